@@ -1,0 +1,255 @@
+package toolkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// InterruptedText is the chunk text that ends an interrupted call.
+const InterruptedText = "<system-reminder>The tool call has been interrupted by the user.</system-reminder>"
+
+// Call runs a tool call and yields its chunks and progress reports as they
+// are produced, then exactly one final Response (Event.Final) whose ID is
+// the call ID. Errors are data: unknown tool, inactive group, invalid input,
+// tool failure, panic, interrupt and timeout all end in a final response
+// with the matching State and Code. Call runs the tool on the caller's
+// goroutine; stopping the iteration early makes the tool's next Write
+// return ErrStopped and yields nothing more.
+func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		w := &yieldWriter{yield: yield}
+		resp := tk.Serve(ctx, call, w)
+		if !w.stopped {
+			yield(Event{Final: resp})
+		}
+	}
+}
+
+// Invoke runs a call and returns only its final response, discarding
+// chunks and progress as they are accumulated.
+func (tk *Toolkit) Invoke(ctx context.Context, call ToolCall) *Response {
+	return tk.Serve(ctx, call, discard{})
+}
+
+type discard struct{}
+
+func (discard) Write(Chunk) error       { return nil }
+func (discard) Progress(Progress) error { return nil }
+
+type yieldWriter struct {
+	yield   func(Event) bool
+	stopped bool
+}
+
+func (w *yieldWriter) Write(c Chunk) error {
+	if w.stopped || !w.yield(Event{Chunk: &c}) {
+		w.stopped = true
+		return ErrStopped
+	}
+	return nil
+}
+
+func (w *yieldWriter) Progress(p Progress) error {
+	if w.stopped || !w.yield(Event{Progress: &p}) {
+		w.stopped = true
+		return ErrStopped
+	}
+	return nil
+}
+
+// Serve runs a call, streaming every chunk and progress report to out, and
+// returns the final accumulated Response (the transport sends it). It is
+// the push form of Call, for transports. Checks run in this order: unknown
+// tool (CodeNotFound), inactive group (CodeGroupInactive), input validation
+// (CodeInvalidInput), then presets are applied and the middleware chain and
+// the tool run. The error chunk of each failure is written to out too.
+func (tk *Toolkit) Serve(ctx context.Context, call ToolCall, out Writer) *Response {
+	d := dispatch{out: out}
+	d.run(ctx, tk, call)
+	return d.final(call.ID)
+}
+
+type dispatch struct {
+	out  Writer
+	acc  Accumulator
+	code Code
+	meta map[string]any
+	done bool
+}
+
+func (d *dispatch) Write(c Chunk) error {
+	if d.done {
+		return ErrStopped
+	}
+	err := d.out.Write(c)
+	if aerr := d.acc.Add(&c); aerr != nil && d.code == "" {
+		d.fail(CodeToolError, aerr.Error())
+	}
+	return err
+}
+
+func (d *dispatch) Progress(p Progress) error {
+	if d.done {
+		return ErrStopped
+	}
+	return d.out.Progress(p)
+}
+
+// fail ends the call with code and a message chunk for the model.
+func (d *dispatch) fail(code Code, msg string) {
+	d.code = code
+	c := Chunk{Content: []Block{{Type: BlockText, Text: msg}}, State: code.State()}
+	_ = d.out.Write(c)
+	_ = d.acc.Add(&c)
+}
+
+func (d *dispatch) final(id string) *Response {
+	d.done = true
+	r := d.acc.Response(id)
+	r.Code = d.code
+	if r.Code == "" {
+		switch r.State {
+		case StateError:
+			r.Code = CodeToolError
+		case StateDenied:
+			r.Code = CodeDenied
+		case StateInterrupted:
+			r.Code = CodeInterrupted
+		}
+	}
+	if len(d.meta) > 0 {
+		if r.Metadata == nil {
+			r.Metadata = map[string]any{}
+		}
+		maps.Copy(r.Metadata, d.meta)
+	}
+	return r
+}
+
+func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
+	reg := tk.reg.Load()
+	e := reg.lookup(tc.Name)
+	if e == nil {
+		d.fail(CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", tc.Name))
+		return
+	}
+	if g := e.tool.Group; g != BasicGroup {
+		active, _, err := tk.ActiveGroups(ctx, tc.Session, tc.GroupsRevision)
+		if err != nil {
+			d.fail(CodeUnavailable, fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err))
+			return
+		}
+		if !slices.Contains(active, g) {
+			d.fail(CodeGroupInactive, fmt.Sprintf("ToolGroupInactiveError: The tool '%s' in group '%s' is currently inactive. You should first activate the group by calling the '%s' tool.", tc.Name, g, MetaToolName))
+			return
+		}
+	}
+	input := tc.Input
+	if len(e.tool.Presets) > 0 {
+		input = maps.Clone(input)
+		if input == nil {
+			input = make(map[string]any, len(e.tool.Presets))
+		}
+		for k := range e.tool.Presets {
+			delete(input, k) // hidden from the model: never validated, never trusted
+		}
+	}
+	if e.validator != nil {
+		var inst any = input
+		if input == nil {
+			inst = map[string]any{}
+		}
+		if err := e.validator.Validate(inst); err != nil {
+			d.fail(CodeInvalidInput, fmt.Sprintf("Input validation failed for tool '%s': %s", tc.Name, validationMessage(err)))
+			return
+		}
+	}
+	if len(e.tool.Presets) > 0 {
+		maps.Copy(input, e.tool.Presets)
+	}
+	call := &Call{ToolCall: tc, Tool: e.tool}
+	call.Input = input
+	err := d.invoke(ctx, tk, e.handler, call)
+	if err == nil {
+		return
+	}
+	if ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)) || errors.Is(err, ErrStopped) || CodeOf(err) == CodeToolError) {
+		// The call's context ended and the tool gave up because of it.
+		err = ctxError(ctx)
+	}
+	var te *Error
+	if errors.As(err, &te) {
+		if te.RetryAfter > 0 {
+			d.setMeta("retry_after_ms", te.RetryAfter.Milliseconds())
+		}
+		for k, v := range te.Metadata {
+			d.setMeta(k, v)
+		}
+	}
+	code := CodeOf(err)
+	msg := err.Error()
+	if code == CodeInterrupted {
+		msg = InterruptedText
+	}
+	d.fail(code, msg)
+}
+
+func (d *dispatch) setMeta(k string, v any) {
+	if d.meta == nil {
+		d.meta = map[string]any{}
+	}
+	d.meta[k] = v
+}
+
+// ctxError turns a finished context into the error the caller sees.
+func ctxError(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return NewError(CodeTimeout, "TimeoutError: The tool call exceeded its deadline and was stopped.")
+	}
+	return NewError(CodeInterrupted, InterruptedText)
+}
+
+// invoke runs the handler chain, turning a panic into CodeInternal.
+func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Call) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			tk.log.Error("toolbus: tool panicked", "tool", call.Name, "call", call.ID, "panic", v, "stack", string(debug.Stack()))
+			err = Errorf(CodeInternal, "InternalError: the tool '%s' failed unexpectedly (panic: %v).", call.Name, v)
+		}
+	}()
+	return h(ctx, call, d)
+}
+
+// validationMessage shortens jsonschema's error for the model.
+func validationMessage(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "validating root: ")
+	return msg
+}
+
+// compileSchema resolves a JSON-shaped schema for validation.
+func compileSchema(schema map[string]any) (*jsonschema.Resolved, error) {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("invalid input schema: %w", err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("invalid input schema: %w", err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("invalid input schema: %w", err)
+	}
+	return r, nil
+}

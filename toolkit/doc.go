@@ -1,0 +1,69 @@
+// Package toolkit is the transport-agnostic core of toolbus: typed tools
+// with inferred schemas, tool groups and the reset_tools meta tool,
+// streaming with AgentScope 2.x accumulation, interrupts, and middleware.
+// The bus package serves a Toolkit on NATS; in process it is called
+// directly:
+//
+//	type EchoIn struct {
+//		Text string `json:"text" jsonschema:"the text to echo"`
+//	}
+//
+//	tk := toolkit.New(nil)
+//	err := tk.Add(toolkit.Func("echo", "Echo the text back.",
+//		func(ctx context.Context, in EchoIn) (string, error) { return in.Text, nil }),
+//		toolkit.ReadOnly())
+//	if err != nil {
+//		log.Fatal(err) // a bad definition fails here, loudly
+//	}
+//	for ev := range tk.Call(ctx, toolkit.ToolCall{ID: "c1", Name: "echo", Input: map[string]any{"text": "hi"}}) {
+//		switch {
+//		case ev.Chunk != nil: // a delta, as it is produced
+//		case ev.Final != nil: // exactly one, always last
+//			fmt.Println(ev.Final.State, ev.Final.Text()) // success hi
+//		}
+//	}
+//
+// # The call path
+//
+// Every call goes through the same steps, and every step's failure is a
+// result for the model (a final Response with a State and a Code), never a
+// Go error:
+//
+//	lookup ──▶ group active? ──▶ validate input ──▶ apply presets ──▶ middleware onion ──▶ tool
+//	not_found   group_inactive    invalid_input                       (first registered = outermost)
+//
+// A tool's error becomes tool_error, a panic internal (the process keeps
+// serving), a cancelled context interrupted (with AgentScope's
+// <system-reminder> chunk; partial output is kept) and a passed deadline
+// timeout. Go errors are for programmers only: Add, AddGroup and friends
+// reject bad definitions when they are registered.
+//
+// # Streaming
+//
+// Tools write chunks (deltas) to a Writer. The caller sees each chunk as it
+// is written, then one final Response that accumulates them exactly as
+// AgentScope 2.x append_chunk does (see Accumulator). Progress reports are
+// UI-only and never part of the result.
+//
+// # Groups
+//
+// Tools belong to groups; "basic" is always active. Activation is per
+// session and stored in a GroupState (in memory here, JetStream KV on the
+// bus). The meta tool reset_tools receives the complete final set of active
+// groups; its schema lists every group with its description and whether it
+// is active now.
+//
+// # Decisions where AgentScope is silent or differs
+//
+//   - Presets are authoritative: a preset key sent by the model is dropped
+//     before validation and the preset value is used (unlike 1.x, where the
+//     model's input won).
+//   - Input is validated against the tool's schema in the toolkit (2.x does
+//     it in the agent), so every transport gets the same checks.
+//   - Name collisions are an error by default; OnConflict(ConflictOverride)
+//     replaces in place and OnConflict(ConflictSkip) keeps the first.
+//   - A block with an empty ID never merges by ID (adjacent text still
+//     merges), so tools need not invent IDs.
+//   - A deadline ends the call with state error and code timeout; the
+//     partial output is kept.
+package toolkit

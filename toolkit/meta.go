@@ -1,0 +1,164 @@
+package toolkit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// MetaToolName is the name of the built-in tool that sets a session's
+// active groups. It exists whenever the toolkit has non-basic groups.
+const MetaToolName = "reset_tools"
+
+// MetaToolDescription is reset_tools' description (AgentScope 2.x).
+const MetaToolDescription = "This tool allows you to reset your equipped tools based on your " +
+	"current task requirements. These tools are organized into different " +
+	"groups, and you can activate/deactivate them by specifying the " +
+	"boolean values for each group in the input.\n\n" +
+	"**Important: The input booleans are the final state of their " +
+	"corresponding tool groups, not incremental changes.** Any group not " +
+	"explicitly set to True will be deactivated, regardless of its " +
+	"previous state.\n\n" +
+	"**Best practice**: Actively manage your tool groups——activate only " +
+	"what you need for the current task, and promptly deactivate groups " +
+	"as soon as they are no longer needed to conserve context space.\n\n" +
+	"This tool will return the usage instructions for the activated tool " +
+	"groups, which you **MUST pay attention to and follow**. You can " +
+	"also reuse this tool to re-check the instructions."
+
+// DefaultMetaResponseTemplate renders reset_tools' answer exactly as
+// AgentScope 2.x's default Jinja template does. Groups with empty
+// instructions are left out of the <tool-instructions> block, and the
+// block is left out when no activated group has instructions.
+const DefaultMetaResponseTemplate = `{{if not .Groups}}All tool groups are currently deactivated.{{else}}The currently activated tool group(s): {{.Names}}.{{if .WithInstructions}}
+<tool-instructions>
+The tool instructions are a collection of suggestions, rules and notifications about how to use the tools in the activated groups.
+{{range .Groups}}{{if .Instructions}}<group name="{{.Name}}">{{.Instructions}}</group>{{end}}{{end}}
+</tool-instructions>{{end}}{{end}}`
+
+// MetaResponse is the data a reset_tools response template receives.
+type MetaResponse struct {
+	Groups []Group // activated, in toolkit order
+}
+
+// Names joins the activated group names with ", ".
+func (m MetaResponse) Names() string {
+	names := make([]string, len(m.Groups))
+	for i, g := range m.Groups {
+		names[i] = g.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// WithInstructions reports whether any activated group has instructions.
+func (m MetaResponse) WithInstructions() bool {
+	return slices.ContainsFunc(m.Groups, func(g Group) bool { return g.Instructions != "" })
+}
+
+// metaSchema lists every non-basic group as a boolean property with its
+// description, and marks which ones are active now, so the model can see
+// the current state (AgentScope #2413, agentscope-java #210).
+func metaSchema(reg *registry, active []string) map[string]any {
+	props := make(map[string]any, len(reg.groups))
+	for _, g := range reg.groups {
+		state := "currently inactive"
+		if slices.Contains(active, g.Name) {
+			state = "currently active"
+		}
+		props[g.Name] = map[string]any{
+			"type":        "boolean",
+			"description": fmt.Sprintf("%s (%s)", g.Description, state),
+			"default":     false,
+		}
+	}
+	return map[string]any{"type": "object", "properties": props}
+}
+
+func metaDescription(reg *registry, active []string) string {
+	var on []string
+	for _, g := range reg.groups {
+		if slices.Contains(active, g.Name) {
+			on = append(on, g.Name)
+		}
+	}
+	now := "none"
+	if len(on) > 0 {
+		now = strings.Join(on, ", ")
+	}
+	return MetaToolDescription + "\n\nCurrently active groups: " + now + "."
+}
+
+// metaEntry builds the reset_tools entry for a registry snapshot.
+func (tk *Toolkit) metaEntry(reg *registry) *entry {
+	t := &Tool{
+		Name:            MetaToolName,
+		Description:     MetaToolDescription,
+		InputSchema:     metaSchema(reg, nil),
+		Group:           BasicGroup,
+		ConcurrencySafe: true,
+		Idempotency:     Idempotent,
+	}
+	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
+		return tk.resetTools(ctx, call, w)
+	}
+	// No validator: unknown names and non-booleans get AgentScope's own
+	// messages below.
+	return &entry{tool: t, schema: t.InputSchema, handler: Chain(t.Handler, reg.middleware...)}
+}
+
+func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
+	reg := tk.reg.Load()
+	var unknown []string
+	for k := range call.Input {
+		if _, ok := reg.group(k); !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		names := make([]string, len(reg.groups))
+		for i, g := range reg.groups {
+			names[i] = g.Name
+		}
+		return Errorf(CodeInvalidInput, "Invalid group name(s): %s. The current available groups are: %s",
+			strings.Join(unknown, ", "), strings.Join(names, ", "))
+	}
+	for _, g := range reg.groups { // group order, so the message is stable
+		if v, ok := call.Input[g.Name]; ok {
+			if _, isBool := v.(bool); !isBool {
+				return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %T.", g.Name, v)
+			}
+		}
+	}
+	var activated []Group
+	var names []string
+	for _, g := range reg.groups {
+		if on, _ := call.Input[g.Name].(bool); on {
+			activated = append(activated, g)
+			names = append(names, g.Name)
+		}
+	}
+	rev, err := tk.state.Store(ctx, call.Session, names)
+	if err != nil {
+		return Errorf(CodeUnavailable, "GroupStateError: could not store the active tool groups: %v", err)
+	}
+	var b strings.Builder
+	if err := tk.metaTmpl.Execute(&b, MetaResponse{Groups: activated}); err != nil {
+		return Errorf(CodeInternal, "InternalError: rendering the reset_tools response: %v", err)
+	}
+	c := Text(b.String())
+	c.Metadata = map[string]any{MetaActiveGroups: names, MetaGroupsRevision: rev}
+	if names == nil {
+		c.Metadata[MetaActiveGroups] = []string{}
+	}
+	return w.Write(c)
+}
+
+// Metadata keys of reset_tools' response. Transports read
+// MetaGroupsRevision and send it as ToolCall.GroupsRevision with the
+// session's later calls.
+const (
+	MetaActiveGroups   = "active_groups"
+	MetaGroupsRevision = "groups_revision"
+)

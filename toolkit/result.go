@@ -1,0 +1,294 @@
+package toolkit
+
+import (
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"strings"
+)
+
+// State is the state of a chunk or of a final response.
+//
+// Chunks normally carry StateRunning. A response starts as StateSuccess and
+// changes as chunks are accumulated: StateError is sticky, and otherwise the
+// later of StateInterrupted and StateDenied wins.
+type State string
+
+const (
+	StateRunning     State = "running"
+	StateSuccess     State = "success"
+	StateError       State = "error"
+	StateInterrupted State = "interrupted"
+	StateDenied      State = "denied"
+)
+
+// BlockType tells a text block from a data block.
+type BlockType string
+
+const (
+	BlockText BlockType = "text"
+	BlockData BlockType = "data"
+)
+
+// Block is one piece of tool output: text, or data (base64 or a URL).
+//
+// Blocks with the same non-empty ID are merged when chunks are accumulated;
+// a block with an empty ID is always a new block.
+type Block struct {
+	Type      BlockType `json:"type" msgpack:"type"`
+	ID        string    `json:"id,omitempty" msgpack:"id,omitempty"`
+	Text      string    `json:"text,omitempty" msgpack:"text,omitempty"`
+	MediaType string    `json:"media_type,omitempty" msgpack:"media_type,omitempty"`
+	Data      string    `json:"data,omitempty" msgpack:"data,omitempty"` // base64
+	URL       string    `json:"url,omitempty" msgpack:"url,omitempty"`
+	Name      string    `json:"name,omitempty" msgpack:"name,omitempty"`
+}
+
+// Chunk is a delta of a tool's output. Tools write chunks; the toolkit
+// forwards each one to the caller and accumulates them into the final
+// Response.
+type Chunk struct {
+	Content  []Block       `json:"content,omitempty" msgpack:"content,omitempty"`
+	State    State          `json:"state,omitempty" msgpack:"state,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty" msgpack:"metadata,omitempty"`
+}
+
+// Text returns a running chunk holding one text block.
+func Text(s string) Chunk {
+	return Chunk{Content: []Block{{Type: BlockText, Text: s}}, State: StateRunning}
+}
+
+// Data returns a running chunk holding one base64 data block.
+func Data(mediaType string, b []byte) Chunk {
+	return Chunk{Content: []Block{{Type: BlockData, MediaType: mediaType, Data: base64.StdEncoding.EncodeToString(b)}}, State: StateRunning}
+}
+
+// Progress is a UI-only progress report. It is delivered to the caller in
+// order with the chunks but is never part of the result.
+type Progress struct {
+	Progress float64 `json:"progress" msgpack:"progress"`
+	Total    float64 `json:"total,omitempty" msgpack:"total,omitempty"`
+	Message  string  `json:"message,omitempty" msgpack:"message,omitempty"`
+}
+
+// Response is the final, accumulated result of one call. Its ID is the call
+// ID. Exactly one Response ends every call, on every path: success, tool
+// error, panic, validation failure, interrupt, timeout, denial.
+//
+// A Response is a result for the model, not a Go error: State and Code say
+// what happened and Content says it in words the model can act on.
+type Response struct {
+	ID       string         `json:"id" msgpack:"id"`
+	State    State          `json:"state" msgpack:"state"`
+	Code     Code           `json:"code,omitempty" msgpack:"code,omitempty"`
+	Content  []Block        `json:"content,omitempty" msgpack:"content,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty" msgpack:"metadata,omitempty"`
+}
+
+// Text returns the concatenation of the response's text blocks.
+func (r *Response) Text() string {
+	var b strings.Builder
+	for _, blk := range r.Content {
+		if blk.Type == BlockText {
+			b.WriteString(blk.Text)
+		}
+	}
+	return b.String()
+}
+
+// Err returns nil for a successful response and an *Error carrying the
+// response's code and text otherwise.
+func (r *Response) Err() error {
+	if r.State == StateSuccess || r.State == "" {
+		return nil
+	}
+	return &Error{Code: r.Code, Message: r.Text()}
+}
+
+// Event is one item of a call's stream: exactly one of Chunk, Progress or
+// Final is set. Final is always the last event.
+type Event struct {
+	Chunk    *Chunk
+	Progress *Progress
+	Final    *Response
+}
+
+// Accumulator folds chunks into a Response exactly as AgentScope 2.x
+// ToolResponse.append_chunk does:
+//
+//   - a block whose ID is already present is merged into it: text is
+//     concatenated; base64 data is decoded, concatenated as bytes and
+//     re-encoded (falling back to string concatenation if either side is not
+//     valid base64), the newest name and media type win; URL data cannot be
+//     merged (an error); a block of another type with the same ID is appended
+//     under a new ID;
+//   - a block with a new (or empty) ID is appended;
+//   - consecutive text blocks are merged into the first, which keeps its ID;
+//   - StateError is sticky; otherwise a later StateInterrupted or StateDenied
+//     wins; running and success chunks leave the state alone;
+//   - metadata is merged key by key, last write wins.
+//
+// Text and data are kept in growable buffers, so accumulating n chunks costs
+// O(total size), not O(n²). The zero Accumulator is ready to use. It is not
+// safe for concurrent use.
+type Accumulator struct {
+	blocks   []accBlock
+	state    State
+	metadata map[string]any
+	renamed  int
+}
+
+type accBlock struct {
+	Block
+	buf     []byte // text bytes, or decoded data bytes
+	rawData bool   // data kept as concatenated base64 text (invalid base64 seen)
+}
+
+// Add folds one chunk in. It returns an error only for a merge AgentScope
+// also rejects (data with a URL source under an existing ID); the rest of
+// the chunk is still applied.
+func (a *Accumulator) Add(c *Chunk) error {
+	var err error
+	for i := range c.Content {
+		if e := a.addBlock(&c.Content[i]); e != nil && err == nil {
+			err = e
+		}
+	}
+	switch c.State {
+	case StateError:
+		a.state = StateError
+	case StateInterrupted, StateDenied:
+		if a.state != StateError {
+			a.state = c.State
+		}
+	}
+	if len(c.Metadata) > 0 {
+		if a.metadata == nil {
+			a.metadata = make(map[string]any, len(c.Metadata))
+		}
+		maps.Copy(a.metadata, c.Metadata)
+	}
+	a.mergeAdjacentText()
+	return err
+}
+
+func (a *Accumulator) addBlock(b *Block) error {
+	if b.ID != "" {
+		for i := range a.blocks {
+			old := &a.blocks[i]
+			if old.ID != b.ID {
+				continue
+			}
+			switch {
+			case old.Type == BlockText && b.Type == BlockText:
+				old.buf = append(old.buf, b.Text...)
+				return nil
+			case old.Type == BlockData && b.Type == BlockData:
+				if old.URL != "" || b.URL != "" {
+					return fmt.Errorf("cannot append a data block with a URL source to block %q", b.ID)
+				}
+				old.mergeData(b.Data)
+				if b.Name != "" {
+					old.Name = b.Name
+				}
+				if b.MediaType != "" {
+					old.MediaType = b.MediaType
+				}
+				return nil
+			default:
+				a.renamed++
+				nb := *b
+				nb.ID = fmt.Sprintf("%s-%d", b.ID, a.renamed)
+				a.appendBlock(&nb)
+				return nil
+			}
+		}
+	}
+	a.appendBlock(b)
+	return nil
+}
+
+func (a *Accumulator) appendBlock(b *Block) {
+	nb := accBlock{Block: *b}
+	switch b.Type {
+	case BlockText:
+		nb.buf = append([]byte(nil), b.Text...)
+		nb.Text = ""
+	case BlockData:
+		if b.URL == "" {
+			if raw, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
+				nb.buf = raw
+			} else {
+				nb.buf, nb.rawData = []byte(b.Data), true
+			}
+			nb.Data = ""
+		}
+	}
+	a.blocks = append(a.blocks, nb)
+}
+
+func (ab *accBlock) mergeData(data string) {
+	if !ab.rawData {
+		if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
+			ab.buf = append(ab.buf, raw...)
+			return
+		}
+		// Fall back to string concatenation of the encoded forms.
+		ab.buf, ab.rawData = []byte(base64.StdEncoding.EncodeToString(ab.buf)), true
+	}
+	ab.buf = append(ab.buf, data...)
+}
+
+func (a *Accumulator) mergeAdjacentText() {
+	if len(a.blocks) < 2 {
+		return
+	}
+	out := a.blocks[:1]
+	for _, b := range a.blocks[1:] {
+		last := &out[len(out)-1]
+		if last.Type == BlockText && b.Type == BlockText {
+			last.buf = append(last.buf, b.buf...)
+			continue
+		}
+		out = append(out, b)
+	}
+	clear(a.blocks[len(out):])
+	a.blocks = out
+}
+
+// State returns the accumulated state: StateSuccess unless a chunk said
+// otherwise.
+func (a *Accumulator) State() State {
+	if a.state == "" {
+		return StateSuccess
+	}
+	return a.state
+}
+
+// Response builds the accumulated response with the given ID. The
+// Accumulator stays usable.
+func (a *Accumulator) Response(id string) *Response {
+	r := &Response{ID: id, State: a.State()}
+	if len(a.blocks) > 0 {
+		r.Content = make([]Block, len(a.blocks))
+		for i, b := range a.blocks {
+			blk := b.Block
+			switch {
+			case b.Type == BlockText:
+				blk.Text = string(b.buf)
+			case b.Type == BlockData && b.URL == "" && b.rawData:
+				blk.Data = string(b.buf)
+			case b.Type == BlockData && b.URL == "":
+				blk.Data = base64.StdEncoding.EncodeToString(b.buf)
+			}
+			r.Content[i] = blk
+		}
+	}
+	if len(a.metadata) > 0 {
+		r.Metadata = maps.Clone(a.metadata)
+	}
+	return r
+}
+
+// Len reports the number of accumulated blocks.
+func (a *Accumulator) Len() int { return len(a.blocks) }

@@ -1,0 +1,56 @@
+package toolkit
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// GroupState stores which groups are active for each session. Activation is
+// absolute: Store replaces the whole set.
+//
+// Implementations must be safe for concurrent use. The in-memory one is
+// NewMemoryState; the bus package has one on a JetStream KV bucket, whose
+// revisions let a worker wait for a write made by another worker.
+type GroupState interface {
+	// Load returns the active groups of session. ok is false when the
+	// session has never stored any (the toolkit's defaults then apply). A
+	// non-zero minRevision asks for a state at least that recent.
+	Load(ctx context.Context, session string, minRevision uint64) (groups []string, revision uint64, ok bool, err error)
+	// Store replaces the active groups of session and returns the new
+	// revision.
+	Store(ctx context.Context, session string, groups []string) (revision uint64, err error)
+}
+
+// MemoryState is an in-process GroupState. Revisions count stores across
+// all sessions.
+type MemoryState struct {
+	mu       sync.Mutex
+	rev      uint64
+	sessions map[string]memoryEntry
+}
+
+type memoryEntry struct {
+	groups []string
+	rev    uint64
+}
+
+// NewMemoryState returns an empty in-memory GroupState.
+func NewMemoryState() *MemoryState {
+	return &MemoryState{sessions: make(map[string]memoryEntry)}
+}
+
+func (m *MemoryState) Load(_ context.Context, session string, _ uint64) ([]string, uint64, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.sessions[session]
+	return slices.Clone(e.groups), e.rev, ok, nil
+}
+
+func (m *MemoryState) Store(_ context.Context, session string, groups []string) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rev++
+	m.sessions[session] = memoryEntry{groups: slices.Clone(groups), rev: m.rev}
+	return m.rev, nil
+}

@@ -1,0 +1,346 @@
+package toolkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Handler runs one call. It streams its output through w and returns nil on
+// success or an error that ends the call (see Error and CodeOf). Every call
+// is a stream; a unary tool simply writes one chunk.
+//
+// A handler must not use w after it returns, nor from several goroutines at
+// once. The dispatcher guarantees exactly one final response whatever the
+// handler does: returns an error, panics, or ignores a cancelled ctx until
+// it returns.
+type Handler func(ctx context.Context, call *Call, w Writer) error
+
+// Middleware wraps a Handler. The first middleware registered is the
+// outermost:
+//
+//	Use(a, b) ─▶ a(b(tool)):  a-pre → b-pre → tool → b-post → a-post
+//
+// A middleware may rewrite call.Input before calling next, transform or
+// drop the chunks it passes on (by wrapping w), short-circuit by writing its
+// own chunks and not calling next, or end the call with an error.
+type Middleware func(next Handler) Handler
+
+// Chain composes middlewares around h, first = outermost.
+func Chain(h Handler, mws ...Middleware) Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
+
+// Writer is where a handler streams its output. Write sends a chunk (a
+// delta of the result); Progress sends a UI-only progress report. Both
+// return ErrStopped (or a transport error) once nobody is listening; the
+// handler should then return.
+type Writer interface {
+	Write(c Chunk) error
+	Progress(p Progress) error
+}
+
+// WriterFuncs adapts two functions to a Writer; a nil function discards.
+type WriterFuncs struct {
+	Chunk func(Chunk) error
+	Prog  func(Progress) error
+}
+
+func (w WriterFuncs) Write(c Chunk) error {
+	if w.Chunk == nil {
+		return nil
+	}
+	return w.Chunk(c)
+}
+
+func (w WriterFuncs) Progress(p Progress) error {
+	if w.Prog == nil {
+		return nil
+	}
+	return w.Prog(p)
+}
+
+// ToolCall is a request to run a tool, as an agent sends it.
+type ToolCall struct {
+	// ID identifies the call; the final response carries it.
+	ID string `json:"id" msgpack:"id"`
+	// Name is the tool's name.
+	Name string `json:"name" msgpack:"name"`
+	// Input is the model's arguments, a JSON object.
+	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
+	// Session keys the group activation state (and, with the bus, more).
+	Session string `json:"session,omitempty" msgpack:"session,omitempty"`
+	// GroupsRevision is the group-state revision returned by the session's
+	// last reset_tools; a GroupState honours at least that revision.
+	GroupsRevision uint64 `json:"groups_revision,omitempty" msgpack:"groups_revision,omitempty"`
+}
+
+// Call is what a Handler receives: the request plus the tool it resolved
+// to. Middlewares may replace Input; Tool must be treated as read-only.
+type Call struct {
+	ToolCall
+	Tool *Tool
+}
+
+// Idempotency says what repeating a call does, as in connect-go.
+type Idempotency int
+
+const (
+	// IdempotencyUnknown: repeating the call may repeat its side effects.
+	IdempotencyUnknown Idempotency = iota
+	// NoSideEffects: the call changes nothing; it can always be repeated.
+	NoSideEffects
+	// Idempotent: repeating the call leaves the same state as doing it once.
+	Idempotent
+)
+
+func (i Idempotency) String() string {
+	switch i {
+	case NoSideEffects:
+		return "no_side_effects"
+	case Idempotent:
+		return "idempotent"
+	}
+	return "unknown"
+}
+
+// Retryable reports whether a failed call may be retried safely.
+func (i Idempotency) Retryable() bool { return i == NoSideEffects || i == Idempotent }
+
+// Tool is a named, schema-described Handler with flags. Build one with
+// Func, Stream or Raw, then register it with Toolkit.Add (which copies it
+// and validates it).
+type Tool struct {
+	// Name is one NATS subject token: [A-Za-z0-9_-]+.
+	Name        string
+	Description string
+	// InputSchema is the JSON schema (type object) of the input.
+	InputSchema map[string]any
+	// ReadOnly: the tool changes nothing (permissions auto-allow it; the
+	// cache middleware may cache it).
+	ReadOnly bool
+	// ConcurrencySafe: the tool may run concurrently with other calls.
+	ConcurrencySafe bool
+	// Idempotency: whether repeating a call is safe (retry middleware).
+	Idempotency Idempotency
+	// Group is the tool group; "" means "basic".
+	Group string
+	// Presets are arguments hidden from the schema and always applied: at
+	// call time they override whatever the model sent.
+	Presets map[string]any
+	// Middleware wraps this tool only, inside the toolkit's middleware.
+	Middleware []Middleware
+	// Handler runs the tool.
+	Handler Handler
+
+	err error // a construction error, reported by Toolkit.Add
+}
+
+// BasicGroup is the group that is always active.
+const BasicGroup = "basic"
+
+var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// ValidName reports whether name can be a tool or group name: one NATS
+// subject token made of [A-Za-z0-9_-].
+func ValidName(name string) bool { return tokenRE.MatchString(name) }
+
+// Func builds a unary tool from a typed function. The input schema is
+// inferred from In (a struct: `json` tags name the properties, `jsonschema`
+// tags describe them, fields without omitempty/omitzero and without a
+// `default` tag are required; titles are stripped). The return value becomes
+// one text chunk: a string as is, a Chunk as given, anything else as JSON.
+func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
+	return Stream(name, description, func(ctx context.Context, in In, w Writer) error {
+		out, err := fn(ctx, in)
+		if err != nil {
+			return err
+		}
+		c, err := ValueChunk(out)
+		if err != nil {
+			return err
+		}
+		if c.Content == nil && c.Metadata == nil {
+			return nil
+		}
+		return w.Write(c)
+	})
+}
+
+// Stream builds a streaming tool from a typed function that writes its
+// output to w. The schema is inferred from In as for Func.
+func Stream[In any](name, description string, fn func(ctx context.Context, in In, w Writer) error) *Tool {
+	schema, err := SchemaFor[In]()
+	t := &Tool{Name: name, Description: description, InputSchema: schema, ConcurrencySafe: true, err: err}
+	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
+		var in In
+		if err := decodeInput(call.Input, &in); err != nil {
+			return Errorf(CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
+		}
+		return fn(ctx, in, w)
+	}
+	return t
+}
+
+// Raw builds a tool from a handler and a schema that comes from elsewhere
+// (an MCP server, a config file). The schema must be a JSON object schema:
+// "type": "object" with a "properties" object.
+func Raw(name, description string, schema map[string]any, h Handler) *Tool {
+	t := &Tool{Name: name, Description: description, InputSchema: schema, Handler: h, ConcurrencySafe: true}
+	if schema == nil {
+		t.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	return t
+}
+
+// ValueChunk turns a plain return value into a chunk as AgentScope 2.x
+// does: a string as is, a Chunk or *Chunk unchanged, nil as nothing, any
+// other value as JSON (non-ASCII kept, HTML not escaped).
+func ValueChunk(v any) (Chunk, error) {
+	switch x := v.(type) {
+	case nil:
+		return Chunk{}, nil
+	case string:
+		return Text(x), nil
+	case Chunk:
+		return x, nil
+	case *Chunk:
+		if x == nil {
+			return Chunk{}, nil
+		}
+		return *x, nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return Text(fmt.Sprint(v)), nil
+	}
+	return Text(strings.TrimSuffix(buf.String(), "\n")), nil
+}
+
+func decodeInput(input map[string]any, dst any) error {
+	if len(input) == 0 {
+		input = map[string]any{}
+	}
+	b, err := json.Marshal(input)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, dst)
+}
+
+// SchemaFor infers the JSON input schema of T, which must be a struct (or
+// pointer to one). See Func for the rules.
+func SchemaFor[T any]() (map[string]any, error) {
+	rt := reflect.TypeFor[T]()
+	for rt.Kind() == reflect.Pointer {
+		rt = rt.Elem()
+	}
+	if rt.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("toolbus: tool input type %v is not a struct", rt)
+	}
+	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("toolbus: inferring the schema of %v: %w", rt, err)
+	}
+	if err := applyDefaults(rt, s); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	StripTitles(m)
+	if m["properties"] == nil {
+		m["properties"] = map[string]any{}
+	}
+	return m, nil
+}
+
+// applyDefaults honours `default:"…"` struct tags: the value (JSON, or a
+// plain string) becomes the property's default and the field is optional.
+func applyDefaults(rt reflect.Type, s *jsonschema.Schema) error {
+	for _, f := range reflect.VisibleFields(rt) {
+		def, ok := f.Tag.Lookup("default")
+		if !ok || !f.IsExported() {
+			continue
+		}
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		prop := s.Properties[name]
+		if prop == nil {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal([]byte(def), &v); err != nil {
+			v = def
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		prop.Default = raw
+		s.Required = removeString(s.Required, name)
+	}
+	return nil
+}
+
+func removeString(list []string, s string) []string {
+	out := list[:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// StripTitles removes "title" keys recursively from a JSON schema: from the
+// top level and from every nested schema (properties, items,
+// additionalProperties, $defs, definitions, anyOf/oneOf/allOf, not). A
+// property that is itself named "title" is kept.
+func StripTitles(schema map[string]any) {
+	delete(schema, "title")
+	for _, key := range []string{"properties", "$defs", "definitions", "patternProperties"} {
+		if m, ok := schema[key].(map[string]any); ok {
+			for _, v := range m {
+				if sub, ok := v.(map[string]any); ok {
+					StripTitles(sub)
+				}
+			}
+		}
+	}
+	for _, key := range []string{"items", "additionalProperties", "not", "contains"} {
+		if sub, ok := schema[key].(map[string]any); ok {
+			StripTitles(sub)
+		}
+	}
+	for _, key := range []string{"anyOf", "oneOf", "allOf", "prefixItems"} {
+		if list, ok := schema[key].([]any); ok {
+			for _, v := range list {
+				if sub, ok := v.(map[string]any); ok {
+					StripTitles(sub)
+				}
+			}
+		}
+	}
+}

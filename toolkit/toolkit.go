@@ -1,0 +1,642 @@
+package toolkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"text/template"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Group is a named set of tools that a session activates and deactivates
+// as a whole (with the reset_tools meta tool). The "basic" group is
+// implicit and always active.
+type Group struct {
+	Name string
+	// Description is required: the model reads it in reset_tools' schema.
+	Description string
+	// Instructions are returned to the model when the group is activated.
+	// Empty means none.
+	Instructions string
+	// Active is the group's state for sessions that have never called
+	// reset_tools.
+	Active bool
+}
+
+// Options configure a Toolkit. A nil *Options means the defaults.
+type Options struct {
+	// State stores per-session activation; nil means NewMemoryState().
+	State GroupState
+	// Logger receives panics and skipped registrations; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// MetaResponseTemplate overrides the text/template that renders
+	// reset_tools' answer. It receives .Groups, the activated groups in
+	// toolkit order. Empty means DefaultMetaResponseTemplate.
+	MetaResponseTemplate string
+}
+
+// Conflict says what Add does when a tool with the same name exists.
+type Conflict int
+
+const (
+	// ConflictError (the default): Add returns an error.
+	ConflictError Conflict = iota
+	// ConflictOverride: the new tool replaces the old one in its position.
+	ConflictOverride
+	// ConflictSkip: the old tool stays; Add logs and returns nil.
+	ConflictSkip
+)
+
+// Toolkit is a registry of tools and groups plus the dispatcher that runs
+// calls through availability checks, presets, validation and middleware.
+//
+// All methods are safe for concurrent use. Registration is copy-on-write,
+// so calls never wait for it: a call sees the registry as it was when the
+// call started.
+type Toolkit struct {
+	state    GroupState
+	log      *slog.Logger
+	metaTmpl *template.Template
+
+	mu       sync.Mutex // serialises writers of reg
+	reg      atomic.Pointer[registry]
+	watchers map[int]func()
+	nextW    int
+}
+
+// registry is an immutable snapshot.
+type registry struct {
+	groups     []Group // non-basic, in order
+	order      []*entry
+	byName     map[string]*entry
+	middleware []Middleware
+	meta       *entry // nil when there are no groups
+}
+
+// entry is a registered tool with everything the hot path needs
+// precomputed.
+type entry struct {
+	tool      *Tool
+	schema    map[string]any // effective: presets removed, extensions added
+	validator *jsonschema.Resolved
+	handler   Handler // middleware chain included
+	extension *extension
+}
+
+type extension struct {
+	properties map[string]any
+	required   []string
+}
+
+// New returns an empty Toolkit.
+func New(opts *Options) *Toolkit {
+	if opts == nil {
+		opts = &Options{}
+	}
+	tk := &Toolkit{state: opts.State, log: opts.Logger, watchers: map[int]func(){}}
+	if tk.state == nil {
+		tk.state = NewMemoryState()
+	}
+	if tk.log == nil {
+		tk.log = slog.Default()
+	}
+	src := opts.MetaResponseTemplate
+	if src == "" {
+		src = DefaultMetaResponseTemplate
+	}
+	tk.metaTmpl = template.Must(template.New("reset_tools").Parse(src))
+	tk.reg.Store(&registry{byName: map[string]*entry{}})
+	return tk
+}
+
+// ParseMetaTemplate checks a reset_tools response template before it is
+// given to New.
+func ParseMetaTemplate(src string) error {
+	_, err := template.New("reset_tools").Parse(src)
+	return err
+}
+
+// State returns the toolkit's GroupState.
+func (tk *Toolkit) State() GroupState { return tk.state }
+
+// Option adjusts a registration. Options validate their arguments and
+// return errors wrapping ErrInvalidOption.
+type Option func(*registration) error
+
+type registration struct {
+	tool     *Tool
+	conflict Conflict
+}
+
+// InGroup puts the tool in a group, which must exist.
+func InGroup(group string) Option {
+	return func(r *registration) error {
+		if group == "" {
+			return fmt.Errorf("%w: empty group name", ErrInvalidOption)
+		}
+		r.tool.Group = group
+		return nil
+	}
+}
+
+// ReadOnly marks the tool read-only (it changes nothing). It also implies
+// NoSideEffects unless an idempotency level was set.
+func ReadOnly() Option {
+	return func(r *registration) error {
+		r.tool.ReadOnly = true
+		if r.tool.Idempotency == IdempotencyUnknown {
+			r.tool.Idempotency = NoSideEffects
+		}
+		return nil
+	}
+}
+
+// WithIdempotency declares what repeating a call does.
+func WithIdempotency(level Idempotency) Option {
+	return func(r *registration) error {
+		if level < IdempotencyUnknown || level > Idempotent {
+			return fmt.Errorf("%w: idempotency level %d", ErrInvalidOption, level)
+		}
+		r.tool.Idempotency = level
+		return nil
+	}
+}
+
+// ConcurrencyUnsafe marks a tool that must not run concurrently with other
+// calls (clients may use the flag to serialise calls).
+func ConcurrencyUnsafe() Option {
+	return func(r *registration) error { r.tool.ConcurrencySafe = false; return nil }
+}
+
+// WithPresets sets arguments that are hidden from the schema and always
+// win over the model's input.
+func WithPresets(presets map[string]any) Option {
+	return func(r *registration) error {
+		if len(presets) == 0 {
+			return fmt.Errorf("%w: empty presets", ErrInvalidOption)
+		}
+		r.tool.Presets = maps.Clone(presets)
+		return nil
+	}
+}
+
+// WithMiddleware adds middleware around this tool only (inside the
+// toolkit-level middleware; first = outermost).
+func WithMiddleware(mws ...Middleware) Option {
+	return func(r *registration) error {
+		if slices.ContainsFunc(mws, func(m Middleware) bool { return m == nil }) {
+			return fmt.Errorf("%w: nil middleware", ErrInvalidOption)
+		}
+		r.tool.Middleware = append(slices.Clone(r.tool.Middleware), mws...)
+		return nil
+	}
+}
+
+// OnConflict chooses what happens when the name is taken.
+func OnConflict(c Conflict) Option {
+	return func(r *registration) error {
+		if c < ConflictError || c > ConflictSkip {
+			return fmt.Errorf("%w: conflict strategy %d", ErrInvalidOption, c)
+		}
+		r.conflict = c
+		return nil
+	}
+}
+
+// Add registers a tool (a copy of t, adjusted by opts). It fails for an
+// invalid name, a bad schema, a missing handler, an unknown group, a
+// preset that is not a property, or a name that is taken (unless
+// OnConflict says otherwise). "reset_tools" is reserved.
+func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
+	if t == nil {
+		return errors.New("toolbus: nil tool")
+	}
+	if t.err != nil {
+		return fmt.Errorf("toolbus: tool %q: %w", t.Name, t.err)
+	}
+	cp := *t
+	r := registration{tool: &cp}
+	for _, o := range opts {
+		if err := o(&r); err != nil {
+			return fmt.Errorf("toolbus: tool %q: %w", t.Name, err)
+		}
+	}
+	if cp.Group == "" {
+		cp.Group = BasicGroup
+	}
+	if !ValidName(cp.Name) {
+		return fmt.Errorf("toolbus: invalid tool name %q: must match [A-Za-z0-9_-]+ (one NATS subject token)", cp.Name)
+	}
+	if cp.Name == MetaToolName {
+		return fmt.Errorf("toolbus: tool name %q is reserved for the meta tool", cp.Name)
+	}
+	if cp.Handler == nil {
+		return fmt.Errorf("toolbus: tool %q has no handler", cp.Name)
+	}
+	if err := checkObjectSchema(cp.InputSchema); err != nil {
+		return fmt.Errorf("toolbus: tool %q: %w", cp.Name, err)
+	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	old := tk.reg.Load()
+	if cp.Group != BasicGroup && !slices.ContainsFunc(old.groups, func(g Group) bool { return g.Name == cp.Group }) {
+		return fmt.Errorf("toolbus: tool %q: group %q not found", cp.Name, cp.Group)
+	}
+	e, err := newEntry(&cp, nil, old.middleware)
+	if err != nil {
+		return fmt.Errorf("toolbus: tool %q: %w", cp.Name, err)
+	}
+	next := old.clone()
+	if prev, ok := next.byName[cp.Name]; ok {
+		switch r.conflict {
+		case ConflictSkip:
+			tk.log.Warn("toolbus: tool already registered, skipping", "tool", cp.Name)
+			return nil
+		case ConflictOverride:
+			i := slices.Index(next.order, prev)
+			next.order[i] = e
+			next.byName[cp.Name] = e
+		default:
+			return fmt.Errorf("toolbus: a tool named %q is already registered", cp.Name)
+		}
+	} else {
+		next.order = append(next.order, e)
+		next.byName[cp.Name] = e
+	}
+	tk.commit(next)
+	return nil
+}
+
+// Remove unregisters tools by name; unknown names are ignored.
+func (tk *Toolkit) Remove(names ...string) {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	next := tk.reg.Load().clone()
+	changed := false
+	for _, n := range names {
+		if e, ok := next.byName[n]; ok {
+			delete(next.byName, n)
+			next.order = slices.DeleteFunc(next.order, func(x *entry) bool { return x == e })
+			changed = true
+		}
+	}
+	if changed {
+		tk.commit(next)
+	}
+}
+
+// Clear removes every tool and group. Middleware stays.
+func (tk *Toolkit) Clear() {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	old := tk.reg.Load()
+	tk.commit(&registry{byName: map[string]*entry{}, middleware: old.middleware})
+}
+
+// Get returns a registered tool (the meta tool included). The *Tool must
+// be treated as read-only.
+func (tk *Toolkit) Get(name string) (*Tool, bool) {
+	e := tk.reg.Load().lookup(name)
+	if e == nil {
+		return nil, false
+	}
+	return e.tool, true
+}
+
+// Tools returns every registered tool in registration order, whatever its
+// group's activation (the meta tool is not included).
+func (tk *Toolkit) Tools() []*Tool {
+	reg := tk.reg.Load()
+	out := make([]*Tool, len(reg.order))
+	for i, e := range reg.order {
+		out[i] = e.tool
+	}
+	return out
+}
+
+// Groups returns the non-basic groups in registration order.
+func (tk *Toolkit) Groups() []Group { return slices.Clone(tk.reg.Load().groups) }
+
+// AddGroup registers a group. The name must be a valid token, not "basic"
+// and not taken; the description is required.
+func (tk *Toolkit) AddGroup(g Group) error {
+	switch {
+	case g.Name == BasicGroup:
+		return fmt.Errorf("toolbus: group %q is implicit and always active", BasicGroup)
+	case !ValidName(g.Name):
+		return fmt.Errorf("toolbus: invalid group name %q: must match [A-Za-z0-9_-]+", g.Name)
+	case g.Description == "":
+		return fmt.Errorf("toolbus: group %q needs a description", g.Name)
+	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	next := tk.reg.Load().clone()
+	if slices.ContainsFunc(next.groups, func(x Group) bool { return x.Name == g.Name }) {
+		return fmt.Errorf("toolbus: group %q already exists", g.Name)
+	}
+	next.groups = append(next.groups, g)
+	tk.commit(next)
+	return nil
+}
+
+// RemoveGroup removes a group and every tool in it.
+func (tk *Toolkit) RemoveGroup(name string) error {
+	if name == BasicGroup {
+		return fmt.Errorf("toolbus: group %q cannot be removed", BasicGroup)
+	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	next := tk.reg.Load().clone()
+	i := slices.IndexFunc(next.groups, func(g Group) bool { return g.Name == name })
+	if i < 0 {
+		return fmt.Errorf("toolbus: group %q not found", name)
+	}
+	next.groups = slices.Delete(next.groups, i, i+1)
+	next.order = slices.DeleteFunc(next.order, func(e *entry) bool {
+		if e.tool.Group == name {
+			delete(next.byName, e.tool.Name)
+			return true
+		}
+		return false
+	})
+	tk.commit(next)
+	return nil
+}
+
+// Use appends toolkit-level middleware, outside every tool's own
+// middleware. The first registered is the outermost.
+func (tk *Toolkit) Use(mws ...Middleware) {
+	if slices.ContainsFunc(mws, func(m Middleware) bool { return m == nil }) {
+		panic("toolbus: Use with a nil middleware")
+	}
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	next := tk.reg.Load().clone()
+	next.middleware = append(slices.Clone(next.middleware), mws...)
+	for i, e := range next.order {
+		ne, err := newEntry(e.tool, e.extension, next.middleware)
+		if err != nil { // cannot happen: the schema was accepted before
+			panic(err)
+		}
+		next.order[i] = ne
+		next.byName[e.tool.Name] = ne
+	}
+	tk.commit(next)
+}
+
+// Extend adds properties to a tool's schema at runtime (for example a
+// "thinking" string the model fills in). The fields reach the handler in
+// call.Input. A property that exists in the tool's own schema is an error;
+// calling Extend again replaces the previous extension, and nil removes it.
+func (tk *Toolkit) Extend(name string, properties map[string]any, required ...string) error {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	next := tk.reg.Load().clone()
+	e, ok := next.byName[name]
+	if !ok {
+		return fmt.Errorf("toolbus: tool %q not found", name)
+	}
+	var ext *extension
+	if properties != nil {
+		for _, req := range required {
+			if _, ok := properties[req]; !ok {
+				return fmt.Errorf("toolbus: required field %q is not among the extension's properties", req)
+			}
+		}
+		ext = &extension{properties: maps.Clone(properties), required: slices.Clone(required)}
+	}
+	ne, err := newEntry(e.tool, ext, next.middleware)
+	if err != nil {
+		return fmt.Errorf("toolbus: extending %q: %w", name, err)
+	}
+	next.order[slices.Index(next.order, e)] = ne
+	next.byName[name] = ne
+	tk.commit(next)
+	return nil
+}
+
+// OnChange registers fn to run (synchronously, after the change) whenever
+// tools or groups are added or removed. It returns a function that
+// unregisters fn.
+func (tk *Toolkit) OnChange(fn func()) (stop func()) {
+	tk.mu.Lock()
+	defer tk.mu.Unlock()
+	id := tk.nextW
+	tk.nextW++
+	tk.watchers[id] = fn
+	return func() {
+		tk.mu.Lock()
+		defer tk.mu.Unlock()
+		delete(tk.watchers, id)
+	}
+}
+
+// commit publishes a new snapshot; tk.mu is held.
+func (tk *Toolkit) commit(next *registry) {
+	next.meta = nil
+	if len(next.groups) > 0 {
+		next.meta = tk.metaEntry(next)
+	}
+	tk.reg.Store(next)
+	for _, fn := range tk.watchers {
+		fn()
+	}
+}
+
+func (r *registry) clone() *registry {
+	return &registry{
+		groups:     slices.Clone(r.groups),
+		order:      slices.Clone(r.order),
+		byName:     maps.Clone(r.byName),
+		middleware: r.middleware,
+	}
+}
+
+func (r *registry) lookup(name string) *entry {
+	if name == MetaToolName && r.meta != nil {
+		return r.meta
+	}
+	return r.byName[name]
+}
+
+func (r *registry) group(name string) (Group, bool) {
+	for _, g := range r.groups {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return Group{}, false
+}
+
+// newEntry computes the effective schema, its validator and the handler
+// chain.
+func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
+	schema := cloneJSON(t.InputSchema).(map[string]any)
+	StripTitles(schema)
+	props, _ := schema["properties"].(map[string]any)
+	for k := range t.Presets {
+		if _, ok := props[k]; !ok {
+			return nil, fmt.Errorf("preset %q is not a property of the input schema", k)
+		}
+		delete(props, k)
+		if req, ok := schema["required"].([]any); ok {
+			schema["required"] = slices.DeleteFunc(req, func(v any) bool { return v == k })
+		}
+	}
+	if ext != nil {
+		for k, v := range ext.properties {
+			if _, ok := props[k]; ok {
+				return nil, fmt.Errorf("the field %q already exists in the schema of %q; use a different name", k, t.Name)
+			}
+			props[k] = cloneJSON(v)
+		}
+		if len(ext.required) > 0 {
+			req, _ := schema["required"].([]any)
+			for _, k := range ext.required {
+				req = append(req, k)
+			}
+			schema["required"] = req
+		}
+	}
+	if req, ok := schema["required"].([]any); ok && len(req) == 0 {
+		delete(schema, "required")
+	}
+	v, err := compileSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	h := Chain(Chain(t.Handler, t.Middleware...), mws...)
+	return &entry{tool: t, schema: schema, validator: v, handler: h, extension: ext}, nil
+}
+
+func checkObjectSchema(s map[string]any) error {
+	if s == nil {
+		return errors.New("no input schema")
+	}
+	if s["type"] != "object" {
+		return fmt.Errorf(`invalid input schema: "type" must be "object", got %v`, s["type"])
+	}
+	if _, ok := s["properties"].(map[string]any); !ok {
+		return errors.New(`invalid input schema: "properties" must be an object`)
+	}
+	return nil
+}
+
+// FunctionSchema is a tool's schema in the OpenAI function-calling shape:
+// {"type":"function","function":{"name","description","parameters"}}.
+type FunctionSchema struct {
+	Type     string   `json:"type" msgpack:"type"`
+	Function Function `json:"function" msgpack:"function"`
+}
+
+// Function is the body of a FunctionSchema.
+type Function struct {
+	Name        string         `json:"name" msgpack:"name"`
+	Description string         `json:"description" msgpack:"description"`
+	Parameters  map[string]any `json:"parameters" msgpack:"parameters"`
+}
+
+// Schemas returns the schemas the model may see when the given groups are
+// active: the meta tool first (when non-basic groups exist), then the basic
+// group's tools and the active groups' tools, in registration order.
+// Unknown group names are ignored.
+func (tk *Toolkit) Schemas(active []string) []FunctionSchema {
+	reg := tk.reg.Load()
+	out := make([]FunctionSchema, 0, len(reg.order)+1)
+	if reg.meta != nil {
+		out = append(out, FunctionSchema{Type: "function", Function: Function{
+			Name: MetaToolName, Description: metaDescription(reg, active), Parameters: metaSchema(reg, active),
+		}})
+	}
+	for _, e := range reg.order {
+		if e.tool.Group == BasicGroup || slices.Contains(active, e.tool.Group) {
+			out = append(out, e.functionSchema())
+		}
+	}
+	return out
+}
+
+// SessionSchemas returns Schemas for the session's current activation.
+func (tk *Toolkit) SessionSchemas(ctx context.Context, session string, minRevision uint64) ([]FunctionSchema, error) {
+	active, _, err := tk.ActiveGroups(ctx, session, minRevision)
+	if err != nil {
+		return nil, err
+	}
+	return tk.Schemas(active), nil
+}
+
+// ActiveGroups returns the session's active groups (its stored state, or
+// the groups marked Active by default) and the state revision.
+func (tk *Toolkit) ActiveGroups(ctx context.Context, session string, minRevision uint64) ([]string, uint64, error) {
+	groups, rev, ok, err := tk.state.Load(ctx, session, minRevision)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !ok {
+		groups = groups[:0]
+		for _, g := range tk.reg.Load().groups {
+			if g.Active {
+				groups = append(groups, g.Name)
+			}
+		}
+	}
+	return groups, rev, nil
+}
+
+// Schema returns one tool's function schema as the model sees it.
+func (tk *Toolkit) Schema(name string) (FunctionSchema, bool) {
+	reg := tk.reg.Load()
+	if name == MetaToolName && reg.meta != nil {
+		return FunctionSchema{Type: "function", Function: Function{Name: MetaToolName, Description: metaDescription(reg, nil), Parameters: metaSchema(reg, nil)}}, true
+	}
+	e := reg.byName[name]
+	if e == nil {
+		return FunctionSchema{}, false
+	}
+	return e.functionSchema(), true
+}
+
+func (e *entry) functionSchema() FunctionSchema {
+	return FunctionSchema{Type: "function", Function: Function{
+		Name: e.tool.Name, Description: e.tool.Description, Parameters: cloneJSON(e.schema).(map[string]any),
+	}}
+}
+
+// cloneJSON deep-copies a JSON-shaped value (maps, slices, scalars).
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, v := range x {
+			m[k] = cloneJSON(v)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, v := range x {
+			s[i] = cloneJSON(v)
+		}
+		return s
+	case []string:
+		s := make([]any, len(x))
+		for i, v := range x {
+			s[i] = v
+		}
+		return s
+	case []map[string]any:
+		s := make([]any, len(x))
+		for i, v := range x {
+			s[i] = cloneJSON(v)
+		}
+		return s
+	default:
+		return v
+	}
+}
