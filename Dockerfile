@@ -1,0 +1,12 @@
+# The worker: a static binary on a distroless base, running as non-root.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/worker ./cmd/worker
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/worker /usr/local/bin/worker
+USER nonroot:nonroot
+ENTRYPOINT ["/usr/local/bin/worker"]
