@@ -101,9 +101,13 @@ func keyToken(s string) string {
 	return "=" + base64.RawURLEncoding.EncodeToString([]byte(s))
 }
 
-func sessionKey(session string) string         { return "s." + keyToken(session) }
-func pendingKey(session, callID string) string  { return "pending." + keyToken(session) + "." + keyToken(callID) }
-func approvalKey(session, callID string) string { return "approval." + keyToken(session) + "." + keyToken(callID) }
+func sessionKey(session string) string { return "s." + keyToken(session) }
+func pendingKey(session, callID string) string {
+	return "pending." + keyToken(session) + "." + keyToken(callID)
+}
+func approvalKey(session, callID string) string {
+	return "approval." + keyToken(session) + "." + keyToken(callID)
+}
 
 func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolicy, bool, error) {
 	var p SessionPolicy
