@@ -89,7 +89,7 @@ func Decide(p Policy, t *toolkit.Tool, input map[string]any) Decision {
 	d := Decision{Behavior: Ask, Reason: "mode", Suggested: spec.suggest(p, t, input),
 		Message: fmt.Sprintf("Permission required for %s.", t.Name)}
 	if toolAsk != nil && toolAsk.Message != "" {
-		d.Reason, d.Message = toolAsk.Reason, toolAsk.Message
+		d.Message = toolAsk.Message // the tool's own words, e.g. MCP's
 	}
 	return d
 }
