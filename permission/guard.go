@@ -111,12 +111,12 @@ func (g *Guard) Decide(ctx context.Context, session string, t *toolkit.Tool, inp
 // Metadata keys the middleware puts on a denied or approval_required
 // response.
 const (
-	// MetaApprovalKey: the call id to approve (toolctl approve <id>).
+	// MetaApprovalKey: the call id to pass to Guard.Approve.
 	MetaApprovalKey = "approval_key"
 	// MetaInputDigest: the digest the approval will be bound to.
 	MetaInputDigest = "input_digest"
 	// MetaSuggestedRules: rules (TOOL or TOOL:PATTERN, []string) that would
-	// allow the call (toolctl allow --session S <rule>).
+	// allow the call (each one can be passed to Guard.Allow).
 	MetaSuggestedRules = "suggested_rules"
 	// MetaPermissionReason: the step that decided (Decision.Reason).
 	MetaPermissionReason = "permission_reason"
@@ -235,7 +235,7 @@ func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decisio
 		Message: d.Message, Reason: d.Reason, Safety: d.Safety, Suggested: d.Suggested, Created: g.opts.Now().UTC(),
 	}
 	if err := g.store.PutPending(ctx, p); err != nil {
-		// The answer is still approval_required; only toolctl approve
+		// The answer is still approval_required; only Guard.Approve
 		// cannot find this call (rules still work).
 		g.opts.Logger.Error("permission: could not record a pending call", "session", call.Session, "call", call.ID, "err", err)
 	}

@@ -15,7 +15,7 @@ import (
 
 // startNATS starts an embedded JetStream server with its store in dir (no
 // listener: clients connect in process) and stops it when the test ends.
-func startNATS(t *testing.T, dir string) *server.Server {
+func startNATS(t testing.TB, dir string) *server.Server {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{
 		ServerName: "perm-test", DontListen: true, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
@@ -36,7 +36,7 @@ func startNATS(t *testing.T, dir string) *server.Server {
 
 // connect opens a client connection (one per simulated process), closed
 // before the server stops.
-func connect(t *testing.T, s *server.Server) (*nats.Conn, jetstream.JetStream) {
+func connect(t testing.TB, s *server.Server) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	nc, err := nats.Connect("", nats.InProcessServer(s))
 	if err != nil {

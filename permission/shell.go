@@ -436,6 +436,8 @@ func matchCommand(pattern, cmd string) bool {
 	return cmd == strings.Join(strings.Fields(pattern), " ")
 }
 
+var subcommandRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
 // suggestPrefix is the rule prefix suggested for a command: its name, and
 // its sub-command when the second word is a plain word ("npm install").
 func suggestPrefix(c simpleCmd) string {
@@ -443,7 +445,7 @@ func suggestPrefix(c simpleCmd) string {
 		return ""
 	}
 	p := c.args[0]
-	if len(c.args) > 1 && regexp.MustCompile(`^[a-z][a-z0-9-]*$`).MatchString(c.args[1]) {
+	if len(c.args) > 1 && subcommandRE.MatchString(c.args[1]) {
 		p += " " + c.args[1]
 	}
 	return p + ":*"

@@ -84,8 +84,8 @@ type Rule struct {
 	Source string `json:"source,omitempty" msgpack:"source,omitempty"`
 }
 
-// ParseRule reads a rule written as TOOL or TOOL:PATTERN (the form toolctl
-// takes and suggestions are shown in). The pattern is everything after the
+// ParseRule reads a rule written as TOOL or TOOL:PATTERN (the form
+// suggestions are shown in, and that a command line takes). The pattern is everything after the
 // first colon, so "execute_shell_command:git push:*" has the pattern
 // "git push:*".
 func ParseRule(spec string, b Behavior) (Rule, error) {

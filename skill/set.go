@@ -191,12 +191,12 @@ func (s *Set) groupOrder() []string {
 // Available returns the skills visible with the given active groups: those
 // of "basic" and of every active group. nil or empty means only basic.
 func (s *Set) Available(active []string) []Skill {
-	return s.collect(func(g string) bool { return g == toolkit.BasicGroup || slices.Contains(active, g) })
+	return s.collect(func(g string) bool { return g == toolkit.BasicGroup || slices.Contains(active, g) }, true)
 }
 
 // All returns the skills of every group.
 func (s *Set) All() []Skill {
-	return s.collect(func(string) bool { return true })
+	return s.collect(func(string) bool { return true }, true)
 }
 
 // Find returns the visible skill with the given name.
@@ -209,7 +209,7 @@ func (s *Set) Find(name string, active []string) (Skill, bool) {
 	return Skill{}, false
 }
 
-func (s *Set) collect(visible func(group string) bool) []Skill {
+func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 	s.mu.Lock()
 	groups := s.groupOrder()
 	sources := make(map[string][]Source, len(groups))
@@ -228,7 +228,7 @@ func (s *Set) collect(visible func(group string) bool) []Skill {
 			skills, _ := src.Load()
 			for _, sk := range skills {
 				sk.Group = g
-				if i, ok := index[sk.Name]; ok {
+				if i, ok := index[sk.Name]; ok && dedupe {
 					s.warnDuplicate(out[i], sk)
 					out[i] = sk
 					continue
@@ -283,6 +283,39 @@ func (s *Set) Render(skills []Skill) string {
 	if err != nil {
 		s.log.Error("skill: rendering the skill instructions", "err", err)
 		return ""
+	}
+	return out
+}
+
+// Catalog returns every skill of every group, duplicates included,
+// without their bodies and front matter: what a worker announces so clients can render instructions
+// (with Visible and Render) without the files.
+func (s *Set) Catalog() []Skill {
+	all := s.collect(func(string) bool { return true }, false)
+	for i := range all {
+		all[i].Markdown = ""
+		all[i].Metadata = nil
+	}
+	return all
+}
+
+// Visible filters a catalog (skills with their Group set, in group order)
+// to those of "basic" and the active groups, applying the same duplicate
+// rule as Set: a later skill with the same name replaces the earlier one
+// in its position.
+func Visible(catalog []Skill, active []string) []Skill {
+	var out []Skill
+	index := map[string]int{}
+	for _, sk := range catalog {
+		if sk.Group != "" && sk.Group != toolkit.BasicGroup && !slices.Contains(active, sk.Group) {
+			continue
+		}
+		if i, ok := index[sk.Name]; ok {
+			out[i] = sk
+			continue
+		}
+		index[sk.Name] = len(out)
+		out = append(out, sk)
 	}
 	return out
 }

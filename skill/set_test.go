@@ -238,3 +238,22 @@ func TestSetWarnings(t *testing.T) {
 
 var _ Source = (*Loader)(nil)
 var _ Source = Static(nil)
+
+// A client that only has a worker's catalog renders the same instructions
+// as the worker.
+func TestCatalogVisible(t *testing.T) {
+	s := newSet(t, nil)
+	mustAdd(t, s, "", Static{{Name: "a", Description: "d", Dir: "/a", Markdown: "secret body", Metadata: map[string]any{"x": 1}}})
+	mustAdd(t, s, "repair", Static{sk("r", "d", "/r"), sk("a", "override", "/a2")})
+	cat := s.Catalog()
+	for _, c := range cat {
+		if c.Markdown != "" || c.Metadata != nil || c.Group == "" {
+			t.Fatalf("catalog entry %+v", c)
+		}
+	}
+	for _, active := range [][]string{nil, {"repair"}, {"other"}} {
+		if got, want := Render(Visible(cat, active)), s.Instructions(active); got != want {
+			t.Fatalf("active %v: client renders\n%s\nworker renders\n%s", active, got, want)
+		}
+	}
+}
