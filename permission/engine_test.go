@@ -458,3 +458,45 @@ func TestParseBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestParseShell(t *testing.T) {
+	tests := []struct {
+		line    string
+		cmds    []string
+		outputs []string
+		subst   bool
+		err     bool
+	}{
+		{line: `echo "a;b" 'c|d' && ls`, cmds: []string{"echo a;b c|d", "ls"}},
+		{line: "a | b || c ; d & e\nf", cmds: []string{"a", "b", "c", "d", "e", "f"}},
+		{line: `FOO=1 BAR="x y" make build`, cmds: []string{"make build"}},
+		{line: `echo x > out.txt 2>&1`, cmds: []string{"echo x"}, outputs: []string{"out.txt"}},
+		{line: `cmd 2> err.log >> all.log`, cmds: []string{"cmd"}, outputs: []string{"err.log", "all.log"}},
+		{line: `cmd &> both.log`, cmds: []string{"cmd"}, outputs: []string{"both.log"}},
+		{line: `sort < in.txt`, cmds: []string{"sort"}},
+		{line: `echo a\ b \\`, cmds: []string{`echo a b \`}},
+		{line: "echo a \\\n b", cmds: []string{"echo a b"}},
+		{line: `echo "x $(id)"`, cmds: []string{"echo x $(id)"}, subst: true},
+		{line: "echo `id`", cmds: []string{"echo `id`"}, subst: true},
+		{line: `echo "unterminated`, err: true},
+		{line: `echo 'unterminated`, err: true},
+	}
+	for _, tt := range tests {
+		line, err := parseShell(tt.line)
+		if (err != nil) != tt.err {
+			t.Errorf("%q: err = %v", tt.line, err)
+			continue
+		}
+		if tt.err {
+			continue
+		}
+		var cmds, outs []string
+		for _, c := range line.cmds {
+			cmds = append(cmds, c.text())
+			outs = append(outs, c.outputs...)
+		}
+		if strings.Join(cmds, "\x00") != strings.Join(tt.cmds, "\x00") || strings.Join(outs, ",") != strings.Join(tt.outputs, ",") || line.subst != tt.subst {
+			t.Errorf("%q: cmds %q outputs %q subst %v", tt.line, cmds, outs, line.subst)
+		}
+	}
+}

@@ -109,6 +109,7 @@ func approvalKey(session, callID string) string {
 	return "approval." + keyToken(session) + "." + keyToken(callID)
 }
 
+// LoadSession implements Store.
 func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolicy, bool, error) {
 	var p SessionPolicy
 	_, ok, err := getJSON(ctx, s.policies, sessionKey(session), &p)
@@ -118,6 +119,7 @@ func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolic
 // maxCASAttempts bounds UpdateSession's retries under contention.
 const maxCASAttempts = 32
 
+// UpdateSession implements Store.
 func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*SessionPolicy) error) (SessionPolicy, error) {
 	key := sessionKey(session)
 	for range maxCASAttempts {
@@ -150,10 +152,12 @@ func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*Se
 	return SessionPolicy{}, fmt.Errorf("permission: storing the policy of session %q: too much contention", session)
 }
 
+// PutPending implements Store.
 func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
 	return putJSON(ctx, s.approvals, pendingKey(p.Session, p.CallID), p)
 }
 
+// FindPending implements Store.
 func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pending, error) {
 	if session != "" {
 		var p Pending
@@ -189,6 +193,7 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 	return out, nil
 }
 
+// DeletePending implements Store.
 func (s *KVStore) DeletePending(ctx context.Context, session, callID string) error {
 	err := s.approvals.Delete(ctx, pendingKey(session, callID))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -197,10 +202,12 @@ func (s *KVStore) DeletePending(ctx context.Context, session, callID string) err
 	return nil
 }
 
+// PutApproval implements Store.
 func (s *KVStore) PutApproval(ctx context.Context, a Approval) error {
 	return putJSON(ctx, s.approvals, approvalKey(a.Session, a.CallID), a)
 }
 
+// LoadApproval implements Store.
 func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (Approval, bool, error) {
 	var a Approval
 	rev, ok, err := getJSON(ctx, s.approvals, approvalKey(session, callID), &a)
@@ -208,6 +215,7 @@ func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (App
 	return a, ok, err
 }
 
+// ConsumeApproval implements Store.
 func (s *KVStore) ConsumeApproval(ctx context.Context, a Approval) (bool, error) {
 	err := s.approvals.Delete(ctx, approvalKey(a.Session, a.CallID), jetstream.LastRevision(a.Revision))
 	switch {

@@ -97,6 +97,7 @@ func clonePolicy(p SessionPolicy) SessionPolicy {
 	return p
 }
 
+// LoadSession implements Store.
 func (m *MemoryStore) LoadSession(_ context.Context, session string) (SessionPolicy, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -104,6 +105,7 @@ func (m *MemoryStore) LoadSession(_ context.Context, session string) (SessionPol
 	return clonePolicy(p), ok, nil
 }
 
+// UpdateSession implements Store.
 func (m *MemoryStore) UpdateSession(_ context.Context, session string, fn func(*SessionPolicy) error) (SessionPolicy, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -115,6 +117,7 @@ func (m *MemoryStore) UpdateSession(_ context.Context, session string, fn func(*
 	return p, nil
 }
 
+// PutPending implements Store.
 func (m *MemoryStore) PutPending(_ context.Context, p Pending) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -123,6 +126,7 @@ func (m *MemoryStore) PutPending(_ context.Context, p Pending) error {
 	return nil
 }
 
+// FindPending implements Store.
 func (m *MemoryStore) FindPending(_ context.Context, session, callID string) ([]Pending, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -137,6 +141,7 @@ func (m *MemoryStore) FindPending(_ context.Context, session, callID string) ([]
 	return out, nil
 }
 
+// DeletePending implements Store.
 func (m *MemoryStore) DeletePending(_ context.Context, session, callID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -144,6 +149,7 @@ func (m *MemoryStore) DeletePending(_ context.Context, session, callID string) e
 	return nil
 }
 
+// PutApproval implements Store.
 func (m *MemoryStore) PutApproval(_ context.Context, a Approval) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -153,6 +159,7 @@ func (m *MemoryStore) PutApproval(_ context.Context, a Approval) error {
 	return nil
 }
 
+// LoadApproval implements Store.
 func (m *MemoryStore) LoadApproval(_ context.Context, session, callID string) (Approval, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -160,6 +167,7 @@ func (m *MemoryStore) LoadApproval(_ context.Context, session, callID string) (A
 	return a, ok, nil
 }
 
+// ConsumeApproval implements Store.
 func (m *MemoryStore) ConsumeApproval(_ context.Context, a Approval) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

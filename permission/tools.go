@@ -67,6 +67,7 @@ func KindOf(name string) Kind {
 	return KindFunction
 }
 
+// String returns the kind's name ("function", "mcp", "shell", …).
 func (k Kind) String() string {
 	return [...]string{"function", "mcp", "meta", "skill", "shell", "python", "file_read", "file_write"}[k]
 }

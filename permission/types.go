@@ -56,9 +56,12 @@ func (m Mode) orDefault() Mode {
 type Behavior string
 
 const (
+	// Allow runs the call.
 	Allow Behavior = "allow"
-	Deny  Behavior = "deny"
-	Ask   Behavior = "ask"
+	// Deny refuses the call (toolkit.CodeDenied).
+	Deny Behavior = "deny"
+	// Ask needs a human's approval first (toolkit.CodeApprovalRequired).
+	Ask Behavior = "ask"
 )
 
 // ParseBehavior accepts "allow", "deny" or "ask", case-insensitively.

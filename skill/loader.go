@@ -19,6 +19,7 @@ type Warning struct {
 	Reason string `json:"reason" msgpack:"reason"`
 }
 
+// String returns "path: reason".
 func (w Warning) String() string { return w.Path + ": " + w.Reason }
 
 // LoaderOptions configure a Loader. A nil *LoaderOptions means the
