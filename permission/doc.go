@@ -78,8 +78,10 @@
 //
 // # Decisions where AgentScope is silent or differs
 //
-//   - Deny rules are checked before approvals: a deny rule added after an
-//     approval still wins (2.x lets a confirmed call skip the engine).
+//   - Approvals are consulted only when the policy answers ASK: a deny
+//     rule added after an approval, or a switch to ModeExplore or
+//     ModeDontAsk, still wins (2.x lets a confirmed call skip the engine).
+//   - A call with an empty id can be allowed by rules but not approved.
 //   - Safety asks follow the 2.x table: an allow rule cannot override them
 //     (so they are "bypass-immune" to rules), ModeBypass lets them run,
 //     ModeDontAsk denies them. A one-shot approval lets them run.
