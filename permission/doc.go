@@ -1,0 +1,103 @@
+// Package permission decides who may run what: per-session modes and
+// allow/deny/ask rules, the AgentScope 2.x decision table, one-shot human
+// approvals bound to a call's input, and listings that hide what a session
+// can never run. Policies and approvals live in a Store: MemoryStore in
+// one process, KVStore (JetStream KV) for a fleet, so every worker agrees
+// and approvals survive restarts.
+//
+//	st, err := permission.NewKVStore(ctx, js, nil) // or permission.NewMemoryStore()
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	guard, err := permission.NewGuard(st, &permission.Options{
+//		Mode:        permission.ModeDefault,
+//		Rules:       []permission.Rule{{Tool: "drop_database", Behavior: permission.Deny}},
+//		WorkingDirs: []string{"/srv/project"},
+//	})
+//	if err != nil {
+//		log.Fatal(err) // an unknown mode or an invalid rule
+//	}
+//	tk.Use(permission.Middleware(guard)) // ALLOW runs, DENY → denied, ASK → approval_required
+//
+//	// The agent's call ends approval_required; a human approves it …
+//	_, err = guard.Approve(ctx, "", "call-42", "alice")
+//	// … and the agent sends the same call again: it runs, once.
+//
+//	_ = guard.Allow(ctx, "session-1", "execute_shell_command:npm test:*")
+//	_ = guard.SetMode(ctx, "session-1", permission.ModeAcceptEdits)
+//	schemas, _ := guard.Schemas(ctx, tk, "session-1", 0) // without the tools it can never run
+//
+// # The decision table
+//
+// Decide applies, in order: deny rules, ask rules, the read-only fast
+// path, the tool's own check, allow rules, then the mode's fallback; the
+// table is on Decide. The per-tool-kind behaviour is one table (kinds, in
+// tools.go):
+//
+//	kind (names)                                read-only           own check                                    rule patterns
+//	function (any other name)                   Tool.ReadOnly       ASK                                          none (name-level only)
+//	MCP (mcp__<server>__<tool>)                 readOnlyHint        ASK "MCP tools must be explicitly allowed"   none
+//	reset_tools                                 never               ALLOW                                        none
+//	Skill                                       always              ALLOW                                        none
+//	execute_shell_command ("command")           read-only commands  safety ASK for dangerous commands; in        command prefix "git push:*",
+//	                                                                ACCEPT_EDITS mkdir/touch/rm/rmdir/cp/mv/    "make *", wildcard, or exact
+//	                                                                sed -i inside the working dirs ALLOW
+//	execute_python_code ("code")                never               ASK                                          none
+//	view_text_file ("file_path" or "path")      always              ALLOW                                        path glob
+//	write_text_file, insert_text_file (same)    never               safety ASK for dangerous paths; in           path glob
+//	                                                                ACCEPT_EDITS inside the working dirs ALLOW
+//
+// Read-only shell commands are ls, pwd, cat, head, tail, wc, echo, grep,
+// find (without -exec/-delete), git status/log/diff/show/… and the like,
+// without output redirection or command substitution; a line of several
+// commands (;, &&, ||, |, &) is read-only when every command is. Dangerous
+// (safety) commands: command or process substitution, an unparsable line,
+// rm of /, the home directory or a top-level directory, mkfs, dd to a
+// device, and any write that touches a dangerous path. Dangerous paths:
+// shell start-up and credential files (.bashrc, .profile, .zshrc,
+// .gitconfig, .netrc, .npmrc, …), anything inside .git, .ssh, .gnupg,
+// .aws, .kube, .docker, .vscode or .idea, system trees (/etc, /usr, /bin,
+// /dev except /dev/null, …) and network (UNC) paths.
+//
+// Path globs: "*" and "?" stay within one path segment, "**" crosses
+// segments, a pattern without "/" matches the base name ("*.env"), a
+// pattern ending in "/" matches everything below. Paths are made absolute
+// ("~" expanded, relative to the first working directory) before matching,
+// and symbolic links are resolved when comparing with working directories.
+//
+// # Approvals
+//
+// An ASK ends the call at once with toolkit.CodeApprovalRequired and
+// records a Pending call (session, call id, tool, input digest, input,
+// suggested rules). Guard.Approve turns it into an Approval bound to the
+// session, the call id, the tool and the Digest of the input. When the
+// agent re-sends that call, the middleware consumes the approval (exactly
+// once, even with several workers racing: the store deletes only the
+// revision it read) and runs it. An approval presented with another tool
+// or input is rejected with toolkit.CodeDenied and stays unused.
+//
+// # Decisions where AgentScope is silent or differs
+//
+//   - Approvals are consulted only when the policy answers ASK: a deny
+//     rule added after an approval, or a switch to ModeExplore or
+//     ModeDontAsk, still wins (2.x lets a confirmed call skip the engine).
+//   - A call with an empty id can be allowed by rules but not approved.
+//   - Safety asks follow the 2.x table: an allow rule cannot override them
+//     (so they are "bypass-immune" to rules), ModeBypass lets them run,
+//     ModeDontAsk denies them. A one-shot approval lets them run.
+//   - For an allow rule to allow a shell line it must cover every command
+//     of the line that is not read-only; one matching command is enough for
+//     a deny or ask rule.
+//   - Rules are keyed by exact tool name; patterns on tools without a
+//     pattern kind never match (as 2.x's default match_rule).
+//   - The worker's rules (Options.Rules) and the session's rules apply
+//     together; the session's mode replaces the default mode.
+//   - A store failure fails closed: the call ends with
+//     toolkit.CodeUnavailable and nothing runs.
+//   - Approvals and pending calls expire after Options.ApprovalTTL
+//     (default 24h; the KV approvals bucket has the same max age).
+//   - A tool is hidden from listings only when no call of it can ever run
+//     for the session: a name-level deny rule, or ModeExplore and a tool
+//     that is never read-only (and has no ask rule that could lead to an
+//     approval).
+package permission

@@ -1,0 +1,403 @@
+package permission
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Options configure a Guard. A nil *Options means the defaults.
+type Options struct {
+	// Mode is the mode of sessions that have not set one; "" means
+	// ModeDefault.
+	Mode Mode
+	// Rules apply to every session (from the worker's configuration),
+	// alongside each session's own rules.
+	Rules []Rule
+	// WorkingDirs are trusted by ModeAcceptEdits; relative file paths are
+	// resolved against the first.
+	WorkingDirs []string
+	// ApprovalTTL: an approval older than this is ignored; 0 means
+	// DefaultApprovalTTL.
+	ApprovalTTL time.Duration
+	// Logger receives approvals used and store failures; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Guard decides, per session, who may run what: it reads the session's
+// mode and rules from a Store, runs Decide, and handles one-shot approvals.
+// Its Middleware enforces the decisions on a Toolkit; its other methods
+// are what an operator's client calls (set a mode, add a rule, approve a
+// call). A Guard is safe for concurrent use; every worker of a fleet
+// builds its own over the same KVStore.
+type Guard struct {
+	store Store
+	opts  Options
+}
+
+// NewGuard returns a Guard over store (nil means a new MemoryStore). It
+// rejects an unknown mode or an invalid rule.
+func NewGuard(store Store, opts *Options) (*Guard, error) {
+	if store == nil {
+		store = NewMemoryStore()
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	m, err := ParseMode(string(o.Mode))
+	if err != nil {
+		return nil, err
+	}
+	o.Mode = m
+	for _, r := range o.Rules {
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	o.Rules = slices.Clone(o.Rules)
+	o.WorkingDirs = slices.Clone(o.WorkingDirs)
+	if o.ApprovalTTL == 0 {
+		o.ApprovalTTL = DefaultApprovalTTL
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Guard{store: store, opts: o}, nil
+}
+
+// Store returns the guard's store.
+func (g *Guard) Store() Store { return g.store }
+
+// Policy returns the effective policy of a session: its mode (or the
+// default), the worker-wide rules then the session's, and the working
+// directories.
+func (g *Guard) Policy(ctx context.Context, session string) (Policy, error) {
+	sp, _, err := g.store.LoadSession(ctx, session)
+	if err != nil {
+		return Policy{}, err
+	}
+	p := Policy{Mode: g.opts.Mode, Rules: append(slices.Clone(g.opts.Rules), sp.Rules...), WorkingDirs: g.opts.WorkingDirs}
+	if sp.Mode != "" {
+		p.Mode = sp.Mode
+	}
+	return p, nil
+}
+
+// Decide returns the decision for a call of tool t with input in session.
+func (g *Guard) Decide(ctx context.Context, session string, t *toolkit.Tool, input map[string]any) (Decision, error) {
+	p, err := g.Policy(ctx, session)
+	if err != nil {
+		return Decision{}, err
+	}
+	return Decide(p, t, input), nil
+}
+
+// Metadata keys the middleware puts on a denied or approval_required
+// response.
+const (
+	// MetaApprovalKey: the call id to pass to Guard.Approve.
+	MetaApprovalKey = "approval_key"
+	// MetaInputDigest: the digest the approval will be bound to.
+	MetaInputDigest = "input_digest"
+	// MetaSuggestedRules: rules (TOOL or TOOL:PATTERN, []string) that would
+	// allow the call (each one can be passed to Guard.Allow).
+	MetaSuggestedRules = "suggested_rules"
+	// MetaPermissionReason: the step that decided (Decision.Reason).
+	MetaPermissionReason = "permission_reason"
+	// MetaSafety: true when a safety check asked; rules cannot allow it.
+	MetaSafety = "permission_safety"
+)
+
+// Middleware enforces g on every call of a toolkit (add it with tk.Use):
+//
+//   - ALLOW runs the call;
+//   - DENY ends it with toolkit.CodeDenied (state denied) and the reason;
+//   - ASK ends it at once with toolkit.CodeApprovalRequired (state denied),
+//     records it as Pending and puts MetaApprovalKey, MetaInputDigest,
+//     MetaSuggestedRules and MetaPermissionReason in the response
+//     metadata. Nothing waits: the worker slot is free immediately.
+//
+// When a human approves the call (Guard.Approve), the agent sends the same
+// call again (same session, id, tool and input): the approval is consumed
+// and the call runs, on whichever worker receives it. An approval whose
+// tool or input digest differs from the re-sent call ends it with
+// CodeDenied and stays unused. Deny rules are checked before approvals, so
+// a deny rule added after the approval still wins. A store failure ends
+// the call with CodeUnavailable: nothing runs unchecked.
+func Middleware(g *Guard) toolkit.Middleware {
+	return func(next toolkit.Handler) toolkit.Handler {
+		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			p, err := g.Policy(ctx, call.Session)
+			if err != nil {
+				return toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not read the session's permissions: %v", err)
+			}
+			d := Decide(p, call.Tool, call.Input)
+			switch d.Behavior {
+			case Allow:
+				return next(ctx, call, w)
+			case Deny:
+				e := toolkit.NewError(toolkit.CodeDenied, "PermissionDeniedError: "+d.Message)
+				e.Metadata = decisionMeta(d)
+				return e
+			}
+			digest, err := Digest(call.Input)
+			if err != nil {
+				return toolkit.Errorf(toolkit.CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
+			}
+			run, err := g.useApproval(ctx, call, digest)
+			if err != nil {
+				return err
+			}
+			if run {
+				return next(ctx, call, w)
+			}
+			g.recordPending(ctx, call, d, digest)
+			e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
+				"PermissionRequiredError: %s The call was not run. A user must approve it (call id '%s'); then send the same call again, with the same id and input.",
+				d.Message, call.ID))
+			e.Metadata = decisionMeta(d)
+			e.Metadata[MetaApprovalKey] = call.ID
+			e.Metadata[MetaInputDigest] = digest
+			return e
+		}
+	}
+}
+
+func decisionMeta(d Decision) map[string]any {
+	m := map[string]any{MetaPermissionReason: d.Reason}
+	if len(d.Suggested) > 0 {
+		specs := make([]string, len(d.Suggested))
+		for i, r := range d.Suggested {
+			specs[i] = r.String()
+		}
+		m[MetaSuggestedRules] = specs
+	}
+	if d.Safety {
+		m[MetaSafety] = true
+	}
+	return m
+}
+
+// useApproval consumes a matching approval; run is true when the call may
+// go ahead.
+func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest string) (run bool, err error) {
+	a, ok, err := g.store.LoadApproval(ctx, call.Session, call.ID)
+	if err != nil {
+		return false, toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not read approvals: %v", err)
+	}
+	if !ok || g.opts.Now().Sub(a.Created) > g.opts.ApprovalTTL {
+		return false, nil
+	}
+	if a.Tool != call.Name || a.Digest != digest {
+		g.opts.Logger.Warn("permission: approval replayed with a different call", "session", call.Session, "call", call.ID,
+			"approved_tool", a.Tool, "tool", call.Name, "approved_digest", a.Digest, "digest", digest)
+		e := toolkit.NewError(toolkit.CodeDenied, fmt.Sprintf(
+			"ApprovalMismatchError: the approval of call '%s' was given for a different tool or input, so it cannot be used for this call. Send the approved call unchanged, or make a new call and have it approved.", call.ID))
+		e.Metadata = map[string]any{MetaPermissionReason: "approval mismatch", MetaInputDigest: digest}
+		return false, e
+	}
+	used, err := g.store.ConsumeApproval(ctx, a)
+	if err != nil {
+		return false, toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not consume the approval: %v", err)
+	}
+	if used {
+		g.opts.Logger.Info("permission: approval used", "session", call.Session, "call", call.ID, "tool", call.Name, "by", a.By)
+		if err := g.store.DeletePending(ctx, call.Session, call.ID); err != nil {
+			g.opts.Logger.Warn("permission: could not delete a pending call", "call", call.ID, "err", err)
+		}
+	}
+	return used, nil
+}
+
+func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decision, digest string) {
+	in, _ := canonicalJSON(call.Input)
+	if len(in) > MaxPendingInput {
+		in = append(in[:MaxPendingInput:MaxPendingInput], "…"...)
+	}
+	p := Pending{
+		Session: call.Session, CallID: call.ID, Tool: call.Name, Digest: digest, Input: string(in),
+		Message: d.Message, Reason: d.Reason, Safety: d.Safety, Suggested: d.Suggested, Created: g.opts.Now().UTC(),
+	}
+	if err := g.store.PutPending(ctx, p); err != nil {
+		// The answer is still approval_required; only Guard.Approve
+		// cannot find this call (rules still work).
+		g.opts.Logger.Error("permission: could not record a pending call", "session", call.Session, "call", call.ID, "err", err)
+	}
+}
+
+// Digest returns the digest an approval is bound to: "sha256:" and the hex
+// SHA-256 of the input's canonical JSON (object keys sorted, no HTML
+// escaping, nil as {}).
+func Digest(input map[string]any) (string, error) {
+	b, err := canonicalJSON(input)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+func canonicalJSON(input map[string]any) ([]byte, error) {
+	if input == nil {
+		input = map[string]any{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(input); err != nil {
+		return nil, fmt.Errorf("input is not JSON: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Errors of the operator-facing methods.
+var (
+	// ErrNoPending: no pending call has that id (never asked, expired, or
+	// already approved).
+	ErrNoPending = errors.New("permission: no pending call with that id")
+	// ErrAmbiguous: several sessions have a pending call with that id; name
+	// the session.
+	ErrAmbiguous = errors.New("permission: several sessions have a pending call with that id")
+)
+
+// Pending returns the pending calls with the given id; session "" means
+// any session.
+func (g *Guard) Pending(ctx context.Context, session, callID string) ([]Pending, error) {
+	return g.store.FindPending(ctx, session, callID)
+}
+
+// Approve turns a pending call into a one-shot approval bound to its
+// session, id, tool and input digest, and returns it. session "" finds the
+// call in any session (ErrAmbiguous if the id is pending in several). by
+// names the approver, for the logs.
+func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approval, error) {
+	if callID == "" {
+		return Approval{}, errors.New("permission: empty call id")
+	}
+	ps, err := g.store.FindPending(ctx, session, callID)
+	if err != nil {
+		return Approval{}, err
+	}
+	now := g.opts.Now()
+	ps = slices.DeleteFunc(ps, func(p Pending) bool { return now.Sub(p.Created) > g.opts.ApprovalTTL })
+	switch len(ps) {
+	case 0:
+		return Approval{}, fmt.Errorf("%w %q", ErrNoPending, callID)
+	case 1:
+	default:
+		return Approval{}, fmt.Errorf("%w %q: name the session", ErrAmbiguous, callID)
+	}
+	p := ps[0]
+	a := Approval{Session: p.Session, CallID: p.CallID, Tool: p.Tool, Digest: p.Digest, By: by, Created: now.UTC()}
+	if err := g.store.PutApproval(ctx, a); err != nil {
+		return Approval{}, err
+	}
+	if err := g.store.DeletePending(ctx, p.Session, p.CallID); err != nil {
+		g.opts.Logger.Warn("permission: could not delete a pending call", "call", callID, "err", err)
+	}
+	return a, nil
+}
+
+// SetMode sets a session's mode; "" returns it to the guard's default.
+func (g *Guard) SetMode(ctx context.Context, session string, mode Mode) error {
+	if mode != "" {
+		m, err := ParseMode(string(mode))
+		if err != nil {
+			return err
+		}
+		mode = m
+	}
+	_, err := g.store.UpdateSession(ctx, session, func(p *SessionPolicy) error {
+		p.Mode = mode
+		return nil
+	})
+	return err
+}
+
+// AddRule adds a rule to a session (an identical rule is not added twice).
+// A rule with an empty Source gets "session".
+func (g *Guard) AddRule(ctx context.Context, session string, r Rule) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if r.Source == "" {
+		r.Source = "session"
+	}
+	_, err := g.store.UpdateSession(ctx, session, func(p *SessionPolicy) error {
+		if !slices.ContainsFunc(p.Rules, func(x Rule) bool { return sameRule(x, r) }) {
+			p.Rules = append(p.Rules, r)
+		}
+		return nil
+	})
+	return err
+}
+
+// Allow adds an allow rule written TOOL or TOOL:PATTERN to a session.
+func (g *Guard) Allow(ctx context.Context, session, spec string) error {
+	r, err := ParseRule(spec, Allow)
+	if err != nil {
+		return err
+	}
+	return g.AddRule(ctx, session, r)
+}
+
+// RemoveRule removes a session rule (same tool, pattern and behavior);
+// removed is false when the session had no such rule.
+func (g *Guard) RemoveRule(ctx context.Context, session string, r Rule) (removed bool, err error) {
+	_, err = g.store.UpdateSession(ctx, session, func(p *SessionPolicy) error {
+		n := len(p.Rules)
+		p.Rules = slices.DeleteFunc(p.Rules, func(x Rule) bool { return sameRule(x, r) })
+		removed = len(p.Rules) < n
+		return nil
+	})
+	return removed, err
+}
+
+func sameRule(a, b Rule) bool {
+	return a.Tool == b.Tool && a.Pattern == b.Pattern && a.Behavior == b.Behavior
+}
+
+// Filter drops from a listing the tools the session can never run (see
+// NeverRuns): those denied by a name-level rule, and in ModeExplore those
+// that can never be read-only. lookup finds a tool's flags by name
+// (tk.Get); tools it does not know are kept.
+func (g *Guard) Filter(ctx context.Context, session string, schemas []toolkit.FunctionSchema, lookup func(name string) (*toolkit.Tool, bool)) ([]toolkit.FunctionSchema, error) {
+	p, err := g.Policy(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]toolkit.FunctionSchema, 0, len(schemas))
+	for _, s := range schemas {
+		if t, ok := lookup(s.Function.Name); ok && NeverRuns(p, t) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Schemas returns the schemas a session sees on tk: its active groups'
+// tools, minus those it can never run.
+func (g *Guard) Schemas(ctx context.Context, tk *toolkit.Toolkit, session string, minRevision uint64) ([]toolkit.FunctionSchema, error) {
+	all, err := tk.SessionSchemas(ctx, session, minRevision)
+	if err != nil {
+		return nil, err
+	}
+	return g.Filter(ctx, session, all, tk.Get)
+}

@@ -1,0 +1,254 @@
+package permission
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// KVConfig configures a KVStore. A nil *KVConfig means the defaults.
+type KVConfig struct {
+	// Bucket holds session policies; "" means "toolbus_permissions".
+	Bucket string
+	// ApprovalsBucket holds pending calls and approvals; "" means
+	// "toolbus_approvals".
+	ApprovalsBucket string
+	// ApprovalTTL is how long pending calls and approvals are kept (the
+	// approvals bucket's max age); 0 means DefaultApprovalTTL.
+	ApprovalTTL time.Duration
+	// Replicas of both buckets; 0 means 1.
+	Replicas int
+	// Storage of both buckets; the zero value is file storage, so
+	// approvals survive a server restart.
+	Storage jetstream.StorageType
+}
+
+// DefaultApprovalTTL is how long an approval (or a pending call) lasts.
+const DefaultApprovalTTL = 24 * time.Hour
+
+// KVStore is a Store on two JetStream KV buckets, shared by every worker
+// and client of a fleet, and durable across restarts. Keys:
+//
+//	<Bucket>          s.<session>                   SessionPolicy (JSON)
+//	<ApprovalsBucket> pending.<session>.<call-id>   Pending (JSON)
+//	<ApprovalsBucket> approval.<session>.<call-id>  Approval (JSON)
+//
+// A session or call id made only of [A-Za-z0-9_-] is used as is; anything
+// else is written "=" + unpadded base64url. Policies change by
+// compare-and-set, and an approval is consumed by deleting exactly the
+// revision that was read, so two workers can never both use it. KV reads
+// are not read-after-write consistent across a cluster (a worker may see a
+// just-made approval a moment late and answer approval_required once more);
+// on a single server they are.
+type KVStore struct {
+	policies  jetstream.KeyValue
+	approvals jetstream.KeyValue
+}
+
+// NewKVStore creates (or opens) the buckets.
+func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KVStore, error) {
+	if cfg == nil {
+		cfg = &KVConfig{}
+	}
+	c := *cfg
+	if c.Bucket == "" {
+		c.Bucket = "toolbus_permissions"
+	}
+	if c.ApprovalsBucket == "" {
+		c.ApprovalsBucket = "toolbus_approvals"
+	}
+	if c.ApprovalTTL == 0 {
+		c.ApprovalTTL = DefaultApprovalTTL
+	}
+	if c.ApprovalTTL < 0 {
+		return nil, fmt.Errorf("permission: negative approval TTL %v", c.ApprovalTTL)
+	}
+	if c.Bucket == c.ApprovalsBucket {
+		return nil, fmt.Errorf("permission: the policy and approval buckets must differ (both %q)", c.Bucket)
+	}
+	pol, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: c.Bucket, Description: "toolbus session permission policies",
+		Replicas: c.Replicas, Storage: c.Storage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)
+	}
+	appr, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: c.ApprovalsBucket, Description: "toolbus pending calls and one-shot approvals",
+		TTL: c.ApprovalTTL, Replicas: c.Replicas, Storage: c.Storage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("permission: bucket %q: %w", c.ApprovalsBucket, err)
+	}
+	return &KVStore{policies: pol, approvals: appr}, nil
+}
+
+var plainKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// keyToken encodes s as one KV key token.
+func keyToken(s string) string {
+	if plainKeyRE.MatchString(s) {
+		return s
+	}
+	return "=" + base64.RawURLEncoding.EncodeToString([]byte(s))
+}
+
+func sessionKey(session string) string { return "s." + keyToken(session) }
+func pendingKey(session, callID string) string {
+	return "pending." + keyToken(session) + "." + keyToken(callID)
+}
+func approvalKey(session, callID string) string {
+	return "approval." + keyToken(session) + "." + keyToken(callID)
+}
+
+// LoadSession implements Store.
+func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolicy, bool, error) {
+	var p SessionPolicy
+	_, ok, err := getJSON(ctx, s.policies, sessionKey(session), &p)
+	return p, ok, err
+}
+
+// maxCASAttempts bounds UpdateSession's retries under contention.
+const maxCASAttempts = 32
+
+// UpdateSession implements Store.
+func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*SessionPolicy) error) (SessionPolicy, error) {
+	key := sessionKey(session)
+	for range maxCASAttempts {
+		var p SessionPolicy
+		rev, _, err := getJSON(ctx, s.policies, key, &p)
+		if err != nil {
+			return SessionPolicy{}, err
+		}
+		if err := fn(&p); err != nil {
+			return SessionPolicy{}, err
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			return SessionPolicy{}, err
+		}
+		if rev == 0 {
+			_, err = s.policies.Create(ctx, key, b)
+		} else {
+			_, err = s.policies.Update(ctx, key, b, rev)
+		}
+		switch {
+		case err == nil:
+			return p, nil
+		case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+			continue // another writer won; read again
+		default:
+			return SessionPolicy{}, fmt.Errorf("permission: storing the policy of session %q: %w", session, err)
+		}
+	}
+	return SessionPolicy{}, fmt.Errorf("permission: storing the policy of session %q: too much contention", session)
+}
+
+// PutPending implements Store.
+func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
+	return putJSON(ctx, s.approvals, pendingKey(p.Session, p.CallID), p)
+}
+
+// FindPending implements Store.
+func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pending, error) {
+	if session != "" {
+		var p Pending
+		_, ok, err := getJSON(ctx, s.approvals, pendingKey(session, callID), &p)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return []Pending{p}, nil
+	}
+	lister, err := s.approvals.ListKeysFiltered(ctx, "pending.*."+keyToken(callID))
+	if err != nil {
+		return nil, fmt.Errorf("permission: listing pending calls: %w", err)
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []Pending
+	for _, k := range keys {
+		var p Pending
+		if _, ok, err := getJSON(ctx, s.approvals, k, &p); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b Pending) int { return a.Created.Compare(b.Created) })
+	return out, nil
+}
+
+// DeletePending implements Store.
+func (s *KVStore) DeletePending(ctx context.Context, session, callID string) error {
+	err := s.approvals.Delete(ctx, pendingKey(session, callID))
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("permission: deleting a pending call: %w", err)
+	}
+	return nil
+}
+
+// PutApproval implements Store.
+func (s *KVStore) PutApproval(ctx context.Context, a Approval) error {
+	return putJSON(ctx, s.approvals, approvalKey(a.Session, a.CallID), a)
+}
+
+// LoadApproval implements Store.
+func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (Approval, bool, error) {
+	var a Approval
+	rev, ok, err := getJSON(ctx, s.approvals, approvalKey(session, callID), &a)
+	a.Revision = rev
+	return a, ok, err
+}
+
+// ConsumeApproval implements Store.
+func (s *KVStore) ConsumeApproval(ctx context.Context, a Approval) (bool, error) {
+	err := s.approvals.Delete(ctx, approvalKey(a.Session, a.CallID), jetstream.LastRevision(a.Revision))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
+		return false, nil
+	}
+	return false, fmt.Errorf("permission: consuming an approval: %w", err)
+}
+
+// getJSON reads key into v; rev is 0 and ok false when the key is absent.
+func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (rev uint64, ok bool, err error) {
+	e, err := kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("permission: reading %s: %w", strings.SplitN(key, ".", 2)[0], err)
+	}
+	if err := json.Unmarshal(e.Value(), v); err != nil {
+		return 0, false, fmt.Errorf("permission: decoding %s: %w", key, err)
+	}
+	return e.Revision(), true, nil
+}
+
+func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := kv.Put(ctx, key, b); err != nil {
+		return fmt.Errorf("permission: writing %s: %w", strings.SplitN(key, ".", 2)[0], err)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package permission
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// dangerousFiles are files that run code or hold credentials when a shell,
+// git or a package manager starts: writing them is always a safety ask.
+var dangerousFiles = []string{
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zprofile", ".zshenv", ".zlogin",
+	".gitconfig", ".gitmodules", ".netrc", ".npmrc", ".pypirc", ".mcp.json",
+}
+
+// dangerousDirs are directories anywhere in a path whose files run code or
+// hold credentials.
+var dangerousDirs = []string{".git", ".ssh", ".gnupg", ".aws", ".kube", ".docker", ".vscode", ".idea"}
+
+// systemDirs are absolute trees no tool should write to unasked.
+var systemDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib32", "/lib64", "/dev", "/proc", "/sys", "/var/lib"}
+
+// harmlessDevices may be written (redirected to) freely.
+var harmlessDevices = []string{"/dev/null", "/dev/stdout", "/dev/stderr"}
+
+// dangerousPath says why writing abs (an absolute, cleaned path) needs a
+// safety confirmation, or "" when it does not.
+func dangerousPath(p string) string {
+	if strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, "//") {
+		return "it is a network (UNC) path"
+	}
+	p = filepath.ToSlash(filepath.Clean(p))
+	if slices.Contains(harmlessDevices, p) {
+		return ""
+	}
+	base := filepath.Base(p)
+	if slices.Contains(dangerousFiles, base) {
+		return "'" + base + "' is a configuration file that runs code or holds credentials"
+	}
+	for _, part := range strings.Split(p, "/") {
+		if slices.Contains(dangerousDirs, part) {
+			return "it is inside a '" + part + "' directory"
+		}
+	}
+	if p == "/" {
+		return "it is the root directory"
+	}
+	for _, d := range systemDirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return "it is inside the system directory " + d
+		}
+	}
+	return ""
+}
+
+var home = sync.OnceValue(func() string {
+	h, _ := os.UserHomeDir()
+	return h
+})
+
+// absPath expands "~" and makes p absolute against the first working
+// directory (a relative path with no working directory stays relative).
+func absPath(p string, workingDirs []string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h := home(); h != "" {
+			p = filepath.Join(h, p[1:])
+		}
+	} else if strings.HasPrefix(p, "$HOME/") || p == "$HOME" {
+		if h := home(); h != "" {
+			p = filepath.Join(h, strings.TrimPrefix(p, "$HOME"))
+		}
+	}
+	if !filepath.IsAbs(p) && len(workingDirs) > 0 {
+		p = filepath.Join(workingDirs[0], p)
+	}
+	return filepath.Clean(p)
+}
+
+// realPath resolves symbolic links in the longest existing prefix of p,
+// so a path reached through a link compares equal to its target.
+func realPath(p string) string {
+	rest := ""
+	for q := p; ; {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(q)
+		if parent == q {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+		q = parent
+	}
+}
+
+// inWorkingDirs reports whether p is one of the working directories or
+// inside one, after resolving symbolic links on both sides.
+func inWorkingDirs(p string, workingDirs []string) bool {
+	if !filepath.IsAbs(p) {
+		return false
+	}
+	rp := realPath(p)
+	for _, wd := range workingDirs {
+		if wd == "" {
+			continue
+		}
+		w := realPath(filepath.Clean(wd))
+		if rp == w || strings.HasPrefix(rp, strings.TrimSuffix(w, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+var globCache sync.Map // pattern → *regexp.Regexp
+
+// matchGlob matches a path pattern: "*" within one path segment, "**"
+// across segments, "?" one character; a pattern without "/" matches the
+// base name ("*.env"); a pattern ending in "/" matches everything under
+// that directory.
+func matchGlob(pattern, p string) bool {
+	p = filepath.ToSlash(p)
+	if strings.HasSuffix(pattern, "/") {
+		pattern += "**"
+	}
+	if !strings.Contains(pattern, "/") {
+		p = filepath.Base(p)
+	}
+	re, ok := globCache.Load(pattern)
+	if !ok {
+		re, _ = globCache.LoadOrStore(pattern, globRegexp(pattern))
+	}
+	return re.(*regexp.Regexp).MatchString(p)
+}
+
+func globRegexp(glob string) *regexp.Regexp {
+	pattern := []rune(glob)
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; c {
+		case '*':
+			if i+1 < len(pattern) && pattern[i+1] == '*' {
+				i++
+				if i+1 < len(pattern) && pattern[i+1] == '/' {
+					i++
+					b.WriteString("(?:.*/)?") // "**/" also matches no directory
+				} else {
+					b.WriteString(".*")
+				}
+			} else {
+				b.WriteString("[^/]*")
+			}
+		case '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}

@@ -1,0 +1,452 @@
+package permission
+
+import (
+	"errors"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// simpleCmd is one command of a shell line: its words (quotes removed,
+// leading VAR=value assignments dropped) and the files it redirects output
+// to.
+type simpleCmd struct {
+	args    []string
+	outputs []string
+}
+
+// text is the command as rules see it: its words joined by one space.
+func (c simpleCmd) text() string { return strings.Join(c.args, " ") }
+
+// shellLine is a parsed command line.
+type shellLine struct {
+	cmds []simpleCmd
+	// subst: the line uses command or process substitution ($(…), `…`,
+	// <(…), >(…)), which can run anything.
+	subst bool
+}
+
+var errUnterminated = errors.New("unterminated quote")
+
+// parseShell splits a command line into simple commands at ;, &, &&, ||,
+// | and newlines, removing quotes. It is deliberately small: anything it
+// cannot classify is treated as not read-only by its callers.
+func parseShell(line string) (shellLine, error) {
+	var out shellLine
+	var cur simpleCmd
+	var word strings.Builder
+	inWord := false
+	redirect := false // the next word is a redirection target
+	flushWord := func() {
+		if !inWord {
+			return
+		}
+		w := word.String()
+		word.Reset()
+		inWord = false
+		if redirect {
+			redirect = false
+			cur.outputs = append(cur.outputs, w)
+			return
+		}
+		if len(cur.args) == 0 && isAssignment(w) {
+			return
+		}
+		cur.args = append(cur.args, w)
+	}
+	flushCmd := func() {
+		flushWord()
+		if len(cur.args) > 0 || len(cur.outputs) > 0 {
+			out.cmds = append(out.cmds, cur)
+		}
+		cur = simpleCmd{}
+		redirect = false
+	}
+	rs := []rune(line)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		next := rune(0)
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		switch {
+		case c == '\'':
+			inWord = true
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				j++
+			}
+			if j >= len(rs) {
+				return out, errUnterminated
+			}
+			word.WriteString(string(rs[i+1 : j]))
+			i = j
+		case c == '"':
+			inWord = true
+			j := i + 1
+			for ; j < len(rs) && rs[j] != '"'; j++ {
+				switch {
+				case rs[j] == '\\' && j+1 < len(rs):
+					j++
+					word.WriteRune(rs[j])
+					continue
+				case rs[j] == '`', rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(':
+					out.subst = true
+				}
+				word.WriteRune(rs[j])
+			}
+			if j >= len(rs) {
+				return out, errUnterminated
+			}
+			i = j
+		case c == '\\':
+			if next == '\n' {
+				i++
+				continue
+			}
+			if next != 0 {
+				inWord = true
+				word.WriteRune(next)
+				i++
+			}
+		case c == '`', c == '$' && next == '(', (c == '<' || c == '>') && next == '(':
+			out.subst = true
+			inWord = true
+			word.WriteRune(c)
+		case c == ';' || c == '\n' || c == '|' || c == '&' && next != '>':
+			if c == '|' && next == '&' { // |& pipes stderr too
+				i++
+			}
+			if (c == '&' || c == '|') && next == c {
+				i++
+			}
+			flushCmd()
+		case c == '>' || c == '<' || c == '&' && next == '>':
+			// A file-descriptor number right before the operator (2>)
+			// is not a word.
+			if inWord && isDigits(word.String()) {
+				word.Reset()
+				inWord = false
+			} else {
+				flushWord()
+			}
+			if c == '&' {
+				i++
+			}
+			isOut := rs[i] == '>'
+			for i+1 < len(rs) && (rs[i+1] == '>' || rs[i+1] == '|') {
+				i++
+			}
+			if i+1 < len(rs) && rs[i+1] == '&' { // >&2, 2>&1: a descriptor, not a file
+				i++
+				for i+1 < len(rs) && (rs[i+1] >= '0' && rs[i+1] <= '9' || rs[i+1] == '-') {
+					i++
+				}
+				continue
+			}
+			redirect = isOut
+			if !isOut {
+				// Input redirection: the target is read, not written; keep
+				// it out of the arguments too.
+				redirect = false
+				for i+1 < len(rs) && rs[i+1] == ' ' {
+					i++
+				}
+				j := i + 1
+				for j < len(rs) && !strings.ContainsRune(" \t;&|<>\n", rs[j]) {
+					j++
+				}
+				i = j - 1
+			}
+		case c == ' ' || c == '\t':
+			flushWord()
+		default:
+			inWord = true
+			word.WriteRune(c)
+		}
+	}
+	flushCmd()
+	return out, nil
+}
+
+var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+func isAssignment(w string) bool { return assignRE.MatchString(w) }
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// readOnlyCommands are commands that only read, each with a check of its
+// arguments (nil: any arguments).
+var readOnlyCommands = map[string]func(args []string) bool{
+	"ls": nil, "pwd": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil,
+	"echo": nil, "printf": nil, "grep": nil, "egrep": nil, "fgrep": nil, "rg": nil,
+	"which": nil, "whoami": nil, "id": nil, "uname": nil, "stat": nil, "file": nil,
+	"du": nil, "df": nil, "tree": nil, "printenv": nil, "basename": nil, "dirname": nil,
+	"realpath": nil, "readlink": nil, "diff": nil, "cut": nil, "tr": nil, "true": nil,
+	"false": nil, "test": nil, "[": nil, "nl": nil, "md5sum": nil, "sha256sum": nil,
+	"date":     func(a []string) bool { return !hasFlag(a, "-s", "--set") },
+	"hostname": func(a []string) bool { return len(nonFlags(a)) == 0 },
+	"sort":     func(a []string) bool { return !hasFlagPrefix(a, "-o", "--output") },
+	"uniq":     func(a []string) bool { return len(nonFlags(a)) <= 1 },
+	"find": func(a []string) bool {
+		return !hasFlag(a, "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls")
+	},
+	"git": func(a []string) bool {
+		if len(a) == 0 {
+			return false
+		}
+		switch a[0] {
+		case "status", "log", "diff", "show", "ls-files", "rev-parse", "blame", "shortlog", "describe":
+			return !hasFlagPrefix(a[1:], "--output")
+		case "branch":
+			for _, x := range a[1:] {
+				if !slices.Contains([]string{"-a", "-r", "-v", "-vv", "--list", "--all", "--remotes", "--show-current"}, x) {
+					return false
+				}
+			}
+			return true
+		case "remote":
+			return len(a) == 1 || len(a) == 2 && a[1] == "-v"
+		}
+		return false
+	},
+}
+
+func hasFlag(args []string, flags ...string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return slices.Contains(flags, a) })
+}
+
+func hasFlagPrefix(args []string, prefixes ...string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(a, p) })
+	})
+}
+
+func nonFlags(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// readOnlyCmd reports whether one simple command only reads: a known
+// read-only command, no output redirection except to harmless devices.
+func readOnlyCmd(c simpleCmd) bool {
+	if len(c.args) == 0 {
+		return false
+	}
+	for _, o := range c.outputs {
+		if !slices.Contains(harmlessDevices, o) {
+			return false
+		}
+	}
+	check, ok := readOnlyCommands[c.args[0]]
+	return ok && (check == nil || check(c.args[1:]))
+}
+
+// shellReadOnly reports whether a whole command line only reads.
+func shellReadOnly(command string) bool {
+	line, err := parseShell(command)
+	if err != nil || line.subst || len(line.cmds) == 0 {
+		return false
+	}
+	for _, c := range line.cmds {
+		if !readOnlyCmd(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// fsCommands are the file-system commands ModeAcceptEdits allows inside
+// the working directories. The function returns the paths a command
+// writes, or ok=false when it cannot tell.
+var fsCommands = map[string]func(args []string) (targets []string, ok bool){
+	"mkdir": plainTargets, "touch": plainTargets, "rm": plainTargets,
+	"rmdir": plainTargets, "cp": plainTargets, "mv": plainTargets,
+	"sed": func(args []string) ([]string, bool) {
+		inPlace := false
+		var rest []string
+		scriptGiven := false
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "-i" || strings.HasPrefix(a, "-i") || a == "--in-place" || strings.HasPrefix(a, "--in-place="):
+				inPlace = true
+			case a == "-e" || a == "-f":
+				scriptGiven = true
+				i++
+			case strings.HasPrefix(a, "-"):
+			default:
+				rest = append(rest, a)
+			}
+		}
+		if !inPlace {
+			return nil, false
+		}
+		if !scriptGiven {
+			if len(rest) == 0 {
+				return nil, false
+			}
+			rest = rest[1:] // the first operand is the script
+		}
+		return rest, len(rest) > 0
+	},
+}
+
+func plainTargets(args []string) ([]string, bool) {
+	t := nonFlags(args)
+	return t, len(t) > 0
+}
+
+// dangerousRemoval reports an rm/rmdir of the root, the home directory or
+// a top-level directory.
+func dangerousRemoval(c simpleCmd, workingDirs []string) string {
+	if len(c.args) == 0 || c.args[0] != "rm" && c.args[0] != "rmdir" {
+		return ""
+	}
+	for _, a := range nonFlags(c.args[1:]) {
+		if a == "*" || a == "/*" || a == "~/*" {
+			return "it removes everything matching " + a
+		}
+		p := absPath(a, workingDirs)
+		if !filepath.IsAbs(p) {
+			continue
+		}
+		if p == "/" || p == home() || filepath.Dir(p) == "/" {
+			return "it removes " + p
+		}
+	}
+	return ""
+}
+
+// shellSafety returns why a command line needs a safety confirmation, or
+// "".
+func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
+	if parseErr != nil {
+		return "the command cannot be parsed (" + parseErr.Error() + ")"
+	}
+	if line.subst {
+		return "the command uses command substitution, which can run any command"
+	}
+	for _, c := range line.cmds {
+		if why := dangerousRemoval(c, workingDirs); why != "" {
+			return why
+		}
+		if len(c.args) > 0 {
+			name := c.args[0]
+			if strings.HasPrefix(name, "mkfs") || name == "dd" && slices.ContainsFunc(c.args, func(a string) bool { return strings.HasPrefix(a, "of=/dev/") }) {
+				return "it writes to a raw device"
+			}
+			if strings.Contains(c.text(), ":(){") {
+				return "it is a fork bomb"
+			}
+		}
+		if readOnlyCmd(c) {
+			continue
+		}
+		for _, p := range append(pathLikeArgs(c.args[min(1, len(c.args)):]), c.outputs...) {
+			if why := dangerousPath(absPath(p, workingDirs)); why != "" {
+				return "it touches " + p + ": " + why
+			}
+		}
+	}
+	return ""
+}
+
+// pathLikeArgs are the arguments that look like paths.
+func pathLikeArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if strings.ContainsRune(a, '/') || strings.HasPrefix(a, ".") || strings.HasPrefix(a, "~") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// shellEditsInside reports whether every command of the line is read-only
+// or a file-system command whose targets (and output redirections) all lie
+// inside the working directories, with at least one such target.
+func shellEditsInside(line shellLine, workingDirs []string) bool {
+	if len(workingDirs) == 0 || line.subst || len(line.cmds) == 0 {
+		return false
+	}
+	edits := 0
+	for _, c := range line.cmds {
+		if readOnlyCmd(c) {
+			continue
+		}
+		if len(c.args) == 0 {
+			return false
+		}
+		fn, ok := fsCommands[c.args[0]]
+		if !ok {
+			return false
+		}
+		targets, ok := fn(c.args[1:])
+		if !ok {
+			return false
+		}
+		for _, p := range append(targets, c.outputs...) {
+			if !inWorkingDirs(absPath(p, workingDirs), workingDirs) {
+				return false
+			}
+		}
+		edits++
+	}
+	return edits > 0
+}
+
+// matchCommand matches a shell rule pattern against one simple command's
+// text: "prefix:*" or "prefix *" matches the prefix as whole words, a
+// pattern with another "*" is a wildcard over the whole text, and any
+// other pattern must equal the text.
+func matchCommand(pattern, cmd string) bool {
+	for _, suffix := range []string{":*", " *"} {
+		if p, ok := strings.CutSuffix(pattern, suffix); ok {
+			p = strings.Join(strings.Fields(p), " ")
+			return cmd == p || strings.HasPrefix(cmd, p+" ")
+		}
+	}
+	if strings.Contains(pattern, "*") {
+		parts := strings.Split(pattern, "*")
+		for i := range parts {
+			parts[i] = regexp.QuoteMeta(parts[i])
+		}
+		return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$").MatchString(cmd)
+	}
+	return cmd == strings.Join(strings.Fields(pattern), " ")
+}
+
+var subcommandRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// suggestPrefix is the rule prefix suggested for a command: its name, and
+// its sub-command when the second word is a plain word ("npm install").
+func suggestPrefix(c simpleCmd) string {
+	if len(c.args) == 0 {
+		return ""
+	}
+	p := c.args[0]
+	if len(c.args) > 1 && subcommandRE.MatchString(c.args[1]) {
+		p += " " + c.args[1]
+	}
+	return p + ":*"
+}

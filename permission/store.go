@@ -1,0 +1,181 @@
+package permission
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// SessionPolicy is what a session stores: its mode ("" means the guard's
+// default) and its own rules, added to the worker-wide ones.
+type SessionPolicy struct {
+	Mode  Mode   `json:"mode,omitempty" msgpack:"mode,omitempty"`
+	Rules []Rule `json:"rules,omitempty" msgpack:"rules,omitempty"`
+}
+
+// Pending is a call that ended approval_required, kept so a human can
+// approve it by call id.
+type Pending struct {
+	Session string `json:"session" msgpack:"session"`
+	CallID  string `json:"call_id" msgpack:"call_id"`
+	Tool    string `json:"tool" msgpack:"tool"`
+	// Digest identifies the input (see Digest); the approval is bound to it.
+	Digest string `json:"digest" msgpack:"digest"`
+	// Input is the canonical JSON input, cut at MaxPendingInput bytes, for
+	// the human to read before approving.
+	Input     string    `json:"input" msgpack:"input"`
+	Message   string    `json:"message" msgpack:"message"`
+	Reason    string    `json:"reason" msgpack:"reason"`
+	Safety    bool      `json:"safety,omitempty" msgpack:"safety,omitempty"`
+	Suggested []Rule    `json:"suggested,omitempty" msgpack:"suggested,omitempty"`
+	Created   time.Time `json:"created" msgpack:"created"`
+}
+
+// MaxPendingInput caps Pending.Input.
+const MaxPendingInput = 8 << 10
+
+// Approval lets one call run once: the call with this session and id,
+// calling this tool with input of this digest.
+type Approval struct {
+	Session string    `json:"session" msgpack:"session"`
+	CallID  string    `json:"call_id" msgpack:"call_id"`
+	Tool    string    `json:"tool" msgpack:"tool"`
+	Digest  string    `json:"digest" msgpack:"digest"`
+	By      string    `json:"by,omitempty" msgpack:"by,omitempty"`
+	Created time.Time `json:"created" msgpack:"created"`
+	// Revision is the store's version of the approval, set by
+	// LoadApproval, used by ConsumeApproval.
+	Revision uint64 `json:"-" msgpack:"-"`
+}
+
+// Store keeps per-session policies, pending calls and approvals. Every
+// worker of a fleet must see the same store (KVStore); MemoryStore serves
+// a single process. Implementations are safe for concurrent use.
+type Store interface {
+	// LoadSession returns a session's policy; ok is false when it has none.
+	LoadSession(ctx context.Context, session string) (p SessionPolicy, ok bool, err error)
+	// UpdateSession changes a session's policy atomically: fn gets the
+	// current policy (zero when none) and edits it; an error from fn aborts.
+	UpdateSession(ctx context.Context, session string, fn func(*SessionPolicy) error) (SessionPolicy, error)
+	// PutPending records (or replaces) a pending call.
+	PutPending(ctx context.Context, p Pending) error
+	// FindPending returns the pending calls with this id; session "" means
+	// any session.
+	FindPending(ctx context.Context, session, callID string) ([]Pending, error)
+	// DeletePending forgets a pending call; unknown ones are ignored.
+	DeletePending(ctx context.Context, session, callID string) error
+	// PutApproval records (or replaces) an approval.
+	PutApproval(ctx context.Context, a Approval) error
+	// LoadApproval returns the approval for a call, with its Revision.
+	LoadApproval(ctx context.Context, session, callID string) (a Approval, ok bool, err error)
+	// ConsumeApproval deletes the approval if it is still the revision that
+	// was loaded; false when another worker consumed (or replaced) it first.
+	ConsumeApproval(ctx context.Context, a Approval) (bool, error)
+}
+
+// MemoryStore is an in-process Store.
+type MemoryStore struct {
+	mu        sync.Mutex
+	rev       uint64
+	sessions  map[string]SessionPolicy
+	pending   map[[2]string]Pending
+	approvals map[[2]string]Approval
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{
+		sessions:  map[string]SessionPolicy{},
+		pending:   map[[2]string]Pending{},
+		approvals: map[[2]string]Approval{},
+	}
+}
+
+func clonePolicy(p SessionPolicy) SessionPolicy {
+	p.Rules = slices.Clone(p.Rules)
+	return p
+}
+
+// LoadSession implements Store.
+func (m *MemoryStore) LoadSession(_ context.Context, session string) (SessionPolicy, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.sessions[session]
+	return clonePolicy(p), ok, nil
+}
+
+// UpdateSession implements Store.
+func (m *MemoryStore) UpdateSession(_ context.Context, session string, fn func(*SessionPolicy) error) (SessionPolicy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := clonePolicy(m.sessions[session])
+	if err := fn(&p); err != nil {
+		return SessionPolicy{}, err
+	}
+	m.sessions[session] = clonePolicy(p)
+	return p, nil
+}
+
+// PutPending implements Store.
+func (m *MemoryStore) PutPending(_ context.Context, p Pending) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p.Suggested = slices.Clone(p.Suggested)
+	m.pending[[2]string{p.Session, p.CallID}] = p
+	return nil
+}
+
+// FindPending implements Store.
+func (m *MemoryStore) FindPending(_ context.Context, session, callID string) ([]Pending, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Pending
+	for k, p := range m.pending {
+		if k[1] == callID && (session == "" || k[0] == session) {
+			p.Suggested = slices.Clone(p.Suggested)
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b Pending) int { return a.Created.Compare(b.Created) })
+	return out, nil
+}
+
+// DeletePending implements Store.
+func (m *MemoryStore) DeletePending(_ context.Context, session, callID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.pending, [2]string{session, callID})
+	return nil
+}
+
+// PutApproval implements Store.
+func (m *MemoryStore) PutApproval(_ context.Context, a Approval) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rev++
+	a.Revision = m.rev
+	m.approvals[[2]string{a.Session, a.CallID}] = a
+	return nil
+}
+
+// LoadApproval implements Store.
+func (m *MemoryStore) LoadApproval(_ context.Context, session, callID string) (Approval, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.approvals[[2]string{session, callID}]
+	return a, ok, nil
+}
+
+// ConsumeApproval implements Store.
+func (m *MemoryStore) ConsumeApproval(_ context.Context, a Approval) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]string{a.Session, a.CallID}
+	cur, ok := m.approvals[k]
+	if !ok || cur.Revision != a.Revision {
+		return false, nil
+	}
+	delete(m.approvals, k)
+	return true, nil
+}

@@ -1,0 +1,268 @@
+package permission
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Kind is how the permission engine sees a tool. It is chosen by name:
+// the built-in names below, "mcp__" for MCP tools, anything else is a
+// function tool.
+type Kind int
+
+const (
+	// KindFunction: a tool written in Go (or any tool not named below).
+	KindFunction Kind = iota
+	// KindMCP: a tool proxied from an MCP server (name "mcp__<server>__<tool>");
+	// its ReadOnly flag comes from the server's readOnlyHint.
+	KindMCP
+	// KindMeta: reset_tools.
+	KindMeta
+	// KindSkill: the Skill viewer.
+	KindSkill
+	// KindShell: execute_shell_command; input key "command".
+	KindShell
+	// KindPython: execute_python_code; input key "code".
+	KindPython
+	// KindFileRead: view_text_file; input key "file_path" (or "path").
+	KindFileRead
+	// KindFileWrite: write_text_file and insert_text_file; input key
+	// "file_path" (or "path").
+	KindFileWrite
+)
+
+// Names of the built-in tools the engine knows.
+const (
+	ShellTool      = "execute_shell_command"
+	PythonTool     = "execute_python_code"
+	ViewFileTool   = "view_text_file"
+	WriteFileTool  = "write_text_file"
+	InsertFileTool = "insert_text_file"
+	SkillTool      = "Skill"
+	MCPPrefix      = "mcp__"
+)
+
+var builtinKinds = map[string]Kind{
+	toolkit.MetaToolName: KindMeta,
+	SkillTool:            KindSkill,
+	ShellTool:            KindShell,
+	PythonTool:           KindPython,
+	ViewFileTool:         KindFileRead,
+	WriteFileTool:        KindFileWrite,
+	InsertFileTool:       KindFileWrite,
+}
+
+// KindOf returns the kind of the tool with the given name.
+func KindOf(name string) Kind {
+	if k, ok := builtinKinds[name]; ok {
+		return k
+	}
+	if strings.HasPrefix(name, MCPPrefix) {
+		return KindMCP
+	}
+	return KindFunction
+}
+
+// String returns the kind's name ("function", "mcp", "shell", …).
+func (k Kind) String() string {
+	return [...]string{"function", "mcp", "meta", "skill", "shell", "python", "file_read", "file_write"}[k]
+}
+
+// kindSpec is everything the engine needs to know about one kind of tool.
+// The whole table is `kinds` below: what is read-only, what the tool's own
+// check says, what rule patterns are matched against and what rules are
+// suggested.
+type kindSpec struct {
+	// readOnly: step 3, the fast path that allows in every mode.
+	readOnly func(t *toolkit.Tool, in map[string]any) bool
+	// mayReadOnly: some call of the tool can be read-only (used to hide
+	// tools in ModeExplore).
+	mayReadOnly func(t *toolkit.Tool) bool
+	// check: step 4, the tool's own opinion. Behavior "" means none.
+	check func(p Policy, t *toolkit.Tool, in map[string]any) Decision
+	// subjects: what rule patterns are matched against (nil: only
+	// name-level rules match).
+	subjects func(p Policy, in map[string]any) []subject
+	// match: a pattern against one subject.
+	match func(pattern, subject string) bool
+	// suggest: rules that would allow the call.
+	suggest func(p Policy, t *toolkit.Tool, in map[string]any) []Rule
+}
+
+var kinds = map[Kind]kindSpec{
+	KindFunction: {
+		readOnly:    flagReadOnly,
+		mayReadOnly: func(t *toolkit.Tool) bool { return t.ReadOnly },
+		check:       askCheck("Permission required for %s."),
+		suggest:     nameRule,
+	},
+	KindMCP: {
+		readOnly:    flagReadOnly,
+		mayReadOnly: func(t *toolkit.Tool) bool { return t.ReadOnly },
+		check:       askCheck("MCP tools must be explicitly allowed by the user (%s)."),
+		suggest:     nameRule,
+	},
+	KindMeta: {
+		readOnly:    never,
+		mayReadOnly: func(*toolkit.Tool) bool { return false },
+		check:       allowCheck,
+		suggest:     nameRule,
+	},
+	KindSkill: {
+		readOnly:    always,
+		mayReadOnly: func(*toolkit.Tool) bool { return true },
+		check:       allowCheck,
+		suggest:     nameRule,
+	},
+	KindShell: {
+		readOnly:    func(_ *toolkit.Tool, in map[string]any) bool { return shellReadOnly(str(in, "command")) },
+		mayReadOnly: func(*toolkit.Tool) bool { return true },
+		check:       shellCheck,
+		subjects:    shellSubjects,
+		match:       matchCommand,
+		suggest:     shellSuggest,
+	},
+	KindPython: {
+		readOnly:    never,
+		mayReadOnly: func(*toolkit.Tool) bool { return false },
+		check:       askCheck("Permission required for %s: it runs arbitrary code."),
+		suggest:     nameRule,
+	},
+	KindFileRead: {
+		readOnly:    always,
+		mayReadOnly: func(*toolkit.Tool) bool { return true },
+		check:       allowCheck,
+		subjects:    fileSubjects,
+		match:       matchGlob,
+		suggest:     fileSuggest,
+	},
+	KindFileWrite: {
+		readOnly:    never,
+		mayReadOnly: func(*toolkit.Tool) bool { return false },
+		check:       fileWriteCheck,
+		subjects:    fileSubjects,
+		match:       matchGlob,
+		suggest:     fileSuggest,
+	},
+}
+
+func flagReadOnly(t *toolkit.Tool, _ map[string]any) bool { return t.ReadOnly }
+func always(*toolkit.Tool, map[string]any) bool           { return true }
+func never(*toolkit.Tool, map[string]any) bool            { return false }
+
+func allowCheck(_ Policy, t *toolkit.Tool, _ map[string]any) Decision {
+	return Decision{Behavior: Allow, Reason: "tool check", Message: fmt.Sprintf("%s is always allowed.", t.Name)}
+}
+
+// askCheck is the check of tools that have no opinion beyond "ask": a
+// non-safety ASK, which lets allow rules and the mode decide.
+func askCheck(format string) func(Policy, *toolkit.Tool, map[string]any) Decision {
+	return func(_ Policy, t *toolkit.Tool, _ map[string]any) Decision {
+		return Decision{Behavior: Ask, Reason: "tool check", Message: fmt.Sprintf(format, t.Name)}
+	}
+}
+
+func nameRule(_ Policy, t *toolkit.Tool, _ map[string]any) []Rule {
+	return []Rule{{Tool: t.Name, Behavior: Allow, Source: "suggested"}}
+}
+
+func str(in map[string]any, key string) string {
+	s, _ := in[key].(string)
+	return s
+}
+
+// filePath is a file tool's target: "file_path", or "path".
+func filePath(p Policy, in map[string]any) string {
+	f := str(in, "file_path")
+	if f == "" {
+		f = str(in, "path")
+	}
+	if f == "" {
+		return ""
+	}
+	return absPath(f, p.WorkingDirs)
+}
+
+// subject is what a rule pattern is matched against: a shell sub-command
+// or a file path. A read-only subject need not be covered by allow rules.
+type subject struct {
+	text     string
+	readOnly bool
+}
+
+func fileSubjects(p Policy, in map[string]any) []subject {
+	if f := filePath(p, in); f != "" {
+		return []subject{{text: f}}
+	}
+	return nil
+}
+
+func fileWriteCheck(p Policy, t *toolkit.Tool, in map[string]any) Decision {
+	f := filePath(p, in)
+	if f == "" {
+		return Decision{}
+	}
+	if why := dangerousPath(f); why != "" {
+		return Decision{Behavior: Ask, Safety: true, Reason: "safety check",
+			Message: fmt.Sprintf("%s on %s needs confirmation: %s.", t.Name, f, why)}
+	}
+	if p.Mode.orDefault() == ModeAcceptEdits && inWorkingDirs(f, p.WorkingDirs) {
+		return Decision{Behavior: Allow, Reason: "tool check", Message: "Edits inside the working directories are accepted."}
+	}
+	return Decision{}
+}
+
+func fileSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
+	f := filePath(p, in)
+	if f == "" || !filepath.IsAbs(f) {
+		return nameRule(p, t, in)
+	}
+	return []Rule{{Tool: t.Name, Pattern: filepath.ToSlash(filepath.Dir(f)) + "/**", Behavior: Allow, Source: "suggested"}}
+}
+
+func shellSubjects(_ Policy, in map[string]any) []subject {
+	cmd := str(in, "command")
+	line, err := parseShell(cmd)
+	if err != nil || len(line.cmds) == 0 {
+		return []subject{{text: strings.Join(strings.Fields(cmd), " ")}}
+	}
+	out := make([]subject, 0, len(line.cmds))
+	for _, c := range line.cmds {
+		out = append(out, subject{text: c.text(), readOnly: !line.subst && readOnlyCmd(c)})
+	}
+	return out
+}
+
+func shellCheck(p Policy, t *toolkit.Tool, in map[string]any) Decision {
+	line, err := parseShell(str(in, "command"))
+	if why := shellSafety(line, err, p.WorkingDirs); why != "" {
+		return Decision{Behavior: Ask, Safety: true, Reason: "safety check",
+			Message: fmt.Sprintf("%s needs confirmation: %s.", t.Name, why)}
+	}
+	if p.Mode.orDefault() == ModeAcceptEdits && shellEditsInside(line, p.WorkingDirs) {
+		return Decision{Behavior: Allow, Reason: "tool check", Message: "File-system commands inside the working directories are accepted."}
+	}
+	return Decision{}
+}
+
+func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
+	line, err := parseShell(str(in, "command"))
+	if err != nil || line.subst {
+		return nil // only a one-shot approval fits
+	}
+	var out []Rule
+	for _, c := range line.cmds {
+		if readOnlyCmd(c) {
+			continue
+		}
+		r := Rule{Tool: t.Name, Pattern: suggestPrefix(c), Behavior: Allow, Source: "suggested"}
+		if r.Pattern != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+// Package skill loads agent skills (directories with a SKILL.md) and
+// offers them to a model: a prompt that lists the skills of the session's
+// active groups, and the read-only "Skill" tool that returns a skill's
+// instructions. It follows AgentScope 2.x.
+//
+//	tk := toolkit.New(nil)
+//	_ = tk.AddGroup(toolkit.Group{Name: "repair", Description: "Repair tools."})
+//
+//	set, _ := skill.NewSet(nil)
+//	set.AddDir("", "./skills", &skill.LoaderOptions{ScanSubdirs: true}) // basic: always visible
+//	set.AddDir("repair", "./repair-skills", nil)                        // visible while "repair" is active
+//	if err := skill.Install(tk, set); err != nil {                      // adds the "Skill" tool
+//		log.Fatal(err)
+//	}
+//	for _, w := range set.Warnings() { // what a configuration check reports
+//		fmt.Println("skipped:", w) // e.g. skills/bad/SKILL.md: front matter: required field "name" is missing
+//	}
+//	prompt, _ := skill.Instructions(ctx, tk, set, "session-1", 0) // "<agent-skills>…" or ""
+//
+// # SKILL.md
+//
+// A SKILL.md starts with YAML front matter between two lines of dashes;
+// name and description are required, the rest of the front matter is kept
+// in Skill.Metadata, and the markdown after it is the body the Skill tool
+// returns:
+//
+//	---
+//	name: pdf
+//	description: Fill and merge PDF forms.
+//	---
+//	# PDF
+//	Use scripts/fill.py to …
+//
+// # Decisions where AgentScope is silent or differs
+//
+//   - Loading never fails: a missing directory, a missing field, bad YAML
+//     or an unreadable file skips that skill with a Warning (file and
+//     reason), logged once when it first appears. Set.Warnings collects
+//     them for a configuration check.
+//   - Reload is by modification time and size, checked on every query; only
+//     changed files are read again.
+//   - Only a file named exactly SKILL.md makes a skill. The body is trimmed
+//     of surrounding white space.
+//   - No visible skills render "" (2.x returns None). Active groups nil or
+//     empty mean "basic only"; Set.All gives every group's skills (2.x's
+//     activated_groups=None).
+//   - A visible skill whose name repeats replaces the earlier one in its
+//     position, with a warning (2.x main).
+//   - The Skill tool is always listed once installed (2.x lists it only
+//     while some skill is visible); with nothing visible it answers
+//     SkillNotFoundError. Its failure code is tool_error.
+//   - name and description may be YAML numbers or booleans (taken as text,
+//     as 2.x does); lists and maps are rejected.
+package skill

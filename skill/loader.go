@@ -1,0 +1,216 @@
+package skill
+
+import (
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Warning says why a skill was skipped. Path names the file (or the
+// directory, when the directory itself is the problem).
+type Warning struct {
+	Path   string `json:"path" msgpack:"path"`
+	Reason string `json:"reason" msgpack:"reason"`
+}
+
+// String returns "path: reason".
+func (w Warning) String() string { return w.Path + ": " + w.Reason }
+
+// LoaderOptions configure a Loader. A nil *LoaderOptions means the
+// defaults.
+type LoaderOptions struct {
+	// ScanSubdirs also loads every sub-directory (at any depth) that holds a
+	// SKILL.md. The root SKILL.md is always loaded.
+	ScanSubdirs bool
+	// Logger receives one warning per skipped skill, when the problem is
+	// first seen; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Loader loads the skills of one directory: its root SKILL.md and, with
+// ScanSubdirs, those of its sub-directories (in lexical order, root first;
+// symbolic links to directories are not followed).
+//
+// Load never fails. A missing directory, a missing or empty name or
+// description, bad YAML or an unreadable file skips that skill with a
+// Warning naming the file and the reason; the warning is logged once, when
+// it first appears.
+//
+// Every Load checks each SKILL.md's modification time and size and re-reads
+// only the files that changed, so edits take effect without a restart (a
+// change that keeps both the size and the time stamp, within the file
+// system's time resolution, is not seen). A Loader is safe for concurrent
+// use.
+type Loader struct {
+	dir  string
+	scan bool
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	cache  map[string]cached // by SKILL.md path
+	logged map[string]string // path → the reason last logged for it
+}
+
+type cached struct {
+	mtime time.Time
+	size  int64
+	skill *Skill
+	warn  *Warning
+}
+
+// NewLoader returns a Loader for dir. A leading "~" is expanded to the home
+// directory and the path is made absolute.
+func NewLoader(dir string, opts *LoaderOptions) *Loader {
+	if opts == nil {
+		opts = &LoaderOptions{}
+	}
+	l := &Loader{dir: normalizeDir(dir), scan: opts.ScanSubdirs, log: opts.Logger, cache: map[string]cached{}, logged: map[string]string{}}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	return l
+}
+
+func normalizeDir(dir string) string {
+	if dir == "~" || strings.HasPrefix(dir, "~/") || strings.HasPrefix(dir, "~"+string(filepath.Separator)) {
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(home, dir[1:])
+		}
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Clean(dir)
+}
+
+// Dir returns the loader's normalised directory.
+func (l *Loader) Dir() string { return l.dir }
+
+// Load returns the directory's skills (root first) and a warning for each
+// one it skipped. Returned skills are copies.
+func (l *Loader) Load() ([]Skill, []Warning) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	st, err := os.Stat(l.dir)
+	switch {
+	case err != nil:
+		clear(l.cache)
+		return nil, []Warning{*l.warn(l.dir, dirReason(err))}
+	case !st.IsDir():
+		clear(l.cache)
+		return nil, []Warning{*l.warn(l.dir, "skill directory is not a directory")}
+	}
+	delete(l.logged, l.dir)
+
+	files, warns := l.findFiles()
+	var skills []Skill
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
+		seen[f] = true
+		s, w := l.loadFile(f)
+		if w != nil {
+			warns = append(warns, *w)
+			continue
+		}
+		if s != nil {
+			skills = append(skills, *s)
+		}
+	}
+	for f := range l.cache {
+		if !seen[f] {
+			delete(l.cache, f)
+		}
+	}
+	for p := range l.logged {
+		if p != l.dir && !slices.ContainsFunc(warns, func(w Warning) bool { return w.Path == p }) {
+			delete(l.logged, p) // fixed: log it again if it breaks again
+		}
+	}
+	return skills, warns
+}
+
+func dirReason(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "skill directory does not exist"
+	}
+	return "skill directory is not readable: " + err.Error()
+}
+
+// findFiles lists the SKILL.md files to load, root first, and warns about
+// sub-directories it cannot list.
+func (l *Loader) findFiles() ([]string, []Warning) {
+	root := filepath.Join(l.dir, FileName)
+	files := []string{root}
+	if !l.scan {
+		return files, nil
+	}
+	var warns []Warning
+	_ = filepath.WalkDir(l.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() {
+				warns = append(warns, *l.warn(p, "cannot list: "+err.Error()))
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || d.Name() != FileName || p == root {
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	return files, warns
+}
+
+// loadFile returns the skill in path, nil for a root directory without a
+// SKILL.md, or a warning.
+func (l *Loader) loadFile(path string) (*Skill, *Warning) {
+	st, err := os.Stat(path)
+	if err != nil {
+		delete(l.cache, path)
+		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) == l.dir {
+			return nil, nil // a skill root without SKILL.md is simply empty
+		}
+		return nil, l.warn(path, "cannot read: "+err.Error())
+	}
+	if c, ok := l.cache[path]; ok && c.mtime.Equal(st.ModTime()) && c.size == st.Size() {
+		return c.skill, c.warn
+	}
+	c := cached{mtime: st.ModTime(), size: st.Size()}
+	if st.IsDir() {
+		c.warn = l.warn(path, "is a directory, not a file")
+	} else if doc, err := os.ReadFile(path); err != nil {
+		c.warn = l.warn(path, "cannot read: "+err.Error())
+	} else if s, err := Parse(doc, filepath.Dir(path)); err != nil {
+		c.warn = l.warn(path, err.Error())
+	} else {
+		s.UpdatedAt = st.ModTime()
+		c.skill = &s
+	}
+	l.cache[path] = c
+	return c.skill, c.warn
+}
+
+// warn builds a warning and logs it unless the same one was logged last
+// time for that path.
+func (l *Loader) warn(path, reason string) *Warning {
+	if l.logged[path] != reason {
+		l.logged[path] = reason
+		l.log.Warn("skill: skipping", "path", path, "reason", reason)
+	}
+	return &Warning{Path: path, Reason: reason}
+}
+
+// Static is a fixed list of skills, for skills that do not come from a
+// directory (built in, or received from elsewhere).
+type Static []Skill
+
+// Load returns copies of the skills.
+func (s Static) Load() ([]Skill, []Warning) { return slices.Clone([]Skill(s)), nil }

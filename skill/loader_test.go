@@ -1,0 +1,295 @@
+package skill
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// writeSkill writes dir/SKILL.md and returns its path.
+func writeSkill(t *testing.T, dir, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, FileName)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func skillDoc(name, desc, body string) string {
+	return "---\nname: " + name + "\ndescription: " + desc + "\n---\n\n" + body + "\n"
+}
+
+// logBuffer is a slog handler target that records warnings.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func newLogger(t *testing.T) (*slog.Logger, *logBuffer) {
+	t.Helper()
+	b := &logBuffer{}
+	return slog.New(slog.NewTextHandler(b, nil)), b
+}
+
+// skillTree builds the fixture of the 2.x loader tests: a root skill, a
+// sub-directory skill and a nested one.
+func skillTree(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	writeSkill(t, root, skillDoc("root_skill", "A skill in the root directory", "This is the root skill content."))
+	writeSkill(t, filepath.Join(root, "subdir1"), skillDoc("subdir1_skill", "A skill in subdirectory 1", "This is the subdir1 skill content."))
+	writeSkill(t, filepath.Join(root, "subdir1", "subdir2"), skillDoc("subdir2_skill", "A skill in nested subdirectory 2", "This is the subdir2 skill content."))
+	return root
+}
+
+func names(skills []Skill) []string {
+	out := make([]string, len(skills))
+	for i, s := range skills {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func TestLoaderScanSubdirs(t *testing.T) {
+	root := skillTree(t)
+	tests := []struct {
+		scan bool
+		want []string
+	}{
+		{false, []string{"root_skill"}},
+		{true, []string{"root_skill", "subdir1_skill", "subdir2_skill"}},
+	}
+	for _, tt := range tests {
+		log, _ := newLogger(t)
+		skills, warns := NewLoader(root, &LoaderOptions{ScanSubdirs: tt.scan, Logger: log}).Load()
+		if len(warns) != 0 {
+			t.Fatalf("scan=%v: warnings %v", tt.scan, warns)
+		}
+		if got := strings.Join(names(skills), ","); got != strings.Join(tt.want, ",") {
+			t.Fatalf("scan=%v: got %s, want %v", tt.scan, got, tt.want)
+		}
+		for _, s := range skills {
+			if s.Description == "" || !filepath.IsAbs(s.Dir) || !strings.Contains(s.Markdown, "skill content.") || s.UpdatedAt.IsZero() {
+				t.Fatalf("incomplete skill %+v", s)
+			}
+		}
+	}
+}
+
+func TestLoaderFields(t *testing.T) {
+	root := skillTree(t)
+	skills, _ := NewLoader(root, nil).Load()
+	if len(skills) != 1 {
+		t.Fatalf("got %d skills", len(skills))
+	}
+	s := skills[0]
+	if s.Name != "root_skill" || s.Description != "A skill in the root directory" || s.Dir != root ||
+		s.Markdown != "This is the root skill content." || s.UpdatedAt.IsZero() {
+		t.Fatalf("got %+v", s)
+	}
+}
+
+func TestLoaderNoSkill(t *testing.T) {
+	log, buf := newLogger(t)
+	skills, warns := NewLoader(t.TempDir(), &LoaderOptions{ScanSubdirs: true, Logger: log}).Load()
+	if len(skills) != 0 || len(warns) != 0 {
+		t.Fatalf("empty dir: skills %v, warnings %v", skills, warns)
+	}
+	if buf.String() != "" {
+		t.Fatalf("logged %q", buf.String())
+	}
+}
+
+func TestLoaderBadDirectory(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir, reason string
+	}{
+		{"missing", filepath.Join(t.TempDir(), "nope"), "skill directory does not exist"},
+		{"a file", file, "skill directory is not a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, buf := newLogger(t)
+			l := NewLoader(tt.dir, &LoaderOptions{Logger: log})
+			for range 3 {
+				skills, warns := l.Load()
+				if len(skills) != 0 || len(warns) != 1 || warns[0].Path != tt.dir || warns[0].Reason != tt.reason {
+					t.Fatalf("skills %v, warnings %v", skills, warns)
+				}
+			}
+			if n := strings.Count(buf.String(), tt.reason); n != 1 {
+				t.Fatalf("logged %d times, want once:\n%s", n, buf.String())
+			}
+		})
+	}
+}
+
+func TestLoaderExpandsHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	writeSkill(t, filepath.Join(home, "skills"), skillDoc("h", "home skill", "body"))
+	l := NewLoader("~/skills", nil)
+	if l.Dir() != filepath.Join(home, "skills") {
+		t.Fatalf("dir = %q", l.Dir())
+	}
+	skills, warns := l.Load()
+	if len(skills) != 1 || len(warns) != 0 || skills[0].Dir != filepath.Join(home, "skills") {
+		t.Fatalf("skills %v, warnings %v", skills, warns)
+	}
+	rel := NewLoader("relative/dir", nil)
+	if !filepath.IsAbs(rel.Dir()) {
+		t.Fatalf("relative dir not made absolute: %q", rel.Dir())
+	}
+}
+
+// A bad skill is skipped with a warning that names its file; the others
+// load; fixing the file brings it back without a new Loader.
+func TestLoaderSkipsBadSkills(t *testing.T) {
+	root := skillTree(t)
+	bad := map[string]string{
+		"no_name":   "---\ndescription: d\n---\nbody",
+		"no_desc":   "---\nname: x\n---\nbody",
+		"bad_yaml":  "---\nname: [x\ndescription: d\n---\nbody",
+		"no_fm":     "just markdown",
+		"not_close": "---\nname: x\ndescription: d\n",
+	}
+	paths := map[string]string{}
+	for dir, doc := range bad {
+		paths[dir] = writeSkill(t, filepath.Join(root, "bad", dir), doc)
+	}
+	log, buf := newLogger(t)
+	l := NewLoader(root, &LoaderOptions{ScanSubdirs: true, Logger: log})
+	for range 2 {
+		skills, warns := l.Load()
+		if got := strings.Join(names(skills), ","); got != "root_skill,subdir1_skill,subdir2_skill" {
+			t.Fatalf("skills %s", got)
+		}
+		if len(warns) != len(bad) {
+			t.Fatalf("warnings %v", warns)
+		}
+		for _, w := range warns {
+			found := false
+			for _, p := range paths {
+				found = found || w.Path == p
+			}
+			if !found || w.Reason == "" || !strings.HasPrefix(w.String(), w.Path+": ") {
+				t.Fatalf("warning %+v does not name a bad file", w)
+			}
+		}
+	}
+	for _, p := range paths {
+		if n := strings.Count(buf.String(), p); n != 1 {
+			t.Fatalf("%s logged %d times, want once:\n%s", p, n, buf.String())
+		}
+	}
+
+	writeSkill(t, filepath.Join(root, "bad", "no_name"), skillDoc("fixed", "now valid", "ok"))
+	skills, warns := l.Load()
+	if len(warns) != len(bad)-1 || !strings.Contains(strings.Join(names(skills), ","), "fixed") {
+		t.Fatalf("after the fix: skills %v, warnings %v", names(skills), warns)
+	}
+}
+
+func TestLoaderUnreadable(t *testing.T) {
+	if runtime.GOOS == "windows" || os.Geteuid() == 0 {
+		t.Skip("file modes do not stop root or windows")
+	}
+	root := t.TempDir()
+	p := writeSkill(t, root, skillDoc("a", "b", "c"))
+	if err := os.Chmod(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	skills, warns := NewLoader(root, &LoaderOptions{Logger: slog.New(slog.DiscardHandler)}).Load()
+	if len(skills) != 0 || len(warns) != 1 || warns[0].Path != p || !strings.HasPrefix(warns[0].Reason, "cannot read") {
+		t.Fatalf("skills %v, warnings %v", skills, warns)
+	}
+}
+
+// The cache is keyed by modification time and size: an unchanged stamp
+// serves the cached skill, a new one reloads it.
+func TestLoaderReloadsOnChange(t *testing.T) {
+	root := t.TempDir()
+	p := writeSkill(t, root, skillDoc("root_skill", "first", "first body"))
+	stamp := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(p, stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLoader(root, nil)
+	first, _ := l.Load()
+	if len(first) != 1 || first[0].Description != "first" || !first[0].UpdatedAt.Equal(stamp) {
+		t.Fatalf("first load %+v", first)
+	}
+
+	// Same size, same stamp: served from the cache.
+	writeSkill(t, root, skillDoc("root_skill", "other", "other body"))
+	if err := os.Chtimes(p, stamp, stamp); err != nil {
+		t.Fatal(err)
+	}
+	cachedLoad, _ := l.Load()
+	if cachedLoad[0].Description != "first" {
+		t.Fatalf("file re-read although unchanged: %+v", cachedLoad[0])
+	}
+
+	// A new stamp: reloaded.
+	later := stamp.Add(time.Second)
+	writeSkill(t, root, skillDoc("modified_root_skill", "Modified skill description", "This is the modified content."))
+	if err := os.Chtimes(p, later, later); err != nil {
+		t.Fatal(err)
+	}
+	reloaded, _ := l.Load()
+	if reloaded[0].Name != "modified_root_skill" || reloaded[0].Description != "Modified skill description" ||
+		reloaded[0].Markdown != "This is the modified content." || !reloaded[0].UpdatedAt.Equal(later) {
+		t.Fatalf("not reloaded: %+v", reloaded[0])
+	}
+
+	// Removing the file removes the skill.
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if gone, warns := l.Load(); len(gone) != 0 || len(warns) != 0 {
+		t.Fatalf("after removal: %v %v", gone, warns)
+	}
+}
+
+func TestLoaderConcurrent(t *testing.T) {
+	root := skillTree(t)
+	l := NewLoader(root, &LoaderOptions{ScanSubdirs: true})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 20 {
+				if skills, _ := l.Load(); len(skills) != 3 {
+					t.Errorf("got %d skills", len(skills))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,321 @@
+package skill
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// DefaultInstructionTemplate renders the skill instructions exactly as
+// AgentScope 2.x's default template does (no trailing newline). It
+// receives InstructionData.
+const DefaultInstructionTemplate = `<agent-skills>
+Skills are a collection of instructions, scripts, and resources to extend your capabilities.
+
+**IMPORTANT**: Skills are NOT tools, and you cannot call a skill directly. To use a skill, you MUST use the ` + "`{{.SkillViewer}}`" + ` tool to read the skill's full instructions, and then follow those instructions to use the tools and resources provided by the skill.
+
+# Available Skills:{{range .Skills}}
+<skill>
+<name>{{.Name}}</name>
+<description>{{.Description}}</description>
+<dir>{{.Dir}}</dir>
+</skill>{{end}}
+</agent-skills>`
+
+// InstructionData is what an instruction template receives.
+type InstructionData struct {
+	Skills      []Skill // never empty: no skills render nothing
+	SkillViewer string  // the viewer tool's name, ViewerName
+}
+
+var defaultTmpl = template.Must(template.New("skills").Parse(DefaultInstructionTemplate))
+
+// Render renders skills with DefaultInstructionTemplate; no skills render
+// "". Clients that receive skills from workers use it to build the prompt.
+func Render(skills []Skill) string {
+	s, _ := render(defaultTmpl, skills)
+	return s
+}
+
+func render(t *template.Template, skills []Skill) (string, error) {
+	if len(skills) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, InstructionData{Skills: skills, SkillViewer: ViewerName}); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// Source provides skills; Loader and Static are sources.
+type Source interface {
+	Load() ([]Skill, []Warning)
+}
+
+// Options configure a Set. A nil *Options means the defaults.
+type Options struct {
+	// InstructionTemplate overrides DefaultInstructionTemplate (text/template
+	// syntax, receiving InstructionData). It is checked by NewSet.
+	InstructionTemplate string
+	// Logger receives duplicate-name and template warnings; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Set is the skills a toolkit offers, each source attached to a tool group
+// ("basic", always active, or a named group). It answers which skills a
+// session sees for its active groups: basic first, then the active groups
+// in group order (the toolkit's order once Install has bound it, otherwise
+// the order groups were first added), each group's sources in the order
+// they were added. When two visible skills share a name the later one
+// replaces the earlier, keeping the earlier's position, with a warning.
+//
+// Sources are read on every query, so a Loader's reloads show at once. A
+// Set is safe for concurrent use.
+type Set struct {
+	tmpl *template.Template
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	groups  []string // first-seen order, basic first when present
+	sources map[string][]Source
+	order   func() []string // the toolkit's group order, once bound
+	dupes   map[string]bool // duplicate warnings already logged
+}
+
+// NewSet returns an empty Set. It fails only for a bad template.
+func NewSet(opts *Options) (*Set, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &Set{tmpl: defaultTmpl, log: opts.Logger, sources: map[string][]Source{}, dupes: map[string]bool{}}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if opts.InstructionTemplate != "" {
+		t, err := ParseTemplate(opts.InstructionTemplate)
+		if err != nil {
+			return nil, err
+		}
+		s.tmpl = t
+	}
+	return s, nil
+}
+
+// ParseTemplate checks an instruction template: it must parse and render a
+// sample skill.
+func ParseTemplate(src string) (*template.Template, error) {
+	t, err := template.New("skills").Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("skill: instruction template: %w", err)
+	}
+	sample := []Skill{{Name: "sample", Description: "A sample skill.", Dir: "/skills/sample", Group: toolkit.BasicGroup}}
+	if _, err := render(t, sample); err != nil {
+		return nil, fmt.Errorf("skill: instruction template: %w", err)
+	}
+	return t, nil
+}
+
+// Add attaches a source to a group; "" means "basic". The group name must be
+// a valid tool group name (Install checks that it exists in the toolkit).
+func (s *Set) Add(group string, src Source) error {
+	if group == "" {
+		group = toolkit.BasicGroup
+	}
+	if !toolkit.ValidName(group) {
+		return fmt.Errorf("skill: invalid group name %q", group)
+	}
+	if src == nil {
+		return fmt.Errorf("skill: nil source for group %q", group)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sources[group]; !ok {
+		s.groups = append(s.groups, group)
+	}
+	s.sources[group] = append(s.sources[group], src)
+	return nil
+}
+
+// AddDir attaches a Loader for dir to a group and returns it.
+func (s *Set) AddDir(group, dir string, opts *LoaderOptions) (*Loader, error) {
+	if opts == nil {
+		opts = &LoaderOptions{}
+	}
+	if opts.Logger == nil {
+		o := *opts
+		o.Logger = s.log
+		opts = &o
+	}
+	l := NewLoader(dir, opts)
+	if err := s.Add(group, l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Groups returns the groups that have sources, basic first.
+func (s *Set) Groups() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groupOrder()
+}
+
+// groupOrder: basic, then the bound toolkit's order, then the rest.
+func (s *Set) groupOrder() []string {
+	out := make([]string, 0, len(s.groups))
+	if _, ok := s.sources[toolkit.BasicGroup]; ok {
+		out = append(out, toolkit.BasicGroup)
+	}
+	if s.order != nil {
+		for _, g := range s.order() {
+			if _, ok := s.sources[g]; ok && !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
+	for _, g := range s.groups {
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Available returns the skills visible with the given active groups: those
+// of "basic" and of every active group. nil or empty means only basic.
+func (s *Set) Available(active []string) []Skill {
+	return s.collect(func(g string) bool { return g == toolkit.BasicGroup || slices.Contains(active, g) }, true)
+}
+
+// All returns the skills of every group.
+func (s *Set) All() []Skill {
+	return s.collect(func(string) bool { return true }, true)
+}
+
+// Find returns the visible skill with the given name.
+func (s *Set) Find(name string, active []string) (Skill, bool) {
+	for _, sk := range s.Available(active) {
+		if sk.Name == name {
+			return sk, true
+		}
+	}
+	return Skill{}, false
+}
+
+func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
+	s.mu.Lock()
+	groups := s.groupOrder()
+	sources := make(map[string][]Source, len(groups))
+	for _, g := range groups {
+		sources[g] = slices.Clone(s.sources[g])
+	}
+	s.mu.Unlock()
+
+	var out []Skill
+	index := map[string]int{}
+	for _, g := range groups {
+		if !visible(g) {
+			continue
+		}
+		for _, src := range sources[g] {
+			skills, _ := src.Load()
+			for _, sk := range skills {
+				sk.Group = g
+				if i, ok := index[sk.Name]; ok && dedupe {
+					s.warnDuplicate(out[i], sk)
+					out[i] = sk
+					continue
+				}
+				index[sk.Name] = len(out)
+				out = append(out, sk)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Set) warnDuplicate(old, repl Skill) {
+	key := old.Name + "\x00" + old.Dir + "\x00" + repl.Dir
+	s.mu.Lock()
+	seen := s.dupes[key]
+	s.dupes[key] = true
+	s.mu.Unlock()
+	if !seen {
+		s.log.Warn("skill: duplicate skill name, the later one replaces the earlier", "skill", old.Name, "replaced", old.Dir, "by", repl.Dir)
+	}
+}
+
+// Warnings loads every source and returns every skipped skill (for a
+// configuration check).
+func (s *Set) Warnings() []Warning {
+	s.mu.Lock()
+	var all []Source
+	for _, g := range s.groupOrder() {
+		all = append(all, s.sources[g]...)
+	}
+	s.mu.Unlock()
+	var out []Warning
+	for _, src := range all {
+		_, w := src.Load()
+		out = append(out, w...)
+	}
+	return out
+}
+
+// Instructions renders the prompt that lists the skills visible with the
+// given active groups; "" when there are none.
+func (s *Set) Instructions(active []string) string {
+	return s.Render(s.Available(active))
+}
+
+// Render renders skills with the set's template; "" when there are none.
+// A template that fails at run time (it passed ParseTemplate) is logged
+// and renders "".
+func (s *Set) Render(skills []Skill) string {
+	out, err := render(s.tmpl, skills)
+	if err != nil {
+		s.log.Error("skill: rendering the skill instructions", "err", err)
+		return ""
+	}
+	return out
+}
+
+// Catalog returns every skill of every group, duplicates included,
+// without their bodies and front matter: what a worker announces so clients can render instructions
+// (with Visible and Render) without the files.
+func (s *Set) Catalog() []Skill {
+	all := s.collect(func(string) bool { return true }, false)
+	for i := range all {
+		all[i].Markdown = ""
+		all[i].Metadata = nil
+	}
+	return all
+}
+
+// Visible filters a catalog (skills with their Group set, in group order)
+// to those of "basic" and the active groups, applying the same duplicate
+// rule as Set: a later skill with the same name replaces the earlier one
+// in its position.
+func Visible(catalog []Skill, active []string) []Skill {
+	var out []Skill
+	index := map[string]int{}
+	for _, sk := range catalog {
+		if sk.Group != "" && sk.Group != toolkit.BasicGroup && !slices.Contains(active, sk.Group) {
+			continue
+		}
+		if i, ok := index[sk.Name]; ok {
+			out[i] = sk
+			continue
+		}
+		index[sk.Name] = len(out)
+		out = append(out, sk)
+	}
+	return out
+}

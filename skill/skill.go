@@ -1,0 +1,109 @@
+package skill
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FileName is the file that makes a directory a skill.
+const FileName = "SKILL.md"
+
+// Skill is one loaded SKILL.md: its front matter's name and description,
+// the directory it lives in and the markdown body after the front matter.
+// A Skill is a plain value; the tags let transports announce it.
+type Skill struct {
+	Name        string `json:"name" msgpack:"name"`
+	Description string `json:"description" msgpack:"description"`
+	// Dir is the absolute directory that holds the SKILL.md.
+	Dir string `json:"dir" msgpack:"dir"`
+	// Markdown is the body after the front matter, trimmed of surrounding
+	// white space.
+	Markdown string `json:"markdown,omitempty" msgpack:"markdown,omitempty"`
+	// Group is the tool group the skill belongs to ("basic" when it was
+	// added without one). Set by Set; empty for a skill fresh from a
+	// Loader.
+	Group string `json:"group,omitempty" msgpack:"group,omitempty"`
+	// Metadata is the whole front matter, name and description included.
+	Metadata map[string]any `json:"metadata,omitempty" msgpack:"metadata,omitempty"`
+	// UpdatedAt is the SKILL.md modification time when it was loaded.
+	UpdatedAt time.Time `json:"updated_at" msgpack:"updated_at"`
+}
+
+// boundaryRE is a front matter delimiter line: three or more dashes.
+var boundaryRE = regexp.MustCompile(`^-{3,}[ \t]*$`)
+
+// errFrontMatter prefixes every parse failure so callers can tell them from
+// I/O errors.
+var errFrontMatter = errors.New("front matter")
+
+// Parse reads a SKILL.md document: YAML front matter between two lines of
+// dashes at the very top, then the markdown body. name and description are
+// required, non-empty scalars. dir is recorded as the skill's directory.
+// The errors say what is wrong in words fit for an operator.
+func Parse(doc []byte, dir string) (Skill, error) {
+	text := string(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.TrimSpace(text)
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) == 0 || !boundaryRE.MatchString(strings.TrimRight(lines[0], "\n")) {
+		return Skill{}, fmt.Errorf("%w: missing: the file must start with a '---' line followed by YAML with name and description", errFrontMatter)
+	}
+	end := -1
+	for i := 1; i < len(lines); i++ {
+		if boundaryRE.MatchString(strings.TrimRight(lines[i], "\n")) {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		return Skill{}, fmt.Errorf("%w: not closed: no second '---' line", errFrontMatter)
+	}
+	var meta map[string]any
+	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &meta); err != nil {
+		return Skill{}, fmt.Errorf("%w: invalid YAML: %v", errFrontMatter, err)
+	}
+	name, err := scalar(meta, "name")
+	if err != nil {
+		return Skill{}, err
+	}
+	desc, err := scalar(meta, "description")
+	if err != nil {
+		return Skill{}, err
+	}
+	return Skill{
+		Name:        name,
+		Description: desc,
+		Dir:         dir,
+		Markdown:    strings.TrimSpace(strings.Join(lines[end+1:], "")),
+		Metadata:    meta,
+	}, nil
+}
+
+// scalar returns a required front matter field as a string. Numbers and
+// booleans are accepted as their text, as YAML users expect.
+func scalar(meta map[string]any, key string) (string, error) {
+	v, ok := meta[key]
+	if !ok || v == nil {
+		return "", fmt.Errorf("%w: required field %q is missing", errFrontMatter, key)
+	}
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case int, int64, uint64, float64, bool:
+		s = fmt.Sprint(x)
+	default:
+		return "", fmt.Errorf("%w: field %q must be a string, got %T", errFrontMatter, key, v)
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", fmt.Errorf("%w: required field %q is empty", errFrontMatter, key)
+	}
+	return s, nil
+}

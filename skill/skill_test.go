@@ -1,0 +1,68 @@
+package skill
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		doc     string
+		want    Skill
+		wantErr string
+	}{
+		{
+			name: "valid",
+			doc:  "---\nname: root_skill\ndescription: A skill in the root directory\nlicense: MIT\n---\n\nThis is the root skill content.\n",
+			want: Skill{Name: "root_skill", Description: "A skill in the root directory", Markdown: "This is the root skill content."},
+		},
+		{
+			name: "crlf, bom and leading blank lines",
+			doc:  "\xef\xbb\xbf\r\n---\r\nname: a\r\ndescription: b\r\n---\r\nbody\r\nline 2\r\n",
+			want: Skill{Name: "a", Description: "b", Markdown: "body\nline 2"},
+		},
+		{
+			name: "long delimiters and empty body",
+			doc:  "-----\nname: a\ndescription: b\n-----\n",
+			want: Skill{Name: "a", Description: "b"},
+		},
+		{
+			name: "numbers are text",
+			doc:  "---\nname: 42\ndescription: true\n---\nx",
+			want: Skill{Name: "42", Description: "true", Markdown: "x"},
+		},
+		{name: "no front matter", doc: "# Title\nbody", wantErr: "front matter: missing"},
+		{name: "empty file", doc: "", wantErr: "front matter: missing"},
+		{name: "not closed", doc: "---\nname: a\ndescription: b\n", wantErr: "front matter: not closed"},
+		{name: "bad yaml", doc: "---\nname: [a\ndescription: b\n---\n", wantErr: "front matter: invalid YAML"},
+		{name: "yaml list", doc: "---\n- a\n- b\n---\n", wantErr: "front matter: invalid YAML"},
+		{name: "empty front matter", doc: "---\n---\nbody", wantErr: `required field "name" is missing`},
+		{name: "missing name", doc: "---\ndescription: b\n---\n", wantErr: `required field "name" is missing`},
+		{name: "missing description", doc: "---\nname: a\n---\n", wantErr: `required field "description" is missing`},
+		{name: "null name", doc: "---\nname:\ndescription: b\n---\n", wantErr: `required field "name" is missing`},
+		{name: "blank description", doc: "---\nname: a\ndescription: '  '\n---\n", wantErr: `required field "description" is empty`},
+		{name: "name is a list", doc: "---\nname: [a, b]\ndescription: b\n---\n", wantErr: `field "name" must be a string`},
+		{name: "description is a map", doc: "---\nname: a\ndescription: {x: 1}\n---\n", wantErr: `field "description" must be a string`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.doc), "/d")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Name != tt.want.Name || got.Description != tt.want.Description || got.Markdown != tt.want.Markdown || got.Dir != "/d" {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+			if got.Metadata["name"] == nil {
+				t.Fatalf("metadata lost the front matter: %v", got.Metadata)
+			}
+		})
+	}
+}

@@ -1,0 +1,158 @@
+package skill
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// viewerKit is a toolkit with a "repair" group, skills in basic and in
+// repair, and the viewer installed.
+func viewerKit(t *testing.T) (*toolkit.Toolkit, *Set) {
+	t.Helper()
+	tk := toolkit.New(nil)
+	if err := tk.AddGroup(toolkit.Group{Name: "repair", Description: "Repair tools."}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeSkill(t, filepath.Join(dir, "basic"), skillDoc("basic_skill", "A basic skill", "# Basic\nDo basic things."))
+	writeSkill(t, filepath.Join(dir, "repair"), skillDoc("repair_skill", "A repair skill", "# Repair\nFix things."))
+	s := newSet(t, nil)
+	if _, err := s.AddDir("", filepath.Join(dir, "basic"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddDir("repair", filepath.Join(dir, "repair"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := Install(tk, s); err != nil {
+		t.Fatal(err)
+	}
+	return tk, s
+}
+
+func TestViewerSchema(t *testing.T) {
+	tk, _ := viewerKit(t)
+	fs, ok := tk.Schema(ViewerName)
+	if !ok {
+		t.Fatal("Skill tool not registered")
+	}
+	got, _ := json.Marshal(fs.Function.Parameters)
+	want := `{"properties":{"skill":{"description":"The exact name of the skill to view. ","type":"string"}},"required":["skill"],"type":"object"}`
+	if string(got) != want {
+		t.Fatalf("schema %s, want %s", got, want)
+	}
+	if fs.Function.Description != ViewerDescription {
+		t.Fatalf("description %q", fs.Function.Description)
+	}
+	tool, _ := tk.Get(ViewerName)
+	if !tool.ReadOnly || !tool.ConcurrencySafe || tool.Group != toolkit.BasicGroup {
+		t.Fatalf("flags: %+v", tool)
+	}
+	listed := false
+	for _, s := range tk.Schemas(nil) {
+		listed = listed || s.Function.Name == ViewerName
+	}
+	if !listed {
+		t.Fatal("Skill tool missing from the listing")
+	}
+}
+
+func TestViewerCalls(t *testing.T) {
+	tk, set := viewerKit(t)
+	ctx := context.Background()
+	call := func(session, name string) *toolkit.Response {
+		return tk.Invoke(ctx, toolkit.ToolCall{ID: "c-" + name, Name: ViewerName, Session: session, Input: map[string]any{"skill": name}})
+	}
+
+	tests := []struct {
+		name, session, skill string
+		state                toolkit.State
+		code                 toolkit.Code
+		text                 string
+	}{
+		{"found", "s1", "basic_skill", toolkit.StateSuccess, "", "# Basic\nDo basic things."},
+		{"not found", "s1", "nope", toolkit.StateError, toolkit.CodeToolError, "SkillNotFoundError: Skill 'nope' not found."},
+		{"inactive group", "s1", "repair_skill", toolkit.StateError, toolkit.CodeToolError, "SkillNotFoundError: Skill 'repair_skill' not found."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := call(tt.session, tt.skill)
+			if r.State != tt.state || r.Code != tt.code || r.Text() != tt.text || r.ID != "c-"+tt.skill {
+				t.Fatalf("got %s %s %q", r.State, r.Code, r.Text())
+			}
+		})
+	}
+
+	// Port of test_skill_viewer_uses_active_tool_group_skills: after the
+	// session activates "repair", the viewer finds the group's skill, and
+	// only for that session.
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "m", Name: toolkit.MetaToolName, Session: "s2", Input: map[string]any{"repair": true}}); r.State != toolkit.StateSuccess {
+		t.Fatalf("reset_tools: %s %s", r.State, r.Text())
+	}
+	if r := call("s2", "repair_skill"); r.State != toolkit.StateSuccess || r.Text() != "# Repair\nFix things." {
+		t.Fatalf("after activation: %s %q", r.State, r.Text())
+	}
+	if r := call("s1", "repair_skill"); r.State != toolkit.StateError {
+		t.Fatalf("other session sees the group skill: %s", r.State)
+	}
+	instr, err := Instructions(ctx, tk, set, "s2", 0)
+	if err != nil || !strings.Contains(instr, "<name>repair_skill</name>") {
+		t.Fatalf("instructions for s2: %v\n%s", err, instr)
+	}
+
+	// Bad input never reaches the viewer.
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "x", Name: ViewerName, Input: map[string]any{"skill": 3}}); r.Code != toolkit.CodeInvalidInput {
+		t.Fatalf("non-string skill: %s %q", r.Code, r.Text())
+	}
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "x", Name: ViewerName}); r.Code != toolkit.CodeInvalidInput {
+		t.Fatalf("missing skill: %s %q", r.Code, r.Text())
+	}
+}
+
+func TestInstallErrors(t *testing.T) {
+	tk := toolkit.New(nil)
+	s := newSet(t, nil)
+	mustAdd(t, s, "ghost", Static{sk("a", "b", "/c")})
+	if err := Install(tk, s); err == nil || !strings.Contains(err.Error(), `"ghost"`) {
+		t.Fatalf("unknown group: %v", err)
+	}
+	if _, ok := tk.Get(ViewerName); ok {
+		t.Fatal("a failed Install registered the viewer")
+	}
+	s2 := newSet(t, nil)
+	if err := Install(tk, s2); err != nil {
+		t.Fatal(err)
+	}
+	if err := Install(tk, s2); err == nil {
+		t.Fatal("second Install accepted")
+	}
+	if err := Install(nil, s2); err == nil {
+		t.Fatal("nil toolkit accepted")
+	}
+}
+
+// Install binds the set to the toolkit's group order.
+func TestInstallGroupOrder(t *testing.T) {
+	tk := toolkit.New(nil)
+	for _, g := range []string{"first", "second"} {
+		if err := tk.AddGroup(toolkit.Group{Name: g, Description: g}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newSet(t, nil)
+	mustAdd(t, s, "second", Static{sk("two", "d", "/2")})
+	mustAdd(t, s, "first", Static{sk("one", "d", "/1")})
+	if got := strings.Join(names(s.Available([]string{"first", "second"})), ","); got != "two,one" {
+		t.Fatalf("before Install: %s", got)
+	}
+	if err := Install(tk, s); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names(s.Available([]string{"first", "second"})), ","); got != "one,two" {
+		t.Fatalf("after Install: %s", got)
+	}
+}
