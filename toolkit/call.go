@@ -163,7 +163,7 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 			delete(input, k) // hidden from the model: never validated, never trusted
 		}
 	}
-	if e.validator != nil {
+	if e.validator != nil && (e.quick == nil || !e.quick.accepts(input)) {
 		var inst any = input
 		if input == nil {
 			inst = map[string]any{}

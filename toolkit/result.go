@@ -48,7 +48,7 @@ type Block struct {
 // forwards each one to the caller and accumulates them into the final
 // Response.
 type Chunk struct {
-	Content  []Block       `json:"content,omitempty" msgpack:"content,omitempty"`
+	Content  []Block        `json:"content,omitempty" msgpack:"content,omitempty"`
 	State    State          `json:"state,omitempty" msgpack:"state,omitempty"`
 	Metadata map[string]any `json:"metadata,omitempty" msgpack:"metadata,omitempty"`
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"strings"
@@ -181,14 +182,59 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 func Stream[In any](name, description string, fn func(ctx context.Context, in In, w Writer) error) *Tool {
 	schema, err := SchemaFor[In]()
 	t := &Tool{Name: name, Description: description, InputSchema: schema, ConcurrencySafe: true, err: err}
+	defaults := schemaDefaults(schema)
+	plan := newFieldPlan(reflect.TypeFor[In]())
 	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
+		input := withDefaults(call.Input, defaults)
 		var in In
-		if err := decodeInput(call.Input, &in); err != nil {
-			return Errorf(CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
+		if plan == nil || !plan.decode(input, reflect.ValueOf(&in).Elem()) {
+			var zero In
+			in = zero
+			if err := decodeInput(input, &in); err != nil {
+				return Errorf(CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
+			}
 		}
 		return fn(ctx, in, w)
 	}
 	return t
+}
+
+// schemaDefaults collects the "default" of each top-level property.
+func schemaDefaults(schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	var out map[string]any
+	for name, p := range props {
+		if m, ok := p.(map[string]any); ok {
+			if d, ok := m["default"]; ok {
+				if out == nil {
+					out = map[string]any{}
+				}
+				out[name] = d
+			}
+		}
+	}
+	return out
+}
+
+// withDefaults returns input with the defaults of absent properties filled
+// in, so a typed tool sees the default its schema advertises, not Go's zero
+// value. input itself is never modified.
+func withDefaults(input, defaults map[string]any) map[string]any {
+	var out map[string]any
+	for k, d := range defaults {
+		if _, ok := input[k]; ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(input)+len(defaults))
+			maps.Copy(out, input)
+		}
+		out[k] = cloneJSON(d)
+	}
+	if out == nil {
+		return input
+	}
+	return out
 }
 
 // Raw builds a tool from a handler and a schema that comes from elsewhere

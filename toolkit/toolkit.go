@@ -86,7 +86,8 @@ type entry struct {
 	tool      *Tool
 	schema    map[string]any // effective: presets removed, extensions added
 	validator *jsonschema.Resolved
-	handler   Handler // middleware chain included
+	quick     *quickSchema // nil unless the schema is of the simple kind
+	handler   Handler      // middleware chain included
 	extension *extension
 }
 
@@ -513,7 +514,7 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 		return nil, err
 	}
 	h := Chain(Chain(t.Handler, t.Middleware...), mws...)
-	return &entry{tool: t, schema: schema, validator: v, handler: h, extension: ext}, nil
+	return &entry{tool: t, schema: schema, validator: v, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
 }
 
 func checkObjectSchema(s map[string]any) error {
