@@ -228,7 +228,17 @@ func (a *Accumulator) appendBlock(b *Block) {
 }
 
 func (ab *accBlock) mergeData(data string) {
-	if !ab.rawData {
+	if ab.rawData {
+		// AgentScope decodes the accumulated string on every merge, so
+		// concatenated pieces that have become valid base64 merge by bytes
+		// again.
+		if old, err := base64.StdEncoding.DecodeString(string(ab.buf)); err == nil {
+			if inc, err := base64.StdEncoding.DecodeString(data); err == nil {
+				ab.buf, ab.rawData = append(old, inc...), false
+				return
+			}
+		}
+	} else {
 		if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
 			ab.buf = append(ab.buf, raw...)
 			return

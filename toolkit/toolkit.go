@@ -492,8 +492,10 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 		}
 	}
 	if ext != nil {
+		own, _ := t.InputSchema["properties"].(map[string]any)
 		for k, v := range ext.properties {
-			if _, ok := props[k]; ok {
+			_, taken := props[k]
+			if _, preset := own[k]; taken || preset {
 				return nil, fmt.Errorf("the field %q already exists in the schema of %q; use a different name", k, t.Name)
 			}
 			props[k] = cloneJSON(v)
