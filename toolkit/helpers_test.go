@@ -3,6 +3,7 @@ package toolkit_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,9 +65,25 @@ func collect(t *testing.T, tk *toolkit.Toolkit, ctx context.Context, call toolki
 	return r
 }
 
+// newToolkit returns a Toolkit whose log goes to the test log.
 func newToolkit(t *testing.T, opts *toolkit.Options) *toolkit.Toolkit {
 	t.Helper()
+	if opts == nil {
+		opts = &toolkit.Options{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
 	return toolkit.New(opts)
+}
+
+// testWriter sends log output to t.Log, so it shows only for failures
+// and -v.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func mustAdd(t *testing.T, tk *toolkit.Toolkit, tool *toolkit.Tool, opts ...toolkit.Option) {
