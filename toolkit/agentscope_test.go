@@ -479,7 +479,9 @@ func TestNamesake(t *testing.T) {
 	ctx := context.Background()
 	first := writes("sync_func", nil, toolkit.Text("first"))
 	second := toolkit.Raw("sync_func", "The second.", objectSchema(map[string]any{"x": map[string]any{"type": "string"}}),
-		func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return w.Write(toolkit.Text("second")) })
+		func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			return w.Write(toolkit.Text("second"))
+		})
 	tests := []struct {
 		name       string
 		opts       []toolkit.Option
@@ -544,8 +546,10 @@ func TestPresets(t *testing.T) {
 		wantText   string
 	}{
 		{
-			name:    "hidden from the schema, required dropped when empty",
-			tool:    toolkit.Func("f", "F.", func(ctx context.Context, in struct{ Arg1 int `json:"arg1"` }) (string, error) { return fmt.Sprint(in.Arg1), nil }),
+			name: "hidden from the schema, required dropped when empty",
+			tool: toolkit.Func("f", "F.", func(ctx context.Context, in struct {
+				Arg1 int `json:"arg1"`
+			}) (string, error) { return fmt.Sprint(in.Arg1), nil }),
 			presets: map[string]any{"arg1": 55},
 			input:   map[string]any{},
 			wantParams: map[string]any{

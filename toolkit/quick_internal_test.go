@@ -93,16 +93,16 @@ func TestQuickSchemaAgreesWithValidator(t *testing.T) {
 }
 
 type flatIn struct {
-	S   string  `json:"s"`
-	I   int     `json:"i,omitempty"`
-	I8  int8    `json:"i8"`
-	U   uint16  `json:"u"`
-	F   float64 `json:"f"`
-	F32 float32 `json:"f32"`
-	B   bool    `json:"b"`
-	Def string  // no tag: named by the field
-	Skip string `json:"-"`
-	Dash string `json:"-,"`
+	S    string  `json:"s"`
+	I    int     `json:"i,omitempty"`
+	I8   int8    `json:"i8"`
+	U    uint16  `json:"u"`
+	F    float64 `json:"f"`
+	F32  float32 `json:"f32"`
+	B    bool    `json:"b"`
+	Def  string  // no tag: named by the field
+	Skip string  `json:"-"`
+	Dash string  `json:"-,"`
 	priv string
 }
 
