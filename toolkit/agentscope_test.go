@@ -549,7 +549,9 @@ func TestPresets(t *testing.T) {
 			name: "hidden from the schema, required dropped when empty",
 			tool: toolkit.Func("f", "F.", func(ctx context.Context, in struct {
 				Arg1 int `json:"arg1"`
-			}) (string, error) { return fmt.Sprint(in.Arg1), nil }),
+			}) (string, error) {
+				return fmt.Sprint(in.Arg1), nil
+			}),
 			presets: map[string]any{"arg1": 55},
 			input:   map[string]any{},
 			wantParams: map[string]any{
