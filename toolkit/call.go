@@ -90,8 +90,12 @@ func (d *dispatch) Write(c Chunk) error {
 	if d.done {
 		return ErrStopped
 	}
+	// Accumulate before forwarding: the accumulator copies what it keeps,
+	// so a consumer that changes the chunk it is handed cannot change the
+	// final response.
+	aerr := d.acc.Add(&c)
 	err := d.out.Write(c)
-	if aerr := d.acc.Add(&c); aerr != nil && d.code == "" {
+	if aerr != nil && d.code == "" {
 		d.fail(CodeToolError, aerr.Error())
 	}
 	return err

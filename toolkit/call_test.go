@@ -427,3 +427,25 @@ func TestConcurrentCallsAndRegistration(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A consumer that changes the chunks it is handed does not change the
+// final response.
+func TestConsumerCannotChangeTheFinal(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, writes("w", nil, chunkOf(textBlock("a", "one")), toolkit.Chunk{Content: []toolkit.Block{textBlock("a", " two")}, Metadata: map[string]any{"k": "v"}}))
+	var final *toolkit.Response
+	for ev := range tk.Call(context.Background(), toolkit.ToolCall{ID: "1", Name: "w"}) {
+		if ev.Chunk != nil {
+			ev.Chunk.Content[0].Text = "changed"
+			if ev.Chunk.Metadata != nil {
+				ev.Chunk.Metadata["k"] = "changed"
+			}
+		}
+		if ev.Final != nil {
+			final = ev.Final
+		}
+	}
+	if final.Text() != "one two" || final.Metadata["k"] != "v" {
+		t.Errorf("final = %q %v", final.Text(), final.Metadata)
+	}
+}
