@@ -238,14 +238,15 @@ func (ab *accBlock) mergeData(data string) {
 				return
 			}
 		}
-	} else {
-		if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
-			ab.buf = append(ab.buf, raw...)
-			return
-		}
-		// Fall back to string concatenation of the encoded forms.
-		ab.buf, ab.rawData = []byte(base64.StdEncoding.EncodeToString(ab.buf)), true
+		ab.buf = append(ab.buf, data...)
+		return
 	}
+	if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
+		ab.buf = append(ab.buf, raw...)
+		return
+	}
+	// Fall back to string concatenation of the encoded forms.
+	ab.buf, ab.rawData = []byte(base64.StdEncoding.EncodeToString(ab.buf)), true
 	ab.buf = append(ab.buf, data...)
 }
 
