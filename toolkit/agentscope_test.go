@@ -255,6 +255,27 @@ func TestMetaTool(t *testing.T) {
 		t.Errorf("reset_tools without groups: code %q, want not_found", r.final.Code)
 	}
 
+	// The description is 2.x's, word for word (the schema adds the current
+	// activation after it).
+	const want2x = "This tool allows you to reset your equipped tools based on your " +
+		"current task requirements. These tools are organized into " +
+		"different groups, and you can activate/deactivate them " +
+		"by specifying the boolean values for each group in the input.\n\n" +
+		"**Important: The input booleans are the final state of their " +
+		"corresponding tool groups, not incremental changes.** Any " +
+		"group not explicitly set to True will be deactivated, " +
+		"regardless of its previous state.\n\n" +
+		"**Best practice**: Actively manage your tool groups——activate " +
+		"only what you need for the current task, and promptly " +
+		"deactivate groups as soon as they are no longer needed to" +
+		" conserve context space.\n\n" +
+		"This tool will return the usage instructions for the activated " +
+		"tool groups, which you **MUST pay attention to and follow**. " +
+		"You can also reuse this tool to re-check the instructions."
+	if toolkit.MetaToolDescription != want2x {
+		t.Errorf("MetaToolDescription = %q\nwant %q", toolkit.MetaToolDescription, want2x)
+	}
+
 	// One group: the meta tool is exposed with every group.
 	tk = newToolkit(t, nil)
 	mustAddGroup(t, tk, toolkit.Group{Name: "group_1", Description: "Group 1"})
