@@ -28,6 +28,8 @@ func TestCallPaths(t *testing.T) {
 	mustAdd(t, tk, toolkit.Func("search", "Search.", func(ctx context.Context, in strictIn) (string, error) {
 		return fmt.Sprintf("%s/%d", in.Query, in.Limit), nil
 	}))
+	mustAdd(t, tk, toolkit.Raw("ratio", "Ratio.", objectSchema(map[string]any{"r": map[string]any{"type": "number", "minimum": 0, "exclusiveMaximum": 1}}), echoInput))
+	mustAdd(t, tk, toolkit.Func("run", "Run.", func(ctx context.Context, in modeIn) (string, error) { return in.Mode, nil }))
 	mustAdd(t, tk, toolkit.Raw("raw", "Raw.", objectSchema(map[string]any{"n": map[string]any{"type": "integer"}}, "n"), echoInput))
 	mustAdd(t, tk, writes("fails", errors.New("disk full"), toolkit.Text("partial ")))
 	mustAdd(t, tk, writes("busy", &toolkit.Error{Code: toolkit.CodeOverloaded, Message: "Too busy.", RetryAfter: 1500 * time.Millisecond, Metadata: map[string]any{"queue": 9}}))
@@ -70,7 +72,15 @@ func TestCallPaths(t *testing.T) {
 		{name: "typed: wrong type", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": 1.0}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
 			wantText: "Input validation failed for tool 'search': validating /properties/query: type: 1 has type \"integer\", want \"string\"", wantChunks: 1},
 		{name: "typed: out of range", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": "q", "limit": 500.0}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
-			wantText: "Input validation failed for tool 'search': validating /properties/limit: maximum: …", wantChunks: 1},
+			wantText: "Input validation failed for tool 'search': validating /properties/limit: maximum: 500 is greater than 100", wantChunks: 1},
+		{name: "typed: below the minimum", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": "q", "limit": 0.0}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
+			wantText: "Input validation failed for tool 'search': validating /properties/limit: minimum: 0 is less than 1", wantChunks: 1},
+		{name: "raw: exclusive bound with a fraction", call: toolkit.ToolCall{Name: "ratio", Input: map[string]any{"r": 1.5}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
+			wantText: "Input validation failed for tool 'ratio': validating /properties/r: exclusiveMaximum: 1.5 is greater than or equal to 1", wantChunks: 1},
+		{name: "raw: below the minimum", call: toolkit.ToolCall{Name: "ratio", Input: map[string]any{"r": -0.25}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
+			wantText: "Input validation failed for tool 'ratio': validating /properties/r: minimum: -0.25 is less than 0", wantChunks: 1},
+		{name: "typed: not in the enum", call: toolkit.ToolCall{Name: "run", Input: map[string]any{"mode": "medium"}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
+			wantText: "Input validation failed for tool 'run': validating /properties/mode: enum: medium does not equal any of: [fast slow]", wantChunks: 1},
 		{name: "typed: unknown field", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": "q", "extra": 1.0}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
 			wantText: "Input validation failed for tool 'search': …", wantChunks: 1},
 		{name: "typed: fraction for an integer", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": "q", "limit": 2.5}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
