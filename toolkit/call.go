@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"math/big"
+	"regexp"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -90,8 +93,12 @@ func (d *dispatch) Write(c Chunk) error {
 	if d.done {
 		return ErrStopped
 	}
+	// Accumulate before forwarding: the accumulator copies what it keeps,
+	// so a consumer that changes the chunk it is handed cannot change the
+	// final response.
+	aerr := d.acc.Add(&c)
 	err := d.out.Write(c)
-	if aerr := d.acc.Add(&c); aerr != nil && d.code == "" {
+	if aerr != nil && d.code == "" {
 		d.fail(CodeToolError, aerr.Error())
 	}
 	return err
@@ -163,7 +170,7 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 			delete(input, k) // hidden from the model: never validated, never trusted
 		}
 	}
-	if e.validator != nil {
+	if e.validator != nil && (e.quick == nil || !e.quick.accepts(input)) {
 		var inst any = input
 		if input == nil {
 			inst = map[string]any{}
@@ -234,8 +241,22 @@ func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Cal
 func validationMessage(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "validating root: ")
-	return msg
+	// jsonschema-go prints the number as a fraction and the bound with six
+	// decimals ("1000/1 is greater than 100.000000"); say "1000 is greater
+	// than 100".
+	return boundRE.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := boundRE.FindStringSubmatch(m)
+		n, ok := new(big.Rat).SetString(sub[2])
+		bound, err := strconv.ParseFloat(sub[4], 64)
+		if !ok || err != nil {
+			return m
+		}
+		f, _ := n.Float64()
+		return sub[1] + ": " + strconv.FormatFloat(f, 'g', -1, 64) + " " + sub[3] + " " + strconv.FormatFloat(bound, 'g', -1, 64)
+	})
 }
+
+var boundRE = regexp.MustCompile(`(multipleOf|minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?\d+/\d+) (is [a-z ]+?) (-?\d+\.\d+)`)
 
 // compileSchema resolves a JSON-shaped schema for validation.
 func compileSchema(schema map[string]any) (*jsonschema.Resolved, error) {

@@ -66,4 +66,19 @@
 //     merges), so tools need not invent IDs.
 //   - A deadline ends the call with state error and code timeout; the
 //     partial output is kept.
+//   - A typed tool whose input field has a `default` tag receives that
+//     default when the model leaves the field out (the schema advertises
+//     it, so the tool must not see Go's zero value instead). `enum`,
+//     `minimum` and `maximum` tags add those keywords to the inferred
+//     schema; jsonschema-go itself reads only descriptions.
+//   - Chunks are accumulated before they are handed to the caller, so a
+//     caller that changes a chunk cannot change the final response.
+//   - The common flat schema (properties with only a primitive type) is
+//     checked without the general validator, and flat scalar structs are
+//     decoded without a JSON round trip. Both only short-cut inputs they
+//     can prove valid; everything else takes the general path, which also
+//     writes the message, so no outcome differs.
+//
+// Ready middlewares (logging, timeout, rate limit, cache, retry) are in
+// the middleware subpackage.
 package toolkit

@@ -48,7 +48,7 @@ type Block struct {
 // forwards each one to the caller and accumulates them into the final
 // Response.
 type Chunk struct {
-	Content  []Block       `json:"content,omitempty" msgpack:"content,omitempty"`
+	Content  []Block        `json:"content,omitempty" msgpack:"content,omitempty"`
 	State    State          `json:"state,omitempty" msgpack:"state,omitempty"`
 	Metadata map[string]any `json:"metadata,omitempty" msgpack:"metadata,omitempty"`
 }
@@ -228,14 +228,25 @@ func (a *Accumulator) appendBlock(b *Block) {
 }
 
 func (ab *accBlock) mergeData(data string) {
-	if !ab.rawData {
-		if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
-			ab.buf = append(ab.buf, raw...)
-			return
+	if ab.rawData {
+		// AgentScope decodes the accumulated string on every merge, so
+		// concatenated pieces that have become valid base64 merge by bytes
+		// again.
+		if old, err := base64.StdEncoding.DecodeString(string(ab.buf)); err == nil {
+			if inc, err := base64.StdEncoding.DecodeString(data); err == nil {
+				ab.buf, ab.rawData = append(old, inc...), false
+				return
+			}
 		}
-		// Fall back to string concatenation of the encoded forms.
-		ab.buf, ab.rawData = []byte(base64.StdEncoding.EncodeToString(ab.buf)), true
+		ab.buf = append(ab.buf, data...)
+		return
 	}
+	if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
+		ab.buf = append(ab.buf, raw...)
+		return
+	}
+	// Fall back to string concatenation of the encoded forms.
+	ab.buf, ab.rawData = []byte(base64.StdEncoding.EncodeToString(ab.buf)), true
 	ab.buf = append(ab.buf, data...)
 }
 

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -156,8 +158,11 @@ func ValidName(name string) bool { return tokenRE.MatchString(name) }
 
 // Func builds a unary tool from a typed function. The input schema is
 // inferred from In (a struct: `json` tags name the properties, `jsonschema`
-// tags describe them, fields without omitempty/omitzero and without a
-// `default` tag are required; titles are stripped). The return value becomes
+// tags describe them, `default`, `enum`, `minimum` and `maximum` tags add
+// those keywords (see applyTags), fields without omitempty/omitzero and
+// without a `default` tag are required; titles are stripped). An absent
+// field with a default is given its default before the function runs. The
+// return value becomes
 // one text chunk: a string as is, a Chunk as given, anything else as JSON.
 func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
 	return Stream(name, description, func(ctx context.Context, in In, w Writer) error {
@@ -181,14 +186,59 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 func Stream[In any](name, description string, fn func(ctx context.Context, in In, w Writer) error) *Tool {
 	schema, err := SchemaFor[In]()
 	t := &Tool{Name: name, Description: description, InputSchema: schema, ConcurrencySafe: true, err: err}
+	defaults := schemaDefaults(schema)
+	plan := newFieldPlan(reflect.TypeFor[In]())
 	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
+		input := withDefaults(call.Input, defaults)
 		var in In
-		if err := decodeInput(call.Input, &in); err != nil {
-			return Errorf(CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
+		if plan == nil || !plan.decode(input, reflect.ValueOf(&in).Elem()) {
+			var zero In
+			in = zero
+			if err := decodeInput(input, &in); err != nil {
+				return Errorf(CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
+			}
 		}
 		return fn(ctx, in, w)
 	}
 	return t
+}
+
+// schemaDefaults collects the "default" of each top-level property.
+func schemaDefaults(schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	var out map[string]any
+	for name, p := range props {
+		if m, ok := p.(map[string]any); ok {
+			if d, ok := m["default"]; ok {
+				if out == nil {
+					out = map[string]any{}
+				}
+				out[name] = d
+			}
+		}
+	}
+	return out
+}
+
+// withDefaults returns input with the defaults of absent properties filled
+// in, so a typed tool sees the default its schema advertises, not Go's zero
+// value. input itself is never modified.
+func withDefaults(input, defaults map[string]any) map[string]any {
+	var out map[string]any
+	for k, d := range defaults {
+		if _, ok := input[k]; ok {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(input)+len(defaults))
+			maps.Copy(out, input)
+		}
+		out[k] = cloneJSON(d)
+	}
+	if out == nil {
+		return input
+	}
+	return out
 }
 
 // Raw builds a tool from a handler and a schema that comes from elsewhere
@@ -253,7 +303,7 @@ func SchemaFor[T any]() (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("toolbus: inferring the schema of %v: %w", rt, err)
 	}
-	if err := applyDefaults(rt, s); err != nil {
+	if err := applyTags(rt, s); err != nil {
 		return nil, err
 	}
 	b, err := json.Marshal(s)
@@ -271,12 +321,18 @@ func SchemaFor[T any]() (map[string]any, error) {
 	return m, nil
 }
 
-// applyDefaults honours `default:"…"` struct tags: the value (JSON, or a
-// plain string) becomes the property's default and the field is optional.
-func applyDefaults(rt reflect.Type, s *jsonschema.Schema) error {
+// applyTags honours the struct tags jsonschema-go does not read:
+//
+//	default:"…"   the property's default (JSON, or the raw text for a string
+//	              field); the field becomes optional
+//	enum:"a,b"    the allowed values, comma-separated (JSON for non-string fields)
+//	minimum:"1"   inclusive numeric bounds
+//	maximum:"10"
+//
+// A value that does not parse is an error at registration.
+func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 	for _, f := range reflect.VisibleFields(rt) {
-		def, ok := f.Tag.Lookup("default")
-		if !ok || !f.IsExported() {
+		if !f.IsExported() {
 			continue
 		}
 		name := strings.Split(f.Tag.Get("json"), ",")[0]
@@ -290,18 +346,58 @@ func applyDefaults(rt reflect.Type, s *jsonschema.Schema) error {
 		if prop == nil {
 			continue
 		}
-		var v any
-		if err := json.Unmarshal([]byte(def), &v); err != nil {
-			v = def
+		isString := f.Type.Kind() == reflect.String
+		if def, ok := f.Tag.Lookup("default"); ok {
+			v, err := tagValue(def, isString, true)
+			if err != nil {
+				return fmt.Errorf("toolbus: field %s: default tag: %w", f.Name, err)
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			prop.Default = raw
+			s.Required = removeString(s.Required, name)
 		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return err
+		if enum, ok := f.Tag.Lookup("enum"); ok {
+			prop.Enum = nil
+			for _, item := range strings.Split(enum, ",") {
+				v, err := tagValue(item, isString, false)
+				if err != nil {
+					return fmt.Errorf("toolbus: field %s: enum tag: %w", f.Name, err)
+				}
+				prop.Enum = append(prop.Enum, v)
+			}
 		}
-		prop.Default = raw
-		s.Required = removeString(s.Required, name)
+		for tag, dst := range map[string]**float64{"minimum": &prop.Minimum, "maximum": &prop.Maximum} {
+			text, ok := f.Tag.Lookup(tag)
+			if !ok {
+				continue
+			}
+			x, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+			if err != nil {
+				return fmt.Errorf("toolbus: field %s: %s tag %q is not a number", f.Name, tag, text)
+			}
+			*dst = &x
+		}
 	}
 	return nil
+}
+
+// tagValue parses a tag value: raw text for string fields, JSON otherwise
+// (or, when lenient, raw text if it is not JSON).
+func tagValue(text string, isString, lenient bool) (any, error) {
+	if isString {
+		return text, nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &v); err != nil {
+		if lenient {
+			return text, nil
+		}
+		return nil, fmt.Errorf("%q is not a JSON value", text)
+	}
+	return v, nil
 }
 
 func removeString(list []string, s string) []string {

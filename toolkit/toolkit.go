@@ -86,7 +86,8 @@ type entry struct {
 	tool      *Tool
 	schema    map[string]any // effective: presets removed, extensions added
 	validator *jsonschema.Resolved
-	handler   Handler // middleware chain included
+	quick     *quickSchema // nil unless the schema is of the simple kind
+	handler   Handler      // middleware chain included
 	extension *extension
 }
 
@@ -491,8 +492,10 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 		}
 	}
 	if ext != nil {
+		own, _ := t.InputSchema["properties"].(map[string]any)
 		for k, v := range ext.properties {
-			if _, ok := props[k]; ok {
+			_, taken := props[k]
+			if _, preset := own[k]; taken || preset {
 				return nil, fmt.Errorf("the field %q already exists in the schema of %q; use a different name", k, t.Name)
 			}
 			props[k] = cloneJSON(v)
@@ -513,7 +516,7 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 		return nil, err
 	}
 	h := Chain(Chain(t.Handler, t.Middleware...), mws...)
-	return &entry{tool: t, schema: schema, validator: v, handler: h, extension: ext}, nil
+	return &entry{tool: t, schema: schema, validator: v, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
 }
 
 func checkObjectSchema(s map[string]any) error {

@@ -1,0 +1,157 @@
+package middleware
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// DefaultCacheEntries is the size of a Cache whose MaxEntries is zero.
+const DefaultCacheEntries = 1024
+
+// Cache answers repeated calls of read-only tools from memory. Other
+// tools pass through untouched: only a tool that changes nothing
+// (toolkit.ReadOnly) can be answered without running it.
+//
+// The key is the tool name plus the canonical JSON of the input (object
+// keys sorted, numbers as JSON numbers, presets included), and the session
+// too when PerSession is set. Only a successful call is stored: one whose
+// handler returned nil, whose chunks carried no error, interrupted or
+// denied state and whose context was still live. A hit replays the stored
+// chunks, in order, and does not run the tool; progress reports are not
+// stored. Concurrent misses of the same key all run the tool. The zero
+// value caches up to DefaultCacheEntries entries with no expiry.
+type Cache struct {
+	// TTL is how long an entry stays fresh; zero means until evicted.
+	TTL time.Duration
+	// MaxEntries bounds the cache (least recently used out first); zero
+	// means DefaultCacheEntries.
+	MaxEntries int
+	// PerSession keys entries by session too, for read-only tools whose
+	// output depends on who asks.
+	PerSession bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+type cacheEntry struct {
+	key     string
+	chunks  []toolkit.Chunk
+	expires time.Time // zero: never
+}
+
+type cache struct {
+	cfg   Cache
+	mu    sync.Mutex
+	ll    *list.List // front = most recently used; values are *cacheEntry
+	items map[string]*list.Element
+}
+
+// Middleware returns the middleware with its own, empty cache.
+func (c Cache) Middleware() toolkit.Middleware { return newCache(c).middleware }
+
+func newCache(c Cache) *cache {
+	if c.MaxEntries <= 0 {
+		c.MaxEntries = DefaultCacheEntries
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &cache{cfg: c, ll: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
+	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		if call.Tool == nil || !call.Tool.ReadOnly {
+			return next(ctx, call, w)
+		}
+		key, ok := c.key(call)
+		if !ok { // an input that is not JSON cannot be keyed
+			return next(ctx, call, w)
+		}
+		if chunks, ok := c.get(key); ok {
+			for _, ch := range chunks {
+				if err := w.Write(copyChunk(ch)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		var rec []toolkit.Chunk
+		obs := &observer{w: w, onChunk: func(ch toolkit.Chunk) { rec = append(rec, copyChunk(ch)) }}
+		err := next(ctx, call, obs)
+		if err == nil && ctx.Err() == nil && obs.state == "" {
+			c.put(key, rec)
+		}
+		return err
+	}
+}
+
+func (c *cache) key(call *toolkit.Call) (string, bool) {
+	in, err := json.Marshal(call.Input) // encoding/json sorts map keys
+	if err != nil {
+		return "", false
+	}
+	k := call.Name + "\x00" + string(in)
+	if c.cfg.PerSession {
+		k = call.Session + "\x00" + k
+	}
+	return k, true
+}
+
+func (c *cache) get(key string) ([]toolkit.Chunk, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*cacheEntry)
+	if !e.expires.IsZero() && !c.cfg.Now().Before(e.expires) {
+		c.ll.Remove(el)
+		delete(c.items, key)
+		return nil, false
+	}
+	c.ll.MoveToFront(el)
+	return e.chunks, true
+}
+
+func (c *cache) put(key string, chunks []toolkit.Chunk) {
+	e := &cacheEntry{key: key, chunks: chunks}
+	if c.cfg.TTL > 0 {
+		e.expires = c.cfg.Now().Add(c.cfg.TTL)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[key]; ok {
+		el.Value = e
+		c.ll.MoveToFront(el)
+		return
+	}
+	c.items[key] = c.ll.PushFront(e)
+	for c.ll.Len() > c.cfg.MaxEntries {
+		last := c.ll.Back()
+		c.ll.Remove(last)
+		delete(c.items, last.Value.(*cacheEntry).key)
+	}
+}
+
+func (c *cache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}
+
+// copyChunk copies a chunk's content and metadata (one level deep), so
+// neither the tool's later changes nor a consumer's reach the cache.
+func copyChunk(ch toolkit.Chunk) toolkit.Chunk {
+	ch.Content = slices.Clone(ch.Content)
+	ch.Metadata = maps.Clone(ch.Metadata)
+	return ch
+}

@@ -1,0 +1,149 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// KeyBy chooses what a RateLimit counts calls by.
+type KeyBy int
+
+const (
+	// BySession (the zero value): one bucket per session. Calls without a
+	// session share one bucket.
+	BySession KeyBy = iota
+	// ByTool: one bucket per tool, shared by every session.
+	ByTool
+	// BySessionAndTool: one bucket per session and tool.
+	BySessionAndTool
+)
+
+// RateLimit refuses calls beyond a rate with a token bucket per key. The
+// zero value limits nothing.
+//
+// A bucket holds up to Burst tokens and refills at Rate tokens per second;
+// each call takes one. A call that finds the bucket empty does not run: it
+// ends with code overloaded and a RetryAfter saying when a token will be
+// there (the final response's metadata carries retry_after_ms). Buckets
+// that have refilled completely are forgotten (a full bucket is the same
+// as a new one), so memory stays proportional to the keys active in the
+// last Burst/Rate seconds.
+type RateLimit struct {
+	// Rate is the sustained number of calls per second per key; zero (or
+	// less) means no limit.
+	Rate float64
+	// Burst is how many calls a key may make at once; zero means
+	// max(1, Rate) rounded up.
+	Burst int
+	// By chooses the key; the zero value is BySession.
+	By KeyBy
+	// Key, when set, computes the key instead of By.
+	Key func(call *toolkit.Call) string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+type limiter struct {
+	cfg     RateLimit
+	burst   float64
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	takes   int
+}
+
+// Middleware returns the middleware with its own buckets.
+func (r RateLimit) Middleware() toolkit.Middleware {
+	if r.Rate <= 0 {
+		return func(next toolkit.Handler) toolkit.Handler { return next }
+	}
+	return newLimiter(r).middleware
+}
+
+func newLimiter(r RateLimit) *limiter {
+	l := &limiter{cfg: r, burst: float64(r.Burst), buckets: map[string]*bucket{}}
+	if l.burst <= 0 {
+		l.burst = math.Max(1, math.Ceil(r.Rate))
+	}
+	if l.cfg.Now == nil {
+		l.cfg.Now = time.Now
+	}
+	return l
+}
+
+func (l *limiter) middleware(next toolkit.Handler) toolkit.Handler {
+	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		if wait := l.take(l.key(call)); wait > 0 {
+			return &toolkit.Error{
+				Code:       toolkit.CodeOverloaded,
+				Message:    fmt.Sprintf("RateLimitError: too many calls to '%s'; retry after %v.", call.Name, wait.Round(time.Millisecond)),
+				RetryAfter: wait,
+			}
+		}
+		return next(ctx, call, w)
+	}
+}
+
+func (l *limiter) key(call *toolkit.Call) string {
+	if l.cfg.Key != nil {
+		return l.cfg.Key(call)
+	}
+	switch l.cfg.By {
+	case ByTool:
+		return call.Name
+	case BySessionAndTool:
+		return call.Session + "\x00" + call.Name
+	}
+	return call.Session
+}
+
+// take takes a token for key, or returns how long until one is there.
+func (l *limiter) take(key string) time.Duration {
+	now := l.cfg.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{tokens: l.burst, last: now}
+		l.buckets[key] = b
+	}
+	if elapsed := now.Sub(b.last).Seconds(); elapsed > 0 {
+		b.tokens = math.Min(l.burst, b.tokens+elapsed*l.cfg.Rate)
+		b.last = now
+	}
+	if b.tokens < 1 {
+		wait := time.Duration((1 - b.tokens) / l.cfg.Rate * float64(time.Second))
+		return max(wait, time.Millisecond)
+	}
+	b.tokens--
+	l.takes++
+	if l.takes%1024 == 0 {
+		l.sweep(now)
+	}
+	return 0
+}
+
+// sweep forgets buckets that are full again; l.mu is held.
+func (l *limiter) sweep(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*l.cfg.Rate >= l.burst {
+			delete(l.buckets, k)
+		}
+	}
+}
+
+// size reports the number of buckets kept (for tests).
+func (l *limiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}

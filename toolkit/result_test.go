@@ -1,0 +1,269 @@
+package toolkit_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func TestAccumulator(t *testing.T) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	st := func(s toolkit.State, blocks ...toolkit.Block) toolkit.Chunk {
+		return toolkit.Chunk{Content: blocks, State: s}
+	}
+	tests := []struct {
+		name      string
+		chunks    []toolkit.Chunk
+		want      []toolkit.Block
+		wantState toolkit.State
+		wantMeta  map[string]any
+		wantErr   bool
+	}{
+		{
+			name:      "empty",
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name:      "text by id, consecutive text merged into the first id",
+			chunks:    []toolkit.Chunk{chunkOf(textBlock("a", "1")), chunkOf(textBlock("b", "2")), chunkOf(textBlock("a", "3"))},
+			want:      []toolkit.Block{textBlock("a", "123")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name: "text separated by data is not merged",
+			chunks: []toolkit.Chunk{
+				chunkOf(textBlock("a", "x")), chunkOf(dataBlock("d", "image/png", b64("img"))), chunkOf(textBlock("b", "y")), chunkOf(textBlock("a", "z")),
+			},
+			want:      []toolkit.Block{textBlock("a", "xz"), dataBlock("d", "image/png", b64("img")), textBlock("b", "y")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name:      "blocks without ids never merge by id, adjacent text still merges",
+			chunks:    []toolkit.Chunk{chunkOf(dataBlock("", "a/b", b64("1"))), chunkOf(dataBlock("", "a/b", b64("2"))), chunkOf(textBlock("", "p")), chunkOf(textBlock("", "q"))},
+			want:      []toolkit.Block{dataBlock("", "a/b", b64("1")), dataBlock("", "a/b", b64("2")), textBlock("", "pq")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name: "data merged by bytes; newest name and media type win; empty ones do not erase",
+			chunks: []toolkit.Chunk{
+				chunkOf(toolkit.Block{Type: toolkit.BlockData, ID: "d", MediaType: "audio/wav", Name: "a.wav", Data: b64("a")}),
+				chunkOf(toolkit.Block{Type: toolkit.BlockData, ID: "d", MediaType: "audio/x-wav", Data: b64("bc")}),
+				chunkOf(toolkit.Block{Type: toolkit.BlockData, ID: "d", Name: "final.wav", Data: b64("d")}),
+			},
+			want:      []toolkit.Block{{Type: toolkit.BlockData, ID: "d", MediaType: "audio/x-wav", Name: "final.wav", Data: b64("abcd")}},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name:      "invalid base64 falls back to string concatenation",
+			chunks:    []toolkit.Chunk{chunkOf(dataBlock("d", "x/y", b64("hi"))), chunkOf(dataBlock("d", "x/y", "***"))},
+			want:      []toolkit.Block{dataBlock("d", "x/y", b64("hi")+"***")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name:      "concatenated pieces that become valid base64 merge by bytes again",
+			chunks:    []toolkit.Chunk{chunkOf(dataBlock("d", "x/y", "aGV")), chunkOf(dataBlock("d", "x/y", "sbG8=")), chunkOf(dataBlock("d", "x/y", b64("!")))},
+			want:      []toolkit.Block{dataBlock("d", "x/y", b64("hello!"))},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name:      "another type under the same id is appended under a new id",
+			chunks:    []toolkit.Chunk{chunkOf(dataBlock("x", "a/b", b64("1"))), chunkOf(textBlock("x", "t"))},
+			want:      []toolkit.Block{dataBlock("x", "a/b", b64("1")), textBlock("x-1", "t")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name: "URL data under an existing id is an error; the rest of the chunk still applies",
+			chunks: []toolkit.Chunk{
+				chunkOf(toolkit.Block{Type: toolkit.BlockData, ID: "u", URL: "https://a"}),
+				chunkOf(toolkit.Block{Type: toolkit.BlockData, ID: "u", URL: "https://b"}, textBlock("t", "after")),
+			},
+			want:      []toolkit.Block{{Type: toolkit.BlockData, ID: "u", URL: "https://a"}, textBlock("t", "after")},
+			wantState: toolkit.StateSuccess,
+			wantErr:   true,
+		},
+		{
+			name:      "error is sticky",
+			chunks:    []toolkit.Chunk{st(toolkit.StateError), st(toolkit.StateInterrupted), st(toolkit.StateDenied), st(toolkit.StateSuccess), st(toolkit.StateRunning)},
+			wantState: toolkit.StateError,
+		},
+		{
+			name:      "later interrupted wins over denied",
+			chunks:    []toolkit.Chunk{st(toolkit.StateDenied), st(toolkit.StateInterrupted), st(toolkit.StateRunning)},
+			wantState: toolkit.StateInterrupted,
+		},
+		{
+			name:      "later denied wins over interrupted",
+			chunks:    []toolkit.Chunk{st(toolkit.StateInterrupted), st(toolkit.StateDenied)},
+			wantState: toolkit.StateDenied,
+		},
+		{
+			name:      "running and success leave success",
+			chunks:    []toolkit.Chunk{st(toolkit.StateRunning), st(toolkit.StateSuccess), st("")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name: "metadata: last write wins per key",
+			chunks: []toolkit.Chunk{
+				{Metadata: map[string]any{"a": 1, "b": 1}}, {Metadata: map[string]any{"b": 2, "c": 3}},
+			},
+			wantState: toolkit.StateSuccess,
+			wantMeta:  map[string]any{"a": 1, "b": 2, "c": 3},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var acc toolkit.Accumulator
+			var gotErr error
+			for i := range tt.chunks {
+				if err := acc.Add(&tt.chunks[i]); err != nil && gotErr == nil {
+					gotErr = err
+				}
+			}
+			if (gotErr != nil) != tt.wantErr {
+				t.Errorf("Add error = %v, wantErr %v", gotErr, tt.wantErr)
+			}
+			r := acc.Response("id")
+			jsonEqual(t, "content", r.Content, tt.want)
+			if r.State != tt.wantState || acc.State() != tt.wantState {
+				t.Errorf("state = %q, want %q", r.State, tt.wantState)
+			}
+			if acc.Len() != len(tt.want) {
+				t.Errorf("Len = %d, want %d", acc.Len(), len(tt.want))
+			}
+			if tt.wantMeta != nil {
+				jsonEqual(t, "metadata", r.Metadata, tt.wantMeta)
+			}
+		})
+	}
+}
+
+// The accumulator copies what it keeps: changing a chunk after Add, or a
+// response after Response, changes nothing inside it.
+func TestAccumulatorCopies(t *testing.T) {
+	var acc toolkit.Accumulator
+	c := toolkit.Chunk{Content: []toolkit.Block{textBlock("a", "x")}, Metadata: map[string]any{"k": "v"}}
+	_ = acc.Add(&c)
+	c.Content[0].Text = "changed"
+	c.Metadata["k"] = "changed"
+	r := acc.Response("1")
+	r.Metadata["k"] = "mutated"
+	r.Content[0].Text = "mutated"
+	r2 := acc.Response("2")
+	if r2.Text() != "x" || r2.Metadata["k"] != "v" {
+		t.Errorf("response = %+v", r2)
+	}
+	// Still usable after Response.
+	_ = acc.Add(&toolkit.Chunk{Content: []toolkit.Block{textBlock("a", "y")}})
+	if got := acc.Response("3").Text(); got != "xy" {
+		t.Errorf("after more chunks: %q", got)
+	}
+}
+
+func TestValueChunk(t *testing.T) {
+	type pair struct {
+		A string `json:"a"`
+		B int    `json:"b"`
+	}
+	c := toolkit.Text("pre-made")
+	tests := []struct {
+		in   any
+		want string
+		none bool
+	}{
+		{in: "plain <text>", want: "plain <text>"},
+		{in: nil, none: true},
+		{in: (*toolkit.Chunk)(nil), none: true},
+		{in: c, want: "pre-made"},
+		{in: &c, want: "pre-made"},
+		{in: 42, want: "42"},
+		{in: []string{"成都", "<b>"}, want: `["成都","<b>"]`},
+		{in: pair{"x", 1}, want: `{"a":"x","b":1}`},
+		{in: func() {}, want: "0x"}, // not JSON: printed
+	}
+	for _, tt := range tests {
+		got, err := toolkit.ValueChunk(tt.in)
+		if err != nil {
+			t.Errorf("ValueChunk(%T): %v", tt.in, err)
+			continue
+		}
+		if tt.none {
+			if got.Content != nil {
+				t.Errorf("ValueChunk(%#v) = %+v, want nothing", tt.in, got)
+			}
+			continue
+		}
+		text := got.Content[0].Text
+		if tt.want == "0x" {
+			if len(text) < 2 || text[:2] != "0x" {
+				t.Errorf("ValueChunk(func) = %q, want its printed form", text)
+			}
+			continue
+		}
+		if text != tt.want {
+			t.Errorf("ValueChunk(%#v) = %q, want %q", tt.in, text, tt.want)
+		}
+	}
+	// A nil result writes no chunk and succeeds.
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("nothing", "N.", func(ctx context.Context, in struct{}) (any, error) { return nil, nil }))
+	r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "1", Name: "nothing"})
+	if len(r.chunks) != 0 || r.final.State != toolkit.StateSuccess || r.final.Content != nil {
+		t.Errorf("nil result: %d chunks, %+v", len(r.chunks), r.final)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	wrapped := fmt.Errorf("outer: %w", toolkit.NewError(toolkit.CodeDenied, "no"))
+	tests := []struct {
+		err  error
+		want toolkit.Code
+	}{
+		{nil, ""},
+		{errors.New("x"), toolkit.CodeToolError},
+		{context.Canceled, toolkit.CodeInterrupted},
+		{fmt.Errorf("read: %w", context.DeadlineExceeded), toolkit.CodeTimeout},
+		{wrapped, toolkit.CodeDenied},
+		{&toolkit.Error{Message: "no code"}, toolkit.CodeToolError},
+		{toolkit.Errorf(toolkit.CodeUnavailable, "down: %w", context.Canceled), toolkit.CodeUnavailable},
+	}
+	for _, tt := range tests {
+		if got := toolkit.CodeOf(tt.err); got != tt.want {
+			t.Errorf("CodeOf(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+	e := toolkit.Errorf(toolkit.CodeUnavailable, "down: %w", context.Canceled)
+	if !errors.Is(e, context.Canceled) || e.Error() != "down: context canceled" {
+		t.Errorf("Errorf: %v, unwraps to Canceled: %v", e, errors.Is(e, context.Canceled))
+	}
+	if !errors.Is(wrapped, &toolkit.Error{Code: toolkit.CodeDenied}) || errors.Is(wrapped, &toolkit.Error{Code: toolkit.CodeTimeout}) {
+		t.Error("errors.Is by code")
+	}
+	if (&toolkit.Error{Code: toolkit.CodeTimeout}).Error() != "timeout" {
+		t.Error("an Error without a message reads as its code")
+	}
+	for _, c := range toolkit.Codes {
+		if !c.Valid() {
+			t.Errorf("%q not valid", c)
+		}
+	}
+	if toolkit.Code("teapot").Valid() || toolkit.Code("").Valid() {
+		t.Error("unknown codes are valid")
+	}
+	states := map[toolkit.Code]toolkit.State{
+		"": toolkit.StateSuccess, toolkit.CodeInterrupted: toolkit.StateInterrupted, toolkit.CodeDenied: toolkit.StateDenied,
+		toolkit.CodeApprovalRequired: toolkit.StateDenied, toolkit.CodeTimeout: toolkit.StateError, toolkit.CodeInternal: toolkit.StateError,
+	}
+	for c, s := range states {
+		if c.State() != s {
+			t.Errorf("%q.State() = %q, want %q", c, c.State(), s)
+		}
+	}
+	ok := &toolkit.Response{State: toolkit.StateSuccess}
+	if ok.Err() != nil {
+		t.Error("success has an Err")
+	}
+}
