@@ -154,8 +154,11 @@ func (f *files) write(_ context.Context, in writeInput) (string, error) {
 	if err := overwrite(root, rel, strings.Join(out, "")); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
-	return fmt.Sprintf("Replaced lines %d-%d of %s. The new content around the change:\n%s",
-		start, end, in.FilePath, snippet(out, first, last)), nil
+	what := fmt.Sprintf("Replaced lines %d-%d of %s.", start, end, in.FilePath)
+	if end < start {
+		what = fmt.Sprintf("Appended to %s after its last line.", in.FilePath)
+	}
+	return what + " The new content around the change:\n" + snippet(out, first, last), nil
 }
 
 func (f *files) insert(_ context.Context, in insertInput) (string, error) {
@@ -187,7 +190,8 @@ func (f *files) insert(_ context.Context, in insertInput) (string, error) {
 }
 
 // readLines reads a text file of the workspace as lines that keep their
-// "\n". mustExist words the error for tools that edit.
+// "\n". forEdit words the error for a missing file for the tools that
+// edit.
 func (f *files) readLines(p string, forEdit bool) ([]string, error) {
 	rel, err := f.ws.resolve(p)
 	if err != nil {
