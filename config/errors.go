@@ -74,7 +74,7 @@ type entry struct {
 	line  int
 	value string
 	path  string
-	key   bool
+	kind  string // "key", "scalar", "seq" or "map"
 }
 
 // index records the position of every key and value under n.
@@ -90,6 +90,7 @@ func (s *source) walk(n *yaml.Node, path string) {
 			s.walk(c, path)
 		}
 	case yaml.MappingNode:
+		s.entries = append(s.entries, entry{line: n.Line, path: path, kind: "map"})
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := k.Value
@@ -99,17 +100,18 @@ func (s *source) walk(n *yaml.Node, path string) {
 			if _, seen := s.lines[p]; !seen {
 				s.lines[p] = k.Line
 			}
-			s.entries = append(s.entries, entry{line: k.Line, value: k.Value, path: p, key: true})
+			s.entries = append(s.entries, entry{line: k.Line, value: k.Value, path: p, kind: "key"})
 			s.walk(v, p)
 		}
 	case yaml.SequenceNode:
+		s.entries = append(s.entries, entry{line: n.Line, path: path, kind: "seq"})
 		for i, c := range n.Content {
 			p := fmt.Sprintf("%s[%d]", path, i)
 			s.lines[p] = c.Line
 			s.walk(c, p)
 		}
 	case yaml.ScalarNode:
-		s.entries = append(s.entries, entry{line: n.Line, value: n.Value, path: path})
+		s.entries = append(s.entries, entry{line: n.Line, value: n.Value, path: path, kind: "scalar"})
 	}
 }
 
@@ -139,7 +141,7 @@ func parent(path string) string {
 var (
 	lineRE       = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 	unknownRE    = regexp.MustCompile(`^field (.+) not found in type (\S+)$`)
-	cannotRE     = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+	cannotRE     = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 	duplicateRE  = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
 	pathTokenRE  = regexp.MustCompile(`[^.\[\]]+|\[\d+\]`)
 	configType   = reflect.TypeFor[Config]()
@@ -182,7 +184,7 @@ func (s *source) explain(e *Error) {
 	case unknownRE.MatchString(e.Reason):
 		key := unknownRE.FindStringSubmatch(e.Reason)[1]
 		for _, en := range s.entries {
-			if en.key && en.line == e.Line && en.value == key {
+			if en.kind == "key" && en.line == e.Line && en.value == key {
 				e.Path = en.path
 				break
 			}
@@ -194,25 +196,23 @@ func (s *source) explain(e *Error) {
 	case cannotRE.MatchString(e.Reason):
 		sm := cannotRE.FindStringSubmatch(e.Reason)
 		kind, value, into := sm[1], sm[2], sm[3]
-		for _, en := range s.entries {
-			if !en.key && en.line == e.Line && (en.value == value || kind != "str" && kind != "int" && kind != "float" && kind != "bool") {
-				e.Path = en.path
-				break
-			}
+		want := "scalar"
+		if kind == "seq" || kind == "map" {
+			want = kind
 		}
-		if e.Path == "" {
-			for _, en := range s.entries {
-				if en.line == e.Line {
-					e.Path = en.path
-					break
-				}
+		short, truncated := strings.CutSuffix(value, "...") // yaml.v3 shortens long values
+		for _, en := range s.entries {
+			if en.line == e.Line && en.kind == want &&
+				(want != "scalar" || en.value == value || truncated && strings.HasPrefix(en.value, short)) {
+				e.Path, value = en.path, en.value
+				break
 			}
 		}
 		e.Reason = fmt.Sprintf("invalid value %s: want %s", shown(kind, value), friendly(into))
 	case duplicateRE.MatchString(e.Reason):
 		sm := duplicateRE.FindStringSubmatch(e.Reason)
 		for _, en := range s.entries {
-			if en.key && en.line == e.Line && en.value == sm[1] {
+			if en.kind == "key" && en.line == e.Line && en.value == sm[1] {
 				e.Path = en.path
 				break
 			}
