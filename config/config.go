@@ -355,7 +355,7 @@ func Load(path string) (*Config, error) {
 		}
 		return nil, Errors{{File: path, Reason: "cannot read the config file: " + reason}}
 	}
-	c, err := decode(path, data)
+	c, typeErrs, err := decode(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -364,56 +364,82 @@ func Load(path string) (*Config, error) {
 		return nil, Errors{{File: path, Reason: "cannot locate the config file: " + err.Error()}}
 	}
 	c.resolvePaths(dir)
-	c.ApplyDefaults()
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c.finish(typeErrs)
 }
 
 // Parse parses and validates a config held in memory; name is used in
 // error messages. Relative paths stay relative to the working directory.
 // An empty document is the default configuration.
 func Parse(name string, data []byte) (*Config, error) {
-	c, err := decode(name, data)
+	c, typeErrs, err := decode(name, data)
 	if err != nil {
 		return nil, err
 	}
+	return c.finish(typeErrs)
+}
+
+// finish applies the defaults and validates, reporting the decoding
+// errors (unknown keys, wrong types) together with the validation errors;
+// a validation error about a value of the wrong type (which was left
+// unset), or on its line, is left out.
+func (c *Config) finish(typeErrs Errors) (*Config, error) {
 	c.ApplyDefaults()
+	all := typeErrs
 	if err := c.Validate(); err != nil {
-		return nil, err
+		for _, e := range err.(Errors) {
+			reported := func(te *Error) bool {
+				return te.mismatch && (te.Line == e.Line || te.Path != "" && under(e.Path, te.Path))
+			}
+			if !slices.ContainsFunc(typeErrs, reported) {
+				all = append(all, e)
+			}
+		}
+	}
+	if len(all) > 0 {
+		slices.SortStableFunc(all, func(a, b *Error) int { return a.Line - b.Line })
+		return nil, all
 	}
 	return c, nil
 }
 
-// decode reads one YAML document strictly: unknown keys, values of the
-// wrong type and duplicate keys are errors with their line.
-func decode(name string, data []byte) (*Config, error) {
+// under reports whether path is p or lies below it.
+func under(path, p string) bool {
+	return path == p || strings.HasPrefix(path, p) && (path[len(p)] == '.' || path[len(p)] == '[')
+}
+
+// decode reads one YAML document strictly. A syntax error, a document
+// that is not a mapping or a second document is fatal (err); unknown keys,
+// values of the wrong type and duplicate keys are returned as typeErrs,
+// with the rest of the document decoded.
+func decode(name string, data []byte) (c *Config, typeErrs Errors, err error) {
 	src := &source{file: name}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, src.yamlErrors(err, nil)
+		return nil, nil, src.yamlErrors(err)
 	}
 	src.index(&root)
-	c := &Config{src: src}
+	c = &Config{src: src}
 	if root.Kind == 0 { // empty document
-		return c, nil
+		return c, nil, nil
 	}
 	if doc := &root; len(doc.Content) == 1 && doc.Content[0].Kind != yaml.MappingNode &&
 		!(doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
-		return nil, Errors{{File: name, Line: doc.Content[0].Line, Reason: "the config must be a mapping of keys to values"}}
+		return nil, nil, Errors{{File: name, Line: doc.Content[0].Line, Reason: "the config must be a mapping of keys to values"}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, src.yamlErrors(err, c)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, nil, src.yamlErrors(err)
+		}
+		typeErrs = src.yamlErrors(err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		line := extra.Line
-		return nil, Errors{{File: name, Line: line, Reason: "more than one YAML document; a config file holds one"}}
+		return nil, nil, Errors{{File: name, Line: extra.Line, Reason: "more than one YAML document; a config file holds one"}}
 	}
-	return c, nil
+	return c, typeErrs, nil
 }
 
 // resolvePaths makes relative paths relative to dir.

@@ -24,9 +24,10 @@
 //
 // A config is decoded strictly: an unknown key, a value of the wrong type
 // (a duration must carry its unit: "30s", not 30), a key given twice and a
-// second YAML document are errors. Then Validate checks the values and the
+// second YAML document are errors. Validate checks the values and the
 // references between them. Every error names the file, the line, the key
-// path and the reason; all of them are reported at once (Errors).
+// path and the reason, and all of them are reported at once (Errors),
+// except after a YAML syntax error, which stops the reading.
 //
 // # Defaults and overrides
 //

@@ -19,6 +19,8 @@ type Error struct {
 	Line   int
 	Path   string // e.g. "groups[1].name"
 	Reason string
+
+	mismatch bool // a value of the wrong type, left unset
 }
 
 func (e *Error) Error() string {
@@ -157,7 +159,7 @@ var (
 
 // yamlErrors turns a yaml.v3 error into Errors with lines, key paths and
 // reasons worded for a person.
-func (s *source) yamlErrors(err error, _ *Config) error {
+func (s *source) yamlErrors(err error) Errors {
 	var msgs []string
 	if te, ok := err.(*yaml.TypeError); ok {
 		msgs = te.Errors
@@ -201,14 +203,20 @@ func (s *source) explain(e *Error) {
 			want = kind
 		}
 		short, truncated := strings.CutSuffix(value, "...") // yaml.v3 shortens long values
+		// The last match on the line is the innermost: "groups:\n  - name: [x]"
+		// starts two lists on line 2, and the error is about the second.
 		for _, en := range s.entries {
 			if en.line == e.Line && en.kind == want &&
 				(want != "scalar" || en.value == value || truncated && strings.HasPrefix(en.value, short)) {
-				e.Path, value = en.path, en.value
-				break
+				e.Path = en.path
+				if want == "scalar" {
+					value = en.value
+					break
+				}
 			}
 		}
 		e.Reason = fmt.Sprintf("invalid value %s: want %s", shown(kind, value), friendly(into))
+		e.mismatch = true
 	case duplicateRE.MatchString(e.Reason):
 		sm := duplicateRE.FindStringSubmatch(e.Reason)
 		for _, en := range s.entries {

@@ -159,6 +159,24 @@ func TestRejectedAll(t *testing.T) {
 	if !errors.As(err, &es) || len(es) != 3 {
 		t.Errorf("Errors = %v", es)
 	}
+	// Decoding and validation errors together; a value that could not be
+	// decoded is not reported again as missing.
+	yaml = "groups:\n  - name: [x]\n    description: d\n  - name: g\n  - name: g\n    description: d\nqueue_group: 'a b'\nfoo: 1\n" +
+		"mcp_servers:\n  - {name: 'a b', comand: x}\n"
+	_, err = config.Parse("w.yaml", []byte(yaml))
+	want = strings.Join([]string{
+		`w.yaml:2: groups[0].name: invalid value (a list): want a string`,
+		`w.yaml:4: groups[1].description: group "g" needs a description (the model reads it)`,
+		`w.yaml:5: groups[2].name: duplicate group "g"`,
+		`w.yaml:7: queue_group: invalid queue group "a b": use letters, digits, '_', '-' and '.'`,
+		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware)`,
+		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (allowed here: name, transport, url, command, args, env, cwd, headers, mode, group, enable_tools, disable_tools, timeout)`,
+		`w.yaml:10: mcp_servers[0].name: invalid server name "a b": use letters, digits, '_' and '-'`,
+		`w.yaml:10: mcp_servers[0]: give either a command (stdio) or a url (streamable-http, sse), or set transport`,
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Fatalf("err =\n%v\nwant\n%s", err, want)
+	}
 	yaml = "queue_grup: x\nbuiltins:\n  workspase: y\n"
 	_, err = config.Parse("w.yaml", []byte(yaml))
 	if err == nil || strings.Count(err.Error(), "unknown key") != 2 {
