@@ -47,7 +47,9 @@
 // outside, or when a symbolic link on the way points outside (symlinks of
 // the existing part of the path are resolved; links that stay inside are
 // followed). The file operation itself then goes through an os.Root, so a
-// link swapped in after the check cannot escape either. Shell and Python
+// link swapped in after the check cannot escape either. What paths cannot
+// show is not caught: a hard link to an outside file, or a bind mount,
+// placed in the workspace by someone else. Shell and Python
 // are not confined: they run as the worker's user, with its environment,
 // and only start in the workspace. That is why they are off by default
 // and, when on, sit in a group a session must activate.

@@ -80,8 +80,8 @@ func (r *runner) pythonTool() *toolkit.Tool {
 			py, err := exec.LookPath(r.python)
 			if err != nil {
 				return toolkit.Errorf(toolkit.CodeToolError,
-					"PythonNotFoundError: %s needs a Python 3 interpreter, but %q was not found on this worker (PATH=%s). Ask the operator to install Python 3, or use another tool.",
-					ExecutePythonCode, r.python, os.Getenv("PATH"))
+					"PythonNotFoundError: %s needs a Python 3 interpreter, but %q was not found on this worker's PATH. Ask the operator to install Python 3, or use another tool.",
+					ExecutePythonCode, r.python)
 			}
 			f, err := os.CreateTemp("", "toolbus-*.py")
 			if err != nil {

@@ -80,7 +80,7 @@ func wantCode(t *testing.T, r *toolkit.Response, code toolkit.Code, fragments ..
 	}
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
