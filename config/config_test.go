@@ -203,3 +203,30 @@ func TestString(t *testing.T) {
 		t.Error("String changed the config")
 	}
 }
+
+// "tools: []" turns every built-in off; an absent or empty "tools" means
+// the defaults.
+func TestBuiltinToolsOff(t *testing.T) {
+	for _, tt := range []struct {
+		yaml string
+		want int
+	}{
+		{"builtins:\n  tools: []\n", 0},
+		{"builtins:\n  tools:\n", len(builtin.DefaultTools)},
+		{"builtins:\n  workspace: ws\n", len(builtin.DefaultTools)},
+	} {
+		cfg, err := config.Parse("w.yaml", []byte(tt.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bc := cfg.BuiltinConfig()
+		bc.Workspace = t.TempDir()
+		tk := toolkit.New(nil)
+		if err := builtin.Register(tk, bc); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(tk.Tools()); got != tt.want {
+			t.Errorf("%q: %d tools, want %d", tt.yaml, got, tt.want)
+		}
+	}
+}
