@@ -22,8 +22,9 @@ import (
 // Config is a worker's configuration. The zero value of every field means
 // its default (see Default); Parse and Load fill the defaults in.
 type Config struct {
-	// Instance names this worker in logs and on the responses it serves.
-	// Empty means "<hostname>-<pid>" (see InstanceName).
+	// Instance names this worker in logs and on the responses it serves:
+	// letters, digits, '_' and '-'. Empty means "<hostname>-<pid>" (see
+	// InstanceName).
 	Instance string `yaml:"instance"`
 	// QueueGroup is the NATS queue group the worker serves tool calls in;
 	// workers in the same group share the load. Default "toolbus".
@@ -290,7 +291,8 @@ func or[T comparable](v, def T) T {
 	return v
 }
 
-// InstanceName returns Instance, or "<hostname>-<pid>" when it is empty.
+// InstanceName returns Instance, or "<hostname>-<pid>" when it is empty
+// (characters of the hostname outside [A-Za-z0-9_-] become '-').
 func (c *Config) InstanceName() string {
 	if c.Instance != "" {
 		return c.Instance
@@ -300,7 +302,7 @@ func (c *Config) InstanceName() string {
 		host = "worker"
 	}
 	host = strings.Map(func(r rune) rune {
-		if r == '.' || toolkit.ValidName(string(r)) {
+		if toolkit.ValidName(string(r)) {
 			return r
 		}
 		return '-'

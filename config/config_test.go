@@ -129,8 +129,8 @@ func TestDefault(t *testing.T) {
 			t.Errorf("%s = %#v, want %#v", c.name, c.got, c.want)
 		}
 	}
-	if name := def.InstanceName(); !strings.HasSuffix(name, "-"+strconv.Itoa(os.Getpid())) {
-		t.Errorf("instance name %q does not end with the pid", name)
+	if name := def.InstanceName(); !strings.HasSuffix(name, "-"+strconv.Itoa(os.Getpid())) || !toolkit.ValidName(name) {
+		t.Errorf("instance name %q does not end with the pid, or is not a valid token", name)
 	}
 }
 

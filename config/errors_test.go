@@ -62,7 +62,7 @@ func TestRejected(t *testing.T) {
 		{"log format", "log_format: xml\n", `w.yaml:1: log_format: invalid value "xml": want one of text, json`},
 		{"log level", "\nlog_level: loud\n", `w.yaml:2: log_level: invalid value "loud": want one of debug, info, warn, error`},
 		{"queue group", "queue_group: a b\n", `w.yaml:1: queue_group: invalid queue group "a b": use letters, digits, '_', '-' and '.'`},
-		{"instance", "instance: 'w*'\n", `w.yaml:1: instance: invalid instance name "w*": use letters, digits, '_', '-' and '.'`},
+		{"instance", "instance: w.1\n", `w.yaml:1: instance: invalid instance name "w.1": use letters, digits, '_' and '-' (it may appear in NATS subjects)`},
 		{"invalid group name", "groups:\n  - name: my tools\n    description: d\n",
 			`w.yaml:2: groups[0].name: invalid group name "my tools": use letters, digits, '_' and '-'`},
 		{"duplicate group", "groups:\n  - name: g\n    description: d\n  - name: g\n    description: e\n",

@@ -41,8 +41,8 @@ func (k *checker) fail(path, format string, args ...any) {
 // exist: a worker starts without a missing skill directory and warns.
 func (c *Config) Validate() error {
 	k := &checker{c: c}
-	if c.Instance != "" && !queueRE.MatchString(c.Instance) {
-		k.fail("instance", "invalid instance name %q: use letters, digits, '_', '-' and '.'", c.Instance)
+	if c.Instance != "" && !toolkit.ValidName(c.Instance) {
+		k.fail("instance", "invalid instance name %q: use letters, digits, '_' and '-' (it may appear in NATS subjects)", c.Instance)
 	}
 	if c.QueueGroup != "" && !queueRE.MatchString(c.QueueGroup) {
 		k.fail("queue_group", "invalid queue group %q: use letters, digits, '_', '-' and '.'", c.QueueGroup)
