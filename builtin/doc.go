@@ -1,0 +1,87 @@
+// Package builtin provides the tools a toolbus worker ships with: echo and
+// sleep for smoke tests and benchmarks, the text file tools confined to a
+// workspace directory, and shell and Python execution in a group that is
+// off until a session turns it on.
+//
+//	tk := toolkit.New(nil)
+//	err := builtin.Register(tk, builtin.Config{
+//		Workspace: "/srv/toolbus/workspace",
+//		Tools: []builtin.Tool{
+//			{Name: builtin.Echo},
+//			{Name: builtin.ViewTextFile},
+//			{Name: builtin.ExecuteShellCommand}, // in group "exec", inactive by default
+//		},
+//	})
+//	if err != nil {
+//		log.Fatal(err) // unknown tool, missing group, bad workspace: nothing was added
+//	}
+//	resp := tk.Invoke(ctx, toolkit.ToolCall{ID: "c1", Name: "echo", Input: map[string]any{"text": "hi"}})
+//	fmt.Println(resp.Text()) // hi
+//
+// # The tools
+//
+//   - echo {text}: returns the text. Read-only.
+//   - sleep {seconds}: sleeps, reporting progress every second, and stops
+//     at once when cancelled. Read-only.
+//   - view_text_file {file_path, ranges?}: the file with line numbers
+//     ("12: text"), all of it or the lines [start, end]; negative numbers
+//     count from the end ([-100, -1] is the last 100 lines) and an end past
+//     the last line is clamped. Read-only.
+//   - write_text_file {file_path, content, ranges?}: creates the file (and
+//     its parent directories), overwrites it, or with ranges replaces those
+//     lines by the content and shows the result around the change.
+//   - insert_text_file {file_path, content, line_number}: inserts before
+//     the line; the number of lines plus one appends.
+//   - execute_shell_command {command, timeout?} and execute_python_code
+//     {code, timeout?}: run `sh -c command` or `python3 -u file` in the
+//     workspace directory; see below.
+//
+// The names and parameters are AgentScope's, so agents written for it
+// call them unchanged.
+//
+// # Workspace confinement
+//
+// The file tools accept a path relative to the workspace or an absolute
+// path inside it. A path is refused, with state denied and a message that
+// says why, when ".." leads out of the workspace, when it is absolute and
+// outside, or when a symbolic link on the way points outside (symlinks of
+// the existing part of the path are resolved; links that stay inside are
+// followed). The file operation itself then goes through an os.Root, so a
+// link swapped in after the check cannot escape either. What paths cannot
+// show is not caught: a hard link to an outside file, or a bind mount,
+// placed in the workspace by someone else. Shell and Python
+// are not confined: they run as the worker's user, with its environment,
+// and only start in the workspace. That is why they are off by default
+// and, when on, sit in a group a session must activate.
+//
+// # Processes
+//
+// A command runs in its own process group with no input. Its stdout and
+// stderr are streamed as text chunks, interleaved in the order they are
+// written, a line at a time (a line without "\n" is sent after 200ms of
+// silence or at 64 KiB). The final chunk is "<returncode>N</returncode>"
+// (-1 when a signal ended the process) and the response's metadata holds
+// "exit_code". A non-zero exit code is still a successful call: the
+// command ran, and the model reads the code.
+//
+// Cancelling the call, or the call's own timeout passing, sends SIGKILL to
+// the whole process group: the command and every process it started
+// (a process that left the group with setsid is beyond reach; its pipes
+// are closed after two seconds). A timeout ends the call with code
+// timeout, keeping the output so far. When the command exits by itself,
+// whatever it left running in its group is killed too, so no call leaves
+// processes behind. Output beyond Config.MaxOutputBytes is dropped and
+// the result says how many bytes were.
+//
+// # Decisions where AgentScope is silent or differs
+//
+//   - Output is streamed and interleaved like a terminal, instead of being
+//     returned at the end as separate <stdout> and <stderr> blocks.
+//   - File tool failures are errors (state error, or denied for paths
+//     outside the workspace), not successful results holding an error text.
+//   - write_text_file creates missing parent directories.
+//   - Files with NUL bytes are refused as binary; files above
+//     Config.MaxFileBytes are refused as too large.
+//   - Python code is written to a temporary file outside the workspace and
+//     removed after the run, as AgentScope does.
+package builtin

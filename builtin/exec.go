@@ -1,0 +1,355 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+type shellInput struct {
+	Command string  `json:"command" jsonschema:"The shell command to execute."`
+	Timeout float64 `json:"timeout,omitempty"`
+}
+
+type pythonInput struct {
+	Code    string  `json:"code" jsonschema:"The Python code to execute. Print what you want to see: only the output is returned."`
+	Timeout float64 `json:"timeout,omitempty"`
+}
+
+// runner starts commands in the workspace and streams their output.
+type runner struct {
+	dir        string // working directory
+	shell      string
+	python     string
+	defTimeout time.Duration
+	maxTimeout time.Duration
+	maxOutput  int
+}
+
+// Tunables of the process handling, not worth a config knob.
+const (
+	// partialFlush is how long an unterminated line waits for its "\n"
+	// before it is streamed anyway (prompts, progress bars).
+	partialFlush = 200 * time.Millisecond
+	// maxPartial is the longest unterminated line kept before it is
+	// streamed.
+	maxPartial = 64 << 10
+	// pipeGrace is how long output is still read after the command's
+	// process group is gone: only a process that left the group (setsid)
+	// can hold the pipe longer, and it is not waited for.
+	pipeGrace = 2 * time.Second
+)
+
+func (r *runner) shellTool() *toolkit.Tool {
+	t := toolkit.Stream(ExecuteShellCommand,
+		"Execute a shell command in the workspace directory and return its output (stdout and stderr, "+
+			"interleaved as they are written, streamed line by line) followed by its exit code in "+
+			"<returncode></returncode> tags. The command and every process it starts are killed when "+
+			"the timeout passes or the call is cancelled.",
+		func(ctx context.Context, in shellInput, w toolkit.Writer) error {
+			if in.Command == "" {
+				return toolkit.NewError(toolkit.CodeInvalidInput, "InvalidArgumentsError: command is empty.")
+			}
+			return r.run(ctx, w, in.Timeout, r.shell, "-c", in.Command)
+		})
+	r.describeTimeout(t)
+	return t
+}
+
+func (r *runner) pythonTool() *toolkit.Tool {
+	t := toolkit.Stream(ExecutePythonCode,
+		"Execute Python 3 code in a fresh interpreter in the workspace directory and return its output "+
+			"(stdout and stderr, interleaved, streamed line by line) followed by its exit code in "+
+			"<returncode></returncode> tags. Use print to see results. The interpreter and every process "+
+			"it starts are killed when the timeout passes or the call is cancelled.",
+		func(ctx context.Context, in pythonInput, w toolkit.Writer) error {
+			if in.Code == "" {
+				return toolkit.NewError(toolkit.CodeInvalidInput, "InvalidArgumentsError: code is empty.")
+			}
+			py, err := exec.LookPath(r.python)
+			if err != nil {
+				return toolkit.Errorf(toolkit.CodeToolError,
+					"PythonNotFoundError: %s needs a Python 3 interpreter, but %q was not found on this worker's PATH. Ask the operator to install Python 3, or use another tool.",
+					ExecutePythonCode, r.python)
+			}
+			f, err := os.CreateTemp("", "toolbus-*.py")
+			if err != nil {
+				return toolkit.Errorf(toolkit.CodeUnavailable, "TempFileError: cannot store the code: %v", err)
+			}
+			defer os.Remove(f.Name())
+			_, err = f.WriteString(in.Code)
+			if err = errors.Join(err, f.Close()); err != nil {
+				return toolkit.Errorf(toolkit.CodeUnavailable, "TempFileError: cannot store the code: %v", err)
+			}
+			return r.run(ctx, w, in.Timeout, py, "-u", f.Name())
+		})
+	r.describeTimeout(t)
+	return t
+}
+
+func (r *runner) describeTimeout(t *toolkit.Tool) {
+	p := prop(t, "timeout")
+	p["description"] = fmt.Sprintf("The maximum time in seconds the command may run (at most %g). It is killed, with every process it started, when the time is up.", r.maxTimeout.Seconds())
+	p["default"] = r.defTimeout.Seconds()
+	p["exclusiveMinimum"] = 0
+	p["maximum"] = r.maxTimeout.Seconds()
+}
+
+// timeout turns the model's seconds into a duration; 0 means the default.
+func (r *runner) timeout(seconds float64) (time.Duration, error) {
+	switch {
+	case seconds == 0:
+		return r.defTimeout, nil
+	case seconds < 0 || math.IsNaN(seconds) || seconds > r.maxTimeout.Seconds():
+		return 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: timeout must be between 0 and %g seconds, got %g.", r.maxTimeout.Seconds(), seconds)
+	}
+	return time.Duration(seconds * float64(time.Second)), nil
+}
+
+// run executes name+args in its own process group, streams its output to
+// w and reports the exit code. Cancelling ctx or passing the timeout kills
+// the whole group; when the command exits, whatever it left running in its
+// group is killed too, so no call leaves processes behind.
+func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, name string, args ...string) error {
+	d, err := r.timeout(seconds)
+	if err != nil {
+		return err
+	}
+	// One pipe for both streams, so the output interleaves exactly as the
+	// command wrote it.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return toolkit.Errorf(toolkit.CodeUnavailable, "ProcessError: %v", err)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = r.dir
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	pw.Close() // the child has its copies
+	if err != nil {
+		pr.Close()
+		return toolkit.Errorf(toolkit.CodeToolError, "ProcessError: cannot start %s: %v", name, err)
+	}
+	pgid := cmd.Process.Pid
+	kill := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+	tctx, cancel := context.WithTimeoutCause(ctx, d, errCommandTimeout)
+	defer cancel()
+	stopKill := context.AfterFunc(tctx, kill)
+	defer stopKill()
+
+	out := newCollector(r.maxOutput)
+	readDone := make(chan struct{})
+	go func() { out.read(pr); close(readDone) }()
+
+	waited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		kill() // leftovers of the group
+		select {
+		case <-readDone:
+		case <-time.After(pipeGrace):
+			pr.Close() // unblocks the reader
+		}
+		waited <- err
+	}()
+
+	// Stream on this goroutine only: a Writer is not for concurrent use.
+	stopped := false
+	send := func(s string) {
+		if s == "" || stopped {
+			return
+		}
+		if err := w.Write(toolkit.Text(s)); err != nil {
+			stopped = true // nobody listens: stop the command
+			kill()
+		}
+	}
+	flush := time.NewTimer(partialFlush)
+	defer flush.Stop()
+loop:
+	for {
+		select {
+		case <-out.wake:
+			send(out.take(false, false))
+			flush.Reset(partialFlush)
+		case <-flush.C:
+			send(out.take(true, false))
+		case <-readDone:
+			break loop
+		}
+	}
+	send(out.take(true, true))
+	waitErr := <-waited
+	pr.Close()
+
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if stopped {
+		return toolkit.ErrStopped
+	}
+	code := exitCode(cmd, waitErr)
+	tail := ""
+	if n := out.omitted(); n > 0 {
+		tail = fmt.Sprintf("[%d bytes of output omitted: the limit is %d bytes]\n", n, r.maxOutput)
+	}
+	if out.kept() > 0 && !out.endsWithNewline() {
+		tail = "\n" + tail
+	}
+	if code == -1 && errors.Is(context.Cause(tctx), errCommandTimeout) {
+		e := toolkit.Errorf(toolkit.CodeTimeout,
+			"%sTimeoutError: the command did not finish within %g seconds and was killed, with every process it started.",
+			tail, d.Seconds())
+		e.Metadata = map[string]any{"exit_code": code}
+		return e
+	}
+	c := toolkit.Text(fmt.Sprintf("%s<returncode>%d</returncode>", tail, code))
+	c.Metadata = map[string]any{"exit_code": code}
+	return w.Write(c)
+}
+
+var errCommandTimeout = errors.New("builtin: command timeout")
+
+// exitCode is the process's exit status, or -1 when a signal ended it.
+func exitCode(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState != nil {
+		return cmd.ProcessState.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// collector gathers a command's output: complete lines, and the
+// unterminated tail apart. It keeps at most max bytes and counts the rest.
+type collector struct {
+	wake chan struct{}
+
+	mu       sync.Mutex
+	ready    []byte
+	partial  []byte
+	max      int
+	nkept    int
+	nomitted int64
+	lastNL   bool
+}
+
+func newCollector(max int) *collector {
+	return &collector{wake: make(chan struct{}, 1), max: max, lastNL: true}
+}
+
+func (c *collector) read(f *os.File) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			c.add(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *collector) add(p []byte) {
+	c.mu.Lock()
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		c.keep(c.partial)
+		c.keep(p[:i+1])
+		c.partial = append(c.partial[:0], p[i+1:]...)
+	} else {
+		c.partial = append(c.partial, p...)
+	}
+	if len(c.partial) >= maxPartial {
+		c.flushPartial(false)
+	}
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// flushPartial moves the unterminated tail to the output, except (unless
+// all) for an incomplete UTF-8 sequence at its end. c.mu is held.
+func (c *collector) flushPartial(all bool) {
+	p := c.partial
+	cut := len(p)
+	for i := len(p) - 1; !all && i >= 0 && i >= len(p)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	c.keep(p[:cut])
+	c.partial = append(p[:0], p[cut:]...)
+}
+
+// keep appends to the output within the limit. c.mu is held.
+func (c *collector) keep(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	room := c.max - c.nkept
+	if c.max <= 0 {
+		room = len(b)
+	}
+	if room <= 0 {
+		c.nomitted += int64(len(b))
+		return
+	}
+	if len(b) > room {
+		c.nomitted += int64(len(b) - room)
+		b = b[:room]
+	}
+	c.ready = append(c.ready, b...)
+	c.nkept += len(b)
+	c.lastNL = b[len(b)-1] == '\n'
+}
+
+// take returns the output gathered since the last take; with partial, the
+// unterminated tail too (all of it at the end, when all is set).
+func (c *collector) take(partial, all bool) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if partial {
+		c.flushPartial(all)
+	}
+	s := string(c.ready)
+	c.ready = c.ready[:0]
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+func (c *collector) kept() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nkept
+}
+
+func (c *collector) omitted() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nomitted
+}
+
+func (c *collector) endsWithNewline() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastNL
+}

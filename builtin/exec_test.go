@@ -1,0 +1,255 @@
+package builtin_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func execKit(t *testing.T, cfg builtin.Config) (*toolkit.Toolkit, string) {
+	t.Helper()
+	cfg.Tools = []builtin.Tool{{Name: builtin.ExecuteShellCommand}, {Name: builtin.ExecutePythonCode}}
+	return kit(t, cfg)
+}
+
+func TestShellResults(t *testing.T) {
+	tk, ws := execKit(t, builtin.Config{MaxOutputBytes: 100})
+	writeFile(t, filepath.Join(ws, "here.txt"), "in the workspace\n")
+	tests := []struct {
+		name     string
+		input    map[string]any
+		wantText string
+		wantExit int
+	}{
+		{"stdout", map[string]any{"command": "echo hello; echo world"}, "hello\nworld\n<returncode>0</returncode>", 0},
+		{"stderr is interleaved", map[string]any{"command": "echo out; echo err >&2; echo out2"}, "out\nerr\nout2\n<returncode>0</returncode>", 0},
+		{"exit code", map[string]any{"command": "echo failing; exit 3"}, "failing\n<returncode>3</returncode>", 3},
+		{"no trailing newline", map[string]any{"command": "printf abc"}, "abc\n<returncode>0</returncode>", 0},
+		{"no output", map[string]any{"command": "true"}, "<returncode>0</returncode>", 0},
+		{"runs in the workspace", map[string]any{"command": "cat here.txt"}, "in the workspace\n<returncode>0</returncode>", 0},
+		{"killed by a signal", map[string]any{"command": "kill -9 $$"}, "<returncode>-1</returncode>", -1},
+		{"output limit", map[string]any{"command": "yes | head -c 1000"},
+			strings.Repeat("y\n", 50) + "[900 bytes of output omitted: the limit is 100 bytes]\n<returncode>0</returncode>", 0},
+		{"invalid UTF-8 is replaced", map[string]any{"command": `printf 'a\377b\n'`}, "a\uFFFDb\n<returncode>0</returncode>", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := invoke(t, tk, builtin.ExecuteShellCommand, tt.input)
+			if got := wantOK(t, r); got != tt.wantText {
+				t.Errorf("text = %q, want %q", got, tt.wantText)
+			}
+			if got := r.Metadata["exit_code"]; got != tt.wantExit {
+				t.Errorf("exit_code = %v, want %d", got, tt.wantExit)
+			}
+		})
+	}
+}
+
+func TestShellBadInput(t *testing.T) {
+	tk, _ := execKit(t, builtin.Config{MaxTimeout: time.Minute})
+	tests := []struct {
+		name  string
+		input map[string]any
+		frag  string
+	}{
+		{"missing command", map[string]any{}, "command"},
+		{"empty command", map[string]any{"command": ""}, "command is empty"},
+		{"command not a string", map[string]any{"command": 42}, "command"},
+		{"negative timeout", map[string]any{"command": "true", "timeout": -1}, "timeout"},
+		{"timeout above max", map[string]any{"command": "true", "timeout": 61}, "timeout"},
+		{"unknown argument", map[string]any{"command": "true", "cwd": "/"}, "cwd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantCode(t, invoke(t, tk, builtin.ExecuteShellCommand, tt.input), toolkit.CodeInvalidInput, tt.frag)
+		})
+	}
+}
+
+// streamUntil runs a call and hands each chunk's text to onChunk, which
+// may cancel the call; it returns the final response.
+func streamUntil(t *testing.T, tk *toolkit.Toolkit, ctx context.Context, name string, input map[string]any, onChunk func(string)) *toolkit.Response {
+	t.Helper()
+	guard, stop := context.WithTimeout(ctx, 2*time.Minute)
+	defer stop()
+	var final *toolkit.Response
+	for ev := range tk.Call(guard, toolkit.ToolCall{ID: "stream", Name: name, Input: input, Session: session}) {
+		switch {
+		case ev.Chunk != nil:
+			for _, b := range ev.Chunk.Content {
+				onChunk(b.Text)
+			}
+		case ev.Final != nil:
+			final = ev.Final
+		}
+	}
+	if final == nil {
+		t.Fatal("no final response")
+	}
+	return final
+}
+
+var pidLine = regexp.MustCompile(`(?m)^pid=(\d+)$`)
+
+// childPid extracts the pid a command printed as "pid=N".
+func childPid(t *testing.T, text string) int {
+	t.Helper()
+	m := pidLine.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no pid in %q", text)
+	}
+	pid, err := strconv.Atoi(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// The output arrives while the command still runs (the command only ends
+// when cancelled), and cancelling kills the command's children too.
+func TestShellCancelKillsChildren(t *testing.T) {
+	tk, _ := execKit(t, builtin.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen strings.Builder
+	r := streamUntil(t, tk, ctx, builtin.ExecuteShellCommand,
+		map[string]any{"command": "sleep 100 & echo pid=$!; wait"},
+		func(s string) {
+			seen.WriteString(s)
+			if pidLine.MatchString(seen.String()) {
+				cancel()
+			}
+		})
+	wantCode(t, r, toolkit.CodeInterrupted, "pid=", toolkit.InterruptedText)
+	if r.State != toolkit.StateInterrupted {
+		t.Errorf("state = %s, want interrupted", r.State)
+	}
+	waitGone(t, childPid(t, r.Text()))
+}
+
+func TestShellTimeoutKillsChildren(t *testing.T) {
+	tk, _ := execKit(t, builtin.Config{})
+	r := invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": "sleep 100 & echo pid=$!; wait", "timeout": 0.5})
+	wantCode(t, r, toolkit.CodeTimeout, "pid=", "did not finish within 0.5 seconds")
+	if r.State != toolkit.StateError {
+		t.Errorf("state = %s, want error", r.State)
+	}
+	waitGone(t, childPid(t, r.Text()))
+}
+
+// A call's own deadline (a timeout middleware, the bus) is honoured too.
+func TestShellContextDeadline(t *testing.T) {
+	tk, _ := execKit(t, builtin.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	r := streamUntil(t, tk, ctx, builtin.ExecuteShellCommand, map[string]any{"command": "sleep 100 & echo pid=$!; wait"}, func(string) {})
+	wantCode(t, r, toolkit.CodeTimeout)
+	waitGone(t, childPid(t, r.Text()))
+}
+
+// What a command leaves running in the background is killed when it
+// exits, whether or not the leftover holds the output pipes.
+func TestShellKillsLeftovers(t *testing.T) {
+	tk, _ := execKit(t, builtin.Config{})
+	for name, cmd := range map[string]string{
+		"holding the pipes":   "sleep 100 & echo pid=$!",
+		"output redirected":   "sleep 100 >/dev/null 2>&1 & echo pid=$!",
+		"orphaned grandchild": "sh -c 'sleep 100 & echo pid=$!'",
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": cmd})
+			wantOK(t, r)
+			waitGone(t, childPid(t, r.Text()))
+		})
+	}
+}
+
+func TestPython(t *testing.T) {
+	tk, ws := execKit(t, builtin.Config{})
+	writeFile(t, filepath.Join(ws, "data.txt"), "42")
+	tests := []struct {
+		name     string
+		code     string
+		want     []string
+		wantExit int
+	}{
+		{"print", "print('hello')\nprint(6*7)", []string{"hello\n42\n<returncode>0</returncode>"}, 0},
+		{"exception", "raise ValueError('boom')", []string{"Traceback", "ValueError: boom", "<returncode>1</returncode>"}, 1},
+		{"exit code", "import sys\nsys.exit(5)", []string{"<returncode>5</returncode>"}, 5},
+		{"runs in the workspace", "print(open('data.txt').read())", []string{"42\n<returncode>0</returncode>"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := invoke(t, tk, builtin.ExecutePythonCode, map[string]any{"code": tt.code})
+			got := wantOK(t, r)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("text %q does not contain %q", got, w)
+				}
+			}
+			if r.Metadata["exit_code"] != tt.wantExit {
+				t.Errorf("exit_code = %v, want %d", r.Metadata["exit_code"], tt.wantExit)
+			}
+		})
+	}
+}
+
+func TestPythonCancel(t *testing.T) {
+	tk, _ := execKit(t, builtin.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := "import subprocess\np = subprocess.Popen(['sleep', '100'])\nprint(f'pid={p.pid}', flush=True)\np.wait()"
+	var seen strings.Builder
+	r := streamUntil(t, tk, ctx, builtin.ExecutePythonCode, map[string]any{"code": code}, func(s string) {
+		seen.WriteString(s)
+		if pidLine.MatchString(seen.String()) {
+			cancel()
+		}
+	})
+	wantCode(t, r, toolkit.CodeInterrupted)
+	waitGone(t, childPid(t, r.Text()))
+}
+
+func TestPythonMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // a PATH without python3
+	tk, _ := execKit(t, builtin.Config{})
+	r := invoke(t, tk, builtin.ExecutePythonCode, map[string]any{"code": "print(1)"})
+	wantCode(t, r, toolkit.CodeToolError, "PythonNotFoundError", `"python3" was not found`)
+}
+
+func TestPythonTempFileRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	tk, _ := execKit(t, builtin.Config{})
+	wantOK(t, invoke(t, tk, builtin.ExecutePythonCode, map[string]any{"code": "print(1)"}))
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+// Without activation the exec group's tools are refused.
+func TestExecGroupInactiveByDefault(t *testing.T) {
+	tk := toolkit.New(nil)
+	if err := builtin.Register(tk, builtin.Config{Workspace: t.TempDir(), Tools: allTools()}); err != nil {
+		t.Fatal(err)
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: builtin.ExecuteShellCommand, Input: map[string]any{"command": "true"}, Session: "other"})
+	wantCode(t, r, toolkit.CodeGroupInactive)
+	for _, s := range tk.Schemas(nil) {
+		if s.Function.Name == builtin.ExecuteShellCommand || s.Function.Name == builtin.ExecutePythonCode {
+			t.Errorf("%s listed while its group is inactive", s.Function.Name)
+		}
+	}
+}

@@ -1,0 +1,331 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+const filePathDoc = "The path of the file: relative to the workspace directory, or absolute inside it."
+
+const rangesDoc = "The lines to %s, [start, end], 1-based and inclusive (e.g. [1, 100] for lines 1 to 100). " +
+	"Negative numbers count from the end: [-100, -1] is the last 100 lines."
+
+type viewInput struct {
+	FilePath string `json:"file_path" jsonschema:"The path of the file: relative to the workspace directory, or absolute inside it."`
+	Ranges   []int  `json:"ranges,omitempty"`
+}
+
+type writeInput struct {
+	FilePath string `json:"file_path"`
+	Content  string `json:"content" jsonschema:"The content to write."`
+	Ranges   []int  `json:"ranges,omitempty"`
+}
+
+type insertInput struct {
+	FilePath   string `json:"file_path"`
+	Content    string `json:"content" jsonschema:"The content to insert."`
+	LineNumber int    `json:"line_number" jsonschema:"The line the content is inserted before, starting from 1. The number of lines plus one appends to the end of the file."`
+}
+
+// files holds what the file tools share.
+type files struct {
+	ws        *workspace
+	maxFile   int64
+	maxOutput int
+}
+
+func (f *files) viewTool() *toolkit.Tool {
+	t := toolkit.Func(ViewTextFile,
+		"View the content of a text file with line numbers, optionally only a range of lines. "+
+			"Without ranges the whole file is returned.",
+		f.view)
+	describe(t, "file_path", filePathDoc)
+	describe(t, "ranges", fmt.Sprintf(rangesDoc, "view"))
+	pairOfInts(t, "ranges")
+	return t
+}
+
+func (f *files) writeTool() *toolkit.Tool {
+	t := toolkit.Func(WriteTextFile,
+		"Create, overwrite or partly replace a text file. With ranges, only those lines are replaced "+
+			"by the content; without, the whole file is overwritten (or created, with its parent directories).",
+		f.write)
+	describe(t, "file_path", filePathDoc)
+	describe(t, "ranges", fmt.Sprintf(rangesDoc, "replace"))
+	pairOfInts(t, "ranges")
+	return t
+}
+
+func (f *files) insertTool() *toolkit.Tool {
+	t := toolkit.Func(InsertTextFile, "Insert content into an existing text file before the given line.", f.insert)
+	describe(t, "file_path", filePathDoc)
+	prop(t, "line_number")["minimum"] = 1
+	return t
+}
+
+func (f *files) view(_ context.Context, in viewInput) (string, error) {
+	lines, err := f.readLines(in.FilePath, false)
+	if err != nil {
+		return "", err
+	}
+	n := len(lines)
+	start, end := 1, n
+	if in.Ranges != nil {
+		if start, end, err = lineRange(in.Ranges, n, false); err != nil {
+			return "", err
+		}
+	}
+	var b strings.Builder
+	switch {
+	case n == 0:
+		return fmt.Sprintf("The file %s is empty.", in.FilePath), nil
+	case in.Ranges == nil:
+		fmt.Fprintf(&b, "The content of %s:\n```\n", in.FilePath)
+	default:
+		fmt.Fprintf(&b, "The content of %s, lines %d-%d of %d:\n```\n", in.FilePath, start, end, n)
+	}
+	for i := start; i <= end; i++ {
+		line := fmt.Sprintf("%d: %s\n", i, strings.TrimSuffix(lines[i-1], "\n"))
+		if f.maxOutput > 0 && b.Len()+len(line) > f.maxOutput {
+			fmt.Fprintf(&b, "```\n[Lines %d-%d are not shown: the output limit of %d bytes was reached. View them with ranges.]", i, end, f.maxOutput)
+			return b.String(), nil
+		}
+		b.WriteString(line)
+	}
+	b.WriteString("```")
+	return b.String(), nil
+}
+
+func (f *files) write(_ context.Context, in writeInput) (string, error) {
+	rel, err := f.ws.resolve(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	root, err := f.ws.root()
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	fi, err := root.Stat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if dir := filepath.Dir(rel); dir != "." {
+			if err := root.MkdirAll(dir, 0o755); err != nil {
+				return "", pathError(in.FilePath, err)
+			}
+		}
+		if err := writeNew(root, rel, in.Content); err != nil {
+			return "", pathError(in.FilePath, err)
+		}
+		msg := fmt.Sprintf("Created %s and wrote %s.", in.FilePath, sizeText(in.Content))
+		if in.Ranges != nil {
+			msg += fmt.Sprintf(" The ranges %v were ignored because the file did not exist.", in.Ranges)
+		}
+		return msg, nil
+	case err != nil:
+		return "", pathError(in.FilePath, err)
+	case !fi.Mode().IsRegular():
+		return "", toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is not a regular file.", in.FilePath)
+	}
+	if in.Ranges == nil {
+		if err := overwrite(root, rel, in.Content); err != nil {
+			return "", pathError(in.FilePath, err)
+		}
+		return fmt.Sprintf("Overwrote %s with %s.", in.FilePath, sizeText(in.Content)), nil
+	}
+	lines, err := f.readLines(in.FilePath, true)
+	if err != nil {
+		return "", err
+	}
+	start, end, err := lineRange(in.Ranges, len(lines), true)
+	if err != nil {
+		return "", err
+	}
+	out, first, last := spliceLines(lines, start, end, in.Content)
+	if err := overwrite(root, rel, strings.Join(out, "")); err != nil {
+		return "", pathError(in.FilePath, err)
+	}
+	what := fmt.Sprintf("Replaced lines %d-%d of %s.", start, end, in.FilePath)
+	if end < start {
+		what = fmt.Sprintf("Appended to %s after its last line.", in.FilePath)
+	}
+	return what + " The new content around the change:\n" + snippet(out, first, last), nil
+}
+
+func (f *files) insert(_ context.Context, in insertInput) (string, error) {
+	lines, err := f.readLines(in.FilePath, true)
+	if err != nil {
+		return "", err
+	}
+	n := len(lines)
+	if in.LineNumber < 1 || in.LineNumber > n+1 {
+		return "", toolkit.Errorf(toolkit.CodeInvalidInput,
+			"InvalidArgumentsError: line_number %d is out of range: %s has %d lines, so it must be between 1 and %d.",
+			in.LineNumber, in.FilePath, n, n+1)
+	}
+	rel, err := f.ws.resolve(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	root, err := f.ws.root()
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	out, first, last := spliceLines(lines, in.LineNumber, in.LineNumber-1, in.Content)
+	if err := overwrite(root, rel, strings.Join(out, "")); err != nil {
+		return "", pathError(in.FilePath, err)
+	}
+	return fmt.Sprintf("Inserted %s before line %d of %s. The new content around the change:\n%s",
+		sizeText(in.Content), in.LineNumber, in.FilePath, snippet(out, first, last)), nil
+}
+
+// readLines reads a text file of the workspace as lines that keep their
+// "\n". forEdit words the error for a missing file for the tools that
+// edit.
+func (f *files) readLines(p string, forEdit bool) ([]string, error) {
+	rel, err := f.ws.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	root, err := f.ws.root()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	file, err := root.Open(rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && forEdit {
+			return nil, toolkit.Errorf(toolkit.CodeToolError, "FileError: %q does not exist. Create it with %s first.", p, WriteTextFile)
+		}
+		return nil, pathError(p, err)
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return nil, pathError(p, err)
+	}
+	if fi.IsDir() {
+		return nil, toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is a directory, not a file.", p)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is not a regular file.", p)
+	}
+	if f.maxFile > 0 && fi.Size() > f.maxFile {
+		return nil, toolkit.Errorf(toolkit.CodeToolError, "FileTooLargeError: %q is %d bytes, over the limit of %d bytes for text files.", p, fi.Size(), f.maxFile)
+	}
+	data, err := io.ReadAll(io.LimitReader(file, fi.Size()+1))
+	if err != nil {
+		return nil, pathError(p, err)
+	}
+	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+		return nil, toolkit.Errorf(toolkit.CodeToolError, "BinaryFileError: %q looks like a binary file (it contains NUL bytes); the text file tools cannot show or edit it.", p)
+	}
+	return splitLines(string(data)), nil
+}
+
+// splitLines splits s after each "\n"; the last line may lack one.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// lineRange checks [start, end] against a file of n lines and returns
+// 1-based inclusive bounds. Negative numbers count from the end; an end
+// past the last line is clamped. For edits, start may be n+1 (append).
+func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
+	if len(r) != 2 {
+		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges must be two line numbers [start, end], got %v.", r)
+	}
+	conv := func(v int) int {
+		if v < 0 {
+			return n + v + 1
+		}
+		return v
+	}
+	start, end = conv(r[0]), conv(r[1])
+	limit := n
+	if forEdit {
+		limit = n + 1
+	}
+	switch {
+	case r[0] == 0 || r[1] == 0:
+		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v: line numbers start at 1 (or -1 for the last line); 0 is not a line.", r)
+	case start < 1:
+		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v: the file has only %d lines.", r, n)
+	case start > limit:
+		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v start after the end of the file, which has %d lines.", r, n)
+	case end < start:
+		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v: the start line %d is after the end line %d.", r, start, end)
+	}
+	return start, min(end, n), nil
+}
+
+// spliceLines replaces lines[start-1:end] (1-based, inclusive; end =
+// start-1 inserts) with content, keeping line breaks intact on both sides.
+// It returns the new lines and the 1-based span the content now occupies.
+func spliceLines(lines []string, start, end int, content string) (out []string, first, last int) {
+	ins := splitLines(content)
+	out = make([]string, 0, len(lines)-(end-start+1)+len(ins)+1)
+	out = append(out, lines[:start-1]...)
+	if len(out) > 0 && len(ins) > 0 && !strings.HasSuffix(out[len(out)-1], "\n") {
+		out[len(out)-1] += "\n" // appending after a last line without a line break
+	}
+	if end < len(lines) && len(ins) > 0 && !strings.HasSuffix(ins[len(ins)-1], "\n") {
+		ins[len(ins)-1] += "\n"
+	}
+	out = append(out, ins...)
+	out = append(out, lines[end:]...)
+	return out, start, start + len(ins) - 1
+}
+
+// snippet shows the changed lines with three lines of context.
+func snippet(lines []string, first, last int) string {
+	from := max(1, first-3)
+	to := min(len(lines), max(last, first)+3)
+	var b strings.Builder
+	b.WriteString("```\n")
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "%d: %s\n", i, strings.TrimSuffix(lines[i-1], "\n"))
+	}
+	b.WriteString("```")
+	return b.String()
+}
+
+func sizeText(s string) string {
+	return fmt.Sprintf("%d bytes in %d lines", len(s), len(splitLines(s)))
+}
+
+func writeNew(root *os.Root, rel, content string) error {
+	file, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(file, content)
+	return errors.Join(err, file.Close())
+}
+
+// overwrite rewrites an existing file in place, keeping its mode.
+func overwrite(root *os.Root, rel, content string) error {
+	file, err := root.OpenFile(rel, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(file, content)
+	return errors.Join(err, file.Close())
+}

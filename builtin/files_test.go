@@ -1,0 +1,244 @@
+package builtin_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func fileKit(t *testing.T, cfg builtin.Config) (*toolkit.Toolkit, string) {
+	t.Helper()
+	cfg.Tools = []builtin.Tool{{Name: builtin.ViewTextFile}, {Name: builtin.WriteTextFile}, {Name: builtin.InsertTextFile}}
+	return kit(t, cfg)
+}
+
+func TestViewTextFile(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{MaxFileBytes: 1000})
+	writeFile(t, filepath.Join(ws, "five.txt"), "one\ntwo\nthree\nfour\nfive\n")
+	writeFile(t, filepath.Join(ws, "noeol.txt"), "a\nb")
+	writeFile(t, filepath.Join(ws, "empty.txt"), "")
+	writeFile(t, filepath.Join(ws, "bin.dat"), "ab\x00cd")
+	writeFile(t, filepath.Join(ws, "big.txt"), strings.Repeat("x", 1001))
+	if err := os.Mkdir(filepath.Join(ws, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ok := []struct {
+		name   string
+		input  map[string]any
+		output string
+	}{
+		{"whole file", map[string]any{"file_path": "five.txt"},
+			"The content of five.txt:\n```\n1: one\n2: two\n3: three\n4: four\n5: five\n```"},
+		{"range", map[string]any{"file_path": "five.txt", "ranges": []any{2, 3}},
+			"The content of five.txt, lines 2-3 of 5:\n```\n2: two\n3: three\n```"},
+		{"last lines", map[string]any{"file_path": "five.txt", "ranges": []any{-2, -1}},
+			"The content of five.txt, lines 4-5 of 5:\n```\n4: four\n5: five\n```"},
+		{"end clamped", map[string]any{"file_path": "five.txt", "ranges": []any{4, 100}},
+			"The content of five.txt, lines 4-5 of 5:\n```\n4: four\n5: five\n```"},
+		{"one line", map[string]any{"file_path": "five.txt", "ranges": []any{3, 3}},
+			"The content of five.txt, lines 3-3 of 5:\n```\n3: three\n```"},
+		{"no final newline", map[string]any{"file_path": "noeol.txt"}, "The content of noeol.txt:\n```\n1: a\n2: b\n```"},
+		{"empty file", map[string]any{"file_path": "empty.txt"}, "The file empty.txt is empty."},
+		{"absolute path inside", map[string]any{"file_path": filepath.Join(ws, "noeol.txt"), "ranges": []any{1, 1}},
+			"The content of " + filepath.Join(ws, "noeol.txt") + ", lines 1-1 of 2:\n```\n1: a\n```"},
+	}
+	for _, tt := range ok {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, tt.input)); got != tt.output {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.output)
+			}
+		})
+	}
+	bad := []struct {
+		name  string
+		input map[string]any
+		code  toolkit.Code
+		frag  string
+	}{
+		{"missing file", map[string]any{"file_path": "nope.txt"}, toolkit.CodeToolError, `"nope.txt" does not exist`},
+		{"directory", map[string]any{"file_path": "dir"}, toolkit.CodeToolError, "is a directory"},
+		{"binary", map[string]any{"file_path": "bin.dat"}, toolkit.CodeToolError, "binary"},
+		{"too large", map[string]any{"file_path": "big.txt"}, toolkit.CodeToolError, "1001 bytes, over the limit of 1000"},
+		{"through a file", map[string]any{"file_path": "five.txt/x"}, toolkit.CodeToolError, "not a directory"},
+		{"line zero", map[string]any{"file_path": "five.txt", "ranges": []any{0, 2}}, toolkit.CodeInvalidInput, "0 is not a line"},
+		{"start after end", map[string]any{"file_path": "five.txt", "ranges": []any{3, 2}}, toolkit.CodeInvalidInput, "start line 3 is after the end line 2"},
+		{"past the end", map[string]any{"file_path": "five.txt", "ranges": []any{6, 7}}, toolkit.CodeInvalidInput, "has 5 lines"},
+		{"too negative", map[string]any{"file_path": "five.txt", "ranges": []any{-9, -1}}, toolkit.CodeInvalidInput, "only 5 lines"},
+		{"one number", map[string]any{"file_path": "five.txt", "ranges": []any{1}}, toolkit.CodeInvalidInput, "ranges"},
+		{"three numbers", map[string]any{"file_path": "five.txt", "ranges": []any{1, 2, 3}}, toolkit.CodeInvalidInput, "ranges"},
+		{"not numbers", map[string]any{"file_path": "five.txt", "ranges": []any{"a", "b"}}, toolkit.CodeInvalidInput, "ranges"},
+		{"no path", map[string]any{}, toolkit.CodeInvalidInput, "file_path"},
+		{"empty path", map[string]any{"file_path": ""}, toolkit.CodeInvalidInput, "file_path is empty"},
+		{"NUL in path", map[string]any{"file_path": "a\x00b"}, toolkit.CodeInvalidInput, "NUL"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			wantCode(t, invoke(t, tk, builtin.ViewTextFile, tt.input), tt.code, tt.frag)
+		})
+	}
+}
+
+func TestViewOutputLimit(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{MaxOutputBytes: 60})
+	writeFile(t, filepath.Join(ws, "f.txt"), strings.Repeat("0123456789\n", 10))
+	got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "f.txt"}))
+	want := "The content of f.txt:\n```\n1: 0123456789\n2: 0123456789\n```\n[Lines 3-10 are not shown: the output limit of 60 bytes was reached. View them with ranges.]"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestWriteTextFile(t *testing.T) {
+	tests := []struct {
+		name     string
+		before   *string // nil: the file does not exist
+		input    map[string]any
+		after    string
+		response string
+	}{
+		{"create", nil, map[string]any{"content": "hello\n"}, "hello\n", "Created f.txt and wrote 6 bytes in 1 lines."},
+		{"create ignoring ranges", nil, map[string]any{"content": "x", "ranges": []any{2, 3}}, "x",
+			"Created f.txt and wrote 1 bytes in 1 lines. The ranges [2 3] were ignored because the file did not exist."},
+		{"overwrite", ptr("old\nold\n"), map[string]any{"content": "new"}, "new", "Overwrote f.txt with 3 bytes in 1 lines."},
+		{"replace middle lines", ptr("1\n2\n3\n4\n"), map[string]any{"content": "two\nthree", "ranges": []any{2, 3}}, "1\ntwo\nthree\n4\n",
+			"Replaced lines 2-3 of f.txt. The new content around the change:\n```\n1: 1\n2: two\n3: three\n4: 4\n```"},
+		{"replace by more lines", ptr("1\n2\n3\n"), map[string]any{"content": "a\nb\nc\n", "ranges": []any{2, 2}}, "1\na\nb\nc\n3\n",
+			"Replaced lines 2-2 of f.txt. The new content around the change:\n```\n1: 1\n2: a\n3: b\n4: c\n5: 3\n```"},
+		{"delete lines", ptr("1\n2\n3\n"), map[string]any{"content": "", "ranges": []any{1, 2}}, "3\n",
+			"Replaced lines 1-2 of f.txt. The new content around the change:\n```\n1: 3\n```"},
+		{"replace last line, negative", ptr("1\n2\n3\n"), map[string]any{"content": "end\n", "ranges": []any{-1, -1}}, "1\n2\nend\n",
+			"Replaced lines 3-3 of f.txt. The new content around the change:\n```\n1: 1\n2: 2\n3: end\n```"},
+		{"append after a line without newline", ptr("1\n2"), map[string]any{"content": "3", "ranges": []any{3, 3}}, "1\n2\n3",
+			"Appended to f.txt after its last line. The new content around the change:\n```\n1: 1\n2: 2\n3: 3\n```"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk, ws := fileKit(t, builtin.Config{})
+			path := filepath.Join(ws, "f.txt")
+			if tt.before != nil {
+				writeFile(t, path, *tt.before)
+			}
+			tt.input["file_path"] = "f.txt"
+			if got := wantOK(t, invoke(t, tk, builtin.WriteTextFile, tt.input)); got != tt.response {
+				t.Errorf("response\n%s\nwant\n%s", got, tt.response)
+			}
+			if got := readFile(t, path); got != tt.after {
+				t.Errorf("file = %q, want %q", got, tt.after)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func TestWriteTextFileDetails(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{})
+	t.Run("creates parent directories", func(t *testing.T) {
+		wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "a/b/c.txt", "content": "x"}))
+		if got := readFile(t, filepath.Join(ws, "a", "b", "c.txt")); got != "x" {
+			t.Errorf("file = %q", got)
+		}
+	})
+	t.Run("keeps the mode", func(t *testing.T) {
+		path := filepath.Join(ws, "run.sh")
+		writeFile(t, path, "#!/bin/sh\n")
+		if err := os.Chmod(path, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "run.sh", "content": "#!/bin/sh\necho hi\n"}))
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o750 {
+			t.Errorf("mode = %v, want 0750", fi.Mode().Perm())
+		}
+	})
+	writeFile(t, filepath.Join(ws, "three.txt"), "1\n2\n3\n")
+	if err := os.Mkdir(filepath.Join(ws, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct {
+		name  string
+		input map[string]any
+		code  toolkit.Code
+		frag  string
+	}{
+		{"directory", map[string]any{"file_path": "dir", "content": "x"}, toolkit.CodeToolError, "not a regular file"},
+		{"start past the end", map[string]any{"file_path": "three.txt", "content": "x", "ranges": []any{5, 5}}, toolkit.CodeInvalidInput, "has 3 lines"},
+		{"reversed", map[string]any{"file_path": "three.txt", "content": "x", "ranges": []any{3, 1}}, toolkit.CodeInvalidInput, "after the end line"},
+		{"no content", map[string]any{"file_path": "three.txt"}, toolkit.CodeInvalidInput, "content"},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			wantCode(t, invoke(t, tk, builtin.WriteTextFile, tt.input), tt.code, tt.frag)
+			if got := readFile(t, filepath.Join(ws, "three.txt")); got != "1\n2\n3\n" {
+				t.Errorf("a refused write changed the file: %q", got)
+			}
+		})
+	}
+}
+
+func TestInsertTextFile(t *testing.T) {
+	tests := []struct {
+		name     string
+		before   string
+		line     int
+		content  string
+		after    string
+		response string
+	}{
+		{"at the start", "1\n2\n", 1, "0", "0\n1\n2\n",
+			"Inserted 1 bytes in 1 lines before line 1 of f.txt. The new content around the change:\n```\n1: 0\n2: 1\n3: 2\n```"},
+		{"in the middle", "1\n3\n", 2, "2\n", "1\n2\n3\n",
+			"Inserted 2 bytes in 1 lines before line 2 of f.txt. The new content around the change:\n```\n1: 1\n2: 2\n3: 3\n```"},
+		{"append", "1\n2\n", 3, "3\n", "1\n2\n3\n",
+			"Inserted 2 bytes in 1 lines before line 3 of f.txt. The new content around the change:\n```\n1: 1\n2: 2\n3: 3\n```"},
+		{"append after a line without newline", "1", 2, "2", "1\n2",
+			"Inserted 1 bytes in 1 lines before line 2 of f.txt. The new content around the change:\n```\n1: 1\n2: 2\n```"},
+		{"into an empty file", "", 1, "x\n", "x\n",
+			"Inserted 2 bytes in 1 lines before line 1 of f.txt. The new content around the change:\n```\n1: x\n```"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk, ws := fileKit(t, builtin.Config{})
+			path := filepath.Join(ws, "f.txt")
+			writeFile(t, path, tt.before)
+			r := invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "line_number": tt.line, "content": tt.content})
+			if got := wantOK(t, r); got != tt.response {
+				t.Errorf("response\n%s\nwant\n%s", got, tt.response)
+			}
+			if got := readFile(t, path); got != tt.after {
+				t.Errorf("file = %q, want %q", got, tt.after)
+			}
+		})
+	}
+}
+
+func TestInsertTextFileBadInput(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{})
+	writeFile(t, filepath.Join(ws, "f.txt"), "1\n2\n")
+	tests := []struct {
+		name  string
+		input map[string]any
+		code  toolkit.Code
+		frag  string
+	}{
+		{"line zero", map[string]any{"file_path": "f.txt", "content": "x", "line_number": 0}, toolkit.CodeInvalidInput, "line_number"},
+		{"line past the end", map[string]any{"file_path": "f.txt", "content": "x", "line_number": 4}, toolkit.CodeInvalidInput, "must be between 1 and 3"},
+		{"missing file", map[string]any{"file_path": "g.txt", "content": "x", "line_number": 1}, toolkit.CodeToolError, "does not exist. Create it with write_text_file"},
+		{"no line number", map[string]any{"file_path": "f.txt", "content": "x"}, toolkit.CodeInvalidInput, "line_number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantCode(t, invoke(t, tk, builtin.InsertTextFile, tt.input), tt.code, tt.frag)
+			if got := readFile(t, filepath.Join(ws, "f.txt")); got != "1\n2\n" {
+				t.Errorf("a refused insert changed the file: %q", got)
+			}
+		})
+	}
+}

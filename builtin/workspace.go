@@ -1,0 +1,157 @@
+package builtin
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// workspace confines file access to one directory tree.
+//
+// A path is checked twice: resolve gives the model a precise error (which
+// rule the path broke) and turns the path into a symlink-free path
+// relative to the root; the file operation then goes through an os.Root
+// opened on that root, so a symlink swapped in between the check and the
+// use still cannot lead outside.
+type workspace struct {
+	// dir is the root as configured, made absolute (it may contain
+	// symlinks); the model may use absolute paths under it.
+	dir string
+	// real is dir with every symlink resolved.
+	real string
+}
+
+// openWorkspace makes dir (created if missing) the root of a workspace.
+func openWorkspace(dir string) (*workspace, error) {
+	if dir == "" {
+		return nil, errors.New("builtin: no workspace directory configured (file, shell and python tools need one)")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: workspace %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("builtin: creating workspace: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: workspace %q: %w", dir, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: workspace %q: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("builtin: workspace %q is not a directory", dir)
+	}
+	return &workspace{dir: abs, real: real}, nil
+}
+
+// within returns p relative to base when p (clean, absolute) is base or
+// lies under it.
+func within(base, p string) (string, bool) {
+	rel, err := filepath.Rel(base, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// resolve checks a path given by the model and returns it relative to the
+// workspace's real root with every symlink of its existing prefix
+// resolved. The errors are results for the model (*toolkit.Error).
+func (ws *workspace) resolve(p string) (string, error) {
+	switch {
+	case p == "":
+		return "", toolkit.NewError(toolkit.CodeInvalidInput, "InvalidPathError: file_path is empty.")
+	case strings.IndexByte(p, 0) >= 0:
+		return "", toolkit.NewError(toolkit.CodeInvalidInput, "InvalidPathError: file_path contains a NUL byte.")
+	}
+	var rel string
+	if filepath.IsAbs(p) {
+		c := filepath.Clean(p)
+		r, ok := within(ws.real, c)
+		if !ok {
+			r, ok = within(ws.dir, c)
+		}
+		if !ok {
+			return "", ws.outside(p, "it is an absolute path outside the workspace")
+		}
+		rel = r
+	} else {
+		rel = filepath.Clean(p)
+		if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", ws.outside(p, "its \"..\" components lead out of the workspace")
+		}
+	}
+	// Resolve symlinks on the longest prefix that exists; the rest of the
+	// path does not exist yet (a file to create), so it has none.
+	existing := filepath.Join(ws.real, rel)
+	var missing []string
+	for {
+		_, err := os.Lstat(existing)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", pathError(p, err)
+		}
+		missing = append(missing, filepath.Base(existing))
+		existing = filepath.Dir(existing)
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", toolkit.Errorf(toolkit.CodeToolError, "InvalidPathError: %q goes through a symbolic link that cannot be resolved (its target is missing, or it is a loop).", p)
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		real = filepath.Join(real, missing[i])
+	}
+	r, ok := within(ws.real, real)
+	if !ok {
+		return "", ws.outside(p, "a symbolic link on the way points outside the workspace")
+	}
+	return r, nil
+}
+
+func (ws *workspace) outside(p, why string) error {
+	return toolkit.Errorf(toolkit.CodeDenied,
+		"PathOutsideWorkspaceError: %q is not allowed: %s. File tools only work inside the workspace %s; use a path relative to it.",
+		p, why, ws.dir)
+}
+
+// root opens the workspace for one operation.
+func (ws *workspace) root() (*os.Root, error) {
+	r, err := os.OpenRoot(ws.real)
+	if err != nil {
+		return nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the workspace cannot be opened: %v", err)
+	}
+	return r, nil
+}
+
+// pathError turns a file-system error into a message for the model,
+// naming the path the model gave rather than the resolved one.
+func pathError(p string, err error) error {
+	var reason string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		reason = "does not exist"
+	case errors.Is(err, fs.ErrPermission):
+		reason = "is not accessible (permission denied)"
+	case strings.Contains(err.Error(), "not a directory"):
+		reason = "goes through something that is not a directory"
+	case strings.Contains(err.Error(), "escapes from parent"), strings.Contains(err.Error(), "path escapes"):
+		return toolkit.Errorf(toolkit.CodeDenied, "PathOutsideWorkspaceError: %q leads outside the workspace.", p)
+	default:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		reason = "cannot be used: " + err.Error()
+	}
+	return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q %s.", p, reason)
+}

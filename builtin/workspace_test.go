@@ -1,0 +1,187 @@
+package builtin_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// confined lays out a workspace next to an outside directory:
+//
+//	base/outside/secret.txt            must stay unreadable and unchanged
+//	base/ws/inside.txt
+//	base/ws/sub/deep.txt
+//	base/ws/link-out -> ../outside      (relative, escapes)
+//	base/ws/abs-out -> base/outside     (absolute, escapes)
+//	base/ws/file-out -> ../outside/secret.txt
+//	base/ws/dangling-out -> ../outside/new.txt (target missing)
+//	base/ws/link-in -> sub              (relative, stays inside)
+//	base/ws/abs-in -> base/ws/sub       (absolute, stays inside)
+//	base/ws/file-in -> sub/deep.txt
+//	base/ws/loop -> loop
+func confined(t *testing.T) (tk *toolkit.Toolkit, ws, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	ws = filepath.Join(base, "ws")
+	outside = filepath.Join(base, "outside")
+	for _, d := range []string{ws, outside, filepath.Join(ws, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(outside, "secret.txt"), "secret\n")
+	writeFile(t, filepath.Join(ws, "inside.txt"), "inside\n")
+	writeFile(t, filepath.Join(ws, "sub", "deep.txt"), "deep\n")
+	links := map[string]string{
+		"link-out":     "../outside",
+		"abs-out":      outside,
+		"file-out":     "../outside/secret.txt",
+		"dangling-out": "../outside/new.txt",
+		"link-in":      "sub",
+		"abs-in":       filepath.Join(ws, "sub"),
+		"file-in":      "sub/deep.txt",
+		"loop":         "loop",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tk, _ = fileKit(t, builtin.Config{Workspace: ws})
+	return tk, ws, outside
+}
+
+func TestWorkspaceConfinement(t *testing.T) {
+	tk, ws, outside := confined(t)
+	escapes := []struct {
+		name string
+		path string
+		why  string
+	}{
+		{"dot-dot", "../outside/secret.txt", `".." components lead out`},
+		{"dot-dot after a directory", "sub/../../outside/secret.txt", `".." components lead out`},
+		{"dot-dot to the parent", "..", `".." components lead out`},
+		{"absolute outside", filepath.Join(outside, "secret.txt"), "absolute path outside"},
+		{"absolute system file", "/etc/passwd", "absolute path outside"},
+		{"absolute dot-dot out", filepath.Join(ws, "..", "outside", "secret.txt"), "absolute path outside"},
+		{"symlinked directory out", "link-out/secret.txt", "symbolic link"},
+		{"absolute symlink out", "abs-out/secret.txt", "symbolic link"},
+		{"symlinked file out", "file-out", "symbolic link"},
+		{"new file under a symlink out", "link-out/new.txt", "symbolic link"},
+		{"dot-dot through a symlink", "link-in/../../outside/secret.txt", `".." components lead out`},
+	}
+	calls := []struct {
+		tool  string
+		input map[string]any
+	}{
+		{builtin.ViewTextFile, map[string]any{}},
+		{builtin.WriteTextFile, map[string]any{"content": "pwned\n"}},
+		{builtin.WriteTextFile, map[string]any{"content": "pwned\n", "ranges": []any{1, 1}}},
+		{builtin.InsertTextFile, map[string]any{"content": "pwned\n", "line_number": 1}},
+	}
+	for _, e := range escapes {
+		for _, c := range calls {
+			t.Run(e.name+"/"+c.tool, func(t *testing.T) {
+				input := map[string]any{"file_path": e.path}
+				for k, v := range c.input {
+					input[k] = v
+				}
+				r := invoke(t, tk, c.tool, input)
+				wantCode(t, r, toolkit.CodeDenied, "PathOutsideWorkspaceError", e.why, "inside the workspace")
+				if r.State != toolkit.StateDenied {
+					t.Errorf("state = %s, want denied", r.State)
+				}
+			})
+		}
+	}
+	if got := readFile(t, filepath.Join(outside, "secret.txt")); got != "secret\n" {
+		t.Errorf("outside file changed: %q", got)
+	}
+	for _, name := range []string{"new.txt"} {
+		if _, err := os.Lstat(filepath.Join(outside, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a file was created outside the workspace: %s", name)
+		}
+	}
+}
+
+// A write through a dangling symlink would create its target outside the
+// workspace; it is refused before anything is created.
+func TestWorkspaceDanglingSymlink(t *testing.T) {
+	tk, _, outside := confined(t)
+	for _, c := range []struct {
+		tool  string
+		input map[string]any
+	}{
+		{builtin.ViewTextFile, map[string]any{"file_path": "dangling-out"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": "dangling-out", "content": "pwned"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": "dangling-out/x", "content": "pwned"}},
+	} {
+		wantCode(t, invoke(t, tk, c.tool, c.input), toolkit.CodeToolError, "symbolic link that cannot be resolved")
+	}
+	r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "loop"})
+	wantCode(t, r, toolkit.CodeToolError, "cannot be resolved")
+	if _, err := os.Lstat(filepath.Join(outside, "new.txt")); !errors.Is(err, fs.ErrNotExist) {
+		t.Error("the dangling link's target was created outside the workspace")
+	}
+}
+
+func TestWorkspaceInsideIsFine(t *testing.T) {
+	tk, ws, _ := confined(t)
+	reads := []struct {
+		path string
+		want string
+	}{
+		{"inside.txt", "1: inside"},
+		{"./sub/../inside.txt", "1: inside"},
+		{filepath.Join(ws, "inside.txt"), "1: inside"},
+		{"link-in/deep.txt", "1: deep"},
+		{"abs-in/deep.txt", "1: deep"},
+		{"file-in", "1: deep"},
+		{filepath.Join(ws, "link-in", "deep.txt"), "1: deep"},
+	}
+	for _, tt := range reads {
+		t.Run("view "+tt.path, func(t *testing.T) {
+			r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": tt.path})
+			if got := wantOK(t, r); !strings.Contains(got, tt.want) {
+				t.Errorf("got %q, want it to contain %q", got, tt.want)
+			}
+		})
+	}
+	t.Run("write through an inside symlink", func(t *testing.T) {
+		wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "link-in/new.txt", "content": "new\n"}))
+		if got := readFile(t, filepath.Join(ws, "sub", "new.txt")); got != "new\n" {
+			t.Errorf("file = %q", got)
+		}
+		wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "abs-in/new.txt", "content": "first\n", "line_number": 1}))
+		if got := readFile(t, filepath.Join(ws, "sub", "new.txt")); got != "first\nnew\n" {
+			t.Errorf("file = %q", got)
+		}
+	})
+}
+
+// The workspace may itself be reached through a symlink; absolute paths
+// under either spelling are accepted.
+func TestWorkspaceBehindSymlink(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(base, "alias")
+	if err := os.Symlink(real, alias); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(real, "f.txt"), "x\n")
+	tk, _ := fileKit(t, builtin.Config{Workspace: alias})
+	for _, p := range []string{"f.txt", filepath.Join(alias, "f.txt"), filepath.Join(real, "f.txt")} {
+		wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": p}))
+	}
+	r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": filepath.Join(base, "f.txt")})
+	wantCode(t, r, toolkit.CodeDenied, "outside the workspace")
+}

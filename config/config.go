@@ -1,0 +1,501 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Config is a worker's configuration. The zero value of every field means
+// its default (see Default); Parse and Load fill the defaults in.
+type Config struct {
+	// Instance names this worker in logs and on the responses it serves:
+	// letters, digits, '_' and '-'. Empty means "<hostname>-<pid>" (see
+	// InstanceName).
+	Instance string `yaml:"instance"`
+	// QueueGroup is the NATS queue group the worker serves tool calls in;
+	// workers in the same group share the load. Default "toolbus".
+	QueueGroup string `yaml:"queue_group"`
+	// GracePeriod is how long a stopping worker lets in-flight calls
+	// finish before it interrupts them. Default 30s.
+	GracePeriod time.Duration `yaml:"grace_period"`
+	// LogFormat is "text" (the default) or "json".
+	LogFormat string `yaml:"log_format"`
+	// LogLevel is "debug", "info" (the default), "warn" or "error".
+	LogLevel string `yaml:"log_level"`
+
+	// NATS says how to reach an existing NATS server or cluster. With no
+	// URLs the worker starts an embedded server instead (Embedded).
+	NATS NATS `yaml:"nats"`
+	// Embedded configures the server started when NATS.URLs is empty.
+	Embedded Embedded `yaml:"embedded"`
+
+	// Groups are the tool groups besides "basic".
+	Groups []Group `yaml:"groups"`
+	// Builtins says which built-in tools are on.
+	Builtins Builtins `yaml:"builtins"`
+	// MCPServers are MCP servers whose tools the worker serves.
+	MCPServers []MCPServer `yaml:"mcp_servers"`
+	// Skills are directories of SKILL.md skills.
+	Skills []Skills `yaml:"skills"`
+	// Middleware configures the middleware every call goes through.
+	Middleware Middleware `yaml:"middleware"`
+
+	src *source // where the config came from, for error positions
+}
+
+// NATS is the connection to an existing NATS server or cluster. At most
+// one way to authenticate may be given: a credentials file, an nkey seed
+// file, user and password, or a token.
+type NATS struct {
+	// URLs of the servers, e.g. nats://10.0.0.1:4222; a URL without a
+	// scheme means nats://.
+	URLs []string `yaml:"urls"`
+	// Credentials is a .creds file (user JWT and nkey seed).
+	Credentials string `yaml:"credentials"`
+	// NKeySeed is a file holding an nkey seed.
+	NKeySeed string `yaml:"nkey_seed"`
+	User     string `yaml:"user"`
+	Password string `yaml:"password"`
+	Token    string `yaml:"token"`
+	TLS      TLS    `yaml:"tls"`
+}
+
+// TLS are the PEM files of a TLS connection: a CA to verify the server
+// with, and a client certificate and key (both or neither).
+type TLS struct {
+	CA   string `yaml:"ca"`
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// Embedded is the NATS server (with JetStream) a worker starts when it is
+// given no URLs.
+type Embedded struct {
+	// Listen is the client address. Default "127.0.0.1:4222"; port 0
+	// picks a free port.
+	Listen string `yaml:"listen"`
+	// StoreDir holds JetStream's data. Default DataDir()/jetstream.
+	StoreDir string `yaml:"store_dir"`
+}
+
+// Group is a tool group a session can turn on and off with reset_tools.
+type Group struct {
+	// Name is one NATS subject token ([A-Za-z0-9_-]+), not "basic".
+	Name string `yaml:"name"`
+	// Description is required: the model reads it.
+	Description string `yaml:"description"`
+	// Instructions are given to the model when the group is activated.
+	Instructions string `yaml:"instructions"`
+	// Active is the group's state for sessions that have not chosen.
+	Active bool `yaml:"active"`
+}
+
+// Builtins turns the built-in tools on (see package builtin).
+type Builtins struct {
+	// Workspace is the directory the file tools are confined to and the
+	// shell and Python tools start in. Default DataDir()/workspace.
+	Workspace string `yaml:"workspace"`
+	// Tools lists the tools that are on. Absent means builtin.DefaultTools
+	// (echo, sleep and the file tools); an empty list means none.
+	Tools []BuiltinTool `yaml:"tools"`
+	// Shell runs execute_shell_command (`shell -c command`). Default
+	// "/bin/sh".
+	Shell string `yaml:"shell"`
+	// Python runs execute_python_code. Default "python3".
+	Python string `yaml:"python"`
+	// DefaultTimeout of a shell or Python call that names none. Default
+	// 300s.
+	DefaultTimeout time.Duration `yaml:"default_timeout"`
+	// MaxTimeout a shell or Python call may ask for. Default 1h.
+	MaxTimeout time.Duration `yaml:"max_timeout"`
+	// MaxOutputBytes one call may return. Default 1 MiB.
+	MaxOutputBytes int `yaml:"max_output_bytes"`
+	// MaxFileBytes is the largest file the file tools read. Default 10 MiB.
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
+}
+
+// BuiltinTool turns one built-in tool on, in a group.
+type BuiltinTool struct {
+	// Name is one of builtin.Names.
+	Name string `yaml:"name"`
+	// Group defaults to "exec" for the shell and Python tools (a group
+	// that is added, inactive, when not declared) and "basic" otherwise.
+	Group string `yaml:"group"`
+}
+
+// MCP transports and session modes.
+const (
+	TransportStdio          = "stdio"
+	TransportStreamableHTTP = "streamable-http"
+	TransportSSE            = "sse"
+	ModeStateful            = "stateful"
+	ModeStateless           = "stateless"
+)
+
+// MCPServer is an MCP server whose tools the worker serves, as
+// mcp__<name>__<tool>.
+type MCPServer struct {
+	// Name is one NATS subject token, unique among the servers.
+	Name string `yaml:"name"`
+	// Transport is "stdio", "streamable-http" or "sse". Default: stdio
+	// when Command is set, streamable-http when URL is.
+	Transport string `yaml:"transport"`
+	// URL of an HTTP server (http or https).
+	URL string `yaml:"url"`
+	// Command, Args, Env and Cwd start a stdio server. Cwd defaults to
+	// the worker's working directory.
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	Cwd     string            `yaml:"cwd"`
+	// Headers are sent with every HTTP request.
+	Headers map[string]string `yaml:"headers"`
+	// Mode is "stateful" (the default: one session, reconnected when lost)
+	// or "stateless" (a fresh session per call).
+	Mode string `yaml:"mode"`
+	// Group the server's tools go in. Default "basic".
+	Group string `yaml:"group"`
+	// EnableTools, when set, lists the only tools served; DisableTools
+	// lists tools left out. They may not overlap.
+	EnableTools  []string `yaml:"enable_tools"`
+	DisableTools []string `yaml:"disable_tools"`
+	// Timeout of one call to the server. 0 means the middleware's.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Skills is a directory of skills: a SKILL.md at its root and, with
+// ScanSubdirs, one in each sub-directory.
+type Skills struct {
+	Dir         string `yaml:"dir"`
+	ScanSubdirs bool   `yaml:"scan_subdirs"`
+	// Group the skills belong to. Default "basic".
+	Group string `yaml:"group"`
+}
+
+// Middleware configures the middleware every call goes through.
+type Middleware struct {
+	// DefaultTimeout is the deadline of a call whose caller sets none.
+	// 0 (the default) means none.
+	DefaultTimeout time.Duration `yaml:"default_timeout"`
+	// Timeouts overrides DefaultTimeout per tool name.
+	Timeouts map[string]time.Duration `yaml:"timeouts"`
+	// RateLimits are token buckets; a call must pass every one that
+	// applies to it.
+	RateLimits []RateLimit `yaml:"rate_limits"`
+	// MaxInFlight is how many calls the worker runs at once; 0 (the
+	// default) means the worker's own default.
+	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// Rate limit keys.
+const (
+	KeySession = "session"
+	KeyTool    = "tool"
+	KeyGlobal  = "global"
+)
+
+// RateLimit is a token bucket: Rate calls per second on average, Burst at
+// once, per Key. A call over the limit ends with code overloaded and a
+// retry-after.
+type RateLimit struct {
+	// Tools the limit applies to; empty means every tool.
+	Tools []string `yaml:"tools"`
+	// Key is what has a bucket of its own: "session" (the default), "tool"
+	// or "global" (one bucket for all).
+	Key string `yaml:"key"`
+	// Rate in calls per second; required.
+	Rate float64 `yaml:"rate"`
+	// Burst is the bucket's size. Default: Rate rounded up, at least 1.
+	Burst int `yaml:"burst"`
+}
+
+// Defaults.
+const (
+	DefaultQueueGroup  = "toolbus"
+	DefaultGracePeriod = 30 * time.Second
+	DefaultLogFormat   = "text"
+	DefaultLogLevel    = "info"
+	DefaultListen      = "127.0.0.1:4222"
+)
+
+// DataDir is where a worker keeps its data unless told otherwise:
+// $XDG_DATA_HOME/toolbus, else ~/.local/share/toolbus, else toolbus under
+// the temporary directory.
+func DataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "toolbus")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "share", "toolbus")
+	}
+	return filepath.Join(os.TempDir(), "toolbus")
+}
+
+// Default returns the configuration of a worker started with no file.
+func Default() *Config {
+	c := &Config{}
+	c.ApplyDefaults()
+	return c
+}
+
+// ApplyDefaults fills in every unset field that has a default. It is
+// idempotent.
+func (c *Config) ApplyDefaults() {
+	c.QueueGroup = or(c.QueueGroup, DefaultQueueGroup)
+	c.GracePeriod = or(c.GracePeriod, DefaultGracePeriod)
+	c.LogFormat = or(c.LogFormat, DefaultLogFormat)
+	c.LogLevel = or(c.LogLevel, DefaultLogLevel)
+	c.Embedded.Listen = or(c.Embedded.Listen, DefaultListen)
+	c.Embedded.StoreDir = or(c.Embedded.StoreDir, filepath.Join(DataDir(), "jetstream"))
+	c.Builtins.Workspace = or(c.Builtins.Workspace, filepath.Join(DataDir(), "workspace"))
+	for i := range c.MCPServers {
+		s := &c.MCPServers[i]
+		if s.Transport == "" {
+			switch {
+			case s.Command != "" && s.URL == "":
+				s.Transport = TransportStdio
+			case s.URL != "" && s.Command == "":
+				s.Transport = TransportStreamableHTTP
+			}
+		}
+		s.Mode = or(s.Mode, ModeStateful)
+	}
+	for i := range c.Middleware.RateLimits {
+		r := &c.Middleware.RateLimits[i]
+		r.Key = or(r.Key, KeySession)
+		if r.Burst == 0 && r.Rate > 0 && r.Rate < math.MaxInt32 {
+			r.Burst = max(1, int(math.Ceil(r.Rate)))
+		}
+	}
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// InstanceName returns Instance, or "<hostname>-<pid>" when it is empty
+// (characters of the hostname outside [A-Za-z0-9_-] become '-').
+func (c *Config) InstanceName() string {
+	if c.Instance != "" {
+		return c.Instance
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "worker"
+	}
+	host = strings.Map(func(r rune) rune {
+		if toolkit.ValidName(string(r)) {
+			return r
+		}
+		return '-'
+	}, host)
+	return host + "-" + strconv.Itoa(os.Getpid())
+}
+
+// ToolkitGroups returns the configured groups for toolkit.AddGroup.
+func (c *Config) ToolkitGroups() []toolkit.Group {
+	out := make([]toolkit.Group, len(c.Groups))
+	for i, g := range c.Groups {
+		out[i] = toolkit.Group{Name: g.Name, Description: g.Description, Instructions: g.Instructions, Active: g.Active}
+	}
+	return out
+}
+
+// BuiltinConfig returns the configuration for builtin.Register.
+func (c *Config) BuiltinConfig() builtin.Config {
+	b := c.Builtins
+	cfg := builtin.Config{
+		Workspace:      b.Workspace,
+		Shell:          b.Shell,
+		Python:         b.Python,
+		DefaultTimeout: b.DefaultTimeout,
+		MaxTimeout:     b.MaxTimeout,
+		MaxOutputBytes: b.MaxOutputBytes,
+		MaxFileBytes:   b.MaxFileBytes,
+	}
+	if b.Tools != nil {
+		cfg.Tools = make([]builtin.Tool, len(b.Tools))
+		for i, t := range b.Tools {
+			cfg.Tools[i] = builtin.Tool{Name: t.Name, Group: t.Group}
+		}
+	}
+	return cfg
+}
+
+// Load reads, parses and validates a config file. Relative paths in it
+// (workspace, store_dir, credential and TLS files, skill directories, MCP
+// working directories) are made absolute, relative to the file's
+// directory.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		reason := err.Error()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			reason = pe.Err.Error()
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			reason = "no such file"
+		}
+		return nil, Errors{{File: path, Reason: "cannot read the config file: " + reason}}
+	}
+	c, typeErrs, err := decode(path, data)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, Errors{{File: path, Reason: "cannot locate the config file: " + err.Error()}}
+	}
+	c.resolvePaths(dir)
+	return c.finish(typeErrs)
+}
+
+// Parse parses and validates a config held in memory; name is used in
+// error messages. Relative paths stay relative to the working directory.
+// An empty document is the default configuration.
+func Parse(name string, data []byte) (*Config, error) {
+	c, typeErrs, err := decode(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return c.finish(typeErrs)
+}
+
+// finish applies the defaults and validates, reporting the decoding
+// errors (unknown keys, wrong types) together with the validation errors;
+// a validation error about a value of the wrong type (which was left
+// unset), or on its line, is left out.
+func (c *Config) finish(typeErrs Errors) (*Config, error) {
+	c.ApplyDefaults()
+	all := typeErrs
+	if err := c.Validate(); err != nil {
+		for _, e := range err.(Errors) {
+			reported := func(te *Error) bool {
+				return te.mismatch && (te.Line == e.Line || te.Path != "" && under(e.Path, te.Path))
+			}
+			if !slices.ContainsFunc(typeErrs, reported) {
+				all = append(all, e)
+			}
+		}
+	}
+	if len(all) > 0 {
+		slices.SortStableFunc(all, func(a, b *Error) int { return a.Line - b.Line })
+		return nil, all
+	}
+	return c, nil
+}
+
+// under reports whether path is p or lies below it.
+func under(path, p string) bool {
+	return path == p || strings.HasPrefix(path, p) && (path[len(p)] == '.' || path[len(p)] == '[')
+}
+
+// decode reads one YAML document strictly. A syntax error, a document
+// that is not a mapping or a second document is fatal (err); unknown keys,
+// values of the wrong type and duplicate keys are returned as typeErrs,
+// with the rest of the document decoded.
+func decode(name string, data []byte) (c *Config, typeErrs Errors, err error) {
+	src := &source{file: name}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, nil, src.yamlErrors(err)
+	}
+	src.index(&root)
+	c = &Config{src: src}
+	if root.Kind == 0 { // empty document
+		return c, nil, nil
+	}
+	if doc := &root; len(doc.Content) == 1 && doc.Content[0].Kind != yaml.MappingNode &&
+		!(doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
+		return nil, nil, Errors{{File: name, Line: doc.Content[0].Line, Reason: "the config must be a mapping of keys to values"}}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, nil, src.yamlErrors(err)
+		}
+		typeErrs = src.yamlErrors(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, nil, Errors{{File: name, Line: extra.Line, Reason: "more than one YAML document; a config file holds one"}}
+	}
+	return c, typeErrs, nil
+}
+
+// resolvePaths makes relative paths relative to dir.
+func (c *Config) resolvePaths(dir string) {
+	abs := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	abs(&c.NATS.Credentials)
+	abs(&c.NATS.NKeySeed)
+	abs(&c.NATS.TLS.CA)
+	abs(&c.NATS.TLS.Cert)
+	abs(&c.NATS.TLS.Key)
+	abs(&c.Embedded.StoreDir)
+	abs(&c.Builtins.Workspace)
+	for i := range c.Skills {
+		abs(&c.Skills[i].Dir)
+	}
+	for i := range c.MCPServers {
+		abs(&c.MCPServers[i].Cwd)
+	}
+}
+
+// String renders the config as YAML, for logs: passwords, tokens, MCP
+// headers and environment values are masked.
+func (c *Config) String() string {
+	cp := *c
+	mask := func(s *string) {
+		if *s != "" {
+			*s = "***"
+		}
+	}
+	mask(&cp.NATS.Password)
+	mask(&cp.NATS.Token)
+	cp.MCPServers = slices.Clone(cp.MCPServers)
+	for i := range cp.MCPServers {
+		s := &cp.MCPServers[i]
+		s.Env, s.Headers = maskValues(s.Env), maskValues(s.Headers)
+	}
+	b, err := yaml.Marshal(&cp)
+	if err != nil {
+		return fmt.Sprintf("config: %v", err)
+	}
+	return string(b)
+}
+
+func maskValues(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k := range m {
+		out[k] = "***"
+	}
+	return out
+}

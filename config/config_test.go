@@ -1,0 +1,232 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func TestExample(t *testing.T) {
+	cfg, err := config.Load("testdata/example.yaml")
+	if err != nil {
+		t.Fatalf("the example does not load:\n%v", err)
+	}
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"instance", cfg.Instance, "worker-1"},
+		{"instance name", cfg.InstanceName(), "worker-1"},
+		{"queue group", cfg.QueueGroup, "toolbus"},
+		{"grace period", cfg.GracePeriod, 20 * time.Second},
+		{"log", cfg.LogFormat + "/" + cfg.LogLevel, "json/info"},
+		{"urls", cfg.NATS.URLs, []string{"nats://10.0.0.1:4222", "nats://10.0.0.2:4222", "10.0.0.3:4222"}},
+		{"user", cfg.NATS.User + ":" + cfg.NATS.Password, "worker:s3cret"},
+		{"tls ca made absolute", cfg.NATS.TLS.CA, filepath.Join(dir, "certs", "ca.pem")},
+		{"store dir made absolute", cfg.Embedded.StoreDir, filepath.Join(dir, "data", "jetstream")},
+		{"listen", cfg.Embedded.Listen, "127.0.0.1:4222"},
+		{"groups", len(cfg.Groups), 3},
+		{"exec instructions", cfg.Groups[1].Instructions, "Prefer short commands. Everything you start is killed when the call\nends, so do not leave servers running in the background.\n"},
+		{"files active", cfg.Groups[0].Active, true},
+		{"workspace made absolute", cfg.Builtins.Workspace, filepath.Join(dir, "workspace")},
+		{"tools", len(cfg.Builtins.Tools), 7},
+		{"view group", cfg.Builtins.Tools[2], config.BuiltinTool{Name: "view_text_file", Group: "files"}},
+		{"builtin default timeout", cfg.Builtins.DefaultTimeout, 2 * time.Minute},
+		{"max output", cfg.Builtins.MaxOutputBytes, 262144},
+		{"mcp stdio", cfg.MCPServers[0].Transport + " " + cfg.MCPServers[0].Command + " " + strings.Join(cfg.MCPServers[0].Args, " "), "stdio npx -y @modelcontextprotocol/server-everything"},
+		{"mcp env", cfg.MCPServers[0].Env, map[string]string{"LOG_LEVEL": "warn"}},
+		{"mcp cwd made absolute", cfg.MCPServers[0].Cwd, dir},
+		{"mcp transport inferred", cfg.MCPServers[1].Transport, config.TransportStreamableHTTP},
+		{"mcp mode", cfg.MCPServers[1].Mode, config.ModeStateless},
+		{"mcp default mode", cfg.MCPServers[0].Mode, config.ModeStateful},
+		{"mcp headers", cfg.MCPServers[1].Headers["Authorization"], "Bearer abc123"},
+		{"mcp timeout", cfg.MCPServers[0].Timeout, time.Minute},
+		{"skills", cfg.Skills[0], config.Skills{Dir: filepath.Join(dir, "skills"), ScanSubdirs: true, Group: "research"}},
+		{"per-tool timeout", cfg.Middleware.Timeouts["execute_shell_command"], 30 * time.Minute},
+		{"rate limit", cfg.Middleware.RateLimits[0], config.RateLimit{Key: "session", Rate: 10, Burst: 20}},
+		{"rate limit default burst", cfg.Middleware.RateLimits[1].Burst, 2},
+		{"max in flight", cfg.Middleware.MaxInFlight, 128},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %#v, want %#v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// The example's groups and built-ins go into a toolkit as they are.
+func TestExampleRegisters(t *testing.T) {
+	cfg, err := config.Load("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Builtins.Workspace = t.TempDir()
+	tk := toolkit.New(nil)
+	for _, g := range cfg.ToolkitGroups() {
+		if err := tk.AddGroup(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := builtin.Register(tk, cfg.BuiltinConfig()); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tl := range tk.Tools() {
+		got = append(got, tl.Name+"@"+tl.Group)
+	}
+	want := []string{"echo@basic", "sleep@basic", "view_text_file@files", "write_text_file@files", "insert_text_file@files",
+		"execute_shell_command@exec", "execute_python_code@exec"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("tools = %v, want %v", got, want)
+	}
+	if g := tk.Groups()[1]; g.Name != "exec" || g.Description != "Run shell commands and Python code in the workspace." {
+		t.Errorf("the declared exec group was not used: %+v", g)
+	}
+}
+
+func TestDefault(t *testing.T) {
+	def := config.Default()
+	if err := def.Validate(); err != nil {
+		t.Fatalf("the default config is invalid: %v", err)
+	}
+	for _, empty := range []string{"", "\n# only a comment\n", "---\n", "~\n"} {
+		cfg, err := config.Parse("empty.yaml", []byte(empty))
+		if err != nil {
+			t.Fatalf("%q: %v", empty, err)
+		}
+		if cfg.String() != def.String() {
+			t.Errorf("%q parses to\n%s\nwant the default\n%s", empty, cfg, def)
+		}
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"queue group", def.QueueGroup, "toolbus"},
+		{"grace", def.GracePeriod, 30 * time.Second},
+		{"log", def.LogFormat + "/" + def.LogLevel, "text/info"},
+		{"listen", def.Embedded.Listen, "127.0.0.1:4222"},
+		{"store", def.Embedded.StoreDir, filepath.Join(config.DataDir(), "jetstream")},
+		{"workspace", def.Builtins.Workspace, filepath.Join(config.DataDir(), "workspace")},
+		{"builtin tools: the defaults", def.BuiltinConfig().Tools, []builtin.Tool(nil)},
+		{"no urls", len(def.NATS.URLs), 0},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s = %#v, want %#v", c.name, c.got, c.want)
+		}
+	}
+	if name := def.InstanceName(); !strings.HasSuffix(name, "-"+strconv.Itoa(os.Getpid())) || !toolkit.ValidName(name) {
+		t.Errorf("instance name %q does not end with the pid, or is not a valid token", name)
+	}
+}
+
+func TestDataDir(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/srv/data")
+	if got := config.DataDir(); got != "/srv/data/toolbus" {
+		t.Errorf("DataDir = %q", got)
+	}
+	t.Setenv("XDG_DATA_HOME", "relative/ignored")
+	t.Setenv("HOME", "/home/op")
+	if got := config.DataDir(); got != "/home/op/.local/share/toolbus" {
+		t.Errorf("DataDir = %q", got)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.yaml")
+	_, err := config.Load(path)
+	want := path + ": cannot read the config file: no such file"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.File != path {
+		t.Errorf("errors.As: %#v", ce)
+	}
+	_, err = config.Load(t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "cannot read the config file") {
+		t.Errorf("a directory: err = %v", err)
+	}
+}
+
+// A relative path is taken from the config file's directory, wherever the
+// worker runs.
+func TestLoadRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "user.creds"), []byte("creds"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(path, []byte("nats:\n  urls: [nats://h:4222]\n  credentials: user.creds\nbuiltins:\n  workspace: /abs/ws\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NATS.Credentials != filepath.Join(dir, "user.creds") || cfg.Builtins.Workspace != "/abs/ws" {
+		t.Errorf("credentials %q, workspace %q", cfg.NATS.Credentials, cfg.Builtins.Workspace)
+	}
+}
+
+func TestString(t *testing.T) {
+	cfg, err := config.Load("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.String()
+	for _, secret := range []string{"s3cret", "abc123", "warn"} {
+		if strings.Contains(s, secret) {
+			t.Errorf("String shows %q:\n%s", secret, s)
+		}
+	}
+	for _, shown := range []string{"grace_period: 20s", "queue_group: toolbus", "Authorization: '***'"} {
+		if !strings.Contains(s, shown) {
+			t.Errorf("String lacks %q:\n%s", shown, s)
+		}
+	}
+	if cfg.NATS.Password != "s3cret" || cfg.MCPServers[1].Headers["Authorization"] != "Bearer abc123" {
+		t.Error("String changed the config")
+	}
+}
+
+// "tools: []" turns every built-in off; an absent or empty "tools" means
+// the defaults.
+func TestBuiltinToolsOff(t *testing.T) {
+	for _, tt := range []struct {
+		yaml string
+		want int
+	}{
+		{"builtins:\n  tools: []\n", 0},
+		{"builtins:\n  tools:\n", len(builtin.DefaultTools)},
+		{"builtins:\n  workspace: ws\n", len(builtin.DefaultTools)},
+	} {
+		cfg, err := config.Parse("w.yaml", []byte(tt.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bc := cfg.BuiltinConfig()
+		bc.Workspace = t.TempDir()
+		tk := toolkit.New(nil)
+		if err := builtin.Register(tk, bc); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(tk.Tools()); got != tt.want {
+			t.Errorf("%q: %d tools, want %d", tt.yaml, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+// Package config reads a toolbus worker's YAML configuration: its NATS
+// connection or embedded server, tool groups, built-in tools, MCP servers,
+// skill directories and middleware settings.
+//
+//	cfg, err := config.Load("worker.yaml")
+//	if err != nil {
+//		// Every problem, one per line: "worker.yaml:12: groups[1].name: duplicate group "exec""
+//		fmt.Fprintln(os.Stderr, err)
+//		os.Exit(2)
+//	}
+//	tk := toolkit.New(nil)
+//	for _, g := range cfg.ToolkitGroups() {
+//		if err := tk.AddGroup(g); err != nil {
+//			log.Fatal(err)
+//		}
+//	}
+//	if err := builtin.Register(tk, cfg.BuiltinConfig()); err != nil {
+//		log.Fatal(err)
+//	}
+//
+// testdata/example.yaml is a complete, annotated example.
+//
+// # Strictness
+//
+// A config is decoded strictly: an unknown key, a value of the wrong type
+// (a duration must carry its unit: "30s", not 30), a key given twice and a
+// second YAML document are errors. Validate checks the values and the
+// references between them. Every error names the file, the line, the key
+// path and the reason, and all of them are reported at once (Errors),
+// except after a YAML syntax error, which stops the reading.
+//
+// # Defaults and overrides
+//
+// An absent key means its default, and an empty file is the default
+// configuration (Default). The defaults are filled in by Parse and Load
+// (ApplyDefaults). Flags and environment variables are the command's
+// business: it changes the loaded Config and calls Validate again.
+//
+// # Decisions
+//
+//   - Relative paths in a file given to Load are relative to the file's
+//     directory, so a config and the files next to it move together;
+//     Parse, which has no file, leaves them relative to the working
+//     directory.
+//   - Data lives under DataDir (XDG_DATA_HOME/toolbus or
+//     ~/.local/share/toolbus): the JetStream store and the workspace of
+//     the file tools. The workspace is never the working directory by
+//     default, so a worker started in a repository cannot edit it unless
+//     told to.
+//   - The NATS credential and TLS files must exist when the config is
+//     validated; skill directories need not (a worker never fails to start
+//     over a skill, it warns).
+//   - More than one way to authenticate to NATS is an error rather than a
+//     precedence rule.
+//   - Names in middleware.timeouts and rate_limits are not checked against
+//     the tools: MCP tools are only known once their servers answer.
+package config

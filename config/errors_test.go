@@ -1,0 +1,224 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/config"
+)
+
+// Each bad config is rejected with exactly the error given: file, line,
+// key path and reason.
+func TestRejected(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want string
+	}{
+		// Decoding.
+		{"unknown top-level key", "queue_grup: x\n",
+			`w.yaml:1: queue_grup: unknown key "queue_grup" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware)`},
+		{"unknown nested key", "builtins:\n  tools:\n    - name: echo\n      grop: x\n",
+			`w.yaml:4: builtins.tools[0].grop: unknown key "grop" (allowed here: name, group)`},
+		{"unknown key in a map value", "nats:\n  tls:\n    cafile: x\n",
+			`w.yaml:3: nats.tls.cafile: unknown key "cafile" (allowed here: ca, cert, key)`},
+		{"duration without unit", "grace_period: 30\n",
+			`w.yaml:1: grace_period: invalid value "30": want a duration such as 30s, 1m30s or 2h`},
+		{"duration nonsense", "middleware:\n  default_timeout: soon\n",
+			`w.yaml:2: middleware.default_timeout: invalid value "soon": want a duration such as 30s, 1m30s or 2h`},
+		{"number expected", "middleware:\n  max_in_flight: many\n",
+			`w.yaml:2: middleware.max_in_flight: invalid value "many": want a whole number`},
+		{"bool expected", "groups:\n  - name: g\n    description: d\n    active: maybe\n",
+			`w.yaml:4: groups[0].active: invalid value "maybe": want true or false`},
+		{"list expected", "groups: exec\n",
+			`w.yaml:1: groups: invalid value "exec": want a list`},
+		{"mapping expected", "nats: [a]\n",
+			`w.yaml:1: nats: invalid value (a list): want a mapping`},
+		{"mapping expected, block list", "nats:\n  - a\n",
+			`w.yaml:2: nats: invalid value (a list): want a mapping`},
+		{"long value", "embedded:\n  listen: [1]\ngrace_period: in a little while\n",
+			`w.yaml:2: embedded.listen: invalid value (a list): want a string` + "\n" +
+				`w.yaml:3: grace_period: invalid value "in a little while": want a duration such as 30s, 1m30s or 2h`},
+		{"key twice", "queue_group: a\nlog_level: info\nqueue_group: b\n",
+			`w.yaml:3: queue_group: key "queue_group" appears twice (first on line 1)`},
+		{"syntax error", "log_level: info\nqueue_group: a: b\n",
+			`w.yaml:2: mapping values are not allowed in this context`},
+		{"tab indentation", "nats:\n\turls: []\n",
+			`w.yaml:2: found character that cannot start any token`},
+		{"not a mapping", "just text\n",
+			`w.yaml:1: the config must be a mapping of keys to values`},
+		{"two documents", "queue_group: a\n---\nqueue_group: b\n",
+			`w.yaml:2: more than one YAML document; a config file holds one`},
+
+		// Values.
+		{"negative grace period", "grace_period: -5s\n", `w.yaml:1: grace_period: negative duration -5s`},
+		{"negative middleware timeout", "middleware:\n  default_timeout: -1m\n", `w.yaml:2: middleware.default_timeout: negative duration -1m0s`},
+		{"zero per-tool timeout", "middleware:\n  timeouts:\n    sleep: 0s\n", `w.yaml:3: middleware.timeouts.sleep: the timeout must be positive, got 0s`},
+		{"bad tool name in timeouts", "middleware:\n  timeouts:\n    a.b: 1s\n", `w.yaml:3: middleware.timeouts.a.b: invalid tool name "a.b"`},
+		{"log format", "log_format: xml\n", `w.yaml:1: log_format: invalid value "xml": want one of text, json`},
+		{"log level", "\nlog_level: loud\n", `w.yaml:2: log_level: invalid value "loud": want one of debug, info, warn, error`},
+		{"queue group", "queue_group: a b\n", `w.yaml:1: queue_group: invalid queue group "a b": use letters, digits, '_', '-' and '.'`},
+		{"instance", "instance: w.1\n", `w.yaml:1: instance: invalid instance name "w.1": use letters, digits, '_' and '-' (it may appear in NATS subjects)`},
+		{"invalid group name", "groups:\n  - name: my tools\n    description: d\n",
+			`w.yaml:2: groups[0].name: invalid group name "my tools": use letters, digits, '_' and '-'`},
+		{"duplicate group", "groups:\n  - name: g\n    description: d\n  - name: g\n    description: e\n",
+			`w.yaml:4: groups[1].name: duplicate group "g"`},
+		{"basic declared", "groups:\n  - name: basic\n    description: d\n",
+			`w.yaml:2: groups[0].name: "basic" is implicit and always active; it cannot be declared`},
+		{"group without name", "groups:\n  - description: d\n", `w.yaml:2: groups[0]: a group needs a name`},
+		{"group without description", "groups:\n  - name: g\n",
+			`w.yaml:2: groups[0].description: group "g" needs a description (the model reads it)`},
+		{"unknown built-in", "builtins:\n  tools:\n    - name: rm\n",
+			`w.yaml:3: builtins.tools[0].name: unknown built-in tool "rm": want one of echo, sleep, view_text_file, write_text_file, insert_text_file, execute_shell_command, execute_python_code`},
+		{"built-in twice", "builtins:\n  tools:\n    - name: echo\n    - name: echo\n",
+			`w.yaml:4: builtins.tools[1].name: tool "echo" is listed twice`},
+		{"built-in in an undeclared group", "builtins:\n  tools:\n    - name: echo\n      group: fun\n",
+			`w.yaml:4: builtins.tools[0].group: group "fun" is not declared under groups`},
+		{"built-in without name", "builtins:\n  tools:\n    - group: basic\n",
+			`w.yaml:3: builtins.tools[0]: a tool needs a name (one of echo, sleep, view_text_file, write_text_file, insert_text_file, execute_shell_command, execute_python_code)`},
+		{"built-in default above max", "builtins:\n  default_timeout: 2h\n",
+			`w.yaml:2: builtins.default_timeout: 2h0m0s is above the max timeout 1h0m0s`},
+		{"negative output limit", "builtins:\n  max_output_bytes: -1\n", `w.yaml:2: builtins.max_output_bytes: negative size -1`},
+		{"bad nats url", "nats:\n  urls: [nats://a:4222, 'http://b:80']\n",
+			`w.yaml:2: nats.urls[1]: invalid URL "http://b:80": scheme "http" is not one of nats, tls, ws, wss`},
+		{"bad nats port", "nats:\n  urls:\n    - nats://a:99999\n", `w.yaml:3: nats.urls[0]: invalid URL "nats://a:99999": invalid port "99999"`},
+		{"two ways to authenticate", "nats:\n  token: t\n  user: u\n  password: p\n",
+			`w.yaml:1: nats: more than one way to authenticate (user/password, token): choose one`},
+		{"user without password", "nats:\n  user: u\n", `w.yaml:2: nats.user: a user needs a password`},
+		{"missing credentials file", "nats:\n  credentials: /nonexistent/x.creds\n",
+			`w.yaml:2: nats.credentials: file /nonexistent/x.creds does not exist`},
+		{"cert without key", "nats:\n  tls:\n    cert: testdata/certs/ca.pem\n",
+			`w.yaml:2: nats.tls: a client certificate needs its key, and a key its certificate`},
+		{"bad listen address", "embedded:\n  listen: localhost\n",
+			`w.yaml:2: embedded.listen: invalid address "localhost": want host:port, e.g. 127.0.0.1:4222`},
+		{"bad listen host", "embedded:\n  listen: 'example.com:4222'\n",
+			`w.yaml:2: embedded.listen: invalid host "example.com" in "example.com:4222": want an IP address or localhost`},
+		{"mcp without command or url", "mcp_servers:\n  - name: a\n",
+			`w.yaml:2: mcp_servers[0]: give either a command (stdio) or a url (streamable-http, sse), or set transport`},
+		{"mcp bad transport", "mcp_servers:\n  - name: a\n    transport: grpc\n    url: http://x\n",
+			`w.yaml:3: mcp_servers[0].transport: invalid transport "grpc": want stdio, streamable-http or sse`},
+		{"mcp stdio with url", "mcp_servers:\n  - name: a\n    transport: stdio\n    command: x\n    url: http://x\n",
+			`w.yaml:5: mcp_servers[0].url: a stdio server has no url`},
+		{"mcp http with command", "mcp_servers:\n  - name: a\n    transport: sse\n    url: http://x/sse\n    command: x\n",
+			`w.yaml:2: mcp_servers[0]: a sse server is reached by url: command, args, env and cwd are for stdio servers`},
+		{"mcp bad url", "mcp_servers:\n  - name: a\n    url: ftp://x\n",
+			`w.yaml:3: mcp_servers[0].url: invalid URL "ftp://x": scheme "ftp" is not one of http, https`},
+		{"mcp bad name", "mcp_servers:\n  - name: my.server\n    command: x\n",
+			`w.yaml:2: mcp_servers[0].name: invalid server name "my.server": use letters, digits, '_' and '-'`},
+		{"mcp duplicate", "mcp_servers:\n  - name: a\n    command: x\n  - name: a\n    command: y\n",
+			`w.yaml:4: mcp_servers[1].name: duplicate MCP server "a"`},
+		{"mcp bad mode", "mcp_servers:\n  - name: a\n    command: x\n    mode: lazy\n",
+			`w.yaml:4: mcp_servers[0].mode: invalid value "lazy": want one of stateful, stateless`},
+		{"mcp enabled and disabled", "mcp_servers:\n  - name: a\n    command: x\n    enable_tools: [t1, t2]\n    disable_tools: [t2]\n",
+			`w.yaml:5: mcp_servers[0].disable_tools: tool "t2" is both enabled and disabled`},
+		{"mcp negative timeout", "mcp_servers:\n  - name: a\n    command: x\n    timeout: -1s\n",
+			`w.yaml:4: mcp_servers[0].timeout: negative duration -1s`},
+		{"mcp undeclared group", "mcp_servers:\n  - name: a\n    command: x\n    group: g\n",
+			`w.yaml:4: mcp_servers[0].group: group "g" is not declared under groups`},
+		{"skills without dir", "skills:\n  - scan_subdirs: true\n", `w.yaml:2: skills[0]: a skills entry needs a dir`},
+		{"zero rate", "middleware:\n  rate_limits:\n    - rate: 0\n",
+			`w.yaml:3: middleware.rate_limits[0].rate: the rate must be a positive number of calls per second, got 0`},
+		{"bad rate key", "middleware:\n  rate_limits:\n    - rate: 1\n      key: user\n",
+			`w.yaml:4: middleware.rate_limits[0].key: invalid value "user": want one of session, tool, global`},
+		{"negative in-flight", "middleware:\n  max_in_flight: -1\n", `w.yaml:2: middleware.max_in_flight: negative limit -1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse("w.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("accepted:\n%s", cfg)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("err =\n%v\nwant\n%s", err, tt.want)
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.File != "w.yaml" || ce.Line == 0 {
+				t.Errorf("errors.As gives %#v", ce)
+			}
+		})
+	}
+}
+
+// Every problem is reported at once, in line order.
+func TestRejectedAll(t *testing.T) {
+	yaml := "log_level: loud\ngroups:\n  - name: a b\n    description: d\ngrace_period: -1s\n"
+	_, err := config.Parse("w.yaml", []byte(yaml))
+	want := strings.Join([]string{
+		`w.yaml:1: log_level: invalid value "loud": want one of debug, info, warn, error`,
+		`w.yaml:3: groups[0].name: invalid group name "a b": use letters, digits, '_' and '-'`,
+		`w.yaml:5: grace_period: negative duration -1s`,
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Fatalf("err =\n%v\nwant\n%s", err, want)
+	}
+	var es config.Errors
+	if !errors.As(err, &es) || len(es) != 3 {
+		t.Errorf("Errors = %v", es)
+	}
+	// Decoding and validation errors together; a value that could not be
+	// decoded is not reported again as missing.
+	yaml = "groups:\n  - name: [x]\n    description: d\n  - name: g\n  - name: g\n    description: d\nqueue_group: 'a b'\nfoo: 1\n" +
+		"mcp_servers:\n  - {name: 'a b', comand: x}\n"
+	_, err = config.Parse("w.yaml", []byte(yaml))
+	want = strings.Join([]string{
+		`w.yaml:2: groups[0].name: invalid value (a list): want a string`,
+		`w.yaml:4: groups[1].description: group "g" needs a description (the model reads it)`,
+		`w.yaml:5: groups[2].name: duplicate group "g"`,
+		`w.yaml:7: queue_group: invalid queue group "a b": use letters, digits, '_', '-' and '.'`,
+		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware)`,
+		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (allowed here: name, transport, url, command, args, env, cwd, headers, mode, group, enable_tools, disable_tools, timeout)`,
+		`w.yaml:10: mcp_servers[0].name: invalid server name "a b": use letters, digits, '_' and '-'`,
+		`w.yaml:10: mcp_servers[0]: give either a command (stdio) or a url (streamable-http, sse), or set transport`,
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Fatalf("err =\n%v\nwant\n%s", err, want)
+	}
+	yaml = "queue_grup: x\nbuiltins:\n  workspase: y\n"
+	_, err = config.Parse("w.yaml", []byte(yaml))
+	if err == nil || strings.Count(err.Error(), "unknown key") != 2 {
+		t.Errorf("both unknown keys should be reported: %v", err)
+	}
+}
+
+// Load names the file it read, and checks files relative to it.
+func TestLoadRejected(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "worker.yaml")
+	if err := os.WriteFile(path, []byte("nats:\n  urls: [nats://x:4222]\n  nkey_seed: seed.nk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := config.Load(path)
+	want := path + ":3: nats.nkey_seed: file " + filepath.Join(dir, "seed.nk") + " does not exist"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+}
+
+// A Config built or changed in code is validated too; its errors have no
+// line unless the key came from a file.
+func TestValidateInCode(t *testing.T) {
+	cfg := config.Default()
+	cfg.Groups = append(cfg.Groups, config.Group{Name: "x y", Description: "d"})
+	cfg.Middleware.DefaultTimeout = -time.Second
+	err := cfg.Validate()
+	want := "config: groups[0].name: invalid group name \"x y\": use letters, digits, '_' and '-'\n" +
+		"config: middleware.default_timeout: negative duration -1s"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err =\n%v\nwant\n%s", err, want)
+	}
+
+	// A flag overriding a value from a file: the error points at the key.
+	cfg, err = config.Parse("w.yaml", []byte("log_level: info\nnats:\n  urls: [nats://a:4222]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.NATS.URLs = []string{"bogus://x"}
+	err = cfg.Validate()
+	if err == nil || err.Error() != `w.yaml:3: nats.urls[0]: invalid URL "bogus://x": scheme "bogus" is not one of nats, tls, ws, wss` {
+		t.Fatalf("err = %v", err)
+	}
+}

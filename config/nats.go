@@ -1,0 +1,61 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+)
+
+// URL joins the server URLs the way nats.Connect takes them ("" when
+// there are none and the embedded server is used).
+func (n NATS) URL() string { return strings.Join(n.URLs, ",") }
+
+// Options returns the nats.go options for the configured authentication
+// and TLS. It fails when the nkey seed file cannot be read or is not a
+// user seed; the other files are read by nats.Connect, which reports them.
+func (n NATS) Options() ([]nats.Option, error) {
+	var opts []nats.Option
+	switch {
+	case n.Credentials != "":
+		opts = append(opts, nats.UserCredentials(n.Credentials))
+	case n.NKeySeed != "":
+		o, err := nats.NkeyOptionFromSeed(n.NKeySeed)
+		if err != nil {
+			return nil, fmt.Errorf("config: nats.nkey_seed %s: %w", n.NKeySeed, err)
+		}
+		opts = append(opts, o)
+	case n.User != "":
+		opts = append(opts, nats.UserInfo(n.User, n.Password))
+	case n.Token != "":
+		opts = append(opts, nats.Token(n.Token))
+	}
+	if n.TLS.CA != "" {
+		opts = append(opts, nats.RootCAs(n.TLS.CA))
+	}
+	if n.TLS.Cert != "" {
+		opts = append(opts, nats.ClientCert(n.TLS.Cert, n.TLS.Key))
+	}
+	return opts, nil
+}
+
+// Logger returns a slog.Logger writing to w in the configured format
+// ("text" or "json") at the configured level.
+func (c *Config) Logger(w io.Writer) *slog.Logger {
+	var level slog.Level
+	switch c.LogLevel {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,340 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// queueRE: NATS queue group names are tokens; dots are allowed.
+var queueRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// checker collects the problems of one config.
+type checker struct {
+	c    *Config
+	errs Errors
+}
+
+func (k *checker) fail(path, format string, args ...any) {
+	e := &Error{Path: path, Reason: fmt.Sprintf(format, args...)}
+	if k.c.src != nil {
+		e.File, e.Line = k.c.src.file, k.c.src.line(path)
+	}
+	k.errs = append(k.errs, e)
+}
+
+// Validate checks the config and returns Errors naming every problem
+// (file, line, key path, reason), or nil. Unset values are valid: they
+// mean their defaults. Besides the values themselves it checks that
+// references resolve (a tool's or server's group is declared, or basic,
+// or exec for the built-in shell and Python tools) and that the NATS
+// credential and TLS files exist. Skill directories are not required to
+// exist: a worker starts without a missing skill directory and warns.
+func (c *Config) Validate() error {
+	k := &checker{c: c}
+	if c.Instance != "" && !toolkit.ValidName(c.Instance) {
+		k.fail("instance", "invalid instance name %q: use letters, digits, '_' and '-' (it may appear in NATS subjects)", c.Instance)
+	}
+	if c.QueueGroup != "" && !queueRE.MatchString(c.QueueGroup) {
+		k.fail("queue_group", "invalid queue group %q: use letters, digits, '_', '-' and '.'", c.QueueGroup)
+	}
+	k.nonNegative("grace_period", c.GracePeriod)
+	k.oneOf("log_format", c.LogFormat, "text", "json")
+	k.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
+	k.nats()
+	k.embedded()
+	groups := k.groups()
+	k.builtins(groups)
+	k.mcpServers(groups)
+	k.skills(groups)
+	k.middleware()
+	if len(k.errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(k.errs, func(a, b *Error) int { return a.Line - b.Line })
+	return k.errs
+}
+
+func (k *checker) nonNegative(path string, d time.Duration) {
+	if d < 0 {
+		k.fail(path, "negative duration %v", d)
+	}
+}
+
+func (k *checker) oneOf(path, v string, allowed ...string) {
+	if v != "" && !slices.Contains(allowed, v) {
+		k.fail(path, "invalid value %q: want one of %s", v, strings.Join(allowed, ", "))
+	}
+}
+
+func (k *checker) fileExists(path, file string) {
+	if file == "" {
+		return
+	}
+	fi, err := os.Stat(file)
+	switch {
+	case err != nil && os.IsNotExist(err):
+		k.fail(path, "file %s does not exist", file)
+	case err != nil:
+		k.fail(path, "file %s cannot be used: %v", file, err)
+	case fi.IsDir():
+		k.fail(path, "%s is a directory, not a file", file)
+	}
+}
+
+func (k *checker) nats() {
+	n := k.c.NATS
+	for i, u := range n.URLs {
+		if err := checkURL(u, "nats", "tls", "ws", "wss"); err != nil {
+			k.fail(fmt.Sprintf("nats.urls[%d]", i), "invalid URL %q: %v", u, err)
+		}
+	}
+	var ways []string
+	if n.Credentials != "" {
+		ways = append(ways, "credentials")
+	}
+	if n.NKeySeed != "" {
+		ways = append(ways, "nkey_seed")
+	}
+	if n.User != "" || n.Password != "" {
+		ways = append(ways, "user/password")
+	}
+	if n.Token != "" {
+		ways = append(ways, "token")
+	}
+	if len(ways) > 1 {
+		k.fail("nats", "more than one way to authenticate (%s): choose one", strings.Join(ways, ", "))
+	}
+	if (n.User == "") != (n.Password == "") {
+		if n.User == "" {
+			k.fail("nats.password", "a password needs a user")
+		} else {
+			k.fail("nats.user", "a user needs a password")
+		}
+	}
+	k.fileExists("nats.credentials", n.Credentials)
+	k.fileExists("nats.nkey_seed", n.NKeySeed)
+	k.fileExists("nats.tls.ca", n.TLS.CA)
+	k.fileExists("nats.tls.cert", n.TLS.Cert)
+	k.fileExists("nats.tls.key", n.TLS.Key)
+	if (n.TLS.Cert == "") != (n.TLS.Key == "") {
+		k.fail("nats.tls", "a client certificate needs its key, and a key its certificate")
+	}
+}
+
+// checkURL accepts a URL with one of the schemes, or host:port alone.
+func checkURL(raw string, schemes ...string) error {
+	if raw == "" {
+		return fmt.Errorf("empty")
+	}
+	if !strings.Contains(raw, "://") {
+		raw = schemes[0] + "://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("%v", strings.TrimPrefix(err.Error(), "parse "))
+	}
+	if !slices.Contains(schemes, u.Scheme) {
+		return fmt.Errorf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", "))
+	}
+	if u.Host == "" {
+		return fmt.Errorf("no host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("invalid port %q", p)
+		}
+	}
+	return nil
+}
+
+func (k *checker) embedded() {
+	if l := k.c.Embedded.Listen; l != "" {
+		host, port, err := net.SplitHostPort(l)
+		n, perr := strconv.Atoi(port)
+		switch {
+		case err != nil:
+			k.fail("embedded.listen", "invalid address %q: want host:port, e.g. 127.0.0.1:4222", l)
+		case perr != nil || n < 0 || n > 65535:
+			k.fail("embedded.listen", "invalid port %q in %q", port, l)
+		case host != "" && net.ParseIP(host) == nil && host != "localhost":
+			k.fail("embedded.listen", "invalid host %q in %q: want an IP address or localhost", host, l)
+		}
+	}
+}
+
+// groups checks the declared groups and returns the names a tool may be
+// put in.
+func (k *checker) groups() map[string]bool {
+	known := map[string]bool{toolkit.BasicGroup: true}
+	for i, g := range k.c.Groups {
+		p := fmt.Sprintf("groups[%d]", i)
+		switch {
+		case g.Name == "":
+			k.fail(p, "a group needs a name")
+		case g.Name == toolkit.BasicGroup:
+			k.fail(p+".name", "%q is implicit and always active; it cannot be declared", g.Name)
+		case !toolkit.ValidName(g.Name):
+			k.fail(p+".name", "invalid group name %q: use letters, digits, '_' and '-'", g.Name)
+		case known[g.Name]:
+			k.fail(p+".name", "duplicate group %q", g.Name)
+		}
+		if g.Description == "" {
+			k.fail(p+".description", "group %q needs a description (the model reads it)", g.Name)
+		}
+		known[g.Name] = true
+	}
+	return known
+}
+
+func (k *checker) group(path, g string, known map[string]bool) {
+	if g != "" && !known[g] {
+		k.fail(path, "group %q is not declared under groups", g)
+	}
+}
+
+func (k *checker) builtins(known map[string]bool) {
+	b := k.c.Builtins
+	seen := map[string]bool{}
+	for i, t := range b.Tools {
+		p := fmt.Sprintf("builtins.tools[%d]", i)
+		switch {
+		case t.Name == "":
+			k.fail(p, "a tool needs a name (one of %s)", strings.Join(builtin.Names, ", "))
+		case !builtin.Known(t.Name):
+			k.fail(p+".name", "unknown built-in tool %q: want one of %s", t.Name, strings.Join(builtin.Names, ", "))
+		case seen[t.Name]:
+			k.fail(p+".name", "tool %q is listed twice", t.Name)
+		}
+		seen[t.Name] = true
+		if t.Group != builtin.ExecGroup {
+			k.group(p+".group", t.Group, known)
+		}
+	}
+	k.nonNegative("builtins.default_timeout", b.DefaultTimeout)
+	k.nonNegative("builtins.max_timeout", b.MaxTimeout)
+	if b.DefaultTimeout > 0 && b.DefaultTimeout > cmpDur(b.MaxTimeout, builtin.DefaultMaxTimeout) {
+		k.fail("builtins.default_timeout", "%v is above the max timeout %v", b.DefaultTimeout, cmpDur(b.MaxTimeout, builtin.DefaultMaxTimeout))
+	}
+	if b.MaxOutputBytes < 0 {
+		k.fail("builtins.max_output_bytes", "negative size %d", b.MaxOutputBytes)
+	}
+	if b.MaxFileBytes < 0 {
+		k.fail("builtins.max_file_bytes", "negative size %d", b.MaxFileBytes)
+	}
+}
+
+func cmpDur(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+func (k *checker) mcpServers(known map[string]bool) {
+	seen := map[string]bool{}
+	for i, s := range k.c.MCPServers {
+		p := fmt.Sprintf("mcp_servers[%d]", i)
+		switch {
+		case s.Name == "":
+			k.fail(p, "an MCP server needs a name")
+		case !toolkit.ValidName(s.Name):
+			k.fail(p+".name", "invalid server name %q: use letters, digits, '_' and '-'", s.Name)
+		case seen[s.Name]:
+			k.fail(p+".name", "duplicate MCP server %q", s.Name)
+		}
+		seen[s.Name] = true
+		switch s.Transport {
+		case TransportStdio:
+			if s.Command == "" {
+				k.fail(p, "a stdio server needs a command")
+			}
+			if s.URL != "" {
+				k.fail(p+".url", "a stdio server has no url")
+			}
+			if len(s.Headers) > 0 {
+				k.fail(p+".headers", "a stdio server takes no headers")
+			}
+		case TransportStreamableHTTP, TransportSSE:
+			if s.URL == "" {
+				k.fail(p, "a %s server needs a url", s.Transport)
+			} else if err := checkURL(s.URL, "http", "https"); err != nil || !strings.Contains(s.URL, "://") {
+				if err == nil {
+					err = fmt.Errorf("want http:// or https://")
+				}
+				k.fail(p+".url", "invalid URL %q: %v", s.URL, err)
+			}
+			if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
+				k.fail(p, "a %s server is reached by url: command, args, env and cwd are for stdio servers", s.Transport)
+			}
+		case "":
+			k.fail(p, "give either a command (stdio) or a url (streamable-http, sse), or set transport")
+		default:
+			k.fail(p+".transport", "invalid transport %q: want stdio, streamable-http or sse", s.Transport)
+		}
+		k.oneOf(p+".mode", s.Mode, ModeStateful, ModeStateless)
+		k.group(p+".group", s.Group, known)
+		for key := range s.Env {
+			if key == "" || strings.ContainsAny(key, "=\x00") {
+				k.fail(p+".env", "invalid environment variable name %q", key)
+			}
+		}
+		for _, name := range s.EnableTools {
+			if slices.Contains(s.DisableTools, name) {
+				k.fail(p+".disable_tools", "tool %q is both enabled and disabled", name)
+			}
+		}
+		k.nonNegative(p+".timeout", s.Timeout)
+	}
+}
+
+func (k *checker) skills(known map[string]bool) {
+	for i, s := range k.c.Skills {
+		p := fmt.Sprintf("skills[%d]", i)
+		if s.Dir == "" {
+			k.fail(p, "a skills entry needs a dir")
+		}
+		k.group(p+".group", s.Group, known)
+	}
+}
+
+func (k *checker) middleware() {
+	m := k.c.Middleware
+	k.nonNegative("middleware.default_timeout", m.DefaultTimeout)
+	for name, d := range m.Timeouts {
+		p := "middleware.timeouts." + name
+		if !toolkit.ValidName(name) {
+			k.fail(p, "invalid tool name %q", name)
+		}
+		if d <= 0 {
+			k.fail(p, "the timeout must be positive, got %v", d)
+		}
+	}
+	for i, r := range m.RateLimits {
+		p := fmt.Sprintf("middleware.rate_limits[%d]", i)
+		if r.Rate <= 0 {
+			k.fail(p+".rate", "the rate must be a positive number of calls per second, got %v", r.Rate)
+		}
+		if r.Burst < 0 {
+			k.fail(p+".burst", "negative burst %d", r.Burst)
+		}
+		k.oneOf(p+".key", r.Key, KeySession, KeyTool, KeyGlobal)
+		for j, t := range r.Tools {
+			if !toolkit.ValidName(t) {
+				k.fail(fmt.Sprintf("%s.tools[%d]", p, j), "invalid tool name %q", t)
+			}
+		}
+	}
+	if m.MaxInFlight < 0 {
+		k.fail("middleware.max_in_flight", "negative limit %d", m.MaxInFlight)
+	}
+}
