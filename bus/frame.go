@@ -164,3 +164,14 @@ func (f *Frame) check() error {
 func validCallID(id string) bool {
 	return len(id) <= MaxCallIDLen && toolkit.ValidName(id)
 }
+
+// EncodeRequest encodes a call request as msgpack, or as JSON when json is
+// true (then send HeaderContentType: ContentTypeJSON with it).
+func EncodeRequest(r *Request, json bool) ([]byte, error) {
+	return codec(json).marshal(r)
+}
+
+// DecodeRequest decodes a call request body.
+func DecodeRequest(data []byte, json bool, r *Request) error {
+	return codec(json).unmarshal(data, r)
+}

@@ -36,13 +36,16 @@ func main() {
 	tk := toolkit.New(nil)
 	must(tk.Add(toolkit.Func("echo", "Echo the text back.",
 		func(ctx context.Context, in echoIn) (string, error) { return in.Text, nil })))
-	must(tk.Add(toolkit.Func("sleep", "Sleep for the given seconds.",
-		func(ctx context.Context, in sleepIn) (string, error) {
+	must(tk.Add(toolkit.Stream("sleep", "Sleep for the given seconds, reporting progress when it starts.",
+		func(ctx context.Context, in sleepIn, w toolkit.Writer) error {
+			if err := w.Progress(toolkit.Progress{Progress: 0, Total: in.Seconds, Message: "sleeping"}); err != nil {
+				return err
+			}
 			select {
 			case <-time.After(time.Duration(in.Seconds * float64(time.Second))):
-				return "slept", nil
+				return w.Write(toolkit.Text("slept"))
 			case <-ctx.Done():
-				return "", ctx.Err()
+				return ctx.Err()
 			}
 		})))
 	nc, err := nats.Connect(*url)
