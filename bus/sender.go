@@ -213,7 +213,7 @@ func (s *sender) final(resp *toolkit.Response) {
 	resp.Metadata[MetaWorker] = s.w.opts.Instance
 	if s.sendErr != nil {
 		resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
-			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error()}},
+			Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error()}},
 			Metadata: map[string]any{MetaWorker: s.w.opts.Instance}}
 		s.publishFinal(resp, 0)
 		return
