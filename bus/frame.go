@@ -88,6 +88,9 @@ func (c codec) unmarshal(data []byte, v any) error {
 	if c == jsonCodec {
 		return json.Unmarshal(data, v)
 	}
+	if err := checkMsgpack(data); err != nil {
+		return err
+	}
 	dec := msgpack.GetDecoder()
 	defer msgpack.PutDecoder(dec)
 	r := bytes.NewReader(data)
