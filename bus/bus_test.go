@@ -388,31 +388,36 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestJSONRequest is the worked example of subjects.md: a JSON request as
-// `nats req` sends it gets a JSON final back, byte for byte.
+// TestJSONRequest is the worked example of subjects.md: JSON requests as
+// `nats req` sends them get JSON finals back, byte for byte.
 func TestJSONRequest(t *testing.T) {
 	s := startServer(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
 	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
 	nc := connect(t, s)
-	m, err := nc.RequestMsg(&nats.Msg{
-		Subject: "tools.call.echo",
-		Header:  nats.Header{"Content-Type": {"application/json"}},
-		Data:    []byte(`{"id":"c1","input":{"text":"hi"}}`),
-	}, guard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile("testdata/echo_reply.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := string(m.Data); got != strings.TrimSpace(string(want)) {
-		t.Fatalf("reply\n%s\nwant (testdata/echo_reply.json)\n%s", got, want)
-	}
-	if ct := m.Header.Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("reply Content-Type %q", ct)
+	for _, tc := range []struct{ body, golden string }{
+		{`{"id":"c1","input":{"text":"hi"}}`, "testdata/echo_reply.json"},
+		{`{"input":{"text":"hi"}}`, "testdata/noid_reply.json"},
+	} {
+		m, err := nc.RequestMsg(&nats.Msg{
+			Subject: "tools.call.echo",
+			Header:  nats.Header{"Content-Type": {"application/json"}},
+			Data:    []byte(tc.body),
+		}, guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(tc.golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(m.Data); got != strings.TrimSpace(string(want)) {
+			t.Fatalf("reply\n%s\nwant (%s)\n%s", got, tc.golden, want)
+		}
+		if ct := m.Header.Get("Content-Type"); ct != "application/json" {
+			t.Fatalf("reply Content-Type %q", ct)
+		}
 	}
 }
 
