@@ -1,0 +1,626 @@
+package bus_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+var testWorkerBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolbus-testworker-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testWorkerBin = filepath.Join(dir, "testworker")
+	out, err := exec.Command("go", "build", "-o", testWorkerBin, "./internal/testworker").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the test worker: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// startWorkerProcess runs the test worker binary against url and waits
+// until it serves.
+func startWorkerProcess(t *testing.T, url, instance string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(testWorkerBin, "--nats", url, "--instance", instance)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ready := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err == nil && !strings.HasPrefix(line, "ready") {
+			err = fmt.Errorf("unexpected first line %q", line)
+		}
+		ready <- err
+		io_discard(stdout)
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(guard):
+		t.Fatal("the worker process never became ready")
+	}
+	return cmd
+}
+
+func io_discard(r interface{ Read([]byte) (int, error) }) {
+	buf := make([]byte, 512)
+	for {
+		if _, err := r.Read(buf); err != nil {
+			return
+		}
+	}
+}
+
+func TestNoResponders(t *testing.T) {
+	s := startServer(t, false)
+	c := newClient(t, connect(t, s), nil)
+
+	resp := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "nr-1", Name: "echo", Input: map[string]any{"text": "x"}})
+	if resp.Code != toolkit.CodeUnavailable || resp.State != toolkit.StateError || resp.ID != "nr-1" {
+		t.Fatalf("no worker at all: %+v, want unavailable", resp)
+	}
+
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, connect(t, s), tk, nil)
+	resp = c.Invoke(ctxT(t), toolkit.ToolCall{ID: "nr-2", Name: "nope"})
+	if resp.Code != toolkit.CodeNotFound || resp.Text() != "ToolNotFoundError: The tool named 'nope' doesn't exist." {
+		t.Fatalf("unknown tool with a fleet up: %+v, want not_found", resp)
+	}
+	resp = c.Invoke(ctxT(t), toolkit.ToolCall{ID: "nr-3", Name: "bad.name"})
+	if resp.Code != toolkit.CodeNotFound {
+		t.Fatalf("a name that is not a subject token: %+v, want not_found", resp)
+	}
+}
+
+// TestWorkerKilled kills a real worker process mid-call: the caller must
+// be told worker_lost (after the stall timeout), never hang.
+func TestWorkerKilled(t *testing.T) {
+	s := startServer(t, true)
+	cmd := startWorkerProcess(t, s.ClientURL(), "doomed")
+	const hb = 100 * time.Millisecond
+	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: hb})
+
+	var final *toolkit.Response
+	var killedAt time.Time
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{ID: "killed-1", Name: "sleep", Input: map[string]any{"seconds": 60}}) {
+		if ev.Progress != nil && killedAt.IsZero() {
+			// The worker is running the call: kill it without a chance to
+			// say goodbye.
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			killedAt = time.Now()
+		}
+		final = ev.Final
+	}
+	if killedAt.IsZero() {
+		t.Fatal("the call never reported progress, the worker was not killed mid-call")
+	}
+	if final.Code != toolkit.CodeWorkerLost || final.State != toolkit.StateError {
+		t.Fatalf("final = %+v, want worker_lost", final)
+	}
+	t.Logf("worker_lost %v after SIGKILL (stall timeout %v)", time.Since(killedAt).Round(time.Millisecond), 3*hb)
+}
+
+func TestTwoWorkersShareLoad(t *testing.T) {
+	s := startServer(t, false)
+	for _, name := range []string{"w1", "w2"} {
+		tk := toolkit.New(nil)
+		mustAdd(t, tk, toolkit.Func("nap", "Naps briefly.", func(ctx context.Context, in struct{}) (string, error) {
+			time.Sleep(20 * time.Millisecond)
+			return "ok", nil
+		}))
+		serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: name})
+	}
+	c := newClient(t, connect(t, s), nil)
+	var mu sync.Mutex
+	served := map[any]int{}
+	var wg sync.WaitGroup
+	for i := range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := c.Invoke(ctxT(t), toolkit.ToolCall{ID: fmt.Sprintf("load-%d", i), Name: "nap"})
+			if resp.State != toolkit.StateSuccess {
+				t.Errorf("call %d: %+v", i, resp)
+				return
+			}
+			mu.Lock()
+			served[resp.Metadata[bus.MetaWorker]]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if served["w1"] == 0 || served["w2"] == 0 || served["w1"]+served["w2"] != 60 {
+		t.Fatalf("calls per worker %v: both workers should serve some of the 60", served)
+	}
+	t.Logf("calls per worker: %v", served)
+}
+
+// recordingState is a GroupState that remembers the minimum revisions
+// asked of it.
+type recordingState struct {
+	toolkit.GroupState
+	mu   sync.Mutex
+	mins []uint64
+}
+
+func (r *recordingState) Load(ctx context.Context, session string, minRevision uint64) ([]string, uint64, bool, error) {
+	r.mu.Lock()
+	r.mins = append(r.mins, minRevision)
+	r.mu.Unlock()
+	return r.GroupState.Load(ctx, session, minRevision)
+}
+
+// TestGroupRevisionTravels: reset_tools runs on worker A, the next call of
+// the session runs on worker B, which is asked for at least the revision
+// A returned.
+func TestGroupRevisionTravels(t *testing.T) {
+	s := startServer(t, false)
+	shared := toolkit.NewMemoryState()
+	newTK := func(state toolkit.GroupState) *toolkit.Toolkit {
+		tk := toolkit.New(&toolkit.Options{State: state})
+		if err := tk.AddGroup(toolkit.Group{Name: "vault", Description: "Secret tools."}); err != nil {
+			t.Fatal(err)
+		}
+		mustAdd(t, tk, toolkit.Func("secret", "Secret.", func(ctx context.Context, in struct{}) (string, error) { return "s3cret", nil }), toolkit.InGroup("vault"))
+		return tk
+	}
+	c := newClient(t, connect(t, s), nil)
+
+	a, err := bus.Serve(connect(t, s), newTK(shared), &bus.WorkerOptions{Instance: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "rev-1", Name: toolkit.MetaToolName, Session: "sess", Input: map[string]any{"vault": true}})
+	if reset.State != toolkit.StateSuccess || reset.Metadata[bus.MetaWorker] != "A" {
+		t.Fatalf("reset_tools: %+v", reset)
+	}
+	if c.Revision("sess") == 0 {
+		t.Fatal("the client did not remember the session's groups revision")
+	}
+	stateB := &recordingState{GroupState: shared}
+	serve(t, connect(t, s), newTK(stateB), &bus.WorkerOptions{Instance: "B"})
+	if err := a.Stop(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	resp := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "rev-2", Name: "secret", Session: "sess"})
+	if resp.State != toolkit.StateSuccess || resp.Metadata[bus.MetaWorker] != "B" {
+		t.Fatalf("group tool on the other worker: %+v", resp)
+	}
+	stateB.mu.Lock()
+	defer stateB.mu.Unlock()
+	if !slices.Contains(stateB.mins, c.Revision("sess")) {
+		t.Fatalf("worker B was asked for revisions %v, want %d", stateB.mins, c.Revision("sess"))
+	}
+}
+
+func TestLiveToolChanges(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	wnc := connect(t, s)
+	w := serve(t, wnc, tk, nil)
+	c := newClient(t, connect(t, s), nil)
+
+	mustAdd(t, tk, toolkit.Func("late", "Added after the worker started.", func(ctx context.Context, in struct{}) (string, error) { return "here", nil }))
+	if !slices.Contains(w.Subjects(), "tools.call.late") {
+		t.Fatalf("subjects %v: the new tool is not subscribed", w.Subjects())
+	}
+	// The subscription is sent on the worker's connection; once that is
+	// flushed the server routes calls to it.
+	if err := wnc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if resp := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "late"}); resp.Text() != "here" {
+		t.Fatalf("new tool: %+v", resp)
+	}
+	tk.Remove("late")
+	waitFor(t, func() bool { return !slices.Contains(w.Subjects(), "tools.call.late") }, "the removed tool's unsubscription")
+	waitFor(t, func() bool {
+		return c.Invoke(ctxT(t), toolkit.ToolCall{Name: "late"}).Code == toolkit.CodeNotFound
+	}, "the removed tool to be not_found")
+	if got := w.Subjects(); !slices.Equal(got, []string{"tools.call.echo"}) {
+		t.Fatalf("subjects %v", got)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(guard)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never happened: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// rawRequest sends a hand-made request and decodes the one final frame.
+func rawRequest(t *testing.T, nc *nats.Conn, subject string, hdr nats.Header, body []byte) *bus.Frame {
+	t.Helper()
+	msg := &nats.Msg{Subject: subject, Header: hdr, Data: body}
+	m, err := nc.RequestMsg(msg, guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := bus.DecodeFrame(m.Data, m.Header.Get(bus.HeaderContentType) == bus.ContentTypeJSON)
+	if err != nil {
+		t.Fatalf("reply %q: %v", m.Data, err)
+	}
+	return f
+}
+
+func TestBadInput(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	if err := tk.AddGroup(toolkit.Group{Name: "g", Description: "A group."}); err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	nc := connect(t, s)
+	mp := func(v any) []byte {
+		b, err := msgpack.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	jsonHdr := func() nats.Header { return nats.Header{bus.HeaderContentType: {bus.ContentTypeJSON}} }
+	hdr := func(k, v string) nats.Header { return nats.Header{k: {v}} }
+	echo := bus.Request{ID: "b1", Input: map[string]any{"text": "x"}}
+	cases := []struct {
+		name    string
+		subject string
+		hdr     nats.Header
+		body    []byte
+		id      string
+		code    toolkit.Code
+		text    string
+	}{
+		{"undecodable msgpack", "tools.call.echo", nil, []byte{0xc1, 0x00, 0xff}, "", toolkit.CodeInvalidInput, "not a valid msgpack call object"},
+		{"msgpack that is not an object", "tools.call.echo", nil, mp("just a string"), "", toolkit.CodeInvalidInput, "not a valid msgpack call object"},
+		{"undecodable JSON", "tools.call.echo", jsonHdr(), []byte(`{"id":`), "", toolkit.CodeInvalidInput, "not a valid json call object"},
+		{"trailing bytes", "tools.call.echo", nil, append(mp(echo), 0x01), "", toolkit.CodeInvalidInput, "trailing bytes"},
+		{"missing call id", "tools.call.echo", nil, mp(bus.Request{Input: map[string]any{"text": "x"}}), "", toolkit.CodeInvalidInput, "no call id"},
+		{"call id not a token", "tools.call.echo", nil, mp(bus.Request{ID: "a.b", Input: map[string]any{"text": "x"}}), "a.b", toolkit.CodeInvalidInput, "call id \"a.b\" is invalid"},
+		{"name and subject disagree", "tools.call.echo", nil, mp(bus.Request{ID: "b2", Name: "other"}), "b2", toolkit.CodeInvalidInput, "names the tool \"other\""},
+		{"invalid input", "tools.call.echo", nil, mp(bus.Request{ID: "b3", Input: map[string]any{"text": 1}}), "b3", toolkit.CodeInvalidInput, "Input validation failed"},
+		{"unsupported version", "tools.call.echo", hdr(bus.HeaderVersion, "2"), mp(echo), "", toolkit.CodeInvalidInput, "wire version \"2\""},
+		{"bad timeout header", "tools.call.echo", hdr(bus.HeaderTimeout, "soon"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Timeout"},
+		{"bad heartbeat header", "tools.call.echo", hdr(bus.HeaderHeartbeat, "-5"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Heartbeat"},
+		{"bad revision header", "tools.call.echo", hdr(bus.HeaderGroupsRevision, "x"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Groups-Revision"},
+		{"deadline already passed", "tools.call.echo", hdr(bus.HeaderTimeout, "0"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
+		{"reset_tools without a session", "tools.call.reset_tools", nil, mp(bus.Request{ID: "b4", Input: map[string]any{"g": true}}), "b4", toolkit.CodeInvalidInput, "needs a session"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := rawRequest(t, nc, tc.subject, tc.hdr, tc.body)
+			if f.Kind != bus.KindFinal || f.Seq != 1 || f.ID != tc.id {
+				t.Fatalf("frame %+v, want one final with id %q", f, tc.id)
+			}
+			if f.Final.Code != tc.code || f.Final.State != tc.code.State() || !strings.Contains(f.Final.Text(), tc.text) {
+				t.Fatalf("final %+v, want %s containing %q", f.Final, tc.code, tc.text)
+			}
+		})
+	}
+
+	t.Run("no reply subject", func(t *testing.T) {
+		if err := nc.Publish("tools.call.echo", mp(bus.Request{ID: "noreply", Input: map[string]any{"text": "x"}})); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, func() bool { return strings.Contains(logs.String(), "without a reply subject") }, "a log line for the request without a reply subject")
+		if !strings.Contains(logs.String(), "call=noreply") {
+			t.Fatalf("log %q does not name the call", logs.String())
+		}
+	})
+
+	t.Run("request over max_payload", func(t *testing.T) {
+		c := newClient(t, nc, nil)
+		resp := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "huge", Name: "echo", Input: map[string]any{"text": strings.Repeat("x", int(nc.MaxPayload()))}})
+		if resp.Code != toolkit.CodeInvalidInput || !strings.Contains(resp.Text(), "over the server's max_payload") {
+			t.Fatalf("%+v", resp)
+		}
+	})
+
+	t.Run("worker still serves", func(t *testing.T) {
+		f := rawRequest(t, nc, "tools.call.echo", nil, mp(bus.Request{ID: "after", Input: map[string]any{"text": "still here"}}))
+		if f.Final.State != toolkit.StateSuccess || f.Final.Text() != "still here" {
+			t.Fatalf("%+v", f.Final)
+		}
+	})
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestJSONRequest is the worked example of subjects.md: JSON requests as
+// `nats req` sends them get JSON finals back, byte for byte.
+func TestJSONRequest(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	nc := connect(t, s)
+	for _, tc := range []struct{ body, golden string }{
+		{`{"id":"c1","input":{"text":"hi"}}`, "testdata/echo_reply.json"},
+		{`{"input":{"text":"hi"}}`, "testdata/noid_reply.json"},
+	} {
+		m, err := nc.RequestMsg(&nats.Msg{
+			Subject: "tools.call.echo",
+			Header:  nats.Header{"Content-Type": {"application/json"}},
+			Data:    []byte(tc.body),
+		}, guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(tc.golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(m.Data); got != strings.TrimSpace(string(want)) {
+			t.Fatalf("reply\n%s\nwant (%s)\n%s", got, tc.golden, want)
+		}
+		if ct := m.Header.Get("Content-Type"); ct != "application/json" {
+			t.Fatalf("reply Content-Type %q", ct)
+		}
+	}
+}
+
+func TestOverloaded(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	mustAdd(t, tk, toolkit.Func("hold", "Holds until released.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- struct{}{}
+		<-release
+		return "done", nil
+	}))
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{MaxInFlight: 2, RetryAfter: 250 * time.Millisecond})
+	c := newClient(t, connect(t, s), nil)
+
+	results := make(chan *toolkit.Response, 2)
+	for i := range 2 {
+		go func() { results <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: fmt.Sprintf("held-%d", i), Name: "hold"}) }()
+	}
+	<-started
+	<-started
+	begin := time.Now()
+	resp := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "third", Name: "hold"})
+	took := time.Since(begin)
+	if resp.Code != toolkit.CodeOverloaded || resp.State != toolkit.StateError {
+		t.Fatalf("third call at the limit: %+v, want overloaded", resp)
+	}
+	if ms, _ := resp.Metadata[bus.MetaRetryAfterMS].(int64); ms != 250 {
+		t.Fatalf("retry_after_ms %v (%T), want 250", resp.Metadata[bus.MetaRetryAfterMS], resp.Metadata[bus.MetaRetryAfterMS])
+	}
+	t.Logf("overloaded answered in %v", took)
+	close(release)
+	for range 2 {
+		if r := <-results; r.State != toolkit.StateSuccess {
+			t.Fatalf("held call: %+v", r)
+		}
+	}
+}
+
+// TestCancelLatency measures cancel → ctx.Done in the tool across the bus.
+func TestCancelLatency(t *testing.T) {
+	for _, tcp := range []bool{false, true} {
+		t.Run(map[bool]string{false: "inprocess", true: "tcp"}[tcp], func(t *testing.T) {
+			s := startServer(t, tcp)
+			tk := toolkit.New(nil)
+			started := make(chan struct{})
+			doneAt := make(chan time.Time, 1)
+			mustAdd(t, tk, toolkit.Func("wait", "Waits for its ctx.", func(ctx context.Context, in struct{}) (string, error) {
+				started <- struct{}{}
+				<-ctx.Done()
+				doneAt <- time.Now()
+				return "", ctx.Err()
+			}))
+			serve(t, connect(t, s), tk, nil)
+			c := newClient(t, connect(t, s), nil)
+			const n = 20
+			var lat []time.Duration
+			for i := range n {
+				id := fmt.Sprintf("lat-%d", i)
+				res := make(chan *toolkit.Response, 1)
+				go func() { res <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: id, Name: "wait"}) }()
+				<-started
+				sent := time.Now()
+				if err := c.Cancel(id); err != nil {
+					t.Fatal(err)
+				}
+				lat = append(lat, (<-doneAt).Sub(sent))
+				if r := <-res; r.Code != toolkit.CodeInterrupted {
+					t.Fatalf("cancelled call: %+v", r)
+				}
+			}
+			slices.Sort(lat)
+			t.Logf("cancel → ctx.Done over %d calls: p50 %v, max %v", n, lat[n/2], lat[n-1])
+		})
+	}
+}
+
+func TestGracefulStop(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	started := make(chan string, 2)
+	finish := make(chan struct{})
+	mustAdd(t, tk, toolkit.Func("ignorant", "Waits for its ctx.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- "ignorant"
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
+	mustAdd(t, tk, toolkit.Func("quick", "Finishes when told.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- "quick"
+		<-finish
+		return "finished", nil
+	}))
+	w, err := bus.Serve(connect(t, s), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, connect(t, s), nil)
+	res := make(chan *toolkit.Response, 2)
+	for _, name := range []string{"ignorant", "quick"} {
+		go func() { res <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "stop-" + name, Name: name}) }()
+	}
+	<-started
+	<-started
+	grace, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.Stop(grace) }()
+	close(finish) // "quick" finishes within the grace period
+	got := map[string]*toolkit.Response{}
+	for range 2 {
+		r := <-res
+		got[r.ID] = r
+	}
+	if r := got["stop-quick"]; r.State != toolkit.StateSuccess {
+		t.Fatalf("call finishing within the grace period: %+v", r)
+	}
+	if r := got["stop-ignorant"]; r.Code != toolkit.CodeInterrupted {
+		t.Fatalf("call outliving the grace period: %+v, want interrupted", r)
+	}
+	if err := <-stopped; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Stop = %v, want the grace period's deadline", err)
+	}
+	// After Stop nobody serves: unavailable at once.
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "quick"}); r.Code != toolkit.CodeUnavailable {
+		t.Fatalf("after Stop: %+v", r)
+	}
+}
+
+// TestHeartbeats: a call silent for many heartbeat intervals is not lost.
+func TestHeartbeats(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("quiet", "Silent for a while.", func(ctx context.Context, in struct{}) (string, error) {
+		time.Sleep(500 * time.Millisecond)
+		return "awake", nil
+	}))
+	serve(t, connect(t, s), tk, nil)
+	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 25 * time.Millisecond, StallTimeout: 150 * time.Millisecond})
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "quiet"}); r.State != toolkit.StateSuccess || r.Text() != "awake" {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// TestAbandonedTool: a tool that ignores its cancelled ctx still gives the
+// caller its final after AbandonAfter.
+func TestAbandonedTool(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	started := make(chan struct{}, 1)
+	mustAdd(t, tk, toolkit.Stream("deaf", "Ignores its ctx.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		w.Write(toolkit.Text("partial "))
+		started <- struct{}{}
+		<-release
+		return nil
+	}))
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond})
+	c := newClient(t, connect(t, s), nil)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	go func() { <-started; cancel() }()
+	r := c.Invoke(ctx, toolkit.ToolCall{ID: "deaf-1", Name: "deaf"})
+	if r.Code != toolkit.CodeInterrupted || !strings.HasPrefix(r.Text(), "partial ") {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// TestLostChunksReported uses a hand-written responder on the real server
+// that skips a chunk frame: the client reports the loss and still
+// delivers the final.
+func TestLostChunksReported(t *testing.T) {
+	s := startServer(t, false)
+	nc := connect(t, s)
+	_, err := nc.Subscribe("tools.call.lossy", func(m *nats.Msg) {
+		var req bus.Request
+		bus.DecodeRequest(m.Data, false, &req)
+		for _, f := range []*bus.Frame{
+			{Kind: bus.KindChunk, Seq: 1, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "one "}}}},
+			{Kind: bus.KindChunk, Seq: 3, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "three"}}}},
+			{Kind: bus.KindFinal, Seq: 4, Chunks: 3, Final: &toolkit.Response{State: toolkit.StateSuccess}},
+		} {
+			f.ID = req.ID
+			data, _ := bus.EncodeFrame(f, false)
+			m.Respond(data)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, connect(t, s), &bus.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	var chunks int
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{ID: "lossy-1", Name: "lossy"}) {
+		if ev.Chunk != nil {
+			chunks++
+		}
+		final = ev.Final
+	}
+	if chunks != 2 || final == nil || final.Text() != "one three" {
+		t.Fatalf("chunks %d, final %+v", chunks, final)
+	}
+	if lost, _ := final.Metadata[bus.MetaLostChunks].(uint64); lost != 1 {
+		t.Fatalf("metadata %v: want %s = 1", final.Metadata, bus.MetaLostChunks)
+	}
+}

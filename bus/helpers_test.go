@@ -1,0 +1,87 @@
+package bus_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// guard bounds waits so a broken bus fails instead of hanging; it asserts
+// nothing about speed.
+const guard = 30 * time.Second
+
+// startServer starts an embedded server with its own store; tcp chooses a
+// random loopback port over in-process only.
+func startServer(t testing.TB, tcp bool) *bus.Server {
+	t.Helper()
+	opts := &bus.ServerOptions{StoreDir: t.TempDir()}
+	if tcp {
+		opts.Listen = "127.0.0.1:0"
+	}
+	s, err := bus.StartServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func connect(t testing.TB, s *bus.Server) *nats.Conn {
+	t.Helper()
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func serve(t testing.TB, nc *nats.Conn, tk *toolkit.Toolkit, opts *bus.WorkerOptions) *bus.Worker {
+	t.Helper()
+	w, err := bus.Serve(nc, tk, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), guard)
+		defer cancel()
+		w.Stop(ctx)
+	})
+	return w
+}
+
+func newClient(t testing.TB, nc *nats.Conn, opts *bus.ClientOptions) *bus.Client {
+	t.Helper()
+	c, err := bus.NewClient(nc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+func echoTool() *toolkit.Tool {
+	return toolkit.Func("echo", "Echo the text back.",
+		func(ctx context.Context, in echoIn) (string, error) { return in.Text, nil })
+}
+
+func mustAdd(t testing.TB, tk *toolkit.Toolkit, tool *toolkit.Tool, opts ...toolkit.Option) {
+	t.Helper()
+	if err := tk.Add(tool, opts...); err != nil {
+		t.Fatal(err)
+	}
+}

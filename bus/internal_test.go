@@ -1,0 +1,194 @@
+package bus
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestTombstone: a cancel that overtakes its call leaves a tombstone, and
+// the call is answered interrupted without running.
+func TestTombstone(t *testing.T) {
+	s, err := StartServer(&ServerOptions{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	wnc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wnc.Close)
+	tk := toolkit.New(nil)
+	ran := make(chan struct{}, 1)
+	if err := tk.Add(toolkit.Func("work", "Works.", func(ctx context.Context, in struct{}) (string, error) {
+		ran <- struct{}{}
+		return "worked", nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Serve(wnc, tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	cnc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cnc.Close)
+	c, err := NewClient(cnc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := c.Cancel("early"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		w.mu.Lock()
+		_, ok := w.tombs["early"]
+		w.mu.Unlock()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no tombstone for the early cancel")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r := c.Invoke(ctx, toolkit.ToolCall{ID: "early", Name: "work"})
+	if r.Code != toolkit.CodeInterrupted {
+		t.Fatalf("%+v, want interrupted", r)
+	}
+	select {
+	case <-ran:
+		t.Fatal("the tool ran although its cancel came first")
+	default:
+	}
+	// The tombstone is used up: the id works again.
+	if r := c.Invoke(ctx, toolkit.ToolCall{ID: "early", Name: "work"}); r.Text() != "worked" {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// TestSplit checks that split halves accumulate to the whole chunk.
+func TestSplit(t *testing.T) {
+	s := &sender{id: "call"}
+	data := make([]byte, 3000)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	cases := []struct {
+		name  string
+		chunk toolkit.Chunk
+	}{
+		{"ascii text", toolkit.Text(strings.Repeat("abcdefgh", 500))},
+		{"multibyte text", toolkit.Text(strings.Repeat("ü✓日本", 700))},
+		{"text with id", toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, ID: "t", Text: strings.Repeat("x", 999)}}}},
+		{"data without id", toolkit.Data("application/octet-stream", data)},
+		{"mixed blocks", toolkit.Chunk{State: toolkit.StateError, Metadata: map[string]any{"k": "v"}, Content: []toolkit.Block{
+			{Type: toolkit.BlockText, Text: strings.Repeat("a", 700)},
+			{Type: toolkit.BlockData, ID: "d", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(data)},
+			{Type: toolkit.BlockData, URL: "https://example.com/x.png"},
+			{Type: toolkit.BlockText, Text: strings.Repeat("b", 300)},
+		}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var whole toolkit.Accumulator
+			whole.Add(&tc.chunk)
+			want := whole.Response("call")
+
+			pieces := []*toolkit.Chunk{&tc.chunk}
+			for range 4 { // split every piece four times over
+				var next []*toolkit.Chunk
+				for _, p := range pieces {
+					if a, b, ok := s.split(p); ok {
+						if contentSize(a) >= contentSize(p) || contentSize(b) >= contentSize(p) {
+							t.Fatalf("split did not shrink: %d → %d + %d", contentSize(p), contentSize(a), contentSize(b))
+						}
+						next = append(next, a, b)
+					} else {
+						next = append(next, p)
+					}
+				}
+				pieces = next
+			}
+			if len(pieces) < 2 {
+				t.Fatal("nothing was split")
+			}
+			var acc toolkit.Accumulator
+			for _, p := range pieces {
+				acc.Add(p)
+			}
+			got := acc.Response("call")
+			if got.State != want.State || got.Text() != want.Text() || len(got.Content) != len(want.Content) {
+				t.Fatalf("split pieces accumulate to %+v, want %+v", got, want)
+			}
+			for i := range want.Content {
+				g, w := got.Content[i], want.Content[i]
+				if g.Data != w.Data || g.Text != w.Text || g.URL != w.URL || g.MediaType != w.MediaType {
+					t.Fatalf("block %d differs", i)
+				}
+				if w.ID != "" && g.ID != w.ID {
+					t.Fatalf("block %d id %q, want %q", i, g.ID, w.ID)
+				}
+			}
+			if got.Metadata["k"] != want.Metadata["k"] {
+				t.Fatalf("metadata %v", got.Metadata)
+			}
+		})
+	}
+}
+
+func TestSplitRefusesWhatCannotShrink(t *testing.T) {
+	s := &sender{id: "call"}
+	for _, c := range []toolkit.Chunk{
+		{Content: []toolkit.Block{{Type: toolkit.BlockData, URL: "https://example.com/" + strings.Repeat("x", 100)}}},
+		{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}},
+		{Metadata: map[string]any{"only": "metadata"}},
+	} {
+		if _, _, ok := s.split(&c); ok {
+			t.Fatalf("split %+v", c)
+		}
+	}
+}
+
+func TestCheckMsgpack(t *testing.T) {
+	good := []any{nil, true, 1, -1, 300, -300, 70000, 1 << 40, 1.5, float32(2.5), "s", strings.Repeat("x", 300), []byte{1, 2},
+		[]any{1, "a", map[string]any{"k": []any{}}}, map[string]any{"a": 1, "b": []any{nil}}, time.Unix(1, 2)}
+	for _, v := range good {
+		data, err := msgpackCodec.marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkMsgpack(data); err != nil {
+			t.Errorf("%v (%x): %v", v, data, err)
+		}
+	}
+	deep := strings.Repeat("\x91", maxDepth+1) + "\xc0"
+	bad := map[string]string{
+		"empty":              "",
+		"unused code":        "\xc1",
+		"array32 claims 4G":  "\xdd\xff\xff\xff\xff\xc0",
+		"map16 claims more":  "\xde\x00\x10\xa1k\xc0",
+		"str32 past the end": "\xdb\x00\x00\x10\x00abc",
+		"too deep":           deep,
+		"trailing":           "\xc0\xc0",
+		"truncated float":    "\xcb\x00",
+		"fixarray short":     "\x93\x01",
+	}
+	for name, data := range bad {
+		if err := checkMsgpack([]byte(data)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

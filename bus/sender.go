@@ -1,0 +1,340 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// item is what a call's tool goroutine hands to its sender.
+type item struct {
+	chunk    *toolkit.Chunk
+	progress *toolkit.Progress
+	final    *toolkit.Response
+}
+
+// sender publishes the frames of one call. It runs on one goroutine, so
+// the frames of a call are published in order on one connection.
+type sender struct {
+	w       *Worker
+	reply   string
+	id      string
+	codec   codec
+	hbEvery time.Duration
+
+	seq       uint64
+	chunks    uint64 // chunk frames sent
+	streaming bool   // the first chunks were flushed; no more holding
+	held      []item
+	heldSize  int
+	acc       toolkit.Accumulator // every chunk, for a final we build ourselves
+	sendErr   error               // a chunk that could not be sent
+	parts     int                 // ids generated for split data blocks
+	hb        *time.Timer
+}
+
+// holdLimit is the most content bytes held back before the first flush.
+const holdLimit = 32 << 10
+
+func newSender(w *Worker, reply, id string, c codec, hb time.Duration) *sender {
+	return &sender{w: w, reply: reply, id: id, codec: c, hbEvery: hb}
+}
+
+// callWriter is the toolkit.Writer a call's tool writes to.
+type callWriter struct {
+	ch   chan<- item
+	gone <-chan struct{}
+}
+
+func (cw callWriter) Write(c toolkit.Chunk) error {
+	// The tool may reuse its slices once Write returns; the sender reads
+	// them later.
+	c.Content = slices.Clone(c.Content)
+	c.Metadata = maps.Clone(c.Metadata)
+	select {
+	case cw.ch <- item{chunk: &c}:
+		return nil
+	case <-cw.gone:
+		return toolkit.ErrStopped
+	}
+}
+
+func (cw callWriter) Progress(p toolkit.Progress) error {
+	select {
+	case cw.ch <- item{progress: &p}:
+		return nil
+	case <-cw.gone:
+		return toolkit.ErrStopped
+	}
+}
+
+// run runs the call on a new goroutine and publishes its frames until the
+// final is out.
+func (s *sender) run(ctx context.Context, call toolkit.ToolCall) {
+	ch := make(chan item, 16)
+	gone := make(chan struct{})
+	defer close(gone)
+	go func() {
+		resp := s.w.tk.Serve(ctx, call, callWriter{ch: ch, gone: gone})
+		select {
+		case ch <- item{final: resp}:
+		case <-gone:
+		}
+	}()
+
+	s.hb = time.NewTimer(s.hbEvery)
+	defer s.hb.Stop()
+	var holdC, abandonC <-chan time.Time
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case it := <-ch:
+			switch {
+			case it.final != nil:
+				s.final(it.final)
+				return
+			case s.streaming:
+				s.send(it)
+			default:
+				s.held = append(s.held, it)
+				if it.chunk != nil {
+					s.acc.Add(it.chunk)
+					s.heldSize += contentSize(it.chunk)
+				}
+				if s.heldSize > holdLimit {
+					s.flush()
+				} else if holdC == nil {
+					t := time.NewTimer(s.w.opts.FlushDelay)
+					defer t.Stop()
+					holdC = t.C
+				}
+			}
+		case <-holdC:
+			if !s.streaming {
+				s.flush()
+			}
+		case <-s.hb.C:
+			s.publish(&Frame{Kind: KindHeartbeat})
+		case <-ctxDone:
+			ctxDone = nil
+			t := time.NewTimer(s.w.opts.AbandonAfter)
+			defer t.Stop()
+			abandonC = t.C
+		case <-abandonC:
+			// The tool ignores its context: answer for it.
+			code := toolkit.CodeInterrupted
+			msg := toolkit.InterruptedText
+			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				code = toolkit.CodeTimeout
+				msg = "TimeoutError: The tool call exceeded its deadline and was stopped."
+			}
+			s.w.log.Warn("toolbus: tool ignored its cancelled context; sending the final without it",
+				"tool", call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
+			c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}, State: code.State()}
+			if !s.streaming {
+				s.flush()
+			}
+			s.send(item{chunk: &c})
+			resp := s.acc.Response(s.id)
+			resp.Code = code
+			s.final(resp)
+			return
+		}
+	}
+}
+
+// send publishes one chunk or progress item as it comes.
+func (s *sender) send(it item) {
+	if it.progress != nil {
+		s.publish(&Frame{Kind: KindProgress, Progress: it.progress})
+		return
+	}
+	if !s.streaming {
+		panic("bus: send before flush")
+	}
+	s.acc.Add(it.chunk)
+	s.sendChunk(it.chunk)
+}
+
+// flush publishes the held items and switches to streaming.
+func (s *sender) flush() {
+	s.streaming = true
+	for _, it := range s.held {
+		if it.chunk != nil {
+			s.sendChunk(it.chunk)
+		} else {
+			s.publish(&Frame{Kind: KindProgress, Progress: it.progress})
+		}
+	}
+	s.held, s.heldSize = nil, 0
+}
+
+// sendChunk publishes a chunk, splitting it across frames when it does not
+// fit in the server's max_payload.
+func (s *sender) sendChunk(c *toolkit.Chunk) {
+	err := s.publish(&Frame{Kind: KindChunk, Chunk: c})
+	if err == nil {
+		s.chunks++
+		return
+	}
+	if !errors.Is(err, errTooLarge) {
+		s.fail(err)
+		return
+	}
+	a, b, ok := s.split(c)
+	if !ok {
+		s.fail(fmt.Errorf("a chunk of %d bytes cannot be split to fit the server's max_payload of %d bytes", contentSize(c), s.w.nc.MaxPayload()))
+		return
+	}
+	s.sendChunk(a)
+	s.sendChunk(b)
+}
+
+func (s *sender) fail(err error) {
+	if s.sendErr == nil {
+		s.sendErr = err
+		s.w.log.Error("toolbus: a chunk could not be sent", "call", s.id, "err", err)
+	}
+}
+
+// final publishes the final frame: with the whole content when nothing was
+// streamed (a fast call sends only this message), without content
+// otherwise.
+func (s *sender) final(resp *toolkit.Response) {
+	if resp.Metadata == nil {
+		resp.Metadata = map[string]any{}
+	}
+	resp.Metadata[MetaWorker] = s.w.opts.Instance
+	if s.sendErr != nil {
+		resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
+			Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error()}},
+			Metadata: map[string]any{MetaWorker: s.w.opts.Instance}}
+		s.publishFinal(resp, 0)
+		return
+	}
+	if !s.streaming {
+		err := s.publish(&Frame{Kind: KindFinal, Final: resp})
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, errTooLarge) {
+			s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+			return
+		}
+		s.flush() // too big for one message: stream it instead
+	}
+	r := *resp
+	r.Content = nil
+	s.publishFinal(&r, s.chunks)
+}
+
+func (s *sender) publishFinal(resp *toolkit.Response, chunks uint64) {
+	if err := s.publish(&Frame{Kind: KindFinal, Final: resp, Chunks: chunks}); err != nil {
+		s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+	}
+}
+
+var errTooLarge = errors.New("frame over max_payload")
+
+// publish numbers, encodes and publishes one frame.
+func (s *sender) publish(f *Frame) error {
+	f.ID = s.id
+	f.Seq = s.seq + 1
+	data, err := s.codec.marshal(f)
+	if err != nil {
+		return fmt.Errorf("encoding a %s frame: %w", f.Kind, err)
+	}
+	if int64(len(data))+256 > s.w.nc.MaxPayload() {
+		return errTooLarge
+	}
+	if err := s.w.publish(s.reply, s.codec, data); err != nil {
+		return err
+	}
+	s.seq++
+	s.hb.Reset(s.hbEvery)
+	return nil
+}
+
+// contentSize approximates the encoded size of a chunk's content.
+func contentSize(c *toolkit.Chunk) int {
+	n := 0
+	for _, b := range c.Content {
+		n += len(b.Text) + len(b.Data) + len(b.URL) + len(b.ID) + len(b.Name) + len(b.MediaType) + 16
+	}
+	return n
+}
+
+// split cuts a chunk into two whose content is about half each. Text is
+// cut at a rune boundary and base64 data at a 4-character boundary, and
+// the halves accumulate to what the whole would: text pieces are adjacent
+// (so they merge) and data pieces share an id (one is generated when the
+// block has none). Metadata goes with the first half, the state with both.
+func (s *sender) split(c *toolkit.Chunk) (a, b *toolkit.Chunk, ok bool) {
+	target := contentSize(c) / 2
+	a = &toolkit.Chunk{State: c.State, Metadata: c.Metadata}
+	b = &toolkit.Chunk{State: c.State}
+	n := 0
+	for i, blk := range c.Content {
+		size := len(blk.Text) + len(blk.Data) + len(blk.URL) + len(blk.ID) + len(blk.Name) + len(blk.MediaType) + 16
+		switch {
+		case n+size <= target || (n == 0 && i == 0 && !cuttable(blk)):
+			a.Content = append(a.Content, blk)
+		case n >= target:
+			b.Content = append(b.Content, blk)
+		default:
+			first, second, cut := s.cutBlock(blk, target-n)
+			if !cut {
+				b.Content = append(b.Content, blk)
+				break
+			}
+			a.Content = append(a.Content, first)
+			b.Content = append(b.Content, second)
+		}
+		n += size
+	}
+	if len(a.Content) == 0 || len(b.Content) == 0 {
+		return nil, nil, false
+	}
+	return a, b, true
+}
+
+func cuttable(b toolkit.Block) bool {
+	return (b.Type == toolkit.BlockText && len(b.Text) > 1) || (b.Type == toolkit.BlockData && b.URL == "" && len(b.Data) >= 8)
+}
+
+// cutBlock cuts one block so the first part holds about n bytes.
+func (s *sender) cutBlock(blk toolkit.Block, n int) (first, second toolkit.Block, ok bool) {
+	if !cuttable(blk) {
+		return blk, blk, false
+	}
+	first, second = blk, blk
+	switch blk.Type {
+	case toolkit.BlockText:
+		i := min(max(n, 1), len(blk.Text)-1)
+		for i > 0 && !utf8.RuneStart(blk.Text[i]) {
+			i--
+		}
+		if i == 0 {
+			return blk, blk, false
+		}
+		first.Text, second.Text = blk.Text[:i], blk.Text[i:]
+	case toolkit.BlockData:
+		i := min(max(n/4*4, 4), (len(blk.Data)-1)/4*4)
+		if i <= 0 {
+			return blk, blk, false
+		}
+		if blk.ID == "" {
+			s.parts++
+			first.ID = fmt.Sprintf("%s-part-%d", s.id, s.parts)
+			second.ID = first.ID
+		}
+		first.Data, second.Data = blk.Data[:i], blk.Data[i:]
+	}
+	return first, second, true
+}

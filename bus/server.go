@@ -1,0 +1,146 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// ServerOptions configure an embedded NATS server. A nil *ServerOptions
+// means the defaults: in-process only, JetStream in a temporary directory.
+type ServerOptions struct {
+	// Name is the server name; empty means "toolbus".
+	Name string
+	// Listen is the client address, "host:port" ("127.0.0.1:0" picks a
+	// free port). Empty means in-process only: no socket at all, clients
+	// connect with Server.Connect.
+	Listen string
+	// StoreDir is the JetStream store directory. Empty means a new
+	// temporary directory, removed by Shutdown.
+	StoreDir string
+	// MaxPayload overrides the server's max_payload (bytes, headers
+	// included); zero means the NATS default of 1 MiB.
+	MaxPayload int32
+	// ReadyTimeout bounds the wait for the server to accept connections;
+	// zero means 10s.
+	ReadyTimeout time.Duration
+	// Log turns on the server's own log (to stderr).
+	Log bool
+}
+
+// Server is an embedded nats-server with JetStream. It is the default
+// everywhere toolbus needs a bus and none is given.
+type Server struct {
+	ns      *server.Server
+	tempDir string
+}
+
+// StartServer starts an embedded NATS server with JetStream and waits
+// until it accepts connections.
+func StartServer(opts *ServerOptions) (*Server, error) {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
+	so := &server.Options{
+		ServerName: opts.Name,
+		JetStream:  true,
+		StoreDir:   opts.StoreDir,
+		MaxPayload: opts.MaxPayload,
+		NoLog:      !opts.Log,
+		NoSigs:     true,
+	}
+	if so.ServerName == "" {
+		so.ServerName = "toolbus"
+	}
+	if opts.Listen == "" {
+		so.DontListen = true
+	} else {
+		host, port, err := net.SplitHostPort(opts.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("bus: listen address %q: %w", opts.Listen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil || p < 0 || p > 65535 {
+			return nil, fmt.Errorf("bus: listen address %q: bad port", opts.Listen)
+		}
+		if p == 0 {
+			p = server.RANDOM_PORT
+		}
+		so.Host, so.Port = host, p
+	}
+	s := &Server{}
+	if so.StoreDir == "" {
+		dir, err := os.MkdirTemp("", "toolbus-js-")
+		if err != nil {
+			return nil, fmt.Errorf("bus: JetStream store: %w", err)
+		}
+		so.StoreDir, s.tempDir = dir, dir
+	}
+	ns, err := server.NewServer(so)
+	if err != nil {
+		s.removeTemp()
+		return nil, fmt.Errorf("bus: embedded server: %w", err)
+	}
+	if opts.Log {
+		ns.ConfigureLogger()
+	}
+	s.ns = ns
+	go ns.Start()
+	wait := opts.ReadyTimeout
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	if !ns.ReadyForConnections(wait) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		s.removeTemp()
+		return nil, errors.New("bus: embedded server not ready for connections")
+	}
+	return s, nil
+}
+
+// Connect opens a client connection: in-process when the server does not
+// listen, over TCP otherwise.
+func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	if s.ClientURL() == "" {
+		return nats.Connect("", append([]nats.Option{nats.InProcessServer(s.ns)}, opts...)...)
+	}
+	return nats.Connect(s.ClientURL(), opts...)
+}
+
+// ClientURL is the nats:// URL clients dial, or "" for an in-process only
+// server.
+func (s *Server) ClientURL() string {
+	if s.ns.Addr() == nil {
+		return ""
+	}
+	return s.ns.ClientURL()
+}
+
+// NATS returns the underlying nats-server, for what this type does not
+// cover.
+func (s *Server) NATS() *server.Server { return s.ns }
+
+// StoreDir is the JetStream store directory.
+func (s *Server) StoreDir() string { return s.ns.StoreDir() }
+
+// Shutdown stops the server and removes a temporary store directory.
+// Close client connections first: shutting down under an active drain
+// produces pipe errors.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+	s.removeTemp()
+}
+
+func (s *Server) removeTemp() {
+	if s.tempDir != "" {
+		os.RemoveAll(s.tempDir)
+	}
+}

@@ -1,0 +1,578 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// WorkerOptions configure a Worker. A nil *WorkerOptions means the
+// defaults; so does every zero field.
+type WorkerOptions struct {
+	// Queue is the queue group of the call subscriptions: workers in the
+	// same group share the load of each tool. Default DefaultQueue.
+	Queue string
+	// Instance identifies this worker on finals (metadata "worker");
+	// default a random id.
+	Instance string
+	// MaxInFlight bounds the calls running at once; a call beyond it is
+	// answered at once with code overloaded. Default 256.
+	MaxInFlight int
+	// RetryAfter is the hint sent with an overloaded answer. Default 100ms.
+	RetryAfter time.Duration
+	// Heartbeat is the heartbeat interval for requests that do not ask for
+	// one (HeaderHeartbeat). Default DefaultHeartbeat.
+	Heartbeat time.Duration
+	// FlushDelay is how long the first chunks of a call are held back: a
+	// call that ends within it sends exactly one message, the final.
+	// Default 5ms.
+	FlushDelay time.Duration
+	// AbandonAfter bounds how long a tool may ignore its cancelled or
+	// expired context: after it, the caller gets the final (interrupted or
+	// timeout) while the tool's goroutine is left to finish on its own.
+	// Default 2s.
+	AbandonAfter time.Duration
+	// TombstoneTTL is how long a cancel for an unknown call id is kept, in
+	// case it overtook its call. Default 30s.
+	TombstoneTTL time.Duration
+	// Logger receives bad requests that cannot be answered and other
+	// operator-facing events. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of WorkerOptions and ClientOptions.
+const (
+	DefaultQueue     = "toolbus"
+	DefaultHeartbeat = time.Second
+	// MinHeartbeat and MaxHeartbeat bound the heartbeat a request may ask
+	// for.
+	MinHeartbeat = 20 * time.Millisecond
+	MaxHeartbeat = time.Minute
+)
+
+const maxTombstones = 100_000
+
+func (o *WorkerOptions) withDefaults() WorkerOptions {
+	var r WorkerOptions
+	if o != nil {
+		r = *o
+	}
+	if r.Queue == "" {
+		r.Queue = DefaultQueue
+	}
+	if r.Instance == "" {
+		r.Instance = nuid.Next()
+	}
+	if r.MaxInFlight <= 0 {
+		r.MaxInFlight = 256
+	}
+	if r.RetryAfter <= 0 {
+		r.RetryAfter = 100 * time.Millisecond
+	}
+	if r.Heartbeat <= 0 {
+		r.Heartbeat = DefaultHeartbeat
+	}
+	if r.FlushDelay <= 0 {
+		r.FlushDelay = 5 * time.Millisecond
+	}
+	if r.AbandonAfter <= 0 {
+		r.AbandonAfter = 2 * time.Second
+	}
+	if r.TombstoneTTL <= 0 {
+		r.TombstoneTTL = 30 * time.Second
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	return r
+}
+
+// Worker serves a Toolkit on NATS: it queue-subscribes
+// SubjectCallPrefix+name for every tool (and reset_tools when the toolkit
+// has groups), follows the toolkit's changes live, runs each call in its
+// own goroutine under the in-flight limit, and streams the call's frames
+// back on the request's reply subject. All methods are safe for concurrent
+// use.
+type Worker struct {
+	nc   *nats.Conn
+	tk   *toolkit.Toolkit
+	opts WorkerOptions
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	subs      map[string]*nats.Subscription // tool name → call subscription
+	listSub   *nats.Subscription
+	cancelSub *nats.Subscription
+	calls     map[string]*running // call id → running call
+	tombs     map[string]time.Time
+	tombQ     []tombstone
+	stopping  bool
+	// interrupting: the grace period is over; calls still arriving are
+	// answered interrupted at once.
+	interrupting bool
+	stopWatch    func()
+}
+
+type running struct {
+	cancel context.CancelCauseFunc
+}
+
+type tombstone struct {
+	id  string
+	exp time.Time
+}
+
+// Serve starts serving tk on nc and returns the running Worker. The
+// connection stays the caller's: Stop does not close it.
+func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, error) {
+	if nc == nil || tk == nil {
+		return nil, errors.New("bus: Serve needs a connection and a toolkit")
+	}
+	o := opts.withDefaults()
+	if !toolkit.ValidName(o.Queue) {
+		return nil, fmt.Errorf("bus: invalid queue group %q: must match [A-Za-z0-9_-]+", o.Queue)
+	}
+	w := &Worker{
+		nc: nc, tk: tk, opts: o, log: o.Logger,
+		subs:  map[string]*nats.Subscription{},
+		calls: map[string]*running{},
+		tombs: map[string]time.Time{},
+	}
+	var err error
+	if w.cancelSub, err = nc.Subscribe(SubjectCancelPrefix+"*", w.onCancel); err != nil {
+		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
+	}
+	if w.listSub, err = nc.QueueSubscribe(SubjectList, o.Queue, w.onList); err != nil {
+		w.cancelSub.Unsubscribe()
+		return nil, fmt.Errorf("bus: subscribing to %s: %w", SubjectList, err)
+	}
+	w.mu.Lock()
+	err = w.syncLocked()
+	w.mu.Unlock()
+	if err != nil {
+		w.unsubscribeAll()
+		return nil, err
+	}
+	w.stopWatch = tk.OnChange(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err := w.syncLocked(); err != nil {
+			w.log.Error("toolbus: following toolkit changes", "err", err)
+		}
+	})
+	// The subscriptions are in place on the server once Flush returns, so
+	// a caller that starts after Serve finds them.
+	if err := nc.Flush(); err != nil {
+		w.stopWatch()
+		w.unsubscribeAll()
+		return nil, fmt.Errorf("bus: flushing subscriptions: %w", err)
+	}
+	return w, nil
+}
+
+// Instance returns the worker's instance id.
+func (w *Worker) Instance() string { return w.opts.Instance }
+
+// Queue returns the worker's queue group.
+func (w *Worker) Queue() string { return w.opts.Queue }
+
+// Subjects returns the call subjects the worker is subscribed to, sorted.
+func (w *Worker) Subjects() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.subs))
+	for name := range w.subs {
+		out = append(out, SubjectCallPrefix+name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// InFlight reports the number of calls running now.
+func (w *Worker) InFlight() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.calls)
+}
+
+// syncLocked makes the call subscriptions match the toolkit. w.mu is held.
+func (w *Worker) syncLocked() error {
+	if w.stopping {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, t := range w.tk.Tools() {
+		want[t.Name] = true
+	}
+	if len(w.tk.Groups()) > 0 {
+		want[toolkit.MetaToolName] = true
+	}
+	var errs []error
+	for name, sub := range w.subs {
+		if !want[name] {
+			// Drain: calls already delivered to us are still answered
+			// (not_found, since the tool is gone).
+			if err := sub.Drain(); err != nil {
+				errs = append(errs, err)
+			}
+			delete(w.subs, name)
+		}
+	}
+	for name := range want {
+		if _, ok := w.subs[name]; ok {
+			continue
+		}
+		sub, err := w.nc.QueueSubscribe(SubjectCallPrefix+name, w.opts.Queue, w.onCall)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("bus: subscribing to %s: %w", SubjectCallPrefix+name, err))
+			continue
+		}
+		// Calls are handed to goroutines at once, so the pending buffer
+		// only holds what arrives faster than that: no limit of our own.
+		sub.SetPendingLimits(-1, -1)
+		w.subs[name] = sub
+	}
+	return errors.Join(errs...)
+}
+
+func (w *Worker) unsubscribeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.subs {
+		s.Unsubscribe()
+	}
+	w.subs = map[string]*nats.Subscription{}
+	if w.listSub != nil {
+		w.listSub.Unsubscribe()
+	}
+	if w.cancelSub != nil {
+		w.cancelSub.Unsubscribe()
+	}
+}
+
+// badRequest answers a request that cannot run with a final error frame,
+// or logs it when there is nowhere to answer.
+func (w *Worker) badRequest(m *nats.Msg, c codec, id string, code toolkit.Code, msg string) {
+	if m.Reply == "" {
+		w.log.Warn("toolbus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", msg)
+		return
+	}
+	resp := &toolkit.Response{ID: id, State: code.State(), Code: code,
+		Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: msg}},
+		Metadata: map[string]any{MetaWorker: w.opts.Instance}}
+	w.replyFinal(m.Reply, c, resp)
+}
+
+// replyFinal sends a lone final frame (seq 1).
+func (w *Worker) replyFinal(reply string, c codec, resp *toolkit.Response) {
+	data, err := c.marshal(&Frame{Kind: KindFinal, ID: resp.ID, Seq: 1, Final: resp})
+	if err != nil {
+		w.log.Error("toolbus: encoding a final frame", "call", resp.ID, "err", err)
+		return
+	}
+	if err := w.publish(reply, c, data); err != nil {
+		w.log.Error("toolbus: publishing a final frame", "call", resp.ID, "err", err)
+	}
+}
+
+func (w *Worker) publish(reply string, c codec, data []byte) error {
+	if c == jsonCodec {
+		return w.nc.PublishMsg(&nats.Msg{Subject: reply, Header: nats.Header{HeaderContentType: {ContentTypeJSON}}, Data: data})
+	}
+	return w.nc.Publish(reply, data)
+}
+
+func requestCodec(m *nats.Msg) codec {
+	if m.Header != nil && strings.HasPrefix(m.Header.Get(HeaderContentType), ContentTypeJSON) {
+		return jsonCodec
+	}
+	return msgpackCodec
+}
+
+// onCall is the subscription callback of every tool: it checks the
+// request and hands it to a goroutine, so it never blocks on a tool.
+func (w *Worker) onCall(m *nats.Msg) {
+	c := requestCodec(m)
+	name := strings.TrimPrefix(m.Subject, SubjectCallPrefix)
+	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion {
+		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: wire version %q is not supported; this worker speaks version %s.", v, WireVersion))
+		return
+	}
+	var req Request
+	if err := c.unmarshal(m.Data, &req); err != nil {
+		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
+		return
+	}
+	switch {
+	case req.ID == "":
+		w.badRequest(m, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
+		return
+	case !validCallID(req.ID):
+		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, MaxCallIDLen))
+		return
+	case req.Name != "" && req.Name != name:
+		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, SubjectCallPrefix, name))
+		return
+	case name == toolkit.MetaToolName && req.Session == "":
+		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
+		return
+	}
+	hb, timeout, rev, err := w.parseHeaders(m.Header)
+	if err != nil {
+		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
+		return
+	}
+	if m.Reply == "" {
+		w.log.Warn("toolbus: dropping a call without a reply subject", "subject", m.Subject, "call", req.ID)
+		return
+	}
+	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, GroupsRevision: rev}
+
+	w.mu.Lock()
+	if w.interrupting || w.popTombstoneLocked(req.ID) {
+		w.mu.Unlock()
+		w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeInterrupted, toolkit.InterruptedText))
+		return
+	}
+	if len(w.calls) >= w.opts.MaxInFlight {
+		w.mu.Unlock()
+		resp := w.finalFor(req.ID, toolkit.CodeOverloaded, fmt.Sprintf(
+			"OverloadedError: the worker is running its limit of %d calls; retry after %s.", w.opts.MaxInFlight, w.opts.RetryAfter))
+		resp.Metadata[MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
+		w.replyFinal(m.Reply, c, resp)
+		return
+	}
+	if _, dup := w.calls[req.ID]; dup {
+		w.mu.Unlock()
+		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
+		return
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var stopTimer context.CancelFunc = func() {}
+	if timeout != nil {
+		if *timeout <= 0 {
+			w.mu.Unlock()
+			cancel(nil)
+			w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
+			return
+		}
+		ctx, stopTimer = context.WithTimeout(ctx, *timeout)
+	}
+	w.calls[req.ID] = &running{cancel: cancel}
+	w.mu.Unlock()
+
+	go func() {
+		defer stopTimer()
+		defer cancel(nil)
+		s := newSender(w, m.Reply, req.ID, c, hb)
+		s.run(ctx, call)
+		w.mu.Lock()
+		delete(w.calls, req.ID)
+		w.mu.Unlock()
+	}()
+}
+
+func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Response {
+	return &toolkit.Response{ID: id, State: code.State(), Code: code,
+		Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: msg}},
+		Metadata: map[string]any{MetaWorker: w.opts.Instance}}
+}
+
+// parseHeaders reads the heartbeat, timeout and groups revision headers.
+func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Duration, rev uint64, err error) {
+	hb = w.opts.Heartbeat
+	if h == nil {
+		return hb, nil, 0, nil
+	}
+	if v := h.Get(HeaderHeartbeat); v != "" {
+		ms, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil || ms <= 0 {
+			return 0, nil, 0, fmt.Errorf("header %s must be a positive number of milliseconds, got %q", HeaderHeartbeat, v)
+		}
+		hb = min(max(time.Duration(ms)*time.Millisecond, MinHeartbeat), MaxHeartbeat)
+	}
+	if v := h.Get(HeaderTimeout); v != "" {
+		ms, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", HeaderTimeout, v)
+		}
+		d := time.Duration(ms) * time.Millisecond
+		timeout = &d
+	}
+	if v := h.Get(HeaderGroupsRevision); v != "" {
+		r, perr := strconv.ParseUint(v, 10, 64)
+		if perr != nil {
+			return 0, nil, 0, fmt.Errorf("header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
+		}
+		rev = r
+	}
+	return hb, timeout, rev, nil
+}
+
+// onCancel cancels a running call, or leaves a tombstone for a call that
+// has not arrived yet. The body is empty, or CancelReasonDeadline when the
+// caller's deadline passed (the call then ends with code timeout).
+func (w *Worker) onCancel(m *nats.Msg) {
+	id := strings.TrimPrefix(m.Subject, SubjectCancelPrefix)
+	cause := toolkit.ErrCallerCancelled
+	if string(m.Data) == CancelReasonDeadline {
+		cause = context.DeadlineExceeded
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rc := w.calls[id]; rc != nil {
+		rc.cancel(cause)
+		return
+	}
+	now := time.Now()
+	for len(w.tombQ) > 0 && (now.After(w.tombQ[0].exp) || len(w.tombQ) >= maxTombstones) {
+		if exp, ok := w.tombs[w.tombQ[0].id]; ok && !exp.After(w.tombQ[0].exp) {
+			delete(w.tombs, w.tombQ[0].id)
+		}
+		w.tombQ = w.tombQ[1:]
+	}
+	exp := now.Add(w.opts.TombstoneTTL)
+	w.tombs[id] = exp
+	w.tombQ = append(w.tombQ, tombstone{id: id, exp: exp})
+}
+
+// popTombstoneLocked reports (and forgets) a live tombstone for id.
+func (w *Worker) popTombstoneLocked(id string) bool {
+	exp, ok := w.tombs[id]
+	if !ok {
+		return false
+	}
+	delete(w.tombs, id)
+	return time.Now().Before(exp)
+}
+
+// onList answers SubjectList with the tools and the session's schemas.
+func (w *Worker) onList(m *nats.Msg) {
+	if m.Reply == "" {
+		w.log.Warn("toolbus: dropping a list request without a reply subject")
+		return
+	}
+	c := requestCodec(m)
+	var req ListRequest
+	reply := ListReply{Worker: w.opts.Instance}
+	var rev uint64
+	if len(m.Data) > 0 {
+		if err := c.unmarshal(m.Data, &req); err != nil {
+			reply.Error = fmt.Sprintf("BadRequestError: the list request is not a valid %s object: %v", c, err)
+		}
+	}
+	if v := m.Header.Get(HeaderGroupsRevision); v != "" && reply.Error == "" {
+		r, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			reply.Error = fmt.Sprintf("BadRequestError: header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
+		}
+		rev = r
+	}
+	if reply.Error == "" {
+		for _, t := range w.tk.Tools() {
+			reply.Tools = append(reply.Tools, t.Name)
+		}
+		if len(w.tk.Groups()) > 0 {
+			reply.Tools = append(reply.Tools, toolkit.MetaToolName)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		schemas, err := w.tk.SessionSchemas(ctx, req.Session, rev)
+		cancel()
+		if err != nil {
+			reply = ListReply{Worker: w.opts.Instance, Error: fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err)}
+		} else {
+			reply.Schemas = schemas
+		}
+	}
+	data, err := c.marshal(&reply)
+	if err != nil {
+		w.log.Error("toolbus: encoding a list reply", "err", err)
+		return
+	}
+	if err := w.publish(m.Reply, c, data); err != nil {
+		w.log.Error("toolbus: publishing a list reply", "err", err)
+	}
+}
+
+// Stop shuts the worker down gracefully: it stops taking calls (calls
+// already delivered to it still run), waits for the running calls to
+// finish until ctx is done, then interrupts the rest (their callers get
+// an interrupted final, cause toolkit.ErrDraining) and waits for their
+// finals to be sent. The connection is flushed, not closed. Stop returns
+// ctx's error when the grace period ran out, nil otherwise.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.mu.Lock()
+	if w.stopping {
+		w.mu.Unlock()
+		return nil
+	}
+	w.stopping = true
+	subs := make([]*nats.Subscription, 0, len(w.subs)+1)
+	for _, s := range w.subs {
+		subs = append(subs, s)
+	}
+	subs = append(subs, w.listSub)
+	w.mu.Unlock()
+	w.stopWatch()
+
+	for _, s := range subs {
+		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
+			w.log.Warn("toolbus: draining a subscription", "subject", s.Subject, "err", err)
+		}
+	}
+	// Wait until every delivered call has been handed to a goroutine and
+	// every running call has sent its final.
+	graceErr := w.waitIdle(ctx, subs)
+	if graceErr != nil {
+		w.mu.Lock()
+		w.interrupting = true
+		for _, rc := range w.calls {
+			rc.cancel(toolkit.ErrDraining)
+		}
+		w.mu.Unlock()
+		// Each sender gives its tool AbandonAfter, then sends the final
+		// itself, so this wait is bounded.
+		w.waitIdle(context.Background(), subs)
+	}
+	w.mu.Lock()
+	w.subs = map[string]*nats.Subscription{}
+	w.mu.Unlock()
+	w.cancelSub.Unsubscribe()
+	if err := w.nc.Flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		w.log.Warn("toolbus: flushing at stop", "err", err)
+	}
+	return graceErr
+}
+
+// waitIdle polls until the subscriptions are drained and no call runs, or
+// ctx is done.
+func (w *Worker) waitIdle(ctx context.Context, subs []*nats.Subscription) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		idle := !slices.ContainsFunc(subs, (*nats.Subscription).IsValid)
+		if idle {
+			w.mu.Lock()
+			idle = len(w.calls) == 0
+			w.mu.Unlock()
+		}
+		if idle {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
