@@ -17,14 +17,24 @@ import (
 // no listener; it is shut down when the test ends.
 func kvTestServer(t testing.TB) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{
+	return kvTestServerWith(t, nil)
+}
+
+// kvTestServerWith is kvTestServer with adjusted options.
+func kvTestServerWith(t testing.TB, adjust func(*server.Options)) *server.Server {
+	t.Helper()
+	opts := &server.Options{
 		ServerName: "kvtest",
 		DontListen: true,
 		JetStream:  true,
 		StoreDir:   t.TempDir(),
 		NoLog:      true,
 		NoSigs:     true,
-	})
+	}
+	if adjust != nil {
+		adjust(opts)
+	}
+	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatalf("starting nats-server: %v", err)
 	}
