@@ -61,11 +61,12 @@ type Announcement struct {
 	Version string `json:"version,omitempty" msgpack:"version,omitempty"`
 	// Queue is the queue group the instance serves calls in.
 	Queue string `json:"queue,omitempty" msgpack:"queue,omitempty"`
-	// Epoch is when the announcer started (Unix nanoseconds) and Seq
-	// counts its announcements from 1: (Epoch, Seq) orders the messages of
-	// one instance id, also across a restart with the same id.
-	Epoch int64  `json:"epoch" msgpack:"epoch"`
-	Seq   uint64 `json:"seq" msgpack:"seq"`
+	// EpochMS is when the announcer started (Unix milliseconds, exact in
+	// a JSON number) and Seq counts its announcements from 1: (EpochMS,
+	// Seq) orders the messages of one instance id, also across a restart
+	// with the same id.
+	EpochMS int64  `json:"epoch_ms" msgpack:"epoch_ms"`
+	Seq     uint64 `json:"seq" msgpack:"seq"`
 	// IntervalMS is the announcer's repeat interval in milliseconds; a
 	// Fleet derives the instance's TTL from it.
 	IntervalMS int64 `json:"interval_ms" msgpack:"interval_ms"`
@@ -168,6 +169,8 @@ func NewAnnouncer(nc *nats.Conn, tk *toolkit.Toolkit, cfg AnnouncerConfig) (*Ann
 		return nil, errors.New("bus: NewAnnouncer: nil toolkit")
 	case cfg.Interval < 0:
 		return nil, fmt.Errorf("bus: NewAnnouncer: negative interval %v", cfg.Interval)
+	case cfg.Interval > 0 && cfg.Interval < time.Millisecond:
+		return nil, fmt.Errorf("bus: NewAnnouncer: interval %v is under the wire's 1 ms resolution", cfg.Interval)
 	case cfg.Instance != "" && !toolkit.ValidName(cfg.Instance):
 		return nil, fmt.Errorf("bus: NewAnnouncer: invalid instance id %q: must match [A-Za-z0-9_-]+ (one subject token)", cfg.Instance)
 	}
@@ -185,7 +188,7 @@ func NewAnnouncer(nc *nats.Conn, tk *toolkit.Toolkit, cfg AnnouncerConfig) (*Ann
 		tk:       tk,
 		cfg:      cfg,
 		subject:  SubjectAnnounce + "." + cfg.Instance,
-		epoch:    time.Now().UnixNano(),
+		epoch:    time.Now().UnixMilli(),
 		log:      cfg.Logger.With("instance", cfg.Instance),
 		changed:  make(chan struct{}, 1),
 		stopLoop: make(chan struct{}),
@@ -231,7 +234,7 @@ func (a *Announcer) Stop() error {
 	a.stopped = true
 	a.seq++
 	bye := Announcement{Format: AnnounceFormat, Instance: a.cfg.Instance, Version: a.cfg.Version, Queue: a.cfg.Queue,
-		Epoch: a.epoch, Seq: a.seq, IntervalMS: a.cfg.Interval.Milliseconds(), Goodbye: true,
+		EpochMS: a.epoch, Seq: a.seq, IntervalMS: a.cfg.Interval.Milliseconds(), Goodbye: true,
 		Groups: []AnnouncedGroup{}, Tools: []AnnouncedTool{}}
 	err := a.publish(a.subject, bye, false)
 	a.mu.Unlock()
@@ -321,7 +324,7 @@ func (a *Announcer) build(seq uint64) Announcement {
 		Instance:   a.cfg.Instance,
 		Version:    a.cfg.Version,
 		Queue:      a.cfg.Queue,
-		Epoch:      a.epoch,
+		EpochMS:    a.epoch,
 		Seq:        seq,
 		IntervalMS: a.cfg.Interval.Milliseconds(),
 		Groups:     []AnnouncedGroup{},
@@ -640,16 +643,16 @@ func (f *Fleet) receive(m *nats.Msg) {
 			delete(f.gone, id)
 		}
 	}
-	if g, ok := f.gone[ann.Instance]; ok && !newer(ann.Epoch, ann.Seq, g.epoch, g.seq) {
+	if g, ok := f.gone[ann.Instance]; ok && !newer(ann.EpochMS, ann.Seq, g.epoch, g.seq) {
 		return // from before the goodbye
 	}
 	cur := f.instances[ann.Instance]
-	if cur != nil && !newer(ann.Epoch, ann.Seq, cur.ann.Epoch, cur.ann.Seq) {
+	if cur != nil && !newer(ann.EpochMS, ann.Seq, cur.ann.EpochMS, cur.ann.Seq) {
 		return // reordered: an older message
 	}
 	ttl := f.ttl(ann)
 	if ann.Goodbye {
-		f.gone[ann.Instance] = goodbyeMark{epoch: ann.Epoch, seq: ann.Seq, until: now.Add(ttl)}
+		f.gone[ann.Instance] = goodbyeMark{epoch: ann.EpochMS, seq: ann.Seq, until: now.Add(ttl)}
 		if cur != nil {
 			cur.timer.Stop()
 			delete(f.instances, ann.Instance)
@@ -662,7 +665,7 @@ func (f *Fleet) receive(m *nats.Msg) {
 		cur.timer.Stop()
 	}
 	in := &fleetInstance{ann: ann, lastSeen: now, ttl: ttl}
-	epoch, seq := ann.Epoch, ann.Seq
+	epoch, seq := ann.EpochMS, ann.Seq
 	in.timer = time.AfterFunc(ttl, func() { f.expire(ann.Instance, epoch, seq) })
 	f.instances[ann.Instance] = in
 	if changed {
@@ -678,7 +681,7 @@ func (f *Fleet) expire(id string, epoch int64, seq uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in := f.instances[id]
-	if f.closed || in == nil || in.ann.Epoch != epoch || in.ann.Seq != seq {
+	if f.closed || in == nil || in.ann.EpochMS != epoch || in.ann.Seq != seq {
 		return
 	}
 	f.log.Info("bus: fleet: instance expired", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)

@@ -21,8 +21,8 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// waitFor polls cond until it holds; the bound only guards against hangs.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// fleetWaitFor polls cond until it holds; the bound only guards against hangs.
+func fleetWaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
@@ -116,7 +116,7 @@ func TestFleetSeesNewAnnouncer(t *testing.T) {
 
 	tk := fleetToolkit(t)
 	a := startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Version: "1.2.3", Queue: "workers", Interval: time.Hour})
-	waitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
+	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
 	select {
 	case <-changes:
 	case <-time.After(20 * time.Second):
@@ -175,7 +175,7 @@ func TestFleetFollowsToolkitChanges(t *testing.T) {
 	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
 	tk := fleetToolkit(t)
 	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
-	waitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
+	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
 
 	if err := tk.AddGroup(toolkit.Group{Name: "files", Description: "File access.", Active: true}); err != nil {
 		t.Fatal(err)
@@ -183,12 +183,12 @@ func TestFleetFollowsToolkitChanges(t *testing.T) {
 	if err := tk.Add(toolkit.Raw("ls", "List files.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }), toolkit.InGroup("files")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "ls", func() bool { _, ok := f.Tool("ls"); return ok })
+	fleetWaitFor(t, "ls", func() bool { _, ok := f.Tool("ls"); return ok })
 	if g := f.Groups(); len(g) != 2 || g[1].Name != "files" || !g[1].Active {
 		t.Errorf("Groups() = %+v", g)
 	}
 	tk.Remove("echo")
-	waitFor(t, "echo removed", func() bool { _, ok := f.Tool("echo"); return !ok })
+	fleetWaitFor(t, "echo removed", func() bool { _, ok := f.Tool("echo"); return !ok })
 	if got := toolNames(f); !slices.Equal(got, []string{"search", "ls"}) {
 		t.Errorf("Tools() = %v", got)
 	}
@@ -198,7 +198,7 @@ func TestFleetGoodbyeRemovesAtOnce(t *testing.T) {
 	s := kvTestServer(t)
 	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
 	a := startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Interval: time.Hour})
-	waitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
+	fleetWaitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
 	if err := a.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
@@ -206,7 +206,7 @@ func TestFleetGoodbyeRemovesAtOnce(t *testing.T) {
 		t.Fatalf("second Stop: %v", err)
 	}
 	// The TTL is three hours: only the goodbye can remove it.
-	waitFor(t, "w1 gone", func() bool { return len(f.Instances()) == 0 && len(f.Tools()) == 0 })
+	fleetWaitFor(t, "w1 gone", func() bool { return len(f.Instances()) == 0 && len(f.Tools()) == 0 })
 	// A stopped announcer no longer answers discover requests.
 	if err := f.Discover(kvTestCtx(t)); err != nil {
 		t.Fatal(err)
@@ -224,12 +224,12 @@ func TestFleetExpiresSilentInstance(t *testing.T) {
 	wc := kvTestConn(t, s)
 	startAnnouncer(t, wc, fleetToolkit(t), AnnouncerConfig{Instance: "dies", Interval: 100 * time.Millisecond})
 	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "lives", Interval: 100 * time.Millisecond})
-	waitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
+	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
 	if in := f.Instances()[0]; in.Expires.Sub(in.LastSeen) != 300*time.Millisecond {
 		t.Errorf("TTL = %v, want 3 intervals", in.Expires.Sub(in.LastSeen))
 	}
 	wc.Close()
-	waitFor(t, "the silent instance to expire", func() bool {
+	fleetWaitFor(t, "the silent instance to expire", func() bool {
 		in := f.Instances()
 		return len(in) == 1 && in[0].ID == "lives"
 	})
@@ -247,7 +247,7 @@ func TestFleetMergesInstances(t *testing.T) {
 	}
 	a := startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "a", Interval: time.Hour})
 	startAnnouncer(t, kvTestConn(t, s), tkB, AnnouncerConfig{Instance: "b", Interval: time.Hour})
-	waitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
+	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
 	want := map[string][]string{"echo": {"a", "b"}, "search": {"a", "b"}, "extra": {"b"}}
 	if got := toolNames(f); !slices.Equal(got, []string{"echo", "search", "extra"}) {
 		t.Errorf("Tools() = %v", got)
@@ -263,7 +263,7 @@ func TestFleetMergesInstances(t *testing.T) {
 	if err := a.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a gone", func() bool { return len(f.Instances()) == 1 })
+	fleetWaitFor(t, "a gone", func() bool { return len(f.Instances()) == 1 })
 	if tl, _ := f.Tool("echo"); !slices.Equal(tl.Instances, []string{"b"}) {
 		t.Errorf("after a stopped, echo served by %v", tl.Instances)
 	}
@@ -275,7 +275,7 @@ func TestFleetSchemasMatchToolkit(t *testing.T) {
 	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
 	tk := fleetToolkit(t)
 	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
-	waitFor(t, "w1", func() bool { return len(f.Tools()) == 2 })
+	fleetWaitFor(t, "w1", func() bool { return len(f.Tools()) == 2 })
 	for _, active := range [][]string{nil, {"web"}, {"nope"}} {
 		got := jsonNormal(t, f.Schemas(active))
 		want := jsonNormal(t, tk.Schemas(active))
@@ -291,7 +291,7 @@ func TestFleetSchemasMatchToolkit(t *testing.T) {
 	s2 := kvTestServer(t)
 	f2 := startFleet(t, kvTestConn(t, s2), FleetConfig{})
 	startAnnouncer(t, kvTestConn(t, s2), plain, AnnouncerConfig{Instance: "p", Interval: time.Hour})
-	waitFor(t, "p", func() bool { return len(f2.Tools()) == 1 })
+	fleetWaitFor(t, "p", func() bool { return len(f2.Tools()) == 1 })
 	if got := f2.Schemas(nil); len(got) != 1 || got[0].Function.Name != "only" {
 		t.Errorf("Schemas without groups = %+v", got)
 	}
@@ -308,7 +308,7 @@ func TestFleetSessionSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
-	waitFor(t, "w1", func() bool { return len(f.Tools()) == 3 })
+	fleetWaitFor(t, "w1", func() bool { return len(f.Tools()) == 3 })
 	state := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
 	ctx := kvTestCtx(t)
 	names := func(ss []toolkit.FunctionSchema) []string {
@@ -375,7 +375,7 @@ func TestDiscoverEncodings(t *testing.T) {
 			t.Errorf("JSON tool has no %q: %v", k, echo)
 		}
 	}
-	for _, k := range []string{"epoch", "seq", "interval_ms", "groups", "queue"} {
+	for _, k := range []string{"epoch_ms", "seq", "interval_ms", "groups", "queue"} {
 		if _, ok := doc[k]; !ok && k != "queue" {
 			t.Errorf("JSON announcement has no %q", k)
 		}
@@ -420,7 +420,7 @@ func TestFleetBadAnnouncements(t *testing.T) {
 	f := startFleet(t, kvTestConn(t, s), FleetConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	nc := kvTestConn(t, s)
 	good := func(instance string, seq uint64, tools ...AnnouncedTool) Announcement {
-		return Announcement{Format: 1, Instance: instance, Epoch: 1, Seq: seq, IntervalMS: 3_600_000,
+		return Announcement{Format: 1, Instance: instance, EpochMS: 1, Seq: seq, IntervalMS: 3_600_000,
 			Groups: []AnnouncedGroup{{Name: "web", Description: "Web."}}, Tools: tools}
 	}
 	ok := AnnouncedTool{Name: "ok", Description: "Fine.", Group: "basic", Parameters: objSchema(map[string]any{})}
@@ -433,8 +433,8 @@ func TestFleetBadAnnouncements(t *testing.T) {
 	}{
 		{"not msgpack", "tools.announce.x", nil, []byte("\xc1garbage"), "undecodable body"},
 		{"bad JSON", "tools.announce.x", nats.Header{"Content-Type": {"application/json"}}, []byte("{"), "undecodable body"},
-		{"no format", "tools.announce.x", nil, mustMsgpack(t, Announcement{Instance: "x", Epoch: 1, Seq: 1}), "format version"},
-		{"bad instance", "tools.announce.x", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "x.y", Epoch: 1, Seq: 1}), "invalid instance id"},
+		{"no format", "tools.announce.x", nil, mustMsgpack(t, Announcement{Instance: "x", EpochMS: 1, Seq: 1}), "format version"},
+		{"bad instance", "tools.announce.x", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "x.y", EpochMS: 1, Seq: 1}), "invalid instance id"},
 		{"negative interval", "tools.announce.x", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "x", IntervalMS: -1}), "negative interval"},
 		{"subject mismatch", "tools.announce.y", nil, mustMsgpack(t, good("x", 1, ok)), "another instance's subject"},
 		{"non-object schema", "tools.announce.z", nil, mustMsgpack(t, good("z", 1,
@@ -443,7 +443,7 @@ func TestFleetBadAnnouncements(t *testing.T) {
 			AnnouncedTool{Name: "lost", Description: "x", Group: "nowhere", Parameters: objSchema(nil)})), "ignoring an announced tool"},
 		{"bad tool name", "tools.announce.n", nil, mustMsgpack(t, good("n", 1,
 			AnnouncedTool{Name: "a.b", Description: "x", Group: "basic", Parameters: objSchema(nil)})), "ignoring an announced tool"},
-		{"group without description", "tools.announce.g", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "g", Epoch: 1, Seq: 1,
+		{"group without description", "tools.announce.g", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "g", EpochMS: 1, Seq: 1,
 			Groups: []AnnouncedGroup{{Name: "nodesc"}}}), "ignoring an announced group"},
 		{"JSON with a bad tool", "tools.announce.j", nats.Header{"Content-Type": {"application/json"}},
 			[]byte(`{"v":1,"instance":"j","epoch":1,"seq":1,"tools":[{"name":"jt","description":"d","parameters":{"type":"array"}}]}`), "ignoring an announced tool"},
@@ -453,14 +453,14 @@ func TestFleetBadAnnouncements(t *testing.T) {
 			if err := nc.PublishMsg(&nats.Msg{Subject: tt.subject, Header: tt.hdr, Data: tt.data}); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "log "+tt.log, func() bool { return strings.Contains(logs.String(), tt.log) })
+			fleetWaitFor(t, "log "+tt.log, func() bool { return strings.Contains(logs.String(), tt.log) })
 		})
 	}
 	// The fleet still works: a good announcement on the same subscription.
 	if err := nc.Publish("tools.announce.x", mustMsgpack(t, good("x", 1, ok))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the good tool", func() bool { _, found := f.Tool("ok"); return found })
+	fleetWaitFor(t, "the good tool", func() bool { _, found := f.Tool("ok"); return found })
 	for _, bad := range []string{"bad_schema", "lost", "a.b", "jt"} {
 		if _, found := f.Tool(bad); found {
 			t.Errorf("malformed tool %q is listed", bad)
@@ -478,7 +478,7 @@ func TestFleetOrdersAnnouncements(t *testing.T) {
 		return AnnouncedTool{Name: name, Description: name, Group: "basic", Parameters: objSchema(map[string]any{})}
 	}
 	ann := func(epoch int64, seq uint64, bye bool, tools ...AnnouncedTool) []byte {
-		return mustMsgpack(t, Announcement{Format: 1, Instance: "x", Epoch: epoch, Seq: seq, IntervalMS: 3_600_000, Goodbye: bye, Tools: tools})
+		return mustMsgpack(t, Announcement{Format: 1, Instance: "x", EpochMS: epoch, Seq: seq, IntervalMS: 3_600_000, Goodbye: bye, Tools: tools})
 	}
 	barrier := 0
 	// sync publishes a marker instance on the same subscription and waits
@@ -486,10 +486,10 @@ func TestFleetOrdersAnnouncements(t *testing.T) {
 	sync := func() {
 		barrier++
 		id := fmt.Sprint("barrier", barrier)
-		if err := nc.Publish("tools.announce."+id, mustMsgpack(t, Announcement{Format: 1, Instance: id, Epoch: 1, Seq: 1})); err != nil {
+		if err := nc.Publish("tools.announce."+id, mustMsgpack(t, Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: 1})); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, id, func() bool {
+		fleetWaitFor(t, id, func() bool {
 			return slices.ContainsFunc(f.Instances(), func(in Instance) bool { return in.ID == id })
 		})
 	}
@@ -535,6 +535,7 @@ func TestAnnouncerBadConfig(t *testing.T) {
 		{"dotted instance", nc, tk, AnnouncerConfig{Instance: "a.b"}, "invalid instance id"},
 		{"wildcard instance", nc, tk, AnnouncerConfig{Instance: "*"}, "invalid instance id"},
 		{"negative interval", nc, tk, AnnouncerConfig{Interval: -time.Second}, "negative interval"},
+		{"sub-millisecond interval", nc, tk, AnnouncerConfig{Interval: time.Microsecond}, "1 ms resolution"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -542,3 +542,50 @@ func TestKVStateToolkits(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkKVState measures one Store and one Load (with and without the
+// revision) on a single in-process node, file storage.
+func BenchmarkKVState(b *testing.B) {
+	s := kvTestServer(b)
+	st, err := NewKVState(context.Background(), kvTestJS(b, kvTestConn(b, s)), KVStateConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	rev, err := st.Store(ctx, "bench", []string{"web"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Store", func(b *testing.B) {
+		for b.Loop() {
+			if rev, err = st.Store(ctx, "bench", []string{"web", "files"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Load", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, _, err := st.Load(ctx, "bench", 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("LoadAtRevision", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, _, err := st.Load(ctx, "bench", rev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	other, err := st.Store(ctx, "other", []string{"web"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("LoadAtOtherKeysRevision", func(b *testing.B) { // the leader path
+		for b.Loop() {
+			if _, _, _, err := st.Load(ctx, "bench", other); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
