@@ -260,6 +260,10 @@ func (a *Announcer) loop() {
 		case <-a.changed:
 		}
 		if err := a.announce(); err != nil {
+			if a.nc.IsClosed() {
+				a.log.Warn("bus: announcer stops: its connection is closed")
+				return
+			}
 			a.log.Error("bus: announcing tools", "err", err)
 		}
 	}
@@ -330,17 +334,21 @@ func (a *Announcer) build(seq uint64) Announcement {
 		Groups:     []AnnouncedGroup{},
 		Tools:      []AnnouncedTool{},
 	}
+	groups := map[string]bool{toolkit.BasicGroup: true}
 	for _, g := range a.tk.Groups() {
+		groups[g.Name] = true
 		ann.Groups = append(ann.Groups, AnnouncedGroup{Name: g.Name, Description: g.Description, Instructions: g.Instructions, Active: g.Active})
 	}
 	for _, t := range a.tk.Tools() {
-		s, ok := a.tk.Schema(t.Name)
-		if !ok { // removed since Tools() was read
-			continue
-		}
 		group := t.Group
 		if group == "" {
 			group = toolkit.BasicGroup
+		}
+		s, ok := a.tk.Schema(t.Name)
+		if !ok || !groups[group] {
+			// Changed between the snapshots: the change's own
+			// announcement follows.
+			continue
 		}
 		ann.Tools = append(ann.Tools, AnnouncedTool{
 			Name: t.Name, Description: t.Description, Group: group,

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -222,7 +225,9 @@ func TestFleetExpiresSilentInstance(t *testing.T) {
 	s := kvTestServer(t)
 	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
 	wc := kvTestConn(t, s)
-	startAnnouncer(t, wc, fleetToolkit(t), AnnouncerConfig{Instance: "dies", Interval: 100 * time.Millisecond})
+	var logs syncBuffer
+	startAnnouncer(t, wc, fleetToolkit(t), AnnouncerConfig{Instance: "dies", Interval: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "lives", Interval: 100 * time.Millisecond})
 	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
 	if in := f.Instances()[0]; in.Expires.Sub(in.LastSeen) != 300*time.Millisecond {
@@ -235,6 +240,50 @@ func TestFleetExpiresSilentInstance(t *testing.T) {
 	})
 	if tl, _ := f.Tool("echo"); !slices.Equal(tl.Instances, []string{"lives"}) {
 		t.Errorf("echo served by %v", tl.Instances)
+	}
+	// The dead announcer stops instead of failing every interval.
+	fleetWaitFor(t, "the announcer to stop", func() bool { return strings.Contains(logs.String(), "connection is closed") })
+}
+
+// Readers, writers and watchers at once (run with -race).
+func TestFleetConcurrentUse(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	tk := fleetToolkit(t)
+	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: 5 * time.Millisecond})
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 3 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				_ = f.Tools()
+				_ = f.Schemas([]string{"web"})
+				_ = f.Instances()
+				_ = f.Groups()
+				stop := f.OnChange(func() {})
+				stop()
+			}
+		})
+	}
+	for i := range 50 {
+		name := fmt.Sprint("t", i)
+		if err := tk.Add(toolkit.Raw(name, "x", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil })); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			tk.Remove(name)
+		}
+	}
+	close(done)
+	wg.Wait()
+	fleetWaitFor(t, "the last tool", func() bool { _, ok := f.Tool("t49"); return ok })
+	if _, ok := f.Tool("t48"); ok {
+		t.Error("removed tool t48 is listed")
 	}
 }
 
@@ -603,4 +652,83 @@ func TestAnnouncerOverMaxPayload(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "max_payload") || !strings.Contains(err.Error(), "50 tools") {
 		t.Fatalf("NewAnnouncer = %v; want a max_payload error", err)
 	}
+}
+
+// A worker announces its toolkit; a client lists the fleet's tools for a
+// session whose groups live in JetStream KV.
+func ExampleNewFleet() {
+	dir, err := os.MkdirTemp("", "toolbus-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ns, err := server.NewServer(&server.Options{DontListen: true, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		log.Fatal("nats-server not ready")
+	}
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	ctx := context.Background()
+
+	// The client side: a live view of the fleet.
+	cc, _ := nats.Connect("", nats.InProcessServer(ns))
+	defer cc.Close()
+	fleet, err := NewFleet(ctx, cc, FleetConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fleet.Close()
+	changed := make(chan struct{}, 1)
+	fleet.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+
+	// A worker: its toolkit keeps group state in KV and is announced.
+	wc, _ := nats.Connect("", nats.InProcessServer(ns))
+	defer wc.Close()
+	js, _ := jetstream.New(wc)
+	state, err := NewKVState(ctx, js, KVStateConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tk := toolkit.New(&toolkit.Options{State: state})
+	_ = tk.AddGroup(toolkit.Group{Name: "web", Description: "Web access."})
+	type q struct {
+		Query string `json:"query"`
+	}
+	_ = tk.Add(toolkit.Func("search", "Search the web.", func(_ context.Context, in q) (string, error) { return in.Query, nil }), toolkit.InGroup("web"))
+	_ = tk.Add(toolkit.Func("echo", "Echo.", func(_ context.Context, in q) (string, error) { return in.Query, nil }))
+	ann, err := NewAnnouncer(wc, tk, AnnouncerConfig{Instance: "worker-1", Version: "1.0.0"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ann.Stop()
+	for len(fleet.Tools()) < 2 {
+		<-changed
+	}
+
+	for _, t := range fleet.Tools() {
+		fmt.Println(t.Name, t.Group, t.Instances)
+	}
+	// reset_tools ran somewhere in the fleet and returned a revision.
+	resp := tk.Invoke(ctx, toolkit.ToolCall{ID: "r1", Name: "reset_tools", Session: "agent-1", Input: map[string]any{"web": true}})
+	rev := resp.Metadata[toolkit.MetaGroupsRevision].(uint64)
+	schemas, err := fleet.SessionSchemas(ctx, state, "agent-1", rev)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range schemas {
+		fmt.Print(s.Function.Name, " ")
+	}
+	fmt.Println()
+	// Output:
+	// search web [worker-1]
+	// echo basic [worker-1]
+	// reset_tools search echo
 }
