@@ -21,8 +21,8 @@ import (
 // KVStateConfig.Bucket is empty.
 const DefaultGroupsBucket = "toolbus_groups"
 
-// DefaultStateWait bounds how long KVState.Load waits for a revision when
-// the caller's context has no deadline.
+// DefaultStateWait bounds KVState's retries when the caller's context has
+// no deadline.
 const DefaultStateWait = 5 * time.Second
 
 // MaxSessionKeyLen is the longest encoded KV key KVState accepts for a
@@ -53,8 +53,9 @@ type KVStateConfig struct {
 	// its last reset_tools; the session then falls back to the toolkit's
 	// default groups. 0 keeps states forever.
 	TTL time.Duration
-	// MaxWait bounds Load's wait for a revision when ctx has no deadline;
-	// 0 means DefaultStateWait.
+	// MaxWait bounds Load and Store when ctx has no deadline: how long
+	// they wait for a revision, retry a lost compare-and-set, or ride out
+	// a moment without a stream leader. 0 means DefaultStateWait.
 	MaxWait time.Duration
 }
 
@@ -145,8 +146,9 @@ func (s *KVState) Bucket() string { return s.bucket }
 
 // Store replaces the active groups of session and returns the new
 // revision. It creates the key when absent and otherwise updates it on the
-// revision it read, retrying when another writer got there first (until
-// the context's deadline, or KVStateConfig.MaxWait when ctx has none).
+// revision it read, retrying when another writer got there first or the
+// stream has no leader for the moment (until the context's deadline, or
+// KVStateConfig.MaxWait when ctx has none).
 func (s *KVState) Store(ctx context.Context, session string, groups []string) (uint64, error) {
 	key, err := SessionKey(session)
 	if err != nil {
@@ -179,11 +181,11 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		}
 		// ErrKeyExists: created concurrently (or the read was stale);
 		// ErrKeyRevisionMismatch: updated concurrently. Read again.
-		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !transient(err) {
 			return 0, fmt.Errorf("bus: storing groups of session %q: %w", session, err)
 		}
-		if err := sleepCtx(ctx, wait); err != nil {
-			return 0, fmt.Errorf("bus: storing groups of session %q: %w", session, err)
+		if serr := sleepCtx(ctx, wait); serr != nil {
+			return 0, fmt.Errorf("bus: storing groups of session %q: %w (last error: %v)", session, serr, err)
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
@@ -200,13 +202,14 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 // older than minRevision when minRevision was a write to another key, or
 // absent when the state expired). Until then Load retries with backoff and
 // fails with ErrStaleGroupState at the context's deadline, or after
-// KVStateConfig.MaxWait when ctx has none.
+// KVStateConfig.MaxWait when ctx has none. A moment without a stream
+// leader (no responders, 503) is retried the same way.
 func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) ([]string, uint64, bool, error) {
 	key, err := SessionKey(session)
 	if err != nil {
 		return nil, 0, false, err
 	}
-	if _, ok := ctx.Deadline(); !ok && minRevision > 0 {
+	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.maxWait)
 		defer cancel()
@@ -215,10 +218,8 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 	var seen uint64
 	for {
 		r, err := s.read(ctx, key, minRevision)
-		if err != nil && (minRevision == 0 || ctx.Err() == nil) {
-			return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: %w", session, err)
-		}
-		if err == nil && r.fresh {
+		switch {
+		case err == nil && r.fresh:
 			if !r.found {
 				return nil, r.rev, false, nil
 			}
@@ -227,11 +228,17 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 				return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: bad value at revision %d: %w", session, r.rev, err)
 			}
 			return groups, r.rev, true, nil
+		case err == nil:
+			seen = max(seen, r.rev)
+		case ctx.Err() == nil && !transient(err):
+			return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: %w", session, err)
 		}
-		seen = max(seen, r.rev)
-		if err := sleepCtx(ctx, wait); err != nil {
-			return nil, 0, false, fmt.Errorf("%w: session %q: revision %d not reached (latest seen %d): %v",
-				ErrStaleGroupState, session, minRevision, seen, context.Cause(ctx))
+		if serr := sleepCtx(ctx, wait); serr != nil || ctx.Err() != nil {
+			if minRevision > 0 {
+				return nil, 0, false, fmt.Errorf("%w: session %q: revision %d not reached (latest seen %d): %v",
+					ErrStaleGroupState, session, minRevision, seen, context.Cause(ctx))
+			}
+			return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: %w (last error: %v)", session, context.Cause(ctx), err)
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
@@ -405,6 +412,14 @@ func apiPrefix(o jetstream.JetStreamOptions) string {
 		return strings.TrimSuffix(o.APIPrefix, ".") + "."
 	}
 	return jetstream.DefaultAPIPrefix
+}
+
+// transient reports errors worth retrying until the deadline: JetStream
+// without a leader for the moment (an election, a bucket just created).
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503)
 }
 
 // sleepCtx waits for d or until ctx is done.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -588,4 +589,26 @@ func BenchmarkKVState(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestTransientErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nats.ErrNoResponders, true},
+		{fmt.Errorf("wrapped: %w", nats.ErrNoResponders), true},
+		{jetstream.ErrNoStreamResponse, true},
+		{nats.ErrTimeout, true},
+		{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream cluster not available"}, true},
+		{jetstream.ErrKeyNotFound, false},
+		{jetstream.ErrBadRequest, false},
+		{jetstream.ErrBucketNotFound, false},
+		{context.Canceled, false},
+	}
+	for _, tt := range tests {
+		if got := transient(tt.err); got != tt.want {
+			t.Errorf("transient(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
 }
