@@ -570,7 +570,7 @@ func (f *Fleet) Instances() []Instance {
 
 // Schemas returns the fleet's schemas as toolkit.Toolkit.Schemas does for
 // one toolkit: reset_tools first (when any non-basic group exists, with
-// every group and whether it is in active), then the basic tools and the
+// every group and whether it is active), then the basic tools and the
 // active groups' tools, in the order of Tools.
 func (f *Fleet) Schemas(active []string) []toolkit.FunctionSchema {
 	return f.view.Load().mirror.Schemas(active)
