@@ -118,8 +118,10 @@ func TestFleetSeesNewAnnouncer(t *testing.T) {
 	defer stop()
 
 	tk := fleetToolkit(t)
+	start := time.Now()
 	a := startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Version: "1.2.3", Queue: "workers", Interval: time.Hour})
 	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
+	t.Logf("new instance listed %v after NewAnnouncer started", time.Since(start))
 	select {
 	case <-changes:
 	case <-time.After(20 * time.Second):
@@ -202,14 +204,16 @@ func TestFleetGoodbyeRemovesAtOnce(t *testing.T) {
 	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
 	a := startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Interval: time.Hour})
 	fleetWaitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
+	start := time.Now()
 	if err := a.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
+	// The TTL is three hours: only the goodbye can remove it.
+	fleetWaitFor(t, "w1 gone", func() bool { return len(f.Instances()) == 0 && len(f.Tools()) == 0 })
+	t.Logf("stopped instance removed %v after Stop was called", time.Since(start))
 	if err := a.Stop(); err != nil {
 		t.Fatalf("second Stop: %v", err)
 	}
-	// The TTL is three hours: only the goodbye can remove it.
-	fleetWaitFor(t, "w1 gone", func() bool { return len(f.Instances()) == 0 && len(f.Tools()) == 0 })
 	// A stopped announcer no longer answers discover requests.
 	if err := f.Discover(kvTestCtx(t)); err != nil {
 		t.Fatal(err)
@@ -234,10 +238,12 @@ func TestFleetExpiresSilentInstance(t *testing.T) {
 		t.Errorf("TTL = %v, want 3 intervals", in.Expires.Sub(in.LastSeen))
 	}
 	wc.Close()
+	start := time.Now()
 	fleetWaitFor(t, "the silent instance to expire", func() bool {
 		in := f.Instances()
 		return len(in) == 1 && in[0].ID == "lives"
 	})
+	t.Logf("silent instance removed %v after its connection closed (TTL 300ms)", time.Since(start))
 	if tl, _ := f.Tool("echo"); !slices.Equal(tl.Instances, []string{"lives"}) {
 		t.Errorf("echo served by %v", tl.Instances)
 	}
