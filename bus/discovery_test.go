@@ -1,0 +1,740 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// fleetWaitFor polls cond until it holds; the bound only guards against hangs.
+func fleetWaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// fleetToolkit is a worker's toolkit: echo (basic, read-only), search in
+// group web, and a preset that must not be announced.
+func fleetToolkit(t *testing.T) *toolkit.Toolkit {
+	t.Helper()
+	tk := toolkit.New(nil)
+	if err := tk.AddGroup(toolkit.Group{Name: "web", Description: "Web access.", Instructions: "Cite sources."}); err != nil {
+		t.Fatal(err)
+	}
+	type echoIn struct {
+		Text string `json:"text" jsonschema:"the text to echo"`
+	}
+	if err := tk.Add(toolkit.Func("echo", "Echo the text back.", func(_ context.Context, in echoIn) (string, error) {
+		return in.Text, nil
+	}), toolkit.ReadOnly()); err != nil {
+		t.Fatal(err)
+	}
+	type searchIn struct {
+		Query  string `json:"query"`
+		APIKey string `json:"api_key"`
+	}
+	if err := tk.Add(toolkit.Func("search", "Search the web.", func(_ context.Context, in searchIn) (string, error) {
+		return in.Query, nil
+	}), toolkit.InGroup("web"), toolkit.WithIdempotency(toolkit.Idempotent), toolkit.ConcurrencyUnsafe(),
+		toolkit.WithPresets(map[string]any{"api_key": "secret"})); err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func startAnnouncer(t *testing.T, nc *nats.Conn, tk *toolkit.Toolkit, cfg AnnouncerConfig) *Announcer {
+	t.Helper()
+	a, err := NewAnnouncer(nc, tk, cfg)
+	if err != nil {
+		t.Fatalf("NewAnnouncer: %v", err)
+	}
+	t.Cleanup(func() { a.Stop() })
+	return a
+}
+
+func startFleet(t *testing.T, nc *nats.Conn, cfg FleetConfig) *Fleet {
+	t.Helper()
+	f, err := NewFleet(kvTestCtx(t), nc, cfg)
+	if err != nil {
+		t.Fatalf("NewFleet: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func toolNames(f *Fleet) []string {
+	var names []string
+	for _, t := range f.Tools() {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// jsonNormal round-trips v through encoding/json.
+func jsonNormal(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestFleetSeesNewAnnouncer(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	if n := len(f.Tools()); n != 0 {
+		t.Fatalf("empty fleet lists %d tools", n)
+	}
+	changes := make(chan struct{}, 100)
+	stop := f.OnChange(func() { changes <- struct{}{} })
+	defer stop()
+
+	tk := fleetToolkit(t)
+	start := time.Now()
+	a := startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Version: "1.2.3", Queue: "workers", Interval: time.Hour})
+	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
+	t.Logf("new instance listed %v after NewAnnouncer started", time.Since(start))
+	select {
+	case <-changes:
+	case <-time.After(20 * time.Second):
+		t.Fatal("OnChange not called")
+	}
+
+	echo, ok := f.Tool("echo")
+	if !ok {
+		t.Fatal("echo missing")
+	}
+	want, _ := tk.Schema("echo")
+	if echo.Description != "Echo the text back." || echo.Group != "basic" || !echo.ReadOnly || !echo.ConcurrencySafe ||
+		echo.IdempotencyLevel() != toolkit.NoSideEffects || !slices.Equal(echo.Instances, []string{"w1"}) ||
+		!reflect.DeepEqual(echo.Parameters, jsonNormal(t, want.Function.Parameters)) {
+		t.Errorf("echo = %+v", echo)
+	}
+	search, _ := f.Tool("search")
+	if search.Group != "web" || search.ReadOnly || search.ConcurrencySafe || search.IdempotencyLevel() != toolkit.Idempotent {
+		t.Errorf("search = %+v", search)
+	}
+	if props := search.Parameters["properties"].(map[string]any); props["api_key"] != nil || props["query"] == nil {
+		t.Errorf("search parameters announce the preset or miss query: %v", props)
+	}
+	if g := f.Groups(); len(g) != 1 || g[0] != (toolkit.Group{Name: "web", Description: "Web access.", Instructions: "Cite sources."}) {
+		t.Errorf("Groups() = %+v", g)
+	}
+	in := f.Instances()
+	if len(in) != 1 || in[0].ID != "w1" || in[0].Version != "1.2.3" || in[0].Queue != "workers" ||
+		!slices.Equal(in[0].Tools, []string{"echo", "search"}) || !slices.Equal(in[0].Groups, []string{"web"}) ||
+		in[0].Interval != time.Hour || in[0].Expires.Sub(in[0].LastSeen) != 3*time.Hour {
+		t.Errorf("Instances() = %+v", in)
+	}
+	if got := a.Announcement(); got.Instance != "w1" || got.Seq == 0 || len(got.Tools) != 2 {
+		t.Errorf("Announcement() = %+v", got)
+	}
+}
+
+// A fleet started after the announcer learns it from the discover
+// request, not from the (hour-long) interval.
+func TestFleetDiscoversRunningInstances(t *testing.T) {
+	s := kvTestServer(t)
+	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w2", Interval: time.Hour})
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{DiscoverWindow: 3 * time.Second})
+	in := f.Instances()
+	if len(in) != 2 || in[0].ID != "w1" || in[1].ID != "w2" {
+		t.Fatalf("after NewFleet, Instances() = %+v; want w1 and w2", in)
+	}
+	if got := toolNames(f); !slices.Equal(got, []string{"echo", "search"}) {
+		t.Errorf("Tools() = %v", got)
+	}
+}
+
+func TestFleetFollowsToolkitChanges(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	tk := fleetToolkit(t)
+	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
+
+	if err := tk.AddGroup(toolkit.Group{Name: "files", Description: "File access.", Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Add(toolkit.Raw("ls", "List files.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }), toolkit.InGroup("files")); err != nil {
+		t.Fatal(err)
+	}
+	fleetWaitFor(t, "ls", func() bool { _, ok := f.Tool("ls"); return ok })
+	if g := f.Groups(); len(g) != 2 || g[1].Name != "files" || !g[1].Active {
+		t.Errorf("Groups() = %+v", g)
+	}
+	tk.Remove("echo")
+	fleetWaitFor(t, "echo removed", func() bool { _, ok := f.Tool("echo"); return !ok })
+	if got := toolNames(f); !slices.Equal(got, []string{"search", "ls"}) {
+		t.Errorf("Tools() = %v", got)
+	}
+}
+
+func TestFleetGoodbyeRemovesAtOnce(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	a := startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	fleetWaitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
+	start := time.Now()
+	if err := a.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	// The TTL is three hours: only the goodbye can remove it.
+	fleetWaitFor(t, "w1 gone", func() bool { return len(f.Instances()) == 0 && len(f.Tools()) == 0 })
+	t.Logf("stopped instance removed %v after Stop was called", time.Since(start))
+	if err := a.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	// A stopped announcer no longer answers discover requests.
+	if err := f.Discover(kvTestCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Instances()); n != 0 {
+		t.Errorf("after Discover, %d instances", n)
+	}
+}
+
+// An announcer that dies without a goodbye (its connection closes) is
+// dropped after the TTL.
+func TestFleetExpiresSilentInstance(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	wc := kvTestConn(t, s)
+	var logs syncBuffer
+	startAnnouncer(t, wc, fleetToolkit(t), AnnouncerConfig{Instance: "dies", Interval: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "lives", Interval: 100 * time.Millisecond})
+	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
+	if in := f.Instances()[0]; in.Expires.Sub(in.LastSeen) != 300*time.Millisecond {
+		t.Errorf("TTL = %v, want 3 intervals", in.Expires.Sub(in.LastSeen))
+	}
+	wc.Close()
+	start := time.Now()
+	fleetWaitFor(t, "the silent instance to expire", func() bool {
+		in := f.Instances()
+		return len(in) == 1 && in[0].ID == "lives"
+	})
+	t.Logf("silent instance removed %v after its connection closed (TTL 300ms)", time.Since(start))
+	if tl, _ := f.Tool("echo"); !slices.Equal(tl.Instances, []string{"lives"}) {
+		t.Errorf("echo served by %v", tl.Instances)
+	}
+	// The dead announcer stops instead of failing every interval.
+	fleetWaitFor(t, "the announcer to stop", func() bool { return strings.Contains(logs.String(), "connection is closed") })
+}
+
+// Readers, writers and watchers at once (run with -race).
+func TestFleetConcurrentUse(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	tk := fleetToolkit(t)
+	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: 5 * time.Millisecond})
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 3 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				_ = f.Tools()
+				_ = f.Schemas([]string{"web"})
+				_ = f.Instances()
+				_ = f.Groups()
+				stop := f.OnChange(func() {})
+				stop()
+			}
+		})
+	}
+	for i := range 50 {
+		name := fmt.Sprint("t", i)
+		if err := tk.Add(toolkit.Raw(name, "x", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil })); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			tk.Remove(name)
+		}
+	}
+	close(done)
+	wg.Wait()
+	fleetWaitFor(t, "the last tool", func() bool { _, ok := f.Tool("t49"); return ok })
+	if _, ok := f.Tool("t48"); ok {
+		t.Error("removed tool t48 is listed")
+	}
+}
+
+func TestFleetMergesInstances(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	tkB := fleetToolkit(t)
+	if err := tkB.Add(toolkit.Raw("extra", "Only on b.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	a := startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "a", Interval: time.Hour})
+	startAnnouncer(t, kvTestConn(t, s), tkB, AnnouncerConfig{Instance: "b", Interval: time.Hour})
+	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
+	want := map[string][]string{"echo": {"a", "b"}, "search": {"a", "b"}, "extra": {"b"}}
+	if got := toolNames(f); !slices.Equal(got, []string{"echo", "search", "extra"}) {
+		t.Errorf("Tools() = %v", got)
+	}
+	for name, inst := range want {
+		if tl, _ := f.Tool(name); !slices.Equal(tl.Instances, inst) {
+			t.Errorf("%s served by %v, want %v", name, tl.Instances, inst)
+		}
+	}
+	if n := len(f.Groups()); n != 1 {
+		t.Errorf("%d groups, want web once", n)
+	}
+	if err := a.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	fleetWaitFor(t, "a gone", func() bool { return len(f.Instances()) == 1 })
+	if tl, _ := f.Tool("echo"); !slices.Equal(tl.Instances, []string{"b"}) {
+		t.Errorf("after a stopped, echo served by %v", tl.Instances)
+	}
+}
+
+// Fleet.Schemas has the shape and order of Toolkit.Schemas.
+func TestFleetSchemasMatchToolkit(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	tk := fleetToolkit(t)
+	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	fleetWaitFor(t, "w1", func() bool { return len(f.Tools()) == 2 })
+	for _, active := range [][]string{nil, {"web"}, {"nope"}} {
+		got := jsonNormal(t, f.Schemas(active))
+		want := jsonNormal(t, tk.Schemas(active))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Schemas(%v):\n got %v\nwant %v", active, got, want)
+		}
+	}
+	// No groups at all: no meta tool.
+	plain := toolkit.New(nil)
+	if err := plain.Add(toolkit.Raw("only", "Only tool.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	s2 := kvTestServer(t)
+	f2 := startFleet(t, kvTestConn(t, s2), FleetConfig{})
+	startAnnouncer(t, kvTestConn(t, s2), plain, AnnouncerConfig{Instance: "p", Interval: time.Hour})
+	fleetWaitFor(t, "p", func() bool { return len(f2.Tools()) == 1 })
+	if got := f2.Schemas(nil); len(got) != 1 || got[0].Function.Name != "only" {
+		t.Errorf("Schemas without groups = %+v", got)
+	}
+}
+
+func TestFleetSessionSchemas(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	tk := fleetToolkit(t)
+	if err := tk.AddGroup(toolkit.Group{Name: "files", Description: "File access.", Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Add(toolkit.Raw("ls", "List files.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }), toolkit.InGroup("files")); err != nil {
+		t.Fatal(err)
+	}
+	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	fleetWaitFor(t, "w1", func() bool { return len(f.Tools()) == 3 })
+	state := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
+	ctx := kvTestCtx(t)
+	names := func(ss []toolkit.FunctionSchema) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.Function.Name)
+		}
+		return out
+	}
+	got, err := f.SessionSchemas(ctx, state, "new-session", 0)
+	if err != nil || !slices.Equal(names(got), []string{"reset_tools", "echo", "ls"}) {
+		t.Errorf("default session: %v, %v; want the default-active files group", names(got), err)
+	}
+	rev, err := state.Store(ctx, "agent", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.SessionSchemas(ctx, state, "agent", rev)
+	if err != nil || !slices.Equal(names(got), []string{"reset_tools", "echo", "search"}) {
+		t.Errorf("web session: %v, %v", names(got), err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := f.SessionSchemas(short, state, "agent", rev+1000); !errors.Is(err, ErrStaleGroupState) {
+		t.Errorf("SessionSchemas with an unreachable revision: err = %v, want ErrStaleGroupState", err)
+	}
+}
+
+// tools.discover answers msgpack by default and JSON on a JSON request, so
+// `nats req tools.discover "" -H Content-Type:application/json` works.
+func TestDiscoverEncodings(t *testing.T) {
+	s := kvTestServer(t)
+	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Version: "v9", Interval: time.Hour})
+	nc := kvTestConn(t, s)
+
+	m, err := nc.Request(SubjectDiscover, nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ann Announcement
+	if err := msgpack.Unmarshal(m.Data, &ann); err != nil || ann.Instance != "w1" || ann.Format != AnnounceFormat || len(ann.Tools) != 2 {
+		t.Errorf("msgpack answer: %+v, %v", ann, err)
+	}
+
+	req := &nats.Msg{Subject: SubjectDiscover, Header: nats.Header{"Content-Type": []string{"application/json"}}}
+	m, err = nc.RequestMsg(req, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := m.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("JSON answer Content-Type = %q", ct)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(m.Data, &doc); err != nil {
+		t.Fatalf("JSON answer %q: %v", m.Data, err)
+	}
+	tools, _ := doc["tools"].([]any)
+	if doc["v"] != float64(1) || doc["instance"] != "w1" || doc["version"] != "v9" || len(tools) != 2 {
+		t.Fatalf("JSON answer = %s", m.Data)
+	}
+	echo := tools[0].(map[string]any)
+	for _, k := range []string{"name", "description", "group", "read_only", "concurrency_safe", "idempotency", "parameters"} {
+		if _, ok := echo[k]; !ok {
+			t.Errorf("JSON tool has no %q: %v", k, echo)
+		}
+	}
+	for _, k := range []string{"epoch_ms", "seq", "interval_ms", "groups", "queue"} {
+		if _, ok := doc[k]; !ok && k != "queue" {
+			t.Errorf("JSON announcement has no %q", k)
+		}
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func mustMsgpack(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func objSchema(props map[string]any) map[string]any {
+	return map[string]any{"type": "object", "properties": props}
+}
+
+// Malformed announcements are logged and ignored; good ones still count.
+func TestFleetBadAnnouncements(t *testing.T) {
+	s := kvTestServer(t)
+	var logs syncBuffer
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	nc := kvTestConn(t, s)
+	good := func(instance string, seq uint64, tools ...AnnouncedTool) Announcement {
+		return Announcement{Format: 1, Instance: instance, EpochMS: 1, Seq: seq, IntervalMS: 3_600_000,
+			Groups: []AnnouncedGroup{{Name: "web", Description: "Web."}}, Tools: tools}
+	}
+	ok := AnnouncedTool{Name: "ok", Description: "Fine.", Group: "basic", Parameters: objSchema(map[string]any{})}
+	tests := []struct {
+		name    string
+		subject string
+		hdr     nats.Header
+		data    []byte
+		log     string
+	}{
+		{"not msgpack", "tools.announce.x", nil, []byte("\xc1garbage"), "undecodable body"},
+		{"bad JSON", "tools.announce.x", nats.Header{"Content-Type": {"application/json"}}, []byte("{"), "undecodable body"},
+		{"no format", "tools.announce.x", nil, mustMsgpack(t, Announcement{Instance: "x", EpochMS: 1, Seq: 1}), "format version"},
+		{"bad instance", "tools.announce.x", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "x.y", EpochMS: 1, Seq: 1}), "invalid instance id"},
+		{"negative interval", "tools.announce.x", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "x", IntervalMS: -1}), "negative interval"},
+		{"subject mismatch", "tools.announce.y", nil, mustMsgpack(t, good("x", 1, ok)), "another instance's subject"},
+		{"non-object schema", "tools.announce.z", nil, mustMsgpack(t, good("z", 1,
+			AnnouncedTool{Name: "bad_schema", Description: "x", Group: "basic", Parameters: map[string]any{"type": "string"}})), "ignoring an announced tool"},
+		{"unknown group", "tools.announce.u", nil, mustMsgpack(t, good("u", 1,
+			AnnouncedTool{Name: "lost", Description: "x", Group: "nowhere", Parameters: objSchema(nil)})), "ignoring an announced tool"},
+		{"bad tool name", "tools.announce.n", nil, mustMsgpack(t, good("n", 1,
+			AnnouncedTool{Name: "a.b", Description: "x", Group: "basic", Parameters: objSchema(nil)})), "ignoring an announced tool"},
+		{"group without description", "tools.announce.g", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "g", EpochMS: 1, Seq: 1,
+			Groups: []AnnouncedGroup{{Name: "nodesc"}}}), "ignoring an announced group"},
+		{"JSON with a bad tool", "tools.announce.j", nats.Header{"Content-Type": {"application/json"}},
+			[]byte(`{"v":1,"instance":"j","epoch":1,"seq":1,"tools":[{"name":"jt","description":"d","parameters":{"type":"array"}}]}`), "ignoring an announced tool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := nc.PublishMsg(&nats.Msg{Subject: tt.subject, Header: tt.hdr, Data: tt.data}); err != nil {
+				t.Fatal(err)
+			}
+			fleetWaitFor(t, "log "+tt.log, func() bool { return strings.Contains(logs.String(), tt.log) })
+		})
+	}
+	// The fleet still works: a good announcement on the same subscription.
+	if err := nc.Publish("tools.announce.x", mustMsgpack(t, good("x", 1, ok))); err != nil {
+		t.Fatal(err)
+	}
+	fleetWaitFor(t, "the good tool", func() bool { _, found := f.Tool("ok"); return found })
+	for _, bad := range []string{"bad_schema", "lost", "a.b", "jt"} {
+		if _, found := f.Tool(bad); found {
+			t.Errorf("malformed tool %q is listed", bad)
+		}
+	}
+}
+
+// Messages of one instance are ordered by (epoch, seq): older ones are
+// ignored, a goodbye is final for its epoch, a restart (newer epoch) wins.
+func TestFleetOrdersAnnouncements(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	nc := kvTestConn(t, s)
+	tool := func(name string) AnnouncedTool {
+		return AnnouncedTool{Name: name, Description: name, Group: "basic", Parameters: objSchema(map[string]any{})}
+	}
+	ann := func(epoch int64, seq uint64, bye bool, tools ...AnnouncedTool) []byte {
+		return mustMsgpack(t, Announcement{Format: 1, Instance: "x", EpochMS: epoch, Seq: seq, IntervalMS: 3_600_000, Goodbye: bye, Tools: tools})
+	}
+	barrier := 0
+	// sync publishes a marker instance on the same subscription and waits
+	// for it, so everything published before has been processed.
+	sync := func() {
+		barrier++
+		id := fmt.Sprint("barrier", barrier)
+		if err := nc.Publish("tools.announce."+id, mustMsgpack(t, Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: 1})); err != nil {
+			t.Fatal(err)
+		}
+		fleetWaitFor(t, id, func() bool {
+			return slices.ContainsFunc(f.Instances(), func(in Instance) bool { return in.ID == id })
+		})
+	}
+	pub := func(b []byte) {
+		if err := nc.Publish("tools.announce.x", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	has := func(name string) bool { _, ok := f.Tool(name); return ok }
+
+	pub(ann(10, 5, false, tool("new")))
+	pub(ann(10, 3, false, tool("old")))
+	sync()
+	if !has("new") || has("old") {
+		t.Fatalf("older seq applied: %v", toolNames(f))
+	}
+	pub(ann(10, 6, true))
+	pub(ann(10, 4, false, tool("late")))
+	sync()
+	if has("new") || has("late") {
+		t.Fatalf("after goodbye: %v", toolNames(f))
+	}
+	pub(ann(11, 1, false, tool("restarted")))
+	sync()
+	if !has("restarted") {
+		t.Fatalf("restart with a newer epoch not applied: %v", toolNames(f))
+	}
+}
+
+func TestAnnouncerBadConfig(t *testing.T) {
+	s := kvTestServer(t)
+	nc := kvTestConn(t, s)
+	tk := fleetToolkit(t)
+	tests := []struct {
+		name string
+		nc   *nats.Conn
+		tk   *toolkit.Toolkit
+		cfg  AnnouncerConfig
+		want string
+	}{
+		{"nil conn", nil, tk, AnnouncerConfig{}, "nil connection"},
+		{"nil toolkit", nc, nil, AnnouncerConfig{}, "nil toolkit"},
+		{"dotted instance", nc, tk, AnnouncerConfig{Instance: "a.b"}, "invalid instance id"},
+		{"wildcard instance", nc, tk, AnnouncerConfig{Instance: "*"}, "invalid instance id"},
+		{"negative interval", nc, tk, AnnouncerConfig{Interval: -time.Second}, "negative interval"},
+		{"sub-millisecond interval", nc, tk, AnnouncerConfig{Interval: time.Microsecond}, "1 ms resolution"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := NewAnnouncer(tt.nc, tt.tk, tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("NewAnnouncer = %v, %v; want an error containing %q", a, err, tt.want)
+			}
+		})
+	}
+	closed := kvTestConn(t, s)
+	closed.Close()
+	if _, err := NewAnnouncer(closed, tk, AnnouncerConfig{}); err == nil {
+		t.Error("NewAnnouncer on a closed connection: no error")
+	}
+	// A random instance id is a valid token.
+	a := startAnnouncer(t, nc, tk, AnnouncerConfig{})
+	if !toolkit.ValidName(a.Instance()) {
+		t.Errorf("random instance id %q is not a subject token", a.Instance())
+	}
+}
+
+func TestNewFleetBadConfig(t *testing.T) {
+	s := kvTestServer(t)
+	nc := kvTestConn(t, s)
+	tests := []struct {
+		name string
+		nc   *nats.Conn
+		cfg  FleetConfig
+		want string
+	}{
+		{"nil conn", nil, FleetConfig{}, "nil connection"},
+		{"negative TTL", nc, FleetConfig{TTL: -1}, "negative TTL"},
+		{"negative window", nc, FleetConfig{DiscoverWindow: -1}, "negative discover window"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := NewFleet(kvTestCtx(t), tt.nc, tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("NewFleet = %v, %v; want an error containing %q", f, err, tt.want)
+			}
+		})
+	}
+	// A cancelled context fails the initial discover while an instance
+	// keeps the window open.
+	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w", Interval: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := NewFleet(ctx, nc, FleetConfig{DiscoverWindow: time.Hour}); err == nil {
+		t.Error("NewFleet with a cancelled context: no error")
+	}
+}
+
+// An announcement over max_payload fails loudly at start, never truncated.
+func TestAnnouncerOverMaxPayload(t *testing.T) {
+	s := kvTestServerWith(t, func(o *server.Options) { o.MaxPayload = 2048 })
+	tk := toolkit.New(nil)
+	for i := range 50 {
+		err := tk.Add(toolkit.Raw(fmt.Sprint("tool", i), strings.Repeat("A long description. ", 5), nil,
+			func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := NewAnnouncer(kvTestConn(t, s), tk, AnnouncerConfig{Instance: "big"})
+	if err == nil || !strings.Contains(err.Error(), "max_payload") || !strings.Contains(err.Error(), "50 tools") {
+		t.Fatalf("NewAnnouncer = %v; want a max_payload error", err)
+	}
+}
+
+// A worker announces its toolkit; a client lists the fleet's tools for a
+// session whose groups live in JetStream KV.
+func ExampleNewFleet() {
+	dir, err := os.MkdirTemp("", "toolbus-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ns, err := server.NewServer(&server.Options{DontListen: true, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		log.Fatal("nats-server not ready")
+	}
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	ctx := context.Background()
+
+	// The client side: a live view of the fleet.
+	cc, _ := nats.Connect("", nats.InProcessServer(ns))
+	defer cc.Close()
+	fleet, err := NewFleet(ctx, cc, FleetConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fleet.Close()
+	changed := make(chan struct{}, 1)
+	fleet.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+
+	// A worker: its toolkit keeps group state in KV and is announced.
+	wc, _ := nats.Connect("", nats.InProcessServer(ns))
+	defer wc.Close()
+	js, _ := jetstream.New(wc)
+	state, err := NewKVState(ctx, js, KVStateConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tk := toolkit.New(&toolkit.Options{State: state})
+	_ = tk.AddGroup(toolkit.Group{Name: "web", Description: "Web access."})
+	type q struct {
+		Query string `json:"query"`
+	}
+	_ = tk.Add(toolkit.Func("search", "Search the web.", func(_ context.Context, in q) (string, error) { return in.Query, nil }), toolkit.InGroup("web"))
+	_ = tk.Add(toolkit.Func("echo", "Echo.", func(_ context.Context, in q) (string, error) { return in.Query, nil }))
+	ann, err := NewAnnouncer(wc, tk, AnnouncerConfig{Instance: "worker-1", Version: "1.0.0"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ann.Stop()
+	for len(fleet.Tools()) < 2 {
+		<-changed
+	}
+
+	for _, t := range fleet.Tools() {
+		fmt.Println(t.Name, t.Group, t.Instances)
+	}
+	// reset_tools ran somewhere in the fleet and returned a revision.
+	resp := tk.Invoke(ctx, toolkit.ToolCall{ID: "r1", Name: "reset_tools", Session: "agent-1", Input: map[string]any{"web": true}})
+	rev := resp.Metadata[toolkit.MetaGroupsRevision].(uint64)
+	schemas, err := fleet.SessionSchemas(ctx, state, "agent-1", rev)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range schemas {
+		fmt.Print(s.Function.Name, " ")
+	}
+	fmt.Println()
+	// Output:
+	// search web [worker-1]
+	// echo basic [worker-1]
+	// reset_tools search echo
+}

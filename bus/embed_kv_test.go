@@ -1,0 +1,153 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// kvTestServer starts a single in-process nats-server with JetStream and
+// no listener; it is shut down when the test ends.
+func kvTestServer(t testing.TB) *server.Server {
+	t.Helper()
+	return kvTestServerWith(t, nil)
+}
+
+// kvTestServerWith is kvTestServer with adjusted options.
+func kvTestServerWith(t testing.TB, adjust func(*server.Options)) *server.Server {
+	t.Helper()
+	opts := &server.Options{
+		ServerName: "kvtest",
+		DontListen: true,
+		JetStream:  true,
+		StoreDir:   t.TempDir(),
+		NoLog:      true,
+		NoSigs:     true,
+	}
+	if adjust != nil {
+		adjust(opts)
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatalf("starting nats-server: %v", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+// kvTestConn connects in-process to s; the connection is closed when the
+// test ends (before the server shuts down).
+func kvTestConn(t testing.TB, s *server.Server) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect("", nats.InProcessServer(s))
+	if err != nil {
+		t.Fatalf("connecting in-process: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// kvTestURLConn connects over TCP; closed when the test ends.
+func kvTestURLConn(t testing.TB, url string) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", url, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func kvTestJS(t testing.TB, nc *nats.Conn) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	return js
+}
+
+// kvTestCluster starts a 3-node JetStream cluster on loopback (random
+// client ports, free cluster ports; DontListen nodes cannot route) and
+// waits for a JetStream meta leader.
+func kvTestCluster(t testing.TB) []*server.Server {
+	t.Helper()
+	ports := make([]int, 3)
+	routes := make([]*url.URL, 3)
+	for i := range ports {
+		ports[i] = kvFreePort(t)
+		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", ports[i])}
+	}
+	servers := make([]*server.Server, 3)
+	for i := range servers {
+		s, err := server.NewServer(&server.Options{
+			ServerName: fmt.Sprintf("n%d", i+1),
+			Host:       "127.0.0.1",
+			Port:       server.RANDOM_PORT,
+			JetStream:  true,
+			StoreDir:   t.TempDir(),
+			Cluster:    server.ClusterOpts{Name: "kvtest", Host: "127.0.0.1", Port: ports[i]},
+			Routes:     routes,
+			NoLog:      true,
+			NoSigs:     true,
+		})
+		if err != nil {
+			t.Fatalf("starting node %d: %v", i+1, err)
+		}
+		go s.Start()
+		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+		servers[i] = s
+	}
+	for i, s := range servers {
+		if !s.ReadyForConnections(20 * time.Second) {
+			t.Fatalf("node %d not ready", i+1)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		leader := false
+		current := true
+		for _, s := range servers {
+			leader = leader || s.JetStreamIsLeader()
+			current = current && s.JetStreamIsCurrent()
+		}
+		if leader && current {
+			return servers
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no JetStream meta leader after 60s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kvFreePort returns a loopback TCP port that was free a moment ago.
+func kvFreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// kvTestCtx is a "never hangs" guard for one test.
+func kvTestCtx(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,435 @@
+package bus
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// DefaultGroupsBucket is the JetStream KV bucket KVState uses when
+// KVStateConfig.Bucket is empty.
+const DefaultGroupsBucket = "toolbus_groups"
+
+// DefaultStateWait bounds KVState's retries when the caller's context has
+// no deadline.
+const DefaultStateWait = 5 * time.Second
+
+// MaxSessionKeyLen is the longest encoded KV key KVState accepts for a
+// session (see SessionKey). It keeps the key's subject far below the
+// server's 4 KiB control-line limit.
+const MaxSessionKeyLen = 1024
+
+// ErrStaleGroupState is returned (wrapped) by KVState.Load when no state
+// at least as recent as the requested revision could be read before the
+// context's deadline (or KVStateConfig.MaxWait).
+var ErrStaleGroupState = errors.New("bus: group state older than the requested revision")
+
+// ErrInvalidSession is returned (wrapped) for a session name that cannot be
+// stored: its encoded key is longer than MaxSessionKeyLen.
+var ErrInvalidSession = errors.New("bus: invalid session")
+
+// KVStateConfig configures NewKVState. The zero value means the defaults.
+type KVStateConfig struct {
+	// Bucket is the KV bucket name ([A-Za-z0-9_-]+); "" means
+	// DefaultGroupsBucket.
+	Bucket string
+	// Replicas of the bucket when KVState creates it (1 to 5); 0 means 1.
+	Replicas int
+	// Storage of the bucket when KVState creates it; the zero value is
+	// jetstream.FileStorage.
+	Storage jetstream.StorageType
+	// TTL, when positive, makes a session's state expire that long after
+	// its last reset_tools; the session then falls back to the toolkit's
+	// default groups. 0 keeps states forever.
+	TTL time.Duration
+	// MaxWait bounds Load and Store when ctx has no deadline: how long
+	// they wait for a revision, retry a lost compare-and-set, or ride out
+	// a moment without a stream leader. 0 means DefaultStateWait.
+	MaxWait time.Duration
+}
+
+// KVState is a toolkit.GroupState on a JetStream KV bucket, one key per
+// session, so every worker of a fleet (on any node of a cluster) sees the
+// same activation.
+//
+// Store writes by compare-and-set on the key's revision and returns the
+// new revision, which is the bucket stream's sequence number and so grows
+// with every write to the bucket. Load(minRevision) never returns a state
+// older than minRevision: KV reads are direct gets that any replica may
+// answer and a lagging replica can return an older value, so a stale read
+// is repeated against the stream leader, with backoff, until the deadline.
+//
+// Keys and values are documented in statedoc.md: a session is stored
+// under SessionKey(session), the value is a JSON array of group names.
+// An existing bucket is bound as is; its configuration is not changed.
+//
+// KVState is safe for concurrent use.
+type KVState struct {
+	js      jetstream.JetStream
+	kv      jetstream.KeyValue
+	bucket  string
+	stream  string
+	api     string // JetStream API prefix, with a trailing dot
+	maxWait time.Duration
+}
+
+var _ toolkit.GroupState = (*KVState)(nil)
+
+// NewKVState binds the configured bucket, creating it when it does not
+// exist. It fails for an invalid configuration and when JetStream is not
+// available.
+func NewKVState(ctx context.Context, js jetstream.JetStream, cfg KVStateConfig) (*KVState, error) {
+	if js == nil {
+		return nil, errors.New("bus: NewKVState: nil JetStream")
+	}
+	if cfg.Bucket == "" {
+		cfg.Bucket = DefaultGroupsBucket
+	}
+	if !bucketRE.MatchString(cfg.Bucket) {
+		return nil, fmt.Errorf("bus: invalid KV bucket name %q: must match [A-Za-z0-9_-]+", cfg.Bucket)
+	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Replicas < 1 || cfg.Replicas > 5 {
+		return nil, fmt.Errorf("bus: KV bucket %q: replicas must be 1 to 5, got %d", cfg.Bucket, cfg.Replicas)
+	}
+	if cfg.TTL < 0 {
+		return nil, fmt.Errorf("bus: KV bucket %q: negative TTL %v", cfg.Bucket, cfg.TTL)
+	}
+	if cfg.MaxWait < 0 {
+		return nil, fmt.Errorf("bus: KV bucket %q: negative MaxWait %v", cfg.Bucket, cfg.MaxWait)
+	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = DefaultStateWait
+	}
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      cfg.Bucket,
+			Description: "toolbus: active tool groups per session",
+			History:     1,
+			TTL:         cfg.TTL,
+			Storage:     cfg.Storage,
+			Replicas:    cfg.Replicas,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+			kv, err = js.KeyValue(ctx, cfg.Bucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: binding KV bucket %q: %w", cfg.Bucket, err)
+	}
+	return &KVState{
+		js:      js,
+		kv:      kv,
+		bucket:  cfg.Bucket,
+		stream:  "KV_" + cfg.Bucket,
+		api:     apiPrefix(js.Options()),
+		maxWait: cfg.MaxWait,
+	}, nil
+}
+
+// Bucket returns the name of the KV bucket.
+func (s *KVState) Bucket() string { return s.bucket }
+
+// Store replaces the active groups of session and returns the new
+// revision. It creates the key when absent and otherwise updates it on the
+// revision it read, retrying when another writer got there first or the
+// stream has no leader for the moment (until the context's deadline, or
+// KVStateConfig.MaxWait when ctx has none).
+func (s *KVState) Store(ctx context.Context, session string, groups []string) (uint64, error) {
+	key, err := SessionKey(session)
+	if err != nil {
+		return 0, err
+	}
+	if groups == nil {
+		groups = []string{}
+	}
+	val, err := json.Marshal(groups)
+	if err != nil {
+		return 0, fmt.Errorf("bus: encoding groups of session %q: %w", session, err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.maxWait)
+		defer cancel()
+	}
+	wait := time.Millisecond
+	for {
+		var rev uint64
+		e, err := s.kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			rev, err = s.kv.Create(ctx, key, val)
+		case err == nil:
+			rev, err = s.kv.Update(ctx, key, val, e.Revision())
+		}
+		if err == nil {
+			return rev, nil
+		}
+		// ErrKeyExists: created concurrently (or the read was stale);
+		// ErrKeyRevisionMismatch: updated concurrently. Read again.
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !transient(err) {
+			return 0, fmt.Errorf("bus: storing groups of session %q: %w", session, err)
+		}
+		if serr := sleepCtx(ctx, wait); serr != nil {
+			return 0, fmt.Errorf("bus: storing groups of session %q: %w (last error: %v)", session, serr, err)
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// Load returns the active groups of session; ok is false when the session
+// has no stored state (never stored, deleted, or expired by the bucket's
+// TTL).
+//
+// With minRevision > 0 the answer reflects the bucket at or after that
+// revision. A read that returns an older revision of the key (a lagging
+// replica) is checked against the stream leader: once the leader has
+// reached minRevision its value for the key is returned (that value may be
+// older than minRevision when minRevision was a write to another key, or
+// absent when the state expired). Until then Load retries with backoff and
+// fails with ErrStaleGroupState at the context's deadline, or after
+// KVStateConfig.MaxWait when ctx has none. A moment without a stream
+// leader (no responders, 503) is retried the same way.
+func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) ([]string, uint64, bool, error) {
+	key, err := SessionKey(session)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.maxWait)
+		defer cancel()
+	}
+	wait := time.Millisecond
+	var seen uint64
+	for {
+		r, err := s.read(ctx, key, minRevision)
+		switch {
+		case err == nil && r.fresh:
+			if !r.found {
+				return nil, r.rev, false, nil
+			}
+			groups, err := decodeGroups(r.val)
+			if err != nil {
+				return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: bad value at revision %d: %w", session, r.rev, err)
+			}
+			return groups, r.rev, true, nil
+		case err == nil:
+			seen = max(seen, r.rev)
+		case ctx.Err() == nil && !transient(err):
+			return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: %w", session, err)
+		}
+		if serr := sleepCtx(ctx, wait); serr != nil || ctx.Err() != nil {
+			if minRevision > 0 {
+				return nil, 0, false, fmt.Errorf("%w: session %q: revision %d not reached (latest seen %d): %v",
+					ErrStaleGroupState, session, minRevision, seen, context.Cause(ctx))
+			}
+			return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: %w (last error: %v)", session, context.Cause(ctx), err)
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// Delete removes the stored state of session, which then falls back to
+// the toolkit's default groups, and returns the revision of the deletion.
+func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
+	key, err := SessionKey(session)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.kv.Delete(ctx, key); err != nil {
+		return 0, fmt.Errorf("bus: deleting groups of session %q: %w", session, err)
+	}
+	// Delete does not return the marker's revision; the leader knows it.
+	r, err := s.leaderGet(ctx, key)
+	if err != nil {
+		return 0, fmt.Errorf("bus: deleting groups of session %q: %w", session, err)
+	}
+	return r.rev, nil
+}
+
+// stateRead is one read of a session's key.
+type stateRead struct {
+	val   []byte
+	rev   uint64 // of the value or the delete marker; 0 when unknown
+	found bool
+	fresh bool // at least as recent as the requested revision
+}
+
+// read does one attempt: a direct get (any replica) and, when that is
+// older than minRevision, the stream leader's view if the leader has
+// reached minRevision. A read that is not fresh must be retried.
+func (s *KVState) read(ctx context.Context, key string, minRevision uint64) (stateRead, error) {
+	e, err := s.kv.Get(ctx, key)
+	var seen uint64
+	switch {
+	case err == nil:
+		if e.Revision() >= minRevision {
+			return stateRead{val: e.Value(), rev: e.Revision(), found: true, fresh: true}, nil
+		}
+		seen = e.Revision()
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		if minRevision == 0 {
+			return stateRead{fresh: true}, nil
+		}
+	default:
+		return stateRead{}, err
+	}
+	// Ask the leader for its last sequence first, then for the key, so
+	// the key's answer is at least as new as that sequence.
+	st, err := s.js.Stream(ctx, s.stream)
+	if err != nil {
+		return stateRead{}, err
+	}
+	if info := st.CachedInfo(); info == nil || info.State.LastSeq < minRevision {
+		return stateRead{rev: seen}, nil // the leader is behind too
+	}
+	r, err := s.leaderGet(ctx, key)
+	if err != nil {
+		return stateRead{}, err
+	}
+	r.fresh = true
+	return r, nil
+}
+
+// leaderGet reads the last message of key through the stream leader
+// (STREAM.MSG.GET; direct gets may be answered by any replica).
+func (s *KVState) leaderGet(ctx context.Context, key string) (stateRead, error) {
+	req, err := json.Marshal(map[string]string{"last_by_subj": "$KV." + s.bucket + "." + key})
+	if err != nil {
+		return stateRead{}, err
+	}
+	msg, err := s.js.Conn().RequestWithContext(ctx, s.api+"STREAM.MSG.GET."+s.stream, req)
+	if err != nil {
+		return stateRead{}, err
+	}
+	var resp struct {
+		Error   *jetstream.APIError `json:"error"`
+		Message *struct {
+			Seq    uint64 `json:"seq"`
+			Header []byte `json:"hdrs"`
+			Data   []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return stateRead{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return stateRead{}, nil
+	case resp.Error != nil:
+		return stateRead{}, resp.Error
+	case resp.Message == nil:
+		return stateRead{}, errors.New("the stream leader's answer has no message")
+	}
+	m := resp.Message
+	if len(m.Header) > 0 {
+		hdr, err := nats.DecodeHeadersMsg(m.Header)
+		if err != nil {
+			return stateRead{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
+		}
+		if op := hdr.Get(kvOperationHeader); op == "DEL" || op == "PURGE" {
+			return stateRead{rev: m.Seq}, nil
+		}
+	}
+	return stateRead{val: m.Data, rev: m.Seq, found: true}, nil
+}
+
+// kvOperationHeader marks KV delete and purge markers (ADR-8).
+const kvOperationHeader = "KV-Operation"
+
+var (
+	bucketRE      = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	plainKeyRE    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	sessionKeyB64 = base64.RawURLEncoding
+)
+
+// SessionKey returns the KV key of a session. A session made only of
+// [A-Za-z0-9_-] (and not empty) is its own key; any other session,
+// including "", is "=" followed by its unpadded base64url encoding (RFC
+// 4648 §5), so the mapping is reversible (ParseSessionKey) and no two
+// sessions share a key. It fails with ErrInvalidSession when the key would
+// be longer than MaxSessionKeyLen.
+func SessionKey(session string) (string, error) {
+	key := session
+	if !plainKeyRE.MatchString(session) {
+		key = "=" + sessionKeyB64.EncodeToString([]byte(session))
+	}
+	if len(key) > MaxSessionKeyLen {
+		return "", fmt.Errorf("%w: a session of %d bytes encodes to a %d-byte KV key, over the %d-byte limit",
+			ErrInvalidSession, len(session), len(key), MaxSessionKeyLen)
+	}
+	return key, nil
+}
+
+// ParseSessionKey is the inverse of SessionKey.
+func ParseSessionKey(key string) (string, error) {
+	if enc, ok := strings.CutPrefix(key, "="); ok {
+		b, err := sessionKeyB64.DecodeString(enc)
+		if err != nil {
+			return "", fmt.Errorf("%w: key %q: %v", ErrInvalidSession, key, err)
+		}
+		return string(b), nil
+	}
+	if !plainKeyRE.MatchString(key) {
+		return "", fmt.Errorf("%w: key %q is not a session key", ErrInvalidSession, key)
+	}
+	return key, nil
+}
+
+// decodeGroups parses a stored value: a JSON array of group names.
+func decodeGroups(val []byte) ([]string, error) {
+	var groups []string
+	if err := json.Unmarshal(val, &groups); err != nil {
+		return nil, fmt.Errorf("want a JSON array of group names: %w", err)
+	}
+	if groups == nil {
+		return nil, errors.New("want a JSON array of group names, got null")
+	}
+	return slices.Clip(groups), nil
+}
+
+// apiPrefix is the JetStream API subject prefix js uses.
+func apiPrefix(o jetstream.JetStreamOptions) string {
+	switch {
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	case o.APIPrefix != "":
+		return strings.TrimSuffix(o.APIPrefix, ".") + "."
+	}
+	return jetstream.DefaultAPIPrefix
+}
+
+// transient reports errors worth retrying until the deadline: JetStream
+// without a leader for the moment (an election, a bucket just created).
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503)
+}
+
+// sleepCtx waits for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,614 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// jetstreamKeyRE is the KV key syntax nats.go enforces.
+var jetstreamKeyRE = regexp.MustCompile(`^[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*$`)
+
+// newTestKVState binds a KVState on its own connection to s.
+func newTestKVState(t *testing.T, js jetstream.JetStream, cfg KVStateConfig) *KVState {
+	t.Helper()
+	st, err := NewKVState(kvTestCtx(t), js, cfg)
+	if err != nil {
+		t.Fatalf("NewKVState: %v", err)
+	}
+	return st
+}
+
+func TestSessionKey(t *testing.T) {
+	tests := []struct {
+		session string
+		key     string // "" means: encoded, only check the round trip
+	}{
+		{session: "abc", key: "abc"},
+		{session: "A-b_9", key: "A-b_9"},
+		{session: "", key: "="},
+		{session: "a.b", key: "=YS5i"},
+		{session: "user@example.com"},
+		{session: "with space"},
+		{session: "ünïcödé 会话"},
+		{session: "*"},
+		{session: ">"},
+		{session: "=YS5i"}, // looks like an encoded key: must not collide with "a.b"
+		{session: "tab\tnew\nline"},
+		{session: "\x00\xff"},
+		{session: strings.Repeat("x", MaxSessionKeyLen), key: strings.Repeat("x", MaxSessionKeyLen)},
+	}
+	seen := map[string]string{}
+	for _, tt := range tests {
+		key, err := SessionKey(tt.session)
+		if err != nil {
+			t.Fatalf("SessionKey(%q): %v", tt.session, err)
+		}
+		if tt.key != "" && key != tt.key {
+			t.Errorf("SessionKey(%q) = %q, want %q", tt.session, key, tt.key)
+		}
+		if !jetstreamKeyRE.MatchString(key) {
+			t.Errorf("SessionKey(%q) = %q is not a valid KV key", tt.session, key)
+		}
+		if other, dup := seen[key]; dup {
+			t.Errorf("sessions %q and %q share key %q", other, tt.session, key)
+		}
+		seen[key] = tt.session
+		back, err := ParseSessionKey(key)
+		if err != nil || back != tt.session {
+			t.Errorf("ParseSessionKey(%q) = %q, %v; want %q", key, back, err, tt.session)
+		}
+	}
+}
+
+func TestSessionKeyBadInput(t *testing.T) {
+	if _, err := SessionKey(strings.Repeat("x", MaxSessionKeyLen+1)); !errors.Is(err, ErrInvalidSession) {
+		t.Errorf("over-long plain session: err = %v, want ErrInvalidSession", err)
+	}
+	if _, err := SessionKey(strings.Repeat("é", 400)); !errors.Is(err, ErrInvalidSession) {
+		t.Errorf("over-long encoded session: err = %v, want ErrInvalidSession", err)
+	}
+	for _, key := range []string{"=!!", "a.b", "", "=YS5i=", "a b"} {
+		if s, err := ParseSessionKey(key); !errors.Is(err, ErrInvalidSession) {
+			t.Errorf("ParseSessionKey(%q) = %q, %v; want ErrInvalidSession", key, s, err)
+		}
+	}
+}
+
+func TestKVStateStoreLoad(t *testing.T) {
+	s := kvTestServer(t)
+	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
+	ctx := kvTestCtx(t)
+	if st.Bucket() != DefaultGroupsBucket {
+		t.Errorf("Bucket() = %q, want %q", st.Bucket(), DefaultGroupsBucket)
+	}
+
+	groups, rev, ok, err := st.Load(ctx, "never", 0)
+	if err != nil || ok || groups != nil || rev != 0 {
+		t.Fatalf("Load(absent) = %v, %d, %v, %v; want nil, 0, false, nil", groups, rev, ok, err)
+	}
+
+	tests := []struct {
+		session string
+		groups  []string
+		want    []string
+	}{
+		{"s1", []string{"web", "files"}, []string{"web", "files"}},
+		{"s1", []string{"files"}, []string{"files"}},
+		{"s1", nil, []string{}},
+		{"s2", []string{}, []string{}},
+		{"", []string{"web"}, []string{"web"}},
+		{"a.b", []string{"files"}, []string{"files"}},
+		{"=YS5i", []string{"web"}, []string{"web"}},
+		{"user@example.com/ü 会话", []string{"web", "files"}, []string{"web", "files"}},
+		{strings.Repeat("é", 300), []string{"web"}, []string{"web"}},
+	}
+	var last uint64
+	for _, tt := range tests {
+		rev, err := st.Store(ctx, tt.session, tt.groups)
+		if err != nil {
+			t.Fatalf("Store(%q, %v): %v", tt.session, tt.groups, err)
+		}
+		if rev <= last {
+			t.Errorf("Store(%q) revision %d does not increase (previous %d)", tt.session, rev, last)
+		}
+		last = rev
+		for _, min := range []uint64{0, rev} {
+			got, grev, ok, err := st.Load(ctx, tt.session, min)
+			if err != nil || !ok || grev != rev || !slices.Equal(got, tt.want) || got == nil {
+				t.Errorf("Load(%q, %d) = %#v, %d, %v, %v; want %#v, %d, true, nil", tt.session, min, got, grev, ok, err, tt.want, rev)
+			}
+		}
+	}
+	// "a.b" and "=YS5i" are different sessions although one's key looks
+	// like the other's encoding.
+	if got, _, _, _ := st.Load(ctx, "a.b", 0); !slices.Equal(got, []string{"files"}) {
+		t.Errorf(`Load("a.b") = %v, want [files]`, got)
+	}
+}
+
+func TestKVStateBadInput(t *testing.T) {
+	s := kvTestServer(t)
+	js := kvTestJS(t, kvTestConn(t, s))
+	st := newTestKVState(t, js, KVStateConfig{Bucket: "bad_input"})
+	ctx := kvTestCtx(t)
+	long := strings.Repeat("x", MaxSessionKeyLen+1)
+	if _, err := st.Store(ctx, long, []string{"web"}); !errors.Is(err, ErrInvalidSession) {
+		t.Errorf("Store(over-long session): err = %v, want ErrInvalidSession", err)
+	}
+	if _, _, _, err := st.Load(ctx, long, 0); !errors.Is(err, ErrInvalidSession) {
+		t.Errorf("Load(over-long session): err = %v, want ErrInvalidSession", err)
+	}
+	if _, err := st.Delete(ctx, long); !errors.Is(err, ErrInvalidSession) {
+		t.Errorf("Delete(over-long session): err = %v, want ErrInvalidSession", err)
+	}
+
+	// Values written by something else than KVState.
+	kv, err := js.KeyValue(ctx, "bad_input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, val := range []string{"web,files", `{"web":true}`, "null", `[1,2]`, ""} {
+		rev, err := kv.Put(ctx, "garbage", []byte(val))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err = st.Load(ctx, "garbage", rev)
+		if err == nil || !strings.Contains(err.Error(), "bad value") || !strings.Contains(err.Error(), `"garbage"`) {
+			t.Errorf("Load of value %q: err = %v, want a clear 'bad value' error naming the session", val, err)
+		}
+	}
+	// The bad value does not stop a store from replacing it.
+	rev, err := st.Store(ctx, "garbage", []string{"web"})
+	if err != nil {
+		t.Fatalf("Store over a bad value: %v", err)
+	}
+	if got, grev, ok, err := st.Load(ctx, "garbage", rev); err != nil || !ok || !slices.Equal(got, []string{"web"}) {
+		t.Errorf("Load after repair = %v, %d, %v, %v", got, grev, ok, err)
+	}
+}
+
+func TestNewKVStateBadConfig(t *testing.T) {
+	s := kvTestServer(t)
+	js := kvTestJS(t, kvTestConn(t, s))
+	tests := []struct {
+		name string
+		js   jetstream.JetStream
+		cfg  KVStateConfig
+		want string
+	}{
+		{"nil JetStream", nil, KVStateConfig{}, "nil JetStream"},
+		{"bad bucket name", js, KVStateConfig{Bucket: "a.b"}, "invalid KV bucket name"},
+		{"bucket with space", js, KVStateConfig{Bucket: "a b"}, "invalid KV bucket name"},
+		{"too many replicas", js, KVStateConfig{Replicas: 6}, "replicas must be 1 to 5"},
+		{"negative replicas", js, KVStateConfig{Replicas: -1}, "replicas must be 1 to 5"},
+		{"negative TTL", js, KVStateConfig{TTL: -time.Second}, "negative TTL"},
+		{"negative wait", js, KVStateConfig{MaxWait: -time.Second}, "negative MaxWait"},
+		{"R3 on one node", js, KVStateConfig{Bucket: "r3", Replicas: 3}, `binding KV bucket "r3"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := NewKVState(kvTestCtx(t), tt.js, tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("NewKVState = %v, %v; want an error containing %q", st, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestKVStateBindsExistingBucket(t *testing.T) {
+	s := kvTestServer(t)
+	js := kvTestJS(t, kvTestConn(t, s))
+	ctx := kvTestCtx(t)
+	a := newTestKVState(t, js, KVStateConfig{Storage: jetstream.MemoryStorage})
+	rev, err := a.Store(ctx, "s", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A different configuration binds the existing bucket as is.
+	b := newTestKVState(t, js, KVStateConfig{Storage: jetstream.FileStorage, TTL: time.Hour})
+	if got, _, ok, err := b.Load(ctx, "s", rev); err != nil || !ok || !slices.Equal(got, []string{"web"}) {
+		t.Errorf("Load through the second binding = %v, %v, %v", got, ok, err)
+	}
+}
+
+// Two workers on two connections: what one stores, the other honours at
+// once with the revision.
+func TestKVStateTwoWorkers(t *testing.T) {
+	s := kvTestServer(t)
+	a := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
+	b := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
+	ctx := kvTestCtx(t)
+	sets := [][]string{{"web"}, {"files"}, {}, {"web", "files"}}
+	for i := range 100 {
+		w, r := a, b
+		if i%2 == 1 {
+			w, r = b, a
+		}
+		want := sets[i%len(sets)]
+		rev, err := w.Store(ctx, "sess", want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, grev, ok, err := r.Load(ctx, "sess", rev)
+		if err != nil || !ok || grev < rev || !slices.Equal(got, want) {
+			t.Fatalf("round %d: Load = %v, %d, %v, %v; want %v at >= %d", i, got, grev, ok, err, want, rev)
+		}
+	}
+}
+
+func TestKVStateConcurrentStores(t *testing.T) {
+	s := kvTestServer(t)
+	ctx := kvTestCtx(t)
+	states := []*KVState{
+		newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{}),
+		newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{}),
+	}
+	const n = 20
+	revs := make([]uint64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			revs[i], errs[i] = states[i%2].Store(ctx, "shared", []string{fmt.Sprint("g", i)})
+		})
+	}
+	wg.Wait()
+	top := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("store %d: %v", i, errs[i])
+		}
+		if revs[i] > revs[top] {
+			top = i
+		}
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(revs)))) != n {
+		t.Errorf("revisions are not distinct: %v", revs)
+	}
+	got, rev, ok, err := states[0].Load(ctx, "shared", revs[top])
+	if err != nil || !ok || rev != revs[top] || !slices.Equal(got, []string{fmt.Sprint("g", top)}) {
+		t.Errorf("Load = %v, %d, %v, %v; want the last write [g%d] at %d", got, rev, ok, err, top, revs[top])
+	}
+}
+
+// A revision of another key: the leader has reached it, the session's own
+// (older) state is current and is returned without waiting.
+func TestKVStateRevisionOfAnotherKey(t *testing.T) {
+	s := kvTestServer(t)
+	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{MaxWait: time.Minute})
+	ctx := kvTestCtx(t)
+	r1, err := st.Store(ctx, "s1", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := st.Store(ctx, "s2", []string{"files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, rev, ok, err := st.Load(ctx, "s1", r2)
+	if err != nil || !ok || rev != r1 || !slices.Equal(got, []string{"web"}) {
+		t.Errorf("Load(s1, %d) = %v, %d, %v, %v; want [web] at %d", r2, got, rev, ok, err, r1)
+	}
+	got, rev, ok, err = st.Load(ctx, "never", r2)
+	if err != nil || ok || got != nil {
+		t.Errorf("Load(never, %d) = %v, %d, %v, %v; want absent", r2, got, rev, ok, err)
+	}
+}
+
+// A revision the bucket has not reached fails clearly at the deadline.
+func TestKVStateFutureRevision(t *testing.T) {
+	s := kvTestServer(t)
+	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{MaxWait: 200 * time.Millisecond})
+	ctx := kvTestCtx(t)
+	rev, err := st.Store(ctx, "s", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No deadline on ctx: MaxWait bounds the wait.
+	_, _, _, err = st.Load(context.Background(), "s", rev+1000)
+	if !errors.Is(err, ErrStaleGroupState) || !strings.Contains(err.Error(), fmt.Sprint(rev+1000)) {
+		t.Errorf("Load(future) without deadline: err = %v, want ErrStaleGroupState naming the revision", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	_, _, _, err = st.Load(short, "s", rev+1000)
+	if !errors.Is(err, ErrStaleGroupState) {
+		t.Errorf("Load(future) with deadline: err = %v, want ErrStaleGroupState", err)
+	}
+	// Through a toolkit the failure is data: code unavailable.
+	tk := newGroupsToolkit(t, st)
+	resp := tk.Invoke(short, toolkit.ToolCall{ID: "c", Name: "search", Session: "s", GroupsRevision: rev + 1000})
+	if resp.Code != toolkit.CodeUnavailable || !strings.Contains(resp.Text(), "GroupStateError") {
+		t.Errorf("call with a future revision = %s %s %q; want unavailable GroupStateError", resp.State, resp.Code, resp.Text())
+	}
+}
+
+func TestKVStateDelete(t *testing.T) {
+	s := kvTestServer(t)
+	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
+	ctx := kvTestCtx(t)
+	rev, err := st.Store(ctx, "s", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drev, err := st.Delete(ctx, "s")
+	if err != nil || drev <= rev {
+		t.Fatalf("Delete = %d, %v; want a revision after %d", drev, err, rev)
+	}
+	for _, min := range []uint64{0, rev, drev} {
+		if got, _, ok, err := st.Load(ctx, "s", min); err != nil || ok {
+			t.Errorf("Load(deleted, %d) = %v, %v, %v; want absent", min, got, ok, err)
+		}
+	}
+	// Stored again after a delete.
+	rev, err = st.Store(ctx, "s", []string{"files"})
+	if err != nil || rev <= drev {
+		t.Fatalf("Store after Delete = %d, %v", rev, err)
+	}
+	if got, _, ok, err := st.Load(ctx, "s", rev); err != nil || !ok || !slices.Equal(got, []string{"files"}) {
+		t.Errorf("Load after re-store = %v, %v, %v", got, ok, err)
+	}
+}
+
+func TestKVStateTTL(t *testing.T) {
+	s := kvTestServer(t)
+	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{Bucket: "ttl", TTL: 500 * time.Millisecond})
+	ctx := kvTestCtx(t)
+	rev, err := st.Store(ctx, "s", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Expired state reads as absent, also with the revision of the
+	// expired write (the leader has passed it).
+	for {
+		_, _, ok, err := st.Load(ctx, "s", rev)
+		if err != nil {
+			t.Fatalf("Load while expiring: %v", err)
+		}
+		if !ok {
+			break
+		}
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			t.Fatal("state never expired")
+		}
+	}
+}
+
+// The write goes to node 1, the read with the revision to node 3, on an R3
+// bucket: never stale.
+func TestKVStateClusterNoStaleRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-node cluster")
+	}
+	servers := kvTestCluster(t)
+	ctx := kvTestCtx(t)
+	js1 := kvTestJS(t, kvTestURLConn(t, servers[0].ClientURL()))
+	js3 := kvTestJS(t, kvTestURLConn(t, servers[2].ClientURL()))
+	var w *KVState
+	for { // the meta leader may still be settling: retry the R3 create
+		var err error
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		w, err = NewKVState(cctx, js1, KVStateConfig{Replicas: 3})
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("creating the R3 bucket: %v", err)
+		}
+		t.Logf("creating the R3 bucket: %v (retrying)", err)
+	}
+	r := newTestKVState(t, js3, KVStateConfig{})
+	stalePlain := 0
+	const rounds = 200
+	for i := range rounds {
+		want := []string{fmt.Sprint("g", i)}
+		rev, err := w.Store(ctx, "sess", want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A plain read shows why the revision is needed.
+		if _, prev, _, err := r.Load(ctx, "sess", 0); err == nil && prev < rev {
+			stalePlain++
+		}
+		got, grev, ok, err := r.Load(ctx, "sess", rev)
+		if err != nil || !ok || grev < rev || !slices.Equal(got, want) {
+			t.Fatalf("round %d: Load on node 3 = %v, %d, %v, %v; want %v at >= %d", i, got, grev, ok, err, want, rev)
+		}
+	}
+	t.Logf("reads without a revision on node 3 that were stale: %d of %d", stalePlain, rounds)
+
+	// A revision of another key is answered by the stream leader, through
+	// node 3, without waiting.
+	r1, err := w.Store(ctx, "other", []string{"files"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := w.Store(ctx, "sess", []string{"last"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, rev, ok, err := r.Load(ctx, "other", r2)
+	if err != nil || !ok || rev != r1 || !slices.Equal(got, []string{"files"}) {
+		t.Errorf("Load(other, %d) on node 3 = %v, %d, %v, %v; want [files] at %d", r2, got, rev, ok, err, r1)
+	}
+}
+
+// groupsConfig registers the same groups and tools on a toolkit, as every
+// worker of a fleet does.
+func newGroupsToolkit(t *testing.T, state toolkit.GroupState) *toolkit.Toolkit {
+	t.Helper()
+	tk := toolkit.New(&toolkit.Options{State: state})
+	if err := tk.AddGroup(toolkit.Group{Name: "web", Description: "Web search.", Instructions: "Cite sources."}); err != nil {
+		t.Fatal(err)
+	}
+	type q struct {
+		Query string `json:"query"`
+	}
+	err := tk.Add(toolkit.Func("search", "Search the web.", func(_ context.Context, in q) (string, error) {
+		return "results for " + in.Query, nil
+	}), toolkit.InGroup("web"), toolkit.ReadOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// reset_tools on toolkit A, then a call to the group's tool on toolkit B
+// with the returned revision succeeds; on one node and across a cluster.
+func TestKVStateToolkits(t *testing.T) {
+	single := func(t *testing.T) (jetstream.JetStream, jetstream.JetStream) {
+		s := kvTestServer(t)
+		return kvTestJS(t, kvTestConn(t, s)), kvTestJS(t, kvTestConn(t, s))
+	}
+	cluster := func(t *testing.T) (jetstream.JetStream, jetstream.JetStream) {
+		servers := kvTestCluster(t)
+		return kvTestJS(t, kvTestURLConn(t, servers[0].ClientURL())), kvTestJS(t, kvTestURLConn(t, servers[2].ClientURL()))
+	}
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T) (jetstream.JetStream, jetstream.JetStream)
+		replicas int
+	}{
+		{"single node", single, 1},
+		{"cluster", cluster, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.replicas > 1 && testing.Short() {
+				t.Skip("3-node cluster")
+			}
+			jsA, jsB := tt.setup(t)
+			ctx := kvTestCtx(t)
+			var stA *KVState
+			for {
+				var err error
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				stA, err = NewKVState(cctx, jsA, KVStateConfig{Replicas: tt.replicas})
+				cancel()
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("NewKVState: %v", err)
+				}
+			}
+			a := newGroupsToolkit(t, stA)
+			b := newGroupsToolkit(t, newTestKVState(t, jsB, KVStateConfig{}))
+			search := toolkit.ToolCall{ID: "s0", Name: "search", Session: "agent-1", Input: map[string]any{"query": "nats"}}
+
+			if resp := b.Invoke(ctx, search); resp.Code != toolkit.CodeGroupInactive {
+				t.Fatalf("before reset_tools: %s %s %q; want group_inactive", resp.State, resp.Code, resp.Text())
+			}
+			for i, on := range []bool{true, false, true} {
+				reset := a.Invoke(ctx, toolkit.ToolCall{ID: fmt.Sprint("r", i), Name: toolkit.MetaToolName, Session: "agent-1", Input: map[string]any{"web": on}})
+				if reset.State != toolkit.StateSuccess {
+					t.Fatalf("reset_tools: %s %s %q", reset.State, reset.Code, reset.Text())
+				}
+				rev, _ := reset.Metadata[toolkit.MetaGroupsRevision].(uint64)
+				if rev == 0 {
+					t.Fatalf("reset_tools metadata has no revision: %v", reset.Metadata)
+				}
+				call := search
+				call.ID = fmt.Sprint("s", i+1)
+				call.GroupsRevision = rev
+				resp := b.Invoke(ctx, call)
+				if on && (resp.State != toolkit.StateSuccess || resp.Text() != "results for nats") {
+					t.Fatalf("after activating on A, B answered %s %s %q", resp.State, resp.Code, resp.Text())
+				}
+				if !on && resp.Code != toolkit.CodeGroupInactive {
+					t.Fatalf("after deactivating on A, B answered %s %s %q", resp.State, resp.Code, resp.Text())
+				}
+				schemas, err := b.SessionSchemas(ctx, "agent-1", rev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				listed := slices.ContainsFunc(schemas, func(s toolkit.FunctionSchema) bool { return s.Function.Name == "search" })
+				if listed != on {
+					t.Errorf("B lists search = %v, want %v", listed, on)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkKVState measures one Store and one Load (with and without the
+// revision) on a single in-process node, file storage.
+func BenchmarkKVState(b *testing.B) {
+	s := kvTestServer(b)
+	st, err := NewKVState(context.Background(), kvTestJS(b, kvTestConn(b, s)), KVStateConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	rev, err := st.Store(ctx, "bench", []string{"web"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Store", func(b *testing.B) {
+		for b.Loop() {
+			if rev, err = st.Store(ctx, "bench", []string{"web", "files"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Load", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, _, err := st.Load(ctx, "bench", 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("LoadAtRevision", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, _, err := st.Load(ctx, "bench", rev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	other, err := st.Store(ctx, "other", []string{"web"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("LoadAtOtherKeysRevision", func(b *testing.B) { // the leader path
+		for b.Loop() {
+			if _, _, _, err := st.Load(ctx, "bench", other); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func TestTransientErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nats.ErrNoResponders, true},
+		{fmt.Errorf("wrapped: %w", nats.ErrNoResponders), true},
+		{jetstream.ErrNoStreamResponse, true},
+		{nats.ErrTimeout, true},
+		{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream cluster not available"}, true},
+		{jetstream.ErrKeyNotFound, false},
+		{jetstream.ErrBadRequest, false},
+		{jetstream.ErrBucketNotFound, false},
+		{context.Canceled, false},
+	}
+	for _, tt := range tests {
+		if got := transient(tt.err); got != tt.want {
+			t.Errorf("transient(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
