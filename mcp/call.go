@@ -57,7 +57,7 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any, w t
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		o.err = c.withSession(cctx, func(cs *sdk.ClientSession) error {
+		o.err = c.withSession(cctx, c.retrySafe(tool), func(cs *sdk.ClientSession) error {
 			var err error
 			o.res, err = cs.CallTool(cctx, params)
 			return err
@@ -99,16 +99,24 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		return toolkit.Errorf(toolkit.CodeTimeout, "TimeoutError: the MCP server %q did not finish the tool '%s' within %s; the call was cancelled.", c.cfg.Name, tool, c.cfg.Timeout)
 	}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': %s", tool, we.Message)
-	}
 	var ue *unreachableError
 	if errors.As(err, &ue) {
 		return toolkit.Errorf(toolkit.CodeUnavailable, "MCPServerUnavailable: %v", err)
+	}
+	var we *jsonrpc.Error
+	if isProtocolError(err) && errors.As(err, &we) {
+		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': %s", tool, we.Message)
 	}
 	if errors.Is(err, ErrClosed) {
 		return toolkit.Errorf(toolkit.CodeUnavailable, "MCPServerUnavailable: the MCP server %q has been shut down in this worker.", c.cfg.Name)
 	}
 	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v. The next call reconnects.", c.cfg.Name, tool, err)
+}
+
+// retrySafe reports whether the server's annotations make a repeated call
+// of tool harmless (read-only or idempotent).
+func (c *Client) retrySafe(tool string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.safe[tool]
 }

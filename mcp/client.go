@@ -76,13 +76,15 @@ type Client struct {
 	closed bool
 	sess   *session // stateful mode
 	tk     *toolkit.Toolkit
-	names  []string // toolkit names this client registered
+	names  []string        // toolkit names this client registered
+	safe   map[string]bool // MCP tool name → repeating a call is harmless
 	regMu  sync.Mutex
 	retry  bool // a background retry loop runs
 }
 
 type session struct {
 	cs     *sdk.ClientSession
+	cmd    *exec.Cmd   // stdio only
 	stderr *tailBuffer // stdio only
 	dead   atomic.Bool
 }
@@ -176,7 +178,7 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}
 		}
-		s.stderr = &tailBuffer{log: c.log}
+		s.cmd, s.stderr = cmd, &tailBuffer{log: c.log}
 		cmd.Stderr = s.stderr
 		// Servers that ignore stdin EOF (server-everything does) cost this
 		// long on every close before they are signalled.
@@ -192,7 +194,7 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 			DisableStandaloneSSE: c.cfg.mode() == ModeStateless,
 		}
 	case TransportSSE:
-		t = &sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: c.http}}
+		t = &detachedTransport{inner: &sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: c.http}}}
 	}
 	var so *sdk.ClientSessionOptions
 	if c.cfg.ProtocolVersion != "" {
@@ -298,7 +300,11 @@ func (c *Client) discard(s *session) {
 // withSession runs f on a session: the shared one (reconnecting once if it
 // turns out to have died before the request was sent), or a fresh one in
 // stateless mode.
-func (c *Client) withSession(ctx context.Context, f func(*sdk.ClientSession) error) error {
+//
+// A request that failed in transport after it may have reached the server
+// is sent again only when retrySafe says repeating it is harmless (the
+// tool is read-only or idempotent, or the request is a listing).
+func (c *Client) withSession(ctx context.Context, retrySafe bool, f func(*sdk.ClientSession) error) error {
 	if c.cfg.mode() == ModeStateless {
 		s, err := c.open(ctx)
 		if err != nil {
@@ -325,23 +331,89 @@ func (c *Client) withSession(ctx context.Context, f func(*sdk.ClientSession) err
 		}
 		// The transport failed: this session is of no further use.
 		c.discard(s)
-		if attempt == 0 && notDelivered(err) {
+		if attempt == 0 && (retrySafe || notDelivered(err)) {
 			continue
 		}
 		return err
 	}
 }
 
+// JSON-RPC codes the go-sdk uses for local transport failures, not for
+// answers from the server.
+const (
+	codeClientClosing       = -32003
+	codeServerClosing       = -32004
+	codeRejectedByTransport = -32005 // the request never reached the server
+)
+
+// isProtocolError reports an error answer from the server (as opposed to
+// a transport failure, which the go-sdk may also wrap in a jsonrpc.Error).
 func isProtocolError(err error) bool {
 	var we *jsonrpc.Error
-	return errors.As(err, &we)
+	if !errors.As(err, &we) {
+		return false
+	}
+	switch we.Code {
+	case codeClientClosing, codeServerClosing, codeRejectedByTransport:
+		return false
+	}
+	return true
 }
 
 // notDelivered reports errors that prove the server never processed the
-// request (an expired HTTP session, a connection already closed), so it is
-// safe to send again on a new session.
+// request (an expired HTTP session, a connection already closed, an HTTP
+// request that could not be sent), so it is safe to send again on a new
+// session.
 func notDelivered(err error) bool {
-	return errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, sdk.ErrConnectionClosed)
+	var we *jsonrpc.Error
+	return errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, sdk.ErrConnectionClosed) ||
+		(errors.As(err, &we) && we.Code == codeRejectedByTransport)
+}
+
+// detachedTransport connects its inner transport with a context that
+// outlives Connect: the legacy SSE transport ties its event stream to the
+// context it is connected with, and the connect deadline must not end the
+// session. The deadline still bounds the wait for Connect.
+type detachedTransport struct{ inner sdk.Transport }
+
+func (t *detachedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	type result struct {
+		conn sdk.Connection
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		conn, err := t.inner.Connect(dctx)
+		ch <- result{conn, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		return &cancelOnClose{Connection: r.conn, cancel: cancel}, nil
+	case <-ctx.Done():
+		cancel()
+		go func() {
+			if r := <-ch; r.conn != nil {
+				_ = r.conn.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+type cancelOnClose struct {
+	sdk.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
 }
 
 // ListTools returns the server's tools (every page), filtered by
@@ -351,7 +423,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.connectTimeout())
 	defer cancel()
 	var all []*sdk.Tool
-	err := c.withSession(ctx, func(cs *sdk.ClientSession) error {
+	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
 		all = all[:0]
 		for t, err := range cs.Tools(ctx, nil) {
 			if err != nil {
@@ -436,7 +508,11 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	}
 	c.mu.Unlock()
 	var names []string
+	safe := map[string]bool{}
 	for _, t := range tools {
+		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
+			safe[t.Name] = true
+		}
 		name := ToolName(c.cfg.Name, t.Name)
 		if slices.Contains(names, name) {
 			c.log.Warn("MCP tool skipped: its name collides with another tool of the server after sanitising", "tool", t.Name, "name", name)
@@ -469,7 +545,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	}
 	tk.Remove(stale...)
 	c.mu.Lock()
-	c.tk, c.names = tk, names
+	c.tk, c.names, c.safe = tk, names, safe
 	c.mu.Unlock()
 	return nil
 }
