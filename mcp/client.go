@@ -646,7 +646,7 @@ func (c *Client) refreshLoop() {
 			case <-ctx.Done():
 			}
 		}()
-		if err := c.Register(ctx, tk); err != nil && !errors.Is(err, ErrClosed) {
+		if err := c.Register(ctx, tk); err != nil && !errors.Is(err, ErrClosed) && ctx.Err() == nil {
 			c.log.Warn("re-listing MCP tools after tools/list_changed failed", "error", err)
 			var ue *unreachableError
 			if errors.As(err, &ue) {
