@@ -44,6 +44,7 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any, w t
 		cctx, cancel = context.WithTimeout(ctx, time.Duration(c.cfg.Timeout))
 	}
 	defer cancel()
+	defer context.AfterFunc(c.life, cancel)() // Close ends the call
 
 	token := c.cfg.Name + "-" + strconv.FormatUint(c.tokens.Add(1), 10)
 	sink := c.router.open(token)
@@ -96,6 +97,9 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	if ctx.Err() != nil {
 		return ctx.Err() // the caller's cancel or deadline: the toolkit reports it
 	}
+	if errors.Is(err, ErrClosed) || c.checkOpen() != nil {
+		return toolkit.Errorf(toolkit.CodeUnavailable, "MCPServerUnavailable: the MCP server %q has been shut down in this worker.", c.cfg.Name)
+	}
 	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		return toolkit.Errorf(toolkit.CodeTimeout, "TimeoutError: the MCP server %q did not finish the tool '%s' within %s; the call was cancelled.", c.cfg.Name, tool, c.cfg.Timeout)
 	}
@@ -106,9 +110,6 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	var we *jsonrpc.Error
 	if isProtocolError(err) && errors.As(err, &we) {
 		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': %s", tool, we.Message)
-	}
-	if errors.Is(err, ErrClosed) {
-		return toolkit.Errorf(toolkit.CodeUnavailable, "MCPServerUnavailable: the MCP server %q has been shut down in this worker.", c.cfg.Name)
 	}
 	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v. The next call reconnects.", c.cfg.Name, tool, err)
 }

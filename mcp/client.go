@@ -70,11 +70,14 @@ type Client struct {
 	connSem chan struct{} // serialises (re)connects
 	refresh chan struct{}
 	stop    chan struct{}
+	life    context.Context // cancelled by Close: ends calls and background work
+	kill    context.CancelFunc
 	bg      sync.WaitGroup
 
 	mu     sync.Mutex
 	closed bool
-	sess   *session // stateful mode
+	sess   *session              // stateful mode
+	live   map[*session]struct{} // stateless mode: sessions of calls in flight
 	tk     *toolkit.Toolkit
 	names  []string        // toolkit names this client registered
 	safe   map[string]bool // MCP tool name → repeating a call is harmless
@@ -96,6 +99,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{cfg: cfg, connSem: make(chan struct{}, 1), refresh: make(chan struct{}, 1), stop: make(chan struct{})}
+	c.life, c.kill = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -310,7 +314,21 @@ func (c *Client) withSession(ctx context.Context, retrySafe bool, f func(*sdk.Cl
 		if err != nil {
 			return err
 		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			c.closeSession(s)
+			return ErrClosed
+		}
+		if c.live == nil {
+			c.live = map[*session]struct{}{}
+		}
+		c.live[s] = struct{}{}
+		c.mu.Unlock()
 		defer func() {
+			c.mu.Lock()
+			delete(c.live, s)
+			c.mu.Unlock()
 			if c.cfg.Transport == TransportStdio {
 				if c.goBG(func() { c.closeSession(s) }) {
 					return
@@ -599,16 +617,7 @@ func (c *Client) startRetry(tk *toolkit.Toolkit) {
 				return
 			case <-timer.C:
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() {
-				select {
-				case <-c.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			err := c.Register(ctx, tk)
-			cancel()
+			err := c.Register(c.life, tk)
 			if err == nil {
 				c.log.Info("MCP server is back; its tools are registered", "tools", len(c.Tools()))
 				return
@@ -638,22 +647,13 @@ func (c *Client) refreshLoop() {
 		if tk == nil {
 			continue
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			select {
-			case <-c.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		if err := c.Register(ctx, tk); err != nil && !errors.Is(err, ErrClosed) && ctx.Err() == nil {
+		if err := c.Register(c.life, tk); err != nil && !errors.Is(err, ErrClosed) && c.life.Err() == nil {
 			c.log.Warn("re-listing MCP tools after tools/list_changed failed", "error", err)
 			var ue *unreachableError
 			if errors.As(err, &ue) {
 				c.startRetry(tk)
 			}
 		}
-		cancel()
 	}
 }
 
@@ -692,7 +692,14 @@ func (c *Client) Close() error {
 	c.closed = true
 	s := c.sess
 	c.sess = nil
+	live := c.live
+	c.live = nil
 	c.mu.Unlock()
+	c.kill() // cancels calls in flight first: a session closes only once its requests end
+	for ls := range live {
+		ls.dead.Store(true)
+		_ = ls.cs.Close() // its call ends with an error; its own defer closes it again (idempotent)
+	}
 	close(c.stop)
 	c.regMu.Lock() // wait for a sync in progress; later ones see closed
 	c.regMu.Unlock()

@@ -505,3 +505,35 @@ func TestListChanged(t *testing.T) {
 		t.Fatal("echo lost in the re-sync")
 	}
 }
+
+// Close ends calls in flight (stateful and stateless) with unavailable,
+// unregisters the tools and does not wait for the calls' servers.
+func TestCloseDuringCall(t *testing.T) {
+	for _, mode := range []Mode{ModeStateful, ModeStateless} {
+		t.Run(string(mode), func(t *testing.T) {
+			cfg := testServerStdio(t, "go")
+			cfg.Mode = mode
+			tk, c := mount(t, cfg)
+			ctx := testCtx(t)
+			closed := make(chan error, 1)
+			var final *toolkit.Response
+			for ev := range tk.Call(ctx, toolkit.ToolCall{ID: "b", Name: "mcp__go__block"}) {
+				if ev.Progress != nil {
+					go func() { closed <- c.Close() }()
+				}
+				if ev.Final != nil {
+					final = ev.Final
+				}
+			}
+			if err := <-closed; err != nil {
+				t.Fatal(err)
+			}
+			if final == nil || final.Code != toolkit.CodeUnavailable || !strings.Contains(final.Text(), "shut down") {
+				t.Fatalf("final = %+v", final)
+			}
+			if len(tk.Tools()) != 0 {
+				t.Fatalf("tools left: %d", len(tk.Tools()))
+			}
+		})
+	}
+}
