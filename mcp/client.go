@@ -622,7 +622,7 @@ func (c *Client) startRetry(tk *toolkit.Toolkit) {
 				c.log.Info("MCP server is back; its tools are registered", "tools", len(c.Tools()))
 				return
 			}
-			if errors.Is(err, ErrClosed) {
+			if errors.Is(err, ErrClosed) || c.life.Err() != nil {
 				return
 			}
 			c.log.Warn("MCP server still unavailable", "error", err, "retry_in", delay)

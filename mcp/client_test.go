@@ -18,7 +18,7 @@ import (
 // peers returns the go-sdk test server over each transport.
 func goPeers(t *testing.T) map[string]func(t *testing.T, name string) ServerConfig {
 	return map[string]func(t *testing.T, name string) ServerConfig{
-		"stdio": testServerStdio,
+		"stdio": func(t *testing.T, name string) ServerConfig { return testServerStdio(t, name) },
 		"streamable-http": func(t *testing.T, name string) ServerConfig {
 			return ServerConfig{Name: name, Transport: TransportStreamableHTTP, URL: startHTTPPeer(t, false).url()}
 		},
@@ -34,7 +34,7 @@ func TestGoPeerRegistration(t *testing.T) {
 			cfg := peer(t, "go")
 			cfg.Group = "gotools"
 			tk, c := mount(t, cfg)
-			want := []string{"mcp__go__block", "mcp__go__content", "mcp__go__echo", "mcp__go__fail", "mcp__go__headers",
+			want := []string{"mcp__go__block", "mcp__go__content", "mcp__go__echo", "mcp__go__env", "mcp__go__fail", "mcp__go__headers",
 				"mcp__go__late", "mcp__go__progress", "mcp__go__schemaxv2"}
 			got := c.Tools()
 			slices.Sort(got)
@@ -224,6 +224,13 @@ func TestGoPeerCancelKeepsSession(t *testing.T) {
 			cancel()
 			if final == nil || final.State != toolkit.StateInterrupted || final.Code != toolkit.CodeInterrupted {
 				t.Fatalf("final = %+v", final)
+			}
+			if transport != "stdio" { // the server runs in this process: see the cancel arrive
+				select {
+				case <-blockCancelled:
+				case <-ctx.Done():
+					t.Fatal("the server never saw notifications/cancelled")
+				}
 			}
 			if r := run(t, ctx, tk, "mcp__go__echo", map[string]any{"text": "after"}); r.final.Text() != "after" {
 				t.Fatalf("echo after cancel = %+v", r.final)
@@ -535,5 +542,59 @@ func TestCloseDuringCall(t *testing.T) {
 				t.Fatalf("tools left: %d", len(tk.Tools()))
 			}
 		})
+	}
+}
+
+func TestStdioEnvAndCwd(t *testing.T) {
+	cfg := testServerStdio(t, "go")
+	cfg.Env["TOOLBUS_TEST_VALUE"] = "from-config"
+	cfg.Cwd = t.TempDir()
+	tk, _ := mount(t, cfg)
+	r := run(t, testCtx(t), tk, "mcp__go__env", nil)
+	if want := "from-config " + cfg.Cwd; r.final.Text() != want {
+		t.Fatalf("env = %q, want %q", r.final.Text(), want)
+	}
+}
+
+// Servers that never answer the handshake, exit at once or do not exist
+// are skipped at start and fail calls with unavailable; nothing hangs.
+func TestUnreachableStdio(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command string
+		args    []string
+		want    string
+	}{
+		{"silent", "sh", []string{"-c", "cat > /dev/null"}, "deadline exceeded"},
+		{"exits", "sh", []string{"-c", "echo 'cannot open the database' >&2; exit 3"}, "cannot open the database"},
+		{"missing", "/nonexistent/mcp-server", nil, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ServerConfig{Name: "bad", Transport: TransportStdio, Command: tc.command, Args: tc.args, ConnectTimeout: Duration(time.Second)}
+			tk := toolkit.New(nil)
+			c := newTestClient(t, cfg)
+			ctx := testCtx(t)
+			if err := c.Start(ctx, tk); err != nil {
+				t.Fatalf("Start = %v, want nil (skipped)", err)
+			}
+			err := c.Call(ctx, "anything", nil, toolkit.WriterFuncs{})
+			var te *toolkit.Error
+			if !errors.As(err, &te) || te.Code != toolkit.CodeUnavailable || !strings.Contains(te.Message, tc.want) {
+				t.Fatalf("Call = %v, want unavailable mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A pinned protocol version skips server/discover and still works.
+func TestPinnedProtocolVersion(t *testing.T) {
+	cfg := testServerStdio(t, "go")
+	cfg.ProtocolVersion = "2025-11-25"
+	tk, c := mount(t, cfg)
+	if r := run(t, testCtx(t), tk, "mcp__go__echo", map[string]any{"text": "pinned"}); r.final.Text() != "pinned" {
+		t.Fatalf("final = %+v", r.final)
+	}
+	if v := c.current().cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("negotiated %q", v)
 	}
 }

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func testServerStdio(t *testing.T, name string) ServerConfig {
+func testServerStdio(t testing.TB, name string) ServerConfig {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -60,6 +60,10 @@ func notify(ctx context.Context, req *sdk.CallToolRequest, i, n int) error {
 func textResult(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 }
+
+// blockCancelled receives when the block tool sees its context cancelled
+// (observable for the in-process HTTP peers).
+var blockCancelled = make(chan struct{}, 16)
 
 var pngBytes = []byte("\x89PNG\r\n\x1a\nnot-really-an-image")
 
@@ -93,7 +97,16 @@ func newTestServer(opts *sdk.ServerOptions) *sdk.Server {
 		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
 			_ = notify(ctx, req, 1, 0)
 			<-ctx.Done()
+			select {
+			case blockCancelled <- struct{}{}:
+			default:
+			}
 			return nil, nil, ctx.Err()
+		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "env", Description: "Return $TOOLBUS_TEST_VALUE and the working directory."},
+		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
+			wd, _ := os.Getwd()
+			return textResult(os.Getenv("TOOLBUS_TEST_VALUE") + " " + wd), nil, nil
 		})
 	sdk.AddTool(srv, &sdk.Tool{Name: "fail", Description: "Report a tool error."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
@@ -136,7 +149,7 @@ func newTestServer(opts *sdk.ServerOptions) *sdk.Server {
 // (as a restarted server does) and can go away and come back on the same
 // address.
 type httpPeer struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *sdk.Server
 	addr string
 	sse  bool
@@ -149,7 +162,7 @@ type httpPeer struct {
 
 type postRecord struct{ apiKey, session, method string }
 
-func startHTTPPeer(t *testing.T, sse bool) *httpPeer {
+func startHTTPPeer(t testing.TB, sse bool) *httpPeer {
 	t.Helper()
 	p := &httpPeer{t: t, srv: newTestServer(&sdk.ServerOptions{PageSize: 3})}
 	p.sse = sse
