@@ -63,7 +63,6 @@ type Client struct {
 	tokens  atomic.Uint64
 	connSem chan struct{} // serialises (re)connects
 	refresh chan struct{}
-	stop    chan struct{}
 	life    context.Context // cancelled by Close: ends calls and background work
 	kill    context.CancelFunc
 	bg      sync.WaitGroup
@@ -85,7 +84,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, connSem: make(chan struct{}, 1), refresh: make(chan struct{}, 1), stop: make(chan struct{})}
+	c := &Client{cfg: cfg, connSem: make(chan struct{}, 1), refresh: make(chan struct{}, 1)}
 	c.life, c.kill = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts
@@ -193,7 +192,6 @@ func (c *Client) Close() error {
 		ls.dead.Store(true)
 		_ = ls.cs.Close() // its call ends with an error; its own defer closes it again (idempotent)
 	}
-	close(c.stop)
 	c.regMu.Lock() // wait for a sync in progress; later ones see closed
 	c.regMu.Unlock()
 	c.mu.Lock()

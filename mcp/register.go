@@ -190,7 +190,7 @@ func (c *Client) startRetry(tk *toolkit.Toolkit) {
 		for {
 			timer := time.NewTimer(delay)
 			select {
-			case <-c.stop:
+			case <-c.life.Done():
 				timer.Stop()
 				return
 			case <-timer.C:
@@ -215,7 +215,7 @@ func (c *Client) refreshLoop() {
 	defer c.bg.Done()
 	for {
 		select {
-		case <-c.stop:
+		case <-c.life.Done():
 			return
 		case <-c.refresh:
 		}
