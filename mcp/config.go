@@ -183,6 +183,11 @@ func (c *ServerConfig) Validate() error {
 			return fail("enable_tools and disable_tools both list %s", strings.Join(both, ", "))
 		}
 	}
+	if v := c.ProtocolVersion; v != "" {
+		if _, err := time.Parse("2006-01-02", v); err != nil {
+			return fail("protocol_version %q is not an MCP protocol version (YYYY-MM-DD, such as 2025-11-25)", v)
+		}
+	}
 	if c.Timeout < 0 || c.ConnectTimeout < 0 {
 		return fail("timeouts must not be negative")
 	}

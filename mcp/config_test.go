@@ -48,6 +48,8 @@ func TestValidate(t *testing.T) {
 		{"bad group", with(stdio, func(c *ServerConfig) { c.Group = "my group" }), "group"},
 		{"empty enable name", with(stdio, func(c *ServerConfig) { c.EnableTools = []string{""} }), "enable_tools contains an empty name"},
 		{"overlap", with(stdio, func(c *ServerConfig) { c.EnableTools, c.DisableTools = []string{"a", "b"}, []string{"b", "c"} }), "both list b"},
+		{"protocol version", with(stdio, func(c *ServerConfig) { c.ProtocolVersion = "2025-11-25" }), ""},
+		{"bad protocol version", with(stdio, func(c *ServerConfig) { c.ProtocolVersion = "latest" }), "not an MCP protocol version"},
 		{"negative timeout", with(stdio, func(c *ServerConfig) { c.Timeout = Duration(-time.Second) }), "must not be negative"},
 	}
 	for _, tc := range tests {
