@@ -286,6 +286,16 @@ func TestMount(t *testing.T) {
 	if err := s.SetRuntimeHeaders("a", map[string]string{"X-Key": "k"}); !errors.Is(err, ErrRuntimeHeaders) {
 		t.Fatalf("stdio server: %v", err)
 	}
+	var req RuntimeHeadersRequest
+	if err := json.Unmarshal([]byte(`{"server":"down","headers":{"Authorization":"Bearer k2"}}`), &req); err != nil {
+		t.Fatal(err)
+	}
+	if rep := s.Apply(req); !rep.OK || rep.Error != "" {
+		t.Fatalf("Apply = %+v", rep)
+	}
+	if rep := s.Apply(RuntimeHeadersRequest{Server: "down", Headers: map[string]string{"Host": "x"}}); rep.OK || !strings.Contains(rep.Error, "Host") {
+		t.Fatalf("Apply(Host) = %+v", rep)
+	}
 	r := run(t, ctx, tk, "mcp__a__echo", map[string]any{"text": "mounted"})
 	if r.final.Text() != "mounted" {
 		t.Fatalf("final = %+v", r.final)

@@ -77,3 +77,28 @@ func (s *Servers) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// RuntimeHeadersRequest is the body of a worker's control operation that
+// rotates the headers of one of its HTTP MCP servers (see
+// Client.SetRuntimeHeaders); an empty Headers restores the configured
+// ones. The worker decodes it from its control subject and answers with
+// the RuntimeHeadersReply of Servers.Apply.
+type RuntimeHeadersRequest struct {
+	Server  string            `json:"server" msgpack:"server"`
+	Headers map[string]string `json:"headers" msgpack:"headers"`
+}
+
+// RuntimeHeadersReply answers a RuntimeHeadersRequest: OK, or the reason
+// it was rejected (nothing changed then).
+type RuntimeHeadersReply struct {
+	OK    bool   `json:"ok" msgpack:"ok"`
+	Error string `json:"error,omitempty" msgpack:"error,omitempty"`
+}
+
+// Apply carries out a RuntimeHeadersRequest.
+func (s *Servers) Apply(req RuntimeHeadersRequest) RuntimeHeadersReply {
+	if err := s.SetRuntimeHeaders(req.Server, req.Headers); err != nil {
+		return RuntimeHeadersReply{Error: err.Error()}
+	}
+	return RuntimeHeadersReply{OK: true}
+}
