@@ -110,9 +110,10 @@
 //
 // # Runtime headers
 //
-// Client.SetRuntimeHeaders (and Servers.SetRuntimeHeaders, by server
-// name, for a worker's control operation) replaces the headers sent with
-// later HTTP requests, without reconnecting: the session ID stays. They
+// Client.SetRuntimeHeaders (and Servers.SetRuntimeHeaders by server name;
+// Servers.Apply takes a RuntimeHeadersRequest, the body of the worker's
+// control operation) replaces the headers sent with later HTTP requests,
+// without reconnecting: the session ID stays. They
 // are layered over the configured headers; an empty map restores the
 // configured ones. Host, Content-Length, Connection, Transfer-Encoding,
 // Mcp-Session-Id and Mcp-Protocol-Version are rejected. The standalone
