@@ -62,6 +62,9 @@ func TestGoPeerRegistration(t *testing.T) {
 					t.Errorf("%s: readOnly=%v idem=%v concurrencySafe=%v group=%q", tc.name, tl.ReadOnly, tl.Idempotency, tl.ConcurrencySafe, tl.Group)
 				}
 			}
+			if err := c.Register(testCtx(t), toolkit.New(nil)); err == nil {
+				t.Fatal("registered in a second toolkit")
+			}
 			// Titles are stripped, $defs kept, and the schema still resolves.
 			s, _ := tk.Get("mcp__go__schemaxv2")
 			b := fmt.Sprint(s.InputSchema)

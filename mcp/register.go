@@ -76,7 +76,8 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 // tools the server no longer lists are removed. A tool whose name is taken
 // by another registration, or whose schema the toolkit rejects, is skipped
 // with a warning. The client re-syncs by itself when the server announces
-// tools/list_changed.
+// tools/list_changed. A Client serves one Toolkit: registering in another
+// is an error.
 func (c *Client) Register(ctx context.Context, tk *toolkit.Toolkit) error {
 	tools, err := c.ListTools(ctx)
 	if err != nil {
@@ -98,11 +99,11 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		}
 	}
 	c.mu.Lock()
-	owned := slices.Clone(c.names)
-	if c.tk != nil && c.tk != tk {
-		owned = nil // registering into another toolkit: nothing there is ours yet
-	}
+	owned, other := slices.Clone(c.names), c.tk != nil && c.tk != tk
 	c.mu.Unlock()
+	if other {
+		return fmt.Errorf("toolbus/mcp: server %q: a Client registers its tools in one Toolkit; use another Client for another Toolkit", c.cfg.Name)
+	}
 	var names []string
 	safe := map[string]bool{}
 	for _, t := range tools {
