@@ -1,0 +1,123 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// handler is the toolkit Handler of one MCP tool.
+func (c *Client) handler(tool string) toolkit.Handler {
+	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return c.Call(ctx, tool, call.Input, w)
+	}
+}
+
+// Call runs the server's tool (by its MCP name) with args and streams the
+// outcome to w: the server's progress notifications as w.Progress, in
+// order and all before the result, then the result as one chunk (see
+// resultChunk). A result with isError is written as an error chunk and
+// Call returns nil; the final response then has state error and code
+// tool_error. Otherwise the returned error says what went wrong, as a
+// *toolkit.Error:
+//
+//   - a JSON-RPC error from the server: tool_error with the server's message;
+//   - the server cannot be reached: unavailable;
+//   - the connection failed during the call: tool_error (the next call
+//     reconnects);
+//   - ServerConfig.Timeout ran out: timeout.
+//
+// Cancelling ctx cancels the request on the server
+// (notifications/cancelled) and returns ctx's error; a shared session
+// stays usable. Progress that arrives after the result is dropped.
+func (c *Client) Call(ctx context.Context, tool string, args map[string]any, w toolkit.Writer) error {
+	if args == nil {
+		args = map[string]any{} // never "arguments": null, which Zod servers reject
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	if c.cfg.Timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, time.Duration(c.cfg.Timeout))
+	}
+	defer cancel()
+	defer context.AfterFunc(c.life, cancel)() // Close ends the call
+
+	token := c.cfg.Name + "-" + strconv.FormatUint(c.tokens.Add(1), 10)
+	sink := c.router.open(token)
+	defer c.router.close(token)
+	params := &sdk.CallToolParams{Name: tool, Arguments: args, Meta: sdk.Meta{"progressToken": token}}
+
+	type outcome struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		o.err = c.withSession(cctx, c.retrySafe(tool), func(cs *sdk.ClientSession) error {
+			var err error
+			o.res, err = cs.CallTool(cctx, params)
+			return err
+		})
+		done <- o
+	}()
+
+	progress := func() {
+		for _, p := range sink.take() {
+			if err := w.Progress(p); err != nil {
+				cancel() // nobody is listening any more
+			}
+		}
+	}
+	for {
+		select {
+		case <-sink.ready:
+			progress()
+		case o := <-done:
+			// Everything that preceded the result on the wire is queued by
+			// now; close the sink so nothing can follow the result.
+			c.router.close(token)
+			progress()
+			return c.finish(ctx, cctx, tool, o.res, o.err, w)
+		}
+	}
+}
+
+func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToolResult, err error, w toolkit.Writer) error {
+	if err == nil {
+		if res == nil {
+			return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': the server returned no result.", tool)
+		}
+		return w.Write(resultChunk(res))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // the caller's cancel or deadline: the toolkit reports it
+	}
+	if errors.Is(err, ErrClosed) || c.checkOpen() != nil {
+		return toolkit.Errorf(toolkit.CodeUnavailable, "MCPServerUnavailable: the MCP server %q has been shut down in this worker.", c.cfg.Name)
+	}
+	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return toolkit.Errorf(toolkit.CodeTimeout, "TimeoutError: the MCP server %q did not finish the tool '%s' within %s; the call was cancelled.", c.cfg.Name, tool, c.cfg.Timeout)
+	}
+	var ue *unreachableError
+	if errors.As(err, &ue) {
+		return toolkit.Errorf(toolkit.CodeUnavailable, "MCPServerUnavailable: %v", err)
+	}
+	var we *jsonrpc.Error
+	if isProtocolError(err) && errors.As(err, &we) {
+		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': %s", tool, we.Message)
+	}
+	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v. The next call reconnects.", c.cfg.Name, tool, err)
+}
+
+// retrySafe reports whether the server's annotations make a repeated call
+// of tool harmless (read-only or idempotent).
+func (c *Client) retrySafe(tool string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.safe[tool]
+}

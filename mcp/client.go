@@ -1,0 +1,212 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Options configure a Client. A nil *Options means the defaults.
+type Options struct {
+	// Logger receives warnings (a server skipped, a tool skipped) and the
+	// stdio servers' stderr at debug level; nil means slog.Default().
+	Logger *slog.Logger
+	// RetryInterval is the first delay before a server that could not be
+	// listed is tried again; it doubles up to MaxRetryInterval. Zero means
+	// 2s.
+	RetryInterval time.Duration
+	// MaxRetryInterval caps the retry delay; zero means one minute.
+	MaxRetryInterval time.Duration
+	// ClientInfo is the implementation announced to servers; nil means
+	// toolbus.
+	ClientInfo *sdk.Implementation
+}
+
+var (
+	// ErrClosed is returned by a Client's methods after Close.
+	ErrClosed = errors.New("toolbus/mcp: client closed")
+	// ErrUnknownTool is wrapped when enable_tools names a tool the server
+	// does not have.
+	ErrUnknownTool = errors.New("toolbus/mcp: enable_tools names a tool the server does not have")
+)
+
+// unreachableError marks a failure to connect to or list a server: the
+// server is skipped and retried, it is not a configuration error.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// Client is the connection of a worker to one configured MCP server. It
+// lists the server's tools, registers them in a Toolkit and runs their
+// calls: stateful (one shared session, reopened after a failure or an
+// expired HTTP session) or stateless (a fresh session per call and per
+// listing).
+//
+// All methods are safe for concurrent use. Calls never wedge: connecting
+// has a deadline (ConnectTimeout) and a call ends with its context.
+type Client struct {
+	cfg  ServerConfig
+	opts Options
+	log  *slog.Logger
+	sdkc *sdk.Client
+	http *headerTransport // nil for stdio
+
+	router  progressRouter
+	tokens  atomic.Uint64
+	connSem chan struct{} // serialises (re)connects
+	refresh chan struct{}
+	life    context.Context // cancelled by Close: ends calls and background work
+	kill    context.CancelFunc
+	bg      sync.WaitGroup
+
+	mu     sync.Mutex
+	closed bool
+	sess   *session              // stateful mode
+	live   map[*session]struct{} // stateless mode: sessions of calls in flight
+	tk     *toolkit.Toolkit
+	names  []string        // toolkit names this client registered
+	safe   map[string]bool // MCP tool name → repeating a call is harmless
+	regMu  sync.Mutex
+	retry  bool // a background retry loop runs
+}
+
+// NewClient validates cfg and returns a Client that has not connected
+// yet. Connect, Register or Start connect it.
+func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, connSem: make(chan struct{}, 1), refresh: make(chan struct{}, 1)}
+	c.life, c.kill = context.WithCancel(context.Background())
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.RetryInterval <= 0 {
+		c.opts.RetryInterval = 2 * time.Second
+	}
+	if c.opts.MaxRetryInterval <= 0 {
+		c.opts.MaxRetryInterval = time.Minute
+	}
+	c.log = c.opts.Logger
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	c.log = c.log.With("mcp_server", cfg.Name)
+	info := c.opts.ClientInfo
+	if info == nil {
+		info = &sdk.Implementation{Name: "toolbus", Version: "1"}
+	}
+	c.sdkc = sdk.NewClient(info, &sdk.ClientOptions{
+		Logger: c.log,
+		// No roots, sampling or elicitation: a worker has none to offer.
+		Capabilities: &sdk.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case c.refresh <- struct{}{}:
+			default:
+			}
+		},
+	})
+	if cfg.Transport != TransportStdio {
+		c.http = newHeaderTransport(cfg.Headers, &c.router)
+	}
+	c.bg.Add(1)
+	go c.refreshLoop()
+	return c, nil
+}
+
+// Name returns the configured server name.
+func (c *Client) Name() string { return c.cfg.Name }
+
+// Config returns a copy of the client's configuration.
+func (c *Client) Config() ServerConfig { return c.cfg }
+
+// Connect opens the shared session of a stateful client (it is a no-op in
+// stateless mode, where every call opens its own). It is bounded by
+// ConnectTimeout as well as ctx.
+func (c *Client) Connect(ctx context.Context) error {
+	if c.cfg.mode() == ModeStateless {
+		return c.checkOpen()
+	}
+	_, err := c.session(ctx)
+	return err
+}
+
+func (c *Client) checkOpen() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// SetRuntimeHeaders replaces the runtime headers sent with every later
+// HTTP request to the server, without reconnecting: the session (and its
+// Mcp-Session-Id) stays. Runtime headers are layered over the configured
+// ones (the same name: the runtime value wins); an empty or nil map
+// restores the configured headers alone. Requests already sent (the
+// long-lived standalone event stream among them) keep their headers.
+// Host, Content-Length, Connection, Transfer-Encoding and the MCP
+// session/protocol headers are rejected, as are invalid names and values;
+// a rejected map changes nothing. stdio servers have no headers: an error.
+func (c *Client) SetRuntimeHeaders(headers map[string]string) error {
+	if c.http == nil {
+		return fmt.Errorf("%w: MCP server %q uses %s; runtime headers need an HTTP transport", ErrRuntimeHeaders, c.cfg.Name, c.cfg.Transport)
+	}
+	if err := checkHeaders(headers); err != nil {
+		return fmt.Errorf("%w: %v", ErrRuntimeHeaders, err)
+	}
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
+	c.http.set(headers)
+	return nil
+}
+
+// Close unregisters the client's tools from the toolkit, closes its
+// session (terminating a stdio server) and stops its background work.
+// Calls in flight end with an error. Close is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	s := c.sess
+	c.sess = nil
+	live := c.live
+	c.live = nil
+	c.mu.Unlock()
+	c.kill() // cancels calls in flight first: a session closes only once its requests end
+	for ls := range live {
+		ls.dead.Store(true)
+		_ = ls.cs.Close() // its call ends with an error; its own defer closes it again (idempotent)
+	}
+	c.regMu.Lock() // wait for a sync in progress; later ones see closed
+	c.regMu.Unlock()
+	c.mu.Lock()
+	tk, names := c.tk, c.names
+	c.names = nil
+	c.mu.Unlock()
+	if tk != nil {
+		tk.Remove(names...)
+	}
+	if s != nil {
+		c.closeSession(s)
+	}
+	c.bg.Wait()
+	if c.http != nil {
+		c.http.closeIdle()
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// ToolName is the toolkit name of an MCP server's tool:
+// mcp__{server}__{tool}, where each character of tool outside
+// [A-Za-z0-9_-] becomes 'x' (never '_', so it cannot forge a "__"
+// separator).
+func ToolName(server, tool string) string {
+	var b strings.Builder
+	b.Grow(len("mcp____") + len(server) + len(tool))
+	b.WriteString("mcp__")
+	b.WriteString(server)
+	b.WriteString("__")
+	for _, r := range tool {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('x')
+		}
+	}
+	return b.String()
+}
+
+// inputSchema turns a server's input schema into a toolkit schema: a deep
+// copy with "type": "object" and "properties" defaulted, titles stripped
+// and everything else ($defs, anyOf, …) kept.
+func inputSchema(raw any) (map[string]any, error) {
+	var m map[string]any
+	switch s := raw.(type) {
+	case nil:
+		m = map[string]any{}
+	case map[string]any:
+		m = s
+	default:
+		m = map[string]any{}
+	}
+	// A JSON round trip is both the deep copy and the normalisation of
+	// whatever the SDK decoded.
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	if _, ok := out["type"]; !ok {
+		out["type"] = "object"
+	}
+	if _, ok := out["properties"]; !ok {
+		out["properties"] = map[string]any{}
+	}
+	toolkit.StripTitles(out)
+	return out, nil
+}
+
+// toolOptions maps MCP annotations to registration options. readOnlyHint
+// makes the tool read-only (and so NoSideEffects); otherwise
+// idempotentHint makes it Idempotent; destructiveHint alone never makes a
+// retry safe, so a destructive or unannotated tool stays
+// IdempotencyUnknown. MCP tools are never concurrency-safe.
+func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
+	opts := []toolkit.Option{toolkit.ConcurrencyUnsafe()}
+	if group != "" {
+		opts = append(opts, toolkit.InGroup(group))
+	}
+	if a := t.Annotations; a != nil {
+		switch {
+		case a.ReadOnlyHint:
+			opts = append(opts, toolkit.ReadOnly())
+		case a.IdempotentHint:
+			opts = append(opts, toolkit.WithIdempotency(toolkit.Idempotent))
+		}
+	}
+	return opts
+}
+
+// resultChunk converts a tools/call result into one chunk:
+//
+//	text                          → text block
+//	image, audio                  → data block (base64) with its media type
+//	embedded resource with text   → text block: the resource as indented JSON (uri, mimeType, text)
+//	embedded resource with a blob → data block named by its URI
+//	resource link                 → text block referencing the link (uri, name, title, type, size)
+//	structuredContent             → metadata "structured_content"
+//	_meta                         → metadata "mcp_meta"
+//	isError                       → state error (the final response gets code tool_error)
+func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
+	c := toolkit.Chunk{State: toolkit.StateRunning}
+	for _, content := range res.Content {
+		c.Content = append(c.Content, contentBlock(content))
+	}
+	if res.StructuredContent != nil {
+		c.Metadata = map[string]any{"structured_content": jsonShape(res.StructuredContent)}
+	}
+	if len(res.Meta) > 0 {
+		if c.Metadata == nil {
+			c.Metadata = map[string]any{}
+		}
+		c.Metadata["mcp_meta"] = jsonShape(map[string]any(res.Meta))
+	}
+	if res.IsError {
+		c.State = toolkit.StateError
+		if len(c.Content) == 0 {
+			c.Content = []toolkit.Block{{Type: toolkit.BlockText, Text: "The MCP tool reported an error without a message."}}
+		}
+	}
+	return c
+}
+
+func contentBlock(content sdk.Content) toolkit.Block {
+	switch x := content.(type) {
+	case *sdk.TextContent:
+		return toolkit.Block{Type: toolkit.BlockText, Text: x.Text}
+	case *sdk.ImageContent:
+		return toolkit.Block{Type: toolkit.BlockData, MediaType: x.MIMEType, Data: base64.StdEncoding.EncodeToString(x.Data)}
+	case *sdk.AudioContent:
+		return toolkit.Block{Type: toolkit.BlockData, MediaType: x.MIMEType, Data: base64.StdEncoding.EncodeToString(x.Data)}
+	case *sdk.EmbeddedResource:
+		r := x.Resource
+		if r == nil {
+			return toolkit.Block{Type: toolkit.BlockText, Text: "[empty embedded resource]"}
+		}
+		if r.Blob != nil {
+			return toolkit.Block{Type: toolkit.BlockData, MediaType: r.MIMEType, Data: base64.StdEncoding.EncodeToString(r.Blob), Name: r.URI}
+		}
+		b, _ := json.MarshalIndent(struct {
+			URI      string `json:"uri"`
+			MIMEType string `json:"mimeType,omitempty"`
+			Text     string `json:"text"`
+		}{r.URI, r.MIMEType, r.Text}, "", "  ")
+		return toolkit.Block{Type: toolkit.BlockText, Text: string(b)}
+	case *sdk.ResourceLink:
+		var b strings.Builder
+		fmt.Fprintf(&b, "[resource link] %s", x.URI)
+		var attrs []string
+		if x.Name != "" {
+			attrs = append(attrs, fmt.Sprintf("name: %s", x.Name))
+		}
+		if x.Title != "" {
+			attrs = append(attrs, fmt.Sprintf("title: %s", x.Title))
+		}
+		if x.Description != "" {
+			attrs = append(attrs, fmt.Sprintf("description: %s", x.Description))
+		}
+		if x.MIMEType != "" {
+			attrs = append(attrs, fmt.Sprintf("type: %s", x.MIMEType))
+		}
+		if x.Size != nil {
+			attrs = append(attrs, fmt.Sprintf("size: %d bytes", *x.Size))
+		}
+		if len(attrs) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(attrs, "; "))
+		}
+		b.WriteString("\n")
+		return toolkit.Block{Type: toolkit.BlockText, Text: b.String(), Name: x.URI}
+	default:
+		// Not produced by tools/call today; keep it visible as JSON rather
+		// than dropping it.
+		b, err := json.Marshal(content)
+		if err != nil {
+			return toolkit.Block{Type: toolkit.BlockText, Text: fmt.Sprintf("[unsupported MCP content %T]", content)}
+		}
+		return toolkit.Block{Type: toolkit.BlockText, Text: string(b)}
+	}
+}
+
+// jsonShape converts v to plain JSON values (maps, slices, strings,
+// float64, bool, nil) so it travels on any codec.
+func jsonShape(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return string(b)
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+// Package mcp serves the tools of MCP servers from a toolbus Toolkit: each
+// configured server (stdio, Streamable HTTP or legacy SSE) is listed and
+// its tools are registered as mcp__{server}__{tool}, so agents call them
+// like any other tool, in process or over the bus.
+//
+//	tk := toolkit.New(nil)
+//	c, err := mcp.NewClient(mcp.ServerConfig{
+//		Name:      "everything",
+//		Transport: mcp.TransportStdio,
+//		Command:   "npx",
+//		Args:      []string{"-y", "@modelcontextprotocol/server-everything"},
+//	}, nil)
+//	if err != nil {
+//		log.Fatal(err) // an invalid configuration
+//	}
+//	defer c.Close()
+//	if err := c.Start(ctx, tk); err != nil {
+//		log.Fatal(err) // a configuration error; a server that is down is retried instead
+//	}
+//	for ev := range tk.Call(ctx, toolkit.ToolCall{ID: "c1", Name: "mcp__everything__trigger-long-running-operation",
+//		Input: map[string]any{"duration": 2, "steps": 4}}) {
+//		switch {
+//		case ev.Progress != nil: // the server's notifications/progress, in order
+//		case ev.Final != nil: // exactly one, after all progress
+//			fmt.Println(ev.Final.State, ev.Final.Text())
+//		}
+//	}
+//
+// A worker mounts every server of its configuration (mcp_servers:, see
+// ServerConfig) with Mount, which returns a Servers set.
+//
+// # Registration
+//
+// Tools are named mcp__{server}__{tool}; in the tool part every character
+// outside [A-Za-z0-9_-] becomes 'x' (ToolName), and the original name is
+// what the server is called with. A tool whose sanitised name collides
+// with another, or whose name is taken in the toolkit, is skipped with a
+// warning. The input schema is the server's, with "type": "object" and
+// "properties" defaulted and titles stripped; $defs, $ref, anyOf and the
+// rest are kept, and the toolkit validates input against it before a call
+// is sent. Flags come from the annotations:
+//
+//	readOnlyHint             → ReadOnly (and so NoSideEffects)
+//	idempotentHint           → Idempotent
+//	destructiveHint, nothing → IdempotencyUnknown (never a safe retry)
+//	(always)                 → not concurrency-safe
+//
+// enable_tools and disable_tools filter by the server's own tool names.
+// Validate rejects an overlap; an enable_tools name the server does not
+// list is an error (ErrUnknownTool) when the tools are registered. The
+// tools go in the configured group, which is created (with a generic
+// description) when the toolkit lacks it; create it first to describe it.
+// When the server sends notifications/tools/list_changed the registration
+// is re-synced: new tools are added, changed ones replaced, vanished ones
+// removed.
+//
+// A server that cannot be reached or listed when Start runs is skipped
+// with a warning and retried in the background (RetryInterval, doubling up
+// to MaxRetryInterval); the worker keeps serving everything else.
+//
+// # Calls
+//
+// A call sends tools/call with the toolkit's (already validated) input as
+// a JSON object, never null. Its result becomes one chunk:
+//
+//	text                          → text block
+//	image, audio                  → data block (base64) with its media type
+//	embedded resource, text       → text block: {"uri", "mimeType", "text"} as indented JSON
+//	embedded resource, blob       → data block named by the resource URI
+//	resource link                 → text block "[resource link] URI (name; title; type; size)"
+//	structuredContent             → metadata "structured_content"
+//	_meta                         → metadata "mcp_meta"
+//	isError                       → chunk state error: the final response has code tool_error
+//
+// A JSON-RPC error from the server ends the call with tool_error and the
+// server's message; a server that cannot be reached with unavailable; a
+// connection that breaks during the call with tool_error (the next call
+// reconnects); ServerConfig.Timeout with timeout.
+//
+// Progress: each call carries a progress token of its own. Notifications
+// are read off the wire (the stdio connection and HTTP event streams are
+// tapped) in the order the server sent them, queued per call and written
+// as w.Progress before the result; anything that arrives after the result
+// is dropped. So a caller sees every progress report that preceded the
+// result, in order, and none after the final response. (The go-sdk's own
+// progress handler runs on a separate goroutine and can lag behind the
+// result, which is why it is not used.) A progress notification on an
+// event-stream line longer than 64 KiB is not seen.
+//
+// Cancel: cancelling the call's context cancels the request
+// (notifications/cancelled); the final response is interrupted and the
+// shared session stays in use for the next call.
+//
+// # Sessions and failures
+//
+// Stateful mode keeps one session per server. A session whose connection
+// ends (a stdio server exits, an HTTP server forgets the session and
+// answers 404) is replaced on the next use. A request that certainly did
+// not reach the server (an expired session, a connection already closed,
+// an HTTP request that could not be sent) is sent again once on a new
+// session; one that failed after it may have reached the server is sent
+// again only for tools annotated read-only or idempotent; otherwise the
+// call fails with a message that names the server. Connecting always has
+// a deadline (ConnectTimeout, default 30s), so no call wedges on a server
+// that does not answer the handshake.
+//
+// Stateless mode opens a fresh session for every call and every listing
+// (stdio: a new process each time, closed in the background; HTTP: no
+// standalone event stream).
+//
+// # Runtime headers
+//
+// Client.SetRuntimeHeaders (and Servers.SetRuntimeHeaders by server name;
+// Servers.Apply takes a RuntimeHeadersRequest, the body of the worker's
+// control operation) replaces the headers sent with later HTTP requests,
+// without reconnecting: the session ID stays. They
+// are layered over the configured headers; an empty map restores the
+// configured ones. Host, Content-Length, Connection, Transfer-Encoding,
+// Mcp-Session-Id and Mcp-Protocol-Version are rejected. The standalone
+// event stream, already open, keeps the headers it was opened with.
+//
+// # Decisions where AgentScope is silent or differs
+//
+//   - Runtime headers work on both HTTP transports (the SSE transport's
+//     POSTs carry them too); only stdio rejects them.
+//   - stdio servers may run stateless (a process per call); it is slow
+//     but sometimes what an isolated tool needs.
+//   - Resource links and blob resources are converted, not dropped, and
+//     structuredContent is kept in the metadata.
+//   - Timeout bounds a call; ConnectTimeout bounds connecting and listing.
+//   - Roots, sampling and elicitation are not offered to servers.
+package mcp

@@ -1,0 +1,104 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// checkHeaders validates header names (RFC 9110 tokens, not reserved) and
+// values (visible ASCII, space or tab).
+func checkHeaders(h map[string]string) error {
+	for k, v := range h {
+		if !isToken(k) {
+			return fmt.Errorf("header name %q is not a valid HTTP token", k)
+		}
+		if slices.Contains(reservedHeaders, strings.ToLower(k)) {
+			return fmt.Errorf("header %q is managed by the HTTP or MCP transport and cannot be set", k)
+		}
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c != '\t' && (c < 0x20 || c == 0x7f) {
+				return fmt.Errorf("header %q: value contains a control character", k)
+			}
+		}
+	}
+	return nil
+}
+
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// headerTransport is the http.RoundTripper under every HTTP MCP session of
+// a Client. It sets the static and runtime headers on each request and
+// taps event-stream bodies for progress notifications (see tap.go). The
+// header set is swapped atomically, so a change applies to the next
+// request without reconnecting; a request already sent (such as the
+// long-lived standalone SSE GET) keeps the headers it was sent with.
+type headerTransport struct {
+	base    http.RoundTripper
+	static  http.Header
+	current atomic.Pointer[http.Header]
+	router  *progressRouter
+}
+
+func newHeaderTransport(static map[string]string, router *progressRouter) *headerTransport {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	t := &headerTransport{base: base, static: http.Header{}, router: router}
+	for k, v := range static {
+		t.static.Set(k, v)
+	}
+	t.set(nil)
+	return t
+}
+
+// set layers runtime over the static headers (same name: runtime wins).
+func (t *headerTransport) set(runtime map[string]string) {
+	h := t.static.Clone()
+	for k, v := range runtime {
+		h.Set(k, v)
+	}
+	t.current.Store(&h)
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := *t.current.Load()
+	if len(h) > 0 {
+		req = req.Clone(req.Context()) // a RoundTripper must not modify its argument
+		for k, vs := range h {
+			req.Header[k] = slices.Clone(vs)
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || t.router == nil {
+		return resp, err
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = newSSETap(resp.Body, t.router)
+	}
+	return resp, nil
+}
+
+func (t *headerTransport) closeIdle() {
+	if b, ok := t.base.(*http.Transport); ok {
+		b.CloseIdleConnections()
+	}
+}
+
+// ErrRuntimeHeaders is wrapped by SetRuntimeHeaders' errors.
+var ErrRuntimeHeaders = errors.New("toolbus/mcp: runtime headers rejected")

@@ -1,0 +1,237 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// ListTools returns the server's tools (every page), filtered by
+// enable_tools and disable_tools. An enable_tools name the server lacks is
+// an error wrapping ErrUnknownTool.
+func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.connectTimeout())
+	defer cancel()
+	var all []*sdk.Tool
+	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
+		all = all[:0]
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return err
+			}
+			all = append(all, t)
+		}
+		return nil
+	})
+	if err != nil {
+		var ue *unreachableError
+		if errors.As(err, &ue) || errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		return nil, &unreachableError{fmt.Errorf("listing the tools of MCP server %q: %w", c.cfg.Name, err)}
+	}
+	return c.filter(all)
+}
+
+func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
+	if len(c.cfg.EnableTools) > 0 {
+		var missing []string
+		for _, n := range c.cfg.EnableTools {
+			if !slices.ContainsFunc(all, func(t *sdk.Tool) bool { return t.Name == n }) {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			have := make([]string, len(all))
+			for i, t := range all {
+				have[i] = t.Name
+			}
+			return nil, fmt.Errorf("%w: MCP server %q has no tool %s (it has: %s)", ErrUnknownTool, c.cfg.Name,
+				strings.Join(missing, ", "), strings.Join(have, ", "))
+		}
+	}
+	out := make([]*sdk.Tool, 0, len(all))
+	for _, t := range all {
+		if len(c.cfg.EnableTools) > 0 && !slices.Contains(c.cfg.EnableTools, t.Name) {
+			continue
+		}
+		if slices.Contains(c.cfg.DisableTools, t.Name) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Register lists the server's tools and registers them in tk as
+// mcp__{server}__{tool}, in the configured group (created if missing),
+// with the server's input schema and flags from its annotations (see
+// ToolName). Calling it again re-syncs: changed tools are replaced and
+// tools the server no longer lists are removed. A tool whose name is taken
+// by another registration, or whose schema the toolkit rejects, is skipped
+// with a warning. The client re-syncs by itself when the server announces
+// tools/list_changed. A Client serves one Toolkit: registering in another
+// is an error.
+func (c *Client) Register(ctx context.Context, tk *toolkit.Toolkit) error {
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	return c.sync(tk, tools)
+}
+
+func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
+	c.regMu.Lock()
+	defer c.regMu.Unlock()
+	if err := c.checkOpen(); err != nil {
+		return err
+	}
+	if g := c.cfg.Group; g != "" && !slices.ContainsFunc(tk.Groups(), func(x toolkit.Group) bool { return x.Name == g }) {
+		err := tk.AddGroup(toolkit.Group{Name: g, Description: fmt.Sprintf("Tools from the MCP server %q.", c.cfg.Name)})
+		if err != nil && !slices.ContainsFunc(tk.Groups(), func(x toolkit.Group) bool { return x.Name == g }) {
+			return fmt.Errorf("toolbus/mcp: server %q: creating group %q: %w", c.cfg.Name, g, err)
+		}
+	}
+	c.mu.Lock()
+	owned, other := slices.Clone(c.names), c.tk != nil && c.tk != tk
+	c.mu.Unlock()
+	if other {
+		return fmt.Errorf("toolbus/mcp: server %q: a Client registers its tools in one Toolkit; use another Client for another Toolkit", c.cfg.Name)
+	}
+	var names []string
+	safe := map[string]bool{}
+	for _, t := range tools {
+		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
+			safe[t.Name] = true
+		}
+		name := ToolName(c.cfg.Name, t.Name)
+		if slices.Contains(names, name) {
+			c.log.Warn("MCP tool skipped: its name collides with another tool of the server after sanitising", "tool", t.Name, "name", name)
+			continue
+		}
+		schema, err := inputSchema(t.InputSchema)
+		if err != nil {
+			c.log.Warn("MCP tool skipped", "tool", t.Name, "error", err)
+			continue
+		}
+		desc := t.Description
+		if desc == "" {
+			desc = t.Title
+		}
+		opts := toolOptions(t, c.cfg.Group)
+		if slices.Contains(owned, name) {
+			opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
+		}
+		if err := tk.Add(toolkit.Raw(name, desc, schema, c.handler(t.Name)), opts...); err != nil {
+			c.log.Warn("MCP tool skipped", "tool", t.Name, "error", err)
+			continue
+		}
+		names = append(names, name)
+	}
+	var stale []string
+	for _, n := range owned {
+		if !slices.Contains(names, n) {
+			stale = append(stale, n)
+		}
+	}
+	tk.Remove(stale...)
+	c.mu.Lock()
+	c.tk, c.names, c.safe = tk, names, safe
+	c.mu.Unlock()
+	return nil
+}
+
+// Tools returns the toolkit names this client has registered.
+func (c *Client) Tools() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.names)
+}
+
+// Start is Register for a worker that must not die because one server is
+// down: a server that cannot be reached or listed is skipped with a
+// warning and retried in the background (with backoff) until it answers.
+// Configuration errors (an enable_tools name the server lacks, a group
+// that cannot be created) are returned.
+func (c *Client) Start(ctx context.Context, tk *toolkit.Toolkit) error {
+	err := c.Register(ctx, tk)
+	var ue *unreachableError
+	if err == nil || !errors.As(err, &ue) {
+		return err
+	}
+	c.log.Warn("MCP server skipped for now; retrying in the background", "error", err)
+	c.mu.Lock()
+	c.tk = tk
+	c.mu.Unlock()
+	c.startRetry(tk)
+	return nil
+}
+
+func (c *Client) startRetry(tk *toolkit.Toolkit) {
+	c.mu.Lock()
+	if c.retry {
+		c.mu.Unlock()
+		return
+	}
+	c.retry = true
+	c.mu.Unlock()
+	c.goBG(func() {
+		defer func() {
+			c.mu.Lock()
+			c.retry = false
+			c.mu.Unlock()
+		}()
+		delay := c.opts.RetryInterval
+		for {
+			timer := time.NewTimer(delay)
+			select {
+			case <-c.life.Done():
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+			err := c.Register(c.life, tk)
+			if err == nil {
+				c.log.Info("MCP server is back; its tools are registered", "tools", len(c.Tools()))
+				return
+			}
+			if errors.Is(err, ErrClosed) || c.life.Err() != nil {
+				return
+			}
+			c.log.Warn("MCP server still unavailable", "error", err, "retry_in", delay)
+			delay = min(delay*2, c.opts.MaxRetryInterval)
+		}
+	})
+}
+
+// refreshLoop re-syncs the registered tools when the server announces
+// tools/list_changed.
+func (c *Client) refreshLoop() {
+	defer c.bg.Done()
+	for {
+		select {
+		case <-c.life.Done():
+			return
+		case <-c.refresh:
+		}
+		c.mu.Lock()
+		tk := c.tk
+		c.mu.Unlock()
+		if tk == nil {
+			continue
+		}
+		if err := c.Register(c.life, tk); err != nil && !errors.Is(err, ErrClosed) && c.life.Err() == nil {
+			c.log.Warn("re-listing MCP tools after tools/list_changed failed", "error", err)
+			var ue *unreachableError
+			if errors.As(err, &ue) {
+				c.startRetry(tk)
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Servers is the set of MCP servers a worker mounts from its
+// configuration (mcp_servers:). Safe for concurrent use.
+type Servers struct {
+	clients []*Client
+}
+
+// Mount validates every configuration (names must be unique), then starts
+// a Client per server and registers its tools in tk (see Client.Start): a
+// server that is down is skipped with a warning and retried in the
+// background; a configuration error stops the mount, and the servers
+// started so far are closed again.
+func Mount(ctx context.Context, tk *toolkit.Toolkit, cfgs []ServerConfig, opts *Options) (*Servers, error) {
+	seen := map[string]bool{}
+	for i := range cfgs {
+		if err := cfgs[i].Validate(); err != nil {
+			return nil, err
+		}
+		if seen[cfgs[i].Name] {
+			return nil, fmt.Errorf("%w %q: the name is used by another server", ErrInvalidConfig, cfgs[i].Name)
+		}
+		seen[cfgs[i].Name] = true
+	}
+	s := &Servers{}
+	for _, cfg := range cfgs {
+		c, err := NewClient(cfg, opts)
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		s.clients = append(s.clients, c)
+		if err := c.Start(ctx, tk); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Get returns the client of a server by its configured name.
+func (s *Servers) Get(name string) (*Client, bool) {
+	i := slices.IndexFunc(s.clients, func(c *Client) bool { return c.Name() == name })
+	if i < 0 {
+		return nil, false
+	}
+	return s.clients[i], true
+}
+
+// Clients returns every client, in configuration order.
+func (s *Servers) Clients() []*Client { return slices.Clone(s.clients) }
+
+// SetRuntimeHeaders is Client.SetRuntimeHeaders for the server named
+// server; an unknown name is an error wrapping ErrRuntimeHeaders.
+func (s *Servers) SetRuntimeHeaders(server string, headers map[string]string) error {
+	c, ok := s.Get(server)
+	if !ok {
+		return fmt.Errorf("%w: no MCP server named %q", ErrRuntimeHeaders, server)
+	}
+	return c.SetRuntimeHeaders(headers)
+}
+
+// Close closes every client (unregistering their tools).
+func (s *Servers) Close() error {
+	var errs []error
+	for _, c := range s.clients {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// RuntimeHeadersRequest is the body of a worker's control operation that
+// rotates the headers of one of its HTTP MCP servers (see
+// Client.SetRuntimeHeaders); an empty Headers restores the configured
+// ones. The worker decodes it from its control subject and answers with
+// the RuntimeHeadersReply of Servers.Apply.
+type RuntimeHeadersRequest struct {
+	Server  string            `json:"server" msgpack:"server"`
+	Headers map[string]string `json:"headers" msgpack:"headers"`
+}
+
+// RuntimeHeadersReply answers a RuntimeHeadersRequest: OK, or the reason
+// it was rejected (nothing changed then).
+type RuntimeHeadersReply struct {
+	OK    bool   `json:"ok" msgpack:"ok"`
+	Error string `json:"error,omitempty" msgpack:"error,omitempty"`
+}
+
+// Apply carries out a RuntimeHeadersRequest.
+func (s *Servers) Apply(req RuntimeHeadersRequest) RuntimeHeadersReply {
+	if err := s.SetRuntimeHeaders(req.Server, req.Headers); err != nil {
+		return RuntimeHeadersReply{Error: err.Error()}
+	}
+	return RuntimeHeadersReply{OK: true}
+}

@@ -1,0 +1,334 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// session is one MCP session: the shared one of a stateful client, or
+// the one-call session of a stateless one.
+type session struct {
+	cs     *sdk.ClientSession
+	cmd    *exec.Cmd   // stdio only
+	stderr *tailBuffer // stdio only
+	dead   atomic.Bool
+}
+
+// open connects a new session.
+func (c *Client) open(ctx context.Context) (*session, error) {
+	if err := c.checkOpen(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.connectTimeout())
+	defer cancel()
+	s := &session{}
+	var t sdk.Transport
+	switch c.cfg.Transport {
+	case TransportStdio:
+		cmd := exec.Command(c.cfg.Command, c.cfg.Args...)
+		cmd.Dir = c.cfg.Cwd
+		if len(c.cfg.Env) > 0 {
+			cmd.Env = os.Environ()
+			for k, v := range c.cfg.Env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+		}
+		s.cmd, s.stderr = cmd, &tailBuffer{log: c.log}
+		cmd.Stderr = s.stderr
+		// Servers that ignore stdin EOF (server-everything does) cost this
+		// long on every close before they are signalled.
+		td := 2 * time.Second
+		if c.cfg.mode() == ModeStateless {
+			td = 500 * time.Millisecond
+		}
+		t = &tapTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: td}, router: &c.router}
+	case TransportStreamableHTTP:
+		t = &sdk.StreamableClientTransport{
+			Endpoint:             c.cfg.URL,
+			HTTPClient:           &http.Client{Transport: c.http},
+			DisableStandaloneSSE: c.cfg.mode() == ModeStateless,
+		}
+	case TransportSSE:
+		t = &detachedTransport{inner: &sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: c.http}}}
+	}
+	var so *sdk.ClientSessionOptions
+	if c.cfg.ProtocolVersion != "" {
+		so = &sdk.ClientSessionOptions{ProtocolVersion: c.cfg.ProtocolVersion}
+	}
+	cs, err := c.sdkc.Connect(ctx, t, so)
+	if err != nil {
+		return nil, &unreachableError{fmt.Errorf("connecting to MCP server %q: %w%s", c.cfg.Name, err, s.stderr.suffix())}
+	}
+	s.cs = cs
+	if !c.goBG(func() {
+		_ = cs.Wait()
+		s.dead.Store(true)
+	}) {
+		c.closeSession(s)
+		return nil, ErrClosed
+	}
+	return s, nil
+}
+
+// goBG runs f in a tracked goroutine unless the client is closed.
+func (c *Client) goBG(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+	return true
+}
+
+// closeSession closes s; a stdio server killed after ignoring stdin EOF
+// reports "signal: terminated", which is expected.
+func (c *Client) closeSession(s *session) {
+	s.dead.Store(true)
+	if err := s.cs.Close(); err != nil {
+		c.log.Debug("closing MCP session", "error", err)
+	}
+}
+
+// session returns the shared session of a stateful client, connecting it
+// if there is none or the last one died.
+func (c *Client) session(ctx context.Context) (*session, error) {
+	if s := c.current(); s != nil {
+		return s, nil
+	}
+	select {
+	case c.connSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.connSem }()
+	if s := c.current(); s != nil {
+		return s, nil
+	}
+	s, err := c.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.closeSession(s)
+		return nil, ErrClosed
+	}
+	c.sess = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+// current returns the live shared session, discarding a dead one.
+func (c *Client) current() *session {
+	c.mu.Lock()
+	s := c.sess
+	c.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	if s.dead.Load() {
+		c.discard(s)
+		return nil
+	}
+	return s
+}
+
+// discard retires a failed shared session; the next use reconnects.
+func (c *Client) discard(s *session) {
+	s.dead.Store(true)
+	c.mu.Lock()
+	if c.sess == s {
+		c.sess = nil
+	}
+	c.mu.Unlock()
+	if !c.goBG(func() { c.closeSession(s) }) {
+		c.closeSession(s)
+	}
+}
+
+// withSession runs f on a session: the shared one (reconnecting once if it
+// turns out to have died before the request was sent), or a fresh one in
+// stateless mode.
+//
+// A request that failed in transport after it may have reached the server
+// is sent again only when retrySafe says repeating it is harmless (the
+// tool is read-only or idempotent, or the request is a listing).
+func (c *Client) withSession(ctx context.Context, retrySafe bool, f func(*sdk.ClientSession) error) error {
+	if c.cfg.mode() == ModeStateless {
+		s, err := c.open(ctx)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			c.closeSession(s)
+			return ErrClosed
+		}
+		if c.live == nil {
+			c.live = map[*session]struct{}{}
+		}
+		c.live[s] = struct{}{}
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			delete(c.live, s)
+			c.mu.Unlock()
+			if c.cfg.Transport == TransportStdio {
+				if c.goBG(func() { c.closeSession(s) }) {
+					return
+				}
+			}
+			c.closeSession(s)
+		}()
+		return f(s.cs)
+	}
+	for attempt := 0; ; attempt++ {
+		s, err := c.session(ctx)
+		if err != nil {
+			return err
+		}
+		err = f(s.cs)
+		if err == nil || ctx.Err() != nil || isProtocolError(err) {
+			return err
+		}
+		// The transport failed: this session is of no further use.
+		c.discard(s)
+		if attempt == 0 && (retrySafe || notDelivered(err)) {
+			continue
+		}
+		return err
+	}
+}
+
+// JSON-RPC codes the go-sdk uses for local transport failures, not for
+// answers from the server.
+const (
+	codeClientClosing       = -32003
+	codeServerClosing       = -32004
+	codeRejectedByTransport = -32005 // the request never reached the server
+)
+
+// isProtocolError reports an error answer from the server (as opposed to
+// a transport failure, which the go-sdk may also wrap in a jsonrpc.Error).
+func isProtocolError(err error) bool {
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) {
+		return false
+	}
+	switch we.Code {
+	case codeClientClosing, codeServerClosing, codeRejectedByTransport:
+		return false
+	}
+	return true
+}
+
+// notDelivered reports errors that prove the server never processed the
+// request (an expired HTTP session, a connection already closed, an HTTP
+// request that could not be sent), so it is safe to send again on a new
+// session.
+func notDelivered(err error) bool {
+	var we *jsonrpc.Error
+	return errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, sdk.ErrConnectionClosed) ||
+		(errors.As(err, &we) && we.Code == codeRejectedByTransport)
+}
+
+// detachedTransport connects its inner transport with a context that
+// outlives Connect: the legacy SSE transport ties its event stream to the
+// context it is connected with, and the connect deadline must not end the
+// session. The deadline still bounds the wait for Connect.
+type detachedTransport struct{ inner sdk.Transport }
+
+func (t *detachedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	type result struct {
+		conn sdk.Connection
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		conn, err := t.inner.Connect(dctx)
+		ch <- result{conn, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		return &cancelOnClose{Connection: r.conn, cancel: cancel}, nil
+	case <-ctx.Done():
+		cancel()
+		go func() {
+			if r := <-ch; r.conn != nil {
+				_ = r.conn.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+type cancelOnClose struct {
+	sdk.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// tailBuffer keeps the end of a stdio server's stderr for error messages
+// and logs it at debug level.
+type tailBuffer struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailSize = 2048
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.log.Debug("MCP server stderr", "text", strings.TrimRight(string(p), "\n"))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailSize {
+		t.buf = slices.Clone(t.buf[len(t.buf)-tailSize:])
+	}
+	return len(p), nil
+}
+
+// suffix formats the captured stderr for an error message.
+func (t *tailBuffer) suffix() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.buf))
+	if s == "" {
+		return ""
+	}
+	return "; server stderr: " + s
+}
