@@ -47,11 +47,11 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	}
 }
 
-// apply overrides n with what was given by flag (fs) or else by
+// apply overrides n with what was given by flag (fs) or else, withEnv, by
 // environment variable, and returns, for each config key it set, where the
 // value came from ("flag --nats", "env NATS_URL"), so validation errors can
 // name the source instead of a line of the config file.
-func (c *connFlags) apply(fs *flag.FlagSet, n *config.NATS) map[string]string {
+func (c *connFlags) apply(fs *flag.FlagSet, n *config.NATS, withEnv bool) map[string]string {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	sources := map[string]string{}
@@ -59,7 +59,7 @@ func (c *connFlags) apply(fs *flag.FlagSet, n *config.NATS) map[string]string {
 		if given[flagName] {
 			return v, "flag --" + flagName, true
 		}
-		if e, ok := os.LookupEnv(env); ok && e != "" {
+		if e, ok := os.LookupEnv(env); withEnv && ok && e != "" {
 			return e, "env " + env, true
 		}
 		return "", "", false

@@ -99,7 +99,7 @@ func loadConfig(f *flags) (*config.Config, error) {
 			return nil, err
 		}
 	}
-	sources := f.conn.apply(f.fs, &cfg.NATS)
+	sources := f.conn.apply(f.fs, &cfg.NATS, true)
 	f.fs.Visit(func(fl *flag.Flag) {
 		src := "flag --" + fl.Name
 		switch fl.Name {
