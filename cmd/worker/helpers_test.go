@@ -130,8 +130,15 @@ type proc struct {
 
 func startProc(t *testing.T, env []string, bin string, args ...string) *proc {
 	t.Helper()
+	return startProcWith(t, env, nil, bin, args...)
+}
+
+// startProcWith starts a process with stdin (nil: none).
+func startProcWith(t *testing.T, env []string, stdin io.Reader, bin string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
+	cmd.Stdin = stdin
 	so, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
