@@ -94,9 +94,12 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 			return
 		}
 		fmt.Fprintf(e.stderr, "toolctl: cancelling call %s (Ctrl-C again to quit at once)\n", id)
+		c.Cancel(id)
 		cancel()
 		select {
 		case <-sigs:
+			// Make sure the cancel left before quitting.
+			e.nc.FlushTimeout(time.Second)
 			fmt.Fprintln(e.stderr, "toolctl: quit without waiting for the final")
 			os.Exit(130)
 		case <-done:

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -18,6 +19,7 @@ type composeFile struct {
 		Build       any      `yaml:"build"`
 		Command     []string `yaml:"command"`
 		Environment any      `yaml:"environment"` // a list of K=V or a map
+		StopGrace   string   `yaml:"stop_grace_period"`
 		Deploy      struct {
 			Replicas int `yaml:"replicas"`
 		} `yaml:"deploy"`
@@ -82,6 +84,21 @@ func TestCompose(t *testing.T) {
 			}
 			if len(reached) != len(natsNodes) {
 				t.Errorf("--nats %s reaches %d of the %d NATS nodes", urls, len(reached), len(natsNodes))
+			}
+			grace, stop := 30*time.Second, 10*time.Second // the worker's and docker's defaults
+			if v := flagValue(s.Command, "--grace"); v != "" {
+				if grace, err = time.ParseDuration(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s.StopGrace != "" {
+				if stop, err = time.ParseDuration(s.StopGrace); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// After the grace a drain may take bus.WorkerOptions.AbandonAfter (2s) more.
+			if grace+3*time.Second > stop {
+				t.Errorf("--grace %v leaves no time before docker's SIGKILL at stop_grace_period %v", grace, stop)
 			}
 			replicas, err := strconv.Atoi(flagValue(s.Command, "--kv-replicas"))
 			if err != nil || replicas != len(natsNodes) {

@@ -387,3 +387,48 @@ func mustWrite(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSecondSignals: a second signal to a draining worker interrupts its
+// calls at once (they still get their final), and a second Ctrl-C to a
+// toolctl waiting for its interrupted final quits at once.
+func TestSecondSignals(t *testing.T) {
+	t.Run("worker", func(t *testing.T) {
+		w := startWorker(t) // grace 30s
+		call := startProc(t, cleanEnv(t), toolctlBin, "--nats", w.url, "call", "sleep", `{"seconds":50}`)
+		if _, ok := call.stderr.wait(func(s string) bool { return strings.HasPrefix(s, "progress ") }); !ok {
+			t.Fatalf("no progress:\n%s", call.stderr)
+		}
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		if _, ok := w.stderr.wait(func(s string) bool { return strings.Contains(s, "draining") }); !ok {
+			t.Fatalf("no drain:\n%s", w.stderr)
+		}
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		if code := call.exit(t); code != 4 {
+			t.Errorf("toolctl exit %d, want 4 (interrupted)\n%s", code, call.stderr)
+		}
+		if code := w.exit(t); code != 0 {
+			t.Errorf("worker exit %d, want 0\n%s", code, w.stderr)
+		}
+		if !strings.Contains(w.stderr.String(), "second signal") {
+			t.Errorf("worker log:\n%s", w.stderr)
+		}
+	})
+	t.Run("toolctl", func(t *testing.T) {
+		w := startWorker(t)
+		call := startProc(t, cleanEnv(t), toolctlBin, "--nats", w.url, "call", "sleep", `{"seconds":50}`)
+		if _, ok := call.stderr.wait(func(s string) bool { return strings.HasPrefix(s, "progress ") }); !ok {
+			t.Fatalf("no progress:\n%s", call.stderr)
+		}
+		// A stopped worker cannot answer the cancel.
+		w.cmd.Process.Signal(syscall.SIGSTOP)
+		t.Cleanup(func() { w.cmd.Process.Signal(syscall.SIGCONT) })
+		call.cmd.Process.Signal(syscall.SIGINT)
+		if _, ok := call.stderr.wait(func(s string) bool { return strings.Contains(s, "cancelling call") }); !ok {
+			t.Fatalf("no cancel:\n%s", call.stderr)
+		}
+		call.cmd.Process.Signal(syscall.SIGINT)
+		if code := call.exit(t); code != 130 {
+			t.Errorf("toolctl exit %d, want 130\n%s", code, call.stderr)
+		}
+	})
+}
