@@ -148,6 +148,16 @@ func TestFleet(t *testing.T) {
 	}
 	t.Logf("200 calls of 0.3s: %v", got)
 
+	// toolctl lists the tools of the whole fleet.
+	out, errOut, code := toolctl(t, w0.url, "tools", "--json")
+	if code != 0 || !strings.Contains(out, `"instances": [
+      "w0",
+      "w1",
+      "w2"
+    ]`) {
+		t.Errorf("toolctl tools --json: exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+
 	// 200 calls of 4s; once all of them run (each reported progress),
 	// SIGTERM w2 (grace 1s) and send 100 more.
 	var started sync.WaitGroup
