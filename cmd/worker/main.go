@@ -226,6 +226,9 @@ func start(ctx context.Context, cfg *config.Config, kvReplicas int, log *slog.Lo
 			return nil, err
 		}
 		url = r.srv.ClientURL()
+		// A server on every interface is reached locally on loopback.
+		url = strings.Replace(url, "://0.0.0.0:", "://127.0.0.1:", 1)
+		url = strings.Replace(url, "://[::]:", "://127.0.0.1:", 1)
 		r.nc, err = nats.Connect("", nats.InProcessServer(r.srv.NATS()), nats.Name("toolbus worker "+r.instance))
 		if err != nil {
 			return nil, fmt.Errorf("connecting to the embedded server: %w", err)

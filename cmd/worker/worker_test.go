@@ -442,3 +442,52 @@ func TestSecondSignals(t *testing.T) {
 		}
 	})
 }
+
+// TestMiddlewareFromConfig: the config's timeouts, rate limits and
+// in-flight limit apply to calls through the bus.
+func TestMiddlewareFromConfig(t *testing.T) {
+	root := t.TempDir()
+	limits := filepath.Join(root, "limits.yaml")
+	mustWrite(t, limits, `
+middleware:
+  timeouts:
+    sleep: 300ms
+  rate_limits:
+    - tools: [echo]
+      key: global
+      rate: 0.001    # a token every 1000s: the burst is all there is
+      burst: 2
+`)
+	w := startWorker(t, "--config", limits)
+	out, errOut, code := toolctl(t, w.url, "call", "sleep", `{"seconds":30}`)
+	if code != 1 || !strings.Contains(errOut, "code timeout") || !strings.Contains(out, "300ms deadline") {
+		t.Errorf("sleep past its timeout: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for i, want := range []int{0, 0, 1} {
+		out, errOut, code := toolctl(t, w.url, "call", "echo", `{"text":"x"}`, "--session", fmt.Sprint("s", i))
+		if code != want || want == 1 && !strings.Contains(errOut, "code overloaded") {
+			t.Errorf("echo %d: exit %d, stdout %q, stderr %q; want exit %d", i, code, out, errOut, want)
+		}
+	}
+	for i := range 3 { // the limit is on echo only
+		if out, errOut, code := toolctl(t, w.url, "call", "sleep", `{"seconds":0}`); code != 0 {
+			t.Errorf("sleep %d: exit %d, stdout %q, stderr %q", i, code, out, errOut)
+		}
+	}
+
+	inflight := filepath.Join(root, "inflight.yaml")
+	mustWrite(t, inflight, "middleware:\n  max_in_flight: 1\n")
+	w1 := startWorker(t, "--config", inflight)
+	sleep := startProc(t, cleanEnv(t), toolctlBin, "--nats", w1.url, "call", "sleep", `{"seconds":50}`)
+	if _, ok := sleep.stderr.wait(func(s string) bool { return strings.HasPrefix(s, "progress ") }); !ok {
+		t.Fatalf("no progress:\n%s", sleep.stderr)
+	}
+	out, errOut, code = toolctl(t, w1.url, "call", "echo", `{"text":"x"}`)
+	if code != 1 || !strings.Contains(errOut, "code overloaded") {
+		t.Errorf("echo beyond max_in_flight: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	sleep.cmd.Process.Signal(syscall.SIGINT)
+	if code := sleep.exit(t); code != 4 {
+		t.Errorf("sleep: exit %d\n%s", code, sleep.stderr)
+	}
+}
