@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
@@ -489,5 +490,45 @@ middleware:
 	sleep.cmd.Process.Signal(syscall.SIGINT)
 	if code := sleep.exit(t); code != 4 {
 		t.Errorf("sleep: exit %d\n%s", code, sleep.stderr)
+	}
+}
+
+// TestAuth: a worker joins a server that requires a password, given by
+// flag or environment, and toolctl reaches it the same way; a wrong
+// password is reported at once, not retried.
+func TestAuth(t *testing.T) {
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: t.TempDir(),
+		Username: "fleet", Password: "s3cret",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(guard) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	url := s.ClientURL()
+
+	p := startProc(t, cleanEnv(t, "NATS_URL="+url, "NATS_USER=fleet", "NATS_PASSWORD=s3cret"), workerBin, "--log-format", "json", "--instance", "authed")
+	if _, ok := p.stderr.wait(func(s string) bool { return strings.Contains(s, `"toolbus worker ready"`) }); !ok {
+		t.Fatalf("worker not ready:\n%s", p.stderr)
+	}
+	out, errOut, code := toolctl(t, url, "--user", "fleet", "--password", "s3cret", "call", "echo", `{"text":"authed"}`)
+	if code != 0 || out != "authed\n" {
+		t.Errorf("toolctl with the password: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, errOut, code := toolctl(t, url, "tools"); code != 5 || !strings.Contains(strings.ToLower(errOut), "authorization violation") {
+		t.Errorf("toolctl without the password: exit %d, stderr %q", code, errOut)
+	}
+
+	bad := startProc(t, cleanEnv(t), workerBin, "--nats", url, "--user", "fleet", "--password", "wrong")
+	if code := bad.exit(t); code != 1 || !strings.Contains(strings.ToLower(bad.stderr.String()), "authorization violation") {
+		t.Errorf("worker with a wrong password: exit %d\n%s", code, bad.stderr)
+	}
+	if strings.Contains(bad.stderr.String(), "retrying") {
+		t.Errorf("a wrong password was retried:\n%s", bad.stderr)
 	}
 }
