@@ -64,4 +64,6 @@
 //     A rate limit with a tool list applies to those tools only; key
 //     "global" is one bucket for every call it applies to.
 //   - Group state in KV never expires.
+//   - A worker stopped while its NATS server is unreachable cannot drain:
+//     it waits out the grace period, then interrupts its calls and exits.
 package main

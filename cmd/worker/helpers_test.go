@@ -208,7 +208,7 @@ type worker struct {
 func startWorker(t *testing.T, args ...string) *worker {
 	t.Helper()
 	args = append([]string{"--log-format", "json"}, args...)
-	if !containsFlag(args, "--nats") {
+	if !containsFlag(args, "--nats") && !containsFlag(args, "--listen") {
 		args = append(args, "--listen", "127.0.0.1:0", "--store-dir", filepath.Join(t.TempDir(), "js"))
 	}
 	p := startProc(t, cleanEnv(t), workerBin, args...)

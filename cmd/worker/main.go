@@ -78,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.queue, "queue", "", "NATS queue `group` shared with the other workers (default toolbus)")
 	fs.IntVar(&f.kvReplicas, "kv-replicas", 1, "`replicas` of the group-state KV bucket when this worker creates it (1-5; 3 on a 3-node cluster)")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
-	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s)")
+	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -118,8 +118,8 @@ func loadConfig(f *flags) (*config.Config, error) {
 		}
 	})
 	var errs config.Errors
-	if err := cfg.Validate(); err != nil {
-		errs = attribute(err, sources).(config.Errors)
+	if err := cfg.Validate(); err != nil && !errors.As(attribute(err, sources), &errs) {
+		return nil, err
 	}
 	switch {
 	case f.kvReplicas < 1 || f.kvReplicas > 5:
@@ -151,7 +151,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
-	log := cfg.Logger(stderr)
+	instance := cfg.InstanceName()
+	log := cfg.Logger(stderr).With("instance", instance)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -169,7 +170,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			interrupted <- nil
 		}
 	}()
-	w, err := start(startCtx, cfg, f.kvReplicas, log)
+	w, err := start(startCtx, cfg, instance, f.kvReplicas, log)
 	close(started)
 	s := <-interrupted
 	if err != nil {
@@ -196,7 +197,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	w.stop(graceCtx, log)
-	log.Info("stopped", "instance", w.instance)
+	log.Info("stopped")
 	return exitOK
 }
 
@@ -211,9 +212,8 @@ type running struct {
 }
 
 // start brings a worker up; on error everything started is stopped again.
-func start(ctx context.Context, cfg *config.Config, kvReplicas int, log *slog.Logger) (_ *running, err error) {
-	r := &running{instance: cfg.InstanceName()}
-	log = log.With("instance", r.instance)
+func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas int, log *slog.Logger) (_ *running, err error) {
+	r := &running{instance: instance}
 	defer func() {
 		if err != nil {
 			r.close()

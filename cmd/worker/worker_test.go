@@ -532,3 +532,40 @@ func TestAuth(t *testing.T) {
 		t.Errorf("a wrong password was retried:\n%s", bad.stderr)
 	}
 }
+
+// TestReconnect: a --nats worker outlives a restart of the server it
+// joined and serves again once it is back.
+func TestReconnect(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "js")
+	w0 := startWorker(t, "--instance", "w0", "--listen", "127.0.0.1:0", "--store-dir", store)
+	w1 := startWorker(t, "--instance", "w1", "--nats", w0.url)
+	if code := w0.stop(t); code != 0 {
+		t.Fatalf("w0 exit %d", code)
+	}
+	if _, ok := w1.stderr.wait(func(s string) bool { return strings.Contains(s, "NATS connection lost") }); !ok {
+		t.Fatalf("w1 did not notice:\n%s", w1.stderr)
+	}
+	listen := strings.TrimPrefix(w0.url, "nats://")
+	startWorker(t, "--instance", "w0b", "--listen", listen, "--store-dir", store)
+	if _, ok := w1.stderr.wait(func(s string) bool { return strings.Contains(s, "NATS reconnected") }); !ok {
+		t.Fatalf("w1 did not reconnect:\n%s", w1.stderr)
+	}
+	served := map[string]int{}
+	for range 30 {
+		out, errOut, code := toolctl(t, w0.url, "call", "-v", "echo", `{"text":"x"}`)
+		if code != 0 {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+		for _, id := range []string{"w0b", "w1"} {
+			if strings.Contains(errOut, `"worker":"`+id+`"`) {
+				served[id]++
+			}
+		}
+	}
+	if served["w1"] == 0 || served["w0b"] == 0 {
+		t.Errorf("calls served after the restart: %v", served)
+	}
+	if code := w1.stop(t); code != 0 { // before its server goes
+		t.Errorf("w1 exit %d", code)
+	}
+}
