@@ -274,6 +274,9 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		}
 	}
 	tk.Use(chain(cfg.Middleware, log, env.middleware)...)
+	for _, u := range unmounted(cfg) {
+		log.Warn(u + " configured, but this worker has no mount for them: ignored")
+	}
 
 	r.worker, err = bus.Serve(r.nc, tk, &bus.WorkerOptions{
 		Queue:       cfg.QueueGroup,
