@@ -47,7 +47,7 @@ const guard = 60 * time.Second
 
 // cleanEnv is the environment of the processes: no NATS_* settings of the
 // machine, and a data directory of the test's own.
-func cleanEnv(t *testing.T, extra ...string) []string {
+func cleanEnv(t testing.TB, extra ...string) []string {
 	t.Helper()
 	var env []string
 	for _, kv := range os.Environ() {
@@ -128,13 +128,13 @@ type proc struct {
 	err    error // the Wait error, after done
 }
 
-func startProc(t *testing.T, env []string, bin string, args ...string) *proc {
+func startProc(t testing.TB, env []string, bin string, args ...string) *proc {
 	t.Helper()
 	return startProcWith(t, env, nil, bin, args...)
 }
 
 // startProcWith starts a process with stdin (nil: none).
-func startProcWith(t *testing.T, env []string, stdin io.Reader, bin string, args ...string) *proc {
+func startProcWith(t testing.TB, env []string, stdin io.Reader, bin string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
@@ -176,7 +176,7 @@ func startProcWith(t *testing.T, env []string, stdin io.Reader, bin string, args
 }
 
 // exit waits for the process and returns its exit code.
-func (p *proc) exit(t *testing.T) int {
+func (p *proc) exit(t testing.TB) int {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -205,7 +205,7 @@ type worker struct {
 // startWorker starts a worker with JSON logs and waits until it is ready.
 // Without --nats it runs its embedded server on a random port with a
 // store directory of the test's own.
-func startWorker(t *testing.T, args ...string) *worker {
+func startWorker(t testing.TB, args ...string) *worker {
 	t.Helper()
 	args = append([]string{"--log-format", "json"}, args...)
 	if !containsFlag(args, "--nats") && !containsFlag(args, "--listen") {
@@ -236,7 +236,7 @@ func containsFlag(args []string, name string) bool {
 }
 
 // stop sends SIGTERM and returns the exit code.
-func (w *worker) stop(t *testing.T) int {
+func (w *worker) stop(t testing.TB) int {
 	t.Helper()
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func (w *worker) stop(t *testing.T) int {
 }
 
 // toolctl runs toolctl to the end and returns its output and exit code.
-func toolctl(t *testing.T, url string, args ...string) (stdout, stderr string, code int) {
+func toolctl(t testing.TB, url string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()

@@ -392,7 +392,7 @@ func TestShellCancelKillsChildren(t *testing.T) {
 	}
 }
 
-func mustWrite(t *testing.T, path, body string) {
+func mustWrite(t testing.TB, path, body string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
