@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -141,4 +143,37 @@ func startProcStdin(t *testing.T, stdin string, args ...string) *proc {
 	}
 	t.Cleanup(func() { in.Close() })
 	return startProcWith(t, cleanEnv(t), in, toolctlBin, args...)
+}
+
+// TestToolctlNoWorkers: a reachable NATS server without workers.
+func TestToolctlNoWorkers(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(guard) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	tests := []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"tools", "--wait", "100ms"}, 1, "", "no worker answered on " + s.ClientURL() + " within 100ms"},
+		{[]string{"groups"}, 1, "", "no worker answered"},
+		{[]string{"call", "echo", "{}"}, 1, "", "code unavailable"},
+		{[]string{"groups", "set", "--session", "s", "exec"}, 1, "", "code unavailable"},
+		{[]string{"cancel", "c1"}, 0, "", "cancel sent"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, errOut, code := toolctl(t, s.ClientURL(), tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stderr with %q", code, out, errOut, tt.code, tt.stderr)
+			}
+		})
+	}
 }
