@@ -19,7 +19,7 @@ var connSpec = []struct {
 	field                  func(*config.NATS) *string
 }{
 	{"creds", "NATS_CREDS", "nats.credentials", "NATS credentials `file` (user JWT and nkey seed)", func(n *config.NATS) *string { return &n.Credentials }},
-	{"nkey", "NATS_NKEY", "nats.nkey_seed", "`file` holding an NATS nkey seed", func(n *config.NATS) *string { return &n.NKeySeed }},
+	{"nkey", "NATS_NKEY", "nats.nkey_seed", "`file` holding a NATS nkey seed", func(n *config.NATS) *string { return &n.NKeySeed }},
 	{"user", "NATS_USER", "nats.user", "NATS `user` (with --password)", func(n *config.NATS) *string { return &n.User }},
 	{"password", "NATS_PASSWORD", "nats.password", "NATS `password` (prefer the environment variable: flags show in ps)", func(n *config.NATS) *string { return &n.Password }},
 	{"token", "NATS_TOKEN", "nats.token", "NATS auth `token` (prefer the environment variable)", func(n *config.NATS) *string { return &n.Token }},
