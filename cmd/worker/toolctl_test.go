@@ -69,6 +69,19 @@ func TestToolctl(t *testing.T) {
 		})
 	}
 
+	t.Run("cancel a running call", func(t *testing.T) {
+		p := startProc(t, cleanEnv(t), toolctlBin, "--nats", w.url, "call", "--id", "long-1", "sleep", `{"seconds":50}`)
+		if _, ok := p.stderr.wait(func(s string) bool { return strings.HasPrefix(s, "progress ") }); !ok {
+			t.Fatalf("no progress:\n%s", p.stderr)
+		}
+		if _, errOut, code := toolctl(t, w.url, "cancel", "long-1"); code != 0 {
+			t.Fatalf("cancel: exit %d, stderr %q", code, errOut)
+		}
+		if code := p.exit(t); code != 4 || !strings.Contains(p.stderr.String(), "call long-1 ended interrupted") {
+			t.Errorf("exit %d\n%s", code, p.stderr)
+		}
+	})
+
 	t.Run("stdin", func(t *testing.T) {
 		p := startProcStdin(t, `{"text":"from stdin"}`, "--nats", w.url, "call", "echo", "-")
 		if code := p.exit(t); code != 0 || p.stdout.String() != "from stdin" {

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -363,6 +364,13 @@ func TestShellCancelKillsChildren(t *testing.T) {
 		t.Fatalf("groups --session s1: exit %d:\n%s", code, out)
 	}
 
+	for session, want := range map[string]bool{"s1": true, "s2": false} {
+		out, errOut, code := toolctl(t, w.url, "tools", "--session", session)
+		if code != 0 || strings.Contains(out, "execute_shell_command") != want || !strings.Contains(out, "echo") {
+			t.Errorf("tools --session %s: exit %d, stderr %q:\n%s", session, code, errOut, out)
+		}
+	}
+
 	p := startProc(t, cleanEnv(t), toolctlBin, "--nats", w.url, "call", "--session", "s1", "execute_shell_command",
 		`{"command":"sleep 300 & echo pid=$!; wait"}`)
 	line, ok := p.stdout.wait(func(s string) bool { return strings.HasPrefix(s, "pid=") })
@@ -580,5 +588,37 @@ func TestUnmountedSections(t *testing.T) {
 		if !strings.Contains(w.stderr.String(), section+" configured, but this worker has no mount for them: ignored") {
 			t.Errorf("no warning about %s:\n%s", section, w.stderr)
 		}
+	}
+}
+
+// TestJoinLateServer: a worker started before its NATS server retries
+// until the server is up.
+func TestJoinLateServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	p := startProc(t, cleanEnv(t), workerBin, "--nats", url, "--log-format", "json")
+	if _, ok := p.stderr.wait(func(s string) bool { return strings.Contains(s, "connecting to NATS: retrying") }); !ok {
+		t.Fatalf("no retry:\n%s", p.stderr)
+	}
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	t.Cleanup(s.Shutdown)
+	if _, ok := p.stderr.wait(func(s string) bool { return strings.Contains(s, `"toolbus worker ready"`) }); !ok {
+		t.Fatalf("not ready:\n%s", p.stderr)
+	}
+	if out, errOut, code := toolctl(t, url, "call", "echo", `{"text":"late"}`); code != 0 || out != "late\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.exit(t); code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }
