@@ -259,7 +259,8 @@ func TestConfigRejected(t *testing.T) {
 	for _, tt := range tests {
 		for _, check := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/check=%v", tt.name, check), func(t *testing.T) {
-				args := tt.args
+				// Should a bad case pass, the worker must not take 4222.
+				args := append([]string{"--listen", "127.0.0.1:0"}, tt.args...)
 				if check {
 					args = append([]string{"--check-config"}, args...)
 				}
