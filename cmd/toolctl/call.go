@@ -128,9 +128,7 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, progressLine(ev.Progress))
 		case ev.Final != nil:
 			final = ev.Final
-			if !out.wrote {
-				out.blocks(final.Content)
-			}
+			out.final(final)
 		}
 	}
 	out.end()
@@ -205,7 +203,21 @@ func jsonKind(v any) string {
 type printer struct {
 	w     io.Writer
 	wrote bool
-	nl    bool // the last byte written was a newline
+	nl    bool            // the last byte written was a newline
+	text  strings.Builder // the text streamed so far
+}
+
+// final prints what the final response holds beyond the streamed chunks:
+// all of it when nothing was streamed, else the text the client added
+// (when it ended the call itself, e.g. worker_lost).
+func (p *printer) final(r *toolkit.Response) {
+	if !p.wrote {
+		p.blocks(r.Content)
+		return
+	}
+	if rest, ok := strings.CutPrefix(r.Text(), p.text.String()); ok && rest != "" {
+		p.blocks([]toolkit.Block{{Type: toolkit.BlockText, Text: rest}})
+	}
 }
 
 func (p *printer) blocks(bs []toolkit.Block) {
@@ -224,6 +236,9 @@ func (p *printer) blocks(bs []toolkit.Block) {
 		}
 		io.WriteString(p.w, s)
 		p.wrote, p.nl = true, strings.HasSuffix(s, "\n")
+		if b.Type == toolkit.BlockText {
+			p.text.WriteString(s)
+		}
 	}
 }
 

@@ -153,3 +153,33 @@ func TestCommandsRegistered(t *testing.T) {
 		}
 	}
 }
+
+func TestPrinter(t *testing.T) {
+	text := func(s string) toolkit.Block { return toolkit.Block{Type: toolkit.BlockText, Text: s} }
+	tests := []struct {
+		name   string
+		chunks [][]toolkit.Block
+		final  []toolkit.Block
+		want   string
+	}{
+		{"final only", nil, []toolkit.Block{text("hi")}, "hi\n"},
+		{"streamed", [][]toolkit.Block{{text("a\n")}, {text("b\n")}}, []toolkit.Block{text("a\nb\n")}, "a\nb\n"},
+		{"client added text", [][]toolkit.Block{{text("a\n")}}, []toolkit.Block{text("a\nInterrupted.")}, "a\nInterrupted.\n"},
+		{"data", nil, []toolkit.Block{{Type: toolkit.BlockData, MediaType: "image/png", Data: "aGk="}}, "[data image/png, 4 base64 characters]\n"},
+		{"empty", nil, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			p := &printer{w: &b}
+			for _, c := range tt.chunks {
+				p.blocks(c)
+			}
+			p.final(&toolkit.Response{Content: tt.final})
+			p.end()
+			if b.String() != tt.want {
+				t.Errorf("printed %q, want %q", b.String(), tt.want)
+			}
+		})
+	}
+}
