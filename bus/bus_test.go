@@ -446,7 +446,7 @@ func TestOverloaded(t *testing.T) {
 	if resp.Code != toolkit.CodeOverloaded || resp.State != toolkit.StateError {
 		t.Fatalf("third call at the limit: %+v, want overloaded", resp)
 	}
-	if ms, _ := resp.Metadata[bus.MetaRetryAfterMS].(int64); ms != 250 {
+	if ms, _ := number(resp.Metadata[bus.MetaRetryAfterMS]); ms != 250 {
 		t.Fatalf("retry_after_ms %v (%T), want 250", resp.Metadata[bus.MetaRetryAfterMS], resp.Metadata[bus.MetaRetryAfterMS])
 	}
 	t.Logf("overloaded answered in %v", took)
@@ -620,7 +620,22 @@ func TestLostChunksReported(t *testing.T) {
 	if chunks != 2 || final == nil || final.Text() != "one three" {
 		t.Fatalf("chunks %d, final %+v", chunks, final)
 	}
-	if lost, _ := final.Metadata[bus.MetaLostChunks].(uint64); lost != 1 {
+	if lost, _ := number(final.Metadata[bus.MetaLostChunks]); lost != 1 {
 		t.Fatalf("metadata %v: want %s = 1", final.Metadata, bus.MetaLostChunks)
 	}
+}
+
+// number reads a metadata number, whatever width msgpack or JSON gave it.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
 }

@@ -360,8 +360,8 @@ type callState struct {
 func (st *callState) final(c *Client, f *Frame) *toolkit.Response {
 	r := f.Final
 	r.ID = st.id
-	if f.Chunks == 0 && st.chunks == 0 {
-		return r
+	if f.Chunks == 0 {
+		return r // the final's content is the whole result
 	}
 	built := st.acc.Response(st.id)
 	built.State, built.Code = r.State, r.Code

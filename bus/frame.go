@@ -81,6 +81,9 @@ func (c codec) marshal(v any) ([]byte, error) {
 		}
 		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 	}
+	if data, ok, err := marshalFast(v); ok {
+		return data, err
+	}
 	return msgpack.Marshal(v)
 }
 
@@ -96,7 +99,11 @@ func (c codec) unmarshal(data []byte, v any) error {
 	r := bytes.NewReader(data)
 	dec.Reset(r)
 	dec.UseLooseInterfaceDecoding(true)
-	if err := dec.Decode(v); err != nil {
+	ok, err := unmarshalFast(dec, v)
+	if !ok {
+		err = dec.Decode(v)
+	}
+	if err != nil {
 		return err
 	}
 	if r.Len() > 0 {

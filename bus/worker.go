@@ -121,6 +121,7 @@ type Worker struct {
 	// answered interrupted at once.
 	interrupting bool
 	stopWatch    func()
+	pool         *pool
 }
 
 type running struct {
@@ -147,6 +148,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		subs:  map[string]*nats.Subscription{},
 		calls: map[string]*running{},
 		tombs: map[string]time.Time{},
+		pool:  newPool(),
 	}
 	var err error
 	if w.cancelSub, err = nc.Subscribe(SubjectCancelPrefix+"*", w.onCancel); err != nil {
@@ -371,15 +373,14 @@ func (w *Worker) onCall(m *nats.Msg) {
 	w.calls[req.ID] = &running{cancel: cancel}
 	w.mu.Unlock()
 
-	go func() {
-		defer stopTimer()
-		defer cancel(nil)
-		s := newSender(w, m.Reply, req.ID, c, hb)
-		s.run(ctx, call)
+	release := func() {
 		w.mu.Lock()
 		delete(w.calls, req.ID)
 		w.mu.Unlock()
-	}()
+		stopTimer()
+		cancel(nil)
+	}
+	w.pool.Go(func() { newSender(w, m.Reply, req.ID, c, hb, release).run(ctx, call) })
 }
 
 func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Response {
