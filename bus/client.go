@@ -232,7 +232,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	if !validCallID(call.ID) {
 		return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", call.ID, MaxCallIDLen))
 	}
-	if !toolkit.ValidName(call.Name) {
+	if !validToken(call.Name) {
 		return localFinal(call.ID, toolkit.CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", call.Name))
 	}
 	if err := ctx.Err(); err != nil {
