@@ -43,6 +43,7 @@ type sender struct {
 	sendErr   error               // a chunk that could not be sent
 	parts     int                 // ids generated for split data blocks
 	timer     *time.Timer         // the first flush, then heartbeats
+	abandonT  *time.Timer         // armed when the call's ctx ends
 }
 
 // holdLimit is the most content bytes held back before the first flush.
@@ -58,7 +59,11 @@ func (s *sender) run(ctx context.Context, call toolkit.ToolCall) {
 	s.timer = time.AfterFunc(s.hbEvery, s.tick)
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() {
-		time.AfterFunc(s.w.opts.AbandonAfter, func() { s.abandon(ctx, call.Name) })
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.done {
+			s.abandonT = time.AfterFunc(s.w.opts.AbandonAfter, func() { s.abandon(ctx, call.Name) })
+		}
 	})
 	resp := s.w.tk.Serve(ctx, call, s)
 	stop()
@@ -217,6 +222,9 @@ func (s *sender) final(resp *toolkit.Response) {
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
 	s.timer.Stop()
+	if s.abandonT != nil {
+		s.abandonT.Stop()
+	}
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]any{}
 	}
