@@ -113,7 +113,6 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	c := &Client{
 		nc: nc, opts: o, log: o.Logger,
 		prefix:  nc.NewInbox() + ".",
-		hbHdr:   strconv.FormatInt(o.Heartbeat.Milliseconds(), 10),
 		pending: map[string]*inbox{},
 		revs:    map[string]uint64{},
 	}
@@ -125,6 +124,9 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	// neither does the subscription.
 	sub.SetPendingLimits(-1, -1)
 	c.sub = sub
+	if o.Heartbeat != DefaultHeartbeat { // the worker's default needs no header
+		c.hbHdr = strconv.FormatInt(o.Heartbeat.Milliseconds(), 10)
+	}
 	return c, nil
 }
 
@@ -242,13 +244,18 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	if err != nil {
 		return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the input cannot be encoded: %v", err))
 	}
-	hdr := nats.Header{HeaderVersion: {WireVersion}, HeaderHeartbeat: {c.hbHdr}}
+	// Headers only when they say something: a request without any is a
+	// plain PUB, cheaper for the client, the server and the worker.
+	var hdr nats.Header
+	if c.hbHdr != "" {
+		hdr = nats.Header{HeaderHeartbeat: {c.hbHdr}}
+	}
 	if rev := max(call.GroupsRevision, c.Revision(call.Session)); rev > 0 {
-		hdr[HeaderGroupsRevision] = []string{strconv.FormatUint(rev, 10)}
+		hdr = setHeader(hdr, HeaderGroupsRevision, strconv.FormatUint(rev, 10))
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		ms := int64(math.Ceil(float64(time.Until(dl)) / float64(time.Millisecond)))
-		hdr[HeaderTimeout] = []string{strconv.FormatInt(max(ms, 0), 10)}
+		hdr = setHeader(hdr, HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
 	}
 
 	token := strconv.FormatUint(c.next.Add(1), 36)
@@ -396,6 +403,14 @@ func (c *Client) ctxFinal(ctx context.Context, id string, st *callState) *toolki
 		return st.partial(toolkit.CodeTimeout, "TimeoutError: The tool call exceeded its deadline and was stopped.")
 	}
 	return st.partial(toolkit.CodeInterrupted, toolkit.InterruptedText)
+}
+
+func setHeader(h nats.Header, k, v string) nats.Header {
+	if h == nil {
+		h = nats.Header{}
+	}
+	h[k] = []string{v}
+	return h
 }
 
 func isNoResponders(m *nats.Msg) bool {

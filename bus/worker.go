@@ -30,9 +30,6 @@ type WorkerOptions struct {
 	MaxInFlight int
 	// RetryAfter is the hint sent with an overloaded answer. Default 100ms.
 	RetryAfter time.Duration
-	// Heartbeat is the heartbeat interval for requests that do not ask for
-	// one (HeaderHeartbeat). Default DefaultHeartbeat.
-	Heartbeat time.Duration
 	// FlushDelay is how long the first chunks of a call are held back: a
 	// call that ends within it sends exactly one message, the final.
 	// Default 5ms.
@@ -52,7 +49,9 @@ type WorkerOptions struct {
 
 // Defaults of WorkerOptions and ClientOptions.
 const (
-	DefaultQueue     = "toolbus"
+	DefaultQueue = "toolbus"
+	// DefaultHeartbeat is part of the wire contract: the interval for
+	// requests without HeaderHeartbeat.
 	DefaultHeartbeat = time.Second
 	// MinHeartbeat and MaxHeartbeat bound the heartbeat a request may ask
 	// for.
@@ -78,9 +77,6 @@ func (o *WorkerOptions) withDefaults() WorkerOptions {
 	}
 	if r.RetryAfter <= 0 {
 		r.RetryAfter = 100 * time.Millisecond
-	}
-	if r.Heartbeat <= 0 {
-		r.Heartbeat = DefaultHeartbeat
 	}
 	if r.FlushDelay <= 0 {
 		r.FlushDelay = 5 * time.Millisecond
@@ -391,7 +387,7 @@ func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Res
 
 // parseHeaders reads the heartbeat, timeout and groups revision headers.
 func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Duration, rev uint64, err error) {
-	hb = w.opts.Heartbeat
+	hb = DefaultHeartbeat
 	if h == nil {
 		return hb, nil, 0, nil
 	}
