@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
@@ -94,9 +95,10 @@ func (c codec) unmarshal(data []byte, v any) error {
 	if err := checkMsgpack(data); err != nil {
 		return err
 	}
-	dec := msgpack.GetDecoder()
-	defer msgpack.PutDecoder(dec)
-	r := bytes.NewReader(data)
+	pd := decPool.Get().(*pooledDecoder)
+	defer decPool.Put(pd)
+	r, dec := &pd.r, pd.dec
+	r.Reset(data)
 	dec.Reset(r)
 	dec.UseLooseInterfaceDecoding(true)
 	ok, err := unmarshalFast(dec, v)
@@ -111,6 +113,13 @@ func (c codec) unmarshal(data []byte, v any) error {
 	}
 	return nil
 }
+
+type pooledDecoder struct {
+	r   bytes.Reader
+	dec *msgpack.Decoder
+}
+
+var decPool = sync.Pool{New: func() any { return &pooledDecoder{dec: msgpack.NewDecoder(nil)} }}
 
 func (c codec) String() string {
 	if c == jsonCodec {

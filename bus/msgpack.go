@@ -2,6 +2,7 @@ package bus
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -210,19 +211,32 @@ func unmarshalFast(d *msgpack.Decoder, v any) (ok bool, err error) {
 	return false, nil
 }
 
-// eachKey decodes a map (nil is an empty map), calling fn per key.
-func eachKey(d *msgpack.Decoder, what string, fn func(key string) error) error {
+// eachKey decodes a map (nil is an empty map), calling fn per key. The key
+// is only valid during the call (it is read without allocating).
+func eachKey(d *msgpack.Decoder, what string, fn func(key []byte) error) error {
 	n, err := d.DecodeMapLen()
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	var buf [32]byte
 	for range max(n, 0) {
-		k, err := d.DecodeString()
+		kl, err := d.DecodeBytesLen()
+		if err == nil && kl < 0 {
+			err = errors.New("nil key")
+		}
 		if err != nil {
 			return fmt.Errorf("%s key: %w", what, err)
 		}
-		if err := fn(k); err != nil {
-			return fmt.Errorf("%s.%s: %w", what, k, err)
+		key := buf[:0]
+		if kl > len(buf) {
+			key = make([]byte, kl)
+		}
+		key = key[:kl]
+		if err := d.ReadFull(key); err != nil {
+			return fmt.Errorf("%s key: %w", what, err)
+		}
+		if err := fn(key); err != nil {
+			return fmt.Errorf("%s.%s: %w", what, key, err)
 		}
 	}
 	return nil
@@ -241,8 +255,8 @@ func isNil(d *msgpack.Decoder) (bool, error) {
 }
 
 func decodeRequest(d *msgpack.Decoder, r *Request) error {
-	return eachKey(d, "request", func(k string) (err error) {
-		switch k {
+	return eachKey(d, "request", func(k []byte) (err error) {
+		switch string(k) {
 		case "id":
 			r.ID, err = d.DecodeString()
 		case "name":
@@ -259,9 +273,9 @@ func decodeRequest(d *msgpack.Decoder, r *Request) error {
 }
 
 func decodeFrame(d *msgpack.Decoder, f *Frame) error {
-	return eachKey(d, "frame", func(k string) (err error) {
+	return eachKey(d, "frame", func(k []byte) (err error) {
 		var s string
-		switch k {
+		switch string(k) {
 		case "kind":
 			s, err = d.DecodeString()
 			f.Kind = Kind(s)
@@ -297,9 +311,9 @@ func decodeFrame(d *msgpack.Decoder, f *Frame) error {
 }
 
 func decodeChunk(d *msgpack.Decoder, c *toolkit.Chunk) error {
-	return eachKey(d, "chunk", func(k string) (err error) {
+	return eachKey(d, "chunk", func(k []byte) (err error) {
 		var s string
-		switch k {
+		switch string(k) {
 		case "content":
 			c.Content, err = decodeBlocks(d)
 		case "state":
@@ -315,8 +329,8 @@ func decodeChunk(d *msgpack.Decoder, c *toolkit.Chunk) error {
 }
 
 func decodeProgress(d *msgpack.Decoder, p *toolkit.Progress) error {
-	return eachKey(d, "progress", func(k string) (err error) {
-		switch k {
+	return eachKey(d, "progress", func(k []byte) (err error) {
+		switch string(k) {
 		case "progress":
 			p.Progress, err = d.DecodeFloat64()
 		case "total":
@@ -331,9 +345,9 @@ func decodeProgress(d *msgpack.Decoder, p *toolkit.Progress) error {
 }
 
 func decodeResponse(d *msgpack.Decoder, r *toolkit.Response) error {
-	return eachKey(d, "final", func(k string) (err error) {
+	return eachKey(d, "final", func(k []byte) (err error) {
 		var s string
-		switch k {
+		switch string(k) {
 		case "id":
 			r.ID, err = d.DecodeString()
 		case "state":
@@ -361,9 +375,9 @@ func decodeBlocks(d *msgpack.Decoder) ([]toolkit.Block, error) {
 	out := make([]toolkit.Block, n)
 	for i := range out {
 		b := &out[i]
-		err := eachKey(d, "block", func(k string) (err error) {
+		err := eachKey(d, "block", func(k []byte) (err error) {
 			var s string
-			switch k {
+			switch string(k) {
 			case "type":
 				s, err = d.DecodeString()
 				b.Type = toolkit.BlockType(s)
