@@ -639,3 +639,59 @@ func number(v any) (float64, bool) {
 	}
 	return 0, false
 }
+
+// TestJSONStreaming follows a streaming call in JSON frame by frame, as a
+// client in another language would: its own inbox, seq order, the final
+// counting the chunks and carrying no content.
+func TestJSONStreaming(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	next := make(chan struct{}, 3)
+	mustAdd(t, tk, toolkit.Stream("count", "Counts to three, one step per chunk the caller saw.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for i := range 3 {
+			if err := w.Write(toolkit.Text(fmt.Sprint(i))); err != nil {
+				return err
+			}
+			<-next // the caller has this chunk: the call is streaming
+		}
+		return nil
+	}))
+	serve(t, connect(t, s), tk, nil)
+	nc := connect(t, s)
+	sub, err := nc.SubscribeSync("_INBOX.json-test.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = nc.PublishMsg(&nats.Msg{Subject: "tools.call.count", Reply: "_INBOX.json-test.c1",
+		Header: nats.Header{"Content-Type": {"application/json"}}, Data: []byte(`{"id":"c1"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for seq := uint64(1); ; seq++ {
+		m, err := sub.NextMsg(guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Header.Get("Content-Type") != "application/json" || m.Data[0] != '{' {
+			t.Fatalf("frame %q is not JSON", m.Data)
+		}
+		f, err := bus.DecodeFrame(m.Data, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Seq != seq || f.ID != "c1" {
+			t.Fatalf("frame %+v, want seq %d of c1", f, seq)
+		}
+		switch f.Kind {
+		case bus.KindChunk:
+			text.WriteString(f.Chunk.Content[0].Text)
+			next <- struct{}{}
+		case bus.KindFinal:
+			if f.Chunks != 3 || len(f.Final.Content) != 0 || f.Final.State != toolkit.StateSuccess || text.String() != "012" {
+				t.Fatalf("final %+v after chunks %q", f, text.String())
+			}
+			return
+		}
+	}
+}
