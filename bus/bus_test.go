@@ -522,7 +522,7 @@ func TestGracefulStop(t *testing.T) {
 	}
 	<-started
 	<-started
-	grace, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	grace, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	stopped := make(chan error, 1)
 	go func() { stopped <- w.Stop(grace) }()
@@ -552,11 +552,11 @@ func TestHeartbeats(t *testing.T) {
 	s := startServer(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, toolkit.Func("quiet", "Silent for a while.", func(ctx context.Context, in struct{}) (string, error) {
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(time.Second) // 50 heartbeat intervals, 2.5 stall timeouts
 		return "awake", nil
 	}))
 	serve(t, connect(t, s), tk, nil)
-	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 25 * time.Millisecond, StallTimeout: 150 * time.Millisecond})
+	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 400 * time.Millisecond})
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "quiet"}); r.State != toolkit.StateSuccess || r.Text() != "awake" {
 		t.Fatalf("%+v", r)
 	}
