@@ -576,13 +576,17 @@ func TestAbandonedTool(t *testing.T) {
 		<-release
 		return nil
 	}))
-	serve(t, connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond})
+	var logs lockedBuffer
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	c := newClient(t, connect(t, s), nil)
 	ctx, cancel := context.WithCancel(ctxT(t))
 	go func() { <-started; cancel() }()
 	r := c.Invoke(ctx, toolkit.ToolCall{ID: "deaf-1", Name: "deaf"})
 	if r.Code != toolkit.CodeInterrupted || !strings.HasPrefix(r.Text(), "partial ") {
 		t.Fatalf("%+v", r)
+	}
+	if !strings.Contains(logs.String(), "tool ignored its cancelled context") {
+		t.Fatalf("no log line for the abandoned tool: %q", logs.String())
 	}
 }
 
