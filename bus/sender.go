@@ -39,7 +39,6 @@ type sender struct {
 	streaming bool   // the first chunks were flushed; no more holding
 	held      []item
 	heldSize  int
-	acc       toolkit.Accumulator // the chunks sent, for a final we build ourselves
 	sendErr   error               // a chunk that could not be sent
 	parts     int                 // ids generated for split data blocks
 	timer     *time.Timer         // the first flush, then heartbeats
@@ -149,11 +148,11 @@ func (s *sender) abandon(ctx context.Context, tool string) {
 	if !s.streaming {
 		s.flush()
 	}
+	// Streaming now: the final carries no content, the caller accumulates
+	// the chunks, this notice included.
 	c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}, State: code.State()}
 	s.sendChunk(&c)
-	resp := s.acc.Response(s.id)
-	resp.Code = code
-	s.finalLocked(resp)
+	s.finalLocked(&toolkit.Response{ID: s.id, State: code.State(), Code: code})
 	s.mu.Unlock()
 	s.release()
 }
@@ -174,11 +173,6 @@ func (s *sender) flush() {
 // sendChunk publishes a chunk, splitting it across frames when it does not
 // fit in the server's max_payload.
 func (s *sender) sendChunk(c *toolkit.Chunk) {
-	s.acc.Add(c)
-	s.publishChunk(c)
-}
-
-func (s *sender) publishChunk(c *toolkit.Chunk) {
 	err := s.publish(&Frame{Kind: KindChunk, Chunk: c})
 	if err == nil {
 		s.chunks++
@@ -193,8 +187,8 @@ func (s *sender) publishChunk(c *toolkit.Chunk) {
 		s.fail(fmt.Errorf("a chunk of %d bytes cannot be split to fit the server's max_payload of %d bytes", contentSize(c), s.w.nc.MaxPayload()))
 		return
 	}
-	s.publishChunk(a)
-	s.publishChunk(b)
+	s.sendChunk(a)
+	s.sendChunk(b)
 }
 
 func (s *sender) fail(err error) {
