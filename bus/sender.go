@@ -39,10 +39,10 @@ type sender struct {
 	streaming bool   // the first chunks were flushed; no more holding
 	held      []item
 	heldSize  int
-	sendErr   error               // a chunk that could not be sent
-	parts     int                 // ids generated for split data blocks
-	timer     *time.Timer         // the first flush, then heartbeats
-	abandonT  *time.Timer         // armed when the call's ctx ends
+	sendErr   error       // a chunk that could not be sent
+	parts     int         // ids generated for split data blocks
+	timer     *time.Timer // the first flush, then heartbeats
+	abandonT  *time.Timer // armed when the call's ctx ends
 }
 
 // holdLimit is the most content bytes held back before the first flush.
