@@ -72,9 +72,23 @@
 //
 // # Measured
 //
-// On the 2-core development box (numbers are noisy; compare ratios):
-// cancel → the tool's ctx.Done is about 0.1ms in process and 0.2ms over TCP
-// (TestCancelLatency); a killed worker is reported worker_lost at the stall
-// timeout (TestWorkerKilled); BenchmarkEcho compares a full echo call with
-// a raw nc.Request on the same server.
+// On the shared 2-core development box (noisy: compare ratios within one
+// run, never absolute times):
+//
+//   - cancel → the tool's ctx.Done: p50 about 0.1ms in process, 0.2ms over
+//     TCP loopback (go test -race -run TestCancelLatency -v ./bus/);
+//   - a worker process killed with SIGKILL mid-call: the caller gets
+//     worker_lost at the stall timeout, 300ms with a 100ms heartbeat
+//     (TestWorkerKilled);
+//   - an overloaded answer reaches the caller in about 0.5ms (TestOverloaded);
+//   - echo with a 128-byte text, full call path vs a raw nc.Request to a
+//     replier echoing the body, same embedded server
+//     (go test -run '^$' -bench BenchmarkEcho -benchtime 3s ./bus/): in
+//     process, 1 caller: 45-55µs vs 15-18µs per call; 64 callers: 24-50µs
+//     vs 8-18µs per call (about 0.3-0.45x raw calls/s); over TCP, 1 caller:
+//     105-120µs vs 55-65µs; 64 callers: 30-50µs vs 9-19µs. About a sixth
+//     of the bus path's CPU is the toolkit itself (schema validation and
+//     the JSON round trip of typed input); the rest is the second
+//     goroutine hop per call, the msgpack bodies and the timers that make
+//     streaming, heartbeats and cancels possible.
 package bus
