@@ -284,8 +284,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	}
 
 	st := callState{id: call.ID}
+	// Frames do not re-arm the stall timer (a timer update per frame is
+	// costly); when it fires it checks how long the call has been silent.
 	stall := time.NewTimer(c.opts.StallTimeout)
 	defer stall.Stop()
+	lastFrame := time.Now()
 	ctxDone := ctx.Done()
 	cancelled := false
 	var buf []*nats.Msg
@@ -310,9 +313,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 					c.log.Warn("toolbus: frames lost", "call", call.ID, "missing", f.Seq-st.last-1)
 				}
 				st.last = f.Seq
-				if !cancelled {
-					stall.Reset(c.opts.StallTimeout)
-				}
+				lastFrame = time.Now()
 				switch f.Kind {
 				case KindChunk:
 					st.chunks++
@@ -336,6 +337,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		case <-stall.C:
 			if cancelled {
 				return c.ctxFinal(ctx, call.ID, &st)
+			}
+			if silent := time.Since(lastFrame); silent < c.opts.StallTimeout {
+				stall.Reset(c.opts.StallTimeout - silent)
+				continue
 			}
 			c.cancel(call.ID, "")
 			return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(

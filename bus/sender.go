@@ -42,6 +42,7 @@ type sender struct {
 	sendErr   error       // a chunk that could not be sent
 	parts     int         // ids generated for split data blocks
 	timer     *time.Timer // the first flush, then heartbeats
+	lastPub   time.Time   // when the last frame went out
 	abandonT  *time.Timer // armed when the call's ctx ends
 }
 
@@ -55,6 +56,7 @@ func newSender(w *Worker, reply, id string, c codec, hb time.Duration, release f
 // run runs the call on the calling goroutine and publishes its final.
 func (s *sender) run(ctx context.Context, call toolkit.ToolCall) {
 	s.mu.Lock()
+	s.lastPub = time.Now()
 	s.timer = time.AfterFunc(s.hbEvery, s.tick)
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() {
@@ -123,10 +125,16 @@ func (s *sender) tick() {
 	case s.done:
 	case !s.streaming && len(s.held) > 0:
 		s.flush()
+		s.timer.Reset(s.hbEvery)
 	default:
-		if err := s.publish(&Frame{Kind: KindHeartbeat}); err != nil {
-			s.timer.Reset(s.hbEvery)
+		// Frames do not re-arm the timer (that would cost a timer update
+		// per frame); the timer checks how long the call has been silent.
+		if silent := time.Since(s.lastPub); silent < s.hbEvery {
+			s.timer.Reset(s.hbEvery - silent)
+			return
 		}
+		s.publish(&Frame{Kind: KindHeartbeat})
+		s.timer.Reset(s.hbEvery)
 	}
 }
 
@@ -269,9 +277,7 @@ func (s *sender) publish(f *Frame) error {
 		return err
 	}
 	s.seq++
-	if !s.done {
-		s.timer.Reset(s.hbEvery)
-	}
+	s.lastPub = time.Now()
 	return nil
 }
 
