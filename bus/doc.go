@@ -34,10 +34,11 @@
 //
 // A call is a request on tools.call.<tool> with a reply subject; the worker
 // answers with frames (chunk, progress, heartbeat, final), each numbered,
-// exactly one final, all numbered and published under one per-call lock on
-// one connection, so they arrive in order. A call that ends within the flush delay (5ms) sends one
-// message: the final with the whole result. Chunks larger than the server's
-// max_payload are split, never cut. Cancels are broadcast on
+// exactly one final, all published under one per-call lock on one
+// connection, so they arrive in order. Chunks go out in bursts (at most 5ms
+// or 32KiB apart); a call that ends before its first burst sends one
+// message: the final with the whole result. Chunks larger than the
+// server's max_payload are split, never cut. Cancels are broadcast on
 // tools.cancel.<call-id>; deadlines travel in a header and are enforced by
 // the worker; a silent worker is detected by heartbeats.
 //

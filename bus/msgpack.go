@@ -29,23 +29,37 @@ type pooledEncoder struct {
 
 // marshalFast encodes a *Frame or *Request; ok is false for other types.
 func marshalFast(v any) (data []byte, ok bool, err error) {
+	err = withEncoded(v, func(b []byte) error {
+		data = bytes.Clone(b)
+		return nil
+	}, &ok)
+	return data, ok, err
+}
+
+// withEncoded encodes a *Frame or *Request into a pooled buffer and hands
+// it to use, which must not keep it (nats.Conn.Publish copies it); ok is
+// false for other types.
+func withEncoded(v any, use func([]byte) error, ok *bool) error {
 	pe := encPool.Get().(*pooledEncoder)
 	defer encPool.Put(pe)
 	pe.buf.Reset()
 	pe.enc.Reset(&pe.buf)
 	pe.enc.UseCompactInts(true)
+	var err error
 	switch x := v.(type) {
 	case *Frame:
 		err = encodeFrame(pe.enc, x)
 	case *Request:
 		err = encodeRequest(pe.enc, x)
 	default:
-		return nil, false, nil
+		*ok = false
+		return nil
 	}
+	*ok = true
 	if err != nil {
-		return nil, true, err
+		return err
 	}
-	return bytes.Clone(pe.buf.Bytes()), true, nil
+	return use(pe.buf.Bytes())
 }
 
 func encodeRequest(e *msgpack.Encoder, r *Request) error {

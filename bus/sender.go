@@ -36,7 +36,7 @@ type sender struct {
 	done      bool // the final is out; writes fail with ErrStopped
 	seq       uint64
 	chunks    uint64 // chunk frames sent
-	streaming bool   // the first chunks were flushed; no more holding
+	streaming bool   // chunks were flushed: the final will not carry the content
 	held      []item
 	heldSize  int
 	sendErr   error       // a chunk that could not be sent
@@ -46,7 +46,7 @@ type sender struct {
 	abandonT  *time.Timer // armed when the call's ctx ends
 }
 
-// holdLimit is the most content bytes held back before the first flush.
+// holdLimit is the most content bytes held back before a flush.
 const holdLimit = 32 << 10
 
 func newSender(w *Worker, reply, id string, c codec, hb time.Duration, release func()) *sender {
@@ -81,11 +81,8 @@ func (s *sender) Write(c toolkit.Chunk) error {
 	if s.sendErr != nil {
 		return s.sendErr
 	}
-	if s.streaming {
-		s.sendChunk(&c)
-		return s.sendErr
-	}
-	// Held: the tool may reuse its slices once Write returns.
+	// Held until the next flush: the tool may reuse its slices once Write
+	// returns.
 	c.Content = slices.Clone(c.Content)
 	c.Metadata = maps.Clone(c.Metadata)
 	s.hold(item{chunk: &c})
@@ -103,9 +100,6 @@ func (s *sender) Progress(p toolkit.Progress) error {
 	if s.done {
 		return toolkit.ErrStopped
 	}
-	if s.streaming {
-		return s.publish(&Frame{Kind: KindProgress, Progress: &p})
-	}
 	s.hold(item{progress: &p})
 	return nil
 }
@@ -117,13 +111,14 @@ func (s *sender) hold(it item) {
 	}
 }
 
-// tick is the timer: the end of the hold, or a heartbeat after silence.
+// tick is the timer: a flush of what is held, or a heartbeat after
+// silence.
 func (s *sender) tick() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.done:
-	case !s.streaming && len(s.held) > 0:
+	case len(s.held) > 0:
 		s.flush()
 		s.timer.Reset(s.hbEvery)
 	default:
@@ -165,7 +160,8 @@ func (s *sender) abandon(ctx context.Context, tool string) {
 	s.release()
 }
 
-// flush publishes the held items and switches to streaming.
+// flush publishes the held items back to back (so NATS carries them in
+// one write) and marks the call as streaming.
 func (s *sender) flush() {
 	s.streaming = true
 	for _, it := range s.held {
@@ -175,7 +171,8 @@ func (s *sender) flush() {
 			s.publish(&Frame{Kind: KindProgress, Progress: it.progress})
 		}
 	}
-	s.held, s.heldSize = nil, 0
+	clear(s.held)
+	s.held, s.heldSize = s.held[:0], 0
 }
 
 // sendChunk publishes a chunk, splitting it across frames when it does not
@@ -249,6 +246,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		}
 		s.flush() // too big for one message: stream it instead
 	}
+	s.flush() // what is still held goes out before the final
 	r := *resp
 	r.Content = nil
 	s.publishFinal(&r, s.chunks)
@@ -266,14 +264,26 @@ var errTooLarge = errors.New("frame over max_payload")
 func (s *sender) publish(f *Frame) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
-	data, err := s.codec.marshal(f)
+	send := func(data []byte) error {
+		if int64(len(data))+256 > s.w.nc.MaxPayload() {
+			return errTooLarge
+		}
+		return s.w.publish(s.reply, s.codec, data)
+	}
+	var err error
+	if s.codec == jsonCodec {
+		var data []byte
+		if data, err = s.codec.marshal(f); err == nil {
+			err = send(data)
+		}
+	} else {
+		var ok bool
+		err = withEncoded(f, send, &ok)
+	}
 	if err != nil {
-		return fmt.Errorf("encoding a %s frame: %w", f.Kind, err)
-	}
-	if int64(len(data))+256 > s.w.nc.MaxPayload() {
-		return errTooLarge
-	}
-	if err := s.w.publish(s.reply, s.codec, data); err != nil {
+		if !errors.Is(err, errTooLarge) {
+			err = fmt.Errorf("publishing a %s frame: %w", f.Kind, err)
+		}
 		return err
 	}
 	s.seq++
