@@ -514,3 +514,16 @@ func (c *Client) List(ctx context.Context, session string) (*ListReply, error) {
 	}
 	return &reply, nil
 }
+
+// Schemas lists the tool schemas the session may see now (reset_tools
+// first, then the basic group's and the active groups' tools), honouring
+// the latest groups revision the client saw for the session. It asks one
+// worker (SubjectList); in a fleet whose workers serve different tools the
+// discovery Fleet gives the merged view.
+func (c *Client) Schemas(ctx context.Context, session string) ([]toolkit.FunctionSchema, error) {
+	reply, err := c.List(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	return reply.Schemas, nil
+}
