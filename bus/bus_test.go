@@ -699,3 +699,39 @@ func TestJSONStreaming(t *testing.T) {
 		}
 	}
 }
+
+func TestList(t *testing.T) {
+	s := startServer(t, false)
+	nc := connect(t, s)
+	c := newClient(t, nc, nil)
+	if _, err := c.List(ctxT(t), "s"); !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("List with no worker: %v, want no responders", err)
+	}
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	reply, err := c.List(ctxT(t), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Worker != "w1" || !slices.Equal(reply.Tools, []string{"echo"}) || len(reply.Schemas) != 1 || reply.Schemas[0].Function.Name != "echo" {
+		t.Fatalf("%+v", reply)
+	}
+	for _, tc := range []struct {
+		name string
+		hdr  nats.Header
+		body string
+		want string
+	}{
+		{"bad JSON", nats.Header{"Content-Type": {"application/json"}}, `{"session":`, "not a valid json object"},
+		{"bad revision", nats.Header{bus.HeaderGroupsRevision: {"-1"}}, "", "Toolbus-Groups-Revision"},
+	} {
+		m, err := nc.RequestMsg(&nats.Msg{Subject: bus.SubjectList, Header: tc.hdr, Data: []byte(tc.body)}, guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(m.Data), tc.want) {
+			t.Fatalf("%s: reply %q, want an error containing %q", tc.name, m.Data, tc.want)
+		}
+	}
+}
