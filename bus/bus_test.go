@@ -735,3 +735,30 @@ func TestList(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowConsumerIsNotWorkerLost: a caller that takes longer than the
+// stall timeout over one event does not mistake its own slowness for a
+// lost worker.
+func TestSlowConsumerIsNotWorkerLost(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Stream("burst", "Writes chunks, then a while later the rest.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		w.Write(toolkit.Text("a"))
+		time.Sleep(50 * time.Millisecond) // the first chunk goes out on its own
+		w.Write(toolkit.Text("b"))
+		w.Write(toolkit.Text("c"))
+		return nil
+	}))
+	serve(t, connect(t, s), tk, nil)
+	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 60 * time.Millisecond})
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "burst"}) {
+		if ev.Chunk != nil && ev.Chunk.Content[0].Text == "a" {
+			time.Sleep(300 * time.Millisecond) // five stall timeouts
+		}
+		final = ev.Final
+	}
+	if final.State != toolkit.StateSuccess || final.Text() != "abc" {
+		t.Fatalf("%+v", final)
+	}
+}

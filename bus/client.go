@@ -95,6 +95,12 @@ func (b *inbox) push(m *nats.Msg) {
 	}
 }
 
+func (b *inbox) waiting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.msgs) > 0
+}
+
 func (b *inbox) take(buf []*nats.Msg) ([]*nats.Msg, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -338,8 +344,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 			if cancelled {
 				return c.ctxFinal(ctx, call.ID, &st)
 			}
-			if silent := time.Since(lastFrame); silent < c.opts.StallTimeout {
-				stall.Reset(c.opts.StallTimeout - silent)
+			if silent := time.Since(lastFrame); silent < c.opts.StallTimeout || box.waiting() {
+				// Not silent: frames came, or are queued while the caller
+				// was slow to take the last event.
+				stall.Reset(max(c.opts.StallTimeout-silent, time.Millisecond))
 				continue
 			}
 			c.cancel(call.ID, "")
