@@ -154,13 +154,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.cancelSub.Unsubscribe()
 		return nil, fmt.Errorf("bus: subscribing to %s: %w", SubjectList, err)
 	}
-	w.mu.Lock()
-	err = w.syncLocked()
-	w.mu.Unlock()
-	if err != nil {
-		w.unsubscribeAll()
-		return nil, err
-	}
+	// Watch first, then subscribe: a tool added in between is not missed.
 	w.stopWatch = tk.OnChange(func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -168,6 +162,14 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 			w.log.Error("toolbus: following toolkit changes", "err", err)
 		}
 	})
+	w.mu.Lock()
+	err = w.syncLocked()
+	w.mu.Unlock()
+	if err != nil {
+		w.stopWatch()
+		w.unsubscribeAll()
+		return nil, err
+	}
 	// The subscriptions are in place on the server once Flush returns, so
 	// a caller that starts after Serve finds them.
 	if err := nc.Flush(); err != nil {
