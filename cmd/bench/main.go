@@ -173,8 +173,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 	}
 	if cfg.natsURL != "" {
-		if u, err := url.Parse(cfg.natsURL); err != nil || u.Host == "" {
-			return nil, fmt.Errorf("--nats %q: not a URL like nats://host:4222", cfg.natsURL)
+		for one := range strings.SplitSeq(cfg.natsURL, ",") {
+			if u, err := url.Parse(strings.TrimSpace(one)); err != nil || u.Host == "" {
+				return nil, fmt.Errorf("--nats %q: not a URL like nats://host:4222 (or a comma-separated list of them)", cfg.natsURL)
+			}
 		}
 	}
 	cfg.maxPayload = int32(*maxPayload)
