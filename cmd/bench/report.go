@@ -71,7 +71,7 @@ func writeTable(out io.Writer, sr scenarioReport) {
 	if cross {
 		head = append(head, "cross")
 	}
-	head = append(head, "errors", "cpu", "rss")
+	head = append(head, "errors", "cpu", "cpu/call", "rss")
 	for _, b := range sr.Baselines {
 		head = append(head, "vs "+b)
 	}
@@ -92,7 +92,7 @@ func writeTable(out io.Writer, sr scenarioReport) {
 		if cross {
 			row = append(row, fmt.Sprintf("%d/%d", p.Cross, p.OK))
 		}
-		row = append(row, errorsText(p.Errors), cpuText(p), rssText(p.RSSBytes))
+		row = append(row, errorsText(p.Errors), cpuText(p), cpuPerCallText(p), rssText(p.RSSBytes))
 		for _, b := range sr.Baselines {
 			r, ok := p.Ratios[b]
 			if !ok {
@@ -115,6 +115,13 @@ func cpuText(p point) string {
 		s += "*"
 	}
 	return s
+}
+
+func cpuPerCallText(p point) string {
+	if p.CPUScope == "" || p.OK == 0 {
+		return "-"
+	}
+	return us(p.CPUPerCall)
 }
 
 func rssText(b int64) string {

@@ -30,6 +30,7 @@ type point struct {
 	Errors      map[string]int64 `json:"errors,omitempty"`
 	Cross       int64            `json:"cross_worker,omitempty"`
 	CPUCores    float64          `json:"cpu_cores,omitempty"`
+	CPUPerCall  float64          `json:"cpu_us_per_call,omitempty"`
 	CPUScope    string           `json:"cpu_scope,omitempty"`
 	RSSBytes    int64            `json:"rss_bytes,omitempty"`
 	Ratios      map[string]ratio `json:"ratios,omitempty"`
@@ -210,6 +211,9 @@ func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, pr
 	}
 	if before.ok && after.ok {
 		p.CPUCores = (after.cpu - before.cpu).Seconds() / res.elapsed.Seconds()
+		if p.OK > 0 {
+			p.CPUPerCall = float64(after.cpu-before.cpu) / float64(time.Microsecond) / float64(p.OK)
+		}
 		p.RSSBytes = after.rss
 		p.CPUScope = "workers"
 		if len(pids) == 0 {
