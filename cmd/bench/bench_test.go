@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -104,7 +108,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"-c", "1,4", "-n", "30", "--warmup", "0"}, tt.args...)
+			args := append([]string{"-c", "1,4", "-n", "30", "--warmup", "0", "--audit"}, tt.args...)
 			rep := runBench(t, args...)
 			checkReport(t, rep, tt.want, 2)
 			for _, sr := range rep.Scenarios {
@@ -136,7 +140,7 @@ func TestScenarios(t *testing.T) {
 // itself (this test binary, re-executed in worker mode), including the
 // fleet resize of the sleep scenario.
 func TestWorkerProcesses(t *testing.T) {
-	rep := runBench(t, "-s", "echo,sleep,cancel", "--workers", "2", "--sleep-workers", "1,2", "--sleep", "2ms",
+	rep := runBench(t, "-s", "echo,sleep,cancel", "--workers", "2", "--audit", "--sleep-workers", "1,2", "--sleep", "2ms",
 		"-c", "1,4", "-n", "30", "--warmup", "0")
 	checkReport(t, rep, map[string][]string{
 		"echo":   {"toolbus", "raw", "mcp-http"},
@@ -308,6 +312,71 @@ func TestChecks(t *testing.T) {
 				t.Errorf("code %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestAuditor publishes reply frames by hand on a real server: the
+// auditor must count a call without a final, one with two finals and one
+// with a sequence gap, and nothing for a correct call or an unknown id.
+func TestAuditor(t *testing.T) {
+	s, err := bus.StartServer(&bus.ServerOptions{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	connect := func() *nats.Conn {
+		nc, err := s.Connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	prefix := newInboxPrefix()
+	a, err := newAuditor(connect(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := connect()
+	send := func(id string, seq uint64, kind bus.Kind) {
+		t.Helper()
+		f := &bus.Frame{Kind: kind, ID: id, Seq: seq}
+		switch kind {
+		case bus.KindFinal:
+			f.Final = &toolkit.Response{ID: id, State: toolkit.StateSuccess}
+		case bus.KindChunk:
+			f.Chunk = &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}}
+		}
+		data, err := bus.EncodeFrame(f, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pub.Publish(prefix+".abc."+id, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"ok", "none", "twice", "gap"} {
+		a.expect(id)
+	}
+	send("ok", 1, bus.KindChunk)
+	send("ok", 2, bus.KindFinal)
+	send("none", 1, bus.KindChunk)
+	send("twice", 1, bus.KindFinal)
+	send("twice", 2, bus.KindFinal)
+	send("gap", 1, bus.KindChunk)
+	send("gap", 3, bus.KindFinal)
+	send("stranger", 1, bus.KindFinal)
+	if err := pub.Publish(prefix+".raw", []byte("not a frame")); err != nil {
+		t.Fatal(err)
+	}
+	pub.Flush()
+	got := a.settle()
+	want := map[string]int64{errWireNoFinal: 1, errWireDupFinal: 1, errWireSeqGap: 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("audit %v, want %v", got, want)
+	}
+	if again := a.settle(); len(again) != 0 {
+		t.Errorf("a second settle reported %v; calls must be forgotten", again)
 	}
 }
 

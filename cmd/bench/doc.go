@@ -72,7 +72,12 @@
 // duplicated final, a wrong id or content are errors in the report with
 // their own codes (no_final, duplicate_final, wrong_id, bad_content,
 // lost_chunks), next to the toolkit's codes. Raw replies and MCP results
-// are checked the same way.
+// are checked the same way. The client stops listening after a call's
+// first final, so a second one would never reach it: --audit adds a
+// second connection that hears every frame sent to the caller's inboxes
+// and reports wire_no_final, wire_duplicate_final and wire_seq_gap per
+// call (it costs some throughput, so it is off by default; the tests run
+// with it).
 //
 // # Decisions
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // env is the topology one run measures: a server (embedded or external),
@@ -29,6 +31,8 @@ type env struct {
 	client *bus.Client
 	fleet  fleet
 	mcpURL string
+	audit  *auditor // nil without --audit
+	auditC *nats.Conn
 }
 
 // fleet is the set of worker hosts. resize starts or stops hosts; the
@@ -63,8 +67,17 @@ func newEnv(ctx context.Context, cfg *config) (e *env, err error) {
 		}
 		e.url = e.srv.ClientURL()
 	}
-	if e.caller, err = e.connect(); err != nil {
+	prefix := newInboxPrefix()
+	if e.caller, err = e.connect(nats.CustomInboxPrefix(prefix)); err != nil {
 		return nil, fmt.Errorf("connecting the caller: %w", err)
+	}
+	if cfg.audit {
+		if e.auditC, err = e.connect(); err != nil {
+			return nil, fmt.Errorf("connecting the auditor: %w", err)
+		}
+		if e.audit, err = newAuditor(e.auditC, prefix); err != nil {
+			return nil, err
+		}
 	}
 	if e.client, err = bus.NewClient(e.caller, &bus.ClientOptions{StallTimeout: cfg.stall}); err != nil {
 		return nil, err
@@ -85,12 +98,20 @@ func newEnv(ctx context.Context, cfg *config) (e *env, err error) {
 	return e, nil
 }
 
-func (e *env) connect() (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name("toolbus-bench")}
+func (e *env) connect(extra ...nats.Option) (*nats.Conn, error) {
+	opts := append([]nats.Option{nats.Name("toolbus-bench")}, extra...)
 	if e.srv != nil {
 		return e.srv.Connect(opts...)
 	}
 	return nats.Connect(e.url, opts...)
+}
+
+// call starts a toolbus call, registering it with the auditor first.
+func (e *env) call(ctx context.Context, tc toolkit.ToolCall) iter.Seq[toolkit.Event] {
+	if e.audit != nil {
+		e.audit.expect(tc.ID)
+	}
+	return e.client.Call(ctx, tc)
 }
 
 func (e *env) close() {
@@ -102,6 +123,9 @@ func (e *env) close() {
 	}
 	if e.caller != nil {
 		e.caller.Close()
+	}
+	if e.auditC != nil {
+		e.auditC.Close()
 	}
 	if e.srv != nil {
 		e.srv.Shutdown()

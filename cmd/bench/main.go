@@ -47,6 +47,7 @@ type config struct {
 	svgPath      string
 	cpuProfile   string
 	quiet        bool
+	audit        bool
 }
 
 func (c *config) settings() map[string]string {
@@ -116,6 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.svgPath, "svg", "", "write throughput and latency charts as SVG to this file")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (go tool pprof)")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress bar even on a terminal")
+	fs.BoolVar(&cfg.audit, "audit", false, "also check every toolbus call on the wire (exactly one final frame, no sequence gaps) from a second connection; costs some throughput")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -196,6 +196,11 @@ func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, pr
 		Calls: res.calls, OK: int64(len(res.lats)), Seconds: res.elapsed.Seconds(),
 		Latency: latencyOf(res.lats), Errors: res.errors, Cross: res.cross, Units: sc.unitName,
 	}
+	if e.audit != nil {
+		for k, n := range e.audit.settle() {
+			p.Errors[k] += n
+		}
+	}
 	if len(p.Errors) == 0 {
 		p.Errors = nil
 	}

@@ -188,7 +188,7 @@ func consume(events func(func(toolkit.Event) bool), id string, onChunk func(*too
 func busCall(e *env, tool string, input func(i int) map[string]any, want string) callFunc {
 	return func(ctx context.Context, _, i int) outcome {
 		id := nuid.Next()
-		final, code := consume(e.client.Call(ctx, toolkit.ToolCall{ID: id, Name: tool, Input: input(i)}), id, nil)
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: tool, Input: input(i)}), id, nil)
 		return checkText(final, code, want)
 	}
 }
@@ -209,7 +209,7 @@ func checkText(final *toolkit.Response, code, want string) outcome {
 func busStream(e *env, in map[string]any, want string, n int) callFunc {
 	return func(ctx context.Context, _, _ int) outcome {
 		id := nuid.Next()
-		final, code := consume(e.client.Call(ctx, toolkit.ToolCall{ID: id, Name: "stream", Input: in}), id, nil)
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "stream", Input: in}), id, nil)
 		o := checkText(final, code, want)
 		o.units = n
 		return o
@@ -223,7 +223,7 @@ func busCancel(e *env) callFunc {
 		id := nuid.Next()
 		var sent time.Time
 		var cancelErr error
-		final, code := consume(e.client.Call(ctx, toolkit.ToolCall{ID: id, Name: "block"}), id, func(*toolkit.Chunk) {
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "block"}), id, func(*toolkit.Chunk) {
 			if sent.IsZero() {
 				sent = time.Now()
 				cancelErr = e.client.Cancel(id)
@@ -254,7 +254,7 @@ func busGroups(e *env) callFunc {
 	return func(ctx context.Context, _, _ int) outcome {
 		session := nuid.Next()
 		id := nuid.Next()
-		reset, code := consume(e.client.Call(ctx, toolkit.ToolCall{ID: id, Name: toolkit.MetaToolName, Session: session,
+		reset, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: toolkit.MetaToolName, Session: session,
 			Input: map[string]any{extraGroup: true}}), id, nil)
 		if code != "" {
 			return outcome{code: code}
@@ -265,7 +265,7 @@ func busGroups(e *env) callFunc {
 		t0 := time.Now()
 		id = nuid.Next()
 		text := "after reset " + session
-		final, code := consume(e.client.Call(ctx, toolkit.ToolCall{ID: id, Name: "extra_echo", Session: session,
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "extra_echo", Session: session,
 			Input: map[string]any{"text": text}}), id, nil)
 		o := checkText(final, code, text)
 		if o.code == "" {
