@@ -83,12 +83,17 @@ func (s *sampler) add(o outcome, lat time.Duration) {
 // scheduled at fixed times and their latency counts from the scheduled
 // time, so a system that falls behind shows its queueing). done is
 // incremented once per finished measured call, for the progress bar.
-func runLoad(ctx context.Context, spec loadSpec, call callFunc, done *atomic.Int64) loadResult {
+// The warm-up, when spec has one, runs first; measured starts the
+// measurement after it (nil: nothing to do).
+func runLoad(ctx context.Context, spec loadSpec, call callFunc, done *atomic.Int64, measured func()) loadResult {
 	conc := max(spec.conc, 1)
 	if spec.warmup > 0 {
 		wctx, cancel := context.WithTimeout(ctx, spec.warmup)
 		drive(wctx, loadSpec{conc: conc, rate: spec.rate}, call, nil)
 		cancel()
+	}
+	if measured != nil {
+		measured()
 	}
 	mctx := ctx
 	if spec.calls <= 0 {

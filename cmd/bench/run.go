@@ -186,8 +186,8 @@ func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, pr
 	var done atomic.Int64
 	stopBar := startBar(progress, fmt.Sprintf("%-7s %-12s c=%-4d", sc.name, s.label(), c), spec, &done)
 	pids := e.fleet.pids()
-	before := usageOf(pids)
-	res := runLoad(ctx, spec, s.call, &done)
+	var before procUsage
+	res := runLoad(ctx, spec, s.call, &done, func() { before = usageOf(pids) })
 	after := usageOf(pids)
 	stopBar()
 
