@@ -160,7 +160,7 @@ func TestWorkerProcesses(t *testing.T) {
 }
 
 // TestExternalServer points the bench at a server it did not start, with
-// the workers from --workers.
+// workers it starts itself (--workers) or workers it finds there.
 func TestExternalServer(t *testing.T) {
 	cfg, err := parseFlags([]string{"--transport", "tcp", "-s", "echo"}, io.Discard)
 	if err != nil {
@@ -171,8 +171,29 @@ func TestExternalServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.close)
-	rep := runBench(t, "--nats", e.url, "--workers", "1", "-s", "echo", "--systems", "toolbus,raw", "-c", "2", "-n", "20", "--warmup", "0")
-	checkReport(t, rep, map[string][]string{"echo": {"toolbus", "raw"}}, 1)
+	tests := []struct {
+		name string
+		args []string
+		want map[string][]string
+		note string
+	}{
+		{"workers from the bench", []string{"--workers", "1", "-s", "echo", "--systems", "toolbus,raw"},
+			map[string][]string{"echo": {"toolbus", "raw"}}, ""},
+		{"workers started separately", []string{"-s", "echo,sleep", "--mcp", e.mcpURL},
+			map[string][]string{"echo": {"toolbus", "raw", "mcp-http"}, "sleep": {"toolbus"}}, ""},
+		{"no MCP server known", []string{"-s", "echo"},
+			map[string][]string{"echo": {"toolbus", "raw"}}, "mcp-http: no baseline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--nats", e.url, "-c", "2", "-n", "20", "--warmup", "0", "--sleep", "1ms"}, tt.args...)
+			rep := runBench(t, args...)
+			checkReport(t, rep, tt.want, 1)
+			if tt.note != "" && !strings.Contains(rep.Scenarios[0].Note, tt.note) {
+				t.Errorf("note %q, want it to say %q", rep.Scenarios[0].Note, tt.note)
+			}
+		})
+	}
 }
 
 func TestOutputs(t *testing.T) {

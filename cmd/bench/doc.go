@@ -7,7 +7,7 @@
 //	go run ./cmd/bench -s all -c 1,16,64,256 -d 3s --json r.json --svg r.svg
 //	go run ./cmd/bench -s echo --transport tcp --rate 20000  # open loop, 20k calls/s
 //	go run ./cmd/bench --workers 3 -s sleep               # 3 worker processes on loopback
-//	go run ./cmd/bench --nats nats://10.0.0.5:4222 -s echo --systems toolbus,raw
+//	go run ./cmd/bench --nats nats://10.0.0.5:4222 --workers 2 -s echo,sleep
 //
 // The default suite is echo, stream, sleep with 1 and 3 workers and
 // cancel, at 1, 16 and 64 callers, 1s per point after a 250ms warm-up.
@@ -46,7 +46,16 @@
 // each worker has its own connection. --workers N starts N worker
 // processes (this binary re-executed as "bench worker --nats URL") and
 // reports their CPU and RSS; --nats URL uses an external server or
-// cluster, with workers started there separately (or by --workers).
+// cluster, with workers started there separately (or by --workers). A
+// worker started separately is this binary in worker mode, which serves
+// the bench tools, the raw repliers and, with --mcp-listen, the MCP echo
+// server, and prints "ready [mcp-url]" once subscribed:
+//
+//	bench worker --nats nats://10.0.0.5:4222 [--slots 8] [--mcp-listen 127.0.0.1:0]
+//	bench --nats nats://10.0.0.5:4222 --mcp http://127.0.0.1:PORT
+//
+// Without --mcp (and without --workers) the mcp-http baseline is left out
+// with a note.
 //
 // # Reading the table
 //

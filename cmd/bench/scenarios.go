@@ -88,7 +88,11 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		if want(sysRaw) {
 			add(sysRaw, rawRequest(e, rawEcho, []byte(text), nil, []byte(text)), nil)
 		}
-		if want(sysMCP) {
+		switch {
+		case !want(sysMCP):
+		case e.mcpURL == "":
+			sc.note = "mcp-http: no baseline, no MCP server to call (with --nats and no --workers, give --mcp URL of a \"bench worker --mcp-listen\")"
+		default:
 			call, closeFn, err := mcpEcho(ctx, e, text)
 			if err != nil {
 				return nil, err
@@ -371,9 +375,6 @@ func (r *rawStreamer) onMsg(m *nats.Msg) {
 // mcpEcho is the MCP baseline: a go-sdk client session over Streamable
 // HTTP, shared by all callers as the bus client is.
 func mcpEcho(ctx context.Context, e *env, text string) (callFunc, func(), error) {
-	if e.mcpURL == "" {
-		return nil, nil, fmt.Errorf("mcp-http baseline: no MCP server (start workers with this bench, or give --mcp URL, or leave mcp-http out of --systems)")
-	}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolbus-bench", Version: "1"}, nil)
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
