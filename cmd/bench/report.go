@@ -16,7 +16,7 @@ func human(v float64) string {
 	switch {
 	case v >= 1e6:
 		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
+	case v >= 9995:
 		return fmt.Sprintf("%.1fk", v/1e3)
 	case v >= 1e3:
 		return fmt.Sprintf("%.2fk", v/1e3)
