@@ -36,8 +36,10 @@
 //	         cancel → the caller's interrupted final, "extra" is
 //	         cancel → the tool's ctx.Done
 //	groups   reset_tools for a new session, then at once a call of a tool
-//	         in the activated group, which may land on another worker
-//	         (fleet of at least 2; state in JetStream KV)
+//	         in the activated group (fleet of at least 2; state in
+//	         JetStream KV). NATS picks the worker: "cross" counts the
+//	         calls that landed on another worker than their reset_tools,
+//	         and "extra" is the latency of those calls alone
 //
 // # Topologies
 //

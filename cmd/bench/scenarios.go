@@ -147,7 +147,7 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		sc.note = "latency: cancel published → the caller's interrupted final; extra: cancel published → the tool's ctx.Done"
 		add(sysToolbus, busCancel(e), nil)
 	case "groups":
-		sc.note = "latency: reset_tools + the call after it; extra: the call after it alone; cross: that call ran on another worker"
+		sc.note = "latency: reset_tools + the call after it; cross: calls that ran on another worker than their reset_tools; extra: those calls alone"
 		if workers > 0 {
 			workers = max(workers, 2)
 		}
@@ -273,8 +273,10 @@ func busGroups(e *env) callFunc {
 			Input: map[string]any{"text": text}}), id, nil)
 		o := checkText(final, code, text)
 		if o.code == "" {
-			o.extra = time.Since(t0)
 			o.cross = reset.Metadata[bus.MetaWorker] != final.Metadata[bus.MetaWorker]
+			if o.cross {
+				o.extra = time.Since(t0)
+			}
 		}
 		return o
 	}
