@@ -179,12 +179,12 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 
 // globalFlags are the flags every command takes: --config and the
 // connection flags.
-func globalFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *connFlags) {
+func globalFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *config.ConnFlags) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "worker config `file` to take the NATS connection from")
-	var c connFlags
-	c.register(fs)
+	var c config.ConnFlags
+	c.Register(fs)
 	return fs, configPath, &c
 }
 
@@ -243,7 +243,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // loadConfig builds the connection settings: the config file's, then the
 // environment, then the flags before the command, then those after it.
-func loadConfig(path string, gfs *flag.FlagSet, gconn *connFlags, cfs *flag.FlagSet, cconn *connFlags) (*config.Config, error) {
+func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *flag.FlagSet, cconn *config.ConnFlags) (*config.Config, error) {
 	cfg := config.Default()
 	if path != "" {
 		var err error
@@ -251,12 +251,12 @@ func loadConfig(path string, gfs *flag.FlagSet, gconn *connFlags, cfs *flag.Flag
 			return nil, err
 		}
 	}
-	sources := gconn.apply(gfs, &cfg.NATS, true)
-	for k, v := range cconn.apply(cfs, &cfg.NATS, false) {
+	sources := gconn.Apply(gfs, &cfg.NATS, true)
+	for k, v := range cconn.Apply(cfs, &cfg.NATS, false) {
 		sources[k] = v
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, attribute(err, sources)
+		return nil, config.Attribute(err, sources)
 	}
 	return cfg, nil
 }

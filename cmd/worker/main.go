@@ -49,7 +49,7 @@ type flags struct {
 	fs         *flag.FlagSet
 	configPath string
 	check      bool
-	conn       connFlags
+	conn       config.ConnFlags
 	listen     string
 	storeDir   string
 	instance   string
@@ -71,7 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	fs.StringVar(&f.configPath, "config", "", "YAML config `file` (see README: Configuration)")
 	fs.BoolVar(&f.check, "check-config", false, "validate the configuration and the flags, then exit (0 when valid)")
-	f.conn.register(fs)
+	f.conn.Register(fs)
 	fs.StringVar(&f.listen, "listen", "", "embedded server client `address` (default 127.0.0.1:4222; port 0 picks one)")
 	fs.StringVar(&f.storeDir, "store-dir", "", "embedded server JetStream `directory` (default "+config.DataDir()+"/jetstream)")
 	fs.StringVar(&f.instance, "instance", "", "instance `name` on logs and responses (default <hostname>-<pid>)")
@@ -99,7 +99,7 @@ func loadConfig(f *flags) (*config.Config, error) {
 			return nil, err
 		}
 	}
-	sources := f.conn.apply(f.fs, &cfg.NATS, true)
+	sources := f.conn.Apply(f.fs, &cfg.NATS, true)
 	f.fs.Visit(func(fl *flag.Flag) {
 		src := "flag --" + fl.Name
 		switch fl.Name {
@@ -118,7 +118,7 @@ func loadConfig(f *flags) (*config.Config, error) {
 		}
 	})
 	var errs config.Errors
-	if err := cfg.Validate(); err != nil && !errors.As(attribute(err, sources), &errs) {
+	if err := cfg.Validate(); err != nil && !errors.As(config.Attribute(err, sources), &errs) {
 		return nil, err
 	}
 	switch {

@@ -1,45 +1,44 @@
-package main
-
-// This file is kept identical in cmd/worker and cmd/toolctl: both take the
-// same NATS connection flags and environment variables.
+package config
 
 import (
 	"errors"
 	"flag"
 	"os"
 	"strings"
-
-	"github.com/toolbus/toolbus/config"
 )
 
 // connSpec lists the connection settings: flag, environment variable and
 // the config key they override.
 var connSpec = []struct {
 	flag, env, path, usage string
-	field                  func(*config.NATS) *string
+	field                  func(*NATS) *string
 }{
-	{"creds", "NATS_CREDS", "nats.credentials", "NATS credentials `file` (user JWT and nkey seed)", func(n *config.NATS) *string { return &n.Credentials }},
-	{"nkey", "NATS_NKEY", "nats.nkey_seed", "`file` holding a NATS nkey seed", func(n *config.NATS) *string { return &n.NKeySeed }},
-	{"user", "NATS_USER", "nats.user", "NATS `user` (with --password)", func(n *config.NATS) *string { return &n.User }},
-	{"password", "NATS_PASSWORD", "nats.password", "NATS `password` (prefer the environment variable: flags show in ps)", func(n *config.NATS) *string { return &n.Password }},
-	{"token", "NATS_TOKEN", "nats.token", "NATS auth `token` (prefer the environment variable)", func(n *config.NATS) *string { return &n.Token }},
-	{"tls-ca", "NATS_CA", "nats.tls.ca", "CA `file` (PEM) to verify the NATS server with", func(n *config.NATS) *string { return &n.TLS.CA }},
-	{"tls-cert", "NATS_CERT", "nats.tls.cert", "client certificate `file` (PEM), with --tls-key", func(n *config.NATS) *string { return &n.TLS.Cert }},
-	{"tls-key", "NATS_KEY", "nats.tls.key", "client key `file` (PEM), with --tls-cert", func(n *config.NATS) *string { return &n.TLS.Key }},
+	{"creds", "NATS_CREDS", "nats.credentials", "NATS credentials `file` (user JWT and nkey seed)", func(n *NATS) *string { return &n.Credentials }},
+	{"nkey", "NATS_NKEY", "nats.nkey_seed", "`file` holding a NATS nkey seed", func(n *NATS) *string { return &n.NKeySeed }},
+	{"user", "NATS_USER", "nats.user", "NATS `user` (with --password)", func(n *NATS) *string { return &n.User }},
+	{"password", "NATS_PASSWORD", "nats.password", "NATS `password` (prefer the environment variable: flags show in ps)", func(n *NATS) *string { return &n.Password }},
+	{"token", "NATS_TOKEN", "nats.token", "NATS auth `token` (prefer the environment variable)", func(n *NATS) *string { return &n.Token }},
+	{"tls-ca", "NATS_CA", "nats.tls.ca", "CA `file` (PEM) to verify the NATS server with", func(n *NATS) *string { return &n.TLS.CA }},
+	{"tls-cert", "NATS_CERT", "nats.tls.cert", "client certificate `file` (PEM), with --tls-key", func(n *NATS) *string { return &n.TLS.Cert }},
+	{"tls-key", "NATS_KEY", "nats.tls.key", "client key `file` (PEM), with --tls-cert", func(n *NATS) *string { return &n.TLS.Key }},
 }
 
 // authPaths are the config keys that choose how to authenticate: giving
 // any of them by flag or environment replaces the config file's choice.
 var authPaths = []string{"nats.credentials", "nats.nkey_seed", "nats.user", "nats.password", "nats.token"}
 
-// connFlags holds the connection flags of one command line.
-type connFlags struct {
+// ConnFlags are the NATS connection flags shared by the worker and
+// toolctl: --nats plus the auth and TLS flags, each with an environment
+// variable (NATS_URL, NATS_CREDS, NATS_NKEY, NATS_USER, NATS_PASSWORD,
+// NATS_TOKEN, NATS_CA, NATS_CERT, NATS_KEY). A flag beats its variable,
+// which beats the config file.
+type ConnFlags struct {
 	url    string
 	values map[string]*string // flag name → value
 }
 
-// register adds --nats and the auth and TLS flags to fs.
-func (c *connFlags) register(fs *flag.FlagSet) {
+// Register adds --nats and the auth and TLS flags to fs.
+func (c *ConnFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.url, "nats", "", "NATS server `URL`s, comma-separated (env NATS_URL)")
 	c.values = map[string]*string{}
 	for _, s := range connSpec {
@@ -47,11 +46,11 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	}
 }
 
-// apply overrides n with what was given by flag (fs) or else, withEnv, by
+// Apply overrides n with what was given by flag (fs) or else, withEnv, by
 // environment variable, and returns, for each config key it set, where the
 // value came from ("flag --nats", "env NATS_URL"), so validation errors can
 // name the source instead of a line of the config file.
-func (c *connFlags) apply(fs *flag.FlagSet, n *config.NATS, withEnv bool) map[string]string {
+func (c *ConnFlags) Apply(fs *flag.FlagSet, n *NATS, withEnv bool) map[string]string {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	sources := map[string]string{}
@@ -104,10 +103,10 @@ func splitURLs(s string) []string {
 	return out
 }
 
-// attribute rewrites validation errors about keys that were set by flag or
+// Attribute rewrites validation errors about keys that were set by flag or
 // environment so that they name that source rather than the config file.
-func attribute(err error, sources map[string]string) error {
-	var es config.Errors
+func Attribute(err error, sources map[string]string) error {
+	var es Errors
 	if !errors.As(err, &es) {
 		return err
 	}
