@@ -1,0 +1,465 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The gateway tests run a real embedded nats-server (on a loopback port,
+// so a gateway in a child process reaches it), a real worker (bus.Serve
+// plus an Announcer, group state in the server's JetStream KV), and the
+// gateway over real HTTP or as a real stdio child process: the test binary
+// re-executed with testServerEnv=gateway (see TestMain).
+
+const (
+	gatewayNATSEnv    = "TOOLBUS_GATEWAY_TEST_NATS"
+	gatewaySessionEnv = "TOOLBUS_GATEWAY_TEST_SESSION"
+)
+
+// gatewayStdioMain is the child process: a gateway on stdio.
+func gatewayStdioMain() int {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	nc, err := nats.Connect(os.Getenv(gatewayNATSEnv))
+	if err != nil {
+		log.Error("gateway child: connect", "err", err)
+		return 1
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	g, err := NewGateway(ctx, nc, &GatewayOptions{Logger: log})
+	if err != nil {
+		log.Error("gateway child", "err", err)
+		return 1
+	}
+	defer g.Close()
+	if err := g.ServeStdio(ctx, os.Getenv(gatewaySessionEnv)); err != nil {
+		log.Error("gateway child: serve", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// guardTimeout only keeps a broken gateway from hanging the run.
+const guardTimeout = 30 * time.Second
+
+type fleetFixture struct {
+	srv       *bus.Server
+	url       string
+	started   chan struct{} // "slow" is running
+	cancelled chan error    // what "slow" saw when its ctx ended
+}
+
+type textIn struct {
+	Text string `json:"text"`
+}
+
+type stepsIn struct {
+	N int `json:"n"`
+}
+
+// startFleet starts NATS and one worker serving echo, steps (progress),
+// slow (blocks until cancelled) and, in the inactive group "extra", shout.
+func startFleet(t *testing.T) *fleetFixture {
+	t.Helper()
+	srv, err := bus.StartServer(&bus.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	f := &fleetFixture{srv: srv, url: srv.ClientURL(), started: make(chan struct{}, 8), cancelled: make(chan error, 8)}
+
+	tk := newWorkerToolkit(t, srv)
+	if err := tk.AddGroup(toolkit.Group{Name: "extra", Description: "Extra tools."}); err != nil {
+		t.Fatal(err)
+	}
+	tools := []*toolkit.Tool{
+		toolkit.Func("echo", "Echo the text back.", func(ctx context.Context, in textIn) (string, error) { return in.Text, nil }),
+		toolkit.Stream("steps", "Report n progress steps, then answer done.", func(ctx context.Context, in stepsIn, w toolkit.Writer) error {
+			for i := 1; i <= in.N; i++ {
+				if err := w.Progress(toolkit.Progress{Progress: float64(i), Total: float64(in.N), Message: fmt.Sprintf("step %d", i)}); err != nil {
+					return err
+				}
+				// Long enough that the call outlives the worker's flush
+				// window, so its progress is sent rather than folded.
+				time.Sleep(20 * time.Millisecond)
+			}
+			return w.Write(toolkit.Text("done"))
+		}),
+		toolkit.Func("slow", "Block until cancelled.", func(ctx context.Context, in struct{}) (string, error) {
+			f.started <- struct{}{}
+			<-ctx.Done()
+			f.cancelled <- ctx.Err()
+			return "", ctx.Err()
+		}),
+		toolkit.Func("shout", "Upper-case the text.", func(ctx context.Context, in textIn) (string, error) {
+			return strings.ToUpper(in.Text), nil
+		}),
+		toolkit.Raw("picture", "Return an image, a document and a link.", map[string]any{"type": "object", "properties": map[string]any{}},
+			func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				c := toolkit.Data("image/png", pngBytes)
+				c.Content = append(c.Content,
+					toolkit.Block{Type: toolkit.BlockData, MediaType: "application/pdf", Data: "JVBERi0=", Name: "file:///tmp/a.pdf"},
+					toolkit.Block{Type: toolkit.BlockData, URL: "https://example.com/x.txt", MediaType: "text/plain"})
+				c.Metadata = map[string]any{"structured_content": map[string]any{"n": 1}, "note": "kept"}
+				return w.Write(c)
+			}),
+	}
+	tools[0].ReadOnly = true
+	tools[3].Group = "extra"
+	for _, tool := range tools {
+		if err := tk.Add(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serveWorker(t, srv, tk, "w1")
+	return f
+}
+
+func newWorkerToolkit(t *testing.T, srv *bus.Server) *toolkit.Toolkit {
+	t.Helper()
+	nc := connect(t, srv)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	state, err := bus.NewKVState(ctx, js, bus.KVStateConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toolkit.New(&toolkit.Options{State: state})
+}
+
+func connect(t *testing.T, srv *bus.Server) *nats.Conn {
+	t.Helper()
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// serveWorker serves tk on the bus and announces it.
+func serveWorker(t *testing.T, srv *bus.Server, tk *toolkit.Toolkit, instance string) {
+	t.Helper()
+	nc := connect(t, srv)
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, err := bus.NewAnnouncer(nc, tk, bus.AnnouncerConfig{Instance: instance})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ann.Stop()
+		ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+		defer cancel()
+		w.Stop(ctx)
+	})
+}
+
+func newGateway(t *testing.T, f *fleetFixture) *Gateway {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, connect(t, f.srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// serveGatewayHTTP serves g on a loopback port and returns its /mcp URL.
+func serveGatewayHTTP(t *testing.T, g *Gateway) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.ServeListener(ctx, l) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return "http://" + l.Addr().String() + "/mcp"
+}
+
+// gatewayCommand is the stdio gateway as a child process.
+func gatewayCommand(t *testing.T, f *fleetFixture, session string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), testServerEnv+"=gateway", gatewayNATSEnv+"="+f.url, gatewaySessionEnv+"="+session)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// mcpClient is a go-sdk client session plus what the server pushed.
+type mcpClient struct {
+	cs       *sdk.ClientSession
+	progress chan *sdk.ProgressNotificationParams
+	changed  chan struct{}
+}
+
+func connectClient(t *testing.T, transport sdk.Transport) *mcpClient {
+	t.Helper()
+	c := &mcpClient{progress: make(chan *sdk.ProgressNotificationParams, 64), changed: make(chan struct{}, 64)}
+	client := sdk.NewClient(&sdk.Implementation{Name: "gateway-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			c.progress <- req.Params
+		},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed <- struct{}{} },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	c.cs = cs
+	return c
+}
+
+// gatewayTransport reaches a new gateway on f over HTTP or stdio.
+func gatewayTransport(t *testing.T, f *fleetFixture, kind string) sdk.Transport {
+	t.Helper()
+	switch kind {
+	case "http":
+		return &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, newGateway(t, f))}
+	case "stdio":
+		session := "stdio-" + strings.ReplaceAll(t.Name(), "/", "-")
+		return &sdk.CommandTransport{Command: gatewayCommand(t, f, session), TerminateDuration: 2 * time.Second}
+	}
+	t.Fatalf("unknown transport %q", kind)
+	return nil
+}
+
+func listNames(t *testing.T, c *mcpClient) map[string]*sdk.Tool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	out := map[string]*sdk.Tool{}
+	for tool, err := range c.cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[tool.Name] = tool
+	}
+	return out
+}
+
+func callTool(t *testing.T, ctx context.Context, c *mcpClient, name string, args map[string]any, token any) *sdk.CallToolResult {
+	t.Helper()
+	p := &sdk.CallToolParams{Name: name, Arguments: args}
+	if token != nil {
+		p.SetProgressToken(token)
+	}
+	res, err := c.cs.CallTool(ctx, p)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func resultText(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func waitChanged(t *testing.T, c *mcpClient, what string) {
+	t.Helper()
+	select {
+	case <-c.changed:
+	case <-time.After(guardTimeout):
+		t.Fatalf("no notifications/tools/list_changed %s", what)
+	}
+}
+
+func drain[T any](ch chan T) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestGateway drives the gateway with a go-sdk client over Streamable
+// HTTP and over stdio (a child process): list, call, progress, cancel,
+// list changes after reset_tools and after a new worker joins.
+func TestGateway(t *testing.T) {
+	for _, kind := range []string{"http", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			f := startFleet(t)
+			c := connectClient(t, gatewayTransport(t, f, kind))
+			ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+			defer cancel()
+
+			tools := listNames(t, c)
+			if got, want := sortedKeys(tools), []string{"echo", "picture", "reset_tools", "slow", "steps"}; !slices.Equal(got, want) {
+				t.Fatalf("tools = %v, want %v (shout's group is inactive)", got, want)
+			}
+			if a := tools["echo"].Annotations; a == nil || !a.ReadOnlyHint {
+				t.Errorf("echo annotations = %+v, want readOnlyHint", a)
+			}
+			if a := tools["steps"].Annotations; a == nil || a.ReadOnlyHint {
+				t.Errorf("steps annotations = %+v, want not read-only", a)
+			}
+			schema, _ := json.Marshal(tools["echo"].InputSchema)
+			if !strings.Contains(string(schema), `"text"`) {
+				t.Errorf("echo schema = %s, want the text property", schema)
+			}
+
+			t.Run("echo", func(t *testing.T) {
+				res := callTool(t, ctx, c, "echo", map[string]any{"text": "hello"}, nil)
+				if res.IsError || resultText(res) != "hello" {
+					t.Fatalf("echo = %+v (%q), want hello", res, resultText(res))
+				}
+				if res.Meta[GatewayMetaState] != "success" {
+					t.Errorf("meta = %v, want state success", res.Meta)
+				}
+			})
+
+			t.Run("progress", func(t *testing.T) {
+				drain(c.progress)
+				res := callTool(t, ctx, c, "steps", map[string]any{"n": 3}, "tok-1")
+				if res.IsError || resultText(res) != "done" {
+					t.Fatalf("steps = %q (error %v)", resultText(res), res.IsError)
+				}
+				// The go-sdk client runs its progress handler on its own
+				// goroutine, so the notifications may land after CallTool.
+				for i := 1; i <= 3; i++ {
+					select {
+					case p := <-c.progress:
+						if p.ProgressToken != "tok-1" || p.Progress != float64(i) || p.Total != 3 || p.Message != fmt.Sprintf("step %d", i) {
+							t.Errorf("progress %d = %+v", i, p)
+						}
+					case <-time.After(guardTimeout):
+						t.Fatalf("progress %d never arrived", i)
+					}
+				}
+			})
+
+			t.Run("cancel", func(t *testing.T) {
+				cctx, ccancel := context.WithCancel(ctx)
+				errc := make(chan error, 1)
+				go func() {
+					_, err := c.cs.CallTool(cctx, &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+					errc <- err
+				}()
+				select {
+				case <-f.started:
+				case <-time.After(guardTimeout):
+					t.Fatal("slow never started")
+				}
+				ccancel()
+				select {
+				case err := <-f.cancelled:
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("slow saw %v, want context.Canceled", err)
+					}
+				case <-time.After(guardTimeout):
+					t.Fatal("the worker never saw the cancel")
+				}
+				if err := <-errc; err == nil {
+					t.Error("a cancelled CallTool returned no error")
+				}
+				if res := callTool(t, ctx, c, "echo", map[string]any{"text": "after"}, nil); resultText(res) != "after" {
+					t.Errorf("echo after a cancel = %q", resultText(res))
+				}
+			})
+
+			t.Run("reset_tools", func(t *testing.T) {
+				drain(c.changed)
+				res := callTool(t, ctx, c, "reset_tools", map[string]any{"extra": true}, nil)
+				if res.IsError {
+					t.Fatalf("reset_tools: %s", resultText(res))
+				}
+				waitChanged(t, c, "after reset_tools")
+				if _, ok := listNames(t, c)["shout"]; !ok {
+					t.Fatal("shout not listed after activating its group")
+				}
+				if res := callTool(t, ctx, c, "shout", map[string]any{"text": "hi"}, nil); resultText(res) != "HI" {
+					t.Errorf("shout = %q", resultText(res))
+				}
+				drain(c.changed)
+				callTool(t, ctx, c, "reset_tools", map[string]any{"extra": false}, nil)
+				waitChanged(t, c, "after deactivating")
+				if _, ok := listNames(t, c)["shout"]; ok {
+					t.Fatal("shout still listed after deactivating its group")
+				}
+			})
+
+			t.Run("new worker", func(t *testing.T) {
+				drain(c.changed)
+				tk := newWorkerToolkit(t, f.srv)
+				if err := tk.Add(toolkit.Func("late", "A tool of a worker that joined later.",
+					func(ctx context.Context, in struct{}) (string, error) { return "late", nil })); err != nil {
+					t.Fatal(err)
+				}
+				serveWorker(t, f.srv, tk, "w2")
+				waitChanged(t, c, "after a worker joined")
+				if _, ok := listNames(t, c)["late"]; !ok {
+					t.Fatal("the new worker's tool is not listed")
+				}
+				if res := callTool(t, ctx, c, "late", nil, nil); resultText(res) != "late" {
+					t.Errorf("late = %q", resultText(res))
+				}
+			})
+
+			t.Run("bad input", func(t *testing.T) {
+				res := callTool(t, ctx, c, "echo", map[string]any{"text": 42}, nil)
+				if !res.IsError || res.Meta[GatewayMetaCode] != "invalid_input" {
+					t.Errorf("echo with a number = %+v, want an invalid_input error", res)
+				}
+				if _, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: "nope", Arguments: map[string]any{}}); err == nil {
+					t.Error("an unknown tool gave no error")
+				}
+				if res := callTool(t, ctx, c, "echo", map[string]any{"text": "still"}, nil); resultText(res) != "still" {
+					t.Errorf("echo after bad input = %q", resultText(res))
+				}
+			})
+		})
+	}
+}
