@@ -88,6 +88,7 @@ type GatewayOptions struct {
 type Gateway struct {
 	opts     GatewayOptions
 	log      *slog.Logger
+	sdkLog   *slog.Logger // the go-sdk's own log: warnings and errors only
 	client   *bus.Client
 	fleet    *bus.Fleet
 	state    toolkit.GroupState
@@ -160,6 +161,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	g := &Gateway{
 		opts: o, log: o.Logger, client: client, fleet: fleet, state: state,
+		sdkLog:   slog.New(minLevel{o.Logger.Handler(), slog.LevelWarn}),
 		changed:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		loopDone: make(chan struct{}),
@@ -173,7 +175,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	g.http = sdk.NewStreamableHTTPHandler(g.getServer, &sdk.StreamableHTTPOptions{
 		SessionTimeout:             timeout,
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
-		Logger:                     o.Logger,
+		Logger:                     g.sdkLog,
 	})
 	g.unwatch = fleet.OnChange(g.signal)
 	go g.loop()
@@ -308,7 +310,7 @@ func newSessionID() string {
 func (g *Gateway) newServer(id string, s *gatewaySession) *sdk.Server {
 	opts := &sdk.ServerOptions{
 		Instructions: g.opts.Instructions,
-		Logger:       g.log,
+		Logger:       g.sdkLog,
 		// Advertise tools (with list changes) even while the list is empty.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	}
@@ -483,11 +485,11 @@ func (g *Gateway) mcpTool(fs toolkit.FunctionSchema) (*sdk.Tool, error) {
 }
 
 // annotations maps a tool's flags to MCP hints: read-only → readOnlyHint;
-// idempotent or side-effect free → idempotentHint. destructiveHint is not
+// read-only, idempotent or side-effect free → idempotentHint. destructiveHint is not
 // set (its MCP default, true, is the safe reading of "unknown") except
 // for read-only tools, which destroy nothing.
 func annotations(readOnly bool, level toolkit.Idempotency) *sdk.ToolAnnotations {
-	a := &sdk.ToolAnnotations{ReadOnlyHint: readOnly, IdempotentHint: level.Retryable()}
+	a := &sdk.ToolAnnotations{ReadOnlyHint: readOnly, IdempotentHint: readOnly || level.Retryable()}
 	if readOnly {
 		no := false
 		a.DestructiveHint = &no
@@ -663,4 +665,23 @@ func hasScheme(s string) bool {
 		}
 	}
 	return false
+}
+
+// minLevel drops records below a level: the go-sdk logs every session's
+// connect and disconnect at info.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -460,6 +461,244 @@ func TestGateway(t *testing.T) {
 					t.Errorf("echo after bad input = %q", resultText(res))
 				}
 			})
+		})
+	}
+}
+
+// inspector returns the installed MCP Inspector entry point.
+func inspector(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		missingPeer(t, "node")
+	}
+	p := filepath.Join(repoRoot(t), ".testdeps", "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+	if _, err := os.Stat(p); err != nil {
+		missingPeer(t, "@modelcontextprotocol/inspector")
+	}
+	return p
+}
+
+// runInspector runs the Inspector CLI (a fresh HOME and catalog, so it
+// writes nothing outside the test) and decodes its JSON output.
+func runInspector(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	home := t.TempDir()
+	cmd := exec.CommandContext(ctx, "node", append([]string{inspector(t), "--cli"}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "MCP_CATALOG_PATH="+filepath.Join(home, "catalog.json"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("inspector %v: %v\nstdout: %s\nstderr: %s", args, err, out, stderr.String())
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("inspector %v: output is not JSON: %v\n%s", args, err, out)
+	}
+	return v
+}
+
+// TestGatewayInspector calls fleet tools through the gateway with the
+// official MCP Inspector CLI, over Streamable HTTP and over stdio.
+func TestGatewayInspector(t *testing.T) {
+	inspector(t)
+	f := startFleet(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string][]string{
+		"http":  {serveGatewayHTTP(t, newGateway(t, f))},
+		"stdio": {exe, "-e", testServerEnv + "=gateway", "-e", gatewayNATSEnv + "=" + f.url},
+	}
+	for _, kind := range []string{"http", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			list := runInspector(t, append(targets[kind], "--method", "tools/list")...)
+			var names []string
+			for _, tool := range list["tools"].([]any) {
+				names = append(names, tool.(map[string]any)["name"].(string))
+			}
+			slices.Sort(names)
+			if want := []string{"echo", "picture", "reset_tools", "slow", "steps"}; !slices.Equal(names, want) {
+				t.Errorf("tools/list = %v, want %v", names, want)
+			}
+			res := runInspector(t, append(targets[kind], "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hello")...)
+			content, _ := res["content"].([]any)
+			if len(content) != 1 || content[0].(map[string]any)["text"] != "hello" || res["isError"] == true {
+				t.Errorf("echo = %v", res)
+			}
+			res = runInspector(t, append(targets[kind], "--method", "tools/call", "--tool-name", "steps", "--tool-arg", "n=2")...)
+			if meta, _ := res["_meta"].(map[string]any); meta[GatewayMetaState] != "success" {
+				t.Errorf("steps = %v", res)
+			}
+		})
+	}
+}
+
+// TestGatewayResults checks how a final response becomes a CallToolResult,
+// and that the MCP session id is the toolbus session.
+func TestGatewayResults(t *testing.T) {
+	f := startFleet(t)
+	c := connectClient(t, gatewayTransport(t, f, "http"))
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+
+	res := callTool(t, ctx, c, "picture", nil, nil)
+	if res.IsError || len(res.Content) != 3 {
+		t.Fatalf("picture = %+v", res)
+	}
+	if img, ok := res.Content[0].(*sdk.ImageContent); !ok || img.MIMEType != "image/png" || string(img.Data) != string(pngBytes) {
+		t.Errorf("content[0] = %#v, want the png image", res.Content[0])
+	}
+	if er, ok := res.Content[1].(*sdk.EmbeddedResource); !ok || er.Resource.URI != "file:///tmp/a.pdf" ||
+		er.Resource.MIMEType != "application/pdf" || string(er.Resource.Blob) != "%PDF-" {
+		t.Errorf("content[1] = %#v, want the pdf as an embedded blob", res.Content[1])
+	}
+	if rl, ok := res.Content[2].(*sdk.ResourceLink); !ok || rl.URI != "https://example.com/x.txt" || rl.MIMEType != "text/plain" {
+		t.Errorf("content[2] = %#v, want a resource link", res.Content[2])
+	}
+	if sc, _ := res.StructuredContent.(map[string]any); sc["n"] != float64(1) {
+		t.Errorf("structuredContent = %v, want {n:1}", res.StructuredContent)
+	}
+	md, _ := res.Meta[GatewayMetaMetadata].(map[string]any)
+	if md["note"] != "kept" || md["worker"] != "w1" || md["structured_content"] != nil {
+		t.Errorf("_meta metadata = %v, want note and worker without structured_content", md)
+	}
+	if res.Meta[GatewayMetaSession] != c.cs.ID() || c.cs.ID() == "" {
+		t.Errorf("toolbus session %v, MCP session %q: want the same", res.Meta[GatewayMetaSession], c.cs.ID())
+	}
+
+	// Each MCP session has its own group activation.
+	other := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, newGateway(t, f))})
+	callTool(t, ctx, c, "reset_tools", map[string]any{"extra": true}, nil)
+	if _, ok := listNames(t, other)["shout"]; ok {
+		t.Error("another session sees shout after this one activated its group")
+	}
+	if res := callTool(t, ctx, other, "reset_tools", map[string]any{"nope": true}, nil); !res.IsError || res.Meta[GatewayMetaCode] != "invalid_input" {
+		t.Errorf("reset_tools with an unknown group = %+v, want invalid_input", res)
+	}
+}
+
+// TestGatewayStdioSession: a stdio gateway started with a session name
+// keeps that session's activation across processes.
+func TestGatewayStdioSession(t *testing.T) {
+	f := startFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	open := func() *mcpClient {
+		return connectClient(t, &sdk.CommandTransport{Command: gatewayCommand(t, f, "agent-7"), TerminateDuration: 2 * time.Second})
+	}
+	first := open()
+	if res := callTool(t, ctx, first, "reset_tools", map[string]any{"extra": true}, nil); res.IsError || res.Meta[GatewayMetaSession] != "agent-7" {
+		t.Fatalf("reset_tools = %+v", res)
+	}
+	first.cs.Close()
+	if _, ok := listNames(t, open())["shout"]; !ok {
+		t.Error("a new process with the same session does not list shout")
+	}
+}
+
+// TestGatewaySessionsEnd: a closed HTTP session is forgotten.
+func TestGatewaySessionsEnd(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	count := func() int {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.sessions)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d sessions tracked, want 1", n)
+	}
+	c.cs.Close()
+	for deadline := time.Now().Add(guardTimeout); count() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions still tracked after the client closed", count())
+		}
+	}
+}
+
+func TestNewGatewayBadInput(t *testing.T) {
+	ctx := context.Background()
+	if _, err := NewGateway(ctx, nil, nil); err == nil {
+		t.Error("NewGateway(nil conn) gave no error")
+	}
+	f := startFleet(t)
+	tests := []struct {
+		name string
+		opts GatewayOptions
+	}{
+		{"negative call timeout", GatewayOptions{CallTimeout: -time.Second}},
+		{"bad bucket", GatewayOptions{Bucket: "a.b"}},
+		{"negative fleet TTL", GatewayOptions{Fleet: bus.FleetConfig{TTL: -1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if g, err := NewGateway(ctx, connect(t, f.srv), &tt.opts); err == nil {
+				g.Close()
+				t.Error("no error")
+			}
+		})
+	}
+}
+
+func TestCallArguments(t *testing.T) {
+	tests := []struct {
+		raw     any
+		want    map[string]any
+		wantErr bool
+	}{
+		{nil, map[string]any{}, false},
+		{json.RawMessage(nil), map[string]any{}, false},
+		{json.RawMessage(`null`), map[string]any{}, false},
+		{json.RawMessage(`{"a":1}`), map[string]any{"a": float64(1)}, false},
+		{map[string]any{"b": "x"}, map[string]any{"b": "x"}, false},
+		{json.RawMessage(`[1,2]`), nil, true},
+		{json.RawMessage(`"text"`), nil, true},
+		{json.RawMessage(`{"a":`), nil, true},
+		{func() {}, nil, true},
+	}
+	for i, tt := range tests {
+		got, err := callArguments(tt.raw)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%d: err = %v, wantErr %v", i, err, tt.wantErr)
+			continue
+		}
+		if !tt.wantErr && fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%d: got %v, want %v", i, got, tt.want)
+		}
+	}
+}
+
+func TestBlockContent(t *testing.T) {
+	tests := []struct {
+		name  string
+		block toolkit.Block
+		want  string // the content's JSON
+	}{
+		{"text", toolkit.Block{Type: toolkit.BlockText, Text: "hi"}, `{"type":"text","text":"hi"}`},
+		{"image", toolkit.Block{Type: toolkit.BlockData, MediaType: "image/gif", Data: "R0lG"}, `{"type":"image","mimeType":"image/gif","data":"R0lG"}`},
+		{"audio", toolkit.Block{Type: toolkit.BlockData, MediaType: "audio/wav", Data: "UklG"}, `{"type":"audio","mimeType":"audio/wav","data":"UklG"}`},
+		{"blob with id", toolkit.Block{Type: toolkit.BlockData, ID: "b1", MediaType: "application/zip", Data: "UEs="},
+			`{"type":"resource","resource":{"uri":"toolbus:data/b1","mimeType":"application/zip","blob":"UEs="}}`},
+		{"blob without id", toolkit.Block{Type: toolkit.BlockData, Name: "report.bin", Data: "AA=="},
+			`{"type":"resource","resource":{"uri":"toolbus:data/call-2","blob":"AA=="}}`},
+		{"url", toolkit.Block{Type: toolkit.BlockData, URL: "https://x.test/a", Name: "a"}, `{"type":"resource_link","uri":"https://x.test/a","name":"a"}`},
+		{"bad base64", toolkit.Block{Type: toolkit.BlockData, Name: "n", MediaType: "image/png", Data: "%%%"},
+			`{"type":"text","text":"[data block \"n\" (image/png) is not valid base64: illegal base64 data at input byte 0]"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(blockContent("call", 2, tt.block))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tt.want {
+				t.Errorf("got  %s\nwant %s", b, tt.want)
+			}
 		})
 	}
 }
