@@ -1,7 +1,8 @@
 // Package mcp serves the tools of MCP servers from a toolbus Toolkit: each
 // configured server (stdio, Streamable HTTP or legacy SSE) is listed and
 // its tools are registered as mcp__{server}__{tool}, so agents call them
-// like any other tool, in process or over the bus.
+// like any other tool, in process or over the bus. In the other direction
+// a Gateway serves the fleet's tools to MCP clients (see Gateway below).
 //
 //	tk := toolkit.New(nil)
 //	c, err := mcp.NewClient(mcp.ServerConfig{
@@ -118,6 +119,73 @@
 // configured ones. Host, Content-Length, Connection, Transfer-Encoding,
 // Mcp-Session-Id and Mcp-Protocol-Version are rejected. The standalone
 // event stream, already open, keeps the headers it was opened with.
+//
+// # Gateway: the fleet as an MCP server
+//
+// A Gateway goes the other way: it is an MCP server whose tools are the
+// fleet's, so any MCP client (an IDE, the MCP Inspector, another agent
+// framework) lists and calls them, and the calls go over the bus.
+//
+//	nc, err := nats.Connect("nats://127.0.0.1:4222")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	g, err := mcp.NewGateway(ctx, nc, nil) // a bus client, the fleet's discovery view, the group state
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer g.Close()
+//	err = g.ListenAndServe(ctx, "127.0.0.1:8808") // Streamable HTTP at http://127.0.0.1:8808/mcp
+//	// or, for a client that starts the gateway as its child process:
+//	// err = g.ServeStdio(ctx, "agent-7")
+//
+// A Gateway is also an http.Handler, to mount anywhere; ServeListener
+// serves it on a listener of your own.
+//
+// Sessions: every MCP session is a toolbus session. Over Streamable HTTP
+// (stateful) it is the Mcp-Session-Id the gateway assigns (128 random
+// bits); over stdio there is one session per process, named by the caller
+// (or random), so a client that restarts the process with the same name
+// keeps its group activation. tools/list shows what Fleet.SessionSchemas
+// gives the session: reset_tools when the fleet has groups, the basic
+// tools and the active groups' tools, listed by name (the go-sdk's order).
+// Each session has a go-sdk server of its own, so when its list changes
+// (a worker joins, leaves or announces other tools, or the session calls
+// reset_tools through the gateway) that session, and only it, is sent
+// notifications/tools/list_changed. An activation changed for the same
+// session by another caller on the bus shows at the next fleet change.
+// A tool whose schema is not an object (MCP requires one) is left out
+// with a warning. Flags become annotations:
+//
+//	ReadOnly                            → readOnlyHint, destructiveHint false
+//	ReadOnly, Idempotent, NoSideEffects → idempotentHint
+//	otherwise                           → destructiveHint unset (MCP's default: true)
+//
+// Calls: tools/call becomes a bus call in the session (carrying the
+// groups revision of its last reset_tools). Arguments must be a JSON
+// object (absent or null means {}); anything else is answered isError
+// with code invalid_input. A tool the session does not list is a JSON-RPC
+// error (-32602, unknown tool). A streaming tool's chunks are accumulated
+// (MCP has no partial results) and the final response becomes the result:
+//
+//	text block                         → text
+//	data block, image/* or audio/*     → image or audio
+//	data block, any other media type   → embedded resource (blob); its URI is the
+//	                                     block's name when that is a URI, else
+//	                                     toolbus:data/<block id, or call id-index>
+//	data block by URL                  → resource link
+//	metadata structured_content        → structuredContent (when an object)
+//	the rest of the metadata           → _meta "toolbus/metadata"
+//	state, code, session               → _meta "toolbus/state", "toolbus/code", "toolbus/session"
+//	state error, interrupted or denied → isError
+//
+// Progress frames become notifications/progress on the client's
+// progressToken (nothing when it sent none), in order and all before the
+// result. Cancel: notifications/cancelled cancels the handler, the bus
+// client publishes the call's cancel, the tool sees ctx.Done, and the
+// session stays usable. GatewayOptions.CallTimeout bounds calls;
+// SessionTimeout closes idle HTTP sessions (30 minutes by default). The
+// legacy SSE transport is not served.
 //
 // # Decisions where AgentScope is silent or differs
 //

@@ -237,7 +237,8 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 }
 
 // ListenAndServe serves Streamable HTTP on addr at /mcp until ctx ends,
-// then shuts the listener down. It returns once the server has stopped.
+// then shuts the listener down (requests in flight are cancelled). It
+// returns once the server has stopped.
 func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -251,7 +252,10 @@ func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		// Requests end with ctx, open event streams and calls included
+		// (calls end interrupted), so shutting down does not wait on them.
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
 	select {
@@ -261,7 +265,7 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := hs.Shutdown(sctx) // open event streams keep it busy: close them
+	err := hs.Shutdown(sctx)
 	if err != nil {
 		err = hs.Close()
 	}

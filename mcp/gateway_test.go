@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,8 +159,9 @@ func connect(t *testing.T, srv *bus.Server) *nats.Conn {
 	return nc
 }
 
-// serveWorker serves tk on the bus and announces it.
-func serveWorker(t *testing.T, srv *bus.Server, tk *toolkit.Toolkit, instance string) {
+// serveWorker serves tk on the bus and announces it; stop (also run at
+// cleanup) says goodbye and stops the worker.
+func serveWorker(t *testing.T, srv *bus.Server, tk *toolkit.Toolkit, instance string) (stop func()) {
 	t.Helper()
 	nc := connect(t, srv)
 	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance})
@@ -170,12 +172,17 @@ func serveWorker(t *testing.T, srv *bus.Server, tk *toolkit.Toolkit, instance st
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ann.Stop()
-		ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-		defer cancel()
-		w.Stop(ctx)
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ann.Stop()
+			ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+			defer cancel()
+			w.Stop(ctx)
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func newGateway(t *testing.T, f *fleetFixture) *Gateway {
@@ -439,13 +446,19 @@ func TestGateway(t *testing.T) {
 					func(ctx context.Context, in struct{}) (string, error) { return "late", nil })); err != nil {
 					t.Fatal(err)
 				}
-				serveWorker(t, f.srv, tk, "w2")
+				stop := serveWorker(t, f.srv, tk, "w2")
 				waitChanged(t, c, "after a worker joined")
 				if _, ok := listNames(t, c)["late"]; !ok {
 					t.Fatal("the new worker's tool is not listed")
 				}
 				if res := callTool(t, ctx, c, "late", nil, nil); resultText(res) != "late" {
 					t.Errorf("late = %q", resultText(res))
+				}
+				drain(c.changed)
+				stop()
+				waitChanged(t, c, "after a worker left")
+				if _, ok := listNames(t, c)["late"]; ok {
+					t.Fatal("the stopped worker's tool is still listed")
 				}
 			})
 
