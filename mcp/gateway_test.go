@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +78,7 @@ type stepsIn struct {
 
 // startFleet starts NATS and one worker serving echo, steps (progress),
 // slow (blocks until cancelled) and, in the inactive group "extra", shout.
-func startFleet(t *testing.T) *fleetFixture {
+func startFleet(t testing.TB) *fleetFixture {
 	t.Helper()
 	srv, err := bus.StartServer(&bus.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
 	if err != nil {
@@ -133,7 +134,7 @@ func startFleet(t *testing.T) *fleetFixture {
 	return f
 }
 
-func newWorkerToolkit(t *testing.T, srv *bus.Server) *toolkit.Toolkit {
+func newWorkerToolkit(t testing.TB, srv *bus.Server) *toolkit.Toolkit {
 	t.Helper()
 	nc := connect(t, srv)
 	js, err := jetstream.New(nc)
@@ -149,7 +150,7 @@ func newWorkerToolkit(t *testing.T, srv *bus.Server) *toolkit.Toolkit {
 	return toolkit.New(&toolkit.Options{State: state})
 }
 
-func connect(t *testing.T, srv *bus.Server) *nats.Conn {
+func connect(t testing.TB, srv *bus.Server) *nats.Conn {
 	t.Helper()
 	nc, err := srv.Connect()
 	if err != nil {
@@ -161,7 +162,7 @@ func connect(t *testing.T, srv *bus.Server) *nats.Conn {
 
 // serveWorker serves tk on the bus and announces it; stop (also run at
 // cleanup) says goodbye and stops the worker.
-func serveWorker(t *testing.T, srv *bus.Server, tk *toolkit.Toolkit, instance string) (stop func()) {
+func serveWorker(t testing.TB, srv *bus.Server, tk *toolkit.Toolkit, instance string) (stop func()) {
 	t.Helper()
 	nc := connect(t, srv)
 	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance})
@@ -185,7 +186,7 @@ func serveWorker(t *testing.T, srv *bus.Server, tk *toolkit.Toolkit, instance st
 	return stop
 }
 
-func newGateway(t *testing.T, f *fleetFixture) *Gateway {
+func newGateway(t testing.TB, f *fleetFixture) *Gateway {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
@@ -198,7 +199,7 @@ func newGateway(t *testing.T, f *fleetFixture) *Gateway {
 }
 
 // serveGatewayHTTP serves g on a loopback port and returns its /mcp URL.
-func serveGatewayHTTP(t *testing.T, g *Gateway) string {
+func serveGatewayHTTP(t testing.TB, g *Gateway) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -215,7 +216,7 @@ func serveGatewayHTTP(t *testing.T, g *Gateway) string {
 }
 
 // gatewayCommand is the stdio gateway as a child process.
-func gatewayCommand(t *testing.T, f *fleetFixture, session string) *exec.Cmd {
+func gatewayCommand(t testing.TB, f *fleetFixture, session string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -234,7 +235,7 @@ type mcpClient struct {
 	changed  chan struct{}
 }
 
-func connectClient(t *testing.T, transport sdk.Transport) *mcpClient {
+func connectClient(t testing.TB, transport sdk.Transport) *mcpClient {
 	t.Helper()
 	c := &mcpClient{progress: make(chan *sdk.ProgressNotificationParams, 64), changed: make(chan struct{}, 64)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "gateway-test", Version: "1"}, &sdk.ClientOptions{
@@ -255,7 +256,7 @@ func connectClient(t *testing.T, transport sdk.Transport) *mcpClient {
 }
 
 // gatewayTransport reaches a new gateway on f over HTTP or stdio.
-func gatewayTransport(t *testing.T, f *fleetFixture, kind string) sdk.Transport {
+func gatewayTransport(t testing.TB, f *fleetFixture, kind string) sdk.Transport {
 	t.Helper()
 	switch kind {
 	case "http":
@@ -711,6 +712,61 @@ func TestBlockContent(t *testing.T) {
 			}
 			if string(b) != tt.want {
 				t.Errorf("got  %s\nwant %s", b, tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkGatewayEcho compares an echo call made directly on the bus,
+// an echo tool served by the go-sdk alone over HTTP, and the fleet's echo
+// through the gateway (go-sdk client over HTTP and over stdio): the
+// gateway costs about the sum of the first two.
+func BenchmarkGatewayEcho(b *testing.B) {
+	f := startFleet(b)
+	args := map[string]any{"text": "hi"}
+	b.Run("bus", func(b *testing.B) {
+		client, err := bus.NewClient(connect(b, f.srv), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer client.Close()
+		ctx := context.Background()
+		for b.Loop() {
+			if r := client.Invoke(ctx, toolkit.ToolCall{Name: "echo", Input: args, Session: "bench"}); r.Text() != "hi" {
+				b.Fatalf("echo = %+v", r)
+			}
+		}
+	})
+	b.Run("sdk-http", func(b *testing.B) { // the go-sdk alone: a local echo tool over HTTP, no bus
+		srv := sdk.NewServer(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+		sdk.AddTool(srv, &sdk.Tool{Name: "echo"}, func(ctx context.Context, req *sdk.CallToolRequest, in textIn) (*sdk.CallToolResult, any, error) {
+			return textResult(in.Text), nil, nil
+		})
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs := &http.Server{Handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)}
+		go hs.Serve(l)
+		defer hs.Close()
+		c := connectClient(b, &sdk.StreamableClientTransport{Endpoint: "http://" + l.Addr().String()})
+		ctx := context.Background()
+		for b.Loop() {
+			res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: args})
+			if err != nil || resultText(res) != "hi" {
+				b.Fatalf("echo = %v, %v", res, err)
+			}
+		}
+	})
+	for _, kind := range []string{"http", "stdio"} {
+		b.Run("gateway-"+kind, func(b *testing.B) {
+			c := connectClient(b, gatewayTransport(b, f, kind))
+			ctx := context.Background()
+			for b.Loop() {
+				res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: args})
+				if err != nil || resultText(res) != "hi" {
+					b.Fatalf("echo = %v, %v", res, err)
+				}
 			}
 		})
 	}
