@@ -120,6 +120,15 @@
 // Mcp-Session-Id and Mcp-Protocol-Version are rejected. The standalone
 // event stream, already open, keeps the headers it was opened with.
 //
+// The worker's control operation is a NATS request on
+// tools.control.<instance>.mcp-headers (RuntimeHeadersSubject), answered
+// by ServeRuntimeHeaders: the body is a RuntimeHeadersRequest in msgpack,
+// or JSON with Content-Type: application/json, and the reply a
+// RuntimeHeadersReply in the same encoding.
+//
+//	nats req tools.control.w1.mcp-headers '{"server":"search","headers":{"Authorization":"Bearer B"}}' -H Content-Type:application/json
+//	{"ok":true}
+//
 // # Gateway: the fleet as an MCP server
 //
 // A Gateway goes the other way: it is an MCP server whose tools are the
