@@ -530,6 +530,10 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			final = ev.Final
 		}
 	}
+	if final == nil { // the bus client always ends with a final; never answer nothing
+		final = &toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInternal,
+			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: the call ended without a final response"}}}
+	}
 	if name == toolkit.MetaToolName && final.State == toolkit.StateSuccess {
 		s.refresh(ctx, false) // the client now carries the new revision
 	}
