@@ -159,10 +159,11 @@
 // gives the session: reset_tools when the fleet has groups, the basic
 // tools and the active groups' tools, listed by name (the go-sdk's order).
 // Each session has a go-sdk server of its own, so when its list changes
-// (a worker joins, leaves or announces other tools, or the session calls
-// reset_tools through the gateway) that session, and only it, is sent
-// notifications/tools/list_changed. An activation changed for the same
-// session by another caller on the bus shows at the next fleet change.
+// that session, and only it, is sent notifications/tools/list_changed: a
+// worker joins, leaves or announces other tools (Fleet.OnChange), or the
+// session's activation is written, through the gateway's reset_tools or
+// by anyone else (reset_tools on the bus, toolctl groups set; the gateway
+// watches the group-state bucket).
 // A tool whose schema is not an object (MCP requires one) is left out
 // with a warning. Flags become annotations:
 //

@@ -95,6 +95,7 @@ type Gateway struct {
 	http     *sdk.StreamableHTTPHandler
 	base     *sdk.Server // answers the HTTP handler's per-request version check
 	unwatch  func()
+	watcher  jetstream.KeyWatcher // the group-state bucket's updates
 	changed  chan struct{}
 	done     chan struct{}
 	loopDone chan struct{}
@@ -177,9 +178,49 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 		Logger:                     g.sdkLog,
 	})
+	bucket := o.Bucket
+	if bucket == "" {
+		bucket = bus.DefaultGroupsBucket
+	}
+	kv, err := js.KeyValue(ctx, bucket)
+	if err == nil {
+		g.watcher, err = kv.WatchAll(context.Background(), jetstream.UpdatesOnly())
+	}
+	if err != nil {
+		fleet.Close()
+		client.Close()
+		return nil, fmt.Errorf("toolbus/mcp: gateway: watching the group state: %w", err)
+	}
 	g.unwatch = fleet.OnChange(g.signal)
 	go g.loop()
+	go g.watchGroups()
 	return g, nil
+}
+
+// watchGroups refreshes a session whose activation was written by anyone
+// (reset_tools through another gateway or straight on the bus, toolctl
+// groups set), at least to the revision written.
+func (g *Gateway) watchGroups() {
+	for e := range g.watcher.Updates() {
+		if e == nil {
+			continue
+		}
+		session, err := bus.ParseSessionKey(e.Key())
+		if err != nil {
+			continue
+		}
+		g.mu.Lock()
+		var hit []*gatewaySession
+		for s := range g.sessions {
+			if s.id == session {
+				hit = append(hit, s)
+			}
+		}
+		g.mu.Unlock()
+		for _, s := range hit {
+			s.refresh(context.Background(), false, e.Revision())
+		}
+	}
 }
 
 // Fleet returns the discovery view the gateway lists tools from.
@@ -200,6 +241,7 @@ func (g *Gateway) Close() error {
 	}
 	g.mu.Unlock()
 	g.unwatch()
+	g.watcher.Stop()
 	close(g.done)
 	<-g.loopDone
 	for _, ss := range live {
@@ -336,7 +378,7 @@ func (g *Gateway) newServer(id string, s *gatewaySession) *sdk.Server {
 func (g *Gateway) newSession(ctx context.Context, id string) *gatewaySession {
 	s := &gatewaySession{g: g, id: id, tools: map[string]string{}}
 	s.srv = g.newServer(id, s)
-	s.refresh(ctx, true)
+	s.refresh(ctx, true, 0)
 	return s
 }
 
@@ -361,7 +403,7 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) bool {
 		g.mu.Unlock()
 	}()
 	// The fleet may have changed since the session's tools were read.
-	go s.refresh(context.Background(), false)
+	go s.refresh(context.Background(), false, 0)
 	return true
 }
 
@@ -389,22 +431,23 @@ func (g *Gateway) loop() {
 		}
 		g.mu.Unlock()
 		for _, s := range live {
-			s.refresh(context.Background(), false)
+			s.refresh(context.Background(), false, 0)
 		}
 	}
 }
 
 // refresh makes the session's server hold exactly the tools the session
-// may see now; the go-sdk sends list_changed for any difference. When the
-// group state cannot be read the list is left as it is (initial: the
-// groups active by default).
-func (s *gatewaySession) refresh(ctx context.Context, initial bool) {
+// may see now (its group state at least at revision minRev, and at least
+// at its last reset_tools through the gateway); the go-sdk sends
+// list_changed for any difference. When the group state cannot be read
+// the list is left as it is (initial: the groups active by default).
+func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.g
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gatewaySyncTimeout)
 	defer cancel()
-	schemas, err := g.fleet.SessionSchemas(ctx, g.state, s.id, g.client.Revision(s.id))
+	schemas, err := g.fleet.SessionSchemas(ctx, g.state, s.id, max(minRev, g.client.Revision(s.id)))
 	if err != nil {
 		g.log.Warn("toolbus/mcp: gateway: cannot read the session's groups; its tool list is not refreshed",
 			"session", s.id, "err", err)
@@ -535,7 +578,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: the call ended without a final response"}}}
 	}
 	if name == toolkit.MetaToolName && final.State == toolkit.StateSuccess {
-		s.refresh(ctx, false) // the client now carries the new revision
+		s.refresh(ctx, false, 0) // the client now carries the new revision
 	}
 	return s.result(final), nil
 }

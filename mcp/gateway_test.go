@@ -136,8 +136,13 @@ func startFleet(t testing.TB) *fleetFixture {
 
 func newWorkerToolkit(t testing.TB, srv *bus.Server) *toolkit.Toolkit {
 	t.Helper()
-	nc := connect(t, srv)
-	js, err := jetstream.New(nc)
+	return toolkit.New(&toolkit.Options{State: groupState(t, srv)})
+}
+
+// groupState is the fleet's group state (the default KV bucket).
+func groupState(t testing.TB, srv *bus.Server) *bus.KVState {
+	t.Helper()
+	js, err := jetstream.New(connect(t, srv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +152,7 @@ func newWorkerToolkit(t testing.TB, srv *bus.Server) *toolkit.Toolkit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return toolkit.New(&toolkit.Options{State: state})
+	return state
 }
 
 func connect(t testing.TB, srv *bus.Server) *nats.Conn {
@@ -437,6 +442,24 @@ func TestGateway(t *testing.T) {
 				waitChanged(t, c, "after deactivating")
 				if _, ok := listNames(t, c)["shout"]; ok {
 					t.Fatal("shout still listed after deactivating its group")
+				}
+			})
+
+			t.Run("groups set on the bus", func(t *testing.T) {
+				session, _ := callTool(t, ctx, c, "echo", map[string]any{"text": "x"}, nil).Meta[GatewayMetaSession].(string)
+				if session == "" {
+					t.Fatal("no toolbus session in the result's _meta")
+				}
+				state := groupState(t, f.srv)
+				for _, groups := range [][]string{{"extra"}, {}} {
+					drain(c.changed)
+					if _, err := state.Store(ctx, session, groups); err != nil {
+						t.Fatal(err)
+					}
+					waitChanged(t, c, fmt.Sprintf("after storing %v for the session", groups))
+					if _, ok := listNames(t, c)["shout"]; ok != (len(groups) == 1) {
+						t.Fatalf("shout listed = %v with groups %v", ok, groups)
+					}
 				}
 			})
 
