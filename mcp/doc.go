@@ -197,6 +197,11 @@
 // SessionTimeout closes idle HTTP sessions (30 minutes by default). The
 // legacy SSE transport is not served.
 //
+// Measured (BenchmarkGatewayEcho, 2-core box, no race detector): an echo
+// through the gateway costs about 0.8 ms over HTTP and 1 ms over stdio,
+// against 0.1 ms straight on the bus and 0.7 ms for a go-sdk client and
+// server alone over HTTP: the MCP layer, not the bus, is the cost.
+//
 // # Decisions where AgentScope is silent or differs
 //
 //   - Runtime headers work on both HTTP transports (the SSE transport's
