@@ -1,4 +1,6 @@
 # The worker: a static binary on a distroless base, running as non-root.
+# The base has no shell and no Python: execute_shell_command and
+# execute_python_code (off by default) need an image that has them.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -76,3 +76,99 @@ func BenchmarkEcho(b *testing.B) {
 }
 
 var _ = bus.DefaultQueue
+
+// BenchmarkStream compares a streaming call (100 chunks of 1 KiB, then the
+// final) with a raw replier publishing 101 messages of 1 KiB to the
+// caller's inbox, on the same in-process server, one call at a time. The
+// output is larger than the worker's hold limit, so the chunks really
+// travel as chunk frames.
+//
+//	go test -run '^$' -bench BenchmarkStream -benchtime 3s ./bus/
+func BenchmarkStream(b *testing.B) {
+	const chunks = 100
+	s := startServer(b, false)
+	text := strings.Repeat("x", 1024)
+	payload := []byte(text)
+
+	wnc := connect(b, s)
+	tk := toolkit.New(nil)
+	mustAdd(b, tk, toolkit.Stream("stream", "Streams chunks.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for range chunks {
+			if err := w.Write(toolkit.Text(text)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	serve(b, wnc, tk, nil)
+	if _, err := wnc.Subscribe("raw.stream", func(m *nats.Msg) {
+		for range chunks + 1 {
+			wnc.Publish(m.Reply, payload)
+		}
+	}); err != nil {
+		b.Fatal(err)
+	}
+	wnc.Flush()
+	cnc := connect(b, s)
+	c := newClient(b, cnc, nil)
+
+	b.Run("raw", func(b *testing.B) {
+		inbox := cnc.NewInbox()
+		got := make(chan struct{}, 1)
+		n := 0
+		sub, err := cnc.Subscribe(inbox, func(*nats.Msg) {
+			if n++; n == chunks+1 {
+				n = 0
+				got <- struct{}{}
+			}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+		for b.Loop() {
+			if err := cnc.PublishRequest("raw.stream", inbox, nil); err != nil {
+				b.Fatal(err)
+			}
+			<-got
+		}
+		b.ReportMetric(float64(b.N*chunks)/b.Elapsed().Seconds(), "chunks/s")
+	})
+	// raw-chan hands each message to the calling goroutine, as any
+	// iterator over a call's frames must.
+	b.Run("raw-chan", func(b *testing.B) {
+		inbox := cnc.NewInbox()
+		ch := make(chan *nats.Msg, 4*chunks)
+		sub, err := cnc.Subscribe(inbox, func(m *nats.Msg) { ch <- m })
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sub.Unsubscribe()
+		for b.Loop() {
+			if err := cnc.PublishRequest("raw.stream", inbox, nil); err != nil {
+				b.Fatal(err)
+			}
+			for range chunks + 1 {
+				<-ch
+			}
+		}
+		b.ReportMetric(float64(b.N*chunks)/b.Elapsed().Seconds(), "chunks/s")
+	})
+	b.Run("bus", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			for ev := range c.Call(context.Background(), toolkit.ToolCall{Name: "stream"}) {
+				if ev.Chunk != nil {
+					n++
+				}
+				if ev.Final != nil && (ev.Final.State != toolkit.StateSuccess || len(ev.Final.Text()) != chunks*len(text)) {
+					b.Fatalf("%+v", ev.Final.State)
+				}
+			}
+			if n != chunks {
+				b.Fatalf("%d chunk events, want %d", n, chunks)
+			}
+		}
+		b.ReportMetric(float64(b.N*chunks)/b.Elapsed().Seconds(), "chunks/s")
+	})
+}

@@ -446,7 +446,7 @@ func TestOverloaded(t *testing.T) {
 	if resp.Code != toolkit.CodeOverloaded || resp.State != toolkit.StateError {
 		t.Fatalf("third call at the limit: %+v, want overloaded", resp)
 	}
-	if ms, _ := resp.Metadata[bus.MetaRetryAfterMS].(int64); ms != 250 {
+	if ms, _ := number(resp.Metadata[bus.MetaRetryAfterMS]); ms != 250 {
 		t.Fatalf("retry_after_ms %v (%T), want 250", resp.Metadata[bus.MetaRetryAfterMS], resp.Metadata[bus.MetaRetryAfterMS])
 	}
 	t.Logf("overloaded answered in %v", took)
@@ -522,7 +522,7 @@ func TestGracefulStop(t *testing.T) {
 	}
 	<-started
 	<-started
-	grace, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	grace, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	stopped := make(chan error, 1)
 	go func() { stopped <- w.Stop(grace) }()
@@ -552,11 +552,11 @@ func TestHeartbeats(t *testing.T) {
 	s := startServer(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, toolkit.Func("quiet", "Silent for a while.", func(ctx context.Context, in struct{}) (string, error) {
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(time.Second) // 50 heartbeat intervals, 2.5 stall timeouts
 		return "awake", nil
 	}))
 	serve(t, connect(t, s), tk, nil)
-	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 25 * time.Millisecond, StallTimeout: 150 * time.Millisecond})
+	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 400 * time.Millisecond})
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "quiet"}); r.State != toolkit.StateSuccess || r.Text() != "awake" {
 		t.Fatalf("%+v", r)
 	}
@@ -576,13 +576,17 @@ func TestAbandonedTool(t *testing.T) {
 		<-release
 		return nil
 	}))
-	serve(t, connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond})
+	var logs lockedBuffer
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	c := newClient(t, connect(t, s), nil)
 	ctx, cancel := context.WithCancel(ctxT(t))
 	go func() { <-started; cancel() }()
 	r := c.Invoke(ctx, toolkit.ToolCall{ID: "deaf-1", Name: "deaf"})
 	if r.Code != toolkit.CodeInterrupted || !strings.HasPrefix(r.Text(), "partial ") {
 		t.Fatalf("%+v", r)
+	}
+	if !strings.Contains(logs.String(), "tool ignored its cancelled context") {
+		t.Fatalf("no log line for the abandoned tool: %q", logs.String())
 	}
 }
 
@@ -620,7 +624,141 @@ func TestLostChunksReported(t *testing.T) {
 	if chunks != 2 || final == nil || final.Text() != "one three" {
 		t.Fatalf("chunks %d, final %+v", chunks, final)
 	}
-	if lost, _ := final.Metadata[bus.MetaLostChunks].(uint64); lost != 1 {
+	if lost, _ := number(final.Metadata[bus.MetaLostChunks]); lost != 1 {
 		t.Fatalf("metadata %v: want %s = 1", final.Metadata, bus.MetaLostChunks)
+	}
+}
+
+// number reads a metadata number, whatever width msgpack or JSON gave it.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// TestJSONStreaming follows a streaming call in JSON frame by frame, as a
+// client in another language would: its own inbox, seq order, the final
+// counting the chunks and carrying no content.
+func TestJSONStreaming(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	next := make(chan struct{}, 3)
+	mustAdd(t, tk, toolkit.Stream("count", "Counts to three, one step per chunk the caller saw.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for i := range 3 {
+			if err := w.Write(toolkit.Text(fmt.Sprint(i))); err != nil {
+				return err
+			}
+			<-next // the caller has this chunk: the call is streaming
+		}
+		return nil
+	}))
+	serve(t, connect(t, s), tk, nil)
+	nc := connect(t, s)
+	sub, err := nc.SubscribeSync("_INBOX.json-test.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = nc.PublishMsg(&nats.Msg{Subject: "tools.call.count", Reply: "_INBOX.json-test.c1",
+		Header: nats.Header{"Content-Type": {"application/json"}}, Data: []byte(`{"id":"c1"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for seq := uint64(1); ; seq++ {
+		m, err := sub.NextMsg(guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Header.Get("Content-Type") != "application/json" || m.Data[0] != '{' {
+			t.Fatalf("frame %q is not JSON", m.Data)
+		}
+		f, err := bus.DecodeFrame(m.Data, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Seq != seq || f.ID != "c1" {
+			t.Fatalf("frame %+v, want seq %d of c1", f, seq)
+		}
+		switch f.Kind {
+		case bus.KindChunk:
+			text.WriteString(f.Chunk.Content[0].Text)
+			next <- struct{}{}
+		case bus.KindFinal:
+			if f.Chunks != 3 || len(f.Final.Content) != 0 || f.Final.State != toolkit.StateSuccess || text.String() != "012" {
+				t.Fatalf("final %+v after chunks %q", f, text.String())
+			}
+			return
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	s := startServer(t, false)
+	nc := connect(t, s)
+	c := newClient(t, nc, nil)
+	if _, err := c.List(ctxT(t), "s"); !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("List with no worker: %v, want no responders", err)
+	}
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	reply, err := c.List(ctxT(t), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Worker != "w1" || !slices.Equal(reply.Tools, []string{"echo"}) || len(reply.Schemas) != 1 || reply.Schemas[0].Function.Name != "echo" {
+		t.Fatalf("%+v", reply)
+	}
+	for _, tc := range []struct {
+		name string
+		hdr  nats.Header
+		body string
+		want string
+	}{
+		{"bad JSON", nats.Header{"Content-Type": {"application/json"}}, `{"session":`, "not a valid json object"},
+		{"bad revision", nats.Header{bus.HeaderGroupsRevision: {"-1"}}, "", "Toolbus-Groups-Revision"},
+	} {
+		m, err := nc.RequestMsg(&nats.Msg{Subject: bus.SubjectList, Header: tc.hdr, Data: []byte(tc.body)}, guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(m.Data), tc.want) {
+			t.Fatalf("%s: reply %q, want an error containing %q", tc.name, m.Data, tc.want)
+		}
+	}
+}
+
+// TestSlowConsumerIsNotWorkerLost: a caller that takes longer than the
+// stall timeout over one event does not mistake its own slowness for a
+// lost worker.
+func TestSlowConsumerIsNotWorkerLost(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Stream("burst", "Writes chunks, then a while later the rest.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		w.Write(toolkit.Text("a"))
+		time.Sleep(50 * time.Millisecond) // the first chunk goes out on its own
+		w.Write(toolkit.Text("b"))
+		w.Write(toolkit.Text("c"))
+		return nil
+	}))
+	serve(t, connect(t, s), tk, nil)
+	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 60 * time.Millisecond})
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "burst"}) {
+		if ev.Chunk != nil && ev.Chunk.Content[0].Text == "a" {
+			time.Sleep(300 * time.Millisecond) // five stall timeouts
+		}
+		final = ev.Final
+	}
+	if final.State != toolkit.StateSuccess || final.Text() != "abc" {
+		t.Fatalf("%+v", final)
 	}
 }

@@ -95,6 +95,12 @@ func (b *inbox) push(m *nats.Msg) {
 	}
 }
 
+func (b *inbox) waiting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.msgs) > 0
+}
+
 func (b *inbox) take(buf []*nats.Msg) ([]*nats.Msg, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -113,7 +119,6 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	c := &Client{
 		nc: nc, opts: o, log: o.Logger,
 		prefix:  nc.NewInbox() + ".",
-		hbHdr:   strconv.FormatInt(o.Heartbeat.Milliseconds(), 10),
 		pending: map[string]*inbox{},
 		revs:    map[string]uint64{},
 	}
@@ -125,6 +130,9 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	// neither does the subscription.
 	sub.SetPendingLimits(-1, -1)
 	c.sub = sub
+	if o.Heartbeat != DefaultHeartbeat { // the worker's default needs no header
+		c.hbHdr = strconv.FormatInt(o.Heartbeat.Milliseconds(), 10)
+	}
 	return c, nil
 }
 
@@ -232,7 +240,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	if !validCallID(call.ID) {
 		return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", call.ID, MaxCallIDLen))
 	}
-	if !toolkit.ValidName(call.Name) {
+	if !validToken(call.Name) {
 		return localFinal(call.ID, toolkit.CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", call.Name))
 	}
 	if err := ctx.Err(); err != nil {
@@ -242,13 +250,18 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	if err != nil {
 		return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the input cannot be encoded: %v", err))
 	}
-	hdr := nats.Header{HeaderVersion: {WireVersion}, HeaderHeartbeat: {c.hbHdr}}
+	// Headers only when they say something: a request without any is a
+	// plain PUB, cheaper for the client, the server and the worker.
+	var hdr nats.Header
+	if c.hbHdr != "" {
+		hdr = nats.Header{HeaderHeartbeat: {c.hbHdr}}
+	}
 	if rev := max(call.GroupsRevision, c.Revision(call.Session)); rev > 0 {
-		hdr[HeaderGroupsRevision] = []string{strconv.FormatUint(rev, 10)}
+		hdr = setHeader(hdr, HeaderGroupsRevision, strconv.FormatUint(rev, 10))
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		ms := int64(math.Ceil(float64(time.Until(dl)) / float64(time.Millisecond)))
-		hdr[HeaderTimeout] = []string{strconv.FormatInt(max(ms, 0), 10)}
+		hdr = setHeader(hdr, HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
 	}
 
 	token := strconv.FormatUint(c.next.Add(1), 36)
@@ -277,8 +290,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	}
 
 	st := callState{id: call.ID}
+	// Frames do not re-arm the stall timer (a timer update per frame is
+	// costly); when it fires it checks how long the call has been silent.
 	stall := time.NewTimer(c.opts.StallTimeout)
 	defer stall.Stop()
+	lastFrame := time.Now()
 	ctxDone := ctx.Done()
 	cancelled := false
 	var buf []*nats.Msg
@@ -303,9 +319,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 					c.log.Warn("toolbus: frames lost", "call", call.ID, "missing", f.Seq-st.last-1)
 				}
 				st.last = f.Seq
-				if !cancelled {
-					stall.Reset(c.opts.StallTimeout)
-				}
+				lastFrame = time.Now()
 				switch f.Kind {
 				case KindChunk:
 					st.chunks++
@@ -329,6 +343,12 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		case <-stall.C:
 			if cancelled {
 				return c.ctxFinal(ctx, call.ID, &st)
+			}
+			if silent := time.Since(lastFrame); silent < c.opts.StallTimeout || box.waiting() {
+				// Not silent: frames came, or are queued while the caller
+				// was slow to take the last event.
+				stall.Reset(max(c.opts.StallTimeout-silent, time.Millisecond))
+				continue
 			}
 			c.cancel(call.ID, "")
 			return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
@@ -360,8 +380,8 @@ type callState struct {
 func (st *callState) final(c *Client, f *Frame) *toolkit.Response {
 	r := f.Final
 	r.ID = st.id
-	if f.Chunks == 0 && st.chunks == 0 {
-		return r
+	if f.Chunks == 0 {
+		return r // the final's content is the whole result
 	}
 	built := st.acc.Response(st.id)
 	built.State, built.Code = r.State, r.Code
@@ -396,6 +416,14 @@ func (c *Client) ctxFinal(ctx context.Context, id string, st *callState) *toolki
 		return st.partial(toolkit.CodeTimeout, "TimeoutError: The tool call exceeded its deadline and was stopped.")
 	}
 	return st.partial(toolkit.CodeInterrupted, toolkit.InterruptedText)
+}
+
+func setHeader(h nats.Header, k, v string) nats.Header {
+	if h == nil {
+		h = nats.Header{}
+	}
+	h[k] = []string{v}
+	return h
 }
 
 func isNoResponders(m *nats.Msg) bool {
@@ -493,4 +521,17 @@ func (c *Client) List(ctx context.Context, session string) (*ListReply, error) {
 		return nil, fmt.Errorf("bus: listing tools: worker %s: %s", reply.Worker, reply.Error)
 	}
 	return &reply, nil
+}
+
+// Schemas lists the tool schemas the session may see now (reset_tools
+// first, then the basic group's and the active groups' tools), honouring
+// the latest groups revision the client saw for the session. It asks one
+// worker (SubjectList); in a fleet whose workers serve different tools the
+// discovery Fleet gives the merged view.
+func (c *Client) Schemas(ctx context.Context, session string) ([]toolkit.FunctionSchema, error) {
+	reply, err := c.List(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	return reply.Schemas, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
@@ -81,6 +82,9 @@ func (c codec) marshal(v any) ([]byte, error) {
 		}
 		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 	}
+	if data, ok, err := marshalFast(v); ok {
+		return data, err
+	}
 	return msgpack.Marshal(v)
 }
 
@@ -91,12 +95,17 @@ func (c codec) unmarshal(data []byte, v any) error {
 	if err := checkMsgpack(data); err != nil {
 		return err
 	}
-	dec := msgpack.GetDecoder()
-	defer msgpack.PutDecoder(dec)
-	r := bytes.NewReader(data)
+	pd := decPool.Get().(*pooledDecoder)
+	defer decPool.Put(pd)
+	r, dec := &pd.r, pd.dec
+	r.Reset(data)
 	dec.Reset(r)
 	dec.UseLooseInterfaceDecoding(true)
-	if err := dec.Decode(v); err != nil {
+	ok, err := unmarshalFast(dec, v)
+	if !ok {
+		err = dec.Decode(v)
+	}
+	if err != nil {
 		return err
 	}
 	if r.Len() > 0 {
@@ -104,6 +113,13 @@ func (c codec) unmarshal(data []byte, v any) error {
 	}
 	return nil
 }
+
+type pooledDecoder struct {
+	r   bytes.Reader
+	dec *msgpack.Decoder
+}
+
+var decPool = sync.Pool{New: func() any { return &pooledDecoder{dec: msgpack.NewDecoder(nil)} }}
 
 func (c codec) String() string {
 	if c == jsonCodec {
@@ -165,7 +181,22 @@ func (f *Frame) check() error {
 
 // validCallID reports whether id can address a cancel subject.
 func validCallID(id string) bool {
-	return len(id) <= MaxCallIDLen && toolkit.ValidName(id)
+	return len(id) <= MaxCallIDLen && validToken(id)
+}
+
+// validToken is toolkit.ValidName without a regular expression: it runs
+// on every call.
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // EncodeRequest encodes a call request as msgpack, or as JSON when json is

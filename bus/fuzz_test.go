@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/toolkit"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // FuzzDecodeFrame feeds arbitrary bytes to the frame decoder: it must never
@@ -94,5 +95,46 @@ func TestDecodeFrameRejects(t *testing.T) {
 		if _, err := bus.DecodeFrame(garbage, false); err == nil {
 			t.Errorf("garbage %x accepted", garbage)
 		}
+	}
+}
+
+// TestMsgpackInterop: the hand-written codec and msgpack's reflection
+// codec (struct tags, as another client might produce) read each other.
+func TestMsgpackInterop(t *testing.T) {
+	for _, f := range seedFrames() {
+		reflected, err := msgpack.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := bus.DecodeFrame(reflected, false)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Kind, err)
+		}
+		if canonical(got) != canonical(f) {
+			t.Fatalf("reflection-encoded %s decoded as\n%s\nwant\n%s", f.Kind, canonical(got), canonical(f))
+		}
+		fast, err := bus.EncodeFrame(f, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back bus.Frame
+		if err := msgpack.Unmarshal(fast, &back); err != nil {
+			t.Fatalf("%s: %v", f.Kind, err)
+		}
+		if canonical(&back) != canonical(f) {
+			t.Fatalf("fast-encoded %s read back by reflection as\n%s\nwant\n%s", f.Kind, canonical(&back), canonical(f))
+		}
+	}
+	req := &bus.Request{ID: "r1", Name: "echo", Input: map[string]any{"text": "hi", "n": int64(3), "nested": map[string]any{"a": []any{true}}}, Session: "s"}
+	data, err := msgpack.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bus.Request
+	if err := bus.DecodeRequest(data, false, &got); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(*req) {
+		t.Fatalf("request %v, want %v", got, *req)
 	}
 }

@@ -192,3 +192,11 @@ func TestCheckMsgpack(t *testing.T) {
 		}
 	}
 }
+
+func TestValidToken(t *testing.T) {
+	for _, s := range []string{"", "a", "A-z_09", "a.b", "a b", "a*", ">", "ü", "a\n"} {
+		if got, want := validToken(s), toolkit.ValidName(s); got != want {
+			t.Errorf("validToken(%q) = %v, toolkit.ValidName says %v", s, got, want)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 // maxDepth bounds the nesting of arrays and maps in a msgpack body.
 const maxDepth = 64
 
+var errShort = errors.New("msgpack: unexpected end of body")
+
 // checkMsgpack walks one msgpack value without building it and rejects
 // what would make the decoder allocate far more than the body holds: a
 // container claiming more elements than bytes remain, a string longer than
@@ -16,8 +18,9 @@ const maxDepth = 64
 // the claimed lengths, so without this a small hostile body could demand
 // gigabytes.
 func checkMsgpack(data []byte) error {
+	var stackBuf [maxDepth]int
+	stack := append(stackBuf[:0], 1) // values still expected at each open level
 	pos := 0
-	stack := []int{1} // values still expected at each open level
 	for len(stack) > 0 {
 		if stack[len(stack)-1] == 0 {
 			stack = stack[:len(stack)-1]
@@ -25,17 +28,48 @@ func checkMsgpack(data []byte) error {
 		}
 		stack[len(stack)-1]--
 		if pos >= len(data) {
-			return errors.New("msgpack: unexpected end of body")
+			return errShort
 		}
 		c := data[pos]
 		pos++
-		rest := len(data) - pos
-		length := func(size int) (int, error) {
-			if rest < size {
-				return 0, errors.New("msgpack: unexpected end of body")
+		skip, elems, lenSize := 0, 0, 0
+		switch {
+		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		case c <= 0x8f: // fixmap
+			elems = 2 * int(c&0x0f)
+		case c <= 0x9f: // fixarray
+			elems = int(c & 0x0f)
+		case c <= 0xbf: // fixstr
+			skip = int(c & 0x1f)
+		case c == 0xc4 || c == 0xd9 || c == 0xc7: // bin8, str8, ext8
+			lenSize = 1
+		case c == 0xc5 || c == 0xda || c == 0xc8: // bin16, str16, ext16
+			lenSize = 2
+		case c == 0xc6 || c == 0xdb || c == 0xc9: // bin32, str32, ext32
+			lenSize = 4
+		case c == 0xca || c == 0xce || c == 0xd2:
+			skip = 4
+		case c == 0xcb || c == 0xcf || c == 0xd3:
+			skip = 8
+		case c == 0xcc || c == 0xd0:
+			skip = 1
+		case c == 0xcd || c == 0xd1:
+			skip = 2
+		case c >= 0xd4 && c <= 0xd8: // fixext: type byte + 1..16 bytes
+			skip = 1 + 1<<(c-0xd4)
+		case c == 0xdc || c == 0xde: // array16, map16
+			lenSize = 2
+		case c == 0xdd || c == 0xdf: // array32, map32
+			lenSize = 4
+		default: // 0xc1 is never used
+			return fmt.Errorf("msgpack: invalid code 0x%02x", c)
+		}
+		if lenSize > 0 {
+			if len(data)-pos < lenSize {
+				return errShort
 			}
 			var n uint64
-			switch size {
+			switch lenSize {
 			case 1:
 				n = uint64(data[pos])
 			case 2:
@@ -43,81 +77,33 @@ func checkMsgpack(data []byte) error {
 			case 4:
 				n = uint64(binary.BigEndian.Uint32(data[pos:]))
 			}
-			pos += size
+			pos += lenSize
 			if n > uint64(len(data)-pos) {
-				return 0, fmt.Errorf("msgpack: a length of %d exceeds the %d bytes left", n, len(data)-pos)
+				return fmt.Errorf("msgpack: a length of %d exceeds the %d bytes left", n, len(data)-pos)
 			}
-			return int(n), nil
-		}
-		skip := func(n int) error {
-			if n > len(data)-pos {
-				return errors.New("msgpack: unexpected end of body")
+			switch c {
+			case 0xdc, 0xdd:
+				elems = int(n)
+			case 0xde, 0xdf:
+				elems = 2 * int(n)
+			case 0xc7, 0xc8, 0xc9:
+				skip = int(n) + 1 // ext: type byte + data
+			default:
+				skip = int(n)
 			}
-			pos += n
-			return nil
 		}
-		open := func(n int) error {
+		if skip > len(data)-pos {
+			return errShort
+		}
+		pos += skip
+		if elems > 0 {
 			if len(stack) >= maxDepth {
 				return fmt.Errorf("msgpack: nested deeper than %d", maxDepth)
 			}
-			if n > len(data)-pos {
-				return fmt.Errorf("msgpack: %d elements claimed, %d bytes left", n, len(data)-pos)
+			if elems > len(data)-pos {
+				return fmt.Errorf("msgpack: %d elements claimed, %d bytes left", elems, len(data)-pos)
 			}
-			stack = append(stack, n)
-			return nil
-		}
-		var err error
-		var n int
-		switch {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		case c >= 0x80 && c <= 0x8f:
-			err = open(2 * int(c&0x0f))
-		case c >= 0x90 && c <= 0x9f:
-			err = open(int(c & 0x0f))
-		case c >= 0xa0 && c <= 0xbf:
-			err = skip(int(c & 0x1f))
-		case c == 0xc4 || c == 0xd9:
-			if n, err = length(1); err == nil {
-				err = skip(n)
-			}
-		case c == 0xc5 || c == 0xda:
-			if n, err = length(2); err == nil {
-				err = skip(n)
-			}
-		case c == 0xc6 || c == 0xdb:
-			if n, err = length(4); err == nil {
-				err = skip(n)
-			}
-		case c == 0xc7, c == 0xc8, c == 0xc9:
-			if n, err = length(map[byte]int{0xc7: 1, 0xc8: 2, 0xc9: 4}[c]); err == nil {
-				err = skip(n + 1)
-			}
-		case c == 0xca, c == 0xce, c == 0xd2:
-			err = skip(4)
-		case c == 0xcb, c == 0xcf, c == 0xd3:
-			err = skip(8)
-		case c == 0xcc, c == 0xd0:
-			err = skip(1)
-		case c == 0xcd, c == 0xd1:
-			err = skip(2)
-		case c >= 0xd4 && c <= 0xd8:
-			err = skip(1 + 1<<(c-0xd4))
-		case c == 0xdc, c == 0xde, c == 0xdd, c == 0xdf:
-			size := 2
-			if c == 0xdd || c == 0xdf {
-				size = 4
-			}
-			if n, err = length(size); err == nil {
-				if c == 0xde || c == 0xdf {
-					n *= 2
-				}
-				err = open(n)
-			}
-		default: // 0xc1 is never used
-			err = fmt.Errorf("msgpack: invalid code 0x%02x", c)
-		}
-		if err != nil {
-			return err
+			stack = append(stack, elems)
 		}
 	}
 	if pos != len(data) {

@@ -58,9 +58,5 @@ func (r *RemoteToolkit) SessionSchemas(ctx context.Context, session string, minR
 		r.c.revs[session] = minRevision
 	}
 	r.c.mu.Unlock()
-	reply, err := r.c.List(ctx, session)
-	if err != nil {
-		return nil, err
-	}
-	return reply.Schemas, nil
+	return r.c.Schemas(ctx, session)
 }

@@ -6,163 +6,162 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// item is what a call's tool goroutine hands to its sender.
+// item is a chunk or a progress report held back before the first flush.
 type item struct {
 	chunk    *toolkit.Chunk
 	progress *toolkit.Progress
-	final    *toolkit.Response
 }
 
-// sender publishes the frames of one call. It runs on one goroutine, so
-// the frames of a call are published in order on one connection.
+// sender is the toolkit.Writer of one call and publishes its frames. Every
+// frame is numbered and published under the sender's lock on the worker's
+// one connection, so the frames of a call go out in order whichever
+// goroutine produced them (the tool's, or the timer's for heartbeats and
+// the first flush).
 type sender struct {
 	w       *Worker
 	reply   string
 	id      string
 	codec   codec
 	hbEvery time.Duration
+	release func() // runs once, after the final is out
 
+	mu        sync.Mutex
+	done      bool // the final is out; writes fail with ErrStopped
 	seq       uint64
 	chunks    uint64 // chunk frames sent
-	streaming bool   // the first chunks were flushed; no more holding
+	streaming bool   // chunks were flushed: the final will not carry the content
 	held      []item
 	heldSize  int
-	acc       toolkit.Accumulator // every chunk, for a final we build ourselves
-	sendErr   error               // a chunk that could not be sent
-	parts     int                 // ids generated for split data blocks
-	hb        *time.Timer
+	sendErr   error       // a chunk that could not be sent
+	parts     int         // ids generated for split data blocks
+	timer     *time.Timer // the first flush, then heartbeats
+	lastPub   time.Time   // when the last frame went out
+	abandonT  *time.Timer // armed when the call's ctx ends
 }
 
-// holdLimit is the most content bytes held back before the first flush.
+// holdLimit is the most content bytes held back before a flush.
 const holdLimit = 32 << 10
 
-func newSender(w *Worker, reply, id string, c codec, hb time.Duration) *sender {
-	return &sender{w: w, reply: reply, id: id, codec: c, hbEvery: hb}
+func newSender(w *Worker, reply, id string, c codec, hb time.Duration, release func()) *sender {
+	return &sender{w: w, reply: reply, id: id, codec: c, hbEvery: hb, release: release}
 }
 
-// callWriter is the toolkit.Writer a call's tool writes to.
-type callWriter struct {
-	ch   chan<- item
-	gone <-chan struct{}
+// run runs the call on the calling goroutine and publishes its final.
+func (s *sender) run(ctx context.Context, call toolkit.ToolCall) {
+	s.mu.Lock()
+	s.lastPub = time.Now()
+	s.timer = time.AfterFunc(s.hbEvery, s.tick)
+	s.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !s.done {
+			s.abandonT = time.AfterFunc(s.w.opts.AbandonAfter, func() { s.abandon(ctx, call.Name) })
+		}
+	})
+	resp := s.w.tk.Serve(ctx, call, s)
+	stop()
+	s.final(resp)
 }
 
-func (cw callWriter) Write(c toolkit.Chunk) error {
-	// The tool may reuse its slices once Write returns; the sender reads
-	// them later.
+// Write implements toolkit.Writer.
+func (s *sender) Write(c toolkit.Chunk) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return toolkit.ErrStopped
+	}
+	if s.sendErr != nil {
+		return s.sendErr
+	}
+	// Held until the next flush: the tool may reuse its slices once Write
+	// returns.
 	c.Content = slices.Clone(c.Content)
 	c.Metadata = maps.Clone(c.Metadata)
-	select {
-	case cw.ch <- item{chunk: &c}:
-		return nil
-	case <-cw.gone:
+	s.hold(item{chunk: &c})
+	s.heldSize += contentSize(&c)
+	if s.heldSize > holdLimit {
+		s.flush()
+	}
+	return s.sendErr
+}
+
+// Progress implements toolkit.Writer.
+func (s *sender) Progress(p toolkit.Progress) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
 		return toolkit.ErrStopped
+	}
+	s.hold(item{progress: &p})
+	return nil
+}
+
+func (s *sender) hold(it item) {
+	s.held = append(s.held, it)
+	if len(s.held) == 1 {
+		s.timer.Reset(s.w.opts.FlushDelay)
 	}
 }
 
-func (cw callWriter) Progress(p toolkit.Progress) error {
-	select {
-	case cw.ch <- item{progress: &p}:
-		return nil
-	case <-cw.gone:
-		return toolkit.ErrStopped
-	}
-}
-
-// run runs the call on a new goroutine and publishes its frames until the
-// final is out.
-func (s *sender) run(ctx context.Context, call toolkit.ToolCall) {
-	ch := make(chan item, 16)
-	gone := make(chan struct{})
-	defer close(gone)
-	go func() {
-		resp := s.w.tk.Serve(ctx, call, callWriter{ch: ch, gone: gone})
-		select {
-		case ch <- item{final: resp}:
-		case <-gone:
-		}
-	}()
-
-	s.hb = time.NewTimer(s.hbEvery)
-	defer s.hb.Stop()
-	var holdC, abandonC <-chan time.Time
-	ctxDone := ctx.Done()
-	for {
-		select {
-		case it := <-ch:
-			switch {
-			case it.final != nil:
-				s.final(it.final)
-				return
-			case s.streaming:
-				s.send(it)
-			default:
-				s.held = append(s.held, it)
-				if it.chunk != nil {
-					s.acc.Add(it.chunk)
-					s.heldSize += contentSize(it.chunk)
-				}
-				if s.heldSize > holdLimit {
-					s.flush()
-				} else if holdC == nil {
-					t := time.NewTimer(s.w.opts.FlushDelay)
-					defer t.Stop()
-					holdC = t.C
-				}
-			}
-		case <-holdC:
-			if !s.streaming {
-				s.flush()
-			}
-		case <-s.hb.C:
-			s.publish(&Frame{Kind: KindHeartbeat})
-		case <-ctxDone:
-			ctxDone = nil
-			t := time.NewTimer(s.w.opts.AbandonAfter)
-			defer t.Stop()
-			abandonC = t.C
-		case <-abandonC:
-			// The tool ignores its context: answer for it.
-			code := toolkit.CodeInterrupted
-			msg := toolkit.InterruptedText
-			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-				code = toolkit.CodeTimeout
-				msg = "TimeoutError: The tool call exceeded its deadline and was stopped."
-			}
-			s.w.log.Warn("toolbus: tool ignored its cancelled context; sending the final without it",
-				"tool", call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
-			c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}, State: code.State()}
-			if !s.streaming {
-				s.flush()
-			}
-			s.send(item{chunk: &c})
-			resp := s.acc.Response(s.id)
-			resp.Code = code
-			s.final(resp)
+// tick is the timer: a flush of what is held, or a heartbeat after
+// silence.
+func (s *sender) tick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.done:
+	case len(s.held) > 0:
+		s.flush()
+		s.timer.Reset(s.hbEvery)
+	default:
+		// Frames do not re-arm the timer (that would cost a timer update
+		// per frame); the timer checks how long the call has been silent.
+		if silent := time.Since(s.lastPub); silent < s.hbEvery {
+			s.timer.Reset(s.hbEvery - silent)
 			return
 		}
+		s.publish(&Frame{Kind: KindHeartbeat})
+		s.timer.Reset(s.hbEvery)
 	}
 }
 
-// send publishes one chunk or progress item as it comes.
-func (s *sender) send(it item) {
-	if it.progress != nil {
-		s.publish(&Frame{Kind: KindProgress, Progress: it.progress})
+// abandon answers for a tool that ignores its ended context.
+func (s *sender) abandon(ctx context.Context, tool string) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
 		return
 	}
-	if !s.streaming {
-		panic("bus: send before flush")
+	code := toolkit.CodeInterrupted
+	msg := toolkit.InterruptedText
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		code = toolkit.CodeTimeout
+		msg = "TimeoutError: The tool call exceeded its deadline and was stopped."
 	}
-	s.acc.Add(it.chunk)
-	s.sendChunk(it.chunk)
+	s.w.log.Warn("toolbus: tool ignored its cancelled context; sending the final without it",
+		"tool", tool, "call", s.id, "after", s.w.opts.AbandonAfter)
+	if !s.streaming {
+		s.flush()
+	}
+	// Streaming now: the final carries no content, the caller accumulates
+	// the chunks, this notice included.
+	c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}, State: code.State()}
+	s.sendChunk(&c)
+	s.finalLocked(&toolkit.Response{ID: s.id, State: code.State(), Code: code})
+	s.mu.Unlock()
+	s.release()
 }
 
-// flush publishes the held items and switches to streaming.
+// flush publishes the held items back to back (so NATS carries them in
+// one write) and marks the call as streaming.
 func (s *sender) flush() {
 	s.streaming = true
 	for _, it := range s.held {
@@ -172,7 +171,8 @@ func (s *sender) flush() {
 			s.publish(&Frame{Kind: KindProgress, Progress: it.progress})
 		}
 	}
-	s.held, s.heldSize = nil, 0
+	clear(s.held)
+	s.held, s.heldSize = s.held[:0], 0
 }
 
 // sendChunk publishes a chunk, splitting it across frames when it does not
@@ -203,10 +203,27 @@ func (s *sender) fail(err error) {
 	}
 }
 
-// final publishes the final frame: with the whole content when nothing was
-// streamed (a fast call sends only this message), without content
-// otherwise.
+// final publishes the final frame, unless the call was abandoned.
 func (s *sender) final(resp *toolkit.Response) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	s.finalLocked(resp)
+	s.mu.Unlock()
+	s.release()
+}
+
+// finalLocked publishes the final frame: with the whole content when
+// nothing was streamed (a fast call sends only this message), without
+// content otherwise.
+func (s *sender) finalLocked(resp *toolkit.Response) {
+	s.done = true
+	s.timer.Stop()
+	if s.abandonT != nil {
+		s.abandonT.Stop()
+	}
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]any{}
 	}
@@ -229,6 +246,7 @@ func (s *sender) final(resp *toolkit.Response) {
 		}
 		s.flush() // too big for one message: stream it instead
 	}
+	s.flush() // what is still held goes out before the final
 	r := *resp
 	r.Content = nil
 	s.publishFinal(&r, s.chunks)
@@ -246,18 +264,30 @@ var errTooLarge = errors.New("frame over max_payload")
 func (s *sender) publish(f *Frame) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
-	data, err := s.codec.marshal(f)
+	send := func(data []byte) error {
+		if int64(len(data))+256 > s.w.nc.MaxPayload() {
+			return errTooLarge
+		}
+		return s.w.publish(s.reply, s.codec, data)
+	}
+	var err error
+	if s.codec == jsonCodec {
+		var data []byte
+		if data, err = s.codec.marshal(f); err == nil {
+			err = send(data)
+		}
+	} else {
+		var ok bool
+		err = withEncoded(f, send, &ok)
+	}
 	if err != nil {
-		return fmt.Errorf("encoding a %s frame: %w", f.Kind, err)
-	}
-	if int64(len(data))+256 > s.w.nc.MaxPayload() {
-		return errTooLarge
-	}
-	if err := s.w.publish(s.reply, s.codec, data); err != nil {
+		if !errors.Is(err, errTooLarge) {
+			err = fmt.Errorf("publishing a %s frame: %w", f.Kind, err)
+		}
 		return err
 	}
 	s.seq++
-	s.hb.Reset(s.hbEvery)
+	s.lastPub = time.Now()
 	return nil
 }
 

@@ -32,7 +32,9 @@ const CancelReasonDeadline = "deadline"
 // Headers. NATS header names are case-sensitive; these are sent exactly
 // as written.
 const (
-	// HeaderVersion carries WireVersion on requests. Absent means "1".
+	// HeaderVersion carries WireVersion on requests. Absent means "1"; the
+	// Go client leaves it out, like every header that would say the
+	// default, so that a plain call is a plain PUB.
 	HeaderVersion = "Toolbus-Version"
 	// HeaderContentType set to ContentTypeJSON on a request asks for JSON
 	// bodies both ways; absent (or ContentTypeMsgpack) means msgpack. JSON
@@ -44,6 +46,7 @@ const (
 	HeaderTimeout = "Toolbus-Timeout"
 	// HeaderHeartbeat is the heartbeat interval the caller asks for, in
 	// milliseconds; the worker clamps it to [MinHeartbeat, MaxHeartbeat].
+	// Absent means DefaultHeartbeat (1s).
 	HeaderHeartbeat = "Toolbus-Heartbeat"
 	// HeaderGroupsRevision is the group-state revision returned by the
 	// session's last reset_tools; it becomes ToolCall.GroupsRevision.

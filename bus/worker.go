@@ -30,9 +30,6 @@ type WorkerOptions struct {
 	MaxInFlight int
 	// RetryAfter is the hint sent with an overloaded answer. Default 100ms.
 	RetryAfter time.Duration
-	// Heartbeat is the heartbeat interval for requests that do not ask for
-	// one (HeaderHeartbeat). Default DefaultHeartbeat.
-	Heartbeat time.Duration
 	// FlushDelay is how long the first chunks of a call are held back: a
 	// call that ends within it sends exactly one message, the final.
 	// Default 5ms.
@@ -52,7 +49,9 @@ type WorkerOptions struct {
 
 // Defaults of WorkerOptions and ClientOptions.
 const (
-	DefaultQueue     = "toolbus"
+	DefaultQueue = "toolbus"
+	// DefaultHeartbeat is part of the wire contract: the interval for
+	// requests without HeaderHeartbeat.
 	DefaultHeartbeat = time.Second
 	// MinHeartbeat and MaxHeartbeat bound the heartbeat a request may ask
 	// for.
@@ -78,9 +77,6 @@ func (o *WorkerOptions) withDefaults() WorkerOptions {
 	}
 	if r.RetryAfter <= 0 {
 		r.RetryAfter = 100 * time.Millisecond
-	}
-	if r.Heartbeat <= 0 {
-		r.Heartbeat = DefaultHeartbeat
 	}
 	if r.FlushDelay <= 0 {
 		r.FlushDelay = 5 * time.Millisecond
@@ -121,6 +117,7 @@ type Worker struct {
 	// answered interrupted at once.
 	interrupting bool
 	stopWatch    func()
+	pool         *pool
 }
 
 type running struct {
@@ -147,6 +144,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		subs:  map[string]*nats.Subscription{},
 		calls: map[string]*running{},
 		tombs: map[string]time.Time{},
+		pool:  newPool(),
 	}
 	var err error
 	if w.cancelSub, err = nc.Subscribe(SubjectCancelPrefix+"*", w.onCancel); err != nil {
@@ -156,13 +154,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.cancelSub.Unsubscribe()
 		return nil, fmt.Errorf("bus: subscribing to %s: %w", SubjectList, err)
 	}
-	w.mu.Lock()
-	err = w.syncLocked()
-	w.mu.Unlock()
-	if err != nil {
-		w.unsubscribeAll()
-		return nil, err
-	}
+	// Watch first, then subscribe: a tool added in between is not missed.
 	w.stopWatch = tk.OnChange(func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -170,6 +162,14 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 			w.log.Error("toolbus: following toolkit changes", "err", err)
 		}
 	})
+	w.mu.Lock()
+	err = w.syncLocked()
+	w.mu.Unlock()
+	if err != nil {
+		w.stopWatch()
+		w.unsubscribeAll()
+		return nil, err
+	}
 	// The subscriptions are in place on the server once Flush returns, so
 	// a caller that starts after Serve finds them.
 	if err := nc.Flush(); err != nil {
@@ -371,15 +371,14 @@ func (w *Worker) onCall(m *nats.Msg) {
 	w.calls[req.ID] = &running{cancel: cancel}
 	w.mu.Unlock()
 
-	go func() {
-		defer stopTimer()
-		defer cancel(nil)
-		s := newSender(w, m.Reply, req.ID, c, hb)
-		s.run(ctx, call)
+	release := func() {
 		w.mu.Lock()
 		delete(w.calls, req.ID)
 		w.mu.Unlock()
-	}()
+		stopTimer()
+		cancel(nil)
+	}
+	w.pool.Go(func() { newSender(w, m.Reply, req.ID, c, hb, release).run(ctx, call) })
 }
 
 func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Response {
@@ -390,7 +389,7 @@ func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Res
 
 // parseHeaders reads the heartbeat, timeout and groups revision headers.
 func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Duration, rev uint64, err error) {
-	hb = w.opts.Heartbeat
+	hb = DefaultHeartbeat
 	if h == nil {
 		return hb, nil, 0, nil
 	}

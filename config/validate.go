@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,9 +13,6 @@ import (
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/toolkit"
 )
-
-// queueRE: NATS queue group names are tokens; dots are allowed.
-var queueRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // checker collects the problems of one config.
 type checker struct {
@@ -44,8 +40,8 @@ func (c *Config) Validate() error {
 	if c.Instance != "" && !toolkit.ValidName(c.Instance) {
 		k.fail("instance", "invalid instance name %q: use letters, digits, '_' and '-' (it may appear in NATS subjects)", c.Instance)
 	}
-	if c.QueueGroup != "" && !queueRE.MatchString(c.QueueGroup) {
-		k.fail("queue_group", "invalid queue group %q: use letters, digits, '_', '-' and '.'", c.QueueGroup)
+	if c.QueueGroup != "" && !toolkit.ValidName(c.QueueGroup) {
+		k.fail("queue_group", "invalid queue group %q: use letters, digits, '_' and '-' (the worker refuses anything else)", c.QueueGroup)
 	}
 	k.nonNegative("grace_period", c.GracePeriod)
 	k.oneOf("log_format", c.LogFormat, "text", "json")

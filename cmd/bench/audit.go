@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+
+	"github.com/toolbus/toolbus/bus"
+)
+
+// Wire-level error codes from the auditor (--audit).
+const (
+	errWireNoFinal  = "wire_no_final"
+	errWireDupFinal = "wire_duplicate_final"
+	errWireSeqGap   = "wire_seq_gap"
+)
+
+// auditor listens, on its own connection, to every reply frame sent to
+// the caller's inboxes and checks each toolbus call got exactly one final
+// on the wire, with frames numbered without gaps. The client's own checks
+// cannot see a second final: it stops listening after the first.
+type auditor struct {
+	nc  *nats.Conn
+	sub *nats.Subscription
+
+	mu    sync.Mutex
+	calls map[string]*wireCall
+}
+
+type wireCall struct {
+	finals  int
+	lastSeq uint64
+	gaps    int
+}
+
+// newInboxPrefix is the caller connection's inbox prefix, so the
+// auditor hears the caller's replies and nobody else's.
+func newInboxPrefix() string { return "_INBOX_bench_" + nuid.Next() }
+
+func newAuditor(nc *nats.Conn, prefix string) (*auditor, error) {
+	a := &auditor{nc: nc, calls: map[string]*wireCall{}}
+	sub, err := nc.Subscribe(prefix+".>", a.onMsg)
+	if err != nil {
+		return nil, fmt.Errorf("audit subscription: %w", err)
+	}
+	sub.SetPendingLimits(-1, -1)
+	a.sub = sub
+	return a, nc.Flush()
+}
+
+// expect registers a call id before its request is published.
+func (a *auditor) expect(id string) {
+	a.mu.Lock()
+	a.calls[id] = &wireCall{}
+	a.mu.Unlock()
+}
+
+func (a *auditor) onMsg(m *nats.Msg) {
+	f, err := bus.DecodeFrame(m.Data, false)
+	if err != nil {
+		return // a raw baseline reply
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.calls[f.ID]
+	if c == nil {
+		return
+	}
+	if f.Seq != c.lastSeq+1 {
+		c.gaps++
+	}
+	c.lastSeq = max(c.lastSeq, f.Seq)
+	if f.Kind == bus.KindFinal {
+		c.finals++
+	}
+}
+
+// settle waits until the frames already sent have been heard, then
+// reports the calls whose wire traffic was wrong, and forgets them all.
+func (a *auditor) settle() map[string]int64 {
+	a.nc.Flush()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if n, _, _ := a.sub.Pending(); n == 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the callback holding the last message
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	errs := map[string]int64{}
+	for _, c := range a.calls {
+		switch {
+		case c.finals == 0:
+			errs[errWireNoFinal]++
+		case c.finals > 1:
+			errs[errWireDupFinal]++
+		}
+		if c.gaps > 0 {
+			errs[errWireSeqGap]++
+		}
+	}
+	clear(a.calls)
+	return errs
+}

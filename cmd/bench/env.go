@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// env is the topology one run measures: a server (embedded or external),
+// a fleet of worker hosts, and the caller's connection.
+type env struct {
+	cfg    *config
+	srv    *bus.Server // nil with --nats
+	url    string      // "" for in-process
+	caller *nats.Conn
+	client *bus.Client
+	fleet  fleet
+	mcpURL string
+	audit  *auditor // nil without --audit
+	auditC *nats.Conn
+}
+
+// fleet is the set of worker hosts. resize starts or stops hosts; the
+// first host also serves MCP.
+type fleet interface {
+	resize(ctx context.Context, n int) error
+	size() int
+	// pids are the worker processes, or nil when the workers run in this
+	// process (their CPU is then the process's).
+	pids() []int
+	mcpURL() string
+	close()
+}
+
+func newEnv(ctx context.Context, cfg *config) (e *env, err error) {
+	e = &env{cfg: cfg}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	switch {
+	case cfg.natsURL != "":
+		e.url = cfg.natsURL
+	default:
+		so := &bus.ServerOptions{MaxPayload: cfg.maxPayload}
+		if cfg.transport == "tcp" || cfg.workers > 0 {
+			so.Listen = "127.0.0.1:0"
+		}
+		if e.srv, err = bus.StartServer(so); err != nil {
+			return nil, err
+		}
+		e.url = e.srv.ClientURL()
+	}
+	prefix := newInboxPrefix()
+	if e.caller, err = e.connect(nats.CustomInboxPrefix(prefix)); err != nil {
+		return nil, fmt.Errorf("connecting the caller: %w", err)
+	}
+	if cfg.audit {
+		if e.auditC, err = e.connect(); err != nil {
+			return nil, fmt.Errorf("connecting the auditor: %w", err)
+		}
+		if e.audit, err = newAuditor(e.auditC, prefix); err != nil {
+			return nil, err
+		}
+	}
+	if e.client, err = bus.NewClient(e.caller, &bus.ClientOptions{StallTimeout: cfg.stall}); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.workers > 0:
+		e.fleet = &procFleet{env: e}
+	case cfg.natsURL != "":
+		e.fleet = externalFleet{}
+	default:
+		e.fleet = &localFleet{env: e}
+	}
+	n := max(cfg.workers, 1)
+	if err := e.fleet.resize(ctx, n); err != nil {
+		return nil, err
+	}
+	e.mcpURL = cmp.Or(cfg.mcpURL, e.fleet.mcpURL())
+	return e, nil
+}
+
+func (e *env) connect(extra ...nats.Option) (*nats.Conn, error) {
+	opts := append([]nats.Option{nats.Name("toolbus-bench")}, extra...)
+	if e.srv != nil {
+		return e.srv.Connect(opts...)
+	}
+	return nats.Connect(e.url, opts...)
+}
+
+// call starts a toolbus call, registering it with the auditor first.
+func (e *env) call(ctx context.Context, tc toolkit.ToolCall) iter.Seq[toolkit.Event] {
+	if e.audit != nil {
+		e.audit.expect(tc.ID)
+	}
+	return e.client.Call(ctx, tc)
+}
+
+func (e *env) close() {
+	if e.fleet != nil {
+		e.fleet.close()
+	}
+	if e.client != nil {
+		e.client.Close()
+	}
+	if e.caller != nil {
+		e.caller.Close()
+	}
+	if e.auditC != nil {
+		e.auditC.Close()
+	}
+	if e.srv != nil {
+		e.srv.Shutdown()
+	}
+}
+
+// localFleet runs worker hosts in this process, each on its own
+// connection.
+type localFleet struct {
+	env   *env
+	hosts []*host
+}
+
+func (f *localFleet) resize(ctx context.Context, n int) error {
+	for len(f.hosts) > n {
+		h := f.hosts[len(f.hosts)-1]
+		f.hosts = f.hosts[:len(f.hosts)-1]
+		h.stop(ctx)
+		h.nc.Close()
+	}
+	for len(f.hosts) < n {
+		nc, err := f.env.connect()
+		if err != nil {
+			return fmt.Errorf("connecting a worker: %w", err)
+		}
+		o := hostOptions{slots: f.env.cfg.slots}
+		if len(f.hosts) == 0 && f.env.cfg.mcpURL == "" {
+			o.mcpListen = "127.0.0.1:0"
+		}
+		h, err := startHost(ctx, nc, o)
+		if err != nil {
+			nc.Close()
+			return fmt.Errorf("starting a worker: %w", err)
+		}
+		f.hosts = append(f.hosts, h)
+	}
+	return nil
+}
+
+func (f *localFleet) size() int   { return len(f.hosts) }
+func (f *localFleet) pids() []int { return nil }
+
+func (f *localFleet) mcpURL() string {
+	if len(f.hosts) == 0 {
+		return ""
+	}
+	return f.hosts[0].mcpURL
+}
+
+func (f *localFleet) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	f.resize(ctx, 0)
+}
+
+// externalFleet is a fleet started by someone else (--nats without
+// --workers): it cannot be resized.
+type externalFleet struct{}
+
+func (externalFleet) resize(context.Context, int) error { return nil }
+func (externalFleet) size() int                         { return 0 }
+func (externalFleet) pids() []int                       { return nil }
+func (externalFleet) mcpURL() string                    { return "" }
+func (externalFleet) close()                            {}
+
+// procFleet runs each worker host as a child process: this binary
+// re-executed in worker mode.
+type procFleet struct {
+	env   *env
+	procs []*workerProc
+}
+
+type workerProc struct {
+	cmd    *exec.Cmd
+	mcpURL string
+	done   chan struct{}
+}
+
+func (f *procFleet) resize(ctx context.Context, n int) error {
+	for len(f.procs) > n {
+		p := f.procs[len(f.procs)-1]
+		f.procs = f.procs[:len(f.procs)-1]
+		p.stop()
+	}
+	for len(f.procs) < n {
+		p, err := startWorkerProc(ctx, f.env.url, f.env.cfg.slots, len(f.procs) == 0 && f.env.cfg.mcpURL == "")
+		if err != nil {
+			return err
+		}
+		f.procs = append(f.procs, p)
+	}
+	return nil
+}
+
+func (f *procFleet) size() int { return len(f.procs) }
+
+func (f *procFleet) pids() []int {
+	var ps []int
+	for _, p := range f.procs {
+		ps = append(ps, p.cmd.Process.Pid)
+	}
+	return ps
+}
+
+func (f *procFleet) mcpURL() string {
+	if len(f.procs) == 0 {
+		return ""
+	}
+	return f.procs[0].mcpURL
+}
+
+func (f *procFleet) close() {
+	var wg sync.WaitGroup
+	for _, p := range f.procs {
+		wg.Go(p.stop)
+	}
+	wg.Wait()
+	f.procs = nil
+}
+
+// workerEnv marks a re-executed bench binary as a worker; tests re-execute
+// the test binary the same way.
+const workerEnv = "TOOLBUS_BENCH_WORKER"
+
+func startWorkerProc(ctx context.Context, url string, slots int, withMCP bool) (*workerProc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the bench binary to start workers: %w", err)
+	}
+	args := []string{"worker", "--nats", url, "--slots", strconv.Itoa(slots)}
+	if withMCP {
+		args = append(args, "--mcp-listen", "127.0.0.1:0")
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), workerEnv+"=1")
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = childAttr()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting a worker process: %w", err)
+	}
+	p := &workerProc{cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(p.done) }()
+	ready := make(chan error, 1)
+	go func() {
+		r := bufio.NewReader(out)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			ready <- fmt.Errorf("worker process exited before it was ready: %w", err)
+			return
+		}
+		f := strings.Fields(line)
+		if len(f) < 1 || f[0] != "ready" {
+			ready <- fmt.Errorf("worker process said %q instead of ready", strings.TrimSpace(line))
+			return
+		}
+		if len(f) > 1 {
+			p.mcpURL = f[1]
+		}
+		ready <- nil
+		io.Copy(io.Discard, r)
+	}()
+	select {
+	case err = <-ready:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-time.After(30 * time.Second):
+		err = errors.New("worker process not ready after 30s")
+	}
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// stop asks the worker to drain (SIGTERM) and kills it if it has not
+// exited after 5s.
+func (p *workerProc) stop() {
+	p.cmd.Process.Signal(terminate)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// config is everything a run is told by its flags.
+type config struct {
+	scenarios    []string
+	systems      map[string]bool
+	conc         []int
+	dur          time.Duration
+	calls        int
+	warmup       time.Duration
+	rate         float64
+	transport    string
+	natsURL      string
+	workers      int
+	mcpURL       string
+	maxPayload   int32
+	stall        time.Duration
+	textSize     int
+	inSize       int
+	outSize      int
+	chunks       int
+	chunkSize    int
+	sleep        time.Duration
+	slots        int
+	sleepWorkers []int
+	iters        int
+	jsonPath     string
+	svgPath      string
+	cpuProfile   string
+	quiet        bool
+	audit        bool
+}
+
+func (c *config) settings() map[string]string {
+	s := map[string]string{
+		"scenarios": strings.Join(c.scenarios, ","), "concurrency": joinInts(c.conc),
+		"duration": c.dur.String(), "warmup": c.warmup.String(),
+		"text": strconv.Itoa(c.textSize), "in": strconv.Itoa(c.inSize), "out": strconv.Itoa(c.outSize),
+		"chunks": strconv.Itoa(c.chunks), "chunk_size": strconv.Itoa(c.chunkSize),
+		"sleep": c.sleep.String(), "slots": strconv.Itoa(c.slots), "iters": strconv.Itoa(c.iters),
+	}
+	if c.calls > 0 {
+		s["calls"] = strconv.Itoa(c.calls)
+	}
+	if c.rate > 0 {
+		s["rate"] = strconv.FormatFloat(c.rate, 'f', -1, 64)
+	}
+	return s
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+const usage = `Usage: bench [flags]
+
+Measures toolbus and its baselines side by side on the same server and
+prints a table per scenario with the ratios. With no flags it runs the
+default suite (about 30s): echo, stream, sleep with 1 and 3 workers, cancel.
+
+Flags:
+`
+
+// parseFlags reads the command line; a bad value is an error that names
+// the flag.
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	cfg := &config{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	scen := fs.String("s", "echo,stream,sleep,cancel", "scenarios, comma-separated, or all: "+strings.Join(allScenarios, ","))
+	systems := fs.String("systems", "toolbus,raw,mcp-http", "systems to measure: toolbus plus the baselines raw and mcp-http")
+	conc := fs.String("c", "1,16,64", "concurrency levels (callers in flight), comma-separated")
+	fs.DurationVar(&cfg.dur, "d", time.Second, "measuring time per point (system × concurrency)")
+	fs.IntVar(&cfg.calls, "n", 0, "calls per point instead of -d")
+	fs.DurationVar(&cfg.warmup, "warmup", 250*time.Millisecond, "warm-up before each point, not measured")
+	fs.Float64Var(&cfg.rate, "rate", 0, "open loop: calls per second in total (0 = closed loop); latency counts from each call's scheduled time")
+	fs.StringVar(&cfg.transport, "transport", "inproc", "embedded server transport: inproc or tcp (loopback)")
+	fs.StringVar(&cfg.natsURL, "nats", "", "external NATS server URL; workers must then be started separately unless --workers is given")
+	fs.IntVar(&cfg.workers, "workers", 0, "start N worker processes on loopback (re-executing this binary); 0 = workers in this process")
+	fs.StringVar(&cfg.mcpURL, "mcp", "", "MCP Streamable HTTP endpoint serving echo, for the mcp-http baseline (default: one the bench starts)")
+	maxPayload := fs.Int("max-payload", 0, "embedded server max_payload in bytes (0 = 1 MiB)")
+	fs.DurationVar(&cfg.stall, "stall", 10*time.Second, "a call with no answer for this long is an error (guard, not a measurement)")
+	fs.IntVar(&cfg.textSize, "text", 128, "echo: text size in bytes")
+	fs.IntVar(&cfg.inSize, "in", 1024, "payload: input size in bytes")
+	fs.IntVar(&cfg.outSize, "out", 2<<20, "payload: output size in bytes (above max_payload the result travels in several chunks)")
+	fs.IntVar(&cfg.chunks, "chunks", 100, "stream: chunks per call")
+	fs.IntVar(&cfg.chunkSize, "chunk-size", 512, "stream: bytes per chunk")
+	fs.DurationVar(&cfg.sleep, "sleep", 20*time.Millisecond, "sleep: how long each call sleeps")
+	fs.IntVar(&cfg.slots, "slots", 8, "sleep: calls one worker sleeps at once (its pool of a scarce resource)")
+	sleepWorkers := fs.String("sleep-workers", "1,3", "sleep: fleet sizes to compare (in-process workers, or processes with --workers)")
+	fs.IntVar(&cfg.iters, "iters", 2000, "cpu: sha256 rounds per call")
+	fs.StringVar(&cfg.jsonPath, "json", "", "write all results as JSON to this file")
+	fs.StringVar(&cfg.svgPath, "svg", "", "write throughput and latency charts as SVG to this file")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (go tool pprof)")
+	fs.BoolVar(&cfg.quiet, "q", false, "no progress bar even on a terminal")
+	fs.BoolVar(&cfg.audit, "audit", false, "also check every toolbus call on the wire (exactly one final frame, no sequence gaps) from a second connection; costs some throughput")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags only; the worker mode is \"bench worker\")", fs.Arg(0))
+	}
+	var err error
+	if *scen == "all" {
+		cfg.scenarios = slices.Clone(allScenarios)
+	} else if cfg.scenarios, err = parseList(*scen, "-s", allScenarios); err != nil {
+		return nil, err
+	}
+	sys, err := parseList(*systems, "--systems", []string{sysToolbus, sysRaw, sysMCP})
+	if err != nil {
+		return nil, err
+	}
+	cfg.systems = map[string]bool{}
+	for _, s := range sys {
+		cfg.systems[s] = true
+	}
+	if !cfg.systems[sysToolbus] {
+		return nil, errors.New("--systems: toolbus must be measured (the baselines are compared with it)")
+	}
+	if cfg.conc, err = parseInts(*conc, "-c", 1, 100_000); err != nil {
+		return nil, err
+	}
+	if cfg.sleepWorkers, err = parseInts(*sleepWorkers, "--sleep-workers", 1, 64); err != nil {
+		return nil, err
+	}
+	checks := []struct {
+		bad bool
+		msg string
+	}{
+		{cfg.dur <= 0 && cfg.calls <= 0, "-d must be positive (or give -n)"},
+		{cfg.calls < 0, "-n must not be negative"},
+		{cfg.warmup < 0, "--warmup must not be negative"},
+		{cfg.rate < 0 || cfg.rate > 1e7, "--rate must be 0 (closed loop) to 10000000 calls/s"},
+		{cfg.transport != "inproc" && cfg.transport != "tcp", fmt.Sprintf("--transport must be inproc or tcp, not %q", cfg.transport)},
+		{cfg.workers < 0 || cfg.workers > 64, "--workers must be 0 to 64"},
+		{*maxPayload < 0 || *maxPayload > 64<<20, "--max-payload must be 0 to 64 MiB"},
+		{*maxPayload != 0 && cfg.natsURL != "", "--max-payload sets the embedded server's limit; it cannot be used with --nats"},
+		{cfg.stall <= 0, "--stall must be positive"},
+		{cfg.textSize < 0 || cfg.textSize > maxOut, fmt.Sprintf("--text must be 0 to %d", maxOut)},
+		{cfg.inSize < 0 || cfg.inSize > maxOut, fmt.Sprintf("--in must be 0 to %d", maxOut)},
+		{cfg.outSize < 0 || cfg.outSize > maxOut, fmt.Sprintf("--out must be 0 to %d", maxOut)},
+		{cfg.chunks < 1 || cfg.chunks > maxChunks, fmt.Sprintf("--chunks must be 1 to %d", maxChunks)},
+		{cfg.chunkSize < 1 || cfg.chunkSize > maxOut, fmt.Sprintf("--chunk-size must be 1 to %d", maxOut)},
+		{cfg.sleep < 0 || cfg.sleep > maxSleep*time.Millisecond, "--sleep must be 0 to 60s"},
+		{cfg.slots < 1 || cfg.slots > 100_000, "--slots must be 1 to 100000"},
+		{cfg.iters < 0 || cfg.iters > maxIters, fmt.Sprintf("--iters must be 0 to %d", maxIters)},
+	}
+	for _, c := range checks {
+		if c.bad {
+			return nil, errors.New(c.msg)
+		}
+	}
+	if cfg.natsURL != "" {
+		for one := range strings.SplitSeq(cfg.natsURL, ",") {
+			if u, err := url.Parse(strings.TrimSpace(one)); err != nil || u.Host == "" {
+				return nil, fmt.Errorf("--nats %q: not a URL like nats://host:4222 (or a comma-separated list of them)", cfg.natsURL)
+			}
+		}
+	}
+	cfg.maxPayload = int32(*maxPayload)
+	return cfg, nil
+}
+
+func parseList(s, flagName string, known []string) ([]string, error) {
+	var out []string
+	for v := range strings.SplitSeq(s, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if !slices.Contains(known, v) {
+			return nil, fmt.Errorf("%s: unknown %q (known: %s)", flagName, v, strings.Join(known, ", "))
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: empty list", flagName)
+	}
+	return out, nil
+}
+
+func parseInts(s, flagName string, lo, hi int) ([]int, error) {
+	var out []int
+	for v := range strings.SplitSeq(s, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return nil, fmt.Errorf("%s: %q is not a whole number from %d to %d", flagName, v, lo, hi)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: empty list", flagName)
+	}
+	return out, nil
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		os.Exit(workerMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	os.Exit(benchMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func benchMain(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 2
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var progress io.Writer
+	if !cfg.quiet && isTerminal(stderr) {
+		progress = stderr
+	}
+	rep, err := run(ctx, cfg, stdout, progress)
+	if rep != nil && cfg.jsonPath != "" {
+		if werr := writeJSON(cfg.jsonPath, rep); werr != nil {
+			fmt.Fprintln(stderr, "bench: --json:", werr)
+			return 1
+		}
+	}
+	if rep != nil && cfg.svgPath != "" {
+		if werr := writeSVG(cfg.svgPath, rep); werr != nil {
+			fmt.Fprintln(stderr, "bench: --svg:", werr)
+			return 1
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bench:", err)
+		return 1
+	}
+	return 0
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// workerMain is the hidden worker mode: serve the bench tools, the raw
+// repliers and (with --mcp-listen) the MCP server until SIGTERM. It prints
+// "ready [mcp-url]" once everything is subscribed.
+func workerMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	natsURL := fs.String("nats", "", "NATS server URL")
+	slots := fs.Int("slots", 8, "sleep slots")
+	mcpListen := fs.String("mcp-listen", "", "serve the MCP echo baseline on this address")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *natsURL == "" || *slots < 1 {
+		fmt.Fprintln(stderr, "bench worker: --nats is required and --slots must be at least 1")
+		return 2
+	}
+	nc, err := nats.Connect(*natsURL, nats.Name("toolbus-bench-worker"))
+	if err != nil {
+		fmt.Fprintln(stderr, "bench worker:", err)
+		return 1
+	}
+	defer nc.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := startHost(ctx, nc, hostOptions{slots: *slots, mcpListen: *mcpListen})
+	if err != nil {
+		fmt.Fprintln(stderr, "bench worker:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, strings.TrimSpace("ready "+h.mcpURL))
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h.stop(sctx)
+	return 0
+}

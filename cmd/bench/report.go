@@ -1,0 +1,237 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// human formats a rate: 812, 12.3k, 1.25M.
+func human(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 9995:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	case v >= 1e3:
+		return fmt.Sprintf("%.2fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// us formats microseconds: 42µs, 1.25ms, 2.1s.
+func us(v float64) string {
+	switch {
+	case v == 0:
+		return "-"
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fs", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.1fms", v/1e3)
+	case v >= 1e3:
+		return fmt.Sprintf("%.2fms", v/1e3)
+	}
+	return fmt.Sprintf("%.0fµs", v)
+}
+
+func errorsText(errs map[string]int64) string {
+	if len(errs) == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
+		parts = append(parts, fmt.Sprintf("%s:%d", k, errs[k]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// writeTable prints one scenario: a row per series and concurrency.
+func writeTable(out io.Writer, sr scenarioReport) {
+	fmt.Fprintf(out, "\n%s", sr.Name)
+	if sr.Note != "" {
+		fmt.Fprintf(out, "  (%s)", sr.Note)
+	}
+	fmt.Fprintln(out)
+	extra := slices.ContainsFunc(sr.Points, func(p point) bool { return p.Extra != nil })
+	cross := sr.Name == "groups"
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"system", "c", "calls/s"}
+	if sr.Units != "" {
+		head = append(head, sr.Units+"/s")
+	}
+	head = append(head, "p50", "p90", "p99", "p99.9")
+	if extra {
+		head = append(head, "extra p50", "extra p99")
+	}
+	if cross {
+		head = append(head, "cross")
+	}
+	head = append(head, "errors", "cpu", "cpu/call", "rss")
+	for _, b := range sr.Baselines {
+		head = append(head, "vs "+b)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, p := range sr.Points {
+		row := []string{p.System, fmt.Sprint(p.Conc), human(p.CallsPerSec)}
+		if sr.Units != "" {
+			row = append(row, human(p.UnitsPerSec))
+		}
+		row = append(row, us(p.Latency.P50), us(p.Latency.P90), us(p.Latency.P99), us(p.Latency.P999))
+		if extra {
+			if p.Extra != nil {
+				row = append(row, us(p.Extra.P50), us(p.Extra.P99))
+			} else {
+				row = append(row, "-", "-")
+			}
+		}
+		if cross {
+			row = append(row, fmt.Sprintf("%d/%d", p.Cross, p.OK))
+		}
+		row = append(row, errorsText(p.Errors), cpuText(p), cpuPerCallText(p), rssText(p.RSSBytes))
+		for _, b := range sr.Baselines {
+			r, ok := p.Ratios[b]
+			if !ok {
+				row = append(row, "")
+				continue
+			}
+			row = append(row, fmt.Sprintf("%.2fx (p50 %.2fx)", r.Throughput, r.P50))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	tw.Flush()
+}
+
+func cpuText(p point) string {
+	if p.CPUScope == "" {
+		return "-"
+	}
+	s := fmt.Sprintf("%.2f", p.CPUCores)
+	if p.CPUScope == "process" {
+		s += "*"
+	}
+	return s
+}
+
+func cpuPerCallText(p point) string {
+	if p.CPUScope == "" || p.OK == 0 {
+		return "-"
+	}
+	return us(p.CPUPerCall)
+}
+
+func rssText(b int64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%dM", b>>20)
+}
+
+// summarize checks the bars of DESIGN.md §5 against this run.
+func summarize(rep *report) []string {
+	var lines []string
+	find := func(scenario string) *scenarioReport {
+		for i := range rep.Scenarios {
+			if rep.Scenarios[i].Name == scenario {
+				return &rep.Scenarios[i]
+			}
+		}
+		return nil
+	}
+	// at picks the point of a system at c, or at the largest c ≤ 64 when
+	// c is 0.
+	at := func(sr *scenarioReport, system string, c int) *point {
+		var best *point
+		for i := range sr.Points {
+			p := &sr.Points[i]
+			if p.System != system {
+				continue
+			}
+			if c > 0 && p.Conc == c {
+				return p
+			}
+			if c == 0 && p.Conc <= 64 && (best == nil || p.Conc > best.Conc) {
+				best = p
+			}
+		}
+		return best
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	if sr := find("echo"); sr != nil {
+		if p := at(sr, sysToolbus, 1); p != nil {
+			if r, ok := p.Ratios[sysRaw]; ok {
+				lines = append(lines, fmt.Sprintf("echo c=1: %s calls/s = %.2fx raw, p50 %s = %.2fx raw (bar: p50 ≤ 1.3x) %s",
+					human(p.CallsPerSec), r.Throughput, us(p.Latency.P50), r.P50, verdict(r.P50 <= 1.3)))
+			}
+		}
+		if p := at(sr, sysToolbus, 0); p != nil && p.Conc > 1 {
+			if r, ok := p.Ratios[sysRaw]; ok {
+				lines = append(lines, fmt.Sprintf("echo c=%d: %s calls/s = %.2fx raw (bar: ≥ 0.8x) %s",
+					p.Conc, human(p.CallsPerSec), r.Throughput, verdict(r.Throughput >= 0.8)))
+			}
+			if r, ok := p.Ratios[sysMCP]; ok {
+				lines = append(lines, fmt.Sprintf("echo c=%d: %.2fx mcp-http calls/s (bar: ≥ 3x) %s",
+					p.Conc, r.Throughput, verdict(r.Throughput >= 3)))
+			}
+		}
+	}
+	if sr := find("stream"); sr != nil {
+		if p := at(sr, sysToolbus, 0); p != nil {
+			if r, ok := p.Ratios[sysRaw]; ok {
+				lines = append(lines, fmt.Sprintf("stream c=%d: %s chunks/s = %.2fx raw publish (bar: ≥ 0.8x) %s",
+					p.Conc, human(p.UnitsPerSec), r.Throughput, verdict(r.Throughput >= 0.8)))
+			}
+		}
+	}
+	if sr := find("sleep"); sr != nil && len(sr.Baselines) == 1 {
+		for _, p := range sr.Points {
+			if r, ok := p.Ratios[sr.Baselines[0]]; ok && p.Conc == slices.Max(pointConcs(sr)) {
+				lines = append(lines, fmt.Sprintf("sleep c=%d: %s → %s: %.2fx calls/s (%s → %s)", p.Conc, sr.Baselines[0], p.System,
+					r.Throughput, human(at(sr, sr.Baselines[0], p.Conc).CallsPerSec), human(p.CallsPerSec)))
+			}
+		}
+	}
+	if sr := find("cancel"); sr != nil {
+		for _, p := range sr.Points {
+			if p.Extra != nil {
+				lines = append(lines, fmt.Sprintf("cancel c=%d: to ctx.Done p50 %s p99 %s; to interrupted final p50 %s p99 %s",
+					p.Conc, us(p.Extra.P50), us(p.Extra.P99), us(p.Latency.P50), us(p.Latency.P99)))
+			}
+		}
+	}
+	var errs int64
+	for _, sr := range rep.Scenarios {
+		for _, p := range sr.Points {
+			for _, n := range p.Errors {
+				errs += n
+			}
+		}
+	}
+	lines = append(lines, fmt.Sprintf("correctness: %d calls failed a check (wrong, lost or duplicated finals, error codes)", errs))
+	return lines
+}
+
+func pointConcs(sr *scenarioReport) []int {
+	var cs []int
+	for _, p := range sr.Points {
+		cs = append(cs, p.Conc)
+	}
+	return cs
+}
+
+func writeJSON(path string, rep *report) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

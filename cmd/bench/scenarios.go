@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Systems measured side by side.
+const (
+	sysToolbus = "toolbus"
+	sysRaw     = "raw"
+	sysMCP     = "mcp-http"
+)
+
+// Scenario names, in the order a run measures them.
+var allScenarios = []string{"echo", "payload", "stream", "sleep", "cpu", "cancel", "groups"}
+
+// Bench-side error codes, next to the toolkit's codes in the report.
+const (
+	errNoFinal    = "no_final"
+	errDupFinal   = "duplicate_final"
+	errWrongID    = "wrong_id"
+	errBadContent = "bad_content"
+	errLostChunks = "lost_chunks"
+	errNATS       = "nats_error"
+	errMCP        = "mcp_error"
+	errNotRunning = "not_started"
+)
+
+// series is one line of a scenario's chart: a system with a fleet size.
+type series struct {
+	system  string
+	workers int // fleet size to run with; 0 = whatever is up
+	call    callFunc
+	close   func()
+	// byFleet: the label names the fleet size (scenarios that compare
+	// fleet sizes).
+	byFleet bool
+}
+
+func (s series) label() string {
+	if s.byFleet && s.workers > 0 {
+		return fmt.Sprintf("%s-%dw", s.system, s.workers)
+	}
+	return s.system
+}
+
+// scenario builds its series on an env. unitName is what units count
+// ("chunks" for stream); baselines are the labels its ratios are
+// computed against.
+type scenario struct {
+	name      string
+	unitName  string
+	baselines []string
+	series    []series
+	note      string
+}
+
+func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) {
+	cfg := e.cfg
+	sc := &scenario{name: name}
+	want := func(sys string) bool { return cfg.systems[sys] }
+	workers := 0
+	if _, ok := e.fleet.(externalFleet); !ok {
+		workers = max(cfg.workers, 1)
+	}
+	add := func(sys string, call callFunc, closeFn func()) {
+		sc.series = append(sc.series, series{system: sys, workers: workers, call: call, close: closeFn})
+	}
+	switch name {
+	case "echo":
+		text := cachedPattern(cfg.textSize)
+		sc.baselines = []string{sysRaw, sysMCP}
+		add(sysToolbus, busCall(e, "echo", func(int) map[string]any { return map[string]any{"text": text} }, text), nil)
+		if want(sysRaw) {
+			add(sysRaw, rawRequest(e, rawEcho, []byte(text), nil, []byte(text)), nil)
+		}
+		switch {
+		case !want(sysMCP):
+		case e.mcpURL == "":
+			sc.note = "mcp-http: no baseline, no MCP server to call (with --nats and no --workers, give --mcp URL of a \"bench worker --mcp-listen\")"
+		default:
+			call, closeFn, err := mcpEcho(ctx, e, text)
+			if err != nil {
+				return nil, err
+			}
+			add(sysMCP, call, closeFn)
+		}
+	case "payload":
+		data, out := cachedPattern(cfg.inSize), cachedPattern(cfg.outSize)
+		sc.baselines = []string{sysRaw}
+		add(sysToolbus, busCall(e, "payload", func(int) map[string]any { return map[string]any{"data": data, "out": cfg.outSize} }, out), nil)
+		limit := int(e.caller.MaxPayload()) - 512
+		switch {
+		case !want(sysRaw):
+		case cfg.inSize > limit || cfg.outSize > limit:
+			sc.note = fmt.Sprintf("raw: no baseline, a request or reply over max_payload (%d bytes) cannot be sent raw", e.caller.MaxPayload())
+		default:
+			add(sysRaw, rawRequest(e, rawPayload, []byte(data), nats.Header{hdrOut: {strconv.Itoa(cfg.outSize)}}, []byte(out)), nil)
+		}
+	case "stream":
+		sc.unitName = "chunks"
+		sc.baselines = []string{sysRaw}
+		full := strings.Repeat(cachedPattern(cfg.chunkSize), cfg.chunks)
+		in := map[string]any{"chunks": cfg.chunks, "size": cfg.chunkSize}
+		add(sysToolbus, busStream(e, in, full, cfg.chunks), nil)
+		if want(sysRaw) {
+			call, closeFn, err := rawStreamBaseline(e, cfg.chunks, cfg.chunkSize)
+			if err != nil {
+				return nil, err
+			}
+			add(sysRaw, call, closeFn)
+		}
+	case "sleep":
+		in := map[string]any{"ms": float64(cfg.sleep) / float64(time.Millisecond)}
+		call := busCall(e, "sleep", func(int) map[string]any { return in }, "slept")
+		if workers == 0 || cfg.workers > 0 && len(cfg.sleepWorkers) == 0 {
+			add(sysToolbus, call, nil)
+			break
+		}
+		for _, n := range cfg.sleepWorkers {
+			sc.series = append(sc.series, series{system: sysToolbus, workers: n, call: call, byFleet: true})
+		}
+		sc.baselines = []string{sc.series[0].label()}
+		sc.note = fmt.Sprintf("each worker runs at most %d sleeps at once (--slots); ratios are scale-out over %s", cfg.slots, sc.baselines[0])
+	case "cpu":
+		sc.baselines = []string{sysRaw}
+		digest := cpuWork(cfg.iters)
+		add(sysToolbus, busCall(e, "cpu", func(int) map[string]any { return map[string]any{"iters": cfg.iters} }, digest), nil)
+		if want(sysRaw) {
+			add(sysRaw, rawRequest(e, rawCPU, nil, nats.Header{hdrIters: {strconv.Itoa(cfg.iters)}}, []byte(digest)), nil)
+		}
+	case "cancel":
+		sc.note = "latency: cancel published → the caller's interrupted final; extra: cancel published → the tool's ctx.Done"
+		add(sysToolbus, busCancel(e), nil)
+	case "groups":
+		sc.note = "latency: reset_tools + the call after it; cross: calls that ran on another worker than their reset_tools; extra: those calls alone"
+		if workers > 0 {
+			workers = max(workers, 2)
+		}
+		add(sysToolbus, busGroups(e), nil)
+		sc.series[0].byFleet = true
+	default:
+		return nil, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(allScenarios, ", "))
+	}
+	return sc, nil
+}
+
+// consume consumes a bus call and checks it ended with exactly one
+// final carrying its id; onChunk sees the chunks.
+func consume(events func(func(toolkit.Event) bool), id string, onChunk func(*toolkit.Chunk)) (*toolkit.Response, string) {
+	var final *toolkit.Response
+	finals := 0
+	for ev := range events {
+		switch {
+		case ev.Final != nil:
+			finals++
+			final = ev.Final
+		case ev.Chunk != nil && onChunk != nil:
+			onChunk(ev.Chunk)
+		}
+	}
+	switch {
+	case finals == 0:
+		return nil, errNoFinal
+	case finals > 1:
+		return nil, errDupFinal
+	case final.ID != id:
+		return nil, errWrongID
+	}
+	if _, lost := final.Metadata[bus.MetaLostChunks]; lost {
+		return nil, errLostChunks
+	}
+	return final, ""
+}
+
+// busCall calls a tool over the bus and checks a successful final whose
+// text is want.
+func busCall(e *env, tool string, input func(i int) map[string]any, want string) callFunc {
+	return func(ctx context.Context, _, i int) outcome {
+		id := nuid.Next()
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: tool, Input: input(i)}), id, nil)
+		return checkText(final, code, want)
+	}
+}
+
+func checkText(final *toolkit.Response, code, want string) outcome {
+	switch {
+	case code != "":
+		return outcome{code: code}
+	case final.State != toolkit.StateSuccess:
+		return outcome{code: string(final.Code)}
+	case final.Text() != want:
+		return outcome{code: errBadContent}
+	}
+	return outcome{}
+}
+
+// busStream calls the stream tool; n chunks are delivered per call.
+func busStream(e *env, in map[string]any, want string, n int) callFunc {
+	return func(ctx context.Context, _, _ int) outcome {
+		id := nuid.Next()
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "stream", Input: in}), id, nil)
+		o := checkText(final, code, want)
+		o.units = n
+		return o
+	}
+}
+
+// busCancel starts a call of the block tool, cancels it once the tool
+// said it started, and measures the cancel's way to the tool and back.
+func busCancel(e *env) callFunc {
+	return func(ctx context.Context, _, _ int) outcome {
+		id := nuid.Next()
+		var sent time.Time
+		var cancelErr error
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "block"}), id, func(*toolkit.Chunk) {
+			if sent.IsZero() {
+				sent = time.Now()
+				cancelErr = e.client.Cancel(id)
+			}
+		})
+		end := time.Now()
+		switch {
+		case code != "":
+			return outcome{code: code}
+		case cancelErr != nil:
+			return outcome{code: errNATS}
+		case sent.IsZero():
+			return outcome{code: errNotRunning}
+		case final.Code != toolkit.CodeInterrupted:
+			return outcome{code: "not_interrupted:" + string(final.Code)}
+		}
+		doneNS, ok := asInt64(final.Metadata[metaDoneNS])
+		if !ok || !strings.HasPrefix(final.Text(), "started") {
+			return outcome{code: errBadContent}
+		}
+		return outcome{lat: end.Sub(sent), extra: max(time.Duration(doneNS-sent.UnixNano()), 1)}
+	}
+}
+
+// busGroups activates the extra group for a new session and calls a tool
+// in it at once; the fleet's workers share the state in JetStream KV.
+func busGroups(e *env) callFunc {
+	return func(ctx context.Context, _, _ int) outcome {
+		session := nuid.Next()
+		id := nuid.Next()
+		reset, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: toolkit.MetaToolName, Session: session,
+			Input: map[string]any{extraGroup: true}}), id, nil)
+		if code != "" {
+			return outcome{code: code}
+		}
+		if reset.State != toolkit.StateSuccess {
+			return outcome{code: string(reset.Code)}
+		}
+		t0 := time.Now()
+		id = nuid.Next()
+		text := "after reset " + session
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "extra_echo", Session: session,
+			Input: map[string]any{"text": text}}), id, nil)
+		o := checkText(final, code, text)
+		if o.code == "" {
+			o.cross = reset.Metadata[bus.MetaWorker] != final.Metadata[bus.MetaWorker]
+			if o.cross {
+				o.extra = time.Since(t0)
+			}
+		}
+		return o
+	}
+}
+
+// rawRequest is the raw baseline: nc.Request to a queue-subscribed
+// replier, checking the reply is want.
+func rawRequest(e *env, subject string, data []byte, hdr nats.Header, want []byte) callFunc {
+	return func(ctx context.Context, _, _ int) outcome {
+		m, err := e.caller.RequestMsg(&nats.Msg{Subject: subject, Header: hdr, Data: data}, e.cfg.stall)
+		if err != nil {
+			return outcome{code: errNATS}
+		}
+		if !bytes.Equal(m.Data, want) {
+			return outcome{code: errBadContent}
+		}
+		return outcome{}
+	}
+}
+
+// rawStreamer is the raw streaming baseline: a request asks the replier
+// to publish n messages to the caller's reply subject; all calls share one
+// wildcard inbox subscription, as the bus client does.
+type rawStreamer struct {
+	e      *env
+	prefix string
+	sub    *nats.Subscription
+	body   []byte
+	n      int
+
+	mu      sync.Mutex
+	pending map[string]*rawStreamCall
+	next    uint64
+}
+
+type rawStreamCall struct {
+	got, bad int
+	done     chan struct{}
+}
+
+func rawStreamBaseline(e *env, n, size int) (callFunc, func(), error) {
+	r := &rawStreamer{e: e, prefix: e.caller.NewInbox() + ".", body: []byte(pattern(size)), n: n, pending: map[string]*rawStreamCall{}}
+	sub, err := e.caller.Subscribe(r.prefix+"*", r.onMsg)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub.SetPendingLimits(-1, -1)
+	r.sub = sub
+	hdr := nats.Header{hdrChunks: {strconv.Itoa(n)}, hdrSize: {strconv.Itoa(size)}}
+	call := func(ctx context.Context, _, _ int) outcome {
+		c := &rawStreamCall{done: make(chan struct{})}
+		r.mu.Lock()
+		r.next++
+		token := strconv.FormatUint(r.next, 36)
+		r.pending[token] = c
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			delete(r.pending, token)
+			r.mu.Unlock()
+		}()
+		if err := e.caller.PublishMsg(&nats.Msg{Subject: rawStream, Reply: r.prefix + token, Header: hdr}); err != nil {
+			return outcome{code: errNATS}
+		}
+		t := time.NewTimer(e.cfg.stall)
+		defer t.Stop()
+		select {
+		case <-c.done:
+		case <-t.C:
+			return outcome{code: errLostChunks}
+		}
+		if c.bad > 0 {
+			return outcome{code: errBadContent}
+		}
+		return outcome{units: n}
+	}
+	return call, func() { sub.Unsubscribe() }, nil
+}
+
+// onMsg runs on the subscription's one goroutine, so a call's counters
+// need no lock of their own.
+func (r *rawStreamer) onMsg(m *nats.Msg) {
+	r.mu.Lock()
+	c := r.pending[m.Subject[len(r.prefix):]]
+	r.mu.Unlock()
+	if c == nil || c.got >= r.n {
+		return
+	}
+	c.got++
+	if !bytes.Equal(m.Data, r.body) {
+		c.bad++
+	}
+	if c.got == r.n {
+		close(c.done)
+	}
+}
+
+// mcpEcho is the MCP baseline: a go-sdk client session over Streamable
+// HTTP, shared by all callers as the bus client is.
+func mcpEcho(ctx context.Context, e *env, text string) (callFunc, func(), error) {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolbus-bench", Version: "1"}, nil)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	sess, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: e.mcpURL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcp-http baseline: connecting to %s: %w", e.mcpURL, err)
+	}
+	args := map[string]any{"text": text}
+	call := func(ctx context.Context, _, _ int) outcome {
+		cctx, cancel := context.WithTimeout(ctx, e.cfg.stall)
+		defer cancel()
+		res, err := sess.CallTool(cctx, &mcp.CallToolParams{Name: "echo", Arguments: args})
+		if err != nil {
+			return outcome{code: errMCP}
+		}
+		if res.IsError || len(res.Content) != 1 {
+			return outcome{code: errBadContent}
+		}
+		if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != text {
+			return outcome{code: errBadContent}
+		}
+		return outcome{}
+	}
+	return call, func() { sess.Close(); hc.CloseIdleConnections() }, nil
+}
+
+// asInt64 reads an integer decoded from msgpack or JSON.
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case uint64:
+		return int64(x), true
+	case float64:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}

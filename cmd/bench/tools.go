@@ -1,0 +1,309 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Raw baseline subjects: the same work as the bench tools with nothing but
+// nats.go request/reply around it.
+const (
+	rawEcho    = "bench.raw.echo"
+	rawPayload = "bench.raw.payload"
+	rawStream  = "bench.raw.stream"
+	rawCPU     = "bench.raw.cpu"
+	rawQueue   = "bench-raw"
+
+	hdrOut    = "Bench-Out"
+	hdrChunks = "Bench-Chunks"
+	hdrSize   = "Bench-Size"
+	hdrIters  = "Bench-Iters"
+
+	groupsBucket = "bench_groups"
+	extraGroup   = "extra"
+	metaDoneNS   = "ctx_done_ns"
+)
+
+// Limits of the bench tools' inputs; beyond them a call is invalid_input.
+const (
+	maxOut    = 64 << 20
+	maxChunks = 100_000
+	maxSleep  = 60_000 // ms
+	maxIters  = 10_000_000
+	maxBlock  = time.Minute
+)
+
+const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+
+// pattern is the deterministic content of n bytes every tool and replier
+// produces, so the caller can check what it received.
+func pattern(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for b.Len() < n {
+		b.WriteString(alphabet[:min(len(alphabet), n-b.Len())])
+	}
+	return b.String()
+}
+
+// cpuWork hashes a 64-byte block iters times; the hex digest is the
+// result, the same on every host.
+func cpuWork(iters int) string {
+	sum := sha256.Sum256([]byte(alphabet))
+	for range iters {
+		sum = sha256.Sum256(sum[:])
+	}
+	return hex.EncodeToString(sum[:])
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+type payloadIn struct {
+	Data string `json:"data"`
+	Out  int    `json:"out" jsonschema:"bytes to return"`
+}
+
+type streamIn struct {
+	Chunks int `json:"chunks"`
+	Size   int `json:"size" jsonschema:"bytes per chunk"`
+}
+
+type sleepIn struct {
+	MS float64 `json:"ms" jsonschema:"milliseconds to sleep"`
+}
+
+type cpuIn struct {
+	Iters int `json:"iters" jsonschema:"sha256 rounds"`
+}
+
+func badInput(format string, args ...any) error {
+	return toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: "+format, args...)
+}
+
+// benchToolkit builds the tools every bench worker serves. slots bounds
+// the sleep calls one worker runs at once (a worker with a fixed pool of
+// some scarce resource), which is what makes scale-out visible.
+func benchToolkit(state toolkit.GroupState, slots int) (*toolkit.Toolkit, error) {
+	tk := toolkit.New(&toolkit.Options{State: state})
+	sem := make(chan struct{}, max(slots, 1))
+	tools := []*toolkit.Tool{
+		toolkit.Func("echo", "Return the text unchanged.",
+			func(_ context.Context, in echoIn) (string, error) { return in.Text, nil }),
+		toolkit.Func("payload", "Take data of any size and return out bytes.",
+			func(_ context.Context, in payloadIn) (string, error) {
+				if in.Out < 0 || in.Out > maxOut {
+					return "", badInput("out must be 0 to %d, got %d.", maxOut, in.Out)
+				}
+				return pattern(in.Out), nil
+			}),
+		toolkit.Stream("stream", "Write chunks chunks of size bytes each.",
+			func(_ context.Context, in streamIn, w toolkit.Writer) error {
+				if in.Chunks < 0 || in.Chunks > maxChunks || in.Size < 0 || in.Size > maxOut {
+					return badInput("chunks must be 0 to %d and size 0 to %d, got %d and %d.", maxChunks, maxOut, in.Chunks, in.Size)
+				}
+				c := toolkit.Text(pattern(in.Size))
+				for range in.Chunks {
+					if err := w.Write(c); err != nil {
+						return err
+					}
+				}
+				return nil
+			}),
+		toolkit.Func("sleep", "Sleep ms milliseconds in one of the worker's slots.",
+			func(ctx context.Context, in sleepIn) (string, error) {
+				if in.MS < 0 || in.MS > maxSleep {
+					return "", badInput("ms must be 0 to %d, got %g.", maxSleep, in.MS)
+				}
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+				defer func() { <-sem }()
+				t := time.NewTimer(time.Duration(in.MS * float64(time.Millisecond)))
+				defer t.Stop()
+				select {
+				case <-t.C:
+					return "slept", nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			}),
+		toolkit.Func("cpu", "Hash a block iters times and return the digest.",
+			func(_ context.Context, in cpuIn) (string, error) {
+				if in.Iters < 0 || in.Iters > maxIters {
+					return "", badInput("iters must be 0 to %d, got %d.", maxIters, in.Iters)
+				}
+				return cpuWork(in.Iters), nil
+			}),
+		toolkit.Stream("block", "Say started, then wait to be cancelled; the final carries when ctx.Done fired.",
+			func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
+				if err := w.Write(toolkit.Text("started")); err != nil {
+					return err
+				}
+				t := time.NewTimer(maxBlock)
+				defer t.Stop()
+				select {
+				case <-ctx.Done():
+					return &toolkit.Error{Code: toolkit.CodeInterrupted, Message: toolkit.InterruptedText,
+						Metadata: map[string]any{metaDoneNS: time.Now().UnixNano()}}
+				case <-t.C:
+					return errors.New("block: never cancelled")
+				}
+			}),
+	}
+	for _, t := range tools {
+		if err := tk.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	if err := tk.AddGroup(toolkit.Group{Name: extraGroup, Description: "Tools for the groups scenario."}); err != nil {
+		return nil, err
+	}
+	err := tk.Add(toolkit.Func("extra_echo", "Return the text unchanged, once the extra group is active.",
+		func(_ context.Context, in echoIn) (string, error) { return in.Text, nil }), toolkit.InGroup(extraGroup))
+	return tk, err
+}
+
+// host is what one bench worker runs on its connection: a bus worker with
+// the bench tools, the raw repliers and, when asked, the MCP server.
+type host struct {
+	nc     *nats.Conn
+	worker *bus.Worker
+	subs   []*nats.Subscription
+	httpS  *http.Server
+	mcpURL string
+}
+
+type hostOptions struct {
+	slots     int
+	mcpListen string // "" = no MCP server
+}
+
+func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (h *host, err error) {
+	h = &host{nc: nc}
+	defer func() {
+		if err != nil {
+			h.stop(context.Background())
+		}
+	}()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	state, err := bus.NewKVState(ctx, js, bus.KVStateConfig{Bucket: groupsBucket, Storage: jetstream.MemoryStorage})
+	if err != nil {
+		return nil, err
+	}
+	tk, err := benchToolkit(state, o.slots)
+	if err != nil {
+		return nil, err
+	}
+	if h.worker, err = bus.Serve(nc, tk, &bus.WorkerOptions{MaxInFlight: 4096}); err != nil {
+		return nil, err
+	}
+	repliers := map[string]nats.MsgHandler{
+		rawEcho: func(m *nats.Msg) { m.Respond(m.Data) },
+		rawPayload: func(m *nats.Msg) {
+			n, _ := strconv.Atoi(m.Header.Get(hdrOut))
+			m.Respond([]byte(pattern(n)))
+		},
+		rawStream: func(m *nats.Msg) {
+			n, _ := strconv.Atoi(m.Header.Get(hdrChunks))
+			size, _ := strconv.Atoi(m.Header.Get(hdrSize))
+			body := []byte(pattern(size))
+			for range n {
+				if nc.Publish(m.Reply, body) != nil {
+					return
+				}
+			}
+		},
+		rawCPU: func(m *nats.Msg) {
+			// The bus runs each call on its own goroutine; so does this
+			// replier for CPU work, or it would use one core only.
+			n, _ := strconv.Atoi(m.Header.Get(hdrIters))
+			go m.Respond([]byte(cpuWork(n)))
+		},
+	}
+	for subj, cb := range repliers {
+		sub, err := nc.QueueSubscribe(subj, rawQueue, cb)
+		if err != nil {
+			return nil, err
+		}
+		sub.SetPendingLimits(-1, -1)
+		h.subs = append(h.subs, sub)
+	}
+	if err := nc.Flush(); err != nil {
+		return nil, err
+	}
+	if o.mcpListen != "" {
+		if err := h.startMCP(o.mcpListen); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// startMCP serves the echo tool with the go-sdk over Streamable HTTP.
+func (h *host) startMCP(addr string) error {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Return the text unchanged."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("MCP listener: %w", err)
+	}
+	h.httpS = &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
+	go h.httpS.Serve(ln)
+	h.mcpURL = "http://" + ln.Addr().String()
+	return nil
+}
+
+// stop stops the worker (letting calls finish), the repliers and the MCP
+// server; the connection is the caller's.
+func (h *host) stop(ctx context.Context) {
+	if h.worker != nil {
+		h.worker.Stop(ctx)
+	}
+	for _, s := range h.subs {
+		s.Unsubscribe()
+	}
+	if h.httpS != nil {
+		h.httpS.Shutdown(ctx)
+	}
+}
+
+var patternCache sync.Map // int → string
+
+// cachedPattern is pattern(n), computed once per n.
+func cachedPattern(n int) string {
+	if v, ok := patternCache.Load(n); ok {
+		return v.(string)
+	}
+	s := pattern(n)
+	patternCache.Store(n, s)
+	return s
+}

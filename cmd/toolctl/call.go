@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nuid"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func init() {
+	var o callOptions
+	register(&command{
+		name:    "call",
+		args:    "NAME [JSON|@file|-]",
+		summary: "call a tool: chunks to stdout as they arrive, progress to stderr; Ctrl-C cancels",
+		flags:   o.register,
+		run:     o.run,
+	})
+}
+
+type callOptions struct {
+	session string
+	timeout time.Duration
+	id      string
+	json    bool
+	verbose bool
+}
+
+func (o *callOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.session, "session", "", "`session` the call belongs to (its active tool groups apply)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this `duration` (the call ends with code timeout); 0 means no deadline")
+	fs.StringVar(&o.id, "id", "", "call `id` ([A-Za-z0-9_-], default a unique one), for toolctl cancel")
+	fs.BoolVar(&o.json, "json", false, "print every event as a JSON line: {\"chunk\":…}, {\"progress\":…}, {\"final\":…}")
+	fs.BoolVar(&o.verbose, "v", false, "print the call id at the start and the final's metadata (worker, …) at the end, on stderr")
+}
+
+func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || len(args) > 2 {
+		return e.usagef("call takes a tool name and an optional input: toolctl call NAME [JSON|@file|-]")
+	}
+	if o.timeout < 0 {
+		return e.usagef("--timeout must not be negative, got %v", o.timeout)
+	}
+	name := args[0]
+	if !toolkit.ValidName(name) {
+		return e.usagef("invalid tool name %q: tool names are letters, digits, '_' and '-'", name)
+	}
+	var input map[string]any
+	if len(args) == 2 {
+		var err error
+		if input, err = readInput(args[1], e.stdin); err != nil {
+			return e.usagef("%v", err)
+		}
+	}
+	id := o.id
+	if id == "" {
+		id = nuid.Next()
+	}
+	c, err := e.bus()
+	if err != nil {
+		return exitCode(err)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if o.timeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, o.timeout)
+		defer stop()
+	}
+	// The first Ctrl-C (or SIGTERM) cancels the call and waits for its
+	// interrupted final; the second exits at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		fmt.Fprintf(e.stderr, "toolctl: cancelling call %s (Ctrl-C again to quit at once)\n", id)
+		c.Cancel(id)
+		cancel()
+		select {
+		case <-sigs:
+			// Make sure the cancel left before quitting.
+			e.nc.FlushTimeout(time.Second)
+			fmt.Fprintln(e.stderr, "toolctl: quit without waiting for the final")
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+
+	if o.verbose {
+		fmt.Fprintf(e.stderr, "toolctl: call %s: %s\n", id, name)
+	}
+	out := &printer{w: e.stdout}
+	enc := json.NewEncoder(e.stdout)
+	var final *toolkit.Response
+	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session}
+	for ev := range c.Call(ctx, call) {
+		switch {
+		case o.json:
+			if err := enc.Encode(jsonEvent(ev)); err != nil {
+				fmt.Fprintln(e.stderr, "toolctl:", err)
+			}
+			if ev.Final != nil {
+				final = ev.Final
+			}
+		case ev.Chunk != nil:
+			out.blocks(ev.Chunk.Content)
+		case ev.Progress != nil:
+			fmt.Fprintln(e.stderr, progressLine(ev.Progress))
+		case ev.Final != nil:
+			final = ev.Final
+			out.final(final)
+		}
+	}
+	out.end()
+	if final == nil { // cannot happen: the client always yields a final
+		fmt.Fprintln(e.stderr, "toolctl: the call ended without a final response")
+		return exitError
+	}
+	if o.verbose && len(final.Metadata) > 0 {
+		meta, _ := json.Marshal(final.Metadata)
+		fmt.Fprintf(e.stderr, "toolctl: metadata %s\n", meta)
+	}
+	if final.State != toolkit.StateSuccess {
+		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", id, final.State, final.Code)
+	}
+	return exitFor(final)
+}
+
+// readInput reads a call's input: a JSON object given inline, in a file
+// (@file) or on stdin (-).
+func readInput(arg string, stdin io.Reader) (map[string]any, error) {
+	src, data := "the input", []byte(arg)
+	switch {
+	case arg == "-":
+		var err error
+		if data, err = io.ReadAll(stdin); err != nil {
+			return nil, fmt.Errorf("reading the input from stdin: %w", err)
+		}
+		src = "the input on stdin"
+	case strings.HasPrefix(arg, "@"):
+		var err error
+		if data, err = os.ReadFile(arg[1:]); err != nil {
+			return nil, fmt.Errorf("reading the input: %w", err)
+		}
+		src = "the input in " + arg[1:]
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s is empty; give a JSON object such as '{\"text\":\"hi\"}'", src)
+		}
+		return nil, fmt.Errorf("%s is not valid JSON: %v", src, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s has more than one JSON value; give one object", src)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must be a JSON object of arguments such as '{\"text\":\"hi\"}', got %s", src, jsonKind(v))
+	}
+	return obj, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// printer writes blocks to stdout as they come: text as is, data as a
+// one-line note.
+type printer struct {
+	w     io.Writer
+	wrote bool
+	nl    bool            // the last byte written was a newline
+	text  strings.Builder // the text streamed so far
+}
+
+// final prints what the final response holds beyond the streamed chunks:
+// all of it when nothing was streamed, else the text the client added
+// (when it ended the call itself, e.g. worker_lost).
+func (p *printer) final(r *toolkit.Response) {
+	if !p.wrote {
+		p.blocks(r.Content)
+		return
+	}
+	if rest, ok := strings.CutPrefix(r.Text(), p.text.String()); ok && rest != "" {
+		p.blocks([]toolkit.Block{{Type: toolkit.BlockText, Text: rest}})
+	}
+}
+
+func (p *printer) blocks(bs []toolkit.Block) {
+	for _, b := range bs {
+		var s string
+		switch {
+		case b.Type == toolkit.BlockText:
+			s = b.Text
+		case b.URL != "":
+			s = fmt.Sprintf("[data %s %s]\n", b.MediaType, b.URL)
+		default:
+			s = fmt.Sprintf("[data %s, %d base64 characters]\n", b.MediaType, len(b.Data))
+		}
+		if s == "" {
+			continue
+		}
+		io.WriteString(p.w, s)
+		p.wrote, p.nl = true, strings.HasSuffix(s, "\n")
+		if b.Type == toolkit.BlockText {
+			p.text.WriteString(s)
+		}
+	}
+}
+
+// end finishes the output with a newline.
+func (p *printer) end() {
+	if p.wrote && !p.nl {
+		io.WriteString(p.w, "\n")
+	}
+}
+
+func progressLine(p *toolkit.Progress) string {
+	s := fmt.Sprintf("progress %g", p.Progress)
+	if p.Total > 0 {
+		s += fmt.Sprintf("/%g", p.Total)
+	}
+	if p.Message != "" {
+		s += ": " + p.Message
+	}
+	return s
+}
+
+func jsonEvent(ev toolkit.Event) any {
+	switch {
+	case ev.Chunk != nil:
+		return map[string]any{"chunk": ev.Chunk}
+	case ev.Progress != nil:
+		return map[string]any{"progress": ev.Progress}
+	default:
+		return map[string]any{"final": ev.Final}
+	}
+}

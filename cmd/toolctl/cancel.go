@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+func init() {
+	register(&command{
+		name:    "cancel",
+		args:    "CALL-ID",
+		summary: "cancel a running call (it ends interrupted); harmless for an unknown or finished call",
+		run:     runCancel,
+	})
+}
+
+func runCancel(_ context.Context, e *env, args []string) int {
+	if len(args) != 1 {
+		return e.usagef("cancel takes one call id: toolctl cancel CALL-ID")
+	}
+	c, err := e.bus()
+	if err != nil {
+		return exitCode(err)
+	}
+	if err := c.Cancel(args[0]); err != nil {
+		return e.usagef("%v", err)
+	}
+	if err := e.nc.FlushTimeout(5 * time.Second); err != nil {
+		fmt.Fprintln(e.stderr, "toolctl: sending the cancel:", err)
+		return exitError
+	}
+	fmt.Fprintf(e.stderr, "toolctl: cancel sent for call %s\n", args[0])
+	return exitOK
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func init() {
+	var o groupsOptions
+	register(&command{
+		name:    "groups",
+		args:    "[set GROUP…]",
+		summary: "show the tool groups and which are active (for --session); `groups set --session S g1 g2` activates exactly those",
+		flags:   o.register,
+		run:     o.run,
+	})
+}
+
+type groupsOptions struct {
+	session string
+	json    bool
+	wait    time.Duration
+}
+
+func (o *groupsOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.session, "session", "", "the `session` whose active groups to show or set")
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.DurationVar(&o.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers")
+}
+
+// groupJSON is one group in `toolctl groups --json`.
+type groupJSON struct {
+	Name            string `json:"name"`
+	Description     string `json:"description"`
+	Instructions    string `json:"instructions,omitempty"`
+	ActiveByDefault bool   `json:"active_by_default"`
+	// Active is the session's state; absent without --session.
+	Active *bool `json:"active,omitempty"`
+}
+
+func (o *groupsOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) > 0 && args[0] == "set" {
+		return o.set(ctx, e, args[1:])
+	}
+	if len(args) > 0 {
+		return e.usagef("unexpected argument %q: toolctl groups [--session S], or toolctl groups set --session S GROUP…", args[0])
+	}
+	if o.wait <= 0 {
+		return e.usagef("--wait must be positive, got %v", o.wait)
+	}
+	fleet, code := e.fleet(ctx, o.wait)
+	if fleet == nil {
+		return code
+	}
+	defer fleet.Close()
+	groups := fleet.Groups()
+	var active []string
+	if o.session != "" {
+		state, code := e.groupState(ctx)
+		if code != exitOK {
+			return code
+		}
+		stored, _, ok, err := state.Load(ctx, o.session, 0)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolctl: reading the groups of session %q: %v\n", o.session, err)
+			return exitError
+		}
+		if ok {
+			active = stored
+		} else {
+			for _, g := range groups {
+				if g.Active {
+					active = append(active, g.Name)
+				}
+			}
+		}
+	}
+	if o.json {
+		out := make([]groupJSON, len(groups))
+		for i, g := range groups {
+			out[i] = groupJSON{Name: g.Name, Description: g.Description, Instructions: g.Instructions, ActiveByDefault: g.Active}
+			if o.session != "" {
+				on := slices.Contains(active, g.Name)
+				out[i].Active = &on
+			}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		return exitOK
+	}
+	if len(groups) == 0 {
+		fmt.Fprintln(e.stderr, "toolctl: the fleet has no tool groups besides basic (always active)")
+		return exitOK
+	}
+	yesNo := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	if o.session != "" {
+		fmt.Fprintln(tw, "NAME\tACTIVE\tDEFAULT\tDESCRIPTION")
+	} else {
+		fmt.Fprintln(tw, "NAME\tDEFAULT\tDESCRIPTION")
+	}
+	for _, g := range groups {
+		if o.session != "" {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", g.Name, yesNo(slices.Contains(active, g.Name)), yesNo(g.Active), firstLine(g.Description, 70))
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", g.Name, yesNo(g.Active), firstLine(g.Description, 70))
+		}
+	}
+	tw.Flush()
+	return exitOK
+}
+
+// set activates exactly the named groups for the session with the
+// reset_tools meta tool, and prints its answer (the groups' instructions).
+func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
+	if o.session == "" {
+		return e.usagef("groups set needs --session: group activation is per session")
+	}
+	input := map[string]any{}
+	for _, n := range names {
+		if !toolkit.ValidName(n) {
+			return e.usagef("invalid group name %q", n)
+		}
+		input[n] = true
+	}
+	c, err := e.bus()
+	if err != nil {
+		return exitCode(err)
+	}
+	r := c.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Input: input, Session: o.session})
+	if t := r.Text(); t != "" {
+		fmt.Fprintln(e.stdout, t)
+	}
+	if r.State != toolkit.StateSuccess {
+		fmt.Fprintf(e.stderr, "toolctl: reset_tools ended %s (code %s)\n", r.State, r.Code)
+	}
+	return exitFor(r)
+}
+
+// groupState returns the fleet's group state (the KV bucket the workers
+// share). Before any worker created the bucket, no session has chosen:
+// an empty state stands in.
+func (e *env) groupState(ctx context.Context) (toolkit.GroupState, int) {
+	nc, err := e.conn()
+	if err != nil {
+		return nil, exitCode(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl: JetStream:", err)
+		return nil, exitError
+	}
+	if _, err := js.KeyValue(ctx, bus.DefaultGroupsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
+		return toolkit.NewMemoryState(), exitOK
+	}
+	state, err := bus.NewKVState(ctx, js, bus.KVStateConfig{})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl: reading the group state:", err)
+		return nil, exitError
+	}
+	return state, exitOK
+}

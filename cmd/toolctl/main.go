@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitError       = 1 // the call ended in error, or the command failed
+	exitUsage       = 2 // bad command line or input
+	exitDenied      = 3 // the call was denied (or needs approval)
+	exitInterrupted = 4 // the call was interrupted
+	exitNoNATS      = 5 // NATS could not be reached
+)
+
+// defaultURL is where `go run ./cmd/worker` listens.
+const defaultURL = "nats://" + config.DefaultListen
+
+// A command is one toolctl subcommand. Each lives in a file of its own and
+// registers itself from init, so new subcommands need no edit here.
+type command struct {
+	name    string
+	args    string // the synopsis after the name, e.g. "NAME [JSON|@file|-]"
+	summary string
+	// flags adds the command's own flags to fs (which already holds the
+	// connection flags); nil means none.
+	flags func(fs *flag.FlagSet)
+	// run runs the command with its positional arguments and returns the
+	// exit code.
+	run func(ctx context.Context, e *env, args []string) int
+}
+
+var commands = map[string]*command{}
+
+// register adds a command; call it from init.
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("toolctl: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// env is what a running command works with: the streams and, on demand,
+// the NATS connection (made once from the configuration and flags).
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	cfg            *config.Config
+	nc             *nats.Conn
+	client         *bus.Client
+}
+
+// exitStatus is returned by env methods after they printed the problem:
+// the command exits with code.
+type exitStatus struct{ code int }
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// exitCode returns the exit code carried by err (an exitStatus), else
+// exitError.
+func exitCode(err error) int {
+	var ee exitStatus
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitError
+}
+
+// url is the NATS URL to dial: the configured servers, else the embedded
+// server's address from a config file, else defaultURL.
+func (e *env) url() string {
+	if u := e.cfg.NATS.URL(); u != "" {
+		return u
+	}
+	host, port, err := net.SplitHostPort(e.cfg.Embedded.Listen)
+	if err != nil {
+		return defaultURL
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "nats://" + net.JoinHostPort(host, port)
+}
+
+// conn connects to NATS, or prints why it cannot and returns an exitError.
+func (e *env) conn() (*nats.Conn, error) {
+	if e.nc != nil {
+		return e.nc, nil
+	}
+	opts, err := e.cfg.NATS.Options()
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return nil, exitStatus{exitUsage}
+	}
+	url := e.url()
+	nc, err := nats.Connect(url, append(opts, nats.Name("toolctl"), nats.Timeout(5*time.Second))...)
+	if err != nil {
+		hint := ""
+		if url == defaultURL {
+			hint = " (is a worker running? start one with: go run ./cmd/worker)"
+		}
+		fmt.Fprintf(e.stderr, "toolctl: cannot connect to NATS at %s: %v%s\n", url, err, hint)
+		return nil, exitStatus{exitNoNATS}
+	}
+	e.nc = nc
+	return nc, nil
+}
+
+// bus returns a Client on the connection.
+func (e *env) bus() (*bus.Client, error) {
+	if e.client != nil {
+		return e.client, nil
+	}
+	nc, err := e.conn()
+	if err != nil {
+		return nil, err
+	}
+	c, err := bus.NewClient(nc, &bus.ClientOptions{Logger: slog.New(slog.NewTextHandler(e.stderr, nil))})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return nil, exitStatus{exitError}
+	}
+	e.client = c
+	return c, nil
+}
+
+func (e *env) close() {
+	if e.client != nil {
+		e.client.Close()
+	}
+	if e.nc != nil {
+		e.nc.Close()
+	}
+}
+
+// usagef prints a usage problem and returns exitUsage.
+func (e *env) usagef(format string, args ...any) int {
+	fmt.Fprintf(e.stderr, "toolctl: "+format+"\n", args...)
+	return exitUsage
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, "Usage: toolctl [connection flags] COMMAND [arguments] [flags]\n\n"+
+		"Talks to a toolbus fleet on NATS (default "+defaultURL+", where `go run ./cmd/worker` listens).\n\nCommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		c := commands[n]
+		fmt.Fprintf(w, "  %-40s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+	}
+	fmt.Fprint(w, "\nConnection flags (before or after the command; each has an environment variable):\n")
+	fs.PrintDefaults()
+	fmt.Fprint(w, "\nExit codes: 0 success, 1 error, 2 bad usage or input, 3 denied, 4 interrupted, 5 NATS unreachable.\n")
+}
+
+// globalFlags are the flags every command takes: --config and the
+// connection flags.
+func globalFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *connFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "worker config `file` to take the NATS connection from")
+	var c connFlags
+	c.register(fs)
+	return fs, configPath, &c
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	gfs, configPath, gconn := globalFlags("toolctl", stderr)
+	gfs.Usage = func() { usage(stderr, gfs) }
+	if err := gfs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if gfs.NArg() == 0 {
+		usage(stderr, gfs)
+		return exitUsage
+	}
+	name := gfs.Arg(0)
+	if name == "help" {
+		usage(stdout, gfs)
+		return exitOK
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "toolctl: unknown command %q (see toolctl -h)\n", name)
+		return exitUsage
+	}
+
+	cfs, cconfigPath, cconn := globalFlags("toolctl "+name, stderr)
+	if cmd.flags != nil {
+		cmd.flags(cfs)
+	}
+	cfs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: toolctl %s %s [flags]\n\n%s\n\nFlags:\n", name, cmd.args, cmd.summary)
+		cfs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(cfs, gfs.Args()[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	defer e.close()
+	path := *configPath
+	if *cconfigPath != "" {
+		path = *cconfigPath
+	}
+	if e.cfg, err = loadConfig(path, gfs, gconn, cfs, cconn); err != nil {
+		fmt.Fprintf(stderr, "toolctl: invalid connection settings:\n%v\n", err)
+		return exitUsage
+	}
+	return cmd.run(ctx, e, pos)
+}
+
+// loadConfig builds the connection settings: the config file's, then the
+// environment, then the flags before the command, then those after it.
+func loadConfig(path string, gfs *flag.FlagSet, gconn *connFlags, cfs *flag.FlagSet, cconn *connFlags) (*config.Config, error) {
+	cfg := config.Default()
+	if path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return nil, err
+		}
+	}
+	sources := gconn.apply(gfs, &cfg.NATS, true)
+	for k, v := range cconn.apply(cfs, &cfg.NATS, false) {
+		sources[k] = v
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, attribute(err, sources)
+	}
+	return cfg, nil
+}
+
+// parseInterspersed parses flags that may come before, between and after
+// the positional arguments, and returns the positional ones. Everything
+// after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, rest = args[:i], args[i+1:]
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// exitFor maps a final response to the exit code.
+func exitFor(r *toolkit.Response) int {
+	switch r.State {
+	case toolkit.StateSuccess:
+		return exitOK
+	case toolkit.StateDenied:
+		return exitDenied
+	case toolkit.StateInterrupted:
+		return exitInterrupted
+	default:
+		return exitError
+	}
+}

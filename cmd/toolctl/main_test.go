@@ -1,0 +1,185 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The commands against a running fleet are tested as processes in
+// cmd/worker (toolctl_test.go); these are the pure parts.
+
+func TestParseInterspersed(t *testing.T) {
+	tests := []struct {
+		args    []string
+		pos     []string
+		session string
+		json    bool
+		err     bool
+	}{
+		{[]string{"echo", `{"text":"x"}`}, []string{"echo", `{"text":"x"}`}, "", false, false},
+		{[]string{"--session", "s", "echo", "-"}, []string{"echo", "-"}, "s", false, false},
+		{[]string{"echo", "--json", "{}", "--session=s"}, []string{"echo", "{}"}, "s", true, false},
+		{[]string{"echo", "--", "--json"}, []string{"echo", "--json"}, "", false, false},
+		{[]string{"echo", "--bogus"}, nil, "", false, true},
+		{[]string{"--session"}, nil, "", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			session := fs.String("session", "", "")
+			asJSON := fs.Bool("json", false, "")
+			pos, err := parseInterspersed(fs, tt.args)
+			if (err != nil) != tt.err {
+				t.Fatalf("err = %v", err)
+			}
+			if err == nil && (!slices.Equal(pos, tt.pos) || *session != tt.session || *asJSON != tt.json) {
+				t.Errorf("pos %q session %q json %v", pos, *session, *asJSON)
+			}
+		})
+	}
+}
+
+func TestReadInput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(file, []byte(`{"n": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		arg, stdin string
+		want       map[string]any
+		err        string
+	}{
+		{arg: `{"text":"hi"}`, want: map[string]any{"text": "hi"}},
+		{arg: " {} ", want: map[string]any{}},
+		{arg: "-", stdin: `{"a":[1,true]}`, want: map[string]any{"a": []any{1.0, true}}},
+		{arg: "@" + file, want: map[string]any{"n": 2.0}},
+		{arg: "@" + file + ".missing", err: "reading the input: open"},
+		{arg: "-", stdin: "", err: "the input on stdin is empty"},
+		{arg: "", err: "the input is empty"},
+		{arg: `{"a":`, err: "the input is not valid JSON"},
+		{arg: `{} {}`, err: "more than one JSON value"},
+		{arg: `[1]`, err: "got an array"},
+		{arg: `"hi"`, err: "got a string"},
+		{arg: `null`, err: "got null"},
+		{arg: `3`, err: "got a number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			got, err := readInput(tt.arg, strings.NewReader(tt.stdin))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalJSON(got, tt.want) {
+				t.Errorf("got %#v, want %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+func equalJSON(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok || len(a) != len(bm) {
+			return false
+		}
+		for k, v := range a {
+			if !equalJSON(v, bm[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bs, ok := b.([]any)
+		return ok && slices.EqualFunc(a, bs, func(x, y any) bool { return equalJSON(x, y) })
+	}
+	return a == b
+}
+
+func TestExitFor(t *testing.T) {
+	for code, want := range map[toolkit.Code]int{
+		"": exitOK, toolkit.CodeToolError: exitError, toolkit.CodeTimeout: exitError, toolkit.CodeNotFound: exitError,
+		toolkit.CodeDenied: exitDenied, toolkit.CodeApprovalRequired: exitDenied, toolkit.CodeInterrupted: exitInterrupted,
+		toolkit.CodeWorkerLost: exitError,
+	} {
+		if got := exitFor(&toolkit.Response{State: code.State(), Code: code}); got != want {
+			t.Errorf("%q: exit %d, want %d", code, got, want)
+		}
+	}
+}
+
+func TestURL(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  func(c *config.Config)
+		want string
+	}{
+		{"default", func(*config.Config) {}, "nats://127.0.0.1:4222"},
+		{"servers", func(c *config.Config) { c.NATS.URLs = []string{"nats://a:1", "b:2"} }, "nats://a:1,b:2"},
+		{"embedded on all interfaces", func(c *config.Config) { c.Embedded.Listen = "0.0.0.0:5222" }, "nats://127.0.0.1:5222"},
+		{"embedded on localhost", func(c *config.Config) { c.Embedded.Listen = "localhost:5222" }, "nats://localhost:5222"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := config.Default()
+			tt.cfg(c)
+			if got := (&env{cfg: c}).url(); got != tt.want {
+				t.Errorf("url() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCommandsRegistered(t *testing.T) {
+	for _, name := range []string{"tools", "call", "cancel", "groups"} {
+		c, ok := commands[name]
+		if !ok || c.run == nil || c.summary == "" {
+			t.Errorf("command %q: %+v", name, c)
+		}
+	}
+}
+
+func TestPrinter(t *testing.T) {
+	text := func(s string) toolkit.Block { return toolkit.Block{Type: toolkit.BlockText, Text: s} }
+	tests := []struct {
+		name   string
+		chunks [][]toolkit.Block
+		final  []toolkit.Block
+		want   string
+	}{
+		{"final only", nil, []toolkit.Block{text("hi")}, "hi\n"},
+		{"streamed", [][]toolkit.Block{{text("a\n")}, {text("b\n")}}, []toolkit.Block{text("a\nb\n")}, "a\nb\n"},
+		{"client added text", [][]toolkit.Block{{text("a\n")}}, []toolkit.Block{text("a\nInterrupted.")}, "a\nInterrupted.\n"},
+		{"data", nil, []toolkit.Block{{Type: toolkit.BlockData, MediaType: "image/png", Data: "aGk="}}, "[data image/png, 4 base64 characters]\n"},
+		{"empty", nil, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			p := &printer{w: &b}
+			for _, c := range tt.chunks {
+				p.blocks(c)
+			}
+			p.final(&toolkit.Response{Content: tt.final})
+			p.end()
+			if b.String() != tt.want {
+				t.Errorf("printed %q, want %q", b.String(), tt.want)
+			}
+		})
+	}
+}

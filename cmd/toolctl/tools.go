@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolbus/toolbus/bus"
+)
+
+func init() {
+	var o toolsOptions
+	register(&command{
+		name:    "tools",
+		summary: "list the tools the fleet serves (every live worker's, merged), as a table or JSON",
+		flags:   o.register,
+		run:     o.run,
+	})
+}
+
+type toolsOptions struct {
+	session string
+	json    bool
+	wait    time.Duration
+}
+
+func (o *toolsOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.session, "session", "", "list only what this `session` can call now (basic and its active groups)")
+	fs.BoolVar(&o.json, "json", false, "print JSON: an array of tools with their parameters")
+	fs.DurationVar(&o.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers")
+}
+
+// toolJSON is one tool in `toolctl tools --json`.
+type toolJSON struct {
+	Name            string         `json:"name"`
+	Group           string         `json:"group"`
+	ReadOnly        bool           `json:"read_only"`
+	ConcurrencySafe bool           `json:"concurrency_safe"`
+	Idempotency     string         `json:"idempotency"`
+	Description     string         `json:"description"`
+	Instances       []string       `json:"instances"`
+	Parameters      map[string]any `json:"parameters"`
+}
+
+func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) > 0 {
+		return e.usagef("tools takes no arguments, got %q", args[0])
+	}
+	if o.wait <= 0 {
+		return e.usagef("--wait must be positive, got %v", o.wait)
+	}
+	fleet, code := e.fleet(ctx, o.wait)
+	if fleet == nil {
+		return code
+	}
+	defer fleet.Close()
+	tools := fleet.Tools()
+	if o.session != "" {
+		visible, code := e.sessionTools(ctx, fleet, o.session)
+		if visible == nil {
+			return code
+		}
+		tools = slices.DeleteFunc(tools, func(t bus.FleetTool) bool { return !visible[t.Name] })
+	}
+	if o.json {
+		out := make([]toolJSON, len(tools))
+		for i, t := range tools {
+			out[i] = toolJSON{t.Name, t.Group, t.ReadOnly, t.ConcurrencySafe, t.Idempotency, t.Description, t.Instances, t.Parameters}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tGROUP\tREAD-ONLY\tWORKERS\tDESCRIPTION")
+	for _, t := range tools {
+		ro := "no"
+		if t.ReadOnly {
+			ro = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", t.Name, t.Group, ro, len(t.Instances), firstLine(t.Description, 70))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+// fleet discovers the live workers; with none it prints why and returns
+// a nil Fleet and the exit code.
+func (e *env) fleet(ctx context.Context, wait time.Duration) (*bus.Fleet, int) {
+	nc, err := e.conn()
+	if err != nil {
+		return nil, exitCode(err)
+	}
+	fleet, err := bus.NewFleet(ctx, nc, bus.FleetConfig{DiscoverWindow: wait})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return nil, exitError
+	}
+	if len(fleet.Instances()) == 0 {
+		fleet.Close()
+		fmt.Fprintf(e.stderr, "toolctl: no worker answered on %s within %v\n", e.url(), wait)
+		return nil, exitError
+	}
+	return fleet, exitOK
+}
+
+// sessionTools returns the names of the tools session may call now.
+func (e *env) sessionTools(ctx context.Context, fleet *bus.Fleet, session string) (map[string]bool, int) {
+	state, code := e.groupState(ctx)
+	if code != exitOK {
+		return nil, code
+	}
+	schemas, err := fleet.SessionSchemas(ctx, state, session, 0)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolctl: reading the groups of session %q: %v\n", session, err)
+		return nil, exitError
+	}
+	visible := map[string]bool{}
+	for _, s := range schemas {
+		visible[s.Function.Name] = true
+	}
+	return visible, exitOK
+}
+
+// firstLine returns the first line of s, cut to n runes.
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}

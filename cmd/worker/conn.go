@@ -1,0 +1,123 @@
+package main
+
+// This file is kept identical in cmd/worker and cmd/toolctl: both take the
+// same NATS connection flags and environment variables.
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"strings"
+
+	"github.com/toolbus/toolbus/config"
+)
+
+// connSpec lists the connection settings: flag, environment variable and
+// the config key they override.
+var connSpec = []struct {
+	flag, env, path, usage string
+	field                  func(*config.NATS) *string
+}{
+	{"creds", "NATS_CREDS", "nats.credentials", "NATS credentials `file` (user JWT and nkey seed)", func(n *config.NATS) *string { return &n.Credentials }},
+	{"nkey", "NATS_NKEY", "nats.nkey_seed", "`file` holding a NATS nkey seed", func(n *config.NATS) *string { return &n.NKeySeed }},
+	{"user", "NATS_USER", "nats.user", "NATS `user` (with --password)", func(n *config.NATS) *string { return &n.User }},
+	{"password", "NATS_PASSWORD", "nats.password", "NATS `password` (prefer the environment variable: flags show in ps)", func(n *config.NATS) *string { return &n.Password }},
+	{"token", "NATS_TOKEN", "nats.token", "NATS auth `token` (prefer the environment variable)", func(n *config.NATS) *string { return &n.Token }},
+	{"tls-ca", "NATS_CA", "nats.tls.ca", "CA `file` (PEM) to verify the NATS server with", func(n *config.NATS) *string { return &n.TLS.CA }},
+	{"tls-cert", "NATS_CERT", "nats.tls.cert", "client certificate `file` (PEM), with --tls-key", func(n *config.NATS) *string { return &n.TLS.Cert }},
+	{"tls-key", "NATS_KEY", "nats.tls.key", "client key `file` (PEM), with --tls-cert", func(n *config.NATS) *string { return &n.TLS.Key }},
+}
+
+// authPaths are the config keys that choose how to authenticate: giving
+// any of them by flag or environment replaces the config file's choice.
+var authPaths = []string{"nats.credentials", "nats.nkey_seed", "nats.user", "nats.password", "nats.token"}
+
+// connFlags holds the connection flags of one command line.
+type connFlags struct {
+	url    string
+	values map[string]*string // flag name → value
+}
+
+// register adds --nats and the auth and TLS flags to fs.
+func (c *connFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.url, "nats", "", "NATS server `URL`s, comma-separated (env NATS_URL)")
+	c.values = map[string]*string{}
+	for _, s := range connSpec {
+		c.values[s.flag] = fs.String(s.flag, "", s.usage+" (env "+s.env+")")
+	}
+}
+
+// apply overrides n with what was given by flag (fs) or else, withEnv, by
+// environment variable, and returns, for each config key it set, where the
+// value came from ("flag --nats", "env NATS_URL"), so validation errors can
+// name the source instead of a line of the config file.
+func (c *connFlags) apply(fs *flag.FlagSet, n *config.NATS, withEnv bool) map[string]string {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	sources := map[string]string{}
+	pick := func(flagName, env string, v string) (string, string, bool) {
+		if given[flagName] {
+			return v, "flag --" + flagName, true
+		}
+		if e, ok := os.LookupEnv(env); withEnv && ok && e != "" {
+			return e, "env " + env, true
+		}
+		return "", "", false
+	}
+	if v, src, ok := pick("nats", "NATS_URL", c.url); ok {
+		n.URLs = splitURLs(v)
+		sources["nats.urls"] = src
+	}
+	type setting struct{ value, src string }
+	set := map[string]setting{}
+	for _, s := range connSpec {
+		if v, src, ok := pick(s.flag, s.env, *c.values[s.flag]); ok {
+			set[s.path] = setting{v, src}
+		}
+	}
+	for _, p := range authPaths {
+		if _, ok := set[p]; ok { // the command line chooses the authentication
+			n.Credentials, n.NKeySeed, n.User, n.Password, n.Token = "", "", "", "", ""
+			break
+		}
+	}
+	for _, s := range connSpec {
+		if v, ok := set[s.path]; ok {
+			*s.field(n) = v.value
+			sources[s.path] = v.src
+		}
+	}
+	return sources
+}
+
+// splitURLs splits a comma-separated list of server URLs.
+func splitURLs(s string) []string {
+	var out []string
+	for _, u := range strings.Split(s, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	if out == nil {
+		out = []string{""} // an empty --nats is an invalid URL, not "none"
+	}
+	return out
+}
+
+// attribute rewrites validation errors about keys that were set by flag or
+// environment so that they name that source rather than the config file.
+func attribute(err error, sources map[string]string) error {
+	var es config.Errors
+	if !errors.As(err, &es) {
+		return err
+	}
+	for _, e := range es {
+		for path, src := range sources {
+			if e.Path == path || strings.HasPrefix(e.Path, path+".") || strings.HasPrefix(e.Path, path+"[") {
+				e.File, e.Line = src, 0
+				break
+			}
+		}
+	}
+	return es
+}

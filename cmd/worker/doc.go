@@ -1,0 +1,69 @@
+// Command worker serves tools on NATS: it is what operators run.
+//
+//	go run ./cmd/worker                                  # embedded NATS + JetStream on 127.0.0.1:4222
+//	worker --config worker.yaml                          # groups, tools, middleware from a file
+//	worker --nats nats://a:4222,nats://b:4222 --kv-replicas 3   # join an existing cluster
+//	worker --check-config --config worker.yaml           # validate and exit
+//
+// With no --nats (and no nats.urls in the config, and no NATS_URL) the
+// worker starts an embedded NATS server with JetStream on 127.0.0.1:4222,
+// keeping its data under config.DataDir()/jetstream; other workers and
+// clients join it at that address. With --nats it connects to the given
+// servers and starts none. It then binds the group-state KV bucket
+// (bus.KVState: every worker of the fleet sees the same activation per
+// session), registers the configured groups and built-in tools, starts the
+// mounts (see mount.go), installs the middleware, serves the toolkit
+// (bus.Serve) and announces its tools (bus.Announcer), and logs one line:
+//
+//	level=INFO msg="toolbus worker ready" instance=host-4711 nats=nats://127.0.0.1:4222 embedded=true queue=toolbus tools=echo,sleep,... groups=none try="go run ./cmd/toolctl call echo '{\"text\":\"hi\"}'"
+//
+// # Flags and configuration
+//
+// Flags override the config file: --nats (env NATS_URL), --listen,
+// --store-dir, --instance, --queue, --log-format, --grace, and the
+// connection flags --creds, --nkey, --user, --password, --token,
+// --tls-ca, --tls-cert, --tls-key (envs NATS_CREDS, NATS_NKEY, NATS_USER,
+// NATS_PASSWORD, NATS_TOKEN, NATS_CA, NATS_CERT, NATS_KEY). A flag beats
+// its environment variable, which beats the file. --kv-replicas sets the
+// replicas of the KV bucket when this worker creates it.
+//
+// The configuration is validated as a whole before anything starts; every
+// problem is printed with its source ("worker.yaml:12: ..." or
+// "flag --nats: ...") and the worker exits with code 2. --check-config does
+// only that and needs no NATS server.
+//
+// # Stopping
+//
+// On SIGTERM or SIGINT the worker announces its goodbye (it leaves
+// `toolctl tools` at once), stops taking calls, lets the running ones
+// finish for the grace period (--grace, default 30s), then interrupts the
+// rest; every caller gets a final response. It exits 0. A second signal
+// cuts the grace period short (the calls are still interrupted and
+// answered).
+//
+// # Exit codes
+//
+// 0 after a stop by signal (also one during the start), 1 when the worker
+// could not start (the reason is logged), 2 for bad flags or an invalid
+// configuration.
+//
+// # Decisions
+//
+//   - Logs go to stderr; stdout is only used by --check-config.
+//   - Joining a cluster, the worker retries connecting and binding the KV
+//     bucket for up to two minutes (a cluster that is starting, as under
+//     docker compose), then exits 1. Wrong credentials or certificates are
+//     not retried. Once connected it reconnects forever, and logs it.
+//   - A second worker started with no flags on the same machine is told
+//     that 127.0.0.1:4222 is taken and to use --listen or --nats.
+//   - The worker's own connection to its embedded server is in-process.
+//   - --kv-replicas above 1 needs --nats: the embedded server is one node.
+//     An existing bucket is used as it is.
+//   - The middleware, outermost first: logging (one line per call), the
+//     mounts' middleware, the rate limits in config order, the timeouts.
+//     A rate limit with a tool list applies to those tools only; key
+//     "global" is one bucket for every call it applies to.
+//   - Group state in KV never expires.
+//   - A worker stopped while its NATS server is unreachable cannot drain:
+//     it waits out the grace period, then interrupts its calls and exits.
+package main

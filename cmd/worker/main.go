@@ -1,0 +1,467 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFailed = 1 // could not start, or stopped by a failure
+	exitUsage  = 2 // bad flags or an invalid configuration
+)
+
+// startupWait bounds the retries of connecting to NATS and binding the
+// group-state bucket at start (a cluster that is still electing leaders).
+const startupWait = 2 * time.Minute
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// errUsage is a command line error that has been reported.
+var errUsage = errors.New("usage")
+
+// flags are the command line of one run.
+type flags struct {
+	fs         *flag.FlagSet
+	configPath string
+	check      bool
+	conn       connFlags
+	listen     string
+	storeDir   string
+	instance   string
+	queue      string
+	kvReplicas int
+	logFormat  string
+	grace      time.Duration
+}
+
+func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+	f := &flags{fs: flag.NewFlagSet("worker", flag.ContinueOnError)}
+	fs := f.fs
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: worker [flags]\n\n"+
+			"Serves tools on NATS. With no flags: an embedded NATS server with JetStream on\n"+
+			"127.0.0.1:4222 and the built-in tools. Flags override the config file.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.configPath, "config", "", "YAML config `file` (see README: Configuration)")
+	fs.BoolVar(&f.check, "check-config", false, "validate the configuration and the flags, then exit (0 when valid)")
+	f.conn.register(fs)
+	fs.StringVar(&f.listen, "listen", "", "embedded server client `address` (default 127.0.0.1:4222; port 0 picks one)")
+	fs.StringVar(&f.storeDir, "store-dir", "", "embedded server JetStream `directory` (default "+config.DataDir()+"/jetstream)")
+	fs.StringVar(&f.instance, "instance", "", "instance `name` on logs and responses (default <hostname>-<pid>)")
+	fs.StringVar(&f.queue, "queue", "", "NATS queue `group` shared with the other workers (default toolbus)")
+	fs.IntVar(&f.kvReplicas, "kv-replicas", 1, "`replicas` of the group-state KV bucket when this worker creates it (1-5; 3 on a 3-node cluster)")
+	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
+	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "worker: unexpected argument %q (flags start with -; see worker -h)\n", fs.Arg(0))
+		return nil, errUsage
+	}
+	return f, nil
+}
+
+// loadConfig reads the config file (or the defaults), applies the flags
+// and environment over it and validates the result.
+func loadConfig(f *flags) (*config.Config, error) {
+	cfg := config.Default()
+	if f.configPath != "" {
+		var err error
+		if cfg, err = config.Load(f.configPath); err != nil {
+			return nil, err
+		}
+	}
+	sources := f.conn.apply(f.fs, &cfg.NATS, true)
+	f.fs.Visit(func(fl *flag.Flag) {
+		src := "flag --" + fl.Name
+		switch fl.Name {
+		case "listen":
+			cfg.Embedded.Listen, sources["embedded.listen"] = f.listen, src
+		case "store-dir":
+			cfg.Embedded.StoreDir, sources["embedded.store_dir"] = f.storeDir, src
+		case "instance":
+			cfg.Instance, sources["instance"] = f.instance, src
+		case "queue":
+			cfg.QueueGroup, sources["queue_group"] = f.queue, src
+		case "log-format":
+			cfg.LogFormat, sources["log_format"] = f.logFormat, src
+		case "grace":
+			cfg.GracePeriod, sources["grace_period"] = f.grace, src
+		}
+	})
+	var errs config.Errors
+	if err := cfg.Validate(); err != nil && !errors.As(attribute(err, sources), &errs) {
+		return nil, err
+	}
+	switch {
+	case f.kvReplicas < 1 || f.kvReplicas > 5:
+		errs = append(errs, &config.Error{File: "flag --kv-replicas", Reason: fmt.Sprintf("replicas must be 1 to 5, got %d", f.kvReplicas)})
+	case f.kvReplicas > 1 && len(cfg.NATS.URLs) == 0:
+		errs = append(errs, &config.Error{File: "flag --kv-replicas", Reason: fmt.Sprintf("%d replicas need a NATS cluster (--nats); the embedded server is a single node", f.kvReplicas)})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return cfg, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil { // reported by the flag package or parseFlags
+		return exitUsage
+	}
+	cfg, err := loadConfig(f)
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: invalid configuration:\n%v\n", err)
+		return exitUsage
+	}
+	if f.check {
+		fmt.Fprintf(stdout, "configuration OK: %s\n", describe(cfg))
+		return exitOK
+	}
+
+	instance := cfg.InstanceName()
+	log := cfg.Logger(stderr).With("instance", instance)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	// A signal during the start cancels it; one right after it is a stop.
+	startCtx, cancelStart := context.WithCancel(context.Background())
+	defer cancelStart()
+	started := make(chan struct{})
+	interrupted := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancelStart()
+			interrupted <- s
+		case <-started:
+			interrupted <- nil
+		}
+	}()
+	w, err := start(startCtx, cfg, instance, f.kvReplicas, log)
+	close(started)
+	s := <-interrupted
+	if err != nil {
+		if s != nil {
+			log.Info("stopped during start", "signal", s.String())
+			return exitOK
+		}
+		log.Error("worker not started", "err", err)
+		return exitFailed
+	}
+	if s == nil {
+		s = <-sigs
+	}
+	log.Info("draining: no new calls; running calls may finish", "signal", s.String(),
+		"in_flight", w.worker.InFlight(), "grace", cfg.GracePeriod.String())
+	graceCtx, cancelGrace := context.WithTimeout(context.Background(), cfg.GracePeriod)
+	defer cancelGrace()
+	go func() {
+		select {
+		case s := <-sigs:
+			log.Warn("second signal: interrupting the running calls now", "signal", s.String())
+			cancelGrace()
+		case <-graceCtx.Done():
+		}
+	}()
+	w.stop(graceCtx, log)
+	log.Info("stopped")
+	return exitOK
+}
+
+// running is a started worker and everything it must stop.
+type running struct {
+	instance  string
+	srv       *bus.Server // nil when connected to an existing server
+	nc        *nats.Conn
+	worker    *bus.Worker
+	announcer *bus.Announcer
+	stops     []func() // the mounts', in start order
+}
+
+// start brings a worker up; on error everything started is stopped again.
+func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas int, log *slog.Logger) (_ *running, err error) {
+	r := &running{instance: instance}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+
+	url := cfg.NATS.URL()
+	if url == "" {
+		if r.srv, err = startServer(cfg.Embedded); err != nil {
+			return nil, err
+		}
+		url = r.srv.ClientURL()
+		// A server on every interface is reached locally on loopback.
+		url = strings.Replace(url, "://0.0.0.0:", "://127.0.0.1:", 1)
+		url = strings.Replace(url, "://[::]:", "://127.0.0.1:", 1)
+		r.nc, err = nats.Connect("", nats.InProcessServer(r.srv.NATS()), nats.Name("toolbus worker "+r.instance))
+		if err != nil {
+			return nil, fmt.Errorf("connecting to the embedded server: %w", err)
+		}
+	} else if r.nc, err = connect(ctx, cfg, r.instance, log); err != nil {
+		return nil, err
+	}
+
+	js, err := jetstream.New(r.nc)
+	if err != nil {
+		return nil, fmt.Errorf("JetStream: %w", err)
+	}
+	var state *bus.KVState
+	err = retry(ctx, log, "binding the group-state bucket", func() error {
+		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var berr error
+		state, berr = bus.NewKVState(bctx, js, bus.KVStateConfig{Replicas: kvReplicas})
+		return berr
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+
+	tk := toolkit.New(&toolkit.Options{State: state, Logger: log})
+	for _, g := range cfg.ToolkitGroups() {
+		if err := tk.AddGroup(g); err != nil {
+			return nil, err
+		}
+	}
+	if err := builtin.Register(tk, cfg.BuiltinConfig()); err != nil {
+		return nil, err
+	}
+	env := &mountEnv{Config: cfg, Toolkit: tk, Conn: r.nc, JetStream: js, Instance: r.instance, Logger: log}
+	slices.SortStableFunc(mounts, func(a, b mount) int { return strings.Compare(a.name, b.name) })
+	for _, m := range mounts {
+		stop, err := m.start(ctx, env)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		if stop != nil {
+			r.stops = append(r.stops, stop)
+		}
+	}
+	tk.Use(chain(cfg.Middleware, log, env.middleware)...)
+	for _, u := range unmounted(cfg) {
+		log.Warn(u + " configured, but this worker has no mount for them: ignored")
+	}
+
+	r.worker, err = bus.Serve(r.nc, tk, &bus.WorkerOptions{
+		Queue:       cfg.QueueGroup,
+		Instance:    r.instance,
+		MaxInFlight: cfg.Middleware.MaxInFlight,
+		Logger:      log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.announcer, err = bus.NewAnnouncer(r.nc, tk, bus.AnnouncerConfig{
+		Instance: r.instance, Version: version(), Queue: cfg.QueueGroup, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	var tools []string
+	for _, t := range tk.Tools() {
+		tools = append(tools, t.Name)
+	}
+	var groups []string
+	for _, g := range tk.Groups() {
+		state := "inactive"
+		if g.Active {
+			state = "active"
+		}
+		groups = append(groups, g.Name+" ("+state+" by default)")
+	}
+	log.Info("toolbus worker ready",
+		"nats", url, "embedded", r.srv != nil, "queue", cfg.QueueGroup,
+		"tools", strings.Join(tools, ","), "groups", cmp.Or(strings.Join(groups, ", "), "none"),
+		"try", tryLine(url, tools))
+	return r, nil
+}
+
+// tryLine is how to call one of the tools, for the start line.
+func tryLine(url string, tools []string) string {
+	cmd := "go run ./cmd/toolctl "
+	if url != "nats://"+config.DefaultListen {
+		cmd += "--nats " + url + " "
+	}
+	if slices.Contains(tools, builtin.Echo) {
+		return cmd + `call echo '{"text":"hi"}'`
+	}
+	return cmd + "tools"
+}
+
+// stop drains the worker within graceCtx (then interrupts what still
+// runs; every caller gets a final), says goodbye and releases the rest.
+func (r *running) stop(graceCtx context.Context, log *slog.Logger) {
+	if err := r.announcer.Stop(); err != nil {
+		log.Warn("announcing the goodbye", "err", err)
+	}
+	r.announcer = nil
+	if err := r.worker.Stop(graceCtx); err != nil {
+		log.Warn("grace period over: running calls were interrupted", "err", err)
+	}
+	r.worker = nil
+	r.close()
+}
+
+// close releases what is started, in reverse order.
+func (r *running) close() {
+	if r.announcer != nil {
+		r.announcer.Stop()
+	}
+	if r.worker != nil {
+		r.worker.Stop(context.Background())
+	}
+	for i := len(r.stops) - 1; i >= 0; i-- {
+		r.stops[i]()
+	}
+	if r.nc != nil {
+		r.nc.Close()
+	}
+	if r.srv != nil {
+		r.srv.Shutdown()
+	}
+}
+
+// startServer starts the embedded NATS server, after checking that its
+// address is free so that a second worker on the same machine is told why
+// it cannot start.
+func startServer(e config.Embedded) (*bus.Server, error) {
+	if _, port, _ := net.SplitHostPort(e.Listen); port != "0" {
+		l, err := net.Listen("tcp", e.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("the embedded NATS server cannot listen on %s: %w (is another worker running there? use --listen, or --nats to join it)", e.Listen, err)
+		}
+		l.Close()
+	}
+	if err := os.MkdirAll(e.StoreDir, 0o755); err != nil {
+		return nil, fmt.Errorf("JetStream store: %w", err)
+	}
+	return bus.StartServer(&bus.ServerOptions{Listen: e.Listen, StoreDir: e.StoreDir})
+}
+
+// connect dials the configured NATS servers, retrying while none answers
+// (a cluster that is starting) for up to startupWait. Reconnection after
+// that is nats.go's, forever, and logged.
+func connect(ctx context.Context, cfg *config.Config, instance string, log *slog.Logger) (*nats.Conn, error) {
+	auth, err := cfg.NATS.Options()
+	if err != nil {
+		return nil, err
+	}
+	opts := append(auth,
+		nats.Name("toolbus worker "+instance),
+		nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("NATS connection lost; reconnecting", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "server", nc.ConnectedUrlRedacted()) }),
+	)
+	var nc *nats.Conn
+	err = retry(ctx, log, "connecting to NATS", func() error {
+		var cerr error
+		nc, cerr = nats.Connect(cfg.NATS.URL(), opts...)
+		return cerr
+	}, func(err error) bool {
+		// Wrong credentials or certificates do not get better by waiting.
+		return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
+			errors.Is(err, nats.ErrAuthRevoked) || strings.Contains(err.Error(), "tls:") ||
+			strings.Contains(err.Error(), "x509:")
+	})
+	return nc, err
+}
+
+// retry runs fn until it succeeds, ctx ends, startupWait passes or fatal
+// says the error is final, logging each failure.
+func retry(ctx context.Context, log *slog.Logger, what string, fn func() error, fatal func(error) bool) error {
+	deadline := time.Now().Add(startupWait)
+	wait := 250 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if (fatal != nil && fatal(err)) || time.Now().After(deadline) {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		log.Warn(what+": retrying", "err", err, "in", wait.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// describe summarises a valid configuration for --check-config.
+func describe(cfg *config.Config) string {
+	where := "embedded NATS server on " + cfg.Embedded.Listen
+	if u := cfg.NATS.URL(); u != "" {
+		where = "NATS at " + u
+	}
+	tools := builtin.DefaultTools
+	if cfg.Builtins.Tools != nil {
+		tools = nil
+		for _, t := range cfg.Builtins.Tools {
+			tools = append(tools, t.Name)
+		}
+	}
+	return fmt.Sprintf("%s, queue %s, built-in tools [%s], %d groups, %d MCP servers, %d skill directories",
+		where, cfg.QueueGroup, strings.Join(tools, " "), len(cfg.Groups), len(cfg.MCPServers), len(cfg.Skills))
+}
+
+// version is the module version and VCS revision the binary was built
+// from, for announcements.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// A mount adds what another package provides to the worker's toolkit: the
+// tools of MCP servers, skills, permission checks. Each lives in a file of
+// its own in this package and registers itself from init:
+//
+//	func init() { addMount("skills", mountSkills) }
+//
+// The mount named "mcp" serves the config's mcp_servers and the one named
+// "skills" its skills; until they exist a worker whose config has either
+// logs that it ignores them.
+//
+// Mounts start in name order, after the configured groups and the built-in
+// tools are registered and before the worker subscribes, so their tools
+// are served from the first call (tools they add later are picked up live).
+// A mount that fails stops the start. The stop function it returns (nil
+// for none) runs after the worker has drained, in reverse order.
+type mount struct {
+	name  string
+	start func(ctx context.Context, env *mountEnv) (stop func(), err error)
+}
+
+var mounts []mount
+
+// addMount registers a mount; call it from init.
+func addMount(name string, start func(ctx context.Context, env *mountEnv) (stop func(), err error)) {
+	mounts = append(mounts, mount{name: name, start: start})
+}
+
+// mountEnv is what a mount gets to work with.
+type mountEnv struct {
+	Config *config.Config
+	// Toolkit is the worker's toolkit: add tools and groups to it.
+	Toolkit *toolkit.Toolkit
+	// Conn and JetStream are the worker's NATS connection (shared: do not
+	// close it).
+	Conn      *nats.Conn
+	JetStream jetstream.JetStream
+	Instance  string
+	Logger    *slog.Logger
+
+	middleware []toolkit.Middleware
+}
+
+// sections are the config sections a mount of that name serves; a worker
+// whose config fills one without such a mount warns that it ignores it.
+var sections = map[string]string{"mcp": "mcp_servers", "skills": "skills"}
+
+// unmounted names the config sections that are filled in but served by no
+// mount.
+func unmounted(cfg *config.Config) []string {
+	filled := map[string]bool{"mcp_servers": len(cfg.MCPServers) > 0, "skills": len(cfg.Skills) > 0}
+	var out []string
+	for _, name := range []string{"mcp", "skills"} {
+		if filled[sections[name]] && !slices.ContainsFunc(mounts, func(m mount) bool { return m.name == name }) {
+			out = append(out, sections[name])
+		}
+	}
+	return out
+}
+
+// Use adds middleware to every call, inside the logging middleware and
+// outside the rate limits and timeouts, in the order of the calls to Use.
+func (e *mountEnv) Use(mws ...toolkit.Middleware) { e.middleware = append(e.middleware, mws...) }
