@@ -149,7 +149,10 @@
 //	// err = g.ServeStdio(ctx, "agent-7")
 //
 // A Gateway is also an http.Handler, to mount anywhere; ServeListener
-// serves it on a listener of your own.
+// serves it on a listener of your own. From the command line:
+// `toolctl mcp serve --listen 127.0.0.1:8808` and `toolctl mcp stdio
+// --session my-agent` (a toolctl command rather than a worker flag, so it
+// runs wherever the MCP client is and needs no tools of its own).
 //
 // Sessions: every MCP session is a toolbus session. Over Streamable HTTP
 // (stateful) it is the Mcp-Session-Id the gateway assigns (128 random
