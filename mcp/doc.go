@@ -1,7 +1,8 @@
 // Package mcp serves the tools of MCP servers from a toolbus Toolkit: each
 // configured server (stdio, Streamable HTTP or legacy SSE) is listed and
 // its tools are registered as mcp__{server}__{tool}, so agents call them
-// like any other tool, in process or over the bus.
+// like any other tool, in process or over the bus. In the other direction
+// a Gateway serves the fleet's tools to MCP clients (see Gateway below).
 //
 //	tk := toolkit.New(nil)
 //	c, err := mcp.NewClient(mcp.ServerConfig{
@@ -118,6 +119,91 @@
 // configured ones. Host, Content-Length, Connection, Transfer-Encoding,
 // Mcp-Session-Id and Mcp-Protocol-Version are rejected. The standalone
 // event stream, already open, keeps the headers it was opened with.
+//
+// The worker's control operation is a NATS request on
+// tools.control.<instance>.mcp-headers (RuntimeHeadersSubject), answered
+// by ServeRuntimeHeaders: the body is a RuntimeHeadersRequest in msgpack,
+// or JSON with Content-Type: application/json, and the reply a
+// RuntimeHeadersReply in the same encoding.
+//
+//	nats req tools.control.w1.mcp-headers '{"server":"search","headers":{"Authorization":"Bearer B"}}' -H Content-Type:application/json
+//	{"ok":true}
+//
+// # Gateway: the fleet as an MCP server
+//
+// A Gateway goes the other way: it is an MCP server whose tools are the
+// fleet's, so any MCP client (an IDE, the MCP Inspector, another agent
+// framework) lists and calls them, and the calls go over the bus.
+//
+//	nc, err := nats.Connect("nats://127.0.0.1:4222")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	g, err := mcp.NewGateway(ctx, nc, nil) // a bus client, the fleet's discovery view, the group state
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer g.Close()
+//	err = g.ListenAndServe(ctx, "127.0.0.1:8808") // Streamable HTTP at http://127.0.0.1:8808/mcp
+//	// or, for a client that starts the gateway as its child process:
+//	// err = g.ServeStdio(ctx, "agent-7")
+//
+// A Gateway is also an http.Handler, to mount anywhere; ServeListener
+// serves it on a listener of your own. From the command line:
+// `toolctl mcp serve --listen 127.0.0.1:8808` and `toolctl mcp stdio
+// --session my-agent` (a toolctl command rather than a worker flag, so it
+// runs wherever the MCP client is and needs no tools of its own).
+//
+// Sessions: every MCP session is a toolbus session. Over Streamable HTTP
+// (stateful) it is the Mcp-Session-Id the gateway assigns (128 random
+// bits); over stdio there is one session per process, named by the caller
+// (or random), so a client that restarts the process with the same name
+// keeps its group activation. tools/list shows what Fleet.SessionSchemas
+// gives the session: reset_tools when the fleet has groups, the basic
+// tools and the active groups' tools, listed by name (the go-sdk's order).
+// Each session has a go-sdk server of its own, so when its list changes
+// that session, and only it, is sent notifications/tools/list_changed: a
+// worker joins, leaves or announces other tools (Fleet.OnChange), or the
+// session's activation is written, through the gateway's reset_tools or
+// by anyone else (reset_tools on the bus, toolctl groups set; the gateway
+// watches the group-state bucket).
+// A tool whose schema is not an object (MCP requires one) is left out
+// with a warning. Flags become annotations:
+//
+//	ReadOnly                            → readOnlyHint, destructiveHint false
+//	ReadOnly, Idempotent, NoSideEffects → idempotentHint
+//	otherwise                           → destructiveHint unset (MCP's default: true)
+//
+// Calls: tools/call becomes a bus call in the session (carrying the
+// groups revision of its last reset_tools). Arguments must be a JSON
+// object (absent or null means {}); anything else is answered isError
+// with code invalid_input. A tool the session does not list is a JSON-RPC
+// error (-32602, unknown tool). A streaming tool's chunks are accumulated
+// (MCP has no partial results) and the final response becomes the result:
+//
+//	text block                         → text
+//	data block, image/* or audio/*     → image or audio
+//	data block, any other media type   → embedded resource (blob); its URI is the
+//	                                     block's name when that is a URI, else
+//	                                     toolbus:data/<block id, or call id-index>
+//	data block by URL                  → resource link
+//	metadata structured_content        → structuredContent (when an object)
+//	the rest of the metadata           → _meta "toolbus/metadata"
+//	state, code, session               → _meta "toolbus/state", "toolbus/code", "toolbus/session"
+//	state error, interrupted or denied → isError
+//
+// Progress frames become notifications/progress on the client's
+// progressToken (nothing when it sent none), in order and all before the
+// result. Cancel: notifications/cancelled cancels the handler, the bus
+// client publishes the call's cancel, the tool sees ctx.Done, and the
+// session stays usable. GatewayOptions.CallTimeout bounds calls;
+// SessionTimeout closes idle HTTP sessions (30 minutes by default). The
+// legacy SSE transport is not served.
+//
+// Measured (BenchmarkGatewayEcho, 2-core box, no race detector): an echo
+// through the gateway costs about 0.8 ms over HTTP and 1 ms over stdio,
+// against 0.1 ms straight on the bus and 0.7 ms for a go-sdk client and
+// server alone over HTTP: the MCP layer, not the bus, is the cost.
 //
 // # Decisions where AgentScope is silent or differs
 //

@@ -23,6 +23,9 @@ import (
 const testServerEnv = "TOOLBUS_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) == "gateway" {
+		os.Exit(gatewayStdioMain())
+	}
 	if os.Getenv(testServerEnv) == "stdio" {
 		srv := newTestServer(nil)
 		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/mcp"
+)
+
+// toolctl mcp: the fleet as an MCP server (mcp.Gateway).
+//
+//	toolctl mcp serve --listen 127.0.0.1:8808     # Streamable HTTP at http://127.0.0.1:8808/mcp
+//	toolctl mcp stdio --session my-agent          # one MCP session on stdin/stdout, for clients that spawn servers
+//
+// Each MCP session is a toolbus session (over HTTP the Mcp-Session-Id;
+// over stdio --session, or a random one): tools/list shows its active
+// groups and changes with them and with the workers; calls, progress and
+// cancels go over the bus. serve logs "MCP gateway listening url=…" on
+// stderr and stops on SIGINT or SIGTERM (exit 0); stdio ends when the
+// client closes stdin (exit 0), and logs only to stderr. Exit codes as
+// for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
+// The gateway is a command of toolctl rather than a worker flag so that
+// it runs wherever the MCP client is, with no tools of its own.
+
+func init() {
+	var o mcpOptions
+	register(&command{
+		name: "mcp",
+		args: "serve|stdio",
+		summary: "serve the fleet's tools to MCP clients: `mcp serve --listen ADDR` over Streamable HTTP (at /mcp), " +
+			"`mcp stdio --session S` on stdin/stdout",
+		flags: o.register,
+		run:   o.run,
+	})
+}
+
+type mcpOptions struct {
+	listen         string
+	session        string
+	callTimeout    time.Duration
+	sessionTimeout time.Duration
+	anyHost        bool
+}
+
+func (o *mcpOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8808", "serve: the `address` to listen on; the endpoint is http://ADDR/mcp")
+	fs.StringVar(&o.session, "session", "", "stdio: the toolbus `session` of the MCP session (default: a new random one)")
+	fs.DurationVar(&o.callTimeout, "call-timeout", 0, "bound every call (0: only the MCP client's cancel)")
+	fs.DurationVar(&o.sessionTimeout, "session-timeout", mcp.DefaultGatewaySessionTimeout, "serve: close an HTTP session idle that long (negative: never)")
+	fs.BoolVar(&o.anyHost, "any-host", false, "serve: accept a non-loopback Host header on a loopback address (behind a local reverse proxy)")
+}
+
+func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) != 1 || (args[0] != "serve" && args[0] != "stdio") {
+		if len(args) == 0 {
+			return e.usagef("mcp needs serve or stdio: toolctl mcp serve [--listen ADDR] | toolctl mcp stdio [--session S]")
+		}
+		return e.usagef("unexpected arguments %q: toolctl mcp serve [--listen ADDR] | toolctl mcp stdio [--session S]", args)
+	}
+	if o.callTimeout < 0 {
+		return e.usagef("--call-timeout must not be negative, got %v", o.callTimeout)
+	}
+	if o.sessionTimeout == 0 {
+		return e.usagef("--session-timeout must not be 0 (negative means never)")
+	}
+	nc, err := e.conn()
+	if err != nil {
+		return exitCode(err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(e.stderr, nil)) // stdout is the MCP stream in stdio mode
+	g, err := mcp.NewGateway(ctx, nc, &mcp.GatewayOptions{
+		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
+	})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	defer g.Close()
+	if args[0] == "stdio" {
+		t := &sdk.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+		if err := g.Serve(ctx, t, o.session); err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		return exitOK
+	}
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	log.Info("MCP gateway listening", "url", "http://"+l.Addr().String()+"/mcp")
+	if err := g.ServeListener(ctx, l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	return exitOK
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

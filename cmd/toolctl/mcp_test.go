@@ -1,0 +1,361 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// `toolctl mcp` is tested as a process: the real binary, built once, in
+// front of a real embedded nats-server and worker, driven by a go-sdk
+// client and by the MCP Inspector CLI (installed by scripts/test under
+// .testdeps/; skipped without it, failed under CI=true).
+
+// mcpGuard only keeps a broken build from hanging the run.
+const mcpGuard = 60 * time.Second
+
+var (
+	buildOnce  sync.Once
+	toolctlExe string
+	buildErr   error
+)
+
+// toolctlBinary builds cmd/toolctl once per test run.
+func toolctlBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolctl-mcp-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		toolctlExe = filepath.Join(dir, "toolctl")
+		out, err := exec.Command("go", "build", "-o", toolctlExe, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return toolctlExe
+}
+
+type mcpStepsIn struct {
+	N int `json:"n"`
+}
+
+// startMCPFleet runs NATS on a loopback port and a worker with echo and
+// steps (progress), and returns the NATS URL.
+func startMCPFleet(t *testing.T) string {
+	t.Helper()
+	srv, err := bus.StartServer(&bus.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
+	defer cancel()
+	state, err := bus.NewKVState(ctx, js, bus.KVStateConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(&toolkit.Options{State: state})
+	for _, tool := range []*toolkit.Tool{
+		toolkit.Func("echo", "Echo the text back.", func(ctx context.Context, in struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			return in.Text, nil
+		}),
+		toolkit.Stream("steps", "Report n progress steps, then answer done.", func(ctx context.Context, in mcpStepsIn, w toolkit.Writer) error {
+			for i := 1; i <= in.N; i++ {
+				if err := w.Progress(toolkit.Progress{Progress: float64(i), Total: float64(in.N)}); err != nil {
+					return err
+				}
+				time.Sleep(20 * time.Millisecond) // outlive the worker's flush window
+			}
+			return w.Write(toolkit.Text("done"))
+		}),
+	} {
+		if err := tk.Add(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, err := bus.NewAnnouncer(nc, tk, bus.AnnouncerConfig{Instance: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ann.Stop()
+		ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
+		defer cancel()
+		w.Stop(ctx)
+	})
+	return srv.ClientURL()
+}
+
+// mcpEnv is the environment of the processes: no NATS_* of the machine,
+// NATS_URL pointing at the test's server, a HOME of the test's own.
+func mcpEnv(t *testing.T, url string) []string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "NATS_") && !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	home := t.TempDir()
+	return append(env, "NATS_URL="+url, "HOME="+home, "MCP_CATALOG_PATH="+filepath.Join(home, "catalog.json"))
+}
+
+func connectMCP(t *testing.T, transport sdk.Transport) (*sdk.ClientSession, chan *sdk.ProgressNotificationParams) {
+	t.Helper()
+	progress := make(chan *sdk.ProgressNotificationParams, 16)
+	client := sdk.NewClient(&sdk.Implementation{Name: "toolctl-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) { progress <- req.Params },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
+	defer cancel()
+	cs, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, progress
+}
+
+// exercise lists the tools, calls echo and calls steps with progress.
+func exercise(t *testing.T, cs *sdk.ClientSession, progress chan *sdk.ProgressNotificationParams) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
+	defer cancel()
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if strings.Join(names, ",") != "echo,steps" {
+		t.Errorf("tools = %v, want echo and steps", names)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := res.Content[0].(*sdk.TextContent); res.IsError || !ok || tc.Text != "hello" {
+		t.Errorf("echo = %+v", res)
+	}
+	p := &sdk.CallToolParams{Name: "steps", Arguments: map[string]any{"n": 2}}
+	p.SetProgressToken("t1")
+	if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
+		t.Fatalf("steps = %+v, %v", res, err)
+	}
+	for i := 1; i <= 2; i++ {
+		select {
+		case n := <-progress:
+			if n.Progress != float64(i) || n.Total != 2 {
+				t.Errorf("progress %d = %+v", i, n)
+			}
+		case <-time.After(mcpGuard):
+			t.Fatalf("progress %d never arrived", i)
+		}
+	}
+}
+
+// inspectorCLI returns the command line that runs the installed MCP
+// Inspector in CLI mode.
+func inspectorCLI(t *testing.T) []string {
+	t.Helper()
+	missing := func(what string) {
+		t.Helper()
+		msg := what + " is not installed; run scripts/test (it installs testdata/npm/package.json into .testdeps/)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		missing("node")
+	}
+	p, err := filepath.Abs(filepath.Join("..", "..", ".testdeps", "node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		missing("@modelcontextprotocol/inspector")
+	}
+	return []string{"node", p, "--cli"}
+}
+
+func runInspector(t *testing.T, env []string, args ...string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
+	defer cancel()
+	argv := append(inspectorCLI(t), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("inspector %v: %v\nstdout: %s\nstderr: %s", args, err, out, stderr.String())
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("inspector output is not JSON: %v\n%s", err, out)
+	}
+	return v
+}
+
+func inspectorEcho(t *testing.T, env []string, target ...string) {
+	t.Helper()
+	res := runInspector(t, env, append(target, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hello")...)
+	content, _ := res["content"].([]any)
+	if len(content) != 1 || content[0].(map[string]any)["text"] != "hello" {
+		t.Errorf("inspector echo = %v", res)
+	}
+}
+
+func TestMCPStdio(t *testing.T) {
+	bin := toolctlBinary(t)
+	url := startMCPFleet(t)
+	env := mcpEnv(t, url)
+	cmd := exec.Command(bin, "mcp", "stdio", "--session", "agent-1")
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	cs, progress := connectMCP(t, &sdk.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second})
+	exercise(t, cs, progress)
+	if err := cs.Close(); err != nil {
+		t.Errorf("toolctl mcp stdio did not exit cleanly when stdin closed: %v", err)
+	}
+
+	t.Run("inspector", func(t *testing.T) {
+		// The Inspector gives a stdio server only a minimal environment.
+		inspectorEcho(t, env, bin, "mcp", "stdio", "-e", "NATS_URL="+url)
+	})
+}
+
+func TestMCPServe(t *testing.T) {
+	bin := toolctlBinary(t)
+	url := startMCPFleet(t)
+	env := mcpEnv(t, url)
+	cmd := exec.Command(bin, "mcp", "serve", "--listen", "127.0.0.1:0")
+	cmd.Env = env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	endpoint := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			fmt.Fprintln(os.Stderr, sc.Text())
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				endpoint <- m[1]
+			}
+		}
+		io.Copy(io.Discard, stderr)
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+	})
+	var u string
+	select {
+	case u = <-endpoint:
+	case err := <-exited:
+		t.Fatalf("toolctl mcp serve exited: %v", err)
+	case <-time.After(mcpGuard):
+		t.Fatal("toolctl mcp serve never said where it listens")
+	}
+
+	cs, progress := connectMCP(t, &sdk.StreamableClientTransport{Endpoint: u})
+	exercise(t, cs, progress)
+	t.Run("inspector", func(t *testing.T) {
+		inspectorEcho(t, env, u)
+	})
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("after SIGTERM: %v, want exit 0", err)
+		}
+	case <-time.After(mcpGuard):
+		t.Fatal("toolctl mcp serve did not stop on SIGTERM")
+	}
+}
+
+func TestMCPUsage(t *testing.T) {
+	bin := toolctlBinary(t)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no mode", []string{"mcp"}, 2, "mcp needs serve or stdio"},
+		{"unknown mode", []string{"mcp", "http"}, 2, "unexpected arguments"},
+		{"two modes", []string{"mcp", "serve", "stdio"}, 2, "unexpected arguments"},
+		{"negative call timeout", []string{"mcp", "serve", "--call-timeout", "-1s"}, 2, "--call-timeout"},
+		{"zero session timeout", []string{"mcp", "serve", "--session-timeout", "0"}, 2, "--session-timeout"},
+		{"unknown flag", []string{"mcp", "serve", "--bogus"}, 2, "bogus"},
+		{"no NATS", []string{"--nats", "nats://127.0.0.1:1", "mcp", "stdio"}, 5, "cannot connect to NATS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(bin, tt.args...)
+			cmd.Env = mcpEnv(t, "")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d mentioning %q", code, stderr.String(), tt.code, tt.want)
+			}
+		})
+	}
+}
