@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/toolbus/toolbus/skill"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -78,6 +79,9 @@ type Announcement struct {
 	// Tools are the instance's tools in registration order (reset_tools
 	// is not listed: it exists whenever Groups is not empty).
 	Tools []AnnouncedTool `json:"tools" msgpack:"tools"`
+	// Skills the worker declares (without their bodies), in its group
+	// order; absent when it has none. See AnnouncedSkill.
+	Skills []AnnouncedSkill `json:"skills,omitempty" msgpack:"skills,omitempty"`
 }
 
 // AnnouncedGroup is a tool group as announced.
@@ -131,6 +135,10 @@ type AnnouncerConfig struct {
 	Interval time.Duration
 	// Logger receives publish failures; nil means slog.Default().
 	Logger *slog.Logger
+	// Skills, when set, is announced with the tools (a *skill.Set is
+	// one); it is read for every announcement, so edited SKILL.md files
+	// show within an interval.
+	Skills SkillCatalog
 }
 
 // Announcer announces a Toolkit's tools for a worker: at start, whenever
@@ -356,6 +364,9 @@ func (a *Announcer) build(seq uint64) Announcement {
 			Parameters: s.Function.Parameters,
 		})
 	}
+	if a.cfg.Skills != nil {
+		ann.Skills = announcedSkills(a.cfg.Skills, groups)
+	}
 	return ann
 }
 
@@ -439,6 +450,7 @@ type fleetView struct {
 	groups    []toolkit.Group
 	instances []Instance
 	mirror    *toolkit.Toolkit // the merged tools, for Schemas
+	skills    []skill.Skill    // merged catalog, basic first, then in group order
 }
 
 // NewFleet subscribes to announcements and runs Discover once, so the
@@ -771,6 +783,7 @@ func (f *Fleet) rebuild() {
 			v.tools = append(v.tools, FleetTool{AnnouncedTool: t, Instances: []string{id}})
 		}
 	}
+	v.skills = f.mergeSkills(v.groups)
 	f.view.Store(v)
 	select {
 	case f.notify <- struct{}{}:
@@ -829,7 +842,8 @@ func newer(e1 int64, s1 uint64, e2 int64, s2 uint64) bool {
 
 func sameTools(a, b Announcement) bool {
 	return a.Version == b.Version && a.Queue == b.Queue && a.IntervalMS == b.IntervalMS &&
-		reflect.DeepEqual(a.Groups, b.Groups) && reflect.DeepEqual(a.Tools, b.Tools)
+		reflect.DeepEqual(a.Groups, b.Groups) && reflect.DeepEqual(a.Tools, b.Tools) &&
+		reflect.DeepEqual(a.Skills, b.Skills)
 }
 
 func cloneFleetTool(t FleetTool) FleetTool {
