@@ -82,6 +82,19 @@ type Announcement struct {
 	// Skills the worker declares (without their bodies), in its group
 	// order; absent when it has none. See AnnouncedSkill.
 	Skills []AnnouncedSkill `json:"skills,omitempty" msgpack:"skills,omitempty"`
+	// Permissions are the worker-wide permission defaults when the worker
+	// checks permissions; absent when it runs every call unchecked.
+	Permissions *AnnouncedPermissions `json:"permissions,omitempty" msgpack:"permissions,omitempty"`
+}
+
+// AnnouncedPermissions are a worker's permission defaults: the mode of
+// sessions that set none and its worker-wide rules (TOOL or TOOL:PATTERN),
+// so clients can leave out of a session's listing what it can never run.
+type AnnouncedPermissions struct {
+	Mode  string   `json:"mode" msgpack:"mode"`
+	Allow []string `json:"allow,omitempty" msgpack:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty" msgpack:"deny,omitempty"`
+	Ask   []string `json:"ask,omitempty" msgpack:"ask,omitempty"`
 }
 
 // AnnouncedGroup is a tool group as announced.
@@ -139,6 +152,8 @@ type AnnouncerConfig struct {
 	// one); it is read for every announcement, so edited SKILL.md files
 	// show within an interval.
 	Skills SkillCatalog
+	// Permissions, when set, is announced as is.
+	Permissions *AnnouncedPermissions
 }
 
 // Announcer announces a Toolkit's tools for a worker: at start, whenever
@@ -367,6 +382,7 @@ func (a *Announcer) build(seq uint64) Announcement {
 	if a.cfg.Skills != nil {
 		ann.Skills = announcedSkills(a.cfg.Skills, groups)
 	}
+	ann.Permissions = a.cfg.Permissions
 	return ann
 }
 
@@ -400,6 +416,9 @@ type Instance struct {
 	LastSeen time.Time
 	// Expires is when the instance is dropped unless heard from again.
 	Expires time.Time
+	// Permissions are the instance's permission defaults; nil when it
+	// checks none.
+	Permissions *AnnouncedPermissions
 }
 
 // Fleet is a client's live view of the tools the fleet serves, built from
@@ -575,6 +594,7 @@ func (f *Fleet) Instances() []Instance {
 	for i, in := range v.instances {
 		in.Groups = slices.Clone(in.Groups)
 		in.Tools = slices.Clone(in.Tools)
+		in.Permissions = in.Permissions.clone()
 		out[i] = in
 	}
 	return out
@@ -735,7 +755,7 @@ func (f *Fleet) instanceList() []Instance {
 		in := f.instances[id]
 		x := Instance{ID: id, Version: in.ann.Version, Queue: in.ann.Queue,
 			Interval: time.Duration(in.ann.IntervalMS) * time.Millisecond,
-			LastSeen: in.lastSeen, Expires: in.lastSeen.Add(in.ttl)}
+			LastSeen: in.lastSeen, Expires: in.lastSeen.Add(in.ttl), Permissions: in.ann.Permissions}
 		for _, g := range in.ann.Groups {
 			x.Groups = append(x.Groups, g.Name)
 		}
@@ -843,7 +863,7 @@ func newer(e1 int64, s1 uint64, e2 int64, s2 uint64) bool {
 func sameTools(a, b Announcement) bool {
 	return a.Version == b.Version && a.Queue == b.Queue && a.IntervalMS == b.IntervalMS &&
 		reflect.DeepEqual(a.Groups, b.Groups) && reflect.DeepEqual(a.Tools, b.Tools) &&
-		reflect.DeepEqual(a.Skills, b.Skills)
+		reflect.DeepEqual(a.Skills, b.Skills) && reflect.DeepEqual(a.Permissions, b.Permissions)
 }
 
 func cloneFleetTool(t FleetTool) FleetTool {

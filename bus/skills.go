@@ -104,3 +104,12 @@ func (f *Fleet) SkillInstructions(ctx context.Context, state toolkit.GroupState,
 	}
 	return skill.Render(skill.Visible(v.skills, groups)), nil
 }
+
+func (p *AnnouncedPermissions) clone() *AnnouncedPermissions {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Allow, c.Deny, c.Ask = slices.Clone(p.Allow), slices.Clone(p.Deny), slices.Clone(p.Ask)
+	return &c
+}

@@ -139,3 +139,29 @@ func TestFleetSkillUnknownGroup(t *testing.T) {
 		t.Errorf("skills %+v, want only ok", got)
 	}
 }
+
+// An announcer's permission defaults reach the fleet's instances; changing
+// them is a change of the view; the fleet hands out copies.
+func TestFleetPermissions(t *testing.T) {
+	s := kvTestServer(t)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	perm := &AnnouncedPermissions{Mode: "explore", Deny: []string{"search"}}
+	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Interval: time.Hour, Permissions: perm})
+	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w2", Interval: time.Hour})
+	fleetWaitFor(t, "w1 and w2", func() bool { return len(f.Instances()) == 2 })
+	in := f.Instances()
+	if in[0].ID != "w1" || in[0].Permissions == nil || in[0].Permissions.Mode != "explore" || !slices.Equal(in[0].Permissions.Deny, []string{"search"}) {
+		t.Errorf("w1 permissions: %+v", in[0].Permissions)
+	}
+	if in[1].Permissions != nil {
+		t.Errorf("w2 checks nothing, got %+v", in[1].Permissions)
+	}
+	in[0].Permissions.Deny[0] = "changed"
+	if got := f.Instances()[0].Permissions.Deny[0]; got != "search" {
+		t.Errorf("Instances shares its permissions: %q", got)
+	}
+	a, b := Announcement{Permissions: perm}, Announcement{Permissions: &AnnouncedPermissions{Mode: "default"}}
+	if sameTools(a, b) {
+		t.Error("different permissions compare as the same announcement")
+	}
+}

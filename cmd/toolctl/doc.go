@@ -76,10 +76,10 @@
 // input runs once, on any worker; another input is denied. `allow --session
 // S RULE...` adds allow rules (TOOL or TOOL:PATTERN) to a session. `mode
 // --session S [MODE]` shows, or sets, the session's mode and lists its
-// rules. With --config, `tools --session S` also applies that file's
-// worker-wide permission rules and default mode when it hides the tools
-// the session can never run (denied by a rule, or not read-only in
-// explore mode); without it, only the session's stored mode and rules.
+// rules. `tools --session S` hides the tools the session can never run
+// (denied by a rule, or not read-only in explore mode), from the session's
+// stored mode and rules and the default mode and rules each worker
+// announces: a tool stays while one worker serving it could run it.
 //
 // # Adding a command
 //

@@ -48,11 +48,9 @@ func init() {
 	})
 }
 
-// guard opens the fleet's permission store. Its options are the
-// permissions section of --config when one is given (the worker-wide mode
-// and rules, used to hide tools from listings); approving and adding
-// rules do not depend on them.
-func (e *env) guard(ctx context.Context) (*permission.Guard, int) {
+// store opens the fleet's permission store (creating its buckets when no
+// worker has yet).
+func (e *env) store(ctx context.Context) (*permission.KVStore, int) {
 	nc, err := e.conn()
 	if err != nil {
 		return nil, exitCode(err)
@@ -62,29 +60,25 @@ func (e *env) guard(ctx context.Context) (*permission.Guard, int) {
 		fmt.Fprintln(e.stderr, "toolctl: JetStream:", err)
 		return nil, exitError
 	}
-	var kv *permission.KVConfig
-	opts := &permission.Options{}
-	if p := e.cfg.Permissions; p != nil {
-		kv = &permission.KVConfig{ApprovalTTL: p.ApprovalTTL, Replicas: p.KVReplicas}
-		mode, err := permission.ParseMode(p.Mode)
-		if err != nil {
-			return nil, e.usagef("%v", err)
-		}
-		rules, err := p.Rules()
-		if err != nil {
-			return nil, e.usagef("%v", err)
-		}
-		opts = &permission.Options{Mode: mode, Rules: rules, WorkingDirs: p.WorkingDirs, ApprovalTTL: p.ApprovalTTL}
-	}
-	st, err := permission.NewKVStore(ctx, js, kv)
+	st, err := permission.NewKVStore(ctx, js, nil)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl: opening the permission store:", err)
 		return nil, exitError
 	}
-	g, err := permission.NewGuard(st, opts)
+	return st, exitOK
+}
+
+// guard is a Guard over the fleet's store, for the operations that do not
+// depend on a worker's defaults: approving, adding rules, setting modes.
+func (e *env) guard(ctx context.Context) (*permission.Guard, int) {
+	st, code := e.store(ctx)
+	if st == nil {
+		return nil, code
+	}
+	g, err := permission.NewGuard(st, nil)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
-		return nil, exitUsage
+		return nil, exitError
 	}
 	return g, exitOK
 }
@@ -221,61 +215,108 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 			return exitError
 		}
 	}
-	p, err := g.Policy(ctx, o.session)
+	sp, _, err := g.Store().LoadSession(ctx, o.session)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
-	fmt.Fprintf(e.stdout, "session %s: mode %s\n", o.session, p.Mode)
-	for _, r := range p.Rules {
+	if sp.Mode == "" {
+		fmt.Fprintf(e.stdout, "session %s: mode not set (each worker's default mode applies)\n", o.session)
+	} else {
+		fmt.Fprintf(e.stdout, "session %s: mode %s\n", o.session, sp.Mode)
+	}
+	for _, r := range sp.Rules {
 		fmt.Fprintf(e.stdout, "  %s %s (%s)\n", r.Behavior, r.String(), r.Source)
 	}
 	return exitOK
 }
 
-// permitted drops from visible the tools session can never run (a
-// name-level deny rule, or explore mode and a tool that is never
-// read-only), by the session's stored mode and rules and the worker-wide
-// ones of --config. Without a permission store (no worker checks
-// permissions) nothing is dropped.
+// permitted drops from visible the tools session can never run: a tool
+// stays when at least one instance serving it either checks no
+// permissions or, with its announced default mode and rules and the
+// session's stored mode and rules, could run some call of it (see
+// permission.NeverRuns: a name-level deny rule, or explore mode and a tool
+// that is never read-only, hide it).
 func (e *env) permitted(ctx context.Context, fleet *bus.Fleet, session string, visible map[string]bool) int {
-	nc, err := e.conn()
-	if err != nil {
-		return exitCode(err)
+	policies := map[string]*bus.AnnouncedPermissions{}
+	checked := false
+	for _, in := range fleet.Instances() {
+		policies[in.ID] = in.Permissions
+		checked = checked || in.Permissions != nil
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "toolctl: JetStream:", err)
-		return exitError
-	}
-	if _, err := js.KeyValue(ctx, "toolbus_permissions"); errors.Is(err, jetstream.ErrBucketNotFound) && e.cfg.Permissions == nil {
+	if !checked {
 		return exitOK
 	}
-	g, code := e.guard(ctx)
-	if g == nil {
+	st, code := e.store(ctx)
+	if st == nil {
 		return code
 	}
 	var schemas []toolkit.FunctionSchema
 	for name := range visible {
 		schemas = append(schemas, toolkit.FunctionSchema{Type: "function", Function: toolkit.Function{Name: name}})
 	}
-	kept, err := g.Filter(ctx, session, schemas, func(name string) (*toolkit.Tool, bool) {
+	lookup := func(name string) (*toolkit.Tool, bool) {
 		t, ok := fleet.Tool(name)
 		if !ok {
 			return nil, false
 		}
 		return &toolkit.Tool{Name: t.Name, ReadOnly: t.ReadOnly}, true
-	})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolctl: reading the permissions of session %q: %v\n", session, err)
-		return exitError
+	}
+	runs := map[string]map[string]bool{} // instance → tools it may run
+	for id, p := range policies {
+		if p == nil {
+			continue
+		}
+		g, err := permission.NewGuard(st, e.announcedOptions(id, p))
+		if err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		kept, err := g.Filter(ctx, session, schemas, lookup)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolctl: reading the permissions of session %q: %v\n", session, err)
+			return exitError
+		}
+		runs[id] = map[string]bool{}
+		for _, s := range kept {
+			runs[id][s.Function.Name] = true
+		}
 	}
 	for name := range visible {
-		if !slices.ContainsFunc(kept, func(s toolkit.FunctionSchema) bool { return s.Function.Name == name }) {
+		t, ok := fleet.Tool(name)
+		if !ok {
+			continue // reset_tools: not announced, served everywhere
+		}
+		if !slices.ContainsFunc(t.Instances, func(id string) bool { return policies[id] == nil || runs[id][name] }) {
 			delete(visible, name)
 		}
 	}
 	return exitOK
+}
+
+// announcedOptions are the guard options of an instance's announced
+// permissions; a rule this toolctl cannot read is left out, with a warning.
+func (e *env) announcedOptions(instance string, p *bus.AnnouncedPermissions) *permission.Options {
+	opts := &permission.Options{}
+	if m, err := permission.ParseMode(p.Mode); err == nil {
+		opts.Mode = m
+	} else {
+		fmt.Fprintf(e.stderr, "toolctl: worker %s announces %v; taken as default\n", instance, err)
+	}
+	for _, list := range []struct {
+		specs []string
+		b     permission.Behavior
+	}{{p.Deny, permission.Deny}, {p.Ask, permission.Ask}, {p.Allow, permission.Allow}} {
+		for _, spec := range list.specs {
+			r, err := permission.ParseRule(spec, list.b)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "toolctl: worker %s announces %v; left out\n", instance, err)
+				continue
+			}
+			opts.Rules = append(opts.Rules, r)
+		}
+	}
+	return opts
 }
 
 // approvalHint tells the human how to let an approval_required call run.

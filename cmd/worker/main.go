@@ -292,7 +292,8 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 	r.announcer, err = bus.NewAnnouncer(r.nc, tk, bus.AnnouncerConfig{
-		Instance: r.instance, Version: version(), Queue: cfg.QueueGroup, Logger: log, Skills: env.Skills,
+		Instance: r.instance, Version: version(), Queue: cfg.QueueGroup, Logger: log,
+		Skills: env.Skills, Permissions: env.Permissions,
 	})
 	if err != nil {
 		return nil, err

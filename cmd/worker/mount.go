@@ -57,6 +57,9 @@ type mountEnv struct {
 	Logger    *slog.Logger
 	// Skills, set by the skills mount, is announced with the tools.
 	Skills bus.SkillCatalog
+	// Permissions, set by the permission mount, is announced with the
+	// tools.
+	Permissions *bus.AnnouncedPermissions
 
 	middleware []toolkit.Middleware
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/permission"
 )
 
@@ -17,7 +18,9 @@ import (
 // (toolbus_permissions, toolbus_approvals) shared by the fleet, so an
 // approval made with `toolctl approve` is honoured by whichever worker
 // receives the re-sent call, also after restarts. An ASK never holds a
-// worker slot: the call ends at once with code approval_required.
+// worker slot: the call ends at once with code approval_required. The
+// worker announces its default mode and rules, so clients leave out of a
+// session's listing the tools it can never run.
 func init() { addMount("permission", mountPermission) }
 
 func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
@@ -46,6 +49,7 @@ func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
 		return nil, err
 	}
 	env.Use(permission.Middleware(g))
+	env.Permissions = &bus.AnnouncedPermissions{Mode: string(mode), Allow: p.Allow, Deny: p.Deny, Ask: p.Ask}
 	var specs []string
 	for _, r := range rules {
 		specs = append(specs, string(r.Behavior)+" "+r.String())

@@ -178,8 +178,12 @@ func TestPermissions(t *testing.T) {
 		t.Errorf("denied tool: exit %d, %v", code, final)
 	}
 
-	// Listings: the denied tool is hidden (the worker-wide rule comes with
-	// --config); explore mode hides every tool that is never read-only.
+	// Listings: the tool denied by the workers' rule is hidden (they
+	// announce it); explore mode hides every tool that is never read-only.
+	// A session's mode not set yet is said so.
+	if out, _, code := toolctl(t, w0.url, "mode", "--session", "reader"); code != 0 || !strings.Contains(out, "session reader: mode not set") {
+		t.Errorf("mode of a new session: exit %d, %q", code, out)
+	}
 	if out, se, code := toolctl(t, w0.url, "mode", "--session", "reader", "explore"); code != 0 || !strings.Contains(out, "session reader: mode explore") {
 		t.Fatalf("mode: exit %d\n%s%s", code, out, se)
 	}
@@ -191,7 +195,7 @@ func TestPermissions(t *testing.T) {
 		{"reader", []string{"echo", "view_text_file"}},
 	}
 	for _, l := range listings {
-		out, se, code := toolctl(t, w0.url, "tools", "--config", cfg, "--session", l.session, "--json")
+		out, se, code := toolctl(t, w0.url, "tools", "--session", l.session, "--json")
 		var tools []struct {
 			Name string `json:"name"`
 		}
