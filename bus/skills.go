@@ -1,9 +1,15 @@
 package bus
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/skill"
 	"github.com/toolbus/toolbus/toolkit"
@@ -112,4 +118,109 @@ func (p *AnnouncedPermissions) clone() *AnnouncedPermissions {
 	c := *p
 	c.Allow, c.Deny, c.Ask = slices.Clone(p.Allow), slices.Clone(p.Deny), slices.Clone(p.Ask)
 	return &c
+}
+
+// SubjectSkill is the prefix of the subject on which a worker serves the
+// bodies of the skills it declares: tools.skill.<instance> (plain
+// subscription, request/reply, JSON). It lets a worker's Skill tool answer
+// for a skill whose files live on another worker.
+const SubjectSkill = "tools.skill"
+
+// SkillRequest asks a worker for the body of one of its skills.
+type SkillRequest struct {
+	Name  string `json:"name"`
+	Group string `json:"group"`
+}
+
+// SkillReply is the answer to a SkillRequest: the markdown body, or why
+// there is none.
+type SkillReply struct {
+	Markdown string `json:"markdown,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// SkillBodies provides skill bodies by name and group; *skill.Set is one
+// (its All method).
+type SkillBodies interface {
+	All() []skill.Skill
+}
+
+// ServeSkills answers SkillRequests on tools.skill.<instance> from set.
+// Unsubscribe the returned subscription to stop.
+func ServeSkills(nc *nats.Conn, instance string, set SkillBodies) (*nats.Subscription, error) {
+	if !toolkit.ValidName(instance) {
+		return nil, fmt.Errorf("bus: ServeSkills: invalid instance id %q", instance)
+	}
+	subject := SubjectSkill + "." + instance
+	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+		var req SkillRequest
+		var reply SkillReply
+		if err := json.Unmarshal(m.Data, &req); err != nil || req.Name == "" {
+			reply.Error = `invalid request: want JSON {"name": NAME, "group": GROUP}`
+		} else {
+			reply.Error = fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", req.Name)
+			for _, s := range set.All() {
+				if s.Name == req.Name && s.Group == cmp.Or(req.Group, toolkit.BasicGroup) {
+					reply = SkillReply{Markdown: s.Markdown}
+				}
+			}
+		}
+		b, _ := json.Marshal(reply)
+		m.Respond(b)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus: subscribing to %s: %w", subject, err)
+	}
+	return sub, nil
+}
+
+// FetchSkill asks the instances in turn for a skill's body and returns the
+// first answer.
+func FetchSkill(ctx context.Context, nc *nats.Conn, instances []string, name, group string) (string, error) {
+	req, _ := json.Marshal(SkillRequest{Name: name, Group: group})
+	var errs []error
+	for _, id := range instances {
+		m, err := nc.RequestWithContext(ctx, SubjectSkill+"."+id, req)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			continue
+		}
+		var reply SkillReply
+		if err := json.Unmarshal(m.Data, &reply); err != nil {
+			errs = append(errs, fmt.Errorf("%s: undecodable reply: %w", id, err))
+			continue
+		}
+		if reply.Error != "" {
+			errs = append(errs, fmt.Errorf("%s: %s", id, reply.Error))
+			continue
+		}
+		return reply.Markdown, nil
+	}
+	if len(errs) == 0 {
+		return "", fmt.Errorf("bus: no instance declares skill %q", name)
+	}
+	return "", fmt.Errorf("bus: fetching skill %q: %w", name, errors.Join(errs...))
+}
+
+// SkillSources finds the skill a session with the active groups sees
+// under name, and the instances that declare it (sorted).
+func (f *Fleet) SkillSources(name string, active []string) (group string, instances []string, ok bool) {
+	var sk skill.Skill
+	for _, s := range skill.Visible(f.view.Load().skills, active) {
+		if s.Name == name {
+			sk, ok = s, true
+		}
+	}
+	if !ok {
+		return "", nil, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, in := range f.instances {
+		if slices.ContainsFunc(in.ann.Skills, func(a AnnouncedSkill) bool { return a.Name == sk.Name && a.Group == sk.Group }) {
+			instances = append(instances, id)
+		}
+	}
+	slices.Sort(instances)
+	return sk.Group, instances, len(instances) > 0
 }

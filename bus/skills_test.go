@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,5 +164,65 @@ func TestFleetPermissions(t *testing.T) {
 	a, b := Announcement{Permissions: perm}, Announcement{Permissions: &AnnouncedPermissions{Mode: "default"}}
 	if sameTools(a, b) {
 		t.Error("different permissions compare as the same announcement")
+	}
+}
+
+// A worker serves its skills' bodies; a fleet finds which instances
+// declare a visible skill; FetchSkill asks them.
+func TestFetchSkill(t *testing.T) {
+	s := kvTestServer(t)
+	root := t.TempDir()
+	tk, set := skillWorker(t, root)
+	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour, Skills: set})
+	sub, err := ServeSkills(kvTestConn(t, s), "w1", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	if _, err := ServeSkills(kvTestConn(t, s), "not a token", set); err == nil {
+		t.Error("ServeSkills accepted an invalid instance id")
+	}
+	fleetWaitFor(t, "w1", func() bool { return len(f.Skills()) == 2 })
+	nc := kvTestConn(t, s)
+	ctx := kvTestCtx(t)
+
+	sources := []struct {
+		name   string
+		active []string
+		group  string
+		ok     bool
+	}{
+		{"pdf", nil, "basic", true},
+		{"scrape", []string{"web"}, "web", true},
+		{"scrape", nil, "", false}, // web inactive
+		{"nope", []string{"web"}, "", false},
+	}
+	for _, c := range sources {
+		group, ids, ok := f.SkillSources(c.name, c.active)
+		if ok != c.ok || group != c.group || (ok && !slices.Equal(ids, []string{"w1"})) {
+			t.Errorf("SkillSources(%s, %v) = %q %v %v; want %q [w1] %v", c.name, c.active, group, ids, ok, c.group, c.ok)
+		}
+	}
+
+	fetches := []struct {
+		instances   []string
+		name, group string
+		body        string
+		err         string
+	}{
+		{[]string{"w1"}, "pdf", "basic", "# PDF", ""},
+		{[]string{"w1"}, "pdf", "", "# PDF", ""},
+		{[]string{"w1"}, "scrape", "web", "# Scrape", ""},
+		{[]string{"gone", "w1"}, "scrape", "web", "# Scrape", ""}, // the first does not answer
+		{[]string{"w1"}, "scrape", "basic", "", "SkillNotFoundError: Skill 'scrape' not found."},
+		{[]string{"w1"}, "", "basic", "", "invalid request"},
+		{nil, "pdf", "basic", "", "no instance declares"},
+	}
+	for _, c := range fetches {
+		body, err := FetchSkill(ctx, nc, c.instances, c.name, c.group)
+		if body != c.body || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("FetchSkill(%v, %q, %q) = %q, %v; want %q, %q", c.instances, c.name, c.group, body, err, c.body, c.err)
+		}
 	}
 }

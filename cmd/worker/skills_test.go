@@ -141,3 +141,49 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestSkillsAcrossWorkers: two workers declare different skills; the
+// Skill tool answers for both whichever worker gets the call, and the
+// fleet's prompt lists both.
+func TestSkillsAcrossWorkers(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/alpha", "b/beta"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(t, filepath.Join(root, "a", "alpha", "SKILL.md"), "---\nname: alpha\ndescription: Only on wa.\n---\n# Alpha body\n")
+	mustWrite(t, filepath.Join(root, "b", "beta", "SKILL.md"), "---\nname: beta\ndescription: Only on wb.\n---\n# Beta body\n")
+	cfgA, cfgB := filepath.Join(root, "a.yaml"), filepath.Join(root, "b.yaml")
+	mustWrite(t, cfgA, "skills:\n  - dir: a\n    scan_subdirs: true\n")
+	mustWrite(t, cfgB, "skills:\n  - dir: b\n    scan_subdirs: true\n")
+	wa := startWorker(t, "--config", cfgA, "--instance", "wa")
+	startWorker(t, "--nats", wa.url, "--config", cfgB, "--instance", "wb")
+
+	want := agentSkills([3]string{"alpha", "Only on wa.", filepath.Join(root, "a", "alpha")}, [3]string{"beta", "Only on wb.", filepath.Join(root, "b", "beta")})
+	waitFor(t, "both workers' skills in the prompt", func() bool {
+		out, _, _ := toolctl(t, wa.url, "skills", "--session", "s")
+		return out == want
+	})
+	// Call each skill until each worker has served it at least once (the
+	// queue group picks one at random); every call must succeed.
+	servedBy := map[string]bool{}
+	for i := 0; len(servedBy) < 4; i++ {
+		if i == 400 {
+			t.Fatalf("after %d calls only %v served", i, servedBy)
+		}
+		for _, sk := range []string{"alpha", "beta"} {
+			final, code := callJSON(t, wa.url, "--session", "s", "Skill", `{"skill":"`+sk+`"}`)
+			if code != 0 {
+				t.Fatalf("Skill %s: exit %d, %v", sk, code, final)
+			}
+			worker, _ := metaOf(final, "worker").(string)
+			servedBy[sk+"@"+worker] = true
+		}
+		for _, sk := range []struct{ name, body string }{{"alpha", "# Alpha body\n"}, {"beta", "# Beta body\n"}} {
+			if so, _, code := toolctl(t, wa.url, "call", "Skill", `{"skill":"`+sk.name+`"}`); code != 0 || so != sk.body {
+				t.Fatalf("Skill %s: exit %d, %q", sk.name, code, so)
+			}
+		}
+	}
+}
