@@ -81,6 +81,14 @@
 // stored mode and rules and the default mode and rules each worker
 // announces: a tool stays while one worker serving it could run it.
 //
+// # mcp-headers
+//
+// `mcp-headers SERVER [NAME=VALUE...]` replaces the headers the workers send
+// to their HTTP MCP server SERVER from the next request on, without a new
+// MCP session (the worker control subject
+// tools.control.<instance>.mcp_headers); no headers restore the configured
+// ones. It goes to every live worker that has the server, or to --instance.
+//
 // # Adding a command
 //
 // Each command is a file that registers itself from init with

@@ -97,6 +97,30 @@ func TestMCPRuntimeHeaders(t *testing.T) {
 			t.Errorf("step %d: call: exit %d, %q, want %q\n%s", i, code, so, s.key, se)
 		}
 	}
+	// The same through toolctl (to every live worker, or one), and its
+	// bad input.
+	ctl := []struct {
+		args []string
+		code int
+		out  string
+		key  string
+	}{
+		{[]string{"mcp-headers", "api", "X-Api-Key=from-toolctl"}, 0, "hw1: headers of api replaced", "key=from-toolctl"},
+		{[]string{"mcp-headers", "--instance", "hw1", "api"}, 0, "hw1: headers of api replaced", "key=static"},
+		{[]string{"mcp-headers", "api", "Host=evil"}, 1, "", "key=static"},
+		{[]string{"mcp-headers", "nowhere", "A=b"}, 1, "", "key=static"},
+		{[]string{"mcp-headers", "api", "novalue"}, 2, "", "key=static"},
+		{[]string{"mcp-headers"}, 2, "", "key=static"},
+	}
+	for _, c := range ctl {
+		out, se, code := toolctl(t, w.url, c.args...)
+		if code != c.code || !strings.Contains(out, c.out) {
+			t.Errorf("toolctl %v: exit %d (want %d), stdout %q (want %q)\n%s", c.args, code, c.code, out, c.out, se)
+		}
+		if so, _, code := toolctl(t, w.url, "call", "mcp__api__headers"); code != 0 || strings.TrimSpace(so) != c.key {
+			t.Errorf("after toolctl %v: %q, want %q", c.args, so, c.key)
+		}
+	}
 	if n := peer.sessionCount(); n != 1 {
 		t.Errorf("the server saw %d sessions, want 1 (headers change without reconnecting)", n)
 	}

@@ -20,9 +20,8 @@ import (
 // SSE server from its next request on, without a new MCP session. The
 // reply is a JSON mcp.RuntimeHeadersReply ({"ok": true} or {"ok": false,
 // "error": "..."}). Each worker holds its own sessions, so an operator
-// rotating a token sends the request to every instance (toolctl tools
-// lists them as WORKERS; toolctl's own command for it is not there yet:
-// `nats req tools.control.<instance>.mcp_headers '{...}'` works).
+// rotating a token sends the request to every instance: `toolctl
+// mcp-headers SERVER NAME=VALUE...` does (or --instance for one).
 const SubjectMCPHeaders = "tools.control.%s.mcp_headers"
 
 // The mcp mount serves the tools of the config's mcp_servers as
