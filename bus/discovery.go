@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/toolbus/toolbus/skill"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -78,6 +79,22 @@ type Announcement struct {
 	// Tools are the instance's tools in registration order (reset_tools
 	// is not listed: it exists whenever Groups is not empty).
 	Tools []AnnouncedTool `json:"tools" msgpack:"tools"`
+	// Skills the worker declares (without their bodies), in its group
+	// order; absent when it has none. See AnnouncedSkill.
+	Skills []AnnouncedSkill `json:"skills,omitempty" msgpack:"skills,omitempty"`
+	// Permissions are the worker-wide permission defaults when the worker
+	// checks permissions; absent when it runs every call unchecked.
+	Permissions *AnnouncedPermissions `json:"permissions,omitempty" msgpack:"permissions,omitempty"`
+}
+
+// AnnouncedPermissions are a worker's permission defaults: the mode of
+// sessions that set none and its worker-wide rules (TOOL or TOOL:PATTERN),
+// so clients can leave out of a session's listing what it can never run.
+type AnnouncedPermissions struct {
+	Mode  string   `json:"mode" msgpack:"mode"`
+	Allow []string `json:"allow,omitempty" msgpack:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty" msgpack:"deny,omitempty"`
+	Ask   []string `json:"ask,omitempty" msgpack:"ask,omitempty"`
 }
 
 // AnnouncedGroup is a tool group as announced.
@@ -131,6 +148,12 @@ type AnnouncerConfig struct {
 	Interval time.Duration
 	// Logger receives publish failures; nil means slog.Default().
 	Logger *slog.Logger
+	// Skills, when set, is announced with the tools (a *skill.Set is
+	// one); it is read for every announcement, so edited SKILL.md files
+	// show within an interval.
+	Skills SkillCatalog
+	// Permissions, when set, is announced as is.
+	Permissions *AnnouncedPermissions
 }
 
 // Announcer announces a Toolkit's tools for a worker: at start, whenever
@@ -356,6 +379,10 @@ func (a *Announcer) build(seq uint64) Announcement {
 			Parameters: s.Function.Parameters,
 		})
 	}
+	if a.cfg.Skills != nil {
+		ann.Skills = announcedSkills(a.cfg.Skills, groups)
+	}
+	ann.Permissions = a.cfg.Permissions
 	return ann
 }
 
@@ -389,6 +416,9 @@ type Instance struct {
 	LastSeen time.Time
 	// Expires is when the instance is dropped unless heard from again.
 	Expires time.Time
+	// Permissions are the instance's permission defaults; nil when it
+	// checks none.
+	Permissions *AnnouncedPermissions
 }
 
 // Fleet is a client's live view of the tools the fleet serves, built from
@@ -439,6 +469,7 @@ type fleetView struct {
 	groups    []toolkit.Group
 	instances []Instance
 	mirror    *toolkit.Toolkit // the merged tools, for Schemas
+	skills    []skill.Skill    // merged catalog, basic first, then in group order
 }
 
 // NewFleet subscribes to announcements and runs Discover once, so the
@@ -563,6 +594,7 @@ func (f *Fleet) Instances() []Instance {
 	for i, in := range v.instances {
 		in.Groups = slices.Clone(in.Groups)
 		in.Tools = slices.Clone(in.Tools)
+		in.Permissions = in.Permissions.clone()
 		out[i] = in
 	}
 	return out
@@ -723,7 +755,7 @@ func (f *Fleet) instanceList() []Instance {
 		in := f.instances[id]
 		x := Instance{ID: id, Version: in.ann.Version, Queue: in.ann.Queue,
 			Interval: time.Duration(in.ann.IntervalMS) * time.Millisecond,
-			LastSeen: in.lastSeen, Expires: in.lastSeen.Add(in.ttl)}
+			LastSeen: in.lastSeen, Expires: in.lastSeen.Add(in.ttl), Permissions: in.ann.Permissions}
 		for _, g := range in.ann.Groups {
 			x.Groups = append(x.Groups, g.Name)
 		}
@@ -771,6 +803,7 @@ func (f *Fleet) rebuild() {
 			v.tools = append(v.tools, FleetTool{AnnouncedTool: t, Instances: []string{id}})
 		}
 	}
+	v.skills = f.mergeSkills(v.groups)
 	f.view.Store(v)
 	select {
 	case f.notify <- struct{}{}:
@@ -829,7 +862,8 @@ func newer(e1 int64, s1 uint64, e2 int64, s2 uint64) bool {
 
 func sameTools(a, b Announcement) bool {
 	return a.Version == b.Version && a.Queue == b.Queue && a.IntervalMS == b.IntervalMS &&
-		reflect.DeepEqual(a.Groups, b.Groups) && reflect.DeepEqual(a.Tools, b.Tools)
+		reflect.DeepEqual(a.Groups, b.Groups) && reflect.DeepEqual(a.Tools, b.Tools) &&
+		reflect.DeepEqual(a.Skills, b.Skills) && reflect.DeepEqual(a.Permissions, b.Permissions)
 }
 
 func cloneFleetTool(t FleetTool) FleetTool {

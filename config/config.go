@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -53,6 +54,9 @@ type Config struct {
 	Skills []Skills `yaml:"skills"`
 	// Middleware configures the middleware every call goes through.
 	Middleware Middleware `yaml:"middleware"`
+	// Permissions turns the permission checks on; nil (no permissions
+	// section) runs every call unchecked.
+	Permissions *Permissions `yaml:"permissions"`
 
 	src *source // where the config came from, for error positions
 }
@@ -186,6 +190,52 @@ type Skills struct {
 	Group string `yaml:"group"`
 }
 
+// Permissions configures the permission checks (package permission):
+// every call is decided ALLOW, DENY or ASK from the session's mode and
+// rules, which live in JetStream KV and are shared by the fleet. These are
+// the worker-wide defaults; a session's own mode replaces Mode and its
+// rules are added to these.
+type Permissions struct {
+	// Mode of sessions that have set none: default, accept_edits,
+	// explore, bypass or dont_ask. Default "default".
+	Mode string `yaml:"mode"`
+	// Allow, Deny and Ask are rules written TOOL or TOOL:PATTERN (a
+	// command prefix such as "git status:*" for execute_shell_command, a
+	// path glob for the file tools).
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+	Ask   []string `yaml:"ask"`
+	// WorkingDirs are trusted by accept_edits; relative paths in calls are
+	// resolved against the first. Default: builtins.workspace.
+	WorkingDirs []string `yaml:"working_dirs"`
+	// ApprovalTTL is how long a pending call and an approval last.
+	// Default 24h.
+	ApprovalTTL time.Duration `yaml:"approval_ttl"`
+	// KVReplicas of the permission buckets when this worker creates them
+	// (1-5). Default 1.
+	KVReplicas int `yaml:"kv_replicas"`
+}
+
+// Rules returns the configured rules, deny first, then ask, then allow;
+// an invalid one is an error (Validate reports them all).
+func (p *Permissions) Rules() ([]permission.Rule, error) {
+	var out []permission.Rule
+	for _, list := range []struct {
+		specs []string
+		b     permission.Behavior
+	}{{p.Deny, permission.Deny}, {p.Ask, permission.Ask}, {p.Allow, permission.Allow}} {
+		for _, spec := range list.specs {
+			r, err := permission.ParseRule(spec, list.b)
+			if err != nil {
+				return nil, err
+			}
+			r.Source = "config"
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // Middleware configures the middleware every call goes through.
 type Middleware struct {
 	// DefaultTimeout is the deadline of a call whose caller sets none.
@@ -273,6 +323,14 @@ func (c *Config) ApplyDefaults() {
 			}
 		}
 		s.Mode = or(s.Mode, ModeStateful)
+	}
+	if p := c.Permissions; p != nil {
+		p.Mode = or(p.Mode, string(permission.ModeDefault))
+		p.ApprovalTTL = or(p.ApprovalTTL, permission.DefaultApprovalTTL)
+		p.KVReplicas = or(p.KVReplicas, 1)
+		if len(p.WorkingDirs) == 0 {
+			p.WorkingDirs = []string{c.Builtins.Workspace}
+		}
 	}
 	for i := range c.Middleware.RateLimits {
 		r := &c.Middleware.RateLimits[i]
@@ -463,6 +521,11 @@ func (c *Config) resolvePaths(dir string) {
 	}
 	for i := range c.MCPServers {
 		abs(&c.MCPServers[i].Cwd)
+	}
+	if c.Permissions != nil {
+		for i := range c.Permissions.WorkingDirs {
+			abs(&c.Permissions.WorkingDirs[i])
+		}
 	}
 }
 

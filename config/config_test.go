@@ -59,6 +59,10 @@ func TestExample(t *testing.T) {
 		{"rate limit", cfg.Middleware.RateLimits[0], config.RateLimit{Key: "session", Rate: 10, Burst: 20}},
 		{"rate limit default burst", cfg.Middleware.RateLimits[1].Burst, 2},
 		{"max in flight", cfg.Middleware.MaxInFlight, 128},
+		{"permission mode", cfg.Permissions.Mode, "default"},
+		{"permission allow", cfg.Permissions.Allow, []string{"execute_shell_command:git status:*"}},
+		{"permission working dirs made absolute", cfg.Permissions.WorkingDirs, []string{filepath.Join(dir, "workspace")}},
+		{"approval ttl", cfg.Permissions.ApprovalTTL, 24 * time.Hour},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {

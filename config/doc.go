@@ -1,6 +1,6 @@
 // Package config reads a toolbus worker's YAML configuration: its NATS
 // connection or embedded server, tool groups, built-in tools, MCP servers,
-// skill directories and middleware settings.
+// skill directories, middleware settings and permission checks.
 //
 //	cfg, err := config.Load("worker.yaml")
 //	if err != nil {
@@ -54,4 +54,11 @@
 //     precedence rule.
 //   - Names in middleware.timeouts and rate_limits are not checked against
 //     the tools: MCP tools are only known once their servers answer.
+//   - Permission checks are on only when the config has a permissions
+//     section (even an empty one, "permissions: {}", which means mode
+//     default): a worker started with no configuration runs every call, as
+//     before. Its rules are written TOOL or TOOL:PATTERN under allow, deny
+//     and ask, the form toolctl allow takes and suggestions are shown in;
+//     Permissions.Rules returns them deny first. working_dirs defaults to
+//     the workspace of the file tools.
 package config

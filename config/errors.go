@@ -278,6 +278,9 @@ func keysAt(path string) []string {
 			return nil
 		}
 	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	if t.Kind() != reflect.Struct {
 		return nil
 	}

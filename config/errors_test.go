@@ -21,7 +21,7 @@ func TestRejected(t *testing.T) {
 	}{
 		// Decoding.
 		{"unknown top-level key", "queue_grup: x\n",
-			`w.yaml:1: queue_grup: unknown key "queue_grup" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware)`},
+			`w.yaml:1: queue_grup: unknown key "queue_grup" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions)`},
 		{"unknown nested key", "builtins:\n  tools:\n    - name: echo\n      grop: x\n",
 			`w.yaml:4: builtins.tools[0].grop: unknown key "grop" (allowed here: name, group)`},
 		{"unknown key in a map value", "nats:\n  tls:\n    cafile: x\n",
@@ -55,6 +55,18 @@ func TestRejected(t *testing.T) {
 			`w.yaml:2: more than one YAML document; a config file holds one`},
 
 		// Values.
+		{"unknown permission mode", "permissions:\n  mode: careful\n",
+			`w.yaml:2: permissions.mode: invalid mode "careful": want one of default, accept_edits, explore, bypass, dont_ask`},
+		{"permission rule without tool", "permissions:\n  allow: [\":ls\"]\n",
+			`w.yaml:2: permissions.allow[0]: invalid rule ":ls": permission: invalid rule ":ls": the tool name must match [A-Za-z0-9_-]+ (write TOOL or TOOL:PATTERN)`},
+		{"permission rule bad tool name", "permissions:\n  deny: [\"rm -rf\"]\n",
+			`w.yaml:2: permissions.deny[0]: invalid rule "rm -rf": permission: invalid rule "rm -rf": the tool name must match [A-Za-z0-9_-]+ (write TOOL or TOOL:PATTERN)`},
+		{"negative approval ttl", "permissions:\n  approval_ttl: -1h\n",
+			`w.yaml:2: permissions.approval_ttl: negative duration -1h0m0s`},
+		{"permission replicas", "permissions:\n  kv_replicas: 7\n",
+			`w.yaml:2: permissions.kv_replicas: replicas must be 1 to 5, got 7`},
+		{"unknown permission key", "permissions:\n  allowed: [echo]\n",
+			`w.yaml:2: permissions.allowed: unknown key "allowed" (allowed here: mode, allow, deny, ask, working_dirs, approval_ttl, kv_replicas)`},
 		{"negative grace period", "grace_period: -5s\n", `w.yaml:1: grace_period: negative duration -5s`},
 		{"negative middleware timeout", "middleware:\n  default_timeout: -1m\n", `w.yaml:2: middleware.default_timeout: negative duration -1m0s`},
 		{"zero per-tool timeout", "middleware:\n  timeouts:\n    sleep: 0s\n", `w.yaml:3: middleware.timeouts.sleep: the timeout must be positive, got 0s`},
@@ -170,7 +182,7 @@ func TestRejectedAll(t *testing.T) {
 		`w.yaml:4: groups[1].description: group "g" needs a description (the model reads it)`,
 		`w.yaml:5: groups[2].name: duplicate group "g"`,
 		`w.yaml:7: queue_group: invalid queue group "a b": use letters, digits, '_' and '-' (the worker refuses anything else)`,
-		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware)`,
+		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions)`,
 		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (allowed here: name, transport, url, command, args, env, cwd, headers, mode, group, enable_tools, disable_tools, timeout)`,
 		`w.yaml:10: mcp_servers[0].name: invalid server name "a b": use letters, digits, '_' and '-'`,
 		`w.yaml:10: mcp_servers[0]: give either a command (stdio) or a url (streamable-http, sse), or set transport`,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -53,6 +54,7 @@ func (c *Config) Validate() error {
 	k.mcpServers(groups)
 	k.skills(groups)
 	k.middleware()
+	k.permissions()
 	if len(k.errs) == 0 {
 		return nil
 	}
@@ -332,5 +334,37 @@ func (k *checker) middleware() {
 	}
 	if m.MaxInFlight < 0 {
 		k.fail("middleware.max_in_flight", "negative limit %d", m.MaxInFlight)
+	}
+}
+
+func (k *checker) permissions() {
+	p := k.c.Permissions
+	if p == nil {
+		return
+	}
+	if p.Mode != "" {
+		if _, err := permission.ParseMode(p.Mode); err != nil {
+			k.fail("permissions.mode", "invalid mode %q: want one of default, accept_edits, explore, bypass, dont_ask", p.Mode)
+		}
+	}
+	for _, list := range []struct {
+		key   string
+		specs []string
+		b     permission.Behavior
+	}{{"allow", p.Allow, permission.Allow}, {"deny", p.Deny, permission.Deny}, {"ask", p.Ask, permission.Ask}} {
+		for i, spec := range list.specs {
+			if _, err := permission.ParseRule(spec, list.b); err != nil {
+				k.fail(fmt.Sprintf("permissions.%s[%d]", list.key, i), "invalid rule %q: %v (write TOOL or TOOL:PATTERN)", spec, err)
+			}
+		}
+	}
+	for i, d := range p.WorkingDirs {
+		if d == "" {
+			k.fail(fmt.Sprintf("permissions.working_dirs[%d]", i), "empty directory")
+		}
+	}
+	k.nonNegative("permissions.approval_ttl", p.ApprovalTTL)
+	if p.KVReplicas < 0 || p.KVReplicas > 5 {
+		k.fail("permissions.kv_replicas", "replicas must be 1 to 5, got %d", p.KVReplicas)
 	}
 }

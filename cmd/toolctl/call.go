@@ -143,6 +143,9 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if final.State != toolkit.StateSuccess {
 		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", id, final.State, final.Code)
 	}
+	if final.Code == toolkit.CodeApprovalRequired {
+		approvalHint(e, o.session, final)
+	}
 	return exitFor(final)
 }
 

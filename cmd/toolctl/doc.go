@@ -7,6 +7,10 @@
 //	toolctl groups set --session s1 exec           # activate exactly these groups for s1
 //	toolctl groups --session s1                    # which groups s1 has active
 //	toolctl cancel 8iNn9jibbSJWPYNE6USrgH          # cancel a call by id (see call --id, -v)
+//	toolctl skills --session s1                    # the <agent-skills> prompt s1 sees
+//	toolctl approve c1                             # let the approval_required call c1 run once
+//	toolctl allow --session s1 'execute_shell_command:git status:*'
+//	toolctl mode --session s1 accept_edits         # the session's permission mode
 //
 // It connects to nats://127.0.0.1:4222, where `go run ./cmd/worker`
 // listens, unless told otherwise with the worker's own connection flags
@@ -52,6 +56,38 @@
 // inactive (no names deactivates all); it prints the groups'
 // instructions. Both take --json and --wait (how long to collect the
 // workers' answers, default 250ms); with no worker answering they exit 1.
+//
+// # skills
+//
+// `skills` lists the skills the workers declare (name, group, directory,
+// description; --json for JSON). With --session it prints the exact
+// <agent-skills> prompt for that session's active groups, as the model is
+// to see it, or nothing when no skill is visible. The bodies stay on the
+// workers: the model reads one with the Skill tool.
+//
+// # approve, allow and mode
+//
+// They work on the fleet's permission store, the toolbus_permissions and
+// toolbus_approvals KV buckets that workers with a permissions section
+// share. A call that ends approval_required prints how to go on.
+// `approve CALL-ID` (--session when the id waits in several sessions,
+// --by for the logs) turns the pending call into a one-shot approval bound
+// to its tool and input digest: the same call re-sent with the same id and
+// input runs once, on any worker; another input is denied. `allow --session
+// S RULE...` adds allow rules (TOOL or TOOL:PATTERN) to a session. `mode
+// --session S [MODE]` shows, or sets, the session's mode and lists its
+// rules. `tools --session S` hides the tools the session can never run
+// (denied by a rule, or not read-only in explore mode), from the session's
+// stored mode and rules and the default mode and rules each worker
+// announces: a tool stays while one worker serving it could run it.
+//
+// # mcp-headers
+//
+// `mcp-headers SERVER [NAME=VALUE...]` replaces the headers the workers send
+// to their HTTP MCP server SERVER from the next request on, without a new
+// MCP session (the worker control subject
+// tools.control.<instance>.mcp_headers); no headers restore the configured
+// ones. It goes to every live worker that has the server, or to --instance.
 //
 // # Adding a command
 //

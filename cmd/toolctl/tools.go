@@ -128,6 +128,9 @@ func (e *env) sessionTools(ctx context.Context, fleet *bus.Fleet, session string
 	for _, s := range schemas {
 		visible[s.Function.Name] = true
 	}
+	if code := e.permitted(ctx, fleet, session, visible); code != exitOK {
+		return nil, code
+	}
 	return visible, exitOK
 }
 

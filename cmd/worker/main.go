@@ -147,6 +147,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.check {
+		if err := checkMounts(cfg, stdout); err != nil {
+			fmt.Fprintf(stderr, "worker: invalid configuration:\n%v\n", err)
+			return exitUsage
+		}
 		fmt.Fprintf(stdout, "configuration OK: %s\n", describe(cfg))
 		return exitOK
 	}
@@ -289,6 +293,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	}
 	r.announcer, err = bus.NewAnnouncer(r.nc, tk, bus.AnnouncerConfig{
 		Instance: r.instance, Version: version(), Queue: cfg.QueueGroup, Logger: log,
+		Skills: env.Skills, Permissions: env.Permissions,
 	})
 	if err != nil {
 		return nil, err

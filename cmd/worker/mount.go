@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -27,6 +28,10 @@ import (
 // are served from the first call (tools they add later are picked up live).
 // A mount that fails stops the start. The stop function it returns (nil
 // for none) runs after the worker has drained, in reverse order.
+//
+// A mount may also register a check (addCheck) that --check-config runs
+// on a valid configuration: it returns errors (exit 2) and warnings
+// (printed; the worker would still start).
 type mount struct {
 	name  string
 	start func(ctx context.Context, env *mountEnv) (stop func(), err error)
@@ -50,6 +55,11 @@ type mountEnv struct {
 	JetStream jetstream.JetStream
 	Instance  string
 	Logger    *slog.Logger
+	// Skills, set by the skills mount, is announced with the tools.
+	Skills bus.SkillCatalog
+	// Permissions, set by the permission mount, is announced with the
+	// tools.
+	Permissions *bus.AnnouncedPermissions
 
 	middleware []toolkit.Middleware
 }

@@ -579,19 +579,6 @@ func TestReconnect(t *testing.T) {
 	}
 }
 
-// TestUnmountedSections: configured MCP servers and skills that no mount
-// serves are not silently dropped: the worker says it ignores them.
-func TestUnmountedSections(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "worker.yaml")
-	mustWrite(t, cfg, "mcp_servers:\n  - name: fs\n    command: mcp-server-filesystem\nskills:\n  - dir: skills\n")
-	w := startWorker(t, "--config", cfg)
-	for _, section := range []string{"mcp_servers", "skills"} {
-		if !strings.Contains(w.stderr.String(), section+" configured, but this worker has no mount for them: ignored") {
-			t.Errorf("no warning about %s:\n%s", section, w.stderr)
-		}
-	}
-}
-
 // TestJoinLateServer: a worker started before its NATS server retries
 // until the server is up.
 func TestJoinLateServer(t *testing.T) {

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func init() {
+	var o headersOptions
+	register(&command{
+		name:    "mcp-headers",
+		args:    "SERVER [NAME=VALUE...]",
+		summary: "replace the headers the workers send to an HTTP MCP server, without a new session (none: back to the configured ones)",
+		flags:   o.register,
+		run:     o.run,
+	})
+}
+
+type headersOptions struct {
+	instance string
+	wait     time.Duration
+}
+
+func (o *headersOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.instance, "instance", "", "only this worker `instance` (default: every live worker)")
+	fs.DurationVar(&o.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers when finding them")
+}
+
+// headersRequest is the body of tools.control.<instance>.mcp_headers (the
+// worker decodes it as an mcp.RuntimeHeadersRequest).
+type headersRequest struct {
+	Server  string            `json:"server"`
+	Headers map[string]string `json:"headers"`
+}
+
+func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		return e.usagef("mcp-headers takes a server name and headers: toolctl mcp-headers SERVER [NAME=VALUE...]")
+	}
+	req := headersRequest{Server: args[0], Headers: map[string]string{}}
+	for _, kv := range args[1:] {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			return e.usagef("invalid header %q: write NAME=VALUE", kv)
+		}
+		req.Headers[name] = value
+	}
+	if o.instance != "" && !toolkit.ValidName(o.instance) {
+		return e.usagef("invalid instance %q", o.instance)
+	}
+	if o.wait <= 0 {
+		return e.usagef("--wait must be positive, got %v", o.wait)
+	}
+	instances := []string{o.instance}
+	if o.instance == "" {
+		fleet, code := e.fleet(ctx, o.wait)
+		if fleet == nil {
+			return code
+		}
+		instances = nil
+		for _, in := range fleet.Instances() {
+			instances = append(instances, in.ID)
+		}
+		fleet.Close()
+	}
+	nc, err := e.conn()
+	if err != nil {
+		return exitCode(err)
+	}
+	body, _ := json.Marshal(req)
+	code := exitOK
+	applied := 0
+	for _, id := range instances {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		m, err := nc.RequestWithContext(rctx, "tools.control."+id+".mcp_headers", body)
+		cancel()
+		if err != nil {
+			if o.instance != "" {
+				fmt.Fprintf(e.stderr, "toolctl: worker %s: %v (it serves no MCP servers, or is gone)\n", id, err)
+				code = exitError
+			}
+			continue // a worker without mcp_servers does not listen
+		}
+		var reply struct {
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal(m.Data, &reply); err != nil {
+			fmt.Fprintf(e.stderr, "toolctl: worker %s: undecodable reply: %v\n", id, err)
+			code = exitError
+			continue
+		}
+		switch {
+		case reply.OK:
+			applied++
+			fmt.Fprintf(e.stdout, "%s: headers of %s replaced\n", id, req.Server)
+		case strings.Contains(reply.Error, "no MCP server named"):
+			if o.instance != "" {
+				fmt.Fprintf(e.stderr, "toolctl: worker %s: %s\n", id, reply.Error)
+				code = exitError
+			}
+		default:
+			fmt.Fprintf(e.stderr, "toolctl: worker %s: %s\n", id, reply.Error)
+			code = exitError
+		}
+	}
+	if applied == 0 && code == exitOK {
+		fmt.Fprintf(e.stderr, "toolctl: no worker serves an MCP server named %q\n", req.Server)
+		return exitError
+	}
+	return code
+}

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/user"
+	"slices"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/permission"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The permission commands work on the fleet's permission store (the
+// toolbus_permissions and toolbus_approvals KV buckets the workers with a
+// permissions section share): approve one pending call, add an allow rule
+// to a session, set a session's mode.
+func init() {
+	var a approveOptions
+	register(&command{
+		name:    "approve",
+		args:    "CALL-ID",
+		summary: "approve a call that ended approval_required: the same call, re-sent with the same input, then runs once",
+		flags:   a.register,
+		run:     a.run,
+	})
+	var l allowOptions
+	register(&command{
+		name:    "allow",
+		args:    "TOOL[:PATTERN]...",
+		summary: "add allow rules to a session (TOOL, or e.g. execute_shell_command:git status:*)",
+		flags:   l.register,
+		run:     l.run,
+	})
+	var m modeOptions
+	register(&command{
+		name:    "mode",
+		args:    "[MODE]",
+		summary: "show or set a session's permission mode: default, accept_edits, explore, bypass, dont_ask",
+		flags:   m.register,
+		run:     m.run,
+	})
+}
+
+// store opens the fleet's permission store (creating its buckets when no
+// worker has yet).
+func (e *env) store(ctx context.Context) (*permission.KVStore, int) {
+	nc, err := e.conn()
+	if err != nil {
+		return nil, exitCode(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl: JetStream:", err)
+		return nil, exitError
+	}
+	st, err := permission.NewKVStore(ctx, js, nil)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl: opening the permission store:", err)
+		return nil, exitError
+	}
+	return st, exitOK
+}
+
+// guard is a Guard over the fleet's store, for the operations that do not
+// depend on a worker's defaults: approving, adding rules, setting modes.
+func (e *env) guard(ctx context.Context) (*permission.Guard, int) {
+	st, code := e.store(ctx)
+	if st == nil {
+		return nil, code
+	}
+	g, err := permission.NewGuard(st, nil)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return nil, exitError
+	}
+	return g, exitOK
+}
+
+// sessionFlag is the --session flag of the permission commands.
+func sessionFlag(fs *flag.FlagSet, p *string, what string) {
+	fs.StringVar(p, "session", "", what)
+}
+
+type approveOptions struct {
+	session string
+	by      string
+}
+
+func (o *approveOptions) register(fs *flag.FlagSet) {
+	sessionFlag(fs, &o.session, "`session` of the call (needed only when several sessions have a pending call with that id)")
+	fs.StringVar(&o.by, "by", "", "who approves, for the workers' logs (default the user name)")
+}
+
+func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) != 1 {
+		return e.usagef("approve takes one call id: toolctl approve CALL-ID (the id is in the approval_required final)")
+	}
+	id := args[0]
+	if id == "" {
+		return e.usagef("the call id is empty")
+	}
+	by := o.by
+	if by == "" {
+		by = os.Getenv("USER")
+		if u, err := user.Current(); by == "" && err == nil {
+			by = u.Username
+		}
+	}
+	g, code := e.guard(ctx)
+	if g == nil {
+		return code
+	}
+	pending, err := g.Pending(ctx, o.session, id)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	a, err := g.Approve(ctx, o.session, id, by)
+	switch {
+	case errors.Is(err, permission.ErrNoPending):
+		where := ""
+		if o.session != "" {
+			where = " in session " + o.session
+		}
+		fmt.Fprintf(e.stderr, "toolctl: no call %q is waiting for approval%s (never asked, expired, or already approved)\n", id, where)
+		return exitError
+	case errors.Is(err, permission.ErrAmbiguous):
+		var sessions []string
+		for _, p := range pending {
+			sessions = append(sessions, p.Session)
+		}
+		fmt.Fprintf(e.stderr, "toolctl: calls with id %q wait in several sessions (%s): name one with --session\n", id, strings.Join(sessions, ", "))
+		return exitUsage
+	case err != nil:
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	input := ""
+	for _, p := range pending {
+		if p.Session == a.Session {
+			input = p.Input
+		}
+	}
+	fmt.Fprintf(e.stdout, "approved call %s of session %s: %s %s\n", a.CallID, a.Session, a.Tool, input)
+	fmt.Fprintf(e.stdout, "it runs once when re-sent with this input (%s)\n", a.Digest)
+	return exitOK
+}
+
+type allowOptions struct{ session string }
+
+func (o *allowOptions) register(fs *flag.FlagSet) {
+	sessionFlag(fs, &o.session, "`session` the rules apply to (required)")
+}
+
+func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
+	if o.session == "" {
+		return e.usagef("allow needs --session SESSION")
+	}
+	if len(args) == 0 {
+		return e.usagef("allow takes one or more rules: toolctl allow --session S TOOL[:PATTERN]...")
+	}
+	for _, spec := range args {
+		if _, err := permission.ParseRule(spec, permission.Allow); err != nil {
+			return e.usagef("%v", err)
+		}
+	}
+	g, code := e.guard(ctx)
+	if g == nil {
+		return code
+	}
+	for _, spec := range args {
+		if err := g.Allow(ctx, o.session, spec); err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		fmt.Fprintf(e.stdout, "session %s: allow %s\n", o.session, spec)
+	}
+	return exitOK
+}
+
+type modeOptions struct{ session string }
+
+func (o *modeOptions) register(fs *flag.FlagSet) {
+	sessionFlag(fs, &o.session, "`session` whose mode to show or set (required)")
+}
+
+func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
+	if o.session == "" {
+		return e.usagef("mode needs --session SESSION")
+	}
+	if len(args) > 1 {
+		return e.usagef("mode takes at most one mode: default, accept_edits, explore, bypass or dont_ask")
+	}
+	var mode permission.Mode
+	if len(args) == 1 {
+		var err error
+		if mode, err = permission.ParseMode(args[0]); err != nil || args[0] == "" {
+			return e.usagef("unknown mode %q: want default, accept_edits, explore, bypass or dont_ask", args[0])
+		}
+	}
+	g, code := e.guard(ctx)
+	if g == nil {
+		return code
+	}
+	if len(args) == 1 {
+		if err := g.SetMode(ctx, o.session, mode); err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+	}
+	sp, _, err := g.Store().LoadSession(ctx, o.session)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	if sp.Mode == "" {
+		fmt.Fprintf(e.stdout, "session %s: mode not set (each worker's default mode applies)\n", o.session)
+	} else {
+		fmt.Fprintf(e.stdout, "session %s: mode %s\n", o.session, sp.Mode)
+	}
+	for _, r := range sp.Rules {
+		fmt.Fprintf(e.stdout, "  %s %s (%s)\n", r.Behavior, r.String(), r.Source)
+	}
+	return exitOK
+}
+
+// permitted drops from visible the tools session can never run: a tool
+// stays when at least one instance serving it either checks no
+// permissions or, with its announced default mode and rules and the
+// session's stored mode and rules, could run some call of it (see
+// permission.NeverRuns: a name-level deny rule, or explore mode and a tool
+// that is never read-only, hide it).
+func (e *env) permitted(ctx context.Context, fleet *bus.Fleet, session string, visible map[string]bool) int {
+	policies := map[string]*bus.AnnouncedPermissions{}
+	checked := false
+	for _, in := range fleet.Instances() {
+		policies[in.ID] = in.Permissions
+		checked = checked || in.Permissions != nil
+	}
+	if !checked {
+		return exitOK
+	}
+	st, code := e.store(ctx)
+	if st == nil {
+		return code
+	}
+	var schemas []toolkit.FunctionSchema
+	for name := range visible {
+		schemas = append(schemas, toolkit.FunctionSchema{Type: "function", Function: toolkit.Function{Name: name}})
+	}
+	lookup := func(name string) (*toolkit.Tool, bool) {
+		t, ok := fleet.Tool(name)
+		if !ok {
+			return nil, false
+		}
+		return &toolkit.Tool{Name: t.Name, ReadOnly: t.ReadOnly}, true
+	}
+	runs := map[string]map[string]bool{} // instance → tools it may run
+	for id, p := range policies {
+		if p == nil {
+			continue
+		}
+		g, err := permission.NewGuard(st, e.announcedOptions(id, p))
+		if err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		kept, err := g.Filter(ctx, session, schemas, lookup)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolctl: reading the permissions of session %q: %v\n", session, err)
+			return exitError
+		}
+		runs[id] = map[string]bool{}
+		for _, s := range kept {
+			runs[id][s.Function.Name] = true
+		}
+	}
+	for name := range visible {
+		t, ok := fleet.Tool(name)
+		if !ok {
+			continue // reset_tools: not announced, served everywhere
+		}
+		if !slices.ContainsFunc(t.Instances, func(id string) bool { return policies[id] == nil || runs[id][name] }) {
+			delete(visible, name)
+		}
+	}
+	return exitOK
+}
+
+// announcedOptions are the guard options of an instance's announced
+// permissions; a rule this toolctl cannot read is left out, with a warning.
+func (e *env) announcedOptions(instance string, p *bus.AnnouncedPermissions) *permission.Options {
+	opts := &permission.Options{}
+	if m, err := permission.ParseMode(p.Mode); err == nil {
+		opts.Mode = m
+	} else {
+		fmt.Fprintf(e.stderr, "toolctl: worker %s announces %v; taken as default\n", instance, err)
+	}
+	for _, list := range []struct {
+		specs []string
+		b     permission.Behavior
+	}{{p.Deny, permission.Deny}, {p.Ask, permission.Ask}, {p.Allow, permission.Allow}} {
+		for _, spec := range list.specs {
+			r, err := permission.ParseRule(spec, list.b)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "toolctl: worker %s announces %v; left out\n", instance, err)
+				continue
+			}
+			opts.Rules = append(opts.Rules, r)
+		}
+	}
+	return opts
+}
+
+// approvalHint tells the human how to let an approval_required call run.
+func approvalHint(e *env, session string, final *toolkit.Response) {
+	if key, ok := final.Metadata[permission.MetaApprovalKey].(string); ok && key != "" {
+		fmt.Fprintf(e.stderr, "toolctl: to run it once, approve it with: toolctl approve %s, then send the same call again (--id %s)\n", key, key)
+	}
+	var rules []string
+	switch r := final.Metadata[permission.MetaSuggestedRules].(type) {
+	case []string:
+		rules = r
+	case []any:
+		for _, v := range r {
+			if s, ok := v.(string); ok {
+				rules = append(rules, s)
+			}
+		}
+	}
+	if len(rules) > 0 && session != "" {
+		fmt.Fprintf(e.stderr, "toolctl: or allow it for the session: toolctl allow --session %s '%s'\n", session, strings.Join(rules, "' '"))
+	}
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolbus/toolbus/bus"
+)
+
+func init() {
+	var o skillsOptions
+	register(&command{
+		name:    "skills",
+		summary: "list the fleet's skills; with --session, print the exact <agent-skills> prompt for that session's active groups",
+		flags:   o.register,
+		run:     o.run,
+	})
+}
+
+type skillsOptions struct {
+	session string
+	json    bool
+	wait    time.Duration
+}
+
+func (o *skillsOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.session, "session", "", "print the <agent-skills> prompt this `session` sees (basic and its active groups); nothing when it sees no skill")
+	fs.BoolVar(&o.json, "json", false, "print JSON: an array of skills (name, description, group, dir)")
+	fs.DurationVar(&o.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers")
+}
+
+// skillJSON is one skill in `toolctl skills --json`.
+type skillJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Group       string `json:"group"`
+	Dir         string `json:"dir"`
+}
+
+func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) > 0 {
+		return e.usagef("skills takes no arguments, got %q", args[0])
+	}
+	if o.wait <= 0 {
+		return e.usagef("--wait must be positive, got %v", o.wait)
+	}
+	if o.session != "" && o.json {
+		return e.usagef("--json lists the skills; --session prints a prompt: give one of them")
+	}
+	fleet, code := e.fleet(ctx, o.wait)
+	if fleet == nil {
+		return code
+	}
+	defer fleet.Close()
+	if o.session != "" {
+		state, code := e.groupState(ctx)
+		if code != exitOK {
+			return code
+		}
+		prompt, err := fleet.SkillInstructions(ctx, state, o.session, 0)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolctl: reading the groups of session %q: %v\n", o.session, err)
+			return exitError
+		}
+		if prompt != "" {
+			fmt.Fprintln(e.stdout, prompt)
+		}
+		return exitOK
+	}
+	skills := fleet.Skills()
+	if o.json {
+		out := make([]skillJSON, len(skills))
+		for i, s := range skills {
+			out[i] = skillJSON{s.Name, s.Description, s.Group, s.Dir}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tGROUP\tDIR\tDESCRIPTION")
+	for _, s := range skills {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Group, s.Dir, firstLine(s.Description, 70))
+	}
+	tw.Flush()
+	return exitOK
+}

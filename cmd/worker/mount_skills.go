@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/skill"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The skills mount loads the config's skills: directories into a
+// skill.Set, the read-only Skill viewer tool into the toolkit, and the
+// catalog (names, descriptions, groups, directories; no bodies) into the
+// worker's announcements, so clients render the <agent-skills> prompt
+// (toolctl skills). The Skill tool of any worker with skills answers for
+// every skill of the fleet: its own from its files, the others' by asking
+// a worker that declares them (bus.ServeSkills on tools.skill.<instance>).
+// A bad SKILL.md or a missing directory is logged and skipped, never
+// fatal; --check-config lists them as warnings. Edited files are picked up
+// without a restart.
+func init() {
+	addMount("skills", mountSkills)
+	addCheck(checkSkills)
+}
+
+// skillSet builds the set of the config's skill directories.
+func skillSet(cfg *config.Config, log *slog.Logger) (*skill.Set, error) {
+	set, err := skill.NewSet(&skill.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range cfg.Skills {
+		if _, err := set.AddDir(s.Group, s.Dir, &skill.LoaderOptions{ScanSubdirs: s.ScanSubdirs, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
+}
+
+func mountSkills(ctx context.Context, env *mountEnv) (func(), error) {
+	if len(env.Config.Skills) == 0 {
+		return nil, nil
+	}
+	set, err := skillSet(env.Config, env.Logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := skill.Install(env.Toolkit, set); err != nil {
+		return nil, err
+	}
+	sub, err := bus.ServeSkills(env.Conn, env.Instance, set)
+	if err != nil {
+		return nil, err
+	}
+	fleet, err := bus.NewFleet(ctx, env.Conn, bus.FleetConfig{Logger: env.Logger})
+	if err != nil {
+		sub.Unsubscribe()
+		return nil, err
+	}
+	// The viewer answers from this worker's skills first, then fetches
+	// the body from a worker that declares the skill.
+	local := skill.Viewer(set, env.Toolkit)
+	viewer := toolkit.Raw(skill.ViewerName, skill.ViewerDescription, skill.ViewerSchema(), fleetViewer(env, fleet, local.Handler))
+	env.Toolkit.Remove(skill.ViewerName)
+	if err := env.Toolkit.Add(viewer, toolkit.ReadOnly()); err != nil {
+		sub.Unsubscribe()
+		fleet.Close()
+		return nil, err
+	}
+	env.Skills = set
+	var names []string
+	for _, s := range set.All() {
+		names = append(names, s.Group+"/"+s.Name)
+	}
+	env.Logger.Info("skills loaded", "skills", names, "skipped", len(set.Warnings()))
+	return func() {
+		sub.Unsubscribe()
+		fleet.Close()
+	}, nil
+}
+
+// fleetViewer wraps the local viewer: a skill this worker does not have
+// (or does not show the session) is looked up among the skills the fleet
+// announces for the session's active groups and fetched from a worker
+// that declares it; when none does, the local SkillNotFoundError stands.
+func fleetViewer(env *mountEnv, fleet *bus.Fleet, local toolkit.Handler) toolkit.Handler {
+	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		err := local(ctx, call, w)
+		if toolkit.CodeOf(err) != toolkit.CodeToolError {
+			return err
+		}
+		name, _ := call.Input["skill"].(string)
+		active, _, aerr := env.Toolkit.ActiveGroups(ctx, call.Session, call.GroupsRevision)
+		if aerr != nil {
+			return err
+		}
+		group, instances, ok := fleet.SkillSources(name, active)
+		instances = slices.DeleteFunc(instances, func(id string) bool { return id == env.Instance })
+		if !ok || len(instances) == 0 {
+			return err
+		}
+		body, ferr := bus.FetchSkill(ctx, env.Conn, instances, name, group)
+		if ferr != nil {
+			return toolkit.Errorf(toolkit.CodeUnavailable, "SkillUnavailableError: skill '%s' lives on %s, which did not answer: %v", name, strings.Join(instances, ", "), ferr)
+		}
+		return w.Write(toolkit.Text(body))
+	}
+}
+
+// checkSkills loads every skill directory and warns about each skipped
+// skill (file and reason).
+func checkSkills(cfg *config.Config) ([]string, error) {
+	if len(cfg.Skills) == 0 {
+		return nil, nil
+	}
+	set, err := skillSet(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range set.Warnings() {
+		out = append(out, "skill skipped: "+w.String())
+	}
+	return out, nil
+}

@@ -1,0 +1,60 @@
+package config_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/permission"
+)
+
+func TestPermissions(t *testing.T) {
+	tests := []struct {
+		name  string
+		yaml  string
+		on    bool
+		mode  string
+		rules []permission.Rule
+		dirs  []string
+	}{
+		{"absent: unchecked", "", false, "", nil, nil},
+		{"null: unchecked", "permissions:\n", false, "", nil, nil},
+		{"empty mapping: mode default", "builtins:\n  workspace: /srv/ws\npermissions: {}\n", true, "default", nil, []string{"/srv/ws"}},
+		{"rules, deny first", "permissions:\n  mode: ACCEPT-EDITS\n  allow: [\"execute_shell_command:git status:*\", echo]\n  ask: [\"write_text_file:*.env\"]\n  deny: [execute_python_code]\n  working_dirs: [/a, /b]\n",
+			true, "ACCEPT-EDITS", []permission.Rule{
+				{Tool: "execute_python_code", Behavior: permission.Deny, Source: "config"},
+				{Tool: "write_text_file", Pattern: "*.env", Behavior: permission.Ask, Source: "config"},
+				{Tool: "execute_shell_command", Pattern: "git status:*", Behavior: permission.Allow, Source: "config"},
+				{Tool: "echo", Behavior: permission.Allow, Source: "config"},
+			}, []string{"/a", "/b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := config.Parse("w.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := cfg.Permissions
+			if (p != nil) != tt.on {
+				t.Fatalf("permissions on = %v, want %v", p != nil, tt.on)
+			}
+			if p == nil {
+				return
+			}
+			rules, err := p.Rules()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Mode != tt.mode || !reflect.DeepEqual(rules, tt.rules) || !reflect.DeepEqual(p.WorkingDirs, tt.dirs) {
+				t.Errorf("mode %q rules %+v dirs %v; want %q %+v %v", p.Mode, rules, p.WorkingDirs, tt.mode, tt.rules, tt.dirs)
+			}
+			if p.ApprovalTTL != 24*time.Hour || p.KVReplicas != 1 {
+				t.Errorf("defaults: ttl %v replicas %d", p.ApprovalTTL, p.KVReplicas)
+			}
+			if _, err := permission.ParseMode(p.Mode); err != nil {
+				t.Errorf("mode %q does not parse: %v", p.Mode, err)
+			}
+		})
+	}
+}
