@@ -14,12 +14,12 @@ import (
 
 // SubjectRuntimeHeaders prefixes the control subject on which a worker
 // takes runtime-header rotations for its HTTP MCP servers:
-// tools.control.<instance>.mcp-headers (RuntimeHeadersSubject).
+// tools.control.<instance>.mcp_headers (RuntimeHeadersSubject).
 const SubjectRuntimeHeaders = "tools.control"
 
 // RuntimeHeadersSubject is the control subject of one worker instance.
 func RuntimeHeadersSubject(instance string) string {
-	return SubjectRuntimeHeaders + "." + instance + ".mcp-headers"
+	return SubjectRuntimeHeaders + "." + instance + ".mcp_headers"
 }
 
 // ServeRuntimeHeaders answers runtime-header rotations for servers on
@@ -31,7 +31,7 @@ func RuntimeHeadersSubject(instance string) string {
 // changes nothing. The subscription is plain (no queue group): the
 // instance id names one worker.
 //
-//	nats req tools.control.w1.mcp-headers '{"server":"search","headers":{"Authorization":"Bearer B"}}' -H Content-Type:application/json
+//	nats req tools.control.w1.mcp_headers '{"server":"search","headers":{"Authorization":"Bearer B"}}' -H Content-Type:application/json
 //	{"ok":true}
 func ServeRuntimeHeaders(nc *nats.Conn, instance string, servers *Servers, logger *slog.Logger) (*nats.Subscription, error) {
 	switch {

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -79,7 +82,9 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 	applied := 0
 	for _, id := range instances {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		m, err := nc.RequestWithContext(rctx, "tools.control."+id+".mcp_headers", body)
+		msg := &nats.Msg{Subject: mcp.RuntimeHeadersSubject(id), Data: body, Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderContentType, bus.ContentTypeJSON)
+		m, err := nc.RequestMsgWithContext(rctx, msg)
 		cancel()
 		if err != nil {
 			if o.instance != "" {

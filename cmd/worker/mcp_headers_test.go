@@ -12,6 +12,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/mcp"
 )
 
 // headerPeer is a go-sdk Streamable HTTP server whose "headers" tool
@@ -87,7 +90,7 @@ func TestMCPRuntimeHeaders(t *testing.T) {
 	}
 	for i, s := range steps {
 		if s.control != "" {
-			m, err := nc.Request("tools.control.hw1.mcp_headers", []byte(s.control), guard)
+			m, err := nc.RequestMsg(jsonControl(mcp.RuntimeHeadersSubject("hw1"), s.control), guard)
 			if err != nil || !strings.Contains(string(m.Data), s.reply) {
 				t.Fatalf("step %d: control %s: %v, reply %s; want %s", i, s.control, err, m.Data, s.reply)
 			}
@@ -124,4 +127,12 @@ func TestMCPRuntimeHeaders(t *testing.T) {
 	if n := peer.sessionCount(); n != 1 {
 		t.Errorf("the server saw %d sessions, want 1 (headers change without reconnecting)", n)
 	}
+}
+
+// jsonControl is a control request with a JSON body, as `nats req … -H
+// Content-Type:application/json` sends it.
+func jsonControl(subject, body string) *nats.Msg {
+	m := &nats.Msg{Subject: subject, Data: []byte(body), Header: nats.Header{}}
+	m.Header.Set(bus.HeaderContentType, bus.ContentTypeJSON)
+	return m
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/mcp"
 )
 
 // everythingEntry returns server-everything's entry point, installed
@@ -112,9 +114,9 @@ func TestMCPMount(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{`{"server":"everything","headers":{"X-Token":"a"}}`, `"ok":false`},
 		{`{"server":"nowhere","headers":{}}`, `"ok":false`},
-		{`not json`, `invalid request`},
+		{`not json`, `undecodable request`},
 	} {
-		m, err := nc.Request("tools.control."+w.instance+".mcp_headers", []byte(c.body), guard)
+		m, err := nc.RequestMsg(jsonControl(mcp.RuntimeHeadersSubject(w.instance), c.body), guard)
 		if err != nil || !strings.Contains(string(m.Data), c.want) {
 			t.Errorf("control request %s: %v, reply %s; want %s in it", c.body, err, m.Data, c.want)
 		}
