@@ -53,6 +53,8 @@ type streamIn struct {
 type bigIn struct {
 	TextBytes int `json:"text_bytes"`
 	DataBytes int `json:"data_bytes"`
+	// AnonBytes adds a data block without an ID (it never merges by ID).
+	AnonBytes int `json:"anon_bytes,omitempty"`
 }
 
 type empty struct{}
@@ -120,6 +122,9 @@ func newFixture(t *testing.T) *fixture {
 				if err := w.Write(c); err != nil {
 					return err
 				}
+			}
+			if in.AnonBytes > 0 {
+				return w.Write(toolkit.Data("image/png", bigData(in.AnonBytes)))
 			}
 			return nil
 		})))
@@ -389,26 +394,38 @@ func number(v any) (uint64, bool) {
 }
 
 func testLargeOutput(t *testing.T, f *fixture, c bus.Caller) {
-	const textBytes, dataBytes = 3 << 20, 3 << 19
-	_, final := collect(t, c, timeoutCtx(t), toolkit.ToolCall{ID: "big-1", Name: "big", Input: map[string]any{"text_bytes": textBytes, "data_bytes": dataBytes}})
+	const textBytes, dataBytes, anonBytes = 3 << 20, 3 << 19, 3 << 19
+	_, final := collect(t, c, timeoutCtx(t), toolkit.ToolCall{ID: "big-1", Name: "big", Input: map[string]any{"text_bytes": textBytes, "data_bytes": dataBytes, "anon_bytes": anonBytes}})
 	if final.State != toolkit.StateSuccess {
 		t.Fatalf("final state %s code %s: %.200s", final.State, final.Code, final.Text())
+	}
+	// Split pieces must merge back into exactly the blocks the tool wrote:
+	// one text block, the "blob" data block (two chunks under one ID) and
+	// the data block without an ID.
+	if len(final.Content) != 3 {
+		t.Fatalf("got %d blocks, want 3 (text, blob, anonymous data)", len(final.Content))
 	}
 	if final.Text() != bigText(textBytes) {
 		t.Fatalf("text: got %d bytes, want the %d written (never truncated)", len(final.Text()), textBytes)
 	}
-	var data []byte
-	for _, b := range final.Content {
-		if b.Type == toolkit.BlockData {
-			raw, err := base64.StdEncoding.DecodeString(b.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data = append(data, raw...)
+	for i, want := range []struct {
+		id, media string
+		data      []byte
+	}{
+		{"blob", "application/octet-stream", bigData(dataBytes)},
+		{"", "image/png", bigData(anonBytes)},
+	} {
+		b := final.Content[i+1]
+		if b.Type != toolkit.BlockData || b.MediaType != want.media || (want.id != "" && b.ID != want.id) {
+			t.Fatalf("block %d: type %s id %q media %q; want data %q %q", i+1, b.Type, b.ID, b.MediaType, want.id, want.media)
 		}
-	}
-	if !bytes.Equal(data, bigData(dataBytes)) {
-		t.Fatalf("data: got %d bytes, want the %d written", len(data), dataBytes)
+		raw, err := base64.StdEncoding.DecodeString(b.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(raw, want.data) {
+			t.Fatalf("block %d: got %d bytes, want the %d written", i+1, len(raw), len(want.data))
+		}
 	}
 }
 
