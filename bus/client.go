@@ -307,7 +307,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 				if isNoResponders(m) {
 					return c.noResponders(ctx, call)
 				}
-				f, err := DecodeFrame(m.Data, requestCodec(m) == jsonCodec)
+				f, err := decodeFrame(m.Data, requestCodec(m) == jsonCodec, true)
 				if err != nil {
 					c.log.Warn("toolbus: dropping an undecodable frame", "call", call.ID, "err", err)
 					continue

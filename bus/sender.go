@@ -44,6 +44,7 @@ type sender struct {
 	timer     *time.Timer // the first flush, then heartbeats
 	lastPub   time.Time   // when the last frame went out
 	abandonT  *time.Timer // armed when the call's ctx ends
+	buf       []byte      // encoding buffer, reused for every frame
 }
 
 // holdLimit is the most content bytes held back before a flush.
@@ -224,10 +225,12 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	if s.abandonT != nil {
 		s.abandonT.Stop()
 	}
-	if resp.Metadata == nil {
-		resp.Metadata = map[string]any{}
+	if s.codec == jsonCodec { // msgpack finals get it in publish, without a map
+		if resp.Metadata == nil {
+			resp.Metadata = map[string]any{}
+		}
+		resp.Metadata[MetaWorker] = s.w.opts.Instance
 	}
-	resp.Metadata[MetaWorker] = s.w.opts.Instance
 	if s.sendErr != nil {
 		resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
 			Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error()}},
@@ -264,27 +267,26 @@ var errTooLarge = errors.New("frame over max_payload")
 func (s *sender) publish(f *Frame) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
-	send := func(data []byte) error {
+	var data []byte
+	var err error
+	if s.codec == jsonCodec {
+		data, err = s.codec.marshal(f)
+	} else {
+		var extra *metaEntry
+		if f.Final != nil {
+			extra = &s.w.meta
+		}
+		s.buf, err = appendFrame(s.buf[:0], f, extra)
+		data = s.buf
+	}
+	if err == nil {
 		if int64(len(data))+256 > s.w.nc.MaxPayload() {
 			return errTooLarge
 		}
-		return s.w.publish(s.reply, s.codec, data)
-	}
-	var err error
-	if s.codec == jsonCodec {
-		var data []byte
-		if data, err = s.codec.marshal(f); err == nil {
-			err = send(data)
-		}
-	} else {
-		var ok bool
-		err = withEncoded(f, send, &ok)
+		err = s.w.publish(s.reply, s.codec, data)
 	}
 	if err != nil {
-		if !errors.Is(err, errTooLarge) {
-			err = fmt.Errorf("publishing a %s frame: %w", f.Kind, err)
-		}
-		return err
+		return fmt.Errorf("publishing a %s frame: %w", f.Kind, err)
 	}
 	s.seq++
 	s.lastPub = time.Now()

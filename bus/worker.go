@@ -118,6 +118,7 @@ type Worker struct {
 	interrupting bool
 	stopWatch    func()
 	pool         *pool
+	meta         metaEntry // MetaWorker and the instance, for finals
 }
 
 type running struct {
@@ -145,6 +146,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		calls: map[string]*running{},
 		tombs: map[string]time.Time{},
 		pool:  newPool(),
+		meta:  metaEntry{key: MetaWorker, value: o.Instance},
 	}
 	var err error
 	if w.cancelSub, err = nc.Subscribe(SubjectCancelPrefix+"*", w.onCancel); err != nil {
@@ -309,7 +311,13 @@ func (w *Worker) onCall(m *nats.Msg) {
 		return
 	}
 	var req Request
-	if err := c.unmarshal(m.Data, &req); err != nil {
+	var err error
+	if c == jsonCodec {
+		err = c.unmarshal(m.Data, &req)
+	} else {
+		err = unmarshalRequest(m.Data, &req, true) // m.Data is ours alone
+	}
+	if err != nil {
 		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
 		return
 	}
