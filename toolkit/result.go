@@ -140,8 +140,14 @@ type Accumulator struct {
 
 type accBlock struct {
 	Block
-	buf     []byte // text bytes, or decoded data bytes
-	rawData bool   // data kept as concatenated base64 text (invalid base64 seen)
+	// Text content is Block.Text while it is one piece, then the pieces
+	// (strings are immutable, so keeping them copies nothing) until
+	// Response joins them.
+	pieces []string
+	n      int    // total length of the pieces
+	buf    []byte // data content: decoded bytes, or the base64 text when rawData
+	// rawData: data kept as concatenated base64 text (invalid base64 seen).
+	rawData bool
 }
 
 // Add folds one chunk in. It returns an error only for a merge AgentScope
@@ -168,7 +174,6 @@ func (a *Accumulator) Add(c *Chunk) error {
 		}
 		maps.Copy(a.metadata, c.Metadata)
 	}
-	a.mergeAdjacentText()
 	return err
 }
 
@@ -181,7 +186,7 @@ func (a *Accumulator) addBlock(b *Block) error {
 			}
 			switch {
 			case old.Type == BlockText && b.Type == BlockText:
-				old.buf = append(old.buf, b.Text...)
+				old.appendText(b.Text)
 				return nil
 			case old.Type == BlockData && b.Type == BlockData:
 				if old.URL != "" || b.URL != "" {
@@ -208,23 +213,57 @@ func (a *Accumulator) addBlock(b *Block) error {
 	return nil
 }
 
+// appendBlock adds a block at the end. Consecutive text blocks are merged
+// into the first, which keeps its ID, so text following text is appended
+// to it.
 func (a *Accumulator) appendBlock(b *Block) {
+	if n := len(a.blocks); n > 0 && b.Type == BlockText && a.blocks[n-1].Type == BlockText {
+		a.blocks[n-1].appendText(b.Text)
+		return
+	}
 	nb := accBlock{Block: *b}
-	switch b.Type {
-	case BlockText:
-		nb.buf = append([]byte(nil), b.Text...)
-		nb.Text = ""
-	case BlockData:
-		if b.URL == "" {
-			if raw, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
-				nb.buf = raw
-			} else {
-				nb.buf, nb.rawData = []byte(b.Data), true
-			}
-			nb.Data = ""
+	if b.Type == BlockData && b.URL == "" {
+		if raw, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
+			nb.buf = raw
+		} else {
+			nb.buf, nb.rawData = []byte(b.Data), true
 		}
+		nb.Data = ""
 	}
 	a.blocks = append(a.blocks, nb)
+}
+
+// appendText appends to a text block.
+func (ab *accBlock) appendText(s string) {
+	switch {
+	case s == "":
+	case ab.pieces == nil && ab.Text == "":
+		ab.Text = s
+	case ab.pieces == nil:
+		ab.pieces = append(make([]string, 0, 8), ab.Text, s)
+		ab.n = len(ab.Text) + len(s)
+		ab.Text = ""
+	default:
+		ab.pieces = append(ab.pieces, s)
+		ab.n += len(s)
+	}
+}
+
+// text returns a text block's content, joining its pieces into one.
+func (ab *accBlock) text() string {
+	if ab.pieces == nil {
+		return ab.Text
+	}
+	if len(ab.pieces) > 1 {
+		var b strings.Builder
+		b.Grow(ab.n)
+		for _, p := range ab.pieces {
+			b.WriteString(p)
+		}
+		clear(ab.pieces)
+		ab.pieces = append(ab.pieces[:0], b.String())
+	}
+	return ab.pieces[0]
 }
 
 func (ab *accBlock) mergeData(data string) {
@@ -250,23 +289,6 @@ func (ab *accBlock) mergeData(data string) {
 	ab.buf = append(ab.buf, data...)
 }
 
-func (a *Accumulator) mergeAdjacentText() {
-	if len(a.blocks) < 2 {
-		return
-	}
-	out := a.blocks[:1]
-	for _, b := range a.blocks[1:] {
-		last := &out[len(out)-1]
-		if last.Type == BlockText && b.Type == BlockText {
-			last.buf = append(last.buf, b.buf...)
-			continue
-		}
-		out = append(out, b)
-	}
-	clear(a.blocks[len(out):])
-	a.blocks = out
-}
-
 // State returns the accumulated state: StateSuccess unless a chunk said
 // otherwise.
 func (a *Accumulator) State() State {
@@ -282,11 +304,12 @@ func (a *Accumulator) Response(id string) *Response {
 	r := &Response{ID: id, State: a.State()}
 	if len(a.blocks) > 0 {
 		r.Content = make([]Block, len(a.blocks))
-		for i, b := range a.blocks {
+		for i := range a.blocks {
+			b := &a.blocks[i]
 			blk := b.Block
 			switch {
 			case b.Type == BlockText:
-				blk.Text = string(b.buf)
+				blk.Text = b.text()
 			case b.Type == BlockData && b.URL == "" && b.rawData:
 				blk.Data = string(b.buf)
 			case b.Type == BlockData && b.URL == "":

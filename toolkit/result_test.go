@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -160,6 +161,44 @@ func TestAccumulatorCopies(t *testing.T) {
 	_ = acc.Add(&toolkit.Chunk{Content: []toolkit.Block{textBlock("a", "y")}})
 	if got := acc.Response("3").Text(); got != "xy" {
 		t.Errorf("after more chunks: %q", got)
+	}
+}
+
+// Responses taken while text keeps coming keep the text they had: the
+// accumulator shares its buffer with the strings it returns and copies it
+// before writing again.
+func TestAccumulatorResponsesStable(t *testing.T) {
+	var acc toolkit.Accumulator
+	var got []*toolkit.Response
+	var want []string
+	all := ""
+	for i := range 60 {
+		piece := strings.Repeat(string(rune('a'+i%26)), i%7)
+		_ = acc.Add(&toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: piece}}})
+		all += piece
+		got = append(got, acc.Response("x"))
+		want = append(want, all)
+	}
+	for i := range got {
+		if got[i].Text() != want[i] {
+			t.Fatalf("response %d: %q, want %q", i, got[i].Text(), want[i])
+		}
+	}
+}
+
+// BenchmarkAccumulatorText folds 100 text chunks of 1KiB, as a streaming
+// call's caller does.
+func BenchmarkAccumulatorText(b *testing.B) {
+	c := toolkit.Text(strings.Repeat("x", 1024))
+	b.ReportAllocs()
+	for b.Loop() {
+		var acc toolkit.Accumulator
+		for range 100 {
+			_ = acc.Add(&c)
+		}
+		if r := acc.Response("x"); len(r.Content[0].Text) != 100*1024 {
+			b.Fatal(len(r.Content[0].Text))
+		}
 	}
 }
 
