@@ -109,7 +109,7 @@ type Worker struct {
 	subs      map[string]*nats.Subscription // tool name → call subscription
 	listSub   *nats.Subscription
 	cancelSub *nats.Subscription
-	calls     map[string]*running // call id → running call
+	calls     map[string]*sender // call id → running call
 	tombs     map[string]time.Time
 	tombQ     []tombstone
 	stopping  bool
@@ -118,11 +118,8 @@ type Worker struct {
 	interrupting bool
 	stopWatch    func()
 	pool         *pool
+	clock        *clock
 	meta         metaEntry // MetaWorker and the instance, for finals
-}
-
-type running struct {
-	cancel context.CancelCauseFunc
 }
 
 type tombstone struct {
@@ -143,17 +140,21 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	w := &Worker{
 		nc: nc, tk: tk, opts: o, log: o.Logger,
 		subs:  map[string]*nats.Subscription{},
-		calls: map[string]*running{},
+		calls: map[string]*sender{},
 		tombs: map[string]time.Time{},
 		pool:  newPool(),
 		meta:  metaEntry{key: MetaWorker, value: o.Instance},
 	}
+	w.clock = newClock(w)
+	go w.clock.run()
 	var err error
 	if w.cancelSub, err = nc.Subscribe(SubjectCancelPrefix+"*", w.onCancel); err != nil {
+		w.clock.close()
 		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
 	}
 	if w.listSub, err = nc.QueueSubscribe(SubjectList, o.Queue, w.onList); err != nil {
 		w.cancelSub.Unsubscribe()
+		w.clock.close()
 		return nil, fmt.Errorf("bus: subscribing to %s: %w", SubjectList, err)
 	}
 	// Watch first, then subscribe: a tool added in between is not missed.
@@ -170,6 +171,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	if err != nil {
 		w.stopWatch()
 		w.unsubscribeAll()
+		w.clock.close()
 		return nil, err
 	}
 	// The subscriptions are in place on the server once Flush returns, so
@@ -177,6 +179,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	if err := nc.Flush(); err != nil {
 		w.stopWatch()
 		w.unsubscribeAll()
+		w.clock.close()
 		return nil, fmt.Errorf("bus: flushing subscriptions: %w", err)
 	}
 	return w, nil
@@ -365,28 +368,23 @@ func (w *Worker) onCall(m *nats.Msg) {
 		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
 		return
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	var stopTimer context.CancelFunc = func() {}
-	if timeout != nil {
-		if *timeout <= 0 {
-			w.mu.Unlock()
-			cancel(nil)
-			w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
-			return
-		}
-		ctx, stopTimer = context.WithTimeout(ctx, *timeout)
-	}
-	w.calls[req.ID] = &running{cancel: cancel}
-	w.mu.Unlock()
-
-	release := func() {
-		w.mu.Lock()
-		delete(w.calls, req.ID)
+	if timeout != nil && *timeout <= 0 {
 		w.mu.Unlock()
-		stopTimer()
-		cancel(nil)
+		w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
+		return
 	}
-	w.pool.Go(func() { newSender(w, m.Reply, req.ID, c, hb, release).run(ctx, call) })
+	s := &sender{w: w, reply: m.Reply, id: req.ID, codec: c, hbEvery: hb, call: call, lastPub: time.Now()}
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	if timeout != nil {
+		s.ctx, s.stopT = context.WithTimeout(s.ctx, *timeout)
+	}
+	w.calls[req.ID] = s
+	poke := w.clock.started()
+	w.mu.Unlock()
+	if poke {
+		w.clock.poke()
+	}
+	w.pool.Go(s)
 }
 
 func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Response {
@@ -437,8 +435,8 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if rc := w.calls[id]; rc != nil {
-		rc.cancel(cause)
+	if s := w.calls[id]; s != nil {
+		s.cancel(cause)
 		return
 	}
 	now := time.Now()
@@ -543,8 +541,8 @@ func (w *Worker) Stop(ctx context.Context) error {
 	if graceErr != nil {
 		w.mu.Lock()
 		w.interrupting = true
-		for _, rc := range w.calls {
-			rc.cancel(toolkit.ErrDraining)
+		for _, s := range w.calls {
+			s.cancel(toolkit.ErrDraining)
 		}
 		w.mu.Unlock()
 		// Each sender gives its tool AbandonAfter, then sends the final
@@ -555,6 +553,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.subs = map[string]*nats.Subscription{}
 	w.mu.Unlock()
 	w.cancelSub.Unsubscribe()
+	w.clock.close()
 	if err := w.nc.Flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		w.log.Warn("toolbus: flushing at stop", "err", err)
 	}
