@@ -154,6 +154,7 @@ type accBlock struct {
 // also rejects (data with a URL source under an existing ID); the rest of
 // the chunk is still applied.
 func (a *Accumulator) Add(c *Chunk) error {
+	from := len(a.blocks)
 	var err error
 	for i := range c.Content {
 		if e := a.addBlock(&c.Content[i]); e != nil && err == nil {
@@ -174,6 +175,7 @@ func (a *Accumulator) Add(c *Chunk) error {
 		}
 		maps.Copy(a.metadata, c.Metadata)
 	}
+	a.mergeAdjacentText(max(from-1, 0))
 	return err
 }
 
@@ -213,13 +215,15 @@ func (a *Accumulator) addBlock(b *Block) error {
 	return nil
 }
 
-// appendBlock adds a block at the end. Consecutive text blocks are merged
-// into the first, which keeps its ID, so text following text is appended
-// to it.
 func (a *Accumulator) appendBlock(b *Block) {
-	if n := len(a.blocks); n > 0 && b.Type == BlockText && a.blocks[n-1].Type == BlockText {
-		a.blocks[n-1].appendText(b.Text)
-		return
+	if n := len(a.blocks); n > 0 && b.Type == BlockText && b.ID == "" {
+		if last := &a.blocks[n-1]; last.Type == BlockText && last.ID == "" {
+			// It would be merged into last after the chunk; since neither
+			// has an id, no later block of the chunk can tell the
+			// difference.
+			last.appendText(b.Text)
+			return
+		}
 	}
 	nb := accBlock{Block: *b}
 	if b.Type == BlockData && b.URL == "" {
@@ -231,6 +235,34 @@ func (a *Accumulator) appendBlock(b *Block) {
 		nb.Data = ""
 	}
 	a.blocks = append(a.blocks, nb)
+}
+
+// mergeAdjacentText merges consecutive text blocks into the first, which
+// keeps its ID, after a chunk. Blocks before from were merged after the
+// previous chunks and a chunk only appends blocks (or merges into blocks
+// by ID), so only the tail can hold new neighbours.
+func (a *Accumulator) mergeAdjacentText(from int) {
+	if len(a.blocks)-from < 2 {
+		return
+	}
+	out := a.blocks[:from+1]
+	for i := from + 1; i < len(a.blocks); i++ {
+		b := &a.blocks[i]
+		last := &out[len(out)-1]
+		if last.Type == BlockText && b.Type == BlockText {
+			if b.pieces == nil {
+				last.appendText(b.Text)
+			} else {
+				for _, p := range b.pieces {
+					last.appendText(p)
+				}
+			}
+			continue
+		}
+		out = append(out, *b)
+	}
+	clear(a.blocks[len(out):])
+	a.blocks = out
 }
 
 // appendText appends to a text block.
