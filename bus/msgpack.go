@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -19,6 +20,22 @@ import (
 // so it changes the cost of a decode, never its result.
 
 // Encoding.
+
+// encBuf is a pooled encoding buffer: frames and requests are encoded into
+// one and published from it (nats.Conn.Publish copies the bytes).
+type encBuf struct{ b []byte }
+
+var bufPool = sync.Pool{New: func() any { return &encBuf{b: make([]byte, 0, 1024)} }}
+
+func getBuf() *encBuf { return bufPool.Get().(*encBuf) }
+
+// putBuf returns a buffer to the pool, unless it grew large.
+func putBuf(e *encBuf) {
+	if cap(e.b) <= 64<<10 {
+		e.b = e.b[:0]
+		bufPool.Put(e)
+	}
+}
 
 func appendMapLen(b []byte, n int) []byte {
 	switch {

@@ -48,7 +48,6 @@ type sender struct {
 	parts     int   // ids generated for split data blocks
 	lastPub   time.Time
 	abandonAt time.Time // set when the clock first sees the ctx done
-	buf       []byte    // encoding buffer, reused for every frame
 }
 
 // holdLimit is the most content bytes held back before a flush.
@@ -283,8 +282,10 @@ func (s *sender) publish(f *Frame) error {
 		if f.Final != nil {
 			extra = &s.w.meta
 		}
-		s.buf, err = appendFrame(s.buf[:0], f, extra)
-		data = s.buf
+		eb := getBuf()
+		defer putBuf(eb)
+		eb.b, err = appendFrame(eb.b[:0], f, extra)
+		data = eb.b
 	}
 	if err == nil {
 		if int64(len(data))+256 > s.w.nc.MaxPayload() {
