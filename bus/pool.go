@@ -5,42 +5,6 @@ import (
 	"time"
 )
 
-// pool reuses goroutines for calls. A fresh goroutine starts with a small
-// stack that a call grows (schema validation, encoding) and copies every
-// time; a reused one keeps its grown stack. Idle goroutines exit after
-// poolIdle.
-type pool struct {
-	work chan *sender
-}
-
-const poolIdle = 10 * time.Second
-
-func newPool() *pool { return &pool{work: make(chan *sender)} }
-
-// Go runs the call on an idle goroutine of the pool, or on a new one.
-func (p *pool) Go(s *sender) {
-	select {
-	case p.work <- s:
-	default:
-		go p.loop(s)
-	}
-}
-
-func (p *pool) loop(s *sender) {
-	idle := time.NewTimer(poolIdle)
-	defer idle.Stop()
-	for {
-		s.run()
-		s = nil
-		idle.Reset(poolIdle)
-		select {
-		case s = <-p.work:
-		case <-idle.C:
-			return
-		}
-	}
-}
-
 // clockTick is how often the worker's clock looks at the running calls
 // for heartbeats and abandons.
 const clockTick = 5 * time.Millisecond
