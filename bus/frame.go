@@ -178,20 +178,8 @@ func validCallID(id string) bool {
 	return len(id) <= MaxCallIDLen && validToken(id)
 }
 
-// validToken is toolkit.ValidName without a regular expression: it runs
-// on every call.
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// validToken reports whether s is one subject token of [A-Za-z0-9_-].
+func validToken(s string) bool { return toolkit.ValidName(s) }
 
 // EncodeRequest encodes a call request as msgpack, or as JSON when json is
 // true (then send HeaderContentType: ContentTypeJSON with it).

@@ -6,8 +6,12 @@ import (
 )
 
 // clockTick is how often the worker's clock looks at the running calls
-// for heartbeats and abandons.
-const clockTick = 5 * time.Millisecond
+// for heartbeats and abandons; flushSlack is the most a flush comes after
+// its FlushDelay.
+const (
+	clockTick  = 5 * time.Millisecond
+	flushSlack = time.Millisecond
+)
 
 // clock is the worker's one timer goroutine. A call arms no timer of its
 // own: the clock flushes held chunks when their FlushDelay is up (the
@@ -87,7 +91,13 @@ func (k *clock) run() {
 		}
 		var next time.Time
 		if k.head < len(k.queue) {
+			// Flushes due within flushSlack of each other are done in one
+			// wake-up, not one each (at a call every few µs, they would
+			// keep the clock busy).
 			next = k.queue[k.head].at
+			if soon := now.Add(flushSlack); next.Before(soon) {
+				next = soon
+			}
 		}
 		k.mu.Unlock()
 		for i := range due {
