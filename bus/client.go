@@ -387,8 +387,8 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 			if isNoResponders(m) {
 				return c.noResponders(ctx, call)
 			}
-			f, err := decodeFrame(m.Data, requestCodec(m) == jsonCodec, true)
-			if err != nil {
+			var f Frame
+			if err := decodeFrameInto(&f, m.Data, requestCodec(m) == jsonCodec, true); err != nil {
 				c.log.Warn("toolbus: dropping an undecodable frame", "call", call.ID, "err", err)
 				continue
 			}
@@ -413,7 +413,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 					return nil
 				}
 			case KindFinal:
-				return st.final(c, f)
+				return st.final(c, &f)
 			}
 		}
 		switch {

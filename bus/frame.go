@@ -125,20 +125,33 @@ func DecodeFrame(data []byte, json bool) (*Frame, error) {
 // decodeFrame is DecodeFrame; with alias set, the frame's strings share
 // data's memory (for a received message's payload, which nobody changes).
 func decodeFrame(data []byte, json, alias bool) (*Frame, error) {
-	var f Frame
-	var err error
-	if json {
-		err = jsonCodec.unmarshal(data, &f)
-	} else {
-		err = unmarshalFrame(data, &f, alias)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("bus: undecodable frame: %w", err)
-	}
-	if err := f.check(); err != nil {
+	f := new(Frame)
+	if err := decodeFrameInto(f, data, json, alias); err != nil {
 		return nil, err
 	}
-	return &f, nil
+	return f, nil
+}
+
+// decodeFrameInto is decodeFrame into a frame of the caller's.
+func decodeFrameInto(f *Frame, data []byte, json, alias bool) error {
+	var err error
+	if json {
+		*f, err = unmarshalJSONFrame(data)
+	} else {
+		err = unmarshalFrame(data, f, alias)
+	}
+	if err != nil {
+		return fmt.Errorf("bus: undecodable frame: %w", err)
+	}
+	return f.check()
+}
+
+// unmarshalJSONFrame decodes into a frame of its own, so that the caller's
+// need not live on the heap.
+func unmarshalJSONFrame(data []byte) (Frame, error) {
+	var f Frame
+	err := jsonCodec.unmarshal(data, &f)
+	return f, err
 }
 
 func (f *Frame) check() error {

@@ -963,8 +963,10 @@ func unmarshalFrame(data []byte, f *Frame, alias bool) error {
 	if err := d.frame(f); err == nil && d.i == len(data) {
 		return nil
 	}
-	*f = Frame{}
-	return refUnmarshalBody(data, f)
+	ref := new(Frame) // the library's decode keeps f off the heap this way
+	err := refUnmarshalBody(data, ref)
+	*f = *ref
+	return err
 }
 
 // unmarshalRequest decodes a msgpack request body. alias: see decoder.
@@ -973,6 +975,8 @@ func unmarshalRequest(data []byte, r *Request, alias bool) error {
 	if err := d.request(r); err == nil && d.i == len(data) {
 		return nil
 	}
-	*r = Request{}
-	return refUnmarshalBody(data, r)
+	ref := new(Request)
+	err := refUnmarshalBody(data, ref)
+	*r = *ref
+	return err
 }

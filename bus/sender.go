@@ -38,14 +38,13 @@ type sender struct {
 	mu        sync.Mutex
 	done      bool // the final is out; writes fail with ErrStopped
 	seq       uint64
-	chunks    uint64 // chunk frames sent
-	streaming bool   // chunks were flushed: the final will not carry the content
-	held      []item
+	chunks    uint64    // chunk frames sent
+	streaming bool      // chunks were flushed: the final will not carry the content
+	hb        *holdBufs // the held items, from holdPool while the call holds any
 	heldSize  int
 	holdGen   uint64 // counts holds; a scheduled flush names the one it is for
-	blocks    []toolkit.Block
-	sendErr   error // a chunk that could not be sent
-	parts     int   // ids generated for split data blocks
+	sendErr   error  // a chunk that could not be sent
+	parts     int    // ids generated for split data blocks
 	lastPub   time.Time
 	abandonAt time.Time // set when the clock first sees the ctx done
 }
@@ -72,9 +71,13 @@ func (s *sender) Write(c toolkit.Chunk) error {
 	// Held until the next flush: the tool may reuse its slices once Write
 	// returns, so the blocks are copied (into one buffer for all held
 	// chunks; strings need no copy).
-	start := len(s.blocks)
-	s.blocks = append(s.blocks, c.Content...)
-	c.Content = s.blocks[start:len(s.blocks):len(s.blocks)]
+	if s.hb == nil {
+		s.hb = holdPool.Get().(*holdBufs)
+	}
+	hb := s.hb
+	start := len(hb.blocks)
+	hb.blocks = append(hb.blocks, c.Content...)
+	c.Content = hb.blocks[start:len(hb.blocks):len(hb.blocks)]
 	c.Metadata = maps.Clone(c.Metadata)
 	s.hold(item{chunk: c, isChunk: true})
 	s.heldSize += contentSize(&c)
@@ -96,8 +99,11 @@ func (s *sender) Progress(p toolkit.Progress) error {
 }
 
 func (s *sender) hold(it item) {
-	s.held = append(s.held, it)
-	if len(s.held) == 1 {
+	if s.hb == nil {
+		s.hb = holdPool.Get().(*holdBufs)
+	}
+	s.hb.held = append(s.hb.held, it)
+	if len(s.hb.held) == 1 {
 		s.holdGen++
 		s.w.clock.flushAt(s, s.holdGen, time.Now().Add(s.w.opts.FlushDelay))
 	}
@@ -108,7 +114,7 @@ func (s *sender) hold(it item) {
 func (s *sender) flushDue(gen uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.done && s.holdGen == gen && len(s.held) > 0 {
+	if !s.done && s.holdGen == gen && s.holding() {
 		s.flush()
 	}
 }
@@ -131,7 +137,7 @@ func (s *sender) check(now time.Time) {
 			return
 		}
 	}
-	if len(s.held) == 0 && now.Sub(s.lastPub) >= s.hbEvery {
+	if !s.holding() && now.Sub(s.lastPub) >= s.hbEvery {
 		s.publish(&Frame{Kind: KindHeartbeat})
 	}
 	s.mu.Unlock()
@@ -173,17 +179,48 @@ func (s *sender) release() {
 // one write) and marks the call as streaming.
 func (s *sender) flush() {
 	s.streaming = true
-	for i := range s.held {
-		it := &s.held[i]
+	if s.hb == nil {
+		return
+	}
+	for i := range s.hb.held {
+		it := &s.hb.held[i]
 		if it.isChunk {
 			s.sendChunk(&it.chunk)
 		} else {
 			s.publish(&Frame{Kind: KindProgress, Progress: &it.progress})
 		}
 	}
-	clear(s.held)
-	clear(s.blocks)
-	s.held, s.heldSize, s.blocks = s.held[:0], 0, s.blocks[:0]
+	s.hb.reset()
+	s.heldSize = 0
+}
+
+// holdBufs are the items a call holds back and a copy of their blocks,
+// reused across calls.
+type holdBufs struct {
+	held   []item
+	blocks []toolkit.Block
+}
+
+var holdPool = sync.Pool{New: func() any { return new(holdBufs) }}
+
+func (hb *holdBufs) reset() {
+	clear(hb.held)
+	clear(hb.blocks)
+	hb.held, hb.blocks = hb.held[:0], hb.blocks[:0]
+}
+
+func (s *sender) holding() bool { return s.hb != nil && len(s.hb.held) > 0 }
+
+// dropHold returns the hold buffers once the final is out (done is set,
+// so nothing holds again).
+func (s *sender) dropHold() {
+	if s.hb != nil {
+		s.hb.reset()
+		if cap(s.hb.held) <= 1024 && cap(s.hb.blocks) <= 4096 {
+			holdPool.Put(s.hb)
+		}
+		s.hb = nil
+	}
 }
 
 // sendChunk publishes a chunk, splitting it across frames when it does not
@@ -231,6 +268,7 @@ func (s *sender) final(resp *toolkit.Response) {
 // content otherwise.
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
+	defer s.dropHold()
 	if s.codec == jsonCodec { // msgpack finals get it in publish, without a map
 		if resp.Metadata == nil {
 			resp.Metadata = map[string]any{}
@@ -276,7 +314,7 @@ func (s *sender) publish(f *Frame) error {
 	var data []byte
 	var err error
 	if s.codec == jsonCodec {
-		data, err = s.codec.marshal(f)
+		data, err = marshalJSONFrame(*f)
 	} else {
 		var extra *metaEntry
 		if f.Final != nil {
@@ -300,6 +338,10 @@ func (s *sender) publish(f *Frame) error {
 	s.lastPub = time.Now()
 	return nil
 }
+
+// marshalJSONFrame encodes a copy of the frame, so that the frames of
+// msgpack calls need not live on the heap.
+func marshalJSONFrame(f Frame) ([]byte, error) { return jsonCodec.marshal(&f) }
 
 // contentSize approximates the encoded size of a chunk's content.
 func contentSize(c *toolkit.Chunk) int {

@@ -370,7 +370,7 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	var req Request
 	var err error
 	if c == jsonCodec {
-		err = c.unmarshal(m.Data, &req)
+		req, err = unmarshalJSONRequest(m.Data)
 	} else {
 		err = unmarshalRequest(m.Data, &req, true) // m.Data is ours alone
 	}
@@ -439,6 +439,14 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 		w.clock.poke()
 	}
 	return s
+}
+
+// unmarshalJSONRequest decodes into a request of its own, so that the
+// msgpack path's need not live on the heap.
+func unmarshalJSONRequest(data []byte) (Request, error) {
+	var r Request
+	err := jsonCodec.unmarshal(data, &r)
+	return r, err
 }
 
 func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Response {
