@@ -382,6 +382,12 @@ type decoder struct {
 	i     int
 	alias bool
 	depth int
+	spare []toolkit.Block // room for one block, used by the next blocks of one
+}
+
+type chunkBlock struct {
+	c toolkit.Chunk
+	b [1]toolkit.Block
 }
 
 func (d *decoder) byte1() (byte, error) {
@@ -796,8 +802,12 @@ func (d *decoder) frame(f *Frame) error {
 			f.Chunks, err = d.uint()
 		case "chunk":
 			if !d.isNil() {
-				f.Chunk = &toolkit.Chunk{}
+				// A chunk and its one block (the usual case) in one
+				// allocation.
+				cb := new(chunkBlock)
+				f.Chunk, d.spare = &cb.c, cb.b[:]
 				err = d.chunk(f.Chunk)
+				d.spare = nil
 			}
 		case "progress":
 			if !d.isNil() {
@@ -916,7 +926,12 @@ func (d *decoder) blocks() ([]toolkit.Block, error) {
 	if n > len(d.b)-d.i {
 		return nil, errDecline
 	}
-	out := make([]toolkit.Block, n)
+	var out []toolkit.Block
+	if n == 1 && d.spare != nil {
+		out, d.spare = d.spare[:1:1], nil
+	} else {
+		out = make([]toolkit.Block, n)
+	}
 	for i := range out {
 		if err := d.block(&out[i]); err != nil {
 			return nil, err

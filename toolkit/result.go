@@ -87,6 +87,9 @@ type Response struct {
 
 // Text returns the concatenation of the response's text blocks.
 func (r *Response) Text() string {
+	if len(r.Content) == 1 && r.Content[0].Type == BlockText {
+		return r.Content[0].Text // nothing to join
+	}
 	var b strings.Builder
 	for _, blk := range r.Content {
 		if blk.Type == BlockText {
