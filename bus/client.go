@@ -25,7 +25,9 @@ type ClientOptions struct {
 	// heartbeat when a call is otherwise silent. Default DefaultHeartbeat.
 	Heartbeat time.Duration
 	// StallTimeout ends a call as worker_lost (and publishes its cancel)
-	// when no frame arrived for that long. Default 3 × Heartbeat.
+	// when no frame arrived for that long; calls are looked at every
+	// StallTimeout/8, so it ends at most an eighth later. Default 3 ×
+	// Heartbeat.
 	StallTimeout time.Duration
 	// CancelGrace is how long a call whose ctx ended waits for the
 	// worker's final (interrupted or timeout, with the partial output)

@@ -33,12 +33,13 @@ type WorkerOptions struct {
 	RetryAfter time.Duration
 	// FlushDelay is how long the first chunks of a call are held back: a
 	// call that ends within it sends exactly one message, the final.
-	// Default 5ms.
+	// Held chunks go out at most 1ms after it (the worker's clock groups
+	// flushes). Default 5ms.
 	FlushDelay time.Duration
 	// AbandonAfter bounds how long a tool may ignore its cancelled or
-	// expired context: after it, the caller gets the final (interrupted or
-	// timeout) while the tool's goroutine is left to finish on its own.
-	// Default 2s.
+	// expired context: after it (and up to 10ms more: the worker's clock
+	// looks every 5ms), the caller gets the final (interrupted or timeout)
+	// while the tool's goroutine is left to finish on its own. Default 2s.
 	AbandonAfter time.Duration
 	// TombstoneTTL is how long a cancel for an unknown call id is kept, in
 	// case it overtook its call. Default 30s.
@@ -122,14 +123,13 @@ type Worker struct {
 	clock        *clock
 	meta         metaEntry // MetaWorker and the instance, for finals
 
-	// Calls arrive on inbox, shared by the call subscriptions. One reader
-	// at a time (the one holding lead) waits on it; the reader that takes
-	// a call makes sure another reader is waiting and runs the call
-	// itself, so a call reaches its goroutine in one hop.
+	// Calls arrive on inbox, shared by the call subscriptions. Idle
+	// readers wait on it; the reader that takes a call makes sure another
+	// is waiting and runs the call itself, so a call reaches its goroutine
+	// in one hop.
 	inbox     chan *nats.Msg
-	lead      sync.Mutex
 	spare     atomic.Int32 // readers not running a call
-	inHand    atomic.Int32 // calls taken from inbox and not yet registered or answered
+	mayHold   atomic.Int32 // readers waiting on inbox or registering a call they took
 	closeOnce sync.Once
 }
 
@@ -333,13 +333,10 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 // reader takes calls from the inbox while it is the leader, and runs them.
 func (w *Worker) reader() {
 	for {
-		w.lead.Lock()
+		w.mayHold.Add(1) // before the receive: see waitIdle
 		m, ok := <-w.inbox
-		if ok {
-			w.inHand.Add(1)
-		}
-		w.lead.Unlock()
 		if !ok {
+			w.mayHold.Add(-1)
 			w.spare.Add(-1)
 			return
 		}
@@ -349,7 +346,7 @@ func (w *Worker) reader() {
 			go w.reader()
 		}
 		s := w.onCall(m)
-		w.inHand.Add(-1)
+		w.mayHold.Add(-1)
 		if s != nil {
 			s.run()
 		}
@@ -632,12 +629,11 @@ func (w *Worker) waitIdle(ctx context.Context, subs []*nats.Subscription) error 
 		idle := !slices.ContainsFunc(subs, (*nats.Subscription).IsValid)
 		if idle {
 			// Nothing delivers to the inbox anymore; the readers finish
-			// what it holds, then end. Holding lead, no reader is between
-			// taking a call and counting it in inHand.
+			// what it holds, then end. Once it is empty, a call taken
+			// earlier is counted in mayHold (a reader counts itself before
+			// it receives) until it is registered in w.calls.
 			w.closeInbox()
-			w.lead.Lock()
-			idle = len(w.inbox) == 0 && w.inHand.Load() == 0
-			w.lead.Unlock()
+			idle = len(w.inbox) == 0 && w.mayHold.Load() == 0
 		}
 		if idle {
 			w.mu.Lock()
