@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -760,5 +761,49 @@ func TestSlowConsumerIsNotWorkerLost(t *testing.T) {
 	}
 	if final.State != toolkit.StateSuccess || final.Text() != "abc" {
 		t.Fatalf("%+v", final)
+	}
+}
+
+// TestStopUnderLoad stops a worker while calls keep arriving, just after
+// one of its tools was removed (its subscription still draining): every
+// call ends with one final (the worker's, or unavailable once nobody
+// serves), and Stop returns.
+func TestStopUnderLoad(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	mustAdd(t, tk, toolkit.Func("gone", "Removed while called.", func(ctx context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return "gone", nil
+	}))
+	w, err := bus.Serve(connect(t, s), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, connect(t, s), &bus.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				name := []string{"echo", "gone"}[(g+i)%2]
+				r := c.Invoke(ctx, toolkit.ToolCall{Name: name, Input: map[string]any{"text": "x"}})
+				if r == nil || (r.State != toolkit.StateSuccess && r.Code != toolkit.CodeUnavailable && r.Code != toolkit.CodeNotFound) {
+					bad.Add(1)
+					t.Errorf("call %s: %+v", name, r)
+				}
+			}
+		})
+	}
+	time.Sleep(5 * time.Millisecond)
+	tk.Remove("gone")
+	if err := w.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	wg.Wait()
+	if w.InFlight() != 0 {
+		t.Fatalf("%d calls still in flight after Stop", w.InFlight())
 	}
 }

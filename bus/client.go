@@ -25,7 +25,9 @@ type ClientOptions struct {
 	// heartbeat when a call is otherwise silent. Default DefaultHeartbeat.
 	Heartbeat time.Duration
 	// StallTimeout ends a call as worker_lost (and publishes its cancel)
-	// when no frame arrived for that long. Default 3 × Heartbeat.
+	// when no frame arrived for that long; calls are looked at every
+	// StallTimeout/8, so it ends at most an eighth later. Default 3 ×
+	// Heartbeat.
 	StallTimeout time.Duration
 	// CancelGrace is how long a call whose ctx ended waits for the
 	// worker's final (interrupted or timeout, with the partial output)
@@ -70,44 +72,66 @@ type Client struct {
 	hbHdr  string
 	next   atomic.Uint64
 
-	mu      sync.Mutex
-	pending map[string]*inbox
-	revs    map[string]uint64 // session → latest groups revision seen
-	closed  bool
+	mu       sync.Mutex
+	pending  map[string]*inbox
+	revs     map[string]uint64 // session → latest groups revision seen
+	closed   bool
+	watching bool // the stall watchdog runs (while calls are pending)
 }
 
 // inbox queues the messages of one call without bounds, so the shared
-// subscription callback never blocks on a slow consumer.
+// subscription callback never blocks on a slow consumer. Inboxes are
+// reused: messages are pushed only while the inbox is in c.pending, under
+// c.mu, so none reaches an inbox after its call removed it.
 type inbox struct {
-	mu     sync.Mutex
-	msgs   []*nats.Msg
-	closed bool
-	signal chan struct{}
+	signal chan struct{} // cap 1
+
+	mu      sync.Mutex
+	msgs    []*nats.Msg
+	last    time.Time // when the last message was pushed, or the call started
+	closed  bool      // the client was closed
+	stalled bool      // the watchdog found the call silent for StallTimeout
+	spare   [2][4]*nats.Msg
 }
 
-func (b *inbox) push(m *nats.Msg) {
-	b.mu.Lock()
-	b.msgs = append(b.msgs, m)
-	b.mu.Unlock()
+var inboxPool = sync.Pool{New: func() any { return &inbox{signal: make(chan struct{}, 1)} }}
+
+func (b *inbox) notify() {
 	select {
 	case b.signal <- struct{}{}:
 	default:
 	}
 }
 
-func (b *inbox) waiting() bool {
+// push queues m; c.mu is held.
+func (b *inbox) push(m *nats.Msg, now time.Time) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.msgs) > 0
+	b.msgs = append(b.msgs, m)
+	b.last, b.stalled = now, false
+	b.mu.Unlock()
+	b.notify()
 }
 
-func (b *inbox) take(buf []*nats.Msg) ([]*nats.Msg, bool) {
+// take swaps the queued messages with buf, which the caller has used up.
+func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, stalled bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	buf = append(buf[:0], b.msgs...)
+	clear(buf)
+	msgs, b.msgs = b.msgs, buf[:0]
+	return msgs, b.closed, b.stalled
+}
+
+// reset readies a used inbox for the pool; it is in no c.pending.
+func (b *inbox) reset(buf []*nats.Msg) {
 	clear(b.msgs)
-	b.msgs = b.msgs[:0]
-	return buf, b.closed
+	clear(buf)
+	clear(b.spare[0][:])
+	clear(b.spare[1][:])
+	b.msgs, b.closed, b.stalled = b.spare[0][:0], false, false
+	select {
+	case <-b.signal:
+	default:
+	}
 }
 
 // NewClient subscribes the client's inbox on nc. Close releases it.
@@ -145,28 +169,54 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
-	boxes := c.pending
-	c.pending = map[string]*inbox{}
-	c.mu.Unlock()
-	for _, b := range boxes {
+	for _, b := range c.pending {
 		b.mu.Lock()
 		b.closed = true
 		b.mu.Unlock()
-		select {
-		case b.signal <- struct{}{}:
-		default:
-		}
+		b.notify()
 	}
+	c.pending = map[string]*inbox{}
+	c.mu.Unlock()
 	return c.sub.Unsubscribe()
 }
 
 func (c *Client) onMsg(m *nats.Msg) {
 	token := m.Subject[len(c.prefix):]
+	now := time.Now()
 	c.mu.Lock()
-	b := c.pending[token]
+	if b := c.pending[token]; b != nil {
+		b.push(m, now)
+	}
 	c.mu.Unlock()
-	if b != nil {
-		b.push(m)
+}
+
+// watch is the stall watchdog: while calls are pending it looks at them
+// every StallTimeout/8 and wakes those that received nothing for
+// StallTimeout. It exits when no call is pending and is started again by
+// the next call, so an idle client has no goroutine of its own.
+func (c *Client) watch() {
+	every := max(c.opts.StallTimeout/8, time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for now := range t.C {
+		c.mu.Lock()
+		if len(c.pending) == 0 {
+			c.watching = false
+			c.mu.Unlock()
+			return
+		}
+		for _, b := range c.pending {
+			b.mu.Lock()
+			silent := !b.stalled && len(b.msgs) == 0 && now.Sub(b.last) >= c.opts.StallTimeout
+			if silent {
+				b.stalled = true
+			}
+			b.mu.Unlock()
+			if silent {
+				b.notify()
+			}
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -246,7 +296,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	if err := ctx.Err(); err != nil {
 		return c.ctxFinal(ctx, call.ID, nil)
 	}
-	data, err := msgpackCodec.marshal(&Request{ID: call.ID, Input: call.Input, Session: call.Session})
+	eb := getBuf()
+	defer putBuf(eb)
+	data, err := appendRequest(eb.b[:0], &Request{ID: call.ID, Input: call.Input, Session: call.Session})
+	eb.b = data
 	if err != nil {
 		return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the input cannot be encoded: %v", err))
 	}
@@ -264,23 +317,40 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		hdr = setHeader(hdr, HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
 	}
 
-	token := strconv.FormatUint(c.next.Add(1), 36)
-	box := &inbox{signal: make(chan struct{}, 1)}
+	var rb [96]byte
+	reply := string(strconv.AppendUint(append(rb[:0], c.prefix...), c.next.Add(1), 36))
+	token := reply[len(c.prefix):]
+	box := inboxPool.Get().(*inbox)
+	box.msgs, box.last = box.spare[0][:0], time.Now()
+	buf := box.spare[1][:0]
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		box.reset(buf)
+		inboxPool.Put(box)
 		return localFinal(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: the client is closed.")
 	}
 	c.pending[token] = box
+	if !c.watching {
+		c.watching = true
+		go c.watch()
+	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
 		delete(c.pending, token)
 		c.mu.Unlock()
+		box.reset(buf)
+		inboxPool.Put(box)
 	}()
 
-	msg := &nats.Msg{Subject: SubjectCallPrefix + call.Name, Reply: c.prefix + token, Header: hdr, Data: data}
-	if err := c.nc.PublishMsg(msg); err != nil {
+	subject := SubjectCallPrefix + call.Name
+	if hdr == nil {
+		err = c.nc.PublishRequest(subject, reply, data)
+	} else {
+		err = c.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: reply, Header: hdr, Data: data})
+	}
+	if err != nil {
 		if errors.Is(err, nats.ErrMaxPayload) {
 			return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
 				"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.",
@@ -290,79 +360,72 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	}
 
 	st := callState{id: call.ID}
-	// Frames do not re-arm the stall timer (a timer update per frame is
-	// costly); when it fires it checks how long the call has been silent.
-	stall := time.NewTimer(c.opts.StallTimeout)
-	defer stall.Stop()
-	lastFrame := time.Now()
 	ctxDone := ctx.Done()
-	cancelled := false
-	var buf []*nats.Msg
+	var grace <-chan time.Time // after a cancel: how long the worker's final is awaited
 	for {
-		select {
-		case <-box.signal:
-			var closed bool
-			buf, closed = box.take(buf)
-			for _, m := range buf {
-				if isNoResponders(m) {
-					return c.noResponders(ctx, call)
+		if ctxDone == nil && grace == nil {
+			<-box.signal
+		} else {
+			select {
+			case <-box.signal:
+			case <-ctxDone:
+				ctxDone = nil
+				reason := ""
+				if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+					reason = CancelReasonDeadline
 				}
-				f, err := DecodeFrame(m.Data, requestCodec(m) == jsonCodec)
-				if err != nil {
-					c.log.Warn("toolbus: dropping an undecodable frame", "call", call.ID, "err", err)
-					continue
-				}
-				if f.Seq <= st.last {
-					continue // a duplicate or an old frame
-				}
-				if f.Seq != st.last+1 {
-					c.log.Warn("toolbus: frames lost", "call", call.ID, "missing", f.Seq-st.last-1)
-				}
-				st.last = f.Seq
-				lastFrame = time.Now()
-				switch f.Kind {
-				case KindChunk:
-					st.chunks++
-					st.acc.Add(f.Chunk)
-					if !yield(toolkit.Event{Chunk: f.Chunk}) {
-						c.cancel(call.ID, "")
-						return nil
-					}
-				case KindProgress:
-					if !yield(toolkit.Event{Progress: f.Progress}) {
-						c.cancel(call.ID, "")
-						return nil
-					}
-				case KindFinal:
-					return st.final(c, f)
-				}
-			}
-			if closed {
-				return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client was closed during the call.")
-			}
-		case <-stall.C:
-			if cancelled {
+				c.cancel(call.ID, reason)
+				t := time.NewTimer(c.opts.CancelGrace)
+				defer t.Stop()
+				grace = t.C
+				continue
+			case <-grace:
 				return c.ctxFinal(ctx, call.ID, &st)
 			}
-			if silent := time.Since(lastFrame); silent < c.opts.StallTimeout || box.waiting() {
-				// Not silent: frames came, or are queued while the caller
-				// was slow to take the last event.
-				stall.Reset(max(c.opts.StallTimeout-silent, time.Millisecond))
+		}
+		msgs, closed, stalled := box.take(buf)
+		buf = msgs
+		for _, m := range msgs {
+			if isNoResponders(m) {
+				return c.noResponders(ctx, call)
+			}
+			var f Frame
+			if err := decodeFrameInto(&f, m.Data, requestCodec(m) == jsonCodec, true); err != nil {
+				c.log.Warn("toolbus: dropping an undecodable frame", "call", call.ID, "err", err)
 				continue
 			}
+			if f.Seq <= st.last {
+				continue // a duplicate or an old frame
+			}
+			if f.Seq != st.last+1 {
+				c.log.Warn("toolbus: frames lost", "call", call.ID, "missing", f.Seq-st.last-1)
+			}
+			st.last = f.Seq
+			switch f.Kind {
+			case KindChunk:
+				st.chunks++
+				st.acc.Add(f.Chunk)
+				if !yield(toolkit.Event{Chunk: f.Chunk}) {
+					c.cancel(call.ID, "")
+					return nil
+				}
+			case KindProgress:
+				if !yield(toolkit.Event{Progress: f.Progress}) {
+					c.cancel(call.ID, "")
+					return nil
+				}
+			case KindFinal:
+				return st.final(c, &f)
+			}
+		}
+		switch {
+		case closed:
+			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client was closed during the call.")
+		case stalled && grace == nil: // after a cancel, the grace period decides
 			c.cancel(call.ID, "")
 			return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
 				"WorkerLostError: the worker running '%s' went silent for %s and is presumed lost; the call was cancelled. It may or may not have taken effect.",
 				call.Name, c.opts.StallTimeout))
-		case <-ctxDone:
-			ctxDone = nil
-			cancelled = true
-			reason := ""
-			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-				reason = CancelReasonDeadline
-			}
-			c.cancel(call.ID, reason)
-			stall.Reset(c.opts.CancelGrace)
 		}
 	}
 }

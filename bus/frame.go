@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
@@ -82,8 +81,11 @@ func (c codec) marshal(v any) ([]byte, error) {
 		}
 		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 	}
-	if data, ok, err := marshalFast(v); ok {
-		return data, err
+	switch x := v.(type) {
+	case *Frame:
+		return appendFrame(nil, x, nil)
+	case *Request:
+		return appendRequest(nil, x)
 	}
 	return msgpack.Marshal(v)
 }
@@ -92,34 +94,14 @@ func (c codec) unmarshal(data []byte, v any) error {
 	if c == jsonCodec {
 		return json.Unmarshal(data, v)
 	}
-	if err := checkMsgpack(data); err != nil {
-		return err
+	switch x := v.(type) {
+	case *Frame:
+		return unmarshalFrame(data, x, false)
+	case *Request:
+		return unmarshalRequest(data, x, false)
 	}
-	pd := decPool.Get().(*pooledDecoder)
-	defer decPool.Put(pd)
-	r, dec := &pd.r, pd.dec
-	r.Reset(data)
-	dec.Reset(r)
-	dec.UseLooseInterfaceDecoding(true)
-	ok, err := unmarshalFast(dec, v)
-	if !ok {
-		err = dec.Decode(v)
-	}
-	if err != nil {
-		return err
-	}
-	if r.Len() > 0 {
-		return errors.New("trailing bytes after the body")
-	}
-	return nil
+	return refUnmarshalBody(data, v)
 }
-
-type pooledDecoder struct {
-	r   bytes.Reader
-	dec *msgpack.Decoder
-}
-
-var decPool = sync.Pool{New: func() any { return &pooledDecoder{dec: msgpack.NewDecoder(nil)} }}
 
 func (c codec) String() string {
 	if c == jsonCodec {
@@ -137,14 +119,39 @@ func EncodeFrame(f *Frame, json bool) ([]byte, error) {
 // json is true). It rejects a frame that is not well formed: an unknown
 // kind, a zero sequence number, a payload that does not match the kind.
 func DecodeFrame(data []byte, json bool) (*Frame, error) {
-	var f Frame
-	if err := codec(json).unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("bus: undecodable frame: %w", err)
-	}
-	if err := f.check(); err != nil {
+	return decodeFrame(data, json, false)
+}
+
+// decodeFrame is DecodeFrame; with alias set, the frame's strings share
+// data's memory (for a received message's payload, which nobody changes).
+func decodeFrame(data []byte, json, alias bool) (*Frame, error) {
+	f := new(Frame)
+	if err := decodeFrameInto(f, data, json, alias); err != nil {
 		return nil, err
 	}
-	return &f, nil
+	return f, nil
+}
+
+// decodeFrameInto is decodeFrame into a frame of the caller's.
+func decodeFrameInto(f *Frame, data []byte, json, alias bool) error {
+	var err error
+	if json {
+		*f, err = unmarshalJSONFrame(data)
+	} else {
+		err = unmarshalFrame(data, f, alias)
+	}
+	if err != nil {
+		return fmt.Errorf("bus: undecodable frame: %w", err)
+	}
+	return f.check()
+}
+
+// unmarshalJSONFrame decodes into a frame of its own, so that the caller's
+// need not live on the heap.
+func unmarshalJSONFrame(data []byte) (Frame, error) {
+	var f Frame
+	err := jsonCodec.unmarshal(data, &f)
+	return f, err
 }
 
 func (f *Frame) check() error {
@@ -184,20 +191,8 @@ func validCallID(id string) bool {
 	return len(id) <= MaxCallIDLen && validToken(id)
 }
 
-// validToken is toolkit.ValidName without a regular expression: it runs
-// on every call.
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// validToken reports whether s is one subject token of [A-Za-z0-9_-].
+func validToken(s string) bool { return toolkit.ValidName(s) }
 
 // EncodeRequest encodes a call request as msgpack, or as JSON when json is
 // true (then send HeaderContentType: ContentTypeJSON with it).

@@ -193,10 +193,13 @@ func TestCheckMsgpack(t *testing.T) {
 	}
 }
 
-func TestValidToken(t *testing.T) {
-	for _, s := range []string{"", "a", "A-z_09", "a.b", "a b", "a*", ">", "ü", "a\n"} {
-		if got, want := validToken(s), toolkit.ValidName(s); got != want {
-			t.Errorf("validToken(%q) = %v, toolkit.ValidName says %v", s, got, want)
+func TestValidCallID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"": false, "a": true, "A-z_09": true, "a.b": false, "a b": false, "a*": false, ">": false, "ü": false, "a\n": false,
+		strings.Repeat("x", MaxCallIDLen): true, strings.Repeat("x", MaxCallIDLen+1): false,
+	} {
+		if got := validCallID(id); got != want {
+			t.Errorf("validCallID(%q) = %v, want %v", id, got, want)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -15,59 +14,47 @@ import (
 
 // item is a chunk or a progress report held back before the first flush.
 type item struct {
-	chunk    *toolkit.Chunk
-	progress *toolkit.Progress
+	chunk    toolkit.Chunk
+	progress toolkit.Progress
+	isChunk  bool
 }
 
-// sender is the toolkit.Writer of one call and publishes its frames. Every
-// frame is numbered and published under the sender's lock on the worker's
-// one connection, so the frames of a call go out in order whichever
-// goroutine produced them (the tool's, or the timer's for heartbeats and
-// the first flush).
+// sender is one call on the worker: it runs the call and is the call's
+// toolkit.Writer. Every frame is numbered and published under the sender's
+// lock on the worker's one connection, so the frames of a call go out in
+// order whichever goroutine produced them (the tool's, or the worker's
+// clock for heartbeats, flushes and abandons).
 type sender struct {
 	w       *Worker
 	reply   string
 	id      string
 	codec   codec
 	hbEvery time.Duration
-	release func() // runs once, after the final is out
+	call    toolkit.ToolCall
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	stopT   context.CancelFunc // the timeout's timer; nil without one
 
 	mu        sync.Mutex
 	done      bool // the final is out; writes fail with ErrStopped
 	seq       uint64
-	chunks    uint64 // chunk frames sent
-	streaming bool   // chunks were flushed: the final will not carry the content
-	held      []item
+	chunks    uint64    // chunk frames sent
+	streaming bool      // chunks were flushed: the final will not carry the content
+	hb        *holdBufs // the held items, from holdPool while the call holds any
 	heldSize  int
-	sendErr   error       // a chunk that could not be sent
-	parts     int         // ids generated for split data blocks
-	timer     *time.Timer // the first flush, then heartbeats
-	lastPub   time.Time   // when the last frame went out
-	abandonT  *time.Timer // armed when the call's ctx ends
+	holdGen   uint64 // counts holds; a scheduled flush names the one it is for
+	sendErr   error  // a chunk that could not be sent
+	parts     int    // ids generated for split data blocks
+	lastPub   time.Time
+	abandonAt time.Time // set when the clock first sees the ctx done
 }
 
 // holdLimit is the most content bytes held back before a flush.
 const holdLimit = 32 << 10
 
-func newSender(w *Worker, reply, id string, c codec, hb time.Duration, release func()) *sender {
-	return &sender{w: w, reply: reply, id: id, codec: c, hbEvery: hb, release: release}
-}
-
 // run runs the call on the calling goroutine and publishes its final.
-func (s *sender) run(ctx context.Context, call toolkit.ToolCall) {
-	s.mu.Lock()
-	s.lastPub = time.Now()
-	s.timer = time.AfterFunc(s.hbEvery, s.tick)
-	s.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if !s.done {
-			s.abandonT = time.AfterFunc(s.w.opts.AbandonAfter, func() { s.abandon(ctx, call.Name) })
-		}
-	})
-	resp := s.w.tk.Serve(ctx, call, s)
-	stop()
+func (s *sender) run() {
+	resp := s.w.tk.Serve(s.ctx, s.call, s)
 	s.final(resp)
 }
 
@@ -82,10 +69,17 @@ func (s *sender) Write(c toolkit.Chunk) error {
 		return s.sendErr
 	}
 	// Held until the next flush: the tool may reuse its slices once Write
-	// returns.
-	c.Content = slices.Clone(c.Content)
+	// returns, so the blocks are copied (into one buffer for all held
+	// chunks; strings need no copy).
+	if s.hb == nil {
+		s.hb = holdPool.Get().(*holdBufs)
+	}
+	hb := s.hb
+	start := len(hb.blocks)
+	hb.blocks = append(hb.blocks, c.Content...)
+	c.Content = hb.blocks[start:len(hb.blocks):len(hb.blocks)]
 	c.Metadata = maps.Clone(c.Metadata)
-	s.hold(item{chunk: &c})
+	s.hold(item{chunk: c, isChunk: true})
 	s.heldSize += contentSize(&c)
 	if s.heldSize > holdLimit {
 		s.flush()
@@ -100,54 +94,66 @@ func (s *sender) Progress(p toolkit.Progress) error {
 	if s.done {
 		return toolkit.ErrStopped
 	}
-	s.hold(item{progress: &p})
+	s.hold(item{progress: p})
 	return nil
 }
 
 func (s *sender) hold(it item) {
-	s.held = append(s.held, it)
-	if len(s.held) == 1 {
-		s.timer.Reset(s.w.opts.FlushDelay)
+	if s.hb == nil {
+		s.hb = holdPool.Get().(*holdBufs)
+	}
+	s.hb.held = append(s.hb.held, it)
+	if len(s.hb.held) == 1 {
+		s.holdGen++
+		s.w.clock.flushAt(s, s.holdGen, time.Now().Add(s.w.opts.FlushDelay))
 	}
 }
 
-// tick is the timer: a flush of what is held, or a heartbeat after
-// silence.
-func (s *sender) tick() {
+// flushDue is the clock's flush of the hold gen, unless it went out
+// already.
+func (s *sender) flushDue(gen uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.done:
-	case len(s.held) > 0:
+	if !s.done && s.holdGen == gen && s.holding() {
 		s.flush()
-		s.timer.Reset(s.hbEvery)
-	default:
-		// Frames do not re-arm the timer (that would cost a timer update
-		// per frame); the timer checks how long the call has been silent.
-		if silent := time.Since(s.lastPub); silent < s.hbEvery {
-			s.timer.Reset(s.hbEvery - silent)
-			return
-		}
-		s.publish(&Frame{Kind: KindHeartbeat})
-		s.timer.Reset(s.hbEvery)
 	}
 }
 
-// abandon answers for a tool that ignores its ended context.
-func (s *sender) abandon(ctx context.Context, tool string) {
+// check is the clock's look at a running call: a heartbeat after silence,
+// and the abandon of a tool that ignores its ended context.
+func (s *sender) check(now time.Time) {
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
 		return
 	}
+	if s.ctx.Err() != nil {
+		if s.abandonAt.IsZero() {
+			s.abandonAt = now.Add(s.w.opts.AbandonAfter)
+		} else if !now.Before(s.abandonAt) {
+			s.abandon()
+			s.mu.Unlock()
+			s.release()
+			return
+		}
+	}
+	if !s.holding() && now.Sub(s.lastPub) >= s.hbEvery {
+		s.publish(&Frame{Kind: KindHeartbeat})
+	}
+	s.mu.Unlock()
+}
+
+// abandon answers for a tool that ignores its ended context. s.mu is
+// held; the caller releases the call.
+func (s *sender) abandon() {
 	code := toolkit.CodeInterrupted
 	msg := toolkit.InterruptedText
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(s.ctx), context.DeadlineExceeded) {
 		code = toolkit.CodeTimeout
 		msg = "TimeoutError: The tool call exceeded its deadline and was stopped."
 	}
 	s.w.log.Warn("toolbus: tool ignored its cancelled context; sending the final without it",
-		"tool", tool, "call", s.id, "after", s.w.opts.AbandonAfter)
+		"tool", s.call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
 	if !s.streaming {
 		s.flush()
 	}
@@ -156,23 +162,65 @@ func (s *sender) abandon(ctx context.Context, tool string) {
 	c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}, State: code.State()}
 	s.sendChunk(&c)
 	s.finalLocked(&toolkit.Response{ID: s.id, State: code.State(), Code: code})
-	s.mu.Unlock()
-	s.release()
+}
+
+// release forgets the call once its final is out.
+func (s *sender) release() {
+	s.w.mu.Lock()
+	delete(s.w.calls, s.id)
+	s.w.mu.Unlock()
+	if s.stopT != nil {
+		s.stopT()
+	}
+	s.cancel(nil)
 }
 
 // flush publishes the held items back to back (so NATS carries them in
 // one write) and marks the call as streaming.
 func (s *sender) flush() {
 	s.streaming = true
-	for _, it := range s.held {
-		if it.chunk != nil {
-			s.sendChunk(it.chunk)
+	if s.hb == nil {
+		return
+	}
+	for i := range s.hb.held {
+		it := &s.hb.held[i]
+		if it.isChunk {
+			s.sendChunk(&it.chunk)
 		} else {
-			s.publish(&Frame{Kind: KindProgress, Progress: it.progress})
+			s.publish(&Frame{Kind: KindProgress, Progress: &it.progress})
 		}
 	}
-	clear(s.held)
-	s.held, s.heldSize = s.held[:0], 0
+	s.hb.reset()
+	s.heldSize = 0
+}
+
+// holdBufs are the items a call holds back and a copy of their blocks,
+// reused across calls.
+type holdBufs struct {
+	held   []item
+	blocks []toolkit.Block
+}
+
+var holdPool = sync.Pool{New: func() any { return new(holdBufs) }}
+
+func (hb *holdBufs) reset() {
+	clear(hb.held)
+	clear(hb.blocks)
+	hb.held, hb.blocks = hb.held[:0], hb.blocks[:0]
+}
+
+func (s *sender) holding() bool { return s.hb != nil && len(s.hb.held) > 0 }
+
+// dropHold returns the hold buffers once the final is out (done is set,
+// so nothing holds again).
+func (s *sender) dropHold() {
+	if s.hb != nil {
+		s.hb.reset()
+		if cap(s.hb.held) <= 1024 && cap(s.hb.blocks) <= 4096 {
+			holdPool.Put(s.hb)
+		}
+		s.hb = nil
+	}
 }
 
 // sendChunk publishes a chunk, splitting it across frames when it does not
@@ -220,14 +268,13 @@ func (s *sender) final(resp *toolkit.Response) {
 // content otherwise.
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
-	s.timer.Stop()
-	if s.abandonT != nil {
-		s.abandonT.Stop()
+	defer s.dropHold()
+	if s.codec == jsonCodec { // msgpack finals get it in publish, without a map
+		if resp.Metadata == nil {
+			resp.Metadata = map[string]any{}
+		}
+		resp.Metadata[MetaWorker] = s.w.opts.Instance
 	}
-	if resp.Metadata == nil {
-		resp.Metadata = map[string]any{}
-	}
-	resp.Metadata[MetaWorker] = s.w.opts.Instance
 	if s.sendErr != nil {
 		resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
 			Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error()}},
@@ -264,32 +311,37 @@ var errTooLarge = errors.New("frame over max_payload")
 func (s *sender) publish(f *Frame) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
-	send := func(data []byte) error {
+	var data []byte
+	var err error
+	if s.codec == jsonCodec {
+		data, err = marshalJSONFrame(*f)
+	} else {
+		var extra *metaEntry
+		if f.Final != nil {
+			extra = &s.w.meta
+		}
+		eb := getBuf()
+		defer putBuf(eb)
+		eb.b, err = appendFrame(eb.b[:0], f, extra)
+		data = eb.b
+	}
+	if err == nil {
 		if int64(len(data))+256 > s.w.nc.MaxPayload() {
 			return errTooLarge
 		}
-		return s.w.publish(s.reply, s.codec, data)
-	}
-	var err error
-	if s.codec == jsonCodec {
-		var data []byte
-		if data, err = s.codec.marshal(f); err == nil {
-			err = send(data)
-		}
-	} else {
-		var ok bool
-		err = withEncoded(f, send, &ok)
+		err = s.w.publish(s.reply, s.codec, data)
 	}
 	if err != nil {
-		if !errors.Is(err, errTooLarge) {
-			err = fmt.Errorf("publishing a %s frame: %w", f.Kind, err)
-		}
-		return err
+		return fmt.Errorf("publishing a %s frame: %w", f.Kind, err)
 	}
 	s.seq++
 	s.lastPub = time.Now()
 	return nil
 }
+
+// marshalJSONFrame encodes a copy of the frame, so that the frames of
+// msgpack calls need not live on the heap.
+func marshalJSONFrame(f Frame) ([]byte, error) { return jsonCodec.marshal(&f) }
 
 // contentSize approximates the encoded size of a chunk's content.
 func contentSize(c *toolkit.Chunk) int {

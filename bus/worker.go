@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,12 +33,13 @@ type WorkerOptions struct {
 	RetryAfter time.Duration
 	// FlushDelay is how long the first chunks of a call are held back: a
 	// call that ends within it sends exactly one message, the final.
-	// Default 5ms.
+	// Held chunks go out at most 1ms after it (the worker's clock groups
+	// flushes). Default 5ms.
 	FlushDelay time.Duration
 	// AbandonAfter bounds how long a tool may ignore its cancelled or
-	// expired context: after it, the caller gets the final (interrupted or
-	// timeout) while the tool's goroutine is left to finish on its own.
-	// Default 2s.
+	// expired context: after it (and up to 10ms more: the worker's clock
+	// looks every 5ms), the caller gets the final (interrupted or timeout)
+	// while the tool's goroutine is left to finish on its own. Default 2s.
 	AbandonAfter time.Duration
 	// TombstoneTTL is how long a cancel for an unknown call id is kept, in
 	// case it overtook its call. Default 30s.
@@ -109,7 +111,7 @@ type Worker struct {
 	subs      map[string]*nats.Subscription // tool name → call subscription
 	listSub   *nats.Subscription
 	cancelSub *nats.Subscription
-	calls     map[string]*running // call id → running call
+	calls     map[string]*sender // call id → running call
 	tombs     map[string]time.Time
 	tombQ     []tombstone
 	stopping  bool
@@ -117,12 +119,25 @@ type Worker struct {
 	// answered interrupted at once.
 	interrupting bool
 	stopWatch    func()
-	pool         *pool
+	draining     []*nats.Subscription // call subscriptions of removed tools
+	clock        *clock
+	meta         metaEntry // MetaWorker and the instance, for finals
+
+	// Calls arrive on inbox, shared by the call subscriptions. Idle
+	// readers wait on it; the reader that takes a call makes sure another
+	// is waiting and runs the call itself, so a call reaches its goroutine
+	// in one hop.
+	inbox     chan *nats.Msg
+	spare     atomic.Int32 // readers not running a call
+	mayHold   atomic.Int32 // readers waiting on inbox or registering a call they took
+	closeOnce sync.Once
 }
 
-type running struct {
-	cancel context.CancelCauseFunc
-}
+// callQueue bounds the calls that arrived and were not yet taken by a
+// reader; NATS drops calls beyond it (their callers see worker_lost). A
+// reader answers calls over MaxInFlight at once, so the queue only fills
+// when the worker is starved of CPU.
+const callQueue = 1 << 15
 
 type tombstone struct {
 	id  string
@@ -142,16 +157,23 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	w := &Worker{
 		nc: nc, tk: tk, opts: o, log: o.Logger,
 		subs:  map[string]*nats.Subscription{},
-		calls: map[string]*running{},
+		calls: map[string]*sender{},
 		tombs: map[string]time.Time{},
-		pool:  newPool(),
+		meta:  metaEntry{key: MetaWorker, value: o.Instance},
+		inbox: make(chan *nats.Msg, callQueue),
 	}
+	w.clock = newClock(w)
+	go w.clock.run()
+	w.spare.Add(1)
+	go w.reader()
 	var err error
 	if w.cancelSub, err = nc.Subscribe(SubjectCancelPrefix+"*", w.onCancel); err != nil {
+		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
 	}
 	if w.listSub, err = nc.QueueSubscribe(SubjectList, o.Queue, w.onList); err != nil {
 		w.cancelSub.Unsubscribe()
+		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to %s: %w", SubjectList, err)
 	}
 	// Watch first, then subscribe: a tool added in between is not missed.
@@ -168,6 +190,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	if err != nil {
 		w.stopWatch()
 		w.unsubscribeAll()
+		w.abort()
 		return nil, err
 	}
 	// The subscriptions are in place on the server once Flush returns, so
@@ -175,6 +198,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	if err := nc.Flush(); err != nil {
 		w.stopWatch()
 		w.unsubscribeAll()
+		w.abort()
 		return nil, fmt.Errorf("bus: flushing subscriptions: %w", err)
 	}
 	return w, nil
@@ -225,6 +249,7 @@ func (w *Worker) syncLocked() error {
 			if err := sub.Drain(); err != nil {
 				errs = append(errs, err)
 			}
+			w.draining = append(slices.DeleteFunc(w.draining, func(s *nats.Subscription) bool { return !s.IsValid() }), sub)
 			delete(w.subs, name)
 		}
 	}
@@ -232,14 +257,11 @@ func (w *Worker) syncLocked() error {
 		if _, ok := w.subs[name]; ok {
 			continue
 		}
-		sub, err := w.nc.QueueSubscribe(SubjectCallPrefix+name, w.opts.Queue, w.onCall)
+		sub, err := w.nc.ChanQueueSubscribe(SubjectCallPrefix+name, w.opts.Queue, w.inbox)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("bus: subscribing to %s: %w", SubjectCallPrefix+name, err))
 			continue
 		}
-		// Calls are handed to goroutines at once, so the pending buffer
-		// only holds what arrives faster than that: no limit of our own.
-		sub.SetPendingLimits(-1, -1)
 		w.subs[name] = sub
 	}
 	return errors.Join(errs...)
@@ -299,42 +321,82 @@ func requestCodec(m *nats.Msg) codec {
 	return msgpackCodec
 }
 
-// onCall is the subscription callback of every tool: it checks the
-// request and hands it to a goroutine, so it never blocks on a tool.
-func (w *Worker) onCall(m *nats.Msg) {
+// abort undoes a Serve that failed: its subscriptions are gone.
+func (w *Worker) abort() {
+	w.closeInbox()
+	w.clock.close()
+}
+
+// closeInbox ends the readers; no call subscription may deliver anymore.
+func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
+
+// reader takes calls from the inbox while it is the leader, and runs them.
+func (w *Worker) reader() {
+	for {
+		w.mayHold.Add(1) // before the receive: see waitIdle
+		m, ok := <-w.inbox
+		if !ok {
+			w.mayHold.Add(-1)
+			w.spare.Add(-1)
+			return
+		}
+		if w.spare.Add(-1) == 0 {
+			// Nobody else is waiting for the next call: start a reader.
+			w.spare.Add(1)
+			go w.reader()
+		}
+		s := w.onCall(m)
+		w.mayHold.Add(-1)
+		if s != nil {
+			s.run()
+		}
+		w.spare.Add(1)
+	}
+}
+
+// onCall checks a request and registers its call, returning its sender;
+// nil when it was answered at once (a bad request, overload, a cancel
+// that came first).
+func (w *Worker) onCall(m *nats.Msg) *sender {
 	c := requestCodec(m)
 	name := strings.TrimPrefix(m.Subject, SubjectCallPrefix)
 	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion {
 		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: wire version %q is not supported; this worker speaks version %s.", v, WireVersion))
-		return
+		return nil
 	}
 	var req Request
-	if err := c.unmarshal(m.Data, &req); err != nil {
+	var err error
+	if c == jsonCodec {
+		req, err = unmarshalJSONRequest(m.Data)
+	} else {
+		err = unmarshalRequest(m.Data, &req, true) // m.Data is ours alone
+	}
+	if err != nil {
 		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
-		return
+		return nil
 	}
 	switch {
 	case req.ID == "":
 		w.badRequest(m, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
-		return
+		return nil
 	case !validCallID(req.ID):
 		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, MaxCallIDLen))
-		return
+		return nil
 	case req.Name != "" && req.Name != name:
 		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, SubjectCallPrefix, name))
-		return
+		return nil
 	case name == toolkit.MetaToolName && req.Session == "":
 		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
-		return
+		return nil
 	}
 	hb, timeout, rev, err := w.parseHeaders(m.Header)
 	if err != nil {
 		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
-		return
+		return nil
 	}
 	if m.Reply == "" {
 		w.log.Warn("toolbus: dropping a call without a reply subject", "subject", m.Subject, "call", req.ID)
-		return
+		return nil
 	}
 	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, GroupsRevision: rev}
 
@@ -342,7 +404,7 @@ func (w *Worker) onCall(m *nats.Msg) {
 	if w.interrupting || w.popTombstoneLocked(req.ID) {
 		w.mu.Unlock()
 		w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeInterrupted, toolkit.InterruptedText))
-		return
+		return nil
 	}
 	if len(w.calls) >= w.opts.MaxInFlight {
 		w.mu.Unlock()
@@ -350,35 +412,38 @@ func (w *Worker) onCall(m *nats.Msg) {
 			"OverloadedError: the worker is running its limit of %d calls; retry after %s.", w.opts.MaxInFlight, w.opts.RetryAfter))
 		resp.Metadata[MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
 		w.replyFinal(m.Reply, c, resp)
-		return
+		return nil
 	}
 	if _, dup := w.calls[req.ID]; dup {
 		w.mu.Unlock()
 		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
-		return
+		return nil
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
-	var stopTimer context.CancelFunc = func() {}
-	if timeout != nil {
-		if *timeout <= 0 {
-			w.mu.Unlock()
-			cancel(nil)
-			w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
-			return
-		}
-		ctx, stopTimer = context.WithTimeout(ctx, *timeout)
-	}
-	w.calls[req.ID] = &running{cancel: cancel}
-	w.mu.Unlock()
-
-	release := func() {
-		w.mu.Lock()
-		delete(w.calls, req.ID)
+	if timeout != nil && *timeout <= 0 {
 		w.mu.Unlock()
-		stopTimer()
-		cancel(nil)
+		w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
+		return nil
 	}
-	w.pool.Go(func() { newSender(w, m.Reply, req.ID, c, hb, release).run(ctx, call) })
+	s := &sender{w: w, reply: m.Reply, id: req.ID, codec: c, hbEvery: hb, call: call, lastPub: time.Now()}
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	if timeout != nil {
+		s.ctx, s.stopT = context.WithTimeout(s.ctx, *timeout)
+	}
+	w.calls[req.ID] = s
+	poke := w.clock.started()
+	w.mu.Unlock()
+	if poke {
+		w.clock.poke()
+	}
+	return s
+}
+
+// unmarshalJSONRequest decodes into a request of its own, so that the
+// msgpack path's need not live on the heap.
+func unmarshalJSONRequest(data []byte) (Request, error) {
+	var r Request
+	err := jsonCodec.unmarshal(data, &r)
+	return r, err
 }
 
 func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Response {
@@ -429,8 +494,8 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if rc := w.calls[id]; rc != nil {
-		rc.cancel(cause)
+	if s := w.calls[id]; s != nil {
+		s.cancel(cause)
 		return
 	}
 	now := time.Now()
@@ -520,6 +585,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	for _, s := range w.subs {
 		subs = append(subs, s)
 	}
+	subs = append(subs, w.draining...)
 	subs = append(subs, w.listSub)
 	w.mu.Unlock()
 	w.stopWatch()
@@ -535,8 +601,8 @@ func (w *Worker) Stop(ctx context.Context) error {
 	if graceErr != nil {
 		w.mu.Lock()
 		w.interrupting = true
-		for _, rc := range w.calls {
-			rc.cancel(toolkit.ErrDraining)
+		for _, s := range w.calls {
+			s.cancel(toolkit.ErrDraining)
 		}
 		w.mu.Unlock()
 		// Each sender gives its tool AbandonAfter, then sends the final
@@ -547,6 +613,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.subs = map[string]*nats.Subscription{}
 	w.mu.Unlock()
 	w.cancelSub.Unsubscribe()
+	w.clock.close()
 	if err := w.nc.Flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		w.log.Warn("toolbus: flushing at stop", "err", err)
 	}
@@ -560,6 +627,14 @@ func (w *Worker) waitIdle(ctx context.Context, subs []*nats.Subscription) error 
 	defer t.Stop()
 	for {
 		idle := !slices.ContainsFunc(subs, (*nats.Subscription).IsValid)
+		if idle {
+			// Nothing delivers to the inbox anymore; the readers finish
+			// what it holds, then end. Once it is empty, a call taken
+			// earlier is counted in mayHold (a reader counts itself before
+			// it receives) until it is registered in w.calls.
+			w.closeInbox()
+			idle = len(w.inbox) == 0 && w.mayHold.Load() == 0
+		}
 		if idle {
 			w.mu.Lock()
 			idle = len(w.calls) == 0

@@ -87,6 +87,9 @@ type Response struct {
 
 // Text returns the concatenation of the response's text blocks.
 func (r *Response) Text() string {
+	if len(r.Content) == 1 && r.Content[0].Type == BlockText {
+		return r.Content[0].Text // nothing to join
+	}
 	var b strings.Builder
 	for _, blk := range r.Content {
 		if blk.Type == BlockText {
@@ -140,14 +143,21 @@ type Accumulator struct {
 
 type accBlock struct {
 	Block
-	buf     []byte // text bytes, or decoded data bytes
-	rawData bool   // data kept as concatenated base64 text (invalid base64 seen)
+	// Text content is Block.Text while it is one piece, then the pieces
+	// (strings are immutable, so keeping them copies nothing) until
+	// Response joins them.
+	pieces []string
+	n      int    // total length of the pieces
+	buf    []byte // data content: decoded bytes, or the base64 text when rawData
+	// rawData: data kept as concatenated base64 text (invalid base64 seen).
+	rawData bool
 }
 
 // Add folds one chunk in. It returns an error only for a merge AgentScope
 // also rejects (data with a URL source under an existing ID); the rest of
 // the chunk is still applied.
 func (a *Accumulator) Add(c *Chunk) error {
+	from := len(a.blocks)
 	var err error
 	for i := range c.Content {
 		if e := a.addBlock(&c.Content[i]); e != nil && err == nil {
@@ -168,7 +178,7 @@ func (a *Accumulator) Add(c *Chunk) error {
 		}
 		maps.Copy(a.metadata, c.Metadata)
 	}
-	a.mergeAdjacentText()
+	a.mergeAdjacentText(max(from-1, 0))
 	return err
 }
 
@@ -181,7 +191,7 @@ func (a *Accumulator) addBlock(b *Block) error {
 			}
 			switch {
 			case old.Type == BlockText && b.Type == BlockText:
-				old.buf = append(old.buf, b.Text...)
+				old.appendText(b.Text)
 				return nil
 			case old.Type == BlockData && b.Type == BlockData:
 				if old.URL != "" || b.URL != "" {
@@ -209,22 +219,86 @@ func (a *Accumulator) addBlock(b *Block) error {
 }
 
 func (a *Accumulator) appendBlock(b *Block) {
-	nb := accBlock{Block: *b}
-	switch b.Type {
-	case BlockText:
-		nb.buf = append([]byte(nil), b.Text...)
-		nb.Text = ""
-	case BlockData:
-		if b.URL == "" {
-			if raw, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
-				nb.buf = raw
-			} else {
-				nb.buf, nb.rawData = []byte(b.Data), true
-			}
-			nb.Data = ""
+	if n := len(a.blocks); n > 0 && b.Type == BlockText && b.ID == "" {
+		if last := &a.blocks[n-1]; last.Type == BlockText && last.ID == "" {
+			// It would be merged into last after the chunk; since neither
+			// has an id, no later block of the chunk can tell the
+			// difference.
+			last.appendText(b.Text)
+			return
 		}
 	}
+	nb := accBlock{Block: *b}
+	if b.Type == BlockData && b.URL == "" {
+		if raw, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
+			nb.buf = raw
+		} else {
+			nb.buf, nb.rawData = []byte(b.Data), true
+		}
+		nb.Data = ""
+	}
 	a.blocks = append(a.blocks, nb)
+}
+
+// mergeAdjacentText merges consecutive text blocks into the first, which
+// keeps its ID, after a chunk. Blocks before from were merged after the
+// previous chunks and a chunk only appends blocks (or merges into blocks
+// by ID), so only the tail can hold new neighbours.
+func (a *Accumulator) mergeAdjacentText(from int) {
+	if len(a.blocks)-from < 2 {
+		return
+	}
+	out := a.blocks[:from+1]
+	for i := from + 1; i < len(a.blocks); i++ {
+		b := &a.blocks[i]
+		last := &out[len(out)-1]
+		if last.Type == BlockText && b.Type == BlockText {
+			if b.pieces == nil {
+				last.appendText(b.Text)
+			} else {
+				for _, p := range b.pieces {
+					last.appendText(p)
+				}
+			}
+			continue
+		}
+		out = append(out, *b)
+	}
+	clear(a.blocks[len(out):])
+	a.blocks = out
+}
+
+// appendText appends to a text block.
+func (ab *accBlock) appendText(s string) {
+	switch {
+	case s == "":
+	case ab.pieces == nil && ab.Text == "":
+		ab.Text = s
+	case ab.pieces == nil:
+		ab.pieces = append(make([]string, 0, 8), ab.Text, s)
+		ab.n = len(ab.Text) + len(s)
+		ab.Text = ""
+	default:
+		ab.pieces = append(ab.pieces, s)
+		ab.n += len(s)
+	}
+}
+
+// text returns a text block's content, joining its pieces into one.
+func (ab *accBlock) text() string {
+	if ab.pieces == nil {
+		return ab.Text
+	}
+	if len(ab.pieces) > 1 {
+		var b strings.Builder
+		b.Grow(ab.n)
+		for _, p := range ab.pieces {
+			b.WriteString(p)
+		}
+		clear(ab.pieces)
+		ab.pieces = append(ab.pieces[:0], b.String())
+	}
+	return ab.pieces[0]
 }
 
 func (ab *accBlock) mergeData(data string) {
@@ -250,23 +324,6 @@ func (ab *accBlock) mergeData(data string) {
 	ab.buf = append(ab.buf, data...)
 }
 
-func (a *Accumulator) mergeAdjacentText() {
-	if len(a.blocks) < 2 {
-		return
-	}
-	out := a.blocks[:1]
-	for _, b := range a.blocks[1:] {
-		last := &out[len(out)-1]
-		if last.Type == BlockText && b.Type == BlockText {
-			last.buf = append(last.buf, b.buf...)
-			continue
-		}
-		out = append(out, b)
-	}
-	clear(a.blocks[len(out):])
-	a.blocks = out
-}
-
 // State returns the accumulated state: StateSuccess unless a chunk said
 // otherwise.
 func (a *Accumulator) State() State {
@@ -282,11 +339,12 @@ func (a *Accumulator) Response(id string) *Response {
 	r := &Response{ID: id, State: a.State()}
 	if len(a.blocks) > 0 {
 		r.Content = make([]Block, len(a.blocks))
-		for i, b := range a.blocks {
+		for i := range a.blocks {
+			b := &a.blocks[i]
 			blk := b.Block
 			switch {
 			case b.Type == BlockText:
-				blk.Text = string(b.buf)
+				blk.Text = b.text()
 			case b.Type == BlockData && b.URL == "" && b.rawData:
 				blk.Data = string(b.buf)
 			case b.Type == BlockData && b.URL == "":

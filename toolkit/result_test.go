@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -86,6 +88,34 @@ func TestAccumulator(t *testing.T) {
 			wantErr:   true,
 		},
 		{
+			name: "text is merged after each chunk: an id is found until its block is merged away",
+			chunks: []toolkit.Chunk{
+				chunkOf(textBlock("", "x")),
+				chunkOf(textBlock("k", "y"), dataBlock("d", "a/b", b64("1")), textBlock("k", "z")),
+				chunkOf(textBlock("k", "!")),
+			},
+			want:      []toolkit.Block{textBlock("", "xyz"), dataBlock("d", "a/b", b64("1")), textBlock("k", "!")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name: "the same blocks in separate chunks",
+			chunks: []toolkit.Chunk{
+				chunkOf(textBlock("", "x")), chunkOf(textBlock("k", "y")), chunkOf(dataBlock("d", "a/b", b64("1"))), chunkOf(textBlock("k", "z")),
+			},
+			want:      []toolkit.Block{textBlock("", "xy"), dataBlock("d", "a/b", b64("1")), textBlock("k", "z")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
+			name: "many text pieces, with and without ids, around data",
+			chunks: []toolkit.Chunk{
+				chunkOf(textBlock("", "a"), textBlock("", "b")), chunkOf(textBlock("", "c")), chunkOf(textBlock("t", "d")),
+				chunkOf(dataBlock("", "a/b", b64("1"))), chunkOf(textBlock("", "e")), chunkOf(textBlock("", "f"), textBlock("u", "g")),
+				chunkOf(textBlock("u", "h")),
+			},
+			want:      []toolkit.Block{textBlock("", "abcd"), dataBlock("", "a/b", b64("1")), textBlock("", "efgh")},
+			wantState: toolkit.StateSuccess,
+		},
+		{
 			name:      "error is sticky",
 			chunks:    []toolkit.Chunk{st(toolkit.StateError), st(toolkit.StateInterrupted), st(toolkit.StateDenied), st(toolkit.StateSuccess), st(toolkit.StateRunning)},
 			wantState: toolkit.StateError,
@@ -160,6 +190,133 @@ func TestAccumulatorCopies(t *testing.T) {
 	_ = acc.Add(&toolkit.Chunk{Content: []toolkit.Block{textBlock("a", "y")}})
 	if got := acc.Response("3").Text(); got != "xy" {
 		t.Errorf("after more chunks: %q", got)
+	}
+}
+
+// Responses taken while text keeps coming keep the text they had: the
+// accumulator shares its buffer with the strings it returns and copies it
+// before writing again.
+func TestAccumulatorResponsesStable(t *testing.T) {
+	var acc toolkit.Accumulator
+	var got []*toolkit.Response
+	var want []string
+	all := ""
+	for i := range 60 {
+		piece := strings.Repeat(string(rune('a'+i%26)), i%7)
+		_ = acc.Add(&toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: piece}}})
+		all += piece
+		got = append(got, acc.Response("x"))
+		want = append(want, all)
+	}
+	for i := range got {
+		if got[i].Text() != want[i] {
+			t.Fatalf("response %d: %q, want %q", i, got[i].Text(), want[i])
+		}
+	}
+}
+
+// refBlock and refAccumulate are a naive model of the accumulation rules
+// for text and data blocks: fold each block of a chunk in, then merge
+// consecutive text blocks, after every chunk.
+type refBlock struct {
+	typ  toolkit.BlockType
+	id   string
+	text string
+	data []byte
+}
+
+func refAccumulate(chunks []toolkit.Chunk) []refBlock {
+	var out []refBlock
+	renamed := 0
+	for _, c := range chunks {
+	blocks:
+		for _, b := range c.Content {
+			data, _ := base64.StdEncoding.DecodeString(b.Data)
+			if b.ID != "" {
+				for i := range out {
+					if out[i].id != b.ID {
+						continue
+					}
+					switch {
+					case out[i].typ != b.Type:
+						renamed++
+						out = append(out, refBlock{b.Type, fmt.Sprintf("%s-%d", b.ID, renamed), b.Text, data})
+					case b.Type == toolkit.BlockText:
+						out[i].text += b.Text
+					default:
+						out[i].data = append(out[i].data, data...)
+					}
+					continue blocks
+				}
+			}
+			out = append(out, refBlock{b.Type, b.ID, b.Text, data})
+		}
+		var merged []refBlock
+		for _, b := range out {
+			if n := len(merged); n > 0 && b.typ == toolkit.BlockText && merged[n-1].typ == toolkit.BlockText {
+				merged[n-1].text += b.text
+				continue
+			}
+			merged = append(merged, b)
+		}
+		out = merged
+	}
+	return out
+}
+
+// TestAccumulatorMatchesModel folds random chunks of text and data blocks
+// with a few shared ids and compares the result with the naive model.
+func TestAccumulatorMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids := []string{"", "", "", "a", "b"}
+	for round := range 2000 {
+		var chunks []toolkit.Chunk
+		for range rng.IntN(8) {
+			var c toolkit.Chunk
+			for range rng.IntN(4) {
+				id := ids[rng.IntN(len(ids))]
+				piece := string(rune('a' + rng.IntN(26)))
+				if rng.IntN(4) == 0 {
+					c.Content = append(c.Content, dataBlock(id, "a/b", base64.StdEncoding.EncodeToString([]byte(piece))))
+				} else {
+					c.Content = append(c.Content, textBlock(id, piece))
+				}
+			}
+			chunks = append(chunks, c)
+		}
+		var acc toolkit.Accumulator
+		for i := range chunks {
+			_ = acc.Add(&chunks[i])
+			if rng.IntN(3) == 0 {
+				acc.Response("mid") // taking a response must change nothing
+			}
+		}
+		got := acc.Response("x").Content
+		want := refAccumulate(chunks)
+		same := len(got) == len(want)
+		for i := 0; same && i < len(got); i++ {
+			data, _ := base64.StdEncoding.DecodeString(got[i].Data)
+			same = got[i].Type == want[i].typ && got[i].ID == want[i].id && got[i].Text == want[i].text && string(data) == string(want[i].data)
+		}
+		if !same {
+			t.Fatalf("round %d: chunks %+v\naccumulated %+v\nmodel %+v", round, chunks, got, want)
+		}
+	}
+}
+
+// BenchmarkAccumulatorText folds 100 text chunks of 1KiB, as a streaming
+// call's caller does.
+func BenchmarkAccumulatorText(b *testing.B) {
+	c := toolkit.Text(strings.Repeat("x", 1024))
+	b.ReportAllocs()
+	for b.Loop() {
+		var acc toolkit.Accumulator
+		for range 100 {
+			_ = acc.Add(&c)
+		}
+		if r := acc.Response("x"); len(r.Content[0].Text) != 100*1024 {
+			b.Fatal(len(r.Content[0].Text))
+		}
 	}
 }
 

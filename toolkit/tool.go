@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -150,11 +149,21 @@ type Tool struct {
 // BasicGroup is the group that is always active.
 const BasicGroup = "basic"
 
-var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 // ValidName reports whether name can be a tool or group name: one NATS
-// subject token made of [A-Za-z0-9_-].
-func ValidName(name string) bool { return tokenRE.MatchString(name) }
+// subject token made of [A-Za-z0-9_-]. It is cheap enough to run on every
+// call.
+func ValidName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Func builds a unary tool from a typed function. The input schema is
 // inferred from In (a struct: `json` tags name the properties, `jsonschema`
