@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -448,7 +449,13 @@ func (st *callState) final(c *Client, f *Frame) *toolkit.Response {
 	}
 	built := st.acc.Response(st.id)
 	built.State, built.Code = r.State, r.Code
-	built.Metadata = r.Metadata
+	// The chunks' metadata merged with the final's: a final may leave out
+	// what the chunks carried.
+	if built.Metadata == nil {
+		built.Metadata = r.Metadata
+	} else {
+		maps.Copy(built.Metadata, r.Metadata)
+	}
 	if f.Chunks > st.chunks {
 		lost := f.Chunks - st.chunks
 		c.log.Warn("toolbus: chunks lost; the result is incomplete", "call", st.id, "lost", lost)

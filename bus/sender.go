@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -54,8 +56,21 @@ const holdLimit = 32 << 10
 
 // run runs the call on the calling goroutine and publishes its final.
 func (s *sender) run() {
-	resp := s.w.tk.Serve(s.ctx, s.call, s)
-	s.final(resp)
+	s.final(s.serve())
+}
+
+// serve runs the call through the toolkit. A panic that escapes it (the
+// toolkit recovers its own) becomes an internal final instead of killing
+// the worker.
+func (s *sender) serve() (resp *toolkit.Response) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.w.log.Error("toolbus: serving a call panicked", "tool", s.call.Name, "call", s.id, "panic", v, "stack", string(debug.Stack()))
+			resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
+				Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", s.call.Name, v)}}}
+		}
+	}()
+	return s.w.tk.Serve(s.ctx, s.call, s)
 }
 
 // Write implements toolkit.Writer.
@@ -276,10 +291,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		resp.Metadata[MetaWorker] = s.w.opts.Instance
 	}
 	if s.sendErr != nil {
-		resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
-			Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error()}},
-			Metadata: map[string]any{MetaWorker: s.w.opts.Instance}}
-		s.publishFinal(resp, 0)
+		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())
 		return
 	}
 	if !s.streaming {
@@ -289,19 +301,49 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		}
 		if !errors.Is(err, errTooLarge) {
 			s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+			s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 			return
 		}
 		s.flush() // too big for one message: stream it instead
 	}
 	s.flush() // what is still held goes out before the final
+	if s.sendErr != nil {
+		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())
+		return
+	}
 	r := *resp
 	r.Content = nil
-	s.publishFinal(&r, s.chunks)
+	if err := s.publish(&Frame{Kind: KindFinal, Final: &r, Chunks: s.chunks}); err != nil {
+		s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+		s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
+	}
 }
 
-func (s *sender) publishFinal(resp *toolkit.Response, chunks uint64) {
-	if err := s.publish(&Frame{Kind: KindFinal, Final: resp, Chunks: chunks}); err != nil {
-		s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+// internalFinal ends the call with code internal when its output or its
+// final could not be sent, with a final that always encodes: no metadata
+// but the worker's. When chunks went out already, the message goes as one
+// more chunk and the final carries the real chunk count and no content, so
+// the caller keeps the partial output it has.
+func (s *sender) internalFinal(msg string) {
+	if len(msg) > 1024 {
+		msg = msg[:1024] + "…"
+	}
+	msg = strings.ToValidUTF8(msg, "?")
+	resp := &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal}
+	if s.codec == jsonCodec { // msgpack finals get it in publish
+		resp.Metadata = map[string]any{MetaWorker: s.w.opts.Instance}
+	}
+	text := []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}
+	if s.chunks > 0 {
+		c := toolkit.Chunk{Content: text, State: toolkit.StateError}
+		if s.publish(&Frame{Kind: KindChunk, Chunk: &c}) == nil {
+			s.chunks++
+		}
+	} else {
+		resp.Content = text
+	}
+	if err := s.publish(&Frame{Kind: KindFinal, Final: resp, Chunks: s.chunks}); err != nil {
+		s.w.log.Error("toolbus: publishing an internal final frame", "call", s.id, "err", err)
 	}
 }
 
@@ -311,20 +353,9 @@ var errTooLarge = errors.New("frame over max_payload")
 func (s *sender) publish(f *Frame) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
-	var data []byte
-	var err error
-	if s.codec == jsonCodec {
-		data, err = marshalJSONFrame(*f)
-	} else {
-		var extra *metaEntry
-		if f.Final != nil {
-			extra = &s.w.meta
-		}
-		eb := getBuf()
-		defer putBuf(eb)
-		eb.b, err = appendFrame(eb.b[:0], f, extra)
-		data = eb.b
-	}
+	eb := getBuf()
+	defer putBuf(eb)
+	data, err := s.encode(f, eb)
 	if err == nil {
 		if int64(len(data))+256 > s.w.nc.MaxPayload() {
 			return errTooLarge
@@ -337,6 +368,25 @@ func (s *sender) publish(f *Frame) error {
 	s.seq++
 	s.lastPub = time.Now()
 	return nil
+}
+
+// encode encodes a frame (msgpack into eb). A panic while encoding (a
+// value whose marshaller panics) is an error, not the end of the worker.
+func (s *sender) encode(f *Frame, eb *encBuf) (data []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			data, err = nil, fmt.Errorf("encoding panicked: %v", v)
+		}
+	}()
+	if s.codec == jsonCodec {
+		return marshalJSONFrame(*f)
+	}
+	var extra *metaEntry
+	if f.Final != nil {
+		extra = &s.w.meta
+	}
+	eb.b, err = appendFrame(eb.b[:0], f, extra)
+	return eb.b, err
 }
 
 // marshalJSONFrame encodes a copy of the frame, so that the frames of

@@ -143,6 +143,14 @@ func (d *dispatch) final(id string) *Response {
 }
 
 func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
+	// The prelude (group state, validation) runs under a recover too: a
+	// GroupState or validator that panics ends the call, not the process.
+	defer func() {
+		if v := recover(); v != nil {
+			tk.log.Error("toolbus: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", v, "stack", string(debug.Stack()))
+			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", tc.Name, v))
+		}
+	}()
 	reg := tk.reg.Load()
 	e := reg.lookup(tc.Name)
 	if e == nil {

@@ -1,0 +1,118 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestFinalThatCannotBeSent: a final the worker cannot encode, or that is
+// over max_payload only because of its merged metadata, still ends the
+// call with an internal final from the worker, never with worker_lost;
+// the output already streamed is kept.
+func TestFinalThatCannotBeSent(t *testing.T) {
+	big := strings.Repeat("m", 400<<10)
+	tests := []struct {
+		name     string
+		tool     toolkit.Handler
+		wantText string // a prefix of the result's text
+		wantMeta []string
+	}{
+		{
+			name: "unencodable metadata, fast call",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"f": func() {}}})
+			},
+			wantText: "InternalError: the tool's final response could not be encoded",
+		},
+		{
+			name: "unencodable metadata, streamed chunk",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				w.Write(toolkit.Text("partial "))
+				time.Sleep(50 * time.Millisecond) // past the flush delay: streaming
+				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"f": make(chan int)}})
+			},
+			wantText: "partial InternalError: part of the tool's output could not be delivered",
+		},
+		{
+			name: "metadata merged over max_payload",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				for i := range 4 {
+					if err := w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprint(i)}}, Metadata: map[string]any{fmt.Sprint("k", i): big}}); err != nil {
+						return err
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				return nil
+			},
+			wantText: "0123InternalError: the tool's final response could not be encoded",
+			wantMeta: []string{"k0", "k1", "k2", "k3"},
+		},
+	}
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	for i, tt := range tests {
+		mustAdd(t, tk, toolkit.Raw(fmt.Sprint("t", i), tt.name, nil, tt.tool))
+	}
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	// A long stall timeout: a lost final would show as a hang up to the
+	// guard, and as worker_lost after it.
+	c := newClient(t, connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: fmt.Sprint("t", i)})
+			if r.Code != toolkit.CodeInternal || r.State != toolkit.StateError {
+				t.Fatalf("final = %s %s %.200q, want internal", r.State, r.Code, r.Text())
+			}
+			if !strings.HasPrefix(r.Text(), tt.wantText) {
+				t.Fatalf("text = %.300q, want prefix %q", r.Text(), tt.wantText)
+			}
+			if r.Metadata[bus.MetaWorker] != "w1" {
+				t.Fatalf("metadata %v: the final did not come from the worker", r.Metadata[bus.MetaWorker])
+			}
+			for _, k := range tt.wantMeta {
+				if r.Metadata[k] != big {
+					t.Fatalf("metadata %q of the chunks was not kept", k)
+				}
+			}
+		})
+	}
+}
+
+// panicState is a GroupState whose Load panics.
+type panicState struct{ toolkit.MemoryState }
+
+func (*panicState) Load(context.Context, string, uint64) ([]string, uint64, bool, error) {
+	panic("state exploded")
+}
+
+// TestPreludePanic: a panic in the toolkit's prelude (here the group
+// state) ends the call with an internal final and the worker keeps
+// serving.
+func TestPreludePanic(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(&toolkit.Options{State: &panicState{}})
+	mustAdd(t, tk, echoTool())
+	if err := tk.AddGroup(toolkit.Group{Name: "g", Description: "A group."}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, tk, toolkit.Func("grouped", "In a group.", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil }), toolkit.InGroup("g"))
+	serve(t, connect(t, s), tk, nil)
+	c := newClient(t, connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "grouped", Session: "s"})
+	if r.Code != toolkit.CodeInternal || !strings.Contains(r.Text(), "state exploded") {
+		t.Fatalf("final = %+v, want internal naming the panic", r)
+	}
+	r = c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "alive"}})
+	if r.Text() != "alive" {
+		t.Fatalf("the worker did not survive: %+v", r)
+	}
+}
+
+var _ = errors.New
