@@ -613,6 +613,9 @@ func TestLostChunksReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := nc.Flush(); err != nil { // the subscription is on the server before the call
+		t.Fatal(err)
+	}
 	c := newClient(t, connect(t, s), &bus.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
 	var chunks int
 	var final *toolkit.Response

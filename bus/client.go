@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -37,6 +38,10 @@ type ClientOptions struct {
 	// Logger receives lost frames and undecodable frames. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// GroupsBucket is the JetStream KV bucket holding the fleet's group
+	// state, read by Schemas and SkillInstructions. Default
+	// DefaultGroupsBucket.
+	GroupsBucket string
 }
 
 func (o *ClientOptions) withDefaults() ClientOptions {
@@ -56,6 +61,9 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
+	}
+	if r.GroupsBucket == "" {
+		r.GroupsBucket = DefaultGroupsBucket
 	}
 	return r
 }
@@ -78,6 +86,12 @@ type Client struct {
 	revs     map[string]uint64 // session → latest groups revision seen
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
+
+	// The discovery view of Schemas and SkillInstructions, made on first
+	// use; fleetMu is taken before mu, never inside it.
+	fleetMu sync.Mutex
+	fleet   *Fleet
+	state   *KVState // nil while the groups bucket does not exist
 }
 
 // inbox queues the messages of one call without bounds, so the shared
@@ -86,6 +100,7 @@ type Client struct {
 // c.mu, so none reaches an inbox after its call removed it.
 type inbox struct {
 	signal chan struct{} // cap 1
+	id     string        // the call's id, for the cancel at Close
 
 	mu      sync.Mutex
 	msgs    []*nats.Msg
@@ -141,6 +156,9 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		return nil, errors.New("bus: NewClient needs a connection")
 	}
 	o := opts.withDefaults()
+	if !bucketRE.MatchString(o.GroupsBucket) {
+		return nil, fmt.Errorf("bus: invalid KV bucket name %q: must match [A-Za-z0-9_-]+", o.GroupsBucket)
+	}
 	c := &Client{
 		nc: nc, opts: o, log: o.Logger,
 		prefix:  nc.NewInbox() + ".",
@@ -161,8 +179,8 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	return c, nil
 }
 
-// Close unsubscribes the inbox; calls still running end with code
-// unavailable.
+// Close unsubscribes the inbox and stops the discovery Fleet; calls still
+// running are cancelled on their workers and end with code unavailable.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -171,6 +189,10 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	for _, b := range c.pending {
+		// Nobody will read the call's answer: its tool need not run on.
+		if err := c.cancel(b.id, ""); err != nil {
+			c.log.Warn("toolbus: cancelling a call at close", "call", b.id, "err", err)
+		}
 		b.mu.Lock()
 		b.closed = true
 		b.mu.Unlock()
@@ -178,7 +200,13 @@ func (c *Client) Close() error {
 	}
 	c.pending = map[string]*inbox{}
 	c.mu.Unlock()
-	return c.sub.Unsubscribe()
+	c.fleetMu.Lock()
+	var ferr error
+	if c.fleet != nil {
+		ferr = c.fleet.Close()
+	}
+	c.fleetMu.Unlock()
+	return errors.Join(c.sub.Unsubscribe(), ferr)
 }
 
 func (c *Client) onMsg(m *nats.Msg) {
@@ -322,7 +350,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	reply := string(strconv.AppendUint(append(rb[:0], c.prefix...), c.next.Add(1), 36))
 	token := reply[len(c.prefix):]
 	box := inboxPool.Get().(*inbox)
-	box.msgs, box.last = box.spare[0][:0], time.Now()
+	box.msgs, box.last, box.id = box.spare[0][:0], time.Now(), call.ID
 	buf := box.spare[1][:0]
 	c.mu.Lock()
 	if c.closed {
@@ -593,15 +621,85 @@ func (c *Client) List(ctx context.Context, session string) (*ListReply, error) {
 	return &reply, nil
 }
 
-// Schemas lists the tool schemas the session may see now (reset_tools
-// first, then the basic group's and the active groups' tools), honouring
-// the latest groups revision the client saw for the session. It asks one
-// worker (SubjectList); in a fleet whose workers serve different tools the
-// discovery Fleet gives the merged view.
+// Schemas lists the tool schemas the session may see now across the
+// whole fleet: reset_tools first (when any worker has groups), then the
+// basic group's and the active groups' tools, merged by name from every
+// worker's announcement (a Fleet the client starts on first use and keeps
+// until Close). The session's active groups are read from the groups KV
+// bucket (ClientOptions.GroupsBucket), at least at the latest revision the
+// client saw for the session; while the bucket does not exist no session
+// has stored state and the groups announced active apply. Workers that do
+// not announce (WorkerOptions.AnnounceInterval < 0) are not listed; List
+// asks one worker instead.
 func (c *Client) Schemas(ctx context.Context, session string) ([]toolkit.FunctionSchema, error) {
-	reply, err := c.List(ctx, session)
+	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return reply.Schemas, nil
+	schemas, err := f.SessionSchemas(ctx, state, session, c.Revision(session))
+	if err != nil {
+		return nil, fmt.Errorf("bus: listing the fleet's schemas: %w", err)
+	}
+	return schemas, nil
+}
+
+// SkillInstructions renders the <agent-skills> prompt for a session from
+// the skills the fleet announces, for the session's active groups read as
+// Schemas reads them (see Fleet.SkillInstructions). It is "" when no skill
+// is visible.
+func (c *Client) SkillInstructions(ctx context.Context, session string) (string, error) {
+	f, state, err := c.discovery(ctx)
+	if err != nil {
+		return "", err
+	}
+	text, err := f.SkillInstructions(ctx, state, session, c.Revision(session))
+	if err != nil {
+		return "", fmt.Errorf("bus: rendering the fleet's skills: %w", err)
+	}
+	return text, nil
+}
+
+// discovery returns the client's Fleet (made on first use) and the group
+// state to read sessions from.
+func (c *Client) discovery(ctx context.Context) (*Fleet, toolkit.GroupState, error) {
+	c.fleetMu.Lock()
+	defer c.fleetMu.Unlock()
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, nil, errors.New("bus: the client is closed")
+	}
+	if c.fleet == nil {
+		f, err := NewFleet(ctx, c.nc, FleetConfig{Logger: c.log})
+		if err != nil {
+			return nil, nil, err
+		}
+		c.fleet = f
+	}
+	if c.state == nil { // bound once the bucket exists
+		js, err := jetstream.New(c.nc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bus: JetStream: %w", err)
+		}
+		if c.state, err = bindKVState(ctx, js, c.opts.GroupsBucket); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.state == nil {
+		return c.fleet, noState{}, nil
+	}
+	return c.fleet, c.state, nil
+}
+
+// noState is the group state of a fleet whose bucket does not exist yet:
+// no session has stored any.
+type noState struct{}
+
+func (noState) Load(context.Context, string, uint64) ([]string, uint64, bool, error) {
+	return nil, 0, false, nil
+}
+
+func (noState) Store(context.Context, string, []string) (uint64, error) {
+	return 0, errors.New("bus: no group state bucket")
 }

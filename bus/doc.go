@@ -56,6 +56,12 @@
 //   - A fast call yields only its final event over the bus (its chunks are
 //     folded into it); a streaming call yields every chunk and then the
 //     final, rebuilt from the chunks with toolkit.Accumulator.
+//   - Listing is fleet-wide: Serve announces its toolkit (Announcer) unless
+//     WorkerOptions.AnnounceInterval is negative, and Client.Schemas and
+//     Client.SkillInstructions merge every worker's announcement through
+//     a Fleet the client starts on first use, reading the session's groups
+//     from the groups KV bucket (defaults apply while it does not exist).
+//     Client.List (tools.list) stays one worker's view.
 //   - An unknown tool has no subscribers, so NATS answers "no responders";
 //     the client then asks tools.list and reports not_found when workers are
 //     up but none has the tool, unavailable when nobody answers.
@@ -91,7 +97,7 @@
 //
 // # Measured
 //
-// On the shared 2-core development box (noisy: compare ratios within one
+// On a 2-core machine (noisy: compare ratios within one
 // run, never absolute times):
 //
 //   - cancel → the tool's ctx.Done: p50 about 0.1ms in process, 0.2ms over

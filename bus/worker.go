@@ -47,6 +47,17 @@ type WorkerOptions struct {
 	// Logger receives bad requests that cannot be answered and other
 	// operator-facing events. Default slog.Default().
 	Logger *slog.Logger
+	// AnnounceInterval is the interval of the worker's announcements on
+	// SubjectAnnounce (see Announcer): 0 means DefaultAnnounceInterval, a
+	// negative value turns announcing off (the worker then is invisible
+	// to Fleets and to Client.Schemas).
+	AnnounceInterval time.Duration
+	// Version is announced as is.
+	Version string
+	// Skills, when set, is announced with the tools (AnnouncerConfig.Skills).
+	Skills SkillCatalog
+	// Permissions, when set, is announced as is.
+	Permissions *AnnouncedPermissions
 }
 
 // Defaults of WorkerOptions and ClientOptions.
@@ -121,7 +132,8 @@ type Worker struct {
 	stopWatch    func()
 	draining     []*nats.Subscription // call subscriptions of removed tools
 	clock        *clock
-	meta         metaEntry // MetaWorker and the instance, for finals
+	meta         metaEntry  // MetaWorker and the instance, for finals
+	ann          *Announcer // nil when announcing is off
 
 	// Calls arrive on inbox, shared by the call subscriptions. Idle
 	// readers wait on it; the reader that takes a call makes sure another
@@ -200,6 +212,20 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.unsubscribeAll()
 		w.abort()
 		return nil, fmt.Errorf("bus: flushing subscriptions: %w", err)
+	}
+	// Announce once the subscriptions are in place: a fleet that lists
+	// the worker can call it.
+	if o.AnnounceInterval >= 0 {
+		w.ann, err = NewAnnouncer(nc, tk, AnnouncerConfig{
+			Instance: o.Instance, Version: o.Version, Queue: o.Queue, Interval: o.AnnounceInterval,
+			Logger: o.Logger, Skills: o.Skills, Permissions: o.Permissions,
+		})
+		if err != nil {
+			w.stopWatch()
+			w.unsubscribeAll()
+			w.abort()
+			return nil, err
+		}
 	}
 	return w, nil
 }
@@ -568,7 +594,8 @@ func (w *Worker) onList(m *nats.Msg) {
 	}
 }
 
-// Stop shuts the worker down gracefully: it stops taking calls (calls
+// Stop shuts the worker down gracefully: it announces its goodbye (when
+// announcing), stops taking calls (calls
 // already delivered to it still run), waits for the running calls to
 // finish until ctx is done, then interrupts the rest (their callers get
 // an interrupted final, cause toolkit.ErrDraining) and waits for their
@@ -589,6 +616,13 @@ func (w *Worker) Stop(ctx context.Context) error {
 	subs = append(subs, w.listSub)
 	w.mu.Unlock()
 	w.stopWatch()
+	// The goodbye first: fleets stop listing the worker before it stops
+	// taking calls.
+	if w.ann != nil {
+		if err := w.ann.Stop(); err != nil {
+			w.log.Warn("toolbus: announcing the goodbye", "err", err)
+		}
+	}
 
 	for _, s := range subs {
 		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
