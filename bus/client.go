@@ -292,20 +292,44 @@ func (c *Client) Invoke(ctx context.Context, call toolkit.ToolCall) *toolkit.Res
 //   - ctx is cancelled or its deadline passes: a cancel is published and
 //     the worker's interrupted or timeout final is awaited for CancelGrace.
 //
-// A fast call yields only the final. Chunk frames that never arrived are
-// counted in the final's metadata (MetaLostChunks) and logged. Stopping
-// the iteration early cancels the call.
+// A fast call travels as one message, the final with the whole result;
+// the client still yields its content as one chunk event first (see
+// finalChunk), so a consumer sees chunks then the final over the bus as in
+// process. Chunk frames that never arrived are counted in the final's
+// metadata (MetaLostChunks) and logged. Stopping the iteration early
+// cancels the call.
 func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolkit.Event] {
 	return func(yield func(toolkit.Event) bool) {
 		if call.ID == "" {
 			call.ID = nuid.Next()
 		}
-		final := c.run(ctx, call, yield)
-		if final != nil {
-			c.noteRevision(call, final)
-			yield(toolkit.Event{Final: final})
+		chunks := false
+		final := c.run(ctx, call, func(ev toolkit.Event) bool {
+			chunks = chunks || ev.Chunk != nil
+			return yield(ev)
+		})
+		if final == nil {
+			return
 		}
+		c.noteRevision(call, final)
+		if !chunks && len(final.Content) > 0 && !yield(toolkit.Event{Chunk: finalChunk(final)}) {
+			return
+		}
+		yield(toolkit.Event{Final: final})
 	}
+}
+
+// finalChunk is the one chunk event of a call that yielded none: the
+// final's content, with the final's state when it is error, interrupted
+// or denied (running otherwise), so accumulating the chunk events gives
+// the final's content and state. Metadata stays on the final.
+func finalChunk(r *toolkit.Response) *toolkit.Chunk {
+	c := &toolkit.Chunk{Content: slices.Clone(r.Content), State: toolkit.StateRunning}
+	switch r.State {
+	case toolkit.StateError, toolkit.StateInterrupted, toolkit.StateDenied:
+		c.State = r.State
+	}
+	return c
 }
 
 func localFinal(id string, code toolkit.Code, msg string) *toolkit.Response {
@@ -510,10 +534,8 @@ func (c *Client) ctxFinal(ctx context.Context, id string, st *callState) *toolki
 	if st == nil {
 		st = &callState{id: id}
 	}
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-		return st.partial(toolkit.CodeTimeout, "TimeoutError: The tool call exceeded its deadline and was stopped.")
-	}
-	return st.partial(toolkit.CodeInterrupted, toolkit.InterruptedText)
+	e := toolkit.ContextError(ctx)
+	return st.partial(e.Code, e.Message)
 }
 
 func setHeader(h nats.Header, k, v string) nats.Header {

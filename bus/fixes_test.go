@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/toolkit"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // TestFinalThatCannotBeSent: a final the worker cannot encode, or that is
@@ -18,6 +20,7 @@ import (
 // the output already streamed is kept.
 func TestFinalThatCannotBeSent(t *testing.T) {
 	big := strings.Repeat("m", 400<<10)
+	partial := strings.Repeat("p", 40<<10)
 	tests := []struct {
 		name     string
 		tool     toolkit.Handler
@@ -34,11 +37,10 @@ func TestFinalThatCannotBeSent(t *testing.T) {
 		{
 			name: "unencodable metadata, streamed chunk",
 			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-				w.Write(toolkit.Text("partial "))
-				time.Sleep(50 * time.Millisecond) // past the flush delay: streaming
+				w.Write(toolkit.Text(partial)) // over the hold limit: streaming from here
 				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"f": make(chan int)}})
 			},
-			wantText: "partial InternalError: part of the tool's output could not be delivered",
+			wantText: partial + "InternalError: part of the tool's output could not be delivered",
 		},
 		{
 			name: "metadata merged over max_payload",
@@ -116,3 +118,116 @@ func TestPreludePanic(t *testing.T) {
 }
 
 var _ = errors.New
+
+// TestCloseCancelsCalls: closing a client with a call running cancels the
+// call on its worker, not only on the client.
+func TestCloseCancelsCalls(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	started := make(chan struct{})
+	stopped := make(chan error, 1)
+	mustAdd(t, tk, toolkit.Func("wait", "Waits for its ctx.", func(ctx context.Context, in struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return "", ctx.Err()
+	}))
+	serve(t, connect(t, s), tk, nil)
+	c, err := bus.NewClient(connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "closed-1", Name: "wait"}) }()
+	select {
+	case <-started:
+	case <-time.After(guard):
+		t.Fatal("the tool never started")
+	}
+	c.Close()
+	if r := <-done; r.Code != toolkit.CodeUnavailable {
+		t.Fatalf("final after Close = %+v, want unavailable", r)
+	}
+	select {
+	case cause := <-stopped:
+		if !errors.Is(cause, toolkit.ErrCallerCancelled) {
+			t.Fatalf("the tool's ctx ended with %v, want the caller's cancel", cause)
+		}
+	case <-time.After(guard):
+		t.Fatal("the tool kept running after its client closed")
+	}
+}
+
+// TestListVersion: tools.list refuses a wire version it does not speak,
+// naming the header, as calls do.
+func TestListVersion(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, connect(t, s), tk, nil)
+	nc := connect(t, s)
+	for _, tc := range []struct {
+		version, wantErr string
+	}{
+		{"", ""},
+		{bus.WireVersion, ""},
+		{"2", `header Toolbus-Version: wire version "2" is not supported`},
+	} {
+		t.Run("version "+tc.version, func(t *testing.T) {
+			msg := &nats.Msg{Subject: bus.SubjectList, Header: nats.Header{}}
+			if tc.version != "" {
+				msg.Header.Set(bus.HeaderVersion, tc.version)
+			}
+			m, err := nc.RequestMsg(msg, guard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reply bus.ListReply
+			if err := msgpack.Unmarshal(m.Data, &reply); err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantErr == "" && (reply.Error != "" || len(reply.Tools) != 1) || tc.wantErr != "" && !strings.Contains(reply.Error, tc.wantErr) {
+				t.Fatalf("reply %+v, want error %q", reply, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestProgressOverMaxPayload: a progress report too large for one message
+// arrives with its Message cut and marked, and the call goes on.
+func TestProgressOverMaxPayload(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	huge := strings.Repeat("ü", 1<<20) // 2 MiB: over the default max_payload
+	mustAdd(t, tk, toolkit.Stream("loud", "Reports a huge progress message.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		if err := w.Progress(toolkit.Progress{Progress: 1, Total: 2, Message: huge}); err != nil {
+			return err
+		}
+		// Over the hold limit: the held items go out now (a call that ends
+		// within the flush delay would send only its final).
+		return w.Write(toolkit.Text(strings.Repeat("d", 40<<10)))
+	}))
+	serve(t, connect(t, s), tk, nil)
+	c := newClient(t, connect(t, s), nil)
+	var progress []*toolkit.Progress
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "loud"}) {
+		if ev.Progress != nil {
+			progress = append(progress, ev.Progress)
+		}
+		if ev.Final != nil {
+			final = ev.Final
+		}
+	}
+	if final.Text() != strings.Repeat("d", 40<<10) {
+		t.Fatalf("final = %s %s %.100q", final.State, final.Code, final.Text())
+	}
+	if len(progress) != 1 {
+		t.Fatalf("%d progress events, want 1", len(progress))
+	}
+	p := progress[0]
+	if p.Progress != 1 || p.Total != 2 || !strings.HasSuffix(p.Message, bus.TruncatedMark) ||
+		!strings.HasPrefix(huge, strings.TrimSuffix(p.Message, bus.TruncatedMark)) || len(p.Message) > 1100 {
+		t.Fatalf("progress %v %v with a %d-byte message %.40q…, want it cut and marked", p.Progress, p.Total, len(p.Message), p.Message)
+	}
+}

@@ -161,12 +161,8 @@ func (s *sender) check(now time.Time) {
 // abandon answers for a tool that ignores its ended context. s.mu is
 // held; the caller releases the call.
 func (s *sender) abandon() {
-	code := toolkit.CodeInterrupted
-	msg := toolkit.InterruptedText
-	if errors.Is(context.Cause(s.ctx), context.DeadlineExceeded) {
-		code = toolkit.CodeTimeout
-		msg = "TimeoutError: The tool call exceeded its deadline and was stopped."
-	}
+	e := toolkit.ContextError(s.ctx)
+	code, msg := e.Code, e.Message
 	s.w.log.Warn("toolbus: tool ignored its cancelled context; sending the final without it",
 		"tool", s.call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
 	if !s.streaming {
@@ -202,11 +198,45 @@ func (s *sender) flush() {
 		if it.isChunk {
 			s.sendChunk(&it.chunk)
 		} else {
-			s.publish(&Frame{Kind: KindProgress, Progress: &it.progress})
+			s.sendProgress(&it.progress)
 		}
 	}
 	s.hb.reset()
 	s.heldSize = 0
+}
+
+// TruncatedMark ends the Message of a progress report that was cut to
+// fit the server's max_payload.
+const TruncatedMark = "… [truncated]"
+
+// maxCutMessage is how much of such a Message is kept, in bytes.
+const maxCutMessage = 1024
+
+// sendProgress publishes a progress report. One over max_payload goes out
+// with its Message cut to maxCutMessage bytes and TruncatedMark; one that
+// still cannot be sent is logged and dropped (progress is never part of
+// the result).
+func (s *sender) sendProgress(p *toolkit.Progress) {
+	err := s.publish(&Frame{Kind: KindProgress, Progress: p})
+	if errors.Is(err, errTooLarge) && len(p.Message) > maxCutMessage {
+		q := *p
+		q.Message = cutUTF8(p.Message, maxCutMessage) + TruncatedMark
+		err = s.publish(&Frame{Kind: KindProgress, Progress: &q})
+	}
+	if err != nil {
+		s.w.log.Warn("toolbus: a progress report could not be sent", "call", s.id, "err", err)
+	}
+}
+
+// cutUTF8 returns at most n bytes of s, cut at a rune boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // holdBufs are the items a call holds back and a copy of their blocks,
@@ -325,8 +355,8 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 // more chunk and the final carries the real chunk count and no content, so
 // the caller keeps the partial output it has.
 func (s *sender) internalFinal(msg string) {
-	if len(msg) > 1024 {
-		msg = msg[:1024] + "…"
+	if len(msg) > maxCutMessage {
+		msg = cutUTF8(msg, maxCutMessage) + "…"
 	}
 	msg = strings.ToValidUTF8(msg, "?")
 	resp := &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal}

@@ -123,7 +123,7 @@ type Worker struct {
 	listSub   *nats.Subscription
 	cancelSub *nats.Subscription
 	calls     map[string]*sender // call id → running call
-	tombs     map[string]time.Time
+	tombs     map[string]tombEntry
 	tombQ     []tombstone
 	stopping  bool
 	// interrupting: the grace period is over; calls still arriving are
@@ -151,6 +151,14 @@ type Worker struct {
 // when the worker is starved of CPU.
 const callQueue = 1 << 15
 
+// tombEntry is a cancel that overtook its call: until when it is kept,
+// and whether it was the caller's deadline (the call then answers
+// timeout, not interrupted).
+type tombEntry struct {
+	exp      time.Time
+	deadline bool
+}
+
 type tombstone struct {
 	id  string
 	exp time.Time
@@ -170,7 +178,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		nc: nc, tk: tk, opts: o, log: o.Logger,
 		subs:  map[string]*nats.Subscription{},
 		calls: map[string]*sender{},
-		tombs: map[string]time.Time{},
+		tombs: map[string]tombEntry{},
 		meta:  metaEntry{key: MetaWorker, value: o.Instance},
 		inbox: make(chan *nats.Msg, callQueue),
 	}
@@ -315,10 +323,7 @@ func (w *Worker) badRequest(m *nats.Msg, c codec, id string, code toolkit.Code, 
 		w.log.Warn("toolbus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", msg)
 		return
 	}
-	resp := &toolkit.Response{ID: id, State: code.State(), Code: code,
-		Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: msg}},
-		Metadata: map[string]any{MetaWorker: w.opts.Instance}}
-	w.replyFinal(m.Reply, c, resp)
+	w.replyFinal(m.Reply, c, w.finalFor(id, code, msg))
 }
 
 // replyFinal sends a lone final frame (seq 1).
@@ -387,7 +392,7 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	c := requestCodec(m)
 	name := strings.TrimPrefix(m.Subject, SubjectCallPrefix)
 	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion {
-		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: wire version %q is not supported; this worker speaks version %s.", v, WireVersion))
+		w.badRequest(m, c, "", toolkit.CodeInvalidInput, versionError(v))
 		return nil
 	}
 	var req Request
@@ -427,9 +432,13 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, GroupsRevision: rev}
 
 	w.mu.Lock()
-	if w.interrupting || w.popTombstoneLocked(req.ID) {
+	if tomb, ok := w.popTombstoneLocked(req.ID); w.interrupting || ok {
 		w.mu.Unlock()
-		w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeInterrupted, toolkit.InterruptedText))
+		code, msg := toolkit.CodeInterrupted, toolkit.InterruptedText
+		if tomb.deadline { // the caller's deadline passed: that is the cause to report
+			code, msg = toolkit.CodeTimeout, toolkit.TimeoutText
+		}
+		w.replyFinal(m.Reply, c, w.finalFor(req.ID, code, msg))
 		return nil
 	}
 	if len(w.calls) >= w.opts.MaxInFlight {
@@ -478,6 +487,12 @@ func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Res
 		Metadata: map[string]any{MetaWorker: w.opts.Instance}}
 }
 
+// versionError is the answer to a request in a wire version this worker
+// does not speak.
+func versionError(v string) string {
+	return fmt.Sprintf("BadRequestError: header %s: wire version %q is not supported; this worker speaks version %s.", HeaderVersion, v, WireVersion)
+}
+
 // parseHeaders reads the heartbeat, timeout and groups revision headers.
 func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Duration, rev uint64, err error) {
 	hb = DefaultHeartbeat
@@ -486,17 +501,22 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 	}
 	if v := h.Get(HeaderHeartbeat); v != "" {
 		ms, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil || ms <= 0 {
-			return 0, nil, 0, fmt.Errorf("header %s must be a positive number of milliseconds, got %q", HeaderHeartbeat, v)
+		if perr != nil {
+			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", HeaderHeartbeat, v)
 		}
-		hb = min(max(time.Duration(ms)*time.Millisecond, MinHeartbeat), MaxHeartbeat)
+		// Clamped, as the contract says: 0 or less is the minimum. The
+		// bound is checked before multiplying, which could overflow.
+		hb = MaxHeartbeat
+		if ms < MaxHeartbeat.Milliseconds() {
+			hb = max(time.Duration(ms)*time.Millisecond, MinHeartbeat)
+		}
 	}
 	if v := h.Get(HeaderTimeout); v != "" {
 		ms, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil || ms > int64(time.Duration(1<<62)/time.Millisecond) {
 			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", HeaderTimeout, v)
 		}
-		d := time.Duration(ms) * time.Millisecond
+		d := time.Duration(max(ms, 0)) * time.Millisecond // ≤ 0: timeout at once, never an overflow
 		timeout = &d
 	}
 	if v := h.Get(HeaderGroupsRevision); v != "" {
@@ -526,24 +546,24 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	}
 	now := time.Now()
 	for len(w.tombQ) > 0 && (now.After(w.tombQ[0].exp) || len(w.tombQ) >= maxTombstones) {
-		if exp, ok := w.tombs[w.tombQ[0].id]; ok && !exp.After(w.tombQ[0].exp) {
+		if e, ok := w.tombs[w.tombQ[0].id]; ok && !e.exp.After(w.tombQ[0].exp) {
 			delete(w.tombs, w.tombQ[0].id)
 		}
 		w.tombQ = w.tombQ[1:]
 	}
 	exp := now.Add(w.opts.TombstoneTTL)
-	w.tombs[id] = exp
+	w.tombs[id] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded}
 	w.tombQ = append(w.tombQ, tombstone{id: id, exp: exp})
 }
 
-// popTombstoneLocked reports (and forgets) a live tombstone for id.
-func (w *Worker) popTombstoneLocked(id string) bool {
-	exp, ok := w.tombs[id]
+// popTombstoneLocked returns (and forgets) a live tombstone for id.
+func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
+	e, ok := w.tombs[id]
 	if !ok {
-		return false
+		return tombEntry{}, false
 	}
 	delete(w.tombs, id)
-	return time.Now().Before(exp)
+	return e, time.Now().Before(e.exp)
 }
 
 // onList answers SubjectList with the tools and the session's schemas.
@@ -560,6 +580,9 @@ func (w *Worker) onList(m *nats.Msg) {
 		if err := c.unmarshal(m.Data, &req); err != nil {
 			reply.Error = fmt.Sprintf("BadRequestError: the list request is not a valid %s object: %v", c, err)
 		}
+	}
+	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion && reply.Error == "" {
+		reply.Error = versionError(v)
 	}
 	if v := m.Header.Get(HeaderGroupsRevision); v != "" && reply.Error == "" {
 		r, err := strconv.ParseUint(v, 10, 64)

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -176,7 +177,27 @@ func collect(t *testing.T, c bus.Caller, ctx context.Context, call toolkit.ToolC
 	if call.ID != "" && final.ID != call.ID {
 		t.Errorf("final ID %q, want the call ID %q", final.ID, call.ID)
 	}
+	checkChunksMakeFinal(t, events, final)
 	return events, final
+}
+
+// checkChunksMakeFinal checks that every transport yields the same kind of
+// events: the chunk events, accumulated, are the final's content and
+// state (a fast call over the bus too yields its content as a chunk).
+func checkChunksMakeFinal(t *testing.T, events []toolkit.Event, final *toolkit.Response) {
+	t.Helper()
+	var acc toolkit.Accumulator
+	for _, ev := range events {
+		if ev.Chunk != nil {
+			acc.Add(ev.Chunk)
+		}
+	}
+	built := acc.Response(final.ID)
+	got, _ := json.Marshal(built.Content)
+	want, _ := json.Marshal(final.Content)
+	if !bytes.Equal(got, want) || built.State != final.State {
+		t.Errorf("the chunk events accumulate to %s %.200s, the final is %s %.200s", built.State, got, final.State, want)
+	}
 }
 
 func timeoutCtx(t *testing.T) context.Context {
