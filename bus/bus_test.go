@@ -138,7 +138,13 @@ func TestWorkerKilled(t *testing.T) {
 	if final.Code != toolkit.CodeWorkerLost || final.State != toolkit.StateError {
 		t.Fatalf("final = %+v, want worker_lost", final)
 	}
-	t.Logf("worker_lost %v after SIGKILL (stall timeout %v)", time.Since(killedAt).Round(time.Millisecond), 3*hb)
+	// A loose bound, far above the stall timeout (the client looks every
+	// eighth of it): detection must not wait for some other timeout.
+	const stall = 3 * hb
+	if took := time.Since(killedAt); took >= 10*stall {
+		t.Fatalf("worker_lost %v after SIGKILL, want well under 10 × the stall timeout %v", took, stall)
+	}
+	t.Logf("worker_lost %v after SIGKILL (stall timeout %v)", time.Since(killedAt).Round(time.Millisecond), stall)
 }
 
 func TestTwoWorkersShareLoad(t *testing.T) {
@@ -583,12 +589,17 @@ func TestAbandonedTool(t *testing.T) {
 	}))
 	var logs lockedBuffer
 	serve(t, connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	c := newClient(t, connect(t, s), nil)
+	// The client waits for the worker's final far longer than the worker
+	// needs to abandon the tool, so the final must be the worker's.
+	c := newClient(t, connect(t, s), &bus.ClientOptions{CancelGrace: guard})
 	ctx, cancel := context.WithCancel(ctxT(t))
 	go func() { <-started; cancel() }()
 	r := c.Invoke(ctx, toolkit.ToolCall{ID: "deaf-1", Name: "deaf"})
 	if r.Code != toolkit.CodeInterrupted || !strings.HasPrefix(r.Text(), "partial ") {
 		t.Fatalf("%+v", r)
+	}
+	if r.Metadata[bus.MetaWorker] == nil {
+		t.Fatalf("metadata %v: the final was made up by the client, not sent by the worker", r.Metadata)
 	}
 	if !strings.Contains(logs.String(), "tool ignored its cancelled context") {
 		t.Fatalf("no log line for the abandoned tool: %q", logs.String())

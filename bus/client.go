@@ -576,7 +576,8 @@ func (c *Client) noteRevision(call toolkit.ToolCall, r *toolkit.Response) {
 	c.mu.Unlock()
 }
 
-// asUint64 reads a number decoded from msgpack or JSON.
+// asUint64 reads a number decoded from msgpack (loose decoding: int64 or
+// uint64) or JSON (float64).
 func asUint64(v any) (uint64, bool) {
 	switch x := v.(type) {
 	case uint64:
@@ -585,20 +586,6 @@ func asUint64(v any) (uint64, bool) {
 		return uint64(x), x >= 0
 	case float64:
 		return uint64(x), x >= 0 && x == math.Trunc(x)
-	case int:
-		return uint64(x), x >= 0
-	case uint32:
-		return uint64(x), true
-	case int32:
-		return uint64(x), x >= 0
-	case uint8:
-		return uint64(x), true
-	case int8:
-		return uint64(x), x >= 0
-	case uint16:
-		return uint64(x), true
-	case int16:
-		return uint64(x), x >= 0
 	}
 	return 0, false
 }

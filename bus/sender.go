@@ -426,10 +426,15 @@ func marshalJSONFrame(f Frame) ([]byte, error) { return jsonCodec.marshal(&f) }
 // contentSize approximates the encoded size of a chunk's content.
 func contentSize(c *toolkit.Chunk) int {
 	n := 0
-	for _, b := range c.Content {
-		n += len(b.Text) + len(b.Data) + len(b.URL) + len(b.ID) + len(b.Name) + len(b.MediaType) + 16
+	for i := range c.Content {
+		n += blockSize(&c.Content[i])
 	}
 	return n
+}
+
+// blockSize approximates the encoded size of one block.
+func blockSize(b *toolkit.Block) int {
+	return len(b.Text) + len(b.Data) + len(b.URL) + len(b.ID) + len(b.Name) + len(b.MediaType) + 16
 }
 
 // split cuts a chunk into two whose content is about half each. Text is
@@ -443,7 +448,7 @@ func (s *sender) split(c *toolkit.Chunk) (a, b *toolkit.Chunk, ok bool) {
 	b = &toolkit.Chunk{State: c.State}
 	n := 0
 	for i, blk := range c.Content {
-		size := len(blk.Text) + len(blk.Data) + len(blk.URL) + len(blk.ID) + len(blk.Name) + len(blk.MediaType) + 16
+		size := blockSize(&blk)
 		switch {
 		case n+size <= target || (n == 0 && i == 0 && !cuttable(blk)):
 			a.Content = append(a.Content, blk)

@@ -263,17 +263,28 @@ func (w *Worker) InFlight() int {
 	return len(w.calls)
 }
 
+// servedTools names the tools a worker of tk serves: its tools, and
+// reset_tools when it has groups.
+func servedTools(tk *toolkit.Toolkit) []string {
+	tools := tk.Tools()
+	names := make([]string, 0, len(tools)+1)
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	if len(tk.Groups()) > 0 {
+		names = append(names, toolkit.MetaToolName)
+	}
+	return names
+}
+
 // syncLocked makes the call subscriptions match the toolkit. w.mu is held.
 func (w *Worker) syncLocked() error {
 	if w.stopping {
 		return nil
 	}
 	want := map[string]bool{}
-	for _, t := range w.tk.Tools() {
-		want[t.Name] = true
-	}
-	if len(w.tk.Groups()) > 0 {
-		want[toolkit.MetaToolName] = true
+	for _, name := range servedTools(w.tk) {
+		want[name] = true
 	}
 	var errs []error
 	for name, sub := range w.subs {
@@ -519,14 +530,23 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 		d := time.Duration(max(ms, 0)) * time.Millisecond // ≤ 0: timeout at once, never an overflow
 		timeout = &d
 	}
-	if v := h.Get(HeaderGroupsRevision); v != "" {
-		r, perr := strconv.ParseUint(v, 10, 64)
-		if perr != nil {
-			return 0, nil, 0, fmt.Errorf("header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
-		}
-		rev = r
+	if rev, err = parseRevision(h); err != nil {
+		return 0, nil, 0, err
 	}
 	return hb, timeout, rev, nil
+}
+
+// parseRevision reads the groups revision header; absent is 0.
+func parseRevision(h nats.Header) (uint64, error) {
+	v := h.Get(HeaderGroupsRevision)
+	if v == "" {
+		return 0, nil
+	}
+	r, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
+	}
+	return r, nil
 }
 
 // onCancel cancels a running call, or leaves a tombstone for a call that
@@ -584,20 +604,14 @@ func (w *Worker) onList(m *nats.Msg) {
 	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion && reply.Error == "" {
 		reply.Error = versionError(v)
 	}
-	if v := m.Header.Get(HeaderGroupsRevision); v != "" && reply.Error == "" {
-		r, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			reply.Error = fmt.Sprintf("BadRequestError: header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
+	if reply.Error == "" {
+		var err error
+		if rev, err = parseRevision(m.Header); err != nil {
+			reply.Error = "BadRequestError: " + err.Error()
 		}
-		rev = r
 	}
 	if reply.Error == "" {
-		for _, t := range w.tk.Tools() {
-			reply.Tools = append(reply.Tools, t.Name)
-		}
-		if len(w.tk.Groups()) > 0 {
-			reply.Tools = append(reply.Tools, toolkit.MetaToolName)
-		}
+		reply.Tools = servedTools(w.tk)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		schemas, err := w.tk.SessionSchemas(ctx, req.Session, rev)
 		cancel()
