@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -44,9 +45,10 @@ type sender struct {
 	streaming bool      // chunks were flushed: the final will not carry the content
 	hb        *holdBufs // the held items, from holdPool while the call holds any
 	heldSize  int
-	holdGen   uint64 // counts holds; a scheduled flush names the one it is for
-	sendErr   error  // a chunk that could not be sent
-	parts     int    // ids generated for split data blocks
+	holdGen   uint64         // counts holds; a scheduled flush names the one it is for
+	sendErr   error          // a chunk that could not be sent
+	sentMeta  map[string]any // the sent chunks' metadata, merged as the caller accumulates it
+	parts     int            // ids generated for split data blocks
 	lastPub   time.Time
 	abandonAt time.Time // set when the clock first sees the ctx done
 }
@@ -274,6 +276,12 @@ func (s *sender) sendChunk(c *toolkit.Chunk) {
 	err := s.publish(&Frame{Kind: KindChunk, Chunk: c})
 	if err == nil {
 		s.chunks++
+		if len(c.Metadata) > 0 {
+			if s.sentMeta == nil {
+				s.sentMeta = make(map[string]any, len(c.Metadata))
+			}
+			maps.Copy(s.sentMeta, c.Metadata)
+		}
 		return
 	}
 	if !errors.Is(err, errTooLarge) {
@@ -343,10 +351,32 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	}
 	r := *resp
 	r.Content = nil
+	r.Metadata = s.unsent(resp.Metadata)
 	if err := s.publish(&Frame{Kind: KindFinal, Final: &r, Chunks: s.chunks}); err != nil {
 		s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
 		s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 	}
+}
+
+// unsent is the final's metadata without the entries the sent chunks
+// carried already with the same value: the caller merges the chunks'
+// metadata with the final's, so a content-less final need not repeat
+// (and cannot be pushed over max_payload by) what was streamed.
+func (s *sender) unsent(meta map[string]any) map[string]any {
+	if len(s.sentMeta) == 0 || len(meta) == 0 {
+		return meta
+	}
+	var out map[string]any
+	for k, v := range meta {
+		if sv, ok := s.sentMeta[k]; ok && k != MetaWorker && reflect.DeepEqual(sv, v) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(meta))
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // internalFinal ends the call with code internal when its output or its
