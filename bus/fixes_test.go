@@ -59,6 +59,13 @@ func TestFinalThatCannotBeSent(t *testing.T) {
 			success:  true, // the final leaves out what the chunks carried
 		},
 		{
+			name: "metadata whose encoder panics",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"p": panicky{}}})
+			},
+			wantText: "InternalError: the tool's final response could not be encoded: publishing a final frame: encoding panicked: encoder exploded",
+		},
+		{
 			name: "error metadata over max_payload",
 			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 				return &toolkit.Error{Code: toolkit.CodeToolError, Message: "failed", Metadata: map[string]any{"a": big, "b": big, "c": big}}
@@ -241,3 +248,8 @@ func TestProgressOverMaxPayload(t *testing.T) {
 		t.Fatalf("progress %v %v with a %d-byte message %.40q…, want it cut and marked", p.Progress, p.Total, len(p.Message), p.Message)
 	}
 }
+
+// panicky is a metadata value whose msgpack encoder panics.
+type panicky struct{}
+
+func (panicky) EncodeMsgpack(*msgpack.Encoder) error { panic("encoder exploded") }
