@@ -164,8 +164,12 @@ type tombstone struct {
 	exp time.Time
 }
 
-// Serve starts serving tk on nc and returns the running Worker. The
-// connection stays the caller's: Stop does not close it.
+// Serve starts serving tk on nc and returns the running Worker. Unless
+// WorkerOptions.AnnounceInterval is negative it also announces tk (an
+// Announcer with the worker's instance and queue group), so fleets and
+// Client.Schemas list its tools; Serve fails when that first announcement
+// cannot be published. The connection stays the caller's: Stop does not
+// close it.
 func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, error) {
 	if nc == nil || tk == nil {
 		return nil, errors.New("bus: Serve needs a connection and a toolkit")
