@@ -138,7 +138,13 @@ func TestWorkerKilled(t *testing.T) {
 	if final.Code != toolkit.CodeWorkerLost || final.State != toolkit.StateError {
 		t.Fatalf("final = %+v, want worker_lost", final)
 	}
-	t.Logf("worker_lost %v after SIGKILL (stall timeout %v)", time.Since(killedAt).Round(time.Millisecond), 3*hb)
+	// A loose bound, far above the stall timeout (the client looks every
+	// eighth of it): detection must not wait for some other timeout.
+	const stall = 3 * hb
+	if took := time.Since(killedAt); took >= 10*stall {
+		t.Fatalf("worker_lost %v after SIGKILL, want well under 10 × the stall timeout %v", took, stall)
+	}
+	t.Logf("worker_lost %v after SIGKILL (stall timeout %v)", time.Since(killedAt).Round(time.Millisecond), stall)
 }
 
 func TestTwoWorkersShareLoad(t *testing.T) {
@@ -327,9 +333,13 @@ func TestBadInput(t *testing.T) {
 		{"call id not a token", "tools.call.echo", nil, mp(bus.Request{ID: "a.b", Input: map[string]any{"text": "x"}}), "a.b", toolkit.CodeInvalidInput, "call id \"a.b\" is invalid"},
 		{"name and subject disagree", "tools.call.echo", nil, mp(bus.Request{ID: "b2", Name: "other"}), "b2", toolkit.CodeInvalidInput, "names the tool \"other\""},
 		{"invalid input", "tools.call.echo", nil, mp(bus.Request{ID: "b3", Input: map[string]any{"text": 1}}), "b3", toolkit.CodeInvalidInput, "Input validation failed"},
-		{"unsupported version", "tools.call.echo", hdr(bus.HeaderVersion, "2"), mp(echo), "", toolkit.CodeInvalidInput, "wire version \"2\""},
+		{"unsupported version", "tools.call.echo", hdr(bus.HeaderVersion, "2"), mp(echo), "", toolkit.CodeInvalidInput, "header Toolbus-Version: wire version \"2\""},
 		{"bad timeout header", "tools.call.echo", hdr(bus.HeaderTimeout, "soon"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Timeout"},
-		{"bad heartbeat header", "tools.call.echo", hdr(bus.HeaderHeartbeat, "-5"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Heartbeat"},
+		{"bad heartbeat header", "tools.call.echo", hdr(bus.HeaderHeartbeat, "often"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Heartbeat"},
+		{"negative heartbeat is clamped", "tools.call.echo", hdr(bus.HeaderHeartbeat, "-5"), mp(echo), "b1", "", "x"},
+		{"huge heartbeat is clamped", "tools.call.echo", hdr(bus.HeaderHeartbeat, "9223372036854775807"), mp(echo), "b1", "", "x"},
+		{"negative timeout", "tools.call.echo", hdr(bus.HeaderTimeout, "-1"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
+		{"hugely negative timeout", "tools.call.echo", hdr(bus.HeaderTimeout, "-9223372036854775808"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
 		{"bad revision header", "tools.call.echo", hdr(bus.HeaderGroupsRevision, "x"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Groups-Revision"},
 		{"deadline already passed", "tools.call.echo", hdr(bus.HeaderTimeout, "0"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
 		{"reset_tools without a session", "tools.call.reset_tools", nil, mp(bus.Request{ID: "b4", Input: map[string]any{"g": true}}), "b4", toolkit.CodeInvalidInput, "needs a session"},
@@ -579,12 +589,17 @@ func TestAbandonedTool(t *testing.T) {
 	}))
 	var logs lockedBuffer
 	serve(t, connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	c := newClient(t, connect(t, s), nil)
+	// The client waits for the worker's final far longer than the worker
+	// needs to abandon the tool, so the final must be the worker's.
+	c := newClient(t, connect(t, s), &bus.ClientOptions{CancelGrace: guard})
 	ctx, cancel := context.WithCancel(ctxT(t))
 	go func() { <-started; cancel() }()
 	r := c.Invoke(ctx, toolkit.ToolCall{ID: "deaf-1", Name: "deaf"})
 	if r.Code != toolkit.CodeInterrupted || !strings.HasPrefix(r.Text(), "partial ") {
 		t.Fatalf("%+v", r)
+	}
+	if r.Metadata[bus.MetaWorker] == nil {
+		t.Fatalf("metadata %v: the final was made up by the client, not sent by the worker", r.Metadata)
 	}
 	if !strings.Contains(logs.String(), "tool ignored its cancelled context") {
 		t.Fatalf("no log line for the abandoned tool: %q", logs.String())
@@ -611,6 +626,9 @@ func TestLostChunksReported(t *testing.T) {
 		}
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil { // the subscription is on the server before the call
 		t.Fatal(err)
 	}
 	c := newClient(t, connect(t, s), &bus.ClientOptions{Logger: slog.New(slog.DiscardHandler)})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -36,6 +38,10 @@ type ClientOptions struct {
 	// Logger receives lost frames and undecodable frames. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// GroupsBucket is the JetStream KV bucket holding the fleet's group
+	// state, read by Schemas and SkillInstructions. Default
+	// DefaultGroupsBucket.
+	GroupsBucket string
 }
 
 func (o *ClientOptions) withDefaults() ClientOptions {
@@ -55,6 +61,9 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
+	}
+	if r.GroupsBucket == "" {
+		r.GroupsBucket = DefaultGroupsBucket
 	}
 	return r
 }
@@ -77,6 +86,12 @@ type Client struct {
 	revs     map[string]uint64 // session → latest groups revision seen
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
+
+	// The discovery view of Schemas and SkillInstructions, made on first
+	// use; fleetMu is taken before mu, never inside it.
+	fleetMu sync.Mutex
+	fleet   *Fleet
+	state   *KVState // nil while the groups bucket does not exist
 }
 
 // inbox queues the messages of one call without bounds, so the shared
@@ -85,6 +100,7 @@ type Client struct {
 // c.mu, so none reaches an inbox after its call removed it.
 type inbox struct {
 	signal chan struct{} // cap 1
+	id     string        // the call's id, for the cancel at Close
 
 	mu      sync.Mutex
 	msgs    []*nats.Msg
@@ -140,6 +156,9 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		return nil, errors.New("bus: NewClient needs a connection")
 	}
 	o := opts.withDefaults()
+	if !bucketRE.MatchString(o.GroupsBucket) {
+		return nil, fmt.Errorf("bus: invalid KV bucket name %q: must match [A-Za-z0-9_-]+", o.GroupsBucket)
+	}
 	c := &Client{
 		nc: nc, opts: o, log: o.Logger,
 		prefix:  nc.NewInbox() + ".",
@@ -160,8 +179,8 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	return c, nil
 }
 
-// Close unsubscribes the inbox; calls still running end with code
-// unavailable.
+// Close unsubscribes the inbox and stops the discovery Fleet; calls still
+// running are cancelled on their workers and end with code unavailable.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -170,6 +189,10 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	for _, b := range c.pending {
+		// Nobody will read the call's answer: its tool need not run on.
+		if err := c.cancel(b.id, ""); err != nil {
+			c.log.Warn("toolbus: cancelling a call at close", "call", b.id, "err", err)
+		}
 		b.mu.Lock()
 		b.closed = true
 		b.mu.Unlock()
@@ -177,7 +200,13 @@ func (c *Client) Close() error {
 	}
 	c.pending = map[string]*inbox{}
 	c.mu.Unlock()
-	return c.sub.Unsubscribe()
+	c.fleetMu.Lock()
+	var ferr error
+	if c.fleet != nil {
+		ferr = c.fleet.Close()
+	}
+	c.fleetMu.Unlock()
+	return errors.Join(c.sub.Unsubscribe(), ferr)
 }
 
 func (c *Client) onMsg(m *nats.Msg) {
@@ -263,20 +292,44 @@ func (c *Client) Invoke(ctx context.Context, call toolkit.ToolCall) *toolkit.Res
 //   - ctx is cancelled or its deadline passes: a cancel is published and
 //     the worker's interrupted or timeout final is awaited for CancelGrace.
 //
-// A fast call yields only the final. Chunk frames that never arrived are
-// counted in the final's metadata (MetaLostChunks) and logged. Stopping
-// the iteration early cancels the call.
+// A fast call travels as one message, the final with the whole result;
+// the client still yields its content as one chunk event first (see
+// finalChunk), so a consumer sees chunks then the final over the bus as in
+// process. Chunk frames that never arrived are counted in the final's
+// metadata (MetaLostChunks) and logged. Stopping the iteration early
+// cancels the call.
 func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolkit.Event] {
 	return func(yield func(toolkit.Event) bool) {
 		if call.ID == "" {
 			call.ID = nuid.Next()
 		}
-		final := c.run(ctx, call, yield)
-		if final != nil {
-			c.noteRevision(call, final)
-			yield(toolkit.Event{Final: final})
+		chunks := false
+		final := c.run(ctx, call, func(ev toolkit.Event) bool {
+			chunks = chunks || ev.Chunk != nil
+			return yield(ev)
+		})
+		if final == nil {
+			return
 		}
+		c.noteRevision(call, final)
+		if !chunks && len(final.Content) > 0 && !yield(toolkit.Event{Chunk: finalChunk(final)}) {
+			return
+		}
+		yield(toolkit.Event{Final: final})
 	}
+}
+
+// finalChunk is the one chunk event of a call that yielded none: the
+// final's content, with the final's state when it is error, interrupted
+// or denied (running otherwise), so accumulating the chunk events gives
+// the final's content and state. Metadata stays on the final.
+func finalChunk(r *toolkit.Response) *toolkit.Chunk {
+	c := &toolkit.Chunk{Content: slices.Clone(r.Content), State: toolkit.StateRunning}
+	switch r.State {
+	case toolkit.StateError, toolkit.StateInterrupted, toolkit.StateDenied:
+		c.State = r.State
+	}
+	return c
 }
 
 func localFinal(id string, code toolkit.Code, msg string) *toolkit.Response {
@@ -321,7 +374,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	reply := string(strconv.AppendUint(append(rb[:0], c.prefix...), c.next.Add(1), 36))
 	token := reply[len(c.prefix):]
 	box := inboxPool.Get().(*inbox)
-	box.msgs, box.last = box.spare[0][:0], time.Now()
+	box.msgs, box.last, box.id = box.spare[0][:0], time.Now(), call.ID
 	buf := box.spare[1][:0]
 	c.mu.Lock()
 	if c.closed {
@@ -448,7 +501,13 @@ func (st *callState) final(c *Client, f *Frame) *toolkit.Response {
 	}
 	built := st.acc.Response(st.id)
 	built.State, built.Code = r.State, r.Code
-	built.Metadata = r.Metadata
+	// The chunks' metadata merged with the final's: a final may leave out
+	// what the chunks carried.
+	if built.Metadata == nil {
+		built.Metadata = r.Metadata
+	} else {
+		maps.Copy(built.Metadata, r.Metadata)
+	}
 	if f.Chunks > st.chunks {
 		lost := f.Chunks - st.chunks
 		c.log.Warn("toolbus: chunks lost; the result is incomplete", "call", st.id, "lost", lost)
@@ -475,10 +534,8 @@ func (c *Client) ctxFinal(ctx context.Context, id string, st *callState) *toolki
 	if st == nil {
 		st = &callState{id: id}
 	}
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-		return st.partial(toolkit.CodeTimeout, "TimeoutError: The tool call exceeded its deadline and was stopped.")
-	}
-	return st.partial(toolkit.CodeInterrupted, toolkit.InterruptedText)
+	e := toolkit.ContextError(ctx)
+	return st.partial(e.Code, e.Message)
 }
 
 func setHeader(h nats.Header, k, v string) nats.Header {
@@ -519,7 +576,8 @@ func (c *Client) noteRevision(call toolkit.ToolCall, r *toolkit.Response) {
 	c.mu.Unlock()
 }
 
-// asUint64 reads a number decoded from msgpack or JSON.
+// asUint64 reads a number decoded from msgpack (loose decoding: int64 or
+// uint64) or JSON (float64).
 func asUint64(v any) (uint64, bool) {
 	switch x := v.(type) {
 	case uint64:
@@ -528,20 +586,6 @@ func asUint64(v any) (uint64, bool) {
 		return uint64(x), x >= 0
 	case float64:
 		return uint64(x), x >= 0 && x == math.Trunc(x)
-	case int:
-		return uint64(x), x >= 0
-	case uint32:
-		return uint64(x), true
-	case int32:
-		return uint64(x), x >= 0
-	case uint8:
-		return uint64(x), true
-	case int8:
-		return uint64(x), x >= 0
-	case uint16:
-		return uint64(x), true
-	case int16:
-		return uint64(x), x >= 0
 	}
 	return 0, false
 }
@@ -586,15 +630,85 @@ func (c *Client) List(ctx context.Context, session string) (*ListReply, error) {
 	return &reply, nil
 }
 
-// Schemas lists the tool schemas the session may see now (reset_tools
-// first, then the basic group's and the active groups' tools), honouring
-// the latest groups revision the client saw for the session. It asks one
-// worker (SubjectList); in a fleet whose workers serve different tools the
-// discovery Fleet gives the merged view.
+// Schemas lists the tool schemas the session may see now across the
+// whole fleet: reset_tools first (when any worker has groups), then the
+// basic group's and the active groups' tools, merged by name from every
+// worker's announcement (a Fleet the client starts on first use and keeps
+// until Close). The session's active groups are read from the groups KV
+// bucket (ClientOptions.GroupsBucket), at least at the latest revision the
+// client saw for the session; while the bucket does not exist no session
+// has stored state and the groups announced active apply. Workers that do
+// not announce (WorkerOptions.AnnounceInterval < 0) are not listed; List
+// asks one worker instead.
 func (c *Client) Schemas(ctx context.Context, session string) ([]toolkit.FunctionSchema, error) {
-	reply, err := c.List(ctx, session)
+	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return reply.Schemas, nil
+	schemas, err := f.SessionSchemas(ctx, state, session, c.Revision(session))
+	if err != nil {
+		return nil, fmt.Errorf("bus: listing the fleet's schemas: %w", err)
+	}
+	return schemas, nil
+}
+
+// SkillInstructions renders the <agent-skills> prompt for a session from
+// the skills the fleet announces, for the session's active groups read as
+// Schemas reads them (see Fleet.SkillInstructions). It is "" when no skill
+// is visible.
+func (c *Client) SkillInstructions(ctx context.Context, session string) (string, error) {
+	f, state, err := c.discovery(ctx)
+	if err != nil {
+		return "", err
+	}
+	text, err := f.SkillInstructions(ctx, state, session, c.Revision(session))
+	if err != nil {
+		return "", fmt.Errorf("bus: rendering the fleet's skills: %w", err)
+	}
+	return text, nil
+}
+
+// discovery returns the client's Fleet (made on first use) and the group
+// state to read sessions from.
+func (c *Client) discovery(ctx context.Context) (*Fleet, toolkit.GroupState, error) {
+	c.fleetMu.Lock()
+	defer c.fleetMu.Unlock()
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, nil, errors.New("bus: the client is closed")
+	}
+	if c.fleet == nil {
+		f, err := NewFleet(ctx, c.nc, FleetConfig{Logger: c.log})
+		if err != nil {
+			return nil, nil, err
+		}
+		c.fleet = f
+	}
+	if c.state == nil { // bound once the bucket exists
+		js, err := jetstream.New(c.nc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bus: JetStream: %w", err)
+		}
+		if c.state, err = bindKVState(ctx, js, c.opts.GroupsBucket); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.state == nil {
+		return c.fleet, noState{}, nil
+	}
+	return c.fleet, c.state, nil
+}
+
+// noState is the group state of a fleet whose bucket does not exist yet:
+// no session has stored any.
+type noState struct{}
+
+func (noState) Load(context.Context, string, uint64) ([]string, uint64, bool, error) {
+	return nil, 0, false, nil
+}
+
+func (noState) Store(context.Context, string, []string) (uint64, error) {
+	return 0, errors.New("bus: no group state bucket")
 }

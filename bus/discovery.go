@@ -225,6 +225,13 @@ func NewAnnouncer(nc *nats.Conn, tk *toolkit.Toolkit, cfg AnnouncerConfig) (*Ann
 		return nil, fmt.Errorf("bus: announcer %s: subscribing to %s: %w", cfg.Instance, SubjectDiscover, err)
 	}
 	a.sub = sub
+	// The discover subscription is on the server once Flush returns: a
+	// fleet started after NewAnnouncer (or bus.Serve) returns gets an
+	// answer, not "no responders".
+	if err := nc.Flush(); err != nil {
+		sub.Unsubscribe()
+		return nil, fmt.Errorf("bus: announcer %s: flushing the %s subscription: %w", cfg.Instance, SubjectDiscover, err)
+	}
 	a.unwatch = tk.OnChange(func() {
 		select { // runs under the toolkit's lock: never block
 		case a.changed <- struct{}{}:

@@ -53,9 +53,20 @@
 //     whose deadline the caller noticed first still ends with timeout.
 //   - The call id is required on the wire (cancels are addressed by it);
 //     the Client fills in a unique one when ToolCall.ID is empty.
-//   - A fast call yields only its final event over the bus (its chunks are
-//     folded into it); a streaming call yields every chunk and then the
-//     final, rebuilt from the chunks with toolkit.Accumulator.
+//   - A fast call travels as one message, the final with its chunks folded
+//     in; the client yields that content as one chunk event before the
+//     final, so consumers see chunks then the final on both transports. A
+//     streaming call yields every chunk and then the final, rebuilt from
+//     the chunks with toolkit.Accumulator. A final the client makes itself
+//     after chunks arrived (worker_lost, unavailable at Close, a cancel
+//     the worker did not answer in time) appends its message to the
+//     result without a chunk event.
+//   - Listing is fleet-wide: Serve announces its toolkit (Announcer) unless
+//     WorkerOptions.AnnounceInterval is negative, and Client.Schemas and
+//     Client.SkillInstructions merge every worker's announcement through
+//     a Fleet the client starts on first use, reading the session's groups
+//     from the groups KV bucket (defaults apply while it does not exist).
+//     Client.List (tools.list) stays one worker's view.
 //   - An unknown tool has no subscribers, so NATS answers "no responders";
 //     the client then asks tools.list and reports not_found when workers are
 //     up but none has the tool, unavailable when nobody answers.
@@ -91,7 +102,7 @@
 //
 // # Measured
 //
-// On the shared 2-core development box (noisy: compare ratios within one
+// On a 2-core machine (noisy: compare ratios within one
 // run, never absolute times):
 //
 //   - cancel → the tool's ctx.Done: p50 about 0.1ms in process, 0.2ms over

@@ -46,36 +46,49 @@ func TestTombstone(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := c.Cancel("early"); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		w.mu.Lock()
-		_, ok := w.tombs["early"]
-		w.mu.Unlock()
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no tombstone for the early cancel")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	r := c.Invoke(ctx, toolkit.ToolCall{ID: "early", Name: "work"})
-	if r.Code != toolkit.CodeInterrupted {
-		t.Fatalf("%+v, want interrupted", r)
-	}
-	select {
-	case <-ran:
-		t.Fatal("the tool ran although its cancel came first")
-	default:
-	}
-	// The tombstone is used up: the id works again.
-	if r := c.Invoke(ctx, toolkit.ToolCall{ID: "early", Name: "work"}); r.Text() != "worked" {
-		t.Fatalf("%+v", r)
+	// The tombstone keeps the cancel's cause: a deadline that overtook
+	// its call answers timeout.
+	for _, tc := range []struct {
+		id, reason string
+		code       toolkit.Code
+	}{
+		{"early", "", toolkit.CodeInterrupted},
+		{"early-deadline", CancelReasonDeadline, toolkit.CodeTimeout},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			if err := c.cancel(tc.id, tc.reason); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				w.mu.Lock()
+				_, ok := w.tombs[tc.id]
+				w.mu.Unlock()
+				if ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no tombstone for the early cancel")
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			r := c.Invoke(ctx, toolkit.ToolCall{ID: tc.id, Name: "work"})
+			if r.Code != tc.code || r.Metadata[MetaWorker] == nil {
+				t.Fatalf("%+v, want %s from the worker", r, tc.code)
+			}
+			select {
+			case <-ran:
+				t.Fatal("the tool ran although its cancel came first")
+			default:
+			}
+			// The tombstone is used up: the id works again.
+			if r := c.Invoke(ctx, toolkit.ToolCall{ID: tc.id, Name: "work"}); r.Text() != "worked" {
+				t.Fatalf("%+v", r)
+			}
+			<-ran
+		})
 	}
 }
 

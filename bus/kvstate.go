@@ -141,6 +141,20 @@ func NewKVState(ctx context.Context, js jetstream.JetStream, cfg KVStateConfig) 
 	}, nil
 }
 
+// bindKVState binds an existing bucket for reading; it returns nil, nil
+// when the bucket does not exist (no session has stored state).
+func bindKVState(ctx context.Context, js jetstream.JetStream, bucket string) (*KVState, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: binding KV bucket %q: %w", bucket, err)
+	}
+	return &KVState{js: js, kv: kv, bucket: bucket, stream: "KV_" + bucket,
+		api: apiPrefix(js.Options()), maxWait: DefaultStateWait}, nil
+}
+
 // Bucket returns the name of the KV bucket.
 func (s *KVState) Bucket() string { return s.bucket }
 

@@ -48,10 +48,9 @@ func (r *RemoteToolkit) Invoke(ctx context.Context, call toolkit.ToolCall) *tool
 	return r.c.Invoke(ctx, call)
 }
 
-// SessionSchemas asks one worker (SubjectList) for the schemas the session
-// may see, honouring at least minRevision and the latest revision the
-// client saw for the session. In a fleet whose workers serve different
-// tools this is one worker's view; the discovery Fleet merges all of them.
+// SessionSchemas lists the schemas the session may see across the fleet
+// (see Client.Schemas), honouring at least minRevision and the latest
+// revision the client saw for the session.
 func (r *RemoteToolkit) SessionSchemas(ctx context.Context, session string, minRevision uint64) ([]toolkit.FunctionSchema, error) {
 	r.c.mu.Lock()
 	if minRevision > r.c.revs[session] {

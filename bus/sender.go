@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -42,9 +45,10 @@ type sender struct {
 	streaming bool      // chunks were flushed: the final will not carry the content
 	hb        *holdBufs // the held items, from holdPool while the call holds any
 	heldSize  int
-	holdGen   uint64 // counts holds; a scheduled flush names the one it is for
-	sendErr   error  // a chunk that could not be sent
-	parts     int    // ids generated for split data blocks
+	holdGen   uint64         // counts holds; a scheduled flush names the one it is for
+	sendErr   error          // a chunk that could not be sent
+	sentMeta  map[string]any // the sent chunks' metadata, merged as the caller accumulates it
+	parts     int            // ids generated for split data blocks
 	lastPub   time.Time
 	abandonAt time.Time // set when the clock first sees the ctx done
 }
@@ -54,8 +58,21 @@ const holdLimit = 32 << 10
 
 // run runs the call on the calling goroutine and publishes its final.
 func (s *sender) run() {
-	resp := s.w.tk.Serve(s.ctx, s.call, s)
-	s.final(resp)
+	s.final(s.serve())
+}
+
+// serve runs the call through the toolkit. A panic that escapes it (the
+// toolkit recovers its own) becomes an internal final instead of killing
+// the worker.
+func (s *sender) serve() (resp *toolkit.Response) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.w.log.Error("toolbus: serving a call panicked", "tool", s.call.Name, "call", s.id, "panic", v, "stack", string(debug.Stack()))
+			resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
+				Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", s.call.Name, v)}}}
+		}
+	}()
+	return s.w.tk.Serve(s.ctx, s.call, s)
 }
 
 // Write implements toolkit.Writer.
@@ -146,12 +163,8 @@ func (s *sender) check(now time.Time) {
 // abandon answers for a tool that ignores its ended context. s.mu is
 // held; the caller releases the call.
 func (s *sender) abandon() {
-	code := toolkit.CodeInterrupted
-	msg := toolkit.InterruptedText
-	if errors.Is(context.Cause(s.ctx), context.DeadlineExceeded) {
-		code = toolkit.CodeTimeout
-		msg = "TimeoutError: The tool call exceeded its deadline and was stopped."
-	}
+	e := toolkit.ContextError(s.ctx)
+	code, msg := e.Code, e.Message
 	s.w.log.Warn("toolbus: tool ignored its cancelled context; sending the final without it",
 		"tool", s.call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
 	if !s.streaming {
@@ -187,11 +200,45 @@ func (s *sender) flush() {
 		if it.isChunk {
 			s.sendChunk(&it.chunk)
 		} else {
-			s.publish(&Frame{Kind: KindProgress, Progress: &it.progress})
+			s.sendProgress(&it.progress)
 		}
 	}
 	s.hb.reset()
 	s.heldSize = 0
+}
+
+// TruncatedMark ends the Message of a progress report that was cut to
+// fit the server's max_payload.
+const TruncatedMark = "… [truncated]"
+
+// maxCutMessage is how much of such a Message is kept, in bytes.
+const maxCutMessage = 1024
+
+// sendProgress publishes a progress report. One over max_payload goes out
+// with its Message cut to maxCutMessage bytes and TruncatedMark; one that
+// still cannot be sent is logged and dropped (progress is never part of
+// the result).
+func (s *sender) sendProgress(p *toolkit.Progress) {
+	err := s.publish(&Frame{Kind: KindProgress, Progress: p})
+	if errors.Is(err, errTooLarge) && len(p.Message) > maxCutMessage {
+		q := *p
+		q.Message = cutUTF8(p.Message, maxCutMessage) + TruncatedMark
+		err = s.publish(&Frame{Kind: KindProgress, Progress: &q})
+	}
+	if err != nil {
+		s.w.log.Warn("toolbus: a progress report could not be sent", "call", s.id, "err", err)
+	}
+}
+
+// cutUTF8 returns at most n bytes of s, cut at a rune boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // holdBufs are the items a call holds back and a copy of their blocks,
@@ -229,6 +276,12 @@ func (s *sender) sendChunk(c *toolkit.Chunk) {
 	err := s.publish(&Frame{Kind: KindChunk, Chunk: c})
 	if err == nil {
 		s.chunks++
+		if len(c.Metadata) > 0 {
+			if s.sentMeta == nil {
+				s.sentMeta = make(map[string]any, len(c.Metadata))
+			}
+			maps.Copy(s.sentMeta, c.Metadata)
+		}
 		return
 	}
 	if !errors.Is(err, errTooLarge) {
@@ -276,10 +329,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		resp.Metadata[MetaWorker] = s.w.opts.Instance
 	}
 	if s.sendErr != nil {
-		resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
-			Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error()}},
-			Metadata: map[string]any{MetaWorker: s.w.opts.Instance}}
-		s.publishFinal(resp, 0)
+		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())
 		return
 	}
 	if !s.streaming {
@@ -289,19 +339,71 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		}
 		if !errors.Is(err, errTooLarge) {
 			s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+			s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 			return
 		}
 		s.flush() // too big for one message: stream it instead
 	}
 	s.flush() // what is still held goes out before the final
+	if s.sendErr != nil {
+		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())
+		return
+	}
 	r := *resp
 	r.Content = nil
-	s.publishFinal(&r, s.chunks)
+	r.Metadata = s.unsent(resp.Metadata)
+	if err := s.publish(&Frame{Kind: KindFinal, Final: &r, Chunks: s.chunks}); err != nil {
+		s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+		s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
+	}
 }
 
-func (s *sender) publishFinal(resp *toolkit.Response, chunks uint64) {
-	if err := s.publish(&Frame{Kind: KindFinal, Final: resp, Chunks: chunks}); err != nil {
-		s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+// unsent is the final's metadata without the entries the sent chunks
+// carried already with the same value: the caller merges the chunks'
+// metadata with the final's, so a content-less final need not repeat
+// (and cannot be pushed over max_payload by) what was streamed.
+func (s *sender) unsent(meta map[string]any) map[string]any {
+	if len(s.sentMeta) == 0 || len(meta) == 0 {
+		return meta
+	}
+	var out map[string]any
+	for k, v := range meta {
+		if sv, ok := s.sentMeta[k]; ok && k != MetaWorker && reflect.DeepEqual(sv, v) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(meta))
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// internalFinal ends the call with code internal when its output or its
+// final could not be sent, with a final that always encodes: no metadata
+// but the worker's. When chunks went out already, the message goes as one
+// more chunk and the final carries the real chunk count and no content, so
+// the caller keeps the partial output it has.
+func (s *sender) internalFinal(msg string) {
+	if len(msg) > maxCutMessage {
+		msg = cutUTF8(msg, maxCutMessage) + "…"
+	}
+	msg = strings.ToValidUTF8(msg, "?")
+	resp := &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal}
+	if s.codec == jsonCodec { // msgpack finals get it in publish
+		resp.Metadata = map[string]any{MetaWorker: s.w.opts.Instance}
+	}
+	text := []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}
+	if s.chunks > 0 {
+		c := toolkit.Chunk{Content: text, State: toolkit.StateError}
+		if s.publish(&Frame{Kind: KindChunk, Chunk: &c}) == nil {
+			s.chunks++
+		}
+	} else {
+		resp.Content = text
+	}
+	if err := s.publish(&Frame{Kind: KindFinal, Final: resp, Chunks: s.chunks}); err != nil {
+		s.w.log.Error("toolbus: publishing an internal final frame", "call", s.id, "err", err)
 	}
 }
 
@@ -311,20 +413,9 @@ var errTooLarge = errors.New("frame over max_payload")
 func (s *sender) publish(f *Frame) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
-	var data []byte
-	var err error
-	if s.codec == jsonCodec {
-		data, err = marshalJSONFrame(*f)
-	} else {
-		var extra *metaEntry
-		if f.Final != nil {
-			extra = &s.w.meta
-		}
-		eb := getBuf()
-		defer putBuf(eb)
-		eb.b, err = appendFrame(eb.b[:0], f, extra)
-		data = eb.b
-	}
+	eb := getBuf()
+	defer putBuf(eb)
+	data, err := s.encode(f, eb)
 	if err == nil {
 		if int64(len(data))+256 > s.w.nc.MaxPayload() {
 			return errTooLarge
@@ -339,6 +430,25 @@ func (s *sender) publish(f *Frame) error {
 	return nil
 }
 
+// encode encodes a frame (msgpack into eb). A panic while encoding (a
+// value whose marshaller panics) is an error, not the end of the worker.
+func (s *sender) encode(f *Frame, eb *encBuf) (data []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			data, err = nil, fmt.Errorf("encoding panicked: %v", v)
+		}
+	}()
+	if s.codec == jsonCodec {
+		return marshalJSONFrame(*f)
+	}
+	var extra *metaEntry
+	if f.Final != nil {
+		extra = &s.w.meta
+	}
+	eb.b, err = appendFrame(eb.b[:0], f, extra)
+	return eb.b, err
+}
+
 // marshalJSONFrame encodes a copy of the frame, so that the frames of
 // msgpack calls need not live on the heap.
 func marshalJSONFrame(f Frame) ([]byte, error) { return jsonCodec.marshal(&f) }
@@ -346,10 +456,15 @@ func marshalJSONFrame(f Frame) ([]byte, error) { return jsonCodec.marshal(&f) }
 // contentSize approximates the encoded size of a chunk's content.
 func contentSize(c *toolkit.Chunk) int {
 	n := 0
-	for _, b := range c.Content {
-		n += len(b.Text) + len(b.Data) + len(b.URL) + len(b.ID) + len(b.Name) + len(b.MediaType) + 16
+	for i := range c.Content {
+		n += blockSize(&c.Content[i])
 	}
 	return n
+}
+
+// blockSize approximates the encoded size of one block.
+func blockSize(b *toolkit.Block) int {
+	return len(b.Text) + len(b.Data) + len(b.URL) + len(b.ID) + len(b.Name) + len(b.MediaType) + 16
 }
 
 // split cuts a chunk into two whose content is about half each. Text is
@@ -363,7 +478,7 @@ func (s *sender) split(c *toolkit.Chunk) (a, b *toolkit.Chunk, ok bool) {
 	b = &toolkit.Chunk{State: c.State}
 	n := 0
 	for i, blk := range c.Content {
-		size := len(blk.Text) + len(blk.Data) + len(blk.URL) + len(blk.ID) + len(blk.Name) + len(blk.MediaType) + 16
+		size := blockSize(&blk)
 		switch {
 		case n+size <= target || (n == 0 && i == 0 && !cuttable(blk)):
 			a.Content = append(a.Content, blk)

@@ -47,6 +47,17 @@ type WorkerOptions struct {
 	// Logger receives bad requests that cannot be answered and other
 	// operator-facing events. Default slog.Default().
 	Logger *slog.Logger
+	// AnnounceInterval is the interval of the worker's announcements on
+	// SubjectAnnounce (see Announcer): 0 means DefaultAnnounceInterval, a
+	// negative value turns announcing off (the worker then is invisible
+	// to Fleets and to Client.Schemas).
+	AnnounceInterval time.Duration
+	// Version is announced as is.
+	Version string
+	// Skills, when set, is announced with the tools (AnnouncerConfig.Skills).
+	Skills SkillCatalog
+	// Permissions, when set, is announced as is.
+	Permissions *AnnouncedPermissions
 }
 
 // Defaults of WorkerOptions and ClientOptions.
@@ -112,7 +123,7 @@ type Worker struct {
 	listSub   *nats.Subscription
 	cancelSub *nats.Subscription
 	calls     map[string]*sender // call id → running call
-	tombs     map[string]time.Time
+	tombs     map[string]tombEntry
 	tombQ     []tombstone
 	stopping  bool
 	// interrupting: the grace period is over; calls still arriving are
@@ -121,7 +132,8 @@ type Worker struct {
 	stopWatch    func()
 	draining     []*nats.Subscription // call subscriptions of removed tools
 	clock        *clock
-	meta         metaEntry // MetaWorker and the instance, for finals
+	meta         metaEntry  // MetaWorker and the instance, for finals
+	ann          *Announcer // nil when announcing is off
 
 	// Calls arrive on inbox, shared by the call subscriptions. Idle
 	// readers wait on it; the reader that takes a call makes sure another
@@ -139,13 +151,25 @@ type Worker struct {
 // when the worker is starved of CPU.
 const callQueue = 1 << 15
 
+// tombEntry is a cancel that overtook its call: until when it is kept,
+// and whether it was the caller's deadline (the call then answers
+// timeout, not interrupted).
+type tombEntry struct {
+	exp      time.Time
+	deadline bool
+}
+
 type tombstone struct {
 	id  string
 	exp time.Time
 }
 
-// Serve starts serving tk on nc and returns the running Worker. The
-// connection stays the caller's: Stop does not close it.
+// Serve starts serving tk on nc and returns the running Worker. Unless
+// WorkerOptions.AnnounceInterval is negative it also announces tk (an
+// Announcer with the worker's instance and queue group), so fleets and
+// Client.Schemas list its tools; Serve fails when that first announcement
+// cannot be published. The connection stays the caller's: Stop does not
+// close it.
 func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, error) {
 	if nc == nil || tk == nil {
 		return nil, errors.New("bus: Serve needs a connection and a toolkit")
@@ -158,7 +182,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		nc: nc, tk: tk, opts: o, log: o.Logger,
 		subs:  map[string]*nats.Subscription{},
 		calls: map[string]*sender{},
-		tombs: map[string]time.Time{},
+		tombs: map[string]tombEntry{},
 		meta:  metaEntry{key: MetaWorker, value: o.Instance},
 		inbox: make(chan *nats.Msg, callQueue),
 	}
@@ -201,6 +225,20 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.abort()
 		return nil, fmt.Errorf("bus: flushing subscriptions: %w", err)
 	}
+	// Announce once the subscriptions are in place: a fleet that lists
+	// the worker can call it.
+	if o.AnnounceInterval >= 0 {
+		w.ann, err = NewAnnouncer(nc, tk, AnnouncerConfig{
+			Instance: o.Instance, Version: o.Version, Queue: o.Queue, Interval: o.AnnounceInterval,
+			Logger: o.Logger, Skills: o.Skills, Permissions: o.Permissions,
+		})
+		if err != nil {
+			w.stopWatch()
+			w.unsubscribeAll()
+			w.abort()
+			return nil, err
+		}
+	}
 	return w, nil
 }
 
@@ -229,17 +267,28 @@ func (w *Worker) InFlight() int {
 	return len(w.calls)
 }
 
+// servedTools names the tools a worker of tk serves: its tools, and
+// reset_tools when it has groups.
+func servedTools(tk *toolkit.Toolkit) []string {
+	tools := tk.Tools()
+	names := make([]string, 0, len(tools)+1)
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	if len(tk.Groups()) > 0 {
+		names = append(names, toolkit.MetaToolName)
+	}
+	return names
+}
+
 // syncLocked makes the call subscriptions match the toolkit. w.mu is held.
 func (w *Worker) syncLocked() error {
 	if w.stopping {
 		return nil
 	}
 	want := map[string]bool{}
-	for _, t := range w.tk.Tools() {
-		want[t.Name] = true
-	}
-	if len(w.tk.Groups()) > 0 {
-		want[toolkit.MetaToolName] = true
+	for _, name := range servedTools(w.tk) {
+		want[name] = true
 	}
 	var errs []error
 	for name, sub := range w.subs {
@@ -289,10 +338,7 @@ func (w *Worker) badRequest(m *nats.Msg, c codec, id string, code toolkit.Code, 
 		w.log.Warn("toolbus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", msg)
 		return
 	}
-	resp := &toolkit.Response{ID: id, State: code.State(), Code: code,
-		Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: msg}},
-		Metadata: map[string]any{MetaWorker: w.opts.Instance}}
-	w.replyFinal(m.Reply, c, resp)
+	w.replyFinal(m.Reply, c, w.finalFor(id, code, msg))
 }
 
 // replyFinal sends a lone final frame (seq 1).
@@ -361,7 +407,7 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	c := requestCodec(m)
 	name := strings.TrimPrefix(m.Subject, SubjectCallPrefix)
 	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion {
-		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: wire version %q is not supported; this worker speaks version %s.", v, WireVersion))
+		w.badRequest(m, c, "", toolkit.CodeInvalidInput, versionError(v))
 		return nil
 	}
 	var req Request
@@ -401,9 +447,13 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, GroupsRevision: rev}
 
 	w.mu.Lock()
-	if w.interrupting || w.popTombstoneLocked(req.ID) {
+	if tomb, ok := w.popTombstoneLocked(req.ID); w.interrupting || ok {
 		w.mu.Unlock()
-		w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeInterrupted, toolkit.InterruptedText))
+		code, msg := toolkit.CodeInterrupted, toolkit.InterruptedText
+		if tomb.deadline { // the caller's deadline passed: that is the cause to report
+			code, msg = toolkit.CodeTimeout, toolkit.TimeoutText
+		}
+		w.replyFinal(m.Reply, c, w.finalFor(req.ID, code, msg))
 		return nil
 	}
 	if len(w.calls) >= w.opts.MaxInFlight {
@@ -452,6 +502,12 @@ func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Res
 		Metadata: map[string]any{MetaWorker: w.opts.Instance}}
 }
 
+// versionError is the answer to a request in a wire version this worker
+// does not speak.
+func versionError(v string) string {
+	return fmt.Sprintf("BadRequestError: header %s: wire version %q is not supported; this worker speaks version %s.", HeaderVersion, v, WireVersion)
+}
+
 // parseHeaders reads the heartbeat, timeout and groups revision headers.
 func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Duration, rev uint64, err error) {
 	hb = DefaultHeartbeat
@@ -460,27 +516,41 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 	}
 	if v := h.Get(HeaderHeartbeat); v != "" {
 		ms, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil || ms <= 0 {
-			return 0, nil, 0, fmt.Errorf("header %s must be a positive number of milliseconds, got %q", HeaderHeartbeat, v)
+		if perr != nil {
+			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", HeaderHeartbeat, v)
 		}
-		hb = min(max(time.Duration(ms)*time.Millisecond, MinHeartbeat), MaxHeartbeat)
+		// Clamped, as the contract says: 0 or less is the minimum. The
+		// bound is checked before multiplying, which could overflow.
+		hb = MaxHeartbeat
+		if ms < MaxHeartbeat.Milliseconds() {
+			hb = max(time.Duration(ms)*time.Millisecond, MinHeartbeat)
+		}
 	}
 	if v := h.Get(HeaderTimeout); v != "" {
 		ms, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil || ms > int64(time.Duration(1<<62)/time.Millisecond) {
 			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", HeaderTimeout, v)
 		}
-		d := time.Duration(ms) * time.Millisecond
+		d := time.Duration(max(ms, 0)) * time.Millisecond // ≤ 0: timeout at once, never an overflow
 		timeout = &d
 	}
-	if v := h.Get(HeaderGroupsRevision); v != "" {
-		r, perr := strconv.ParseUint(v, 10, 64)
-		if perr != nil {
-			return 0, nil, 0, fmt.Errorf("header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
-		}
-		rev = r
+	if rev, err = parseRevision(h); err != nil {
+		return 0, nil, 0, err
 	}
 	return hb, timeout, rev, nil
+}
+
+// parseRevision reads the groups revision header; absent is 0.
+func parseRevision(h nats.Header) (uint64, error) {
+	v := h.Get(HeaderGroupsRevision)
+	if v == "" {
+		return 0, nil
+	}
+	r, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
+	}
+	return r, nil
 }
 
 // onCancel cancels a running call, or leaves a tombstone for a call that
@@ -500,24 +570,24 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	}
 	now := time.Now()
 	for len(w.tombQ) > 0 && (now.After(w.tombQ[0].exp) || len(w.tombQ) >= maxTombstones) {
-		if exp, ok := w.tombs[w.tombQ[0].id]; ok && !exp.After(w.tombQ[0].exp) {
+		if e, ok := w.tombs[w.tombQ[0].id]; ok && !e.exp.After(w.tombQ[0].exp) {
 			delete(w.tombs, w.tombQ[0].id)
 		}
 		w.tombQ = w.tombQ[1:]
 	}
 	exp := now.Add(w.opts.TombstoneTTL)
-	w.tombs[id] = exp
+	w.tombs[id] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded}
 	w.tombQ = append(w.tombQ, tombstone{id: id, exp: exp})
 }
 
-// popTombstoneLocked reports (and forgets) a live tombstone for id.
-func (w *Worker) popTombstoneLocked(id string) bool {
-	exp, ok := w.tombs[id]
+// popTombstoneLocked returns (and forgets) a live tombstone for id.
+func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
+	e, ok := w.tombs[id]
 	if !ok {
-		return false
+		return tombEntry{}, false
 	}
 	delete(w.tombs, id)
-	return time.Now().Before(exp)
+	return e, time.Now().Before(e.exp)
 }
 
 // onList answers SubjectList with the tools and the session's schemas.
@@ -535,20 +605,17 @@ func (w *Worker) onList(m *nats.Msg) {
 			reply.Error = fmt.Sprintf("BadRequestError: the list request is not a valid %s object: %v", c, err)
 		}
 	}
-	if v := m.Header.Get(HeaderGroupsRevision); v != "" && reply.Error == "" {
-		r, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			reply.Error = fmt.Sprintf("BadRequestError: header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
-		}
-		rev = r
+	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion && reply.Error == "" {
+		reply.Error = versionError(v)
 	}
 	if reply.Error == "" {
-		for _, t := range w.tk.Tools() {
-			reply.Tools = append(reply.Tools, t.Name)
+		var err error
+		if rev, err = parseRevision(m.Header); err != nil {
+			reply.Error = "BadRequestError: " + err.Error()
 		}
-		if len(w.tk.Groups()) > 0 {
-			reply.Tools = append(reply.Tools, toolkit.MetaToolName)
-		}
+	}
+	if reply.Error == "" {
+		reply.Tools = servedTools(w.tk)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		schemas, err := w.tk.SessionSchemas(ctx, req.Session, rev)
 		cancel()
@@ -568,7 +635,8 @@ func (w *Worker) onList(m *nats.Msg) {
 	}
 }
 
-// Stop shuts the worker down gracefully: it stops taking calls (calls
+// Stop shuts the worker down gracefully: it announces its goodbye (when
+// announcing), stops taking calls (calls
 // already delivered to it still run), waits for the running calls to
 // finish until ctx is done, then interrupts the rest (their callers get
 // an interrupted final, cause toolkit.ErrDraining) and waits for their
@@ -589,6 +657,13 @@ func (w *Worker) Stop(ctx context.Context) error {
 	subs = append(subs, w.listSub)
 	w.mu.Unlock()
 	w.stopWatch()
+	// The goodbye first: fleets stop listing the worker before it stops
+	// taking calls.
+	if w.ann != nil {
+		if err := w.ann.Stop(); err != nil {
+			w.log.Warn("toolbus: announcing the goodbye", "err", err)
+		}
+	}
 
 	for _, s := range subs {
 		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {

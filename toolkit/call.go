@@ -143,6 +143,14 @@ func (d *dispatch) final(id string) *Response {
 }
 
 func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
+	// The prelude (group state, validation) runs under a recover too: a
+	// GroupState or validator that panics ends the call, not the process.
+	defer func() {
+		if v := recover(); v != nil {
+			tk.log.Error("toolbus: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", v, "stack", string(debug.Stack()))
+			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", tc.Name, v))
+		}
+	}()
 	reg := tk.reg.Load()
 	e := reg.lookup(tc.Name)
 	if e == nil {
@@ -191,7 +199,7 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	}
 	if ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)) || errors.Is(err, ErrStopped) || CodeOf(err) == CodeToolError) {
 		// The call's context ended and the tool gave up because of it.
-		err = ctxError(ctx)
+		err = ContextError(ctx)
 	}
 	var te *Error
 	if errors.As(err, &te) {
@@ -217,11 +225,16 @@ func (d *dispatch) setMeta(k string, v any) {
 	d.meta[k] = v
 }
 
-// ctxError turns a finished context into the error the caller sees.
-func ctxError(ctx context.Context) error {
-	cause := context.Cause(ctx)
-	if errors.Is(cause, context.DeadlineExceeded) {
-		return NewError(CodeTimeout, "TimeoutError: The tool call exceeded its deadline and was stopped.")
+// TimeoutText is the chunk text that ends a call whose deadline passed.
+const TimeoutText = "TimeoutError: The tool call exceeded its deadline and was stopped."
+
+// ContextError is the error a caller sees for a call whose context ended:
+// CodeTimeout with TimeoutText when its cause is the deadline, otherwise
+// CodeInterrupted with InterruptedText. Transports use it for the finals
+// they make themselves, so every path says the same.
+func ContextError(ctx context.Context) *Error {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return NewError(CodeTimeout, TimeoutText)
 	}
 	return NewError(CodeInterrupted, InterruptedText)
 }

@@ -459,3 +459,26 @@ func TestConsumerCannotChangeTheFinal(t *testing.T) {
 		t.Errorf("final = %q %v", final.Text(), final.Metadata)
 	}
 }
+
+// panickyState is a GroupState whose Load panics.
+type panickyState struct{ toolkit.MemoryState }
+
+func (*panickyState) Load(context.Context, string, uint64) ([]string, uint64, bool, error) {
+	panic("state exploded")
+}
+
+// TestPreludePanic: a panic before the tool runs (here in the group
+// state) ends the call with an internal final instead of escaping.
+func TestPreludePanic(t *testing.T) {
+	tk := toolkit.New(&toolkit.Options{State: &panickyState{}})
+	if err := tk.AddGroup(toolkit.Group{Name: "g", Description: "A group."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Add(toolkit.Func("grouped", "In a group.", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil }), toolkit.InGroup("g")); err != nil {
+		t.Fatal(err)
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "p1", Name: "grouped", Session: "s"})
+	if r.Code != toolkit.CodeInternal || r.State != toolkit.StateError || !strings.Contains(r.Text(), "state exploded") {
+		t.Fatalf("final = %+v, want internal naming the panic", r)
+	}
+}

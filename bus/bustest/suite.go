@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,10 +60,10 @@ type bigIn struct {
 
 type empty struct{}
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, state toolkit.GroupState) *fixture {
 	t.Helper()
 	f := &fixture{
-		tk:       toolkit.New(&toolkit.Options{Logger: slog.New(slog.DiscardHandler)}),
+		tk:       toolkit.New(&toolkit.Options{State: state, Logger: slog.New(slog.DiscardHandler)}),
 		gate:     make(chan struct{}),
 		started:  make(chan struct{}),
 		observed: make(chan error, 1),
@@ -176,7 +177,27 @@ func collect(t *testing.T, c bus.Caller, ctx context.Context, call toolkit.ToolC
 	if call.ID != "" && final.ID != call.ID {
 		t.Errorf("final ID %q, want the call ID %q", final.ID, call.ID)
 	}
+	checkChunksMakeFinal(t, events, final)
 	return events, final
+}
+
+// checkChunksMakeFinal checks that every transport yields the same kind of
+// events: the chunk events, accumulated, are the final's content and
+// state (a fast call over the bus too yields its content as a chunk).
+func checkChunksMakeFinal(t *testing.T, events []toolkit.Event, final *toolkit.Response) {
+	t.Helper()
+	var acc toolkit.Accumulator
+	for _, ev := range events {
+		if ev.Chunk != nil {
+			acc.Add(ev.Chunk)
+		}
+	}
+	built := acc.Response(final.ID)
+	got, _ := json.Marshal(built.Content)
+	want, _ := json.Marshal(final.Content)
+	if !bytes.Equal(got, want) || built.State != final.State {
+		t.Errorf("the chunk events accumulate to %s %.200s, the final is %s %.200s", built.State, got, final.State, want)
+	}
 }
 
 func timeoutCtx(t *testing.T) context.Context {
@@ -198,6 +219,24 @@ func wait[T any](t *testing.T, ch <-chan T, what string) T {
 
 // Run runs the whole suite against a transport.
 func Run(t *testing.T, transport Transport) {
+	RunConfig(t, Config{Transport: transport})
+}
+
+// Config is a transport and the group state of the toolkits it serves.
+type Config struct {
+	// State, when set, returns the GroupState of the suite's toolkit for
+	// one test; it runs before Transport, with the same t. A fleet whose
+	// callers list schemas by discovery shares its state (bus.KVState).
+	// Nil means the toolkit's default, in memory.
+	State func(t *testing.T) toolkit.GroupState
+	// Transport serves the toolkit.
+	Transport Transport
+}
+
+// RunConfig runs the suite against cfg.Transport, with the group state of
+// cfg.State.
+func RunConfig(t *testing.T, cfg Config) {
+	transport := cfg.Transport
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, f *fixture, c bus.Caller)
@@ -214,7 +253,11 @@ func Run(t *testing.T, transport Transport) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
+			var state toolkit.GroupState
+			if cfg.State != nil {
+				state = cfg.State(t)
+			}
+			f := newFixture(t, state)
 			tt.fn(t, f, transport(t, f.tk))
 		})
 	}

@@ -111,12 +111,7 @@ func startMCPFleet(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ann, err := bus.NewAnnouncer(nc, tk, bus.AnnouncerConfig{Instance: "w1"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		ann.Stop()
 		ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
 		defer cancel()
 		w.Stop(ctx)

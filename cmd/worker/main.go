@@ -207,12 +207,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // running is a started worker and everything it must stop.
 type running struct {
-	instance  string
-	srv       *bus.Server // nil when connected to an existing server
-	nc        *nats.Conn
-	worker    *bus.Worker
-	announcer *bus.Announcer
-	stops     []func() // the mounts', in start order
+	instance string
+	srv      *bus.Server // nil when connected to an existing server
+	nc       *nats.Conn
+	worker   *bus.Worker // announces the toolkit too
+	stops    []func()    // the mounts', in start order
 }
 
 // start brings a worker up; on error everything started is stopped again.
@@ -287,13 +286,9 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		Instance:    r.instance,
 		MaxInFlight: cfg.Middleware.MaxInFlight,
 		Logger:      log,
-	})
-	if err != nil {
-		return nil, err
-	}
-	r.announcer, err = bus.NewAnnouncer(r.nc, tk, bus.AnnouncerConfig{
-		Instance: r.instance, Version: version(), Queue: cfg.QueueGroup, Logger: log,
-		Skills: env.Skills, Permissions: env.Permissions,
+		Version:     version(),
+		Skills:      env.Skills,
+		Permissions: env.Permissions,
 	})
 	if err != nil {
 		return nil, err
@@ -331,12 +326,9 @@ func tryLine(url string, tools []string) string {
 }
 
 // stop drains the worker within graceCtx (then interrupts what still
-// runs; every caller gets a final), says goodbye and releases the rest.
+// runs; every caller gets a final; the worker says goodbye first) and
+// releases the rest.
 func (r *running) stop(graceCtx context.Context, log *slog.Logger) {
-	if err := r.announcer.Stop(); err != nil {
-		log.Warn("announcing the goodbye", "err", err)
-	}
-	r.announcer = nil
 	if err := r.worker.Stop(graceCtx); err != nil {
 		log.Warn("grace period over: running calls were interrupted", "err", err)
 	}
@@ -346,9 +338,6 @@ func (r *running) stop(graceCtx context.Context, log *slog.Logger) {
 
 // close releases what is started, in reverse order.
 func (r *running) close() {
-	if r.announcer != nil {
-		r.announcer.Stop()
-	}
 	if r.worker != nil {
 		r.worker.Stop(context.Background())
 	}

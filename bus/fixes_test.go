@@ -1,0 +1,255 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// TestFinalThatCannotBeSent: a final the worker cannot encode, or that is
+// over max_payload only because of its merged metadata, still ends the
+// call with an internal final from the worker, never with worker_lost;
+// the output already streamed is kept.
+func TestFinalThatCannotBeSent(t *testing.T) {
+	big := strings.Repeat("m", 400<<10)
+	partial := strings.Repeat("p", 40<<10)
+	tests := []struct {
+		name     string
+		tool     toolkit.Handler
+		wantText string // a prefix of the result's text
+		wantMeta []string
+		success  bool
+	}{
+		{
+			name: "unencodable metadata, fast call",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"f": func() {}}})
+			},
+			wantText: "InternalError: the tool's final response could not be encoded",
+		},
+		{
+			name: "unencodable metadata, streamed chunk",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				w.Write(toolkit.Text(partial)) // over the hold limit: streaming from here
+				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"f": make(chan int)}})
+			},
+			wantText: partial + "InternalError: part of the tool's output could not be delivered",
+		},
+		{
+			name: "metadata merged over max_payload",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				for i := range 4 {
+					if err := w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprint(i)}}, Metadata: map[string]any{fmt.Sprint("k", i): big}}); err != nil {
+						return err
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				return nil
+			},
+			wantText: "0123",
+			wantMeta: []string{"k0", "k1", "k2", "k3"},
+			success:  true, // the final leaves out what the chunks carried
+		},
+		{
+			name: "metadata whose encoder panics",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"p": panicky{}}})
+			},
+			wantText: "InternalError: the tool's final response could not be encoded: publishing a final frame: encoding panicked: encoder exploded",
+		},
+		{
+			name: "error metadata over max_payload",
+			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				return &toolkit.Error{Code: toolkit.CodeToolError, Message: "failed", Metadata: map[string]any{"a": big, "b": big, "c": big}}
+			},
+			wantText: "failedInternalError: the tool's final response could not be encoded",
+		},
+	}
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	for i, tt := range tests {
+		mustAdd(t, tk, toolkit.Raw(fmt.Sprint("t", i), tt.name, nil, tt.tool))
+	}
+	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	// A long stall timeout: a lost final would show as a hang up to the
+	// guard, and as worker_lost after it.
+	c := newClient(t, connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: fmt.Sprint("t", i)})
+			if tt.success && (r.State != toolkit.StateSuccess || r.Text() != tt.wantText) ||
+				!tt.success && (r.Code != toolkit.CodeInternal || r.State != toolkit.StateError) {
+				t.Fatalf("final = %s %s %.200q", r.State, r.Code, r.Text())
+			}
+			if !strings.HasPrefix(r.Text(), tt.wantText) {
+				t.Fatalf("text = %.300q, want prefix %q", r.Text(), tt.wantText)
+			}
+			if r.Metadata[bus.MetaWorker] != "w1" {
+				t.Fatalf("metadata %v: the final did not come from the worker", r.Metadata[bus.MetaWorker])
+			}
+			for _, k := range tt.wantMeta {
+				if r.Metadata[k] != big {
+					t.Fatalf("metadata %q of the chunks was not kept", k)
+				}
+			}
+		})
+	}
+}
+
+// panicState is a GroupState whose Load panics.
+type panicState struct{ toolkit.MemoryState }
+
+func (*panicState) Load(context.Context, string, uint64) ([]string, uint64, bool, error) {
+	panic("state exploded")
+}
+
+// TestPreludePanic: a panic in the toolkit's prelude (here the group
+// state) ends the call with an internal final and the worker keeps
+// serving.
+func TestPreludePanic(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(&toolkit.Options{State: &panicState{}})
+	mustAdd(t, tk, echoTool())
+	if err := tk.AddGroup(toolkit.Group{Name: "g", Description: "A group."}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, tk, toolkit.Func("grouped", "In a group.", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil }), toolkit.InGroup("g"))
+	serve(t, connect(t, s), tk, nil)
+	c := newClient(t, connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "grouped", Session: "s"})
+	if r.Code != toolkit.CodeInternal || !strings.Contains(r.Text(), "state exploded") {
+		t.Fatalf("final = %+v, want internal naming the panic", r)
+	}
+	r = c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "alive"}})
+	if r.Text() != "alive" {
+		t.Fatalf("the worker did not survive: %+v", r)
+	}
+}
+
+var _ = errors.New
+
+// TestCloseCancelsCalls: closing a client with a call running cancels the
+// call on its worker, not only on the client.
+func TestCloseCancelsCalls(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	started := make(chan struct{})
+	stopped := make(chan error, 1)
+	mustAdd(t, tk, toolkit.Func("wait", "Waits for its ctx.", func(ctx context.Context, in struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return "", ctx.Err()
+	}))
+	serve(t, connect(t, s), tk, nil)
+	c, err := bus.NewClient(connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "closed-1", Name: "wait"}) }()
+	select {
+	case <-started:
+	case <-time.After(guard):
+		t.Fatal("the tool never started")
+	}
+	c.Close()
+	if r := <-done; r.Code != toolkit.CodeUnavailable {
+		t.Fatalf("final after Close = %+v, want unavailable", r)
+	}
+	select {
+	case cause := <-stopped:
+		if !errors.Is(cause, toolkit.ErrCallerCancelled) {
+			t.Fatalf("the tool's ctx ended with %v, want the caller's cancel", cause)
+		}
+	case <-time.After(guard):
+		t.Fatal("the tool kept running after its client closed")
+	}
+}
+
+// TestListVersion: tools.list refuses a wire version it does not speak,
+// naming the header, as calls do.
+func TestListVersion(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, connect(t, s), tk, nil)
+	nc := connect(t, s)
+	for _, tc := range []struct {
+		version, wantErr string
+	}{
+		{"", ""},
+		{bus.WireVersion, ""},
+		{"2", `header Toolbus-Version: wire version "2" is not supported`},
+	} {
+		t.Run("version "+tc.version, func(t *testing.T) {
+			msg := &nats.Msg{Subject: bus.SubjectList, Header: nats.Header{}}
+			if tc.version != "" {
+				msg.Header.Set(bus.HeaderVersion, tc.version)
+			}
+			m, err := nc.RequestMsg(msg, guard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reply bus.ListReply
+			if err := msgpack.Unmarshal(m.Data, &reply); err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantErr == "" && (reply.Error != "" || len(reply.Tools) != 1) || tc.wantErr != "" && !strings.Contains(reply.Error, tc.wantErr) {
+				t.Fatalf("reply %+v, want error %q", reply, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestProgressOverMaxPayload: a progress report too large for one message
+// arrives with its Message cut and marked, and the call goes on.
+func TestProgressOverMaxPayload(t *testing.T) {
+	s := startServer(t, false)
+	tk := toolkit.New(nil)
+	huge := strings.Repeat("ü", 1<<20) // 2 MiB: over the default max_payload
+	mustAdd(t, tk, toolkit.Stream("loud", "Reports a huge progress message.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		if err := w.Progress(toolkit.Progress{Progress: 1, Total: 2, Message: huge}); err != nil {
+			return err
+		}
+		// Over the hold limit: the held items go out now (a call that ends
+		// within the flush delay would send only its final).
+		return w.Write(toolkit.Text(strings.Repeat("d", 40<<10)))
+	}))
+	serve(t, connect(t, s), tk, nil)
+	c := newClient(t, connect(t, s), nil)
+	var progress []*toolkit.Progress
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "loud"}) {
+		if ev.Progress != nil {
+			progress = append(progress, ev.Progress)
+		}
+		if ev.Final != nil {
+			final = ev.Final
+		}
+	}
+	if final.Text() != strings.Repeat("d", 40<<10) {
+		t.Fatalf("final = %s %s %.100q", final.State, final.Code, final.Text())
+	}
+	if len(progress) != 1 {
+		t.Fatalf("%d progress events, want 1", len(progress))
+	}
+	p := progress[0]
+	if p.Progress != 1 || p.Total != 2 || !strings.HasSuffix(p.Message, bus.TruncatedMark) ||
+		!strings.HasPrefix(huge, strings.TrimSuffix(p.Message, bus.TruncatedMark)) || len(p.Message) > 1100 {
+		t.Fatalf("progress %v %v with a %d-byte message %.40q…, want it cut and marked", p.Progress, p.Total, len(p.Message), p.Message)
+	}
+}
+
+// panicky is a metadata value whose msgpack encoder panics.
+type panicky struct{}
+
+func (panicky) EncodeMsgpack(*msgpack.Encoder) error { panic("encoder exploded") }
