@@ -165,8 +165,8 @@ func connect(t testing.TB, srv *bus.Server) *nats.Conn {
 	return nc
 }
 
-// serveWorker serves tk on the bus and announces it; stop (also run at
-// cleanup) says goodbye and stops the worker.
+// serveWorker serves tk on the bus (bus.Serve announces it); stop (also
+// run at cleanup) says goodbye and stops the worker.
 func serveWorker(t testing.TB, srv *bus.Server, tk *toolkit.Toolkit, instance string) (stop func()) {
 	t.Helper()
 	nc := connect(t, srv)
@@ -174,14 +174,9 @@ func serveWorker(t testing.TB, srv *bus.Server, tk *toolkit.Toolkit, instance st
 	if err != nil {
 		t.Fatal(err)
 	}
-	ann, err := bus.NewAnnouncer(nc, tk, bus.AnnouncerConfig{Instance: instance})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			ann.Stop()
 			ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 			defer cancel()
 			w.Stop(ctx)
