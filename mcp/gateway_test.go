@@ -642,8 +642,12 @@ func TestGatewaySessionsEnd(t *testing.T) {
 		defer g.mu.Unlock()
 		return len(g.sessions)
 	}
-	if n := count(); n != 1 {
-		t.Fatalf("%d sessions tracked, want 1", n)
+	// The session is tracked once its "initialized" notification arrives,
+	// which the client sends without waiting for an answer.
+	for deadline := time.Now().Add(guardTimeout); count() != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions tracked, want 1", count())
+		}
 	}
 	c.cs.Close()
 	for deadline := time.Now().Add(guardTimeout); count() != 0; time.Sleep(10 * time.Millisecond) {
