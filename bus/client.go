@@ -324,7 +324,15 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 // or denied (running otherwise), so accumulating the chunk events gives
 // the final's content and state. Metadata stays on the final.
 func finalChunk(r *toolkit.Response) *toolkit.Chunk {
-	c := &toolkit.Chunk{Content: slices.Clone(r.Content), State: toolkit.StateRunning}
+	var c *toolkit.Chunk
+	if len(r.Content) == 1 { // the chunk and its copy of the block in one allocation
+		cb := &chunkBlock{b: [1]toolkit.Block{r.Content[0]}}
+		c = &cb.c
+		c.Content = cb.b[:]
+	} else {
+		c = &toolkit.Chunk{Content: slices.Clone(r.Content)}
+	}
+	c.State = toolkit.StateRunning
 	switch r.State {
 	case toolkit.StateError, toolkit.StateInterrupted, toolkit.StateDenied:
 		c.State = r.State

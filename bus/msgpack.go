@@ -390,6 +390,12 @@ type chunkBlock struct {
 	b [1]toolkit.Block
 }
 
+// responseBlock is a response and its one block, allocated together.
+type responseBlock struct {
+	r toolkit.Response
+	b [1]toolkit.Block
+}
+
 func (d *decoder) byte1() (byte, error) {
 	if d.i >= len(d.b) {
 		return 0, errDecline
@@ -816,8 +822,11 @@ func (d *decoder) frame(f *Frame) error {
 			}
 		case "final":
 			if !d.isNil() {
-				f.Final = &toolkit.Response{}
+				// A final and its one block in one allocation.
+				rb := new(responseBlock)
+				f.Final, d.spare = &rb.r, rb.b[:]
 				err = d.response(f.Final)
+				d.spare = nil
 			}
 		default:
 			err = d.skip()

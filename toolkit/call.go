@@ -82,6 +82,7 @@ func (tk *Toolkit) Serve(ctx context.Context, call ToolCall, out Writer) *Respon
 }
 
 type dispatch struct {
+	call Call // the handler's: one allocation with the dispatch
 	out  Writer
 	acc  Accumulator
 	code Code
@@ -191,9 +192,9 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	if len(e.tool.Presets) > 0 {
 		maps.Copy(input, e.tool.Presets)
 	}
-	call := &Call{ToolCall: tc, Tool: e.tool}
-	call.Input = input
-	err := d.invoke(ctx, tk, e.handler, call)
+	d.call = Call{ToolCall: tc, Tool: e.tool}
+	d.call.Input = input
+	err := d.invoke(ctx, tk, e.handler, &d.call)
 	if err == nil {
 		return
 	}

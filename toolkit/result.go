@@ -336,9 +336,22 @@ func (a *Accumulator) State() State {
 // Response builds the accumulated response with the given ID. The
 // Accumulator stays usable.
 func (a *Accumulator) Response(id string) *Response {
-	r := &Response{ID: id, State: a.State()}
+	var r *Response
+	switch len(a.blocks) {
+	case 0:
+		r = &Response{}
+	case 1: // the response and its one block in one allocation
+		rb := &struct {
+			r Response
+			b [1]Block
+		}{}
+		r = &rb.r
+		r.Content = rb.b[:]
+	default:
+		r = &Response{Content: make([]Block, len(a.blocks))}
+	}
+	r.ID, r.State = id, a.State()
 	if len(a.blocks) > 0 {
-		r.Content = make([]Block, len(a.blocks))
 		for i := range a.blocks {
 			b := &a.blocks[i]
 			blk := b.Block
