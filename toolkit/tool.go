@@ -179,8 +179,10 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 		if err != nil {
 			return err
 		}
-		c, err := ValueChunk(out)
-		if err != nil {
+		var c Chunk
+		if s, ok := any(out).(string); ok { // as ValueChunk, without boxing out
+			c = Text(s)
+		} else if c, err = ValueChunk(out); err != nil {
 			return err
 		}
 		if c.Content == nil && c.Metadata == nil {
