@@ -364,20 +364,6 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	if err != nil {
 		return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the input cannot be encoded: %v", err))
 	}
-	// Headers only when they say something: a request without any is a
-	// plain PUB, cheaper for the client, the server and the worker.
-	var hdr nats.Header
-	if c.hbHdr != "" {
-		hdr = nats.Header{HeaderHeartbeat: {c.hbHdr}}
-	}
-	if rev := max(call.GroupsRevision, c.Revision(call.Session)); rev > 0 {
-		hdr = setHeader(hdr, HeaderGroupsRevision, strconv.FormatUint(rev, 10))
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		ms := int64(math.Ceil(float64(time.Until(dl)) / float64(time.Millisecond)))
-		hdr = setHeader(hdr, HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
-	}
-
 	var rb [96]byte
 	reply := string(strconv.AppendUint(append(rb[:0], c.prefix...), c.next.Add(1), 36))
 	token := reply[len(c.prefix):]
@@ -396,6 +382,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		c.watching = true
 		go c.watch()
 	}
+	rev := max(call.GroupsRevision, c.revs[call.Session]) // as Revision, under the same lock
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -404,6 +391,20 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		box.reset(buf)
 		inboxPool.Put(box)
 	}()
+
+	// Headers only when they say something: a request without any is a
+	// plain PUB, cheaper for the client, the server and the worker.
+	var hdr nats.Header
+	if c.hbHdr != "" {
+		hdr = nats.Header{HeaderHeartbeat: {c.hbHdr}}
+	}
+	if rev > 0 {
+		hdr = setHeader(hdr, HeaderGroupsRevision, strconv.FormatUint(rev, 10))
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		ms := int64(math.Ceil(float64(time.Until(dl)) / float64(time.Millisecond)))
+		hdr = setHeader(hdr, HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
+	}
 
 	subject := SubjectCallPrefix + call.Name
 	if hdr == nil {
