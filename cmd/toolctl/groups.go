@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"text/tabwriter"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -27,16 +26,10 @@ func init() {
 	})
 }
 
-type groupsOptions struct {
-	session string
-	json    bool
-	wait    time.Duration
-}
+type groupsOptions struct{ fleetFlags }
 
 func (o *groupsOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.session, "session", "", "the `session` whose active groups to show or set")
-	fs.BoolVar(&o.json, "json", false, "print JSON")
-	fs.DurationVar(&o.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers")
+	o.add(fs, "the `session` whose active groups to show or set", "print JSON")
 }
 
 // groupJSON is one group in `toolctl groups --json`.
@@ -55,9 +48,6 @@ func (o *groupsOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	if len(args) > 0 {
 		return e.usagef("unexpected argument %q: toolctl groups [--session S], or toolctl groups set --session S GROUP…", args[0])
-	}
-	if o.wait <= 0 {
-		return e.usagef("--wait must be positive, got %v", o.wait)
 	}
 	fleet, code := e.fleet(ctx, o.wait)
 	if fleet == nil {

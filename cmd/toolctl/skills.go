@@ -6,9 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"text/tabwriter"
-	"time"
-
-	"github.com/toolbus/toolbus/bus"
 )
 
 func init() {
@@ -21,16 +18,11 @@ func init() {
 	})
 }
 
-type skillsOptions struct {
-	session string
-	json    bool
-	wait    time.Duration
-}
+type skillsOptions struct{ fleetFlags }
 
 func (o *skillsOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.session, "session", "", "print the <agent-skills> prompt this `session` sees (basic and its active groups); nothing when it sees no skill")
-	fs.BoolVar(&o.json, "json", false, "print JSON: an array of skills (name, description, group, dir)")
-	fs.DurationVar(&o.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers")
+	o.add(fs, "print the <agent-skills> prompt this `session` sees (basic and its active groups); nothing when it sees no skill",
+		"print JSON: an array of skills (name, description, group, dir)")
 }
 
 // skillJSON is one skill in `toolctl skills --json`.
@@ -44,9 +36,6 @@ type skillJSON struct {
 func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) > 0 {
 		return e.usagef("skills takes no arguments, got %q", args[0])
-	}
-	if o.wait <= 0 {
-		return e.usagef("--wait must be positive, got %v", o.wait)
 	}
 	if o.session != "" && o.json {
 		return e.usagef("--json lists the skills; --session prints a prompt: give one of them")

@@ -23,16 +23,24 @@ func init() {
 	})
 }
 
-type toolsOptions struct {
+// fleetFlags are the flags of the commands that read the fleet's
+// announcements: tools, groups and skills.
+type fleetFlags struct {
 	session string
 	json    bool
 	wait    time.Duration
 }
 
+func (f *fleetFlags) add(fs *flag.FlagSet, sessionUsage, jsonUsage string) {
+	fs.StringVar(&f.session, "session", "", sessionUsage)
+	fs.BoolVar(&f.json, "json", false, jsonUsage)
+	fs.DurationVar(&f.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers")
+}
+
+type toolsOptions struct{ fleetFlags }
+
 func (o *toolsOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.session, "session", "", "list only what this `session` can call now (basic and its active groups)")
-	fs.BoolVar(&o.json, "json", false, "print JSON: an array of tools with their parameters")
-	fs.DurationVar(&o.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers")
+	o.add(fs, "list only what this `session` can call now (basic and its active groups)", "print JSON: an array of tools with their parameters")
 }
 
 // toolJSON is one tool in `toolctl tools --json`.
@@ -50,9 +58,6 @@ type toolJSON struct {
 func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) > 0 {
 		return e.usagef("tools takes no arguments, got %q", args[0])
-	}
-	if o.wait <= 0 {
-		return e.usagef("--wait must be positive, got %v", o.wait)
 	}
 	fleet, code := e.fleet(ctx, o.wait)
 	if fleet == nil {
@@ -96,6 +101,9 @@ func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
 // fleet discovers the live workers; with none it prints why and returns
 // a nil Fleet and the exit code.
 func (e *env) fleet(ctx context.Context, wait time.Duration) (*bus.Fleet, int) {
+	if wait <= 0 {
+		return nil, e.usagef("--wait must be positive, got %v", wait)
+	}
 	nc, err := e.conn()
 	if err != nil {
 		return nil, exitCode(err)
