@@ -16,7 +16,7 @@ import (
 func toolNames(tk *toolkit.Toolkit) []string {
 	var names []string
 	for _, t := range tk.Tools() {
-		names = append(names, t.Name+"@"+t.Group)
+		names = append(names, t.Name+"@"+t.Group())
 	}
 	return names
 }
@@ -35,7 +35,7 @@ func TestRegisterDefaults(t *testing.T) {
 	}
 	flags := map[string]bool{}
 	for _, tl := range tk.Tools() {
-		flags[tl.Name] = tl.ReadOnly
+		flags[tl.Name] = tl.ReadOnly()
 	}
 	for name, ro := range map[string]bool{"echo": true, "sleep": true, "view_text_file": true, "write_text_file": false, "insert_text_file": false} {
 		if flags[name] != ro {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -171,7 +172,7 @@ func TestTwoWorkersShareLoad(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			served[resp.Metadata[bus.MetaWorker]]++
+			served[resp.Metadata[wire.MetaWorker]]++
 			mu.Unlock()
 		}()
 	}
@@ -218,7 +219,7 @@ func TestGroupRevisionTravels(t *testing.T) {
 		t.Fatal(err)
 	}
 	reset := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "rev-1", Name: toolkit.MetaToolName, Session: "sess", Input: map[string]any{"vault": true}})
-	if reset.State != toolkit.StateSuccess || reset.Metadata[bus.MetaWorker] != "A" {
+	if reset.State != toolkit.StateSuccess || reset.Metadata[wire.MetaWorker] != "A" {
 		t.Fatalf("reset_tools: %+v", reset)
 	}
 	if c.Revision("sess") == 0 {
@@ -230,7 +231,7 @@ func TestGroupRevisionTravels(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "rev-2", Name: "secret", Session: "sess"})
-	if resp.State != toolkit.StateSuccess || resp.Metadata[bus.MetaWorker] != "B" {
+	if resp.State != toolkit.StateSuccess || resp.Metadata[wire.MetaWorker] != "B" {
 		t.Fatalf("group tool on the other worker: %+v", resp)
 	}
 	stateB.mu.Lock()
@@ -282,18 +283,28 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 }
 
 // rawRequest sends a hand-made request and decodes the one final frame.
-func rawRequest(t *testing.T, nc *nats.Conn, subject string, hdr nats.Header, body []byte) *bus.Frame {
+func rawRequest(t *testing.T, nc *nats.Conn, subject string, hdr nats.Header, body []byte) *wire.Frame {
 	t.Helper()
 	msg := &nats.Msg{Subject: subject, Header: hdr, Data: body}
 	m, err := nc.RequestMsg(msg, guard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := bus.DecodeFrame(m.Data, m.Header.Get(bus.HeaderContentType) == bus.ContentTypeJSON)
+	f, err := decodeFrame(m)
 	if err != nil {
 		t.Fatalf("reply %q: %v", m.Data, err)
 	}
 	return f
+}
+
+// decodeFrame decodes and checks a reply frame in the encoding its
+// headers say.
+func decodeFrame(m *nats.Msg) (*wire.Frame, error) {
+	f := new(wire.Frame)
+	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, f); err != nil {
+		return nil, err
+	}
+	return f, f.Check()
 }
 
 func TestBadInput(t *testing.T) {
@@ -313,9 +324,9 @@ func TestBadInput(t *testing.T) {
 		}
 		return b
 	}
-	jsonHdr := func() nats.Header { return nats.Header{bus.HeaderContentType: {bus.ContentTypeJSON}} }
+	jsonHdr := func() nats.Header { return nats.Header{wire.HeaderContentType: {wire.ContentTypeJSON}} }
 	hdr := func(k, v string) nats.Header { return nats.Header{k: {v}} }
-	echo := bus.Request{ID: "b1", Input: map[string]any{"text": "x"}}
+	echo := wire.Request{ID: "b1", Input: map[string]any{"text": "x"}}
 	cases := []struct {
 		name    string
 		subject string
@@ -329,25 +340,25 @@ func TestBadInput(t *testing.T) {
 		{"msgpack that is not an object", "tools.call.echo", nil, mp("just a string"), "", toolkit.CodeInvalidInput, "not a valid msgpack call object"},
 		{"undecodable JSON", "tools.call.echo", jsonHdr(), []byte(`{"id":`), "", toolkit.CodeInvalidInput, "not a valid json call object"},
 		{"trailing bytes", "tools.call.echo", nil, append(mp(echo), 0x01), "", toolkit.CodeInvalidInput, "trailing bytes"},
-		{"missing call id", "tools.call.echo", nil, mp(bus.Request{Input: map[string]any{"text": "x"}}), "", toolkit.CodeInvalidInput, "no call id"},
-		{"call id not a token", "tools.call.echo", nil, mp(bus.Request{ID: "a.b", Input: map[string]any{"text": "x"}}), "a.b", toolkit.CodeInvalidInput, "call id \"a.b\" is invalid"},
-		{"name and subject disagree", "tools.call.echo", nil, mp(bus.Request{ID: "b2", Name: "other"}), "b2", toolkit.CodeInvalidInput, "names the tool \"other\""},
-		{"invalid input", "tools.call.echo", nil, mp(bus.Request{ID: "b3", Input: map[string]any{"text": 1}}), "b3", toolkit.CodeInvalidInput, "Input validation failed"},
-		{"unsupported version", "tools.call.echo", hdr(bus.HeaderVersion, "2"), mp(echo), "", toolkit.CodeInvalidInput, "header Toolbus-Version: wire version \"2\""},
-		{"bad timeout header", "tools.call.echo", hdr(bus.HeaderTimeout, "soon"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Timeout"},
-		{"bad heartbeat header", "tools.call.echo", hdr(bus.HeaderHeartbeat, "often"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Heartbeat"},
-		{"negative heartbeat is clamped", "tools.call.echo", hdr(bus.HeaderHeartbeat, "-5"), mp(echo), "b1", "", "x"},
-		{"huge heartbeat is clamped", "tools.call.echo", hdr(bus.HeaderHeartbeat, "9223372036854775807"), mp(echo), "b1", "", "x"},
-		{"negative timeout", "tools.call.echo", hdr(bus.HeaderTimeout, "-1"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
-		{"hugely negative timeout", "tools.call.echo", hdr(bus.HeaderTimeout, "-9223372036854775808"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
-		{"bad revision header", "tools.call.echo", hdr(bus.HeaderGroupsRevision, "x"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Groups-Revision"},
-		{"deadline already passed", "tools.call.echo", hdr(bus.HeaderTimeout, "0"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
-		{"reset_tools without a session", "tools.call.reset_tools", nil, mp(bus.Request{ID: "b4", Input: map[string]any{"g": true}}), "b4", toolkit.CodeInvalidInput, "needs a session"},
+		{"missing call id", "tools.call.echo", nil, mp(wire.Request{Input: map[string]any{"text": "x"}}), "", toolkit.CodeInvalidInput, "no call id"},
+		{"call id not a token", "tools.call.echo", nil, mp(wire.Request{ID: "a.b", Input: map[string]any{"text": "x"}}), "a.b", toolkit.CodeInvalidInput, "call id \"a.b\" is invalid"},
+		{"name and subject disagree", "tools.call.echo", nil, mp(wire.Request{ID: "b2", Name: "other"}), "b2", toolkit.CodeInvalidInput, "names the tool \"other\""},
+		{"invalid input", "tools.call.echo", nil, mp(wire.Request{ID: "b3", Input: map[string]any{"text": 1}}), "b3", toolkit.CodeInvalidInput, "Input validation failed"},
+		{"unsupported version", "tools.call.echo", hdr(wire.HeaderVersion, "2"), mp(echo), "", toolkit.CodeInvalidInput, "header Toolbus-Version: wire version \"2\""},
+		{"bad timeout header", "tools.call.echo", hdr(wire.HeaderTimeout, "soon"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Timeout"},
+		{"bad heartbeat header", "tools.call.echo", hdr(wire.HeaderHeartbeat, "often"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Heartbeat"},
+		{"negative heartbeat is clamped", "tools.call.echo", hdr(wire.HeaderHeartbeat, "-5"), mp(echo), "b1", "", "x"},
+		{"huge heartbeat is clamped", "tools.call.echo", hdr(wire.HeaderHeartbeat, "9223372036854775807"), mp(echo), "b1", "", "x"},
+		{"negative timeout", "tools.call.echo", hdr(wire.HeaderTimeout, "-1"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
+		{"hugely negative timeout", "tools.call.echo", hdr(wire.HeaderTimeout, "-9223372036854775808"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
+		{"bad revision header", "tools.call.echo", hdr(wire.HeaderGroupsRevision, "x"), mp(echo), "b1", toolkit.CodeInvalidInput, "Toolbus-Groups-Revision"},
+		{"deadline already passed", "tools.call.echo", hdr(wire.HeaderTimeout, "0"), mp(echo), "b1", toolkit.CodeTimeout, "deadline had passed"},
+		{"reset_tools without a session", "tools.call.reset_tools", nil, mp(wire.Request{ID: "b4", Input: map[string]any{"g": true}}), "b4", toolkit.CodeInvalidInput, "needs a session"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := rawRequest(t, nc, tc.subject, tc.hdr, tc.body)
-			if f.Kind != bus.KindFinal || f.Seq != 1 || f.ID != tc.id {
+			if f.Kind != wire.KindFinal || f.Seq != 1 || f.ID != tc.id {
 				t.Fatalf("frame %+v, want one final with id %q", f, tc.id)
 			}
 			if f.Final.Code != tc.code || f.Final.State != tc.code.State() || !strings.Contains(f.Final.Text(), tc.text) {
@@ -357,7 +368,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	t.Run("no reply subject", func(t *testing.T) {
-		if err := nc.Publish("tools.call.echo", mp(bus.Request{ID: "noreply", Input: map[string]any{"text": "x"}})); err != nil {
+		if err := nc.Publish("tools.call.echo", mp(wire.Request{ID: "noreply", Input: map[string]any{"text": "x"}})); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, func() bool { return strings.Contains(logs.String(), "without a reply subject") }, "a log line for the request without a reply subject")
@@ -375,7 +386,7 @@ func TestBadInput(t *testing.T) {
 	})
 
 	t.Run("worker still serves", func(t *testing.T) {
-		f := rawRequest(t, nc, "tools.call.echo", nil, mp(bus.Request{ID: "after", Input: map[string]any{"text": "still here"}}))
+		f := rawRequest(t, nc, "tools.call.echo", nil, mp(wire.Request{ID: "after", Input: map[string]any{"text": "still here"}}))
 		if f.Final.State != toolkit.StateSuccess || f.Final.Text() != "still here" {
 			t.Fatalf("%+v", f.Final)
 		}
@@ -457,8 +468,8 @@ func TestOverloaded(t *testing.T) {
 	if resp.Code != toolkit.CodeOverloaded || resp.State != toolkit.StateError {
 		t.Fatalf("third call at the limit: %+v, want overloaded", resp)
 	}
-	if ms, _ := number(resp.Metadata[bus.MetaRetryAfterMS]); ms != 250 {
-		t.Fatalf("retry_after_ms %v (%T), want 250", resp.Metadata[bus.MetaRetryAfterMS], resp.Metadata[bus.MetaRetryAfterMS])
+	if ms, _ := number(resp.Metadata[wire.MetaRetryAfterMS]); ms != 250 {
+		t.Fatalf("retry_after_ms %v (%T), want 250", resp.Metadata[wire.MetaRetryAfterMS], resp.Metadata[wire.MetaRetryAfterMS])
 	}
 	t.Logf("overloaded answered in %v", took)
 	close(release)
@@ -598,7 +609,7 @@ func TestAbandonedTool(t *testing.T) {
 	if r.Code != toolkit.CodeInterrupted || !strings.HasPrefix(r.Text(), "partial ") {
 		t.Fatalf("%+v", r)
 	}
-	if r.Metadata[bus.MetaWorker] == nil {
+	if r.Metadata[wire.MetaWorker] == nil {
 		t.Fatalf("metadata %v: the final was made up by the client, not sent by the worker", r.Metadata)
 	}
 	if !strings.Contains(logs.String(), "tool ignored its cancelled context") {
@@ -613,15 +624,15 @@ func TestLostChunksReported(t *testing.T) {
 	s := startServer(t, false)
 	nc := connect(t, s)
 	_, err := nc.Subscribe("tools.call.lossy", func(m *nats.Msg) {
-		var req bus.Request
-		bus.DecodeRequest(m.Data, false, &req)
-		for _, f := range []*bus.Frame{
-			{Kind: bus.KindChunk, Seq: 1, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "one "}}}},
-			{Kind: bus.KindChunk, Seq: 3, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "three"}}}},
-			{Kind: bus.KindFinal, Seq: 4, Chunks: 3, Final: &toolkit.Response{State: toolkit.StateSuccess}},
+		var req wire.Request
+		wire.Msgpack.Unmarshal(m.Data, &req)
+		for _, f := range []*wire.Frame{
+			{Kind: wire.KindChunk, Seq: 1, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "one "}}}},
+			{Kind: wire.KindChunk, Seq: 3, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "three"}}}},
+			{Kind: wire.KindFinal, Seq: 4, Chunks: 3, Final: &toolkit.Response{State: toolkit.StateSuccess}},
 		} {
 			f.ID = req.ID
-			data, _ := bus.EncodeFrame(f, false)
+			data, _ := wire.Msgpack.Marshal(f)
 			m.Respond(data)
 		}
 	})
@@ -643,8 +654,8 @@ func TestLostChunksReported(t *testing.T) {
 	if chunks != 2 || final == nil || final.Text() != "one three" {
 		t.Fatalf("chunks %d, final %+v", chunks, final)
 	}
-	if lost, _ := number(final.Metadata[bus.MetaLostChunks]); lost != 1 {
-		t.Fatalf("metadata %v: want %s = 1", final.Metadata, bus.MetaLostChunks)
+	if lost, _ := number(final.Metadata[wire.MetaLostChunks]); lost != 1 {
+		t.Fatalf("metadata %v: want %s = 1", final.Metadata, wire.MetaLostChunks)
 	}
 }
 
@@ -699,7 +710,7 @@ func TestJSONStreaming(t *testing.T) {
 		if m.Header.Get("Content-Type") != "application/json" || m.Data[0] != '{' {
 			t.Fatalf("frame %q is not JSON", m.Data)
 		}
-		f, err := bus.DecodeFrame(m.Data, true)
+		f, err := decodeFrame(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -707,10 +718,10 @@ func TestJSONStreaming(t *testing.T) {
 			t.Fatalf("frame %+v, want seq %d of c1", f, seq)
 		}
 		switch f.Kind {
-		case bus.KindChunk:
+		case wire.KindChunk:
 			text.WriteString(f.Chunk.Content[0].Text)
 			next <- struct{}{}
-		case bus.KindFinal:
+		case wire.KindFinal:
 			if f.Chunks != 3 || len(f.Final.Content) != 0 || f.Final.State != toolkit.StateSuccess || text.String() != "012" {
 				t.Fatalf("final %+v after chunks %q", f, text.String())
 			}
@@ -743,9 +754,9 @@ func TestList(t *testing.T) {
 		want string
 	}{
 		{"bad JSON", nats.Header{"Content-Type": {"application/json"}}, `{"session":`, "not a valid json object"},
-		{"bad revision", nats.Header{bus.HeaderGroupsRevision: {"-1"}}, "", "Toolbus-Groups-Revision"},
+		{"bad revision", nats.Header{wire.HeaderGroupsRevision: {"-1"}}, "", "Toolbus-Groups-Revision"},
 	} {
-		m, err := nc.RequestMsg(&nats.Msg{Subject: bus.SubjectList, Header: tc.hdr, Data: []byte(tc.body)}, guard)
+		m, err := nc.RequestMsg(&nats.Msg{Subject: wire.SubjectList, Header: tc.hdr, Data: []byte(tc.body)}, guard)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -39,10 +42,21 @@ type ClientOptions struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// GroupsBucket is the JetStream KV bucket holding the fleet's group
-	// state, read by Schemas and SkillInstructions. Default
-	// DefaultGroupsBucket.
+	// state, read by SessionSchemas and ActiveGroups. Default
+	// wire.BucketGroups.
 	GroupsBucket string
+	// DiscoverWindow is how long the client's Fleet collects the workers'
+	// announcements when it starts; 0 means
+	// discovery.DefaultDiscoverWindow.
+	DiscoverWindow time.Duration
+	// Filter, when set, narrows what SessionSchemas lists for a session;
+	// permission.ListFilter leaves out the tools a session can never run.
+	Filter ListFilter
 }
+
+// ListFilter narrows the schemas SessionSchemas lists for a session; it
+// gets the fleet they were listed from.
+type ListFilter func(ctx context.Context, f *discovery.Fleet, session string, schemas []toolkit.FunctionSchema) ([]toolkit.FunctionSchema, error)
 
 func (o *ClientOptions) withDefaults() ClientOptions {
 	var r ClientOptions
@@ -63,7 +77,7 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 		r.Logger = slog.Default()
 	}
 	if r.GroupsBucket == "" {
-		r.GroupsBucket = DefaultGroupsBucket
+		r.GroupsBucket = wire.BucketGroups
 	}
 	return r
 }
@@ -87,10 +101,10 @@ type Client struct {
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
 
-	// The discovery view of Schemas and SkillInstructions, made on first
-	// use; fleetMu is taken before mu, never inside it.
+	// The discovery view of SessionSchemas and ActiveGroups, made on
+	// first use; fleetMu is taken before mu, never inside it.
 	fleetMu sync.Mutex
-	fleet   *Fleet
+	fleet   *discovery.Fleet
 	state   *KVState // nil while the groups bucket does not exist
 }
 
@@ -156,7 +170,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		return nil, errors.New("bus: NewClient needs a connection")
 	}
 	o := opts.withDefaults()
-	if !bucketRE.MatchString(o.GroupsBucket) {
+	if !toolkit.ValidName(o.GroupsBucket) {
 		return nil, fmt.Errorf("bus: invalid KV bucket name %q: must match [A-Za-z0-9_-]+", o.GroupsBucket)
 	}
 	c := &Client{
@@ -257,10 +271,10 @@ func (c *Client) Cancel(callID string) error {
 }
 
 func (c *Client) cancel(callID, reason string) error {
-	if !validCallID(callID) {
+	if !wire.ValidCallID(callID) {
 		return fmt.Errorf("bus: invalid call id %q", callID)
 	}
-	return c.nc.Publish(SubjectCancelPrefix+callID, []byte(reason))
+	return c.nc.Publish(wire.SubjectCancelPrefix+callID, []byte(reason))
 }
 
 // Revision returns the latest groups revision the client has seen for a
@@ -296,7 +310,7 @@ func (c *Client) Invoke(ctx context.Context, call toolkit.ToolCall) *toolkit.Res
 // the client still yields its content as one chunk event first (see
 // finalChunk), so a consumer sees chunks then the final over the bus as in
 // process. Chunk frames that never arrived are counted in the final's
-// metadata (MetaLostChunks) and logged. Stopping the iteration early
+// metadata (wire.MetaLostChunks) and logged. Stopping the iteration early
 // cancels the call.
 func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolkit.Event] {
 	return func(yield func(toolkit.Event) bool) {
@@ -326,7 +340,10 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 	var c *toolkit.Chunk
 	if len(r.Content) == 1 { // the chunk and its copy of the block in one allocation
-		cb := &chunkBlock{b: [1]toolkit.Block{r.Content[0]}}
+		cb := &struct {
+			c toolkit.Chunk
+			b [1]toolkit.Block
+		}{b: [1]toolkit.Block{r.Content[0]}}
 		c = &cb.c
 		c.Content = cb.b[:]
 	} else {
@@ -340,29 +357,24 @@ func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 	return c
 }
 
-func localFinal(id string, code toolkit.Code, msg string) *toolkit.Response {
-	return &toolkit.Response{ID: id, State: code.State(), Code: code,
-		Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}}
-}
-
 // run does the call; it returns the final to yield, or nil when the
 // consumer stopped the iteration.
 func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(toolkit.Event) bool) *toolkit.Response {
-	if !validCallID(call.ID) {
-		return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", call.ID, MaxCallIDLen))
+	if !wire.ValidCallID(call.ID) {
+		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", call.ID, wire.MaxCallIDLen))
 	}
-	if !validToken(call.Name) {
-		return localFinal(call.ID, toolkit.CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", call.Name))
+	if !toolkit.ValidName(call.Name) {
+		return notFound(call)
 	}
 	if err := ctx.Err(); err != nil {
 		return c.ctxFinal(ctx, call.ID, nil)
 	}
 	eb := getBuf()
 	defer putBuf(eb)
-	data, err := appendRequest(eb.b[:0], &Request{ID: call.ID, Input: call.Input, Session: call.Session})
+	data, err := wire.Msgpack.Append(eb.b[:0], &wire.Request{ID: call.ID, Input: call.Input, Session: call.Session})
 	eb.b = data
 	if err != nil {
-		return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the input cannot be encoded: %v", err))
+		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the input cannot be encoded: %v", err))
 	}
 	var rb [96]byte
 	reply := string(strconv.AppendUint(append(rb[:0], c.prefix...), c.next.Add(1), 36))
@@ -375,7 +387,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		c.mu.Unlock()
 		box.reset(buf)
 		inboxPool.Put(box)
-		return localFinal(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: the client is closed.")
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: the client is closed.")
 	}
 	c.pending[token] = box
 	if !c.watching {
@@ -396,17 +408,17 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	// plain PUB, cheaper for the client, the server and the worker.
 	var hdr nats.Header
 	if c.hbHdr != "" {
-		hdr = nats.Header{HeaderHeartbeat: {c.hbHdr}}
+		hdr = nats.Header{wire.HeaderHeartbeat: {c.hbHdr}}
 	}
 	if rev > 0 {
-		hdr = setHeader(hdr, HeaderGroupsRevision, strconv.FormatUint(rev, 10))
+		hdr = setHeader(hdr, wire.HeaderGroupsRevision, strconv.FormatUint(rev, 10))
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		ms := int64(math.Ceil(float64(time.Until(dl)) / float64(time.Millisecond)))
-		hdr = setHeader(hdr, HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
+		hdr = setHeader(hdr, wire.HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
 	}
 
-	subject := SubjectCallPrefix + call.Name
+	subject := wire.SubjectCallPrefix + call.Name
 	if hdr == nil {
 		err = c.nc.PublishRequest(subject, reply, data)
 	} else {
@@ -414,11 +426,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	}
 	if err != nil {
 		if errors.Is(err, nats.ErrMaxPayload) {
-			return localFinal(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
+			return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
 				"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.",
 				len(data)+headerSize(hdr), c.nc.MaxPayload()))
 		}
-		return localFinal(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the call could not be sent: %v", err))
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the call could not be sent: %v", err))
 	}
 
 	st := callState{id: call.ID}
@@ -434,7 +446,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 				ctxDone = nil
 				reason := ""
 				if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-					reason = CancelReasonDeadline
+					reason = wire.CancelReasonDeadline
 				}
 				c.cancel(call.ID, reason)
 				t := time.NewTimer(c.opts.CancelGrace)
@@ -451,8 +463,8 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 			if isNoResponders(m) {
 				return c.noResponders(ctx, call)
 			}
-			var f Frame
-			if err := decodeFrameInto(&f, m.Data, requestCodec(m) == jsonCodec, true); err != nil {
+			var f wire.Frame
+			if err := decodeFrame(&f, m); err != nil {
 				c.log.Warn("toolbus: dropping an undecodable frame", "call", call.ID, "err", err)
 				continue
 			}
@@ -464,19 +476,19 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 			}
 			st.last = f.Seq
 			switch f.Kind {
-			case KindChunk:
+			case wire.KindChunk:
 				st.chunks++
 				st.acc.Add(f.Chunk)
 				if !yield(toolkit.Event{Chunk: f.Chunk}) {
 					c.cancel(call.ID, "")
 					return nil
 				}
-			case KindProgress:
+			case wire.KindProgress:
 				if !yield(toolkit.Event{Progress: f.Progress}) {
 					c.cancel(call.ID, "")
 					return nil
 				}
-			case KindFinal:
+			case wire.KindFinal:
 				return st.final(c, &f)
 			}
 		}
@@ -492,6 +504,21 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	}
 }
 
+// decodeFrame decodes and checks one reply frame; its strings share the
+// message's payload, which nobody changes afterwards.
+func decodeFrame(f *wire.Frame, m *nats.Msg) error {
+	if err := wire.CodecOf(m.Header).UnmarshalShared(m.Data, f); err != nil {
+		return fmt.Errorf("undecodable frame: %w", err)
+	}
+	return f.Check()
+}
+
+// notFound is the final of a call to a tool nobody serves.
+func notFound(call toolkit.ToolCall) *toolkit.Response {
+	e := toolkit.NotFound(call.Name)
+	return toolkit.Final(call.ID, e.Code, e.Message)
+}
+
 // callState is what the client has received of one call.
 type callState struct {
 	id     string
@@ -502,7 +529,7 @@ type callState struct {
 
 // final turns a final frame into the response: the frame's content when
 // nothing was streamed, the accumulated chunks otherwise.
-func (st *callState) final(c *Client, f *Frame) *toolkit.Response {
+func (st *callState) final(c *Client, f *wire.Frame) *toolkit.Response {
 	r := f.Final
 	r.ID = st.id
 	if f.Chunks == 0 {
@@ -523,7 +550,7 @@ func (st *callState) final(c *Client, f *Frame) *toolkit.Response {
 		if built.Metadata == nil {
 			built.Metadata = map[string]any{}
 		}
-		built.Metadata[MetaLostChunks] = lost
+		built.Metadata[wire.MetaLostChunks] = lost
 	}
 	return built
 }
@@ -560,15 +587,15 @@ func isNoResponders(m *nats.Msg) bool {
 }
 
 // noResponders tells a tool nobody has (not_found) from a fleet that is
-// down (unavailable), asking SubjectList.
+// down (unavailable), asking wire.SubjectList.
 func (c *Client) noResponders(ctx context.Context, call toolkit.ToolCall) *toolkit.Response {
 	lctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	reply, err := c.List(lctx, "")
 	if err == nil && !slices.Contains(reply.Tools, call.Name) {
-		return localFinal(call.ID, toolkit.CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", call.Name))
+		return notFound(call)
 	}
-	return localFinal(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: no worker serves the tool '%s' right now; retry later.", call.Name))
+	return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: no worker serves the tool '%s' right now; retry later.", call.Name))
 }
 
 // noteRevision remembers the groups revision a reset_tools call returned.
@@ -609,16 +636,16 @@ func headerSize(h nats.Header) int {
 	return n
 }
 
-// List asks one worker (SubjectList) for its tools and the schemas the
+// List asks one worker (wire.SubjectList) for its tools and the schemas the
 // session may see now, honouring the session's latest groups revision.
-func (c *Client) List(ctx context.Context, session string) (*ListReply, error) {
-	data, err := msgpackCodec.marshal(&ListRequest{Session: session})
+func (c *Client) List(ctx context.Context, session string) (*wire.ListReply, error) {
+	data, err := wire.Msgpack.Marshal(&wire.ListRequest{Session: session})
 	if err != nil {
 		return nil, err
 	}
-	msg := &nats.Msg{Subject: SubjectList, Header: nats.Header{HeaderVersion: {WireVersion}}, Data: data}
+	msg := &nats.Msg{Subject: wire.SubjectList, Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: data}
 	if rev := c.Revision(session); rev > 0 {
-		msg.Header.Set(HeaderGroupsRevision, strconv.FormatUint(rev, 10))
+		msg.Header.Set(wire.HeaderGroupsRevision, strconv.FormatUint(rev, 10))
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -629,8 +656,8 @@ func (c *Client) List(ctx context.Context, session string) (*ListReply, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: listing tools: %w", err)
 	}
-	var reply ListReply
-	if err := msgpackCodec.unmarshal(m.Data, &reply); err != nil {
+	var reply wire.ListReply
+	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &reply); err != nil {
 		return nil, fmt.Errorf("bus: listing tools: undecodable reply: %w", err)
 	}
 	if reply.Error != "" {
@@ -639,47 +666,62 @@ func (c *Client) List(ctx context.Context, session string) (*ListReply, error) {
 	return &reply, nil
 }
 
-// Schemas lists the tool schemas the session may see now across the
-// whole fleet: reset_tools first (when any worker has groups), then the
-// basic group's and the active groups' tools, merged by name from every
-// worker's announcement (a Fleet the client starts on first use and keeps
-// until Close). The session's active groups are read from the groups KV
-// bucket (ClientOptions.GroupsBucket), at least at the latest revision the
-// client saw for the session; while the bucket does not exist no session
-// has stored state and the groups announced active apply. Workers that do
-// not announce (WorkerOptions.AnnounceInterval < 0) are not listed; List
-// asks one worker instead.
-func (c *Client) Schemas(ctx context.Context, session string) ([]toolkit.FunctionSchema, error) {
+// SessionSchemas lists the tool schemas the session may see now across
+// the whole fleet, as *toolkit.Toolkit's SessionSchemas does for one
+// toolkit: reset_tools first (when any worker has groups), then the basic
+// group's and the active groups' tools, merged by name from every
+// worker's announcement (the client's Fleet), and narrowed by
+// ClientOptions.Filter. The session's active groups are read as
+// ActiveGroups reads them. Workers that do not announce
+// (WorkerOptions.AnnounceInterval < 0) are not listed; List asks one
+// worker instead. It is the one way toolctl and the MCP gateway list what
+// a session can call.
+func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision uint64) ([]toolkit.FunctionSchema, error) {
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return nil, err
 	}
-	schemas, err := f.SessionSchemas(ctx, state, session, c.Revision(session))
+	cat := f.Catalog()
+	active, _, err := toolkit.LoadActive(ctx, state, cat.Groups, session, max(minRevision, c.Revision(session)))
 	if err != nil {
-		return nil, fmt.Errorf("bus: listing the fleet's schemas: %w", err)
+		return nil, fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
+	}
+	schemas := cat.Schemas(active)
+	if c.opts.Filter != nil {
+		if schemas, err = c.opts.Filter(ctx, f, session, schemas); err != nil {
+			return nil, fmt.Errorf("bus: listing the tools of session %q: %w", session, err)
+		}
 	}
 	return schemas, nil
 }
 
-// SkillInstructions renders the <agent-skills> prompt for a session from
-// the skills the fleet announces, for the session's active groups read as
-// Schemas reads them (see Fleet.SkillInstructions). It is "" when no skill
-// is visible.
-func (c *Client) SkillInstructions(ctx context.Context, session string) (string, error) {
+// ActiveGroups returns the session's active groups across the fleet: read
+// from the groups KV bucket (ClientOptions.GroupsBucket) at least at
+// minRevision and the latest revision the client saw for the session;
+// while the bucket does not exist no session has stored state, and a
+// session without state has the groups the fleet announces active.
+func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision uint64) ([]string, error) {
 	f, state, err := c.discovery(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	text, err := f.SkillInstructions(ctx, state, session, c.Revision(session))
+	active, _, err := toolkit.LoadActive(ctx, state, f.Groups(), session, max(minRevision, c.Revision(session)))
 	if err != nil {
-		return "", fmt.Errorf("bus: rendering the fleet's skills: %w", err)
+		return nil, fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
 	}
-	return text, nil
+	return active, nil
+}
+
+// Fleet returns the client's view of the fleet (a discovery.Fleet started
+// on first use and closed with the client).
+func (c *Client) Fleet(ctx context.Context) (*discovery.Fleet, error) {
+	f, _, err := c.discovery(ctx)
+	return f, err
 }
 
 // discovery returns the client's Fleet (made on first use) and the group
 // state to read sessions from.
-func (c *Client) discovery(ctx context.Context) (*Fleet, toolkit.GroupState, error) {
+func (c *Client) discovery(ctx context.Context) (*discovery.Fleet, toolkit.GroupState, error) {
 	c.fleetMu.Lock()
 	defer c.fleetMu.Unlock()
 	c.mu.Lock()
@@ -689,7 +731,7 @@ func (c *Client) discovery(ctx context.Context) (*Fleet, toolkit.GroupState, err
 		return nil, nil, errors.New("bus: the client is closed")
 	}
 	if c.fleet == nil {
-		f, err := NewFleet(ctx, c.nc, FleetConfig{Logger: c.log})
+		f, err := discovery.NewFleet(ctx, c.nc, &discovery.FleetOptions{Logger: c.log, DiscoverWindow: c.opts.DiscoverWindow})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -2,17 +2,22 @@ package bus
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 func schemaNames(t *testing.T, c *Client, session string) string {
 	t.Helper()
-	schemas, err := c.Schemas(kvTestCtx(t), session)
+	schemas, err := c.SessionSchemas(natstest.Ctx(t), session, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,16 +28,16 @@ func schemaNames(t *testing.T, c *Client, session string) string {
 	return strings.Join(names, ",")
 }
 
-// Client.Schemas lists the tools of every worker (each announces itself
-// from Serve), with the session's groups read from the KV bucket at the
-// revision the client saw; a worker's Stop takes its tools off the list;
-// without a bucket, the groups announced active apply.
-func TestClientSchemasFleetWide(t *testing.T) {
+// Client.SessionSchemas lists the tools of every worker (each announces
+// itself from Serve), with the session's groups read from the KV bucket at
+// the revision the client saw; a worker's Stop takes its tools off the
+// list; without a bucket, the groups announced active apply.
+func TestClientSessionSchemasFleetWide(t *testing.T) {
 	tool := func(name string) *toolkit.Tool {
 		return toolkit.Func(name, "The "+name+" tool.", func(context.Context, struct{}) (string, error) { return name, nil })
 	}
 	t.Run("no bucket", func(t *testing.T) {
-		s := kvTestServer(t)
+		s := natstest.Server(t)
 		tk1 := toolkit.New(nil)
 		if err := tk1.AddGroup(toolkit.Group{Name: "vault", Description: "Secrets."}); err != nil {
 			t.Fatal(err)
@@ -48,10 +53,10 @@ func TestClientSchemasFleetWide(t *testing.T) {
 		serveKV(t, s, tk3, &WorkerOptions{Instance: "w3", AnnounceInterval: -1}) // not announced, not listed
 		c := clientKV(t, s)
 		if got := schemaNames(t, c, "agent"); got != "reset_tools,alpha,beta" {
-			t.Fatalf("Schemas = %s, want both workers' tools", got)
+			t.Fatalf("SessionSchemas = %s, want both workers' tools", got)
 		}
 		// List still asks one worker.
-		reply, err := c.List(kvTestCtx(t), "agent")
+		reply, err := c.List(natstest.Ctx(t), "agent")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,8 +66,8 @@ func TestClientSchemasFleetWide(t *testing.T) {
 	})
 
 	t.Run("groups from the bucket", func(t *testing.T) {
-		s := kvTestServer(t)
-		state := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
+		s := natstest.Server(t)
+		state := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), nil)
 		tk1 := toolkit.New(&toolkit.Options{State: state})
 		if err := tk1.AddGroup(toolkit.Group{Name: "vault", Description: "Secrets."}); err != nil {
 			t.Fatal(err)
@@ -77,7 +82,7 @@ func TestClientSchemasFleetWide(t *testing.T) {
 		if got := schemaNames(t, c, "agent"); got != "reset_tools,alpha,beta" {
 			t.Fatalf("before activation: %s", got)
 		}
-		r := c.Invoke(kvTestCtx(t), toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "agent", Input: map[string]any{"vault": true}})
+		r := c.Invoke(natstest.Ctx(t), toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "agent", Input: map[string]any{"vault": true}})
 		if r.State != toolkit.StateSuccess {
 			t.Fatalf("reset_tools: %+v", r)
 		}
@@ -87,42 +92,58 @@ func TestClientSchemasFleetWide(t *testing.T) {
 		if got := schemaNames(t, c, "other"); got != "reset_tools,alpha,beta" {
 			t.Fatalf("another session: %s", got)
 		}
+		if active, err := c.ActiveGroups(natstest.Ctx(t), "agent", 0); err != nil || !slices.Equal(active, []string{"vault"}) {
+			t.Fatalf("ActiveGroups = %v, %v", active, err)
+		}
+		short, cancel := context.WithTimeout(natstest.Ctx(t), 100*time.Millisecond)
+		defer cancel()
+		if _, err := c.SessionSchemas(short, "agent", 1<<40); !errors.Is(err, ErrStaleGroupState) {
+			t.Fatalf("SessionSchemas at an unreachable revision: %v, want ErrStaleGroupState", err)
+		}
 		// The goodbye of a stopped worker takes its tools off the list.
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := w2.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
-		fleetWaitFor(t, "w2 gone", func() bool { return schemaNames(t, c, "agent") == "reset_tools,alpha,secret" })
+		waitFor(t, "w2 gone", func() bool { return schemaNames(t, c, "agent") == "reset_tools,alpha,secret" })
 	})
 
-	t.Run("skills", func(t *testing.T) {
-		s := kvTestServer(t)
-		tk, set := skillWorker(t, t.TempDir())
-		serveKV(t, s, tk, &WorkerOptions{Instance: "w1", Skills: set})
-		c := clientKV(t, s)
-		got, err := c.SkillInstructions(kvTestCtx(t), "new-session")
+	t.Run("filter and meta", func(t *testing.T) {
+		s := natstest.Server(t)
+		tk := toolkit.New(nil)
+		mustAddT(t, tk, tool("alpha"))
+		mustAddT(t, tk, tool("hidden"))
+		serveKV(t, s, tk, &WorkerOptions{Instance: "w1", Meta: map[string]func() any{"flavour": func() any { return "sour" }}})
+		c, err := NewClient(natstest.Conn(t, s), &ClientOptions{Filter: func(ctx context.Context, f *discovery.Fleet, session string, schemas []toolkit.FunctionSchema) ([]toolkit.FunctionSchema, error) {
+			var flavour string
+			if ok, err := f.Instances()[0].DecodeMeta("flavour", &flavour); !ok || err != nil || flavour != "sour" {
+				return nil, fmt.Errorf("meta %q %v %v", flavour, ok, err)
+			}
+			return slices.DeleteFunc(schemas, func(s toolkit.FunctionSchema) bool { return s.Function.Name == "hidden" }), nil
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := set.Instructions(nil); got != want || want == "" {
-			t.Fatalf("SkillInstructions =\n%s\nthe worker renders\n%s", got, want)
+		t.Cleanup(func() { c.Close() })
+		if got := schemaNames(t, c, "agent"); got != "alpha" {
+			t.Fatalf("filtered = %s, want alpha", got)
 		}
 	})
 
 	t.Run("closed client", func(t *testing.T) {
-		s := kvTestServer(t)
+		s := natstest.Server(t)
 		c := clientKV(t, s)
 		c.Close()
-		if _, err := c.Schemas(kvTestCtx(t), "agent"); err == nil || !strings.Contains(err.Error(), "closed") {
-			t.Fatalf("Schemas on a closed client: %v", err)
+		if _, err := c.SessionSchemas(natstest.Ctx(t), "agent", 0); err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Fatalf("SessionSchemas on a closed client: %v", err)
 		}
 	})
 }
 
 func TestClientBadGroupsBucket(t *testing.T) {
-	s := kvTestServer(t)
-	if _, err := NewClient(kvTestConn(t, s), &ClientOptions{GroupsBucket: "a.b"}); err == nil || !strings.Contains(err.Error(), `"a.b"`) {
+	s := natstest.Server(t)
+	if _, err := NewClient(natstest.Conn(t, s), &ClientOptions{GroupsBucket: "a.b"}); err == nil || !strings.Contains(err.Error(), `"a.b"`) {
 		t.Fatalf("NewClient with an invalid bucket: %v", err)
 	}
 }
@@ -136,7 +157,7 @@ func mustAddT(t *testing.T, tk *toolkit.Toolkit, tool *toolkit.Tool, opts ...too
 
 func serveKV(t *testing.T, s *server.Server, tk *toolkit.Toolkit, opts *WorkerOptions) *Worker {
 	t.Helper()
-	w, err := Serve(kvTestConn(t, s), tk, opts)
+	w, err := Serve(natstest.Conn(t, s), tk, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +171,22 @@ func serveKV(t *testing.T, s *server.Server, tk *toolkit.Toolkit, opts *WorkerOp
 
 func clientKV(t *testing.T, s *server.Server) *Client {
 	t.Helper()
-	c, err := NewClient(kvTestConn(t, s), nil)
+	c, err := NewClient(natstest.Conn(t, s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// waitFor polls cond until it holds; the bound only guards against hangs.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

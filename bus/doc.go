@@ -1,10 +1,12 @@
-// Package bus puts a toolkit.Toolkit on NATS: a Worker serves it, a Client
-// (or a RemoteToolkit, the same Call/Invoke/SessionSchemas surface as the
-// local Toolkit) calls it from anywhere, and StartServer embeds a NATS
-// server with JetStream so nothing external is needed. subjects.md, at the
-// repository root, is the wire contract; wire.go holds its constants.
+// Package bus puts a toolkit.Toolkit on NATS: a Worker serves it, and a
+// Client calls it from anywhere with the local Toolkit's surface
+// (toolkit.Caller: Call, Invoke, SessionSchemas). The bus is transport
+// only: no tool semantics live here. subjects.md, at the repository root,
+// is the wire contract; package wire holds its constants, messages and
+// codec; package embedded runs a NATS server in process when there is
+// none; package discovery announces workers and merges the fleet's view.
 //
-//	srv, err := bus.StartServer(nil) // in-process only, JetStream in a temp dir
+//	srv, err := embedded.Start(nil) // in-process only, JetStream in a temp dir
 //	if err != nil {
 //		log.Fatal(err)
 //	}
@@ -61,12 +63,14 @@
 //     after chunks arrived (worker_lost, unavailable at Close, a cancel
 //     the worker did not answer in time) appends its message to the
 //     result without a chunk event.
-//   - Listing is fleet-wide: Serve announces its toolkit (Announcer) unless
-//     WorkerOptions.AnnounceInterval is negative, and Client.Schemas and
-//     Client.SkillInstructions merge every worker's announcement through
-//     a Fleet the client starts on first use, reading the session's groups
-//     from the groups KV bucket (defaults apply while it does not exist).
-//     Client.List (tools.list) stays one worker's view.
+//   - Listing is fleet-wide: Serve announces its toolkit (a
+//     discovery.Announcer) unless WorkerOptions.AnnounceInterval is
+//     negative, and Client.SessionSchemas merges every worker's
+//     announcement through a discovery.Fleet the client starts on first
+//     use, reading the session's groups from the groups KV bucket
+//     (defaults apply while it does not exist) and narrowing the list with
+//     ClientOptions.Filter. Client.List (tools.list) stays one worker's
+//     view.
 //   - An unknown tool has no subscribers, so NATS answers "no responders";
 //     the client then asks tools.list and reports not_found when workers are
 //     up but none has the tool, unavailable when nobody answers.
@@ -94,48 +98,11 @@
 //     channel holds 32768 calls not yet taken; NATS drops calls beyond
 //     (their callers see worker_lost), which only happens to a worker
 //     starved of CPU, since calls over MaxInFlight are answered at once.
-//   - msgpack bodies are encoded and decoded by hand (msgpack.go) into
-//     pooled buffers, byte for byte what the msgpack library writes; the
-//     decoder gives up on anything unusual and the library decodes it, so
-//     results and errors are the library's. Strings of a received body
-//     share its memory.
+//   - msgpack bodies go through package wire's generated codec into
+//     pooled buffers, byte for byte what the msgpack library writes;
+//     strings of a received body share its memory.
 //
-// # Measured
-//
-// On a 2-core machine (noisy: compare ratios within one
-// run, never absolute times):
-//
-//   - cancel → the tool's ctx.Done: p50 about 0.1ms in process, 0.2ms over
-//     TCP loopback (go test -race -run TestCancelLatency -v ./bus/);
-//   - a worker process killed with SIGKILL mid-call: the caller gets
-//     worker_lost at the stall timeout, 300ms with a 100ms heartbeat
-//     (TestWorkerKilled);
-//   - an overloaded answer reaches the caller in about 0.5ms (TestOverloaded);
-//   - the DESIGN §5 bars, side by side with raw NATS in one process
-//     (go build -o /tmp/b ./cmd/bench && /tmp/b -q -s echo,stream -c 1,64
-//     -d 3s --systems toolbus,raw), three runs on a box shared with other
-//     builds: echo, 1 caller: 0.66-0.81x raw calls/s, p50 14-19µs vs 11µs
-//     (1.24-1.57x; the bar is 1.3x, met in some runs only); echo, 64
-//     callers: 0.90-0.95x raw calls/s (bar 0.8x); stream (100 chunks of
-//     512 bytes), 64 callers: 0.90-1.08x raw chunks/s (bar 0.8x). The same
-//     runs of the code before the hand-written codec, the worker's clock
-//     and the one-hop dispatch: 1.61-1.68x p50, 0.55-0.85x, 0.41-0.53x;
-//   - echo with a 128-byte text, full call path vs a raw nc.Request to a
-//     replier echoing the body, same embedded server
-//     (go test -run '^$' -bench 'BenchmarkEcho|BenchmarkStream' -benchtime
-//     2s -benchmem ./bus/): in process, 1 caller: 23µs vs 14µs per call;
-//     64 callers: 8.5µs vs 7.9µs; over TCP, 1 caller: 72µs vs 61µs; 64
-//     callers: 13µs vs 7.9µs. 37 allocations (4.4KB) per call with 64
-//     callers, 46 with one, against raw NATS's 20 and 28 (1.8KB): the
-//     toolkit's own (typed input, the chunk, the accumulated response,
-//     each one allocation with its one block), the call's context (two),
-//     the sender, and the decoded maps (two each: a Go map and its first
-//     group of slots, most of the bytes);
-//   - streaming 100 chunks of 1KiB to one caller at a time
-//     (BenchmarkStream): 175k chunks/s over the bus vs 325k messages/s for
-//     a raw replier publishing 101 messages (0.54x; with 64 callers, above,
-//     the bus keeps up with raw). Per chunk the bus path accumulates twice
-//     (the toolkit's final, which a streaming worker does not send, and
-//     the client's rebuild; both keep the text pieces and join them once),
-//     encodes and decodes a frame, and hands it to the caller's goroutine.
+// Measurements of this path (per-call cost against raw NATS, cancel
+// latency, allocations) are in the README's benchmark section and in the
+// output of cmd/bench.
 package bus

@@ -6,11 +6,13 @@ import (
 	"log"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 func Example() {
-	srv, err := bus.StartServer(nil) // in-process only, JetStream in a temp dir
+	srv, err := embedded.Start(nil) // in-process only, JetStream in a temp dir
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -39,14 +41,14 @@ func Example() {
 	defer cnc.Close()
 	c, _ := bus.NewClient(cnc, nil)
 	defer c.Close()
-	remote := bus.NewRemoteToolkit(c)
+	var fleet toolkit.Caller = c // the local Toolkit's surface, served by the fleet
 
-	for ev := range remote.Call(context.Background(), toolkit.ToolCall{ID: "c1", Name: "echo", Input: map[string]any{"text": "hi"}}) {
+	for ev := range fleet.Call(context.Background(), toolkit.ToolCall{ID: "c1", Name: "echo", Input: map[string]any{"text": "hi"}}) {
 		if ev.Final != nil {
-			fmt.Println(ev.Final.ID, ev.Final.State, ev.Final.Text(), ev.Final.Metadata[bus.MetaWorker])
+			fmt.Println(ev.Final.ID, ev.Final.State, ev.Final.Text(), ev.Final.Metadata[wire.MetaWorker])
 		}
 	}
-	resp := remote.Invoke(context.Background(), toolkit.ToolCall{Name: "nope"})
+	resp := fleet.Invoke(context.Background(), toolkit.ToolCall{Name: "nope"})
 	fmt.Println(resp.Code)
 	// Output:
 	// c1 success hi w1

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -92,8 +93,8 @@ func TestFinalThatCannotBeSent(t *testing.T) {
 			if !strings.HasPrefix(r.Text(), tt.wantText) {
 				t.Fatalf("text = %.300q, want prefix %q", r.Text(), tt.wantText)
 			}
-			if r.Metadata[bus.MetaWorker] != "w1" {
-				t.Fatalf("metadata %v: the final did not come from the worker", r.Metadata[bus.MetaWorker])
+			if r.Metadata[wire.MetaWorker] != "w1" {
+				t.Fatalf("metadata %v: the final did not come from the worker", r.Metadata[wire.MetaWorker])
 			}
 			for _, k := range tt.wantMeta {
 				if r.Metadata[k] != big {
@@ -187,19 +188,19 @@ func TestListVersion(t *testing.T) {
 		version, wantErr string
 	}{
 		{"", ""},
-		{bus.WireVersion, ""},
+		{wire.Version, ""},
 		{"2", `header Toolbus-Version: wire version "2" is not supported`},
 	} {
 		t.Run("version "+tc.version, func(t *testing.T) {
-			msg := &nats.Msg{Subject: bus.SubjectList, Header: nats.Header{}}
+			msg := &nats.Msg{Subject: wire.SubjectList, Header: nats.Header{}}
 			if tc.version != "" {
-				msg.Header.Set(bus.HeaderVersion, tc.version)
+				msg.Header.Set(wire.HeaderVersion, tc.version)
 			}
 			m, err := nc.RequestMsg(msg, guard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var reply bus.ListReply
+			var reply wire.ListReply
 			if err := msgpack.Unmarshal(m.Data, &reply); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -16,13 +17,13 @@ const guard = 30 * time.Second
 
 // startServer starts an embedded server with its own store; tcp chooses a
 // random loopback port over in-process only.
-func startServer(t testing.TB, tcp bool) *bus.Server {
+func startServer(t testing.TB, tcp bool) *embedded.Server {
 	t.Helper()
-	opts := &bus.ServerOptions{StoreDir: t.TempDir()}
+	opts := &embedded.Options{StoreDir: t.TempDir()}
 	if tcp {
 		opts.Listen = "127.0.0.1:0"
 	}
-	s, err := bus.StartServer(opts)
+	s, err := embedded.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func startServer(t testing.TB, tcp bool) *bus.Server {
 	return s
 }
 
-func connect(t testing.TB, s *bus.Server) *nats.Conn {
+func connect(t testing.TB, s *embedded.Server) *nats.Conn {
 	t.Helper()
 	nc, err := s.Connect()
 	if err != nil {

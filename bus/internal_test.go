@@ -7,22 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestTombstone: a cancel that overtakes its call leaves a tombstone, and
 // the call is answered interrupted without running.
 func TestTombstone(t *testing.T) {
-	s, err := StartServer(&ServerOptions{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
-	wnc, err := s.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wnc.Close)
+	s := natstest.Embedded(t, false)
+	wnc := natstest.Connect(t, s)
 	tk := toolkit.New(nil)
 	ran := make(chan struct{}, 1)
 	if err := tk.Add(toolkit.Func("work", "Works.", func(ctx context.Context, in struct{}) (string, error) {
@@ -36,12 +30,7 @@ func TestTombstone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Stop(context.Background()) })
-	cnc, err := s.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cnc.Close)
-	c, err := NewClient(cnc, nil)
+	c, err := NewClient(natstest.Connect(t, s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +42,7 @@ func TestTombstone(t *testing.T) {
 		code       toolkit.Code
 	}{
 		{"early", "", toolkit.CodeInterrupted},
-		{"early-deadline", CancelReasonDeadline, toolkit.CodeTimeout},
+		{"early-deadline", wire.CancelReasonDeadline, toolkit.CodeTimeout},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			if err := c.cancel(tc.id, tc.reason); err != nil {
@@ -75,7 +64,7 @@ func TestTombstone(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			r := c.Invoke(ctx, toolkit.ToolCall{ID: tc.id, Name: "work"})
-			if r.Code != tc.code || r.Metadata[MetaWorker] == nil {
+			if r.Code != tc.code || r.Metadata[wire.MetaWorker] == nil {
 				t.Fatalf("%+v, want %s from the worker", r, tc.code)
 			}
 			select {
@@ -171,48 +160,6 @@ func TestSplitRefusesWhatCannotShrink(t *testing.T) {
 	} {
 		if _, _, ok := s.split(&c); ok {
 			t.Fatalf("split %+v", c)
-		}
-	}
-}
-
-func TestCheckMsgpack(t *testing.T) {
-	good := []any{nil, true, 1, -1, 300, -300, 70000, 1 << 40, 1.5, float32(2.5), "s", strings.Repeat("x", 300), []byte{1, 2},
-		[]any{1, "a", map[string]any{"k": []any{}}}, map[string]any{"a": 1, "b": []any{nil}}, time.Unix(1, 2)}
-	for _, v := range good {
-		data, err := msgpackCodec.marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := checkMsgpack(data); err != nil {
-			t.Errorf("%v (%x): %v", v, data, err)
-		}
-	}
-	deep := strings.Repeat("\x91", maxDepth+1) + "\xc0"
-	bad := map[string]string{
-		"empty":              "",
-		"unused code":        "\xc1",
-		"array32 claims 4G":  "\xdd\xff\xff\xff\xff\xc0",
-		"map16 claims more":  "\xde\x00\x10\xa1k\xc0",
-		"str32 past the end": "\xdb\x00\x00\x10\x00abc",
-		"too deep":           deep,
-		"trailing":           "\xc0\xc0",
-		"truncated float":    "\xcb\x00",
-		"fixarray short":     "\x93\x01",
-	}
-	for name, data := range bad {
-		if err := checkMsgpack([]byte(data)); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
-func TestValidCallID(t *testing.T) {
-	for id, want := range map[string]bool{
-		"": false, "a": true, "A-z_09": true, "a.b": false, "a b": false, "a*": false, ">": false, "ü": false, "a\n": false,
-		strings.Repeat("x", MaxCallIDLen): true, strings.Repeat("x", MaxCallIDLen+1): false,
-	} {
-		if got := validCallID(id); got != want {
-			t.Errorf("validCallID(%q) = %v, want %v", id, got, want)
 		}
 	}
 }

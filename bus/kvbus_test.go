@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -15,12 +17,12 @@ import (
 // every later call of that session, on either worker, honours it at once,
 // and so does a deactivation. The client sits on a third node.
 func TestGroupActivationAcrossWorkersKV(t *testing.T) {
-	nodes := kvTestCluster(t)
-	ctx := kvTestCtx(t)
+	nodes := natstest.Cluster(t)
+	ctx := natstest.Ctx(t)
 	served := map[string]int{}
 	for i, node := range nodes[:2] {
-		nc := kvTestURLConn(t, node.ClientURL())
-		state, err := NewKVState(ctx, kvTestJS(t, nc), KVStateConfig{Replicas: 3, Storage: jetstream.MemoryStorage})
+		nc := natstest.URLConn(t, node.ClientURL())
+		state, err := NewKVState(ctx, natstest.JS(t, nc), &KVStateOptions{Replicas: 3, Storage: jetstream.MemoryStorage})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +39,7 @@ func TestGroupActivationAcrossWorkersKV(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = w.Stop(context.Background()) })
 	}
-	c, err := NewClient(kvTestURLConn(t, nodes[2].ClientURL()), nil)
+	c, err := NewClient(natstest.URLConn(t, nodes[2].ClientURL()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestGroupActivationAcrossWorkersKV(t *testing.T) {
 			if r.State != toolkit.StateSuccess || r.Text() != "s3cret" {
 				t.Fatalf("round %d call %d right after activation: %+v", round, i, r)
 			}
-			served[r.Metadata[MetaWorker].(string)]++
+			served[r.Metadata[wire.MetaWorker].(string)]++
 		}
 		if r := call(fmt.Sprintf("off-%d", round), toolkit.MetaToolName, map[string]any{}); r.State != toolkit.StateSuccess {
 			t.Fatalf("reset_tools off: %+v", r)

@@ -2,11 +2,9 @@ package bus
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -14,35 +12,25 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/bus/kv"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
-
-// DefaultGroupsBucket is the JetStream KV bucket KVState uses when
-// KVStateConfig.Bucket is empty.
-const DefaultGroupsBucket = "toolbus_groups"
 
 // DefaultStateWait bounds KVState's retries when the caller's context has
 // no deadline.
 const DefaultStateWait = 5 * time.Second
 
-// MaxSessionKeyLen is the longest encoded KV key KVState accepts for a
-// session (see SessionKey). It keeps the key's subject far below the
-// server's 4 KiB control-line limit.
-const MaxSessionKeyLen = 1024
-
 // ErrStaleGroupState is returned (wrapped) by KVState.Load when no state
 // at least as recent as the requested revision could be read before the
-// context's deadline (or KVStateConfig.MaxWait).
+// context's deadline (or KVStateOptions.MaxWait).
 var ErrStaleGroupState = errors.New("bus: group state older than the requested revision")
 
-// ErrInvalidSession is returned (wrapped) for a session name that cannot be
-// stored: its encoded key is longer than MaxSessionKeyLen.
-var ErrInvalidSession = errors.New("bus: invalid session")
-
-// KVStateConfig configures NewKVState. The zero value means the defaults.
-type KVStateConfig struct {
+// KVStateOptions configure NewKVState. A nil *KVStateOptions means the
+// defaults; so does every zero field.
+type KVStateOptions struct {
 	// Bucket is the KV bucket name ([A-Za-z0-9_-]+); "" means
-	// DefaultGroupsBucket.
+	// wire.BucketGroups.
 	Bucket string
 	// Replicas of the bucket when KVState creates it (1 to 5); 0 means 1.
 	Replicas int
@@ -70,9 +58,9 @@ type KVStateConfig struct {
 // answer and a lagging replica can return an older value, so a stale read
 // is repeated against the stream leader, with backoff, until the deadline.
 //
-// Keys and values are documented in statedoc.md: a session is stored
-// under SessionKey(session), the value is a JSON array of group names.
-// An existing bucket is bound as is; its configuration is not changed.
+// Keys and values are documented in subjects.md (Group state): a session
+// is stored under wire.SessionKey(session), the value is a JSON array of
+// group names. An existing bucket is bound as is (kv.Open).
 //
 // KVState is safe for concurrent use.
 type KVState struct {
@@ -89,70 +77,52 @@ var _ toolkit.GroupState = (*KVState)(nil)
 // NewKVState binds the configured bucket, creating it when it does not
 // exist. It fails for an invalid configuration and when JetStream is not
 // available.
-func NewKVState(ctx context.Context, js jetstream.JetStream, cfg KVStateConfig) (*KVState, error) {
+func NewKVState(ctx context.Context, js jetstream.JetStream, opts *KVStateOptions) (*KVState, error) {
 	if js == nil {
 		return nil, errors.New("bus: NewKVState: nil JetStream")
 	}
-	if cfg.Bucket == "" {
-		cfg.Bucket = DefaultGroupsBucket
+	var o KVStateOptions
+	if opts != nil {
+		o = *opts
 	}
-	if !bucketRE.MatchString(cfg.Bucket) {
-		return nil, fmt.Errorf("bus: invalid KV bucket name %q: must match [A-Za-z0-9_-]+", cfg.Bucket)
+	if o.Bucket == "" {
+		o.Bucket = wire.BucketGroups
 	}
-	if cfg.Replicas == 0 {
-		cfg.Replicas = 1
+	if o.Replicas == 0 {
+		o.Replicas = 1
 	}
-	if cfg.Replicas < 1 || cfg.Replicas > 5 {
-		return nil, fmt.Errorf("bus: KV bucket %q: replicas must be 1 to 5, got %d", cfg.Bucket, cfg.Replicas)
+	if o.MaxWait < 0 {
+		return nil, fmt.Errorf("bus: KV bucket %q: negative MaxWait %v", o.Bucket, o.MaxWait)
 	}
-	if cfg.TTL < 0 {
-		return nil, fmt.Errorf("bus: KV bucket %q: negative TTL %v", cfg.Bucket, cfg.TTL)
+	if o.MaxWait == 0 {
+		o.MaxWait = DefaultStateWait
 	}
-	if cfg.MaxWait < 0 {
-		return nil, fmt.Errorf("bus: KV bucket %q: negative MaxWait %v", cfg.Bucket, cfg.MaxWait)
-	}
-	if cfg.MaxWait == 0 {
-		cfg.MaxWait = DefaultStateWait
-	}
-	kv, err := js.KeyValue(ctx, cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      cfg.Bucket,
-			Description: "toolbus: active tool groups per session",
-			History:     1,
-			TTL:         cfg.TTL,
-			Storage:     cfg.Storage,
-			Replicas:    cfg.Replicas,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
-			kv, err = js.KeyValue(ctx, cfg.Bucket)
-		}
-	}
+	b, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
+		Bucket:      o.Bucket,
+		Description: "toolbus: active tool groups per session",
+		History:     1,
+		TTL:         o.TTL,
+		Storage:     o.Storage,
+		Replicas:    o.Replicas,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("bus: binding KV bucket %q: %w", cfg.Bucket, err)
+		return nil, fmt.Errorf("bus: group state: %w", err)
 	}
-	return &KVState{
-		js:      js,
-		kv:      kv,
-		bucket:  cfg.Bucket,
-		stream:  "KV_" + cfg.Bucket,
-		api:     apiPrefix(js.Options()),
-		maxWait: cfg.MaxWait,
-	}, nil
+	return newKVState(js, b, o.MaxWait), nil
+}
+
+func newKVState(js jetstream.JetStream, b jetstream.KeyValue, maxWait time.Duration) *KVState {
+	return &KVState{js: js, kv: b, bucket: b.Bucket(), stream: "KV_" + b.Bucket(), api: apiPrefix(js.Options()), maxWait: maxWait}
 }
 
 // bindKVState binds an existing bucket for reading; it returns nil, nil
 // when the bucket does not exist (no session has stored state).
 func bindKVState(ctx context.Context, js jetstream.JetStream, bucket string) (*KVState, error) {
-	kv, err := js.KeyValue(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, nil
+	b, err := kv.Bind(ctx, js, bucket)
+	if err != nil || b == nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("bus: binding KV bucket %q: %w", bucket, err)
-	}
-	return &KVState{js: js, kv: kv, bucket: bucket, stream: "KV_" + bucket,
-		api: apiPrefix(js.Options()), maxWait: DefaultStateWait}, nil
+	return newKVState(js, b, DefaultStateWait), nil
 }
 
 // Bucket returns the name of the KV bucket.
@@ -162,9 +132,9 @@ func (s *KVState) Bucket() string { return s.bucket }
 // revision. It creates the key when absent and otherwise updates it on the
 // revision it read, retrying when another writer got there first or the
 // stream has no leader for the moment (until the context's deadline, or
-// KVStateConfig.MaxWait when ctx has none).
+// KVStateOptions.MaxWait when ctx has none).
 func (s *KVState) Store(ctx context.Context, session string, groups []string) (uint64, error) {
-	key, err := SessionKey(session)
+	key, err := wire.SessionKey(session)
 	if err != nil {
 		return 0, err
 	}
@@ -195,10 +165,10 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		}
 		// ErrKeyExists: created concurrently (or the read was stale);
 		// ErrKeyRevisionMismatch: updated concurrently. Read again.
-		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !transient(err) {
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
 			return 0, fmt.Errorf("bus: storing groups of session %q: %w", session, err)
 		}
-		if serr := sleepCtx(ctx, wait); serr != nil {
+		if serr := kv.Sleep(ctx, wait); serr != nil {
 			return 0, fmt.Errorf("bus: storing groups of session %q: %w (last error: %v)", session, serr, err)
 		}
 		wait = min(2*wait, 50*time.Millisecond)
@@ -216,10 +186,10 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 // older than minRevision when minRevision was a write to another key, or
 // absent when the state expired). Until then Load retries with backoff and
 // fails with ErrStaleGroupState at the context's deadline, or after
-// KVStateConfig.MaxWait when ctx has none. A moment without a stream
+// KVStateOptions.MaxWait when ctx has none. A moment without a stream
 // leader (no responders, 503) is retried the same way.
 func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) ([]string, uint64, bool, error) {
-	key, err := SessionKey(session)
+	key, err := wire.SessionKey(session)
 	if err != nil {
 		return nil, 0, false, err
 	}
@@ -244,10 +214,10 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 			return groups, r.rev, true, nil
 		case err == nil:
 			seen = max(seen, r.rev)
-		case ctx.Err() == nil && !transient(err):
+		case ctx.Err() == nil && !kv.Transient(err):
 			return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: %w", session, err)
 		}
-		if serr := sleepCtx(ctx, wait); serr != nil || ctx.Err() != nil {
+		if serr := kv.Sleep(ctx, wait); serr != nil || ctx.Err() != nil {
 			if minRevision > 0 {
 				return nil, 0, false, fmt.Errorf("%w: session %q: revision %d not reached (latest seen %d): %v",
 					ErrStaleGroupState, session, minRevision, seen, context.Cause(ctx))
@@ -261,7 +231,7 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 // Delete removes the stored state of session, which then falls back to
 // the toolkit's default groups, and returns the revision of the deletion.
 func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
-	key, err := SessionKey(session)
+	key, err := wire.SessionKey(session)
 	if err != nil {
 		return 0, err
 	}
@@ -356,53 +326,11 @@ func (s *KVState) leaderGet(ctx context.Context, key string) (stateRead, error) 
 		if err != nil {
 			return stateRead{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
 		}
-		if op := hdr.Get(kvOperationHeader); op == "DEL" || op == "PURGE" {
+		if op := hdr.Get(wire.HeaderKVOperation); op == "DEL" || op == "PURGE" {
 			return stateRead{rev: m.Seq}, nil
 		}
 	}
 	return stateRead{val: m.Data, rev: m.Seq, found: true}, nil
-}
-
-// kvOperationHeader marks KV delete and purge markers (ADR-8).
-const kvOperationHeader = "KV-Operation"
-
-var (
-	bucketRE      = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	plainKeyRE    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	sessionKeyB64 = base64.RawURLEncoding
-)
-
-// SessionKey returns the KV key of a session. A session made only of
-// [A-Za-z0-9_-] (and not empty) is its own key; any other session,
-// including "", is "=" followed by its unpadded base64url encoding (RFC
-// 4648 §5), so the mapping is reversible (ParseSessionKey) and no two
-// sessions share a key. It fails with ErrInvalidSession when the key would
-// be longer than MaxSessionKeyLen.
-func SessionKey(session string) (string, error) {
-	key := session
-	if !plainKeyRE.MatchString(session) {
-		key = "=" + sessionKeyB64.EncodeToString([]byte(session))
-	}
-	if len(key) > MaxSessionKeyLen {
-		return "", fmt.Errorf("%w: a session of %d bytes encodes to a %d-byte KV key, over the %d-byte limit",
-			ErrInvalidSession, len(session), len(key), MaxSessionKeyLen)
-	}
-	return key, nil
-}
-
-// ParseSessionKey is the inverse of SessionKey.
-func ParseSessionKey(key string) (string, error) {
-	if enc, ok := strings.CutPrefix(key, "="); ok {
-		b, err := sessionKeyB64.DecodeString(enc)
-		if err != nil {
-			return "", fmt.Errorf("%w: key %q: %v", ErrInvalidSession, key, err)
-		}
-		return string(b), nil
-	}
-	if !plainKeyRE.MatchString(key) {
-		return "", fmt.Errorf("%w: key %q is not a session key", ErrInvalidSession, key)
-	}
-	return key, nil
 }
 
 // decodeGroups parses a stored value: a JSON array of group names.
@@ -426,24 +354,4 @@ func apiPrefix(o jetstream.JetStreamOptions) string {
 		return strings.TrimSuffix(o.APIPrefix, ".") + "."
 	}
 	return jetstream.DefaultAPIPrefix
-}
-
-// transient reports errors worth retrying until the deadline: JetStream
-// without a leader for the moment (an election, a bucket just created).
-func transient(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503)
-}
-
-// sleepCtx waits for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

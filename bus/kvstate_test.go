@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/bus/kv"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -21,9 +23,9 @@ import (
 var jetstreamKeyRE = regexp.MustCompile(`^[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*$`)
 
 // newTestKVState binds a KVState on its own connection to s.
-func newTestKVState(t *testing.T, js jetstream.JetStream, cfg KVStateConfig) *KVState {
+func newTestKVState(t *testing.T, js jetstream.JetStream, opts *KVStateOptions) *KVState {
 	t.Helper()
-	st, err := NewKVState(kvTestCtx(t), js, cfg)
+	st, err := NewKVState(natstest.Ctx(t), js, opts)
 	if err != nil {
 		t.Fatalf("NewKVState: %v", err)
 	}
@@ -47,51 +49,51 @@ func TestSessionKey(t *testing.T) {
 		{session: "=YS5i"}, // looks like an encoded key: must not collide with "a.b"
 		{session: "tab\tnew\nline"},
 		{session: "\x00\xff"},
-		{session: strings.Repeat("x", MaxSessionKeyLen), key: strings.Repeat("x", MaxSessionKeyLen)},
+		{session: strings.Repeat("x", wire.MaxSessionKeyLen), key: strings.Repeat("x", wire.MaxSessionKeyLen)},
 	}
 	seen := map[string]string{}
 	for _, tt := range tests {
-		key, err := SessionKey(tt.session)
+		key, err := wire.SessionKey(tt.session)
 		if err != nil {
-			t.Fatalf("SessionKey(%q): %v", tt.session, err)
+			t.Fatalf("wire.SessionKey(%q): %v", tt.session, err)
 		}
 		if tt.key != "" && key != tt.key {
-			t.Errorf("SessionKey(%q) = %q, want %q", tt.session, key, tt.key)
+			t.Errorf("wire.SessionKey(%q) = %q, want %q", tt.session, key, tt.key)
 		}
 		if !jetstreamKeyRE.MatchString(key) {
-			t.Errorf("SessionKey(%q) = %q is not a valid KV key", tt.session, key)
+			t.Errorf("wire.SessionKey(%q) = %q is not a valid KV key", tt.session, key)
 		}
 		if other, dup := seen[key]; dup {
 			t.Errorf("sessions %q and %q share key %q", other, tt.session, key)
 		}
 		seen[key] = tt.session
-		back, err := ParseSessionKey(key)
+		back, err := wire.ParseSessionKey(key)
 		if err != nil || back != tt.session {
-			t.Errorf("ParseSessionKey(%q) = %q, %v; want %q", key, back, err, tt.session)
+			t.Errorf("wire.ParseSessionKey(%q) = %q, %v; want %q", key, back, err, tt.session)
 		}
 	}
 }
 
 func TestSessionKeyBadInput(t *testing.T) {
-	if _, err := SessionKey(strings.Repeat("x", MaxSessionKeyLen+1)); !errors.Is(err, ErrInvalidSession) {
-		t.Errorf("over-long plain session: err = %v, want ErrInvalidSession", err)
+	if _, err := wire.SessionKey(strings.Repeat("x", wire.MaxSessionKeyLen+1)); !errors.Is(err, wire.ErrInvalidSession) {
+		t.Errorf("over-long plain session: err = %v, want wire.ErrInvalidSession", err)
 	}
-	if _, err := SessionKey(strings.Repeat("é", 400)); !errors.Is(err, ErrInvalidSession) {
-		t.Errorf("over-long encoded session: err = %v, want ErrInvalidSession", err)
+	if _, err := wire.SessionKey(strings.Repeat("é", 400)); !errors.Is(err, wire.ErrInvalidSession) {
+		t.Errorf("over-long encoded session: err = %v, want wire.ErrInvalidSession", err)
 	}
 	for _, key := range []string{"=!!", "a.b", "", "=YS5i=", "a b"} {
-		if s, err := ParseSessionKey(key); !errors.Is(err, ErrInvalidSession) {
-			t.Errorf("ParseSessionKey(%q) = %q, %v; want ErrInvalidSession", key, s, err)
+		if s, err := wire.ParseSessionKey(key); !errors.Is(err, wire.ErrInvalidSession) {
+			t.Errorf("wire.ParseSessionKey(%q) = %q, %v; want wire.ErrInvalidSession", key, s, err)
 		}
 	}
 }
 
 func TestKVStateStoreLoad(t *testing.T) {
-	s := kvTestServer(t)
-	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
-	ctx := kvTestCtx(t)
-	if st.Bucket() != DefaultGroupsBucket {
-		t.Errorf("Bucket() = %q, want %q", st.Bucket(), DefaultGroupsBucket)
+	s := natstest.Server(t)
+	st := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), nil)
+	ctx := natstest.Ctx(t)
+	if st.Bucket() != wire.BucketGroups {
+		t.Errorf("Bucket() = %q, want %q", st.Bucket(), wire.BucketGroups)
 	}
 
 	groups, rev, ok, err := st.Load(ctx, "never", 0)
@@ -139,19 +141,19 @@ func TestKVStateStoreLoad(t *testing.T) {
 }
 
 func TestKVStateBadInput(t *testing.T) {
-	s := kvTestServer(t)
-	js := kvTestJS(t, kvTestConn(t, s))
-	st := newTestKVState(t, js, KVStateConfig{Bucket: "bad_input"})
-	ctx := kvTestCtx(t)
-	long := strings.Repeat("x", MaxSessionKeyLen+1)
-	if _, err := st.Store(ctx, long, []string{"web"}); !errors.Is(err, ErrInvalidSession) {
-		t.Errorf("Store(over-long session): err = %v, want ErrInvalidSession", err)
+	s := natstest.Server(t)
+	js := natstest.JS(t, natstest.Conn(t, s))
+	st := newTestKVState(t, js, &KVStateOptions{Bucket: "bad_input"})
+	ctx := natstest.Ctx(t)
+	long := strings.Repeat("x", wire.MaxSessionKeyLen+1)
+	if _, err := st.Store(ctx, long, []string{"web"}); !errors.Is(err, wire.ErrInvalidSession) {
+		t.Errorf("Store(over-long session): err = %v, want wire.ErrInvalidSession", err)
 	}
-	if _, _, _, err := st.Load(ctx, long, 0); !errors.Is(err, ErrInvalidSession) {
-		t.Errorf("Load(over-long session): err = %v, want ErrInvalidSession", err)
+	if _, _, _, err := st.Load(ctx, long, 0); !errors.Is(err, wire.ErrInvalidSession) {
+		t.Errorf("Load(over-long session): err = %v, want wire.ErrInvalidSession", err)
 	}
-	if _, err := st.Delete(ctx, long); !errors.Is(err, ErrInvalidSession) {
-		t.Errorf("Delete(over-long session): err = %v, want ErrInvalidSession", err)
+	if _, err := st.Delete(ctx, long); !errors.Is(err, wire.ErrInvalidSession) {
+		t.Errorf("Delete(over-long session): err = %v, want wire.ErrInvalidSession", err)
 	}
 
 	// Values written by something else than KVState.
@@ -180,26 +182,26 @@ func TestKVStateBadInput(t *testing.T) {
 }
 
 func TestNewKVStateBadConfig(t *testing.T) {
-	s := kvTestServer(t)
-	js := kvTestJS(t, kvTestConn(t, s))
+	s := natstest.Server(t)
+	js := natstest.JS(t, natstest.Conn(t, s))
 	tests := []struct {
 		name string
 		js   jetstream.JetStream
-		cfg  KVStateConfig
+		cfg  *KVStateOptions
 		want string
 	}{
-		{"nil JetStream", nil, KVStateConfig{}, "nil JetStream"},
-		{"bad bucket name", js, KVStateConfig{Bucket: "a.b"}, "invalid KV bucket name"},
-		{"bucket with space", js, KVStateConfig{Bucket: "a b"}, "invalid KV bucket name"},
-		{"too many replicas", js, KVStateConfig{Replicas: 6}, "replicas must be 1 to 5"},
-		{"negative replicas", js, KVStateConfig{Replicas: -1}, "replicas must be 1 to 5"},
-		{"negative TTL", js, KVStateConfig{TTL: -time.Second}, "negative TTL"},
-		{"negative wait", js, KVStateConfig{MaxWait: -time.Second}, "negative MaxWait"},
-		{"R3 on one node", js, KVStateConfig{Bucket: "r3", Replicas: 3}, `binding KV bucket "r3"`},
+		{"nil JetStream", nil, nil, "nil JetStream"},
+		{"bad bucket name", js, &KVStateOptions{Bucket: "a.b"}, "invalid bucket name"},
+		{"bucket with space", js, &KVStateOptions{Bucket: "a b"}, "invalid bucket name"},
+		{"too many replicas", js, &KVStateOptions{Replicas: 6}, "replicas must be 1 to 5"},
+		{"negative replicas", js, &KVStateOptions{Replicas: -1}, "replicas must be 1 to 5"},
+		{"negative TTL", js, &KVStateOptions{TTL: -time.Second}, "negative TTL"},
+		{"negative wait", js, &KVStateOptions{MaxWait: -time.Second}, "negative MaxWait"},
+		{"R3 on one node", js, &KVStateOptions{Bucket: "r3", Replicas: 3}, `binding bucket "r3"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := NewKVState(kvTestCtx(t), tt.js, tt.cfg)
+			st, err := NewKVState(natstest.Ctx(t), tt.js, tt.cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("NewKVState = %v, %v; want an error containing %q", st, err, tt.want)
 			}
@@ -208,16 +210,16 @@ func TestNewKVStateBadConfig(t *testing.T) {
 }
 
 func TestKVStateBindsExistingBucket(t *testing.T) {
-	s := kvTestServer(t)
-	js := kvTestJS(t, kvTestConn(t, s))
-	ctx := kvTestCtx(t)
-	a := newTestKVState(t, js, KVStateConfig{Storage: jetstream.MemoryStorage})
+	s := natstest.Server(t)
+	js := natstest.JS(t, natstest.Conn(t, s))
+	ctx := natstest.Ctx(t)
+	a := newTestKVState(t, js, &KVStateOptions{Storage: jetstream.MemoryStorage})
 	rev, err := a.Store(ctx, "s", []string{"web"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A different configuration binds the existing bucket as is.
-	b := newTestKVState(t, js, KVStateConfig{Storage: jetstream.FileStorage, TTL: time.Hour})
+	b := newTestKVState(t, js, &KVStateOptions{Storage: jetstream.FileStorage, TTL: time.Hour})
 	if got, _, ok, err := b.Load(ctx, "s", rev); err != nil || !ok || !slices.Equal(got, []string{"web"}) {
 		t.Errorf("Load through the second binding = %v, %v, %v", got, ok, err)
 	}
@@ -226,10 +228,10 @@ func TestKVStateBindsExistingBucket(t *testing.T) {
 // Two workers on two connections: what one stores, the other honours at
 // once with the revision.
 func TestKVStateTwoWorkers(t *testing.T) {
-	s := kvTestServer(t)
-	a := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
-	b := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
-	ctx := kvTestCtx(t)
+	s := natstest.Server(t)
+	a := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), nil)
+	b := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), nil)
+	ctx := natstest.Ctx(t)
 	sets := [][]string{{"web"}, {"files"}, {}, {"web", "files"}}
 	for i := range 100 {
 		w, r := a, b
@@ -249,11 +251,11 @@ func TestKVStateTwoWorkers(t *testing.T) {
 }
 
 func TestKVStateConcurrentStores(t *testing.T) {
-	s := kvTestServer(t)
-	ctx := kvTestCtx(t)
+	s := natstest.Server(t)
+	ctx := natstest.Ctx(t)
 	states := []*KVState{
-		newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{}),
-		newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{}),
+		newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), nil),
+		newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), nil),
 	}
 	const n = 20
 	revs := make([]uint64, n)
@@ -286,9 +288,9 @@ func TestKVStateConcurrentStores(t *testing.T) {
 // A revision of another key: the leader has reached it, the session's own
 // (older) state is current and is returned without waiting.
 func TestKVStateRevisionOfAnotherKey(t *testing.T) {
-	s := kvTestServer(t)
-	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{MaxWait: time.Minute})
-	ctx := kvTestCtx(t)
+	s := natstest.Server(t)
+	st := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), &KVStateOptions{MaxWait: time.Minute})
+	ctx := natstest.Ctx(t)
 	r1, err := st.Store(ctx, "s1", []string{"web"})
 	if err != nil {
 		t.Fatal(err)
@@ -309,9 +311,9 @@ func TestKVStateRevisionOfAnotherKey(t *testing.T) {
 
 // A revision the bucket has not reached fails clearly at the deadline.
 func TestKVStateFutureRevision(t *testing.T) {
-	s := kvTestServer(t)
-	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{MaxWait: 200 * time.Millisecond})
-	ctx := kvTestCtx(t)
+	s := natstest.Server(t)
+	st := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), &KVStateOptions{MaxWait: 200 * time.Millisecond})
+	ctx := natstest.Ctx(t)
 	rev, err := st.Store(ctx, "s", []string{"web"})
 	if err != nil {
 		t.Fatal(err)
@@ -336,9 +338,9 @@ func TestKVStateFutureRevision(t *testing.T) {
 }
 
 func TestKVStateDelete(t *testing.T) {
-	s := kvTestServer(t)
-	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
-	ctx := kvTestCtx(t)
+	s := natstest.Server(t)
+	st := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), nil)
+	ctx := natstest.Ctx(t)
 	rev, err := st.Store(ctx, "s", []string{"web"})
 	if err != nil {
 		t.Fatal(err)
@@ -363,9 +365,9 @@ func TestKVStateDelete(t *testing.T) {
 }
 
 func TestKVStateTTL(t *testing.T) {
-	s := kvTestServer(t)
-	st := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{Bucket: "ttl", TTL: 500 * time.Millisecond})
-	ctx := kvTestCtx(t)
+	s := natstest.Server(t)
+	st := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), &KVStateOptions{Bucket: "ttl", TTL: 500 * time.Millisecond})
+	ctx := natstest.Ctx(t)
 	rev, err := st.Store(ctx, "s", []string{"web"})
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +382,7 @@ func TestKVStateTTL(t *testing.T) {
 		if !ok {
 			break
 		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+		if err := kv.Sleep(ctx, 50*time.Millisecond); err != nil {
 			t.Fatal("state never expired")
 		}
 	}
@@ -392,15 +394,15 @@ func TestKVStateClusterNoStaleRead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3-node cluster")
 	}
-	servers := kvTestCluster(t)
-	ctx := kvTestCtx(t)
-	js1 := kvTestJS(t, kvTestURLConn(t, servers[0].ClientURL()))
-	js3 := kvTestJS(t, kvTestURLConn(t, servers[2].ClientURL()))
+	servers := natstest.Cluster(t)
+	ctx := natstest.Ctx(t)
+	js1 := natstest.JS(t, natstest.URLConn(t, servers[0].ClientURL()))
+	js3 := natstest.JS(t, natstest.URLConn(t, servers[2].ClientURL()))
 	var w *KVState
 	for { // the meta leader may still be settling: retry the R3 create
 		var err error
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		w, err = NewKVState(cctx, js1, KVStateConfig{Replicas: 3})
+		w, err = NewKVState(cctx, js1, &KVStateOptions{Replicas: 3})
 		cancel()
 		if err == nil {
 			break
@@ -410,7 +412,7 @@ func TestKVStateClusterNoStaleRead(t *testing.T) {
 		}
 		t.Logf("creating the R3 bucket: %v (retrying)", err)
 	}
-	r := newTestKVState(t, js3, KVStateConfig{})
+	r := newTestKVState(t, js3, nil)
 	stalePlain := 0
 	const rounds = 200
 	for i := range rounds {
@@ -470,12 +472,12 @@ func newGroupsToolkit(t *testing.T, state toolkit.GroupState) *toolkit.Toolkit {
 // with the returned revision succeeds; on one node and across a cluster.
 func TestKVStateToolkits(t *testing.T) {
 	single := func(t *testing.T) (jetstream.JetStream, jetstream.JetStream) {
-		s := kvTestServer(t)
-		return kvTestJS(t, kvTestConn(t, s)), kvTestJS(t, kvTestConn(t, s))
+		s := natstest.Server(t)
+		return natstest.JS(t, natstest.Conn(t, s)), natstest.JS(t, natstest.Conn(t, s))
 	}
 	cluster := func(t *testing.T) (jetstream.JetStream, jetstream.JetStream) {
-		servers := kvTestCluster(t)
-		return kvTestJS(t, kvTestURLConn(t, servers[0].ClientURL())), kvTestJS(t, kvTestURLConn(t, servers[2].ClientURL()))
+		servers := natstest.Cluster(t)
+		return natstest.JS(t, natstest.URLConn(t, servers[0].ClientURL())), natstest.JS(t, natstest.URLConn(t, servers[2].ClientURL()))
 	}
 	tests := []struct {
 		name     string
@@ -491,12 +493,12 @@ func TestKVStateToolkits(t *testing.T) {
 				t.Skip("3-node cluster")
 			}
 			jsA, jsB := tt.setup(t)
-			ctx := kvTestCtx(t)
+			ctx := natstest.Ctx(t)
 			var stA *KVState
 			for {
 				var err error
 				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				stA, err = NewKVState(cctx, jsA, KVStateConfig{Replicas: tt.replicas})
+				stA, err = NewKVState(cctx, jsA, &KVStateOptions{Replicas: tt.replicas})
 				cancel()
 				if err == nil {
 					break
@@ -506,7 +508,7 @@ func TestKVStateToolkits(t *testing.T) {
 				}
 			}
 			a := newGroupsToolkit(t, stA)
-			b := newGroupsToolkit(t, newTestKVState(t, jsB, KVStateConfig{}))
+			b := newGroupsToolkit(t, newTestKVState(t, jsB, nil))
 			search := toolkit.ToolCall{ID: "s0", Name: "search", Session: "agent-1", Input: map[string]any{"query": "nats"}}
 
 			if resp := b.Invoke(ctx, search); resp.Code != toolkit.CodeGroupInactive {
@@ -547,8 +549,8 @@ func TestKVStateToolkits(t *testing.T) {
 // BenchmarkKVState measures one Store and one Load (with and without the
 // revision) on a single in-process node, file storage.
 func BenchmarkKVState(b *testing.B) {
-	s := kvTestServer(b)
-	st, err := NewKVState(context.Background(), kvTestJS(b, kvTestConn(b, s)), KVStateConfig{})
+	s := natstest.Server(b)
+	st, err := NewKVState(context.Background(), natstest.JS(b, natstest.Conn(b, s)), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -589,26 +591,4 @@ func BenchmarkKVState(b *testing.B) {
 			}
 		}
 	})
-}
-
-func TestTransientErrors(t *testing.T) {
-	tests := []struct {
-		err  error
-		want bool
-	}{
-		{nats.ErrNoResponders, true},
-		{fmt.Errorf("wrapped: %w", nats.ErrNoResponders), true},
-		{jetstream.ErrNoStreamResponse, true},
-		{nats.ErrTimeout, true},
-		{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream cluster not available"}, true},
-		{jetstream.ErrKeyNotFound, false},
-		{jetstream.ErrBadRequest, false},
-		{jetstream.ErrBucketNotFound, false},
-		{context.Canceled, false},
-	}
-	for _, tt := range tests {
-		if got := transient(tt.err); got != tt.want {
-			t.Errorf("transient(%v) = %v, want %v", tt.err, got, tt.want)
-		}
-	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -31,7 +32,7 @@ type sender struct {
 	w       *Worker
 	reply   string
 	id      string
-	codec   codec
+	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
 	ctx     context.Context
@@ -72,7 +73,7 @@ func (s *sender) serve() (resp *toolkit.Response) {
 				Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", s.call.Name, v)}}}
 		}
 	}()
-	return s.w.tk.Serve(s.ctx, s.call, s)
+	return s.w.tk.Dispatch(s.ctx, s.call, s)
 }
 
 // Write implements toolkit.Writer.
@@ -155,7 +156,7 @@ func (s *sender) check(now time.Time) {
 		}
 	}
 	if !s.holding() && now.Sub(s.lastPub) >= s.hbEvery {
-		s.publish(&Frame{Kind: KindHeartbeat})
+		s.publish(&wire.Frame{Kind: wire.KindHeartbeat})
 	}
 	s.mu.Unlock()
 }
@@ -219,11 +220,11 @@ const maxCutMessage = 1024
 // still cannot be sent is logged and dropped (progress is never part of
 // the result).
 func (s *sender) sendProgress(p *toolkit.Progress) {
-	err := s.publish(&Frame{Kind: KindProgress, Progress: p})
+	err := s.publish(&wire.Frame{Kind: wire.KindProgress, Progress: p})
 	if errors.Is(err, errTooLarge) && len(p.Message) > maxCutMessage {
 		q := *p
 		q.Message = cutUTF8(p.Message, maxCutMessage) + TruncatedMark
-		err = s.publish(&Frame{Kind: KindProgress, Progress: &q})
+		err = s.publish(&wire.Frame{Kind: wire.KindProgress, Progress: &q})
 	}
 	if err != nil {
 		s.w.log.Warn("toolbus: a progress report could not be sent", "call", s.id, "err", err)
@@ -273,7 +274,7 @@ func (s *sender) dropHold() {
 // sendChunk publishes a chunk, splitting it across frames when it does not
 // fit in the server's max_payload.
 func (s *sender) sendChunk(c *toolkit.Chunk) {
-	err := s.publish(&Frame{Kind: KindChunk, Chunk: c})
+	err := s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: c})
 	if err == nil {
 		s.chunks++
 		if len(c.Metadata) > 0 {
@@ -322,18 +323,18 @@ func (s *sender) final(resp *toolkit.Response) {
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
 	defer s.dropHold()
-	if s.codec == jsonCodec { // msgpack finals get it in publish, without a map
+	if s.codec == wire.JSON { // msgpack finals get it in publish, without a map
 		if resp.Metadata == nil {
 			resp.Metadata = map[string]any{}
 		}
-		resp.Metadata[MetaWorker] = s.w.opts.Instance
+		resp.Metadata[wire.MetaWorker] = s.w.opts.Instance
 	}
 	if s.sendErr != nil {
 		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())
 		return
 	}
 	if !s.streaming {
-		err := s.publish(&Frame{Kind: KindFinal, Final: resp})
+		err := s.publish(&wire.Frame{Kind: wire.KindFinal, Final: resp})
 		if err == nil {
 			return
 		}
@@ -352,7 +353,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	r := *resp
 	r.Content = nil
 	r.Metadata = s.unsent(resp.Metadata)
-	if err := s.publish(&Frame{Kind: KindFinal, Final: &r, Chunks: s.chunks}); err != nil {
+	if err := s.publish(&wire.Frame{Kind: wire.KindFinal, Final: &r, Chunks: s.chunks}); err != nil {
 		s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
 		s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 	}
@@ -368,7 +369,7 @@ func (s *sender) unsent(meta map[string]any) map[string]any {
 	}
 	var out map[string]any
 	for k, v := range meta {
-		if sv, ok := s.sentMeta[k]; ok && k != MetaWorker && reflect.DeepEqual(sv, v) {
+		if sv, ok := s.sentMeta[k]; ok && k != wire.MetaWorker && reflect.DeepEqual(sv, v) {
 			continue
 		}
 		if out == nil {
@@ -390,19 +391,19 @@ func (s *sender) internalFinal(msg string) {
 	}
 	msg = strings.ToValidUTF8(msg, "?")
 	resp := &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal}
-	if s.codec == jsonCodec { // msgpack finals get it in publish
-		resp.Metadata = map[string]any{MetaWorker: s.w.opts.Instance}
+	if s.codec == wire.JSON { // msgpack finals get it in publish
+		resp.Metadata = map[string]any{wire.MetaWorker: s.w.opts.Instance}
 	}
 	text := []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}
 	if s.chunks > 0 {
 		c := toolkit.Chunk{Content: text, State: toolkit.StateError}
-		if s.publish(&Frame{Kind: KindChunk, Chunk: &c}) == nil {
+		if s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: &c}) == nil {
 			s.chunks++
 		}
 	} else {
 		resp.Content = text
 	}
-	if err := s.publish(&Frame{Kind: KindFinal, Final: resp, Chunks: s.chunks}); err != nil {
+	if err := s.publish(&wire.Frame{Kind: wire.KindFinal, Final: resp, Chunks: s.chunks}); err != nil {
 		s.w.log.Error("toolbus: publishing an internal final frame", "call", s.id, "err", err)
 	}
 }
@@ -410,7 +411,7 @@ func (s *sender) internalFinal(msg string) {
 var errTooLarge = errors.New("frame over max_payload")
 
 // publish numbers, encodes and publishes one frame.
-func (s *sender) publish(f *Frame) error {
+func (s *sender) publish(f *wire.Frame) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
 	eb := getBuf()
@@ -432,26 +433,22 @@ func (s *sender) publish(f *Frame) error {
 
 // encode encodes a frame (msgpack into eb). A panic while encoding (a
 // value whose marshaller panics) is an error, not the end of the worker.
-func (s *sender) encode(f *Frame, eb *encBuf) (data []byte, err error) {
+func (s *sender) encode(f *wire.Frame, eb *encBuf) (data []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			data, err = nil, fmt.Errorf("encoding panicked: %v", v)
 		}
 	}()
-	if s.codec == jsonCodec {
-		return marshalJSONFrame(*f)
+	if s.codec == wire.JSON {
+		return wire.JSON.Marshal(f)
 	}
-	var extra *metaEntry
+	var extra *wire.MetaEntry
 	if f.Final != nil {
 		extra = &s.w.meta
 	}
-	eb.b, err = appendFrame(eb.b[:0], f, extra)
+	eb.b, err = wire.AppendFrame(eb.b[:0], f, extra)
 	return eb.b, err
 }
-
-// marshalJSONFrame encodes a copy of the frame, so that the frames of
-// msgpack calls need not live on the heap.
-func marshalJSONFrame(f Frame) ([]byte, error) { return jsonCodec.marshal(&f) }
 
 // contentSize approximates the encoded size of a chunk's content.
 func contentSize(c *toolkit.Chunk) int {
@@ -534,4 +531,20 @@ func (s *sender) cutBlock(blk toolkit.Block, n int) (first, second toolkit.Block
 		first.Data, second.Data = blk.Data[:i], blk.Data[i:]
 	}
 	return first, second, true
+}
+
+// encBuf is a pooled encoding buffer: frames and requests are encoded into
+// one and published from it (nats.Conn.Publish copies the bytes).
+type encBuf struct{ b []byte }
+
+var bufPool = sync.Pool{New: func() any { return &encBuf{b: make([]byte, 0, 1024)} }}
+
+func getBuf() *encBuf { return bufPool.Get().(*encBuf) }
+
+// putBuf returns a buffer to the pool, unless it grew large.
+func putBuf(e *encBuf) {
+	if cap(e.b) <= 64<<10 {
+		e.b = e.b[:0]
+		bufPool.Put(e)
+	}
 }

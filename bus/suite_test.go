@@ -7,11 +7,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/bustest"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// One behavioural suite, three transports: the Toolkit in process, and the
-// RemoteToolkit over an embedded server reached in process and over TCP.
+// One behavioural suite, three transports here: the Toolkit in process, and
+// the Client over an embedded server reached in process and over TCP (the
+// MCP gateway's run is in package mcp).
 // Over NATS the worker announces itself (bus.Serve) and keeps its group
 // state in the server's KV bucket, where the client's fleet-wide Schemas
 // reads it.
@@ -20,7 +22,7 @@ func TestTransportSuite(t *testing.T) {
 		name string
 		cfg  bustest.Config
 	}{
-		{"local", bustest.Config{Transport: func(t *testing.T, tk *toolkit.Toolkit) bus.Caller { return tk }}},
+		{"local", bustest.Config{Transport: func(t *testing.T, tk *toolkit.Toolkit) toolkit.Caller { return tk }}},
 		{"nats-inprocess", remote(false)},
 		{"nats-tcp", remote(true)},
 	}
@@ -30,7 +32,7 @@ func TestTransportSuite(t *testing.T) {
 }
 
 func remote(tcp bool) bustest.Config {
-	var servers sync.Map // *testing.T → *bus.Server of the test
+	var servers sync.Map // *testing.T → *embedded.Server of the test
 	return bustest.Config{
 		State: func(t *testing.T) toolkit.GroupState {
 			s := startServer(t, tcp)
@@ -40,17 +42,17 @@ func remote(tcp bool) bustest.Config {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := bus.NewKVState(ctxT(t), js, bus.KVStateConfig{})
+			st, err := bus.NewKVState(ctxT(t), js, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return st
 		},
-		Transport: func(t *testing.T, tk *toolkit.Toolkit) bus.Caller {
+		Transport: func(t *testing.T, tk *toolkit.Toolkit) toolkit.Caller {
 			v, _ := servers.Load(t)
-			s := v.(*bus.Server)
+			s := v.(*embedded.Server)
 			serve(t, connect(t, s), tk, nil)
-			return bus.NewRemoteToolkit(newClient(t, connect(t, s), nil))
+			return newClient(t, connect(t, s), nil)
 		},
 	}
 }

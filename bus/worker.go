@@ -14,6 +14,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -47,24 +50,24 @@ type WorkerOptions struct {
 	// Logger receives bad requests that cannot be answered and other
 	// operator-facing events. Default slog.Default().
 	Logger *slog.Logger
-	// AnnounceInterval is the interval of the worker's announcements on
-	// SubjectAnnounce (see Announcer): 0 means DefaultAnnounceInterval, a
-	// negative value turns announcing off (the worker then is invisible
-	// to Fleets and to Client.Schemas).
+	// AnnounceInterval is the interval of the worker's announcements (a
+	// discovery.Announcer): 0 means discovery.DefaultInterval, a negative
+	// value turns announcing off (the worker then is invisible to fleets
+	// and to Client.SessionSchemas).
 	AnnounceInterval time.Duration
 	// Version is announced as is.
 	Version string
-	// Skills, when set, is announced with the tools (AnnouncerConfig.Skills).
-	Skills SkillCatalog
-	// Permissions, when set, is announced as is.
-	Permissions *AnnouncedPermissions
+	// Meta adds parts to the worker's announcements
+	// (discovery.AnnouncerOptions.Meta): packages such as skill and
+	// permission announce what they add to the worker this way.
+	Meta map[string]func() any
 }
 
 // Defaults of WorkerOptions and ClientOptions.
 const (
 	DefaultQueue = "toolbus"
 	// DefaultHeartbeat is part of the wire contract: the interval for
-	// requests without HeaderHeartbeat.
+	// requests without wire.HeaderHeartbeat.
 	DefaultHeartbeat = time.Second
 	// MinHeartbeat and MaxHeartbeat bound the heartbeat a request may ask
 	// for.
@@ -107,7 +110,7 @@ func (o *WorkerOptions) withDefaults() WorkerOptions {
 }
 
 // Worker serves a Toolkit on NATS: it queue-subscribes
-// SubjectCallPrefix+name for every tool (and reset_tools when the toolkit
+// wire.SubjectCallPrefix+name for every tool (and reset_tools when the toolkit
 // has groups), follows the toolkit's changes live, runs each call in its
 // own goroutine under the in-flight limit, and streams the call's frames
 // back on the request's reply subject. All methods are safe for concurrent
@@ -132,8 +135,8 @@ type Worker struct {
 	stopWatch    func()
 	draining     []*nats.Subscription // call subscriptions of removed tools
 	clock        *clock
-	meta         metaEntry  // MetaWorker and the instance, for finals
-	ann          *Announcer // nil when announcing is off
+	meta         wire.MetaEntry       // wire.MetaWorker and the instance, for finals
+	ann          *discovery.Announcer // nil when announcing is off
 
 	// Calls arrive on inbox, shared by the call subscriptions. Idle
 	// readers wait on it; the reader that takes a call makes sure another
@@ -165,11 +168,11 @@ type tombstone struct {
 }
 
 // Serve starts serving tk on nc and returns the running Worker. Unless
-// WorkerOptions.AnnounceInterval is negative it also announces tk (an
-// Announcer with the worker's instance and queue group), so fleets and
-// Client.Schemas list its tools; Serve fails when that first announcement
-// cannot be published. The connection stays the caller's: Stop does not
-// close it.
+// WorkerOptions.AnnounceInterval is negative it also announces tk (a
+// discovery.Announcer with the worker's instance and queue group), so
+// fleets and Client.SessionSchemas list its tools; Serve fails when that
+// first announcement cannot be published. The connection stays the
+// caller's: Stop does not close it.
 func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, error) {
 	if nc == nil || tk == nil {
 		return nil, errors.New("bus: Serve needs a connection and a toolkit")
@@ -183,7 +186,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		subs:  map[string]*nats.Subscription{},
 		calls: map[string]*sender{},
 		tombs: map[string]tombEntry{},
-		meta:  metaEntry{key: MetaWorker, value: o.Instance},
+		meta:  wire.MetaEntry{Key: wire.MetaWorker, Value: o.Instance},
 		inbox: make(chan *nats.Msg, callQueue),
 	}
 	w.clock = newClock(w)
@@ -191,14 +194,14 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	w.spare.Add(1)
 	go w.reader()
 	var err error
-	if w.cancelSub, err = nc.Subscribe(SubjectCancelPrefix+"*", w.onCancel); err != nil {
+	if w.cancelSub, err = nc.Subscribe(wire.SubjectCancelPrefix+"*", w.onCancel); err != nil {
 		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
 	}
-	if w.listSub, err = nc.QueueSubscribe(SubjectList, o.Queue, w.onList); err != nil {
+	if w.listSub, err = nc.QueueSubscribe(wire.SubjectList, o.Queue, w.onList); err != nil {
 		w.cancelSub.Unsubscribe()
 		w.abort()
-		return nil, fmt.Errorf("bus: subscribing to %s: %w", SubjectList, err)
+		return nil, fmt.Errorf("bus: subscribing to %s: %w", wire.SubjectList, err)
 	}
 	// Watch first, then subscribe: a tool added in between is not missed.
 	w.stopWatch = tk.OnChange(func() {
@@ -228,9 +231,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	// Announce once the subscriptions are in place: a fleet that lists
 	// the worker can call it.
 	if o.AnnounceInterval >= 0 {
-		w.ann, err = NewAnnouncer(nc, tk, AnnouncerConfig{
+		w.ann, err = discovery.NewAnnouncer(nc, tk, &discovery.AnnouncerOptions{
 			Instance: o.Instance, Version: o.Version, Queue: o.Queue, Interval: o.AnnounceInterval,
-			Logger: o.Logger, Skills: o.Skills, Permissions: o.Permissions,
+			Logger: o.Logger, Meta: o.Meta,
 		})
 		if err != nil {
 			w.stopWatch()
@@ -254,7 +257,7 @@ func (w *Worker) Subjects() []string {
 	defer w.mu.Unlock()
 	out := make([]string, 0, len(w.subs))
 	for name := range w.subs {
-		out = append(out, SubjectCallPrefix+name)
+		out = append(out, wire.SubjectCallPrefix+name)
 	}
 	slices.Sort(out)
 	return out
@@ -306,9 +309,9 @@ func (w *Worker) syncLocked() error {
 		if _, ok := w.subs[name]; ok {
 			continue
 		}
-		sub, err := w.nc.ChanQueueSubscribe(SubjectCallPrefix+name, w.opts.Queue, w.inbox)
+		sub, err := w.nc.ChanQueueSubscribe(wire.SubjectCallPrefix+name, w.opts.Queue, w.inbox)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("bus: subscribing to %s: %w", SubjectCallPrefix+name, err))
+			errs = append(errs, fmt.Errorf("bus: subscribing to %s: %w", wire.SubjectCallPrefix+name, err))
 			continue
 		}
 		w.subs[name] = sub
@@ -333,7 +336,7 @@ func (w *Worker) unsubscribeAll() {
 
 // badRequest answers a request that cannot run with a final error frame,
 // or logs it when there is nowhere to answer.
-func (w *Worker) badRequest(m *nats.Msg, c codec, id string, code toolkit.Code, msg string) {
+func (w *Worker) badRequest(m *nats.Msg, c wire.Codec, id string, code toolkit.Code, msg string) {
 	if m.Reply == "" {
 		w.log.Warn("toolbus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", msg)
 		return
@@ -342,8 +345,8 @@ func (w *Worker) badRequest(m *nats.Msg, c codec, id string, code toolkit.Code, 
 }
 
 // replyFinal sends a lone final frame (seq 1).
-func (w *Worker) replyFinal(reply string, c codec, resp *toolkit.Response) {
-	data, err := c.marshal(&Frame{Kind: KindFinal, ID: resp.ID, Seq: 1, Final: resp})
+func (w *Worker) replyFinal(reply string, c wire.Codec, resp *toolkit.Response) {
+	data, err := c.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: 1, Final: resp})
 	if err != nil {
 		w.log.Error("toolbus: encoding a final frame", "call", resp.ID, "err", err)
 		return
@@ -353,18 +356,11 @@ func (w *Worker) replyFinal(reply string, c codec, resp *toolkit.Response) {
 	}
 }
 
-func (w *Worker) publish(reply string, c codec, data []byte) error {
-	if c == jsonCodec {
-		return w.nc.PublishMsg(&nats.Msg{Subject: reply, Header: nats.Header{HeaderContentType: {ContentTypeJSON}}, Data: data})
+func (w *Worker) publish(reply string, c wire.Codec, data []byte) error {
+	if c == wire.JSON {
+		return w.nc.PublishMsg(&nats.Msg{Subject: reply, Header: c.Header(), Data: data})
 	}
 	return w.nc.Publish(reply, data)
-}
-
-func requestCodec(m *nats.Msg) codec {
-	if m.Header != nil && strings.HasPrefix(m.Header.Get(HeaderContentType), ContentTypeJSON) {
-		return jsonCodec
-	}
-	return msgpackCodec
 }
 
 // abort undoes a Serve that failed: its subscriptions are gone.
@@ -404,20 +400,14 @@ func (w *Worker) reader() {
 // nil when it was answered at once (a bad request, overload, a cancel
 // that came first).
 func (w *Worker) onCall(m *nats.Msg) *sender {
-	c := requestCodec(m)
-	name := strings.TrimPrefix(m.Subject, SubjectCallPrefix)
-	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion {
+	c := wire.CodecOf(m.Header)
+	name := strings.TrimPrefix(m.Subject, wire.SubjectCallPrefix)
+	if v := m.Header.Get(wire.HeaderVersion); v != "" && v != wire.Version {
 		w.badRequest(m, c, "", toolkit.CodeInvalidInput, versionError(v))
 		return nil
 	}
-	var req Request
-	var err error
-	if c == jsonCodec {
-		req, err = unmarshalJSONRequest(m.Data)
-	} else {
-		err = unmarshalRequest(m.Data, &req, true) // m.Data is ours alone
-	}
-	if err != nil {
+	var req wire.Request
+	if err := c.UnmarshalShared(m.Data, &req); err != nil { // m.Data is ours alone
 		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
 		return nil
 	}
@@ -425,11 +415,11 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	case req.ID == "":
 		w.badRequest(m, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
 		return nil
-	case !validCallID(req.ID):
-		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, MaxCallIDLen))
+	case !wire.ValidCallID(req.ID):
+		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, wire.MaxCallIDLen))
 		return nil
 	case req.Name != "" && req.Name != name:
-		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, SubjectCallPrefix, name))
+		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
 		return nil
 	case name == toolkit.MetaToolName && req.Session == "":
 		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
@@ -460,7 +450,7 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 		w.mu.Unlock()
 		resp := w.finalFor(req.ID, toolkit.CodeOverloaded, fmt.Sprintf(
 			"OverloadedError: the worker is running its limit of %d calls; retry after %s.", w.opts.MaxInFlight, w.opts.RetryAfter))
-		resp.Metadata[MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
+		resp.Metadata[wire.MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
 		w.replyFinal(m.Reply, c, resp)
 		return nil
 	}
@@ -488,24 +478,17 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	return s
 }
 
-// unmarshalJSONRequest decodes into a request of its own, so that the
-// msgpack path's need not live on the heap.
-func unmarshalJSONRequest(data []byte) (Request, error) {
-	var r Request
-	err := jsonCodec.unmarshal(data, &r)
-	return r, err
-}
-
+// finalFor is a final the worker makes without running the call.
 func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Response {
-	return &toolkit.Response{ID: id, State: code.State(), Code: code,
-		Content:  []toolkit.Block{{Type: toolkit.BlockText, Text: msg}},
-		Metadata: map[string]any{MetaWorker: w.opts.Instance}}
+	r := toolkit.Final(id, code, msg)
+	r.Metadata = map[string]any{wire.MetaWorker: w.opts.Instance}
+	return r
 }
 
 // versionError is the answer to a request in a wire version this worker
 // does not speak.
 func versionError(v string) string {
-	return fmt.Sprintf("BadRequestError: header %s: wire version %q is not supported; this worker speaks version %s.", HeaderVersion, v, WireVersion)
+	return fmt.Sprintf("BadRequestError: header %s: wire version %q is not supported; this worker speaks version %s.", wire.HeaderVersion, v, wire.Version)
 }
 
 // parseHeaders reads the heartbeat, timeout and groups revision headers.
@@ -514,10 +497,10 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 	if h == nil {
 		return hb, nil, 0, nil
 	}
-	if v := h.Get(HeaderHeartbeat); v != "" {
+	if v := h.Get(wire.HeaderHeartbeat); v != "" {
 		ms, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil {
-			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", HeaderHeartbeat, v)
+			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", wire.HeaderHeartbeat, v)
 		}
 		// Clamped, as the contract says: 0 or less is the minimum. The
 		// bound is checked before multiplying, which could overflow.
@@ -526,10 +509,10 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 			hb = max(time.Duration(ms)*time.Millisecond, MinHeartbeat)
 		}
 	}
-	if v := h.Get(HeaderTimeout); v != "" {
+	if v := h.Get(wire.HeaderTimeout); v != "" {
 		ms, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil || ms > int64(time.Duration(1<<62)/time.Millisecond) {
-			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", HeaderTimeout, v)
+			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", wire.HeaderTimeout, v)
 		}
 		d := time.Duration(max(ms, 0)) * time.Millisecond // ≤ 0: timeout at once, never an overflow
 		timeout = &d
@@ -542,24 +525,24 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 
 // parseRevision reads the groups revision header; absent is 0.
 func parseRevision(h nats.Header) (uint64, error) {
-	v := h.Get(HeaderGroupsRevision)
+	v := h.Get(wire.HeaderGroupsRevision)
 	if v == "" {
 		return 0, nil
 	}
 	r, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("header %s must be an unsigned integer, got %q", HeaderGroupsRevision, v)
+		return 0, fmt.Errorf("header %s must be an unsigned integer, got %q", wire.HeaderGroupsRevision, v)
 	}
 	return r, nil
 }
 
 // onCancel cancels a running call, or leaves a tombstone for a call that
-// has not arrived yet. The body is empty, or CancelReasonDeadline when the
+// has not arrived yet. The body is empty, or wire.CancelReasonDeadline when the
 // caller's deadline passed (the call then ends with code timeout).
 func (w *Worker) onCancel(m *nats.Msg) {
-	id := strings.TrimPrefix(m.Subject, SubjectCancelPrefix)
+	id := strings.TrimPrefix(m.Subject, wire.SubjectCancelPrefix)
 	cause := toolkit.ErrCallerCancelled
-	if string(m.Data) == CancelReasonDeadline {
+	if string(m.Data) == wire.CancelReasonDeadline {
 		cause = context.DeadlineExceeded
 	}
 	w.mu.Lock()
@@ -590,22 +573,22 @@ func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
 	return e, time.Now().Before(e.exp)
 }
 
-// onList answers SubjectList with the tools and the session's schemas.
+// onList answers wire.SubjectList with the tools and the session's schemas.
 func (w *Worker) onList(m *nats.Msg) {
 	if m.Reply == "" {
 		w.log.Warn("toolbus: dropping a list request without a reply subject")
 		return
 	}
-	c := requestCodec(m)
-	var req ListRequest
-	reply := ListReply{Worker: w.opts.Instance}
+	c := wire.CodecOf(m.Header)
+	var req wire.ListRequest
+	reply := wire.ListReply{Worker: w.opts.Instance}
 	var rev uint64
 	if len(m.Data) > 0 {
-		if err := c.unmarshal(m.Data, &req); err != nil {
+		if err := c.Unmarshal(m.Data, &req); err != nil {
 			reply.Error = fmt.Sprintf("BadRequestError: the list request is not a valid %s object: %v", c, err)
 		}
 	}
-	if v := m.Header.Get(HeaderVersion); v != "" && v != WireVersion && reply.Error == "" {
+	if v := m.Header.Get(wire.HeaderVersion); v != "" && v != wire.Version && reply.Error == "" {
 		reply.Error = versionError(v)
 	}
 	if reply.Error == "" {
@@ -620,18 +603,13 @@ func (w *Worker) onList(m *nats.Msg) {
 		schemas, err := w.tk.SessionSchemas(ctx, req.Session, rev)
 		cancel()
 		if err != nil {
-			reply = ListReply{Worker: w.opts.Instance, Error: fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err)}
+			reply = wire.ListReply{Worker: w.opts.Instance, Error: fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err)}
 		} else {
 			reply.Schemas = schemas
 		}
 	}
-	data, err := c.marshal(&reply)
-	if err != nil {
-		w.log.Error("toolbus: encoding a list reply", "err", err)
-		return
-	}
-	if err := w.publish(m.Reply, c, data); err != nil {
-		w.log.Error("toolbus: publishing a list reply", "err", err)
+	if err := wire.Respond(w.nc, m, &reply); err != nil {
+		w.log.Error("toolbus: answering a list request", "err", err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -48,8 +49,10 @@ type Config struct {
 	Groups []Group `yaml:"groups"`
 	// Builtins says which built-in tools are on.
 	Builtins Builtins `yaml:"builtins"`
-	// MCPServers are MCP servers whose tools the worker serves.
-	MCPServers []MCPServer `yaml:"mcp_servers"`
+	// MCPServers are MCP servers whose tools the worker serves, as
+	// mcp__<name>__<tool>: each entry is an mcp.ServerConfig, checked by
+	// its Validate.
+	MCPServers []mcp.ServerConfig `yaml:"mcp_servers"`
 	// Skills are directories of SKILL.md skills.
 	Skills []Skills `yaml:"skills"`
 	// Middleware configures the middleware every call goes through.
@@ -139,46 +142,6 @@ type BuiltinTool struct {
 	// Group defaults to "exec" for the shell and Python tools (a group
 	// that is added, inactive, when not declared) and "basic" otherwise.
 	Group string `yaml:"group"`
-}
-
-// MCP transports and session modes.
-const (
-	TransportStdio          = "stdio"
-	TransportStreamableHTTP = "streamable-http"
-	TransportSSE            = "sse"
-	ModeStateful            = "stateful"
-	ModeStateless           = "stateless"
-)
-
-// MCPServer is an MCP server whose tools the worker serves, as
-// mcp__<name>__<tool>.
-type MCPServer struct {
-	// Name is one NATS subject token, unique among the servers.
-	Name string `yaml:"name"`
-	// Transport is "stdio", "streamable-http" or "sse". Default: stdio
-	// when Command is set, streamable-http when URL is.
-	Transport string `yaml:"transport"`
-	// URL of an HTTP server (http or https).
-	URL string `yaml:"url"`
-	// Command, Args, Env and Cwd start a stdio server. Cwd defaults to
-	// the worker's working directory.
-	Command string            `yaml:"command"`
-	Args    []string          `yaml:"args"`
-	Env     map[string]string `yaml:"env"`
-	Cwd     string            `yaml:"cwd"`
-	// Headers are sent with every HTTP request.
-	Headers map[string]string `yaml:"headers"`
-	// Mode is "stateful" (the default: one session, reconnected when lost)
-	// or "stateless" (a fresh session per call).
-	Mode string `yaml:"mode"`
-	// Group the server's tools go in. Default "basic".
-	Group string `yaml:"group"`
-	// EnableTools, when set, lists the only tools served; DisableTools
-	// lists tools left out. They may not overlap.
-	EnableTools  []string `yaml:"enable_tools"`
-	DisableTools []string `yaml:"disable_tools"`
-	// Timeout of one call to the server. 0 means the middleware's.
-	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Skills is a directory of skills: a SKILL.md at its root and, with
@@ -313,16 +276,7 @@ func (c *Config) ApplyDefaults() {
 	c.Embedded.StoreDir = or(c.Embedded.StoreDir, filepath.Join(DataDir(), "jetstream"))
 	c.Builtins.Workspace = or(c.Builtins.Workspace, filepath.Join(DataDir(), "workspace"))
 	for i := range c.MCPServers {
-		s := &c.MCPServers[i]
-		if s.Transport == "" {
-			switch {
-			case s.Command != "" && s.URL == "":
-				s.Transport = TransportStdio
-			case s.URL != "" && s.Command == "":
-				s.Transport = TransportStreamableHTTP
-			}
-		}
-		s.Mode = or(s.Mode, ModeStateful)
+		c.MCPServers[i] = c.MCPServers[i].WithDefaults()
 	}
 	if p := c.Permissions; p != nil {
 		p.Mode = or(p.Mode, string(permission.ModeDefault))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -46,14 +47,14 @@ func TestExample(t *testing.T) {
 		{"view group", cfg.Builtins.Tools[2], config.BuiltinTool{Name: "view_text_file", Group: "files"}},
 		{"builtin default timeout", cfg.Builtins.DefaultTimeout, 2 * time.Minute},
 		{"max output", cfg.Builtins.MaxOutputBytes, 262144},
-		{"mcp stdio", cfg.MCPServers[0].Transport + " " + cfg.MCPServers[0].Command + " " + strings.Join(cfg.MCPServers[0].Args, " "), "stdio npx -y @modelcontextprotocol/server-everything"},
+		{"mcp stdio", string(cfg.MCPServers[0].Transport) + " " + cfg.MCPServers[0].Command + " " + strings.Join(cfg.MCPServers[0].Args, " "), "stdio npx -y @modelcontextprotocol/server-everything"},
 		{"mcp env", cfg.MCPServers[0].Env, map[string]string{"LOG_LEVEL": "warn"}},
 		{"mcp cwd made absolute", cfg.MCPServers[0].Cwd, dir},
-		{"mcp transport inferred", cfg.MCPServers[1].Transport, config.TransportStreamableHTTP},
-		{"mcp mode", cfg.MCPServers[1].Mode, config.ModeStateless},
-		{"mcp default mode", cfg.MCPServers[0].Mode, config.ModeStateful},
+		{"mcp transport inferred", cfg.MCPServers[1].Transport, mcp.TransportStreamableHTTP},
+		{"mcp mode", cfg.MCPServers[1].Mode, mcp.ModeStateless},
+		{"mcp default mode", cfg.MCPServers[0].Mode, mcp.ModeStateful},
 		{"mcp headers", cfg.MCPServers[1].Headers["Authorization"], "Bearer abc123"},
-		{"mcp timeout", cfg.MCPServers[0].Timeout, time.Minute},
+		{"mcp timeout", cfg.MCPServers[0].Timeout, mcp.Duration(time.Minute)},
 		{"skills", cfg.Skills[0], config.Skills{Dir: filepath.Join(dir, "skills"), ScanSubdirs: true, Group: "research"}},
 		{"per-tool timeout", cfg.Middleware.Timeouts["execute_shell_command"], 30 * time.Minute},
 		{"rate limit", cfg.Middleware.RateLimits[0], config.RateLimit{Key: "session", Rate: 10, Burst: 20}},
@@ -89,7 +90,7 @@ func TestExampleRegisters(t *testing.T) {
 	}
 	var got []string
 	for _, tl := range tk.Tools() {
-		got = append(got, tl.Name+"@"+tl.Group)
+		got = append(got, tl.Name+"@"+tl.Group())
 	}
 	want := []string{"echo@basic", "sleep@basic", "view_text_file@files", "write_text_file@files", "insert_text_file@files",
 		"execute_shell_command@exec", "execute_python_code@exec"}
@@ -232,5 +233,29 @@ func TestBuiltinToolsOff(t *testing.T) {
 		if got := len(tk.Tools()); got != tt.want {
 			t.Errorf("%q: %d tools, want %d", tt.yaml, got, tt.want)
 		}
+	}
+}
+
+// TestMCPServerIsMCPConfig: an entry of mcp_servers is an
+// mcp.ServerConfig, so every field the MCP client has is settable in the
+// worker's YAML, and the one validator of package mcp checks it.
+func TestMCPServerIsMCPConfig(t *testing.T) {
+	cfg, err := config.Parse("w.yaml", []byte(`
+mcp_servers:
+  - name: legacy
+    command: ./server
+    connect_timeout: 5s
+    protocol_version: "2025-11-25"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.MCPServers[0]
+	if s.ConnectTimeout != mcp.Duration(5*time.Second) || s.ProtocolVersion != "2025-11-25" || s.Transport != mcp.TransportStdio {
+		t.Fatalf("server = %+v", s)
+	}
+	_, err = config.Parse("w.yaml", []byte("mcp_servers:\n  - name: legacy\n    command: ./server\n    protocol_version: latest\n"))
+	if err == nil || !strings.Contains(err.Error(), `w.yaml:4: mcp_servers[0].protocol_version: "latest" is not an MCP protocol version`) {
+		t.Fatalf("err = %v", err)
 	}
 }

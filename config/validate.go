@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -238,60 +240,35 @@ func cmpDur(d, def time.Duration) time.Duration {
 	return d
 }
 
+// mcpServers checks each server with mcp.ServerConfig.Validate (the one
+// check of a server's configuration), names and groups across servers
+// here.
 func (k *checker) mcpServers(known map[string]bool) {
 	seen := map[string]bool{}
 	for i, s := range k.c.MCPServers {
 		p := fmt.Sprintf("mcp_servers[%d]", i)
-		switch {
-		case s.Name == "":
-			k.fail(p, "an MCP server needs a name")
-		case !toolkit.ValidName(s.Name):
-			k.fail(p+".name", "invalid server name %q: use letters, digits, '_' and '-'", s.Name)
-		case seen[s.Name]:
+		if s.Name != "" && seen[s.Name] {
 			k.fail(p+".name", "duplicate MCP server %q", s.Name)
 		}
 		seen[s.Name] = true
-		switch s.Transport {
-		case TransportStdio:
-			if s.Command == "" {
-				k.fail(p, "a stdio server needs a command")
-			}
-			if s.URL != "" {
-				k.fail(p+".url", "a stdio server has no url")
-			}
-			if len(s.Headers) > 0 {
-				k.fail(p+".headers", "a stdio server takes no headers")
-			}
-		case TransportStreamableHTTP, TransportSSE:
-			if s.URL == "" {
-				k.fail(p, "a %s server needs a url", s.Transport)
-			} else if err := checkURL(s.URL, "http", "https"); err != nil || !strings.Contains(s.URL, "://") {
-				if err == nil {
-					err = fmt.Errorf("want http:// or https://")
+		var joined interface{ Unwrap() []error }
+		if err := s.Validate(); errors.As(err, &joined) {
+			for _, e := range joined.Unwrap() {
+				var ce *mcp.ConfigError
+				if !errors.As(e, &ce) {
+					k.fail(p, "%v", e)
+					continue
 				}
-				k.fail(p+".url", "invalid URL %q: %v", s.URL, err)
-			}
-			if s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
-				k.fail(p, "a %s server is reached by url: command, args, env and cwd are for stdio servers", s.Transport)
-			}
-		case "":
-			k.fail(p, "give either a command (stdio) or a url (streamable-http, sse), or set transport")
-		default:
-			k.fail(p+".transport", "invalid transport %q: want stdio, streamable-http or sse", s.Transport)
-		}
-		k.oneOf(p+".mode", s.Mode, ModeStateful, ModeStateless)
-		k.group(p+".group", s.Group, known)
-		for key := range s.Env {
-			if key == "" || strings.ContainsAny(key, "=\x00") {
-				k.fail(p+".env", "invalid environment variable name %q", key)
+				if ce.Field == "" {
+					k.fail(p, "%s", ce.Reason)
+				} else {
+					k.fail(p+"."+ce.Field, "%s", ce.Reason)
+				}
 			}
 		}
-		for _, name := range s.EnableTools {
-			if slices.Contains(s.DisableTools, name) {
-				k.fail(p+".disable_tools", "tool %q is both enabled and disabled", name)
-			}
+		if toolkit.ValidName(s.Group) {
+			k.group(p+".group", s.Group, known)
 		}
-		k.nonNegative(p+".timeout", s.Timeout)
 	}
 }
 

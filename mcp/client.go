@@ -78,9 +78,11 @@ type Client struct {
 	retry  bool // a background retry loop runs
 }
 
-// NewClient validates cfg and returns a Client that has not connected
-// yet. Connect, Register or Start connect it.
+// NewClient validates cfg (with its defaults, ServerConfig.WithDefaults)
+// and returns a Client that has not connected yet. Connect, Register or
+// Start connect it.
 func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -58,8 +58,8 @@ func TestGoPeerRegistration(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s missing", tc.name)
 				}
-				if tl.ReadOnly != tc.readOnly || tl.Idempotency != tc.idem || tl.ConcurrencySafe || tl.Group != "gotools" {
-					t.Errorf("%s: readOnly=%v idem=%v concurrencySafe=%v group=%q", tc.name, tl.ReadOnly, tl.Idempotency, tl.ConcurrencySafe, tl.Group)
+				if tl.ReadOnly() != tc.readOnly || tl.Idempotency() != tc.idem || tl.ConcurrencySafe() || tl.Group() != "gotools" {
+					t.Errorf("%s: readOnly=%v idem=%v concurrencySafe=%v group=%q", tc.name, tl.ReadOnly(), tl.Idempotency(), tl.ConcurrencySafe(), tl.Group())
 				}
 			}
 			if err := c.Register(testCtx(t), toolkit.New(nil)); err == nil {
@@ -194,7 +194,7 @@ func TestGoPeerLateProgressDropped(t *testing.T) {
 			ctx := testCtx(t)
 			for i := 0; i < 5; i++ {
 				w := &recordingWriter{t: t}
-				resp := tk.Serve(ctx, toolkit.ToolCall{ID: "late", Name: "mcp__go__late", Input: map[string]any{"n": 50}}, w)
+				resp := tk.Dispatch(ctx, toolkit.ToolCall{ID: "late", Name: "mcp__go__late", Input: map[string]any{"n": 50}}, w)
 				w.returned.Store(true)
 				if resp.State != toolkit.StateSuccess || resp.Text() != "answered" {
 					t.Fatalf("final = %+v", resp)

@@ -110,86 +110,151 @@ type ServerConfig struct {
 // ErrInvalidConfig is wrapped by every error Validate returns.
 var ErrInvalidConfig = errors.New("toolbus/mcp: invalid server config")
 
+// ConfigError is one problem with a ServerConfig: the field (its YAML key,
+// "" for the server as a whole) and the reason, in words for an operator.
+// It wraps ErrInvalidConfig.
+type ConfigError struct {
+	Server string
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	name := e.Server
+	if name == "" {
+		name = "(unnamed)"
+	}
+	if e.Field == "" {
+		return fmt.Sprintf("%v %q: %s", ErrInvalidConfig, name, e.Reason)
+	}
+	return fmt.Sprintf("%v %q: %s: %s", ErrInvalidConfig, name, e.Field, e.Reason)
+}
+
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
 // reservedHeaders cannot be set by configuration or at runtime: the HTTP
 // stack or the MCP transport owns them.
 var reservedHeaders = []string{"host", "content-length", "connection", "transfer-encoding", "mcp-session-id", "mcp-protocol-version"}
 
-// Validate checks the configuration and fills in nothing; every problem is
-// an error wrapping ErrInvalidConfig that names the server and the field.
-func (c *ServerConfig) Validate() error {
-	fail := func(format string, args ...any) error {
-		name := c.Name
-		if name == "" {
-			name = "(unnamed)"
+// WithDefaults returns a copy with the defaults filled in: the transport
+// follows from what is set (stdio with a command, streamable-http with a
+// url) and the mode is stateful. The worker's configuration applies it
+// when it is loaded; NewClient and Mount apply it too.
+func (c ServerConfig) WithDefaults() ServerConfig {
+	if c.Transport == "" {
+		switch {
+		case c.Command != "" && c.URL == "":
+			c.Transport = TransportStdio
+		case c.URL != "" && c.Command == "":
+			c.Transport = TransportStreamableHTTP
 		}
-		return fmt.Errorf("%w %q: %s", ErrInvalidConfig, name, fmt.Sprintf(format, args...))
 	}
-	if !toolkit.ValidName(c.Name) {
-		return fail("name must match [A-Za-z0-9_-]+")
+	if c.Mode == "" {
+		c.Mode = ModeStateful
+	}
+	return c
+}
+
+// Validate checks the configuration and fills in nothing. It is the one
+// check of an MCP server's configuration, also for the worker's YAML: it
+// returns every problem as a *ConfigError (joined), each wrapping
+// ErrInvalidConfig, or nil.
+func (c *ServerConfig) Validate() error {
+	var errs []error
+	fail := func(field, format string, args ...any) {
+		errs = append(errs, &ConfigError{Server: c.Name, Field: field, Reason: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case c.Name == "":
+		fail("", "an MCP server needs a name")
+	case !toolkit.ValidName(c.Name):
+		fail("name", "invalid server name %q: use letters, digits, '_' and '-'", c.Name)
 	}
 	switch c.Transport {
 	case TransportStdio:
 		if c.Command == "" {
-			return fail("transport stdio needs a command")
+			fail("", "a stdio server needs a command")
 		}
-		if c.URL != "" || len(c.Headers) > 0 {
-			return fail("url and headers are for HTTP transports, not stdio")
+		if c.URL != "" {
+			fail("url", "a stdio server has no url")
+		}
+		if len(c.Headers) > 0 {
+			fail("headers", "a stdio server takes no headers")
 		}
 	case TransportStreamableHTTP, TransportSSE:
 		if c.URL == "" {
-			return fail("transport %s needs a url", c.Transport)
-		}
-		u, err := url.Parse(c.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fail("url %q must be an absolute http or https URL", c.URL)
+			fail("", "a %s server needs a url", c.Transport)
+		} else if err := checkHTTPURL(c.URL); err != nil {
+			fail("url", "invalid URL %q: %v", c.URL, err)
 		}
 		if c.Command != "" || len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
-			return fail("command, args, env and cwd are for stdio, not %s", c.Transport)
+			fail("", "a %s server is reached by url: command, args, env and cwd are for stdio servers", c.Transport)
 		}
 		if err := checkHeaders(c.Headers); err != nil {
-			return fail("headers: %v", err)
+			fail("headers", "%v", err)
 		}
 	case "":
-		return fail("transport is required (stdio, streamable-http or sse)")
+		fail("", "give either a command (stdio) or a url (streamable-http, sse), or set transport")
 	default:
-		return fail("unknown transport %q (want stdio, streamable-http or sse)", c.Transport)
+		fail("transport", "invalid transport %q: want stdio, streamable-http or sse", c.Transport)
 	}
 	switch c.Mode {
 	case "", ModeStateful, ModeStateless:
 	default:
-		return fail("unknown mode %q (want stateful or stateless)", c.Mode)
+		fail("mode", "invalid value %q: want one of stateful, stateless", c.Mode)
 	}
 	if c.Group != "" && !toolkit.ValidName(c.Group) {
-		return fail("group %q must match [A-Za-z0-9_-]+", c.Group)
+		fail("group", "invalid group name %q: use letters, digits, '_' and '-'", c.Group)
+	}
+	for key := range c.Env {
+		if key == "" || strings.ContainsAny(key, "=\x00") {
+			fail("env", "invalid environment variable name %q", key)
+		}
 	}
 	for _, list := range []struct {
 		field string
 		names []string
 	}{{"enable_tools", c.EnableTools}, {"disable_tools", c.DisableTools}} {
-		for _, n := range list.names {
-			if n == "" {
-				return fail("%s contains an empty name", list.field)
-			}
+		if slices.Contains(list.names, "") {
+			fail(list.field, "contains an empty name")
 		}
 	}
-	if len(c.EnableTools) > 0 && len(c.DisableTools) > 0 {
-		var both []string
-		for _, n := range c.EnableTools {
-			if slices.Contains(c.DisableTools, n) && !slices.Contains(both, n) {
-				both = append(both, n)
-			}
-		}
-		if len(both) > 0 {
-			return fail("enable_tools and disable_tools both list %s", strings.Join(both, ", "))
+	for _, n := range c.EnableTools {
+		if slices.Contains(c.DisableTools, n) {
+			fail("disable_tools", "tool %q is both enabled and disabled", n)
 		}
 	}
 	if v := c.ProtocolVersion; v != "" {
 		if _, err := time.Parse("2006-01-02", v); err != nil {
-			return fail("protocol_version %q is not an MCP protocol version (YYYY-MM-DD, such as 2025-11-25)", v)
+			fail("protocol_version", "%q is not an MCP protocol version (YYYY-MM-DD, such as 2025-11-25)", v)
 		}
 	}
-	if c.Timeout < 0 || c.ConnectTimeout < 0 {
-		return fail("timeouts must not be negative")
+	if c.Timeout < 0 {
+		fail("timeout", "negative duration %v", c.Timeout)
+	}
+	if c.ConnectTimeout < 0 {
+		fail("connect_timeout", "negative duration %v", c.ConnectTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// checkHTTPURL accepts an absolute http or https URL with a host.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return errors.New(strings.TrimPrefix(err.Error(), "parse "))
+	case !strings.Contains(raw, "://"):
+		return errors.New("want an absolute http:// or https:// URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("scheme %q is not one of http, https", u.Scheme)
+	case u.Host == "":
+		return errors.New("no host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("invalid port %q", p)
+		}
 	}
 	return nil
 }

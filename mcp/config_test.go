@@ -9,6 +9,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 	"gopkg.in/yaml.v3"
 )
@@ -29,28 +30,28 @@ func TestValidate(t *testing.T) {
 		}), ""},
 		{"filters without overlap", with(stdio, func(c *ServerConfig) { c.EnableTools, c.DisableTools = []string{"a"}, []string{"b"} }), ""},
 		{"group", with(stdio, func(c *ServerConfig) { c.Group = "files" }), ""},
-		{"no name", with(stdio, func(c *ServerConfig) { c.Name = "" }), "name must match"},
-		{"bad name", with(stdio, func(c *ServerConfig) { c.Name = "a.b" }), "name must match"},
-		{"no transport", with(stdio, func(c *ServerConfig) { c.Transport = "" }), "transport is required"},
-		{"unknown transport", with(stdio, func(c *ServerConfig) { c.Transport = "websocket" }), "unknown transport"},
+		{"no name", with(stdio, func(c *ServerConfig) { c.Name = "" }), "needs a name"},
+		{"bad name", with(stdio, func(c *ServerConfig) { c.Name = "a.b" }), "invalid server name"},
+		{"no transport", with(stdio, func(c *ServerConfig) { c.Transport, c.Command = "", "" }), "give either a command"},
+		{"unknown transport", with(stdio, func(c *ServerConfig) { c.Transport = "websocket" }), "invalid transport"},
 		{"stdio without command", with(stdio, func(c *ServerConfig) { c.Command = "" }), "needs a command"},
-		{"stdio with url", with(stdio, func(c *ServerConfig) { c.URL = "http://x" }), "not stdio"},
-		{"stdio with headers", with(stdio, func(c *ServerConfig) { c.Headers = map[string]string{"A": "b"} }), "not stdio"},
+		{"stdio with url", with(stdio, func(c *ServerConfig) { c.URL = "http://x" }), "has no url"},
+		{"stdio with headers", with(stdio, func(c *ServerConfig) { c.Headers = map[string]string{"A": "b"} }), "takes no headers"},
 		{"http without url", with(web, func(c *ServerConfig) { c.URL = "" }), "needs a url"},
 		{"http relative url", with(web, func(c *ServerConfig) { c.URL = "/mcp" }), "absolute http"},
-		{"http bad scheme", with(web, func(c *ServerConfig) { c.URL = "ftp://h/mcp" }), "absolute http"},
+		{"http bad scheme", with(web, func(c *ServerConfig) { c.URL = "ftp://h/mcp" }), `scheme "ftp" is not one of http, https`},
 		{"http with command", with(web, func(c *ServerConfig) { c.Command = "x" }), "are for stdio"},
 		{"http with env", with(web, func(c *ServerConfig) { c.Env = map[string]string{"A": "b"} }), "are for stdio"},
 		{"reserved header", with(web, func(c *ServerConfig) { c.Headers = map[string]string{"Host": "h"} }), "cannot be set"},
 		{"bad header name", with(web, func(c *ServerConfig) { c.Headers = map[string]string{"a b": "c"} }), "not a valid HTTP token"},
 		{"bad header value", with(web, func(c *ServerConfig) { c.Headers = map[string]string{"A": "b\nc"} }), "control character"},
-		{"unknown mode", with(stdio, func(c *ServerConfig) { c.Mode = "sometimes" }), "unknown mode"},
+		{"unknown mode", with(stdio, func(c *ServerConfig) { c.Mode = "sometimes" }), "invalid value \"sometimes\""},
 		{"bad group", with(stdio, func(c *ServerConfig) { c.Group = "my group" }), "group"},
-		{"empty enable name", with(stdio, func(c *ServerConfig) { c.EnableTools = []string{""} }), "enable_tools contains an empty name"},
-		{"overlap", with(stdio, func(c *ServerConfig) { c.EnableTools, c.DisableTools = []string{"a", "b"}, []string{"b", "c"} }), "both list b"},
+		{"empty enable name", with(stdio, func(c *ServerConfig) { c.EnableTools = []string{""} }), "enable_tools: contains an empty name"},
+		{"overlap", with(stdio, func(c *ServerConfig) { c.EnableTools, c.DisableTools = []string{"a", "b"}, []string{"b", "c"} }), `tool "b" is both enabled and disabled`},
 		{"protocol version", with(stdio, func(c *ServerConfig) { c.ProtocolVersion = "2025-11-25" }), ""},
 		{"bad protocol version", with(stdio, func(c *ServerConfig) { c.ProtocolVersion = "latest" }), "not an MCP protocol version"},
-		{"negative timeout", with(stdio, func(c *ServerConfig) { c.Timeout = Duration(-time.Second) }), "must not be negative"},
+		{"negative timeout", with(stdio, func(c *ServerConfig) { c.Timeout = Duration(-time.Second) }), "timeout: negative duration"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,8 +209,8 @@ func TestToolOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := tk.Get("t")
-			if got.ReadOnly != tc.readOnly || got.Idempotency != tc.idem || got.ConcurrencySafe {
-				t.Fatalf("readOnly=%v idem=%v concurrencySafe=%v", got.ReadOnly, got.Idempotency, got.ConcurrencySafe)
+			if got.ReadOnly() != tc.readOnly || got.Idempotency() != tc.idem || got.ConcurrencySafe() {
+				t.Fatalf("readOnly=%v idem=%v concurrencySafe=%v", got.ReadOnly(), got.Idempotency(), got.ConcurrencySafe())
 			}
 		})
 	}
@@ -286,14 +287,14 @@ func TestMount(t *testing.T) {
 	if err := s.SetRuntimeHeaders("a", map[string]string{"X-Key": "k"}); !errors.Is(err, ErrRuntimeHeaders) {
 		t.Fatalf("stdio server: %v", err)
 	}
-	var req RuntimeHeadersRequest
+	var req wire.HeadersRequest
 	if err := json.Unmarshal([]byte(`{"server":"down","headers":{"Authorization":"Bearer k2"}}`), &req); err != nil {
 		t.Fatal(err)
 	}
 	if rep := s.Apply(req); !rep.OK || rep.Error != "" {
 		t.Fatalf("Apply = %+v", rep)
 	}
-	if rep := s.Apply(RuntimeHeadersRequest{Server: "down", Headers: map[string]string{"Host": "x"}}); rep.OK || !strings.Contains(rep.Error, "Host") {
+	if rep := s.Apply(wire.HeadersRequest{Server: "down", Headers: map[string]string{"Host": "x"}}); rep.OK || !strings.Contains(rep.Error, "Host") {
 		t.Fatalf("Apply(Host) = %+v", rep)
 	}
 	r := run(t, ctx, tk, "mcp__a__echo", map[string]any{"text": "mounted"})

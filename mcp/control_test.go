@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -25,7 +26,7 @@ func TestServeRuntimeHeaders(t *testing.T) {
 	}
 	t.Cleanup(func() { servers.Close() })
 
-	srv, err := bus.StartServer(&bus.ServerOptions{StoreDir: t.TempDir()})
+	srv, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,20 +50,20 @@ func TestServeRuntimeHeaders(t *testing.T) {
 		}
 		return r.final.Text()
 	}
-	request := func(body []byte, asJSON bool) RuntimeHeadersReply {
+	request := func(body []byte, asJSON bool) wire.HeadersReply {
 		t.Helper()
-		m := &nats.Msg{Subject: RuntimeHeadersSubject("w1"), Data: body, Header: nats.Header{}}
+		m := &nats.Msg{Subject: wire.HeadersSubject("w1"), Data: body, Header: nats.Header{}}
 		if asJSON {
-			m.Header.Set(bus.HeaderContentType, bus.ContentTypeJSON)
+			m.Header.Set(wire.HeaderContentType, wire.ContentTypeJSON)
 		}
 		resp, err := nc.RequestMsg(m, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var reply RuntimeHeadersReply
+		var reply wire.HeadersReply
 		if asJSON {
-			if resp.Header.Get(bus.HeaderContentType) != bus.ContentTypeJSON {
-				t.Errorf("a JSON request got a reply with Content-Type %q", resp.Header.Get(bus.HeaderContentType))
+			if resp.Header.Get(wire.HeaderContentType) != wire.ContentTypeJSON {
+				t.Errorf("a JSON request got a reply with Content-Type %q", resp.Header.Get(wire.HeaderContentType))
 			}
 			err = json.Unmarshal(resp.Data, &reply)
 		} else {
@@ -73,7 +74,7 @@ func TestServeRuntimeHeaders(t *testing.T) {
 		}
 		return reply
 	}
-	packed := func(req RuntimeHeadersRequest) []byte {
+	packed := func(req wire.HeadersRequest) []byte {
 		b, err := msgpack.Marshal(req)
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +94,7 @@ func TestServeRuntimeHeaders(t *testing.T) {
 	if k := key(); k != "json-1" {
 		t.Fatalf("key after the JSON rotation = %q", k)
 	}
-	if r := request(packed(RuntimeHeadersRequest{Server: "go", Headers: map[string]string{"X-Api-Key": "mp-2"}}), false); !r.OK {
+	if r := request(packed(wire.HeadersRequest{Server: "go", Headers: map[string]string{"X-Api-Key": "mp-2"}}), false); !r.OK {
 		t.Fatalf("msgpack rotation: %+v", r)
 	}
 	if k := key(); k != "mp-2" {
@@ -134,7 +135,7 @@ func TestServeRuntimeHeaders(t *testing.T) {
 }
 
 func TestServeRuntimeHeadersBadInput(t *testing.T) {
-	srv, err := bus.StartServer(&bus.ServerOptions{StoreDir: t.TempDir()})
+	srv, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

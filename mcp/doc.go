@@ -112,7 +112,7 @@
 // # Runtime headers
 //
 // Client.SetRuntimeHeaders (and Servers.SetRuntimeHeaders by server name;
-// Servers.Apply takes a RuntimeHeadersRequest, the body of the worker's
+// Servers.Apply takes a wire.HeadersRequest, the body of the worker's
 // control operation) replaces the headers sent with later HTTP requests,
 // without reconnecting: the session ID stays. They
 // are layered over the configured headers; an empty map restores the
@@ -121,12 +121,12 @@
 // event stream, already open, keeps the headers it was opened with.
 //
 // The worker's control operation is a NATS request on
-// tools.control.<instance>.mcp-headers (RuntimeHeadersSubject), answered
-// by ServeRuntimeHeaders: the body is a RuntimeHeadersRequest in msgpack,
-// or JSON with Content-Type: application/json, and the reply a
-// RuntimeHeadersReply in the same encoding.
+// tools.control.<instance>.mcp_headers (wire.HeadersSubject), answered by
+// ServeRuntimeHeaders: the body is a wire.HeadersRequest in msgpack, or
+// JSON with Content-Type: application/json, and the reply a
+// wire.HeadersReply in the same encoding.
 //
-//	nats req tools.control.w1.mcp-headers '{"server":"search","headers":{"Authorization":"Bearer B"}}' -H Content-Type:application/json
+//	nats req tools.control.w1.mcp_headers '{"server":"search","headers":{"Authorization":"Bearer B"}}' -H Content-Type:application/json
 //	{"ok":true}
 //
 // # Gateway: the fleet as an MCP server
@@ -139,7 +139,7 @@
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	g, err := mcp.NewGateway(ctx, nc, nil) // a bus client, the fleet's discovery view, the group state
+//	g, err := mcp.NewGateway(ctx, nc, nil) // a bus client and a watch on the group state
 //	if err != nil {
 //		log.Fatal(err)
 //	}
@@ -158,12 +158,13 @@
 // (stateful) it is the Mcp-Session-Id the gateway assigns (128 random
 // bits); over stdio there is one session per process, named by the caller
 // (or random), so a client that restarts the process with the same name
-// keeps its group activation. tools/list shows what Fleet.SessionSchemas
-// gives the session: reset_tools when the fleet has groups, the basic
+// keeps its group activation. tools/list shows what
+// bus.Client.SessionSchemas gives the session (the listing toolctl uses
+// too, narrowed by GatewayOptions.Client.Filter): reset_tools when the fleet has groups, the basic
 // tools and the active groups' tools, listed by name (the go-sdk's order).
 // Each session has a go-sdk server of its own, so when its list changes
 // that session, and only it, is sent notifications/tools/list_changed: a
-// worker joins, leaves or announces other tools (Fleet.OnChange), or the
+// worker joins, leaves or announces other tools (discovery.Fleet.OnChange), or the
 // session's activation is written, through the gateway's reset_tools or
 // by anyone else (reset_tools on the bus, toolctl groups set; the gateway
 // watches the group-state bucket).
@@ -199,11 +200,6 @@
 // session stays usable. GatewayOptions.CallTimeout bounds calls;
 // SessionTimeout closes idle HTTP sessions (30 minutes by default). The
 // legacy SSE transport is not served.
-//
-// Measured (BenchmarkGatewayEcho, 2-core box, no race detector): an echo
-// through the gateway costs about 0.8 ms over HTTP and 1 ms over stdio,
-// against 0.1 ms straight on the bus and 0.7 ms for a go-sdk client and
-// server alone over HTTP: the MCP layer, not the bus, is the cost.
 //
 // # Decisions where AgentScope is silent or differs
 //

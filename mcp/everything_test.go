@@ -71,8 +71,8 @@ func TestEverything(t *testing.T) {
 						continue
 					}
 					ro := rt.Annotations != nil && rt.Annotations.ReadOnlyHint
-					if tl.ReadOnly != ro {
-						t.Errorf("%s: ReadOnly=%v, annotation readOnlyHint=%v", rt.Name, tl.ReadOnly, ro)
+					if tl.ReadOnly() != ro {
+						t.Errorf("%s: ReadOnly=%v, annotation readOnlyHint=%v", rt.Name, tl.ReadOnly(), ro)
 					}
 					want := toolkit.IdempotencyUnknown
 					switch {
@@ -81,15 +81,15 @@ func TestEverything(t *testing.T) {
 					case rt.Annotations != nil && rt.Annotations.IdempotentHint:
 						want = toolkit.Idempotent
 					}
-					if tl.Idempotency != want || tl.ConcurrencySafe {
-						t.Errorf("%s: idempotency=%v concurrencySafe=%v", rt.Name, tl.Idempotency, tl.ConcurrencySafe)
+					if tl.Idempotency() != want || tl.ConcurrencySafe() {
+						t.Errorf("%s: idempotency=%v concurrencySafe=%v", rt.Name, tl.Idempotency(), tl.ConcurrencySafe())
 					}
 				}
 				if len(tk.Tools()) != len(raw) {
 					t.Errorf("registered %d tools, server lists %d", len(tk.Tools()), len(raw))
 				}
 				echo, _ := tk.Get("mcp__ev__echo")
-				if !echo.ReadOnly {
+				if !echo.ReadOnly() {
 					t.Error("echo is annotated read-only")
 				}
 			})
@@ -309,8 +309,8 @@ func TestFilesystem(t *testing.T) {
 			t.Errorf("%s not registered", tc.tool)
 			continue
 		}
-		if tl.ReadOnly != tc.readOnly || tl.Idempotency != tc.idem {
-			t.Errorf("%s: readOnly=%v idempotency=%v, want %v %v", tc.tool, tl.ReadOnly, tl.Idempotency, tc.readOnly, tc.idem)
+		if tl.ReadOnly() != tc.readOnly || tl.Idempotency() != tc.idem {
+			t.Errorf("%s: readOnly=%v idempotency=%v, want %v %v", tc.tool, tl.ReadOnly(), tl.Idempotency(), tc.readOnly, tc.idem)
 		}
 	}
 	ctx := testCtx(t)

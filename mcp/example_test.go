@@ -41,7 +41,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	t, _ := tk.Get("mcp__demo__count")
-	fmt.Println(t.Name, "read-only:", t.ReadOnly)
+	fmt.Println(t.Name, "read-only:", t.ReadOnly())
 	for ev := range tk.Call(ctx, toolkit.ToolCall{ID: "c1", Name: "mcp__demo__count", Input: map[string]any{"to": 3}}) {
 		switch {
 		case ev.Progress != nil:

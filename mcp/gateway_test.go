@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -62,7 +63,7 @@ func gatewayStdioMain() int {
 const guardTimeout = 30 * time.Second
 
 type fleetFixture struct {
-	srv       *bus.Server
+	srv       *embedded.Server
 	url       string
 	started   chan struct{} // "slow" is running
 	cancelled chan error    // what "slow" saw when its ctx ended
@@ -80,7 +81,7 @@ type stepsIn struct {
 // slow (blocks until cancelled) and, in the inactive group "extra", shout.
 func startFleet(t testing.TB) *fleetFixture {
 	t.Helper()
-	srv, err := bus.StartServer(&bus.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +124,9 @@ func startFleet(t testing.TB) *fleetFixture {
 				return w.Write(c)
 			}),
 	}
-	tools[0].ReadOnly = true
-	tools[3].Group = "extra"
-	for _, tool := range tools {
-		if err := tk.Add(tool); err != nil {
+	opts := map[int][]toolkit.Option{0: {toolkit.ReadOnly()}, 3: {toolkit.InGroup("extra")}}
+	for i, tool := range tools {
+		if err := tk.Add(tool, opts[i]...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,13 +134,13 @@ func startFleet(t testing.TB) *fleetFixture {
 	return f
 }
 
-func newWorkerToolkit(t testing.TB, srv *bus.Server) *toolkit.Toolkit {
+func newWorkerToolkit(t testing.TB, srv *embedded.Server) *toolkit.Toolkit {
 	t.Helper()
 	return toolkit.New(&toolkit.Options{State: groupState(t, srv)})
 }
 
 // groupState is the fleet's group state (the default KV bucket).
-func groupState(t testing.TB, srv *bus.Server) *bus.KVState {
+func groupState(t testing.TB, srv *embedded.Server) *bus.KVState {
 	t.Helper()
 	js, err := jetstream.New(connect(t, srv))
 	if err != nil {
@@ -148,14 +148,14 @@ func groupState(t testing.TB, srv *bus.Server) *bus.KVState {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	state, err := bus.NewKVState(ctx, js, bus.KVStateConfig{})
+	state, err := bus.NewKVState(ctx, js, &bus.KVStateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return state
 }
 
-func connect(t testing.TB, srv *bus.Server) *nats.Conn {
+func connect(t testing.TB, srv *embedded.Server) *nats.Conn {
 	t.Helper()
 	nc, err := srv.Connect()
 	if err != nil {
@@ -167,7 +167,7 @@ func connect(t testing.TB, srv *bus.Server) *nats.Conn {
 
 // serveWorker serves tk on the bus (bus.Serve announces it); stop (also
 // run at cleanup) says goodbye and stops the worker.
-func serveWorker(t testing.TB, srv *bus.Server, tk *toolkit.Toolkit, instance string) (stop func()) {
+func serveWorker(t testing.TB, srv *embedded.Server, tk *toolkit.Toolkit, instance string) (stop func()) {
 	t.Helper()
 	nc := connect(t, srv)
 	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance})
@@ -668,8 +668,8 @@ func TestNewGatewayBadInput(t *testing.T) {
 		opts GatewayOptions
 	}{
 		{"negative call timeout", GatewayOptions{CallTimeout: -time.Second}},
-		{"bad bucket", GatewayOptions{Bucket: "a.b"}},
-		{"negative fleet TTL", GatewayOptions{Fleet: bus.FleetConfig{TTL: -1}}},
+		{"bad bucket", GatewayOptions{Client: &bus.ClientOptions{GroupsBucket: "a.b"}}},
+		{"negative discover window", GatewayOptions{Client: &bus.ClientOptions{DiscoverWindow: -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

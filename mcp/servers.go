@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -23,7 +24,8 @@ type Servers struct {
 func Mount(ctx context.Context, tk *toolkit.Toolkit, cfgs []ServerConfig, opts *Options) (*Servers, error) {
 	seen := map[string]bool{}
 	for i := range cfgs {
-		if err := cfgs[i].Validate(); err != nil {
+		c := cfgs[i].WithDefaults()
+		if err := c.Validate(); err != nil {
 			return nil, err
 		}
 		if seen[cfgs[i].Name] {
@@ -78,27 +80,12 @@ func (s *Servers) Close() error {
 	return errors.Join(errs...)
 }
 
-// RuntimeHeadersRequest is the body of a worker's control operation that
-// rotates the headers of one of its HTTP MCP servers (see
-// Client.SetRuntimeHeaders); an empty Headers restores the configured
-// ones. The worker decodes it from its control subject and answers with
-// the RuntimeHeadersReply of Servers.Apply.
-type RuntimeHeadersRequest struct {
-	Server  string            `json:"server" msgpack:"server"`
-	Headers map[string]string `json:"headers" msgpack:"headers"`
-}
-
-// RuntimeHeadersReply answers a RuntimeHeadersRequest: OK, or the reason
-// it was rejected (nothing changed then).
-type RuntimeHeadersReply struct {
-	OK    bool   `json:"ok" msgpack:"ok"`
-	Error string `json:"error,omitempty" msgpack:"error,omitempty"`
-}
-
-// Apply carries out a RuntimeHeadersRequest.
-func (s *Servers) Apply(req RuntimeHeadersRequest) RuntimeHeadersReply {
+// Apply carries out a runtime-header request (the body of the worker's
+// control subject wire.HeadersSubject): OK, or the reason it was rejected
+// (nothing changed then).
+func (s *Servers) Apply(req wire.HeadersRequest) wire.HeadersReply {
 	if err := s.SetRuntimeHeaders(req.Server, req.Headers); err != nil {
-		return RuntimeHeadersReply{Error: err.Error()}
+		return wire.HeadersReply{Error: err.Error()}
 	}
-	return RuntimeHeadersReply{OK: true}
+	return wire.HeadersReply{OK: true}
 }

@@ -10,7 +10,15 @@ import (
 )
 
 func tool(name string, readOnly bool) *toolkit.Tool {
-	return &toolkit.Tool{Name: name, ReadOnly: readOnly}
+	var opts []toolkit.Option
+	if readOnly {
+		opts = append(opts, toolkit.ReadOnly())
+	}
+	t, err := toolkit.Describe(&toolkit.Tool{Name: name}, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }
 
 var (

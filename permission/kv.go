@@ -2,24 +2,25 @@ package permission
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus/kv"
+	"github.com/toolbus/toolbus/bus/wire"
 )
 
 // KVConfig configures a KVStore. A nil *KVConfig means the defaults.
 type KVConfig struct {
-	// Bucket holds session policies; "" means "toolbus_permissions".
+	// Bucket holds session policies; "" means wire.BucketPermissions.
 	Bucket string
 	// ApprovalsBucket holds pending calls and approvals; "" means
-	// "toolbus_approvals".
+	// wire.BucketApprovals.
 	ApprovalsBucket string
 	// ApprovalTTL is how long pending calls and approvals are kept (the
 	// approvals bucket's max age); 0 means DefaultApprovalTTL.
@@ -41,8 +42,9 @@ const DefaultApprovalTTL = 24 * time.Hour
 //	<ApprovalsBucket> pending.<session>.<call-id>   Pending (JSON)
 //	<ApprovalsBucket> approval.<session>.<call-id>  Approval (JSON)
 //
-// A session or call id made only of [A-Za-z0-9_-] is used as is; anything
-// else is written "=" + unpadded base64url. Policies change by
+// A session or call id is one key token (wire.KeyToken): itself when made
+// only of [A-Za-z0-9_-], else "=" + unpadded base64url. Both buckets are
+// opened with kv.Open: created when missing, bound as they are otherwise. Policies change by
 // compare-and-set, and an approval is consumed by deleting exactly the
 // revision that was read, so two workers can never both use it. KV reads
 // are not read-after-write consistent across a cluster (a worker may see a
@@ -60,10 +62,10 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	}
 	c := *cfg
 	if c.Bucket == "" {
-		c.Bucket = "toolbus_permissions"
+		c.Bucket = wire.BucketPermissions
 	}
 	if c.ApprovalsBucket == "" {
-		c.ApprovalsBucket = "toolbus_approvals"
+		c.ApprovalsBucket = wire.BucketApprovals
 	}
 	if c.ApprovalTTL == 0 {
 		c.ApprovalTTL = DefaultApprovalTTL
@@ -74,14 +76,14 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	if c.Bucket == c.ApprovalsBucket {
 		return nil, fmt.Errorf("permission: the policy and approval buckets must differ (both %q)", c.Bucket)
 	}
-	pol, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	pol, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
 		Bucket: c.Bucket, Description: "toolbus session permission policies",
 		Replicas: c.Replicas, Storage: c.Storage,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)
 	}
-	appr, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	appr, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
 		Bucket: c.ApprovalsBucket, Description: "toolbus pending calls and one-shot approvals",
 		TTL: c.ApprovalTTL, Replicas: c.Replicas, Storage: c.Storage,
 	})
@@ -91,22 +93,12 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	return &KVStore{policies: pol, approvals: appr}, nil
 }
 
-var plainKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-// keyToken encodes s as one KV key token.
-func keyToken(s string) string {
-	if plainKeyRE.MatchString(s) {
-		return s
-	}
-	return "=" + base64.RawURLEncoding.EncodeToString([]byte(s))
-}
-
-func sessionKey(session string) string { return "s." + keyToken(session) }
+func sessionKey(session string) string { return "s." + wire.KeyToken(session) }
 func pendingKey(session, callID string) string {
-	return "pending." + keyToken(session) + "." + keyToken(callID)
+	return "pending." + wire.KeyToken(session) + "." + wire.KeyToken(callID)
 }
 func approvalKey(session, callID string) string {
-	return "approval." + keyToken(session) + "." + keyToken(callID)
+	return "approval." + wire.KeyToken(session) + "." + wire.KeyToken(callID)
 }
 
 // LoadSession implements Store.
@@ -167,7 +159,7 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 		}
 		return []Pending{p}, nil
 	}
-	lister, err := s.approvals.ListKeysFiltered(ctx, "pending.*."+keyToken(callID))
+	lister, err := s.approvals.ListKeysFiltered(ctx, "pending.*."+wire.KeyToken(callID))
 	if err != nil {
 		return nil, fmt.Errorf("permission: listing pending calls: %w", err)
 	}

@@ -181,12 +181,3 @@ func storeSuite(t *testing.T, newStore func(t *testing.T) Store) {
 func TestMemoryStore(t *testing.T) {
 	storeSuite(t, func(*testing.T) Store { return NewMemoryStore() })
 }
-
-func TestKeyToken(t *testing.T) {
-	tests := map[string]string{"abc-_1": "abc-_1", "": "=", "a.b": "=YS5i", "x y": "=eCB5"}
-	for in, want := range tests {
-		if got := keyToken(in); got != want {
-			t.Errorf("keyToken(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -96,13 +96,13 @@ type kindSpec struct {
 var kinds = map[Kind]kindSpec{
 	KindFunction: {
 		readOnly:    flagReadOnly,
-		mayReadOnly: func(t *toolkit.Tool) bool { return t.ReadOnly },
+		mayReadOnly: func(t *toolkit.Tool) bool { return t.ReadOnly() },
 		check:       askCheck("Permission required for %s."),
 		suggest:     nameRule,
 	},
 	KindMCP: {
 		readOnly:    flagReadOnly,
-		mayReadOnly: func(t *toolkit.Tool) bool { return t.ReadOnly },
+		mayReadOnly: func(t *toolkit.Tool) bool { return t.ReadOnly() },
 		check:       askCheck("MCP tools must be explicitly allowed by the user (%s)."),
 		suggest:     nameRule,
 	},
@@ -150,7 +150,7 @@ var kinds = map[Kind]kindSpec{
 	},
 }
 
-func flagReadOnly(t *toolkit.Tool, _ map[string]any) bool { return t.ReadOnly }
+func flagReadOnly(t *toolkit.Tool, _ map[string]any) bool { return t.ReadOnly() }
 func always(*toolkit.Tool, map[string]any) bool           { return true }
 func never(*toolkit.Tool, map[string]any) bool            { return false }
 

@@ -49,7 +49,7 @@ func TestViewerSchema(t *testing.T) {
 		t.Fatalf("description %q", fs.Function.Description)
 	}
 	tool, _ := tk.Get(ViewerName)
-	if !tool.ReadOnly || !tool.ConcurrencySafe || tool.Group != toolkit.BasicGroup {
+	if !tool.ReadOnly() || !tool.ConcurrencySafe() || tool.Group() != toolkit.BasicGroup {
 		t.Fatalf("flags: %+v", tool)
 	}
 	listed := false

@@ -3,7 +3,6 @@ package toolkit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -17,9 +16,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// InterruptedText is the chunk text that ends an interrupted call.
-const InterruptedText = "<system-reminder>The tool call has been interrupted by the user.</system-reminder>"
-
 // Call runs a tool call and yields its chunks and progress reports as they
 // are produced, then exactly one final Response (Event.Final) whose ID is
 // the call ID. Errors are data: unknown tool, inactive group, invalid input,
@@ -30,7 +26,7 @@ const InterruptedText = "<system-reminder>The tool call has been interrupted by 
 func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		w := &yieldWriter{yield: yield}
-		resp := tk.Serve(ctx, call, w)
+		resp := tk.Dispatch(ctx, call, w)
 		if !w.stopped {
 			yield(Event{Final: resp})
 		}
@@ -40,7 +36,7 @@ func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
 // Invoke runs a call and returns only its final response, discarding
 // chunks and progress as they are accumulated.
 func (tk *Toolkit) Invoke(ctx context.Context, call ToolCall) *Response {
-	return tk.Serve(ctx, call, discard{})
+	return tk.Dispatch(ctx, call, discard{})
 }
 
 type discard struct{}
@@ -69,13 +65,13 @@ func (w *yieldWriter) Progress(p Progress) error {
 	return nil
 }
 
-// Serve runs a call, streaming every chunk and progress report to out, and
-// returns the final accumulated Response (the transport sends it). It is
-// the push form of Call, for transports. Checks run in this order: unknown
+// Dispatch runs a call, streaming every chunk and progress report to out,
+// and returns the final accumulated Response (the transport sends it). It
+// is the push form of Call, for transports. Checks run in this order: unknown
 // tool (CodeNotFound), inactive group (CodeGroupInactive), input validation
 // (CodeInvalidInput), then presets are applied and the middleware chain and
 // the tool run. The error chunk of each failure is written to out too.
-func (tk *Toolkit) Serve(ctx context.Context, call ToolCall, out Writer) *Response {
+func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Response {
 	d := dispatch{out: out}
 	d.run(ctx, tk, call)
 	return d.final(call.ID)
@@ -125,14 +121,7 @@ func (d *dispatch) final(id string) *Response {
 	r := d.acc.Response(id)
 	r.Code = d.code
 	if r.Code == "" {
-		switch r.State {
-		case StateError:
-			r.Code = CodeToolError
-		case StateDenied:
-			r.Code = CodeDenied
-		case StateInterrupted:
-			r.Code = CodeInterrupted
-		}
+		r.Code = StateCode(r.State)
 	}
 	if len(d.meta) > 0 {
 		if r.Metadata == nil {
@@ -155,10 +144,11 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	reg := tk.reg.Load()
 	e := reg.lookup(tc.Name)
 	if e == nil {
-		d.fail(CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", tc.Name))
+		e := NotFound(tc.Name)
+		d.fail(e.Code, e.Message)
 		return
 	}
-	if g := e.tool.Group; g != BasicGroup {
+	if g := e.tool.group; g != BasicGroup {
 		active, _, err := tk.ActiveGroups(ctx, tc.Session, tc.GroupsRevision)
 		if err != nil {
 			d.fail(CodeUnavailable, fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err))
@@ -170,12 +160,12 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 		}
 	}
 	input := tc.Input
-	if len(e.tool.Presets) > 0 {
+	if len(e.tool.presets) > 0 {
 		input = maps.Clone(input)
 		if input == nil {
-			input = make(map[string]any, len(e.tool.Presets))
+			input = make(map[string]any, len(e.tool.presets))
 		}
-		for k := range e.tool.Presets {
+		for k := range e.tool.presets {
 			delete(input, k) // hidden from the model: never validated, never trusted
 		}
 	}
@@ -189,8 +179,8 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 			return
 		}
 	}
-	if len(e.tool.Presets) > 0 {
-		maps.Copy(input, e.tool.Presets)
+	if len(e.tool.presets) > 0 {
+		maps.Copy(input, e.tool.presets)
 	}
 	d.call = Call{ToolCall: tc, Tool: e.tool}
 	d.call.Input = input
@@ -198,25 +188,14 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	if err == nil {
 		return
 	}
-	if ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)) || errors.Is(err, ErrStopped) || CodeOf(err) == CodeToolError) {
-		// The call's context ended and the tool gave up because of it.
-		err = ContextError(ctx)
+	f := Failure(ctx, err)
+	if f.RetryAfter > 0 {
+		d.setMeta(MetaRetryAfterMS, f.RetryAfter.Milliseconds())
 	}
-	var te *Error
-	if errors.As(err, &te) {
-		if te.RetryAfter > 0 {
-			d.setMeta("retry_after_ms", te.RetryAfter.Milliseconds())
-		}
-		for k, v := range te.Metadata {
-			d.setMeta(k, v)
-		}
+	for k, v := range f.Metadata {
+		d.setMeta(k, v)
 	}
-	code := CodeOf(err)
-	msg := err.Error()
-	if code == CodeInterrupted {
-		msg = InterruptedText
-	}
-	d.fail(code, msg)
+	d.fail(f.Code, f.Message)
 }
 
 func (d *dispatch) setMeta(k string, v any) {
@@ -224,20 +203,6 @@ func (d *dispatch) setMeta(k string, v any) {
 		d.meta = map[string]any{}
 	}
 	d.meta[k] = v
-}
-
-// TimeoutText is the chunk text that ends a call whose deadline passed.
-const TimeoutText = "TimeoutError: The tool call exceeded its deadline and was stopped."
-
-// ContextError is the error a caller sees for a call whose context ended:
-// CodeTimeout with TimeoutText when its cause is the deadline, otherwise
-// CodeInterrupted with InterruptedText. Transports use it for the finals
-// they make themselves, so every path says the same.
-func ContextError(ctx context.Context) *Error {
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-		return NewError(CodeTimeout, TimeoutText)
-	}
-	return NewError(CodeInterrupted, InterruptedText)
 }
 
 // invoke runs the handler chain, turning a panic into CodeInternal.

@@ -271,23 +271,23 @@ func TestProgressAndServe(t *testing.T) {
 		t.Errorf("progress %+v, final %q (progress is never part of the result)", r.progress, r.final.Text())
 	}
 
-	// Serve pushes every event, error chunks included, to the writer.
+	// Dispatch pushes every event, error chunks included, to the writer.
 	var order []string
 	out := toolkit.WriterFuncs{
 		Chunk: func(c toolkit.Chunk) error { order = append(order, "chunk:"+string(c.State)); return nil },
 		Prog:  func(p toolkit.Progress) error { order = append(order, "progress"); return nil },
 	}
-	resp := tk.Serve(context.Background(), toolkit.ToolCall{ID: "s", Name: "work"}, out)
+	resp := tk.Dispatch(context.Background(), toolkit.ToolCall{ID: "s", Name: "work"}, out)
 	if got := strings.Join(order, ","); got != "progress,chunk:running,progress,chunk:running" || resp.ID != "s" || resp.Text() != "12" {
-		t.Errorf("Serve order %s, resp %+v", got, resp)
+		t.Errorf("Dispatch order %s, resp %+v", got, resp)
 	}
 	order = nil
-	resp = tk.Serve(context.Background(), toolkit.ToolCall{ID: "n", Name: "nope"}, out)
+	resp = tk.Dispatch(context.Background(), toolkit.ToolCall{ID: "n", Name: "nope"}, out)
 	if strings.Join(order, ",") != "chunk:error" || resp.Code != toolkit.CodeNotFound {
 		t.Errorf("Serve of an unknown tool: %v %+v", order, resp)
 	}
 	// A WriterFuncs with nil functions discards.
-	if resp := tk.Serve(context.Background(), toolkit.ToolCall{ID: "z", Name: "work"}, toolkit.WriterFuncs{}); resp.Text() != "12" {
+	if resp := tk.Dispatch(context.Background(), toolkit.ToolCall{ID: "z", Name: "work"}, toolkit.WriterFuncs{}); resp.Text() != "12" {
 		t.Errorf("discarding writer: %+v", resp)
 	}
 }

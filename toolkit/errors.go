@@ -41,19 +41,13 @@ const (
 	CodeInternal Code = "internal"
 )
 
-// Codes lists every code, in documentation order.
-var Codes = []Code{
-	CodeNotFound, CodeGroupInactive, CodeInvalidInput, CodeDenied, CodeApprovalRequired,
-	CodeTimeout, CodeInterrupted, CodeToolError, CodeUnavailable, CodeOverloaded,
-	CodeWorkerLost, CodeInternal,
-}
-
 // Valid reports whether c is one of the closed set of codes.
 func (c Code) Valid() bool {
-	for _, k := range Codes {
-		if c == k {
-			return true
-		}
+	switch c {
+	case CodeNotFound, CodeGroupInactive, CodeInvalidInput, CodeDenied, CodeApprovalRequired,
+		CodeTimeout, CodeInterrupted, CodeToolError, CodeUnavailable, CodeOverloaded,
+		CodeWorkerLost, CodeInternal:
+		return true
 	}
 	return false
 }

@@ -59,9 +59,9 @@ func (m MetaResponse) WithInstructions() bool {
 // metaSchema lists every non-basic group as a boolean property with its
 // description, and marks which ones are active now, so the model can see
 // the current state (AgentScope #2413, agentscope-java #210).
-func metaSchema(reg *registry, active []string) map[string]any {
-	props := make(map[string]any, len(reg.groups))
-	for _, g := range reg.groups {
+func metaSchema(groups []Group, active []string) map[string]any {
+	props := make(map[string]any, len(groups))
+	for _, g := range groups {
 		state := "currently inactive"
 		if slices.Contains(active, g.Name) {
 			state = "currently active"
@@ -75,9 +75,9 @@ func metaSchema(reg *registry, active []string) map[string]any {
 	return map[string]any{"type": "object", "properties": props}
 }
 
-func metaDescription(reg *registry, active []string) string {
+func metaDescription(groups []Group, active []string) string {
 	var on []string
-	for _, g := range reg.groups {
+	for _, g := range groups {
 		if slices.Contains(active, g.Name) {
 			on = append(on, g.Name)
 		}
@@ -92,12 +92,11 @@ func metaDescription(reg *registry, active []string) string {
 // metaEntry builds the reset_tools entry for a registry snapshot.
 func (tk *Toolkit) metaEntry(reg *registry) *entry {
 	t := &Tool{
-		Name:            MetaToolName,
-		Description:     MetaToolDescription,
-		InputSchema:     metaSchema(reg, nil),
-		Group:           BasicGroup,
-		ConcurrencySafe: true,
-		Idempotency:     Idempotent,
+		Name:        MetaToolName,
+		Description: MetaToolDescription,
+		InputSchema: metaSchema(reg.groups, nil),
+		group:       BasicGroup,
+		idempotency: Idempotent,
 	}
 	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
 		return tk.resetTools(ctx, call, w)

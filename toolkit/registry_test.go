@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -221,11 +222,11 @@ func TestRegistry(t *testing.T) {
 	mustAdd(t, tk, writes("b", nil), toolkit.InGroup("g"), toolkit.WithIdempotency(toolkit.Idempotent), toolkit.ConcurrencyUnsafe())
 
 	a, ok := tk.Get("a")
-	if !ok || !a.ReadOnly || a.Idempotency != toolkit.NoSideEffects || !a.ConcurrencySafe || a.Group != toolkit.BasicGroup {
+	if !ok || !a.ReadOnly() || a.Idempotency() != toolkit.NoSideEffects || !a.ConcurrencySafe() || a.Group() != toolkit.BasicGroup {
 		t.Errorf("a = %+v", a)
 	}
 	b, _ := tk.Get("b")
-	if b.ReadOnly || b.Idempotency != toolkit.Idempotent || b.ConcurrencySafe || b.Group != "g" {
+	if b.ReadOnly() || b.Idempotency() != toolkit.Idempotent || b.ConcurrencySafe() || b.Group() != "g" {
 		t.Errorf("b = %+v", b)
 	}
 	if meta, ok := tk.Get(toolkit.MetaToolName); !ok || meta.Name != toolkit.MetaToolName {
@@ -267,8 +268,60 @@ func TestRegistry(t *testing.T) {
 	}
 	// ReadOnly does not lower an explicit level.
 	mustAdd(t, tk, writes("d", nil), toolkit.WithIdempotency(toolkit.Idempotent), toolkit.ReadOnly())
-	if d, _ := tk.Get("d"); d.Idempotency != toolkit.Idempotent {
-		t.Errorf("d idempotency = %v", d.Idempotency)
+	if d, _ := tk.Get("d"); d.Idempotency() != toolkit.Idempotent {
+		t.Errorf("d idempotency = %v", d.Idempotency())
+	}
+}
+
+// TestToolDescribedOneWay: a Tool built by a constructor, or as a literal,
+// and described by options reads the same; a plain tool is concurrency
+// safe, whichever way it was built.
+func TestToolDescribedOneWay(t *testing.T) {
+	h := func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }
+	schema := map[string]any{"type": "object", "properties": map[string]any{}}
+	for _, base := range []*toolkit.Tool{
+		{Name: "lit", InputSchema: schema, Handler: h},
+		toolkit.Raw("raw", "", schema, h),
+		toolkit.Func("fn", "", func(context.Context, struct{}) (string, error) { return "", nil }),
+	} {
+		if !base.ConcurrencySafe() || base.ReadOnly() || base.Group() != toolkit.BasicGroup || base.Idempotency() != toolkit.IdempotencyUnknown {
+			t.Errorf("%s: a plain tool reads safe=%v readOnly=%v group=%q idempotency=%v", base.Name,
+				base.ConcurrencySafe(), base.ReadOnly(), base.Group(), base.Idempotency())
+		}
+		d, err := toolkit.Describe(base, toolkit.ReadOnly(), toolkit.ConcurrencyUnsafe(), toolkit.InGroup("g"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ConcurrencySafe() || !d.ReadOnly() || d.Group() != "g" || d.Idempotency() != toolkit.NoSideEffects {
+			t.Errorf("%s described: safe=%v readOnly=%v group=%q", base.Name, d.ConcurrencySafe(), d.ReadOnly(), d.Group())
+		}
+		if base.ReadOnly() {
+			t.Errorf("%s: Describe changed the tool it was given", base.Name)
+		}
+	}
+	if _, err := toolkit.Describe(toolkit.Raw("x", "", schema, h), toolkit.InGroup("")); !errors.Is(err, toolkit.ErrInvalidOption) {
+		t.Errorf("a bad option: %v", err)
+	}
+}
+
+// TestOnChangeOutsideTheLock: an OnChange function may use the toolkit;
+// it runs after the change, outside the toolkit's lock.
+func TestOnChangeOutsideTheLock(t *testing.T) {
+	tk := newToolkit(t, nil)
+	seen := make(chan int, 4)
+	tk.OnChange(func() { seen <- len(tk.Tools()) + len(tk.Schemas(nil)) })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mustAdd(t, tk, writes("a", nil))
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Add never returned: the OnChange function blocked on the toolkit")
+	}
+	if n := <-seen; n != 2 {
+		t.Errorf("the OnChange function saw %d tools and schemas, want the new tool (2)", n)
 	}
 }
 

@@ -164,14 +164,7 @@ func (a *Accumulator) Add(c *Chunk) error {
 			err = e
 		}
 	}
-	switch c.State {
-	case StateError:
-		a.state = StateError
-	case StateInterrupted, StateDenied:
-		if a.state != StateError {
-			a.state = c.State
-		}
-	}
+	a.state = MergeState(a.state, c.State)
 	if len(c.Metadata) > 0 {
 		if a.metadata == nil {
 			a.metadata = make(map[string]any, len(c.Metadata))

@@ -117,33 +117,50 @@ func (i Idempotency) String() string {
 // Retryable reports whether a failed call may be retried safely.
 func (i Idempotency) Retryable() bool { return i == NoSideEffects || i == Idempotent }
 
-// Tool is a named, schema-described Handler with flags. Build one with
-// Func, Stream or Raw, then register it with Toolkit.Add (which copies it
-// and validates it).
+// Tool is a named, schema-described Handler. Build one with Func, Stream
+// or Raw (or a literal with Name, Description, InputSchema and Handler);
+// describe it further with Options when it is registered (Toolkit.Add:
+// InGroup, ReadOnly, WithIdempotency, ConcurrencyUnsafe, WithPresets,
+// WithMiddleware), or with Describe outside a toolkit. The methods read
+// what the options set; a Tool a toolkit hands out (Call.Tool, Get, Tools)
+// is read-only.
 type Tool struct {
 	// Name is one NATS subject token: [A-Za-z0-9_-]+.
 	Name        string
 	Description string
 	// InputSchema is the JSON schema (type object) of the input.
 	InputSchema map[string]any
-	// ReadOnly: the tool changes nothing (permissions auto-allow it; the
-	// cache middleware may cache it).
-	ReadOnly bool
-	// ConcurrencySafe: the tool may run concurrently with other calls.
-	ConcurrencySafe bool
-	// Idempotency: whether repeating a call is safe (retry middleware).
-	Idempotency Idempotency
-	// Group is the tool group; "" means "basic".
-	Group string
-	// Presets are arguments hidden from the schema and always applied: at
-	// call time they override whatever the model sent.
-	Presets map[string]any
-	// Middleware wraps this tool only, inside the toolkit's middleware.
-	Middleware []Middleware
 	// Handler runs the tool.
 	Handler Handler
 
+	readOnly          bool
+	concurrencyUnsafe bool
+	idempotency       Idempotency
+	group             string
+	presets           map[string]any
+	middleware        []Middleware
+
 	err error // a construction error, reported by Toolkit.Add
+}
+
+// ReadOnly reports whether the tool changes nothing (option ReadOnly):
+// permissions may allow it more freely, the cache middleware may cache it.
+func (t *Tool) ReadOnly() bool { return t.readOnly }
+
+// ConcurrencySafe reports whether the tool may run concurrently with other
+// calls; it is, unless registered with ConcurrencyUnsafe.
+func (t *Tool) ConcurrencySafe() bool { return !t.concurrencyUnsafe }
+
+// Idempotency says whether repeating a call is safe (option
+// WithIdempotency; ReadOnly implies NoSideEffects).
+func (t *Tool) Idempotency() Idempotency { return t.idempotency }
+
+// Group is the tool's group (option InGroup); BasicGroup when it has none.
+func (t *Tool) Group() string {
+	if t.group == "" {
+		return BasicGroup
+	}
+	return t.group
 }
 
 // BasicGroup is the group that is always active.
@@ -196,7 +213,7 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 // output to w. The schema is inferred from In as for Func.
 func Stream[In any](name, description string, fn func(ctx context.Context, in In, w Writer) error) *Tool {
 	schema, err := SchemaFor[In]()
-	t := &Tool{Name: name, Description: description, InputSchema: schema, ConcurrencySafe: true, err: err}
+	t := &Tool{Name: name, Description: description, InputSchema: schema, err: err}
 	defaults := schemaDefaults(schema)
 	plan := newFieldPlan(reflect.TypeFor[In]())
 	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
@@ -256,7 +273,7 @@ func withDefaults(input, defaults map[string]any) map[string]any {
 // (an MCP server, a config file). The schema must be a JSON object schema:
 // "type": "object" with a "properties" object.
 func Raw(name, description string, schema map[string]any, h Handler) *Tool {
-	t := &Tool{Name: name, Description: description, InputSchema: schema, Handler: h, ConcurrencySafe: true}
+	t := &Tool{Name: name, Description: description, InputSchema: schema, Handler: h}
 	if schema == nil {
 		t.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}}
 	}

@@ -69,6 +69,7 @@ type Toolkit struct {
 	reg      atomic.Pointer[registry]
 	watchers map[int]func()
 	nextW    int
+	changed  bool // a commit under mu the watchers have not heard of
 }
 
 // registry is an immutable snapshot.
@@ -142,7 +143,7 @@ func InGroup(group string) Option {
 		if group == "" {
 			return fmt.Errorf("%w: empty group name", ErrInvalidOption)
 		}
-		r.tool.Group = group
+		r.tool.group = group
 		return nil
 	}
 }
@@ -151,9 +152,9 @@ func InGroup(group string) Option {
 // NoSideEffects unless an idempotency level was set.
 func ReadOnly() Option {
 	return func(r *registration) error {
-		r.tool.ReadOnly = true
-		if r.tool.Idempotency == IdempotencyUnknown {
-			r.tool.Idempotency = NoSideEffects
+		r.tool.readOnly = true
+		if r.tool.idempotency == IdempotencyUnknown {
+			r.tool.idempotency = NoSideEffects
 		}
 		return nil
 	}
@@ -165,7 +166,7 @@ func WithIdempotency(level Idempotency) Option {
 		if level < IdempotencyUnknown || level > Idempotent {
 			return fmt.Errorf("%w: idempotency level %d", ErrInvalidOption, level)
 		}
-		r.tool.Idempotency = level
+		r.tool.idempotency = level
 		return nil
 	}
 }
@@ -173,7 +174,7 @@ func WithIdempotency(level Idempotency) Option {
 // ConcurrencyUnsafe marks a tool that must not run concurrently with other
 // calls (clients may use the flag to serialise calls).
 func ConcurrencyUnsafe() Option {
-	return func(r *registration) error { r.tool.ConcurrencySafe = false; return nil }
+	return func(r *registration) error { r.tool.concurrencyUnsafe = true; return nil }
 }
 
 // WithPresets sets arguments that are hidden from the schema and always
@@ -183,7 +184,7 @@ func WithPresets(presets map[string]any) Option {
 		if len(presets) == 0 {
 			return fmt.Errorf("%w: empty presets", ErrInvalidOption)
 		}
-		r.tool.Presets = maps.Clone(presets)
+		r.tool.presets = maps.Clone(presets)
 		return nil
 	}
 }
@@ -195,7 +196,7 @@ func WithMiddleware(mws ...Middleware) Option {
 		if slices.ContainsFunc(mws, func(m Middleware) bool { return m == nil }) {
 			return fmt.Errorf("%w: nil middleware", ErrInvalidOption)
 		}
-		r.tool.Middleware = append(slices.Clone(r.tool.Middleware), mws...)
+		r.tool.middleware = append(slices.Clone(r.tool.middleware), mws...)
 		return nil
 	}
 }
@@ -211,27 +212,48 @@ func OnConflict(c Conflict) Option {
 	}
 }
 
-// Add registers a tool (a copy of t, adjusted by opts). It fails for an
-// invalid name, a bad schema, a missing handler, an unknown group, a
-// preset that is not a property, or a name that is taken (unless
-// OnConflict says otherwise). "reset_tools" is reserved.
-func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
+// Describe returns a copy of t described further by opts, as Add would
+// register it; for code that needs a described Tool outside a toolkit.
+// OnConflict has no effect here.
+func Describe(t *Tool, opts ...Option) (*Tool, error) {
+	r, err := describe(t, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.tool, nil
+}
+
+func describe(t *Tool, opts []Option) (registration, error) {
 	if t == nil {
-		return errors.New("toolbus: nil tool")
+		return registration{}, errors.New("toolbus: nil tool")
 	}
 	if t.err != nil {
-		return fmt.Errorf("toolbus: tool %q: %w", t.Name, t.err)
+		return registration{}, fmt.Errorf("toolbus: tool %q: %w", t.Name, t.err)
 	}
 	cp := *t
 	r := registration{tool: &cp}
 	for _, o := range opts {
+		if o == nil {
+			return registration{}, fmt.Errorf("toolbus: tool %q: %w: nil option", t.Name, ErrInvalidOption)
+		}
 		if err := o(&r); err != nil {
-			return fmt.Errorf("toolbus: tool %q: %w", t.Name, err)
+			return registration{}, fmt.Errorf("toolbus: tool %q: %w", t.Name, err)
 		}
 	}
-	if cp.Group == "" {
-		cp.Group = BasicGroup
+	cp.group = cp.Group()
+	return r, nil
+}
+
+// Add registers a tool (a copy of t, described by opts). It fails for an
+// invalid name, a bad schema, a missing handler, an unknown group, a
+// preset that is not a property, or a name that is taken (unless
+// OnConflict says otherwise). "reset_tools" is reserved.
+func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
+	r, err := describe(t, opts)
+	if err != nil {
+		return err
 	}
+	cp := r.tool
 	if !ValidName(cp.Name) {
 		return fmt.Errorf("toolbus: invalid tool name %q: must match [A-Za-z0-9_-]+ (one NATS subject token)", cp.Name)
 	}
@@ -241,16 +263,15 @@ func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
 	if cp.Handler == nil {
 		return fmt.Errorf("toolbus: tool %q has no handler", cp.Name)
 	}
-	if err := checkObjectSchema(cp.InputSchema); err != nil {
+	if err := CheckInputSchema(cp.InputSchema); err != nil {
 		return fmt.Errorf("toolbus: tool %q: %w", cp.Name, err)
 	}
-	tk.mu.Lock()
-	defer tk.mu.Unlock()
+	defer tk.lock()()
 	old := tk.reg.Load()
-	if cp.Group != BasicGroup && !slices.ContainsFunc(old.groups, func(g Group) bool { return g.Name == cp.Group }) {
-		return fmt.Errorf("toolbus: tool %q: group %q not found", cp.Name, cp.Group)
+	if cp.group != BasicGroup && !slices.ContainsFunc(old.groups, func(g Group) bool { return g.Name == cp.group }) {
+		return fmt.Errorf("toolbus: tool %q: group %q not found", cp.Name, cp.group)
 	}
-	e, err := newEntry(&cp, nil, old.middleware)
+	e, err := newEntry(cp, nil, old.middleware)
 	if err != nil {
 		return fmt.Errorf("toolbus: tool %q: %w", cp.Name, err)
 	}
@@ -277,8 +298,7 @@ func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
 
 // Remove unregisters tools by name; unknown names are ignored.
 func (tk *Toolkit) Remove(names ...string) {
-	tk.mu.Lock()
-	defer tk.mu.Unlock()
+	defer tk.lock()()
 	next := tk.reg.Load().clone()
 	changed := false
 	for _, n := range names {
@@ -295,8 +315,7 @@ func (tk *Toolkit) Remove(names ...string) {
 
 // Clear removes every tool and group. Middleware stays.
 func (tk *Toolkit) Clear() {
-	tk.mu.Lock()
-	defer tk.mu.Unlock()
+	defer tk.lock()()
 	old := tk.reg.Load()
 	tk.commit(&registry{byName: map[string]*entry{}, middleware: old.middleware})
 }
@@ -336,8 +355,7 @@ func (tk *Toolkit) AddGroup(g Group) error {
 	case g.Description == "":
 		return fmt.Errorf("toolbus: group %q needs a description", g.Name)
 	}
-	tk.mu.Lock()
-	defer tk.mu.Unlock()
+	defer tk.lock()()
 	next := tk.reg.Load().clone()
 	if slices.ContainsFunc(next.groups, func(x Group) bool { return x.Name == g.Name }) {
 		return fmt.Errorf("toolbus: group %q already exists", g.Name)
@@ -352,8 +370,7 @@ func (tk *Toolkit) RemoveGroup(name string) error {
 	if name == BasicGroup {
 		return fmt.Errorf("toolbus: group %q cannot be removed", BasicGroup)
 	}
-	tk.mu.Lock()
-	defer tk.mu.Unlock()
+	defer tk.lock()()
 	next := tk.reg.Load().clone()
 	i := slices.IndexFunc(next.groups, func(g Group) bool { return g.Name == name })
 	if i < 0 {
@@ -361,7 +378,7 @@ func (tk *Toolkit) RemoveGroup(name string) error {
 	}
 	next.groups = slices.Delete(next.groups, i, i+1)
 	next.order = slices.DeleteFunc(next.order, func(e *entry) bool {
-		if e.tool.Group == name {
+		if e.tool.group == name {
 			delete(next.byName, e.tool.Name)
 			return true
 		}
@@ -377,8 +394,7 @@ func (tk *Toolkit) Use(mws ...Middleware) {
 	if slices.ContainsFunc(mws, func(m Middleware) bool { return m == nil }) {
 		panic("toolbus: Use with a nil middleware")
 	}
-	tk.mu.Lock()
-	defer tk.mu.Unlock()
+	defer tk.lock()()
 	next := tk.reg.Load().clone()
 	next.middleware = append(slices.Clone(next.middleware), mws...)
 	for i, e := range next.order {
@@ -397,8 +413,7 @@ func (tk *Toolkit) Use(mws ...Middleware) {
 // call.Input. A property that exists in the tool's own schema is an error;
 // calling Extend again replaces the previous extension, and nil removes it.
 func (tk *Toolkit) Extend(name string, properties map[string]any, required ...string) error {
-	tk.mu.Lock()
-	defer tk.mu.Unlock()
+	defer tk.lock()()
 	next := tk.reg.Load().clone()
 	e, ok := next.byName[name]
 	if !ok {
@@ -423,9 +438,11 @@ func (tk *Toolkit) Extend(name string, properties map[string]any, required ...st
 	return nil
 }
 
-// OnChange registers fn to run (synchronously, after the change) whenever
-// tools or groups are added or removed. It returns a function that
-// unregisters fn.
+// OnChange registers fn to run whenever tools or groups are added or
+// removed. It runs on the goroutine that made the change, after the
+// change and outside the toolkit's lock, so it may read the toolkit (and
+// should read its current state: calls for concurrent changes may run
+// concurrently). It returns a function that unregisters fn.
 func (tk *Toolkit) OnChange(fn func()) (stop func()) {
 	tk.mu.Lock()
 	defer tk.mu.Unlock()
@@ -439,16 +456,32 @@ func (tk *Toolkit) OnChange(fn func()) (stop func()) {
 	}
 }
 
-// commit publishes a new snapshot; tk.mu is held.
+// lock takes the writers' lock. The function it returns releases it and
+// then, outside the lock, runs the OnChange functions when a change was
+// committed meanwhile.
+func (tk *Toolkit) lock() (unlock func()) {
+	tk.mu.Lock()
+	return func() {
+		var fns []func()
+		if tk.changed {
+			tk.changed = false
+			fns = slices.Collect(maps.Values(tk.watchers))
+		}
+		tk.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
+	}
+}
+
+// commit publishes a new snapshot; tk.mu is held (see lock).
 func (tk *Toolkit) commit(next *registry) {
 	next.meta = nil
 	if len(next.groups) > 0 {
 		next.meta = tk.metaEntry(next)
 	}
 	tk.reg.Store(next)
-	for _, fn := range tk.watchers {
-		fn()
-	}
+	tk.changed = true
 }
 
 func (r *registry) clone() *registry {
@@ -482,7 +515,7 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	schema := cloneJSON(t.InputSchema).(map[string]any)
 	StripTitles(schema)
 	props, _ := schema["properties"].(map[string]any)
-	for k := range t.Presets {
+	for k := range t.presets {
 		if _, ok := props[k]; !ok {
 			return nil, fmt.Errorf("preset %q is not a property of the input schema", k)
 		}
@@ -515,11 +548,13 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := Chain(Chain(t.Handler, t.Middleware...), mws...)
+	h := Chain(Chain(t.Handler, t.middleware...), mws...)
 	return &entry{tool: t, schema: schema, validator: v, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
 }
 
-func checkObjectSchema(s map[string]any) error {
+// CheckInputSchema reports whether s can be a tool's input schema: a JSON
+// object schema ("type": "object") with a "properties" object.
+func CheckInputSchema(s map[string]any) error {
 	if s == nil {
 		return errors.New("no input schema")
 	}
@@ -551,19 +586,20 @@ type Function struct {
 // group's tools and the active groups' tools, in registration order.
 // Unknown group names are ignored.
 func (tk *Toolkit) Schemas(active []string) []FunctionSchema {
+	c := tk.Catalog()
+	return c.Schemas(active)
+}
+
+// Catalog returns what the toolkit offers: its groups and its tools'
+// schemas, in registration order.
+func (tk *Toolkit) Catalog() Catalog {
 	reg := tk.reg.Load()
-	out := make([]FunctionSchema, 0, len(reg.order)+1)
-	if reg.meta != nil {
-		out = append(out, FunctionSchema{Type: "function", Function: Function{
-			Name: MetaToolName, Description: metaDescription(reg, active), Parameters: metaSchema(reg, active),
-		}})
+	c := Catalog{Groups: slices.Clone(reg.groups), Tools: make([]CatalogTool, len(reg.order))}
+	for i, e := range reg.order {
+		c.Tools[i] = CatalogTool{Group: e.tool.group, Schema: FunctionSchema{Type: "function", Function: Function{
+			Name: e.tool.Name, Description: e.tool.Description, Parameters: e.schema}}}
 	}
-	for _, e := range reg.order {
-		if e.tool.Group == BasicGroup || slices.Contains(active, e.tool.Group) {
-			out = append(out, e.functionSchema())
-		}
-	}
-	return out
+	return c
 }
 
 // SessionSchemas returns Schemas for the session's current activation.
@@ -578,26 +614,14 @@ func (tk *Toolkit) SessionSchemas(ctx context.Context, session string, minRevisi
 // ActiveGroups returns the session's active groups (its stored state, or
 // the groups marked Active by default) and the state revision.
 func (tk *Toolkit) ActiveGroups(ctx context.Context, session string, minRevision uint64) ([]string, uint64, error) {
-	groups, rev, ok, err := tk.state.Load(ctx, session, minRevision)
-	if err != nil {
-		return nil, 0, err
-	}
-	if !ok {
-		groups = groups[:0]
-		for _, g := range tk.reg.Load().groups {
-			if g.Active {
-				groups = append(groups, g.Name)
-			}
-		}
-	}
-	return groups, rev, nil
+	return LoadActive(ctx, tk.state, tk.reg.Load().groups, session, minRevision)
 }
 
 // Schema returns one tool's function schema as the model sees it.
 func (tk *Toolkit) Schema(name string) (FunctionSchema, bool) {
 	reg := tk.reg.Load()
 	if name == MetaToolName && reg.meta != nil {
-		return FunctionSchema{Type: "function", Function: Function{Name: MetaToolName, Description: metaDescription(reg, nil), Parameters: metaSchema(reg, nil)}}, true
+		return MetaSchema(reg.groups, nil), true
 	}
 	e := reg.byName[name]
 	if e == nil {

@@ -1,10 +1,10 @@
 // Package bustest is the behavioural test suite every transport of a
 // Toolkit must pass: the same tests run against the in-process
-// *toolkit.Toolkit and against bus.RemoteToolkit over a real NATS server,
+// *toolkit.Toolkit and against bus.Client over a real NATS server,
 // so the bus cannot drift from the core.
 //
 //	func TestLocal(t *testing.T) {
-//		bustest.Run(t, func(t *testing.T, tk *toolkit.Toolkit) bus.Caller { return tk })
+//		bustest.Run(t, func(t *testing.T, tk *toolkit.Toolkit) toolkit.Caller { return tk })
 //	}
 package bustest
 
@@ -21,13 +21,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 // Transport serves tk and returns the Caller that reaches it. It registers
 // its own cleanup with t.
-type Transport func(t *testing.T, tk *toolkit.Toolkit) bus.Caller
+type Transport func(t *testing.T, tk *toolkit.Toolkit) toolkit.Caller
 
 // guard bounds every wait in the suite: it only keeps a broken transport
 // from hanging the test run, it asserts nothing about speed.
@@ -157,7 +156,7 @@ func must(t *testing.T, err error) {
 
 // collect runs a call and returns its events, checking the invariants of
 // every call: exactly one final, last, whose ID is the call ID.
-func collect(t *testing.T, c bus.Caller, ctx context.Context, call toolkit.ToolCall) ([]toolkit.Event, *toolkit.Response) {
+func collect(t *testing.T, c toolkit.Caller, ctx context.Context, call toolkit.ToolCall) ([]toolkit.Event, *toolkit.Response) {
 	t.Helper()
 	var events []toolkit.Event
 	finals := 0
@@ -239,7 +238,7 @@ func RunConfig(t *testing.T, cfg Config) {
 	transport := cfg.Transport
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, f *fixture, c bus.Caller)
+		fn   func(t *testing.T, f *fixture, c toolkit.Caller)
 	}{
 		{"Echo", testEcho},
 		{"ErrorsEndInOneFinal", testErrors},
@@ -263,7 +262,7 @@ func RunConfig(t *testing.T, cfg Config) {
 	}
 }
 
-func testEcho(t *testing.T, f *fixture, c bus.Caller) {
+func testEcho(t *testing.T, f *fixture, c toolkit.Caller) {
 	_, final := collect(t, c, timeoutCtx(t), toolkit.ToolCall{ID: "echo-1", Name: "echo", Input: map[string]any{"text": "héllo"}})
 	if final.State != toolkit.StateSuccess || final.Code != "" || final.Text() != "héllo" {
 		t.Fatalf("final = %+v, want success héllo", final)
@@ -274,7 +273,7 @@ func testEcho(t *testing.T, f *fixture, c bus.Caller) {
 	}
 }
 
-func testErrors(t *testing.T, f *fixture, c bus.Caller) {
+func testErrors(t *testing.T, f *fixture, c toolkit.Caller) {
 	cases := []struct {
 		name  string
 		call  toolkit.ToolCall
@@ -301,7 +300,7 @@ func testErrors(t *testing.T, f *fixture, c bus.Caller) {
 	}
 }
 
-func testStreamingOrder(t *testing.T, f *fixture, c bus.Caller) {
+func testStreamingOrder(t *testing.T, f *fixture, c toolkit.Caller) {
 	var texts []string
 	var kinds []string
 	events, final := func() ([]toolkit.Event, *toolkit.Response) {
@@ -339,7 +338,7 @@ func testStreamingOrder(t *testing.T, f *fixture, c bus.Caller) {
 	}
 }
 
-func testCancel(t *testing.T, f *fixture, c bus.Caller) {
+func testCancel(t *testing.T, f *fixture, c toolkit.Caller) {
 	ctx, cancel := context.WithCancel(timeoutCtx(t))
 	go func() {
 		wait(t, f.started, "the tool started")
@@ -357,7 +356,7 @@ func testCancel(t *testing.T, f *fixture, c bus.Caller) {
 	}
 }
 
-func testDeadline(t *testing.T, f *fixture, c bus.Caller) {
+func testDeadline(t *testing.T, f *fixture, c toolkit.Caller) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, final := collect(t, c, ctx, toolkit.ToolCall{ID: "deadline-1", Name: "block"})
@@ -370,7 +369,7 @@ func testDeadline(t *testing.T, f *fixture, c bus.Caller) {
 	wait(t, f.observed, "the tool saw ctx.Done")
 }
 
-func testStopIterating(t *testing.T, f *fixture, c bus.Caller) {
+func testStopIterating(t *testing.T, f *fixture, c toolkit.Caller) {
 	for ev := range c.Call(timeoutCtx(t), toolkit.ToolCall{ID: "stop-1", Name: "stream", Input: map[string]any{"n": 3}}) {
 		if ev.Chunk != nil {
 			break
@@ -381,7 +380,7 @@ func testStopIterating(t *testing.T, f *fixture, c bus.Caller) {
 	wait(t, f.returned, "the tool returned after the caller stopped iterating")
 }
 
-func testGroups(t *testing.T, f *fixture, c bus.Caller) {
+func testGroups(t *testing.T, f *fixture, c toolkit.Caller) {
 	ctx := timeoutCtx(t)
 	const session = "s-groups"
 	names := func(rev uint64) []string {
@@ -436,7 +435,7 @@ func number(v any) (uint64, bool) {
 	return 0, false
 }
 
-func testLargeOutput(t *testing.T, f *fixture, c bus.Caller) {
+func testLargeOutput(t *testing.T, f *fixture, c toolkit.Caller) {
 	const textBytes, dataBytes, anonBytes = 3 << 20, 3 << 19, 3 << 19
 	_, final := collect(t, c, timeoutCtx(t), toolkit.ToolCall{ID: "big-1", Name: "big", Input: map[string]any{"text_bytes": textBytes, "data_bytes": dataBytes, "anon_bytes": anonBytes}})
 	if final.State != toolkit.StateSuccess {
@@ -472,7 +471,7 @@ func testLargeOutput(t *testing.T, f *fixture, c bus.Caller) {
 	}
 }
 
-func testConcurrent(t *testing.T, f *fixture, c bus.Caller) {
+func testConcurrent(t *testing.T, f *fixture, c toolkit.Caller) {
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Add(1)

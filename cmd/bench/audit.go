@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 
-	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 )
 
 // Wire-level error codes from the auditor (--audit).
@@ -59,8 +59,8 @@ func (a *auditor) expect(id string) {
 }
 
 func (a *auditor) onMsg(m *nats.Msg) {
-	f, err := bus.DecodeFrame(m.Data, false)
-	if err != nil {
+	f := new(wire.Frame)
+	if err := wire.Msgpack.Unmarshal(m.Data, f); err != nil || f.Check() != nil {
 		return // a raw baseline reply
 	}
 	a.mu.Lock()
@@ -73,7 +73,7 @@ func (a *auditor) onMsg(m *nats.Msg) {
 		c.gaps++
 	}
 	c.lastSeq = max(c.lastSeq, f.Seq)
-	if f.Kind == bus.KindFinal {
+	if f.Kind == wire.KindFinal {
 		c.finals++
 	}
 }

@@ -17,7 +17,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -340,7 +341,7 @@ func TestChecks(t *testing.T) {
 // auditor must count a call without a final, one with two finals and one
 // with a sequence gap, and nothing for a correct call or an unknown id.
 func TestAuditor(t *testing.T) {
-	s, err := bus.StartServer(&bus.ServerOptions{StoreDir: t.TempDir()})
+	s, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,16 +360,16 @@ func TestAuditor(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := connect()
-	send := func(id string, seq uint64, kind bus.Kind) {
+	send := func(id string, seq uint64, kind wire.Kind) {
 		t.Helper()
-		f := &bus.Frame{Kind: kind, ID: id, Seq: seq}
+		f := &wire.Frame{Kind: kind, ID: id, Seq: seq}
 		switch kind {
-		case bus.KindFinal:
+		case wire.KindFinal:
 			f.Final = &toolkit.Response{ID: id, State: toolkit.StateSuccess}
-		case bus.KindChunk:
+		case wire.KindChunk:
 			f.Chunk = &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}}
 		}
-		data, err := bus.EncodeFrame(f, false)
+		data, err := wire.Msgpack.Marshal(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,14 +380,14 @@ func TestAuditor(t *testing.T) {
 	for _, id := range []string{"ok", "none", "twice", "gap"} {
 		a.expect(id)
 	}
-	send("ok", 1, bus.KindChunk)
-	send("ok", 2, bus.KindFinal)
-	send("none", 1, bus.KindChunk)
-	send("twice", 1, bus.KindFinal)
-	send("twice", 2, bus.KindFinal)
-	send("gap", 1, bus.KindChunk)
-	send("gap", 3, bus.KindFinal)
-	send("stranger", 1, bus.KindFinal)
+	send("ok", 1, wire.KindChunk)
+	send("ok", 2, wire.KindFinal)
+	send("none", 1, wire.KindChunk)
+	send("twice", 1, wire.KindFinal)
+	send("twice", 2, wire.KindFinal)
+	send("gap", 1, wire.KindChunk)
+	send("gap", 3, wire.KindFinal)
+	send("stranger", 1, wire.KindFinal)
 	if err := pub.Publish(prefix+".raw", []byte("not a frame")); err != nil {
 		t.Fatal(err)
 	}

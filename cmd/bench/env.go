@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -25,8 +26,8 @@ import (
 // a fleet of worker hosts, and the caller's connection.
 type env struct {
 	cfg    *config
-	srv    *bus.Server // nil with --nats
-	url    string      // "" for in-process
+	srv    *embedded.Server // nil with --nats
+	url    string           // "" for in-process
 	caller *nats.Conn
 	client *bus.Client
 	fleet  fleet
@@ -58,11 +59,11 @@ func newEnv(ctx context.Context, cfg *config) (e *env, err error) {
 	case cfg.natsURL != "":
 		e.url = cfg.natsURL
 	default:
-		so := &bus.ServerOptions{MaxPayload: cfg.maxPayload}
+		so := &embedded.Options{MaxPayload: cfg.maxPayload}
 		if cfg.transport == "tcp" || cfg.workers > 0 {
 			so.Listen = "127.0.0.1:0"
 		}
-		if e.srv, err = bus.StartServer(so); err != nil {
+		if e.srv, err = embedded.Start(so); err != nil {
 			return nil, err
 		}
 		e.url = e.srv.ClientURL()

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 
-	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -181,7 +181,7 @@ func consume(events func(func(toolkit.Event) bool), id string, onChunk func(*too
 	case final.ID != id:
 		return nil, errWrongID
 	}
-	if _, lost := final.Metadata[bus.MetaLostChunks]; lost {
+	if _, lost := final.Metadata[wire.MetaLostChunks]; lost {
 		return nil, errLostChunks
 	}
 	return final, ""
@@ -273,7 +273,7 @@ func busGroups(e *env) callFunc {
 			Input: map[string]any{"text": text}}), id, nil)
 		o := checkText(final, code, text)
 		if o.code == "" {
-			o.cross = reset.Metadata[bus.MetaWorker] != final.Metadata[bus.MetaWorker]
+			o.cross = reset.Metadata[wire.MetaWorker] != final.Metadata[wire.MetaWorker]
 			if o.cross {
 				o.extra = time.Since(t0)
 			}

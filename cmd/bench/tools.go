@@ -212,7 +212,7 @@ func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (h *host, err 
 	if err != nil {
 		return nil, err
 	}
-	state, err := bus.NewKVState(ctx, js, bus.KVStateConfig{Bucket: groupsBucket, Storage: jetstream.MemoryStorage})
+	state, err := bus.NewKVState(ctx, js, &bus.KVStateOptions{Bucket: groupsBucket, Storage: jetstream.MemoryStorage})
 	if err != nil {
 		return nil, err
 	}

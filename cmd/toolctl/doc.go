@@ -47,7 +47,7 @@
 // # tools and groups
 //
 // `tools` lists what the whole fleet serves, from the workers'
-// announcements (bus.Fleet), merged by name; WORKERS counts the instances
+// announcements (discovery.Fleet), merged by name; WORKERS counts the instances
 // serving a tool. With --session it lists only what that session can call
 // now: the basic group and the session's active groups. `groups` lists the
 // groups with their default state and, with --session, the session's

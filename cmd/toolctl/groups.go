@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"slices"
 	"text/tabwriter"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -49,31 +45,17 @@ func (o *groupsOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) > 0 {
 		return e.usagef("unexpected argument %q: toolctl groups [--session S], or toolctl groups set --session S GROUP…", args[0])
 	}
-	fleet, code := e.fleet(ctx, o.wait)
+	c, fleet, code := e.fleet(ctx, o.wait)
 	if fleet == nil {
 		return code
 	}
-	defer fleet.Close()
 	groups := fleet.Groups()
 	var active []string
 	if o.session != "" {
-		state, code := e.groupState(ctx)
-		if code != exitOK {
-			return code
-		}
-		stored, _, ok, err := state.Load(ctx, o.session, 0)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "toolctl: reading the groups of session %q: %v\n", o.session, err)
+		var err error
+		if active, err = c.ActiveGroups(ctx, o.session, 0); err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
-		}
-		if ok {
-			active = stored
-		} else {
-			for _, g := range groups {
-				if g.Active {
-					active = append(active, g.Name)
-				}
-			}
 		}
 	}
 	if o.json {
@@ -145,28 +127,4 @@ func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
 		fmt.Fprintf(e.stderr, "toolctl: reset_tools ended %s (code %s)\n", r.State, r.Code)
 	}
 	return exitFor(r)
-}
-
-// groupState returns the fleet's group state (the KV bucket the workers
-// share). Before any worker created the bucket, no session has chosen:
-// an empty state stands in.
-func (e *env) groupState(ctx context.Context) (toolkit.GroupState, int) {
-	nc, err := e.conn()
-	if err != nil {
-		return nil, exitCode(err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "toolctl: JetStream:", err)
-		return nil, exitError
-	}
-	if _, err := js.KeyValue(ctx, bus.DefaultGroupsBucket); errors.Is(err, jetstream.ErrBucketNotFound) {
-		return toolkit.NewMemoryState(), exitOK
-	}
-	state, err := bus.NewKVState(ctx, js, bus.KVStateConfig{})
-	if err != nil {
-		fmt.Fprintln(e.stderr, "toolctl: reading the group state:", err)
-		return nil, exitError
-	}
-	return state, exitOK
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/toolbus/toolbus/bus"
-	"github.com/toolbus/toolbus/mcp"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -33,21 +30,14 @@ type headersOptions struct {
 
 func (o *headersOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.instance, "instance", "", "only this worker `instance` (default: every live worker)")
-	fs.DurationVar(&o.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers when finding them")
-}
-
-// headersRequest is the body of tools.control.<instance>.mcp_headers (the
-// worker decodes it as an mcp.RuntimeHeadersRequest).
-type headersRequest struct {
-	Server  string            `json:"server"`
-	Headers map[string]string `json:"headers"`
+	fs.DurationVar(&o.wait, "wait", discovery.DefaultDiscoverWindow, "how long to collect the workers' answers when finding them")
 }
 
 func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
 		return e.usagef("mcp-headers takes a server name and headers: toolctl mcp-headers SERVER [NAME=VALUE...]")
 	}
-	req := headersRequest{Server: args[0], Headers: map[string]string{}}
+	req := wire.HeadersRequest{Server: args[0], Headers: map[string]string{}}
 	for _, kv := range args[1:] {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(name) == "" {
@@ -63,7 +53,7 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	instances := []string{o.instance}
 	if o.instance == "" {
-		fleet, code := e.fleet(ctx, o.wait)
+		_, fleet, code := e.fleet(ctx, o.wait)
 		if fleet == nil {
 			return code
 		}
@@ -71,20 +61,21 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 		for _, in := range fleet.Instances() {
 			instances = append(instances, in.ID)
 		}
-		fleet.Close()
 	}
 	nc, err := e.conn()
 	if err != nil {
 		return exitCode(err)
 	}
-	body, _ := json.Marshal(req)
+	body, err := wire.Msgpack.Marshal(&req)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
 	code := exitOK
 	applied := 0
 	for _, id := range instances {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		msg := &nats.Msg{Subject: mcp.RuntimeHeadersSubject(id), Data: body, Header: nats.Header{}}
-		msg.Header.Set(bus.HeaderContentType, bus.ContentTypeJSON)
-		m, err := nc.RequestMsgWithContext(rctx, msg)
+		m, err := nc.RequestWithContext(rctx, wire.HeadersSubject(id), body)
 		cancel()
 		if err != nil {
 			if o.instance != "" {
@@ -93,11 +84,8 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 			}
 			continue // a worker without mcp_servers does not listen
 		}
-		var reply struct {
-			OK    bool   `json:"ok"`
-			Error string `json:"error"`
-		}
-		if err := json.Unmarshal(m.Data, &reply); err != nil {
+		var reply wire.HeadersReply
+		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &reply); err != nil {
 			fmt.Fprintf(e.stderr, "toolctl: worker %s: undecodable reply: %v\n", id, err)
 			code = exitError
 			continue

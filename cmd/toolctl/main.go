@@ -69,6 +69,7 @@ type env struct {
 	cfg            *config.Config
 	nc             *nats.Conn
 	client         *bus.Client
+	closers        []func() error // run by close, before the connection closes
 }
 
 // exitStatus is returned by env methods after they printed the problem:
@@ -146,6 +147,9 @@ func (e *env) bus() (*bus.Client, error) {
 }
 
 func (e *env) close() {
+	for _, c := range e.closers {
+		c()
+	}
 	if e.client != nil {
 		e.client.Close()
 	}

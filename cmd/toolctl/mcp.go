@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/mcp"
 )
 
@@ -84,6 +85,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil)) // stdout is the MCP stream in stdio mode
 	g, err := mcp.NewGateway(ctx, nc, &mcp.GatewayOptions{
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
+		Client: &bus.ClientOptions{Filter: e.permissionFilter(log)},
 	})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -66,7 +67,7 @@ type mcpStepsIn struct {
 // steps (progress), and returns the NATS URL.
 func startMCPFleet(t *testing.T) string {
 	t.Helper()
-	srv, err := bus.StartServer(&bus.ServerOptions{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func startMCPFleet(t *testing.T) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
 	defer cancel()
-	state, err := bus.NewKVState(ctx, js, bus.KVStateConfig{})
+	state, err := bus.NewKVState(ctx, js, &bus.KVStateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

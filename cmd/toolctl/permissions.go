@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"slices"
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -229,94 +227,6 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "  %s %s (%s)\n", r.Behavior, r.String(), r.Source)
 	}
 	return exitOK
-}
-
-// permitted drops from visible the tools session can never run: a tool
-// stays when at least one instance serving it either checks no
-// permissions or, with its announced default mode and rules and the
-// session's stored mode and rules, could run some call of it (see
-// permission.NeverRuns: a name-level deny rule, or explore mode and a tool
-// that is never read-only, hide it).
-func (e *env) permitted(ctx context.Context, fleet *bus.Fleet, session string, visible map[string]bool) int {
-	policies := map[string]*bus.AnnouncedPermissions{}
-	checked := false
-	for _, in := range fleet.Instances() {
-		policies[in.ID] = in.Permissions
-		checked = checked || in.Permissions != nil
-	}
-	if !checked {
-		return exitOK
-	}
-	st, code := e.store(ctx)
-	if st == nil {
-		return code
-	}
-	var schemas []toolkit.FunctionSchema
-	for name := range visible {
-		schemas = append(schemas, toolkit.FunctionSchema{Type: "function", Function: toolkit.Function{Name: name}})
-	}
-	lookup := func(name string) (*toolkit.Tool, bool) {
-		t, ok := fleet.Tool(name)
-		if !ok {
-			return nil, false
-		}
-		return &toolkit.Tool{Name: t.Name, ReadOnly: t.ReadOnly}, true
-	}
-	runs := map[string]map[string]bool{} // instance → tools it may run
-	for id, p := range policies {
-		if p == nil {
-			continue
-		}
-		g, err := permission.NewGuard(st, e.announcedOptions(id, p))
-		if err != nil {
-			fmt.Fprintln(e.stderr, "toolctl:", err)
-			return exitError
-		}
-		kept, err := g.Filter(ctx, session, schemas, lookup)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "toolctl: reading the permissions of session %q: %v\n", session, err)
-			return exitError
-		}
-		runs[id] = map[string]bool{}
-		for _, s := range kept {
-			runs[id][s.Function.Name] = true
-		}
-	}
-	for name := range visible {
-		t, ok := fleet.Tool(name)
-		if !ok {
-			continue // reset_tools: not announced, served everywhere
-		}
-		if !slices.ContainsFunc(t.Instances, func(id string) bool { return policies[id] == nil || runs[id][name] }) {
-			delete(visible, name)
-		}
-	}
-	return exitOK
-}
-
-// announcedOptions are the guard options of an instance's announced
-// permissions; a rule this toolctl cannot read is left out, with a warning.
-func (e *env) announcedOptions(instance string, p *bus.AnnouncedPermissions) *permission.Options {
-	opts := &permission.Options{}
-	if m, err := permission.ParseMode(p.Mode); err == nil {
-		opts.Mode = m
-	} else {
-		fmt.Fprintf(e.stderr, "toolctl: worker %s announces %v; taken as default\n", instance, err)
-	}
-	for _, list := range []struct {
-		specs []string
-		b     permission.Behavior
-	}{{p.Deny, permission.Deny}, {p.Ask, permission.Ask}, {p.Allow, permission.Allow}} {
-		for _, spec := range list.specs {
-			r, err := permission.ParseRule(spec, list.b)
-			if err != nil {
-				fmt.Fprintf(e.stderr, "toolctl: worker %s announces %v; left out\n", instance, err)
-				continue
-			}
-			opts.Rules = append(opts.Rules, r)
-		}
-	}
-	return opts
 }
 
 // approvalHint tells the human how to let an approval_required call run.

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"text/tabwriter"
+
+	"github.com/toolbus/toolbus/skill"
 )
 
 func init() {
@@ -40,27 +42,22 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.session != "" && o.json {
 		return e.usagef("--json lists the skills; --session prints a prompt: give one of them")
 	}
-	fleet, code := e.fleet(ctx, o.wait)
+	c, fleet, code := e.fleet(ctx, o.wait)
 	if fleet == nil {
 		return code
 	}
-	defer fleet.Close()
 	if o.session != "" {
-		state, code := e.groupState(ctx)
-		if code != exitOK {
-			return code
-		}
-		prompt, err := fleet.SkillInstructions(ctx, state, o.session, 0)
+		active, err := c.ActiveGroups(ctx, o.session, 0)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "toolctl: reading the groups of session %q: %v\n", o.session, err)
+			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
-		if prompt != "" {
+		if prompt := skill.FleetInstructions(fleet, active); prompt != "" {
 			fmt.Fprintln(e.stdout, prompt)
 		}
 		return exitOK
 	}
-	skills := fleet.Skills()
+	skills := skill.FleetSkills(fleet, nil)
 	if o.json {
 		out := make([]skillJSON, len(skills))
 		for i, s := range skills {

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/permission"
 )
 
 func init() {
@@ -34,7 +37,7 @@ type fleetFlags struct {
 func (f *fleetFlags) add(fs *flag.FlagSet, sessionUsage, jsonUsage string) {
 	fs.StringVar(&f.session, "session", "", sessionUsage)
 	fs.BoolVar(&f.json, "json", false, jsonUsage)
-	fs.DurationVar(&f.wait, "wait", bus.DefaultDiscoverWindow, "how long to collect the workers' answers")
+	fs.DurationVar(&f.wait, "wait", discovery.DefaultDiscoverWindow, "how long to collect the workers' answers")
 }
 
 type toolsOptions struct{ fleetFlags }
@@ -59,18 +62,22 @@ func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) > 0 {
 		return e.usagef("tools takes no arguments, got %q", args[0])
 	}
-	fleet, code := e.fleet(ctx, o.wait)
+	c, fleet, code := e.fleet(ctx, o.wait)
 	if fleet == nil {
 		return code
 	}
-	defer fleet.Close()
 	tools := fleet.Tools()
 	if o.session != "" {
-		visible, code := e.sessionTools(ctx, fleet, o.session)
-		if visible == nil {
-			return code
+		schemas, err := c.SessionSchemas(ctx, o.session, 0)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
 		}
-		tools = slices.DeleteFunc(tools, func(t bus.FleetTool) bool { return !visible[t.Name] })
+		visible := map[string]bool{}
+		for _, s := range schemas {
+			visible[s.Function.Name] = true
+		}
+		tools = slices.DeleteFunc(tools, func(t discovery.Tool) bool { return !visible[t.Name] })
 	}
 	if o.json {
 		out := make([]toolJSON, len(tools))
@@ -98,48 +105,48 @@ func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-// fleet discovers the live workers; with none it prints why and returns
-// a nil Fleet and the exit code.
-func (e *env) fleet(ctx context.Context, wait time.Duration) (*bus.Fleet, int) {
+// fleet returns the client the fleet commands list through (collecting
+// the workers' announcements for wait, leaving out of a session's listing
+// what it can never run) and its view of the fleet; with no worker it
+// prints why and returns a nil Fleet and the exit code.
+func (e *env) fleet(ctx context.Context, wait time.Duration) (*bus.Client, *discovery.Fleet, int) {
 	if wait <= 0 {
-		return nil, e.usagef("--wait must be positive, got %v", wait)
+		return nil, nil, e.usagef("--wait must be positive, got %v", wait)
 	}
 	nc, err := e.conn()
 	if err != nil {
-		return nil, exitCode(err)
+		return nil, nil, exitCode(err)
 	}
-	fleet, err := bus.NewFleet(ctx, nc, bus.FleetConfig{DiscoverWindow: wait})
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := bus.NewClient(nc, &bus.ClientOptions{Logger: log, DiscoverWindow: wait, Filter: e.permissionFilter(log)})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
-		return nil, exitError
+		return nil, nil, exitError
+	}
+	e.closers = append(e.closers, c.Close)
+	fleet, err := c.Fleet(ctx)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return nil, nil, exitError
 	}
 	if len(fleet.Instances()) == 0 {
-		fleet.Close()
 		fmt.Fprintf(e.stderr, "toolctl: no worker answered on %s within %v\n", e.url(), wait)
-		return nil, exitError
+		return nil, nil, exitError
 	}
-	return fleet, exitOK
+	return c, fleet, exitOK
 }
 
-// sessionTools returns the names of the tools session may call now.
-func (e *env) sessionTools(ctx context.Context, fleet *bus.Fleet, session string) (map[string]bool, int) {
-	state, code := e.groupState(ctx)
-	if code != exitOK {
-		return nil, code
-	}
-	schemas, err := fleet.SessionSchemas(ctx, state, session, 0)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolctl: reading the groups of session %q: %v\n", session, err)
-		return nil, exitError
-	}
-	visible := map[string]bool{}
-	for _, s := range schemas {
-		visible[s.Function.Name] = true
-	}
-	if code := e.permitted(ctx, fleet, session, visible); code != exitOK {
-		return nil, code
-	}
-	return visible, exitOK
+// permissionFilter leaves out of a session's listing the tools it can
+// never run (permission.ListFilter), reading the fleet's permission store
+// only when a worker checks permissions.
+func (e *env) permissionFilter(log *slog.Logger) bus.ListFilter {
+	return permission.ListFilter(func(ctx context.Context) (permission.Store, error) {
+		st, code := e.store(ctx)
+		if st == nil {
+			return nil, exitStatus{code}
+		}
+		return st, nil
+	}, log)
 }
 
 // firstLine returns the first line of s, cut to n runes.

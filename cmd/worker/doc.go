@@ -13,7 +13,8 @@
 // (bus.KVState: every worker of the fleet sees the same activation per
 // session), registers the configured groups and built-in tools, starts the
 // mounts (see mount.go), installs the middleware, serves the toolkit
-// (bus.Serve) and announces its tools (bus.Announcer), and logs one line:
+// (bus.Serve) and announces its tools (a discovery.Announcer), and logs
+// one line:
 //
 //	level=INFO msg="toolbus worker ready" instance=host-4711 nats=nats://127.0.0.1:4222 embedded=true queue=toolbus tools=echo,sleep,... groups=none try="go run ./cmd/toolctl call echo '{\"text\":\"hi\"}'"
 //

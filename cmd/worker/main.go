@@ -23,6 +23,7 @@ import (
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -208,7 +209,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // running is a started worker and everything it must stop.
 type running struct {
 	instance string
-	srv      *bus.Server // nil when connected to an existing server
+	srv      *embedded.Server // nil when connected to an existing server
 	nc       *nats.Conn
 	worker   *bus.Worker // announces the toolkit too
 	stops    []func()    // the mounts', in start order
@@ -249,7 +250,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		var berr error
-		state, berr = bus.NewKVState(bctx, js, bus.KVStateConfig{Replicas: kvReplicas})
+		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: kvReplicas})
 		return berr
 	}, nil)
 	if err != nil {
@@ -277,9 +278,6 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		}
 	}
 	tk.Use(chain(cfg.Middleware, log, env.middleware)...)
-	for _, u := range unmounted(cfg) {
-		log.Warn(u + " configured, but this worker has no mount for them: ignored")
-	}
 
 	r.worker, err = bus.Serve(r.nc, tk, &bus.WorkerOptions{
 		Queue:       cfg.QueueGroup,
@@ -287,8 +285,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		MaxInFlight: cfg.Middleware.MaxInFlight,
 		Logger:      log,
 		Version:     version(),
-		Skills:      env.Skills,
-		Permissions: env.Permissions,
+		Meta:        env.meta,
 	})
 	if err != nil {
 		return nil, err
@@ -355,7 +352,7 @@ func (r *running) close() {
 // startServer starts the embedded NATS server, after checking that its
 // address is free so that a second worker on the same machine is told why
 // it cannot start.
-func startServer(e config.Embedded) (*bus.Server, error) {
+func startServer(e config.Embedded) (*embedded.Server, error) {
 	if _, port, _ := net.SplitHostPort(e.Listen); port != "0" {
 		l, err := net.Listen("tcp", e.Listen)
 		if err != nil {
@@ -366,7 +363,7 @@ func startServer(e config.Embedded) (*bus.Server, error) {
 	if err := os.MkdirAll(e.StoreDir, 0o755); err != nil {
 		return nil, fmt.Errorf("JetStream store: %w", err)
 	}
-	return bus.StartServer(&bus.ServerOptions{Listen: e.Listen, StoreDir: e.StoreDir})
+	return embedded.Start(&embedded.Options{Listen: e.Listen, StoreDir: e.StoreDir})
 }
 
 // connect dials the configured NATS servers, retrying while none answers

@@ -13,8 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 
-	"github.com/toolbus/toolbus/bus"
-	"github.com/toolbus/toolbus/mcp"
+	"github.com/toolbus/toolbus/bus/wire"
 )
 
 // headerPeer is a go-sdk Streamable HTTP server whose "headers" tool
@@ -90,7 +89,7 @@ func TestMCPRuntimeHeaders(t *testing.T) {
 	}
 	for i, s := range steps {
 		if s.control != "" {
-			m, err := nc.RequestMsg(jsonControl(mcp.RuntimeHeadersSubject("hw1"), s.control), guard)
+			m, err := nc.RequestMsg(jsonControl(wire.HeadersSubject("hw1"), s.control), guard)
 			if err != nil || !strings.Contains(string(m.Data), s.reply) {
 				t.Fatalf("step %d: control %s: %v, reply %s; want %s", i, s.control, err, m.Data, s.reply)
 			}
@@ -133,6 +132,6 @@ func TestMCPRuntimeHeaders(t *testing.T) {
 // Content-Type:application/json` sends it.
 func jsonControl(subject, body string) *nats.Msg {
 	m := &nats.Msg{Subject: subject, Data: []byte(body), Header: nats.Header{}}
-	m.Header.Set(bus.HeaderContentType, bus.ContentTypeJSON)
+	m.Header.Set(wire.HeaderContentType, wire.ContentTypeJSON)
 	return m
 }

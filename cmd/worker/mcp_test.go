@@ -10,8 +10,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/toolbus/toolbus/mcp"
+	"github.com/toolbus/toolbus/bus/wire"
 )
 
 // everythingEntry returns server-everything's entry point, installed
@@ -116,7 +115,7 @@ func TestMCPMount(t *testing.T) {
 		{`{"server":"nowhere","headers":{}}`, `"ok":false`},
 		{`not json`, `undecodable request`},
 	} {
-		m, err := nc.RequestMsg(jsonControl(mcp.RuntimeHeadersSubject(w.instance), c.body), guard)
+		m, err := nc.RequestMsg(jsonControl(wire.HeadersSubject(w.instance), c.body), guard)
 		if err != nil || !strings.Contains(string(m.Data), c.want) {
 			t.Errorf("control request %s: %v, reply %s; want %s in it", c.body, err, m.Data, c.want)
 		}
@@ -124,15 +123,16 @@ func TestMCPMount(t *testing.T) {
 }
 
 // Server configurations that the mcp package rejects make --check-config
-// fail with the reason (and the worker would refuse to start).
+// fail with the reason and the line (the config checks each server with
+// mcp.ServerConfig.Validate), and the worker would refuse to start.
 func TestMCPCheckConfig(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
 		{"forbidden header", "mcp_servers:\n  - name: api\n    url: http://127.0.0.1:1/mcp\n    headers: {Host: evil.example}\n",
-			`mcp_servers[0] (api): toolbus/mcp: invalid server config "api": headers:`},
+			`worker.yaml:4: mcp_servers[0].headers: header "Host" is managed by the HTTP or MCP transport and cannot be set`},
 		{"empty tool name", "mcp_servers:\n  - name: fs\n    command: mcp-server-filesystem\n    enable_tools: [\"\"]\n",
-			`mcp_servers[0] (fs): toolbus/mcp: invalid server config "fs": enable_tools contains an empty name`},
+			`worker.yaml:4: mcp_servers[0].enable_tools: contains an empty name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

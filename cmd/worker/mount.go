@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"log/slog"
-	"slices"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -18,10 +16,6 @@ import (
 // its own in this package and registers itself from init:
 //
 //	func init() { addMount("skills", mountSkills) }
-//
-// The mount named "mcp" serves the config's mcp_servers and the one named
-// "skills" its skills; until they exist a worker whose config has either
-// logs that it ignores them.
 //
 // Mounts start in name order, after the configured groups and the built-in
 // tools are registered and before the worker subscribes, so their tools
@@ -55,32 +49,20 @@ type mountEnv struct {
 	JetStream jetstream.JetStream
 	Instance  string
 	Logger    *slog.Logger
-	// Skills, set by the skills mount, is announced with the tools.
-	Skills bus.SkillCatalog
-	// Permissions, set by the permission mount, is announced with the
-	// tools.
-	Permissions *bus.AnnouncedPermissions
 
 	middleware []toolkit.Middleware
-}
-
-// sections are the config sections a mount of that name serves; a worker
-// whose config fills one without such a mount warns that it ignores it.
-var sections = map[string]string{"mcp": "mcp_servers", "skills": "skills"}
-
-// unmounted names the config sections that are filled in but served by no
-// mount.
-func unmounted(cfg *config.Config) []string {
-	filled := map[string]bool{"mcp_servers": len(cfg.MCPServers) > 0, "skills": len(cfg.Skills) > 0}
-	var out []string
-	for _, name := range []string{"mcp", "skills"} {
-		if filled[sections[name]] && !slices.ContainsFunc(mounts, func(m mount) bool { return m.name == name }) {
-			out = append(out, sections[name])
-		}
-	}
-	return out
+	meta       map[string]func() any
 }
 
 // Use adds middleware to every call, inside the logging middleware and
 // outside the rate limits and timeouts, in the order of the calls to Use.
 func (e *mountEnv) Use(mws ...toolkit.Middleware) { e.middleware = append(e.middleware, mws...) }
+
+// Announce adds a part to the worker's announcements, under key
+// (discovery.AnnouncerOptions.Meta).
+func (e *mountEnv) Announce(key string, part func() any) {
+	if e.meta == nil {
+		e.meta = map[string]func() any{}
+	}
+	e.meta[key] = part
+}

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
-	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/mcp"
 )
 
@@ -13,7 +10,8 @@ import (
 // mcp__<server>__<tool> (package mcp): a server that is down when the
 // worker starts is skipped with a warning and retried in the background;
 // a configuration error (an enable_tools name the server does not list)
-// stops the start. --check-config validates each server's configuration.
+// stops the start. The configuration of each server is checked with the
+// rest of the config (mcp.ServerConfig.Validate).
 //
 // The mount also answers runtime-header rotations on the worker's control
 // subject (mcp.RuntimeHeadersSubject: tools.control.<instance>.mcp_headers,
@@ -22,29 +20,10 @@ import (
 // new MCP session; empty headers restore the configured ones. Each worker
 // holds its own sessions, so `toolctl mcp-headers` sends it to every
 // instance (or --instance for one).
-func init() {
-	addMount("mcp", mountMCP)
-	addCheck(checkMCP)
-}
-
-// mcpConfigs converts the config's servers.
-func mcpConfigs(cfg *config.Config) []mcp.ServerConfig {
-	out := make([]mcp.ServerConfig, len(cfg.MCPServers))
-	for i, s := range cfg.MCPServers {
-		out[i] = mcp.ServerConfig{
-			Name: s.Name, Transport: mcp.Transport(s.Transport),
-			Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers,
-			Mode: mcp.Mode(s.Mode), Group: s.Group,
-			EnableTools: s.EnableTools, DisableTools: s.DisableTools,
-			Timeout: mcp.Duration(s.Timeout),
-		}
-	}
-	return out
-}
+func init() { addMount("mcp", mountMCP) }
 
 func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
-	cfgs := mcpConfigs(env.Config)
+	cfgs := env.Config.MCPServers
 	if len(cfgs) == 0 {
 		return nil, nil
 	}
@@ -66,15 +45,4 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 			env.Logger.Warn("closing the MCP servers", "err", err)
 		}
 	}, nil
-}
-
-// checkMCP validates each server's configuration as the mount will.
-func checkMCP(cfg *config.Config) ([]string, error) {
-	var errs []error
-	for i, c := range mcpConfigs(cfg) {
-		if err := c.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("mcp_servers[%d] (%s): %w", i, c.Name, err))
-		}
-	}
-	return nil, errors.Join(errs...)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/permission"
 )
 
@@ -49,7 +49,7 @@ func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
 		return nil, err
 	}
 	env.Use(permission.Middleware(g))
-	env.Permissions = &bus.AnnouncedPermissions{Mode: string(mode), Allow: p.Allow, Deny: p.Deny, Ask: p.Ask}
+	env.Announce(wire.MetaPermissions, permission.Announce(permission.Announced{Mode: string(mode), Allow: p.Allow, Deny: p.Deny, Ask: p.Ask}))
 	var specs []string
 	for _, r := range rules {
 		specs = append(specs, string(r.Behavior)+" "+r.String())

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/skill"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -19,7 +20,7 @@ import (
 // worker's announcements, so clients render the <agent-skills> prompt
 // (toolctl skills). The Skill tool of any worker with skills answers for
 // every skill of the fleet: its own from its files, the others' by asking
-// a worker that declares them (bus.ServeSkills on tools.skill.<instance>).
+// a worker that declares them (skill.Serve on tools.skill.<instance>).
 // A bad SKILL.md or a missing directory is logged and skipped, never
 // fatal; --check-config lists them as warnings. Edited files are picked up
 // without a restart.
@@ -53,11 +54,11 @@ func mountSkills(ctx context.Context, env *mountEnv) (func(), error) {
 	if err := skill.Install(env.Toolkit, set); err != nil {
 		return nil, err
 	}
-	sub, err := bus.ServeSkills(env.Conn, env.Instance, set)
+	sub, err := skill.Serve(env.Conn, env.Instance, set, env.Logger)
 	if err != nil {
 		return nil, err
 	}
-	fleet, err := bus.NewFleet(ctx, env.Conn, bus.FleetConfig{Logger: env.Logger})
+	fleet, err := discovery.NewFleet(ctx, env.Conn, &discovery.FleetOptions{Logger: env.Logger})
 	if err != nil {
 		sub.Unsubscribe()
 		return nil, err
@@ -72,7 +73,7 @@ func mountSkills(ctx context.Context, env *mountEnv) (func(), error) {
 		fleet.Close()
 		return nil, err
 	}
-	env.Skills = set
+	env.Announce(wire.MetaSkills, skill.Announce(set))
 	var names []string
 	for _, s := range set.All() {
 		names = append(names, s.Group+"/"+s.Name)
@@ -88,7 +89,7 @@ func mountSkills(ctx context.Context, env *mountEnv) (func(), error) {
 // (or does not show the session) is looked up among the skills the fleet
 // announces for the session's active groups and fetched from a worker
 // that declares it; when none does, the local SkillNotFoundError stands.
-func fleetViewer(env *mountEnv, fleet *bus.Fleet, local toolkit.Handler) toolkit.Handler {
+func fleetViewer(env *mountEnv, fleet *discovery.Fleet, local toolkit.Handler) toolkit.Handler {
 	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 		err := local(ctx, call, w)
 		if toolkit.CodeOf(err) != toolkit.CodeToolError {
@@ -99,12 +100,12 @@ func fleetViewer(env *mountEnv, fleet *bus.Fleet, local toolkit.Handler) toolkit
 		if aerr != nil {
 			return err
 		}
-		group, instances, ok := fleet.SkillSources(name, active)
+		group, instances, ok := skill.Sources(fleet, name, active)
 		instances = slices.DeleteFunc(instances, func(id string) bool { return id == env.Instance })
 		if !ok || len(instances) == 0 {
 			return err
 		}
-		body, ferr := bus.FetchSkill(ctx, env.Conn, instances, name, group)
+		body, ferr := skill.Fetch(ctx, env.Conn, instances, name, group)
 		if ferr != nil {
 			return toolkit.Errorf(toolkit.CodeUnavailable, "SkillUnavailableError: skill '%s' lives on %s, which did not answer: %v", name, strings.Join(instances, ", "), ferr)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -125,7 +126,7 @@ func TestFleet(t *testing.T) {
 				t.Errorf("call %d got %d finals", i, o.finals)
 				continue
 			}
-			id, _ := o.final.Metadata[bus.MetaWorker].(string)
+			id, _ := o.final.Metadata[wire.MetaWorker].(string)
 			if m[id] == nil {
 				m[id] = map[toolkit.Code]int{}
 			}

@@ -68,7 +68,7 @@ func newCache(c Cache) *cache {
 
 func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
 	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-		if call.Tool == nil || !call.Tool.ReadOnly {
+		if call.Tool == nil || !call.Tool.ReadOnly() {
 			return next(ctx, call, w)
 		}
 		key, ok := c.key(call)

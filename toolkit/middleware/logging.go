@@ -22,7 +22,7 @@ func Logging(logger *slog.Logger) toolkit.Middleware {
 			start := time.Now()
 			obs := &observer{w: w}
 			defer func() {
-				state, code := outcome(ctx, err, obs.state)
+				state, code := toolkit.Outcome(ctx, err, obs.state)
 				level := slog.LevelInfo
 				if v := recover(); v != nil {
 					state, code, level = toolkit.StateError, toolkit.CodeInternal, slog.LevelError

@@ -15,7 +15,7 @@ import (
 var DefaultRetryCodes = []toolkit.Code{toolkit.CodeOverloaded, toolkit.CodeUnavailable}
 
 // Retry runs a failed call again, for tools that declare it safe
-// (Tool.Idempotency.Retryable(): idempotent or free of side effects);
+// (Tool.Idempotency().Retryable(): idempotent or free of side effects);
 // other tools pass through untouched.
 //
 // Only failures before the first chunk are retried. Chunks are forwarded
@@ -69,7 +69,7 @@ func (r Retry) Middleware() toolkit.Middleware {
 	}
 	return func(next toolkit.Handler) toolkit.Handler {
 		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			if call.Tool == nil || !call.Tool.Idempotency.Retryable() {
+			if call.Tool == nil || !call.Tool.Idempotency().Retryable() {
 				return next(ctx, call, w)
 			}
 			input := call.Input

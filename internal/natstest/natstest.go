@@ -1,4 +1,8 @@
-package bus
+// Package natstest starts real NATS servers for the tests of every
+// package: a single JetStream server in process, a 3-node JetStream
+// cluster on loopback, and connections to them, each cleaned up when the
+// test ends. Tests never use a fake bus.
+package natstest
 
 import (
 	"context"
@@ -11,17 +15,19 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/embedded"
 )
 
-// kvTestServer starts a single in-process nats-server with JetStream and
+// Server starts a single in-process nats-server with JetStream and
 // no listener; it is shut down when the test ends.
-func kvTestServer(t testing.TB) *server.Server {
+func Server(t testing.TB) *server.Server {
 	t.Helper()
-	return kvTestServerWith(t, nil)
+	return ServerWith(t, nil)
 }
 
-// kvTestServerWith is kvTestServer with adjusted options.
-func kvTestServerWith(t testing.TB, adjust func(*server.Options)) *server.Server {
+// ServerWith is Server with adjusted options.
+func ServerWith(t testing.TB, adjust func(*server.Options)) *server.Server {
 	t.Helper()
 	opts := &server.Options{
 		ServerName: "kvtest",
@@ -47,9 +53,9 @@ func kvTestServerWith(t testing.TB, adjust func(*server.Options)) *server.Server
 	return s
 }
 
-// kvTestConn connects in-process to s; the connection is closed when the
+// Conn connects in-process to s; the connection is closed when the
 // test ends (before the server shuts down).
-func kvTestConn(t testing.TB, s *server.Server) *nats.Conn {
+func Conn(t testing.TB, s *server.Server) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect("", nats.InProcessServer(s))
 	if err != nil {
@@ -59,8 +65,8 @@ func kvTestConn(t testing.TB, s *server.Server) *nats.Conn {
 	return nc
 }
 
-// kvTestURLConn connects over TCP; closed when the test ends.
-func kvTestURLConn(t testing.TB, url string) *nats.Conn {
+// URLConn connects over TCP; closed when the test ends.
+func URLConn(t testing.TB, url string) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
 	if err != nil {
@@ -70,7 +76,8 @@ func kvTestURLConn(t testing.TB, url string) *nats.Conn {
 	return nc
 }
 
-func kvTestJS(t testing.TB, nc *nats.Conn) jetstream.JetStream {
+// JS is JetStream on nc.
+func JS(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -79,15 +86,15 @@ func kvTestJS(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 	return js
 }
 
-// kvTestCluster starts a 3-node JetStream cluster on loopback (random
+// Cluster starts a 3-node JetStream cluster on loopback (random
 // client ports, free cluster ports; DontListen nodes cannot route) and
 // waits for a JetStream meta leader.
-func kvTestCluster(t testing.TB) []*server.Server {
+func Cluster(t testing.TB) []*server.Server {
 	t.Helper()
 	ports := make([]int, 3)
 	routes := make([]*url.URL, 3)
 	for i := range ports {
-		ports[i] = kvFreePort(t)
+		ports[i] = FreePort(t)
 		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", ports[i])}
 	}
 	servers := make([]*server.Server, 3)
@@ -133,8 +140,8 @@ func kvTestCluster(t testing.TB) []*server.Server {
 	}
 }
 
-// kvFreePort returns a loopback TCP port that was free a moment ago.
-func kvFreePort(t testing.TB) int {
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -144,10 +151,37 @@ func kvFreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// kvTestCtx is a "never hangs" guard for one test.
-func kvTestCtx(t testing.TB) context.Context {
+// Ctx is a "never hangs" guard for one test.
+func Ctx(t testing.TB) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// Embedded starts the embedded server package's server with its own store
+// directory, in process only, or on a random loopback port with tcp.
+func Embedded(t testing.TB, tcp bool) *embedded.Server {
+	t.Helper()
+	opts := &embedded.Options{StoreDir: t.TempDir()}
+	if tcp {
+		opts.Listen = "127.0.0.1:0"
+	}
+	s, err := embedded.Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// Connect connects to an embedded server; closed when the test ends.
+func Connect(t testing.TB, s *embedded.Server) *nats.Conn {
+	t.Helper()
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }

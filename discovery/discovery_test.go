@@ -1,10 +1,9 @@
-package bus
+package discovery
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log"
 	"log/slog"
@@ -18,9 +17,10 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -65,7 +65,7 @@ func fleetToolkit(t *testing.T) *toolkit.Toolkit {
 	return tk
 }
 
-func startAnnouncer(t *testing.T, nc *nats.Conn, tk *toolkit.Toolkit, cfg AnnouncerConfig) *Announcer {
+func startAnnouncer(t *testing.T, nc *nats.Conn, tk *toolkit.Toolkit, cfg *AnnouncerOptions) *Announcer {
 	t.Helper()
 	a, err := NewAnnouncer(nc, tk, cfg)
 	if err != nil {
@@ -75,9 +75,9 @@ func startAnnouncer(t *testing.T, nc *nats.Conn, tk *toolkit.Toolkit, cfg Announ
 	return a
 }
 
-func startFleet(t *testing.T, nc *nats.Conn, cfg FleetConfig) *Fleet {
+func startFleet(t *testing.T, nc *nats.Conn, cfg *FleetOptions) *Fleet {
 	t.Helper()
-	f, err := NewFleet(kvTestCtx(t), nc, cfg)
+	f, err := NewFleet(natstest.Ctx(t), nc, cfg)
 	if err != nil {
 		t.Fatalf("NewFleet: %v", err)
 	}
@@ -108,8 +108,8 @@ func jsonNormal(t *testing.T, v any) any {
 }
 
 func TestFleetSeesNewAnnouncer(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	if n := len(f.Tools()); n != 0 {
 		t.Fatalf("empty fleet lists %d tools", n)
 	}
@@ -119,7 +119,7 @@ func TestFleetSeesNewAnnouncer(t *testing.T) {
 
 	tk := fleetToolkit(t)
 	start := time.Now()
-	a := startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Version: "1.2.3", Queue: "workers", Interval: time.Hour})
+	a := startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Version: "1.2.3", Queue: "workers", Interval: time.Hour})
 	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
 	t.Logf("new instance listed %v after NewAnnouncer started", time.Since(start))
 	select {
@@ -155,17 +155,17 @@ func TestFleetSeesNewAnnouncer(t *testing.T) {
 		t.Errorf("Instances() = %+v", in)
 	}
 	if got := a.Announcement(); got.Instance != "w1" || got.Seq == 0 || len(got.Tools) != 2 {
-		t.Errorf("Announcement() = %+v", got)
+		t.Errorf("wire.Announcement() = %+v", got)
 	}
 }
 
 // A fleet started after the announcer learns it from the discover
 // request, not from the (hour-long) interval.
 func TestFleetDiscoversRunningInstances(t *testing.T) {
-	s := kvTestServer(t)
-	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Interval: time.Hour})
-	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w2", Interval: time.Hour})
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{DiscoverWindow: 3 * time.Second})
+	s := natstest.Server(t)
+	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
+	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w2", Interval: time.Hour})
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{DiscoverWindow: 3 * time.Second})
 	in := f.Instances()
 	if len(in) != 2 || in[0].ID != "w1" || in[1].ID != "w2" {
 		t.Fatalf("after NewFleet, Instances() = %+v; want w1 and w2", in)
@@ -176,10 +176,10 @@ func TestFleetDiscoversRunningInstances(t *testing.T) {
 }
 
 func TestFleetFollowsToolkitChanges(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	tk := fleetToolkit(t)
-	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
 	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
 
 	if err := tk.AddGroup(toolkit.Group{Name: "files", Description: "File access.", Active: true}); err != nil {
@@ -200,9 +200,9 @@ func TestFleetFollowsToolkitChanges(t *testing.T) {
 }
 
 func TestFleetGoodbyeRemovesAtOnce(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
-	a := startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
+	a := startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
 	fleetWaitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
 	start := time.Now()
 	if err := a.Stop(); err != nil {
@@ -215,7 +215,7 @@ func TestFleetGoodbyeRemovesAtOnce(t *testing.T) {
 		t.Fatalf("second Stop: %v", err)
 	}
 	// A stopped announcer no longer answers discover requests.
-	if err := f.Discover(kvTestCtx(t)); err != nil {
+	if err := f.Discover(natstest.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(f.Instances()); n != 0 {
@@ -226,13 +226,13 @@ func TestFleetGoodbyeRemovesAtOnce(t *testing.T) {
 // An announcer that dies without a goodbye (its connection closes) is
 // dropped after the TTL.
 func TestFleetExpiresSilentInstance(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
-	wc := kvTestConn(t, s)
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
+	wc := natstest.Conn(t, s)
 	var logs syncBuffer
-	startAnnouncer(t, wc, fleetToolkit(t), AnnouncerConfig{Instance: "dies", Interval: 100 * time.Millisecond,
+	startAnnouncer(t, wc, fleetToolkit(t), &AnnouncerOptions{Instance: "dies", Interval: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "lives", Interval: 100 * time.Millisecond})
+	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "lives", Interval: 100 * time.Millisecond})
 	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
 	if in := f.Instances()[0]; in.Expires.Sub(in.LastSeen) != 300*time.Millisecond {
 		t.Errorf("TTL = %v, want 3 intervals", in.Expires.Sub(in.LastSeen))
@@ -253,10 +253,10 @@ func TestFleetExpiresSilentInstance(t *testing.T) {
 
 // Readers, writers and watchers at once (run with -race).
 func TestFleetConcurrentUse(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	tk := fleetToolkit(t)
-	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: 5 * time.Millisecond})
+	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: 5 * time.Millisecond})
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	for range 3 {
@@ -268,7 +268,8 @@ func TestFleetConcurrentUse(t *testing.T) {
 				default:
 				}
 				_ = f.Tools()
-				_ = f.Schemas([]string{"web"})
+				c := f.Catalog()
+				_ = c.Schemas([]string{"web"})
 				_ = f.Instances()
 				_ = f.Groups()
 				stop := f.OnChange(func() {})
@@ -294,14 +295,14 @@ func TestFleetConcurrentUse(t *testing.T) {
 }
 
 func TestFleetMergesInstances(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	tkB := fleetToolkit(t)
 	if err := tkB.Add(toolkit.Raw("extra", "Only on b.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
-	a := startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "a", Interval: time.Hour})
-	startAnnouncer(t, kvTestConn(t, s), tkB, AnnouncerConfig{Instance: "b", Interval: time.Hour})
+	a := startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "a", Interval: time.Hour})
+	startAnnouncer(t, natstest.Conn(t, s), tkB, &AnnouncerOptions{Instance: "b", Interval: time.Hour})
 	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
 	want := map[string][]string{"echo": {"a", "b"}, "search": {"a", "b"}, "extra": {"b"}}
 	if got := toolNames(f); !slices.Equal(got, []string{"echo", "search", "extra"}) {
@@ -324,15 +325,16 @@ func TestFleetMergesInstances(t *testing.T) {
 	}
 }
 
-// Fleet.Schemas has the shape and order of Toolkit.Schemas.
+// A fleet's catalog lists schemas in the shape and order of Toolkit.Schemas.
 func TestFleetSchemasMatchToolkit(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	tk := fleetToolkit(t)
-	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
 	fleetWaitFor(t, "w1", func() bool { return len(f.Tools()) == 2 })
 	for _, active := range [][]string{nil, {"web"}, {"nope"}} {
-		got := jsonNormal(t, f.Schemas(active))
+		c := f.Catalog()
+		got := jsonNormal(t, c.Schemas(active))
 		want := jsonNormal(t, tk.Schemas(active))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Schemas(%v):\n got %v\nwant %v", active, got, want)
@@ -343,18 +345,19 @@ func TestFleetSchemasMatchToolkit(t *testing.T) {
 	if err := plain.Add(toolkit.Raw("only", "Only tool.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
-	s2 := kvTestServer(t)
-	f2 := startFleet(t, kvTestConn(t, s2), FleetConfig{})
-	startAnnouncer(t, kvTestConn(t, s2), plain, AnnouncerConfig{Instance: "p", Interval: time.Hour})
+	s2 := natstest.Server(t)
+	f2 := startFleet(t, natstest.Conn(t, s2), &FleetOptions{})
+	startAnnouncer(t, natstest.Conn(t, s2), plain, &AnnouncerOptions{Instance: "p", Interval: time.Hour})
 	fleetWaitFor(t, "p", func() bool { return len(f2.Tools()) == 1 })
-	if got := f2.Schemas(nil); len(got) != 1 || got[0].Function.Name != "only" {
+	c2 := f2.Catalog()
+	if got := c2.Schemas(nil); len(got) != 1 || got[0].Function.Name != "only" {
 		t.Errorf("Schemas without groups = %+v", got)
 	}
 }
 
 func TestFleetSessionSchemas(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	tk := fleetToolkit(t)
 	if err := tk.AddGroup(toolkit.Group{Name: "files", Description: "File access.", Active: true}); err != nil {
 		t.Fatal(err)
@@ -362,10 +365,10 @@ func TestFleetSessionSchemas(t *testing.T) {
 	if err := tk.Add(toolkit.Raw("ls", "List files.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }), toolkit.InGroup("files")); err != nil {
 		t.Fatal(err)
 	}
-	startAnnouncer(t, kvTestConn(t, s), tk, AnnouncerConfig{Instance: "w1", Interval: time.Hour})
+	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
 	fleetWaitFor(t, "w1", func() bool { return len(f.Tools()) == 3 })
-	state := newTestKVState(t, kvTestJS(t, kvTestConn(t, s)), KVStateConfig{})
-	ctx := kvTestCtx(t)
+	state := toolkit.NewMemoryState()
+	ctx := natstest.Ctx(t)
 	names := func(ss []toolkit.FunctionSchema) []string {
 		var out []string
 		for _, s := range ss {
@@ -385,30 +388,25 @@ func TestFleetSessionSchemas(t *testing.T) {
 	if err != nil || !slices.Equal(names(got), []string{"reset_tools", "echo", "search"}) {
 		t.Errorf("web session: %v, %v", names(got), err)
 	}
-	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	defer cancel()
-	if _, err := f.SessionSchemas(short, state, "agent", rev+1000); !errors.Is(err, ErrStaleGroupState) {
-		t.Errorf("SessionSchemas with an unreachable revision: err = %v, want ErrStaleGroupState", err)
-	}
 }
 
 // tools.discover answers msgpack by default and JSON on a JSON request, so
 // `nats req tools.discover "" -H Content-Type:application/json` works.
 func TestDiscoverEncodings(t *testing.T) {
-	s := kvTestServer(t)
-	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w1", Version: "v9", Interval: time.Hour})
-	nc := kvTestConn(t, s)
+	s := natstest.Server(t)
+	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Version: "v9", Interval: time.Hour})
+	nc := natstest.Conn(t, s)
 
-	m, err := nc.Request(SubjectDiscover, nil, 10*time.Second)
+	m, err := nc.Request(wire.SubjectDiscover, nil, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ann Announcement
-	if err := msgpack.Unmarshal(m.Data, &ann); err != nil || ann.Instance != "w1" || ann.Format != AnnounceFormat || len(ann.Tools) != 2 {
+	var ann wire.Announcement
+	if err := wire.Msgpack.Unmarshal(m.Data, &ann); err != nil || ann.Instance != "w1" || ann.Format != wire.AnnounceFormat || len(ann.Tools) != 2 {
 		t.Errorf("msgpack answer: %+v, %v", ann, err)
 	}
 
-	req := &nats.Msg{Subject: SubjectDiscover, Header: nats.Header{"Content-Type": []string{"application/json"}}}
+	req := &nats.Msg{Subject: wire.SubjectDiscover, Header: nats.Header{"Content-Type": []string{"application/json"}}}
 	m, err = nc.RequestMsg(req, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -470,15 +468,15 @@ func objSchema(props map[string]any) map[string]any {
 
 // Malformed announcements are logged and ignored; good ones still count.
 func TestFleetBadAnnouncements(t *testing.T) {
-	s := kvTestServer(t)
+	s := natstest.Server(t)
 	var logs syncBuffer
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	nc := kvTestConn(t, s)
-	good := func(instance string, seq uint64, tools ...AnnouncedTool) Announcement {
-		return Announcement{Format: 1, Instance: instance, EpochMS: 1, Seq: seq, IntervalMS: 3_600_000,
-			Groups: []AnnouncedGroup{{Name: "web", Description: "Web."}}, Tools: tools}
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	nc := natstest.Conn(t, s)
+	good := func(instance string, seq uint64, tools ...wire.AnnouncedTool) wire.Announcement {
+		return wire.Announcement{Format: 1, Instance: instance, EpochMS: 1, Seq: seq, IntervalMS: 3_600_000,
+			Groups: []wire.AnnouncedGroup{{Name: "web", Description: "Web."}}, Tools: tools}
 	}
-	ok := AnnouncedTool{Name: "ok", Description: "Fine.", Group: "basic", Parameters: objSchema(map[string]any{})}
+	ok := wire.AnnouncedTool{Name: "ok", Description: "Fine.", Group: "basic", Parameters: objSchema(map[string]any{})}
 	tests := []struct {
 		name    string
 		subject string
@@ -488,20 +486,20 @@ func TestFleetBadAnnouncements(t *testing.T) {
 	}{
 		{"not msgpack", "tools.announce.x", nil, []byte("\xc1garbage"), "undecodable body"},
 		{"bad JSON", "tools.announce.x", nats.Header{"Content-Type": {"application/json"}}, []byte("{"), "undecodable body"},
-		{"no format", "tools.announce.x", nil, mustMsgpack(t, Announcement{Instance: "x", EpochMS: 1, Seq: 1}), "format version"},
-		{"bad instance", "tools.announce.x", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "x.y", EpochMS: 1, Seq: 1}), "invalid instance id"},
-		{"negative interval", "tools.announce.x", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "x", IntervalMS: -1}), "negative interval"},
+		{"no format", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Instance: "x", EpochMS: 1, Seq: 1}), "format version"},
+		{"bad instance", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "x.y", EpochMS: 1, Seq: 1}), "invalid instance id"},
+		{"negative interval", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "x", IntervalMS: -1}), "negative interval"},
 		{"subject mismatch", "tools.announce.y", nil, mustMsgpack(t, good("x", 1, ok)), "another instance's subject"},
 		{"non-object schema", "tools.announce.z", nil, mustMsgpack(t, good("z", 1,
-			AnnouncedTool{Name: "bad_schema", Description: "x", Group: "basic", Parameters: map[string]any{"type": "string"}})), "ignoring an announced tool"},
+			wire.AnnouncedTool{Name: "bad_schema", Description: "x", Group: "basic", Parameters: map[string]any{"type": "string"}})), `tool \"bad_schema\"`},
 		{"unknown group", "tools.announce.u", nil, mustMsgpack(t, good("u", 1,
-			AnnouncedTool{Name: "lost", Description: "x", Group: "nowhere", Parameters: objSchema(nil)})), "ignoring an announced tool"},
+			wire.AnnouncedTool{Name: "lost", Description: "x", Group: "nowhere", Parameters: objSchema(nil)})), `group \"nowhere\" not announced`},
 		{"bad tool name", "tools.announce.n", nil, mustMsgpack(t, good("n", 1,
-			AnnouncedTool{Name: "a.b", Description: "x", Group: "basic", Parameters: objSchema(nil)})), "ignoring an announced tool"},
-		{"group without description", "tools.announce.g", nil, mustMsgpack(t, Announcement{Format: 1, Instance: "g", EpochMS: 1, Seq: 1,
-			Groups: []AnnouncedGroup{{Name: "nodesc"}}}), "ignoring an announced group"},
+			wire.AnnouncedTool{Name: "a.b", Description: "x", Group: "basic", Parameters: objSchema(nil)})), `tool \"a.b\": invalid name`},
+		{"group without description", "tools.announce.g", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "g", EpochMS: 1, Seq: 1,
+			Groups: []wire.AnnouncedGroup{{Name: "nodesc"}}}), `group \"nodesc\": no description`},
 		{"JSON with a bad tool", "tools.announce.j", nats.Header{"Content-Type": {"application/json"}},
-			[]byte(`{"v":1,"instance":"j","epoch":1,"seq":1,"tools":[{"name":"jt","description":"d","parameters":{"type":"array"}}]}`), "ignoring an announced tool"},
+			[]byte(`{"v":1,"instance":"j","epoch":1,"seq":1,"tools":[{"name":"jt","description":"d","parameters":{"type":"array"}}]}`), `tool \"jt\"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -526,14 +524,14 @@ func TestFleetBadAnnouncements(t *testing.T) {
 // Messages of one instance are ordered by (epoch, seq): older ones are
 // ignored, a goodbye is final for its epoch, a restart (newer epoch) wins.
 func TestFleetOrdersAnnouncements(t *testing.T) {
-	s := kvTestServer(t)
-	f := startFleet(t, kvTestConn(t, s), FleetConfig{})
-	nc := kvTestConn(t, s)
-	tool := func(name string) AnnouncedTool {
-		return AnnouncedTool{Name: name, Description: name, Group: "basic", Parameters: objSchema(map[string]any{})}
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
+	nc := natstest.Conn(t, s)
+	tool := func(name string) wire.AnnouncedTool {
+		return wire.AnnouncedTool{Name: name, Description: name, Group: "basic", Parameters: objSchema(map[string]any{})}
 	}
-	ann := func(epoch int64, seq uint64, bye bool, tools ...AnnouncedTool) []byte {
-		return mustMsgpack(t, Announcement{Format: 1, Instance: "x", EpochMS: epoch, Seq: seq, IntervalMS: 3_600_000, Goodbye: bye, Tools: tools})
+	ann := func(epoch int64, seq uint64, bye bool, tools ...wire.AnnouncedTool) []byte {
+		return mustMsgpack(t, wire.Announcement{Format: 1, Instance: "x", EpochMS: epoch, Seq: seq, IntervalMS: 3_600_000, Goodbye: bye, Tools: tools})
 	}
 	barrier := 0
 	// sync publishes a marker instance on the same subscription and waits
@@ -541,7 +539,7 @@ func TestFleetOrdersAnnouncements(t *testing.T) {
 	sync := func() {
 		barrier++
 		id := fmt.Sprint("barrier", barrier)
-		if err := nc.Publish("tools.announce."+id, mustMsgpack(t, Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: 1})); err != nil {
+		if err := nc.Publish("tools.announce."+id, mustMsgpack(t, wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: 1})); err != nil {
 			t.Fatal(err)
 		}
 		fleetWaitFor(t, id, func() bool {
@@ -575,22 +573,22 @@ func TestFleetOrdersAnnouncements(t *testing.T) {
 }
 
 func TestAnnouncerBadConfig(t *testing.T) {
-	s := kvTestServer(t)
-	nc := kvTestConn(t, s)
+	s := natstest.Server(t)
+	nc := natstest.Conn(t, s)
 	tk := fleetToolkit(t)
 	tests := []struct {
 		name string
 		nc   *nats.Conn
 		tk   *toolkit.Toolkit
-		cfg  AnnouncerConfig
+		cfg  *AnnouncerOptions
 		want string
 	}{
-		{"nil conn", nil, tk, AnnouncerConfig{}, "nil connection"},
-		{"nil toolkit", nc, nil, AnnouncerConfig{}, "nil toolkit"},
-		{"dotted instance", nc, tk, AnnouncerConfig{Instance: "a.b"}, "invalid instance id"},
-		{"wildcard instance", nc, tk, AnnouncerConfig{Instance: "*"}, "invalid instance id"},
-		{"negative interval", nc, tk, AnnouncerConfig{Interval: -time.Second}, "negative interval"},
-		{"sub-millisecond interval", nc, tk, AnnouncerConfig{Interval: time.Microsecond}, "1 ms resolution"},
+		{"nil conn", nil, tk, &AnnouncerOptions{}, "nil connection"},
+		{"nil toolkit", nc, nil, &AnnouncerOptions{}, "nil toolkit"},
+		{"dotted instance", nc, tk, &AnnouncerOptions{Instance: "a.b"}, "invalid instance id"},
+		{"wildcard instance", nc, tk, &AnnouncerOptions{Instance: "*"}, "invalid instance id"},
+		{"negative interval", nc, tk, &AnnouncerOptions{Interval: -time.Second}, "negative interval"},
+		{"sub-millisecond interval", nc, tk, &AnnouncerOptions{Interval: time.Microsecond}, "1 ms resolution"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -600,34 +598,34 @@ func TestAnnouncerBadConfig(t *testing.T) {
 			}
 		})
 	}
-	closed := kvTestConn(t, s)
+	closed := natstest.Conn(t, s)
 	closed.Close()
-	if _, err := NewAnnouncer(closed, tk, AnnouncerConfig{}); err == nil {
+	if _, err := NewAnnouncer(closed, tk, &AnnouncerOptions{}); err == nil {
 		t.Error("NewAnnouncer on a closed connection: no error")
 	}
 	// A random instance id is a valid token.
-	a := startAnnouncer(t, nc, tk, AnnouncerConfig{})
+	a := startAnnouncer(t, nc, tk, &AnnouncerOptions{})
 	if !toolkit.ValidName(a.Instance()) {
 		t.Errorf("random instance id %q is not a subject token", a.Instance())
 	}
 }
 
 func TestNewFleetBadConfig(t *testing.T) {
-	s := kvTestServer(t)
-	nc := kvTestConn(t, s)
+	s := natstest.Server(t)
+	nc := natstest.Conn(t, s)
 	tests := []struct {
 		name string
 		nc   *nats.Conn
-		cfg  FleetConfig
+		cfg  *FleetOptions
 		want string
 	}{
-		{"nil conn", nil, FleetConfig{}, "nil connection"},
-		{"negative TTL", nc, FleetConfig{TTL: -1}, "negative TTL"},
-		{"negative window", nc, FleetConfig{DiscoverWindow: -1}, "negative discover window"},
+		{"nil conn", nil, &FleetOptions{}, "nil connection"},
+		{"negative TTL", nc, &FleetOptions{TTL: -1}, "negative TTL"},
+		{"negative window", nc, &FleetOptions{DiscoverWindow: -1}, "negative discover window"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := NewFleet(kvTestCtx(t), tt.nc, tt.cfg)
+			f, err := NewFleet(natstest.Ctx(t), tt.nc, tt.cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("NewFleet = %v, %v; want an error containing %q", f, err, tt.want)
 			}
@@ -635,17 +633,17 @@ func TestNewFleetBadConfig(t *testing.T) {
 	}
 	// A cancelled context fails the initial discover while an instance
 	// keeps the window open.
-	startAnnouncer(t, kvTestConn(t, s), fleetToolkit(t), AnnouncerConfig{Instance: "w", Interval: time.Hour})
+	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w", Interval: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := NewFleet(ctx, nc, FleetConfig{DiscoverWindow: time.Hour}); err == nil {
+	if _, err := NewFleet(ctx, nc, &FleetOptions{DiscoverWindow: time.Hour}); err == nil {
 		t.Error("NewFleet with a cancelled context: no error")
 	}
 }
 
 // An announcement over max_payload fails loudly at start, never truncated.
 func TestAnnouncerOverMaxPayload(t *testing.T) {
-	s := kvTestServerWith(t, func(o *server.Options) { o.MaxPayload = 2048 })
+	s := natstest.ServerWith(t, func(o *server.Options) { o.MaxPayload = 2048 })
 	tk := toolkit.New(nil)
 	for i := range 50 {
 		err := tk.Add(toolkit.Raw(fmt.Sprint("tool", i), strings.Repeat("A long description. ", 5), nil,
@@ -654,14 +652,15 @@ func TestAnnouncerOverMaxPayload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := NewAnnouncer(kvTestConn(t, s), tk, AnnouncerConfig{Instance: "big"})
+	_, err := NewAnnouncer(natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "big"})
 	if err == nil || !strings.Contains(err.Error(), "max_payload") || !strings.Contains(err.Error(), "50 tools") {
 		t.Fatalf("NewAnnouncer = %v; want a max_payload error", err)
 	}
 }
 
 // A worker announces its toolkit; a client lists the fleet's tools for a
-// session whose groups live in JetStream KV.
+// session (its groups here in memory; bus.KVState keeps them in JetStream
+// KV for a real fleet).
 func ExampleNewFleet() {
 	dir, err := os.MkdirTemp("", "toolbus-example")
 	if err != nil {
@@ -682,7 +681,7 @@ func ExampleNewFleet() {
 	// The client side: a live view of the fleet.
 	cc, _ := nats.Connect("", nats.InProcessServer(ns))
 	defer cc.Close()
-	fleet, err := NewFleet(ctx, cc, FleetConfig{})
+	fleet, err := NewFleet(ctx, cc, &FleetOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -695,14 +694,10 @@ func ExampleNewFleet() {
 		}
 	})
 
-	// A worker: its toolkit keeps group state in KV and is announced.
+	// A worker: its toolkit is announced.
 	wc, _ := nats.Connect("", nats.InProcessServer(ns))
 	defer wc.Close()
-	js, _ := jetstream.New(wc)
-	state, err := NewKVState(ctx, js, KVStateConfig{})
-	if err != nil {
-		log.Fatal(err)
-	}
+	state := toolkit.NewMemoryState()
 	tk := toolkit.New(&toolkit.Options{State: state})
 	_ = tk.AddGroup(toolkit.Group{Name: "web", Description: "Web access."})
 	type q struct {
@@ -710,7 +705,7 @@ func ExampleNewFleet() {
 	}
 	_ = tk.Add(toolkit.Func("search", "Search the web.", func(_ context.Context, in q) (string, error) { return in.Query, nil }), toolkit.InGroup("web"))
 	_ = tk.Add(toolkit.Func("echo", "Echo.", func(_ context.Context, in q) (string, error) { return in.Query, nil }))
-	ann, err := NewAnnouncer(wc, tk, AnnouncerConfig{Instance: "worker-1", Version: "1.0.0"})
+	ann, err := NewAnnouncer(wc, tk, &AnnouncerOptions{Instance: "worker-1", Version: "1.0.0"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,15 @@
-package bus
+// Package embedded runs a NATS server with JetStream inside the process:
+// the default bus of a worker that is given no server, and of the tests.
+// It lives apart from package bus so that a program that only calls tools
+// does not compile nats-server in.
+//
+//	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:4222"})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer srv.Shutdown()
+//	nc, err := srv.Connect() // in-process when it does not listen, TCP otherwise
+package embedded
 
 import (
 	"errors"
@@ -12,9 +23,9 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// ServerOptions configure an embedded NATS server. A nil *ServerOptions
-// means the defaults: in-process only, JetStream in a temporary directory.
-type ServerOptions struct {
+// Options configure an embedded NATS server. A nil *Options means the
+// defaults: in-process only, JetStream in a temporary directory.
+type Options struct {
 	// Name is the server name; empty means "toolbus".
 	Name string
 	// Listen is the client address, "host:port" ("127.0.0.1:0" picks a
@@ -35,17 +46,18 @@ type ServerOptions struct {
 }
 
 // Server is an embedded nats-server with JetStream. It is the default
-// everywhere toolbus needs a bus and none is given.
+// everywhere toolbus needs a bus and none is given. Its methods are safe
+// for concurrent use.
 type Server struct {
 	ns      *server.Server
 	tempDir string
 }
 
-// StartServer starts an embedded NATS server with JetStream and waits
-// until it accepts connections.
-func StartServer(opts *ServerOptions) (*Server, error) {
+// Start starts an embedded NATS server with JetStream and waits until it
+// accepts connections.
+func Start(opts *Options) (*Server, error) {
 	if opts == nil {
-		opts = &ServerOptions{}
+		opts = &Options{}
 	}
 	so := &server.Options{
 		ServerName: opts.Name,
@@ -63,11 +75,11 @@ func StartServer(opts *ServerOptions) (*Server, error) {
 	} else {
 		host, port, err := net.SplitHostPort(opts.Listen)
 		if err != nil {
-			return nil, fmt.Errorf("bus: listen address %q: %w", opts.Listen, err)
+			return nil, fmt.Errorf("embedded: listen address %q: %w", opts.Listen, err)
 		}
 		p, err := strconv.Atoi(port)
 		if err != nil || p < 0 || p > 65535 {
-			return nil, fmt.Errorf("bus: listen address %q: bad port", opts.Listen)
+			return nil, fmt.Errorf("embedded: listen address %q: bad port", opts.Listen)
 		}
 		if p == 0 {
 			p = server.RANDOM_PORT
@@ -78,14 +90,14 @@ func StartServer(opts *ServerOptions) (*Server, error) {
 	if so.StoreDir == "" {
 		dir, err := os.MkdirTemp("", "toolbus-js-")
 		if err != nil {
-			return nil, fmt.Errorf("bus: JetStream store: %w", err)
+			return nil, fmt.Errorf("embedded: JetStream store: %w", err)
 		}
 		so.StoreDir, s.tempDir = dir, dir
 	}
 	ns, err := server.NewServer(so)
 	if err != nil {
 		s.removeTemp()
-		return nil, fmt.Errorf("bus: embedded server: %w", err)
+		return nil, fmt.Errorf("embedded: starting the server: %w", err)
 	}
 	if opts.Log {
 		ns.ConfigureLogger()
@@ -100,7 +112,7 @@ func StartServer(opts *ServerOptions) (*Server, error) {
 		ns.Shutdown()
 		ns.WaitForShutdown()
 		s.removeTemp()
-		return nil, errors.New("bus: embedded server not ready for connections")
+		return nil, errors.New("embedded: the server is not ready for connections")
 	}
 	return s, nil
 }

@@ -1,0 +1,74 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+func TestTransientErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nats.ErrNoResponders, true},
+		{fmt.Errorf("wrapped: %w", nats.ErrNoResponders), true},
+		{jetstream.ErrNoStreamResponse, true},
+		{nats.ErrTimeout, true},
+		{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream cluster not available"}, true},
+		{jetstream.ErrKeyNotFound, false},
+		{jetstream.ErrBadRequest, false},
+		{jetstream.ErrBucketNotFound, false},
+		{context.Canceled, false},
+	}
+	for _, tt := range tests {
+		if got := Transient(tt.err); got != tt.want {
+			t.Errorf("Transient(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestOpen: a missing bucket is created with the configuration; an
+// existing one is bound as it is; a bad configuration is refused before
+// anything is created.
+func TestOpen(t *testing.T) {
+	s := natstest.Server(t)
+	js := natstest.JS(t, natstest.Conn(t, s))
+	ctx := natstest.Ctx(t)
+	b, err := Open(ctx, js, jetstream.KeyValueConfig{Bucket: "b", History: 1, TTL: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(ctx, js, jetstream.KeyValueConfig{Bucket: "b", History: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := again.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.History() != 1 || st.Values() != 1 {
+		t.Errorf("the existing bucket was changed: history %d, values %d", st.History(), st.Values())
+	}
+	if b, err := Bind(ctx, js, "nope"); b != nil || err != nil {
+		t.Errorf("Bind of a missing bucket = %v, %v", b, err)
+	}
+	for _, cfg := range []jetstream.KeyValueConfig{{Bucket: "a.b"}, {Bucket: "r", Replicas: 6}, {Bucket: "t", TTL: -1}} {
+		if _, err := Open(ctx, js, cfg); err == nil {
+			t.Errorf("Open(%+v) accepted", cfg)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := Sleep(cctx, 1<<40); err == nil {
+		t.Error("Sleep ignored its context")
+	}
+}

@@ -1,0 +1,129 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Codec is one of the two body encodings. Every message on every subject
+// is encoded and decoded through it: msgpack by the generated codec
+// (wire_gen.go), JSON by encoding/json on the same structs' json tags.
+type Codec uint8
+
+const (
+	// Msgpack is the default encoding.
+	Msgpack Codec = iota
+	// JSON is selected by HeaderContentType: ContentTypeJSON.
+	JSON
+)
+
+// CodecOf is the encoding a message's headers select: JSON when
+// HeaderContentType starts with ContentTypeJSON, msgpack otherwise. A
+// request in JSON is answered in JSON.
+func CodecOf(h nats.Header) Codec {
+	if h != nil && strings.HasPrefix(h.Get(HeaderContentType), ContentTypeJSON) {
+		return JSON
+	}
+	return Msgpack
+}
+
+func (c Codec) String() string {
+	if c == JSON {
+		return "json"
+	}
+	return "msgpack"
+}
+
+// Header returns the headers that announce the encoding: nil for msgpack
+// (the default needs none), HeaderContentType for JSON.
+func (c Codec) Header() nats.Header {
+	if c == JSON {
+		return nats.Header{HeaderContentType: {ContentTypeJSON}}
+	}
+	return nil
+}
+
+// Append appends the encoding of m to b.
+func (c Codec) Append(b []byte, m Message) ([]byte, error) {
+	if c == JSON {
+		return appendMessageJSON(b, m)
+	}
+	return appendMessage(b, m)
+}
+
+// Marshal encodes m.
+func (c Codec) Marshal(m Message) ([]byte, error) { return c.Append(nil, m) }
+
+// Unmarshal decodes one message from data, which it must fill exactly.
+// Decoded strings are copies.
+func (c Codec) Unmarshal(data []byte, m Message) error { return c.decode(data, m, false) }
+
+// UnmarshalShared is Unmarshal with decoded msgpack strings sharing
+// data's memory: for a received message's payload, which nobody changes
+// afterwards. It saves a copy per string on the hot path.
+func (c Codec) UnmarshalShared(data []byte, m Message) error { return c.decode(data, m, true) }
+
+func (c Codec) decode(data []byte, m Message, shared bool) error {
+	if c == JSON {
+		return decodeMessageJSON(data, m)
+	}
+	d := decoder{b: data, shared: shared}
+	if err := decodeMessage(&d, m); err != nil {
+		return err
+	}
+	if d.i != len(data) {
+		return errors.New("trailing bytes after the body")
+	}
+	return nil
+}
+
+// AppendFrame appends the msgpack encoding of f with extra written into
+// its final's metadata (replacing a key of the same name), without
+// changing the response's map: how a worker adds its instance to every
+// final it sends.
+func AppendFrame(b []byte, f *Frame, extra *MetaEntry) ([]byte, error) {
+	return appendFrame(b, f, extra)
+}
+
+// appendJSON writes compact JSON without HTML escaping (tool output is
+// text for a model, not for a browser).
+func appendJSON(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return b, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// unmarshalJSON decodes a JSON body.
+func unmarshalJSON(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// errNotMessage: a nil Message (every other one is generated).
+var errNotMessage = errors.New("wire: not a message")
+
+// ErrNoReplySubject is returned by Respond for a request that names no
+// reply subject: there is nowhere to answer.
+var ErrNoReplySubject = errors.New("the request has no reply subject")
+
+// Respond answers the request m with reply, in the encoding m asked for
+// (JSON replies carry HeaderContentType). It is the one way a worker
+// answers the request/reply subjects besides calls: listings, discovery,
+// skills and control.
+func Respond(nc *nats.Conn, m *nats.Msg, reply Message) error {
+	if m.Reply == "" {
+		return ErrNoReplySubject
+	}
+	c := CodecOf(m.Header)
+	data, err := c.Marshal(reply)
+	if err != nil {
+		return fmt.Errorf("encoding the reply: %w", err)
+	}
+	return nc.PublishMsg(&nats.Msg{Subject: m.Reply, Header: c.Header(), Data: data})
+}

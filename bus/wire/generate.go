@@ -1,0 +1,3 @@
+package wire
+
+//go:generate go run ./internal/wiregen

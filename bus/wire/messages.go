@@ -1,0 +1,234 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The messages of the wire contract. Each struct's tags are its one field
+// list: the msgpack codec in wire_gen.go is generated from them (go
+// generate), encoding/json reads the json tags, and the differential tests
+// check the generated codec against the msgpack library's reflection on
+// the same tags. A message type is marked with a //wire:message line.
+
+// Request is the body of a call published on SubjectCallPrefix + tool.
+//
+//wire:message
+type Request struct {
+	// ID is the call id: required, one subject token ([A-Za-z0-9_-]+, at
+	// most MaxCallIDLen bytes) because cancels are addressed by it.
+	ID string `json:"id" msgpack:"id"`
+	// Name is optional; when set it must equal the tool named by the
+	// subject.
+	Name string `json:"name,omitempty" msgpack:"name,omitempty"`
+	// Input is the tool's arguments, a JSON object.
+	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
+	// Session keys group activation; reset_tools requires one.
+	Session string `json:"session,omitempty" msgpack:"session,omitempty"`
+}
+
+// Kind is the kind of a reply frame.
+type Kind string
+
+// Frame kinds.
+const (
+	// KindChunk carries a delta of the tool's output.
+	KindChunk Kind = "chunk"
+	// KindProgress carries a UI-only progress report, never part of the
+	// result.
+	KindProgress Kind = "progress"
+	// KindHeartbeat says the call is still running; it has no payload.
+	KindHeartbeat Kind = "heartbeat"
+	// KindFinal ends the call; exactly one is sent per call.
+	KindFinal Kind = "final"
+)
+
+// Frame is one reply message of a call. Exactly one of Chunk, Progress and
+// Final is set, according to Kind (none for a heartbeat); Check says
+// whether a decoded frame keeps that rule.
+//
+// The worker's instance travels in the final's metadata (MetaWorker)
+// without being put in the response's map: AppendFrame writes it.
+//
+//wire:message
+type Frame struct {
+	Kind Kind   `json:"kind" msgpack:"kind"`
+	ID   string `json:"id" msgpack:"id"`
+	// Seq numbers the frames of one call 1, 2, 3, ... across all kinds;
+	// the final has the highest.
+	Seq      uint64            `json:"seq" msgpack:"seq"`
+	Chunk    *toolkit.Chunk    `json:"chunk,omitempty" msgpack:"chunk,omitempty"`
+	Progress *toolkit.Progress `json:"progress,omitempty" msgpack:"progress,omitempty"`
+	Final    *toolkit.Response `json:"final,omitempty" msgpack:"final,omitempty" wire:"extra=metadata"`
+	// Chunks, on a final, is the number of chunk frames sent before it.
+	// Zero means Final.Content is the complete result; otherwise
+	// Final.Content is empty and the result is the accumulation of those
+	// chunks.
+	Chunks uint64 `json:"chunks,omitempty" msgpack:"chunks,omitempty"`
+}
+
+// Check reports whether a decoded frame is well formed: a known kind, a
+// sequence number, the payload its kind calls for, and a final's code from
+// the closed set.
+func (f *Frame) Check() error {
+	if f.Seq == 0 {
+		return errors.New("frame without a sequence number")
+	}
+	n := 0
+	for _, set := range [...]bool{f.Chunk != nil, f.Progress != nil, f.Final != nil} {
+		if set {
+			n++
+		}
+	}
+	var ok bool
+	switch f.Kind {
+	case KindChunk:
+		ok = f.Chunk != nil && n == 1
+	case KindProgress:
+		ok = f.Progress != nil && n == 1
+	case KindHeartbeat:
+		ok = n == 0
+	case KindFinal:
+		ok = f.Final != nil && n == 1
+		if ok && f.Final.Code != "" && !f.Final.Code.Valid() {
+			return fmt.Errorf("final frame with unknown code %q", f.Final.Code)
+		}
+	default:
+		return fmt.Errorf("unknown frame kind %q", f.Kind)
+	}
+	if !ok {
+		return fmt.Errorf("%s frame with the wrong payload", f.Kind)
+	}
+	return nil
+}
+
+// ListRequest is the body of a SubjectList request.
+//
+//wire:message
+type ListRequest struct {
+	Session string `json:"session,omitempty" msgpack:"session,omitempty"`
+}
+
+// ListReply answers a ListRequest.
+//
+//wire:message
+type ListReply struct {
+	// Worker is the instance that answered.
+	Worker string `json:"worker" msgpack:"worker"`
+	// Tools names every tool the worker serves, reset_tools included when
+	// it has groups, whatever the session's activation.
+	Tools []string `json:"tools" msgpack:"tools"`
+	// Schemas are the function schemas the session may see now.
+	Schemas []toolkit.FunctionSchema `json:"schemas" msgpack:"schemas"`
+	// Error is set (and the rest empty) when the state could not be read.
+	Error string `json:"error,omitempty" msgpack:"error,omitempty"`
+}
+
+// Announcement is what a worker publishes on AnnounceSubject(instance)
+// and answers on SubjectDiscover: who the instance is and what it serves.
+//
+//wire:message
+type Announcement struct {
+	// Format is AnnounceFormat.
+	Format int `json:"v" msgpack:"v"`
+	// Instance identifies the worker process: one subject token.
+	Instance string `json:"instance" msgpack:"instance"`
+	// Version is the worker's (or its tools') version, free-form.
+	Version string `json:"version,omitempty" msgpack:"version,omitempty"`
+	// Queue is the queue group the instance serves calls in.
+	Queue string `json:"queue,omitempty" msgpack:"queue,omitempty"`
+	// EpochMS is when the announcer started (Unix milliseconds) and Seq
+	// counts its announcements from 1: (EpochMS, Seq) orders the messages
+	// of one instance id, also across a restart with the same id.
+	EpochMS int64  `json:"epoch_ms" msgpack:"epoch_ms"`
+	Seq     uint64 `json:"seq" msgpack:"seq"`
+	// IntervalMS is the announcer's repeat interval in milliseconds; a
+	// fleet derives the instance's TTL from it.
+	IntervalMS int64 `json:"interval_ms" msgpack:"interval_ms"`
+	// Goodbye is set on the last message of a stopping instance; its
+	// groups and tools are empty.
+	Goodbye bool `json:"goodbye,omitempty" msgpack:"goodbye,omitempty"`
+	// Groups are the instance's non-basic groups, in registration order.
+	Groups []AnnouncedGroup `json:"groups" msgpack:"groups"`
+	// Tools are the instance's tools in registration order (reset_tools
+	// is not listed: it exists whenever Groups is not empty).
+	Tools []AnnouncedTool `json:"tools" msgpack:"tools"`
+	// Meta holds what other packages announce about the worker, each
+	// under its own key (MetaSkills, MetaPermissions), as JSON-shaped
+	// values; absent when empty.
+	Meta map[string]any `json:"meta,omitempty" msgpack:"meta,omitempty"`
+}
+
+// AnnouncedGroup is a tool group as announced.
+type AnnouncedGroup struct {
+	Name         string `json:"name" msgpack:"name"`
+	Description  string `json:"description" msgpack:"description"`
+	Instructions string `json:"instructions,omitempty" msgpack:"instructions,omitempty"`
+	// Active is the group's state for sessions without stored state.
+	Active bool `json:"active,omitempty" msgpack:"active,omitempty"`
+}
+
+// AnnouncedTool is a tool as announced: its schema as the model sees it
+// (presets removed, extensions added) and its flags.
+type AnnouncedTool struct {
+	Name        string `json:"name" msgpack:"name"`
+	Description string `json:"description" msgpack:"description"`
+	// Group is "basic" or one of the announcement's groups.
+	Group           string `json:"group" msgpack:"group"`
+	ReadOnly        bool   `json:"read_only,omitempty" msgpack:"read_only,omitempty"`
+	ConcurrencySafe bool   `json:"concurrency_safe,omitempty" msgpack:"concurrency_safe,omitempty"`
+	// Idempotency is toolkit.Idempotency's String: "unknown",
+	// "no_side_effects" or "idempotent".
+	Idempotency string `json:"idempotency" msgpack:"idempotency"`
+	// Parameters is the JSON schema of the input (type object).
+	Parameters map[string]any `json:"parameters" msgpack:"parameters"`
+}
+
+// IdempotencyLevel parses Idempotency; an unknown string is
+// toolkit.IdempotencyUnknown.
+func (t AnnouncedTool) IdempotencyLevel() toolkit.Idempotency {
+	switch t.Idempotency {
+	case toolkit.NoSideEffects.String():
+		return toolkit.NoSideEffects
+	case toolkit.Idempotent.String():
+		return toolkit.Idempotent
+	}
+	return toolkit.IdempotencyUnknown
+}
+
+// SkillRequest asks a worker (SkillSubject) for the body of one of its
+// skills.
+//
+//wire:message
+type SkillRequest struct {
+	Name  string `json:"name" msgpack:"name"`
+	Group string `json:"group,omitempty" msgpack:"group,omitempty"`
+}
+
+// SkillReply answers a SkillRequest: the markdown body, or why there is
+// none.
+//
+//wire:message
+type SkillReply struct {
+	Markdown string `json:"markdown,omitempty" msgpack:"markdown,omitempty"`
+	Error    string `json:"error,omitempty" msgpack:"error,omitempty"`
+}
+
+// HeadersRequest replaces the headers a worker sends to one of its HTTP
+// MCP servers (HeadersSubject); empty Headers restore the configured ones.
+//
+//wire:message
+type HeadersRequest struct {
+	Server  string            `json:"server" msgpack:"server"`
+	Headers map[string]string `json:"headers" msgpack:"headers"`
+}
+
+// HeadersReply answers a HeadersRequest.
+//
+//wire:message
+type HeadersReply struct {
+	OK    bool   `json:"ok" msgpack:"ok"`
+	Error string `json:"error,omitempty" msgpack:"error,omitempty"`
+}

@@ -1,0 +1,55 @@
+package wire
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// ErrInvalidSession is returned (wrapped) for a session name that cannot
+// be a KV key: its encoded key is longer than MaxSessionKeyLen, or a key
+// that no session encodes to.
+var ErrInvalidSession = errors.New("invalid session")
+
+var sessionKeyB64 = base64.RawURLEncoding
+
+// KeyToken encodes s as one KV key token: s itself when it is made only
+// of [A-Za-z0-9_-] (and not empty), otherwise "=" followed by the unpadded
+// base64url encoding (RFC 4648 §5) of its bytes. "=" cannot occur in a
+// plain token, so the mapping is reversible and no two strings share a
+// token.
+func KeyToken(s string) string {
+	if toolkit.ValidName(s) {
+		return s
+	}
+	return "=" + sessionKeyB64.EncodeToString([]byte(s))
+}
+
+// SessionKey returns the KV key of a session (KeyToken). It fails with
+// ErrInvalidSession when the key would be longer than MaxSessionKeyLen.
+func SessionKey(session string) (string, error) {
+	key := KeyToken(session)
+	if len(key) > MaxSessionKeyLen {
+		return "", fmt.Errorf("%w: a session of %d bytes encodes to a %d-byte KV key, over the %d-byte limit",
+			ErrInvalidSession, len(session), len(key), MaxSessionKeyLen)
+	}
+	return key, nil
+}
+
+// ParseSessionKey is the inverse of SessionKey.
+func ParseSessionKey(key string) (string, error) {
+	if enc, ok := strings.CutPrefix(key, "="); ok {
+		b, err := sessionKeyB64.DecodeString(enc)
+		if err != nil {
+			return "", fmt.Errorf("%w: key %q: %v", ErrInvalidSession, key, err)
+		}
+		return string(b), nil
+	}
+	if !toolkit.ValidName(key) {
+		return "", fmt.Errorf("%w: key %q is not a session key", ErrInvalidSession, key)
+	}
+	return key, nil
+}

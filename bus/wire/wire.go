@@ -1,0 +1,170 @@
+package wire
+
+import "github.com/toolbus/toolbus/toolkit"
+
+// The wire contract, version 1: every subject, header, bucket name,
+// content type and metadata key that crosses NATS. subjects.md describes
+// each one; TestSubjectsMatchWire keeps the two equal. A change to any of
+// them is a change of Version.
+
+// Version is the version of the wire contract. Requests send it in
+// HeaderVersion; a worker refuses a request whose version it does not
+// speak.
+const Version = "1"
+
+// Subjects. A prefix ends in a dot and is followed by one subject token.
+const (
+	// SubjectCallPrefix + tool name is where calls are published; workers
+	// queue-subscribe to one subject per tool they serve.
+	SubjectCallPrefix = "tools.call."
+	// SubjectCancelPrefix + call id cancels a call. Every worker listens
+	// on it with a wildcard, without a queue group.
+	SubjectCancelPrefix = "tools.cancel."
+	// SubjectList is a request (queue group) answered by one worker with
+	// its tool names and the schemas of a session's active tools.
+	SubjectList = "tools.list"
+	// SubjectAnnouncePrefix + instance id is where a worker publishes its
+	// announcements; fleets subscribe to it with a wildcard.
+	SubjectAnnouncePrefix = "tools.announce."
+	// SubjectDiscover is a request every worker answers (no queue group)
+	// with its announcement.
+	SubjectDiscover = "tools.discover"
+	// SubjectSkillPrefix + instance id is where a worker answers requests
+	// for the bodies of the skills it declares.
+	SubjectSkillPrefix = "tools.skill."
+	// SubjectControlPrefix + instance id + "." + control name addresses
+	// one worker's control requests, such as ControlHeaders.
+	SubjectControlPrefix = "tools.control."
+)
+
+// ControlHeaders is the control name of runtime-header rotations for a
+// worker's HTTP MCP servers: HeadersSubject.
+const ControlHeaders = "mcp_headers"
+
+// CancelReasonDeadline is the body of a cancel sent because the caller's
+// deadline passed: the call then ends with code timeout rather than
+// interrupted. Any other body (usually empty) means the caller cancelled.
+const CancelReasonDeadline = "deadline"
+
+// Headers. NATS header names are case-sensitive; these are sent exactly
+// as written.
+const (
+	// HeaderVersion carries Version on requests. Absent means "1"; the Go
+	// client leaves it out, like every header that would say the default,
+	// so that a plain call is a plain PUB.
+	HeaderVersion = "Toolbus-Version"
+	// HeaderContentType set to ContentTypeJSON on a request asks for JSON
+	// bodies both ways; absent (or ContentTypeMsgpack) means msgpack. JSON
+	// replies carry it too.
+	HeaderContentType = "Content-Type"
+	// HeaderTimeout is the time the caller still allows the call, in
+	// whole milliseconds, measured when the request is published. The
+	// worker enforces it (the call ends with code timeout).
+	HeaderTimeout = "Toolbus-Timeout"
+	// HeaderHeartbeat is the heartbeat interval the caller asks for, in
+	// milliseconds; the worker clamps it to [MinHeartbeat, MaxHeartbeat].
+	// Absent means the default of one second.
+	HeaderHeartbeat = "Toolbus-Heartbeat"
+	// HeaderGroupsRevision is the group-state revision returned by the
+	// session's last reset_tools; it becomes ToolCall.GroupsRevision.
+	HeaderGroupsRevision = "Toolbus-Groups-Revision"
+	// HeaderStatus is set by the NATS server on the empty reply it sends
+	// when nobody subscribes to a request's subject (StatusNoResponders).
+	HeaderStatus = "Status"
+	// HeaderKVOperation marks the delete and purge markers of a JetStream
+	// KV bucket ("DEL", "PURGE"), read when a key is fetched from the
+	// stream leader.
+	HeaderKVOperation = "KV-Operation"
+)
+
+// StatusNoResponders is HeaderStatus on the server's no-responders reply.
+const StatusNoResponders = "503"
+
+// Content types.
+const (
+	// ContentTypeJSON selects JSON bodies; it is matched on its prefix, so
+	// "application/json; charset=utf-8" selects JSON too.
+	ContentTypeJSON = "application/json"
+	// ContentTypeMsgpack is the default encoding, also when the header is
+	// absent.
+	ContentTypeMsgpack = "application/msgpack"
+)
+
+// JetStream KV buckets (the defaults; each is configurable).
+const (
+	// BucketGroups holds the active tool groups of each session.
+	BucketGroups = "toolbus_groups"
+	// BucketPermissions holds each session's permission mode and rules.
+	BucketPermissions = "toolbus_permissions"
+	// BucketApprovals holds calls waiting for approval and one-shot
+	// approvals.
+	BucketApprovals = "toolbus_approvals"
+)
+
+// Metadata keys the bus adds to final responses.
+const (
+	// MetaWorker names the worker instance that ran the call.
+	MetaWorker = "worker"
+	// MetaLostChunks counts chunk frames the client never received (core
+	// NATS is at-most-once); the content of such a response is incomplete.
+	MetaLostChunks = "lost_chunks"
+	// MetaRetryAfterMS is set on an overloaded answer: when a retry may
+	// succeed, in milliseconds.
+	MetaRetryAfterMS = toolkit.MetaRetryAfterMS
+	// MetaGroupsRevision is set on a successful reset_tools: the new
+	// state's revision, which the client sends with the session's later
+	// calls (HeaderGroupsRevision).
+	MetaGroupsRevision = toolkit.MetaGroupsRevision
+	// MetaActiveGroups is set on a successful reset_tools: the session's
+	// active groups now.
+	MetaActiveGroups = toolkit.MetaActiveGroups
+)
+
+// Announcement metadata keys: the parts of an announcement that other
+// packages publish (Announcement.Meta).
+const (
+	// MetaSkills is the worker's skills (package skill).
+	MetaSkills = "skills"
+	// MetaPermissions is the worker's permission defaults (package
+	// permission).
+	MetaPermissions = "permissions"
+)
+
+// AnnounceFormat is the version of the announcement schema, sent in its
+// "v" field. Readers accept any version ≥ 1 and ignore unknown fields.
+const AnnounceFormat = 1
+
+// Limits.
+const (
+	// MaxCallIDLen bounds the length of a call id.
+	MaxCallIDLen = 128
+	// MaxDepth bounds the nesting of arrays and maps in a body.
+	MaxDepth = 64
+	// MaxSessionKeyLen is the longest encoded KV key of a session (see
+	// SessionKey), far below the server's 4 KiB control-line limit.
+	MaxSessionKeyLen = 1024
+)
+
+// CallSubject is the subject calls of tool are published on.
+func CallSubject(tool string) string { return SubjectCallPrefix + tool }
+
+// CancelSubject is the subject that cancels the call id.
+func CancelSubject(id string) string { return SubjectCancelPrefix + id }
+
+// AnnounceSubject is the subject instance announces itself on.
+func AnnounceSubject(instance string) string { return SubjectAnnouncePrefix + instance }
+
+// SkillSubject is the subject instance serves its skills' bodies on.
+func SkillSubject(instance string) string { return SubjectSkillPrefix + instance }
+
+// HeadersSubject is the control subject on which instance takes runtime
+// headers for its HTTP MCP servers.
+func HeadersSubject(instance string) string {
+	return SubjectControlPrefix + instance + "." + ControlHeaders
+}
+
+// ValidCallID reports whether id can address a cancel subject: one token
+// of [A-Za-z0-9_-], at most MaxCallIDLen bytes.
+func ValidCallID(id string) bool {
+	return len(id) <= MaxCallIDLen && toolkit.ValidName(id)
+}

@@ -1,0 +1,312 @@
+package discovery
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// DefaultInterval is how often an Announcer repeats itself.
+const DefaultInterval = 2 * time.Second
+
+// AnnouncerOptions configure NewAnnouncer. A nil *AnnouncerOptions means
+// the defaults; so does every zero field.
+type AnnouncerOptions struct {
+	// Instance identifies this worker: one subject token [A-Za-z0-9_-]+.
+	// "" means a random id. Two live processes must not share one.
+	Instance string
+	// Version is announced as is.
+	Version string
+	// Queue is the queue group the worker serves calls in, announced as is.
+	Queue string
+	// Interval between announcements; 0 means DefaultInterval.
+	Interval time.Duration
+	// Logger receives publish failures; nil means slog.Default().
+	Logger *slog.Logger
+	// Meta adds parts to every announcement (wire.Announcement.Meta):
+	// each function is called for every announcement and its value,
+	// turned into JSON-shaped data, travels under its key. Packages
+	// announce their own parts this way (skills, permissions); a value
+	// that cannot be turned into JSON is logged and left out.
+	Meta map[string]func() any
+}
+
+// Announcer announces a Toolkit's tools for a worker: at start, whenever
+// the toolkit changes (Toolkit.OnChange), every Interval, and in answer to
+// each request on wire.SubjectDiscover; Stop publishes a goodbye.
+//
+// All messages of an Announcer are published under one lock, so they
+// leave in Seq order and nothing follows the goodbye. Its one goroutine
+// ends with Stop. Methods are safe for concurrent use.
+type Announcer struct {
+	nc       *nats.Conn
+	tk       *toolkit.Toolkit
+	opts     AnnouncerOptions
+	subject  string
+	epoch    int64
+	log      *slog.Logger
+	changed  chan struct{}
+	stopLoop chan struct{}
+	loopDone chan struct{}
+	unwatch  func()
+	sub      *nats.Subscription
+
+	mu      sync.Mutex // serialises publishing; guards seq and stopped
+	seq     uint64
+	stopped bool
+}
+
+// NewAnnouncer starts announcing tk on nc. It publishes the first
+// announcement before returning and fails if that is impossible (for
+// example an announcement larger than the server's max_payload).
+func NewAnnouncer(nc *nats.Conn, tk *toolkit.Toolkit, opts *AnnouncerOptions) (*Announcer, error) {
+	var o AnnouncerOptions
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case nc == nil:
+		return nil, errors.New("discovery: NewAnnouncer: nil connection")
+	case tk == nil:
+		return nil, errors.New("discovery: NewAnnouncer: nil toolkit")
+	case o.Interval < 0:
+		return nil, fmt.Errorf("discovery: NewAnnouncer: negative interval %v", o.Interval)
+	case o.Interval > 0 && o.Interval < time.Millisecond:
+		return nil, fmt.Errorf("discovery: NewAnnouncer: interval %v is under the wire's 1 ms resolution", o.Interval)
+	case o.Instance != "" && !toolkit.ValidName(o.Instance):
+		return nil, fmt.Errorf("discovery: NewAnnouncer: invalid instance id %q: must match [A-Za-z0-9_-]+ (one subject token)", o.Instance)
+	}
+	if o.Instance == "" {
+		o.Instance = rand.Text()
+	}
+	if o.Interval == 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	o.Meta = maps.Clone(o.Meta)
+	a := &Announcer{
+		nc:       nc,
+		tk:       tk,
+		opts:     o,
+		subject:  wire.AnnounceSubject(o.Instance),
+		epoch:    time.Now().UnixMilli(),
+		log:      o.Logger.With("instance", o.Instance),
+		changed:  make(chan struct{}, 1),
+		stopLoop: make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}
+	if err := a.announce(); err != nil {
+		return nil, err
+	}
+	sub, err := nc.Subscribe(wire.SubjectDiscover, a.answer)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: announcer %s: subscribing to %s: %w", o.Instance, wire.SubjectDiscover, err)
+	}
+	a.sub = sub
+	// The discover subscription is on the server once Flush returns: a
+	// fleet started after NewAnnouncer (or bus.Serve) returns gets an
+	// answer, not "no responders".
+	if err := nc.Flush(); err != nil {
+		sub.Unsubscribe()
+		return nil, fmt.Errorf("discovery: announcer %s: flushing the %s subscription: %w", o.Instance, wire.SubjectDiscover, err)
+	}
+	a.unwatch = tk.OnChange(func() {
+		select {
+		case a.changed <- struct{}{}:
+		default:
+		}
+	})
+	go a.loop()
+	return a, nil
+}
+
+// Instance returns the announced instance id.
+func (a *Announcer) Instance() string { return a.opts.Instance }
+
+// Announcement returns what the announcer would publish now (with the
+// sequence number of its last message).
+func (a *Announcer) Announcement() wire.Announcement {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.build(a.seq)
+}
+
+// Stop stops announcing and publishes a goodbye, so fleets drop the
+// instance at once; it returns once the announcer's goroutine has ended.
+// It is idempotent.
+func (a *Announcer) Stop() error {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return nil
+	}
+	a.stopped = true
+	a.seq++
+	bye := wire.Announcement{Format: wire.AnnounceFormat, Instance: a.opts.Instance, Version: a.opts.Version, Queue: a.opts.Queue,
+		EpochMS: a.epoch, Seq: a.seq, IntervalMS: a.opts.Interval.Milliseconds(), Goodbye: true,
+		Groups: []wire.AnnouncedGroup{}, Tools: []wire.AnnouncedTool{}}
+	err := a.publish(a.subject, nil, &bye)
+	a.mu.Unlock()
+	a.unwatch()
+	uerr := a.sub.Unsubscribe()
+	close(a.stopLoop)
+	<-a.loopDone
+	if err == nil {
+		err = a.nc.Flush()
+	}
+	return errors.Join(ignoreClosed(err), ignoreClosed(uerr))
+}
+
+func (a *Announcer) loop() {
+	defer close(a.loopDone)
+	tick := time.NewTicker(a.opts.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.stopLoop:
+			return
+		case <-tick.C:
+		case <-a.changed:
+		}
+		if err := a.announce(); err != nil {
+			if a.nc.IsClosed() {
+				a.log.Warn("discovery: announcer stops: its connection is closed")
+				return
+			}
+			a.log.Error("discovery: announcing tools", "err", err)
+		}
+	}
+}
+
+// announce publishes the current announcement on its subject.
+func (a *Announcer) announce() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return nil
+	}
+	a.seq++
+	ann := a.build(a.seq)
+	return a.publish(a.subject, nil, &ann)
+}
+
+// answer replies to a discover request, in JSON when asked.
+func (a *Announcer) answer(m *nats.Msg) {
+	if m.Reply == "" {
+		a.log.Warn("discovery: discover request without a reply subject", "subject", m.Subject)
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return
+	}
+	a.seq++
+	ann := a.build(a.seq)
+	if err := a.publish(m.Reply, m, &ann); err != nil {
+		a.log.Error("discovery: answering a discover request", "err", err)
+	}
+}
+
+// publish sends one announcement, as the answer to req when it is not
+// nil; a.mu is held.
+func (a *Announcer) publish(subject string, req *nats.Msg, ann *wire.Announcement) error {
+	var err error
+	var size int
+	if req != nil {
+		err = wire.Respond(a.nc, req, ann)
+	} else {
+		var data []byte
+		if data, err = wire.Msgpack.Marshal(ann); err == nil {
+			size = len(data)
+			err = a.nc.Publish(subject, data)
+		}
+	}
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return fmt.Errorf("discovery: announcer %s: the announcement of %d tools is %d bytes, over the server's max_payload of %d: %w",
+			ann.Instance, len(ann.Tools), size, a.nc.MaxPayload(), err)
+	}
+	if err != nil {
+		return fmt.Errorf("discovery: announcer %s: publishing on %s: %w", ann.Instance, subject, err)
+	}
+	return nil
+}
+
+// build snapshots the toolkit and the meta parts.
+func (a *Announcer) build(seq uint64) wire.Announcement {
+	ann := wire.Announcement{
+		Format:     wire.AnnounceFormat,
+		Instance:   a.opts.Instance,
+		Version:    a.opts.Version,
+		Queue:      a.opts.Queue,
+		EpochMS:    a.epoch,
+		Seq:        seq,
+		IntervalMS: a.opts.Interval.Milliseconds(),
+		Groups:     []wire.AnnouncedGroup{},
+		Tools:      []wire.AnnouncedTool{},
+	}
+	c := a.tk.Catalog()
+	groups := map[string]bool{toolkit.BasicGroup: true}
+	for _, g := range c.Groups {
+		groups[g.Name] = true
+		ann.Groups = append(ann.Groups, wire.AnnouncedGroup{Name: g.Name, Description: g.Description, Instructions: g.Instructions, Active: g.Active})
+	}
+	for _, ct := range c.Tools {
+		t, ok := a.tk.Get(ct.Schema.Function.Name)
+		if !ok || !groups[ct.Group] {
+			continue // changed since the catalog was read: the change's own announcement follows
+		}
+		ann.Tools = append(ann.Tools, wire.AnnouncedTool{
+			Name: t.Name, Description: t.Description, Group: ct.Group,
+			ReadOnly: t.ReadOnly(), ConcurrencySafe: t.ConcurrencySafe(), Idempotency: t.Idempotency().String(),
+			Parameters: ct.Schema.Function.Parameters,
+		})
+	}
+	for _, key := range slices.Sorted(maps.Keys(a.opts.Meta)) {
+		v, err := jsonShaped(a.opts.Meta[key]())
+		if err != nil {
+			a.log.Error("discovery: an announcement part cannot be encoded; left out", "key", key, "err", err)
+			continue
+		}
+		if v == nil {
+			continue
+		}
+		if ann.Meta == nil {
+			ann.Meta = map[string]any{}
+		}
+		ann.Meta[key] = v
+	}
+	return ann
+}
+
+// jsonShaped is v as encoding/json reads it back: maps, slices, strings,
+// float64 numbers, bools and nil, so both encodings carry the same data.
+func jsonShaped(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrBadSubscription) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,38 @@
+// Package discovery is how a fleet knows what it serves: each worker's
+// Announcer publishes its toolkit's groups and tools (and whatever other
+// packages add under Meta: skills, permission defaults) on
+// tools.announce.<instance>, and a Fleet merges the live workers'
+// announcements into one view, the way one toolkit lists itself.
+//
+//	ann, err := discovery.NewAnnouncer(nc, tk, &discovery.AnnouncerOptions{Instance: "w1"})
+//	...
+//	defer ann.Stop() // the goodbye: fleets drop the worker at once
+//
+//	fleet, err := discovery.NewFleet(ctx, nc, nil) // knows every worker that answered
+//	...
+//	defer fleet.Close()
+//	for _, t := range fleet.Tools() {
+//		fmt.Println(t.Name, t.Instances)
+//	}
+//	c := fleet.Catalog()
+//	schemas := c.Schemas(active) // reset_tools first, then basic and the active groups' tools
+//
+// bus.Serve announces its toolkit with an Announcer, and bus.Client lists
+// a session's tools through a Fleet it starts on first use. The wire
+// format, the timing and how a fleet keeps its view are in subjects.md,
+// section Discovery.
+//
+// # Guarantees
+//
+//   - A worker that stops says goodbye and disappears at once; one that
+//     dies disappears at most one TTL (3 × its interval) after its last
+//     announcement.
+//   - The messages of one instance are applied in (epoch, seq) order,
+//     whatever order they arrive in; a restart with the same instance id
+//     replaces the old entry.
+//   - An announcement that cannot be read is ignored and logged; a tool or
+//     group in it that cannot be listed is left out and logged, the rest
+//     counts.
+//   - Each type's goroutines end with its Stop or Close, which wait for
+//     them.
+package discovery

@@ -1,0 +1,548 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Defaults of FleetOptions.
+const (
+	// DefaultTTLFactor: a Fleet drops an instance not heard from for this
+	// many of the instance's announced intervals.
+	DefaultTTLFactor = 3
+	// DefaultDiscoverWindow is how long a Fleet collects answers to its
+	// discover request.
+	DefaultDiscoverWindow = 250 * time.Millisecond
+)
+
+// FleetOptions configure NewFleet. A nil *FleetOptions means the defaults;
+// so does every zero field.
+type FleetOptions struct {
+	// TTL drops an instance not heard from for that long. 0 means
+	// DefaultTTLFactor times the instance's announced interval.
+	TTL time.Duration
+	// DiscoverWindow is how long Discover (and NewFleet) collect answers;
+	// 0 means DefaultDiscoverWindow.
+	DiscoverWindow time.Duration
+	// Logger receives malformed announcements; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Tool is a tool served by one or more instances.
+type Tool struct {
+	wire.AnnouncedTool
+	// Instances serving the tool, sorted.
+	Instances []string
+}
+
+// Instance is a live worker instance as a Fleet knows it.
+type Instance struct {
+	ID       string
+	Version  string
+	Queue    string
+	Groups   []string // non-basic groups, in the instance's order
+	Tools    []string // in the instance's order
+	Interval time.Duration
+	LastSeen time.Time
+	// Expires is when the instance is dropped unless heard from again.
+	Expires time.Time
+	// Meta are the parts other packages announced (wire.Announcement.Meta);
+	// read one with DecodeMeta.
+	Meta map[string]any
+}
+
+// DecodeMeta decodes the part of the instance's announcement stored under
+// key into v (as encoding/json would); ok is false when there is none.
+func (in Instance) DecodeMeta(key string, v any) (ok bool, err error) {
+	part, ok := in.Meta[key]
+	if !ok {
+		return false, nil
+	}
+	b, err := json.Marshal(part)
+	if err != nil {
+		return true, err
+	}
+	return true, json.Unmarshal(b, v)
+}
+
+// Fleet is a client's live view of the tools the fleet serves, built from
+// announcements: a new instance appears when its first announcement
+// arrives, a stopped one disappears on its goodbye, and one that died
+// without a goodbye disappears TTL after its last announcement (by default
+// 3 announce intervals, 6 s with the default interval).
+//
+// Tools served by several instances are merged by name. Where instances
+// disagree about a tool or group, the instance whose id sorts first wins.
+//
+// All methods are safe for concurrent use. Close stops the Fleet's
+// goroutine and waits for it.
+type Fleet struct {
+	nc     *nats.Conn
+	opts   FleetOptions
+	log    *slog.Logger
+	sub    *nats.Subscription
+	view   atomic.Pointer[view]
+	notify chan struct{}
+	done   chan struct{}
+	ended  chan struct{} // closed when the notifier has returned
+
+	mu        sync.Mutex
+	instances map[string]*instance
+	gone      map[string]goodbyeMark
+	watchers  map[int]func()
+	nextW     int
+	closed    bool
+}
+
+type instance struct {
+	ann      wire.Announcement
+	lastSeen time.Time
+	ttl      time.Duration
+	timer    *time.Timer
+}
+
+// goodbyeMark remembers a goodbye so that older messages of the same
+// instance arriving late do not bring it back.
+type goodbyeMark struct {
+	epoch int64
+	seq   uint64
+	until time.Time
+}
+
+// view is an immutable merged snapshot.
+type view struct {
+	tools     []Tool
+	catalog   toolkit.Catalog
+	instances []Instance
+}
+
+// NewFleet subscribes to announcements and runs Discover once, so the
+// returned Fleet already knows every instance that answered within the
+// discover window.
+func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, error) {
+	var o FleetOptions
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case nc == nil:
+		return nil, errors.New("discovery: NewFleet: nil connection")
+	case o.TTL < 0:
+		return nil, fmt.Errorf("discovery: NewFleet: negative TTL %v", o.TTL)
+	case o.DiscoverWindow < 0:
+		return nil, fmt.Errorf("discovery: NewFleet: negative discover window %v", o.DiscoverWindow)
+	}
+	if o.DiscoverWindow == 0 {
+		o.DiscoverWindow = DefaultDiscoverWindow
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	f := &Fleet{
+		nc:        nc,
+		opts:      o,
+		log:       o.Logger,
+		notify:    make(chan struct{}, 1),
+		done:      make(chan struct{}),
+		ended:     make(chan struct{}),
+		instances: map[string]*instance{},
+		gone:      map[string]goodbyeMark{},
+		watchers:  map[int]func(){},
+	}
+	f.view.Store(&view{})
+	sub, err := nc.Subscribe(wire.SubjectAnnouncePrefix+"*", f.receive)
+	if err != nil {
+		return nil, fmt.Errorf("discovery: fleet: subscribing to %s*: %w", wire.SubjectAnnouncePrefix, err)
+	}
+	f.sub = sub
+	go f.notifier()
+	if err := f.Discover(ctx); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Discover asks every live instance to announce itself and waits for the
+// discover window (less when no instance is listening at all). Use it to
+// refresh at once, for example after a reconnect.
+func (f *Fleet) Discover(ctx context.Context) error {
+	inbox := f.nc.NewInbox()
+	none := make(chan struct{})
+	var once sync.Once
+	sub, err := f.nc.Subscribe(inbox, func(m *nats.Msg) {
+		if len(m.Data) == 0 && m.Header.Get(wire.HeaderStatus) == wire.StatusNoResponders {
+			once.Do(func() { close(none) }) // nobody to wait for
+			return
+		}
+		f.receive(m)
+	})
+	if err != nil {
+		return fmt.Errorf("discovery: fleet: discover: %w", err)
+	}
+	defer sub.Unsubscribe()
+	if err := f.nc.PublishRequest(wire.SubjectDiscover, inbox, nil); err != nil {
+		return fmt.Errorf("discovery: fleet: discover: %w", err)
+	}
+	t := time.NewTimer(f.opts.DiscoverWindow)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-none:
+	case <-ctx.Done():
+		return fmt.Errorf("discovery: fleet: discover: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// Close stops listening and waits for the Fleet's goroutine. The view
+// keeps its last state.
+func (f *Fleet) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	for _, in := range f.instances {
+		in.timer.Stop()
+	}
+	f.mu.Unlock()
+	close(f.done)
+	<-f.ended
+	return ignoreClosed(f.sub.Unsubscribe())
+}
+
+// Tools returns the merged tools: instances in id order, each one's tools
+// in its registration order, the first occurrence of a name kept.
+func (f *Fleet) Tools() []Tool {
+	v := f.view.Load()
+	out := make([]Tool, len(v.tools))
+	for i, t := range v.tools {
+		out[i] = cloneTool(t)
+	}
+	return out
+}
+
+// Tool returns one merged tool.
+func (f *Fleet) Tool(name string) (Tool, bool) {
+	for _, t := range f.view.Load().tools {
+		if t.Name == name {
+			return cloneTool(t), true
+		}
+	}
+	return Tool{}, false
+}
+
+// Groups returns the merged non-basic groups, in the same order rule as
+// Tools.
+func (f *Fleet) Groups() []toolkit.Group { return slices.Clone(f.view.Load().catalog.Groups) }
+
+// Instances returns the live instances, sorted by id.
+func (f *Fleet) Instances() []Instance {
+	v := f.view.Load()
+	out := make([]Instance, len(v.instances))
+	for i, in := range v.instances {
+		in.Groups = slices.Clone(in.Groups)
+		in.Tools = slices.Clone(in.Tools)
+		out[i] = in
+	}
+	return out
+}
+
+// Catalog returns the merged groups and tools as a toolkit.Catalog: its
+// Schemas lists the fleet for a set of active groups exactly as one
+// toolkit lists itself.
+func (f *Fleet) Catalog() toolkit.Catalog {
+	c := f.view.Load().catalog
+	return toolkit.Catalog{Groups: slices.Clone(c.Groups), Tools: slices.Clone(c.Tools)}
+}
+
+// SessionSchemas returns the fleet's schemas for a session's active
+// groups, read from state (at least minRevision); a session without stored
+// state gets the groups announced as active by default.
+func (f *Fleet) SessionSchemas(ctx context.Context, state toolkit.GroupState, session string, minRevision uint64) ([]toolkit.FunctionSchema, error) {
+	c := f.view.Load().catalog
+	active, _, err := toolkit.LoadActive(ctx, state, c.Groups, session, minRevision)
+	if err != nil {
+		return nil, err
+	}
+	return c.Schemas(active), nil
+}
+
+// OnChange registers fn to run whenever the merged view changes (an
+// instance appears or disappears, or announces different tools). Calls
+// are made one at a time from the Fleet's goroutine and coalesced: fn sees
+// the latest view, not every step. It returns a function that unregisters
+// fn.
+func (f *Fleet) OnChange(fn func()) (stop func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.nextW
+	f.nextW++
+	f.watchers[id] = fn
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.watchers, id)
+	}
+}
+
+func (f *Fleet) notifier() {
+	defer close(f.ended)
+	for {
+		select {
+		case <-f.done:
+			return
+		case <-f.notify:
+		}
+		f.mu.Lock()
+		fns := slices.Collect(maps.Values(f.watchers))
+		f.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
+	}
+}
+
+// receive handles one announcement (broadcast or discover answer).
+func (f *Fleet) receive(m *nats.Msg) {
+	ann, skipped, err := decodeAnnouncement(m)
+	if err != nil {
+		f.log.Warn("discovery: fleet: ignoring a malformed announcement", "subject", m.Subject, "err", err)
+		return
+	}
+	if skipped != nil {
+		f.log.Warn("discovery: fleet: parts of an announcement left out", "instance", ann.Instance, "err", skipped)
+	}
+	if tok, ok := strings.CutPrefix(m.Subject, wire.SubjectAnnouncePrefix); ok && tok != ann.Instance {
+		f.log.Warn("discovery: fleet: ignoring an announcement on another instance's subject", "subject", m.Subject, "instance", ann.Instance)
+		return
+	}
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	for id, g := range f.gone {
+		if now.After(g.until) {
+			delete(f.gone, id)
+		}
+	}
+	if g, ok := f.gone[ann.Instance]; ok && !newer(ann.EpochMS, ann.Seq, g.epoch, g.seq) {
+		return // from before the goodbye
+	}
+	cur := f.instances[ann.Instance]
+	if cur != nil && !newer(ann.EpochMS, ann.Seq, cur.ann.EpochMS, cur.ann.Seq) {
+		return // reordered: an older message
+	}
+	ttl := f.ttl(ann)
+	if ann.Goodbye {
+		f.gone[ann.Instance] = goodbyeMark{epoch: ann.EpochMS, seq: ann.Seq, until: now.Add(ttl)}
+		if cur != nil {
+			cur.timer.Stop()
+			delete(f.instances, ann.Instance)
+			f.rebuild()
+		}
+		return
+	}
+	changed := cur == nil || !sameOffer(cur.ann, ann)
+	if cur != nil {
+		cur.timer.Stop()
+	}
+	in := &instance{ann: ann, lastSeen: now, ttl: ttl}
+	epoch, seq := ann.EpochMS, ann.Seq
+	in.timer = time.AfterFunc(ttl, func() { f.expire(ann.Instance, epoch, seq) })
+	f.instances[ann.Instance] = in
+	if changed {
+		f.rebuild()
+	} else {
+		f.refreshTimes()
+	}
+}
+
+// expire drops an instance whose TTL passed, unless it was heard from
+// since the timer was set.
+func (f *Fleet) expire(id string, epoch int64, seq uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in := f.instances[id]
+	if f.closed || in == nil || in.ann.EpochMS != epoch || in.ann.Seq != seq {
+		return
+	}
+	f.log.Info("discovery: fleet: instance expired", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)
+	delete(f.instances, id)
+	f.rebuild()
+}
+
+func (f *Fleet) ttl(ann wire.Announcement) time.Duration {
+	if f.opts.TTL > 0 {
+		return f.opts.TTL
+	}
+	iv := time.Duration(ann.IntervalMS) * time.Millisecond
+	if iv <= 0 {
+		iv = DefaultInterval
+	}
+	return DefaultTTLFactor * iv
+}
+
+// refreshTimes updates LastSeen/Expires without re-merging; f.mu is held.
+func (f *Fleet) refreshTimes() {
+	v := *f.view.Load()
+	v.instances = f.instanceList()
+	f.view.Store(&v)
+}
+
+func (f *Fleet) instanceList() []Instance {
+	ids := slices.Sorted(maps.Keys(f.instances))
+	out := make([]Instance, 0, len(ids))
+	for _, id := range ids {
+		in := f.instances[id]
+		x := Instance{ID: id, Version: in.ann.Version, Queue: in.ann.Queue,
+			Interval: time.Duration(in.ann.IntervalMS) * time.Millisecond,
+			LastSeen: in.lastSeen, Expires: in.lastSeen.Add(in.ttl), Meta: in.ann.Meta}
+		for _, g := range in.ann.Groups {
+			x.Groups = append(x.Groups, g.Name)
+		}
+		for _, t := range in.ann.Tools {
+			x.Tools = append(x.Tools, t.Name)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// rebuild merges the instances into a new view and schedules the
+// notification; f.mu is held. Announcements were checked when they were
+// decoded, so merging only picks the first of each name.
+func (f *Fleet) rebuild() {
+	v := &view{instances: f.instanceList()}
+	groups := map[string]bool{toolkit.BasicGroup: true}
+	toolAt := map[string]int{}
+	for _, id := range slices.Sorted(maps.Keys(f.instances)) {
+		ann := f.instances[id].ann
+		for _, g := range ann.Groups {
+			if groups[g.Name] {
+				continue
+			}
+			groups[g.Name] = true
+			v.catalog.Groups = append(v.catalog.Groups, toolkit.Group{Name: g.Name, Description: g.Description, Instructions: g.Instructions, Active: g.Active})
+		}
+		for _, t := range ann.Tools {
+			if i, dup := toolAt[t.Name]; dup {
+				v.tools[i].Instances = append(v.tools[i].Instances, id)
+				continue
+			}
+			toolAt[t.Name] = len(v.tools)
+			v.tools = append(v.tools, Tool{AnnouncedTool: t, Instances: []string{id}})
+			v.catalog.Tools = append(v.catalog.Tools, toolkit.CatalogTool{Group: t.Group, Schema: toolkit.FunctionSchema{
+				Type: "function", Function: toolkit.Function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}}})
+		}
+	}
+	f.view.Store(v)
+	select {
+	case f.notify <- struct{}{}:
+	default:
+	}
+}
+
+// decodeAnnouncement decodes (JSON when the message says so, msgpack
+// otherwise) and checks an announcement. Tools and groups that cannot be
+// listed (a name that is not a token, a schema that is not an object
+// schema, an unknown group, a group without a description) are left out,
+// the rest counts; skipped says what was left out and why. Parameters are
+// normalised to what encoding/json produces, whatever the encoding.
+func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error) {
+	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &ann); err != nil {
+		return ann, nil, fmt.Errorf("undecodable body of %d bytes: %w", len(m.Data), err)
+	}
+	switch {
+	case ann.Format < 1:
+		return ann, nil, fmt.Errorf("missing or bad format version %d", ann.Format)
+	case !toolkit.ValidName(ann.Instance):
+		return ann, nil, fmt.Errorf("invalid instance id %q", ann.Instance)
+	case ann.IntervalMS < 0:
+		return ann, nil, fmt.Errorf("negative interval %d ms", ann.IntervalMS)
+	}
+	var errs []error
+	groups := map[string]bool{toolkit.BasicGroup: true}
+	ann.Groups = slices.DeleteFunc(ann.Groups, func(g wire.AnnouncedGroup) bool {
+		switch {
+		case !toolkit.ValidName(g.Name) || g.Name == toolkit.BasicGroup:
+			errs = append(errs, fmt.Errorf("group %q: invalid name", g.Name))
+		case g.Description == "":
+			errs = append(errs, fmt.Errorf("group %q: no description", g.Name))
+		default:
+			groups[g.Name] = true
+			return false
+		}
+		return true
+	})
+	for i := range ann.Tools {
+		if ann.Tools[i].Group == "" {
+			ann.Tools[i].Group = toolkit.BasicGroup
+		}
+	}
+	ann.Tools = slices.DeleteFunc(ann.Tools, func(t wire.AnnouncedTool) bool {
+		var err error
+		switch {
+		case !toolkit.ValidName(t.Name) || t.Name == toolkit.MetaToolName:
+			err = errors.New("invalid name")
+		case !groups[t.Group]:
+			err = fmt.Errorf("group %q not announced", t.Group)
+		default:
+			err = toolkit.CheckInputSchema(t.Parameters)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tool %q: %w", t.Name, err))
+		}
+		return err != nil
+	})
+	for i := range ann.Tools {
+		t := &ann.Tools[i]
+		p, err := jsonShaped(t.Parameters)
+		if err != nil {
+			return ann, nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
+		}
+		t.Parameters, _ = p.(map[string]any)
+	}
+	return ann, errors.Join(errs...), nil
+}
+
+// newer reports whether (e1, s1) comes after (e2, s2).
+func newer(e1 int64, s1 uint64, e2 int64, s2 uint64) bool {
+	return e1 > e2 || (e1 == e2 && s1 > s2)
+}
+
+// sameOffer reports whether two announcements of an instance offer the
+// same, so the view need not be merged again.
+func sameOffer(a, b wire.Announcement) bool {
+	return a.Version == b.Version && a.Queue == b.Queue && a.IntervalMS == b.IntervalMS &&
+		reflect.DeepEqual(a.Groups, b.Groups) && reflect.DeepEqual(a.Tools, b.Tools) &&
+		reflect.DeepEqual(a.Meta, b.Meta)
+}
+
+func cloneTool(t Tool) Tool {
+	t.Instances = slices.Clone(t.Instances)
+	if t.Parameters != nil {
+		p, _ := jsonShaped(t.Parameters)
+		t.Parameters, _ = p.(map[string]any)
+	}
+	return t
+}

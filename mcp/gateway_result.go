@@ -1,0 +1,117 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// result converts a final response to a CallToolResult (see the package
+// doc, section Gateway).
+func (s *gatewaySession) result(r *toolkit.Response) *sdk.CallToolResult {
+	res := &sdk.CallToolResult{Content: []sdk.Content{}}
+	for i, b := range r.Content {
+		res.Content = append(res.Content, blockContent(r.ID, i, b))
+	}
+	res.IsError = r.State != toolkit.StateSuccess && r.State != ""
+	meta := sdk.Meta{GatewayMetaState: string(r.State), GatewayMetaSession: s.id}
+	if r.Code != "" {
+		meta[GatewayMetaCode] = string(r.Code)
+	}
+	if res.IsError && len(res.Content) == 0 {
+		res.Content = append(res.Content, &sdk.TextContent{Text: fmt.Sprintf("the call ended %s (%s)", r.State, r.Code)})
+	}
+	md := make(map[string]any, len(r.Metadata))
+	for k, v := range r.Metadata {
+		if k == metaStructuredContent {
+			if obj, ok := jsonValue(v).(map[string]any); ok {
+				res.StructuredContent = obj
+				continue
+			}
+		}
+		md[k] = jsonValue(v)
+	}
+	if len(md) > 0 {
+		meta[GatewayMetaMetadata] = md
+	}
+	res.Meta = meta
+	return res
+}
+
+// jsonValue returns v as encoding/json sees it (maps with string keys,
+// float64 numbers), or its fmt rendering when it has no JSON form.
+func jsonValue(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return fmt.Sprint(v)
+	}
+	return out
+}
+
+// blockContent converts one block: text → text; base64 data → image or
+// audio by media type, any other type → an embedded blob resource; URL
+// data → a resource link.
+func blockContent(callID string, i int, b toolkit.Block) sdk.Content {
+	if b.Type != toolkit.BlockData {
+		return &sdk.TextContent{Text: b.Text}
+	}
+	if b.Data == "" && b.URL != "" {
+		name := b.Name
+		if name == "" {
+			name = b.URL
+		}
+		return &sdk.ResourceLink{URI: b.URL, Name: name, MIMEType: b.MediaType}
+	}
+	raw, err := base64.StdEncoding.DecodeString(b.Data)
+	if err != nil {
+		return &sdk.TextContent{Text: fmt.Sprintf("[data block %q (%s) is not valid base64: %v]", b.Name, b.MediaType, err)}
+	}
+	switch mediaClass(b.MediaType) {
+	case "image":
+		return &sdk.ImageContent{Data: raw, MIMEType: b.MediaType}
+	case "audio":
+		return &sdk.AudioContent{Data: raw, MIMEType: b.MediaType}
+	}
+	uri := b.Name
+	if !hasScheme(uri) {
+		id := b.ID
+		if id == "" {
+			id = fmt.Sprintf("%s-%d", callID, i)
+		}
+		uri = "toolbus:data/" + id
+	}
+	return &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: uri, MIMEType: b.MediaType, Blob: raw}}
+}
+
+func mediaClass(mt string) string {
+	for i := 0; i < len(mt); i++ {
+		if mt[i] == '/' {
+			return mt[:i]
+		}
+	}
+	return ""
+}
+
+// hasScheme reports whether s starts with a URI scheme ("x:").
+func hasScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ':':
+			return i > 0
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -1,0 +1,150 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Serving the gateway: Streamable HTTP (stateful, one go-sdk server per
+// MCP session) and any go-sdk transport, stdio included.
+
+// ServeHTTP serves MCP over Streamable HTTP (stateful: the Mcp-Session-Id
+// the gateway assigns is the toolbus session). Mount it at any path; MCP
+// clients conventionally use /mcp.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Session-Id") == "" {
+		// A request that may open a session: getServer creates its server
+		// once, however often the go-sdk handler asks.
+		r = r.WithContext(context.WithValue(r.Context(), pendingKey{}, &pendingSession{}))
+	}
+	g.http.ServeHTTP(w, r)
+}
+
+type pendingKey struct{}
+
+type pendingSession struct {
+	once sync.Once
+	s    *gatewaySession
+}
+
+func (g *Gateway) getServer(r *http.Request) *sdk.Server {
+	p, _ := r.Context().Value(pendingKey{}).(*pendingSession)
+	if p == nil {
+		return g.base // a request of a known session: only its version is checked here
+	}
+	p.once.Do(func() { p.s = g.newSession(r.Context(), newSessionID()) })
+	return p.s.srv
+}
+
+// ListenAndServe serves Streamable HTTP on addr at /mcp until ctx ends,
+// then shuts the listener down (requests in flight are cancelled). It
+// returns once the server has stopped.
+func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("toolbus/mcp: gateway: %w", err)
+	}
+	return g.ServeListener(ctx, l)
+}
+
+// ServeListener is ListenAndServe on a listener the caller opened (for
+// example on port 0, to learn the address first). It closes l.
+func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		// Requests end with ctx, open event streams and calls included
+		// (calls end interrupted), so shutting down does not wait on them.
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("toolbus/mcp: gateway: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		err = hs.Close()
+	}
+	<-errc
+	return err
+}
+
+// ServeStdio serves one MCP session on the process's stdin and stdout
+// until the client goes away or ctx ends. session is the toolbus session
+// the MCP session is; "" means a new random one. Give the same session to
+// later processes to keep its group activation.
+func (g *Gateway) ServeStdio(ctx context.Context, session string) error {
+	return g.Serve(ctx, &sdk.StdioTransport{}, session)
+}
+
+// Serve serves one MCP session on any go-sdk transport (ServeStdio uses
+// sdk.StdioTransport), as ServeStdio does.
+func (g *Gateway) Serve(ctx context.Context, t sdk.Transport, session string) error {
+	if session == "" {
+		session = newSessionID()
+	}
+	s := g.newSession(ctx, session)
+	ss, err := s.srv.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("toolbus/mcp: gateway: %w", err)
+	}
+	if !g.track(s, ss) {
+		ss.Close()
+		return errors.New("toolbus/mcp: gateway closed")
+	}
+	stop := context.AfterFunc(ctx, func() { ss.Close() })
+	defer stop()
+	err = ss.Wait()
+	if ctx.Err() != nil || errors.Is(err, sdk.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+func newSessionID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (g *Gateway) newServer(id string, s *gatewaySession) *sdk.Server {
+	opts := &sdk.ServerOptions{
+		Instructions: g.opts.Instructions,
+		Logger:       g.sdkLog,
+		// Advertise tools (with list changes) even while the list is empty.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+	}
+	if id != "" {
+		opts.GetSessionID = func() string { return id }
+	}
+	if s != nil {
+		opts.InitializedHandler = func(_ context.Context, req *sdk.InitializedRequest) {
+			if req.Session != nil && !g.track(s, req.Session) {
+				req.Session.Close()
+			}
+		}
+	}
+	return sdk.NewServer(g.opts.Implementation, opts)
+}
+
+// newSession creates a session's server with its current tools. Nobody
+// is connected yet, so filling it sends no notification.
+func (g *Gateway) newSession(ctx context.Context, id string) *gatewaySession {
+	s := &gatewaySession{g: g, id: id, tools: map[string]string{}}
+	s.srv = g.newServer(id, s)
+	s.refresh(ctx, true, 0)
+	return s
+}

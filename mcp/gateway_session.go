@@ -1,0 +1,191 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// gatewaySession is one MCP session: its own go-sdk Server, holding the
+// tools the session may see, so that adding and removing them notifies
+// exactly that session.
+type gatewaySession struct {
+	g   *Gateway
+	id  string
+	srv *sdk.Server
+
+	mu    sync.Mutex        // serialises refreshes
+	tools map[string]string // registered tool name → its JSON, to spot changes
+}
+
+// refresh makes the session's server hold exactly the tools the session
+// may see now (its group state at least at revision minRev, and at least
+// at its last reset_tools through the gateway); the go-sdk sends
+// list_changed for any difference. When the group state cannot be read
+// the list is left as it is (initial: the groups active by default).
+func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.g
+	ctx, cancel := context.WithTimeout(ctx, gatewaySyncTimeout)
+	defer cancel()
+	schemas, err := g.client.SessionSchemas(ctx, s.id, minRev)
+	if err != nil {
+		g.log.Warn("toolbus/mcp: gateway: cannot list the session's tools; its tool list is not refreshed",
+			"session", s.id, "err", err)
+		if !initial {
+			return
+		}
+		c := g.fleet.Catalog()
+		schemas = c.Schemas(toolkit.DefaultGroups(c.Groups))
+	}
+	want := make(map[string]*sdk.Tool, len(schemas))
+	order := make([]string, 0, len(schemas))
+	for _, fs := range schemas {
+		t, err := g.mcpTool(fs)
+		if err != nil {
+			g.log.Warn("toolbus/mcp: gateway: skipping a tool", "tool", fs.Function.Name, "err", err)
+			continue
+		}
+		want[t.Name] = t
+		order = append(order, t.Name)
+	}
+	var gone []string
+	for name := range s.tools {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+		for _, name := range gone {
+			delete(s.tools, name)
+		}
+	}
+	for _, name := range order {
+		t := want[name]
+		b, _ := json.Marshal(t)
+		if s.tools[name] == string(b) {
+			continue
+		}
+		if err := addTool(s.srv, t, s.call); err != nil {
+			g.log.Warn("toolbus/mcp: gateway: skipping a tool", "tool", name, "err", err)
+			continue
+		}
+		s.tools[name] = string(b)
+	}
+}
+
+// addTool is sdk.Server.AddTool, which panics on a schema it cannot use.
+func addTool(srv *sdk.Server, t *sdk.Tool, h sdk.ToolHandler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	srv.AddTool(t, h)
+	return nil
+}
+
+// mcpTool is a fleet tool as MCP lists it: the same name, description and
+// input schema, and annotations from its flags.
+func (g *Gateway) mcpTool(fs toolkit.FunctionSchema) (*sdk.Tool, error) {
+	params := fs.Function.Parameters
+	if params == nil {
+		params = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	if params["type"] != "object" {
+		return nil, fmt.Errorf("input schema type is %v, MCP needs \"object\"", params["type"])
+	}
+	t := &sdk.Tool{Name: fs.Function.Name, Description: fs.Function.Description, InputSchema: params}
+	if ft, ok := g.fleet.Tool(fs.Function.Name); ok {
+		t.Annotations = annotations(ft.ReadOnly, ft.IdempotencyLevel())
+	}
+	return t, nil
+}
+
+// annotations maps a tool's flags to MCP hints: read-only → readOnlyHint;
+// read-only, idempotent or side-effect free → idempotentHint. destructiveHint is not
+// set (its MCP default, true, is the safe reading of "unknown") except
+// for read-only tools, which destroy nothing.
+func annotations(readOnly bool, level toolkit.Idempotency) *sdk.ToolAnnotations {
+	a := &sdk.ToolAnnotations{ReadOnlyHint: readOnly, IdempotentHint: readOnly || level.Retryable()}
+	if readOnly {
+		no := false
+		a.DestructiveHint = &no
+	}
+	return a
+}
+
+// call runs one tools/call over the bus in the session.
+func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	g := s.g
+	name := req.Params.Name
+	input, err := callArguments(req.Params.Arguments)
+	if err != nil {
+		return s.result(&toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInvalidInput,
+			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InvalidInput: " + err.Error()}}}), nil
+	}
+	if g.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
+		defer cancel()
+	}
+	token := req.Params.GetProgressToken()
+	var final *toolkit.Response
+	for ev := range g.client.Call(ctx, toolkit.ToolCall{Name: name, Input: input, Session: s.id}) {
+		switch {
+		case ev.Progress != nil && token != nil && req.Session != nil:
+			p := ev.Progress
+			if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+				ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
+			}); err != nil {
+				g.log.Debug("toolbus/mcp: gateway: progress not delivered", "tool", name, "err", err)
+			}
+		case ev.Final != nil:
+			final = ev.Final
+		}
+	}
+	if final == nil { // the bus client always ends with a final; never answer nothing
+		final = &toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInternal,
+			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: the call ended without a final response"}}}
+	}
+	if name == toolkit.MetaToolName && final.State == toolkit.StateSuccess {
+		s.refresh(ctx, false, 0) // the client now carries the new revision
+	}
+	return s.result(final), nil
+}
+
+// callArguments decodes tools/call arguments: a JSON object, or nothing.
+func callArguments(raw any) (map[string]any, error) {
+	var b []byte
+	switch v := raw.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case json.RawMessage:
+		b = v
+	case map[string]any:
+		return v, nil
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("arguments: %v", err)
+		}
+	}
+	if len(b) == 0 || string(b) == "null" {
+		return map[string]any{}, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("arguments must be a JSON object: %v", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}

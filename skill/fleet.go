@@ -1,0 +1,199 @@
+package skill
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Skills across a fleet. A worker announces its skills' names,
+// descriptions, groups and directories under wire.MetaSkills (Announce);
+// clients merge them from every live worker (FleetSkills) and render the
+// <agent-skills> prompt (FleetInstructions). The bodies stay on the
+// workers: each answers for its own skills on wire.SkillSubject(instance)
+// (Serve), and a worker's Skill tool fetches a skill it does not have from
+// one that declares it (Fetch).
+
+// Announced is a skill as a worker announces it: what a client needs to
+// list it in the <agent-skills> prompt.
+type Announced struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Group is "basic" or one of the announcement's groups.
+	Group string `json:"group"`
+	// Dir is the skill's directory on the worker's machine.
+	Dir string `json:"dir"`
+}
+
+// Announce is the announcement part of a set (for
+// discovery.AnnouncerOptions.Meta under wire.MetaSkills): its catalog,
+// read again for every announcement so edited SKILL.md files show within
+// an interval; nil when the set has no skill.
+func Announce(s *Set) func() any {
+	return func() any {
+		var out []Announced
+		for _, sk := range s.Catalog() {
+			out = append(out, Announced{Name: sk.Name, Description: sk.Description, Group: cmp.Or(sk.Group, toolkit.BasicGroup), Dir: sk.Dir})
+		}
+		if out == nil {
+			return nil
+		}
+		return out
+	}
+}
+
+// instanceSkills reads the skills one instance announced.
+func instanceSkills(in discovery.Instance) ([]Announced, error) {
+	var out []Announced
+	_, err := in.DecodeMeta(wire.MetaSkills, &out)
+	return out, err
+}
+
+// FleetSkills merges the skills the live instances announce: basic first,
+// then the fleet's groups in order; within a group, instances in id order
+// and each one's skills in its order. An identical skill announced by
+// several instances is kept once; skills of groups the fleet does not
+// know, and parts that cannot be read, are left out (and logged to log,
+// when it is not nil).
+func FleetSkills(f *discovery.Fleet, log *slog.Logger) []Skill {
+	order := []string{toolkit.BasicGroup}
+	for _, g := range f.Groups() {
+		order = append(order, g.Name)
+	}
+	byGroup := map[string][]Skill{}
+	seen := map[Announced]bool{}
+	for _, in := range f.Instances() {
+		skills, err := instanceSkills(in)
+		if err != nil && log != nil {
+			log.Warn("skill: ignoring the skills an instance announced", "instance", in.ID, "err", err)
+		}
+		for _, s := range skills {
+			switch {
+			case seen[s]:
+				continue
+			case s.Name == "" || !slices.Contains(order, s.Group):
+				if log != nil {
+					log.Warn("skill: ignoring an announced skill", "instance", in.ID, "skill", s.Name, "group", s.Group)
+				}
+				continue
+			}
+			seen[s] = true
+			byGroup[s.Group] = append(byGroup[s.Group], Skill{Name: s.Name, Description: s.Description, Dir: s.Dir, Group: s.Group})
+		}
+	}
+	var out []Skill
+	for _, g := range order {
+		out = append(out, byGroup[g]...)
+	}
+	return out
+}
+
+// FleetInstructions renders the <agent-skills> prompt of a session whose
+// active groups are active: the fleet's skills of basic and those groups,
+// with DefaultInstructionTemplate ("" when no skill is visible). A
+// worker's own template override is not announced: the fleet always
+// renders the default.
+func FleetInstructions(f *discovery.Fleet, active []string) string {
+	return Render(Visible(FleetSkills(f, nil), active))
+}
+
+// Sources finds the skill a session with the active groups sees under
+// name, and the instances that declare it (sorted).
+func Sources(f *discovery.Fleet, name string, active []string) (group string, instances []string, ok bool) {
+	var sk Skill
+	for _, s := range Visible(FleetSkills(f, nil), active) {
+		if s.Name == name {
+			sk, ok = s, true
+		}
+	}
+	if !ok {
+		return "", nil, false
+	}
+	for _, in := range f.Instances() {
+		skills, _ := instanceSkills(in)
+		if slices.ContainsFunc(skills, func(a Announced) bool { return a.Name == sk.Name && a.Group == sk.Group }) {
+			instances = append(instances, in.ID)
+		}
+	}
+	return sk.Group, instances, len(instances) > 0
+}
+
+// Bodies provides skill bodies by name and group; *Set is one (its All
+// method).
+type Bodies interface {
+	All() []Skill
+}
+
+// Serve answers wire.SkillRequests for the bodies of set's skills on
+// wire.SkillSubject(instance), in the request's encoding, until the
+// returned subscription is unsubscribed.
+func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.Subscription, error) {
+	if !toolkit.ValidName(instance) {
+		return nil, fmt.Errorf("skill: Serve: invalid instance id %q", instance)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	subject := wire.SkillSubject(instance)
+	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
+		var req wire.SkillRequest
+		var reply wire.SkillReply
+		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil || req.Name == "" {
+			reply.Error = `invalid request: want {"name": NAME, "group": GROUP}`
+		} else {
+			reply.Error = fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", req.Name)
+			for _, s := range set.All() {
+				if s.Name == req.Name && s.Group == cmp.Or(req.Group, toolkit.BasicGroup) {
+					reply = wire.SkillReply{Markdown: s.Markdown}
+				}
+			}
+		}
+		if err := wire.Respond(nc, m, &reply); err != nil {
+			log.Warn("skill: answering a request for a skill body", "skill", req.Name, "err", err)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("skill: subscribing to %s: %w", subject, err)
+	}
+	return sub, nil
+}
+
+// Fetch asks the instances in turn for a skill's body and returns the
+// first answer.
+func Fetch(ctx context.Context, nc *nats.Conn, instances []string, name, group string) (string, error) {
+	req, err := wire.Msgpack.Marshal(&wire.SkillRequest{Name: name, Group: group})
+	if err != nil {
+		return "", err
+	}
+	var errs []error
+	for _, id := range instances {
+		m, err := nc.RequestWithContext(ctx, wire.SkillSubject(id), req)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			continue
+		}
+		var reply wire.SkillReply
+		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &reply); err != nil {
+			errs = append(errs, fmt.Errorf("%s: undecodable reply: %w", id, err))
+			continue
+		}
+		if reply.Error != "" {
+			errs = append(errs, fmt.Errorf("%s: %s", id, reply.Error))
+			continue
+		}
+		return reply.Markdown, nil
+	}
+	if len(errs) == 0 {
+		return "", fmt.Errorf("skill: no instance declares skill %q", name)
+	}
+	return "", fmt.Errorf("skill: fetching skill %q: %w", name, errors.Join(errs...))
+}

@@ -1,0 +1,76 @@
+package toolkit
+
+import (
+	"context"
+	"slices"
+)
+
+// Catalog is what a toolkit, or a whole fleet of them, offers a model:
+// the non-basic groups and every tool's schema with its group, in order.
+// Toolkit.Catalog returns a toolkit's; a fleet's view builds its own from
+// the workers' announcements. Both list schemas with the same Schemas.
+type Catalog struct {
+	Groups []Group
+	Tools  []CatalogTool
+}
+
+// CatalogTool is one tool of a Catalog: its group and its schema as the
+// model sees it.
+type CatalogTool struct {
+	Group  string
+	Schema FunctionSchema
+}
+
+// Schemas lists what a session with the given active groups sees:
+// reset_tools first when there are non-basic groups (its schema lists
+// every group with its description and whether it is active), then the
+// basic group's tools and the active groups' tools, in catalog order. The
+// schemas are copies the caller may change.
+func (c *Catalog) Schemas(active []string) []FunctionSchema {
+	out := make([]FunctionSchema, 0, len(c.Tools)+1)
+	if len(c.Groups) > 0 {
+		out = append(out, MetaSchema(c.Groups, active))
+	}
+	for _, t := range c.Tools {
+		if t.Group == BasicGroup || t.Group == "" || slices.Contains(active, t.Group) {
+			fs := t.Schema
+			fs.Function.Parameters = cloneJSON(fs.Function.Parameters).(map[string]any)
+			out = append(out, fs)
+		}
+	}
+	return out
+}
+
+// DefaultGroups names the groups active for a session without stored
+// state: those registered Active.
+func DefaultGroups(groups []Group) []string {
+	var out []string
+	for _, g := range groups {
+		if g.Active {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
+// MetaSchema is reset_tools' schema for the groups, marking the active
+// ones in its description and in each group's.
+func MetaSchema(groups []Group, active []string) FunctionSchema {
+	return FunctionSchema{Type: "function", Function: Function{
+		Name: MetaToolName, Description: metaDescription(groups, active), Parameters: metaSchema(groups, active),
+	}}
+}
+
+// LoadActive reads a session's active groups from state (at least
+// minRevision) and the state's revision; a session without stored state
+// has DefaultGroups(groups).
+func LoadActive(ctx context.Context, state GroupState, groups []Group, session string, minRevision uint64) ([]string, uint64, error) {
+	active, rev, ok, err := state.Load(ctx, session, minRevision)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !ok {
+		active = DefaultGroups(groups)
+	}
+	return active, rev, nil
+}

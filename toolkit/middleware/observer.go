@@ -1,0 +1,25 @@
+package middleware
+
+import "github.com/toolbus/toolbus/toolkit"
+
+// observer forwards chunks and progress to w and remembers what the
+// middleware needs to know about the call: whether anything was written
+// and the state the chunks add up to (toolkit.MergeState), which
+// toolkit.Outcome turns into the call's final state and code.
+type observer struct {
+	w       toolkit.Writer
+	chunks  int
+	state   toolkit.State
+	onChunk func(toolkit.Chunk) // optional, called before forwarding
+}
+
+func (o *observer) Write(c toolkit.Chunk) error {
+	o.chunks++
+	o.state = toolkit.MergeState(o.state, c.State)
+	if o.onChunk != nil {
+		o.onChunk(c)
+	}
+	return o.w.Write(c)
+}
+
+func (o *observer) Progress(p toolkit.Progress) error { return o.w.Progress(p) }
