@@ -205,7 +205,7 @@ func (c *Client) Close() error {
 	for _, b := range c.pending {
 		// Nobody will read the call's answer: its tool need not run on.
 		if err := c.cancel(b.id, ""); err != nil {
-			c.log.Warn("toolbus: cancelling a call at close", "call", b.id, "err", err)
+			c.log.Warn("bus: cancelling a call at close", "call", b.id, "err", err)
 		}
 		b.mu.Lock()
 		b.closed = true
@@ -465,14 +465,14 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 			}
 			var f wire.Frame
 			if err := decodeFrame(&f, m); err != nil {
-				c.log.Warn("toolbus: dropping an undecodable frame", "call", call.ID, "err", err)
+				c.log.Warn("bus: dropping an undecodable frame", "call", call.ID, "err", err)
 				continue
 			}
 			if f.Seq <= st.last {
 				continue // a duplicate or an old frame
 			}
 			if f.Seq != st.last+1 {
-				c.log.Warn("toolbus: frames lost", "call", call.ID, "missing", f.Seq-st.last-1)
+				c.log.Warn("bus: frames lost", "call", call.ID, "missing", f.Seq-st.last-1)
 			}
 			st.last = f.Seq
 			switch f.Kind {
@@ -546,7 +546,7 @@ func (st *callState) final(c *Client, f *wire.Frame) *toolkit.Response {
 	}
 	if f.Chunks > st.chunks {
 		lost := f.Chunks - st.chunks
-		c.log.Warn("toolbus: chunks lost; the result is incomplete", "call", st.id, "lost", lost)
+		c.log.Warn("bus: chunks lost; the result is incomplete", "call", st.id, "lost", lost)
 		if built.Metadata == nil {
 			built.Metadata = map[string]any{}
 		}

@@ -99,7 +99,7 @@ func NewKVState(ctx context.Context, js jetstream.JetStream, opts *KVStateOption
 	}
 	b, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
 		Bucket:      o.Bucket,
-		Description: "toolbus: active tool groups per session",
+		Description: "bus: active tool groups per session",
 		History:     1,
 		TTL:         o.TTL,
 		Storage:     o.Storage,

@@ -68,7 +68,7 @@ func (s *sender) run() {
 func (s *sender) serve() (resp *toolkit.Response) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.w.log.Error("toolbus: serving a call panicked", "tool", s.call.Name, "call", s.id, "panic", v, "stack", string(debug.Stack()))
+			s.w.log.Error("bus: serving a call panicked", "tool", s.call.Name, "call", s.id, "panic", v, "stack", string(debug.Stack()))
 			resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
 				Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", s.call.Name, v)}}}
 		}
@@ -166,7 +166,7 @@ func (s *sender) check(now time.Time) {
 func (s *sender) abandon() {
 	e := toolkit.ContextError(s.ctx)
 	code, msg := e.Code, e.Message
-	s.w.log.Warn("toolbus: tool ignored its cancelled context; sending the final without it",
+	s.w.log.Warn("bus: tool ignored its cancelled context; sending the final without it",
 		"tool", s.call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
 	if !s.streaming {
 		s.flush()
@@ -227,7 +227,7 @@ func (s *sender) sendProgress(p *toolkit.Progress) {
 		err = s.publish(&wire.Frame{Kind: wire.KindProgress, Progress: &q})
 	}
 	if err != nil {
-		s.w.log.Warn("toolbus: a progress report could not be sent", "call", s.id, "err", err)
+		s.w.log.Warn("bus: a progress report could not be sent", "call", s.id, "err", err)
 	}
 }
 
@@ -301,7 +301,7 @@ func (s *sender) sendChunk(c *toolkit.Chunk) {
 func (s *sender) fail(err error) {
 	if s.sendErr == nil {
 		s.sendErr = err
-		s.w.log.Error("toolbus: a chunk could not be sent", "call", s.id, "err", err)
+		s.w.log.Error("bus: a chunk could not be sent", "call", s.id, "err", err)
 	}
 }
 
@@ -339,7 +339,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 			return
 		}
 		if !errors.Is(err, errTooLarge) {
-			s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+			s.w.log.Error("bus: publishing a final frame", "call", s.id, "err", err)
 			s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 			return
 		}
@@ -354,7 +354,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	r.Content = nil
 	r.Metadata = s.unsent(resp.Metadata)
 	if err := s.publish(&wire.Frame{Kind: wire.KindFinal, Final: &r, Chunks: s.chunks}); err != nil {
-		s.w.log.Error("toolbus: publishing a final frame", "call", s.id, "err", err)
+		s.w.log.Error("bus: publishing a final frame", "call", s.id, "err", err)
 		s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 	}
 }
@@ -404,7 +404,7 @@ func (s *sender) internalFinal(msg string) {
 		resp.Content = text
 	}
 	if err := s.publish(&wire.Frame{Kind: wire.KindFinal, Final: resp, Chunks: s.chunks}); err != nil {
-		s.w.log.Error("toolbus: publishing an internal final frame", "call", s.id, "err", err)
+		s.w.log.Error("bus: publishing an internal final frame", "call", s.id, "err", err)
 	}
 }
 

@@ -208,7 +208,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if err := w.syncLocked(); err != nil {
-			w.log.Error("toolbus: following toolkit changes", "err", err)
+			w.log.Error("bus: following toolkit changes", "err", err)
 		}
 	})
 	w.mu.Lock()
@@ -338,7 +338,7 @@ func (w *Worker) unsubscribeAll() {
 // or logs it when there is nowhere to answer.
 func (w *Worker) badRequest(m *nats.Msg, c wire.Codec, id string, code toolkit.Code, msg string) {
 	if m.Reply == "" {
-		w.log.Warn("toolbus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", msg)
+		w.log.Warn("bus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", msg)
 		return
 	}
 	w.replyFinal(m.Reply, c, w.finalFor(id, code, msg))
@@ -348,11 +348,11 @@ func (w *Worker) badRequest(m *nats.Msg, c wire.Codec, id string, code toolkit.C
 func (w *Worker) replyFinal(reply string, c wire.Codec, resp *toolkit.Response) {
 	data, err := c.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: 1, Final: resp})
 	if err != nil {
-		w.log.Error("toolbus: encoding a final frame", "call", resp.ID, "err", err)
+		w.log.Error("bus: encoding a final frame", "call", resp.ID, "err", err)
 		return
 	}
 	if err := w.publish(reply, c, data); err != nil {
-		w.log.Error("toolbus: publishing a final frame", "call", resp.ID, "err", err)
+		w.log.Error("bus: publishing a final frame", "call", resp.ID, "err", err)
 	}
 }
 
@@ -431,7 +431,7 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 		return nil
 	}
 	if m.Reply == "" {
-		w.log.Warn("toolbus: dropping a call without a reply subject", "subject", m.Subject, "call", req.ID)
+		w.log.Warn("bus: dropping a call without a reply subject", "subject", m.Subject, "call", req.ID)
 		return nil
 	}
 	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, GroupsRevision: rev}
@@ -576,7 +576,7 @@ func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
 // onList answers wire.SubjectList with the tools and the session's schemas.
 func (w *Worker) onList(m *nats.Msg) {
 	if m.Reply == "" {
-		w.log.Warn("toolbus: dropping a list request without a reply subject")
+		w.log.Warn("bus: dropping a list request without a reply subject")
 		return
 	}
 	c := wire.CodecOf(m.Header)
@@ -609,7 +609,7 @@ func (w *Worker) onList(m *nats.Msg) {
 		}
 	}
 	if err := wire.Respond(w.nc, m, &reply); err != nil {
-		w.log.Error("toolbus: answering a list request", "err", err)
+		w.log.Error("bus: answering a list request", "err", err)
 	}
 }
 
@@ -639,13 +639,13 @@ func (w *Worker) Stop(ctx context.Context) error {
 	// taking calls.
 	if w.ann != nil {
 		if err := w.ann.Stop(); err != nil {
-			w.log.Warn("toolbus: announcing the goodbye", "err", err)
+			w.log.Warn("bus: announcing the goodbye", "err", err)
 		}
 	}
 
 	for _, s := range subs {
 		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
-			w.log.Warn("toolbus: draining a subscription", "subject", s.Subject, "err", err)
+			w.log.Warn("bus: draining a subscription", "subject", s.Subject, "err", err)
 		}
 	}
 	// Wait until every delivered call has been handed to a goroutine and
@@ -668,7 +668,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.cancelSub.Unsubscribe()
 	w.clock.close()
 	if err := w.nc.Flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-		w.log.Warn("toolbus: flushing at stop", "err", err)
+		w.log.Warn("bus: flushing at stop", "err", err)
 	}
 	return graceErr
 }

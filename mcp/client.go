@@ -31,10 +31,10 @@ type Options struct {
 
 var (
 	// ErrClosed is returned by a Client's methods after Close.
-	ErrClosed = errors.New("toolbus/mcp: client closed")
+	ErrClosed = errors.New("mcp: client closed")
 	// ErrUnknownTool is wrapped when enable_tools names a tool the server
 	// does not have.
-	ErrUnknownTool = errors.New("toolbus/mcp: enable_tools names a tool the server does not have")
+	ErrUnknownTool = errors.New("mcp: enable_tools names a tool the server does not have")
 )
 
 // unreachableError marks a failure to connect to or list a server: the

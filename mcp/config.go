@@ -108,7 +108,7 @@ type ServerConfig struct {
 }
 
 // ErrInvalidConfig is wrapped by every error Validate returns.
-var ErrInvalidConfig = errors.New("toolbus/mcp: invalid server config")
+var ErrInvalidConfig = errors.New("mcp: invalid server config")
 
 // ConfigError is one problem with a ServerConfig: the field (its YAML key,
 // "" for the server as a whole) and the reason, in words for an operator.

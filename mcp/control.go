@@ -25,11 +25,11 @@ import (
 func ServeRuntimeHeaders(nc *nats.Conn, instance string, servers *Servers, logger *slog.Logger) (*nats.Subscription, error) {
 	switch {
 	case nc == nil:
-		return nil, errors.New("toolbus/mcp: ServeRuntimeHeaders: nil connection")
+		return nil, errors.New("mcp: ServeRuntimeHeaders: nil connection")
 	case servers == nil:
-		return nil, errors.New("toolbus/mcp: ServeRuntimeHeaders: nil servers")
+		return nil, errors.New("mcp: ServeRuntimeHeaders: nil servers")
 	case !toolkit.ValidName(instance):
-		return nil, fmt.Errorf("toolbus/mcp: ServeRuntimeHeaders: instance %q is not a subject token ([A-Za-z0-9_-]+)", instance)
+		return nil, fmt.Errorf("mcp: ServeRuntimeHeaders: instance %q is not a subject token ([A-Za-z0-9_-]+)", instance)
 	}
 	if logger == nil {
 		logger = slog.Default()
@@ -43,14 +43,14 @@ func ServeRuntimeHeaders(nc *nats.Conn, instance string, servers *Servers, logge
 			reply = servers.Apply(req)
 		}
 		if !reply.OK {
-			logger.Warn("toolbus/mcp: runtime headers rejected", "server", req.Server, "err", reply.Error)
+			logger.Warn("mcp: runtime headers rejected", "server", req.Server, "err", reply.Error)
 		}
 		if err := wire.Respond(nc, m, &reply); err != nil && !errors.Is(err, wire.ErrNoReplySubject) {
-			logger.Warn("toolbus/mcp: runtime headers: reply not sent", "err", err)
+			logger.Warn("mcp: runtime headers: reply not sent", "err", err)
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("toolbus/mcp: ServeRuntimeHeaders: %w", err)
+		return nil, fmt.Errorf("mcp: ServeRuntimeHeaders: %w", err)
 	}
 	return sub, nil
 }

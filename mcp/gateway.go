@@ -113,7 +113,7 @@ type Gateway struct {
 // activations made elsewhere. Close releases them; nc stays open.
 func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gateway, error) {
 	if nc == nil {
-		return nil, errors.New("toolbus/mcp: NewGateway needs a NATS connection")
+		return nil, errors.New("mcp: NewGateway needs a NATS connection")
 	}
 	var o GatewayOptions
 	if opts != nil {
@@ -126,7 +126,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		o.Logger = slog.Default()
 	}
 	if o.CallTimeout < 0 {
-		return nil, fmt.Errorf("toolbus/mcp: NewGateway: negative call timeout %v", o.CallTimeout)
+		return nil, fmt.Errorf("mcp: NewGateway: negative call timeout %v", o.CallTimeout)
 	}
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = DefaultGatewaySessionTimeout
@@ -143,21 +143,21 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, fmt.Errorf("toolbus/mcp: gateway: %w", err)
+		return nil, fmt.Errorf("mcp: gateway: %w", err)
 	}
 	groups, err := kv.Open(ctx, js, jetstream.KeyValueConfig{Bucket: copts.GroupsBucket,
 		Description: "toolbus: active tool groups per session", History: 1})
 	if err != nil {
-		return nil, fmt.Errorf("toolbus/mcp: gateway: group state: %w", err)
+		return nil, fmt.Errorf("mcp: gateway: group state: %w", err)
 	}
 	client, err := bus.NewClient(nc, &copts)
 	if err != nil {
-		return nil, fmt.Errorf("toolbus/mcp: gateway: %w", err)
+		return nil, fmt.Errorf("mcp: gateway: %w", err)
 	}
 	fleet, err := client.Fleet(ctx)
 	if err != nil {
 		client.Close()
-		return nil, fmt.Errorf("toolbus/mcp: gateway: %w", err)
+		return nil, fmt.Errorf("mcp: gateway: %w", err)
 	}
 	g := &Gateway{
 		opts: o, log: o.Logger, client: client, fleet: fleet,
@@ -179,7 +179,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	if g.watcher, err = groups.WatchAll(g.ctx, jetstream.UpdatesOnly()); err != nil {
 		g.cancel()
 		client.Close()
-		return nil, fmt.Errorf("toolbus/mcp: gateway: watching the group state: %w", err)
+		return nil, fmt.Errorf("mcp: gateway: watching the group state: %w", err)
 	}
 	g.unwatch = fleet.OnChange(g.signal)
 	g.goroutine(g.loop)

@@ -51,7 +51,7 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("toolbus/mcp: gateway: %w", err)
+		return fmt.Errorf("mcp: gateway: %w", err)
 	}
 	return g.ServeListener(ctx, l)
 }
@@ -69,7 +69,7 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	go func() { errc <- hs.Serve(l) }()
 	select {
 	case err := <-errc:
-		return fmt.Errorf("toolbus/mcp: gateway: %w", err)
+		return fmt.Errorf("mcp: gateway: %w", err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -99,11 +99,11 @@ func (g *Gateway) Serve(ctx context.Context, t sdk.Transport, session string) er
 	s := g.newSession(ctx, session)
 	ss, err := s.srv.Connect(ctx, t, nil)
 	if err != nil {
-		return fmt.Errorf("toolbus/mcp: gateway: %w", err)
+		return fmt.Errorf("mcp: gateway: %w", err)
 	}
 	if !g.track(s, ss) {
 		ss.Close()
-		return errors.New("toolbus/mcp: gateway closed")
+		return errors.New("mcp: gateway closed")
 	}
 	stop := context.AfterFunc(ctx, func() { ss.Close() })
 	defer stop()

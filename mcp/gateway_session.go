@@ -36,7 +36,7 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 	defer cancel()
 	schemas, err := g.client.SessionSchemas(ctx, s.id, minRev)
 	if err != nil {
-		g.log.Warn("toolbus/mcp: gateway: cannot list the session's tools; its tool list is not refreshed",
+		g.log.Warn("mcp: gateway: cannot list the session's tools; its tool list is not refreshed",
 			"session", s.id, "err", err)
 		if !initial {
 			return
@@ -49,7 +49,7 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 	for _, fs := range schemas {
 		t, err := g.mcpTool(fs)
 		if err != nil {
-			g.log.Warn("toolbus/mcp: gateway: skipping a tool", "tool", fs.Function.Name, "err", err)
+			g.log.Warn("mcp: gateway: skipping a tool", "tool", fs.Function.Name, "err", err)
 			continue
 		}
 		want[t.Name] = t
@@ -74,7 +74,7 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 			continue
 		}
 		if err := addTool(s.srv, t, s.call); err != nil {
-			g.log.Warn("toolbus/mcp: gateway: skipping a tool", "tool", name, "err", err)
+			g.log.Warn("mcp: gateway: skipping a tool", "tool", name, "err", err)
 			continue
 		}
 		s.tools[name] = string(b)
@@ -145,7 +145,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
 				ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
 			}); err != nil {
-				g.log.Debug("toolbus/mcp: gateway: progress not delivered", "tool", name, "err", err)
+				g.log.Debug("mcp: gateway: progress not delivered", "tool", name, "err", err)
 			}
 		case ev.Final != nil:
 			final = ev.Final

@@ -101,4 +101,4 @@ func (t *headerTransport) closeIdle() {
 }
 
 // ErrRuntimeHeaders is wrapped by SetRuntimeHeaders' errors.
-var ErrRuntimeHeaders = errors.New("toolbus/mcp: runtime headers rejected")
+var ErrRuntimeHeaders = errors.New("mcp: runtime headers rejected")

@@ -95,14 +95,14 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	if g := c.cfg.Group; g != "" && !slices.ContainsFunc(tk.Groups(), func(x toolkit.Group) bool { return x.Name == g }) {
 		err := tk.AddGroup(toolkit.Group{Name: g, Description: fmt.Sprintf("Tools from the MCP server %q.", c.cfg.Name)})
 		if err != nil && !slices.ContainsFunc(tk.Groups(), func(x toolkit.Group) bool { return x.Name == g }) {
-			return fmt.Errorf("toolbus/mcp: server %q: creating group %q: %w", c.cfg.Name, g, err)
+			return fmt.Errorf("mcp: server %q: creating group %q: %w", c.cfg.Name, g, err)
 		}
 	}
 	c.mu.Lock()
 	owned, other := slices.Clone(c.names), c.tk != nil && c.tk != tk
 	c.mu.Unlock()
 	if other {
-		return fmt.Errorf("toolbus/mcp: server %q: a Client registers its tools in one Toolkit; use another Client for another Toolkit", c.cfg.Name)
+		return fmt.Errorf("mcp: server %q: a Client registers its tools in one Toolkit; use another Client for another Toolkit", c.cfg.Name)
 	}
 	var names []string
 	safe := map[string]bool{}

@@ -137,7 +137,7 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	// GroupState or validator that panics ends the call, not the process.
 	defer func() {
 		if v := recover(); v != nil {
-			tk.log.Error("toolbus: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", v, "stack", string(debug.Stack()))
+			tk.log.Error("toolkit: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", v, "stack", string(debug.Stack()))
 			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", tc.Name, v))
 		}
 	}()
@@ -209,7 +209,7 @@ func (d *dispatch) setMeta(k string, v any) {
 func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Call) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			tk.log.Error("toolbus: tool panicked", "tool", call.Name, "call", call.ID, "panic", v, "stack", string(debug.Stack()))
+			tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", v, "stack", string(debug.Stack()))
 			err = Errorf(CodeInternal, "InternalError: the tool '%s' failed unexpectedly (panic: %v).", call.Name, v)
 		}
 	}()

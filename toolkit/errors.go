@@ -134,13 +134,13 @@ func CodeOf(err error) Code {
 // so middleware and tools can tell them apart with context.Cause.
 var (
 	// ErrCallerCancelled: the caller cancelled the call.
-	ErrCallerCancelled = errors.New("toolbus: call cancelled by the caller")
+	ErrCallerCancelled = errors.New("toolkit: call cancelled by the caller")
 	// ErrDraining: the worker is shutting down and its grace period ended.
-	ErrDraining = errors.New("toolbus: worker draining")
+	ErrDraining = errors.New("toolkit: worker draining")
 	// ErrInvalidOption is wrapped by every registration option that rejects
 	// its value.
-	ErrInvalidOption = errors.New("toolbus: invalid option")
+	ErrInvalidOption = errors.New("toolkit: invalid option")
 	// ErrStopped is returned by Writer methods once the consumer has gone
 	// away; a tool that sees it should return.
-	ErrStopped = errors.New("toolbus: stream consumer stopped")
+	ErrStopped = errors.New("toolkit: stream consumer stopped")
 )

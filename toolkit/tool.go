@@ -325,11 +325,11 @@ func SchemaFor[T any]() (map[string]any, error) {
 		rt = rt.Elem()
 	}
 	if rt.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("toolbus: tool input type %v is not a struct", rt)
+		return nil, fmt.Errorf("toolkit: tool input type %v is not a struct", rt)
 	}
 	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("toolbus: inferring the schema of %v: %w", rt, err)
+		return nil, fmt.Errorf("toolkit: inferring the schema of %v: %w", rt, err)
 	}
 	if err := applyTags(rt, s); err != nil {
 		return nil, err
@@ -378,7 +378,7 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 		if def, ok := f.Tag.Lookup("default"); ok {
 			v, err := tagValue(def, isString, true)
 			if err != nil {
-				return fmt.Errorf("toolbus: field %s: default tag: %w", f.Name, err)
+				return fmt.Errorf("toolkit: field %s: default tag: %w", f.Name, err)
 			}
 			raw, err := json.Marshal(v)
 			if err != nil {
@@ -392,7 +392,7 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 			for _, item := range strings.Split(enum, ",") {
 				v, err := tagValue(item, isString, false)
 				if err != nil {
-					return fmt.Errorf("toolbus: field %s: enum tag: %w", f.Name, err)
+					return fmt.Errorf("toolkit: field %s: enum tag: %w", f.Name, err)
 				}
 				prop.Enum = append(prop.Enum, v)
 			}
@@ -404,7 +404,7 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 			}
 			x, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 			if err != nil {
-				return fmt.Errorf("toolbus: field %s: %s tag %q is not a number", f.Name, tag, text)
+				return fmt.Errorf("toolkit: field %s: %s tag %q is not a number", f.Name, tag, text)
 			}
 			*dst = &x
 		}

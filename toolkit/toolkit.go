@@ -225,19 +225,19 @@ func Describe(t *Tool, opts ...Option) (*Tool, error) {
 
 func describe(t *Tool, opts []Option) (registration, error) {
 	if t == nil {
-		return registration{}, errors.New("toolbus: nil tool")
+		return registration{}, errors.New("toolkit: nil tool")
 	}
 	if t.err != nil {
-		return registration{}, fmt.Errorf("toolbus: tool %q: %w", t.Name, t.err)
+		return registration{}, fmt.Errorf("toolkit: tool %q: %w", t.Name, t.err)
 	}
 	cp := *t
 	r := registration{tool: &cp}
 	for _, o := range opts {
 		if o == nil {
-			return registration{}, fmt.Errorf("toolbus: tool %q: %w: nil option", t.Name, ErrInvalidOption)
+			return registration{}, fmt.Errorf("toolkit: tool %q: %w: nil option", t.Name, ErrInvalidOption)
 		}
 		if err := o(&r); err != nil {
-			return registration{}, fmt.Errorf("toolbus: tool %q: %w", t.Name, err)
+			return registration{}, fmt.Errorf("toolkit: tool %q: %w", t.Name, err)
 		}
 	}
 	cp.group = cp.Group()
@@ -255,38 +255,38 @@ func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
 	}
 	cp := r.tool
 	if !ValidName(cp.Name) {
-		return fmt.Errorf("toolbus: invalid tool name %q: must match [A-Za-z0-9_-]+ (one NATS subject token)", cp.Name)
+		return fmt.Errorf("toolkit: invalid tool name %q: must match [A-Za-z0-9_-]+ (one NATS subject token)", cp.Name)
 	}
 	if cp.Name == MetaToolName {
-		return fmt.Errorf("toolbus: tool name %q is reserved for the meta tool", cp.Name)
+		return fmt.Errorf("toolkit: tool name %q is reserved for the meta tool", cp.Name)
 	}
 	if cp.Handler == nil {
-		return fmt.Errorf("toolbus: tool %q has no handler", cp.Name)
+		return fmt.Errorf("toolkit: tool %q has no handler", cp.Name)
 	}
 	if err := CheckInputSchema(cp.InputSchema); err != nil {
-		return fmt.Errorf("toolbus: tool %q: %w", cp.Name, err)
+		return fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
 	}
 	defer tk.lock()()
 	old := tk.reg.Load()
 	if cp.group != BasicGroup && !slices.ContainsFunc(old.groups, func(g Group) bool { return g.Name == cp.group }) {
-		return fmt.Errorf("toolbus: tool %q: group %q not found", cp.Name, cp.group)
+		return fmt.Errorf("toolkit: tool %q: group %q not found", cp.Name, cp.group)
 	}
 	e, err := newEntry(cp, nil, old.middleware)
 	if err != nil {
-		return fmt.Errorf("toolbus: tool %q: %w", cp.Name, err)
+		return fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
 	}
 	next := old.clone()
 	if prev, ok := next.byName[cp.Name]; ok {
 		switch r.conflict {
 		case ConflictSkip:
-			tk.log.Warn("toolbus: tool already registered, skipping", "tool", cp.Name)
+			tk.log.Warn("toolkit: tool already registered, skipping", "tool", cp.Name)
 			return nil
 		case ConflictOverride:
 			i := slices.Index(next.order, prev)
 			next.order[i] = e
 			next.byName[cp.Name] = e
 		default:
-			return fmt.Errorf("toolbus: a tool named %q is already registered", cp.Name)
+			return fmt.Errorf("toolkit: a tool named %q is already registered", cp.Name)
 		}
 	} else {
 		next.order = append(next.order, e)
@@ -349,16 +349,16 @@ func (tk *Toolkit) Groups() []Group { return slices.Clone(tk.reg.Load().groups) 
 func (tk *Toolkit) AddGroup(g Group) error {
 	switch {
 	case g.Name == BasicGroup:
-		return fmt.Errorf("toolbus: group %q is implicit and always active", BasicGroup)
+		return fmt.Errorf("toolkit: group %q is implicit and always active", BasicGroup)
 	case !ValidName(g.Name):
-		return fmt.Errorf("toolbus: invalid group name %q: must match [A-Za-z0-9_-]+", g.Name)
+		return fmt.Errorf("toolkit: invalid group name %q: must match [A-Za-z0-9_-]+", g.Name)
 	case g.Description == "":
-		return fmt.Errorf("toolbus: group %q needs a description", g.Name)
+		return fmt.Errorf("toolkit: group %q needs a description", g.Name)
 	}
 	defer tk.lock()()
 	next := tk.reg.Load().clone()
 	if slices.ContainsFunc(next.groups, func(x Group) bool { return x.Name == g.Name }) {
-		return fmt.Errorf("toolbus: group %q already exists", g.Name)
+		return fmt.Errorf("toolkit: group %q already exists", g.Name)
 	}
 	next.groups = append(next.groups, g)
 	tk.commit(next)
@@ -368,13 +368,13 @@ func (tk *Toolkit) AddGroup(g Group) error {
 // RemoveGroup removes a group and every tool in it.
 func (tk *Toolkit) RemoveGroup(name string) error {
 	if name == BasicGroup {
-		return fmt.Errorf("toolbus: group %q cannot be removed", BasicGroup)
+		return fmt.Errorf("toolkit: group %q cannot be removed", BasicGroup)
 	}
 	defer tk.lock()()
 	next := tk.reg.Load().clone()
 	i := slices.IndexFunc(next.groups, func(g Group) bool { return g.Name == name })
 	if i < 0 {
-		return fmt.Errorf("toolbus: group %q not found", name)
+		return fmt.Errorf("toolkit: group %q not found", name)
 	}
 	next.groups = slices.Delete(next.groups, i, i+1)
 	next.order = slices.DeleteFunc(next.order, func(e *entry) bool {
@@ -392,7 +392,7 @@ func (tk *Toolkit) RemoveGroup(name string) error {
 // middleware. The first registered is the outermost.
 func (tk *Toolkit) Use(mws ...Middleware) {
 	if slices.ContainsFunc(mws, func(m Middleware) bool { return m == nil }) {
-		panic("toolbus: Use with a nil middleware")
+		panic("toolkit: Use with a nil middleware")
 	}
 	defer tk.lock()()
 	next := tk.reg.Load().clone()
@@ -417,20 +417,20 @@ func (tk *Toolkit) Extend(name string, properties map[string]any, required ...st
 	next := tk.reg.Load().clone()
 	e, ok := next.byName[name]
 	if !ok {
-		return fmt.Errorf("toolbus: tool %q not found", name)
+		return fmt.Errorf("toolkit: tool %q not found", name)
 	}
 	var ext *extension
 	if properties != nil {
 		for _, req := range required {
 			if _, ok := properties[req]; !ok {
-				return fmt.Errorf("toolbus: required field %q is not among the extension's properties", req)
+				return fmt.Errorf("toolkit: required field %q is not among the extension's properties", req)
 			}
 		}
 		ext = &extension{properties: maps.Clone(properties), required: slices.Clone(required)}
 	}
 	ne, err := newEntry(e.tool, ext, next.middleware)
 	if err != nil {
-		return fmt.Errorf("toolbus: extending %q: %w", name, err)
+		return fmt.Errorf("toolkit: extending %q: %w", name, err)
 	}
 	next.order[slices.Index(next.order, e)] = ne
 	next.byName[name] = ne

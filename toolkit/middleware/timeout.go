@@ -12,7 +12,7 @@ import (
 // ErrTimeout is the cause of a context cancelled by the Timeout
 // middleware; tools can tell it from the caller's own cancellation with
 // context.Cause.
-var ErrTimeout = errors.New("toolbus: tool deadline from the timeout middleware")
+var ErrTimeout = errors.New("middleware: tool deadline from the timeout middleware")
 
 // Timeout gives calls a deadline. The zero value adds none.
 //

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
@@ -136,80 +135,6 @@ func TestPreludePanic(t *testing.T) {
 }
 
 var _ = errors.New
-
-// TestCloseCancelsCalls: closing a client with a call running cancels the
-// call on its worker, not only on the client.
-func TestCloseCancelsCalls(t *testing.T) {
-	s := startServer(t, false)
-	tk := toolkit.New(nil)
-	started := make(chan struct{})
-	stopped := make(chan error, 1)
-	mustAdd(t, tk, toolkit.Func("wait", "Waits for its ctx.", func(ctx context.Context, in struct{}) (string, error) {
-		close(started)
-		<-ctx.Done()
-		stopped <- context.Cause(ctx)
-		return "", ctx.Err()
-	}))
-	serve(t, connect(t, s), tk, nil)
-	c, err := bus.NewClient(connect(t, s), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan *toolkit.Response, 1)
-	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "closed-1", Name: "wait"}) }()
-	select {
-	case <-started:
-	case <-time.After(guard):
-		t.Fatal("the tool never started")
-	}
-	c.Close()
-	if r := <-done; r.Code != toolkit.CodeUnavailable {
-		t.Fatalf("final after Close = %+v, want unavailable", r)
-	}
-	select {
-	case cause := <-stopped:
-		if !errors.Is(cause, toolkit.ErrCallerCancelled) {
-			t.Fatalf("the tool's ctx ended with %v, want the caller's cancel", cause)
-		}
-	case <-time.After(guard):
-		t.Fatal("the tool kept running after its client closed")
-	}
-}
-
-// TestListVersion: tools.list refuses a wire version it does not speak,
-// naming the header, as calls do.
-func TestListVersion(t *testing.T) {
-	s := startServer(t, false)
-	tk := toolkit.New(nil)
-	mustAdd(t, tk, echoTool())
-	serve(t, connect(t, s), tk, nil)
-	nc := connect(t, s)
-	for _, tc := range []struct {
-		version, wantErr string
-	}{
-		{"", ""},
-		{wire.Version, ""},
-		{"2", `header Toolbus-Version: wire version "2" is not supported`},
-	} {
-		t.Run("version "+tc.version, func(t *testing.T) {
-			msg := &nats.Msg{Subject: wire.SubjectList, Header: nats.Header{}}
-			if tc.version != "" {
-				msg.Header.Set(wire.HeaderVersion, tc.version)
-			}
-			m, err := nc.RequestMsg(msg, guard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var reply wire.ListReply
-			if err := msgpack.Unmarshal(m.Data, &reply); err != nil {
-				t.Fatal(err)
-			}
-			if tc.wantErr == "" && (reply.Error != "" || len(reply.Tools) != 1) || tc.wantErr != "" && !strings.Contains(reply.Error, tc.wantErr) {
-				t.Fatalf("reply %+v, want error %q", reply, tc.wantErr)
-			}
-		})
-	}
-}
 
 // TestProgressOverMaxPayload: a progress report too large for one message
 // arrives with its Message cut and marked, and the call goes on.
