@@ -160,8 +160,10 @@
 // (or random), so a client that restarts the process with the same name
 // keeps its group activation. tools/list shows what
 // bus.Client.SessionSchemas gives the session (the listing toolctl uses
-// too, narrowed by GatewayOptions.Client.Filter): reset_tools when the fleet has groups, the basic
-// tools and the active groups' tools, listed by name (the go-sdk's order).
+// too, narrowed by GatewayOptions.Client.Filter): reset_tools when the
+// fleet has groups, then the basic tools and the active groups' tools, in
+// the fleet's order (the order a toolkit lists itself: the gateway answers
+// tools/list itself rather than with the go-sdk's list sorted by name).
 // Each session has a go-sdk server of its own, so when its list changes
 // that session, and only it, is sent notifications/tools/list_changed: a
 // worker joins, leaves or announces other tools (discovery.Fleet.OnChange), or the
@@ -178,8 +180,9 @@
 // Calls: tools/call becomes a bus call in the session (carrying the
 // groups revision of its last reset_tools). Arguments must be a JSON
 // object (absent or null means {}); anything else is answered isError
-// with code invalid_input. A tool the session does not list is a JSON-RPC
-// error (-32602, unknown tool). A streaming tool's chunks are accumulated
+// with code invalid_input. A call of a tool the session does not list goes
+// to the fleet all the same, so the model gets toolbus's answer (not_found,
+// or group_inactive with what to do), not a JSON-RPC "unknown tool". A streaming tool's chunks are accumulated
 // (MCP has no partial results) and the final response becomes the result:
 //
 //	text block                         → text

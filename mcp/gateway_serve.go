@@ -137,7 +137,11 @@ func (g *Gateway) newServer(id string, s *gatewaySession) *sdk.Server {
 			}
 		}
 	}
-	return sdk.NewServer(g.opts.Implementation, opts)
+	srv := sdk.NewServer(g.opts.Implementation, opts)
+	if s != nil {
+		srv.AddReceivingMiddleware(s.middleware)
+	}
+	return srv
 }
 
 // newSession creates a session's server with its current tools. Nobody

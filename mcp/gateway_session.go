@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,6 +23,38 @@ type gatewaySession struct {
 
 	mu    sync.Mutex        // serialises refreshes
 	tools map[string]string // registered tool name → its JSON, to spot changes
+	// listed is what tools/list answers: the registered tools in the
+	// session's order (the fleet's, as bus.Client.SessionSchemas gives it),
+	// replaced whole at the end of each refresh.
+	listed atomic.Pointer[[]*sdk.Tool]
+}
+
+// middleware answers tools/list in the session's order (the go-sdk's own
+// list is sorted by name; a model reads tools in the order given, and
+// reset_tools comes first), and sends a tools/call of a tool the session
+// does not list to the fleet anyway, so the model hears why in toolbus's
+// words (not_found, or group_inactive with what to do) rather than a
+// JSON-RPC "unknown tool".
+func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		switch r := req.(type) {
+		case *sdk.ListToolsRequest:
+			if p := s.listed.Load(); p != nil && (r.Params == nil || r.Params.Cursor == "") {
+				return &sdk.ListToolsResult{Tools: *p}, nil
+			}
+		case *sdk.CallToolRequest:
+			if r.Params != nil && !s.lists(r.Params.Name) {
+				return s.call(ctx, r)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// lists reports whether the session lists the tool.
+func (s *gatewaySession) lists(name string) bool {
+	p := s.listed.Load()
+	return p != nil && slices.ContainsFunc(*p, func(t *sdk.Tool) bool { return t.Name == name })
 }
 
 // refresh makes the session's server hold exactly the tools the session
@@ -67,18 +101,20 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 			delete(s.tools, name)
 		}
 	}
+	listed := make([]*sdk.Tool, 0, len(order))
 	for _, name := range order {
 		t := want[name]
 		b, _ := json.Marshal(t)
-		if s.tools[name] == string(b) {
-			continue
+		if s.tools[name] != string(b) {
+			if err := addTool(s.srv, t, s.call); err != nil {
+				g.log.Warn("mcp: gateway: skipping a tool", "tool", name, "err", err)
+				continue
+			}
+			s.tools[name] = string(b)
 		}
-		if err := addTool(s.srv, t, s.call); err != nil {
-			g.log.Warn("mcp: gateway: skipping a tool", "tool", name, "err", err)
-			continue
-		}
-		s.tools[name] = string(b)
+		listed = append(listed, t)
 	}
+	s.listed.Store(&listed)
 }
 
 // addTool is sdk.Server.AddTool, which panics on a schema it cannot use.

@@ -486,8 +486,13 @@ func TestGateway(t *testing.T) {
 				if !res.IsError || res.Meta[GatewayMetaCode] != "invalid_input" {
 					t.Errorf("echo with a number = %+v, want an invalid_input error", res)
 				}
-				if _, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: "nope", Arguments: map[string]any{}}); err == nil {
-					t.Error("an unknown tool gave no error")
+				// A tool the session does not list still reaches the fleet,
+				// which says why: nobody has it, or its group is inactive.
+				for name, code := range map[string]string{"nope": "not_found", "shout": "group_inactive"} {
+					res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: map[string]any{"text": "x"}})
+					if err != nil || !res.IsError || res.Meta[GatewayMetaCode] != code {
+						t.Errorf("%s = %+v, %v; want a %s result", name, res, err, code)
+					}
 				}
 				if res := callTool(t, ctx, c, "echo", map[string]any{"text": "still"}, nil); resultText(res) != "still" {
 					t.Errorf("echo after bad input = %q", resultText(res))

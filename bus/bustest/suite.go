@@ -1,7 +1,8 @@
 // Package bustest is the behavioural test suite every transport of a
 // Toolkit must pass: the same tests run against the in-process
-// *toolkit.Toolkit and against bus.Client over a real NATS server,
-// so the bus cannot drift from the core.
+// *toolkit.Toolkit, against bus.Client over a real NATS server (in process
+// and over TCP), and through the MCP gateway with the go-sdk's client, so
+// no transport can drift from the core.
 //
 //	func TestLocal(t *testing.T) {
 //		bustest.Run(t, func(t *testing.T, tk *toolkit.Toolkit) toolkit.Caller { return tk })
@@ -27,6 +28,13 @@ import (
 // Transport serves tk and returns the Caller that reaches it. It registers
 // its own cleanup with t.
 type Transport func(t *testing.T, tk *toolkit.Toolkit) toolkit.Caller
+
+// The suite holds every transport to the same events, with the
+// differences a unary transport (Config.Unary) cannot avoid: MCP has no
+// partial results, so a call's output arrives as one chunk with its final
+// (after its progress), and a cancelled request gets no answer (MCP
+// drops the response to a cancelled request), so its final is made by the
+// consumer and keeps no partial output.
 
 // guard bounds every wait in the suite: it only keeps a broken transport
 // from hanging the test run, it asserts nothing about speed.
@@ -230,6 +238,9 @@ type Config struct {
 	State func(t *testing.T) toolkit.GroupState
 	// Transport serves the toolkit.
 	Transport Transport
+	// Unary says the transport delivers a call's output in one piece with
+	// its final, and no partial output after a cancel (see Transport).
+	Unary bool
 }
 
 // RunConfig runs the suite against cfg.Transport, with the group state of
@@ -238,7 +249,7 @@ func RunConfig(t *testing.T, cfg Config) {
 	transport := cfg.Transport
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, f *fixture, c toolkit.Caller)
+		fn   func(t *testing.T, f *fixture, c toolkit.Caller, unary bool)
 	}{
 		{"Echo", testEcho},
 		{"ErrorsEndInOneFinal", testErrors},
@@ -257,12 +268,12 @@ func RunConfig(t *testing.T, cfg Config) {
 				state = cfg.State(t)
 			}
 			f := newFixture(t, state)
-			tt.fn(t, f, transport(t, f.tk))
+			tt.fn(t, f, transport(t, f.tk), cfg.Unary)
 		})
 	}
 }
 
-func testEcho(t *testing.T, f *fixture, c toolkit.Caller) {
+func testEcho(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	_, final := collect(t, c, timeoutCtx(t), toolkit.ToolCall{ID: "echo-1", Name: "echo", Input: map[string]any{"text": "héllo"}})
 	if final.State != toolkit.StateSuccess || final.Code != "" || final.Text() != "héllo" {
 		t.Fatalf("final = %+v, want success héllo", final)
@@ -273,7 +284,7 @@ func testEcho(t *testing.T, f *fixture, c toolkit.Caller) {
 	}
 }
 
-func testErrors(t *testing.T, f *fixture, c toolkit.Caller) {
+func testErrors(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	cases := []struct {
 		name  string
 		call  toolkit.ToolCall
@@ -300,7 +311,7 @@ func testErrors(t *testing.T, f *fixture, c toolkit.Caller) {
 	}
 }
 
-func testStreamingOrder(t *testing.T, f *fixture, c toolkit.Caller) {
+func testStreamingOrder(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	var texts []string
 	var kinds []string
 	events, final := func() ([]toolkit.Event, *toolkit.Response) {
@@ -310,12 +321,17 @@ func testStreamingOrder(t *testing.T, f *fixture, c toolkit.Caller) {
 			switch {
 			case ev.Chunk != nil:
 				kinds = append(kinds, "chunk")
-				texts = append(texts, ev.Chunk.Content[0].Text)
-				if len(texts) == 1 {
+				for _, b := range ev.Chunk.Content {
+					texts = append(texts, b.Text)
+				}
+				if len(texts) == 1 && !unary {
 					close(f.gate) // the first chunk reached the caller: let the tool go on
 				}
 			case ev.Progress != nil:
 				kinds = append(kinds, "progress")
+				if unary {
+					close(f.gate) // the output comes in one piece: the progress is the sign of life
+				}
 			case ev.Final != nil:
 				kinds = append(kinds, "final")
 				return events, ev.Final
@@ -327,18 +343,22 @@ func testStreamingOrder(t *testing.T, f *fixture, c toolkit.Caller) {
 		t.Fatalf("no final among %d events", len(events))
 	}
 	want := []string{"c0", "c1", "c2", "c3", "c4", "c5"}
+	wantKinds := "chunk,progress,chunk,chunk,chunk,chunk,chunk,final"
+	if unary {
+		want, wantKinds = []string{"c0c1c2c3c4c5"}, "progress,chunk,final"
+	}
 	if strings.Join(texts, ",") != strings.Join(want, ",") {
 		t.Fatalf("chunks %v, want %v in order", texts, want)
 	}
-	if got := strings.Join(kinds, ","); got != "chunk,progress,chunk,chunk,chunk,chunk,chunk,final" {
-		t.Fatalf("event order %s", got)
+	if got := strings.Join(kinds, ","); got != wantKinds {
+		t.Fatalf("event order %s, want %s", got, wantKinds)
 	}
 	if final.State != toolkit.StateSuccess || final.Text() != strings.Join(want, "") {
 		t.Fatalf("final = %+v", final)
 	}
 }
 
-func testCancel(t *testing.T, f *fixture, c toolkit.Caller) {
+func testCancel(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	ctx, cancel := context.WithCancel(timeoutCtx(t))
 	go func() {
 		wait(t, f.started, "the tool started")
@@ -348,7 +368,9 @@ func testCancel(t *testing.T, f *fixture, c toolkit.Caller) {
 	if final.State != toolkit.StateInterrupted || final.Code != toolkit.CodeInterrupted {
 		t.Fatalf("final = %+v, want interrupted", final)
 	}
-	if !strings.HasPrefix(final.Text(), "partial") || !strings.Contains(final.Text(), toolkit.InterruptedText) {
+	if unary && final.Text() == toolkit.InterruptedText {
+		// no partial output: see Transport
+	} else if !strings.HasPrefix(final.Text(), "partial") || !strings.Contains(final.Text(), toolkit.InterruptedText) {
 		t.Fatalf("final text %q: want the partial output then the interrupt notice", final.Text())
 	}
 	if err := wait(t, f.observed, "the tool saw ctx.Done"); err == nil {
@@ -356,31 +378,29 @@ func testCancel(t *testing.T, f *fixture, c toolkit.Caller) {
 	}
 }
 
-func testDeadline(t *testing.T, f *fixture, c toolkit.Caller) {
+func testDeadline(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, final := collect(t, c, ctx, toolkit.ToolCall{ID: "deadline-1", Name: "block"})
 	if final.State != toolkit.StateError || final.Code != toolkit.CodeTimeout {
 		t.Fatalf("final = %+v, want error/timeout", final)
 	}
-	if !strings.HasPrefix(final.Text(), "partial") {
+	if !strings.HasPrefix(final.Text(), "partial") && !(unary && final.Text() == toolkit.TimeoutText) {
 		t.Fatalf("final text %q: the partial output is lost", final.Text())
 	}
 	wait(t, f.observed, "the tool saw ctx.Done")
 }
 
-func testStopIterating(t *testing.T, f *fixture, c toolkit.Caller) {
-	for ev := range c.Call(timeoutCtx(t), toolkit.ToolCall{ID: "stop-1", Name: "stream", Input: map[string]any{"n": 3}}) {
-		if ev.Chunk != nil {
-			break
-		}
+func testStopIterating(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
+	for range c.Call(timeoutCtx(t), toolkit.ToolCall{ID: "stop-1", Name: "stream", Input: map[string]any{"n": 3}}) {
+		break // at the first event: the first chunk, or (unary) the progress
 	}
 	// The tool must end: in process its next Write fails, over the bus
 	// its context is cancelled.
 	wait(t, f.returned, "the tool returned after the caller stopped iterating")
 }
 
-func testGroups(t *testing.T, f *fixture, c toolkit.Caller) {
+func testGroups(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	ctx := timeoutCtx(t)
 	const session = "s-groups"
 	names := func(rev uint64) []string {
@@ -435,7 +455,7 @@ func number(v any) (uint64, bool) {
 	return 0, false
 }
 
-func testLargeOutput(t *testing.T, f *fixture, c toolkit.Caller) {
+func testLargeOutput(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	const textBytes, dataBytes, anonBytes = 3 << 20, 3 << 19, 3 << 19
 	_, final := collect(t, c, timeoutCtx(t), toolkit.ToolCall{ID: "big-1", Name: "big", Input: map[string]any{"text_bytes": textBytes, "data_bytes": dataBytes, "anon_bytes": anonBytes}})
 	if final.State != toolkit.StateSuccess {
@@ -471,7 +491,7 @@ func testLargeOutput(t *testing.T, f *fixture, c toolkit.Caller) {
 	}
 }
 
-func testConcurrent(t *testing.T, f *fixture, c toolkit.Caller) {
+func testConcurrent(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	var wg sync.WaitGroup
 	for i := range 32 {
 		wg.Add(1)
