@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -20,10 +21,10 @@ import (
 func BenchmarkEcho(b *testing.B) {
 	for _, tcp := range []bool{false, true} {
 		transport := map[bool]string{false: "inprocess", true: "tcp"}[tcp]
-		s := startServer(b, tcp)
+		s := natstest.Embedded(b, tcp)
 		text := strings.Repeat("x", 128)
 
-		wnc := connect(b, s)
+		wnc := natstest.Connect(b, s)
 		tk := toolkit.New(nil)
 		mustAdd(b, tk, echoTool())
 		serve(b, wnc, tk, nil)
@@ -31,7 +32,7 @@ func BenchmarkEcho(b *testing.B) {
 			b.Fatal(err)
 		}
 		wnc.Flush()
-		cnc := connect(b, s)
+		cnc := natstest.Connect(b, s)
 		c := newClient(b, cnc, nil)
 		payload := []byte(text)
 
@@ -86,11 +87,11 @@ var _ = bus.DefaultQueue
 //	go test -run '^$' -bench BenchmarkStream -benchtime 3s ./bus/
 func BenchmarkStream(b *testing.B) {
 	const chunks = 100
-	s := startServer(b, false)
+	s := natstest.Embedded(b, false)
 	text := strings.Repeat("x", 1024)
 	payload := []byte(text)
 
-	wnc := connect(b, s)
+	wnc := natstest.Connect(b, s)
 	tk := toolkit.New(nil)
 	mustAdd(b, tk, toolkit.Stream("stream", "Streams chunks.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
 		for range chunks {
@@ -109,7 +110,7 @@ func BenchmarkStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	wnc.Flush()
-	cnc := connect(b, s)
+	cnc := natstest.Connect(b, s)
 	c := newClient(b, cnc, nil)
 
 	b.Run("raw", func(b *testing.B) {

@@ -106,7 +106,7 @@ func TestClientSessionSchemasFleetWide(t *testing.T) {
 		if err := w2.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "w2 gone", func() bool { return schemaNames(t, c, "agent") == "reset_tools,alpha,secret" })
+		natstest.WaitFor(t, "w2 gone", func() bool { return schemaNames(t, c, "agent") == "reset_tools,alpha,secret" })
 	})
 
 	t.Run("filter and meta", func(t *testing.T) {
@@ -177,16 +177,4 @@ func clientKV(t *testing.T, s *server.Server) *Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// waitFor polls cond until it holds; the bound only guards against hangs.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

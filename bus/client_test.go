@@ -12,12 +12,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 func TestNoResponders(t *testing.T) {
-	s := startServer(t, false)
-	c := newClient(t, connect(t, s), nil)
+	s := natstest.Embedded(t, false)
+	c := newClient(t, natstest.Connect(t, s), nil)
 
 	resp := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "nr-1", Name: "echo", Input: map[string]any{"text": "x"}})
 	if resp.Code != toolkit.CodeUnavailable || resp.State != toolkit.StateError || resp.ID != "nr-1" {
@@ -26,7 +27,7 @@ func TestNoResponders(t *testing.T) {
 
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
-	serve(t, connect(t, s), tk, nil)
+	serve(t, natstest.Connect(t, s), tk, nil)
 	resp = c.Invoke(ctxT(t), toolkit.ToolCall{ID: "nr-2", Name: "nope"})
 	if resp.Code != toolkit.CodeNotFound || resp.Text() != "ToolNotFoundError: The tool named 'nope' doesn't exist." {
 		t.Fatalf("unknown tool with a fleet up: %+v, want not_found", resp)
@@ -41,7 +42,7 @@ func TestNoResponders(t *testing.T) {
 func TestCancelLatency(t *testing.T) {
 	for _, tcp := range []bool{false, true} {
 		t.Run(map[bool]string{false: "inprocess", true: "tcp"}[tcp], func(t *testing.T) {
-			s := startServer(t, tcp)
+			s := natstest.Embedded(t, tcp)
 			tk := toolkit.New(nil)
 			started := make(chan struct{})
 			doneAt := make(chan time.Time, 1)
@@ -51,8 +52,8 @@ func TestCancelLatency(t *testing.T) {
 				doneAt <- time.Now()
 				return "", ctx.Err()
 			}))
-			serve(t, connect(t, s), tk, nil)
-			c := newClient(t, connect(t, s), nil)
+			serve(t, natstest.Connect(t, s), tk, nil)
+			c := newClient(t, natstest.Connect(t, s), nil)
 			const n = 20
 			var lat []time.Duration
 			for i := range n {
@@ -79,8 +80,8 @@ func TestCancelLatency(t *testing.T) {
 // that skips a chunk frame: the client reports the loss and still
 // delivers the final.
 func TestLostChunksReported(t *testing.T) {
-	s := startServer(t, false)
-	nc := connect(t, s)
+	s := natstest.Embedded(t, false)
+	nc := natstest.Connect(t, s)
 	_, err := nc.Subscribe("tools.call.lossy", func(m *nats.Msg) {
 		var req wire.Request
 		wire.Msgpack.Unmarshal(m.Data, &req)
@@ -100,7 +101,7 @@ func TestLostChunksReported(t *testing.T) {
 	if err := nc.Flush(); err != nil { // the subscription is on the server before the call
 		t.Fatal(err)
 	}
-	c := newClient(t, connect(t, s), &bus.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
 	var chunks int
 	var final *toolkit.Response
 	for ev := range c.Call(ctxT(t), toolkit.ToolCall{ID: "lossy-1", Name: "lossy"}) {
@@ -121,7 +122,7 @@ func TestLostChunksReported(t *testing.T) {
 // stall timeout over one event does not mistake its own slowness for a
 // lost worker.
 func TestSlowConsumerIsNotWorkerLost(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, toolkit.Stream("burst", "Writes chunks, then a while later the rest.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
 		w.Write(toolkit.Text("a"))
@@ -130,8 +131,8 @@ func TestSlowConsumerIsNotWorkerLost(t *testing.T) {
 		w.Write(toolkit.Text("c"))
 		return nil
 	}))
-	serve(t, connect(t, s), tk, nil)
-	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 60 * time.Millisecond})
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 60 * time.Millisecond})
 	var final *toolkit.Response
 	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "burst"}) {
 		if ev.Chunk != nil && ev.Chunk.Content[0].Text == "a" {
@@ -147,7 +148,7 @@ func TestSlowConsumerIsNotWorkerLost(t *testing.T) {
 // TestCloseCancelsCalls: closing a client with a call running cancels the
 // call on its worker, not only on the client.
 func TestCloseCancelsCalls(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	started := make(chan struct{})
 	stopped := make(chan error, 1)
@@ -157,8 +158,8 @@ func TestCloseCancelsCalls(t *testing.T) {
 		stopped <- context.Cause(ctx)
 		return "", ctx.Err()
 	}))
-	serve(t, connect(t, s), tk, nil)
-	c, err := bus.NewClient(connect(t, s), nil)
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c, err := bus.NewClient(natstest.Connect(t, s), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -30,7 +31,7 @@ func (r *recordingState) Load(ctx context.Context, session string, minRevision u
 // the session runs on worker B, which is asked for at least the revision
 // A returned.
 func TestGroupRevisionTravels(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	shared := toolkit.NewMemoryState()
 	newTK := func(state toolkit.GroupState) *toolkit.Toolkit {
 		tk := toolkit.New(&toolkit.Options{State: state})
@@ -40,9 +41,9 @@ func TestGroupRevisionTravels(t *testing.T) {
 		mustAdd(t, tk, toolkit.Func("secret", "Secret.", func(ctx context.Context, in struct{}) (string, error) { return "s3cret", nil }), toolkit.InGroup("vault"))
 		return tk
 	}
-	c := newClient(t, connect(t, s), nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
 
-	a, err := bus.Serve(connect(t, s), newTK(shared), &bus.WorkerOptions{Instance: "A"})
+	a, err := bus.Serve(natstest.Connect(t, s), newTK(shared), &bus.WorkerOptions{Instance: "A"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestGroupRevisionTravels(t *testing.T) {
 		t.Fatal("the client did not remember the session's groups revision")
 	}
 	stateB := &recordingState{GroupState: shared}
-	serve(t, connect(t, s), newTK(stateB), &bus.WorkerOptions{Instance: "B"})
+	serve(t, natstest.Connect(t, s), newTK(stateB), &bus.WorkerOptions{Instance: "B"})
 	if err := a.Stop(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -7,39 +7,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
-	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 // guard bounds waits so a broken bus fails instead of hanging; it asserts
 // nothing about speed.
 const guard = 30 * time.Second
-
-// startServer starts an embedded server with its own store; tcp chooses a
-// random loopback port over in-process only.
-func startServer(t testing.TB, tcp bool) *embedded.Server {
-	t.Helper()
-	opts := &embedded.Options{StoreDir: t.TempDir()}
-	if tcp {
-		opts.Listen = "127.0.0.1:0"
-	}
-	s, err := embedded.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
-	return s
-}
-
-func connect(t testing.TB, s *embedded.Server) *nats.Conn {
-	t.Helper()
-	nc, err := s.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
 
 func serve(t testing.TB, nc *nats.Conn, tk *toolkit.Toolkit, opts *bus.WorkerOptions) *bus.Worker {
 	t.Helper()

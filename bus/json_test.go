@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -19,11 +20,11 @@ import (
 // TestJSONRequest is the worked example of subjects.md: JSON requests as
 // `nats req` sends them get JSON finals back, byte for byte.
 func TestJSONRequest(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
-	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
-	nc := connect(t, s)
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	nc := natstest.Connect(t, s)
 	for _, tc := range []struct{ body, golden string }{
 		{`{"id":"c1","input":{"text":"hi"}}`, "testdata/echo_reply.json"},
 		{`{"input":{"text":"hi"}}`, "testdata/noid_reply.json"},
@@ -68,7 +69,7 @@ func number(v any) (float64, bool) {
 // client in another language would: its own inbox, seq order, the final
 // counting the chunks and carrying no content.
 func TestJSONStreaming(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	next := make(chan struct{}, 3)
 	mustAdd(t, tk, toolkit.Stream("count", "Counts to three, one step per chunk the caller saw.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
@@ -80,8 +81,8 @@ func TestJSONStreaming(t *testing.T) {
 		}
 		return nil
 	}))
-	serve(t, connect(t, s), tk, nil)
-	nc := connect(t, s)
+	serve(t, natstest.Connect(t, s), tk, nil)
+	nc := natstest.Connect(t, s)
 	sub, err := nc.SubscribeSync("_INBOX.json-test.*")
 	if err != nil {
 		t.Fatal(err)
@@ -121,15 +122,15 @@ func TestJSONStreaming(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	s := startServer(t, false)
-	nc := connect(t, s)
+	s := natstest.Embedded(t, false)
+	nc := natstest.Connect(t, s)
 	c := newClient(t, nc, nil)
 	if _, err := c.List(ctxT(t), "s"); !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("List with no worker: %v, want no responders", err)
 	}
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
-	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
 	reply, err := c.List(ctxT(t), "s")
 	if err != nil {
 		t.Fatal(err)
@@ -159,11 +160,11 @@ func TestList(t *testing.T) {
 // TestListVersion: tools.list refuses a wire version it does not speak,
 // naming the header, as calls do.
 func TestListVersion(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
-	serve(t, connect(t, s), tk, nil)
-	nc := connect(t, s)
+	serve(t, natstest.Connect(t, s), tk, nil)
+	nc := natstest.Connect(t, s)
 	for _, tc := range []struct {
 		version, wantErr string
 	}{

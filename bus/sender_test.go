@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -73,15 +74,15 @@ func TestFinalThatCannotBeSent(t *testing.T) {
 			wantText: "failedInternalError: the tool's final response could not be encoded",
 		},
 	}
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	for i, tt := range tests {
 		mustAdd(t, tk, toolkit.Raw(fmt.Sprint("t", i), tt.name, nil, tt.tool))
 	}
-	serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
 	// A long stall timeout: a lost final would show as a hang up to the
 	// guard, and as worker_lost after it.
-	c := newClient(t, connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: guard})
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: fmt.Sprint("t", i)})
@@ -115,15 +116,15 @@ func (*panicState) Load(context.Context, string, uint64) ([]string, uint64, bool
 // state) ends the call with an internal final and the worker keeps
 // serving.
 func TestPreludePanic(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(&toolkit.Options{State: &panicState{}})
 	mustAdd(t, tk, echoTool())
 	if err := tk.AddGroup(toolkit.Group{Name: "g", Description: "A group."}); err != nil {
 		t.Fatal(err)
 	}
 	mustAdd(t, tk, toolkit.Func("grouped", "In a group.", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil }), toolkit.InGroup("g"))
-	serve(t, connect(t, s), tk, nil)
-	c := newClient(t, connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: guard})
 	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "grouped", Session: "s"})
 	if r.Code != toolkit.CodeInternal || !strings.Contains(r.Text(), "state exploded") {
 		t.Fatalf("final = %+v, want internal naming the panic", r)
@@ -139,7 +140,7 @@ var _ = errors.New
 // TestProgressOverMaxPayload: a progress report too large for one message
 // arrives with its Message cut and marked, and the call goes on.
 func TestProgressOverMaxPayload(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	huge := strings.Repeat("ü", 1<<20) // 2 MiB: over the default max_payload
 	mustAdd(t, tk, toolkit.Stream("loud", "Reports a huge progress message.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
@@ -150,8 +151,8 @@ func TestProgressOverMaxPayload(t *testing.T) {
 		// within the flush delay would send only its final).
 		return w.Write(toolkit.Text(strings.Repeat("d", 40<<10)))
 	}))
-	serve(t, connect(t, s), tk, nil)
-	c := newClient(t, connect(t, s), nil)
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
 	var progress []*toolkit.Progress
 	var final *toolkit.Response
 	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "loud"}) {

@@ -2,7 +2,6 @@ package bus_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -93,10 +93,10 @@ func io_discard(r interface{ Read([]byte) (int, error) }) {
 // TestWorkerKilled kills a real worker process mid-call: the caller must
 // be told worker_lost (after the stall timeout), never hang.
 func TestWorkerKilled(t *testing.T) {
-	s := startServer(t, true)
+	s := natstest.Embedded(t, true)
 	cmd := startWorkerProcess(t, s.ClientURL(), "doomed")
 	const hb = 100 * time.Millisecond
-	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: hb})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: hb})
 
 	var final *toolkit.Response
 	var killedAt time.Time
@@ -127,16 +127,16 @@ func TestWorkerKilled(t *testing.T) {
 }
 
 func TestTwoWorkersShareLoad(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	for _, name := range []string{"w1", "w2"} {
 		tk := toolkit.New(nil)
 		mustAdd(t, tk, toolkit.Func("nap", "Naps briefly.", func(ctx context.Context, in struct{}) (string, error) {
 			time.Sleep(20 * time.Millisecond)
 			return "ok", nil
 		}))
-		serve(t, connect(t, s), tk, &bus.WorkerOptions{Instance: name})
+		serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: name})
 	}
-	c := newClient(t, connect(t, s), nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
 	var mu sync.Mutex
 	served := map[any]int{}
 	var wg sync.WaitGroup
@@ -162,12 +162,12 @@ func TestTwoWorkersShareLoad(t *testing.T) {
 }
 
 func TestLiveToolChanges(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
-	wnc := connect(t, s)
+	wnc := natstest.Connect(t, s)
 	w := serve(t, wnc, tk, nil)
-	c := newClient(t, connect(t, s), nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
 
 	mustAdd(t, tk, toolkit.Func("late", "Added after the worker started.", func(ctx context.Context, in struct{}) (string, error) { return "here", nil }))
 	if !slices.Contains(w.Subjects(), "tools.call.late") {
@@ -182,23 +182,12 @@ func TestLiveToolChanges(t *testing.T) {
 		t.Fatalf("new tool: %+v", resp)
 	}
 	tk.Remove("late")
-	waitFor(t, func() bool { return !slices.Contains(w.Subjects(), "tools.call.late") }, "the removed tool's unsubscription")
-	waitFor(t, func() bool {
+	natstest.WaitFor(t, "the removed tool's unsubscription", func() bool { return !slices.Contains(w.Subjects(), "tools.call.late") })
+	natstest.WaitFor(t, "the removed tool to be not_found", func() bool {
 		return c.Invoke(ctxT(t), toolkit.ToolCall{Name: "late"}).Code == toolkit.CodeNotFound
-	}, "the removed tool to be not_found")
+	})
 	if got := w.Subjects(); !slices.Equal(got, []string{"tools.call.echo"}) {
 		t.Fatalf("subjects %v", got)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(guard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -228,15 +217,15 @@ func decodeFrame(m *nats.Msg) (*wire.Frame, error) {
 }
 
 func TestBadInput(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
 	if err := tk.AddGroup(toolkit.Group{Name: "g", Description: "A group."}); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
-	serve(t, connect(t, s), tk, &bus.WorkerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	nc := connect(t, s)
+	var logs natstest.Buffer
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	nc := natstest.Connect(t, s)
 	mp := func(v any) []byte {
 		b, err := msgpack.Marshal(v)
 		if err != nil {
@@ -291,7 +280,7 @@ func TestBadInput(t *testing.T) {
 		if err := nc.Publish("tools.call.echo", mp(wire.Request{ID: "noreply", Input: map[string]any{"text": "x"}})); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, func() bool { return strings.Contains(logs.String(), "without a reply subject") }, "a log line for the request without a reply subject")
+		natstest.WaitFor(t, "a log line for the request without a reply subject", func() bool { return strings.Contains(logs.String(), "without a reply subject") })
 		if !strings.Contains(logs.String(), "call=noreply") {
 			t.Fatalf("log %q does not name the call", logs.String())
 		}
@@ -313,25 +302,8 @@ func TestBadInput(t *testing.T) {
 	})
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestOverloaded(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
@@ -340,8 +312,8 @@ func TestOverloaded(t *testing.T) {
 		<-release
 		return "done", nil
 	}))
-	serve(t, connect(t, s), tk, &bus.WorkerOptions{MaxInFlight: 2, RetryAfter: 250 * time.Millisecond})
-	c := newClient(t, connect(t, s), nil)
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{MaxInFlight: 2, RetryAfter: 250 * time.Millisecond})
+	c := newClient(t, natstest.Connect(t, s), nil)
 
 	results := make(chan *toolkit.Response, 2)
 	for i := range 2 {
@@ -368,7 +340,7 @@ func TestOverloaded(t *testing.T) {
 }
 
 func TestGracefulStop(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	started := make(chan string, 2)
 	finish := make(chan struct{})
@@ -382,11 +354,11 @@ func TestGracefulStop(t *testing.T) {
 		<-finish
 		return "finished", nil
 	}))
-	w, err := bus.Serve(connect(t, s), tk, nil)
+	w, err := bus.Serve(natstest.Connect(t, s), tk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, connect(t, s), nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
 	res := make(chan *toolkit.Response, 2)
 	for _, name := range []string{"ignorant", "quick"} {
 		go func() { res <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "stop-" + name, Name: name}) }()
@@ -420,14 +392,14 @@ func TestGracefulStop(t *testing.T) {
 
 // TestHeartbeats: a call silent for many heartbeat intervals is not lost.
 func TestHeartbeats(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, toolkit.Func("quiet", "Silent for a while.", func(ctx context.Context, in struct{}) (string, error) {
 		time.Sleep(time.Second) // 50 heartbeat intervals, 2.5 stall timeouts
 		return "awake", nil
 	}))
-	serve(t, connect(t, s), tk, nil)
-	c := newClient(t, connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 400 * time.Millisecond})
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 400 * time.Millisecond})
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "quiet"}); r.State != toolkit.StateSuccess || r.Text() != "awake" {
 		t.Fatalf("%+v", r)
 	}
@@ -436,7 +408,7 @@ func TestHeartbeats(t *testing.T) {
 // TestAbandonedTool: a tool that ignores its cancelled ctx still gives the
 // caller its final after AbandonAfter.
 func TestAbandonedTool(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -447,11 +419,11 @@ func TestAbandonedTool(t *testing.T) {
 		<-release
 		return nil
 	}))
-	var logs lockedBuffer
-	serve(t, connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var logs natstest.Buffer
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	// The client waits for the worker's final far longer than the worker
 	// needs to abandon the tool, so the final must be the worker's.
-	c := newClient(t, connect(t, s), &bus.ClientOptions{CancelGrace: guard})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{CancelGrace: guard})
 	ctx, cancel := context.WithCancel(ctxT(t))
 	go func() { <-started; cancel() }()
 	r := c.Invoke(ctx, toolkit.ToolCall{ID: "deaf-1", Name: "deaf"})
@@ -471,7 +443,7 @@ func TestAbandonedTool(t *testing.T) {
 // call ends with one final (the worker's, or unavailable once nobody
 // serves), and Stop returns.
 func TestStopUnderLoad(t *testing.T) {
-	s := startServer(t, false)
+	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
 	mustAdd(t, tk, toolkit.Func("gone", "Removed while called.", func(ctx context.Context, in struct {
@@ -479,11 +451,11 @@ func TestStopUnderLoad(t *testing.T) {
 	}) (string, error) {
 		return "gone", nil
 	}))
-	w, err := bus.Serve(connect(t, s), tk, nil)
+	w, err := bus.Serve(natstest.Connect(t, s), tk, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, connect(t, s), &bus.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Logger: slog.New(slog.DiscardHandler)})
 	ctx := ctxT(t)
 	var wg sync.WaitGroup
 	var bad atomic.Int32

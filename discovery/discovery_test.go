@@ -1,7 +1,6 @@
 package discovery
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,18 +22,6 @@ import (
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
-
-// fleetWaitFor polls cond until it holds; the bound only guards against hangs.
-func fleetWaitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // fleetToolkit is a worker's toolkit: echo (basic, read-only), search in
 // group web, and a preset that must not be announced.
@@ -120,7 +107,7 @@ func TestFleetSeesNewAnnouncer(t *testing.T) {
 	tk := fleetToolkit(t)
 	start := time.Now()
 	a := startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Version: "1.2.3", Queue: "workers", Interval: time.Hour})
-	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
+	natstest.WaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
 	t.Logf("new instance listed %v after NewAnnouncer started", time.Since(start))
 	select {
 	case <-changes:
@@ -180,7 +167,7 @@ func TestFleetFollowsToolkitChanges(t *testing.T) {
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	tk := fleetToolkit(t)
 	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
-	fleetWaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
+	natstest.WaitFor(t, "w1's tools", func() bool { return len(f.Tools()) == 2 })
 
 	if err := tk.AddGroup(toolkit.Group{Name: "files", Description: "File access.", Active: true}); err != nil {
 		t.Fatal(err)
@@ -188,12 +175,12 @@ func TestFleetFollowsToolkitChanges(t *testing.T) {
 	if err := tk.Add(toolkit.Raw("ls", "List files.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }), toolkit.InGroup("files")); err != nil {
 		t.Fatal(err)
 	}
-	fleetWaitFor(t, "ls", func() bool { _, ok := f.Tool("ls"); return ok })
+	natstest.WaitFor(t, "ls", func() bool { _, ok := f.Tool("ls"); return ok })
 	if g := f.Groups(); len(g) != 2 || g[1].Name != "files" || !g[1].Active {
 		t.Errorf("Groups() = %+v", g)
 	}
 	tk.Remove("echo")
-	fleetWaitFor(t, "echo removed", func() bool { _, ok := f.Tool("echo"); return !ok })
+	natstest.WaitFor(t, "echo removed", func() bool { _, ok := f.Tool("echo"); return !ok })
 	if got := toolNames(f); !slices.Equal(got, []string{"search", "ls"}) {
 		t.Errorf("Tools() = %v", got)
 	}
@@ -203,13 +190,13 @@ func TestFleetGoodbyeRemovesAtOnce(t *testing.T) {
 	s := natstest.Server(t)
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	a := startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
-	fleetWaitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
+	natstest.WaitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
 	start := time.Now()
 	if err := a.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	// The TTL is three hours: only the goodbye can remove it.
-	fleetWaitFor(t, "w1 gone", func() bool { return len(f.Instances()) == 0 && len(f.Tools()) == 0 })
+	natstest.WaitFor(t, "w1 gone", func() bool { return len(f.Instances()) == 0 && len(f.Tools()) == 0 })
 	t.Logf("stopped instance removed %v after Stop was called", time.Since(start))
 	if err := a.Stop(); err != nil {
 		t.Fatalf("second Stop: %v", err)
@@ -229,17 +216,17 @@ func TestFleetExpiresSilentInstance(t *testing.T) {
 	s := natstest.Server(t)
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	wc := natstest.Conn(t, s)
-	var logs syncBuffer
+	var logs natstest.Buffer
 	startAnnouncer(t, wc, fleetToolkit(t), &AnnouncerOptions{Instance: "dies", Interval: 100 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "lives", Interval: 100 * time.Millisecond})
-	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
+	natstest.WaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
 	if in := f.Instances()[0]; in.Expires.Sub(in.LastSeen) != 300*time.Millisecond {
 		t.Errorf("TTL = %v, want 3 intervals", in.Expires.Sub(in.LastSeen))
 	}
 	wc.Close()
 	start := time.Now()
-	fleetWaitFor(t, "the silent instance to expire", func() bool {
+	natstest.WaitFor(t, "the silent instance to expire", func() bool {
 		in := f.Instances()
 		return len(in) == 1 && in[0].ID == "lives"
 	})
@@ -248,7 +235,7 @@ func TestFleetExpiresSilentInstance(t *testing.T) {
 		t.Errorf("echo served by %v", tl.Instances)
 	}
 	// The dead announcer stops instead of failing every interval.
-	fleetWaitFor(t, "the announcer to stop", func() bool { return strings.Contains(logs.String(), "connection is closed") })
+	natstest.WaitFor(t, "the announcer to stop", func() bool { return strings.Contains(logs.String(), "connection is closed") })
 }
 
 // Readers, writers and watchers at once (run with -race).
@@ -288,7 +275,7 @@ func TestFleetConcurrentUse(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
-	fleetWaitFor(t, "the last tool", func() bool { _, ok := f.Tool("t49"); return ok })
+	natstest.WaitFor(t, "the last tool", func() bool { _, ok := f.Tool("t49"); return ok })
 	if _, ok := f.Tool("t48"); ok {
 		t.Error("removed tool t48 is listed")
 	}
@@ -303,7 +290,7 @@ func TestFleetMergesInstances(t *testing.T) {
 	}
 	a := startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "a", Interval: time.Hour})
 	startAnnouncer(t, natstest.Conn(t, s), tkB, &AnnouncerOptions{Instance: "b", Interval: time.Hour})
-	fleetWaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
+	natstest.WaitFor(t, "both instances", func() bool { return len(f.Instances()) == 2 })
 	want := map[string][]string{"echo": {"a", "b"}, "search": {"a", "b"}, "extra": {"b"}}
 	if got := toolNames(f); !slices.Equal(got, []string{"echo", "search", "extra"}) {
 		t.Errorf("Tools() = %v", got)
@@ -319,7 +306,7 @@ func TestFleetMergesInstances(t *testing.T) {
 	if err := a.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	fleetWaitFor(t, "a gone", func() bool { return len(f.Instances()) == 1 })
+	natstest.WaitFor(t, "a gone", func() bool { return len(f.Instances()) == 1 })
 	if tl, _ := f.Tool("echo"); !slices.Equal(tl.Instances, []string{"b"}) {
 		t.Errorf("after a stopped, echo served by %v", tl.Instances)
 	}
@@ -331,7 +318,7 @@ func TestFleetSchemasMatchToolkit(t *testing.T) {
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	tk := fleetToolkit(t)
 	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
-	fleetWaitFor(t, "w1", func() bool { return len(f.Tools()) == 2 })
+	natstest.WaitFor(t, "w1", func() bool { return len(f.Tools()) == 2 })
 	for _, active := range [][]string{nil, {"web"}, {"nope"}} {
 		c := f.Catalog()
 		got := jsonNormal(t, c.Schemas(active))
@@ -348,7 +335,7 @@ func TestFleetSchemasMatchToolkit(t *testing.T) {
 	s2 := natstest.Server(t)
 	f2 := startFleet(t, natstest.Conn(t, s2), &FleetOptions{})
 	startAnnouncer(t, natstest.Conn(t, s2), plain, &AnnouncerOptions{Instance: "p", Interval: time.Hour})
-	fleetWaitFor(t, "p", func() bool { return len(f2.Tools()) == 1 })
+	natstest.WaitFor(t, "p", func() bool { return len(f2.Tools()) == 1 })
 	c2 := f2.Catalog()
 	if got := c2.Schemas(nil); len(got) != 1 || got[0].Function.Name != "only" {
 		t.Errorf("Schemas without groups = %+v", got)
@@ -366,7 +353,7 @@ func TestFleetSessionSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
-	fleetWaitFor(t, "w1", func() bool { return len(f.Tools()) == 3 })
+	natstest.WaitFor(t, "w1", func() bool { return len(f.Tools()) == 3 })
 	state := toolkit.NewMemoryState()
 	ctx := natstest.Ctx(t)
 	names := func(ss []toolkit.FunctionSchema) []string {
@@ -435,24 +422,6 @@ func TestDiscoverEncodings(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func mustMsgpack(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := msgpack.Marshal(v)
@@ -469,7 +438,7 @@ func objSchema(props map[string]any) map[string]any {
 // Malformed announcements are logged and ignored; good ones still count.
 func TestFleetBadAnnouncements(t *testing.T) {
 	s := natstest.Server(t)
-	var logs syncBuffer
+	var logs natstest.Buffer
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	nc := natstest.Conn(t, s)
 	good := func(instance string, seq uint64, tools ...wire.AnnouncedTool) wire.Announcement {
@@ -506,14 +475,14 @@ func TestFleetBadAnnouncements(t *testing.T) {
 			if err := nc.PublishMsg(&nats.Msg{Subject: tt.subject, Header: tt.hdr, Data: tt.data}); err != nil {
 				t.Fatal(err)
 			}
-			fleetWaitFor(t, "log "+tt.log, func() bool { return strings.Contains(logs.String(), tt.log) })
+			natstest.WaitFor(t, "log "+tt.log, func() bool { return strings.Contains(logs.String(), tt.log) })
 		})
 	}
 	// The fleet still works: a good announcement on the same subscription.
 	if err := nc.Publish("tools.announce.x", mustMsgpack(t, good("x", 1, ok))); err != nil {
 		t.Fatal(err)
 	}
-	fleetWaitFor(t, "the good tool", func() bool { _, found := f.Tool("ok"); return found })
+	natstest.WaitFor(t, "the good tool", func() bool { _, found := f.Tool("ok"); return found })
 	for _, bad := range []string{"bad_schema", "lost", "a.b", "jt"} {
 		if _, found := f.Tool(bad); found {
 			t.Errorf("malformed tool %q is listed", bad)
@@ -542,7 +511,7 @@ func TestFleetOrdersAnnouncements(t *testing.T) {
 		if err := nc.Publish("tools.announce."+id, mustMsgpack(t, wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: 1})); err != nil {
 			t.Fatal(err)
 		}
-		fleetWaitFor(t, id, func() bool {
+		natstest.WaitFor(t, id, func() bool {
 			return slices.ContainsFunc(f.Instances(), func(in Instance) bool { return in.ID == id })
 		})
 	}

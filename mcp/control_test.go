@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus/wire"
-	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -26,16 +26,7 @@ func TestServeRuntimeHeaders(t *testing.T) {
 	}
 	t.Cleanup(func() { servers.Close() })
 
-	srv, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := natstest.Connect(t, natstest.Embedded(t, false))
 	sub, err := ServeRuntimeHeaders(nc, "w1", servers, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -135,16 +126,7 @@ func TestServeRuntimeHeaders(t *testing.T) {
 }
 
 func TestServeRuntimeHeadersBadInput(t *testing.T) {
-	srv, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := natstest.Connect(t, natstest.Embedded(t, false))
 	tests := []struct {
 		name     string
 		nc       *nats.Conn

@@ -19,9 +19,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -142,34 +142,18 @@ func newWorkerToolkit(t testing.TB, srv *embedded.Server) *toolkit.Toolkit {
 // groupState is the fleet's group state (the default KV bucket).
 func groupState(t testing.TB, srv *embedded.Server) *bus.KVState {
 	t.Helper()
-	js, err := jetstream.New(connect(t, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	state, err := bus.NewKVState(ctx, js, &bus.KVStateOptions{})
+	state, err := bus.NewKVState(natstest.Ctx(t), natstest.JS(t, natstest.Connect(t, srv)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return state
 }
 
-func connect(t testing.TB, srv *embedded.Server) *nats.Conn {
-	t.Helper()
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
-
 // serveWorker serves tk on the bus (bus.Serve announces it); stop (also
 // run at cleanup) says goodbye and stops the worker.
 func serveWorker(t testing.TB, srv *embedded.Server, tk *toolkit.Toolkit, instance string) (stop func()) {
 	t.Helper()
-	nc := connect(t, srv)
+	nc := natstest.Connect(t, srv)
 	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance})
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +174,7 @@ func newGateway(t testing.TB, f *fleetFixture) *Gateway {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, connect(t, f.srv), nil)
+	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -678,7 +662,7 @@ func TestNewGatewayBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if g, err := NewGateway(ctx, connect(t, f.srv), &tt.opts); err == nil {
+			if g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &tt.opts); err == nil {
 				g.Close()
 				t.Error("no error")
 			}
@@ -752,7 +736,7 @@ func BenchmarkGatewayEcho(b *testing.B) {
 	f := startFleet(b)
 	args := map[string]any{"text": "hi"}
 	b.Run("bus", func(b *testing.B) {
-		client, err := bus.NewClient(connect(b, f.srv), nil)
+		client, err := bus.NewClient(natstest.Connect(b, f.srv), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -26,35 +26,21 @@ import (
 // MCP session per toolbus session. The gateway is a unary transport (see
 // bustest.Transport).
 func TestTransportSuite(t *testing.T) {
-	var servers sync.Map // *testing.T → the test's server
-	bustest.RunConfig(t, bustest.Config{
-		Unary: true,
-		State: func(t *testing.T) toolkit.GroupState {
-			s := natstest.Embedded(t, false)
-			servers.Store(t, s)
-			t.Cleanup(func() { servers.Delete(t) })
-			st, err := bus.NewKVState(natstest.Ctx(t), natstest.JS(t, natstest.Connect(t, s)), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return st
-		},
-		Transport: func(t *testing.T, tk *toolkit.Toolkit) toolkit.Caller {
-			v, _ := servers.Load(t)
-			s := v.(*embedded.Server)
-			w, err := bus.Serve(natstest.Connect(t, s), tk, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
-			g, err := NewGateway(natstest.Ctx(t), natstest.Connect(t, s), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { g.Close() })
-			return &mcpCaller{t: t, g: g, sessions: map[string]*mcpSession{}}
-		},
+	cfg := bustest.OverNATS(false, func(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit) toolkit.Caller {
+		w, err := bus.Serve(natstest.Connect(t, s), tk, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		g, err := NewGateway(natstest.Ctx(t), natstest.Connect(t, s), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return &mcpCaller{t: t, g: g, sessions: map[string]*mcpSession{}}
 	})
+	cfg.Unary = true
+	bustest.RunConfig(t, cfg)
 }
 
 // mcpCaller is a consumer of the gateway with toolkit.Caller's surface:

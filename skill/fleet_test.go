@@ -17,18 +17,6 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// waitFor polls cond until it holds; the bound only guards against hangs.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // writeSkill writes dir/SKILL.md.
 func writeSkill(t *testing.T, dir, name, desc, body string) {
 	t.Helper()
@@ -99,7 +87,7 @@ func TestFleetInstructions(t *testing.T) {
 	tk, set := skillWorker(t, root)
 	f := fleet(t, natstest.Conn(t, s))
 	announce(t, natstest.Conn(t, s), tk, "w1", 50*time.Millisecond, set)
-	waitFor(t, "the skills", func() bool { return len(skill.FleetSkills(f, nil)) == 2 })
+	natstest.WaitFor(t, "the skills", func() bool { return len(skill.FleetSkills(f, nil)) == 2 })
 	for _, active := range [][]string{nil, {"web"}} {
 		if got, want := skill.FleetInstructions(f, active), set.Instructions(active); got != want || want == "" {
 			t.Errorf("active %v: fleet renders\n%s\nthe worker renders\n%s", active, got, want)
@@ -107,7 +95,7 @@ func TestFleetInstructions(t *testing.T) {
 	}
 	// An edit shows within an announce interval.
 	writeSkill(t, filepath.Join(root, "basic", "pdf"), "pdf", "Fill and merge PDF forms, now with more.", "# PDF")
-	waitFor(t, "the edited skill", func() bool {
+	natstest.WaitFor(t, "the edited skill", func() bool {
 		got := skill.FleetInstructions(f, nil)
 		return got == set.Instructions(nil) && skill.FleetSkills(f, nil)[0].Description == "Fill and merge PDF forms, now with more."
 	})
@@ -123,13 +111,13 @@ func TestFleetSkillsMerge(t *testing.T) {
 	if got := bare.Announcement().Meta; got != nil {
 		t.Errorf("an announcer without skills announces %v", got)
 	}
-	waitFor(t, "w0", func() bool { return len(f.Instances()) == 1 })
+	natstest.WaitFor(t, "w0", func() bool { return len(f.Instances()) == 1 })
 	if got := skill.FleetInstructions(f, nil); got != "" {
 		t.Errorf("no skills: %q; want empty", got)
 	}
 	announce(t, natstest.Conn(t, s), tk1, "w1", time.Hour, set)
 	announce(t, natstest.Conn(t, s), tk1, "w2", time.Hour, set)
-	waitFor(t, "w1 and w2", func() bool { return len(f.Instances()) == 3 })
+	natstest.WaitFor(t, "w1 and w2", func() bool { return len(f.Instances()) == 3 })
 	var names []string
 	for _, sk := range skill.FleetSkills(f, nil) {
 		names = append(names, sk.Group+"/"+sk.Name)
@@ -159,7 +147,7 @@ func TestFleetSkillUnknownGroup(t *testing.T) {
 	if err := natstest.Conn(t, s).Publish(wire.AnnounceSubject("w9"), data); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "w9", func() bool { return len(f.Instances()) == 1 })
+	natstest.WaitFor(t, "w9", func() bool { return len(f.Instances()) == 1 })
 	got := skill.FleetSkills(f, nil)
 	if len(got) != 1 || got[0].Name != "ok" {
 		t.Errorf("skills %+v, want only ok", got)
@@ -181,7 +169,7 @@ func TestFetch(t *testing.T) {
 	if _, err := skill.Serve(natstest.Conn(t, s), "not a token", set, nil); err == nil {
 		t.Error("Serve accepted an invalid instance id")
 	}
-	waitFor(t, "w1", func() bool { return len(skill.FleetSkills(f, nil)) == 2 })
+	natstest.WaitFor(t, "w1", func() bool { return len(skill.FleetSkills(f, nil)) == 2 })
 	nc := natstest.Conn(t, s)
 	ctx := natstest.Ctx(t)
 

@@ -1,7 +1,6 @@
 package skill
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // writeSkill writes dir/SKILL.md and returns its path.
@@ -29,27 +30,9 @@ func skillDoc(name, desc, body string) string {
 	return "---\nname: " + name + "\ndescription: " + desc + "\n---\n\n" + body + "\n"
 }
 
-// logBuffer is a slog handler target that records warnings.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func newLogger(t *testing.T) (*slog.Logger, *logBuffer) {
+func newLogger(t *testing.T) (*slog.Logger, *natstest.Buffer) {
 	t.Helper()
-	b := &logBuffer{}
+	b := &natstest.Buffer{}
 	return slog.New(slog.NewTextHandler(b, nil)), b
 }
 

@@ -22,6 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -505,4 +508,29 @@ func testConcurrent(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 		}()
 	}
 	wg.Wait()
+}
+
+// OverNATS is the Config of a transport over a real NATS server: every
+// test gets an embedded server of its own (in process, or on a loopback
+// port with tcp), its toolkit keeps group state in the server's KV bucket
+// (bus.KVState, where fleet-wide listings read it), and serve puts the
+// toolkit on that server and returns the Caller that reaches it.
+func OverNATS(tcp bool, serve func(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit) toolkit.Caller) Config {
+	var servers sync.Map // *testing.T → the test's server
+	return Config{
+		State: func(t *testing.T) toolkit.GroupState {
+			s := natstest.Embedded(t, tcp)
+			servers.Store(t, s)
+			t.Cleanup(func() { servers.Delete(t) })
+			st, err := bus.NewKVState(natstest.Ctx(t), natstest.JS(t, natstest.Connect(t, s)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		},
+		Transport: func(t *testing.T, tk *toolkit.Toolkit) toolkit.Caller {
+			v, _ := servers.Load(t)
+			return serve(t, v.(*embedded.Server), tk)
+		},
+	}
 }

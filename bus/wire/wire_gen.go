@@ -138,34 +138,54 @@ func decodeMessageJSON(data []byte, m Message) error {
 
 // decodeMessage decodes one msgpack message into m.
 func decodeMessage(d *decoder, m Message) error {
-	var err error
-	var what string
 	switch v := m.(type) {
 	case *Request:
-		err, what = d.decodeRequest(v), "request"
+		if err := d.decodeRequest(v); err != nil {
+			return fmt.Errorf("request: %w", err)
+		}
+		return nil
 	case *Frame:
-		err, what = d.decodeFrame(v), "frame"
+		if err := d.decodeFrame(v); err != nil {
+			return fmt.Errorf("frame: %w", err)
+		}
+		return nil
 	case *ListRequest:
-		err, what = d.decodeListRequest(v), "list request"
+		if err := d.decodeListRequest(v); err != nil {
+			return fmt.Errorf("list request: %w", err)
+		}
+		return nil
 	case *ListReply:
-		err, what = d.decodeListReply(v), "list reply"
+		if err := d.decodeListReply(v); err != nil {
+			return fmt.Errorf("list reply: %w", err)
+		}
+		return nil
 	case *Announcement:
-		err, what = d.decodeAnnouncement(v), "announcement"
+		if err := d.decodeAnnouncement(v); err != nil {
+			return fmt.Errorf("announcement: %w", err)
+		}
+		return nil
 	case *SkillRequest:
-		err, what = d.decodeSkillRequest(v), "skill request"
+		if err := d.decodeSkillRequest(v); err != nil {
+			return fmt.Errorf("skill request: %w", err)
+		}
+		return nil
 	case *SkillReply:
-		err, what = d.decodeSkillReply(v), "skill reply"
+		if err := d.decodeSkillReply(v); err != nil {
+			return fmt.Errorf("skill reply: %w", err)
+		}
+		return nil
 	case *HeadersRequest:
-		err, what = d.decodeHeadersRequest(v), "headers request"
+		if err := d.decodeHeadersRequest(v); err != nil {
+			return fmt.Errorf("headers request: %w", err)
+		}
+		return nil
 	case *HeadersReply:
-		err, what = d.decodeHeadersReply(v), "headers reply"
-	default:
-		return errNotMessage
+		if err := d.decodeHeadersReply(v); err != nil {
+			return fmt.Errorf("headers reply: %w", err)
+		}
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	return nil
+	return errNotMessage
 }
 
 // spares are one-element slices allocated with the struct that holds them.

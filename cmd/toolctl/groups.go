@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"slices"
@@ -67,13 +66,7 @@ func (o *groupsOptions) run(ctx context.Context, e *env, args []string) int {
 				out[i].Active = &on
 			}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintln(e.stderr, "toolctl:", err)
-			return exitError
-		}
-		return exitOK
+		return e.printJSON(out)
 	}
 	if len(groups) == 0 {
 		fmt.Fprintln(e.stderr, "toolctl: the fleet has no tool groups besides basic (always active)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -156,6 +157,17 @@ func (e *env) close() {
 	if e.nc != nil {
 		e.nc.Close()
 	}
+}
+
+// printJSON prints v as indented JSON and returns the exit code.
+func (e *env) printJSON(v any) int {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	return exitOK
 }
 
 // usagef prints a usage problem and returns exitUsage.

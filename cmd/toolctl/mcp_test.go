@@ -17,10 +17,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus"
-	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -67,23 +66,9 @@ type mcpStepsIn struct {
 // steps (progress), and returns the NATS URL.
 func startMCPFleet(t *testing.T) string {
 	t.Helper()
-	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := srv.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
-	defer cancel()
-	state, err := bus.NewKVState(ctx, js, &bus.KVStateOptions{})
+	srv := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, srv)
+	state, err := bus.NewKVState(natstest.Ctx(t), natstest.JS(t, nc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"text/tabwriter"
@@ -63,13 +62,7 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 		for i, s := range skills {
 			out[i] = skillJSON{s.Name, s.Description, s.Group, s.Dir}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintln(e.stderr, "toolctl:", err)
-			return exitError
-		}
-		return exitOK
+		return e.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tGROUP\tDIR\tDESCRIPTION")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -84,13 +83,7 @@ func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
 		for i, t := range tools {
 			out[i] = toolJSON{t.Name, t.Group, t.ReadOnly, t.ConcurrencySafe, t.Idempotency, t.Description, t.Instances, t.Parameters}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintln(e.stderr, "toolctl:", err)
-			return exitError
-		}
-		return exitOK
+		return e.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tGROUP\tREAD-ONLY\tWORKERS\tDESCRIPTION")

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // permissionConfig writes the config of the checked workers: write and
@@ -74,7 +76,7 @@ func TestPermissions(t *testing.T) {
 		}
 		checked[id] = w
 	}
-	waitFor(t, "both checked workers in the listing", func() bool {
+	natstest.WaitFor(t, "both checked workers in the listing", func() bool {
 		out, _, _ := toolctl(t, w0.url, "tools", "--json")
 		var tools []struct {
 			Name      string   `json:"name"`

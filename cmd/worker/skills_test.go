@@ -5,7 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // skillsConfig writes a worker config with two skill directories (pdf in
@@ -121,24 +122,12 @@ func TestSkills(t *testing.T) {
 	// An edited skill shows without a restart.
 	mustWrite(t, filepath.Join(root, "skills", "pdf", "SKILL.md"), "---\nname: pdf\ndescription: Fill, merge and split PDF forms.\n---\n# PDF v2\n")
 	edited := agentSkills([3]string{"pdf", "Fill, merge and split PDF forms.", pdf[2]})
-	waitFor(t, "the edited skill in toolctl skills", func() bool {
+	natstest.WaitFor(t, "the edited skill in toolctl skills", func() bool {
 		out, _, _ := toolctl(t, w.url, "skills", "--session", "newcomer")
 		return out == edited
 	})
 	if so, _, code := toolctl(t, w.url, "call", "Skill", `{"skill":"pdf"}`); code != 0 || so != "# PDF v2\n" {
 		t.Errorf("the viewer after the edit: exit %d, %q", code, so)
-	}
-}
-
-// waitFor polls cond until it holds; guard only stops a hang.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(guard)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -161,7 +150,7 @@ func TestSkillsAcrossWorkers(t *testing.T) {
 	startWorker(t, "--nats", wa.url, "--config", cfgB, "--instance", "wb")
 
 	want := agentSkills([3]string{"alpha", "Only on wa.", filepath.Join(root, "a", "alpha")}, [3]string{"beta", "Only on wb.", filepath.Join(root, "b", "beta")})
-	waitFor(t, "both workers' skills in the prompt", func() bool {
+	natstest.WaitFor(t, "both workers' skills in the prompt", func() bool {
 		out, _, _ := toolctl(t, wa.url, "skills", "--session", "s")
 		return out == want
 	})

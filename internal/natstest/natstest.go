@@ -5,10 +5,12 @@
 package natstest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,4 +186,39 @@ func Connect(t testing.TB, s *embedded.Server) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// Guard bounds every wait of a test: it only keeps a broken bus from
+// hanging the run, it asserts nothing about speed.
+const Guard = 30 * time.Second
+
+// WaitFor polls cond until it holds, failing the test after Guard.
+func WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(Guard)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Buffer is a bytes.Buffer safe for concurrent writes: where a test's
+// logger writes from several goroutines.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -480,39 +480,40 @@ func (g *generator) write(b *bytes.Buffer) {
 	for _, m := range g.messages {
 		p("func (*%s) message() {}\n", m.name)
 	}
-	p("\n// appendMessage appends the msgpack encoding of m.\n")
-	p("func appendMessage(b []byte, m Message) ([]byte, error) {\n\tswitch v := m.(type) {\n")
-	for _, m := range g.messages {
-		call := fmt.Sprintf("append%s(b, v", m.fn())
-		if _, ok := g.extra[m]; ok {
-			call += ", nil"
+	// One type switch over the messages per entry point: no dynamic call,
+	// so a message passed in need not escape to the heap.
+	dispatch := func(doc, sig, tail string, body func(m *typ) string) {
+		p("\n%sfunc %s {\n\tswitch v := m.(type) {\n", doc, sig)
+		for _, m := range g.messages {
+			p("\tcase *%s:\n%s", m.name, body(m))
 		}
-		call += ")"
-		if !g.fails[m] {
-			call += ", nil"
-		}
-		p("\tcase *%s:\n\t\treturn %s\n", m.name, call)
+		p("\t}\n%s}\n", tail)
 	}
-	p("\t}\n\treturn b, errNotMessage\n}\n\n")
-	p("// appendMessageJSON appends the JSON encoding of m. It encodes a copy,\n// so that m itself need not live on the heap.\n")
-	p("func appendMessageJSON(b []byte, m Message) ([]byte, error) {\n\tswitch v := m.(type) {\n")
-	for _, m := range g.messages {
-		p("\tcase *%s:\n\t\tx := *v\n\t\treturn appendJSON(b, &x)\n", m.name)
-	}
-	p("\t}\n\treturn b, errNotMessage\n}\n\n")
-	p("// decodeMessageJSON decodes one JSON message into m, through a copy,\n// so that m itself need not live on the heap.\n")
-	p("func decodeMessageJSON(data []byte, m Message) error {\n\tswitch v := m.(type) {\n")
-	for _, m := range g.messages {
-		p("\tcase *%s:\n\t\tvar x %s\n\t\terr := unmarshalJSON(data, &x)\n\t\t*v = x\n\t\treturn err\n", m.name, m.name)
-	}
-	p("\t}\n\treturn errNotMessage\n}\n\n")
-	p("// decodeMessage decodes one msgpack message into m.\n")
-	p("func decodeMessage(d *decoder, m Message) error {\n\tvar err error\n\tvar what string\n\tswitch v := m.(type) {\n")
-	for _, m := range g.messages {
-		p("\tcase *%s:\n\t\terr, what = d.decode%s(v), %q\n", m.name, m.fn(), words(m.name))
-	}
-	p("\tdefault:\n\t\treturn errNotMessage\n\t}\n")
-	p("\tif err != nil {\n\t\treturn fmt.Errorf(\"%%s: %%w\", what, err)\n\t}\n\treturn nil\n}\n\n")
+	dispatch("// appendMessage appends the msgpack encoding of m.\n", "appendMessage(b []byte, m Message) ([]byte, error)",
+		"\treturn b, errNotMessage\n", func(m *typ) string {
+			call := fmt.Sprintf("append%s(b, v", m.fn())
+			if _, ok := g.extra[m]; ok {
+				call += ", nil"
+			}
+			call += ")"
+			if !g.fails[m] {
+				call += ", nil"
+			}
+			return "\t\treturn " + call + "\n"
+		})
+	dispatch("// appendMessageJSON appends the JSON encoding of m. It encodes a copy,\n// so that m itself need not live on the heap.\n",
+		"appendMessageJSON(b []byte, m Message) ([]byte, error)", "\treturn b, errNotMessage\n",
+		func(m *typ) string { return "\t\tx := *v\n\t\treturn appendJSON(b, &x)\n" })
+	dispatch("// decodeMessageJSON decodes one JSON message into m, through a copy,\n// so that m itself need not live on the heap.\n",
+		"decodeMessageJSON(data []byte, m Message) error", "\treturn errNotMessage\n",
+		func(m *typ) string {
+			return fmt.Sprintf("\t\tvar x %s\n\t\terr := unmarshalJSON(data, &x)\n\t\t*v = x\n\t\treturn err\n", m.name)
+		})
+	dispatch("// decodeMessage decodes one msgpack message into m.\n", "decodeMessage(d *decoder, m Message) error",
+		"\treturn errNotMessage\n", func(m *typ) string {
+			return fmt.Sprintf("\t\tif err := d.decode%s(v); err != nil {\n\t\t\treturn fmt.Errorf(\"%s: %%w\", err)\n\t\t}\n\t\treturn nil\n", m.fn(), words(m.name))
+		})
+	p("\n")
 	var spares []*typ
 	for t := range g.spares {
 		spares = append(spares, t)
