@@ -70,9 +70,18 @@ func (c Codec) UnmarshalShared(data []byte, m Message) error { return c.decode(d
 
 func (c Codec) decode(data []byte, m Message, shared bool) error {
 	if c == JSON {
+		if err := checkJSON(data); err != nil {
+			return err
+		}
 		return decodeMessageJSON(data, m)
 	}
-	d := decoder{b: data, shared: shared}
+	d := decoder{b: data, shared: shared, left: Budget(len(data))}
+	if len(data) >= scanThreshold {
+		if err := d.scan(); err != nil {
+			return err
+		}
+		d.left = Budget(len(data)) // the scan only estimated
+	}
 	if err := decodeMessage(&d, m); err != nil {
 		return err
 	}

@@ -281,7 +281,32 @@ type decoder struct {
 	i      int
 	shared bool
 	depth  int
-	spares // one-element slices allocated with their parent (wire_gen.go)
+	left   int // bytes the body may still decode to (see Budget)
+	spares     // one-element slices allocated with their parent (wire_gen.go)
+}
+
+// Estimated costs of decoded values, charged against a body's Budget
+// before they are allocated. The same estimate holds for JSON
+// (checkJSON), where encoding/json allocates the same shapes.
+const (
+	costMap      = 64 // a map[string]any and its interface
+	costMapEntry = 48 // a key's string header, the value's interface, slot overhead
+	costSlice    = 24 // a slice header
+	costElem     = 16 // an element's interface
+	costNumber   = 8  // a boxed number
+)
+
+// Budget is how many bytes a body of n bytes may decode to: 16 times its
+// size, plus 64 KiB. A body built to inflate (a megabyte of empty maps
+// decodes to tens of megabytes) is refused before it is allocated.
+func Budget(n int) int { return 16*n + 64<<10 }
+
+// charge takes n bytes from the decoding budget.
+func (d *decoder) charge(n int) error {
+	if d.left -= n; d.left < 0 {
+		return fmt.Errorf("msgpack: the body of %d bytes would decode to more than %d bytes", len(d.b), Budget(len(d.b)))
+	}
+	return nil
 }
 
 func (d *decoder) byte1() (byte, error) {
@@ -422,6 +447,11 @@ func (d *decoder) str() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if !d.shared {
+		if err := d.charge(len(p)); err != nil {
+			return "", err
+		}
+	}
 	return d.keep(p), nil
 }
 
@@ -433,6 +463,11 @@ func (d *decoder) key() (string, error) {
 	}
 	if s, ok := internKey(p); ok {
 		return s, nil
+	}
+	if !d.shared {
+		if err := d.charge(len(p)); err != nil {
+			return "", err
+		}
 	}
 	return d.keep(p), nil
 }
@@ -599,6 +634,11 @@ func (d *decoder) value() (any, error) {
 		return nil, nil
 	case 0xc2, 0xc3:
 		return d.boolean()
+	}
+	if err := d.charge(costNumber); err != nil {
+		return nil, err
+	}
+	switch c {
 	case 0xca, 0xcb:
 		return d.float()
 	case 0xcc, 0xcd, 0xce, 0xcf:
@@ -659,6 +699,9 @@ func (d *decoder) arrayValue() (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.charge(costSlice + n*costElem); err != nil {
+		return nil, err
+	}
 	if err := d.enter(); err != nil {
 		return nil, err
 	}
@@ -676,6 +719,9 @@ func (d *decoder) arrayValue() (any, error) {
 func (d *decoder) mapValue() (map[string]any, error) {
 	n, err := d.mapLen()
 	if err != nil || n < 0 {
+		return nil, err
+	}
+	if err := d.charge(costMap + n*costMapEntry); err != nil {
 		return nil, err
 	}
 	if err := d.enter(); err != nil {
@@ -700,6 +746,9 @@ func (d *decoder) strMap() (map[string]string, error) {
 	if err != nil || n < 0 {
 		return nil, err
 	}
+	if err := d.charge(costMap + n*costMapEntry); err != nil {
+		return nil, err
+	}
 	m := make(map[string]string, n)
 	for range n {
 		k, err := d.str()
@@ -716,6 +765,9 @@ func (d *decoder) strMap() (map[string]string, error) {
 func (d *decoder) strSlice() ([]string, error) {
 	n, err := d.arrayLen()
 	if err != nil || n < 0 {
+		return nil, err
+	}
+	if err := d.charge(costSlice + n*costElem); err != nil {
 		return nil, err
 	}
 	out := make([]string, n)
@@ -736,4 +788,114 @@ func (d *decoder) skip() error {
 // fieldError names the field whose value could not be decoded.
 func fieldError(field string, err error) error {
 	return fmt.Errorf("%s: %w", field, err)
+}
+
+// scanThreshold is the body size from which a msgpack body is walked
+// once before it is decoded: a smaller body cannot make the decoder
+// allocate much before its budget stops it.
+const scanThreshold = 16 << 10
+
+// scan walks one msgpack value without building it and charges what
+// decoding it would allocate against the budget, so that a large body
+// built to inflate is refused before anything is allocated for it. It
+// checks lengths and nesting as the decoder does.
+func (d *decoder) scan() error {
+	var stackBuf [MaxDepth + 1]int
+	stack := append(stackBuf[:0], 1) // values still expected at each open level
+	pos := d.i
+	data := d.b
+	for len(stack) > 0 {
+		if stack[len(stack)-1] == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		stack[len(stack)-1]--
+		if pos >= len(data) {
+			return errShort
+		}
+		c := data[pos]
+		pos++
+		skip, elems, lenSize, cost := 0, 0, 0, 0
+		switch {
+		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		case c <= 0x8f: // fixmap
+			elems = 2 * int(c&0x0f)
+			cost = costMap + int(c&0x0f)*costMapEntry
+		case c <= 0x9f: // fixarray
+			elems = int(c & 0x0f)
+			cost = costSlice + elems*costElem
+		case c <= 0xbf: // fixstr
+			skip = int(c & 0x1f)
+		case c == 0xc4 || c == 0xd9 || c == 0xc7: // bin8, str8, ext8
+			lenSize = 1
+		case c == 0xc5 || c == 0xda || c == 0xc8: // bin16, str16, ext16
+			lenSize = 2
+		case c == 0xc6 || c == 0xdb || c == 0xc9: // bin32, str32, ext32
+			lenSize = 4
+		case c == 0xca || c == 0xce || c == 0xd2:
+			skip, cost = 4, costNumber
+		case c == 0xcb || c == 0xcf || c == 0xd3:
+			skip, cost = 8, costNumber
+		case c == 0xcc || c == 0xd0:
+			skip, cost = 1, costNumber
+		case c == 0xcd || c == 0xd1:
+			skip, cost = 2, costNumber
+		case c >= 0xd4 && c <= 0xd8: // fixext: type byte + 1..16 bytes
+			skip = 1 + 1<<(c-0xd4)
+		case c == 0xdc || c == 0xde: // array16, map16
+			lenSize = 2
+		case c == 0xdd || c == 0xdf: // array32, map32
+			lenSize = 4
+		default: // 0xc1 is never used
+			return invalid(c, "a value")
+		}
+		if lenSize > 0 {
+			if len(data)-pos < lenSize {
+				return errShort
+			}
+			var n int
+			switch lenSize {
+			case 1:
+				n = int(data[pos])
+			case 2:
+				n = int(binary.BigEndian.Uint16(data[pos:]))
+			default:
+				n = int(binary.BigEndian.Uint32(data[pos:]))
+			}
+			pos += lenSize
+			if n > len(data)-pos {
+				return fmt.Errorf("msgpack: a length of %d exceeds the %d bytes left", n, len(data)-pos)
+			}
+			switch c {
+			case 0xdc, 0xdd:
+				elems, cost = n, costSlice+n*costElem
+			case 0xde, 0xdf:
+				elems, cost = 2*n, costMap+n*costMapEntry
+			case 0xc7, 0xc8, 0xc9:
+				skip = n + 1 // ext: type byte + data
+			default:
+				skip = n
+			}
+		}
+		if skip > len(data)-pos {
+			return errShort
+		}
+		if !d.shared && c >= 0xa0 && c <= 0xbf || !d.shared && (c == 0xd9 || c == 0xda || c == 0xdb || c == 0xc4 || c == 0xc5 || c == 0xc6) {
+			cost += skip
+		}
+		if err := d.charge(cost); err != nil {
+			return err
+		}
+		pos += skip
+		if elems > 0 {
+			if len(stack) > MaxDepth {
+				return fmt.Errorf("msgpack: nested deeper than %d", MaxDepth)
+			}
+			if elems > len(data)-pos {
+				return fmt.Errorf("msgpack: %d elements claimed, %d bytes left", elems, len(data)-pos)
+			}
+			stack = append(stack, elems)
+		}
+	}
+	return nil
 }

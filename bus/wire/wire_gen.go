@@ -4,6 +4,7 @@ package wire
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -386,27 +387,7 @@ func (d *decoder) decodeToolkitChunk(v *toolkit.Chunk) error {
 		}
 		switch string(k) {
 		case "content":
-			var m int
-			if m, err = d.arrayLen(); err != nil {
-				break
-			}
-			switch {
-			case m < 0:
-				v.Content = nil
-			case m == 1 && d.spareToolkitBlock != nil:
-				v.Content, d.spareToolkitBlock = d.spareToolkitBlock[:1:1], nil
-			default:
-				v.Content = make([]toolkit.Block, m)
-			}
-			if err = d.enter(); err != nil {
-				break
-			}
-			for i := range v.Content {
-				if err = d.decodeToolkitBlock(&v.Content[i]); err != nil {
-					break
-				}
-			}
-			d.leave()
+			v.Content, err = d.sliceToolkitBlock()
 		case "state":
 			v.State, err = d.enumToolkitState()
 		case "metadata":
@@ -527,27 +508,7 @@ func (d *decoder) decodeToolkitResponse(v *toolkit.Response) error {
 		case "code":
 			v.Code, err = d.enumToolkitCode()
 		case "content":
-			var m int
-			if m, err = d.arrayLen(); err != nil {
-				break
-			}
-			switch {
-			case m < 0:
-				v.Content = nil
-			case m == 1 && d.spareToolkitBlock != nil:
-				v.Content, d.spareToolkitBlock = d.spareToolkitBlock[:1:1], nil
-			default:
-				v.Content = make([]toolkit.Block, m)
-			}
-			if err = d.enter(); err != nil {
-				break
-			}
-			for i := range v.Content {
-				if err = d.decodeToolkitBlock(&v.Content[i]); err != nil {
-					break
-				}
-			}
-			d.leave()
+			v.Content, err = d.sliceToolkitBlock()
 		case "metadata":
 			v.Metadata, err = d.mapValue()
 		default:
@@ -826,25 +787,7 @@ func (d *decoder) decodeListReply(v *ListReply) error {
 		case "tools":
 			v.Tools, err = d.strSlice()
 		case "schemas":
-			var m int
-			if m, err = d.arrayLen(); err != nil {
-				break
-			}
-			switch {
-			case m < 0:
-				v.Schemas = nil
-			default:
-				v.Schemas = make([]toolkit.FunctionSchema, m)
-			}
-			if err = d.enter(); err != nil {
-				break
-			}
-			for i := range v.Schemas {
-				if err = d.decodeToolkitFunctionSchema(&v.Schemas[i]); err != nil {
-					break
-				}
-			}
-			d.leave()
+			v.Schemas, err = d.sliceToolkitFunctionSchema()
 		case "error":
 			v.Error, err = d.str()
 		default:
@@ -1078,45 +1021,9 @@ func (d *decoder) decodeAnnouncement(v *Announcement) error {
 		case "goodbye":
 			v.Goodbye, err = d.boolean()
 		case "groups":
-			var m int
-			if m, err = d.arrayLen(); err != nil {
-				break
-			}
-			switch {
-			case m < 0:
-				v.Groups = nil
-			default:
-				v.Groups = make([]AnnouncedGroup, m)
-			}
-			if err = d.enter(); err != nil {
-				break
-			}
-			for i := range v.Groups {
-				if err = d.decodeAnnouncedGroup(&v.Groups[i]); err != nil {
-					break
-				}
-			}
-			d.leave()
+			v.Groups, err = d.sliceAnnouncedGroup()
 		case "tools":
-			var m int
-			if m, err = d.arrayLen(); err != nil {
-				break
-			}
-			switch {
-			case m < 0:
-				v.Tools = nil
-			default:
-				v.Tools = make([]AnnouncedTool, m)
-			}
-			if err = d.enter(); err != nil {
-				break
-			}
-			for i := range v.Tools {
-				if err = d.decodeAnnouncedTool(&v.Tools[i]); err != nil {
-					break
-				}
-			}
-			d.leave()
+			v.Tools, err = d.sliceAnnouncedTool()
 		case "meta":
 			v.Meta, err = d.mapValue()
 		default:
@@ -1303,6 +1210,104 @@ type toolkitChunkWith1 struct {
 type toolkitResponseWith1 struct {
 	v   toolkit.Response
 	one [1]toolkit.Block
+}
+
+func (d *decoder) sliceAnnouncedGroup() ([]AnnouncedGroup, error) {
+	m, err := d.arrayLen()
+	if err != nil || m < 0 {
+		return nil, err
+	}
+	var out []AnnouncedGroup
+	{
+		if err := d.charge(m * int(unsafe.Sizeof(AnnouncedGroup{}))); err != nil {
+			return nil, err
+		}
+		out = make([]AnnouncedGroup, m)
+	}
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := d.decodeAnnouncedGroup(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	d.leave()
+	return out, nil
+}
+
+func (d *decoder) sliceAnnouncedTool() ([]AnnouncedTool, error) {
+	m, err := d.arrayLen()
+	if err != nil || m < 0 {
+		return nil, err
+	}
+	var out []AnnouncedTool
+	{
+		if err := d.charge(m * int(unsafe.Sizeof(AnnouncedTool{}))); err != nil {
+			return nil, err
+		}
+		out = make([]AnnouncedTool, m)
+	}
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := d.decodeAnnouncedTool(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	d.leave()
+	return out, nil
+}
+
+func (d *decoder) sliceToolkitBlock() ([]toolkit.Block, error) {
+	m, err := d.arrayLen()
+	if err != nil || m < 0 {
+		return nil, err
+	}
+	var out []toolkit.Block
+	if m == 1 && d.spareToolkitBlock != nil {
+		out, d.spareToolkitBlock = d.spareToolkitBlock[:1:1], nil
+	} else {
+		if err := d.charge(m * int(unsafe.Sizeof(toolkit.Block{}))); err != nil {
+			return nil, err
+		}
+		out = make([]toolkit.Block, m)
+	}
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := d.decodeToolkitBlock(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	d.leave()
+	return out, nil
+}
+
+func (d *decoder) sliceToolkitFunctionSchema() ([]toolkit.FunctionSchema, error) {
+	m, err := d.arrayLen()
+	if err != nil || m < 0 {
+		return nil, err
+	}
+	var out []toolkit.FunctionSchema
+	{
+		if err := d.charge(m * int(unsafe.Sizeof(toolkit.FunctionSchema{}))); err != nil {
+			return nil, err
+		}
+		out = make([]toolkit.FunctionSchema, m)
+	}
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := d.decodeToolkitFunctionSchema(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	d.leave()
+	return out, nil
 }
 
 func (d *decoder) enumKind() (Kind, error) {

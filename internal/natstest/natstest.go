@@ -90,7 +90,8 @@ func JS(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 
 // Cluster starts a 3-node JetStream cluster on loopback (random
 // client ports, free cluster ports; DontListen nodes cannot route) and
-// waits for a JetStream meta leader.
+// waits until the nodes route to each other and follow a JetStream meta
+// leader.
 func Cluster(t testing.TB) []*server.Server {
 	t.Helper()
 	ports := make([]int, 3)
@@ -126,11 +127,14 @@ func Cluster(t testing.TB) []*server.Server {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		// A full mesh (each node routes to both others, so a node knows
+		// every subscription of the others), and a JetStream meta leader
+		// every node follows.
 		leader := false
 		current := true
 		for _, s := range servers {
 			leader = leader || s.JetStreamIsLeader()
-			current = current && s.JetStreamIsCurrent()
+			current = current && s.JetStreamIsCurrent() && s.NumRemotes() == len(servers)-1
 		}
 		if leader && current {
 			return servers
