@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -133,8 +134,9 @@ func (f *files) write(_ context.Context, in writeInput) (string, error) {
 		return msg, nil
 	case err != nil:
 		return "", pathError(in.FilePath, err)
-	case !fi.Mode().IsRegular():
-		return "", toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is not a regular file.", in.FilePath)
+	}
+	if err := regular(in.FilePath, fi); err != nil {
+		return "", err
 	}
 	if in.Ranges == nil {
 		if err := overwrite(root, rel, in.Content); err != nil {
@@ -202,7 +204,17 @@ func (f *files) readLines(p string, forEdit bool) ([]string, error) {
 		return nil, err
 	}
 	defer root.Close()
-	file, err := root.Open(rel)
+	// Look first, so that a socket or a device is named rather than
+	// failing to open; then open without blocking (opening a named pipe
+	// must not wait for a writer, and a call stuck in open keeps its OS
+	// thread) and check what was opened, so a swap after the first look
+	// cannot slip a pipe in.
+	if fi, err := root.Stat(rel); err == nil {
+		if err := regular(p, fi); err != nil {
+			return nil, err
+		}
+	}
+	file, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && forEdit {
 			return nil, toolkit.Errorf(toolkit.CodeToolError, "FileError: %q does not exist. Create it with %s first.", p, WriteTextFile)
@@ -214,11 +226,8 @@ func (f *files) readLines(p string, forEdit bool) ([]string, error) {
 	if err != nil {
 		return nil, pathError(p, err)
 	}
-	if fi.IsDir() {
-		return nil, toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is a directory, not a file.", p)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is not a regular file.", p)
+	if err := regular(p, fi); err != nil {
+		return nil, err
 	}
 	if f.maxFile > 0 && fi.Size() > f.maxFile {
 		return nil, toolkit.Errorf(toolkit.CodeToolError, "FileTooLargeError: %q is %d bytes, over the limit of %d bytes for text files.", p, fi.Size(), f.maxFile)
@@ -320,12 +329,53 @@ func writeNew(root *os.Root, rel, content string) error {
 	return errors.Join(err, file.Close())
 }
 
-// overwrite rewrites an existing file in place, keeping its mode.
+// overwrite rewrites an existing regular file in place, keeping its mode.
+// It opens without blocking and checks what it opened: a named pipe swapped
+// in since the file was looked at is refused, not waited on.
 func overwrite(root *os.Root, rel, content string) error {
-	file, err := root.OpenFile(rel, os.O_WRONLY|os.O_TRUNC, 0)
+	file, err := root.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(file, content)
+	fi, err := file.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s", rel, fileKind(fi.Mode()))
+	}
+	if err == nil {
+		err = file.Truncate(0)
+	}
+	if err == nil {
+		_, err = io.WriteString(file, content)
+	}
 	return errors.Join(err, file.Close())
+}
+
+// regular refuses anything but a regular file, saying what it is.
+func regular(p string, fi fs.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is a directory, not a regular file.", p)
+	case !fi.Mode().IsRegular():
+		return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is %s, not a regular file; the file tools read and write regular files only.", p, fileKind(fi.Mode()))
+	}
+	return nil
+}
+
+// fileKind names a file type for the model.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
 }

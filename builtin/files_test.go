@@ -1,10 +1,16 @@
 package builtin_test
 
 import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/toolkit"
@@ -241,4 +247,84 @@ func TestInsertTextFileBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSpecialFilesRefused: a named pipe, a socket or a device in the
+// workspace is refused at once by every file tool, with what it is; no
+// call waits on a pipe without a writer (the open does not block, so no
+// OS thread is left behind either).
+func TestSpecialFilesRefused(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{})
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	l, err := net.Listen("unix", filepath.Join(ws, "sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := os.Symlink("/dev/zero", filepath.Join(ws, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]map[string]any{
+		builtin.ViewTextFile:   {},
+		builtin.WriteTextFile:  {"content": "x"},
+		builtin.InsertTextFile: {"content": "x", "line_number": 1},
+	}
+	cases := []struct {
+		tool, file, kind string
+	}{
+		{builtin.ViewTextFile, "pipe", "a named pipe (FIFO)"},
+		{builtin.InsertTextFile, "pipe", "a named pipe (FIFO)"},
+		{builtin.WriteTextFile, "pipe", "a named pipe (FIFO)"},
+		{builtin.ViewTextFile, "sock", "a socket"},
+		{builtin.WriteTextFile, "sock", "a socket"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool+"/"+tc.file, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			input := maps.Clone(inputs[tc.tool])
+			input["file_path"] = tc.file
+			resp := tk.Invoke(ctx, toolkit.ToolCall{ID: "t", Name: tc.tool, Input: input})
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("the call waited %v", time.Since(start))
+			}
+			if resp.Code != toolkit.CodeToolError || !strings.Contains(resp.Text(), tc.kind) {
+				t.Fatalf("final %s %s: %s; want a tool_error naming %s", resp.State, resp.Code, resp.Text(), tc.kind)
+			}
+		})
+	}
+	// /dev/zero through a symlink is outside the workspace: refused by the
+	// confinement before its type matters.
+	resp := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "z", Name: builtin.ViewTextFile, Input: map[string]any{"file_path": "zero"}})
+	if resp.State == toolkit.StateSuccess {
+		t.Fatalf("a device was read: %s", resp.Text())
+	}
+	// Many calls on the pipe leave no threads behind.
+	before := threads(t)
+	for range 50 {
+		tk.Invoke(context.Background(), toolkit.ToolCall{ID: "p", Name: builtin.ViewTextFile, Input: map[string]any{"file_path": "pipe"}})
+	}
+	if after := threads(t); after > before+5 {
+		t.Errorf("threads grew from %d to %d after 50 calls on a pipe", before, after)
+	}
+}
+
+// threads counts the process's OS threads.
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc here")
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			var n int
+			fmt.Sscan(strings.TrimSpace(v), &n)
+			return n
+		}
+	}
+	return 0
 }
