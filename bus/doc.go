@@ -94,10 +94,14 @@
 //     a timeout gets the context deadline the tool sees.
 //   - Calls reach their goroutine in one hop: the call subscriptions
 //     deliver into one channel, idle goroutines wait on it, and the one
-//     that takes a call runs it after making sure another is waiting. The
-//     channel holds 32768 calls not yet taken; NATS drops calls beyond
+//     that takes a call runs it after making sure another is waiting. A
+//     burst starts goroutines up to MaxInFlight plus a few (those answer
+//     overloaded while MaxInFlight calls run); after it all but a few end.
+//     The channel holds 32768 calls not yet taken; NATS drops calls beyond
 //     (their callers see worker_lost), which only happens to a worker
-//     starved of CPU, since calls over MaxInFlight are answered at once.
+//     starved of CPU.
+//   - MaxInFlight bounds the calls whose tool runs: a call waiting for a
+//     goroutine or sending its final does not count.
 //   - msgpack bodies go through package wire's generated codec into
 //     pooled buffers, byte for byte what the msgpack library writes;
 //     strings of a received body share its memory.

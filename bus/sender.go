@@ -57,9 +57,18 @@ type sender struct {
 // holdLimit is the most content bytes held back before a flush.
 const holdLimit = 32 << 10
 
-// run runs the call on the calling goroutine and publishes its final.
+// run runs the call on the calling goroutine and publishes its final. The
+// call counts against MaxInFlight while its tool runs; one that would run
+// past it is answered overloaded at once.
 func (s *sender) run() {
-	s.final(s.serve())
+	if s.w.running.Add(1) > int32(s.w.opts.MaxInFlight) {
+		s.w.running.Add(-1)
+		s.final(s.w.overloaded(s.id))
+		return
+	}
+	resp := s.serve()
+	s.w.running.Add(-1)
+	s.final(resp)
 }
 
 // serve runs the call through the toolkit. A panic that escapes it (the

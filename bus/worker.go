@@ -141,12 +141,24 @@ type Worker struct {
 	// Calls arrive on inbox, shared by the call subscriptions. Idle
 	// readers wait on it; the reader that takes a call makes sure another
 	// is waiting and runs the call itself, so a call reaches its goroutine
-	// in one hop.
-	inbox     chan *nats.Msg
-	spare     atomic.Int32 // readers not running a call
-	mayHold   atomic.Int32 // readers waiting on inbox or registering a call they took
-	closeOnce sync.Once
+	// in one hop. A burst starts readers up to maxReaders; when it is
+	// over all but idleReaders end.
+	inbox      chan *nats.Msg
+	spare      atomic.Int32 // readers not running a call
+	readers    atomic.Int32 // readers alive
+	maxReaders int32
+	mayHold    atomic.Int32 // readers waiting on inbox or registering a call they took
+	running    atomic.Int32 // calls whose tool runs: what MaxInFlight bounds
+	closeOnce  sync.Once
 }
+
+// idleReaders is how many readers wait for calls while none arrive.
+const idleReaders = 4
+
+// overloadReaders are the readers beyond MaxInFlight: with MaxInFlight
+// calls running, they take the calls that still arrive and answer them
+// overloaded at once.
+const overloadReaders = 32
 
 // callQueue bounds the calls that arrived and were not yet taken by a
 // reader; NATS drops calls beyond it (their callers see worker_lost). A
@@ -191,7 +203,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	}
 	w.clock = newClock(w)
 	go w.clock.run()
+	w.maxReaders = int32(o.MaxInFlight + overloadReaders)
 	w.spare.Add(1)
+	w.readers.Add(1)
 	go w.reader()
 	var err error
 	if w.cancelSub, err = nc.Subscribe(wire.SubjectCancelPrefix+"*", w.onCancel); err != nil {
@@ -264,11 +278,7 @@ func (w *Worker) Subjects() []string {
 }
 
 // InFlight reports the number of calls running now.
-func (w *Worker) InFlight() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.calls)
-}
+func (w *Worker) InFlight() int { return int(w.running.Load()) }
 
 // servedTools names the tools a worker of tk serves: its tools, and
 // reset_tools when it has groups.
@@ -372,8 +382,13 @@ func (w *Worker) abort() {
 // closeInbox ends the readers; no call subscription may deliver anymore.
 func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 
-// reader takes calls from the inbox while it is the leader, and runs them.
+// reader takes calls from the inbox and runs them. The reader that takes
+// the last spare place starts another (up to maxReaders), so a call
+// reaches a waiting goroutine in one hop; after its call a reader ends
+// when more than idleReaders are waiting, so a burst's goroutines (and
+// their grown stacks) do not stay.
 func (w *Worker) reader() {
+	defer w.readers.Add(-1)
 	for {
 		w.mayHold.Add(1) // before the receive: see waitIdle
 		m, ok := <-w.inbox
@@ -382,9 +397,10 @@ func (w *Worker) reader() {
 			w.spare.Add(-1)
 			return
 		}
-		if w.spare.Add(-1) == 0 {
+		if w.spare.Add(-1) == 0 && w.readers.Load() < w.maxReaders {
 			// Nobody else is waiting for the next call: start a reader.
 			w.spare.Add(1)
+			w.readers.Add(1)
 			go w.reader()
 		}
 		s := w.onCall(m)
@@ -392,7 +408,10 @@ func (w *Worker) reader() {
 		if s != nil {
 			s.run()
 		}
-		w.spare.Add(1)
+		if w.spare.Add(1) > idleReaders {
+			w.spare.Add(-1)
+			return
+		}
 	}
 }
 
@@ -446,14 +465,6 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 		w.replyFinal(m.Reply, c, w.finalFor(req.ID, code, msg))
 		return nil
 	}
-	if len(w.calls) >= w.opts.MaxInFlight {
-		w.mu.Unlock()
-		resp := w.finalFor(req.ID, toolkit.CodeOverloaded, fmt.Sprintf(
-			"OverloadedError: the worker is running its limit of %d calls; retry after %s.", w.opts.MaxInFlight, w.opts.RetryAfter))
-		resp.Metadata[wire.MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
-		w.replyFinal(m.Reply, c, resp)
-		return nil
-	}
 	if _, dup := w.calls[req.ID]; dup {
 		w.mu.Unlock()
 		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
@@ -476,6 +487,14 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 		w.clock.poke()
 	}
 	return s
+}
+
+// overloaded is the answer to a call that would run past MaxInFlight.
+func (w *Worker) overloaded(id string) *toolkit.Response {
+	resp := w.finalFor(id, toolkit.CodeOverloaded, fmt.Sprintf(
+		"OverloadedError: the worker is running its limit of %d calls; retry after %s.", w.opts.MaxInFlight, w.opts.RetryAfter))
+	resp.Metadata[wire.MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
+	return resp
 }
 
 // finalFor is a final the worker makes without running the call.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -480,4 +481,61 @@ func TestStopUnderLoad(t *testing.T) {
 	if w.InFlight() != 0 {
 		t.Fatalf("%d calls still in flight after Stop", w.InFlight())
 	}
+}
+
+// TestBurstIsNotOverload: a burst of instant calls, many more than
+// MaxInFlight at once, is answered without overloaded: a call counts
+// against the limit while it runs, not while it waits for a goroutine.
+func TestBurstIsNotOverload(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{MaxInFlight: 64})
+	c := newClient(t, natstest.Connect(t, s), nil)
+	const burst = 2000
+	var overloaded, failed atomic.Int32
+	var wg sync.WaitGroup
+	for i := range burst {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": fmt.Sprint(i)}})
+			switch {
+			case r.Code == toolkit.CodeOverloaded:
+				overloaded.Add(1)
+			case r.State != toolkit.StateSuccess:
+				failed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if overloaded.Load() > 0 || failed.Load() > 0 {
+		t.Fatalf("%d of %d instant calls answered overloaded, %d failed otherwise", overloaded.Load(), burst, failed.Load())
+	}
+}
+
+// TestCallGoroutinesShrink: the goroutines a burst of slow calls needs end
+// when it is over, whatever their number was.
+func TestCallGoroutinesShrink(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("nap", "Sleeps a little.", func(ctx context.Context, in struct{}) (string, error) {
+		time.Sleep(50 * time.Millisecond)
+		return "up", nil
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	base := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "nap"}); r.State != toolkit.StateSuccess {
+				t.Errorf("nap: %+v", r)
+			}
+		}()
+	}
+	wg.Wait()
+	natstest.WaitFor(t, "the burst's goroutines to end", func() bool { return runtime.NumGoroutine() <= base+20 })
 }
