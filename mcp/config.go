@@ -133,8 +133,9 @@ func (e *ConfigError) Error() string {
 func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 
 // reservedHeaders cannot be set by configuration or at runtime: the HTTP
-// stack or the MCP transport owns them.
-var reservedHeaders = []string{"host", "content-length", "connection", "transfer-encoding", "mcp-session-id", "mcp-protocol-version"}
+// stack or the MCP transport owns them (a Content-Type or Accept of one's
+// own breaks the session with "Unsupported Media Type").
+var reservedHeaders = []string{"host", "content-length", "connection", "transfer-encoding", "content-type", "accept", "mcp-session-id", "mcp-protocol-version"}
 
 // WithDefaults returns a copy with the defaults filled in: the transport
 // follows from what is set (stdio with a command, streamable-http with a

@@ -117,7 +117,8 @@
 // without reconnecting: the session ID stays. They
 // are layered over the configured headers; an empty map restores the
 // configured ones. Host, Content-Length, Connection, Transfer-Encoding,
-// Mcp-Session-Id and Mcp-Protocol-Version are rejected. The standalone
+// Content-Type, Accept, Mcp-Session-Id and Mcp-Protocol-Version belong to
+// the transport: they are rejected, in the configuration and at runtime. The standalone
 // event stream, already open, keeps the headers it was opened with.
 //
 // The worker's control operation is a NATS request on

@@ -69,8 +69,9 @@ func (w *yieldWriter) Progress(p Progress) error {
 // and returns the final accumulated Response (the transport sends it). It
 // is the push form of Call, for transports. Checks run in this order: unknown
 // tool (CodeNotFound), inactive group (CodeGroupInactive), input validation
-// (CodeInvalidInput), then presets are applied and the middleware chain and
-// the tool run. The error chunk of each failure is written to out too.
+// (CodeInvalidInput), then the middleware chain runs and, innermost, the
+// tool with the presets merged into its input. The error chunk of each
+// failure is written to out too.
 func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Response {
 	d := dispatch{out: out}
 	d.run(ctx, tk, call)
@@ -178,9 +179,6 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 			d.fail(CodeInvalidInput, fmt.Sprintf("Input validation failed for tool '%s': %s", tc.Name, validationMessage(err)))
 			return
 		}
-	}
-	if len(e.tool.presets) > 0 {
-		maps.Copy(input, e.tool.presets)
 	}
 	d.call = Call{ToolCall: tc, Tool: e.tool}
 	d.call.Input = input

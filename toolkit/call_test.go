@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -480,5 +481,36 @@ func TestPreludePanic(t *testing.T) {
 	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "p1", Name: "grouped", Session: "s"})
 	if r.Code != toolkit.CodeInternal || r.State != toolkit.StateError || !strings.Contains(r.Text(), "state exploded") {
 		t.Fatalf("final = %+v, want internal naming the panic", r)
+	}
+}
+
+// TestPresetsHiddenFromMiddleware: presets are often secrets; they reach
+// the tool and nothing else: middleware sees the input without them, the
+// logging middleware logs no value of them.
+func TestPresetsHiddenFromMiddleware(t *testing.T) {
+	tk := toolkit.New(nil)
+	var seen map[string]any
+	tk.Use(func(next toolkit.Handler) toolkit.Handler {
+		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			seen = maps.Clone(call.Input)
+			return next(ctx, call, w)
+		}
+	})
+	type in struct {
+		Query  string `json:"query"`
+		APIKey string `json:"api_key"`
+	}
+	var got in
+	mustAdd(t, tk, toolkit.Func("search", "Search.", func(_ context.Context, i in) (string, error) { got = i; return "ok", nil }),
+		toolkit.WithPresets(map[string]any{"api_key": "sk-secret"}))
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "search", Input: map[string]any{"query": "q", "api_key": "from-model"}})
+	if r.State != toolkit.StateSuccess {
+		t.Fatalf("%+v", r)
+	}
+	if got.APIKey != "sk-secret" || got.Query != "q" {
+		t.Errorf("the tool got %+v, want the preset", got)
+	}
+	if _, ok := seen["api_key"]; ok || seen["query"] != "q" {
+		t.Errorf("the middleware saw %v", seen)
 	}
 }

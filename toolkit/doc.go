@@ -29,8 +29,8 @@
 // result for the model (a final Response with a State and a Code), never a
 // Go error:
 //
-//	lookup ──▶ group active? ──▶ validate input ──▶ apply presets ──▶ middleware onion ──▶ tool
-//	not_found   group_inactive    invalid_input                       (first registered = outermost)
+//	lookup ──▶ group active? ──▶ validate input ──▶ middleware onion ──▶ presets ──▶ tool
+//	not_found   group_inactive    invalid_input     (first = outermost)
 //
 // A tool's error becomes tool_error, a panic internal (the process keeps
 // serving), a cancelled context interrupted (with AgentScope's
@@ -57,7 +57,8 @@
 //
 //   - Presets are authoritative: a preset key sent by the model is dropped
 //     before validation and the preset value is used (unlike 1.x, where the
-//     model's input won).
+//     model's input won). They are merged innermost, right before the tool
+//     (as 1.x does): middleware, logs and traces never see their values.
 //   - Input is validated against the tool's schema in the toolkit (2.x does
 //     it in the agent), so every transport gets the same checks.
 //   - Name collisions are an error by default; OnConflict(ConflictOverride)

@@ -548,8 +548,26 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := Chain(Chain(t.Handler, t.middleware...), mws...)
+	h := Chain(Chain(withPresets(t.Handler, t.presets), t.middleware...), mws...)
 	return &entry{tool: t, schema: schema, validator: v, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
+}
+
+// withPresets merges the presets into the input right before the tool
+// runs, innermost, so that middleware, logs, traces and error texts never
+// see their values (they are often secrets). The call's input is replaced
+// by a copy; the caller's map is never written.
+func withPresets(h Handler, presets map[string]any) Handler {
+	if len(presets) == 0 {
+		return h
+	}
+	return func(ctx context.Context, call *Call, w Writer) error {
+		input := make(map[string]any, len(call.Input)+len(presets))
+		maps.Copy(input, call.Input)
+		maps.Copy(input, presets)
+		c := *call
+		c.Input = input
+		return h(ctx, &c, w)
+	}
 }
 
 // CheckInputSchema reports whether s can be a tool's input schema: a JSON
