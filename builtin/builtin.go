@@ -212,15 +212,15 @@ func Register(tk *toolkit.Toolkit, cfg Config) error {
 		case Sleep:
 			tool, opts = sleepTool(cfg.MaxTimeout), []toolkit.Option{toolkit.ReadOnly()}
 		case ViewTextFile:
-			tool, opts = f.viewTool(), []toolkit.Option{toolkit.ReadOnly()}
+			tool, opts = f.viewTool(), []toolkit.Option{toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindFileRead)}
 		case WriteTextFile:
-			tool = f.writeTool()
+			tool, opts = f.writeTool(), []toolkit.Option{toolkit.WithKind(toolkit.KindFileWrite)}
 		case InsertTextFile:
-			tool = f.insertTool()
+			tool, opts = f.insertTool(), []toolkit.Option{toolkit.WithKind(toolkit.KindFileWrite)}
 		case ExecuteShellCommand:
-			tool = r.shellTool()
+			tool, opts = r.shellTool(), []toolkit.Option{toolkit.WithKind(toolkit.KindShell)}
 		case ExecutePythonCode:
-			tool = r.pythonTool()
+			tool, opts = r.pythonTool(), []toolkit.Option{toolkit.WithKind(toolkit.KindPython)}
 		}
 		if g := cmp(t.Group, DefaultGroup(t.Name)); g != toolkit.BasicGroup {
 			opts = append(opts, toolkit.InGroup(g))

@@ -73,7 +73,7 @@ func inputSchema(raw any) (map[string]any, error) {
 // retry safe, so a destructive or unannotated tool stays
 // IdempotencyUnknown. MCP tools are never concurrency-safe.
 func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
-	opts := []toolkit.Option{toolkit.ConcurrencyUnsafe()}
+	opts := []toolkit.Option{toolkit.ConcurrencyUnsafe(), toolkit.WithKind(toolkit.KindMCP)}
 	if group != "" {
 		opts = append(opts, toolkit.InGroup(group))
 	}

@@ -61,7 +61,7 @@ func BenchmarkDecide(b *testing.B) {
 		{Tool: ShellTool, Pattern: "rm:*", Behavior: Deny},
 		{Tool: ShellTool, Pattern: "npm test:*", Behavior: Allow},
 	}}
-	t := &toolkit.Tool{Name: ShellTool}
+	t, _ := toolkit.Describe(&toolkit.Tool{Name: ShellTool}, toolkit.WithKind(toolkit.KindShell))
 	in := map[string]any{"command": "cd /srv/app && npm test -- --watch=false | tee /srv/app/out.log"}
 	b.ReportAllocs()
 	for b.Loop() {

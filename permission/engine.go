@@ -25,7 +25,7 @@ import (
 // Decide does no I/O beyond resolving symbolic links of paths.
 func Decide(p Policy, t *toolkit.Tool, input map[string]any) Decision {
 	mode := p.Mode.orDefault()
-	spec := kinds[KindOf(t.Name)]
+	spec := kinds[KindOf(t)]
 	var subjects []subject
 	if spec.subjects != nil {
 		subjects = spec.subjects(p, input)
@@ -172,7 +172,7 @@ func NeverRuns(p Policy, t *toolkit.Tool) bool {
 		if hasRule(p.Rules, Ask, t.Name) {
 			return false // an ask rule precedes the explore denial: approvable
 		}
-		return !kinds[KindOf(t.Name)].mayReadOnly(t)
+		return !kinds[KindOf(t)].mayReadOnly(t)
 	}
 	return false
 }

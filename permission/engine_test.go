@@ -9,10 +9,30 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
+// builtinKinds are the kinds the built-ins, the MCP client and the skill
+// viewer declare when they register these tools.
+var builtinKinds = map[string]string{
+	ShellTool: toolkit.KindShell, PythonTool: toolkit.KindPython, ViewFileTool: toolkit.KindFileRead,
+	WriteFileTool: toolkit.KindFileWrite, InsertFileTool: toolkit.KindFileWrite, SkillTool: toolkit.KindSkill,
+}
+
+// tool describes a tool as its builder registers it: the built-in names
+// with their kinds, mcp__ names as MCP tools, the rest as function tools.
 func tool(name string, readOnly bool) *toolkit.Tool {
 	var opts []toolkit.Option
 	if readOnly {
 		opts = append(opts, toolkit.ReadOnly())
+	}
+	if k, ok := builtinKinds[name]; ok {
+		opts = append(opts, toolkit.WithKind(k))
+	} else if strings.HasPrefix(name, MCPPrefix) {
+		opts = append(opts, toolkit.WithKind(toolkit.KindMCP))
+	}
+	if name == toolkit.MetaToolName {
+		tk := toolkit.New(nil)
+		_ = tk.AddGroup(toolkit.Group{Name: "g", Description: "G."})
+		t, _ := tk.Get(toolkit.MetaToolName)
+		return t
 	}
 	t, err := toolkit.Describe(&toolkit.Tool{Name: name}, opts...)
 	if err != nil {
@@ -505,6 +525,23 @@ func TestParseShell(t *testing.T) {
 		}
 		if strings.Join(cmds, "\x00") != strings.Join(tt.cmds, "\x00") || strings.Join(outs, ",") != strings.Join(tt.outputs, ",") || line.subst != tt.subst {
 			t.Errorf("%q: cmds %q outputs %q subst %v", tt.line, cmds, outs, line.subst)
+		}
+	}
+}
+
+// TestKindComesFromTheTool: a tool of one's own named like a built-in is a
+// function tool like any other: not auto-allowed, hidden in explore mode.
+func TestKindComesFromTheTool(t *testing.T) {
+	for _, name := range []string{ViewFileTool, SkillTool, ShellTool} {
+		impostor, err := toolkit.Describe(&toolkit.Tool{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for mode, want := range map[Mode]Behavior{ModeDefault: Ask, ModeExplore: Deny} {
+			d := Decide(Policy{Mode: mode}, impostor, map[string]any{"file_path": "/etc/passwd", "command": "ls"})
+			if d.Behavior != want {
+				t.Errorf("%s (no kind) in %s: %s (%s), want %s", name, mode, d.Behavior, d.Message, want)
+			}
 		}
 	}
 }

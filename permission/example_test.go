@@ -42,7 +42,7 @@ func Example() {
 }
 
 func ExampleDecide() {
-	shell := &toolkit.Tool{Name: permission.ShellTool}
+	shell, _ := toolkit.Describe(&toolkit.Tool{Name: permission.ShellTool}, toolkit.WithKind(toolkit.KindShell))
 	for _, c := range []struct {
 		mode permission.Mode
 		cmd  string

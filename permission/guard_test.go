@@ -66,7 +66,7 @@ func newWorker(t *testing.T, st Store, opts *Options) *worker {
 	must(w.tk.Add(toolkit.Func(ShellTool, "Run a shell command.", func(ctx context.Context, in shellIn) (string, error) {
 		out, err := exec.CommandContext(ctx, "sh", "-c", in.Command).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
-	})))
+	}), toolkit.WithKind(toolkit.KindShell)))
 	must(w.tk.Add(toolkit.Func("restart", "Restart a service.", func(_ context.Context, in lookupIn) (string, error) {
 		return "restarted " + in.Key, nil
 	}), toolkit.InGroup("ops")))

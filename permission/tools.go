@@ -9,9 +9,10 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// Kind is how the permission engine sees a tool. It is chosen by name:
-// the built-in names below, "mcp__" for MCP tools, anything else is a
-// function tool.
+// Kind is how the permission engine sees a tool. It comes from the tool
+// (toolkit.Tool.Kind, set by the code that built it: the built-ins, the
+// MCP client, the skill viewer), never from its name, so a tool of one's
+// own named view_text_file is a function tool like any other.
 type Kind int
 
 const (
@@ -46,26 +47,19 @@ const (
 	MCPPrefix      = "mcp__"
 )
 
-var builtinKinds = map[string]Kind{
-	toolkit.MetaToolName: KindMeta,
-	SkillTool:            KindSkill,
-	ShellTool:            KindShell,
-	PythonTool:           KindPython,
-	ViewFileTool:         KindFileRead,
-	WriteFileTool:        KindFileWrite,
-	InsertFileTool:       KindFileWrite,
+var toolKinds = map[string]Kind{
+	toolkit.KindMeta:      KindMeta,
+	toolkit.KindSkill:     KindSkill,
+	toolkit.KindShell:     KindShell,
+	toolkit.KindPython:    KindPython,
+	toolkit.KindFileRead:  KindFileRead,
+	toolkit.KindFileWrite: KindFileWrite,
+	toolkit.KindMCP:       KindMCP,
 }
 
-// KindOf returns the kind of the tool with the given name.
-func KindOf(name string) Kind {
-	if k, ok := builtinKinds[name]; ok {
-		return k
-	}
-	if strings.HasPrefix(name, MCPPrefix) {
-		return KindMCP
-	}
-	return KindFunction
-}
+// KindOf returns the kind of a tool: from what its builder declared
+// (toolkit.Tool.Kind); a tool that declares none is a function tool.
+func KindOf(t *toolkit.Tool) Kind { return toolKinds[t.Kind()] }
 
 // String returns the kind's name ("function", "mcp", "shell", …).
 func (k Kind) String() string {

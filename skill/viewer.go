@@ -33,7 +33,7 @@ func ViewerSchema() map[string]any {
 // returns its markdown body. An unknown or invisible skill ends the call
 // with CodeToolError and "SkillNotFoundError: Skill '<name>' not found.".
 // Register it with Install, or with tk.Add(Viewer(set, tk),
-// toolkit.ReadOnly()).
+// toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill)).
 func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 	return toolkit.Raw(ViewerName, ViewerDescription, ViewerSchema(),
 		func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
@@ -63,7 +63,7 @@ func Install(tk *toolkit.Toolkit, set *Set) error {
 			return fmt.Errorf("skill: the skills' group %q is not a group of the toolkit", g)
 		}
 	}
-	if err := tk.Add(Viewer(set, tk), toolkit.ReadOnly()); err != nil {
+	if err := tk.Add(Viewer(set, tk), toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill)); err != nil {
 		return fmt.Errorf("skill: %w", err)
 	}
 	set.mu.Lock()

@@ -96,6 +96,7 @@ func (tk *Toolkit) metaEntry(reg *registry) *entry {
 		Description: MetaToolDescription,
 		InputSchema: metaSchema(reg.groups, nil),
 		group:       BasicGroup,
+		kind:        KindMeta,
 		idempotency: Idempotent,
 	}
 	t.Handler = func(ctx context.Context, call *Call, w Writer) error {

@@ -134,6 +134,7 @@ type Tool struct {
 	Handler Handler
 
 	readOnly          bool
+	kind              string
 	concurrencyUnsafe bool
 	idempotency       Idempotency
 	group             string
@@ -146,6 +147,23 @@ type Tool struct {
 // ReadOnly reports whether the tool changes nothing (option ReadOnly):
 // permissions may allow it more freely, the cache middleware may cache it.
 func (t *Tool) ReadOnly() bool { return t.readOnly }
+
+// Kind says what sort of tool it is, for policies that treat sorts
+// differently (package permission): one of the Kind constants, set by the
+// code that builds the tool (option WithKind); "" is a plain function tool.
+// It never follows from the tool's name.
+func (t *Tool) Kind() string { return t.kind }
+
+// Tool kinds (WithKind).
+const (
+	KindShell     = "shell"      // runs a shell command; input "command"
+	KindPython    = "python"     // runs Python code; input "code"
+	KindFileRead  = "file_read"  // reads a file; input "file_path"
+	KindFileWrite = "file_write" // writes a file; input "file_path"
+	KindSkill     = "skill"      // shows a skill's instructions
+	KindMCP       = "mcp"        // proxies a tool of an MCP server
+	KindMeta      = "meta"       // reset_tools
+)
 
 // ConcurrencySafe reports whether the tool may run concurrently with other
 // calls; it is, unless registered with ConcurrencyUnsafe.

@@ -160,6 +160,21 @@ func ReadOnly() Option {
 	}
 }
 
+// WithKind says what sort of tool it is (KindShell, KindFileRead, …), for
+// policies that treat sorts differently. Only the code that builds a tool
+// should set it: a permission engine trusts it.
+func WithKind(kind string) Option {
+	return func(r *registration) error {
+		switch kind {
+		case KindShell, KindPython, KindFileRead, KindFileWrite, KindSkill, KindMCP:
+		default:
+			return fmt.Errorf("%w: unknown tool kind %q", ErrInvalidOption, kind)
+		}
+		r.tool.kind = kind
+		return nil
+	}
+}
+
 // WithIdempotency declares what repeating a call does.
 func WithIdempotency(level Idempotency) Option {
 	return func(r *registration) error {
