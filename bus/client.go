@@ -52,6 +52,14 @@ type ClientOptions struct {
 	// Filter, when set, narrows what SessionSchemas lists for a session;
 	// permission.ListFilter leaves out the tools a session can never run.
 	Filter ListFilter
+	// Identity is the caller identity the client calls as (one token of
+	// [A-Za-z0-9_-]; "" calls anonymously). Its calls, cancels and
+	// listings go to the identity's subjects (wire.CallSubject), its
+	// replies come to its inbox (wire.Inbox), and its sessions are its
+	// own: the same session name of another identity is another session.
+	// With the caller role's NATS permissions (package auth) nobody else
+	// can publish there, read its replies or cancel its calls.
+	Identity string
 }
 
 // ListFilter narrows the schemas SessionSchemas lists for a session; it
@@ -173,9 +181,19 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	if !toolkit.ValidName(o.GroupsBucket) {
 		return nil, fmt.Errorf("bus: invalid KV bucket name %q: must match [A-Za-z0-9_-]+", o.GroupsBucket)
 	}
+	if o.Identity != "" && !wire.ValidIdentity(o.Identity) {
+		return nil, fmt.Errorf("bus: invalid identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", o.Identity, wire.MaxCallIDLen)
+	}
+	// Workers reply only under wire.Inbox(identity): an identity's inbox
+	// is there whatever the connection's inbox prefix; an anonymous one
+	// is the connection's (nats.CustomInboxPrefix under _INBOX. works).
+	prefix := nc.NewInbox() + "."
+	if o.Identity != "" {
+		prefix = wire.Inbox(o.Identity) + nuid.Next() + "."
+	}
 	c := &Client{
 		nc: nc, opts: o, log: o.Logger,
-		prefix:  nc.NewInbox() + ".",
+		prefix:  prefix,
 		pending: map[string]*inbox{},
 		revs:    map[string]uint64{},
 	}
@@ -274,7 +292,7 @@ func (c *Client) cancel(callID, reason string) error {
 	if !wire.ValidCallID(callID) {
 		return fmt.Errorf("bus: invalid call id %q", callID)
 	}
-	return c.nc.Publish(wire.SubjectCancelPrefix+callID, []byte(reason))
+	return c.nc.Publish(wire.CancelSubject(c.opts.Identity, callID), []byte(reason))
 }
 
 // Revision returns the latest groups revision the client has seen for a
@@ -418,7 +436,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		hdr = setHeader(hdr, wire.HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
 	}
 
-	subject := wire.SubjectCallPrefix + call.Name
+	subject := wire.CallSubject(call.Name, c.opts.Identity)
 	if hdr == nil {
 		err = c.nc.PublishRequest(subject, reply, data)
 	} else {
@@ -643,7 +661,7 @@ func (c *Client) List(ctx context.Context, session string) (*wire.ListReply, err
 	if err != nil {
 		return nil, err
 	}
-	msg := &nats.Msg{Subject: wire.SubjectList, Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: data}
+	msg := &nats.Msg{Subject: wire.ListSubject(c.opts.Identity), Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: data}
 	if rev := c.Revision(session); rev > 0 {
 		msg.Header.Set(wire.HeaderGroupsRevision, strconv.FormatUint(rev, 10))
 	}
@@ -682,13 +700,13 @@ func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision
 		return nil, err
 	}
 	cat := f.Catalog()
-	active, _, err := toolkit.LoadActive(ctx, state, cat.Groups, session, max(minRevision, c.Revision(session)))
+	active, _, err := toolkit.LoadActive(ctx, state, cat.Groups, toolkit.SessionScope(c.opts.Identity, session), max(minRevision, c.Revision(session)))
 	if err != nil {
 		return nil, fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
 	}
 	schemas := cat.Schemas(active)
 	if c.opts.Filter != nil {
-		if schemas, err = c.opts.Filter(ctx, f, session, schemas); err != nil {
+		if schemas, err = c.opts.Filter(ctx, f, toolkit.SessionScope(c.opts.Identity, session), schemas); err != nil {
 			return nil, fmt.Errorf("bus: listing the tools of session %q: %w", session, err)
 		}
 	}
@@ -705,7 +723,7 @@ func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision u
 	if err != nil {
 		return nil, err
 	}
-	active, _, err := toolkit.LoadActive(ctx, state, f.Groups(), session, max(minRevision, c.Revision(session)))
+	active, _, err := toolkit.LoadActive(ctx, state, f.Groups(), toolkit.SessionScope(c.opts.Identity, session), max(minRevision, c.Revision(session)))
 	if err != nil {
 		return nil, fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
 	}

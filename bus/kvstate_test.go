@@ -81,7 +81,7 @@ func TestSessionKeyBadInput(t *testing.T) {
 	if _, err := wire.SessionKey(strings.Repeat("é", 400)); !errors.Is(err, wire.ErrInvalidSession) {
 		t.Errorf("over-long encoded session: err = %v, want wire.ErrInvalidSession", err)
 	}
-	for _, key := range []string{"=!!", "a.b", "", "=YS5i=", "a b"} {
+	for _, key := range []string{"=!!", "a.b.c", "", "=YS5i=", "a b", "a.=YS5i="} {
 		if s, err := wire.ParseSessionKey(key); !errors.Is(err, wire.ErrInvalidSession) {
 			t.Errorf("wire.ParseSessionKey(%q) = %q, %v; want wire.ErrInvalidSession", key, s, err)
 		}

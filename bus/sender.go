@@ -32,6 +32,7 @@ type sender struct {
 	w       *Worker
 	reply   string
 	id      string
+	key     string // in Worker.calls: the id, scoped by the caller's identity
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -190,7 +191,7 @@ func (s *sender) abandon() {
 // release forgets the call once its final is out.
 func (s *sender) release() {
 	s.w.mu.Lock()
-	delete(s.w.calls, s.id)
+	delete(s.w.calls, s.key)
 	s.w.mu.Unlock()
 	if s.stopT != nil {
 		s.stopT()

@@ -122,8 +122,8 @@ type Worker struct {
 	log  *slog.Logger
 
 	mu        sync.Mutex
-	subs      map[string]*nats.Subscription // tool name → call subscription
-	listSub   *nats.Subscription
+	subs      map[string][2]*nats.Subscription // tool name → its call subscriptions: anonymous, by identity
+	listSubs  [2]*nats.Subscription
 	cancelSub *nats.Subscription
 	calls     map[string]*sender // call id → running call
 	tombs     map[string]tombEntry
@@ -195,7 +195,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	}
 	w := &Worker{
 		nc: nc, tk: tk, opts: o, log: o.Logger,
-		subs:  map[string]*nats.Subscription{},
+		subs:  map[string][2]*nats.Subscription{},
 		calls: map[string]*sender{},
 		tombs: map[string]tombEntry{},
 		meta:  wire.MetaEntry{Key: wire.MetaWorker, Value: o.Instance},
@@ -208,14 +208,16 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	w.readers.Add(1)
 	go w.reader()
 	var err error
-	if w.cancelSub, err = nc.Subscribe(wire.SubjectCancelPrefix+"*", w.onCancel); err != nil {
+	if w.cancelSub, err = nc.Subscribe(wire.SubjectCancelPrefix+">", w.onCancel); err != nil {
 		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
 	}
-	if w.listSub, err = nc.QueueSubscribe(wire.SubjectList, o.Queue, w.onList); err != nil {
-		w.cancelSub.Unsubscribe()
-		w.abort()
-		return nil, fmt.Errorf("bus: subscribing to %s: %w", wire.SubjectList, err)
+	for i, subject := range [2]string{wire.SubjectList, wire.ListSubject("*")} {
+		if w.listSubs[i], err = nc.QueueSubscribe(subject, o.Queue, w.onList); err != nil {
+			w.unsubscribeAll()
+			w.abort()
+			return nil, fmt.Errorf("bus: subscribing to %s: %w", subject, err)
+		}
 	}
 	// Watch first, then subscribe: a tool added in between is not missed.
 	w.stopWatch = tk.OnChange(func() {
@@ -269,9 +271,9 @@ func (w *Worker) Queue() string { return w.opts.Queue }
 func (w *Worker) Subjects() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]string, 0, len(w.subs))
+	out := make([]string, 0, 2*len(w.subs))
 	for name := range w.subs {
-		out = append(out, wire.SubjectCallPrefix+name)
+		out = append(out, wire.CallSubject(name, ""), wire.CallSubject(name, "*"))
 	}
 	slices.Sort(out)
 	return out
@@ -304,14 +306,17 @@ func (w *Worker) syncLocked() error {
 		want[name] = true
 	}
 	var errs []error
-	for name, sub := range w.subs {
+	for name, subs := range w.subs {
 		if !want[name] {
 			// Drain: calls already delivered to us are still answered
 			// (not_found, since the tool is gone).
-			if err := sub.Drain(); err != nil {
-				errs = append(errs, err)
+			w.draining = slices.DeleteFunc(w.draining, func(s *nats.Subscription) bool { return !s.IsValid() })
+			for _, sub := range subs {
+				if err := sub.Drain(); err != nil {
+					errs = append(errs, err)
+				}
+				w.draining = append(w.draining, sub)
 			}
-			w.draining = append(slices.DeleteFunc(w.draining, func(s *nats.Subscription) bool { return !s.IsValid() }), sub)
 			delete(w.subs, name)
 		}
 	}
@@ -319,12 +324,23 @@ func (w *Worker) syncLocked() error {
 		if _, ok := w.subs[name]; ok {
 			continue
 		}
-		sub, err := w.nc.ChanQueueSubscribe(wire.SubjectCallPrefix+name, w.opts.Queue, w.inbox)
+		var subs [2]*nats.Subscription
+		var err error
+		for i, subject := range [2]string{wire.CallSubject(name, ""), wire.CallSubject(name, "*")} {
+			if subs[i], err = w.nc.ChanQueueSubscribe(subject, w.opts.Queue, w.inbox); err != nil {
+				errs = append(errs, fmt.Errorf("bus: subscribing to %s: %w", subject, err))
+				break
+			}
+		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("bus: subscribing to %s: %w", wire.SubjectCallPrefix+name, err))
+			for _, sub := range subs {
+				if sub != nil {
+					sub.Unsubscribe()
+				}
+			}
 			continue
 		}
-		w.subs[name] = sub
+		w.subs[name] = subs
 	}
 	return errors.Join(errs...)
 }
@@ -332,12 +348,16 @@ func (w *Worker) syncLocked() error {
 func (w *Worker) unsubscribeAll() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, s := range w.subs {
-		s.Unsubscribe()
+	for _, subs := range w.subs {
+		for _, s := range subs {
+			s.Unsubscribe()
+		}
 	}
-	w.subs = map[string]*nats.Subscription{}
-	if w.listSub != nil {
-		w.listSub.Unsubscribe()
+	w.subs = map[string][2]*nats.Subscription{}
+	for _, s := range w.listSubs {
+		if s != nil {
+			s.Unsubscribe()
+		}
 	}
 	if w.cancelSub != nil {
 		w.cancelSub.Unsubscribe()
@@ -346,12 +366,38 @@ func (w *Worker) unsubscribeAll() {
 
 // badRequest answers a request that cannot run with a final error frame,
 // or logs it when there is nowhere to answer.
-func (w *Worker) badRequest(m *nats.Msg, c wire.Codec, id string, code toolkit.Code, msg string) {
-	if m.Reply == "" {
-		w.log.Warn("bus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", msg)
+func (w *Worker) badRequest(m *nats.Msg, identity string, c wire.Codec, id string, code toolkit.Code, msg string) {
+	if !w.answerable(m, identity, id, msg) {
 		return
 	}
 	w.replyFinal(m.Reply, c, w.finalFor(id, code, msg))
+}
+
+// answerable reports whether the request m of identity may be answered:
+// it names a reply subject, and that subject is under the caller's inbox
+// (wire.ReplyAllowed). A reply subject elsewhere (a KV key, another
+// caller's inbox, another tool) is refused and logged: the worker never
+// publishes where a request tells it to but there.
+func (w *Worker) answerable(m *nats.Msg, identity, id, why string) bool {
+	switch {
+	case m.Reply == "":
+		w.log.Warn("bus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", why)
+		return false
+	case !wire.ReplyAllowed(m.Reply, identity):
+		w.log.Warn("bus: refusing a request whose reply subject is outside the caller's inbox", "subject", m.Subject,
+			"reply", m.Reply, "identity", identity, "call", id, "allowed", wire.Inbox(identity)+">")
+		return false
+	}
+	return true
+}
+
+// callKey is the key of a call in calls and tombstones: call ids are
+// unique per caller identity.
+func callKey(identity, id string) string {
+	if identity == "" {
+		return id
+	}
+	return identity + "." + id
 }
 
 // replyFinal sends a lone final frame (seq 1).
@@ -420,43 +466,46 @@ func (w *Worker) reader() {
 // that came first).
 func (w *Worker) onCall(m *nats.Msg) *sender {
 	c := wire.CodecOf(m.Header)
-	name := strings.TrimPrefix(m.Subject, wire.SubjectCallPrefix)
+	name, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject, wire.SubjectCallPrefix), ".")
 	if v := m.Header.Get(wire.HeaderVersion); v != "" && v != wire.Version {
-		w.badRequest(m, c, "", toolkit.CodeInvalidInput, versionError(v))
+		w.badRequest(m, identity, c, "", toolkit.CodeInvalidInput, versionError(v))
 		return nil
 	}
 	var req wire.Request
 	if err := c.UnmarshalShared(m.Data, &req); err != nil { // m.Data is ours alone
-		w.badRequest(m, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
+		w.badRequest(m, identity, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
 		return nil
 	}
 	switch {
 	case req.ID == "":
-		w.badRequest(m, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
+		w.badRequest(m, identity, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
 		return nil
 	case !wire.ValidCallID(req.ID):
-		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, wire.MaxCallIDLen))
+		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, wire.MaxCallIDLen))
 		return nil
 	case req.Name != "" && req.Name != name:
-		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
+		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
+		return nil
+	case strings.HasPrefix(req.Session, "\x00"):
+		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: a session name must not start with a NUL character.")
 		return nil
 	case name == toolkit.MetaToolName && req.Session == "":
-		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
+		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
 		return nil
 	}
 	hb, timeout, rev, err := w.parseHeaders(m.Header)
 	if err != nil {
-		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
+		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
 		return nil
 	}
-	if m.Reply == "" {
-		w.log.Warn("bus: dropping a call without a reply subject", "subject", m.Subject, "call", req.ID)
+	if !w.answerable(m, identity, req.ID, "") {
 		return nil
 	}
-	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, GroupsRevision: rev}
+	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, Identity: identity, GroupsRevision: rev}
+	key := callKey(identity, req.ID)
 
 	w.mu.Lock()
-	if tomb, ok := w.popTombstoneLocked(req.ID); w.interrupting || ok {
+	if tomb, ok := w.popTombstoneLocked(key); w.interrupting || ok {
 		w.mu.Unlock()
 		code, msg := toolkit.CodeInterrupted, toolkit.InterruptedText
 		if tomb.deadline { // the caller's deadline passed: that is the cause to report
@@ -465,9 +514,9 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 		w.replyFinal(m.Reply, c, w.finalFor(req.ID, code, msg))
 		return nil
 	}
-	if _, dup := w.calls[req.ID]; dup {
+	if _, dup := w.calls[key]; dup {
 		w.mu.Unlock()
-		w.badRequest(m, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
+		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
 		return nil
 	}
 	if timeout != nil && *timeout <= 0 {
@@ -475,12 +524,12 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 		w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
 		return nil
 	}
-	s := &sender{w: w, reply: m.Reply, id: req.ID, codec: c, hbEvery: hb, call: call, lastPub: time.Now()}
+	s := &sender{w: w, reply: m.Reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: time.Now()}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	if timeout != nil {
 		s.ctx, s.stopT = context.WithTimeout(s.ctx, *timeout)
 	}
-	w.calls[req.ID] = s
+	w.calls[key] = s
 	poke := w.clock.started()
 	w.mu.Unlock()
 	if poke {
@@ -557,9 +606,19 @@ func parseRevision(h nats.Header) (uint64, error) {
 
 // onCancel cancels a running call, or leaves a tombstone for a call that
 // has not arrived yet. The body is empty, or wire.CancelReasonDeadline when the
-// caller's deadline passed (the call then ends with code timeout).
+// caller's deadline passed (the call then ends with code timeout). A cancel
+// on tools.cancel.<id> reaches anonymous calls only, one on
+// tools.cancel.<identity>.<id> that identity's calls only.
 func (w *Worker) onCancel(m *nats.Msg) {
-	id := strings.TrimPrefix(m.Subject, wire.SubjectCancelPrefix)
+	rest := strings.TrimPrefix(m.Subject, wire.SubjectCancelPrefix)
+	identity, id, scoped := strings.Cut(rest, ".")
+	if !scoped {
+		identity, id = "", rest
+	}
+	if !wire.ValidCallID(id) || (scoped && !wire.ValidIdentity(identity)) {
+		return
+	}
+	id = callKey(identity, id)
 	cause := toolkit.ErrCallerCancelled
 	if string(m.Data) == wire.CancelReasonDeadline {
 		cause = context.DeadlineExceeded
@@ -594,8 +653,8 @@ func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
 
 // onList answers wire.SubjectList with the tools and the session's schemas.
 func (w *Worker) onList(m *nats.Msg) {
-	if m.Reply == "" {
-		w.log.Warn("bus: dropping a list request without a reply subject")
+	identity := strings.TrimPrefix(strings.TrimPrefix(m.Subject, wire.SubjectList), ".")
+	if !w.answerable(m, identity, "", "a list request") {
 		return
 	}
 	c := wire.CodecOf(m.Header)
@@ -619,7 +678,7 @@ func (w *Worker) onList(m *nats.Msg) {
 	if reply.Error == "" {
 		reply.Tools = servedTools(w.tk)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		schemas, err := w.tk.SessionSchemas(ctx, req.Session, rev)
+		schemas, err := w.tk.SessionSchemas(ctx, toolkit.SessionScope(identity, req.Session), rev)
 		cancel()
 		if err != nil {
 			reply = wire.ListReply{Worker: w.opts.Instance, Error: fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err)}
@@ -646,12 +705,12 @@ func (w *Worker) Stop(ctx context.Context) error {
 		return nil
 	}
 	w.stopping = true
-	subs := make([]*nats.Subscription, 0, len(w.subs)+1)
+	subs := make([]*nats.Subscription, 0, 2*len(w.subs)+2)
 	for _, s := range w.subs {
-		subs = append(subs, s)
+		subs = append(subs, s[:]...)
 	}
 	subs = append(subs, w.draining...)
-	subs = append(subs, w.listSub)
+	subs = append(subs, w.listSubs[:]...)
 	w.mu.Unlock()
 	w.stopWatch()
 	// The goodbye first: fleets stop listing the worker before it stops
@@ -682,7 +741,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 		w.waitIdle(context.Background(), subs)
 	}
 	w.mu.Lock()
-	w.subs = map[string]*nats.Subscription{}
+	w.subs = map[string][2]*nats.Subscription{}
 	w.mu.Unlock()
 	w.cancelSub.Unsubscribe()
 	w.clock.close()

@@ -79,6 +79,12 @@ type NATS struct {
 	Password string `yaml:"password"`
 	Token    string `yaml:"token"`
 	TLS      TLS    `yaml:"tls"`
+	// Identity is the caller identity a client (toolctl, the gateway)
+	// calls as: one token of [A-Za-z0-9_-], the name of its caller role in
+	// the server's configuration (toolctl auth init). Its calls, replies,
+	// cancels and sessions are its own; its inbox prefix is
+	// _INBOX.<identity>. Workers ignore it.
+	Identity string `yaml:"identity"`
 }
 
 // TLS are the PEM files of a TLS connection: a CA to verify the server

@@ -21,6 +21,7 @@ var connSpec = []struct {
 	{"tls-ca", "NATS_CA", "nats.tls.ca", "CA `file` (PEM) to verify the NATS server with", func(n *NATS) *string { return &n.TLS.CA }},
 	{"tls-cert", "NATS_CERT", "nats.tls.cert", "client certificate `file` (PEM), with --tls-key", func(n *NATS) *string { return &n.TLS.Cert }},
 	{"tls-key", "NATS_KEY", "nats.tls.key", "client key `file` (PEM), with --tls-cert", func(n *NATS) *string { return &n.TLS.Key }},
+	{"identity", "TOOLBUS_IDENTITY", "nats.identity", "caller `identity` to call as: its own replies, cancels and sessions (the caller role's name)", func(n *NATS) *string { return &n.Identity }},
 }
 
 // authPaths are the config keys that choose how to authenticate: giving
@@ -30,7 +31,7 @@ var authPaths = []string{"nats.credentials", "nats.nkey_seed", "nats.user", "nat
 // ConnFlags are the NATS connection flags shared by the worker and
 // toolctl: --nats plus the auth and TLS flags, each with an environment
 // variable (NATS_URL, NATS_CREDS, NATS_NKEY, NATS_USER, NATS_PASSWORD,
-// NATS_TOKEN, NATS_CA, NATS_CERT, NATS_KEY). A flag beats its variable,
+// NATS_TOKEN, NATS_CA, NATS_CERT, NATS_KEY, TOOLBUS_IDENTITY). A flag beats its variable,
 // which beats the config file.
 type ConnFlags struct {
 	url    string

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
 )
 
 // URL joins the server URLs the way nats.Connect takes them ("" when
@@ -37,6 +39,11 @@ func (n NATS) Options() ([]nats.Option, error) {
 	}
 	if n.TLS.Cert != "" {
 		opts = append(opts, nats.ClientCert(n.TLS.Cert, n.TLS.Key))
+	}
+	if n.Identity != "" {
+		// Every reply the connection waits for (its requests, JetStream's)
+		// comes under the inbox the caller role may subscribe to.
+		opts = append(opts, nats.CustomInboxPrefix(strings.TrimSuffix(wire.Inbox(n.Identity), ".")))
 	}
 	return opts, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -128,6 +129,9 @@ func (k *checker) nats() {
 	k.fileExists("nats.tls.key", n.TLS.Key)
 	if (n.TLS.Cert == "") != (n.TLS.Key == "") {
 		k.fail("nats.tls", "a client certificate needs its key, and a key its certificate")
+	}
+	if n.Identity != "" && !wire.ValidIdentity(n.Identity) {
+		k.fail("nats.identity", "invalid identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", n.Identity, wire.MaxCallIDLen)
 	}
 }
 

@@ -143,7 +143,7 @@ const (
 func Middleware(g *Guard) toolkit.Middleware {
 	return func(next toolkit.Handler) toolkit.Handler {
 		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			p, err := g.Policy(ctx, call.Session)
+			p, err := g.Policy(ctx, call.Scope())
 			if err != nil {
 				return toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not read the session's permissions: %v", err)
 			}
@@ -197,7 +197,7 @@ func decisionMeta(d Decision) map[string]any {
 // useApproval consumes a matching approval; run is true when the call may
 // go ahead.
 func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest string) (run bool, err error) {
-	a, ok, err := g.store.LoadApproval(ctx, call.Session, call.ID)
+	a, ok, err := g.store.LoadApproval(ctx, call.Scope(), call.ID)
 	if err != nil {
 		return false, toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not read approvals: %v", err)
 	}
@@ -218,7 +218,7 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 	}
 	if used {
 		g.opts.Logger.Info("permission: approval used", "session", call.Session, "call", call.ID, "tool", call.Name, "by", a.By)
-		if err := g.store.DeletePending(ctx, call.Session, call.ID); err != nil {
+		if err := g.store.DeletePending(ctx, call.Scope(), call.ID); err != nil {
 			g.opts.Logger.Warn("permission: could not delete a pending call", "call", call.ID, "err", err)
 		}
 	}
@@ -231,7 +231,7 @@ func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decisio
 		in = append(in[:MaxPendingInput:MaxPendingInput], "…"...)
 	}
 	p := Pending{
-		Session: call.Session, CallID: call.ID, Tool: call.Name, Digest: digest, Input: string(in),
+		Session: call.Scope(), CallID: call.ID, Tool: call.Name, Digest: digest, Input: string(in),
 		Message: d.Message, Reason: d.Reason, Safety: d.Safety, Suggested: d.Suggested, Created: g.opts.Now().UTC(),
 	}
 	if err := g.store.PutPending(ctx, p); err != nil {

@@ -42,8 +42,11 @@ const DefaultApprovalTTL = 24 * time.Hour
 //	<ApprovalsBucket> pending.<session>.<call-id>   Pending (JSON)
 //	<ApprovalsBucket> approval.<session>.<call-id>  Approval (JSON)
 //
-// A session or call id is one key token (wire.KeyToken): itself when made
-// only of [A-Za-z0-9_-], else "=" + unpadded base64url. Both buckets are
+// A call id is one key token (wire.KeyToken): itself when made only of
+// [A-Za-z0-9_-], else "=" + unpadded base64url. A session is a session
+// scope (toolkit.SessionScope) keyed as wire.ScopedKeyToken makes it: one
+// token for an anonymous session, "<identity>.<token>" for a caller's, so
+// NATS permissions can confine a caller to its own keys. Both buckets are
 // opened with kv.Open: created when missing, bound as they are otherwise. Policies change by
 // compare-and-set, and an approval is consumed by deleting exactly the
 // revision that was read, so two workers can never both use it. KV reads
@@ -93,12 +96,12 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	return &KVStore{policies: pol, approvals: appr}, nil
 }
 
-func sessionKey(session string) string { return "s." + wire.KeyToken(session) }
+func sessionKey(session string) string { return "s." + wire.ScopedKeyToken(session) }
 func pendingKey(session, callID string) string {
-	return "pending." + wire.KeyToken(session) + "." + wire.KeyToken(callID)
+	return "pending." + wire.ScopedKeyToken(session) + "." + wire.KeyToken(callID)
 }
 func approvalKey(session, callID string) string {
-	return "approval." + wire.KeyToken(session) + "." + wire.KeyToken(callID)
+	return "approval." + wire.ScopedKeyToken(session) + "." + wire.KeyToken(callID)
 }
 
 // LoadSession implements Store.
@@ -159,7 +162,8 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 		}
 		return []Pending{p}, nil
 	}
-	lister, err := s.approvals.ListKeysFiltered(ctx, "pending.*."+wire.KeyToken(callID))
+	id := wire.KeyToken(callID)
+	lister, err := s.approvals.ListKeysFiltered(ctx, "pending.*."+id, "pending.*.*."+id)
 	if err != nil {
 		return nil, fmt.Errorf("permission: listing pending calls: %w", err)
 	}

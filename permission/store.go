@@ -17,6 +17,8 @@ type SessionPolicy struct {
 // Pending is a call that ended approval_required, kept so a human can
 // approve it by call id.
 type Pending struct {
+	// Session is the call's session scope (toolkit.SessionScope: the
+	// caller's identity and session; toolkit.SplitScope parts them).
 	Session string `json:"session" msgpack:"session"`
 	CallID  string `json:"call_id" msgpack:"call_id"`
 	Tool    string `json:"tool" msgpack:"tool"`
@@ -49,7 +51,9 @@ type Approval struct {
 	Revision uint64 `json:"-" msgpack:"-"`
 }
 
-// Store keeps per-session policies, pending calls and approvals. Every
+// Store keeps per-session policies, pending calls and approvals. A
+// session is a session scope (toolkit.SessionScope), so the same session
+// name of two caller identities is two sessions. Every
 // worker of a fleet must see the same store (KVStore); MemoryStore serves
 // a single process. Implementations are safe for concurrent use.
 type Store interface {

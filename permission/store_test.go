@@ -6,13 +6,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // storeSuite is the behaviour every Store must have; it runs against
 // MemoryStore and KVStore.
 func storeSuite(t *testing.T, newStore func(t *testing.T) Store) {
 	ctx := context.Background()
-	sessions := []string{"s1", "", "a.b c/é*>"} // plain, empty and key-unsafe
+	// plain, empty, key-unsafe, and the same names as caller identities'
+	sessions := []string{"s1", "", "a.b c/é*>", toolkit.SessionScope("alice", "s1"), toolkit.SessionScope("bob", "s1"), toolkit.SessionScope("alice", "a.b c/é*>")}
 	calls := []string{"c1", "x y.z"}
 
 	t.Run("sessions", func(t *testing.T) {

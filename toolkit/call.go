@@ -150,7 +150,7 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 		return
 	}
 	if g := e.tool.group; g != BasicGroup {
-		active, _, err := tk.ActiveGroups(ctx, tc.Session, tc.GroupsRevision)
+		active, _, err := tk.ActiveGroups(ctx, tc.Scope(), tc.GroupsRevision)
 		if err != nil {
 			d.fail(CodeUnavailable, fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err))
 			return

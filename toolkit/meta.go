@@ -139,7 +139,7 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 			names = append(names, g.Name)
 		}
 	}
-	rev, err := tk.state.Store(ctx, call.Session, names)
+	rev, err := tk.state.Store(ctx, call.Scope(), names)
 	if err != nil {
 		return Errorf(CodeUnavailable, "GroupStateError: could not store the active tool groups: %v", err)
 	}

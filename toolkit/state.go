@@ -7,7 +7,9 @@ import (
 )
 
 // GroupState stores which groups are active for each session. Activation is
-// absolute: Store replaces the whole set.
+// absolute: Store replaces the whole set. The session it is given is a
+// session scope (SessionScope): the toolkit passes ToolCall.Scope, so the
+// sessions of different caller identities never share state.
 //
 // Implementations must be safe for concurrent use. The in-memory one is
 // NewMemoryState; the bus package has one on a JetStream KV bucket, whose

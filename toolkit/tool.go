@@ -80,9 +80,38 @@ type ToolCall struct {
 	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
 	// Session keys the group activation state (and, with the bus, more).
 	Session string `json:"session,omitempty" msgpack:"session,omitempty"`
+	// Identity is the caller the call is made for, as the transport
+	// vouches for it ("" for an anonymous call): sessions of different
+	// identities never share state, whatever their names (SessionScope).
+	Identity string `json:"identity,omitempty" msgpack:"identity,omitempty"`
 	// GroupsRevision is the group-state revision returned by the session's
 	// last reset_tools; a GroupState honours at least that revision.
 	GroupsRevision uint64 `json:"groups_revision,omitempty" msgpack:"groups_revision,omitempty"`
+}
+
+// Scope is the call's session scope: SessionScope(Identity, Session).
+func (c ToolCall) Scope() string { return SessionScope(c.Identity, c.Session) }
+
+// SessionScope is the key a GroupState (and any per-session store) keeps a
+// session under: the session itself for an anonymous caller, and a form
+// that no anonymous session name takes for an identity's session (a NUL,
+// the identity, a NUL, the session), so identities never share sessions.
+// Transports refuse anonymous session names that start with a NUL.
+func SessionScope(identity, session string) string {
+	if identity == "" {
+		return session
+	}
+	return "\x00" + identity + "\x00" + session
+}
+
+// SplitScope is the inverse of SessionScope.
+func SplitScope(scope string) (identity, session string) {
+	if len(scope) > 0 && scope[0] == 0 {
+		if id, s, ok := strings.Cut(scope[1:], "\x00"); ok {
+			return id, s
+		}
+	}
+	return "", scope
 }
 
 // Call is what a Handler receives: the request plus the tool it resolved

@@ -121,13 +121,23 @@ var errNotMessage = errors.New("wire: not a message")
 // reply subject: there is nowhere to answer.
 var ErrNoReplySubject = errors.New("the request has no reply subject")
 
+// ErrReplyOutsideInbox is returned by Respond for a request whose reply
+// subject is not under InboxPrefix: a worker never publishes where a
+// request tells it to but into an inbox (a reply subject naming a KV key
+// would otherwise overwrite it with the worker's permissions).
+var ErrReplyOutsideInbox = errors.New("the request's reply subject is outside " + InboxPrefix + ">")
+
 // Respond answers the request m with reply, in the encoding m asked for
 // (JSON replies carry HeaderContentType). It is the one way a worker
 // answers the request/reply subjects besides calls: listings, discovery,
-// skills and control.
+// skills and control. It refuses a reply subject outside the inboxes
+// (ErrReplyOutsideInbox).
 func Respond(nc *nats.Conn, m *nats.Msg, reply Message) error {
 	if m.Reply == "" {
 		return ErrNoReplySubject
+	}
+	if !ReplyAllowed(m.Reply, "") {
+		return fmt.Errorf("%w: %q", ErrReplyOutsideInbox, m.Reply)
 	}
 	c := CodecOf(m.Header)
 	data, err := c.Marshal(reply)

@@ -149,10 +149,25 @@ func TestSessionKeys(t *testing.T) {
 			t.Errorf("ParseSessionKey(%q) = %q, %v; want %q", key, back, err, session)
 		}
 	}
+	// An identity's sessions are keyed under the identity's token.
+	for scope, key := range map[string]string{
+		toolkit.SessionScope("alice", "s1"):  "alice.s1",
+		toolkit.SessionScope("alice", "a.b"): "alice.=YS5i",
+		toolkit.SessionScope("bob", ""):      "bob.=",
+	} {
+		got, err := wire.SessionKey(scope)
+		if err != nil || got != key {
+			t.Errorf("SessionKey(%q) = %q, %v; want %q", scope, got, err, key)
+		}
+		back, err := wire.ParseSessionKey(key)
+		if err != nil || back != scope {
+			t.Errorf("ParseSessionKey(%q) = %q, %v; want %q", key, back, err, scope)
+		}
+	}
 	if _, err := wire.SessionKey(string(make([]byte, 800))); err == nil {
 		t.Error("a session over the key limit was accepted")
 	}
-	for _, bad := range []string{"a.b", "=!!", "a b"} {
+	for _, bad := range []string{"a.b.c", "a.=!!", "=!!", "a b", "a b.c"} {
 		if _, err := wire.ParseSessionKey(bad); err == nil {
 			t.Errorf("ParseSessionKey(%q) accepted", bad)
 		}

@@ -28,10 +28,23 @@ func KeyToken(s string) string {
 	return "=" + sessionKeyB64.EncodeToString([]byte(s))
 }
 
-// SessionKey returns the KV key of a session (KeyToken). It fails with
-// ErrInvalidSession when the key would be longer than MaxSessionKeyLen.
+// ScopedKeyToken is the KV key token of a session scope
+// (toolkit.SessionScope): KeyToken(session) for an anonymous session, and
+// identity + "." + KeyToken(session) for a caller's, so that NATS
+// permissions on the keys can give a caller its own sessions only.
+func ScopedKeyToken(scope string) string {
+	identity, session := toolkit.SplitScope(scope)
+	if identity == "" {
+		return KeyToken(session)
+	}
+	return identity + "." + KeyToken(session)
+}
+
+// SessionKey returns the KV key of a session scope (ScopedKeyToken). It
+// fails with ErrInvalidSession when the key would be longer than
+// MaxSessionKeyLen.
 func SessionKey(session string) (string, error) {
-	key := KeyToken(session)
+	key := ScopedKeyToken(session)
 	if len(key) > MaxSessionKeyLen {
 		return "", fmt.Errorf("%w: a session of %d bytes encodes to a %d-byte KV key, over the %d-byte limit",
 			ErrInvalidSession, len(session), len(key), MaxSessionKeyLen)
@@ -39,8 +52,18 @@ func SessionKey(session string) (string, error) {
 	return key, nil
 }
 
-// ParseSessionKey is the inverse of SessionKey.
+// ParseSessionKey is the inverse of SessionKey: the session scope.
 func ParseSessionKey(key string) (string, error) {
+	if identity, rest, ok := strings.Cut(key, "."); ok {
+		if !ValidIdentity(identity) {
+			return "", fmt.Errorf("%w: key %q is not a session key", ErrInvalidSession, key)
+		}
+		session, err := ParseSessionKey(rest)
+		if err != nil || strings.Contains(rest, ".") {
+			return "", fmt.Errorf("%w: key %q is not a session key", ErrInvalidSession, key)
+		}
+		return toolkit.SessionScope(identity, session), nil
+	}
 	if enc, ok := strings.CutPrefix(key, "="); ok {
 		b, err := sessionKeyB64.DecodeString(enc)
 		if err != nil {

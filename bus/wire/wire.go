@@ -13,16 +13,26 @@ import "github.com/toolbus/toolbus/toolkit"
 const Version = "1"
 
 // Subjects. A prefix ends in a dot and is followed by one subject token.
+// Calls, cancels and listings come in two forms: anonymous, and on behalf
+// of a caller identity, whose token ends (or, for cancels, starts) the
+// subject. NATS permissions let a caller publish only its own identity's
+// subjects, so a worker can trust the identity it reads there: it scopes
+// the caller's sessions by it and replies only under its inbox.
 const (
-	// SubjectCallPrefix + tool name is where calls are published; workers
-	// queue-subscribe to one subject per tool they serve.
+	// SubjectCallPrefix + tool name is where anonymous calls are
+	// published, and + tool name + "." + identity a caller's calls;
+	// workers queue-subscribe both for every tool they serve.
 	SubjectCallPrefix = "tools.call."
-	// SubjectCancelPrefix + call id cancels a call. Every worker listens
-	// on it with a wildcard, without a queue group.
+	// SubjectCancelPrefix + call id cancels an anonymous call, and +
+	// identity + "." + call id a call of that identity (only). Every
+	// worker listens to both with wildcards, without a queue group.
 	SubjectCancelPrefix = "tools.cancel."
 	// SubjectList is a request (queue group) answered by one worker with
 	// its tool names and the schemas of a session's active tools.
 	SubjectList = "tools.list"
+	// SubjectListPrefix + identity is SubjectList for a caller identity's
+	// sessions.
+	SubjectListPrefix = "tools.list."
 	// SubjectAnnouncePrefix + instance id is where a worker publishes its
 	// announcements; fleets subscribe to it with a wildcard.
 	SubjectAnnouncePrefix = "tools.announce."
@@ -145,11 +155,54 @@ const (
 	MaxSessionKeyLen = 1024
 )
 
-// CallSubject is the subject calls of tool are published on.
-func CallSubject(tool string) string { return SubjectCallPrefix + tool }
+// InboxPrefix starts every subject a worker replies on: a reply subject
+// elsewhere (a KV key, another tool's subject) is refused. A caller with
+// an identity has its inbox under InboxPrefix + identity + ".".
+const InboxPrefix = "_INBOX."
 
-// CancelSubject is the subject that cancels the call id.
-func CancelSubject(id string) string { return SubjectCancelPrefix + id }
+// CallSubject is the subject a call of tool by identity ("" for an
+// anonymous call) is published on.
+func CallSubject(tool, identity string) string {
+	if identity == "" {
+		return SubjectCallPrefix + tool
+	}
+	return SubjectCallPrefix + tool + "." + identity
+}
+
+// CancelSubject is the subject that cancels the call id of identity.
+func CancelSubject(identity, id string) string {
+	if identity == "" {
+		return SubjectCancelPrefix + id
+	}
+	return SubjectCancelPrefix + identity + "." + id
+}
+
+// ListSubject is the listing subject of identity.
+func ListSubject(identity string) string {
+	if identity == "" {
+		return SubjectList
+	}
+	return SubjectListPrefix + identity
+}
+
+// Inbox is the inbox prefix of identity's replies (with a trailing dot).
+func Inbox(identity string) string {
+	if identity == "" {
+		return InboxPrefix
+	}
+	return InboxPrefix + identity + "."
+}
+
+// ValidIdentity reports whether identity can name a caller: one token of
+// [A-Za-z0-9_-], at most MaxCallIDLen bytes.
+func ValidIdentity(identity string) bool { return ValidCallID(identity) }
+
+// ReplyAllowed reports whether a worker may reply on subject to a caller
+// of identity: only under that caller's inbox.
+func ReplyAllowed(subject, identity string) bool {
+	prefix := Inbox(identity)
+	return len(subject) > len(prefix) && subject[:len(prefix)] == prefix
+}
 
 // AnnounceSubject is the subject instance announces itself on.
 func AnnounceSubject(instance string) string { return SubjectAnnouncePrefix + instance }

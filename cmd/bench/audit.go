@@ -37,8 +37,9 @@ type wireCall struct {
 }
 
 // newInboxPrefix is the caller connection's inbox prefix, so the
-// auditor hears the caller's replies and nobody else's.
-func newInboxPrefix() string { return "_INBOX_bench_" + nuid.Next() }
+// auditor hears the caller's replies and nobody else's. Workers reply
+// only under _INBOX.
+func newInboxPrefix() string { return "_INBOX.bench_" + nuid.Next() }
 
 func newAuditor(nc *nats.Conn, prefix string) (*auditor, error) {
 	a := &auditor{nc: nc, calls: map[string]*wireCall{}}

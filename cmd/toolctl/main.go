@@ -138,7 +138,7 @@ func (e *env) bus() (*bus.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := bus.NewClient(nc, &bus.ClientOptions{Logger: slog.New(slog.NewTextHandler(e.stderr, nil))})
+	c, err := bus.NewClient(nc, &bus.ClientOptions{Logger: slog.New(slog.NewTextHandler(e.stderr, nil)), Identity: e.cfg.NATS.Identity})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return nil, exitStatus{exitError}

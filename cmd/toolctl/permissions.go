@@ -81,18 +81,44 @@ func (e *env) guard(ctx context.Context) (*permission.Guard, int) {
 	return g, exitOK
 }
 
-// sessionFlag is the --session flag of the permission commands.
-func sessionFlag(fs *flag.FlagSet, p *string, what string) {
-	fs.StringVar(p, "session", "", what)
+// sessionFlags are the --session and --caller flags of the permission
+// commands: a session is a caller identity's session, the connection's
+// own (--identity) unless --caller names another (an operator's choice).
+type sessionFlags struct{ session, caller string }
+
+func (f *sessionFlags) register(fs *flag.FlagSet, what string) {
+	fs.StringVar(&f.session, "session", "", what)
+	fs.StringVar(&f.caller, "caller", "", "the caller `identity` whose session it is (default --identity; an operator names others')")
+}
+
+// scope is the session scope the flags name ("" without --session).
+func (f *sessionFlags) scope(e *env) string {
+	if f.session == "" {
+		return ""
+	}
+	caller := f.caller
+	if caller == "" {
+		caller = e.cfg.NATS.Identity
+	}
+	return toolkit.SessionScope(caller, f.session)
+}
+
+// scopeName prints a session scope: "identity/session", or the session
+// alone when it is anonymous.
+func scopeName(scope string) string {
+	if id, session := toolkit.SplitScope(scope); id != "" {
+		return id + "/" + session
+	}
+	return scope
 }
 
 type approveOptions struct {
-	session string
-	by      string
+	sessionFlags
+	by string
 }
 
 func (o *approveOptions) register(fs *flag.FlagSet) {
-	sessionFlag(fs, &o.session, "`session` of the call (needed only when several sessions have a pending call with that id)")
+	o.sessionFlags.register(fs, "`session` of the call (needed only when several sessions have a pending call with that id)")
 	fs.StringVar(&o.by, "by", "", "who approves, for the workers' logs (default the user name)")
 }
 
@@ -115,24 +141,25 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 	if g == nil {
 		return code
 	}
-	pending, err := g.Pending(ctx, o.session, id)
+	scope := o.scope(e)
+	pending, err := g.Pending(ctx, scope, id)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
-	a, err := g.Approve(ctx, o.session, id, by)
+	a, err := g.Approve(ctx, scope, id, by)
 	switch {
 	case errors.Is(err, permission.ErrNoPending):
 		where := ""
 		if o.session != "" {
-			where = " in session " + o.session
+			where = " in session " + scopeName(scope)
 		}
 		fmt.Fprintf(e.stderr, "toolctl: no call %q is waiting for approval%s (never asked, expired, or already approved)\n", id, where)
 		return exitError
 	case errors.Is(err, permission.ErrAmbiguous):
 		var sessions []string
 		for _, p := range pending {
-			sessions = append(sessions, p.Session)
+			sessions = append(sessions, scopeName(p.Session))
 		}
 		fmt.Fprintf(e.stderr, "toolctl: calls with id %q wait in several sessions (%s): name one with --session\n", id, strings.Join(sessions, ", "))
 		return exitUsage
@@ -146,15 +173,15 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 			input = p.Input
 		}
 	}
-	fmt.Fprintf(e.stdout, "approved call %s of session %s: %s %s\n", a.CallID, a.Session, a.Tool, input)
+	fmt.Fprintf(e.stdout, "approved call %s of session %s: %s %s\n", a.CallID, scopeName(a.Session), a.Tool, input)
 	fmt.Fprintf(e.stdout, "it runs once when re-sent with this input (%s)\n", a.Digest)
 	return exitOK
 }
 
-type allowOptions struct{ session string }
+type allowOptions struct{ sessionFlags }
 
 func (o *allowOptions) register(fs *flag.FlagSet) {
-	sessionFlag(fs, &o.session, "`session` the rules apply to (required)")
+	o.sessionFlags.register(fs, "`session` the rules apply to (required)")
 }
 
 func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
@@ -174,19 +201,19 @@ func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	for _, spec := range args {
-		if err := g.Allow(ctx, o.session, spec); err != nil {
+		if err := g.Allow(ctx, o.scope(e), spec); err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
-		fmt.Fprintf(e.stdout, "session %s: allow %s\n", o.session, spec)
+		fmt.Fprintf(e.stdout, "session %s: allow %s\n", scopeName(o.scope(e)), spec)
 	}
 	return exitOK
 }
 
-type modeOptions struct{ session string }
+type modeOptions struct{ sessionFlags }
 
 func (o *modeOptions) register(fs *flag.FlagSet) {
-	sessionFlag(fs, &o.session, "`session` whose mode to show or set (required)")
+	o.sessionFlags.register(fs, "`session` whose mode to show or set (required)")
 }
 
 func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
@@ -208,20 +235,20 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if len(args) == 1 {
-		if err := g.SetMode(ctx, o.session, mode); err != nil {
+		if err := g.SetMode(ctx, o.scope(e), mode); err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
 	}
-	sp, _, err := g.Store().LoadSession(ctx, o.session)
+	sp, _, err := g.Store().LoadSession(ctx, o.scope(e))
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
 	if sp.Mode == "" {
-		fmt.Fprintf(e.stdout, "session %s: mode not set (each worker's default mode applies)\n", o.session)
+		fmt.Fprintf(e.stdout, "session %s: mode not set (each worker's default mode applies)\n", scopeName(o.scope(e)))
 	} else {
-		fmt.Fprintf(e.stdout, "session %s: mode %s\n", o.session, sp.Mode)
+		fmt.Fprintf(e.stdout, "session %s: mode %s\n", scopeName(o.scope(e)), sp.Mode)
 	}
 	for _, r := range sp.Rules {
 		fmt.Fprintf(e.stdout, "  %s %s (%s)\n", r.Behavior, r.String(), r.Source)
