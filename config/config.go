@@ -103,6 +103,13 @@ type Embedded struct {
 	Listen string `yaml:"listen"`
 	// StoreDir holds JetStream's data. Default DataDir()/jetstream.
 	StoreDir string `yaml:"store_dir"`
+	// ServerConfig is a nats-server configuration file the server starts
+	// from, such as the roles `toolctl auth init` writes; the worker's own
+	// connection then needs the worker role's key (nats.nkey_seed).
+	ServerConfig string `yaml:"server_config"`
+	// Insecure lets the server listen on an address other than loopback
+	// without authentication; the worker refuses to start so otherwise.
+	Insecure bool `yaml:"insecure"`
 }
 
 // Group is a tool group a session can turn on and off with reset_tools.
@@ -475,6 +482,7 @@ func (c *Config) resolvePaths(dir string) {
 	abs(&c.NATS.TLS.Cert)
 	abs(&c.NATS.TLS.Key)
 	abs(&c.Embedded.StoreDir)
+	abs(&c.Embedded.ServerConfig)
 	abs(&c.Builtins.Workspace)
 	for i := range c.Skills {
 		abs(&c.Skills[i].Dir)

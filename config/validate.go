@@ -174,6 +174,7 @@ func (k *checker) embedded() {
 			k.fail("embedded.listen", "invalid host %q in %q: want an IP address or localhost", host, l)
 		}
 	}
+	k.fileExists("embedded.server_config", k.c.Embedded.ServerConfig)
 }
 
 // groups checks the declared groups and returns the names a tool may be

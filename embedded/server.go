@@ -12,6 +12,7 @@
 package embedded
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -43,6 +44,15 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// Log turns on the server's own log (to stderr).
 	Log bool
+	// ConfigFile is a nats-server configuration file to start from, such
+	// as the roles `toolctl auth init` writes (package auth); the fields
+	// above override what it says about the same things.
+	ConfigFile string
+	// Insecure lets the server listen on an address other than loopback
+	// without authentication. Start refuses that otherwise: whoever
+	// reaches the port could call every tool, read every result and
+	// rewrite every session.
+	Insecure bool
 }
 
 // Server is an embedded nats-server with JetStream. It is the default
@@ -59,16 +69,22 @@ func Start(opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	so := &server.Options{
-		ServerName: opts.Name,
-		JetStream:  true,
-		StoreDir:   opts.StoreDir,
-		MaxPayload: opts.MaxPayload,
-		NoLog:      !opts.Log,
-		NoSigs:     true,
+	so := &server.Options{}
+	if opts.ConfigFile != "" {
+		var err error
+		if so, err = server.ProcessConfigFile(opts.ConfigFile); err != nil {
+			return nil, fmt.Errorf("embedded: server configuration: %w", err)
+		}
 	}
-	if so.ServerName == "" {
-		so.ServerName = "toolbus"
+	so.JetStream, so.NoLog, so.NoSigs = true, !opts.Log, true
+	if opts.StoreDir != "" || so.StoreDir == "" {
+		so.StoreDir = opts.StoreDir
+	}
+	if opts.MaxPayload != 0 {
+		so.MaxPayload = opts.MaxPayload
+	}
+	if opts.Name != "" || so.ServerName == "" {
+		so.ServerName = cmp.Or(opts.Name, "toolbus")
 	}
 	if opts.Listen == "" {
 		so.DontListen = true
@@ -85,6 +101,10 @@ func Start(opts *Options) (*Server, error) {
 			p = server.RANDOM_PORT
 		}
 		so.Host, so.Port = host, p
+		if !loopback(host) && !authenticates(so) && !opts.Insecure {
+			return nil, fmt.Errorf("embedded: refusing to listen on %s without authentication: whoever reaches it could call every tool and read every result; "+
+				"give a server configuration with users (toolctl auth init writes one), listen on 127.0.0.1, or say insecure explicitly", opts.Listen)
+		}
 	}
 	s := &Server{}
 	if so.StoreDir == "" {
@@ -155,4 +175,21 @@ func (s *Server) removeTemp() {
 	if s.tempDir != "" {
 		os.RemoveAll(s.tempDir)
 	}
+}
+
+// loopback reports whether host is a loopback name or address ("" and
+// the unspecified addresses are every interface).
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// authenticates reports whether the server options admit only known
+// clients.
+func authenticates(o *server.Options) bool {
+	return len(o.Nkeys) > 0 || len(o.Users) > 0 || o.Authorization != "" || o.Username != "" ||
+		len(o.TrustedOperators) > 0 || len(o.TrustedKeys) > 0 || o.AuthCallout != nil || o.CustomClientAuthentication != nil
 }

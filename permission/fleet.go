@@ -2,9 +2,11 @@ package permission
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/discovery"
@@ -24,6 +26,69 @@ type Announced struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
 	Ask   []string `json:"ask,omitempty"`
+}
+
+// String is the policy in one line, for logs ("none" for a nil policy).
+func (a *Announced) String() string {
+	if a == nil {
+		return "none (no permission checks)"
+	}
+	c := a.canonical()
+	return fmt.Sprintf("mode %s, allow %v, deny %v, ask %v", c.Mode, c.Allow, c.Deny, c.Ask)
+}
+
+// canonical sorts the lists: their order decides nothing.
+func (a Announced) canonical() Announced {
+	for _, l := range []*[]string{&a.Allow, &a.Deny, &a.Ask} {
+		*l = slices.Compact(slices.Sorted(slices.Values(*l)))
+	}
+	return a
+}
+
+// Same reports whether two policies (nil: no checks) decide every call
+// alike. Working directories are not compared: they are paths of each
+// worker's machine.
+func Same(a, b *Announced) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := a.canonical(), b.canonical()
+	return x.Mode == y.Mode && slices.Equal(x.Allow, y.Allow) && slices.Equal(x.Deny, y.Deny) &&
+		slices.Equal(x.Ask, y.Ask)
+}
+
+// ErrFleetPolicy is returned (wrapped) by CheckFleet when a live worker of
+// the same queue group checks permissions differently.
+var ErrFleetPolicy = errors.New("the fleet checks permissions differently")
+
+// CheckFleet compares a worker's permission policy (nil: it checks none)
+// with the policies announced by the live instances of its queue group
+// that serve some of the same tools, other than itself. A call of such a
+// tool goes to any of them, so they must decide it alike: otherwise a
+// write that one worker holds for approval another runs at once. The
+// error names the first instance that differs, the tools they share and
+// both policies.
+func CheckFleet(f *discovery.Fleet, self, queue string, tools []string, mine *Announced) error {
+	for _, in := range f.Instances() {
+		shared := slices.DeleteFunc(slices.Clone(tools), func(t string) bool { return !slices.Contains(in.Tools, t) })
+		if in.ID == self || in.Queue != queue || len(shared) == 0 {
+			continue
+		}
+		theirs, ok, err := InstancePolicy(in)
+		if err != nil {
+			return fmt.Errorf("%w: instance %s announces a permission policy this version cannot read: %v", ErrFleetPolicy, in.ID, err)
+		}
+		var t *Announced
+		if ok {
+			t = &theirs
+		}
+		if !Same(mine, t) {
+			return fmt.Errorf("%w: instance %s of queue group %q serves %s too and checks %s; this worker would check %s. "+
+				"Give the workers of a queue group that serve the same tools the same permissions section; to change the policy, stop them first",
+				ErrFleetPolicy, in.ID, queue, strings.Join(shared, ", "), t, mine)
+		}
+	}
+	return nil
 }
 
 // Announce is the announcement part of a worker's defaults, for

@@ -23,7 +23,9 @@ import (
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -53,6 +55,8 @@ type flags struct {
 	conn       config.ConnFlags
 	listen     string
 	storeDir   string
+	serverConf string
+	insecure   bool
 	instance   string
 	queue      string
 	kvReplicas int
@@ -75,6 +79,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f.conn.Register(fs)
 	fs.StringVar(&f.listen, "listen", "", "embedded server client `address` (default 127.0.0.1:4222; port 0 picks one)")
 	fs.StringVar(&f.storeDir, "store-dir", "", "embedded server JetStream `directory` (default "+config.DataDir()+"/jetstream)")
+	fs.StringVar(&f.serverConf, "server-config", "", "embedded server: nats-server configuration `file` to start from, e.g. the roles of toolctl auth init (then also --nkey worker.nk)")
+	fs.BoolVar(&f.insecure, "insecure", false, "embedded server: allow listening on a non-loopback address without authentication")
 	fs.StringVar(&f.instance, "instance", "", "instance `name` on logs and responses (default <hostname>-<pid>)")
 	fs.StringVar(&f.queue, "queue", "", "NATS queue `group` shared with the other workers (default toolbus)")
 	fs.IntVar(&f.kvReplicas, "kv-replicas", 1, "`replicas` of the group-state KV bucket when this worker creates it (1-5; 3 on a 3-node cluster)")
@@ -108,6 +114,10 @@ func loadConfig(f *flags) (*config.Config, error) {
 			cfg.Embedded.Listen, sources["embedded.listen"] = f.listen, src
 		case "store-dir":
 			cfg.Embedded.StoreDir, sources["embedded.store_dir"] = f.storeDir, src
+		case "server-config":
+			cfg.Embedded.ServerConfig, sources["embedded.server_config"] = f.serverConf, src
+		case "insecure":
+			cfg.Embedded.Insecure, sources["embedded.insecure"] = f.insecure, src
 		case "instance":
 			cfg.Instance, sources["instance"] = f.instance, src
 		case "queue":
@@ -233,8 +243,15 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		// A server on every interface is reached locally on loopback.
 		url = strings.Replace(url, "://0.0.0.0:", "://127.0.0.1:", 1)
 		url = strings.Replace(url, "://[::]:", "://127.0.0.1:", 1)
-		r.nc, err = nats.Connect("", nats.InProcessServer(r.srv.NATS()), nats.Name("toolbus worker "+r.instance))
+		auth, err := cfg.NATS.Options()
 		if err != nil {
+			return nil, err
+		}
+		r.nc, err = nats.Connect("", append(auth, nats.InProcessServer(r.srv.NATS()), nats.Name("toolbus worker "+r.instance))...)
+		if err != nil {
+			if errors.Is(err, nats.ErrAuthorization) {
+				err = fmt.Errorf("%w (the server configuration requires authentication: give the worker role's key, e.g. --nkey worker.nk from toolctl auth init)", err)
+			}
 			return nil, fmt.Errorf("connecting to the embedded server: %w", err)
 		}
 	} else if r.nc, err = connect(ctx, cfg, r.instance, log); err != nil {
@@ -278,6 +295,9 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		}
 	}
 	tk.Use(chain(cfg.Middleware, log, env.middleware)...)
+	if err := checkFleetPolicy(ctx, r.nc, cfg.QueueGroup, r.instance, tk, env.Policy); err != nil {
+		return nil, err
+	}
 
 	r.worker, err = bus.Serve(r.nc, tk, &bus.WorkerOptions{
 		Queue:       cfg.QueueGroup,
@@ -308,6 +328,26 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		"tools", strings.Join(tools, ","), "groups", cmp.Or(strings.Join(groups, ", "), "none"),
 		"try", tryLine(url, tools))
 	return r, nil
+}
+
+// checkFleetPolicy refuses to serve when a live worker of the queue group
+// serving some of the same tools checks permissions differently
+// (permission.CheckFleet): a call would be checked by whichever worker
+// takes it.
+func checkFleetPolicy(ctx context.Context, nc *nats.Conn, queue, instance string, tk *toolkit.Toolkit, mine *permission.Announced) error {
+	f, err := discovery.NewFleet(ctx, nc, nil)
+	if err != nil {
+		return fmt.Errorf("discovering the fleet's permission policies: %w", err)
+	}
+	defer f.Close()
+	var tools []string
+	for _, t := range tk.Tools() {
+		tools = append(tools, t.Name)
+	}
+	if err := permission.CheckFleet(f, instance, queue, tools, mine); err != nil {
+		return fmt.Errorf("refusing to serve: %w", err)
+	}
+	return nil
 }
 
 // tryLine is how to call one of the tools, for the start line.
@@ -363,7 +403,7 @@ func startServer(e config.Embedded) (*embedded.Server, error) {
 	if err := os.MkdirAll(e.StoreDir, 0o755); err != nil {
 		return nil, fmt.Errorf("JetStream store: %w", err)
 	}
-	return embedded.Start(&embedded.Options{Listen: e.Listen, StoreDir: e.StoreDir})
+	return embedded.Start(&embedded.Options{Listen: e.Listen, StoreDir: e.StoreDir, ConfigFile: e.ServerConfig, Insecure: e.Insecure})
 }
 
 // connect dials the configured NATS servers, retrying while none answers

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -49,6 +50,10 @@ type mountEnv struct {
 	JetStream jetstream.JetStream
 	Instance  string
 	Logger    *slog.Logger
+	// Policy is the permission policy the worker checks (set by the
+	// permission mount; nil: none), compared with the fleet's before the
+	// worker serves.
+	Policy *permission.Announced
 
 	middleware []toolkit.Middleware
 	meta       map[string]func() any

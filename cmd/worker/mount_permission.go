@@ -49,7 +49,8 @@ func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
 		return nil, err
 	}
 	env.Use(permission.Middleware(g))
-	env.Announce(wire.MetaPermissions, permission.Announce(permission.Announced{Mode: string(mode), Allow: p.Allow, Deny: p.Deny, Ask: p.Ask}))
+	env.Policy = &permission.Announced{Mode: string(mode), Allow: p.Allow, Deny: p.Deny, Ask: p.Ask}
+	env.Announce(wire.MetaPermissions, permission.Announce(*env.Policy))
 	var specs []string
 	for _, r := range rules {
 		specs = append(specs, string(r.Behavior)+" "+r.String())

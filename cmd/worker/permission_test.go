@@ -62,11 +62,13 @@ func metaOf(final map[string]any, key string) any {
 // another worker; a changed input cannot use the approval; toolctl allow
 // adds a rule; listings hide what a session can never run.
 func TestPermissions(t *testing.T) {
-	// w0 hosts the server and serves only echo, unchecked; w1 and w2 are
-	// the checked workers, sharing the permission buckets.
+	// w0 hosts the server and serves only sleep, unchecked (a tool the
+	// others do not serve: workers serving the same tool must check it
+	// alike); w1 and w2 are the checked workers, sharing the permission
+	// buckets.
 	cfg, ws := permissionConfig(t)
 	host := filepath.Join(t.TempDir(), "host.yaml")
-	mustWrite(t, host, "builtins:\n  tools: [{name: echo}]\n")
+	mustWrite(t, host, "builtins:\n  tools: [{name: sleep}]\n")
 	w0 := startWorker(t, "--instance", "w0", "--config", host)
 	checked := map[string]*worker{}
 	for _, id := range []string{"w1", "w2"} {
@@ -193,8 +195,8 @@ func TestPermissions(t *testing.T) {
 		session string
 		want    []string
 	}{
-		{"s1", []string{"echo", "view_text_file", "write_text_file"}},
-		{"reader", []string{"echo", "view_text_file"}},
+		{"s1", []string{"sleep", "echo", "view_text_file", "write_text_file"}},
+		{"reader", []string{"sleep", "echo", "view_text_file"}},
 	}
 	for _, l := range listings {
 		out, se, code := toolctl(t, w0.url, "tools", "--session", l.session, "--json")

@@ -1,0 +1,199 @@
+package auth
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nkeys"
+
+	"github.com/toolbus/toolbus/bus/wire"
+)
+
+// ServerConfigFile is the name of the nats-server configuration Init
+// writes into its directory.
+const ServerConfigFile = "server.conf"
+
+// User is one user of the configuration: a role (and, for a caller, its
+// identity), its nkey's public key and the file holding its seed.
+type User struct {
+	Role     string
+	Identity string // callers only
+	Public   string
+	SeedFile string
+}
+
+// Setup is what Init wrote.
+type Setup struct {
+	// ServerConfig is the nats-server configuration file: an
+	// authorization block with every user and its permissions.
+	ServerConfig string
+	// Users, the operator and the worker first, then the callers by
+	// identity.
+	Users []User
+}
+
+// SeedFile is the name of a user's seed file in Init's directory:
+// operator.nk, worker.nk, caller-<identity>.nk.
+func SeedFile(role, identity string) string {
+	if role == RoleCaller {
+		return "caller-" + identity + ".nk"
+	}
+	return role + ".nk"
+}
+
+// Init writes into dir one nkey seed file per user (mode 0600) and the
+// server configuration (ServerConfigFile) that admits them with their
+// roles' permissions: an operator, a worker (shared by every worker of the
+// fleet) and a caller per identity. It is idempotent: seeds already in dir
+// are kept (so running it again with more identities adds callers and
+// invalidates nobody), and the callers of earlier runs stay.
+func Init(dir string, callers []string) (*Setup, error) {
+	for _, id := range callers {
+		if !wire.ValidIdentity(id) {
+			return nil, fmt.Errorf("auth: invalid caller identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", id, wire.MaxCallIDLen)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	earlier, err := filepath.Glob(filepath.Join(dir, SeedFile(RoleCaller, "*")))
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	for _, f := range earlier {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "caller-"), ".nk")
+		if wire.ValidIdentity(id) {
+			callers = append(callers, id)
+		}
+	}
+	slices.Sort(callers)
+	callers = slices.Compact(callers)
+
+	setup := &Setup{ServerConfig: filepath.Join(dir, ServerConfigFile)}
+	var conf bytes.Buffer
+	conf.WriteString(confHeader)
+	add := func(role, identity string, p Permissions) error {
+		u := User{Role: role, Identity: identity, SeedFile: filepath.Join(dir, SeedFile(role, identity))}
+		if u.Public, err = ensureSeed(u.SeedFile); err != nil {
+			return err
+		}
+		setup.Users = append(setup.Users, u)
+		writeUser(&conf, u, p)
+		return nil
+	}
+	if err := add(RoleOperator, "", Operator()); err != nil {
+		return nil, err
+	}
+	if err := add(RoleWorker, "", Worker()); err != nil {
+		return nil, err
+	}
+	for _, id := range callers {
+		p, err := Caller(id)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(RoleCaller, id, p); err != nil {
+			return nil, err
+		}
+	}
+	conf.WriteString("  ]\n}\n")
+	if err := writeFile(setup.ServerConfig, conf.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	return setup, nil
+}
+
+const confHeader = `# toolbus roles: one nkey user per role, written by ` + "`toolctl auth init`" + `.
+# The seeds are the *.nk files beside this file; give each process its own:
+#   workers   --server-config server.conf (embedded server) or nats-server -c server.conf,
+#             and --nkey worker.nk
+#   operator  toolctl --nkey operator.nk (approve, mode, allow, headers, everything)
+#   callers   toolctl --nkey caller-ID.nk --identity ID (or the gateway, and agents)
+# Running toolctl auth init again keeps these keys and adds callers.
+authorization {
+  users = [
+`
+
+// writeUser appends one user to the configuration. Subjects are quoted:
+// "$" would otherwise start a variable reference.
+func writeUser(b *bytes.Buffer, u User, p Permissions) {
+	name := u.Role
+	if u.Identity != "" {
+		name += " " + u.Identity
+	}
+	fmt.Fprintf(b, "    # %s\n    {\n      nkey: %q\n      permissions: {\n", name, u.Public)
+	list := func(what string, subjects []string) {
+		fmt.Fprintf(b, "        %s: { allow: [\n", what)
+		for _, s := range subjects {
+			fmt.Fprintf(b, "          %s\n", strconv.Quote(s))
+		}
+		b.WriteString("        ] }\n")
+	}
+	list("publish", p.Publish)
+	list("subscribe", p.Subscribe)
+	b.WriteString("      }\n    }\n")
+}
+
+// ensureSeed reads the user seed in path, or creates one there, and
+// returns its public key.
+func ensureSeed(path string) (string, error) {
+	seed, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		kp, err := nkeys.FromSeed(bytes.TrimSpace(seed))
+		if err != nil {
+			return "", fmt.Errorf("auth: %s: %w", path, err)
+		}
+		pub, err := kp.PublicKey()
+		if err == nil && !nkeys.IsValidPublicUserKey(pub) {
+			err = errors.New("not a user seed")
+		}
+		if err != nil {
+			return "", fmt.Errorf("auth: %s: %w", path, err)
+		}
+		return pub, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("auth: %w", err)
+	}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return "", fmt.Errorf("auth: %w", err)
+	}
+	if seed, err = kp.Seed(); err != nil {
+		return "", fmt.Errorf("auth: %w", err)
+	}
+	if err := writeFile(path, append(seed, '\n'), 0o600); err != nil {
+		return "", err
+	}
+	return kp.PublicKey()
+}
+
+// writeFile replaces path atomically.
+func writeFile(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth: %w", err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auth: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	return nil
+}

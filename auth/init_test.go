@@ -1,0 +1,76 @@
+package auth_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/toolbus/toolbus/auth"
+)
+
+// TestInit: the configuration loads in nats-server with every user and
+// its role's permissions, seeds are private, and a second run keeps the
+// keys and adds callers.
+func TestInit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "auth")
+	first, err := auth.Init(dir, []string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := auth.Init(dir, []string{"bob", "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := func(s *auth.Setup) map[string]string {
+		m := map[string]string{}
+		for _, u := range s.Users {
+			m[u.Role+" "+u.Identity] = u.Public
+			fi, err := os.Stat(u.SeedFile)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("seed %s: %v, %v", u.SeedFile, fi.Mode(), err)
+			}
+		}
+		return m
+	}
+	a, b := roles(first), roles(second)
+	if len(a) != 3 || len(b) != 4 {
+		t.Fatalf("users: first %v, second %v", a, b)
+	}
+	for k, v := range a {
+		if b[k] != v {
+			t.Errorf("%s: key changed from %s to %s on the second run", k, v, b[k])
+		}
+	}
+
+	opts, err := server.ProcessConfigFile(second.ServerConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts.Nkeys) != 4 {
+		t.Fatalf("%d nkey users in the server configuration", len(opts.Nkeys))
+	}
+	alice, err := auth.Caller("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]auth.Permissions{b["operator "]: auth.Operator(), b["worker "]: auth.Worker(), b["caller alice"]: alice}
+	for _, u := range opts.Nkeys {
+		p, ok := want[u.Nkey]
+		if !ok {
+			continue
+		}
+		if !slices.Equal(u.Permissions.Publish.Allow, p.Publish) || !slices.Equal(u.Permissions.Subscribe.Allow, p.Subscribe) {
+			t.Errorf("user %s: publish %v subscribe %v; want %v %v", u.Nkey, u.Permissions.Publish.Allow, u.Permissions.Subscribe.Allow, p.Publish, p.Subscribe)
+		}
+	}
+
+	if _, err := auth.Init(dir, []string{"not ok"}); err == nil {
+		t.Error("an identity with a space was accepted")
+	}
+	if _, err := auth.Caller("a.b"); err == nil {
+		t.Error("an identity with a dot was accepted")
+	}
+}

@@ -1,0 +1,130 @@
+// Package auth defines who may do what on a toolbus bus, as NATS
+// permissions, and writes them as a nats-server configuration with one
+// nkey per user (Init, `toolctl auth init`).
+//
+// Three roles:
+//
+//   - A caller (one per identity, e.g. one per agent) calls tools as its
+//     identity, cancels its own calls, reads its own replies and its own
+//     sessions' tool groups, and watches the fleet's announcements. It
+//     cannot see calls, answer them, read or cancel another caller's, or
+//     touch another caller's sessions.
+//   - A worker serves calls and replies only into inboxes; it reads and
+//     writes the group state and the approvals it needs (it never writes
+//     sessions' permission modes and rules).
+//   - An operator may do everything: approve calls, set modes and rules,
+//     rotate the runtime headers of MCP mounts, read everything.
+//
+// The permissions lean on the subjects of package wire: a caller's calls,
+// cancels and listings carry its identity in the subject, its replies
+// come under wire.Inbox(identity), and its sessions' KV keys start with
+// it (wire.ScopedKeyToken). Workers take the identity from the subject,
+// so these permissions are what vouch for it.
+package auth
+
+import (
+	"fmt"
+
+	"github.com/toolbus/toolbus/bus/wire"
+)
+
+// Roles.
+const (
+	RoleCaller   = "caller"
+	RoleWorker   = "worker"
+	RoleOperator = "operator"
+)
+
+// Permissions are the subjects a user may publish and subscribe to (NATS
+// "allow" lists; everything else is denied).
+type Permissions struct {
+	Publish   []string
+	Subscribe []string
+}
+
+// buckets are the fleet's KV buckets (the default names).
+var buckets = []string{wire.BucketGroups, wire.BucketPermissions, wire.BucketApprovals}
+
+// stream is the JetStream stream behind a KV bucket.
+func stream(bucket string) string { return "KV_" + bucket }
+
+// Operator may publish and subscribe to everything.
+func Operator() Permissions {
+	return Permissions{Publish: []string{">"}, Subscribe: []string{">"}}
+}
+
+// Worker serves calls: it subscribes to calls, cancels, listings and the
+// fleet's requests, replies into inboxes only (the reply subjects it
+// answers), announces itself, and uses the three KV buckets through the
+// JetStream API; it writes the group state and approvals buckets' keys but
+// never the permission policies'.
+func Worker() Permissions {
+	pub := []string{
+		wire.InboxPrefix + ">",
+		wire.SubjectAnnouncePrefix + ">",
+		wire.SubjectDiscover,
+		wire.SubjectSkillPrefix + ">",
+		"$JS.API.INFO",
+	}
+	for _, b := range buckets {
+		s := stream(b)
+		pub = append(pub,
+			"$JS.API.STREAM.CREATE."+s,
+			"$JS.API.STREAM.INFO."+s,
+			"$JS.API.STREAM.MSG.GET."+s,
+			"$JS.API.DIRECT.GET."+s,
+			"$JS.API.DIRECT.GET."+s+".>",
+			"$JS.API.CONSUMER.CREATE."+s+".>",
+			"$JS.API.CONSUMER.DELETE."+s+".>",
+			"$JS.FC."+s+".>",
+		)
+	}
+	pub = append(pub, "$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>")
+	return Permissions{
+		Publish: pub,
+		Subscribe: []string{
+			wire.SubjectCallPrefix + ">",
+			wire.SubjectCancelPrefix + ">",
+			wire.SubjectList,
+			wire.SubjectListPrefix + "*",
+			wire.SubjectDiscover,
+			wire.SubjectAnnouncePrefix + "*",
+			wire.SubjectSkillPrefix + "*",
+			wire.SubjectControlPrefix + ">",
+			wire.InboxPrefix + ">",
+		},
+	}
+}
+
+// Caller is the role of one caller identity: its own calls, cancels,
+// listings, replies and sessions, and the fleet's announcements and skill
+// bodies. identity must be a valid wire identity.
+func Caller(identity string) (Permissions, error) {
+	if !wire.ValidIdentity(identity) {
+		return Permissions{}, fmt.Errorf("auth: invalid caller identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", identity, wire.MaxCallIDLen)
+	}
+	groups, policies := stream(wire.BucketGroups), stream(wire.BucketPermissions)
+	own := func(bucket, keyPrefix string) string { return "$KV." + bucket + "." + keyPrefix + identity + ".>" }
+	return Permissions{
+		Publish: []string{
+			wire.CallSubject("*", identity),
+			wire.CancelSubject(identity, "*"),
+			wire.ListSubject(identity),
+			wire.SubjectDiscover,
+			wire.SubjectSkillPrefix + "*",
+			"$JS.API.INFO",
+			// Its own sessions' groups (and a watch on them), and its own
+			// sessions' permission policies, read only.
+			"$JS.API.STREAM.INFO." + groups,
+			"$JS.API.DIRECT.GET." + groups + "." + own(wire.BucketGroups, ""),
+			"$JS.API.CONSUMER.CREATE." + groups + ".*." + own(wire.BucketGroups, ""),
+			"$JS.FC." + groups + ".>",
+			"$JS.API.STREAM.INFO." + policies,
+			"$JS.API.DIRECT.GET." + policies + "." + own(wire.BucketPermissions, "s."),
+		},
+		Subscribe: []string{
+			wire.Inbox(identity) + ">",
+			wire.SubjectAnnouncePrefix + "*",
+		},
+	}, nil
+}
