@@ -33,6 +33,7 @@ type sender struct {
 	reply   string
 	id      string
 	key     string // in Worker.calls: the id, scoped by the caller's identity
+	mem     int    // taken from Worker.inputs, given back by release
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -193,6 +194,7 @@ func (s *sender) release() {
 	s.w.mu.Lock()
 	delete(s.w.calls, s.key)
 	s.w.mu.Unlock()
+	s.w.inputs.release(s.mem)
 	if s.stopT != nil {
 		s.stopT()
 	}

@@ -32,6 +32,14 @@ type WorkerOptions struct {
 	// MaxInFlight bounds the calls running at once; a call beyond it is
 	// answered at once with code overloaded. Default 256.
 	MaxInFlight int
+	// MaxInputMemory bounds the memory the decoded requests of the calls
+	// a worker holds at once may take. Each call counts 16 times its body
+	// (the most a body may decode to: wire.Budget) from before it is
+	// decoded until its final is sent; a request that would pass the
+	// bound waits in the subscription until calls end. A single request
+	// bigger than the bound is taken alone. Default 16 MiB: sixteen
+	// requests of the default max_payload (1 MiB), thousands of small ones.
+	MaxInputMemory int
 	// RetryAfter is the hint sent with an overloaded answer. Default 100ms.
 	RetryAfter time.Duration
 	// FlushDelay is how long the first chunks of a call are held back: a
@@ -91,6 +99,9 @@ func (o *WorkerOptions) withDefaults() WorkerOptions {
 	if r.MaxInFlight <= 0 {
 		r.MaxInFlight = 256
 	}
+	if r.MaxInputMemory <= 0 {
+		r.MaxInputMemory = 16 << 20
+	}
 	if r.RetryAfter <= 0 {
 		r.RetryAfter = 100 * time.Millisecond
 	}
@@ -149,6 +160,7 @@ type Worker struct {
 	maxReaders int32
 	mayHold    atomic.Int32 // readers waiting on inbox or registering a call they took
 	running    atomic.Int32 // calls whose tool runs: what MaxInFlight bounds
+	inputs     *memBudget   // what MaxInputMemory bounds
 	closeOnce  sync.Once
 }
 
@@ -204,6 +216,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	w.clock = newClock(w)
 	go w.clock.run()
 	w.maxReaders = int32(o.MaxInFlight + overloadReaders)
+	w.inputs = newMemBudget(o.MaxInputMemory)
 	w.spare.Add(1)
 	w.readers.Add(1)
 	go w.reader()
@@ -449,9 +462,13 @@ func (w *Worker) reader() {
 			w.readers.Add(1)
 			go w.reader()
 		}
+		mem := w.inputs.acquire(16 * len(m.Data))
 		s := w.onCall(m)
 		w.mayHold.Add(-1)
-		if s != nil {
+		if s == nil {
+			w.inputs.release(mem)
+		} else {
+			s.mem = mem
 			s.run()
 		}
 		if w.spare.Add(1) > idleReaders {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -218,6 +219,15 @@ func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Cal
 func validationMessage(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "validating root: ")
+	// The validator prints the offending value whole: an input built to
+	// hurt would come back twice its size. Keep what the model can use.
+	if len(msg) > maxValidationMessage {
+		cut := maxValidationMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = fmt.Sprintf("%s… (%d more bytes of the message cut)", msg[:cut], len(msg)-cut)
+	}
 	// jsonschema-go prints the number as a fraction and the bound with six
 	// decimals ("1000/1 is greater than 100.000000"); say "1000 is greater
 	// than 100".
@@ -232,6 +242,9 @@ func validationMessage(err error) string {
 		return sub[1] + ": " + strconv.FormatFloat(f, 'g', -1, 64) + " " + sub[3] + " " + strconv.FormatFloat(bound, 'g', -1, 64)
 	})
 }
+
+// maxValidationMessage bounds the validator's message in a final.
+const maxValidationMessage = 1024
 
 var boundRE = regexp.MustCompile(`(multipleOf|minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?\d+/\d+) (is [a-z ]+?) (-?\d+\.\d+)`)
 

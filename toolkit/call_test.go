@@ -57,6 +57,7 @@ func TestCallPaths(t *testing.T) {
 		wantState  toolkit.State
 		wantCode   toolkit.Code
 		wantText   string // exact, or a prefix when it ends in "…"
+		wantMaxLen int    // when set, the longest the text may be
 		wantChunks int
 		wantMeta   map[string]any
 	}{
@@ -84,6 +85,8 @@ func TestCallPaths(t *testing.T) {
 			wantText: "Input validation failed for tool 'run': validating /properties/mode: enum: medium does not equal any of: [fast slow]", wantChunks: 1},
 		{name: "typed: unknown field", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": "q", "extra": 1.0}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
 			wantText: "Input validation failed for tool 'search': …", wantChunks: 1},
+		{name: "typed: a huge wrong value is not echoed whole", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": make([]any, 100_000)}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
+			wantText: "Input validation failed for tool 'search': validating /properties/query: type: [<nil> <nil>…", wantChunks: 1, wantMaxLen: 1200},
 		{name: "typed: fraction for an integer", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": "q", "limit": 2.5}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
 			wantText: "Input validation failed for tool 'search': validating /properties/limit: type: 2.5 has type \"number\", want \"integer\"", wantChunks: 1},
 		{name: "typed: valid", call: toolkit.ToolCall{Name: "search", Input: map[string]any{"query": "q", "limit": 7.0}}, wantState: toolkit.StateSuccess,
@@ -120,6 +123,9 @@ func TestCallPaths(t *testing.T) {
 				}
 			} else if r.final.Text() != tt.wantText {
 				t.Errorf("text = %q\nwant   %q", r.final.Text(), tt.wantText)
+			}
+			if tt.wantMaxLen > 0 && len(r.final.Text()) > tt.wantMaxLen {
+				t.Errorf("text of %d bytes, want at most %d", len(r.final.Text()), tt.wantMaxLen)
 			}
 			if len(r.chunks) != tt.wantChunks {
 				t.Errorf("got %d chunks, want %d: %+v", len(r.chunks), tt.wantChunks, r.chunks)

@@ -167,7 +167,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	instance := cfg.InstanceName()
-	log := cfg.Logger(stderr).With("instance", instance)
+	logs := newLogWriter(stderr)
+	defer logs.Close()
+	log := cfg.Logger(logs).With("instance", instance)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
