@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -15,9 +16,14 @@ import (
 	"github.com/toolbus/toolbus/bus/wire"
 )
 
-// ServerConfigFile is the name of the nats-server configuration Init
-// writes into its directory.
-const ServerConfigFile = "server.conf"
+// Files Init writes into its directory besides the seeds.
+const (
+	// ServerConfigFile is the nats-server configuration.
+	ServerConfigFile = "server.conf"
+	// GatewayTokensFile holds a bearer token per caller identity for the
+	// MCP gateway (toolctl mcp serve --tokens): lines "IDENTITY TOKEN".
+	GatewayTokensFile = "gateway-tokens"
+)
 
 // User is one user of the configuration: a role (and, for a caller, its
 // identity), its nkey's public key and the file holding its seed.
@@ -33,13 +39,15 @@ type Setup struct {
 	// ServerConfig is the nats-server configuration file: an
 	// authorization block with every user and its permissions.
 	ServerConfig string
+	// GatewayTokens is the gateway's bearer-token file.
+	GatewayTokens string
 	// Users, the operator and the worker first, then the callers by
 	// identity.
 	Users []User
 }
 
 // SeedFile is the name of a user's seed file in Init's directory:
-// operator.nk, worker.nk, caller-<identity>.nk.
+// operator.nk, worker.nk, gateway.nk, caller-<identity>.nk.
 func SeedFile(role, identity string) string {
 	if role == RoleCaller {
 		return "caller-" + identity + ".nk"
@@ -50,9 +58,11 @@ func SeedFile(role, identity string) string {
 // Init writes into dir one nkey seed file per user (mode 0600) and the
 // server configuration (ServerConfigFile) that admits them with their
 // roles' permissions: an operator, a worker (shared by every worker of the
-// fleet) and a caller per identity. It is idempotent: seeds already in dir
-// are kept (so running it again with more identities adds callers and
-// invalidates nobody), and the callers of earlier runs stay.
+// fleet), a gateway, and a caller per identity; and the gateway's bearer
+// tokens, one per caller identity (GatewayTokensFile, mode 0600). It is
+// idempotent: seeds and tokens already in dir are kept (so running it
+// again with more identities adds callers and invalidates nobody), and the
+// callers of earlier runs stay.
 func Init(dir string, callers []string) (*Setup, error) {
 	for _, id := range callers {
 		if !wire.ValidIdentity(id) {
@@ -75,7 +85,7 @@ func Init(dir string, callers []string) (*Setup, error) {
 	slices.Sort(callers)
 	callers = slices.Compact(callers)
 
-	setup := &Setup{ServerConfig: filepath.Join(dir, ServerConfigFile)}
+	setup := &Setup{ServerConfig: filepath.Join(dir, ServerConfigFile), GatewayTokens: filepath.Join(dir, GatewayTokensFile)}
 	var conf bytes.Buffer
 	conf.WriteString(confHeader)
 	add := func(role, identity string, p Permissions) error {
@@ -93,6 +103,9 @@ func Init(dir string, callers []string) (*Setup, error) {
 	if err := add(RoleWorker, "", Worker()); err != nil {
 		return nil, err
 	}
+	if err := add(RoleGateway, "", Gateway()); err != nil {
+		return nil, err
+	}
 	for _, id := range callers {
 		p, err := Caller(id)
 		if err != nil {
@@ -106,7 +119,57 @@ func Init(dir string, callers []string) (*Setup, error) {
 	if err := writeFile(setup.ServerConfig, conf.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
+	if err := ensureTokens(setup.GatewayTokens, callers); err != nil {
+		return nil, err
+	}
 	return setup, nil
+}
+
+// ensureTokens keeps the tokens in path and adds one for every identity
+// that has none.
+func ensureTokens(path string, identities []string) error {
+	tokens, err := ReadTokens(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	have := map[string]bool{}
+	var b bytes.Buffer
+	b.WriteString("# toolbus MCP gateway bearer tokens (toolctl mcp serve --tokens): IDENTITY TOKEN per line.\n")
+	for token, id := range tokens {
+		have[id] = true
+		fmt.Fprintf(&b, "%s %s\n", id, token)
+	}
+	for _, id := range identities {
+		if !have[id] {
+			fmt.Fprintf(&b, "%s %s\n", id, rand.Text())
+		}
+	}
+	return writeFile(path, b.Bytes(), 0o600)
+}
+
+// ReadTokens reads a bearer-token file (lines "IDENTITY TOKEN"; blank
+// lines and lines starting with # are skipped) into token → identity.
+func ReadTokens(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	tokens := map[string]string{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || !wire.ValidIdentity(f[0]) {
+			return nil, fmt.Errorf("auth: %s:%d: want IDENTITY TOKEN", path, i+1)
+		}
+		if _, dup := tokens[f[1]]; dup {
+			return nil, fmt.Errorf("auth: %s:%d: a token given twice", path, i+1)
+		}
+		tokens[f[1]] = f[0]
+	}
+	return tokens, nil
 }
 
 const confHeader = `# toolbus roles: one nkey user per role, written by ` + "`toolctl auth init`" + `.
@@ -114,7 +177,8 @@ const confHeader = `# toolbus roles: one nkey user per role, written by ` + "`to
 #   workers   --server-config server.conf (embedded server) or nats-server -c server.conf,
 #             and --nkey worker.nk
 #   operator  toolctl --nkey operator.nk (approve, mode, allow, headers, everything)
-#   callers   toolctl --nkey caller-ID.nk --identity ID (or the gateway, and agents)
+#   callers   toolctl --nkey caller-ID.nk --identity ID (and agents' own clients)
+#   gateway   toolctl --nkey gateway.nk mcp serve --tokens gateway-tokens (MCP clients by bearer token)
 # Running toolctl auth init again keeps these keys and adds callers.
 authorization {
   users = [

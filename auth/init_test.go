@@ -36,7 +36,7 @@ func TestInit(t *testing.T) {
 		return m
 	}
 	a, b := roles(first), roles(second)
-	if len(a) != 3 || len(b) != 4 {
+	if len(a) != 4 || len(b) != 5 {
 		t.Fatalf("users: first %v, second %v", a, b)
 	}
 	for k, v := range a {
@@ -49,14 +49,14 @@ func TestInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(opts.Nkeys) != 4 {
+	if len(opts.Nkeys) != 5 {
 		t.Fatalf("%d nkey users in the server configuration", len(opts.Nkeys))
 	}
 	alice, err := auth.Caller("alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]auth.Permissions{b["operator "]: auth.Operator(), b["worker "]: auth.Worker(), b["caller alice"]: alice}
+	want := map[string]auth.Permissions{b["operator "]: auth.Operator(), b["worker "]: auth.Worker(), b["gateway "]: auth.Gateway(), b["caller alice"]: alice}
 	for _, u := range opts.Nkeys {
 		p, ok := want[u.Nkey]
 		if !ok {
@@ -65,6 +65,28 @@ func TestInit(t *testing.T) {
 		if !slices.Equal(u.Permissions.Publish.Allow, p.Publish) || !slices.Equal(u.Permissions.Subscribe.Allow, p.Subscribe) {
 			t.Errorf("user %s: publish %v subscribe %v; want %v %v", u.Nkey, u.Permissions.Publish.Allow, u.Permissions.Subscribe.Allow, p.Publish, p.Subscribe)
 		}
+	}
+
+	tokens, err := auth.ReadTokens(second.GatewayTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for token, id := range tokens {
+		ids[id] = token
+	}
+	if len(ids) != 2 || len(ids["alice"]) < 16 || len(ids["bob"]) < 16 {
+		t.Fatalf("gateway tokens %v", tokens)
+	}
+	if fi, err := os.Stat(second.GatewayTokens); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v, %v", fi.Mode(), err)
+	}
+	third, err := auth.Init(dir, []string{"carol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := auth.ReadTokens(third.GatewayTokens); again[ids["alice"]] != "alice" || len(again) != 3 {
+		t.Errorf("tokens after a third run: %v", again)
 	}
 
 	if _, err := auth.Init(dir, []string{"not ok"}); err == nil {

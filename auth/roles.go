@@ -12,6 +12,9 @@
 //   - A worker serves calls and replies only into inboxes; it reads and
 //     writes the group state and the approvals it needs (it never writes
 //     sessions' permission modes and rules).
+//   - A gateway (toolctl mcp serve) admits MCP clients by bearer token and
+//     calls as the identity each token maps to: it may call, cancel and
+//     read replies as any identity, and read every session's groups.
 //   - An operator may do everything: approve calls, set modes and rules,
 //     rotate the runtime headers of MCP mounts, read everything.
 //
@@ -33,6 +36,7 @@ const (
 	RoleCaller   = "caller"
 	RoleWorker   = "worker"
 	RoleOperator = "operator"
+	RoleGateway  = "gateway"
 )
 
 // Permissions are the subjects a user may publish and subscribe to (NATS
@@ -92,6 +96,36 @@ func Worker() Permissions {
 			wire.SubjectSkillPrefix + "*",
 			wire.SubjectControlPrefix + ">",
 			wire.InboxPrefix + ">",
+		},
+	}
+}
+
+// Gateway calls as any caller identity (its bearer tokens decide which),
+// reads every session's groups (it watches them to keep MCP sessions'
+// tool lists current) and the fleet's announcements and skill bodies.
+func Gateway() Permissions {
+	groups, policies := stream(wire.BucketGroups), stream(wire.BucketPermissions)
+	return Permissions{
+		Publish: []string{
+			wire.SubjectCallPrefix + ">",
+			wire.SubjectCancelPrefix + ">",
+			wire.SubjectList,
+			wire.SubjectListPrefix + "*",
+			wire.SubjectDiscover,
+			wire.SubjectSkillPrefix + "*",
+			"$JS.API.INFO",
+			"$JS.API.STREAM.CREATE." + groups,
+			"$JS.API.STREAM.INFO." + groups,
+			"$JS.API.DIRECT.GET." + groups + ".>",
+			"$JS.API.CONSUMER.CREATE." + groups + ".>",
+			"$JS.API.CONSUMER.DELETE." + groups + ".>",
+			"$JS.FC." + groups + ".>",
+			"$JS.API.STREAM.INFO." + policies,
+			"$JS.API.DIRECT.GET." + policies + ".>",
+		},
+		Subscribe: []string{
+			wire.InboxPrefix + ">",
+			wire.SubjectAnnouncePrefix + "*",
 		},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // The gateway's life: construction, the goroutines that keep sessions'
@@ -75,6 +77,15 @@ type GatewayOptions struct {
 	// Logger receives skipped tools and failed refreshes; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Tokens admit HTTP clients by bearer token (the go-sdk's
+	// auth.RequireBearerToken): token → the caller identity its sessions
+	// call as (bus.ClientOptions.Identity), so their sessions, replies and
+	// cancels are that identity's. With tokens, a request without a known
+	// token gets 401, and a session answers only requests with the token
+	// of the identity that opened it. Empty means no authentication (and
+	// every HTTP session calls as Client.Identity). Stdio sessions always
+	// call as Client.Identity.
+	Tokens map[string]string
 }
 
 // Gateway is an MCP server whose tools are the fleet's: every MCP session
@@ -92,8 +103,11 @@ type Gateway struct {
 	opts    GatewayOptions
 	log     *slog.Logger
 	sdkLog  *slog.Logger // the go-sdk's own log: warnings and errors only
-	client  *bus.Client
+	client  *bus.Client      // Client.Identity's: stdio, and HTTP without tokens
 	fleet   *discovery.Fleet // the client's
+	copts   bus.ClientOptions
+	nc      *nats.Conn
+	handler http.Handler // the HTTP handler, behind the bearer-token check with Tokens
 	http    *sdk.StreamableHTTPHandler
 	base    *sdk.Server // answers the HTTP handler's per-request version check
 	unwatch func()
@@ -105,6 +119,7 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	sessions map[*gatewaySession]*sdk.ServerSession
+	clients  map[string]*bus.Client // by identity, for Tokens
 	closed   bool
 }
 
@@ -141,6 +156,16 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	if copts.GroupsBucket == "" {
 		copts.GroupsBucket = wire.BucketGroups
 	}
+	for _, id := range o.Tokens {
+		if !wire.ValidIdentity(id) {
+			return nil, fmt.Errorf("mcp: NewGateway: a token maps to the invalid identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", id, wire.MaxCallIDLen)
+		}
+	}
+	for token := range o.Tokens {
+		if len(token) < minTokenLen {
+			return nil, fmt.Errorf("mcp: NewGateway: a bearer token of %d characters is too easy to guess: use at least %d", len(token), minTokenLen)
+		}
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: gateway: %w", err)
@@ -160,10 +185,11 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		return nil, fmt.Errorf("mcp: gateway: %w", err)
 	}
 	g := &Gateway{
-		opts: o, log: o.Logger, client: client, fleet: fleet,
+		opts: o, log: o.Logger, client: client, fleet: fleet, copts: copts, nc: nc,
 		sdkLog:   slog.New(minLevel{o.Logger.Handler(), slog.LevelWarn}),
 		changed:  make(chan struct{}, 1),
 		sessions: map[*gatewaySession]*sdk.ServerSession{},
+		clients:  map[string]*bus.Client{copts.Identity: client},
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.base = g.newServer("", nil)
@@ -176,6 +202,10 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 		Logger:                     g.sdkLog,
 	})
+	g.handler = http.HandlerFunc(g.serveHTTP)
+	if len(o.Tokens) > 0 {
+		g.handler = auth.RequireBearerToken(g.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(g.handler)
+	}
 	if g.watcher, err = groups.WatchAll(g.ctx, jetstream.UpdatesOnly()); err != nil {
 		g.cancel()
 		client.Close()
@@ -220,7 +250,34 @@ func (g *Gateway) Close() error {
 		ss.Close()
 	}
 	g.wg.Wait()
-	return g.client.Close()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var errs []error
+	for _, c := range g.clients {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// clientFor returns the bus client that calls as identity, made on first
+// use.
+func (g *Gateway) clientFor(identity string) (*bus.Client, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c := g.clients[identity]; c != nil {
+		return c, nil
+	}
+	if g.closed {
+		return nil, errors.New("mcp: gateway closed")
+	}
+	o := g.copts
+	o.Identity = identity
+	c, err := bus.NewClient(g.nc, &o)
+	if err != nil {
+		return nil, err
+	}
+	g.clients[identity] = c
+	return c, nil
 }
 
 // watchGroups refreshes a session whose activation was written by anyone
@@ -231,12 +288,12 @@ func (g *Gateway) watchGroups() {
 		if e == nil {
 			continue
 		}
-		session, err := wire.ParseSessionKey(e.Key())
+		scope, err := wire.ParseSessionKey(e.Key())
 		if err != nil {
 			continue
 		}
 		for _, s := range g.live() {
-			if s.id == session {
+			if toolkit.SessionScope(s.identity, s.id) == scope {
 				s.refresh(g.ctx, false, e.Revision())
 			}
 		}

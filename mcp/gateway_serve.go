@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,9 +20,31 @@ import (
 // MCP session) and any go-sdk transport, stdio included.
 
 // ServeHTTP serves MCP over Streamable HTTP (stateful: the Mcp-Session-Id
-// the gateway assigns is the toolbus session). Mount it at any path; MCP
+// the gateway assigns is the toolbus session), behind the bearer-token
+// check when GatewayOptions.Tokens are set. Mount it at any path; MCP
 // clients conventionally use /mcp.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.handler.ServeHTTP(w, r) }
+
+// minTokenLen is the shortest bearer token NewGateway accepts.
+const minTokenLen = 16
+
+// verifyToken maps a bearer token to its identity (auth.TokenInfo.UserID,
+// which the go-sdk also checks every request of a session against). It
+// compares against every token in constant time.
+func (g *Gateway) verifyToken(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	identity := ""
+	for t, id := range g.opts.Tokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+			identity = id
+		}
+	}
+	if identity == "" {
+		return nil, fmt.Errorf("%w: unknown bearer token", auth.ErrInvalidToken)
+	}
+	return &auth.TokenInfo{UserID: identity}, nil
+}
+
+func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Mcp-Session-Id") == "" {
 		// A request that may open a session: getServer creates its server
 		// once, however often the go-sdk handler asks.
@@ -41,7 +65,16 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 	if p == nil {
 		return g.base // a request of a known session: only its version is checked here
 	}
-	p.once.Do(func() { p.s = g.newSession(r.Context(), newSessionID()) })
+	p.once.Do(func() {
+		identity := g.copts.Identity
+		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && len(g.opts.Tokens) > 0 {
+			identity = ti.UserID
+		}
+		p.s = g.newSession(r.Context(), newSessionID(), identity)
+	})
+	if p.s == nil {
+		return nil // the identity's client could not be made: the go-sdk answers 400
+	}
 	return p.s.srv
 }
 
@@ -96,7 +129,10 @@ func (g *Gateway) Serve(ctx context.Context, t sdk.Transport, session string) er
 	if session == "" {
 		session = newSessionID()
 	}
-	s := g.newSession(ctx, session)
+	s := g.newSession(ctx, session, g.copts.Identity)
+	if s == nil {
+		return errors.New("mcp: gateway closed")
+	}
 	ss, err := s.srv.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("mcp: gateway: %w", err)
@@ -144,10 +180,16 @@ func (g *Gateway) newServer(id string, s *gatewaySession) *sdk.Server {
 	return srv
 }
 
-// newSession creates a session's server with its current tools. Nobody
-// is connected yet, so filling it sends no notification.
-func (g *Gateway) newSession(ctx context.Context, id string) *gatewaySession {
-	s := &gatewaySession{g: g, id: id, tools: map[string]string{}}
+// newSession creates a session's server with its current tools, calling
+// as identity; nil when the gateway is closed. Nobody is connected yet,
+// so filling it sends no notification.
+func (g *Gateway) newSession(ctx context.Context, id, identity string) *gatewaySession {
+	c, err := g.clientFor(identity)
+	if err != nil {
+		g.log.Warn("mcp: gateway: no session", "identity", identity, "err", err)
+		return nil
+	}
+	s := &gatewaySession{g: g, id: id, identity: identity, c: c, tools: map[string]string{}}
 	s.srv = g.newServer(id, s)
 	s.refresh(ctx, true, 0)
 	return s

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -17,9 +18,11 @@ import (
 // tools the session may see, so that adding and removing them notifies
 // exactly that session.
 type gatewaySession struct {
-	g   *Gateway
-	id  string
-	srv *sdk.Server
+	g        *Gateway
+	id       string
+	identity string      // the caller identity it calls as
+	c        *bus.Client // the identity's
+	srv      *sdk.Server
 
 	mu    sync.Mutex        // serialises refreshes
 	tools map[string]string // registered tool name → its JSON, to spot changes
@@ -68,7 +71,7 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 	g := s.g
 	ctx, cancel := context.WithTimeout(ctx, gatewaySyncTimeout)
 	defer cancel()
-	schemas, err := g.client.SessionSchemas(ctx, s.id, minRev)
+	schemas, err := s.c.SessionSchemas(ctx, s.id, minRev)
 	if err != nil {
 		g.log.Warn("mcp: gateway: cannot list the session's tools; its tool list is not refreshed",
 			"session", s.id, "err", err)
@@ -174,7 +177,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 	}
 	token := req.Params.GetProgressToken()
 	var final *toolkit.Response
-	for ev := range g.client.Call(ctx, toolkit.ToolCall{Name: name, Input: input, Session: s.id}) {
+	for ev := range s.c.Call(ctx, toolkit.ToolCall{Name: name, Input: input, Session: s.id}) {
 		switch {
 		case ev.Progress != nil && token != nil && req.Session != nil:
 			p := ev.Progress

@@ -54,7 +54,7 @@ func (o *authOptions) run(_ context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitUsage
 	}
-	fmt.Fprintf(e.stdout, "wrote %s\n", setup.ServerConfig)
+	fmt.Fprintf(e.stdout, "wrote %s and %s\n", setup.ServerConfig, setup.GatewayTokens)
 	for _, u := range setup.Users {
 		name := u.Role
 		if u.Identity != "" {
@@ -66,10 +66,12 @@ func (o *authOptions) run(_ context.Context, e *env, args []string) int {
 	fmt.Fprintf(e.stdout, "\nrun the fleet with it:\n"+
 		"  worker (embedded server):  go run ./cmd/worker --server-config %s --nkey %s\n"+
 		"  or a nats-server:          nats-server -js -c %s, and workers with --nats URL --nkey %s\n"+
-		"  operator:                  go run ./cmd/toolctl --nkey %s approve CALL-ID\n",
+		"  operator:                  go run ./cmd/toolctl --nkey %s approve CALL-ID\n"+
+		"  MCP gateway:               go run ./cmd/toolctl --nkey %s mcp serve --listen 0.0.0.0:8808 --tokens %s\n",
 		setup.ServerConfig, filepath.Join(dir, auth.SeedFile(auth.RoleWorker, "")),
 		setup.ServerConfig, filepath.Join(dir, auth.SeedFile(auth.RoleWorker, "")),
-		filepath.Join(dir, auth.SeedFile(auth.RoleOperator, "")))
+		filepath.Join(dir, auth.SeedFile(auth.RoleOperator, "")),
+		filepath.Join(dir, auth.SeedFile(auth.RoleGateway, "")), setup.GatewayTokens)
 	for _, u := range setup.Users {
 		if u.Role == auth.RoleCaller {
 			fmt.Fprintf(e.stdout, "  caller %-19s go run ./cmd/toolctl --nkey %s --identity %s call echo '{\"text\":\"hi\"}'\n", u.Identity+":", u.SeedFile, u.Identity)

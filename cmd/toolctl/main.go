@@ -116,7 +116,12 @@ func (e *env) conn() (*nats.Conn, error) {
 		return nil, exitStatus{exitUsage}
 	}
 	url := e.url()
-	nc, err := nats.Connect(url, append(opts, nats.Name("toolctl"), nats.Timeout(5*time.Second))...)
+	// The server's refusals (a subject the user's permissions do not
+	// allow) arrive apart from the call they spoil: say them.
+	report := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		fmt.Fprintln(e.stderr, "toolctl: NATS:", err)
+	})
+	nc, err := nats.Connect(url, append(opts, nats.Name("toolctl"), nats.Timeout(5*time.Second), report)...)
 	if err != nil {
 		hint := ""
 		if url == defaultURL {

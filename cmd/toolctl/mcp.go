@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbus/toolbus/auth"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/mcp"
 )
@@ -28,7 +29,9 @@ import (
 // Each MCP session is a toolbus session (over HTTP the Mcp-Session-Id;
 // over stdio --session, or a random one): tools/list shows its active
 // groups and changes with them and with the workers; calls, progress and
-// cancels go over the bus. serve logs "MCP gateway listening url=…" on
+// cancels go over the bus. With --tokens, serve admits HTTP clients by
+// bearer token and each calls as its token's identity; without, it
+// refuses to listen beyond loopback unless --insecure. serve logs "MCP gateway listening url=…" on
 // stderr and stops on SIGINT or SIGTERM (exit 0); stdio ends when the
 // client closes stdin (exit 0), and logs only to stderr. Exit codes as
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
@@ -53,6 +56,8 @@ type mcpOptions struct {
 	callTimeout    time.Duration
 	sessionTimeout time.Duration
 	anyHost        bool
+	tokens         string
+	insecure       bool
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -61,6 +66,8 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.callTimeout, "call-timeout", 0, "bound every call (0: only the MCP client's cancel)")
 	fs.DurationVar(&o.sessionTimeout, "session-timeout", mcp.DefaultGatewaySessionTimeout, "serve: close an HTTP session idle that long (negative: never)")
 	fs.BoolVar(&o.anyHost, "any-host", false, "serve: accept a non-loopback Host header on a loopback address (behind a local reverse proxy)")
+	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
+	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
 }
 
 func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
@@ -76,6 +83,18 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.sessionTimeout == 0 {
 		return e.usagef("--session-timeout must not be 0 (negative means never)")
 	}
+	var tokens map[string]string
+	if o.tokens != "" {
+		var err error
+		if tokens, err = auth.ReadTokens(o.tokens); err != nil {
+			return e.usagef("%v", err)
+		}
+	}
+	if args[0] == "serve" && tokens == nil && !o.insecure {
+		if host, _, err := net.SplitHostPort(o.listen); err == nil && !loopback(host) {
+			return e.usagef("refusing to serve MCP on %s without --tokens: anyone who reaches it could call every tool; give --tokens FILE (toolctl auth init writes one), or --insecure", o.listen)
+		}
+	}
 	nc, err := e.conn()
 	if err != nil {
 		return exitCode(err)
@@ -85,7 +104,8 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil)) // stdout is the MCP stream in stdio mode
 	g, err := mcp.NewGateway(ctx, nc, &mcp.GatewayOptions{
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
-		Client: &bus.ClientOptions{Filter: e.permissionFilter(log)},
+		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
+		Tokens: tokens,
 	})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
@@ -111,6 +131,13 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// loopback reports whether host is a loopback name or address ("" and the
+// unspecified addresses are every interface).
+func loopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 type nopWriteCloser struct{ io.Writer }

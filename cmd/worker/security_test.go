@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -682,4 +684,80 @@ func TestSecurityGoroutines(t *testing.T) {
 		t.Fatalf("after the flood: %+v", r)
 	}
 	natstest.WaitFor(t, "the goroutines to come back to the baseline", func() bool { return runtime.NumGoroutine() <= base+16 })
+}
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestSecurityClients: toolctl calls as a caller with its key and
+// identity; the MCP gateway, with the gateway role's key, admits an MCP
+// client by bearer token, calls as the token's identity, and refuses
+// clients without one.
+func TestSecurityClients(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	as := func(role, identity string) []string {
+		args := []string{"--nkey", filepath.Join(f.auth, auth.SeedFile(role, identity))}
+		if identity != "" {
+			args = append(args, "--identity", identity)
+		}
+		return args
+	}
+	out, se, code := toolctl(t, f.url, append(as(auth.RoleCaller, "alice"), "call", "echo", `{"text":"as alice"}`)...)
+	if code != 0 || strings.TrimSpace(out) != "as alice" {
+		t.Fatalf("toolctl as alice: exit %d\n%s%s", code, out, se)
+	}
+	if out, se, code := toolctl(t, f.url, append(as(auth.RoleCaller, "alice"), "tools")...); code != 0 || !strings.Contains(out, "echo") {
+		t.Fatalf("toolctl tools as alice: exit %d\n%s%s", code, out, se)
+	}
+	// Without an identity the caller's key may call nothing.
+	if _, se, code := toolctl(t, f.url, "--nkey", filepath.Join(f.auth, auth.SeedFile(auth.RoleCaller, "alice")), "call", "echo", `{"text":"x"}`); code == 0 {
+		t.Fatalf("an anonymous call with alice's key succeeded:\n%s", se)
+	}
+
+	gw := startProc(t, cleanEnv(t), toolctlBin, append([]string{"--nats", f.url}, append(as(auth.RoleGateway, ""),
+		"mcp", "serve", "--listen", "127.0.0.1:0", "--tokens", filepath.Join(f.auth, auth.GatewayTokensFile))...)...)
+	line, ok := gw.stderr.wait(func(s string) bool { return strings.Contains(s, "MCP gateway listening") })
+	if !ok {
+		t.Fatalf("the gateway did not start:\n%s", gw.stderr)
+	}
+	_, endpoint, _ := strings.Cut(line, "url=")
+	tokens, err := auth.ReadTokens(filepath.Join(f.auth, auth.GatewayTokensFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bobToken string
+	for token, id := range tokens {
+		if id == "bob" {
+			bobToken = token
+		}
+	}
+	resp, err := http.Post(endpoint, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a request without a token: status %d", resp.StatusCode)
+	}
+	ctx := secureCtx(t)
+	client := sdk.NewClient(&sdk.Implementation{Name: "security-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerTransport{bobToken}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "via the gateway"}})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*sdk.TextContent).Text != "via the gateway" {
+		t.Fatalf("echo through the gateway: %+v, %v", res, err)
+	}
+	// The worker saw bob.
+	if _, ok := f.stderr.wait(func(s string) bool { return strings.Contains(s, `"tool call"`) && strings.Contains(s, `"identity":"bob"`) }); !ok {
+		t.Errorf("no call of bob's in the worker's log:\n%s", f.stderr)
+	}
 }

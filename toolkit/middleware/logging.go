@@ -9,7 +9,8 @@ import (
 )
 
 // Logging logs one line per call when the call ends: the tool, call ID,
-// session, final state, code and duration. Successful calls log at Info,
+// session, final state, code and duration (and the caller identity, when
+// the call has one). Successful calls log at Info,
 // failed ones at Warn, internal errors (and panics, which it logs and
 // passes on for the toolkit to recover) at Error. A nil logger means
 // slog.Default().
@@ -32,7 +33,7 @@ func Logging(logger *slog.Logger) toolkit.Middleware {
 				} else if state != toolkit.StateSuccess {
 					level = slog.LevelWarn
 				}
-				logger.LogAttrs(ctx, level, "tool call",
+				attrs := []slog.Attr{
 					slog.String("tool", call.Name),
 					slog.String("call", call.ID),
 					slog.String("session", call.Session),
@@ -40,7 +41,11 @@ func Logging(logger *slog.Logger) toolkit.Middleware {
 					slog.String("code", string(code)),
 					slog.Duration("duration", time.Since(start)),
 					slog.Int("chunks", obs.chunks),
-				)
+				}
+				if call.Identity != "" {
+					attrs = append(attrs, slog.String("identity", call.Identity))
+				}
+				logger.LogAttrs(ctx, level, "tool call", attrs...)
 			}()
 			return next(ctx, call, obs)
 		}
