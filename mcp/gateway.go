@@ -102,7 +102,7 @@ type GatewayOptions struct {
 type Gateway struct {
 	opts    GatewayOptions
 	log     *slog.Logger
-	sdkLog  *slog.Logger // the go-sdk's own log: warnings and errors only
+	sdkLog  *slog.Logger     // the go-sdk's own log: warnings and errors only
 	client  *bus.Client      // Client.Identity's: stdio, and HTTP without tokens
 	fleet   *discovery.Fleet // the client's
 	copts   bus.ClientOptions

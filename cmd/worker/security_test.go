@@ -757,7 +757,9 @@ func TestSecurityClients(t *testing.T) {
 		t.Fatalf("echo through the gateway: %+v, %v", res, err)
 	}
 	// The worker saw bob.
-	if _, ok := f.stderr.wait(func(s string) bool { return strings.Contains(s, `"tool call"`) && strings.Contains(s, `"identity":"bob"`) }); !ok {
+	if _, ok := f.stderr.wait(func(s string) bool {
+		return strings.Contains(s, `"tool call"`) && strings.Contains(s, `"identity":"bob"`)
+	}); !ok {
 		t.Errorf("no call of bob's in the worker's log:\n%s", f.stderr)
 	}
 }
