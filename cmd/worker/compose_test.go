@@ -3,6 +3,7 @@ package main_test
 import (
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/toolbus/toolbus/auth"
 )
 
 // composeFile is the part of docker-compose.yml the test reads.
@@ -18,6 +21,7 @@ type composeFile struct {
 		Image       string   `yaml:"image"`
 		Build       any      `yaml:"build"`
 		Command     []string `yaml:"command"`
+		Volumes     []string `yaml:"volumes"`
 		Environment any      `yaml:"environment"` // a list of K=V or a map
 		StopGrace   string   `yaml:"stop_grace_period"`
 		Deploy      struct {
@@ -40,12 +44,27 @@ func TestCompose(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The services mount ./auth, made by toolctl auth init, at /auth.
+	authDir := filepath.Join(t.TempDir(), "auth")
+	if _, err := auth.Init(authDir, []string{"agent-1"}); err != nil {
+		t.Fatal(err)
+	}
+	mountsAuth := func(name string, volumes []string) {
+		if !slices.Contains(volumes, "./auth:/auth:ro") {
+			t.Errorf("service %s does not mount ./auth at /auth (read-only): %v", name, volumes)
+		}
+	}
+
 	natsNodes := map[string]bool{}
 	for name, s := range cf.Services {
 		if strings.HasPrefix(s.Image, "nats:") {
 			if !slices.Contains(s.Command, "--jetstream") || !slices.Contains(s.Command, "--cluster_name") || !slices.Contains(s.Command, "--routes") {
 				t.Errorf("NATS service %s is not a JetStream cluster node: %v", name, s.Command)
 			}
+			if flagValue(s.Command, "-c") != "/auth/server.conf" {
+				t.Errorf("NATS service %s does not run with the roles (-c /auth/server.conf): %v", name, s.Command)
+			}
+			mountsAuth(name, s.Volumes)
 			natsNodes[name] = true
 		}
 	}
@@ -63,8 +82,19 @@ func TestCompose(t *testing.T) {
 			if s.Deploy.Replicas < 2 {
 				t.Errorf("worker service %s has %d replicas, want several", name, s.Deploy.Replicas)
 			}
+			mountsAuth(name, s.Volumes)
+			if flagValue(s.Command, "--nkey") != "/auth/worker.nk" {
+				t.Errorf("worker service %s does not connect with the worker role (--nkey /auth/worker.nk)", name)
+			}
 			env := cleanEnv(t, environment(t, s.Environment)...)
-			p := startProc(t, env, workerBin, append([]string{"--check-config"}, s.Command...)...)
+			args := []string{"--check-config"}
+			for _, a := range s.Command {
+				if rest, ok := strings.CutPrefix(a, "/auth/"); ok {
+					a = filepath.Join(authDir, rest)
+				}
+				args = append(args, a)
+			}
+			p := startProc(t, env, workerBin, args...)
 			if code := p.exit(t); code != 0 {
 				t.Fatalf("worker --check-config %s: exit %d\n%s", strings.Join(s.Command, " "), code, p.stderr)
 			}

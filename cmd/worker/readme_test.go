@@ -25,7 +25,7 @@ func TestReadmeConfiguration(t *testing.T) {
 	if i := strings.Index(string(readme), setup); i < 0 || strings.Count(string(readme[:i]), "\n") > 20 {
 		t.Error("README.md does not open with `go run ./cmd/worker`")
 	}
-	for _, section := range []string{"## Calling tools", "## Configuration", "## Scaling out", "## Security notes", "## Skills", "## Permissions", "## MCP"} {
+	for _, section := range []string{"## Calling tools", "## Configuration", "## Scaling out", "## Security", "## Skills", "## Permissions", "## MCP"} {
 		if !strings.Contains(string(readme), "\n"+section+"\n") {
 			t.Errorf("README.md has no %q section", section)
 		}
