@@ -44,14 +44,14 @@ func TestCompose(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The services mount ./auth, made by toolctl auth init, at /auth.
+	// The services mount ./toolbus-auth, made by toolctl auth init, at /auth.
 	authDir := filepath.Join(t.TempDir(), "auth")
 	if _, err := auth.Init(authDir, []string{"agent-1"}); err != nil {
 		t.Fatal(err)
 	}
 	mountsAuth := func(name string, volumes []string) {
-		if !slices.Contains(volumes, "./auth:/auth:ro") {
-			t.Errorf("service %s does not mount ./auth at /auth (read-only): %v", name, volumes)
+		if !slices.Contains(volumes, "./toolbus-auth:/auth:ro") {
+			t.Errorf("service %s does not mount ./toolbus-auth at /auth (read-only): %v", name, volumes)
 		}
 	}
 
