@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,4 +276,36 @@ func TestLoaderConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestLoaderRefusesHostileFiles: a FIFO named SKILL.md is refused at once
+// (not read, which would block), and so is a SKILL.md over MaxSkillFile.
+func TestLoaderRefusesHostileFiles(t *testing.T) {
+	root := t.TempDir()
+	fifo := filepath.Join(root, "pipe", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	huge := writeSkill(t, filepath.Join(root, "huge"), skillDoc("huge", "too big", strings.Repeat("x", MaxSkillFile)))
+	done := make(chan struct{})
+	var warns []Warning
+	go func() {
+		defer close(done)
+		_, warns = NewLoader(root, &LoaderOptions{ScanSubdirs: true, Logger: slog.New(slog.DiscardHandler)}).Load()
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the loader hangs on a FIFO")
+	}
+	reasons := map[string]string{}
+	for _, w := range warns {
+		reasons[w.Path] = w.Reason
+	}
+	if !strings.Contains(reasons[fifo], "not a regular file") || !strings.Contains(reasons[huge], "over the 1048576-byte limit") {
+		t.Fatalf("warnings %v", reasons)
+	}
 }
