@@ -61,15 +61,15 @@ const holdLimit = 32 << 10
 
 // run runs the call on the calling goroutine and publishes its final. The
 // call counts against MaxInFlight while its tool runs; one that would run
-// past it is answered overloaded at once.
+// past it waits up to overloadWait for a call to end, then is answered
+// overloaded.
 func (s *sender) run() {
-	if s.w.running.Add(1) > int32(s.w.opts.MaxInFlight) {
-		s.w.running.Add(-1)
+	if !s.w.takeSlot() {
 		s.final(s.w.overloaded(s.id))
 		return
 	}
 	resp := s.serve()
-	s.w.running.Add(-1)
+	<-s.w.slots
 	s.final(resp)
 }
 

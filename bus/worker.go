@@ -29,8 +29,9 @@ type WorkerOptions struct {
 	// Instance identifies this worker on finals (metadata "worker");
 	// default a random id.
 	Instance string
-	// MaxInFlight bounds the calls running at once; a call beyond it is
-	// answered at once with code overloaded. Default 256.
+	// MaxInFlight bounds the calls running at once; a call beyond it
+	// waits up to 10ms for one to end, then is answered with code
+	// overloaded. Default 256.
 	MaxInFlight int
 	// MaxInputMemory bounds the memory the decoded requests of the calls
 	// a worker holds at once may take. Each call counts 16 times its body
@@ -159,7 +160,7 @@ type Worker struct {
 	readers    atomic.Int32 // readers alive
 	maxReaders int32
 	mayHold    atomic.Int32 // readers waiting on inbox or registering a call they took
-	running    atomic.Int32 // calls whose tool runs: what MaxInFlight bounds
+	slots      chan struct{} // one per call whose tool runs: MaxInFlight of them
 	inputs     *memBudget   // what MaxInputMemory bounds
 	closeOnce  sync.Once
 }
@@ -217,6 +218,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	go w.clock.run()
 	w.maxReaders = int32(o.MaxInFlight + overloadReaders)
 	w.inputs = newMemBudget(o.MaxInputMemory)
+	w.slots = make(chan struct{}, o.MaxInFlight)
 	w.spare.Add(1)
 	w.readers.Add(1)
 	go w.reader()
@@ -293,7 +295,31 @@ func (w *Worker) Subjects() []string {
 }
 
 // InFlight reports the number of calls running now.
-func (w *Worker) InFlight() int { return int(w.running.Load()) }
+func (w *Worker) InFlight() int { return len(w.slots) }
+
+// overloadWait is how long a call that finds MaxInFlight calls running
+// waits for one to end before it is answered overloaded: a burst that
+// outruns the worker by a moment (its calls' goroutines not yet scheduled
+// again on a busy machine) is served, not refused.
+const overloadWait = 10 * time.Millisecond
+
+// takeSlot counts a call as running; false when MaxInFlight are, still
+// after overloadWait.
+func (w *Worker) takeSlot() bool {
+	select {
+	case w.slots <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(overloadWait)
+	defer t.Stop()
+	select {
+	case w.slots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // servedTools names the tools a worker of tk serves: its tools, and
 // reset_tools when it has groups.
