@@ -159,9 +159,9 @@ type Worker struct {
 	spare      atomic.Int32 // readers not running a call
 	readers    atomic.Int32 // readers alive
 	maxReaders int32
-	mayHold    atomic.Int32 // readers waiting on inbox or registering a call they took
+	mayHold    atomic.Int32  // readers waiting on inbox or registering a call they took
 	slots      chan struct{} // one per call whose tool runs: MaxInFlight of them
-	inputs     *memBudget   // what MaxInputMemory bounds
+	inputs     *memBudget    // what MaxInputMemory bounds
 	closeOnce  sync.Once
 }
 
