@@ -189,11 +189,8 @@ func (s *sender) abandon() {
 	s.finalLocked(&toolkit.Response{ID: s.id, State: code.State(), Code: code})
 }
 
-// release forgets the call once its final is out.
+// release frees what the call held once its final is out.
 func (s *sender) release() {
-	s.w.mu.Lock()
-	delete(s.w.calls, s.key)
-	s.w.mu.Unlock()
 	s.w.inputs.release(s.mem)
 	if s.stopT != nil {
 		s.stopT()
@@ -334,6 +331,14 @@ func (s *sender) final(resp *toolkit.Response) {
 // content otherwise.
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
+	// The id is free before the caller can see the final, so the same call
+	// sent again at once is a new call, not "already running"; Stop waits
+	// for the final through finishing.
+	s.w.finishing.Add(1)
+	defer s.w.finishing.Add(-1)
+	s.w.mu.Lock()
+	delete(s.w.calls, s.key)
+	s.w.mu.Unlock()
 	defer s.dropHold()
 	if s.codec == wire.JSON { // msgpack finals get it in publish, without a map
 		if resp.Metadata == nil {

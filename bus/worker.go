@@ -161,6 +161,7 @@ type Worker struct {
 	maxReaders int32
 	mayHold    atomic.Int32  // readers waiting on inbox or registering a call they took
 	slots      chan struct{} // one per call whose tool runs: MaxInFlight of them
+	finishing  atomic.Int32  // finals being published (their calls already out of calls)
 	inputs     *memBudget    // what MaxInputMemory bounds
 	closeOnce  sync.Once
 }
@@ -811,7 +812,7 @@ func (w *Worker) waitIdle(ctx context.Context, subs []*nats.Subscription) error 
 		}
 		if idle {
 			w.mu.Lock()
-			idle = len(w.calls) == 0
+			idle = len(w.calls) == 0 && w.finishing.Load() == 0
 			w.mu.Unlock()
 		}
 		if idle {

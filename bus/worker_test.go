@@ -541,3 +541,20 @@ func TestCallGoroutinesShrink(t *testing.T) {
 	wg.Wait()
 	natstest.WaitFor(t, "the burst's goroutines to end", func() bool { return runtime.NumGoroutine() <= base+20 })
 }
+
+// TestResentIDAfterFinal: a call id is free again by the time its final
+// reaches the caller, so the same call sent again at once (as the approval
+// flow asks) runs instead of being refused as already running.
+func TestResentIDAfterFinal(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	for i := range 500 {
+		r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "same-id", Name: "echo", Input: map[string]any{"text": fmt.Sprint(i)}})
+		if r.Text() != fmt.Sprint(i) {
+			t.Fatalf("send %d: %+v", i, r)
+		}
+	}
+}
