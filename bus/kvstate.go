@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,9 +38,10 @@ type KVStateOptions struct {
 	// Storage of the bucket when KVState creates it; the zero value is
 	// jetstream.FileStorage.
 	Storage jetstream.StorageType
-	// TTL, when positive, makes a session's state expire that long after
-	// its last reset_tools; the session then falls back to the toolkit's
-	// default groups. 0 keeps states forever.
+	// TTL makes a session's state expire that long after its last
+	// reset_tools (the bucket's max age, set when KVState creates it); the
+	// session then falls back to the toolkit's default groups. 0 means
+	// DefaultSessionTTL; negative keeps states forever.
 	TTL time.Duration
 	// MaxWait bounds Load and Store when ctx has no deadline: how long
 	// they wait for a revision, retry a lost compare-and-set, or ride out
@@ -97,18 +99,46 @@ func NewKVState(ctx context.Context, js jetstream.JetStream, opts *KVStateOption
 	if o.MaxWait == 0 {
 		o.MaxWait = DefaultStateWait
 	}
-	b, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
-		Bucket:      o.Bucket,
-		Description: "bus: active tool groups per session",
-		History:     1,
-		TTL:         o.TTL,
-		Storage:     o.Storage,
-		Replicas:    o.Replicas,
-	})
+	b, err := kv.Open(ctx, js, GroupsBucketConfig(&o))
 	if err != nil {
 		return nil, fmt.Errorf("bus: group state: %w", err)
 	}
 	return newKVState(js, b, o.MaxWait), nil
+}
+
+// DefaultSessionTTL is how long a session's state is kept after its last
+// change unless configured otherwise.
+const DefaultSessionTTL = 7 * 24 * time.Hour
+
+// GroupsBucketConfig is the configuration of the group-state bucket for
+// opts (nil: the defaults), as whoever creates it first creates it: the
+// workers and the MCP gateway agree on it.
+func GroupsBucketConfig(opts *KVStateOptions) jetstream.KeyValueConfig {
+	var o KVStateOptions
+	if opts != nil {
+		o = *opts
+	}
+	ttl := o.TTL
+	switch {
+	case ttl == 0:
+		ttl = DefaultSessionTTL
+	case ttl < 0:
+		ttl = 0
+	}
+	return jetstream.KeyValueConfig{
+		Bucket:      cmp.Or(o.Bucket, wire.BucketGroups),
+		Description: "toolbus: active tool groups per session",
+		History:     1,
+		TTL:         ttl,
+		Storage:     o.Storage,
+		Replicas:    max(o.Replicas, 1),
+	}
+}
+
+// Status reports the bucket's configuration and state (its TTL, to check
+// against what the worker was configured with).
+func (s *KVState) Status(ctx context.Context) (jetstream.KeyValueStatus, error) {
+	return s.kv.Status(ctx)
 }
 
 func newKVState(js jetstream.JetStream, b jetstream.KeyValue, maxWait time.Duration) *KVState {

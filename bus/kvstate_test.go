@@ -658,3 +658,26 @@ func TestGroupActivationAcrossWorkersKV(t *testing.T) {
 	}
 	t.Logf("group calls served: %v", served)
 }
+
+// TestKVStateBucketTTL: the bucket a KVState creates keeps a session's state
+// DefaultSessionTTL after its last change, or what it is told (negative:
+// forever).
+func TestKVStateBucketTTL(t *testing.T) {
+	s := natstest.Server(t)
+	js := natstest.JS(t, natstest.Conn(t, s))
+	ctx := natstest.Ctx(t)
+	for _, tt := range []struct {
+		bucket string
+		ttl    time.Duration
+		want   time.Duration
+	}{{"ttl_default", 0, DefaultSessionTTL}, {"ttl_hour", time.Hour, time.Hour}, {"ttl_forever", -1, 0}} {
+		st := newTestKVState(t, js, &KVStateOptions{Bucket: tt.bucket, TTL: tt.ttl})
+		status, err := st.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status.TTL() != tt.want {
+			t.Errorf("%s: TTL %v, want %v", tt.bucket, status.TTL(), tt.want)
+		}
+	}
+}

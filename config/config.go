@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -60,6 +61,8 @@ type Config struct {
 	// Permissions turns the permission checks on; nil (no permissions
 	// section) runs every call unchecked.
 	Permissions *Permissions `yaml:"permissions"`
+	// State says where sessions' state lives and how long it is kept.
+	State State `yaml:"state"`
 
 	src *source // where the config came from, for error positions
 }
@@ -93,6 +96,30 @@ type TLS struct {
 	CA   string `yaml:"ca"`
 	Cert string `yaml:"cert"`
 	Key  string `yaml:"key"`
+}
+
+// Where sessions' group state lives (State.Groups).
+const (
+	// GroupsKV is the fleet's JetStream KV bucket, shared by every worker.
+	GroupsKV = "kv"
+	// GroupsMemory is this worker's own memory: no JetStream needed, but
+	// the workers of a fleet do not share a session's activation and a
+	// restart forgets it.
+	GroupsMemory = "memory"
+)
+
+// DefaultSessionTTL is how long a session's group state and permission
+// policy are kept after their last change.
+const DefaultSessionTTL = bus.DefaultSessionTTL
+
+// State says where sessions' state lives and how long it is kept.
+type State struct {
+	// Groups is GroupsKV (the default) or GroupsMemory.
+	Groups string `yaml:"groups"`
+	// SessionTTL is how long a session's group state and permission
+	// policy are kept after their last change (the KV buckets' max age,
+	// set when a worker creates them). Default DefaultSessionTTL.
+	SessionTTL time.Duration `yaml:"session_ttl"`
 }
 
 // Embedded is the NATS server (with JetStream) a worker starts when it is
@@ -288,6 +315,8 @@ func (c *Config) ApplyDefaults() {
 	c.Embedded.Listen = or(c.Embedded.Listen, DefaultListen)
 	c.Embedded.StoreDir = or(c.Embedded.StoreDir, filepath.Join(DataDir(), "jetstream"))
 	c.Builtins.Workspace = or(c.Builtins.Workspace, filepath.Join(DataDir(), "workspace"))
+	c.State.Groups = or(c.State.Groups, GroupsKV)
+	c.State.SessionTTL = or(c.State.SessionTTL, DefaultSessionTTL)
 	for i := range c.MCPServers {
 		c.MCPServers[i] = c.MCPServers[i].WithDefaults()
 	}

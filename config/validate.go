@@ -58,6 +58,7 @@ func (c *Config) Validate() error {
 	k.skills(groups)
 	k.middleware()
 	k.permissions()
+	k.state()
 	if len(k.errs) == 0 {
 		return nil
 	}
@@ -316,6 +317,21 @@ func (k *checker) middleware() {
 	}
 	if m.MaxInFlight < 0 {
 		k.fail("middleware.max_in_flight", "negative limit %d", m.MaxInFlight)
+	}
+}
+
+func (k *checker) state() {
+	st := k.c.State
+	switch st.Groups {
+	case GroupsKV, GroupsMemory:
+	default:
+		k.fail("state.groups", "unknown group state %q: want kv or memory", st.Groups)
+	}
+	if st.SessionTTL < 0 {
+		k.fail("state.session_ttl", "negative TTL %v", st.SessionTTL)
+	}
+	if st.Groups == GroupsMemory && k.c.Permissions != nil {
+		k.fail("state.groups", "memory group state leaves JetStream out, but the permissions section keeps its state in JetStream KV: use kv, or drop permissions")
 	}
 }
 

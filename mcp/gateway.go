@@ -170,8 +170,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	if err != nil {
 		return nil, fmt.Errorf("mcp: gateway: %w", err)
 	}
-	groups, err := kv.Open(ctx, js, jetstream.KeyValueConfig{Bucket: copts.GroupsBucket,
-		Description: "toolbus: active tool groups per session", History: 1})
+	groups, err := kv.Open(ctx, js, bus.GroupsBucketConfig(&bus.KVStateOptions{Bucket: copts.GroupsBucket}))
 	if err != nil {
 		return nil, fmt.Errorf("mcp: gateway: group state: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/bus/wire"
 )
@@ -25,6 +26,10 @@ type KVConfig struct {
 	// ApprovalTTL is how long pending calls and approvals are kept (the
 	// approvals bucket's max age); 0 means DefaultApprovalTTL.
 	ApprovalTTL time.Duration
+	// PolicyTTL is how long a session's mode and rules are kept after
+	// their last change (the policy bucket's max age, set when it is
+	// created); 0 means bus.DefaultSessionTTL, negative forever.
+	PolicyTTL time.Duration
 	// Replicas of both buckets; 0 means 1.
 	Replicas int
 	// Storage of both buckets; the zero value is file storage, so
@@ -76,12 +81,18 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	if c.ApprovalTTL < 0 {
 		return nil, fmt.Errorf("permission: negative approval TTL %v", c.ApprovalTTL)
 	}
+	switch {
+	case c.PolicyTTL == 0:
+		c.PolicyTTL = bus.DefaultSessionTTL
+	case c.PolicyTTL < 0:
+		c.PolicyTTL = 0 // no max age
+	}
 	if c.Bucket == c.ApprovalsBucket {
 		return nil, fmt.Errorf("permission: the policy and approval buckets must differ (both %q)", c.Bucket)
 	}
 	pol, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
 		Bucket: c.Bucket, Description: "toolbus session permission policies",
-		Replicas: c.Replicas, Storage: c.Storage,
+		TTL: c.PolicyTTL, Replicas: c.Replicas, Storage: c.Storage,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)

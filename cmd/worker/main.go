@@ -60,6 +60,7 @@ type flags struct {
 	instance   string
 	queue      string
 	kvReplicas int
+	groupState string
 	logFormat  string
 	grace      time.Duration
 }
@@ -83,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.insecure, "insecure", false, "embedded server: allow listening on a non-loopback address without authentication")
 	fs.StringVar(&f.instance, "instance", "", "instance `name` on logs and responses (default <hostname>-<pid>)")
 	fs.StringVar(&f.queue, "queue", "", "NATS queue `group` shared with the other workers (default toolbus)")
+	fs.StringVar(&f.groupState, "group-state", "", "where sessions' active groups live: kv (default; the fleet's JetStream KV) or memory (this worker only; no JetStream needed)")
 	fs.IntVar(&f.kvReplicas, "kv-replicas", 1, "`replicas` of the group-state KV bucket when this worker creates it (1-5; 3 on a 3-node cluster)")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
@@ -124,6 +126,8 @@ func loadConfig(f *flags) (*config.Config, error) {
 			cfg.QueueGroup, sources["queue_group"] = f.queue, src
 		case "log-format":
 			cfg.LogFormat, sources["log_format"] = f.logFormat, src
+		case "group-state":
+			cfg.State.Groups, sources["state.groups"] = f.groupState, src
 		case "grace":
 			cfg.GracePeriod, sources["grace_period"] = f.grace, src
 		}
@@ -264,14 +268,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	if err != nil {
 		return nil, fmt.Errorf("JetStream: %w", err)
 	}
-	var state *bus.KVState
-	err = retry(ctx, log, "binding the group-state bucket", func() error {
-		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		var berr error
-		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: kvReplicas})
-		return berr
-	}, nil)
+	state, err := groupState(ctx, cfg, js, url, kvReplicas, log)
 	if err != nil {
 		return nil, err
 	}
@@ -331,6 +328,43 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		"try", tryLine(url, tools))
 	return r, nil
 }
+
+// groupState is where the worker keeps sessions' active groups: the
+// fleet's KV bucket (waiting for a cluster that is still electing its
+// leaders), or with state.groups memory its own memory. A server without
+// JetStream is said at once, with what to do.
+func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream, url string, replicas int, log *slog.Logger) (toolkit.GroupState, error) {
+	if cfg.State.Groups == config.GroupsMemory {
+		log.Info("group state in this worker's memory: sessions' groups are not shared with other workers and are lost on restart")
+		return toolkit.NewMemoryState(), nil
+	}
+	var state *bus.KVState
+	err := retry(ctx, log, "binding the group-state bucket", func() error {
+		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if _, err := js.AccountInfo(bctx); errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return errNoJetStream
+		}
+		var berr error
+		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: replicas, TTL: cfg.State.SessionTTL})
+		return berr
+	}, func(err error) bool { return errors.Is(err, errNoJetStream) })
+	if errors.Is(err, errNoJetStream) {
+		return nil, fmt.Errorf("NATS at %s has no JetStream, where the fleet keeps sessions' active groups: enable it on the server (nats-server -js, or jetstream {} in its configuration), "+
+			"or run this worker with --group-state memory (groups then live in this worker alone)", url)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st, err := state.Status(ctx); err == nil && st.TTL() != cfg.State.SessionTTL {
+		log.Warn("the group-state bucket keeps sessions for another time than configured: a bucket's TTL is set by whoever creates it",
+			"bucket", st.Bucket(), "ttl", st.TTL().String(), "configured", cfg.State.SessionTTL.String(),
+			"change", "nats kv edit "+st.Bucket()+" --ttl "+cfg.State.SessionTTL.String())
+	}
+	return state, nil
+}
+
+var errNoJetStream = errors.New("no JetStream")
 
 // checkFleetPolicy refuses to serve when a live worker of the queue group
 // serving some of the same tools checks permissions differently

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -609,5 +610,34 @@ func TestJoinLateServer(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.exit(t); code != 0 {
 		t.Errorf("exit %d", code)
+	}
+}
+
+// TestNoJetStream: against a NATS server without JetStream a worker says
+// at once what is wrong and what to do; with --group-state memory it
+// serves.
+func TestNoJetStream(t *testing.T) {
+	s := natstest.ServerWith(t, func(o *server.Options) {
+		o.JetStream, o.DontListen, o.Host, o.Port = false, false, "127.0.0.1", server.RANDOM_PORT
+	})
+	url := s.ClientURL()
+	start := time.Now()
+	p := startProc(t, cleanEnv(t), workerBin, "--nats", url)
+	if code := p.exit(t); code != 1 || !strings.Contains(p.stderr.String(), "has no JetStream") || !strings.Contains(p.stderr.String(), "--group-state memory") {
+		t.Fatalf("exit %d\n%s", code, p.stderr)
+	}
+	if d := time.Since(start); d > guard/2 {
+		t.Errorf("took %v to say there is no JetStream", d)
+	}
+	w := startWorker(t, "--nats", url, "--group-state", "memory")
+	if out, se, code := toolctl(t, w.url, "call", "echo", `{"text":"no js"}`); code != 0 || strings.TrimSpace(out) != "no js" {
+		t.Fatalf("a call with memory group state: exit %d\n%s%s", code, out, se)
+	}
+	w.stop(t)
+	cfg := filepath.Join(t.TempDir(), "w.yaml")
+	mustWrite(t, cfg, "state:\n  groups: memory\npermissions:\n  mode: default\n")
+	p = startProc(t, cleanEnv(t), workerBin, "--nats", url, "--config", cfg)
+	if code := p.exit(t); code != 2 || !strings.Contains(p.stderr.String(), "permissions section keeps its state in JetStream") {
+		t.Fatalf("memory group state with permissions: exit %d\n%s", code, p.stderr)
 	}
 }
