@@ -774,6 +774,12 @@ func (w *Worker) Stop(ctx context.Context) error {
 	// every running call has sent its final.
 	graceErr := w.waitIdle(ctx, subs)
 	if graceErr != nil {
+		// Past the grace nothing more is taken: a drain lasts until the
+		// server confirms it, which a worker cut off from NATS waits for
+		// in vain. Calls already taken are answered interrupted.
+		for _, s := range subs {
+			s.Unsubscribe()
+		}
 		w.mu.Lock()
 		w.interrupting = true
 		for _, s := range w.calls {
@@ -789,10 +795,28 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.mu.Unlock()
 	w.cancelSub.Unsubscribe()
 	w.clock.close()
-	if err := w.nc.Flush(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	if err := flushBounded(w.nc); err != nil {
 		w.log.Warn("bus: flushing at stop", "err", err)
 	}
 	return graceErr
+}
+
+// stopFlushTimeout bounds the flushes of a stop: a connection that is down
+// keeps what was published for when it is back, and a stop does not wait
+// for that.
+const stopFlushTimeout = 2 * time.Second
+
+// flushBounded flushes nc when it is connected, for at most
+// stopFlushTimeout.
+func flushBounded(nc *nats.Conn) error {
+	if !nc.IsConnected() {
+		return nil
+	}
+	err := nc.FlushTimeout(stopFlushTimeout)
+	if errors.Is(err, nats.ErrConnectionClosed) {
+		return nil
+	}
+	return err
 }
 
 // waitIdle polls until the subscriptions are drained and no call runs, or

@@ -164,8 +164,12 @@ func (a *Announcer) Stop() error {
 	uerr := a.sub.Unsubscribe()
 	close(a.stopLoop)
 	<-a.loopDone
-	if err == nil {
-		err = a.nc.Flush()
+	if err == nil && a.nc.IsConnected() {
+		// Bounded: a stopping worker cut off from NATS does not wait for
+		// the server; the goodbye goes out if the connection comes back
+		// before it closes, and the fleet drops the worker at its TTL
+		// otherwise.
+		err = a.nc.FlushTimeout(2 * time.Second)
 	}
 	return errors.Join(ignoreClosed(err), ignoreClosed(uerr))
 }

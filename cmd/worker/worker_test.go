@@ -641,3 +641,22 @@ func TestNoJetStream(t *testing.T) {
 		t.Fatalf("memory group state with permissions: exit %d\n%s", code, p.stderr)
 	}
 }
+
+// TestStopWhileCutOff: a worker whose NATS server is gone stops within its
+// grace period and a small constant, not after flush and goodbye timeouts.
+func TestStopWhileCutOff(t *testing.T) {
+	s := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", server.RANDOM_PORT })
+	w := startWorker(t, "--nats", s.ClientURL(), "--grace", "1s")
+	s.Shutdown()
+	s.WaitForShutdown()
+	if _, ok := w.stderr.wait(func(l string) bool { return strings.Contains(l, "NATS connection lost") }); !ok {
+		t.Fatalf("the worker did not notice:\n%s", w.stderr)
+	}
+	start := time.Now()
+	if code := w.stop(t); code != 0 {
+		t.Errorf("exit %d\n%s", code, w.stderr)
+	}
+	if d := time.Since(start); d > 1*time.Second+5*time.Second {
+		t.Errorf("stopping took %v with a 1s grace period\n%s", d, w.stderr)
+	}
+}
