@@ -131,7 +131,7 @@ func GroupsBucketConfig(opts *KVStateOptions) jetstream.KeyValueConfig {
 		History:     1,
 		TTL:         ttl,
 		Storage:     o.Storage,
-		Replicas:    max(o.Replicas, 1),
+		Replicas:    cmp.Or(o.Replicas, 1),
 	}
 }
 

@@ -195,7 +195,6 @@ func TestNewKVStateBadConfig(t *testing.T) {
 		{"bucket with space", js, &KVStateOptions{Bucket: "a b"}, "invalid bucket name"},
 		{"too many replicas", js, &KVStateOptions{Replicas: 6}, "replicas must be 1 to 5"},
 		{"negative replicas", js, &KVStateOptions{Replicas: -1}, "replicas must be 1 to 5"},
-		{"negative TTL", js, &KVStateOptions{TTL: -time.Second}, "negative TTL"},
 		{"negative wait", js, &KVStateOptions{MaxWait: -time.Second}, "negative MaxWait"},
 		{"R3 on one node", js, &KVStateOptions{Bucket: "r3", Replicas: 3}, `binding bucket "r3"`},
 	}
