@@ -52,6 +52,14 @@ type ClientOptions struct {
 	// Filter, when set, narrows what SessionSchemas lists for a session;
 	// permission.ListFilter leaves out the tools a session can never run.
 	Filter ListFilter
+	// MaxAttempts bounds how often a call is sent when it ends
+	// worker_lost or overloaded before any chunk reached the caller and
+	// its tool is read-only or idempotent (as the fleet announces it): the
+	// client sends it again, at once after worker_lost, after
+	// retry_after_ms after overloaded, within the call's deadline. The
+	// final's metadata says how many attempts were made (wire.MetaAttempts)
+	// when more than one. 0 means 3; 1 never sends a call twice.
+	MaxAttempts int
 	// Identity is the caller identity the client calls as (one token of
 	// [A-Za-z0-9_-]; "" calls anonymously). Its calls, cancels and
 	// listings go to the identity's subjects (wire.CallSubject), its
@@ -86,6 +94,9 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	}
 	if r.GroupsBucket == "" {
 		r.GroupsBucket = wire.BucketGroups
+	}
+	if r.MaxAttempts <= 0 {
+		r.MaxAttempts = 3
 	}
 	return r
 }
@@ -336,12 +347,27 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			call.ID = nuid.Next()
 		}
 		chunks := false
-		final := c.run(ctx, call, func(ev toolkit.Event) bool {
+		pass := func(ev toolkit.Event) bool {
 			chunks = chunks || ev.Chunk != nil
 			return yield(ev)
-		})
-		if final == nil {
-			return
+		}
+		attempt := call
+		var final *toolkit.Response
+		for n := 1; ; n++ {
+			if final = c.run(ctx, attempt, pass); final == nil {
+				return
+			}
+			if n == c.opts.MaxAttempts || chunks || !c.retry(ctx, call.Name, final) {
+				if n > 1 {
+					final.ID = call.ID
+					if final.Metadata == nil {
+						final.Metadata = map[string]any{}
+					}
+					final.Metadata[wire.MetaAttempts] = n
+				}
+				break
+			}
+			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
 		}
 		c.noteRevision(call, final)
 		if !chunks && len(final.Content) > 0 && !yield(toolkit.Event{Chunk: finalChunk(final)}) {
@@ -349,6 +375,50 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		}
 		yield(toolkit.Event{Final: final})
 	}
+}
+
+// retry reports whether a call whose attempt ended with final is sent
+// again (see ClientOptions.MaxAttempts), after waiting what the final asks
+// (retry_after_ms); false when the wait would pass the call's deadline.
+func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response) bool {
+	var wait time.Duration
+	switch final.Code {
+	case toolkit.CodeWorkerLost:
+	case toolkit.CodeOverloaded:
+		if ms, ok := asUint64(final.Metadata[wire.MetaRetryAfterMS]); ok {
+			wait = time.Duration(ms) * time.Millisecond
+		}
+	default:
+		return false
+	}
+	f, err := c.Fleet(ctx)
+	if err != nil {
+		return false
+	}
+	t, ok := f.Tool(tool)
+	if !ok || !(t.ReadOnly || t.IdempotencyLevel().Retryable()) {
+		return false
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+		return false
+	}
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// attemptID is the id of the nth attempt of call id: its own, so that the
+// cancel of a lost attempt leaves the next alone.
+func attemptID(id string, n int) string {
+	suffix := "-r" + strconv.Itoa(n)
+	return id[:min(len(id), wire.MaxCallIDLen-len(suffix))] + suffix
 }
 
 // finalChunk is the one chunk event of a call that yielded none: the
@@ -389,7 +459,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	}
 	eb := getBuf()
 	defer putBuf(eb)
-	data, err := wire.Msgpack.Append(eb.b[:0], &wire.Request{ID: call.ID, Input: call.Input, Session: call.Session})
+	data, err := wire.Msgpack.Append(eb.b[:0], &wire.Request{ID: call.ID, Input: call.Input, Session: call.Session, Key: call.IdempotencyKey})
 	eb.b = data
 	if err != nil {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the input cannot be encoded: %v", err))

@@ -527,6 +527,9 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	case !wire.ValidCallID(req.ID):
 		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, wire.MaxCallIDLen))
 		return nil
+	case req.Key != "" && !wire.ValidCallID(req.Key):
+		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.Key, wire.MaxCallIDLen))
+		return nil
 	case req.Name != "" && req.Name != name:
 		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
 		return nil
@@ -545,7 +548,7 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 	if !w.answerable(m, identity, req.ID, "") {
 		return nil
 	}
-	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, Identity: identity, GroupsRevision: rev}
+	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, Identity: identity, GroupsRevision: rev, IdempotencyKey: req.Key}
 	key := callKey(identity, req.ID)
 
 	w.mu.Lock()

@@ -87,6 +87,20 @@ type ToolCall struct {
 	// GroupsRevision is the group-state revision returned by the session's
 	// last reset_tools; a GroupState honours at least that revision.
 	GroupsRevision uint64 `json:"groups_revision,omitempty" msgpack:"groups_revision,omitempty"`
+	// IdempotencyKey names the call across the times it is sent (a
+	// retry on another worker has a new ID but the same key); "" means
+	// ID. Read it with Key.
+	IdempotencyKey string `json:"idempotency_key,omitempty" msgpack:"idempotency_key,omitempty"`
+}
+
+// Key is the call's idempotency key: IdempotencyKey, or ID when that is
+// empty. A tool with effects elsewhere passes it on (as a request id, an
+// Idempotency-Key header) so that a repeat of the call is recognised.
+func (c ToolCall) Key() string {
+	if c.IdempotencyKey != "" {
+		return c.IdempotencyKey
+	}
+	return c.ID
 }
 
 // Scope is the call's session scope: SessionScope(Identity, Session).

@@ -27,6 +27,10 @@ type Request struct {
 	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
 	// Session keys group activation; reset_tools requires one.
 	Session string `json:"session,omitempty" msgpack:"session,omitempty"`
+	// Key is the call's idempotency key when it differs from ID: a call
+	// sent again (a retry on another worker) is a new id but the same key,
+	// which the tool sees (toolkit.ToolCall.Key).
+	Key string `json:"key,omitempty" msgpack:"key,omitempty"`
 }
 
 // Kind is the kind of a reply frame.

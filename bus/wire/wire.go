@@ -128,6 +128,9 @@ const (
 	// MetaActiveGroups is set on a successful reset_tools: the session's
 	// active groups now.
 	MetaActiveGroups = toolkit.MetaActiveGroups
+	// MetaAttempts is set by the client on a call it sent more than once
+	// (a retry after worker_lost or overloaded): how many times.
+	MetaAttempts = "attempts"
 )
 
 // Announcement metadata keys: the parts of an announcement that other

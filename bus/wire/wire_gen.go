@@ -205,6 +205,9 @@ func appendRequest(b []byte, v *Request) ([]byte, error) {
 	if v.Session != "" {
 		n++
 	}
+	if v.Key != "" {
+		n++
+	}
 	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa2id"...)
@@ -222,6 +225,10 @@ func appendRequest(b []byte, v *Request) ([]byte, error) {
 	if v.Session != "" {
 		b = append(b, "\xa7session"...)
 		b = appendStr(b, v.Session)
+	}
+	if v.Key != "" {
+		b = append(b, "\xa3key"...)
+		b = appendStr(b, v.Key)
 	}
 	return b, nil
 }
@@ -245,6 +252,8 @@ func (d *decoder) decodeRequest(v *Request) error {
 			v.Input, err = d.mapValue()
 		case "session":
 			v.Session, err = d.str()
+		case "key":
+			v.Key, err = d.str()
 		default:
 			err = d.skip()
 		}
