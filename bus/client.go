@@ -56,7 +56,8 @@ type ClientOptions struct {
 	// worker_lost or overloaded before any chunk reached the caller and
 	// its tool is read-only or idempotent (as the fleet announces it): the
 	// client sends it again, at once after worker_lost, after
-	// retry_after_ms after overloaded, within the call's deadline. The
+	// retry_after_ms (up to 2s; longer ends the call) after overloaded,
+	// within the call's deadline. The
 	// final's metadata says how many attempts were made (wire.MetaAttempts)
 	// when more than one. 0 means 3; 1 never sends a call twice.
 	MaxAttempts int
@@ -399,6 +400,9 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	if !ok || !(t.ReadOnly || t.IdempotencyLevel().Retryable()) {
 		return false
 	}
+	if wait > maxRetryWait {
+		return false // "not for a while": the caller decides
+	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
 		return false
 	}
@@ -413,6 +417,10 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	}
 	return ctx.Err() == nil
 }
+
+// maxRetryWait is the longest retry_after_ms the client waits out itself;
+// a worker that asks for more ends the call overloaded.
+const maxRetryWait = 2 * time.Second
 
 // attemptID is the id of the nth attempt of call id: its own, so that the
 // cancel of a lost attempt leaves the next alone.
