@@ -83,7 +83,18 @@ func Worker() Permissions {
 			"$JS.FC."+s+".>",
 		)
 	}
-	pub = append(pub, "$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>")
+	calls := wire.StreamCalls
+	pub = append(pub,
+		// The durable path: the calls stream, its consumers, pulls and acks,
+		// and queueing a durable-by-default tool's call.
+		"$JS.API.STREAM.CREATE."+calls,
+		"$JS.API.STREAM.INFO."+calls,
+		"$JS.API.CONSUMER.CREATE."+calls+".>",
+		"$JS.API.CONSUMER.INFO."+calls+".>",
+		"$JS.API.CONSUMER.MSG.NEXT."+calls+".>",
+		"$JS.ACK."+calls+".>",
+		wire.SubjectDurablePrefix+">",
+		"$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>")
 	return Permissions{
 		Publish: pub,
 		Subscribe: []string{
@@ -113,6 +124,7 @@ func Gateway() Permissions {
 			wire.SubjectListPrefix + "*",
 			wire.SubjectDiscover,
 			wire.SubjectSkillPrefix + "*",
+			wire.SubjectDurablePrefix + ">",
 			"$JS.API.INFO",
 			"$JS.API.STREAM.CREATE." + groups,
 			"$JS.API.STREAM.INFO." + groups,
@@ -146,6 +158,7 @@ func Caller(identity string) (Permissions, error) {
 			wire.ListSubject(identity),
 			wire.SubjectDiscover,
 			wire.SubjectSkillPrefix + "*",
+			wire.DurableSubject("*", identity),
 			"$JS.API.INFO",
 			// Its own sessions' groups (and a watch on them), and its own
 			// sessions' permission policies, read only.

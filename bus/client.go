@@ -126,6 +126,7 @@ type Client struct {
 	fleetMu sync.Mutex
 	fleet   *discovery.Fleet
 	state   *KVState // nil while the groups bucket does not exist
+	js      jetstream.JetStream
 }
 
 // inbox queues the messages of one call without bounds, so the shared
@@ -140,8 +141,12 @@ type inbox struct {
 	msgs    []*nats.Msg
 	last    time.Time // when the last message was pushed, or the call started
 	closed  bool      // the client was closed
-	stalled bool      // the watchdog found the call silent for StallTimeout
-	spare   [2][4]*nats.Msg
+	stalled bool      // the watchdog found the call silent for stallAfter
+	// stallAfter is the silence after which the call is lost:
+	// StallTimeout, longer while a durable call may be delivered again,
+	// zero (never) while a durable call waits in the queue.
+	stallAfter time.Duration
+	spare      [2][4]*nats.Msg
 }
 
 var inboxPool = sync.Pool{New: func() any { return &inbox{signal: make(chan struct{}, 1)} }}
@@ -280,7 +285,7 @@ func (c *Client) watch() {
 		}
 		for _, b := range c.pending {
 			b.mu.Lock()
-			silent := !b.stalled && len(b.msgs) == 0 && now.Sub(b.last) >= c.opts.StallTimeout
+			silent := !b.stalled && len(b.msgs) == 0 && b.stallAfter > 0 && now.Sub(b.last) >= b.stallAfter
 			if silent {
 				b.stalled = true
 			}
@@ -355,10 +360,12 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		attempt := call
 		var final *toolkit.Response
 		for n := 1; ; n++ {
-			if final = c.run(ctx, attempt, pass); final == nil {
+			durable := call.Durable
+			if final = c.run(ctx, attempt, pass, &durable); final == nil {
 				return
 			}
-			if n == c.opts.MaxAttempts || chunks || !c.retry(ctx, call.Name, final) {
+			// A durable call was delivered again by the queue already.
+			if n == c.opts.MaxAttempts || chunks || durable || !c.retry(ctx, call.Name, final) {
 				if n > 1 {
 					final.ID = call.ID
 					if final.Metadata == nil {
@@ -376,6 +383,56 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		}
 		yield(toolkit.Event{Final: final})
 	}
+}
+
+// enqueue publishes a durable call into the calls stream; it returns the
+// final when the stream did not take it.
+func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply string, hdr nats.Header, data []byte) *toolkit.Response {
+	js, err := c.jetStream()
+	if err != nil {
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable path needs JetStream: %v", err))
+	}
+	h := nats.Header{}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	h.Set(wire.HeaderReply, reply)
+	h.Set(jetstream.MsgIDHeader, callKey(c.opts.Identity, call.ID))
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ack, err := js.PublishMsg(pctx, &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data},
+		jetstream.WithRetryAttempts(3))
+	switch {
+	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable,
+			"ToolUnavailableError: the durable path is not available: no worker has created the calls stream (workers on a NATS server with JetStream do); send the call without durable, or start such a worker.")
+	case errors.Is(err, nats.ErrMaxPayload):
+		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
+			"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.", len(data)+headerSize(h), c.nc.MaxPayload()))
+	case err != nil:
+		if ctx.Err() != nil {
+			return c.ctxFinal(ctx, call.ID, nil)
+		}
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable call could not be queued: %v", err))
+	case ack.Duplicate:
+		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
+			"DuplicateCallError: a durable call with id %q was sent already (in the last %s): it runs once, and its frames go to where it was sent first.", call.ID, "dedup window"))
+	}
+	return nil
+}
+
+// jetStream is the client's JetStream context, made on first use.
+func (c *Client) jetStream() (jetstream.JetStream, error) {
+	c.fleetMu.Lock()
+	defer c.fleetMu.Unlock()
+	if c.js == nil {
+		js, err := jetstream.New(c.nc)
+		if err != nil {
+			return nil, err
+		}
+		c.js = js
+	}
+	return c.js, nil
 }
 
 // retry reports whether a call whose attempt ended with final is sent
@@ -455,7 +512,7 @@ func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 
 // run does the call; it returns the final to yield, or nil when the
 // consumer stopped the iteration.
-func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(toolkit.Event) bool) *toolkit.Response {
+func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(toolkit.Event) bool, durable *bool) *toolkit.Response {
 	if !wire.ValidCallID(call.ID) {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", call.ID, wire.MaxCallIDLen))
 	}
@@ -476,7 +533,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	reply := string(strconv.AppendUint(append(rb[:0], c.prefix...), c.next.Add(1), 36))
 	token := reply[len(c.prefix):]
 	box := inboxPool.Get().(*inbox)
-	box.msgs, box.last, box.id = box.spare[0][:0], time.Now(), call.ID
+	box.msgs, box.last, box.id, box.stallAfter = box.spare[0][:0], time.Now(), call.ID, c.opts.StallTimeout
+	if call.Durable {
+		box.stallAfter = 0 // queued until a worker takes it
+	}
 	buf := box.spare[1][:0]
 	c.mu.Lock()
 	if c.closed {
@@ -514,11 +574,17 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		hdr = setHeader(hdr, wire.HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
 	}
 
-	subject := wire.CallSubject(call.Name, c.opts.Identity)
-	if hdr == nil {
-		err = c.nc.PublishRequest(subject, reply, data)
+	if call.Durable {
+		if final := c.enqueue(ctx, call, reply, hdr, data); final != nil {
+			return final
+		}
 	} else {
-		err = c.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: reply, Header: hdr, Data: data})
+		subject := wire.CallSubject(call.Name, c.opts.Identity)
+		if hdr == nil {
+			err = c.nc.PublishRequest(subject, reply, data)
+		} else {
+			err = c.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: reply, Header: hdr, Data: data})
+		}
 	}
 	if err != nil {
 		if errors.Is(err, nats.ErrMaxPayload) {
@@ -564,6 +630,13 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 				c.log.Warn("bus: dropping an undecodable frame", "call", call.ID, "err", err)
 				continue
 			}
+			if f.Attempt != st.attempt {
+				if f.Attempt < st.attempt {
+					continue // a late frame of an earlier delivery
+				}
+				st.next(box, &f, c.opts.StallTimeout)
+				*durable = true
+			}
 			if f.Seq <= st.last {
 				continue // a duplicate or an old frame
 			}
@@ -584,8 +657,20 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 					c.cancel(call.ID, "")
 					return nil
 				}
+			case wire.KindQueued:
+				*durable = true
+				box.mu.Lock()
+				box.stallAfter = 0 // in the queue: silence until a worker takes it
+				box.mu.Unlock()
 			case wire.KindFinal:
-				return st.final(c, &f)
+				r := st.final(c, &f)
+				if st.attempt > 1 {
+					if r.Metadata == nil {
+						r.Metadata = map[string]any{}
+					}
+					r.Metadata[wire.MetaAttempts] = st.attempt
+				}
+				return r
 			}
 		}
 		switch {
@@ -593,6 +678,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client was closed during the call.")
 		case stalled && grace == nil: // after a cancel, the grace period decides
 			c.cancel(call.ID, "")
+			if st.attempt > 0 {
+				return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
+					"WorkerLostError: the worker running '%s' went silent (delivery %d) and the durable queue did not deliver the call again; the call was cancelled. It may or may not have taken effect.",
+					call.Name, st.attempt))
+			}
 			return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
 				"WorkerLostError: the worker running '%s' went silent for %s and is presumed lost; the call was cancelled. It may or may not have taken effect.",
 				call.Name, c.opts.StallTimeout))
@@ -617,10 +707,28 @@ func notFound(call toolkit.ToolCall) *toolkit.Response {
 
 // callState is what the client has received of one call.
 type callState struct {
-	id     string
-	last   uint64
-	chunks uint64
-	acc    toolkit.Accumulator
+	id      string
+	last    uint64
+	chunks  uint64
+	acc     toolkit.Accumulator
+	attempt uint64 // the durable delivery the frames are of; 0 on the core path
+}
+
+// next starts on the frames of a new delivery of a durable call: its
+// frames count from 1 again and its output replaces the earlier
+// delivery's (whose chunks the consumer has seen). Silence is a lost
+// worker after the stall timeout on the last delivery, and after the
+// redelivery time more before it.
+func (st *callState) next(box *inbox, f *wire.Frame, stall time.Duration) {
+	st.attempt, st.last, st.chunks = f.Attempt, 0, 0
+	st.acc = toolkit.Accumulator{}
+	after := stall
+	if f.Attempt < f.MaxAttempts {
+		after += time.Duration(f.RedeliverMS) * time.Millisecond
+	}
+	box.mu.Lock()
+	box.stallAfter = after
+	box.mu.Unlock()
 }
 
 // final turns a final frame into the response: the frame's content when

@@ -32,8 +32,9 @@ type sender struct {
 	w       *Worker
 	reply   string
 	id      string
-	key     string // in Worker.calls: the id, scoped by the caller's identity
-	mem     int    // taken from Worker.inputs, given back by release
+	key     string    // in Worker.calls: the id, scoped by the caller's identity
+	mem     int       // taken from Worker.inputs, given back by release
+	dur     *delivery // the durable delivery; nil on the core path
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -54,6 +55,7 @@ type sender struct {
 	parts     int            // ids generated for split data blocks
 	lastPub   time.Time
 	abandonAt time.Time // set when the clock first sees the ctx done
+	lastAlive time.Time // durable: when JetStream was last told the call is in progress
 }
 
 // holdLimit is the most content bytes held back before a flush.
@@ -64,7 +66,11 @@ const holdLimit = 32 << 10
 // past it waits up to overloadWait for a call to end, then is answered
 // overloaded.
 func (s *sender) run() {
-	if !s.w.takeSlot() {
+	if s.dur != nil {
+		// Pulled because there was room: it waits for its slot (the
+		// clock keeps telling JetStream it is in progress).
+		s.w.slots <- struct{}{}
+	} else if !s.w.takeSlot() {
 		s.final(s.w.overloaded(s.id))
 		return
 	}
@@ -169,6 +175,10 @@ func (s *sender) check(now time.Time) {
 	if !s.holding() && now.Sub(s.lastPub) >= s.hbEvery {
 		s.publish(&wire.Frame{Kind: wire.KindHeartbeat})
 	}
+	if s.dur != nil && now.Sub(s.lastAlive) >= s.dur.redeliver/3 {
+		s.dur.alive() // or JetStream delivers the call again
+		s.lastAlive = now
+	}
 	s.mu.Unlock()
 }
 
@@ -191,6 +201,7 @@ func (s *sender) abandon() {
 
 // release frees what the call held once its final is out.
 func (s *sender) release() {
+	s.dur.done()
 	s.w.inputs.release(s.mem)
 	if s.stopT != nil {
 		s.stopT()
@@ -321,9 +332,26 @@ func (s *sender) final(resp *toolkit.Response) {
 		s.mu.Unlock()
 		return
 	}
-	s.finalLocked(resp)
+	if s.dur != nil && errors.Is(context.Cause(s.ctx), toolkit.ErrDraining) && s.repeatable() {
+		// A stopping worker hands a durable call that may run again back
+		// to the queue: another worker delivers its result.
+		s.done = true
+		s.w.mu.Lock()
+		delete(s.w.calls, s.key)
+		s.w.mu.Unlock()
+		s.dropHold()
+		s.dur.handBack()
+	} else {
+		s.finalLocked(resp)
+	}
 	s.mu.Unlock()
 	s.release()
+}
+
+// repeatable reports whether the call's tool may run again.
+func (s *sender) repeatable() bool {
+	t, ok := s.w.tk.Get(s.call.Name)
+	return ok && (t.ReadOnly() || t.Idempotency().Retryable())
 }
 
 // finalLocked publishes the final frame: with the whole content when
@@ -431,6 +459,7 @@ var errTooLarge = errors.New("frame over max_payload")
 func (s *sender) publish(f *wire.Frame) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
+	s.dur.mark(f)
 	eb := getBuf()
 	defer putBuf(eb)
 	data, err := s.encode(f, eb)

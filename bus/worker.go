@@ -66,6 +66,10 @@ type WorkerOptions struct {
 	AnnounceInterval time.Duration
 	// Version is announced as is.
 	Version string
+	// Durable turns the durable path on: the worker pulls its tools'
+	// durable calls from the calls stream (see DurableOptions). Nil leaves
+	// it off: such calls wait for a worker that has it.
+	Durable *DurableOptions
 	// Meta adds parts to the worker's announcements
 	// (discovery.AnnouncerOptions.Meta): packages such as skill and
 	// permission announce what they add to the worker this way.
@@ -163,6 +167,7 @@ type Worker struct {
 	slots      chan struct{} // one per call whose tool runs: MaxInFlight of them
 	finishing  atomic.Int32  // finals being published (their calls already out of calls)
 	inputs     *memBudget    // what MaxInputMemory bounds
+	dur        *durablePath  // nil without WorkerOptions.Durable
 	closeOnce  sync.Once
 }
 
@@ -224,6 +229,15 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	w.readers.Add(1)
 	go w.reader()
 	var err error
+	if o.Durable != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		w.dur, err = startDurable(ctx, w, o.Durable)
+		cancel()
+		if err != nil {
+			w.abort()
+			return nil, err
+		}
+	}
 	if w.cancelSub, err = nc.Subscribe(wire.SubjectCancelPrefix+">", w.onCancel); err != nil {
 		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
@@ -342,8 +356,12 @@ func (w *Worker) syncLocked() error {
 		return nil
 	}
 	want := map[string]bool{}
-	for _, name := range servedTools(w.tk) {
+	served := servedTools(w.tk)
+	for _, name := range served {
 		want[name] = true
+	}
+	if w.dur != nil {
+		w.dur.sync(served)
 	}
 	var errs []error
 	for name, subs := range w.subs {
@@ -404,28 +422,40 @@ func (w *Worker) unsubscribeAll() {
 	}
 }
 
-// badRequest answers a request that cannot run with a final error frame,
-// or logs it when there is nowhere to answer.
-func (w *Worker) badRequest(m *nats.Msg, identity string, c wire.Codec, id string, code toolkit.Code, msg string) {
-	if !w.answerable(m, identity, id, msg) {
-		return
-	}
-	w.replyFinal(m.Reply, c, w.finalFor(id, code, msg))
+// incoming is a request as the worker received it, on the core path (a
+// call subject) or the durable path (a message of the calls stream).
+type incoming struct {
+	subject  string
+	tool     string
+	identity string
+	reply    string
+	header   nats.Header
+	data     []byte
+	dur      *delivery // nil on the core path
 }
 
-// answerable reports whether the request m of identity may be answered:
-// it names a reply subject, and that subject is under the caller's inbox
+// badRequest answers a request that cannot run with a final error frame,
+// or logs it when there is nowhere to answer; a durable one is settled.
+func (w *Worker) badRequest(in *incoming, c wire.Codec, id string, code toolkit.Code, msg string) {
+	if w.answerable(in, id, msg) {
+		w.replyFinal(in, c, w.finalFor(id, code, msg))
+	}
+	in.dur.settle()
+}
+
+// answerable reports whether the request in may be answered: it names a
+// reply subject, and that subject is under the caller's inbox
 // (wire.ReplyAllowed). A reply subject elsewhere (a KV key, another
 // caller's inbox, another tool) is refused and logged: the worker never
 // publishes where a request tells it to but there.
-func (w *Worker) answerable(m *nats.Msg, identity, id, why string) bool {
+func (w *Worker) answerable(in *incoming, id, why string) bool {
 	switch {
-	case m.Reply == "":
-		w.log.Warn("bus: dropping a request without a reply subject", "subject", m.Subject, "call", id, "reason", why)
+	case in.reply == "":
+		w.log.Warn("bus: dropping a request without a reply subject", "subject", in.subject, "call", id, "reason", why)
 		return false
-	case !wire.ReplyAllowed(m.Reply, identity):
-		w.log.Warn("bus: refusing a request whose reply subject is outside the caller's inbox", "subject", m.Subject,
-			"reply", m.Reply, "identity", identity, "call", id, "allowed", wire.Inbox(identity)+">")
+	case !wire.ReplyAllowed(in.reply, in.identity):
+		w.log.Warn("bus: refusing a request whose reply subject is outside the caller's inbox", "subject", in.subject,
+			"reply", in.reply, "identity", in.identity, "call", id, "allowed", wire.Inbox(in.identity)+">")
 		return false
 	}
 	return true
@@ -441,13 +471,15 @@ func callKey(identity, id string) string {
 }
 
 // replyFinal sends a lone final frame (seq 1).
-func (w *Worker) replyFinal(reply string, c wire.Codec, resp *toolkit.Response) {
-	data, err := c.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: 1, Final: resp})
+func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) {
+	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: 1, Final: resp}
+	in.dur.mark(f)
+	data, err := c.Marshal(f)
 	if err != nil {
 		w.log.Error("bus: encoding a final frame", "call", resp.ID, "err", err)
 		return
 	}
-	if err := w.publish(reply, c, data); err != nil {
+	if err := w.publish(in.reply, c, data); err != nil {
 		w.log.Error("bus: publishing a final frame", "call", resp.ID, "err", err)
 	}
 }
@@ -509,44 +541,66 @@ func (w *Worker) reader() {
 // nil when it was answered at once (a bad request, overload, a cancel
 // that came first).
 func (w *Worker) onCall(m *nats.Msg) *sender {
-	c := wire.CodecOf(m.Header)
 	name, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject, wire.SubjectCallPrefix), ".")
-	if v := m.Header.Get(wire.HeaderVersion); v != "" && v != wire.Version {
-		w.badRequest(m, identity, c, "", toolkit.CodeInvalidInput, versionError(v))
+	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: m.Reply, header: m.Header, data: m.Data})
+}
+
+// accept checks a request of either path and registers its call,
+// returning its sender; nil when it was answered (or, durable, settled or
+// left for another delivery) at once.
+func (w *Worker) accept(in *incoming) *sender {
+	c := wire.CodecOf(in.header)
+	name, identity := in.tool, in.identity
+	if v := in.header.Get(wire.HeaderVersion); v != "" && v != wire.Version {
+		w.badRequest(in, c, "", toolkit.CodeInvalidInput, versionError(v))
 		return nil
 	}
 	var req wire.Request
-	if err := c.UnmarshalShared(m.Data, &req); err != nil { // m.Data is ours alone
-		w.badRequest(m, identity, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
+	if err := c.UnmarshalShared(in.data, &req); err != nil { // the data is ours alone
+		w.badRequest(in, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
 		return nil
 	}
 	switch {
 	case req.ID == "":
-		w.badRequest(m, identity, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
+		w.badRequest(in, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
 		return nil
 	case !wire.ValidCallID(req.ID):
-		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, wire.MaxCallIDLen))
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, wire.MaxCallIDLen))
 		return nil
 	case req.Key != "" && !wire.ValidCallID(req.Key):
-		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.Key, wire.MaxCallIDLen))
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.Key, wire.MaxCallIDLen))
 		return nil
 	case req.Name != "" && req.Name != name:
-		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
 		return nil
 	case strings.HasPrefix(req.Session, "\x00"):
-		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: a session name must not start with a NUL character.")
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: a session name must not start with a NUL character.")
 		return nil
 	case name == toolkit.MetaToolName && req.Session == "":
-		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
 		return nil
 	}
-	hb, timeout, rev, err := w.parseHeaders(m.Header)
+	hb, timeout, rev, err := w.parseHeaders(in.header)
 	if err != nil {
-		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
 		return nil
 	}
-	if !w.answerable(m, identity, req.ID, "") {
+	if !w.answerable(in, req.ID, "") {
+		in.dur.settle()
 		return nil
+	}
+	if in.dur != nil {
+		if timeout != nil { // counted from when the call was queued
+			d := *timeout - time.Since(in.dur.published)
+			timeout = &d
+		}
+		if !w.mayRepeat(in, c, req.ID) {
+			return nil
+		}
+	} else if w.dur != nil && w.dur.byDefault(name) {
+		if w.dur.enqueue(in, req.ID) {
+			return nil
+		}
 	}
 	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, Identity: identity, GroupsRevision: rev, IdempotencyKey: req.Key}
 	key := callKey(identity, req.ID)
@@ -558,20 +612,27 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 		if tomb.deadline { // the caller's deadline passed: that is the cause to report
 			code, msg = toolkit.CodeTimeout, toolkit.TimeoutText
 		}
-		w.replyFinal(m.Reply, c, w.finalFor(req.ID, code, msg))
+		w.replyFinal(in, c, w.finalFor(req.ID, code, msg))
+		in.dur.settle()
 		return nil
 	}
 	if _, dup := w.calls[key]; dup {
 		w.mu.Unlock()
-		w.badRequest(m, identity, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
+		if in.dur != nil {
+			// An earlier delivery still runs here: it acknowledges the
+			// call when it ends.
+			return nil
+		}
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
 		return nil
 	}
 	if timeout != nil && *timeout <= 0 {
 		w.mu.Unlock()
-		w.replyFinal(m.Reply, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
+		w.replyFinal(in, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
+		in.dur.settle()
 		return nil
 	}
-	s := &sender{w: w, reply: m.Reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: time.Now()}
+	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: time.Now(), dur: in.dur}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	if timeout != nil {
 		s.ctx, s.stopT = context.WithTimeout(s.ctx, *timeout)
@@ -701,7 +762,7 @@ func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
 // onList answers wire.SubjectList with the tools and the session's schemas.
 func (w *Worker) onList(m *nats.Msg) {
 	identity := strings.TrimPrefix(strings.TrimPrefix(m.Subject, wire.SubjectList), ".")
-	if !w.answerable(m, identity, "", "a list request") {
+	if !w.answerable(&incoming{subject: m.Subject, identity: identity, reply: m.Reply}, "", "a list request") {
 		return
 	}
 	c := wire.CodecOf(m.Header)
@@ -760,6 +821,10 @@ func (w *Worker) Stop(ctx context.Context) error {
 	subs = append(subs, w.listSubs[:]...)
 	w.mu.Unlock()
 	w.stopWatch()
+	if w.dur != nil {
+		// Durable calls not yet pulled stay in the queue for the others.
+		w.dur.stop()
+	}
 	// The goodbye first: fleets stop listing the worker before it stops
 	// taking calls.
 	if w.ann != nil {

@@ -63,6 +63,8 @@ type Config struct {
 	Permissions *Permissions `yaml:"permissions"`
 	// State says where sessions' state lives and how long it is kept.
 	State State `yaml:"state"`
+	// Durable configures the durable path (bus.DurableOptions).
+	Durable Durable `yaml:"durable"`
 
 	src *source // where the config came from, for error positions
 }
@@ -120,6 +122,25 @@ type State struct {
 	// policy are kept after their last change (the KV buckets' max age,
 	// set when a worker creates them). Default DefaultSessionTTL.
 	SessionTTL time.Duration `yaml:"session_ttl"`
+}
+
+// Durable configures the durable path: calls kept in a JetStream work
+// queue until a worker has answered them (subjects.md: Durable calls).
+type Durable struct {
+	// Off turns the worker's durable path off (it is on whenever group
+	// state is in KV, which means JetStream is there).
+	Off bool `yaml:"off"`
+	// Tools are durable by default: their calls are queued even when a
+	// caller sends them on the core path.
+	Tools []string `yaml:"tools"`
+	// AckWait is how long after the last sign of life of the worker
+	// running a call it is delivered again. Default 30s.
+	AckWait time.Duration `yaml:"ack_wait"`
+	// MaxDeliver is how many times a call is delivered at most. Default 3.
+	MaxDeliver int `yaml:"max_deliver"`
+	// Replicas of the calls stream when this worker creates it (1-5).
+	// Default 1.
+	Replicas int `yaml:"replicas"`
 }
 
 // Embedded is the NATS server (with JetStream) a worker starts when it is
@@ -317,6 +338,9 @@ func (c *Config) ApplyDefaults() {
 	c.Builtins.Workspace = or(c.Builtins.Workspace, filepath.Join(DataDir(), "workspace"))
 	c.State.Groups = or(c.State.Groups, GroupsKV)
 	c.State.SessionTTL = or(c.State.SessionTTL, DefaultSessionTTL)
+	c.Durable.AckWait = or(c.Durable.AckWait, 30*time.Second)
+	c.Durable.MaxDeliver = or(c.Durable.MaxDeliver, 3)
+	c.Durable.Replicas = or(c.Durable.Replicas, 1)
 	for i := range c.MCPServers {
 		c.MCPServers[i] = c.MCPServers[i].WithDefaults()
 	}

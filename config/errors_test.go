@@ -21,7 +21,7 @@ func TestRejected(t *testing.T) {
 	}{
 		// Decoding.
 		{"unknown top-level key", "queue_grup: x\n",
-			`w.yaml:1: queue_grup: unknown key "queue_grup" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state)`},
+			`w.yaml:1: queue_grup: unknown key "queue_grup" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`},
 		{"unknown nested key", "builtins:\n  tools:\n    - name: echo\n      grop: x\n",
 			`w.yaml:4: builtins.tools[0].grop: unknown key "grop" (allowed here: name, group)`},
 		{"unknown key in a map value", "nats:\n  tls:\n    cafile: x\n",
@@ -182,7 +182,7 @@ func TestRejectedAll(t *testing.T) {
 		`w.yaml:4: groups[1].description: group "g" needs a description (the model reads it)`,
 		`w.yaml:5: groups[2].name: duplicate group "g"`,
 		`w.yaml:7: queue_group: invalid queue group "a b": use letters, digits, '_' and '-' (the worker refuses anything else)`,
-		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state)`,
+		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`,
 		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (allowed here: name, transport, command, args, env, cwd, url, headers, mode, group, enable_tools, disable_tools, timeout, connect_timeout, protocol_version)`,
 		`w.yaml:10: mcp_servers[0].name: invalid server name "a b": use letters, digits, '_' and '-'`,
 		`w.yaml:10: mcp_servers[0]: give either a command (stdio) or a url (streamable-http, sse), or set transport`,

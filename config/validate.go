@@ -330,6 +330,21 @@ func (k *checker) state() {
 	if st.SessionTTL < 0 {
 		k.fail("state.session_ttl", "negative TTL %v", st.SessionTTL)
 	}
+	d := k.c.Durable
+	if d.AckWait < time.Second {
+		k.fail("durable.ack_wait", "%v is too short: a worker confirms a running call every third of it; give at least 1s", d.AckWait)
+	}
+	if d.MaxDeliver < 1 {
+		k.fail("durable.max_deliver", "must be at least 1, got %d", d.MaxDeliver)
+	}
+	if d.Replicas < 1 || d.Replicas > 5 {
+		k.fail("durable.replicas", "must be 1 to 5, got %d", d.Replicas)
+	}
+	for i, t := range d.Tools {
+		if !toolkit.ValidName(t) {
+			k.fail(fmt.Sprintf("durable.tools[%d]", i), "invalid tool name %q", t)
+		}
+	}
 	if st.Groups == GroupsMemory && k.c.Permissions != nil {
 		k.fail("state.groups", "memory group state leaves JetStream out, but the permissions section keeps its state in JetStream KV: use kv, or drop permissions")
 	}

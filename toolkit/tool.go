@@ -87,6 +87,11 @@ type ToolCall struct {
 	// GroupsRevision is the group-state revision returned by the session's
 	// last reset_tools; a GroupState honours at least that revision.
 	GroupsRevision uint64 `json:"groups_revision,omitempty" msgpack:"groups_revision,omitempty"`
+	// Durable asks a bus to carry the call on its durable path (a
+	// JetStream work queue: the call survives the loss of the worker
+	// running it when its tool is idempotent or read-only), whatever the
+	// tool's default (Tool.Durable). In process it changes nothing.
+	Durable bool `json:"durable,omitempty" msgpack:"durable,omitempty"`
 	// IdempotencyKey names the call across the times it is sent (a
 	// retry on another worker has a new ID but the same key); "" means
 	// ID. Read it with Key.
@@ -177,6 +182,7 @@ type Tool struct {
 	Handler Handler
 
 	readOnly          bool
+	durable           bool
 	kind              string
 	concurrencyUnsafe bool
 	idempotency       Idempotency
@@ -190,6 +196,10 @@ type Tool struct {
 // ReadOnly reports whether the tool changes nothing (option ReadOnly):
 // permissions may allow it more freely, the cache middleware may cache it.
 func (t *Tool) ReadOnly() bool { return t.readOnly }
+
+// Durable reports whether the tool's calls go through a fleet's durable
+// queue by default (option Durable).
+func (t *Tool) Durable() bool { return t.durable }
 
 // Kind says what sort of tool it is, for policies that treat sorts
 // differently (package permission): one of the Kind constants, set by the

@@ -160,6 +160,14 @@ func ReadOnly() Option {
 	}
 }
 
+// Durable sends the tool's calls over a fleet's durable path by default:
+// they wait in a JetStream work queue until a worker with room takes them,
+// and a call whose worker is lost is delivered again when the tool is
+// idempotent or read-only. In process it changes nothing.
+func Durable() Option {
+	return func(r *registration) error { r.tool.durable = true; return nil }
+}
+
 // WithKind says what sort of tool it is (KindShell, KindFileRead, …), for
 // policies that treat sorts differently. Only the code that builds a tool
 // should set it: a permission engine trusts it.

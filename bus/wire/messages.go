@@ -45,6 +45,10 @@ const (
 	KindProgress Kind = "progress"
 	// KindHeartbeat says the call is still running; it has no payload.
 	KindHeartbeat Kind = "heartbeat"
+	// KindQueued says the call is in the durable queue (the calls stream):
+	// a worker will take it when it has room, and until its first attempt
+	// starts, silence is no lost worker. It has no payload.
+	KindQueued Kind = "queued"
 	// KindFinal ends the call; exactly one is sent per call.
 	KindFinal Kind = "final"
 )
@@ -71,6 +75,16 @@ type Frame struct {
 	// Final.Content is empty and the result is the accumulation of those
 	// chunks.
 	Chunks uint64 `json:"chunks,omitempty" msgpack:"chunks,omitempty"`
+	// Attempt, on the frames of a durable call, is which delivery of the
+	// call they belong to (1, 2, ...); each attempt numbers its frames
+	// from 1 again. Zero on the core path.
+	Attempt uint64 `json:"attempt,omitempty" msgpack:"attempt,omitempty"`
+	// MaxAttempts, on durable frames, is how many deliveries a call gets
+	// at most.
+	MaxAttempts uint64 `json:"max_attempts,omitempty" msgpack:"max_attempts,omitempty"`
+	// RedeliverMS, on durable frames, is how long after the worker's last
+	// sign of life the call is delivered again when the worker is lost.
+	RedeliverMS uint64 `json:"redeliver_ms,omitempty" msgpack:"redeliver_ms,omitempty"`
 }
 
 // Check reports whether a decoded frame is well formed: a known kind, a
@@ -92,7 +106,7 @@ func (f *Frame) Check() error {
 		ok = f.Chunk != nil && n == 1
 	case KindProgress:
 		ok = f.Progress != nil && n == 1
-	case KindHeartbeat:
+	case KindHeartbeat, KindQueued:
 		ok = n == 0
 	case KindFinal:
 		ok = f.Final != nil && n == 1

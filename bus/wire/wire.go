@@ -45,7 +45,14 @@ const (
 	// SubjectControlPrefix + instance id + "." + control name addresses
 	// one worker's control requests, such as ControlHeaders.
 	SubjectControlPrefix = "tools.control."
+	// SubjectDurablePrefix + tool name (+ "." + identity) is where durable
+	// calls are published: into the calls stream (StreamCalls), from which
+	// workers pull them when they have room.
+	SubjectDurablePrefix = "tools.durable."
 )
+
+// StreamCalls is the JetStream work-queue stream of durable calls.
+const StreamCalls = "toolbus_calls"
 
 // ControlHeaders is the control name of runtime-header rotations for a
 // worker's HTTP MCP servers: HeadersSubject.
@@ -71,6 +78,9 @@ const (
 	// whole milliseconds, measured when the request is published. The
 	// worker enforces it (the call ends with code timeout).
 	HeaderTimeout = "Toolbus-Timeout"
+	// HeaderReply is the caller's reply subject on a durable call (the
+	// message's own reply subject belongs to JetStream's acknowledgement).
+	HeaderReply = "Toolbus-Reply"
 	// HeaderHeartbeat is the heartbeat interval the caller asks for, in
 	// milliseconds; the worker clamps it to [MinHeartbeat, MaxHeartbeat].
 	// Absent means the default of one second.
@@ -205,6 +215,15 @@ func ValidIdentity(identity string) bool { return ValidCallID(identity) }
 func ReplyAllowed(subject, identity string) bool {
 	prefix := Inbox(identity)
 	return len(subject) > len(prefix) && subject[:len(prefix)] == prefix
+}
+
+// DurableSubject is the subject a durable call of tool by identity ("" for
+// an anonymous call) is published on.
+func DurableSubject(tool, identity string) string {
+	if identity == "" {
+		return SubjectDurablePrefix + tool
+	}
+	return SubjectDurablePrefix + tool + "." + identity
 }
 
 // AnnounceSubject is the subject instance announces itself on.

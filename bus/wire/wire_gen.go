@@ -545,6 +545,15 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.Chunks != 0 {
 		n++
 	}
+	if v.Attempt != 0 {
+		n++
+	}
+	if v.MaxAttempts != 0 {
+		n++
+	}
+	if v.RedeliverMS != 0 {
+		n++
+	}
 	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa4kind"...)
@@ -572,6 +581,18 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.Chunks != 0 {
 		b = append(b, "\xa6chunks"...)
 		b = appendUint(b, v.Chunks)
+	}
+	if v.Attempt != 0 {
+		b = append(b, "\xa7attempt"...)
+		b = appendUint(b, v.Attempt)
+	}
+	if v.MaxAttempts != 0 {
+		b = append(b, "\xacmax_attempts"...)
+		b = appendUint(b, v.MaxAttempts)
+	}
+	if v.RedeliverMS != 0 {
+		b = append(b, "\xacredeliver_ms"...)
+		b = appendUint(b, v.RedeliverMS)
 	}
 	return b, nil
 }
@@ -623,6 +644,12 @@ func (d *decoder) decodeFrame(v *Frame) error {
 			}
 		case "chunks":
 			v.Chunks, err = d.uint()
+		case "attempt":
+			v.Attempt, err = d.uint()
+		case "max_attempts":
+			v.MaxAttempts, err = d.uint()
+		case "redeliver_ms":
+			v.RedeliverMS, err = d.uint()
 		default:
 			err = d.skip()
 		}
@@ -1331,6 +1358,8 @@ func (d *decoder) enumKind() (Kind, error) {
 		return KindProgress, nil
 	case string(KindHeartbeat):
 		return KindHeartbeat, nil
+	case string(KindQueued):
+		return KindQueued, nil
 	case string(KindFinal):
 		return KindFinal, nil
 	}

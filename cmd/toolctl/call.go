@@ -36,6 +36,7 @@ type callOptions struct {
 	id      string
 	json    bool
 	verbose bool
+	durable bool
 }
 
 func (o *callOptions) register(fs *flag.FlagSet) {
@@ -43,6 +44,7 @@ func (o *callOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this `duration` (the call ends with code timeout); 0 means no deadline")
 	fs.StringVar(&o.id, "id", "", "call `id` ([A-Za-z0-9_-], default a unique one), for toolctl cancel")
 	fs.BoolVar(&o.json, "json", false, "print every event as a JSON line: {\"chunk\":…}, {\"progress\":…}, {\"final\":…}")
+	fs.BoolVar(&o.durable, "durable", false, "send the call on the durable path: it waits in the fleet's JetStream queue and survives a lost worker (README: Guarantees)")
 	fs.BoolVar(&o.verbose, "v", false, "print the call id at the start and the final's metadata (worker, …) at the end, on stderr")
 }
 
@@ -112,7 +114,7 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	out := &printer{w: e.stdout}
 	enc := json.NewEncoder(e.stdout)
 	var final *toolkit.Response
-	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session}
+	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session, Durable: o.durable}
 	for ev := range c.Call(ctx, call) {
 		switch {
 		case o.json:

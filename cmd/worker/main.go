@@ -298,6 +298,10 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 
+	var durable *bus.DurableOptions
+	if d := cfg.Durable; !d.Off && cfg.State.Groups == config.GroupsKV {
+		durable = &bus.DurableOptions{JetStream: js, AckWait: d.AckWait, MaxDeliver: d.MaxDeliver, Replicas: d.Replicas, Tools: d.Tools}
+	}
 	r.worker, err = bus.Serve(r.nc, tk, &bus.WorkerOptions{
 		Queue:       cfg.QueueGroup,
 		Instance:    r.instance,
@@ -305,6 +309,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		Logger:      log,
 		Version:     version(),
 		Meta:        env.meta,
+		Durable:     durable,
 	})
 	if err != nil {
 		return nil, err

@@ -715,6 +715,10 @@ func TestSecurityClients(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "as alice" {
 		t.Fatalf("toolctl as alice: exit %d\n%s%s", code, out, se)
 	}
+	out, se, code = toolctl(t, f.url, append(as(auth.RoleCaller, "alice"), "call", "--durable", "echo", `{"text":"durable as alice"}`)...)
+	if code != 0 || strings.TrimSpace(out) != "durable as alice" {
+		t.Fatalf("toolctl --durable as alice: exit %d\n%s%s", code, out, se)
+	}
 	if out, se, code := toolctl(t, f.url, append(as(auth.RoleCaller, "alice"), "tools")...); code != 0 || !strings.Contains(out, "echo") {
 		t.Fatalf("toolctl tools as alice: exit %d\n%s%s", code, out, se)
 	}

@@ -1,0 +1,355 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The durable path (subjects.md: Durable calls). A durable call is a
+// message of the calls stream (wire.StreamCalls, a JetStream work queue),
+// published by the client (ToolCall.Durable) or, for a tool that is
+// durable by default, by the worker that received it on the core path.
+// Workers pull a tool's calls from one consumer per tool, only as many as
+// they have room for, so the least busy worker takes the next call. While
+// a call runs the worker tells JetStream it is in progress; when the
+// worker is lost, the call is delivered again after AckWait, to any
+// worker, up to MaxDeliver times. Only read-only and idempotent tools are
+// run again: another tool's redelivered call ends worker_lost, saying it
+// may have run. The frames of a durable call carry its attempt; each
+// attempt numbers its frames from 1.
+
+// DurableOptions turn a worker's durable path on (WorkerOptions.Durable).
+type DurableOptions struct {
+	// JetStream is where the calls stream lives; required.
+	JetStream jetstream.JetStream
+	// AckWait is how long after the last sign of life of the worker
+	// running a call the call is delivered again (the worker confirms
+	// every AckWait/3 while it runs). Default 30s.
+	AckWait time.Duration
+	// MaxDeliver is how many times a call is delivered at most. Default 3.
+	MaxDeliver int
+	// Dedup is the window in which a call published again with the same
+	// id (and identity) is stored once, so it runs once. Default 2m.
+	Dedup time.Duration
+	// Replicas of the calls stream when this worker creates it (1-5).
+	// Default 1.
+	Replicas int
+	// Tools are durable by default, as if registered with
+	// toolkit.Durable: their calls that arrive on the core path are put
+	// in the queue.
+	Tools []string
+}
+
+func (o *DurableOptions) withDefaults() DurableOptions {
+	r := *o
+	if r.AckWait <= 0 {
+		r.AckWait = 30 * time.Second
+	}
+	if r.MaxDeliver <= 0 {
+		r.MaxDeliver = 3
+	}
+	if r.Dedup <= 0 {
+		r.Dedup = 2 * time.Minute
+	}
+	if r.Replicas <= 0 {
+		r.Replicas = 1
+	}
+	return r
+}
+
+// CallsStreamConfig is the calls stream as whoever creates it first
+// creates it: a work queue of every durable call subject, deduplicated by
+// message id within dedup, kept at most a day.
+func CallsStreamConfig(dedup time.Duration, replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        wire.StreamCalls,
+		Description: "toolbus: durable calls waiting for a worker",
+		Subjects:    []string{wire.SubjectDurablePrefix + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+		Duplicates:  dedup,
+		MaxAge:      24 * time.Hour,
+	}
+}
+
+// delivery is one delivery of a durable call to this worker.
+type delivery struct {
+	msg       jetstream.Msg
+	handed    bool // given back to the queue: not acknowledged
+	attempt   uint64
+	max       uint64
+	redeliver time.Duration
+	published time.Time
+}
+
+// mark sets a frame's attempt fields; nothing on the core path.
+func (d *delivery) mark(f *wire.Frame) {
+	if d == nil {
+		return
+	}
+	f.Attempt, f.MaxAttempts, f.RedeliverMS = d.attempt, d.max, uint64(d.redeliver.Milliseconds())
+}
+
+// settle ends the call in the stream for good: it was answered without
+// running (a bad request, a cancel that came first) or must not run again.
+func (d *delivery) settle() {
+	if d != nil {
+		d.msg.Term()
+	}
+}
+
+// done acknowledges a call whose final was sent.
+func (d *delivery) done() {
+	if d != nil && !d.handed {
+		d.msg.Ack()
+	}
+}
+
+// handBack gives the call back to the queue for another worker at once.
+func (d *delivery) handBack() {
+	d.handed = true
+	d.msg.Nak()
+}
+
+// alive tells JetStream the call is still being worked on.
+func (d *delivery) alive() {
+	if d != nil {
+		d.msg.InProgress()
+	}
+}
+
+// durablePath is a worker's side of the durable path: the calls stream,
+// and one pull loop per tool served.
+type durablePath struct {
+	w      *Worker
+	o      DurableOptions
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	loops map[string]context.CancelFunc // tool → its pull loop
+}
+
+// startDurable creates (or binds) the calls stream.
+func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durablePath, error) {
+	if opts.JetStream == nil {
+		return nil, errors.New("bus: DurableOptions.JetStream is required")
+	}
+	o := opts.withDefaults()
+	if o.Replicas > 5 {
+		return nil, fmt.Errorf("bus: the calls stream: replicas must be 1 to 5, got %d", o.Replicas)
+	}
+	st, err := o.JetStream.Stream(ctx, wire.StreamCalls)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		st, err = o.JetStream.CreateStream(ctx, CallsStreamConfig(o.Dedup, o.Replicas))
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = o.JetStream.Stream(ctx, wire.StreamCalls)
+		}
+	}
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+		return nil, errors.New("bus: the durable path needs JetStream, which this NATS server does not have")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: the calls stream: %w", err)
+	}
+	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]context.CancelFunc{}}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	return d, nil
+}
+
+// sync runs a pull loop for exactly the tools served.
+func (d *durablePath) sync(tools []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ctx.Err() != nil {
+		return
+	}
+	for tool, stop := range d.loops {
+		if !slices.Contains(tools, tool) {
+			stop()
+			delete(d.loops, tool)
+		}
+	}
+	for _, tool := range tools {
+		if _, ok := d.loops[tool]; ok {
+			continue
+		}
+		ctx, cancel := context.WithCancel(d.ctx)
+		d.loops[tool] = cancel
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.loop(ctx, tool)
+		}()
+	}
+}
+
+// stop ends the pull loops (a fetch in progress ends within a second)
+// and waits for them; calls already taken run on.
+func (d *durablePath) stop() {
+	d.mu.Lock()
+	d.cancel()
+	d.mu.Unlock()
+	d.wg.Wait()
+}
+
+// consumer binds the tool's consumer, creating it when missing.
+func (d *durablePath) consumer(ctx context.Context, tool string) (jetstream.Consumer, error) {
+	c, err := d.stream.Consumer(ctx, tool)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		c, err = d.stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:        tool,
+			Description:    "toolbus: durable calls of " + tool,
+			FilterSubjects: []string{wire.DurableSubject(tool, ""), wire.DurableSubject(tool, "*")},
+			AckPolicy:      jetstream.AckExplicitPolicy,
+			AckWait:        d.o.AckWait,
+			MaxDeliver:     d.o.MaxDeliver,
+			MaxAckPending:  -1,
+		})
+		if errors.Is(err, jetstream.ErrConsumerExists) {
+			c, err = d.stream.Consumer(ctx, tool)
+		}
+	}
+	return c, err
+}
+
+// fetchWait bounds one pull; a stop waits for it at most that long.
+const fetchWait = time.Second
+
+// loop pulls the tool's calls while the worker has room for them.
+func (d *durablePath) loop(ctx context.Context, tool string) {
+	var cons jetstream.Consumer
+	wait := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		if cons == nil {
+			var err error
+			if cons, err = d.consumer(ctx, tool); err != nil {
+				if ctx.Err() == nil {
+					d.w.log.Warn("bus: binding the durable consumer; retrying", "tool", tool, "err", err, "in", wait.String())
+				}
+				sleepCtx(ctx, wait)
+				wait = min(2*wait, 5*time.Second)
+				continue
+			}
+			wait = 100 * time.Millisecond
+			info := cons.CachedInfo()
+			d.w.log.Debug("bus: pulling durable calls", "tool", tool, "ack_wait", info.Config.AckWait, "max_deliver", info.Config.MaxDeliver)
+		}
+		free := d.w.opts.MaxInFlight - len(d.w.slots)
+		if free <= 0 {
+			sleepCtx(ctx, 2*time.Millisecond)
+			continue
+		}
+		batch, err := cons.Fetch(min(free, 32), jetstream.FetchMaxWait(fetchWait))
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, nats.ErrConnectionClosed) {
+				d.w.log.Warn("bus: pulling durable calls", "tool", tool, "err", err)
+				cons = nil
+				sleepCtx(ctx, wait)
+			}
+			continue
+		}
+		info := cons.CachedInfo().Config
+		for m := range batch.Messages() {
+			d.take(tool, m, info)
+		}
+	}
+}
+
+// take hands one delivered call to the worker.
+func (d *durablePath) take(tool string, m jetstream.Msg, cfg jetstream.ConsumerConfig) {
+	meta, err := m.Metadata()
+	if err != nil {
+		d.w.log.Warn("bus: a durable call without metadata", "tool", tool, "err", err)
+		m.Term()
+		return
+	}
+	_, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject(), wire.SubjectDurablePrefix), ".")
+	in := &incoming{subject: m.Subject(), tool: tool, identity: identity, reply: m.Headers().Get(wire.HeaderReply),
+		header: m.Headers(), data: m.Data(),
+		dur: &delivery{msg: m, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait, published: meta.Timestamp}}
+	if s := d.w.accept(in); s != nil {
+		go s.run()
+	}
+}
+
+// byDefault reports whether calls of tool go through the queue when they
+// arrive on the core path.
+func (d *durablePath) byDefault(tool string) bool {
+	if slices.Contains(d.o.Tools, tool) {
+		return true
+	}
+	t, ok := d.w.tk.Get(tool)
+	return ok && t.Durable()
+}
+
+// enqueue puts a call that arrived on the core path into the queue and
+// tells the caller so (a queued frame); false when the queue did not take
+// it, and the call is then run here as a core call.
+func (d *durablePath) enqueue(in *incoming, id string) bool {
+	h := nats.Header{}
+	for k, v := range in.header {
+		h[k] = v
+	}
+	h.Set(wire.HeaderReply, in.reply)
+	h.Set(jetstream.MsgIDHeader, callKey(in.identity, id))
+	// A timeout header stays: the worker that takes the call counts it
+	// from when the call was queued, a moment after the caller sent it.
+	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	defer cancel()
+	_, err := d.js.PublishMsg(ctx, &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data})
+	if err != nil {
+		d.w.log.Warn("bus: could not queue a durable call; running it here", "tool", in.tool, "call", id, "err", err)
+		return false
+	}
+	c := wire.CodecOf(in.header)
+	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: 1})
+	if err == nil {
+		err = d.w.publish(in.reply, c, data)
+	}
+	if err != nil {
+		d.w.log.Warn("bus: telling the caller its call is queued", "call", id, "err", err)
+	}
+	return true
+}
+
+// mayRepeat reports whether a redelivered durable call may run again: its
+// tool is read-only or idempotent. Otherwise it answers worker_lost (the
+// call may have run) and settles the call.
+func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
+	if in.dur.attempt <= 1 {
+		return true
+	}
+	if t, ok := w.tk.Get(in.tool); !ok || t.ReadOnly() || t.Idempotency().Retryable() {
+		return true // an unknown tool answers not_found as usual
+	}
+	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, fmt.Sprintf(
+		"WorkerLostError: the worker running '%s' was lost; the tool is not declared idempotent, so its call is not run again (attempt %d). It may or may not have taken effect.",
+		in.tool, in.dur.attempt)))
+	in.dur.settle()
+	return false
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

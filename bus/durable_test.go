@@ -1,0 +1,206 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// durableWorker serves tk with the durable path on, on its own connection
+// (closing it is the worker's death).
+func durableWorker(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, ackWait time.Duration, instance string) (*bus.Worker, *nats.Conn) {
+	t.Helper()
+	nc := natstest.Connect(t, s)
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance,
+		Durable: &bus.DurableOptions{JetStream: natstest.JS(t, nc), AckWait: ackWait}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), guard)
+		defer cancel()
+		w.Stop(ctx)
+	})
+	return w, nc
+}
+
+func TestDurableCall(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	mustAdd(t, tk, toolkit.Stream("count", "Count to three.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for i := 1; i <= 3; i++ {
+			if err := w.Write(toolkit.Text(fmt.Sprint(i))); err != nil {
+				return err
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return nil
+	}))
+	durableWorker(t, s, tk, 0, "w1")
+	c := newClient(t, natstest.Connect(t, s), nil)
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true, Input: map[string]any{"text": "kept"}}); r.Text() != "kept" || r.Metadata[wire.MetaWorker] != "w1" {
+		t.Fatalf("durable echo: %+v", r)
+	}
+	var chunks int
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "count", Durable: true}) {
+		if ev.Chunk != nil {
+			chunks++
+		}
+		final = ev.Final
+	}
+	if chunks != 3 || final.Text() != "123" {
+		t.Fatalf("durable stream: %d chunks, final %+v", chunks, final)
+	}
+	// The same id again within the dedup window is not run again.
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "once", Name: "echo", Durable: true, Input: map[string]any{"text": "1"}}); r.Text() != "1" {
+		t.Fatalf("first send: %+v", r)
+	}
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "once", Name: "echo", Durable: true, Input: map[string]any{"text": "2"}}); r.Code != toolkit.CodeInvalidInput {
+		t.Fatalf("second send of the same id: %+v", r)
+	}
+}
+
+// TestDurableNoStream: without a worker that created the calls stream, a
+// durable call says so.
+func TestDurableNoStream(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true}); r.Code != toolkit.CodeUnavailable {
+		t.Fatalf("durable call without a stream: %+v", r)
+	}
+}
+
+// TestDurableRedelivery: the worker running a durable call dies; an
+// idempotent tool's call is delivered to another worker and the caller
+// gets its result, with the attempt count, the tool the same key; a tool
+// that may have effects is not run again.
+func TestDurableRedelivery(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	const ackWait = time.Second
+	started := make(chan string, 8)
+	var runs atomic.Int32
+	newTK := func(hang bool) *toolkit.Toolkit {
+		tk := toolkit.New(nil)
+		for _, idempotent := range []bool{true, false} {
+			name, opts := "put", []toolkit.Option{toolkit.WithIdempotency(toolkit.Idempotent)}
+			if !idempotent {
+				name, opts = "charge", nil
+			}
+			mustAdd(t, tk, toolkit.Raw(name, "A tool.", map[string]any{"type": "object", "properties": map[string]any{}},
+				func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+					runs.Add(1)
+					started <- call.Key()
+					if hang {
+						<-ctx.Done() // the worker dies meanwhile
+						return ctx.Err()
+					}
+					return w.Write(toolkit.Text("done"))
+				}), opts...)
+		}
+		return tk
+	}
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond})
+	for _, tt := range []struct {
+		tool string
+		want toolkit.Code
+	}{{"put", ""}, {"charge", toolkit.CodeWorkerLost}} {
+		runs.Store(0)
+		w1, nc1 := durableWorker(t, s, newTK(true), ackWait, "doomed-"+tt.tool)
+		done := make(chan *toolkit.Response, 1)
+		go func() {
+			done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "k-" + tt.tool, Name: tt.tool, Durable: true})
+		}()
+		if key := <-started; key != "k-"+tt.tool {
+			t.Fatalf("first attempt's key %q", key)
+		}
+		nc1.Close() // the worker is gone without a final
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		w1.Stop(gone)
+		heir, _ := durableWorker(t, s, newTK(false), ackWait, "heir-"+tt.tool)
+		r := <-done
+		heir.Stop(ctxT(t)) // the next round's first attempt is the doomed worker's
+		if r.Code != tt.want {
+			t.Fatalf("%s after its worker died: %+v", tt.tool, r)
+		}
+		if tt.want == "" {
+			if r.Text() != "done" || fmt.Sprint(r.Metadata[wire.MetaAttempts]) != "2" || <-started != "k-put" {
+				t.Fatalf("put's second attempt: %+v", r)
+			}
+		} else if runs.Load() != 1 {
+			t.Fatalf("charge ran %d times", runs.Load())
+		}
+	}
+}
+
+// TestDurableByDefault: a tool registered Durable is queued even when
+// called on the core path; the caller is told, and gets the result.
+func TestDurableByDefault(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool(), toolkit.Durable())
+	durableWorker(t, s, tk, 0, "w1")
+	nc := natstest.Connect(t, s)
+	queued, err := nc.SubscribeSync("_INBOX.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, nc, nil)
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "via the queue"}}); r.Text() != "via the queue" {
+		t.Fatalf("%+v", r)
+	}
+	for {
+		m, err := queued.NextMsg(time.Second)
+		if err != nil {
+			t.Fatal("no queued frame reached the caller")
+		}
+		var f wire.Frame
+		if wire.Msgpack.Unmarshal(m.Data, &f) == nil && f.Kind == wire.KindQueued {
+			return
+		}
+	}
+}
+
+// TestDurableHandBackOnStop: a worker that stops past its grace period
+// gives its durable calls of idempotent tools back to the queue; another
+// worker runs them and the caller gets that result, not "interrupted".
+func TestDurableHandBackOnStop(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	started := make(chan struct{}, 2)
+	newTK := func(hang bool) *toolkit.Toolkit {
+		tk := toolkit.New(nil)
+		mustAdd(t, tk, toolkit.Func("sync", "Sync the mirror.", func(ctx context.Context, in struct{}) (string, error) {
+			started <- struct{}{}
+			if hang {
+				<-ctx.Done()
+				return "", ctx.Err()
+			}
+			return "synced", nil
+		}), toolkit.WithIdempotency(toolkit.Idempotent))
+		return tk
+	}
+	w1, _ := durableWorker(t, s, newTK(true), 0, "leaving")
+	c := newClient(t, natstest.Connect(t, s), nil)
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{Name: "sync", Durable: true}) }()
+	<-started
+	durableWorker(t, s, newTK(false), 0, "staying")
+	grace, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	w1.Stop(grace)
+	if r := <-done; r.Text() != "synced" || r.Metadata[wire.MetaWorker] != "staying" || fmt.Sprint(r.Metadata[wire.MetaAttempts]) != "2" {
+		t.Fatalf("a call handed back at stop: %+v", r)
+	}
+}
