@@ -47,7 +47,7 @@ type Permissions struct {
 }
 
 // buckets are the fleet's KV buckets (the default names).
-var buckets = []string{wire.BucketGroups, wire.BucketPermissions, wire.BucketApprovals}
+var buckets = []string{wire.BucketGroups, wire.BucketPermissions, wire.BucketApprovals, wire.BucketResults}
 
 // stream is the JetStream stream behind a KV bucket.
 func stream(bucket string) string { return "KV_" + bucket }
@@ -94,7 +94,7 @@ func Worker() Permissions {
 		"$JS.API.CONSUMER.MSG.NEXT."+calls+".>",
 		"$JS.ACK."+calls+".>",
 		wire.SubjectDurablePrefix+">",
-		"$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>")
+		"$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>", "$KV."+wire.BucketResults+".>")
 	return Permissions{
 		Publish: pub,
 		Subscribe: []string{
@@ -168,6 +168,9 @@ func Caller(identity string) (Permissions, error) {
 			"$JS.FC." + groups + ".>",
 			"$JS.API.STREAM.INFO." + policies,
 			"$JS.API.DIRECT.GET." + policies + "." + own(wire.BucketPermissions, "s."),
+			// Its own kept results.
+			"$JS.API.STREAM.INFO." + stream(wire.BucketResults),
+			"$JS.API.DIRECT.GET." + stream(wire.BucketResults) + "." + own(wire.BucketResults, ""),
 		},
 		Subscribe: []string{
 			wire.Inbox(identity) + ">",

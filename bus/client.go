@@ -569,6 +569,9 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	if rev > 0 {
 		hdr = setHeader(hdr, wire.HeaderGroupsRevision, strconv.FormatUint(rev, 10))
 	}
+	if call.KeepResult {
+		hdr = setHeader(hdr, wire.HeaderKeepResult, "1")
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		ms := int64(math.Ceil(float64(time.Until(dl)) / float64(time.Millisecond)))
 		hdr = setHeader(hdr, wire.HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))

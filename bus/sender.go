@@ -35,6 +35,7 @@ type sender struct {
 	key     string    // in Worker.calls: the id, scoped by the caller's identity
 	mem     int       // taken from Worker.inputs, given back by release
 	dur     *delivery // the durable delivery; nil on the core path
+	keep    bool      // store the final for Client.Result
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -76,6 +77,9 @@ func (s *sender) run() {
 	}
 	resp := s.serve()
 	<-s.w.slots
+	if s.keep {
+		s.w.results.keep(s.key, s.id, resp, s.w.opts.Instance, s.w.log)
+	}
 	s.final(resp)
 }
 

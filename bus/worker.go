@@ -70,6 +70,11 @@ type WorkerOptions struct {
 	// durable calls from the calls stream (see DurableOptions). Nil leaves
 	// it off: such calls wait for a worker that has it.
 	Durable *DurableOptions
+	// Results turns kept results on: the finals of calls sent with
+	// wire.HeaderKeepResult are stored for Client.Result (see
+	// ResultsOptions). Nil leaves them off (such calls are answered as
+	// usual, their results not kept).
+	Results *ResultsOptions
 	// Meta adds parts to the worker's announcements
 	// (discovery.AnnouncerOptions.Meta): packages such as skill and
 	// permission announce what they add to the worker this way.
@@ -168,6 +173,7 @@ type Worker struct {
 	finishing  atomic.Int32  // finals being published (their calls already out of calls)
 	inputs     *memBudget    // what MaxInputMemory bounds
 	dur        *durablePath  // nil without WorkerOptions.Durable
+	results    *results      // nil without WorkerOptions.Results
 	closeOnce  sync.Once
 }
 
@@ -229,9 +235,14 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	w.readers.Add(1)
 	go w.reader()
 	var err error
-	if o.Durable != nil {
+	if o.Durable != nil || o.Results != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		w.dur, err = startDurable(ctx, w, o.Durable)
+		if o.Durable != nil {
+			w.dur, err = startDurable(ctx, w, o.Durable)
+		}
+		if err == nil && o.Results != nil {
+			w.results, err = openResults(ctx, o.Results)
+		}
 		cancel()
 		if err != nil {
 			w.abort()
@@ -463,12 +474,7 @@ func (w *Worker) answerable(in *incoming, id, why string) bool {
 
 // callKey is the key of a call in calls and tombstones: call ids are
 // unique per caller identity.
-func callKey(identity, id string) string {
-	if identity == "" {
-		return id
-	}
-	return identity + "." + id
-}
+func callKey(identity, id string) string { return wire.ResultKey(identity, id) }
 
 // replyFinal sends a lone final frame (seq 1).
 func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) {
@@ -632,7 +638,8 @@ func (w *Worker) accept(in *incoming) *sender {
 		in.dur.settle()
 		return nil
 	}
-	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: time.Now(), dur: in.dur}
+	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: time.Now(), dur: in.dur,
+		keep: w.results != nil && in.header.Get(wire.HeaderKeepResult) == "1"}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	if timeout != nil {
 		s.ctx, s.stopT = context.WithTimeout(s.ctx, *timeout)

@@ -122,6 +122,10 @@ type State struct {
 	// policy are kept after their last change (the KV buckets' max age,
 	// set when a worker creates them). Default DefaultSessionTTL.
 	SessionTTL time.Duration `yaml:"session_ttl"`
+	// ResultTTL is how long the final of a call sent to keep its result
+	// can be fetched (toolctl result), set when the results bucket is
+	// created. Default 1h.
+	ResultTTL time.Duration `yaml:"result_ttl"`
 }
 
 // Durable configures the durable path: calls kept in a JetStream work
@@ -338,6 +342,7 @@ func (c *Config) ApplyDefaults() {
 	c.Builtins.Workspace = or(c.Builtins.Workspace, filepath.Join(DataDir(), "workspace"))
 	c.State.Groups = or(c.State.Groups, GroupsKV)
 	c.State.SessionTTL = or(c.State.SessionTTL, DefaultSessionTTL)
+	c.State.ResultTTL = or(c.State.ResultTTL, time.Hour)
 	c.Durable.AckWait = or(c.Durable.AckWait, 30*time.Second)
 	c.Durable.MaxDeliver = or(c.Durable.MaxDeliver, 3)
 	c.Durable.Replicas = or(c.Durable.Replicas, 1)

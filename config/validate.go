@@ -330,6 +330,9 @@ func (k *checker) state() {
 	if st.SessionTTL < 0 {
 		k.fail("state.session_ttl", "negative TTL %v", st.SessionTTL)
 	}
+	if st.ResultTTL < 0 {
+		k.fail("state.result_ttl", "negative TTL %v", st.ResultTTL)
+	}
 	d := k.c.Durable
 	if d.AckWait < time.Second {
 		k.fail("durable.ack_wait", "%v is too short: a worker confirms a running call every third of it; give at least 1s", d.AckWait)

@@ -92,6 +92,10 @@ type ToolCall struct {
 	// running it when its tool is idempotent or read-only), whatever the
 	// tool's default (Tool.Durable). In process it changes nothing.
 	Durable bool `json:"durable,omitempty" msgpack:"durable,omitempty"`
+	// KeepResult asks a bus to keep the call's final for a while, so a
+	// caller that lost its connection can fetch it by id (bus
+	// Client.Result). In process it changes nothing.
+	KeepResult bool `json:"keep_result,omitempty" msgpack:"keep_result,omitempty"`
 	// IdempotencyKey names the call across the times it is sent (a
 	// retry on another worker has a new ID but the same key); "" means
 	// ID. Read it with Key.

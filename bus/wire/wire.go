@@ -88,6 +88,10 @@ const (
 	// HeaderGroupsRevision is the group-state revision returned by the
 	// session's last reset_tools; it becomes ToolCall.GroupsRevision.
 	HeaderGroupsRevision = "Toolbus-Groups-Revision"
+	// HeaderKeepResult set to "1" asks the worker to store the call's
+	// final in BucketResults, where the caller can fetch it by call id
+	// (after losing its connection, say) until the bucket's TTL.
+	HeaderKeepResult = "Toolbus-Keep-Result"
 	// HeaderStatus is set by the NATS server on the empty reply it sends
 	// when nobody subscribes to a request's subject (StatusNoResponders).
 	HeaderStatus = "Status"
@@ -119,6 +123,9 @@ const (
 	// BucketApprovals holds calls waiting for approval and one-shot
 	// approvals.
 	BucketApprovals = "toolbus_approvals"
+	// BucketResults holds the finals of calls sent with HeaderKeepResult,
+	// by call id (ResultKey).
+	BucketResults = "toolbus_results"
 )
 
 // Metadata keys the bus adds to final responses.
@@ -215,6 +222,15 @@ func ValidIdentity(identity string) bool { return ValidCallID(identity) }
 func ReplyAllowed(subject, identity string) bool {
 	prefix := Inbox(identity)
 	return len(subject) > len(prefix) && subject[:len(prefix)] == prefix
+}
+
+// ResultKey is the key of a kept result in BucketResults: the call id, or
+// identity + "." + the call id for a caller identity's call.
+func ResultKey(identity, id string) string {
+	if identity == "" {
+		return id
+	}
+	return identity + "." + id
 }
 
 // DurableSubject is the subject a durable call of tool by identity ("" for

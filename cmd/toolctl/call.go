@@ -37,6 +37,7 @@ type callOptions struct {
 	json    bool
 	verbose bool
 	durable bool
+	keep    bool
 }
 
 func (o *callOptions) register(fs *flag.FlagSet) {
@@ -45,6 +46,7 @@ func (o *callOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.id, "id", "", "call `id` ([A-Za-z0-9_-], default a unique one), for toolctl cancel")
 	fs.BoolVar(&o.json, "json", false, "print every event as a JSON line: {\"chunk\":…}, {\"progress\":…}, {\"final\":…}")
 	fs.BoolVar(&o.durable, "durable", false, "send the call on the durable path: it waits in the fleet's JetStream queue and survives a lost worker (README: Guarantees)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the call's result for a while (state.result_ttl): fetch it with toolctl result ID")
 	fs.BoolVar(&o.verbose, "v", false, "print the call id at the start and the final's metadata (worker, …) at the end, on stderr")
 }
 
@@ -114,7 +116,7 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	out := &printer{w: e.stdout}
 	enc := json.NewEncoder(e.stdout)
 	var final *toolkit.Response
-	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session, Durable: o.durable}
+	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session, Durable: o.durable, KeepResult: o.keep}
 	for ev := range c.Call(ctx, call) {
 		switch {
 		case o.json:

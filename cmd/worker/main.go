@@ -298,9 +298,14 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 
+	// With JetStream (group state in KV): the durable path and kept results.
 	var durable *bus.DurableOptions
-	if d := cfg.Durable; !d.Off && cfg.State.Groups == config.GroupsKV {
-		durable = &bus.DurableOptions{JetStream: js, AckWait: d.AckWait, MaxDeliver: d.MaxDeliver, Replicas: d.Replicas, Tools: d.Tools}
+	var results *bus.ResultsOptions
+	if cfg.State.Groups == config.GroupsKV {
+		if d := cfg.Durable; !d.Off {
+			durable = &bus.DurableOptions{JetStream: js, AckWait: d.AckWait, MaxDeliver: d.MaxDeliver, Replicas: d.Replicas, Tools: d.Tools}
+		}
+		results = &bus.ResultsOptions{JetStream: js, TTL: cfg.State.ResultTTL, Replicas: kvReplicas}
 	}
 	r.worker, err = bus.Serve(r.nc, tk, &bus.WorkerOptions{
 		Queue:       cfg.QueueGroup,
@@ -310,6 +315,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		Version:     version(),
 		Meta:        env.meta,
 		Durable:     durable,
+		Results:     results,
 	})
 	if err != nil {
 		return nil, err

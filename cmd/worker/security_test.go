@@ -719,6 +719,16 @@ func TestSecurityClients(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "durable as alice" {
 		t.Fatalf("toolctl --durable as alice: exit %d\n%s%s", code, out, se)
 	}
+	// A kept result is alice's to fetch, not bob's.
+	if out, se, code := toolctl(t, f.url, append(as(auth.RoleCaller, "alice"), "call", "--keep", "--id", "kept-1", "echo", `{"text":"kept"}`)...); code != 0 {
+		t.Fatalf("toolctl call --keep: exit %d\n%s%s", code, out, se)
+	}
+	if out, se, code := toolctl(t, f.url, append(as(auth.RoleCaller, "alice"), "result", "kept-1")...); code != 0 || strings.TrimSpace(out) != "kept" {
+		t.Fatalf("toolctl result as alice: exit %d\n%s%s", code, out, se)
+	}
+	if out, se, code := toolctl(t, f.url, append(as(auth.RoleCaller, "bob"), "result", "kept-1")...); code == 0 || !strings.Contains(out+se, "ResultNotFoundError") {
+		t.Fatalf("toolctl result as bob: exit %d\n%s%s", code, out, se)
+	}
 	if out, se, code := toolctl(t, f.url, append(as(auth.RoleCaller, "alice"), "tools")...); code != 0 || !strings.Contains(out, "echo") {
 		t.Fatalf("toolctl tools as alice: exit %d\n%s%s", code, out, se)
 	}

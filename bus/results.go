@@ -1,0 +1,115 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus/kv"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Kept results (subjects.md: Kept results). A call sent with
+// ToolCall.KeepResult has its final stored by the worker that ran it, in
+// the results bucket, under its call id, so that a caller that lost its
+// connection (or its process) fetches it with Client.Result.
+
+// DefaultResultTTL is how long a kept result can be fetched.
+const DefaultResultTTL = time.Hour
+
+// ResultsOptions turn kept results on (WorkerOptions.Results).
+type ResultsOptions struct {
+	// JetStream is where the results bucket lives; required.
+	JetStream jetstream.JetStream
+	// TTL is how long a kept result can be fetched, set when the bucket is
+	// created. Default DefaultResultTTL.
+	TTL time.Duration
+	// Replicas of the bucket when this worker creates it. Default 1.
+	Replicas int
+}
+
+// ResultsBucketConfig is the results bucket as whoever creates it first
+// creates it.
+func ResultsBucketConfig(ttl time.Duration, replicas int) jetstream.KeyValueConfig {
+	if ttl <= 0 {
+		ttl = DefaultResultTTL
+	}
+	return jetstream.KeyValueConfig{Bucket: wire.BucketResults, Description: "toolbus: kept finals by call id",
+		History: 1, TTL: ttl, Replicas: max(replicas, 1)}
+}
+
+type results struct{ kv jetstream.KeyValue }
+
+func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
+	if o.JetStream == nil {
+		return nil, errors.New("bus: ResultsOptions.JetStream is required")
+	}
+	b, err := kv.Open(ctx, o.JetStream, ResultsBucketConfig(o.TTL, o.Replicas))
+	if err != nil {
+		return nil, fmt.Errorf("bus: the results bucket: %w", err)
+	}
+	return &results{kv: b}, nil
+}
+
+// keep stores a call's final, whole (its content even when it was
+// streamed) and with the worker's metadata; a failure is logged, the call
+// answered as usual.
+func (r *results) keep(key, id string, resp *toolkit.Response, instance string, log *slog.Logger) {
+	kept := *resp
+	kept.ID = id
+	kept.Metadata = maps.Clone(resp.Metadata)
+	if kept.Metadata == nil {
+		kept.Metadata = map[string]any{}
+	}
+	kept.Metadata[wire.MetaWorker] = instance
+	data, err := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept})
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = r.kv.Put(ctx, key, data)
+		cancel()
+	}
+	if err != nil {
+		log.Warn("bus: could not keep a call's result", "call", id, "err", err)
+	}
+}
+
+// Result fetches the kept final of the client's call id (one sent with
+// ToolCall.KeepResult), as Invoke would have returned it. A call whose
+// result is not kept (it was not asked to be, has not ended, or its TTL
+// passed) gets a not_found final saying so.
+func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
+	if !wire.ValidCallID(id) {
+		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", id, wire.MaxCallIDLen))
+	}
+	notKept := toolkit.Final(id, toolkit.CodeNotFound, fmt.Sprintf(
+		"ResultNotFoundError: no result is kept for call '%s': it was not sent to keep its result, has not ended yet, or its result expired.", id))
+	js, err := c.jetStream()
+	if err != nil {
+		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: kept results need JetStream: %v", err))
+	}
+	b, err := kv.Bind(ctx, js, wire.BucketResults)
+	switch {
+	case err != nil:
+		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: reading kept results: %v", err))
+	case b == nil:
+		return notKept
+	}
+	e, err := b.Get(ctx, wire.ResultKey(c.opts.Identity, id))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return notKept
+	case err != nil:
+		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: reading kept results: %v", err))
+	}
+	var f wire.Frame
+	if err := wire.Msgpack.Unmarshal(e.Value(), &f); err != nil || f.Final == nil {
+		return toolkit.Final(id, toolkit.CodeInternal, fmt.Sprintf("InternalError: the kept result of call '%s' cannot be read: %v", id, err))
+	}
+	return f.Final
+}

@@ -1,0 +1,52 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestKeptResult: a call sent to keep its result can be fetched by id by
+// another client of the same identity, whole even when it was streamed;
+// another identity, an unknown id and a call not kept get not_found.
+func TestKeptResult(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Stream("count", "Count to three.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for i := 1; i <= 3; i++ {
+			if err := w.Write(toolkit.Text(fmt.Sprint(i))); err != nil {
+				return err
+			}
+			time.Sleep(10 * time.Millisecond) // past the flush delay: streamed
+		}
+		return nil
+	}))
+	nc := natstest.Connect(t, s)
+	serve(t, nc, tk, &bus.WorkerOptions{Instance: "keeper", Results: &bus.ResultsOptions{JetStream: natstest.JS(t, nc)}})
+	alice := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Identity: "alice"})
+	if r := alice.Invoke(ctxT(t), toolkit.ToolCall{ID: "r1", Name: "count", KeepResult: true}); r.Text() != "123" {
+		t.Fatalf("the call: %+v", r)
+	}
+	alice.Invoke(ctxT(t), toolkit.ToolCall{ID: "r2", Name: "count"})
+
+	later := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Identity: "alice"})
+	if r := later.Result(ctxT(t), "r1"); r.ID != "r1" || r.Text() != "123" || r.State != toolkit.StateSuccess || r.Metadata[wire.MetaWorker] != "keeper" {
+		t.Fatalf("kept result: %+v", r)
+	}
+	bob := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Identity: "bob"})
+	for who, r := range map[string]*toolkit.Response{
+		"bob":             bob.Result(ctxT(t), "r1"),
+		"an unknown id":   later.Result(ctxT(t), "nope"),
+		"a call not kept": later.Result(ctxT(t), "r2"),
+	} {
+		if r.Code != toolkit.CodeNotFound {
+			t.Errorf("%s: %+v", who, r)
+		}
+	}
+}

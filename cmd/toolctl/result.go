@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func init() {
+	var o resultOptions
+	register(&command{
+		name:    "result",
+		args:    "CALL-ID",
+		summary: "print the kept result of a call sent with call --keep (for a caller that lost it); exit codes as for call",
+		flags:   o.register,
+		run:     o.run,
+	})
+}
+
+type resultOptions struct{ json bool }
+
+func (o *resultOptions) register(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "print the final as JSON")
+}
+
+func (o *resultOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) != 1 {
+		return e.usagef("result takes one call id: toolctl result CALL-ID")
+	}
+	c, err := e.bus()
+	if err != nil {
+		return exitCode(err)
+	}
+	final := c.Result(ctx, args[0])
+	if o.json {
+		if code := e.printJSON(jsonEvent(toolkit.Event{Final: final})); code != exitOK {
+			return code
+		}
+	} else {
+		out := &printer{w: e.stdout}
+		out.final(final)
+		out.end()
+	}
+	if final.State != toolkit.StateSuccess {
+		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", args[0], final.State, final.Code)
+	}
+	return exitFor(final)
+}
