@@ -111,7 +111,11 @@ type Gateway struct {
 	http    *sdk.StreamableHTTPHandler
 	base    *sdk.Server // answers the HTTP handler's per-request version check
 	unwatch func()
-	watcher jetstream.KeyWatcher // the group-state bucket's updates
+	groups  jetstream.KeyValue
+	watcher jetstream.KeyWatcher // the group-state bucket's updates; owned by watchGroups once it runs
+	// reconnected signals the connection is back: the watcher is made
+	// again (nats.go does not always bring one back after a reconnect).
+	reconnected chan nats.Status
 	changed chan struct{}
 	ctx     context.Context // the gateway's lifetime: cancelled by Close
 	cancel  context.CancelFunc
@@ -205,7 +209,10 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	if len(o.Tokens) > 0 {
 		g.handler = auth.RequireBearerToken(g.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(g.handler)
 	}
+	g.groups = groups
+	g.reconnected = nc.StatusChanged(nats.CONNECTED)
 	if g.watcher, err = groups.WatchAll(g.ctx, jetstream.UpdatesOnly()); err != nil {
+		nc.RemoveStatusListener(g.reconnected)
 		g.cancel()
 		client.Close()
 		return nil, fmt.Errorf("mcp: gateway: watching the group state: %w", err)
@@ -244,7 +251,6 @@ func (g *Gateway) Close() error {
 	g.mu.Unlock()
 	g.unwatch()
 	g.cancel()
-	g.watcher.Stop()
 	for _, ss := range live {
 		ss.Close()
 	}
@@ -281,19 +287,56 @@ func (g *Gateway) clientFor(identity string) (*bus.Client, error) {
 
 // watchGroups refreshes a session whose activation was written by anyone
 // (reset_tools through another gateway or straight on the bus, toolctl
-// groups set), at least to the revision written.
+// groups set), at least to the revision written. After a reconnect it
+// watches anew from the last revision it saw, and refreshes every session
+// (what changed meanwhile may be gone from the bucket's history).
 func (g *Gateway) watchGroups() {
-	for e := range g.watcher.Updates() {
-		if e == nil {
-			continue
-		}
-		scope, err := wire.ParseSessionKey(e.Key())
-		if err != nil {
-			continue
-		}
-		for _, s := range g.live() {
-			if toolkit.SessionScope(s.identity, s.id) == scope {
-				s.refresh(g.ctx, false, e.Revision())
+	defer g.nc.RemoveStatusListener(g.reconnected)
+	w := g.watcher
+	defer func() { w.Stop() }()
+	updates := w.Updates()
+	var last uint64
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-g.reconnected:
+			w.Stop()
+			for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+				opt := jetstream.UpdatesOnly()
+				if last > 0 {
+					opt = jetstream.ResumeFromRevision(last + 1)
+				}
+				nw, err := g.groups.WatchAll(g.ctx, opt)
+				if err == nil {
+					w, updates = nw, nw.Updates()
+					break
+				}
+				g.log.Warn("mcp: gateway: watching the group state again after a reconnect; retrying", "err", err, "in", wait.String())
+				select {
+				case <-g.ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+			g.signal()
+		case e, ok := <-updates:
+			if !ok {
+				updates = nil // ended: made again at the next reconnect
+				continue
+			}
+			if e == nil {
+				continue
+			}
+			last = max(last, e.Revision())
+			scope, err := wire.ParseSessionKey(e.Key())
+			if err != nil {
+				continue
+			}
+			for _, s := range g.live() {
+				if toolkit.SessionScope(s.identity, s.id) == scope {
+					s.refresh(g.ctx, false, e.Revision())
+				}
 			}
 		}
 	}
