@@ -116,10 +116,10 @@ type Gateway struct {
 	// reconnected signals the connection is back: the watcher is made
 	// again (nats.go does not always bring one back after a reconnect).
 	reconnected chan nats.Status
-	changed chan struct{}
-	ctx     context.Context // the gateway's lifetime: cancelled by Close
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup // every goroutine the gateway starts
+	changed     chan struct{}
+	ctx         context.Context // the gateway's lifetime: cancelled by Close
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup // every goroutine the gateway starts
 
 	mu       sync.Mutex
 	sessions map[*gatewaySession]*sdk.ServerSession
