@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,53 +97,128 @@ func JS(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 // leader.
 func Cluster(t testing.TB) []*server.Server {
 	t.Helper()
-	ports := make([]int, 3)
+	return NewCluster(t).Nodes()
+}
+
+// TestCluster is a 3-node JetStream cluster on loopback ports whose nodes
+// can be stopped and started again (same name, ports and store), as a
+// node restart.
+type TestCluster struct {
+	t     testing.TB
+	opts  []*server.Options
+	mu    sync.Mutex
+	nodes []*server.Server
+}
+
+// NewCluster starts a 3-node cluster and waits for its full route mesh
+// and a JetStream meta leader every node follows. Nodes stop with the
+// test.
+func NewCluster(t testing.TB) *TestCluster {
+	t.Helper()
+	c := &TestCluster{t: t}
 	routes := make([]*url.URL, 3)
-	for i := range ports {
-		ports[i] = FreePort(t)
-		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", ports[i])}
+	clientPorts := make([]int, 3)
+	for i := range routes {
+		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", FreePort(t))}
+		clientPorts[i] = FreePort(t)
 	}
-	servers := make([]*server.Server, 3)
-	for i := range servers {
-		s, err := server.NewServer(&server.Options{
+	for i := range routes {
+		port, _ := strconv.Atoi(routes[i].Port())
+		c.opts = append(c.opts, &server.Options{
 			ServerName: fmt.Sprintf("n%d", i+1),
 			Host:       "127.0.0.1",
-			Port:       server.RANDOM_PORT,
+			Port:       clientPorts[i],
 			JetStream:  true,
 			StoreDir:   t.TempDir(),
-			Cluster:    server.ClusterOpts{Name: "kvtest", Host: "127.0.0.1", Port: ports[i]},
+			Cluster:    server.ClusterOpts{Name: "kvtest", Host: "127.0.0.1", Port: port},
 			Routes:     routes,
 			NoLog:      true,
 			NoSigs:     true,
 		})
-		if err != nil {
-			t.Fatalf("starting node %d: %v", i+1, err)
-		}
-		go s.Start()
-		t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		servers[i] = s
 	}
-	for i, s := range servers {
-		if !s.ReadyForConnections(20 * time.Second) {
-			t.Fatalf("node %d not ready", i+1)
-		}
+	c.nodes = make([]*server.Server, 3)
+	for i := range c.nodes {
+		c.Start(i)
 	}
+	t.Cleanup(func() {
+		for i := range c.nodes {
+			c.Stop(i)
+		}
+	})
+	c.WaitReady()
+	return c
+}
+
+// Nodes returns the running nodes (a stopped one is nil).
+func (c *TestCluster) Nodes() []*server.Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.nodes)
+}
+
+// URLs is every node's client URL, comma-separated, as nats.Connect takes
+// them.
+func (c *TestCluster) URLs() string {
+	var urls []string
+	for _, o := range c.opts {
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", o.Port))
+	}
+	return strings.Join(urls, ",")
+}
+
+// Stop shuts node i down (no-op when it is down).
+func (c *TestCluster) Stop(i int) {
+	c.mu.Lock()
+	s := c.nodes[i]
+	c.nodes[i] = nil
+	c.mu.Unlock()
+	if s != nil {
+		s.Shutdown()
+		s.WaitForShutdown()
+	}
+}
+
+// Start starts node i again with its options (no-op when it runs).
+func (c *TestCluster) Start(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.nodes[i] != nil {
+		return
+	}
+	o := *c.opts[i]
+	s, err := server.NewServer(&o)
+	if err != nil {
+		c.t.Fatalf("starting node %d: %v", i+1, err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(20 * time.Second) {
+		c.t.Fatalf("node %d not ready", i+1)
+	}
+	c.nodes[i] = s
+}
+
+// WaitReady waits for a full route mesh among the running nodes and a
+// JetStream meta leader they all follow.
+func (c *TestCluster) WaitReady() {
+	c.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		// A full mesh (each node routes to both others, so a node knows
+		// A full mesh (each node routes to the others, so a node knows
 		// every subscription of the others), and a JetStream meta leader
 		// every node follows.
+		nodes := slices.DeleteFunc(c.Nodes(), func(s *server.Server) bool { return s == nil })
 		leader := false
 		current := true
-		for _, s := range servers {
+		for _, s := range nodes {
 			leader = leader || s.JetStreamIsLeader()
-			current = current && s.JetStreamIsCurrent() && s.NumRemotes() == len(servers)-1
+			current = current && s.JetStreamIsCurrent() && s.NumRemotes() == len(nodes)-1
 		}
 		if leader && current {
-			return servers
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no JetStream meta leader after 60s")
+			c.t.Fatal("no JetStream meta leader after 60s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
