@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/toolkit"
@@ -142,9 +143,8 @@ type inbox struct {
 	last    time.Time // when the last message was pushed, or the call started
 	closed  bool      // the client was closed
 	stalled bool      // the watchdog found the call silent for stallAfter
-	// stallAfter is the silence after which the call is lost:
-	// StallTimeout, longer while a durable call may be delivered again,
-	// zero (never) while a durable call waits in the queue.
+	// stallAfter is the silence after which the call is looked at:
+	// StallTimeout.
 	stallAfter time.Duration
 	spare      [2][4]*nats.Msg
 }
@@ -398,12 +398,40 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	}
 	h.Set(wire.HeaderReply, reply)
 	h.Set(jetstream.MsgIDHeader, callKey(c.opts.Identity, call.ID))
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// The stream may be without a leader for a moment (a node restarting):
+	// publishing again is safe, the message id deduplicates.
+	pctx, cancel := context.WithTimeout(ctx, enqueueWait)
 	defer cancel()
-	ack, err := js.PublishMsg(pctx, &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data},
-		jetstream.WithRetryAttempts(3))
+	msg := &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data}
+	var ack *jetstream.PubAck
+	tries := 0
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		tries++
+		// Each attempt is bounded: an acknowledgement lost with a node
+		// that went down is not waited for.
+		actx, cancel := context.WithTimeout(pctx, 2*time.Second)
+		ack, err = js.PublishMsg(actx, msg)
+		lost := errors.Is(err, context.DeadlineExceeded) && pctx.Err() == nil
+		cancel()
+		if lost {
+			continue
+		}
+		if err == nil || !kv.Transient(err) || pctx.Err() != nil {
+			break
+		}
+		if _, serr := js.Stream(pctx, wire.StreamCalls); errors.Is(serr, jetstream.ErrStreamNotFound) {
+			break
+		}
+		if kv.Sleep(pctx, wait) != nil {
+			break
+		}
+	}
 	switch {
 	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
+		if pctx.Err() != nil && ctx.Err() == nil {
+			return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
+				"ToolUnavailableError: the calls stream did not take the durable call within %s (no stream leader); retry later.", enqueueWait))
+		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable,
 			"ToolUnavailableError: the durable path is not available: no worker has created the calls stream (workers on a NATS server with JetStream do); send the call without durable, or start such a worker.")
 	case errors.Is(err, nats.ErrMaxPayload):
@@ -414,12 +442,16 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 			return c.ctxFinal(ctx, call.ID, nil)
 		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable call could not be queued: %v", err))
-	case ack.Duplicate:
+	case ack.Duplicate && tries == 1: // a later try's duplicate is the earlier try, stored
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
 			"DuplicateCallError: a durable call with id %q was sent already (in the last %s): it runs once, and its frames go to where it was sent first.", call.ID, "dedup window"))
 	}
 	return nil
 }
+
+// enqueueWait bounds how long a durable call waits for the calls stream
+// to take it (a stream without a leader while a node restarts).
+const enqueueWait = 30 * time.Second
 
 // jetStream is the client's JetStream context, made on first use.
 func (c *Client) jetStream() (jetstream.JetStream, error) {
@@ -534,9 +566,6 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	token := reply[len(c.prefix):]
 	box := inboxPool.Get().(*inbox)
 	box.msgs, box.last, box.id, box.stallAfter = box.spare[0][:0], time.Now(), call.ID, c.opts.StallTimeout
-	if call.Durable {
-		box.stallAfter = 0 // queued until a worker takes it
-	}
 	buf := box.spare[1][:0]
 	c.mu.Lock()
 	if c.closed {
@@ -637,7 +666,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 				if f.Attempt < st.attempt {
 					continue // a late frame of an earlier delivery
 				}
-				st.next(box, &f, c.opts.StallTimeout)
+				st.next(&f)
 				*durable = true
 			}
 			if f.Seq <= st.last {
@@ -662,10 +691,14 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 				}
 			case wire.KindQueued:
 				*durable = true
-				box.mu.Lock()
-				box.stallAfter = 0 // in the queue: silence until a worker takes it
-				box.mu.Unlock()
 			case wire.KindFinal:
+				if *durable && f.Chunks > st.chunks {
+					// Chunks were lost on the way (a reconnect): the kept
+					// final is whole.
+					if r, ok := c.kept(ctx, call.ID); ok {
+						return r
+					}
+				}
 				r := st.final(c, &f)
 				if st.attempt > 1 {
 					if r.Metadata == nil {
@@ -679,6 +712,21 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		switch {
 		case closed:
 			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client was closed during the call.")
+		case stalled && grace == nil && *durable:
+			// Silence on the durable path: the final may have been lost
+			// on its way (it is kept), or the call waits in the queue, or
+			// it will be delivered again. Only silence on its last
+			// delivery with nothing kept ends it.
+			if r, ok := c.kept(ctx, call.ID); ok {
+				return r
+			}
+			if st.attempt == 0 || st.attempt < st.max {
+				box.mu.Lock()
+				box.stalled, box.last = false, time.Now()
+				box.mu.Unlock()
+				continue
+			}
+			fallthrough
 		case stalled && grace == nil: // after a cancel, the grace period decides
 			c.cancel(call.ID, "")
 			if st.attempt > 0 {
@@ -715,23 +763,15 @@ type callState struct {
 	chunks  uint64
 	acc     toolkit.Accumulator
 	attempt uint64 // the durable delivery the frames are of; 0 on the core path
+	max     uint64 // the durable deliveries at most
 }
 
 // next starts on the frames of a new delivery of a durable call: its
 // frames count from 1 again and its output replaces the earlier
-// delivery's (whose chunks the consumer has seen). Silence is a lost
-// worker after the stall timeout on the last delivery, and after the
-// redelivery time more before it.
-func (st *callState) next(box *inbox, f *wire.Frame, stall time.Duration) {
-	st.attempt, st.last, st.chunks = f.Attempt, 0, 0
+// delivery's (whose chunks the consumer has seen).
+func (st *callState) next(f *wire.Frame) {
+	st.attempt, st.max, st.last, st.chunks = f.Attempt, f.MaxAttempts, 0, 0
 	st.acc = toolkit.Accumulator{}
-	after := stall
-	if f.Attempt < f.MaxAttempts {
-		after += time.Duration(f.RedeliverMS) * time.Millisecond
-	}
-	box.mu.Lock()
-	box.stallAfter = after
-	box.mu.Unlock()
 }
 
 // final turns a final frame into the response: the frame's content when

@@ -80,36 +80,52 @@ func (r *results) keep(key, id string, resp *toolkit.Response, instance string, 
 }
 
 // Result fetches the kept final of the client's call id (one sent with
-// ToolCall.KeepResult), as Invoke would have returned it. A call whose
-// result is not kept (it was not asked to be, has not ended, or its TTL
-// passed) gets a not_found final saying so.
+// ToolCall.KeepResult, or on the durable path), as Invoke would have
+// returned it. A call whose result is not kept (it was not asked to be,
+// has not ended, or its TTL passed) gets a not_found final saying so.
 func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 	if !wire.ValidCallID(id) {
 		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", id, wire.MaxCallIDLen))
 	}
-	notKept := toolkit.Final(id, toolkit.CodeNotFound, fmt.Sprintf(
-		"ResultNotFoundError: no result is kept for call '%s': it was not sent to keep its result, has not ended yet, or its result expired.", id))
-	js, err := c.jetStream()
-	if err != nil {
-		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: kept results need JetStream: %v", err))
-	}
-	b, err := kv.Bind(ctx, js, wire.BucketResults)
+	r, ok, err := c.lookup(ctx, id)
 	switch {
 	case err != nil:
 		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: reading kept results: %v", err))
-	case b == nil:
-		return notKept
+	case !ok:
+		return toolkit.Final(id, toolkit.CodeNotFound, fmt.Sprintf(
+			"ResultNotFoundError: no result is kept for call '%s': it was not sent to keep its result, has not ended yet, or its result expired.", id))
+	}
+	return r
+}
+
+// kept is the kept final of call id when there is one (read within a
+// short bound: it is looked for when a durable call falls silent).
+func (c *Client) kept(ctx context.Context, id string) (*toolkit.Response, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	r, ok, err := c.lookup(ctx, id)
+	return r, ok && err == nil
+}
+
+func (c *Client) lookup(ctx context.Context, id string) (*toolkit.Response, bool, error) {
+	js, err := c.jetStream()
+	if err != nil {
+		return nil, false, err
+	}
+	b, err := kv.Bind(ctx, js, wire.BucketResults)
+	if err != nil || b == nil {
+		return nil, false, err
 	}
 	e, err := b.Get(ctx, wire.ResultKey(c.opts.Identity, id))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return notKept
+		return nil, false, nil
 	case err != nil:
-		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: reading kept results: %v", err))
+		return nil, false, err
 	}
 	var f wire.Frame
 	if err := wire.Msgpack.Unmarshal(e.Value(), &f); err != nil || f.Final == nil {
-		return toolkit.Final(id, toolkit.CodeInternal, fmt.Sprintf("InternalError: the kept result of call '%s' cannot be read: %v", id, err))
+		return nil, false, fmt.Errorf("the kept result of call '%s' cannot be read: %v", id, err)
 	}
-	return f.Final
+	return f.Final, true, nil
 }

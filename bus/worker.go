@@ -639,7 +639,9 @@ func (w *Worker) accept(in *incoming) *sender {
 		return nil
 	}
 	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: time.Now(), dur: in.dur,
-		keep: w.results != nil && in.header.Get(wire.HeaderKeepResult) == "1"}
+		// A durable call's final is always kept: its caller looks for it
+		// when the frame carrying it was lost on the way.
+		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	if timeout != nil {
 		s.ctx, s.stopT = context.WithTimeout(s.ctx, *timeout)

@@ -249,6 +249,11 @@ func TestReliabilityNodeRestart(t *testing.T) {
 	})
 	<-done
 	if got := codes(durable); got[""] != 60 {
+		for _, r := range durable {
+			if r.Code != "" {
+				t.Log(r.ID, r.Code, r.Text())
+			}
+		}
 		t.Fatalf("durable calls across a node restart: finals %v; want all 60 successful", got)
 	}
 	t.Logf("core calls across the restart: %v; durable: %v", codes(core), codes(durable))
@@ -377,7 +382,16 @@ func TestReliabilitySlowConsumer(t *testing.T) {
 
 	// The slow caller: a raw NATS client that subscribes, calls, and
 	// never reads again.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(s.ClientURL(), "nats://"))
+	// A small receive buffer: the kernel does not absorb what the caller
+	// does not read.
+	dialer := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+	conn, err := dialer.Dial("tcp", strings.TrimPrefix(s.ClientURL(), "nats://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,6 +411,7 @@ func TestReliabilitySlowConsumer(t *testing.T) {
 	natstest.WaitFor(t, "the slow caller's call to end on the worker", func() bool {
 		return s.NumSlowConsumers() > 0 && wk.InFlight() == 0
 	})
+	t.Logf("slow consumers %d, in flight %d", s.NumSlowConsumers(), wk.InFlight())
 	var got []string
 	for i := range 20 {
 		r := callOnce(t, secureCtx(t), c, toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": fmt.Sprint(i)}})
@@ -435,7 +450,9 @@ func TestReliabilityManyInFlight(t *testing.T) {
 		defer w.Stop(context.Background())
 		ws = append(ws, w)
 	}
-	c, err := bus.NewClient(natstest.Connect(t, s), nil)
+	// What is measured is memory, not liveness: a 2-core machine running
+	// 10,000 calls under the race detector may send heartbeats late.
+	c, err := bus.NewClient(natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
