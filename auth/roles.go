@@ -93,6 +93,9 @@ func Worker() Permissions {
 		"$JS.API.CONSUMER.INFO."+calls+".>",
 		"$JS.API.CONSUMER.MSG.NEXT."+calls+".>",
 		"$JS.ACK."+calls+".>",
+		// Answering a call whose deliveries ran out: read it, remove it.
+		"$JS.API.STREAM.MSG.GET."+calls,
+		"$JS.API.STREAM.MSG.DELETE."+calls,
 		wire.SubjectDurablePrefix+">",
 		"$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>", "$KV."+wire.BucketResults+".>")
 	return Permissions{
@@ -107,6 +110,7 @@ func Worker() Permissions {
 			wire.SubjectSkillPrefix + "*",
 			wire.SubjectControlPrefix + ">",
 			wire.InboxPrefix + ">",
+			"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + calls + ".*",
 		},
 	}
 }

@@ -128,7 +128,12 @@ type Client struct {
 	fleet   *discovery.Fleet
 	state   *KVState // nil while the groups bucket does not exist
 	js      jetstream.JetStream
+	results jetstream.KeyValue // nil until bound
 }
+
+// durableLookEvery bounds how often a durable call that hears nothing
+// looks for its kept final.
+const durableLookEvery = 5 * time.Second
 
 // inbox queues the messages of one call without bounds, so the shared
 // subscription callback never blocks on a slow consumer. Inboxes are
@@ -721,8 +726,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 				return r
 			}
 			if st.attempt == 0 || st.attempt < st.max {
+				// Look again later, less and less often: a call can wait
+				// in the queue a long time.
 				box.mu.Lock()
 				box.stalled, box.last = false, time.Now()
+				box.stallAfter = min(2*box.stallAfter, max(c.opts.StallTimeout, durableLookEvery))
 				box.mu.Unlock()
 				continue
 			}

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -143,6 +144,8 @@ type durablePath struct {
 
 	mu    sync.Mutex
 	loops map[string]context.CancelFunc // tool → its pull loop
+
+	exhausted *nats.Subscription // max-deliveries advisories
 }
 
 // startDurable creates (or binds) the calls stream.
@@ -205,7 +208,86 @@ func (d *durablePath) stop() {
 	d.mu.Lock()
 	d.cancel()
 	d.mu.Unlock()
+	if d.exhausted != nil {
+		d.exhausted.Unsubscribe()
+	}
 	d.wg.Wait()
+}
+
+// advisoryMaxDeliveries is where JetStream says a call of the calls
+// stream was delivered MaxDeliver times without being acknowledged; the
+// last token is the consumer (the tool).
+const advisoryMaxDeliveries = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + wire.StreamCalls + ".*"
+
+// exhaustedQueue is the queue group in which one worker answers each
+// exhausted call.
+const exhaustedQueue = "toolbus-exhausted"
+
+// watchExhausted answers the calls whose deliveries ran out. JetStream
+// stops delivering such a call but nobody has told its caller: the last
+// worker died before it could. One worker of the fleet answers it
+// worker_lost (unless its final was kept: then the call did end) and
+// removes it from the queue.
+func (d *durablePath) watchExhausted() error {
+	sub, err := d.w.nc.QueueSubscribe(advisoryMaxDeliveries, exhaustedQueue, func(m *nats.Msg) {
+		var adv struct {
+			Stream     string `json:"stream"`
+			Consumer   string `json:"consumer"`
+			StreamSeq  uint64 `json:"stream_seq"`
+			Deliveries uint64 `json:"deliveries"`
+		}
+		if err := json.Unmarshal(m.Data, &adv); err != nil || adv.Stream != wire.StreamCalls || adv.StreamSeq == 0 {
+			d.w.log.Warn("bus: ignoring a malformed max-deliveries advisory", "subject", m.Subject, "err", err)
+			return
+		}
+		d.exhaust(adv.Consumer, adv.StreamSeq, adv.Deliveries)
+	})
+	if err != nil {
+		return fmt.Errorf("bus: subscribing to the calls stream's advisories: %w", err)
+	}
+	d.exhausted = sub
+	return nil
+}
+
+// exhaust ends the call at seq, delivered n times, with worker_lost.
+func (d *durablePath) exhaust(tool string, seq, n uint64) {
+	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	defer cancel()
+	raw, err := d.stream.GetMsg(ctx, seq)
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			d.w.log.Warn("bus: reading an exhausted durable call", "tool", tool, "seq", seq, "err", err)
+		}
+		return // acknowledged (answered) meanwhile, or gone
+	}
+	defer func() {
+		if err := d.stream.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			d.w.log.Warn("bus: removing an exhausted durable call", "tool", tool, "seq", seq, "err", err)
+		}
+	}()
+	_, identity, _ := strings.Cut(strings.TrimPrefix(raw.Subject, wire.SubjectDurablePrefix), ".")
+	in := &incoming{subject: raw.Subject, tool: tool, identity: identity, reply: raw.Header.Get(wire.HeaderReply), header: raw.Header, data: raw.Data}
+	c := wire.CodecOf(raw.Header)
+	var req wire.Request
+	if err := c.Unmarshal(raw.Data, &req); err != nil || !wire.ValidCallID(req.ID) || !d.w.answerable(in, req.ID, "exhausted") {
+		return
+	}
+	key := callKey(identity, req.ID)
+	if d.w.results != nil {
+		if _, err := d.w.results.kv.Get(ctx, key); err == nil {
+			return // its final was sent and kept; only the acknowledgement was lost
+		}
+	}
+	resp := d.w.finalFor(req.ID, toolkit.CodeWorkerLost, fmt.Sprintf(
+		"WorkerLostError: the call of '%s' was delivered %d times and each time its worker was lost before it answered; it is not delivered again. It may or may not have taken effect.",
+		tool, n))
+	resp.Metadata[wire.MetaAttempts] = n
+	if d.w.results != nil {
+		d.w.results.keep(d.w.nc, true, key, req.ID, resp, d.w.opts.Instance, d.w.log)
+	}
+	// The last delivery's number: the caller reads the final as of it.
+	in.dur = &delivery{attempt: n, max: n, redeliver: d.o.AckWait}
+	d.w.replyFinal(in, c, resp)
 }
 
 // consumer binds the tool's consumer, creating it when missing.
@@ -255,7 +337,7 @@ func (d *durablePath) loop(ctx context.Context, tool string) {
 			sleepCtx(ctx, 2*time.Millisecond)
 			continue
 		}
-		batch, err := cons.Fetch(min(free, 32), jetstream.FetchMaxWait(fetchWait))
+		batch, err := cons.Fetch(min(free, 64), jetstream.FetchMaxWait(fetchWait))
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, nats.ErrConnectionClosed) {
 				d.w.log.Warn("bus: pulling durable calls", "tool", tool, "err", err)

@@ -204,3 +204,68 @@ func TestDurableHandBackOnStop(t *testing.T) {
 		t.Fatalf("a call handed back at stop: %+v", r)
 	}
 }
+
+// TestDurableExhausted: a call whose every delivery lost its worker ends
+// worker_lost, once, from a live worker of the fleet, and leaves the queue.
+func TestDurableExhausted(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	const ackWait, maxDeliver = 500 * time.Millisecond, 2
+	started := make(chan int, 4)
+	newWorker := func(instance string, hang bool) (*bus.Worker, *nats.Conn) {
+		tk := toolkit.New(nil)
+		mustAdd(t, tk, toolkit.Raw("put", "A tool.", map[string]any{"type": "object", "properties": map[string]any{}},
+			func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				if hang {
+					started <- 1
+					<-ctx.Done() // the worker dies meanwhile
+					return ctx.Err()
+				}
+				return w.Write(toolkit.Text("done"))
+			}), toolkit.WithIdempotency(toolkit.Idempotent))
+		nc := natstest.Connect(t, s)
+		js := natstest.JS(t, nc)
+		w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance,
+			Durable: &bus.DurableOptions{JetStream: js, AckWait: ackWait, MaxDeliver: maxDeliver},
+			Results: &bus.ResultsOptions{JetStream: js}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(ctxT(t)) })
+		return w, nc
+	}
+	kill := func(w *bus.Worker, nc *nats.Conn) {
+		nc.Close()
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		w.Stop(gone)
+	}
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond})
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "doomed", Name: "put", Durable: true}) }()
+	for i := range maxDeliver {
+		w, nc := newWorker(fmt.Sprint("doomed-", i), true)
+		<-started
+		if i == maxDeliver-1 {
+			// The fleet lives on: JetStream tells it the call's last
+			// delivery went unanswered.
+			newWorker("survivor", false)
+		}
+		kill(w, nc)
+	}
+	r := <-done
+	if r.Code != toolkit.CodeWorkerLost || r.Metadata[wire.MetaWorker] != "survivor" || fmt.Sprint(r.Metadata[wire.MetaAttempts]) != fmt.Sprint(maxDeliver) {
+		t.Fatalf("an exhausted call: %+v", r)
+	}
+	if kept := c.Result(ctxT(t), "doomed"); kept.Code != toolkit.CodeWorkerLost {
+		t.Fatalf("its kept result: %+v", kept)
+	}
+	// It left the queue: nothing of it is delivered to anyone again.
+	js := natstest.JS(t, natstest.Connect(t, s))
+	st, err := js.Stream(ctxT(t), wire.StreamCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := st.Info(ctxT(t)); err != nil || info.State.Msgs != 0 {
+		t.Fatalf("the calls stream after it: %+v, %v", info.State, err)
+	}
+}

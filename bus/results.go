@@ -8,6 +8,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus/kv"
@@ -59,8 +60,12 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 
 // keep stores a call's final, whole (its content even when it was
 // streamed) and with the worker's metadata; a failure is logged, the call
-// answered as usual.
-func (r *results) keep(key, id string, resp *toolkit.Response, instance string, log *slog.Logger) {
+// answered as usual. A call that asked for it waits for the bucket's
+// acknowledgement; a durable call's final is published to the bucket on
+// nc and not waited for: the call's own acknowledgement follows it on the
+// same connection, so the stream has the final whenever it has the ack
+// (and without the ack the call is delivered again).
+func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, instance string, log *slog.Logger) {
 	kept := *resp
 	kept.ID = id
 	kept.Metadata = maps.Clone(resp.Metadata)
@@ -69,10 +74,14 @@ func (r *results) keep(key, id string, resp *toolkit.Response, instance string, 
 	}
 	kept.Metadata[wire.MetaWorker] = instance
 	data, err := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept})
-	if err == nil {
+	switch {
+	case err != nil:
+	case wait:
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err = r.kv.Put(ctx, key, data)
 		cancel()
+	default:
+		err = nc.Publish("$KV."+r.kv.Bucket()+"."+key, data)
 	}
 	if err != nil {
 		log.Warn("bus: could not keep a call's result", "call", id, "err", err)
@@ -108,11 +117,7 @@ func (c *Client) kept(ctx context.Context, id string) (*toolkit.Response, bool) 
 }
 
 func (c *Client) lookup(ctx context.Context, id string) (*toolkit.Response, bool, error) {
-	js, err := c.jetStream()
-	if err != nil {
-		return nil, false, err
-	}
-	b, err := kv.Bind(ctx, js, wire.BucketResults)
+	b, err := c.resultsBucket(ctx)
 	if err != nil || b == nil {
 		return nil, false, err
 	}
@@ -128,4 +133,25 @@ func (c *Client) lookup(ctx context.Context, id string) (*toolkit.Response, bool
 		return nil, false, fmt.Errorf("the kept result of call '%s' cannot be read: %v", id, err)
 	}
 	return f.Final, true, nil
+}
+
+// resultsBucket is the results bucket, bound once; nil while there is none.
+func (c *Client) resultsBucket(ctx context.Context) (jetstream.KeyValue, error) {
+	js, err := c.jetStream()
+	if err != nil {
+		return nil, err
+	}
+	c.fleetMu.Lock()
+	b := c.results
+	c.fleetMu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	if b, err = kv.Bind(ctx, js, wire.BucketResults); err != nil || b == nil {
+		return nil, err
+	}
+	c.fleetMu.Lock()
+	c.results = b
+	c.fleetMu.Unlock()
+	return b, nil
 }

@@ -78,7 +78,7 @@ func (s *sender) run() {
 	resp := s.serve()
 	<-s.w.slots
 	if s.keep {
-		s.w.results.keep(s.key, s.id, resp, s.w.opts.Instance, s.w.log)
+		s.w.results.keep(s.w.nc, s.dur == nil, s.key, s.id, resp, s.w.opts.Instance, s.w.log)
 	}
 	s.final(resp)
 }

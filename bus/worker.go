@@ -243,6 +243,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		if err == nil && o.Results != nil {
 			w.results, err = openResults(ctx, o.Results)
 		}
+		if err == nil && w.dur != nil {
+			err = w.dur.watchExhausted()
+		}
 		cancel()
 		if err != nil {
 			w.abort()
@@ -638,7 +641,8 @@ func (w *Worker) accept(in *incoming) *sender {
 		in.dur.settle()
 		return nil
 	}
-	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: time.Now(), dur: in.dur,
+	now := time.Now()
+	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, dur: in.dur,
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}

@@ -104,6 +104,8 @@ func TestScenarios(t *testing.T) {
 		{"cpu", []string{"-s", "cpu", "--iters", "50"}, map[string][]string{"cpu": {"toolbus", "raw"}}},
 		{"cancel", []string{"-s", "cancel"}, map[string][]string{"cancel": {"toolbus"}}},
 		{"groups", []string{"-s", "groups"}, map[string][]string{"groups": {"toolbus-2w"}}},
+		{"durable echo next to a raw JetStream work queue", []string{"-s", "echo", "--systems", "toolbus,durable,raw-js"},
+			map[string][]string{"echo": {"toolbus", "durable", "raw-js"}}},
 		{"open loop", []string{"-s", "echo", "--rate", "500", "-d", "100ms", "-n", "0"},
 			map[string][]string{"echo": {"toolbus", "raw", "mcp-http"}}},
 	}
@@ -157,6 +159,36 @@ func TestWorkerProcesses(t *testing.T) {
 	}
 	if !strings.Contains(rep.Topology, "worker processes") {
 		t.Errorf("topology %q", rep.Topology)
+	}
+}
+
+// TestFault kills worker processes under load: the durable path loses
+// nothing, the core path reports what it loses as worker_lost, and the
+// summary counts both.
+func TestFault(t *testing.T) {
+	rep := runBench(t, "--fault", "kill-worker", "--workers", "2", "--fault-every", "700ms", "--ack-wait", "1s",
+		"--sleep", "20ms", "-c", "4", "-d", "2s", "-n", "0", "--warmup", "0")
+	if len(rep.Scenarios) != 1 || rep.Scenarios[0].Name != "fault" {
+		t.Fatalf("scenarios %+v", rep.Scenarios)
+	}
+	sr := rep.Scenarios[0]
+	if got := systemsOf(sr); !slices.Equal(got, []string{"core", "core+retry", "durable"}) {
+		t.Fatalf("systems %v", got)
+	}
+	for _, p := range sr.Points {
+		lost := int64(0)
+		for code, n := range p.Errors {
+			if code != string(toolkit.CodeWorkerLost) || p.System == sysDurable {
+				t.Errorf("%s: %d calls ended %s", p.System, n, code)
+			}
+			lost += n
+		}
+		if p.Faults == 0 || p.Calls == 0 || p.OK+lost != p.Calls {
+			t.Errorf("%s: %d calls, %d ok, %d lost, %d workers killed", p.System, p.Calls, p.OK, lost, p.Faults)
+		}
+	}
+	if !slices.ContainsFunc(rep.Summary, func(l string) bool { return strings.HasPrefix(l, "fault durable c=4:") }) {
+		t.Errorf("summary %q", rep.Summary)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -152,7 +153,7 @@ func (f *localFleet) resize(ctx context.Context, n int) error {
 		if err != nil {
 			return fmt.Errorf("connecting a worker: %w", err)
 		}
-		o := hostOptions{slots: f.env.cfg.slots}
+		o := hostOptions{slots: f.env.cfg.slots, ackWait: f.env.cfg.ackWait}
 		if len(f.hosts) == 0 && f.env.cfg.mcpURL == "" {
 			o.mcpListen = "127.0.0.1:0"
 		}
@@ -196,7 +197,31 @@ func (externalFleet) close()                            {}
 // re-executed in worker mode.
 type procFleet struct {
 	env   *env
+	mu    sync.Mutex // procs, replaced under the fault scenario
 	procs []*workerProc
+}
+
+// killOne kills a random worker process (SIGKILL: no drain, no goodbye)
+// and starts another in its place.
+func (f *procFleet) killOne(ctx context.Context) error {
+	f.mu.Lock()
+	if len(f.procs) == 0 {
+		f.mu.Unlock()
+		return nil
+	}
+	i := rand.IntN(len(f.procs))
+	p := f.procs[i]
+	f.mu.Unlock()
+	p.cmd.Process.Kill()
+	<-p.done
+	np, err := startWorkerProc(ctx, f.env.url, f.env.cfg.slots, f.env.cfg.ackWait, false)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.procs[i] = np
+	f.mu.Unlock()
+	return nil
 }
 
 type workerProc struct {
@@ -212,7 +237,7 @@ func (f *procFleet) resize(ctx context.Context, n int) error {
 		p.stop()
 	}
 	for len(f.procs) < n {
-		p, err := startWorkerProc(ctx, f.env.url, f.env.cfg.slots, len(f.procs) == 0 && f.env.cfg.mcpURL == "")
+		p, err := startWorkerProc(ctx, f.env.url, f.env.cfg.slots, f.env.cfg.ackWait, len(f.procs) == 0 && f.env.cfg.mcpURL == "")
 		if err != nil {
 			return err
 		}
@@ -224,6 +249,8 @@ func (f *procFleet) resize(ctx context.Context, n int) error {
 func (f *procFleet) size() int { return len(f.procs) }
 
 func (f *procFleet) pids() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var ps []int
 	for _, p := range f.procs {
 		ps = append(ps, p.cmd.Process.Pid)
@@ -251,12 +278,12 @@ func (f *procFleet) close() {
 // the test binary the same way.
 const workerEnv = "TOOLBUS_BENCH_WORKER"
 
-func startWorkerProc(ctx context.Context, url string, slots int, withMCP bool) (*workerProc, error) {
+func startWorkerProc(ctx context.Context, url string, slots int, ackWait time.Duration, withMCP bool) (*workerProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding the bench binary to start workers: %w", err)
 	}
-	args := []string{"worker", "--nats", url, "--slots", strconv.Itoa(slots)}
+	args := []string{"worker", "--nats", url, "--slots", strconv.Itoa(slots), "--ack-wait", ackWait.String()}
 	if withMCP {
 		args = append(args, "--mcp-listen", "127.0.0.1:0")
 	}

@@ -24,6 +24,9 @@ type outcome struct {
 	// cross: the call ran on another worker than the one before it
 	// (groups).
 	cross bool
+	// again: the call was sent (or delivered) more than once and ended
+	// well (fault).
+	again bool
 }
 
 // callFunc makes one call. g is the caller goroutine, i its call number.
@@ -44,6 +47,7 @@ type loadResult struct {
 	calls   int64
 	units   int64
 	cross   int64
+	again   int64
 	errors  map[string]int64
 	lats    []time.Duration // successful calls, sorted
 	extras  []time.Duration // sorted
@@ -53,7 +57,7 @@ type sampler struct {
 	lats, extras []time.Duration
 	errors       map[string]int64
 	calls, units int64
-	cross        int64
+	cross, again int64
 }
 
 func (s *sampler) add(o outcome, lat time.Duration) {
@@ -75,6 +79,9 @@ func (s *sampler) add(o outcome, lat time.Duration) {
 	s.units += int64(max(o.units, 1))
 	if o.cross {
 		s.cross++
+	}
+	if o.again {
+		s.again++
 	}
 }
 
@@ -108,6 +115,7 @@ func runLoad(ctx context.Context, spec loadSpec, call callFunc, done *atomic.Int
 		res.calls += s.calls
 		res.units += s.units
 		res.cross += s.cross
+		res.again += s.again
 		for k, v := range s.errors {
 			res.errors[k] += v
 		}

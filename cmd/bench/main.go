@@ -48,6 +48,9 @@ type config struct {
 	cpuProfile   string
 	quiet        bool
 	audit        bool
+	ackWait      time.Duration // the workers' durable AckWait
+	fault        string        // "" or "kill-worker"
+	faultEvery   time.Duration // between two faults
 }
 
 func (c *config) settings() map[string]string {
@@ -92,7 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	scen := fs.String("s", "echo,stream,sleep,cancel", "scenarios, comma-separated, or all: "+strings.Join(allScenarios, ","))
-	systems := fs.String("systems", "toolbus,raw,mcp-http", "systems to measure: toolbus plus the baselines raw and mcp-http")
+	systems := fs.String("systems", "toolbus,raw,mcp-http", "systems to measure: toolbus plus the baselines raw and mcp-http; durable (toolbus's durable path) and raw-js (its baseline, a bare JetStream work queue) in echo")
 	conc := fs.String("c", "1,16,64", "concurrency levels (callers in flight), comma-separated")
 	fs.DurationVar(&cfg.dur, "d", time.Second, "measuring time per point (system × concurrency)")
 	fs.IntVar(&cfg.calls, "n", 0, "calls per point instead of -d")
@@ -117,6 +120,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.svgPath, "svg", "", "write throughput and latency charts as SVG to this file")
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (go tool pprof)")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress bar even on a terminal")
+	fs.StringVar(&cfg.fault, "fault", "", "kill-worker: measure the fault scenario instead: sleep calls on the core path (with and without the client's retries) and the durable path while a worker process is killed (SIGKILL) and replaced every --fault-every; needs --workers 2 or more")
+	fs.DurationVar(&cfg.faultEvery, "fault-every", 3*time.Second, "time between two faults (keep it apart from --ack-wait: a call delivered again at the moment of the next kill can be lost again)")
+	fs.DurationVar(&cfg.ackWait, "ack-wait", 2*time.Second, "the workers' durable AckWait: how long after a lost worker a durable call is delivered again")
 	fs.BoolVar(&cfg.audit, "audit", false, "also check every toolbus call on the wire (exactly one final frame, no sequence gaps) from a second connection; costs some throughput")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -130,7 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	} else if cfg.scenarios, err = parseList(*scen, "-s", allScenarios); err != nil {
 		return nil, err
 	}
-	sys, err := parseList(*systems, "--systems", []string{sysToolbus, sysRaw, sysMCP})
+	sys, err := parseList(*systems, "--systems", []string{sysToolbus, sysRaw, sysMCP, sysDurable, sysRawJS})
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +179,19 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if c.bad {
 			return nil, errors.New(c.msg)
 		}
+	}
+	switch cfg.fault {
+	case "":
+	case "kill-worker":
+		if cfg.workers < 2 {
+			return nil, errors.New("--fault kill-worker needs --workers 2 or more (worker processes to kill)")
+		}
+		if cfg.faultEvery <= 0 {
+			return nil, errors.New("--fault-every must be positive")
+		}
+		cfg.scenarios = []string{"fault"}
+	default:
+		return nil, fmt.Errorf("--fault: unknown %q (known: kill-worker)", cfg.fault)
 	}
 	if cfg.natsURL != "" {
 		for one := range strings.SplitSeq(cfg.natsURL, ",") {
@@ -298,6 +317,7 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	natsURL := fs.String("nats", "", "NATS server URL")
 	slots := fs.Int("slots", 8, "sleep slots")
+	ackWait := fs.Duration("ack-wait", 2*time.Second, "durable AckWait")
 	mcpListen := fs.String("mcp-listen", "", "serve the MCP echo baseline on this address")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -314,7 +334,7 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	h, err := startHost(ctx, nc, hostOptions{slots: *slots, mcpListen: *mcpListen})
+	h, err := startHost(ctx, nc, hostOptions{slots: *slots, ackWait: *ackWait, mcpListen: *mcpListen})
 	if err != nil {
 		fmt.Fprintln(stderr, "bench worker:", err)
 		return 1

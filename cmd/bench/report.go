@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // human formats a rate: 812, 12.3k, 1.25M.
@@ -184,6 +186,28 @@ func summarize(rep *report) []string {
 			}
 		}
 	}
+	if sr := find("echo"); sr != nil {
+		if p := at(sr, sysDurable, 0); p != nil {
+			if r, ok := p.Ratios[sysRawJS]; ok {
+				lines = append(lines, fmt.Sprintf("durable echo c=%d: %s calls/s = %.2fx raw-js, p50 %s = %.2fx raw-js (goal: ≥ 0.7x calls/s) %s",
+					p.Conc, human(p.CallsPerSec), r.Throughput, us(p.Latency.P50), r.P50, verdict(r.Throughput >= 0.7)))
+			}
+			if q := at(sr, sysToolbus, p.Conc); q != nil && q.CallsPerSec > 0 {
+				lines = append(lines, fmt.Sprintf("durable echo c=%d: %.2fx the core path's calls/s, p50 %s vs %s", p.Conc,
+					p.CallsPerSec/q.CallsPerSec, us(p.Latency.P50), us(q.Latency.P50)))
+			}
+		}
+	}
+	if sr := find("fault"); sr != nil {
+		for _, p := range sr.Points {
+			lost := int64(0)
+			for _, n := range p.Errors {
+				lost += n
+			}
+			lines = append(lines, fmt.Sprintf("fault %s c=%d: %d calls, %d completed (%d of them sent or delivered again), %d lost (%s), %d workers killed",
+				p.System, p.Conc, p.Calls, p.OK, p.Again, lost, errorsText(p.Errors), p.Faults))
+		}
+	}
 	if sr := find("stream"); sr != nil {
 		if p := at(sr, sysToolbus, 0); p != nil {
 			if r, ok := p.Ratios[sysRaw]; ok {
@@ -211,7 +235,10 @@ func summarize(rep *report) []string {
 	var errs int64
 	for _, sr := range rep.Scenarios {
 		for _, p := range sr.Points {
-			for _, n := range p.Errors {
+			for code, n := range p.Errors {
+				if sr.Name == "fault" && code == string(toolkit.CodeWorkerLost) {
+					continue // the fault's expected report (counted above)
+				}
 				errs += n
 			}
 		}

@@ -29,6 +29,8 @@ type point struct {
 	Extra       *latency         `json:"extra_latency_us,omitempty"`
 	Errors      map[string]int64 `json:"errors,omitempty"`
 	Cross       int64            `json:"cross_worker,omitempty"`
+	Again       int64            `json:"sent_again,omitempty"`
+	Faults      int64            `json:"faults,omitempty"`
 	CPUCores    float64          `json:"cpu_cores,omitempty"`
 	CPUPerCall  float64          `json:"cpu_us_per_call,omitempty"`
 	CPUScope    string           `json:"cpu_scope,omitempty"`
@@ -187,7 +189,15 @@ func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, pr
 	stopBar := startBar(progress, fmt.Sprintf("%-7s %-12s c=%-4d", sc.name, s.label(), c), spec, &done)
 	pids := e.fleet.pids()
 	var before procUsage
-	res := runLoad(ctx, spec, s.call, &done, func() { before = usageOf(pids) })
+	var faults atomic.Int64
+	stopFaults := func() {}
+	res := runLoad(ctx, spec, s.call, &done, func() {
+		before = usageOf(pids)
+		if sc.name == "fault" {
+			stopFaults = injectFaults(ctx, e, &faults)
+		}
+	})
+	stopFaults()
 	after := usageOf(pids)
 	stopBar()
 
@@ -195,6 +205,7 @@ func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, pr
 		Scenario: sc.name, System: s.label(), Workers: s.workers, Conc: c, Rate: e.cfg.rate,
 		Calls: res.calls, OK: int64(len(res.lats)), Seconds: res.elapsed.Seconds(),
 		Latency: latencyOf(res.lats), Errors: res.errors, Cross: res.cross, Units: sc.unitName,
+		Again: res.again, Faults: faults.Load(),
 	}
 	if e.audit != nil {
 		for k, n := range e.audit.settle() {
@@ -226,6 +237,35 @@ func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, pr
 		}
 	}
 	return p
+}
+
+// injectFaults kills and replaces a worker process every --fault-every
+// until the returned function is called, counting the kills.
+func injectFaults(ctx context.Context, e *env, faults *atomic.Int64) (stop func()) {
+	f, ok := e.fleet.(*procFleet)
+	if !ok {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(e.cfg.faultEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := f.killOne(ctx); err != nil && ctx.Err() == nil {
+				fmt.Fprintln(os.Stderr, "bench: replacing a killed worker:", err)
+				return
+			}
+			faults.Add(1)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 func computeRatios(sr *scenarioReport) {

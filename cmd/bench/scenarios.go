@@ -12,8 +12,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -23,6 +25,11 @@ const (
 	sysToolbus = "toolbus"
 	sysRaw     = "raw"
 	sysMCP     = "mcp-http"
+	// sysDurable is toolbus's durable path (a JetStream work queue);
+	// sysRawJS its baseline: the same work queue with nothing around it
+	// (publish, pull, acknowledge, reply).
+	sysDurable = "durable"
+	sysRawJS   = "raw-js"
 )
 
 // Scenario names, in the order a run measures them.
@@ -88,6 +95,17 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		if want(sysRaw) {
 			add(sysRaw, rawRequest(e, rawEcho, []byte(text), nil, []byte(text)), nil)
 		}
+		if want(sysDurable) {
+			add(sysDurable, busCallDurable(e, "echo", map[string]any{"text": text}, text), nil)
+		}
+		if want(sysRawJS) {
+			call, closeFn, err := rawJSBaseline(ctx, e, []byte(text))
+			if err != nil {
+				return nil, err
+			}
+			sc.baselines = append(sc.baselines, sysRawJS)
+			add(sysRawJS, call, closeFn)
+		}
 		switch {
 		case !want(sysMCP):
 		case e.mcpURL == "":
@@ -143,6 +161,30 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		if want(sysRaw) {
 			add(sysRaw, rawRequest(e, rawCPU, nil, nats.Header{hdrIters: {strconv.Itoa(cfg.iters)}}, []byte(digest)), nil)
 		}
+	case "fault":
+		sc.note = fmt.Sprintf("sleep %s calls while a worker process is killed and replaced every %s; again: calls sent or delivered again that ended well",
+			cfg.sleep, cfg.faultEvery)
+		in := map[string]any{"ms": float64(cfg.sleep) / float64(time.Millisecond)}
+		core, err := bus.NewClient(e.caller, &bus.ClientOptions{StallTimeout: time.Second, MaxAttempts: 1})
+		if err != nil {
+			return nil, err
+		}
+		retrying, err := bus.NewClient(e.caller, &bus.ClientOptions{StallTimeout: time.Second})
+		if err != nil {
+			return nil, err
+		}
+		faultCall := func(c *bus.Client, durable bool) callFunc {
+			return func(ctx context.Context, _, _ int) outcome {
+				id := nuid.Next()
+				final, code := consume(c.Call(ctx, toolkit.ToolCall{ID: id, Name: "sleep", Input: in, Durable: durable}), id, nil)
+				o := checkText(final, code, "slept")
+				o.again = o.code == "" && final.Metadata[wire.MetaAttempts] != nil
+				return o
+			}
+		}
+		add("core", faultCall(core, false), func() { core.Close() })
+		add("core+retry", faultCall(retrying, false), func() { retrying.Close() })
+		add(sysDurable, faultCall(retrying, true), nil)
 	case "cancel":
 		sc.note = "latency: cancel published → the caller's interrupted final; extra: cancel published → the tool's ctx.Done"
 		add(sysToolbus, busCancel(e), nil)
@@ -195,6 +237,83 @@ func busCall(e *env, tool string, input func(i int) map[string]any, want string)
 		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: tool, Input: input(i)}), id, nil)
 		return checkText(final, code, want)
 	}
+}
+
+// busCallDurable calls a tool on the durable path.
+func busCallDurable(e *env, tool string, input map[string]any, want string) callFunc {
+	return func(ctx context.Context, _, _ int) outcome {
+		id := nuid.Next()
+		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: tool, Input: input, Durable: true}), id, nil)
+		return checkText(final, code, want)
+	}
+}
+
+// rawJS is the durable path's baseline: a JetStream work queue with
+// nothing around it. The caller publishes (and waits for the stream's
+// acknowledgement, as the durable client does) with its reply subject in
+// a header; a puller on every worker host fetches, replies and
+// acknowledges; replies come back on one wildcard inbox subscription.
+type rawJS struct {
+	e      *env
+	js     jetstream.JetStream
+	prefix string
+	sub    *nats.Subscription
+	want   []byte
+
+	mu      sync.Mutex
+	pending map[string]chan []byte
+	next    uint64
+}
+
+func rawJSBaseline(ctx context.Context, e *env, body []byte) (callFunc, func(), error) {
+	js, err := jetstream.New(e.caller)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, rawJSStream()); err != nil {
+		return nil, nil, fmt.Errorf("raw-js stream: %w", err)
+	}
+	r := &rawJS{e: e, js: js, prefix: e.caller.NewInbox() + ".", want: body, pending: map[string]chan []byte{}}
+	if r.sub, err = e.caller.Subscribe(r.prefix+"*", func(m *nats.Msg) {
+		r.mu.Lock()
+		ch := r.pending[m.Subject[len(r.prefix):]]
+		r.mu.Unlock()
+		if ch != nil {
+			ch <- m.Data
+		}
+	}); err != nil {
+		return nil, nil, err
+	}
+	r.sub.SetPendingLimits(-1, -1)
+	call := func(ctx context.Context, _, _ int) outcome {
+		ch := make(chan []byte, 1)
+		r.mu.Lock()
+		r.next++
+		token := strconv.FormatUint(r.next, 36)
+		r.pending[token] = ch
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			delete(r.pending, token)
+			r.mu.Unlock()
+		}()
+		msg := &nats.Msg{Subject: rawJSEcho, Header: nats.Header{hdrReply: {r.prefix + token}, jetstream.MsgIDHeader: {nuid.Next()}}, Data: body}
+		if _, err := r.js.PublishMsg(ctx, msg); err != nil {
+			return outcome{code: errNATS}
+		}
+		select {
+		case got := <-ch:
+			if !bytes.Equal(got, r.want) {
+				return outcome{code: errBadContent}
+			}
+			return outcome{}
+		case <-time.After(r.e.cfg.stall):
+			return outcome{code: errNoFinal}
+		case <-ctx.Done():
+			return outcome{code: errNoFinal}
+		}
+	}
+	return call, func() { r.sub.Unsubscribe() }, nil
 }
 
 func checkText(final *toolkit.Response, code, want string) outcome {

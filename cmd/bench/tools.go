@@ -29,6 +29,8 @@ const (
 	rawStream  = "bench.raw.stream"
 	rawCPU     = "bench.raw.cpu"
 	rawQueue   = "bench-raw"
+	rawJSEcho  = "bench.rawjs.echo"
+	hdrReply   = "Bench-Reply"
 
 	hdrOut    = "Bench-Out"
 	hdrChunks = "Bench-Chunks"
@@ -174,7 +176,13 @@ func benchToolkit(state toolkit.GroupState, slots int) (*toolkit.Toolkit, error)
 			}),
 	}
 	for _, t := range tools {
-		if err := tk.Add(t); err != nil {
+		var opts []toolkit.Option
+		if t.Name == "sleep" || t.Name == "echo" {
+			// Read-only: the client retries them after a lost worker, the
+			// durable path delivers them again (the fault scenario).
+			opts = append(opts, toolkit.ReadOnly())
+		}
+		if err := tk.Add(t, opts...); err != nil {
 			return nil, err
 		}
 	}
@@ -194,10 +202,13 @@ type host struct {
 	subs   []*nats.Subscription
 	httpS  *http.Server
 	mcpURL string
+	// stopRawJS ends the raw-js puller.
+	stopRawJS func()
 }
 
 type hostOptions struct {
 	slots     int
+	ackWait   time.Duration
 	mcpListen string // "" = no MCP server
 }
 
@@ -220,7 +231,11 @@ func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (h *host, err 
 	if err != nil {
 		return nil, err
 	}
-	if h.worker, err = bus.Serve(nc, tk, &bus.WorkerOptions{MaxInFlight: 4096}); err != nil {
+	if h.worker, err = bus.Serve(nc, tk, &bus.WorkerOptions{MaxInFlight: 4096,
+		Durable: &bus.DurableOptions{JetStream: js, AckWait: o.ackWait}, Results: &bus.ResultsOptions{JetStream: js}}); err != nil {
+		return nil, err
+	}
+	if err := h.startRawJS(ctx, js); err != nil {
 		return nil, err
 	}
 	repliers := map[string]nats.MsgHandler{
@@ -265,6 +280,50 @@ func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (h *host, err 
 	return h, nil
 }
 
+// rawJSStream is the raw-js baseline's work queue, stored as the calls
+// stream is (file storage, deduplicated by message id).
+func rawJSStream() jetstream.StreamConfig {
+	return jetstream.StreamConfig{Name: "bench_rawjs", Subjects: []string{"bench.rawjs.>"}, Retention: jetstream.WorkQueuePolicy,
+		Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute}
+}
+
+// startRawJS pulls the raw-js baseline's calls: fetch what arrives,
+// reply with the body, acknowledge.
+func (h *host) startRawJS(ctx context.Context, js jetstream.JetStream) error {
+	st, err := js.CreateOrUpdateStream(ctx, rawJSStream())
+	if err != nil {
+		return fmt.Errorf("raw-js stream: %w", err)
+	}
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "echo", FilterSubject: rawJSEcho,
+		AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: -1})
+	if err != nil {
+		return fmt.Errorf("raw-js consumer: %w", err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			batch, err := cons.Fetch(64, jetstream.FetchMaxWait(time.Second))
+			if err != nil {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			for m := range batch.Messages() {
+				h.nc.Publish(m.Headers().Get(hdrReply), m.Data())
+				m.Ack()
+			}
+		}
+	}()
+	h.stopRawJS = func() { close(stop); <-done }
+	return nil
+}
+
 // startMCP serves the echo tool with the go-sdk over Streamable HTTP.
 func (h *host) startMCP(addr string) error {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
@@ -290,6 +349,9 @@ func (h *host) stop(ctx context.Context) {
 	}
 	for _, s := range h.subs {
 		s.Unsubscribe()
+	}
+	if h.stopRawJS != nil {
+		h.stopRawJS()
 	}
 	if h.httpS != nil {
 		h.httpS.Shutdown(ctx)
