@@ -35,14 +35,21 @@ type ResultsOptions struct {
 	Replicas int
 }
 
+// ResultsMaxBytes bounds the results bucket: it lives in the servers'
+// memory, and every durable call writes to it. A full bucket keeps nothing
+// more until older results expire; calls are answered as usual.
+const ResultsMaxBytes = 256 << 20
+
 // ResultsBucketConfig is the results bucket as whoever creates it first
-// creates it.
+// creates it: in memory storage (a durable call's final is written to it
+// with every call, and on file storage that write cost a fifth of the
+// durable path's throughput), at most ResultsMaxBytes.
 func ResultsBucketConfig(ttl time.Duration, replicas int) jetstream.KeyValueConfig {
 	if ttl <= 0 {
 		ttl = DefaultResultTTL
 	}
 	return jetstream.KeyValueConfig{Bucket: wire.BucketResults, Description: "toolbus: kept finals by call id",
-		History: 1, TTL: ttl, Replicas: max(replicas, 1)}
+		History: 1, TTL: ttl, Replicas: max(replicas, 1), Storage: jetstream.MemoryStorage, MaxBytes: ResultsMaxBytes}
 }
 
 type results struct{ kv jetstream.KeyValue }

@@ -85,7 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.instance, "instance", "", "instance `name` on logs and responses (default <hostname>-<pid>)")
 	fs.StringVar(&f.queue, "queue", "", "NATS queue `group` shared with the other workers (default toolbus)")
 	fs.StringVar(&f.groupState, "group-state", "", "where sessions' active groups live: kv (default; the fleet's JetStream KV) or memory (this worker only; no JetStream needed)")
-	fs.IntVar(&f.kvReplicas, "kv-replicas", 1, "`replicas` of the group-state KV bucket when this worker creates it (1-5; 3 on a 3-node cluster)")
+	fs.IntVar(&f.kvReplicas, "kv-replicas", 1, "`replicas` of the group-state and results KV buckets when this worker creates them (1-5; 3 on a 3-node cluster)")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {
