@@ -47,7 +47,7 @@ type Permissions struct {
 }
 
 // buckets are the fleet's KV buckets (the default names).
-var buckets = []string{wire.BucketGroups, wire.BucketPermissions, wire.BucketApprovals, wire.BucketResults}
+var buckets = []string{wire.BucketGroups, wire.BucketPermissions, wire.BucketApprovals, wire.BucketResults, wire.BucketSessions}
 
 // stream is the JetStream stream behind a KV bucket.
 func stream(bucket string) string { return "KV_" + bucket }
@@ -97,7 +97,10 @@ func Worker() Permissions {
 		"$JS.API.STREAM.MSG.GET."+calls,
 		"$JS.API.STREAM.MSG.DELETE."+calls,
 		wire.SubjectDurablePrefix+">",
-		"$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>", "$KV."+wire.BucketResults+".>")
+		// Session affinity: probing and passing calls on to a session's
+		// worker, and the pins.
+		wire.SubjectPinnedPrefix+">",
+		"$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>", "$KV."+wire.BucketResults+".>", "$KV."+wire.BucketSessions+".>")
 	return Permissions{
 		Publish: pub,
 		Subscribe: []string{
@@ -106,6 +109,7 @@ func Worker() Permissions {
 			wire.SubjectList,
 			wire.SubjectListPrefix + "*",
 			wire.SubjectDiscover,
+			wire.SubjectPinnedPrefix + ">",
 			wire.SubjectAnnouncePrefix + "*",
 			wire.SubjectSkillPrefix + "*",
 			wire.SubjectControlPrefix + ">",
@@ -129,6 +133,7 @@ func Gateway() Permissions {
 			wire.SubjectDiscover,
 			wire.SubjectSkillPrefix + "*",
 			wire.SubjectDurablePrefix + ">",
+			wire.SubjectPinnedPrefix + ">",
 			"$JS.API.INFO",
 			"$JS.API.STREAM.CREATE." + groups,
 			"$JS.API.STREAM.INFO." + groups,
@@ -163,6 +168,7 @@ func Caller(identity string) (Permissions, error) {
 			wire.SubjectDiscover,
 			wire.SubjectSkillPrefix + "*",
 			wire.DurableSubject("*", identity),
+			wire.PinnedSubject("*", "*", identity),
 			"$JS.API.INFO",
 			// Its own sessions' groups (and a watch on them), and its own
 			// sessions' permission policies, read only.

@@ -64,6 +64,12 @@ type Config struct {
 	// working directory of the shell and Python tools. It is created if
 	// missing. Required when any of those tools is on.
 	Workspace string
+	// SharedWorkspace says every worker of the fleet sees the same
+	// Workspace (a shared volume): the file, shell and Python tools are
+	// then not session-bound, and any worker may serve a session's calls.
+	// Without it they are session-bound (toolkit.SessionBound): a fleet
+	// sends a session's calls of them to the worker that has its files.
+	SharedWorkspace bool
 	// Tools lists the tools to register, in order, each with its group.
 	// nil means DefaultTools in their default groups; an empty non-nil
 	// slice registers nothing.
@@ -221,6 +227,9 @@ func Register(tk *toolkit.Toolkit, cfg Config) error {
 			tool, opts = r.shellTool(), []toolkit.Option{toolkit.WithKind(toolkit.KindShell)}
 		case ExecutePythonCode:
 			tool, opts = r.pythonTool(), []toolkit.Option{toolkit.WithKind(toolkit.KindPython)}
+		}
+		if t.Name != Echo && t.Name != Sleep && !cfg.SharedWorkspace {
+			opts = append(opts, toolkit.SessionBound())
 		}
 		if g := cmp(t.Group, DefaultGroup(t.Name)); g != toolkit.BasicGroup {
 			opts = append(opts, toolkit.InGroup(g))

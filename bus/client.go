@@ -119,6 +119,8 @@ type Client struct {
 	mu       sync.Mutex
 	pending  map[string]*inbox
 	revs     map[string]uint64 // session → latest groups revision seen
+	pins     map[string]string // session scope → the worker its session-bound tools run on
+	bound    map[string]bool   // tools seen to be session-bound
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
 
@@ -218,6 +220,8 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		prefix:  prefix,
 		pending: map[string]*inbox{},
 		revs:    map[string]uint64{},
+		pins:    map[string]string{},
+		bound:   map[string]bool{},
 	}
 	sub, err := nc.Subscribe(c.prefix+"*", c.onMsg)
 	if err != nil {
@@ -383,6 +387,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
 		}
 		c.noteRevision(call, final)
+		c.notePin(call, final)
 		if !chunks && len(final.Content) > 0 && !yield(toolkit.Event{Chunk: finalChunk(final)}) {
 			return
 		}
@@ -585,6 +590,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		go c.watch()
 	}
 	rev := max(call.GroupsRevision, c.revs[call.Session]) // as Revision, under the same lock
+	var pinned string                                     // the worker the call is sent to directly: its session's pin
+	if call.Session != "" && !call.Durable && c.bound[call.Name] {
+		pinned = c.pins[toolkit.SessionScope(c.opts.Identity, call.Session)]
+	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -617,6 +626,9 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		}
 	} else {
 		subject := wire.CallSubject(call.Name, c.opts.Identity)
+		if pinned != "" {
+			subject = wire.PinnedSubject(pinned, call.Name, c.opts.Identity)
+		}
 		if hdr == nil {
 			err = c.nc.PublishRequest(subject, reply, data)
 		} else {
@@ -660,7 +672,19 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		buf = msgs
 		for _, m := range msgs {
 			if isNoResponders(m) {
-				return c.noResponders(ctx, call)
+				if pinned == "" {
+					return c.noResponders(ctx, call)
+				}
+				// The session's worker is gone: through the queue group,
+				// whose worker takes the session over.
+				c.forgetPin(call, pinned)
+				hdr = setHeader(hdr, wire.HeaderPinLost, pinned)
+				pinned = ""
+				err = c.nc.PublishMsg(&nats.Msg{Subject: wire.CallSubject(call.Name, c.opts.Identity), Reply: reply, Header: hdr, Data: data})
+				if err != nil {
+					return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the call could not be sent: %v", err))
+				}
+				continue
 			}
 			var f wire.Frame
 			if err := decodeFrame(&f, m); err != nil {
@@ -865,6 +889,44 @@ func (c *Client) noteRevision(call toolkit.ToolCall, r *toolkit.Response) {
 	c.mu.Lock()
 	c.revs[call.Session] = max(c.revs[call.Session], rev)
 	c.mu.Unlock()
+}
+
+// maxPins bounds the sessions whose pins a client remembers; past it the
+// memory is cleared (calls then go through the queue group, whose worker
+// passes them on).
+const maxPins = 100_000
+
+// notePin remembers where a session-bound tool's call ran for its session.
+func (c *Client) notePin(call toolkit.ToolCall, r *toolkit.Response) {
+	inst, ok := r.Metadata[wire.MetaSessionWorker].(string)
+	if !ok || call.Session == "" || !wire.ValidIdentity(inst) {
+		return
+	}
+	c.mu.Lock()
+	if len(c.pins) >= maxPins {
+		clear(c.pins)
+	}
+	c.pins[toolkit.SessionScope(c.opts.Identity, call.Session)] = inst
+	c.bound[call.Name] = true
+	c.mu.Unlock()
+}
+
+// forgetPin drops the session's pin if it still names inst.
+func (c *Client) forgetPin(call toolkit.ToolCall, inst string) {
+	scope := toolkit.SessionScope(c.opts.Identity, call.Session)
+	c.mu.Lock()
+	if c.pins[scope] == inst {
+		delete(c.pins, scope)
+	}
+	c.mu.Unlock()
+}
+
+// Pin returns the worker instance the session's calls of session-bound
+// tools are pinned to, as far as this client has seen ("" when unknown).
+func (c *Client) Pin(session string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pins[toolkit.SessionScope(c.opts.Identity, session)]
 }
 
 // asUint64 reads a number decoded from msgpack (loose decoding: int64 or

@@ -35,7 +35,9 @@ type sender struct {
 	key     string    // in Worker.calls: the id, scoped by the caller's identity
 	mem     int       // taken from Worker.inputs, given back by release
 	dur     *delivery // the durable delivery; nil on the core path
-	keep    bool      // store the final for Client.Result
+	in      *incoming // a session-bound call's request, for affinity; nil otherwise
+	pin     pin
+	keep    bool // store the final for Client.Result
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -67,6 +69,12 @@ const holdLimit = 32 << 10
 // past it waits up to overloadWait for a call to end, then is answered
 // overloaded.
 func (s *sender) run() {
+	if s.in != nil {
+		if s.pin = s.w.aff.route(s.in, s.call.Scope()); s.pin.forwarded {
+			s.forgo()
+			return
+		}
+	}
 	if s.dur != nil {
 		// Pulled because there was room: it waits for its slot (the
 		// clock keeps telling JetStream it is in progress).
@@ -77,10 +85,48 @@ func (s *sender) run() {
 	}
 	resp := s.serve()
 	<-s.w.slots
+	if s.pin.here {
+		s.pinned(resp)
+	}
 	if s.keep {
 		s.w.results.keep(s.w.nc, s.dur == nil, s.key, s.id, resp, s.w.opts.Instance, s.w.log)
 	}
 	s.final(resp)
+}
+
+// forgo ends a call another worker answers: nothing is sent.
+func (s *sender) forgo() {
+	s.mu.Lock()
+	s.done = true
+	s.w.mu.Lock()
+	delete(s.w.calls, s.key)
+	s.w.mu.Unlock()
+	s.dropHold()
+	s.mu.Unlock()
+	s.release()
+}
+
+// pinned tells the caller where its session is pinned and, when the call
+// moved it, that state kept by the worker before may be gone: in the
+// final's metadata and as a last line of its content (a last chunk, when
+// the content was streamed).
+func (s *sender) pinned(resp *toolkit.Response) {
+	if resp.Metadata == nil {
+		resp.Metadata = map[string]any{}
+	}
+	resp.Metadata[wire.MetaSessionWorker] = s.w.opts.Instance
+	if s.pin.movedFrom == "" {
+		return
+	}
+	resp.Metadata[wire.MetaSessionMovedFrom] = s.pin.movedFrom
+	note := toolkit.Block{Type: toolkit.BlockText, Text: movedText(s.pin.movedFrom, s.w.opts.Instance)}
+	resp.Content = append(resp.Content, note)
+	s.mu.Lock()
+	streaming := s.streaming
+	s.mu.Unlock()
+	if streaming {
+		s.Write(toolkit.Chunk{Content: []toolkit.Block{note}})
+	}
 }
 
 // serve runs the call through the toolkit. A panic that escapes it (the

@@ -75,6 +75,11 @@ type WorkerOptions struct {
 	// ResultsOptions). Nil leaves them off (such calls are answered as
 	// usual, their results not kept).
 	Results *ResultsOptions
+	// Sessions turns session affinity on: a session's calls of
+	// session-bound tools (toolkit.SessionBound) run on one worker (see
+	// SessionsOptions). Nil leaves it off: such calls run wherever the
+	// queue group delivers them.
+	Sessions *SessionsOptions
 	// Meta adds parts to the worker's announcements
 	// (discovery.AnnouncerOptions.Meta): packages such as skill and
 	// permission announce what they add to the worker this way.
@@ -174,6 +179,7 @@ type Worker struct {
 	inputs     *memBudget    // what MaxInputMemory bounds
 	dur        *durablePath  // nil without WorkerOptions.Durable
 	results    *results      // nil without WorkerOptions.Results
+	aff        *affinity     // nil without WorkerOptions.Sessions
 	closeOnce  sync.Once
 }
 
@@ -235,7 +241,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	w.readers.Add(1)
 	go w.reader()
 	var err error
-	if o.Durable != nil || o.Results != nil {
+	if o.Durable != nil || o.Results != nil || o.Sessions != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if o.Durable != nil {
 			w.dur, err = startDurable(ctx, w, o.Durable)
@@ -245,6 +251,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		}
 		if err == nil && w.dur != nil {
 			err = w.dur.watchExhausted()
+		}
+		if err == nil && o.Sessions != nil {
+			w.aff, err = startAffinity(ctx, w, o.Sessions)
 		}
 		cancel()
 		if err != nil {
@@ -550,7 +559,13 @@ func (w *Worker) reader() {
 // nil when it was answered at once (a bad request, overload, a cancel
 // that came first).
 func (w *Worker) onCall(m *nats.Msg) *sender {
-	name, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject, wire.SubjectCallPrefix), ".")
+	rest, pinned := strings.CutPrefix(m.Subject, wire.SubjectPinnedPrefix)
+	if pinned { // tools.pinned.<instance>.<tool>[.<identity>]
+		_, rest, _ = strings.Cut(rest, ".")
+	} else {
+		rest = strings.TrimPrefix(m.Subject, wire.SubjectCallPrefix)
+	}
+	name, identity, _ := strings.Cut(rest, ".")
 	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: m.Reply, header: m.Header, data: m.Data})
 }
 
@@ -646,6 +661,11 @@ func (w *Worker) accept(in *incoming) *sender {
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}
+	if w.aff != nil && in.dur == nil && call.Session != "" {
+		if t, ok := w.tk.Get(name); ok && t.SessionBound() {
+			s.in = in
+		}
+	}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	if timeout != nil {
 		s.ctx, s.stopT = context.WithTimeout(s.ctx, *timeout)
@@ -837,6 +857,9 @@ func (w *Worker) Stop(ctx context.Context) error {
 	if w.dur != nil {
 		// Durable calls not yet pulled stay in the queue for the others.
 		w.dur.stop()
+	}
+	if w.aff != nil {
+		w.aff.stop()
 	}
 	// The goodbye first: fleets stop listing the worker before it stops
 	// taking calls.

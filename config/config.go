@@ -181,6 +181,11 @@ type Builtins struct {
 	// Workspace is the directory the file tools are confined to and the
 	// shell and Python tools start in. Default DataDir()/workspace.
 	Workspace string `yaml:"workspace"`
+	// SharedWorkspace says every worker mounts the same Workspace (a
+	// shared volume): the file, shell and Python tools are then served by
+	// any worker. Without it a session's calls of them go to one worker
+	// (session affinity). Default false.
+	SharedWorkspace bool `yaml:"shared_workspace"`
 	// Tools lists the tools that are on. Absent means builtin.DefaultTools
 	// (echo, sleep and the file tools); an empty list means none.
 	Tools []BuiltinTool `yaml:"tools"`
@@ -406,13 +411,14 @@ func (c *Config) ToolkitGroups() []toolkit.Group {
 func (c *Config) BuiltinConfig() builtin.Config {
 	b := c.Builtins
 	cfg := builtin.Config{
-		Workspace:      b.Workspace,
-		Shell:          b.Shell,
-		Python:         b.Python,
-		DefaultTimeout: b.DefaultTimeout,
-		MaxTimeout:     b.MaxTimeout,
-		MaxOutputBytes: b.MaxOutputBytes,
-		MaxFileBytes:   b.MaxFileBytes,
+		Workspace:       b.Workspace,
+		SharedWorkspace: b.SharedWorkspace,
+		Shell:           b.Shell,
+		Python:          b.Python,
+		DefaultTimeout:  b.DefaultTimeout,
+		MaxTimeout:      b.MaxTimeout,
+		MaxOutputBytes:  b.MaxOutputBytes,
+		MaxFileBytes:    b.MaxFileBytes,
 	}
 	if b.Tools != nil {
 		cfg.Tools = make([]builtin.Tool, len(b.Tools))

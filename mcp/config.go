@@ -83,6 +83,11 @@ type ServerConfig struct {
 
 	// Mode is stateful (the default) or stateless.
 	Mode Mode `yaml:"mode,omitempty" json:"mode,omitempty"`
+	// SessionBound says the server keeps state per client between calls
+	// (a browser, a database session): its tools are session-bound
+	// (toolkit.SessionBound), so a fleet sends a session's calls of them
+	// to one worker. Default false.
+	SessionBound bool `yaml:"session_bound,omitempty" json:"session_bound,omitempty"`
 	// Group is the toolkit group the tools go in; empty means "basic".
 	// A group that does not exist yet is created with a generic
 	// description.

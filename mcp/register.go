@@ -125,6 +125,9 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			desc = t.Title
 		}
 		opts := toolOptions(t, c.cfg.Group)
+		if c.cfg.SessionBound {
+			opts = append(opts, toolkit.SessionBound())
+		}
 		if slices.Contains(owned, name) {
 			opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
 		}

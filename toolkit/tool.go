@@ -187,6 +187,7 @@ type Tool struct {
 
 	readOnly          bool
 	durable           bool
+	sessionBound      bool
 	kind              string
 	concurrencyUnsafe bool
 	idempotency       Idempotency
@@ -204,6 +205,11 @@ func (t *Tool) ReadOnly() bool { return t.readOnly }
 // Durable reports whether the tool's calls go through a fleet's durable
 // queue by default (option Durable).
 func (t *Tool) Durable() bool { return t.durable }
+
+// SessionBound reports whether the tool keeps state on the machine that
+// runs it between a session's calls (files, a process, a stateful MCP
+// client): a fleet sends a session's calls of such tools to one worker.
+func (t *Tool) SessionBound() bool { return t.sessionBound }
 
 // Kind says what sort of tool it is, for policies that treat sorts
 // differently (package permission): one of the Kind constants, set by the

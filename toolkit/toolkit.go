@@ -168,6 +168,14 @@ func Durable() Option {
 	return func(r *registration) error { r.tool.durable = true; return nil }
 }
 
+// SessionBound says the tool keeps state on the machine that runs it
+// between a session's calls (files it writes, a process, a stateful MCP
+// client). A fleet sends a session's calls of session-bound tools to one
+// worker (session affinity); in process it changes nothing.
+func SessionBound() Option {
+	return func(r *registration) error { r.tool.sessionBound = true; return nil }
+}
+
 // WithKind says what sort of tool it is (KindShell, KindFileRead, …), for
 // policies that treat sorts differently. Only the code that builds a tool
 // should set it: a permission engine trusts it.

@@ -49,6 +49,13 @@ const (
 	// calls are published: into the calls stream (StreamCalls), from which
 	// workers pull them when they have room.
 	SubjectDurablePrefix = "tools.durable."
+	// SubjectPinnedPrefix + instance id + "." + tool name (+ "." +
+	// identity) reaches one worker: the one a session's calls of a
+	// session-bound tool are pinned to (PinnedSubject). The worker
+	// subscribes to its own instance's subjects without a queue group;
+	// SubjectPinnedPrefix + instance id alone is the probe other workers
+	// send to learn whether it is alive.
+	SubjectPinnedPrefix = "tools.pinned."
 )
 
 // StreamCalls is the JetStream work-queue stream of durable calls.
@@ -92,6 +99,14 @@ const (
 	// final in BucketResults, where the caller can fetch it by call id
 	// (after losing its connection, say) until the bucket's TTL.
 	HeaderKeepResult = "Toolbus-Keep-Result"
+	// HeaderPinLost on a call of a session-bound tool says the worker the
+	// session was pinned to did not answer (the caller's publish to its
+	// PinnedSubject found no responder): the receiving worker takes the
+	// session over at once instead of forwarding the call there.
+	HeaderPinLost = "Toolbus-Pin-Lost"
+	// HeaderForwarded marks a call one worker passed on to the worker its
+	// session is pinned to; it is never forwarded again.
+	HeaderForwarded = "Toolbus-Forwarded"
 	// HeaderStatus is set by the NATS server on the empty reply it sends
 	// when nobody subscribes to a request's subject (StatusNoResponders).
 	HeaderStatus = "Status"
@@ -126,6 +141,9 @@ const (
 	// BucketResults holds the finals of calls sent with HeaderKeepResult,
 	// by call id (ResultKey).
 	BucketResults = "toolbus_results"
+	// BucketSessions holds the session pins: which worker instance serves
+	// a session's calls of session-bound tools (SessionKey → instance id).
+	BucketSessions = "toolbus_sessions"
 )
 
 // Metadata keys the bus adds to final responses.
@@ -148,6 +166,14 @@ const (
 	// MetaAttempts is set by the client on a call it sent more than once
 	// (a retry after worker_lost or overloaded): how many times.
 	MetaAttempts = "attempts"
+	// MetaSessionWorker is set on the final of a session-bound tool's call
+	// in a session: the worker instance the session is pinned to. The
+	// client sends the session's next calls of such tools there.
+	MetaSessionWorker = "session_worker"
+	// MetaSessionMovedFrom is set when the call re-pinned its session: the
+	// instance it was pinned to before, which is gone. State kept there
+	// (files, processes) may be lost; the final's content says so too.
+	MetaSessionMovedFrom = "session_moved_from"
 )
 
 // Announcement metadata keys: the parts of an announcement that other
@@ -231,6 +257,16 @@ func ResultKey(identity, id string) string {
 		return id
 	}
 	return identity + "." + id
+}
+
+// PinnedSubject is the subject a call of tool by identity ("" for an
+// anonymous call) is published on to reach the worker instance only.
+func PinnedSubject(instance, tool, identity string) string {
+	s := SubjectPinnedPrefix + instance + "." + tool
+	if identity != "" {
+		s += "." + identity
+	}
+	return s
 }
 
 // DurableSubject is the subject a durable call of tool by identity ("" for

@@ -298,10 +298,13 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 
-	// With JetStream (group state in KV): the durable path and kept results.
+	// With JetStream (group state in KV): the durable path, kept results
+	// and session affinity.
 	var durable *bus.DurableOptions
 	var results *bus.ResultsOptions
+	var sessions *bus.SessionsOptions
 	if cfg.State.Groups == config.GroupsKV {
+		sessions = &bus.SessionsOptions{JetStream: js, TTL: cfg.State.SessionTTL, Replicas: kvReplicas}
 		if d := cfg.Durable; !d.Off {
 			durable = &bus.DurableOptions{JetStream: js, AckWait: d.AckWait, MaxDeliver: d.MaxDeliver, Replicas: d.Replicas, Tools: d.Tools}
 		}
@@ -316,6 +319,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		Meta:        env.meta,
 		Durable:     durable,
 		Results:     results,
+		Sessions:    sessions,
 	})
 	if err != nil {
 		return nil, err
