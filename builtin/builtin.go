@@ -70,6 +70,12 @@ type Config struct {
 	// Without it they are session-bound (toolkit.SessionBound): a fleet
 	// sends a session's calls of them to the worker that has its files.
 	SharedWorkspace bool
+	// PerSessionWorkspace gives each session its own sub-directory of
+	// Workspace (sessions/<session>, identities/<identity>/<session>),
+	// created on its first call: the file tools are confined to it and
+	// the shell and Python tools start in it, so two agents never see or
+	// overwrite each other's files.
+	PerSessionWorkspace bool
 	// Tools lists the tools to register, in order, each with its group.
 	// nil means DefaultTools in their default groups; an empty non-nil
 	// slice registers nothing.
@@ -204,8 +210,8 @@ func Register(tk *toolkit.Toolkit, cfg Config) error {
 	var f *files
 	var r *runner
 	if ws != nil {
-		f = &files{ws: ws, maxFile: cfg.MaxFileBytes, maxOutput: cfg.MaxOutputBytes}
-		r = &runner{dir: ws.real, shell: cfg.Shell, python: cfg.Python,
+		f = &files{ws: ws, sessions: cfg.PerSessionWorkspace, maxFile: cfg.MaxFileBytes, maxOutput: cfg.MaxOutputBytes}
+		r = &runner{ws: ws, sessions: cfg.PerSessionWorkspace, shell: cfg.Shell, python: cfg.Python,
 			defTimeout: cfg.DefaultTimeout, maxTimeout: cfg.MaxTimeout, maxOutput: cfg.MaxOutputBytes}
 	}
 	var added []string
@@ -228,8 +234,13 @@ func Register(tk *toolkit.Toolkit, cfg Config) error {
 		case ExecutePythonCode:
 			tool, opts = r.pythonTool(), []toolkit.Option{toolkit.WithKind(toolkit.KindPython)}
 		}
-		if t.Name != Echo && t.Name != Sleep && !cfg.SharedWorkspace {
-			opts = append(opts, toolkit.SessionBound())
+		if t.Name != Echo && t.Name != Sleep {
+			if !cfg.SharedWorkspace {
+				opts = append(opts, toolkit.SessionBound())
+			}
+			if cfg.PerSessionWorkspace {
+				withScope(tool)
+			}
 		}
 		if g := cmp(t.Group, DefaultGroup(t.Name)); g != toolkit.BasicGroup {
 			opts = append(opts, toolkit.InGroup(g))

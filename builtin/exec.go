@@ -29,7 +29,8 @@ type pythonInput struct {
 
 // runner starts commands in the workspace and streams their output.
 type runner struct {
-	dir        string // working directory
+	ws         *workspace // the working directory (per session: its session's)
+	sessions   bool
 	shell      string
 	python     string
 	defTimeout time.Duration
@@ -126,6 +127,10 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 	if err != nil {
 		return err
 	}
+	ws, err := r.ws.forSession(ctx, r.sessions)
+	if err != nil {
+		return err
+	}
 	// One pipe for both streams, so the output interleaves exactly as the
 	// command wrote it.
 	pr, pw, err := os.Pipe()
@@ -133,7 +138,7 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 		return toolkit.Errorf(toolkit.CodeUnavailable, "ProcessError: %v", err)
 	}
 	cmd := exec.Command(name, args...)
-	cmd.Dir = r.dir
+	cmd.Dir = ws.real
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()

@@ -40,8 +40,14 @@ type insertInput struct {
 // files holds what the file tools share.
 type files struct {
 	ws        *workspace
+	sessions  bool // each session has its own sub-directory of ws
 	maxFile   int64
 	maxOutput int
+}
+
+// workspace is the call's workspace (its session's own, per session).
+func (f *files) workspace(ctx context.Context) (*workspace, error) {
+	return f.ws.forSession(ctx, f.sessions)
 }
 
 func (f *files) viewTool() *toolkit.Tool {
@@ -73,8 +79,8 @@ func (f *files) insertTool() *toolkit.Tool {
 	return t
 }
 
-func (f *files) view(_ context.Context, in viewInput) (string, error) {
-	lines, err := f.readLines(in.FilePath, false)
+func (f *files) view(ctx context.Context, in viewInput) (string, error) {
+	lines, err := f.readLines(ctx, in.FilePath, false)
 	if err != nil {
 		return "", err
 	}
@@ -106,12 +112,16 @@ func (f *files) view(_ context.Context, in viewInput) (string, error) {
 	return b.String(), nil
 }
 
-func (f *files) write(_ context.Context, in writeInput) (string, error) {
-	rel, err := f.ws.resolve(in.FilePath)
+func (f *files) write(ctx context.Context, in writeInput) (string, error) {
+	ws, err := f.workspace(ctx)
 	if err != nil {
 		return "", err
 	}
-	root, err := f.ws.root()
+	rel, err := ws.resolve(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	root, err := ws.root()
 	if err != nil {
 		return "", err
 	}
@@ -144,7 +154,7 @@ func (f *files) write(_ context.Context, in writeInput) (string, error) {
 		}
 		return fmt.Sprintf("Overwrote %s with %s.", in.FilePath, sizeText(in.Content)), nil
 	}
-	lines, err := f.readLines(in.FilePath, true)
+	lines, err := f.readLines(ctx, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
@@ -163,8 +173,8 @@ func (f *files) write(_ context.Context, in writeInput) (string, error) {
 	return what + " The new content around the change:\n" + snippet(out, first, last), nil
 }
 
-func (f *files) insert(_ context.Context, in insertInput) (string, error) {
-	lines, err := f.readLines(in.FilePath, true)
+func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
+	lines, err := f.readLines(ctx, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
@@ -174,11 +184,15 @@ func (f *files) insert(_ context.Context, in insertInput) (string, error) {
 			"InvalidArgumentsError: line_number %d is out of range: %s has %d lines, so it must be between 1 and %d.",
 			in.LineNumber, in.FilePath, n, n+1)
 	}
-	rel, err := f.ws.resolve(in.FilePath)
+	ws, err := f.workspace(ctx)
 	if err != nil {
 		return "", err
 	}
-	root, err := f.ws.root()
+	rel, err := ws.resolve(in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	root, err := ws.root()
 	if err != nil {
 		return "", err
 	}
@@ -194,12 +208,16 @@ func (f *files) insert(_ context.Context, in insertInput) (string, error) {
 // readLines reads a text file of the workspace as lines that keep their
 // "\n". forEdit words the error for a missing file for the tools that
 // edit.
-func (f *files) readLines(p string, forEdit bool) ([]string, error) {
-	rel, err := f.ws.resolve(p)
+func (f *files) readLines(ctx context.Context, p string, forEdit bool) ([]string, error) {
+	ws, err := f.workspace(ctx)
 	if err != nil {
 		return nil, err
 	}
-	root, err := f.ws.root()
+	rel, err := ws.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	root, err := ws.root()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 package builtin
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -154,4 +158,51 @@ func pathError(p string, err error) error {
 		reason = "cannot be used: " + err.Error()
 	}
 	return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q %s.", p, reason)
+}
+
+// scopeKey carries a call's session scope (toolkit.ToolCall.Scope) to the
+// tools of per-session workspaces.
+type scopeKey struct{}
+
+// withScope wraps a tool's handler to hand it its call's session scope.
+func withScope(t *toolkit.Tool) {
+	h := t.Handler
+	t.Handler = func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return h(context.WithValue(ctx, scopeKey{}, call.Scope()), call, w)
+	}
+}
+
+// sessionDir is a session's own directory under the workspace:
+// sessions/<session> for an anonymous caller's, identities/<identity>/
+// <session> for an identity's. A session name that is not one token of
+// [A-Za-z0-9_-] is written "=" + its unpadded base64url (the default
+// session, "", is "="), a long one by its SHA-256.
+func sessionDir(scope string) string {
+	identity, session := toolkit.SplitScope(scope)
+	name := session
+	if !toolkit.ValidName(session) {
+		name = "=" + base64.RawURLEncoding.EncodeToString([]byte(session))
+	}
+	if len(name) > 200 {
+		sum := sha256.Sum256([]byte(session))
+		name = "#" + hex.EncodeToString(sum[:])
+	}
+	if identity == "" {
+		return filepath.Join("sessions", name)
+	}
+	return filepath.Join("identities", identity, name)
+}
+
+// forSession is the workspace of the call in ctx's session: ws itself,
+// or its session's own directory (created on first use) when per is set.
+func (ws *workspace) forSession(ctx context.Context, per bool) (*workspace, error) {
+	if !per {
+		return ws, nil
+	}
+	scope, _ := ctx.Value(scopeKey{}).(string)
+	s, err := openWorkspace(filepath.Join(ws.real, sessionDir(scope)))
+	if err != nil {
+		return nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the session's workspace cannot be opened: %v", err)
+	}
+	return s, nil
 }

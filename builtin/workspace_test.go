@@ -1,6 +1,7 @@
 package builtin_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -184,4 +185,45 @@ func TestWorkspaceBehindSymlink(t *testing.T) {
 	}
 	r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": filepath.Join(base, "f.txt")})
 	wantCode(t, r, toolkit.CodeDenied, "outside the workspace")
+}
+
+// TestPerSessionWorkspace: with per-session workspaces two sessions (and
+// two identities' sessions of the same name) never see each other's
+// files, and a session cannot reach another's directory.
+func TestPerSessionWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	tk := toolkit.New(nil)
+	if err := builtin.Register(tk, builtin.Config{Workspace: dir, PerSessionWorkspace: true,
+		Tools: []builtin.Tool{{Name: builtin.ViewTextFile}, {Name: builtin.WriteTextFile}, {Name: builtin.ExecuteShellCommand, Group: toolkit.BasicGroup}}}); err != nil {
+		t.Fatal(err)
+	}
+	call := func(identity, session, tool string, in map[string]any) *toolkit.Response {
+		return tk.Invoke(context.Background(), toolkit.ToolCall{Name: tool, Identity: identity, Session: session, Input: in})
+	}
+	for _, s := range []struct{ identity, session string }{{"", "a"}, {"", "b"}, {"alice", "a"}, {"", ""}, {"", "a b/../c"}} {
+		if r := call(s.identity, s.session, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "of " + s.identity + "/" + s.session}); r.State != toolkit.StateSuccess {
+			t.Fatalf("%v: write: %s", s, r.Text())
+		}
+	}
+	for _, s := range []struct{ identity, session string }{{"", "a"}, {"", "b"}, {"alice", "a"}, {"", ""}, {"", "a b/../c"}} {
+		if r := call(s.identity, s.session, builtin.ViewTextFile, map[string]any{"file_path": "f.txt"}); !strings.Contains(r.Text(), "of "+s.identity+"/"+s.session+"\n") {
+			t.Fatalf("%v: read %q", s, r.Text())
+		}
+	}
+	for _, want := range []string{"sessions/a/f.txt", "sessions/b/f.txt", "identities/alice/a/f.txt", "sessions/=/f.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, want)); err != nil {
+			t.Errorf("%s: %v", want, err)
+		}
+	}
+	// Confined to its own directory.
+	if r := call("", "b", builtin.ViewTextFile, map[string]any{"file_path": "../a/f.txt"}); r.State == toolkit.StateSuccess {
+		t.Fatalf("session b read session a's file: %s", r.Text())
+	}
+	if r := call("", "b", builtin.ViewTextFile, map[string]any{"file_path": filepath.Join(dir, "sessions/a/f.txt")}); r.State == toolkit.StateSuccess {
+		t.Fatalf("session b read session a's file by its absolute path: %s", r.Text())
+	}
+	// The shell starts there too.
+	if r := call("", "b", builtin.ExecuteShellCommand, map[string]any{"command": "cat f.txt"}); !strings.Contains(r.Text(), "of /b") {
+		t.Fatalf("shell in session b: %s", r.Text())
+	}
 }

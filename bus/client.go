@@ -591,7 +591,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	}
 	rev := max(call.GroupsRevision, c.revs[call.Session]) // as Revision, under the same lock
 	var pinned string                                     // the worker the call is sent to directly: its session's pin
-	if call.Session != "" && !call.Durable && c.bound[call.Name] {
+	if !call.Durable && c.bound[call.Name] {
 		pinned = c.pins[toolkit.SessionScope(c.opts.Identity, call.Session)]
 	}
 	c.mu.Unlock()
@@ -899,7 +899,7 @@ const maxPins = 100_000
 // notePin remembers where a session-bound tool's call ran for its session.
 func (c *Client) notePin(call toolkit.ToolCall, r *toolkit.Response) {
 	inst, ok := r.Metadata[wire.MetaSessionWorker].(string)
-	if !ok || call.Session == "" || !wire.ValidIdentity(inst) {
+	if !ok || !wire.ValidIdentity(inst) {
 		return
 	}
 	c.mu.Lock()

@@ -661,7 +661,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}
-	if w.aff != nil && in.dur == nil && call.Session != "" {
+	if w.aff != nil && in.dur == nil { // a call without a session is the default session's
 		if t, ok := w.tk.Get(name); ok && t.SessionBound() {
 			s.in = in
 		}

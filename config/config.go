@@ -186,6 +186,10 @@ type Builtins struct {
 	// any worker. Without it a session's calls of them go to one worker
 	// (session affinity). Default false.
 	SharedWorkspace bool `yaml:"shared_workspace"`
+	// PerSessionWorkspace gives each session its own sub-directory of
+	// Workspace, to which its file tools are confined and in which its
+	// shell and Python commands start. Default false.
+	PerSessionWorkspace bool `yaml:"per_session_workspace"`
 	// Tools lists the tools that are on. Absent means builtin.DefaultTools
 	// (echo, sleep and the file tools); an empty list means none.
 	Tools []BuiltinTool `yaml:"tools"`
@@ -411,14 +415,15 @@ func (c *Config) ToolkitGroups() []toolkit.Group {
 func (c *Config) BuiltinConfig() builtin.Config {
 	b := c.Builtins
 	cfg := builtin.Config{
-		Workspace:       b.Workspace,
-		SharedWorkspace: b.SharedWorkspace,
-		Shell:           b.Shell,
-		Python:          b.Python,
-		DefaultTimeout:  b.DefaultTimeout,
-		MaxTimeout:      b.MaxTimeout,
-		MaxOutputBytes:  b.MaxOutputBytes,
-		MaxFileBytes:    b.MaxFileBytes,
+		Workspace:           b.Workspace,
+		SharedWorkspace:     b.SharedWorkspace,
+		PerSessionWorkspace: b.PerSessionWorkspace,
+		Shell:               b.Shell,
+		Python:              b.Python,
+		DefaultTimeout:      b.DefaultTimeout,
+		MaxTimeout:          b.MaxTimeout,
+		MaxOutputBytes:      b.MaxOutputBytes,
+		MaxFileBytes:        b.MaxFileBytes,
 	}
 	if b.Tools != nil {
 		cfg.Tools = make([]builtin.Tool, len(b.Tools))

@@ -166,8 +166,9 @@ const (
 	// MetaAttempts is set by the client on a call it sent more than once
 	// (a retry after worker_lost or overloaded): how many times.
 	MetaAttempts = "attempts"
-	// MetaSessionWorker is set on the final of a session-bound tool's call
-	// in a session: the worker instance the session is pinned to. The
+	// MetaSessionWorker is set on the final of a session-bound tool's
+	// call: the worker instance its session (or the default session, for
+	// a call without one) is pinned to. The
 	// client sends the session's next calls of such tools there.
 	MetaSessionWorker = "session_worker"
 	// MetaSessionMovedFrom is set when the call re-pinned its session: the
