@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -215,4 +216,53 @@ func (a *affinity) stop() {
 // movedText is the line a final gets when its call moved the session.
 func movedText(from, to string) string {
 	return fmt.Sprintf("[toolbus] This session's stateful tools moved from worker %s, which is gone, to worker %s: files and other state from earlier calls may be missing.", from, to)
+}
+
+// SessionPin is one session pinned to a worker (Client.Sessions).
+type SessionPin struct {
+	Identity string    // the caller identity; "" for anonymous sessions
+	Session  string    // "" is the default session
+	Worker   string    // the instance its session-bound tools run on
+	Since    time.Time // when the pin was last written (claimed or renewed)
+	Groups   []string  // the session's active groups
+}
+
+// Sessions lists the sessions pinned to workers, oldest pin first; none
+// when the fleet has no sessions bucket.
+func (c *Client) Sessions(ctx context.Context) ([]SessionPin, error) {
+	js, err := c.jetStream()
+	if err != nil {
+		return nil, err
+	}
+	b, err := kv.Bind(ctx, js, wire.BucketSessions)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	keys, err := b.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bus: listing sessions: %w", err)
+	}
+	f, state, err := c.discovery(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var pins []SessionPin
+	for key := range keys.Keys() {
+		scope, err := wire.ParseSessionKey(key)
+		if err != nil {
+			continue
+		}
+		e, err := b.Get(ctx, key)
+		if err != nil {
+			continue // expired or deleted meanwhile
+		}
+		identity, session := toolkit.SplitScope(scope)
+		p := SessionPin{Identity: identity, Session: session, Worker: string(e.Value()), Since: e.Created()}
+		if p.Groups, _, err = toolkit.LoadActive(ctx, state, f.Groups(), scope, 0); err != nil {
+			return nil, fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
+		}
+		pins = append(pins, p)
+	}
+	slices.SortFunc(pins, func(a, b SessionPin) int { return a.Since.Compare(b.Since) })
+	return pins, nil
 }

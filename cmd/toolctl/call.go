@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nuid"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -143,6 +144,17 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.verbose && len(final.Metadata) > 0 {
 		meta, _ := json.Marshal(final.Metadata)
 		fmt.Fprintf(e.stderr, "toolctl: metadata %s\n", meta)
+		if pinned, ok := final.Metadata[wire.MetaSessionWorker].(string); ok {
+			session := o.session
+			if session == "" {
+				session = "(default)"
+			}
+			if from, ok := final.Metadata[wire.MetaSessionMovedFrom].(string); ok {
+				fmt.Fprintf(e.stderr, "toolctl: session %s moved from worker %s (gone) to worker %s\n", session, from, pinned)
+			} else {
+				fmt.Fprintf(e.stderr, "toolctl: session %s is pinned to worker %s\n", session, pinned)
+			}
+		}
 	}
 	if final.State != toolkit.StateSuccess {
 		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", id, final.State, final.Code)

@@ -63,6 +63,8 @@ type flags struct {
 	groupState string
 	logFormat  string
 	grace      time.Duration
+	workspace  string
+	shared     bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -86,6 +88,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.queue, "queue", "", "NATS queue `group` shared with the other workers (default toolbus)")
 	fs.StringVar(&f.groupState, "group-state", "", "where sessions' active groups live: kv (default; the fleet's JetStream KV) or memory (this worker only; no JetStream needed)")
 	fs.IntVar(&f.kvReplicas, "kv-replicas", 1, "`replicas` of the group-state and results KV buckets when this worker creates them (1-5; 3 on a 3-node cluster)")
+	fs.StringVar(&f.workspace, "workspace", "", "`directory` of the file tools and where shell and Python commands start (default "+config.DataDir()+"/workspace)")
+	fs.BoolVar(&f.shared, "shared-workspace", false, "every worker mounts the same workspace: the file, shell and Python tools need no session affinity")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {
@@ -130,6 +134,10 @@ func loadConfig(f *flags) (*config.Config, error) {
 			cfg.State.Groups, sources["state.groups"] = f.groupState, src
 		case "grace":
 			cfg.GracePeriod, sources["grace_period"] = f.grace, src
+		case "workspace":
+			cfg.Builtins.Workspace, sources["builtins.workspace"] = f.workspace, src
+		case "shared-workspace":
+			cfg.Builtins.SharedWorkspace, sources["builtins.shared_workspace"] = f.shared, src
 		}
 	})
 	var errs config.Errors

@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +56,11 @@ func TestSessionsFileTools(t *testing.T) {
 		}
 	}
 
+	_, se, code := toolctl(t, url, "call", "-v", "view_text_file", `{"file_path":"notes.txt"}`)
+	if code != 0 || !strings.Contains(se, "toolctl: session (default) is pinned to worker w") {
+		t.Fatalf("call -v: exit %d\n%s", code, se)
+	}
+
 	// 50 sessions at once, each writing then reading its own file; half
 	// read through a client that knows the pin, half through one that
 	// does not (the queue group's worker passes the call on).
@@ -96,6 +103,27 @@ func TestSessionsFileTools(t *testing.T) {
 	wg.Wait()
 	if len(mismatches) > 0 {
 		t.Fatalf("%d of 50 sessions read something else:\n%s", len(mismatches), strings.Join(mismatches, "\n"))
+	}
+
+	out, se, code := toolctl(t, url, "sessions", "--json")
+	var pins []struct {
+		Session string   `json:"session"`
+		Worker  string   `json:"worker"`
+		Groups  []string `json:"active_groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &pins); code != 0 || err != nil || len(pins) != 51 {
+		t.Fatalf("sessions --json: exit %d, %d sessions, %v\n%s%s", code, len(pins), err, out, se)
+	}
+	per := map[string]int{}
+	for _, p := range pins {
+		per[p.Worker]++
+		if !slices.Contains([]string{"w1", "w2", "w3"}, p.Worker) {
+			t.Errorf("session %q: %+v", p.Session, p)
+		}
+	}
+	t.Logf("sessions per worker: %v", per)
+	if out, _, code := toolctl(t, url, "sessions"); code != 0 || !strings.Contains(out, "SESSION") || !strings.Contains(out, "agent-7") {
+		t.Errorf("sessions: exit %d\n%s", code, out)
 	}
 }
 
