@@ -902,12 +902,15 @@ func (c *Client) notePin(call toolkit.ToolCall, r *toolkit.Response) {
 	if !ok || !wire.ValidIdentity(inst) {
 		return
 	}
+	scope := toolkit.SessionScope(c.opts.Identity, call.Session)
 	c.mu.Lock()
-	if len(c.pins) >= maxPins {
-		clear(c.pins)
+	if c.pins[scope] != inst || !c.bound[call.Name] {
+		if len(c.pins) >= maxPins {
+			clear(c.pins)
+		}
+		c.pins[scope] = inst
+		c.bound[call.Name] = true
 	}
-	c.pins[toolkit.SessionScope(c.opts.Identity, call.Session)] = inst
-	c.bound[call.Name] = true
 	c.mu.Unlock()
 }
 

@@ -111,6 +111,9 @@ func (s *sender) forgo() {
 // final's metadata and as a last line of its content (a last chunk, when
 // the content was streamed).
 func (s *sender) pinned(resp *toolkit.Response) {
+	if s.pin.movedFrom == "" && s.codec != wire.JSON && !s.keep {
+		return // msgpack finals get it in encode, without a map
+	}
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]any{}
 	}
@@ -541,6 +544,9 @@ func (s *sender) encode(f *wire.Frame, eb *encBuf) (data []byte, err error) {
 	var extra *wire.MetaEntry
 	if f.Final != nil {
 		extra = &s.w.meta
+		if s.pin.here {
+			extra = &s.w.pinMeta
+		}
 	}
 	eb.b, err = wire.AppendFrame(eb.b[:0], f, extra)
 	return eb.b, err

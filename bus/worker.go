@@ -162,6 +162,7 @@ type Worker struct {
 	draining     []*nats.Subscription // call subscriptions of removed tools
 	clock        *clock
 	meta         wire.MetaEntry       // wire.MetaWorker and the instance, for finals
+	pinMeta      wire.MetaEntry       // wire.MetaSessionWorker and the instance, then meta: for pinned calls' finals
 	ann          *discovery.Announcer // nil when announcing is off
 
 	// Calls arrive on inbox, shared by the call subscriptions. Idle
@@ -232,6 +233,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		meta:  wire.MetaEntry{Key: wire.MetaWorker, Value: o.Instance},
 		inbox: make(chan *nats.Msg, callQueue),
 	}
+	w.pinMeta = wire.MetaEntry{Key: wire.MetaSessionWorker, Value: o.Instance, Next: &w.meta}
 	w.clock = newClock(w)
 	go w.clock.run()
 	w.maxReaders = int32(o.MaxInFlight + overloadReaders)

@@ -24,10 +24,12 @@ import (
 
 // Encoding.
 
-// MetaEntry is one metadata key and value.
+// MetaEntry is one metadata key and value, and the next entry to add
+// with it (nil for none).
 type MetaEntry struct {
 	Key   string
 	Value any
+	Next  *MetaEntry
 }
 
 func appendNil(b []byte) []byte { return append(b, 0xc0) }
@@ -195,24 +197,29 @@ func appendMap(b []byte, m map[string]any) ([]byte, error) {
 	return b, nil
 }
 
-// appendMapExtra appends m with extra written into it (replacing a key of
-// the same name) without changing m; nil extra is appendMap. A map that
-// ends up empty is written as nil, as the library writes an absent one.
+// appendMapExtra appends m with the entries of extra (and its Next ones)
+// written into it (replacing keys of the same name) without changing m;
+// nil extra is appendMap. A map that ends up empty is written as nil, as
+// the library writes an absent one.
 func appendMapExtra(b []byte, m map[string]any, extra *MetaEntry) ([]byte, error) {
 	if extra == nil {
 		return appendMap(b, m)
 	}
 	n := len(m)
-	if _, dup := m[extra.Key]; !dup {
-		n++
+	for e := extra; e != nil; e = e.Next {
+		if _, dup := m[e.Key]; !dup {
+			n++
+		}
 	}
 	b = appendMapLen(b, n)
-	b, err := appendValue(appendStr(b, extra.Key), extra.Value)
-	if err != nil {
-		return b, err
+	var err error
+	for e := extra; e != nil; e = e.Next {
+		if b, err = appendValue(appendStr(b, e.Key), e.Value); err != nil {
+			return b, err
+		}
 	}
 	for k, v := range m {
-		if k == extra.Key {
+		if extra.has(k) {
 			continue
 		}
 		if b, err = appendValue(appendStr(b, k), v); err != nil {
@@ -220,6 +227,16 @@ func appendMapExtra(b []byte, m map[string]any, extra *MetaEntry) ([]byte, error
 		}
 	}
 	return b, nil
+}
+
+// has reports whether key is the key of e or of one of its Next entries.
+func (e *MetaEntry) has(key string) bool {
+	for ; e != nil; e = e.Next {
+		if e.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 func appendStrMap(b []byte, m map[string]string) []byte {

@@ -104,6 +104,7 @@ func TestScenarios(t *testing.T) {
 		{"cpu", []string{"-s", "cpu", "--iters", "50"}, map[string][]string{"cpu": {"toolbus", "raw"}}},
 		{"cancel", []string{"-s", "cancel"}, map[string][]string{"cancel": {"toolbus"}}},
 		{"groups", []string{"-s", "groups"}, map[string][]string{"groups": {"toolbus-2w"}}},
+		{"sessions", []string{"-s", "sessions"}, map[string][]string{"sessions": {"queue", "pinned"}}},
 		{"durable echo next to a raw JetStream work queue", []string{"-s", "echo", "--systems", "toolbus,durable,raw-js"},
 			map[string][]string{"echo": {"toolbus", "durable", "raw-js"}}},
 		{"open loop", []string{"-s", "echo", "--rate", "500", "-d", "100ms", "-n", "0"},

@@ -198,6 +198,14 @@ func summarize(rep *report) []string {
 			}
 		}
 	}
+	if sr := find("sessions"); sr != nil {
+		for _, p := range sr.Points {
+			if r, ok := p.Ratios[sysQueue]; ok && p.System == sysPinned {
+				lines = append(lines, fmt.Sprintf("sessions c=%d: pinned %s calls/s = %.2fx the queue group's, p50 %s = %.2fx (goal: calls/s ≥ 0.9x, p50 ≤ 1.2x) %s",
+					p.Conc, human(p.CallsPerSec), r.Throughput, us(p.Latency.P50), r.P50, verdict(r.Throughput >= 0.9 && r.P50 <= 1.2)))
+			}
+		}
+	}
 	if sr := find("fault"); sr != nil {
 		for _, p := range sr.Points {
 			lost := int64(0)

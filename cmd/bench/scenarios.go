@@ -30,10 +30,14 @@ const (
 	// (publish, pull, acknowledge, reply).
 	sysDurable = "durable"
 	sysRawJS   = "raw-js"
+	// sysQueue and sysPinned are the sessions scenario's: calls in
+	// sessions through the queue group, and to the session's worker.
+	sysQueue  = "queue"
+	sysPinned = "pinned"
 )
 
 // Scenario names, in the order a run measures them.
-var allScenarios = []string{"echo", "payload", "stream", "sleep", "cpu", "cancel", "groups"}
+var allScenarios = []string{"echo", "payload", "stream", "sleep", "cpu", "cancel", "groups", "sessions"}
 
 // Bench-side error codes, next to the toolkit's codes in the report.
 const (
@@ -185,6 +189,24 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		add("core", faultCall(core, false), func() { core.Close() })
 		add("core+retry", faultCall(retrying, false), func() { retrying.Close() })
 		add(sysDurable, faultCall(retrying, true), nil)
+	case "sessions":
+		// One session per caller goroutine: pinned_echo is session-bound,
+		// so each session's calls go to its worker (the client sends them
+		// there once it knows the pin); echo in the same sessions goes
+		// through the queue group.
+		sc.note = "echo in sessions (one per caller): through the queue group vs session-bound, pinned to the session's worker"
+		sc.baselines = append(sc.baselines, sysQueue)
+		text := cachedPattern(cfg.textSize)
+		sessionEcho := func(tool string) callFunc {
+			return func(ctx context.Context, g, _ int) outcome {
+				id := nuid.Next()
+				final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: tool, Session: "bench-" + strconv.Itoa(g),
+					Input: map[string]any{"text": text}}), id, nil)
+				return checkText(final, code, text)
+			}
+		}
+		add(sysQueue, sessionEcho("echo"), nil)
+		add(sysPinned, sessionEcho("pinned_echo"), nil)
 	case "cancel":
 		sc.note = "latency: cancel published → the caller's interrupted final; extra: cancel published → the tool's ctx.Done"
 		add(sysToolbus, busCancel(e), nil)

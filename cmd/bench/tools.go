@@ -186,6 +186,12 @@ func benchToolkit(state toolkit.GroupState, slots int) (*toolkit.Toolkit, error)
 			return nil, err
 		}
 	}
+	// The sessions scenario: echo, session-bound (its calls go to the
+	// worker the session is pinned to).
+	if err := tk.Add(toolkit.Func("pinned_echo", "Return the text unchanged, on the session's worker.",
+		func(_ context.Context, in echoIn) (string, error) { return in.Text, nil }), toolkit.SessionBound()); err != nil {
+		return nil, err
+	}
 	if err := tk.AddGroup(toolkit.Group{Name: extraGroup, Description: "Tools for the groups scenario."}); err != nil {
 		return nil, err
 	}
@@ -232,7 +238,8 @@ func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (h *host, err 
 		return nil, err
 	}
 	if h.worker, err = bus.Serve(nc, tk, &bus.WorkerOptions{MaxInFlight: 4096,
-		Durable: &bus.DurableOptions{JetStream: js, AckWait: o.ackWait}, Results: &bus.ResultsOptions{JetStream: js}}); err != nil {
+		Durable: &bus.DurableOptions{JetStream: js, AckWait: o.ackWait}, Results: &bus.ResultsOptions{JetStream: js},
+		Sessions: &bus.SessionsOptions{JetStream: js}}); err != nil {
 		return nil, err
 	}
 	if err := h.startRawJS(ctx, js); err != nil {
