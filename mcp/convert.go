@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,7 +96,8 @@ func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
 //	embedded resource with text   → text block: the resource as indented JSON (uri, mimeType, text)
 //	embedded resource with a blob → data block named by its URI
 //	resource link                 → text block referencing the link (uri, name, title, type, size)
-//	structuredContent             → metadata "structured_content"
+//	structuredContent             → metadata "structured_content", and its
+//	                                JSON as a text block when no block is text
 //	_meta                         → metadata "mcp_meta"
 //	isError                       → state error (the final response gets code tool_error)
 func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
@@ -105,6 +107,14 @@ func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
 	}
 	if res.StructuredContent != nil {
 		c.Metadata = map[string]any{"structured_content": jsonShape(res.StructuredContent)}
+		// The model reads content, not metadata: a result that is only
+		// structured reaches it as the JSON text the MCP spec asks servers
+		// to mirror it in.
+		if !slices.ContainsFunc(c.Content, func(b toolkit.Block) bool { return b.Type == toolkit.BlockText }) {
+			if b, err := json.Marshal(res.StructuredContent); err == nil {
+				c.Content = append(c.Content, toolkit.Block{Type: toolkit.BlockText, Text: string(b)})
+			}
+		}
 	}
 	if len(res.Meta) > 0 {
 		if c.Metadata == nil {

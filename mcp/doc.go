@@ -69,7 +69,9 @@
 //	embedded resource, text       → text block: {"uri", "mimeType", "text"} as indented JSON
 //	embedded resource, blob       → data block named by the resource URI
 //	resource link                 → text block "[resource link] URI (name; title; type; size)"
-//	structuredContent             → metadata "structured_content"
+//	structuredContent             → metadata "structured_content", and its
+//	                                JSON as a text block when no block is text
+//	                                (the model reads content, not metadata)
 //	_meta                         → metadata "mcp_meta"
 //	isError                       → chunk state error: the final response has code tool_error
 //
@@ -212,7 +214,8 @@
 //   - stdio servers may run stateless (a process per call); it is slow
 //     but sometimes what an isolated tool needs.
 //   - Resource links and blob resources are converted, not dropped, and
-//     structuredContent is kept in the metadata.
+//     structuredContent is kept in the metadata (and, when the result has
+//     no text, given to the model as JSON text).
 //   - Timeout bounds a call; ConnectTimeout bounds connecting and listing.
 //   - Roots, sampling and elicitation are not offered to servers.
 package mcp
