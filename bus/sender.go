@@ -97,13 +97,19 @@ func (s *sender) run() {
 // forgo ends a call another worker answers: nothing is sent.
 func (s *sender) forgo() {
 	s.mu.Lock()
+	s.silenceLocked()
+	s.mu.Unlock()
+	s.release()
+}
+
+// silenceLocked ends the call here without a final: another worker, or
+// another delivery, answers it. s.mu is held.
+func (s *sender) silenceLocked() {
 	s.done = true
 	s.w.mu.Lock()
 	delete(s.w.calls, s.key)
 	s.w.mu.Unlock()
 	s.dropHold()
-	s.mu.Unlock()
-	s.release()
 }
 
 // pinned tells the caller where its session is pinned and, when the call
@@ -388,11 +394,7 @@ func (s *sender) final(resp *toolkit.Response) {
 	if s.dur != nil && errors.Is(context.Cause(s.ctx), toolkit.ErrDraining) && s.repeatable() {
 		// A stopping worker hands a durable call that may run again back
 		// to the queue: another worker delivers its result.
-		s.done = true
-		s.w.mu.Lock()
-		delete(s.w.calls, s.key)
-		s.w.mu.Unlock()
-		s.dropHold()
+		s.silenceLocked()
 		s.dur.handBack()
 	} else {
 		s.finalLocked(resp)
