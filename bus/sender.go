@@ -181,6 +181,15 @@ func (s *sender) Write(c toolkit.Chunk) error {
 	return s.sendErr
 }
 
+// ContentDelivered implements toolkit.Delivered: once chunks were
+// streamed, the final frame carries no content (the caller accumulates
+// the chunks), so the toolkit need not build it; a kept result needs it.
+func (s *sender) ContentDelivered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streaming && !s.keep && s.sendErr == nil
+}
+
 // Progress implements toolkit.Writer.
 func (s *sender) Progress(p toolkit.Progress) error {
 	s.mu.Lock()

@@ -118,9 +118,24 @@ func (d *dispatch) fail(code Code, msg string) {
 	_ = d.acc.Add(&c)
 }
 
+// Delivered is a Writer that may have passed a call's whole content on
+// to its consumer already (a transport that streamed it): when
+// ContentDelivered reports so at the end of the call, Dispatch returns the
+// final without content (state, code and metadata only) instead of
+// building the accumulated content nobody reads.
+type Delivered interface {
+	Writer
+	ContentDelivered() bool
+}
+
 func (d *dispatch) final(id string) *Response {
 	d.done = true
-	r := d.acc.Response(id)
+	var r *Response
+	if dw, ok := d.out.(Delivered); ok && dw.ContentDelivered() {
+		r = d.acc.ResponseWithoutContent(id)
+	} else {
+		r = d.acc.Response(id)
+	}
 	r.Code = d.code
 	if r.Code == "" {
 		r.Code = StateCode(r.State)

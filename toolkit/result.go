@@ -365,5 +365,15 @@ func (a *Accumulator) Response(id string) *Response {
 	return r
 }
 
+// ResponseWithoutContent is Response without the content: the state and
+// metadata of what was accumulated, for a consumer that has the content.
+func (a *Accumulator) ResponseWithoutContent(id string) *Response {
+	r := &Response{ID: id, State: a.State()}
+	if len(a.metadata) > 0 {
+		r.Metadata = maps.Clone(a.metadata)
+	}
+	return r
+}
+
 // Len reports the number of accumulated blocks.
 func (a *Accumulator) Len() int { return len(a.blocks) }

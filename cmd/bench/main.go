@@ -326,6 +326,15 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench worker: --nats is required and --slots must be at least 1")
 		return 2
 	}
+	// A worker process's own CPU profile, for the separate-process
+	// topology: TOOLBUS_BENCH_WORKER_PROFILE=file (each worker appends
+	// its pid).
+	if path := os.Getenv("TOOLBUS_BENCH_WORKER_PROFILE"); path != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	nc, err := nats.Connect(*natsURL, nats.Name("toolbus-bench-worker"))
 	if err != nil {
 		fmt.Fprintln(stderr, "bench worker:", err)

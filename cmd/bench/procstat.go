@@ -11,9 +11,10 @@ import (
 // procUsage is the CPU time and resident memory of a set of processes,
 // read from /proc (Linux). ok is false where /proc is not available.
 type procUsage struct {
-	cpu time.Duration
-	rss int64 // bytes
-	ok  bool
+	cpu    time.Duration
+	rss    int64 // bytes
+	writes int64 // write system calls (syscw of /proc/<pid>/io); 0 when unreadable
+	ok     bool
 }
 
 // clockTick is USER_HZ, 100 on every Linux the bench runs on.
@@ -30,6 +31,7 @@ func usageOf(pids []int) procUsage {
 		pu := readUsage(strconv.Itoa(p))
 		u.cpu += pu.cpu
 		u.rss += pu.rss
+		u.writes += pu.writes
 		u.ok = u.ok && pu.ok
 	}
 	return u
@@ -56,6 +58,13 @@ func readUsage(pid string) procUsage {
 		return procUsage{}
 	}
 	u := procUsage{cpu: time.Duration(ut+st) * time.Second / clockTick, ok: true}
+	if io, err := os.ReadFile("/proc/" + pid + "/io"); err == nil {
+		for line := range strings.SplitSeq(string(io), "\n") {
+			if rest, ok := strings.CutPrefix(line, "syscw:"); ok {
+				u.writes, _ = strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			}
+		}
+	}
 	status, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return u

@@ -73,7 +73,7 @@ func writeTable(out io.Writer, sr scenarioReport) {
 	if cross {
 		head = append(head, "cross")
 	}
-	head = append(head, "errors", "cpu", "cpu/call", "rss")
+	head = append(head, "errors", "cpu", "cpu/call", "writes/call", "rss")
 	for _, b := range sr.Baselines {
 		head = append(head, "vs "+b)
 	}
@@ -94,7 +94,7 @@ func writeTable(out io.Writer, sr scenarioReport) {
 		if cross {
 			row = append(row, fmt.Sprintf("%d/%d", p.Cross, p.OK))
 		}
-		row = append(row, errorsText(p.Errors), cpuText(p), cpuPerCallText(p), rssText(p.RSSBytes))
+		row = append(row, errorsText(p.Errors), cpuText(p), cpuPerCallText(p), writesText(p), rssText(p.RSSBytes))
 		for _, b := range sr.Baselines {
 			r, ok := p.Ratios[b]
 			if !ok {
@@ -124,6 +124,13 @@ func cpuPerCallText(p point) string {
 		return "-"
 	}
 	return us(p.CPUPerCall)
+}
+
+func writesText(p point) string {
+	if p.WritesPerCall == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", p.WritesPerCall)
 }
 
 func rssText(b int64) string {

@@ -33,9 +33,12 @@ type point struct {
 	Faults      int64            `json:"faults,omitempty"`
 	CPUCores    float64          `json:"cpu_cores,omitempty"`
 	CPUPerCall  float64          `json:"cpu_us_per_call,omitempty"`
-	CPUScope    string           `json:"cpu_scope,omitempty"`
-	RSSBytes    int64            `json:"rss_bytes,omitempty"`
-	Ratios      map[string]ratio `json:"ratios,omitempty"`
+	// WritesPerCall is the worker processes' write system calls per call
+	// (separate processes only).
+	WritesPerCall float64          `json:"writes_per_call,omitempty"`
+	CPUScope      string           `json:"cpu_scope,omitempty"`
+	RSSBytes      int64            `json:"rss_bytes,omitempty"`
+	Ratios        map[string]ratio `json:"ratios,omitempty"`
 }
 
 // latency percentiles in microseconds.
@@ -231,6 +234,9 @@ func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, pr
 			p.CPUPerCall = float64(after.cpu-before.cpu) / float64(time.Microsecond) / float64(p.OK)
 		}
 		p.RSSBytes = after.rss
+		if len(pids) > 0 && p.OK > 0 {
+			p.WritesPerCall = float64(after.writes-before.writes) / float64(p.OK)
+		}
 		p.CPUScope = "workers"
 		if len(pids) == 0 {
 			p.CPUScope = "process"
