@@ -193,6 +193,29 @@ func TestFault(t *testing.T) {
 	}
 }
 
+// TestProcPass: --procs adds echo and stream against one worker process
+// (c=1 and 64) and the summary checks their bars.
+func TestProcPass(t *testing.T) {
+	rep := runBench(t, "-s", "echo", "--systems", "toolbus,raw", "--procs", "-c", "1,4", "-n", "30", "--warmup", "0")
+	checkReport(t, rep, map[string][]string{
+		"echo":         {"toolbus", "raw"},
+		"echo-1proc":   {"toolbus", "raw"},
+		"stream-1proc": {"toolbus", "raw"},
+	}, 2)
+	for _, want := range []string{"separate processes, echo c=64:", "separate processes, echo c=1:", "separate processes, stream c=64:"} {
+		if !slices.ContainsFunc(rep.Summary, func(l string) bool { return strings.HasPrefix(l, want) }) {
+			t.Errorf("no %q line in the summary %q", want, rep.Summary)
+		}
+	}
+	for _, sr := range rep.Scenarios {
+		for _, p := range sr.Points {
+			if strings.HasSuffix(sr.Name, "-1proc") && (p.CPUScope != "workers" || p.WritesPerCall <= 0) {
+				t.Errorf("%s %s c=%d: cpu scope %q, %v writes per call", sr.Name, p.System, p.Conc, p.CPUScope, p.WritesPerCall)
+			}
+		}
+	}
+}
+
 // TestExternalServer points the bench at a server it did not start, with
 // workers it starts itself (--workers) or workers it finds there.
 func TestExternalServer(t *testing.T) {

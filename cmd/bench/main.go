@@ -51,6 +51,7 @@ type config struct {
 	ackWait      time.Duration // the workers' durable AckWait
 	fault        string        // "" or "kill-worker"
 	faultEvery   time.Duration // between two faults
+	procPass     bool          // also measure the separate-process topology (procScenarios)
 }
 
 func (c *config) settings() map[string]string {
@@ -124,11 +125,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.faultEvery, "fault-every", 3*time.Second, "time between two faults (keep it apart from --ack-wait: a call delivered again at the moment of the next kill can be lost again)")
 	fs.DurationVar(&cfg.ackWait, "ack-wait", 2*time.Second, "the workers' durable AckWait: how long after a lost worker a durable call is delivered again")
 	fs.BoolVar(&cfg.audit, "audit", false, "also check every toolbus call on the wire (exactly one final frame, no sequence gaps) from a second connection; costs some throughput")
+	procs := fs.Bool("procs", false, "also measure echo and stream, c=1 and 64, with one worker process over TCP (the separate-process topology) after the in-process scenarios; on by default for the default suite (no -s) in process")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags only; the worker mode is \"bench worker\")", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cfg.procPass = *procs
+	if !set["procs"] {
+		cfg.procPass = !set["s"] && !set["workers"] && !set["nats"] && !set["fault"]
 	}
 	var err error
 	if *scen == "all" {

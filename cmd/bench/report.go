@@ -205,6 +205,26 @@ func summarize(rep *report) []string {
 			}
 		}
 	}
+	if sr := find("echo" + procSuffix); sr != nil {
+		if p, q := at(sr, sysToolbus, 64), at(sr, sysRaw, 64); p != nil && q != nil && q.CallsPerSec > 0 {
+			lines = append(lines, fmt.Sprintf("separate processes, echo c=64: %s calls/s = %.2fx raw (bar: ≥ 0.8x) %s",
+				human(p.CallsPerSec), p.CallsPerSec/q.CallsPerSec, verdict(p.CallsPerSec >= 0.8*q.CallsPerSec)))
+			if p.CPUPerCall > 0 && q.CPUPerCall > 0 {
+				lines = append(lines, fmt.Sprintf("separate processes, echo c=64: worker CPU %s per call = %.2fx raw's %s (bar: ≤ 2x) %s; write syscalls per call %.3f vs %.3f",
+					us(p.CPUPerCall), p.CPUPerCall/q.CPUPerCall, us(q.CPUPerCall), verdict(p.CPUPerCall <= 2*q.CPUPerCall), p.WritesPerCall, q.WritesPerCall))
+			}
+		}
+		if p, q := at(sr, sysToolbus, 1), at(sr, sysRaw, 1); p != nil && q != nil && q.Latency.P50 > 0 {
+			lines = append(lines, fmt.Sprintf("separate processes, echo c=1: p50 %s = %.2fx raw (bar: ≤ 1.3x) %s",
+				us(p.Latency.P50), p.Latency.P50/q.Latency.P50, verdict(p.Latency.P50 <= 1.3*q.Latency.P50)))
+		}
+	}
+	if sr := find("stream" + procSuffix); sr != nil {
+		if p, q := at(sr, sysToolbus, 64), at(sr, sysRaw, 64); p != nil && q != nil && q.UnitsPerSec > 0 {
+			lines = append(lines, fmt.Sprintf("separate processes, stream c=64: %s chunks/s = %.2fx raw (bar: ≥ 0.8x) %s; worker CPU per call %.2fx raw's",
+				human(p.UnitsPerSec), p.UnitsPerSec/q.UnitsPerSec, verdict(p.UnitsPerSec >= 0.8*q.UnitsPerSec), p.CPUPerCall/max(q.CPUPerCall, 1e-9)))
+		}
+	}
 	if sr := find("sessions"); sr != nil {
 		for _, p := range sr.Points {
 			if r, ok := p.Ratios[sysQueue]; ok && p.System == sysPinned {

@@ -129,6 +129,11 @@ func run(ctx context.Context, cfg *config, out io.Writer, progress io.Writer) (*
 			return rep, ctx.Err()
 		}
 	}
+	if cfg.procPass && ctx.Err() == nil {
+		if err := runProcPass(ctx, cfg, rep, out, progress); err != nil {
+			return rep, err
+		}
+	}
 	rep.Summary = summarize(rep)
 	if len(rep.Summary) > 0 {
 		fmt.Fprintln(out, "\nsummary")
@@ -359,4 +364,46 @@ func startBar(progress io.Writer, label string, spec loadSpec, done *atomic.Int6
 		}
 	}()
 	return func() { close(quit); <-finished }
+}
+
+// procSuffix names the scenarios of the separate-process pass.
+const procSuffix = "-1proc"
+
+// runProcPass measures echo and stream against one worker process over
+// TCP, c=1 and 64, toolbus and raw: the topology every real fleet has,
+// next to the in-process one. Its scenarios are named <scenario>-1proc.
+func runProcPass(ctx context.Context, cfg *config, rep *report, out, progress io.Writer) error {
+	pc := *cfg
+	pc.workers, pc.procPass, pc.audit = 1, false, false
+	pc.scenarios = []string{"echo", "stream"}
+	pc.conc = []int{1, 64}
+	pc.systems = map[string]bool{sysToolbus: true, sysRaw: true}
+	e, err := newEnv(ctx, &pc)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	fmt.Fprintf(out, "\nseparate processes: %s\n", e.topology())
+	for _, name := range pc.scenarios {
+		sc, err := buildScenario(ctx, e, name)
+		if err != nil {
+			return err
+		}
+		sc.name += procSuffix
+		sr, err := measure(ctx, e, sc, progress)
+		for _, s := range sc.series {
+			if s.close != nil {
+				s.close()
+			}
+		}
+		if err != nil {
+			return err
+		}
+		rep.Scenarios = append(rep.Scenarios, sr)
+		writeTable(out, sr)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
 }
