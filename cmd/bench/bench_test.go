@@ -216,6 +216,22 @@ func TestProcPass(t *testing.T) {
 	}
 }
 
+// TestInFlight: the inflight scenario holds its calls in flight at once
+// on worker processes and reports their memory per call.
+func TestInFlight(t *testing.T) {
+	rep := runBench(t, "-s", "inflight", "--workers", "2", "--inflight", "300", "--slots", "150", "--sleep", "2s", "--warmup", "0")
+	if len(rep.Scenarios) != 1 || len(rep.Scenarios[0].Points) != 1 {
+		t.Fatalf("scenarios %+v", rep.Scenarios)
+	}
+	p := rep.Scenarios[0].Points[0]
+	if p.Calls != 300 || p.OK != 300 || p.Errors != nil || p.Workers != 2 || p.WorkerBytesInFlight == 0 {
+		t.Fatalf("inflight point %+v", p)
+	}
+	if !slices.ContainsFunc(rep.Summary, func(l string) bool { return strings.HasPrefix(l, "inflight: 300 sleep calls at once on 2 worker processes:") }) {
+		t.Errorf("summary %q", rep.Summary)
+	}
+}
+
 // TestExternalServer points the bench at a server it did not start, with
 // workers it starts itself (--workers) or workers it finds there.
 func TestExternalServer(t *testing.T) {
@@ -331,6 +347,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--sleep-workers", "0"}, "--sleep-workers"},
 		{[]string{"--iters", "-3"}, "--iters must be"},
 		{[]string{"--out", "-3"}, "--out must be"},
+		{[]string{"-s", "inflight"}, "give --workers"},
+		{[]string{"-s", "inflight", "--workers", "2"}, "needs --sleep 2s or more"},
+		{[]string{"-s", "inflight", "--workers", "2", "--sleep", "2s"}, "raise --slots"},
+		{[]string{"-s", "inflight", "--inflight", "0"}, "--inflight must be"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--nope"}, "flag provided but not defined"},
 	}

@@ -52,6 +52,7 @@ type config struct {
 	fault        string        // "" or "kill-worker"
 	faultEvery   time.Duration // between two faults
 	procPass     bool          // also measure the separate-process topology (procScenarios)
+	inflight     int           // calls at once in the inflight scenario
 }
 
 func (c *config) settings() map[string]string {
@@ -125,6 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.faultEvery, "fault-every", 3*time.Second, "time between two faults (keep it apart from --ack-wait: a call delivered again at the moment of the next kill can be lost again)")
 	fs.DurationVar(&cfg.ackWait, "ack-wait", 2*time.Second, "the workers' durable AckWait: how long after a lost worker a durable call is delivered again")
 	fs.BoolVar(&cfg.audit, "audit", false, "also check every toolbus call on the wire (exactly one final frame, no sequence gaps) from a second connection; costs some throughput")
+	fs.IntVar(&cfg.inflight, "inflight", 10_000, "inflight scenario: sleep calls (--sleep, 2s or more) in flight at once; run it with worker processes (--workers 3) that have room for them (--slots)")
 	procs := fs.Bool("procs", false, "also measure echo and stream, c=1 and 64, with one worker process over TCP (the separate-process topology) after the in-process scenarios; on by default for the default suite (no -s) in process")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -186,6 +188,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	for _, c := range checks {
 		if c.bad {
 			return nil, errors.New(c.msg)
+		}
+	}
+	if slices.Contains(cfg.scenarios, "inflight") {
+		switch {
+		case cfg.inflight < 1 || cfg.inflight > 100_000:
+			return nil, errors.New("--inflight must be 1 to 100000")
+		case cfg.workers < 1:
+			return nil, errors.New("-s inflight measures worker processes: give --workers (3, say)")
+		case cfg.sleep < 2*time.Second:
+			return nil, errors.New("-s inflight needs --sleep 2s or more: the calls must all be running when memory is read")
+		case cfg.slots*cfg.workers < cfg.inflight:
+			return nil, fmt.Errorf("-s inflight: %d workers with --slots %d cannot run %d sleeps at once; raise --slots", cfg.workers, cfg.slots, cfg.inflight)
 		}
 	}
 	switch cfg.fault {

@@ -225,6 +225,12 @@ func summarize(rep *report) []string {
 				human(p.UnitsPerSec), p.UnitsPerSec/q.UnitsPerSec, verdict(p.UnitsPerSec >= 0.8*q.UnitsPerSec), p.CPUPerCall/max(q.CPUPerCall, 1e-9)))
 		}
 	}
+	if sr := find("inflight"); sr != nil {
+		for _, p := range sr.Points {
+			lines = append(lines, fmt.Sprintf("inflight: %d sleep calls at once on %d worker processes: %.1f KB per in-flight call on the workers (bar: < 10 KB) %s, %.1f KB in the bench process (client and embedded server); %d of %d ended well",
+				p.Conc, p.Workers, p.WorkerBytesInFlight/1024, verdict(p.WorkerBytesInFlight > 0 && p.WorkerBytesInFlight < 10<<10), p.BenchBytesInFlight/1024, p.OK, p.Calls))
+		}
+	}
 	if sr := find("sessions"); sr != nil {
 		for _, p := range sr.Points {
 			if r, ok := p.Ratios[sysQueue]; ok && p.System == sysPinned {

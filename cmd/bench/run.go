@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -35,10 +36,15 @@ type point struct {
 	CPUPerCall  float64          `json:"cpu_us_per_call,omitempty"`
 	// WritesPerCall is the worker processes' write system calls per call
 	// (separate processes only).
-	WritesPerCall float64          `json:"writes_per_call,omitempty"`
-	CPUScope      string           `json:"cpu_scope,omitempty"`
-	RSSBytes      int64            `json:"rss_bytes,omitempty"`
-	Ratios        map[string]ratio `json:"ratios,omitempty"`
+	WritesPerCall float64 `json:"writes_per_call,omitempty"`
+	// WorkerBytesInFlight and BenchBytesInFlight are the inflight
+	// scenario's memory per in-flight call: the worker processes' RSS, and
+	// the bench process's, while the calls run, over before.
+	WorkerBytesInFlight float64          `json:"worker_bytes_per_inflight_call,omitempty"`
+	BenchBytesInFlight  float64          `json:"bench_bytes_per_inflight_call,omitempty"`
+	CPUScope            string           `json:"cpu_scope,omitempty"`
+	RSSBytes            int64            `json:"rss_bytes,omitempty"`
+	Ratios              map[string]ratio `json:"ratios,omitempty"`
 }
 
 // latency percentiles in microseconds.
@@ -174,6 +180,10 @@ func measure(ctx context.Context, e *env, sc *scenario, progress io.Writer) (sce
 			if err := e.fleet.resize(ctx, n); err != nil {
 				return sr, err
 			}
+		}
+		if sc.name == "inflight" {
+			sr.Points = append(sr.Points, measureInFlight(ctx, e, sc.series[0], progress))
+			continue
 		}
 		for _, c := range e.cfg.conc {
 			for _, s := range sc.series {
@@ -406,4 +416,61 @@ func runProcPass(ctx context.Context, cfg *config, rep *report, out, progress io
 		}
 	}
 	return nil
+}
+
+// measureInFlight starts --inflight calls at once, reads the memory of the
+// worker processes and of this process while they all run (half their
+// sleep after the last was sent), and waits for their finals.
+func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) point {
+	n := e.cfg.inflight
+	pids := e.fleet.pids()
+	runtime.GC()
+	before, self := usageOf(pids), readUsage("self")
+	var done atomic.Int64
+	stopBar := startBar(progress, fmt.Sprintf("%-7s %-12s n=%-6d", "inflight", s.label(), n), loadSpec{conc: n, calls: n}, &done)
+	outs := make([]outcome, n)
+	lats := make([]time.Duration, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		wg.Go(func() {
+			t := time.Now()
+			outs[i] = s.call(ctx, i, 0)
+			lats[i] = time.Since(t)
+			done.Add(1)
+		})
+	}
+	time.Sleep(e.cfg.sleep / 2)
+	during, selfDuring := usageOf(pids), readUsage("self")
+	ended := done.Load()
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopBar()
+	p := point{Scenario: "inflight", System: s.label(), Workers: len(pids), Conc: n, Calls: int64(n), Seconds: elapsed.Seconds(), Errors: map[string]int64{}}
+	var ok []time.Duration
+	for i, o := range outs {
+		if o.code != "" {
+			p.Errors[o.code]++
+			continue
+		}
+		ok = append(ok, lats[i])
+	}
+	if ended > 0 {
+		p.Errors["ended_before_measured"] = ended
+	}
+	if len(p.Errors) == 0 {
+		p.Errors = nil
+	}
+	slices.Sort(ok)
+	p.OK, p.Latency = int64(len(ok)), latencyOf(ok)
+	p.CallsPerSec = float64(p.OK) / elapsed.Seconds()
+	if before.ok && during.ok {
+		p.WorkerBytesInFlight = float64(during.rss-before.rss) / float64(n)
+		p.RSSBytes = during.rss
+		p.CPUScope = "workers"
+	}
+	if self.ok && selfDuring.ok {
+		p.BenchBytesInFlight = float64(selfDuring.rss-self.rss) / float64(n)
+	}
+	return p
 }

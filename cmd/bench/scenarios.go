@@ -37,7 +37,7 @@ const (
 )
 
 // Scenario names, in the order a run measures them.
-var allScenarios = []string{"echo", "payload", "stream", "sleep", "cpu", "cancel", "groups", "sessions"}
+var allScenarios = []string{"echo", "payload", "stream", "sleep", "cpu", "cancel", "groups", "sessions", "inflight"}
 
 // Bench-side error codes, next to the toolkit's codes in the report.
 const (
@@ -158,6 +158,12 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		}
 		sc.baselines = []string{sc.series[0].label()}
 		sc.note = fmt.Sprintf("each worker runs at most %d sleeps at once (--slots); ratios are scale-out over %s", cfg.slots, sc.baselines[0])
+	case "inflight":
+		// Measured by measureInFlight: --inflight sleep calls at once.
+		sc.note = fmt.Sprintf("%d sleep calls of %s in flight at once; memory per in-flight call: the worker processes' RSS, and the bench process's (client and embedded server), while they run, over before",
+			cfg.inflight, cfg.sleep)
+		in := map[string]any{"ms": float64(cfg.sleep) / float64(time.Millisecond)}
+		add(sysToolbus, busCall(e, "sleep", func(int) map[string]any { return in }, "slept"), nil)
 	case "cpu":
 		sc.baselines = []string{sysRaw}
 		digest := cpuWork(cfg.iters)
