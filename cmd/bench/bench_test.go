@@ -227,7 +227,9 @@ func TestInFlight(t *testing.T) {
 	if p.Calls != 300 || p.OK != 300 || p.Errors != nil || p.Workers != 2 || p.WorkerBytesInFlight == 0 {
 		t.Fatalf("inflight point %+v", p)
 	}
-	if !slices.ContainsFunc(rep.Summary, func(l string) bool { return strings.HasPrefix(l, "inflight: 300 sleep calls at once on 2 worker processes:") }) {
+	if !slices.ContainsFunc(rep.Summary, func(l string) bool {
+		return strings.HasPrefix(l, "inflight: 300 sleep calls at once on 2 worker processes:")
+	}) {
 		t.Errorf("summary %q", rep.Summary)
 	}
 }
