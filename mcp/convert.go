@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,7 +96,7 @@ func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
 //	embedded resource with a blob → data block named by its URI
 //	resource link                 → text block referencing the link (uri, name, title, type, size)
 //	structuredContent             → metadata "structured_content", and its
-//	                                JSON as a text block when no block is text
+//	                                JSON as a text block when there is no content
 //	_meta                         → metadata "mcp_meta"
 //	isError                       → state error (the final response gets code tool_error)
 func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
@@ -108,9 +107,9 @@ func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
 	if res.StructuredContent != nil {
 		c.Metadata = map[string]any{"structured_content": jsonShape(res.StructuredContent)}
 		// The model reads content, not metadata: a result that is only
-		// structured reaches it as the JSON text the MCP spec asks servers
-		// to mirror it in.
-		if !slices.ContainsFunc(c.Content, func(b toolkit.Block) bool { return b.Type == toolkit.BlockText }) {
+		// structured (no content at all) reaches it as the JSON text the
+		// MCP spec asks servers to mirror it in.
+		if len(c.Content) == 0 {
 			if b, err := json.Marshal(res.StructuredContent); err == nil {
 				c.Content = append(c.Content, toolkit.Block{Type: toolkit.BlockText, Text: string(b)})
 			}

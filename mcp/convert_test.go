@@ -10,7 +10,7 @@ import (
 
 // TestStructuredOnlyResultReachesTheModel: a tool result with only
 // structuredContent gives the model its JSON as text (the metadata keeps
-// the structure); one that has a text block is left as it is.
+// the structure); one that has content is left as it is.
 func TestStructuredOnlyResultReachesTheModel(t *testing.T) {
 	sc := map[string]any{"temperature": 21.5, "conditions": "sunny"}
 	c := resultChunk(&sdk.CallToolResult{StructuredContent: sc})
@@ -25,7 +25,7 @@ func TestStructuredOnlyResultReachesTheModel(t *testing.T) {
 		t.Fatalf("with a text mirror: %+v", c.Content)
 	}
 	c = resultChunk(&sdk.CallToolResult{StructuredContent: sc, Content: []sdk.Content{&sdk.ImageContent{MIMEType: "image/png", Data: []byte{1}}}})
-	if len(c.Content) != 2 || c.Content[1].Type != toolkit.BlockText {
-		t.Fatalf("with an image only: %+v", c.Content)
+	if len(c.Content) != 1 || c.Content[0].Type != toolkit.BlockData {
+		t.Fatalf("with an image: %+v", c.Content)
 	}
 }

@@ -70,7 +70,7 @@
 //	embedded resource, blob       → data block named by the resource URI
 //	resource link                 → text block "[resource link] URI (name; title; type; size)"
 //	structuredContent             → metadata "structured_content", and its
-//	                                JSON as a text block when no block is text
+//	                                JSON as a text block when there is no content
 //	                                (the model reads content, not metadata)
 //	_meta                         → metadata "mcp_meta"
 //	isError                       → chunk state error: the final response has code tool_error
@@ -215,7 +215,7 @@
 //     but sometimes what an isolated tool needs.
 //   - Resource links and blob resources are converted, not dropped, and
 //     structuredContent is kept in the metadata (and, when the result has
-//     no text, given to the model as JSON text).
+//     no content, given to the model as JSON text).
 //   - Timeout bounds a call; ConnectTimeout bounds connecting and listing.
 //   - Roots, sampling and elicitation are not offered to servers.
 package mcp
