@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -494,8 +495,45 @@ func TestStripTitles(t *testing.T) {
 
 func nopHandler(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return nil }
 
+// Port of toolkit_basic_test.py::ToolkitBasicTest::test_duplicate_tool_registration,
+// step 4 and test_func_name_parameter's rename: a namesake registered with
+// "rename" gets the name name_XXXXX (after the others), keeps its original
+// name, and both tools work.
+func TestNamesakeRenameRegistersBothTools(t *testing.T) {
+	ctx := context.Background()
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, writes("sync_func", nil, toolkit.Text("first")))
+	second := toolkit.Raw("sync_func", "The second.", objectSchema(nil),
+		func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			return w.Write(toolkit.Text("second"))
+		})
+	for range 2 {
+		if err := tk.Add(second, toolkit.OnConflict(toolkit.ConflictRename)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := schemaNames(tk.Schemas(nil))
+	re := regexp.MustCompile(`^sync_func_[23456789A-HJ-NP-Za-km-z]{5}$`)
+	if len(names) != 3 || names[0] != "sync_func" || !re.MatchString(names[1]) || !re.MatchString(names[2]) || names[1] == names[2] {
+		t.Fatalf("names = %v", names)
+	}
+	if got := tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "sync_func"}).Text(); got != "first" {
+		t.Errorf("sync_func = %q", got)
+	}
+	renamed, _ := tk.Get(names[1])
+	if got := tk.Invoke(ctx, toolkit.ToolCall{ID: "2", Name: names[1]}).Text(); got != "second" || renamed.OriginalName() != "sync_func" {
+		t.Errorf("%s = %q, original name %q", names[1], got, renamed.OriginalName())
+	}
+	if s, _ := tk.Schema(names[1]); s.Function.Name != names[1] || s.Function.Description != "The second." {
+		t.Errorf("schema %+v", s.Function)
+	}
+	if first, _ := tk.Get("sync_func"); first.OriginalName() != "sync_func" {
+		t.Errorf("the first tool's original name %q", first.OriginalName())
+	}
+}
+
 // Port of toolkit_basic_test.py::ToolkitBasicTest::test_duplicate_tool_registration
-// (1.x namesake strategies; "rename" is not offered).
+// (1.x namesake strategies; rename: TestNamesakeRenameRegistersBothTools).
 func TestNamesake(t *testing.T) {
 	ctx := context.Background()
 	first := writes("sync_func", nil, toolkit.Text("first"))

@@ -62,7 +62,9 @@
 //   - Input is validated against the tool's schema in the toolkit (2.x does
 //     it in the agent), so every transport gets the same checks.
 //   - Name collisions are an error by default; OnConflict(ConflictOverride)
-//     replaces in place and OnConflict(ConflictSkip) keeps the first.
+//     replaces in place, OnConflict(ConflictSkip) keeps the first and
+//     OnConflict(ConflictRename) registers the new tool as name_XXXXX
+//     (AgentScope's rename; Tool.OriginalName keeps the name).
 //   - A block with an empty ID never merges by ID (adjacent text still
 //     merges), so tools need not invent IDs.
 //   - A deadline ends the call with state error and code timeout; the

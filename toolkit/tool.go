@@ -188,6 +188,7 @@ type Tool struct {
 	readOnly          bool
 	durable           bool
 	sessionBound      bool
+	originalName      string // the name before ConflictRename
 	kind              string
 	concurrencyUnsafe bool
 	idempotency       Idempotency
@@ -205,6 +206,15 @@ func (t *Tool) ReadOnly() bool { return t.readOnly }
 // Durable reports whether the tool's calls go through a fleet's durable
 // queue by default (option Durable).
 func (t *Tool) Durable() bool { return t.durable }
+
+// OriginalName is the name the tool was given when ConflictRename
+// registered it under another; its Name otherwise.
+func (t *Tool) OriginalName() string {
+	if t.originalName != "" {
+		return t.originalName
+	}
+	return t.Name
+}
 
 // SessionBound reports whether the tool keeps state on the machine that
 // runs it between a session's calls (files, a process, a stateful MCP

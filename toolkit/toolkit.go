@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,11 @@ const (
 	ConflictOverride
 	// ConflictSkip: the old tool stays; Add logs and returns nil.
 	ConflictSkip
+	// ConflictRename: the new tool is registered under the name plus "_"
+	// and five random characters (AgentScope's rename: name_XXXXX, up to
+	// 100 tries); Tool.OriginalName keeps the name it was given. Add logs
+	// the new name; Tools and Schemas list it.
+	ConflictRename
 )
 
 // Toolkit is a registry of tools and groups plus the dispatcher that runs
@@ -235,7 +241,7 @@ func WithMiddleware(mws ...Middleware) Option {
 // OnConflict chooses what happens when the name is taken.
 func OnConflict(c Conflict) Option {
 	return func(r *registration) error {
-		if c < ConflictError || c > ConflictSkip {
+		if c < ConflictError || c > ConflictRename {
 			return fmt.Errorf("%w: conflict strategy %d", ErrInvalidOption, c)
 		}
 		r.conflict = c
@@ -307,6 +313,20 @@ func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
 		return fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
 	}
 	next := old.clone()
+	if _, ok := next.byName[cp.Name]; ok && r.conflict == ConflictRename {
+		renamed, err := freeName(next, cp.Name)
+		if err != nil {
+			return err
+		}
+		if cp.originalName == "" {
+			cp.originalName = cp.Name
+		}
+		tk.log.Info("toolkit: tool name taken; registered under a new name", "tool", cp.Name, "as", renamed)
+		cp.Name = renamed
+		if e, err = newEntry(cp, nil, old.middleware); err != nil {
+			return fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+		}
+	}
 	if prev, ok := next.byName[cp.Name]; ok {
 		switch r.conflict {
 		case ConflictSkip:
@@ -325,6 +345,25 @@ func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
 	}
 	tk.commit(next)
 	return nil
+}
+
+// renameAlphabet is shortuuid's: digits and letters without the ones
+// that look alike (0, 1, I, O, l).
+const renameAlphabet = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// freeName finds name_XXXXX not taken in reg, in up to 100 tries.
+func freeName(reg *registry, name string) (string, error) {
+	for range 100 {
+		var b [5]byte
+		for i := range b {
+			b[i] = renameAlphabet[rand.IntN(len(renameAlphabet))]
+		}
+		n := name + "_" + string(b[:])
+		if _, taken := reg.byName[n]; !taken && n != MetaToolName {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("toolkit: no free name for %q after 100 tries", name)
 }
 
 // Remove unregisters tools by name; unknown names are ignored.
