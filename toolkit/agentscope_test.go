@@ -767,6 +767,30 @@ func TestExtend(t *testing.T) {
 	jsonEqual(t, "extension removed", s.Function.Parameters, objectSchema(map[string]any{"arg1": map[string]any{"type": "integer"}}, "arg1"))
 }
 
+// TestExtendedFieldsReachTypedTools: a typed tool, whose input struct does
+// not have the fields Extend added, reads them with toolkit.Extended.
+func TestExtendedFieldsReachTypedTools(t *testing.T) {
+	ctx := context.Background()
+	tk := newToolkit(t, nil)
+	thinking := map[string]any{"thinking": map[string]any{"type": "string", "description": "Think first."}}
+	type typedIn struct {
+		Query string `json:"query"`
+	}
+	mustAdd(t, tk, toolkit.Func("typed", "T.", func(ctx context.Context, in typedIn) (string, error) {
+		return fmt.Sprintf("%s, thinking %v", in.Query, toolkit.Extended(ctx)["thinking"]), nil
+	}))
+	if got := tk.Invoke(ctx, toolkit.ToolCall{ID: "t0", Name: "typed", Input: map[string]any{"query": "q"}}).Text(); got != "q, thinking <nil>" {
+		t.Errorf("typed tool, not extended: %q", got)
+	}
+	if err := tk.Extend("typed", thinking, "thinking"); err != nil {
+		t.Fatal(err)
+	}
+	if got := tk.Invoke(ctx, toolkit.ToolCall{ID: "t1", Name: "typed", Input: map[string]any{"query": "q", "thinking": "hmm"}}).Text(); got != "q, thinking hmm" {
+		t.Errorf("typed tool with an extension: %q", got)
+	}
+
+}
+
 // Ports of tool_middleware_test.py (2.x tool-level onion) and
 // toolkit_middleware_test.py::test_toolkit_middleware (1.x toolkit level).
 func TestMiddleware(t *testing.T) {

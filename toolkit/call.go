@@ -198,6 +198,9 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	}
 	d.call = Call{ToolCall: tc, Tool: e.tool}
 	d.call.Input = input
+	if e.extension != nil {
+		ctx = withExtended(ctx, e.extension, input)
+	}
 	err := d.invoke(ctx, tk, e.handler, &d.call)
 	if err == nil {
 		return
@@ -278,4 +281,27 @@ func compileSchema(schema map[string]any) (*jsonschema.Resolved, error) {
 		return nil, fmt.Errorf("invalid input schema: %w", err)
 	}
 	return r, nil
+}
+
+type extendedKey struct{}
+
+// withExtended gives the handler the values of the extension's fields.
+func withExtended(ctx context.Context, ext *extension, input map[string]any) context.Context {
+	vals := make(map[string]any, len(ext.properties))
+	for k := range ext.properties {
+		if v, ok := input[k]; ok {
+			vals[k] = v
+		}
+	}
+	return context.WithValue(ctx, extendedKey{}, vals)
+}
+
+// Extended returns the call's values of the fields Toolkit.Extend added to
+// its tool's schema (the "thinking" a model filled in, say), keyed by
+// property name; nil when the tool is not extended. Typed tools (Func,
+// Stream) read them here: their input struct does not have them. Raw
+// handlers and middleware also find them in call.Input.
+func Extended(ctx context.Context) map[string]any {
+	m, _ := ctx.Value(extendedKey{}).(map[string]any)
+	return m
 }

@@ -479,8 +479,9 @@ func (tk *Toolkit) Use(mws ...Middleware) {
 }
 
 // Extend adds properties to a tool's schema at runtime (for example a
-// "thinking" string the model fills in). The fields reach the handler in
-// call.Input. A property that exists in the tool's own schema is an error;
+// "thinking" string the model fills in). The fields reach raw handlers and
+// middleware in call.Input, and every handler, typed tools included, in
+// Extended(ctx). A property that exists in the tool's own schema is an error;
 // calling Extend again replaces the previous extension, and nil removes it.
 func (tk *Toolkit) Extend(name string, properties map[string]any, required ...string) error {
 	defer tk.lock()()
