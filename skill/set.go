@@ -3,6 +3,7 @@ package skill
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -87,6 +88,7 @@ type Set struct {
 	sources map[string][]Source
 	order   func() []string // the toolkit's group order, once bound
 	dupes   map[string]bool // duplicate warnings already logged
+	removed map[string]bool // skill names Remove hid
 }
 
 // NewSet returns an empty Set. It fails only for a bad template.
@@ -94,7 +96,7 @@ func NewSet(opts *Options) (*Set, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Set{tmpl: defaultTmpl, log: opts.Logger, sources: map[string][]Source{}, dupes: map[string]bool{}}
+	s := &Set{tmpl: defaultTmpl, log: opts.Logger, sources: map[string][]Source{}, dupes: map[string]bool{}, removed: map[string]bool{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -209,6 +211,22 @@ func (s *Set) Find(name string, active []string) (Skill, bool) {
 	return Skill{}, false
 }
 
+// Remove takes the skill called name out of the set, in every group,
+// whatever source declares it (AgentScope's remove_agent_skill); it stays
+// out when its source is read again. An unknown name is logged and
+// reported false.
+func (s *Set) Remove(name string) bool {
+	known := slices.ContainsFunc(s.collect(func(string) bool { return true }, false), func(sk Skill) bool { return sk.Name == name })
+	if !known {
+		s.log.Warn("skill: no skill to remove", "skill", name)
+		return false
+	}
+	s.mu.Lock()
+	s.removed[name] = true
+	s.mu.Unlock()
+	return true
+}
+
 func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 	s.mu.Lock()
 	groups := s.groupOrder()
@@ -216,6 +234,7 @@ func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 	for _, g := range groups {
 		sources[g] = slices.Clone(s.sources[g])
 	}
+	removed := maps.Clone(s.removed)
 	s.mu.Unlock()
 
 	var out []Skill
@@ -227,6 +246,9 @@ func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 		for _, src := range sources[g] {
 			skills, _ := src.Load()
 			for _, sk := range skills {
+				if removed[sk.Name] {
+					continue
+				}
 				sk.Group = g
 				if i, ok := index[sk.Name]; ok && dedupe {
 					s.warnDuplicate(out[i], sk)

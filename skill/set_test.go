@@ -257,3 +257,30 @@ func TestCatalogVisible(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveSkillTakesItOutOfEveryGroup: a removed skill is gone from the
+// instructions, the viewer's lookups and the catalog, in every group; an
+// unknown name reports false.
+func TestRemoveSkillTakesItOutOfEveryGroup(t *testing.T) {
+	s := newSet(t, nil)
+	mustAdd(t, s, "", Static{sk("skill_x", "desc", "/x"), sk("skill_y", "desc", "/y")})
+	mustAdd(t, s, "web", Static{sk("skill_x", "again", "/x2")})
+	if !s.Remove("skill_x") {
+		t.Fatal("Remove(skill_x) = false")
+	}
+	got := s.Instructions([]string{"web"})
+	if strings.Contains(got, "skill_x") || !strings.Contains(got, "skill_y") {
+		t.Fatalf("instructions after the removal:\n%s", got)
+	}
+	if _, ok := s.Find("skill_x", []string{"web"}); ok {
+		t.Error("Find still finds skill_x")
+	}
+	for _, c := range s.Catalog() {
+		if c.Name == "skill_x" {
+			t.Errorf("catalog still has %+v", c)
+		}
+	}
+	if s.Remove("nope") {
+		t.Error("Remove(nope) = true")
+	}
+}
