@@ -36,7 +36,8 @@
 //
 //	kind (names)                                read-only           own check                                    rule patterns
 //	function (any other name)                   Tool.ReadOnly       ASK                                          none (name-level only)
-//	MCP (mcp__<server>__<tool>)                 readOnlyHint        ASK "MCP tools must be explicitly allowed"   none
+//	MCP (mcp__<server>__<tool>)                 readOnlyHint (not   ASK "MCP tools must be explicitly allowed"   none
+//	                                            in DEFAULT mode)
 //	reset_tools                                 never               ALLOW                                        none
 //	Skill                                       always              ALLOW                                        none
 //	execute_shell_command ("command")           read-only commands  safety ASK for dangerous commands; in        command prefix "git push:*",

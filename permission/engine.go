@@ -45,8 +45,10 @@ func Decide(p Policy, t *toolkit.Tool, input map[string]any) Decision {
 		}
 		return d
 	}
-	// 3. Read-only fast path.
-	if spec.readOnly(t, input) {
+	// 3. Read-only fast path. In DEFAULT mode a read-only MCP tool is not
+	// taken on its server's word (readOnlyHint): it asks unless an allow
+	// rule matches, as AgentScope's MCP documentation says.
+	if spec.readOnly(t, input) && (mode != ModeDefault || KindOf(t) != KindMCP) {
 		return Decision{Behavior: Allow, Reason: "read-only", Message: "Read-only operations are auto-allowed."}
 	}
 	// 4. The tool's own check.

@@ -130,7 +130,8 @@ func TestModeDefault(t *testing.T) {
 		{name: "function tool: patterns never match", rules: []string{"deny deploy:prod"}, tool: fnTool, input: map[string]any{"env": "prod"}, want: Ask},
 		{name: "read-only function", tool: fnRO, want: Allow, reason: "read-only"},
 		{name: "mcp tool asks", tool: mcpTool, want: Ask, sugg: true},
-		{name: "mcp readOnlyHint", tool: mcpRO, want: Allow, reason: "read-only"},
+		{name: "mcp readOnlyHint still asks in default mode", tool: mcpRO, want: Ask, sugg: true},
+		{name: "mcp readOnlyHint allowed by a rule", rules: []string{"allow mcp__fs__read_file"}, tool: mcpRO, want: Allow},
 		{name: "reset_tools", tool: metaTool, want: Allow, reason: "tool check"},
 		{name: "Skill", tool: skillTool, want: Allow},
 		{name: "python asks", tool: python, input: map[string]any{"code": "print(1)"}, want: Ask},
@@ -239,15 +240,41 @@ func TestModeDontAsk(t *testing.T) {
 	})
 }
 
+// TestReadOnlyAllowedInEveryMode: the read-only fast path, in every mode,
+// except for MCP tools in DEFAULT mode (TestReadOnlyMCPToolAsksInDefaultMode).
 func TestReadOnlyAllowedInEveryMode(t *testing.T) {
 	for _, m := range Modes {
 		for _, tc := range []struct {
 			tool  *toolkit.Tool
 			input map[string]any
 		}{{fnRO, nil}, {mcpRO, nil}, {skillTool, nil}, {viewFile, file("/x")}, {shell, cmd("ls -a")}, {shell, cmd("git log --oneline | head -5")}} {
+			if m == ModeDefault && tc.tool == mcpRO {
+				continue
+			}
 			if d := Decide(Policy{Mode: m}, tc.tool, tc.input); d.Behavior != Allow {
 				t.Errorf("%s %s %v: %s (%s)", m, tc.tool.Name, tc.input, d.Behavior, d.Message)
 			}
+		}
+	}
+}
+
+// TestReadOnlyMCPToolAsksInDefaultMode: a server's readOnlyHint does not
+// let its tool run unasked in DEFAULT mode; an allow rule does. Other
+// modes keep the read-only fast path.
+func TestReadOnlyMCPToolAsksInDefaultMode(t *testing.T) {
+	if d := Decide(Policy{Mode: ModeDefault}, mcpRO, nil); d.Behavior != Ask || len(d.Suggested) == 0 {
+		t.Errorf("default: %s (%s), suggestions %v", d.Behavior, d.Message, d.Suggested)
+	}
+	allow, err := ParseRule("mcp__fs__read_file", Allow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Decide(Policy{Mode: ModeDefault, Rules: []Rule{allow}}, mcpRO, nil); d.Behavior != Allow {
+		t.Errorf("default with an allow rule: %s (%s)", d.Behavior, d.Message)
+	}
+	for _, m := range []Mode{ModeAcceptEdits, ModeExplore, ModeDontAsk} {
+		if d := Decide(Policy{Mode: m}, mcpRO, nil); d.Behavior != Allow {
+			t.Errorf("%s: %s (%s)", m, d.Behavior, d.Message)
 		}
 	}
 }
