@@ -1032,6 +1032,22 @@ func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision u
 	return active, nil
 }
 
+// Instructions returns the instructions of a session's active groups, for
+// the system prompt (toolkit.ActivatedInstructions over the fleet's
+// groups).
+func (c *Client) Instructions(ctx context.Context, session string) (string, error) {
+	f, state, err := c.discovery(ctx)
+	if err != nil {
+		return "", err
+	}
+	groups := f.Groups()
+	active, _, err := toolkit.LoadActive(ctx, state, groups, toolkit.SessionScope(c.opts.Identity, session), c.Revision(session))
+	if err != nil {
+		return "", fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
+	}
+	return toolkit.ActivatedInstructions(groups, active), nil
+}
+
 // Fleet returns the client's view of the fleet (a discovery.Fleet started
 // on first use and closed with the client).
 func (c *Client) Fleet(ctx context.Context) (*discovery.Fleet, error) {

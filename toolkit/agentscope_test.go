@@ -972,3 +972,36 @@ func TestMiddleware(t *testing.T) {
 		}
 	})
 }
+
+// TestActivatedInstructionsForTheSystemPrompt: 1.x get_activated_notes:
+// the instructions of the session's active groups, in group order, each
+// under "## About Tool Group '<name>'"; "" when none is active or none
+// has instructions.
+func TestActivatedInstructionsForTheSystemPrompt(t *testing.T) {
+	ctx := context.Background()
+	tk := newToolkit(t, nil)
+	for _, g := range []toolkit.Group{
+		{Name: "browser", Description: "Browse.", Instructions: "Close tabs you opened."},
+		{Name: "quiet", Description: "No notes."},
+		{Name: "shell", Description: "Run commands.", Instructions: "Never run rm -rf."},
+	} {
+		if err := tk.AddGroup(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := tk.Instructions(ctx, "s1", 0); err != nil || got != "" {
+		t.Fatalf("nothing active: %q, %v", got, err)
+	}
+	r := tk.Invoke(ctx, toolkit.ToolCall{ID: "m", Name: toolkit.MetaToolName, Session: "s1",
+		Input: map[string]any{"shell": true, "quiet": true, "browser": true}})
+	if r.State != toolkit.StateSuccess {
+		t.Fatalf("reset_tools: %s", r.Text())
+	}
+	want := "## About Tool Group 'browser'\nClose tabs you opened.\n## About Tool Group 'shell'\nNever run rm -rf."
+	if got, err := tk.Instructions(ctx, "s1", 0); err != nil || got != want {
+		t.Fatalf("instructions = %q, %v; want %q", got, err, want)
+	}
+	if got := toolkit.ActivatedInstructions(tk.Groups(), []string{"quiet"}); got != "" {
+		t.Errorf("only a group without instructions active: %q", got)
+	}
+}

@@ -162,3 +162,30 @@ const (
 	MetaActiveGroups   = "active_groups"
 	MetaGroupsRevision = "groups_revision"
 )
+
+// ActivatedInstructions is AgentScope 1.x's get_activated_notes: for each
+// group of groups (in their order) that is active and has instructions,
+// "## About Tool Group '<name>'" and its instructions on the next line,
+// joined by newlines; "" when there are none. It goes in the system
+// prompt, next to the skill instructions.
+func ActivatedInstructions(groups []Group, active []string) string {
+	var parts []string
+	for _, g := range groups {
+		if g.Instructions != "" && slices.Contains(active, g.Name) {
+			parts = append(parts, fmt.Sprintf("## About Tool Group '%s'\n%s", g.Name, g.Instructions))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Instructions returns the instructions of a session's active groups
+// (ActivatedInstructions), reading the session's groups at least at
+// minRevision.
+func (tk *Toolkit) Instructions(ctx context.Context, session string, minRevision uint64) (string, error) {
+	reg := tk.reg.Load()
+	active, _, err := LoadActive(ctx, tk.state, reg.groups, session, minRevision)
+	if err != nil {
+		return "", err
+	}
+	return ActivatedInstructions(reg.groups, active), nil
+}

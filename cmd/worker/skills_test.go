@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,5 +175,41 @@ func TestSkillsAcrossWorkers(t *testing.T) {
 				t.Fatalf("Skill %s: exit %d, %q", sk.name, code, so)
 			}
 		}
+	}
+}
+
+// TestInstructionsForTheSystemPrompt: toolctl instructions prints what a
+// session's system prompt gets: its active groups' instructions (1.x
+// get_activated_notes) and its skills prompt.
+func TestInstructionsForTheSystemPrompt(t *testing.T) {
+	_, root := skillsConfig(t)
+	cfg := filepath.Join(root, "notes.yaml")
+	mustWrite(t, cfg, `groups:
+  - name: research
+    description: Research tools.
+    instructions: Cite your sources.
+skills:
+  - dir: skills
+    scan_subdirs: true
+  - dir: research
+    group: research
+`)
+	w := startWorker(t, "--config", cfg)
+	pdf := [3]string{"pdf", "Fill and merge PDF forms.", filepath.Join(root, "skills", "pdf")}
+	scrape := [3]string{"scrape", "Scrape web pages politely.", filepath.Join(root, "research")}
+	if out, se, code := toolctl(t, w.url, "instructions", "--session", "newcomer"); code != 0 || out != agentSkills(pdf) {
+		t.Errorf("newcomer: exit %d, stderr %s\n%s", code, se, out)
+	}
+	if _, se, code := toolctl(t, w.url, "groups", "set", "--session", "researcher", "research"); code != 0 {
+		t.Fatalf("groups set: exit %d: %s", code, se)
+	}
+	want := "## About Tool Group 'research'\nCite your sources.\n\n" + agentSkills(pdf, scrape)
+	if out, se, code := toolctl(t, w.url, "instructions", "--session", "researcher"); code != 0 || out != want {
+		t.Errorf("researcher: exit %d, stderr %s\ngot:\n%s\nwant:\n%s", code, se, out, want)
+	}
+	out, _, code := toolctl(t, w.url, "instructions", "--session", "researcher", "--json")
+	var got struct{ Groups, Skills string }
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got.Groups != "## About Tool Group 'research'\nCite your sources." {
+		t.Errorf("--json: exit %d, %v\n%s", code, err, out)
 	}
 }
