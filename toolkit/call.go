@@ -177,6 +177,18 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 		}
 	}
 	input := tc.Input
+	if tc.RawInput != "" {
+		if tc.Input != nil {
+			d.fail(CodeInvalidInput, "BadRequestError: the call has both input and raw_input; send one of them.")
+			return
+		}
+		in, err := ParseRawInput(tc.RawInput)
+		if err != nil {
+			d.fail(CodeInvalidInput, err.Error())
+			return
+		}
+		input = in
+	}
 	if len(e.tool.presets) > 0 {
 		input = maps.Clone(input)
 		if input == nil {

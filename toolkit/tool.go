@@ -78,6 +78,11 @@ type ToolCall struct {
 	Name string `json:"name" msgpack:"name"`
 	// Input is the model's arguments, a JSON object.
 	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
+	// RawInput is the model's arguments as the text it wrote, instead of
+	// Input: it is parsed, and repaired when it is not strict JSON
+	// (ParseRawInput); what cannot be repaired ends the call
+	// invalid_input with a message telling the model to resend it.
+	RawInput string `json:"raw_input,omitempty" msgpack:"raw_input,omitempty"`
 	// Session keys the group activation state (and, with the bus, more).
 	Session string `json:"session,omitempty" msgpack:"session,omitempty"`
 	// Identity is the caller the call is made for, as the transport

@@ -1,0 +1,306 @@
+package toolkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Raw model arguments (ToolCall.RawInput). AgentScope 2.x takes the
+// model's arguments as the JSON string the model wrote, parses it, and
+// when that fails repairs the common breakage before giving up: this file
+// does the same. ParseRawInput accepts strict JSON objects, and repairs
+// trailing commas, unquoted keys, single-quoted strings, Python's True,
+// False and None, and a string, array or object left open at the end (a
+// model cut off mid-call). What it cannot repair it reports with
+// AgentScope's ToolJSONDecodeError text, which tells the model to send
+// the arguments again in JSON.
+
+// maxRawDepth bounds the nesting the repairer follows.
+const maxRawDepth = 64
+
+// ParseRawInput decodes a model's arguments string into an object,
+// repairing it when it is not strict JSON. The error is the message for
+// the model (AgentScope's ToolJSONDecodeError text).
+func ParseRawInput(raw string) (map[string]any, error) {
+	var v any
+	var msg string
+	if err := json.Unmarshal([]byte(raw), &v); err == nil {
+		if m, ok := v.(map[string]any); ok {
+			return m, nil
+		}
+		msg = fmt.Sprintf("Error: Your argument string is decoded into a %s object, but a dict object is expected!", pyType(v))
+	} else {
+		msg = fmt.Sprintf("Error: When decoding your tool arguments from JSON format to a Python dictionary, a JSONDecodeError was raised with message: %s.", err)
+	}
+	if repaired, ok := repairJSON(raw); ok {
+		var m map[string]any
+		if json.Unmarshal(repaired, &m) == nil && m != nil {
+			return m, nil
+		}
+	}
+	shown, hint := raw, ""
+	if len(raw) > 200 {
+		shown = cutRunes(raw, 100, false) + "[TRUNCATE]" + cutRunes(raw, 100, true)
+		hint = `(Because the JSON string is too long, a truncated label "[TRUNCATE]" is used here to indicate the truncation)`
+	}
+	return nil, errors.New("<system-reminder>" + msg + "\n\nYour argument string is decoded by the following code snippet" + hint +
+		":\n```python\nimport json\n\nyour_tool_arguments = " + pyRepr(shown) + "\njson.loads(your_tool_arguments)\n```\n\n" +
+		"**You should recorrect the arguments in JSON format.**</system-reminder>")
+}
+
+// cutRunes is the first (or last) n bytes of s, kept on rune boundaries.
+func cutRunes(s string, n int, last bool) string {
+	if last {
+		i := len(s) - n
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		return s[i:]
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// pyType names a decoded JSON value's Python type, as AgentScope's message
+// does.
+func pyType(v any) string {
+	switch v.(type) {
+	case []any:
+		return "<class 'list'>"
+	case string:
+		return "<class 'str'>"
+	case float64:
+		return "<class 'float'>"
+	case bool:
+		return "<class 'bool'>"
+	case nil:
+		return "<class 'NoneType'>"
+	}
+	return "<class 'object'>"
+}
+
+// pyRepr writes s as Python's repr would: single quotes unless s has a
+// single quote and no double quote.
+func pyRepr(s string) string {
+	q := byte('\'')
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == rune(q):
+			b.WriteByte('\\')
+			b.WriteByte(q)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+// repairJSON rewrites the JSON-like text s as strict JSON; false when it
+// is beyond repair.
+func repairJSON(s string) ([]byte, bool) {
+	r := &repairer{s: s}
+	r.space()
+	if r.i >= len(r.s) || r.s[r.i] != '{' {
+		return nil, false
+	}
+	if !r.value(0) {
+		return nil, false
+	}
+	r.space()
+	if r.i != len(r.s) {
+		return nil, false // something after the object
+	}
+	return r.out.Bytes(), true
+}
+
+type repairer struct {
+	s   string
+	i   int
+	out bytes.Buffer
+}
+
+func (r *repairer) space() {
+	for r.i < len(r.s) && strings.IndexByte(" \t\r\n", r.s[r.i]) >= 0 {
+		r.i++
+	}
+}
+
+// value copies one value; at the end of the text, an open container or
+// string is closed.
+func (r *repairer) value(depth int) bool {
+	if depth > maxRawDepth {
+		return false
+	}
+	r.space()
+	if r.i >= len(r.s) {
+		return false
+	}
+	switch c := r.s[r.i]; {
+	case c == '{':
+		return r.container(depth, '{', '}')
+	case c == '[':
+		return r.container(depth, '[', ']')
+	case c == '"' || c == '\'':
+		return r.str()
+	default:
+		return r.literal()
+	}
+}
+
+func (r *repairer) container(depth int, open, close byte) bool {
+	r.i++
+	r.out.WriteByte(open)
+	first := true
+	for {
+		r.space()
+		if r.i >= len(r.s) { // cut off: close it
+			r.out.WriteByte(close)
+			return true
+		}
+		if r.s[r.i] == close {
+			r.i++
+			r.out.WriteByte(close)
+			return true
+		}
+		if !first {
+			if r.s[r.i] != ',' {
+				return false
+			}
+			r.i++
+			r.space()
+			if r.i >= len(r.s) {
+				r.out.WriteByte(close)
+				return true
+			}
+			if r.s[r.i] == close { // a trailing comma
+				r.i++
+				r.out.WriteByte(close)
+				return true
+			}
+			r.out.WriteByte(',')
+		}
+		first = false
+		if open == '{' {
+			if !r.key() {
+				return false
+			}
+			r.space()
+			if r.i >= len(r.s) || r.s[r.i] != ':' {
+				return false
+			}
+			r.i++
+			r.out.WriteByte(':')
+		}
+		if !r.value(depth + 1) {
+			return false
+		}
+	}
+}
+
+// key copies an object key: a string, or an unquoted identifier.
+func (r *repairer) key() bool {
+	if c := r.s[r.i]; c == '"' || c == '\'' {
+		return r.str()
+	}
+	start := r.i
+	for r.i < len(r.s) && (isIdent(r.s[r.i]) || r.s[r.i] >= utf8.RuneSelf) {
+		r.i++
+	}
+	if r.i == start {
+		return false
+	}
+	b, _ := json.Marshal(r.s[start:r.i])
+	r.out.Write(b)
+	return true
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c == '-' || c == '$' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// str copies a string in double or single quotes; one left open at the
+// end is closed.
+func (r *repairer) str() bool {
+	q := r.s[r.i]
+	r.i++
+	var b strings.Builder
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		switch {
+		case c == q:
+			r.i++
+			enc, _ := json.Marshal(b.String())
+			r.out.Write(enc)
+			return true
+		case c == '\\' && r.i+1 < len(r.s):
+			if q == '\'' && r.s[r.i+1] == '\'' {
+				b.WriteByte('\'')
+				r.i += 2
+				continue
+			}
+			// A JSON escape: decode it with the JSON decoder.
+			end := r.i + 2
+			if r.s[r.i+1] == 'u' {
+				end = min(r.i+6, len(r.s))
+			}
+			var dec string
+			if json.Unmarshal([]byte(`"`+r.s[r.i:end]+`"`), &dec) != nil {
+				return false
+			}
+			b.WriteString(dec)
+			r.i = end
+		default:
+			b.WriteByte(c)
+			r.i++
+		}
+	}
+	enc, _ := json.Marshal(b.String()) // cut off inside the string
+	r.out.Write(enc)
+	return true
+}
+
+// literal copies a number, true/false/null, or Python's True/False/None.
+func (r *repairer) literal() bool {
+	start := r.i
+	for r.i < len(r.s) && strings.IndexByte(",}] \t\r\n", r.s[r.i]) < 0 {
+		r.i++
+	}
+	tok := r.s[start:r.i]
+	switch tok {
+	case "true", "True":
+		r.out.WriteString("true")
+	case "false", "False":
+		r.out.WriteString("false")
+	case "null", "None":
+		r.out.WriteString("null")
+	default:
+		if _, err := strconv.ParseFloat(tok, 64); err != nil || !json.Valid([]byte(tok)) {
+			return false
+		}
+		r.out.WriteString(tok)
+	}
+	return true
+}

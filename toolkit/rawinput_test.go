@@ -1,0 +1,106 @@
+package toolkit_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestRawArgumentsAreRepaired: a model's arguments string is parsed, and
+// repaired when it is broken the common ways (AgentScope 2.x's
+// _json_loads_with_repair); what cannot be repaired is answered with
+// AgentScope's ToolJSONDecodeError text.
+func TestRawArgumentsAreRepaired(t *testing.T) {
+	repaired := []struct{ name, raw, want string }{
+		{"strict", `{"text": "hi", "n": 2}`, `{"n":2,"text":"hi"}`},
+		{"trailing comma", `{"text": "hi", "n": 2,}`, `{"n":2,"text":"hi"}`},
+		{"trailing comma in an array", `{"l": [1, 2,], "text": "x"}`, `{"l":[1,2],"text":"x"}`},
+		{"unquoted keys", `{text: "hi", n: 2}`, `{"n":2,"text":"hi"}`},
+		{"single quotes", `{'text': 'it\'s "fine"'}`, `{"text":"it's \"fine\""}`},
+		{"python literals", `{"a": True, "b": False, "c": None, "text": "x"}`, `{"a":true,"b":false,"c":null,"text":"x"}`},
+		{"truncated closing brace", `{"text": "hi", "l": [1, 2`, `{"l":[1,2],"text":"hi"}`},
+		{"truncated string", `{"text": "hel`, `{"text":"hel"}`},
+		{"escapes kept", `{"text": "a\nb\u00e9",}`, `{"text":"a\nbé"}`},
+	}
+	for _, tt := range repaired {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := toolkit.ParseRawInput(tt.raw)
+			if err != nil {
+				t.Fatalf("ParseRawInput(%q): %v", tt.raw, err)
+			}
+			if got := string(mustJSON(t, in)); got != tt.want {
+				t.Errorf("ParseRawInput(%q) = %s, want %s", tt.raw, got, tt.want)
+			}
+		})
+	}
+
+	broken := []struct{ name, raw, want string }{
+		{"not an object", `[1, 2]`, "Error: Your argument string is decoded into a <class 'list'> object, but a dict object is expected!"},
+		{"garbage", `{"text" "hi"}`, "Error: When decoding your tool arguments from JSON format to a Python dictionary, a JSONDecodeError was raised with message: "},
+		{"prose", `please echo hi`, "a JSONDecodeError was raised"},
+	}
+	for _, tt := range broken {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := toolkit.ParseRawInput(tt.raw)
+			if err == nil || !strings.HasPrefix(err.Error(), "<system-reminder>") || !strings.Contains(err.Error(), tt.want) ||
+				!strings.HasSuffix(err.Error(), "**You should recorrect the arguments in JSON format.**</system-reminder>") {
+				t.Fatalf("ParseRawInput(%q) = %v", tt.raw, err)
+			}
+		})
+	}
+	// The snippet shows the input as Python's repr; a long one is cut.
+	_, err := toolkit.ParseRawInput(`{"text": 'it"s'` + strings.Repeat("x", 300))
+	if err == nil || !strings.Contains(err.Error(), `your_tool_arguments = '{"text": \'it"s\'x`) || !strings.Contains(err.Error(), "[TRUNCATE]") ||
+		!strings.Contains(err.Error(), `(Because the JSON string is too long, a truncated label "[TRUNCATE]" is used here to indicate the truncation)`) {
+		t.Fatalf("long input: %v", err)
+	}
+
+	// Through the toolkit: repaired arguments reach the tool and its
+	// validation; broken ones end invalid_input with the text.
+	tk := toolkit.New(nil)
+	type echoIn struct {
+		Text string `json:"text"`
+	}
+	if err := tk.Add(toolkit.Func("echo", "Echo.", func(ctx context.Context, in echoIn) (string, error) { return in.Text, nil })); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "echo", RawInput: `{text: 'repaired',}`}); r.Text() != "repaired" {
+		t.Errorf("repaired call: %s %q", r.Code, r.Text())
+	}
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "2", Name: "echo", RawInput: `{"text": 3}`}); r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "Input validation failed") {
+		t.Errorf("repaired but invalid: %s %q", r.Code, r.Text())
+	}
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "3", Name: "echo", RawInput: `echo this`}); r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "recorrect the arguments") {
+		t.Errorf("broken: %s %q", r.Code, r.Text())
+	}
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "4", Name: "echo", RawInput: `{}`, Input: map[string]any{"text": "x"}}); r.Code != toolkit.CodeInvalidInput {
+		t.Errorf("both: %s %q", r.Code, r.Text())
+	}
+}
+
+// FuzzParseRawInput: whatever the text, ParseRawInput returns an object
+// or the message, and never panics.
+func FuzzParseRawInput(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{a:'b',}`, `{"a":[1,{"b":`, `[`, `{'a\'`, `{"a":"\u12`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		in, err := toolkit.ParseRawInput(s)
+		if (in == nil) == (err == nil) {
+			t.Fatalf("ParseRawInput(%q) = %v, %v", s, in, err)
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
