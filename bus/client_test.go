@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,5 +182,31 @@ func TestCloseCancelsCalls(t *testing.T) {
 		}
 	case <-time.After(guard):
 		t.Fatal("the tool kept running after its client closed")
+	}
+}
+
+// TestRawArgumentsOverTheBus: a model's raw arguments travel in
+// raw_input, msgpack and JSON alike, and are repaired by the worker.
+func TestRawArgumentsOverTheBus(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", RawInput: `{text: 'repaired',`}); r.Text() != "repaired" {
+		t.Fatalf("msgpack: %s %q", r.Code, r.Text())
+	}
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", RawInput: `echo this`}); r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "recorrect the arguments") {
+		t.Fatalf("broken: %s %q", r.Code, r.Text())
+	}
+	// JSON on the wire, as a client in another language sends it.
+	nc := natstest.Connect(t, s)
+	msg, err := nc.RequestMsg(&nats.Msg{Subject: wire.CallSubject("echo", ""), Header: nats.Header{wire.HeaderContentType: {wire.ContentTypeJSON}},
+		Data: []byte(`{"id":"raw-json","raw_input":"{\"text\": \"ok\",}"}`)}, guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(msg.Data), `"text":"ok"`) {
+		t.Fatalf("JSON reply: %s", msg.Data)
 	}
 }

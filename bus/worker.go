@@ -628,7 +628,7 @@ func (w *Worker) accept(in *incoming) *sender {
 			return nil
 		}
 	}
-	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, Session: req.Session, Identity: identity, GroupsRevision: rev, IdempotencyKey: req.Key}
+	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, RawInput: req.RawInput, Session: req.Session, Identity: identity, GroupsRevision: rev, IdempotencyKey: req.Key}
 	key := callKey(identity, req.ID)
 
 	w.mu.Lock()

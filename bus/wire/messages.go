@@ -25,6 +25,9 @@ type Request struct {
 	Name string `json:"name,omitempty" msgpack:"name,omitempty"`
 	// Input is the tool's arguments, a JSON object.
 	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
+	// RawInput is the arguments as the model wrote them, instead of
+	// Input: the worker parses and repairs it (toolkit.ParseRawInput).
+	RawInput string `json:"raw_input,omitempty" msgpack:"raw_input,omitempty"`
 	// Session keys group activation; reset_tools requires one.
 	Session string `json:"session,omitempty" msgpack:"session,omitempty"`
 	// Key is the call's idempotency key when it differs from ID: a call

@@ -202,6 +202,9 @@ func appendRequest(b []byte, v *Request) ([]byte, error) {
 	if len(v.Input) > 0 {
 		n++
 	}
+	if v.RawInput != "" {
+		n++
+	}
 	if v.Session != "" {
 		n++
 	}
@@ -221,6 +224,10 @@ func appendRequest(b []byte, v *Request) ([]byte, error) {
 		if b, err = appendMap(b, v.Input); err != nil {
 			return b, err
 		}
+	}
+	if v.RawInput != "" {
+		b = append(b, "\xa9raw_input"...)
+		b = appendStr(b, v.RawInput)
 	}
 	if v.Session != "" {
 		b = append(b, "\xa7session"...)
@@ -250,6 +257,8 @@ func (d *decoder) decodeRequest(v *Request) error {
 			v.Name, err = d.str()
 		case "input":
 			v.Input, err = d.mapValue()
+		case "raw_input":
+			v.RawInput, err = d.str()
 		case "session":
 			v.Session, err = d.str()
 		case "key":
