@@ -601,3 +601,26 @@ func TestPinnedProtocolVersion(t *testing.T) {
 		t.Fatalf("negotiated %q", v)
 	}
 }
+
+// TestPresetsForMCPTools: presets per MCP tool (1.x preset_kwargs_mapping)
+// are hidden from the tool's schema and win over the model's input.
+func TestPresetsForMCPTools(t *testing.T) {
+	cfg := testServerStdio(t, "go")
+	cfg.Presets = map[string]map[string]any{"echo": {"text": "from the preset"}, "nope": {"x": 1}}
+	tk, _ := mount(t, cfg)
+	s, ok := tk.Schema("mcp__go__echo")
+	if !ok {
+		t.Fatal("mcp__go__echo not registered")
+	}
+	if props, _ := s.Function.Parameters["properties"].(map[string]any); props["text"] != nil || props["n"] == nil {
+		t.Errorf("schema still shows the preset: %v", s.Function.Parameters)
+	}
+	r := run(t, testCtx(t), tk, "mcp__go__echo", map[string]any{"text": "from the model"})
+	if r.final.Text() != "from the preset" {
+		t.Errorf("echo = %q", r.final.Text())
+	}
+	bad := ServerConfig{Name: "x", Command: "x", Presets: map[string]map[string]any{"echo": {}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "presets") {
+		t.Errorf("an empty preset: %v", err)
+	}
+}

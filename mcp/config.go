@@ -96,6 +96,12 @@ type ServerConfig struct {
 	// names) that are registered. A name the server does not have is an
 	// error.
 	EnableTools []string `yaml:"enable_tools,omitempty" json:"enable_tools,omitempty"`
+	// Presets fixes arguments of the server's tools (by their MCP names):
+	// each tool's preset arguments are hidden from its schema and always
+	// win over the model's input (toolkit.WithPresets; AgentScope 1.x's
+	// preset_kwargs_mapping). A preset must be a property of the tool's
+	// schema; a tool the server does not have is a warning.
+	Presets map[string]map[string]any `yaml:"presets,omitempty" json:"presets,omitempty"`
 	// DisableTools lists tools (by their MCP names) that are not
 	// registered. It must not overlap EnableTools.
 	DisableTools []string `yaml:"disable_tools,omitempty" json:"disable_tools,omitempty"`
@@ -223,6 +229,11 @@ func (c *ServerConfig) Validate() error {
 	}{{"enable_tools", c.EnableTools}, {"disable_tools", c.DisableTools}} {
 		if slices.Contains(list.names, "") {
 			fail(list.field, "contains an empty name")
+		}
+	}
+	for tool, p := range c.Presets {
+		if tool == "" || len(p) == 0 {
+			fail("presets", "tool %q: give a tool name and at least one argument", tool)
 		}
 	}
 	for _, n := range c.EnableTools {

@@ -128,6 +128,9 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		if c.cfg.SessionBound {
 			opts = append(opts, toolkit.SessionBound())
 		}
+		if p := c.cfg.Presets[t.Name]; len(p) > 0 {
+			opts = append(opts, toolkit.WithPresets(p))
+		}
 		if slices.Contains(owned, name) {
 			opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
 		}
@@ -136,6 +139,11 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			continue
 		}
 		names = append(names, name)
+	}
+	for tool := range c.cfg.Presets {
+		if !slices.ContainsFunc(tools, func(t *sdk.Tool) bool { return t.Name == tool }) {
+			c.log.Warn("MCP presets for a tool the server does not have", "server", c.cfg.Name, "tool", tool)
+		}
 	}
 	var stale []string
 	for _, n := range owned {
