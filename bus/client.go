@@ -1032,6 +1032,39 @@ func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision u
 	return active, nil
 }
 
+// ExportState returns a session's state (AgentScope 1.x state_dict:
+// its active groups).
+func (c *Client) ExportState(ctx context.Context, session string) (toolkit.SessionState, error) {
+	active, err := c.ActiveGroups(ctx, session, 0)
+	if err != nil {
+		return toolkit.SessionState{}, err
+	}
+	if active == nil {
+		active = []string{}
+	}
+	return toolkit.SessionState{ActiveGroups: active}, nil
+}
+
+// ImportState sets a session's state (1.x load_state_dict) through the
+// fleet's reset_tools, so it is checked and stored as a model's call
+// would be; a group the fleet does not have is refused. It returns the
+// new groups revision.
+func (c *Client) ImportState(ctx context.Context, session string, st toolkit.SessionState) (uint64, error) {
+	if session == "" {
+		return 0, errors.New("bus: importing a state needs a session")
+	}
+	in := map[string]any{}
+	for _, g := range st.ActiveGroups {
+		in[g] = true
+	}
+	r := c.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: session, Input: in})
+	if r.State != toolkit.StateSuccess {
+		return 0, fmt.Errorf("bus: importing the state of session %q: %s (%s)", session, r.Text(), r.Code)
+	}
+	rev, _ := asUint64(r.Metadata[toolkit.MetaGroupsRevision])
+	return rev, nil
+}
+
 // Instructions returns the instructions of a session's active groups, for
 // the system prompt (toolkit.ActivatedInstructions over the fleet's
 // groups).

@@ -6,6 +6,7 @@ package toolkit_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -1003,5 +1004,35 @@ func TestActivatedInstructionsForTheSystemPrompt(t *testing.T) {
 	}
 	if got := toolkit.ActivatedInstructions(tk.Groups(), []string{"quiet"}); got != "" {
 		t.Errorf("only a group without instructions active: %q", got)
+	}
+}
+
+// TestSessionStateExportAndImport: 1.x state_dict / load_state_dict: a
+// session's active groups come out as {"active_groups": [...]} and go
+// back in; a state naming an unknown group is refused.
+func TestSessionStateExportAndImport(t *testing.T) {
+	ctx := context.Background()
+	tk := newToolkit(t, nil)
+	for _, g := range []string{"a", "b", "c"} {
+		if err := tk.AddGroup(toolkit.Group{Name: g, Description: g}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := tk.ExportState(ctx, "s1")
+	if b, _ := json.Marshal(st); err != nil || string(b) != `{"active_groups":[]}` {
+		t.Fatalf("fresh session: %s, %v", b, err)
+	}
+	if _, err := tk.ImportState(ctx, "s1", toolkit.SessionState{ActiveGroups: []string{"c", "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = tk.ExportState(ctx, "s1")
+	if b, _ := json.Marshal(st); err != nil || string(b) != `{"active_groups":["a","c"]}` {
+		t.Fatalf("after the import: %s, %v", b, err)
+	}
+	if _, err := tk.ImportState(ctx, "s1", toolkit.SessionState{ActiveGroups: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Fatalf("unknown group: %v", err)
+	}
+	if st, _ := tk.ExportState(ctx, "s1"); !slices.Equal(st.ActiveGroups, []string{"a", "c"}) {
+		t.Fatalf("a refused import changed the state: %v", st)
 	}
 }

@@ -2,6 +2,7 @@ package toolkit
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -55,4 +56,40 @@ func (m *MemoryState) Store(_ context.Context, session string, groups []string) 
 	m.rev++
 	m.sessions[session] = memoryEntry{groups: slices.Clone(groups), rev: m.rev}
 	return m.rev, nil
+}
+
+// SessionState is a session's state in the toolkit, as AgentScope 1.x's
+// Toolkit.state_dict gives it: {"active_groups": [...]}.
+type SessionState struct {
+	ActiveGroups []string `json:"active_groups"`
+}
+
+// ExportState returns a session's state (1.x state_dict).
+func (tk *Toolkit) ExportState(ctx context.Context, session string) (SessionState, error) {
+	active, _, err := tk.ActiveGroups(ctx, session, 0)
+	if err != nil {
+		return SessionState{}, err
+	}
+	if active == nil {
+		active = []string{}
+	}
+	return SessionState{ActiveGroups: active}, nil
+}
+
+// ImportState sets a session's state (1.x load_state_dict with strict):
+// every group it names must exist. It returns the new groups revision.
+func (tk *Toolkit) ImportState(ctx context.Context, session string, st SessionState) (uint64, error) {
+	groups := tk.Groups()
+	for _, g := range st.ActiveGroups {
+		if !slices.ContainsFunc(groups, func(x Group) bool { return x.Name == g }) {
+			return 0, fmt.Errorf("toolkit: the state names the group %q, which does not exist", g)
+		}
+	}
+	var ordered []string // in group order, as reset_tools stores them
+	for _, g := range groups {
+		if slices.Contains(st.ActiveGroups, g.Name) {
+			ordered = append(ordered, g.Name)
+		}
+	}
+	return tk.state.Store(ctx, session, ordered)
 }

@@ -213,3 +213,35 @@ skills:
 		t.Errorf("--json: exit %d, %v\n%s", code, err, out)
 	}
 }
+
+// TestSessionStateThroughToolctl: toolctl state export/import (AgentScope
+// 1.x state_dict / load_state_dict) move a session's active groups.
+func TestSessionStateThroughToolctl(t *testing.T) {
+	cfg, root := skillsConfig(t)
+	w := startWorker(t, "--config", cfg)
+	export := func() string {
+		out, se, code := toolctl(t, w.url, "state", "export", "--session", "s1")
+		var st struct {
+			Active []string `json:"active_groups"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Active == nil {
+			t.Fatalf("export: exit %d, %v\n%s%s", code, err, out, se)
+		}
+		return strings.Join(st.Active, ",")
+	}
+	if got := export(); got != "" {
+		t.Fatalf("export of a fresh session: %q", got)
+	}
+	file := filepath.Join(root, "state.json")
+	mustWrite(t, file, `{"active_groups": ["research"]}`)
+	if out, se, code := toolctl(t, w.url, "state", "import", "--session", "s1", file); code != 0 || !strings.Contains(out, "[research]") {
+		t.Fatalf("import: exit %d %s%s", code, out, se)
+	}
+	if got := export(); got != "research" {
+		t.Fatalf("export after the import: %q", got)
+	}
+	mustWrite(t, file, `{"active_groups": ["nope"]}`)
+	if _, se, code := toolctl(t, w.url, "state", "import", "--session", "s1", file); code == 0 || !strings.Contains(se, "nope") {
+		t.Fatalf("import of an unknown group: exit %d %s", code, se)
+	}
+}
