@@ -65,6 +65,7 @@ type flags struct {
 	grace      time.Duration
 	workspace  string
 	shared     bool
+	httpAddr   string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -90,6 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.kvReplicas, "kv-replicas", 1, "`replicas` of the group-state and results KV buckets when this worker creates them (1-5; 3 on a 3-node cluster)")
 	fs.StringVar(&f.workspace, "workspace", "", "`directory` of the file tools and where shell and Python commands start (default "+config.DataDir()+"/workspace)")
 	fs.BoolVar(&f.shared, "shared-workspace", false, "every worker mounts the same workspace: the file, shell and Python tools need no session affinity")
+	fs.StringVar(&f.httpAddr, "http", "", "serve Prometheus /metrics, /healthz and /readyz on this `address` (e.g. 127.0.0.1:9464; port 0 picks one); off by default")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {
@@ -199,7 +201,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			interrupted <- nil
 		}
 	}()
-	w, err := start(startCtx, cfg, instance, f.kvReplicas, log)
+	w, err := start(startCtx, cfg, instance, f.kvReplicas, f.httpAddr, log)
 	close(started)
 	s := <-interrupted
 	if err != nil {
@@ -237,10 +239,19 @@ type running struct {
 	nc       *nats.Conn
 	worker   *bus.Worker // announces the toolkit too
 	stops    []func()    // the mounts', in start order
+	ops      *ops        // the --http endpoint; nil without it
+}
+
+// opsAddr is the --http endpoint's address, "" without one.
+func (r *running) opsAddr() string {
+	if r.ops == nil {
+		return ""
+	}
+	return r.ops.addr
 }
 
 // start brings a worker up; on error everything started is stopped again.
-func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas int, log *slog.Logger) (_ *running, err error) {
+func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas int, httpAddr string, log *slog.Logger) (_ *running, err error) {
 	r := &running{instance: instance}
 	defer func() {
 		if err != nil {
@@ -301,6 +312,10 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 			r.stops = append(r.stops, stop)
 		}
 	}
+	if httpAddr != "" {
+		r.ops = newOps()
+		tk.Use(r.ops.middleware())
+	}
 	tk.Use(chain(cfg.Middleware, log, env.middleware)...)
 	if err := checkFleetPolicy(ctx, r.nc, cfg.QueueGroup, r.instance, tk, env.Policy); err != nil {
 		return nil, err
@@ -345,8 +360,13 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		}
 		groups = append(groups, g.Name+" ("+state+" by default)")
 	}
+	if r.ops != nil {
+		if err := r.ops.serve(httpAddr, r.nc, r.worker, log); err != nil {
+			return nil, err
+		}
+	}
 	log.Info("toolbus worker ready",
-		"nats", url, "embedded", r.srv != nil, "queue", cfg.QueueGroup,
+		"nats", url, "embedded", r.srv != nil, "queue", cfg.QueueGroup, "http", r.opsAddr(),
 		"tools", strings.Join(tools, ","), "groups", cmp.Or(strings.Join(groups, ", "), "none"),
 		"try", tryLine(url, tools))
 	return r, nil
@@ -434,6 +454,7 @@ func (r *running) stop(graceCtx context.Context, log *slog.Logger) {
 
 // close releases what is started, in reverse order.
 func (r *running) close() {
+	r.ops.stop()
 	if r.worker != nil {
 		r.worker.Stop(context.Background())
 	}

@@ -1,0 +1,60 @@
+package main_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestOperatorEndpoint: --http serves /healthz, /readyz and Prometheus
+// metrics that count the calls by tool, state and code.
+func TestOperatorEndpoint(t *testing.T) {
+	w := startWorker(t, "--http", "127.0.0.1:0")
+	var ready struct {
+		HTTP string `json:"http"`
+	}
+	for _, line := range strings.Split(w.stderr.String(), "\n") {
+		if strings.Contains(line, `"toolbus worker ready"`) {
+			json.Unmarshal([]byte(line), &ready)
+		}
+	}
+	if ready.HTTP == "" {
+		t.Fatalf("no http address in the ready line:\n%s", w.stderr)
+	}
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + ready.HTTP + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code, body := get("/readyz"); code != 200 || body != "ready\n" {
+		t.Errorf("/readyz: %d %q", code, body)
+	}
+	for range 2 {
+		if _, se, code := toolctl(t, w.url, "call", "echo", `{"text":"hi"}`); code != 0 {
+			t.Fatalf("echo: exit %d %s", code, se)
+		}
+	}
+	_, metrics := get("/metrics")
+	for _, want := range []string{
+		`toolbus_worker_calls_total{code="",state="success",tool="echo"} 2`,
+		`toolbus_worker_call_duration_seconds_count{tool="echo"} 2`,
+		`toolbus_worker_calls_in_flight 0`,
+		`toolbus_nats_connected 1`,
+		`toolbus_nats_reconnects_total 0`,
+		`# TYPE toolbus_worker_calls_total counter`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
