@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -56,5 +58,25 @@ func TestOperatorEndpoint(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	promtoolCheck(t, metrics)
+}
+
+// promtoolCheck runs promtool check metrics on a /metrics page. promtool
+// comes from Debian's prometheus package, unpacked by ./scripts/test; CI
+// must have it.
+func promtoolCheck(t *testing.T, metrics string) {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is not installed (./scripts/test unpacks it into .testdeps/bin)")
+		}
+		t.Skip("promtool is not installed; ./scripts/test unpacks it into .testdeps/bin")
+	}
+	cmd := exec.Command(path, "check", "metrics")
+	cmd.Stdin = strings.NewReader(metrics)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
