@@ -66,6 +66,8 @@ type flags struct {
 	workspace  string
 	shared     bool
 	httpAddr   string
+	logLevel   string
+	version    bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -92,6 +94,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.workspace, "workspace", "", "`directory` of the file tools and where shell and Python commands start (default "+config.DataDir()+"/workspace)")
 	fs.BoolVar(&f.shared, "shared-workspace", false, "every worker mounts the same workspace: the file, shell and Python tools need no session affinity")
 	fs.StringVar(&f.httpAddr, "http", "", "serve Prometheus /metrics, /healthz and /readyz on this `address` (e.g. 127.0.0.1:9464; port 0 picks one); off by default")
+	fs.StringVar(&f.logLevel, "log-level", "", "log `level`: debug, info, warn or error (default info)")
+	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {
@@ -132,6 +136,8 @@ func loadConfig(f *flags) (*config.Config, error) {
 			cfg.QueueGroup, sources["queue_group"] = f.queue, src
 		case "log-format":
 			cfg.LogFormat, sources["log_format"] = f.logFormat, src
+		case "log-level":
+			cfg.LogLevel, sources["log_level"] = f.logLevel, src
 		case "group-state":
 			cfg.State.Groups, sources["state.groups"] = f.groupState, src
 		case "grace":
@@ -165,6 +171,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil { // reported by the flag package or parseFlags
 		return exitUsage
+	}
+	if f.version {
+		fmt.Fprintln(stdout, "toolbus worker", cmp.Or(version(), "(devel)"))
+		return exitOK
 	}
 	cfg, err := loadConfig(f)
 	if err != nil {

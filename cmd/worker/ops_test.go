@@ -80,3 +80,23 @@ func promtoolCheck(t *testing.T, metrics string) {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
+
+// TestVersionAndLogLevel: --version prints the version; --log-level
+// overrides the configured level.
+func TestVersionAndLogLevel(t *testing.T) {
+	p := startProc(t, cleanEnv(t), workerBin, "--version")
+	if code := p.exit(t); code != 0 || !strings.HasPrefix(p.stdout.String(), "toolbus worker ") {
+		t.Fatalf("--version: exit %d %q", code, p.stdout)
+	}
+	w := startWorker(t, "--log-level", "debug")
+	if _, se, code := toolctl(t, w.url, "call", "echo", `{"text":"hi"}`); code != 0 {
+		t.Fatalf("echo: exit %d %s", code, se)
+	}
+	if !strings.Contains(w.stderr.String(), `"level":"DEBUG"`) {
+		t.Errorf("no debug line with --log-level debug:\n%s", w.stderr)
+	}
+	p = startProc(t, cleanEnv(t), workerBin, "--log-level", "loud", "--check-config")
+	if code := p.exit(t); code == 0 || !strings.Contains(p.stderr.String(), "flag --log-level") {
+		t.Errorf("--log-level loud: exit %d\n%s", code, p.stderr)
+	}
+}
