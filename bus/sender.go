@@ -59,6 +59,7 @@ type sender struct {
 	lastPub   time.Time
 	abandonAt time.Time // set when the clock first sees the ctx done
 	lastAlive time.Time // durable: when JetStream was last told the call is in progress
+	started   time.Time // when the worker took the call
 }
 
 // holdLimit is the most content bytes held back before a flush.
@@ -423,6 +424,9 @@ func (s *sender) repeatable() bool {
 // content otherwise.
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
+	if h := s.w.opts.OnFinal; h != nil {
+		h(s.call.Name, resp.State, resp.Code, time.Since(s.started))
+	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits
 	// for the final through finishing.

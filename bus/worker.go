@@ -80,6 +80,12 @@ type WorkerOptions struct {
 	// SessionsOptions). Nil leaves it off: such calls run wherever the
 	// queue group delivers them.
 	Sessions *SessionsOptions
+	// OnFinal, when set, is told of every final the worker sends: the
+	// tool, how the call ended, and how long since the worker took it (0
+	// for a call answered at once without running: a bad request, an
+	// unknown tool). It runs on the call's goroutine and must not block;
+	// metrics use it.
+	OnFinal func(tool string, state toolkit.State, code toolkit.Code, took time.Duration)
 	// Meta adds parts to the worker's announcements
 	// (discovery.AnnouncerOptions.Meta): packages such as skill and
 	// permission announce what they add to the worker this way.
@@ -492,6 +498,9 @@ func callKey(identity, id string) string { return wire.ResultKey(identity, id) }
 
 // replyFinal sends a lone final frame (seq 1).
 func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) {
+	if h := w.opts.OnFinal; h != nil {
+		h(in.tool, resp.State, resp.Code, 0)
+	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: 1, Final: resp}
 	in.dur.mark(f)
 	data, err := c.Marshal(f)
@@ -659,7 +668,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		return nil
 	}
 	now := time.Now()
-	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, dur: in.dur,
+	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur,
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}

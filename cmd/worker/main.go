@@ -322,9 +322,10 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 			r.stops = append(r.stops, stop)
 		}
 	}
+	var onFinal func(string, toolkit.State, toolkit.Code, time.Duration)
 	if httpAddr != "" {
 		r.ops = newOps()
-		tk.Use(r.ops.middleware())
+		onFinal = r.ops.onFinal
 	}
 	tk.Use(chain(cfg.Middleware, log, env.middleware)...)
 	if err := checkFleetPolicy(ctx, r.nc, cfg.QueueGroup, r.instance, tk, env.Policy); err != nil {
@@ -353,6 +354,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		Durable:     durable,
 		Results:     results,
 		Sessions:    sessions,
+		OnFinal:     onFinal,
 	})
 	if err != nil {
 		return nil, err

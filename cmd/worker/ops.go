@@ -35,11 +35,11 @@ func newOps() *ops {
 	o := &ops{reg: prometheus.NewRegistry()}
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "toolbus_worker_calls_total",
-		Help: "Calls the worker's tools ran, by tool and how they ended (state and code; code is empty on success).",
+		Help: "Calls the worker answered, by tool and how they ended (state and code; code is empty on success), refused ones included.",
 	}, []string{"tool", "state", "code"})
 	o.dur = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toolbus_worker_call_duration_seconds",
-		Help:    "Time the worker's tools ran, by tool.",
+		Help:    "Time from taking a call to its final, by tool (calls that ran).",
 		Buckets: []float64{.0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5, 30, 120},
 	}, []string{"tool"})
 	o.reg.MustRegister(o.calls, o.dur,
@@ -47,23 +47,12 @@ func newOps() *ops {
 	return o
 }
 
-// middleware counts and times every call that reaches the tools' chain
-// (calls refused before it, as unknown or invalid, are answered by the
-// worker without running).
-func (o *ops) middleware() toolkit.Middleware {
-	return func(next toolkit.Handler) toolkit.Handler {
-		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			start := time.Now()
-			err := next(ctx, call, w)
-			o.dur.WithLabelValues(call.Name).Observe(time.Since(start).Seconds())
-			state, code := toolkit.StateSuccess, toolkit.Code("")
-			if err != nil {
-				f := toolkit.Failure(ctx, err)
-				state, code = f.Code.State(), f.Code
-			}
-			o.calls.WithLabelValues(call.Name, string(state), string(code)).Inc()
-			return err
-		}
+// onFinal counts every final the worker sends (bus.WorkerOptions.OnFinal),
+// calls refused at once included, and times the calls that ran.
+func (o *ops) onFinal(tool string, state toolkit.State, code toolkit.Code, took time.Duration) {
+	o.calls.WithLabelValues(tool, string(state), string(code)).Inc()
+	if took > 0 {
+		o.dur.WithLabelValues(tool).Observe(took.Seconds())
 	}
 }
 

@@ -46,10 +46,15 @@ func TestOperatorEndpoint(t *testing.T) {
 			t.Fatalf("echo: exit %d %s", code, se)
 		}
 	}
+	// A call refused before it runs is counted too.
+	if _, _, code := toolctl(t, w.url, "call", "echo", `{"text":5}`); code == 0 {
+		t.Fatal("echo with a number: exit 0")
+	}
 	_, metrics := get("/metrics")
 	for _, want := range []string{
 		`toolbus_worker_calls_total{code="",state="success",tool="echo"} 2`,
-		`toolbus_worker_call_duration_seconds_count{tool="echo"} 2`,
+		`toolbus_worker_call_duration_seconds_count{tool="echo"} 3`,
+		`toolbus_worker_calls_total{code="invalid_input",state="error",tool="echo"} 1`,
 		`toolbus_worker_calls_in_flight 0`,
 		`toolbus_nats_connected 1`,
 		`toolbus_nats_reconnects_total 0`,
