@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -181,5 +182,13 @@ func TestPrinter(t *testing.T) {
 				t.Errorf("printed %q, want %q", b.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestVersionCommand: toolctl version prints its version without NATS.
+func TestVersionCommand(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run(context.Background(), []string{"version"}, strings.NewReader(""), &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "toolctl ") {
+		t.Fatalf("toolctl version: exit %d %q %q", code, out.String(), errb.String())
 	}
 }
