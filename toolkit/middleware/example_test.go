@@ -60,7 +60,7 @@ func Example() {
 	// -> sunny in Paris
 	// level=INFO msg="tool call" tool=weather call=c1 session=s1 state=success code="" chunks=1
 	// -> sunny in Paris
-	// level=WARN msg="tool call" tool=weather call=c2 session=s1 state=error code=overloaded chunks=0
+	// level=WARN msg="tool call" tool=weather call=c2 session=s1 state=error code=overloaded chunks=0 error="RateLimitError: too many calls to 'weather'; retry after 1s."
 	// -> overloaded retry later: true
 	// the tool ran 1 time(s)
 }
