@@ -275,7 +275,7 @@ func TestConfigRejected(t *testing.T) {
 						t.Errorf("stderr does not contain %q:\n%s", w, p.stderr)
 					}
 				}
-				if strings.Contains(p.stderr.String(), "ready") {
+				if strings.Contains(p.stderr.String(), "worker ready") {
 					t.Errorf("the worker started:\n%s", p.stderr)
 				}
 			})
