@@ -19,7 +19,7 @@ func Example() {
 	// A logger without the varying fields, so the output is stable.
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey || a.Key == "duration" {
+			if a.Key == slog.TimeKey || a.Key == "duration" || a.Key == "error" { // the error says when to retry
 				return slog.Attr{}
 			}
 			return a
@@ -60,7 +60,7 @@ func Example() {
 	// -> sunny in Paris
 	// level=INFO msg="tool call" tool=weather call=c1 session=s1 state=success code="" chunks=1
 	// -> sunny in Paris
-	// level=WARN msg="tool call" tool=weather call=c2 session=s1 state=error code=overloaded chunks=0 error="RateLimitError: too many calls to 'weather'; retry after 1s."
+	// level=WARN msg="tool call" tool=weather call=c2 session=s1 state=error code=overloaded chunks=0
 	// -> overloaded retry later: true
 	// the tool ran 1 time(s)
 }
