@@ -68,6 +68,7 @@ type flags struct {
 	httpAddr   string
 	logLevel   string
 	version    bool
+	probe      string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -96,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.httpAddr, "http", "", "serve Prometheus /metrics, /healthz and /readyz on this `address` (e.g. 127.0.0.1:9464; port 0 picks one); off by default")
 	fs.StringVar(&f.logLevel, "log-level", "", "log `level`: debug, info, warn or error (default info)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	fs.StringVar(&f.probe, "probe", "", "GET this `URL` (a worker's /readyz, say) and exit 0 when it answers 200: a healthcheck for images without curl")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {
@@ -175,6 +177,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if f.version {
 		fmt.Fprintln(stdout, "toolbus worker", cmp.Or(version(), "(devel)"))
 		return exitOK
+	}
+	if f.probe != "" {
+		return probe(f.probe, stderr)
 	}
 	cfg, err := loadConfig(f)
 	if err != nil {

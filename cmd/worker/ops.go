@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -101,4 +103,21 @@ func (o *ops) stop() {
 		defer cancel()
 		o.srv.Shutdown(ctx)
 	}
+}
+
+// probe is --probe: a GET of url within 5s; 0 when it answers 200.
+func probe(url string, stderr io.Writer) int {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		fmt.Fprintln(stderr, "worker: probe:", err)
+		return exitFailed
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		fmt.Fprintf(stderr, "worker: probe: %s: %s %s\n", url, resp.Status, strings.TrimSpace(string(b)))
+		return exitFailed
+	}
+	return exitOK
 }

@@ -105,3 +105,27 @@ func TestVersionAndLogLevel(t *testing.T) {
 		t.Errorf("--log-level loud: exit %d\n%s", code, p.stderr)
 	}
 }
+
+// TestProbe: worker --probe URL is a healthcheck: 0 when the URL answers
+// 200, 1 otherwise.
+func TestProbe(t *testing.T) {
+	w := startWorker(t, "--http", "127.0.0.1:0")
+	var addr string
+	for _, line := range strings.Split(w.stderr.String(), "\n") {
+		var ready struct {
+			Msg  string `json:"msg"`
+			HTTP string `json:"http"`
+		}
+		if json.Unmarshal([]byte(line), &ready) == nil && ready.Msg == "toolbus worker ready" {
+			addr = ready.HTTP
+		}
+	}
+	p := startProc(t, cleanEnv(t), workerBin, "--probe", "http://"+addr+"/readyz")
+	if code := p.exit(t); code != 0 {
+		t.Errorf("probe of /readyz: exit %d\n%s", code, p.stderr)
+	}
+	p = startProc(t, cleanEnv(t), workerBin, "--probe", "http://"+addr+"/nope")
+	if code := p.exit(t); code != 1 || !strings.Contains(p.stderr.String(), "404") {
+		t.Errorf("probe of a missing page: exit %d\n%s", code, p.stderr)
+	}
+}
