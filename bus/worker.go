@@ -325,6 +325,13 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 // Instance returns the worker's instance id.
 func (w *Worker) Instance() string { return w.opts.Instance }
 
+// Draining reports whether Stop was called: the worker takes no new calls.
+func (w *Worker) Draining() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stopping
+}
+
 // Queue returns the worker's queue group.
 func (w *Worker) Queue() string { return w.opts.Queue }
 

@@ -81,6 +81,10 @@ func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, log *slog.Logger)
 			http.Error(rw, "not ready: not connected to NATS ("+nc.Status().String()+")", http.StatusServiceUnavailable)
 			return
 		}
+		if w.Draining() {
+			http.Error(rw, "not ready: draining (stopping; no new calls)", http.StatusServiceUnavailable)
+			return
+		}
 		fmt.Fprintln(rw, "ready")
 	})
 	ln, err := net.Listen("tcp", addr)

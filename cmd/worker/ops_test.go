@@ -7,7 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestOperatorEndpoint: --http serves /healthz, /readyz and Prometheus
@@ -127,5 +132,53 @@ func TestProbe(t *testing.T) {
 	p = startProc(t, cleanEnv(t), workerBin, "--probe", "http://"+addr+"/nope")
 	if code := p.exit(t); code != 1 || !strings.Contains(p.stderr.String(), "404") {
 		t.Errorf("probe of a missing page: exit %d\n%s", code, p.stderr)
+	}
+}
+
+// TestReadyzWhileDraining: a stopping worker is no longer ready while its
+// running calls finish.
+func TestReadyzWhileDraining(t *testing.T) {
+	w := startWorker(t, "--http", "127.0.0.1:0", "--grace", "20s")
+	var addr string
+	for _, line := range strings.Split(w.stderr.String(), "\n") {
+		var ready struct {
+			Msg  string `json:"msg"`
+			HTTP string `json:"http"`
+		}
+		if json.Unmarshal([]byte(line), &ready) == nil && ready.Msg == "toolbus worker ready" {
+			addr = ready.HTTP
+		}
+	}
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	c, err := bus.NewClient(natstest.URLConn(t, w.url), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	done := make(chan *toolkit.Response, 1)
+	go func() {
+		done <- c.Invoke(secureCtx(t), toolkit.ToolCall{Name: "sleep", Input: map[string]any{"seconds": 2}})
+	}()
+	natstest.WaitFor(t, "the sleep call to run", func() bool {
+		_, m := get("/metrics")
+		return strings.Contains(m, "toolbus_worker_calls_in_flight 1")
+	})
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, "/readyz to say draining", func() bool {
+		code, body := get("/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "draining")
+	})
+	if r := <-done; r.State != toolkit.StateSuccess {
+		t.Errorf("the running call: %+v", r)
 	}
 }
