@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"runtime/debug"
+
+	"github.com/toolbus/toolbus/internal/buildinfo"
 )
 
 func init() {
@@ -15,16 +16,7 @@ func init() {
 			if len(args) > 0 {
 				return e.usagef("version takes no arguments")
 			}
-			v := ""
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				v = bi.Main.Version
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-						v += "+" + s.Value[:12]
-					}
-				}
-			}
-			fmt.Fprintln(e.stdout, "toolctl", cmp.Or(v, "(devel)"))
+			fmt.Fprintln(e.stdout, "toolctl", cmp.Or(buildinfo.Version(), "(devel)"))
 			return exitOK
 		},
 	})

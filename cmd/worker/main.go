@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -25,6 +24,7 @@ import (
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/buildinfo"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -175,7 +175,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.version {
-		fmt.Fprintln(stdout, "toolbus worker", cmp.Or(version(), "(devel)"))
+		fmt.Fprintln(stdout, "toolbus worker", cmp.Or(buildinfo.Version(), "(devel)"))
 		return exitOK
 	}
 	if f.probe != "" {
@@ -354,7 +354,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		Instance:    r.instance,
 		MaxInFlight: cfg.Middleware.MaxInFlight,
 		Logger:      log,
-		Version:     version(),
+		Version:     buildinfo.Version(),
 		Meta:        env.meta,
 		Durable:     durable,
 		Results:     results,
@@ -576,20 +576,4 @@ func describe(cfg *config.Config) string {
 	}
 	return fmt.Sprintf("%s, queue %s, built-in tools [%s], %d groups, %d MCP servers, %d skill directories",
 		where, cfg.QueueGroup, strings.Join(tools, " "), len(cfg.Groups), len(cfg.MCPServers), len(cfg.Skills))
-}
-
-// version is the module version and VCS revision the binary was built
-// from, for announcements.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += "+" + s.Value[:12]
-		}
-	}
-	return v
 }

@@ -18,28 +18,7 @@ import (
 // TestOperatorEndpoint: --http serves /healthz, /readyz and Prometheus
 // metrics that count the calls by tool, state and code.
 func TestOperatorEndpoint(t *testing.T) {
-	w := startWorker(t, "--http", "127.0.0.1:0")
-	var ready struct {
-		HTTP string `json:"http"`
-	}
-	for _, line := range strings.Split(w.stderr.String(), "\n") {
-		if strings.Contains(line, `"toolbus worker ready"`) {
-			json.Unmarshal([]byte(line), &ready)
-		}
-	}
-	if ready.HTTP == "" {
-		t.Fatalf("no http address in the ready line:\n%s", w.stderr)
-	}
-	get := func(path string) (int, string) {
-		t.Helper()
-		resp, err := http.Get("http://" + ready.HTTP + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	w, _, get := opsEndpoint(t)
 	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
@@ -114,17 +93,7 @@ func TestVersionAndLogLevel(t *testing.T) {
 // TestProbe: worker --probe URL is a healthcheck: 0 when the URL answers
 // 200, 1 otherwise.
 func TestProbe(t *testing.T) {
-	w := startWorker(t, "--http", "127.0.0.1:0")
-	var addr string
-	for _, line := range strings.Split(w.stderr.String(), "\n") {
-		var ready struct {
-			Msg  string `json:"msg"`
-			HTTP string `json:"http"`
-		}
-		if json.Unmarshal([]byte(line), &ready) == nil && ready.Msg == "toolbus worker ready" {
-			addr = ready.HTTP
-		}
-	}
+	_, addr, _ := opsEndpoint(t)
 	p := startProc(t, cleanEnv(t), workerBin, "--probe", "http://"+addr+"/readyz")
 	if code := p.exit(t); code != 0 {
 		t.Errorf("probe of /readyz: exit %d\n%s", code, p.stderr)
@@ -138,26 +107,7 @@ func TestProbe(t *testing.T) {
 // TestReadyzWhileDraining: a stopping worker is no longer ready while its
 // running calls finish.
 func TestReadyzWhileDraining(t *testing.T) {
-	w := startWorker(t, "--http", "127.0.0.1:0", "--grace", "20s")
-	var addr string
-	for _, line := range strings.Split(w.stderr.String(), "\n") {
-		var ready struct {
-			Msg  string `json:"msg"`
-			HTTP string `json:"http"`
-		}
-		if json.Unmarshal([]byte(line), &ready) == nil && ready.Msg == "toolbus worker ready" {
-			addr = ready.HTTP
-		}
-	}
-	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	w, _, get := opsEndpoint(t, "--grace", "20s")
 	c, err := bus.NewClient(natstest.URLConn(t, w.url), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -180,5 +130,35 @@ func TestReadyzWhileDraining(t *testing.T) {
 	})
 	if r := <-done; r.State != toolkit.StateSuccess {
 		t.Errorf("the running call: %+v", r)
+	}
+}
+
+// opsEndpoint starts a worker with --http on a free port and returns it,
+// the endpoint's address and a GET of one of its paths (status and body;
+// 0 and the error when it cannot connect).
+func opsEndpoint(t *testing.T, args ...string) (*worker, string, func(path string) (int, string)) {
+	t.Helper()
+	w := startWorker(t, append([]string{"--http", "127.0.0.1:0"}, args...)...)
+	var addr string
+	for _, line := range strings.Split(w.stderr.String(), "\n") {
+		var ready struct {
+			Msg  string `json:"msg"`
+			HTTP string `json:"http"`
+		}
+		if json.Unmarshal([]byte(line), &ready) == nil && ready.Msg == "toolbus worker ready" {
+			addr = ready.HTTP
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no http address in the ready line:\n%s", w.stderr)
+	}
+	return w, addr, func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
 }
