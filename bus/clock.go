@@ -117,6 +117,7 @@ func (k *clock) run() {
 			for _, s := range k.calls {
 				s.check(now)
 			}
+			k.w.watchInline(now)
 			nextTick = time.Time{}
 			if len(k.calls) > 0 {
 				nextTick = now.Add(clockTick)

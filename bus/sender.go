@@ -35,6 +35,7 @@ type sender struct {
 	key     string    // in Worker.calls: the id, scoped by the caller's identity
 	mem     int       // taken from Worker.inputs, given back by release
 	dur     *delivery // the durable delivery; nil on the core path
+	pace    *pace     // its tool's run times; nil for a tool not served
 	in      *incoming // a session-bound call's request, for affinity; nil otherwise
 	pin     pin
 	keep    bool // store the final for Client.Result
@@ -84,8 +85,16 @@ func (s *sender) run() {
 		s.final(s.w.overloaded(s.id))
 		return
 	}
+	s.runSlotted()
+}
+
+// runSlotted is run once the call holds its slot.
+func (s *sender) runSlotted() {
 	resp := s.serve()
 	<-s.w.slots
+	if s.pace != nil {
+		s.pace.record(time.Since(s.started))
+	}
 	if s.pin.here {
 		s.pinned(resp)
 	}

@@ -171,26 +171,21 @@ type Worker struct {
 	pinMeta      wire.MetaEntry       // wire.MetaSessionWorker and the instance, then meta: for pinned calls' finals
 	ann          *discovery.Announcer // nil when announcing is off
 
-	// Calls arrive on inbox, shared by the call subscriptions. Idle
-	// readers wait on it; the reader that takes a call makes sure another
-	// is waiting and runs the call itself, so a call reaches its goroutine
-	// in one hop. A burst starts readers up to maxReaders; when it is
-	// over all but idleReaders end.
-	inbox      chan *nats.Msg
-	spare      atomic.Int32 // readers not running a call
-	readers    atomic.Int32 // readers alive
-	maxReaders int32
-	mayHold    atomic.Int32  // readers waiting on inbox or registering a call they took
-	slots      chan struct{} // one per call whose tool runs: MaxInFlight of them
-	finishing  atomic.Int32  // finals being published (their calls already out of calls)
-	inputs     *memBudget    // what MaxInputMemory bounds
-	dur        *durablePath  // nil without WorkerOptions.Durable
-	results    *results      // nil without WorkerOptions.Results
-	aff        *affinity     // nil without WorkerOptions.Sessions
-	closeOnce  sync.Once
+	// Calls arrive on inbox, shared by the call subscriptions; readers
+	// take them (readers.go).
+	inbox     chan *nats.Msg
+	rd        readers
+	mayHold   atomic.Int32  // readers waiting on inbox or registering a call they took
+	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
+	finishing atomic.Int32  // finals being published (their calls already out of calls)
+	inputs    *memBudget    // what MaxInputMemory bounds
+	dur       *durablePath  // nil without WorkerOptions.Durable
+	results   *results      // nil without WorkerOptions.Results
+	aff       *affinity     // nil without WorkerOptions.Sessions
+	closeOnce sync.Once
 }
 
-// idleReaders is how many readers wait for calls while none arrive.
+// idleReaders is how many readers wait to lead while no calls arrive.
 const idleReaders = 4
 
 // overloadReaders are the readers beyond MaxInFlight: with MaxInFlight
@@ -238,15 +233,13 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		tombs: map[string]tombEntry{},
 		meta:  wire.MetaEntry{Key: wire.MetaWorker, Value: o.Instance},
 		inbox: make(chan *nats.Msg, callQueue),
+		rd:    readers{max: o.MaxInFlight + overloadReaders, alive: 1, baton: make(chan struct{})},
 	}
 	w.pinMeta = wire.MetaEntry{Key: wire.MetaSessionWorker, Value: o.Instance, Next: &w.meta}
 	w.clock = newClock(w)
 	go w.clock.run()
-	w.maxReaders = int32(o.MaxInFlight + overloadReaders)
 	w.inputs = newMemBudget(o.MaxInputMemory)
 	w.slots = make(chan struct{}, o.MaxInFlight)
-	w.spare.Add(1)
-	w.readers.Add(1)
 	go w.reader()
 	var err error
 	if o.Durable != nil || o.Results != nil || o.Sessions != nil {
@@ -401,6 +394,7 @@ func (w *Worker) syncLocked() error {
 	if w.dur != nil {
 		w.dur.sync(served)
 	}
+	w.rd.setTools(served)
 	var errs []error
 	for name, subs := range w.subs {
 		if !want[name] {
@@ -535,43 +529,6 @@ func (w *Worker) abort() {
 
 // closeInbox ends the readers; no call subscription may deliver anymore.
 func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
-
-// reader takes calls from the inbox and runs them. The reader that takes
-// the last spare place starts another (up to maxReaders), so a call
-// reaches a waiting goroutine in one hop; after its call a reader ends
-// when more than idleReaders are waiting, so a burst's goroutines (and
-// their grown stacks) do not stay.
-func (w *Worker) reader() {
-	defer w.readers.Add(-1)
-	for {
-		w.mayHold.Add(1) // before the receive: see waitIdle
-		m, ok := <-w.inbox
-		if !ok {
-			w.mayHold.Add(-1)
-			w.spare.Add(-1)
-			return
-		}
-		if w.spare.Add(-1) == 0 && w.readers.Load() < w.maxReaders {
-			// Nobody else is waiting for the next call: start a reader.
-			w.spare.Add(1)
-			w.readers.Add(1)
-			go w.reader()
-		}
-		mem := w.inputs.acquire(16 * len(m.Data))
-		s := w.onCall(m)
-		w.mayHold.Add(-1)
-		if s == nil {
-			w.inputs.release(mem)
-		} else {
-			s.mem = mem
-			s.run()
-		}
-		if w.spare.Add(1) > idleReaders {
-			w.spare.Add(-1)
-			return
-		}
-	}
-}
 
 // onCall checks a request and registers its call, returning its sender;
 // nil when it was answered at once (a bad request, overload, a cancel

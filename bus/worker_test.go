@@ -558,3 +558,50 @@ func TestResentIDAfterFinal(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickToolTurnedSlow: a tool that was quick for many calls runs on
+// the reader that receives calls; when one of its calls blocks, the calls
+// behind it still run (the worker's clock passes the receiving on), long
+// before the blocked call ends.
+func TestQuickToolTurnedSlow(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	var block atomic.Bool
+	release := make(chan struct{})
+	mustAdd(t, tk, toolkit.Func("flip", "Quick until told to block.", func(ctx context.Context, in struct{}) (string, error) {
+		if block.Load() {
+			<-release
+		}
+		return "ok", nil
+	}))
+	mustAdd(t, tk, echoTool())
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	unblock := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(unblock) // before the worker stops, also when the test fails
+	// Quick calls one after the other: the tool runs where calls are
+	// received.
+	for range 200 {
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip"}); r.State != toolkit.StateSuccess {
+			t.Fatalf("flip: %+v", r)
+		}
+	}
+	block.Store(true)
+	blocked := make(chan *toolkit.Response, 1)
+	go func() { blocked <- c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip"}) }()
+	for i := range 50 {
+		r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": fmt.Sprint(i)}})
+		if r.Text() != fmt.Sprint(i) {
+			t.Fatalf("echo %d behind a blocked call: %+v", i, r)
+		}
+	}
+	select {
+	case r := <-blocked:
+		t.Fatalf("the blocked call ended before it was released: %+v", r)
+	default:
+	}
+	unblock()
+	if r := <-blocked; r.State != toolkit.StateSuccess {
+		t.Fatalf("the blocked call, released: %+v", r)
+	}
+}
