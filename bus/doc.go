@@ -92,14 +92,23 @@
 //     runs while calls are pending and looks at them every StallTimeout/8.
 //     Only a cancelled call arms a timer (CancelGrace), and a request with
 //     a timeout gets the context deadline the tool sees.
-//   - Calls reach their goroutine in one hop: the call subscriptions
-//     deliver into one channel, idle goroutines wait on it, and the one
-//     that takes a call runs it after making sure another is waiting. A
-//     burst starts goroutines up to MaxInFlight plus a few (those answer
-//     overloaded while MaxInFlight calls run); after it all but a few end.
-//     The channel holds 32768 calls not yet taken; NATS drops calls beyond
-//     (their callers see worker_lost), which only happens to a worker
-//     starved of CPU.
+//   - No goroutine wake per quick call. The call subscriptions deliver
+//     into one channel, and one goroutine at a time (the leader) receives
+//     from it. A quick tool's call (its last 16 runs each ended within
+//     200µs) runs on the leader, which then receives the next: a stream
+//     of quick calls is drained as a plain NATS replier drains its
+//     subscription, and their finals leave in batches. Any other call
+//     reaches its goroutine in one hop: the leader passes the receiving
+//     on (to a waiting goroutine, or a new one) and runs the call itself.
+//     A quick call that blocks is caught by the clock within 2ms plus a
+//     tick, which passes the receiving on and marks the tool slow for its
+//     next 1024 runs; with more than 256 calls waiting, quick calls run
+//     on their own goroutines too, so CPU-bound ones spread over the
+//     cores. A burst starts goroutines up to MaxInFlight plus a few
+//     (those answer overloaded while MaxInFlight calls run); after it all
+//     but a few end. The channel holds 32768 calls not yet taken; NATS
+//     drops calls beyond (their callers see worker_lost), which only
+//     happens to a worker starved of CPU.
 //   - MaxInFlight bounds the calls whose tool runs: a call waiting for a
 //     goroutine or sending its final does not count.
 //   - msgpack bodies go through package wire's generated codec into

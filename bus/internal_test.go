@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -162,4 +163,52 @@ func TestSplitRefusesWhatCannotShrink(t *testing.T) {
 			t.Fatalf("split %+v", c)
 		}
 	}
+}
+
+// TestInlinable: a tool's calls run on the receiving reader only after
+// quickAfter quick runs in a row, not after a slow run or a penalty, not
+// on other paths, not without a free slot, and not while calls pile up in
+// the inbox.
+func TestInlinable(t *testing.T) {
+	w := &Worker{inbox: make(chan *nats.Msg, quickBacklog+1), slots: make(chan struct{}, 1)}
+	p := new(pace)
+	s := &sender{w: w, pace: p}
+	quickRuns := func(n int) {
+		for range n {
+			p.record(time.Microsecond)
+		}
+	}
+	try := func(want bool, what string) {
+		t.Helper()
+		got := w.inlinable(s)
+		if got {
+			<-w.slots
+		}
+		if got != want {
+			t.Fatalf("%s: inlinable = %v, want %v", what, got, want)
+		}
+	}
+	quickRuns(quickAfter - 1)
+	try(false, "one quick run short")
+	quickRuns(1)
+	try(true, "after quickAfter quick runs")
+	p.record(quickLimit + time.Microsecond)
+	try(false, "after a slow run")
+	quickRuns(quickAfter)
+	try(true, "quick again")
+	p.penalize()
+	quickRuns(quickAfter)
+	try(false, "penalized, quickAfter runs later")
+	quickRuns(slowPenalty)
+	try(true, "after the penalty")
+	s.keep = true
+	try(false, "a kept result")
+	s.keep = false
+	w.slots <- struct{}{}
+	try(false, "no free slot")
+	<-w.slots
+	for range quickBacklog + 1 {
+		w.inbox <- &nats.Msg{}
+	}
+	try(false, "calls piling up")
 }

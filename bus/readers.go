@@ -34,6 +34,11 @@ const (
 	// inlineLimit is how long the leader may run one call before the
 	// clock passes leadership on.
 	inlineLimit = 2 * time.Millisecond
+	// quickBacklog is how many calls may wait in the inbox while the
+	// leader runs a quick one: beyond it the leader passes leadership on
+	// and runs the call on its own goroutine, so that quick tools which
+	// use the CPU spread over the cores when calls pile up.
+	quickBacklog = 256
 )
 
 // pace is what the worker learned of a tool's run times: its quick runs
@@ -145,7 +150,7 @@ func (w *Worker) lead() (*sender, bool) {
 // inlinable reports whether s runs on the leader, and takes its slot if
 // so: a quick tool's call on the plain core path, with a slot free now.
 func (w *Worker) inlinable(s *sender) bool {
-	if s.pace == nil || !s.pace.quick() || s.in != nil || s.keep || s.dur != nil {
+	if s.pace == nil || !s.pace.quick() || s.in != nil || s.keep || s.dur != nil || len(w.inbox) > quickBacklog {
 		return false
 	}
 	select {

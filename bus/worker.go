@@ -143,10 +143,11 @@ func (o *WorkerOptions) withDefaults() WorkerOptions {
 
 // Worker serves a Toolkit on NATS: it queue-subscribes
 // wire.SubjectCallPrefix+name for every tool (and reset_tools when the toolkit
-// has groups), follows the toolkit's changes live, runs each call in its
-// own goroutine under the in-flight limit, and streams the call's frames
-// back on the request's reply subject. All methods are safe for concurrent
-// use.
+// has groups), follows the toolkit's changes live, runs each call under
+// the in-flight limit (a quick tool's on the goroutine that receives
+// calls, any other on a goroutine of its own: see readers.go), and
+// streams the call's frames back on the request's reply subject. All
+// methods are safe for concurrent use.
 type Worker struct {
 	nc   *nats.Conn
 	tk   *toolkit.Toolkit
