@@ -113,6 +113,7 @@ func Worker() Permissions {
 			wire.SubjectAnnouncePrefix + "*",
 			wire.SubjectSkillPrefix + "*",
 			wire.SubjectControlPrefix + ">",
+			wire.SubjectServicePrefix + ">",
 			wire.InboxPrefix + ">",
 			"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + calls + ".*",
 		},

@@ -171,8 +171,9 @@ func TestSplitRefusesWhatCannotShrink(t *testing.T) {
 // the inbox.
 func TestInlinable(t *testing.T) {
 	w := &Worker{inbox: make(chan *nats.Msg, quickBacklog+1), slots: make(chan struct{}, 1)}
-	p := new(pace)
-	s := &sender{w: w, pace: p}
+	ts := new(toolState)
+	p := &ts.pace
+	s := &sender{w: w, tool: ts}
 	quickRuns := func(n int) {
 		for range n {
 			p.record(time.Microsecond)

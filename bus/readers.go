@@ -134,7 +134,7 @@ func (w *Worker) lead() (*sender, bool) {
 			continue
 		}
 		s.mem = mem
-		s.pace = w.rd.pace(s.call.Name)
+		s.tool = w.toolState(s.call.Name)
 		if !w.inlinable(s) {
 			w.handOff()
 			return s, true
@@ -150,7 +150,7 @@ func (w *Worker) lead() (*sender, bool) {
 // inlinable reports whether s runs on the leader, and takes its slot if
 // so: a quick tool's call on the plain core path, with a slot free now.
 func (w *Worker) inlinable(s *sender) bool {
-	if s.pace == nil || !s.pace.quick() || s.in != nil || s.keep || s.dur != nil || len(w.inbox) > quickBacklog {
+	if s.tool == nil || !s.tool.pace.quick() || s.in != nil || s.keep || s.dur != nil || len(w.inbox) > quickBacklog {
 		return false
 	}
 	select {
@@ -226,6 +226,6 @@ func (w *Worker) watchInline(now time.Time) {
 	if s == nil || now.Sub(s.started) < inlineLimit || !w.rd.inline.CompareAndSwap(s, nil) {
 		return
 	}
-	s.pace.penalize()
+	s.tool.pace.penalize()
 	w.handOff()
 }

@@ -32,11 +32,11 @@ type sender struct {
 	w       *Worker
 	reply   string
 	id      string
-	key     string    // in Worker.calls: the id, scoped by the caller's identity
-	mem     int       // taken from Worker.inputs, given back by release
-	dur     *delivery // the durable delivery; nil on the core path
-	pace    *pace     // its tool's run times; nil for a tool not served
-	in      *incoming // a session-bound call's request, for affinity; nil otherwise
+	key     string     // in Worker.calls: the id, scoped by the caller's identity
+	mem     int        // taken from Worker.inputs, given back by release
+	dur     *delivery  // the durable delivery; nil on the core path
+	tool    *toolState // its tool's run times and numbers; nil for a tool not served
+	in      *incoming  // a session-bound call's request, for affinity; nil otherwise
 	pin     pin
 	keep    bool // store the final for Client.Result
 	codec   wire.Codec
@@ -92,9 +92,6 @@ func (s *sender) run() {
 func (s *sender) runSlotted() {
 	resp := s.serve()
 	<-s.w.slots
-	if s.pace != nil {
-		s.pace.record(time.Since(s.started))
-	}
 	if s.pin.here {
 		s.pinned(resp)
 	}
@@ -433,8 +430,13 @@ func (s *sender) repeatable() bool {
 // content otherwise.
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
+	took := time.Since(s.started)
+	if s.tool != nil {
+		s.tool.pace.record(took)
+		s.tool.ep.record(resp, took)
+	}
 	if h := s.w.opts.OnFinal; h != nil {
-		h(s.call.Name, resp.State, resp.Code, time.Since(s.started))
+		h(s.call.Name, resp.State, resp.Code, took)
 	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits

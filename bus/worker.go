@@ -176,13 +176,16 @@ type Worker struct {
 	// take them (readers.go).
 	inbox     chan *nats.Msg
 	rd        readers
-	mayHold   atomic.Int32  // readers waiting on inbox or registering a call they took
-	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
-	finishing atomic.Int32  // finals being published (their calls already out of calls)
-	inputs    *memBudget    // what MaxInputMemory bounds
-	dur       *durablePath  // nil without WorkerOptions.Durable
-	results   *results      // nil without WorkerOptions.Results
-	aff       *affinity     // nil without WorkerOptions.Sessions
+	tools     atomic.Pointer[map[string]*toolState] // by name; replaced when the tools change
+	started   time.Time
+	svcSubs   []*nats.Subscription // the services protocol's (service.go)
+	mayHold   atomic.Int32         // readers waiting on inbox or registering a call they took
+	slots     chan struct{}        // one per call whose tool runs: MaxInFlight of them
+	finishing atomic.Int32         // finals being published (their calls already out of calls)
+	inputs    *memBudget           // what MaxInputMemory bounds
+	dur       *durablePath         // nil without WorkerOptions.Durable
+	results   *results             // nil without WorkerOptions.Results
+	aff       *affinity            // nil without WorkerOptions.Sessions
 	closeOnce sync.Once
 }
 
@@ -273,6 +276,18 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 			w.abort()
 			return nil, fmt.Errorf("bus: subscribing to %s: %w", subject, err)
 		}
+	}
+	w.started = time.Now()
+	for _, subject := range w.serviceSubjects() {
+		sub, err := nc.Subscribe(subject, w.onService)
+		if err != nil {
+			w.unsubscribeAll()
+			w.abort()
+			return nil, fmt.Errorf("bus: subscribing to %s: %w", subject, err)
+		}
+		w.mu.Lock()
+		w.svcSubs = append(w.svcSubs, sub)
+		w.mu.Unlock()
 	}
 	// Watch first, then subscribe: a tool added in between is not missed.
 	w.stopWatch = tk.OnChange(func() {
@@ -395,7 +410,7 @@ func (w *Worker) syncLocked() error {
 	if w.dur != nil {
 		w.dur.sync(served)
 	}
-	w.rd.setTools(served)
+	w.setTools(served)
 	var errs []error
 	for name, subs := range w.subs {
 		if !want[name] {
@@ -449,6 +464,9 @@ func (w *Worker) unsubscribeAll() {
 		if s != nil {
 			s.Unsubscribe()
 		}
+	}
+	for _, s := range w.svcSubs {
+		s.Unsubscribe()
 	}
 	if w.cancelSub != nil {
 		w.cancelSub.Unsubscribe()
@@ -828,6 +846,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	}
 	subs = append(subs, w.draining...)
 	subs = append(subs, w.listSubs[:]...)
+	subs = append(subs, w.svcSubs...)
 	w.mu.Unlock()
 	w.stopWatch()
 	if w.dur != nil {

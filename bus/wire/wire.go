@@ -56,6 +56,15 @@ const (
 	// SubjectPinnedPrefix + instance id alone is the probe other workers
 	// send to learn whether it is alive.
 	SubjectPinnedPrefix = "tools.pinned."
+	// SubjectServicePrefix starts the subjects of the NATS services
+	// protocol (`nats micro`): $SRV.<verb>, $SRV.<verb>.<service> and
+	// $SRV.<verb>.<service>.<instance> for the verbs PING, INFO and STATS.
+	// Every worker answers them (no queue group) for ServiceName.
+	SubjectServicePrefix = "$SRV."
+	// ServiceName is the name workers answer under in the NATS services
+	// protocol: one service, one instance per worker, one endpoint per
+	// tool.
+	ServiceName = "toolbus"
 )
 
 // StreamCalls is the JetStream work-queue stream of durable calls.

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -160,5 +161,71 @@ func opsEndpoint(t *testing.T, args ...string) (*worker, string, func(path strin
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
+	}
+}
+
+// natsCLI runs natscli (`nats`, installed into .testdeps/bin by
+// ./scripts/test; CI must have it) against url.
+func natsCLI(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	path, err := exec.LookPath("nats")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("natscli is not installed (./scripts/test installs it into .testdeps/bin)")
+		}
+		t.Skip("natscli is not installed; ./scripts/test installs it into .testdeps/bin")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, append([]string{"--server", url, "--no-context"}, args...)...)
+	cmd.Env = append(cleanEnv(t), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("nats %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// TestNatsMicro: natscli's `nats micro` finds every worker of the fleet,
+// its endpoints (one per tool) and their request and error counts.
+func TestNatsMicro(t *testing.T) {
+	w := startWorker(t)
+	w2 := startWorker(t, "--nats", w.url)
+	if _, se, code := toolctl(t, w.url, "call", "echo", `{"text":"hi"}`); code != 0 {
+		t.Fatalf("toolctl call: %d %s", code, se)
+	}
+	ls := natsCLI(t, w.url, "micro", "ls")
+	for _, want := range []string{"toolbus", w.instance, w2.instance} {
+		if !strings.Contains(ls, want) {
+			t.Errorf("nats micro ls lacks %q:\n%s", want, ls)
+		}
+	}
+	info := natsCLI(t, w.url, "micro", "info", "toolbus", w.instance)
+	for _, want := range []string{"tools.call.echo", "tools.call.view_text_file", "toolbus"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("nats micro info lacks %q:\n%s", want, info)
+		}
+	}
+	stats := natsCLI(t, w.url, "micro", "stats", "toolbus", "--json")
+	var got []struct {
+		ID        string `json:"id"`
+		Endpoints []struct {
+			Name        string `json:"name"`
+			NumRequests int    `json:"num_requests"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal([]byte(stats), &got); err != nil {
+		t.Fatalf("nats micro stats --json: %v\n%s", err, stats)
+	}
+	echoes := 0
+	for _, inst := range got {
+		for _, e := range inst.Endpoints {
+			if e.Name == "echo" {
+				echoes += e.NumRequests
+			}
+		}
+	}
+	if len(got) != 2 || echoes != 1 {
+		t.Fatalf("nats micro stats: %d instances, %d echo requests:\n%s", len(got), echoes, stats)
 	}
 }
