@@ -256,12 +256,14 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 	raw, err := d.stream.GetMsg(ctx, seq)
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			d.w.count.jsErrors.Add(1)
 			d.w.log.Warn("bus: reading an exhausted durable call", "tool", tool, "seq", seq, "err", err)
 		}
 		return // acknowledged (answered) meanwhile, or gone
 	}
 	defer func() {
 		if err := d.stream.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			d.w.count.jsErrors.Add(1)
 			d.w.log.Warn("bus: removing an exhausted durable call", "tool", tool, "seq", seq, "err", err)
 		}
 	}()
@@ -283,7 +285,7 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 		tool, n))
 	resp.Metadata[wire.MetaAttempts] = n
 	if d.w.results != nil {
-		d.w.results.keep(d.w.nc, true, key, req.ID, resp, d.w.opts.Instance, d.w.log)
+		d.w.results.keep(d.w.nc, true, key, req.ID, resp, d.w.opts.Instance, d.w.log, &d.w.count.jsErrors)
 	}
 	// The last delivery's number: the caller reads the final as of it.
 	in.dur = &delivery{attempt: n, max: n, redeliver: d.o.AckWait}
@@ -322,6 +324,7 @@ func (d *durablePath) loop(ctx context.Context, tool string) {
 			var err error
 			if cons, err = d.consumer(ctx, tool); err != nil {
 				if ctx.Err() == nil {
+					d.w.count.jsErrors.Add(1)
 					d.w.log.Warn("bus: binding the durable consumer; retrying", "tool", tool, "err", err, "in", wait.String())
 				}
 				sleepCtx(ctx, wait)
@@ -340,6 +343,7 @@ func (d *durablePath) loop(ctx context.Context, tool string) {
 		batch, err := cons.Fetch(min(free, 64), jetstream.FetchMaxWait(fetchWait))
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, nats.ErrConnectionClosed) {
+				d.w.count.jsErrors.Add(1)
 				d.w.log.Warn("bus: pulling durable calls", "tool", tool, "err", err)
 				cons = nil
 				sleepCtx(ctx, wait)
@@ -396,6 +400,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	defer cancel()
 	_, err := d.js.PublishMsg(ctx, &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data})
 	if err != nil {
+		d.w.count.jsErrors.Add(1)
 		d.w.log.Warn("bus: could not queue a durable call; running it here", "tool", in.tool, "call", id, "err", err)
 		return false
 	}
@@ -406,6 +411,8 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	}
 	if err != nil {
 		d.w.log.Warn("bus: telling the caller its call is queued", "call", id, "err", err)
+	} else {
+		d.w.count.sent(wire.KindQueued, len(data))
 	}
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -72,7 +73,7 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // nc and not waited for: the call's own acknowledgement follows it on the
 // same connection, so the stream has the final whenever it has the ack
 // (and without the ack the call is delivered again).
-func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, instance string, log *slog.Logger) {
+func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, instance string, log *slog.Logger, failed *atomic.Uint64) {
 	kept := *resp
 	kept.ID = id
 	kept.Metadata = maps.Clone(resp.Metadata)
@@ -91,6 +92,7 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 		err = nc.Publish("$KV."+r.kv.Bucket()+"."+key, data)
 	}
 	if err != nil {
+		failed.Add(1)
 		log.Warn("bus: could not keep a call's result", "call", id, "err", err)
 	}
 }

@@ -96,7 +96,7 @@ func (s *sender) runSlotted() {
 		s.pinned(resp)
 	}
 	if s.keep {
-		s.w.results.keep(s.w.nc, s.dur == nil, s.key, s.id, resp, s.w.opts.Instance, s.w.log)
+		s.w.results.keep(s.w.nc, s.dur == nil, s.key, s.id, resp, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
 	}
 	s.final(resp)
 }
@@ -553,6 +553,7 @@ func (s *sender) publish(f *wire.Frame) error {
 	}
 	s.seq++
 	s.lastPub = time.Now()
+	s.w.count.sent(f.Kind, len(data))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -115,5 +116,62 @@ func TestServicesProtocol(t *testing.T) {
 	}
 	if _, err := nc.Request("$SRV.PING.toolbus.w1", nil, 200*time.Millisecond); !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) {
 		t.Fatalf("ping of a stopped worker: %v", err)
+	}
+}
+
+// TestWorkerCounters: the worker counts the frames and bytes it sends by
+// kind, the running calls a cancel reached and the calls it answered
+// overloaded.
+func TestWorkerCounters(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	started := make(chan struct{}, 1)
+	seen := make(chan struct{})
+	mustAdd(t, tk, toolkit.Stream("drip", "Writes three chunks, each once the last reached the caller.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for range 3 {
+			if err := w.Write(toolkit.Text("x")); err != nil {
+				return err
+			}
+			select {
+			case <-seen:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}))
+	mustAdd(t, tk, toolkit.Func("wait", "Waits until cancelled.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
+	w := serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{MaxInFlight: 1})
+	c := newClient(t, natstest.Connect(t, s), nil)
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "drip"}) {
+		if ev.Chunk != nil {
+			seen <- struct{}{}
+		}
+		if ev.Final != nil {
+			final = ev.Final
+		}
+	}
+	if final == nil || final.Text() != "xxx" {
+		t.Fatalf("drip: %+v", final)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t))
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctx, toolkit.ToolCall{Name: "wait"}) }()
+	<-started
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "wait"}); r.Code != toolkit.CodeOverloaded {
+		t.Fatalf("a call past MaxInFlight: %+v", r)
+	}
+	cancel()
+	if r := <-done; r.Code != toolkit.CodeInterrupted {
+		t.Fatalf("cancelled: %+v", r)
+	}
+	n := w.Counters()
+	if n.Frames[wire.KindChunk] != 3 || n.Frames[wire.KindFinal] != 3 || n.Cancelled != 1 || n.Overloaded != 1 || n.SentBytes == 0 || n.JetStreamErrors != 0 {
+		t.Fatalf("counters: %+v", n)
 	}
 }

@@ -136,6 +136,7 @@ func (a *affinity) route(in *incoming, scope string) pin {
 			}
 		}
 		if err != nil {
+			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: reading a session's pin; running the call here", "session", scope, "err", err)
 			return pin{}
 		}
@@ -143,6 +144,7 @@ func (a *affinity) route(in *incoming, scope string) pin {
 		if owner == me {
 			if ok { // renew it: it expires ttl after its last write
 				if _, err := a.kv.Put(ctx, key, []byte(me)); err != nil {
+					a.w.count.jsErrors.Add(1)
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
 				}
 			}
@@ -165,6 +167,7 @@ func (a *affinity) route(in *incoming, scope string) pin {
 			return pin{here: true, movedFrom: owner}
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
+			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: re-pinning a session; running the call here", "session", scope, "err", err)
 			return pin{}
 		}

@@ -179,6 +179,7 @@ type Worker struct {
 	tools     atomic.Pointer[map[string]*toolState] // by name; replaced when the tools change
 	started   time.Time
 	svcSubs   []*nats.Subscription // the services protocol's (service.go)
+	count     counters
 	mayHold   atomic.Int32         // readers waiting on inbox or registering a call they took
 	slots     chan struct{}        // one per call whose tool runs: MaxInFlight of them
 	finishing atomic.Int32         // finals being published (their calls already out of calls)
@@ -530,7 +531,9 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 	}
 	if err := w.publish(in.reply, c, data); err != nil {
 		w.log.Error("bus: publishing a final frame", "call", resp.ID, "err", err)
+		return
 	}
+	w.count.sent(wire.KindFinal, len(data))
 }
 
 func (w *Worker) publish(reply string, c wire.Codec, data []byte) error {
@@ -675,6 +678,7 @@ func (w *Worker) accept(in *incoming) *sender {
 
 // overloaded is the answer to a call that would run past MaxInFlight.
 func (w *Worker) overloaded(id string) *toolkit.Response {
+	w.count.overloaded.Add(1)
 	resp := w.finalFor(id, toolkit.CodeOverloaded, fmt.Sprintf(
 		"OverloadedError: the worker is running its limit of %d calls; retry after %s.", w.opts.MaxInFlight, w.opts.RetryAfter))
 	resp.Metadata[wire.MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
@@ -761,6 +765,9 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s := w.calls[id]; s != nil {
+		if s.ctx.Err() == nil {
+			w.count.cancelled.Add(1)
+		}
 		s.cancel(cause)
 		return
 	}

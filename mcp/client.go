@@ -59,13 +59,15 @@ type Client struct {
 	sdkc *sdk.Client
 	http *headerTransport // nil for stdio
 
-	router  progressRouter
-	tokens  atomic.Uint64
-	connSem chan struct{} // serialises (re)connects
-	refresh chan struct{}
-	life    context.Context // cancelled by Close: ends calls and background work
-	kill    context.CancelFunc
-	bg      sync.WaitGroup
+	router progressRouter
+	tokens atomic.Uint64
+	// reachable: the last connection attempt succeeded.
+	reachable atomic.Bool
+	connSem   chan struct{} // serialises (re)connects
+	refresh   chan struct{}
+	life      context.Context // cancelled by Close: ends calls and background work
+	kill      context.CancelFunc
+	bg        sync.WaitGroup
 
 	mu     sync.Mutex
 	closed bool
@@ -127,6 +129,20 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 
 // Name returns the configured server name.
 func (c *Client) Name() string { return c.cfg.Name }
+
+// Up reports whether the server is reachable as far as the client knows:
+// a stateful client has a live session, a stateless one connected the
+// last time it tried. A server that is down at the start is not up until
+// the background retry (or a call) connects it.
+func (c *Client) Up() bool {
+	if c.cfg.mode() == ModeStateless {
+		return c.reachable.Load()
+	}
+	c.mu.Lock()
+	s := c.sess
+	c.mu.Unlock()
+	return s != nil && !s.dead.Load()
+}
 
 // Config returns a copy of the client's configuration.
 func (c *Client) Config() ServerConfig { return c.cfg }

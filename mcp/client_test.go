@@ -407,8 +407,18 @@ func TestStdioServerRestart(t *testing.T) {
 	ctx := testCtx(t)
 	for i := 0; i < 3; i++ {
 		s := c.current()
+		if !c.Up() {
+			t.Fatalf("round %d: Up() = false with a live session", i)
+		}
 		if err := s.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
+		}
+		for c.Up() { // the session ends when the process does
+			select {
+			case <-ctx.Done():
+				t.Fatal("Up() still true after the server process was killed")
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
 		r := run(t, ctx, tk, "mcp__go__echo", map[string]any{"text": "revived"})
 		if r.final.Text() != "revived" {
@@ -464,6 +474,9 @@ func TestStartSkipsAndRetries(t *testing.T) {
 	if len(tk.Tools()) != 0 {
 		t.Fatal("tools registered while the server is down")
 	}
+	if c.Up() {
+		t.Fatal("Up() = true while the server is down")
+	}
 	p.up()
 	for {
 		if _, ok := tk.Get("mcp__go__echo"); ok {
@@ -477,6 +490,9 @@ func TestStartSkipsAndRetries(t *testing.T) {
 	}
 	if r := run(t, ctx, tk, "mcp__go__echo", map[string]any{"text": "hi"}); r.final.Text() != "hi" {
 		t.Fatalf("final = %+v", r.final)
+	}
+	if !c.Up() {
+		t.Fatal("Up() = false once the server answers")
 	}
 	_ = c.Close()
 	if len(tk.Tools()) != 0 {

@@ -69,6 +69,7 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 		so = &sdk.ClientSessionOptions{ProtocolVersion: c.cfg.ProtocolVersion}
 	}
 	cs, err := c.sdkc.Connect(ctx, t, so)
+	c.reachable.Store(err == nil)
 	if err != nil {
 		return nil, &unreachableError{fmt.Errorf("connecting to MCP server %q: %w%s", c.cfg.Name, err, s.stderr.suffix())}
 	}

@@ -378,7 +378,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		groups = append(groups, g.Name+" ("+state+" by default)")
 	}
 	if r.ops != nil {
-		if err := r.ops.serve(httpAddr, r.nc, r.worker, log); err != nil {
+		if err := r.ops.serve(httpAddr, r.nc, r.worker, env.mcp, log); err != nil {
 			return nil, err
 		}
 	}

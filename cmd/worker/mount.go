@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -57,6 +58,7 @@ type mountEnv struct {
 
 	middleware []toolkit.Middleware
 	meta       map[string]func() any
+	mcp        *mcp.Servers // the mcp mount's, for metrics and /readyz
 }
 
 // Use adds middleware to every call, inside the logging middleware and

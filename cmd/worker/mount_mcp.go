@@ -39,6 +39,7 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 	for _, c := range servers.Clients() {
 		env.Logger.Info("MCP server mounted", "server", c.Name(), "tools", len(c.Tools()))
 	}
+	env.mcp = servers
 	return func() {
 		sub.Unsubscribe()
 		if err := servers.Close(); err != nil {

@@ -17,11 +17,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 // ops is the worker's operator endpoint (--http): Prometheus metrics on
-// /metrics, liveness on /healthz and readiness on /readyz. Metric names
+// /metrics, liveness on /healthz and readiness on /readyz (200 "ready",
+// or "ready, degraded: …" while a mounted MCP server is down; 503 while
+// cut off from NATS or draining). Metric names
 // follow Prometheus conventions (toolbus_… , _total, _seconds); labels
 // are bounded: tool names (the registered ones), states and codes, never
 // call or session ids.
@@ -58,9 +61,59 @@ func (o *ops) onFinal(tool string, state toolkit.State, code toolkit.Code, took 
 	}
 }
 
-// serve starts the endpoint on addr for the running worker.
-func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, log *slog.Logger) error {
-	o.reg.MustRegister(
+// workerCollector turns the worker's counters (bus.Worker.Counters) into
+// metrics when scraped.
+type workerCollector struct{ w *bus.Worker }
+
+var (
+	framesDesc = prometheus.NewDesc("toolbus_worker_frames_total",
+		"Frames the worker sent to callers, by kind (chunk, progress, heartbeat, queued, final).", []string{"kind"}, nil)
+	bytesDesc = prometheus.NewDesc("toolbus_worker_sent_bytes_total",
+		"Bytes of the frames the worker sent to callers (message bodies).", nil, nil)
+	cancelledDesc = prometheus.NewDesc("toolbus_worker_cancelled_calls_total",
+		"Calls running on the worker that a cancel reached (the caller's, or its deadline's).", nil, nil)
+	overloadedDesc = prometheus.NewDesc("toolbus_worker_overloaded_total",
+		"Calls the worker answered overloaded: its max_in_flight calls were running.", nil, nil)
+	jsErrorsDesc = prometheus.NewDesc("toolbus_worker_jetstream_errors_total",
+		"JetStream operations of the durable path, kept results and session affinity that failed (each logged).", nil, nil)
+)
+
+func (c workerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{framesDesc, bytesDesc, cancelledDesc, overloadedDesc, jsErrorsDesc} {
+		ch <- d
+	}
+}
+
+func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
+	n := c.w.Counters()
+	for kind, v := range n.Frames {
+		ch <- prometheus.MustNewConstMetric(framesDesc, prometheus.CounterValue, float64(v), string(kind))
+	}
+	ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.CounterValue, float64(n.SentBytes))
+	ch <- prometheus.MustNewConstMetric(cancelledDesc, prometheus.CounterValue, float64(n.Cancelled))
+	ch <- prometheus.MustNewConstMetric(overloadedDesc, prometheus.CounterValue, float64(n.Overloaded))
+	ch <- prometheus.MustNewConstMetric(jsErrorsDesc, prometheus.CounterValue, float64(n.JetStreamErrors))
+}
+
+// serve starts the endpoint on addr for the running worker; mcp are its
+// mounted MCP servers (nil: none).
+func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, mcpServers *mcp.Servers, log *slog.Logger) error {
+	var clients []*mcp.Client
+	if mcpServers != nil {
+		clients = mcpServers.Clients()
+	}
+	for _, c := range clients {
+		o.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "toolbus_mcp_server_up", Help: "1 while a mounted MCP server is reachable (a live session, or the last connection worked).",
+			ConstLabels: prometheus.Labels{"server": c.Name()},
+		}, func() float64 {
+			if c.Up() {
+				return 1
+			}
+			return 0
+		}))
+	}
+	o.reg.MustRegister(workerCollector{w},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_worker_calls_in_flight", Help: "Calls the worker is running."},
 			func() float64 { return float64(w.InFlight()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_nats_connected", Help: "1 while the worker is connected to NATS."},
@@ -83,6 +136,18 @@ func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, log *slog.Logger)
 		}
 		if w.Draining() {
 			http.Error(rw, "not ready: draining (stopping; no new calls)", http.StatusServiceUnavailable)
+			return
+		}
+		// A mounted MCP server that is down leaves the worker ready (its
+		// other tools serve; the server's calls fail clearly): degraded.
+		var down []string
+		for _, c := range clients {
+			if !c.Up() {
+				down = append(down, c.Name())
+			}
+		}
+		if len(down) > 0 {
+			fmt.Fprintf(rw, "ready, degraded: MCP server %s down\n", strings.Join(down, ", "))
 			return
 		}
 		fmt.Fprintln(rw, "ready")

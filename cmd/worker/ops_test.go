@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,6 +45,12 @@ func TestOperatorEndpoint(t *testing.T) {
 		`toolbus_nats_connected 1`,
 		`toolbus_nats_reconnects_total 0`,
 		`# TYPE toolbus_worker_calls_total counter`,
+		`toolbus_worker_frames_total{kind="final"} 3`,
+		`toolbus_worker_frames_total{kind="chunk"} 0`,
+		`toolbus_worker_cancelled_calls_total 0`,
+		`toolbus_worker_overloaded_total 0`,
+		`toolbus_worker_jetstream_errors_total 0`,
+		`# TYPE toolbus_worker_sent_bytes_total counter`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)
@@ -162,6 +169,23 @@ func opsEndpoint(t *testing.T, args ...string) (*worker, string, func(path strin
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+}
+
+// TestMCPServerDownIsDegraded: a mounted MCP server that cannot be
+// reached leaves the worker ready, degraded, and shows in
+// toolbus_mcp_server_up.
+func TestMCPServerDownIsDegraded(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "worker.yaml")
+	mustWrite(t, cfg, "mcp_servers:\n  - name: gone\n    url: http://127.0.0.1:1/mcp\n    connect_timeout: 1s\n")
+	_, _, get := opsEndpoint(t, "--config", cfg)
+	if code, body := get("/readyz"); code != 200 || body != "ready, degraded: MCP server gone down\n" {
+		t.Errorf("/readyz: %d %q", code, body)
+	}
+	_, metrics := get("/metrics")
+	if want := `toolbus_mcp_server_up{server="gone"} 0`; !strings.Contains(metrics, want) {
+		t.Errorf("/metrics lacks %q", want)
+	}
+	promtoolCheck(t, metrics)
 }
 
 // natsCLI runs natscli (`nats`, installed into .testdeps/bin by

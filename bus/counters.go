@@ -1,0 +1,64 @@
+package bus
+
+import (
+	"sync/atomic"
+
+	"github.com/toolbus/toolbus/bus/wire"
+)
+
+// WorkerCounters are a worker's totals since Serve, for metrics.
+type WorkerCounters struct {
+	// Frames sent, by kind: wire.KindChunk, KindProgress, KindHeartbeat,
+	// KindQueued, KindFinal (finals of calls refused at once included).
+	Frames map[wire.Kind]uint64
+	// SentBytes are the bodies of those frames.
+	SentBytes uint64
+	// Cancelled counts the calls running here that a cancel (the
+	// caller's, or its deadline's) reached.
+	Cancelled uint64
+	// Overloaded counts the calls answered overloaded (MaxInFlight calls
+	// were running).
+	Overloaded uint64
+	// JetStreamErrors counts the JetStream operations of the durable path,
+	// kept results and session affinity that failed (each also logged).
+	JetStreamErrors uint64
+}
+
+// counters are the atomics behind WorkerCounters.
+type counters struct {
+	frames     [5]atomic.Uint64 // by frameKinds' order
+	bytes      atomic.Uint64
+	cancelled  atomic.Uint64
+	overloaded atomic.Uint64
+	jsErrors   atomic.Uint64
+}
+
+var frameKinds = [5]wire.Kind{wire.KindChunk, wire.KindProgress, wire.KindHeartbeat, wire.KindQueued, wire.KindFinal}
+
+// sent counts one frame published.
+func (c *counters) sent(k wire.Kind, n int) {
+	i := 4
+	switch k {
+	case wire.KindChunk:
+		i = 0
+	case wire.KindProgress:
+		i = 1
+	case wire.KindHeartbeat:
+		i = 2
+	case wire.KindQueued:
+		i = 3
+	}
+	c.frames[i].Add(1)
+	c.bytes.Add(uint64(n))
+}
+
+// Counters returns the worker's totals so far.
+func (w *Worker) Counters() WorkerCounters {
+	c := &w.count
+	out := WorkerCounters{Frames: make(map[wire.Kind]uint64, len(frameKinds)),
+		SentBytes: c.bytes.Load(), Cancelled: c.cancelled.Load(), Overloaded: c.overloaded.Load(), JetStreamErrors: c.jsErrors.Load()}
+	for i, k := range frameKinds {
+		out.Frames[k] = c.frames[i].Load()
+	}
+	return out
+}
