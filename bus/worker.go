@@ -180,13 +180,13 @@ type Worker struct {
 	started   time.Time
 	svcSubs   []*nats.Subscription // the services protocol's (service.go)
 	count     counters
-	mayHold   atomic.Int32         // readers waiting on inbox or registering a call they took
-	slots     chan struct{}        // one per call whose tool runs: MaxInFlight of them
-	finishing atomic.Int32         // finals being published (their calls already out of calls)
-	inputs    *memBudget           // what MaxInputMemory bounds
-	dur       *durablePath         // nil without WorkerOptions.Durable
-	results   *results             // nil without WorkerOptions.Results
-	aff       *affinity            // nil without WorkerOptions.Sessions
+	mayHold   atomic.Int32  // readers waiting on inbox or registering a call they took
+	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
+	finishing atomic.Int32  // finals being published (their calls already out of calls)
+	inputs    *memBudget    // what MaxInputMemory bounds
+	dur       *durablePath  // nil without WorkerOptions.Durable
+	results   *results      // nil without WorkerOptions.Results
+	aff       *affinity     // nil without WorkerOptions.Sessions
 	closeOnce sync.Once
 }
 
