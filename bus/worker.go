@@ -624,6 +624,9 @@ func (w *Worker) accept(in *incoming) *sender {
 		}
 	}
 	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, RawInput: req.RawInput, Session: req.Session, Identity: identity, GroupsRevision: rev, IdempotencyKey: req.Key}
+	if in.dur != nil {
+		call.Attempt = int(in.dur.attempt)
+	}
 	key := callKey(identity, req.ID)
 
 	w.mu.Lock()

@@ -39,6 +39,9 @@ type Config struct {
 	LogFormat string `yaml:"log_format"`
 	// LogLevel is "debug", "info" (the default), "warn" or "error".
 	LogLevel string `yaml:"log_level"`
+	// LogCalls says how successful calls are logged, for busy fleets;
+	// failed calls are always logged, each one.
+	LogCalls LogCalls `yaml:"log_calls"`
 
 	// NATS says how to reach an existing NATS server or cluster. With no
 	// URLs the worker starts an embedded server instead (Embedded).
@@ -286,6 +289,15 @@ type Middleware struct {
 	// MaxInFlight is how many calls the worker runs at once; 0 (the
 	// default) means the worker's own default.
 	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// LogCalls is how the per-call log lines of successful calls go out.
+type LogCalls struct {
+	// Success is their level: "info" (the default), "debug", or "off"
+	// (failed calls only).
+	Success string `yaml:"success"`
+	// Sample logs one in this many of them; 0 or 1 logs every one.
+	Sample int `yaml:"sample"`
 }
 
 // Rate limit keys.

@@ -21,7 +21,7 @@ func TestRejected(t *testing.T) {
 	}{
 		// Decoding.
 		{"unknown top-level key", "queue_grup: x\n",
-			`w.yaml:1: queue_grup: unknown key "queue_grup" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`},
+			`w.yaml:1: queue_grup: unknown key "queue_grup" (allowed here: instance, queue_group, grace_period, log_format, log_level, log_calls, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`},
 		{"unknown nested key", "builtins:\n  tools:\n    - name: echo\n      grop: x\n",
 			`w.yaml:4: builtins.tools[0].grop: unknown key "grop" (allowed here: name, group)`},
 		{"unknown key in a map value", "nats:\n  tls:\n    cafile: x\n",
@@ -72,6 +72,8 @@ func TestRejected(t *testing.T) {
 		{"zero per-tool timeout", "middleware:\n  timeouts:\n    sleep: 0s\n", `w.yaml:3: middleware.timeouts.sleep: the timeout must be positive, got 0s`},
 		{"bad tool name in timeouts", "middleware:\n  timeouts:\n    a.b: 1s\n", `w.yaml:3: middleware.timeouts.a.b: invalid tool name "a.b"`},
 		{"log format", "log_format: xml\n", `w.yaml:1: log_format: invalid value "xml": want one of text, json`},
+		{"log calls", "log_calls:\n  success: loud\n", `w.yaml:2: log_calls.success: invalid value "loud": want one of info, debug, off`},
+		{"log calls sample", "log_calls:\n  sample: -2\n", `w.yaml:2: log_calls.sample: negative sample -2: log one in this many successful calls (1 or more)`},
 		{"log level", "\nlog_level: loud\n", `w.yaml:2: log_level: invalid value "loud": want one of debug, info, warn, error`},
 		{"queue group", "queue_group: a b\n", `w.yaml:1: queue_group: invalid queue group "a b": use letters, digits, '_' and '-' (the worker refuses anything else)`},
 		{"queue group with a dot", "queue_group: a.b\n", `w.yaml:1: queue_group: invalid queue group "a.b": use letters, digits, '_' and '-' (the worker refuses anything else)`},
@@ -182,7 +184,7 @@ func TestRejectedAll(t *testing.T) {
 		`w.yaml:4: groups[1].description: group "g" needs a description (the model reads it)`,
 		`w.yaml:5: groups[2].name: duplicate group "g"`,
 		`w.yaml:7: queue_group: invalid queue group "a b": use letters, digits, '_' and '-' (the worker refuses anything else)`,
-		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`,
+		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, log_calls, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`,
 		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (allowed here: name, transport, command, args, env, cwd, url, headers, mode, session_bound, group, enable_tools, presets, disable_tools, timeout, connect_timeout, protocol_version)`,
 		`w.yaml:10: mcp_servers[0].name: invalid server name "a b": use letters, digits, '_' and '-'`,
 		`w.yaml:10: mcp_servers[0]: give either a command (stdio) or a url (streamable-http, sse), or set transport`,

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit/middleware"
 )
 
 // URL joins the server URLs the way nats.Connect takes them ("" when
@@ -62,7 +63,27 @@ func (c *Config) Logger(w io.Writer) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if c.LogFormat == "json" {
+		// Durations as seconds (a float a person and a log pipeline both
+		// read), not the handler's bare nanoseconds.
+		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				return slog.Float64(a.Key, a.Value.Duration().Seconds())
+			}
+			return a
+		}
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// CallLog is the per-call logging LogCalls asks for, on logger.
+func (c *Config) CallLog(logger *slog.Logger) middleware.CallLog {
+	l := middleware.CallLog{Logger: logger, SampleEvery: c.LogCalls.Sample}
+	switch c.LogCalls.Success {
+	case "debug":
+		l.Success = slog.LevelDebug
+	case "off":
+		l.SuccessOff = true
+	}
+	return l
 }

@@ -236,8 +236,8 @@ func TestLogger(t *testing.T) {
 		yaml, want string
 		debug      bool
 	}{
-		{"", `level=INFO msg=hello`, false},
-		{"log_format: json\nlog_level: debug\n", `"level":"INFO","msg":"hello"`, true},
+		{"", `level=INFO msg=hello took=1.5s`, false},
+		{"log_format: json\nlog_level: debug\n", `"level":"INFO","msg":"hello","took":1.5}`, true},
 		{"log_level: warn\n", ``, false},
 	} {
 		cfg, err := config.Parse("w.yaml", []byte(tt.yaml))
@@ -246,7 +246,7 @@ func TestLogger(t *testing.T) {
 		}
 		var b bytes.Buffer
 		log := cfg.Logger(&b)
-		log.Info("hello")
+		log.Info("hello", "took", 1500*time.Millisecond) // seconds in JSON, Go's notation in text
 		log.Debug("details")
 		if tt.want == "" && b.Len() != 0 || !strings.Contains(b.String(), tt.want) {
 			t.Errorf("%q: logged %q, want %q", tt.yaml, b.String(), tt.want)

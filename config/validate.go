@@ -50,6 +50,10 @@ func (c *Config) Validate() error {
 	k.nonNegative("grace_period", c.GracePeriod)
 	k.oneOf("log_format", c.LogFormat, "text", "json")
 	k.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
+	k.oneOf("log_calls.success", c.LogCalls.Success, "info", "debug", "off")
+	if c.LogCalls.Sample < 0 {
+		k.fail("log_calls.sample", "negative sample %d: log one in this many successful calls (1 or more)", c.LogCalls.Sample)
+	}
 	k.nats()
 	k.embedded()
 	groups := k.groups()

@@ -105,6 +105,10 @@ type ToolCall struct {
 	// retry on another worker has a new ID but the same key); "" means
 	// ID. Read it with Key.
 	IdempotencyKey string `json:"idempotency_key,omitempty" msgpack:"idempotency_key,omitempty"`
+	// Attempt is which delivery of a durable call this is (1 for the
+	// first), set by the bus worker running it; 0 on the core path and in
+	// process. Not part of any wire message.
+	Attempt int `json:"-" msgpack:"-"`
 }
 
 // Key is the call's idempotency key: IdempotencyKey, or ID when that is

@@ -332,7 +332,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		r.ops = newOps()
 		onFinal = r.ops.onFinal
 	}
-	tk.Use(chain(cfg.Middleware, log, env.middleware)...)
+	tk.Use(chain(cfg, log, env.middleware)...)
 	if err := checkFleetPolicy(ctx, r.nc, cfg.QueueGroup, r.instance, tk, env.Policy); err != nil {
 		return nil, err
 	}

@@ -14,8 +14,9 @@ import (
 // every call is logged, refused ones included), the mounts' middleware,
 // the rate limits in config order, then the timeouts (so a call's deadline
 // covers only the tool).
-func chain(m config.Middleware, log *slog.Logger, mounted []toolkit.Middleware) []toolkit.Middleware {
-	out := []toolkit.Middleware{middleware.Logging(log)}
+func chain(cfg *config.Config, log *slog.Logger, mounted []toolkit.Middleware) []toolkit.Middleware {
+	m := cfg.Middleware
+	out := []toolkit.Middleware{cfg.CallLog(log).Middleware()}
 	out = append(out, mounted...)
 	for _, r := range m.RateLimits {
 		out = append(out, rateLimit(r))

@@ -72,8 +72,8 @@ func TestLogging(t *testing.T) {
 					t.Errorf("%s = %v, want %v (the final response says %s/%s)", k, rec[k], v, final.State, final.Code)
 				}
 			}
-			if d, ok := rec["duration"].(string); !ok || !strings.HasSuffix(d, "s") {
-				t.Errorf("no readable duration in %v", rec)
+			if d, ok := rec["duration"].(float64); !ok || d <= 0 {
+				t.Errorf("no duration in %v", rec)
 			}
 
 		})
@@ -90,5 +90,52 @@ func TestLoggingNilLogger(t *testing.T) {
 	mustAdd(t, tk, raw("ok", func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return nil }))
 	if _, final := run(t, tk, context.Background(), toolkit.ToolCall{Name: "ok"}); final.State != toolkit.StateSuccess {
 		t.Errorf("final = %+v", final)
+	}
+}
+
+// TestCallLog: successful calls can be logged at another level, sampled
+// or not at all; failed calls are logged each time whatever the choice.
+func TestCallLog(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		log         middleware.CallLog
+		level       slog.Level
+		wantSuccess int // lines of 6 successful calls
+	}{
+		{"default", middleware.CallLog{}, slog.LevelInfo, 6},
+		{"debug, handler at info", middleware.CallLog{Success: slog.LevelDebug}, slog.LevelInfo, 0},
+		{"debug, handler at debug", middleware.CallLog{Success: slog.LevelDebug}, slog.LevelDebug, 6},
+		{"one in three", middleware.CallLog{SampleEvery: 3}, slog.LevelInfo, 2},
+		{"off", middleware.CallLog{SuccessOff: true}, slog.LevelDebug, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tt.log.Logger = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: tt.level}))
+			tk := newToolkit(t, tt.log.Middleware())
+			mustAdd(t, tk, raw("ok", func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return nil }))
+			mustAdd(t, tk, raw("fails", func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return errors.New("broken") }))
+			for range 6 {
+				run(t, tk, context.Background(), toolkit.ToolCall{Name: "ok"})
+			}
+			for range 2 {
+				run(t, tk, context.Background(), toolkit.ToolCall{Name: "fails"})
+			}
+			success, failed := strings.Count(buf.String(), `"tool":"ok"`), strings.Count(buf.String(), `"tool":"fails"`)
+			if success != tt.wantSuccess || failed != 2 {
+				t.Fatalf("%d lines of successful calls (want %d), %d of failed ones (want 2):\n%s", success, tt.wantSuccess, failed, &buf)
+			}
+		})
+	}
+}
+
+// TestLoggingAttempt: a durable call's attempt is on its line.
+func TestLoggingAttempt(t *testing.T) {
+	var buf bytes.Buffer
+	tk := newToolkit(t, middleware.Logging(slog.New(slog.NewJSONHandler(&buf, nil))))
+	mustAdd(t, tk, raw("ok", func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return nil }))
+	run(t, tk, context.Background(), toolkit.ToolCall{Name: "ok", Attempt: 2})
+	run(t, tk, context.Background(), toolkit.ToolCall{Name: "ok"})
+	if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); len(lines) != 2 || !strings.Contains(lines[0], `"attempt":2`) || strings.Contains(lines[1], "attempt") {
+		t.Fatalf("log lines:\n%s", &buf)
 	}
 }
