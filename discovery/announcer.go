@@ -225,6 +225,10 @@ func (a *Announcer) answer(m *nats.Msg) {
 	}
 }
 
+// readableAnnouncement is the largest JSON announcement: a bigger one
+// goes out in msgpack.
+const readableAnnouncement = 16 << 10
+
 // publish sends one announcement, as the answer to req when it is not
 // nil; a.mu is held.
 func (a *Announcer) publish(subject string, req *nats.Msg, ann *wire.Announcement) error {
@@ -233,10 +237,17 @@ func (a *Announcer) publish(subject string, req *nats.Msg, ann *wire.Announcemen
 	if req != nil {
 		err = wire.Respond(a.nc, req, ann)
 	} else {
-		var data []byte
-		if data, err = wire.Msgpack.Marshal(ann); err == nil {
+		// JSON a person reads on `nats sub 'tools.>'`, unless that is big
+		// (many tools with large schemas): then the smaller msgpack.
+		c := wire.JSON
+		data, jerr := c.Marshal(ann)
+		if jerr != nil || len(data) > readableAnnouncement {
+			c = wire.Msgpack
+			data, err = c.Marshal(ann)
+		}
+		if err == nil {
 			size = len(data)
-			err = a.nc.Publish(subject, data)
+			err = a.nc.PublishMsg(&nats.Msg{Subject: subject, Header: c.Header(), Data: data})
 		}
 	}
 	if errors.Is(err, nats.ErrMaxPayload) {

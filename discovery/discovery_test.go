@@ -422,6 +422,48 @@ func TestDiscoverEncodings(t *testing.T) {
 	}
 }
 
+// TestAnnouncementsReadable: periodic announcements are JSON (with the
+// Content-Type header) so `nats sub 'tools.>'` shows what a person reads;
+// one too big for that goes out in msgpack, and fleets read both.
+func TestAnnouncementsReadable(t *testing.T) {
+	s := natstest.Server(t)
+	nc := natstest.Conn(t, s)
+	sub, err := nc.SubscribeSync(wire.SubjectAnnouncePrefix + "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	big := toolkit.New(nil)
+	long := strings.Repeat("a long description ", 100)
+	for i := range 20 {
+		if err := big.Add(toolkit.Func(fmt.Sprintf("tool%d", i), long, func(ctx context.Context, in struct{}) (string, error) { return "", nil })); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "small", Interval: time.Hour})
+	startAnnouncer(t, natstest.Conn(t, s), big, &AnnouncerOptions{Instance: "big", Interval: time.Hour})
+	seen := map[string]string{}
+	for len(seen) < 2 {
+		m, err := sub.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("announcements seen: %v: %v", seen, err)
+		}
+		var ann wire.Announcement
+		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &ann); err != nil {
+			t.Fatalf("%s: %v", m.Subject, err)
+		}
+		seen[ann.Instance] = m.Header.Get(wire.HeaderContentType)
+		if ann.Instance == "small" && !json.Valid(m.Data) {
+			t.Fatalf("small announcement is not JSON: %q", m.Data)
+		}
+	}
+	if seen["small"] != wire.ContentTypeJSON || seen["big"] != "" {
+		t.Fatalf("content types: %v", seen)
+	}
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
+	natstest.WaitFor(t, "both instances in the fleet", func() bool { return len(f.Instances()) == 2 })
+}
+
 func mustMsgpack(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := msgpack.Marshal(v)
