@@ -86,6 +86,10 @@ type GatewayOptions struct {
 	// every HTTP session calls as Client.Identity). Stdio sessions always
 	// call as Client.Identity.
 	Tokens map[string]string
+	// OnCall, when set, is told of every tools/call the gateway answered:
+	// the tool, how it ended and how long it took. It must not block;
+	// metrics use it.
+	OnCall func(tool string, state toolkit.State, code toolkit.Code, took time.Duration)
 }
 
 // Gateway is an MCP server whose tools are the fleet's: every MCP session
@@ -232,6 +236,13 @@ func (g *Gateway) goroutine(fn func()) {
 	}()
 }
 
+// Sessions reports the MCP sessions connected now.
+func (g *Gateway) Sessions() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.sessions)
+}
+
 // Fleet returns the discovery view the gateway lists tools from.
 func (g *Gateway) Fleet() *discovery.Fleet { return g.fleet }
 
@@ -365,11 +376,14 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) bool {
 		return true
 	}
 	g.sessions[s] = ss
+	opened := time.Now()
+	g.log.Info("mcp: gateway: session opened", "session", s.id, "identity", s.identity)
 	g.goroutine(func() {
 		ss.Wait()
 		g.mu.Lock()
 		delete(g.sessions, s)
 		g.mu.Unlock()
+		g.log.Info("mcp: gateway: session closed", "session", s.id, "identity", s.identity, "lasted", time.Since(opened))
 	})
 	// The fleet may have changed since the session's tools were read.
 	g.goroutine(func() { s.refresh(g.ctx, false, 0) })

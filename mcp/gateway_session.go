@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -176,6 +180,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		defer cancel()
 	}
 	token := req.Params.GetProgressToken()
+	start := time.Now()
 	var final *toolkit.Response
 	for ev := range s.c.Call(ctx, toolkit.ToolCall{Name: name, Input: input, Session: s.id}) {
 		switch {
@@ -194,10 +199,48 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		final = &toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInternal,
 			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: the call ended without a final response"}}}
 	}
+	s.logCall(name, final, time.Since(start))
 	if name == toolkit.MetaToolName && final.State == toolkit.StateSuccess {
 		s.refresh(ctx, false, 0) // the client now carries the new revision
 	}
 	return s.result(final), nil
+}
+
+// logCall logs one answered tools/call (as the worker's call line does:
+// info when it succeeded, warn otherwise, with the error text cut short)
+// and tells GatewayOptions.OnCall.
+func (s *gatewaySession) logCall(tool string, final *toolkit.Response, took time.Duration) {
+	g := s.g
+	if g.opts.OnCall != nil {
+		g.opts.OnCall(tool, final.State, final.Code, took)
+	}
+	level := slog.LevelInfo
+	attrs := []slog.Attr{slog.String("tool", tool), slog.String("session", s.id), slog.String("call", final.ID),
+		slog.String("state", string(final.State)), slog.String("code", string(final.Code)), slog.Duration("duration", took)}
+	if w, _ := final.Metadata[wire.MetaWorker].(string); w != "" {
+		attrs = append(attrs, slog.String("worker", w))
+	}
+	if s.identity != "" {
+		attrs = append(attrs, slog.String("identity", s.identity))
+	}
+	if final.State != toolkit.StateSuccess {
+		level = slog.LevelWarn
+		if text := final.Text(); text != "" {
+			attrs = append(attrs, slog.String("error", cutText(text, 200)))
+		}
+	}
+	g.log.LogAttrs(context.Background(), level, "mcp: gateway: tool call", attrs...)
+}
+
+// cutText cuts s to at most n bytes at a rune boundary, marking the cut.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // callArguments decodes tools/call arguments: a JSON object, or nothing.

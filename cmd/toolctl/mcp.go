@@ -32,7 +32,9 @@ import (
 // cancels go over the bus. With --tokens, serve admits HTTP clients by
 // bearer token and each calls as its token's identity; without, it
 // refuses to listen beyond loopback unless --insecure. serve logs "MCP gateway listening url=…" on
-// stderr and stops on SIGINT or SIGTERM (exit 0); stdio ends when the
+// stderr (and, with --http ADDR, "operator endpoint http=…": metrics and
+// health, see mcp_ops.go), logs each session and tools/call, and stops
+// on SIGINT or SIGTERM (exit 0); stdio ends when the
 // client closes stdin (exit 0), and logs only to stderr. Exit codes as
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
 // The gateway is a command of toolctl rather than a worker flag so that
@@ -58,6 +60,7 @@ type mcpOptions struct {
 	anyHost        bool
 	tokens         string
 	insecure       bool
+	httpAddr       string
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -68,6 +71,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.anyHost, "any-host", false, "serve: accept a non-loopback Host header on a loopback address (behind a local reverse proxy)")
 	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
+	fs.StringVar(&o.httpAddr, "http", "", "serve: the operator endpoint's `address` (Prometheus /metrics, /healthz, /readyz); off when empty")
 }
 
 func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
@@ -102,16 +106,31 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(e.stderr, nil)) // stdout is the MCP stream in stdio mode
-	g, err := mcp.NewGateway(ctx, nc, &mcp.GatewayOptions{
+	var m *gatewayMetrics
+	gopts := &mcp.GatewayOptions{
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
 		Tokens: tokens,
-	})
+	}
+	if o.httpAddr != "" && args[0] == "serve" {
+		m = newGatewayMetrics()
+		gopts.OnCall = m.onCall
+	}
+	g, err := mcp.NewGateway(ctx, nc, gopts)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
 	defer g.Close()
+	if m != nil {
+		ep, err := m.serve(o.httpAddr, nc, g, log)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		defer ep.Stop()
+		log.Info("operator endpoint", "http", ep.Addr)
+	}
 	if args[0] == "stdio" {
 		t := &sdk.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
 		if err := g.Serve(ctx, t, o.session); err != nil {

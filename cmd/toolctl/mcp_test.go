@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,7 +252,7 @@ func TestMCPServe(t *testing.T) {
 	bin := toolctlBinary(t)
 	url := startMCPFleet(t)
 	env := mcpEnv(t, url)
-	cmd := exec.Command(bin, "mcp", "serve", "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, "mcp", "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -261,14 +262,22 @@ func TestMCPServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	endpoint := make(chan string, 1)
+	endpoint, opsAddr := make(chan string, 1), make(chan string, 1)
+	var logMu sync.Mutex
+	var logged strings.Builder
 	go func() {
-		re := regexp.MustCompile(`url=(http://\S+/mcp)`)
+		re, ops := regexp.MustCompile(`url=(http://\S+/mcp)`), regexp.MustCompile(`msg="operator endpoint" http=(\S+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			fmt.Fprintln(os.Stderr, sc.Text())
+			logMu.Lock()
+			logged.WriteString(sc.Text() + "\n")
+			logMu.Unlock()
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				endpoint <- m[1]
+			}
+			if m := ops.FindStringSubmatch(sc.Text()); m != nil {
+				opsAddr <- m[1]
 			}
 		}
 		io.Copy(io.Discard, stderr)
@@ -279,17 +288,65 @@ func TestMCPServe(t *testing.T) {
 			cmd.Process.Kill()
 		}
 	})
-	var u string
-	select {
-	case u = <-endpoint:
-	case err := <-exited:
-		t.Fatalf("toolctl mcp serve exited: %v", err)
-	case <-time.After(mcpGuard):
-		t.Fatal("toolctl mcp serve never said where it listens")
+	var u, ops string
+	for u == "" || ops == "" {
+		select {
+		case u = <-endpoint:
+		case ops = <-opsAddr:
+		case err := <-exited:
+			t.Fatalf("toolctl mcp serve exited: %v", err)
+		case <-time.After(mcpGuard):
+			t.Fatal("toolctl mcp serve never said where it listens")
+		}
 	}
 
 	cs, progress := connectMCP(t, &sdk.StreamableClientTransport{Endpoint: u})
 	exercise(t, cs, progress)
+	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "no_such_tool"}); err != nil || !res.IsError {
+		t.Fatalf("unknown tool: %+v %v", res, err)
+	}
+	t.Run("operator endpoint", func(t *testing.T) {
+		get := func(path string) (int, string) {
+			resp, err := http.Get("http://" + ops + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		if code, body := get("/readyz"); code != 200 || body != "ready\n" {
+			t.Errorf("/readyz: %d %q", code, body)
+		}
+		_, metrics := get("/metrics")
+		for _, want := range []string{
+			`toolbus_gateway_calls_total{code="",state="success",tool="echo"} 1`,
+			`toolbus_gateway_calls_total{code="not_found",state="error",tool="_unknown"} 1`,
+			`toolbus_gateway_call_duration_seconds_count{tool="echo"} 1`,
+			`toolbus_gateway_sessions 1`,
+			`toolbus_nats_connected 1`,
+		} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
+		}
+		if path, err := exec.LookPath("promtool"); err == nil {
+			check := exec.Command(path, "check", "metrics")
+			check.Stdin = strings.NewReader(metrics)
+			if out, err := check.CombinedOutput(); err != nil {
+				t.Errorf("promtool check metrics: %v\n%s", err, out)
+			}
+		} else if os.Getenv("CI") == "true" {
+			t.Error("promtool is not installed (./scripts/test unpacks it into .testdeps/bin)")
+		}
+		logMu.Lock()
+		defer logMu.Unlock()
+		for _, want := range []string{`msg="mcp: gateway: session opened"`, `msg="mcp: gateway: tool call" tool=echo`, `code=not_found`} {
+			if !strings.Contains(logged.String(), want) {
+				t.Errorf("the gateway's log lacks %q", want)
+			}
+		}
+	})
 	t.Run("inspector", func(t *testing.T) {
 		inspectorEcho(t, env, u)
 	})

@@ -1,22 +1,18 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/opshttp"
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -32,7 +28,7 @@ type ops struct {
 	reg   *prometheus.Registry
 	calls *prometheus.CounterVec
 	dur   *prometheus.HistogramVec
-	srv   *http.Server
+	ep    *opshttp.Endpoint
 	addr  string
 }
 
@@ -115,28 +111,14 @@ func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, mcpServers *mcp.S
 	}
 	o.reg.MustRegister(workerCollector{w},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_worker_calls_in_flight", Help: "Calls the worker is running."},
-			func() float64 { return float64(w.InFlight()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_nats_connected", Help: "1 while the worker is connected to NATS."},
-			func() float64 {
-				if nc.IsConnected() {
-					return 1
-				}
-				return 0
-			}),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolbus_nats_reconnects_total", Help: "Times the worker reconnected to NATS."},
-			func() float64 { return float64(nc.Stats().Reconnects) }),
-	)
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(o.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
-	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
+			func() float64 { return float64(w.InFlight()) }))
+	o.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)
+	ready := func() (bool, string) {
 		if !nc.IsConnected() {
-			http.Error(rw, "not ready: not connected to NATS ("+nc.Status().String()+")", http.StatusServiceUnavailable)
-			return
+			return false, "not ready: not connected to NATS (" + nc.Status().String() + ")"
 		}
 		if w.Draining() {
-			http.Error(rw, "not ready: draining (stopping; no new calls)", http.StatusServiceUnavailable)
-			return
+			return false, "not ready: draining (stopping; no new calls)"
 		}
 		// A mounted MCP server that is down leaves the worker ready (its
 		// other tools serve; the server's calls fail clearly): degraded.
@@ -147,45 +129,28 @@ func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, mcpServers *mcp.S
 			}
 		}
 		if len(down) > 0 {
-			fmt.Fprintf(rw, "ready, degraded: MCP server %s down\n", strings.Join(down, ", "))
-			return
+			return true, fmt.Sprintf("ready, degraded: MCP server %s down", strings.Join(down, ", "))
 		}
-		fmt.Fprintln(rw, "ready")
-	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--http %s: %w", addr, err)
+		return true, "ready"
 	}
-	o.addr = ln.Addr().String()
-	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := o.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("operator endpoint stopped", "err", err)
-		}
-	}()
+	e, err := opshttp.Start(addr, o.reg, ready, log)
+	if err != nil {
+		return err
+	}
+	o.ep, o.addr = e, e.Addr
 	return nil
 }
 
 func (o *ops) stop() {
-	if o != nil && o.srv != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		o.srv.Shutdown(ctx)
+	if o != nil {
+		o.ep.Stop()
 	}
 }
 
 // probe is --probe: a GET of url within 5s; 0 when it answers 200.
 func probe(url string, stderr io.Writer) int {
-	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
+	if err := opshttp.Probe(url); err != nil {
 		fmt.Fprintln(stderr, "worker: probe:", err)
-		return exitFailed
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		fmt.Fprintf(stderr, "worker: probe: %s: %s %s\n", url, resp.Status, strings.TrimSpace(string(b)))
 		return exitFailed
 	}
 	return exitOK

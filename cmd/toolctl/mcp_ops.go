@@ -1,0 +1,70 @@
+package main
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/toolbus/toolbus/internal/opshttp"
+	"github.com/toolbus/toolbus/mcp"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// gatewayMetrics are the MCP gateway's metrics (toolctl mcp serve --http):
+// sessions connected, tools/call answered by tool, state and code, their
+// duration, and the NATS connection. A tool the fleet does not serve is
+// counted as "_unknown": MCP clients choose the names they call, and
+// labels stay bounded.
+type gatewayMetrics struct {
+	reg   *prometheus.Registry
+	g     *mcp.Gateway
+	calls *prometheus.CounterVec
+	dur   *prometheus.HistogramVec
+}
+
+// unknownTool labels the calls of tools the fleet does not serve.
+const unknownTool = "_unknown"
+
+func newGatewayMetrics() *gatewayMetrics {
+	m := &gatewayMetrics{reg: prometheus.NewRegistry()}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "toolbus_gateway_calls_total",
+		Help: "tools/call requests the MCP gateway answered, by tool (" + unknownTool + " for names the fleet does not serve) and how they ended.",
+	}, []string{"tool", "state", "code"})
+	m.dur = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "toolbus_gateway_call_duration_seconds",
+		Help:    "Time from a tools/call request to its answer, by tool.",
+		Buckets: []float64{.0005, .001, .005, .01, .05, .1, .5, 1, 5, 30, 120},
+	}, []string{"tool"})
+	m.reg.MustRegister(m.calls, m.dur, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *gatewayMetrics) onCall(tool string, state toolkit.State, code toolkit.Code, took time.Duration) {
+	if tool != toolkit.MetaToolName {
+		if g := m.g; g == nil {
+			tool = unknownTool
+		} else if _, ok := g.Fleet().Tool(tool); !ok {
+			tool = unknownTool
+		}
+	}
+	m.calls.WithLabelValues(tool, string(state), string(code)).Inc()
+	m.dur.WithLabelValues(tool).Observe(took.Seconds())
+}
+
+// serve starts the endpoint for the running gateway.
+func (m *gatewayMetrics) serve(addr string, nc *nats.Conn, g *mcp.Gateway, log *slog.Logger) (*opshttp.Endpoint, error) {
+	m.g = g
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_gateway_sessions", Help: "MCP sessions connected to the gateway."},
+		func() float64 { return float64(g.Sessions()) }))
+	m.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)
+	return opshttp.Start(addr, m.reg, func() (bool, string) {
+		if !nc.IsConnected() {
+			return false, "not ready: not connected to NATS (" + nc.Status().String() + ")"
+		}
+		return true, "ready"
+	}, log)
+}

@@ -1,0 +1,99 @@
+// Package opshttp is the operator HTTP endpoint of toolbus's processes
+// (the worker's --http, the MCP gateway's --http): Prometheus metrics on
+// /metrics, liveness on /healthz ("ok" while the process serves) and
+// readiness on /readyz (200 with a line saying so, 503 with the reason
+// while not ready), and Probe, the GET a container healthcheck runs.
+package opshttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Ready says whether the process is ready, and the line /readyz answers
+// (the reason when not).
+type Ready func() (ok bool, line string)
+
+// Endpoint is a running operator endpoint.
+type Endpoint struct {
+	srv *http.Server
+	// Addr is the address it listens on (with the port chosen for :0).
+	Addr string
+}
+
+// Start listens on addr and serves reg and ready there.
+func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger) (*Endpoint, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
+	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
+		ok, line := ready()
+		if !ok {
+			http.Error(rw, line, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(rw, line)
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--http %s: %w", addr, err)
+	}
+	e := &Endpoint{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, Addr: ln.Addr().String()}
+	go func() {
+		if err := e.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("operator endpoint stopped", "err", err)
+		}
+	}()
+	return e, nil
+}
+
+// Stop closes the endpoint (waiting up to 2s for requests in progress).
+func (e *Endpoint) Stop() {
+	if e == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	e.srv.Shutdown(ctx)
+}
+
+// Probe GETs url within 5s: nil when it answers 200, else what it said.
+func Probe(url string) error {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("%s: %s %s", url, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// NATSMetrics are the connection's metrics: toolbus_nats_connected and
+// toolbus_nats_reconnects_total.
+func NATSMetrics(connected func() bool, reconnects func() uint64) []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_nats_connected", Help: "1 while the process is connected to NATS."},
+			func() float64 {
+				if connected() {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolbus_nats_reconnects_total", Help: "Times the process reconnected to NATS."},
+			func() float64 { return float64(reconnects()) }),
+	}
+}
