@@ -619,6 +619,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 		ms := int64(math.Ceil(float64(time.Until(dl)) / float64(time.Millisecond)))
 		hdr = setHeader(hdr, wire.HeaderTimeout, strconv.FormatInt(max(ms, 0), 10))
 	}
+	hdr = injectTrace(ctx, hdr)
 
 	if call.Durable {
 		if final := c.enqueue(ctx, call, reply, hdr, data); final != nil {

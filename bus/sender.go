@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // item is a chunk or a progress report held back before the first flush.
@@ -45,6 +46,7 @@ type sender struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	stopT   context.CancelFunc // the timeout's timer; nil without one
+	span    trace.Span         // the call's span; nil without WorkerOptions.Tracer
 
 	mu        sync.Mutex
 	done      bool // the final is out; writes fail with ErrStopped
@@ -113,6 +115,9 @@ func (s *sender) forgo() {
 // another delivery, answers it. s.mu is held.
 func (s *sender) silenceLocked() {
 	s.done = true
+	if s.span != nil {
+		s.span.End()
+	}
 	s.w.mu.Lock()
 	delete(s.w.calls, s.key)
 	s.w.mu.Unlock()
@@ -437,6 +442,9 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	}
 	if h := s.w.opts.OnFinal; h != nil {
 		h(s.call.Name, resp.State, resp.Code, took)
+	}
+	if s.span != nil {
+		endCallSpan(s.span, resp)
 	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits

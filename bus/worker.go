@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/discovery"
@@ -86,6 +87,10 @@ type WorkerOptions struct {
 	// unknown tool). It runs on the call's goroutine and must not block;
 	// metrics use it.
 	OnFinal func(tool string, state toolkit.State, code toolkit.Code, took time.Duration)
+	// Tracer, when set, records every call as a span (see trace.go), in
+	// the trace of its request's traceparent header. Nil records
+	// nothing, at no cost.
+	Tracer trace.Tracer
 	// Meta adds parts to the worker's announcements
 	// (discovery.AnnouncerOptions.Meta): packages such as skill and
 	// permission announce what they add to the worker this way.
@@ -666,7 +671,11 @@ func (w *Worker) accept(in *incoming) *sender {
 			s.in = in
 		}
 	}
-	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	base := context.Background()
+	if w.opts.Tracer != nil {
+		base, s.span = startCallSpan(w.opts.Tracer, in.header, &call)
+	}
+	s.ctx, s.cancel = context.WithCancelCause(base)
 	if timeout != nil {
 		s.ctx, s.stopT = context.WithTimeout(s.ctx, *timeout)
 	}

@@ -9,6 +9,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbus/toolbus/toolkit"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // handler is the toolkit Handler of one MCP tool.
@@ -36,6 +39,43 @@ func (c *Client) handler(tool string) toolkit.Handler {
 // (notifications/cancelled) and returns ctx's error; a shared session
 // stays usable. Progress that arrives after the result is dropped.
 func (c *Client) Call(ctx context.Context, tool string, args map[string]any, w toolkit.Writer) error {
+	if c.opts.Tracer == nil {
+		return c.call(ctx, tool, args, w)
+	}
+	ctx, span := c.opts.Tracer.Start(ctx, "tools/call "+tool, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("mcp.method.name", "tools/call"),
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", tool),
+		attribute.String("toolbus.mcp.server", c.cfg.Name),
+	))
+	ew := &errorSeen{Writer: w}
+	err := c.call(ctx, tool, args, ew)
+	switch {
+	case err != nil:
+		span.SetAttributes(attribute.String("error.type", string(toolkit.Failure(ctx, err).Code)))
+		span.SetStatus(codes.Error, err.Error())
+	case ew.failed:
+		span.SetAttributes(attribute.String("error.type", string(toolkit.CodeToolError)))
+		span.SetStatus(codes.Error, "the tool's result is an error")
+	}
+	span.End()
+	return err
+}
+
+// errorSeen notes an error chunk written through it.
+type errorSeen struct {
+	toolkit.Writer
+	failed bool
+}
+
+func (e *errorSeen) Write(c toolkit.Chunk) error {
+	if c.State == toolkit.StateError {
+		e.failed = true
+	}
+	return e.Writer.Write(c)
+}
+
+func (c *Client) call(ctx context.Context, tool string, args map[string]any, w toolkit.Writer) error {
 	if args == nil {
 		args = map[string]any{} // never "arguments": null, which Zod servers reject
 	}
@@ -50,6 +90,7 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any, w t
 	sink := c.router.open(token)
 	defer c.router.close(token)
 	params := &sdk.CallToolParams{Name: tool, Arguments: args, Meta: sdk.Meta{"progressToken": token}}
+	injectMeta(ctx, params.Meta)
 
 	type outcome struct {
 		res *sdk.CallToolResult

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbus/toolbus/toolkit"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Client. A nil *Options means the defaults.
@@ -27,6 +28,9 @@ type Options struct {
 	// ClientInfo is the implementation announced to servers; nil means
 	// toolbus.
 	ClientInfo *sdk.Implementation
+	// Tracer, when set, records each tools/call as a client span (see
+	// trace.go); the trace context reaches the server either way.
+	Tracer trace.Tracer
 }
 
 var (

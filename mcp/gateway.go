@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/kv"
@@ -90,6 +91,10 @@ type GatewayOptions struct {
 	// the tool, how it ended and how long it took. It must not block;
 	// metrics use it.
 	OnCall func(tool string, state toolkit.State, code toolkit.Code, took time.Duration)
+	// Tracer, when set, records each tools/call as a server span; the
+	// trace an MCP client sends (W3C headers, or _meta) continues over
+	// the bus either way.
+	Tracer trace.Tracer
 }
 
 // Gateway is an MCP server whose tools are the fleet's: every MCP session

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
@@ -178,6 +180,14 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
 		defer cancel()
+	}
+	ctx = s.g.continueTrace(ctx, req)
+	if tr := g.opts.Tracer; tr != nil {
+		var span trace.Span
+		ctx, span = tr.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", name),
+			attribute.String("mcp.session.id", s.id)))
+		defer span.End()
 	}
 	token := req.Params.GetProgressToken()
 	start := time.Now()

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // checkHeaders validates header names (RFC 9110 tokens, not reserved) and
@@ -78,10 +81,14 @@ func (t *headerTransport) set(runtime map[string]string) {
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	h := *t.current.Load()
-	if len(h) > 0 {
+	traced := trace.SpanContextFromContext(req.Context()).IsValid()
+	if len(h) > 0 || traced {
 		req = req.Clone(req.Context()) // a RoundTripper must not modify its argument
 		for k, vs := range h {
 			req.Header[k] = slices.Clone(vs)
+		}
+		if traced { // the call's trace continues on the server (W3C headers)
+			traceContext.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 		}
 	}
 	resp, err := t.base.RoundTrip(req)

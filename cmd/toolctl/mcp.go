@@ -18,6 +18,8 @@ import (
 
 	"github.com/toolbus/toolbus/auth"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/buildinfo"
+	"github.com/toolbus/toolbus/internal/otelenv"
 	"github.com/toolbus/toolbus/mcp"
 )
 
@@ -106,11 +108,21 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(e.stderr, nil)) // stdout is the MCP stream in stdio mode
+	tracer, shutdownTraces, err := otelenv.Setup(ctx, "toolbus-gateway", "github.com/toolbus/toolbus/mcp", buildinfo.Version())
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		shutdownTraces(sctx)
+	}()
 	var m *gatewayMetrics
 	gopts := &mcp.GatewayOptions{
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
-		Tokens: tokens,
+		Tokens: tokens, Tracer: tracer,
 	}
 	if o.httpAddr != "" && args[0] == "serve" {
 		m = newGatewayMetrics()

@@ -25,6 +25,7 @@ import (
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/internal/buildinfo"
+	"github.com/toolbus/toolbus/internal/otelenv"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -316,7 +317,19 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	if err := builtin.Register(tk, cfg.BuiltinConfig()); err != nil {
 		return nil, err
 	}
-	env := &mountEnv{Config: cfg, Toolkit: tk, Conn: r.nc, JetStream: js, Instance: r.instance, Logger: log}
+	// Traces when the OTEL_* environment asks for them (internal/otelenv).
+	tracer, shutdownTraces, err := otelenv.Setup(ctx, "toolbus-worker", "github.com/toolbus/toolbus/bus", buildinfo.Version())
+	if err != nil {
+		return nil, err
+	}
+	r.stops = append(r.stops, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdownTraces(sctx); err != nil {
+			log.Warn("flushing traces", "err", err)
+		}
+	})
+	env := &mountEnv{Config: cfg, Toolkit: tk, Conn: r.nc, JetStream: js, Instance: r.instance, Logger: log, Tracer: tracer}
 	slices.SortStableFunc(mounts, func(a, b mount) int { return strings.Compare(a.name, b.name) })
 	for _, m := range mounts {
 		stop, err := m.start(ctx, env)
@@ -360,6 +373,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		Results:     results,
 		Sessions:    sessions,
 		OnFinal:     onFinal,
+		Tracer:      tracer,
 	})
 	if err != nil {
 		return nil, err

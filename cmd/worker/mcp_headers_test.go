@@ -17,7 +17,7 @@ import (
 )
 
 // headerPeer is a go-sdk Streamable HTTP server whose "headers" tool
-// returns the X-Api-Key request header; it records the session id of
+// returns the X-Api-Key request header, traceparent the traceparent one; it records the session id of
 // every POST.
 type headerPeer struct {
 	url      string
@@ -36,6 +36,14 @@ func startHeaderPeer(t *testing.T) *headerPeer {
 				key = req.Extra.Header.Get("X-Api-Key")
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "key=" + key}}}, nil, nil
+		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "traceparent", Description: "Return the traceparent request header."},
+		func(_ context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+			tp := ""
+			if req.Extra != nil && req.Extra.Header != nil {
+				tp = req.Extra.Header.Get("traceparent")
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: tp}}}, nil, nil
 		})
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 	p := &headerPeer{sessions: map[string]bool{}}

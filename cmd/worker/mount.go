@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/mcp"
@@ -51,6 +52,8 @@ type mountEnv struct {
 	JetStream jetstream.JetStream
 	Instance  string
 	Logger    *slog.Logger
+	// Tracer records spans when traces are on (nil: off).
+	Tracer trace.Tracer
 	// Policy is the permission policy the worker checks (set by the
 	// permission mount; nil: none), compared with the fleet's before the
 	// worker serves.

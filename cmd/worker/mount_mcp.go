@@ -27,7 +27,7 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 	if len(cfgs) == 0 {
 		return nil, nil
 	}
-	servers, err := mcp.Mount(ctx, env.Toolkit, cfgs, &mcp.Options{Logger: env.Logger})
+	servers, err := mcp.Mount(ctx, env.Toolkit, cfgs, &mcp.Options{Logger: env.Logger, Tracer: env.Tracer})
 	if err != nil {
 		return nil, err
 	}

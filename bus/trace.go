@@ -1,0 +1,85 @@
+package bus
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Traces (OpenTelemetry). A caller's trace crosses the bus in the W3C
+// headers traceparent and tracestate of the request: the client puts
+// them there when the call's context carries a span (nothing otherwise),
+// and a worker with WorkerOptions.Tracer records the call as a span of
+// that trace, following the GenAI semantic conventions for tool
+// execution: "execute_tool <tool>", kind internal, with
+// gen_ai.operation.name, gen_ai.tool.name, gen_ai.tool.call.id and, when
+// the call fails, error.type (its code) and the span's error status. The
+// tool's context carries the span, so work it starts (an MCP call, an
+// HTTP request with the context) is a child of it.
+
+// traceContext is the W3C trace-context propagator.
+var traceContext propagation.TraceContext
+
+// natsCarrier carries trace context in NATS headers.
+type natsCarrier nats.Header
+
+func (c natsCarrier) Get(key string) string { return nats.Header(c).Get(key) }
+func (c natsCarrier) Set(key, value string) { nats.Header(c).Set(key, value) }
+func (c natsCarrier) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// injectTrace adds ctx's trace context to h (allocating it when nil);
+// h unchanged when ctx carries no span.
+func injectTrace(ctx context.Context, h nats.Header) nats.Header {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return h
+	}
+	if h == nil {
+		h = nats.Header{}
+	}
+	traceContext.Inject(ctx, natsCarrier(h))
+	return h
+}
+
+// startCallSpan starts the span of a call on the worker, in the trace its
+// request carries (a new trace without one).
+func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall) (context.Context, trace.Span) {
+	ctx := context.Background()
+	if h != nil {
+		ctx = traceContext.Extract(ctx, natsCarrier(h))
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "execute_tool"),
+		attribute.String("gen_ai.tool.name", call.Name),
+		attribute.String("gen_ai.tool.call.id", call.ID),
+	}
+	if call.Session != "" {
+		attrs = append(attrs, attribute.String("toolbus.session", call.Session))
+	}
+	if call.Attempt > 0 {
+		attrs = append(attrs, attribute.Int("toolbus.attempt", call.Attempt))
+	}
+	return tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+}
+
+// endCallSpan ends a call's span with how the call ended.
+func endCallSpan(span trace.Span, resp *toolkit.Response) {
+	if resp.State == toolkit.StateError {
+		span.SetAttributes(attribute.String("error.type", string(resp.Code)))
+		span.SetStatus(codes.Error, string(resp.Code))
+	} else if resp.State == toolkit.StateInterrupted {
+		span.SetAttributes(attribute.String("error.type", string(resp.Code)))
+	}
+	span.End()
+}

@@ -1,0 +1,79 @@
+// Package otelenv turns tracing on from the standard OpenTelemetry
+// environment variables, for toolbus's processes.
+//
+// Tracing is on when OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set and OTEL_TRACES_EXPORTER is
+// not "none" (OTEL_SDK_DISABLED=true turns it off too): spans are
+// exported over OTLP/HTTP (protobuf) in batches, with the exporter's own
+// variables (headers, timeout, compression, OTEL_BSP_* for batching), the
+// service named by OTEL_SERVICE_NAME or the process's default, and the
+// resource from OTEL_RESOURCE_ATTRIBUTES. Off, nothing is set up and the
+// processes record no spans at all.
+package otelenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Enabled reports whether the environment asks for traces.
+func Enabled() bool {
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") || os.Getenv("OTEL_TRACES_EXPORTER") == "none" {
+		return false
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// Setup starts the exporter when Enabled and makes it the global tracer
+// provider (with the W3C propagator). It returns the provider's tracer
+// for scope, and a shutdown that flushes what is buffered; nil, a no-op
+// shutdown and no error when tracing is off.
+func Setup(ctx context.Context, service, scope, version string) (trace.Tracer, func(context.Context) error, error) {
+	noop := func(context.Context) error { return nil }
+	if !Enabled() {
+		return nil, noop, nil
+	}
+	if exp := os.Getenv("OTEL_TRACES_EXPORTER"); exp != "" && exp != "otlp" {
+		return nil, noop, fmt.Errorf("OTEL_TRACES_EXPORTER=%s: only otlp (over HTTP) or none are supported", exp)
+	}
+	if p := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"); p == "" {
+		if p = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "http/protobuf" {
+			return nil, noop, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: only http/protobuf is supported", p)
+		}
+	} else if p != "http/protobuf" {
+		return nil, noop, fmt.Errorf("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=%s: only http/protobuf is supported", p)
+	}
+	exporter, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, noop, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
+		semconv.ServiceVersion(version)))
+	if err != nil {
+		res = resource.Default()
+	}
+	if os.Getenv("OTEL_SERVICE_NAME") == "" && !strings.Contains(os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), "service.name=") {
+		if r, err := resource.Merge(res, resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(service))); err == nil {
+			res = r
+		}
+	}
+	if r, err := resource.New(ctx, resource.WithFromEnv()); err == nil {
+		if m, err := resource.Merge(res, r); err == nil {
+			res = m
+		}
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	return tp.Tracer(scope), tp.Shutdown, nil
+}

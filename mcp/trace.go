@@ -1,0 +1,57 @@
+package mcp
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Traces. A call's trace context reaches the MCP server two ways: in the
+// W3C headers (traceparent, tracestate) of the HTTP requests of
+// Streamable HTTP and SSE servers, and in the request's _meta
+// (traceparent, tracestate), which stdio servers can read. With
+// Options.Tracer the client also records each tools/call as a client span
+// ("tools/call <tool>", mcp.method.name, gen_ai.tool.name,
+// toolbus.mcp.server, error.type when it fails). The gateway continues the
+// trace of an incoming tools/call from the same headers or _meta.
+
+var traceContext propagation.TraceContext
+
+// injectMeta puts ctx's trace context into an MCP request's _meta.
+func injectMeta(ctx context.Context, meta sdk.Meta) {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		traceContext.Inject(ctx, metaCarrier(meta))
+	}
+}
+
+// metaCarrier carries trace context in an MCP _meta object.
+type metaCarrier sdk.Meta
+
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+func (m metaCarrier) Set(key, value string) { m[key] = value }
+func (m metaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// continueTrace is ctx in the trace an incoming request carries: in the
+// HTTP request's W3C headers, else in its _meta.
+func (g *Gateway) continueTrace(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+	if req.Extra != nil && req.Extra.Header != nil && req.Extra.Header.Get("traceparent") != "" {
+		return traceContext.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
+	}
+	if meta := req.Params.GetMeta(); meta != nil {
+		if _, ok := meta["traceparent"].(string); ok {
+			return traceContext.Extract(ctx, metaCarrier(meta))
+		}
+	}
+	return ctx
+}
