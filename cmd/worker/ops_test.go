@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -251,5 +253,49 @@ func TestNatsMicro(t *testing.T) {
 	}
 	if len(got) != 2 || echoes != 1 {
 		t.Fatalf("nats micro stats: %d instances, %d echo requests:\n%s", len(got), echoes, stats)
+	}
+}
+
+// TestToolctlTop: toolctl top --once against a loaded two-worker fleet
+// prints the busy tool with a non-zero rate, served by both workers.
+func TestToolctlTop(t *testing.T) {
+	w := startWorker(t)
+	startWorker(t, "--nats", w.url)
+	nc, err := nats.Connect(w.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c, err := bus.NewClient(nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				c.Invoke(ctx, toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "load"}})
+			}
+		}()
+	}
+	out, se, code := toolctl(t, w.url, "top", "--once", "--interval", "1s")
+	stop()
+	wg.Wait()
+	if code != 0 {
+		t.Fatalf("toolctl top: exit %d %s", code, se)
+	}
+	var echo []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 6 && f[0] == "echo" {
+			echo = f
+		}
+	}
+	if !strings.HasPrefix(out, "2 workers") || echo == nil || echo[1] != "2" || echo[2] == "0.0" {
+		t.Fatalf("toolctl top --once:\n%s", out)
 	}
 }

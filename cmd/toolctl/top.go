@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/toolbus/toolbus/bus/wire"
+)
+
+// toolctl top: the fleet's calls per tool, from the workers' answers to
+// the NATS services protocol ($SRV.STATS.toolbus, see subjects.md): every
+// interval it asks every worker, and prints per tool the workers serving
+// it, calls and errors per second over the interval, their average
+// duration, the calls since the workers started and the last error.
+// --once prints one table (after one interval) and exits. The connection
+// needs to publish $SRV.STATS.toolbus (an operator's; the caller role may
+// not).
+
+func init() {
+	var o topOptions
+	register(&command{
+		name:    "top",
+		summary: "the fleet's calls per tool, refreshed: workers, calls/s, errors/s, average duration, last error (`--once` for one table)",
+		flags:   o.register,
+		run:     o.run,
+	})
+}
+
+type topOptions struct {
+	once     bool
+	interval time.Duration
+}
+
+func (o *topOptions) register(fs *flag.FlagSet) {
+	fs.BoolVar(&o.once, "once", false, "print one table, after one interval, and exit")
+	fs.DurationVar(&o.interval, "interval", 2*time.Second, "the `interval` the rates are measured over")
+}
+
+// gatherWindow is how long top waits for workers' answers after the
+// last one came.
+const gatherWindow = 300 * time.Millisecond
+
+// serviceStats asks every worker for its stats.
+func serviceStats(ctx context.Context, nc *nats.Conn) (map[string]micro.Stats, error) {
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(wire.SubjectServicePrefix+"STATS."+wire.ServiceName, inbox, nil); err != nil {
+		return nil, err
+	}
+	out := map[string]micro.Stats{}
+	wait := 2 * time.Second // the first answer may take a while on a busy fleet
+	for {
+		m, err := sub.NextMsgWithContext(withTimeout(ctx, wait))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return out, nil // nothing more within the window
+		}
+		var st micro.Stats
+		if json.Unmarshal(m.Data, &st) == nil && st.ID != "" {
+			out[st.ID] = st
+		}
+		wait = gatherWindow
+	}
+}
+
+// withTimeout is ctx bounded by d; the cancel is left to the timer (a
+// short wait per answer).
+func withTimeout(ctx context.Context, d time.Duration) context.Context {
+	c, cancel := context.WithTimeout(ctx, d)
+	context.AfterFunc(c, cancel)
+	return c
+}
+
+// toolRow is one line of the table.
+type toolRow struct {
+	tool          string
+	workers       int
+	calls, errors float64 // per second
+	avg           time.Duration
+	total         int
+	lastErr       string
+}
+
+// rows compares two rounds of stats taken dt apart.
+func rows(before, after map[string]micro.Stats, dt time.Duration) []toolRow {
+	byTool := map[string]*toolRow{}
+	var busy = map[string]time.Duration{}
+	var calls = map[string]int{}
+	for id, st := range after {
+		prev := map[string]*micro.EndpointStats{}
+		if b, ok := before[id]; ok && b.Started.Equal(st.Started) { // same worker run: counters comparable
+			for _, e := range b.Endpoints {
+				prev[e.Name] = e
+			}
+		}
+		for _, e := range st.Endpoints {
+			r := byTool[e.Name]
+			if r == nil {
+				r = &toolRow{tool: e.Name}
+				byTool[e.Name] = r
+			}
+			r.workers++
+			r.total += e.NumRequests
+			n, errs, took := e.NumRequests, e.NumErrors, e.ProcessingTime
+			if p := prev[e.Name]; p != nil {
+				n, errs, took = n-p.NumRequests, errs-p.NumErrors, took-p.ProcessingTime
+			}
+			r.calls += float64(n) / dt.Seconds()
+			r.errors += float64(errs) / dt.Seconds()
+			calls[e.Name] += n
+			busy[e.Name] += took
+			if e.LastError != "" && (prev[e.Name] == nil || e.LastError != prev[e.Name].LastError || errs > 0) {
+				r.lastErr = e.LastError
+			}
+		}
+	}
+	out := make([]toolRow, 0, len(byTool))
+	for name, r := range byTool {
+		if calls[name] > 0 {
+			r.avg = busy[name] / time.Duration(calls[name])
+		}
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b toolRow) int {
+		if a.calls != b.calls {
+			if a.calls > b.calls {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.tool, b.tool)
+	})
+	return out
+}
+
+func printTop(w io.Writer, workers int, dt time.Duration, rs []toolRow) {
+	noun := "workers"
+	if workers == 1 {
+		noun = "worker"
+	}
+	fmt.Fprintf(w, "%d %s, rates over %s\n", workers, noun, dt.Round(time.Millisecond))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tWORKERS\tCALLS/S\tERRORS/S\tAVG\tTOTAL\tLAST ERROR")
+	for _, r := range rs {
+		avg := "-"
+		if r.avg > 0 {
+			avg = r.avg.Round(time.Microsecond).String()
+		}
+		last := r.lastErr
+		if len(last) > 60 {
+			last = last[:57] + "..."
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%d\t%s\n", r.tool, r.workers, r.calls, r.errors, avg, r.total, last)
+	}
+	tw.Flush()
+}
+
+func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) > 0 {
+		return e.usagef("top takes no arguments")
+	}
+	if o.interval < 100*time.Millisecond {
+		return e.usagef("--interval must be at least 100ms, got %v", o.interval)
+	}
+	nc, err := e.conn()
+	if err != nil {
+		return exitCode(err)
+	}
+	before, err := serviceStats(ctx, nc)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	if len(before) == 0 {
+		fmt.Fprintln(e.stderr, "toolctl: no worker answered $SRV.STATS.toolbus (no workers, or this connection may not ask)")
+		return exitError
+	}
+	at := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return exitOK
+		case <-time.After(time.Until(at.Add(o.interval))):
+		}
+		after, err := serviceStats(ctx, nc)
+		if errors.Is(err, context.Canceled) {
+			return exitOK
+		}
+		if err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		now := time.Now()
+		if !o.once {
+			fmt.Fprint(e.stdout, "\033[H\033[2J") // a fresh screen per table
+		}
+		printTop(e.stdout, len(after), now.Sub(at), rows(before, after, now.Sub(at)))
+		if o.once {
+			return exitOK
+		}
+		before, at = after, now
+	}
+}
