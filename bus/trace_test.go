@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -92,5 +93,51 @@ func TestTraces(t *testing.T) {
 	}
 	if own != 1 {
 		t.Errorf("%d spans of the untraced call, want 1", own)
+	}
+}
+
+// discardExporter drops the spans it is given.
+type discardExporter struct{}
+
+func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardExporter) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkTraces measures an echo call, 64 callers, with tracing off (no
+// tracer on the worker, no span in the caller's context: what a process
+// without OTEL_* variables runs) and on (an SDK provider batching into an
+// exporter that drops them, the caller in a span). Compare "off" with
+// BenchmarkEcho/inprocess/bus/callers=64, and "on" with "off".
+//
+//	go test -run '^$' -bench 'BenchmarkTraces|BenchmarkEcho/inprocess/bus/callers=64' -benchtime 3s ./bus/
+func BenchmarkTraces(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}))
+	defer tp.Shutdown(context.Background())
+	for _, on := range []bool{false, true} {
+		name := map[bool]string{false: "off", true: "on"}[on]
+		b.Run(name, func(b *testing.B) {
+			s := natstest.Embedded(b, false)
+			tk := toolkit.New(nil)
+			mustAdd(b, tk, echoTool())
+			opts := &bus.WorkerOptions{}
+			ctx := context.Background()
+			if on {
+				opts.Tracer = tp.Tracer("worker")
+				var span trace.Span
+				ctx, span = tp.Tracer("agent").Start(ctx, "agent turn")
+				defer span.End()
+			}
+			serve(b, natstest.Connect(b, s), tk, opts)
+			c := newClient(b, natstest.Connect(b, s), nil)
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if r := c.Invoke(ctx, toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "x"}}); r.State != toolkit.StateSuccess {
+						b.Error(r)
+						return
+					}
+				}
+			})
+		})
 	}
 }
