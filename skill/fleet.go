@@ -9,6 +9,9 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/discovery"
@@ -169,7 +172,15 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 
 // Fetch asks the instances in turn for a skill's body and returns the
 // first answer.
-func Fetch(ctx context.Context, nc *nats.Conn, instances []string, name, group string) (string, error) {
+func Fetch(ctx context.Context, nc *nats.Conn, instances []string, name, group string) (_ string, err error) {
+	ctx, span := tracer.Start(ctx, "skill.fetch "+name, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("toolbus.skill.name", name), attribute.String("toolbus.skill.group", group)))
+	defer func() {
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
 	req, err := wire.Msgpack.Marshal(&wire.SkillRequest{Name: name, Group: group})
 	if err != nil {
 		return "", err

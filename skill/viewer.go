@@ -6,6 +6,10 @@ import (
 	"slices"
 
 	"github.com/toolbus/toolbus/toolkit"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ViewerName is the name of the built-in tool that returns a skill's body.
@@ -38,17 +42,26 @@ func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 	return toolkit.Raw(ViewerName, ViewerDescription, ViewerSchema(),
 		func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 			name, _ := call.Input["skill"].(string) // the schema guarantees a string
+			// A child of the call's span when traces are on (the global
+			// provider is then the process's); a no-op otherwise.
+			ctx, span := tracer.Start(ctx, "skill.load "+name, trace.WithAttributes(attribute.String("toolbus.skill.name", name)))
+			defer span.End()
 			active, _, err := tk.ActiveGroups(ctx, call.Session, call.GroupsRevision)
 			if err != nil {
 				return toolkit.Errorf(toolkit.CodeUnavailable, "GroupStateError: could not read the active tool groups: %v", err)
 			}
 			sk, ok := set.Find(name, active)
 			if !ok {
+				span.SetStatus(codes.Error, "skill not found")
 				return toolkit.NewError(toolkit.CodeToolError, fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", name))
 			}
+			span.SetAttributes(attribute.String("toolbus.skill.group", sk.Group), attribute.Int("toolbus.skill.bytes", len(sk.Markdown)))
 			return w.Write(toolkit.Text(sk.Markdown))
 		})
 }
+
+// tracer records skill loads and fetches in the process's traces.
+var tracer = otel.Tracer("github.com/toolbus/toolbus/skill")
 
 // Install registers the viewer tool in tk (read-only, basic group) and
 // binds the set to tk's group order. Every group the set uses must exist in

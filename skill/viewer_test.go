@@ -7,7 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/toolbus/toolbus/toolkit"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // viewerKit is a toolkit with a "repair" group, skills in basic and in
@@ -155,4 +159,30 @@ func TestInstallGroupOrder(t *testing.T) {
 	if got := strings.Join(names(s.Available([]string{"first", "second"})), ","); got != "one,two" {
 		t.Fatalf("after Install: %s", got)
 	}
+}
+
+// TestViewerSpan: with traces on (a global provider), viewing a skill
+// records "skill.load <name>" as a child of the call's span.
+func TestViewerSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+	tk, _ := viewerKit(t)
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "execute_tool Skill")
+	r := tk.Invoke(ctx, toolkit.ToolCall{ID: "v1", Name: ViewerName, Input: map[string]any{"skill": "basic_skill"}})
+	parent.End()
+	if r.State != toolkit.StateSuccess {
+		t.Fatalf("view: %+v", r)
+	}
+	for _, sp := range rec.Ended() {
+		if sp.Name() == "skill.load basic_skill" {
+			if sp.Parent().SpanID() != parent.SpanContext().SpanID() {
+				t.Fatalf("skill.load's parent %v, want the call's %v", sp.Parent().SpanID(), parent.SpanContext().SpanID())
+			}
+			return
+		}
+	}
+	t.Fatalf("no skill.load span among %d", len(rec.Ended()))
 }
