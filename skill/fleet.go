@@ -104,9 +104,14 @@ func FleetSkills(f *discovery.Fleet, log *slog.Logger) []Skill {
 // active groups are active: the fleet's skills of basic and those groups,
 // with DefaultInstructionTemplate ("" when no skill is visible). A
 // worker's own template override is not announced: the fleet always
-// renders the default.
+// renders the default. As Set.Instructions, nil means every group's
+// skills and an empty slice basic only.
 func FleetInstructions(f *discovery.Fleet, active []string) string {
-	return Render(Visible(FleetSkills(f, nil), active))
+	all := FleetSkills(f, nil)
+	if active == nil {
+		return Render(all)
+	}
+	return Render(Visible(all, active))
 }
 
 // Sources finds the skill a session with the active groups sees under

@@ -88,7 +88,7 @@ func TestFleetInstructions(t *testing.T) {
 	f := fleet(t, natstest.Conn(t, s))
 	announce(t, natstest.Conn(t, s), tk, "w1", 50*time.Millisecond, set)
 	natstest.WaitFor(t, "the skills", func() bool { return len(skill.FleetSkills(f, nil)) == 2 })
-	for _, active := range [][]string{nil, {"web"}} {
+	for _, active := range [][]string{nil, {}, {"web"}} {
 		if got, want := skill.FleetInstructions(f, active), set.Instructions(active); got != want || want == "" {
 			t.Errorf("active %v: fleet renders\n%s\nthe worker renders\n%s", active, got, want)
 		}

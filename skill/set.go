@@ -292,8 +292,14 @@ func (s *Set) Warnings() []Warning {
 }
 
 // Instructions renders the prompt that lists the skills visible with the
-// given active groups; "" when there are none.
+// given active groups; "" when there are none. As AgentScope 2.x's
+// groups=None, nil means every group's skills; an empty slice means basic
+// only (a session with no active group: see the package's Instructions,
+// which passes a session's groups).
 func (s *Set) Instructions(active []string) string {
+	if active == nil {
+		return s.Render(s.All())
+	}
 	return s.Render(s.Available(active))
 }
 

@@ -98,7 +98,7 @@ func TestInstructionsEmpty(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSet(t, nil)
 			tt.setup(s)
-			if got := s.Instructions(nil); got != "" {
+			if got := s.Instructions([]string{}); got != "" {
 				t.Fatalf("got %q, want empty", got)
 			}
 		})
@@ -130,7 +130,6 @@ func TestGroupFiltering(t *testing.T) {
 		active []string
 		want   string
 	}{
-		{"nil is basic only", nil, "basic_skill"},
 		{"empty is basic only", []string{}, "basic_skill"},
 		{"one group", []string{"repair"}, "basic_skill,repair_skill"},
 		{"group order, not argument order", []string{"web", "repair"}, "basic_skill,repair_skill,web_skill"},
@@ -154,6 +153,14 @@ func TestGroupFiltering(t *testing.T) {
 	}
 	if got := strings.Join(names(s.All()), ","); got != "basic_skill,repair_skill,web_skill" {
 		t.Fatalf("All = %s", got)
+	}
+	// Available(nil) is basic only (a session with no active group);
+	// Instructions(nil) is every group, as AgentScope 2.x's groups=None.
+	if got := strings.Join(names(s.Available(nil)), ","); got != "basic_skill" {
+		t.Fatalf("Available(nil) = %s", got)
+	}
+	if all := s.Instructions(nil); !strings.Contains(all, "<name>repair_skill</name>") || !strings.Contains(all, "<name>web_skill</name>") || all != s.Render(s.All()) {
+		t.Fatalf("Instructions(nil) is not every group's:\n%s", all)
 	}
 	for _, sk := range s.All() {
 		if sk.Group == "" {
@@ -251,7 +258,7 @@ func TestCatalogVisible(t *testing.T) {
 			t.Fatalf("catalog entry %+v", c)
 		}
 	}
-	for _, active := range [][]string{nil, {"repair"}, {"other"}} {
+	for _, active := range [][]string{{}, {"repair"}, {"other"}} {
 		if got, want := Render(Visible(cat, active)), s.Instructions(active); got != want {
 			t.Fatalf("active %v: client renders\n%s\nworker renders\n%s", active, got, want)
 		}
