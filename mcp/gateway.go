@@ -59,7 +59,9 @@ const metaStructuredContent = "structured_content"
 type GatewayOptions struct {
 	// Implementation is announced to MCP clients; nil means toolbus.
 	Implementation *sdk.Implementation
-	// Instructions are sent to MCP clients when they initialize.
+	// Instructions are sent to MCP clients when they initialize, first:
+	// a session's instructions go on with those of its active groups and
+	// the skills prompt of the skills it sees (see sessionInstructions).
 	Instructions string
 	// Client configures the bus client the listings and calls go
 	// through: its GroupsBucket must be the bucket the workers use, its
@@ -204,7 +206,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		clients:  map[string]*bus.Client{copts.Identity: client},
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.base = g.newServer("", nil)
+	g.base = g.newServer("", nil, g.opts.Instructions)
 	timeout := o.SessionTimeout
 	if timeout < 0 {
 		timeout = 0

@@ -9,11 +9,16 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/skill"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // Serving the gateway: Streamable HTTP (stateful, one go-sdk server per
@@ -150,15 +155,37 @@ func (g *Gateway) Serve(ctx context.Context, t sdk.Transport, session string) er
 	return err
 }
 
+// sessionInstructions are what a session's initialize answers as its
+// instructions: GatewayOptions.Instructions, then (as 1.x
+// get_activated_notes) the instructions of the session's active groups,
+// then the skills prompt of basic and those groups. They are the
+// session's at initialize: MCP has no notification for new ones, so a
+// later reset_tools tells the model in its reply instead.
+func (g *Gateway) sessionInstructions(ctx context.Context, c *bus.Client, session string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	parts := []string{g.opts.Instructions}
+	active, err := c.ActiveGroups(ctx, session, 0)
+	if err != nil {
+		g.log.Warn("mcp: gateway: reading a new session's groups for its instructions", "session", session, "err", err)
+		return g.opts.Instructions
+	}
+	if active == nil {
+		active = []string{} // basic only: FleetInstructions(nil) would be every group
+	}
+	parts = append(parts, toolkit.ActivatedInstructions(g.fleet.Groups(), active), skill.FleetInstructions(g.fleet, active))
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "\n\n")
+}
+
 func newSessionID() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (g *Gateway) newServer(id string, s *gatewaySession) *sdk.Server {
+func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *sdk.Server {
 	opts := &sdk.ServerOptions{
-		Instructions: g.opts.Instructions,
+		Instructions: instructions,
 		Logger:       g.sdkLog,
 		// Advertise tools (with list changes) even while the list is empty.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
@@ -190,7 +217,7 @@ func (g *Gateway) newSession(ctx context.Context, id, identity string) *gatewayS
 		return nil
 	}
 	s := &gatewaySession{g: g, id: id, identity: identity, c: c, tools: map[string]string{}}
-	s.srv = g.newServer(id, s)
+	s.srv = g.newServer(id, s, g.sessionInstructions(ctx, c, id))
 	s.refresh(ctx, true, 0)
 	return s
 }
