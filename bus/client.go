@@ -719,6 +719,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 					c.cancel(call.ID, "")
 					return nil
 				}
+			case wire.KindLog:
+				if !yield(toolkit.Event{Log: f.Log}) {
+					c.cancel(call.ID, "")
+					return nil
+				}
 			case wire.KindQueued:
 				*durable = true
 			case wire.KindFinal:

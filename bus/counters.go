@@ -9,7 +9,8 @@ import (
 // WorkerCounters are a worker's totals since Serve, for metrics.
 type WorkerCounters struct {
 	// Frames sent, by kind: wire.KindChunk, KindProgress, KindHeartbeat,
-	// KindQueued, KindFinal (finals of calls refused at once included).
+	// KindQueued, KindLog, KindFinal (finals of calls refused at once
+	// included).
 	Frames map[wire.Kind]uint64
 	// SentBytes are the bodies of those frames.
 	SentBytes uint64
@@ -26,18 +27,18 @@ type WorkerCounters struct {
 
 // counters are the atomics behind WorkerCounters.
 type counters struct {
-	frames     [5]atomic.Uint64 // by frameKinds' order
+	frames     [6]atomic.Uint64 // by frameKinds' order
 	bytes      atomic.Uint64
 	cancelled  atomic.Uint64
 	overloaded atomic.Uint64
 	jsErrors   atomic.Uint64
 }
 
-var frameKinds = [5]wire.Kind{wire.KindChunk, wire.KindProgress, wire.KindHeartbeat, wire.KindQueued, wire.KindFinal}
+var frameKinds = [6]wire.Kind{wire.KindChunk, wire.KindProgress, wire.KindHeartbeat, wire.KindQueued, wire.KindLog, wire.KindFinal}
 
 // sent counts one frame published.
 func (c *counters) sent(k wire.Kind, n int) {
-	i := 4
+	i := 5
 	switch k {
 	case wire.KindChunk:
 		i = 0
@@ -47,6 +48,8 @@ func (c *counters) sent(k wire.Kind, n int) {
 		i = 2
 	case wire.KindQueued:
 		i = 3
+	case wire.KindLog:
+		i = 4
 	}
 	c.frames[i].Add(1)
 	c.bytes.Add(uint64(n))

@@ -213,6 +213,30 @@ func (s *sender) Progress(p toolkit.Progress) error {
 	return nil
 }
 
+// Log implements toolkit.LogWriter: what is held goes out first, then the
+// log frame at once (a log message is never folded into a fast call's
+// final, as held progress is).
+func (s *sender) Log(m toolkit.LogMessage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return toolkit.ErrStopped
+	}
+	if s.holding() {
+		s.flush()
+	}
+	err := s.publish(&wire.Frame{Kind: wire.KindLog, Log: &m})
+	if errors.Is(err, errTooLarge) {
+		cut := m
+		cut.Data = fmt.Sprintf("(a log message of the tool too large to send: over the server's max_payload of %d bytes)", s.w.nc.MaxPayload())
+		err = s.publish(&wire.Frame{Kind: wire.KindLog, Log: &cut})
+	}
+	if err != nil {
+		s.w.log.Warn("bus: a log message could not be sent", "call", s.id, "err", err)
+	}
+	return nil
+}
+
 func (s *sender) hold(it item) {
 	if s.hb == nil {
 		s.hb = holdPool.Get().(*holdBufs)

@@ -68,6 +68,9 @@ type errorSeen struct {
 	failed bool
 }
 
+// Log passes log messages on.
+func (e *errorSeen) Log(m toolkit.LogMessage) error { return toolkit.Log(e.Writer, m) }
+
 func (e *errorSeen) Write(c toolkit.Chunk) error {
 	if c.State == toolkit.StateError {
 		e.failed = true

@@ -188,7 +188,8 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 		Instructions: instructions,
 		Logger:       g.sdkLog,
 		// Advertise tools (with list changes) even while the list is empty.
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		// Logging: tools' log messages (toolkit.Log) reach the client.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{}},
 	}
 	if id != "" {
 		opts.GetSessionID = func() string { return id }

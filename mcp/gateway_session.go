@@ -201,6 +201,13 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			}); err != nil {
 				g.log.Debug("mcp: gateway: progress not delivered", "tool", name, "err", err)
 			}
+		case ev.Log != nil && req.Session != nil:
+			// notifications/message, at or above the level the client
+			// set (logging/setLevel; none before it sets one).
+			l := ev.Log
+			if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: sdk.LoggingLevel(l.Level), Logger: l.Logger, Data: l.Data}); err != nil {
+				g.log.Debug("mcp: gateway: log message not delivered", "tool", name, "err", err)
+			}
 		case ev.Final != nil:
 			final = ev.Final
 		}

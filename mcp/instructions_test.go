@@ -70,3 +70,64 @@ func TestGatewayInstructions(t *testing.T) {
 		t.Errorf("an inactive group's instructions were given:\n%s", got)
 	}
 }
+
+// TestGatewayRelaysToolLogs: a tool's log messages on a worker reach the
+// MCP client as notifications/message, at or above the level it set.
+func TestGatewayRelaysToolLogs(t *testing.T) {
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	tk := newWorkerToolkit(t, srv)
+	if err := tk.Add(toolkit.Stream("chatty", "Logs, then answers.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for _, l := range []toolkit.LogMessage{{Level: "debug", Data: "noise"}, {Level: "warning", Logger: "chatty", Data: map[string]any{"disk": "low"}}} {
+			if err := toolkit.Log(w, l); err != nil {
+				return err
+			}
+		}
+		return w.Write(toolkit.Text("answer"))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	g := newGateway(t, &fleetFixture{srv: srv})
+	logs := make(chan *sdk.LoggingMessageParams, 8)
+	client := sdk.NewClient(&sdk.Implementation{Name: "log-test", Version: "1"}, &sdk.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) { logs <- req.Params },
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.InitializeResult().Capabilities.Logging == nil {
+		t.Fatal("the gateway does not declare logging")
+	}
+	if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "chatty"})
+	if err != nil || res.IsError {
+		t.Fatalf("chatty: %+v %v", res, err)
+	}
+	select {
+	case l := <-logs:
+		if l.Level != "warning" || l.Logger != "chatty" || l.Data.(map[string]any)["disk"] != "low" {
+			t.Fatalf("log: %+v", l)
+		}
+	case <-ctx.Done():
+		t.Fatal("no notifications/message")
+	}
+	select {
+	case l := <-logs:
+		t.Fatalf("a message below the level set: %+v", l)
+	default:
+	}
+}

@@ -44,6 +44,7 @@ type discard struct{}
 
 func (discard) Write(Chunk) error       { return nil }
 func (discard) Progress(Progress) error { return nil }
+func (discard) Log(LogMessage) error    { return nil }
 
 type yieldWriter struct {
 	yield   func(Event) bool
@@ -52,6 +53,14 @@ type yieldWriter struct {
 
 func (w *yieldWriter) Write(c Chunk) error {
 	if w.stopped || !w.yield(Event{Chunk: &c}) {
+		w.stopped = true
+		return ErrStopped
+	}
+	return nil
+}
+
+func (w *yieldWriter) Log(m LogMessage) error {
+	if w.stopped || !w.yield(Event{Log: &m}) {
 		w.stopped = true
 		return ErrStopped
 	}
@@ -101,6 +110,16 @@ func (d *dispatch) Write(c Chunk) error {
 		d.fail(CodeToolError, aerr.Error())
 	}
 	return err
+}
+
+func (d *dispatch) Log(m LogMessage) error {
+	if d.done {
+		return ErrStopped
+	}
+	if lw, ok := d.out.(LogWriter); ok {
+		return lw.Log(m)
+	}
+	return nil
 }
 
 func (d *dispatch) Progress(p Progress) error {

@@ -113,7 +113,9 @@ func (r *Response) Err() error {
 type Event struct {
 	Chunk    *Chunk
 	Progress *Progress
-	Final    *Response
+	// Log is a log message the tool sent its caller (toolkit.Log).
+	Log   *LogMessage
+	Final *Response
 }
 
 // Accumulator folds chunks into a Response exactly as AgentScope 2.x

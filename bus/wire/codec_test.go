@@ -78,6 +78,7 @@ func seedFrames() []*wire.Frame {
 		{Kind: wire.KindChunk, ID: "c1", Seq: 2, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockData, ID: "d", MediaType: "image/png", Data: "aGVsbG8="}}, Metadata: map[string]any{"n": int64(1), "f": 1.5, "l": []any{"a", true, nil}}}},
 		{Kind: wire.KindProgress, ID: "c1", Seq: 3, Progress: &toolkit.Progress{Progress: 1, Total: 4, Message: "step"}},
 		{Kind: wire.KindHeartbeat, ID: "c1", Seq: 4},
+		{Kind: wire.KindLog, ID: "c1", Seq: 4, Log: &toolkit.LogMessage{Level: "warning", Logger: "t", Data: []any{"a", int64(1)}}},
 		{Kind: wire.KindFinal, ID: "c1", Seq: 5, Chunks: 2, Final: &toolkit.Response{ID: "c1", State: toolkit.StateSuccess, Metadata: map[string]any{"worker": "w1"}}},
 		{Kind: wire.KindFinal, ID: "c2", Seq: 1, Final: &toolkit.Response{ID: "c2", State: toolkit.StateError, Code: toolkit.CodeNotFound, Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "ToolNotFoundError"}}}},
 	}

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -52,12 +53,15 @@ const (
 	// a worker will take it when it has room, and until its first attempt
 	// starts, silence is no lost worker. It has no payload.
 	KindQueued Kind = "queued"
+	// KindLog carries a log message the tool sends its caller
+	// (toolkit.Log; MCP notifications/message), never part of the result.
+	KindLog Kind = "log"
 	// KindFinal ends the call; exactly one is sent per call.
 	KindFinal Kind = "final"
 )
 
-// Frame is one reply message of a call. Exactly one of Chunk, Progress and
-// Final is set, according to Kind (none for a heartbeat); Check says
+// Frame is one reply message of a call. Exactly one of Chunk, Progress, Log
+// and Final is set, according to Kind (none for a heartbeat); Check says
 // whether a decoded frame keeps that rule.
 //
 // The worker's instance travels in the final's metadata (MetaWorker)
@@ -69,10 +73,11 @@ type Frame struct {
 	ID   string `json:"id" msgpack:"id"`
 	// Seq numbers the frames of one call 1, 2, 3, ... across all kinds;
 	// the final has the highest.
-	Seq      uint64            `json:"seq" msgpack:"seq"`
-	Chunk    *toolkit.Chunk    `json:"chunk,omitempty" msgpack:"chunk,omitempty"`
-	Progress *toolkit.Progress `json:"progress,omitempty" msgpack:"progress,omitempty"`
-	Final    *toolkit.Response `json:"final,omitempty" msgpack:"final,omitempty" wire:"extra=metadata"`
+	Seq      uint64              `json:"seq" msgpack:"seq"`
+	Chunk    *toolkit.Chunk      `json:"chunk,omitempty" msgpack:"chunk,omitempty"`
+	Progress *toolkit.Progress   `json:"progress,omitempty" msgpack:"progress,omitempty"`
+	Log      *toolkit.LogMessage `json:"log,omitempty" msgpack:"log,omitempty"`
+	Final    *toolkit.Response   `json:"final,omitempty" msgpack:"final,omitempty" wire:"extra=metadata"`
 	// Chunks, on a final, is the number of chunk frames sent before it.
 	// Zero means Final.Content is the complete result; otherwise
 	// Final.Content is empty and the result is the accumulation of those
@@ -98,7 +103,7 @@ func (f *Frame) Check() error {
 		return errors.New("frame without a sequence number")
 	}
 	n := 0
-	for _, set := range [...]bool{f.Chunk != nil, f.Progress != nil, f.Final != nil} {
+	for _, set := range [...]bool{f.Chunk != nil, f.Progress != nil, f.Log != nil, f.Final != nil} {
 		if set {
 			n++
 		}
@@ -109,6 +114,8 @@ func (f *Frame) Check() error {
 		ok = f.Chunk != nil && n == 1
 	case KindProgress:
 		ok = f.Progress != nil && n == 1
+	case KindLog:
+		ok = f.Log != nil && n == 1 && slices.Contains(toolkit.LogLevels, f.Log.Level)
 	case KindHeartbeat, KindQueued:
 		ok = n == 0
 	case KindFinal:

@@ -471,6 +471,54 @@ func (d *decoder) decodeToolkitProgress(v *toolkit.Progress) error {
 	return nil
 }
 
+func appendToolkitLogMessage(b []byte, v *toolkit.LogMessage) ([]byte, error) {
+	n := 2
+	if v.Logger != "" {
+		n++
+	}
+	b = appendMapLen(b, n)
+	var err error
+	b = append(b, "\xa5level"...)
+	b = appendStr(b, v.Level)
+	if v.Logger != "" {
+		b = append(b, "\xa6logger"...)
+		b = appendStr(b, v.Logger)
+	}
+	b = append(b, "\xa4data"...)
+	if b, err = appendValue(b, v.Data); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+func (d *decoder) decodeToolkitLogMessage(v *toolkit.LogMessage) error {
+	n, err := d.object()
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		k, err := d.rawStr()
+		if err != nil {
+			return err
+		}
+		switch string(k) {
+		case "level":
+			v.Level, err = d.str()
+		case "logger":
+			v.Logger, err = d.str()
+		case "data":
+			v.Data, err = d.value()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return fieldError(string(k), err)
+		}
+	}
+	d.leave()
+	return nil
+}
+
 func appendToolkitResponse(b []byte, v *toolkit.Response, extra *MetaEntry) ([]byte, error) {
 	n := 2
 	if v.Code != "" {
@@ -548,6 +596,9 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.Progress != nil {
 		n++
 	}
+	if v.Log != nil {
+		n++
+	}
 	if v.Final != nil {
 		n++
 	}
@@ -580,6 +631,12 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.Progress != nil {
 		b = append(b, "\xa8progress"...)
 		b = appendToolkitProgress(b, v.Progress)
+	}
+	if v.Log != nil {
+		b = append(b, "\xa3log"...)
+		if b, err = appendToolkitLogMessage(b, v.Log); err != nil {
+			return b, err
+		}
 	}
 	if v.Final != nil {
 		b = append(b, "\xa5final"...)
@@ -640,6 +697,14 @@ func (d *decoder) decodeFrame(v *Frame) error {
 				v.Progress = p
 			} else {
 				v.Progress = nil
+			}
+		case "log":
+			if !d.isNil() {
+				p := new(toolkit.LogMessage)
+				err = d.decodeToolkitLogMessage(p)
+				v.Log = p
+			} else {
+				v.Log = nil
 			}
 		case "final":
 			if !d.isNil() {
@@ -1369,6 +1434,8 @@ func (d *decoder) enumKind() (Kind, error) {
 		return KindHeartbeat, nil
 	case string(KindQueued):
 		return KindQueued, nil
+	case string(KindLog):
+		return KindLog, nil
 	case string(KindFinal):
 		return KindFinal, nil
 	}

@@ -131,6 +131,8 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 			out.blocks(ev.Chunk.Content)
 		case ev.Progress != nil:
 			fmt.Fprintln(e.stderr, progressLine(ev.Progress))
+		case ev.Log != nil:
+			fmt.Fprintln(e.stderr, logLine(ev.Log))
 		case ev.Final != nil:
 			final = ev.Final
 			out.final(final)
@@ -285,7 +287,23 @@ func jsonEvent(ev toolkit.Event) any {
 		return map[string]any{"chunk": ev.Chunk}
 	case ev.Progress != nil:
 		return map[string]any{"progress": ev.Progress}
+	case ev.Log != nil:
+		return map[string]any{"log": ev.Log}
 	default:
 		return map[string]any{"final": ev.Final}
 	}
+}
+
+// logLine is a tool's log message as toolctl call prints it on stderr:
+// "log <level> [<logger>] <data>", data as JSON unless it is a string.
+func logLine(m *toolkit.LogMessage) string {
+	data, ok := m.Data.(string)
+	if !ok {
+		b, _ := json.Marshal(m.Data)
+		data = string(b)
+	}
+	if m.Logger != "" {
+		return fmt.Sprintf("log %s [%s] %s", m.Level, m.Logger, data)
+	}
+	return fmt.Sprintf("log %s %s", m.Level, data)
 }

@@ -23,3 +23,11 @@ func (o *observer) Write(c toolkit.Chunk) error {
 }
 
 func (o *observer) Progress(p toolkit.Progress) error { return o.w.Progress(p) }
+
+// Log passes a tool's log message on (toolkit.LogWriter).
+func (o *observer) Log(m toolkit.LogMessage) error {
+	if lw, ok := o.w.(toolkit.LogWriter); ok {
+		return lw.Log(m)
+	}
+	return nil
+}

@@ -7,7 +7,7 @@
 // A message is a struct in package wire marked with a //wire:message
 // line; the structs its fields refer to (in wire or in toolkit) are
 // generated too. Supported field types: string and named string types,
-// bool, int, int64, uint64, float64, map[string]any, map[string]string,
+// bool, int, int64, uint64, float64, any, map[string]any, map[string]string,
 // []string, and structs by value, by pointer or in a slice. A named
 // string type's constants are interned when decoded. A pointer to a
 // struct that holds a slice of structs is allocated together with one
@@ -70,6 +70,7 @@ const (
 	kUint64
 	kFloat64
 	kAnyMap
+	kAny // an any value: whatever appendValue writes and value reads
 	kStrMap
 	kStrSlice
 	kStruct
@@ -184,7 +185,7 @@ func generate(dir, toolkitDir string) ([]byte, error) {
 				continue
 			}
 			for _, f := range t.fields {
-				if f.kind == kAnyMap || (f.ref != nil && f.ref.st != nil && g.fails[f.ref]) {
+				if f.kind == kAnyMap || f.kind == kAny || (f.ref != nil && f.ref.st != nil && g.fails[f.ref]) {
 					g.fails[t], changed = true, true
 					break
 				}
@@ -378,9 +379,17 @@ func (g *generator) fieldKind(t *typ, f *field, e ast.Expr) error {
 			f.kind = kUint64
 		case "float64":
 			f.kind = kFloat64
+		case "any":
+			f.kind = kAny
 		default:
 			return g.named(t, f, e)
 		}
+		return nil
+	case *ast.InterfaceType:
+		if len(x.Methods.List) > 0 {
+			return bad()
+		}
+		f.kind = kAny
 		return nil
 	case *ast.SelectorExpr:
 		return g.named(t, f, e)
@@ -624,7 +633,7 @@ func present(f field, v string, extra bool) string {
 		return "len(" + x + ") > 0"
 	case kStrMap, kStrSlice, kStructSlice:
 		return "len(" + x + ") > 0"
-	case kStructPtr:
+	case kStructPtr, kAny:
 		return x + " != nil"
 	}
 	panic(fmt.Sprintf("wiregen: %s: omitempty on a struct value is not supported", f.goName))
@@ -692,6 +701,8 @@ func (g *generator) writeEncoder(b *bytes.Buffer, t *typ) {
 			} else {
 				p("%sif b, err = appendMap(b, %s); err != nil {\n%s\treturn b, err\n%s}\n", indent, x, indent, indent)
 			}
+		case kAny:
+			p("%sif b, err = appendValue(b, %s); err != nil {\n%s\treturn b, err\n%s}\n", indent, x, indent, indent)
 		case kStrMap:
 			p("%sb = appendStrMap(b, %s)\n", indent, x)
 		case kStrSlice:
@@ -774,6 +785,8 @@ func (g *generator) writeDecoder(b *bytes.Buffer, t *typ) {
 			p("\t\t\t%s, err = d.float()\n", x)
 		case kAnyMap:
 			p("\t\t\t%s, err = d.mapValue()\n", x)
+		case kAny:
+			p("\t\t\t%s, err = d.value()\n", x)
 		case kStrMap:
 			p("\t\t\t%s, err = d.strMap()\n", x)
 		case kStrSlice:
