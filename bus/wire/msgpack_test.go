@@ -101,7 +101,7 @@ func codecFrames() []*Frame {
 		{Kind: KindChunk, ID: "c", Seq: 2, Chunk: &toolkit.Chunk{Content: blocks[:1]}},
 		{Kind: KindProgress, ID: "c", Seq: 1 << 40, Progress: &toolkit.Progress{Progress: 0.5}},
 		{Kind: KindProgress, ID: "c", Seq: 3, Progress: &toolkit.Progress{Progress: 1, Total: 4, Message: "step"}},
-		{Kind: KindLog, ID: "c", Seq: 4, Log: &toolkit.LogMessage{Level: "info", Logger: "fetch", Data: map[string]any{"url": "x", "n": int64(2)}}},
+		{Kind: KindLog, ID: "c", Seq: 4, Log: &toolkit.LogMessage{Level: "info", Logger: "fetch", Data: map[string]any{"url": "x"}}},
 		{Kind: KindLog, ID: "c", Seq: 5, Log: &toolkit.LogMessage{Level: "error", Data: "plain text"}},
 		{Kind: KindLog, ID: "c", Seq: 6, Log: &toolkit.LogMessage{Level: "debug"}},
 		{Kind: KindFinal, ID: "c", Seq: 9, Chunks: 8, Final: &toolkit.Response{ID: "c", State: toolkit.StateSuccess}},
