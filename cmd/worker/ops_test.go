@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -261,12 +260,7 @@ func TestNatsMicro(t *testing.T) {
 func TestToolctlTop(t *testing.T) {
 	w := startWorker(t)
 	startWorker(t, "--nats", w.url)
-	nc, err := nats.Connect(w.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	c, err := bus.NewClient(nc, nil)
+	c, err := bus.NewClient(natstest.URLConn(t, w.url), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -95,12 +95,7 @@ func TestTracesExported(t *testing.T) {
 	mustWrite(t, cfg, fmt.Sprintf("mcp_servers:\n  - name: api\n    url: %s\n", peer.url))
 	w := startWorker(t, "--config", cfg)
 
-	nc, err := nats.Connect(w.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	c, err := bus.NewClient(nc, nil)
+	c, err := bus.NewClient(natstest.URLConn(t, w.url), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
