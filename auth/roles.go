@@ -114,6 +114,7 @@ func Worker() Permissions {
 			wire.SubjectSkillPrefix + "*",
 			wire.SubjectControlPrefix + ">",
 			wire.SubjectServicePrefix + ">",
+			wire.SubjectAnswerPrefix + "*.*",
 			wire.InboxPrefix + ">",
 			"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + calls + ".*",
 		},
@@ -135,6 +136,7 @@ func Gateway() Permissions {
 			wire.SubjectSkillPrefix + "*",
 			wire.SubjectDurablePrefix + ">",
 			wire.SubjectPinnedPrefix + ">",
+			wire.SubjectAnswerPrefix + "*.*",
 			"$JS.API.INFO",
 			"$JS.API.STREAM.CREATE." + groups,
 			"$JS.API.STREAM.INFO." + groups,
@@ -170,6 +172,7 @@ func Caller(identity string) (Permissions, error) {
 			wire.SubjectSkillPrefix + "*",
 			wire.DurableSubject("*", identity),
 			wire.PinnedSubject("*", "*", identity),
+			wire.AnswerSubject("*", "*"),
 			"$JS.API.INFO",
 			// Its own sessions' groups (and a watch on them), and its own
 			// sessions' permission policies, read only.

@@ -70,6 +70,11 @@ type ClientOptions struct {
 	// With the caller role's NATS permissions (package auth) nobody else
 	// can publish there, read its replies or cancel its calls.
 	Identity string
+	// Asker answers the requests tools make of their caller (toolkit.Ask:
+	// elicitation, sampling), unless a call's context has its own
+	// (WithAsker). Nil: such requests are answered that this caller
+	// cannot answer them, and the tool gets that error.
+	Asker Asker
 }
 
 // ListFilter narrows the schemas SessionSchemas lists for a session; it
@@ -719,6 +724,8 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 					c.cancel(call.ID, "")
 					return nil
 				}
+			case wire.KindAsk:
+				go c.answer(ctx, f.Ask)
 			case wire.KindLog:
 				if !yield(toolkit.Event{Log: f.Log}) {
 					c.cancel(call.ID, "")

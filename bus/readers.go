@@ -49,8 +49,8 @@ func (p *pace) quick() bool { return p.streak.Load() >= quickAfter }
 
 func (p *pace) record(took time.Duration) {
 	if took > quickLimit {
-		if p.streak.Load() > 0 {
-			p.streak.Store(0)
+		// A compare-and-swap: a penalty set meanwhile stays.
+		for v := p.streak.Load(); v > 0 && !p.streak.CompareAndSwap(v, 0); v = p.streak.Load() {
 		}
 		return
 	}
@@ -71,29 +71,7 @@ type readers struct {
 	closed  bool // the inbox is closed: readers end
 	baton   chan struct{}
 
-	inline atomic.Pointer[sender]           // the call the leader runs itself; nil otherwise
-	paces  atomic.Pointer[map[string]*pace] // by tool name; replaced when the tools change
-}
-
-// setTools keeps a pace for each served tool (and those it had).
-func (r *readers) setTools(names []string) {
-	old := r.paces.Load()
-	m := make(map[string]*pace, len(names))
-	for _, n := range names {
-		if old != nil && (*old)[n] != nil {
-			m[n] = (*old)[n]
-		} else {
-			m[n] = new(pace)
-		}
-	}
-	r.paces.Store(&m)
-}
-
-func (r *readers) pace(name string) *pace {
-	if m := r.paces.Load(); m != nil {
-		return (*m)[name]
-	}
-	return nil
+	inline atomic.Pointer[sender] // the call the leader runs itself; nil otherwise
 }
 
 // reader leads, runs the call it is handed, follows, and so on until the
@@ -127,6 +105,18 @@ func (w *Worker) lead() (*sender, bool) {
 			return nil, false
 		}
 		mem := w.inputs.acquire(16 * len(m.Data))
+		if tool, _ := callTarget(m.Subject); w.dur != nil && w.dur.byDefault(tool) {
+			// Queuing the call waits on JetStream: not while leading.
+			w.handOff()
+			s := w.onCall(m)
+			w.mayHold.Add(-1)
+			if s == nil {
+				w.inputs.release(mem)
+				return nil, true
+			}
+			s.mem, s.tool = mem, w.toolState(s.call.Name)
+			return s, true
+		}
 		s := w.onCall(m)
 		w.mayHold.Add(-1)
 		if s == nil {

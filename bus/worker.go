@@ -183,7 +183,9 @@ type Worker struct {
 	rd        readers
 	tools     atomic.Pointer[map[string]*toolState] // by name; replaced when the tools change
 	started   time.Time
-	svcSubs   []*nats.Subscription // the services protocol's (service.go)
+	svcSubs   []*nats.Subscription         // the services protocol's (service.go)
+	answerSub *nats.Subscription           // callers' answers to tools' requests (ask.go)
+	asks      map[string]chan *wire.Answer // by token; guarded by mu
 	count     counters
 	mayHold   atomic.Int32  // readers waiting on inbox or registering a call they took
 	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
@@ -282,6 +284,11 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 			w.abort()
 			return nil, fmt.Errorf("bus: subscribing to %s: %w", subject, err)
 		}
+	}
+	if w.answerSub, err = nc.Subscribe(wire.AnswerSubject(o.Instance, "*"), w.onAnswer); err != nil {
+		w.unsubscribeAll()
+		w.abort()
+		return nil, fmt.Errorf("bus: subscribing to answers: %w", err)
 	}
 	w.started = time.Now()
 	for _, subject := range w.serviceSubjects() {
@@ -474,6 +481,9 @@ func (w *Worker) unsubscribeAll() {
 	for _, s := range w.svcSubs {
 		s.Unsubscribe()
 	}
+	if w.answerSub != nil {
+		w.answerSub.Unsubscribe()
+	}
 	if w.cancelSub != nil {
 		w.cancelSub.Unsubscribe()
 	}
@@ -561,14 +571,21 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 // nil when it was answered at once (a bad request, overload, a cancel
 // that came first).
 func (w *Worker) onCall(m *nats.Msg) *sender {
-	rest, pinned := strings.CutPrefix(m.Subject, wire.SubjectPinnedPrefix)
-	if pinned { // tools.pinned.<instance>.<tool>[.<identity>]
+	name, identity := callTarget(m.Subject)
+	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: m.Reply, header: m.Header, data: m.Data})
+}
+
+// callTarget is the tool and the caller identity a call subject names:
+// tools.call.<tool>[.<identity>] or tools.pinned.<instance>.<tool>[.<identity>].
+func callTarget(subject string) (tool, identity string) {
+	rest, pinned := strings.CutPrefix(subject, wire.SubjectPinnedPrefix)
+	if pinned {
 		_, rest, _ = strings.Cut(rest, ".")
 	} else {
-		rest = strings.TrimPrefix(m.Subject, wire.SubjectCallPrefix)
+		rest = strings.TrimPrefix(subject, wire.SubjectCallPrefix)
 	}
-	name, identity, _ := strings.Cut(rest, ".")
-	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: m.Reply, header: m.Header, data: m.Data})
+	tool, identity, _ = strings.Cut(rest, ".")
+	return tool, identity
 }
 
 // accept checks a request of either path and registers its call,

@@ -68,6 +68,11 @@ type errorSeen struct {
 	failed bool
 }
 
+// Ask passes requests to the caller on.
+func (e *errorSeen) Ask(ctx context.Context, method string, params any) (any, error) {
+	return toolkit.Ask(ctx, e.Writer, method, params)
+}
+
 // Log passes log messages on.
 func (e *errorSeen) Log(m toolkit.LogMessage) error { return toolkit.Log(e.Writer, m) }
 

@@ -189,6 +189,9 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			attribute.String("mcp.session.id", s.id)))
 		defer span.End()
 	}
+	if req.Session != nil {
+		ctx = bus.WithAsker(ctx, relayAsk(req.Session))
+	}
 	token := req.Params.GetProgressToken()
 	start := time.Now()
 	var final *toolkit.Response
@@ -221,6 +224,49 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		s.refresh(ctx, false, 0) // the client now carries the new revision
 	}
 	return s.result(final), nil
+}
+
+// relayAsk answers a tool's requests (toolkit.Ask) by putting them to the
+// MCP client of the session: elicitation/create and
+// sampling/createMessage; a client without the capability, or another
+// method, is an error the tool gets.
+func relayAsk(ss *sdk.ServerSession) bus.Asker {
+	return func(ctx context.Context, method string, params any) (any, error) {
+		switch method {
+		case toolkit.MethodElicit:
+			var p sdk.ElicitParams
+			if err := remarshal(params, &p); err != nil {
+				return nil, err
+			}
+			res, err := ss.Elicit(ctx, &p)
+			if err != nil {
+				return nil, err
+			}
+			var out map[string]any
+			return out, remarshal(res, &out)
+		case toolkit.MethodSample:
+			var p sdk.CreateMessageParams
+			if err := remarshal(params, &p); err != nil {
+				return nil, err
+			}
+			res, err := ss.CreateMessage(ctx, &p)
+			if err != nil {
+				return nil, err
+			}
+			var out map[string]any
+			return out, remarshal(res, &out)
+		}
+		return nil, fmt.Errorf("the MCP gateway does not relay %s requests", method)
+	}
+}
+
+// remarshal converts between JSON shapes (a decoded map and an sdk type).
+func remarshal(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }
 
 // logCall logs one answered tools/call (as the worker's call line does:

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -129,5 +130,60 @@ func TestGatewayRelaysToolLogs(t *testing.T) {
 	case l := <-logs:
 		t.Fatalf("a message below the level set: %+v", l)
 	default:
+	}
+}
+
+// TestGatewayRelaysElicitation: a tool on a worker that asks its caller
+// for input reaches the MCP client's elicitation handler through the
+// gateway, and the person's answer comes back to the tool; a client
+// without the capability makes the tool hear why.
+func TestGatewayRelaysElicitation(t *testing.T) {
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	tk := newWorkerToolkit(t, srv)
+	if err := tk.Add(toolkit.Stream("greet", "Asks for a name.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		res, err := toolkit.Ask(ctx, w, toolkit.MethodElicit, map[string]any{"message": "Who are you?",
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return w.Write(toolkit.Text("no answer: " + err.Error()))
+		}
+		m := res.(map[string]any)
+		return w.Write(toolkit.Text(fmt.Sprintf("%v, %v", m["action"], m["content"].(map[string]any)["name"])))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	u := serveGatewayHTTP(t, newGateway(t, &fleetFixture{srv: srv}))
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+
+	var asked string
+	client := sdk.NewClient(&sdk.Implementation{Name: "elicit-test", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked = req.Params.Message
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: u}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "greet"})
+	if err != nil || resultText(res) != "accept, Ada" || asked != "Who are you?" {
+		t.Fatalf("greet: %q (asked %q) %v", resultText(res), asked, err)
+	}
+
+	plain := connectClient(t, &sdk.StreamableClientTransport{Endpoint: u})
+	res, err = plain.cs.CallTool(ctx, &sdk.CallToolParams{Name: "greet"})
+	if err != nil || !strings.HasPrefix(resultText(res), "no answer: ") {
+		t.Fatalf("a client without elicitation: %q %v", resultText(res), err)
 	}
 }

@@ -122,6 +122,13 @@ func (d *dispatch) Log(m LogMessage) error {
 	return nil
 }
 
+func (d *dispatch) Ask(ctx context.Context, method string, params any) (any, error) {
+	if d.done {
+		return nil, ErrStopped
+	}
+	return Ask(ctx, d.out, method, params)
+}
+
 func (d *dispatch) Progress(p Progress) error {
 	if d.done {
 		return ErrStopped

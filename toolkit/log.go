@@ -1,6 +1,8 @@
 package toolkit
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -36,4 +38,37 @@ func Log(w Writer, m LogMessage) error {
 		return lw.Log(m)
 	}
 	return nil
+}
+
+// MCP's server→client requests a tool can put to its caller with Ask.
+const (
+	// MethodElicit asks the person behind the caller for input
+	// (elicitation/create: params {message, requestedSchema}; result
+	// {action: accept|decline|cancel, content}).
+	MethodElicit = "elicitation/create"
+	// MethodSample asks the caller's model for a completion
+	// (sampling/createMessage).
+	MethodSample = "sampling/createMessage"
+)
+
+// ErrCannotAsk is what Ask returns when the call's caller cannot answer
+// requests (no transport for them, or no handler on the caller's side).
+var ErrCannotAsk = errors.New("toolkit: the caller cannot answer requests")
+
+// Asker is a Writer that can put a request to the call's caller and wait
+// for the answer: the bus carries it as an ask frame and the caller's
+// answer back, the MCP gateway relays it to its client.
+type Asker interface {
+	Ask(ctx context.Context, method string, params any) (any, error)
+}
+
+// Ask puts an MCP server→client request (MethodElicit, MethodSample) to
+// the call's caller through w and returns its result (MCP's JSON shape, as
+// maps and slices), ErrCannotAsk when w cannot carry it, or the caller's
+// error.
+func Ask(ctx context.Context, w Writer, method string, params any) (any, error) {
+	if a, ok := w.(Asker); ok {
+		return a.Ask(ctx, method, params)
+	}
+	return nil, ErrCannotAsk
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -53,6 +54,10 @@ const (
 	// a worker will take it when it has room, and until its first attempt
 	// starts, silence is no lost worker. It has no payload.
 	KindQueued Kind = "queued"
+	// KindAsk carries a request the tool makes of its caller (Ask:
+	// elicitation/create, sampling/createMessage); the caller answers on
+	// Ask.Reply with an Answer. Never part of the result.
+	KindAsk Kind = "ask"
 	// KindLog carries a log message the tool sends its caller
 	// (toolkit.Log; MCP notifications/message), never part of the result.
 	KindLog Kind = "log"
@@ -60,8 +65,8 @@ const (
 	KindFinal Kind = "final"
 )
 
-// Frame is one reply message of a call. Exactly one of Chunk, Progress, Log
-// and Final is set, according to Kind (none for a heartbeat); Check says
+// Frame is one reply message of a call. Exactly one of Chunk, Progress,
+// Log, Ask and Final is set, according to Kind (none for a heartbeat); Check says
 // whether a decoded frame keeps that rule.
 //
 // The worker's instance travels in the final's metadata (MetaWorker)
@@ -77,6 +82,7 @@ type Frame struct {
 	Chunk    *toolkit.Chunk      `json:"chunk,omitempty" msgpack:"chunk,omitempty"`
 	Progress *toolkit.Progress   `json:"progress,omitempty" msgpack:"progress,omitempty"`
 	Log      *toolkit.LogMessage `json:"log,omitempty" msgpack:"log,omitempty"`
+	Ask      *Ask                `json:"ask,omitempty" msgpack:"ask,omitempty"`
 	Final    *toolkit.Response   `json:"final,omitempty" msgpack:"final,omitempty" wire:"extra=metadata"`
 	// Chunks, on a final, is the number of chunk frames sent before it.
 	// Zero means Final.Content is the complete result; otherwise
@@ -103,7 +109,7 @@ func (f *Frame) Check() error {
 		return errors.New("frame without a sequence number")
 	}
 	n := 0
-	for _, set := range [...]bool{f.Chunk != nil, f.Progress != nil, f.Log != nil, f.Final != nil} {
+	for _, set := range [...]bool{f.Chunk != nil, f.Progress != nil, f.Log != nil, f.Ask != nil, f.Final != nil} {
 		if set {
 			n++
 		}
@@ -116,6 +122,8 @@ func (f *Frame) Check() error {
 		ok = f.Progress != nil && n == 1
 	case KindLog:
 		ok = f.Log != nil && n == 1 && slices.Contains(toolkit.LogLevels, f.Log.Level)
+	case KindAsk:
+		ok = f.Ask != nil && n == 1 && f.Ask.Method != "" && strings.HasPrefix(f.Ask.Reply, SubjectAnswerPrefix)
 	case KindHeartbeat, KindQueued:
 		ok = n == 0
 	case KindFinal:
@@ -130,6 +138,25 @@ func (f *Frame) Check() error {
 		return fmt.Errorf("%s frame with the wrong payload", f.Kind)
 	}
 	return nil
+}
+
+// Ask is a request a tool makes of its caller, in MCP's terms: Method is
+// the MCP method (elicitation/create, sampling/createMessage), Params its
+// params as MCP has them. The caller answers with an Answer on Reply
+// (SubjectAnswerPrefix + the worker's instance + "." + a token).
+type Ask struct {
+	Method string `json:"method" msgpack:"method"`
+	Params any    `json:"params,omitempty" msgpack:"params,omitempty"`
+	Reply  string `json:"reply" msgpack:"reply"`
+}
+
+// Answer is a caller's answer to an Ask: the MCP result, or an error the
+// tool gets (e.g. the caller cannot answer that method).
+//
+//wire:message
+type Answer struct {
+	Result any    `json:"result,omitempty" msgpack:"result,omitempty"`
+	Error  string `json:"error,omitempty" msgpack:"error,omitempty"`
 }
 
 // ListRequest is the body of a SubjectList request.

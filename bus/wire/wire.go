@@ -56,6 +56,10 @@ const (
 	// SubjectPinnedPrefix + instance id alone is the probe other workers
 	// send to learn whether it is alive.
 	SubjectPinnedPrefix = "tools.pinned."
+	// SubjectAnswerPrefix + instance id + "." + token is where a caller
+	// answers a tool's request (a Frame of KindAsk names the subject): the
+	// worker instance subscribes to SubjectAnswerPrefix + instance + ".*".
+	SubjectAnswerPrefix = "tools.answer."
 	// SubjectServicePrefix starts the subjects of the NATS services
 	// protocol (`nats micro`): $SRV.<verb>, $SRV.<verb>.<service> and
 	// $SRV.<verb>.<service>.<instance> for the verbs PING, INFO and STATS.
@@ -293,6 +297,12 @@ func AnnounceSubject(instance string) string { return SubjectAnnouncePrefix + in
 
 // SkillSubject is the subject instance serves its skills' bodies on.
 func SkillSubject(instance string) string { return SubjectSkillPrefix + instance }
+
+// AnswerSubject is where a caller answers the request token of a tool on
+// instance.
+func AnswerSubject(instance, token string) string {
+	return SubjectAnswerPrefix + instance + "." + token
+}
 
 // HeadersSubject is the control subject on which instance takes runtime
 // headers for its HTTP MCP servers.

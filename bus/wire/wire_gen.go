@@ -16,6 +16,7 @@ type Message interface {
 
 func (*Request) message()        {}
 func (*Frame) message()          {}
+func (*Answer) message()         {}
 func (*ListRequest) message()    {}
 func (*ListReply) message()      {}
 func (*Announcement) message()   {}
@@ -31,6 +32,8 @@ func appendMessage(b []byte, m Message) ([]byte, error) {
 		return appendRequest(b, v)
 	case *Frame:
 		return appendFrame(b, v, nil)
+	case *Answer:
+		return appendAnswer(b, v)
 	case *ListRequest:
 		return appendListRequest(b, v), nil
 	case *ListReply:
@@ -57,6 +60,9 @@ func appendMessageJSON(b []byte, m Message) ([]byte, error) {
 		x := *v
 		return appendJSON(b, &x)
 	case *Frame:
+		x := *v
+		return appendJSON(b, &x)
+	case *Answer:
 		x := *v
 		return appendJSON(b, &x)
 	case *ListRequest:
@@ -95,6 +101,11 @@ func decodeMessageJSON(data []byte, m Message) error {
 		return err
 	case *Frame:
 		var x Frame
+		err := unmarshalJSON(data, &x)
+		*v = x
+		return err
+	case *Answer:
+		var x Answer
 		err := unmarshalJSON(data, &x)
 		*v = x
 		return err
@@ -148,6 +159,11 @@ func decodeMessage(d *decoder, m Message) error {
 	case *Frame:
 		if err := d.decodeFrame(v); err != nil {
 			return fmt.Errorf("frame: %w", err)
+		}
+		return nil
+	case *Answer:
+		if err := d.decodeAnswer(v); err != nil {
+			return fmt.Errorf("answer: %w", err)
 		}
 		return nil
 	case *ListRequest:
@@ -519,6 +535,54 @@ func (d *decoder) decodeToolkitLogMessage(v *toolkit.LogMessage) error {
 	return nil
 }
 
+func appendAsk(b []byte, v *Ask) ([]byte, error) {
+	n := 2
+	if v.Params != nil {
+		n++
+	}
+	b = appendMapLen(b, n)
+	var err error
+	b = append(b, "\xa6method"...)
+	b = appendStr(b, v.Method)
+	if v.Params != nil {
+		b = append(b, "\xa6params"...)
+		if b, err = appendValue(b, v.Params); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, "\xa5reply"...)
+	b = appendStr(b, v.Reply)
+	return b, nil
+}
+
+func (d *decoder) decodeAsk(v *Ask) error {
+	n, err := d.object()
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		k, err := d.rawStr()
+		if err != nil {
+			return err
+		}
+		switch string(k) {
+		case "method":
+			v.Method, err = d.str()
+		case "params":
+			v.Params, err = d.value()
+		case "reply":
+			v.Reply, err = d.str()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return fieldError(string(k), err)
+		}
+	}
+	d.leave()
+	return nil
+}
+
 func appendToolkitResponse(b []byte, v *toolkit.Response, extra *MetaEntry) ([]byte, error) {
 	n := 2
 	if v.Code != "" {
@@ -599,6 +663,9 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.Log != nil {
 		n++
 	}
+	if v.Ask != nil {
+		n++
+	}
 	if v.Final != nil {
 		n++
 	}
@@ -635,6 +702,12 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.Log != nil {
 		b = append(b, "\xa3log"...)
 		if b, err = appendToolkitLogMessage(b, v.Log); err != nil {
+			return b, err
+		}
+	}
+	if v.Ask != nil {
+		b = append(b, "\xa3ask"...)
+		if b, err = appendAsk(b, v.Ask); err != nil {
 			return b, err
 		}
 	}
@@ -706,6 +779,14 @@ func (d *decoder) decodeFrame(v *Frame) error {
 			} else {
 				v.Log = nil
 			}
+		case "ask":
+			if !d.isNil() {
+				p := new(Ask)
+				err = d.decodeAsk(p)
+				v.Ask = p
+			} else {
+				v.Ask = nil
+			}
 		case "final":
 			if !d.isNil() {
 				p := new(toolkitResponseWith1)
@@ -724,6 +805,55 @@ func (d *decoder) decodeFrame(v *Frame) error {
 			v.MaxAttempts, err = d.uint()
 		case "redeliver_ms":
 			v.RedeliverMS, err = d.uint()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return fieldError(string(k), err)
+		}
+	}
+	d.leave()
+	return nil
+}
+
+func appendAnswer(b []byte, v *Answer) ([]byte, error) {
+	n := 0
+	if v.Result != nil {
+		n++
+	}
+	if v.Error != "" {
+		n++
+	}
+	b = appendMapLen(b, n)
+	var err error
+	if v.Result != nil {
+		b = append(b, "\xa6result"...)
+		if b, err = appendValue(b, v.Result); err != nil {
+			return b, err
+		}
+	}
+	if v.Error != "" {
+		b = append(b, "\xa5error"...)
+		b = appendStr(b, v.Error)
+	}
+	return b, nil
+}
+
+func (d *decoder) decodeAnswer(v *Answer) error {
+	n, err := d.object()
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		k, err := d.rawStr()
+		if err != nil {
+			return err
+		}
+		switch string(k) {
+		case "result":
+			v.Result, err = d.value()
+		case "error":
+			v.Error, err = d.str()
 		default:
 			err = d.skip()
 		}
@@ -1434,6 +1564,8 @@ func (d *decoder) enumKind() (Kind, error) {
 		return KindHeartbeat, nil
 	case string(KindQueued):
 		return KindQueued, nil
+	case string(KindAsk):
+		return KindAsk, nil
 	case string(KindLog):
 		return KindLog, nil
 	case string(KindFinal):

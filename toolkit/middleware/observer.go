@@ -1,6 +1,10 @@
 package middleware
 
-import "github.com/toolbus/toolbus/toolkit"
+import (
+	"context"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
 
 // observer forwards chunks and progress to w and remembers what the
 // middleware needs to know about the call: whether anything was written
@@ -30,4 +34,9 @@ func (o *observer) Log(m toolkit.LogMessage) error {
 		return lw.Log(m)
 	}
 	return nil
+}
+
+// Ask passes a tool's request to its caller on (toolkit.Asker).
+func (o *observer) Ask(ctx context.Context, method string, params any) (any, error) {
+	return toolkit.Ask(ctx, o.w, method, params)
 }

@@ -1,0 +1,133 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// A tool's requests to its caller (toolkit.Ask: MCP's elicitation/create
+// and sampling/createMessage). The worker sends an ask frame naming
+// tools.answer.<instance>.<token> (a fresh random token per request) and
+// waits for the caller's wire.Answer there, while the call's heartbeats go
+// on; the caller runs its handler (ClientOptions.Asker, or the one in the
+// call's context: WithAsker) and publishes the answer. A caller without a
+// handler answers that it cannot. The wait ends with the tool's context.
+
+// maxAsksPending bounds the requests a worker waits on at once.
+const maxAsksPending = 10_000
+
+// Ask implements toolkit.Asker.
+func (s *sender) Ask(ctx context.Context, method string, params any) (any, error) {
+	if method == "" {
+		return nil, errors.New("bus: Ask needs a method")
+	}
+	token := nuid.Next()
+	ch := make(chan *wire.Answer, 1)
+	w := s.w
+	w.mu.Lock()
+	if w.asks == nil {
+		w.asks = map[string]chan *wire.Answer{}
+	}
+	if len(w.asks) >= maxAsksPending {
+		w.mu.Unlock()
+		return nil, fmt.Errorf("bus: %d requests to callers are waiting already", maxAsksPending)
+	}
+	w.asks[token] = ch
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.asks, token)
+		w.mu.Unlock()
+	}()
+
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return nil, toolkit.ErrStopped
+	}
+	if s.holding() {
+		s.flush() // the output so far first
+	}
+	err := s.publish(&wire.Frame{Kind: wire.KindAsk, Ask: &wire.Ask{Method: method, Params: params, Reply: wire.AnswerSubject(w.opts.Instance, token)}})
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("bus: sending the request to the caller: %w", err)
+	}
+	select {
+	case a := <-ch:
+		if a.Error != "" {
+			return nil, fmt.Errorf("the caller answered %s with an error: %s", method, a.Error)
+		}
+		return a.Result, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-s.ctx.Done():
+		return nil, context.Cause(s.ctx)
+	}
+}
+
+// onAnswer routes a caller's answer to the request waiting for it; an
+// answer nobody waits for (late, or forged) is dropped.
+func (w *Worker) onAnswer(m *nats.Msg) {
+	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	var a wire.Answer
+	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &a); err != nil {
+		w.log.Warn("bus: an undecodable answer to a tool's request", "subject", m.Subject, "err", err)
+		return
+	}
+	w.mu.Lock()
+	ch := w.asks[token]
+	w.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- &a:
+		default: // answered already
+		}
+	}
+}
+
+// Asker answers a tool's request (toolkit.Ask) on the caller's side:
+// method and params as MCP has them; the result goes back to the tool.
+type Asker func(ctx context.Context, method string, params any) (any, error)
+
+type askerKey struct{}
+
+// WithAsker returns ctx with an Asker for the calls made with it: it
+// answers their tools' requests instead of ClientOptions.Asker (the MCP
+// gateway relays each call's requests to its own MCP session this way).
+func WithAsker(ctx context.Context, a Asker) context.Context {
+	return context.WithValue(ctx, askerKey{}, a)
+}
+
+// answer runs the caller's handler for a tool's request and publishes the
+// answer; it runs on a goroutine of its own, so the call's other frames
+// go on being read.
+func (c *Client) answer(ctx context.Context, ask *wire.Ask) {
+	a, _ := ctx.Value(askerKey{}).(Asker)
+	if a == nil {
+		a = c.opts.Asker
+	}
+	var ans wire.Answer
+	if a == nil {
+		ans.Error = fmt.Sprintf("this caller cannot answer %s requests", ask.Method)
+	} else if res, err := a(ctx, ask.Method, ask.Params); err != nil {
+		ans.Error = err.Error()
+	} else {
+		ans.Result = res
+	}
+	data, err := wire.Msgpack.Marshal(&ans)
+	if err == nil {
+		err = c.nc.Publish(ask.Reply, data)
+	}
+	if err != nil {
+		c.log.Warn("bus: answering a tool's request", "method", ask.Method, "err", err)
+	}
+}

@@ -1,0 +1,64 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// askTool elicits a name from its caller and greets it, or says why not.
+func askTool() *toolkit.Tool {
+	return toolkit.Stream("greet", "Asks the caller for a name.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		res, err := toolkit.Ask(ctx, w, toolkit.MethodElicit, map[string]any{
+			"message":         "Who are you?",
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+		})
+		if err != nil {
+			return w.Write(toolkit.Text("no answer: " + err.Error()))
+		}
+		m, _ := res.(map[string]any)
+		content, _ := m["content"].(map[string]any)
+		return w.Write(toolkit.Text(fmt.Sprintf("%v, %v", m["action"], content["name"])))
+	})
+}
+
+// TestAskTheCaller: a tool's elicitation reaches the caller's Asker over
+// the bus and its answer comes back to the tool; per call, WithAsker wins;
+// a caller without one answers that it cannot, and the tool hears so.
+func TestAskTheCaller(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, askTool())
+	serve(t, natstest.Connect(t, s), tk, nil)
+
+	var asked string
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Asker: func(ctx context.Context, method string, params any) (any, error) {
+		asked = method + ": " + params.(map[string]any)["message"].(string)
+		return map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}, nil
+	}})
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "greet"}); r.Text() != "accept, Ada" {
+		t.Fatalf("with an asker: %+v", r)
+	}
+	if asked != "elicitation/create: Who are you?" {
+		t.Fatalf("the asker got %q", asked)
+	}
+	ctx := bus.WithAsker(ctxT(t), func(context.Context, string, any) (any, error) { return nil, errors.New("declined by policy") })
+	if r := c.Invoke(ctx, toolkit.ToolCall{Name: "greet"}); !strings.Contains(r.Text(), "declined by policy") {
+		t.Fatalf("per-call asker: %+v", r)
+	}
+
+	plain := newClient(t, natstest.Connect(t, s), nil)
+	if r := plain.Invoke(ctxT(t), toolkit.ToolCall{Name: "greet"}); !strings.Contains(r.Text(), "cannot answer elicitation/create requests") {
+		t.Fatalf("without an asker: %+v", r)
+	}
+	// In process, nobody to ask.
+	if r := tk.Invoke(ctxT(t), toolkit.ToolCall{ID: "x", Name: "greet"}); !strings.Contains(r.Text(), toolkit.ErrCannotAsk.Error()) {
+		t.Fatalf("in process: %+v", r)
+	}
+}
