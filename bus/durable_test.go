@@ -269,3 +269,35 @@ func TestDurableExhausted(t *testing.T) {
 		t.Fatalf("the calls stream after it: %+v, %v", info.State, err)
 	}
 }
+
+// TestEnqueueDoesNotHoldUpOtherCalls: queuing a durable-by-default call
+// waits on JetStream; with JetStream not answering, calls of other tools
+// still run (the reader taking calls passed that wait on).
+func TestEnqueueDoesNotHoldUpOtherCalls(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("dq", "Durable by default.", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil }), toolkit.Durable())
+	mustAdd(t, tk, echoTool())
+	durableWorker(t, s, tk, 0, "w1")
+	nc := natstest.Connect(t, s)
+	if err := natstest.JS(t, nc).DeleteStream(context.Background(), wire.StreamCalls); err != nil {
+		t.Fatal(err)
+	}
+	// A responder that never answers: an unresponsive JetStream.
+	if _, err := nc.Subscribe(wire.SubjectDurablePrefix+">", func(m *nats.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	c := newClient(t, nc, nil)
+	for range 3 {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c.Invoke(ctx, toolkit.ToolCall{Name: "dq"})
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // let the durable calls be taken first (not a bound)
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "hi"}}); r.Text() != "hi" {
+		t.Fatalf("a plain call behind waiting enqueues: %+v", r)
+	}
+}
