@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -19,6 +20,10 @@ func TestToolLogsOverTheBus(t *testing.T) {
 	mustAdd(t, tk, toolkit.Stream("chatty", "Logs, then answers.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
 		if err := toolkit.Log(w, toolkit.LogMessage{Level: "notice", Logger: "chatty", Data: map[string]any{"step": 1}}); err != nil {
 			return err
+		}
+		// Straight to the writer, past toolkit.Log's check: still refused.
+		if lw, ok := w.(toolkit.LogWriter); !ok || lw.Log(toolkit.LogMessage{Level: "loud"}) == nil {
+			return errors.New("a log with an unknown level was taken")
 		}
 		return w.Write(toolkit.Text("answer"))
 	}))

@@ -114,7 +114,7 @@ func (w *Worker) lead() (*sender, bool) {
 				w.inputs.release(mem)
 				return nil, true
 			}
-			s.mem, s.tool = mem, w.toolState(s.call.Name)
+			s.mem = mem
 			return s, true
 		}
 		s := w.onCall(m)
@@ -124,7 +124,6 @@ func (w *Worker) lead() (*sender, bool) {
 			continue
 		}
 		s.mem = mem
-		s.tool = w.toolState(s.call.Name)
 		if !w.inlinable(s) {
 			w.handOff()
 			return s, true

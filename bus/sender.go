@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,11 +60,15 @@ type sender struct {
 	sendErr   error          // a chunk that could not be sent
 	sentMeta  map[string]any // the sent chunks' metadata, merged as the caller accumulates it
 	parts     int            // ids generated for split data blocks
+	logs      int            // log messages the tool sent
 	lastPub   time.Time
 	abandonAt time.Time // set when the clock first sees the ctx done
 	lastAlive time.Time // durable: when JetStream was last told the call is in progress
 	started   time.Time // when the worker took the call
 }
+
+// maxLogsPerCall bounds the log messages one call sends its caller.
+const maxLogsPerCall = 1000
 
 // holdLimit is the most content bytes held back before a flush.
 const holdLimit = 32 << 10
@@ -217,10 +222,21 @@ func (s *sender) Progress(p toolkit.Progress) error {
 // log frame at once (a log message is never folded into a fast call's
 // final, as held progress is).
 func (s *sender) Log(m toolkit.LogMessage) error {
+	if !slices.Contains(toolkit.LogLevels, m.Level) {
+		return fmt.Errorf("bus: log level %q: want one of %v", m.Level, toolkit.LogLevels)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
 		return toolkit.ErrStopped
+	}
+	// A tool logging in a loop would flood its caller (logs are never
+	// batched): past maxLogsPerCall they are dropped, with one warning.
+	if s.logs++; s.logs > maxLogsPerCall {
+		if s.logs == maxLogsPerCall+1 {
+			s.w.log.Warn("bus: a tool sent more log messages than a call may; dropping the rest", "tool", s.call.Name, "call", s.id, "max", maxLogsPerCall)
+		}
+		return nil
 	}
 	if s.holding() {
 		s.flush()

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
@@ -22,6 +23,9 @@ import (
 // the call fails, error.type (its code) and the span's error status. The
 // tool's context carries the span, so work it starts (an MCP call, an
 // HTTP request with the context) is a child of it.
+
+// maxSpanSession bounds the session name a span carries.
+const maxSpanSession = 256
 
 // traceContext is the W3C trace-context propagator.
 var traceContext propagation.TraceContext
@@ -59,13 +63,15 @@ func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall) (
 	if h != nil {
 		ctx = traceContext.Extract(ctx, natsCarrier(h))
 	}
+	// Copies: the call's strings share the request's body, which a span
+	// waiting in the exporter's queue must not keep.
 	attrs := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", "execute_tool"),
-		attribute.String("gen_ai.tool.name", call.Name),
-		attribute.String("gen_ai.tool.call.id", call.ID),
+		attribute.String("gen_ai.tool.name", strings.Clone(call.Name)),
+		attribute.String("gen_ai.tool.call.id", strings.Clone(call.ID)),
 	}
 	if call.Session != "" {
-		attrs = append(attrs, attribute.String("toolbus.session", call.Session))
+		attrs = append(attrs, attribute.String("toolbus.session", strings.Clone(cutUTF8(call.Session, maxSpanSession))))
 	}
 	if call.Attempt > 0 {
 		attrs = append(attrs, attribute.Int("toolbus.attempt", call.Attempt))

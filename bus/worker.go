@@ -537,6 +537,9 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 	if h := w.opts.OnFinal; h != nil {
 		h(in.tool, resp.State, resp.Code, 0)
 	}
+	if ts := w.toolState(in.tool); ts != nil {
+		ts.ep.record(resp, 0)
+	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: 1, Final: resp}
 	in.dur.mark(f)
 	data, err := c.Marshal(f)
@@ -679,7 +682,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		return nil
 	}
 	now := time.Now()
-	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur,
+	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur, tool: w.toolState(name),
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}

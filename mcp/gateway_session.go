@@ -173,8 +173,10 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 	name := req.Params.Name
 	input, err := callArguments(req.Params.Arguments)
 	if err != nil {
-		return s.result(&toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInvalidInput,
-			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InvalidInput: " + err.Error()}}}), nil
+		final := &toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInvalidInput,
+			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InvalidInput: " + err.Error()}}}
+		s.logCall(name, final, 0)
+		return s.result(final), nil
 	}
 	if g.opts.CallTimeout > 0 {
 		var cancel context.CancelFunc

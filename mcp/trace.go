@@ -46,7 +46,9 @@ func (m metaCarrier) Keys() []string {
 // HTTP request's W3C headers, else in its _meta.
 func (g *Gateway) continueTrace(ctx context.Context, req *sdk.CallToolRequest) context.Context {
 	if req.Extra != nil && req.Extra.Header != nil && req.Extra.Header.Get("traceparent") != "" {
-		return traceContext.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
+		if c := traceContext.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header)); trace.SpanContextFromContext(c).IsValid() {
+			return c
+		}
 	}
 	if meta := req.Params.GetMeta(); meta != nil {
 		if _, ok := meta["traceparent"].(string); ok {

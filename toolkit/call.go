@@ -116,10 +116,7 @@ func (d *dispatch) Log(m LogMessage) error {
 	if d.done {
 		return ErrStopped
 	}
-	if lw, ok := d.out.(LogWriter); ok {
-		return lw.Log(m)
-	}
-	return nil
+	return Log(d.out, m) // checks the level
 }
 
 func (d *dispatch) Ask(ctx context.Context, method string, params any) (any, error) {

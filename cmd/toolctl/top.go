@@ -98,14 +98,23 @@ type toolRow struct {
 	lastErr       string
 }
 
-// rows compares two rounds of stats taken dt apart.
-func rows(before, after map[string]micro.Stats, dt time.Duration) []toolRow {
+// rows compares two rounds of stats, the first taken at since, dt
+// before the second. A worker's counts are compared with its previous
+// ones when it answered both rounds and did not restart in between
+// (same start time); a count that went down (its tool was removed and
+// added again) counts from zero; a worker without previous counts adds
+// its counts only when it started after the first round (otherwise they
+// are older than the interval).
+func rows(before, after map[string]micro.Stats, since time.Time, dt time.Duration) []toolRow {
 	byTool := map[string]*toolRow{}
-	var busy = map[string]time.Duration{}
-	var calls = map[string]int{}
+	busy := map[string]time.Duration{}
+	calls := map[string]int{}
 	for id, st := range after {
+		b, known := before[id]
+		comparable := known && b.Started.Equal(st.Started)
+		fresh := !comparable && st.Started.After(since)
 		prev := map[string]*micro.EndpointStats{}
-		if b, ok := before[id]; ok && b.Started.Equal(st.Started) { // same worker run: counters comparable
+		if comparable {
 			for _, e := range b.Endpoints {
 				prev[e.Name] = e
 			}
@@ -118,15 +127,19 @@ func rows(before, after map[string]micro.Stats, dt time.Duration) []toolRow {
 			}
 			r.workers++
 			r.total += e.NumRequests
-			n, errs, took := e.NumRequests, e.NumErrors, e.ProcessingTime
-			if p := prev[e.Name]; p != nil {
-				n, errs, took = n-p.NumRequests, errs-p.NumErrors, took-p.ProcessingTime
+			var n, errs int
+			var took time.Duration
+			switch p := prev[e.Name]; {
+			case p != nil && e.NumRequests >= p.NumRequests:
+				n, errs, took = e.NumRequests-p.NumRequests, e.NumErrors-p.NumErrors, e.ProcessingTime-p.ProcessingTime
+			case comparable || fresh: // counting from zero within the interval
+				n, errs, took = e.NumRequests, e.NumErrors, e.ProcessingTime
 			}
 			r.calls += float64(n) / dt.Seconds()
 			r.errors += float64(errs) / dt.Seconds()
 			calls[e.Name] += n
 			busy[e.Name] += took
-			if e.LastError != "" && (prev[e.Name] == nil || e.LastError != prev[e.Name].LastError || errs > 0) {
+			if e.LastError != "" && (errs > 0 || r.lastErr == "") {
 				r.lastErr = e.LastError
 			}
 		}
@@ -183,6 +196,7 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return exitCode(err)
 	}
+	at := time.Now() // when the round was asked for: the workers answer right after
 	before, err := serviceStats(ctx, nc)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
@@ -192,13 +206,13 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "toolctl: no worker answered $SRV.STATS.toolbus (no workers, or this connection may not ask)")
 		return exitError
 	}
-	at := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return exitOK
 		case <-time.After(time.Until(at.Add(o.interval))):
 		}
+		now := time.Now()
 		after, err := serviceStats(ctx, nc)
 		if errors.Is(err, context.Canceled) {
 			return exitOK
@@ -207,11 +221,10 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
-		now := time.Now()
 		if !o.once {
 			fmt.Fprint(e.stdout, "\033[H\033[2J") // a fresh screen per table
 		}
-		printTop(e.stdout, len(after), now.Sub(at), rows(before, after, now.Sub(at)))
+		printTop(e.stdout, len(after), now.Sub(at), rows(before, after, at, now.Sub(at)))
 		if o.once {
 			return exitOK
 		}

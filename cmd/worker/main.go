@@ -342,7 +342,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	}
 	var onFinal func(string, toolkit.State, toolkit.Code, time.Duration)
 	if httpAddr != "" {
-		r.ops = newOps()
+		r.ops = newOps(tk)
 		onFinal = r.ops.onFinal
 	}
 	tk.Use(chain(cfg, log, env.middleware)...)

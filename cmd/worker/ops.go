@@ -22,9 +22,10 @@ import (
 // or "ready, degraded: …" while a mounted MCP server is down; 503 while
 // cut off from NATS or draining). Metric names
 // follow Prometheus conventions (toolbus_… , _total, _seconds); labels
-// are bounded: tool names (the registered ones), states and codes, never
+// are bounded: tool names (the registered ones; _unknown for any other), states and codes, never
 // call or session ids.
 type ops struct {
+	tk    *toolkit.Toolkit
 	reg   *prometheus.Registry
 	calls *prometheus.CounterVec
 	dur   *prometheus.HistogramVec
@@ -32,8 +33,12 @@ type ops struct {
 	addr  string
 }
 
-func newOps() *ops {
-	o := &ops{reg: prometheus.NewRegistry()}
+// unknownTool labels the finals of calls to tools the worker does not
+// serve.
+const unknownTool = "_unknown"
+
+func newOps(tk *toolkit.Toolkit) *ops {
+	o := &ops{reg: prometheus.NewRegistry(), tk: tk}
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "toolbus_worker_calls_total",
 		Help: "Calls the worker answered, by tool and how they ended (state and code; code is empty on success), refused ones included.",
@@ -51,6 +56,9 @@ func newOps() *ops {
 // onFinal counts every final the worker sends (bus.WorkerOptions.OnFinal),
 // calls refused at once included, and times the calls that ran.
 func (o *ops) onFinal(tool string, state toolkit.State, code toolkit.Code, took time.Duration) {
+	if _, ok := o.tk.Get(tool); !ok && tool != toolkit.MetaToolName {
+		tool = unknownTool // a name a caller made up (a pinned subject takes any): labels stay bounded
+	}
 	o.calls.WithLabelValues(tool, string(state), string(code)).Inc()
 	if took > 0 {
 		o.dur.WithLabelValues(tool).Observe(took.Seconds())

@@ -13,7 +13,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -37,7 +39,19 @@ func TestOperatorEndpoint(t *testing.T) {
 	if _, _, code := toolctl(t, w.url, "call", "echo", `{"text":5}`); code == 0 {
 		t.Fatal("echo with a number: exit 0")
 	}
+	// A made-up tool name on the worker's pinned subject: answered
+	// not_found, counted under _unknown (labels stay bounded).
+	nc := natstest.URLConn(t, w.url)
+	if m, err := nc.RequestMsg(&nats.Msg{Subject: wire.PinnedSubject(w.instance, "made_up_tool", ""),
+		Header: nats.Header{wire.HeaderContentType: {wire.ContentTypeJSON}}, Data: []byte(`{"id":"m1"}`)}, guard); err != nil {
+		t.Fatal(err)
+	} else if !strings.Contains(string(m.Data), "not_found") {
+		t.Fatalf("made-up tool: %q", m.Data)
+	}
 	_, metrics := get("/metrics")
+	if strings.Contains(metrics, "made_up_tool") || !strings.Contains(metrics, `toolbus_worker_calls_total{code="not_found",state="error",tool="_unknown"} 1`) {
+		t.Errorf("a made-up tool's call in /metrics:\n%s", metrics)
+	}
 	for _, want := range []string{
 		`toolbus_worker_calls_total{code="",state="success",tool="echo"} 2`,
 		`toolbus_worker_call_duration_seconds_count{tool="echo"} 3`,
@@ -46,7 +60,7 @@ func TestOperatorEndpoint(t *testing.T) {
 		`toolbus_nats_connected 1`,
 		`toolbus_nats_reconnects_total 0`,
 		`# TYPE toolbus_worker_calls_total counter`,
-		`toolbus_worker_frames_total{kind="final"} 3`,
+		`toolbus_worker_frames_total{kind="final"} 4`, // the made-up tool's too
 		`toolbus_worker_frames_total{kind="chunk"} 0`,
 		`toolbus_worker_cancelled_calls_total 0`,
 		`toolbus_worker_overloaded_total 0`,

@@ -18,11 +18,11 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -57,23 +57,22 @@ func Setup(ctx context.Context, service, scope, version string) (trace.Tracer, f
 	if err != nil {
 		return nil, noop, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
-		semconv.ServiceVersion(version)))
+	res, err := newResource(ctx, service, version)
 	if err != nil {
-		res = resource.Default()
-	}
-	if os.Getenv("OTEL_SERVICE_NAME") == "" && !strings.Contains(os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), "service.name=") {
-		if r, err := resource.Merge(res, resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(service))); err == nil {
-			res = r
-		}
-	}
-	if r, err := resource.New(ctx, resource.WithFromEnv()); err == nil {
-		if m, err := resource.Merge(res, r); err == nil {
-			res = m
-		}
+		return nil, noop, fmt.Errorf("OTel resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return tp.Tracer(scope), tp.Shutdown, nil
+}
+
+// newResource is the SDK's own attributes, then the process's service
+// name and version, then the environment's (OTEL_RESOURCE_ATTRIBUTES,
+// OTEL_SERVICE_NAME), each over the one before; ours without a schema, so
+// nothing conflicts.
+func newResource(ctx context.Context, service, version string) (*resource.Resource, error) {
+	return resource.New(ctx, resource.WithTelemetrySDK(),
+		resource.WithAttributes(attribute.String("service.name", service), attribute.String("service.version", version)),
+		resource.WithFromEnv())
 }

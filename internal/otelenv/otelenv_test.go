@@ -39,3 +39,26 @@ func TestUnsupportedExporter(t *testing.T) {
 		t.Fatal("OTEL_EXPORTER_OTLP_PROTOCOL=grpc accepted")
 	}
 }
+
+// TestResource: the process names itself unless the environment does.
+func TestResource(t *testing.T) {
+	for _, tt := range []struct{ env, attrs, want string }{
+		{"", "", "toolbus-worker"},
+		{"mine", "", "mine"},
+		{"", "service.name=fromattrs,team=a", "fromattrs"},
+	} {
+		t.Setenv("OTEL_SERVICE_NAME", tt.env)
+		t.Setenv("OTEL_RESOURCE_ATTRIBUTES", tt.attrs)
+		res, err := newResource(context.Background(), "toolbus-worker", "v1.2.3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, kv := range res.Attributes() {
+			got[string(kv.Key)] = kv.Value.Emit()
+		}
+		if got["service.name"] != tt.want || got["service.version"] != "v1.2.3" || got["telemetry.sdk.language"] != "go" {
+			t.Errorf("env %q attrs %q: %v", tt.env, tt.attrs, got)
+		}
+	}
+}
