@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nuid"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -39,6 +40,7 @@ type callOptions struct {
 	verbose bool
 	durable bool
 	keep    bool
+	answer  bool
 }
 
 func (o *callOptions) register(fs *flag.FlagSet) {
@@ -48,6 +50,7 @@ func (o *callOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.json, "json", false, "print every event as a JSON line: {\"chunk\":…}, {\"progress\":…}, {\"final\":…}")
 	fs.BoolVar(&o.durable, "durable", false, "send the call on the durable path: it waits in the fleet's JetStream queue and survives a lost worker (README: Guarantees)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the call's result for a while (state.result_ttl): fetch it with toolctl result ID")
+	fs.BoolVar(&o.answer, "answer", false, "answer the tool's requests for input (elicitation) from stdin, prompting on stderr; on by default when stdin is a terminal the input is not read from")
 	fs.BoolVar(&o.verbose, "v", false, "print the call id at the start and the final's metadata (worker, …) at the end, on stderr")
 }
 
@@ -111,6 +114,9 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 	}()
 
+	if o.answer || (stdinTerminal(e.stdin) && (len(args) < 2 || args[1] != "-")) {
+		ctx = bus.WithAsker(ctx, terminalAsker(e.stdin, e.stderr))
+	}
 	if o.verbose {
 		fmt.Fprintf(e.stderr, "toolctl: call %s: %s\n", id, name)
 	}

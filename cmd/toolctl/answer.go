@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// toolctl call answers a tool's requests for input (toolkit.Ask with
+// elicitation/create) on the terminal: it prints the tool's message and
+// asks for each field of the requested schema on stderr, reads the answers
+// from stdin, and sends them (accept). An empty answer to a required field
+// declines; end of input cancels. It answers when stdin is a terminal the
+// call's input is not read from, or with --answer; otherwise the tool
+// hears that this caller cannot answer. Sampling requests are refused.
+
+// stdinTerminal reports whether r is a terminal.
+func stdinTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// terminalAsker answers elicitations from in, prompting on out.
+func terminalAsker(in io.Reader, out io.Writer) bus.Asker {
+	r := bufio.NewReader(in)
+	return func(ctx context.Context, method string, params any) (any, error) {
+		if method != toolkit.MethodElicit {
+			return nil, fmt.Errorf("toolctl cannot answer %s requests", method)
+		}
+		p, _ := params.(map[string]any)
+		msg, _ := p["message"].(string)
+		schema, _ := p["requestedSchema"].(map[string]any)
+		props, _ := schema["properties"].(map[string]any)
+		var required []string
+		if rs, ok := schema["required"].([]any); ok {
+			for _, x := range rs {
+				if s, ok := x.(string); ok {
+					required = append(required, s)
+				}
+			}
+		}
+		fmt.Fprintf(out, "toolctl: the tool asks: %s\n", msg)
+		names := make([]string, 0, len(props))
+		for name := range props {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		content := map[string]any{}
+		for _, name := range names {
+			prop, _ := props[name].(map[string]any)
+			typ, _ := prop["type"].(string)
+			req := slices.Contains(required, name)
+			for {
+				label := typ
+				if req {
+					label += ", required"
+				}
+				fmt.Fprintf(out, "  %s (%s): ", name, label)
+				line, err := r.ReadString('\n')
+				line = strings.TrimSpace(line)
+				if err != nil && line == "" {
+					fmt.Fprintln(out)
+					if errors.Is(err, io.EOF) {
+						return map[string]any{"action": "cancel"}, nil
+					}
+					return nil, err
+				}
+				if line == "" {
+					if req {
+						return map[string]any{"action": "decline"}, nil
+					}
+					break
+				}
+				v, perr := parseAnswer(typ, line)
+				if perr != nil {
+					fmt.Fprintf(out, "  %v; again\n", perr)
+					continue
+				}
+				content[name] = v
+				break
+			}
+		}
+		return map[string]any{"action": "accept", "content": content}, nil
+	}
+}
+
+// parseAnswer reads a typed line: numbers, booleans (y/yes/true, n/no/false)
+// or text.
+func parseAnswer(typ, s string) (any, error) {
+	switch typ {
+	case "integer":
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", s)
+		}
+		return n, nil
+	case "number":
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return f, nil
+	case "boolean":
+		switch strings.ToLower(s) {
+		case "y", "yes", "true":
+			return true, nil
+		case "n", "no", "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q is not yes or no", s)
+	}
+	return s, nil
+}
