@@ -123,7 +123,8 @@ func Worker() Permissions {
 
 // Gateway calls as any caller identity (its bearer tokens decide which),
 // reads every session's groups (it watches them to keep MCP sessions'
-// tool lists current) and the fleet's announcements and skill bodies.
+// tool lists current) and the fleet's announcements and skill bodies,
+// and approves the calls its MCP clients' people accept.
 func Gateway() Permissions {
 	groups, policies := stream(wire.BucketGroups), stream(wire.BucketPermissions)
 	return Permissions{
@@ -146,6 +147,12 @@ func Gateway() Permissions {
 			"$JS.FC." + groups + ".>",
 			"$JS.API.STREAM.INFO." + policies,
 			"$JS.API.DIRECT.GET." + policies + ".>",
+			// Approving a call its MCP client's person accepted
+			// (GatewayOptions.Approve): read the pending call, write the
+			// approval.
+			"$JS.API.STREAM.INFO." + stream(wire.BucketApprovals),
+			"$JS.API.DIRECT.GET." + stream(wire.BucketApprovals) + ".>",
+			"$KV." + wire.BucketApprovals + ".>",
 		},
 		Subscribe: []string{
 			wire.InboxPrefix + ">",

@@ -93,6 +93,12 @@ type GatewayOptions struct {
 	// the tool, how it ended and how long it took. It must not block;
 	// metrics use it.
 	OnCall func(tool string, state toolkit.State, code toolkit.Code, took time.Duration)
+	// Approve, when set, records a person's approval of a call that ended
+	// approval_required (permission.Guard.Approve: session scope, call
+	// id, who): the gateway then asks MCP clients that take elicitations
+	// for the approval and re-sends the call when they accept, instead of
+	// ending it approval_required. Nil leaves such calls as they are.
+	Approve func(ctx context.Context, scope, callID, by string) error
 	// Tracer, when set, records each tools/call as a server span; the
 	// trace an MCP client sends (W3C headers, or _meta) continues over
 	// the bus either way.

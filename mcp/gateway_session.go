@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/google/jsonschema-go/jsonschema"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -194,24 +196,39 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 	if req.Session != nil {
 		ctx = bus.WithAsker(ctx, relayAsk(req.Session))
 	}
-	token := req.Params.GetProgressToken()
 	start := time.Now()
+	final := s.send(ctx, req, toolkit.ToolCall{Name: name, Input: input, Session: s.id})
+	if final.Code == toolkit.CodeApprovalRequired {
+		final = s.approveByElicitation(ctx, req, name, input, final)
+	}
+	s.logCall(name, final, time.Since(start))
+	if name == toolkit.MetaToolName && final.State == toolkit.StateSuccess {
+		s.refresh(ctx, false, 0) // the client now carries the new revision
+	}
+	return s.result(final), nil
+}
+
+// send runs a call over the bus, relaying its progress and log messages
+// to the MCP client, and returns its final.
+func (s *gatewaySession) send(ctx context.Context, req *sdk.CallToolRequest, call toolkit.ToolCall) *toolkit.Response {
+	g := s.g
+	token := req.Params.GetProgressToken()
 	var final *toolkit.Response
-	for ev := range s.c.Call(ctx, toolkit.ToolCall{Name: name, Input: input, Session: s.id}) {
+	for ev := range s.c.Call(ctx, call) {
 		switch {
 		case ev.Progress != nil && token != nil && req.Session != nil:
 			p := ev.Progress
 			if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
 				ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message,
 			}); err != nil {
-				g.log.Debug("mcp: gateway: progress not delivered", "tool", name, "err", err)
+				g.log.Debug("mcp: gateway: progress not delivered", "tool", call.Name, "err", err)
 			}
 		case ev.Log != nil && req.Session != nil:
 			// notifications/message, at or above the level the client
 			// set (logging/setLevel; none before it sets one).
 			l := ev.Log
 			if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: sdk.LoggingLevel(l.Level), Logger: l.Logger, Data: l.Data}); err != nil {
-				g.log.Debug("mcp: gateway: log message not delivered", "tool", name, "err", err)
+				g.log.Debug("mcp: gateway: log message not delivered", "tool", call.Name, "err", err)
 			}
 		case ev.Final != nil:
 			final = ev.Final
@@ -221,12 +238,55 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		final = &toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInternal,
 			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InternalError: the call ended without a final response"}}}
 	}
-	s.logCall(name, final, time.Since(start))
-	if name == toolkit.MetaToolName && final.State == toolkit.StateSuccess {
-		s.refresh(ctx, false, 0) // the client now carries the new revision
-	}
-	return s.result(final), nil
+	return final
 }
+
+// approveByElicitation handles a call that ended approval_required when
+// the gateway can approve (GatewayOptions.Approve) and the MCP client
+// takes elicitations: it asks the person (the tool, the input's digest,
+// why), records an accept as the approval of that call and sends the call
+// again, which then runs; a decline ends the call denied. Otherwise the
+// final stays as it was.
+func (s *gatewaySession) approveByElicitation(ctx context.Context, req *sdk.CallToolRequest, name string, input map[string]any, final *toolkit.Response) *toolkit.Response {
+	g := s.g
+	key, _ := final.Metadata[metaApprovalKey].(string)
+	if g.opts.Approve == nil || req.Session == nil || key == "" {
+		return final
+	}
+	if ip := req.Session.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return final
+	}
+	digest, _ := final.Metadata[metaInputDigest].(string)
+	if len(digest) > 16 {
+		digest = digest[:16]
+	}
+	why := strings.TrimPrefix(final.Text(), "PermissionRequiredError: ")
+	why, _, _ = strings.Cut(why, " The call was not run.")
+	res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{
+		Message:         fmt.Sprintf("Allow the tool '%s' to run with this input (digest %s)? %s", name, digest, why),
+		RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}},
+	})
+	if err != nil {
+		g.log.Warn("mcp: gateway: asking for an approval", "tool", name, "session", s.id, "err", err)
+		return final
+	}
+	if res.Action != "accept" {
+		return &toolkit.Response{ID: final.ID, State: toolkit.StateDenied, Code: toolkit.CodeDenied,
+			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("PermissionDeniedError: the user did not approve the call to '%s' (%s).", name, res.Action)}}}
+	}
+	if err := g.opts.Approve(ctx, toolkit.SessionScope(s.identity, s.id), key, "mcp-gateway:"+s.identity); err != nil {
+		g.log.Warn("mcp: gateway: recording an approval", "tool", name, "session", s.id, "err", err)
+		return final
+	}
+	return s.send(ctx, req, toolkit.ToolCall{ID: key, Name: name, Input: input, Session: s.id})
+}
+
+// The metadata of an approval_required final (package permission's
+// MetaApprovalKey, MetaInputDigest).
+const (
+	metaApprovalKey = "approval_key"
+	metaInputDigest = "input_digest"
+)
 
 // relayAsk answers a tool's requests (toolkit.Ask) by putting them to the
 // MCP client of the session: elicitation/create and

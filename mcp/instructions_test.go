@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -12,6 +13,7 @@ import (
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/skill"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -185,5 +187,89 @@ func TestGatewayRelaysElicitation(t *testing.T) {
 	res, err = plain.cs.CallTool(ctx, &sdk.CallToolParams{Name: "greet"})
 	if err != nil || !strings.HasPrefix(resultText(res), "no answer: ") {
 		t.Fatalf("a client without elicitation: %q %v", resultText(res), err)
+	}
+}
+
+// TestGatewayApprovesByElicitation: a call that asks for approval is put
+// to the person behind an MCP client that takes elicitations; an accept is
+// recorded as the approval of that call, which the gateway sends again and
+// runs once; a decline ends it denied; a client without elicitation gets
+// approval_required as before.
+func TestGatewayApprovesByElicitation(t *testing.T) {
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	st, err := permission.NewKVStore(natstest.Ctx(t), natstest.JS(t, natstest.Connect(t, srv)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := permission.NewGuard(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := newWorkerToolkit(t, srv)
+	tk.Use(permission.Middleware(guard))
+	var deploys atomic.Int32
+	if err := tk.Add(toolkit.Func("deploy", "Deploy to an environment.", func(ctx context.Context, in struct {
+		Env string `json:"env"`
+	}) (string, error) {
+		deploys.Add(1)
+		return "deployed to " + in.Env, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{
+		Approve: func(ctx context.Context, scope, callID, by string) error {
+			_, err := guard.Approve(ctx, scope, callID, by)
+			return err
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	u := serveGatewayHTTP(t, g)
+
+	var answer atomic.Value
+	var asked atomic.Value
+	client := sdk.NewClient(&sdk.Implementation{Name: "approver", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked.Store(req.Params.Message)
+			return &sdk.ElicitResult{Action: answer.Load().(string)}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: u}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	deploy := &sdk.CallToolParams{Name: "deploy", Arguments: map[string]any{"env": "prod"}}
+
+	answer.Store("accept")
+	res, err := cs.CallTool(ctx, deploy)
+	if err != nil || res.IsError || resultText(res) != "deployed to prod" || deploys.Load() != 1 {
+		t.Fatalf("accepted: %q (ran %d) %v", resultText(res), deploys.Load(), err)
+	}
+	if m, _ := asked.Load().(string); !strings.Contains(m, "Allow the tool 'deploy' to run") {
+		t.Fatalf("the person was asked %q", m)
+	}
+	answer.Store("decline")
+	res, err = cs.CallTool(ctx, deploy)
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "did not approve") || deploys.Load() != 1 {
+		t.Fatalf("declined: %q (ran %d) %v", resultText(res), deploys.Load(), err)
+	}
+	plain := connectClient(t, &sdk.StreamableClientTransport{Endpoint: u})
+	res, err = plain.cs.CallTool(ctx, deploy)
+	if err != nil || !strings.Contains(resultText(res), "PermissionRequiredError") || deploys.Load() != 1 {
+		t.Fatalf("no elicitation: %q %v", resultText(res), err)
 	}
 }

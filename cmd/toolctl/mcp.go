@@ -123,6 +123,16 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
 		Tokens: tokens, Tracer: tracer,
+		// A person's "accept" to the gateway's elicitation approves the
+		// call (as toolctl approve would) and the gateway sends it again.
+		Approve: func(ctx context.Context, scope, callID, by string) error {
+			g, _ := e.guard(ctx)
+			if g == nil {
+				return errors.New("the permission store is not reachable")
+			}
+			_, err := g.Approve(ctx, scope, callID, by)
+			return err
+		},
 	}
 	if o.httpAddr != "" && args[0] == "serve" {
 		m = newGatewayMetrics()
