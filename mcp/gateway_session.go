@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
