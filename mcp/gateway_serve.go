@@ -189,7 +189,9 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 		Logger:       g.sdkLog,
 		// Advertise tools (with list changes) even while the list is empty.
 		// Logging: tools' log messages (toolkit.Log) reach the client.
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{}},
+		// Prompts and resources: the skills the session sees.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{},
+			Prompts: &sdk.PromptCapabilities{ListChanged: true}, Resources: &sdk.ResourceCapabilities{ListChanged: true}},
 	}
 	if id != "" {
 		opts.GetSessionID = func() string { return id }
@@ -217,7 +219,7 @@ func (g *Gateway) newSession(ctx context.Context, id, identity string) *gatewayS
 		g.log.Warn("mcp: gateway: no session", "identity", identity, "err", err)
 		return nil
 	}
-	s := &gatewaySession{g: g, id: id, identity: identity, c: c, tools: map[string]string{}}
+	s := &gatewaySession{g: g, id: id, identity: identity, c: c, tools: map[string]string{}, skills: map[string]string{}}
 	s.srv = g.newServer(id, s, g.sessionInstructions(ctx, c, id))
 	s.refresh(ctx, true, 0)
 	return s

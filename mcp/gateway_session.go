@@ -34,6 +34,9 @@ type gatewaySession struct {
 
 	mu    sync.Mutex        // serialises refreshes
 	tools map[string]string // registered tool name → its JSON, to spot changes
+	// skills: registered skill (prompt and resource) → its description
+	// and group, to spot changes (gateway_skills.go)
+	skills map[string]string
 	// listed is what tools/list answers: the registered tools in the
 	// session's order (the fleet's, as bus.Client.SessionSchemas gives it),
 	// replaced whole at the end of each refresh.
@@ -88,6 +91,12 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 		}
 		c := g.fleet.Catalog()
 		schemas = c.Schemas(toolkit.DefaultGroups(c.Groups))
+		s.refreshSkills(toolkit.DefaultGroups(c.Groups))
+	} else if active, err := s.c.ActiveGroups(ctx, s.id, minRev); err == nil {
+		if active == nil {
+			active = []string{}
+		}
+		s.refreshSkills(active)
 	}
 	want := make(map[string]*sdk.Tool, len(schemas))
 	order := make([]string, 0, len(schemas))

@@ -47,14 +47,22 @@ func TestGatewayInstructions(t *testing.T) {
 	if err := set.Add("", skill.Static{{Name: "summarise", Description: "Summarise long pages.", Dir: "/skills/summarise", Markdown: "# Summarise"}}); err != nil {
 		t.Fatal(err)
 	}
+	// A skill of the inactive group: neither in the prompt nor a prompt.
+	if err := set.Add("web", skill.Static{{Name: "browse", Description: "Browse carefully.", Dir: "/skills/browse", Markdown: "# Browse"}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := skill.Install(tk, set); err != nil {
 		t.Fatal(err)
 	}
-	w, err := bus.Serve(natstest.Connect(t, srv), tk, &bus.WorkerOptions{Meta: map[string]func() any{wire.MetaSkills: skill.Announce(set)}})
+	wnc := natstest.Connect(t, srv)
+	w, err := bus.Serve(wnc, tk, &bus.WorkerOptions{Instance: "w1", Meta: map[string]func() any{wire.MetaSkills: skill.Announce(set)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Stop(context.Background()) })
+	if _, err := skill.Serve(wnc, "w1", set, nil); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
 	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{Instructions: "You are served by toolbus."})
@@ -69,8 +77,29 @@ func TestGatewayInstructions(t *testing.T) {
 			t.Errorf("instructions lack %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "Never browse") {
-		t.Errorf("an inactive group's instructions were given:\n%s", got)
+	if strings.Contains(got, "Never browse") || strings.Contains(got, "<name>browse</name>") {
+		t.Errorf("an inactive group's instructions or skills were given:\n%s", got)
+	}
+
+	// The skill is a prompt and a resource, read from the worker.
+	prompts, err := c.cs.ListPrompts(ctx, nil)
+	if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "summarise" || prompts.Prompts[0].Description != "Summarise long pages." {
+		t.Fatalf("prompts: %+v %v", prompts, err)
+	}
+	p, err := c.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "summarise"})
+	if err != nil || len(p.Messages) != 1 || p.Messages[0].Content.(*sdk.TextContent).Text != "# Summarise" {
+		t.Fatalf("prompt: %+v %v", p, err)
+	}
+	resources, err := c.cs.ListResources(ctx, nil)
+	if err != nil || len(resources.Resources) != 1 || resources.Resources[0].URI != "skill://summarise/SKILL.md" || resources.Resources[0].MIMEType != "text/markdown" {
+		t.Fatalf("resources: %+v %v", resources, err)
+	}
+	r, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://summarise/SKILL.md"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "# Summarise" {
+		t.Fatalf("resource: %+v %v", r, err)
+	}
+	if _, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://nope/SKILL.md"}); err == nil {
+		t.Fatal("an unknown skill's resource was read")
 	}
 }
 

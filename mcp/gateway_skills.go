@@ -1,0 +1,100 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/skill"
+)
+
+// Skills through the gateway. Each skill a session sees (those of basic
+// and its active groups, announced by the fleet's workers) is an MCP
+// prompt named after the skill, whose messages are the skill's
+// instructions (its SKILL.md), and a resource skill://<name>/SKILL.md
+// (text/markdown) with the same text. Both are read from a worker that
+// declares the skill (skill.Fetch) when asked for, and follow the
+// session's groups as its tools do (prompts and resources list_changed).
+
+// skillURI is the resource URI of a skill's SKILL.md.
+func skillURI(name string) string {
+	return "skill://" + url.PathEscape(name) + "/SKILL.md"
+}
+
+// refreshSkills makes the session's server hold the prompts and resources
+// of the skills visible with active; s.mu is held.
+func (s *gatewaySession) refreshSkills(active []string) {
+	g := s.g
+	visible := skill.Visible(skill.FleetSkills(g.fleet, g.log), active)
+	want := make(map[string]skill.Skill, len(visible))
+	for _, sk := range visible {
+		want[sk.Name] = sk
+	}
+	var gonePrompts, goneURIs []string
+	for name := range s.skills {
+		if _, ok := want[name]; !ok {
+			gonePrompts = append(gonePrompts, name)
+			goneURIs = append(goneURIs, skillURI(name))
+			delete(s.skills, name)
+		}
+	}
+	if len(gonePrompts) > 0 {
+		s.srv.RemovePrompts(gonePrompts...)
+		s.srv.RemoveResources(goneURIs...)
+	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		sk := want[name]
+		b, _ := json.Marshal([]string{sk.Description, sk.Group})
+		if s.skills[name] == string(b) {
+			continue
+		}
+		s.skills[name] = string(b)
+		s.srv.AddPrompt(&sdk.Prompt{Name: name, Description: sk.Description}, s.getPrompt)
+		s.srv.AddResource(&sdk.Resource{URI: skillURI(name), Name: name, Description: sk.Description, MIMEType: "text/markdown"}, s.readResource)
+	}
+}
+
+// skillBody fetches a visible skill's SKILL.md from a worker declaring it.
+func (s *gatewaySession) skillBody(ctx context.Context, name string) (string, error) {
+	active, err := s.c.ActiveGroups(ctx, s.id, 0)
+	if err != nil {
+		return "", err
+	}
+	if active == nil {
+		active = []string{}
+	}
+	group, instances, ok := skill.Sources(s.g.fleet, name, active)
+	if !ok {
+		return "", fmt.Errorf("SkillNotFoundError: Skill '%s' not found.", name)
+	}
+	return skill.Fetch(ctx, s.g.nc, instances, name, group)
+}
+
+func (s *gatewaySession) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+	body, err := s.skillBody(ctx, req.Params.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: body}}}}, nil
+}
+
+func (s *gatewaySession) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	u, err := url.Parse(req.Params.URI)
+	if err != nil || u.Scheme != "skill" {
+		return nil, sdk.ResourceNotFoundError(req.Params.URI)
+	}
+	body, err := s.skillBody(ctx, u.Host)
+	if err != nil {
+		return nil, sdk.ResourceNotFoundError(req.Params.URI)
+	}
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: body}}}, nil
+}
