@@ -302,3 +302,51 @@ func TestGatewayApprovesByElicitation(t *testing.T) {
 		t.Fatalf("no elicitation: %q %v", resultText(res), err)
 	}
 }
+
+// TestGatewayRelaysSampling: a tool's sampling/createMessage reaches the
+// MCP client's model through the gateway and the completion comes back.
+func TestGatewayRelaysSampling(t *testing.T) {
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	tk := newWorkerToolkit(t, srv)
+	if err := tk.Add(toolkit.Stream("summarise", "Asks the caller's model.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		res, err := toolkit.Ask(ctx, w, toolkit.MethodSample, map[string]any{
+			"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Summarise: toolbus."}}},
+			"maxTokens": 50,
+		})
+		if err != nil {
+			return w.Write(toolkit.Text("no answer: " + err.Error()))
+		}
+		m := res.(map[string]any)
+		content, _ := m["content"].(map[string]any)
+		return w.Write(toolkit.Text(fmt.Sprintf("%v: %v", m["model"], content["text"])))
+	})); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	u := serveGatewayHTTP(t, newGateway(t, &fleetFixture{srv: srv}))
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "sampler", Version: "1"}, &sdk.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			prompt := req.Params.Messages[0].Content.(*sdk.TextContent).Text
+			return &sdk.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &sdk.TextContent{Text: "short: " + prompt}}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: u}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "summarise"})
+	if err != nil || resultText(res) != "test-model: short: Summarise: toolbus." {
+		t.Fatalf("summarise: %q %v", resultText(res), err)
+	}
+}
