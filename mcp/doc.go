@@ -190,9 +190,10 @@
 //
 //	text block                         → text
 //	data block, image/* or audio/*     → image or audio
-//	data block, any other media type   → embedded resource (blob); its URI is the
-//	                                     block's name when that is a URI, else
-//	                                     toolbus:data/<block id, or call id-index>
+//	data block, text/* (UTF-8)         → embedded resource (text)
+//	data block, any other media type   → embedded resource (blob); for both, the URI
+//	                                     is the block's name when that is a URI,
+//	                                     else toolbus:data/<block id, or call id-index>
 //	data block by URL                  → resource link
 //	metadata structured_content        → structuredContent (when an object)
 //	the rest of the metadata           → _meta "toolbus/metadata"

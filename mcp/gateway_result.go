@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,8 +58,8 @@ func jsonValue(v any) any {
 }
 
 // blockContent converts one block: text → text; base64 data → image or
-// audio by media type, any other type → an embedded blob resource; URL
-// data → a resource link.
+// audio by media type, text/* (valid UTF-8) → an embedded text resource,
+// any other type → an embedded blob resource; URL data → a resource link.
 func blockContent(callID string, i int, b toolkit.Block) sdk.Content {
 	if b.Type != toolkit.BlockData {
 		return &sdk.TextContent{Text: b.Text}
@@ -87,6 +88,9 @@ func blockContent(callID string, i int, b toolkit.Block) sdk.Content {
 			id = fmt.Sprintf("%s-%d", callID, i)
 		}
 		uri = "toolbus:data/" + id
+	}
+	if mediaClass(b.MediaType) == "text" && utf8.Valid(raw) { // a text resource, as text
+		return &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: uri, MIMEType: b.MediaType, Text: string(raw)}}
 	}
 	return &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: uri, MIMEType: b.MediaType, Blob: raw}}
 }
