@@ -12,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolbus/toolbus/bus"
-	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/internal/conformance"
-	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // conformancePassing are the server scenarios of the MCP conformance
@@ -45,22 +43,13 @@ func TestConformanceSuite(t *testing.T) {
 			missingPeer(t, "the MCP conformance suite (Node 22 and @modelcontextprotocol/conformance)")
 		}
 	}
-	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	tk := newWorkerToolkit(t, srv)
-	for _, tool := range conformance.Tools() {
-		if err := tk.Add(tool); err != nil {
-			t.Fatal(err)
+	srv := toolFleet(t, nil, func(tk *toolkit.Toolkit) {
+		for _, tool := range conformance.Tools() {
+			if err := tk.Add(tool); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	})
 	u := serveGatewayHTTP(t, newGateway(t, &fleetFixture{srv: srv}))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

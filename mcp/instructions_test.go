@@ -106,27 +106,18 @@ func TestGatewayInstructions(t *testing.T) {
 // TestGatewayRelaysToolLogs: a tool's log messages on a worker reach the
 // MCP client as notifications/message, at or above the level it set.
 func TestGatewayRelaysToolLogs(t *testing.T) {
-	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	tk := newWorkerToolkit(t, srv)
-	if err := tk.Add(toolkit.Stream("chatty", "Logs, then answers.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
-		for _, l := range []toolkit.LogMessage{{Level: "debug", Data: "noise"}, {Level: "warning", Logger: "chatty", Data: map[string]any{"disk": "low"}}} {
-			if err := toolkit.Log(w, l); err != nil {
-				return err
+	srv := toolFleet(t, nil, func(tk *toolkit.Toolkit) {
+		if err := tk.Add(toolkit.Stream("chatty", "Logs, then answers.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+			for _, l := range []toolkit.LogMessage{{Level: "debug", Data: "noise"}, {Level: "warning", Logger: "chatty", Data: map[string]any{"disk": "low"}}} {
+				if err := toolkit.Log(w, l); err != nil {
+					return err
+				}
 			}
+			return w.Write(toolkit.Text("answer"))
+		})); err != nil {
+			t.Fatal(err)
 		}
-		return w.Write(toolkit.Text("answer"))
-	})); err != nil {
-		t.Fatal(err)
-	}
-	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	})
 	g := newGateway(t, &fleetFixture{srv: srv})
 	logs := make(chan *sdk.LoggingMessageParams, 8)
 	client := sdk.NewClient(&sdk.Implementation{Name: "log-test", Version: "1"}, &sdk.ClientOptions{
@@ -169,28 +160,19 @@ func TestGatewayRelaysToolLogs(t *testing.T) {
 // gateway, and the person's answer comes back to the tool; a client
 // without the capability makes the tool hear why.
 func TestGatewayRelaysElicitation(t *testing.T) {
-	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	tk := newWorkerToolkit(t, srv)
-	if err := tk.Add(toolkit.Stream("greet", "Asks for a name.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
-		res, err := toolkit.Ask(ctx, w, toolkit.MethodElicit, map[string]any{"message": "Who are you?",
-			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
-		if err != nil {
-			return w.Write(toolkit.Text("no answer: " + err.Error()))
+	srv := toolFleet(t, nil, func(tk *toolkit.Toolkit) {
+		if err := tk.Add(toolkit.Stream("greet", "Asks for a name.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+			res, err := toolkit.Ask(ctx, w, toolkit.MethodElicit, map[string]any{"message": "Who are you?",
+				"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return w.Write(toolkit.Text("no answer: " + err.Error()))
+			}
+			m := res.(map[string]any)
+			return w.Write(toolkit.Text(fmt.Sprintf("%v, %v", m["action"], m["content"].(map[string]any)["name"])))
+		})); err != nil {
+			t.Fatal(err)
 		}
-		m := res.(map[string]any)
-		return w.Write(toolkit.Text(fmt.Sprintf("%v, %v", m["action"], m["content"].(map[string]any)["name"])))
-	})); err != nil {
-		t.Fatal(err)
-	}
-	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	})
 	u := serveGatewayHTTP(t, newGateway(t, &fleetFixture{srv: srv}))
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
@@ -306,31 +288,22 @@ func TestGatewayApprovesByElicitation(t *testing.T) {
 // TestGatewayRelaysSampling: a tool's sampling/createMessage reaches the
 // MCP client's model through the gateway and the completion comes back.
 func TestGatewayRelaysSampling(t *testing.T) {
-	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	tk := newWorkerToolkit(t, srv)
-	if err := tk.Add(toolkit.Stream("summarise", "Asks the caller's model.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
-		res, err := toolkit.Ask(ctx, w, toolkit.MethodSample, map[string]any{
-			"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Summarise: toolbus."}}},
-			"maxTokens": 50,
-		})
-		if err != nil {
-			return w.Write(toolkit.Text("no answer: " + err.Error()))
+	srv := toolFleet(t, nil, func(tk *toolkit.Toolkit) {
+		if err := tk.Add(toolkit.Stream("summarise", "Asks the caller's model.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+			res, err := toolkit.Ask(ctx, w, toolkit.MethodSample, map[string]any{
+				"messages":  []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Summarise: toolbus."}}},
+				"maxTokens": 50,
+			})
+			if err != nil {
+				return w.Write(toolkit.Text("no answer: " + err.Error()))
+			}
+			m := res.(map[string]any)
+			content, _ := m["content"].(map[string]any)
+			return w.Write(toolkit.Text(fmt.Sprintf("%v: %v", m["model"], content["text"])))
+		})); err != nil {
+			t.Fatal(err)
 		}
-		m := res.(map[string]any)
-		content, _ := m["content"].(map[string]any)
-		return w.Write(toolkit.Text(fmt.Sprintf("%v: %v", m["model"], content["text"])))
-	})); err != nil {
-		t.Fatal(err)
-	}
-	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	})
 	u := serveGatewayHTTP(t, newGateway(t, &fleetFixture{srv: srv}))
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
@@ -349,4 +322,23 @@ func TestGatewayRelaysSampling(t *testing.T) {
 	if err != nil || resultText(res) != "test-model: short: Summarise: toolbus." {
 		t.Fatalf("summarise: %q %v", resultText(res), err)
 	}
+}
+
+// toolFleet starts a NATS server and a worker (opts) serving the tools
+// setup adds to its toolkit (KV group state), and returns the server.
+func toolFleet(t *testing.T, opts *bus.WorkerOptions, setup func(tk *toolkit.Toolkit)) *embedded.Server {
+	t.Helper()
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	tk := newWorkerToolkit(t, srv)
+	setup(tk)
+	w, err := bus.Serve(natstest.Connect(t, srv), tk, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	return srv
 }

@@ -47,7 +47,7 @@ func (o *callOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.session, "session", "", "`session` the call belongs to (its active tool groups apply)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this `duration` (the call ends with code timeout); 0 means no deadline")
 	fs.StringVar(&o.id, "id", "", "call `id` ([A-Za-z0-9_-], default a unique one), for toolctl cancel")
-	fs.BoolVar(&o.json, "json", false, "print every event as a JSON line: {\"chunk\":…}, {\"progress\":…}, {\"final\":…}")
+	fs.BoolVar(&o.json, "json", false, "print every event as a JSON line: {\"chunk\":…}, {\"progress\":…}, {\"log\":…}, {\"final\":…}")
 	fs.BoolVar(&o.durable, "durable", false, "send the call on the durable path: it waits in the fleet's JetStream queue and survives a lost worker (README: Guarantees)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the call's result for a while (state.result_ttl): fetch it with toolctl result ID")
 	fs.BoolVar(&o.answer, "answer", false, "answer the tool's requests for input (elicitation) from stdin, prompting on stderr; on by default when stdin is a terminal the input is not read from")
