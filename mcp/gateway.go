@@ -93,6 +93,13 @@ type GatewayOptions struct {
 	// the tool, how it ended and how long it took. It must not block;
 	// metrics use it.
 	OnCall func(tool string, state toolkit.State, code toolkit.Code, took time.Duration)
+	// ExposeServers names MCP servers mounted on the fleet's workers whose
+	// tools the gateway lists under their own names (tool, not
+	// mcp__<server>__<tool>): the gateway is then a horizontally scaled
+	// proxy of those servers (every worker mounting one serves its calls).
+	// A name that would collide with another listed tool keeps its
+	// prefixed form.
+	ExposeServers []string
 	// Approve, when set, records a person's approval of a call that ended
 	// approval_required (permission.Guard.Approve: session scope, call
 	// id, who): the gateway then asks MCP clients that take elicitations

@@ -34,6 +34,9 @@ type gatewaySession struct {
 
 	mu    sync.Mutex        // serialises refreshes
 	tools map[string]string // registered tool name → its JSON, to spot changes
+	// aliases: a listed name → the fleet tool it calls (ExposeServers);
+	// replaced whole by each refresh
+	aliases atomic.Pointer[map[string]string]
 	// skills: registered skill (prompt and resource) → its description
 	// and group, to spot changes (gateway_skills.go)
 	skills map[string]string
@@ -100,15 +103,22 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 	}
 	want := make(map[string]*sdk.Tool, len(schemas))
 	order := make([]string, 0, len(schemas))
+	aliases := g.exposedNames(schemas)
 	for _, fs := range schemas {
 		t, err := g.mcpTool(fs)
 		if err != nil {
 			g.log.Warn("mcp: gateway: skipping a tool", "tool", fs.Function.Name, "err", err)
 			continue
 		}
+		for alias, name := range aliases {
+			if name == t.Name {
+				t.Name = alias
+			}
+		}
 		want[t.Name] = t
 		order = append(order, t.Name)
 	}
+	s.aliases.Store(&aliases)
 	var gone []string
 	for name := range s.tools {
 		if _, ok := want[name]; !ok {
@@ -182,6 +192,9 @@ func annotations(readOnly bool, level toolkit.Idempotency) *sdk.ToolAnnotations 
 func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 	g := s.g
 	name := req.Params.Name
+	if a := s.aliases.Load(); a != nil && (*a)[name] != "" {
+		name = (*a)[name] // an exposed server's tool under its own name
+	}
 	input, err := callArguments(req.Params.Arguments)
 	if err != nil {
 		final := &toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInvalidInput,
@@ -215,6 +228,35 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		s.refresh(ctx, false, 0) // the client now carries the new revision
 	}
 	return s.result(final), nil
+}
+
+// exposedNames maps the own names of the exposed servers' tools
+// (GatewayOptions.ExposeServers) to their fleet names, leaving out any
+// that would collide with another listed name.
+func (g *Gateway) exposedNames(schemas []toolkit.FunctionSchema) map[string]string {
+	out := map[string]string{}
+	if len(g.opts.ExposeServers) == 0 {
+		return out
+	}
+	listed := map[string]bool{}
+	count := map[string]int{}
+	for _, fs := range schemas {
+		listed[fs.Function.Name] = true
+	}
+	for _, fs := range schemas {
+		for _, srv := range g.opts.ExposeServers {
+			if own, ok := strings.CutPrefix(fs.Function.Name, ToolName(srv, "")); ok && own != "" {
+				out[own] = fs.Function.Name
+				count[own]++
+			}
+		}
+	}
+	for own := range out {
+		if listed[own] || count[own] > 1 {
+			delete(out, own)
+		}
+	}
+	return out
 }
 
 // send runs a call over the bus, relaying its progress and log messages

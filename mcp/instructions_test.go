@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -341,4 +342,43 @@ func toolFleet(t *testing.T, opts *bus.WorkerOptions, setup func(tk *toolkit.Too
 	}
 	t.Cleanup(func() { w.Stop(context.Background()) })
 	return srv
+}
+
+// TestGatewayExposesServers: with ExposeServers, a mounted server's tools
+// are listed and called under their own names (the gateway as a proxy of
+// that server, served by every worker mounting it); a name another tool
+// has keeps its prefixed form.
+func TestGatewayExposesServers(t *testing.T) {
+	srv := toolFleet(t, nil, func(tk *toolkit.Toolkit) {
+		for _, tool := range []*toolkit.Tool{
+			toolkit.Func(ToolName("everything", "echo"), "Echoes.", func(ctx context.Context, in textIn) (string, error) { return "proxied " + in.Text, nil }),
+			toolkit.Func(ToolName("everything", "add"), "Adds.", func(ctx context.Context, in struct{}) (string, error) { return "server add", nil }),
+			toolkit.Func("add", "The fleet's own add.", func(ctx context.Context, in struct{}) (string, error) { return "fleet add", nil }),
+		} {
+			if err := tk.Add(tool); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{ExposeServers: []string{"everything"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	names := sortedKeys(listNames(t, c))
+	if want := []string{"add", "echo", "mcp__everything__add"}; !slices.Equal(names, want) {
+		t.Fatalf("listed %v, want %v", names, want)
+	}
+	for tool, want := range map[string]string{"echo": "proxied hi", "add": "fleet add", "mcp__everything__add": "server add"} {
+		args := map[string]any{}
+		if tool == "echo" {
+			args["text"] = "hi"
+		}
+		if got := resultText(callTool(t, ctx, c, tool, args, nil)); got != want {
+			t.Errorf("%s: %q, want %q", tool, got, want)
+		}
+	}
 }

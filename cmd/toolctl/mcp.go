@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,6 +64,7 @@ type mcpOptions struct {
 	tokens         string
 	insecure       bool
 	httpAddr       string
+	expose         string
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -73,6 +75,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.anyHost, "any-host", false, "serve: accept a non-loopback Host header on a loopback address (behind a local reverse proxy)")
 	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
+	fs.StringVar(&o.expose, "expose-server", "", "list the tools of these MCP `servers` (comma-separated names of mcp_servers the workers mount) under their own names: the gateway as a proxy of those servers")
 	fs.StringVar(&o.httpAddr, "http", "", "serve: the operator endpoint's `address` (Prometheus /metrics, /healthz, /readyz); off when empty")
 }
 
@@ -122,7 +125,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	gopts := &mcp.GatewayOptions{
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
-		Tokens: tokens, Tracer: tracer,
+		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose),
 		// A person's "accept" to the gateway's elicitation approves the
 		// call (as toolctl approve would) and the gateway sends it again.
 		Approve: func(ctx context.Context, scope, callID, by string) error {
@@ -184,3 +187,14 @@ func loopback(host string) bool {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
