@@ -1052,9 +1052,6 @@ func (c *Client) ExportState(ctx context.Context, session string) (toolkit.Sessi
 	if err != nil {
 		return toolkit.SessionState{}, err
 	}
-	if active == nil {
-		active = []string{}
-	}
 	return toolkit.SessionState{ActiveGroups: active}, nil
 }
 

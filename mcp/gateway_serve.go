@@ -170,9 +170,6 @@ func (g *Gateway) sessionInstructions(ctx context.Context, c *bus.Client, sessio
 		g.log.Warn("mcp: gateway: reading a new session's groups for its instructions", "session", session, "err", err)
 		return g.opts.Instructions
 	}
-	if active == nil {
-		active = []string{} // basic only: FleetInstructions(nil) would be every group
-	}
 	parts = append(parts, toolkit.ActivatedInstructions(g.fleet.Groups(), active), skill.FleetInstructions(g.fleet, active))
 	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "\n\n")
 }

@@ -96,9 +96,6 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 		schemas = c.Schemas(toolkit.DefaultGroups(c.Groups))
 		s.refreshSkills(toolkit.DefaultGroups(c.Groups))
 	} else if active, err := s.c.ActiveGroups(ctx, s.id, minRev); err == nil {
-		if active == nil {
-			active = []string{}
-		}
 		s.refreshSkills(active)
 	}
 	want := make(map[string]*sdk.Tool, len(schemas))

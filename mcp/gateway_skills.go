@@ -69,9 +69,6 @@ func (s *gatewaySession) skillBody(ctx context.Context, name string) (string, er
 	if err != nil {
 		return "", err
 	}
-	if active == nil {
-		active = []string{}
-	}
 	group, instances, ok := skill.Sources(s.g.fleet, name, active)
 	if !ok {
 		return "", fmt.Errorf("SkillNotFoundError: Skill '%s' not found.", name)

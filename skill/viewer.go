@@ -99,8 +99,5 @@ func Instructions(ctx context.Context, tk *toolkit.Toolkit, set *Set, session st
 	if err != nil {
 		return "", err
 	}
-	if active == nil {
-		active = []string{} // no active group: basic only, not Set.Instructions(nil)'s every group
-	}
 	return set.Instructions(active), nil
 }

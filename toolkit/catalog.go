@@ -63,7 +63,9 @@ func MetaSchema(groups []Group, active []string) FunctionSchema {
 
 // LoadActive reads a session's active groups from state (at least
 // minRevision) and the state's revision; a session without stored state
-// has DefaultGroups(groups).
+// has DefaultGroups(groups). The list is never nil: no active group is an
+// empty list (callers such as skill.Set.Instructions read nil as "every
+// group").
 func LoadActive(ctx context.Context, state GroupState, groups []Group, session string, minRevision uint64) ([]string, uint64, error) {
 	active, rev, ok, err := state.Load(ctx, session, minRevision)
 	if err != nil {
@@ -71,6 +73,9 @@ func LoadActive(ctx context.Context, state GroupState, groups []Group, session s
 	}
 	if !ok {
 		active = DefaultGroups(groups)
+	}
+	if active == nil {
+		active = []string{}
 	}
 	return active, rev, nil
 }

@@ -70,9 +70,6 @@ func (tk *Toolkit) ExportState(ctx context.Context, session string) (SessionStat
 	if err != nil {
 		return SessionState{}, err
 	}
-	if active == nil {
-		active = []string{}
-	}
 	return SessionState{ActiveGroups: active}, nil
 }
 

@@ -45,9 +45,6 @@ func (o *instructionsOptions) run(ctx context.Context, e *env, args []string) in
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
-	if active == nil {
-		active = []string{} // no active group: basic only (nil would be every group)
-	}
 	out := instructionsJSON{
 		Groups: toolkit.ActivatedInstructions(fleet.Groups(), active),
 		Skills: skill.FleetInstructions(fleet, active),

@@ -51,9 +51,6 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
-		if active == nil {
-			active = []string{} // no active group: basic only (nil would be every group)
-		}
 		if prompt := skill.FleetInstructions(fleet, active); prompt != "" {
 			fmt.Fprintln(e.stdout, prompt)
 		}
