@@ -105,7 +105,7 @@ func (w *Worker) lead() (*sender, bool) {
 			return nil, false
 		}
 		mem := w.inputs.acquire(16 * len(m.Data))
-		if tool, _ := callTarget(m.Subject); w.dur != nil && w.dur.byDefault(tool) {
+		if w.dur != nil && w.dur.byDefault(callTool(m.Subject)) {
 			// Queuing the call waits on JetStream: not while leading.
 			w.handOff()
 			s := w.onCall(m)

@@ -137,12 +137,15 @@ func (w *Worker) onService(m *nats.Msg) {
 	}
 }
 
-// servedNames are the tools the worker serves now, sorted.
+// servedNames are the tools the worker serves now, sorted (the keys of
+// its tool states, which follow the toolkit).
 func (w *Worker) servedNames() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	names := make([]string, 0, len(w.subs))
-	for name := range w.subs {
+	m := w.tools.Load()
+	if m == nil {
+		return nil
+	}
+	names := make([]string, 0, len(*m))
+	for name := range *m {
 		names = append(names, name)
 	}
 	slices.Sort(names)

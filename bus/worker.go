@@ -591,6 +591,12 @@ func callTarget(subject string) (tool, identity string) {
 	return tool, identity
 }
 
+// callTool is the tool a call subject names.
+func callTool(subject string) string {
+	tool, _ := callTarget(subject)
+	return tool
+}
+
 // accept checks a request of either path and registers its call,
 // returning its sender; nil when it was answered (or, durable, settled or
 // left for another delivery) at once.

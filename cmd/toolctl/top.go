@@ -64,7 +64,8 @@ func serviceStats(ctx context.Context, nc *nats.Conn) (map[string]micro.Stats, e
 	}
 	out := map[string]micro.Stats{}
 	wait := 2 * time.Second // the first answer may take a while on a busy fleet
-	for {
+	for range maxStatsAnswers { // answers keep coming only from a flood
+
 		m, err := sub.NextMsgWithContext(withTimeout(ctx, wait))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -78,7 +79,11 @@ func serviceStats(ctx context.Context, nc *nats.Conn) (map[string]micro.Stats, e
 		}
 		wait = gatherWindow
 	}
+	return out, nil
 }
+
+// maxStatsAnswers bounds the answers one round reads.
+const maxStatsAnswers = 10_000
 
 // withTimeout is ctx bounded by d; the cancel is left to the timer (a
 // short wait per answer).
