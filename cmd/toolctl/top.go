@@ -63,7 +63,7 @@ func serviceStats(ctx context.Context, nc *nats.Conn) (map[string]micro.Stats, e
 		return nil, err
 	}
 	out := map[string]micro.Stats{}
-	wait := 2 * time.Second // the first answer may take a while on a busy fleet
+	wait := 2 * time.Second     // the first answer may take a while on a busy fleet
 	for range maxStatsAnswers { // answers keep coming only from a flood
 
 		m, err := sub.NextMsgWithContext(withTimeout(ctx, wait))
