@@ -112,6 +112,7 @@ func Worker() Permissions {
 			wire.SubjectPinnedPrefix + ">",
 			wire.SubjectAnnouncePrefix + "*",
 			wire.SubjectSkillPrefix + "*",
+			wire.SubjectMCPPrefix + "*",
 			wire.SubjectControlPrefix + ">",
 			wire.SubjectServicePrefix + ">",
 			wire.SubjectAnswerPrefix + "*.*",
@@ -123,7 +124,8 @@ func Worker() Permissions {
 
 // Gateway calls as any caller identity (its bearer tokens decide which),
 // reads every session's groups (it watches them to keep MCP sessions'
-// tool lists current) and the fleet's announcements and skill bodies,
+// tool lists current) and the fleet's announcements, skill bodies and
+// mounted MCP servers' resources and prompts,
 // and approves the calls its MCP clients' people accept.
 func Gateway() Permissions {
 	groups, policies := stream(wire.BucketGroups), stream(wire.BucketPermissions)
@@ -135,6 +137,8 @@ func Gateway() Permissions {
 			wire.SubjectListPrefix + "*",
 			wire.SubjectDiscover,
 			wire.SubjectSkillPrefix + "*",
+			// Mounted MCP servers' resources, prompts and completions.
+			wire.SubjectMCPPrefix + "*",
 			wire.SubjectDurablePrefix + ">",
 			wire.SubjectPinnedPrefix + ">",
 			wire.SubjectAnswerPrefix + "*.*",

@@ -67,11 +67,13 @@ type Client struct {
 	tokens atomic.Uint64
 	// reachable: the last connection attempt succeeded.
 	reachable atomic.Bool
-	connSem   chan struct{} // serialises (re)connects
-	refresh   chan struct{}
-	life      context.Context // cancelled by Close: ends calls and background work
-	kill      context.CancelFunc
-	bg        sync.WaitGroup
+	// caps: the server's capabilities at the last initialize.
+	caps    atomic.Pointer[sdk.ServerCapabilities]
+	connSem chan struct{} // serialises (re)connects
+	refresh chan struct{}
+	life    context.Context // cancelled by Close: ends calls and background work
+	kill    context.CancelFunc
+	bg      sync.WaitGroup
 
 	mu     sync.Mutex
 	closed bool

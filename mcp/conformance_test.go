@@ -13,21 +13,24 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/internal/conformance"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 // conformancePassing are the server scenarios of the MCP conformance
 // suite (npm @modelcontextprotocol/conformance 0.1.16) that pass against
 // the gateway in front of a worker serving the fixture's tools
-// (internal/conformance). The others need what the fleet does not have
-// yet: completions, resources and prompts of the fixture's own, resource
-// subscriptions, SSE polling.
+// (internal/conformance) and the go-sdk's fixture server mounted on a
+// worker (its resources, prompts and completions). Resource subscriptions
+// are not passed on to mounted servers yet.
 var conformancePassing = []string{
 	"server-initialize", "logging-set-level", "ping", "tools-list",
 	"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
 	"tools-call-mixed-content", "tools-call-with-logging", "tools-call-error", "tools-call-with-progress",
 	"tools-call-sampling", "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums",
 	"server-sse-multiple-streams", "resources-list", "prompts-list", "dns-rebinding-protection",
+	"completion-complete", "resources-read-text", "resources-read-binary", "resources-templates-read",
+	"prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
 }
 
 // TestConformanceSuite runs the MCP conformance suite's server scenarios
@@ -50,7 +53,18 @@ func TestConformanceSuite(t *testing.T) {
 			}
 		}
 	})
-	u := serveGatewayHTTP(t, newGateway(t, &fleetFixture{srv: srv}))
+	f := &fleetFixture{srv: srv, url: srv.ClientURL()}
+	// Option (a): the go-sdk's own fixture server mounted on another
+	// worker and exposed under its own names, for its resources, prompts
+	// and completions (its tools that share a name with the fixture
+	// tools above keep their mcp__everything__ prefix).
+	serveMounted(t, f, "w-everything", ServerConfig{Name: "everything", Transport: TransportStdio, Command: goSDKEverythingServer(t)})
+	g, err := NewGateway(natstest.Ctx(t), natstest.Connect(t, srv), &GatewayOptions{ExposeServers: []string{"everything"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	u := serveGatewayHTTP(t, g)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -85,4 +99,18 @@ func TestConformanceSuite(t *testing.T) {
 	if t.Failed() {
 		t.Logf("suite output:\n%s", out)
 	}
+}
+
+// goSDKEverythingServer builds the go-sdk's conformance fixture server
+// (conformance/everything-server in the go-sdk module go.mod requires) and
+// returns the binary.
+func goSDKEverythingServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "everything-server")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the go-sdk everything-server: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -186,7 +186,8 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 		Logger:       g.sdkLog,
 		// Advertise tools (with list changes) even while the list is empty.
 		// Logging: tools' log messages (toolkit.Log) reach the client.
-		// Prompts and resources: the skills the session sees.
+		// Prompts and resources: the skills the session sees and those of
+		// the fleet's mounted MCP servers.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{},
 			Prompts: &sdk.PromptCapabilities{ListChanged: true}, Resources: &sdk.ResourceCapabilities{ListChanged: true}},
 	}
@@ -194,6 +195,9 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 		opts.GetSessionID = func() string { return id }
 	}
 	if s != nil {
+		// Completions: those of the mounted servers' prompts and resource
+		// templates (gateway_mounted.go).
+		opts.CompletionHandler = s.complete
 		opts.InitializedHandler = func(_ context.Context, req *sdk.InitializedRequest) {
 			if req.Session != nil && !g.track(s, req.Session) {
 				req.Session.Close()

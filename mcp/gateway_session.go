@@ -64,6 +64,9 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				return s.call(ctx, r)
 			}
 		}
+		if res, handled, err := s.mountedMiddleware(ctx, method, req, next); handled {
+			return res, err
+		}
 		return next(ctx, method, req)
 	}
 }

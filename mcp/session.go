@@ -74,6 +74,9 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 		return nil, &unreachableError{fmt.Errorf("connecting to MCP server %q: %w%s", c.cfg.Name, err, s.stderr.suffix())}
 	}
 	s.cs = cs
+	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
+		c.caps.Store(r.Capabilities)
+	}
 	if !c.goBG(func() {
 		_ = cs.Wait()
 		s.dead.Store(true)

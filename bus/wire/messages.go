@@ -271,6 +271,31 @@ type SkillReply struct {
 	Error    string `json:"error,omitempty" msgpack:"error,omitempty"`
 }
 
+// MCPRequest asks a worker (MCPSubject) to pass one request on to an MCP
+// server it mounts: Method is resources/list, resources/templates/list,
+// resources/read, prompts/list, prompts/get or completion/complete,
+// Params its MCP params (JSON-shaped), Server the server's configured
+// name.
+//
+//wire:message
+type MCPRequest struct {
+	Server string         `json:"server" msgpack:"server"`
+	Method string         `json:"method" msgpack:"method"`
+	Params map[string]any `json:"params,omitempty" msgpack:"params,omitempty"`
+}
+
+// MCPReply answers an MCPRequest: the server's result, or an error. Code
+// is the JSON-RPC error code the server answered with (such as -32002,
+// resource not found); 0 when the worker could not get an answer (no
+// such server, the server unreachable, the reply too large).
+//
+//wire:message
+type MCPReply struct {
+	Result map[string]any `json:"result,omitempty" msgpack:"result,omitempty"`
+	Code   int64          `json:"code,omitempty" msgpack:"code,omitempty"`
+	Error  string         `json:"error,omitempty" msgpack:"error,omitempty"`
+}
+
 // HeadersRequest replaces the headers a worker sends to one of its HTTP
 // MCP servers (HeadersSubject); empty Headers restore the configured ones.
 //

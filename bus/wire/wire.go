@@ -42,6 +42,10 @@ const (
 	// SubjectSkillPrefix + instance id is where a worker answers requests
 	// for the bodies of the skills it declares.
 	SubjectSkillPrefix = "tools.skill."
+	// SubjectMCPPrefix + instance id is where a worker with MCP servers
+	// passes requests for their resources, prompts and completions on to
+	// them (MCPRequest); the gateway sends them.
+	SubjectMCPPrefix = "tools.mcp."
 	// SubjectControlPrefix + instance id + "." + control name addresses
 	// one worker's control requests, such as ControlHeaders.
 	SubjectControlPrefix = "tools.control."
@@ -198,6 +202,9 @@ const (
 	// MetaPermissions is the worker's permission defaults (package
 	// permission).
 	MetaPermissions = "permissions"
+	// MetaMCPServers is the MCP servers the worker mounts and is
+	// connected to, with what they offer besides tools (package mcp).
+	MetaMCPServers = "mcp_servers"
 )
 
 // AnnounceFormat is the version of the announcement schema, sent in its
@@ -297,6 +304,10 @@ func AnnounceSubject(instance string) string { return SubjectAnnouncePrefix + in
 
 // SkillSubject is the subject instance serves its skills' bodies on.
 func SkillSubject(instance string) string { return SubjectSkillPrefix + instance }
+
+// MCPSubject is the subject instance passes requests to its MCP servers
+// on.
+func MCPSubject(instance string) string { return SubjectMCPPrefix + instance }
 
 // AnswerSubject is where a caller answers the request token of a tool on
 // instance.

@@ -22,6 +22,8 @@ func (*ListReply) message()      {}
 func (*Announcement) message()   {}
 func (*SkillRequest) message()   {}
 func (*SkillReply) message()     {}
+func (*MCPRequest) message()     {}
+func (*MCPReply) message()       {}
 func (*HeadersRequest) message() {}
 func (*HeadersReply) message()   {}
 
@@ -44,6 +46,10 @@ func appendMessage(b []byte, m Message) ([]byte, error) {
 		return appendSkillRequest(b, v), nil
 	case *SkillReply:
 		return appendSkillReply(b, v), nil
+	case *MCPRequest:
+		return appendMCPRequest(b, v)
+	case *MCPReply:
+		return appendMCPReply(b, v)
 	case *HeadersRequest:
 		return appendHeadersRequest(b, v), nil
 	case *HeadersReply:
@@ -78,6 +84,12 @@ func appendMessageJSON(b []byte, m Message) ([]byte, error) {
 		x := *v
 		return appendJSON(b, &x)
 	case *SkillReply:
+		x := *v
+		return appendJSON(b, &x)
+	case *MCPRequest:
+		x := *v
+		return appendJSON(b, &x)
+	case *MCPReply:
 		x := *v
 		return appendJSON(b, &x)
 	case *HeadersRequest:
@@ -131,6 +143,16 @@ func decodeMessageJSON(data []byte, m Message) error {
 		return err
 	case *SkillReply:
 		var x SkillReply
+		err := unmarshalJSON(data, &x)
+		*v = x
+		return err
+	case *MCPRequest:
+		var x MCPRequest
+		err := unmarshalJSON(data, &x)
+		*v = x
+		return err
+	case *MCPReply:
+		var x MCPReply
 		err := unmarshalJSON(data, &x)
 		*v = x
 		return err
@@ -189,6 +211,16 @@ func decodeMessage(d *decoder, m Message) error {
 	case *SkillReply:
 		if err := d.decodeSkillReply(v); err != nil {
 			return fmt.Errorf("skill reply: %w", err)
+		}
+		return nil
+	case *MCPRequest:
+		if err := d.decodeMCPRequest(v); err != nil {
+			return fmt.Errorf("m c p request: %w", err)
+		}
+		return nil
+	case *MCPReply:
+		if err := d.decodeMCPReply(v); err != nil {
+			return fmt.Errorf("m c p reply: %w", err)
 		}
 		return nil
 	case *HeadersRequest:
@@ -1351,6 +1383,112 @@ func (d *decoder) decodeSkillReply(v *SkillReply) error {
 		switch string(k) {
 		case "markdown":
 			v.Markdown, err = d.str()
+		case "error":
+			v.Error, err = d.str()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return fieldError(string(k), err)
+		}
+	}
+	d.leave()
+	return nil
+}
+
+func appendMCPRequest(b []byte, v *MCPRequest) ([]byte, error) {
+	n := 2
+	if len(v.Params) > 0 {
+		n++
+	}
+	b = appendMapLen(b, n)
+	var err error
+	b = append(b, "\xa6server"...)
+	b = appendStr(b, v.Server)
+	b = append(b, "\xa6method"...)
+	b = appendStr(b, v.Method)
+	if len(v.Params) > 0 {
+		b = append(b, "\xa6params"...)
+		if b, err = appendMap(b, v.Params); err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+func (d *decoder) decodeMCPRequest(v *MCPRequest) error {
+	n, err := d.object()
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		k, err := d.rawStr()
+		if err != nil {
+			return err
+		}
+		switch string(k) {
+		case "server":
+			v.Server, err = d.str()
+		case "method":
+			v.Method, err = d.str()
+		case "params":
+			v.Params, err = d.mapValue()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return fieldError(string(k), err)
+		}
+	}
+	d.leave()
+	return nil
+}
+
+func appendMCPReply(b []byte, v *MCPReply) ([]byte, error) {
+	n := 0
+	if len(v.Result) > 0 {
+		n++
+	}
+	if v.Code != 0 {
+		n++
+	}
+	if v.Error != "" {
+		n++
+	}
+	b = appendMapLen(b, n)
+	var err error
+	if len(v.Result) > 0 {
+		b = append(b, "\xa6result"...)
+		if b, err = appendMap(b, v.Result); err != nil {
+			return b, err
+		}
+	}
+	if v.Code != 0 {
+		b = append(b, "\xa4code"...)
+		b = appendInt(b, int64(v.Code))
+	}
+	if v.Error != "" {
+		b = append(b, "\xa5error"...)
+		b = appendStr(b, v.Error)
+	}
+	return b, nil
+}
+
+func (d *decoder) decodeMCPReply(v *MCPReply) error {
+	n, err := d.object()
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		k, err := d.rawStr()
+		if err != nil {
+			return err
+		}
+		switch string(k) {
+		case "result":
+			v.Result, err = d.mapValue()
+		case "code":
+			v.Code, err = d.int()
 		case "error":
 			v.Error, err = d.str()
 		default:

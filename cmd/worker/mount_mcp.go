@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/mcp"
 )
 
@@ -20,6 +21,10 @@ import (
 // new MCP session; empty headers restore the configured ones. Each worker
 // holds its own sessions, so `toolctl mcp-headers` sends it to every
 // instance (or --instance for one).
+//
+// The servers' resources, prompts and completions are announced
+// (wire.MetaMCPServers) and passed on to them for the gateway on
+// tools.mcp.<instance> (mcp.ServeMounted).
 func init() { addMount("mcp", mountMCP) }
 
 func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
@@ -36,12 +41,20 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 		servers.Close()
 		return nil, err
 	}
+	mounted, err := mcp.ServeMounted(env.Conn, env.Instance, servers, env.Logger)
+	if err != nil {
+		sub.Unsubscribe()
+		servers.Close()
+		return nil, err
+	}
+	env.Announce(wire.MetaMCPServers, servers.Announce())
 	for _, c := range servers.Clients() {
 		env.Logger.Info("MCP server mounted", "server", c.Name(), "tools", len(c.Tools()))
 	}
 	env.mcp = servers
 	return func() {
 		sub.Unsubscribe()
+		mounted.Unsubscribe()
 		if err := servers.Close(); err != nil {
 			env.Logger.Warn("closing the MCP servers", "err", err)
 		}

@@ -1,0 +1,438 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Mounted servers' resources, prompts and completions through the
+// gateway. The MCP servers the fleet's workers mount (announced under
+// wire.MetaMCPServers) offer a session their resources, resource
+// templates, prompts and completions alongside its skills, following the
+// session's groups as their tools do: a server is visible when its group
+// is basic or active. Each request goes over the bus to a worker mounting
+// the server (wire.MCPSubject, mounted.go), trying the next one when a
+// worker cannot answer.
+//
+// Names follow the tools': a server's prompt is mcp__<server>__<prompt>,
+// and a resource's name (not its URI) mcp__<server>__<name>. URIs stay as
+// the server gives them (they are addresses the server's own results
+// use); when two visible servers list the same URI the first in order
+// wins. A server in GatewayOptions.ExposeServers keeps its own prompt and
+// resource names unless they collide with a skill's or an earlier exposed
+// server's, which keep the prefix. Order: exposed servers in
+// ExposeServers order, then the others by name. A read of a URI goes to
+// each server offering resources in that order until one does not answer
+// "not found"; a completion for a resource template goes to the server
+// that lists the template.
+//
+// The lists are asked for when the client asks (so they are current), not
+// cached; there are no list_changed notifications for them and resource
+// subscriptions are not offered.
+
+// mountedServer is a server some of the fleet's live workers mount.
+type mountedServer struct {
+	AnnouncedServer
+	exposed   bool
+	instances []string
+}
+
+// maxMountedPages bounds the pages of one server's listing the gateway
+// reads for one list request.
+const maxMountedPages = 100
+
+// mountedServers returns the servers the session sees, in order.
+func (s *gatewaySession) mountedServers(ctx context.Context) ([]*mountedServer, error) {
+	g := s.g
+	byName := map[string]*mountedServer{}
+	for _, in := range g.fleet.Instances() {
+		var ann []AnnouncedServer
+		if ok, err := in.DecodeMeta(wire.MetaMCPServers, &ann); !ok || err != nil {
+			continue
+		}
+		for _, a := range ann {
+			m := byName[a.Name]
+			if m == nil {
+				m = &mountedServer{AnnouncedServer: a, exposed: slices.Contains(g.opts.ExposeServers, a.Name)}
+				byName[a.Name] = m
+			}
+			m.instances = append(m.instances, in.ID)
+		}
+	}
+	if len(byName) == 0 {
+		return nil, nil
+	}
+	active, err := s.c.ActiveGroups(ctx, s.id, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []*mountedServer
+	for _, m := range byName {
+		if m.Group == toolkit.BasicGroup || slices.Contains(active, m.Group) {
+			out = append(out, m)
+		}
+	}
+	rank := func(m *mountedServer) int {
+		if i := slices.Index(g.opts.ExposeServers, m.Name); i >= 0 {
+			return i
+		}
+		return len(g.opts.ExposeServers)
+	}
+	slices.SortFunc(out, func(a, b *mountedServer) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}
+
+// ask passes one request to a worker mounting m, starting at a random one
+// (spreading the load) and trying the others while a worker has no
+// answer; the server's own JSON-RPC error is returned as one.
+func (s *gatewaySession) ask(ctx context.Context, m *mountedServer, method string, params any, result any) error {
+	var p map[string]any
+	if err := remarshal(params, &p); err != nil {
+		return err
+	}
+	data, err := wire.Msgpack.Marshal(&wire.MCPRequest{Server: m.Name, Method: method, Params: p})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	start := rand.IntN(len(m.instances))
+	for i := range m.instances {
+		id := m.instances[(start+i)%len(m.instances)]
+		msg, err := s.g.nc.RequestWithContext(ctx, wire.MCPSubject(id), data)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		var reply wire.MCPReply
+		switch err := wire.CodecOf(msg.Header).Unmarshal(msg.Data, &reply); {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: undecodable reply: %w", id, err))
+		case reply.Code != 0:
+			return &jsonrpc.Error{Code: reply.Code, Message: reply.Error}
+		case reply.Error != "":
+			errs = append(errs, fmt.Errorf("%s: %s", id, reply.Error))
+		default:
+			return remarshal(reply.Result, result)
+		}
+	}
+	return fmt.Errorf("mcp: gateway: %s of the MCP server %q: %w", method, m.Name, errors.Join(errs...))
+}
+
+// notFound reports a server's answer that it has no such resource (MCP's
+// -32002, or -32602 as the go-sdk sends it).
+func notFound(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && (we.Code == -32002 || we.Code == sdk.CodeResourceNotFound)
+}
+
+// mountedName is a server's name for something (a prompt, a resource)
+// as the session lists it: its own when the server is exposed and the
+// name is not taken (taken records the names given out so far), else
+// prefixed.
+func mountedName(m *mountedServer, own string, taken map[string]bool) string {
+	if m.exposed && !taken[own] {
+		taken[own] = true
+		return own
+	}
+	return ToolName(m.Name, own)
+}
+
+// mountedMiddleware answers the resource, prompt and completion requests
+// of the session: its skills' (the session's own server, next) together
+// with the mounted servers'.
+func (s *gatewaySession) mountedMiddleware(ctx context.Context, method string, req sdk.Request, next sdk.MethodHandler) (_ sdk.Result, handled bool, _ error) {
+	switch r := req.(type) {
+	case *sdk.ListPromptsRequest:
+		if r.Params != nil && r.Params.Cursor != "" {
+			return nil, false, nil
+		}
+		res, err := s.listPrompts(ctx, method, req, next)
+		return res, true, err
+	case *sdk.GetPromptRequest:
+		res, err := s.getMountedPrompt(ctx, method, r, next)
+		return res, true, err
+	case *sdk.ListResourcesRequest:
+		if r.Params != nil && r.Params.Cursor != "" {
+			return nil, false, nil
+		}
+		res, err := s.listResources(ctx, method, req, next)
+		return res, true, err
+	case *sdk.ListResourceTemplatesRequest:
+		if r.Params != nil && r.Params.Cursor != "" {
+			return nil, false, nil
+		}
+		res, err := s.listTemplates(ctx)
+		return res, true, err
+	case *sdk.ReadResourceRequest:
+		if r.Params == nil || strings.HasPrefix(r.Params.URI, "skill:") {
+			return nil, false, nil
+		}
+		res, err := s.readMounted(ctx, r.Params)
+		return res, true, err
+	}
+	return nil, false, nil
+}
+
+// skillNames are the names in a listing of the session's own server.
+func skillNames[T any](items []T, name func(T) string) map[string]bool {
+	taken := map[string]bool{}
+	for _, it := range items {
+		taken[name(it)] = true
+	}
+	return taken
+}
+
+func (s *gatewaySession) listPrompts(ctx context.Context, method string, req sdk.Request, next sdk.MethodHandler) (sdk.Result, error) {
+	base, err := next(ctx, method, req)
+	if err != nil {
+		return nil, err
+	}
+	out := base.(*sdk.ListPromptsResult)
+	servers, err := s.mountedServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	taken := skillNames(out.Prompts, func(p *sdk.Prompt) string { return p.Name })
+	for _, m := range servers {
+		if !m.Prompts {
+			continue
+		}
+		prompts, err := listAll(ctx, s, m, MethodListPrompts, func(r *sdk.ListPromptsResult) ([]*sdk.Prompt, string) { return r.Prompts, r.NextCursor })
+		if err != nil {
+			s.g.log.Warn("mcp: gateway: listing a mounted server's prompts", "server", m.Name, "err", err)
+			continue
+		}
+		for _, p := range prompts {
+			p.Name = mountedName(m, p.Name, taken)
+			out.Prompts = append(out.Prompts, p)
+		}
+	}
+	return out, nil
+}
+
+// listAll reads every page of one listing of m (at most maxMountedPages).
+func listAll[R any, T any](ctx context.Context, s *gatewaySession, m *mountedServer, method string, items func(*R) ([]T, string)) ([]T, error) {
+	var out []T
+	cursor := ""
+	for range maxMountedPages {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var page R
+		if err := s.ask(ctx, m, method, params, &page); err != nil {
+			return out, err
+		}
+		got, nextCursor := items(&page)
+		out = append(out, got...)
+		if nextCursor == "" {
+			return out, nil
+		}
+		cursor = nextCursor
+	}
+	return out, nil
+}
+
+// promptServer finds the server and its own name of a prompt the session
+// lists as name among the mounted servers: a prefixed name, or an exposed
+// server's own.
+func (s *gatewaySession) promptServer(ctx context.Context, name string) (*mountedServer, string, error) {
+	servers, err := s.mountedServers(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, m := range servers {
+		if own, ok := strings.CutPrefix(name, ToolName(m.Name, "")); ok && own != "" && m.Prompts {
+			return m, own, nil
+		}
+	}
+	for _, m := range servers {
+		if !m.exposed || !m.Prompts {
+			continue
+		}
+		prompts, err := listAll(ctx, s, m, MethodListPrompts, func(r *sdk.ListPromptsResult) ([]*sdk.Prompt, string) { return r.Prompts, r.NextCursor })
+		if err != nil {
+			return nil, "", err
+		}
+		if slices.ContainsFunc(prompts, func(p *sdk.Prompt) bool { return p.Name == name }) {
+			return m, name, nil
+		}
+	}
+	return nil, "", nil
+}
+
+func (s *gatewaySession) getMountedPrompt(ctx context.Context, method string, r *sdk.GetPromptRequest, next sdk.MethodHandler) (sdk.Result, error) {
+	res, err := next(ctx, method, r) // a skill's prompt
+	if err == nil || r.Params == nil {
+		return res, err
+	}
+	m, own, perr := s.promptServer(ctx, r.Params.Name)
+	if perr != nil || m == nil {
+		return nil, err
+	}
+	params := *r.Params
+	params.Name = own
+	var out sdk.GetPromptResult
+	if err := s.ask(ctx, m, MethodGetPrompt, &params, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (s *gatewaySession) listResources(ctx context.Context, method string, req sdk.Request, next sdk.MethodHandler) (sdk.Result, error) {
+	base, err := next(ctx, method, req)
+	if err != nil {
+		return nil, err
+	}
+	out := base.(*sdk.ListResourcesResult)
+	servers, err := s.mountedServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	taken := skillNames(out.Resources, func(r *sdk.Resource) string { return r.Name })
+	uris := skillNames(out.Resources, func(r *sdk.Resource) string { return r.URI })
+	for _, m := range servers {
+		if !m.Resources {
+			continue
+		}
+		resources, err := listAll(ctx, s, m, MethodListResources, func(r *sdk.ListResourcesResult) ([]*sdk.Resource, string) { return r.Resources, r.NextCursor })
+		if err != nil {
+			s.g.log.Warn("mcp: gateway: listing a mounted server's resources", "server", m.Name, "err", err)
+			continue
+		}
+		for _, r := range resources {
+			if uris[r.URI] {
+				continue
+			}
+			uris[r.URI] = true
+			r.Name = mountedName(m, r.Name, taken)
+			out.Resources = append(out.Resources, r)
+		}
+	}
+	return out, nil
+}
+
+func (s *gatewaySession) listTemplates(ctx context.Context) (sdk.Result, error) {
+	servers, err := s.mountedServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &sdk.ListResourceTemplatesResult{ResourceTemplates: []*sdk.ResourceTemplate{}}
+	taken, seen := map[string]bool{}, map[string]bool{}
+	for _, m := range servers {
+		if !m.Resources {
+			continue
+		}
+		templates, err := s.templates(ctx, m)
+		if err != nil {
+			s.g.log.Warn("mcp: gateway: listing a mounted server's resource templates", "server", m.Name, "err", err)
+			continue
+		}
+		for _, t := range templates {
+			if seen[t.URITemplate] {
+				continue
+			}
+			seen[t.URITemplate] = true
+			t.Name = mountedName(m, t.Name, taken)
+			out.ResourceTemplates = append(out.ResourceTemplates, t)
+		}
+	}
+	return out, nil
+}
+
+func (s *gatewaySession) templates(ctx context.Context, m *mountedServer) ([]*sdk.ResourceTemplate, error) {
+	return listAll(ctx, s, m, MethodListResourceTemplates, func(r *sdk.ListResourceTemplatesResult) ([]*sdk.ResourceTemplate, string) {
+		return r.ResourceTemplates, r.NextCursor
+	})
+}
+
+// readMounted reads a URI from the first visible server that has it.
+func (s *gatewaySession) readMounted(ctx context.Context, params *sdk.ReadResourceParams) (sdk.Result, error) {
+	servers, err := s.mountedServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range servers {
+		if !m.Resources {
+			continue
+		}
+		var out sdk.ReadResourceResult
+		err := s.ask(ctx, m, MethodReadResource, params, &out)
+		if notFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
+	return nil, sdk.ResourceNotFoundError(params.URI)
+}
+
+// complete answers completion/complete: a prompt's argument by the
+// server of the prompt, a resource template's by the server that lists
+// the template; nothing to offer is an empty list of values.
+func (s *gatewaySession) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+	empty := &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{}}}
+	if req.Params == nil || req.Params.Ref == nil {
+		return empty, nil
+	}
+	params := *req.Params
+	ref := *params.Ref
+	params.Ref = &ref
+	var target *mountedServer
+	switch ref.Type {
+	case "ref/prompt":
+		m, own, err := s.promptServer(ctx, ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		target, ref.Name = m, own
+	case "ref/resource":
+		servers, err := s.mountedServers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range servers {
+			if !m.Resources || !m.Completions || target != nil {
+				continue
+			}
+			templates, err := s.templates(ctx, m)
+			if err != nil {
+				return nil, err
+			}
+			if slices.ContainsFunc(templates, func(t *sdk.ResourceTemplate) bool { return t.URITemplate == ref.URI }) {
+				target = m
+			}
+		}
+	}
+	if target == nil || !target.Completions {
+		return empty, nil
+	}
+	var out sdk.CompleteResult
+	if err := s.ask(ctx, target, MethodComplete, &params, &out); err != nil {
+		return nil, err
+	}
+	if out.Completion.Values == nil {
+		out.Completion.Values = []string{}
+	}
+	return &out, nil
+}

@@ -1,0 +1,160 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// mountedFleet serves, on a worker named instance, the MCP servers cfgs
+// mounted as a worker mounts them: their tools, their resources, prompts
+// and completions passed on (ServeMounted) and announced.
+func mountedFleet(t *testing.T, cfgs ...ServerConfig) *fleetFixture {
+	t.Helper()
+	f := &fleetFixture{srv: toolFleet(t, nil, func(*toolkit.Toolkit) {})}
+	f.url = f.srv.ClientURL()
+	serveMounted(t, f, "w-mounted", cfgs...)
+	return f
+}
+
+func serveMounted(t *testing.T, f *fleetFixture, instance string, cfgs ...ServerConfig) {
+	t.Helper()
+	tk := newWorkerToolkit(t, f.srv)
+	servers, err := Mount(natstest.Ctx(t), tk, cfgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { servers.Close() })
+	nc := natstest.Connect(t, f.srv)
+	sub, err := ServeMounted(nc, instance, servers, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance, Meta: map[string]func() any{wire.MetaMCPServers: servers.Announce()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+}
+
+// TestGatewayServesMountedServers: the resources, resource templates,
+// prompts and completions of an MCP server mounted on a worker reach an
+// MCP client of the gateway over the bus, named like the server's tools
+// (mcp__<server>__…) and under their own names when the server is
+// exposed; a server whose group the session has not activated shows
+// nothing until it is.
+func TestGatewayServesMountedServers(t *testing.T) {
+	everything := everythingStdio(t, "everything")
+	hidden := everythingStdio(t, "hidden")
+	hidden.Group = "extra"
+	f := mountedFleet(t, everything, hidden)
+	ctx := natstest.Ctx(t)
+
+	for _, exposed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "prefixed", true: "exposed"}[exposed], func(t *testing.T) {
+			opts := &GatewayOptions{}
+			name := func(own string) string { return ToolName("everything", own) }
+			if exposed {
+				opts.ExposeServers = []string{"everything"}
+				name = func(own string) string { return own }
+			}
+			g, err := NewGateway(ctx, natstest.Connect(t, f.srv), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.Close() })
+			c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+
+			prompts, err := c.cs.ListPrompts(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range prompts.Prompts {
+				names = append(names, p.Name)
+			}
+			if !slices.Contains(names, name("simple-prompt")) || slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "hidden") }) {
+				t.Fatalf("prompts %v: want %s and nothing of the inactive group's server", names, name("simple-prompt"))
+			}
+			got, err := c.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name("args-prompt"), Arguments: map[string]string{"city": "Lyon"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Messages) == 0 || !strings.Contains(messageText(got.Messages[0]), "Lyon") {
+				t.Fatalf("prompt messages %+v: want the argument in them", got.Messages)
+			}
+
+			resources, err := c.cs.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resources.Resources) == 0 {
+				t.Fatal("no resources listed")
+			}
+			first := resources.Resources[0]
+			if exposed == strings.HasPrefix(first.Name, "mcp__everything__") {
+				t.Fatalf("resource %q named %q", first.URI, first.Name)
+			}
+			read, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: first.URI})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(read.Contents) != 1 || read.Contents[0].URI != first.URI {
+				t.Fatalf("read %s: %+v", first.URI, read.Contents)
+			}
+			if _, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "demo://nothing/here"}); err == nil {
+				t.Fatal("an unknown URI was read")
+			}
+
+			templates, err := c.cs.ListResourceTemplates(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(templates.ResourceTemplates) == 0 {
+				t.Fatal("no resource templates listed")
+			}
+
+			done, err := c.cs.Complete(ctx, &sdk.CompleteParams{
+				Ref:      &sdk.CompleteReference{Type: "ref/prompt", Name: name("completable-prompt")},
+				Argument: sdk.CompleteParamsArgument{Name: "department", Value: "E"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(done.Completion.Values, "Engineering") {
+				t.Fatalf("completion values %v: want Engineering", done.Completion.Values)
+			}
+		})
+	}
+
+	t.Run("activated", func(t *testing.T) {
+		g := newGateway(t, f)
+		c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+		if _, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: toolkit.MetaToolName, Arguments: map[string]any{"extra": true}}); err != nil {
+			t.Fatal(err)
+		}
+		prompts, err := c.cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(prompts.Prompts, func(p *sdk.Prompt) bool { return p.Name == ToolName("hidden", "simple-prompt") }) {
+			t.Fatal("the activated group's server lists no prompts")
+		}
+	})
+}
+
+func messageText(m *sdk.PromptMessage) string {
+	if tc, ok := m.Content.(*sdk.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}

@@ -1,0 +1,215 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// A mounted server's resources, prompts and completions through the
+// fleet. Tools are not all an MCP server offers: a worker announces the
+// servers it mounts and is connected to, with what each offers besides
+// tools (Servers.Announce, under wire.MetaMCPServers), and passes requests
+// for those on to the server (ServeMounted, on wire.MCPSubject(instance)).
+// The gateway is the one that sends them (gateway_mounted.go): it lists
+// and reads them for its MCP clients as its own. Resource subscriptions
+// are not passed on.
+
+// Methods passed on to a mounted server (wire.MCPRequest.Method).
+const (
+	MethodListResources         = "resources/list"
+	MethodListResourceTemplates = "resources/templates/list"
+	MethodReadResource          = "resources/read"
+	MethodListPrompts           = "prompts/list"
+	MethodGetPrompt             = "prompts/get"
+	MethodComplete              = "completion/complete"
+)
+
+// mountedTimeout bounds one request passed on to a server, and
+// mountedInFlight the requests a worker passes on at once (more are
+// answered busy at once, and the sender tries another worker).
+const (
+	mountedTimeout  = 30 * time.Second
+	mountedInFlight = 64
+)
+
+// AnnouncedServer is an MCP server as a worker announces it: its name,
+// the group of its tools, and what it offers besides tools (from its
+// capabilities at initialize).
+type AnnouncedServer struct {
+	Name string `json:"name"`
+	// Group is "basic" or the group the server's tools are in; a session
+	// sees the server's resources and prompts when it sees the group.
+	Group       string `json:"group"`
+	Resources   bool   `json:"resources,omitempty"`
+	Prompts     bool   `json:"prompts,omitempty"`
+	Completions bool   `json:"completions,omitempty"`
+}
+
+// Announce is the announcement part of s (for
+// discovery.AnnouncerOptions.Meta under wire.MetaMCPServers): the servers
+// that are up and offer resources, prompts or completions, read again for
+// every announcement; nil when there are none.
+func (s *Servers) Announce() func() any {
+	return func() any {
+		var out []AnnouncedServer
+		for _, c := range s.clients {
+			caps := c.caps.Load()
+			if caps == nil || !c.Up() {
+				continue
+			}
+			a := AnnouncedServer{
+				Name: c.cfg.Name, Group: c.cfg.Group,
+				Resources: caps.Resources != nil, Prompts: caps.Prompts != nil, Completions: caps.Completions != nil,
+			}
+			if a.Group == "" {
+				a.Group = toolkit.BasicGroup
+			}
+			if a.Resources || a.Prompts || a.Completions {
+				out = append(out, a)
+			}
+		}
+		if out == nil {
+			return nil
+		}
+		return out
+	}
+}
+
+// Forward passes one request (a Method* constant and its MCP params) on
+// to the server and returns its result, JSON-shaped. A JSON-RPC error of
+// the server is returned as a *jsonrpc.Error; params that do not decode
+// into the method's params are an error of their own.
+func (c *Client) Forward(ctx context.Context, method string, params map[string]any) (map[string]any, error) {
+	var do func(context.Context, *sdk.ClientSession) (any, error)
+	switch method {
+	case MethodListResources:
+		do = pass(params, (*sdk.ClientSession).ListResources)
+	case MethodListResourceTemplates:
+		do = pass(params, (*sdk.ClientSession).ListResourceTemplates)
+	case MethodReadResource:
+		do = pass(params, (*sdk.ClientSession).ReadResource)
+	case MethodListPrompts:
+		do = pass(params, (*sdk.ClientSession).ListPrompts)
+	case MethodGetPrompt:
+		do = pass(params, (*sdk.ClientSession).GetPrompt)
+	case MethodComplete:
+		do = pass(params, (*sdk.ClientSession).Complete)
+	default:
+		return nil, fmt.Errorf("the method %q is not passed on to MCP servers", method)
+	}
+	var res any
+	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
+		var err error
+		res, err = do(ctx, cs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	return out, remarshal(res, &out)
+}
+
+// pass adapts a ClientSession method to Forward: params decode into the
+// method's params type first.
+func pass[P, R any](params map[string]any, method func(*sdk.ClientSession, context.Context, *P) (R, error)) func(context.Context, *sdk.ClientSession) (any, error) {
+	return func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
+		p := new(P)
+		if params != nil {
+			if err := remarshal(params, p); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+			}
+		}
+		return method(cs, ctx, p)
+	}
+}
+
+// ServeMounted answers wire.MCPRequests on wire.MCPSubject(instance)
+// (plain subscription) by passing them on to the named server of servers
+// (Client.Forward), until the subscription is unsubscribed. The reply is
+// the server's result, or its JSON-RPC error with the server's code, or
+// (code 0) why the worker has no answer: no such server, the server
+// unreachable, too many requests in flight, a result larger than the
+// connection's maximum payload. msgpack, or JSON both ways when the
+// request has Content-Type: application/json.
+func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog.Logger) (*nats.Subscription, error) {
+	switch {
+	case nc == nil:
+		return nil, errors.New("mcp: ServeMounted: nil connection")
+	case servers == nil:
+		return nil, errors.New("mcp: ServeMounted: nil servers")
+	case !toolkit.ValidName(instance):
+		return nil, fmt.Errorf("mcp: ServeMounted: instance %q is not a subject token ([A-Za-z0-9_-]+)", instance)
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	sem := make(chan struct{}, mountedInFlight)
+	sub, err := nc.Subscribe(wire.MCPSubject(instance), func(m *nats.Msg) {
+		var req wire.MCPRequest
+		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil {
+			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("undecodable request: %v", err)}, logger)
+			return
+		}
+		c, ok := servers.Get(req.Server)
+		if !ok {
+			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("no MCP server named %q on this worker", req.Server)}, logger)
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			respondMounted(nc, m, &wire.MCPReply{Error: "busy: too many requests to MCP servers in flight on this worker"}, logger)
+			return
+		}
+		// Not on the subscription's goroutine: one slow server must not
+		// hold up the requests for the others.
+		if !c.goBG(func() {
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(c.life, mountedTimeout)
+			defer cancel()
+			respondMounted(nc, m, mountedReply(c.Forward(ctx, req.Method, req.Params)), logger)
+		}) {
+			<-sem
+			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("the MCP server %q has been shut down in this worker", req.Server)}, logger)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcp: ServeMounted: %w", err)
+	}
+	return sub, nil
+}
+
+// mountedReply is the reply carrying Forward's outcome.
+func mountedReply(res map[string]any, err error) *wire.MCPReply {
+	if err == nil {
+		return &wire.MCPReply{Result: res}
+	}
+	var we *jsonrpc.Error
+	if isProtocolError(err) && errors.As(err, &we) {
+		return &wire.MCPReply{Code: we.Code, Error: we.Message}
+	}
+	return &wire.MCPReply{Error: err.Error()}
+}
+
+// respondMounted sends reply; one too large for the connection is
+// replaced by an error saying so.
+func respondMounted(nc *nats.Conn, m *nats.Msg, reply *wire.MCPReply, logger *slog.Logger) {
+	err := wire.Respond(nc, m, reply)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		err = wire.Respond(nc, m, &wire.MCPReply{Error: fmt.Sprintf("the server's answer is larger than the NATS maximum payload (%d bytes)", nc.MaxPayload())})
+	}
+	if err != nil && !errors.Is(err, wire.ErrNoReplySubject) {
+		logger.Warn("mcp: a request to an MCP server: reply not sent", "err", err)
+	}
+}
