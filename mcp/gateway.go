@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,14 @@ import (
 // DefaultGatewaySessionTimeout closes an HTTP session of the gateway that
 // has had no request for that long.
 const DefaultGatewaySessionTimeout = 30 * time.Minute
+
+// DefaultGatewayStreamBuffer is the default of
+// GatewayOptions.StreamBuffer: 10 MiB of stream events across sessions.
+const DefaultGatewayStreamBuffer = 10 << 20
+
+// GatewayStreamRetry is how long a client waits before resuming a stream
+// GatewayOptions.StreamPoll closed.
+const GatewayStreamRetry = 100 * time.Millisecond
 
 // gatewaySyncTimeout bounds one refresh of a session's tool list.
 const gatewaySyncTimeout = 10 * time.Second
@@ -106,6 +115,23 @@ type GatewayOptions struct {
 	// for the approval and re-sends the call when they accept, instead of
 	// ending it approval_required. Nil leaves such calls as they are.
 	Approve func(ctx context.Context, scope, callID, by string) error
+	// StreamBuffer bounds the memory (bytes) of the events the gateway
+	// keeps so an HTTP client whose stream broke can resume it with
+	// Last-Event-ID (SEP-1699): every response stream starts with a
+	// priming event and a call's result is not lost with its connection.
+	// 0 means DefaultGatewayStreamBuffer; negative keeps nothing (no
+	// resumption, and no StreamPoll).
+	StreamBuffer int
+	// StreamPoll, when positive, closes the HTTP response stream of a
+	// tools/call still running after that long (SEP-1699 polling), asking
+	// the client to reconnect (SSE retry GatewayStreamRetry) and resume
+	// with Last-Event-ID; the result comes on the resumed stream. It frees
+	// the POST of a long call (proxies that cut long requests), once per
+	// call: clients take a second close of a resumed stream for the end of
+	// the call. Needs StreamBuffer; only clients on protocol versions with
+	// resumable streams (2025-11-25 up to 2026-07-28) are polled, others
+	// keep their stream.
+	StreamPoll time.Duration
 	// Tracer, when set, records each tools/call as a server span; the
 	// trace an MCP client sends (W3C headers, or _meta) continues over
 	// the bus either way.
@@ -224,11 +250,17 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	if timeout < 0 {
 		timeout = 0
 	}
-	g.http = sdk.NewStreamableHTTPHandler(g.getServer, &sdk.StreamableHTTPOptions{
+	hopts := &sdk.StreamableHTTPOptions{
 		SessionTimeout:             timeout,
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 		Logger:                     g.sdkLog,
-	})
+	}
+	if o.StreamBuffer >= 0 {
+		store := sdk.NewMemoryEventStore(nil)
+		store.SetMaxBytes(cmp.Or(o.StreamBuffer, DefaultGatewayStreamBuffer))
+		hopts.EventStore = store
+	}
+	g.http = sdk.NewStreamableHTTPHandler(g.getServer, hopts)
 	g.handler = http.HandlerFunc(g.serveHTTP)
 	if len(o.Tokens) > 0 {
 		g.handler = auth.RequireBearerToken(g.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(g.handler)

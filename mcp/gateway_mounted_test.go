@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -157,4 +160,60 @@ func messageText(m *sdk.PromptMessage) string {
 		return tc.Text
 	}
 	return ""
+}
+
+// resumeCounter counts the requests that resume a stream (Last-Event-ID).
+type resumeCounter struct {
+	resumed atomic.Int32
+}
+
+func (rc *resumeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Last-Event-ID") != "" {
+		rc.resumed.Add(1)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestGatewayStreamPoll: with StreamPoll, the response stream of a call
+// that runs longer is closed mid-call (SEP-1699) and the client resumes
+// it with Last-Event-ID, getting the result all the same; a client on a
+// protocol version without resumable streams keeps its stream.
+func TestGatewayStreamPoll(t *testing.T) {
+	srv := toolFleet(t, nil, func(tk *toolkit.Toolkit) {
+		if err := tk.Add(toolkit.Func("nap", "Naps.", func(ctx context.Context, in struct{}) (string, error) {
+			time.Sleep(400 * time.Millisecond)
+			return "rested", nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ctx := natstest.Ctx(t)
+	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{StreamPoll: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	u := serveGatewayHTTP(t, g)
+	for version, wantResumed := range map[string]bool{"2025-11-25": true, "2025-06-18": false} {
+		t.Run(version, func(t *testing.T) {
+			rc := &resumeCounter{}
+			client := sdk.NewClient(&sdk.Implementation{Name: "poll-test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: u, HTTPClient: &http.Client{Transport: rc}},
+				&sdk.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nap", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resultText(res); got != "rested" {
+				t.Fatalf("result %q", got)
+			}
+			if got := rc.resumed.Load() > 0; got != wantResumed {
+				t.Fatalf("resumed %d times; want resumed: %v", rc.resumed.Load(), wantResumed)
+			}
+		})
+	}
 }

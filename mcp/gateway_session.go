@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -218,6 +219,9 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 	if req.Session != nil {
 		ctx = bus.WithAsker(ctx, relayAsk(req.Session))
 	}
+	if g.opts.StreamPoll > 0 && g.opts.StreamBuffer >= 0 && req.Extra != nil && req.Extra.CloseSSEStream != nil && resumable(req.Extra.Header) {
+		defer g.pollStream(req.Extra.CloseSSEStream)()
+	}
 	start := time.Now()
 	final := s.send(ctx, req, toolkit.ToolCall{Name: name, Input: input, Session: s.id})
 	if final.Code == toolkit.CodeApprovalRequired {
@@ -228,6 +232,26 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		s.refresh(ctx, false, 0) // the client now carries the new revision
 	}
 	return s.result(final), nil
+}
+
+// resumable reports whether the protocol version of an HTTP request has
+// resumable streams with priming events (from 2025-11-25, before
+// 2026-07-28): closing an older client's stream would lose the result.
+func resumable(h http.Header) bool {
+	v := h.Get("Mcp-Protocol-Version")
+	return v >= "2025-11-25" && v < "2026-07-28"
+}
+
+// pollStream closes a call's response stream once, StreamPoll from now,
+// unless the returned stop is called first (GatewayOptions.StreamPoll).
+// Once: a client resuming the stream gets no new priming event on it, so
+// the go-sdk's client, for one, takes a second close for the end of the
+// call.
+func (g *Gateway) pollStream(closeStream func(sdk.CloseSSEStreamArgs)) (stop func()) {
+	t := time.AfterFunc(g.opts.StreamPoll, func() {
+		closeStream(sdk.CloseSSEStreamArgs{RetryAfter: GatewayStreamRetry})
+	})
+	return func() { t.Stop() }
 }
 
 // exposedNames maps the own names of the exposed servers' tools

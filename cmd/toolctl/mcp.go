@@ -65,6 +65,7 @@ type mcpOptions struct {
 	insecure       bool
 	httpAddr       string
 	expose         string
+	streamPoll     time.Duration
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -76,6 +77,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
 	fs.StringVar(&o.expose, "expose-server", "", "list the tools of these MCP `servers` (comma-separated names of mcp_servers the workers mount) under their own names: the gateway as a proxy of those servers")
+	fs.DurationVar(&o.streamPoll, "stream-poll", 0, "serve: close the HTTP stream of a call still running after this long; the client resumes it (SEP-1699) and gets the result there (0: never)")
 	fs.StringVar(&o.httpAddr, "http", "", "serve: the operator endpoint's `address` (Prometheus /metrics, /healthz, /readyz); off when empty")
 }
 
@@ -88,6 +90,9 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	if o.callTimeout < 0 {
 		return e.usagef("--call-timeout must not be negative, got %v", o.callTimeout)
+	}
+	if o.streamPoll < 0 {
+		return e.usagef("--stream-poll must not be negative, got %v", o.streamPoll)
 	}
 	if o.sessionTimeout == 0 {
 		return e.usagef("--session-timeout must not be 0 (negative means never)")
@@ -125,7 +130,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	gopts := &mcp.GatewayOptions{
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
-		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose),
+		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose), StreamPoll: o.streamPoll,
 		// A person's "accept" to the gateway's elicitation approves the
 		// call (as toolctl approve would) and the gateway sends it again.
 		Approve: func(ctx context.Context, scope, callID, by string) error {

@@ -374,6 +374,7 @@ func TestMCPUsage(t *testing.T) {
 		{"unknown mode", []string{"mcp", "http"}, 2, "unexpected arguments"},
 		{"two modes", []string{"mcp", "serve", "stdio"}, 2, "unexpected arguments"},
 		{"negative call timeout", []string{"mcp", "serve", "--call-timeout", "-1s"}, 2, "--call-timeout"},
+		{"negative stream poll", []string{"mcp", "serve", "--stream-poll", "-1s"}, 2, "--stream-poll"},
 		{"zero session timeout", []string{"mcp", "serve", "--session-timeout", "0"}, 2, "--session-timeout"},
 		{"unknown flag", []string{"mcp", "serve", "--bogus"}, 2, "bogus"},
 		{"no NATS", []string{"--nats", "nats://127.0.0.1:1", "mcp", "stdio"}, 5, "cannot connect to NATS"},
