@@ -68,6 +68,8 @@ func Worker() Permissions {
 		wire.SubjectAnnouncePrefix + ">",
 		wire.SubjectDiscover,
 		wire.SubjectSkillPrefix + ">",
+		// Its MCP servers' resource updates.
+		wire.MCPUpdatedSubject("*"),
 		"$JS.API.INFO",
 	}
 	for _, b := range buckets {
@@ -161,6 +163,7 @@ func Gateway() Permissions {
 		Subscribe: []string{
 			wire.InboxPrefix + ">",
 			wire.SubjectAnnouncePrefix + "*",
+			wire.MCPUpdatedSubject("*"),
 		},
 	}
 }

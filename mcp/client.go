@@ -67,6 +67,8 @@ type Client struct {
 	tokens atomic.Uint64
 	// reachable: the last connection attempt succeeded.
 	reachable atomic.Bool
+	// updated is told of the server's resource updates (ServeMounted).
+	updated atomic.Pointer[func(uri string)]
 	// caps: the server's capabilities at the last initialize.
 	caps    atomic.Pointer[sdk.ServerCapabilities]
 	connSem chan struct{} // serialises (re)connects
@@ -80,6 +82,7 @@ type Client struct {
 	sess   *session              // stateful mode
 	live   map[*session]struct{} // stateless mode: sessions of calls in flight
 	tk     *toolkit.Toolkit
+	subs   map[string]bool // resources subscribed to (mounted.go)
 	names  []string        // toolkit names this client registered
 	safe   map[string]bool // MCP tool name → repeating a call is harmless
 	regMu  sync.Mutex
@@ -118,6 +121,11 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 		Logger: c.log,
 		// No roots, sampling or elicitation: a worker has none to offer.
 		Capabilities: &sdk.ClientCapabilities{},
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+			if f := c.updated.Load(); f != nil && req.Params != nil {
+				(*f)(req.Params.URI)
+			}
+		},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			select {
 			case c.refresh <- struct{}{}:

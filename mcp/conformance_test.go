@@ -22,8 +22,8 @@ import (
 // suite (npm @modelcontextprotocol/conformance 0.1.16) that pass against
 // the gateway in front of a worker serving the fixture's tools
 // (internal/conformance) and the go-sdk's fixture server mounted on a
-// worker (its resources, prompts and completions). Resource subscriptions
-// are not passed on to mounted servers yet.
+// worker (its resources, prompts, completions and resource updates): all
+// of them.
 var conformancePassing = []string{
 	"server-initialize", "logging-set-level", "ping", "tools-list",
 	"tools-call-simple-text", "tools-call-image", "tools-call-audio", "tools-call-embedded-resource",
@@ -32,7 +32,7 @@ var conformancePassing = []string{
 	"server-sse-multiple-streams", "resources-list", "prompts-list", "dns-rebinding-protection",
 	"completion-complete", "resources-read-text", "resources-read-binary", "resources-templates-read",
 	"prompts-get-simple", "prompts-get-with-args", "prompts-get-embedded-resource", "prompts-get-with-image",
-	"json-schema-2020-12", "server-sse-polling",
+	"json-schema-2020-12", "server-sse-polling", "resources-subscribe", "resources-unsubscribe",
 }
 
 // TestConformanceSuite runs the MCP conformance suite's server scenarios

@@ -169,7 +169,8 @@ type Gateway struct {
 	changed     chan struct{}
 	ctx         context.Context // the gateway's lifetime: cancelled by Close
 	cancel      context.CancelFunc
-	wg          sync.WaitGroup // every goroutine the gateway starts
+	wg          sync.WaitGroup     // every goroutine the gateway starts
+	updates     *nats.Subscription // the fleet's resource updates (gateway_mounted.go)
 
 	mu       sync.Mutex
 	sessions map[*gatewaySession]*sdk.ServerSession
@@ -273,6 +274,13 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		client.Close()
 		return nil, fmt.Errorf("mcp: gateway: watching the group state: %w", err)
 	}
+	if g.updates, err = g.relayUpdates(); err != nil {
+		g.watcher.Stop()
+		nc.RemoveStatusListener(g.reconnected)
+		g.cancel()
+		client.Close()
+		return nil, fmt.Errorf("mcp: gateway: subscribing to resource updates: %w", err)
+	}
 	g.unwatch = fleet.OnChange(g.signal)
 	g.goroutine(g.loop)
 	g.goroutine(g.watchGroups)
@@ -313,6 +321,7 @@ func (g *Gateway) Close() error {
 	}
 	g.mu.Unlock()
 	g.unwatch()
+	g.updates.Unsubscribe()
 	g.cancel()
 	for _, ss := range live {
 		ss.Close()

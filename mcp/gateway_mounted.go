@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
@@ -37,8 +38,14 @@ import (
 // that lists the template.
 //
 // The lists are asked for when the client asks (so they are current), not
-// cached; there are no list_changed notifications for them and resource
-// subscriptions are not offered.
+// cached; there are no list_changed notifications for them.
+//
+// resources/subscribe goes to the first visible server, in that order,
+// that offers subscriptions and takes it (through one worker mounting
+// it); the workers publish their servers' updates (wire.MCPUpdatedSubject)
+// and the gateway tells the sessions subscribed to the URI. Unsubscribing
+// stops the session hearing of the URI; the worker keeps its own
+// subscription (others may want it).
 
 // mountedServer is a server some of the fleet's live workers mount.
 type mountedServer struct {
@@ -435,4 +442,54 @@ func (s *gatewaySession) complete(ctx context.Context, req *sdk.CompleteRequest)
 		out.Completion.Values = []string{}
 	}
 	return &out, nil
+}
+
+// subscribe takes a session's resources/subscribe: skills' resources
+// (which send no updates) as they are, other URIs by the first visible
+// server that takes the subscription.
+func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
+	if req.Params == nil || strings.HasPrefix(req.Params.URI, "skill:") {
+		return nil
+	}
+	servers, err := s.mountedServers(ctx)
+	if err != nil {
+		return err
+	}
+	err = sdk.ResourceNotFoundError(req.Params.URI)
+	for _, m := range servers {
+		if !m.Resources || !m.Subscribe {
+			continue
+		}
+		var out struct{}
+		if err = s.ask(ctx, m, MethodSubscribe, req.Params, &out); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// unsubscribe: the go-sdk stops notifying the session; the worker keeps
+// its subscription.
+func (s *gatewaySession) unsubscribe(context.Context, *sdk.UnsubscribeRequest) error { return nil }
+
+// relayUpdates subscribes to the workers' resource updates and tells the
+// sessions subscribed to the URI (the go-sdk keeps who is).
+func (g *Gateway) relayUpdates() (*nats.Subscription, error) {
+	return g.nc.Subscribe(wire.SubjectMCPPrefix+"*."+wire.MCPUpdated, func(m *nats.Msg) {
+		var u wire.MCPUpdate
+		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &u); err != nil || u.URI == "" {
+			return
+		}
+		g.mu.Lock()
+		sessions := make([]*gatewaySession, 0, len(g.sessions))
+		for s := range g.sessions {
+			sessions = append(sessions, s)
+		}
+		g.mu.Unlock()
+		for _, s := range sessions {
+			if err := s.srv.ResourceUpdated(g.ctx, &sdk.ResourceUpdatedNotificationParams{URI: u.URI}); err != nil {
+				g.log.Debug("mcp: gateway: a resource update not delivered", "uri", u.URI, "err", err)
+			}
+		}
+	})
 }

@@ -217,3 +217,59 @@ func TestGatewayStreamPoll(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayRelaysResourceUpdates: a client of the gateway subscribes to
+// a resource of a server mounted on a worker and hears of its updates
+// (the go-sdk fixture server updates test://watched-resource every 3 s);
+// after unsubscribing it hears no more, and a client that never
+// subscribed hears nothing.
+func TestGatewayRelaysResourceUpdates(t *testing.T) {
+	f := mountedFleet(t, ServerConfig{Name: "fixture", Transport: TransportStdio, Command: goSDKEverythingServer(t)})
+	u := serveGatewayHTTP(t, newGateway(t, f))
+	ctx := natstest.Ctx(t)
+	connect := func(updates chan string) *sdk.ClientSession {
+		client := sdk.NewClient(&sdk.Implementation{Name: "subscriber", Version: "1"}, &sdk.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+				select {
+				case updates <- req.Params.URI:
+				default:
+				}
+			},
+		})
+		cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: u}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	updates, others := make(chan string, 16), make(chan string, 16)
+	cs := connect(updates)
+	connect(others)
+	const uri = "test://watched-resource"
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-updates:
+		if got != uri {
+			t.Fatalf("update of %q, want %q", got, uri)
+		}
+	case <-time.After(guardTimeout):
+		t.Fatal("no resource update within", guardTimeout)
+	}
+	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // an update sent before the unsubscribe lands
+	for len(updates) > 0 {
+		<-updates
+	}
+	select {
+	case got := <-updates:
+		t.Fatalf("an update of %q after unsubscribing", got)
+	case got := <-others:
+		t.Fatalf("a client that never subscribed heard of %q", got)
+	case <-time.After(4 * time.Second): // longer than the fixture's 3 s period
+	}
+}

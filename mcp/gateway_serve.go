@@ -189,7 +189,7 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 		// Prompts and resources: the skills the session sees and those of
 		// the fleet's mounted MCP servers.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{},
-			Prompts: &sdk.PromptCapabilities{ListChanged: true}, Resources: &sdk.ResourceCapabilities{ListChanged: true}},
+			Prompts: &sdk.PromptCapabilities{ListChanged: true}, Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: s != nil}},
 	}
 	if id != "" {
 		opts.GetSessionID = func() string { return id }
@@ -198,6 +198,7 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 		// Completions: those of the mounted servers' prompts and resource
 		// templates (gateway_mounted.go).
 		opts.CompletionHandler = s.complete
+		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 		opts.InitializedHandler = func(_ context.Context, req *sdk.InitializedRequest) {
 			if req.Session != nil && !g.track(s, req.Session) {
 				req.Session.Close()

@@ -21,14 +21,24 @@ import (
 // tools (Servers.Announce, under wire.MetaMCPServers), and passes requests
 // for those on to the server (ServeMounted, on wire.MCPSubject(instance)).
 // The gateway is the one that sends them (gateway_mounted.go): it lists
-// and reads them for its MCP clients as its own. Resource subscriptions
-// are not passed on.
+// and reads them for its MCP clients as its own.
+//
+// A resources/subscribe passed on subscribes the worker's session with the
+// server (a stateful one: a stateless server cannot notify); the server's
+// notifications/resources/updated are published as wire.MCPUpdate on
+// wire.MCPUpdatedSubject(instance) for the gateways, which tell their
+// subscribed sessions. A worker keeps its subscriptions (at most
+// maxSubscriptions per server) for as long as it mounts the server,
+// subscribing again on a new session after a reconnect; an unsubscribe is
+// the gateway's own business (its session stops hearing of the URI), since
+// other sessions may still want it.
 
 // Methods passed on to a mounted server (wire.MCPRequest.Method).
 const (
 	MethodListResources         = "resources/list"
 	MethodListResourceTemplates = "resources/templates/list"
 	MethodReadResource          = "resources/read"
+	MethodSubscribe             = "resources/subscribe"
 	MethodListPrompts           = "prompts/list"
 	MethodGetPrompt             = "prompts/get"
 	MethodComplete              = "completion/complete"
@@ -42,6 +52,10 @@ const (
 	mountedInFlight = 64
 )
 
+// maxSubscriptions bounds the resources a worker subscribes to on one
+// server.
+const maxSubscriptions = 1000
+
 // AnnouncedServer is an MCP server as a worker announces it: its name,
 // the group of its tools, and what it offers besides tools (from its
 // capabilities at initialize).
@@ -49,10 +63,12 @@ type AnnouncedServer struct {
 	Name string `json:"name"`
 	// Group is "basic" or the group the server's tools are in; a session
 	// sees the server's resources and prompts when it sees the group.
-	Group       string `json:"group"`
-	Resources   bool   `json:"resources,omitempty"`
-	Prompts     bool   `json:"prompts,omitempty"`
-	Completions bool   `json:"completions,omitempty"`
+	Group     string `json:"group"`
+	Resources bool   `json:"resources,omitempty"`
+	// Subscribe: the server notifies changes of resources subscribed to.
+	Subscribe   bool `json:"subscribe,omitempty"`
+	Prompts     bool `json:"prompts,omitempty"`
+	Completions bool `json:"completions,omitempty"`
 }
 
 // Announce is the announcement part of s (for
@@ -70,6 +86,7 @@ func (s *Servers) Announce() func() any {
 			a := AnnouncedServer{
 				Name: c.cfg.Name, Group: c.cfg.Group,
 				Resources: caps.Resources != nil, Prompts: caps.Prompts != nil, Completions: caps.Completions != nil,
+				Subscribe: caps.Resources != nil && caps.Resources.Subscribe && c.cfg.mode() == ModeStateful,
 			}
 			if a.Group == "" {
 				a.Group = toolkit.BasicGroup
@@ -104,6 +121,8 @@ func (c *Client) Forward(ctx context.Context, method string, params map[string]a
 		do = pass(params, (*sdk.ClientSession).GetPrompt)
 	case MethodComplete:
 		do = pass(params, (*sdk.ClientSession).Complete)
+	case MethodSubscribe:
+		do = pass(params, c.subscribe)
 	default:
 		return nil, fmt.Errorf("the method %q is not passed on to MCP servers", method)
 	}
@@ -134,6 +153,57 @@ func pass[P, R any](params map[string]any, method func(*sdk.ClientSession, conte
 	}
 }
 
+// subscribe subscribes the session to a resource and records it, to
+// subscribe again on the next session.
+func (c *Client) subscribe(cs *sdk.ClientSession, ctx context.Context, p *sdk.SubscribeParams) (any, error) {
+	if c.cfg.mode() == ModeStateless {
+		return nil, fmt.Errorf("the MCP server %q is stateless: it cannot notify resource updates", c.cfg.Name)
+	}
+	c.mu.Lock()
+	if c.subs == nil {
+		c.subs = map[string]bool{}
+	}
+	known := c.subs[p.URI]
+	full := len(c.subs) >= maxSubscriptions
+	c.mu.Unlock()
+	if known {
+		return struct{}{}, nil
+	}
+	if full {
+		return nil, fmt.Errorf("the worker is subscribed to %d resources of the MCP server %q already", maxSubscriptions, c.cfg.Name)
+	}
+	if err := cs.Subscribe(ctx, p); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.subs[p.URI] = true
+	c.mu.Unlock()
+	return struct{}{}, nil
+}
+
+// resubscribe subscribes a new session to the resources the worker
+// subscribed to before.
+func (c *Client) resubscribe(cs *sdk.ClientSession) {
+	c.mu.Lock()
+	uris := make([]string, 0, len(c.subs))
+	for uri := range c.subs {
+		uris = append(uris, uri)
+	}
+	c.mu.Unlock()
+	if len(uris) == 0 {
+		return
+	}
+	c.goBG(func() {
+		ctx, cancel := context.WithTimeout(c.life, mountedTimeout)
+		defer cancel()
+		for _, uri := range uris {
+			if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+				c.log.Warn("mcp: subscribing to a resource again on a new session", "uri", uri, "err", err)
+			}
+		}
+	})
+}
+
 // ServeMounted answers wire.MCPRequests on wire.MCPSubject(instance)
 // (plain subscription) by passing them on to the named server of servers
 // (Client.Forward), until the subscription is unsubscribed. The reply is
@@ -153,6 +223,18 @@ func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog
 	}
 	if logger == nil {
 		logger = slog.Default()
+	}
+	for _, c := range servers.clients {
+		server := c.cfg.Name
+		c.setUpdated(func(uri string) {
+			data, err := wire.Msgpack.Marshal(&wire.MCPUpdate{Server: server, URI: uri})
+			if err == nil {
+				err = nc.Publish(wire.MCPUpdatedSubject(instance), data)
+			}
+			if err != nil {
+				logger.Warn("mcp: a resource update not published", "server", server, "uri", uri, "err", err)
+			}
+		})
 	}
 	sem := make(chan struct{}, mountedInFlight)
 	sub, err := nc.Subscribe(wire.MCPSubject(instance), func(m *nats.Msg) {
@@ -213,3 +295,6 @@ func respondMounted(nc *nats.Conn, m *nats.Msg, reply *wire.MCPReply, logger *sl
 		logger.Warn("mcp: a request to an MCP server: reply not sent", "err", err)
 	}
 }
+
+// setUpdated sets who is told of the server's resource updates.
+func (c *Client) setUpdated(f func(uri string)) { c.updated.Store(&f) }

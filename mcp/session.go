@@ -77,6 +77,9 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
 		c.caps.Store(r.Capabilities)
 	}
+	if c.cfg.mode() == ModeStateful {
+		c.resubscribe(cs)
+	}
 	if !c.goBG(func() {
 		_ = cs.Wait()
 		s.dead.Store(true)

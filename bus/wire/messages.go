@@ -273,7 +273,8 @@ type SkillReply struct {
 
 // MCPRequest asks a worker (MCPSubject) to pass one request on to an MCP
 // server it mounts: Method is resources/list, resources/templates/list,
-// resources/read, prompts/list, prompts/get or completion/complete,
+// resources/read, resources/subscribe, prompts/list, prompts/get or
+// completion/complete,
 // Params its MCP params (JSON-shaped), Server the server's configured
 // name.
 //
@@ -294,6 +295,16 @@ type MCPReply struct {
 	Result map[string]any `json:"result,omitempty" msgpack:"result,omitempty"`
 	Code   int64          `json:"code,omitempty" msgpack:"code,omitempty"`
 	Error  string         `json:"error,omitempty" msgpack:"error,omitempty"`
+}
+
+// MCPUpdate tells gateways (MCPUpdatedSubject) that a resource of a
+// worker's MCP server changed (notifications/resources/updated): the
+// server subscribed to it on a gateway's behalf (resources/subscribe).
+//
+//wire:message
+type MCPUpdate struct {
+	Server string `json:"server" msgpack:"server"`
+	URI    string `json:"uri" msgpack:"uri"`
 }
 
 // HeadersRequest replaces the headers a worker sends to one of its HTTP

@@ -78,6 +78,11 @@ const (
 // StreamCalls is the JetStream work-queue stream of durable calls.
 const StreamCalls = "toolbus_calls"
 
+// MCPUpdated ends the subject (SubjectMCPPrefix + instance + "." +
+// MCPUpdated) on which a worker publishes the resource updates of the MCP
+// servers it mounts (MCPUpdate); gateways subscribe to them all.
+const MCPUpdated = "updated"
+
 // ControlHeaders is the control name of runtime-header rotations for a
 // worker's HTTP MCP servers: HeadersSubject.
 const ControlHeaders = "mcp_headers"
@@ -308,6 +313,12 @@ func SkillSubject(instance string) string { return SubjectSkillPrefix + instance
 // MCPSubject is the subject instance passes requests to its MCP servers
 // on.
 func MCPSubject(instance string) string { return SubjectMCPPrefix + instance }
+
+// MCPUpdatedSubject is the subject instance publishes its MCP servers'
+// resource updates on.
+func MCPUpdatedSubject(instance string) string {
+	return SubjectMCPPrefix + instance + "." + MCPUpdated
+}
 
 // AnswerSubject is where a caller answers the request token of a tool on
 // instance.

@@ -24,6 +24,7 @@ func (*SkillRequest) message()   {}
 func (*SkillReply) message()     {}
 func (*MCPRequest) message()     {}
 func (*MCPReply) message()       {}
+func (*MCPUpdate) message()      {}
 func (*HeadersRequest) message() {}
 func (*HeadersReply) message()   {}
 
@@ -50,6 +51,8 @@ func appendMessage(b []byte, m Message) ([]byte, error) {
 		return appendMCPRequest(b, v)
 	case *MCPReply:
 		return appendMCPReply(b, v)
+	case *MCPUpdate:
+		return appendMCPUpdate(b, v), nil
 	case *HeadersRequest:
 		return appendHeadersRequest(b, v), nil
 	case *HeadersReply:
@@ -90,6 +93,9 @@ func appendMessageJSON(b []byte, m Message) ([]byte, error) {
 		x := *v
 		return appendJSON(b, &x)
 	case *MCPReply:
+		x := *v
+		return appendJSON(b, &x)
+	case *MCPUpdate:
 		x := *v
 		return appendJSON(b, &x)
 	case *HeadersRequest:
@@ -153,6 +159,11 @@ func decodeMessageJSON(data []byte, m Message) error {
 		return err
 	case *MCPReply:
 		var x MCPReply
+		err := unmarshalJSON(data, &x)
+		*v = x
+		return err
+	case *MCPUpdate:
+		var x MCPUpdate
 		err := unmarshalJSON(data, &x)
 		*v = x
 		return err
@@ -221,6 +232,11 @@ func decodeMessage(d *decoder, m Message) error {
 	case *MCPReply:
 		if err := d.decodeMCPReply(v); err != nil {
 			return fmt.Errorf("m c p reply: %w", err)
+		}
+		return nil
+	case *MCPUpdate:
+		if err := d.decodeMCPUpdate(v); err != nil {
+			return fmt.Errorf("m c p update: %w", err)
 		}
 		return nil
 	case *HeadersRequest:
@@ -1491,6 +1507,41 @@ func (d *decoder) decodeMCPReply(v *MCPReply) error {
 			v.Code, err = d.int()
 		case "error":
 			v.Error, err = d.str()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return fieldError(string(k), err)
+		}
+	}
+	d.leave()
+	return nil
+}
+
+func appendMCPUpdate(b []byte, v *MCPUpdate) []byte {
+	b = appendMapLen(b, 2)
+	b = append(b, "\xa6server"...)
+	b = appendStr(b, v.Server)
+	b = append(b, "\xa3uri"...)
+	b = appendStr(b, v.URI)
+	return b
+}
+
+func (d *decoder) decodeMCPUpdate(v *MCPUpdate) error {
+	n, err := d.object()
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		k, err := d.rawStr()
+		if err != nil {
+			return err
+		}
+		switch string(k) {
+		case "server":
+			v.Server, err = d.str()
+		case "uri":
+			v.URI, err = d.str()
 		default:
 			err = d.skip()
 		}
