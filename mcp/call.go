@@ -108,6 +108,7 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 	go func() {
 		var o outcome
 		o.err = c.withSession(cctx, c.retrySafe(tool), func(cs *sdk.ClientSession) error {
+			defer c.enter(cs, &inflight{ctx: cctx, w: w})()
 			var err error
 			o.res, err = cs.CallTool(cctx, params)
 			return err

@@ -83,10 +83,12 @@ type Client struct {
 	live   map[*session]struct{} // stateless mode: sessions of calls in flight
 	tk     *toolkit.Toolkit
 	subs   map[string]bool // resources subscribed to (mounted.go)
-	names  []string        // toolkit names this client registered
-	safe   map[string]bool // MCP tool name → repeating a call is harmless
-	regMu  sync.Mutex
-	retry  bool // a background retry loop runs
+	// inflight: the calls in progress on each session (relay.go)
+	inflight map[*sdk.ClientSession][]*inflight
+	names    []string        // toolkit names this client registered
+	safe     map[string]bool // MCP tool name → repeating a call is harmless
+	regMu    sync.Mutex
+	retry    bool // a background retry loop runs
 }
 
 // NewClient validates cfg (with its defaults, ServerConfig.WithDefaults)
@@ -119,8 +121,12 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	}
 	c.sdkc = sdk.NewClient(info, &sdk.ClientOptions{
 		Logger: c.log,
-		// No roots, sampling or elicitation: a worker has none to offer.
-		Capabilities: &sdk.ClientCapabilities{},
+		// No roots: a worker has none to offer. Sampling, elicitation and
+		// log messages go to the caller of the call (relay.go).
+		Capabilities:          &sdk.ClientCapabilities{},
+		ElicitationHandler:    c.elicit,
+		CreateMessageHandler:  c.sample,
+		LoggingMessageHandler: c.logMessage,
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
 			if f := c.updated.Load(); f != nil && req.Params != nil {
 				(*f)(req.Params.URI)

@@ -116,6 +116,12 @@ type ServerConfig struct {
 	// handshake. "2025-11-25" skips the server/discover probe, which
 	// legacy stdio servers that ignore unknown requests never answer.
 	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
+	// LogLevel is the level (logging/setLevel) from which the server's log
+	// messages reach the caller of the call they belong to (relay.go): one
+	// of toolkit.LogLevels, or "off". Empty means "info" for a stateful
+	// server and off for a stateless one (setting it costs a request per
+	// session, so per call there).
+	LogLevel string `yaml:"log_level,omitempty" json:"log_level,omitempty"`
 }
 
 // ErrInvalidConfig is wrapped by every error Validate returns.
@@ -246,6 +252,9 @@ func (c *ServerConfig) Validate() error {
 			fail("protocol_version", "%q is not an MCP protocol version (YYYY-MM-DD, such as 2025-11-25)", v)
 		}
 	}
+	if c.LogLevel != "" && c.LogLevel != "off" && !slices.Contains(toolkit.LogLevels, c.LogLevel) {
+		fail("log_level", "invalid level %q: want off or one of %s", c.LogLevel, strings.Join(toolkit.LogLevels, ", "))
+	}
 	if c.Timeout < 0 {
 		fail("timeout", "negative duration %v", c.Timeout)
 	}
@@ -281,6 +290,19 @@ func (c *ServerConfig) mode() Mode {
 		return ModeStateful
 	}
 	return c.Mode
+}
+
+// logLevel is the level set on a new session, "" for none.
+func (c *ServerConfig) logLevel() string {
+	switch {
+	case c.LogLevel == "off":
+		return ""
+	case c.LogLevel != "":
+		return c.LogLevel
+	case c.mode() == ModeStateful:
+		return "info"
+	}
+	return ""
 }
 
 func (c *ServerConfig) connectTimeout() time.Duration {

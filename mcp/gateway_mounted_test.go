@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -271,5 +272,82 @@ func TestGatewayRelaysResourceUpdates(t *testing.T) {
 	case got := <-others:
 		t.Fatalf("a client that never subscribed heard of %q", got)
 	case <-time.After(4 * time.Second): // longer than the fixture's 3 s period
+	}
+}
+
+// TestMountedServerAsksTheCaller: a mounted server's sampling and
+// elicitation requests and its log messages, made during a call, reach
+// the caller of that call over the bus (the go-sdk fixture server's
+// test_sampling, test_elicitation and test_tool_with_logging); a caller
+// that cannot answer makes the server's request fail, which the server's
+// tool reports.
+func TestMountedServerAsksTheCaller(t *testing.T) {
+	// 2025-11-25: from 2026-07-28 a server may not send requests while it
+	// serves one (it returns input requests instead, SEP-2322).
+	// "current", on the latest version, asks in its result instead
+	// (test_input_required_result_elicitation): the go-sdk's client
+	// fulfils such requests with the same handlers.
+	bin := goSDKEverythingServer(t)
+	f := mountedFleet(t, ServerConfig{Name: "fixture", Transport: TransportStdio, Command: bin, ProtocolVersion: "2025-11-25"},
+		ServerConfig{Name: "current", Transport: TransportStdio, Command: bin})
+	ctx := natstest.Ctx(t)
+	var asked []string
+	c, err := bus.NewClient(natstest.Connect(t, f.srv), &bus.ClientOptions{Asker: func(_ context.Context, method string, params any) (any, error) {
+		asked = append(asked, method)
+		switch method {
+		case toolkit.MethodSample:
+			return map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "four"}}, nil
+		case toolkit.MethodElicit:
+			return map[string]any{"action": "accept", "content": map[string]any{"username": "ada", "email": "ada@example.com", "name": "Ada"}}, nil
+		}
+		return nil, fmt.Errorf("unexpected %s", method)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	call := func(c *bus.Client, tool string, input map[string]any) (*toolkit.Response, []toolkit.LogMessage) {
+		t.Helper()
+		var logs []toolkit.LogMessage
+		var final *toolkit.Response
+		server := "fixture"
+		if strings.HasPrefix(tool, "test_input_required") {
+			server = "current"
+		}
+		for ev := range c.Call(ctx, toolkit.ToolCall{Name: ToolName(server, tool), Input: input}) {
+			if ev.Log != nil {
+				logs = append(logs, *ev.Log)
+			}
+			if ev.Final != nil {
+				final = ev.Final
+			}
+		}
+		return final, logs
+	}
+
+	if final, _ := call(c, "test_sampling", map[string]any{"prompt": "2+2?"}); final.State != toolkit.StateSuccess || final.Text() != "LLM response: four" {
+		t.Fatalf("test_sampling: %s %q", final.State, final.Text())
+	}
+	if final, _ := call(c, "test_elicitation", map[string]any{"message": "Who are you?"}); final.State != toolkit.StateSuccess || !strings.Contains(final.Text(), "ada") {
+		t.Fatalf("test_elicitation: %s %q", final.State, final.Text())
+	}
+	if final, _ := call(c, "test_input_required_result_elicitation", map[string]any{}); final.State != toolkit.StateSuccess || final.Text() != "Hello, Ada!" {
+		t.Fatalf("test_input_required_result_elicitation: %s %q", final.State, final.Text())
+	}
+	if !slices.Equal(asked, []string{toolkit.MethodSample, toolkit.MethodElicit, toolkit.MethodElicit}) {
+		t.Fatalf("asked %v", asked)
+	}
+	final, logs := call(c, "test_tool_with_logging", map[string]any{})
+	if final.State != toolkit.StateSuccess || len(logs) == 0 || logs[0].Level != "info" {
+		t.Fatalf("test_tool_with_logging: %s %q, logs %+v", final.State, final.Text(), logs)
+	}
+
+	mute, err := bus.NewClient(natstest.Connect(t, f.srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mute.Close() })
+	if final, _ := call(mute, "test_sampling", map[string]any{"prompt": "2+2?"}); final.State != toolkit.StateError || !strings.Contains(final.Text(), "sampling failed") {
+		t.Fatalf("test_sampling without an answerer: %s %q", final.State, final.Text())
 	}
 }

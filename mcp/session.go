@@ -76,6 +76,12 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 	s.cs = cs
 	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
 		c.caps.Store(r.Capabilities)
+		if lvl := c.cfg.logLevel(); lvl != "" && r.Capabilities.Logging != nil {
+			// Servers send no log message before the level is set.
+			if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: sdk.LoggingLevel(lvl)}); err != nil {
+				c.log.Debug("mcp: setting the server's log level", "level", lvl, "err", err)
+			}
+		}
 	}
 	if c.cfg.mode() == ModeStateful {
 		c.resubscribe(cs)

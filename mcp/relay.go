@@ -1,0 +1,115 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// A mounted server's requests to its client (elicitation/create,
+// sampling/createMessage) and its log messages (notifications/message)
+// reach the caller of the call they belong to: a worker's client declares
+// elicitation and sampling, and passes each request on with toolkit.Ask
+// (over the bus, an ask frame; a caller that cannot answer makes it a
+// JSON-RPC error to the server) and each log message with toolkit.Log.
+//
+// MCP does not say which call a request or a log message belongs to, so
+// the client attributes them by session: a stateless server's session
+// carries one call; on a stateful server's shared session, the one call
+// in flight. With several calls in flight on a shared session a request
+// is refused (its error says why) and a log message is logged on the
+// worker instead. Mount a server that asks its client as stateless (mode:
+// stateless) when its calls run concurrently.
+
+// inflight is a call in progress on a session: its context and writer.
+type inflight struct {
+	ctx context.Context
+	w   toolkit.Writer
+}
+
+// enter records a call in flight on cs until the returned leave.
+func (c *Client) enter(cs *sdk.ClientSession, f *inflight) (leave func()) {
+	c.mu.Lock()
+	if c.inflight == nil {
+		c.inflight = map[*sdk.ClientSession][]*inflight{}
+	}
+	c.inflight[cs] = append(c.inflight[cs], f)
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		calls := c.inflight[cs]
+		for i, g := range calls {
+			if g == f {
+				calls = append(calls[:i:i], calls[i+1:]...)
+				break
+			}
+		}
+		if len(calls) == 0 {
+			delete(c.inflight, cs)
+		} else {
+			c.inflight[cs] = calls
+		}
+	}
+}
+
+// owner is the call a request on cs belongs to, or why there is none.
+func (c *Client) owner(cs *sdk.ClientSession) (*inflight, error) {
+	c.mu.Lock()
+	calls := c.inflight[cs]
+	c.mu.Unlock()
+	switch len(calls) {
+	case 1:
+		return calls[0], nil
+	case 0:
+		return nil, fmt.Errorf("toolbus: no call of the MCP server %q is in progress to ask its caller", c.cfg.Name)
+	}
+	return nil, fmt.Errorf("toolbus: %d calls of the MCP server %q are in progress on one session, so the request cannot be put to the right caller (mount the server with mode: stateless)", len(calls), c.cfg.Name)
+}
+
+// relay puts a server's request to the caller of the call it belongs to
+// and decodes the answer into out.
+func (c *Client) relay(cs *sdk.ClientSession, method string, params, out any) error {
+	f, err := c.owner(cs)
+	if err != nil {
+		return err
+	}
+	answer, err := toolkit.Ask(f.ctx, f.w, method, params)
+	if err != nil {
+		return err
+	}
+	return remarshal(answer, out)
+}
+
+func (c *Client) elicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	var out sdk.ElicitResult
+	if err := c.relay(req.Session, toolkit.MethodElicit, req.Params, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (c *Client) sample(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+	var out sdk.CreateMessageResult
+	if err := c.relay(req.Session, toolkit.MethodSample, req.Params, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// logMessage passes a server's log message on to the caller of its call.
+func (c *Client) logMessage(_ context.Context, req *sdk.LoggingMessageRequest) {
+	if req.Params == nil {
+		return
+	}
+	f, err := c.owner(req.Session)
+	if err == nil {
+		err = toolkit.Log(f.w, toolkit.LogMessage{Level: string(req.Params.Level), Logger: req.Params.Logger, Data: req.Params.Data})
+	}
+	if err != nil {
+		c.log.Debug("mcp: a log message of the server not passed on", "level", req.Params.Level, "data", req.Params.Data, "reason", err)
+	}
+}
