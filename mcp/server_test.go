@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testServerEnv) == "gateway" {
 		os.Exit(gatewayStdioMain())
 	}
+	if os.Getenv(testServerEnv) == "conformance-client" {
+		os.Exit(conformanceClientMain())
+	}
 	if os.Getenv(testServerEnv) == "stdio" {
 		srv := newTestServer(nil)
 		if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
