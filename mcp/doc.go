@@ -132,6 +132,14 @@
 //	nats req tools.control.w1.mcp_headers '{"server":"search","headers":{"Authorization":"Bearer B"}}' -H Content-Type:application/json
 //	{"ok":true}
 //
+// # Server requests, resources and prompts
+//
+// A server's sampling and elicitation requests and its log messages go to
+// the caller of the call they belong to (relay.go: attributed by session).
+// Its resources, resource templates, prompts, completions and resource
+// updates are announced and passed on for the gateway (Servers.Announce,
+// ServeMounted, mounted.go; the gateway's side in gateway_mounted.go).
+//
 // # Gateway: the fleet as an MCP server
 //
 // A Gateway goes the other way: it is an MCP server whose tools are the
