@@ -105,10 +105,11 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 		err error
 	}
 	done := make(chan outcome, 1)
+	f := newInflight(cctx, w) // the server's requests and logs (relay.go)
 	go func() {
 		var o outcome
 		o.err = c.withSession(cctx, c.retrySafe(tool), func(cs *sdk.ClientSession) error {
-			defer c.enter(cs, &inflight{ctx: cctx, w: w})()
+			defer c.enter(cs, f)()
 			var err error
 			o.res, err = cs.CallTool(cctx, params)
 			return err
@@ -127,11 +128,16 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 		select {
 		case <-sink.ready:
 			progress()
+		case fn := <-f.do:
+			fn()
 		case o := <-done:
 			// Everything that preceded the result on the wire is queued by
 			// now; close the sink so nothing can follow the result.
 			c.router.close(token)
 			progress()
+			for len(f.do) > 0 {
+				(<-f.do)() // log messages queued before the result
+			}
 			return c.finish(ctx, cctx, tool, o.res, o.err, w)
 		}
 	}

@@ -116,11 +116,20 @@ type ServerConfig struct {
 	// handshake. "2025-11-25" skips the server/discover probe, which
 	// legacy stdio servers that ignore unknown requests never answer.
 	ProtocolVersion string `yaml:"protocol_version,omitempty" json:"protocol_version,omitempty"`
+	// ServeResources offers the server's resources, resource templates,
+	// prompts and completions to the gateway's MCP clients whose sessions
+	// see the server's group (mounted.go). Off by default: permission
+	// rules name tools, so these reads are not checked by them; turn it
+	// on for a server whose resources and prompts any caller that may
+	// activate the group may read.
+	ServeResources bool `yaml:"serve_resources,omitempty" json:"serve_resources,omitempty"`
 	// LogLevel is the level (logging/setLevel) from which the server's log
 	// messages reach the caller of the call they belong to (relay.go): one
-	// of toolkit.LogLevels, or "off". Empty means "info" for a stateful
-	// server and off for a stateless one (setting it costs a request per
-	// session, so per call there).
+	// of toolkit.LogLevels, or "off" (the default, as empty). A stateless
+	// server's messages are its call's; a stateful server's go to the call
+	// in flight when there is exactly one, so its background messages go
+	// there too. Setting the level costs a request per session (per call
+	// for a stateless server).
 	LogLevel string `yaml:"log_level,omitempty" json:"log_level,omitempty"`
 }
 
@@ -294,15 +303,10 @@ func (c *ServerConfig) mode() Mode {
 
 // logLevel is the level set on a new session, "" for none.
 func (c *ServerConfig) logLevel() string {
-	switch {
-	case c.LogLevel == "off":
+	if c.LogLevel == "off" {
 		return ""
-	case c.LogLevel != "":
-		return c.LogLevel
-	case c.mode() == ModeStateful:
-		return "info"
 	}
-	return ""
+	return c.LogLevel
 }
 
 func (c *ServerConfig) connectTimeout() time.Duration {

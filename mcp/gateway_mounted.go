@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,8 +18,8 @@ import (
 )
 
 // Mounted servers' resources, prompts and completions through the
-// gateway. The MCP servers the fleet's workers mount (announced under
-// wire.MetaMCPServers) offer a session their resources, resource
+// gateway. The MCP servers the fleet's workers mount with ServeResources
+// (announced under wire.MetaMCPServers) offer a session their resources, resource
 // templates, prompts and completions alongside its skills, following the
 // session's groups as their tools do: a server is visible when its group
 // is basic or active. Each request goes over the bus to a worker mounting
@@ -116,6 +117,10 @@ func (s *gatewaySession) ask(ctx context.Context, m *mountedServer, method strin
 	if err != nil {
 		return err
 	}
+	// A worker that died with the request gets no "no responders": bound
+	// the wait to the worker's own bound and some.
+	ctx, cancel := context.WithTimeout(ctx, mountedTimeout+5*time.Second)
+	defer cancel()
 	var errs []error
 	start := rand.IntN(len(m.instances))
 	for i := range m.instances {
@@ -473,23 +478,47 @@ func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeReques
 func (s *gatewaySession) unsubscribe(context.Context, *sdk.UnsubscribeRequest) error { return nil }
 
 // relayUpdates subscribes to the workers' resource updates and tells the
-// sessions subscribed to the URI (the go-sdk keeps who is).
+// sessions subscribed to the URI (the go-sdk keeps who is), from a
+// goroutine of its own so a slow client holds up no NATS callback; when
+// updatesQueue updates wait already, more are dropped.
 func (g *Gateway) relayUpdates() (*nats.Subscription, error) {
-	return g.nc.Subscribe(wire.SubjectMCPPrefix+"*."+wire.MCPUpdated, func(m *nats.Msg) {
+	queue := make(chan string, updatesQueue)
+	sub, err := g.nc.Subscribe(wire.SubjectMCPPrefix+"*."+wire.MCPUpdated, func(m *nats.Msg) {
 		var u wire.MCPUpdate
 		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &u); err != nil || u.URI == "" {
 			return
 		}
-		g.mu.Lock()
-		sessions := make([]*gatewaySession, 0, len(g.sessions))
-		for s := range g.sessions {
-			sessions = append(sessions, s)
+		select {
+		case queue <- u.URI:
+		default:
+			g.log.Debug("mcp: gateway: a resource update dropped: too many waiting", "uri", u.URI)
 		}
-		g.mu.Unlock()
-		for _, s := range sessions {
-			if err := s.srv.ResourceUpdated(g.ctx, &sdk.ResourceUpdatedNotificationParams{URI: u.URI}); err != nil {
-				g.log.Debug("mcp: gateway: a resource update not delivered", "uri", u.URI, "err", err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.goroutine(func() {
+		for {
+			select {
+			case <-g.ctx.Done():
+				return
+			case uri := <-queue:
+				g.mu.Lock()
+				sessions := make([]*gatewaySession, 0, len(g.sessions))
+				for s := range g.sessions {
+					sessions = append(sessions, s)
+				}
+				g.mu.Unlock()
+				for _, s := range sessions {
+					if err := s.srv.ResourceUpdated(g.ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+						g.log.Debug("mcp: gateway: a resource update not delivered", "uri", uri, "err", err)
+					}
+				}
 			}
 		}
 	})
+	return sub, nil
 }
+
+// updatesQueue bounds the resource updates waiting to be told.
+const updatesQueue = 1024

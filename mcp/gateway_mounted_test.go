@@ -58,9 +58,11 @@ func serveMounted(t *testing.T, f *fleetFixture, instance string, cfgs ...Server
 // nothing until it is.
 func TestGatewayServesMountedServers(t *testing.T) {
 	everything := everythingStdio(t, "everything")
+	everything.ServeResources = true
 	hidden := everythingStdio(t, "hidden")
-	hidden.Group = "extra"
-	f := mountedFleet(t, everything, hidden)
+	hidden.Group, hidden.ServeResources = "extra", true
+	private := everythingStdio(t, "private") // serve_resources off: its tools only
+	f := mountedFleet(t, everything, hidden, private)
 	ctx := natstest.Ctx(t)
 
 	for _, exposed := range []bool{false, true} {
@@ -86,8 +88,8 @@ func TestGatewayServesMountedServers(t *testing.T) {
 			for _, p := range prompts.Prompts {
 				names = append(names, p.Name)
 			}
-			if !slices.Contains(names, name("simple-prompt")) || slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "hidden") }) {
-				t.Fatalf("prompts %v: want %s and nothing of the inactive group's server", names, name("simple-prompt"))
+			if !slices.Contains(names, name("simple-prompt")) || slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "hidden") || strings.Contains(n, "private") }) {
+				t.Fatalf("prompts %v: want %s and nothing of the inactive group's server or the one without serve_resources", names, name("simple-prompt"))
 			}
 			got, err := c.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name("args-prompt"), Arguments: map[string]string{"city": "Lyon"}})
 			if err != nil {
@@ -225,7 +227,7 @@ func TestGatewayStreamPoll(t *testing.T) {
 // after unsubscribing it hears no more, and a client that never
 // subscribed hears nothing.
 func TestGatewayRelaysResourceUpdates(t *testing.T) {
-	f := mountedFleet(t, ServerConfig{Name: "fixture", Transport: TransportStdio, Command: goSDKEverythingServer(t)})
+	f := mountedFleet(t, ServerConfig{Name: "fixture", Transport: TransportStdio, Command: goSDKEverythingServer(t), ServeResources: true})
 	u := serveGatewayHTTP(t, newGateway(t, f))
 	ctx := natstest.Ctx(t)
 	connect := func(updates chan string) *sdk.ClientSession {
@@ -262,9 +264,16 @@ func TestGatewayRelaysResourceUpdates(t *testing.T) {
 	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // an update sent before the unsubscribe lands
-	for len(updates) > 0 {
-		<-updates
+	// An update sent before the unsubscribe may still be on its way: let a
+	// whole period of the fixture's (3 s) pass, then expect silence for
+	// the next.
+	drain := time.After(3500 * time.Millisecond)
+	for draining := true; draining; {
+		select {
+		case <-updates:
+		case <-drain:
+			draining = false
+		}
 	}
 	select {
 	case got := <-updates:
@@ -288,7 +297,7 @@ func TestMountedServerAsksTheCaller(t *testing.T) {
 	// (test_input_required_result_elicitation): the go-sdk's client
 	// fulfils such requests with the same handlers.
 	bin := goSDKEverythingServer(t)
-	f := mountedFleet(t, ServerConfig{Name: "fixture", Transport: TransportStdio, Command: bin, ProtocolVersion: "2025-11-25"},
+	f := mountedFleet(t, ServerConfig{Name: "fixture", Transport: TransportStdio, Command: bin, ProtocolVersion: "2025-11-25", LogLevel: "info"},
 		ServerConfig{Name: "current", Transport: TransportStdio, Command: bin})
 	ctx := natstest.Ctx(t)
 	var asked []string

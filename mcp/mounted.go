@@ -17,8 +17,9 @@ import (
 
 // A mounted server's resources, prompts and completions through the
 // fleet. Tools are not all an MCP server offers: a worker announces the
-// servers it mounts and is connected to, with what each offers besides
-// tools (Servers.Announce, under wire.MetaMCPServers), and passes requests
+// servers it mounts with ServerConfig.ServeResources and is connected to,
+// with what each offers besides tools (Servers.Announce, under
+// wire.MetaMCPServers), and passes requests
 // for those on to the server (ServeMounted, on wire.MCPSubject(instance)).
 // The gateway is the one that sends them (gateway_mounted.go): it lists
 // and reads them for its MCP clients as its own.
@@ -45,8 +46,8 @@ const (
 )
 
 // mountedTimeout bounds one request passed on to a server, and
-// mountedInFlight the requests a worker passes on at once (more are
-// answered busy at once, and the sender tries another worker).
+// mountedInFlight the requests a worker passes on to one server at once
+// (more are answered busy at once, and the sender tries another worker).
 const (
 	mountedTimeout  = 30 * time.Second
 	mountedInFlight = 64
@@ -73,14 +74,15 @@ type AnnouncedServer struct {
 
 // Announce is the announcement part of s (for
 // discovery.AnnouncerOptions.Meta under wire.MetaMCPServers): the servers
-// that are up and offer resources, prompts or completions, read again for
-// every announcement; nil when there are none.
+// configured with ServeResources that are up and offer resources, prompts
+// or completions, read again for every announcement; nil when there are
+// none.
 func (s *Servers) Announce() func() any {
 	return func() any {
 		var out []AnnouncedServer
 		for _, c := range s.clients {
 			caps := c.caps.Load()
-			if caps == nil || !c.Up() {
+			if !c.cfg.ServeResources || caps == nil || !c.Up() {
 				continue
 			}
 			a := AnnouncedServer{
@@ -128,6 +130,9 @@ func (c *Client) Forward(ctx context.Context, method string, params map[string]a
 	}
 	var res any
 	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
+		// On the shared session, so that what the server sends meanwhile
+		// is not taken for a call's (relay.go).
+		defer c.enter(cs, &inflight{})()
 		var err error
 		res, err = do(ctx, cs)
 		return err
@@ -157,7 +162,7 @@ func pass[P, R any](params map[string]any, method func(*sdk.ClientSession, conte
 // subscribe again on the next session.
 func (c *Client) subscribe(cs *sdk.ClientSession, ctx context.Context, p *sdk.SubscribeParams) (any, error) {
 	if c.cfg.mode() == ModeStateless {
-		return nil, fmt.Errorf("the MCP server %q is stateless: it cannot notify resource updates", c.cfg.Name)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("the MCP server %q is stateless: it cannot notify resource updates", c.cfg.Name)}
 	}
 	c.mu.Lock()
 	if c.subs == nil {
@@ -170,7 +175,9 @@ func (c *Client) subscribe(cs *sdk.ClientSession, ctx context.Context, p *sdk.Su
 		return struct{}{}, nil
 	}
 	if full {
-		return nil, fmt.Errorf("the worker is subscribed to %d resources of the MCP server %q already", maxSubscriptions, c.cfg.Name)
+		// A JSON-RPC error: an answer, not a failed session (withSession
+		// would reconnect).
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("the worker is subscribed to %d resources of the MCP server %q already", maxSubscriptions, c.cfg.Name)}
 	}
 	if err := cs.Subscribe(ctx, p); err != nil {
 		return nil, err
@@ -198,6 +205,10 @@ func (c *Client) resubscribe(cs *sdk.ClientSession) {
 		defer cancel()
 		for _, uri := range uris {
 			if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+				// Forgotten: the next resources/subscribe tries again.
+				c.mu.Lock()
+				delete(c.subs, uri)
+				c.mu.Unlock()
 				c.log.Warn("mcp: subscribing to a resource again on a new session", "uri", uri, "err", err)
 			}
 		}
@@ -236,7 +247,10 @@ func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog
 			}
 		})
 	}
-	sem := make(chan struct{}, mountedInFlight)
+	sems := map[*Client]chan struct{}{} // per server: a slow one holds up only its own
+	for _, c := range servers.clients {
+		sems[c] = make(chan struct{}, mountedInFlight)
+	}
 	sub, err := nc.Subscribe(wire.MCPSubject(instance), func(m *nats.Msg) {
 		var req wire.MCPRequest
 		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil {
@@ -244,14 +258,15 @@ func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog
 			return
 		}
 		c, ok := servers.Get(req.Server)
-		if !ok {
-			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("no MCP server named %q on this worker", req.Server)}, logger)
+		if !ok || !c.cfg.ServeResources {
+			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("no MCP server named %q serves resources on this worker (serve_resources)", req.Server)}, logger)
 			return
 		}
+		sem := sems[c]
 		select {
 		case sem <- struct{}{}:
 		default:
-			respondMounted(nc, m, &wire.MCPReply{Error: "busy: too many requests to MCP servers in flight on this worker"}, logger)
+			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("busy: %d requests to the MCP server %q in flight on this worker", mountedInFlight, req.Server)}, logger)
 			return
 		}
 		// Not on the subscription's goroutine: one slow server must not

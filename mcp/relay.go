@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,15 +20,29 @@ import (
 // MCP does not say which call a request or a log message belongs to, so
 // the client attributes them by session: a stateless server's session
 // carries one call; on a stateful server's shared session, the one call
-// in flight. With several calls in flight on a shared session a request
-// is refused (its error says why) and a log message is logged on the
-// worker instead. Mount a server that asks its client as stateless (mode:
-// stateless) when its calls run concurrently.
+// in flight. With several calls (or requests passed on for the gateway,
+// ServeMounted) in flight on a shared session a request is refused (its
+// error says why) and a log message is dropped. Mount a server that asks
+// its client while its calls overlap as stateless (mode: stateless). Log
+// messages are off unless ServerConfig.LogLevel is set: a stateful
+// server's background messages would go to whichever call is in flight.
+//
+// What reaches the caller is written on the call's own goroutine (the one
+// that writes its progress and result), through inflight.do: a log
+// message or request that comes after the result is dropped.
 
-// inflight is a call in progress on a session: its context and writer.
+// inflight is a call in progress on a session: its context and writer,
+// and the writes the call's goroutine runs for the relay. A request
+// passed on for the gateway is one with a nil w: it belongs to nobody.
 type inflight struct {
 	ctx context.Context
 	w   toolkit.Writer
+	do  chan func()
+}
+
+// newInflight is a call's entry; its do queue holds a few log messages.
+func newInflight(ctx context.Context, w toolkit.Writer) *inflight {
+	return &inflight{ctx: ctx, w: w, do: make(chan func(), 16)}
 }
 
 // enter records a call in flight on cs until the returned leave.
@@ -61,27 +76,47 @@ func (c *Client) owner(cs *sdk.ClientSession) (*inflight, error) {
 	c.mu.Lock()
 	calls := c.inflight[cs]
 	c.mu.Unlock()
-	switch len(calls) {
-	case 1:
+	switch {
+	case len(calls) == 1 && calls[0].w != nil:
 		return calls[0], nil
-	case 0:
+	case len(calls) == 1:
+		return nil, fmt.Errorf("toolbus: the MCP server %q sent a request while serving one passed on for a gateway, which has nobody to ask", c.cfg.Name)
+	case len(calls) == 0:
 		return nil, fmt.Errorf("toolbus: no call of the MCP server %q is in progress to ask its caller", c.cfg.Name)
 	}
 	return nil, fmt.Errorf("toolbus: %d calls of the MCP server %q are in progress on one session, so the request cannot be put to the right caller (mount the server with mode: stateless)", len(calls), c.cfg.Name)
 }
 
-// relay puts a server's request to the caller of the call it belongs to
-// and decodes the answer into out.
+// relay puts a server's request to the caller of the call it belongs to,
+// on the call's goroutine, and decodes the answer into out.
 func (c *Client) relay(cs *sdk.ClientSession, method string, params, out any) error {
 	f, err := c.owner(cs)
 	if err != nil {
 		return err
 	}
-	answer, err := toolkit.Ask(f.ctx, f.w, method, params)
-	if err != nil {
-		return err
+	type answer struct {
+		v   any
+		err error
 	}
-	return remarshal(answer, out)
+	got := make(chan answer, 1)
+	ask := func() {
+		v, err := toolkit.Ask(f.ctx, f.w, method, params)
+		got <- answer{v, err}
+	}
+	select {
+	case f.do <- ask:
+	case <-f.ctx.Done():
+		return context.Cause(f.ctx)
+	}
+	select {
+	case a := <-got:
+		if a.err != nil {
+			return a.err
+		}
+		return remarshal(a.v, out)
+	case <-f.ctx.Done():
+		return context.Cause(f.ctx)
+	}
 }
 
 func (c *Client) elicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
@@ -100,16 +135,21 @@ func (c *Client) sample(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.
 	return &out, nil
 }
 
-// logMessage passes a server's log message on to the caller of its call.
+// logMessage passes a server's log message on to the caller of its call,
+// unless the call's queue is full (a flood) or there is no one call.
 func (c *Client) logMessage(_ context.Context, req *sdk.LoggingMessageRequest) {
 	if req.Params == nil {
 		return
 	}
 	f, err := c.owner(req.Session)
 	if err == nil {
-		err = toolkit.Log(f.w, toolkit.LogMessage{Level: string(req.Params.Level), Logger: req.Params.Logger, Data: req.Params.Data})
+		m := toolkit.LogMessage{Level: string(req.Params.Level), Logger: req.Params.Logger, Data: req.Params.Data}
+		select {
+		case f.do <- func() { _ = toolkit.Log(f.w, m) }:
+			return
+		default:
+			err = errors.New("the call's queue of log messages is full")
+		}
 	}
-	if err != nil {
-		c.log.Debug("mcp: a log message of the server not passed on", "level", req.Params.Level, "data", req.Params.Data, "reason", err)
-	}
+	c.log.Debug("mcp: a log message of the server not passed on", "level", req.Params.Level, "reason", err)
 }

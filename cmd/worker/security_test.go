@@ -371,6 +371,33 @@ func TestSecurityExposure(t *testing.T) {
 	w.stop(t)
 }
 
+// TestSecurityMountedServers: a caller can neither ask a worker for its
+// MCP servers' resources and prompts (the gateway's business) nor hear
+// their resource updates; the gateway role can do both.
+func TestSecurityMountedServers(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	_, anc, av := f.caller(t, "alice")
+	anc.Publish(wire.MCPSubject("secure-w"), []byte(`{}`))
+	av.wait(t, "a request for a mounted server's resources by a caller", wire.MCPSubject("secure-w"))
+	if _, err := anc.SubscribeSync(wire.MCPUpdatedSubject("*")); err != nil {
+		t.Fatal(err)
+	}
+	av.wait(t, "a caller's subscription to resource updates", wire.MCPUpdatedSubject("*"))
+
+	// The gateway may ask: the request reaches the server, which finds
+	// nobody there (this worker mounts no MCP server), not a violation.
+	gnc, _ := f.conn(t, auth.RoleGateway, "")
+	if _, err := gnc.RequestWithContext(secureCtx(t), wire.MCPSubject("secure-w"), mustMsgpack(t, &wire.MCPRequest{Server: "nope", Method: "resources/list"})); !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("the gateway's request: %v, want no responders", err)
+	}
+	if _, err := gnc.SubscribeSync(wire.MCPUpdatedSubject("*")); err != nil {
+		t.Fatal(err)
+	}
+	if err := gnc.Flush(); err != nil || gnc.LastError() != nil {
+		t.Fatalf("the gateway's subscription to resource updates: %v, %v", err, gnc.LastError())
+	}
+}
+
 // TestSecurityMismatchedPolicies: a worker that would check the fleet's
 // tools differently does not join it.
 func TestSecurityMismatchedPolicies(t *testing.T) {
@@ -779,4 +806,13 @@ func TestSecurityClients(t *testing.T) {
 	}); !ok {
 		t.Errorf("no call of bob's in the worker's log:\n%s", f.stderr)
 	}
+}
+
+func mustMsgpack(t *testing.T, m wire.Message) []byte {
+	t.Helper()
+	b, err := wire.Msgpack.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
