@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"slices"
@@ -113,15 +114,47 @@ type TestCluster struct {
 // NewCluster starts a 3-node cluster and waits for its full route mesh
 // and a JetStream meta leader every node follows. Nodes stop with the
 // test.
+//
+// Its ports are picked free below the kernel's ephemeral range
+// (clusterPort), where outgoing connections do not take them; should one
+// be taken anyway before its node listens (another test process), the
+// cluster is started again on new ports.
 func NewCluster(t testing.TB) *TestCluster {
 	t.Helper()
 	c := &TestCluster{t: t}
+	t.Cleanup(func() {
+		for i := range c.nodes {
+			c.Stop(i)
+		}
+	})
+	for attempt := 1; ; attempt++ {
+		c.configure()
+		err := c.startAll()
+		if err == nil {
+			break
+		}
+		for i := range c.nodes {
+			c.Stop(i)
+		}
+		if attempt == 3 {
+			t.Fatalf("starting the cluster: %v", err)
+		}
+	}
+	c.WaitReady()
+	return c
+}
+
+// configure picks the nodes' ports and options afresh.
+func (c *TestCluster) configure() {
 	routes := make([]*url.URL, 3)
 	clientPorts := make([]int, 3)
 	for i := range routes {
-		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", FreePort(t))}
-		clientPorts[i] = FreePort(t)
+		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", clusterPort(c.t))}
+		clientPorts[i] = clusterPort(c.t)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts = nil
 	for i := range routes {
 		port, _ := strconv.Atoi(routes[i].Port())
 		c.opts = append(c.opts, &server.Options{
@@ -129,7 +162,7 @@ func NewCluster(t testing.TB) *TestCluster {
 			Host:       "127.0.0.1",
 			Port:       clientPorts[i],
 			JetStream:  true,
-			StoreDir:   t.TempDir(),
+			StoreDir:   c.t.TempDir(),
 			Cluster:    server.ClusterOpts{Name: "kvtest", Host: "127.0.0.1", Port: port},
 			Routes:     routes,
 			NoLog:      true,
@@ -137,16 +170,31 @@ func NewCluster(t testing.TB) *TestCluster {
 		})
 	}
 	c.nodes = make([]*server.Server, 3)
-	for i := range c.nodes {
-		c.Start(i)
-	}
-	t.Cleanup(func() {
-		for i := range c.nodes {
-			c.Stop(i)
+}
+
+// startAll starts every node.
+func (c *TestCluster) startAll() error {
+	for i := range 3 {
+		if err := c.start(i); err != nil {
+			return err
 		}
-	})
-	c.WaitReady()
-	return c
+	}
+	return nil
+}
+
+// clusterPort returns a loopback port below the ephemeral range (32768
+// and up on Linux) that was free a moment ago.
+func clusterPort(t testing.TB) int {
+	t.Helper()
+	for range 1000 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			l.Close()
+			return port
+		}
+	}
+	return FreePort(t)
 }
 
 // Nodes returns the running nodes (a stopped one is nil).
@@ -181,21 +229,29 @@ func (c *TestCluster) Stop(i int) {
 // Start starts node i again with its options (no-op when it runs).
 func (c *TestCluster) Start(i int) {
 	c.t.Helper()
+	if err := c.start(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *TestCluster) start(i int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.nodes[i] != nil {
-		return
+		return nil
 	}
 	o := *c.opts[i]
 	s, err := server.NewServer(&o)
 	if err != nil {
-		c.t.Fatalf("starting node %d: %v", i+1, err)
+		return fmt.Errorf("starting node %d: %v", i+1, err)
 	}
 	go s.Start()
 	if !s.ReadyForConnections(20 * time.Second) {
-		c.t.Fatalf("node %d not ready", i+1)
+		s.Shutdown()
+		return fmt.Errorf("node %d not ready (ports %d, %d)", i+1, o.Port, o.Cluster.Port)
 	}
 	c.nodes[i] = s
+	return nil
 }
 
 // WaitReady waits for a full route mesh among the running nodes and a
