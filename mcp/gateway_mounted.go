@@ -41,9 +41,9 @@ import (
 // The lists are asked for when the client asks (so they are current), not
 // cached; there are no list_changed notifications for them.
 //
-// resources/subscribe goes to the first visible server, in that order,
-// that offers subscriptions and takes it (through one worker mounting
-// it); the workers publish their servers' updates (wire.MCPUpdatedSubject)
+// resources/subscribe goes to the visible servers offering subscriptions
+// that list the URI, or when none does (a template's URI) to the first that
+// takes it (each through one worker mounting it); the workers publish their servers' updates (wire.MCPUpdatedSubject)
 // and the gateway tells the sessions subscribed to the URI. Unsubscribing
 // stops the session hearing of the URI; the worker keeps its own
 // subscription (others may want it).
@@ -59,36 +59,45 @@ type mountedServer struct {
 // reads for one list request.
 const maxMountedPages = 100
 
-// mountedServers returns the servers the session sees, in order.
+// mountedServers returns the servers the session sees, in order, each
+// with the instances that mount it in a group the session sees (two
+// workers may put one server in different groups).
 func (s *gatewaySession) mountedServers(ctx context.Context) ([]*mountedServer, error) {
 	g := s.g
-	byName := map[string]*mountedServer{}
+	type mounting struct {
+		instance string
+		server   AnnouncedServer
+	}
+	var all []mounting
 	for _, in := range g.fleet.Instances() {
 		var ann []AnnouncedServer
 		if ok, err := in.DecodeMeta(wire.MetaMCPServers, &ann); !ok || err != nil {
 			continue
 		}
 		for _, a := range ann {
-			m := byName[a.Name]
-			if m == nil {
-				m = &mountedServer{AnnouncedServer: a, exposed: slices.Contains(g.opts.ExposeServers, a.Name)}
-				byName[a.Name] = m
-			}
-			m.instances = append(m.instances, in.ID)
+			all = append(all, mounting{in.ID, a})
 		}
 	}
-	if len(byName) == 0 {
+	if len(all) == 0 {
 		return nil, nil
 	}
 	active, err := s.c.ActiveGroups(ctx, s.id, 0)
 	if err != nil {
 		return nil, err
 	}
+	byName := map[string]*mountedServer{}
 	var out []*mountedServer
-	for _, m := range byName {
-		if m.Group == toolkit.BasicGroup || slices.Contains(active, m.Group) {
+	for _, a := range all {
+		if a.server.Group != toolkit.BasicGroup && !slices.Contains(active, a.server.Group) {
+			continue
+		}
+		m := byName[a.server.Name]
+		if m == nil {
+			m = &mountedServer{AnnouncedServer: a.server, exposed: slices.Contains(g.opts.ExposeServers, a.server.Name)}
+			byName[a.server.Name] = m
 			out = append(out, m)
 		}
+		m.instances = append(m.instances, a.instance)
 	}
 	rank := func(m *mountedServer) int {
 		if i := slices.Index(g.opts.ExposeServers, m.Name); i >= 0 {
@@ -450,8 +459,9 @@ func (s *gatewaySession) complete(ctx context.Context, req *sdk.CompleteRequest)
 }
 
 // subscribe takes a session's resources/subscribe: skills' resources
-// (which send no updates) as they are, other URIs by the first visible
-// server that takes the subscription.
+// (which send no updates) as they are, other URIs by the visible servers
+// offering subscriptions that list the URI, or, when none lists it (a
+// template's URI), by the first that takes the subscription.
 func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
 	if req.Params == nil || strings.HasPrefix(req.Params.URI, "skill:") {
 		return nil
@@ -460,11 +470,29 @@ func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeReques
 	if err != nil {
 		return err
 	}
+	servers = slices.DeleteFunc(servers, func(m *mountedServer) bool { return !m.Resources || !m.Subscribe })
+	var listing []*mountedServer
+	for _, m := range servers {
+		resources, err := listAll(ctx, s, m, MethodListResources, func(r *sdk.ListResourcesResult) ([]*sdk.Resource, string) { return r.Resources, r.NextCursor })
+		if err == nil && slices.ContainsFunc(resources, func(r *sdk.Resource) bool { return r.URI == req.Params.URI }) {
+			listing = append(listing, m)
+		}
+	}
+	if len(listing) > 0 {
+		var errs []error
+		for _, m := range listing {
+			var out struct{}
+			if err := s.ask(ctx, m, MethodSubscribe, req.Params, &out); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == len(listing) {
+			return errors.Join(errs...)
+		}
+		return nil
+	}
 	err = sdk.ResourceNotFoundError(req.Params.URI)
 	for _, m := range servers {
-		if !m.Resources || !m.Subscribe {
-			continue
-		}
 		var out struct{}
 		if err = s.ask(ctx, m, MethodSubscribe, req.Params, &out); err == nil {
 			return nil

@@ -360,3 +360,31 @@ func TestMountedServerAsksTheCaller(t *testing.T) {
 		t.Fatalf("test_sampling without an answerer: %s %q", final.State, final.Text())
 	}
 }
+
+// TestMountedServerGroupsPerInstance: a server two workers mount in
+// different groups is reached, for a session, only through the workers
+// that mount it in a group the session sees.
+func TestMountedServerGroupsPerInstance(t *testing.T) {
+	inExtra := everythingStdio(t, "dual")
+	inExtra.Group, inExtra.ServeResources = "extra", true
+	f := mountedFleet(t, inExtra)
+	inBasic := everythingStdio(t, "dual")
+	inBasic.ServeResources = true
+	serveMounted(t, f, "w-basic", inBasic)
+	g := newGateway(t, f)
+	connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	natstest.WaitFor(t, "both workers announced", func() bool { return len(g.fleet.Instances()) >= 3 })
+	g.mu.Lock()
+	var s *gatewaySession
+	for gs := range g.sessions {
+		s = gs
+	}
+	g.mu.Unlock()
+	servers, err := s.mountedServers(natstest.Ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(servers) != 1 || !slices.Equal(servers[0].instances, []string{"w-basic"}) {
+		t.Fatalf("servers %+v: want dual through w-basic only", servers)
+	}
+}
