@@ -55,9 +55,12 @@ type mountedServer struct {
 	instances []string
 }
 
-// maxMountedPages bounds the pages of one server's listing the gateway
-// reads for one list request.
-const maxMountedPages = 100
+// maxMountedPages and maxMountedItems bound what the gateway reads of one
+// server's listing for one list request.
+const (
+	maxMountedPages = 100
+	maxMountedItems = 10_000
+)
 
 // mountedServers returns the servers the session sees, in order, each
 // with the instances that mount it in a group the session sees (two
@@ -249,7 +252,8 @@ func (s *gatewaySession) listPrompts(ctx context.Context, method string, req sdk
 	return out, nil
 }
 
-// listAll reads every page of one listing of m (at most maxMountedPages).
+// listAll reads every page of one listing of m (at most maxMountedPages
+// pages and maxMountedItems items).
 func listAll[R any, T any](ctx context.Context, s *gatewaySession, m *mountedServer, method string, items func(*R) ([]T, string)) ([]T, error) {
 	var out []T
 	cursor := ""
@@ -264,8 +268,8 @@ func listAll[R any, T any](ctx context.Context, s *gatewaySession, m *mountedSer
 		}
 		got, nextCursor := items(&page)
 		out = append(out, got...)
-		if nextCursor == "" {
-			return out, nil
+		if nextCursor == "" || len(out) >= maxMountedItems {
+			return out[:min(len(out), maxMountedItems)], nil
 		}
 		cursor = nextCursor
 	}
