@@ -118,8 +118,12 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 	}()
 
 	progress := func() {
-		for _, p := range sink.take() {
-			if err := w.Progress(p); err != nil {
+		for _, it := range sink.take() {
+			if it.log != nil {
+				_ = toolkit.Log(w, *it.log) // an unknown level is the server's mistake: dropped
+				continue
+			}
+			if err := w.Progress(it.progress); err != nil {
 				cancel() // nobody is listening any more
 			}
 		}

@@ -119,14 +119,13 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	if info == nil {
 		info = &sdk.Implementation{Name: "toolbus", Version: "1"}
 	}
-	c.sdkc = sdk.NewClient(info, &sdk.ClientOptions{
+	copts := &sdk.ClientOptions{
 		Logger: c.log,
 		// No roots: a worker has none to offer. Sampling, elicitation and
 		// log messages go to the caller of the call (relay.go).
-		Capabilities:          &sdk.ClientCapabilities{},
-		ElicitationHandler:    c.elicit,
-		CreateMessageHandler:  c.sample,
-		LoggingMessageHandler: c.logMessage,
+		Capabilities:         &sdk.ClientCapabilities{},
+		ElicitationHandler:   c.elicit,
+		CreateMessageHandler: c.sample,
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
 			if f := c.updated.Load(); f != nil && req.Params != nil {
 				(*f)(req.Params.URI)
@@ -138,7 +137,14 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 			default:
 			}
 		},
-	})
+	}
+	if cfg.Transport == TransportSSE {
+		// Legacy SSE has one stream for every request: log messages are
+		// attributed by session (relay.go). stdio and Streamable HTTP tap
+		// them off the wire per call instead (tap.go), in order.
+		copts.LoggingMessageHandler = c.logMessage
+	}
+	c.sdkc = sdk.NewClient(info, copts)
 	if cfg.Transport != TransportStdio {
 		c.http = newHeaderTransport(cfg.Headers, &c.router)
 	}

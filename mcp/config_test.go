@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,24 +228,33 @@ func TestSSETap(t *testing.T) {
 		": a comment\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\n" + // a JSON split over data lines
 		"data: \"params\":{\"progressToken\":\"tok\",\"progress\":2,\"message\":\"m\"}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"hello\"}}\n\n" + // the call's log
+		"data: {\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"a request\"}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"other\",\"progress\":9}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":7,\"progress\":9}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"" + strings.Repeat("x", maxTapLine) + "\"}]}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"tok\",\"progress\":3}}\n\n"
 	// Feed it in awkward pieces.
-	tap := newSSETap(nil, &r)
+	tap := newSSETap(nil, &r, "tok")
 	for i := 0; i < len(stream); i += 7 {
 		tap.feed([]byte(stream[i:min(i+7, len(stream))]))
 	}
-	got := sink.take()
-	want := []toolkit.Progress{{Progress: 1, Total: 2}, {Progress: 2, Message: "m"}, {Progress: 3}}
-	if len(got) != len(want) {
-		t.Fatalf("got %+v", got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %+v, want %+v", got, want)
+	var got []string
+	for _, it := range sink.take() {
+		if it.log != nil {
+			got = append(got, fmt.Sprintf("log %s %v", it.log.Level, it.log.Data))
+		} else {
+			got = append(got, fmt.Sprintf("progress %v", it.progress))
 		}
+	}
+	want := []string{
+		fmt.Sprintf("progress %v", toolkit.Progress{Progress: 1, Total: 2}),
+		fmt.Sprintf("progress %v", toolkit.Progress{Progress: 2, Message: "m"}),
+		"log info hello",
+		fmt.Sprintf("progress %v", toolkit.Progress{Progress: 3}),
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 	r.close("tok")
 	tap.feed([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"tok\",\"progress\":4}}\n\n"))

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -303,6 +304,11 @@ func TestMountedServerAsksTheCaller(t *testing.T) {
 	var asked []string
 	c, err := bus.NewClient(natstest.Connect(t, f.srv), &bus.ClientOptions{Asker: func(_ context.Context, method string, params any) (any, error) {
 		asked = append(asked, method)
+		// The server's params as an MCP client would get them.
+		b, _ := json.Marshal(params)
+		if want := map[string]string{toolkit.MethodSample: `"text":"2+2?"`, toolkit.MethodElicit: `"requestedSchema"`}[method]; !strings.Contains(string(b), want) {
+			return nil, fmt.Errorf("%s params %s: want %s in them", method, b, want)
+		}
 		switch method {
 		case toolkit.MethodSample:
 			return map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "four"}}, nil
@@ -346,9 +352,14 @@ func TestMountedServerAsksTheCaller(t *testing.T) {
 	if !slices.Equal(asked, []string{toolkit.MethodSample, toolkit.MethodElicit, toolkit.MethodElicit}) {
 		t.Fatalf("asked %v", asked)
 	}
+	// All three, in order, though the last comes right before the result.
 	final, logs := call(c, "test_tool_with_logging", map[string]any{})
-	if final.State != toolkit.StateSuccess || len(logs) == 0 || logs[0].Level != "info" {
-		t.Fatalf("test_tool_with_logging: %s %q, logs %+v", final.State, final.Text(), logs)
+	var said []string
+	for _, l := range logs {
+		said = append(said, fmt.Sprint(l.Level, ":", l.Data))
+	}
+	if want := []string{"info:Tool execution started", "info:Tool processing data", "info:Tool execution completed"}; final.State != toolkit.StateSuccess || !slices.Equal(said, want) {
+		t.Fatalf("test_tool_with_logging: %s %q, logs %q, want %q", final.State, final.Text(), said, want)
 	}
 
 	mute, err := bus.NewClient(natstest.Connect(t, f.srv), nil)

@@ -17,19 +17,24 @@ import (
 // (over the bus, an ask frame; a caller that cannot answer makes it a
 // JSON-RPC error to the server) and each log message with toolkit.Log.
 //
-// MCP does not say which call a request or a log message belongs to, so
-// the client attributes them by session: a stateless server's session
-// carries one call; on a stateful server's shared session, the one call
-// in flight. With several calls (or requests passed on for the gateway,
+// MCP does not say which call a request belongs to, so the client
+// attributes requests by session: a stateless server's session carries
+// one call; on a stateful server's shared session, the one call in
+// flight. With several calls (or requests passed on for the gateway,
 // ServeMounted) in flight on a shared session a request is refused (its
-// error says why) and a log message is dropped. Mount a server that asks
-// its client while its calls overlap as stateless (mode: stateless). Log
-// messages are off unless ServerConfig.LogLevel is set: a stateful
-// server's background messages would go to whichever call is in flight.
+// error says why). Mount a server that asks its client while its calls
+// overlap as stateless (mode: stateless).
 //
-// What reaches the caller is written on the call's own goroutine (the one
-// that writes its progress and result), through inflight.do: a log
-// message or request that comes after the result is dropped.
+// Log messages are read off the wire with the progress reports (tap.go),
+// in order and before the result: on Streamable HTTP those on a call's
+// own response stream are that call's; on stdio, those that come while
+// the call is the only request in flight on the connection. Legacy SSE
+// has one stream for everything, so its messages are attributed as
+// requests are, when the go-sdk hands them over. They are off unless
+// ServerConfig.LogLevel is set.
+//
+// A request is put to the caller on the call's own goroutine (the one
+// that writes its progress and result), through inflight.do.
 
 // inflight is a call in progress on a session: its context and writer,
 // and the writes the call's goroutine runs for the relay. A request
@@ -94,6 +99,13 @@ func (c *Client) relay(cs *sdk.ClientSession, method string, params, out any) er
 	if err != nil {
 		return err
 	}
+	// JSON-shaped, as a tool's own requests are: the go-sdk's types have
+	// JSON tags only, and content is an interface.
+	var shaped map[string]any
+	if err := remarshal(params, &shaped); err != nil {
+		return err
+	}
+	params = shaped
 	type answer struct {
 		v   any
 		err error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 
@@ -25,7 +26,10 @@ import (
 // Once a call's CallTool returns, its sink is closed and anything later is
 // dropped.
 
-const methodProgress = "notifications/progress"
+const (
+	methodProgress = "notifications/progress"
+	methodLog      = "notifications/message"
+)
 
 // progressRouter maps progress tokens (strings this package generates) to
 // the sinks of calls in flight. Safe for concurrent use.
@@ -65,6 +69,21 @@ type wireProgress struct {
 	Message  string  `json:"message"`
 }
 
+// deliverLog routes the params of one log notification (MCP
+// LoggingMessageParams) to the sink of the call token. It never blocks.
+func (r *progressRouter) deliverLog(token string, params json.RawMessage) {
+	var m toolkit.LogMessage
+	if json.Unmarshal(params, &m) != nil || m.Level == "" {
+		return
+	}
+	r.mu.Lock()
+	s := r.sinks[token]
+	r.mu.Unlock()
+	if s != nil {
+		s.add(sinkItem{log: &m})
+	}
+}
+
 // deliver routes the params of one progress notification. It never
 // blocks: the sink queues.
 func (r *progressRouter) deliver(params json.RawMessage) {
@@ -80,26 +99,33 @@ func (r *progressRouter) deliver(params json.RawMessage) {
 	s := r.sinks[tok]
 	r.mu.Unlock()
 	if s != nil {
-		s.push(toolkit.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+		s.add(sinkItem{progress: toolkit.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}})
 	}
 }
 
-// progressSink queues one call's progress reports (unbounded, so the
-// connection's reader never waits for the consumer).
+// progressSink queues one call's progress reports and log messages, in
+// wire order (unbounded, so the connection's reader never waits for the
+// consumer).
 type progressSink struct {
 	mu     sync.Mutex
-	items  []toolkit.Progress
+	items  []sinkItem
 	closed bool
 	ready  chan struct{}
 }
 
-func (s *progressSink) push(p toolkit.Progress) {
+// sinkItem is a progress report, or a log message when log is set.
+type sinkItem struct {
+	progress toolkit.Progress
+	log      *toolkit.LogMessage
+}
+
+func (s *progressSink) add(it sinkItem) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
-	s.items = append(s.items, p)
+	s.items = append(s.items, it)
 	s.mu.Unlock()
 	select {
 	case s.ready <- struct{}{}:
@@ -107,8 +133,8 @@ func (s *progressSink) push(p toolkit.Progress) {
 	}
 }
 
-// take returns and clears the queued reports.
-func (s *progressSink) take() []toolkit.Progress {
+// take returns and clears the queued items.
+func (s *progressSink) take() []sinkItem {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	items := s.items
@@ -134,14 +160,71 @@ func (t *tapTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 type tapConn struct {
 	sdk.Connection
 	router *progressRouter
+
+	mu    sync.Mutex
+	calls map[string]string // requests in flight: JSON-RPC id → call token ("" for other requests)
+}
+
+func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+		token := ""
+		if req.Method == "tools/call" {
+			token = callToken(req.Params)
+		}
+		c.mu.Lock()
+		if c.calls == nil {
+			c.calls = map[string]string{}
+		}
+		c.calls[fmt.Sprint(req.ID.Raw())] = token
+		c.mu.Unlock()
+	}
+	return c.Connection.Write(ctx, m)
 }
 
 func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
-	if req, ok := m.(*jsonrpc.Request); ok && req.Method == methodProgress && !req.IsCall() {
-		c.router.deliver(req.Params)
+	switch msg := m.(type) {
+	case *jsonrpc.Request:
+		switch {
+		case msg.IsCall():
+		case msg.Method == methodProgress:
+			c.router.deliver(msg.Params)
+		case msg.Method == methodLog:
+			// A log message belongs to the one call in flight on the
+			// connection, if it is the only request in flight.
+			c.mu.Lock()
+			token := ""
+			if len(c.calls) == 1 {
+				for _, t := range c.calls {
+					token = t
+				}
+			}
+			c.mu.Unlock()
+			if token != "" {
+				c.router.deliverLog(token, msg.Params)
+			}
+		}
+	case *jsonrpc.Response:
+		c.mu.Lock()
+		delete(c.calls, fmt.Sprint(msg.ID.Raw()))
+		c.mu.Unlock()
 	}
 	return m, err
+}
+
+// callToken is the progress token of a tools/call's params ("" when it
+// has none of ours).
+func callToken(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			Token any `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	t, _ := p.Meta.Token.(string)
+	return t
 }
 
 // maxTapLine bounds how much of one event-stream line the tap buffers;
@@ -155,14 +238,18 @@ const maxTapLine = 64 << 10
 type sseTap struct {
 	body   io.ReadCloser
 	router *progressRouter
+	token  string // the call whose response stream this is, "" for others
 	line   []byte
 	skip   bool // the current line outgrew maxTapLine
 	data   [][]byte
 	events int
 }
 
-func newSSETap(body io.ReadCloser, r *progressRouter) *sseTap {
-	return &sseTap{body: body, router: r}
+// newSSETap taps body, the event stream of the call token's request (""
+// for another request's, or the standalone stream): the log messages on a
+// call's stream are that call's.
+func newSSETap(body io.ReadCloser, r *progressRouter, token string) *sseTap {
+	return &sseTap{body: body, router: r, token: token}
 }
 
 func (t *sseTap) Read(p []byte) (int, error) {
@@ -214,7 +301,8 @@ func (t *sseTap) endLine(line []byte) {
 func (t *sseTap) dispatch() {
 	data := bytes.Join(t.data, []byte("\n"))
 	t.data = t.data[:0]
-	if !bytes.Contains(data, []byte(methodProgress)) {
+	isLog := t.token != "" && bytes.Contains(data, []byte(methodLog))
+	if !bytes.Contains(data, []byte(methodProgress)) && !isLog {
 		return
 	}
 	var msg struct {
@@ -222,7 +310,13 @@ func (t *sseTap) dispatch() {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(data, &msg) == nil && msg.Method == methodProgress && msg.ID == nil {
+	if json.Unmarshal(data, &msg) != nil || msg.ID != nil {
+		return
+	}
+	switch {
+	case msg.Method == methodProgress:
 		t.router.deliver(msg.Params)
+	case msg.Method == methodLog && isLog:
+		t.router.deliverLog(t.token, msg.Params)
 	}
 }
