@@ -92,7 +92,7 @@ func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
 //
 //	text                          → text block
 //	image, audio                  → data block (base64) with its media type
-//	embedded resource with text   → text block: the resource as indented JSON (uri, mimeType, text)
+//	embedded resource with text   → text block: the resource as indented JSON (uri, mimeType, text), named by its URI
 //	embedded resource with a blob → data block named by its URI
 //	resource link                 → text block referencing the link (uri, name, title, type, size)
 //	structuredContent             → metadata "structured_content", and its
@@ -146,12 +146,10 @@ func contentBlock(content sdk.Content) toolkit.Block {
 		if r.Blob != nil {
 			return toolkit.Block{Type: toolkit.BlockData, MediaType: r.MIMEType, Data: base64.StdEncoding.EncodeToString(r.Blob), Name: r.URI}
 		}
-		b, _ := json.MarshalIndent(struct {
-			URI      string `json:"uri"`
-			MIMEType string `json:"mimeType,omitempty"`
-			Text     string `json:"text"`
-		}{r.URI, r.MIMEType, r.Text}, "", "  ")
-		return toolkit.Block{Type: toolkit.BlockText, Text: string(b)}
+		b, _ := json.MarshalIndent(embeddedText{r.URI, r.MIMEType, r.Text}, "", "  ")
+		// Name (the URI) marks the text as this JSON, so the gateway can
+		// give an MCP client the resource back (embeddedResource).
+		return toolkit.Block{Type: toolkit.BlockText, Text: string(b), Name: r.URI}
 	case *sdk.ResourceLink:
 		var b strings.Builder
 		fmt.Fprintf(&b, "[resource link] %s", x.URI)
@@ -199,4 +197,28 @@ func jsonShape(v any) any {
 		return string(b)
 	}
 	return out
+}
+
+// embeddedText is an embedded text resource as a text block shows it to
+// the model (AgentScope's conversion).
+type embeddedText struct {
+	URI      string `json:"uri"`
+	MIMEType string `json:"mimeType,omitempty"`
+	Text     string `json:"text"`
+}
+
+// embeddedResource gives back the embedded text resource a text block
+// was made from (contentBlock): named by a URI and holding exactly that
+// resource's JSON. ok is false for any other text block.
+func embeddedResource(b toolkit.Block) (_ *sdk.EmbeddedResource, ok bool) {
+	if b.Type != toolkit.BlockText || b.Name == "" || !strings.HasPrefix(b.Text, "{") {
+		return nil, false
+	}
+	var r embeddedText
+	dec := json.NewDecoder(strings.NewReader(b.Text))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&r) != nil || r.URI != b.Name || dec.More() {
+		return nil, false
+	}
+	return &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: r.URI, MIMEType: r.MIMEType, Text: r.Text}}, true
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,5 +28,31 @@ func TestStructuredOnlyResultReachesTheModel(t *testing.T) {
 	c = resultChunk(&sdk.CallToolResult{StructuredContent: sc, Content: []sdk.Content{&sdk.ImageContent{MIMEType: "image/png", Data: []byte{1}}}})
 	if len(c.Content) != 1 || c.Content[0].Type != toolkit.BlockData {
 		t.Fatalf("with an image: %+v", c.Content)
+	}
+}
+
+// TestEmbeddedResourceRoundTrip: a mounted server's embedded text resource
+// reaches the model as AgentScope shows it (a text block of its JSON) and
+// an MCP client of the gateway as the resource again; a text block that
+// merely looks like one stays text.
+func TestEmbeddedResourceRoundTrip(t *testing.T) {
+	res := &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://doc", MIMEType: "text/markdown", Text: "# Doc\n"}}
+	b := contentBlock(res)
+	if b.Type != toolkit.BlockText || !strings.Contains(b.Text, `"uri": "test://doc"`) {
+		t.Fatalf("block %+v", b)
+	}
+	got, ok := blockContent("c1", 0, b).(*sdk.EmbeddedResource)
+	if !ok || got.Resource.URI != "test://doc" || got.Resource.MIMEType != "text/markdown" || got.Resource.Text != "# Doc\n" {
+		t.Fatalf("back: %#v", blockContent("c1", 0, b))
+	}
+	for name, forged := range map[string]toolkit.Block{
+		"no name":       {Type: toolkit.BlockText, Text: b.Text},
+		"other uri":     {Type: toolkit.BlockText, Text: b.Text, Name: "test://other"},
+		"extra field":   {Type: toolkit.BlockText, Text: `{"uri":"test://doc","text":"x","more":1}`, Name: "test://doc"},
+		"trailing text": {Type: toolkit.BlockText, Text: `{"uri":"test://doc","text":"x"} and more`, Name: "test://doc"},
+	} {
+		if _, ok := blockContent("c1", 0, forged).(*sdk.TextContent); !ok {
+			t.Errorf("%s: became %#v", name, blockContent("c1", 0, forged))
+		}
 	}
 }
