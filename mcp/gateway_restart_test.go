@@ -79,7 +79,9 @@ func TestGatewayWatchSurvivesRestart(t *testing.T) {
 		return r.State == toolkit.StateSuccess
 	})
 	waitChanged(t, c, "after an activation written once the server was back")
-	if _, ok := listNames(t, c)["shout"]; !ok {
-		t.Fatal("the session does not list the group turned on after the restart")
-	}
+	// The change seen may be a late one of before: wait for the list.
+	natstest.WaitFor(t, "the session to list the group turned on after the restart", func() bool {
+		_, ok := listNames(t, c)["shout"]
+		return ok
+	})
 }
