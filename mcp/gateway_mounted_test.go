@@ -385,6 +385,9 @@ func TestMountedServerGroupsPerInstance(t *testing.T) {
 	g := newGateway(t, f)
 	connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 	natstest.WaitFor(t, "both workers announced", func() bool { return len(g.fleet.Instances()) >= 3 })
+	// The session is tracked once the client's initialized notification
+	// is in.
+	natstest.WaitFor(t, "the session tracked", func() bool { return g.Sessions() == 1 })
 	g.mu.Lock()
 	var s *gatewaySession
 	for gs := range g.sessions {
