@@ -110,6 +110,9 @@ func mountedEverything(t *testing.T, srv *embedded.Server) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Close() })
+	waitMounted(t, g, "w-everything")
+	// And srv's own worker (the fixture tools' in the first fleet).
+	natstest.WaitFor(t, "the gateway to know both workers", func() bool { return len(g.fleet.Instances()) >= 2 })
 	return serveGatewayHTTP(t, g)
 }
 

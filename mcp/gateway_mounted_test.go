@@ -51,6 +51,25 @@ func serveMounted(t *testing.T, f *fleetFixture, instance string, cfgs ...Server
 	t.Cleanup(func() { w.Stop(context.Background()) })
 }
 
+// waitMounted waits until g's fleet knows the instances (its first
+// discovery collects answers for 250 ms only; a busy machine answers
+// later, and the next announcement comes seconds after).
+func waitMounted(t *testing.T, g *Gateway, instances ...string) {
+	t.Helper()
+	natstest.WaitFor(t, fmt.Sprintf("the gateway to know %v", instances), func() bool {
+		known := map[string]bool{}
+		for _, in := range g.fleet.Instances() {
+			known[in.ID] = true
+		}
+		for _, id := range instances {
+			if !known[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestGatewayServesMountedServers: the resources, resource templates,
 // prompts and completions of an MCP server mounted on a worker reach an
 // MCP client of the gateway over the bus, named like the server's tools
@@ -79,6 +98,7 @@ func TestGatewayServesMountedServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { g.Close() })
+			waitMounted(t, g, "w-mounted")
 			c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 
 			prompts, err := c.cs.ListPrompts(ctx, nil)
@@ -145,6 +165,7 @@ func TestGatewayServesMountedServers(t *testing.T) {
 
 	t.Run("activated", func(t *testing.T) {
 		g := newGateway(t, f)
+		waitMounted(t, g, "w-mounted")
 		c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 		if _, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: toolkit.MetaToolName, Arguments: map[string]any{"extra": true}}); err != nil {
 			t.Fatal(err)
@@ -229,7 +250,9 @@ func TestGatewayStreamPoll(t *testing.T) {
 // subscribed hears nothing.
 func TestGatewayRelaysResourceUpdates(t *testing.T) {
 	f := mountedFleet(t, ServerConfig{Name: "fixture", Transport: TransportStdio, Command: goSDKEverythingServer(t), ServeResources: true})
-	u := serveGatewayHTTP(t, newGateway(t, f))
+	g := newGateway(t, f)
+	waitMounted(t, g, "w-mounted")
+	u := serveGatewayHTTP(t, g)
 	ctx := natstest.Ctx(t)
 	connect := func(updates chan string) *sdk.ClientSession {
 		client := sdk.NewClient(&sdk.Implementation{Name: "subscriber", Version: "1"}, &sdk.ClientOptions{
@@ -384,7 +407,7 @@ func TestMountedServerGroupsPerInstance(t *testing.T) {
 	serveMounted(t, f, "w-basic", inBasic)
 	g := newGateway(t, f)
 	connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
-	natstest.WaitFor(t, "both workers announced", func() bool { return len(g.fleet.Instances()) >= 3 })
+	waitMounted(t, g, "w-mounted", "w-basic")
 	// The session is tracked once the client's initialized notification
 	// is in.
 	natstest.WaitFor(t, "the session tracked", func() bool { return g.Sessions() == 1 })
