@@ -96,8 +96,15 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 
 	token := c.cfg.Name + "-" + strconv.FormatUint(c.tokens.Add(1), 10)
 	sink := c.router.open(token)
+	cctx = withCallToken(cctx, token) // the transport's taps tell its messages by it (tap.go)
 	defer c.router.close(token)
 	params := &sdk.CallToolParams{Name: tool, Arguments: args, Meta: sdk.Meta{"progressToken": token}}
+	if lvl := c.cfg.logLevel(); lvl != "" {
+		// From protocol 2026-07-28 the level goes with each request
+		// (logging/setLevel, sent at initialize, is for the versions
+		// before); older servers ignore the key.
+		params.Meta[sdk.MetaKeyLogLevel] = lvl
+	}
 	injectMeta(ctx, params.Meta)
 
 	type outcome struct {

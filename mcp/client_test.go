@@ -35,7 +35,7 @@ func TestGoPeerRegistration(t *testing.T) {
 			cfg.Group = "gotools"
 			tk, c := mount(t, cfg)
 			want := []string{"mcp__go__block", "mcp__go__content", "mcp__go__echo", "mcp__go__env", "mcp__go__fail", "mcp__go__headers",
-				"mcp__go__late", "mcp__go__progress", "mcp__go__schemaxv2"}
+				"mcp__go__late", "mcp__go__log", "mcp__go__progress", "mcp__go__schemaxv2"}
 			got := c.Tools()
 			slices.Sort(got)
 			if !slices.Equal(got, want) { // the HTTP peer pages by 3: every page was read

@@ -425,3 +425,39 @@ func TestMountedServerGroupsPerInstance(t *testing.T) {
 		t.Fatalf("servers %+v: want dual through w-basic only", servers)
 	}
 }
+
+// TestServerLogs: on the current protocol (2026-07-28, where the log level
+// goes with each request and a subscriptions/listen request stays open for
+// the session's life), a stateful stdio server's log messages reach the
+// caller of the one call in flight, also after an earlier call was
+// cancelled; over Streamable HTTP a call's own response stream carries
+// them.
+func TestServerLogs(t *testing.T) {
+	for name, cfg := range goPeers(t) {
+		if name == "sse" {
+			continue // one stream for everything: attributed by session instead
+		}
+		t.Run(name, func(t *testing.T) {
+			c := cfg(t, "s")
+			c.LogLevel = "info"
+			tk, _ := mount(t, c)
+			ctx, cancel := context.WithTimeout(natstest.Ctx(t), 300*time.Millisecond)
+			for range tk.Call(ctx, toolkit.ToolCall{Name: ToolName("s", "block")}) {
+			}
+			cancel()
+			var logs []string
+			var final *toolkit.Response
+			for ev := range tk.Call(natstest.Ctx(t), toolkit.ToolCall{Name: ToolName("s", "log"), Input: map[string]any{"n": 3}}) {
+				if ev.Log != nil {
+					logs = append(logs, fmt.Sprint(ev.Log.Data))
+				}
+				if ev.Final != nil {
+					final = ev.Final
+				}
+			}
+			if want := []string{"message 1", "message 2", "message 3"}; final.Text() != "logged" || !slices.Equal(logs, want) {
+				t.Fatalf("%q, logs %q, want %q", final.Text(), logs, want)
+			}
+		})
+	}
+}

@@ -1,11 +1,8 @@
 package mcp
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -99,7 +96,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = newSSETap(resp.Body, t.router, requestToken(req))
+		token := "" // a POST's stream carries its call's messages; a GET's, none
+		if req.Method == http.MethodPost {
+			token = callTokenOf(req.Context())
+		}
+		resp.Body = newSSETap(resp.Body, t.router, token)
 	}
 	return resp, nil
 }
@@ -112,31 +113,3 @@ func (t *headerTransport) closeIdle() {
 
 // ErrRuntimeHeaders is wrapped by SetRuntimeHeaders' errors.
 var ErrRuntimeHeaders = errors.New("mcp: runtime headers rejected")
-
-// maxTokenBody bounds the request body read for its call token.
-const maxTokenBody = 1 << 20
-
-// requestToken is the call token of a POSTed tools/call ("" for any other
-// request, or a body too large to look into).
-func requestToken(req *http.Request) string {
-	if req.Method != http.MethodPost || req.GetBody == nil || req.ContentLength > maxTokenBody {
-		return ""
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return ""
-	}
-	defer body.Close()
-	b, err := io.ReadAll(io.LimitReader(body, maxTokenBody))
-	if err != nil || !bytes.Contains(b, []byte(`"tools/call"`)) {
-		return ""
-	}
-	var msg struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if json.Unmarshal(b, &msg) != nil || msg.Method != "tools/call" {
-		return ""
-	}
-	return callToken(msg.Params)
-}

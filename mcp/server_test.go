@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -108,6 +109,15 @@ func newTestServer(opts *sdk.ServerOptions) *sdk.Server {
 			default:
 			}
 			return nil, nil, ctx.Err()
+		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "log", Description: "Log n messages, then answer."},
+		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
+			for i := 1; i <= in.N; i++ {
+				if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: fmt.Sprint("message ", i)}); err != nil {
+					return nil, nil, err
+				}
+			}
+			return textResult("logged"), nil, nil
 		})
 	sdk.AddTool(srv, &sdk.Tool{Name: "env", Description: "Return $TOOLBUS_TEST_VALUE and the working directory."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {

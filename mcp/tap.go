@@ -27,8 +27,10 @@ import (
 // dropped.
 
 const (
-	methodProgress = "notifications/progress"
-	methodLog      = "notifications/message"
+	methodProgress  = "notifications/progress"
+	methodLog       = "notifications/message"
+	methodCancelled = "notifications/cancelled"
+	methodListen    = "subscriptions/listen"
 )
 
 // progressRouter maps progress tokens (strings this package generates) to
@@ -161,21 +163,35 @@ type tapConn struct {
 	sdk.Connection
 	router *progressRouter
 
-	mu    sync.Mutex
-	calls map[string]string // requests in flight: JSON-RPC id → call token ("" for other requests)
+	mu sync.Mutex
+	// requests in flight but the long-lived subscriptions/listen: JSON-RPC
+	// id → call token ("" for requests other than tools/call); retired by
+	// their response or the client's cancel
+	calls map[string]string
 }
 
 func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-		token := ""
-		if req.Method == "tools/call" {
-			token = callToken(req.Params)
-		}
+	if req, ok := m.(*jsonrpc.Request); ok {
 		c.mu.Lock()
-		if c.calls == nil {
-			c.calls = map[string]string{}
+		switch {
+		case req.Method == methodListen:
+			// Open for the session's life (protocol 2026-07-28): no one's.
+		case req.IsCall():
+			if c.calls == nil {
+				c.calls = map[string]string{}
+			}
+			c.calls[fmt.Sprint(req.ID.Raw())] = callTokenOf(ctx)
+		case req.Method == methodCancelled:
+			// No response comes for a cancelled request.
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					delete(c.calls, fmt.Sprint(id.Raw()))
+				}
+			}
 		}
-		c.calls[fmt.Sprint(req.ID.Raw())] = token
 		c.mu.Unlock()
 	}
 	return c.Connection.Write(ctx, m)
@@ -212,18 +228,19 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return m, err
 }
 
-// callToken is the progress token of a tools/call's params ("" when it
-// has none of ours).
-func callToken(params json.RawMessage) string {
-	var p struct {
-		Meta struct {
-			Token any `json:"progressToken"`
-		} `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	t, _ := p.Meta.Token.(string)
+// callTokenKey carries a call's token in the context of its tools/call
+// request, which the go-sdk passes to the transport (the connection's
+// Write, the HTTP request).
+type callTokenKey struct{}
+
+// withCallToken marks ctx as the call token's.
+func withCallToken(ctx context.Context, token string) context.Context {
+	return context.WithValue(ctx, callTokenKey{}, token)
+}
+
+// callTokenOf is the call token ctx is marked with, "" for none.
+func callTokenOf(ctx context.Context) string {
+	t, _ := ctx.Value(callTokenKey{}).(string)
 	return t
 }
 
