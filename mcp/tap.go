@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"sync"
 
@@ -167,7 +166,7 @@ type tapConn struct {
 	// requests in flight but the long-lived subscriptions/listen: JSON-RPC
 	// id → call token ("" for requests other than tools/call); retired by
 	// their response or the client's cancel
-	calls map[string]string
+	calls map[jsonrpc.ID]string
 }
 
 func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
@@ -178,9 +177,9 @@ func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
 			// Open for the session's life (protocol 2026-07-28): no one's.
 		case req.IsCall():
 			if c.calls == nil {
-				c.calls = map[string]string{}
+				c.calls = map[jsonrpc.ID]string{}
 			}
-			c.calls[fmt.Sprint(req.ID.Raw())] = callTokenOf(ctx)
+			c.calls[req.ID] = callTokenOf(ctx)
 		case req.Method == methodCancelled:
 			// No response comes for a cancelled request.
 			var p struct {
@@ -188,7 +187,7 @@ func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
 				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					delete(c.calls, fmt.Sprint(id.Raw()))
+					delete(c.calls, id)
 				}
 			}
 		}
@@ -222,7 +221,7 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	case *jsonrpc.Response:
 		c.mu.Lock()
-		delete(c.calls, fmt.Sprint(msg.ID.Raw()))
+		delete(c.calls, msg.ID)
 		c.mu.Unlock()
 	}
 	return m, err
