@@ -47,7 +47,7 @@ type Permissions struct {
 }
 
 // buckets are the fleet's KV buckets (the default names).
-var buckets = []string{wire.BucketGroups, wire.BucketPermissions, wire.BucketApprovals, wire.BucketResults, wire.BucketSessions}
+var buckets = []string{wire.BucketGroups, wire.BucketPermissions, wire.BucketApprovals, wire.BucketResults, wire.BucketSessions, wire.BucketOAuth}
 
 // stream is the JetStream stream behind a KV bucket.
 func stream(bucket string) string { return "KV_" + bucket }
@@ -59,9 +59,10 @@ func Operator() Permissions {
 
 // Worker serves calls: it subscribes to calls, cancels, listings and the
 // fleet's requests, replies into inboxes only (the reply subjects it
-// answers), announces itself, and uses the three KV buckets through the
-// JetStream API; it writes the group state and approvals buckets' keys but
-// never the permission policies'.
+// answers), announces itself, and uses the fleet's KV buckets through the
+// JetStream API; it writes the group state, approvals, results, sessions
+// and OAuth grants buckets' keys but never the permission policies'. Only
+// workers (and operators) read the OAuth grants.
 func Worker() Permissions {
 	pub := []string{
 		wire.InboxPrefix + ">",
@@ -102,7 +103,10 @@ func Worker() Permissions {
 		// Session affinity: probing and passing calls on to a session's
 		// worker, and the pins.
 		wire.SubjectPinnedPrefix+">",
-		"$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>", "$KV."+wire.BucketResults+".>", "$KV."+wire.BucketSessions+".>")
+		"$KV."+wire.BucketGroups+".>", "$KV."+wire.BucketApprovals+".>", "$KV."+wire.BucketResults+".>", "$KV."+wire.BucketSessions+".>",
+		// Mounted MCP servers' OAuth grants, refreshed by whichever worker
+		// finds the token expiring; no other role reads them.
+		"$KV."+wire.BucketOAuth+".>")
 	return Permissions{
 		Publish: pub,
 		Subscribe: []string{

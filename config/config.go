@@ -579,7 +579,7 @@ func (c *Config) resolvePaths(dir string) {
 }
 
 // String renders the config as YAML, for logs: passwords, tokens, MCP
-// headers and environment values are masked.
+// headers, environment values and OAuth client secrets are masked.
 func (c *Config) String() string {
 	cp := *c
 	mask := func(s *string) {
@@ -593,6 +593,11 @@ func (c *Config) String() string {
 	for i := range cp.MCPServers {
 		s := &cp.MCPServers[i]
 		s.Env, s.Headers = maskValues(s.Env), maskValues(s.Headers)
+		if s.OAuth != nil && s.OAuth.ClientSecret != "" {
+			o := *s.OAuth
+			mask(&o.ClientSecret)
+			s.OAuth = &o
+		}
 	}
 	b, err := yaml.Marshal(&cp)
 	if err != nil {

@@ -194,7 +194,7 @@ func TestString(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := cfg.String()
-	for _, secret := range []string{"s3cret", "abc123", "warn"} {
+	for _, secret := range []string{"s3cret", "abc123", "warn", "oauth-pw"} {
 		if strings.Contains(s, secret) {
 			t.Errorf("String shows %q:\n%s", secret, s)
 		}
@@ -204,7 +204,7 @@ func TestString(t *testing.T) {
 			t.Errorf("String lacks %q:\n%s", shown, s)
 		}
 	}
-	if cfg.NATS.Password != "s3cret" || cfg.MCPServers[1].Headers["Authorization"] != "Bearer abc123" {
+	if cfg.NATS.Password != "s3cret" || cfg.MCPServers[1].Headers["Authorization"] != "Bearer abc123" || cfg.MCPServers[2].OAuth.ClientSecret != "oauth-pw" {
 		t.Error("String changed the config")
 	}
 }

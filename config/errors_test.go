@@ -185,7 +185,7 @@ func TestRejectedAll(t *testing.T) {
 		`w.yaml:5: groups[2].name: duplicate group "g"`,
 		`w.yaml:7: queue_group: invalid queue group "a b": use letters, digits, '_' and '-' (the worker refuses anything else)`,
 		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, log_calls, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`,
-		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (allowed here: name, transport, command, args, env, cwd, url, headers, mode, session_bound, group, enable_tools, presets, disable_tools, timeout, connect_timeout, protocol_version, serve_resources, log_level)`,
+		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (allowed here: name, transport, command, args, env, cwd, url, headers, mode, session_bound, group, enable_tools, presets, disable_tools, timeout, connect_timeout, protocol_version, serve_resources, log_level, oauth)`,
 		`w.yaml:10: mcp_servers[0].name: invalid server name "a b": use letters, digits, '_' and '-'`,
 		`w.yaml:10: mcp_servers[0]: give either a command (stdio) or a url (streamable-http, sse), or set transport`,
 	}, "\n")

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbus/toolbus/toolkit"
 	"go.opentelemetry.io/otel/trace"
@@ -31,6 +32,16 @@ type Options struct {
 	// Tracer, when set, records each tools/call as a client span (see
 	// trace.go); the trace context reaches the server either way.
 	Tracer trace.Tracer
+	// Grants keeps the OAuth grants of servers with ServerConfig.OAuth
+	// (oauth.go); nil means MemoryGrants for this client alone. A worker
+	// gives the fleet's KVGrants.
+	Grants GrantStore
+	// AuthorizationCodeFetcher, when set, lets the client run the OAuth
+	// authorization flow itself: it takes the person to the authorization
+	// URL and returns the code (LoopbackAuthorizer does that at this
+	// machine). Without it a server that wants an authorization fails
+	// with ErrNeedsAuthorization until a grant is stored.
+	AuthorizationCodeFetcher auth.AuthorizationCodeFetcher
 }
 
 var (
@@ -62,6 +73,8 @@ type Client struct {
 	log  *slog.Logger
 	sdkc *sdk.Client
 	http *headerTransport // nil for stdio
+	// oauth authorizes a server with ServerConfig.OAuth (oauth.go).
+	oauth auth.OAuthHandler
 
 	router progressRouter
 	tokens atomic.Uint64
@@ -73,9 +86,11 @@ type Client struct {
 	caps    atomic.Pointer[sdk.ServerCapabilities]
 	connSem chan struct{} // serialises (re)connects
 	refresh chan struct{}
-	life    context.Context // cancelled by Close: ends calls and background work
-	kill    context.CancelFunc
-	bg      sync.WaitGroup
+	// wake cuts the background retry's wait short (a grant was stored).
+	wake chan struct{}
+	life context.Context // cancelled by Close: ends calls and background work
+	kill context.CancelFunc
+	bg   sync.WaitGroup
 
 	mu     sync.Mutex
 	closed bool
@@ -99,7 +114,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, connSem: make(chan struct{}, 1), refresh: make(chan struct{}, 1)}
+	c := &Client{cfg: cfg, connSem: make(chan struct{}, 1), refresh: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 	c.life, c.kill = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts
@@ -147,6 +162,16 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	c.sdkc = sdk.NewClient(info, copts)
 	if cfg.Transport != TransportStdio {
 		c.http = newHeaderTransport(cfg.Headers, &c.router)
+	}
+	if cfg.OAuth != nil {
+		var err error
+		if c.oauth, err = c.newOAuth(); err != nil {
+			c.kill()
+			return nil, err
+		}
+		if w, ok := c.opts.Grants.(grantWatcher); ok {
+			c.goBG(func() { w.Watch(c.life, cfg.Name, c.retryNow) })
+		}
 	}
 	c.bg.Add(1)
 	go c.refreshLoop()

@@ -131,6 +131,10 @@ type ServerConfig struct {
 	// there too. Setting the level costs a request per session (per call
 	// for a stateless server).
 	LogLevel string `yaml:"log_level,omitempty" json:"log_level,omitempty"`
+	// OAuth, when set, authorizes a streamable-http server by OAuth 2.1
+	// (oauth.go): the grant comes from `toolctl mcp login` through the
+	// fleet's toolbus_oauth bucket.
+	OAuth *OAuthConfig `yaml:"oauth,omitempty" json:"oauth,omitempty"`
 }
 
 // ErrInvalidConfig is wrapped by every error Validate returns.
@@ -263,6 +267,9 @@ func (c *ServerConfig) Validate() error {
 	}
 	if c.LogLevel != "" && c.LogLevel != "off" && !slices.Contains(toolkit.LogLevels, c.LogLevel) {
 		fail("log_level", "invalid level %q: want off or one of %s", c.LogLevel, strings.Join(toolkit.LogLevels, ", "))
+	}
+	if c.OAuth != nil {
+		c.OAuth.validate(c, fail)
 	}
 	if c.Timeout < 0 {
 		fail("timeout", "negative duration %v", c.Timeout)

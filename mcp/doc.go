@@ -132,6 +132,17 @@
 //	nats req tools.control.w1.mcp_headers '{"server":"search","headers":{"Authorization":"Bearer B"}}' -H Content-Type:application/json
 //	{"ok":true}
 //
+// # OAuth
+//
+// A Streamable HTTP server with ServerConfig.OAuth is authorized by OAuth
+// 2.1 (oauth.go): a person runs the authorization code flow once (toolctl
+// mcp login, or a client with Options.AuthorizationCodeFetcher, such as
+// LoopbackAuthorizer) and the Grant goes to a GrantStore that every worker
+// reads (KVGrants, the fleet's toolbus_oauth bucket); workers refresh it one
+// at a time and write it back. A client with no usable grant fails with
+// ErrNeedsAuthorization, naming the command to run. The client_credentials
+// grant needs no person: each client obtains its own tokens.
+//
 // # Server requests, resources and prompts
 //
 // A server's sampling and elicitation requests and its log messages go to

@@ -206,6 +206,9 @@ func (c *Client) startRetry(tk *toolkit.Toolkit) {
 				timer.Stop()
 				return
 			case <-timer.C:
+			case <-c.wake:
+				timer.Stop()
+				delay = c.opts.RetryInterval
 			}
 			err := c.Register(c.life, tk)
 			if err == nil {
@@ -219,6 +222,14 @@ func (c *Client) startRetry(tk *toolkit.Toolkit) {
 			delay = min(delay*2, c.opts.MaxRetryInterval)
 		}
 	})
+}
+
+// retryNow wakes the background retry, if one waits.
+func (c *Client) retryNow() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 // refreshLoop re-syncs the registered tools when the server announces

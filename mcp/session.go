@@ -61,6 +61,9 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 			HTTPClient:           &http.Client{Transport: c.http},
 			DisableStandaloneSSE: c.cfg.mode() == ModeStateless,
 		}
+		if c.oauth != nil {
+			t.(*sdk.StreamableClientTransport).OAuthHandler = c.oauth
+		}
 	case TransportSSE:
 		t = &detachedTransport{inner: &sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: c.http}}}
 	}

@@ -166,6 +166,9 @@ const (
 	// BucketSessions holds the session pins: which worker instance serves
 	// a session's calls of session-bound tools (SessionKey → instance id).
 	BucketSessions = "toolbus_sessions"
+	// BucketOAuth holds the OAuth grants of mounted MCP servers, by server
+	// name: tokens and client credentials, for workers only.
+	BucketOAuth = "toolbus_oauth"
 )
 
 // Metadata keys the bus adds to final responses.

@@ -28,6 +28,7 @@ import (
 //
 //	toolctl mcp serve --listen 127.0.0.1:8808     # Streamable HTTP at http://127.0.0.1:8808/mcp
 //	toolctl mcp stdio --session my-agent          # one MCP session on stdin/stdout, for clients that spawn servers
+//	toolctl --config worker.yaml mcp login SERVER  # authorize a mounted server with oauth for the fleet (mcp_login.go)
 //
 // Each MCP session is a toolbus session (over HTTP the Mcp-Session-Id;
 // over stdio --session, or a random one): tools/list shows its active
@@ -47,9 +48,9 @@ func init() {
 	var o mcpOptions
 	register(&command{
 		name: "mcp",
-		args: "serve|stdio",
+		args: "serve|stdio|login SERVER|logout SERVER",
 		summary: "serve the fleet's tools to MCP clients: `mcp serve --listen ADDR` over Streamable HTTP (at /mcp), " +
-			"`mcp stdio --session S` on stdin/stdout",
+			"`mcp stdio --session S` on stdin/stdout; `mcp login SERVER` authorizes a mounted MCP server with oauth for every worker, `mcp logout SERVER` forgets that",
 		flags: o.register,
 		run:   o.run,
 	})
@@ -66,6 +67,8 @@ type mcpOptions struct {
 	httpAddr       string
 	expose         string
 	streamPoll     time.Duration
+	loginTimeout   time.Duration
+	force          bool
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -78,10 +81,18 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
 	fs.StringVar(&o.expose, "expose-server", "", "list the tools of these MCP `servers` (comma-separated names of mcp_servers the workers mount) under their own names: the gateway as a proxy of those servers")
 	fs.DurationVar(&o.streamPoll, "stream-poll", 0, "serve: close the HTTP stream of a call still running after this long; the client resumes it (SEP-1699) and gets the result there (0: never)")
+	fs.DurationVar(&o.loginTimeout, "login-timeout", 5*time.Minute, "login: how long to wait for the browser to come back")
+	fs.BoolVar(&o.force, "force", false, "login: authorize again even when the stored grant still works")
 	fs.StringVar(&o.httpAddr, "http", "", "serve: the operator endpoint's `address` (Prometheus /metrics, /healthz, /readyz); off when empty")
 }
 
 func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
+	if len(args) > 0 && (args[0] == "login" || args[0] == "logout") {
+		if len(args) != 2 {
+			return e.usagef("toolctl --config FILE mcp %s SERVER: name one of the config's mcp_servers", args[0])
+		}
+		return o.login(ctx, e, args[0] == "logout", args[1])
+	}
 	if len(args) != 1 || (args[0] != "serve" && args[0] != "stdio") {
 		if len(args) == 0 {
 			return e.usagef("mcp needs serve or stdio: toolctl mcp serve [--listen ADDR] | toolctl mcp stdio [--session S]")

@@ -329,7 +329,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 			log.Warn("flushing traces", "err", err)
 		}
 	})
-	env := &mountEnv{Config: cfg, Toolkit: tk, Conn: r.nc, JetStream: js, Instance: r.instance, Logger: log, Tracer: tracer}
+	env := &mountEnv{Config: cfg, Toolkit: tk, Conn: r.nc, JetStream: js, KVReplicas: kvReplicas, Instance: r.instance, Logger: log, Tracer: tracer}
 	slices.SortStableFunc(mounts, func(a, b mount) int { return strings.Compare(a.name, b.name) })
 	for _, m := range mounts {
 		stop, err := m.start(ctx, env)

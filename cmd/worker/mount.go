@@ -50,8 +50,10 @@ type mountEnv struct {
 	// close it).
 	Conn      *nats.Conn
 	JetStream jetstream.JetStream
-	Instance  string
-	Logger    *slog.Logger
+	// KVReplicas are the replicas of a KV bucket this worker creates.
+	KVReplicas int
+	Instance   string
+	Logger     *slog.Logger
 	// Tracer records spans when traces are on (nil: off).
 	Tracer trace.Tracer
 	// Policy is the permission policy the worker checks (set by the

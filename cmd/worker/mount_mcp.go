@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/mcp"
 )
 
@@ -22,6 +23,13 @@ import (
 // holds its own sessions, so `toolctl mcp-headers` sends it to every
 // instance (or --instance for one).
 //
+// A server with oauth (authorization_code, the default grant) is sent
+// the grant `toolctl mcp login` stored in the fleet's toolbus_oauth bucket
+// (mcp.OpenGrants), which the worker refreshes and writes back; without
+// one, its mount fails saying so and is retried until one appears. With
+// --group-state memory (no JetStream) the worker has no bucket to read:
+// such servers stay unauthorized.
+//
 // The servers' resources, prompts and completions are announced
 // (wire.MetaMCPServers) and passed on to them for the gateway on
 // tools.mcp.<instance> (mcp.ServeMounted).
@@ -32,7 +40,19 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 	if len(cfgs) == 0 {
 		return nil, nil
 	}
-	servers, err := mcp.Mount(ctx, env.Toolkit, cfgs, &mcp.Options{Logger: env.Logger, Tracer: env.Tracer})
+	opts := &mcp.Options{Logger: env.Logger, Tracer: env.Tracer}
+	if needsGrants(cfgs) {
+		if env.Config.State.Groups == config.GroupsMemory {
+			env.Logger.Warn("MCP servers with oauth need the fleet's toolbus_oauth bucket (JetStream) for their grants; with --group-state memory they stay unauthorized")
+		} else {
+			g, err := mcp.OpenGrants(ctx, env.JetStream, env.KVReplicas)
+			if err != nil {
+				return nil, err
+			}
+			opts.Grants = g
+		}
+	}
+	servers, err := mcp.Mount(ctx, env.Toolkit, cfgs, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +69,9 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 	}
 	env.Announce(wire.MetaMCPServers, servers.Announce())
 	for _, c := range servers.Clients() {
-		env.Logger.Info("MCP server mounted", "server", c.Name(), "tools", len(c.Tools()))
+		if c.Up() { // the others said why and are retried
+			env.Logger.Info("MCP server mounted", "server", c.Name(), "tools", len(c.Tools()))
+		}
 	}
 	env.mcp = servers
 	return func() {
@@ -59,4 +81,14 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 			env.Logger.Warn("closing the MCP servers", "err", err)
 		}
 	}, nil
+}
+
+// needsGrants: some server is authorized by a grant a person gave.
+func needsGrants(cfgs []mcp.ServerConfig) bool {
+	for _, c := range cfgs {
+		if c.OAuth != nil && c.OAuth.Grant != mcp.GrantClientCredentials {
+			return true
+		}
+	}
+	return false
 }

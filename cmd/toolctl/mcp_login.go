@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/mcp"
+)
+
+// toolctl mcp login SERVER: the OAuth authorization of a mounted MCP
+// server, given once by a person for the whole fleet (mcp/oauth.go).
+//
+//	toolctl --config worker.yaml mcp login tracker
+//
+// The server is looked up in the config's mcp_servers (it needs oauth:).
+// login listens on the server's redirect URL (oauth.redirect_url,
+// mcp.DefaultRedirectURL by default), prints the authorization URL to open
+// in a browser, waits for the browser to come back with the code (up to
+// --login-timeout), and stores the grant in the fleet's toolbus_oauth
+// bucket, where every worker mounting the server takes it (a worker that
+// gave up on the server tries again within a minute). When the stored
+// grant still works nothing is asked (--force asks anyway). The browser
+// may be on another machine when the redirect URL's port is forwarded to
+// this one (ssh -L 8976:127.0.0.1:8976).
+//
+// toolctl mcp logout SERVER deletes the stored grant: workers keep the
+// token they hold until it expires, then fail asking for a login.
+
+func (o *mcpOptions) login(ctx context.Context, e *env, logout bool, name string) int {
+	i := slices.IndexFunc(e.cfg.MCPServers, func(c mcp.ServerConfig) bool { return c.Name == name })
+	if i < 0 {
+		var names []string
+		for _, c := range e.cfg.MCPServers {
+			names = append(names, c.Name)
+		}
+		if len(names) == 0 {
+			return e.usagef("no MCP server %q: the config has no mcp_servers (give the workers' config with --config FILE)", name)
+		}
+		return e.usagef("no MCP server %q in the config; it has %s", name, strings.Join(names, ", "))
+	}
+	cfg := e.cfg.MCPServers[i].WithDefaults()
+	switch {
+	case cfg.OAuth == nil:
+		return e.usagef("MCP server %q has no oauth in the config: it is not authorized by OAuth", name)
+	case cfg.OAuth.Grant == mcp.GrantClientCredentials:
+		return e.usagef("MCP server %q uses the client_credentials grant: each worker obtains its tokens itself, there is nothing to log in to", name)
+	case o.loginTimeout <= 0:
+		return e.usagef("--login-timeout must be positive, got %v", o.loginTimeout)
+	}
+	nc, err := e.conn()
+	if err != nil {
+		return exitCode(err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+		return exitError
+	}
+	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	grants, err := mcp.OpenGrants(bctx, js, 1)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(e.stderr, "toolctl: the fleet's grant bucket (JetStream):", err)
+		return exitError
+	}
+	if logout || o.force {
+		if err := grants.Delete(ctx, name); err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		if logout {
+			fmt.Fprintf(e.stdout, "MCP server %q: the stored grant is deleted; workers fail asking for a login once their token expires\n", name)
+			return exitOK
+		}
+	}
+	asked := false
+	fetch, closer, err := mcp.LoopbackAuthorizer(cfg.OAuth.Redirect(), func(url string) {
+		asked = true
+		fmt.Fprintf(e.stderr, "Open this URL in a browser to authorize toolbus for MCP server %q:\n\n  %s\n\nWaiting for the browser to come back to %s ...\n", name, url, cfg.OAuth.Redirect())
+	})
+	if err != nil {
+		return e.usagef("%v", err)
+	}
+	defer closer.Close()
+	cfg.ConnectTimeout = mcp.Duration(o.loginTimeout) // the person's time in the browser included
+	c, err := mcp.NewClient(cfg, &mcp.Options{Grants: grants, AuthorizationCodeFetcher: fetch,
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+	if err != nil {
+		return e.usagef("%v", err)
+	}
+	defer c.Close()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(e.stderr, "toolctl: MCP server %q: no authorization within %v (--login-timeout): %v\n", name, o.loginTimeout, err)
+		} else {
+			fmt.Fprintf(e.stderr, "toolctl: MCP server %q: %v\n", name, err)
+		}
+		return exitError
+	}
+	g, _, err := grants.Load(ctx, name)
+	if err != nil || g == nil {
+		fmt.Fprintf(e.stderr, "toolctl: MCP server %q answered, but no grant is stored (%v): does it want OAuth at all?\n", name, err)
+		return exitError
+	}
+	how := "authorized"
+	if !asked {
+		how = "already authorized (the stored grant works; --force authorizes again)"
+	}
+	expiry := "no expiry"
+	if !g.Expiry.IsZero() {
+		expiry = "token expires " + g.Expiry.Local().Format(time.RFC3339)
+	}
+	refresh := "no refresh token: log in again when it expires"
+	if g.RefreshToken != "" {
+		refresh = "workers refresh it"
+	}
+	fmt.Fprintf(e.stdout, "MCP server %q %s: %d tools; the grant is in the fleet's %s bucket for every worker (%s, %s)\n",
+		name, how, len(tools), wire.BucketOAuth, expiry, refresh)
+	return exitOK
+}
