@@ -206,8 +206,12 @@ func (s *gatewaySession) mountedMiddleware(ctx context.Context, method string, r
 		res, err := s.listTemplates(ctx)
 		return res, true, err
 	case *sdk.ReadResourceRequest:
-		if r.Params == nil || strings.HasPrefix(r.Params.URI, "skill:") {
-			return nil, false, nil
+		if r.Params == nil || isSkillMD(r.Params.URI) {
+			return nil, false, nil // a skill's SKILL.md: the session's own resource
+		}
+		if strings.HasPrefix(r.Params.URI, "skill:") {
+			res, err := s.readSkillFile(ctx, r.Params.URI)
+			return res, true, err
 		}
 		res, err := s.readMounted(ctx, r.Params)
 		return res, true, err
@@ -328,6 +332,11 @@ func (s *gatewaySession) listResources(ctx context.Context, method string, req s
 		return nil, err
 	}
 	out := base.(*sdk.ListResourcesResult)
+	files, err := s.skillFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.Resources = append(out.Resources, files...)
 	servers, err := s.mountedServers(ctx)
 	if err != nil {
 		return nil, err

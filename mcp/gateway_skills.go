@@ -2,10 +2,13 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,6 +22,10 @@ import (
 // (text/markdown) with the same text. Both are read from a worker that
 // declares the skill (skill.Fetch) when asked for, and follow the
 // session's groups as its tools do (prompts and resources list_changed).
+// The other files of the skill's directory (scripts, references) are
+// resources skill://<name>/<path> too: resources/list asks a worker
+// declaring the skill for their list (skill.FetchFiles, within the limits
+// of skill.Files), and resources/read for the file (text, or a blob).
 
 // skillURI is the resource URI of a skill's SKILL.md.
 func skillURI(name string) string {
@@ -94,4 +101,81 @@ func (s *gatewaySession) readResource(ctx context.Context, req *sdk.ReadResource
 		return nil, sdk.ResourceNotFoundError(req.Params.URI)
 	}
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: body}}}, nil
+}
+
+// skillFileTimeout bounds asking a worker for a skill's files.
+const skillFileTimeout = 10 * time.Second
+
+// skillFileURI is the resource URI of a file of a skill.
+func skillFileURI(name, file string) string {
+	parts := strings.Split(file, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return "skill://" + url.PathEscape(name) + "/" + strings.Join(parts, "/")
+}
+
+// skillFiles are the resources of the files of the skills the session
+// sees, besides their SKILL.md. A skill whose workers do not answer is
+// left out (and logged).
+func (s *gatewaySession) skillFiles(ctx context.Context) ([]*sdk.Resource, error) {
+	active, err := s.c.ActiveGroups(ctx, s.id, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []*sdk.Resource
+	for _, sk := range skill.Visible(skill.FleetSkills(s.g.fleet, s.g.log), active) {
+		group, instances, ok := skill.Sources(s.g.fleet, sk.Name, active)
+		if !ok {
+			continue
+		}
+		fctx, cancel := context.WithTimeout(ctx, skillFileTimeout)
+		files, _, err := skill.FetchFiles(fctx, s.g.nc, instances, sk.Name, group)
+		cancel()
+		if err != nil {
+			s.g.log.Warn("mcp: gateway: listing a skill's files", "skill", sk.Name, "err", err)
+			continue
+		}
+		for _, f := range files {
+			out = append(out, &sdk.Resource{URI: skillFileURI(sk.Name, f), Name: sk.Name + "/" + f, MIMEType: skill.MIMEType(f)})
+		}
+	}
+	return out, nil
+}
+
+// readSkillFile reads skill://<name>/<path> from a worker declaring the
+// skill, when the session sees it.
+func (s *gatewaySession) readSkillFile(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "skill" || u.Path == "" || u.Path == "/" {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	active, err := s.c.ActiveGroups(ctx, s.id, 0)
+	if err != nil {
+		return nil, err
+	}
+	group, instances, ok := skill.Sources(s.g.fleet, u.Host, active)
+	if !ok {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	fctx, cancel := context.WithTimeout(ctx, skillFileTimeout)
+	defer cancel()
+	r, err := skill.FetchFile(fctx, s.g.nc, instances, u.Host, group, strings.TrimPrefix(u.Path, "/"))
+	if err != nil {
+		return nil, sdk.ResourceNotFoundError(uri)
+	}
+	c := &sdk.ResourceContents{URI: uri, MIMEType: r.MIMEType, Text: r.Text}
+	if r.Blob != "" {
+		if c.Blob, err = base64.StdEncoding.DecodeString(r.Blob); err != nil {
+			return nil, fmt.Errorf("skill file %s: %w", uri, err)
+		}
+	}
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}}, nil
+}
+
+// isSkillMD: the URI is a skill's SKILL.md, a resource of the session's
+// own server.
+func isSkillMD(uri string) bool {
+	u, err := url.Parse(uri)
+	return err == nil && u.Scheme == "skill" && u.Path == "/"+skill.FileName
 }

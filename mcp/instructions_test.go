@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -101,6 +103,79 @@ func TestGatewayInstructions(t *testing.T) {
 	}
 	if _, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://nope/SKILL.md"}); err == nil {
 		t.Fatal("an unknown skill's resource was read")
+	}
+}
+
+// TestGatewaySkillFiles: a skill's other files are resources
+// skill://<name>/<path>, listed and read from the worker declaring the
+// skill (text or blob); what the skill's directory does not serve is not
+// found.
+func TestGatewaySkillFiles(t *testing.T) {
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	tk := newWorkerToolkit(t, srv)
+	dir := t.TempDir()
+	for name, body := range map[string]string{"SKILL.md": "---\nname: pdf\ndescription: Fill PDF forms.\n---\n# PDF\nRun scripts/fill.py.", "scripts/fill.py": "print('fill')\n", "logo.png": "\x89PNG\xff", ".token": "secret"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := skill.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.AddDir("", dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := skill.Install(tk, set); err != nil {
+		t.Fatal(err)
+	}
+	wnc := natstest.Connect(t, srv)
+	w, err := bus.Serve(wnc, tk, &bus.WorkerOptions{Instance: "w1", Meta: map[string]func() any{wire.MetaSkills: skill.Announce(set)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	if _, err := skill.Serve(wnc, "w1", set, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	resources, err := c.cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range resources.Resources {
+		uris = append(uris, r.URI+" "+r.MIMEType)
+	}
+	if want := []string{"skill://pdf/SKILL.md text/markdown", "skill://pdf/logo.png image/png", "skill://pdf/scripts/fill.py " + skill.MIMEType("fill.py")}; !slices.Equal(uris, want) {
+		t.Errorf("resources %q, want %q", uris, want)
+	}
+	r, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://pdf/scripts/fill.py"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "print('fill')\n" {
+		t.Fatalf("fill.py: %+v %v", r, err)
+	}
+	r, err = c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://pdf/logo.png"})
+	if err != nil || len(r.Contents) != 1 || string(r.Contents[0].Blob) != "\x89PNG\xff" || r.Contents[0].MIMEType != "image/png" {
+		t.Fatalf("logo.png: %+v %v", r, err)
+	}
+	for _, uri := range []string{"skill://pdf/.token", "skill://pdf/../../etc/passwd", "skill://pdf/%2e%2e/x", "skill://nope/fill.py", "skill://pdf/", "skill://pdf/missing.txt"} {
+		if r, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("%s was read: %+v", uri, r)
+		}
 	}
 }
 

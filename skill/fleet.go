@@ -158,12 +158,7 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil || req.Name == "" {
 			reply.Error = `invalid request: want {"name": NAME, "group": GROUP}`
 		} else {
-			reply.Error = fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", req.Name)
-			for _, s := range set.All() {
-				if s.Name == req.Name && s.Group == cmp.Or(req.Group, toolkit.BasicGroup) {
-					reply = wire.SkillReply{Markdown: s.Markdown}
-				}
-			}
+			reply = answer(set, &req)
 		}
 		if err := wire.Respond(nc, m, &reply); err != nil {
 			log.Warn("skill: answering a request for a skill body", "skill", req.Name, "err", err)
@@ -175,20 +170,67 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 	return sub, nil
 }
 
+// answer is a worker's reply to a request for one of its skills.
+func answer(set Bodies, req *wire.SkillRequest) wire.SkillReply {
+	all := set.All()
+	i := slices.IndexFunc(all, func(s Skill) bool { return s.Name == req.Name && s.Group == cmp.Or(req.Group, toolkit.BasicGroup) })
+	if i < 0 {
+		return wire.SkillReply{Error: fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", req.Name)}
+	}
+	s := all[i]
+	switch {
+	case req.ListFiles:
+		files, truncated, err := s.Files()
+		if err != nil {
+			return wire.SkillReply{Error: err.Error()}
+		}
+		return wire.SkillReply{Files: files, Truncated: truncated}
+	case req.File != "":
+		r, err := s.ReadFile(req.File)
+		if err != nil {
+			return wire.SkillReply{Error: err.Error()}
+		}
+		return r
+	}
+	return wire.SkillReply{Markdown: s.Markdown}
+}
+
 // Fetch asks the instances in turn for a skill's body and returns the
 // first answer.
-func Fetch(ctx context.Context, nc *nats.Conn, instances []string, name, group string) (_ string, err error) {
-	ctx, span := tracer.Start(ctx, "skill.fetch "+name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("toolbus.skill.name", name), attribute.String("toolbus.skill.group", group)))
+func Fetch(ctx context.Context, nc *nats.Conn, instances []string, name, group string) (string, error) {
+	r, err := ask(ctx, nc, instances, &wire.SkillRequest{Name: name, Group: group})
+	return r.Markdown, err
+}
+
+// FetchFiles asks the instances in turn for the list of a skill's files
+// (Skill.Files).
+func FetchFiles(ctx context.Context, nc *nats.Conn, instances []string, name, group string) (files []string, truncated bool, err error) {
+	r, err := ask(ctx, nc, instances, &wire.SkillRequest{Name: name, Group: group, ListFiles: true})
+	return r.Files, r.Truncated, err
+}
+
+// FetchFile asks the instances in turn for one of a skill's files
+// (Skill.ReadFile): the reply's Text or Blob, and MIMEType.
+func FetchFile(ctx context.Context, nc *nats.Conn, instances []string, name, group, file string) (wire.SkillReply, error) {
+	return ask(ctx, nc, instances, &wire.SkillRequest{Name: name, Group: group, File: file})
+}
+
+func ask(ctx context.Context, nc *nats.Conn, instances []string, r *wire.SkillRequest) (_ wire.SkillReply, err error) {
+	what := "skill.fetch "
+	if r.ListFiles || r.File != "" {
+		what = "skill.files "
+	}
+	ctx, span := tracer.Start(ctx, what+r.Name, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("toolbus.skill.name", r.Name), attribute.String("toolbus.skill.group", r.Group)))
 	defer func() {
 		if err != nil {
 			span.SetStatus(codes.Error, err.Error())
 		}
 		span.End()
 	}()
-	req, err := wire.Msgpack.Marshal(&wire.SkillRequest{Name: name, Group: group})
+	req, err := wire.Msgpack.Marshal(r)
 	if err != nil {
-		return "", err
+		return wire.SkillReply{}, err
 	}
 	var errs []error
 	for _, id := range instances {
@@ -206,10 +248,10 @@ func Fetch(ctx context.Context, nc *nats.Conn, instances []string, name, group s
 			errs = append(errs, fmt.Errorf("%s: %s", id, reply.Error))
 			continue
 		}
-		return reply.Markdown, nil
+		return reply, nil
 	}
 	if len(errs) == 0 {
-		return "", fmt.Errorf("skill: no instance declares skill %q", name)
+		return wire.SkillReply{}, fmt.Errorf("skill: no instance declares skill %q", r.Name)
 	}
-	return "", fmt.Errorf("skill: fetching skill %q: %w", name, errors.Join(errs...))
+	return wire.SkillReply{}, fmt.Errorf("skill: fetching skill %q: %w", r.Name, errors.Join(errs...))
 }

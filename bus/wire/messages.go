@@ -254,21 +254,32 @@ func (t AnnouncedTool) IdempotencyLevel() toolkit.Idempotency {
 }
 
 // SkillRequest asks a worker (SkillSubject) for the body of one of its
-// skills.
+// skills, for one of the files in the skill's directory (File: a
+// slash-separated path relative to it), or for the list of those files
+// (ListFiles).
 //
 //wire:message
 type SkillRequest struct {
-	Name  string `json:"name" msgpack:"name"`
-	Group string `json:"group,omitempty" msgpack:"group,omitempty"`
+	Name      string `json:"name" msgpack:"name"`
+	Group     string `json:"group,omitempty" msgpack:"group,omitempty"`
+	File      string `json:"file,omitempty" msgpack:"file,omitempty"`
+	ListFiles bool   `json:"list_files,omitempty" msgpack:"list_files,omitempty"`
 }
 
-// SkillReply answers a SkillRequest: the markdown body, or why there is
+// SkillReply answers a SkillRequest: the markdown body; a file as Text
+// (UTF-8) or Blob (base64) with its MIMEType; the skill's files
+// (Truncated when there were more than skill.MaxFiles); or why there is
 // none.
 //
 //wire:message
 type SkillReply struct {
-	Markdown string `json:"markdown,omitempty" msgpack:"markdown,omitempty"`
-	Error    string `json:"error,omitempty" msgpack:"error,omitempty"`
+	Markdown  string   `json:"markdown,omitempty" msgpack:"markdown,omitempty"`
+	Text      string   `json:"text,omitempty" msgpack:"text,omitempty"`
+	Blob      string   `json:"blob,omitempty" msgpack:"blob,omitempty"`
+	MIMEType  string   `json:"mime_type,omitempty" msgpack:"mime_type,omitempty"`
+	Files     []string `json:"files,omitempty" msgpack:"files,omitempty"`
+	Truncated bool     `json:"truncated,omitempty" msgpack:"truncated,omitempty"`
+	Error     string   `json:"error,omitempty" msgpack:"error,omitempty"`
 }
 
 // MCPRequest asks a worker (MCPSubject) to pass one request on to an MCP

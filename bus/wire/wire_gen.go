@@ -1330,12 +1330,26 @@ func appendSkillRequest(b []byte, v *SkillRequest) []byte {
 	if v.Group != "" {
 		n++
 	}
+	if v.File != "" {
+		n++
+	}
+	if v.ListFiles {
+		n++
+	}
 	b = appendMapLen(b, n)
 	b = append(b, "\xa4name"...)
 	b = appendStr(b, v.Name)
 	if v.Group != "" {
 		b = append(b, "\xa5group"...)
 		b = appendStr(b, v.Group)
+	}
+	if v.File != "" {
+		b = append(b, "\xa4file"...)
+		b = appendStr(b, v.File)
+	}
+	if v.ListFiles {
+		b = append(b, "\xaalist_files"...)
+		b = appendBool(b, v.ListFiles)
 	}
 	return b
 }
@@ -1355,6 +1369,10 @@ func (d *decoder) decodeSkillRequest(v *SkillRequest) error {
 			v.Name, err = d.str()
 		case "group":
 			v.Group, err = d.str()
+		case "file":
+			v.File, err = d.str()
+		case "list_files":
+			v.ListFiles, err = d.boolean()
 		default:
 			err = d.skip()
 		}
@@ -1371,6 +1389,21 @@ func appendSkillReply(b []byte, v *SkillReply) []byte {
 	if v.Markdown != "" {
 		n++
 	}
+	if v.Text != "" {
+		n++
+	}
+	if v.Blob != "" {
+		n++
+	}
+	if v.MIMEType != "" {
+		n++
+	}
+	if len(v.Files) > 0 {
+		n++
+	}
+	if v.Truncated {
+		n++
+	}
 	if v.Error != "" {
 		n++
 	}
@@ -1378,6 +1411,26 @@ func appendSkillReply(b []byte, v *SkillReply) []byte {
 	if v.Markdown != "" {
 		b = append(b, "\xa8markdown"...)
 		b = appendStr(b, v.Markdown)
+	}
+	if v.Text != "" {
+		b = append(b, "\xa4text"...)
+		b = appendStr(b, v.Text)
+	}
+	if v.Blob != "" {
+		b = append(b, "\xa4blob"...)
+		b = appendStr(b, v.Blob)
+	}
+	if v.MIMEType != "" {
+		b = append(b, "\xa9mime_type"...)
+		b = appendStr(b, v.MIMEType)
+	}
+	if len(v.Files) > 0 {
+		b = append(b, "\xa5files"...)
+		b = appendStrSlice(b, v.Files)
+	}
+	if v.Truncated {
+		b = append(b, "\xa9truncated"...)
+		b = appendBool(b, v.Truncated)
 	}
 	if v.Error != "" {
 		b = append(b, "\xa5error"...)
@@ -1399,6 +1452,16 @@ func (d *decoder) decodeSkillReply(v *SkillReply) error {
 		switch string(k) {
 		case "markdown":
 			v.Markdown, err = d.str()
+		case "text":
+			v.Text, err = d.str()
+		case "blob":
+			v.Blob, err = d.str()
+		case "mime_type":
+			v.MIMEType, err = d.str()
+		case "files":
+			v.Files, err = d.strSlice()
+		case "truncated":
+			v.Truncated, err = d.boolean()
 		case "error":
 			v.Error, err = d.str()
 		default:

@@ -1,0 +1,139 @@
+package skill
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/toolbus/toolbus/bus/wire"
+)
+
+// A skill's other files (scripts, references, templates next to its
+// SKILL.md) are served to the fleet for the gateway, which offers them as
+// MCP resources skill://<name>/<path>. Only regular files inside the
+// skill's directory are served: the directory is opened as an os.Root, so
+// no path, symlink or ".." leaves it; names starting with "." (and
+// everything under them) are left out, as are files larger than
+// MaxFileBytes, and the listing stops at MaxFiles files, MaxFileDepth
+// directories deep.
+const (
+	MaxFiles     = 200
+	MaxFileBytes = 512 << 10
+	MaxFileDepth = 6
+)
+
+// Files lists the files of the skill's directory other than SKILL.md, as
+// slash-separated paths relative to it, sorted; truncated says MaxFiles
+// cut the list short. A skill without a directory has none.
+func (s Skill) Files() (files []string, truncated bool, err error) {
+	if s.Dir == "" {
+		return nil, false, nil
+	}
+	root, err := os.OpenRoot(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil // a skill given in Go names a directory it need not have
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("skill %q: %w", s.Name, err)
+	}
+	defer root.Close()
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable directory is left out
+		}
+		if p == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") || d.IsDir() && strings.Count(p, "/") >= MaxFileDepth {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || p == FileName {
+			return nil
+		}
+		if info, err := d.Info(); err != nil || info.Size() > MaxFileBytes {
+			return nil
+		}
+		if len(files) == MaxFiles {
+			truncated = true
+			return fs.SkipAll
+		}
+		files = append(files, p)
+		return nil
+	})
+	slices.Sort(files)
+	return files, truncated, err
+}
+
+// ReadFile reads one of the skill's files (a path Files lists) into a
+// reply: Text when it is UTF-8, Blob (base64) otherwise, with a MIME type
+// from its extension.
+func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
+	if s.Dir == "" || !fs.ValidPath(name) || name == "." || slices.ContainsFunc(strings.Split(name, "/"), func(part string) bool { return strings.HasPrefix(part, ".") }) {
+		return wire.SkillReply{}, fmt.Errorf("skill %q has no file %q", s.Name, name)
+	}
+	root, err := os.OpenRoot(s.Dir)
+	if err != nil {
+		return wire.SkillReply{}, fmt.Errorf("skill %q: %w", s.Name, err)
+	}
+	defer root.Close()
+	// Non-blocking, so that a FIFO put there does not hang the open; it
+	// is then refused as not a regular file.
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return wire.SkillReply{}, fmt.Errorf("skill %q has no file %q", s.Name, name)
+		}
+		return wire.SkillReply{}, fmt.Errorf("skill %q: %w", s.Name, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+		return wire.SkillReply{}, fmt.Errorf("skill %q: %w", s.Name, err)
+	case !info.Mode().IsRegular():
+		return wire.SkillReply{}, fmt.Errorf("skill %q: %q is not a regular file", s.Name, name)
+	case info.Size() > MaxFileBytes:
+		return wire.SkillReply{}, fmt.Errorf("skill %q: %q is larger than %d bytes", s.Name, name, MaxFileBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return wire.SkillReply{}, fmt.Errorf("skill %q: %w", s.Name, err)
+	}
+	if len(data) > MaxFileBytes {
+		return wire.SkillReply{}, fmt.Errorf("skill %q: %q is larger than %d bytes", s.Name, name, MaxFileBytes)
+	}
+	typ := MIMEType(name)
+	if utf8.Valid(data) {
+		if typ == "" {
+			typ = "text/plain"
+		}
+		return wire.SkillReply{Text: string(data), MIMEType: typ}, nil
+	}
+	if typ == "" {
+		typ = "application/octet-stream"
+	}
+	return wire.SkillReply{Blob: base64.StdEncoding.EncodeToString(data), MIMEType: typ}, nil
+}
+
+// MIMEType is the type of a skill's file by its extension: text/markdown
+// for .md, the system's type for others, "" when unknown.
+func MIMEType(name string) string {
+	if ext := path.Ext(name); ext == ".md" {
+		return "text/markdown"
+	} else if ext != "" {
+		return mime.TypeByExtension(ext)
+	}
+	return ""
+}

@@ -1,0 +1,99 @@
+package skill
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSkillFilesStayInTheDirectory: a skill's files are its directory's
+// regular files, without hidden ones, links out of it, odd file types or
+// oversized files; reading one refuses every way out.
+func TestSkillFilesStayInTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	write := func(name string, data []byte) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(outside, []byte("outside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write("SKILL.md", []byte("---\nname: s\ndescription: d\n---\n# S"))
+	write("reference.md", []byte("# Reference"))
+	write("scripts/run.py", []byte("print('hi')\n"))
+	write("logo.png", []byte{0x89, 'P', 'N', 'G', 0xff, 0xfe})
+	write(".env", []byte("TOKEN=x"))
+	write(".git/config", []byte("[core]"))
+	write("big.txt", bytes.Repeat([]byte("x"), MaxFileBytes+1))
+	write("a/b/c/d/e/f/g/deep.txt", []byte("deep"))
+	if err := os.Symlink(outside, filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Skill{Name: "s", Dir: dir}
+	files, truncated, err := s.Files()
+	if err != nil || truncated {
+		t.Fatalf("Files: %v %v", truncated, err)
+	}
+	if want := []string{"logo.png", "reference.md", "scripts/run.py"}; !slices.Equal(files, want) {
+		t.Errorf("files %q, want %q", files, want)
+	}
+
+	r, err := s.ReadFile("scripts/run.py")
+	if err != nil || r.Text != "print('hi')\n" || r.MIMEType == "" {
+		t.Errorf("run.py: %+v %v", r, err)
+	}
+	if r, err := s.ReadFile("reference.md"); err != nil || r.MIMEType != "text/markdown" {
+		t.Errorf("reference.md: %+v %v", r, err)
+	}
+	if r, err := s.ReadFile("logo.png"); err != nil || r.Text != "" || r.Blob != "iVBOR//+" || r.MIMEType != "image/png" {
+		t.Errorf("logo.png: %+v %v", r, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, bad := range []string{"../secret.txt", "/etc/passwd", "link.txt", ".env", ".git/config", "big.txt", "pipe", "nope.txt", "scripts", "", ".", "scripts/../../x"} {
+			if r, err := s.ReadFile(bad); err == nil {
+				t.Errorf("ReadFile(%q) = %+v, want an error", bad, r)
+			} else if strings.Contains(err.Error(), "outside") {
+				t.Errorf("ReadFile(%q): %v", bad, err)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("reading a FIFO hung")
+	}
+	if files, _, err := (Skill{Name: "static"}).Files(); err != nil || files != nil {
+		t.Errorf("a skill without a directory: %q %v", files, err)
+	}
+}
+
+// TestSkillFilesAreBounded: the listing stops at MaxFiles.
+func TestSkillFilesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	for i := range MaxFiles + 5 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.txt", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, truncated, err := Skill{Name: "many", Dir: dir}.Files()
+	if err != nil || len(files) != MaxFiles || !truncated {
+		t.Errorf("%d files, truncated %v, %v", len(files), truncated, err)
+	}
+}
