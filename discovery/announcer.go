@@ -287,7 +287,7 @@ func (a *Announcer) build(seq uint64) wire.Announcement {
 		ann.Tools = append(ann.Tools, wire.AnnouncedTool{
 			Name: t.Name, Description: t.Description, Group: ct.Group,
 			ReadOnly: t.ReadOnly(), ConcurrencySafe: t.ConcurrencySafe(), Idempotency: t.Idempotency().String(),
-			Parameters: ct.Schema.Function.Parameters,
+			Parameters: ct.Schema.Function.Parameters, Order: ct.Schema.Function.Order,
 		})
 	}
 	for _, key := range slices.Sorted(maps.Keys(a.opts.Meta)) {

@@ -452,7 +452,7 @@ func (f *Fleet) rebuild() {
 			toolAt[t.Name] = len(v.tools)
 			v.tools = append(v.tools, Tool{AnnouncedTool: t, Instances: []string{id}})
 			v.catalog.Tools = append(v.catalog.Tools, toolkit.CatalogTool{Group: t.Group, Schema: toolkit.FunctionSchema{
-				Type: "function", Function: toolkit.Function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}}})
+				Type: "function", Function: toolkit.Function{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Order: t.Order}}})
 		}
 	}
 	f.view.Store(v)

@@ -169,7 +169,11 @@ func (g *Gateway) mcpTool(fs toolkit.FunctionSchema) (*sdk.Tool, error) {
 	if params["type"] != "object" {
 		return nil, fmt.Errorf("input schema type is %v, MCP needs \"object\"", params["type"])
 	}
-	t := &sdk.Tool{Name: fs.Function.Name, Description: fs.Function.Description, InputSchema: params}
+	b, err := toolkit.MarshalSchema(params, fs.Function.Order) // in declaration order
+	if err != nil {
+		return nil, err
+	}
+	t := &sdk.Tool{Name: fs.Function.Name, Description: fs.Function.Description, InputSchema: json.RawMessage(b)}
 	if ft, ok := g.fleet.Tool(fs.Function.Name); ok {
 		t.Annotations = annotations(ft.ReadOnly, ft.IdempotencyLevel())
 	}

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -456,4 +458,70 @@ func TestGatewayExposesServers(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tool, got, want)
 		}
 	}
+}
+
+// TestGatewaySchemasKeepDeclarationOrder: the tools/list JSON an MCP
+// client gets from the gateway has a worker's typed tool's properties in
+// field order and reset_tools' groups in registration order (announced
+// with the schema, through the bus).
+func TestGatewaySchemasKeepDeclarationOrder(t *testing.T) {
+	type in struct {
+		Thinking string `json:"thinking"`
+		Query    string `json:"query"`
+		Limit    int    `json:"limit,omitempty"`
+	}
+	srv := toolFleet(t, nil, func(tk *toolkit.Toolkit) {
+		for _, g := range []string{"web", "files"} {
+			if err := tk.AddGroup(toolkit.Group{Name: g, Description: g + " tools", Active: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tk.Add(toolkit.Func("search", "Search.", func(ctx context.Context, in in) (string, error) { return in.Query, nil })); err != nil {
+			t.Fatal(err)
+		}
+	})
+	url := serveGatewayHTTP(t, newGateway(t, &fleetFixture{srv: srv}))
+	post := func(session, body string) (string, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.Header.Get("Mcp-Session-Id"), string(b)
+	}
+	session, _ := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	_, list := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	// The go-sdk writes a tool's name after its schema.
+	i, j := strings.Index(list, `"description":"Search."`), strings.Index(list, `"name":"search"`)
+	if i < 0 || j < i {
+		t.Fatalf("tools/list: %s", list)
+	}
+	if search := list[i:j]; !inOrder(search, `"thinking"`, `"query"`, `"limit"`) {
+		t.Errorf("search's properties are not in field order: %s", search)
+	}
+	if meta := list[:strings.Index(list, `"name":"reset_tools"`)]; !inOrder(meta, `"web"`, `"files"`) {
+		t.Errorf("reset_tools' groups are not in registration order: %s", list)
+	}
+}
+
+// inOrder reports whether the strings occur in s in this order.
+func inOrder(s string, words ...string) bool {
+	at := -1
+	for _, w := range words {
+		i := strings.Index(s, w)
+		if i <= at {
+			return false
+		}
+		at = i
+	}
+	return true
 }

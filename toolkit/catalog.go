@@ -56,8 +56,13 @@ func DefaultGroups(groups []Group) []string {
 // MetaSchema is reset_tools' schema for the groups, marking the active
 // ones in its description and in each group's.
 func MetaSchema(groups []Group, active []string) FunctionSchema {
+	names := make([]string, len(groups))
+	for i, g := range groups {
+		names[i] = g.Name
+	}
 	return FunctionSchema{Type: "function", Function: Function{
 		Name: MetaToolName, Description: metaDescription(groups, active), Parameters: metaSchema(groups, active),
+		Order: []KeyOrder{{Path: "/properties", Keys: names}}, // registration order
 	}}
 }
 

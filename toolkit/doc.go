@@ -74,6 +74,14 @@
 //     it, so the tool must not see Go's zero value instead). `enum`,
 //     `minimum` and `maximum` tags add those keywords to the inferred
 //     schema; jsonschema-go itself reads only descriptions.
+//   - Schemas keep declaration order in the JSON the model sees (order.go):
+//     a typed tool's properties in field order, as AgentScope keeps a
+//     function's signature order, and reset_tools' groups in registration
+//     order. Schemas are maps, so the order travels beside them
+//     (Function.Order, announced with the tool) and every JSON encoding of
+//     a schema the model reads follows it (FunctionSchema's, the gateway's
+//     tools/list, toolctl tools --json); Raw tools' maps and MCP servers'
+//     schemas have no order and come out sorted.
 //   - Chunks are accumulated before they are handed to the caller, so a
 //     caller that changes a chunk cannot change the final response.
 //   - The common flat schema (properties with only a primitive type) is

@@ -204,6 +204,7 @@ type Tool struct {
 	group             string
 	presets           map[string]any
 	middleware        []Middleware
+	order             []KeyOrder // InputSchema's declaration order (order.go)
 
 	err error // a construction error, reported by Toolkit.Add
 }
@@ -312,8 +313,8 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 // Stream builds a streaming tool from a typed function that writes its
 // output to w. The schema is inferred from In as for Func.
 func Stream[In any](name, description string, fn func(ctx context.Context, in In, w Writer) error) *Tool {
-	schema, err := SchemaFor[In]()
-	t := &Tool{Name: name, Description: description, InputSchema: schema, err: err}
+	schema, order, err := schemaFor(reflect.TypeFor[In]())
+	t := &Tool{Name: name, Description: description, InputSchema: schema, order: order, err: err}
 	defaults := schemaDefaults(schema)
 	plan := newFieldPlan(reflect.TypeFor[In]())
 	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
@@ -420,33 +421,43 @@ func decodeInput(input map[string]any, dst any) error {
 // SchemaFor infers the JSON input schema of T, which must be a struct (or
 // pointer to one). See Func for the rules.
 func SchemaFor[T any]() (map[string]any, error) {
-	rt := reflect.TypeFor[T]()
+	m, _, err := schemaFor(reflect.TypeFor[T]())
+	return m, err
+}
+
+// schemaFor is SchemaFor with the schema's declaration order (the fields'
+// order, see order.go).
+func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	for rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
 	}
 	if rt.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("toolkit: tool input type %v is not a struct", rt)
+		return nil, nil, fmt.Errorf("toolkit: tool input type %v is not a struct", rt)
 	}
 	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("toolkit: inferring the schema of %v: %w", rt, err)
+		return nil, nil, fmt.Errorf("toolkit: inferring the schema of %v: %w", rt, err)
 	}
 	if err := applyTags(rt, s); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b, err := json.Marshal(s)
+	b, err := json.Marshal(s) // properties in PropertyOrder: the fields' order
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	order, err := OrderOf(b)
+	if err != nil {
+		return nil, nil, err
 	}
 	StripTitles(m)
 	if m["properties"] == nil {
 		m["properties"] = map[string]any{}
 	}
-	return m, nil
+	return m, order, nil
 }
 
 // applyTags honours the struct tags jsonschema-go does not read:

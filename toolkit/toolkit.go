@@ -668,6 +668,9 @@ type Function struct {
 	Name        string         `json:"name" msgpack:"name"`
 	Description string         `json:"description" msgpack:"description"`
 	Parameters  map[string]any `json:"parameters" msgpack:"parameters"`
+	// Order is the declaration order of Parameters' keys (order.go): the
+	// JSON encoding (MarshalJSON) follows it and leaves it out.
+	Order []KeyOrder `json:"order,omitempty" msgpack:"order,omitempty"`
 }
 
 // Schemas returns the schemas the model may see when the given groups are
@@ -686,7 +689,7 @@ func (tk *Toolkit) Catalog() Catalog {
 	c := Catalog{Groups: slices.Clone(reg.groups), Tools: make([]CatalogTool, len(reg.order))}
 	for i, e := range reg.order {
 		c.Tools[i] = CatalogTool{Group: e.tool.group, Schema: FunctionSchema{Type: "function", Function: Function{
-			Name: e.tool.Name, Description: e.tool.Description, Parameters: e.schema}}}
+			Name: e.tool.Name, Description: e.tool.Description, Parameters: e.schema, Order: e.tool.order}}}
 	}
 	return c
 }
@@ -721,7 +724,7 @@ func (tk *Toolkit) Schema(name string) (FunctionSchema, bool) {
 
 func (e *entry) functionSchema() FunctionSchema {
 	return FunctionSchema{Type: "function", Function: Function{
-		Name: e.tool.Name, Description: e.tool.Description, Parameters: cloneJSON(e.schema).(map[string]any),
+		Name: e.tool.Name, Description: e.tool.Description, Parameters: cloneJSON(e.schema).(map[string]any), Order: e.tool.order,
 	}}
 }
 

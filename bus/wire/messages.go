@@ -239,6 +239,9 @@ type AnnouncedTool struct {
 	Idempotency string `json:"idempotency" msgpack:"idempotency"`
 	// Parameters is the JSON schema of the input (type object).
 	Parameters map[string]any `json:"parameters" msgpack:"parameters"`
+	// Order is the declaration order of Parameters' keys
+	// (toolkit.KeyOrder): the schema's JSON follows it.
+	Order []toolkit.KeyOrder `json:"order,omitempty" msgpack:"order,omitempty"`
 }
 
 // IdempotencyLevel parses Idempotency; an unknown string is

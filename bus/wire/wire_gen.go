@@ -950,8 +950,47 @@ func (d *decoder) decodeListRequest(v *ListRequest) error {
 	return nil
 }
 
+func appendToolkitKeyOrder(b []byte, v *toolkit.KeyOrder) []byte {
+	b = appendMapLen(b, 2)
+	b = append(b, "\xa4path"...)
+	b = appendStr(b, v.Path)
+	b = append(b, "\xa4keys"...)
+	b = appendStrSlice(b, v.Keys)
+	return b
+}
+
+func (d *decoder) decodeToolkitKeyOrder(v *toolkit.KeyOrder) error {
+	n, err := d.object()
+	if err != nil {
+		return err
+	}
+	for ; n > 0; n-- {
+		k, err := d.rawStr()
+		if err != nil {
+			return err
+		}
+		switch string(k) {
+		case "path":
+			v.Path, err = d.str()
+		case "keys":
+			v.Keys, err = d.strSlice()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return fieldError(string(k), err)
+		}
+	}
+	d.leave()
+	return nil
+}
+
 func appendToolkitFunction(b []byte, v *toolkit.Function) ([]byte, error) {
-	b = appendMapLen(b, 3)
+	n := 3
+	if len(v.Order) > 0 {
+		n++
+	}
+	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa4name"...)
 	b = appendStr(b, v.Name)
@@ -960,6 +999,13 @@ func appendToolkitFunction(b []byte, v *toolkit.Function) ([]byte, error) {
 	b = append(b, "\xaaparameters"...)
 	if b, err = appendMap(b, v.Parameters); err != nil {
 		return b, err
+	}
+	if len(v.Order) > 0 {
+		b = append(b, "\xa5order"...)
+		b = appendArrayLen(b, len(v.Order))
+		for i := range v.Order {
+			b = appendToolkitKeyOrder(b, &v.Order[i])
+		}
 	}
 	return b, nil
 }
@@ -981,6 +1027,8 @@ func (d *decoder) decodeToolkitFunction(v *toolkit.Function) error {
 			v.Description, err = d.str()
 		case "parameters":
 			v.Parameters, err = d.mapValue()
+		case "order":
+			v.Order, err = d.sliceToolkitKeyOrder()
 		default:
 			err = d.skip()
 		}
@@ -1151,6 +1199,9 @@ func appendAnnouncedTool(b []byte, v *AnnouncedTool) ([]byte, error) {
 	if v.ConcurrencySafe {
 		n++
 	}
+	if len(v.Order) > 0 {
+		n++
+	}
 	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa4name"...)
@@ -1172,6 +1223,13 @@ func appendAnnouncedTool(b []byte, v *AnnouncedTool) ([]byte, error) {
 	b = append(b, "\xaaparameters"...)
 	if b, err = appendMap(b, v.Parameters); err != nil {
 		return b, err
+	}
+	if len(v.Order) > 0 {
+		b = append(b, "\xa5order"...)
+		b = appendArrayLen(b, len(v.Order))
+		for i := range v.Order {
+			b = appendToolkitKeyOrder(b, &v.Order[i])
+		}
 	}
 	return b, nil
 }
@@ -1201,6 +1259,8 @@ func (d *decoder) decodeAnnouncedTool(v *AnnouncedTool) error {
 			v.Idempotency, err = d.str()
 		case "parameters":
 			v.Parameters, err = d.mapValue()
+		case "order":
+			v.Order, err = d.sliceToolkitKeyOrder()
 		default:
 			err = d.skip()
 		}
@@ -1795,6 +1855,30 @@ func (d *decoder) sliceToolkitFunctionSchema() ([]toolkit.FunctionSchema, error)
 	}
 	for i := range out {
 		if err := d.decodeToolkitFunctionSchema(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	d.leave()
+	return out, nil
+}
+
+func (d *decoder) sliceToolkitKeyOrder() ([]toolkit.KeyOrder, error) {
+	m, err := d.arrayLen()
+	if err != nil || m < 0 {
+		return nil, err
+	}
+	var out []toolkit.KeyOrder
+	{
+		if err := d.charge(m * int(unsafe.Sizeof(toolkit.KeyOrder{}))); err != nil {
+			return nil, err
+		}
+		out = make([]toolkit.KeyOrder, m)
+	}
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := d.decodeToolkitKeyOrder(&out[i]); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/permission"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 func init() {
@@ -47,14 +49,14 @@ func (o *toolsOptions) register(fs *flag.FlagSet) {
 
 // toolJSON is one tool in `toolctl tools --json`.
 type toolJSON struct {
-	Name            string         `json:"name"`
-	Group           string         `json:"group"`
-	ReadOnly        bool           `json:"read_only"`
-	ConcurrencySafe bool           `json:"concurrency_safe"`
-	Idempotency     string         `json:"idempotency"`
-	Description     string         `json:"description"`
-	Instances       []string       `json:"instances"`
-	Parameters      map[string]any `json:"parameters"`
+	Name            string          `json:"name"`
+	Group           string          `json:"group"`
+	ReadOnly        bool            `json:"read_only"`
+	ConcurrencySafe bool            `json:"concurrency_safe"`
+	Idempotency     string          `json:"idempotency"`
+	Description     string          `json:"description"`
+	Instances       []string        `json:"instances"`
+	Parameters      json.RawMessage `json:"parameters"` // in declaration order
 }
 
 func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
@@ -81,7 +83,12 @@ func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.json {
 		out := make([]toolJSON, len(tools))
 		for i, t := range tools {
-			out[i] = toolJSON{t.Name, t.Group, t.ReadOnly, t.ConcurrencySafe, t.Idempotency, t.Description, t.Instances, t.Parameters}
+			params, err := toolkit.MarshalSchema(t.Parameters, t.Order)
+			if err != nil {
+				fmt.Fprintln(e.stderr, "toolctl:", err)
+				return exitError
+			}
+			out[i] = toolJSON{t.Name, t.Group, t.ReadOnly, t.ConcurrencySafe, t.Idempotency, t.Description, t.Instances, params}
 		}
 		return e.printJSON(out)
 	}

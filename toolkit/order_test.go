@@ -1,0 +1,114 @@
+package toolkit_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+type orderedIn struct {
+	Thinking string `json:"thinking" jsonschema:"think first"`
+	Query    string `json:"query"`
+	Limit    int    `json:"limit,omitempty"`
+	Filter   struct {
+		Zeta  string `json:"zeta"`
+		Alpha string `json:"alpha"`
+	} `json:"filter"`
+}
+
+// inOrder reports whether the strings occur in s in this order.
+func inOrder(s string, words ...string) bool {
+	at := -1
+	for _, w := range words {
+		i := strings.Index(s, w)
+		if i <= at {
+			return false
+		}
+		at = i
+	}
+	return true
+}
+
+// TestSchemasKeepDeclarationOrder: a typed tool's properties come out in
+// the struct's field order (nested structs too) and reset_tools' groups in
+// registration order, in the JSON of Schemas the model sees; presets hide
+// properties and Extend appends its own after the declared ones.
+func TestSchemasKeepDeclarationOrder(t *testing.T) {
+	tk := toolkit.New(nil)
+	for _, g := range []string{"web", "files", "alpha"} {
+		if err := tk.AddGroup(toolkit.Group{Name: g, Description: g + " tools"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := toolkit.Func("search", "Search.", func(ctx context.Context, in orderedIn) (string, error) { return in.Query, nil })
+	if err := tk.Add(search); err != nil {
+		t.Fatal(err)
+	}
+	preset := toolkit.Func("preset", "Preset.", func(ctx context.Context, in orderedIn) (string, error) { return in.Query, nil })
+	if err := tk.Add(preset, toolkit.WithPresets(map[string]any{"query": "fixed"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Extend("search", map[string]any{"aaa_extra": map[string]any{"type": "string"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(tk.Schemas(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schemas []map[string]any
+	if err := json.Unmarshal(b, &schemas); err != nil {
+		t.Fatal(err)
+	}
+	if len(schemas) != 3 {
+		t.Fatalf("%d schemas: %s", len(schemas), b)
+	}
+	text := func(i int) string { // the JSON from schema i on
+		fn := strings.Index(string(b), `"name":"`+schemas[i]["function"].(map[string]any)["name"].(string)+`"`)
+		return string(b[fn:])
+	}
+	if meta := text(0); !inOrder(meta, `"web"`, `"files"`, `"alpha"`) {
+		t.Errorf("reset_tools' groups are not in registration order: %s", meta)
+	}
+	if s := text(1); !inOrder(s, `"thinking"`, `"query"`, `"limit"`, `"filter"`, `"zeta"`, `"alpha"`, `"aaa_extra"`, `"required":["thinking"`) {
+		t.Errorf("search's properties are not in declaration order: %s", s)
+	}
+	if s := text(2); !inOrder(s, `"thinking"`, `"limit"`, `"filter"`) || strings.Contains(s[:strings.Index(s, `"required":["thinking"`)], `"query"`) {
+		t.Errorf("preset's properties: %s", s)
+	}
+	if strings.Contains(string(b), `"order"`) {
+		t.Errorf("the order itself reached the model's JSON: %s", b)
+	}
+
+	// The JSON decodes to the same schema as before: only the order changed.
+	got := schemas[1]["function"].(map[string]any)["parameters"]
+	want, _ := tk.Schema("search")
+	wb, _ := json.Marshal(want.Function.Parameters)
+	var wantParams any
+	_ = json.Unmarshal(wb, &wantParams)
+	if !reflect.DeepEqual(got, wantParams) {
+		t.Errorf("parameters changed:\n%v\n%v", got, wantParams)
+	}
+}
+
+// TestMarshalSchema: without an order it is encoding/json; keys the order
+// lists that the schema lacks are skipped, the others follow sorted.
+func TestMarshalSchema(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{"type": "string"}, "a": true, "c": []any{1, "x"}}}
+	plain, _ := json.Marshal(schema)
+	if b, err := toolkit.MarshalSchema(schema, nil); err != nil || string(b) != string(plain) {
+		t.Errorf("no order: %s %v", b, err)
+	}
+	b, err := toolkit.MarshalSchema(schema, []toolkit.KeyOrder{{Path: "", Keys: []string{"type", "properties"}}, {Path: "/properties", Keys: []string{"gone", "b"}}})
+	if err != nil || string(b) != `{"type":"object","properties":{"b":{"type":"string"},"a":true,"c":[1,"x"]}}` {
+		t.Errorf("ordered: %s %v", b, err)
+	}
+	order, err := toolkit.OrderOf([]byte(`{"z":1,"a":{"y":[{"q":1,"p":2}],"b":2},"m":[]}`))
+	want := []toolkit.KeyOrder{{Path: "/a/y/0", Keys: []string{"q", "p"}}, {Path: "/a", Keys: []string{"y", "b"}}, {Path: "", Keys: []string{"z", "a", "m"}}}
+	if err != nil || !reflect.DeepEqual(order, want) {
+		t.Errorf("OrderOf: %+v %v", order, err)
+	}
+}
