@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -233,6 +234,13 @@ func (c *Client) SetRuntimeHeaders(headers map[string]string) error {
 	}
 	if err := checkHeaders(headers); err != nil {
 		return fmt.Errorf("%w: %v", ErrRuntimeHeaders, err)
+	}
+	if c.cfg.OAuth != nil {
+		for k := range headers {
+			if strings.EqualFold(k, "Authorization") {
+				return fmt.Errorf("%w: MCP server %q is authorized by OAuth; an Authorization header would override its token", ErrRuntimeHeaders, c.cfg.Name)
+			}
+		}
 	}
 	if err := c.checkOpen(); err != nil {
 		return err

@@ -41,7 +41,7 @@ func (s *KVGrants) Load(ctx context.Context, server string) (*Grant, uint64, err
 	}
 	g, err := decodeGrant(e.Value())
 	if err != nil {
-		return nil, 0, err
+		return nil, e.Revision(), err
 	}
 	return g, e.Revision(), nil
 }

@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/internal/oauthtest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -67,11 +69,10 @@ func TestOAuthGrantSharedByWorkers(t *testing.T) {
 		t.Fatalf("before the login: %v, want ErrNeedsAuthorization naming the command", err)
 	}
 
-	fetch, closer, err := LoopbackAuthorizer(cfg.OAuth.RedirectURL, browser(t))
+	fetch, err := LoopbackAuthorizer(cfg.OAuth.RedirectURL, browser(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closer.Close()
 	login, err := NewClient(cfg, &Options{Grants: grants, AuthorizationCodeFetcher: fetch})
 	if err != nil {
 		t.Fatal(err)
@@ -168,8 +169,248 @@ func TestOAuthConfigValidation(t *testing.T) {
 // this machine only.
 func TestLoopbackAuthorizerRefusesRemoteRedirects(t *testing.T) {
 	for _, u := range []string{"https://127.0.0.1:1/cb", "http://example.com:8976/cb", "::"} {
-		if _, _, err := LoopbackAuthorizer(u, func(string) {}); err == nil {
+		if _, err := LoopbackAuthorizer(u, func(string) {}); err == nil {
 			t.Errorf("%s: no error", u)
 		}
+	}
+}
+
+// loggedIn is a grant store holding a login's grant for cfg's server, and
+// the authorization server behind it.
+func loggedIn(t *testing.T, ctx context.Context, as *oauthtest.Server, store GrantStore) ServerConfig {
+	t.Helper()
+	cfg := ServerConfig{Name: "tracker", URL: as.URL, OAuth: &OAuthConfig{RedirectURL: freeRedirect(t)}}
+	fetch, err := LoopbackAuthorizer(cfg.OAuth.RedirectURL, browser(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	login, err := NewClient(cfg, &Options{Grants: store, AuthorizationCodeFetcher: fetch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer login.Close()
+	if _, err := login.ListTools(ctx); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	return cfg
+}
+
+// callWhoami calls the server's tool through a fresh toolkit.
+func callWhoami(ctx context.Context, c *Client) (toolkit.State, string) {
+	tk := toolkit.New(nil)
+	if err := c.Register(ctx, tk); err != nil {
+		return toolkit.StateError, err.Error()
+	}
+	final := tk.Dispatch(ctx, toolkit.ToolCall{Name: ToolName("tracker", "whoami")}, toolkit.WriterFuncs{})
+	return final.State, final.Text()
+}
+
+// TestOAuthRefusedTokenIsRefreshed: a token the server refuses while it
+// still looks good (revoked) is refreshed with the stored refresh token,
+// without asking for a login.
+func TestOAuthRefusedTokenIsRefreshed(t *testing.T) {
+	as := oauthtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store := MemoryGrants()
+	cfg := loggedIn(t, ctx, as, store)
+	w, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if st, text := callWhoami(ctx, w); st != toolkit.StateSuccess {
+		t.Fatalf("first call: %s %s", st, text)
+	}
+	as.RevokeAccessTokens()
+	w2, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if st, text := callWhoami(ctx, w2); st != toolkit.StateSuccess {
+		t.Fatalf("after the revocation: %s %s", st, text)
+	}
+	if n := as.Refreshes.Load(); n != 1 {
+		t.Errorf("%d refreshes, want 1", n)
+	}
+	if n := as.Authorizations.Load(); n != 1 {
+		t.Errorf("%d authorizations, want the login's alone", n)
+	}
+}
+
+// faultyGrants wraps a store: Save fails for marks (fail), and a hook
+// runs after a mark is stored (afterMark).
+type faultyGrants struct {
+	GrantStore
+	failMarks bool
+	afterMark func()
+	loads     atomic.Int64
+}
+
+func (f *faultyGrants) Load(ctx context.Context, server string) (*Grant, uint64, error) {
+	f.loads.Add(1)
+	return f.GrantStore.Load(ctx, server)
+}
+
+func (f *faultyGrants) Save(ctx context.Context, server string, g *Grant, rev uint64) (uint64, error) {
+	if !g.RefreshingUntil.IsZero() && f.failMarks {
+		return 0, errors.New("KV unavailable")
+	}
+	n, err := f.GrantStore.Save(ctx, server, g, rev)
+	if err == nil && !g.RefreshingUntil.IsZero() && f.afterMark != nil {
+		f.afterMark()
+	}
+	return n, err
+}
+
+// TestOAuthRefreshNeedsItsMark: a worker that cannot mark the grant as
+// being refreshed does not refresh (another could spend the same refresh
+// token); it sends the token while it has not expired.
+func TestOAuthRefreshNeedsItsMark(t *testing.T) {
+	as := oauthtest.Start(t)
+	as.SetTokenTTL(5 * time.Second) // about to expire (oauth2's 10 s), not expired
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store := &faultyGrants{GrantStore: MemoryGrants(), failMarks: true}
+	cfg := loggedIn(t, ctx, as, store)
+	w, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if st, text := callWhoami(ctx, w); st != toolkit.StateSuccess {
+		t.Fatalf("call: %s %s", st, text)
+	}
+	if n := as.Refreshes.Load(); n != 0 {
+		t.Errorf("%d refreshes without a mark", n)
+	}
+}
+
+// TestOAuthLogoutStaysLoggedOut: a grant deleted while a worker refreshes
+// it is not stored again by that worker.
+func TestOAuthLogoutStaysLoggedOut(t *testing.T) {
+	as := oauthtest.Start(t)
+	as.SetTokenTTL(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	inner := MemoryGrants()
+	store := &faultyGrants{GrantStore: inner}
+	cfg := loggedIn(t, ctx, as, store)
+	store.afterMark = func() { _ = inner.Delete(ctx, "tracker") } // toolctl mcp logout, mid-refresh
+	w, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	_, _ = w.ListTools(ctx)
+	if g, _, _ := inner.Load(ctx, "tracker"); g != nil {
+		t.Errorf("the deleted grant is back: %+v", g)
+	}
+}
+
+// TestOAuthBadStoredGrant: a stored value that is not a grant is no grant
+// (a login replaces it), read once per request, not in a loop.
+func TestOAuthBadStoredGrant(t *testing.T) {
+	as := oauthtest.Start(t)
+	nc := natstest.Conn(t, natstest.Server(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kvg, err := OpenGrants(ctx, natstest.JS(t, nc), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kvg.b.Put(ctx, "tracker", []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	store := &faultyGrants{GrantStore: kvg}
+	cfg := ServerConfig{Name: "tracker", URL: as.URL, OAuth: &OAuthConfig{RedirectURL: freeRedirect(t)}}
+	w, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.ListTools(ctx); !errors.Is(err, ErrNeedsAuthorization) {
+		t.Errorf("with an unreadable grant: %v", err)
+	}
+	if n := store.loads.Load(); n > 10 {
+		t.Errorf("%d reads of the store for one connection", n)
+	}
+	loggedIn(t, ctx, as, store)
+	if st, text := callWhoami(ctx, w); st != toolkit.StateSuccess {
+		t.Errorf("after a login: %s %s", st, text)
+	}
+}
+
+// TestOAuthWaitEndsWithTheConnection: waiting for another worker's
+// refresh (a mark that never lapses by its writer's clock) gives up with
+// the connection's context.
+func TestOAuthWaitEndsWithTheConnection(t *testing.T) {
+	as := oauthtest.Start(t)
+	as.SetTokenTTL(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store := MemoryGrants()
+	cfg := loggedIn(t, ctx, as, store)
+	g, rev, _ := store.Load(ctx, "tracker")
+	g.RefreshingUntil = time.Now().Add(24 * time.Hour)
+	if _, err := store.Save(ctx, "tracker", g, rev); err != nil {
+		t.Fatal(err)
+	}
+	refreshes := as.Refreshes.Load() // the login's
+	c, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer stop()
+	ts, _ := c.oauth.TokenSource(short)
+	start := time.Now()
+	_, _ = ts.Token()
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Token waited %v after its connection ended", d)
+	}
+	if n := as.Refreshes.Load() - refreshes; n != 0 {
+		t.Errorf("%d refreshes while another worker's mark stands", n)
+	}
+}
+
+// TestLoopbackAuthorizerWaitsForItsState: an answer for another
+// authorization (an old page reloaded) is turned away; the right one is
+// taken.
+func TestLoopbackAuthorizerWaitsForItsState(t *testing.T) {
+	redirect := freeRedirect(t)
+	fetch, err := LoopbackAuthorizer(redirect, func(string) {
+		go func() {
+			for _, q := range []string{"?code=old&state=other", "?code=new&state=s1"} {
+				resp, err := http.Get(redirect + q)
+				if err == nil {
+					resp.Body.Close()
+				}
+			}
+		}()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := fetch(ctx, &auth.AuthorizationArgs{URL: "http://as.example/authorize?state=s1"})
+	if err != nil || res.Code != "new" || res.State != "s1" {
+		t.Errorf("%+v %v", res, err)
+	}
+}
+
+// TestOAuthRuntimeAuthorizationHeader: a server authorized by OAuth
+// refuses a runtime Authorization header, which would override its token.
+func TestOAuthRuntimeAuthorizationHeader(t *testing.T) {
+	c, err := NewClient(ServerConfig{Name: "s", URL: "http://127.0.0.1:1/mcp", OAuth: &OAuthConfig{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetRuntimeHeaders(map[string]string{"authorization": "Bearer x"}); !errors.Is(err, ErrRuntimeHeaders) {
+		t.Errorf("%v", err)
 	}
 }

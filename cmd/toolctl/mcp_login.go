@@ -30,7 +30,8 @@ import (
 // --login-timeout), and stores the grant in the fleet's toolbus_oauth
 // bucket, where every worker mounting the server takes it (a worker that
 // gave up on the server tries again within a minute). When the stored
-// grant still works nothing is asked (--force asks anyway). The browser
+// grant still works nothing is asked (--force asks anyway, and the stored
+// grant serves until the new one replaces it). The browser
 // may be on another machine when the redirect URL's port is forwarded to
 // this one (ssh -L 8976:127.0.0.1:8976).
 //
@@ -76,27 +77,31 @@ func (o *mcpOptions) login(ctx context.Context, e *env, logout bool, name string
 		fmt.Fprintln(e.stderr, "toolctl: the fleet's grant bucket (JetStream):", err)
 		return exitError
 	}
-	if logout || o.force {
+	if logout {
 		if err := grants.Delete(ctx, name); err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
-		if logout {
-			fmt.Fprintf(e.stdout, "MCP server %q: the stored grant is deleted; workers fail asking for a login once their token expires\n", name)
-			return exitOK
-		}
+		fmt.Fprintf(e.stdout, "MCP server %q: the stored grant is deleted; workers fail asking for a login once their token expires\n", name)
+		return exitOK
 	}
 	asked := false
-	fetch, closer, err := mcp.LoopbackAuthorizer(cfg.OAuth.Redirect(), func(url string) {
+	fetch, err := mcp.LoopbackAuthorizer(cfg.OAuth.Redirect(), func(url string) {
 		asked = true
 		fmt.Fprintf(e.stderr, "Open this URL in a browser to authorize toolbus for MCP server %q:\n\n  %s\n\nWaiting for the browser to come back to %s ...\n", name, url, cfg.OAuth.Redirect())
 	})
 	if err != nil {
 		return e.usagef("%v", err)
 	}
-	defer closer.Close()
+	// --force: authorize without the stored grant (it stays in use until
+	// the new one replaces it, so an abandoned login costs the fleet
+	// nothing).
+	var store mcp.GrantStore = grants
+	if o.force {
+		store = mcp.MemoryGrants()
+	}
 	cfg.ConnectTimeout = mcp.Duration(o.loginTimeout) // the person's time in the browser included
-	c, err := mcp.NewClient(cfg, &mcp.Options{Grants: grants, AuthorizationCodeFetcher: fetch,
+	c, err := mcp.NewClient(cfg, &mcp.Options{Grants: store, AuthorizationCodeFetcher: fetch,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
 	if err != nil {
 		return e.usagef("%v", err)
@@ -111,9 +116,12 @@ func (o *mcpOptions) login(ctx context.Context, e *env, logout bool, name string
 		}
 		return exitError
 	}
-	g, _, err := grants.Load(ctx, name)
-	if err != nil || g == nil {
-		fmt.Fprintf(e.stderr, "toolctl: MCP server %q answered, but no grant is stored (%v): does it want OAuth at all?\n", name, err)
+	g, _, err := store.Load(ctx, name)
+	if err == nil && g != nil && o.force {
+		_, err = mcp.ReplaceGrant(ctx, grants, name, g)
+	}
+	if err != nil || g == nil || (!asked && o.force) {
+		fmt.Fprintf(e.stderr, "toolctl: MCP server %q answered, but no new grant is stored (%v): does it want OAuth at all?\n", name, err)
 		return exitError
 	}
 	how := "authorized"

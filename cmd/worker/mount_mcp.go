@@ -45,11 +45,12 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 		if env.Config.State.Groups == config.GroupsMemory {
 			env.Logger.Warn("MCP servers with oauth need the fleet's toolbus_oauth bucket (JetStream) for their grants; with --group-state memory they stay unauthorized")
 		} else {
-			g, err := mcp.OpenGrants(ctx, env.JetStream, env.KVReplicas)
-			if err != nil {
-				return nil, err
+			if g, err := mcp.OpenGrants(ctx, env.JetStream, env.KVReplicas); err != nil {
+				// Those servers stay unauthorized; the rest is served.
+				env.Logger.Error("MCP servers with oauth cannot get their grants from the toolbus_oauth bucket: they stay unauthorized (does this worker's NATS user lack the bucket? toolctl auth init writes roles that have it)", "err", err)
+			} else {
+				opts.Grants = g
 			}
-			opts.Grants = g
 		}
 	}
 	servers, err := mcp.Mount(ctx, env.Toolkit, cfgs, opts)

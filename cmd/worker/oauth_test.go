@@ -57,7 +57,7 @@ func TestMCPOAuthLogin(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(page), "toolbus is authorized") {
+	if !strings.Contains(string(page), "toolbus received the authorization") {
 		t.Errorf("the browser's page: %s", page)
 	}
 	if code := login.exit(t); code != 0 || !strings.Contains(login.stdout.String(), `MCP server "tracker" authorized: 1 tools`) {

@@ -102,6 +102,14 @@ func (s *Server) SetTokenTTL(d time.Duration) {
 	s.tokenTTL = d
 }
 
+// RevokeAccessTokens makes the server refuse every access token issued
+// so far (refresh tokens stay good), as after a key rotation.
+func (s *Server) RevokeAccessTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+}
+
 func (s *Server) clientOf(h http.Header) string {
 	tok, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
 	if !ok {
