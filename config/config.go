@@ -593,9 +593,10 @@ func (c *Config) String() string {
 	for i := range cp.MCPServers {
 		s := &cp.MCPServers[i]
 		s.Env, s.Headers = maskValues(s.Env), maskValues(s.Headers)
-		if s.OAuth != nil && s.OAuth.ClientSecret != "" {
+		if s.OAuth != nil {
 			o := *s.OAuth
 			mask(&o.ClientSecret)
+			mask(&o.IdPClientSecret)
 			s.OAuth = &o
 		}
 	}

@@ -145,13 +145,26 @@ func conformanceClient(ctx context.Context, url, scenario string) error {
 		var cc struct {
 			ClientID     string `json:"client_id"`
 			ClientSecret string `json:"client_secret"`
+			IdPClientID  string `json:"idp_client_id"`
+			IdPIssuer    string `json:"idp_issuer"`
+			IdPIDToken   string `json:"idp_id_token"`
 		}
 		_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &cc)
 		cfg.OAuth.ClientID, cfg.OAuth.ClientSecret = cc.ClientID, cc.ClientSecret
-		if strings.HasPrefix(scenario, "auth/client-credentials-") {
-			cfg.OAuth = &OAuthConfig{Grant: GrantClientCredentials, ClientID: cc.ClientID, ClientSecret: cc.ClientSecret}
-		}
 		opts = &Options{AuthorizationCodeFetcher: followRedirect}
+		switch {
+		case strings.HasPrefix(scenario, "auth/client-credentials-"):
+			cfg.OAuth = &OAuthConfig{Grant: GrantClientCredentials, ClientID: cc.ClientID, ClientSecret: cc.ClientSecret}
+		case cc.IdPIssuer != "":
+			// Cross-app access: the suite gives the person's ID token, as
+			// toolctl mcp login would have stored it after their sign-in.
+			cfg.OAuth = &OAuthConfig{Grant: GrantEnterprise, ClientID: cc.ClientID, ClientSecret: cc.ClientSecret,
+				IdPIssuer: cc.IdPIssuer, IdPClientID: cc.IdPClientID}
+			opts.Grants = MemoryGrants()
+			if _, err := opts.Grants.Save(ctx, cfg.Name, &Grant{URL: url, IDToken: cc.IdPIDToken}, 0); err != nil {
+				return err
+			}
+		}
 	}
 	c, err := NewClient(cfg, opts)
 	if err != nil {

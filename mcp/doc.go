@@ -141,7 +141,10 @@
 // reads (KVGrants, the fleet's toolbus_oauth bucket); workers refresh it one
 // at a time and write it back. A client with no usable grant fails with
 // ErrNeedsAuthorization, naming the command to run. The client_credentials
-// grant needs no person: each client obtains its own tokens.
+// grant needs no person: each client obtains its own tokens. The
+// enterprise grant (oauth_enterprise.go) stores a person's sign-in at an
+// identity provider (EnterpriseLogin), which each client exchanges for
+// tokens.
 //
 // # Server requests, resources and prompts
 //

@@ -48,6 +48,9 @@ const DefaultRedirectURL = "http://127.0.0.1:8976/callback"
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantEnterprise is enterprise-managed authorization (SEP-990,
+	// cross-app access; oauth_enterprise.go).
+	GrantEnterprise = "enterprise"
 )
 
 // OAuthConfig turns on OAuth for a Streamable HTTP server
@@ -64,9 +67,12 @@ const (
 type OAuthConfig struct {
 	// Grant is how tokens are obtained: "authorization_code" (the default:
 	// a person authorizes once with toolctl mcp login, workers share the
-	// grant) or "client_credentials" (each worker obtains tokens with
+	// grant), "client_credentials" (each worker obtains tokens with
 	// ClientID and ClientSecret, no person and no shared grant: for
-	// servers that admit services as themselves).
+	// servers that admit services as themselves) or "enterprise" (a person
+	// signs in to the enterprise identity provider IdPIssuer with toolctl
+	// mcp login; workers exchange that identity for tokens, as the IdP's
+	// policy allows, with no consent screen per server).
 	Grant string `yaml:"grant,omitempty" json:"grant,omitempty"`
 	// ClientID and ClientSecret are a client registered with the
 	// authorization server beforehand (ClientSecret empty for a public
@@ -85,6 +91,12 @@ type OAuthConfig struct {
 	// Scopes, when set, are requested instead of those the server's
 	// challenge or metadata name.
 	Scopes []string `yaml:"scopes,omitempty" json:"scopes,omitempty"`
+	// IdPIssuer, IdPClientID and IdPClientSecret (empty for a public
+	// client) are the enterprise identity provider and this client there,
+	// for the enterprise grant.
+	IdPIssuer       string `yaml:"idp_issuer,omitempty" json:"idp_issuer,omitempty"`
+	IdPClientID     string `yaml:"idp_client_id,omitempty" json:"idp_client_id,omitempty"`
+	IdPClientSecret string `yaml:"idp_client_secret,omitempty" json:"idp_client_secret,omitempty"`
 }
 
 // Redirect is the redirect URL: RedirectURL, or DefaultRedirectURL.
@@ -117,8 +129,20 @@ func (o *OAuthConfig) validate(c *ServerConfig, fail func(field, format string, 
 		if o.ClientMetadataURL != "" || o.RedirectURL != "" || len(o.Scopes) > 0 {
 			fail("oauth", "client_metadata_url, redirect_url and scopes are for the authorization_code grant (client_credentials requests the scopes the server names)")
 		}
+	case GrantEnterprise:
+		if o.ClientID == "" || o.IdPIssuer == "" || o.IdPClientID == "" {
+			fail("oauth", "the enterprise grant needs client_id (at the server's authorization server), idp_issuer and idp_client_id")
+		} else if err := checkHTTPURL(o.IdPIssuer); err != nil {
+			fail("oauth.idp_issuer", "invalid URL %q: %v", o.IdPIssuer, err)
+		}
+		if o.ClientMetadataURL != "" {
+			fail("oauth.client_metadata_url", "is for the authorization_code grant")
+		}
 	default:
-		fail("oauth.grant", "invalid grant %q: want %s or %s", o.Grant, GrantAuthorizationCode, GrantClientCredentials)
+		fail("oauth.grant", "invalid grant %q: want %s, %s or %s", o.Grant, GrantAuthorizationCode, GrantClientCredentials, GrantEnterprise)
+	}
+	if o.Grant != GrantEnterprise && (o.IdPIssuer != "" || o.IdPClientID != "" || o.IdPClientSecret != "") {
+		fail("oauth", "idp_issuer, idp_client_id and idp_client_secret are for the enterprise grant")
 	}
 	if u := o.ClientMetadataURL; u != "" {
 		if p, err := url.Parse(u); err != nil || p.Scheme != "https" || p.Host == "" || p.Path == "" || p.Path == "/" {
@@ -151,6 +175,10 @@ type Grant struct {
 	Expiry       time.Time        `json:"expiry,omitzero"`
 	// Updated is when the grant was obtained or last refreshed.
 	Updated time.Time `json:"updated"`
+	// IDToken is the person's OpenID Connect ID token from the enterprise
+	// identity provider (the enterprise grant), which workers exchange for
+	// access tokens.
+	IDToken string `json:"id_token,omitempty"`
 	// RefreshingUntil, when set, says a worker is refreshing the token
 	// (until then, by its clock): the others wait for the grant it stores.
 	RefreshingUntil time.Time `json:"refreshing_until,omitzero"`

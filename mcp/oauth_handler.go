@@ -65,8 +65,11 @@ const (
 
 func (c *Client) newOAuth() (auth.OAuthHandler, error) {
 	o := c.cfg.OAuth
-	if o.Grant == GrantClientCredentials {
+	switch o.Grant {
+	case GrantClientCredentials:
 		return newClientCredentials(o)
+	case GrantEnterprise:
+		return c.newEnterprise()
 	}
 	h := &oauthHandler{server: c.cfg.Name, url: c.cfg.URL, store: c.opts.Grants, client: &http.Client{Timeout: grantTimeout},
 		log: c.log, sem: make(chan struct{}, 1)}

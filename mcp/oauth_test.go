@@ -153,6 +153,9 @@ func TestOAuthConfigValidation(t *testing.T) {
 		{ServerConfig{Name: "s", URL: "http://h/mcp", OAuth: &OAuthConfig{ClientMetadataURL: "http://h/c.json"}}, "not an https URL"},
 		{ServerConfig{Name: "s", URL: "http://h/mcp", OAuth: &OAuthConfig{RedirectURL: "nope"}}, "oauth.redirect_url"},
 		{ServerConfig{Name: "s", URL: "http://h/mcp", OAuth: &OAuthConfig{Scopes: []string{""}}}, "empty scope"},
+		{ServerConfig{Name: "s", URL: "http://h/mcp", OAuth: &OAuthConfig{Grant: GrantEnterprise, ClientID: "c"}}, "needs client_id (at the server's authorization server), idp_issuer and idp_client_id"},
+		{ServerConfig{Name: "s", URL: "http://h/mcp", OAuth: &OAuthConfig{Grant: GrantEnterprise, ClientID: "c", IdPClientID: "i", IdPIssuer: "idp"}}, "oauth.idp_issuer"},
+		{ServerConfig{Name: "s", URL: "http://h/mcp", OAuth: &OAuthConfig{IdPIssuer: "https://idp"}}, "are for the enterprise grant"},
 	} {
 		c := tt.cfg.WithDefaults()
 		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -412,5 +415,45 @@ func TestOAuthRuntimeAuthorizationHeader(t *testing.T) {
 	defer c.Close()
 	if err := c.SetRuntimeHeaders(map[string]string{"authorization": "Bearer x"}); !errors.Is(err, ErrRuntimeHeaders) {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestEnterpriseLoginStoresTheSignIn: for the enterprise grant, the login
+// is an OpenID Connect sign-in at the identity provider whose ID token is
+// stored for the workers; a worker without one says to log in.
+func TestEnterpriseLoginStoresTheSignIn(t *testing.T) {
+	idp := oauthtest.Start(t) // the identity provider (and a server that wants a token)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store := MemoryGrants()
+	cfg := ServerConfig{Name: "tracker", URL: idp.URL, OAuth: &OAuthConfig{Grant: GrantEnterprise, ClientID: "mcp-client",
+		IdPIssuer: idp.Base, IdPClientID: "idp-client", RedirectURL: freeRedirect(t)}}
+	if c := cfg.WithDefaults(); c.Validate() != nil {
+		t.Fatal(c.Validate())
+	}
+	w, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.ListTools(ctx); !errors.Is(err, ErrNeedsAuthorization) || !strings.Contains(err.Error(), "mcp login tracker") {
+		t.Fatalf("before the sign-in: %v", err)
+	}
+	fetch, err := LoopbackAuthorizer(cfg.OAuth.RedirectURL, browser(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EnterpriseLogin(ctx, cfg, store, fetch); err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := store.Load(ctx, "tracker")
+	if err != nil || g == nil || g.IDToken == "" || g.URL != idp.URL || idp.IDTokens.Load() != 1 {
+		t.Fatalf("stored %+v %v", g, err)
+	}
+	if exp := jwtExpiry(g.IDToken); time.Until(exp) < 50*time.Minute {
+		t.Errorf("the ID token's expiry reads %v", exp)
+	}
+	if jwtExpiry("not.a.jwt").IsZero() != true || !jwtExpiry("x").IsZero() {
+		t.Error("jwtExpiry of garbage")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus/wire"
@@ -93,6 +94,9 @@ func (o *mcpOptions) login(ctx context.Context, e *env, logout bool, name string
 	if err != nil {
 		return e.usagef("%v", err)
 	}
+	if cfg.OAuth.Grant == mcp.GrantEnterprise {
+		return o.enterpriseLogin(ctx, e, cfg, grants, fetch)
+	}
 	// --force: authorize without the stored grant (it stays in use until
 	// the new one replaces it, so an abandoned login costs the fleet
 	// nothing).
@@ -138,5 +142,31 @@ func (o *mcpOptions) login(ctx context.Context, e *env, logout bool, name string
 	}
 	fmt.Fprintf(e.stdout, "MCP server %q %s: %d tools; the grant is in the fleet's %s bucket for every worker (%s, %s)\n",
 		name, how, len(tools), wire.BucketOAuth, expiry, refresh)
+	return exitOK
+}
+
+// enterpriseLogin signs the person in to the server's enterprise identity
+// provider, stores the ID token for the workers, and tries it: the
+// workers' exchange for an access token, as a worker does it.
+func (o *mcpOptions) enterpriseLogin(ctx context.Context, e *env, cfg mcp.ServerConfig, grants mcp.GrantStore, fetch auth.AuthorizationCodeFetcher) int {
+	lctx, cancel := context.WithTimeout(ctx, o.loginTimeout)
+	defer cancel()
+	if err := mcp.EnterpriseLogin(lctx, cfg, grants, fetch); err != nil {
+		fmt.Fprintf(e.stderr, "toolctl: MCP server %q: %v\n", cfg.Name, err)
+		return exitError
+	}
+	c, err := mcp.NewClient(cfg, &mcp.Options{Grants: grants,
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+	if err != nil {
+		return e.usagef("%v", err)
+	}
+	defer c.Close()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolctl: signed in to %s and stored the sign-in, but MCP server %q refuses it: %v\n", cfg.OAuth.IdPIssuer, cfg.Name, err)
+		return exitError
+	}
+	fmt.Fprintf(e.stdout, "MCP server %q authorized: signed in to %s; %d tools; the sign-in is in the fleet's %s bucket for every worker (sign in again when it expires)\n",
+		cfg.Name, cfg.OAuth.IdPIssuer, len(tools), wire.BucketOAuth)
 	return exitOK
 }

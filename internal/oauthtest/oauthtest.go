@@ -7,7 +7,8 @@
 // code, as a person clicking "allow" would), and /token for codes (PKCE
 // S256 checked) and refresh tokens, which it rotates: a refresh token
 // works once, and a second use is counted as a reuse (which a strict
-// authorization server would take as theft).
+// authorization server would take as theft). A code requested with the
+// openid scope also brings an ID token (OpenID Connect sign-in).
 package oauthtest
 
 import (
@@ -20,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,7 +38,7 @@ type Server struct {
 	URL, Base string
 	// Authorizations counts codes issued, Refreshes tokens refreshed,
 	// Reuses refresh tokens presented again after their use.
-	Authorizations, Refreshes, Reuses, Registrations atomic.Int64
+	Authorizations, Refreshes, Reuses, Registrations, IDTokens atomic.Int64
 
 	mu       sync.Mutex
 	tokenTTL time.Duration
@@ -46,7 +48,7 @@ type Server struct {
 	spent    map[string]bool
 }
 
-type code struct{ client, challenge, redirect string }
+type code struct{ client, challenge, redirect, scope string }
 
 // Start serves on a loopback port until the test ends. Tokens live an
 // hour until SetTokenTTL.
@@ -142,7 +144,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	c := rand.Text()
 	s.mu.Lock()
-	s.codes[c] = code{client: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri")}
+	s.codes[c] = code{client: q.Get("client_id"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri"), scope: q.Get("scope")}
 	s.mu.Unlock()
 	s.Authorizations.Add(1)
 	back := redirect.Query()
@@ -159,7 +161,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var client string
+	var client, idToken string
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		c, ok := s.codes[r.PostForm.Get("code")]
@@ -170,6 +172,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		client = c.client
+		if slices.Contains(strings.Fields(c.scope), "openid") {
+			// An OpenID Connect sign-in: an (unsigned) ID token.
+			claims, _ := json.Marshal(map[string]any{"iss": s.Base, "sub": "person@example.com", "aud": client, "exp": time.Now().Add(time.Hour).Unix()})
+			idToken = "eyJhbGciOiJub25lIn0." + base64.RawURLEncoding.EncodeToString(claims) + ".sig"
+			s.IDTokens.Add(1)
+		}
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		if s.spent[rt] {
@@ -189,8 +197,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	at, rt := "at-"+rand.Text(), "rt-"+rand.Text()
 	s.access[at], s.refresh[rt] = client, client
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt,
-		"expires_in": int(s.tokenTTL / time.Second)})
+	body := map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt, "expires_in": int(s.tokenTTL / time.Second)}
+	if idToken != "" {
+		body["id_token"] = idToken
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
