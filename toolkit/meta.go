@@ -1,6 +1,7 @@
 package toolkit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -116,7 +117,12 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		}
 	}
 	if len(unknown) > 0 {
+		// In the order the model wrote them when its text is there
+		// (ToolCall.RawInput); a decoded object has no order: sorted.
 		slices.Sort(unknown)
+		if keys := rawKeys(call.RawInput); len(keys) > 0 {
+			slices.SortStableFunc(unknown, func(a, b string) int { return cmp.Compare(slices.Index(keys, a), slices.Index(keys, b)) })
+		}
 		names := make([]string, len(reg.groups))
 		for i, g := range reg.groups {
 			names[i] = g.Name
@@ -127,7 +133,9 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 	for _, g := range reg.groups { // group order, so the message is stable
 		if v, ok := call.Input[g.Name]; ok {
 			if _, isBool := v.(bool); !isBool {
-				return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %T.", g.Name, v)
+				// AgentScope names the Python type; this is the type
+				// json.loads gives the same JSON value.
+				return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %s.", g.Name, pyType(v))
 			}
 		}
 	}

@@ -112,3 +112,42 @@ func TestMarshalSchema(t *testing.T) {
 		t.Errorf("OrderOf: %+v %v", order, err)
 	}
 }
+
+// TestUnknownGroupNamesKeepInputOrder: reset_tools names unknown groups in
+// the order the model wrote them (its raw arguments); a decoded object has
+// no order, so they are sorted.
+func TestUnknownGroupNamesKeepInputOrder(t *testing.T) {
+	tk := toolkit.New(nil)
+	if err := tk.AddGroup(toolkit.Group{Name: "web", Description: "Web tools."}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		call toolkit.ToolCall
+		want string
+	}{
+		{toolkit.ToolCall{Name: toolkit.MetaToolName, RawInput: `{"zeta": true, "web": true, "alpha": false}`}, "Invalid group name(s): zeta, alpha."},
+		{toolkit.ToolCall{Name: toolkit.MetaToolName, RawInput: `{zeta: True, 'alpha': False,}`}, "Invalid group name(s): zeta, alpha."}, // repaired
+		{toolkit.ToolCall{Name: toolkit.MetaToolName, Input: map[string]any{"zeta": true, "alpha": false}}, "Invalid group name(s): alpha, zeta."},
+	} {
+		final := tk.Invoke(context.Background(), tt.call)
+		if final.Code != toolkit.CodeInvalidInput || !strings.HasPrefix(final.Text(), tt.want) {
+			t.Errorf("%+v: %s %q, want %q", tt.call, final.Code, final.Text(), tt.want)
+		}
+	}
+}
+
+// TestNonBoolGroupValueNamesPythonType: the non-bool message names the
+// type as AgentScope's does: the Python type json.loads gives the value.
+func TestNonBoolGroupValueNamesPythonType(t *testing.T) {
+	tk := toolkit.New(nil)
+	if err := tk.AddGroup(toolkit.Group{Name: "web", Description: "Web tools."}); err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]string{`"yes"`: "<class 'str'>", `1`: "<class 'int'>", `1.5`: "<class 'float'>",
+		`null`: "<class 'NoneType'>", `[true]`: "<class 'list'>", `{"a":1}`: "<class 'dict'>"} {
+		final := tk.Invoke(context.Background(), toolkit.ToolCall{Name: toolkit.MetaToolName, RawInput: `{"web": ` + raw + `}`})
+		if w := "Invalid arguments: the argument 'web' should be a bool value, but got " + want + "."; final.Text() != w {
+			t.Errorf("%s: %q, want %q", raw, final.Text(), w)
+		}
+	}
+}

@@ -77,7 +77,16 @@ func pyType(v any) string {
 	case string:
 		return "<class 'str'>"
 	case float64:
+		if x := v.(float64); x == float64(int64(x)) {
+			return "<class 'int'>" // json.loads reads 1 as an int
+		}
 		return "<class 'float'>"
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return "<class 'int'>"
+	case float32:
+		return "<class 'float'>"
+	case map[string]any:
+		return "<class 'dict'>"
 	case bool:
 		return "<class 'bool'>"
 	case nil:
@@ -303,4 +312,36 @@ func (r *repairer) literal() bool {
 		r.out.WriteString(tok)
 	}
 	return true
+}
+
+// rawKeys are the top-level keys of a model's arguments string in the
+// order it wrote them (repaired as ParseRawInput does); nil when it is not
+// an object.
+func rawKeys(raw string) []string {
+	data := []byte(raw)
+	if !json.Valid(data) {
+		repaired, ok := repairJSON(raw)
+		if !ok {
+			return nil
+		}
+		data = repaired
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if d.Decode(&skip) != nil {
+			return keys
+		}
+	}
+	return keys
 }
