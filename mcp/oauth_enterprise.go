@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -47,8 +48,8 @@ type enterprise struct {
 	store       GrantStore
 	client      *http.Client
 
-	mu    sync.Mutex
-	token *oauth2.Token // nil until the first exchange
+	mu    sync.Mutex                   // one exchange at a time
+	token atomic.Pointer[oauth2.Token] // nil until the first exchange
 }
 
 func (c *Client) newEnterprise() (*enterprise, error) {
@@ -62,12 +63,11 @@ func (c *Client) newEnterprise() (*enterprise, error) {
 // TokenSource gives the exchanged token while it is valid; without one,
 // the request goes without and the 401 runs the exchange.
 func (e *enterprise) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.token == nil || !e.token.Valid() {
+	t := e.token.Load()
+	if t == nil || !t.Valid() {
 		return nil, nil
 	}
-	return oauth2.StaticTokenSource(e.token), nil
+	return oauth2.StaticTokenSource(t), nil
 }
 
 func (e *enterprise) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
@@ -75,13 +75,17 @@ func (e *enterprise) Authorize(ctx context.Context, req *http.Request, resp *htt
 	if resp.StatusCode == http.StatusForbidden && !insufficientScope(resp) {
 		return nil // not an authorization matter: the retry reports the 403
 	}
+	used, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if t := e.token.Load(); t != nil && t.Valid() && t.AccessToken != used {
+		return nil // another request's exchange got a token meanwhile
+	}
 	t, err := e.exchange(ctx, resp)
 	if err != nil {
 		return fmt.Errorf("MCP server %q: %w", e.server, err)
 	}
-	e.token = t
+	e.token.Store(t)
 	return nil
 }
 
@@ -135,8 +139,19 @@ func (e *enterprise) exchange(ctx context.Context, resp *http.Response) (*oauth2
 // loopback address).
 func tokenEndpoint(ctx context.Context, issuer string, c *http.Client) (string, error) {
 	base := strings.TrimSuffix(issuer, "/")
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("the identity provider %q: %w", issuer, err)
+	}
+	origin := u.Scheme + "://" + u.Host
+	// OpenID Connect appends the well-known path to the issuer; RFC 8414
+	// inserts it before the issuer's path.
+	metas := []string{base + "/.well-known/openid-configuration", origin + "/.well-known/oauth-authorization-server" + u.Path}
+	if u.Path != "" {
+		metas = append(metas, origin+"/.well-known/openid-configuration"+u.Path)
+	}
 	var errs []error
-	for _, m := range []string{base + "/.well-known/openid-configuration", base + "/.well-known/oauth-authorization-server"} {
+	for _, m := range metas {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, m, nil)
 		if err != nil {
 			return "", err
@@ -272,6 +287,9 @@ func EnterpriseLogin(ctx context.Context, cfg ServerConfig, store GrantStore, fe
 		return fmt.Errorf("mcp: signing in to %s: %w", o.IdPIssuer, err)
 	}
 	id, _ := t.Extra("id_token").(string)
+	if id == "" {
+		return fmt.Errorf("mcp: signing in to %s: the identity provider sent no ID token", o.IdPIssuer)
+	}
 	_, err = ReplaceGrant(ctx, store, cfg.Name, &Grant{URL: cfg.URL, IDToken: id, Updated: time.Now()})
 	return err
 }

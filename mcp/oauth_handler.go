@@ -48,6 +48,19 @@ type oauthHandler struct {
 	// for, seen first at markSeen.
 	markRev  uint64
 	markSeen time.Time
+	// pending is a refreshed grant the store did not take (it failed):
+	// used, and stored before anything else, while the store still holds
+	// this worker's mark (revision pendingRev, refresh token pendingSpent,
+	// spent).
+	pending      *Grant
+	pendingRev   uint64
+	pendingSpent string
+	// deadRefresh is a refresh token the authorization server refused
+	// (invalid_grant), refreshedAT the access token this worker's last
+	// refresh got: neither is tried again until another grant is stored.
+	// A refresh that failed otherwise waits until refreshAfter.
+	deadRefresh, refreshedAT string
+	refreshAfter             time.Time
 }
 
 const (
@@ -160,6 +173,9 @@ func (h *oauthHandler) token(parent context.Context) (*oauth2.Token, error) {
 		return nil, fmt.Errorf("MCP server %q: waiting for its OAuth token: %w", h.server, ctx.Err())
 	}
 	defer h.unlock()
+	if h.pending != nil && !h.flushPending(ctx) {
+		return h.pending.token(), nil // not stored yet: the fleet's only copy
+	}
 	if h.loaded && h.grant != nil && h.fresh(h.grant) {
 		return h.grant.token(), nil
 	}
@@ -174,7 +190,7 @@ func (h *oauthHandler) token(parent context.Context) (*oauth2.Token, error) {
 			return nil, nil
 		case h.fresh(g):
 			return g.token(), nil
-		case g.RefreshToken == "":
+		case g.RefreshToken == "" || g.RefreshToken == h.deadRefresh || time.Now().Before(h.refreshAfter):
 			return h.usable(), nil
 		case h.markedByOther(g):
 			select {
@@ -203,10 +219,18 @@ func (h *oauthHandler) token(parent context.Context) (*oauth2.Token, error) {
 		t, err := g.config().TokenSource(rctx, &oauth2.Token{RefreshToken: g.RefreshToken}).Token()
 		rcancel()
 		if err != nil {
-			h.log.Warn("mcp: refreshing the OAuth token failed; the server's next 401 asks for a new authorization", "err", err)
+			var re *oauth2.RetrieveError
+			if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
+				h.deadRefresh = g.RefreshToken
+				h.log.Warn("mcp: the authorization server refused the refresh token; the server's calls need a new login", "err", err)
+			} else {
+				h.refreshAfter = time.Now().Add(10 * time.Second)
+				h.log.Warn("mcp: refreshing the OAuth token failed; trying again in 10s", "err", err)
+			}
 			h.unmark(g)
-			return nil, nil
+			return h.usable(), nil
 		}
+		h.refreshedAT = t.AccessToken
 		h.stored(g, g.withToken(t))
 		return t, nil
 	}
@@ -223,7 +247,8 @@ func (h *oauthHandler) markedByOther(g *Grant) bool {
 	if h.markRev != h.rev {
 		h.markRev, h.markSeen = h.rev, now
 	}
-	return now.Sub(h.markSeen) < refreshLease && now.Before(g.RefreshingUntil.Add(refreshLease))
+	// By this worker's clock alone: the writer's may be off either way.
+	return now.Sub(h.markSeen) < refreshLease
 }
 
 // unmark takes the mark off the grant after a failed refresh, unless the
@@ -231,8 +256,10 @@ func (h *oauthHandler) markedByOther(g *Grant) bool {
 func (h *oauthHandler) unmark(g *Grant) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if rev, err := h.store.Save(ctx, h.server, g, h.rev); err == nil {
-		h.grant, h.rev = g, rev
+	u := *g
+	u.RefreshingUntil = time.Time{}
+	if rev, err := h.store.Save(ctx, h.server, &u, h.rev); err == nil {
+		h.grant, h.rev = &u, rev
 	}
 }
 
@@ -240,41 +267,53 @@ func (h *oauthHandler) unmark(g *Grant) {
 // stored meanwhile: a grant without old's refresh token (a login, or a
 // refresh after this worker's mark lapsed) is taken instead; a deleted
 // one (toolctl mcp logout) stays deleted; a grant still carrying the
-// refresh token this worker spent is replaced.
+// refresh token this worker spent is replaced. When the store fails, the
+// grant stays pending: used by this worker and stored at its next token.
 func (h *oauthHandler) stored(old, g *Grant) {
+	h.pending, h.pendingRev, h.pendingSpent = g, h.rev, old.RefreshToken
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	for range 3 {
-		rev, err := h.store.Save(ctx, h.server, g, h.rev)
-		if err == nil {
-			h.grant, h.rev = g, rev
+		if h.flushPending(ctx) {
 			return
 		}
-		if !errors.Is(err, ErrGrantChanged) {
-			h.log.Warn("mcp: storing the refreshed OAuth grant failed; other workers will not see it", "err", err)
-			break
-		}
-		cur, rev, err := h.store.Load(ctx, h.server)
-		if err != nil && rev == 0 {
-			break
-		}
-		switch {
-		case cur == nil:
-			h.grant, h.rev = nil, rev
-			return
-		case cur.RefreshToken != old.RefreshToken:
-			h.grant, h.rev = cur, rev
-			return
-		}
-		h.rev = rev
 	}
-	h.grant = g // for this worker at least
+	h.log.Warn("mcp: storing the refreshed OAuth grant failed; this worker keeps it and stores it at its next request")
+}
+
+// flushPending stores the pending grant, or drops it for what the store
+// holds now; it reports whether the pending grant is settled.
+func (h *oauthHandler) flushPending(ctx context.Context) bool {
+	rev, err := h.store.Save(ctx, h.server, h.pending, h.pendingRev)
+	if err == nil {
+		h.grant, h.rev, h.pending, h.loaded = h.pending, rev, nil, true
+		return true
+	}
+	if !errors.Is(err, ErrGrantChanged) {
+		return false
+	}
+	cur, rev, err := h.store.Load(ctx, h.server)
+	switch {
+	case err != nil && rev == 0:
+		return false
+	case cur == nil:
+		h.grant, h.rev, h.pending = nil, rev, nil
+		return true
+	case cur.RefreshToken != h.pendingSpent:
+		h.grant, h.rev, h.pending = cur, rev, nil
+		return true
+	}
+	h.pendingRev = rev // still the grant whose refresh token was spent
+	return false
 }
 
 // reload reads the store: the grant in use becomes the stored one (none
 // when it is for another URL or unreadable). An error means the store
 // could not be read at all.
 func (h *oauthHandler) reload(ctx context.Context) error {
+	if h.pending != nil {
+		return nil // this worker's refreshed grant, not stored yet, is the one
+	}
 	g, rev, err := h.store.Load(ctx, h.server)
 	if err != nil && rev == 0 {
 		return err
@@ -339,8 +378,14 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	}
 	err := h.reload(ctx)
 	g := h.grant
+	if h.pending != nil {
+		g = h.pending
+	}
 	retry := err == nil && g != nil && g.AccessToken != used
-	if err == nil && !retry && g != nil && used != "" && resp.StatusCode == http.StatusUnauthorized && g.RefreshToken != "" && h.refused != used {
+	// A token refused while it looked good is refreshed once; not one
+	// this worker has just refreshed, nor with a refresh token refused.
+	if err == nil && !retry && g != nil && used != "" && resp.StatusCode == http.StatusUnauthorized && g.RefreshToken != "" &&
+		h.refused != used && used != h.refreshedAT && g.RefreshToken != h.deadRefresh {
 		h.refused, retry = used, true
 	}
 	h.unlock()

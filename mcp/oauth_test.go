@@ -249,6 +249,8 @@ type faultyGrants struct {
 	failMarks bool
 	afterMark func()
 	loads     atomic.Int64
+	// failStores fails that many saves of refreshed grants.
+	failStores atomic.Int64
 }
 
 func (f *faultyGrants) Load(ctx context.Context, server string) (*Grant, uint64, error) {
@@ -258,6 +260,9 @@ func (f *faultyGrants) Load(ctx context.Context, server string) (*Grant, uint64,
 
 func (f *faultyGrants) Save(ctx context.Context, server string, g *Grant, rev uint64) (uint64, error) {
 	if !g.RefreshingUntil.IsZero() && f.failMarks {
+		return 0, errors.New("KV unavailable")
+	}
+	if g.RefreshingUntil.IsZero() && f.failStores.Add(-1) >= 0 {
 		return 0, errors.New("KV unavailable")
 	}
 	n, err := f.GrantStore.Save(ctx, server, g, rev)
@@ -355,27 +360,32 @@ func TestOAuthWaitEndsWithTheConnection(t *testing.T) {
 	defer cancel()
 	store := MemoryGrants()
 	cfg := loggedIn(t, ctx, as, store)
-	g, rev, _ := store.Load(ctx, "tracker")
-	g.RefreshingUntil = time.Now().Add(24 * time.Hour)
-	if _, err := store.Save(ctx, "tracker", g, rev); err != nil {
-		t.Fatal(err)
-	}
-	refreshes := as.Refreshes.Load() // the login's
-	c, err := NewClient(cfg, &Options{Grants: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer stop()
-	ts, _ := c.oauth.TokenSource(short)
-	start := time.Now()
-	_, _ = ts.Token()
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Token waited %v after its connection ended", d)
-	}
-	if n := as.Refreshes.Load() - refreshes; n != 0 {
-		t.Errorf("%d refreshes while another worker's mark stands", n)
+	// A mark by a worker whose clock is a day ahead, and one by a worker
+	// whose clock is three minutes behind: both stand for this worker
+	// (its own clock decides when a mark lapses).
+	for _, until := range []time.Duration{24 * time.Hour, -3 * time.Minute} {
+		g, rev, _ := store.Load(ctx, "tracker")
+		g.RefreshingUntil = time.Now().Add(until)
+		if _, err := store.Save(ctx, "tracker", g, rev); err != nil {
+			t.Fatal(err)
+		}
+		refreshes := as.Refreshes.Load() // the login's
+		c, err := NewClient(cfg, &Options{Grants: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer stop()
+		ts, _ := c.oauth.TokenSource(short)
+		start := time.Now()
+		_, _ = ts.Token()
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("Token waited %v after its connection ended", d)
+		}
+		if n := as.Refreshes.Load() - refreshes; n != 0 {
+			t.Errorf("mark until %v: %d refreshes while another worker's mark stands", until, n)
+		}
 	}
 }
 
@@ -455,5 +465,66 @@ func TestEnterpriseLoginStoresTheSignIn(t *testing.T) {
 	}
 	if jwtExpiry("not.a.jwt").IsZero() != true || !jwtExpiry("x").IsZero() {
 		t.Error("jwtExpiry of garbage")
+	}
+}
+
+// TestOAuthUnstoredRefreshIsKept: a refreshed grant the store does not
+// take (KV down) is kept by the worker and stored at its next request, so
+// the refresh token it got is not lost to the fleet.
+func TestOAuthUnstoredRefreshIsKept(t *testing.T) {
+	as := oauthtest.Start(t)
+	as.SetTokenTTL(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	inner := MemoryGrants()
+	store := &faultyGrants{GrantStore: inner}
+	cfg := loggedIn(t, ctx, as, store)
+	store.failStores.Store(3) // the refresh's three tries
+	w, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if st, text := callWhoami(ctx, w); st != toolkit.StateSuccess {
+		t.Fatalf("call: %s %s", st, text)
+	}
+	// Another worker, later: the grant in the store works.
+	w2, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if st, text := callWhoami(ctx, w2); st != toolkit.StateSuccess {
+		t.Fatalf("the other worker: %s %s", st, text)
+	}
+	if n := as.Reuses.Load() + as.RefusedRefreshes.Load(); n != 0 {
+		t.Errorf("%d refreshes with a spent or unknown refresh token", n)
+	}
+}
+
+// TestOAuthRefusedRefreshIsNotRepeated: a refresh token the authorization
+// server refuses is not tried again on every request: the calls fail
+// asking for a login.
+func TestOAuthRefusedRefreshIsNotRepeated(t *testing.T) {
+	as := oauthtest.Start(t)
+	as.SetTokenTTL(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store := MemoryGrants()
+	cfg := loggedIn(t, ctx, as, store)
+	as.RevokeRefreshTokens()
+	as.RevokeAccessTokens()
+	w, err := NewClient(cfg, &Options{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for range 5 {
+		if _, err := w.ListTools(ctx); !errors.Is(err, ErrNeedsAuthorization) {
+			t.Fatalf("with a refused refresh token: %v", err)
+		}
+	}
+	if n := as.RefusedRefreshes.Load(); n > 1 {
+		t.Errorf("the refused refresh token was tried %d times", n)
 	}
 }

@@ -21,14 +21,16 @@ import (
 // SKILL.md) are served to the fleet for the gateway, which offers them as
 // MCP resources skill://<name>/<path>. Only regular files inside the
 // skill's directory are served: the directory is opened as an os.Root, so
-// no path, symlink or ".." leaves it; names starting with "." (and
-// everything under them) are left out, as are files larger than
+// no path or ".." leaves it, and no symbolic link is followed, even one
+// that stays inside (it could name a hidden file); names starting with "."
+// (and everything under them) are left out, as are files larger than
 // MaxFileBytes, and the listing stops at MaxFiles files, MaxFileDepth
-// directories deep.
+// directories deep, or after looking at maxWalk entries.
 const (
 	MaxFiles     = 200
 	MaxFileBytes = 512 << 10
 	MaxFileDepth = 6
+	maxWalk      = 10000
 )
 
 // Files lists the files of the skill's directory other than SKILL.md, as
@@ -46,9 +48,14 @@ func (s Skill) Files() (files []string, truncated bool, err error) {
 		return nil, false, fmt.Errorf("skill %q: %w", s.Name, err)
 	}
 	defer root.Close()
+	seen := 0
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // an unreadable directory is left out
+		}
+		if seen++; seen > maxWalk {
+			truncated = true
+			return fs.SkipAll
 		}
 		if p == "." {
 			return nil
@@ -88,9 +95,24 @@ func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
 		return wire.SkillReply{}, fmt.Errorf("skill %q: %w", s.Name, err)
 	}
 	defer root.Close()
+	// No link on the way, and a regular file at the end, before opening.
+	parts := strings.Split(name, "/")
+	for i := range parts {
+		info, err := root.Lstat(strings.Join(parts[:i+1], "/"))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return wire.SkillReply{}, fmt.Errorf("skill %q has no file %q", s.Name, name)
+		case err != nil:
+			return wire.SkillReply{}, fmt.Errorf("skill %q: %w", s.Name, err)
+		case info.Mode()&fs.ModeSymlink != 0:
+			return wire.SkillReply{}, fmt.Errorf("skill %q: %q is reached through a link, which skills do not serve", s.Name, name)
+		case i == len(parts)-1 && !info.Mode().IsRegular():
+			return wire.SkillReply{}, fmt.Errorf("skill %q: %q is not a regular file", s.Name, name)
+		}
+	}
 	// Non-blocking, so that a FIFO put there does not hang the open; it
 	// is then refused as not a regular file.
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return wire.SkillReply{}, fmt.Errorf("skill %q has no file %q", s.Name, name)

@@ -44,6 +44,13 @@ func TestSkillFilesStayInTheDirectory(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Links that stay inside but name hidden files.
+	if err := os.Symlink(".env", filepath.Join(dir, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".git", filepath.Join(dir, "g")); err != nil {
+		t.Fatal(err)
+	}
 	s := Skill{Name: "s", Dir: dir}
 	files, truncated, err := s.Files()
 	if err != nil || truncated {
@@ -66,7 +73,7 @@ func TestSkillFilesStayInTheDirectory(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for _, bad := range []string{"../secret.txt", "/etc/passwd", "link.txt", ".env", ".git/config", "big.txt", "pipe", "nope.txt", "scripts", "", ".", "scripts/../../x"} {
+		for _, bad := range []string{"../secret.txt", "/etc/passwd", "link.txt", "notes.txt", "g/config", ".env", ".git/config", "big.txt", "pipe", "nope.txt", "scripts", "", ".", "scripts/../../x"} {
 			if r, err := s.ReadFile(bad); err == nil {
 				t.Errorf("ReadFile(%q) = %+v, want an error", bad, r)
 			} else if strings.Contains(err.Error(), "outside") {

@@ -220,7 +220,7 @@ func ask(ctx context.Context, nc *nats.Conn, instances []string, r *wire.SkillRe
 	if r.ListFiles || r.File != "" {
 		what = "skill.files "
 	}
-	ctx, span := tracer.Start(ctx, what+r.Name, trace.WithSpanKind(trace.SpanKindClient),
+	ctx, span := tracer().Start(ctx, what+r.Name, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("toolbus.skill.name", r.Name), attribute.String("toolbus.skill.group", r.Group)))
 	defer func() {
 		if err != nil {

@@ -44,7 +44,7 @@ func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 			name, _ := call.Input["skill"].(string) // the schema guarantees a string
 			// A child of the call's span when traces are on (the global
 			// provider is then the process's); a no-op otherwise.
-			ctx, span := tracer.Start(ctx, "skill.load "+name, trace.WithAttributes(attribute.String("toolbus.skill.name", name)))
+			ctx, span := tracer().Start(ctx, "skill.load "+name, trace.WithAttributes(attribute.String("toolbus.skill.name", name)))
 			defer span.End()
 			active, _, err := tk.ActiveGroups(ctx, call.Session, call.GroupsRevision)
 			if err != nil {
@@ -60,8 +60,10 @@ func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 		})
 }
 
-// tracer records skill loads and fetches in the process's traces.
-var tracer = otel.Tracer("github.com/toolbus/toolbus/skill")
+// tracer records skill loads and fetches in the process's traces: the
+// global provider's at the time of use (a tracer taken from it earlier
+// stays bound to the first provider ever set).
+func tracer() trace.Tracer { return otel.Tracer("github.com/toolbus/toolbus/skill") }
 
 // Install registers the viewer tool in tk (read-only, basic group) and
 // binds the set to tk's group order. Every group the set uses must exist in

@@ -121,7 +121,13 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		// (ToolCall.RawInput); a decoded object has no order: sorted.
 		slices.Sort(unknown)
 		if keys := rawKeys(call.RawInput); len(keys) > 0 {
-			slices.SortStableFunc(unknown, func(a, b string) int { return cmp.Compare(slices.Index(keys, a), slices.Index(keys, b)) })
+			at := make(map[string]int, len(keys))
+			for i, k := range keys {
+				if _, dup := at[k]; !dup {
+					at[k] = i
+				}
+			}
+			slices.SortStableFunc(unknown, func(a, b string) int { return cmp.Compare(at[a], at[b]) })
 		}
 		names := make([]string, len(reg.groups))
 		for i, g := range reg.groups {

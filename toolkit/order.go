@@ -3,7 +3,6 @@ package toolkit
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -66,15 +65,16 @@ func writeOrdered(buf *bytes.Buffer, v any, path string, idx map[string][]string
 			return nil
 		}
 		keys := make([]string, 0, len(x))
-		listed := idx[path]
-		for _, k := range listed {
-			if _, ok := x[k]; ok && !slices.Contains(keys, k) {
+		taken := make(map[string]bool, len(x))
+		for _, k := range idx[path] {
+			if _, ok := x[k]; ok && !taken[k] {
+				taken[k] = true
 				keys = append(keys, k)
 			}
 		}
 		n := len(keys)
 		for k := range x {
-			if !slices.Contains(listed, k) {
+			if !taken[k] {
 				keys = append(keys, k)
 			}
 		}
@@ -139,8 +139,9 @@ func OrderOf(data []byte) ([]KeyOrder, error) {
 }
 
 func readOrder(d *json.Decoder, path string, order *[]KeyOrder, depth int) error {
-	if depth > maxOrderDepth {
-		return errors.New("toolkit: schema nested too deep")
+	if depth > maxOrderDepth { // deeper objects come out sorted
+		var skip json.RawMessage
+		return d.Decode(&skip)
 	}
 	tok, err := d.Token()
 	if err != nil {

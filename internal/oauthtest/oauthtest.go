@@ -38,7 +38,7 @@ type Server struct {
 	URL, Base string
 	// Authorizations counts codes issued, Refreshes tokens refreshed,
 	// Reuses refresh tokens presented again after their use.
-	Authorizations, Refreshes, Reuses, Registrations, IDTokens atomic.Int64
+	Authorizations, Refreshes, Reuses, Registrations, IDTokens, RefusedRefreshes atomic.Int64
 
 	mu       sync.Mutex
 	tokenTTL time.Duration
@@ -102,6 +102,15 @@ func (s *Server) SetTokenTTL(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokenTTL = d
+}
+
+// RevokeRefreshTokens makes the server refuse every refresh token issued
+// so far (the person must authorize again); refused ones are counted in
+// RefusedRefreshes.
+func (s *Server) RevokeRefreshTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.refresh)
 }
 
 // RevokeAccessTokens makes the server refuse every access token issued
@@ -185,6 +194,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		var ok bool
 		if client, ok = s.refresh[rt]; !ok {
+			s.RefusedRefreshes.Add(1)
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
