@@ -74,6 +74,8 @@ type Client struct {
 	log  *slog.Logger
 	sdkc *sdk.Client
 	http *headerTransport // nil for stdio
+	// orders is the servers' schemas' key order (schema_order.go).
+	orders schemaOrders
 	// oauth authorizes a server with ServerConfig.OAuth (oauth.go).
 	oauth auth.OAuthHandler
 
@@ -163,6 +165,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	c.sdkc = sdk.NewClient(info, copts)
 	if cfg.Transport != TransportStdio {
 		c.http = newHeaderTransport(cfg.Headers, &c.router)
+		c.http.orders = &c.orders
 	}
 	if cfg.OAuth != nil {
 		var err error

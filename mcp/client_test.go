@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,7 +36,7 @@ func TestGoPeerRegistration(t *testing.T) {
 			cfg.Group = "gotools"
 			tk, c := mount(t, cfg)
 			want := []string{"mcp__go__block", "mcp__go__content", "mcp__go__echo", "mcp__go__env", "mcp__go__fail", "mcp__go__headers",
-				"mcp__go__late", "mcp__go__log", "mcp__go__progress", "mcp__go__schemaxv2"}
+				"mcp__go__late", "mcp__go__log", "mcp__go__ordered", "mcp__go__progress", "mcp__go__schemaxv2"}
 			got := c.Tools()
 			slices.Sort(got)
 			if !slices.Equal(got, want) { // the HTTP peer pages by 3: every page was read
@@ -638,5 +639,35 @@ func TestPresetsForMCPTools(t *testing.T) {
 	bad := ServerConfig{Name: "x", Command: "x", Presets: map[string]map[string]any{"echo": {}}}
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "presets") {
 		t.Errorf("an empty preset: %v", err)
+	}
+}
+
+// TestMountedSchemasKeepServerOrder: a mounted server's tool schema keeps
+// the order the server wrote its properties in (read off the wire over
+// stdio and Streamable HTTP; legacy SSE comes out sorted).
+func TestMountedSchemasKeepServerOrder(t *testing.T) {
+	for transport, peer := range goPeers(t) {
+		t.Run(transport, func(t *testing.T) {
+			tk, _ := mount(t, peer(t, "go"))
+			fs, ok := tk.Schema("mcp__go__ordered")
+			if !ok {
+				t.Fatal("no mcp__go__ordered")
+			}
+			b, err := json.Marshal(fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			zeta, alpha, mid := strings.Index(string(b), `"zeta"`), strings.Index(string(b), `"alpha"`), strings.Index(string(b), `"mid"`)
+			inOrder := zeta < alpha && alpha < mid
+			if transport == "sse" {
+				if inOrder {
+					t.Errorf("legacy SSE kept the order after all (update the docs): %s", b)
+				}
+				return
+			}
+			if !inOrder {
+				t.Errorf("properties not in the server's order: %s", b)
+			}
+		})
 	}
 }

@@ -58,6 +58,7 @@ type headerTransport struct {
 	static  http.Header
 	current atomic.Pointer[http.Header]
 	router  *progressRouter
+	orders  *schemaOrders // listings' responses are read for it (schema_order.go)
 }
 
 func newHeaderTransport(static map[string]string, router *progressRouter) *headerTransport {
@@ -92,6 +93,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
+	if err == nil && t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
+		resp.Body = &listTap{body: resp.Body, orders: t.orders}
+	}
 	if err != nil || t.router == nil {
 		return resp, err
 	}

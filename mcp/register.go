@@ -16,7 +16,7 @@ import (
 // enable_tools and disable_tools. An enable_tools name the server lacks is
 // an error wrapping ErrUnknownTool.
 func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.connectTimeout())
+	ctx, cancel := context.WithTimeout(withListing(ctx), c.cfg.connectTimeout())
 	defer cancel()
 	var all []*sdk.Tool
 	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
@@ -133,6 +133,9 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		}
 		if slices.Contains(owned, name) {
 			opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
+		}
+		if order := c.orders.of(t.Name); order != nil {
+			opts = append(opts, toolkit.WithSchemaOrder(order))
 		}
 		if err := tk.Add(toolkit.Raw(name, desc, schema, c.handler(t.Name)), opts...); err != nil {
 			c.log.Warn("MCP tool skipped", "tool", t.Name, "error", err)

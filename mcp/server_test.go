@@ -150,6 +150,11 @@ func newTestServer(opts *sdk.ServerOptions) *sdk.Server {
 				StructuredContent: map[string]any{"temperature": 21.5},
 			}, nil
 		})
+	srv.AddTool(&sdk.Tool{Name: "ordered", Description: "A schema whose properties are not in alphabetical order.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"string"},"mid":{"type":"integer"}}}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return textResult(string(req.Params.Arguments)), nil
+		})
 	srv.AddTool(&sdk.Tool{Name: "schema.v2", Description: "A raw schema with titles and $defs.", InputSchema: json.RawMessage(`{
 		"type":"object","title":"Root",
 		"properties":{"p":{"$ref":"#/$defs/P","title":"P field"}},

@@ -54,7 +54,7 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 		if c.cfg.mode() == ModeStateless {
 			td = 500 * time.Millisecond
 		}
-		t = &tapTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: td}, router: &c.router}
+		t = &tapTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: td}, router: &c.router, orders: &c.orders}
 	case TransportStreamableHTTP:
 		t = &sdk.StreamableClientTransport{
 			Endpoint:             c.cfg.URL,

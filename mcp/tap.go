@@ -148,6 +148,7 @@ func (s *progressSink) take() []sinkItem {
 type tapTransport struct {
 	inner  sdk.Transport
 	router *progressRouter
+	orders *schemaOrders
 }
 
 func (t *tapTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -155,7 +156,7 @@ func (t *tapTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tapConn{Connection: c, router: t.router}, nil
+	return &tapConn{Connection: c, router: t.router, orders: t.orders}, nil
 }
 
 type tapConn struct {
@@ -167,6 +168,10 @@ type tapConn struct {
 	// id → call token ("" for requests other than tools/call); retired by
 	// their response or the client's cancel
 	calls map[jsonrpc.ID]string
+	// tools/list requests in flight, whose results carry the schemas'
+	// order (schema_order.go)
+	orders *schemaOrders
+	lists  map[jsonrpc.ID]bool
 }
 
 func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
@@ -180,6 +185,12 @@ func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
 				c.calls = map[jsonrpc.ID]string{}
 			}
 			c.calls[req.ID] = callTokenOf(ctx)
+			if req.Method == "tools/list" && c.orders != nil {
+				if c.lists == nil {
+					c.lists = map[jsonrpc.ID]bool{}
+				}
+				c.lists[req.ID] = true
+			}
 		case req.Method == methodCancelled:
 			// No response comes for a cancelled request.
 			var p struct {
@@ -222,7 +233,12 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case *jsonrpc.Response:
 		c.mu.Lock()
 		delete(c.calls, msg.ID)
+		list := c.lists[msg.ID]
+		delete(c.lists, msg.ID)
 		c.mu.Unlock()
+		if list && msg.Error == nil {
+			c.orders.learn(msg.Result)
+		}
 	}
 	return m, err
 }

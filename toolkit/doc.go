@@ -80,8 +80,10 @@
 //     order. Schemas are maps, so the order travels beside them
 //     (Function.Order, announced with the tool) and every JSON encoding of
 //     a schema the model reads follows it (FunctionSchema's, the gateway's
-//     tools/list, toolctl tools --json); Raw tools' maps and MCP servers'
-//     schemas have no order and come out sorted.
+//     tools/list, toolctl tools --json). Mounted MCP servers' schemas keep
+//     the order the server wrote (read off the wire; not over legacy SSE);
+//     Raw tools' maps have none (WithSchemaOrder gives one) and come out
+//     sorted.
 //   - Chunks are accumulated before they are handed to the caller, so a
 //     caller that changes a chunk cannot change the final response.
 //   - The common flat schema (properties with only a primitive type) is

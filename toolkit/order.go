@@ -18,9 +18,10 @@ import (
 // schema follow it (MarshalSchema, Function's MarshalJSON, the gateway's
 // tools/list). The order is a hint: keys it does not list (a property
 // Extend added) come after those it lists, sorted, and keys it lists that
-// the schema lacks (a preset hid them) are skipped. Schemas without an
-// order (Raw tools' maps, MCP servers' schemas) come out sorted, as
-// encoding/json writes maps.
+// the schema lacks (a preset hid them) are skipped. A Raw tool's map has
+// no order unless given one (WithSchemaOrder: a mounted MCP server's tools
+// get the order their schemas came in, read off the wire) and comes out
+// sorted, as encoding/json writes maps.
 
 // KeyOrder is the order of the keys of one object in a schema.
 type KeyOrder struct {

@@ -154,6 +154,15 @@ func InGroup(group string) Option {
 	}
 }
 
+// WithSchemaOrder gives a Raw tool's schema the order of its keys
+// (toolkit/order.go), for one written elsewhere (an MCP server's).
+func WithSchemaOrder(order []KeyOrder) Option {
+	return func(r *registration) error {
+		r.tool.order = order
+		return nil
+	}
+}
+
 // ReadOnly marks the tool read-only (it changes nothing). It also implies
 // NoSideEffects unless an idempotency level was set.
 func ReadOnly() Option {

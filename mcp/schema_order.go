@@ -1,0 +1,124 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// Mounted servers' schemas keep their order (toolkit/order.go): the
+// go-sdk decodes a server's tools into maps, so the order each tool's
+// input schema was written in is read off the wire as the tools/list
+// result passes (stdio: the tapped connection; HTTP: the response body of
+// a listing's requests, marked in their context) and given to the tool
+// when it is registered (toolkit.WithSchemaOrder). A server whose listing
+// cannot be read so (legacy SSE, a result over maxListTap) keeps the
+// sorted order.
+
+// maxListTap bounds the listing response the HTTP tap keeps to read the
+// order from.
+const maxListTap = 8 << 20
+
+// schemaOrders is what a client learned of its server's tools' schema
+// order, by tool name. Safe for concurrent use.
+type schemaOrders struct {
+	mu sync.Mutex
+	m  map[string][]toolkit.KeyOrder
+}
+
+// learn reads a tools/list result.
+func (o *schemaOrders) learn(result []byte) {
+	var r struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &r) != nil || len(r.Tools) == 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string][]toolkit.KeyOrder{}
+	}
+	for _, t := range r.Tools {
+		if order, err := toolkit.OrderOf(t.InputSchema); err == nil {
+			o.m[t.Name] = order
+		}
+	}
+}
+
+// of is the order of a tool's input schema, nil when unknown.
+func (o *schemaOrders) of(tool string) []toolkit.KeyOrder {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m[tool]
+}
+
+// listingKey marks the context of a listing's requests.
+type listingKey struct{}
+
+func withListing(ctx context.Context) context.Context {
+	return context.WithValue(ctx, listingKey{}, true)
+}
+
+func listingOf(ctx context.Context) bool { v, _ := ctx.Value(listingKey{}).(bool); return v }
+
+// listTap passes a listing request's response body through unchanged and,
+// at its end, reads the tools/list result in it (a JSON response, or the
+// events of an event stream).
+type listTap struct {
+	body   io.ReadCloser
+	orders *schemaOrders
+	buf    bytes.Buffer
+	over   bool
+	done   bool
+}
+
+func (l *listTap) Read(p []byte) (int, error) {
+	n, err := l.body.Read(p)
+	if !l.over {
+		if l.buf.Len()+n > maxListTap {
+			l.over = true
+			l.buf = bytes.Buffer{}
+		} else {
+			l.buf.Write(p[:n])
+		}
+	}
+	if err != nil {
+		l.finish()
+	}
+	return n, err
+}
+
+func (l *listTap) Close() error {
+	l.finish()
+	return l.body.Close()
+}
+
+func (l *listTap) finish() {
+	if l.done || l.over {
+		return
+	}
+	l.done = true
+	data := l.buf.Bytes()
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if json.Unmarshal(data, &msg) == nil && msg.Result != nil {
+		l.orders.learn(msg.Result)
+		return
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) { // an event stream
+		if d, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok {
+			if json.Unmarshal(bytes.TrimSpace(d), &msg) == nil && msg.Result != nil {
+				l.orders.learn(msg.Result)
+			}
+		}
+	}
+}
