@@ -59,15 +59,7 @@ func TestGatewayInstructions(t *testing.T) {
 	if err := skill.Install(tk, set); err != nil {
 		t.Fatal(err)
 	}
-	wnc := natstest.Connect(t, srv)
-	w, err := bus.Serve(wnc, tk, &bus.WorkerOptions{Instance: "w1", Meta: map[string]func() any{wire.MetaSkills: skill.Announce(set)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
-	if _, err := skill.Serve(wnc, "w1", set, nil); err != nil {
-		t.Fatal(err)
-	}
+	serveSkills(t, srv, tk, set)
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
 	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{Instructions: "You are served by toolbus."})
@@ -138,15 +130,7 @@ func TestGatewaySkillFiles(t *testing.T) {
 	if err := skill.Install(tk, set); err != nil {
 		t.Fatal(err)
 	}
-	wnc := natstest.Connect(t, srv)
-	w, err := bus.Serve(wnc, tk, &bus.WorkerOptions{Instance: "w1", Meta: map[string]func() any{wire.MetaSkills: skill.Announce(set)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
-	if _, err := skill.Serve(wnc, "w1", set, nil); err != nil {
-		t.Fatal(err)
-	}
+	serveSkills(t, srv, tk, set)
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
 	g, err := NewGateway(ctx, natstest.Connect(t, srv), nil)
@@ -524,4 +508,18 @@ func inOrder(s string, words ...string) bool {
 		at = i
 	}
 	return true
+}
+
+// serveSkills serves tk as worker w1 announcing and serving set's skills.
+func serveSkills(t *testing.T, srv *embedded.Server, tk *toolkit.Toolkit, set *skill.Set) {
+	t.Helper()
+	wnc := natstest.Connect(t, srv)
+	w, err := bus.Serve(wnc, tk, &bus.WorkerOptions{Instance: "w1", Meta: map[string]func() any{wire.MetaSkills: skill.Announce(set)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	if _, err := skill.Serve(wnc, "w1", set, nil); err != nil {
+		t.Fatal(err)
+	}
 }

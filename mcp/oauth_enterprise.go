@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -192,9 +191,7 @@ func secureEndpoint(raw string) bool {
 	if u.Scheme == "https" {
 		return true
 	}
-	host := u.Hostname()
-	ip := net.ParseIP(host)
-	return u.Scheme == "http" && (host == "localhost" || ip != nil && ip.IsLoopback())
+	return u.Scheme == "http" && loopbackHost(u.Hostname())
 }
 
 // resourceMetadata reads the server's protected resource metadata: from

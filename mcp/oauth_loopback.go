@@ -24,7 +24,7 @@ func LoopbackAuthorizer(redirectURL string, show func(authURL string)) (auth.Aut
 	if err != nil || u.Scheme != "http" {
 		return nil, fmt.Errorf("mcp: the redirect URL %q must be an http URL on this machine to receive the code", redirectURL)
 	}
-	if ip := net.ParseIP(u.Hostname()); (ip == nil || !ip.IsLoopback()) && u.Hostname() != "localhost" {
+	if !loopbackHost(u.Hostname()) {
 		return nil, fmt.Errorf("mcp: the redirect URL %q must be on a loopback address (127.0.0.1, [::1] or localhost) to receive the code here", redirectURL)
 	}
 	host := u.Host
@@ -86,6 +86,12 @@ func LoopbackAuthorizer(redirectURL string, show func(authURL string)) (auth.Aut
 			return nil, fmt.Errorf("waiting for the browser to come back to %s: %w", redirectURL, ctx.Err())
 		}
 	}, nil
+}
+
+// loopbackHost: localhost or a loopback address.
+func loopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 func cmpPath(p string) string {
