@@ -710,14 +710,18 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 			if f.Seq != st.last+1 {
 				c.log.Warn("bus: frames lost", "call", call.ID, "missing", f.Seq-st.last-1)
 			}
-			st.last = f.Seq
+			st.last = f.Last()
 			switch f.Kind {
 			case wire.KindChunk:
-				st.chunks++
-				st.acc.Add(f.Chunk)
-				if !yield(toolkit.Event{Chunk: f.Chunk}) {
+				if !st.chunk(f.Chunk, yield) {
 					c.cancel(call.ID, "")
 					return nil
+				}
+				for i := range f.More {
+					if !st.chunk(&f.More[i], yield) {
+						c.cancel(call.ID, "")
+						return nil
+					}
 				}
 			case wire.KindProgress:
 				if !yield(toolkit.Event{Progress: f.Progress}) {
@@ -817,6 +821,14 @@ type callState struct {
 func (st *callState) next(f *wire.Frame) {
 	st.attempt, st.max, st.last, st.chunks = f.Attempt, f.MaxAttempts, 0, 0
 	st.acc = toolkit.Accumulator{}
+}
+
+// chunk accumulates a chunk and hands it to the caller; false when the
+// caller stopped.
+func (st *callState) chunk(c *toolkit.Chunk, yield func(toolkit.Event) bool) bool {
+	st.chunks++
+	st.acc.Add(c)
+	return yield(toolkit.Event{Chunk: c})
 }
 
 // final turns a final frame into the response: the frame's content when

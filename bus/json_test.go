@@ -191,3 +191,92 @@ func TestListVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestChunksTravelTogether: chunks a tool writes back to back leave in a
+// few messages (a chunk frame with more chunks), each chunk keeps its own
+// sequence number, and the Go client hands every chunk to the caller in
+// order, as it would have one chunk per message.
+func TestChunksTravelTogether(t *testing.T) {
+	const n, size = 100, 1024 // 100 KiB: several bursts of about 32 KiB
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Stream("burst", "Writes 100 numbered chunks at once.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for i := range n {
+			if err := w.Write(toolkit.Text(fmt.Sprintf("%-*d", size, i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	want := ""
+	for i := range n {
+		want += fmt.Sprintf("%-*d", size, i)
+	}
+
+	// On the wire, as a JSON client sees it.
+	nc := natstest.Connect(t, s)
+	sub, err := nc.SubscribeSync("_INBOX.burst-test.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = nc.PublishMsg(&nats.Msg{Subject: "tools.call.burst", Reply: "_INBOX.burst-test.c1",
+		Header: nats.Header{"Content-Type": {"application/json"}}, Data: []byte(`{"id":"c1"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	msgs, chunks := 0, 0
+	for last := uint64(0); ; {
+		m, err := sub.NextMsg(guard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs++
+		f, err := decodeFrame(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Seq != last+1 {
+			t.Fatalf("frame seq %d after %d", f.Seq, last)
+		}
+		last = f.Last()
+		if f.Kind == wire.KindFinal {
+			if f.Chunks != n || chunks != n || text.String() != want {
+				t.Fatalf("final counts %d chunks; got %d chunks, %d bytes of text", f.Chunks, chunks, text.Len())
+			}
+			break
+		}
+		if f.Kind != wire.KindChunk || last != f.Seq+uint64(len(f.More)) {
+			t.Fatalf("frame %s seq %d last %d", f.Kind, f.Seq, last)
+		}
+		for _, c := range append([]toolkit.Chunk{*f.Chunk}, f.More...) {
+			text.WriteString(c.Content[0].Text)
+			chunks++
+		}
+	}
+	if msgs > 8 {
+		t.Fatalf("%d chunks took %d messages, want them in a few bursts", n, msgs)
+	}
+
+	// Through the Go client: one event per chunk, in order.
+	c := newClient(t, natstest.Connect(t, s), nil)
+	events := 0
+	text.Reset()
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "burst"}) {
+		if ev.Chunk != nil {
+			if got := ev.Chunk.Content[0].Text; got != fmt.Sprintf("%-*d", size, events) {
+				t.Fatalf("chunk %d is %.8q", events, got)
+			}
+			events++
+		}
+		if ev.Final != nil {
+			if ev.Final.Text() != want || ev.Final.State != toolkit.StateSuccess {
+				t.Fatalf("final %s with %d bytes", ev.Final.State, len(ev.Final.Text()))
+			}
+		}
+	}
+	if events != n {
+		t.Fatalf("%d chunk events, want %d", events, n)
+	}
+}

@@ -329,23 +329,66 @@ func (s *sender) release() {
 	s.cancel(nil)
 }
 
-// flush publishes the held items back to back (so NATS carries them in
-// one write) and marks the call as streaming.
+// batchLimit is the most content one frame of several chunks carries.
+const batchLimit = 64 << 10
+
+// flush publishes the held items and marks the call as streaming. Chunks
+// held one after the other travel together, in as few frames as
+// batchLimit allows: one message to route and deliver instead of one
+// per chunk.
 func (s *sender) flush() {
 	s.streaming = true
 	if s.hb == nil {
 		return
 	}
-	for i := range s.hb.held {
-		it := &s.hb.held[i]
-		if it.isChunk {
-			s.sendChunk(&it.chunk)
-		} else {
-			s.sendProgress(&it.progress)
+	held := s.hb.held
+	for i := 0; i < len(held); {
+		if !held[i].isChunk {
+			s.sendProgress(&held[i].progress)
+			i++
+			continue
 		}
+		j, size := i+1, contentSize(&held[i].chunk)
+		for j < len(held) && held[j].isChunk {
+			n := contentSize(&held[j].chunk)
+			if size+n > batchLimit {
+				break
+			}
+			size += n
+			j++
+		}
+		s.sendBatch(held[i:j])
+		i = j
 	}
 	s.hb.reset()
 	s.heldSize = 0
+}
+
+// sendBatch publishes held chunks in one frame; one by one when they do
+// not fit in one message.
+func (s *sender) sendBatch(items []item) {
+	if len(items) > 1 && s.sendErr == nil {
+		more := s.hb.more[:0]
+		for i := range items[1:] {
+			more = append(more, items[1+i].chunk)
+		}
+		s.hb.more = more
+		err := s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: &items[0].chunk, More: more})
+		clear(more)
+		if err == nil {
+			for i := range items {
+				s.sent(&items[i].chunk)
+			}
+			return
+		}
+		if !errors.Is(err, errTooLarge) {
+			s.fail(err)
+			return
+		}
+	}
+	for i := range items {
+		s.sendChunk(&items[i].chunk)
+	}
 }
 
 // TruncatedMark ends the Message of a progress report that was cut to
@@ -387,6 +430,7 @@ func cutUTF8(s string, n int) string {
 type holdBufs struct {
 	held   []item
 	blocks []toolkit.Block
+	more   []toolkit.Chunk // a batch's chunks after its first, while it is sent
 }
 
 var holdPool = sync.Pool{New: func() any { return new(holdBufs) }}
@@ -404,7 +448,7 @@ func (s *sender) holding() bool { return s.hb != nil && len(s.hb.held) > 0 }
 func (s *sender) dropHold() {
 	if s.hb != nil {
 		s.hb.reset()
-		if cap(s.hb.held) <= 1024 && cap(s.hb.blocks) <= 4096 {
+		if cap(s.hb.held) <= 1024 && cap(s.hb.blocks) <= 4096 && cap(s.hb.more) <= 1024 {
 			holdPool.Put(s.hb)
 		}
 		s.hb = nil
@@ -416,13 +460,7 @@ func (s *sender) dropHold() {
 func (s *sender) sendChunk(c *toolkit.Chunk) {
 	err := s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: c})
 	if err == nil {
-		s.chunks++
-		if len(c.Metadata) > 0 {
-			if s.sentMeta == nil {
-				s.sentMeta = make(map[string]any, len(c.Metadata))
-			}
-			maps.Copy(s.sentMeta, c.Metadata)
-		}
+		s.sent(c)
 		return
 	}
 	if !errors.Is(err, errTooLarge) {
@@ -436,6 +474,17 @@ func (s *sender) sendChunk(c *toolkit.Chunk) {
 	}
 	s.sendChunk(a)
 	s.sendChunk(b)
+}
+
+// sent counts a chunk that went out and notes its metadata.
+func (s *sender) sent(c *toolkit.Chunk) {
+	s.chunks++
+	if len(c.Metadata) > 0 {
+		if s.sentMeta == nil {
+			s.sentMeta = make(map[string]any, len(c.Metadata))
+		}
+		maps.Copy(s.sentMeta, c.Metadata)
+	}
 }
 
 func (s *sender) fail(err error) {
@@ -599,7 +648,7 @@ func (s *sender) publish(f *wire.Frame) error {
 	if err != nil {
 		return fmt.Errorf("publishing a %s frame: %w", f.Kind, err)
 	}
-	s.seq++
+	s.seq = f.Last()
 	s.lastPub = time.Now()
 	s.w.count.sent(f.Kind, len(data))
 	return nil

@@ -77,6 +77,8 @@ func seedFrames() []*wire.Frame {
 		{Kind: wire.KindChunk, ID: "c1", Seq: 1, Chunk: &toolkit.Chunk{State: toolkit.StateRunning, Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "hi"}}}},
 		{Kind: wire.KindChunk, ID: "c1", Seq: 2, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockData, ID: "d", MediaType: "image/png", Data: "aGVsbG8="}}, Metadata: map[string]any{"n": int64(1), "f": 1.5, "l": []any{"a", true, nil}}}},
 		{Kind: wire.KindProgress, ID: "c1", Seq: 3, Progress: &toolkit.Progress{Progress: 1, Total: 4, Message: "step"}},
+		{Kind: wire.KindChunk, ID: "c1", Seq: 4, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "a"}}},
+			More: []toolkit.Chunk{{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "b"}}}, {State: toolkit.StateRunning, Metadata: map[string]any{"k": "v"}}}},
 		{Kind: wire.KindHeartbeat, ID: "c1", Seq: 4},
 		{Kind: wire.KindLog, ID: "c1", Seq: 4, Log: &toolkit.LogMessage{Level: "warning", Logger: "t", Data: []any{"a", int64(1)}}},
 		{Kind: wire.KindFinal, ID: "c1", Seq: 5, Chunks: 2, Final: &toolkit.Response{ID: "c1", State: toolkit.StateSuccess, Metadata: map[string]any{"worker": "w1"}}},
@@ -94,6 +96,8 @@ func TestFrameCheck(t *testing.T) {
 		{"unknown kind", &wire.Frame{Kind: "bogus", ID: "x", Seq: 1}},
 		{"final without response", &wire.Frame{Kind: wire.KindFinal, ID: "x", Seq: 1}},
 		{"chunk with a final", &wire.Frame{Kind: wire.KindChunk, ID: "x", Seq: 1, Chunk: &toolkit.Chunk{}, Final: final}},
+		{"more chunks without a chunk", &wire.Frame{Kind: wire.KindChunk, ID: "x", Seq: 1, More: []toolkit.Chunk{{}}}},
+		{"final with more chunks", &wire.Frame{Kind: wire.KindFinal, ID: "x", Seq: 1, Final: final, More: []toolkit.Chunk{{}}}},
 		{"heartbeat with payload", &wire.Frame{Kind: wire.KindHeartbeat, ID: "x", Seq: 1, Progress: &toolkit.Progress{}}},
 		{"unknown code", &wire.Frame{Kind: wire.KindFinal, ID: "x", Seq: 1, Final: &toolkit.Response{Code: "teapot"}}},
 	}

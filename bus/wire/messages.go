@@ -78,13 +78,18 @@ type Frame struct {
 	ID   string `json:"id" msgpack:"id"`
 	// Seq numbers the frames of one call 1, 2, 3, ... across all kinds;
 	// the final has the highest.
-	Seq      uint64              `json:"seq" msgpack:"seq"`
-	Chunk    *toolkit.Chunk      `json:"chunk,omitempty" msgpack:"chunk,omitempty"`
+	Seq   uint64         `json:"seq" msgpack:"seq"`
+	Chunk *toolkit.Chunk `json:"chunk,omitempty" msgpack:"chunk,omitempty"`
+	// More, on a chunk frame, are further chunks that follow Chunk: a
+	// burst of chunks travels in one message. Each takes the next
+	// sequence number, so the frame covers Seq to Last().
+	More     []toolkit.Chunk     `json:"more,omitempty" msgpack:"more,omitempty"`
 	Progress *toolkit.Progress   `json:"progress,omitempty" msgpack:"progress,omitempty"`
 	Log      *toolkit.LogMessage `json:"log,omitempty" msgpack:"log,omitempty"`
 	Ask      *Ask                `json:"ask,omitempty" msgpack:"ask,omitempty"`
 	Final    *toolkit.Response   `json:"final,omitempty" msgpack:"final,omitempty" wire:"extra=metadata"`
-	// Chunks, on a final, is the number of chunk frames sent before it.
+	// Chunks, on a final, is the number of chunks sent before it (those
+	// in More included).
 	// Zero means Final.Content is the complete result; otherwise
 	// Final.Content is empty and the result is the accumulation of those
 	// chunks.
@@ -101,6 +106,10 @@ type Frame struct {
 	RedeliverMS uint64 `json:"redeliver_ms,omitempty" msgpack:"redeliver_ms,omitempty"`
 }
 
+// Last is the sequence number of the frame's last chunk: Seq, plus one
+// per chunk in More.
+func (f *Frame) Last() uint64 { return f.Seq + uint64(len(f.More)) }
+
 // Check reports whether a decoded frame is well formed: a known kind, a
 // sequence number, the payload its kind calls for, and a final's code from
 // the closed set.
@@ -113,6 +122,9 @@ func (f *Frame) Check() error {
 		if set {
 			n++
 		}
+	}
+	if len(f.More) > 0 && f.Kind != KindChunk {
+		return fmt.Errorf("%s frame with more chunks", f.Kind)
 	}
 	var ok bool
 	switch f.Kind {

@@ -99,6 +99,7 @@ func codecFrames() []*Frame {
 		{Kind: KindChunk, ID: "c", Seq: 2, Chunk: &toolkit.Chunk{Metadata: map[string]any{"n": int64(-7)}}},
 		{Kind: KindChunk, ID: "c", Seq: 2, Chunk: &toolkit.Chunk{}},
 		{Kind: KindChunk, ID: "c", Seq: 2, Chunk: &toolkit.Chunk{Content: blocks[:1]}},
+		{Kind: KindChunk, ID: "c", Seq: 2, Chunk: &toolkit.Chunk{Content: blocks[:1]}, More: []toolkit.Chunk{{Content: blocks}, {Metadata: map[string]any{"n": int64(1)}}}},
 		{Kind: KindProgress, ID: "c", Seq: 1 << 40, Progress: &toolkit.Progress{Progress: 0.5}},
 		{Kind: KindProgress, ID: "c", Seq: 3, Progress: &toolkit.Progress{Progress: 1, Total: 4, Message: "step"}},
 		{Kind: KindLog, ID: "c", Seq: 4, Log: &toolkit.LogMessage{Level: "info", Logger: "fetch", Data: map[string]any{"url": "x"}}},

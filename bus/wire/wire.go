@@ -175,7 +175,7 @@ const (
 const (
 	// MetaWorker names the worker instance that ran the call.
 	MetaWorker = "worker"
-	// MetaLostChunks counts chunk frames the client never received (core
+	// MetaLostChunks counts chunks the client never received (core
 	// NATS is at-most-once); the content of such a response is incomplete.
 	MetaLostChunks = "lost_chunks"
 	// MetaRetryAfterMS is set on an overloaded answer: when a retry may

@@ -705,6 +705,9 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.Chunk != nil {
 		n++
 	}
+	if len(v.More) > 0 {
+		n++
+	}
 	if v.Progress != nil {
 		n++
 	}
@@ -741,6 +744,15 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 		b = append(b, "\xa5chunk"...)
 		if b, err = appendToolkitChunk(b, v.Chunk); err != nil {
 			return b, err
+		}
+	}
+	if len(v.More) > 0 {
+		b = append(b, "\xa4more"...)
+		b = appendArrayLen(b, len(v.More))
+		for i := range v.More {
+			if b, err = appendToolkitChunk(b, &v.More[i]); err != nil {
+				return b, err
+			}
 		}
 	}
 	if v.Progress != nil {
@@ -811,6 +823,8 @@ func (d *decoder) decodeFrame(v *Frame) error {
 			} else {
 				v.Chunk = nil
 			}
+		case "more":
+			v.More, err = d.sliceToolkitChunk()
 		case "progress":
 			if !d.isNil() {
 				p := new(toolkit.Progress)
@@ -1831,6 +1845,30 @@ func (d *decoder) sliceToolkitBlock() ([]toolkit.Block, error) {
 	}
 	for i := range out {
 		if err := d.decodeToolkitBlock(&out[i]); err != nil {
+			return nil, err
+		}
+	}
+	d.leave()
+	return out, nil
+}
+
+func (d *decoder) sliceToolkitChunk() ([]toolkit.Chunk, error) {
+	m, err := d.arrayLen()
+	if err != nil || m < 0 {
+		return nil, err
+	}
+	var out []toolkit.Chunk
+	{
+		if err := d.charge(m * int(unsafe.Sizeof(toolkit.Chunk{}))); err != nil {
+			return nil, err
+		}
+		out = make([]toolkit.Chunk, m)
+	}
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if err := d.decodeToolkitChunk(&out[i]); err != nil {
 			return nil, err
 		}
 	}

@@ -73,7 +73,7 @@ func (a *auditor) onMsg(m *nats.Msg) {
 	if f.Seq != c.lastSeq+1 {
 		c.gaps++
 	}
-	c.lastSeq = max(c.lastSeq, f.Seq)
+	c.lastSeq = max(c.lastSeq, f.Last())
 	if f.Kind == wire.KindFinal {
 		c.finals++
 	}
