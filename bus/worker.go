@@ -694,7 +694,8 @@ func (w *Worker) accept(in *incoming) *sender {
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}
 	if w.aff != nil && in.dur == nil { // a call without a session is the default session's
 		if t, ok := w.tk.Get(name); ok && t.SessionBound() {
-			s.in = in
+			kept := *in // in itself stays on the reader's stack
+			s.in = &kept
 		}
 	}
 	base := context.Background()

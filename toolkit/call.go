@@ -83,7 +83,8 @@ func (w *yieldWriter) Progress(p Progress) error {
 // tool with the presets merged into its input. The error chunk of each
 // failure is written to out too.
 func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Response {
-	d := dispatch{out: out}
+	d := &dispatch{out: out}
+	d.acc.blocks = d.first[:0]
 	d.run(ctx, tk, call)
 	return d.final(call.ID)
 }
@@ -92,9 +93,12 @@ type dispatch struct {
 	call Call // the handler's: one allocation with the dispatch
 	out  Writer
 	acc  Accumulator
-	code Code
-	meta map[string]any
-	done bool
+	// first holds the accumulator's first block: a call whose output
+	// is one block (most are) accumulates it without an allocation.
+	first [1]accBlock
+	code  Code
+	meta  map[string]any
+	done  bool
 }
 
 func (d *dispatch) Write(c Chunk) error {

@@ -95,7 +95,10 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 	case "echo":
 		text := cachedPattern(cfg.textSize)
 		sc.baselines = []string{sysRaw, sysMCP}
-		add(sysToolbus, busCall(e, "echo", func(int) map[string]any { return map[string]any{"text": text} }, text), nil)
+		// One input for every call, as the raw baseline sends one body:
+		// the client only reads it.
+		in := map[string]any{"text": text}
+		add(sysToolbus, busCall(e, "echo", func(int) map[string]any { return in }, text), nil)
 		if want(sysRaw) {
 			add(sysRaw, rawRequest(e, rawEcho, []byte(text), nil, []byte(text)), nil)
 		}
