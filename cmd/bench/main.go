@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/toolbus/toolbus/internal/gcfloor"
 )
 
 // config is everything a run is told by its flags.
@@ -269,6 +270,7 @@ func parseInts(s, flagName string, lo, hi int) ([]int, error) {
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
+		gcfloor.Start(gcfloor.Default) // as the worker binary does
 		os.Exit(workerMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	os.Exit(benchMain(os.Args[1:], os.Stdout, os.Stderr))

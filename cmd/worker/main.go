@@ -25,6 +25,7 @@ import (
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/internal/buildinfo"
+	"github.com/toolbus/toolbus/internal/gcfloor"
 	"github.com/toolbus/toolbus/internal/otelenv"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -42,6 +43,9 @@ const (
 const startupWait = 2 * time.Minute
 
 func main() {
+	// The process's collector: see gcfloor (GOGC or GOMEMLIMIT in the
+	// environment override it).
+	gcfloor.Start(gcfloor.Default)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
