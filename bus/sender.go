@@ -198,6 +198,15 @@ func (s *sender) Write(c toolkit.Chunk) error {
 	return s.sendErr
 }
 
+// Unstreamed implements toolkit.Unstreamed: until something is flushed
+// (or waits to be), the final carries the whole content, so a function
+// tool's result need not be held for a flush that would never come.
+func (s *sender) Unstreamed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.streaming && !s.holding() && !s.done
+}
+
 // ContentDelivered implements toolkit.Delivered: once chunks were
 // streamed, the final frame carries no content (the caller accumulates
 // the chunks), so the toolkit need not build it; a kept result needs it.
@@ -564,7 +573,14 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 			s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 			return
 		}
-		s.flush() // too big for one message: stream it instead
+		// Too big for one message: stream it instead. What is held is
+		// part of the content, but not all of it when a function tool's
+		// result was never written here (toolkit.Unstreamed): the
+		// content goes as the chunks of the response's own blocks.
+		s.dropHold()
+		s.streaming = true
+		c := toolkit.Chunk{Content: resp.Content}
+		s.sendChunk(&c)
 	}
 	s.flush() // what is still held goes out before the final
 	if s.sendErr != nil {

@@ -180,3 +180,33 @@ func TestProgressOverMaxPayload(t *testing.T) {
 type panicky struct{}
 
 func (panicky) EncodeMsgpack(*msgpack.Encoder) error { panic("encoder exploded") }
+
+// TestResultOverMaxPayload: a function tool's result (accumulated for
+// the final, never held as a chunk) over max_payload reaches the caller
+// whole, streamed in pieces that fit.
+func TestResultOverMaxPayload(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	huge := strings.Repeat("ü", 1<<20) + "end" // 2 MiB: over the default max_payload
+	mustAdd(t, tk, toolkit.Func("huge", "Returns 2 MiB of text.", func(ctx context.Context, in struct{}) (string, error) {
+		return huge, nil
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	chunks := 0
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "huge"}) {
+		if ev.Chunk != nil {
+			chunks++
+		}
+		if ev.Final != nil {
+			final = ev.Final
+		}
+	}
+	if final.State != toolkit.StateSuccess || final.Text() != huge {
+		t.Fatalf("final %s %s with %d bytes of text, want the whole result", final.State, final.Code, len(final.Text()))
+	}
+	if chunks < 2 {
+		t.Fatalf("%d chunk events: the result should have been streamed in pieces", chunks)
+	}
+}

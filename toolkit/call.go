@@ -96,14 +96,25 @@ type dispatch struct {
 	// first holds the accumulator's first block: a call whose output
 	// is one block (most are) accumulates it without an allocation.
 	first [1]accBlock
-	code  Code
-	meta  map[string]any
-	done  bool
+	// result is a function tool's result not written to an Unstreamed
+	// out (held): the final carries it.
+	result Chunk
+	held   bool
+	code   Code
+	meta   map[string]any
+	done   bool
 }
 
 func (d *dispatch) Write(c Chunk) error {
 	if d.done {
 		return ErrStopped
+	}
+	if d.held {
+		// A result kept from out goes first: out streams after all.
+		d.held = false
+		if err := d.out.Write(d.result); err != nil {
+			return err
+		}
 	}
 	// Accumulate before forwarding: the accumulator copies what it keeps,
 	// so a consumer that changes the chunk it is handed cannot change the
@@ -143,6 +154,35 @@ func (d *dispatch) fail(code Code, msg string) {
 	c := Chunk{Content: []Block{{Type: BlockText, Text: msg}}, State: code.State()}
 	_ = d.out.Write(c)
 	_ = d.acc.Add(&c)
+}
+
+// Unstreamed is a Writer whose final carries the call's whole content
+// as long as nothing was streamed to it (the bus sender: a fast call
+// travels as one message). A function tool's result (Func), its one and
+// last output, is then only accumulated for the final and not written to
+// it; should anything be written after it, the result is written first.
+type Unstreamed interface {
+	Writer
+	Unstreamed() bool
+}
+
+// writeResult writes a function tool's result: the chunk is the tool's
+// own (nothing changes it afterwards) and is its last.
+func writeResult(w Writer, c Chunk) error {
+	d, ok := w.(*dispatch)
+	if !ok {
+		return w.Write(c)
+	}
+	u, ok := d.out.(Unstreamed)
+	if d.done || d.held || !ok || !u.Unstreamed() {
+		return d.Write(c)
+	}
+	if err := d.acc.Add(&c); err != nil && d.code == "" {
+		d.fail(CodeToolError, err.Error())
+		return nil
+	}
+	d.result, d.held = c, true
+	return nil
 }
 
 // Delivered is a Writer that may have passed a call's whole content on

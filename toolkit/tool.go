@@ -306,7 +306,7 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 		if c.Content == nil && c.Metadata == nil {
 			return nil
 		}
-		return w.Write(c)
+		return writeResult(w, c)
 	})
 }
 
