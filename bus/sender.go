@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 	"go.opentelemetry.io/otel/trace"
@@ -656,10 +657,11 @@ func (s *sender) publish(f *wire.Frame) error {
 	defer putBuf(eb)
 	data, err := s.encode(f, eb)
 	if err == nil {
-		if int64(len(data))+256 > s.w.nc.MaxPayload() {
+		// nats.go checks the size against the server's max_payload
+		// (headers included) under the lock it publishes with anyway.
+		if err = s.w.publish(s.reply, s.codec, data); errors.Is(err, nats.ErrMaxPayload) {
 			return errTooLarge
 		}
-		err = s.w.publish(s.reply, s.codec, data)
 	}
 	if err != nil {
 		return fmt.Errorf("publishing a %s frame: %w", f.Kind, err)

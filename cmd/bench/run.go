@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/gcfloor"
 )
 
 // point is one measurement: a series of a scenario at one concurrency.
@@ -115,6 +117,14 @@ func run(ctx context.Context, cfg *config, out io.Writer, progress io.Writer) (*
 		Settings: cfg.settings(),
 	}
 	fmt.Fprintf(out, "toolbus bench — %s, %d CPUs, %s\n", rep.Date, rep.Machine.CPUs, rep.Topology)
+	// In process, this process hosts the server and the workers as the
+	// worker binary does, and keeps its GC floor (GOGC or GOMEMLIMIT in
+	// the environment turn it off); a process that only calls does not.
+	stopFloor := func() {}
+	if cfg.workers == 0 && cfg.natsURL == "" {
+		stopFloor = gcfloor.Start(gcfloor.Default)
+	}
+	defer stopFloor()
 	for _, name := range cfg.scenarios {
 		sc, err := buildScenario(ctx, e, name)
 		if err != nil {
@@ -136,6 +146,7 @@ func run(ctx context.Context, cfg *config, out io.Writer, progress io.Writer) (*
 		}
 	}
 	if cfg.procPass && ctx.Err() == nil {
+		stopFloor()
 		if err := runProcPass(ctx, cfg, rep, out, progress); err != nil {
 			return rep, err
 		}
