@@ -667,7 +667,9 @@ func (s *sender) publish(f *wire.Frame) error {
 		return fmt.Errorf("publishing a %s frame: %w", f.Kind, err)
 	}
 	s.seq = f.Last()
-	s.lastPub = time.Now()
+	if f.Kind != wire.KindFinal { // nothing is sent after a final: no heartbeat to time
+		s.lastPub = time.Now()
+	}
 	s.w.count.sent(f.Kind, len(data))
 	return nil
 }

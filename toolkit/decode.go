@@ -14,9 +14,11 @@ import (
 // reports the error. So it changes the cost of a call, never its outcome.
 type fieldPlan struct {
 	fields map[string]planField
+	list   []planField // the same, to look up rather than range over the input
 }
 
 type planField struct {
+	name  string
 	index int
 	kind  reflect.Kind
 }
@@ -58,7 +60,8 @@ func newFieldPlan(rt reflect.Type) *fieldPlan {
 			if _, dup := p.fields[name]; dup {
 				return nil
 			}
-			p.fields[name] = planField{index: i, kind: k}
+			p.fields[name] = planField{name: name, index: i, kind: k}
+			p.list = append(p.list, p.fields[name])
 		default:
 			return nil
 		}
@@ -69,6 +72,24 @@ func newFieldPlan(rt reflect.Type) *fieldPlan {
 // decode fills dst (an addressable struct) from input; false means "use
 // encoding/json instead" (dst may then be partly filled).
 func (p *fieldPlan) decode(input map[string]any, dst reflect.Value) bool {
+	if len(p.list) <= 2*len(input)+8 {
+		// Few fields: a lookup each; the input is walked only when it
+		// has keys no field has (which may match one in another case).
+		found := 0
+		for _, pf := range p.list {
+			v, ok := input[pf.name]
+			if !ok {
+				continue
+			}
+			found++
+			if !setScalar(dst.Field(pf.index), pf.kind, v) {
+				return false
+			}
+		}
+		if found == len(input) {
+			return true
+		}
+	}
 	for k, v := range input {
 		pf, ok := p.fields[k]
 		if !ok {

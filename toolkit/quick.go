@@ -11,9 +11,12 @@ import "math"
 // the cost of a call, never its outcome.
 type quickSchema struct {
 	props    map[string]string // property name → JSON type ("" = any)
+	list     []quickProp       // the same, to look up rather than range over the input
 	required []string
 	closed   bool // additionalProperties: false
 }
+
+type quickProp struct{ name, typ string }
 
 // annotation keywords never affect validation.
 func annotation(k string) bool {
@@ -44,6 +47,7 @@ func newQuickSchema(schema map[string]any) *quickSchema {
 					return nil
 				}
 				q.props[name] = t
+				q.list = append(q.list, quickProp{name, t})
 			}
 		case k == "required":
 			list, ok := v.([]any)
@@ -104,6 +108,21 @@ func (q *quickSchema) accepts(input map[string]any) bool {
 		if _, ok := input[r]; !ok {
 			return false
 		}
+	}
+	if len(q.list) <= 2*len(input)+8 {
+		// Few properties: a lookup each, no walk over the input map.
+		found := 0
+		for _, p := range q.list {
+			v, ok := input[p.name]
+			if !ok {
+				continue
+			}
+			found++
+			if !hasType(p.typ, v) {
+				return false
+			}
+		}
+		return !q.closed || found == len(input)
 	}
 	for k, v := range input {
 		t, ok := q.props[k]
