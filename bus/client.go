@@ -571,7 +571,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	}
 	eb := getBuf()
 	defer putBuf(eb)
-	data, err := wire.Msgpack.Append(eb.b[:0], &wire.Request{ID: call.ID, Input: call.Input, RawInput: call.RawInput, Session: call.Session, Key: call.IdempotencyKey})
+	data, err := wire.Msgpack.Append(eb.b[:0], &wire.Request{ID: call.ID, Input: call.Input, RawInput: call.RawInput, Session: call.Session, Key: call.IdempotencyKey, More: true})
 	eb.b = data
 	if err != nil {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the input cannot be encoded: %v", err))

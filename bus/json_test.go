@@ -193,9 +193,10 @@ func TestListVersion(t *testing.T) {
 }
 
 // TestChunksTravelTogether: chunks a tool writes back to back leave in a
-// few messages (a chunk frame with more chunks), each chunk keeps its own
-// sequence number, and the Go client hands every chunk to the caller in
-// order, as it would have one chunk per message.
+// few messages (a chunk frame with more chunks) to a caller that reads
+// them, each chunk keeps its own sequence number, and the Go client hands
+// every chunk to the caller in order, as it would have one chunk per
+// message; a caller that does not say it reads them gets one per message.
 func TestChunksTravelTogether(t *testing.T) {
 	const n, size = 100, 1024 // 100 KiB: several bursts of about 32 KiB
 	s := natstest.Embedded(t, false)
@@ -214,55 +215,62 @@ func TestChunksTravelTogether(t *testing.T) {
 		want += fmt.Sprintf("%-*d", size, i)
 	}
 
-	// On the wire, as a JSON client sees it.
+	// On the wire, as a JSON client sees it: bursts in few messages when
+	// the request says it reads them ("more": true), one chunk per
+	// message otherwise (a client written before chunk frames had more).
 	nc := natstest.Connect(t, s)
-	sub, err := nc.SubscribeSync("_INBOX.burst-test.*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = nc.PublishMsg(&nats.Msg{Subject: "tools.call.burst", Reply: "_INBOX.burst-test.c1",
-		Header: nats.Header{"Content-Type": {"application/json"}}, Data: []byte(`{"id":"c1"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	msgs, chunks := 0, 0
-	for last := uint64(0); ; {
-		m, err := sub.NextMsg(guard)
+	for _, tc := range []struct {
+		id, body string
+		more     bool
+	}{{"c1", `{"id":"c1","more":true}`, true}, {"c2", `{"id":"c2"}`, false}} {
+		sub, err := nc.SubscribeSync("_INBOX.burst-test." + tc.id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		msgs++
-		f, err := decodeFrame(m)
+		err = nc.PublishMsg(&nats.Msg{Subject: "tools.call.burst", Reply: "_INBOX.burst-test." + tc.id,
+			Header: nats.Header{"Content-Type": {"application/json"}}, Data: []byte(tc.body)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Seq != last+1 {
-			t.Fatalf("frame seq %d after %d", f.Seq, last)
-		}
-		last = f.Last()
-		if f.Kind == wire.KindFinal {
-			if f.Chunks != n || chunks != n || text.String() != want {
-				t.Fatalf("final counts %d chunks; got %d chunks, %d bytes of text", f.Chunks, chunks, text.Len())
+		var text strings.Builder
+		msgs, chunks := 0, 0
+		for last := uint64(0); ; {
+			m, err := sub.NextMsg(guard)
+			if err != nil {
+				t.Fatal(err)
 			}
-			break
+			msgs++
+			f, err := decodeFrame(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Seq != last+1 {
+				t.Fatalf("frame seq %d after %d", f.Seq, last)
+			}
+			last = f.Last()
+			if f.Kind == wire.KindFinal {
+				if f.Chunks != n || chunks != n || text.String() != want {
+					t.Fatalf("final counts %d chunks; got %d chunks, %d bytes of text", f.Chunks, chunks, text.Len())
+				}
+				break
+			}
+			if f.Kind != wire.KindChunk || (!tc.more && len(f.More) > 0) {
+				t.Fatalf("frame %s seq %d with %d more chunks", f.Kind, f.Seq, len(f.More))
+			}
+			for _, c := range append([]toolkit.Chunk{*f.Chunk}, f.More...) {
+				text.WriteString(c.Content[0].Text)
+				chunks++
+			}
 		}
-		if f.Kind != wire.KindChunk || last != f.Seq+uint64(len(f.More)) {
-			t.Fatalf("frame %s seq %d last %d", f.Kind, f.Seq, last)
+		if tc.more && msgs > 8 || !tc.more && msgs != n+1 {
+			t.Fatalf("%s: %d chunks took %d messages", tc.body, n, msgs)
 		}
-		for _, c := range append([]toolkit.Chunk{*f.Chunk}, f.More...) {
-			text.WriteString(c.Content[0].Text)
-			chunks++
-		}
-	}
-	if msgs > 8 {
-		t.Fatalf("%d chunks took %d messages, want them in a few bursts", n, msgs)
+		sub.Unsubscribe()
 	}
 
 	// Through the Go client: one event per chunk, in order.
 	c := newClient(t, natstest.Connect(t, s), nil)
 	events := 0
-	text.Reset()
 	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "burst"}) {
 		if ev.Chunk != nil {
 			if got := ev.Chunk.Content[0].Text; got != fmt.Sprintf("%-*d", size, events) {

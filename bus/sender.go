@@ -42,6 +42,7 @@ type sender struct {
 	in      *incoming  // a session-bound call's request, for affinity; nil otherwise
 	pin     pin
 	keep    bool // store the final for Client.Result
+	batch   bool // the caller reads chunk frames with more chunks (wire.Request.More)
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -53,11 +54,12 @@ type sender struct {
 	mu        sync.Mutex
 	done      bool // the final is out; writes fail with ErrStopped
 	seq       uint64
-	chunks    uint64    // chunk frames sent
+	chunks    uint64    // chunks sent (those batched in one frame each count)
 	streaming bool      // chunks were flushed: the final will not carry the content
 	hb        *holdBufs // the held items, from holdPool while the call holds any
 	heldSize  int
-	holdGen   uint64         // counts holds; a scheduled flush names the one it is for
+	holdGen   uint64         // counts scheduled flushes; the clock's names the one it is for
+	flushSet  bool           // a flush is scheduled for what is held
 	sendErr   error          // a chunk that could not be sent
 	sentMeta  map[string]any // the sent chunks' metadata, merged as the caller accumulates it
 	parts     int            // ids generated for split data blocks
@@ -191,7 +193,7 @@ func (s *sender) Write(c toolkit.Chunk) error {
 	hb.blocks = append(hb.blocks, c.Content...)
 	c.Content = hb.blocks[start:len(hb.blocks):len(hb.blocks)]
 	c.Metadata = maps.Clone(c.Metadata)
-	s.hold(item{chunk: c, isChunk: true})
+	s.hold(item{chunk: c, isChunk: true}, true)
 	s.heldSize += contentSize(&c)
 	if s.heldSize > holdLimit {
 		s.flush()
@@ -199,13 +201,27 @@ func (s *sender) Write(c toolkit.Chunk) error {
 	return s.sendErr
 }
 
-// Unstreamed implements toolkit.Unstreamed: until something is flushed
-// (or waits to be), the final carries the whole content, so a function
-// tool's result need not be held for a flush that would never come.
-func (s *sender) Unstreamed() bool {
+// WriteResult implements toolkit.ResultWriter: a function tool's result
+// is held as it is (no copy: it is the tool's own and its last) and,
+// while nothing was streamed, no flush is scheduled for it: the final
+// carries it unless something else makes the call stream first, and then
+// it goes out first, in order.
+func (s *sender) WriteResult(c toolkit.Chunk) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.streaming && !s.holding() && !s.done
+	if s.done {
+		return toolkit.ErrStopped
+	}
+	if s.sendErr != nil {
+		return s.sendErr
+	}
+	c.Metadata = maps.Clone(c.Metadata)
+	s.hold(item{chunk: c, isChunk: true}, s.streaming)
+	s.heldSize += contentSize(&c)
+	if s.heldSize > holdLimit {
+		s.flush()
+	}
+	return s.sendErr
 }
 
 // ContentDelivered implements toolkit.Delivered: once chunks were
@@ -224,7 +240,7 @@ func (s *sender) Progress(p toolkit.Progress) error {
 	if s.done {
 		return toolkit.ErrStopped
 	}
-	s.hold(item{progress: p})
+	s.hold(item{progress: p}, true)
 	return nil
 }
 
@@ -263,12 +279,15 @@ func (s *sender) Log(m toolkit.LogMessage) error {
 	return nil
 }
 
-func (s *sender) hold(it item) {
+// hold keeps an item until the next flush; schedule makes that flush
+// come FlushDelay after the first scheduled item at the latest.
+func (s *sender) hold(it item, schedule bool) {
 	if s.hb == nil {
 		s.hb = holdPool.Get().(*holdBufs)
 	}
 	s.hb.held = append(s.hb.held, it)
-	if len(s.hb.held) == 1 {
+	if schedule && !s.flushSet {
+		s.flushSet = true
 		s.holdGen++
 		s.w.clock.flushAt(s, s.holdGen, time.Now().Add(s.w.opts.FlushDelay))
 	}
@@ -371,13 +390,13 @@ func (s *sender) flush() {
 		i = j
 	}
 	s.hb.reset()
-	s.heldSize = 0
+	s.heldSize, s.flushSet = 0, false
 }
 
-// sendBatch publishes held chunks in one frame; one by one when they do
-// not fit in one message.
+// sendBatch publishes held chunks in one frame; one by one when the
+// caller does not read such frames or they do not fit in one message.
 func (s *sender) sendBatch(items []item) {
-	if len(items) > 1 && s.sendErr == nil {
+	if len(items) > 1 && s.batch && s.sendErr == nil {
 		more := s.hb.more[:0]
 		for i := range items[1:] {
 			more = append(more, items[1+i].chunk)
@@ -391,10 +410,8 @@ func (s *sender) sendBatch(items []item) {
 			}
 			return
 		}
-		if !errors.Is(err, errTooLarge) {
-			s.fail(err)
-			return
-		}
+		// Too large, or one chunk cannot be encoded: one by one, so
+		// that each fits or fails alone.
 	}
 	for i := range items {
 		s.sendChunk(&items[i].chunk)
@@ -574,14 +591,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 			s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 			return
 		}
-		// Too big for one message: stream it instead. What is held is
-		// part of the content, but not all of it when a function tool's
-		// result was never written here (toolkit.Unstreamed): the
-		// content goes as the chunks of the response's own blocks.
-		s.dropHold()
-		s.streaming = true
-		c := toolkit.Chunk{Content: resp.Content}
-		s.sendChunk(&c)
+		s.flush() // too big for one message: stream it instead
 	}
 	s.flush() // what is still held goes out before the final
 	if s.sendErr != nil {

@@ -210,3 +210,111 @@ func TestResultOverMaxPayload(t *testing.T) {
 		t.Fatalf("%d chunk events: the result should have been streamed in pieces", chunks)
 	}
 }
+
+// TestResultAfterMiddleware: a function tool's result reaches the caller
+// whatever a middleware does after the tool returned: report progress and
+// log, take longer than the flush delay, or fail with a long message.
+func TestResultAfterMiddleware(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	after := map[string]func(w toolkit.Writer) error{
+		"progress then log": func(w toolkit.Writer) error {
+			w.Progress(toolkit.Progress{Progress: 1, Total: 1, Message: "done"})
+			return toolkit.Log(w, toolkit.LogMessage{Level: "info", Data: "finished"})
+		},
+		"progress then slow post-processing": func(w toolkit.Writer) error {
+			w.Progress(toolkit.Progress{Progress: 1, Total: 1, Message: "done"})
+			time.Sleep(30 * time.Millisecond) // past FlushDelay
+			return nil
+		},
+		"an error with a long message": func(w toolkit.Writer) error {
+			return toolkit.Errorf(toolkit.CodeToolError, "post-check failed: %s", strings.Repeat("x", 40<<10))
+		},
+	}
+	for name, then := range after {
+		t.Run(name, func(t *testing.T) {
+			tk := toolkit.New(nil)
+			mustAdd(t, tk, echoTool())
+			tk.Use(func(next toolkit.Handler) toolkit.Handler {
+				return func(ctx context.Context, c *toolkit.Call, w toolkit.Writer) error {
+					if err := next(ctx, c, w); err != nil {
+						return err
+					}
+					return then(w)
+				}
+			})
+			serve(t, natstest.Connect(t, s), tk, nil)
+			c := newClient(t, natstest.Connect(t, s), nil)
+			r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "RESULT"}})
+			if !strings.HasPrefix(r.Text(), "RESULT") {
+				t.Fatalf("final %s %s %.80q: the tool's result is missing", r.State, r.Code, r.Text())
+			}
+		})
+	}
+}
+
+// TestResultThenErrorRacesTheFlush: a middleware's error right after the
+// result, with a flush due at once: the result is in the final every time.
+func TestResultThenErrorRacesTheFlush(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	tk.Use(func(next toolkit.Handler) toolkit.Handler {
+		return func(ctx context.Context, c *toolkit.Call, w toolkit.Writer) error {
+			if err := next(ctx, c, w); err != nil {
+				return err
+			}
+			return toolkit.Errorf(toolkit.CodeToolError, "post-check failed")
+		}
+	})
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{FlushDelay: time.Microsecond})
+	c := newClient(t, natstest.Connect(t, s), nil)
+	for i := range 300 {
+		r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "RESULT"}})
+		if !strings.HasPrefix(r.Text(), "RESULT") {
+			t.Fatalf("call %d: final %.80q lost the tool's result", i, r.Text())
+		}
+	}
+}
+
+// TestFastCallMetadataOverMaxPayload: chunks written at once, each with
+// metadata that fits but together too much for one final: they are
+// streamed with their metadata, and the final leaves it out.
+func TestFastCallMetadataOverMaxPayload(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	big := strings.Repeat("m", 400<<10)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Raw("meta", "Three chunks with metadata.", nil, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		for i := range 3 {
+			if err := w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprint(i)}}, Metadata: map[string]any{fmt.Sprint("k", i): big}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "meta"})
+	if r.State != toolkit.StateSuccess || r.Text() != "012" || r.Metadata["k2"] != big {
+		t.Fatalf("final %s %s %.120q", r.State, r.Code, r.Text())
+	}
+}
+
+// TestBadChunkInABurst: a chunk that cannot be encoded fails alone; the
+// chunks of its burst before it reach the caller.
+func TestBadChunkInABurst(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Raw("bad", "Two good chunks, then a bad one.", nil, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		w.Write(toolkit.Text("good1 "))
+		w.Write(toolkit.Text("good2 "))
+		w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"f": make(chan int)}})
+		time.Sleep(20 * time.Millisecond) // the burst leaves before the final
+		return nil
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "bad"})
+	if !strings.HasPrefix(r.Text(), "good1 good2 InternalError") || r.Code != toolkit.CodeInternal {
+		t.Fatalf("final %s %.120q, want the good chunks, then the internal error", r.Code, r.Text())
+	}
+}

@@ -688,7 +688,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		return nil
 	}
 	now := time.Now()
-	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur, tool: w.toolState(name),
+	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur, tool: w.toolState(name), batch: req.More,
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}

@@ -96,25 +96,14 @@ type dispatch struct {
 	// first holds the accumulator's first block: a call whose output
 	// is one block (most are) accumulates it without an allocation.
 	first [1]accBlock
-	// result is a function tool's result not written to an Unstreamed
-	// out (held): the final carries it.
-	result Chunk
-	held   bool
-	code   Code
-	meta   map[string]any
-	done   bool
+	code  Code
+	meta  map[string]any
+	done  bool
 }
 
 func (d *dispatch) Write(c Chunk) error {
 	if d.done {
 		return ErrStopped
-	}
-	if d.held {
-		// A result kept from out goes first: out streams after all.
-		d.held = false
-		if err := d.out.Write(d.result); err != nil {
-			return err
-		}
 	}
 	// Accumulate before forwarding: the accumulator copies what it keeps,
 	// so a consumer that changes the chunk it is handed cannot change the
@@ -156,33 +145,37 @@ func (d *dispatch) fail(code Code, msg string) {
 	_ = d.acc.Add(&c)
 }
 
-// Unstreamed is a Writer whose final carries the call's whole content
-// as long as nothing was streamed to it (the bus sender: a fast call
-// travels as one message). A function tool's result (Func), its one and
-// last output, is then only accumulated for the final and not written to
-// it; should anything be written after it, the result is written first.
-type Unstreamed interface {
+// ResultWriter is a Writer that takes a function tool's result (Func's),
+// its one and last output, apart from other chunks: the chunk is the
+// tool's own, nothing changes it afterwards, so it need not be copied;
+// and a transport whose final carries the content while nothing was
+// streamed (the bus) need not schedule the chunk's sending. It is still
+// a chunk in order: whatever makes the transport stream after it sends
+// it first.
+type ResultWriter interface {
 	Writer
-	Unstreamed() bool
+	WriteResult(c Chunk) error
 }
 
-// writeResult writes a function tool's result: the chunk is the tool's
-// own (nothing changes it afterwards) and is its last.
+// writeResult writes a function tool's result.
 func writeResult(w Writer, c Chunk) error {
 	d, ok := w.(*dispatch)
 	if !ok {
 		return w.Write(c)
 	}
-	u, ok := d.out.(Unstreamed)
-	if d.done || d.held || !ok || !u.Unstreamed() {
+	rw, ok := d.out.(ResultWriter)
+	if !ok {
 		return d.Write(c)
 	}
-	if err := d.acc.Add(&c); err != nil && d.code == "" {
-		d.fail(CodeToolError, err.Error())
-		return nil
+	if d.done {
+		return ErrStopped
 	}
-	d.result, d.held = c, true
-	return nil
+	aerr := d.acc.Add(&c)
+	err := rw.WriteResult(c)
+	if aerr != nil && d.code == "" {
+		d.fail(CodeToolError, aerr.Error())
+	}
+	return err
 }
 
 // Delivered is a Writer that may have passed a call's whole content on

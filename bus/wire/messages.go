@@ -36,6 +36,10 @@ type Request struct {
 	// sent again (a retry on another worker) is a new id but the same key,
 	// which the tool sees (toolkit.ToolCall.Key).
 	Key string `json:"key,omitempty" msgpack:"key,omitempty"`
+	// More says the caller reads chunk frames that carry more chunks
+	// (Frame.More): a burst of chunks then travels in one message.
+	// Without it every chunk comes in a frame of its own.
+	More bool `json:"more,omitempty" msgpack:"more,omitempty"`
 }
 
 // Kind is the kind of a reply frame.
@@ -81,8 +85,9 @@ type Frame struct {
 	Seq   uint64         `json:"seq" msgpack:"seq"`
 	Chunk *toolkit.Chunk `json:"chunk,omitempty" msgpack:"chunk,omitempty"`
 	// More, on a chunk frame, are further chunks that follow Chunk: a
-	// burst of chunks travels in one message. Each takes the next
-	// sequence number, so the frame covers Seq to Last().
+	// burst of chunks travels in one message, to a caller whose request
+	// said it reads them (Request.More). Each takes the next sequence
+	// number, so the frame covers Seq to Last().
 	More     []toolkit.Chunk     `json:"more,omitempty" msgpack:"more,omitempty"`
 	Progress *toolkit.Progress   `json:"progress,omitempty" msgpack:"progress,omitempty"`
 	Log      *toolkit.LogMessage `json:"log,omitempty" msgpack:"log,omitempty"`
@@ -125,6 +130,9 @@ func (f *Frame) Check() error {
 	}
 	if len(f.More) > 0 && f.Kind != KindChunk {
 		return fmt.Errorf("%s frame with more chunks", f.Kind)
+	}
+	if f.Last() < f.Seq {
+		return errors.New("frame whose chunks run past the last sequence number")
 	}
 	var ok bool
 	switch f.Kind {

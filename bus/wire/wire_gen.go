@@ -275,6 +275,9 @@ func appendRequest(b []byte, v *Request) ([]byte, error) {
 	if v.Key != "" {
 		n++
 	}
+	if v.More {
+		n++
+	}
 	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa2id"...)
@@ -300,6 +303,10 @@ func appendRequest(b []byte, v *Request) ([]byte, error) {
 	if v.Key != "" {
 		b = append(b, "\xa3key"...)
 		b = appendStr(b, v.Key)
+	}
+	if v.More {
+		b = append(b, "\xa4more"...)
+		b = appendBool(b, v.More)
 	}
 	return b, nil
 }
@@ -327,6 +334,8 @@ func (d *decoder) decodeRequest(v *Request) error {
 			v.Session, err = d.str()
 		case "key":
 			v.Key, err = d.str()
+		case "more":
+			v.More, err = d.boolean()
 		default:
 			err = d.skip()
 		}

@@ -420,11 +420,17 @@ func TestReliabilitySlowConsumer(t *testing.T) {
 	if strings.Join(got, ",") != "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19" {
 		t.Fatalf("the other caller after a slow consumer: %v", got)
 	}
-	// A caller that reads gets the flood whole; on a starved machine the
-	// server's small pending limit may cut it off too, and then its final
-	// says how much is missing.
-	if r := callOnce(t, secureCtx(t), c, toolkit.ToolCall{Name: "flood"}); len(r.Text()) != 256*len(chunk) && r.Metadata[wire.MetaLostChunks] == nil {
-		t.Fatalf("a reading caller's flood: %d bytes, and no lost chunks said: %v", len(r.Text()), r.Metadata)
+	// A caller that reads gets the flood whole. On a starved machine the
+	// server's small pending limit may cut it off too: its final then
+	// says how much is missing, or, when the server closed its
+	// connection as a slow consumer as well, the call does not succeed
+	// (it keeps the output it had).
+	r := callOnce(t, secureCtx(t), c, toolkit.ToolCall{Name: "flood"})
+	if len(r.Text()) != 256*len(chunk) && r.Metadata[wire.MetaLostChunks] == nil && r.State == toolkit.StateSuccess {
+		t.Fatalf("a reading caller's flood: %d bytes, a success, and no lost chunks said: %v", len(r.Text()), r.Metadata)
+	}
+	if len(r.Text()) != 256*len(chunk) {
+		t.Logf("the reading caller was cut off too: %s %s, %d bytes, metadata %v", r.State, r.Code, len(r.Text()), r.Metadata)
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
+	"sync"
 )
 
 // Default is the floor a worker process keeps.
@@ -31,6 +31,9 @@ const Default = 16 << 20
 
 // minimumHeap is the runtime's smallest heap goal at GOGC=100.
 const minimumHeap = 4 << 20
+
+// maxPercent bounds the GOGC set, whatever the floor.
+const maxPercent = 1 << 20
 
 // Start adjusts GOGC after every collection for a floor of floor bytes
 // (see the package doc); the returned function stops it and restores
@@ -43,17 +46,22 @@ func Start(floor uint64) (stop func()) {
 	t := &tuner{floor: floor, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, percent: 100}
 	t.arm()
 	return func() {
-		if t.stopped.CompareAndSwap(false, true) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if !t.stopped {
+			t.stopped = true
 			debug.SetGCPercent(100)
 		}
 	}
 }
 
 type tuner struct {
-	floor   uint64
-	sample  []metrics.Sample
+	floor  uint64
+	sample []metrics.Sample
+
+	mu      sync.Mutex // an adjustment and the stop, one at a time
 	percent int
-	stopped atomic.Bool
+	stopped bool
 }
 
 // sentinel is garbage from the moment it is armed: its finalizer runs
@@ -62,7 +70,9 @@ type sentinel struct{ _ *tuner }
 
 func (t *tuner) arm() {
 	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
-		if t.stopped.Load() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.stopped {
 			return
 		}
 		t.adjust()
@@ -70,7 +80,8 @@ func (t *tuner) arm() {
 	})
 }
 
-// adjust sets GOGC for the live heap the last collection left.
+// adjust sets GOGC for the live heap the last collection left; t.mu is
+// held.
 func (t *tuner) adjust() {
 	metrics.Read(t.sample)
 	if t.sample[0].Value.Kind() != metrics.KindUint64 {
@@ -80,7 +91,7 @@ func (t *tuner) adjust() {
 	// GOGC: over a tiny heap the goal is that minimum, so the percent
 	// stops where the minimum reaches the floor.
 	live := max(t.sample[0].Value.Uint64(), minimumHeap)
-	p := int(max(100, t.floor*100/live))
+	p := int(min(max(100, t.floor*100/live), maxPercent))
 	// Only a change worth it: setting GOGC takes the heap lock.
 	if p*10 < t.percent*9 || p*10 > t.percent*11 {
 		t.percent = p

@@ -66,3 +66,25 @@ func TestOperatorChoice(t *testing.T) {
 		})
 	}
 }
+
+// TestStopWins: a stop racing the adjustment after a collection leaves
+// GOGC at 100, never raised.
+func TestStopWins(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	for i := range 500 {
+		stop := Start(64 << 20)
+		done := make(chan struct{})
+		go func() { runtime.GC(); close(done) }()
+		for range i % 50 {
+			runtime.Gosched()
+		}
+		stop()
+		<-done
+		runtime.GC()
+		runtime.GC()
+		if p := read("/gc/gogc:percent"); p != 100 {
+			t.Fatalf("run %d: GOGC %d after stop, want 100", i, p)
+		}
+	}
+}
