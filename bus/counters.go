@@ -36,8 +36,21 @@ type counters struct {
 
 var frameKinds = [6]wire.Kind{wire.KindChunk, wire.KindProgress, wire.KindHeartbeat, wire.KindQueued, wire.KindLog, wire.KindFinal}
 
-// sent counts one frame published.
+// sent counts one frame published. It is counted before the publish (and
+// taken back by unsent when that fails): a caller that has the frame
+// finds it counted.
 func (c *counters) sent(k wire.Kind, n int) {
+	c.frames[frameIndex(k)].Add(1)
+	c.bytes.Add(uint64(n))
+}
+
+// unsent takes back a frame counted by sent whose publish failed.
+func (c *counters) unsent(k wire.Kind, n int) {
+	c.frames[frameIndex(k)].Add(^uint64(0))
+	c.bytes.Add(^uint64(n - 1))
+}
+
+func frameIndex(k wire.Kind) int {
 	i := 5
 	switch k {
 	case wire.KindChunk:
@@ -51,8 +64,7 @@ func (c *counters) sent(k wire.Kind, n int) {
 	case wire.KindLog:
 		i = 4
 	}
-	c.frames[i].Add(1)
-	c.bytes.Add(uint64(n))
+	return i
 }
 
 // Counters returns the worker's totals so far.

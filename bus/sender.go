@@ -669,8 +669,12 @@ func (s *sender) publish(f *wire.Frame) error {
 	if err == nil {
 		// nats.go checks the size against the server's max_payload
 		// (headers included) under the lock it publishes with anyway.
-		if err = s.w.publish(s.reply, s.codec, data); errors.Is(err, nats.ErrMaxPayload) {
-			return errTooLarge
+		s.w.count.sent(f.Kind, len(data))
+		if err = s.w.publish(s.reply, s.codec, data); err != nil {
+			s.w.count.unsent(f.Kind, len(data))
+			if errors.Is(err, nats.ErrMaxPayload) {
+				return errTooLarge
+			}
 		}
 	}
 	if err != nil {
@@ -680,7 +684,6 @@ func (s *sender) publish(f *wire.Frame) error {
 	if f.Kind != wire.KindFinal { // nothing is sent after a final: no heartbeat to time
 		s.lastPub = time.Now()
 	}
-	s.w.count.sent(f.Kind, len(data))
 	return nil
 }
 

@@ -547,11 +547,11 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 		w.log.Error("bus: encoding a final frame", "call", resp.ID, "err", err)
 		return
 	}
-	if err := w.publish(in.reply, c, data); err != nil {
-		w.log.Error("bus: publishing a final frame", "call", resp.ID, "err", err)
-		return
-	}
 	w.count.sent(wire.KindFinal, len(data))
+	if err := w.publish(in.reply, c, data); err != nil {
+		w.count.unsent(wire.KindFinal, len(data))
+		w.log.Error("bus: publishing a final frame", "call", resp.ID, "err", err)
+	}
 }
 
 func (w *Worker) publish(reply string, c wire.Codec, data []byte) error {

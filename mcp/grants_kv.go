@@ -77,17 +77,36 @@ func (s *KVGrants) Delete(ctx context.Context, server string) error {
 
 // Watch calls changed whenever the server's grant is stored anew, until
 // ctx ends: a worker waiting for a login retries its server at once.
+//
+// It returns when ctx ends whether or not the watcher's channel closes:
+// nats.go closes it from the subscription's closed handler, which a
+// subscription ended by its context before the handler was set (or on a
+// connection closing meanwhile) never calls.
 func (s *KVGrants) Watch(ctx context.Context, server string, changed func()) {
 	for ctx.Err() == nil {
 		w, err := s.b.Watch(ctx, server, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
 		if err == nil {
-			for e := range w.Updates() {
-				if e != nil {
-					changed()
-				}
-			}
+			watch(ctx, w, changed)
 			_ = w.Stop()
 		}
 		_ = kv.Sleep(ctx, 5*time.Second) // the watch ended (a reconnect?): watch again
+	}
+}
+
+// watch calls changed for each update until the watcher ends or ctx does.
+func watch(ctx context.Context, w jetstream.KeyWatcher, changed func()) {
+	updates := w.Updates()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-updates:
+			if !ok {
+				return
+			}
+			if e != nil {
+				changed()
+			}
+		}
 	}
 }
