@@ -11,6 +11,10 @@ import (
 const (
 	clockTick  = 5 * time.Millisecond
 	flushSlack = time.Millisecond
+	// idleTicks is how many ticks without a running call the clock
+	// makes before it stops ticking: calls one after another (one
+	// caller) do not wake it once each.
+	idleTicks = 200
 )
 
 // clock is the worker's one timer goroutine. A call arms no timer of its
@@ -28,7 +32,7 @@ type clock struct {
 	mu     sync.Mutex
 	queue  []flushEntry // ascending deadlines
 	head   int
-	idle   bool // not ticking: no call was running; guarded by w.mu
+	idle   bool // not ticking: no call ran for idleTicks ticks; guarded by w.mu
 	calls  []*sender
 	stopMu sync.Once
 }
@@ -74,6 +78,7 @@ func (k *clock) run() {
 	defer t.Stop()
 	var due []flushEntry
 	var nextTick time.Time // zero: not ticking
+	empty := 0             // ticks in a row without a running call
 	for {
 		now := time.Now()
 		k.mu.Lock()
@@ -112,14 +117,17 @@ func (k *clock) run() {
 			for _, s := range k.w.calls {
 				k.calls = append(k.calls, s)
 			}
-			k.idle = len(k.calls) == 0
+			if empty++; len(k.calls) > 0 {
+				empty = 0
+			}
+			k.idle = empty >= idleTicks
 			k.w.mu.Unlock()
 			for _, s := range k.calls {
 				s.check(now)
 			}
 			k.w.watchInline(now)
 			nextTick = time.Time{}
-			if len(k.calls) > 0 {
+			if !k.idle {
 				nextTick = now.Add(clockTick)
 			}
 			clear(k.calls)
