@@ -173,7 +173,19 @@ func (s *sender) serve() (resp *toolkit.Response) {
 }
 
 // Write implements toolkit.Writer.
-func (s *sender) Write(c toolkit.Chunk) error {
+func (s *sender) Write(c toolkit.Chunk) error { return s.write(c, false) }
+
+// WriteResult implements toolkit.ResultWriter: a function tool's result.
+func (s *sender) WriteResult(c toolkit.Chunk) error { return s.write(c, true) }
+
+// write holds a chunk until the next flush. A written chunk is copied
+// (the tool may reuse its slices once Write returns; its blocks go into
+// one buffer for all held chunks, strings need no copy) and its flush is
+// scheduled. A function tool's result is the tool's own and its last: it
+// is held as it is and, while nothing was streamed, no flush is scheduled
+// for it: the final carries it, unless something else makes the call
+// stream first, and then it goes out first, in order.
+func (s *sender) write(c toolkit.Chunk, result bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -182,41 +194,17 @@ func (s *sender) Write(c toolkit.Chunk) error {
 	if s.sendErr != nil {
 		return s.sendErr
 	}
-	// Held until the next flush: the tool may reuse its slices once Write
-	// returns, so the blocks are copied (into one buffer for all held
-	// chunks; strings need no copy).
 	if s.hb == nil {
 		s.hb = holdPool.Get().(*holdBufs)
 	}
-	hb := s.hb
-	start := len(hb.blocks)
-	hb.blocks = append(hb.blocks, c.Content...)
-	c.Content = hb.blocks[start:len(hb.blocks):len(hb.blocks)]
-	c.Metadata = maps.Clone(c.Metadata)
-	s.hold(item{chunk: c, isChunk: true}, true)
-	s.heldSize += contentSize(&c)
-	if s.heldSize > holdLimit {
-		s.flush()
-	}
-	return s.sendErr
-}
-
-// WriteResult implements toolkit.ResultWriter: a function tool's result
-// is held as it is (no copy: it is the tool's own and its last) and,
-// while nothing was streamed, no flush is scheduled for it: the final
-// carries it unless something else makes the call stream first, and then
-// it goes out first, in order.
-func (s *sender) WriteResult(c toolkit.Chunk) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return toolkit.ErrStopped
-	}
-	if s.sendErr != nil {
-		return s.sendErr
+	if !result {
+		hb := s.hb
+		start := len(hb.blocks)
+		hb.blocks = append(hb.blocks, c.Content...)
+		c.Content = hb.blocks[start:len(hb.blocks):len(hb.blocks)]
 	}
 	c.Metadata = maps.Clone(c.Metadata)
-	s.hold(item{chunk: c, isChunk: true}, s.streaming)
+	s.hold(item{chunk: c, isChunk: true}, !result || s.streaming)
 	s.heldSize += contentSize(&c)
 	if s.heldSize > holdLimit {
 		s.flush()
