@@ -120,14 +120,15 @@ func (k *clock) run() {
 			if empty++; len(k.calls) > 0 {
 				empty = 0
 			}
-			k.idle = empty >= idleTicks
+			idle := empty >= idleTicks
+			k.idle = idle // read by started, under w.mu
 			k.w.mu.Unlock()
 			for _, s := range k.calls {
 				s.check(now)
 			}
 			k.w.watchInline(now)
 			nextTick = time.Time{}
-			if !k.idle {
+			if !idle {
 				nextTick = now.Add(clockTick)
 			}
 			clear(k.calls)
