@@ -145,10 +145,12 @@ func (k *clock) run() {
 		case <-t.C:
 		case <-k.wake:
 			// A flush was scheduled on an empty queue, or a call started
-			// while the clock was idle: tick again.
+			// while the clock was idle: tick again, and for idleTicks
+			// ticks at least.
 			if nextTick.IsZero() {
 				nextTick = time.Now().Add(clockTick)
 			}
+			empty = 0
 		case <-k.stop:
 			return
 		}
