@@ -36,9 +36,7 @@ type counters struct {
 
 var frameKinds = [6]wire.Kind{wire.KindChunk, wire.KindProgress, wire.KindHeartbeat, wire.KindQueued, wire.KindLog, wire.KindFinal}
 
-// sent counts one frame published. It is counted before the publish (and
-// taken back by unsent when that fails): a caller that has the frame
-// finds it counted.
+// sent counts one frame published (Worker.publish).
 func (c *counters) sent(k wire.Kind, n int) {
 	c.frames[frameIndex(k)].Add(1)
 	c.bytes.Add(uint64(n))

@@ -407,10 +407,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	c := wire.CodecOf(in.header)
 	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: 1})
 	if err == nil {
-		d.w.count.sent(wire.KindQueued, len(data))
-		if err = d.w.publish(in.reply, c, data); err != nil {
-			d.w.count.unsent(wire.KindQueued, len(data))
-		}
+		err = d.w.publish(in.reply, c, wire.KindQueued, data)
 	}
 	if err != nil {
 		d.w.log.Warn("bus: telling the caller its call is queued", "call", id, "err", err)

@@ -657,12 +657,8 @@ func (s *sender) publish(f *wire.Frame) error {
 	if err == nil {
 		// nats.go checks the size against the server's max_payload
 		// (headers included) under the lock it publishes with anyway.
-		s.w.count.sent(f.Kind, len(data))
-		if err = s.w.publish(s.reply, s.codec, data); err != nil {
-			s.w.count.unsent(f.Kind, len(data))
-			if errors.Is(err, nats.ErrMaxPayload) {
-				return errTooLarge
-			}
+		if err = s.w.publish(s.reply, s.codec, f.Kind, data); errors.Is(err, nats.ErrMaxPayload) {
+			return errTooLarge
 		}
 	}
 	if err != nil {

@@ -547,18 +547,26 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 		w.log.Error("bus: encoding a final frame", "call", resp.ID, "err", err)
 		return
 	}
-	w.count.sent(wire.KindFinal, len(data))
-	if err := w.publish(in.reply, c, data); err != nil {
-		w.count.unsent(wire.KindFinal, len(data))
+	if err := w.publish(in.reply, c, wire.KindFinal, data); err != nil {
 		w.log.Error("bus: publishing a final frame", "call", resp.ID, "err", err)
 	}
 }
 
-func (w *Worker) publish(reply string, c wire.Codec, data []byte) error {
+// publish sends a frame of kind k to a caller and counts it. It is
+// counted before the publish (and taken back when that fails): a caller
+// that has the frame finds it counted.
+func (w *Worker) publish(reply string, c wire.Codec, k wire.Kind, data []byte) error {
+	w.count.sent(k, len(data))
+	var err error
 	if c == wire.JSON {
-		return w.nc.PublishMsg(&nats.Msg{Subject: reply, Header: c.Header(), Data: data})
+		err = w.nc.PublishMsg(&nats.Msg{Subject: reply, Header: c.Header(), Data: data})
+	} else {
+		err = w.nc.Publish(reply, data)
 	}
-	return w.nc.Publish(reply, data)
+	if err != nil {
+		w.count.unsent(k, len(data))
+	}
+	return err
 }
 
 // abort undoes a Serve that failed: its subscriptions are gone.
