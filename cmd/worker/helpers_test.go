@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // The worker and toolctl binaries, built once by TestMain.
@@ -270,12 +272,39 @@ func gone(pid int) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	state, err := procState(pid)
 	if err != nil {
 		return errors.Is(err, os.ErrNotExist)
+	}
+	return state == 'Z' || state == 'X'
+}
+
+// procState is the process's state letter in /proc/<pid>/stat (R, S, T,
+// Z, ...).
+func procState(pid int) (byte, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
 	}
 	// pid (comm) S ...: the state follows the last ')'.
 	s := string(stat)
 	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
+	if i < 0 || i+2 >= len(s) {
+		return 0, fmt.Errorf("unreadable %q", s)
+	}
+	return s[i+2], nil
+}
+
+// freeze stops the process (SIGSTOP) and returns once it is stopped:
+// kill returns before the signal takes effect, which on a loaded machine
+// can be long enough for the process to answer one more message.
+func freeze(t testing.TB, p *os.Process) {
+	t.Helper()
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, "the process to stop", func() bool {
+		state, err := procState(p.Pid)
+		return err == nil && state == 'T'
+	})
 }

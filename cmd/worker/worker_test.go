@@ -442,8 +442,8 @@ func TestSecondSignals(t *testing.T) {
 			t.Fatalf("no progress:\n%s", call.stderr)
 		}
 		// A stopped worker cannot answer the cancel.
-		w.cmd.Process.Signal(syscall.SIGSTOP)
 		t.Cleanup(func() { w.cmd.Process.Signal(syscall.SIGCONT) })
+		freeze(t, w.cmd.Process)
 		call.cmd.Process.Signal(syscall.SIGINT)
 		if _, ok := call.stderr.wait(func(s string) bool { return strings.Contains(s, "cancelling call") }); !ok {
 			t.Fatalf("no cancel:\n%s", call.stderr)
