@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -502,6 +503,44 @@ func TestRunLoad(t *testing.T) {
 	}
 	if !slices.IsSorted(res.lats) {
 		t.Error("latencies not sorted")
+	}
+}
+
+// TestRounds: the series of one point take turns (A B, B A, ...) and each
+// point sums its rounds.
+func TestRounds(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	mk := func(name string) series {
+		return series{system: name, call: func(ctx context.Context, g, i int) outcome {
+			if g == 0 && i == 0 { // the first call of a round
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+			}
+			time.Sleep(time.Millisecond)
+			return outcome{units: 1}
+		}}
+	}
+	e := &env{cfg: &config{dur: 400 * time.Millisecond, rounds: 4}, fleet: &localFleet{}}
+	sc := &scenario{name: "echo", unitName: "units"}
+	points := measureGroup(context.Background(), e, sc, []series{mk("a"), mk("b")}, 2, nil)
+	if want := []string{"a", "b", "b", "a", "a", "b", "b", "a"}; !slices.Equal(order, want) {
+		t.Errorf("turns %v, want %v", order, want)
+	}
+	for _, p := range points {
+		// Four rounds of 100ms, each call 1ms, 2 callers: about 800.
+		if p.Seconds < 0.35 || p.OK < 200 || p.OK != p.Calls || p.UnitsPerSec <= 0 {
+			t.Errorf("%s: %d calls, %d ok over %.2fs, %.0f units/s", p.System, p.Calls, p.OK, p.Seconds, p.UnitsPerSec)
+		}
+	}
+	// One series, or a point of a number of calls: one round.
+	if n := e.rounds(sc, 1); n != 1 {
+		t.Errorf("rounds for one series = %d", n)
+	}
+	e.cfg.calls = 10
+	if n := e.rounds(sc, 2); n != 1 {
+		t.Errorf("rounds with -n = %d", n)
 	}
 }
 

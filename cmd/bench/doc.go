@@ -73,7 +73,12 @@
 // c=1 ≤ 1.3x raw, echo calls/s at c=64 ≥ 0.8x raw and ≥ 3x mcp-http,
 // stream chunks/s ≥ 0.8x raw publish, the sleep scale-out and the cancel
 // latencies. Machines are noisy: compare the ratios of one run, not
-// absolute numbers across runs.
+// absolute numbers across runs. The systems compared at one point take
+// turns: the point's measuring time is cut into --rounds rounds (4)
+// measured A B, B A, A B, B A, and each row sums its rounds, so a slow
+// stretch of the machine (another process, a busy host) falls on every
+// system rather than on whichever ran then. --rounds 1 measures each
+// system in one go, as a single run of the system alone would.
 //
 // # Correctness under load
 //

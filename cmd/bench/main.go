@@ -54,12 +54,13 @@ type config struct {
 	faultEvery   time.Duration // between two faults
 	procPass     bool          // also measure the separate-process topology (procScenarios)
 	inflight     int           // calls at once in the inflight scenario
+	rounds       int           // turns the series of one point take (measure)
 }
 
 func (c *config) settings() map[string]string {
 	s := map[string]string{
 		"scenarios": strings.Join(c.scenarios, ","), "concurrency": joinInts(c.conc),
-		"duration": c.dur.String(), "warmup": c.warmup.String(),
+		"duration": c.dur.String(), "warmup": c.warmup.String(), "rounds": strconv.Itoa(c.rounds),
 		"text": strconv.Itoa(c.textSize), "in": strconv.Itoa(c.inSize), "out": strconv.Itoa(c.outSize),
 		"chunks": strconv.Itoa(c.chunks), "chunk_size": strconv.Itoa(c.chunkSize),
 		"sleep": c.sleep.String(), "slots": strconv.Itoa(c.slots), "iters": strconv.Itoa(c.iters),
@@ -103,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.dur, "d", time.Second, "measuring time per point (system × concurrency)")
 	fs.IntVar(&cfg.calls, "n", 0, "calls per point instead of -d")
 	fs.DurationVar(&cfg.warmup, "warmup", 250*time.Millisecond, "warm-up before each point, not measured")
+	fs.IntVar(&cfg.rounds, "rounds", 4, "cut each point's measuring time into this many rounds in which the systems compared take turns (A B, B A, ...), so they share the machine's noise; 1 measures each system in one go")
 	fs.Float64Var(&cfg.rate, "rate", 0, "open loop: calls per second in total (0 = closed loop); latency counts from each call's scheduled time")
 	fs.StringVar(&cfg.transport, "transport", "inproc", "embedded server transport: inproc or tcp (loopback)")
 	fs.StringVar(&cfg.natsURL, "nats", "", "external NATS server URL; workers must then be started separately unless --workers is given")
@@ -171,6 +173,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		{cfg.dur <= 0 && cfg.calls <= 0, "-d must be positive (or give -n)"},
 		{cfg.calls < 0, "-n must not be negative"},
 		{cfg.warmup < 0, "--warmup must not be negative"},
+		{cfg.rounds < 1 || cfg.rounds > 100, "--rounds must be 1 to 100"},
 		{cfg.rate < 0 || cfg.rate > 1e7, "--rate must be 0 (closed loop) to 10000000 calls/s"},
 		{cfg.transport != "inproc" && cfg.transport != "tcp", fmt.Sprintf("--transport must be inproc or tcp, not %q", cfg.transport)},
 		{cfg.workers < 0 || cfg.workers > 64, "--workers must be 0 to 64"},

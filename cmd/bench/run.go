@@ -177,7 +177,10 @@ func (e *env) topology() string {
 
 // measure runs a scenario's series, grouped by fleet size so the fleet is
 // resized as seldom as possible, and the series of one group interleaved
-// at each concurrency so they share the machine's noise.
+// at each concurrency so they share the machine's noise: each point's
+// measuring time is cut into rounds, and the series take turns round by
+// round (A B, B A, A B, ...), so that a slow stretch of the machine falls
+// on all of them rather than on whichever was measured then.
 func measure(ctx context.Context, e *env, sc *scenario, progress io.Writer) (scenarioReport, error) {
 	sr := scenarioReport{Name: sc.name, Units: sc.unitName, Baselines: sc.baselines, Note: sc.note}
 	var sizes []int
@@ -196,15 +199,16 @@ func measure(ctx context.Context, e *env, sc *scenario, progress io.Writer) (sce
 			sr.Points = append(sr.Points, measureInFlight(ctx, e, sc.series[0], progress))
 			continue
 		}
+		var group []series
+		for _, s := range sc.series {
+			if s.workers == n {
+				group = append(group, s)
+			}
+		}
 		for _, c := range e.cfg.conc {
-			for _, s := range sc.series {
-				if s.workers != n {
-					continue
-				}
-				sr.Points = append(sr.Points, measurePoint(ctx, e, sc, s, c, progress))
-				if ctx.Err() != nil {
-					return sr, ctx.Err()
-				}
+			sr.Points = append(sr.Points, measureGroup(ctx, e, sc, group, c, progress)...)
+			if ctx.Err() != nil {
+				return sr, ctx.Err()
 			}
 		}
 	}
@@ -212,34 +216,136 @@ func measure(ctx context.Context, e *env, sc *scenario, progress io.Writer) (sce
 	return sr, nil
 }
 
-func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, progress io.Writer) point {
-	spec := loadSpec{conc: c, dur: e.cfg.dur, calls: e.cfg.calls, warmup: e.cfg.warmup, rate: e.cfg.rate}
+// rounds is how many turns the series of one point take: --rounds when
+// they measure for a time and are several, else 1 (a point of -n calls,
+// the fault scenario, whose faults come at their own pace).
+func (e *env) rounds(sc *scenario, series int) int {
+	if series < 2 || e.cfg.calls > 0 || sc.name == "fault" {
+		return 1
+	}
+	return max(e.cfg.rounds, 1)
+}
+
+// measureGroup measures the series of group at concurrency c in turns and
+// returns a point per series.
+func measureGroup(ctx context.Context, e *env, sc *scenario, group []series, c int, progress io.Writer) []point {
+	rounds := e.rounds(sc, len(group))
+	tallies := make([]tally, len(group))
+	for r := range rounds {
+		spec := loadSpec{conc: c, dur: e.cfg.dur / time.Duration(rounds), calls: e.cfg.calls, rate: e.cfg.rate}
+		if r == 0 {
+			spec.warmup = e.cfg.warmup
+		}
+		for k := range group {
+			i := k
+			if r%2 == 1 {
+				i = len(group) - 1 - k
+			}
+			label := fmt.Sprintf("%-7s %-12s c=%-4d", sc.name, group[i].label(), c)
+			if rounds > 1 {
+				label += fmt.Sprintf(" %d/%d", r+1, rounds)
+			}
+			tallies[i].add(measureRound(ctx, e, sc, group[i], spec, label, progress))
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	points := make([]point, len(group))
+	for i, s := range group {
+		points[i] = tallies[i].point(sc, s, c, e.cfg.rate)
+	}
+	return points
+}
+
+// round is one turn of a series: its load's result and what the worker
+// processes (or this process) used meanwhile.
+type round struct {
+	res           loadResult
+	before, after procUsage
+	workers       bool // usage is of worker processes
+	audit         map[string]int64
+	faults        int64
+}
+
+func measureRound(ctx context.Context, e *env, sc *scenario, s series, spec loadSpec, label string, progress io.Writer) round {
 	var done atomic.Int64
-	stopBar := startBar(progress, fmt.Sprintf("%-7s %-12s c=%-4d", sc.name, s.label(), c), spec, &done)
+	stopBar := startBar(progress, label, spec, &done)
 	pids := e.fleet.pids()
-	var before procUsage
+	var rd round
 	var faults atomic.Int64
 	stopFaults := func() {}
-	res := runLoad(ctx, spec, s.call, &done, func() {
-		before = usageOf(pids)
+	rd.res = runLoad(ctx, spec, s.call, &done, func() {
+		rd.before = usageOf(pids)
 		if sc.name == "fault" {
 			stopFaults = injectFaults(ctx, e, &faults)
 		}
 	})
 	stopFaults()
-	after := usageOf(pids)
+	rd.after = usageOf(pids)
 	stopBar()
+	rd.workers, rd.faults = len(pids) > 0, faults.Load()
+	if e.audit != nil {
+		rd.audit = e.audit.settle()
+	}
+	return rd
+}
 
+// tally sums the rounds of one series.
+type tally struct {
+	res     loadResult
+	cpu     time.Duration
+	writes  int64
+	rss     int64
+	usage   bool // every round's usage was read
+	workers bool
+	audit   map[string]int64
+	faults  int64
+	rounds  int
+}
+
+func (t *tally) add(rd round) {
+	if t.rounds == 0 {
+		t.usage, t.res.errors, t.audit = true, map[string]int64{}, map[string]int64{}
+	}
+	t.rounds++
+	r := &t.res
+	r.elapsed += rd.res.elapsed
+	r.calls += rd.res.calls
+	r.units += rd.res.units
+	r.cross += rd.res.cross
+	r.again += rd.res.again
+	for k, v := range rd.res.errors {
+		r.errors[k] += v
+	}
+	for k, v := range rd.audit {
+		t.audit[k] += v
+	}
+	r.lats = append(r.lats, rd.res.lats...)
+	r.extras = append(r.extras, rd.res.extras...)
+	t.faults += rd.faults
+	t.workers = rd.workers
+	if !rd.before.ok || !rd.after.ok {
+		t.usage = false
+		return
+	}
+	t.cpu += rd.after.cpu - rd.before.cpu
+	t.writes += rd.after.writes - rd.before.writes
+	t.rss = rd.after.rss
+}
+
+func (t *tally) point(sc *scenario, s series, c int, rate float64) point {
+	res := &t.res
+	slices.Sort(res.lats)
+	slices.Sort(res.extras)
 	p := point{
-		Scenario: sc.name, System: s.label(), Workers: s.workers, Conc: c, Rate: e.cfg.rate,
+		Scenario: sc.name, System: s.label(), Workers: s.workers, Conc: c, Rate: rate,
 		Calls: res.calls, OK: int64(len(res.lats)), Seconds: res.elapsed.Seconds(),
 		Latency: latencyOf(res.lats), Errors: res.errors, Cross: res.cross, Units: sc.unitName,
-		Again: res.again, Faults: faults.Load(),
+		Again: res.again, Faults: t.faults,
 	}
-	if e.audit != nil {
-		for k, n := range e.audit.settle() {
-			p.Errors[k] += n
-		}
+	for k, n := range t.audit {
+		p.Errors[k] += n
 	}
 	if len(p.Errors) == 0 {
 		p.Errors = nil
@@ -254,17 +360,17 @@ func measurePoint(ctx context.Context, e *env, sc *scenario, s series, c int, pr
 		x := latencyOf(res.extras)
 		p.Extra = &x
 	}
-	if before.ok && after.ok {
-		p.CPUCores = (after.cpu - before.cpu).Seconds() / res.elapsed.Seconds()
+	if t.usage && t.rounds > 0 {
+		p.CPUCores = t.cpu.Seconds() / res.elapsed.Seconds()
 		if p.OK > 0 {
-			p.CPUPerCall = float64(after.cpu-before.cpu) / float64(time.Microsecond) / float64(p.OK)
+			p.CPUPerCall = float64(t.cpu) / float64(time.Microsecond) / float64(p.OK)
 		}
-		p.RSSBytes = after.rss
-		if len(pids) > 0 && p.OK > 0 {
-			p.WritesPerCall = float64(after.writes-before.writes) / float64(p.OK)
+		p.RSSBytes = t.rss
+		if t.workers && p.OK > 0 {
+			p.WritesPerCall = float64(t.writes) / float64(p.OK)
 		}
 		p.CPUScope = "workers"
-		if len(pids) == 0 {
+		if !t.workers {
 			p.CPUScope = "process"
 		}
 	}
