@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -35,7 +36,7 @@ func TestAskTheCaller(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, askTool())
-	serve(t, natstest.Connect(t, s), tk, nil)
+	w := serve(t, natstest.Connect(t, s), tk, nil)
 
 	var asked string
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Asker: func(ctx context.Context, method string, params any) (any, error) {
@@ -47,6 +48,9 @@ func TestAskTheCaller(t *testing.T) {
 	}
 	if asked != "elicitation/create: Who are you?" {
 		t.Fatalf("the asker got %q", asked)
+	}
+	if n := w.Counters(); n.Frames[wire.KindAsk] != 1 || n.Frames[wire.KindFinal] != 1 {
+		t.Fatalf("frames counted %v: want one ask and one final", n.Frames)
 	}
 	ctx := bus.WithAsker(ctxT(t), func(context.Context, string, any) (any, error) { return nil, errors.New("declined by policy") })
 	if r := c.Invoke(ctx, toolkit.ToolCall{Name: "greet"}); !strings.Contains(r.Text(), "declined by policy") {

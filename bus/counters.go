@@ -9,8 +9,8 @@ import (
 // WorkerCounters are a worker's totals since Serve, for metrics.
 type WorkerCounters struct {
 	// Frames sent, by kind: wire.KindChunk, KindProgress, KindHeartbeat,
-	// KindQueued, KindLog, KindFinal (finals of calls refused at once
-	// included).
+	// KindQueued, KindLog, KindAsk, KindFinal (finals of calls refused at
+	// once included).
 	Frames map[wire.Kind]uint64
 	// SentBytes are the bodies of those frames.
 	SentBytes uint64
@@ -27,14 +27,14 @@ type WorkerCounters struct {
 
 // counters are the atomics behind WorkerCounters.
 type counters struct {
-	frames     [6]atomic.Uint64 // by frameKinds' order
+	frames     [len(frameKinds)]atomic.Uint64 // by frameKinds' order
 	bytes      atomic.Uint64
 	cancelled  atomic.Uint64
 	overloaded atomic.Uint64
 	jsErrors   atomic.Uint64
 }
 
-var frameKinds = [6]wire.Kind{wire.KindChunk, wire.KindProgress, wire.KindHeartbeat, wire.KindQueued, wire.KindLog, wire.KindFinal}
+var frameKinds = [...]wire.Kind{wire.KindChunk, wire.KindProgress, wire.KindHeartbeat, wire.KindQueued, wire.KindLog, wire.KindAsk, wire.KindFinal}
 
 // sent counts one frame published (Worker.publish).
 func (c *counters) sent(k wire.Kind, n int) {
@@ -49,7 +49,7 @@ func (c *counters) unsent(k wire.Kind, n int) {
 }
 
 func frameIndex(k wire.Kind) int {
-	i := 5
+	i := 6
 	switch k {
 	case wire.KindChunk:
 		i = 0
@@ -61,6 +61,8 @@ func frameIndex(k wire.Kind) int {
 		i = 3
 	case wire.KindLog:
 		i = 4
+	case wire.KindAsk:
+		i = 5
 	}
 	return i
 }

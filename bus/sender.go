@@ -309,7 +309,10 @@ func (s *sender) check(now time.Time) {
 			return
 		}
 	}
-	if !s.holding() && now.Sub(s.lastPub) >= s.hbEvery {
+	// A scheduled flush is a sign of life within FlushDelay; a result held
+	// for the final has none coming, and a heartbeat (no content) may go
+	// before it.
+	if !s.flushSet && now.Sub(s.lastPub) >= s.hbEvery {
 		s.publish(&wire.Frame{Kind: wire.KindHeartbeat})
 	}
 	if s.dur != nil && now.Sub(s.lastAlive) >= s.dur.redeliver/3 {
@@ -326,9 +329,7 @@ func (s *sender) abandon() {
 	code, msg := e.Code, e.Message
 	s.w.log.Warn("bus: tool ignored its cancelled context; sending the final without it",
 		"tool", s.call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
-	if !s.streaming {
-		s.flush()
-	}
+	s.flush() // what the tool wrote first, held or not
 	// Streaming now: the final carries no content, the caller accumulates
 	// the chunks, this notice included.
 	c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}, State: code.State()}

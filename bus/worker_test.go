@@ -408,6 +408,30 @@ func TestHeartbeats(t *testing.T) {
 	}
 }
 
+// TestHeartbeatsWhileResultHeld: a function tool's result is held for
+// the final without a flush scheduled; while a middleware works on after
+// the tool returned (writing nothing), the worker still sends heartbeats,
+// so the caller does not take it for lost.
+func TestHeartbeatsWhileResultHeld(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	tk.Use(func(next toolkit.Handler) toolkit.Handler {
+		return func(ctx context.Context, c *toolkit.Call, w toolkit.Writer) error {
+			if err := next(ctx, c, w); err != nil {
+				return err
+			}
+			time.Sleep(600 * time.Millisecond) // after the tool: an audit write, say
+			return nil
+		}
+	})
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond, StallTimeout: 300 * time.Millisecond})
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "RESULT"}}); r.State != toolkit.StateSuccess || r.Text() != "RESULT" {
+		t.Fatalf("final %s %s %.200q: want success RESULT", r.State, r.Code, r.Text())
+	}
+}
+
 // TestAbandonedTool: a tool that ignores its cancelled ctx still gives the
 // caller its final after AbandonAfter.
 func TestAbandonedTool(t *testing.T) {
@@ -438,6 +462,33 @@ func TestAbandonedTool(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "tool ignored its cancelled context") {
 		t.Fatalf("no log line for the abandoned tool: %q", logs.String())
+	}
+}
+
+// TestAbandonAfterHeldChunks: the notice of an abandoned tool comes after
+// the chunks the tool wrote before it, also those still held when the
+// call was already streaming.
+func TestAbandonAfterHeldChunks(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	started := make(chan struct{}, 1)
+	big := strings.Repeat("a", 40<<10) // over the hold limit: flushed at once, the call streams
+	mustAdd(t, tk, toolkit.Stream("deaf", "Ignores its ctx.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		w.Write(toolkit.Text(big))
+		w.Write(toolkit.Text("b")) // held until the flush delay
+		started <- struct{}{}
+		<-release
+		return nil
+	}))
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{AbandonAfter: 50 * time.Millisecond, FlushDelay: time.Hour})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{CancelGrace: guard})
+	ctx, cancel := context.WithCancel(ctxT(t))
+	go func() { <-started; cancel() }()
+	r := c.Invoke(ctx, toolkit.ToolCall{ID: "deaf-2", Name: "deaf"})
+	if r.Code != toolkit.CodeInterrupted || !strings.HasPrefix(r.Text(), big+"b") {
+		t.Fatalf("%s: the text after the first chunk is %.80q, want \"b\" then the notice", r.Code, strings.TrimPrefix(r.Text(), big))
 	}
 }
 
