@@ -18,7 +18,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/toolkit"
@@ -418,29 +417,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	pctx, cancel := context.WithTimeout(ctx, enqueueWait)
 	defer cancel()
 	msg := &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data}
-	var ack *jetstream.PubAck
-	tries := 0
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		tries++
-		// Each attempt is bounded: an acknowledgement lost with a node
-		// that went down is not waited for.
-		actx, cancel := context.WithTimeout(pctx, 2*time.Second)
-		ack, err = js.PublishMsg(actx, msg)
-		lost := errors.Is(err, context.DeadlineExceeded) && pctx.Err() == nil
-		cancel()
-		if lost {
-			continue
-		}
-		if err == nil || !kv.Transient(err) || pctx.Err() != nil {
-			break
-		}
-		if _, serr := js.Stream(pctx, wire.StreamCalls); errors.Is(serr, jetstream.ErrStreamNotFound) {
-			break
-		}
-		if kv.Sleep(pctx, wait) != nil {
-			break
-		}
-	}
+	ack, tries, _, err := queueCall(pctx, js, msg)
 	switch {
 	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
 		if pctx.Err() != nil && ctx.Err() == nil {
@@ -778,6 +755,13 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 			fallthrough
 		case stalled && grace == nil: // after a cancel, the grace period decides
 			c.cancel(call.ID, "")
+			if pinned != "" {
+				// A silent worker keeps its subscriptions (frozen, cut off):
+				// the session's next calls, and a retry of this one, go
+				// through the queue group, whose worker takes the session
+				// over from it.
+				c.forgetPin(call, pinned)
+			}
 			if st.attempt > 0 {
 				return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
 					"WorkerLostError: the worker running '%s' went silent (delivery %d) and the durable queue did not deliver the call again; the call was cancelled. It may or may not have taken effect.",
@@ -1106,8 +1090,28 @@ func (c *Client) Instructions(ctx context.Context, session string) (string, erro
 // Fleet returns the client's view of the fleet (a discovery.Fleet started
 // on first use and closed with the client).
 func (c *Client) Fleet(ctx context.Context) (*discovery.Fleet, error) {
-	f, _, err := c.discovery(ctx)
-	return f, err
+	c.fleetMu.Lock()
+	defer c.fleetMu.Unlock()
+	return c.fleetLocked(ctx)
+}
+
+// fleetLocked starts the fleet view once; it needs no JetStream (the
+// core path does not). c.fleetMu is held.
+func (c *Client) fleetLocked(ctx context.Context) (*discovery.Fleet, error) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, errors.New("bus: the client is closed")
+	}
+	if c.fleet == nil {
+		f, err := discovery.NewFleet(ctx, c.nc, &discovery.FleetOptions{Logger: c.log, DiscoverWindow: c.opts.DiscoverWindow})
+		if err != nil {
+			return nil, err
+		}
+		c.fleet = f
+	}
+	return c.fleet, nil
 }
 
 // discovery returns the client's Fleet (made on first use) and the group
@@ -1115,18 +1119,8 @@ func (c *Client) Fleet(ctx context.Context) (*discovery.Fleet, error) {
 func (c *Client) discovery(ctx context.Context) (*discovery.Fleet, toolkit.GroupState, error) {
 	c.fleetMu.Lock()
 	defer c.fleetMu.Unlock()
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
-		return nil, nil, errors.New("bus: the client is closed")
-	}
-	if c.fleet == nil {
-		f, err := discovery.NewFleet(ctx, c.nc, &discovery.FleetOptions{Logger: c.log, DiscoverWindow: c.opts.DiscoverWindow})
-		if err != nil {
-			return nil, nil, err
-		}
-		c.fleet = f
+	if _, err := c.fleetLocked(ctx); err != nil {
+		return nil, nil, err
 	}
 	if c.state == nil { // bound once the bucket exists
 		js, err := jetstream.New(c.nc)

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -284,10 +285,8 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 		"WorkerLostError: the call of '%s' was delivered %d times and each time its worker was lost before it answered; it is not delivered again. It may or may not have taken effect.",
 		tool, n))
 	resp.Metadata[wire.MetaAttempts] = n
-	if d.w.results != nil {
-		d.w.results.keep(d.w.nc, true, key, req.ID, resp, d.w.opts.Instance, d.w.log, &d.w.count.jsErrors)
-	}
 	// The last delivery's number: the caller reads the final as of it.
+	// replyFinal keeps the final.
 	in.dur = &delivery{attempt: n, max: n, redeliver: d.o.AckWait}
 	d.w.replyFinal(in, c, resp)
 }
@@ -374,6 +373,40 @@ func (d *durablePath) take(tool string, m jetstream.Msg, cfg jetstream.ConsumerC
 	}
 }
 
+// queueCall publishes a durable call into the calls stream and waits for
+// the stream's acknowledgement, publishing again with the same message id
+// (the stream stores it once) while none comes: the stream may be without
+// a leader for a moment (a node restarting), or the acknowledgement lost
+// with a node. Each attempt is bounded, the whole by ctx. uncertain
+// reports that an attempt went unanswered, so without an acknowledgement
+// in the end the stream may have stored the call all the same; tries
+// counts the publishes (a duplicate acknowledgement after the first is
+// the earlier attempt, stored).
+func queueCall(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (ack *jetstream.PubAck, tries int, uncertain bool, err error) {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		tries++
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ack, err = js.PublishMsg(actx, msg)
+		cancel()
+		unanswered := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+		uncertain = uncertain || unanswered
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return ack, tries, uncertain, err
+		case unanswered:
+			continue
+		case !kv.Transient(err):
+			return ack, tries, uncertain, err
+		}
+		if _, serr := js.Stream(ctx, wire.StreamCalls); errors.Is(serr, jetstream.ErrStreamNotFound) {
+			return ack, tries, uncertain, err
+		}
+		if kv.Sleep(ctx, wait) != nil {
+			return ack, tries, uncertain, err
+		}
+	}
+}
+
 // byDefault reports whether calls of tool go through the queue when they
 // arrive on the core path.
 func (d *durablePath) byDefault(tool string) bool {
@@ -396,15 +429,27 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	h.Set(jetstream.MsgIDHeader, callKey(in.identity, id))
 	// A timeout header stays: the worker that takes the call counts it
 	// from when the call was queued, a moment after the caller sent it.
-	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(d.ctx, enqueueWorkerWait)
 	defer cancel()
-	_, err := d.js.PublishMsg(ctx, &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data})
-	if err != nil {
+	_, _, uncertain, err := queueCall(ctx, d.js, &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data})
+	c := wire.CodecOf(in.header)
+	switch {
+	case err == nil:
+	case !uncertain:
 		d.w.count.jsErrors.Add(1)
 		d.w.log.Warn("bus: could not queue a durable call; running it here", "tool", in.tool, "call", id, "err", err)
 		return false
+	default:
+		// The stream may have stored the call without saying so: then it
+		// runs from the queue and answers the caller. Running it here too
+		// would run it twice, and answering anything could be a second
+		// final; without either, a call the stream did not take ends
+		// worker_lost at the caller's stall timeout ("may or may not
+		// have taken effect").
+		d.w.count.jsErrors.Add(1)
+		d.w.log.Warn("bus: a durable call's queueing went unanswered; leaving it to the queue", "tool", in.tool, "call", id, "err", err)
+		return true
 	}
-	c := wire.CodecOf(in.header)
 	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: 1})
 	if err == nil {
 		err = d.w.publish(in.reply, c, wire.KindQueued, data)
@@ -414,6 +459,10 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	}
 	return true
 }
+
+// enqueueWorkerWait bounds how long a worker tries to queue a call that
+// arrived on the core path for a durable tool.
+const enqueueWorkerWait = 5 * time.Second
 
 // mayRepeat reports whether a redelivered durable call may run again: its
 // tool is read-only or idempotent. Otherwise it answers worker_lost (the

@@ -41,8 +41,10 @@ type sender struct {
 	tool    *toolState // its tool's run times and numbers; nil for a tool not served
 	in      *incoming  // a session-bound call's request, for affinity; nil otherwise
 	pin     pin
-	keep    bool // store the final for Client.Result
-	batch   bool // the caller reads chunk frames with more chunks (wire.Request.More)
+	keep    bool              // store the final for Client.Result
+	kept    bool              // stored already (a core call's, waited for before the final)
+	answer  *toolkit.Response // the final kept by finalLocked (keep only)
+	batch   bool              // the caller reads chunk frames with more chunks (wire.Request.More)
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -105,10 +107,27 @@ func (s *sender) runSlotted() {
 	if s.pin.here {
 		s.pinned(resp)
 	}
-	if s.keep {
-		s.w.results.keep(s.w.nc, s.dur == nil, s.key, s.id, resp, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
+	if s.keep && s.dur == nil && !s.isDone() {
+		// A core call that asked for it has its final stored before the
+		// final is sent, so the caller that got it finds it kept. (A call
+		// that ended meanwhile, abandoned, kept what it answered.)
+		s.w.results.keep(s.w.nc, true, s.key, s.id, resp, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
+		s.mu.Lock()
+		if s.done && s.answer != nil {
+			// Abandoned while the result was being stored: what the
+			// caller got is what stays kept.
+			s.w.results.keep(s.w.nc, false, s.key, s.id, s.answer, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
+		}
+		s.kept = true
+		s.mu.Unlock()
 	}
 	s.final(resp)
+}
+
+func (s *sender) isDone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
 }
 
 // forgo ends a call another worker answers: nothing is sent.
@@ -334,7 +353,9 @@ func (s *sender) abandon() {
 	// the chunks, this notice included.
 	c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}, State: code.State()}
 	s.sendChunk(&c)
-	s.finalLocked(&toolkit.Response{ID: s.id, State: code.State(), Code: code})
+	// The final frame goes without content (streaming); a kept final
+	// carries the notice.
+	s.finalLocked(&toolkit.Response{ID: s.id, State: code.State(), Code: code, Content: c.Content})
 }
 
 // release frees what the call held once its final is out.
@@ -550,6 +571,14 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	}
 	if s.span != nil {
 		endCallSpan(s.span, resp)
+	}
+	if s.keep && !s.kept {
+		// Exactly the final this call answers, and only it (a call handed
+		// back answers nothing here): published before the final and the
+		// durable acknowledgement, on the same connection, so the bucket
+		// has it whenever JetStream has the acknowledgement.
+		s.kept, s.answer = true, resp
+		s.w.results.keep(s.w.nc, false, s.key, s.id, resp, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
 	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits

@@ -540,6 +540,11 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 	if ts := w.toolState(in.tool); ts != nil {
 		ts.ep.record(resp, 0)
 	}
+	if in.dur != nil && w.results != nil && wire.ValidCallID(resp.ID) {
+		// A durable call's final is kept, also one sent without running
+		// it: its caller looks for it when the frame is lost on the way.
+		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, w.opts.Instance, w.log, &w.count.jsErrors)
+	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: 1, Final: resp}
 	in.dur.mark(f)
 	data, err := c.Marshal(f)

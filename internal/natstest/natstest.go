@@ -360,3 +360,104 @@ func (l *Buffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// Proxy forwards TCP connections to a NATS server. Cut closes every
+// connection and refuses new ones until Restore: a client's link breaks
+// for a while, as on a node restart or a network blip, while the server
+// and everyone else stay up. Pause stops forwarding without closing
+// anything until Resume: a frozen or cut-off process whose subscriptions
+// stay on the server.
+type Proxy struct {
+	ln     net.Listener
+	target string
+	gate   sync.RWMutex // held by Pause
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+// NewProxy listens on a loopback port and forwards to target (host:port);
+// it is closed when the test ends.
+func NewProxy(t testing.TB, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); p.Cut() })
+	go p.accept()
+	return p
+}
+
+// URL is the proxy's nats:// address.
+func (p *Proxy) URL() string { return "nats://" + p.ln.Addr().String() }
+
+func (p *Proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		go p.pipe(s, c)
+		go p.pipe(c, s)
+	}
+}
+
+func (p *Proxy) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.gate.RLock()
+			_, werr := dst.Write(buf[:n])
+			p.gate.RUnlock()
+			if werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Pause stops forwarding in both directions; nothing is closed.
+func (p *Proxy) Pause() { p.gate.Lock() }
+
+// Resume forwards again after Pause.
+func (p *Proxy) Resume() { p.gate.Unlock() }
+
+// Cut closes the forwarded connections and refuses new ones.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// Restore accepts connections again.
+func (p *Proxy) Restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}

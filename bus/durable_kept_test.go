@@ -1,0 +1,239 @@
+package bus_test
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// keepingWorker serves tk with the durable path and kept results on.
+func keepingWorker(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, o bus.WorkerOptions, ackWait time.Duration) (*bus.Worker, *nats.Conn) {
+	t.Helper()
+	nc := natstest.Connect(t, s)
+	js := natstest.JS(t, nc)
+	o.Durable = &bus.DurableOptions{JetStream: js, AckWait: ackWait}
+	o.Results = &bus.ResultsOptions{JetStream: js}
+	w, err := bus.Serve(nc, tk, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), guard)
+		defer cancel()
+		w.Stop(ctx)
+	})
+	return w, nc
+}
+
+// TestDurableHandBackKeepsNothing: a call a stopping worker hands back to
+// the queue answers nothing there, and keeps nothing either: its caller,
+// silent meanwhile, must not read a kept "interrupted" and stop, while
+// the next worker runs the call.
+func TestDurableHandBackKeepsNothing(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	var runs atomic.Int32
+	started := make(chan struct{}, 2)
+	newTK := func(hang bool) *toolkit.Toolkit {
+		tk := toolkit.New(nil)
+		mustAdd(t, tk, toolkit.Func("sync", "Sync the mirror.", func(ctx context.Context, in struct{}) (string, error) {
+			runs.Add(1)
+			started <- struct{}{}
+			if hang {
+				<-ctx.Done()
+				return "", ctx.Err()
+			}
+			return "synced", nil
+		}), toolkit.WithIdempotency(toolkit.Idempotent))
+		return tk
+	}
+	w1, _ := keepingWorker(t, s, newTK(true), bus.WorkerOptions{Instance: "leaving"}, 0)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond})
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "hb1", Name: "sync", Durable: true}) }()
+	<-started
+	grace, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	w1.Stop(grace) // a rolling restart: the next worker comes a moment later
+	var r *toolkit.Response
+	select {
+	case r = <-done:
+	case <-time.After(time.Second): // the caller looked for a kept final meanwhile
+	}
+	keepingWorker(t, s, newTK(false), bus.WorkerOptions{Instance: "next"}, 0)
+	if r == nil {
+		r = <-done
+	}
+	if r.Text() != "synced" || runs.Load() != 2 {
+		t.Fatalf("a call handed back ended %s %q for its caller (runs: %d)", r.Code, r.Text(), runs.Load())
+	}
+	if kept := c.Result(ctxT(t), "hb1"); kept.Text() != "synced" {
+		t.Fatalf("kept: %s %q", kept.Code, kept.Text())
+	}
+}
+
+// TestDurableAbandonKeepsItsAnswer: a durable call whose tool ignores its
+// ended context is answered without it (abandoned) and acknowledged; what
+// is kept is that answer, also after the tool returns late.
+func TestDurableAbandonKeepsItsAnswer(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	returned := make(chan struct{})
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("slow", "Ignores its context.", func(ctx context.Context, in struct{}) (string, error) {
+		defer close(returned)
+		time.Sleep(800 * time.Millisecond)
+		return "late success", nil
+	}))
+	keepingWorker(t, s, tk, bus.WorkerOptions{Instance: "w1", AbandonAfter: 100 * time.Millisecond}, 0)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{CancelGrace: guard})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	r := c.Invoke(ctx, toolkit.ToolCall{ID: "ab1", Name: "slow", Durable: true})
+	if r.Code != toolkit.CodeTimeout || r.Metadata[wire.MetaWorker] != "w1" {
+		t.Fatalf("the caller got %s from %v: want the worker's timeout", r.Code, r.Metadata[wire.MetaWorker])
+	}
+	if kept := c.Result(ctxT(t), "ab1"); kept.Code != toolkit.CodeTimeout {
+		t.Fatalf("kept right after: %s %q", kept.Code, kept.Text())
+	}
+	<-returned
+	time.Sleep(200 * time.Millisecond)
+	if kept := c.Result(ctxT(t), "ab1"); kept.Code != toolkit.CodeTimeout {
+		t.Fatalf("kept after the tool returned: %s %q", kept.Code, kept.Text())
+	}
+}
+
+// TestDurableSettledFinalIsKept: a non-idempotent tool's call loses its
+// worker; the next delivery is answered worker_lost without running and
+// leaves the queue. That final is kept: a caller whose link was down
+// while it was sent (what kept finals are for) finds it when it comes
+// back, instead of waiting for a delivery that never comes.
+func TestDurableSettledFinalIsKept(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	started := make(chan struct{}, 4)
+	newTK := func() *toolkit.Toolkit {
+		tk := toolkit.New(nil)
+		mustAdd(t, tk, toolkit.Func("charge", "Charges a card.", func(ctx context.Context, in struct{}) (string, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			return "", ctx.Err()
+		}))
+		return tk
+	}
+	var answered atomic.Int32
+	onFinal := func(tool string, st toolkit.State, code toolkit.Code, took time.Duration) {
+		if code == toolkit.CodeWorkerLost {
+			answered.Add(1)
+		}
+	}
+	u, err := url.Parse(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := natstest.NewProxy(t, u.Host)
+	cnc, err := nats.Connect(p.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cnc.Close)
+	c := newClient(t, cnc, &bus.ClientOptions{Heartbeat: 50 * time.Millisecond})
+
+	w1, nc1 := keepingWorker(t, s, newTK(), bus.WorkerOptions{Instance: "doomed", OnFinal: onFinal}, time.Second)
+	done := make(chan *toolkit.Response, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	go func() { done <- c.Invoke(ctx, toolkit.ToolCall{ID: "pay1", Name: "charge", Durable: true}) }()
+	<-started
+	time.Sleep(100 * time.Millisecond) // the caller has the first delivery's heartbeats
+	nc1.Close()                        // the worker is gone
+	gone, stop := context.WithCancel(context.Background())
+	stop()
+	w1.Stop(gone)
+	p.Cut() // the caller's link breaks for a moment
+	keepingWorker(t, s, newTK(), bus.WorkerOptions{Instance: "heir", OnFinal: onFinal}, time.Second)
+	natstest.WaitFor(t, "the heir to answer the redelivery", func() bool { return answered.Load() == 1 })
+	p.Restore()
+	r := <-done
+	if r.Code != toolkit.CodeWorkerLost {
+		t.Fatalf("the caller got %s (%s): want the heir's worker_lost", r.Code, r.Text())
+	}
+	if kept := c.Result(ctxT(t), "pay1"); kept.Code != toolkit.CodeWorkerLost {
+		t.Fatalf("kept: %s", kept.Code)
+	}
+}
+
+// lostAckJS is a real JetStream whose next publish acknowledgement is
+// lost: the stream stores the message, the publisher sees its bound pass
+// (as when the stream's leader changes).
+type lostAckJS struct {
+	jetstream.JetStream
+	lose atomic.Int32
+}
+
+func (j *lostAckJS) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	ack, err := j.JetStream.PublishMsg(ctx, m, opts...)
+	if err == nil && j.lose.Add(-1) >= 0 {
+		<-ctx.Done() // the publisher waits out its bound
+		return nil, ctx.Err()
+	}
+	return ack, err
+}
+
+// TestEnqueueLostAck: a worker queues a durable-by-default tool's core
+// call and the stream's acknowledgement is lost: the worker publishes
+// again with the same message id (stored once) instead of running the
+// call here as well; when no acknowledgement comes at all, the worker
+// leaves the call to the queue (the stream may have it) and runs nothing.
+func TestEnqueueLostAck(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	var runs atomic.Int32
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("charge", "Charges a card.", func(ctx context.Context, in struct{}) (string, error) {
+		runs.Add(1)
+		return "charged", nil
+	}), toolkit.Durable())
+	nc := natstest.Connect(t, s)
+	js := &lostAckJS{JetStream: natstest.JS(t, nc)}
+	var logs natstest.Buffer
+	w := serve(t, nc, tk, &bus.WorkerOptions{Instance: "w1", Durable: &bus.DurableOptions{JetStream: js},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: guard})
+
+	for _, tc := range []struct {
+		id    string
+		lose  int32
+		ended func() bool // the worker is done queueing
+	}{
+		{"card1", 1, func() bool { return w.Counters().Frames[wire.KindQueued] == 1 }},
+		{"card2", 1 << 30, func() bool {
+			return strings.Contains(logs.String(), "queueing went unanswered; leaving it to the queue")
+		}},
+	} {
+		before := runs.Load()
+		js.lose.Store(tc.lose)
+		// Stored at the first try: the queue runs it while the worker
+		// still waits for the acknowledgement.
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: tc.id, Name: "charge"}); r.Text() != "charged" {
+			t.Fatalf("%s: %s %q", tc.id, r.Code, r.Text())
+		}
+		natstest.WaitFor(t, "the worker to end queueing "+tc.id, tc.ended)
+		time.Sleep(300 * time.Millisecond) // a copy run here would have started
+		if n := runs.Load() - before; n != 1 {
+			t.Fatalf("%s: the call ran %d times\n%s", tc.id, n, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "running it here") {
+		t.Fatalf("a call whose queueing was uncertain ran here:\n%s", logs.String())
+	}
+}
