@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus/kv"
@@ -70,7 +68,6 @@ type KVState struct {
 	kv      jetstream.KeyValue
 	bucket  string
 	stream  string
-	api     string // JetStream API prefix, with a trailing dot
 	maxWait time.Duration
 }
 
@@ -142,7 +139,7 @@ func (s *KVState) Status(ctx context.Context) (jetstream.KeyValueStatus, error) 
 }
 
 func newKVState(js jetstream.JetStream, b jetstream.KeyValue, maxWait time.Duration) *KVState {
-	return &KVState{js: js, kv: b, bucket: b.Bucket(), stream: "KV_" + b.Bucket(), api: apiPrefix(js.Options()), maxWait: maxWait}
+	return &KVState{js: js, kv: b, bucket: b.Bucket(), stream: "KV_" + b.Bucket(), maxWait: maxWait}
 }
 
 // bindKVState binds an existing bucket for reading; it returns nil, nil
@@ -320,47 +317,13 @@ func (s *KVState) read(ctx context.Context, key string, minRevision uint64) (sta
 	return r, nil
 }
 
-// leaderGet reads the last message of key through the stream leader
-// (STREAM.MSG.GET; direct gets may be answered by any replica).
+// leaderGet reads the last message of key through the stream leader.
 func (s *KVState) leaderGet(ctx context.Context, key string) (stateRead, error) {
-	req, err := json.Marshal(map[string]string{"last_by_subj": "$KV." + s.bucket + "." + key})
+	e, err := kv.LeaderGet(ctx, s.js, s.bucket, key)
 	if err != nil {
 		return stateRead{}, err
 	}
-	msg, err := s.js.Conn().RequestWithContext(ctx, s.api+"STREAM.MSG.GET."+s.stream, req)
-	if err != nil {
-		return stateRead{}, err
-	}
-	var resp struct {
-		Error   *jetstream.APIError `json:"error"`
-		Message *struct {
-			Seq    uint64 `json:"seq"`
-			Header []byte `json:"hdrs"`
-			Data   []byte `json:"data"`
-		} `json:"message"`
-	}
-	if err := json.Unmarshal(msg.Data, &resp); err != nil {
-		return stateRead{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
-	}
-	switch {
-	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
-		return stateRead{}, nil
-	case resp.Error != nil:
-		return stateRead{}, resp.Error
-	case resp.Message == nil:
-		return stateRead{}, errors.New("the stream leader's answer has no message")
-	}
-	m := resp.Message
-	if len(m.Header) > 0 {
-		hdr, err := nats.DecodeHeadersMsg(m.Header)
-		if err != nil {
-			return stateRead{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
-		}
-		if op := hdr.Get(wire.HeaderKVOperation); op == "DEL" || op == "PURGE" {
-			return stateRead{rev: m.Seq}, nil
-		}
-	}
-	return stateRead{val: m.Data, rev: m.Seq, found: true}, nil
+	return stateRead{val: e.Value, rev: e.Revision, found: e.Found}, nil
 }
 
 // decodeGroups parses a stored value: a JSON array of group names.
@@ -373,15 +336,4 @@ func decodeGroups(val []byte) ([]string, error) {
 		return nil, errors.New("want a JSON array of group names, got null")
 	}
 	return slices.Clip(groups), nil
-}
-
-// apiPrefix is the JetStream API subject prefix js uses.
-func apiPrefix(o jetstream.JetStreamOptions) string {
-	switch {
-	case o.Domain != "":
-		return "$JS." + o.Domain + ".API."
-	case o.APIPrefix != "":
-		return strings.TrimSuffix(o.APIPrefix, ".") + "."
-	}
-	return jetstream.DefaultAPIPrefix
 }

@@ -84,8 +84,15 @@ const holdLimit = 32 << 10
 // overloaded.
 func (s *sender) run() {
 	if s.in != nil {
-		if s.pin = s.w.aff.route(s.in, s.call.Scope()); s.pin.forwarded {
-			s.forgo()
+		if s.pin = s.w.aff.route(s.in, s.call.Scope()); s.pin.forwardTo != "" {
+			// Silent here before the pinned worker answers, which numbers
+			// its frames after the heartbeats sent from here meanwhile.
+			s.mu.Lock()
+			seq := s.seq
+			s.silenceLocked()
+			s.mu.Unlock()
+			s.w.aff.forward(s.in, s.pin.forwardTo, seq)
+			s.release()
 			return
 		}
 	}
@@ -128,14 +135,6 @@ func (s *sender) isDone() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.done
-}
-
-// forgo ends a call another worker answers: nothing is sent.
-func (s *sender) forgo() {
-	s.mu.Lock()
-	s.silenceLocked()
-	s.mu.Unlock()
-	s.release()
 }
 
 // silenceLocked ends the call here without a final: another worker, or

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -57,18 +57,12 @@ func SessionsBucketConfig(ttl time.Duration, replicas int) jetstream.KeyValueCon
 // affinity is a worker's side of session affinity.
 type affinity struct {
 	w     *Worker
+	js    jetstream.JetStream
 	kv    jetstream.KeyValue
 	ttl   time.Duration
 	probe time.Duration
 	subs  [2]*nats.Subscription // the probe, and calls to this instance
-
-	mu    sync.Mutex
-	owned map[string]time.Time // session key → when its pin was last written here
 }
-
-// maxOwned bounds the sessions a worker remembers pinning; past it the
-// memory is cleared and the bucket read again.
-const maxOwned = 100_000
 
 func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinity, error) {
 	if o.JetStream == nil {
@@ -82,7 +76,7 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 	if err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
 	}
-	a := &affinity{w: w, kv: b, ttl: cfg.TTL, probe: o.ProbeTimeout, owned: map[string]time.Time{}}
+	a := &affinity{w: w, js: o.JetStream, kv: b, ttl: cfg.TTL, probe: o.ProbeTimeout}
 	if a.probe <= 0 {
 		a.probe = time.Second
 	}
@@ -99,39 +93,35 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 
 // pin is where a session-bound call runs.
 type pin struct {
-	forwarded bool   // passed on to the pinned worker: nothing to answer here
+	forwardTo string // the session's live worker, to pass the call on to
 	here      bool   // the session is pinned here: the final names this worker
 	movedFrom string // the session was pinned to this instance, which is gone
 }
 
-// route decides where the session-bound call in runs, forwarding it when
-// the session is pinned to another live worker. Trouble with the bucket
-// runs the call here, unpinned, and is logged.
+// route decides where the session-bound call in runs: here, or passed on
+// to the live worker the session is pinned to. Every call reads the pin
+// (a worker's memory of holding it would outlive a take-over while it
+// was frozen or cut off). Trouble with the bucket runs the call here,
+// unpinned, and is logged.
 func (a *affinity) route(in *incoming, scope string) pin {
 	key, err := wire.SessionKey(scope)
 	if err != nil {
 		return pin{}
 	}
 	me := a.w.opts.Instance
-	now := time.Now()
-	a.mu.Lock()
-	last, ok := a.owned[key]
-	a.mu.Unlock()
-	if ok && now.Sub(last) < a.ttl/2 {
-		return pin{here: true}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	lost := in.header.Get(wire.HeaderPinLost)
 	forwarded := in.header.Get(wire.HeaderForwarded) != ""
-	for range 3 {
-		e, err := a.kv.Get(ctx, key)
+	var tried uint64 // the revision a lost compare-and-set was made on
+	for range 5 {
+		e, err := a.read(ctx, key, tried)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			if _, err = a.kv.Create(ctx, key, []byte(me)); err == nil {
-				a.own(key, now)
 				return pin{here: true}
 			}
-			if errors.Is(err, jetstream.ErrKeyExists) {
+			if lostRace(err) {
+				tried = afterNone
 				continue // claimed meanwhile: see by whom
 			}
 		}
@@ -140,15 +130,19 @@ func (a *affinity) route(in *incoming, scope string) pin {
 			a.w.log.Warn("bus: reading a session's pin; running the call here", "session", scope, "err", err)
 			return pin{}
 		}
-		owner := string(e.Value())
+		owner := string(e.Value)
 		if owner == me {
-			if ok { // renew it: it expires ttl after its last write
-				if _, err := a.kv.Put(ctx, key, []byte(me)); err != nil {
+			// Renewed once half its TTL has passed: it expires TTL after
+			// its last write.
+			if time.Since(e.Created) >= a.ttl/2 {
+				if _, err := a.kv.Update(ctx, key, []byte(me), e.Revision); lostRace(err) {
+					tried = e.Revision
+					continue // taken over meanwhile
+				} else if err != nil {
 					a.w.count.jsErrors.Add(1)
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
 				}
 			}
-			a.own(key, now)
 			return pin{here: true}
 		}
 		if lost != owner && a.isAlive(owner) {
@@ -158,31 +152,64 @@ func (a *affinity) route(in *incoming, scope string) pin {
 				a.w.log.Warn("bus: a forwarded call's session is pinned to another worker; running it here", "session", scope, "pinned", owner)
 				return pin{}
 			}
-			a.forward(in, owner)
-			return pin{forwarded: true}
+			return pin{forwardTo: owner}
 		}
-		if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision()); err == nil {
-			a.own(key, now)
+		if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
 			a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
 			return pin{here: true, movedFrom: owner}
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) {
+		if !lostRace(err) {
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: re-pinning a session; running the call here", "session", scope, "err", err)
 			return pin{}
 		}
+		tried = e.Revision
 	}
+	a.w.log.Warn("bus: a session's pin kept changing; running the call here", "session", scope)
 	return pin{}
 }
 
-func (a *affinity) own(key string, at time.Time) {
-	a.mu.Lock()
-	if len(a.owned) >= maxOwned {
-		clear(a.owned)
-	}
-	a.owned[key] = at
-	a.mu.Unlock()
+// lostRace reports a compare-and-set that lost to another writer: the key
+// was created, or updated, meanwhile (a replicated bucket says the latter
+// for both).
+func lostRace(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
 }
+
+// read reads the pin of key (jetstream.ErrKeyNotFound when there is
+// none). After a lost compare-and-set, a replica that has not seen the
+// winner's write yet could answer with what the loser saw: then, until
+// newer (a revision past after, or any pin when after is afterNone), the
+// read goes to the stream's leader.
+func (a *affinity) read(ctx context.Context, key string, after uint64) (kv.Entry, error) {
+	newer := func(found bool, rev uint64) bool {
+		return after == 0 || (after == afterNone && found) || (after != afterNone && rev > after)
+	}
+	e, err := a.kv.Get(ctx, key)
+	switch {
+	case err == nil && newer(true, e.Revision()):
+		return kv.Entry{Value: e.Value(), Revision: e.Revision(), Created: e.Created(), Found: true}, nil
+	case after == 0:
+		return kv.Entry{}, err
+	}
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		le, err := kv.LeaderGet(ctx, a.js, a.kv.Bucket(), key)
+		switch {
+		case err != nil:
+			return le, err
+		case newer(le.Found, le.Revision) && !le.Found:
+			return le, jetstream.ErrKeyNotFound
+		case newer(le.Found, le.Revision):
+			return le, nil
+		}
+		if err := kv.Sleep(ctx, wait); err != nil {
+			return kv.Entry{}, err
+		}
+	}
+}
+
+// afterNone asks read for a pin that exists (a create was lost).
+const afterNone = ^uint64(0)
 
 // isAlive probes instance: it answers while it lives and serves. Every
 // pass-on probes first (one round trip), so a call is not sent to a
@@ -193,27 +220,34 @@ func (a *affinity) isAlive(instance string) bool {
 }
 
 // forward passes the call on to the pinned worker, which answers the
-// caller directly.
-func (a *affinity) forward(in *incoming, owner string) {
+// caller directly, numbering its frames after seq (the last this worker
+// sent).
+func (a *affinity) forward(in *incoming, owner string, seq uint64) {
 	h := nats.Header{}
 	for k, v := range in.header {
 		h[k] = v
 	}
 	h.Set(wire.HeaderForwarded, a.w.opts.Instance)
+	if seq > 0 {
+		h.Set(wire.HeaderSeqAfter, strconv.FormatUint(seq, 10))
+	} else {
+		h.Del(wire.HeaderSeqAfter)
+	}
 	m := &nats.Msg{Subject: wire.PinnedSubject(owner, in.tool, in.identity), Reply: in.reply, Header: h, Data: in.data}
 	if err := a.w.nc.PublishMsg(m); err != nil {
 		a.w.log.Warn("bus: passing a call on to its session's worker", "worker", owner, "err", err)
 	}
 }
 
-// stop ends the worker's own subscriptions (its pins stay: the next call
-// of each session finds the worker gone and moves the session).
-func (a *affinity) stop() {
-	for _, s := range a.subs {
-		if s != nil {
-			s.Unsubscribe()
-		}
+// stop ends the probe subscription (its pins stay: the next call of each
+// session finds the worker gone and moves the session) and returns the
+// subscription of the calls passed or sent to this worker, for the worker
+// to drain with its others: a call already on its way is answered.
+func (a *affinity) stop() *nats.Subscription {
+	if a.subs[0] != nil {
+		a.subs[0].Unsubscribe()
 	}
+	return a.subs[1]
 }
 
 // movedText is the line a final gets when its call moved the session.

@@ -545,7 +545,7 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 		// it: its caller looks for it when the frame is lost on the way.
 		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, w.opts.Instance, w.log, &w.count.jsErrors)
 	}
-	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: 1, Final: resp}
+	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: seqAfter(in.header) + 1, Final: resp}
 	in.dur.mark(f)
 	data, err := c.Marshal(f)
 	if err != nil {
@@ -705,6 +705,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}
+	s.seq = seqAfter(in.header)
 	if w.aff != nil && in.dur == nil { // a call without a session is the default session's
 		if t, ok := w.tk.Get(name); ok && t.SessionBound() {
 			kept := *in // in itself stays on the reader's stack
@@ -748,6 +749,21 @@ func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Res
 // does not speak.
 func versionError(v string) string {
 	return fmt.Sprintf("BadRequestError: header %s: wire version %q is not supported; this worker speaks version %s.", wire.HeaderVersion, v, wire.Version)
+}
+
+// seqAfter is the sequence number a call's frames follow: 0, or on a
+// call passed on by the worker that received it, the last that worker
+// sent the caller (heartbeats while it looked for the session's worker).
+// Bounded: a made-up value only confuses its own caller.
+func seqAfter(h nats.Header) uint64 {
+	if h == nil || h.Get(wire.HeaderForwarded) == "" {
+		return 0
+	}
+	after, err := strconv.ParseUint(h.Get(wire.HeaderSeqAfter), 10, 64)
+	if err != nil || after >= 1<<40 {
+		return 0
+	}
+	return after
 }
 
 // parseHeaders reads the heartbeat, timeout and groups revision headers.
@@ -913,7 +929,9 @@ func (w *Worker) Stop(ctx context.Context) error {
 		w.dur.stop()
 	}
 	if w.aff != nil {
-		w.aff.stop()
+		if sub := w.aff.stop(); sub != nil {
+			subs = append(subs, sub)
+		}
 	}
 	// The goodbye first: fleets stop listing the worker before it stops
 	// taking calls.

@@ -9,13 +9,16 @@ package kv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -86,4 +89,68 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Entry is a key's last value as the stream leader has it.
+type Entry struct {
+	Value    []byte
+	Revision uint64    // the message's sequence; that of a delete too
+	Created  time.Time // when it was written
+	Found    bool      // false: no value (never written, deleted, purged)
+}
+
+// LeaderGet reads key's last value through the bucket's stream leader
+// (STREAM.MSG.GET): a direct get may be answered by a replica that has
+// not seen the latest write yet.
+func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry, error) {
+	req, err := json.Marshal(map[string]string{"last_by_subj": "$KV." + bucket + "." + key})
+	if err != nil {
+		return Entry{}, err
+	}
+	msg, err := js.Conn().RequestWithContext(ctx, apiPrefix(js.Options())+"STREAM.MSG.GET.KV_"+bucket, req)
+	if err != nil {
+		return Entry{}, err
+	}
+	var resp struct {
+		Error   *jetstream.APIError `json:"error"`
+		Message *struct {
+			Seq    uint64    `json:"seq"`
+			Header []byte    `json:"hdrs"`
+			Data   []byte    `json:"data"`
+			Time   time.Time `json:"time"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return Entry{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+		return Entry{}, nil
+	case resp.Error != nil:
+		return Entry{}, resp.Error
+	case resp.Message == nil:
+		return Entry{}, errors.New("the stream leader's answer has no message")
+	}
+	m := resp.Message
+	if len(m.Header) > 0 {
+		hdr, err := nats.DecodeHeadersMsg(m.Header)
+		if err != nil {
+			return Entry{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
+		}
+		if op := hdr.Get(wire.HeaderKVOperation); op == "DEL" || op == "PURGE" {
+			return Entry{Revision: m.Seq, Created: m.Time}, nil
+		}
+	}
+	return Entry{Value: m.Data, Revision: m.Seq, Created: m.Time, Found: true}, nil
+}
+
+// apiPrefix is the JetStream API prefix js uses, with a trailing dot.
+func apiPrefix(o jetstream.JetStreamOptions) string {
+	switch {
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	case o.APIPrefix != "":
+		return strings.TrimSuffix(o.APIPrefix, ".") + "."
+	}
+	return jetstream.DefaultAPIPrefix
 }

@@ -129,6 +129,11 @@ const (
 	// HeaderForwarded marks a call one worker passed on to the worker its
 	// session is pinned to; it is never forwarded again.
 	HeaderForwarded = "Toolbus-Forwarded"
+	// HeaderSeqAfter on a forwarded call is the last sequence number the
+	// worker that passed it on sent the caller (heartbeats while it looked
+	// for the session's worker); the pinned worker numbers its frames
+	// after it.
+	HeaderSeqAfter = "Toolbus-Seq-After"
 	// HeaderStatus is set by the NATS server on the empty reply it sends
 	// when nobody subscribes to a request's subject (StatusNoResponders).
 	HeaderStatus = "Status"

@@ -1,0 +1,330 @@
+package bus_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// rvFrame is a JSON reply frame, as much as these tests read.
+type rvFrame struct {
+	Kind  string `json:"kind"`
+	Seq   uint64 `json:"seq"`
+	Final *struct {
+		Code     string          `json:"code"`
+		Content  []toolkit.Block `json:"content"`
+		Metadata map[string]any  `json:"metadata"`
+	} `json:"final"`
+}
+
+func (f rvFrame) meta(k string) string {
+	if f.Final == nil {
+		return ""
+	}
+	s, _ := f.Final.Metadata[k].(string)
+	return s
+}
+
+func (f rvFrame) text() string {
+	if f.Final == nil {
+		return ""
+	}
+	s := ""
+	for _, b := range f.Final.Content {
+		s += b.Text
+	}
+	return s
+}
+
+var rvSeq atomic.Int64
+
+// rvCall publishes a JSON call on subject and collects its frames until a
+// final or wait.
+func rvCall(t *testing.T, nc *nats.Conn, subject string, hdr nats.Header, session, value string, wait time.Duration) []rvFrame {
+	t.Helper()
+	id := fmt.Sprint("rv", rvSeq.Add(1), "x", time.Now().UnixNano())
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if hdr == nil {
+		hdr = nats.Header{}
+	}
+	hdr.Set("Content-Type", "application/json")
+	body, _ := json.Marshal(map[string]any{"id": id, "session": session, "input": map[string]any{"value": value}})
+	if err := nc.PublishMsg(&nats.Msg{Subject: subject, Reply: inbox, Header: hdr, Data: body}); err != nil {
+		t.Fatal(err)
+	}
+	var frames []rvFrame
+	end := time.Now().Add(wait)
+	for {
+		m, err := sub.NextMsg(time.Until(end))
+		if err != nil {
+			return frames
+		}
+		var f rvFrame
+		if err := json.Unmarshal(m.Data, &f); err != nil {
+			t.Fatalf("frame %q: %v", m.Data, err)
+		}
+		frames = append(frames, f)
+		if f.Kind == "final" {
+			return frames
+		}
+	}
+}
+
+func rvFinal(t *testing.T, frames []rvFrame) rvFrame {
+	t.Helper()
+	if len(frames) == 0 || frames[len(frames)-1].Kind != "final" {
+		t.Fatalf("no final: %+v", frames)
+	}
+	return frames[len(frames)-1]
+}
+
+// rvWorker is affinityWorker with its own connection and options.
+func rvWorker(t *testing.T, nc *nats.Conn, instance string, so *bus.SessionsOptions) *bus.Worker {
+	t.Helper()
+	st := &store{data: map[string]string{}}
+	tk := toolkit.New(nil)
+	schema := map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "string"}}}
+	mustAdd(t, tk, toolkit.Raw("put", "Keep a value.", schema, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		st.mu.Lock()
+		st.data[call.Session], _ = call.Input["value"].(string)
+		st.mu.Unlock()
+		return w.Write(toolkit.Text("kept"))
+	}), toolkit.SessionBound())
+	mustAdd(t, tk, toolkit.Raw("get", "Read the value.", schema, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		st.mu.Lock()
+		v, ok := st.data[call.Session]
+		st.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("nothing kept")
+		}
+		return w.Write(toolkit.Text(v))
+	}), toolkit.SessionBound(), toolkit.ReadOnly())
+	so.JetStream = natstest.JS(t, nc)
+	return serve(t, nc, tk, &bus.WorkerOptions{Instance: instance, Sessions: so})
+}
+
+func proxied(t *testing.T, s *embedded.Server) *natstest.Proxy {
+	u, err := url.Parse(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return natstest.NewProxy(t, u.Host)
+}
+
+// TestSessionStaleOwnerAfterTakeover: w1 holds session s and freezes for
+// longer than the probe timeout; w2 takes the session over. Once w1 is
+// back, the session's calls that reach it go to w2: a worker reads the pin
+// for every call rather than trusting its memory of holding it.
+func TestSessionStaleOwnerAfterTakeover(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	px := proxied(t, s)
+	so := func() *bus.SessionsOptions { return &bus.SessionsOptions{ProbeTimeout: 200 * time.Millisecond} }
+	rvWorker(t, natstest.URLConn(t, px.URL()), "w1", so())
+	rvWorker(t, natstest.Connect(t, s), "w2", so())
+	nc := natstest.Connect(t, s)
+
+	f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "old", 5*time.Second))
+	if f.meta(wire.MetaSessionWorker) != "w1" {
+		t.Fatalf("claim: %+v", f.Final)
+	}
+	px.Pause()
+	// A call of the session reaches w2 (as from the queue group): w1 does
+	// not answer the probe, w2 takes the session over.
+	f = rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w2", "put", ""), nil, "s", "new", 5*time.Second))
+	px.Resume()
+	if f.meta(wire.MetaSessionWorker) != "w2" || f.meta(wire.MetaSessionMovedFrom) != "w1" {
+		t.Fatalf("take-over: %+v", f.Final)
+	}
+	// w1 is back. The session's calls through the queue group.
+	ran := map[string]int{}
+	for range 20 {
+		f := rvFinal(t, rvCall(t, nc, wire.CallSubject("get", ""), nil, "s", "", 5*time.Second))
+		ran[f.meta(wire.MetaWorker)+"="+f.text()]++
+	}
+	if len(ran) != 1 || ran["w2=new"] != 20 {
+		t.Fatalf("session s is pinned to w2, but its calls ran: %v", ran)
+	}
+}
+
+// TestSessionForwardAfterHeartbeats: a call reaches w2 while its session is
+// pinned to w1, whose answer to the probe is slow; w2 sends the caller
+// heartbeats meanwhile, then passes the call on, and w1 numbers its frames
+// after them (Toolbus-Seq-After), so the caller takes w1's final.
+func TestSessionForwardAfterHeartbeats(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	px := proxied(t, s)
+	so := func() *bus.SessionsOptions { return &bus.SessionsOptions{ProbeTimeout: 5 * time.Second} }
+	rvWorker(t, natstest.URLConn(t, px.URL()), "w1", so())
+	rvWorker(t, natstest.Connect(t, s), "w2", so())
+	nc := natstest.Connect(t, s)
+	if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "v", 5*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
+		t.Fatalf("claim: %+v", f.Final)
+	}
+	px.Pause()
+	time.AfterFunc(300*time.Millisecond, px.Resume)
+	frames := rvCall(t, nc, wire.PinnedSubject("w2", "get", ""), nats.Header{wire.HeaderHeartbeat: {"20"}}, "s", "", 5*time.Second)
+	var seqs []string
+	for _, f := range frames {
+		seqs = append(seqs, fmt.Sprintf("%s:%d", f.Kind, f.Seq))
+	}
+	t.Logf("frames: %v", seqs)
+	f := rvFinal(t, frames)
+	for i, fr := range frames {
+		if fr.Seq != uint64(i+1) {
+			t.Fatalf("frame %d has seq %d (frames %v): the client drops the final %+v as an old frame", i+1, fr.Seq, seqs, f.Final)
+		}
+	}
+}
+
+// TestSessionReclaimRenews: w1 claims the session, stops and starts again
+// with the same instance id. The session's next call, past half the TTL,
+// renews the pin, so it does not expire while in use and no other worker
+// claims the session while w1 runs it.
+func TestSessionReclaimRenews(t *testing.T) {
+	const ttl = 4 * time.Second
+	s := natstest.Embedded(t, false)
+	so := func() *bus.SessionsOptions { return &bus.SessionsOptions{TTL: ttl} }
+	nc := natstest.Connect(t, s)
+	w1 := rvWorker(t, natstest.Connect(t, s), "w1", so())
+	f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "one", 5*time.Second))
+	if f.meta(wire.MetaSessionWorker) != "w1" {
+		t.Fatalf("claim: %+v", f.Final)
+	}
+	claimed := time.Now()
+	w1.Stop(ctxT(t))
+	rvWorker(t, natstest.Connect(t, s), "w1", so()) // restarted, same id
+	rvWorker(t, natstest.Connect(t, s), "w2", so())
+	b, err := natstest.JS(t, nc).KeyValue(ctxT(t), wire.BucketSessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e0, err := b.Get(ctxT(t), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(claimed.Add(ttl/2 + 500*time.Millisecond)))
+	f = rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "two", 5*time.Second))
+	if f.meta(wire.MetaSessionWorker) != "w1" {
+		t.Fatalf("used: %+v", f.Final)
+	}
+	e1, err := b.Get(ctxT(t), "s")
+	if err == nil && e1.Revision() == e0.Revision() {
+		t.Errorf("a call %v after the pin was written (TTL %v) did not renew it (revision %d)", time.Since(claimed).Round(time.Millisecond), ttl, e1.Revision())
+	}
+	// The consequence: the pin expires, w2 claims the session, w1 still
+	// runs it.
+	natstest.WaitFor(t, "the pin to expire", func() bool {
+		_, err := b.Get(context.Background(), "s")
+		return err == jetstream.ErrKeyNotFound || (err != nil && err.Error() == jetstream.ErrKeyNotFound.Error())
+	})
+	f2 := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w2", "put", ""), nil, "s", "three", 5*time.Second))
+	f1 := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "get", ""), nil, "s", "", 5*time.Second))
+	if f2.meta(wire.MetaSessionWorker) == "w2" && f1.meta(wire.MetaWorker) == "w1" {
+		t.Fatalf("both hold the session: w2 claimed it (%q), w1 ran a call of it (%q, session_worker %q) %v after its claim",
+			f2.text(), f1.text(), f1.meta(wire.MetaSessionWorker), time.Since(claimed).Round(time.Millisecond))
+	}
+}
+
+// TestSessionTakeoverRaceR3: on a replicated sessions bucket two workers
+// take a session over at once; the one that loses the compare-and-set
+// (ErrKeyRevisionMismatch there) reads the winner's pin, from the stream
+// leader if its replica lags, and passes the call on: every session ends
+// on one worker.
+func TestSessionTakeoverRaceR3(t *testing.T) {
+	c := natstest.NewCluster(t)
+	nodes := c.Nodes()
+	conn := func(i int) *nats.Conn { return natstest.URLConn(t, nodes[i].ClientURL()) }
+	so := func() *bus.SessionsOptions { return &bus.SessionsOptions{Replicas: 3} }
+	w1 := rvWorker(t, conn(0), "w1", so())
+	rvWorker(t, conn(1), "w2", so())
+	rvWorker(t, conn(2), "w3", so())
+	nc := conn(0)
+	const n = 20
+	for i := range n {
+		if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, fmt.Sprint("s", i), "v", 10*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
+			t.Fatalf("claim: %+v", f.Final)
+		}
+	}
+	w1.Stop(ctxT(t)) // gone: its sessions move with their next call
+	bad := 0
+	for i := range n {
+		var wg sync.WaitGroup
+		var fs [2]rvFrame
+		for j, w := range []string{"w2", "w3"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fs[j] = rvFinal(t, rvCall(t, nc, wire.PinnedSubject(w, "put", ""), nil, fmt.Sprint("s", i), w, 10*time.Second))
+			}()
+		}
+		wg.Wait()
+		a, b := fs[0].meta(wire.MetaSessionWorker), fs[1].meta(wire.MetaSessionWorker)
+		if a == "" || a != b {
+			bad++
+			t.Errorf("s%d: the two calls ran on %s (session_worker %q) and %s (session_worker %q)",
+				i, fs[0].meta(wire.MetaWorker), a, fs[1].meta(wire.MetaWorker), b)
+		}
+	}
+	if bad > 0 {
+		t.Logf("%d of %d sessions ran on two workers", bad, n)
+	}
+}
+
+// TestSessionStopAnswersPinnedCall: a call sent to a session's worker
+// directly (tools.pinned.w1.put) is on its way when w1 stops: the pinned
+// subscription is drained like the queue group's, and the call answered.
+func TestSessionStopAnswersPinnedCall(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	px := proxied(t, s)
+	w1 := rvWorker(t, natstest.URLConn(t, px.URL()), "w1", &bus.SessionsOptions{})
+	nc := natstest.Connect(t, s)
+	if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "v", 5*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
+		t.Fatalf("claim: %+v", f.Final)
+	}
+	// The same for the queue group, for comparison.
+	px.Pause()
+	type res struct {
+		what   string
+		frames []rvFrame
+	}
+	out := make(chan res, 2)
+	go func() {
+		out <- res{"pinned", rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "x", 4*time.Second)}
+	}()
+	go func() {
+		out <- res{"queue", rvCall(t, nc, wire.CallSubject("put", ""), nil, "s", "y", 4*time.Second)}
+	}()
+	time.Sleep(200 * time.Millisecond) // both delivered to w1's connection
+	stopped := make(chan struct{})
+	go func() { w1.Stop(ctxT(t)); close(stopped) }()
+	time.Sleep(200 * time.Millisecond)
+	px.Resume()
+	<-stopped
+	for range 2 {
+		r := <-out
+		if len(r.frames) == 0 || r.frames[len(r.frames)-1].Kind != "final" {
+			t.Errorf("%s call in flight at stop: no final (%d frames)", r.what, len(r.frames))
+		} else {
+			t.Logf("%s call: %s %q", r.what, r.frames[len(r.frames)-1].Final.Code, r.frames[len(r.frames)-1].text())
+		}
+	}
+}
