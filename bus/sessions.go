@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -62,7 +63,28 @@ type affinity struct {
 	ttl   time.Duration
 	probe time.Duration
 	subs  [2]*nats.Subscription // the probe, and calls to this instance
+
+	mu    sync.Mutex
+	owned map[string]held // session key → when this worker last read or wrote its pin as its own
 }
+
+// held is a pin this worker read or wrote as its own, and when.
+type held struct {
+	at         time.Time
+	reconnects uint64 // the connection's reconnects then
+}
+
+// maxOwned bounds the sessions a worker remembers holding; past it the
+// memory is cleared and the bucket read again.
+const maxOwned = 100_000
+
+// trust is how long a worker serves a session it found pinned to itself
+// without reading the pin again: less than the probe timeout. Another
+// worker takes the session over only after this one failed to answer a
+// probe for that long, which a frozen or cut-off worker cannot have
+// read through; a reconnect since (a client may have found it gone)
+// ends the trust too.
+func (a *affinity) trust() time.Duration { return min(a.ttl/2, a.probe/2) }
 
 func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinity, error) {
 	if o.JetStream == nil {
@@ -76,7 +98,7 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 	if err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
 	}
-	a := &affinity{w: w, js: o.JetStream, kv: b, ttl: cfg.TTL, probe: o.ProbeTimeout}
+	a := &affinity{w: w, js: o.JetStream, kv: b, ttl: cfg.TTL, probe: o.ProbeTimeout, owned: map[string]held{}}
 	if a.probe <= 0 {
 		a.probe = time.Second
 	}
@@ -99,26 +121,44 @@ type pin struct {
 }
 
 // route decides where the session-bound call in runs: here, or passed on
-// to the live worker the session is pinned to. Every call reads the pin
-// (a worker's memory of holding it would outlive a take-over while it
-// was frozen or cut off). Trouble with the bucket runs the call here,
-// unpinned, and is logged.
+// to the live worker the session is pinned to. The pin is read unless
+// this worker found it its own a moment ago (trust): a longer memory of
+// holding it would outlive a take-over while the worker was frozen or cut
+// off. Trouble with the bucket runs the call here, unpinned, and is
+// logged.
 func (a *affinity) route(in *incoming, scope string) pin {
 	key, err := wire.SessionKey(scope)
 	if err != nil {
 		return pin{}
 	}
 	me := a.w.opts.Instance
+	reconnects := a.w.nc.Stats().Reconnects
+	a.mu.Lock()
+	h, ok := a.owned[key]
+	a.mu.Unlock()
+	if ok && h.reconnects == reconnects && time.Since(h.at) < a.trust() {
+		return pin{here: true}
+	}
+	mine := func(at time.Time) pin {
+		a.mu.Lock()
+		if len(a.owned) >= maxOwned {
+			clear(a.owned)
+		}
+		a.owned[key] = held{at: at, reconnects: reconnects}
+		a.mu.Unlock()
+		return pin{here: true}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	lost := in.header.Get(wire.HeaderPinLost)
 	forwarded := in.header.Get(wire.HeaderForwarded) != ""
 	var tried uint64 // the revision a lost compare-and-set was made on
 	for range 5 {
+		start := time.Now() // the pin read is at least this fresh
 		e, err := a.read(ctx, key, tried)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			if _, err = a.kv.Create(ctx, key, []byte(me)); err == nil {
-				return pin{here: true}
+				return mine(start)
 			}
 			if lostRace(err) {
 				tried = afterNone
@@ -143,7 +183,7 @@ func (a *affinity) route(in *incoming, scope string) pin {
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
 				}
 			}
-			return pin{here: true}
+			return mine(start)
 		}
 		if lost != owner && a.isAlive(owner) {
 			if forwarded {
@@ -156,7 +196,9 @@ func (a *affinity) route(in *incoming, scope string) pin {
 		}
 		if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
 			a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
-			return pin{here: true, movedFrom: owner}
+			p := mine(start)
+			p.movedFrom = owner
+			return p
 		}
 		if !lostRace(err) {
 			a.w.count.jsErrors.Add(1)

@@ -132,8 +132,8 @@ func proxied(t *testing.T, s *embedded.Server) *natstest.Proxy {
 
 // TestSessionStaleOwnerAfterTakeover: w1 holds session s and freezes for
 // longer than the probe timeout; w2 takes the session over. Once w1 is
-// back, the session's calls that reach it go to w2: a worker reads the pin
-// for every call rather than trusting its memory of holding it.
+// back, the session's calls that reach it go to w2: a worker trusts its
+// memory of holding a pin for less than the probe timeout.
 func TestSessionStaleOwnerAfterTakeover(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	px := proxied(t, s)
