@@ -22,20 +22,7 @@ import (
 // keepingWorker serves tk with the durable path and kept results on.
 func keepingWorker(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, o bus.WorkerOptions, ackWait time.Duration) (*bus.Worker, *nats.Conn) {
 	t.Helper()
-	nc := natstest.Connect(t, s)
-	js := natstest.JS(t, nc)
-	o.Durable = &bus.DurableOptions{JetStream: js, AckWait: ackWait}
-	o.Results = &bus.ResultsOptions{JetStream: js}
-	w, err := bus.Serve(nc, tk, &o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), guard)
-		defer cancel()
-		w.Stop(ctx)
-	})
-	return w, nc
+	return startDurableWorker(t, s, tk, o, ackWait, true)
 }
 
 // TestDurableHandBackKeepsNothing: a call a stopping worker hands back to

@@ -20,9 +20,20 @@ import (
 // (closing it is the worker's death).
 func durableWorker(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, ackWait time.Duration, instance string) (*bus.Worker, *nats.Conn) {
 	t.Helper()
+	return startDurableWorker(t, s, tk, bus.WorkerOptions{Instance: instance}, ackWait, false)
+}
+
+// startDurableWorker serves tk with o and the durable path on (and kept
+// results with keep), on its own connection, stopped when the test ends.
+func startDurableWorker(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, o bus.WorkerOptions, ackWait time.Duration, keep bool) (*bus.Worker, *nats.Conn) {
+	t.Helper()
 	nc := natstest.Connect(t, s)
-	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance,
-		Durable: &bus.DurableOptions{JetStream: natstest.JS(t, nc), AckWait: ackWait}})
+	js := natstest.JS(t, nc)
+	o.Durable = &bus.DurableOptions{JetStream: js, AckWait: ackWait}
+	if keep {
+		o.Results = &bus.ResultsOptions{JetStream: js}
+	}
+	w, err := bus.Serve(nc, tk, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,29 +97,11 @@ func rvFinal(t *testing.T, frames []rvFrame) rvFrame {
 	return frames[len(frames)-1]
 }
 
-// rvWorker is affinityWorker with its own connection and options.
+// rvWorker serves storeToolkit on nc with session affinity as so says.
 func rvWorker(t *testing.T, nc *nats.Conn, instance string, so *bus.SessionsOptions) *bus.Worker {
 	t.Helper()
-	st := &store{data: map[string]string{}}
-	tk := toolkit.New(nil)
-	schema := map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "string"}}}
-	mustAdd(t, tk, toolkit.Raw("put", "Keep a value.", schema, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-		st.mu.Lock()
-		st.data[call.Session], _ = call.Input["value"].(string)
-		st.mu.Unlock()
-		return w.Write(toolkit.Text("kept"))
-	}), toolkit.SessionBound())
-	mustAdd(t, tk, toolkit.Raw("get", "Read the value.", schema, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-		st.mu.Lock()
-		v, ok := st.data[call.Session]
-		st.mu.Unlock()
-		if !ok {
-			return fmt.Errorf("nothing kept")
-		}
-		return w.Write(toolkit.Text(v))
-	}), toolkit.SessionBound(), toolkit.ReadOnly())
 	so.JetStream = natstest.JS(t, nc)
-	return serve(t, nc, tk, &bus.WorkerOptions{Instance: instance, Sessions: so})
+	return serve(t, nc, storeToolkit(t), &bus.WorkerOptions{Instance: instance, Sessions: so})
 }
 
 func proxied(t *testing.T, s *embedded.Server) *natstest.Proxy {

@@ -23,10 +23,9 @@ type store struct {
 	data map[string]string
 }
 
-// affinityWorker serves put/get (session-bound, state in its own memory)
-// and echo (stateless) with session affinity on.
-func affinityWorker(t *testing.T, s *embedded.Server, instance string) (*bus.Worker, *nats.Conn) {
-	t.Helper()
+// storeToolkit has put and get: session-bound, each session's value in
+// the toolkit's own memory.
+func storeToolkit(t *testing.T) *toolkit.Toolkit {
 	st := &store{data: map[string]string{}}
 	tk := toolkit.New(nil)
 	schema := map[string]any{"type": "object", "properties": map[string]any{"value": map[string]any{"type": "string"}}}
@@ -45,6 +44,14 @@ func affinityWorker(t *testing.T, s *embedded.Server, instance string) (*bus.Wor
 		}
 		return w.Write(toolkit.Text(v))
 	}), toolkit.SessionBound(), toolkit.ReadOnly())
+	return tk
+}
+
+// affinityWorker serves put/get (session-bound, state in its own memory)
+// and echo (stateless) with session affinity on.
+func affinityWorker(t *testing.T, s *embedded.Server, instance string) (*bus.Worker, *nats.Conn) {
+	t.Helper()
+	tk := storeToolkit(t)
 	mustAdd(t, tk, echoTool())
 	nc := natstest.Connect(t, s)
 	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance,
