@@ -414,6 +414,20 @@ func (g *Gateway) watchGroups() {
 	}
 }
 
+// sessionByID is the connected session with MCP session id id; nil when
+// there is none.
+func (g *Gateway) sessionByID(id string) *gatewaySession {
+	if id == "" {
+		return nil
+	}
+	for _, s := range g.live() {
+		if s.id == id {
+			return s
+		}
+	}
+	return nil
+}
+
 // live returns the connected sessions.
 func (g *Gateway) live() []*gatewaySession {
 	g.mu.Lock()
@@ -441,6 +455,7 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) bool {
 	g.log.Info("mcp: gateway: session opened", "session", s.id, "identity", s.identity)
 	g.goroutine(func() {
 		ss.Wait()
+		s.end()
 		g.mu.Lock()
 		delete(g.sessions, s)
 		g.mu.Unlock()

@@ -50,6 +50,14 @@ func (g *Gateway) verifyToken(_ context.Context, token string, _ *http.Request) 
 }
 
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodDelete {
+		// The client ends its session: its calls in flight are cancelled
+		// first (the go-sdk's close waits for them). Only the session's own
+		// identity may: the go-sdk refuses another's token below.
+		if s := g.sessionByID(r.Header.Get("Mcp-Session-Id")); s != nil && s.identity == g.identityOf(r) {
+			s.end()
+		}
+	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
 		// A request that may open a session: getServer creates its server
 		// once, however often the go-sdk handler asks.
@@ -59,6 +67,19 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type pendingKey struct{}
+
+// listenerKey holds, in a request's context, the context ServeListener
+// serves until.
+type listenerKey struct{}
+
+// identityOf is the caller identity an HTTP request acts as: its bearer
+// token's, or the gateway's own.
+func (g *Gateway) identityOf(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && len(g.opts.Tokens) > 0 {
+		return ti.UserID
+	}
+	return g.copts.Identity
+}
 
 type pendingSession struct {
 	once sync.Once
@@ -71,11 +92,7 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 		return g.base // a request of a known session: only its version is checked here
 	}
 	p.once.Do(func() {
-		identity := g.copts.Identity
-		if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && len(g.opts.Tokens) > 0 {
-			identity = ti.UserID
-		}
-		p.s = g.newSession(r.Context(), newSessionID(), identity)
+		p.s = g.newSession(r.Context(), newSessionID(), g.identityOf(r))
 	})
 	if p.s == nil {
 		return nil // the identity's client could not be made: the go-sdk answers 400
@@ -100,9 +117,10 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		// Requests end with ctx, open event streams and calls included
-		// (calls end interrupted), so shutting down does not wait on them.
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+		// Requests end with ctx, open event streams included, and so do
+		// the calls of the sessions opened here (they end interrupted), so
+		// shutting down does not wait on them.
+		BaseContext: func(net.Listener) context.Context { return context.WithValue(ctx, listenerKey{}, ctx) }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
 	select {
@@ -222,6 +240,10 @@ func (g *Gateway) newSession(ctx context.Context, id, identity string) *gatewayS
 		return nil
 	}
 	s := &gatewaySession{g: g, id: id, identity: identity, c: c, tools: map[string]string{}, skills: map[string]string{}}
+	// Not under the gateway's context: a session that never connects is
+	// only garbage, not a child that context keeps.
+	s.ctx, s.end = context.WithCancel(context.Background())
+	s.listener, _ = ctx.Value(listenerKey{}).(context.Context)
 	s.srv = g.newServer(id, s, g.sessionInstructions(ctx, c, id))
 	s.refresh(ctx, true, 0)
 	return s

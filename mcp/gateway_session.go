@@ -32,6 +32,14 @@ type gatewaySession struct {
 	identity string      // the caller identity it calls as
 	c        *bus.Client // the identity's
 	srv      *sdk.Server
+	// A session's calls are cancelled, on the bus too, when it ends (ctx:
+	// its DELETE, or it closed), when the gateway closes and when the
+	// listener that opened it stops (listener, nil for other transports):
+	// the go-sdk closes a session only once its requests have returned,
+	// and does not cancel them itself.
+	ctx      context.Context
+	end      context.CancelFunc
+	listener context.Context
 
 	mu    sync.Mutex        // serialises refreshes
 	tools map[string]string // registered tool name → its JSON, to spot changes
@@ -126,26 +134,47 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 			gone = append(gone, name)
 		}
 	}
+	changed := map[string]string{}
+	listed := make([]*sdk.Tool, 0, len(order))
+	for _, name := range order {
+		b, _ := json.Marshal(want[name])
+		if s.tools[name] != string(b) {
+			changed[name] = string(b)
+		}
+		listed = append(listed, want[name])
+	}
+	// The list first: the go-sdk tells clients the list changed a moment
+	// after the server's tools change, and a client that lists then gets
+	// this one.
+	s.listed.Store(&listed)
 	if len(gone) > 0 {
 		s.srv.RemoveTools(gone...)
 		for _, name := range gone {
 			delete(s.tools, name)
 		}
 	}
-	listed := make([]*sdk.Tool, 0, len(order))
+	rejected := false
 	for _, name := range order {
-		t := want[name]
-		b, _ := json.Marshal(t)
-		if s.tools[name] != string(b) {
-			if err := addTool(s.srv, t, s.call); err != nil {
-				g.log.Warn("mcp: gateway: skipping a tool", "tool", name, "err", err)
-				continue
-			}
-			s.tools[name] = string(b)
+		b, ok := changed[name]
+		if !ok {
+			continue
 		}
-		listed = append(listed, t)
+		if err := addTool(s.srv, want[name], s.call); err != nil {
+			g.log.Warn("mcp: gateway: skipping a tool", "tool", name, "err", err)
+			rejected = true
+			continue
+		}
+		s.tools[name] = b
 	}
-	s.listed.Store(&listed)
+	if rejected { // a new list: the stored one may be being read
+		added := make([]*sdk.Tool, 0, len(listed))
+		for _, t := range listed {
+			if _, ok := s.tools[t.Name]; ok {
+				added = append(added, t)
+			}
+		}
+		s.listed.Store(&added)
+	}
 }
 
 // addTool is sdk.Server.AddTool, which panics on a schema it cannot use.
@@ -206,6 +235,13 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InvalidInput: " + err.Error()}}}
 		s.logCall(name, final, 0)
 		return s.result(final), nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.ctx, cancel)()
+	defer context.AfterFunc(g.ctx, cancel)()
+	if s.listener != nil {
+		defer context.AfterFunc(s.listener, cancel)()
 	}
 	if g.opts.CallTimeout > 0 {
 		var cancel context.CancelFunc

@@ -1,0 +1,258 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// startSlow starts "slow" from c and waits until the worker runs it. The
+// returned unblock cancels the call on the bus itself (as toolctl cancel
+// does), so a gateway that never cancels it does not hang the test run.
+func startSlow(t *testing.T, f *fleetFixture, c *mcpClient) (unblock func()) {
+	t.Helper()
+	nc := natstest.Connect(t, f.srv)
+	sub, err := nc.SubscribeSync("tools.call.slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	go c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+	m, err := sub.NextMsg(guardTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req wire.Request
+	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.started:
+	case <-time.After(guardTimeout):
+		t.Fatal("slow never started")
+	}
+	return func() { nc.Publish(wire.CancelSubject("", req.ID), nil); nc.Flush() }
+}
+
+func waitCancelled(t *testing.T, f *fleetFixture, within time.Duration, what string) bool {
+	t.Helper()
+	select {
+	case err := <-f.cancelled:
+		t.Logf("the worker saw %v", err)
+		return true
+	case <-time.After(within):
+		t.Errorf("%s: %v later the worker's call is still running (no cancel reached it)", what, within)
+		return false
+	}
+}
+
+func waitTracked(t *testing.T, g *Gateway, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(guardTimeout); g.Sessions() != n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions tracked, want %d", g.Sessions(), n)
+		}
+	}
+}
+
+// TestGatewayCloseInFlight: Close with a tools/call in flight must
+// end the call (the worker sees a cancel) and return.
+func TestGatewayCloseInFlight(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	waitTracked(t, g, 1)
+	unblock := startSlow(t, f, c)
+	closed := make(chan error, 1)
+	go func() { closed <- g.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Error("Gateway.Close has not returned 10s after it was called with a call in flight")
+	}
+	if !waitCancelled(t, f, 5*time.Second, "after Gateway.Close") {
+		unblock() // the MCP client's cancel: lets Close return so the test ends
+		<-closed
+	}
+}
+
+// TestGatewayDeleteInFlight: an MCP session ended by the client
+// (DELETE) while a call runs: the call must be cancelled on the worker,
+// the DELETE answered and the session forgotten.
+func TestGatewayDeleteInFlight(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	url := serveGatewayHTTP(t, g)
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
+	waitTracked(t, g, 1)
+	unblock := startSlow(t, f, c)
+	t.Cleanup(unblock)
+
+	deleted := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodDelete, url, nil)
+		req.Header.Set("Mcp-Session-Id", c.cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			deleted <- -1
+			return
+		}
+		resp.Body.Close()
+		deleted <- resp.StatusCode
+	}()
+	select {
+	case code := <-deleted:
+		t.Logf("DELETE: %d", code)
+	case <-time.After(10 * time.Second):
+		t.Error("the DELETE of the session is unanswered 10s later")
+	}
+	waitCancelled(t, f, 5*time.Second, "after the session's DELETE")
+	if n := g.Sessions(); n != 0 {
+		t.Errorf("%d sessions still tracked after the session was deleted", n)
+	}
+	unblock()
+}
+
+// TestGatewayServeListenerEndInFlight: when ServeListener's ctx ends, the
+// calls of the sessions it opened are cancelled on the worker.
+func TestGatewayServeListenerEndInFlight(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.ServeListener(ctx, l) }()
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: "http://" + l.Addr().String() + "/mcp", MaxRetries: -1})
+	waitTracked(t, g, 1)
+	unblock := startSlow(t, f, c)
+	t.Cleanup(unblock)
+	cancel()
+	waitCancelled(t, f, 5*time.Second, "after ServeListener's ctx ended")
+	<-done
+}
+
+// TestGatewayListChangedStale: a client that lists its tools when told
+// notifications/tools/list_changed (what the notification is for) gets the
+// new list: the gateway stores the list tools/list answers before it
+// changes the go-sdk server's tools (whose change sends the notification
+// 10ms later), however long building the list takes (200 large tools).
+func TestGatewayListChangedStale(t *testing.T) {
+	srv, err := embedded.Start(&embedded.Options{Listen: "127.0.0.1:0", StoreDir: t.TempDir(), MaxPayload: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	tk := newWorkerToolkit(t, srv)
+	if err := tk.AddGroup(toolkit.Group{Name: "extra", Description: "Extra tools."}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return w.Write(toolkit.Text("ok"))
+	}
+	long := strings.Repeat("A long parameter description. ", 200) // ~6 KB per tool
+	for i := range 200 {
+		schema := map[string]any{"type": "object", "properties": map[string]any{
+			"p": map[string]any{"type": "string", "description": long}}}
+		if err := tk.Add(toolkit.Raw(fmt.Sprintf("tool%03d", i), "A tool.", schema, run)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tk.Add(toolkit.Raw("extra_tool", "In group extra.", map[string]any{"type": "object", "properties": map[string]any{}}, run), toolkit.InGroup("extra")); err != nil {
+		t.Fatal(err)
+	}
+	serveWorker(t, srv, tk, "w1")
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	url := serveGatewayHTTP(t, g)
+	ctx, cancel = context.WithTimeout(context.Background(), 4*guardTimeout) // the rounds take their time
+	defer cancel()
+	for deadline := time.Now().Add(guardTimeout); len(g.Fleet().Tools()) < 201; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway knows %d tools", len(g.Fleet().Tools()))
+		}
+	}
+
+	lists := make(chan []string, 64)
+	var cs *sdk.ClientSession
+	var ready = make(chan struct{})
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			go func() {
+				<-ready
+				res, err := cs.ListTools(ctx, nil)
+				if err != nil {
+					t.Logf("tools/list after list_changed: %v", err)
+					return
+				}
+				var names []string
+				for _, tl := range res.Tools {
+					names = append(names, tl.Name)
+				}
+				lists <- names
+			}()
+		},
+	})
+	cs, err = client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(ready)
+	t.Cleanup(func() { cs.Close() })
+	waitTracked(t, g, 1)
+	if res, err := cs.ListTools(ctx, nil); err == nil {
+		t.Logf("initially %d tools", len(res.Tools))
+	} else {
+		t.Log(err)
+	}
+
+	for round := range 2 {
+		for _, on := range []bool{true, false} {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "reset_tools", Arguments: map[string]any{"extra": on}})
+			if err != nil || res.IsError {
+				t.Fatalf("reset_tools %v: %v %+v", on, err, res)
+			}
+			time.Sleep(3 * time.Second) // every notification told and listed
+			var last []string
+			n := 0
+			for more := true; more; {
+				select {
+				case l := <-lists:
+					last, n = l, n+1
+				default:
+					more = false
+				}
+			}
+			if n == 0 {
+				t.Fatalf("round %d: no list_changed after reset_tools extra=%v", round, on)
+			}
+			if got := slices.Contains(last, "extra_tool"); got != on {
+				now, err := cs.ListTools(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Fatalf("round %d: after reset_tools extra=%v, the tools/list the client sent on the last of %d list_changed notifications has extra_tool=%v: stale, and no notification follows (a tools/list now has extra_tool=%v)",
+					round, on, n, got, slices.ContainsFunc(now.Tools, func(tl *sdk.Tool) bool { return tl.Name == "extra_tool" }))
+			}
+		}
+	}
+}
