@@ -227,7 +227,11 @@
 // result. Cancel: notifications/cancelled cancels the handler, the bus
 // client publishes the call's cancel, the tool sees ctx.Done, and the
 // session stays usable. GatewayOptions.CallTimeout bounds calls;
-// SessionTimeout closes idle HTTP sessions (30 minutes by default). The
+// SessionTimeout closes idle HTTP sessions (30 minutes by default). A
+// session's calls in flight are cancelled on the bus when it ends: its
+// DELETE, no request of it open for SessionTimeout (a client that died
+// mid-call), the gateway's Close, the end of the listener it came
+// through (the go-sdk closes a session only once its calls return). The
 // legacy SSE transport is not served.
 //
 // # Decisions where AgentScope is silent or differs

@@ -174,7 +174,8 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	sessions map[*gatewaySession]*sdk.ServerSession
-	clients  map[string]*bus.Client // by identity, for Tokens
+	byID     map[string]*gatewaySession // the same, by MCP session id
+	clients  map[string]*bus.Client     // by identity, for Tokens
 	closed   bool
 }
 
@@ -243,6 +244,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		sdkLog:   slog.New(minLevel{o.Logger.Handler(), slog.LevelWarn}),
 		changed:  make(chan struct{}, 1),
 		sessions: map[*gatewaySession]*sdk.ServerSession{},
+		byID:     map[string]*gatewaySession{},
 		clients:  map[string]*bus.Client{copts.Identity: client},
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
@@ -420,12 +422,9 @@ func (g *Gateway) sessionByID(id string) *gatewaySession {
 	if id == "" {
 		return nil
 	}
-	for _, s := range g.live() {
-		if s.id == id {
-			return s
-		}
-	}
-	return nil
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.byID[id]
 }
 
 // live returns the connected sessions.
@@ -451,6 +450,7 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) bool {
 		return true
 	}
 	g.sessions[s] = ss
+	g.byID[s.id] = s
 	opened := time.Now()
 	g.log.Info("mcp: gateway: session opened", "session", s.id, "identity", s.identity)
 	g.goroutine(func() {
@@ -458,6 +458,9 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) bool {
 		s.end()
 		g.mu.Lock()
 		delete(g.sessions, s)
+		if g.byID[s.id] == s {
+			delete(g.byID, s.id)
+		}
 		g.mu.Unlock()
 		g.log.Info("mcp: gateway: session closed", "session", s.id, "identity", s.identity, "lasted", time.Since(opened))
 	})

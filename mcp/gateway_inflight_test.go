@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,6 +124,55 @@ func TestGatewayDeleteInFlight(t *testing.T) {
 		t.Errorf("%d sessions still tracked after the session was deleted", n)
 	}
 	unblock()
+}
+
+// cutConns is a dialer whose connections the test can cut (a client that
+// dies: its TCP connections close, nothing more is sent).
+type cutConns struct {
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (d *cutConns) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err == nil {
+		d.mu.Lock()
+		d.conns = append(d.conns, c)
+		d.mu.Unlock()
+	}
+	return c, err
+}
+
+func (d *cutConns) cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		c.Close()
+	}
+}
+
+// TestGatewayClientGoneInFlight: an MCP client that dies mid-call (its
+// connections close; no cancel, no DELETE): once its session has been
+// idle for the session timeout, the call is cancelled on the worker and
+// the session forgotten.
+func TestGatewayClientGoneInFlight(t *testing.T) {
+	f := startFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{SessionTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	d := &cutConns{}
+	hc := &http.Client{Transport: &http.Transport{DialContext: d.dial}}
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g), HTTPClient: hc, MaxRetries: -1})
+	waitTracked(t, g, 1)
+	unblock := startSlow(t, f, c)
+	t.Cleanup(unblock)
+	d.cut()
+	waitCancelled(t, f, 5*time.Second, "client gone, session timeout 500ms")
+	waitTracked(t, g, 0) // the go-sdk's idle close, no longer waiting on the call
 }
 
 // TestGatewayServeListenerEndInFlight: when ServeListener's ctx ends, the

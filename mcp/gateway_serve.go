@@ -50,13 +50,15 @@ func (g *Gateway) verifyToken(_ context.Context, token string, _ *http.Request) 
 }
 
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodDelete {
-		// The client ends its session: its calls in flight are cancelled
-		// first (the go-sdk's close waits for them). Only the session's own
-		// identity may: the go-sdk refuses another's token below.
-		if s := g.sessionByID(r.Header.Get("Mcp-Session-Id")); s != nil && s.identity == g.identityOf(r) {
+	// Only the session's own identity acts on it: the go-sdk refuses
+	// another's token below.
+	if s := g.sessionByID(r.Header.Get("Mcp-Session-Id")); s != nil && s.identity == g.identityOf(r) {
+		if r.Method == http.MethodDelete {
+			// The client ends its session: its calls in flight are
+			// cancelled first (the go-sdk's close waits for them).
 			s.end()
 		}
+		defer s.request(g.opts.SessionTimeout)()
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
 		// A request that may open a session: getServer creates its server

@@ -41,6 +41,13 @@ type gatewaySession struct {
 	end      context.CancelFunc
 	listener context.Context
 
+	// HTTP requests of the session in flight, and the timer that ends its
+	// calls once none has been for the session timeout (a client that
+	// died mid-call: the go-sdk's own idle close would wait for them).
+	idleMu sync.Mutex
+	active int
+	idle   *time.Timer
+
 	mu    sync.Mutex        // serialises refreshes
 	tools map[string]string // registered tool name → its JSON, to spot changes
 	// aliases: a listed name → the fleet tool it calls (ExposeServers);
@@ -510,4 +517,24 @@ func callArguments(raw any) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	return m, nil
+}
+
+// request notes an HTTP request of the session until the returned func
+// is called; when the session has had none in flight for timeout, its
+// calls are cancelled (timeout ≤ 0: never).
+func (s *gatewaySession) request(timeout time.Duration) (done func()) {
+	s.idleMu.Lock()
+	s.active++
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	s.idleMu.Unlock()
+	return func() {
+		s.idleMu.Lock()
+		defer s.idleMu.Unlock()
+		if s.active--; s.active == 0 && timeout > 0 {
+			s.idle = time.AfterFunc(timeout, s.end)
+		}
+	}
 }
