@@ -141,8 +141,8 @@ func (d *dispatch) Progress(p Progress) error {
 func (d *dispatch) fail(code Code, msg string) {
 	d.code = code
 	c := Chunk{Content: []Block{{Type: BlockText, Text: msg}}, State: code.State()}
+	_ = d.acc.Add(&c) // first, as Write does: a consumer that changes the chunk cannot change the final
 	_ = d.out.Write(c)
-	_ = d.acc.Add(&c)
 }
 
 // ResultWriter is a Writer that takes a function tool's result (Func's),

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 )
 
@@ -201,9 +202,12 @@ func (a *Accumulator) addBlock(b *Block) error {
 				}
 				return nil
 			default:
-				a.renamed++
 				nb := *b
-				nb.ID = fmt.Sprintf("%s-%d", b.ID, a.renamed)
+				for taken := true; taken; {
+					a.renamed++
+					nb.ID = fmt.Sprintf("%s-%d", b.ID, a.renamed)
+					taken = slices.ContainsFunc(a.blocks, func(o accBlock) bool { return o.ID == nb.ID })
+				}
 				a.appendBlock(&nb)
 				return nil
 			}

@@ -303,8 +303,8 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 		} else if c, err = ValueChunk(out); err != nil {
 			return err
 		}
-		if c.Content == nil && c.Metadata == nil {
-			return nil
+		if c.Content == nil && c.Metadata == nil && c.State == "" {
+			return nil // nothing to say (a state alone, denied say, is something)
 		}
 		return writeResult(w, c)
 	})

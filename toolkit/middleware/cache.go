@@ -33,8 +33,9 @@ type Cache struct {
 	// MaxEntries bounds the cache (least recently used out first); zero
 	// means DefaultCacheEntries.
 	MaxEntries int
-	// PerSession keys entries by session too, for read-only tools whose
-	// output depends on who asks.
+	// PerSession keys entries by session too (of the caller's identity:
+	// ToolCall.Scope), for read-only tools whose output depends on who
+	// asks.
 	PerSession bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -99,8 +100,8 @@ func (c *cache) key(call *toolkit.Call) (string, bool) {
 		return "", false
 	}
 	k := call.Name + "\x00" + string(in)
-	if c.cfg.PerSession {
-		k = call.Session + "\x00" + k
+	if c.cfg.PerSession { // the caller's session: another identity's of that name is another
+		k = call.Scope() + "\x00" + k
 	}
 	return k, true
 }

@@ -14,8 +14,9 @@ import (
 type KeyBy int
 
 const (
-	// BySession (the zero value): one bucket per session. Calls without a
-	// session share one bucket.
+	// BySession (the zero value): one bucket per session of a caller
+	// identity (ToolCall.Scope: two identities' sessions of one name are
+	// two). Calls without a session share their identity's bucket.
 	BySession KeyBy = iota
 	// ByTool: one bucket per tool, shared by every session.
 	ByTool
@@ -101,9 +102,9 @@ func (l *limiter) key(call *toolkit.Call) string {
 	case ByTool:
 		return call.Name
 	case BySessionAndTool:
-		return call.Session + "\x00" + call.Name
+		return call.Scope() + "\x00" + call.Name
 	}
-	return call.Session
+	return call.Scope() // the caller's session: another identity's of that name is another
 }
 
 // take takes a token for key, or returns how long until one is there.
