@@ -64,7 +64,12 @@
 // segments, a pattern without "/" matches the base name ("*.env"), a
 // pattern ending in "/" matches everything below. Paths are made absolute
 // ("~" expanded, relative to the first working directory) before matching,
-// and symbolic links are resolved when comparing with working directories.
+// and so are patterns with a "/" that do not start with "*"; symbolic
+// links are resolved when comparing with working directories, and a path
+// that leads elsewhere through a link is matched as both (a deny or ask
+// rule on either applies; an allow rule must cover both). A call id that
+// is pending with one input keeps it until it is decided or expires: an
+// approval is for the input the approver saw.
 //
 // # Approvals
 //

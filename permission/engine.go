@@ -30,14 +30,20 @@ func Decide(p Policy, t *toolkit.Tool, input map[string]any) Decision {
 	if spec.subjects != nil {
 		subjects = spec.subjects(p, input)
 	}
+	match := spec.match
+	if spec.paths {
+		// A path pattern is read as the path it names: "~" expanded,
+		// relative to the first working directory.
+		match = func(pattern, path string) bool { return spec.match(absPattern(pattern, p.WorkingDirs), path) }
+	}
 
 	// 1. Deny rules.
-	if r := anyRule(p.Rules, Deny, t.Name, spec, subjects); r != nil {
+	if r := anyRule(p.Rules, Deny, t.Name, match, subjects); r != nil {
 		return Decision{Behavior: Deny, Reason: "deny rule", Rule: r,
 			Message: fmt.Sprintf("Permission to use %s has been denied by the rule %s.", t.Name, r)}
 	}
 	// 2. Ask rules.
-	if r := anyRule(p.Rules, Ask, t.Name, spec, subjects); r != nil {
+	if r := anyRule(p.Rules, Ask, t.Name, match, subjects); r != nil {
 		d := Decision{Behavior: Ask, Reason: "ask rule", Rule: r, Suggested: spec.suggest(p, t, input),
 			Message: fmt.Sprintf("The rule %s asks for approval before %s runs.", r, t.Name)}
 		if mode == ModeDontAsk {
@@ -72,7 +78,7 @@ func Decide(p Policy, t *toolkit.Tool, input map[string]any) Decision {
 	}
 	// 5. Allow rules.
 	if mode != ModeExplore {
-		if r := allRules(p.Rules, t.Name, spec, subjects); r != nil {
+		if r := allRules(p.Rules, t.Name, match, subjects); r != nil {
 			return Decision{Behavior: Allow, Reason: "allow rule", Rule: r,
 				Message: fmt.Sprintf("Allowed by the rule %s.", r)}
 		}
@@ -107,7 +113,7 @@ func dontAsk(d Decision) Decision {
 
 // anyRule returns the first rule with behavior b for the tool that matches
 // the call: a name-level rule, or a pattern matching any subject.
-func anyRule(rules []Rule, b Behavior, tool string, spec kindSpec, subjects []subject) *Rule {
+func anyRule(rules []Rule, b Behavior, tool string, match func(pattern, subject string) bool, subjects []subject) *Rule {
 	for i := range rules {
 		r := &rules[i]
 		if r.Behavior != b || r.Tool != tool {
@@ -117,7 +123,7 @@ func anyRule(rules []Rule, b Behavior, tool string, spec kindSpec, subjects []su
 			return r
 		}
 		for _, s := range subjects {
-			if spec.match(r.Pattern, s.text) {
+			if match(r.Pattern, s.text) {
 				return r
 			}
 		}
@@ -128,7 +134,7 @@ func anyRule(rules []Rule, b Behavior, tool string, spec kindSpec, subjects []su
 // allRules returns an allow rule that decides the call: a name-level allow
 // rule, or (when every subject that is not read-only is matched by some
 // allow rule) the rule that matched the first of them.
-func allRules(rules []Rule, tool string, spec kindSpec, subjects []subject) *Rule {
+func allRules(rules []Rule, tool string, match func(pattern, subject string) bool, subjects []subject) *Rule {
 	var first *Rule
 	for i := range rules {
 		r := &rules[i]
@@ -146,7 +152,7 @@ func allRules(rules []Rule, tool string, spec kindSpec, subjects []subject) *Rul
 		var hit *Rule
 		for i := range rules {
 			r := &rules[i]
-			if r.Behavior == Allow && r.Tool == tool && r.Pattern != "" && spec.match(r.Pattern, s.text) {
+			if r.Behavior == Allow && r.Tool == tool && r.Pattern != "" && match(r.Pattern, s.text) {
 				hit = r
 				break
 			}

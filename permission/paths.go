@@ -116,6 +116,22 @@ func inWorkingDirs(p string, workingDirs []string) bool {
 	return false
 }
 
+// absPattern is a path rule's pattern as the path it names: "~" and
+// "$HOME" expanded, a relative one ("secrets/**", "./secrets/**") under
+// the first working directory. A pattern without "/" (a base name,
+// "*.env") or starting with "*" stays as it is.
+func absPattern(pattern string, workingDirs []string) string {
+	if !strings.Contains(pattern, "/") || strings.HasPrefix(pattern, "*") {
+		return pattern // "**/x/**" is anywhere already
+	}
+	dir := strings.HasSuffix(pattern, "/")
+	p := filepath.ToSlash(absPath(pattern, workingDirs))
+	if dir && !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return p
+}
+
 var globCache sync.Map // pattern → *regexp.Regexp
 
 // matchGlob matches a path pattern: "*" within one path segment, "**"

@@ -138,12 +138,16 @@ func parseShell(line string) (shellLine, error) {
 			for i+1 < len(rs) && (rs[i+1] == '>' || rs[i+1] == '|') {
 				i++
 			}
-			if i+1 < len(rs) && rs[i+1] == '&' { // >&2, 2>&1: a descriptor, not a file
-				i++
-				for i+1 < len(rs) && (rs[i+1] >= '0' && rs[i+1] <= '9' || rs[i+1] == '-') {
-					i++
+			if i+1 < len(rs) && rs[i+1] == '&' {
+				j := i + 2
+				for j < len(rs) && !strings.ContainsRune(" \t;&|<>\n", rs[j]) {
+					j++
 				}
-				continue
+				if t := string(rs[i+2 : j]); isDigits(t) || t == "-" {
+					i = j - 1 // >&2, 2>&1, >&-: a descriptor, not a file
+					continue
+				}
+				i++ // >&word: bash sends both outputs to the file word
 			}
 			redirect = isOut
 			if !isOut {
@@ -190,15 +194,19 @@ func isDigits(s string) bool {
 // arguments (nil: any arguments).
 var readOnlyCommands = map[string]func(args []string) bool{
 	"ls": nil, "pwd": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil,
-	"echo": nil, "printf": nil, "grep": nil, "egrep": nil, "fgrep": nil, "rg": nil,
+	"echo": nil, "printf": nil, "grep": nil, "egrep": nil, "fgrep": nil,
 	"which": nil, "whoami": nil, "id": nil, "uname": nil, "stat": nil, "file": nil,
-	"du": nil, "df": nil, "tree": nil, "printenv": nil, "basename": nil, "dirname": nil,
+	"du": nil, "df": nil, "printenv": nil, "basename": nil, "dirname": nil,
+	// rg --pre runs a command on every file; tree -o writes its listing.
+	"rg":       func(a []string) bool { return !hasFlagPrefix(a, "--pre") },
+	"tree":     func(a []string) bool { return !shortFlagHas(a, 'o') },
 	"realpath": nil, "readlink": nil, "diff": nil, "cut": nil, "tr": nil, "true": nil,
 	"false": nil, "test": nil, "[": nil, "nl": nil, "md5sum": nil, "sha256sum": nil,
 	"date":     func(a []string) bool { return !hasFlag(a, "-s", "--set") },
 	"hostname": func(a []string) bool { return len(nonFlags(a)) == 0 },
-	"sort":     func(a []string) bool { return !hasFlagPrefix(a, "-o", "--output") },
-	"uniq":     func(a []string) bool { return len(nonFlags(a)) <= 1 },
+	"sort":     func(a []string) bool { return !hasFlagPrefix(a, "--output") && !shortFlagHas(a, 'o') },
+	// uniq [INPUT [OUTPUT]]: a second operand ("-" counts) is written.
+	"uniq": func(a []string) bool { return len(operands(a)) <= 1 },
 	"find": func(a []string) bool {
 		return !hasFlag(a, "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls")
 	},
@@ -231,6 +239,26 @@ func hasFlagPrefix(args []string, prefixes ...string) bool {
 	return slices.ContainsFunc(args, func(a string) bool {
 		return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(a, p) })
 	})
+}
+
+// shortFlagHas reports whether a cluster of short flags (-uo, -ofile)
+// has letter: a flag that takes a value may hide in any position.
+func shortFlagHas(args []string, letter rune) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a[1:], letter)
+	})
+}
+
+// operands are the arguments that are not flags; "-" (stdin or stdout)
+// is one.
+func operands(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func nonFlags(args []string) []string {
@@ -309,8 +337,21 @@ var fsCommands = map[string]func(args []string) (targets []string, ok bool){
 }
 
 func plainTargets(args []string) ([]string, bool) {
+	for _, a := range args {
+		// A flag with a value (--target-directory=DIR, -t DIR, -rt DIR)
+		// may name what is written: cannot tell.
+		if strings.HasPrefix(a, "--") && (strings.Contains(a, "=") || a == "--target-directory") || shortFlagHas([]string{a}, 't') {
+			return nil, false
+		}
+	}
 	t := nonFlags(args)
 	return t, len(t) > 0
+}
+
+// shellExpands reports a word the shell changes before the command sees
+// it ($VAR, ${VAR}, `cmd`, ~user), so its path cannot be told here.
+func shellExpands(w string) bool {
+	return strings.ContainsAny(w, "$`") || strings.HasPrefix(w, "~") && w != "~" && !strings.HasPrefix(w, "~/")
 }
 
 // dangerousRemoval reports an rm/rmdir of the root, the home directory or
@@ -322,6 +363,9 @@ func dangerousRemoval(c simpleCmd, workingDirs []string) string {
 	for _, a := range nonFlags(c.args[1:]) {
 		if a == "*" || a == "/*" || a == "~/*" {
 			return "it removes everything matching " + a
+		}
+		if shellExpands(a) {
+			return "it removes " + a + ", which the shell expands to a path not known here"
 		}
 		p := absPath(a, workingDirs)
 		if !filepath.IsAbs(p) {
@@ -406,7 +450,7 @@ func shellEditsInside(line shellLine, workingDirs []string) bool {
 			return false
 		}
 		for _, p := range append(targets, c.outputs...) {
-			if !inWorkingDirs(absPath(p, workingDirs), workingDirs) {
+			if shellExpands(p) || !inWorkingDirs(absPath(p, workingDirs), workingDirs) {
 				return false
 			}
 		}

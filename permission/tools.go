@@ -83,6 +83,8 @@ type kindSpec struct {
 	subjects func(p Policy, in map[string]any) []subject
 	// match: a pattern against one subject.
 	match func(pattern, subject string) bool
+	// paths: the subjects are paths, and so are the patterns.
+	paths bool
 	// suggest: rules that would allow the call.
 	suggest func(p Policy, t *toolkit.Tool, in map[string]any) []Rule
 }
@@ -132,6 +134,7 @@ var kinds = map[Kind]kindSpec{
 		check:       allowCheck,
 		subjects:    fileSubjects,
 		match:       matchGlob,
+		paths:       true,
 		suggest:     fileSuggest,
 	},
 	KindFileWrite: {
@@ -140,6 +143,7 @@ var kinds = map[Kind]kindSpec{
 		check:       fileWriteCheck,
 		subjects:    fileSubjects,
 		match:       matchGlob,
+		paths:       true,
 		suggest:     fileSuggest,
 	},
 }
@@ -188,11 +192,18 @@ type subject struct {
 	readOnly bool
 }
 
+// fileSubjects are the call's path and, when a symbolic link leads
+// elsewhere, where it leads: a deny or ask rule on either matches, an
+// allow rule must cover both.
 func fileSubjects(p Policy, in map[string]any) []subject {
-	if f := filePath(p, in); f != "" {
-		return []subject{{text: f}}
+	f := filePath(p, in)
+	if f == "" {
+		return nil
 	}
-	return nil
+	if r := realPath(f); filepath.IsAbs(f) && r != f {
+		return []subject{{text: f}, {text: r}}
+	}
+	return []subject{{text: f}}
 }
 
 func fileWriteCheck(p Policy, t *toolkit.Tool, in map[string]any) Decision {
@@ -200,7 +211,11 @@ func fileWriteCheck(p Policy, t *toolkit.Tool, in map[string]any) Decision {
 	if f == "" {
 		return Decision{}
 	}
-	if why := dangerousPath(f); why != "" {
+	why := dangerousPath(f)
+	if r := realPath(f); why == "" && filepath.IsAbs(f) && r != f {
+		why = dangerousPath(r) // through a symbolic link
+	}
+	if why != "" {
 		return Decision{Behavior: Ask, Safety: true, Reason: "safety check",
 			Message: fmt.Sprintf("%s on %s needs confirmation: %s.", t.Name, f, why)}
 	}
