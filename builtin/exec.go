@@ -311,6 +311,11 @@ func (c *collector) keep(b []byte) {
 	if len(b) == 0 {
 		return
 	}
+	// What is counted is what is sent: an invalid byte is sent as U+FFFD
+	// (three bytes).
+	if !utf8.Valid(b) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
 	room := c.max - c.nkept
 	if c.max <= 0 {
 		room = len(b)
@@ -320,8 +325,14 @@ func (c *collector) keep(b []byte) {
 		return
 	}
 	if len(b) > room {
+		for room > 0 && !utf8.RuneStart(b[room]) { // not within a character
+			room--
+		}
 		c.nomitted += int64(len(b) - room)
 		b = b[:room]
+		if room == 0 {
+			return
+		}
 	}
 	c.ready = append(c.ready, b...)
 	c.nkept += len(b)

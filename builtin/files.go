@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -103,6 +104,20 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 	for i := start; i <= end; i++ {
 		line := fmt.Sprintf("%d: %s\n", i, strings.TrimSuffix(lines[i-1], "\n"))
 		if f.maxOutput > 0 && b.Len()+len(line) > f.maxOutput {
+			if i == start {
+				// A line longer than the limit on its own: its beginning,
+				// or ranges would never show any of it.
+				cut := max(f.maxOutput-b.Len(), 0)
+				for cut > 0 && cut < len(line) && !utf8.RuneStart(line[cut]) {
+					cut--
+				}
+				fmt.Fprintf(&b, "%s\n```\n[Line %d is cut after %d of its %d bytes: the output limit of %d bytes was reached.", line[:cut], i, cut, len(line), f.maxOutput)
+				if i < end {
+					fmt.Fprintf(&b, " Lines %d-%d are not shown; view them with ranges.", i+1, end)
+				}
+				b.WriteString("]")
+				return b.String(), nil
+			}
 			fmt.Fprintf(&b, "```\n[Lines %d-%d are not shown: the output limit of %d bytes was reached. View them with ranges.]", i, end, f.maxOutput)
 			return b.String(), nil
 		}

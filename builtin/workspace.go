@@ -179,18 +179,28 @@ func withScope(t *toolkit.Tool) {
 // session, "", is "="), a long one by its SHA-256.
 func sessionDir(scope string) string {
 	identity, session := toolkit.SplitScope(scope)
-	name := session
-	if !toolkit.ValidName(session) {
-		name = "=" + base64.RawURLEncoding.EncodeToString([]byte(session))
-	}
-	if len(name) > 200 {
-		sum := sha256.Sum256([]byte(session))
-		name = "#" + hex.EncodeToString(sum[:])
-	}
 	if identity == "" {
-		return filepath.Join("sessions", name)
+		return filepath.Join("sessions", dirName(session))
 	}
-	return filepath.Join("identities", identity, name)
+	// The identity is encoded as a session name is: one made up by a
+	// caller of the toolkit ("..", "a/b") must not name another
+	// directory.
+	return filepath.Join("identities", dirName(identity), dirName(session))
+}
+
+// dirName is name as one directory: itself when it is one token of
+// [A-Za-z0-9_-], else "=" + its unpadded base64url, or "#" + its SHA-256
+// when that is long.
+func dirName(name string) string {
+	d := name
+	if !toolkit.ValidName(name) {
+		d = "=" + base64.RawURLEncoding.EncodeToString([]byte(name))
+	}
+	if len(d) > 200 {
+		sum := sha256.Sum256([]byte(name))
+		d = "#" + hex.EncodeToString(sum[:])
+	}
+	return d
 }
 
 // forSession is the workspace of the call in ctx's session: ws itself,

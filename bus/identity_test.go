@@ -164,3 +164,46 @@ func TestIdentityScopesCallsCancelsAndSessions(t *testing.T) {
 		t.Errorf("a forged scoped session: %+v", r)
 	}
 }
+
+// TestInvalidIdentityRefused: a call whose subject names an identity an
+// identity may not be ("a/b": a subject token, not a name) is answered
+// invalid_input and not run.
+func TestInvalidIdentityRefused(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	ran := make(chan struct{}, 1)
+	mustAdd(t, tk, toolkit.Func("touch", "Runs.", func(ctx context.Context, in struct{}) (string, error) {
+		ran <- struct{}{}
+		return "ran", nil
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	nc := natstest.Connect(t, s)
+	data, err := wire.Msgpack.Marshal(&wire.Request{ID: "c1", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := wire.InboxPrefix + "a/b.r1" // the identity's inbox, as the worker requires
+	sub, err := nc.SubscribeSync(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest(wire.CallSubject("touch", "a/b"), reply, data); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f wire.Frame
+	if err := wire.Msgpack.Unmarshal(m.Data, &f); err != nil || f.Final == nil {
+		t.Fatalf("%v %+v", err, f)
+	}
+	if f.Final.Code != toolkit.CodeInvalidInput || !strings.Contains(f.Final.Text(), "identity") {
+		t.Fatalf("final %s %q", f.Final.Code, f.Final.Text())
+	}
+	select {
+	case <-ran:
+		t.Fatal("the call ran")
+	default:
+	}
+}

@@ -632,6 +632,11 @@ func (w *Worker) accept(in *incoming) *sender {
 	case !wire.ValidCallID(req.ID):
 		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, wire.MaxCallIDLen))
 		return nil
+	case identity != "" && !wire.ValidIdentity(identity):
+		// A subject token may hold what an identity may not ("a/b"): the
+		// identity names directories and keys further on.
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the caller identity %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", identity, wire.MaxCallIDLen))
+		return nil
 	case req.Key != "" && !wire.ValidCallID(req.Key):
 		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.Key, wire.MaxCallIDLen))
 		return nil

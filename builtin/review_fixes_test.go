@@ -1,0 +1,70 @@
+package builtin_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestIdentityPathTraversal: an identity is encoded as a path component of
+// the per-session directory, as a session is: "..", "../.." or "a/b"
+// names no other directory.
+func TestIdentityPathTraversal(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "ws")
+	tk := toolkit.New(nil)
+	if err := builtin.Register(tk, builtin.Config{Workspace: dir, PerSessionWorkspace: true,
+		Tools: []builtin.Tool{{Name: builtin.ViewTextFile}, {Name: builtin.WriteTextFile}}}); err != nil {
+		t.Fatal(err)
+	}
+	call := func(identity, session, tool string, in map[string]any) *toolkit.Response {
+		return tk.Invoke(context.Background(), toolkit.ToolCall{Name: tool, Identity: identity, Session: session, Input: in})
+	}
+	// 1. identity "../.." writes outside the workspace.
+	r := call("../..", "escaped", builtin.WriteTextFile, map[string]any{"file_path": "pwn.txt", "content": "x"})
+	if _, err := os.Stat(filepath.Join(parent, "escaped", "pwn.txt")); err == nil {
+		t.Errorf("identity ../.. wrote %s outside the workspace %s (%s)", filepath.Join(parent, "escaped", "pwn.txt"), dir, r.Text())
+	}
+	// 2. identity ".." with session "sessions" sees every anonymous session.
+	call("", "a", builtin.WriteTextFile, map[string]any{"file_path": "secret.txt", "content": "anon a secret"})
+	r = call("..", "sessions", builtin.ViewTextFile, map[string]any{"file_path": "a/secret.txt"})
+	if strings.Contains(r.Text(), "anon a secret") {
+		t.Errorf("identity .. read anonymous session a's file: %s", r.Text())
+	}
+	// 3. identity "alice/b" lands inside alice's session "b".
+	call("alice/b", "s", builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "of alice/b"})
+	r = call("alice", "b", builtin.ViewTextFile, map[string]any{"file_path": "s/f.txt"})
+	if strings.Contains(r.Text(), "of alice/b") {
+		t.Errorf("identity alice session b read identity alice/b's file: %s", r.Text())
+	}
+}
+
+// TestShellOutputLimitInvalidUTF8: max_output_bytes holds for output that
+// is not UTF-8 (each invalid byte is sent as U+FFFD, three bytes).
+func TestShellOutputLimitInvalidUTF8(t *testing.T) {
+	const limit = 1000
+	tk, _ := kit(t, builtin.Config{MaxOutputBytes: limit, Tools: []builtin.Tool{{Name: builtin.ExecuteShellCommand}}})
+	r := invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": `i=0; while [ $i -lt 5000 ]; do printf 'a\200'; i=$((i+1)); done`})
+	text := wantOK(t, r)
+	body := text[:strings.Index(text, "\n[")]
+	if len(body) > limit {
+		t.Errorf("shell output body is %d bytes, over max_output_bytes %d (total %d)", len(body), limit, len(text))
+	}
+}
+
+// TestViewLongLine: a line longer than max_output_bytes is shown cut, not
+// left out (ranges select whole lines and could never show it).
+func TestViewLongLine(t *testing.T) {
+	tk, dir := kit(t, builtin.Config{MaxOutputBytes: 1000})
+	writeFile(t, filepath.Join(dir, "long.txt"), strings.Repeat("x", 2000)+"\n")
+	r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "long.txt", "ranges": []any{1, 1}})
+	text := wantOK(t, r)
+	if !strings.Contains(text, "xxxx") {
+		t.Errorf("view of line 1 shows none of it: %q", text)
+	}
+}
