@@ -41,10 +41,9 @@ type sender struct {
 	tool    *toolState // its tool's run times and numbers; nil for a tool not served
 	in      *incoming  // a session-bound call's request, for affinity; nil otherwise
 	pin     pin
-	keep    bool              // store the final for Client.Result
-	kept    bool              // stored already (a core call's, waited for before the final)
-	answer  *toolkit.Response // the final kept by finalLocked (keep only)
-	batch   bool              // the caller reads chunk frames with more chunks (wire.Request.More)
+	keep    bool // store the final for Client.Result
+	kept    bool // stored already (a core call's, waited for before the final)
+	batch   bool // the caller reads chunk frames with more chunks (wire.Request.More)
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -84,14 +83,15 @@ const holdLimit = 32 << 10
 // overloaded.
 func (s *sender) run() {
 	if s.in != nil {
-		if s.pin = s.w.aff.route(s.in, s.call.Scope()); s.pin.forwardTo != "" {
+		var to string
+		if s.pin, to = s.w.aff.route(s.in, s.call.Scope()); to != "" {
 			// Silent here before the pinned worker answers, which numbers
 			// its frames after the heartbeats sent from here meanwhile.
 			s.mu.Lock()
 			seq := s.seq
 			s.silenceLocked()
 			s.mu.Unlock()
-			s.w.aff.forward(s.in, s.pin.forwardTo, seq)
+			s.w.aff.forward(s.in, to, seq)
 			s.release()
 			return
 		}
@@ -120,10 +120,10 @@ func (s *sender) runSlotted() {
 		// that ended meanwhile, abandoned, kept what it answered.)
 		s.w.results.keep(s.w.nc, true, s.key, s.id, resp, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
 		s.mu.Lock()
-		if s.done && s.answer != nil {
+		if s.done && s.kept {
 			// Abandoned while the result was being stored: what the
 			// caller got is what stays kept.
-			s.w.results.keep(s.w.nc, false, s.key, s.id, s.answer, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
+			s.w.results.keep(s.w.nc, false, s.key, s.id, s.abandoned(), s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
 		}
 		s.kept = true
 		s.mu.Unlock()
@@ -343,18 +343,21 @@ func (s *sender) check(now time.Time) {
 // abandon answers for a tool that ignores its ended context. s.mu is
 // held; the caller releases the call.
 func (s *sender) abandon() {
-	e := toolkit.ContextError(s.ctx)
-	code, msg := e.Code, e.Message
 	s.w.log.Warn("bus: tool ignored its cancelled context; sending the final without it",
 		"tool", s.call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
 	s.flush() // what the tool wrote first, held or not
 	// Streaming now: the final carries no content, the caller accumulates
-	// the chunks, this notice included.
-	c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}, State: code.State()}
-	s.sendChunk(&c)
-	// The final frame goes without content (streaming); a kept final
-	// carries the notice.
-	s.finalLocked(&toolkit.Response{ID: s.id, State: code.State(), Code: code, Content: c.Content})
+	// the chunks, this notice included; a kept final carries the notice.
+	resp := s.abandoned()
+	s.sendChunk(&toolkit.Chunk{Content: resp.Content, State: resp.State})
+	s.finalLocked(resp)
+}
+
+// abandoned is the final of a call whose tool ignored its ended context.
+func (s *sender) abandoned() *toolkit.Response {
+	e := toolkit.ContextError(s.ctx)
+	return &toolkit.Response{ID: s.id, State: e.Code.State(), Code: e.Code,
+		Content: []toolkit.Block{{Type: toolkit.BlockText, Text: e.Message}}}
 }
 
 // release frees what the call held once its final is out.
@@ -576,7 +579,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		// back answers nothing here): published before the final and the
 		// durable acknowledgement, on the same connection, so the bucket
 		// has it whenever JetStream has the acknowledgement.
-		s.kept, s.answer = true, resp
+		s.kept = true
 		s.w.results.keep(s.w.nc, false, s.key, s.id, resp, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
 	}
 	// The id is free before the caller can see the final, so the same call

@@ -113,23 +113,22 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 	return a, nil
 }
 
-// pin is where a session-bound call runs.
+// pin is where a session-bound call runs here.
 type pin struct {
-	forwardTo string // the session's live worker, to pass the call on to
 	here      bool   // the session is pinned here: the final names this worker
 	movedFrom string // the session was pinned to this instance, which is gone
 }
 
-// route decides where the session-bound call in runs: here, or passed on
-// to the live worker the session is pinned to. The pin is read unless
+// route decides where the session-bound call in runs: here (its pin), or
+// passed on to the live worker the session is pinned to (forwardTo). The pin is read unless
 // this worker found it its own a moment ago (trust): a longer memory of
 // holding it would outlive a take-over while the worker was frozen or cut
 // off. Trouble with the bucket runs the call here, unpinned, and is
 // logged.
-func (a *affinity) route(in *incoming, scope string) pin {
+func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	key, err := wire.SessionKey(scope)
 	if err != nil {
-		return pin{}
+		return pin{}, ""
 	}
 	me := a.w.opts.Instance
 	reconnects := a.w.nc.Stats().Reconnects
@@ -137,7 +136,7 @@ func (a *affinity) route(in *incoming, scope string) pin {
 	h, ok := a.owned[key]
 	a.mu.Unlock()
 	if ok && h.reconnects == reconnects && time.Since(h.at) < a.trust() {
-		return pin{here: true}
+		return pin{here: true}, ""
 	}
 	mine := func(at time.Time) pin {
 		a.mu.Lock()
@@ -158,7 +157,7 @@ func (a *affinity) route(in *incoming, scope string) pin {
 		e, err := a.read(ctx, key, tried)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			if _, err = a.kv.Create(ctx, key, []byte(me)); err == nil {
-				return mine(start)
+				return mine(start), ""
 			}
 			if lostRace(err) {
 				tried = afterNone
@@ -168,7 +167,7 @@ func (a *affinity) route(in *incoming, scope string) pin {
 		if err != nil {
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: reading a session's pin; running the call here", "session", scope, "err", err)
-			return pin{}
+			return pin{}, ""
 		}
 		owner := string(e.Value)
 		if owner == me {
@@ -183,32 +182,32 @@ func (a *affinity) route(in *incoming, scope string) pin {
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
 				}
 			}
-			return mine(start)
+			return mine(start), ""
 		}
 		if lost != owner && a.isAlive(owner) {
 			if forwarded {
 				// Pinned elsewhere after the worker that passed it on
 				// looked: run it rather than pass it around.
 				a.w.log.Warn("bus: a forwarded call's session is pinned to another worker; running it here", "session", scope, "pinned", owner)
-				return pin{}
+				return pin{}, ""
 			}
-			return pin{forwardTo: owner}
+			return pin{}, owner
 		}
 		if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
 			a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
 			p := mine(start)
 			p.movedFrom = owner
-			return p
+			return p, ""
 		}
 		if !lostRace(err) {
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: re-pinning a session; running the call here", "session", scope, "err", err)
-			return pin{}
+			return pin{}, ""
 		}
 		tried = e.Revision
 	}
 	a.w.log.Warn("bus: a session's pin kept changing; running the call here", "session", scope)
-	return pin{}
+	return pin{}, ""
 }
 
 // lostRace reports a compare-and-set that lost to another writer: the key
