@@ -120,11 +120,11 @@ type pin struct {
 }
 
 // route decides where the session-bound call in runs: here (its pin), or
-// passed on to the live worker the session is pinned to (forwardTo). The pin is read unless
-// this worker found it its own a moment ago (trust): a longer memory of
-// holding it would outlive a take-over while the worker was frozen or cut
-// off. Trouble with the bucket runs the call here, unpinned, and is
-// logged.
+// passed on to the live worker the session is pinned to (forwardTo). The
+// pin is read unless this worker found it its own a moment ago (trust): a
+// longer memory of holding it would outlive a take-over while the worker
+// was frozen or cut off. Trouble with the bucket runs the call here,
+// unpinned, and is logged.
 func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	key, err := wire.SessionKey(scope)
 	if err != nil {
