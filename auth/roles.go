@@ -200,9 +200,10 @@ func Caller(identity string) (Permissions, error) {
 			"$JS.FC." + groups + ".>",
 			"$JS.API.STREAM.INFO." + policies,
 			"$JS.API.DIRECT.GET." + policies + "." + own(wire.BucketPermissions, "s."),
-			// Its own kept results.
+			// Its own kept results, and its sync key (wire.ResultSyncKey).
 			"$JS.API.STREAM.INFO." + stream(wire.BucketResults),
 			"$JS.API.DIRECT.GET." + stream(wire.BucketResults) + "." + own(wire.BucketResults, ""),
+			"$KV." + wire.BucketResults + "." + wire.ResultSyncKey(identity),
 		},
 		Subscribe: []string{
 			wire.Inbox(identity) + ">",

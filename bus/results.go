@@ -106,6 +106,9 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", id, wire.MaxCallIDLen))
 	}
 	r, ok, err := c.lookup(ctx, id)
+	if err == nil && !ok && c.syncResults(ctx) {
+		r, ok, err = c.lookup(ctx, id)
+	}
 	switch {
 	case err != nil:
 		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: reading kept results: %v", err))
@@ -114,6 +117,27 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 			"ResultNotFoundError: no result is kept for call '%s': it was not sent to keep its result, has not ended yet, or its result expired.", id))
 	}
 	return r
+}
+
+// syncResults orders the next read after every final published to the
+// results bucket so far. A durable call's final is published to the
+// bucket without waiting for it (results.keep), so a caller can have the
+// final before the bucket has stored it. The bucket's stream stores what
+// it receives in order: once it acknowledges this write (of the caller's
+// own sync key), it has stored every final that reached it before, on
+// one server. (On a cluster the final and this write can take different
+// routes to the stream leader, and a direct get can be answered by a
+// replica a moment behind.) It reports whether the write was answered.
+func (c *Client) syncResults(ctx context.Context) bool {
+	b, err := c.resultsBucket(ctx)
+	if err != nil || b == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = b.Put(ctx, wire.ResultSyncKey(c.opts.Identity), nil)
+	var api *jetstream.APIError
+	return err == nil || errors.As(err, &api) // a refusal is an answer too: the stream got there
 }
 
 // kept is the kept final of call id when there is one (read within a

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,5 +49,43 @@ func TestKeptResult(t *testing.T) {
 		if r.Code != toolkit.CodeNotFound {
 			t.Errorf("%s: %+v", who, r)
 		}
+	}
+}
+
+// TestKeptResultReadAtOnce: a caller that has its final reads it back
+// kept at once, on the durable path too, where the worker does not wait
+// for the bucket before it answers: many callers, each reading right
+// after its final, find every result.
+func TestKeptResultReadAtOnce(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	keepingWorker(t, s, tk, bus.WorkerOptions{Instance: "w1"}, 0)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	const callers, calls = 16, 40
+	missed := make(chan string, callers*calls)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			for j := range calls {
+				id := fmt.Sprintf("at-once-%d-%d", i, j)
+				if r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: id, Name: "echo", Input: map[string]any{"text": id}, Durable: true}); r.Text() != id {
+					t.Errorf("call %s: %s %q", id, r.Code, r.Text())
+					return
+				}
+				if kept := c.Result(ctxT(t), id); kept.Text() != id {
+					missed <- id + ": " + string(kept.Code)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(missed)
+	var all []string
+	for m := range missed {
+		all = append(all, m)
+	}
+	if len(all) > 0 {
+		t.Fatalf("%d of %d results not found right after their final, e.g. %s", len(all), callers*calls, all[0])
 	}
 }
