@@ -94,9 +94,10 @@ type GatewayOptions struct {
 	// call as (bus.ClientOptions.Identity), so their sessions, replies and
 	// cancels are that identity's. With tokens, a request without a known
 	// token gets 401, and a session answers only requests with the token
-	// of the identity that opened it. Empty means no authentication (and
-	// every HTTP session calls as Client.Identity). Stdio sessions always
-	// call as Client.Identity.
+	// of the identity that opened it. Nil means no authentication (and
+	// every HTTP session calls as Client.Identity); an empty, non-nil map
+	// admits no HTTP client. Stdio sessions always call as
+	// Client.Identity.
 	Tokens map[string]string
 	// OnCall, when set, is told of every tools/call the gateway answered:
 	// the tool, how it ended and how long it took. It must not block;
@@ -265,7 +266,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	g.http = sdk.NewStreamableHTTPHandler(g.getServer, hopts)
 	g.handler = http.HandlerFunc(g.serveHTTP)
-	if len(o.Tokens) > 0 {
+	if o.Tokens != nil {
 		g.handler = auth.RequireBearerToken(g.verifyToken, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(g.handler)
 	}
 	g.groups = groups

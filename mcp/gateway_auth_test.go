@@ -118,3 +118,27 @@ func TestGatewayTokensBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayEmptyTokens: tokens given but none in them admit nobody
+// (nil tokens mean no authentication).
+func TestGatewayEmptyTokens(t *testing.T) {
+	f := startFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{Tokens: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	req, _ := http.NewRequest(http.MethodPost, serveGatewayHTTP(t, g), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("status %d, want 401", resp.StatusCode)
+	}
+}

@@ -114,6 +114,9 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		if tokens, err = auth.ReadTokens(o.tokens); err != nil {
 			return e.usagef("%v", err)
 		}
+		if len(tokens) == 0 {
+			return e.usagef("%s holds no tokens: no MCP client could connect; add callers (toolctl auth init --caller ID) or leave out --tokens on a loopback address", o.tokens)
+		}
 	}
 	if args[0] == "serve" && tokens == nil && !o.insecure {
 		if host, _, err := net.SplitHostPort(o.listen); err == nil && !loopback(host) {
