@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
@@ -160,7 +161,12 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 		} else {
 			reply = answer(set, &req)
 		}
-		if err := wire.Respond(nc, m, &reply); err != nil {
+		err := wire.Respond(nc, m, &reply)
+		if errors.Is(err, nats.ErrMaxPayload) {
+			err = wire.Respond(nc, m, &wire.SkillReply{Error: fmt.Sprintf(
+				"SkillFileTooLargeError: the answer for skill '%s' is larger than the NATS maximum payload (%d bytes).", req.Name, nc.MaxPayload())})
+		}
+		if err != nil {
 			log.Warn("skill: answering a request for a skill body", "skill", req.Name, "err", err)
 		}
 	})
@@ -215,6 +221,18 @@ func FetchFile(ctx context.Context, nc *nats.Conn, instances []string, name, gro
 	return ask(ctx, nc, instances, &wire.SkillRequest{Name: name, Group: group, File: file})
 }
 
+// AskWait bounds the wait for one instance's answer, and AskHedge is how
+// long the next instance declaring the skill waits before it is asked too:
+// an instance that does not answer (frozen, cut off) delays a fetch by
+// AskHedge, not by the caller's whole context.
+const (
+	AskWait  = 10 * time.Second
+	AskHedge = time.Second
+)
+
+// ask asks the instances in turn for r and returns the first answer that
+// is not an error: the next is asked when one answers with an error, or
+// has not answered within AskHedge (the earlier ones still count).
 func ask(ctx context.Context, nc *nats.Conn, instances []string, r *wire.SkillRequest) (_ wire.SkillReply, err error) {
 	what := "skill.fetch "
 	if r.ListFiles || r.File != "" {
@@ -228,30 +246,61 @@ func ask(ctx context.Context, nc *nats.Conn, instances []string, r *wire.SkillRe
 		}
 		span.End()
 	}()
+	if len(instances) == 0 {
+		return wire.SkillReply{}, fmt.Errorf("skill: no instance declares skill %q", r.Name)
+	}
 	req, err := wire.Msgpack.Marshal(r)
 	if err != nil {
 		return wire.SkillReply{}, err
 	}
-	var errs []error
-	for _, id := range instances {
-		m, err := nc.RequestWithContext(ctx, wire.SkillSubject(id), req)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", id, err))
-			continue
-		}
-		var reply wire.SkillReply
-		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &reply); err != nil {
-			errs = append(errs, fmt.Errorf("%s: undecodable reply: %w", id, err))
-			continue
-		}
-		if reply.Error != "" {
-			errs = append(errs, fmt.Errorf("%s: %s", id, reply.Error))
-			continue
-		}
-		return reply, nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the requests still out
+	type answer struct {
+		reply wire.SkillReply
+		err   error
 	}
-	if len(errs) == 0 {
-		return wire.SkillReply{}, fmt.Errorf("skill: no instance declares skill %q", r.Name)
+	answers := make(chan answer, len(instances))
+	asked := 0
+	askNext := func() {
+		id := instances[asked]
+		asked++
+		go func() {
+			actx, cancel := context.WithTimeout(ctx, AskWait)
+			defer cancel()
+			var a answer
+			m, err := nc.RequestWithContext(actx, wire.SkillSubject(id), req)
+			switch {
+			case err != nil:
+				a.err = fmt.Errorf("%s: %w", id, err)
+			default:
+				if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &a.reply); err != nil {
+					a.err = fmt.Errorf("%s: undecodable reply: %w", id, err)
+				} else if a.reply.Error != "" {
+					a.err = fmt.Errorf("%s: %s", id, a.reply.Error)
+				}
+			}
+			answers <- a
+		}()
+	}
+	hedge := time.NewTimer(AskHedge)
+	defer hedge.Stop()
+	askNext()
+	var errs []error
+	for waiting := 1; waiting > 0; {
+		select {
+		case a := <-answers:
+			waiting--
+			if a.err == nil {
+				return a.reply, nil
+			}
+			errs = append(errs, a.err)
+		case <-hedge.C: // no answer yet: the next is asked too
+		}
+		if asked < len(instances) {
+			askNext()
+			waiting++
+			hedge.Reset(AskHedge)
+		}
 	}
 	return wire.SkillReply{}, fmt.Errorf("skill: fetching skill %q: %w", r.Name, errors.Join(errs...))
 }
