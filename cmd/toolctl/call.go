@@ -65,6 +65,9 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if !toolkit.ValidName(name) {
 		return e.usagef("invalid tool name %q: tool names are letters, digits, '_' and '-'", name)
 	}
+	if o.id != "" && !wire.ValidCallID(o.id) {
+		return e.badCallID(o.id)
+	}
 	var input map[string]any
 	if len(args) == 2 {
 		var err error

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/toolbus/toolbus/bus/wire"
 )
 
 func init() {
@@ -18,6 +20,9 @@ func init() {
 func runCancel(_ context.Context, e *env, args []string) int {
 	if len(args) != 1 {
 		return e.usagef("cancel takes one call id: toolctl cancel CALL-ID")
+	}
+	if !wire.ValidCallID(args[0]) {
+		return e.badCallID(args[0])
 	}
 	c, err := e.bus()
 	if err != nil {

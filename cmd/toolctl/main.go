@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -146,13 +147,20 @@ func (e *env) bus() (*bus.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := bus.NewClient(nc, &bus.ClientOptions{Logger: slog.New(slog.NewTextHandler(e.stderr, nil)), Identity: e.cfg.NATS.Identity})
+	c, err := e.newClient(nc, bus.ClientOptions{Logger: slog.New(slog.NewTextHandler(e.stderr, nil))})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return nil, exitStatus{exitError}
 	}
 	e.client = c
 	return c, nil
+}
+
+// newClient is every client toolctl makes: as the caller identity
+// (--identity), so its sessions, results and cancels are that identity's.
+func (e *env) newClient(nc *nats.Conn, o bus.ClientOptions) (*bus.Client, error) {
+	o.Identity = e.cfg.NATS.Identity
+	return bus.NewClient(nc, &o)
 }
 
 func (e *env) close() {
@@ -182,6 +190,11 @@ func (e *env) printJSON(v any) int {
 func (e *env) usagef(format string, args ...any) int {
 	fmt.Fprintf(e.stderr, "toolctl: "+format+"\n", args...)
 	return exitUsage
+}
+
+// badCallID refuses a call id before anything is sent.
+func (e *env) badCallID(id string) int {
+	return e.usagef("invalid call id %q: call ids are 1-%d letters, digits, '_' and '-'", id, wire.MaxCallIDLen)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -28,6 +29,9 @@ func (o *resultOptions) register(fs *flag.FlagSet) {
 func (o *resultOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) != 1 {
 		return e.usagef("result takes one call id: toolctl result CALL-ID")
+	}
+	if !wire.ValidCallID(args[0]) {
+		return e.badCallID(args[0])
 	}
 	c, err := e.bus()
 	if err != nil {

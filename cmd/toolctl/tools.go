@@ -118,7 +118,7 @@ func (e *env) fleet(ctx context.Context, wait time.Duration) (*bus.Client, *disc
 		return nil, nil, exitCode(err)
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := bus.NewClient(nc, &bus.ClientOptions{Logger: log, DiscoverWindow: wait, Filter: e.permissionFilter(log)})
+	c, err := e.newClient(nc, bus.ClientOptions{Logger: log, DiscoverWindow: wait, Filter: e.permissionFilter(log)})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return nil, nil, exitError

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// groupsFleet starts an embedded server on a loopback port and one worker
+// whose toolkit has the group "web" (tool "search") and its group state in
+// the fleet's KV bucket; it returns the server's URL.
+func groupsFleet(t *testing.T) string {
+	t.Helper()
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	ctx := natstest.Ctx(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := bus.NewKVState(ctx, js, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(&toolkit.Options{State: state})
+	if err := tk.AddGroup(toolkit.Group{Name: "web", Description: "Web access."}); err != nil {
+		t.Fatal(err)
+	}
+	search := toolkit.Func("search", "Search.", func(ctx context.Context, in struct{}) (string, error) { return "found", nil })
+	if err := tk.Add(search, toolkit.InGroup("web")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	return s.ClientURL()
+}
+
+func toolctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb strings.Builder
+	code = run(natstest.Ctx(t), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// A caller with --identity activates a group for its session with
+// `groups set`; `groups --session`, `tools --session` and `instructions`
+// of the same identity must show that session, not the anonymous one of
+// the same name.
+func TestFleetCommandsHonourIdentity(t *testing.T) {
+	url := groupsFleet(t)
+	// Control: without --identity the same steps agree.
+	if code, _, errs := toolctl(t, "--nats", url, "groups", "set", "--session", "s0", "web"); code != exitOK {
+		t.Fatalf("groups set: exit %d: %s", code, errs)
+	}
+	if code, out, _ := toolctl(t, "--nats", url, "tools", "--session", "s0"); code != exitOK || !strings.Contains(out, "search") {
+		t.Fatalf("control (no identity): tools --session s0: exit %d\n%s", code, out)
+	}
+	if code, _, errs := toolctl(t, "--nats", url, "--identity", "alice", "groups", "set", "--session", "s1", "web"); code != exitOK {
+		t.Fatalf("groups set: exit %d: %s", code, errs)
+	}
+	code, out, errs := toolctl(t, "--nats", url, "--identity", "alice", "groups", "--session", "s1", "--json")
+	if code != exitOK {
+		t.Fatalf("groups: exit %d: %s", code, errs)
+	}
+	var groups []groupJSON
+	if err := json.Unmarshal([]byte(out), &groups); err != nil {
+		t.Fatal(err, out)
+	}
+	if len(groups) != 1 || groups[0].Active == nil || !*groups[0].Active {
+		t.Errorf("alice's session s1 after `groups set --session s1 web`: toolctl groups --session s1 says %s", out)
+	}
+	code, out, errs = toolctl(t, "--nats", url, "--identity", "alice", "tools", "--session", "s1")
+	if code != exitOK {
+		t.Fatalf("tools: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "search") {
+		t.Errorf("alice's session s1 has web active, but toolctl tools --session s1 lists:\n%s", out)
+	}
+}
+
+// `toolctl auth init` without --caller writes a gateway-tokens file that
+// holds only its comment line; the command it prints then, `mcp serve
+// --listen 0.0.0.0:8808 --tokens gateway-tokens`, must not serve MCP
+// beyond loopback to anyone: with no token to admit, --tokens must either
+// be refused or admit nobody. It serves everyone, unauthenticated.
+func TestMCPServeTokensFileWithoutTokens(t *testing.T) {
+	url := groupsFleet(t)
+	dir := t.TempDir()
+	if code, _, errs := toolctl(t, "auth", "init", "--dir", dir); code != exitOK {
+		t.Fatalf("auth init: exit %d: %s", code, errs)
+	}
+	tokens := filepath.Join(dir, "gateway-tokens")
+	ctx, cancel := context.WithCancel(natstest.Ctx(t))
+	var stderr natstest.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--nats", url, "mcp", "serve", "--listen", "0.0.0.0:0", "--tokens", tokens}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	defer func() { cancel(); <-done }()
+	var endpoint string
+	natstest.WaitFor(t, "the gateway to listen or exit", func() bool {
+		select {
+		case code := <-done:
+			done <- code
+			return true
+		default:
+		}
+		if _, rest, ok := strings.Cut(stderr.String(), "url=http://"); ok {
+			hostPort, _, _ := strings.Cut(rest, "/")
+			_, port, _ := net.SplitHostPort(hostPort)
+			endpoint = "http://127.0.0.1:" + port + "/mcp"
+			return true
+		}
+		return false
+	})
+	if endpoint == "" {
+		return // refused: fine
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	t.Fatalf("mcp serve --listen 0.0.0.0:0 --tokens <file without tokens> serves MCP to a client without a token: initialize got %s (session %q); want the command refused (exit %d) or 401",
+		resp.Status, resp.Header.Get("Mcp-Session-Id"), exitUsage)
+}
+
+// A bad --id is bad input on the command line: like a bad tool name it
+// should exit 2 ("bad usage or input: nothing was sent", --help), as
+// `toolctl cancel a.b` does; call and result exit 1 with a call "ended
+// error (code invalid_input)" that never was.
+func TestBadCallIDIsUsage(t *testing.T) {
+	url := groupsFleet(t)
+	if code, _, errs := toolctl(t, "--nats", url, "cancel", "a.b"); code != exitUsage {
+		t.Fatalf("control: cancel a.b: exit %d: %s", code, errs)
+	}
+	for _, args := range [][]string{
+		{"call", "--id", "a.b", "search"},
+		{"call", "--id", strings.Repeat("x", 129), "search"},
+		{"result", "a.b"},
+	} {
+		code, _, errs := toolctl(t, append([]string{"--nats", url}, args...)...)
+		if code != exitUsage {
+			t.Errorf("toolctl %s: exit %d, want %d; stderr: %s", strings.Join(args, " ")[:min(40, len(strings.Join(args, " ")))], code, exitUsage, errs)
+		}
+	}
+}
