@@ -419,6 +419,8 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	msg := &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data}
 	ack, tries, _, err := queueCall(pctx, js, msg)
 	switch {
+	case errors.Is(err, errNoJetStream):
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: "+err.Error()+"; send the call without durable.")
 	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
 		if pctx.Err() != nil && ctx.Err() == nil {
 			return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(

@@ -373,6 +373,9 @@ func (d *durablePath) take(tool string, m jetstream.Msg, cfg jetstream.ConsumerC
 	}
 }
 
+// errNoJetStream: the durable path needs JetStream, and the server has none.
+var errNoJetStream = errors.New("the durable path needs JetStream, which this NATS server does not run")
+
 // queueCall publishes a durable call into the calls stream and waits for
 // the stream's acknowledgement, publishing again with the same message id
 // (the stream stores it once) while none comes: the stream may be without
@@ -397,6 +400,8 @@ func queueCall(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (ack 
 			continue
 		case !kv.Transient(err):
 			return ack, tries, uncertain, err
+		case kv.NoJetStream(ctx, js, err):
+			return ack, tries, uncertain, errNoJetStream
 		}
 		if _, serr := js.Stream(ctx, wire.StreamCalls); errors.Is(serr, jetstream.ErrStreamNotFound) {
 			return ack, tries, uncertain, err

@@ -45,10 +45,10 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueCon
 }
 
 // Bind binds an existing bucket for reading; it returns nil, nil when the
-// bucket does not exist.
+// bucket does not exist, also for want of JetStream (NoJetStream).
 func Bind(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
 	b, err := js.KeyValue(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
+	if errors.Is(err, jetstream.ErrBucketNotFound) || NoJetStream(ctx, js, err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -77,6 +77,24 @@ func Transient(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
 		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503)
+}
+
+// NoJetStream reports whether err, from a JetStream request, means that
+// the account has no JetStream at all (the server runs without it, or
+// the account is not enabled for it). A stream without a leader for the
+// moment fails the same way (no responders), so that case is told apart
+// by asking $JS.API.INFO, which every server with JetStream answers.
+func NoJetStream(ctx context.Context, js jetstream.JetStream, err error) bool {
+	switch {
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return true
+	case !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse):
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = js.AccountInfo(ctx)
+	return errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
 }
 
 // Sleep waits for d or until ctx is done.

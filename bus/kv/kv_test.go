@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -70,5 +71,27 @@ func TestOpen(t *testing.T) {
 	cancel()
 	if err := Sleep(cctx, 1<<40); err == nil {
 		t.Error("Sleep ignored its context")
+	}
+}
+
+// TestNoJetStream: without JetStream, no-responders means no JetStream
+// and Bind finds no bucket; with JetStream, a missing bucket is not
+// mistaken for it.
+func TestNoJetStream(t *testing.T) {
+	ctx := natstest.Ctx(t)
+	bare := natstest.ServerWith(t, func(o *server.Options) { o.JetStream = false })
+	js := natstest.JS(t, natstest.Conn(t, bare))
+	if b, err := Bind(ctx, js, "b"); b != nil || err != nil {
+		t.Errorf("Bind without JetStream: %v, %v; want no bucket", b, err)
+	}
+	if !NoJetStream(ctx, js, nats.ErrNoResponders) || !NoJetStream(ctx, js, jetstream.ErrNoStreamResponse) {
+		t.Error("no responders without JetStream is not NoJetStream")
+	}
+	withJS := natstest.JS(t, natstest.Conn(t, natstest.Server(t)))
+	if NoJetStream(ctx, withJS, nats.ErrNoResponders) || NoJetStream(ctx, withJS, context.Canceled) {
+		t.Error("NoJetStream on a server with JetStream")
+	}
+	if b, err := Bind(ctx, withJS, "missing"); b != nil || err != nil {
+		t.Errorf("Bind of a missing bucket: %v, %v", b, err)
 	}
 }
