@@ -33,7 +33,8 @@ type Config struct {
 	// workers in the same group share the load. Default "toolbus".
 	QueueGroup string `yaml:"queue_group"`
 	// GracePeriod is how long a stopping worker lets in-flight calls
-	// finish before it interrupts them. Default 30s.
+	// finish before it interrupts them. Default 30s (when the file does
+	// not give it); 0 interrupts them at once.
 	GracePeriod time.Duration `yaml:"grace_period"`
 	// LogFormat is "text" (the default) or "json".
 	LogFormat string `yaml:"log_format"`
@@ -355,7 +356,9 @@ func Default() *Config {
 // idempotent.
 func (c *Config) ApplyDefaults() {
 	c.QueueGroup = or(c.QueueGroup, DefaultQueueGroup)
-	c.GracePeriod = or(c.GracePeriod, DefaultGracePeriod)
+	if c.GracePeriod == 0 && !c.src.has("grace_period") {
+		c.GracePeriod = DefaultGracePeriod
+	}
 	c.LogFormat = or(c.LogFormat, DefaultLogFormat)
 	c.LogLevel = or(c.LogLevel, DefaultLogLevel)
 	c.Embedded.Listen = or(c.Embedded.Listen, DefaultListen)
@@ -374,9 +377,6 @@ func (c *Config) ApplyDefaults() {
 		p.Mode = or(p.Mode, string(permission.ModeDefault))
 		p.ApprovalTTL = or(p.ApprovalTTL, permission.DefaultApprovalTTL)
 		p.KVReplicas = or(p.KVReplicas, 1)
-		if len(p.WorkingDirs) == 0 {
-			p.WorkingDirs = []string{c.Builtins.Workspace}
-		}
 	}
 	for i := range c.Middleware.RateLimits {
 		r := &c.Middleware.RateLimits[i]
@@ -385,6 +385,21 @@ func (c *Config) ApplyDefaults() {
 			r.Burst = max(1, int(math.Ceil(r.Rate)))
 		}
 	}
+}
+
+// WorkingDirs are the permission checks' working directories:
+// permissions.working_dirs, or else the workspace of the built-in tools
+// (absolute), worked out when asked so that a workspace given after the
+// file was read (the worker's --workspace) counts.
+func (c *Config) WorkingDirs() []string {
+	if c.Permissions != nil && len(c.Permissions.WorkingDirs) > 0 {
+		return c.Permissions.WorkingDirs
+	}
+	ws := c.Builtins.Workspace
+	if a, err := filepath.Abs(ws); err == nil {
+		ws = a
+	}
+	return []string{ws}
 }
 
 func or[T comparable](v, def T) T {

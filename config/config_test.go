@@ -62,7 +62,7 @@ func TestExample(t *testing.T) {
 		{"max in flight", cfg.Middleware.MaxInFlight, 128},
 		{"permission mode", cfg.Permissions.Mode, "default"},
 		{"permission allow", cfg.Permissions.Allow, []string{"execute_shell_command:git status:*"}},
-		{"permission working dirs made absolute", cfg.Permissions.WorkingDirs, []string{filepath.Join(dir, "workspace")}},
+		{"permission working dirs made absolute", cfg.WorkingDirs(), []string{filepath.Join(dir, "workspace")}},
 		{"approval ttl", cfg.Permissions.ApprovalTTL, 24 * time.Hour},
 	}
 	for _, c := range checks {
@@ -257,5 +257,19 @@ mcp_servers:
 	_, err = config.Parse("w.yaml", []byte("mcp_servers:\n  - name: legacy\n    command: ./server\n    protocol_version: latest\n"))
 	if err == nil || !strings.Contains(err.Error(), `w.yaml:4: mcp_servers[0].protocol_version: "latest" is not an MCP protocol version`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestGraceZero: grace_period 0 in the file interrupts at once (as --grace
+// 0 does); only a file without it gets the default.
+func TestGraceZero(t *testing.T) {
+	for yaml, want := range map[string]time.Duration{"grace_period: 0s\n": 0, "instance: w1\n": config.DefaultGracePeriod, "": config.DefaultGracePeriod} {
+		cfg, err := config.Parse("w.yaml", []byte(yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.GracePeriod != want {
+			t.Errorf("%q: grace %v, want %v", yaml, cfg.GracePeriod, want)
+		}
 	}
 }

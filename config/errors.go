@@ -132,6 +132,15 @@ func (s *source) line(path string) int {
 	return 0
 }
 
+// has reports whether the file gives path.
+func (s *source) has(path string) bool {
+	if s == nil {
+		return false
+	}
+	_, ok := s.lines[path]
+	return ok
+}
+
 func parent(path string) string {
 	i := strings.LastIndexAny(path, ".[")
 	if i < 0 {

@@ -46,8 +46,8 @@ func TestPermissions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Mode != tt.mode || !reflect.DeepEqual(rules, tt.rules) || !reflect.DeepEqual(p.WorkingDirs, tt.dirs) {
-				t.Errorf("mode %q rules %+v dirs %v; want %q %+v %v", p.Mode, rules, p.WorkingDirs, tt.mode, tt.rules, tt.dirs)
+			if p.Mode != tt.mode || !reflect.DeepEqual(rules, tt.rules) || !reflect.DeepEqual(cfg.WorkingDirs(), tt.dirs) {
+				t.Errorf("mode %q rules %+v dirs %v; want %q %+v %v", p.Mode, rules, cfg.WorkingDirs(), tt.mode, tt.rules, tt.dirs)
 			}
 			if p.ApprovalTTL != 24*time.Hour || p.KVReplicas != 1 {
 				t.Errorf("defaults: ttl %v replicas %d", p.ApprovalTTL, p.KVReplicas)
