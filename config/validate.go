@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -73,6 +74,21 @@ func (c *Config) Validate() error {
 func (k *checker) nonNegative(path string, d time.Duration) {
 	if d < 0 {
 		k.fail(path, "negative duration %v", d)
+	}
+}
+
+// ttl checks a bucket TTL: JetStream refuses a max age under 100ms.
+func (k *checker) ttl(path string, d time.Duration) {
+	if d > 0 && d < 100*time.Millisecond {
+		k.fail(path, "%v is too short: JetStream keeps entries at least 100ms", d)
+	}
+}
+
+// replicas checks a stream's or bucket's replicas: more than one need a
+// cluster, which the embedded server is not.
+func (k *checker) replicas(path string, n int) {
+	if n > 1 && n <= 5 && len(k.c.NATS.URLs) == 0 {
+		k.fail(path, "%d replicas need a NATS cluster (nats.urls or --nats); the embedded server is a single node", n)
 	}
 }
 
@@ -306,7 +322,7 @@ func (k *checker) middleware() {
 	}
 	for i, r := range m.RateLimits {
 		p := fmt.Sprintf("middleware.rate_limits[%d]", i)
-		if r.Rate <= 0 {
+		if !(r.Rate > 0) || math.IsInf(r.Rate, 0) {
 			k.fail(p+".rate", "the rate must be a positive number of calls per second, got %v", r.Rate)
 		}
 		if r.Burst < 0 {
@@ -337,6 +353,8 @@ func (k *checker) state() {
 	if st.ResultTTL < 0 {
 		k.fail("state.result_ttl", "negative TTL %v", st.ResultTTL)
 	}
+	k.ttl("state.session_ttl", st.SessionTTL)
+	k.ttl("state.result_ttl", st.ResultTTL)
 	d := k.c.Durable
 	if d.AckWait < time.Second {
 		k.fail("durable.ack_wait", "%v is too short: a worker confirms a running call every third of it; give at least 1s", d.AckWait)
@@ -347,6 +365,7 @@ func (k *checker) state() {
 	if d.Replicas < 1 || d.Replicas > 5 {
 		k.fail("durable.replicas", "must be 1 to 5, got %d", d.Replicas)
 	}
+	k.replicas("durable.replicas", d.Replicas)
 	for i, t := range d.Tools {
 		if !toolkit.ValidName(t) {
 			k.fail(fmt.Sprintf("durable.tools[%d]", i), "invalid tool name %q", t)
@@ -384,7 +403,9 @@ func (k *checker) permissions() {
 		}
 	}
 	k.nonNegative("permissions.approval_ttl", p.ApprovalTTL)
+	k.ttl("permissions.approval_ttl", p.ApprovalTTL)
 	if p.KVReplicas < 0 || p.KVReplicas > 5 {
 		k.fail("permissions.kv_replicas", "replicas must be 1 to 5, got %d", p.KVReplicas)
 	}
+	k.replicas("permissions.kv_replicas", p.KVReplicas)
 }

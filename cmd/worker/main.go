@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -164,6 +165,13 @@ func loadConfig(f *flags) (*config.Config, error) {
 		errs = append(errs, &config.Error{File: "flag --kv-replicas", Reason: fmt.Sprintf("replicas must be 1 to 5, got %d", f.kvReplicas)})
 	case f.kvReplicas > 1 && len(cfg.NATS.URLs) == 0:
 		errs = append(errs, &config.Error{File: "flag --kv-replicas", Reason: fmt.Sprintf("%d replicas need a NATS cluster (--nats); the embedded server is a single node", f.kvReplicas)})
+	}
+	if f.httpAddr != "" {
+		if _, port, err := net.SplitHostPort(f.httpAddr); err != nil {
+			errs = append(errs, &config.Error{File: "flag --http", Reason: fmt.Sprintf("want HOST:PORT (e.g. 127.0.0.1:9464): %v", err)})
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			errs = append(errs, &config.Error{File: "flag --http", Reason: fmt.Sprintf("invalid port %q in %s", port, f.httpAddr)})
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -426,7 +434,12 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 		var berr error
 		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: replicas, TTL: cfg.State.SessionTTL})
 		return berr
-	}, func(err error) bool { return errors.Is(err, errNoJetStream) })
+	}, func(err error) bool {
+		// No JetStream, or a request JetStream refuses (a bad
+		// configuration): neither gets better by waiting.
+		var api *jetstream.APIError
+		return errors.Is(err, errNoJetStream) || (errors.As(err, &api) && api.Code == 400)
+	})
 	if errors.Is(err, errNoJetStream) {
 		return nil, fmt.Errorf("NATS at %s has no JetStream, where the fleet keeps sessions' active groups: enable it on the server (nats-server -js, or jetstream {} in its configuration), "+
 			"or run this worker with --group-state memory (groups then live in this worker alone)", url)
@@ -523,7 +536,9 @@ func startServer(e config.Embedded) (*embedded.Server, error) {
 
 // connect dials the configured NATS servers, retrying while none answers
 // (a cluster that is starting) for up to startupWait. Reconnection after
-// that is nats.go's, forever, and logged.
+// that is nats.go's, forever (also through servers refusing the worker's
+// credentials for a while: a rotation, a server restarted with an old
+// configuration), and logged, as are nats.go's asynchronous errors.
 func connect(ctx context.Context, cfg *config.Config, instance string, log *slog.Logger) (*nats.Conn, error) {
 	auth, err := cfg.NATS.Options()
 	if err != nil {
@@ -532,6 +547,14 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 	opts := append(auth,
 		nats.Name("toolbus worker "+instance),
 		nats.MaxReconnects(-1),
+		nats.IgnoreAuthErrorAbort(),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("NATS error", "subject", sub.Subject, "err", err)
+			} else {
+				log.Warn("NATS error", "err", err)
+			}
+		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("NATS connection lost; reconnecting", "err", err)
