@@ -44,6 +44,7 @@ type sender struct {
 	keep    bool // store the final for Client.Result
 	kept    bool // stored already (a core call's, waited for before the final)
 	batch   bool // the caller reads chunk frames with more chunks (wire.Request.More)
+	refused bool // answered overloaded without running: no run time to count
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -101,6 +102,7 @@ func (s *sender) run() {
 		// clock keeps telling JetStream it is in progress).
 		s.w.slots <- struct{}{}
 	} else if !s.w.takeSlot() {
+		s.refused = true
 		s.final(s.w.overloaded(s.id))
 		return
 	}
@@ -563,9 +565,14 @@ func (s *sender) repeatable() bool {
 // content otherwise.
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
-	took := time.Since(s.started)
+	var took time.Duration // 0 for a call that did not run (OnFinal)
+	if !s.refused {
+		took = time.Since(s.started)
+	}
 	if s.tool != nil {
-		s.tool.pace.record(took)
+		if !s.refused {
+			s.tool.pace.record(took)
+		}
 		s.tool.ep.record(resp, took)
 	}
 	if h := s.w.opts.OnFinal; h != nil {
