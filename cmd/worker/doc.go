@@ -64,7 +64,8 @@
 //     mounts' middleware, the rate limits in config order, the timeouts.
 //     A rate limit with a tool list applies to those tools only; key
 //     "global" is one bucket for every call it applies to.
-//   - Group state in KV never expires.
+//   - A session's group state in KV expires state.session_ttl (7 days by
+//     default) after its last change.
 //   - A worker stopped while its NATS server is unreachable cannot drain:
 //     it waits out the grace period, then interrupts its calls and exits.
 package main
