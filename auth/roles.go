@@ -200,10 +200,10 @@ func Caller(identity string) (Permissions, error) {
 			"$JS.FC." + groups + ".>",
 			"$JS.API.STREAM.INFO." + policies,
 			"$JS.API.DIRECT.GET." + policies + "." + own(wire.BucketPermissions, "s."),
-			// Its own kept results, and its sync key (wire.ResultSyncKey).
+			// Its own kept results, read only: a right to write any key of
+			// a shared bucket is a right to purge all of it (a rollup).
 			"$JS.API.STREAM.INFO." + stream(wire.BucketResults),
 			"$JS.API.DIRECT.GET." + stream(wire.BucketResults) + "." + own(wire.BucketResults, ""),
-			"$KV." + wire.BucketResults + "." + wire.ResultSyncKey(identity),
 		},
 		Subscribe: []string{
 			wire.Inbox(identity) + ">",

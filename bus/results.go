@@ -106,7 +106,14 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", id, wire.MaxCallIDLen))
 	}
 	r, ok, err := c.lookup(ctx, id)
-	if err == nil && !ok && c.syncResults(ctx) {
+	// A durable call's final is published to the bucket without waiting
+	// for it (results.keep): a caller holding the final can read before
+	// the bucket has stored it, or ask a replica a moment behind. What is
+	// not found is looked for again for a moment.
+	for _, wait := range lookAgain {
+		if err != nil || ok || kv.Sleep(ctx, wait) != nil {
+			break
+		}
 		r, ok, err = c.lookup(ctx, id)
 	}
 	switch {
@@ -119,26 +126,9 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 	return r
 }
 
-// syncResults orders the next read after every final published to the
-// results bucket so far. A durable call's final is published to the
-// bucket without waiting for it (results.keep), so a caller can have the
-// final before the bucket has stored it. The bucket's stream stores what
-// it receives in order: once it acknowledges this write (of the caller's
-// own sync key), it has stored every final that reached it before, on
-// one server. (On a cluster the final and this write can take different
-// routes to the stream leader, and a direct get can be answered by a
-// replica a moment behind.) It reports whether the write was answered.
-func (c *Client) syncResults(ctx context.Context) bool {
-	b, err := c.resultsBucket(ctx)
-	if err != nil || b == nil {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	_, err = b.Put(ctx, wire.ResultSyncKey(c.opts.Identity), nil)
-	var api *jetstream.APIError
-	return err == nil || errors.As(err, &api) // a refusal is an answer too: the stream got there
-}
+// lookAgain are the waits before each new look for a result not found:
+// about a second in all.
+var lookAgain = []time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond, 600 * time.Millisecond}
 
 // kept is the kept final of call id when there is one (read within a
 // short bound: it is looked for when a durable call falls silent).

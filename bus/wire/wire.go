@@ -293,12 +293,6 @@ func ResultKey(identity, id string) string {
 	return identity + "." + id
 }
 
-// ResultSyncKey is the key in BucketResults a caller writes before it
-// reads again a result it did not find: the bucket stores that write
-// after every final published to it before, so the read that follows
-// sees a final the caller has received. No call id has a "=".
-func ResultSyncKey(identity string) string { return ResultKey(identity, "=sync") }
-
 // PinnedSubject is the subject a call of tool by identity ("" for an
 // anonymous call) is published on to reach the worker instance only.
 func PinnedSubject(instance, tool, identity string) string {

@@ -816,3 +816,27 @@ func mustMsgpack(t *testing.T, m wire.Message) []byte {
 	}
 	return b
 }
+
+// TestSecurityKeptResults: a caller may not write the results bucket: a
+// rollup published on any of its keys would purge every identity's kept
+// results. Alice's kept result survives mallory's try.
+func TestSecurityKeptResults(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	ctx := secureCtx(t)
+	alice, _, _ := f.caller(t, "alice")
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "alice-kept", Name: "echo", Input: map[string]any{"text": "alice's"}, KeepResult: true}); r.Err() != nil {
+		t.Fatalf("alice's call: %+v", r)
+	}
+	_, mnc, mv := f.caller(t, "mallory")
+	for _, key := range []string{"mallory.x", "mallory.=sync"} {
+		m := nats.NewMsg("$KV." + wire.BucketResults + "." + key)
+		m.Header.Set("Nats-Rollup", "all")
+		if err := mnc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+		mv.wait(t, "mallory's rollup on "+key, m.Subject)
+	}
+	if r := alice.Result(ctx, "alice-kept"); r.Text() != "alice's" {
+		t.Fatalf("alice's kept result after mallory's rollups: %s %s", r.Code, r.Text())
+	}
+}
