@@ -263,7 +263,7 @@ mcp_servers:
 // TestGraceZero: grace_period 0 in the file interrupts at once (as --grace
 // 0 does); only a file without it gets the default.
 func TestGraceZero(t *testing.T) {
-	for yaml, want := range map[string]time.Duration{"grace_period: 0s\n": 0, "instance: w1\n": config.DefaultGracePeriod, "": config.DefaultGracePeriod} {
+	for yaml, want := range map[string]time.Duration{"grace_period: 0s\n": 0, "grace_period:\n": config.DefaultGracePeriod, "grace_period: ~\n": config.DefaultGracePeriod, "instance: w1\n": config.DefaultGracePeriod, "": config.DefaultGracePeriod} {
 		cfg, err := config.Parse("w.yaml", []byte(yaml))
 		if err != nil {
 			t.Fatal(err)

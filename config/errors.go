@@ -132,13 +132,22 @@ func (s *source) line(path string) int {
 	return 0
 }
 
-// has reports whether the file gives path.
+// has reports whether the file gives path a value (a key without one,
+// null, leaves it unset).
 func (s *source) has(path string) bool {
 	if s == nil {
 		return false
 	}
-	_, ok := s.lines[path]
-	return ok
+	for _, e := range s.entries {
+		if e.path == path && e.kind == "scalar" {
+			switch e.value {
+			case "", "~", "null", "Null", "NULL":
+				return false
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func parent(path string) string {

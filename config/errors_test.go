@@ -143,8 +143,6 @@ func TestRejected(t *testing.T) {
 			`w.yaml:3: middleware.rate_limits[0].rate: the rate must be a positive number of calls per second, got +Inf`},
 		{"result ttl under JetStream's least", "state:\n  result_ttl: 50ms\n",
 			`w.yaml:2: state.result_ttl: 50ms is too short: JetStream keeps entries at least 100ms`},
-		{"durable replicas on the embedded server", "durable:\n  replicas: 3\n",
-			`w.yaml:2: durable.replicas: 3 replicas need a NATS cluster (nats.urls or --nats); the embedded server is a single node`},
 		{"bad rate key", "middleware:\n  rate_limits:\n    - rate: 1\n      key: user\n",
 			`w.yaml:4: middleware.rate_limits[0].key: invalid value "user": want one of session, tool, global`},
 		{"negative in-flight", "middleware:\n  max_in_flight: -1\n", `w.yaml:2: middleware.max_in_flight: negative limit -1`},

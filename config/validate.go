@@ -26,11 +26,17 @@ type checker struct {
 }
 
 func (k *checker) fail(path, format string, args ...any) {
+	k.errs = append(k.errs, k.c.Errorf(path, format, args...))
+}
+
+// Errorf is an Error about path, at its place in the file the config was
+// read from: for checks made after the flags applied.
+func (c *Config) Errorf(path, format string, args ...any) *Error {
 	e := &Error{Path: path, Reason: fmt.Sprintf(format, args...)}
-	if k.c.src != nil {
-		e.File, e.Line = k.c.src.file, k.c.src.line(path)
+	if c.src != nil {
+		e.File, e.Line = c.src.file, c.src.line(path)
 	}
-	k.errs = append(k.errs, e)
+	return e
 }
 
 // Validate checks the config and returns Errors naming every problem
@@ -81,14 +87,6 @@ func (k *checker) nonNegative(path string, d time.Duration) {
 func (k *checker) ttl(path string, d time.Duration) {
 	if d > 0 && d < 100*time.Millisecond {
 		k.fail(path, "%v is too short: JetStream keeps entries at least 100ms", d)
-	}
-}
-
-// replicas checks a stream's or bucket's replicas: more than one need a
-// cluster, which the embedded server is not.
-func (k *checker) replicas(path string, n int) {
-	if n > 1 && n <= 5 && len(k.c.NATS.URLs) == 0 {
-		k.fail(path, "%d replicas need a NATS cluster (nats.urls or --nats); the embedded server is a single node", n)
 	}
 }
 
@@ -365,7 +363,6 @@ func (k *checker) state() {
 	if d.Replicas < 1 || d.Replicas > 5 {
 		k.fail("durable.replicas", "must be 1 to 5, got %d", d.Replicas)
 	}
-	k.replicas("durable.replicas", d.Replicas)
 	for i, t := range d.Tools {
 		if !toolkit.ValidName(t) {
 			k.fail(fmt.Sprintf("durable.tools[%d]", i), "invalid tool name %q", t)
@@ -407,5 +404,4 @@ func (k *checker) permissions() {
 	if p.KVReplicas < 0 || p.KVReplicas > 5 {
 		k.fail("permissions.kv_replicas", "replicas must be 1 to 5, got %d", p.KVReplicas)
 	}
-	k.replicas("permissions.kv_replicas", p.KVReplicas)
 }

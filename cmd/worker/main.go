@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -166,10 +165,22 @@ func loadConfig(f *flags) (*config.Config, error) {
 	case f.kvReplicas > 1 && len(cfg.NATS.URLs) == 0:
 		errs = append(errs, &config.Error{File: "flag --kv-replicas", Reason: fmt.Sprintf("%d replicas need a NATS cluster (--nats); the embedded server is a single node", f.kvReplicas)})
 	}
+	// Replicas in the file, against the servers the flags may have given.
+	if len(cfg.NATS.URLs) == 0 {
+		single := func(key string, n int) {
+			if n > 1 && n <= 5 {
+				errs = append(errs, cfg.Errorf(key, "%d replicas need a NATS cluster (nats.urls or --nats); the embedded server is a single node", n))
+			}
+		}
+		single("durable.replicas", cfg.Durable.Replicas)
+		if cfg.Permissions != nil {
+			single("permissions.kv_replicas", cfg.Permissions.KVReplicas)
+		}
+	}
 	if f.httpAddr != "" {
 		if _, port, err := net.SplitHostPort(f.httpAddr); err != nil {
 			errs = append(errs, &config.Error{File: "flag --http", Reason: fmt.Sprintf("want HOST:PORT (e.g. 127.0.0.1:9464): %v", err)})
-		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		} else if _, err := net.LookupPort("tcp", port); err != nil && port != "" {
 			errs = append(errs, &config.Error{File: "flag --http", Reason: fmt.Sprintf("invalid port %q in %s", port, f.httpAddr)})
 		}
 	}
@@ -435,10 +446,10 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: replicas, TTL: cfg.State.SessionTTL})
 		return berr
 	}, func(err error) bool {
-		// No JetStream, or a request JetStream refuses (a bad
-		// configuration): neither gets better by waiting.
+		// No JetStream, or a bucket configuration JetStream refuses:
+		// neither gets better by waiting.
 		var api *jetstream.APIError
-		return errors.Is(err, errNoJetStream) || (errors.As(err, &api) && api.Code == 400)
+		return errors.Is(err, errNoJetStream) || (errors.As(err, &api) && api.ErrorCode == jsStreamInvalidConfig)
 	})
 	if errors.Is(err, errNoJetStream) {
 		return nil, fmt.Errorf("NATS at %s has no JetStream, where the fleet keeps sessions' active groups: enable it on the server (nats-server -js, or jetstream {} in its configuration), "+
@@ -533,6 +544,10 @@ func startServer(e config.Embedded) (*embedded.Server, error) {
 	}
 	return embedded.Start(&embedded.Options{Listen: e.Listen, StoreDir: e.StoreDir, ConfigFile: e.ServerConfig, Insecure: e.Insecure})
 }
+
+// jsStreamInvalidConfig is JetStream's error code for a stream
+// configuration it refuses (nats-server's JSStreamInvalidConfigF).
+const jsStreamInvalidConfig = 10052
 
 // connect dials the configured NATS servers, retrying while none answers
 // (a cluster that is starting) for up to startupWait. Reconnection after

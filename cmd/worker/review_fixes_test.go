@@ -269,3 +269,14 @@ func TestGraceZeroInConfig(t *testing.T) {
 	}
 	call.exit(t)
 }
+
+// TestReplicasInFileWithNatsFlag: replicas in the file are checked
+// against the servers the flags give (--nats), not the file's alone.
+func TestReplicasInFileWithNatsFlag(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "worker.yaml")
+	mustWrite(t, cfg, "durable:\n  replicas: 3\npermissions:\n  kv_replicas: 3\n")
+	p := startProc(t, cleanEnv(t), workerBin, "--config", cfg, "--nats", "nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224", "--kv-replicas", "3", "--check-config")
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("--check-config with replicas 3 in the file and --nats: exit %d\n%s", code, p.stderr)
+	}
+}
