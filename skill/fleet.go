@@ -143,8 +143,8 @@ type Bodies interface {
 }
 
 // Serve answers wire.SkillRequests for the bodies of set's skills on
-// wire.SkillSubject(instance), in the request's encoding, until the
-// returned subscription is unsubscribed.
+// wire.SkillSubject(instance), in the request's encoding, from when it
+// returns until the returned subscription is unsubscribed.
 func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.Subscription, error) {
 	if !toolkit.ValidName(instance) {
 		return nil, fmt.Errorf("skill: Serve: invalid instance id %q", instance)
@@ -171,6 +171,11 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 		}
 	})
 	if err != nil {
+		return nil, fmt.Errorf("skill: subscribing to %s: %w", subject, err)
+	}
+	// Answering once Serve returns: the server has the subscription.
+	if err := nc.Flush(); err != nil {
+		sub.Unsubscribe()
 		return nil, fmt.Errorf("skill: subscribing to %s: %w", subject, err)
 	}
 	return sub, nil
