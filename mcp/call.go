@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -113,9 +114,11 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 	}
 	done := make(chan outcome, 1)
 	f := newInflight(cctx, w) // the server's requests and logs (relay.go)
+	var using atomic.Pointer[sdk.ClientSession]
 	go func() {
 		var o outcome
 		o.err = c.withSession(cctx, c.retrySafe(tool), func(cs *sdk.ClientSession) error {
+			using.Store(cs)
 			defer c.enter(cs, f)()
 			var err error
 			o.res, err = cs.CallTool(cctx, params)
@@ -123,6 +126,7 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 		})
 		done <- o
 	}()
+	var stuck <-chan time.Time // after the call's end: how long CallTool may take to return
 
 	progress := func() {
 		for _, it := range sink.take() {
@@ -135,8 +139,24 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 			}
 		}
 	}
+	ended := cctx.Done()
 	for {
 		select {
+		case <-ended:
+			// The call's deadline or cancel: CallTool returns at once,
+			// unless its request is stuck in a write to a stdio server that
+			// stopped reading, which ignores the context. Such a server is
+			// of no further use: killed, the write fails.
+			ended = nil
+			t := time.NewTimer(stuckAfter)
+			defer t.Stop()
+			stuck = t.C
+		case <-stuck:
+			stuck = nil
+			if s := c.sessionOf(using.Load()); s != nil && s.cmd != nil {
+				c.log.Warn("mcp: killing a stdio server that takes no requests any more", "server", c.cfg.Name, "tool", tool)
+				s.kill()
+			}
 		case <-sink.ready:
 			progress()
 		case fn := <-f.do:
@@ -152,6 +172,28 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 			return c.finish(ctx, cctx, tool, o.res, o.err, w)
 		}
 	}
+}
+
+// stuckAfter is how long a call whose context ended may take to return
+// before its stdio server is taken for stuck.
+const stuckAfter = 2 * time.Second
+
+// sessionOf is the session of cs, shared or one call's; nil if none.
+func (c *Client) sessionOf(cs *sdk.ClientSession) *session {
+	if cs == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess != nil && c.sess.cs == cs {
+		return c.sess
+	}
+	for s := range c.live {
+		if s.cs == cs {
+			return s
+		}
+	}
+	return nil
 }
 
 func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToolResult, err error, w toolkit.Writer) error {

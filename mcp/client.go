@@ -89,6 +89,9 @@ type Client struct {
 	caps    atomic.Pointer[sdk.ServerCapabilities]
 	connSem chan struct{} // serialises (re)connects
 	refresh chan struct{}
+	// pendingRefresh: tools/list_changed came before a toolkit was known
+	// (c.tk); the first sync lists again.
+	pendingRefresh bool
 	// wake cuts the background retry's wait short (a grant was stored).
 	wake chan struct{}
 	life context.Context // cancelled by Close: ends calls and background work

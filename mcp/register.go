@@ -12,6 +12,14 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
+// MaxListedTools bounds the tools one server may list, and maxListPages
+// the pages of its listing: a server paging without end would otherwise
+// fill the worker's memory until the connect timeout, then again.
+const (
+	MaxListedTools = 10_000
+	maxListPages   = 1_000
+)
+
 // ListTools returns the server's tools (every page), filtered by
 // enable_tools and disable_tools. An enable_tools name the server lacks is
 // an error wrapping ErrUnknownTool.
@@ -21,13 +29,25 @@ func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 	var all []*sdk.Tool
 	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
 		all = all[:0]
-		for t, err := range cs.Tools(ctx, nil) {
+		seen := map[string]bool{}
+		params := &sdk.ListToolsParams{}
+		for pages := 1; ; pages++ {
+			res, err := cs.ListTools(ctx, params)
 			if err != nil {
 				return err
 			}
-			all = append(all, t)
+			all = append(all, res.Tools...)
+			switch {
+			case len(all) > MaxListedTools:
+				return &serverFault{fmt.Errorf("MCP server %q lists more than %d tools", c.cfg.Name, MaxListedTools)}
+			case res.NextCursor == "":
+				return nil
+			case seen[res.NextCursor] || pages >= maxListPages:
+				return &serverFault{fmt.Errorf("MCP server %q pages its tool list without end (%d pages)", c.cfg.Name, pages)}
+			}
+			seen[res.NextCursor] = true
+			params.Cursor = res.NextCursor
 		}
-		return nil
 	})
 	if err != nil {
 		var ue *unreachableError
@@ -158,7 +178,23 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	c.mu.Lock()
 	c.tk, c.names, c.safe = tk, names, safe
 	c.mu.Unlock()
+	c.refreshPending()
 	return nil
+}
+
+// refreshPending re-lists once a toolkit is known when the server
+// announced tools/list_changed before (during the first listing, say).
+func (c *Client) refreshPending() {
+	c.mu.Lock()
+	pending := c.pendingRefresh
+	c.pendingRefresh = false
+	c.mu.Unlock()
+	if pending {
+		select {
+		case c.refresh <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Tools returns the toolkit names this client has registered.
@@ -183,6 +219,7 @@ func (c *Client) Start(ctx context.Context, tk *toolkit.Toolkit) error {
 	c.mu.Lock()
 	c.tk = tk
 	c.mu.Unlock()
+	c.refreshPending()
 	c.startRetry(tk)
 	return nil
 }
@@ -247,6 +284,7 @@ func (c *Client) refreshLoop() {
 		}
 		c.mu.Lock()
 		tk := c.tk
+		c.pendingRefresh = tk == nil // no toolkit yet: the first sync re-lists
 		c.mu.Unlock()
 		if tk == nil {
 			continue

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,10 +22,20 @@ import (
 // session is one MCP session: the shared one of a stateful client, or
 // the one-call session of a stateless one.
 type session struct {
-	cs     *sdk.ClientSession
-	cmd    *exec.Cmd   // stdio only
-	stderr *tailBuffer // stdio only
-	dead   atomic.Bool
+	cs        *sdk.ClientSession
+	cmd       *exec.Cmd     // stdio only
+	stderr    *tailBuffer   // stdio only
+	closeWait time.Duration // stdio only: how long a close may take before the server is killed
+	dead      atomic.Bool
+}
+
+// kill ends a stdio server with its whole process group: a server started
+// through a wrapper (a script that sets up its environment first) is a
+// grandchild the transport's signals do not reach.
+func (s *session) kill() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	}
 }
 
 // open connects a new session.
@@ -48,12 +59,17 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 		}
 		s.cmd, s.stderr = cmd, &tailBuffer{log: c.log}
 		cmd.Stderr = s.stderr
+		// Its own process group, ended whole (kill); and a wait that a
+		// descendant holding stderr open cannot block.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.WaitDelay = time.Second
 		// Servers that ignore stdin EOF (server-everything does) cost this
 		// long on every close before they are signalled.
 		td := 2 * time.Second
 		if c.cfg.mode() == ModeStateless {
 			td = 500 * time.Millisecond
 		}
+		s.closeWait = td + 3*time.Second
 		t = &tapTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: td}, router: &c.router, orders: &c.orders}
 	case TransportStreamableHTTP:
 		t = &sdk.StreamableClientTransport{
@@ -116,8 +132,19 @@ func (c *Client) goBG(f func()) bool {
 
 // closeSession closes s; a stdio server killed after ignoring stdin EOF
 // reports "signal: terminated", which is expected.
+//
+// A stdio server is then killed with its process group (what a wrapper
+// left behind), and also when the close takes longer than it may: a
+// server that stopped reading its stdin blocks the close in a write.
 func (c *Client) closeSession(s *session) {
 	s.dead.Store(true)
+	if s.cmd != nil {
+		stuck := time.AfterFunc(s.closeWait, s.kill)
+		defer func() {
+			stuck.Stop()
+			s.kill()
+		}()
+	}
 	if err := s.cs.Close(); err != nil {
 		c.log.Debug("closing MCP session", "error", err)
 	}
@@ -244,9 +271,19 @@ const (
 	codeRejectedByTransport = -32005 // the request never reached the server
 )
 
+// serverFault is an answer the server gave that cannot be taken (a
+// listing without end): like an error answer, not worth asking again.
+type serverFault struct{ error }
+
+func (e *serverFault) Unwrap() error { return e.error }
+
 // isProtocolError reports an error answer from the server (as opposed to
 // a transport failure, which the go-sdk may also wrap in a jsonrpc.Error).
 func isProtocolError(err error) bool {
+	var sf *serverFault
+	if errors.As(err, &sf) {
+		return true
+	}
 	var we *jsonrpc.Error
 	if !errors.As(err, &we) {
 		return false

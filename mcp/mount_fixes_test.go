@@ -1,0 +1,332 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// mountTestServerEnv selects one of this file's stdio servers in the
+// re-executed test binary (init runs before TestMain).
+const mountTestServerEnv = "TOOLBUS_MCP_TEST_SERVER"
+
+func init() {
+	switch os.Getenv(mountTestServerEnv) {
+	case "wedge":
+		os.Exit(wedgeServerMain())
+	}
+}
+
+// wedgedReader is the server's stdin; once wedged it never returns from
+// Read again, as a server whose event loop is stuck in a synchronous
+// task (a node server, a Python server doing CPU work) stops reading.
+type wedgedReader struct {
+	r      io.Reader
+	wedged atomic.Bool
+}
+
+func (w *wedgedReader) Read(p []byte) (int, error) {
+	if w.wedged.Load() {
+		select {} // stuck for good
+	}
+	return w.r.Read(p)
+}
+
+// wedgeServerMain is a go-sdk stdio server with echo and "wedge": after a
+// wedge call it stops reading its stdin but stays alive.
+func wedgeServerMain() int {
+	in := &wedgedReader{r: os.Stdin}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "wedge", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echo text."},
+		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
+			return textResult(in.Text), nil, nil
+		})
+	sdk.AddTool(srv, &sdk.Tool{Name: "wedge", Description: "Stop reading stdin."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ args) (*sdk.CallToolResult, any, error) {
+			in.wedged.Store(true)
+			return textResult("wedged"), nil, nil
+		})
+	_ = srv.Run(context.Background(), &sdk.IOTransport{Reader: io.NopCloser(in), Writer: os.Stdout})
+	select {} // like server-everything: stdin EOF does not end it
+}
+
+func wedgeStdio(t testing.TB, name string) ServerConfig {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ServerConfig{Name: name, Transport: TransportStdio, Command: exe, Env: map[string]string{mountTestServerEnv: "wedge"}}
+}
+
+// A stdio server that stops reading its stdin (alive, but its event loop
+// is stuck) must not make calls hang: `timeout: 2s` bounds each call, and
+// the caller's cancel ends it, and Close returns. A call whose request is
+// larger than the pipe's buffer blocks in the go-sdk's Write, which
+// ignores the context: the server is killed to end it (the call used to
+// wait for the caller's whole deadline, and Close never returned).
+func TestWedgedStdioServerTimesOut(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	cfg := wedgeStdio(t, "wedge")
+	cfg.Timeout = Duration(2 * time.Second)
+	tk, c := mount(t, cfg)
+	w, err := bus.Serve(natstest.Connect(t, s), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+	bc, err := bus.NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	if r := bc.Invoke(ctx, toolkit.ToolCall{ID: "w", Name: "mcp__wedge__wedge", Input: map[string]any{}}); r.Text() != "wedged" {
+		t.Fatalf("wedge: %+v", r)
+	}
+	// The server now reads nothing. A call with a large argument (a file's
+	// content, say): its configured timeout is 2s.
+	callCtx, cancel := context.WithTimeout(ctx, 20*time.Second) // the caller gives up long after
+	defer cancel()
+	start := time.Now()
+	r := bc.Invoke(callCtx, toolkit.ToolCall{ID: "big", Name: "mcp__wedge__echo", Input: map[string]any{"text": strings.Repeat("x", 256<<10)}})
+	took := time.Since(start)
+	t.Logf("after %v: state=%s code=%s text=%.200q", took.Round(time.Millisecond), r.State, r.Code, r.Text())
+	if took > 8*time.Second || r.Code != toolkit.CodeTimeout {
+		t.Errorf("a call to a wedged server with timeout 2s took %v and ended %s/%s, want timeout after ~2s", took.Round(time.Millisecond), r.State, r.Code)
+	}
+	// Closing the client (the worker stopping) must not hang either.
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil && !errors.Is(err, ErrClosed) {
+			t.Logf("Close: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Errorf("Client.Close did not return within 15s with a wedged server")
+	}
+}
+
+// descendants returns the pids of every live (not zombie) process below
+// pid, read from /proc.
+func descendants(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	parent := map[int]int{}
+	for _, e := range entries {
+		var p int
+		if _, err := fmt.Sscan(e.Name(), &p); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		rest := s[strings.LastIndexByte(s, ')')+2:] // "S ppid ..."
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil || state == "Z" {
+			continue
+		}
+		parent[p] = ppid
+	}
+	var out []int
+	var walk func(int)
+	walk = func(pp int) {
+		for p, q := range parent {
+			if q == pp {
+				out = append(out, p)
+				walk(p)
+			}
+		}
+	}
+	walk(pid)
+	return out
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	return !strings.HasPrefix(s[strings.LastIndexByte(s, ')')+2:], "Z")
+}
+
+// A stdio server started through a wrapper script (as servers that set up
+// a virtualenv or an environment file first are) is a grandchild of the
+// worker. Closing the client (the worker stopping, a stateless call
+// ending, a reconnect) ends the whole process group: the transport's
+// signals reach only the direct child, bash, and a server that does not
+// exit on stdin EOF (server-everything does not) was left running,
+// re-parented to init. (npx passes either way: npm forwards SIGTERM.)
+func TestWrappedStdioServerEndsOnClose(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "run-server.sh")
+	body := "#!/bin/bash\nset -e\ncd \"$(dirname \"$0\")\"\nexport " + mountTestServerEnv + "=wedge\n" + exe + "\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tk, c := mount(t, ServerConfig{Name: "wrapped", Transport: TransportStdio, Command: script})
+	if r := run(t, testCtx(t), tk, "mcp__wrapped__echo", map[string]any{"text": "hi"}); r.final.Text() != "hi" {
+		t.Fatalf("echo: %+v", r.final)
+	}
+	top := c.current().cmd.Process.Pid
+	below := descendants(t, top)
+	t.Logf("bash pid %d, its descendants %v", top, below)
+	t.Cleanup(func() {
+		for _, p := range below {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	start := time.Now()
+	if err := c.Close(); err != nil {
+		t.Logf("Close: %v", err)
+	}
+	t.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
+	time.Sleep(3 * time.Second)
+	var left []string
+	for _, p := range append([]int{top}, below...) {
+		if alive(p) {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+			left = append(left, fmt.Sprintf("%d %s", p, strings.ReplaceAll(string(cmdline), "\x00", " ")))
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("3s after Client.Close these server processes still run:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+// A server whose tool list changes while the worker is still taking its
+// first listing (a server that finishes loading its tools just after it
+// starts) announces notifications/tools/list_changed; the worker must end
+// up with the new list (refreshLoop dropped the notification while the
+// first Register had not synced yet: the tool never appeared).
+func TestListChangedDuringFirstListing(t *testing.T) {
+	srv := newTestServer(nil)
+	var once sync.Once
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/list" {
+				once.Do(func() {
+					// Loading finished: one more tool. The go-sdk announces it
+					// 10ms later, while this listing is still on its way.
+					sdk.AddTool(srv, &sdk.Tool{Name: "loaded", Description: "Loaded late."},
+						func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
+							return textResult("loaded"), nil, nil
+						})
+					time.Sleep(200 * time.Millisecond)
+				})
+			}
+			return res, err
+		}
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+
+	tk := toolkit.New(nil)
+	c := newTestClient(t, ServerConfig{Name: "late", Transport: TransportStreamableHTTP, URL: hs.URL})
+	if err := c.Start(testCtx(t), tk); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, ok := tk.Get("mcp__late__loaded"); ok {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("5s after the server announced tools/list_changed, mcp__late__loaded is not registered; tools: %v", c.Tools())
+	// The server really lists it: a fresh listing has it.
+	tools, err := c.ListTools(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if tl.Name == "loaded" {
+			t.Logf("the server does list %q", tl.Name)
+		}
+	}
+}
+
+// TestEndlessToolPages: a hostile (or buggy) server that always answers
+// tools/list with a new cursor is refused past MaxListedTools (the
+// listing kept every page until the connect timeout, then started over).
+func TestEndlessToolPages(t *testing.T) {
+	srv := newTestServer(nil)
+	var served atomic.Int64
+	desc := strings.Repeat("d", 256)
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			res := &sdk.ListToolsResult{NextCursor: fmt.Sprint("page-", served.Load())} // never the same twice
+			for i := 0; i < 500; i++ {
+				n := served.Add(1)
+				res.Tools = append(res.Tools, &sdk.Tool{Name: fmt.Sprintf("t%d", n), Description: desc, InputSchema: map[string]any{"type": "object"}})
+			}
+			return res, nil
+		}
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	c := newTestClient(t, ServerConfig{Name: "endless", Transport: TransportStreamableHTTP, URL: hs.URL, ConnectTimeout: Duration(2 * time.Minute)})
+
+	var base runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&base)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+		}
+	}()
+	start := time.Now()
+	_, err := c.ListTools(testCtx(t))
+	close(stop)
+	<-sampled
+	growth := int64(peak.Load()) - int64(base.HeapInuse)
+	t.Logf("ListTools after %v: err=%v; tools served %d; peak heap growth %d MB", time.Since(start).Round(time.Millisecond), err, served.Load(), growth>>20)
+	if err == nil || !strings.Contains(err.Error(), "more than") || served.Load() > 2*MaxListedTools || growth > 256<<20 {
+		t.Errorf("one listing took %d tools (%d MB of heap) from a server that never stops paging, err %v; want it refused past %d tools", served.Load(), growth>>20, err, MaxListedTools)
+	}
+}
