@@ -105,6 +105,20 @@ func Start(opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("embedded: refusing to listen on %s without authentication: whoever reaches it could call every tool and read every result; "+
 				"give a server configuration with users (toolctl auth init writes one), listen on 127.0.0.1, or say insecure explicitly", opts.Listen)
 		}
+		if p != server.RANDOM_PORT {
+			// Taken already: say so now (the server would fail inside its
+			// own goroutine, and Start would only see it never got ready).
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+			if err != nil {
+				return nil, fmt.Errorf("embedded: listen address %q: %w", opts.Listen, err)
+			}
+			ln.Close()
+		}
+	}
+	if !opts.Insecure {
+		if err := openListeners(so); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{}
 	if so.StoreDir == "" {
@@ -188,8 +202,29 @@ func loopback(host string) bool {
 }
 
 // authenticates reports whether the server options admit only known
-// clients.
+// clients (a no_auth_user admits anyone, as that user).
 func authenticates(o *server.Options) bool {
-	return len(o.Nkeys) > 0 || len(o.Users) > 0 || o.Authorization != "" || o.Username != "" ||
-		len(o.TrustedOperators) > 0 || len(o.TrustedKeys) > 0 || o.AuthCallout != nil || o.CustomClientAuthentication != nil
+	return (len(o.Nkeys) > 0 || len(o.Users) > 0 || o.Authorization != "" || o.Username != "" ||
+		len(o.TrustedOperators) > 0 || len(o.TrustedKeys) > 0 || o.AuthCallout != nil || o.CustomClientAuthentication != nil) &&
+		o.NoAuthUser == ""
+}
+
+// openListeners refuses the other listeners a configuration file may open
+// beyond loopback without authentication: websocket and MQTT clients (the
+// server's users, unless the listener has its own), leaf nodes and routes
+// (their own authorization only), each a way onto the whole bus.
+func openListeners(o *server.Options) error {
+	open := func(what, host string, port int, auth bool) error {
+		if port == 0 || loopback(host) || auth {
+			return nil
+		}
+		return fmt.Errorf("embedded: refusing the %s listener on %s without authentication: whoever reaches it could use the whole bus; "+
+			"give it authorization, bind it to 127.0.0.1, or say insecure explicitly", what, net.JoinHostPort(cmp.Or(host, "0.0.0.0"), strconv.Itoa(port)))
+	}
+	ws, mq, leaf, route := o.Websocket, o.MQTT, o.LeafNode, o.Cluster
+	return errors.Join(
+		open("websocket", ws.Host, ws.Port, (authenticates(o) || ws.Username != "" || ws.Token != "") && ws.NoAuthUser == ""),
+		open("MQTT", mq.Host, mq.Port, (authenticates(o) || mq.Username != "" || mq.Token != "") && mq.NoAuthUser == ""),
+		open("leaf node", leaf.Host, leaf.Port, leaf.Username != "" || len(leaf.Users) > 0 || leaf.Nkey != ""),
+		open("cluster", route.Host, route.Port, route.Username != ""))
 }

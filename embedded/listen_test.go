@@ -1,0 +1,110 @@
+package embedded
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+func listenConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "server.conf")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestNoAuthUserIsNoAuthentication: a configuration with users and a
+// no_auth_user admits a client with no credentials at all (as that user):
+// Start refuses to listen beyond loopback with it (it did, and the client
+// could publish a tool call).
+func TestNoAuthUserIsNoAuthentication(t *testing.T) {
+	conf := listenConfig(t, `
+authorization { users = [ {user: alice, password: s3cret} ] }
+no_auth_user: alice
+`)
+	s, err := Start(&Options{Listen: "0.0.0.0:0", StoreDir: t.TempDir(), ConfigFile: conf})
+	if err != nil {
+		t.Logf("refused as it should: %v", err)
+		return
+	}
+	defer s.Shutdown()
+	nc, cerr := nats.Connect(s.ClientURL()) // no user, no password
+	if cerr == nil {
+		defer nc.Close()
+		if perr := nc.Publish("tools.call.shell", []byte("{}")); perr == nil && nc.Flush() == nil {
+			t.Errorf("anonymous client connected to %s and published tools.call.shell", s.ClientURL())
+		}
+	}
+	t.Fatalf("Start listened on 0.0.0.0 although anyone can connect without credentials (no_auth_user); anonymous connect err=%v", cerr)
+}
+
+// TestOpenWebsocketListenerRefused: the refusal covers the other
+// listeners a configuration may open (it looked at the client listener
+// only): a websocket listener on every interface without authentication,
+// even for an in-process-only server, let anyone use the bus.
+func TestOpenWebsocketListenerRefused(t *testing.T) {
+	port := freePort(t)
+	conf := listenConfig(t, `
+websocket { host: "0.0.0.0", port: `+strconv.Itoa(port)+`, no_tls: true }
+`)
+	s, err := Start(&Options{StoreDir: t.TempDir(), ConfigFile: conf}) // Listen "": "no socket at all"
+	if err != nil {
+		t.Logf("refused as it should: %v", err)
+		return
+	}
+	defer s.Shutdown()
+	host := "127.0.0.1"
+	if addrs, _ := net.InterfaceAddrs(); addrs != nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+				host = ipn.IP.String()
+				break
+			}
+		}
+	}
+	url := "ws://" + net.JoinHostPort(host, strconv.Itoa(port))
+	nc, cerr := nats.Connect(url, nats.Timeout(2*time.Second))
+	if cerr == nil {
+		defer nc.Close()
+	}
+	t.Fatalf("Start (in-process only, no auth, not insecure) opened an unauthenticated websocket listener on 0.0.0.0:%d; anonymous connect to %s: err=%v", port, url, cerr)
+}
+
+// TestStartFailureReason: a port already in use is reported at once, with
+// the reason (it came after the whole ReadyTimeout as "not ready for
+// connections").
+func TestStartFailureReason(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	start := time.Now()
+	s, err := Start(&Options{Listen: ln.Addr().String(), StoreDir: t.TempDir(), ReadyTimeout: 10 * time.Second})
+	if err == nil {
+		s.Shutdown()
+		t.Fatal("Start succeeded on a port in use")
+	}
+	took := time.Since(start)
+	if !strings.Contains(err.Error(), "in use") || took > 5*time.Second {
+		t.Fatalf("after %v: %v (the reason, address already in use, is lost and the caller waits the whole ReadyTimeout)", took.Round(time.Millisecond), err)
+	}
+}
