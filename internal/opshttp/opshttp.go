@@ -34,7 +34,7 @@ type Endpoint struct {
 // Start listens on addr and serves reg and ready there.
 func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger) (*Endpoint, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: 4, Timeout: 10 * time.Second}))
 	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
 	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
 		ok, line := ready()
@@ -48,7 +48,11 @@ func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: %w", addr, err)
 	}
-	e := &Endpoint{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, Addr: ln.Addr().String()}
+	// Bounded per connection: a client that opens many and keeps them
+	// (idle, or reading slowly) costs the worker file descriptors its NATS
+	// connection and its tools need.
+	e := &Endpoint{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 10 * time.Second, MaxHeaderBytes: 8 << 10}, Addr: ln.Addr().String()}
 	go func() {
 		if err := e.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("operator endpoint stopped", "err", err)
