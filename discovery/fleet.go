@@ -320,6 +320,16 @@ func (f *Fleet) notifier() {
 	}
 }
 
+// Bounds on what one announcement may ask of a fleet: an interval (so a
+// TTL) longer than MaxInterval counts as MaxInterval, an epoch more than
+// maxClockSkew ahead of this clock is ignored, and at most maxGoodbyes
+// goodbyes of instances never seen are remembered.
+const (
+	MaxInterval  = time.Hour
+	maxClockSkew = time.Hour
+	maxGoodbyes  = 1024
+)
+
 // receive handles one announcement (broadcast or discover answer).
 func (f *Fleet) receive(m *nats.Msg) {
 	ann, skipped, err := decodeAnnouncement(m)
@@ -335,6 +345,12 @@ func (f *Fleet) receive(m *nats.Msg) {
 		return
 	}
 	now := time.Now()
+	if ann.EpochMS > now.Add(maxClockSkew).UnixMilli() {
+		// Newer than anything its instance will send for years: taken, it
+		// would hide the real instance (a forgery, or a clock far ahead).
+		f.log.Warn("discovery: fleet: ignoring an announcement from the future", "instance", ann.Instance, "epoch_ms", ann.EpochMS)
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -354,7 +370,9 @@ func (f *Fleet) receive(m *nats.Msg) {
 	}
 	ttl := f.ttl(ann)
 	if ann.Goodbye {
-		f.gone[ann.Instance] = goodbyeMark{epoch: ann.EpochMS, seq: ann.Seq, until: now.Add(ttl)}
+		if cur != nil || len(f.gone) < maxGoodbyes { // marks of instances never seen are bounded
+			f.gone[ann.Instance] = goodbyeMark{epoch: ann.EpochMS, seq: ann.Seq, until: now.Add(ttl)}
+		}
 		if cur != nil {
 			cur.timer.Stop()
 			delete(f.instances, ann.Instance)
@@ -395,9 +413,9 @@ func (f *Fleet) ttl(ann wire.Announcement) time.Duration {
 	if f.opts.TTL > 0 {
 		return f.opts.TTL
 	}
-	iv := time.Duration(ann.IntervalMS) * time.Millisecond
-	if iv <= 0 {
-		iv = DefaultInterval
+	iv := DefaultInterval
+	if ann.IntervalMS > 0 {
+		iv = time.Duration(min(ann.IntervalMS, MaxInterval.Milliseconds())) * time.Millisecond
 	}
 	return DefaultTTLFactor * iv
 }
@@ -415,7 +433,7 @@ func (f *Fleet) instanceList() []Instance {
 	for _, id := range ids {
 		in := f.instances[id]
 		x := Instance{ID: id, Version: in.ann.Version, Queue: in.ann.Queue,
-			Interval: time.Duration(in.ann.IntervalMS) * time.Millisecond,
+			Interval: time.Duration(min(in.ann.IntervalMS, MaxInterval.Milliseconds())) * time.Millisecond,
 			LastSeen: in.lastSeen, Expires: in.lastSeen.Add(in.ttl), Meta: in.ann.Meta}
 		for _, g := range in.ann.Groups {
 			x.Groups = append(x.Groups, g.Name)

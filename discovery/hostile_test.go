@@ -1,0 +1,90 @@
+package discovery
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+func publishAnnouncement(t *testing.T, nc *nats.Conn, ann wire.Announcement) {
+	t.Helper()
+	data, err := wire.JSON.Marshal(&ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishMsg(&nats.Msg{Subject: wire.AnnounceSubject(ann.Instance), Header: wire.JSON.Header(), Data: data}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func listed(f *Fleet, id string) bool {
+	return slices.ContainsFunc(f.Instances(), func(in Instance) bool { return in.ID == id })
+}
+
+// TestFutureEpochIgnored: one message from a neighbour (any worker may
+// publish tools.announce.>) naming a real worker's instance id, with an
+// epoch_ms from the far future and a huge interval_ms, is ignored (it hid
+// the real worker from every fleet for decades: the real announcements
+// were "older" for good).
+func TestFutureEpochIgnored(t *testing.T) {
+	for _, goodbye := range []bool{true, false} {
+		t.Run(fmt.Sprintf("goodbye=%v", goodbye), func(t *testing.T) {
+			s := natstest.Server(t)
+			startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Interval: 50 * time.Millisecond})
+			f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			natstest.WaitFor(t, "w1 listed", func() bool { return listed(f, "w1") })
+
+			hostile := natstest.Conn(t, s)
+			publishAnnouncement(t, hostile, wire.Announcement{Format: 1, Instance: "w1",
+				EpochMS: time.Now().Add(100 * 365 * 24 * time.Hour).UnixMilli(), Seq: 1,
+				IntervalMS: 1_000_000_000_000, Goodbye: goodbye})
+			hostile.Flush()
+
+			// The real w1 keeps announcing every 50 ms; by the contract it is
+			// listed with its tools again within one interval of a message.
+			time.Sleep(time.Second)
+			in := f.Instances()
+			if !listed(f, "w1") {
+				t.Fatalf("the live worker w1 is gone from the fleet after one forged message: instances %+v", in)
+			}
+			if got := toolNames(f); !slices.Contains(got, "echo") {
+				t.Fatalf("the live worker w1's tools are gone after one forged message: tools %v, instances %+v", got, in)
+			}
+		})
+	}
+}
+
+// TestGoodbyeMarksBounded: goodbyes for instances the fleet never saw,
+// asking for an endless TTL, are remembered at most maxGoodbyes of them
+// and for at most three MaxIntervals (every one was kept, for the TTL the
+// goodbye asked, and every later message scanned them all).
+func TestGoodbyeMarksBounded(t *testing.T) {
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	hostile := natstest.Conn(t, s)
+	const n = 5000
+	for i := range n {
+		publishAnnouncement(t, hostile, wire.Announcement{Format: 1, Instance: fmt.Sprintf("ghost-%d", i),
+			EpochMS: 1, Seq: 1, IntervalMS: 1_000_000_000_000, Goodbye: true})
+	}
+	publishAnnouncement(t, hostile, wire.Announcement{Format: 1, Instance: "last", EpochMS: 1, Seq: 1, IntervalMS: 1000})
+	natstest.WaitFor(t, "the goodbyes processed", func() bool { return listed(f, "last") })
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.gone) > maxGoodbyes {
+		t.Errorf("%d goodbye marks of instances never seen", len(f.gone))
+	}
+	for id, g := range f.gone {
+		if time.Until(g.until) > DefaultTTLFactor*MaxInterval {
+			t.Fatalf("the goodbye mark of %s is kept until %v", id, g.until)
+		}
+	}
+}
