@@ -13,6 +13,7 @@ package embedded
 
 import (
 	"cmp"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -225,6 +226,12 @@ func openListeners(o *server.Options) error {
 	return errors.Join(
 		open("websocket", ws.Host, ws.Port, (authenticates(o) || ws.Username != "" || ws.Token != "") && ws.NoAuthUser == ""),
 		open("MQTT", mq.Host, mq.Port, (authenticates(o) || mq.Username != "" || mq.Token != "") && mq.NoAuthUser == ""),
-		open("leaf node", leaf.Host, leaf.Port, leaf.Username != "" || len(leaf.Users) > 0 || leaf.Nkey != ""),
-		open("cluster", route.Host, route.Port, route.Username != ""))
+		open("leaf node", leaf.Host, leaf.Port, leaf.Username != "" || len(leaf.Users) > 0 || leaf.Nkey != "" || verifies(leaf.TLSConfig)),
+		open("cluster", route.Host, route.Port, route.Username != "" || verifies(route.TLSConfig)))
+}
+
+// verifies reports a TLS configuration that admits only clients with a
+// certificate it trusts.
+func verifies(c *tls.Config) bool {
+	return c != nil && c.ClientAuth == tls.RequireAndVerifyClientCert
 }
