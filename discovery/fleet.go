@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,6 +101,15 @@ type Fleet struct {
 	notify chan struct{}
 	done   chan struct{}
 	ended  chan struct{} // closed when the notifier has returned
+	taken  chan struct{} // closed when the intake has returned
+
+	// The broadcast announcements waiting for the intake: the last few per
+	// subject (heldPerSubject), so a neighbour flooding its own subject
+	// crowds out nobody (and the subscription, doing no work, never falls
+	// behind).
+	inMu    sync.Mutex
+	latest  map[string][]*nats.Msg
+	arrived chan struct{}
 
 	mu        sync.Mutex
 	instances map[string]*instance
@@ -160,17 +170,21 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 		notify:    make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		ended:     make(chan struct{}),
+		taken:     make(chan struct{}),
+		latest:    map[string][]*nats.Msg{},
+		arrived:   make(chan struct{}, 1),
 		instances: map[string]*instance{},
 		gone:      map[string]goodbyeMark{},
 		watchers:  map[int]func(){},
 	}
 	f.view.Store(&view{})
-	sub, err := nc.Subscribe(wire.SubjectAnnouncePrefix+"*", f.receive)
+	sub, err := nc.Subscribe(wire.SubjectAnnouncePrefix+"*", f.hold)
 	if err != nil {
 		return nil, fmt.Errorf("discovery: fleet: subscribing to %s*: %w", wire.SubjectAnnouncePrefix, err)
 	}
 	f.sub = sub
 	go f.notifier()
+	go f.intake()
 	if err := f.Discover(ctx); err != nil {
 		f.Close()
 		return nil, err
@@ -225,6 +239,7 @@ func (f *Fleet) Close() error {
 	f.mu.Unlock()
 	close(f.done)
 	<-f.ended
+	<-f.taken
 	return ignoreClosed(f.sub.Unsubscribe())
 }
 
@@ -330,31 +345,103 @@ const (
 	maxGoodbyes  = 1024
 )
 
-// receive handles one announcement (broadcast or discover answer).
+// maxHeld bounds the subjects whose announcements wait for the intake,
+// heldPerSubject the announcements of one subject (the oldest go first).
+const (
+	maxHeld        = 4096
+	heldPerSubject = 2 // a message and the one before it: a reordered pair is still told apart
+)
+
+// hold keeps m for the intake.
+func (f *Fleet) hold(m *nats.Msg) {
+	f.inMu.Lock()
+	if q, ok := f.latest[m.Subject]; ok || len(f.latest) < maxHeld {
+		if len(q) == heldPerSubject {
+			q = append(q[:0], q[1:]...)
+		}
+		f.latest[m.Subject] = append(q, m)
+	}
+	f.inMu.Unlock()
+	select {
+	case f.arrived <- struct{}{}:
+	default:
+	}
+}
+
+func heldSize(q []*nats.Msg) (n int) {
+	for _, m := range q {
+		n += len(m.Data)
+	}
+	return n
+}
+
+// intake applies the held announcements, one merge per batch.
+func (f *Fleet) intake() {
+	defer close(f.taken)
+	for {
+		select {
+		case <-f.done:
+			return
+		case <-f.arrived:
+		}
+		f.inMu.Lock()
+		batch := f.latest
+		f.latest = make(map[string][]*nats.Msg, len(batch))
+		f.inMu.Unlock()
+		// The cheapest subjects first: a neighbour's large announcements
+		// do not delay the others' (their TTLs run meanwhile).
+		queues := slices.SortedFunc(maps.Values(batch), func(a, b []*nats.Msg) int { return cmp.Compare(heldSize(a), heldSize(b)) })
+		merge := false
+		for _, q := range queues {
+			for _, m := range q {
+				merge = f.apply(m) || merge
+			}
+		}
+		f.mu.Lock()
+		if merge && !f.closed {
+			f.rebuild()
+		}
+		f.mu.Unlock()
+	}
+}
+
+// receive handles one announcement (a discover answer) at once.
 func (f *Fleet) receive(m *nats.Msg) {
+	if f.apply(m) {
+		f.mu.Lock()
+		if !f.closed {
+			f.rebuild()
+		}
+		f.mu.Unlock()
+	}
+}
+
+// apply takes one announcement into the fleet's instances; true when the
+// merged view must be rebuilt.
+func (f *Fleet) apply(m *nats.Msg) bool {
 	ann, skipped, err := decodeAnnouncement(m)
 	if err != nil {
 		f.log.Warn("discovery: fleet: ignoring a malformed announcement", "subject", m.Subject, "err", err)
-		return
+		return false
 	}
 	if skipped != nil {
 		f.log.Warn("discovery: fleet: parts of an announcement left out", "instance", ann.Instance, "err", skipped)
 	}
 	if tok, ok := strings.CutPrefix(m.Subject, wire.SubjectAnnouncePrefix); ok && tok != ann.Instance {
 		f.log.Warn("discovery: fleet: ignoring an announcement on another instance's subject", "subject", m.Subject, "instance", ann.Instance)
-		return
+		return false
 	}
 	now := time.Now()
 	if ann.EpochMS > now.Add(maxClockSkew).UnixMilli() {
 		// Newer than anything its instance will send for years: taken, it
 		// would hide the real instance (a forgery, or a clock far ahead).
 		f.log.Warn("discovery: fleet: ignoring an announcement from the future", "instance", ann.Instance, "epoch_ms", ann.EpochMS)
-		return
+		return false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return
+		return false
 	}
 	for id, g := range f.gone {
 		if now.After(g.until) {
@@ -362,11 +449,11 @@ func (f *Fleet) receive(m *nats.Msg) {
 		}
 	}
 	if g, ok := f.gone[ann.Instance]; ok && !newer(ann.EpochMS, ann.Seq, g.epoch, g.seq) {
-		return // from before the goodbye
+		return false // from before the goodbye
 	}
 	cur := f.instances[ann.Instance]
 	if cur != nil && !newer(ann.EpochMS, ann.Seq, cur.ann.EpochMS, cur.ann.Seq) {
-		return // reordered: an older message
+		return false // reordered: an older message
 	}
 	ttl := f.ttl(ann)
 	if ann.Goodbye {
@@ -376,9 +463,8 @@ func (f *Fleet) receive(m *nats.Msg) {
 		if cur != nil {
 			cur.timer.Stop()
 			delete(f.instances, ann.Instance)
-			f.rebuild()
 		}
-		return
+		return cur != nil
 	}
 	changed := cur == nil || !sameOffer(cur.ann, ann)
 	if cur != nil {
@@ -388,11 +474,10 @@ func (f *Fleet) receive(m *nats.Msg) {
 	epoch, seq := ann.EpochMS, ann.Seq
 	in.timer = time.AfterFunc(ttl, func() { f.expire(ann.Instance, epoch, seq) })
 	f.instances[ann.Instance] = in
-	if changed {
-		f.rebuild()
-	} else {
+	if !changed {
 		f.refreshTimes()
 	}
+	return changed
 }
 
 // expire drops an instance whose TTL passed, unless it was heard from

@@ -88,3 +88,51 @@ func TestGoodbyeMarksBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestFloodSparesLiveWorker: a neighbour re-publishing a large (legal)
+// announcement as fast as it can does not make a live worker expire: the
+// fleet keeps the last few messages per subject and decodes off the
+// subscription (it decoded each in full on the subscription, which fell
+// behind, hit its pending limit and dropped the real worker's
+// announcements with the flood).
+func TestFloodSparesLiveWorker(t *testing.T) {
+	s := natstest.Server(t)
+	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1"}) // every 2 s, TTL 6 s
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	natstest.WaitFor(t, "w1 listed", func() bool { return listed(f, "w1") })
+
+	big := wire.Announcement{Format: 1, Instance: "noisy", EpochMS: time.Now().UnixMilli(), IntervalMS: 2000}
+	props := map[string]any{}
+	for i := range 40 {
+		props[fmt.Sprintf("p%02d", i)] = map[string]any{"type": "string", "description": "a parameter of a tool with a long description"}
+	}
+	for i := range 300 {
+		big.Tools = append(big.Tools, wire.AnnouncedTool{Name: fmt.Sprintf("t%04d", i), Description: "x", Group: "basic", Idempotency: "unknown",
+			Parameters: map[string]any{"type": "object", "properties": props}})
+	}
+	hostile := natstest.Conn(t, s)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for seq := uint64(1); ; seq++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			big.Seq = seq
+			b, _ := wire.Msgpack.Marshal(&big)
+			if hostile.Publish(wire.AnnounceSubject("noisy"), b) != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !listed(f, "w1") {
+			dropped, _ := f.sub.Dropped()
+			t.Fatalf("the live worker w1 vanished from the fleet during a neighbour's flood (the subscription dropped %d messages)", dropped)
+		}
+	}
+}
