@@ -109,6 +109,7 @@ type Fleet struct {
 	// behind).
 	inMu    sync.Mutex
 	latest  map[string][]*nats.Msg
+	held    int // bytes in latest
 	arrived chan struct{}
 
 	mu        sync.Mutex
@@ -346,20 +347,29 @@ const (
 )
 
 // maxHeld bounds the subjects whose announcements wait for the intake,
+// maxHeldBytes their bytes (as nats.go's pending limit did before), and
 // heldPerSubject the announcements of one subject (the oldest go first).
 const (
 	maxHeld        = 4096
+	maxHeldBytes   = 64 << 20
 	heldPerSubject = 2 // a message and the one before it: a reordered pair is still told apart
 )
 
-// hold keeps m for the intake.
+// hold keeps m for the intake; past the bounds it is dropped (the
+// instance announces again within its interval).
 func (f *Fleet) hold(m *nats.Msg) {
 	f.inMu.Lock()
-	if q, ok := f.latest[m.Subject]; ok || len(f.latest) < maxHeld {
+	q, ok := f.latest[m.Subject]
+	out := 0 // the bytes of the message m replaces
+	if len(q) == heldPerSubject {
+		out = len(q[0].Data)
+	}
+	if (ok || len(f.latest) < maxHeld) && f.held-out+len(m.Data) <= maxHeldBytes {
 		if len(q) == heldPerSubject {
 			q = append(q[:0], q[1:]...)
 		}
 		f.latest[m.Subject] = append(q, m)
+		f.held += len(m.Data) - out
 	}
 	f.inMu.Unlock()
 	select {
@@ -386,7 +396,7 @@ func (f *Fleet) intake() {
 		}
 		f.inMu.Lock()
 		batch := f.latest
-		f.latest = make(map[string][]*nats.Msg, len(batch))
+		f.latest, f.held = make(map[string][]*nats.Msg, len(batch)), 0
 		f.inMu.Unlock()
 		// The cheapest subjects first: a neighbour's large announcements
 		// do not delay the others' (their TTLs run meanwhile).
@@ -397,22 +407,25 @@ func (f *Fleet) intake() {
 				merge = f.apply(m) || merge
 			}
 		}
-		f.mu.Lock()
-		if merge && !f.closed {
-			f.rebuild()
+		if merge {
+			f.remerge()
 		}
-		f.mu.Unlock()
+	}
+}
+
+// remerge rebuilds the merged view, unless the fleet is closed.
+func (f *Fleet) remerge() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		f.rebuild()
 	}
 }
 
 // receive handles one announcement (a discover answer) at once.
 func (f *Fleet) receive(m *nats.Msg) {
 	if f.apply(m) {
-		f.mu.Lock()
-		if !f.closed {
-			f.rebuild()
-		}
-		f.mu.Unlock()
+		f.remerge()
 	}
 }
 

@@ -136,3 +136,23 @@ func TestFloodSparesLiveWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldBounded: what waits for the intake stays within maxHeldBytes and
+// heldPerSubject per subject, however many large messages arrive.
+func TestHeldBounded(t *testing.T) {
+	f := &Fleet{latest: map[string][]*nats.Msg{}, arrived: make(chan struct{}, 1)}
+	data := make([]byte, 1<<20)
+	for i := range 200 {
+		f.hold(&nats.Msg{Subject: fmt.Sprintf("tools.announce.n%d", i%100), Data: data})
+	}
+	total := 0
+	for subject, q := range f.latest {
+		if len(q) > heldPerSubject {
+			t.Errorf("%s holds %d messages", subject, len(q))
+		}
+		total += heldSize(q)
+	}
+	if total != f.held || total > maxHeldBytes {
+		t.Fatalf("held %d bytes (counted %d), bound %d", total, f.held, maxHeldBytes)
+	}
+}
