@@ -302,10 +302,9 @@ func mountedReply(res map[string]any, err error) *wire.MCPReply {
 // respondMounted sends reply; one too large for the connection is
 // replaced by an error saying so.
 func respondMounted(nc *nats.Conn, m *nats.Msg, reply *wire.MCPReply, logger *slog.Logger) {
-	err := wire.Respond(nc, m, reply)
-	if errors.Is(err, nats.ErrMaxPayload) {
-		err = wire.Respond(nc, m, &wire.MCPReply{Error: fmt.Sprintf("the server's answer is larger than the NATS maximum payload (%d bytes)", nc.MaxPayload())})
-	}
+	err := wire.RespondFitting(nc, m, reply, func(max int64) wire.Message {
+		return &wire.MCPReply{Error: fmt.Sprintf("the server's answer is larger than the NATS maximum payload (%d bytes)", max)}
+	})
 	if err != nil && !errors.Is(err, wire.ErrNoReplySubject) {
 		logger.Warn("mcp: a request to an MCP server: reply not sent", "err", err)
 	}

@@ -161,11 +161,9 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 		} else {
 			reply = answer(set, &req)
 		}
-		err := wire.Respond(nc, m, &reply)
-		if errors.Is(err, nats.ErrMaxPayload) {
-			err = wire.Respond(nc, m, &wire.SkillReply{Error: fmt.Sprintf(
-				"SkillFileTooLargeError: the answer for skill '%s' is larger than the NATS maximum payload (%d bytes).", req.Name, nc.MaxPayload())})
-		}
+		err := wire.RespondFitting(nc, m, &reply, func(max int64) wire.Message {
+			return &wire.SkillReply{Error: fmt.Sprintf("SkillFileTooLargeError: the answer for skill '%s' is larger than the NATS maximum payload (%d bytes).", req.Name, max)}
+		})
 		if err != nil {
 			log.Warn("skill: answering a request for a skill body", "skill", req.Name, "err", err)
 		}

@@ -146,3 +146,13 @@ func Respond(nc *nats.Conn, m *nats.Msg, reply Message) error {
 	}
 	return nc.PublishMsg(&nats.Msg{Subject: m.Reply, Header: c.Header(), Data: data})
 }
+
+// RespondFitting is Respond, with a reply too large for the connection
+// replaced by what tooLarge says of the limit, so the asker is answered.
+func RespondFitting(nc *nats.Conn, m *nats.Msg, reply Message, tooLarge func(maxPayload int64) Message) error {
+	err := Respond(nc, m, reply)
+	if errors.Is(err, nats.ErrMaxPayload) {
+		err = Respond(nc, m, tooLarge(nc.MaxPayload()))
+	}
+	return err
+}
