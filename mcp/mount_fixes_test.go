@@ -109,7 +109,7 @@ func TestWedgedStdioServerTimesOut(t *testing.T) {
 	r := bc.Invoke(callCtx, toolkit.ToolCall{ID: "big", Name: "mcp__wedge__echo", Input: map[string]any{"text": strings.Repeat("x", 256<<10)}})
 	took := time.Since(start)
 	t.Logf("after %v: state=%s code=%s text=%.200q", took.Round(time.Millisecond), r.State, r.Code, r.Text())
-	if took > 8*time.Second || r.Code != toolkit.CodeTimeout {
+	if took > 15*time.Second || r.Code != toolkit.CodeTimeout {
 		t.Errorf("a call to a wedged server with timeout 2s took %v and ended %s/%s, want timeout after ~2s", took.Round(time.Millisecond), r.State, r.Code)
 	}
 	// Closing the client (the worker stopping) must not hang either.
