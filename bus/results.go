@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"sync/atomic"
 	"time"
 
@@ -73,15 +72,15 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // nc and not waited for: the call's own acknowledgement follows it on the
 // same connection, so the stream has the final whenever it has the ack
 // (and without the ack the call is delivered again).
-func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, instance string, log *slog.Logger, failed *atomic.Uint64) {
+func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64) {
 	kept := *resp
 	kept.ID = id
-	kept.Metadata = maps.Clone(resp.Metadata)
-	if kept.Metadata == nil {
-		kept.Metadata = map[string]any{}
-	}
-	kept.Metadata[wire.MetaWorker] = instance
-	data, err := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept})
+	eb := getBuf()
+	defer putBuf(eb)
+	// The worker's metadata is written beside the response's own, as in
+	// the final sent (AppendFrame), without copying the response's map.
+	data, err := wire.AppendFrame(eb.b[:0], &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept}, meta)
+	eb.b = data
 	switch {
 	case err != nil:
 	case wait:

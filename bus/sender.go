@@ -120,12 +120,12 @@ func (s *sender) runSlotted() {
 		// A core call that asked for it has its final stored before the
 		// final is sent, so the caller that got it finds it kept. (A call
 		// that ended meanwhile, abandoned, kept what it answered.)
-		s.w.results.keep(s.w.nc, true, s.key, s.id, resp, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
+		s.w.results.keep(s.w.nc, true, s.key, s.id, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors)
 		s.mu.Lock()
 		if s.done && s.kept {
 			// Abandoned while the result was being stored: what the
 			// caller got is what stays kept.
-			s.w.results.keep(s.w.nc, false, s.key, s.id, s.abandoned(), s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
+			s.w.results.keep(s.w.nc, false, s.key, s.id, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors)
 		}
 		s.kept = true
 		s.mu.Unlock()
@@ -587,7 +587,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		// durable acknowledgement, on the same connection, so the bucket
 		// has it whenever JetStream has the acknowledgement.
 		s.kept = true
-		s.w.results.keep(s.w.nc, false, s.key, s.id, resp, s.w.opts.Instance, s.w.log, &s.w.count.jsErrors)
+		s.w.results.keep(s.w.nc, false, s.key, s.id, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors)
 	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits
