@@ -32,6 +32,8 @@ func init() {
 	switch os.Getenv(mountTestServerEnv) {
 	case "wedge":
 		os.Exit(wedgeServerMain())
+	case "flood":
+		os.Exit(floodServerMain())
 	}
 }
 
@@ -330,3 +332,76 @@ func TestEndlessToolPages(t *testing.T) {
 		t.Errorf("one listing took %d tools (%d MB of heap) from a server that never stops paging, err %v; want it refused past %d tools", served.Load(), growth>>20, err, MaxListedTools)
 	}
 }
+
+// floodServerMain is a go-sdk stdio server whose "flood" tool sends n
+// progress notifications as fast as it can, then creates the file named
+// by its text and returns.
+func floodServerMain() int {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "flood", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "flood", Description: "Flood progress."},
+		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
+			token := req.Params.GetProgressToken()
+			for i := 1; i <= in.N; i++ {
+				if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(in.N), Message: "working"}); err != nil {
+					return nil, nil, err
+				}
+			}
+			if err := os.WriteFile(in.Text, nil, 0o600); err != nil {
+				return nil, nil, err
+			}
+			return textResult("flooded"), nil, nil
+		})
+	_ = srv.Run(context.Background(), &sdk.StdioTransport{})
+	return 0
+}
+
+// A server that sends progress notifications faster than the caller
+// takes them must not grow the call's queue without bound: while the
+// caller is held, a newer report replaces the last queued one, and the
+// caller is told how many were dropped. All 30,000 used to be queued.
+func TestProgressFloodBounded(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := mount(t, ServerConfig{Name: "flood", Transport: TransportStdio, Command: exe, Env: map[string]string{mountTestServerEnv: "flood"}})
+	const n = 30_000
+	marker := filepath.Join(t.TempDir(), "sent")
+	var got []toolkit.Progress
+	var logs []toolkit.LogMessage
+	out := struct {
+		toolkit.WriterFuncs
+		logFunc
+	}{toolkit.WriterFuncs{Prog: func(p toolkit.Progress) error {
+		if len(got) == 0 {
+			// Held until the server has sent everything.
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(marker); err == nil {
+					break
+				}
+			}
+		}
+		got = append(got, p)
+		return nil
+	}}, func(m toolkit.LogMessage) error { logs = append(logs, m); return nil }}
+	r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "f", Name: "mcp__flood__flood", Input: map[string]any{"n": n, "text": marker}}, out)
+	if r.Text() != "flooded" {
+		t.Fatalf("final: %+v", r)
+	}
+	t.Logf("%d progress reports delivered of %d, logs %v", len(got), n, logs)
+	// The batch taken when the caller was first held, then one queue.
+	if len(got) > 2*sinkMaxItems+1 {
+		t.Errorf("%d progress reports were queued for a held caller, want at most %d", len(got), 2*sinkMaxItems+1)
+	}
+	if last := got[len(got)-1]; last.Progress != n {
+		t.Errorf("the last progress delivered is %v, want the server's last (%d)", last.Progress, n)
+	}
+	if len(logs) != 1 || logs[0].Level != "warning" || !strings.Contains(fmt.Sprint(logs[0].Data), "were dropped") {
+		t.Errorf("logs %+v, want one warning that reports were dropped", logs)
+	}
+}
+
+// logFunc adapts a function to toolkit.LogWriter.
+type logFunc func(toolkit.LogMessage) error
+
+func (f logFunc) Log(m toolkit.LogMessage) error { return f(m) }

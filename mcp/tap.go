@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 
@@ -81,7 +82,7 @@ func (r *progressRouter) deliverLog(token string, params json.RawMessage) {
 	s := r.sinks[token]
 	r.mu.Unlock()
 	if s != nil {
-		s.add(sinkItem{log: &m})
+		s.add(sinkItem{log: &m, size: len(params)})
 	}
 }
 
@@ -100,24 +101,37 @@ func (r *progressRouter) deliver(params json.RawMessage) {
 	s := r.sinks[tok]
 	r.mu.Unlock()
 	if s != nil {
-		s.add(sinkItem{progress: toolkit.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}})
+		s.add(sinkItem{progress: toolkit.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}, size: len(params)})
 	}
 }
 
 // progressSink queues one call's progress reports and log messages, in
-// wire order (unbounded, so the connection's reader never waits for the
-// consumer).
+// wire order, so the connection's reader never waits for the consumer.
+// The queue is bounded (sinkMaxItems, sinkMaxBytes): a server sending
+// faster than the caller takes them has a newer progress report replace
+// the last one queued (progress says how far the call is, the latest is
+// what counts) and further log messages dropped; the consumer is told
+// how many were lost (take).
 type progressSink struct {
-	mu     sync.Mutex
-	items  []sinkItem
-	closed bool
-	ready  chan struct{}
+	mu      sync.Mutex
+	items   []sinkItem
+	bytes   int // the queued items' size
+	dropped int // items lost to the bound since the last take
+	closed  bool
+	ready   chan struct{}
 }
+
+// The bounds of one call's queue of progress reports and log messages.
+const (
+	sinkMaxItems = 1024
+	sinkMaxBytes = 1 << 20
+)
 
 // sinkItem is a progress report, or a log message when log is set.
 type sinkItem struct {
 	progress toolkit.Progress
 	log      *toolkit.LogMessage
+	size     int // of the notification's params on the wire
 }
 
 func (s *progressSink) add(it sinkItem) {
@@ -126,7 +140,18 @@ func (s *progressSink) add(it sinkItem) {
 		s.mu.Unlock()
 		return
 	}
-	s.items = append(s.items, it)
+	n := len(s.items)
+	switch {
+	case n < sinkMaxItems && s.bytes+it.size <= sinkMaxBytes:
+		s.items = append(s.items, it)
+		s.bytes += it.size
+	case it.log == nil && n > 0 && s.items[n-1].log == nil:
+		s.bytes += it.size - s.items[n-1].size
+		s.items[n-1] = it
+		s.dropped++
+	default:
+		s.dropped++
+	}
 	s.mu.Unlock()
 	select {
 	case s.ready <- struct{}{}:
@@ -134,12 +159,17 @@ func (s *progressSink) add(it sinkItem) {
 	}
 }
 
-// take returns and clears the queued items.
+// take returns and clears the queued items, after a warning when some
+// were dropped since the last take.
 func (s *progressSink) take() []sinkItem {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	items := s.items
-	s.items = nil
+	if s.dropped > 0 {
+		items = append(items, sinkItem{log: &toolkit.LogMessage{Level: "warning", Logger: "toolbus",
+			Data: fmt.Sprintf("the MCP server sent progress and log notifications faster than they were delivered: %d were dropped", s.dropped)}})
+	}
+	s.items, s.bytes, s.dropped = nil, 0, 0
 	return items
 }
 
