@@ -88,7 +88,15 @@
 // result, in order, and none after the final response. (The go-sdk's own
 // progress handler runs on a separate goroutine and can lag behind the
 // result, which is why it is not used.) A progress notification on an
-// event-stream line longer than 64 KiB is not seen.
+// event-stream line longer than 64 KiB is not seen. A call's queue is
+// bounded (1024 notifications, 1 MiB): a server sending faster than the
+// caller takes them has a newer progress report replace the last queued
+// one and further log messages dropped, and the caller gets one warning
+// log message with the count.
+//
+// Size: one message from a server is at most MaxMessageBytes (16 MiB):
+// the go-sdk bounds stdio lines and event-stream events so, and a
+// Streamable HTTP JSON answer past it fails its request.
 //
 // Cancel: cancelling the call's context cancels the request
 // (notifications/cancelled); the final response is interrupted and the

@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -93,6 +94,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
+	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// The go-sdk reads a JSON answer whole (its event streams and
+		// stdio lines are bounded, this is not).
+		resp.Body = &boundedBody{body: resp.Body, left: MaxMessageBytes}
+	}
 	if err == nil && t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
 		resp.Body = &listTap{body: resp.Body, orders: t.orders}
 	}
@@ -117,3 +123,34 @@ func (t *headerTransport) closeIdle() {
 
 // ErrRuntimeHeaders is wrapped by SetRuntimeHeaders' errors.
 var ErrRuntimeHeaders = errors.New("mcp: runtime headers rejected")
+
+// MaxMessageBytes bounds one message from an MCP server, as the go-sdk
+// bounds a stdio line and an event of an event stream (16 MiB): a
+// Streamable HTTP server's JSON answer longer than this fails the request
+// instead of being read into memory.
+const MaxMessageBytes = 16 << 20
+
+// boundedBody fails a response body once it passes left bytes.
+type boundedBody struct {
+	body io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errMessageTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.body.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, errMessageTooLarge
+	}
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.body.Close() }
+
+var errMessageTooLarge = fmt.Errorf("mcp: the server's answer is over %d MiB (MaxMessageBytes)", MaxMessageBytes>>20)

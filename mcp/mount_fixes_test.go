@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -405,3 +407,63 @@ func TestProgressFloodBounded(t *testing.T) {
 type logFunc func(toolkit.LogMessage) error
 
 func (f logFunc) Log(m toolkit.LogMessage) error { return f(m) }
+
+// A Streamable HTTP server that answers a call with an endless JSON body
+// fails that call once the body passes MaxMessageBytes; the go-sdk used to
+// read the whole body into memory first.
+func TestHugeJSONAnswerRefused(t *testing.T) {
+	srv := newTestServer(nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	const total = 256 << 20
+	var written atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", r.Header.Get("Mcp-Session-Id"))
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, msg.ID)
+		piece := bytes.Repeat([]byte("x"), 64<<10)
+		for written.Load() < total {
+			if _, err := w.Write(piece); err != nil {
+				return
+			}
+			written.Add(int64(len(piece)))
+		}
+		fmt.Fprint(w, `"}]}}`)
+	}))
+	t.Cleanup(hs.Close)
+	tk, _ := mount(t, ServerConfig{Name: "huge", Transport: TransportStreamableHTTP, URL: hs.URL})
+	r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "h", Name: "mcp__huge__echo", Input: map[string]any{"text": "x"}}, toolkit.WriterFuncs{})
+	t.Logf("final %s/%s %.200q; the server wrote %d MiB", r.State, r.Code, r.Text(), written.Load()>>20)
+	if r.State != toolkit.StateError || !strings.Contains(r.Text(), "MaxMessageBytes") {
+		t.Errorf("a call answered with %d MiB of JSON ended %s/%s %.200q, want an error naming MaxMessageBytes", written.Load()>>20, r.State, r.Code, r.Text())
+	}
+	if written.Load() >= total {
+		t.Errorf("the whole %d MiB answer was read", total>>20)
+	}
+}
+
+// An event-stream event of many short data lines is not a notification:
+// the tap keeps none of it (it kept every line), and reads the next.
+func TestTapManyLineEvent(t *testing.T) {
+	var r progressRouter
+	sink := r.open("c1")
+	tap := newSSETap(io.NopCloser(strings.NewReader("")), &r, "c1")
+	tap.feed(bytes.Repeat([]byte("data: x\n"), 200_000))
+	if len(tap.data) > maxTapLine/2 {
+		t.Errorf("the tap holds %d lines of one event", len(tap.data))
+	}
+	tap.feed([]byte("\n"))
+	tap.feed([]byte(`data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"c1","progress":1}}` + "\n\n"))
+	if items := sink.take(); len(items) != 1 || items[0].progress.Progress != 1 {
+		t.Errorf("after the long event, items %+v, want the progress notification", items)
+	}
+}

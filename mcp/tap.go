@@ -304,6 +304,8 @@ type sseTap struct {
 	line   []byte
 	skip   bool // the current line outgrew maxTapLine
 	data   [][]byte
+	size   int  // of data
+	over   bool // the event outgrew maxTapLine: not a notification
 	events int
 }
 
@@ -344,7 +346,7 @@ func (t *sseTap) appendLine(b []byte) {
 	}
 	if len(t.line)+len(b) > maxTapLine {
 		t.skip, t.line = true, t.line[:0]
-		t.data = nil // the event is not a progress notification we can read
+		t.data, t.over = nil, true // the event is not a progress notification we can read
 		return
 	}
 	t.line = append(t.line, b...)
@@ -356,11 +358,23 @@ func (t *sseTap) endLine(line []byte) {
 		t.dispatch()
 	case bytes.HasPrefix(line, []byte("data:")):
 		d := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+		if t.size += len(d) + 1; t.size > maxTapLine {
+			t.over = true // an event of many lines is not a notification either
+		}
+		if t.over {
+			t.data = nil
+			return
+		}
 		t.data = append(t.data, bytes.Clone(d))
 	}
 }
 
 func (t *sseTap) dispatch() {
+	over := t.over
+	t.size, t.over = 0, false
+	if over {
+		return
+	}
 	data := bytes.Join(t.data, []byte("\n"))
 	t.data = t.data[:0]
 	isLog := t.token != "" && bytes.Contains(data, []byte(methodLog))
