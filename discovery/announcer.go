@@ -44,7 +44,8 @@ type AnnouncerOptions struct {
 
 // Announcer announces a Toolkit's tools for a worker: at start, whenever
 // the toolkit changes (Toolkit.OnChange), every Interval, and in answer to
-// each request on wire.SubjectDiscover; Stop publishes a goodbye.
+// requests on wire.SubjectDiscover (a bounded number per window, the rest
+// by one broadcast: see answerWindow); Stop publishes a goodbye.
 //
 // All messages of an Announcer are published under one lock, so they
 // leave in Seq order and nothing follows the goodbye. Its one goroutine
@@ -62,10 +63,24 @@ type Announcer struct {
 	unwatch  func()
 	sub      *nats.Subscription
 
-	mu      sync.Mutex // serialises publishing; guards seq and stopped
+	mu      sync.Mutex // serialises publishing; guards what follows
 	seq     uint64
 	stopped bool
+	window  time.Time   // when the current answer window began
+	answers int         // discover requests answered in it
+	owed    *time.Timer // the announcement owed to requests over the bound
 }
+
+// Discover requests are answered at most answersPerWindow times per
+// answerWindow: any caller may send them, and each answer is a whole
+// announcement. The requests beyond are answered together by one
+// announcement on the instance's subject at the window's end, which the
+// asking fleets receive (they subscribe to announcements before they
+// ask).
+const (
+	answerWindow     = 250 * time.Millisecond
+	answersPerWindow = 32
+)
 
 // NewAnnouncer starts announcing tk on nc. It publishes the first
 // announcement before returning and fails if that is impossible (for
@@ -154,6 +169,9 @@ func (a *Announcer) Stop() error {
 		return nil
 	}
 	a.stopped = true
+	if a.owed != nil {
+		a.owed.Stop()
+	}
 	a.seq++
 	bye := wire.Announcement{Format: wire.AnnounceFormat, Instance: a.opts.Instance, Version: a.opts.Version, Queue: a.opts.Queue,
 		EpochMS: a.epoch, Seq: a.seq, IntervalMS: a.opts.Interval.Milliseconds(), Goodbye: true,
@@ -218,10 +236,31 @@ func (a *Announcer) answer(m *nats.Msg) {
 	if a.stopped {
 		return
 	}
+	now := time.Now()
+	if now.Sub(a.window) >= answerWindow {
+		a.window, a.answers = now, 0
+	}
+	if a.answers >= answersPerWindow {
+		if a.owed == nil {
+			a.owed = time.AfterFunc(a.window.Add(answerWindow).Sub(now), a.payOwed)
+		}
+		return
+	}
+	a.answers++
 	a.seq++
 	ann := a.build(a.seq)
 	if err := a.publish(m.Reply, m, &ann); err != nil {
 		a.log.Error("discovery: answering a discover request", "err", err)
+	}
+}
+
+// payOwed announces for the discover requests left unanswered.
+func (a *Announcer) payOwed() {
+	a.mu.Lock()
+	a.owed = nil
+	a.mu.Unlock()
+	if err := a.announce(); err != nil {
+		a.log.Error("discovery: announcing tools", "err", err)
 	}
 }
 

@@ -156,3 +156,49 @@ func TestHeldBounded(t *testing.T) {
 		t.Fatalf("held %d bytes (counted %d), bound %d", total, f.held, maxHeldBytes)
 	}
 }
+
+// TestDiscoverFloodBounded: any caller may send discover requests, and
+// each one made every worker build and send its whole announcement. A
+// flood of them is answered at most answersPerWindow times a window; the
+// requests beyond are answered by one announcement on the worker's
+// subject at the window's end, so a fleet started during the flood still
+// finds the worker.
+func TestDiscoverFloodBounded(t *testing.T) {
+	s := natstest.Server(t)
+	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
+	hostile := natstest.Conn(t, s)
+	inbox := nats.NewInbox()
+	answers, err := hostile.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers.SetPendingLimits(-1, -1)
+	watcher := natstest.Conn(t, s)
+	announced, err := watcher.SubscribeSync(wire.AnnounceSubject("w1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher.Flush()
+	const n = 20_000
+	start := time.Now()
+	for range n {
+		if err := hostile.PublishRequest(wire.SubjectDiscover, inbox, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hostile.Flush()
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	natstest.WaitFor(t, "w1 listed by a fleet started during the flood", func() bool { return listed(f, "w1") })
+	time.Sleep(2 * answerWindow) // the owed announcement
+	took := time.Since(start)
+	got, _, _ := answers.Pending()
+	bcast, _, _ := announced.Pending()
+	windows := int(took/answerWindow) + 2
+	t.Logf("%d discover requests in %v: %d answered, %d announcements", n, took.Round(time.Millisecond), got, bcast)
+	if got > windows*answersPerWindow {
+		t.Errorf("%d of %d discover requests answered in %v, want at most %d per %v", got, n, took.Round(time.Millisecond), answersPerWindow, answerWindow)
+	}
+	if bcast < 1 || bcast > windows {
+		t.Errorf("%d announcements for the requests over the bound, want 1 to %d", bcast, windows)
+	}
+}
