@@ -230,16 +230,19 @@ func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decisio
 	if len(in) > MaxPendingInput {
 		in = append(in[:MaxPendingInput:MaxPendingInput], "…"...)
 	}
+	if len(d.Message) > MaxPendingInput { // so the record always fits a message
+		d.Message = d.Message[:MaxPendingInput] + "…"
+	}
 	p := Pending{
 		Session: call.Scope(), CallID: call.ID, Tool: call.Name, Digest: digest, Input: string(in),
 		Message: d.Message, Reason: d.Reason, Safety: d.Safety, Suggested: d.Suggested, Created: g.opts.Now().UTC(),
 	}
-	// A call id pending with another input keeps that input until it is
+	// A call id pending with another tool or input keeps them until it is
 	// decided or expires: a human may be reviewing it, and an approval is
 	// for what the human saw, not for what was sent under the id since.
 	if old, err := g.store.FindPending(ctx, p.Session, p.CallID); err == nil && len(old) == 1 &&
-		old[0].Digest != digest && p.Created.Sub(old[0].Created) <= g.opts.ApprovalTTL {
-		g.opts.Logger.Warn("permission: a pending call was sent again with another input; the pending input stays",
+		(old[0].Digest != digest || old[0].Tool != p.Tool) && p.Created.Sub(old[0].Created) <= g.opts.ApprovalTTL {
+		g.opts.Logger.Warn("permission: a pending call was sent again with another tool or input; the pending call stays",
 			"session", call.Session, "call", call.ID, "tool", call.Name)
 		return
 	}

@@ -3,7 +3,6 @@ package permission
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -264,14 +263,23 @@ func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 		return nil // only a one-shot approval fits
 	}
 	var out []Rule
+	seen := map[string]bool{}
 	for _, c := range line.cmds {
 		if readOnlyCmd(c) {
 			continue
 		}
 		r := Rule{Tool: t.Name, Pattern: suggestPrefix(c), Behavior: Allow, Source: "suggested"}
-		if r.Pattern != "" && !slices.Contains(out, r) {
-			out = append(out, r)
+		if r.Pattern == "" || seen[r.Pattern] {
+			continue
 		}
+		if len(out) == maxSuggested {
+			return nil // too many to review as rules: a one-shot approval fits
+		}
+		seen[r.Pattern] = true
+		out = append(out, r)
 	}
 	return out
 }
+
+// maxSuggested bounds the rules suggested for one command line.
+const maxSuggested = 16
