@@ -786,15 +786,17 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 		// bound is checked before multiplying, which could overflow.
 		hb = MaxHeartbeat
 		if ms < MaxHeartbeat.Milliseconds() {
-			hb = max(time.Duration(ms)*time.Millisecond, MinHeartbeat)
+			hb = max(time.Duration(max(ms, 0))*time.Millisecond, MinHeartbeat)
 		}
 	}
 	if v := h.Get(wire.HeaderTimeout); v != "" {
 		ms, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+		if perr != nil {
 			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", wire.HeaderTimeout, v)
 		}
-		d := time.Duration(max(ms, 0)) * time.Millisecond // ≤ 0: timeout at once, never an overflow
+		// ≤ 0: timeout at once; past a century (a "never" deadline) it is
+		// clamped there; never an overflow.
+		d := time.Duration(min(max(ms, 0), maxTimeoutMS)) * time.Millisecond
 		timeout = &d
 	}
 	if rev, err = parseRevision(h); err != nil {
@@ -802,6 +804,10 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 	}
 	return hb, timeout, rev, nil
 }
+
+// maxTimeoutMS is the longest timeout a call header can set (about 146
+// years); longer ones are clamped to it.
+const maxTimeoutMS = int64(time.Duration(1<<62) / time.Millisecond)
 
 // parseRevision reads the groups revision header; absent is 0.
 func parseRevision(h nats.Header) (uint64, error) {
