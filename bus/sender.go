@@ -89,10 +89,16 @@ func (s *sender) run() {
 			// Silent here before the pinned worker answers, which numbers
 			// its frames after the heartbeats sent from here meanwhile.
 			s.mu.Lock()
+			if s.done {
+				// Answered while it was routed (its deadline, a cancel),
+				// and released: nothing goes on.
+				s.mu.Unlock()
+				return
+			}
 			seq := s.seq
 			s.silenceLocked()
 			s.mu.Unlock()
-			s.w.aff.forward(s.in, to, seq)
+			s.w.aff.forward(s.ctx, s.in, to, seq)
 			s.release()
 			return
 		}
@@ -104,6 +110,12 @@ func (s *sender) run() {
 	} else if !s.w.takeSlot() {
 		s.refused = true
 		s.final(s.w.overloaded(s.id))
+		return
+	}
+	if s.isDone() {
+		// Answered while it was routed or waited for its slot, and
+		// released: the tool does not run after its final.
+		<-s.w.slots
 		return
 	}
 	s.runSlotted()
@@ -147,7 +159,9 @@ func (s *sender) silenceLocked() {
 		s.span.End()
 	}
 	s.w.mu.Lock()
-	delete(s.w.calls, s.key)
+	if s.w.calls[s.key] == s { // not a new call that reused the id since
+		delete(s.w.calls, s.key)
+	}
 	s.w.mu.Unlock()
 	s.dropHold()
 }

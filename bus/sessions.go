@@ -262,11 +262,15 @@ func (a *affinity) isAlive(instance string) bool {
 
 // forward passes the call on to the pinned worker, which answers the
 // caller directly, numbering its frames after seq (the last this worker
-// sent).
-func (a *affinity) forward(in *incoming, owner string, seq uint64) {
+// sent). The caller's timeout goes on as what is left of it (ctx's
+// deadline), not as the caller sent it: routing took some of it.
+func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq uint64) {
 	h := nats.Header{}
 	for k, v := range in.header {
 		h[k] = v
+	}
+	if dl, ok := ctx.Deadline(); ok && h.Get(wire.HeaderTimeout) != "" {
+		h.Set(wire.HeaderTimeout, strconv.FormatInt(max(time.Until(dl).Milliseconds(), 0), 10))
 	}
 	h.Set(wire.HeaderForwarded, a.w.opts.Instance)
 	if seq > 0 {
