@@ -26,8 +26,8 @@ type Options struct {
 	// WorkingDirs are trusted by ModeAcceptEdits; relative file paths are
 	// resolved against the first.
 	WorkingDirs []string
-	// ApprovalTTL: an approval older than this is ignored; 0 means
-	// DefaultApprovalTTL.
+	// ApprovalTTL: an approval older than this is ignored; 0 means what
+	// the store keeps (KVStore.ApprovalTTL), else DefaultApprovalTTL.
 	ApprovalTTL time.Duration
 	// Logger receives approvals used and store failures; nil means
 	// slog.Default().
@@ -71,6 +71,9 @@ func NewGuard(store Store, opts *Options) (*Guard, error) {
 	o.WorkingDirs = slices.Clone(o.WorkingDirs)
 	if o.ApprovalTTL == 0 {
 		o.ApprovalTTL = DefaultApprovalTTL
+		if s, ok := store.(interface{ ApprovalTTL() time.Duration }); ok && s.ApprovalTTL() > 0 {
+			o.ApprovalTTL = s.ApprovalTTL() // what the store keeps
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -24,8 +24,16 @@ type KVConfig struct {
 	// wire.BucketApprovals.
 	ApprovalsBucket string
 	// ApprovalTTL is how long pending calls and approvals are kept (the
-	// approvals bucket's max age); 0 means DefaultApprovalTTL.
+	// approvals bucket's max age). 0 means the existing bucket's, or
+	// DefaultApprovalTTL for a new one; another value than an existing
+	// bucket's is an error (the bucket, created before, would expire
+	// entries at its own age).
 	ApprovalTTL time.Duration
+	// ApprovalsMaxBytes bounds the approvals bucket when it is created, so
+	// callers asking for approvals cannot fill the JetStream store the
+	// fleet shares (a full bucket records no more pending calls until
+	// entries expire). 0 means DefaultApprovalsMaxBytes, negative no bound.
+	ApprovalsMaxBytes int64
 	// PolicyTTL is how long a session's mode and rules are kept after
 	// their last change (the policy bucket's max age, set when it is
 	// created); 0 means bus.DefaultSessionTTL, negative forever.
@@ -39,6 +47,10 @@ type KVConfig struct {
 
 // DefaultApprovalTTL is how long an approval (or a pending call) lasts.
 const DefaultApprovalTTL = 24 * time.Hour
+
+// DefaultApprovalsMaxBytes bounds a new approvals bucket: about 30,000
+// pending calls of the largest size.
+const DefaultApprovalsMaxBytes = 256 << 20
 
 // KVStore is a Store on two JetStream KV buckets, shared by every worker
 // and client of a fleet, and durable across restarts. Keys:
@@ -59,9 +71,14 @@ const DefaultApprovalTTL = 24 * time.Hour
 // just-made approval a moment late and answer approval_required once more);
 // on a single server they are.
 type KVStore struct {
-	policies  jetstream.KeyValue
-	approvals jetstream.KeyValue
+	policies    jetstream.KeyValue
+	approvals   jetstream.KeyValue
+	approvalTTL time.Duration // the approvals bucket's max age
 }
+
+// ApprovalTTL is how long the approvals bucket keeps pending calls and
+// approvals; a Guard on the store without Options.ApprovalTTL uses it.
+func (s *KVStore) ApprovalTTL() time.Duration { return s.approvalTTL }
 
 // NewKVStore creates (or opens) the buckets.
 func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KVStore, error) {
@@ -75,11 +92,18 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	if c.ApprovalsBucket == "" {
 		c.ApprovalsBucket = wire.BucketApprovals
 	}
+	explicitTTL := c.ApprovalTTL != 0
 	if c.ApprovalTTL == 0 {
 		c.ApprovalTTL = DefaultApprovalTTL
 	}
 	if c.ApprovalTTL < 0 {
 		return nil, fmt.Errorf("permission: negative approval TTL %v", c.ApprovalTTL)
+	}
+	switch {
+	case c.ApprovalsMaxBytes == 0:
+		c.ApprovalsMaxBytes = DefaultApprovalsMaxBytes
+	case c.ApprovalsMaxBytes < 0:
+		c.ApprovalsMaxBytes = -1
 	}
 	switch {
 	case c.PolicyTTL == 0:
@@ -99,12 +123,21 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	}
 	appr, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
 		Bucket: c.ApprovalsBucket, Description: "toolbus pending calls and one-shot approvals",
-		TTL: c.ApprovalTTL, Replicas: c.Replicas, Storage: c.Storage,
+		TTL: c.ApprovalTTL, MaxBytes: c.ApprovalsMaxBytes, Replicas: c.Replicas, Storage: c.Storage,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.ApprovalsBucket, err)
 	}
-	return &KVStore{policies: pol, approvals: appr}, nil
+	st, err := appr.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("permission: bucket %q: %w", c.ApprovalsBucket, err)
+	}
+	ttl := st.TTL()
+	if explicitTTL && ttl != c.ApprovalTTL {
+		return nil, fmt.Errorf("permission: bucket %q keeps pending calls and approvals for %v, not the %v asked for (approval_ttl): it was created so before; ask for %v, or delete the bucket so that it is created again",
+			c.ApprovalsBucket, ttl, c.ApprovalTTL, ttl)
+	}
+	return &KVStore{policies: pol, approvals: appr, approvalTTL: ttl}, nil
 }
 
 func sessionKey(session string) string { return "s." + wire.ScopedKeyToken(session) }
