@@ -418,6 +418,14 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	defer cancel()
 	msg := &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data}
 	ack, tries, _, err := queueCall(pctx, js, msg)
+	if err == nil && ack.Duplicate && tries == 1 {
+		// Sent again after its approval: queued under an id of its own.
+		b, _ := c.resultsBucket(pctx)
+		if id, ok := approvalResend(pctx, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
+			h.Set(jetstream.MsgIDHeader, id)
+			ack, tries, _, err = queueCall(pctx, js, msg)
+		}
+	}
 	switch {
 	case errors.Is(err, errNoJetStream):
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: "+err.Error()+"; send the call without durable.")
@@ -437,8 +445,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable call could not be queued: %v", err))
 	case ack.Duplicate && tries == 1: // a later try's duplicate is the earlier try, stored
-		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
-			"DuplicateCallError: a durable call with id %q was sent already (in the last %s): it runs once, and its frames go to where it was sent first.", call.ID, "dedup window"))
+		return duplicateCall(call.ID)
 	}
 	return nil
 }

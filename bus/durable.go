@@ -436,8 +436,25 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	// from when the call was queued, a moment after the caller sent it.
 	ctx, cancel := context.WithTimeout(d.ctx, enqueueWorkerWait)
 	defer cancel()
-	_, _, uncertain, err := queueCall(ctx, d.js, &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data})
+	msg := &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data}
+	ack, tries, uncertain, err := queueCall(ctx, d.js, msg)
 	c := wire.CodecOf(in.header)
+	if err == nil && ack.Duplicate && tries == 1 {
+		var b jetstream.KeyValue
+		if d.w.results != nil {
+			b = d.w.results.kv
+		}
+		qid, again := approvalResend(ctx, b, callKey(in.identity, id), h.Get(jetstream.MsgIDHeader))
+		if !again {
+			// The stream has it already and stores nothing: answered
+			// here, or the caller would wait for its deadline.
+			d.w.replyFinal(in, c, duplicateCall(id))
+			return true
+		}
+		// Sent again after its approval: queued under an id of its own.
+		h.Set(jetstream.MsgIDHeader, qid)
+		_, _, uncertain, err = queueCall(ctx, d.js, msg)
+	}
 	switch {
 	case err == nil:
 	case !uncertain:
@@ -463,6 +480,13 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 		d.w.log.Warn("bus: telling the caller its call is queued", "call", id, "err", err)
 	}
 	return true
+}
+
+// duplicateCall is the final of a durable call the calls stream has
+// already (within its dedup window).
+func duplicateCall(id string) *toolkit.Response {
+	return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf(
+		"DuplicateCallError: a durable call with id %q was sent already (in the last %s): it runs once, and its frames go to where it was sent first.", id, "dedup window"))
 }
 
 // enqueueWorkerWait bounds how long a worker tries to queue a call that

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -123,6 +124,35 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 			"ResultNotFoundError: no result is kept for call '%s': it was not sent to keep its result, has not ended yet, or its result expired.", id))
 	}
 	return r
+}
+
+// approvalResend is the message id under which a durable call that the
+// calls stream has seen already (msgID, within its dedup window) is
+// queued again, when it may be: its kept final (key) is
+// approval_required, so it ended without running and is sent again after
+// its approval, as the permission flow says. The new id carries the kept
+// final's revision, so identical re-sends stay one call. false: a true
+// duplicate (the call ran, runs, or nothing is kept of it).
+func approvalResend(ctx context.Context, b jetstream.KeyValue, key, msgID string) (string, bool) {
+	if b == nil {
+		return "", false
+	}
+	// A durable final is kept unwaited (keep): it may lag its frame.
+	e, err := b.Get(ctx, key)
+	for _, wait := range lookAgain {
+		if !errors.Is(err, jetstream.ErrKeyNotFound) || kv.Sleep(ctx, wait) != nil {
+			break
+		}
+		e, err = b.Get(ctx, key)
+	}
+	if err != nil {
+		return "", false
+	}
+	var f wire.Frame
+	if wire.Msgpack.Unmarshal(e.Value(), &f) != nil || f.Final == nil || f.Final.Code != toolkit.CodeApprovalRequired {
+		return "", false
+	}
+	return msgID + "~" + strconv.FormatUint(e.Revision(), 10), true
 }
 
 // lookAgain are the waits before each new look for a result not found:

@@ -74,7 +74,8 @@ type WorkerOptions struct {
 	// Results turns kept results on: the finals of calls sent with
 	// wire.HeaderKeepResult are stored for Client.Result (see
 	// ResultsOptions). Nil leaves them off (such calls are answered as
-	// usual, their results not kept).
+	// usual, their results not kept), unless Durable is set: the durable
+	// path always keeps its finals, then in a bucket with the defaults.
 	Results *ResultsOptions
 	// Sessions turns session affinity on: a session's calls of
 	// session-bound tools (toolkit.SessionBound) run on one worker (see
@@ -259,8 +260,14 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		if o.Durable != nil {
 			w.dur, err = startDurable(ctx, w, o.Durable)
 		}
-		if err == nil && o.Results != nil {
-			w.results, err = openResults(ctx, o.Results)
+		ro := o.Results
+		if ro == nil && o.Durable != nil {
+			// The durable path keeps its finals (its callers read them
+			// back when a frame is lost): the bucket's defaults.
+			ro = &ResultsOptions{JetStream: o.Durable.JetStream, Replicas: o.Durable.Replicas}
+		}
+		if err == nil && ro != nil {
+			w.results, err = openResults(ctx, ro)
 		}
 		if err == nil && w.dur != nil {
 			err = w.dur.watchExhausted()
