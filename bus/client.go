@@ -122,6 +122,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	pending  map[string]*inbox
+	retrying map[string]bool // calls sent again (by the id their caller gave) → cancelled
 	revs     map[string]uint64 // session → latest groups revision seen
 	pins     map[string]string // session scope → the worker its session-bound tools run on
 	bound    map[string]bool   // tools seen to be session-bound
@@ -148,6 +149,7 @@ const durableLookEvery = 5 * time.Second
 type inbox struct {
 	signal chan struct{} // cap 1
 	id     string        // the call's id, for the cancel at Close
+	first  string        // the id its caller gave, of which id is an attempt
 
 	mu      sync.Mutex
 	msgs    []*nats.Msg
@@ -315,7 +317,24 @@ func (c *Client) watch() {
 // with the worker's interrupted final. Cancelling an unknown or finished
 // call is harmless.
 func (c *Client) Cancel(callID string) error {
-	return c.cancel(callID, "")
+	err := c.cancel(callID, "")
+	// A call sent again runs under another id (attemptID): its attempt in
+	// flight is cancelled too, and no further attempt starts.
+	var attempts []string
+	c.mu.Lock()
+	if _, ok := c.retrying[callID]; ok {
+		c.retrying[callID] = true
+		for _, b := range c.pending {
+			if b.first == callID && b.id != callID {
+				attempts = append(attempts, b.id)
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range attempts {
+		err = errors.Join(err, c.cancel(id, ""))
+	}
+	return err
 }
 
 func (c *Client) cancel(callID, reason string) error {
@@ -374,7 +393,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		var final *toolkit.Response
 		for n := 1; ; n++ {
 			durable := call.Durable
-			if final = c.run(ctx, attempt, pass, &durable); final == nil {
+			if final = c.run(ctx, attempt, call.ID, pass, &durable); final == nil {
 				return
 			}
 			// A durable call was delivered again by the queue already.
@@ -387,6 +406,13 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 					final.Metadata[wire.MetaAttempts] = n
 				}
 				break
+			}
+			if c.sendAgain(call.ID, n == 1) {
+				final = toolkit.Final(call.ID, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
+				break
+			}
+			if n == 1 {
+				defer c.doneRetrying(call.ID)
 			}
 			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
 		}
@@ -514,6 +540,28 @@ const maxRetryWait = 2 * time.Second
 
 // attemptID is the id of the nth attempt of call id: its own, so that the
 // cancel of a lost attempt leaves the next alone.
+// sendAgain registers call id (the id its caller gave) as sent again, on
+// its first retry; true when it was cancelled meanwhile.
+func (c *Client) sendAgain(id string, first bool) (cancelled bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if first {
+		if c.retrying == nil {
+			c.retrying = map[string]bool{}
+		}
+		if _, ok := c.retrying[id]; !ok {
+			c.retrying[id] = false
+		}
+	}
+	return c.retrying[id]
+}
+
+func (c *Client) doneRetrying(id string) {
+	c.mu.Lock()
+	delete(c.retrying, id)
+	c.mu.Unlock()
+}
+
 func attemptID(id string, n int) string {
 	suffix := "-r" + strconv.Itoa(n)
 	return id[:min(len(id), wire.MaxCallIDLen-len(suffix))] + suffix
@@ -545,7 +593,7 @@ func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 
 // run does the call; it returns the final to yield, or nil when the
 // consumer stopped the iteration.
-func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(toolkit.Event) bool, durable *bool) *toolkit.Response {
+func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable *bool) *toolkit.Response {
 	if !wire.ValidCallID(call.ID) {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", call.ID, wire.MaxCallIDLen))
 	}
@@ -566,7 +614,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, yield func(tool
 	reply := string(strconv.AppendUint(append(rb[:0], c.prefix...), c.next.Add(1), 36))
 	token := reply[len(c.prefix):]
 	box := inboxPool.Get().(*inbox)
-	box.msgs, box.last, box.id, box.stallAfter = box.spare[0][:0], time.Now(), call.ID, c.opts.StallTimeout
+	box.msgs, box.last, box.id, box.first, box.stallAfter = box.spare[0][:0], time.Now(), call.ID, first, c.opts.StallTimeout
 	buf := box.spare[1][:0]
 	c.mu.Lock()
 	if c.closed {
