@@ -122,7 +122,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	pending  map[string]*inbox
-	retrying map[string]bool // calls sent again (by the id their caller gave) → cancelled
+	retrying map[string]bool   // calls sent again (by the id their caller gave) → cancelled
 	revs     map[string]uint64 // session → latest groups revision seen
 	pins     map[string]string // session scope → the worker its session-bound tools run on
 	bound    map[string]bool   // tools seen to be session-bound
