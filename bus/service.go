@@ -3,6 +3,7 @@ package bus
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,8 +21,11 @@ import (
 // is an instance of the service wire.ServiceName, its id the worker's
 // instance, one endpoint per tool it serves (subject tools.call.<tool>,
 // the worker's queue group). STATS counts the finals sent for each tool:
-// requests, errors (finals in state error), their total and average time
-// and the last error's code and text. The worker answers on its own
+// requests, errors (finals in state error), the total time of the calls
+// that ran and its average over them (a call refused without running,
+// overloaded or a bad request, is a request but not a run: the runs are
+// in the endpoint's data, {"runs": n}), and the last error's code and
+// text. The worker answers on its own
 // subscriptions to $SRV.<verb>[.toolbus[.<instance>]]; the calls keep
 // their own subscriptions, so the protocol costs a call two atomic adds.
 
@@ -34,6 +38,7 @@ type toolState struct {
 // endpointStats are a tool's numbers for STATS.
 type endpointStats struct {
 	requests atomic.Int64
+	runs     atomic.Int64 // requests that ran (timed)
 	errors   atomic.Int64
 	nanos    atomic.Int64
 	mu       sync.Mutex
@@ -45,7 +50,10 @@ const maxLastError = 200
 
 func (e *endpointStats) record(resp *toolkit.Response, took time.Duration) {
 	e.requests.Add(1)
-	e.nanos.Add(int64(took))
+	if took > 0 {
+		e.runs.Add(1)
+		e.nanos.Add(int64(took))
+	}
 	if resp.State != toolkit.StateError {
 		return
 	}
@@ -114,9 +122,12 @@ func (w *Worker) onService(m *nats.Msg) {
 				e.NumRequests = int(ts.ep.requests.Load())
 				e.NumErrors = int(ts.ep.errors.Load())
 				e.ProcessingTime = time.Duration(ts.ep.nanos.Load())
-				if e.NumRequests > 0 {
-					e.AverageProcessingTime = e.ProcessingTime / time.Duration(e.NumRequests)
+				runs := ts.ep.runs.Load()
+				if runs > 0 {
+					e.AverageProcessingTime = e.ProcessingTime / time.Duration(runs)
 				}
+				e.Data = strconv.AppendInt([]byte(`{"runs":`), runs, 10)
+				e.Data = append(e.Data, '}')
 				ts.ep.mu.Lock()
 				e.LastError = ts.ep.lastErr
 				ts.ep.mu.Unlock()

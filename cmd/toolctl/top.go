@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -74,7 +75,11 @@ func serviceStats(ctx context.Context, nc *nats.Conn) (map[string]micro.Stats, e
 			return out, nil // nothing more within the window
 		}
 		var st micro.Stats
-		if json.Unmarshal(m.Data, &st) == nil && st.ID != "" {
+		if json.Unmarshal(m.Data, &st) == nil && st.ID != "" && st.Name == wire.ServiceName {
+			// Anyone may answer: what is not an endpoint's stats is dropped.
+			st.Endpoints = slices.DeleteFunc(st.Endpoints, func(e *micro.EndpointStats) bool {
+				return e == nil || e.NumRequests < 0 || e.NumErrors < 0 || e.ProcessingTime < 0
+			})
 			out[st.ID] = st
 		}
 		wait = gatherWindow
@@ -91,6 +96,18 @@ func withTimeout(ctx context.Context, d time.Duration) context.Context {
 	c, cancel := context.WithTimeout(ctx, d)
 	context.AfterFunc(c, cancel)
 	return c
+}
+
+// runs is how many of an endpoint's requests ran (its data's "runs"; the
+// requests for a worker that does not say).
+func runs(e *micro.EndpointStats) int {
+	var d struct {
+		Runs *int `json:"runs"`
+	}
+	if json.Unmarshal(e.Data, &d) == nil && d.Runs != nil && *d.Runs >= 0 {
+		return *d.Runs
+	}
+	return e.NumRequests
 }
 
 // toolRow is one line of the table.
@@ -113,7 +130,7 @@ type toolRow struct {
 func rows(before, after map[string]micro.Stats, since time.Time, dt time.Duration) []toolRow {
 	byTool := map[string]*toolRow{}
 	busy := map[string]time.Duration{}
-	calls := map[string]int{}
+	timed := map[string]int{} // calls that ran, whose time busy sums
 	for id, st := range after {
 		b, known := before[id]
 		comparable := known && b.Started.Equal(st.Started)
@@ -132,17 +149,17 @@ func rows(before, after map[string]micro.Stats, since time.Time, dt time.Duratio
 			}
 			r.workers++
 			r.total += e.NumRequests
-			var n, errs int
+			var n, errs, ran int
 			var took time.Duration
 			switch p := prev[e.Name]; {
 			case p != nil && e.NumRequests >= p.NumRequests:
-				n, errs, took = e.NumRequests-p.NumRequests, e.NumErrors-p.NumErrors, e.ProcessingTime-p.ProcessingTime
+				n, errs, ran, took = e.NumRequests-p.NumRequests, e.NumErrors-p.NumErrors, runs(e)-runs(p), e.ProcessingTime-p.ProcessingTime
 			case comparable || fresh: // counting from zero within the interval
-				n, errs, took = e.NumRequests, e.NumErrors, e.ProcessingTime
+				n, errs, ran, took = e.NumRequests, e.NumErrors, runs(e), e.ProcessingTime
 			}
 			r.calls += float64(n) / dt.Seconds()
 			r.errors += float64(errs) / dt.Seconds()
-			calls[e.Name] += n
+			timed[e.Name] += ran
 			busy[e.Name] += took
 			if e.LastError != "" && (errs > 0 || r.lastErr == "") {
 				r.lastErr = e.LastError
@@ -151,8 +168,8 @@ func rows(before, after map[string]micro.Stats, since time.Time, dt time.Duratio
 	}
 	out := make([]toolRow, 0, len(byTool))
 	for name, r := range byTool {
-		if calls[name] > 0 {
-			r.avg = busy[name] / time.Duration(calls[name])
+		if timed[name] > 0 {
+			r.avg = busy[name] / time.Duration(timed[name])
 		}
 		out = append(out, *r)
 	}
@@ -181,10 +198,7 @@ func printTop(w io.Writer, workers int, dt time.Duration, rs []toolRow) {
 		if r.avg > 0 {
 			avg = r.avg.Round(time.Microsecond).String()
 		}
-		last := r.lastErr
-		if len(last) > 60 {
-			last = last[:57] + "..."
-		}
+		last := oneLine(r.lastErr, 60)
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%d\t%s\n", r.tool, r.workers, r.calls, r.errors, avg, r.total, last)
 	}
 	tw.Flush()
@@ -235,4 +249,20 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 		before, at = after, now
 	}
+}
+
+// oneLine is s for one cell of the table: control characters (line
+// breaks of a traceback, terminal escapes) as spaces, cut to at most n
+// runes.
+func oneLine(s string, n int) string {
+	r := []rune(strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, s))
+	if len(r) > n {
+		return string(r[:n-3]) + "..."
+	}
+	return string(r)
 }
