@@ -451,9 +451,13 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 			d.w.replyFinal(in, c, duplicateCall(id))
 			return true
 		}
-		// Sent again after its approval: queued under an id of its own.
+		// Sent again after its approval: queued under an id of its own
+		// (a duplicate of that: the approved call runs already).
 		h.Set(jetstream.MsgIDHeader, qid)
-		_, _, uncertain, err = queueCall(ctx, d.js, msg)
+		if ack, tries, uncertain, err = queueCall(ctx, d.js, msg); err == nil && ack.Duplicate && tries == 1 {
+			d.w.replyFinal(in, c, duplicateCall(id))
+			return true
+		}
 	}
 	switch {
 	case err == nil:

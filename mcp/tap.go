@@ -107,11 +107,12 @@ func (r *progressRouter) deliver(params json.RawMessage) {
 
 // progressSink queues one call's progress reports and log messages, in
 // wire order, so the connection's reader never waits for the consumer.
-// The queue is bounded (sinkMaxItems, sinkMaxBytes): a server sending
-// faster than the caller takes them has a newer progress report replace
-// the last one queued (progress says how far the call is, the latest is
-// what counts) and further log messages dropped; the consumer is told
-// how many were lost (take).
+// The queue is bounded (sinkMaxItems, sinkMaxBytes; one item is always
+// taken): a server sending faster than the caller takes them has a newer
+// progress report replace the last item queued when that is a progress
+// report (progress says how far the call is, the latest is what counts),
+// and other items dropped; the consumer is told how many were lost
+// (take).
 type progressSink struct {
 	mu      sync.Mutex
 	items   []sinkItem
@@ -142,7 +143,8 @@ func (s *progressSink) add(it sinkItem) {
 	}
 	n := len(s.items)
 	switch {
-	case n < sinkMaxItems && s.bytes+it.size <= sinkMaxBytes:
+	case n == 0 || (n < sinkMaxItems && s.bytes+it.size <= sinkMaxBytes):
+		// One item is always taken: the caller is not behind.
 		s.items = append(s.items, it)
 		s.bytes += it.size
 	case it.log == nil && n > 0 && s.items[n-1].log == nil:
