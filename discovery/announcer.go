@@ -69,17 +69,20 @@ type Announcer struct {
 	window  time.Time   // when the current answer window began
 	answers int         // discover requests answered in it
 	owed    *time.Timer // the announcement owed to requests over the bound
+	paid    time.Time   // when the last owed announcement went out
 }
 
 // Discover requests are answered at most answersPerWindow times per
 // answerWindow: any caller may send them, and each answer is a whole
-// announcement. The requests beyond are answered together by one
-// announcement on the instance's subject at the window's end, which the
-// asking fleets receive (they subscribe to announcements before they
-// ask).
+// announcement. The requests beyond are answered together by an
+// announcement on the instance's subject, which the asking fleets receive
+// (they subscribe to announcements before they ask): at once, or
+// owedEvery after the previous such announcement, well within an asking
+// fleet's discover window.
 const (
 	answerWindow     = 250 * time.Millisecond
 	answersPerWindow = 32
+	owedEvery        = 25 * time.Millisecond
 )
 
 // NewAnnouncer starts announcing tk on nc. It publishes the first
@@ -242,7 +245,7 @@ func (a *Announcer) answer(m *nats.Msg) {
 	}
 	if a.answers >= answersPerWindow {
 		if a.owed == nil {
-			a.owed = time.AfterFunc(a.window.Add(answerWindow).Sub(now), a.payOwed)
+			a.owed = time.AfterFunc(max(a.paid.Add(owedEvery).Sub(now), 0), a.payOwed)
 		}
 		return
 	}
@@ -257,7 +260,7 @@ func (a *Announcer) answer(m *nats.Msg) {
 // payOwed announces for the discover requests left unanswered.
 func (a *Announcer) payOwed() {
 	a.mu.Lock()
-	a.owed = nil
+	a.owed, a.paid = nil, time.Now()
 	a.mu.Unlock()
 	if err := a.announce(); err != nil {
 		a.log.Error("discovery: announcing tools", "err", err)
