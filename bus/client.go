@@ -122,10 +122,10 @@ type Client struct {
 
 	mu       sync.Mutex
 	pending  map[string]*inbox
-	retrying map[string]bool   // calls sent again (by the id their caller gave) → cancelled
-	revs     map[string]uint64 // session → latest groups revision seen
-	pins     map[string]string // session scope → the worker its session-bound tools run on
-	bound    map[string]bool   // tools seen to be session-bound
+	retrying map[string]chan struct{} // calls that may be sent again (by the id their caller gave) → closed by Cancel
+	revs     map[string]uint64        // session → latest groups revision seen
+	pins     map[string]string        // session scope → the worker its session-bound tools run on
+	bound    map[string]bool          // tools seen to be session-bound
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
 
@@ -322,8 +322,10 @@ func (c *Client) Cancel(callID string) error {
 	// flight is cancelled too, and no further attempt starts.
 	var attempts []string
 	c.mu.Lock()
-	if _, ok := c.retrying[callID]; ok {
-		c.retrying[callID] = true
+	if stop, ok := c.retrying[callID]; ok {
+		if !stopped(stop) {
+			close(stop)
+		}
 		for _, b := range c.pending {
 			if b.first == callID && b.id != callID {
 				attempts = append(attempts, b.id)
@@ -391,13 +393,25 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		}
 		attempt := call
 		var final *toolkit.Response
+		var stop chan struct{} // closed by Cancel(call.ID) once the call may be sent again
 		for n := 1; ; n++ {
 			durable := call.Durable
 			if final = c.run(ctx, attempt, call.ID, pass, &durable); final == nil {
 				return
 			}
 			// A durable call was delivered again by the queue already.
-			if n == c.opts.MaxAttempts || chunks || durable || !c.retry(ctx, call.Name, final) {
+			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
+			if again && stop == nil {
+				stop = c.mayRetry(call.ID)
+				defer c.doneRetrying(call.ID)
+			}
+			if again && (!c.retry(ctx, call.Name, final, stop) || stopped(stop)) {
+				if stopped(stop) {
+					final = toolkit.Final(call.ID, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
+				}
+				again = false
+			}
+			if !again {
 				if n > 1 {
 					final.ID = call.ID
 					if final.Metadata == nil {
@@ -406,13 +420,6 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 					final.Metadata[wire.MetaAttempts] = n
 				}
 				break
-			}
-			if c.sendAgain(call.ID, n == 1) {
-				final = toolkit.Final(call.ID, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
-				break
-			}
-			if n == 1 {
-				defer c.doneRetrying(call.ID)
 			}
 			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
 		}
@@ -497,7 +504,7 @@ func (c *Client) jetStream() (jetstream.JetStream, error) {
 // retry reports whether a call whose attempt ended with final is sent
 // again (see ClientOptions.MaxAttempts), after waiting what the final asks
 // (retry_after_ms); false when the wait would pass the call's deadline.
-func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response) bool {
+func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response, stop <-chan struct{}) bool {
 	var wait time.Duration
 	switch final.Code {
 	case toolkit.CodeWorkerLost:
@@ -528,6 +535,8 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 		select {
 		case <-ctx.Done():
 			return false
+		case <-stop:
+			return false
 		case <-timer.C:
 		}
 	}
@@ -538,22 +547,21 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 // a worker that asks for more ends the call overloaded.
 const maxRetryWait = 2 * time.Second
 
-// attemptID is the id of the nth attempt of call id: its own, so that the
-// cancel of a lost attempt leaves the next alone.
-// sendAgain registers call id (the id its caller gave) as sent again, on
-// its first retry; true when it was cancelled meanwhile.
-func (c *Client) sendAgain(id string, first bool) (cancelled bool) {
+// mayRetry registers call id (the id its caller gave) as one the client
+// may send again: from then on Cancel(id) closes the channel returned,
+// which stops the retries.
+func (c *Client) mayRetry(id string) chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if first {
-		if c.retrying == nil {
-			c.retrying = map[string]bool{}
-		}
-		if _, ok := c.retrying[id]; !ok {
-			c.retrying[id] = false
-		}
+	if c.retrying == nil {
+		c.retrying = map[string]chan struct{}{}
 	}
-	return c.retrying[id]
+	stop := c.retrying[id]
+	if stop == nil {
+		stop = make(chan struct{})
+		c.retrying[id] = stop
+	}
+	return stop
 }
 
 func (c *Client) doneRetrying(id string) {
@@ -562,6 +570,24 @@ func (c *Client) doneRetrying(id string) {
 	c.mu.Unlock()
 }
 
+// stopped reports whether stop is closed; false for nil.
+func stopped(stop chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// retryable reports whether a final with code may be retried by the
+// client (worker_lost, overloaded); retry decides.
+func retryable(code toolkit.Code) bool {
+	return code == toolkit.CodeWorkerLost || code == toolkit.CodeOverloaded
+}
+
+// attemptID is the id of the nth attempt of call id: its own, so that the
+// cancel of a lost attempt leaves the next alone.
 func attemptID(id string, n int) string {
 	suffix := "-r" + strconv.Itoa(n)
 	return id[:min(len(id), wire.MaxCallIDLen-len(suffix))] + suffix
@@ -622,6 +648,13 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		box.reset(buf)
 		inboxPool.Put(box)
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: the client is closed.")
+	}
+	if first != call.ID && stopped(c.retrying[first]) {
+		// Cancel(first) came before this attempt was pending.
+		c.mu.Unlock()
+		box.reset(buf)
+		inboxPool.Put(box)
+		return toolkit.Final(call.ID, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
 	}
 	c.pending[token] = box
 	if !c.watching {
