@@ -249,8 +249,10 @@ type Permissions struct {
 	// WorkingDirs are trusted by accept_edits; relative paths in calls are
 	// resolved against the first. Default: builtins.workspace.
 	WorkingDirs []string `yaml:"working_dirs"`
-	// ApprovalTTL is how long a pending call and an approval last.
-	// Default 24h.
+	// ApprovalTTL is how long a pending call and an approval last (the
+	// approvals bucket's age, set by the worker that creates it). Unset:
+	// the existing bucket's, or 24h for a new one; set, it must agree with
+	// an existing bucket's.
 	ApprovalTTL time.Duration `yaml:"approval_ttl"`
 	// KVReplicas of the permission buckets when this worker creates them
 	// (1-5). Default 1.
@@ -375,7 +377,6 @@ func (c *Config) ApplyDefaults() {
 	}
 	if p := c.Permissions; p != nil {
 		p.Mode = or(p.Mode, string(permission.ModeDefault))
-		p.ApprovalTTL = or(p.ApprovalTTL, permission.DefaultApprovalTTL)
 		p.KVReplicas = or(p.KVReplicas, 1)
 	}
 	for i := range c.Middleware.RateLimits {

@@ -3,7 +3,6 @@ package config_test
 import (
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/permission"
@@ -49,7 +48,7 @@ func TestPermissions(t *testing.T) {
 			if p.Mode != tt.mode || !reflect.DeepEqual(rules, tt.rules) || !reflect.DeepEqual(cfg.WorkingDirs(), tt.dirs) {
 				t.Errorf("mode %q rules %+v dirs %v; want %q %+v %v", p.Mode, rules, cfg.WorkingDirs(), tt.mode, tt.rules, tt.dirs)
 			}
-			if p.ApprovalTTL != 24*time.Hour || p.KVReplicas != 1 {
+			if p.ApprovalTTL != 0 || p.KVReplicas != 1 { // an unset approval_ttl is the bucket's
 				t.Errorf("defaults: ttl %v replicas %d", p.ApprovalTTL, p.KVReplicas)
 			}
 			if _, err := permission.ParseMode(p.Mode); err != nil {

@@ -101,12 +101,14 @@
 //   - A store failure fails closed: the call ends with
 //     toolkit.CodeUnavailable and nothing runs.
 //   - Approvals and pending calls expire after Options.ApprovalTTL
-//     (default 24h; the KV approvals bucket has the same max age, and a
-//     store opened with another TTL than its existing bucket's is an
-//     error; toolctl and a Guard without one use the bucket's). The
-//     bucket holds at most DefaultApprovalsMaxBytes (256 MiB): past it a
-//     call is still answered approval_required, but is not recorded as
-//     pending until entries expire. A command line gets at most 16
+//     (default 24h; the KV approvals bucket has the same max age, set by
+//     the worker that creates it: toolctl only binds it, a store asked
+//     for another TTL than its existing bucket's is an error, and a Guard
+//     without one uses the bucket's). The bucket holds at most
+//     DefaultApprovalsMaxBytes (256 MiB), of which pending calls fill at
+//     most three quarters: past that a call is still answered
+//     approval_required but is not recorded as pending until entries
+//     expire, and approvals still fit. A command line gets at most 16
 //     suggested rules (more: only a one-shot approval is offered).
 //   - A tool is hidden from listings only when no call of it can ever run
 //     for the session: a name-level deny rule, or ModeExplore and a tool

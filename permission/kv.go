@@ -34,6 +34,11 @@ type KVConfig struct {
 	// fleet shares (a full bucket records no more pending calls until
 	// entries expire). 0 means DefaultApprovalsMaxBytes, negative no bound.
 	ApprovalsMaxBytes int64
+	// BindApprovals binds the approvals bucket only when it exists and
+	// never creates it: for tools other than workers (toolctl), so that
+	// the workers' approval_ttl decides the bucket's age. Without the
+	// bucket nothing is pending, and approving fails.
+	BindApprovals bool
 	// PolicyTTL is how long a session's mode and rules are kept after
 	// their last change (the policy bucket's max age, set when it is
 	// created); 0 means bus.DefaultSessionTTL, negative forever.
@@ -72,8 +77,9 @@ const DefaultApprovalsMaxBytes = 256 << 20
 // on a single server they are.
 type KVStore struct {
 	policies    jetstream.KeyValue
-	approvals   jetstream.KeyValue
-	approvalTTL time.Duration // the approvals bucket's max age
+	approvals   jetstream.KeyValue // nil: not created yet (KVConfig.BindApprovals)
+	approvalTTL time.Duration      // the approvals bucket's max age
+	maxBytes    int64              // the approvals bucket's bound, ≤ 0 for none
 }
 
 // ApprovalTTL is how long the approvals bucket keeps pending calls and
@@ -121,23 +127,36 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)
 	}
-	appr, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
+	acfg := jetstream.KeyValueConfig{
 		Bucket: c.ApprovalsBucket, Description: "toolbus pending calls and one-shot approvals",
 		TTL: c.ApprovalTTL, MaxBytes: c.ApprovalsMaxBytes, Replicas: c.Replicas, Storage: c.Storage,
-	})
+	}
+	var appr jetstream.KeyValue
+	if c.BindApprovals {
+		appr, err = kv.Bind(ctx, js, c.ApprovalsBucket)
+	} else {
+		appr, err = kv.Open(ctx, js, acfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.ApprovalsBucket, err)
 	}
-	st, err := appr.Status(ctx)
+	st := &KVStore{policies: pol, approvals: appr, approvalTTL: c.ApprovalTTL}
+	if appr == nil {
+		return st, nil
+	}
+	status, err := appr.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.ApprovalsBucket, err)
 	}
-	ttl := st.TTL()
-	if explicitTTL && ttl != c.ApprovalTTL {
+	st.approvalTTL = status.TTL()
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
+		st.maxBytes = bs.StreamInfo().Config.MaxBytes
+	}
+	if explicitTTL && st.approvalTTL != c.ApprovalTTL {
 		return nil, fmt.Errorf("permission: bucket %q keeps pending calls and approvals for %v, not the %v asked for (approval_ttl): it was created so before; ask for %v, or delete the bucket so that it is created again",
-			c.ApprovalsBucket, ttl, c.ApprovalTTL, ttl)
+			c.ApprovalsBucket, st.approvalTTL, c.ApprovalTTL, st.approvalTTL)
 	}
-	return &KVStore{policies: pol, approvals: appr, approvalTTL: ttl}, nil
+	return st, nil
 }
 
 func sessionKey(session string) string { return "s." + wire.ScopedKeyToken(session) }
@@ -191,13 +210,38 @@ func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*Se
 	return SessionPolicy{}, fmt.Errorf("permission: storing the policy of session %q: too much contention", session)
 }
 
-// PutPending implements Store.
+// errNoApprovals: the store was opened with BindApprovals before any
+// worker created the approvals bucket.
+var errNoApprovals = errors.New("permission: there is no approvals bucket yet: no worker with permissions has started")
+
+// pendingShare is the part of a bounded approvals bucket pending calls may
+// fill: the rest stays for approvals and their removal, which operators
+// make, so callers asking with fresh ids cannot crowd them out.
+const pendingShare = 0.75
+
+// PutPending implements Store. Past pendingShare of the bucket's bound it
+// records nothing and says so.
 func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
+	if s.approvals == nil {
+		return errNoApprovals
+	}
+	if s.maxBytes > 0 {
+		st, err := s.approvals.Status(ctx)
+		if err != nil {
+			return fmt.Errorf("permission: reading the approvals bucket's size: %w", err)
+		}
+		if float64(st.Bytes()) > pendingShare*float64(s.maxBytes) {
+			return fmt.Errorf("permission: the approvals bucket holds %d bytes of %d: no more pending calls are recorded until entries expire", st.Bytes(), s.maxBytes)
+		}
+	}
 	return putJSON(ctx, s.approvals, pendingKey(p.Session, p.CallID), p)
 }
 
 // FindPending implements Store.
 func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pending, error) {
+	if s.approvals == nil {
+		return nil, nil
+	}
 	if session != "" {
 		var p Pending
 		_, ok, err := getJSON(ctx, s.approvals, pendingKey(session, callID), &p)
@@ -235,6 +279,9 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 
 // DeletePending implements Store.
 func (s *KVStore) DeletePending(ctx context.Context, session, callID string) error {
+	if s.approvals == nil {
+		return nil
+	}
 	err := s.approvals.Delete(ctx, pendingKey(session, callID))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("permission: deleting a pending call: %w", err)
@@ -244,12 +291,18 @@ func (s *KVStore) DeletePending(ctx context.Context, session, callID string) err
 
 // PutApproval implements Store.
 func (s *KVStore) PutApproval(ctx context.Context, a Approval) error {
+	if s.approvals == nil {
+		return errNoApprovals
+	}
 	return putJSON(ctx, s.approvals, approvalKey(a.Session, a.CallID), a)
 }
 
 // LoadApproval implements Store.
 func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (Approval, bool, error) {
 	var a Approval
+	if s.approvals == nil {
+		return a, false, nil
+	}
 	rev, ok, err := getJSON(ctx, s.approvals, approvalKey(session, callID), &a)
 	a.Revision = rev
 	return a, ok, err
@@ -257,6 +310,9 @@ func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (App
 
 // ConsumeApproval implements Store.
 func (s *KVStore) ConsumeApproval(ctx context.Context, a Approval) (bool, error) {
+	if s.approvals == nil {
+		return false, nil
+	}
 	err := s.approvals.Delete(ctx, approvalKey(a.Session, a.CallID), jetstream.LastRevision(a.Revision))
 	switch {
 	case err == nil:

@@ -58,7 +58,7 @@ func (e *env) store(ctx context.Context) (*permission.KVStore, int) {
 		fmt.Fprintln(e.stderr, "toolctl: JetStream:", err)
 		return nil, exitError
 	}
-	st, err := permission.NewKVStore(ctx, js, nil)
+	st, err := permission.NewKVStore(ctx, js, &permission.KVConfig{BindApprovals: true}) // the workers create it, with their approval_ttl
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl: opening the permission store:", err)
 		return nil, exitError

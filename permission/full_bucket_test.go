@@ -1,0 +1,46 @@
+package permission
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The approvals bucket is bounded, and a KV bucket discards new writes
+// when full. The doc says a full bucket only stops recording new pending
+// calls; but one caller asking for approvals with fresh ids fills it, and
+// then the operator cannot approve a call that was pending before (the
+// approval is a write too): every approval of the fleet is blocked until
+// entries expire (a day by default).
+// A full approvals bucket refused the approvals themselves: a caller
+// asking with fresh ids could block every operator's approval for a day.
+func TestFullPendingLeavesRoomForApprovals(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	js := natstest.JS(t, natstest.Connect(t, s))
+	st := kvStore(t, js, &KVConfig{ApprovalsMaxBytes: 64 << 10})
+	w := newWorker(t, st, nil)
+	ctx := natstest.Ctx(t)
+
+	// A legitimate call, pending for the operator.
+	wantResp(t, w.call(t, "sess", "legit", "deploy", map[string]any{"env": "prod"}), toolkit.StateDenied, toolkit.CodeApprovalRequired, "legit")
+	if p, err := w.g.Pending(ctx, "", "legit"); err != nil || len(p) != 1 {
+		t.Fatalf("pending: %v %v", p, err)
+	}
+	// Another caller floods asks with fresh ids (each answered
+	// approval_required, as the doc says).
+	for i := range 2000 {
+		r := w.call(t, "flood", fmt.Sprintf("f%d", i), "deploy", map[string]any{"env": fmt.Sprintf("e%d", i)})
+		if r.Code != toolkit.CodeApprovalRequired {
+			t.Fatalf("flood call %d: %s %q", i, r.Code, r.Text())
+		}
+	}
+	if _, err := w.g.Approve(ctx, "", "legit", "alice"); err != nil {
+		t.Fatalf("approving a call pending before the bucket filled: %v", err)
+	}
+	r := w.call(t, "sess", "legit", "deploy", map[string]any{"env": "prod"})
+	if r.State != toolkit.StateSuccess {
+		t.Fatalf("the approved call: %s %s %q", r.State, r.Code, r.Text())
+	}
+}
