@@ -61,9 +61,10 @@ func (m *gatewayMetrics) serve(addr string, nc *nats.Conn, g *mcp.Gateway, log *
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_gateway_sessions", Help: "MCP sessions connected to the gateway."},
 		func() float64 { return float64(g.Sessions()) }))
 	m.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)
+	natsReady := opshttp.NATSReady(nc)
 	return opshttp.Start(addr, m.reg, func() (bool, string) {
-		if !nc.IsConnected() {
-			return false, "not ready: not connected to NATS (" + nc.Status().String() + ")"
+		if ok, why := natsReady(); !ok {
+			return false, why
 		}
 		return true, "ready"
 	}, log)

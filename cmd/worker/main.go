@@ -562,6 +562,10 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 	opts := append(auth,
 		nats.Name("toolbus worker "+instance),
 		nats.MaxReconnects(-1),
+		// A link gone silent is noticed in about 30 s, not nats.go's
+		// default 4 minutes: the worker reconnects (to another node).
+		nats.PingInterval(10*time.Second),
+		nats.MaxPingsOutstanding(3),
 		nats.IgnoreAuthErrorAbort(),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if sub != nil {

@@ -121,9 +121,10 @@ func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, mcpServers *mcp.S
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_worker_calls_in_flight", Help: "Calls the worker is running."},
 			func() float64 { return float64(w.InFlight()) }))
 	o.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)
+	natsReady := opshttp.NATSReady(nc)
 	ready := func() (bool, string) {
-		if !nc.IsConnected() {
-			return false, "not ready: not connected to NATS (" + nc.Status().String() + ")"
+		if ok, why := natsReady(); !ok {
+			return false, why
 		}
 		if w.Draining() {
 			return false, "not ready: draining (stopping; no new calls)"

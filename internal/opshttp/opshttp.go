@@ -14,8 +14,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -101,3 +103,33 @@ func NATSMetrics(connected func() bool, reconnects func() uint64) []prometheus.C
 			func() float64 { return float64(reconnects()) }),
 	}
 }
+
+// NATSReady is the NATS part of a readiness check: connected, and the
+// server answers a round trip (a PING within natsAnswer). A link that went
+// silent without closing (a partition, a half-open TCP connection) leaves
+// the connection "connected" for minutes, while calls sent to the process
+// time out; the round trip notices at once. The answer is kept for a
+// second, so /readyz polled by anyone costs the server little. ok false
+// comes with the reason.
+func NATSReady(nc *nats.Conn) func() (ok bool, why string) {
+	var mu sync.Mutex
+	var at time.Time
+	var last error
+	return func() (bool, string) {
+		if !nc.IsConnected() {
+			return false, "not ready: not connected to NATS (" + nc.Status().String() + ")"
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(at) >= time.Second {
+			last, at = nc.FlushTimeout(natsAnswer), time.Now()
+		}
+		if last != nil {
+			return false, "not ready: the NATS server does not answer: " + last.Error()
+		}
+		return true, ""
+	}
+}
+
+// natsAnswer is how long NATSReady waits for the server's answer.
+const natsAnswer = 2 * time.Second
