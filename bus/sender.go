@@ -96,6 +96,11 @@ func (s *sender) run() {
 				return
 			}
 			seq := s.seq
+			if s.span != nil {
+				// Not the call's execution, which the pinned worker records
+				// (as this span's child: forward passes it on).
+				routeSpan(s.span, s.call.Name, to)
+			}
 			s.silenceLocked()
 			s.mu.Unlock()
 			s.w.aff.forward(s.ctx, s.in, to, seq)

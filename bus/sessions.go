@@ -263,7 +263,8 @@ func (a *affinity) isAlive(instance string) bool {
 // forward passes the call on to the pinned worker, which answers the
 // caller directly, numbering its frames after seq (the last this worker
 // sent). The caller's timeout goes on as what is left of it (ctx's
-// deadline), not as the caller sent it: routing took some of it.
+// deadline), not as the caller sent it: routing took some of it; the
+// trace goes on from ctx's span (the routing).
 func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq uint64) {
 	h := nats.Header{}
 	for k, v := range in.header {
@@ -272,6 +273,7 @@ func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq 
 	if dl, ok := ctx.Deadline(); ok && h.Get(wire.HeaderTimeout) != "" {
 		h.Set(wire.HeaderTimeout, strconv.FormatInt(max(time.Until(dl).Milliseconds(), 0), 10))
 	}
+	h = injectTrace(ctx, h) // the pinned worker's span is the routing span's child
 	h.Set(wire.HeaderForwarded, a.w.opts.Instance)
 	if seq > 0 {
 		h.Set(wire.HeaderSeqAfter, strconv.FormatUint(seq, 10))
