@@ -71,7 +71,7 @@ type workerCollector struct{ w *bus.Worker }
 
 var (
 	framesDesc = prometheus.NewDesc("toolbus_worker_frames_total",
-		"Frames the worker sent to callers, by kind (chunk, progress, heartbeat, queued, log, final).", []string{"kind"}, nil)
+		"Frames the worker sent to callers, by kind (chunk, progress, heartbeat, queued, ask, log, final).", []string{"kind"}, nil)
 	bytesDesc = prometheus.NewDesc("toolbus_worker_sent_bytes_total",
 		"Bytes of the frames the worker sent to callers (message bodies).", nil, nil)
 	cancelledDesc = prometheus.NewDesc("toolbus_worker_cancelled_calls_total",
