@@ -151,6 +151,8 @@ type inbox struct {
 	id     string        // the call's id, for the cancel at Close
 	first  string        // the id its caller gave, of which id is an attempt
 
+	cancelled bool // Cancel(first) came while the call was pending; under Client.mu
+
 	mu      sync.Mutex
 	msgs    []*nats.Msg
 	last    time.Time // when the last message was pushed, or the call started
@@ -195,7 +197,7 @@ func (b *inbox) reset(buf []*nats.Msg) {
 	clear(buf)
 	clear(b.spare[0][:])
 	clear(b.spare[1][:])
-	b.msgs, b.closed, b.stalled = b.spare[0][:0], false, false
+	b.msgs, b.closed, b.stalled, b.cancelled = b.spare[0][:0], false, false, false
 	select {
 	case <-b.signal:
 	default:
@@ -322,12 +324,13 @@ func (c *Client) Cancel(callID string) error {
 	// flight is cancelled too, and no further attempt starts.
 	var attempts []string
 	c.mu.Lock()
-	if stop, ok := c.retrying[callID]; ok {
-		if !stopped(stop) {
-			close(stop)
-		}
-		for _, b := range c.pending {
-			if b.first == callID && b.id != callID {
+	if stop, ok := c.retrying[callID]; ok && !stopped(stop) {
+		close(stop)
+	}
+	for _, b := range c.pending {
+		if b.first == callID {
+			b.cancelled = true // no attempt after this one
+			if b.id != callID {
 				attempts = append(attempts, b.id)
 			}
 		}
@@ -395,9 +398,12 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		var final *toolkit.Response
 		var stop chan struct{} // closed by Cancel(call.ID) once the call may be sent again
 		for n := 1; ; n++ {
-			durable := call.Durable
-			if final = c.run(ctx, attempt, call.ID, pass, &durable); final == nil {
+			durable, cancelled := call.Durable, false
+			if final = c.run(ctx, attempt, call.ID, pass, &durable, &cancelled); final == nil {
 				return
+			}
+			if cancelled && retryable(final.Code) {
+				final = toolkit.Final(attempt.ID, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
 			}
 			// A durable call was delivered again by the queue already.
 			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
@@ -618,8 +624,11 @@ func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 }
 
 // run does the call; it returns the final to yield, or nil when the
-// consumer stopped the iteration.
-func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable *bool) *toolkit.Response {
+// consumer stopped the iteration. It reports through durable that the
+// queue delivered the call again itself, and through cancelled that
+// Cancel(first) came while the call was pending (its cancel may have
+// reached no one: a lost worker).
+func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable, cancelled *bool) *toolkit.Response {
 	if !wire.ValidCallID(call.ID) {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", call.ID, wire.MaxCallIDLen))
 	}
@@ -670,6 +679,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	defer func() {
 		c.mu.Lock()
 		delete(c.pending, token)
+		*cancelled = box.cancelled
 		c.mu.Unlock()
 		box.reset(buf)
 		inboxPool.Put(box)
