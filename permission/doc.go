@@ -102,7 +102,8 @@
 //     toolkit.CodeUnavailable and nothing runs.
 //   - Approvals and pending calls expire after Options.ApprovalTTL
 //     (default 24h; the KV approvals bucket has the same max age, set by
-//     the worker that creates it: toolctl only binds it, a store asked
+//     the worker that creates it: toolctl only binds the buckets
+//     (KVConfig.BindOnly), a store asked
 //     for another TTL than its existing bucket's is an error, and a Guard
 //     without one uses the bucket's). The bucket holds at most
 //     DefaultApprovalsMaxBytes (256 MiB), of which pending calls fill at

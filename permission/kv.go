@@ -34,11 +34,12 @@ type KVConfig struct {
 	// fleet shares (a full bucket records no more pending calls until
 	// entries expire). 0 means DefaultApprovalsMaxBytes, negative no bound.
 	ApprovalsMaxBytes int64
-	// BindApprovals binds the approvals bucket only when it exists and
-	// never creates it: for tools other than workers (toolctl), so that
-	// the workers' approval_ttl decides the bucket's age. Without the
-	// bucket nothing is pending, and approving fails.
-	BindApprovals bool
+	// BindOnly binds the buckets only when they exist and never creates
+	// them: for tools other than workers (toolctl, the gateway), so that
+	// the workers' settings (approval_ttl, session_ttl, replicas) decide
+	// the buckets'. Without them nothing is pending or set, and approving
+	// or setting a session's mode or rules fails saying so.
+	BindOnly bool
 	// PolicyTTL is how long a session's mode and rules are kept after
 	// their last change (the policy bucket's max age, set when it is
 	// created); 0 means bus.DefaultSessionTTL, negative forever.
@@ -76,8 +77,8 @@ const DefaultApprovalsMaxBytes = 256 << 20
 // just-made approval a moment late and answer approval_required once more);
 // on a single server they are.
 type KVStore struct {
-	policies    jetstream.KeyValue
-	approvals   jetstream.KeyValue // nil: not created yet (KVConfig.BindApprovals)
+	policies    jetstream.KeyValue // nil: not created yet (KVConfig.BindOnly)
+	approvals   jetstream.KeyValue // nil: not created yet (KVConfig.BindOnly)
 	approvalTTL time.Duration      // the approvals bucket's max age
 	maxBytes    int64              // the approvals bucket's bound, ≤ 0 for none
 }
@@ -120,10 +121,17 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	if c.Bucket == c.ApprovalsBucket {
 		return nil, fmt.Errorf("permission: the policy and approval buckets must differ (both %q)", c.Bucket)
 	}
-	pol, err := kv.Open(ctx, js, jetstream.KeyValueConfig{
+	pcfg := jetstream.KeyValueConfig{
 		Bucket: c.Bucket, Description: "toolbus session permission policies",
 		TTL: c.PolicyTTL, Replicas: c.Replicas, Storage: c.Storage,
-	})
+	}
+	var pol jetstream.KeyValue
+	var err error
+	if c.BindOnly {
+		pol, err = kv.Bind(ctx, js, c.Bucket)
+	} else {
+		pol, err = kv.Open(ctx, js, pcfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)
 	}
@@ -132,7 +140,7 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 		TTL: c.ApprovalTTL, MaxBytes: c.ApprovalsMaxBytes, Replicas: c.Replicas, Storage: c.Storage,
 	}
 	var appr jetstream.KeyValue
-	if c.BindApprovals {
+	if c.BindOnly {
 		appr, err = kv.Bind(ctx, js, c.ApprovalsBucket)
 	} else {
 		appr, err = kv.Open(ctx, js, acfg)
@@ -170,6 +178,9 @@ func approvalKey(session, callID string) string {
 // LoadSession implements Store.
 func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolicy, bool, error) {
 	var p SessionPolicy
+	if s.policies == nil {
+		return p, false, nil
+	}
 	_, ok, err := getJSON(ctx, s.policies, sessionKey(session), &p)
 	return p, ok, err
 }
@@ -179,6 +190,9 @@ const maxCASAttempts = 32
 
 // UpdateSession implements Store.
 func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*SessionPolicy) error) (SessionPolicy, error) {
+	if s.policies == nil {
+		return SessionPolicy{}, errNoPolicies
+	}
 	key := sessionKey(session)
 	for range maxCASAttempts {
 		var p SessionPolicy
@@ -210,9 +224,12 @@ func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*Se
 	return SessionPolicy{}, fmt.Errorf("permission: storing the policy of session %q: too much contention", session)
 }
 
-// errNoApprovals: the store was opened with BindApprovals before any
-// worker created the approvals bucket.
-var errNoApprovals = errors.New("permission: there is no approvals bucket yet: no worker with permissions has started")
+// errNoApprovals, errNoPolicies: the store was opened with BindOnly before
+// any worker created the bucket.
+var (
+	errNoApprovals = errors.New("permission: there is no approvals bucket yet: no worker with permissions has started")
+	errNoPolicies  = errors.New("permission: there is no permissions bucket yet: no worker with permissions has started")
+)
 
 // pendingShare is the part of a bounded approvals bucket pending calls may
 // fill: the rest stays for approvals and their removal, which operators

@@ -46,8 +46,9 @@ func init() {
 	})
 }
 
-// store opens the fleet's permission store (creating its buckets when no
-// worker has yet).
+// store opens the fleet's permission store: its buckets as the workers
+// created them (toolctl creates none, so the workers' settings decide;
+// before any worker with permissions, nothing is set and setting fails).
 func (e *env) store(ctx context.Context) (*permission.KVStore, int) {
 	nc, err := e.conn()
 	if err != nil {
@@ -58,7 +59,7 @@ func (e *env) store(ctx context.Context) (*permission.KVStore, int) {
 		fmt.Fprintln(e.stderr, "toolctl: JetStream:", err)
 		return nil, exitError
 	}
-	st, err := permission.NewKVStore(ctx, js, &permission.KVConfig{BindApprovals: true}) // the workers create it, with their approval_ttl
+	st, err := permission.NewKVStore(ctx, js, &permission.KVConfig{BindOnly: true}) // the workers create the buckets, with their settings
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl: opening the permission store:", err)
 		return nil, exitError
