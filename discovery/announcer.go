@@ -74,14 +74,16 @@ type Announcer struct {
 
 // Discover requests are answered at most answersPerWindow times per
 // answerWindow: any caller may send them, and each answer is a whole
-// announcement. The requests beyond are answered together by an
+// announcement. The bound is far above a burst of fleets starting
+// together (each is answered directly, within its discover window even
+// on a busy machine) and far below a flood. The requests beyond are answered together by an
 // announcement on the instance's subject, which the asking fleets receive
 // (they subscribe to announcements before they ask): at once, or
 // owedEvery after the previous such announcement, well within an asking
 // fleet's discover window.
 const (
 	answerWindow     = 250 * time.Millisecond
-	answersPerWindow = 32
+	answersPerWindow = 256
 	owedEvery        = 25 * time.Millisecond
 )
 
