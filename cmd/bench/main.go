@@ -71,6 +71,9 @@ func (c *config) settings() map[string]string {
 	if c.rate > 0 {
 		s["rate"] = strconv.FormatFloat(c.rate, 'f', -1, 64)
 	}
+	if c.audit {
+		s["audit"] = "on"
+	}
 	return s
 }
 
@@ -204,6 +207,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, errors.New("-s inflight needs --sleep 2s or more: the calls must all be running when memory is read")
 		case cfg.slots*cfg.workers < cfg.inflight:
 			return nil, fmt.Errorf("-s inflight: %d workers with --slots %d cannot run %d sleeps at once; raise --slots", cfg.workers, cfg.slots, cfg.inflight)
+		case workerMaxInFlight*cfg.workers < cfg.inflight:
+			return nil, fmt.Errorf("-s inflight: %d workers run at most %d calls each, not %d sleeps at once; give more --workers", cfg.workers, workerMaxInFlight, cfg.inflight)
 		}
 	}
 	switch cfg.fault {
@@ -214,6 +219,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		if cfg.faultEvery <= 0 {
 			return nil, errors.New("--fault-every must be positive")
+		}
+		if cfg.calls == 0 && cfg.dur < 2*cfg.faultEvery {
+			if set["d"] {
+				return nil, fmt.Errorf("--fault kill-worker: -d %v kills no worker or one: give at least twice --fault-every (%v)", cfg.dur, cfg.faultEvery)
+			}
+			cfg.dur = 3 * cfg.faultEvery // three faults per series
 		}
 		cfg.scenarios = []string{"fault"}
 	default:

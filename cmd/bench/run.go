@@ -581,13 +581,14 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 	slices.Sort(ok)
 	p.OK, p.Latency = int64(len(ok)), latencyOf(ok)
 	p.CallsPerSec = float64(p.OK) / elapsed.Seconds()
+	running := max(int64(n)-ended, 1) // the calls in flight when memory was read
 	if before.ok && during.ok {
-		p.WorkerBytesInFlight = float64(during.rss-before.rss) / float64(n)
+		p.WorkerBytesInFlight = float64(during.rss-before.rss) / float64(running)
 		p.RSSBytes = during.rss
 		p.CPUScope = "workers"
 	}
 	if self.ok && selfDuring.ok {
-		p.BenchBytesInFlight = float64(selfDuring.rss-self.rss) / float64(n)
+		p.BenchBytesInFlight = float64(selfDuring.rss-self.rss) / float64(running)
 	}
 	return p
 }

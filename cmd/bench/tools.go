@@ -237,7 +237,7 @@ func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (h *host, err 
 	if err != nil {
 		return nil, err
 	}
-	if h.worker, err = bus.Serve(nc, tk, &bus.WorkerOptions{MaxInFlight: 4096,
+	if h.worker, err = bus.Serve(nc, tk, &bus.WorkerOptions{MaxInFlight: workerMaxInFlight,
 		Durable: &bus.DurableOptions{JetStream: js, AckWait: o.ackWait}, Results: &bus.ResultsOptions{JetStream: js},
 		Sessions: &bus.SessionsOptions{JetStream: js}}); err != nil {
 		return nil, err
@@ -293,6 +293,9 @@ func rawJSStream() jetstream.StreamConfig {
 	return jetstream.StreamConfig{Name: "bench_rawjs", Subjects: []string{"bench.rawjs.>"}, Retention: jetstream.WorkQueuePolicy,
 		Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute}
 }
+
+// workerMaxInFlight is how many calls a bench worker runs at once.
+const workerMaxInFlight = 4096
 
 // startRawJS pulls the raw-js baseline's calls: fetch what arrives,
 // reply with the body, acknowledge.

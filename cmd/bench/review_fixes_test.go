@@ -1,0 +1,58 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func summaryLine(lines []string, prefix string) string {
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// The inflight verdict said "met" although 862 of 6000 calls were never
+// in flight (overloaded), and the bytes were divided by all 6000.
+func TestInflightVerdictNeedsEveryCall(t *testing.T) {
+	rep := &report{Scenarios: []scenarioReport{{Name: "inflight", Points: []point{{
+		Scenario: "inflight", System: sysToolbus, Workers: 1, Conc: 6000, Calls: 6000, OK: 5138,
+		Errors:              map[string]int64{"overloaded": 862},
+		WorkerBytesInFlight: 6.4 * 1024, BenchBytesInFlight: 13.6 * 1024,
+	}}}}}
+	l := summaryLine(summarize(rep), "inflight:")
+	if strings.Contains(l, " met") {
+		t.Errorf("verdict met with 862 of 6000 calls failed: %q", l)
+	}
+}
+
+// A durable (or core+retry) call ending worker_lost under the fault is
+// exactly the guarantee violation; the correctness line dropped it.
+func TestFaultLostOnSafePathsIsAnError(t *testing.T) {
+	rep := &report{Scenarios: []scenarioReport{{Name: "fault", Points: []point{
+		{Scenario: "fault", System: "core", Conc: 8, Calls: 100, OK: 97, Errors: map[string]int64{string(toolkit.CodeWorkerLost): 3}},
+		{Scenario: "fault", System: "core+retry", Conc: 8, Calls: 100, OK: 98, Errors: map[string]int64{string(toolkit.CodeWorkerLost): 2}},
+		{Scenario: "fault", System: sysDurable, Conc: 8, Calls: 100, OK: 95, Errors: map[string]int64{string(toolkit.CodeWorkerLost): 5}},
+	}}}}
+	l := summaryLine(summarize(rep), "correctness:")
+	if strings.HasPrefix(l, "correctness: 0 ") {
+		t.Errorf("7 lost calls on the paths that must lose none, yet %q", l)
+	}
+}
+
+// With the defaults (-d 1s, --fault-every 3s) the fault scenario killed no
+// worker: the ticker first fired after the measurement was over.
+func TestFaultDefaultsKillWorkers(t *testing.T) {
+	cfg, err := parseFlags([]string{"--fault", "kill-worker", "--workers", "2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.calls == 0 && cfg.dur < cfg.faultEvery {
+		t.Errorf("accepted: each series measures %v but the first kill comes after %v", cfg.dur, cfg.faultEvery)
+	}
+}
