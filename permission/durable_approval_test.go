@@ -13,24 +13,27 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// The approval flow says: approve, then send the same call again with the
-// same id. A durable call re-sent so within the calls stream's dedup
-// window was refused as a duplicate (DuplicateCallError) and never ran.
-func TestDurableApprovedResend(t *testing.T) {
+// durableDeploy serves "deploy" behind a guard on a worker with the
+// durable path; each run counts in deploys and waits for hold (nil: none).
+func durableDeploy(t *testing.T, hold <-chan struct{}, opts ...toolkit.Option) (g *Guard, c *bus.Client, deploys *atomic.Int64) {
 	s := natstest.Embedded(t, false)
-	nc := natstest.Connect(t, s)
-	js := natstest.JS(t, nc)
-	g, err := NewGuard(kvStore(t, js, nil), &Options{Logger: slog.New(slog.DiscardHandler)})
+	g, err := NewGuard(kvStore(t, natstest.JS(t, natstest.Connect(t, s)), nil), &Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tk := toolkit.New(nil)
 	tk.Use(Middleware(g))
-	var deploys atomic.Int64
-	if err := tk.Add(toolkit.Func("deploy", "Deploy.", func(_ context.Context, in deployIn) (string, error) {
+	deploys = new(atomic.Int64)
+	if err := tk.Add(toolkit.Func("deploy", "Deploy.", func(ctx context.Context, in deployIn) (string, error) {
 		deploys.Add(1)
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+			}
+		}
 		return "deployed to " + in.Env, nil
-	})); err != nil {
+	}), opts...); err != nil {
 		t.Fatal(err)
 	}
 	wnc := natstest.Connect(t, s)
@@ -39,21 +42,30 @@ func TestDurableApprovedResend(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wk.Stop(context.Background()) })
-	c, err := bus.NewClient(natstest.Connect(t, s), nil)
-	if err != nil {
+	if c, err = bus.NewClient(natstest.Connect(t, s), nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	ctx := natstest.Ctx(t)
-	call := toolkit.ToolCall{ID: "d1", Name: "deploy", Session: "sess", Durable: true, Input: map[string]any{"env": "prod"}}
+	return g, c, deploys
+}
 
-	r := c.Invoke(ctx, call)
-	wantResp(t, r, toolkit.StateDenied, toolkit.CodeApprovalRequired, "d1")
-	if _, err := g.Approve(ctx, "sess", "d1", "alice"); err != nil {
+// askAndApprove sends call (answered approval_required) and approves it.
+func askAndApprove(t *testing.T, g *Guard, c *bus.Client, call toolkit.ToolCall) {
+	t.Helper()
+	wantResp(t, c.Invoke(natstest.Ctx(t), call), toolkit.StateDenied, toolkit.CodeApprovalRequired, call.ID)
+	if _, err := g.Approve(natstest.Ctx(t), call.Session, call.ID, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	r = c.Invoke(ctx, call) // "send the same call again, with the same id and input"
-	if r.State != toolkit.StateSuccess || deploys.Load() != 1 {
+}
+
+// The approval flow says: approve, then send the same call again with the
+// same id. A durable call re-sent so within the calls stream's dedup
+// window was refused as a duplicate (DuplicateCallError) and never ran.
+func TestDurableApprovedResend(t *testing.T) {
+	g, c, deploys := durableDeploy(t, nil)
+	call := toolkit.ToolCall{ID: "d1", Name: "deploy", Session: "sess", Durable: true, Input: map[string]any{"env": "prod"}}
+	askAndApprove(t, g, c, call)
+	if r := c.Invoke(natstest.Ctx(t), call); r.State != toolkit.StateSuccess || deploys.Load() != 1 {
 		t.Fatalf("approved durable call re-sent: %s %s %q (deploys %d)", r.State, r.Code, r.Text(), deploys.Load())
 	}
 }
@@ -62,49 +74,39 @@ func TestDurableApprovedResend(t *testing.T) {
 // the worker, dropped by the stream as a duplicate, and never answered:
 // the caller waited for its deadline.
 func TestDurableByDefaultApprovedResend(t *testing.T) {
-	s := natstest.Embedded(t, false)
-	nc := natstest.Connect(t, s)
-	js := natstest.JS(t, nc)
-	g, err := NewGuard(kvStore(t, js, nil), &Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk := toolkit.New(nil)
-	tk.Use(Middleware(g))
-	var deploys atomic.Int64
-	if err := tk.Add(toolkit.Func("deploy", "Deploy.", func(_ context.Context, in deployIn) (string, error) {
-		deploys.Add(1)
-		return "deployed to " + in.Env, nil
-	}), toolkit.Durable()); err != nil {
-		t.Fatal(err)
-	}
-	wnc := natstest.Connect(t, s)
-	wk, err := bus.Serve(wnc, tk, &bus.WorkerOptions{Instance: "w1", Durable: &bus.DurableOptions{JetStream: natstest.JS(t, wnc)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wk.Stop(context.Background()) })
-	c, err := bus.NewClient(natstest.Connect(t, s), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	g, c, deploys := durableDeploy(t, nil, toolkit.Durable())
 	call := toolkit.ToolCall{ID: "d2", Name: "deploy", Session: "sess", Input: map[string]any{"env": "prod"}}
-
-	wantResp(t, c.Invoke(natstest.Ctx(t), call), toolkit.StateDenied, toolkit.CodeApprovalRequired, "d2")
-	if _, err := g.Approve(natstest.Ctx(t), "sess", "d2", "alice"); err != nil {
-		t.Fatal(err)
-	}
+	askAndApprove(t, g, c, call)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	r := c.Invoke(ctx, call)
-	if r.State != toolkit.StateSuccess || deploys.Load() != 1 {
+	if r := c.Invoke(ctx, call); r.State != toolkit.StateSuccess || deploys.Load() != 1 {
 		t.Fatalf("approved call re-sent: after %v: %s %s %q (deploys %d)", time.Since(start).Round(time.Millisecond), r.State, r.Code, r.Text(), deploys.Load())
 	}
 	// Sent once more, it ran already: a duplicate, answered at once.
-	r = c.Invoke(ctx, call)
-	if r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "DuplicateCallError") || deploys.Load() != 1 {
+	if r := c.Invoke(ctx, call); r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "DuplicateCallError") || deploys.Load() != 1 {
 		t.Fatalf("the call sent again after it ran: %s %s %q (deploys %d), want DuplicateCallError", r.State, r.Code, r.Text(), deploys.Load())
+	}
+}
+
+// A durable-by-default call sent once more while its approved re-send
+// runs was queued under the re-send's id, dropped as its duplicate, and
+// left unanswered until the caller read the stale approval_required.
+func TestDurableResendWhileApprovedRuns(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	g, c, deploys := durableDeploy(t, release, toolkit.Durable())
+	call := toolkit.ToolCall{ID: "d3", Name: "deploy", Session: "sess", Input: map[string]any{"env": "prod"}}
+	askAndApprove(t, g, c, call)
+	go c.Invoke(natstest.Ctx(t), call) // the approved re-send: runs until release
+	for deploys.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	start := time.Now()
+	if r := c.Invoke(ctx, call); r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "DuplicateCallError") {
+		t.Fatalf("the call sent again while its approved re-send runs: after %v: %s %s %q (deploys %d), want DuplicateCallError at once",
+			time.Since(start).Round(time.Millisecond), r.State, r.Code, r.Text(), deploys.Load())
 	}
 }
