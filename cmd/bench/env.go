@@ -214,7 +214,11 @@ func (f *procFleet) killOne(ctx context.Context) error {
 	f.mu.Unlock()
 	p.cmd.Process.Kill()
 	<-p.done
-	np, err := startWorkerProc(ctx, f.env.url, f.env.cfg.slots, f.env.cfg.ackWait, false)
+	// The replacement is waited for even when the faults stop meanwhile
+	// (the round ended): given up half-started, the fleet kept the killed
+	// worker in its place and ran on one worker short, so the next kill
+	// could leave none (calls then ended unavailable).
+	np, err := startWorkerProc(context.WithoutCancel(ctx), f.env.url, f.env.cfg.slots, f.env.cfg.ackWait, false)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"strings"
 	"testing"
@@ -54,5 +55,35 @@ func TestFaultDefaultsKillWorkers(t *testing.T) {
 	}
 	if cfg.calls == 0 && cfg.dur < cfg.faultEvery {
 		t.Errorf("accepted: each series measures %v but the first kill comes after %v", cfg.dur, cfg.faultEvery)
+	}
+}
+
+// A fault that stopped while its killed worker's replacement was starting
+// (the round ended) gave the replacement up: the fleet kept the dead
+// worker in its place, one short for the rest of the run, and a later
+// kill could leave no worker at all (TestFault saw 214 calls unavailable
+// on a loaded machine).
+func TestKillOneReplacesWhenStopped(t *testing.T) {
+	cfg, err := parseFlags([]string{"--workers", "2", "-s", "echo"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEnv(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.close)
+	f := e.fleet.(*procFleet)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the faults stopped
+	_ = f.killOne(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, p := range f.procs {
+		select {
+		case <-p.done:
+			t.Errorf("worker %d of the fleet is the killed process, not a replacement", i)
+		default:
+		}
 	}
 }
