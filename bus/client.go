@@ -403,7 +403,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				return
 			}
 			if cancelled && retryable(final.Code) {
-				final = toolkit.Final(attempt.ID, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
+				final = cancelledBeforeRetry(attempt.ID)
 			}
 			// A durable call was delivered again by the queue already.
 			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
@@ -413,7 +413,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			}
 			if again && (!c.retry(ctx, call.Name, final, stop) || stopped(stop)) {
 				if stopped(stop) {
-					final = toolkit.Final(call.ID, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
+					final = cancelledBeforeRetry(call.ID)
 				}
 				again = false
 			}
@@ -586,6 +586,12 @@ func stopped(stop chan struct{}) bool {
 	}
 }
 
+// cancelledBeforeRetry is the final of a call whose Cancel came before
+// the client sent it again.
+func cancelledBeforeRetry(id string) *toolkit.Response {
+	return toolkit.Final(id, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
+}
+
 // retryable reports whether a final with code may be retried by the
 // client (worker_lost, overloaded); retry decides.
 func retryable(code toolkit.Code) bool {
@@ -663,7 +669,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		c.mu.Unlock()
 		box.reset(buf)
 		inboxPool.Put(box)
-		return toolkit.Final(call.ID, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
+		return cancelledBeforeRetry(call.ID)
 	}
 	c.pending[token] = box
 	if !c.watching {

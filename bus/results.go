@@ -105,17 +105,7 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 	if !wire.ValidCallID(id) {
 		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", id, wire.MaxCallIDLen))
 	}
-	r, ok, err := c.lookup(ctx, id)
-	// A durable call's final is published to the bucket without waiting
-	// for it (results.keep): a caller holding the final can read before
-	// the bucket has stored it, or ask a replica a moment behind. What is
-	// not found is looked for again for a moment.
-	for _, wait := range lookAgain {
-		if err != nil || ok || kv.Sleep(ctx, wait) != nil {
-			break
-		}
-		r, ok, err = c.lookup(ctx, id)
-	}
+	r, ok, err := c.lookup(ctx, id, true)
 	switch {
 	case err != nil:
 		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: reading kept results: %v", err))
@@ -137,22 +127,11 @@ func approvalResend(ctx context.Context, b jetstream.KeyValue, key, msgID string
 	if b == nil {
 		return "", false
 	}
-	// A durable final is kept unwaited (keep): it may lag its frame.
-	e, err := b.Get(ctx, key)
-	for _, wait := range lookAgain {
-		if !errors.Is(err, jetstream.ErrKeyNotFound) || kv.Sleep(ctx, wait) != nil {
-			break
-		}
-		e, err = b.Get(ctx, key)
-	}
-	if err != nil {
+	r, rev, ok, err := readKept(ctx, b, key, true)
+	if err != nil || !ok || r.Code != toolkit.CodeApprovalRequired {
 		return "", false
 	}
-	var f wire.Frame
-	if wire.Msgpack.Unmarshal(e.Value(), &f) != nil || f.Final == nil || f.Final.Code != toolkit.CodeApprovalRequired {
-		return "", false
-	}
-	return msgID + "~" + strconv.FormatUint(e.Revision(), 10), true
+	return msgID + "~" + strconv.FormatUint(rev, 10), true
 }
 
 // lookAgain are the waits before each new look for a result not found:
@@ -164,27 +143,45 @@ var lookAgain = []time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 10
 func (c *Client) kept(ctx context.Context, id string) (*toolkit.Response, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	r, ok, err := c.lookup(ctx, id)
+	r, ok, err := c.lookup(ctx, id, false)
 	return r, ok && err == nil
 }
 
-func (c *Client) lookup(ctx context.Context, id string) (*toolkit.Response, bool, error) {
+// lookup reads the kept final of the client's call id (again: see
+// readKept).
+func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Response, bool, error) {
 	b, err := c.resultsBucket(ctx)
 	if err != nil || b == nil {
 		return nil, false, err
 	}
-	e, err := b.Get(ctx, wire.ResultKey(c.opts.Identity, id))
+	r, _, ok, err := readKept(ctx, b, wire.ResultKey(c.opts.Identity, id), again)
+	return r, ok, err
+}
+
+// readKept reads the final kept under key and its revision. With again, a
+// key not found is looked for again for about a second (lookAgain): a
+// durable call's final is published to the bucket without waiting for it
+// (results.keep), so a caller holding the final can read before the
+// bucket has stored it, or ask a replica a moment behind.
+func readKept(ctx context.Context, b jetstream.KeyValue, key string, again bool) (*toolkit.Response, uint64, bool, error) {
+	e, err := b.Get(ctx, key)
+	for _, wait := range lookAgain {
+		if !again || !errors.Is(err, jetstream.ErrKeyNotFound) || kv.Sleep(ctx, wait) != nil {
+			break
+		}
+		e, err = b.Get(ctx, key)
+	}
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return nil, false, nil
+		return nil, 0, false, nil
 	case err != nil:
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	var f wire.Frame
 	if err := wire.Msgpack.Unmarshal(e.Value(), &f); err != nil || f.Final == nil {
-		return nil, false, fmt.Errorf("the kept result of call '%s' cannot be read: %v", id, err)
+		return nil, 0, false, fmt.Errorf("the kept result under %q cannot be read: %v", key, err)
 	}
-	return f.Final, true, nil
+	return f.Final, e.Revision(), true, nil
 }
 
 // resultsBucket is the results bucket, bound once; nil while there is none.
