@@ -121,30 +121,23 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	if c.Bucket == c.ApprovalsBucket {
 		return nil, fmt.Errorf("permission: the policy and approval buckets must differ (both %q)", c.Bucket)
 	}
-	pcfg := jetstream.KeyValueConfig{
+	open := func(cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+		if c.BindOnly {
+			return kv.Bind(ctx, js, cfg.Bucket) // nil while no worker made it
+		}
+		return kv.Open(ctx, js, cfg)
+	}
+	pol, err := open(jetstream.KeyValueConfig{
 		Bucket: c.Bucket, Description: "toolbus session permission policies",
 		TTL: c.PolicyTTL, Replicas: c.Replicas, Storage: c.Storage,
-	}
-	var pol jetstream.KeyValue
-	var err error
-	if c.BindOnly {
-		pol, err = kv.Bind(ctx, js, c.Bucket)
-	} else {
-		pol, err = kv.Open(ctx, js, pcfg)
-	}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)
 	}
-	acfg := jetstream.KeyValueConfig{
+	appr, err := open(jetstream.KeyValueConfig{
 		Bucket: c.ApprovalsBucket, Description: "toolbus pending calls and one-shot approvals",
 		TTL: c.ApprovalTTL, MaxBytes: c.ApprovalsMaxBytes, Replicas: c.Replicas, Storage: c.Storage,
-	}
-	var appr jetstream.KeyValue
-	if c.BindOnly {
-		appr, err = kv.Bind(ctx, js, c.ApprovalsBucket)
-	} else {
-		appr, err = kv.Open(ctx, js, acfg)
-	}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.ApprovalsBucket, err)
 	}
