@@ -65,6 +65,7 @@ func serviceStats(ctx context.Context, nc *nats.Conn) (map[string]micro.Stats, e
 	}
 	out := map[string]micro.Stats{}
 	wait := 2 * time.Second     // the first answer may take a while on a busy fleet
+	read := 0                   // bytes of answers read this round
 	for range maxStatsAnswers { // answers keep coming only from a flood
 
 		m, err := sub.NextMsgWithContext(withTimeout(ctx, wait))
@@ -73,6 +74,9 @@ func serviceStats(ctx context.Context, nc *nats.Conn) (map[string]micro.Stats, e
 				return nil, ctx.Err()
 			}
 			return out, nil // nothing more within the window
+		}
+		if read += len(m.Data); read > maxStatsBytes {
+			return out, nil
 		}
 		var st micro.Stats
 		if json.Unmarshal(m.Data, &st) == nil && st.ID != "" && st.Name == wire.ServiceName {
@@ -87,8 +91,12 @@ func serviceStats(ctx context.Context, nc *nats.Conn) (map[string]micro.Stats, e
 	return out, nil
 }
 
-// maxStatsAnswers bounds the answers one round reads.
-const maxStatsAnswers = 10_000
+// maxStatsAnswers and maxStatsBytes bound the answers one round reads
+// (a worker's answer is a few hundred bytes per tool).
+const (
+	maxStatsAnswers = 10_000
+	maxStatsBytes   = 64 << 20
+)
 
 // withTimeout is ctx bounded by d; the cancel is left to the timer (a
 // short wait per answer).
