@@ -53,16 +53,24 @@ func (f rvFrame) text() string {
 var rvSeq atomic.Int64
 
 // rvCall publishes a JSON call on subject and collects its frames until a
-// final or wait.
+// final or wait, on a subscription of its own (on one server only: see
+// rvInbox for a cluster).
 func rvCall(t *testing.T, nc *nats.Conn, subject string, hdr nats.Header, session, value string, wait time.Duration) []rvFrame {
 	t.Helper()
-	id := fmt.Sprint("rv", rvSeq.Add(1), "x", time.Now().UnixNano())
 	inbox := nats.NewInbox()
 	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
+	return rvExchange(t, nc, subject, inbox, sub.NextMsg, hdr, session, value, wait)
+}
+
+// rvExchange publishes the call with reply subject inbox and reads its
+// frames with next.
+func rvExchange(t *testing.T, nc *nats.Conn, subject, inbox string, next func(time.Duration) (*nats.Msg, error), hdr nats.Header, session, value string, wait time.Duration) []rvFrame {
+	t.Helper()
+	id := fmt.Sprint("rv", rvSeq.Add(1), "x", time.Now().UnixNano())
 	if hdr == nil {
 		hdr = nats.Header{}
 	}
@@ -74,7 +82,7 @@ func rvCall(t *testing.T, nc *nats.Conn, subject string, hdr nats.Header, sessio
 	var frames []rvFrame
 	end := time.Now().Add(wait)
 	for {
-		m, err := sub.NextMsg(time.Until(end))
+		m, err := next(time.Until(end))
 		if err != nil {
 			return frames
 		}
@@ -87,6 +95,87 @@ func rvCall(t *testing.T, nc *nats.Conn, subject string, hdr nats.Header, sessio
 			return frames
 		}
 	}
+}
+
+// rvInbox is a caller's one reply subscription (subjects.md: callers
+// subscribe once), made before its calls and known to every server of a
+// cluster. A subscription per call is not enough there: a call passed on
+// to its session's worker on a third server is answered from that server,
+// and NATS carries a new subscription's interest there by another route
+// than the call, so in the same instant the server may not know it yet
+// and drops the frames.
+type rvInbox struct {
+	nc     *nats.Conn
+	prefix string
+	mu     sync.Mutex
+	calls  map[string]chan *nats.Msg
+}
+
+func newRVInbox(t *testing.T, nc *nats.Conn, servers []string) *rvInbox {
+	t.Helper()
+	in := &rvInbox{nc: nc, prefix: nats.NewInbox() + ".", calls: map[string]chan *nats.Msg{}}
+	sub, err := nc.Subscribe(in.prefix+"*", func(m *nats.Msg) {
+		in.mu.Lock()
+		ch := in.calls[m.Subject]
+		in.mu.Unlock()
+		select {
+		case ch <- m:
+		default: // not a call's, or more than a call sends
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	probe, next := in.open()
+	defer in.close(probe)
+	for _, u := range servers {
+		c := natstest.URLConn(t, u)
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if err := c.Publish(probe, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := next(20 * time.Millisecond); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the inbox subscription never reached %s", u)
+			}
+		}
+		c.Close()
+	}
+	return in
+}
+
+// open is a new reply subject and how to read what arrives on it.
+func (in *rvInbox) open() (string, func(time.Duration) (*nats.Msg, error)) {
+	subject := in.prefix + fmt.Sprint(rvSeq.Add(1))
+	ch := make(chan *nats.Msg, 64)
+	in.mu.Lock()
+	in.calls[subject] = ch
+	in.mu.Unlock()
+	return subject, func(d time.Duration) (*nats.Msg, error) {
+		select {
+		case m := <-ch:
+			return m, nil
+		case <-time.After(d):
+			return nil, nats.ErrTimeout
+		}
+	}
+}
+
+func (in *rvInbox) close(subject string) {
+	in.mu.Lock()
+	delete(in.calls, subject)
+	in.mu.Unlock()
+}
+
+// call is rvCall on this inbox.
+func (in *rvInbox) call(t *testing.T, subject string, hdr nats.Header, session, value string, wait time.Duration) []rvFrame {
+	t.Helper()
+	reply, next := in.open()
+	defer in.close(reply)
+	return rvExchange(t, in.nc, subject, reply, next, hdr, session, value, wait)
 }
 
 func rvFinal(t *testing.T, frames []rvFrame) rvFrame {
@@ -239,10 +328,11 @@ func TestSessionTakeoverRaceR3(t *testing.T) {
 	w1 := rvWorker(t, conn(0), "w1", so())
 	rvWorker(t, conn(1), "w2", so())
 	rvWorker(t, conn(2), "w3", so())
-	nc := conn(0)
+	// The calls to w2 passed on to w3 are answered from node 2.
+	in := newRVInbox(t, conn(0), []string{nodes[0].ClientURL(), nodes[1].ClientURL(), nodes[2].ClientURL()})
 	const n = 20
 	for i := range n {
-		if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, fmt.Sprint("s", i), "v", 10*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
+		if f := rvFinal(t, in.call(t, wire.PinnedSubject("w1", "put", ""), nil, fmt.Sprint("s", i), "v", 10*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
 			t.Fatalf("claim: %+v", f.Final)
 		}
 	}
@@ -255,7 +345,7 @@ func TestSessionTakeoverRaceR3(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				fs[j] = rvFinal(t, rvCall(t, nc, wire.PinnedSubject(w, "put", ""), nil, fmt.Sprint("s", i), w, 10*time.Second))
+				fs[j] = rvFinal(t, in.call(t, wire.PinnedSubject(w, "put", ""), nil, fmt.Sprint("s", i), w, 10*time.Second))
 			}()
 		}
 		wg.Wait()
