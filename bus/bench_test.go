@@ -173,3 +173,29 @@ func BenchmarkStream(b *testing.B) {
 		b.ReportMetric(float64(b.N*chunks)/b.Elapsed().Seconds(), "chunks/s")
 	})
 }
+
+// BenchmarkDurableEcho is an echo call on the durable path (queued in the
+// calls stream, pulled, its final kept, acknowledged), 64 callers at once,
+// in one process; cmd/bench compares it with a bare JetStream work queue.
+//
+//	go test -run '^$' -bench BenchmarkDurableEcho -benchmem ./bus/
+func BenchmarkDurableEcho(b *testing.B) {
+	s := natstest.Embedded(b, false)
+	wnc := natstest.Connect(b, s)
+	js := natstest.JS(b, wnc)
+	tk := toolkit.New(nil)
+	mustAdd(b, tk, echoTool(), toolkit.WithIdempotency(toolkit.Idempotent))
+	serve(b, wnc, tk, &bus.WorkerOptions{Instance: "w1", Durable: &bus.DurableOptions{JetStream: js}, Results: &bus.ResultsOptions{JetStream: js}})
+	c := newClient(b, natstest.Connect(b, s), nil)
+	text := strings.Repeat("x", 128)
+	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r := c.Invoke(context.Background(), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": text}, Durable: true})
+			if r.State != toolkit.StateSuccess {
+				b.Errorf("%+v", r)
+				return
+			}
+		}
+	})
+}

@@ -445,31 +445,31 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	if err != nil {
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable path needs JetStream: %v", err))
 	}
-	h := nats.Header{}
-	for k, v := range hdr {
-		h[k] = v
+	h := hdr // the call's own: run makes it for this call
+	if h == nil {
+		h = make(nats.Header, 2)
 	}
 	h.Set(wire.HeaderReply, reply)
 	h.Set(jetstream.MsgIDHeader, callKey(c.opts.Identity, call.ID))
 	// The stream may be without a leader for a moment (a node restarting):
 	// publishing again is safe, the message id deduplicates.
-	pctx, cancel := context.WithTimeout(ctx, enqueueWait)
-	defer cancel()
+	until := time.Now().Add(enqueueWait)
 	msg := &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data}
-	ack, tries, _, err := queueCall(pctx, js, msg)
+	publish := asyncPublisher(js)
+	ack, tries, _, err := queueCall(ctx, js, publish, until, msg)
 	if err == nil && ack.Duplicate && tries == 1 {
 		// Sent again after its approval: queued under an id of its own.
-		b, _ := c.resultsBucket(pctx)
-		if id, ok := approvalResend(pctx, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
+		b, _ := c.resultsBucket(ctx)
+		if id, ok := approvalResend(ctx, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
 			h.Set(jetstream.MsgIDHeader, id)
-			ack, tries, _, err = queueCall(pctx, js, msg)
+			ack, tries, _, err = queueCall(ctx, js, publish, until, msg)
 		}
 	}
 	switch {
 	case errors.Is(err, errNoJetStream):
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: "+err.Error()+"; send the call without durable.")
 	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
-		if pctx.Err() != nil && ctx.Err() == nil {
+		if time.Now().After(until) && ctx.Err() == nil {
 			return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
 				"ToolUnavailableError: the calls stream did not take the durable call within %s (no stream leader); retry later.", enqueueWait))
 		}
@@ -498,7 +498,7 @@ func (c *Client) jetStream() (jetstream.JetStream, error) {
 	c.fleetMu.Lock()
 	defer c.fleetMu.Unlock()
 	if c.js == nil {
-		js, err := jetstream.New(c.nc)
+		js, err := jetstream.New(c.nc, asyncOptions...) // durable calls are queued asynchronously
 		if err != nil {
 			return nil, err
 		}

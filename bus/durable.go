@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -147,6 +149,46 @@ type durablePath struct {
 	loops map[string]context.CancelFunc // tool → its pull loop
 
 	exhausted *nats.Subscription // max-deliveries advisories
+
+	run runners // the goroutines the pulled calls run on
+}
+
+// runners run pulled calls: a runner that finished a call waits for the
+// next (while fewer than idleRunners wait) instead of ending, so a call
+// seldom starts on a new goroutine, whose small stack the call path
+// grows by copying (a twentieth of a durable echo call's CPU).
+type runners struct {
+	next chan *sender  // unbuffered: a send succeeds only to a waiting runner
+	idle atomic.Int32  // runners waiting on next
+	done chan struct{} // closed at stop: waiting runners end
+}
+
+// idleRunners bounds the runners that wait for calls.
+const idleRunners = 16
+
+// start runs s on a waiting runner, or on a new one.
+func (r *runners) start(s *sender) {
+	select {
+	case r.next <- s:
+	default:
+		go r.loop(s)
+	}
+}
+
+func (r *runners) loop(s *sender) {
+	for {
+		s.run()
+		if r.idle.Add(1) > idleRunners {
+			r.idle.Add(-1)
+			return
+		}
+		select {
+		case s = <-r.next:
+			r.idle.Add(-1)
+		case <-r.done:
+			return
+		}
+	}
 }
 
 // startDurable creates (or binds) the calls stream.
@@ -171,7 +213,8 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	if err != nil {
 		return nil, fmt.Errorf("bus: the calls stream: %w", err)
 	}
-	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]context.CancelFunc{}}
+	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]context.CancelFunc{},
+		run: runners{next: make(chan *sender), done: make(chan struct{})}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	return d, nil
 }
@@ -204,7 +247,8 @@ func (d *durablePath) sync(tools []string) {
 }
 
 // stop ends the pull loops (a fetch in progress ends within a second)
-// and waits for them; calls already taken run on.
+// and waits for them; calls already taken run on, and their runners end
+// after them.
 func (d *durablePath) stop() {
 	d.mu.Lock()
 	d.cancel()
@@ -213,6 +257,7 @@ func (d *durablePath) stop() {
 		d.exhausted.Unsubscribe()
 	}
 	d.wg.Wait()
+	close(d.run.done)
 }
 
 // advisoryMaxDeliveries is where JetStream says a call of the calls
@@ -369,7 +414,7 @@ func (d *durablePath) take(tool string, m jetstream.Msg, cfg jetstream.ConsumerC
 		header: m.Headers(), data: m.Data(),
 		dur: &delivery{msg: m, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait, published: meta.Timestamp}}
 	if s := d.w.accept(in); s != nil {
-		go s.run()
+		d.run.start(s)
 	}
 }
 
@@ -380,36 +425,99 @@ var errNoJetStream = errors.New("the durable path needs JetStream, which this NA
 // the stream's acknowledgement, publishing again with the same message id
 // (the stream stores it once) while none comes: the stream may be without
 // a leader for a moment (a node restarting), or the acknowledgement lost
-// with a node. Each attempt is bounded, the whole by ctx. uncertain
-// reports that an attempt went unanswered, so without an acknowledgement
-// in the end the stream may have stored the call all the same; tries
-// counts the publishes (a duplicate acknowledgement after the first is
-// the earlier attempt, stored).
-func queueCall(ctx context.Context, js jetstream.JetStream, msg *nats.Msg) (ack *jetstream.PubAck, tries int, uncertain bool, err error) {
+// with a node. Each attempt is bounded (queueTry), the whole by ctx and,
+// unless zero, until (checked between attempts). uncertain reports that
+// an attempt went unanswered, so without an acknowledgement in the end the
+// stream may have stored the call all the same; tries counts the publishes
+// (a duplicate acknowledgement after the first is the earlier attempt,
+// stored).
+func queueCall(ctx context.Context, js jetstream.JetStream, publish publisher, until time.Time, msg *nats.Msg) (ack *jetstream.PubAck, tries int, uncertain bool, err error) {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		tries++
-		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		ack, err = js.PublishMsg(actx, msg)
-		cancel()
-		unanswered := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+		ack, err = publish(ctx, msg)
+		unanswered := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+			errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, nats.ErrDisconnected)
 		uncertain = uncertain || unanswered
+		var apiErr *jetstream.APIError
 		switch {
-		case err == nil || ctx.Err() != nil:
+		case err == nil || ctx.Err() != nil || (!until.IsZero() && time.Now().After(until)):
 			return ack, tries, uncertain, err
 		case unanswered:
 			continue
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess:
+			// An earlier attempt is stored but not yet committed (the
+			// stream lost its quorum meanwhile): asked again after a
+			// while, the stream acknowledges it as a duplicate.
+			uncertain = true
 		case !kv.Transient(err):
 			return ack, tries, uncertain, err
 		case kv.NoJetStream(ctx, js, err):
 			return ack, tries, uncertain, errNoJetStream
+		default:
+			// Bounded: without a JetStream meta leader nothing answers.
+			sctx, cancel := context.WithTimeout(ctx, queueTry)
+			_, serr := js.Stream(sctx, wire.StreamCalls)
+			cancel()
+			if errors.Is(serr, jetstream.ErrStreamNotFound) {
+				return ack, tries, uncertain, err
+			}
 		}
-		if _, serr := js.Stream(ctx, wire.StreamCalls); errors.Is(serr, jetstream.ErrStreamNotFound) {
-			return ack, tries, uncertain, err
+		if !until.IsZero() {
+			wait = min(wait, max(time.Until(until), 0))
 		}
 		if kv.Sleep(ctx, wait) != nil {
 			return ack, tries, uncertain, err
 		}
 	}
+}
+
+// errCodeDuplicateInProcess is JetStream's answer to a message whose id
+// an earlier message, not yet committed, has (JSStreamDuplicateMessageConflict).
+const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
+
+// queueTry bounds one attempt at queueing a durable call.
+const queueTry = 2 * time.Second
+
+// publisher is one attempt at queueing a durable call, bounded by
+// queueTry.
+type publisher func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error)
+
+// syncPublisher attempts with a request of its own deadline.
+func syncPublisher(js jetstream.JetStream) publisher {
+	return func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+		ctx, cancel := context.WithTimeout(ctx, queueTry)
+		defer cancel()
+		return js.PublishMsg(ctx, msg)
+	}
+}
+
+// asyncPublisher attempts through js's asynchronous publisher, which is
+// made WithPublishAsyncTimeout(queueTry) (see asyncOptions): its one
+// subscription and timeout bound the attempt, with no context and timer
+// of the caller's own per call (they were a twentieth of a durable call's
+// cost).
+func asyncPublisher(js jetstream.JetStream) publisher {
+	return func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+		f, err := js.PublishMsgAsync(msg)
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case ack := <-f.Ok():
+			return ack, nil
+		case err := <-f.Err():
+			return nil, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// asyncOptions make a JetStream context for asyncPublisher: attempts time
+// out after queueTry, and any number may be pending (callers bound them).
+var asyncOptions = []jetstream.JetStreamOpt{
+	jetstream.WithPublishAsyncTimeout(queueTry),
+	jetstream.WithPublishAsyncMaxPending(math.MaxInt32),
 }
 
 // byDefault reports whether calls of tool go through the queue when they
@@ -437,7 +545,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	ctx, cancel := context.WithTimeout(d.ctx, enqueueWorkerWait)
 	defer cancel()
 	msg := &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data}
-	ack, tries, uncertain, err := queueCall(ctx, d.js, msg)
+	ack, tries, uncertain, err := queueCall(ctx, d.js, syncPublisher(d.js), time.Time{}, msg)
 	c := wire.CodecOf(in.header)
 	if err == nil && ack.Duplicate && tries == 1 {
 		var b jetstream.KeyValue
@@ -454,7 +562,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 		// Sent again after its approval: queued under an id of its own
 		// (a duplicate of that: the approved call runs already).
 		h.Set(jetstream.MsgIDHeader, qid)
-		if ack, tries, uncertain, err = queueCall(ctx, d.js, msg); err == nil && ack.Duplicate && tries == 1 {
+		if ack, tries, uncertain, err = queueCall(ctx, d.js, syncPublisher(d.js), time.Time{}, msg); err == nil && ack.Duplicate && tries == 1 {
 			d.w.replyFinal(in, c, duplicateCall(id))
 			return true
 		}

@@ -3,6 +3,9 @@ package bus_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,6 +83,80 @@ func TestDurableCall(t *testing.T) {
 	}
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "once", Name: "echo", Durable: true, Input: map[string]any{"text": "2"}}); r.Code != toolkit.CodeInvalidInput {
 		t.Fatalf("second send of the same id: %+v", r)
+	}
+}
+
+// TestDurableRunnersEnd: pulled calls run on runners that wait for the
+// next call (at most 16 of them) and end when the worker stops.
+func TestDurableRunnersEnd(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	w, _ := durableWorker(t, s, tk, 0, "w1")
+	c := newClient(t, natstest.Connect(t, s), nil)
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Go(func() {
+			if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true, Input: map[string]any{"text": fmt.Sprint(i)}}); r.Text() != fmt.Sprint(i) {
+				t.Errorf("call %d: %+v", i, r)
+			}
+		})
+	}
+	wg.Wait()
+	runners := func() int {
+		buf := make([]byte, 1<<22)
+		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "bus.(*runners).loop")
+	}
+	// Runners still ending their calls (the finals are out) wait or end.
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		n := runners()
+		if n > 0 && n <= 16 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("after the burst %d runners wait, want 1 to 16", n)
+		}
+	}
+	if err := w.Stop(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); runners() > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%d runners left after the worker stopped", runners())
+		}
+	}
+}
+
+// TestDurableQueuedOnceLeaderBack: the calls stream (R3) has no leader
+// for longer than one queueing attempt (two of its three nodes are
+// down): the unanswered attempts are made again, and the call is queued
+// and answered once a node is back.
+func TestDurableQueuedOnceLeaderBack(t *testing.T) {
+	cl := natstest.NewCluster(t)
+	nodes := cl.Nodes()
+	wnc := natstest.URLConn(t, nodes[0].ClientURL())
+	js := natstest.JS(t, wnc)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, wnc, tk, &bus.WorkerOptions{Instance: "w1", Durable: &bus.DurableOptions{JetStream: js, Replicas: 3},
+		Results: &bus.ResultsOptions{JetStream: js, Replicas: 3}})
+	c := newClient(t, natstest.URLConn(t, nodes[0].ClientURL()), nil)
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true, Input: map[string]any{"text": "before"}}); r.Text() != "before" {
+		t.Fatalf("with the cluster whole: %+v", r)
+	}
+	cl.Stop(1)
+	cl.Stop(2)
+	go func() {
+		time.Sleep(5 * time.Second) // past two attempts
+		cl.Start(1)
+	}()
+	start := time.Now()
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true, Input: map[string]any{"text": "after"}})
+	if r.Text() != "after" {
+		t.Fatalf("queued while the stream had no leader: %+v", r)
+	}
+	if took := time.Since(start); took < 4*time.Second {
+		t.Fatalf("answered after %v, before the stream could have taken it", took)
 	}
 }
 
