@@ -2,6 +2,7 @@ package bus
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,7 @@ type clock struct {
 	idle   bool // not ticking: no call ran for idleTicks ticks; guarded by w.mu
 	calls  []*sender
 	stopMu sync.Once
+	dur    atomic.Pointer[durablePath] // its pull loops are watched too
 }
 
 type flushEntry struct {
@@ -127,6 +129,9 @@ func (k *clock) run() {
 				s.check(now)
 			}
 			k.w.watchInline(now)
+			if d := k.dur.Load(); d != nil {
+				d.watchInline(now)
+			}
 			nextTick = time.Time{}
 			if !idle {
 				nextTick = now.Add(clockTick)

@@ -146,7 +146,7 @@ type durablePath struct {
 	wg     sync.WaitGroup
 
 	mu    sync.Mutex
-	loops map[string]context.CancelFunc // tool → its pull loop
+	loops map[string]*puller // tool → its pull loop
 
 	exhausted *nats.Subscription // max-deliveries advisories
 
@@ -213,9 +213,10 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	if err != nil {
 		return nil, fmt.Errorf("bus: the calls stream: %w", err)
 	}
-	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]context.CancelFunc{},
+	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]*puller{},
 		run: runners{next: make(chan *sender), done: make(chan struct{})}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
+	w.clock.dur.Store(d)
 	return d, nil
 }
 
@@ -226,9 +227,9 @@ func (d *durablePath) sync(tools []string) {
 	if d.ctx.Err() != nil {
 		return
 	}
-	for tool, stop := range d.loops {
+	for tool, p := range d.loops {
 		if !slices.Contains(tools, tool) {
-			stop()
+			p.cancel()
 			delete(d.loops, tool)
 		}
 	}
@@ -236,13 +237,11 @@ func (d *durablePath) sync(tools []string) {
 		if _, ok := d.loops[tool]; ok {
 			continue
 		}
-		ctx, cancel := context.WithCancel(d.ctx)
-		d.loops[tool] = cancel
+		p := &puller{d: d, tool: tool}
+		p.ctx, p.cancel = context.WithCancel(d.ctx)
+		d.loops[tool] = p
 		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.loop(ctx, tool)
-		}()
+		go p.loop(nil, nil)
 	}
 }
 
@@ -359,62 +358,132 @@ func (d *durablePath) consumer(ctx context.Context, tool string) (jetstream.Cons
 // fetchWait bounds one pull; a stop waits for it at most that long.
 const fetchWait = time.Second
 
-// loop pulls the tool's calls while the worker has room for them.
-func (d *durablePath) loop(ctx context.Context, tool string) {
-	var cons jetstream.Consumer
+// puller is one tool's pull loop. A quick tool's call runs on the loop
+// itself, as a quick core call runs on the leading reader: a batch of
+// calls is answered without a hand-off to another goroutine per call. A
+// call that runs there for inlineLimit is caught by the clock
+// (watchInline), which hands the loop, with the rest of its batch, on to
+// a new goroutine (the calls behind it waited at most inlineLimit plus a
+// clock tick) and marks the tool slow for a while.
+type puller struct {
+	d      *durablePath
+	tool   string
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	// While a call runs on the loop: the call, and what the loop goes on
+	// with should the clock hand it on (written before inline is set).
+	inline atomic.Pointer[sender]
+	cons   jetstream.Consumer
+	batch  jetstream.MessageBatch
+}
+
+// loop pulls the tool's calls while the worker has room for them, after
+// taking what is left of batch (a loop handed on). It holds one count of
+// d.wg, which a goroutine that loses the loop to the clock leaves to the
+// loop's next goroutine.
+func (p *puller) loop(cons jetstream.Consumer, batch jetstream.MessageBatch) {
+	d := p.d
 	wait := 100 * time.Millisecond
-	for ctx.Err() == nil {
+	for {
+		if batch != nil {
+			info := cons.CachedInfo().Config
+			for m := range batch.Messages() {
+				if !p.take(cons, batch, m, info) {
+					return // handed on while a call ran here
+				}
+			}
+			batch = nil
+		}
+		if p.ctx.Err() != nil {
+			d.wg.Done()
+			return
+		}
 		if cons == nil {
 			var err error
-			if cons, err = d.consumer(ctx, tool); err != nil {
-				if ctx.Err() == nil {
+			if cons, err = d.consumer(p.ctx, p.tool); err != nil {
+				if p.ctx.Err() == nil {
 					d.w.count.jsErrors.Add(1)
-					d.w.log.Warn("bus: binding the durable consumer; retrying", "tool", tool, "err", err, "in", wait.String())
+					d.w.log.Warn("bus: binding the durable consumer; retrying", "tool", p.tool, "err", err, "in", wait.String())
 				}
-				sleepCtx(ctx, wait)
+				sleepCtx(p.ctx, wait)
 				wait = min(2*wait, 5*time.Second)
 				continue
 			}
 			wait = 100 * time.Millisecond
 			info := cons.CachedInfo()
-			d.w.log.Debug("bus: pulling durable calls", "tool", tool, "ack_wait", info.Config.AckWait, "max_deliver", info.Config.MaxDeliver)
+			d.w.log.Debug("bus: pulling durable calls", "tool", p.tool, "ack_wait", info.Config.AckWait, "max_deliver", info.Config.MaxDeliver)
 		}
 		free := d.w.opts.MaxInFlight - len(d.w.slots)
 		if free <= 0 {
-			sleepCtx(ctx, 2*time.Millisecond)
+			sleepCtx(p.ctx, 2*time.Millisecond)
 			continue
 		}
-		batch, err := cons.Fetch(min(free, 64), jetstream.FetchMaxWait(fetchWait))
-		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		var err error
+		if batch, err = cons.Fetch(min(free, 64), jetstream.FetchMaxWait(fetchWait)); err != nil {
+			batch = nil
+			if p.ctx.Err() == nil && !errors.Is(err, nats.ErrConnectionClosed) {
 				d.w.count.jsErrors.Add(1)
-				d.w.log.Warn("bus: pulling durable calls", "tool", tool, "err", err)
+				d.w.log.Warn("bus: pulling durable calls", "tool", p.tool, "err", err)
 				cons = nil
-				sleepCtx(ctx, wait)
+				sleepCtx(p.ctx, wait)
 			}
-			continue
-		}
-		info := cons.CachedInfo().Config
-		for m := range batch.Messages() {
-			d.take(tool, m, info)
 		}
 	}
 }
 
-// take hands one delivered call to the worker.
-func (d *durablePath) take(tool string, m jetstream.Msg, cfg jetstream.ConsumerConfig) {
+// take hands one delivered call to the worker: it runs on the loop when
+// its tool is quick and a slot is free, else on a runner. It reports
+// false when the clock handed the loop on while the call ran here.
+func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m jetstream.Msg, cfg jetstream.ConsumerConfig) bool {
+	d := p.d
 	meta, err := m.Metadata()
 	if err != nil {
-		d.w.log.Warn("bus: a durable call without metadata", "tool", tool, "err", err)
+		d.w.log.Warn("bus: a durable call without metadata", "tool", p.tool, "err", err)
 		m.Term()
-		return
+		return true
 	}
 	_, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject(), wire.SubjectDurablePrefix), ".")
-	in := &incoming{subject: m.Subject(), tool: tool, identity: identity, reply: m.Headers().Get(wire.HeaderReply),
+	in := &incoming{subject: m.Subject(), tool: p.tool, identity: identity, reply: m.Headers().Get(wire.HeaderReply),
 		header: m.Headers(), data: m.Data(),
 		dur: &delivery{msg: m, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait, published: meta.Timestamp}}
-	if s := d.w.accept(in); s != nil {
+	s := d.w.accept(in)
+	switch {
+	case s == nil:
+		return true
+	case s.tool == nil || !s.tool.pace.quick():
 		d.run.start(s)
+		return true
+	}
+	select {
+	case d.w.slots <- struct{}{}:
+	default:
+		d.run.start(s) // it waits for its slot there
+		return true
+	}
+	p.cons, p.batch = cons, batch
+	p.inline.Store(s)
+	if s.isDone() {
+		<-d.w.slots // answered meanwhile (a cancel): it does not run
+	} else {
+		s.runSlotted()
+	}
+	return p.inline.CompareAndSwap(s, nil)
+}
+
+// watchInline is the clock's look at the pull loops: one that has run a
+// call for inlineLimit goes on on a new goroutine, and the call's tool
+// runs on runners for a while.
+func (d *durablePath) watchInline(now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range d.loops {
+		s := p.inline.Load()
+		if s == nil || now.Sub(s.started) < inlineLimit || !p.inline.CompareAndSwap(s, nil) {
+			continue
+		}
+		s.tool.pace.penalize()
+		go p.loop(p.cons, p.batch)
 	}
 }
 

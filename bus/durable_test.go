@@ -160,6 +160,61 @@ func TestDurableQueuedOnceLeaderBack(t *testing.T) {
 	}
 }
 
+// TestDurableQuickToolTurnedSlow: a tool quick for many durable calls
+// runs on its pull loop; when one of its calls blocks, the calls pulled
+// behind it still run (the clock hands the loop on), long before the
+// blocked call ends; and the worker still stops in bounded time.
+func TestDurableQuickToolTurnedSlow(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	release := make(chan struct{})
+	unblock := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(unblock)
+	mustAdd(t, tk, toolkit.Func("flip", "Quick unless told to block.", func(ctx context.Context, in struct {
+		Block bool `json:"block,omitempty"`
+	}) (string, error) {
+		if in.Block {
+			<-release // deaf to its context
+		}
+		return "ok", nil
+	}))
+	w, _ := durableWorker(t, s, tk, 0, "w1")
+	c := newClient(t, natstest.Connect(t, s), nil)
+	for range 100 {
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true}); r.State != toolkit.StateSuccess {
+			t.Fatalf("flip: %+v", r)
+		}
+	}
+	blocked := make(chan *toolkit.Response, 1)
+	go func() {
+		blocked <- c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true, Input: map[string]any{"block": true}})
+	}()
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true}); r.State != toolkit.StateSuccess {
+				t.Errorf("flip %d behind a blocked call: %+v", i, r)
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case r := <-blocked:
+		t.Fatalf("the blocked call ended before it was released: %+v", r)
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	w.Stop(ctx) // the blocked call is abandoned after AbandonAfter (2 s)
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("stopping with a call blocked on the pull loop took %v", took)
+	}
+	if r := <-blocked; r.State == toolkit.StateSuccess {
+		t.Fatalf("the blocked call, abandoned at stop: %+v", r)
+	}
+}
+
 // TestDurableNoStream: without a worker that created the calls stream, a
 // durable call says so.
 func TestDurableNoStream(t *testing.T) {
