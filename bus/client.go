@@ -271,6 +271,11 @@ func (c *Client) Close() error {
 	if c.fleet != nil {
 		ferr = c.fleet.Close()
 	}
+	if c.js != nil {
+		// The asynchronous publisher's reply subscription and connection
+		// listener live as long as the connection otherwise.
+		c.js.CleanupPublisher()
+	}
 	c.fleetMu.Unlock()
 	return errors.Join(c.sub.Unsubscribe(), ferr)
 }
@@ -480,6 +485,13 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 			"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.", len(data)+headerSize(h), c.nc.MaxPayload()))
 	case err != nil:
 		if ctx.Err() != nil {
+			// An attempt may still be stored: the workers that see the
+			// cancel first answer it interrupted instead of running it.
+			reason := ""
+			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				reason = wire.CancelReasonDeadline
+			}
+			c.cancel(call.ID, reason)
 			return c.ctxFinal(ctx, call.ID, nil)
 		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable call could not be queued: %v", err))

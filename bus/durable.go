@@ -147,6 +147,7 @@ type durablePath struct {
 
 	mu    sync.Mutex
 	loops map[string]*puller // tool → its pull loop
+	live  map[*puller]bool   // the loops running, also those of tools removed
 
 	exhausted *nats.Subscription // max-deliveries advisories
 
@@ -213,7 +214,7 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	if err != nil {
 		return nil, fmt.Errorf("bus: the calls stream: %w", err)
 	}
-	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]*puller{},
+	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]*puller{}, live: map[*puller]bool{},
 		run: runners{next: make(chan *sender), done: make(chan struct{})}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	w.clock.dur.Store(d)
@@ -240,6 +241,7 @@ func (d *durablePath) sync(tools []string) {
 		p := &puller{d: d, tool: tool}
 		p.ctx, p.cancel = context.WithCancel(d.ctx)
 		d.loops[tool] = p
+		d.live[p] = true
 		d.wg.Add(1)
 		go p.loop(nil, nil)
 	}
@@ -396,6 +398,9 @@ func (p *puller) loop(cons jetstream.Consumer, batch jetstream.MessageBatch) {
 			batch = nil
 		}
 		if p.ctx.Err() != nil {
+			d.mu.Lock()
+			delete(d.live, p)
+			d.mu.Unlock()
 			d.wg.Done()
 			return
 		}
@@ -471,13 +476,14 @@ func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m j
 	return p.inline.CompareAndSwap(s, nil)
 }
 
-// watchInline is the clock's look at the pull loops: one that has run a
-// call for inlineLimit goes on on a new goroutine, and the call's tool
-// runs on runners for a while.
+// watchInline is the clock's look at the pull loops (also those of
+// tools removed, which end after their batch): one that has run a call
+// for inlineLimit goes on on a new goroutine, and the call's tool runs on
+// runners for a while.
 func (d *durablePath) watchInline(now time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, p := range d.loops {
+	for p := range d.live {
 		s := p.inline.Load()
 		if s == nil || now.Sub(s.started) < inlineLimit || !p.inline.CompareAndSwap(s, nil) {
 			continue
@@ -514,10 +520,15 @@ func queueCall(ctx context.Context, js jetstream.JetStream, publish publisher, u
 		case unanswered:
 			continue
 		case errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess:
-			// An earlier attempt is stored but not yet committed (the
+			// A message of this id is stored but not yet committed (the
 			// stream lost its quorum meanwhile): asked again after a
-			// while, the stream acknowledges it as a duplicate.
-			uncertain = true
+			// while, the stream acknowledges it as a duplicate. Unless an
+			// attempt of ours went unanswered, it is another sender's:
+			// this attempt does not count, so that duplicate is not
+			// taken for ours.
+			if !uncertain {
+				tries--
+			}
 		case !kv.Transient(err):
 			return ack, tries, uncertain, err
 		case kv.NoJetStream(ctx, js, err):
@@ -565,22 +576,37 @@ func syncPublisher(js jetstream.JetStream) publisher {
 // subscription and timeout bound the attempt, with no context and timer
 // of the caller's own per call (they were a twentieth of a durable call's
 // cost).
+//
+// The publisher's own retries after "no responders" (the stream missing,
+// or without a leader for a moment) are off: they would publish after ctx
+// ended, a call its caller gave up stored and run. They are made here,
+// as many and as far apart, while ctx lasts.
 func asyncPublisher(js jetstream.JetStream) publisher {
 	return func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
-		f, err := js.PublishMsgAsync(msg)
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case ack := <-f.Ok():
-			return ack, nil
-		case err := <-f.Err():
-			return nil, err
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		for retry := 0; ; retry++ {
+			f, err := js.PublishMsgAsync(msg, noPublishRetry...)
+			if err != nil {
+				return nil, err
+			}
+			select {
+			case ack := <-f.Ok():
+				return ack, nil
+			case err = <-f.Err():
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if !errors.Is(err, jetstream.ErrNoStreamResponse) || retry == jetstream.DefaultPubRetryAttempts {
+				return nil, err
+			}
+			if serr := kv.Sleep(ctx, jetstream.DefaultPubRetryWait); serr != nil {
+				return nil, serr
+			}
 		}
 	}
 }
+
+// noPublishRetry turns the asynchronous publisher's own retries off.
+var noPublishRetry = []jetstream.PublishOpt{jetstream.WithRetryAttempts(0)}
 
 // asyncOptions make a JetStream context for asyncPublisher: attempts time
 // out after queueTry, and any number may be pending (callers bound them).

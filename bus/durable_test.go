@@ -215,6 +215,105 @@ func TestDurableQuickToolTurnedSlow(t *testing.T) {
 	}
 }
 
+// TestDurableStopWithRemovedToolInline: a tool is removed while its pull
+// loop runs one of its calls (one that ends with its context): the loop
+// is still handed on, and Stop ends within its grace.
+func TestDurableStopWithRemovedToolInline(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	running := make(chan struct{}, 1)
+	mustAdd(t, tk, toolkit.Func("flip", "Quick unless told to block.", func(ctx context.Context, in struct {
+		Block bool `json:"block,omitempty"`
+	}) (string, error) {
+		if in.Block {
+			tk.Remove("flip") // the tool goes away while this call runs
+			running <- struct{}{}
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
+		return "ok", nil
+	}))
+	w, _ := durableWorker(t, s, tk, 0, "w1")
+	c := newClient(t, natstest.Connect(t, s), nil)
+	for range 100 {
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true}); r.State != toolkit.StateSuccess {
+			t.Fatalf("flip: %+v", r)
+		}
+	}
+	go c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true, Input: map[string]any{"block": true}})
+	<-running
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		stopped <- w.Stop(ctx)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Stop with a 1 s grace still running after 15 s")
+	}
+}
+
+// TestDurableClientCloseReleasesPublisher: a client's durable calls go
+// through an asynchronous publisher; closing the client releases its
+// subscription and goroutine on a connection that lives on.
+func TestDurableClientCloseReleasesPublisher(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	durableWorker(t, s, tk, 0, "w1")
+	nc := natstest.Connect(t, s)
+	listeners := func() int {
+		buf := make([]byte, 1<<22)
+		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "resetPendingAcksOnReconnect")
+	}
+	subs0, g0 := nc.NumSubscriptions(), listeners()
+	const n = 20
+	for range n {
+		c, err := bus.NewClient(nc, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true, Input: map[string]any{"text": "x"}}); r.Text() != "x" {
+			t.Fatalf("%+v", r)
+		}
+		c.Close()
+	}
+	for end := time.Now().Add(5 * time.Second); listeners() > g0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	}
+	// One may stay: the connection's own request mux, shared by all.
+	if subs, g := nc.NumSubscriptions()-subs0, listeners()-g0; subs > 1 || g > 0 {
+		t.Errorf("after %d clients closed: %d subscriptions and %d publisher goroutines left", n, subs, g)
+	}
+}
+
+// TestDurableCancelledBeforeQueued: a durable call whose caller gives up
+// while the calls stream does not exist yet is not stored and run later,
+// when the stream appears.
+func TestDurableCancelledBeforeQueued(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	js := natstest.JS(t, natstest.Connect(t, s))
+	c := newClient(t, natstest.Connect(t, s), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if r := c.Invoke(ctx, toolkit.ToolCall{ID: "late", Name: "count", Durable: true}); r.State == toolkit.StateSuccess {
+		t.Fatalf("%+v", r)
+	}
+	st, err := js.CreateStream(context.Background(), bus.CallsStreamConfig(time.Minute, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // the publisher's own retries came 250 ms apart
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs > 0 {
+		t.Errorf("a call its caller cancelled was stored later: %d messages", info.State.Msgs)
+	}
+}
+
 // TestDurableNoStream: without a worker that created the calls stream, a
 // durable call says so.
 func TestDurableNoStream(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -212,4 +213,22 @@ func TestInlinable(t *testing.T) {
 		w.inbox <- &nats.Msg{}
 	}
 	try(false, "calls piling up")
+}
+
+// TestQueueCallForeignInProcess: a first attempt answered "duplicate
+// message id is in process" met another sender's message, so the
+// duplicate acknowledgement after it is not taken for this call's own
+// earlier attempt.
+func TestQueueCallForeignInProcess(t *testing.T) {
+	n := 0
+	publish := func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+		if n++; n == 1 {
+			return nil, &jetstream.APIError{Code: 409, ErrorCode: errCodeDuplicateInProcess}
+		}
+		return &jetstream.PubAck{Stream: "TOOLBUS_CALLS", Sequence: 7, Duplicate: true}, nil
+	}
+	ack, tries, uncertain, err := queueCall(context.Background(), nil, publish, time.Now().Add(5*time.Second), &nats.Msg{Subject: "x"})
+	if err != nil || !ack.Duplicate || tries != 1 || uncertain {
+		t.Errorf("after another sender's message in process: ack %+v, tries %d, uncertain %v, err %v; want its duplicate on the first counted try", ack, tries, uncertain, err)
+	}
 }
