@@ -178,13 +178,7 @@ func TestDurableQuickToolTurnedSlow(t *testing.T) {
 		}
 		return "ok", nil
 	}))
-	w, _ := durableWorker(t, s, tk, 0, "w1")
-	c := newClient(t, natstest.Connect(t, s), nil)
-	for range 100 {
-		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true}); r.State != toolkit.StateSuccess {
-			t.Fatalf("flip: %+v", r)
-		}
-	}
+	w, c := quickOnPullLoop(t, s, tk, "flip")
 	blocked := make(chan *toolkit.Response, 1)
 	go func() {
 		blocked <- c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true, Input: map[string]any{"block": true}})
@@ -215,6 +209,20 @@ func TestDurableQuickToolTurnedSlow(t *testing.T) {
 	}
 }
 
+// quickOnPullLoop serves tk with the durable path on and makes tool quick
+// (its calls then run on its pull loop) with 100 durable calls.
+func quickOnPullLoop(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, tool string) (*bus.Worker, *bus.Client) {
+	t.Helper()
+	w, _ := durableWorker(t, s, tk, 0, "w1")
+	c := newClient(t, natstest.Connect(t, s), nil)
+	for range 100 {
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: tool, Durable: true}); r.State != toolkit.StateSuccess {
+			t.Fatalf("%s: %+v", tool, r)
+		}
+	}
+	return w, c
+}
+
 // TestDurableStopWithRemovedToolInline: a tool is removed while its pull
 // loop runs one of its calls (one that ends with its context): the loop
 // is still handed on, and Stop ends within its grace.
@@ -233,13 +241,7 @@ func TestDurableStopWithRemovedToolInline(t *testing.T) {
 		}
 		return "ok", nil
 	}))
-	w, _ := durableWorker(t, s, tk, 0, "w1")
-	c := newClient(t, natstest.Connect(t, s), nil)
-	for range 100 {
-		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true}); r.State != toolkit.StateSuccess {
-			t.Fatalf("flip: %+v", r)
-		}
-	}
+	w, c := quickOnPullLoop(t, s, tk, "flip")
 	go c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true, Input: map[string]any{"block": true}})
 	<-running
 	stopped := make(chan error, 1)
