@@ -135,6 +135,7 @@ type Client struct {
 	fleet   *discovery.Fleet
 	state   *KVState // nil while the groups bucket does not exist
 	js      jetstream.JetStream
+	publish publisher          // queues durable calls through js; set with it
 	results jetstream.KeyValue // nil until bound
 }
 
@@ -460,14 +461,13 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	// publishing again is safe, the message id deduplicates.
 	until := time.Now().Add(enqueueWait)
 	msg := &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data}
-	publish := asyncPublisher(js)
-	ack, tries, _, err := queueCall(ctx, js, publish, until, msg)
+	ack, tries, _, err := queueCall(ctx, js, c.publish, until, msg)
 	if err == nil && ack.Duplicate && tries == 1 {
 		// Sent again after its approval: queued under an id of its own.
 		b, _ := c.resultsBucket(ctx)
 		if id, ok := approvalResend(ctx, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
 			h.Set(jetstream.MsgIDHeader, id)
-			ack, tries, _, err = queueCall(ctx, js, publish, until, msg)
+			ack, tries, _, err = queueCall(ctx, js, c.publish, until, msg)
 		}
 	}
 	switch {
@@ -514,7 +514,7 @@ func (c *Client) jetStream() (jetstream.JetStream, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.js = js
+		c.js, c.publish = js, asyncPublisher(js)
 	}
 	return c.js, nil
 }

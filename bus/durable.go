@@ -375,7 +375,7 @@ type puller struct {
 
 	// While a call runs on the loop: the call, and what the loop goes on
 	// with should the clock hand it on (written before inline is set).
-	inline atomic.Pointer[sender]
+	inline inlined
 	cons   jetstream.Consumer
 	batch  jetstream.MessageBatch
 }
@@ -452,28 +452,16 @@ func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m j
 	in := &incoming{subject: m.Subject(), tool: p.tool, identity: identity, reply: m.Headers().Get(wire.HeaderReply),
 		header: m.Headers(), data: m.Data(),
 		dur: &delivery{msg: m, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait, published: meta.Timestamp}}
-	s := d.w.accept(in)
-	switch {
+	switch s := d.w.accept(in); {
 	case s == nil:
 		return true
-	case s.tool == nil || !s.tool.pace.quick():
-		d.run.start(s)
-		return true
-	}
-	select {
-	case d.w.slots <- struct{}{}:
-	default:
+	case !d.w.quickSlot(s):
 		d.run.start(s) // it waits for its slot there
 		return true
+	default:
+		p.cons, p.batch = cons, batch
+		return p.inline.run(s)
 	}
-	p.cons, p.batch = cons, batch
-	p.inline.Store(s)
-	if s.isDone() {
-		<-d.w.slots // answered meanwhile (a cancel): it does not run
-	} else {
-		s.runSlotted()
-	}
-	return p.inline.CompareAndSwap(s, nil)
 }
 
 // watchInline is the clock's look at the pull loops (also those of
@@ -484,12 +472,9 @@ func (d *durablePath) watchInline(now time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for p := range d.live {
-		s := p.inline.Load()
-		if s == nil || now.Sub(s.started) < inlineLimit || !p.inline.CompareAndSwap(s, nil) {
-			continue
+		if p.inline.overdue(now) {
+			go p.loop(p.cons, p.batch)
 		}
-		s.tool.pace.penalize()
-		go p.loop(p.cons, p.batch)
 	}
 }
 

@@ -71,7 +71,49 @@ type readers struct {
 	closed  bool // the inbox is closed: readers end
 	baton   chan struct{}
 
-	inline atomic.Pointer[sender] // the call the leader runs itself; nil otherwise
+	inline inlined // the call the leader runs itself
+}
+
+// inlined is the call a loop that takes calls (the leading reader, a
+// durable pull loop) runs itself; the clock may take the loop from it.
+type inlined struct{ s atomic.Pointer[sender] }
+
+// run runs s, which holds its slot, on the loop; false when the clock
+// handed the loop on meanwhile.
+func (in *inlined) run(s *sender) bool {
+	in.s.Store(s)
+	if s.isDone() {
+		<-s.w.slots // answered meanwhile (a cancel): it does not run
+	} else {
+		s.runSlotted()
+	}
+	return in.s.CompareAndSwap(s, nil)
+}
+
+// overdue reports whether the call on the loop has run for inlineLimit,
+// and if so takes the loop from it and marks its tool slow for a while:
+// the caller hands the loop on.
+func (in *inlined) overdue(now time.Time) bool {
+	s := in.s.Load()
+	if s == nil || now.Sub(s.started) < inlineLimit || !in.s.CompareAndSwap(s, nil) {
+		return false
+	}
+	s.tool.pace.penalize()
+	return true
+}
+
+// quickSlot reports whether s may run on the loop that took it, and takes
+// its slot if so: its tool is quick and a slot is free now.
+func (w *Worker) quickSlot(s *sender) bool {
+	if s.tool == nil || !s.tool.pace.quick() {
+		return false
+	}
+	select {
+	case w.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
 }
 
 // reader leads, runs the call it is handed, follows, and so on until the
@@ -128,9 +170,7 @@ func (w *Worker) lead() (*sender, bool) {
 			w.handOff()
 			return s, true
 		}
-		w.rd.inline.Store(s)
-		s.runSlotted()
-		if !w.rd.inline.CompareAndSwap(s, nil) {
+		if !w.rd.inline.run(s) {
 			return nil, true // the clock passed leadership on
 		}
 	}
@@ -139,15 +179,7 @@ func (w *Worker) lead() (*sender, bool) {
 // inlinable reports whether s runs on the leader, and takes its slot if
 // so: a quick tool's call on the plain core path, with a slot free now.
 func (w *Worker) inlinable(s *sender) bool {
-	if s.tool == nil || !s.tool.pace.quick() || s.in != nil || s.keep || s.dur != nil || len(w.inbox) > quickBacklog {
-		return false
-	}
-	select {
-	case w.slots <- struct{}{}:
-		return true
-	default:
-		return false
-	}
+	return s.in == nil && !s.keep && s.dur == nil && len(w.inbox) <= quickBacklog && w.quickSlot(s)
 }
 
 // handOff passes leadership on: to a waiting follower, else to a new
@@ -211,10 +243,7 @@ func (r *readers) close() {
 // inlineLimit makes it pass leadership on, and the call's tool runs on
 // its own goroutine for a while.
 func (w *Worker) watchInline(now time.Time) {
-	s := w.rd.inline.Load()
-	if s == nil || now.Sub(s.started) < inlineLimit || !w.rd.inline.CompareAndSwap(s, nil) {
-		return
+	if w.rd.inline.overdue(now) {
+		w.handOff()
 	}
-	s.tool.pace.penalize()
-	w.handOff()
 }
