@@ -20,6 +20,19 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
+// callID returns a new unique call id. The ids come from a pool of NUID
+// generators, not nuid.Next's one generator behind a mutex: 64 callers
+// taking turns on that lock is the bench's cost, which it would charge to
+// the systems that need ids.
+func callID() string {
+	g := ids.Get().(*nuid.NUID)
+	id := g.Next()
+	ids.Put(g)
+	return id
+}
+
+var ids = sync.Pool{New: func() any { return nuid.New() }}
+
 // Systems measured side by side.
 const (
 	sysToolbus = "toolbus"
@@ -188,7 +201,7 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		}
 		faultCall := func(c *bus.Client, durable bool) callFunc {
 			return func(ctx context.Context, _, _ int) outcome {
-				id := nuid.Next()
+				id := callID()
 				final, code := consume(c.Call(ctx, toolkit.ToolCall{ID: id, Name: "sleep", Input: in, Durable: durable}), id, nil)
 				o := checkText(final, code, "slept")
 				o.again = o.code == "" && final.Metadata[wire.MetaAttempts] != nil
@@ -208,7 +221,7 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		text := cachedPattern(cfg.textSize)
 		sessionEcho := func(tool string) callFunc {
 			return func(ctx context.Context, g, _ int) outcome {
-				id := nuid.Next()
+				id := callID()
 				final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: tool, Session: "bench-" + strconv.Itoa(g),
 					Input: map[string]any{"text": text}}), id, nil)
 				return checkText(final, code, text)
@@ -264,7 +277,7 @@ func consume(events func(func(toolkit.Event) bool), id string, onChunk func(*too
 // text is want.
 func busCall(e *env, tool string, input func(i int) map[string]any, want string) callFunc {
 	return func(ctx context.Context, _, i int) outcome {
-		id := nuid.Next()
+		id := callID()
 		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: tool, Input: input(i)}), id, nil)
 		return checkText(final, code, want)
 	}
@@ -273,7 +286,7 @@ func busCall(e *env, tool string, input func(i int) map[string]any, want string)
 // busCallDurable calls a tool on the durable path.
 func busCallDurable(e *env, tool string, input map[string]any, want string) callFunc {
 	return func(ctx context.Context, _, _ int) outcome {
-		id := nuid.Next()
+		id := callID()
 		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: tool, Input: input, Durable: true}), id, nil)
 		return checkText(final, code, want)
 	}
@@ -328,7 +341,7 @@ func rawJSBaseline(ctx context.Context, e *env, body []byte) (callFunc, func(), 
 			delete(r.pending, token)
 			r.mu.Unlock()
 		}()
-		msg := &nats.Msg{Subject: rawJSEcho, Header: nats.Header{hdrReply: {r.prefix + token}, jetstream.MsgIDHeader: {nuid.Next()}}, Data: body}
+		msg := &nats.Msg{Subject: rawJSEcho, Header: nats.Header{hdrReply: {r.prefix + token}, jetstream.MsgIDHeader: {callID()}}, Data: body}
 		if _, err := r.js.PublishMsg(ctx, msg); err != nil {
 			return outcome{code: errNATS}
 		}
@@ -362,7 +375,7 @@ func checkText(final *toolkit.Response, code, want string) outcome {
 // busStream calls the stream tool; n chunks are delivered per call.
 func busStream(e *env, in map[string]any, want string, n int) callFunc {
 	return func(ctx context.Context, _, _ int) outcome {
-		id := nuid.Next()
+		id := callID()
 		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "stream", Input: in}), id, nil)
 		o := checkText(final, code, want)
 		o.units = n
@@ -374,7 +387,7 @@ func busStream(e *env, in map[string]any, want string, n int) callFunc {
 // said it started, and measures the cancel's way to the tool and back.
 func busCancel(e *env) callFunc {
 	return func(ctx context.Context, _, _ int) outcome {
-		id := nuid.Next()
+		id := callID()
 		var sent time.Time
 		var cancelErr error
 		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "block"}), id, func(*toolkit.Chunk) {
@@ -406,8 +419,8 @@ func busCancel(e *env) callFunc {
 // in it at once; the fleet's workers share the state in JetStream KV.
 func busGroups(e *env) callFunc {
 	return func(ctx context.Context, _, _ int) outcome {
-		session := nuid.Next()
-		id := nuid.Next()
+		session := callID()
+		id := callID()
 		reset, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: toolkit.MetaToolName, Session: session,
 			Input: map[string]any{extraGroup: true}}), id, nil)
 		if code != "" {
@@ -417,7 +430,7 @@ func busGroups(e *env) callFunc {
 			return outcome{code: string(reset.Code)}
 		}
 		t0 := time.Now()
-		id = nuid.Next()
+		id = callID()
 		text := "after reset " + session
 		final, code := consume(e.call(ctx, toolkit.ToolCall{ID: id, Name: "extra_echo", Session: session,
 			Input: map[string]any{"text": text}}), id, nil)
