@@ -255,7 +255,7 @@ func (c *TestCluster) start(i int) error {
 }
 
 // WaitReady waits for a full route mesh among the running nodes and a
-// JetStream meta leader they all follow.
+// JetStream meta leader they all follow, which knows them all online.
 func (c *TestCluster) WaitReady() {
 	c.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -267,7 +267,10 @@ func (c *TestCluster) WaitReady() {
 		leader := false
 		current := true
 		for _, s := range nodes {
-			leader = leader || s.JetStreamIsLeader()
+			// The leader places streams only on peers it has had stats
+			// from ("no suitable peers for placement, peer offline"
+			// otherwise): it must have them from every node.
+			leader = leader || s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) == len(nodes)
 			current = current && s.JetStreamIsCurrent() && s.NumRemotes() == len(nodes)-1
 		}
 		if leader && current {
