@@ -90,12 +90,16 @@ func CallsStreamConfig(dedup time.Duration, replicas int) jetstream.StreamConfig
 
 // delivery is one delivery of a durable call to this worker.
 type delivery struct {
-	msg       jetstream.Msg
-	handed    bool // given back to the queue: not acknowledged
-	attempt   uint64
-	max       uint64
-	redeliver time.Duration
-	published time.Time
+	msg    jetstream.Msg
+	handed bool // given back to the queue: not acknowledged
+	// repeatable: the tool is read-only or idempotent, as the worker
+	// knew it when it began pulling its calls (known also once the tool
+	// is removed).
+	repeatable bool
+	attempt    uint64
+	max        uint64
+	redeliver  time.Duration
+	published  time.Time
 }
 
 // mark sets a frame's attempt fields; nothing on the core path.
@@ -125,6 +129,14 @@ func (d *delivery) done() {
 func (d *delivery) handBack() {
 	d.handed = true
 	d.msg.Nak()
+}
+
+// handBackLater gives the call back to the queue after fetchWait: this
+// worker's own pull request, open for at most that long, cannot take it
+// again.
+func (d *delivery) handBackLater() {
+	d.handed = true
+	d.msg.NakWithDelay(fetchWait)
 }
 
 // alive tells JetStream the call is still being worked on.
@@ -239,6 +251,9 @@ func (d *durablePath) sync(tools []string) {
 			continue
 		}
 		p := &puller{d: d, tool: tool}
+		if t, ok := d.w.tk.Get(tool); ok {
+			p.repeatable = t.ReadOnly() || t.Idempotency().Retryable()
+		}
 		p.ctx, p.cancel = context.WithCancel(d.ctx)
 		d.loops[tool] = p
 		d.live[p] = true
@@ -368,10 +383,11 @@ const fetchWait = time.Second
 // a new goroutine (the calls behind it waited at most inlineLimit plus a
 // clock tick) and marks the tool slow for a while.
 type puller struct {
-	d      *durablePath
-	tool   string
-	ctx    context.Context
-	cancel context.CancelFunc
+	d          *durablePath
+	tool       string
+	repeatable bool // the tool is read-only or idempotent
+	ctx        context.Context
+	cancel     context.CancelFunc
 
 	// While a call runs on the loop: the call, and what the loop goes on
 	// with should the clock hand it on (written before inline is set).
@@ -451,7 +467,7 @@ func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m j
 	_, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject(), wire.SubjectDurablePrefix), ".")
 	in := &incoming{subject: m.Subject(), tool: p.tool, identity: identity, reply: m.Headers().Get(wire.HeaderReply),
 		header: m.Headers(), data: m.Data(),
-		dur: &delivery{msg: m, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait, published: meta.Timestamp}}
+		dur: &delivery{msg: m, repeatable: p.repeatable, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait, published: meta.Timestamp}}
 	switch s := d.w.accept(in); {
 	case s == nil:
 		return true
@@ -692,14 +708,16 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 	if in.dur.attempt <= 1 {
 		return true
 	}
-	if t, ok := w.tk.Get(in.tool); !ok || t.ReadOnly() || t.Idempotency().Retryable() {
-		return true // an unknown tool answers not_found as usual
+	if t, ok := w.tk.Get(in.tool); ok && (t.ReadOnly() || t.Idempotency().Retryable()) || !ok && in.dur.repeatable {
+		return true
 	}
-	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, fmt.Sprintf(
-		"WorkerLostError: the worker running '%s' was lost; the tool is not declared idempotent, so its call is not run again (attempt %d). It may or may not have taken effect.",
-		in.tool, in.dur.attempt)))
+	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(in.tool, in.dur.attempt)))
 	in.dur.settle()
 	return false
+}
+
+func mayHaveRunText(tool string, attempt uint64) string {
+	return fmt.Sprintf("WorkerLostError: the worker running '%s' was lost; the tool is not declared idempotent, so its call is not run again (attempt %d). It may or may not have taken effect.", tool, attempt)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

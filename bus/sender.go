@@ -32,14 +32,18 @@ type item struct {
 // order whichever goroutine produced them (the tool's, or the worker's
 // clock for heartbeats, flushes and abandons).
 type sender struct {
-	w       *Worker
-	reply   string
-	id      string
-	key     string     // in Worker.calls: the id, scoped by the caller's identity
-	mem     int        // taken from Worker.inputs, given back by release
-	dur     *delivery  // the durable delivery; nil on the core path
-	tool    *toolState // its tool's run times and numbers; nil for a tool not served
-	in      *incoming  // a session-bound call's request, for affinity; nil otherwise
+	w     *Worker
+	reply string
+	id    string
+	key   string     // in Worker.calls: the id, scoped by the caller's identity
+	mem   int        // taken from Worker.inputs, given back by release
+	dur   *delivery  // the durable delivery; nil on the core path
+	tool  *toolState // its tool's run times and numbers; nil for a tool not served
+	in    *incoming  // a session-bound call's request, for affinity; nil otherwise
+	// A core call's request headers and body, to pass the call on should
+	// its tool be removed before it runs (unserved).
+	hdr     nats.Header
+	data    []byte
 	pin     pin
 	keep    bool // store the final for Client.Result
 	kept    bool // stored already (a core call's, waited for before the final)
@@ -128,6 +132,9 @@ func (s *sender) run() {
 
 // runSlotted is run once the call holds its slot.
 func (s *sender) runSlotted() {
+	if _, served := s.w.tk.Get(s.call.Name); !served && s.unserved() {
+		return // the tool was removed since the call was taken
+	}
 	resp := s.serve()
 	<-s.w.slots
 	if s.pin.here {
@@ -576,7 +583,10 @@ func (s *sender) final(resp *toolkit.Response) {
 // repeatable reports whether the call's tool may run again.
 func (s *sender) repeatable() bool {
 	t, ok := s.w.tk.Get(s.call.Name)
-	return ok && (t.ReadOnly() || t.Idempotency().Retryable())
+	if !ok {
+		return s.dur != nil && s.dur.repeatable
+	}
+	return t.ReadOnly() || t.Idempotency().Retryable()
 }
 
 // finalLocked publishes the final frame: with the whole content when

@@ -434,8 +434,8 @@ func (w *Worker) syncLocked() error {
 	var errs []error
 	for name, subs := range w.subs {
 		if !want[name] {
-			// Drain: calls already delivered to us are still answered
-			// (not_found, since the tool is gone).
+			// Drain: calls already delivered to us are still taken, and
+			// passed on to the queue group (unserved).
 			w.draining = slices.DeleteFunc(w.draining, func(s *nats.Subscription) bool { return !s.IsValid() })
 			for _, sub := range subs {
 				if err := sub.Drain(); err != nil {
@@ -666,6 +666,9 @@ func (w *Worker) accept(in *incoming) *sender {
 		in.dur.settle()
 		return nil
 	}
+	if _, served := w.tk.Get(name); !served && w.unserved(in, c, req.ID) {
+		return nil
+	}
 	if in.dur != nil {
 		if timeout != nil { // counted from when the call was queued
 			d := *timeout - time.Since(in.dur.published)
@@ -718,6 +721,9 @@ func (w *Worker) accept(in *incoming) *sender {
 		// when the frame carrying it was lost on the way.
 		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}
 	s.seq = seqAfter(in.header)
+	if in.dur == nil { // to pass the call on should its tool be removed before it runs
+		s.hdr, s.data = in.header, in.data
+	}
 	if w.aff != nil && in.dur == nil { // a call without a session is the default session's
 		if t, ok := w.tk.Get(name); ok && t.SessionBound() {
 			kept := *in // in itself stays on the reader's stack

@@ -129,6 +129,12 @@ const (
 	// HeaderForwarded marks a call one worker passed on to the worker its
 	// session is pinned to; it is never forwarded again.
 	HeaderForwarded = "Toolbus-Forwarded"
+	// HeaderUnserved marks a call a worker passed on to its tool's queue
+	// group because it no longer serves the tool (removed while the call
+	// was on its way there); its value is that worker's instance. Such a
+	// call is never passed on again: a worker without the tool answers it
+	// not_found.
+	HeaderUnserved = "Toolbus-Unserved"
 	// HeaderSeqAfter on a forwarded call is the last sequence number the
 	// worker that passed it on sent the caller (heartbeats while it looked
 	// for the session's worker); the pinned worker numbers its frames
