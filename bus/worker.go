@@ -239,6 +239,10 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	if !toolkit.ValidName(o.Queue) {
 		return nil, fmt.Errorf("bus: invalid queue group %q: must match [A-Za-z0-9_-]+", o.Queue)
 	}
+	if !toolkit.ValidName(o.Instance) {
+		// It names subjects (answers, pinned calls) and is announced.
+		return nil, fmt.Errorf("bus: invalid instance id %q: must match [A-Za-z0-9_-]+", o.Instance)
+	}
 	w := &Worker{
 		nc: nc, tk: tk, opts: o, log: o.Logger,
 		subs:  map[string][2]*nats.Subscription{},
@@ -581,8 +585,17 @@ func (w *Worker) publish(reply string, c wire.Codec, k wire.Kind, data []byte) e
 	return err
 }
 
-// abort undoes a Serve that failed: its subscriptions are gone.
+// abort undoes a Serve that failed: its subscriptions are gone. The
+// durable path's pull loops end, and the session subscriptions go.
 func (w *Worker) abort() {
+	if w.dur != nil {
+		w.dur.stop()
+	}
+	if w.aff != nil {
+		if sub := w.aff.stop(); sub != nil {
+			sub.Unsubscribe()
+		}
+	}
 	w.closeInbox()
 	w.clock.close()
 }
