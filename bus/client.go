@@ -461,13 +461,13 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	// publishing again is safe, the message id deduplicates.
 	until := time.Now().Add(enqueueWait)
 	msg := &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data}
-	ack, tries, _, err := queueCall(ctx, js, c.publish, until, msg)
-	if err == nil && ack.Duplicate && tries == 1 {
+	ack, _, uncertain, err := queueCall(ctx, js, c.publish, until, msg)
+	if err == nil && ack.Duplicate && !uncertain {
 		// Sent again after its approval: queued under an id of its own.
 		b, _ := c.resultsBucket(ctx)
 		if id, ok := approvalResend(ctx, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
 			h.Set(jetstream.MsgIDHeader, id)
-			ack, tries, _, err = queueCall(ctx, js, c.publish, until, msg)
+			ack, _, uncertain, err = queueCall(ctx, js, c.publish, until, msg)
 		}
 	}
 	switch {
@@ -483,6 +483,13 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	case errors.Is(err, nats.ErrMaxPayload):
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
 			"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.", len(data)+headerSize(h), c.nc.MaxPayload()))
+	case err != nil && uncertain && ctx.Err() == nil:
+		// An attempt went unanswered: the stream may have stored the call,
+		// which would then run with nobody waiting for its answer. The
+		// workers that see the cancel first answer it interrupted instead.
+		c.cancel(call.ID, "")
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
+			"ToolUnavailableError: the calls stream did not acknowledge the durable call (%v); it may have been stored all the same, so a cancel was sent for it. Should it run anyway, its final is kept under its id (Client.Result, toolctl result). Send it again later under a new call id.", err))
 	case err != nil:
 		if ctx.Err() != nil {
 			// An attempt may still be stored: the workers that see the
@@ -495,7 +502,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 			return c.ctxFinal(ctx, call.ID, nil)
 		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable call could not be queued: %v", err))
-	case ack.Duplicate && tries == 1: // a later try's duplicate is the earlier try, stored
+	case ack.Duplicate && !uncertain: // after an unanswered try, the duplicate is that try, stored
 		return duplicateCall(call.ID)
 	}
 	return nil

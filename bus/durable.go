@@ -504,9 +504,10 @@ var errNoJetStream = errors.New("the durable path needs JetStream, which this NA
 // with a node. Each attempt is bounded (queueTry), the whole by ctx and,
 // unless zero, until (checked between attempts). uncertain reports that
 // an attempt went unanswered, so without an acknowledgement in the end the
-// stream may have stored the call all the same; tries counts the publishes
-// (a duplicate acknowledgement after the first is the earlier attempt,
-// stored).
+// stream may have stored the call all the same; it also tells whose a
+// duplicate acknowledgement is: an earlier attempt's, stored, when
+// uncertain, else another sender's (an attempt answered with an error
+// stored nothing). tries counts the publishes.
 func queueCall(ctx context.Context, js jetstream.JetStream, publish publisher, until time.Time, msg *nats.Msg) (ack *jetstream.PubAck, tries int, uncertain bool, err error) {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		tries++
@@ -524,12 +525,8 @@ func queueCall(ctx context.Context, js jetstream.JetStream, publish publisher, u
 			// A message of this id is stored but not yet committed (the
 			// stream lost its quorum meanwhile): asked again after a
 			// while, the stream acknowledges it as a duplicate. Unless an
-			// attempt of ours went unanswered, it is another sender's:
-			// this attempt does not count, so that duplicate is not
-			// taken for ours.
-			if !uncertain {
-				tries--
-			}
+			// attempt of ours went unanswered (uncertain), it is another
+			// sender's.
 		case !kv.Transient(err):
 			return ack, tries, uncertain, err
 		case kv.NoJetStream(ctx, js, err):
@@ -641,9 +638,9 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	ctx, cancel := context.WithTimeout(d.ctx, enqueueWorkerWait)
 	defer cancel()
 	msg := &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data}
-	ack, tries, uncertain, err := queueCall(ctx, d.js, syncPublisher(d.js), time.Time{}, msg)
+	ack, _, uncertain, err := queueCall(ctx, d.js, syncPublisher(d.js), time.Time{}, msg)
 	c := wire.CodecOf(in.header)
-	if err == nil && ack.Duplicate && tries == 1 {
+	if err == nil && ack.Duplicate && !uncertain {
 		var b jetstream.KeyValue
 		if d.w.results != nil {
 			b = d.w.results.kv
@@ -658,7 +655,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 		// Sent again after its approval: queued under an id of its own
 		// (a duplicate of that: the approved call runs already).
 		h.Set(jetstream.MsgIDHeader, qid)
-		if ack, tries, uncertain, err = queueCall(ctx, d.js, syncPublisher(d.js), time.Time{}, msg); err == nil && ack.Duplicate && tries == 1 {
+		if ack, _, uncertain, err = queueCall(ctx, d.js, syncPublisher(d.js), time.Time{}, msg); err == nil && ack.Duplicate && !uncertain {
 			d.w.replyFinal(in, c, duplicateCall(id))
 			return true
 		}

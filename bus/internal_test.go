@@ -228,7 +228,74 @@ func TestQueueCallForeignInProcess(t *testing.T) {
 		return &jetstream.PubAck{Stream: "TOOLBUS_CALLS", Sequence: 7, Duplicate: true}, nil
 	}
 	ack, tries, uncertain, err := queueCall(context.Background(), nil, publish, time.Now().Add(5*time.Second), &nats.Msg{Subject: "x"})
-	if err != nil || !ack.Duplicate || tries != 1 || uncertain {
-		t.Errorf("after another sender's message in process: ack %+v, tries %d, uncertain %v, err %v; want its duplicate on the first counted try", ack, tries, uncertain, err)
+	if err != nil || !ack.Duplicate || tries != 2 || uncertain {
+		t.Errorf("after another sender's message in process: ack %+v, tries %d, uncertain %v, err %v; want its duplicate, not taken for an earlier try of ours", ack, tries, uncertain, err)
+	}
+}
+
+// TestEnqueueForeignDuplicate: an attempt answered with a plain error
+// stored nothing, so a duplicate acknowledgement after it is another
+// sender's call of the same id: the client answers DuplicateCallError
+// instead of waiting for a final that goes to the other sender.
+func TestEnqueueForeignDuplicate(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	js := natstest.JS(t, nc)
+	if _, err := js.CreateStream(natstest.Ctx(t), CallsStreamConfig(2*time.Minute, 1)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.jetStream(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	c.publish = func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+		if n++; n == 1 {
+			return nil, &jetstream.APIError{Code: 503, Description: "JetStream system temporarily unavailable"}
+		}
+		return &jetstream.PubAck{Stream: wire.StreamCalls, Sequence: 7, Duplicate: true}, nil
+	}
+	final := c.enqueue(natstest.Ctx(t), toolkit.ToolCall{ID: "c1", Name: "echo", Durable: true}, "_INBOX.x.1", nil, []byte{0x80})
+	if n != 2 || final == nil || !strings.HasPrefix(final.Text(), "DuplicateCallError") {
+		t.Fatalf("after %d attempts, a plain error then a duplicate: %+v; want DuplicateCallError", n, final)
+	}
+}
+
+// TestEnqueueUncertain: a durable call whose queueing failed after an
+// attempt went unanswered may be stored all the same: the client says so
+// and sends its cancel, so that workers which see the cancel first answer
+// it interrupted instead of running a call its caller was told failed.
+func TestEnqueueUncertain(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	cancels, err := nc.SubscribeSync(wire.CancelSubject("", "c1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.jetStream(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	c.publish = func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+		if n++; n == 1 {
+			return nil, jetstream.ErrAsyncPublishTimeout
+		}
+		return nil, &jetstream.APIError{Code: 400, ErrorCode: 10999, Description: "something else"}
+	}
+	final := c.enqueue(natstest.Ctx(t), toolkit.ToolCall{ID: "c1", Name: "echo", Durable: true}, "_INBOX.x.1", nil, []byte{0x80})
+	if final == nil || final.Code != toolkit.CodeUnavailable || !strings.Contains(final.Text(), "may have been stored") {
+		t.Fatalf("queueing failed after an unanswered attempt: %+v", final)
+	}
+	if _, err := cancels.NextMsg(5 * time.Second); err != nil {
+		t.Fatalf("no cancel for a call that may have been stored: %v", err)
 	}
 }
