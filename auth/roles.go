@@ -66,6 +66,8 @@ func Operator() Permissions {
 func Worker() Permissions {
 	pub := []string{
 		wire.InboxPrefix + ">",
+		// Passing on a call of a tool it no longer serves.
+		wire.SubjectCallPrefix + ">",
 		wire.SubjectAnnouncePrefix + ">",
 		wire.SubjectDiscover,
 		wire.SubjectSkillPrefix + ">",

@@ -2,6 +2,9 @@ package bus
 
 import (
 	"fmt"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -38,24 +41,121 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id string) bool {
 	if in.header.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	return w.passOn(in, id)
+	return w.passOn(in, c, id)
 }
 
-// passOn publishes a core call, unchanged but for HeaderUnserved, to its
-// tool's queue group; false when that failed (logged).
-func (w *Worker) passOn(in *incoming, id string) bool {
-	h := make(nats.Header, len(in.header)+1)
+// passOn publishes a core call to its tool's queue group, marked with
+// HeaderUnserved and with the caller's reply subject in HeaderReply. Its
+// own reply subject is the worker's: should no worker subscribe, the
+// server's no-responders status comes back here (only the publisher gets
+// it), and the worker answers the caller not_found, as it would have
+// without passing the call on. It reports false when the publish failed
+// (logged).
+func (w *Worker) passOn(in *incoming, c wire.Codec, id string) bool {
+	reply, err := w.passed.add(w, in, c, id)
+	if err != nil {
+		w.log.Warn("bus: passing on a call of a tool no longer served", "tool", in.tool, "call", id, "err", err)
+		return false
+	}
+	h := make(nats.Header, len(in.header)+2)
 	for k, v := range in.header {
 		h[k] = v
 	}
 	h.Set(wire.HeaderUnserved, w.opts.Instance)
-	m := &nats.Msg{Subject: wire.CallSubject(in.tool, in.identity), Reply: in.reply, Header: h, Data: in.data}
+	h.Set(wire.HeaderReply, in.reply)
+	m := &nats.Msg{Subject: wire.CallSubject(in.tool, in.identity), Reply: reply, Header: h, Data: in.data}
 	if err := w.nc.PublishMsg(m); err != nil {
+		w.passed.take(reply)
 		w.log.Warn("bus: passing on a call of a tool no longer served", "tool", in.tool, "call", id, "err", err)
 		return false
 	}
 	w.log.Debug("bus: passed on a call of a tool no longer served", "tool", in.tool, "call", id)
 	return true
+}
+
+// passedCalls are the calls passed on whose no-responders status may
+// still come back: a status comes within a round trip, so one passed on
+// more than passedKeep ago is forgotten (when the next is passed on).
+type passedCalls struct {
+	mu     sync.Mutex
+	sub    *nats.Subscription // on prefix + "*", made on the first pass
+	prefix string
+	next   uint64
+	calls  map[string]passedCall // by reply subject
+	order  []string              // reply subjects, oldest first
+}
+
+type passedCall struct {
+	in incoming // the call as the worker received it (no body)
+	c  wire.Codec
+	id string
+	at time.Time
+}
+
+// passedKeep is how long a passed call's no-responders status is awaited.
+const passedKeep = 10 * time.Second
+
+// add registers a call about to be passed on and returns its reply
+// subject.
+func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sub == nil {
+		p.prefix = w.nc.NewInbox() + ".unserved."
+		sub, err := w.nc.Subscribe(p.prefix+"*", w.passedBack)
+		if err != nil {
+			return "", err
+		}
+		p.sub, p.calls = sub, map[string]passedCall{}
+	}
+	now := time.Now()
+	for len(p.order) > 0 {
+		old, ok := p.calls[p.order[0]]
+		if ok && now.Sub(old.at) < passedKeep {
+			break
+		}
+		delete(p.calls, p.order[0])
+		p.order = p.order[1:]
+	}
+	p.next++
+	reply := p.prefix + strconv.FormatUint(p.next, 36)
+	kept := *in
+	kept.data, kept.dur = nil, nil
+	p.calls[reply] = passedCall{in: kept, c: c, id: id, at: now}
+	p.order = append(p.order, reply)
+	return reply, nil
+}
+
+// take removes and returns the call passed on with reply subject reply.
+func (p *passedCalls) take(reply string) (passedCall, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pc, ok := p.calls[reply]
+	delete(p.calls, reply)
+	return pc, ok
+}
+
+// stop ends the subscription for no-responders statuses.
+func (p *passedCalls) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sub != nil {
+		p.sub.Unsubscribe()
+	}
+}
+
+// passedBack answers the caller of a call passed on to a queue group
+// nobody subscribes to: not_found.
+func (w *Worker) passedBack(m *nats.Msg) {
+	if !isNoResponders(m) {
+		return
+	}
+	pc, ok := w.passed.take(m.Subject)
+	if !ok {
+		return
+	}
+	nf := toolkit.NotFound(pc.in.tool)
+	w.replyFinal(&pc.in, pc.c, w.finalFor(pc.id, nf.Code, nf.Message))
 }
 
 // unserved ends a call that holds its slot and whose tool was removed
@@ -85,7 +185,7 @@ func (s *sender) unserved() bool {
 	if s.dur != nil {
 		s.dur.handBackLater()
 	} else {
-		s.w.passOn(&incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.id)
+		s.w.passOn(&incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id)
 	}
 	s.mu.Unlock()
 	s.release()

@@ -148,11 +148,31 @@ func TestUnservedPinnedCall(t *testing.T) {
 	nc := natstest.Connect(t, s)
 	call := func(id string, hdr nats.Header) *wire.Frame {
 		t.Helper()
+		return pinnedCall(t, nc, "a", "echo", id, hdr)
+	}
+	if f := call("c1", nil); f.Final.State != toolkit.StateSuccess || f.Final.Text() != "c1" || f.Final.Metadata[wire.MetaWorker] != "b" {
+		t.Fatalf("a call of echo on worker a's pinned subject: %+v", f.Final)
+	}
+	if f := call("c2", nats.Header{wire.HeaderUnserved: {"x"}}); f.Final.Code != toolkit.CodeNotFound || f.Final.Metadata[wire.MetaWorker] != "a" {
+		t.Fatalf("a call passed on once already: %+v", f.Final)
+	}
+	// Passed on to a queue group nobody subscribes to: the server's
+	// no-responders status comes back to worker a, which answers.
+	if f := pinnedCall(t, nc, "a", "nobody", "c3", nil); f.Final.Code != toolkit.CodeNotFound || f.Final.Metadata[wire.MetaWorker] != "a" {
+		t.Fatalf("a call of a tool nobody serves: %+v", f.Final)
+	}
+}
+
+// pinnedCall sends a call on worker instance's pinned subject and returns
+// its one frame.
+func pinnedCall(t *testing.T, nc *nats.Conn, instance, tool, id string, hdr nats.Header) *wire.Frame {
+	t.Helper()
+	{
 		data, err := wire.Msgpack.Marshal(&wire.Request{ID: id, Input: map[string]any{"text": id}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := nc.RequestMsg(&nats.Msg{Subject: wire.PinnedSubject("a", "echo", ""), Header: hdr, Data: data}, guard)
+		m, err := nc.RequestMsg(&nats.Msg{Subject: wire.PinnedSubject(instance, tool, ""), Header: hdr, Data: data}, guard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,10 +182,30 @@ func TestUnservedPinnedCall(t *testing.T) {
 		}
 		return &f
 	}
-	if f := call("c1", nil); f.Final.State != toolkit.StateSuccess || f.Final.Text() != "c1" || f.Final.Metadata[wire.MetaWorker] != "b" {
-		t.Fatalf("a call of echo on worker a's pinned subject: %+v", f.Final)
+}
+
+// TestUnservedAlone: a worker whose tool is removed while its calls are on
+// their way, and which no other worker of its group serves, answers them
+// not_found at once (the no-responders status of the call passed on),
+// never leaving a caller to its stall timeout.
+func TestUnservedAlone(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	var ran atomic.Int64
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, slowEcho(&ran))
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: "a", MaxInFlight: 64})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{MaxAttempts: 1})
+	notFound := 0
+	for i, r := range removeUnderLoad(t, c, tk, &ran, false, 400) {
+		switch {
+		case r.State == toolkit.StateSuccess && r.Text() == strconv.Itoa(i):
+		case r.Code == toolkit.CodeNotFound:
+			notFound++
+		default:
+			t.Errorf("call %d, echo removed meanwhile: %s %s %q", i, r.State, r.Code, r.Text())
+		}
 	}
-	if f := call("c2", nats.Header{wire.HeaderUnserved: {"x"}}); f.Final.Code != toolkit.CodeNotFound || f.Final.Metadata[wire.MetaWorker] != "a" {
-		t.Fatalf("a call passed on once already: %+v", f.Final)
+	if notFound == 0 {
+		t.Fatal("no call was answered not_found: the test removed echo too late")
 	}
 }

@@ -173,6 +173,7 @@ type Worker struct {
 	interrupting bool
 	stopWatch    func()
 	draining     []*nats.Subscription // call subscriptions of removed tools
+	passed       passedCalls          // calls of removed tools passed on (unserved)
 	clock        *clock
 	meta         wire.MetaEntry       // wire.MetaWorker and the instance, for finals
 	pinMeta      wire.MetaEntry       // wire.MetaSessionWorker and the instance, then meta: for pinned calls' finals
@@ -608,7 +609,13 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 // that came first).
 func (w *Worker) onCall(m *nats.Msg) *sender {
 	name, identity := callTarget(m.Subject)
-	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: m.Reply, header: m.Header, data: m.Data})
+	reply := m.Reply
+	if m.Header != nil && m.Header.Get(wire.HeaderUnserved) != "" {
+		if r := m.Header.Get(wire.HeaderReply); r != "" {
+			reply = r // passed on: the caller's
+		}
+	}
+	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data})
 }
 
 // callTarget is the tool and the caller identity a call subject names:
@@ -1011,6 +1018,7 @@ func (w *Worker) Stop(ctx context.Context) error {
 	if err := flushBounded(w.nc); err != nil {
 		w.log.Warn("bus: flushing at stop", "err", err)
 	}
+	w.passed.stop()
 	return graceErr
 }
 

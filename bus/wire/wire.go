@@ -108,7 +108,9 @@ const (
 	// worker enforces it (the call ends with code timeout).
 	HeaderTimeout = "Toolbus-Timeout"
 	// HeaderReply is the caller's reply subject on a durable call (the
-	// message's own reply subject belongs to JetStream's acknowledgement).
+	// message's own reply subject belongs to JetStream's acknowledgement)
+	// and on a call passed on with HeaderUnserved (the message's own is
+	// the passing worker's, for the server's no-responders status).
 	HeaderReply = "Toolbus-Reply"
 	// HeaderHeartbeat is the heartbeat interval the caller asks for, in
 	// milliseconds; the worker clamps it to [MinHeartbeat, MaxHeartbeat].
