@@ -38,6 +38,11 @@ type ClientOptions struct {
 	// worker's final (interrupted or timeout, with the partial output)
 	// before the client makes one up. Default StallTimeout.
 	CancelGrace time.Duration
+	// QueueWait bounds how long a durable call waits for the calls stream
+	// to take it (a stream without a leader for a moment, a node
+	// restarting): it is published again, stored once, until then, and
+	// then ends unavailable. Default 30s.
+	QueueWait time.Duration
 	// Logger receives lost frames and undecodable frames. Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -94,6 +99,9 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	}
 	if r.CancelGrace <= 0 {
 		r.CancelGrace = r.StallTimeout
+	}
+	if r.QueueWait <= 0 {
+		r.QueueWait = enqueueWait
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
@@ -459,7 +467,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	h.Set(jetstream.MsgIDHeader, callKey(c.opts.Identity, call.ID))
 	// The stream may be without a leader for a moment (a node restarting):
 	// publishing again is safe, the message id deduplicates.
-	until := time.Now().Add(enqueueWait)
+	until := time.Now().Add(c.opts.QueueWait)
 	msg := &nats.Msg{Subject: wire.DurableSubject(call.Name, c.opts.Identity), Header: h, Data: data}
 	ack, _, uncertain, err := queueCall(ctx, js, c.publish, until, msg)
 	if err == nil && ack.Duplicate && !uncertain {
@@ -473,16 +481,6 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	switch {
 	case errors.Is(err, errNoJetStream):
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: "+err.Error()+"; send the call without durable.")
-	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
-		if time.Now().After(until) && ctx.Err() == nil {
-			return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
-				"ToolUnavailableError: the calls stream did not take the durable call within %s (no stream leader); retry later.", enqueueWait))
-		}
-		return toolkit.Final(call.ID, toolkit.CodeUnavailable,
-			"ToolUnavailableError: the durable path is not available: no worker has created the calls stream (workers on a NATS server with JetStream do); send the call without durable, or start such a worker.")
-	case errors.Is(err, nats.ErrMaxPayload):
-		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
-			"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.", len(data)+headerSize(h), c.nc.MaxPayload()))
 	case err != nil && uncertain && ctx.Err() == nil:
 		// An attempt went unanswered: the stream may have stored the call,
 		// which would then run with nobody waiting for its answer. The
@@ -490,6 +488,16 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 		c.cancel(call.ID, "")
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
 			"ToolUnavailableError: the calls stream did not acknowledge the durable call (%v); it may have been stored all the same, so a cancel was sent for it. Should it run anyway, its final is kept under its id (Client.Result, toolctl result). Send it again later under a new call id.", err))
+	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
+		if time.Now().After(until) && ctx.Err() == nil {
+			return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
+				"ToolUnavailableError: the calls stream did not take the durable call within %s (no stream leader); retry later.", c.opts.QueueWait))
+		}
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable,
+			"ToolUnavailableError: the durable path is not available: no worker has created the calls stream (workers on a NATS server with JetStream do); send the call without durable, or start such a worker.")
+	case errors.Is(err, nats.ErrMaxPayload):
+		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
+			"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.", len(data)+headerSize(h), c.nc.MaxPayload()))
 	case err != nil:
 		if ctx.Err() != nil {
 			// An attempt may still be stored: the workers that see the
@@ -508,8 +516,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	return nil
 }
 
-// enqueueWait bounds how long a durable call waits for the calls stream
-// to take it (a stream without a leader while a node restarts).
+// enqueueWait is ClientOptions.QueueWait's default.
 const enqueueWait = 30 * time.Second
 
 // jetStream is the client's JetStream context, made on first use.

@@ -41,7 +41,7 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id string) bool {
 	if in.header.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	return w.passOn(in, c, id)
+	return w.passOn(in, c, id, 0, time.Time{})
 }
 
 // passOn publishes a core call to its tool's queue group, marked with
@@ -51,7 +51,15 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id string) bool {
 // it), and the worker answers the caller not_found, as it would have
 // without passing the call on. It reports false when the publish failed
 // (logged).
-func (w *Worker) passOn(in *incoming, c wire.Codec, id string) bool {
+func (w *Worker) passOn(in *incoming, c wire.Codec, id string, seq uint64, deadline time.Time) bool {
+	// The removed tool's subscriptions are drained first, should the
+	// toolkit's change not have reached them yet: their UNSUB precedes
+	// the call on the connection, so the group cannot hand it back here.
+	w.mu.Lock()
+	if err := w.syncLocked(); err != nil {
+		w.log.Error("bus: following toolkit changes", "err", err)
+	}
+	w.mu.Unlock()
 	reply, err := w.passed.add(w, in, c, id)
 	if err != nil {
 		w.log.Warn("bus: passing on a call of a tool no longer served", "tool", in.tool, "call", id, "err", err)
@@ -63,6 +71,15 @@ func (w *Worker) passOn(in *incoming, c wire.Codec, id string) bool {
 	}
 	h.Set(wire.HeaderUnserved, w.opts.Instance)
 	h.Set(wire.HeaderReply, in.reply)
+	// This worker cannot run the call: should the session be pinned here,
+	// the receiving worker takes it over rather than send the call back.
+	h.Set(wire.HeaderPinLost, w.opts.Instance)
+	if seq > 0 { // frames (heartbeats) this worker sent the caller already
+		h.Set(wire.HeaderSeqAfter, strconv.FormatUint(seq, 10))
+	}
+	if !deadline.IsZero() && h.Get(wire.HeaderTimeout) != "" {
+		h.Set(wire.HeaderTimeout, strconv.FormatInt(max(time.Until(deadline).Milliseconds(), 0), 10))
+	}
 	m := &nats.Msg{Subject: wire.CallSubject(in.tool, in.identity), Reply: reply, Header: h, Data: in.data}
 	if err := w.nc.PublishMsg(m); err != nil {
 		w.passed.take(reply)
@@ -166,8 +183,8 @@ func (s *sender) unserved() bool {
 	if s.dur == nil && s.hdr.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	<-s.w.slots
 	if s.dur != nil && !s.dur.repeatable {
+		<-s.w.slots
 		s.refused = true
 		if s.dur.attempt > 1 {
 			s.final(s.w.finalFor(s.id, toolkit.CodeWorkerLost, mayHaveRunText(s.call.Name, s.dur.attempt)))
@@ -179,15 +196,21 @@ func (s *sender) unserved() bool {
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
+		<-s.w.slots
 		return true
 	}
-	s.silenceLocked()
 	if s.dur != nil {
 		s.dur.handBackLater()
 	} else {
-		s.w.passOn(&incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id)
+		deadline, _ := s.ctx.Deadline()
+		if !s.w.passOn(&incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.seq, deadline) {
+			s.mu.Unlock()
+			return false // runs on here: answered not_found
+		}
 	}
+	s.silenceLocked()
 	s.mu.Unlock()
+	<-s.w.slots
 	s.release()
 	return true
 }

@@ -794,7 +794,7 @@ func versionError(v string) string {
 // sent the caller (heartbeats while it looked for the session's worker).
 // Bounded: a made-up value only confuses its own caller.
 func seqAfter(h nats.Header) uint64 {
-	if h == nil || h.Get(wire.HeaderForwarded) == "" {
+	if h == nil || (h.Get(wire.HeaderForwarded) == "" && h.Get(wire.HeaderUnserved) == "") {
 		return 0
 	}
 	after, err := strconv.ParseUint(h.Get(wire.HeaderSeqAfter), 10, 64)
