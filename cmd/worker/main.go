@@ -369,7 +369,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		onFinal = r.ops.onFinal
 	}
 	tk.Use(chain(cfg, log, env.middleware)...)
-	if err := checkFleetPolicy(ctx, r.nc, cfg.QueueGroup, r.instance, tk, env.Policy); err != nil {
+	if err := checkFleet(ctx, r.nc, cfg.QueueGroup, r.instance, tk, env.Policy); err != nil {
 		return nil, err
 	}
 
@@ -468,16 +468,25 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 
 var errNoJetStream = errors.New("no JetStream")
 
-// checkFleetPolicy refuses to serve when a live worker of the queue group
-// serving some of the same tools checks permissions differently
-// (permission.CheckFleet): a call would be checked by whichever worker
-// takes it.
-func checkFleetPolicy(ctx context.Context, nc *nats.Conn, queue, instance string, tk *toolkit.Toolkit, mine *permission.Announced) error {
+// checkFleet refuses to serve when a live worker of the fleet has this
+// worker's instance id (answers to its requests, calls passed on to its
+// sessions and the fleet's view would mix the two up; only live workers
+// answer the discovery, so one killed without a goodbye holds no id), or
+// when a live worker of the queue group serving some of the same tools
+// checks permissions differently (permission.CheckFleet): a call would be
+// checked by whichever worker takes it.
+func checkFleet(ctx context.Context, nc *nats.Conn, queue, instance string, tk *toolkit.Toolkit, mine *permission.Announced) error {
 	f, err := discovery.NewFleet(ctx, nc, nil)
 	if err != nil {
-		return fmt.Errorf("discovering the fleet's permission policies: %w", err)
+		return fmt.Errorf("discovering the fleet: %w", err)
 	}
 	defer f.Close()
+	for _, in := range f.Instances() {
+		if in.ID == instance {
+			return fmt.Errorf("refusing to serve: a live worker of this fleet already has the instance id %q (version %s, queue group %q): "+
+				"give each worker its own --instance (or instance: in the configuration), or leave it unset for <hostname>-<pid>", instance, in.Version, in.Queue)
+		}
+	}
 	var tools []string
 	for _, t := range tk.Tools() {
 		tools = append(tools, t.Name)
