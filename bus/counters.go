@@ -14,8 +14,10 @@ type WorkerCounters struct {
 	Frames map[wire.Kind]uint64
 	// SentBytes are the bodies of those frames.
 	SentBytes uint64
-	// Cancelled counts the calls running here that a cancel (the
-	// caller's, or its deadline's) reached.
+	// Cancelled counts the calls taken here that a cancel or a deadline
+	// ended: the caller's cancel, the caller's deadline, or the call's
+	// own Toolbus-Timeout enforced here, whichever came first (once per
+	// call).
 	Cancelled uint64
 	// Overloaded counts the calls answered overloaded (MaxInFlight calls
 	// were running).

@@ -604,6 +604,14 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		}
 		s.tool.ep.record(resp, took)
 	}
+	if s.ctx.Err() != nil && !s.refused {
+		// Ended by its caller's cancel or a deadline (the worker's own
+		// timer, or the caller's cancel for it, whichever came first); not
+		// by a stop.
+		if c := context.Cause(s.ctx); c == toolkit.ErrCallerCancelled || errors.Is(c, context.DeadlineExceeded) {
+			s.w.count.cancelled.Add(1)
+		}
+	}
 	if h := s.w.opts.OnFinal; h != nil {
 		h(s.call.Name, resp.State, resp.Code, took)
 	}

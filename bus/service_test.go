@@ -120,8 +120,8 @@ func TestServicesProtocol(t *testing.T) {
 }
 
 // TestWorkerCounters: the worker counts the frames and bytes it sends by
-// kind, the running calls a cancel reached and the calls it answered
-// overloaded.
+// kind, the running calls a cancel or their deadline ended and the calls
+// it answered overloaded.
 func TestWorkerCounters(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
@@ -170,8 +170,23 @@ func TestWorkerCounters(t *testing.T) {
 	if r := <-done; r.Code != toolkit.CodeInterrupted {
 		t.Fatalf("cancelled: %+v", r)
 	}
+	// A deadline the worker enforces itself (Toolbus-Timeout) counts too,
+	// with no cancel from the caller.
+	data, err := wire.Msgpack.Marshal(&wire.Request{ID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := natstest.Connect(t, s)
+	m, err := nc.RequestMsg(&nats.Msg{Subject: wire.CallSubject("wait", ""), Header: nats.Header{wire.HeaderTimeout: {"50"}}, Data: data}, guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f wire.Frame
+	if err := wire.Msgpack.Unmarshal(m.Data, &f); err != nil || f.Final == nil || f.Final.Code != toolkit.CodeTimeout {
+		t.Fatalf("a call past its Toolbus-Timeout: %v %+v", err, f)
+	}
 	n := w.Counters()
-	if n.Frames[wire.KindChunk] != 3 || n.Frames[wire.KindFinal] != 3 || n.Cancelled != 1 || n.Overloaded != 1 || n.SentBytes == 0 || n.JetStreamErrors != 0 {
+	if n.Frames[wire.KindChunk] != 3 || n.Frames[wire.KindFinal] != 4 || n.Cancelled != 2 || n.Overloaded != 1 || n.SentBytes == 0 || n.JetStreamErrors != 0 {
 		t.Fatalf("counters: %+v", n)
 	}
 }

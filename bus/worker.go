@@ -877,10 +877,7 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s := w.calls[id]; s != nil {
-		if s.ctx.Err() == nil {
-			w.count.cancelled.Add(1)
-		}
-		s.cancel(cause)
+		s.cancel(cause) // counted by its final (finalLocked)
 		return
 	}
 	now := time.Now()

@@ -75,7 +75,7 @@ var (
 	bytesDesc = prometheus.NewDesc("toolbus_worker_sent_bytes_total",
 		"Bytes of the frames the worker sent to callers (message bodies).", nil, nil)
 	cancelledDesc = prometheus.NewDesc("toolbus_worker_cancelled_calls_total",
-		"Calls running on the worker that a cancel reached (the caller's, or its deadline's).", nil, nil)
+		"Calls on the worker that a cancel or a deadline ended (the caller's cancel or deadline, or the call's own timeout).", nil, nil)
 	overloadedDesc = prometheus.NewDesc("toolbus_worker_overloaded_total",
 		"Calls the worker answered overloaded: its max_in_flight calls were running.", nil, nil)
 	jsErrorsDesc = prometheus.NewDesc("toolbus_worker_jetstream_errors_total",
