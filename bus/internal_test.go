@@ -3,6 +3,8 @@ package bus
 import (
 	"context"
 	"encoding/base64"
+	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +233,33 @@ func TestQueueCallForeignInProcess(t *testing.T) {
 	if err != nil || !ack.Duplicate || tries != 2 || uncertain {
 		t.Errorf("after another sender's message in process: ack %+v, tries %d, uncertain %v, err %v; want its duplicate, not taken for an earlier try of ours", ack, tries, uncertain, err)
 	}
+}
+
+// TestPassedCallsBounded: the calls passed on whose no-responders status
+// may still come back are bounded (a caller may send a flood of calls of
+// tools nobody serves to a worker's pinned subject): past maxPassed
+// waiting at once, a call is not passed on (it is answered where it is).
+func TestPassedCallsBounded(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	w := &Worker{nc: natstest.Connect(t, s), log: slog.New(slog.DiscardHandler)}
+	in := &incoming{tool: "t", reply: "_INBOX.x"}
+	for i := range maxPassed {
+		if _, err := w.passed.add(w, in, wire.Msgpack, strconv.Itoa(i)); err != nil {
+			t.Fatalf("call %d of %d: %v", i, maxPassed, err)
+		}
+	}
+	if _, err := w.passed.add(w, in, wire.Msgpack, "over"); err == nil {
+		t.Fatalf("%d calls waiting and one more taken", maxPassed)
+	}
+	// Answered ones make room, also behind one still waiting.
+	for i := 1; i < maxPassed; i++ {
+		w.passed.take(w.passed.prefix + strconv.FormatUint(uint64(i+1), 36))
+	}
+	if _, err := w.passed.add(w, in, wire.Msgpack, "after"); err != nil {
+		t.Fatalf("after the statuses came back: %v", err)
+	}
+	if n := len(w.passed.order); n > 2 {
+		t.Fatalf("%d reply subjects kept for 2 calls waiting", n)
+	}
+	w.passed.stop()
 }

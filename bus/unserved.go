@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,13 +28,10 @@ import (
 // answered as usual: not_found.
 func (w *Worker) unserved(in *incoming, c wire.Codec, id string) bool {
 	if in.dur != nil {
-		switch {
-		case in.dur.repeatable:
+		if in.dur.repeatable {
 			in.dur.handBackLater()
-		case in.dur.attempt > 1:
-			w.mayRepeat(in, c, id) // an earlier delivery may have run it
-		default:
-			w.replyFinal(in, c, w.finalFor(id, toolkit.CodeUnavailable, notServedText(w.opts.Instance, in.tool)))
+		} else {
+			w.replyFinal(in, c, w.notServed(in.dur, in.tool, id))
 			in.dur.settle()
 		}
 		return true
@@ -56,8 +54,10 @@ func (w *Worker) passOn(in *incoming, c wire.Codec, id string, seq uint64, deadl
 	// toolkit's change not have reached them yet: their UNSUB precedes
 	// the call on the connection, so the group cannot hand it back here.
 	w.mu.Lock()
-	if err := w.syncLocked(); err != nil {
-		w.log.Error("bus: following toolkit changes", "err", err)
+	if _, subscribed := w.subs[in.tool]; subscribed {
+		if err := w.syncLocked(); err != nil {
+			w.log.Error("bus: following toolkit changes", "err", err)
+		}
 	}
 	w.mu.Unlock()
 	reply, err := w.passed.add(w, in, c, id)
@@ -92,7 +92,9 @@ func (w *Worker) passOn(in *incoming, c wire.Codec, id string, seq uint64, deadl
 
 // passedCalls are the calls passed on whose no-responders status may
 // still come back: a status comes within a round trip, so one passed on
-// more than passedKeep ago is forgotten (when the next is passed on).
+// more than passedKeep ago is forgotten (when the next is passed on). At
+// most maxPassed wait at once: a flood of calls of tools nobody serves
+// (on a worker's pinned subject, say) is answered where it arrives.
 type passedCalls struct {
 	mu     sync.Mutex
 	sub    *nats.Subscription // on prefix + "*", made on the first pass
@@ -109,8 +111,12 @@ type passedCall struct {
 	at time.Time
 }
 
-// passedKeep is how long a passed call's no-responders status is awaited.
-const passedKeep = 10 * time.Second
+// passedKeep is how long a passed call's no-responders status is awaited;
+// maxPassed bounds the calls waiting for it.
+const (
+	passedKeep = 10 * time.Second
+	maxPassed  = 4096
+)
 
 // add registers a call about to be passed on and returns its reply
 // subject.
@@ -133,6 +139,13 @@ func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id string) (str
 		}
 		delete(p.calls, p.order[0])
 		p.order = p.order[1:]
+	}
+	if len(p.order) >= maxPassed {
+		// Answered ones behind a call still waiting: keep the others.
+		p.order = slices.DeleteFunc(p.order, func(r string) bool { _, ok := p.calls[r]; return !ok })
+	}
+	if len(p.order) >= maxPassed {
+		return "", fmt.Errorf("%d calls passed on are waiting already", len(p.order))
 	}
 	p.next++
 	reply := p.prefix + strconv.FormatUint(p.next, 36)
@@ -186,11 +199,7 @@ func (s *sender) unserved() bool {
 	if s.dur != nil && !s.dur.repeatable {
 		<-s.w.slots
 		s.refused = true
-		if s.dur.attempt > 1 {
-			s.final(s.w.finalFor(s.id, toolkit.CodeWorkerLost, mayHaveRunText(s.call.Name, s.dur.attempt)))
-		} else {
-			s.final(s.w.finalFor(s.id, toolkit.CodeUnavailable, notServedText(s.w.opts.Instance, s.call.Name)))
-		}
+		s.final(s.w.notServed(s.dur, s.call.Name, s.id))
 		return true
 	}
 	s.mu.Lock()
@@ -215,6 +224,14 @@ func (s *sender) unserved() bool {
 	return true
 }
 
-func notServedText(instance, tool string) string {
-	return fmt.Sprintf("ToolUnavailableError: worker %s took this durable call of '%s' from the queue and then stopped serving the tool; the call did not run. The tool is not declared idempotent, so it is not handed back to the queue: send the call again under a new call id.", instance, tool)
+// notServed is the final of a durable call of a tool that may not run
+// again and is no longer served here: worker_lost when an earlier
+// delivery may have run it, else unavailable, saying it did not run.
+func (w *Worker) notServed(d *delivery, tool, id string) *toolkit.Response {
+	if d.attempt > 1 {
+		return w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(tool, d.attempt))
+	}
+	return w.finalFor(id, toolkit.CodeUnavailable, fmt.Sprintf(
+		"ToolUnavailableError: worker %s took this durable call of '%s' from the queue and then stopped serving the tool; the call did not run. The tool is not declared idempotent, so it is not handed back to the queue: send the call again under a new call id.",
+		w.opts.Instance, tool))
 }
