@@ -282,7 +282,7 @@ func TestDurableClientCloseReleasesPublisher(t *testing.T) {
 		}
 		c.Close()
 	}
-	for end := time.Now().Add(5 * time.Second); listeners() > g0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(20 * time.Second); listeners() > g0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 	}
 	// One may stay: the connection's own request mux, shared by all.
 	if subs, g := nc.NumSubscriptions()-subs0, listeners()-g0; subs > 1 || g > 0 {
