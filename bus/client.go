@@ -130,10 +130,11 @@ type Client struct {
 
 	mu       sync.Mutex
 	pending  map[string]*inbox
-	retrying map[string]chan struct{} // calls that may be sent again (by the id their caller gave) → closed by Cancel
-	revs     map[string]uint64        // session → latest groups revision seen
-	pins     map[string]string        // session scope → the worker its session-bound tools run on
-	bound    map[string]bool          // tools seen to be session-bound
+	acks     map[string]chan *nats.Msg // queue publishes awaiting their acknowledgement (queueOnce)
+	retrying map[string]chan struct{}  // calls that may be sent again (by the id their caller gave) → closed by Cancel
+	revs     map[string]uint64         // session → latest groups revision seen
+	pins     map[string]string         // session scope → the worker its session-bound tools run on
+	bound    map[string]bool           // tools seen to be session-bound
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
 
@@ -143,7 +144,7 @@ type Client struct {
 	fleet   *discovery.Fleet
 	state   *KVState // nil while the groups bucket does not exist
 	js      jetstream.JetStream
-	publish publisher          // queues durable calls through js; set with it
+	publish publisher          // queues durable calls: queuePublish, or a test's
 	results jetstream.KeyValue // nil until bound
 }
 
@@ -236,6 +237,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		nc: nc, opts: o, log: o.Logger,
 		prefix:  prefix,
 		pending: map[string]*inbox{},
+		acks:    map[string]chan *nats.Msg{},
 		revs:    map[string]uint64{},
 		pins:    map[string]string{},
 		bound:   map[string]bool{},
@@ -248,6 +250,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	// neither does the subscription.
 	sub.SetPendingLimits(-1, -1)
 	c.sub = sub
+	c.publish = c.queuePublish
 	if o.Heartbeat != DefaultHeartbeat { // the worker's default needs no header
 		c.hbHdr = strconv.FormatInt(o.Heartbeat.Milliseconds(), 10)
 	}
@@ -274,16 +277,15 @@ func (c *Client) Close() error {
 		b.notify()
 	}
 	c.pending = map[string]*inbox{}
+	for _, ch := range c.acks {
+		ch <- nil // cap 1, and nothing else is sent once removed
+	}
+	c.acks = map[string]chan *nats.Msg{}
 	c.mu.Unlock()
 	c.fleetMu.Lock()
 	var ferr error
 	if c.fleet != nil {
 		ferr = c.fleet.Close()
-	}
-	if c.js != nil {
-		// The asynchronous publisher's reply subscription and connection
-		// listener live as long as the connection otherwise.
-		c.js.CleanupPublisher()
 	}
 	c.fleetMu.Unlock()
 	return errors.Join(c.sub.Unsubscribe(), ferr)
@@ -295,6 +297,9 @@ func (c *Client) onMsg(m *nats.Msg) {
 	c.mu.Lock()
 	if b := c.pending[token]; b != nil {
 		b.push(m, now)
+	} else if ch := c.acks[token]; ch != nil {
+		delete(c.acks, token) // one answer
+		ch <- m
 	}
 	c.mu.Unlock()
 }
@@ -524,11 +529,11 @@ func (c *Client) jetStream() (jetstream.JetStream, error) {
 	c.fleetMu.Lock()
 	defer c.fleetMu.Unlock()
 	if c.js == nil {
-		js, err := jetstream.New(c.nc, asyncOptions...) // durable calls are queued asynchronously
+		js, err := jetstream.New(c.nc)
 		if err != nil {
 			return nil, err
 		}
-		c.js, c.publish = js, asyncPublisher(js)
+		c.js = js
 	}
 	return c.js, nil
 }

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -569,48 +569,91 @@ func syncPublisher(js jetstream.JetStream) publisher {
 	}
 }
 
-// asyncPublisher attempts through js's asynchronous publisher, which is
-// made WithPublishAsyncTimeout(queueTry) (see asyncOptions): its one
-// subscription and timeout bound the attempt, with no context and timer
-// of the caller's own per call (they were a twentieth of a durable call's
-// cost).
+// queuePublish is the client's publisher: one attempt whose
+// acknowledgement comes to the client's own inbox subscription (a token
+// of ackToken's form), bounded by queueTry, ctx and the client's Close.
+// No subscription, goroutine or connection listener of its own: those of
+// nats.go's asynchronous publisher outlive a CleanupPublisher made before
+// its listener goroutine first ran (it then waits on a nil channel for
+// the connection's life).
 //
-// The publisher's own retries after "no responders" (the stream missing,
-// or without a leader for a moment) are off: they would publish after ctx
-// ended, a call its caller gave up stored and run. They are made here,
-// as many and as far apart, while ctx lasts.
-func asyncPublisher(js jetstream.JetStream) publisher {
-	return func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
-		for retry := 0; ; retry++ {
-			f, err := js.PublishMsgAsync(msg, noPublishRetry...)
-			if err != nil {
-				return nil, err
-			}
-			select {
-			case ack := <-f.Ok():
-				return ack, nil
-			case err = <-f.Err():
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			if !errors.Is(err, jetstream.ErrNoStreamResponse) || retry == jetstream.DefaultPubRetryAttempts {
-				return nil, err
-			}
-			if serr := kv.Sleep(ctx, jetstream.DefaultPubRetryWait); serr != nil {
-				return nil, serr
-			}
+// "No responders" (the stream missing, or without a leader for a moment)
+// is published again, as nats.go's publishers do, while ctx lasts.
+func (c *Client) queuePublish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	for retry := 0; ; retry++ {
+		ack, err := c.queueOnce(ctx, msg)
+		if !errors.Is(err, jetstream.ErrNoStreamResponse) || retry == jetstream.DefaultPubRetryAttempts {
+			return ack, err
+		}
+		if serr := kv.Sleep(ctx, jetstream.DefaultPubRetryWait); serr != nil {
+			return nil, serr
 		}
 	}
 }
 
-// noPublishRetry turns the asynchronous publisher's own retries off.
-var noPublishRetry = []jetstream.PublishOpt{jetstream.WithRetryAttempts(0)}
+// ackToken marks an inbox token that awaits a stream's acknowledgement
+// (call tokens are base 36 and have no '-').
+const ackToken = '-'
 
-// asyncOptions make a JetStream context for asyncPublisher: attempts time
-// out after queueTry, and any number may be pending (callers bound them).
-var asyncOptions = []jetstream.JetStreamOpt{
-	jetstream.WithPublishAsyncTimeout(queueTry),
-	jetstream.WithPublishAsyncMaxPending(math.MaxInt32),
+// errClientClosed ends what a closed client waits for.
+var errClientClosed = errors.New("the client was closed")
+
+func (c *Client) queueOnce(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	var rb [96]byte
+	reply := string(strconv.AppendUint(append(append(rb[:0], c.prefix...), ackToken), c.next.Add(1), 36))
+	token := reply[len(c.prefix):]
+	ch := make(chan *nats.Msg, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errClientClosed
+	}
+	c.acks[token] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.acks, token)
+		c.mu.Unlock()
+	}()
+	m := *msg
+	m.Reply = reply
+	if err := c.nc.PublishMsg(&m); err != nil {
+		return nil, err
+	}
+	t := time.NewTimer(queueTry)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		if r == nil {
+			return nil, errClientClosed
+		}
+		return pubAck(r)
+	case <-t.C:
+		return nil, jetstream.ErrAsyncPublishTimeout
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// pubAck reads a stream's answer to a publish, as nats.go does.
+func pubAck(m *nats.Msg) (*jetstream.PubAck, error) {
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+		return nil, jetstream.ErrNoStreamResponse
+	}
+	var r struct {
+		Error *jetstream.APIError `json:"error,omitempty"`
+		jetstream.PubAck
+	}
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		return nil, jetstream.ErrInvalidJSAck
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	if r.Stream == "" {
+		return nil, jetstream.ErrInvalidJSAck
+	}
+	return &r.PubAck, nil
 }
 
 // byDefault reports whether calls of tool go through the queue when they

@@ -257,20 +257,22 @@ func TestDurableStopWithRemovedToolInline(t *testing.T) {
 	}
 }
 
-// TestDurableClientCloseReleasesPublisher: a client's durable calls go
-// through an asynchronous publisher; closing the client releases its
-// subscription and goroutine on a connection that lives on.
+// TestDurableClientCloseReleasesPublisher: a client queues durable calls
+// through its own inbox subscription; closing it releases that
+// subscription and leaves no goroutine on a connection that lives on.
+// (nats.go's asynchronous publisher, used before, left its listener
+// goroutine waiting on a nil channel when cleaned up before it ran.)
 func TestDurableClientCloseReleasesPublisher(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
 	durableWorker(t, s, tk, 0, "w1")
 	nc := natstest.Connect(t, s)
-	listeners := func() int {
+	publishers := func() int {
 		buf := make([]byte, 1<<22)
 		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "resetPendingAcksOnReconnect")
 	}
-	subs0, g0 := nc.NumSubscriptions(), listeners()
+	subs0, g0 := nc.NumSubscriptions(), publishers()
 	const n = 20
 	for range n {
 		c, err := bus.NewClient(nc, nil)
@@ -282,10 +284,8 @@ func TestDurableClientCloseReleasesPublisher(t *testing.T) {
 		}
 		c.Close()
 	}
-	for end := time.Now().Add(20 * time.Second); listeners() > g0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-	}
 	// One may stay: the connection's own request mux, shared by all.
-	if subs, g := nc.NumSubscriptions()-subs0, listeners()-g0; subs > 1 || g > 0 {
+	if subs, g := nc.NumSubscriptions()-subs0, publishers()-g0; subs > 1 || g > 0 {
 		t.Errorf("after %d clients closed: %d subscriptions and %d publisher goroutines left", n, subs, g)
 	}
 }
@@ -543,5 +543,35 @@ func TestEnqueueDoesNotHoldUpOtherCalls(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let the durable calls be taken first (not a bound)
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "hi"}}); r.Text() != "hi" {
 		t.Fatalf("a plain call behind waiting enqueues: %+v", r)
+	}
+}
+
+// TestDurableCloseWhileQueueing: a durable call waiting for the calls
+// stream's acknowledgement ends when its client is closed, not after the
+// queue's wait.
+func TestDurableCloseWhileQueueing(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	// Something takes the call's publish and never acknowledges it.
+	silent, err := natstest.Connect(t, s).Subscribe(wire.DurableSubject("echo", ""), func(*nats.Msg) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := bus.NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true}) }()
+	for n, _ := silent.Delivered(); n == 0; n, _ = silent.Delivered() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.Close()
+	select {
+	case r := <-done:
+		if r.State == toolkit.StateSuccess || !strings.Contains(r.Text(), "closed") {
+			t.Errorf("a call queueing at Close: %+v", r)
+		}
+	case <-time.After(20 * time.Second): // the queue's wait is 30 s
+		t.Fatal("a call queueing at Close still waits 20 s later")
 	}
 }
