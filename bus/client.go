@@ -130,11 +130,11 @@ type Client struct {
 
 	mu       sync.Mutex
 	pending  map[string]*inbox
-	acks     map[string]chan *nats.Msg // queue publishes awaiting their acknowledgement (queueOnce)
-	retrying map[string]chan struct{}  // calls that may be sent again (by the id their caller gave) → closed by Cancel
-	revs     map[string]uint64         // session → latest groups revision seen
-	pins     map[string]string         // session scope → the worker its session-bound tools run on
-	bound    map[string]bool           // tools seen to be session-bound
+	acks     map[string]chan ackReply // queue publishes awaiting their acknowledgement (queueOnce)
+	retrying map[string]chan struct{} // calls that may be sent again (by the id their caller gave) → closed by Cancel
+	revs     map[string]uint64        // session → latest groups revision seen
+	pins     map[string]string        // session scope → the worker its session-bound tools run on
+	bound    map[string]bool          // tools seen to be session-bound
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
 
@@ -145,6 +145,7 @@ type Client struct {
 	state   *KVState // nil while the groups bucket does not exist
 	js      jetstream.JetStream
 	publish publisher          // queues durable calls: queuePublish, or a test's
+	status  chan nats.Status   // the connection's losses, for watchConnection; set with js
 	results jetstream.KeyValue // nil until bound
 }
 
@@ -237,7 +238,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		nc: nc, opts: o, log: o.Logger,
 		prefix:  prefix,
 		pending: map[string]*inbox{},
-		acks:    map[string]chan *nats.Msg{},
+		acks:    map[string]chan ackReply{},
 		revs:    map[string]uint64{},
 		pins:    map[string]string{},
 		bound:   map[string]bool{},
@@ -277,15 +278,15 @@ func (c *Client) Close() error {
 		b.notify()
 	}
 	c.pending = map[string]*inbox{}
-	for _, ch := range c.acks {
-		ch <- nil // cap 1, and nothing else is sent once removed
-	}
-	c.acks = map[string]chan *nats.Msg{}
 	c.mu.Unlock()
+	c.endAcks(errClientClosed)
 	c.fleetMu.Lock()
 	var ferr error
 	if c.fleet != nil {
 		ferr = c.fleet.Close()
+	}
+	if c.status != nil {
+		c.nc.RemoveStatusListener(c.status) // ends watchConnection
 	}
 	c.fleetMu.Unlock()
 	return errors.Join(c.sub.Unsubscribe(), ferr)
@@ -299,7 +300,7 @@ func (c *Client) onMsg(m *nats.Msg) {
 		b.push(m, now)
 	} else if ch := c.acks[token]; ch != nil {
 		delete(c.acks, token) // one answer
-		ch <- m
+		ch <- ackReply{m: m}
 	}
 	c.mu.Unlock()
 }
@@ -529,11 +530,19 @@ func (c *Client) jetStream() (jetstream.JetStream, error) {
 	c.fleetMu.Lock()
 	defer c.fleetMu.Unlock()
 	if c.js == nil {
+		c.mu.Lock()
+		closed := c.closed
+		c.mu.Unlock()
+		if closed {
+			return nil, errClientClosed
+		}
 		js, err := jetstream.New(c.nc)
 		if err != nil {
 			return nil, err
 		}
 		c.js = js
+		c.status = c.nc.StatusChanged(nats.RECONNECTING, nats.CLOSED)
+		go c.watchConnection(c.status)
 	}
 	return c.js, nil
 }

@@ -598,11 +598,18 @@ const ackToken = '-'
 // errClientClosed ends what a closed client waits for.
 var errClientClosed = errors.New("the client was closed")
 
+// ackReply is what a queue publish waiting in Client.acks gets: the
+// stream's answer, or why none will come.
+type ackReply struct {
+	m   *nats.Msg
+	err error
+}
+
 func (c *Client) queueOnce(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
 	var rb [96]byte
 	reply := string(strconv.AppendUint(append(append(rb[:0], c.prefix...), ackToken), c.next.Add(1), 36))
 	token := reply[len(c.prefix):]
-	ch := make(chan *nats.Msg, 1)
+	ch := make(chan ackReply, 1)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -624,14 +631,41 @@ func (c *Client) queueOnce(ctx context.Context, msg *nats.Msg) (*jetstream.PubAc
 	defer t.Stop()
 	select {
 	case r := <-ch:
-		if r == nil {
-			return nil, errClientClosed
+		if r.err != nil {
+			return nil, r.err
 		}
-		return pubAck(r)
+		return pubAck(r.m)
 	case <-t.C:
 		return nil, jetstream.ErrAsyncPublishTimeout
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// endAcks answers every queue publish waiting for its acknowledgement
+// with err.
+func (c *Client) endAcks(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for token, ch := range c.acks {
+		delete(c.acks, token)
+		ch <- ackReply{err: err} // cap 1, and nothing else is sent once removed
+	}
+}
+
+// watchConnection ends the queue publishes waiting when the connection
+// is lost: their publishes or acknowledgements may be lost with it, and
+// queueCall publishes again at once (into the reconnect buffer) rather
+// than after queueTry. It runs from the client's first durable call until
+// Close removes status, which it is given (not read from the client: a
+// Close before it runs has removed and closed it already).
+func (c *Client) watchConnection(status chan nats.Status) {
+	for st := range status {
+		if st == nats.CLOSED {
+			c.endAcks(nats.ErrConnectionClosed)
+			return
+		}
+		c.endAcks(nats.ErrDisconnected)
 	}
 }
 

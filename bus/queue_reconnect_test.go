@@ -1,0 +1,57 @@
+package bus
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestQueueAcrossReconnect: a durable call whose publish is lost with the
+// connection is published again as soon as the connection is back, not
+// after the attempt's own wait (queueTry): with a queue wait shorter than
+// that, a blip of the link does not fail the call.
+func TestQueueAcrossReconnect(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	if _, err := natstest.JS(t, natstest.Connect(t, s)).CreateStream(natstest.Ctx(t), CallsStreamConfig(2*time.Minute, 1)); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := natstest.NewProxy(t, u.Host)
+	nc, err := nats.Connect(px.URL(), nats.ReconnectWait(20*time.Millisecond), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	c, err := NewClient(nc, &ClientOptions{QueueWait: queueTry / 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	px.Pause() // the publish goes no further than the proxy
+	done := make(chan *toolkit.Response, 1)
+	go func() {
+		done <- c.enqueue(natstest.Ctx(t), toolkit.ToolCall{ID: "c1", Name: "echo", Durable: true}, c.prefix+"x", nil, []byte{0x80})
+	}()
+	for {
+		c.mu.Lock()
+		n := len(c.acks)
+		c.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	px.Cut() // the link breaks: the publish is lost
+	px.Resume()
+	px.Restore()
+	if final := <-done; final != nil {
+		t.Fatalf("a durable call queueing across a break of the link: %+v", final)
+	}
+}
