@@ -100,7 +100,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &boundedBody{body: resp.Body, left: MaxMessageBytes}
 	}
 	if err == nil && t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
-		resp.Body = &listTap{body: resp.Body, orders: t.orders}
+		resp.Body = &listTap{body: resp.Body, orders: t.orders, stream: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
 	}
 	if err != nil || t.router == nil {
 		return resp, err

@@ -69,13 +69,19 @@ func withListing(ctx context.Context) context.Context {
 
 func listingOf(ctx context.Context) bool { v, _ := ctx.Value(listingKey{}).(bool); return v }
 
-// listTap passes a listing request's response body through unchanged and,
-// at its end, reads the tools/list result in it (a JSON response, or the
-// events of an event stream).
+// listTap passes a listing request's response body through unchanged and
+// reads the tools/list result in it: a JSON response at its end (the
+// go-sdk reads it whole before decoding it), an event stream line by line
+// as it passes. The go-sdk hands a page to its caller as soon as it has
+// read the page's event, and reads the rest of the stream (to its end)
+// only after, on its own goroutine: an order learned at the stream's end
+// could come after the tools were registered (under load, it did).
 type listTap struct {
 	body   io.ReadCloser
 	orders *schemaOrders
-	buf    bytes.Buffer
+	stream bool         // text/event-stream
+	buf    bytes.Buffer // JSON: the body so far; stream: the line being read
+	from   int          // stream: buf[:from] has no newline
 	over   bool
 	done   bool
 }
@@ -88,6 +94,9 @@ func (l *listTap) Read(p []byte) (int, error) {
 			l.buf = bytes.Buffer{}
 		} else {
 			l.buf.Write(p[:n])
+			if l.stream {
+				l.lines()
+			}
 		}
 	}
 	if err != nil {
@@ -101,24 +110,48 @@ func (l *listTap) Close() error {
 	return l.body.Close()
 }
 
+// lines reads the complete lines in buf and drops them, before the bytes
+// are handed on (an event is decoded only once its ending blank line has
+// been read, after its data line).
+func (l *listTap) lines() {
+	for {
+		data := l.buf.Bytes()
+		i := bytes.IndexByte(data[l.from:], '\n')
+		if i < 0 {
+			l.from = len(data)
+			return
+		}
+		l.line(data[:l.from+i])
+		l.buf.Next(l.from + i + 1)
+		l.from = 0
+	}
+}
+
+// line reads one line of an event stream.
+func (l *listTap) line(line []byte) {
+	if d, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok {
+		var msg struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(d), &msg) == nil && msg.Result != nil {
+			l.orders.learn(msg.Result)
+		}
+	}
+}
+
 func (l *listTap) finish() {
 	if l.done || l.over {
 		return
 	}
 	l.done = true
-	data := l.buf.Bytes()
+	if l.stream { // a last line without its newline
+		l.line(l.buf.Bytes())
+		return
+	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 	}
-	if json.Unmarshal(data, &msg) == nil && msg.Result != nil {
+	if json.Unmarshal(l.buf.Bytes(), &msg) == nil && msg.Result != nil {
 		l.orders.learn(msg.Result)
-		return
-	}
-	for _, line := range bytes.Split(data, []byte("\n")) { // an event stream
-		if d, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok {
-			if json.Unmarshal(bytes.TrimSpace(d), &msg) == nil && msg.Result != nil {
-				l.orders.learn(msg.Result)
-			}
-		}
 	}
 }
