@@ -3,7 +3,7 @@
 // and reports the ratios, so a fleet can be sized and the bars of
 // DESIGN.md §5 checked on any machine:
 //
-//	go run ./cmd/bench                                    # default suite, about 30s
+//	go run ./cmd/bench                                    # default suite, about a minute
 //	go run ./cmd/bench -s all -c 1,16,64,256 -d 3s --json r.json --svg r.svg
 //	go run ./cmd/bench -s echo --transport tcp --rate 20000  # open loop, 20k calls/s
 //	go run ./cmd/bench --workers 3 -s sleep               # 3 worker processes on loopback

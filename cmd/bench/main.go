@@ -89,7 +89,7 @@ const usage = `Usage: bench [flags]
 
 Measures toolbus and its baselines side by side on the same server and
 prints a table per scenario with the ratios. With no flags it runs the
-default suite (about 30s): echo, stream, sleep with 1 and 3 workers, cancel.
+default suite (about a minute): echo, stream, sleep with 1 and 3 workers, cancel.
 
 Flags:
 `

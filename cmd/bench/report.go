@@ -169,6 +169,14 @@ func summarize(rep *report) []string {
 		}
 		return best
 	}
+	// near prints a ratio set against bar: with two decimals, or three
+	// when two would print the bar itself (0.697 is not "0.70x … MISSED").
+	near := func(ratio, bar float64) string {
+		if t := fmt.Sprintf("%.2f", ratio); t != fmt.Sprintf("%.2f", bar) || ratio == bar {
+			return t
+		}
+		return fmt.Sprintf("%.3f", ratio)
+	}
 	verdict := func(ok bool) string {
 		if ok {
 			return "met"
@@ -178,26 +186,26 @@ func summarize(rep *report) []string {
 	if sr := find("echo"); sr != nil {
 		if p := at(sr, sysToolbus, 1); p != nil {
 			if r, ok := p.Ratios[sysRaw]; ok {
-				lines = append(lines, fmt.Sprintf("echo c=1: %s calls/s = %.2fx raw, p50 %s = %.2fx raw (bar: p50 ≤ 1.3x) %s",
-					human(p.CallsPerSec), r.Throughput, us(p.Latency.P50), r.P50, verdict(r.P50 <= 1.3)))
+				lines = append(lines, fmt.Sprintf("echo c=1: %s calls/s = %.2fx raw, p50 %s = %sx raw (bar: p50 ≤ 1.3x) %s",
+					human(p.CallsPerSec), r.Throughput, us(p.Latency.P50), near(r.P50, 1.3), verdict(r.P50 <= 1.3)))
 			}
 		}
 		if p := at(sr, sysToolbus, 0); p != nil && p.Conc > 1 {
 			if r, ok := p.Ratios[sysRaw]; ok {
-				lines = append(lines, fmt.Sprintf("echo c=%d: %s calls/s = %.2fx raw (bar: ≥ 0.8x) %s",
-					p.Conc, human(p.CallsPerSec), r.Throughput, verdict(r.Throughput >= 0.8)))
+				lines = append(lines, fmt.Sprintf("echo c=%d: %s calls/s = %sx raw (bar: ≥ 0.8x) %s",
+					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.8), verdict(r.Throughput >= 0.8)))
 			}
 			if r, ok := p.Ratios[sysMCP]; ok {
-				lines = append(lines, fmt.Sprintf("echo c=%d: %.2fx mcp-http calls/s (bar: ≥ 3x) %s",
-					p.Conc, r.Throughput, verdict(r.Throughput >= 3)))
+				lines = append(lines, fmt.Sprintf("echo c=%d: %sx mcp-http calls/s (bar: ≥ 3x) %s",
+					p.Conc, near(r.Throughput, 3), verdict(r.Throughput >= 3)))
 			}
 		}
 	}
 	if sr := find("echo"); sr != nil {
 		if p := at(sr, sysDurable, 0); p != nil {
 			if r, ok := p.Ratios[sysRawJS]; ok {
-				lines = append(lines, fmt.Sprintf("durable echo c=%d: %s calls/s = %.2fx raw-js, p50 %s = %.2fx raw-js (goal: ≥ 0.7x calls/s) %s",
-					p.Conc, human(p.CallsPerSec), r.Throughput, us(p.Latency.P50), r.P50, verdict(r.Throughput >= 0.7)))
+				lines = append(lines, fmt.Sprintf("durable echo c=%d: %s calls/s = %sx raw-js, p50 %s = %.2fx raw-js (goal: ≥ 0.7x calls/s) %s",
+					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.7), us(p.Latency.P50), r.P50, verdict(r.Throughput >= 0.7)))
 			}
 			if q := at(sr, sysToolbus, p.Conc); q != nil && q.CallsPerSec > 0 {
 				lines = append(lines, fmt.Sprintf("durable echo c=%d: %.2fx the core path's calls/s, p50 %s vs %s", p.Conc,
@@ -207,22 +215,22 @@ func summarize(rep *report) []string {
 	}
 	if sr := find("echo" + procSuffix); sr != nil {
 		if p, q := at(sr, sysToolbus, 64), at(sr, sysRaw, 64); p != nil && q != nil && q.CallsPerSec > 0 {
-			lines = append(lines, fmt.Sprintf("separate processes, echo c=64: %s calls/s = %.2fx raw (bar: ≥ 0.8x) %s",
-				human(p.CallsPerSec), p.CallsPerSec/q.CallsPerSec, verdict(p.CallsPerSec >= 0.8*q.CallsPerSec)))
+			lines = append(lines, fmt.Sprintf("separate processes, echo c=64: %s calls/s = %sx raw (bar: ≥ 0.8x) %s",
+				human(p.CallsPerSec), near(p.CallsPerSec/q.CallsPerSec, 0.8), verdict(p.CallsPerSec >= 0.8*q.CallsPerSec)))
 			if p.CPUPerCall > 0 && q.CPUPerCall > 0 {
-				lines = append(lines, fmt.Sprintf("separate processes, echo c=64: worker CPU %s per call = %.2fx raw's %s (bar: ≤ 2x) %s; write syscalls per call %.3f vs %.3f",
-					us(p.CPUPerCall), p.CPUPerCall/q.CPUPerCall, us(q.CPUPerCall), verdict(p.CPUPerCall <= 2*q.CPUPerCall), p.WritesPerCall, q.WritesPerCall))
+				lines = append(lines, fmt.Sprintf("separate processes, echo c=64: worker CPU %s per call = %sx raw's %s (bar: ≤ 2x) %s; write syscalls per call %.3f vs %.3f",
+					us(p.CPUPerCall), near(p.CPUPerCall/q.CPUPerCall, 2), us(q.CPUPerCall), verdict(p.CPUPerCall <= 2*q.CPUPerCall), p.WritesPerCall, q.WritesPerCall))
 			}
 		}
 		if p, q := at(sr, sysToolbus, 1), at(sr, sysRaw, 1); p != nil && q != nil && q.Latency.P50 > 0 {
-			lines = append(lines, fmt.Sprintf("separate processes, echo c=1: p50 %s = %.2fx raw (bar: ≤ 1.3x) %s",
-				us(p.Latency.P50), p.Latency.P50/q.Latency.P50, verdict(p.Latency.P50 <= 1.3*q.Latency.P50)))
+			lines = append(lines, fmt.Sprintf("separate processes, echo c=1: p50 %s = %sx raw (bar: ≤ 1.3x) %s",
+				us(p.Latency.P50), near(p.Latency.P50/q.Latency.P50, 1.3), verdict(p.Latency.P50 <= 1.3*q.Latency.P50)))
 		}
 	}
 	if sr := find("stream" + procSuffix); sr != nil {
 		if p, q := at(sr, sysToolbus, 64), at(sr, sysRaw, 64); p != nil && q != nil && q.UnitsPerSec > 0 {
-			lines = append(lines, fmt.Sprintf("separate processes, stream c=64: %s chunks/s = %.2fx raw (bar: ≥ 0.8x) %s; worker CPU per call %.2fx raw's",
-				human(p.UnitsPerSec), p.UnitsPerSec/q.UnitsPerSec, verdict(p.UnitsPerSec >= 0.8*q.UnitsPerSec), p.CPUPerCall/max(q.CPUPerCall, 1e-9)))
+			lines = append(lines, fmt.Sprintf("separate processes, stream c=64: %s chunks/s = %sx raw (bar: ≥ 0.8x) %s; worker CPU per call %.2fx raw's",
+				human(p.UnitsPerSec), near(p.UnitsPerSec/q.UnitsPerSec, 0.8), verdict(p.UnitsPerSec >= 0.8*q.UnitsPerSec), p.CPUPerCall/max(q.CPUPerCall, 1e-9)))
 		}
 	}
 	if sr := find("inflight"); sr != nil {
@@ -234,8 +242,8 @@ func summarize(rep *report) []string {
 	if sr := find("sessions"); sr != nil {
 		for _, p := range sr.Points {
 			if r, ok := p.Ratios[sysQueue]; ok && p.System == sysPinned {
-				lines = append(lines, fmt.Sprintf("sessions c=%d: pinned %s calls/s = %.2fx the queue group's, p50 %s = %.2fx (goal: calls/s ≥ 0.9x, p50 ≤ 1.2x) %s",
-					p.Conc, human(p.CallsPerSec), r.Throughput, us(p.Latency.P50), r.P50, verdict(r.Throughput >= 0.9 && r.P50 <= 1.2)))
+				lines = append(lines, fmt.Sprintf("sessions c=%d: pinned %s calls/s = %sx the queue group's, p50 %s = %sx (goal: calls/s ≥ 0.9x, p50 ≤ 1.2x) %s",
+					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.9), us(p.Latency.P50), near(r.P50, 1.2), verdict(r.Throughput >= 0.9 && r.P50 <= 1.2)))
 			}
 		}
 	}
@@ -252,8 +260,8 @@ func summarize(rep *report) []string {
 	if sr := find("stream"); sr != nil {
 		if p := at(sr, sysToolbus, 0); p != nil {
 			if r, ok := p.Ratios[sysRaw]; ok {
-				lines = append(lines, fmt.Sprintf("stream c=%d: %s chunks/s = %.2fx raw publish (bar: ≥ 0.8x) %s",
-					p.Conc, human(p.UnitsPerSec), r.Throughput, verdict(r.Throughput >= 0.8)))
+				lines = append(lines, fmt.Sprintf("stream c=%d: %s chunks/s = %sx raw publish (bar: ≥ 0.8x) %s",
+					p.Conc, human(p.UnitsPerSec), near(r.Throughput, 0.8), verdict(r.Throughput >= 0.8)))
 			}
 		}
 	}

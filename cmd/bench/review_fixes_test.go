@@ -87,3 +87,19 @@ func TestKillOneReplacesWhenStopped(t *testing.T) {
 		}
 	}
 }
+
+// A ratio just under its bar read "0.70x raw-js … (goal: ≥ 0.7x) MISSED":
+// rounded for the eye, compared unrounded.
+func TestVerdictRatioNotRoundedOntoTheBar(t *testing.T) {
+	rep := &report{Scenarios: []scenarioReport{{Name: "echo", Points: []point{
+		{Scenario: "echo", System: sysDurable, Conc: 64, CallsPerSec: 19000, Ratios: map[string]ratio{sysRawJS: {Throughput: 0.697, P50: 1.3}}},
+		{Scenario: "echo", System: sysToolbus, Conc: 64, CallsPerSec: 40000, Ratios: map[string]ratio{sysRaw: {Throughput: 0.8123, P50: 1}}},
+	}}}}
+	lines := summarize(rep)
+	if l := summaryLine(lines, "durable echo c=64: 19.0k"); !strings.Contains(l, "0.697x raw-js") || !strings.HasSuffix(l, "MISSED") {
+		t.Errorf("0.697 against a 0.7 bar: %q", l)
+	}
+	if l := summaryLine(lines, "echo c=64:"); !strings.Contains(l, "0.81x raw") || !strings.HasSuffix(l, " met") {
+		t.Errorf("0.8123 against a 0.8 bar: %q", l)
+	}
+}
