@@ -1200,7 +1200,9 @@ func (c *Client) ExportState(ctx context.Context, session string) (toolkit.Sessi
 // ImportState sets a session's state (1.x load_state_dict) through the
 // fleet's reset_tools, so it is checked and stored as a model's call
 // would be; a group the fleet does not have is refused. It returns the
-// new groups revision.
+// new groups revision. The error of a refused import holds a
+// *toolkit.Error with the final's code (toolkit.CodeOf): not_found when
+// the fleet has no groups to set.
 func (c *Client) ImportState(ctx context.Context, session string, st toolkit.SessionState) (uint64, error) {
 	if session == "" {
 		return 0, errors.New("bus: importing a state needs a session")
@@ -1211,7 +1213,7 @@ func (c *Client) ImportState(ctx context.Context, session string, st toolkit.Ses
 	}
 	r := c.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: session, Input: in})
 	if r.State != toolkit.StateSuccess {
-		return 0, fmt.Errorf("bus: importing the state of session %q: %s (%s)", session, r.Text(), r.Code)
+		return 0, fmt.Errorf("bus: importing the state of session %q: %w (%s)", session, toolkit.NewError(r.Code, r.Text()), r.Code)
 	}
 	rev, _ := asUint64(r.Metadata[toolkit.MetaGroupsRevision])
 	return rev, nil

@@ -56,6 +56,8 @@
 // inactive (no names deactivates all); it prints the groups'
 // instructions. Both take --json and --wait (how long to collect the
 // workers' answers, default 250ms); with no worker answering they exit 1.
+// On a fleet with no groups besides basic (always active) both say so on
+// stderr and exit 0, and so does `state import`.
 //
 // # skills
 //

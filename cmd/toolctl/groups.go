@@ -69,7 +69,7 @@ func (o *groupsOptions) run(ctx context.Context, e *env, args []string) int {
 		return e.printJSON(out)
 	}
 	if len(groups) == 0 {
-		fmt.Fprintln(e.stderr, "toolctl: the fleet has no tool groups besides basic (always active)")
+		fmt.Fprintln(e.stderr, noGroups)
 		return exitOK
 	}
 	yesNo := func(b bool) string {
@@ -95,6 +95,14 @@ func (o *groupsOptions) run(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
+// noGroups says that the fleet has only the basic group; noGroupsToSet
+// says it where a session's groups were to be set (reset_tools, which
+// workers serve only with groups, was not found).
+const (
+	noGroups      = "toolctl: the fleet has no tool groups besides basic (always active)"
+	noGroupsToSet = noGroups + ": a session has nothing to activate"
+)
+
 // set activates exactly the named groups for the session with the
 // reset_tools meta tool, and prints its answer (the groups' instructions).
 func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
@@ -113,6 +121,10 @@ func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
 		return exitCode(err)
 	}
 	r := c.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Input: input, Session: o.session})
+	if r.Code == toolkit.CodeNotFound { // the workers answer, and none serves reset_tools
+		fmt.Fprintln(e.stderr, noGroupsToSet)
+		return exitOK
+	}
 	if t := r.Text(); t != "" {
 		fmt.Fprintln(e.stdout, t)
 	}

@@ -67,6 +67,10 @@ func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
 			return e.usagef("the state is not {\"active_groups\": [...]}: %v", err)
 		}
 		rev, err := c.ImportState(ctx, o.session, st)
+		if toolkit.CodeOf(err) == toolkit.CodeNotFound { // the workers answer, and none serves reset_tools
+			fmt.Fprintln(e.stderr, noGroupsToSet)
+			return exitOK
+		}
 		if err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError

@@ -21,6 +21,8 @@ func TestToolctl(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "input.json")
 	mustWrite(t, input, `{"text":"from a file"}`)
+	state := filepath.Join(dir, "state.json")
+	mustWrite(t, state, `{"active_groups":["exec"]}`)
 
 	tests := []struct {
 		name   string
@@ -48,7 +50,8 @@ func TestToolctl(t *testing.T) {
 		{"invalid input", []string{"call", "echo", `{"text":5}`}, 1, "Input validation failed", "code invalid_input"},
 		{"timeout", []string{"call", "sleep", `{"seconds":30}`, "--timeout", "300ms"}, 1, "", "code timeout"},
 		{"groups set without a session", []string{"groups", "set", "exec"}, 2, "", "groups set needs --session"},
-		{"groups set on a fleet without groups", []string{"groups", "set", "--session", "s", "exec"}, 1, "", "code not_found"},
+		{"groups set on a fleet without groups", []string{"groups", "set", "--session", "s", "exec"}, 0, "", "no tool groups besides basic"},
+		{"state import on a fleet without groups", []string{"state", "import", "--session", "s", state}, 0, "", "no tool groups besides basic"},
 		{"groups without groups", []string{"groups"}, 0, "", "no tool groups besides basic"},
 		{"groups with an argument", []string{"groups", "exec"}, 2, "", `unexpected argument "exec"`},
 		{"tools with an argument", []string{"tools", "echo"}, 2, "", "tools takes no arguments"},
