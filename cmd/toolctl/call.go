@@ -200,7 +200,7 @@ func readInput(arg string, stdin io.Reader) (map[string]any, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s is empty; give a JSON object such as '{\"text\":\"hi\"}'", src)
 		}
-		return nil, fmt.Errorf("%s is not valid JSON: %v", src, err)
+		return nil, fmt.Errorf("%s is not valid JSON: %v%s", src, err, jsonHint(arg, data, err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%s has more than one JSON value; give one object", src)
@@ -210,6 +210,24 @@ func readInput(arg string, stdin io.Reader) (map[string]any, error) {
 		return nil, fmt.Errorf("%s must be a JSON object of arguments such as '{\"text\":\"hi\"}', got %s", src, jsonKind(v))
 	}
 	return obj, nil
+}
+
+// jsonHint helps with a JSON syntax error: where it is in a file or on
+// stdin; how to quote the input for the shell, which drops double quotes
+// and splits at spaces unless the JSON is in single quotes.
+func jsonHint(arg string, data []byte, err error) string {
+	inline := arg != "-" && !strings.HasPrefix(arg, "@")
+	if inline {
+		return "\n  put the JSON in single quotes: toolctl call NAME '{\"text\":\"hi\"}', or give @file or - for stdin"
+	}
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return ""
+	}
+	before := data[:min(int(se.Offset), len(data))]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n') - 1
+	return fmt.Sprintf(" (line %d, column %d)", line, col)
 }
 
 func jsonKind(v any) string {

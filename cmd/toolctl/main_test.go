@@ -67,6 +67,8 @@ func TestReadInput(t *testing.T) {
 		{arg: "-", stdin: "", err: "the input on stdin is empty"},
 		{arg: "", err: "the input is empty"},
 		{arg: `{"a":`, err: "the input is not valid JSON"},
+		{arg: `{text:hi}`, err: `put the JSON in single quotes: toolctl call NAME '{"text":"hi"}', or give @file or - for stdin`},
+		{arg: "-", stdin: `{text:hi}`, err: "the input on stdin is not valid JSON: invalid character 't' looking for beginning of object key string (line 1, column 2)"},
 		{arg: `{} {}`, err: "more than one JSON value"},
 		{arg: `[1]`, err: "got an array"},
 		{arg: `"hi"`, err: "got a string"},

@@ -38,6 +38,7 @@ func TestToolctl(t *testing.T) {
 		{"call with three arguments", []string{"call", "echo", "{}", "{}"}, 2, "", "call takes a tool name"},
 		{"invalid tool name", []string{"call", "a.b"}, 2, "", `invalid tool name "a.b"`},
 		{"bad JSON", []string{"call", "echo", `{"text":`}, 2, "", "the input is not valid JSON"},
+		{"JSON the shell unquoted", []string{"call", "echo", `{text:hi}`}, 2, "", "put the JSON in single quotes"},
 		{"not an object", []string{"call", "echo", `["hi"]`}, 2, "", "must be a JSON object of arguments"},
 		{"two values", []string{"call", "echo", `{} {}`}, 2, "", "more than one JSON value"},
 		{"empty input", []string{"call", "echo", ``}, 2, "", "the input is empty"},
