@@ -298,6 +298,8 @@ func (a *affinity) stop() *nats.Subscription {
 }
 
 // movedText is the line a final gets when its call moved the session.
+// Its "[toolbus] " prefix marks it as the bus's (toolctl prints it on a
+// line of its own, after the tool's streamed text).
 func movedText(from, to string) string {
 	return fmt.Sprintf("[toolbus] This session's stateful tools moved from worker %s, which is gone, to worker %s: files and other state from earlier calls may be missing.", from, to)
 }

@@ -247,7 +247,10 @@ func jsonKind(v any) string {
 }
 
 // printer writes blocks to stdout as they come: text as is, data as a
-// one-line note.
+// one-line note. Streamed text runs on from chunk to chunk (a tool may
+// stream a line in pieces); what is not part of it starts on a line of its
+// own: data, the bus's notes ("[toolbus] …"), text the client added to the
+// final, and each block of a final that was not streamed.
 type printer struct {
 	w     io.Writer
 	wrote bool
@@ -255,20 +258,27 @@ type printer struct {
 	text  strings.Builder // the text streamed so far
 }
 
+// busNote begins the text blocks the bus adds to a call's content.
+const busNote = "[toolbus] "
+
 // final prints what the final response holds beyond the streamed chunks:
 // all of it when nothing was streamed, else the text the client added
 // (when it ended the call itself, e.g. worker_lost).
 func (p *printer) final(r *toolkit.Response) {
 	if !p.wrote {
-		p.blocks(r.Content)
+		p.write(r.Content, true)
 		return
 	}
 	if rest, ok := strings.CutPrefix(r.Text(), p.text.String()); ok && rest != "" {
-		p.blocks([]toolkit.Block{{Type: toolkit.BlockText, Text: rest}})
+		p.write([]toolkit.Block{{Type: toolkit.BlockText, Text: rest}}, true)
 	}
 }
 
-func (p *printer) blocks(bs []toolkit.Block) {
+// blocks prints a streamed chunk's blocks.
+func (p *printer) blocks(bs []toolkit.Block) { p.write(bs, false) }
+
+// write prints blocks; apart starts each on a line of its own.
+func (p *printer) write(bs []toolkit.Block, apart bool) {
 	for _, b := range bs {
 		var s string
 		switch {
@@ -282,6 +292,9 @@ func (p *printer) blocks(bs []toolkit.Block) {
 		if s == "" {
 			continue
 		}
+		if apart || b.Type != toolkit.BlockText || strings.HasPrefix(s, busNote) {
+			p.end()
+		}
 		io.WriteString(p.w, s)
 		p.wrote, p.nl = true, strings.HasSuffix(s, "\n")
 		if b.Type == toolkit.BlockText {
@@ -290,10 +303,11 @@ func (p *printer) blocks(bs []toolkit.Block) {
 	}
 }
 
-// end finishes the output with a newline.
+// end finishes the line written last, if any.
 func (p *printer) end() {
 	if p.wrote && !p.nl {
 		io.WriteString(p.w, "\n")
+		p.nl = true
 	}
 }
 

@@ -24,7 +24,9 @@
 // `toolctl call NAME [JSON|@file|-]` sends one call. The input is a JSON
 // object, inline, in a file (@file) or on stdin (-); none means {}. Chunks
 // are written to stdout as they arrive, progress to stderr; a call that
-// finishes before streaming anything prints its final content. A call that
+// finishes before streaming anything prints its final content. Streamed
+// text runs on from chunk to chunk; data blocks, the bus's "[toolbus]"
+// notes and each block of an unstreamed final start on a line of their own. A call that
 // does not succeed prints "toolctl: call ID ended STATE (code CODE)" on
 // stderr. Flags: --session, --timeout (the call ends with code timeout),
 // --id, --json (every event as a JSON line: {"chunk":…}, {"progress":…},
