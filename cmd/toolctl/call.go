@@ -129,6 +129,8 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session, Durable: o.durable, KeepResult: o.keep}
 	for ev := range c.Call(ctx, call) {
 		switch {
+		case errors.Is(context.Cause(ctx), errRefused):
+			continue // what the client says of the call it ended is not the tool's output
 		case o.json:
 			if err := enc.Encode(jsonEvent(ev)); err != nil {
 				fmt.Fprintln(e.stderr, "toolctl:", err)
@@ -148,6 +150,9 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	out.end()
+	if errors.Is(context.Cause(ctx), errRefused) {
+		return exitUsage // the server dropped the call: run says why
+	}
 	if final == nil { // cannot happen: the client always yields a final
 		fmt.Fprintln(e.stderr, "toolctl: the call ended without a final response")
 		return exitError

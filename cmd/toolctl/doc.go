@@ -41,7 +41,9 @@
 //
 //	0  success
 //	1  the call ended in error (tool_error, not_found, invalid_input, timeout, …), or the command failed
-//	2  bad usage or input: nothing was sent
+//	2  bad usage or input: nothing was sent; or the NATS server refused the
+//	   credentials a subject (a caller's key without its --identity, an
+//	   operator's command with a caller's key): toolctl says which key does what
 //	3  the call was denied (denied, approval_required)
 //	4  the call was interrupted
 //	5  NATS could not be reached

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -121,6 +122,9 @@ func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
 		return exitCode(err)
 	}
 	r := c.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Input: input, Session: o.session})
+	if errors.Is(context.Cause(ctx), errRefused) {
+		return exitUsage // the server dropped the call: run says why
+	}
 	if r.Code == toolkit.CodeNotFound { // the workers answer, and none serves reset_tools
 		fmt.Fprintln(e.stderr, noGroupsToSet)
 		return exitOK

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -26,7 +28,7 @@ import (
 const (
 	exitOK          = 0
 	exitError       = 1 // the call ended in error, or the command failed
-	exitUsage       = 2 // bad command line or input
+	exitUsage       = 2 // bad command line or input, or credentials the server refuses the command
 	exitDenied      = 3 // the call was denied (or needs approval)
 	exitInterrupted = 4 // the call was interrupted
 	exitNoNATS      = 5 // NATS could not be reached
@@ -47,6 +49,9 @@ type command struct {
 	// run runs the command with its positional arguments and returns the
 	// exit code.
 	run func(ctx context.Context, e *env, args []string) int
+	// serves marks a command that runs until stopped (mcp serve): a
+	// subject the server refuses it is reported, and does not end it.
+	serves bool
 }
 
 var commands = map[string]*command{}
@@ -72,7 +77,16 @@ type env struct {
 	nc             *nats.Conn
 	client         *bus.Client
 	closers        []func() error // run by close, before the connection closes
+
+	// abort ends the command's context when the server refuses it a
+	// publish (nil: the command runs on). refused is the first refusal.
+	abort   context.CancelCauseFunc
+	mu      sync.Mutex // guards refused and client once connected
+	refused error
 }
+
+// errRefused is the cause of a command's context ended by a refusal.
+var errRefused = errors.New("the NATS server refused a subject to these credentials")
 
 // exitStatus is returned by env methods after they printed the problem:
 // the command exits with code.
@@ -121,6 +135,9 @@ func (e *env) conn() (*nats.Conn, error) {
 	// allow) arrive apart from the call they spoil: say them.
 	report := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		fmt.Fprintln(e.stderr, "toolctl: NATS:", err)
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			e.refuse(err)
+		}
 	})
 	nc, err := nats.Connect(url, append(opts, nats.Name("toolctl"), nats.Timeout(5*time.Second), report)...)
 	if err != nil {
@@ -152,8 +169,50 @@ func (e *env) bus() (*bus.Client, error) {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return nil, exitStatus{exitError}
 	}
+	e.mu.Lock()
 	e.client = c
+	e.mu.Unlock()
 	return c, nil
+}
+
+// refuse records a permission violation the server reported. A refused
+// publish (a call, cancel or request the credentials may not send) ends
+// the command at once: nothing answers what the server dropped, and a
+// call would wait for the worker in vain. Refused subscriptions alone
+// (an inbox of another identity) are only recorded: what needs them
+// fails on its own, and listings from announcements still work.
+func (e *env) refuse(err error) {
+	e.mu.Lock()
+	if e.refused == nil {
+		e.refused = err
+	}
+	c := e.client
+	e.mu.Unlock()
+	if e.abort == nil || !strings.Contains(err.Error(), "for Publish to") {
+		return
+	}
+	e.abort(errRefused)
+	if c != nil {
+		c.Close() // ends its calls now, not after their cancel's grace
+	}
+}
+
+// refusal returns the first permission violation the server reported,
+// or nil.
+func (e *env) refusal() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.refused
+}
+
+// refusedHint says what to do about a refusal: which credentials may do
+// what (README: Security).
+func (e *env) refusedHint() {
+	id := "ID"
+	if name, ok := strings.CutPrefix(filepath.Base(e.cfg.NATS.NKeySeed), "caller-"); ok && strings.HasSuffix(name, ".nk") {
+		id = strings.TrimSuffix(name, ".nk")
+	}
+	fmt.Fprintf(e.stderr, "toolctl: the NATS server refused this to your credentials: a caller's key calls only as its own identity (--identity %s for caller-%s.nk); approve, allow, mode, top and mcp-headers need the operator's key (see README: Security)\n", id, id)
 }
 
 // newClient is every client toolctl makes: as the caller identity
@@ -211,7 +270,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	}
 	fmt.Fprint(w, "\nConnection flags (before or after the command; each has an environment variable):\n")
 	fs.PrintDefaults()
-	fmt.Fprint(w, "\nExit codes: 0 success, 1 error, 2 bad usage or input, 3 denied, 4 interrupted, 5 NATS unreachable.\n")
+	fmt.Fprint(w, "\nExit codes: 0 success, 1 error, 2 bad usage or input (or credentials refused), 3 denied, 4 interrupted, 5 NATS unreachable.\n")
 }
 
 // globalFlags are the flags every command takes: --config and the
@@ -267,6 +326,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	defer e.close()
+	if !cmd.serves {
+		var abort context.CancelCauseFunc
+		ctx, abort = context.WithCancelCause(ctx)
+		defer abort(nil)
+		e.abort = abort
+	}
 	path := *configPath
 	if *cconfigPath != "" {
 		path = *cconfigPath
@@ -275,7 +340,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolctl: invalid connection settings:\n%v\n", err)
 		return exitUsage
 	}
-	return cmd.run(ctx, e, pos)
+	code := cmd.run(ctx, e, pos)
+	if e.refusal() != nil {
+		e.refusedHint()
+		if code != exitOK {
+			code = exitUsage
+		}
+	}
+	return code
 }
 
 // loadConfig builds the connection settings: the config file's, then the

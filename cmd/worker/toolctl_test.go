@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -190,6 +191,40 @@ func TestToolctlNoWorkers(t *testing.T) {
 			out, errOut, code := toolctl(t, s.ClientURL(), tt.args...)
 			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stderr with %q", code, out, errOut, tt.code, tt.stderr)
+			}
+		})
+	}
+}
+
+// TestToolctlRefused: what the server refuses to the credentials toolctl
+// connects with (a caller's key without its identity, or with another's;
+// an operator's command with a caller's key) ends at once with exit 2 and
+// says how to go on, instead of waiting for a worker that never hears the
+// call.
+func TestToolctlRefused(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	alice := filepath.Join(f.auth, "caller-alice.nk")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"call without --identity", []string{"--nkey", alice, "call", "echo", `{"text":"hi"}`}, 2, "--identity alice"},
+		{"call as another identity", []string{"--nkey", alice, "--identity", "bob", "call", "echo", `{"text":"hi"}`}, 2, "--identity alice"},
+		{"groups set without --identity", []string{"--nkey", alice, "groups", "set", "--session", "s", "vault"}, 2, "--identity alice"},
+		{"an operator's command", []string{"--nkey", alice, "--identity", "alice", "mode", "--session", "s", "explore"}, 2, "the operator's key"},
+		{"call as the key's identity", []string{"--nkey", alice, "--identity", "alice", "call", "echo", `{"text":"hi"}`}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			out, errOut, code := toolctl(t, f.url, tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stderr with %q", code, out, errOut, tt.code, tt.stderr)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %v", took)
 			}
 		})
 	}
