@@ -41,6 +41,8 @@ import (
 // on SIGINT or SIGTERM (exit 0); stdio ends when the
 // client closes stdin (exit 0), and logs only to stderr. Exit codes as
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
+// Requests still running when stdin ends are answered first (for at most
+// 30 s, mcp_stdio.go).
 // The gateway is a command of toolctl rather than a worker flag so that
 // it runs wherever the MCP client is, with no tools of its own.
 
@@ -176,7 +178,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		log.Info("operator endpoint", "http", ep.Addr)
 	}
 	if args[0] == "stdio" {
-		t := &sdk.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+		t := drainTransport{&sdk.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}, stdioDrain}
 		if err := g.Serve(ctx, t, o.session); err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError

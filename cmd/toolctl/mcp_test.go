@@ -248,6 +248,51 @@ func TestMCPStdio(t *testing.T) {
 	})
 }
 
+// TestMCPStdioEOF: a client that writes its requests and closes stdin
+// still gets their answers; toolctl exits after them.
+func TestMCPStdioEOF(t *testing.T) {
+	bin := toolctlBinary(t)
+	url := startMCPFleet(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":10}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"after EOF"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(bin, "mcp", "stdio")
+	cmd.Env = mcpEnv(t, url)
+	cmd.Stdin = strings.NewReader(in)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("toolctl mcp stdio: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(mcpGuard):
+		cmd.Process.Kill()
+		t.Fatal("toolctl mcp stdio did not exit after stdin closed")
+	}
+	answered := map[float64]string{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var m struct {
+			ID     *float64        `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.ID != nil {
+			answered[*m.ID] = string(m.Result)
+		}
+	}
+	if !strings.Contains(answered[2], `"done"`) || !strings.Contains(answered[3], `"after EOF"`) {
+		t.Errorf("answers %v; want calls 2 and 3 answered\nstderr:\n%s", answered, stderr.String())
+	}
+}
+
 func TestMCPServe(t *testing.T) {
 	bin := toolctlBinary(t)
 	url := startMCPFleet(t)
