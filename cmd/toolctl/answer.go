@@ -23,9 +23,9 @@ import (
 // call's input is not read from, or with --answer; otherwise the tool
 // hears that this caller cannot answer. Sampling requests are refused.
 
-// stdinTerminal reports whether r is a terminal.
-func stdinTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
+// terminal reports whether v (stdin, stdout) is a terminal.
+func terminal(v any) bool {
+	f, ok := v.(*os.File)
 	if !ok {
 		return false
 	}

@@ -16,6 +16,7 @@ func init() {
 		name:    "auth",
 		args:    "init [--dir DIR] [--caller ID]...",
 		summary: "write the fleet's roles as a nats-server configuration with one nkey per operator, worker and caller",
+		local:   true,
 		flags:   a.register,
 		run:     a.run,
 	})

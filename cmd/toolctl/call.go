@@ -117,7 +117,7 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 	}()
 
-	if o.answer || (stdinTerminal(e.stdin) && (len(args) < 2 || args[1] != "-")) {
+	if o.answer || (terminal(e.stdin) && (len(args) < 2 || args[1] != "-")) {
 		ctx = bus.WithAsker(ctx, terminalAsker(e.stdin, e.stderr))
 	}
 	if o.verbose {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -52,6 +53,12 @@ type command struct {
 	// serves marks a command that runs until stopped (mcp serve): a
 	// subject the server refuses it is reported, and does not end it.
 	serves bool
+	// local marks a command that never connects: its help leaves out the
+	// connection flags (which it still accepts).
+	local bool
+	// modes, when set, are the lines of the command list for its
+	// subcommands, each a synopsis after the name and a summary.
+	modes [][2]string
 }
 
 var commands = map[string]*command{}
@@ -264,13 +271,27 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, n := range names {
 		c := commands[n]
-		fmt.Fprintf(w, "  %-40s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+		if c.modes == nil {
+			fmt.Fprintf(tw, "  %s\t%s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+		}
+		for _, m := range c.modes {
+			fmt.Fprintf(tw, "  %s %s\t%s\n", c.name, m[0], m[1])
+		}
 	}
+	tw.Flush()
 	fmt.Fprint(w, "\nConnection flags (before or after the command; each has an environment variable):\n")
 	fs.PrintDefaults()
 	fmt.Fprint(w, "\nExit codes: 0 success, 1 error, 2 bad usage or input (or credentials refused), 3 denied, 4 interrupted, 5 NATS unreachable.\n")
+}
+
+// hasFlags reports whether fs defines any flag.
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
 }
 
 // globalFlags are the flags every command takes: --config and the
@@ -313,8 +334,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd.flags(cfs)
 	}
 	cfs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: toolctl %s %s [flags]\n\n%s\n\nFlags:\n", name, cmd.args, cmd.summary)
-		cfs.PrintDefaults()
+		if !cmd.local {
+			fmt.Fprintf(stderr, "Usage: toolctl %s [flags]\n\n%s\n\nFlags:\n", strings.TrimSpace(name+" "+cmd.args), cmd.summary)
+			cfs.PrintDefaults()
+			return
+		}
+		own := flag.NewFlagSet(name, flag.ContinueOnError)
+		if cmd.flags != nil {
+			cmd.flags(own)
+		}
+		own.SetOutput(stderr)
+		if !hasFlags(own) {
+			fmt.Fprintf(stderr, "Usage: toolctl %s\n\n%s\n", strings.TrimSpace(name+" "+cmd.args), cmd.summary)
+			return
+		}
+		fmt.Fprintf(stderr, "Usage: toolctl %s [flags]\n\n%s\n\nFlags:\n", strings.TrimSpace(name+" "+cmd.args), cmd.summary)
+		own.PrintDefaults()
 	}
 	pos, err := parseInterspersed(cfs, gfs.Args()[1:])
 	if err != nil {

@@ -53,6 +53,12 @@ func init() {
 		args: "serve|stdio|login SERVER|logout SERVER",
 		summary: "serve the fleet's tools to MCP clients: `mcp serve --listen ADDR` over Streamable HTTP (at /mcp), " +
 			"`mcp stdio --session S` on stdin/stdout; `mcp login SERVER` authorizes a mounted MCP server with oauth for every worker, `mcp logout SERVER` forgets that",
+		modes: [][2]string{
+			{"serve [--listen ADDR]", "serve the fleet's tools to MCP clients over Streamable HTTP (at /mcp)"},
+			{"stdio [--session S]", "serve them to one MCP client on stdin/stdout, for clients that spawn servers"},
+			{"login SERVER", "authorize a mounted MCP server with oauth for every worker (with --config)"},
+			{"logout SERVER", "forget that authorization"},
+		},
 		flags: o.register,
 		run:   o.run,
 	})

@@ -24,7 +24,9 @@ import (
 // interval it asks every worker, and prints per tool the workers serving
 // it, calls and errors per second over the interval, their average
 // duration, the calls since the workers started and the last error.
-// --once prints one table (after one interval) and exits. The connection
+// --once prints one table (after one interval) and exits. On a terminal
+// each table redraws the screen; to a file or pipe they follow one
+// another, a blank line apart. The connection
 // needs to publish $SRV.STATS.toolbus (an operator's; the caller role may
 // not).
 
@@ -233,7 +235,10 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "toolctl: no worker answered $SRV.STATS.toolbus (no workers, or this connection may not ask)")
 		return exitError
 	}
-	for {
+	// A terminal gets a fresh screen per table; a file or pipe gets the
+	// tables one after the other, a blank line apart.
+	redraw := !o.once && terminal(e.stdout)
+	for first := true; ; first = false {
 		select {
 		case <-ctx.Done():
 			return exitOK
@@ -248,8 +253,11 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
-		if !o.once {
-			fmt.Fprint(e.stdout, "\033[H\033[2J") // a fresh screen per table
+		switch {
+		case redraw:
+			fmt.Fprint(e.stdout, "\033[H\033[2J")
+		case !first:
+			fmt.Fprintln(e.stdout)
 		}
 		printTop(e.stdout, len(after), now.Sub(at), rows(before, after, at, now.Sub(at)))
 		if o.once {

@@ -12,6 +12,7 @@ func init() {
 	register(&command{
 		name:    "version",
 		summary: "print toolctl's version",
+		local:   true,
 		run: func(_ context.Context, e *env, args []string) int {
 			if len(args) > 0 {
 				return e.usagef("version takes no arguments")

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestUsage: the command list is one aligned column of synopses, with a
+// line for each mcp mode; commands that never connect do not list the
+// connection flags.
+func TestUsage(t *testing.T) {
+	code, _, errs := toolctl(t, "-h")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	list := errs[strings.Index(errs, "Commands:\n")+len("Commands:\n"):]
+	list = list[:strings.Index(list, "\n\n")]
+	col := -1
+	for _, line := range strings.Split(list, "\n") {
+		i := regexp.MustCompile(`\S  +\S`).FindStringIndex(line)
+		if i == nil {
+			t.Errorf("no summary on %q", line)
+			continue
+		}
+		if at := utf8.RuneCountInString(line[:i[1]-1]); col == -1 {
+			col = at
+		} else if at != col {
+			t.Errorf("summary at column %d, not %d: %q", at, col, line)
+		}
+	}
+	for _, want := range []string{"\n  mcp serve", "\n  mcp stdio", "\n  mcp login SERVER", "\n  mcp logout SERVER"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("usage lacks %q:\n%s", want, errs)
+		}
+	}
+
+	for _, tt := range []struct {
+		cmd  string
+		conn bool
+	}{{"auth", false}, {"version", false}, {"call", true}} {
+		_, _, errs := toolctl(t, tt.cmd, "-h")
+		if got := strings.Contains(errs, "-nats"); got != tt.conn {
+			t.Errorf("toolctl %s -h lists the connection flags: %v, want %v\n%s", tt.cmd, got, tt.conn, errs)
+		}
+	}
+}
+
+// TestTopPlain: top writing to a file or pipe prints its tables one after
+// the other, apart, without the escapes that redraw a terminal.
+func TestTopPlain(t *testing.T) {
+	tk := toolkit.New(nil)
+	if err := tk.Add(toolkit.Func("echo", "Echo.", func(ctx context.Context, in struct{}) (string, error) { return "hi", nil })); err != nil {
+		t.Fatal(err)
+	}
+	url := topFleet(t, tk)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer time.AfterFunc(1100*time.Millisecond, cancel).Stop()
+	var out, errs strings.Builder
+	if code := run(ctx, []string{"--nats", url, "top", "--interval", "200ms"}, strings.NewReader(""), &out, &errs); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	if strings.Contains(out.String(), "\033") {
+		t.Errorf("terminal escapes in %q", out.String())
+	}
+	if n := strings.Count(out.String(), "\n\n1 worker, rates over"); n < 1 {
+		t.Errorf("tables not apart:\n%s", out.String())
+	}
+}
