@@ -4,15 +4,13 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"slices"
 	"strings"
 )
 
 // connSpec lists the connection settings: flag, environment variable and
 // the config key they override.
-var connSpec = []struct {
-	flag, env, path, usage string
-	field                  func(*NATS) *string
-}{
+var connSpec = []connSetting{
 	{"creds", "NATS_CREDS", "nats.credentials", "NATS credentials `file` (user JWT and nkey seed)", func(n *NATS) *string { return &n.Credentials }},
 	{"nkey", "NATS_NKEY", "nats.nkey_seed", "`file` holding a NATS nkey seed", func(n *NATS) *string { return &n.NKeySeed }},
 	{"user", "NATS_USER", "nats.user", "NATS `user` (with --password)", func(n *NATS) *string { return &n.User }},
@@ -22,6 +20,11 @@ var connSpec = []struct {
 	{"tls-cert", "NATS_CERT", "nats.tls.cert", "client certificate `file` (PEM), with --tls-key", func(n *NATS) *string { return &n.TLS.Cert }},
 	{"tls-key", "NATS_KEY", "nats.tls.key", "client key `file` (PEM), with --tls-cert", func(n *NATS) *string { return &n.TLS.Key }},
 	{"identity", "TOOLBUS_IDENTITY", "nats.identity", "caller `identity` to call as: its own replies, cancels and sessions (the caller role's name)", func(n *NATS) *string { return &n.Identity }},
+}
+
+type connSetting struct {
+	flag, env, path, usage string
+	field                  func(*NATS) *string
 }
 
 // authPaths are the config keys that choose how to authenticate: giving
@@ -34,6 +37,11 @@ var authPaths = []string{"nats.credentials", "nats.nkey_seed", "nats.user", "nat
 // NATS_TOKEN, NATS_CA, NATS_CERT, NATS_KEY, TOOLBUS_IDENTITY). A flag beats its variable,
 // which beats the config file.
 type ConnFlags struct {
+	// NoIdentity leaves out --identity and TOOLBUS_IDENTITY, for a
+	// program that calls no tools (the worker): an identity is whom a
+	// client calls as. Set it before Register.
+	NoIdentity bool
+
 	url    string
 	values map[string]*string // flag name → value
 }
@@ -42,9 +50,17 @@ type ConnFlags struct {
 func (c *ConnFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.url, "nats", "", "NATS server `URL`s, comma-separated (env NATS_URL)")
 	c.values = map[string]*string{}
-	for _, s := range connSpec {
+	for _, s := range c.spec() {
 		c.values[s.flag] = fs.String(s.flag, "", s.usage+" (env "+s.env+")")
 	}
+}
+
+// spec is connSpec without what NoIdentity leaves out.
+func (c *ConnFlags) spec() []connSetting {
+	if !c.NoIdentity {
+		return connSpec
+	}
+	return slices.DeleteFunc(slices.Clone(connSpec), func(s connSetting) bool { return s.path == "nats.identity" })
 }
 
 // Apply overrides n with what was given by flag (fs) or else, withEnv, by
@@ -70,7 +86,8 @@ func (c *ConnFlags) Apply(fs *flag.FlagSet, n *NATS, withEnv bool) map[string]st
 	}
 	type setting struct{ value, src string }
 	set := map[string]setting{}
-	for _, s := range connSpec {
+	spec := c.spec()
+	for _, s := range spec {
 		if v, src, ok := pick(s.flag, s.env, *c.values[s.flag]); ok {
 			set[s.path] = setting{v, src}
 		}
@@ -81,7 +98,7 @@ func (c *ConnFlags) Apply(fs *flag.FlagSet, n *NATS, withEnv bool) map[string]st
 			break
 		}
 	}
-	for _, s := range connSpec {
+	for _, s := range spec {
 		if v, ok := set[s.path]; ok {
 			*s.field(n) = v.value
 			sources[s.path] = v.src

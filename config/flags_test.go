@@ -71,3 +71,23 @@ func TestConnPrecedence(t *testing.T) {
 		})
 	}
 }
+
+// TestConnFlagsNoIdentity: a program that calls no tools (the worker)
+// offers no --identity, and neither TOOLBUS_IDENTITY nor the flag set it.
+func TestConnFlagsNoIdentity(t *testing.T) {
+	t.Setenv("TOOLBUS_IDENTITY", "alice")
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c := ConnFlags{NoIdentity: true}
+	c.Register(fs)
+	if fs.Lookup("identity") != nil {
+		t.Error("--identity registered with NoIdentity")
+	}
+	if err := fs.Parse([]string{"--identity", "bob"}); err == nil {
+		t.Error("--identity accepted with NoIdentity")
+	}
+	n := NATS{}
+	if sources := c.Apply(fs, &n, true); n.Identity != "" || sources["nats.identity"] != "" {
+		t.Errorf("identity %q from %q, want none", n.Identity, sources["nats.identity"])
+	}
+}

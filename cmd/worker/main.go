@@ -88,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	fs.StringVar(&f.configPath, "config", "", "YAML config `file` (see README: Configuration)")
 	fs.BoolVar(&f.check, "check-config", false, "validate the configuration and the flags, then exit (0 when valid)")
+	f.conn.NoIdentity = true // a worker calls as nobody
 	f.conn.Register(fs)
 	fs.StringVar(&f.listen, "listen", "", "embedded server client `address` (default 127.0.0.1:4222; port 0 picks one)")
 	fs.StringVar(&f.storeDir, "store-dir", "", "embedded server JetStream `directory` (default "+config.DataDir()+"/jetstream)")
@@ -187,6 +188,9 @@ func loadConfig(f *flags) (*config.Config, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	// nats.identity is for toolctl --config reading this file: the worker
+	// calls as nobody, and its replies may come to any inbox.
+	cfg.NATS.Identity = ""
 	return cfg, nil
 }
 
