@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -106,5 +107,42 @@ func TestStartFailureReason(t *testing.T) {
 	took := time.Since(start)
 	if !strings.Contains(err.Error(), "in use") || took > 5*time.Second {
 		t.Fatalf("after %v: %v (the reason, address already in use, is lost and the caller waits the whole ReadyTimeout)", took.Round(time.Millisecond), err)
+	}
+}
+
+// TestCheck: Check says what Start would refuse, as an *ExposedError
+// naming the listener, and whether the server would admit only clients
+// with credentials, without starting anything.
+func TestCheck(t *testing.T) {
+	users := listenConfig(t, `authorization { users = [ {user: alice, password: s3cret} ] }`)
+	ws := listenConfig(t, `websocket { host: "0.0.0.0", port: 8443, no_tls: true }`)
+	tests := []struct {
+		name     string
+		opts     Options
+		auth     bool
+		listener string // of the *ExposedError; "" for none
+	}{
+		{"loopback", Options{Listen: "127.0.0.1:0"}, false, ""},
+		{"every interface", Options{Listen: "0.0.0.0:4222"}, false, "client"},
+		{"every interface, insecure", Options{Listen: "0.0.0.0:4222", Insecure: true}, false, ""},
+		{"every interface, users", Options{Listen: "0.0.0.0:4222", ConfigFile: users}, true, ""},
+		{"in-process, users", Options{ConfigFile: users}, true, ""},
+		{"websocket", Options{ConfigFile: ws}, false, "websocket"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			auth, err := Check(&tt.opts)
+			var exposed *ExposedError
+			switch {
+			case tt.listener == "" && err != nil:
+				t.Fatalf("Check: %v", err)
+			case tt.listener != "" && !errors.As(err, &exposed):
+				t.Fatalf("Check: %v, want an *ExposedError", err)
+			case tt.listener != "" && exposed.Listener != tt.listener:
+				t.Fatalf("Check: refused the %s listener (%v), want the %s one", exposed.Listener, err, tt.listener)
+			case auth != tt.auth:
+				t.Fatalf("Check: authenticates %v, want %v", auth, tt.auth)
+			}
+		})
 	}
 }

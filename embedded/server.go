@@ -65,11 +65,75 @@ type Server struct {
 }
 
 // Start starts an embedded NATS server with JetStream and waits until it
-// accepts connections.
+// accepts connections. A listener beyond loopback that admits clients
+// without authentication is refused with an *ExposedError unless
+// opts.Insecure.
 func Start(opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
+	so, err := serverOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if !so.DontListen && so.Port > 0 {
+		// Taken already: say so now (the server would fail inside its
+		// own goroutine, and Start would only see it never got ready).
+		ln, err := net.Listen("tcp", net.JoinHostPort(so.Host, strconv.Itoa(so.Port)))
+		if err != nil {
+			return nil, fmt.Errorf("embedded: listen address %q: %w", opts.Listen, err)
+		}
+		ln.Close()
+	}
+	s := &Server{}
+	if so.StoreDir == "" {
+		dir, err := os.MkdirTemp("", "toolbus-js-")
+		if err != nil {
+			return nil, fmt.Errorf("embedded: JetStream store: %w", err)
+		}
+		so.StoreDir, s.tempDir = dir, dir
+	}
+	ns, err := server.NewServer(so)
+	if err != nil {
+		s.removeTemp()
+		return nil, fmt.Errorf("embedded: starting the server: %w", err)
+	}
+	if opts.Log {
+		ns.ConfigureLogger()
+	}
+	s.ns = ns
+	go ns.Start()
+	wait := opts.ReadyTimeout
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	if !ns.ReadyForConnections(wait) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		s.removeTemp()
+		return nil, errors.New("embedded: the server is not ready for connections")
+	}
+	return s, nil
+}
+
+// Check reads opts the way Start does and returns what Start would
+// refuse them for (an *ExposedError among them), starting nothing and
+// opening no port; auth reports whether the server would admit only
+// clients with credentials.
+func Check(opts *Options) (auth bool, err error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	so, err := serverOptions(opts)
+	if err != nil {
+		return false, err
+	}
+	return authenticates(so), nil
+}
+
+// serverOptions are the nats-server options of opts, or why Start
+// refuses them.
+func serverOptions(opts *Options) (*server.Options, error) {
 	so := &server.Options{}
 	if opts.ConfigFile != "" {
 		var err error
@@ -103,17 +167,7 @@ func Start(opts *Options) (*Server, error) {
 		}
 		so.Host, so.Port = host, p
 		if !loopback(host) && !authenticates(so) && !opts.Insecure {
-			return nil, fmt.Errorf("embedded: refusing to listen on %s without authentication: whoever reaches it could call every tool and read every result; "+
-				"give a server configuration with users (toolctl auth init writes one), listen on 127.0.0.1, or say insecure explicitly", opts.Listen)
-		}
-		if p != server.RANDOM_PORT {
-			// Taken already: say so now (the server would fail inside its
-			// own goroutine, and Start would only see it never got ready).
-			ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
-			if err != nil {
-				return nil, fmt.Errorf("embedded: listen address %q: %w", opts.Listen, err)
-			}
-			ln.Close()
+			return nil, &ExposedError{Listener: "client", Addr: opts.Listen}
 		}
 	}
 	if !opts.Insecure {
@@ -121,35 +175,26 @@ func Start(opts *Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s := &Server{}
-	if so.StoreDir == "" {
-		dir, err := os.MkdirTemp("", "toolbus-js-")
-		if err != nil {
-			return nil, fmt.Errorf("embedded: JetStream store: %w", err)
-		}
-		so.StoreDir, s.tempDir = dir, dir
+	return so, nil
+}
+
+// ExposedError is the refusal of a listener beyond loopback that would
+// admit clients without authentication (Options.Insecure lifts it).
+type ExposedError struct {
+	// Listener is "client" (Options.Listen), or one the configuration
+	// file opens: "websocket", "MQTT", "leaf node" or "cluster".
+	Listener string
+	// Addr is its address, host:port.
+	Addr string
+}
+
+func (e *ExposedError) Error() string {
+	if e.Listener == "client" {
+		return fmt.Sprintf("embedded: refusing to listen on %s without authentication: whoever reaches it could call every tool and read every result; "+
+			"give a server configuration with users (toolctl auth init writes one), listen on 127.0.0.1, or say insecure explicitly", e.Addr)
 	}
-	ns, err := server.NewServer(so)
-	if err != nil {
-		s.removeTemp()
-		return nil, fmt.Errorf("embedded: starting the server: %w", err)
-	}
-	if opts.Log {
-		ns.ConfigureLogger()
-	}
-	s.ns = ns
-	go ns.Start()
-	wait := opts.ReadyTimeout
-	if wait <= 0 {
-		wait = 10 * time.Second
-	}
-	if !ns.ReadyForConnections(wait) {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-		s.removeTemp()
-		return nil, errors.New("embedded: the server is not ready for connections")
-	}
-	return s, nil
+	return fmt.Sprintf("embedded: refusing the %s listener on %s without authentication: whoever reaches it could use the whole bus; "+
+		"give it authorization, bind it to 127.0.0.1, or say insecure explicitly", e.Listener, e.Addr)
 }
 
 // Connect opens a client connection: in-process when the server does not
@@ -219,8 +264,7 @@ func openListeners(o *server.Options) error {
 		if port == 0 || loopback(host) || auth {
 			return nil
 		}
-		return fmt.Errorf("embedded: refusing the %s listener on %s without authentication: whoever reaches it could use the whole bus; "+
-			"give it authorization, bind it to 127.0.0.1, or say insecure explicitly", what, net.JoinHostPort(cmp.Or(host, "0.0.0.0"), strconv.Itoa(port)))
+		return &ExposedError{Listener: what, Addr: net.JoinHostPort(cmp.Or(host, "0.0.0.0"), strconv.Itoa(port))}
 	}
 	ws, mq, leaf, route := o.Websocket, o.MQTT, o.LeafNode, o.Cluster
 	return errors.Join(

@@ -215,6 +215,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.check {
+		if err := checkEmbedded(cfg); err != nil {
+			var u *usageError
+			if errors.As(err, &u) {
+				fmt.Fprintf(stderr, "worker: %v\n", err)
+			} else {
+				fmt.Fprintf(stderr, "worker: invalid configuration:\n%v\n", err)
+			}
+			return exitUsage
+		}
 		if err := checkMounts(cfg, stdout); err != nil {
 			fmt.Fprintf(stderr, "worker: invalid configuration:\n%v\n", err)
 			return exitUsage
@@ -251,6 +260,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if s != nil {
 			log.Info("stopped during start", "signal", s.String())
 			return exitOK
+		}
+		if u := (*usageError)(nil); errors.As(err, &u) {
+			fmt.Fprintf(stderr, "worker: %v\n", u)
+			return exitUsage
 		}
 		log.Error("worker not started", "err", err)
 		return exitFailed
@@ -304,6 +317,9 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 
 	url := cfg.NATS.URL()
 	if url == "" {
+		if err := checkEmbedded(cfg); err != nil {
+			return nil, err
+		}
 		if r.srv, err = startServer(cfg.Embedded); err != nil {
 			return nil, err
 		}
@@ -555,7 +571,38 @@ func startServer(e config.Embedded) (*embedded.Server, error) {
 	if err := os.MkdirAll(e.StoreDir, 0o755); err != nil {
 		return nil, fmt.Errorf("JetStream store: %w", err)
 	}
-	return embedded.Start(&embedded.Options{Listen: e.Listen, StoreDir: e.StoreDir, ConfigFile: e.ServerConfig, Insecure: e.Insecure})
+	return embedded.Start(embeddedOptions(e))
+}
+
+func embeddedOptions(e config.Embedded) *embedded.Options {
+	return &embedded.Options{Listen: e.Listen, StoreDir: e.StoreDir, ConfigFile: e.ServerConfig, Insecure: e.Insecure}
+}
+
+// usageError is a reason not to start that the command line or the
+// configuration must change (exit 2), said on one line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// checkEmbedded says, before anything starts, why the embedded server
+// (when there is one) would be refused: a listener beyond loopback that
+// admits anyone, unless --insecure.
+func checkEmbedded(cfg *config.Config) error {
+	if cfg.NATS.URL() != "" {
+		return nil
+	}
+	_, err := embedded.Check(embeddedOptions(cfg.Embedded))
+	var exposed *embedded.ExposedError
+	switch {
+	case errors.As(err, &exposed) && exposed.Listener == "client":
+		return &usageError{fmt.Sprintf("refusing to listen on %s without authentication: whoever reaches it could call every tool and read every result; "+
+			"give --server-config with users (toolctl auth init writes one, and the worker's key: --nkey toolbus-auth/worker.nk), listen on 127.0.0.1, "+
+			"or pass --insecure (embedded.insecure: true) to listen anyway", exposed.Addr)}
+	case errors.As(err, &exposed):
+		return &usageError{fmt.Sprintf("refusing the %s listener of the server configuration on %s without authentication: whoever reaches it could use the whole bus; "+
+			"give it authorization, bind it to 127.0.0.1, or pass --insecure (embedded.insecure: true) to open it anyway", exposed.Listener, exposed.Addr)}
+	}
+	return err
 }
 
 // jsStreamInvalidConfig is JetStream's error code for a stream

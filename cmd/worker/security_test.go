@@ -354,11 +354,27 @@ func TestSecuritySessions(t *testing.T) {
 }
 
 // TestSecurityExposure: the embedded server does not listen beyond
-// loopback without authentication unless told to.
+// loopback without authentication unless told to: the worker refuses to
+// start (a usage error, also found by --check-config) and names the flag
+// that insists.
 func TestSecurityExposure(t *testing.T) {
-	p := startProc(t, cleanEnv(t), workerBin, "--listen", "0.0.0.0:0", "--store-dir", t.TempDir())
-	if code := p.exit(t); code != 1 || !strings.Contains(p.stderr.String(), "refusing to listen on 0.0.0.0:0 without authentication") {
-		t.Fatalf("exit %d\n%s", code, p.stderr)
+	for _, check := range []bool{false, true} {
+		args := []string{"--listen", "0.0.0.0:0", "--store-dir", t.TempDir()}
+		if check {
+			args = append(args, "--check-config")
+		}
+		p := startProc(t, cleanEnv(t), workerBin, args...)
+		out := p.stderr.String
+		if code := p.exit(t); code != 2 || !strings.Contains(out(), "refusing to listen on 0.0.0.0:0 without authentication") ||
+			!strings.Contains(out(), "--insecure") || strings.Count(strings.TrimSpace(out()), "\n") != 0 {
+			t.Fatalf("%v: exit %d, want 2 and one line naming --insecure:\n%s", args, code, out())
+		}
+	}
+	ws := filepath.Join(t.TempDir(), "ws.conf")
+	mustWrite(t, ws, "websocket { host: 0.0.0.0, port: 18943, no_tls: true }\n")
+	p := startProc(t, cleanEnv(t), workerBin, "--listen", "127.0.0.1:0", "--store-dir", t.TempDir(), "--server-config", ws)
+	if code := p.exit(t); code != 2 || !strings.Contains(p.stderr.String(), "websocket listener") || !strings.Contains(p.stderr.String(), "--insecure") {
+		t.Fatalf("a websocket listener on 0.0.0.0 without authentication: exit %d\n%s", code, p.stderr)
 	}
 	w := startWorker(t, "--listen", "0.0.0.0:0", "--store-dir", t.TempDir(), "--insecure")
 	w.stop(t)
