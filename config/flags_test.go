@@ -91,3 +91,23 @@ func TestConnFlagsNoIdentity(t *testing.T) {
 		t.Errorf("identity %q from %q, want none", n.Identity, sources["nats.identity"])
 	}
 }
+
+func TestHasCredentials(t *testing.T) {
+	for _, tt := range []struct {
+		n    NATS
+		want bool
+	}{
+		{NATS{}, false},
+		{NATS{URLs: []string{"nats://h:4222"}, TLS: TLS{CA: "ca.pem"}, Identity: "alice"}, false},
+		{NATS{NKeySeed: "w.nk"}, true},
+		{NATS{Credentials: "w.creds"}, true},
+		{NATS{User: "u"}, true},
+		{NATS{Token: "t"}, true},
+		{NATS{TLS: TLS{Cert: "c.pem", Key: "k.pem"}}, true},
+		{NATS{URLs: []string{"nats://h:1", "nats://u:p@h:2"}}, true},
+	} {
+		if got := tt.n.HasCredentials(); got != tt.want {
+			t.Errorf("%+v: HasCredentials %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}

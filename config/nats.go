@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -15,6 +16,14 @@ import (
 // URL joins the server URLs the way nats.Connect takes them ("" when
 // there are none and the embedded server is used).
 func (n NATS) URL() string { return strings.Join(n.URLs, ",") }
+
+// HasCredentials reports whether n gives a way to authenticate: a
+// credentials file, an nkey seed, a user, a token, a client certificate
+// or a URL with a user in it.
+func (n NATS) HasCredentials() bool {
+	return n.Credentials != "" || n.NKeySeed != "" || n.User != "" || n.Token != "" || n.TLS.Cert != "" ||
+		slices.ContainsFunc(n.URLs, func(u string) bool { return strings.Contains(u, "@") })
+}
 
 // Options returns the nats.go options for the configured authentication
 // and TLS. It fails when the nkey seed file cannot be read or is not a

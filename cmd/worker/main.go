@@ -578,6 +578,14 @@ func embeddedOptions(e config.Embedded) *embedded.Options {
 	return &embedded.Options{Listen: e.Listen, StoreDir: e.StoreDir, ConfigFile: e.ServerConfig, Insecure: e.Insecure}
 }
 
+// unauthenticated is the usage error of a worker without credentials
+// for a server that wants them.
+func unauthenticated(server string) error {
+	return &usageError{server + " requires authentication and the worker has no credentials: give the worker's with " +
+		"--nkey FILE (the worker role's key, toolbus-auth/worker.nk from toolctl auth init), --creds FILE, --user USER with NATS_PASSWORD, or --token " +
+		"(or their NATS_* variables, or nats: in --config)"}
+}
+
 // usageError is a reason not to start that the command line or the
 // configuration must change (exit 2), said on one line.
 type usageError struct{ msg string }
@@ -591,9 +599,11 @@ func checkEmbedded(cfg *config.Config) error {
 	if cfg.NATS.URL() != "" {
 		return nil
 	}
-	_, err := embedded.Check(embeddedOptions(cfg.Embedded))
+	auth, err := embedded.Check(embeddedOptions(cfg.Embedded))
 	var exposed *embedded.ExposedError
 	switch {
+	case err == nil && auth && !cfg.NATS.HasCredentials():
+		return unauthenticated("the embedded server's configuration " + cfg.Embedded.ServerConfig)
 	case errors.As(err, &exposed) && exposed.Listener == "client":
 		return &usageError{fmt.Sprintf("refusing to listen on %s without authentication: whoever reaches it could call every tool and read every result; "+
 			"give --server-config with users (toolctl auth init writes one, and the worker's key: --nkey toolbus-auth/worker.nk), listen on 127.0.0.1, "+
@@ -652,6 +662,9 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 			errors.Is(err, nats.ErrAuthRevoked) || strings.Contains(err.Error(), "tls:") ||
 			strings.Contains(err.Error(), "x509:")
 	})
+	if errors.Is(err, nats.ErrAuthorization) && !cfg.NATS.HasCredentials() {
+		return nil, unauthenticated("NATS at " + cfg.NATS.URL())
+	}
 	return nc, err
 }
 
