@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/embedded"
@@ -331,7 +332,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		if err != nil {
 			return nil, err
 		}
-		r.nc, err = nats.Connect("", append(auth, nats.InProcessServer(r.srv.NATS()), nats.Name("toolbus worker "+r.instance))...)
+		r.nc, err = nats.Connect("", append(auth, nats.InProcessServer(r.srv.NATS()), nats.Name("toolbus worker "+r.instance), natsErrors(log))...)
 		if err != nil {
 			if errors.Is(err, nats.ErrAuthorization) {
 				err = fmt.Errorf("%w (the server configuration requires authentication: give the worker role's key, e.g. --nkey worker.nk from toolctl auth init)", err)
@@ -342,6 +343,9 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 
+	if err := checkRole(r.nc); err != nil {
+		return nil, err
+	}
 	js, err := jetstream.New(r.nc)
 	if err != nil {
 		return nil, fmt.Errorf("JetStream: %w", err)
@@ -464,12 +468,17 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 		}
 		var berr error
 		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: replicas, TTL: cfg.State.SessionTTL})
+		if lerr := js.Conn().LastError(); berr != nil && errors.Is(lerr, nats.ErrPermissionViolation) {
+			// The request was refused, not unanswered.
+			return fmt.Errorf("%w (%w)", berr, lerr)
+		}
 		return berr
 	}, func(err error) bool {
-		// No JetStream, or a bucket configuration JetStream refuses:
-		// neither gets better by waiting.
+		// No JetStream, a bucket configuration JetStream refuses, or a
+		// user without the permissions: none gets better by waiting.
 		var api *jetstream.APIError
-		return errors.Is(err, errNoJetStream) || (errors.As(err, &api) && api.ErrorCode == jsStreamInvalidConfig)
+		return errors.Is(err, errNoJetStream) || (errors.As(err, &api) && api.ErrorCode == jsStreamInvalidConfig) ||
+			errors.Is(err, nats.ErrPermissionViolation)
 	})
 	if errors.Is(err, errNoJetStream) {
 		return nil, fmt.Errorf("NATS at %s has no JetStream, where the fleet keeps sessions' active groups: enable it on the server (nats-server -js, or jetstream {} in its configuration), "+
@@ -487,6 +496,46 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 }
 
 var errNoJetStream = errors.New("no JetStream")
+
+// checkRole makes sure the connection may do what only a worker does:
+// take calls and answer into any inbox. The server refuses another role's
+// key (a caller's, the gateway's) subject by subject, asynchronously, and
+// the worker would wait on its retries for replies that never come.
+func checkRole(nc *nats.Conn) error {
+	denied := func(subject string) error {
+		if err := nc.Flush(); err != nil {
+			return err
+		}
+		// A refusal comes before the flush's PONG and is the
+		// connection's last error by then.
+		if err := nc.LastError(); errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+subject+`"`) {
+			return err
+		}
+		return nil
+	}
+	refused := func(what string, err error) error {
+		return fmt.Errorf("refusing to serve: the worker's NATS user may not %s, which a worker needs: is its key another role's (a caller's, the gateway's)? "+
+			"Give it the worker role's, --nkey toolbus-auth/worker.nk from toolctl auth init (%w)", what, err)
+	}
+	calls := wire.SubjectCallPrefix + ">"
+	sub, err := nc.SubscribeSync(calls)
+	if err != nil {
+		return err
+	}
+	err = denied(calls)
+	sub.Unsubscribe()
+	if err != nil {
+		return refused(`subscribe to "`+calls+`" (the calls it serves)`, err)
+	}
+	reply := wire.InboxPrefix + "toolbus-role-check"
+	if err := nc.Publish(reply, nil); err != nil {
+		return err
+	}
+	if err := denied(reply); err != nil {
+		return refused(`publish to "`+wire.InboxPrefix+`>" (the answers to calls)`, err)
+	}
+	return nil
+}
 
 // checkFleet refuses to serve when a live worker of the fleet has this
 // worker's instance id (answers to its requests, calls passed on to its
@@ -637,13 +686,7 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 		nats.PingInterval(10*time.Second),
 		nats.MaxPingsOutstanding(3),
 		nats.IgnoreAuthErrorAbort(),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			if sub != nil {
-				log.Warn("NATS error", "subject", sub.Subject, "err", err)
-			} else {
-				log.Warn("NATS error", "err", err)
-			}
-		}),
+		natsErrors(log),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("NATS connection lost; reconnecting", "err", err)
@@ -666,6 +709,18 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 		return nil, unauthenticated("NATS at " + cfg.NATS.URL())
 	}
 	return nc, err
+}
+
+// natsErrors logs nats.go's asynchronous errors (a permission the
+// server refused, a slow consumer).
+func natsErrors(log *slog.Logger) nats.Option {
+	return nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		if sub != nil {
+			log.Warn("NATS error", "subject", sub.Subject, "err", err)
+		} else {
+			log.Warn("NATS error", "err", err)
+		}
+	})
 }
 
 // retry runs fn until it succeeds, ctx ends, startupWait passes or fatal

@@ -60,3 +60,63 @@ func TestAuthRequired(t *testing.T) {
 		}
 	})
 }
+
+// TestAuthWrongRole: a worker given a key whose role may not serve calls
+// (a caller's, the gateway's) stops at once, exit 1, naming the
+// permission it lacks and the role it needs; it waited on its retries
+// (two minutes binding the group-state bucket).
+func TestAuthWrongRole(t *testing.T) {
+	dir := t.TempDir()
+	setup, err := auth.Init(dir, []string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startWorker(t, "--server-config", setup.ServerConfig, "--nkey", filepath.Join(dir, "worker.nk"))
+	for _, tt := range []struct{ name, seed string }{
+		{"caller on another worker's", "caller-alice.nk"},
+		{"gateway on another worker's", "gateway.nk"},
+		{"caller on its embedded server", "caller-alice.nk"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"--nkey", filepath.Join(dir, tt.seed), "--instance", "wrong-role"}
+			if strings.Contains(tt.name, "embedded") {
+				args = append(args, "--server-config", setup.ServerConfig, "--listen", "127.0.0.1:0", "--store-dir", t.TempDir())
+			} else {
+				args = append(args, "--nats", w.url)
+			}
+			start := time.Now()
+			p := startProc(t, cleanEnv(t), workerBin, args...)
+			code := p.exit(t)
+			out := p.stderr.String()
+			if code != 1 || !strings.Contains(out, "may not subscribe to") || !strings.Contains(out, "tools.call.>") || !strings.Contains(out, "worker.nk") {
+				t.Fatalf("exit %d, want 1 naming the permission and the worker role's key:\n%s", code, out)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
+	}
+}
+
+// TestAuthMissingJetStreamPermission: a user that may take calls but not
+// use the JetStream API (a hand-written configuration) stops after one
+// attempt at binding the group-state bucket, naming the subject the
+// server refused, not after two minutes of retries.
+func TestAuthMissingJetStreamPermission(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "server.conf")
+	mustWrite(t, conf, `authorization { users = [ {user: w, password: pw, permissions: {
+  publish: ["_INBOX.>", "tools.>"], subscribe: ["tools.>", "_INBOX.>"] } } ] }
+`)
+	start := time.Now()
+	p := startProc(t, cleanEnv(t, "NATS_PASSWORD=pw"), workerBin, "--server-config", conf, "--user", "w",
+		"--listen", "127.0.0.1:0", "--store-dir", t.TempDir())
+	code := p.exit(t)
+	out := p.stderr.String()
+	if code != 1 || !strings.Contains(out, "Permissions Violation for Publish to") || !strings.Contains(out, "$JS.API") ||
+		!strings.Contains(out, "worker not started") {
+		t.Fatalf("exit %d, want 1 naming the refused JetStream subject:\n%s", code, out)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
