@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/auth"
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
@@ -446,7 +448,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	log.Info("toolbus worker ready",
 		"nats", url, "embedded", r.srv != nil, "queue", cfg.QueueGroup, "http", r.opsAddr(),
 		"tools", strings.Join(tools, ","), "groups", cmp.Or(strings.Join(groups, ", "), "none"),
-		"try", tryLine(url, tools))
+		"try", tryLine(url, cfg.NATS, tools))
 	return r, nil
 }
 
@@ -566,16 +568,73 @@ func checkFleet(ctx context.Context, nc *nats.Conn, queue, instance string, tk *
 	return nil
 }
 
-// tryLine is how to call one of the tools, for the start line.
-func tryLine(url string, tools []string) string {
+// tryLine is how to call one of the tools, for the start line: a
+// command that works as pasted, credentials included.
+func tryLine(url string, n config.NATS, tools []string) string {
 	cmd := "go run ./cmd/toolctl "
 	if url != "nats://"+config.DefaultListen {
 		cmd += "--nats " + url + " "
+	}
+	for _, a := range tryCredentials(n) {
+		cmd += a + " "
 	}
 	if slices.Contains(tools, builtin.Echo) {
 		return cmd + `call echo '{"text":"hi"}'`
 	}
 	return cmd + "tools"
+}
+
+// tryCredentials are the toolctl flags that authenticate as n does, for
+// the try line: with an nkey among the keys of toolctl auth init, a
+// caller's key with its identity (or else the operator's), as a caller
+// would connect; else the worker's own credentials, with a password or
+// token by its variable, never in the log.
+func tryCredentials(n config.NATS) []string {
+	var args []string
+	switch {
+	case n.Credentials != "":
+		args = append(args, "--creds", shellQuote(n.Credentials))
+	case n.NKeySeed != "":
+		dir, seed := filepath.Dir(n.NKeySeed), n.NKeySeed
+		callers, _ := filepath.Glob(filepath.Join(dir, auth.SeedFile(auth.RoleCaller, "*")))
+		operator := filepath.Join(dir, auth.SeedFile(auth.RoleOperator, ""))
+		prefix, _ := strings.CutSuffix(auth.SeedFile(auth.RoleCaller, ""), ".nk") // "caller-"
+		callers = slices.DeleteFunc(callers, func(c string) bool {
+			return !wire.ValidIdentity(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(c), prefix), ".nk"))
+		})
+		switch {
+		case len(callers) > 0:
+			id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(callers[0]), prefix), ".nk")
+			args = append(args, "--nkey", shellQuote(callers[0]), "--identity", id)
+		case fileExists(operator) && filepath.Base(seed) == auth.SeedFile(auth.RoleWorker, ""):
+			args = append(args, "--nkey", shellQuote(operator))
+		default:
+			args = append(args, "--nkey", shellQuote(seed))
+		}
+	case n.User != "":
+		args = append(args, "--user", shellQuote(n.User), "--password", `"$NATS_PASSWORD"`)
+	case n.Token != "":
+		args = append(args, "--token", `"$NATS_TOKEN"`)
+	}
+	for _, f := range []struct{ flag, file string }{{"--tls-ca", n.TLS.CA}, {"--tls-cert", n.TLS.Cert}, {"--tls-key", n.TLS.Key}} {
+		if f.file != "" {
+			args = append(args, f.flag, shellQuote(f.file))
+		}
+	}
+	return args
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // stop drains the worker within graceCtx (then interrupts what still

@@ -1,6 +1,9 @@
 package main_test
 
 import (
+	"context"
+	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,5 +121,58 @@ func TestAuthMissingJetStreamPermission(t *testing.T) {
 	}
 	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("took %v", took)
+	}
+}
+
+// TestTryLineCredentials: the start line's try= command works as it is
+// pasted into a shell when the server wants credentials: with the roles
+// of toolctl auth init it calls as a caller whose key lies beside the
+// worker's, and with a user it gives the user and the password's
+// variable (never the password).
+func TestTryLineCredentials(t *testing.T) {
+	dir := t.TempDir()
+	setup, err := auth.Init(dir, []string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := filepath.Join(t.TempDir(), "users.conf")
+	mustWrite(t, users, "authorization { users = [ {user: w, password: s3cret} ] }\n")
+	for _, tt := range []struct {
+		name string
+		env  []string
+		args []string
+		want string // in the try line
+	}{
+		{"roles", nil, []string{"--server-config", setup.ServerConfig, "--nkey", filepath.Join(dir, "worker.nk")},
+			"--nkey " + filepath.Join(dir, "caller-alice.nk") + " --identity alice"},
+		{"user", []string{"NATS_PASSWORD=s3cret"}, []string{"--server-config", users, "--user", "w"}, `--user w --password "$NATS_PASSWORD"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--log-format", "json", "--listen", "127.0.0.1:0", "--store-dir", t.TempDir()}, tt.args...)
+			p := startProc(t, cleanEnv(t, tt.env...), workerBin, args...)
+			line, ok := p.stderr.wait(func(s string) bool { return strings.Contains(s, `"toolbus worker ready"`) })
+			if !ok {
+				t.Fatalf("not ready:\n%s", p.stderr)
+			}
+			var ready struct{ Try string }
+			if err := json.Unmarshal([]byte(line), &ready); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(ready.Try, tt.want) || strings.Contains(line, "s3cret") {
+				t.Fatalf("try=%q, want it with %q and no password", ready.Try, tt.want)
+			}
+			cmd, ok := strings.CutPrefix(ready.Try, "go run ./cmd/toolctl ")
+			if !ok {
+				t.Fatalf("try=%q", ready.Try)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), guard)
+			defer cancel()
+			sh := exec.CommandContext(ctx, "sh", "-c", toolctlBin+" "+cmd)
+			sh.Env = cleanEnv(t, tt.env...)
+			out, err := sh.CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "hi" {
+				t.Fatalf("%s: %v\n%s", ready.Try, err, out)
+			}
+		})
 	}
 }
