@@ -46,7 +46,10 @@
 //
 // 0 after a stop by signal (also one during the start), 1 when the worker
 // could not start (the reason is logged), 2 for bad flags or an invalid
-// configuration.
+// configuration, and for what a flag must change, said on one line: an
+// embedded server that would listen beyond loopback without
+// authentication (--insecure insists), or no credentials for a server
+// that wants them.
 //
 // # Decisions
 //
@@ -54,7 +57,10 @@
 //   - Joining a cluster, the worker retries connecting and binding the KV
 //     bucket for up to two minutes (a cluster that is starting, as under
 //     docker compose), then exits 1. Wrong credentials or certificates are
-//     not retried. Once connected it reconnects forever, and logs it.
+//     not retried, nor a key of another role than the worker's (checked
+//     first: it may take calls and answer into any inbox) or a JetStream
+//     request the server refuses. Once connected it reconnects forever,
+//     and logs it.
 //   - A second worker started with no flags on the same machine is told
 //     that 127.0.0.1:4222 is taken and to use --listen or --nats.
 //   - The worker's own connection to its embedded server is in-process.
