@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -184,7 +183,8 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		log.Info("operator endpoint", "http", ep.Addr)
 	}
 	if args[0] == "stdio" {
-		t := drainTransport{&sdk.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}, stdioDrain}
+		d := newDrainIO(e.stdin, e.stdout, stdioDrain)
+		t := &sdk.IOTransport{Reader: d.reader(), Writer: d.writer()}
 		if err := g.Serve(ctx, t, o.session); err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
@@ -210,10 +210,6 @@ func loopback(host string) bool {
 	ip := net.ParseIP(host)
 	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(v string) []string {

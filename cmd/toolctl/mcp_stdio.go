@@ -1,108 +1,186 @@
 package main
 
 import (
-	"context"
-	"errors"
+	"bytes"
+	"encoding/json"
 	"io"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // stdioDrain bounds how long `mcp stdio` answers the requests in flight
 // once its stdin has ended.
 const stdioDrain = 30 * time.Second
 
-// drainTransport is a stdio transport that answers what it was asked
-// before it ends: the SDK ends a session, and cancels its requests, when
-// the read side ends, so a client that writes its requests and closes
-// stdin (a script, a pipe) would get no answers. Its connection holds
-// back the end of the input until every request read has had its
-// response written, or until drain has passed.
-//
-// The SDK's stdio connection is wrapped, so it no longer hears of the
-// negotiated protocol version, by which it refuses JSON-RPC batches from
-// 2025-06-18 on: they are answered, as under earlier versions.
-type drainTransport struct {
-	sdk.Transport
-	drain time.Duration
-}
+// maxTrackedLine: a longer input line is passed on without its request id
+// being noted (the end of input then does not wait for its answer).
+const maxTrackedLine = 4 << 20
 
-func (t drainTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &drainConn{Connection: c, drain: t.drain, pending: map[jsonrpc.ID]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}, nil
-}
-
-type drainConn struct {
-	sdk.Connection
+// drainIO sits between `mcp stdio`'s stdin/stdout and the SDK's stdio
+// transport so that what was asked is answered before the session ends:
+// the SDK ends a session, and cancels its requests, when the read side
+// ends, so a client that writes its requests and closes stdin (a script, a
+// pipe) would get no answers. It notes the ids of the requests read (one
+// JSON-RPC message or batch per line, as MCP's stdio transport frames
+// them) and of the responses written, and holds back the end of the input
+// until every request read has had its response, or until drain has
+// passed. It works on the bytes, not on the SDK's connection, so the SDK
+// still sees its own connection (and, by it, the negotiated protocol
+// version, by which it refuses JSON-RPC batches from 2025-06-18 on).
+type drainIO struct {
+	in    io.Reader
+	out   io.Writer
 	drain time.Duration
 
-	mu        sync.Mutex
-	pending   map[jsonrpc.ID]bool // requests read and not answered
-	idle      chan struct{}       // a token when pending became empty
-	closed    chan struct{}
-	closeOnce sync.Once
+	line    []byte // the input line read so far
+	long    bool   // the line passed maxTrackedLine: not tracked
+	eof     bool   // in ended; the next Read waits, then says so
+	mu      sync.Mutex
+	pending map[string]bool // ids of requests read and not answered
+	idle    chan struct{}   // a token when pending became empty
+	closed  chan struct{}
+	once    sync.Once
 }
 
-func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if errors.Is(err, io.EOF) {
-		c.wait(ctx)
-		return nil, err
-	}
-	if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
-		c.mu.Lock()
-		c.pending[r.ID] = true
-		c.mu.Unlock()
-	}
-	return m, err
+func newDrainIO(in io.Reader, out io.Writer, drain time.Duration) *drainIO {
+	return &drainIO{in: in, out: out, drain: drain, pending: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
-// wait waits until no request is unanswered, for at most c.drain.
-func (c *drainConn) wait(ctx context.Context) {
-	t := time.NewTimer(c.drain)
+// reader and writer are the two sides given to the SDK's IOTransport.
+func (d *drainIO) reader() io.ReadCloser  { return drainReader{d} }
+func (d *drainIO) writer() io.WriteCloser { return drainWriter{d} }
+
+type drainReader struct{ d *drainIO }
+type drainWriter struct{ d *drainIO }
+
+// Read returns the input; at its end it first waits for the answers (the
+// SDK has by then been handed every request read).
+func (r drainReader) Read(p []byte) (int, error) {
+	d := r.d
+	if d.eof {
+		d.wait()
+		return 0, io.EOF
+	}
+	n, err := d.in.Read(p)
+	d.scan(p[:n])
+	if err == io.EOF {
+		d.eof = true
+		d.scanLine() // a last line without its newline
+		if n > 0 {
+			return n, nil
+		}
+		d.wait()
+	}
+	return n, err
+}
+
+// Close ends a wait for answers: the session is over.
+func (r drainReader) Close() error {
+	r.d.once.Do(func() { close(r.d.closed) })
+	return nil
+}
+
+// Write writes one message (or batch) of the SDK's and notes the
+// responses in it.
+func (w drainWriter) Write(p []byte) (int, error) {
+	n, err := w.d.out.Write(p)
+	w.d.note(p, false)
+	return n, err
+}
+
+func (w drainWriter) Close() error { return nil }
+
+// scan notes the requests of the complete lines in b.
+func (d *drainIO) scan(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			d.add(b)
+			return
+		}
+		d.add(b[:i])
+		d.scanLine()
+		b = b[i+1:]
+	}
+}
+
+func (d *drainIO) add(b []byte) {
+	if d.long || len(d.line)+len(b) > maxTrackedLine {
+		d.long, d.line = true, d.line[:0]
+		return
+	}
+	d.line = append(d.line, b...)
+}
+
+func (d *drainIO) scanLine() {
+	if !d.long {
+		d.note(d.line, true)
+	}
+	d.line, d.long = d.line[:0], false
+}
+
+// rpcID is what drainIO reads of a JSON-RPC message.
+type rpcID struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+}
+
+// note adds the ids of the requests in a message or batch (read) or
+// removes those of its responses (written).
+func (d *drainIO) note(b []byte, read bool) {
+	b = bytes.TrimSpace(b)
+	var msgs []rpcID
+	switch {
+	case len(b) == 0:
+		return
+	case b[0] == '[':
+		if json.Unmarshal(b, &msgs) != nil {
+			return
+		}
+	default:
+		var m rpcID
+		if json.Unmarshal(b, &m) != nil {
+			return
+		}
+		msgs = []rpcID{m}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, m := range msgs {
+		id := string(bytes.TrimSpace(m.ID))
+		switch {
+		case id == "" || id == "null":
+		case read && m.Method != nil:
+			d.pending[id] = true
+		case !read && m.Method == nil:
+			delete(d.pending, id)
+		}
+	}
+	if !read && len(d.pending) == 0 {
+		select {
+		case d.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wait waits until no request is unanswered, for at most d.drain.
+func (d *drainIO) wait() {
+	t := time.NewTimer(d.drain)
 	defer t.Stop()
 	for {
-		c.mu.Lock()
-		n := len(c.pending)
-		c.mu.Unlock()
+		d.mu.Lock()
+		n := len(d.pending)
+		d.mu.Unlock()
 		if n == 0 {
 			return
 		}
 		select {
-		case <-c.idle:
+		case <-d.idle:
 		case <-t.C:
 			return
-		case <-c.closed:
-			return
-		case <-ctx.Done():
+		case <-d.closed:
 			return
 		}
 	}
-}
-
-func (c *drainConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, m)
-	if r, ok := m.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		delete(c.pending, r.ID)
-		if len(c.pending) == 0 {
-			select {
-			case c.idle <- struct{}{}:
-			default:
-			}
-		}
-		c.mu.Unlock()
-	}
-	return err
-}
-
-func (c *drainConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
-	return c.Connection.Close()
 }

@@ -293,6 +293,63 @@ func TestMCPStdioEOF(t *testing.T) {
 	}
 }
 
+// TestMCPStdioBatchRefused: holding back the end of stdin leaves the SDK
+// its connection, so under 2025-06-18 a JSON-RPC batch is still refused
+// (batches were removed from MCP in that version).
+func TestMCPStdioBatchRefused(t *testing.T) {
+	bin := toolctlBinary(t)
+	url := startMCPFleet(t)
+	cmd := exec.Command(bin, "mcp", "stdio")
+	cmd.Env = mcpEnv(t, url)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	select {
+	case line := <-lines:
+		if !strings.Contains(line, `"id":1`) {
+			t.Fatalf("initialize answered %s", line)
+		}
+	case <-time.After(mcpGuard):
+		cmd.Process.Kill()
+		t.Fatalf("initialize not answered\nstderr:\n%s", stderr.String())
+	}
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	fmt.Fprintln(stdin, `[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`)
+	stdin.Close()
+	select {
+	case <-done:
+	case <-time.After(mcpGuard):
+		cmd.Process.Kill()
+		t.Fatal("toolctl mcp stdio did not exit after stdin closed")
+	}
+	for line := range lines {
+		if strings.Contains(line, `"result"`) {
+			t.Errorf("a batch under 2025-06-18 was answered: %s", line)
+		}
+	}
+}
+
 func TestMCPServe(t *testing.T) {
 	bin := toolctlBinary(t)
 	url := startMCPFleet(t)
