@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -37,13 +38,14 @@ type drainIO struct {
 	eof     bool   // in ended; the next Read waits, then says so
 	mu      sync.Mutex
 	pending map[string]bool // ids of requests read and not answered
+	early   map[string]bool // ids answered before their line's newline was read
 	idle    chan struct{}   // a token when pending became empty
 	closed  chan struct{}
 	once    sync.Once
 }
 
 func newDrainIO(in io.Reader, out io.Writer, drain time.Duration) *drainIO {
-	return &drainIO{in: in, out: out, drain: drain, pending: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}
+	return &drainIO{in: in, out: out, drain: drain, pending: map[string]bool{}, early: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 // reader and writer are the two sides given to the SDK's IOTransport.
@@ -126,7 +128,10 @@ type rpcID struct {
 }
 
 // note adds the ids of the requests in a message or batch (read) or
-// removes those of its responses (written).
+// removes those of its responses (written). The SDK decodes a message
+// without waiting for its newline, so a response may come before its
+// request's line is noted: that request is noted as answered (MCP ids are
+// not reused within a session).
 func (d *drainIO) note(b []byte, read bool) {
 	b = bytes.TrimSpace(b)
 	var msgs []rpcID
@@ -147,13 +152,17 @@ func (d *drainIO) note(b []byte, read bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, m := range msgs {
-		id := string(bytes.TrimSpace(m.ID))
+		id, ok := idKey(m.ID)
 		switch {
-		case id == "" || id == "null":
+		case !ok:
+		case read && m.Method != nil && d.early[id]:
+			delete(d.early, id)
 		case read && m.Method != nil:
 			d.pending[id] = true
-		case !read && m.Method == nil:
+		case !read && m.Method == nil && d.pending[id]:
 			delete(d.pending, id)
+		case !read && m.Method == nil:
+			d.early[id] = true
 		}
 	}
 	if !read && len(d.pending) == 0 {
@@ -162,6 +171,23 @@ func (d *drainIO) note(b []byte, read bool) {
 		default:
 		}
 	}
+}
+
+// idKey is a request id as the SDK writes it back: a number in its
+// shortest form (7.0 is answered as 7), a string unescaped; ok is false
+// for no id or null.
+func idKey(raw json.RawMessage) (key string, ok bool) {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return "", false
+	}
+	switch v := v.(type) {
+	case string:
+		return "s" + v, true
+	case float64:
+		return "n" + strconv.FormatFloat(v, 'g', -1, 64), true
+	}
+	return "", false
 }
 
 // wait waits until no request is unanswered, for at most d.drain.
