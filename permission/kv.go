@@ -40,6 +40,11 @@ type KVConfig struct {
 	// the buckets'. Without them nothing is pending or set, and approving
 	// or setting a session's mode or rules fails saying so.
 	BindOnly bool
+	// PoliciesOnly opens the policy bucket alone: for a reader of
+	// sessions' modes and rules (toolctl listing a caller's session,
+	// whose role may not see the approvals bucket). Nothing is then
+	// pending or approved, and recording either fails.
+	PoliciesOnly bool
 	// PolicyTTL is how long a session's mode and rules are kept after
 	// their last change (the policy bucket's max age, set when it is
 	// created); 0 means bus.DefaultSessionTTL, negative forever.
@@ -133,6 +138,9 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	})
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)
+	}
+	if c.PoliciesOnly {
+		return &KVStore{policies: pol, approvalTTL: c.ApprovalTTL}, nil
 	}
 	appr, err := open(jetstream.KeyValueConfig{
 		Bucket: c.ApprovalsBucket, Description: "toolbus pending calls and one-shot approvals",

@@ -48,8 +48,9 @@ func init() {
 
 // store opens the fleet's permission store: its buckets as the workers
 // created them (toolctl creates none, so the workers' settings decide;
-// before any worker with permissions, nothing is set and setting fails).
-func (e *env) store(ctx context.Context) (*permission.KVStore, int) {
+// before any worker with permissions, nothing is set and setting fails);
+// cfg nil means both buckets, bound only.
+func (e *env) store(ctx context.Context, cfg *permission.KVConfig) (*permission.KVStore, int) {
 	nc, err := e.conn()
 	if err != nil {
 		return nil, exitCode(err)
@@ -59,7 +60,10 @@ func (e *env) store(ctx context.Context) (*permission.KVStore, int) {
 		fmt.Fprintln(e.stderr, "toolctl: JetStream:", err)
 		return nil, exitError
 	}
-	st, err := permission.NewKVStore(ctx, js, &permission.KVConfig{BindOnly: true}) // the workers create the buckets, with their settings
+	if cfg == nil {
+		cfg = &permission.KVConfig{BindOnly: true} // the workers create the buckets, with their settings
+	}
+	st, err := permission.NewKVStore(ctx, js, cfg)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl: opening the permission store:", err)
 		return nil, exitError
@@ -70,7 +74,7 @@ func (e *env) store(ctx context.Context) (*permission.KVStore, int) {
 // guard is a Guard over the fleet's store, for the operations that do not
 // depend on a worker's defaults: approving, adding rules, setting modes.
 func (e *env) guard(ctx context.Context) (*permission.Guard, int) {
-	st, code := e.store(ctx)
+	st, code := e.store(ctx, nil)
 	if st == nil {
 		return nil, code
 	}

@@ -141,7 +141,9 @@ func (e *env) fleet(ctx context.Context, wait time.Duration) (*bus.Client, *disc
 // only when a worker checks permissions.
 func (e *env) permissionFilter(log *slog.Logger) bus.ListFilter {
 	return permission.ListFilter(func(ctx context.Context) (permission.Store, error) {
-		st, code := e.store(ctx)
+		// The modes and rules only: a caller may read its own sessions'
+		// and may not see the approvals bucket.
+		st, code := e.store(ctx, &permission.KVConfig{BindOnly: true, PoliciesOnly: true})
 		if st == nil {
 			return nil, exitStatus{code}
 		}

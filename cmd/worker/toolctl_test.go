@@ -229,3 +229,15 @@ func TestToolctlRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestToolctlCallerSessionTools: a caller lists what its session may run
+// with its own key: the listing reads the session's mode and rules (which
+// the caller role may), not the approvals bucket (which it may not).
+func TestToolctlCallerSessionTools(t *testing.T) {
+	f := startSecureFleet(t, secureConfig+"permissions:\n  mode: default\n")
+	alice := filepath.Join(f.auth, "caller-alice.nk")
+	out, errOut, code := toolctl(t, f.url, "--nkey", alice, "--identity", "alice", "tools", "--session", "s")
+	if code != 0 || !strings.Contains(out, "echo") || errOut != "" {
+		t.Fatalf("tools --session as the key's identity: exit %d, stdout %q, stderr %q; want exit 0 and the tools", code, out, errOut)
+	}
+}
