@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -446,7 +447,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		}
 	}
 	log.Info("toolbus worker ready",
-		"nats", url, "embedded", r.srv != nil, "queue", cfg.QueueGroup, "http", r.opsAddr(),
+		"nats", redactURL(url), "embedded", r.srv != nil, "queue", cfg.QueueGroup, "http", r.opsAddr(),
 		"tools", strings.Join(tools, ","), "groups", cmp.Or(strings.Join(groups, ", "), "none"),
 		"try", tryLine(url, cfg.NATS, tools))
 	return r, nil
@@ -484,7 +485,7 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 	})
 	if errors.Is(err, errNoJetStream) {
 		return nil, fmt.Errorf("NATS at %s has no JetStream, where the fleet keeps sessions' active groups: enable it on the server (nats-server -js, or jetstream {} in its configuration), "+
-			"or run this worker with --group-state memory (groups then live in this worker alone)", url)
+			"or run this worker with --group-state memory (groups then live in this worker alone)", redactURL(url))
 	}
 	if err != nil {
 		return nil, err
@@ -572,8 +573,17 @@ func checkFleet(ctx context.Context, nc *nats.Conn, queue, instance string, tk *
 // command that works as pasted, credentials included.
 func tryLine(url string, n config.NATS, tools []string) string {
 	cmd := "go run ./cmd/toolctl "
+	url, userinfo := stripUserInfo(url)
 	if url != "nats://"+config.DefaultListen {
 		cmd += "--nats " + url + " "
+	}
+	if userinfo != "" && n.Credentials == "" && n.NKeySeed == "" && n.User == "" && n.Token == "" {
+		// The URL's user and password (or token), by their flags.
+		if user, _, ok := strings.Cut(userinfo, ":"); ok {
+			n.User, _ = neturl.PathUnescape(user)
+		} else {
+			n.Token = userinfo
+		}
 	}
 	for _, a := range tryCredentials(n) {
 		cmd += a + " "
@@ -622,6 +632,56 @@ func tryCredentials(n config.NATS) []string {
 		}
 	}
 	return args
+}
+
+// stripUserInfo returns urls (comma-separated) without the user info
+// of each, and the first URL's user info ("user:password" or a token).
+func stripUserInfo(urls string) (bare, userinfo string) {
+	parts := strings.Split(urls, ",")
+	for i, u := range parts {
+		prefix, ui, rest := splitUserInfo(u)
+		if ui != "" && userinfo == "" {
+			userinfo = ui
+		}
+		parts[i] = prefix + rest
+	}
+	return strings.Join(parts, ","), userinfo
+}
+
+// redactURL is urls (comma-separated) with the secret of each URL's user
+// info hidden (a password, or a token given as the user), for the log.
+func redactURL(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, u := range parts {
+		prefix, ui, rest := splitUserInfo(u)
+		if ui == "" {
+			continue
+		}
+		if user, _, ok := strings.Cut(ui, ":"); ok {
+			parts[i] = prefix + user + ":xxxxx@" + rest
+		} else {
+			parts[i] = prefix + "xxxxx@" + rest
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// splitUserInfo splits a NATS URL into what comes before its user info
+// (the scheme), the user info (without its "@"), and the rest.
+func splitUserInfo(u string) (prefix, userinfo, rest string) {
+	i := strings.Index(u, "://")
+	if i >= 0 {
+		prefix, u = u[:i+3], u[i+3:]
+	}
+	host := u
+	if j := strings.IndexAny(u, "/?#"); j >= 0 {
+		host = u[:j]
+	}
+	at := strings.LastIndex(host, "@")
+	if at < 0 {
+		return prefix, "", u
+	}
+	return prefix, u[:at], u[at+1:]
 }
 
 func fileExists(path string) bool {
@@ -812,7 +872,7 @@ func retry(ctx context.Context, log *slog.Logger, what string, fn func() error, 
 func describe(cfg *config.Config) string {
 	where := "embedded NATS server on " + cfg.Embedded.Listen
 	if u := cfg.NATS.URL(); u != "" {
-		where = "NATS at " + u
+		where = "NATS at " + redactURL(u)
 	}
 	tools := builtin.DefaultTools
 	if cfg.Builtins.Tools != nil {

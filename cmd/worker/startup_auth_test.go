@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/auth"
+	"github.com/toolbus/toolbus/embedded"
 )
 
 // TestIdentityNotAWorkerFlag: --identity names the caller a client calls
@@ -137,15 +138,24 @@ func TestTryLineCredentials(t *testing.T) {
 	}
 	users := filepath.Join(t.TempDir(), "users.conf")
 	mustWrite(t, users, "authorization { users = [ {user: w, password: s3cret} ] }\n")
+	// A server of the fleet's, joined with the user and password in its URL.
+	srv, err := embedded.Start(&embedded.Options{ConfigFile: users, Listen: "127.0.0.1:0", StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	inURL := strings.Replace(srv.ClientURL(), "nats://", "nats://w:s3cret@", 1)
 	for _, tt := range []struct {
-		name string
-		env  []string
-		args []string
-		want string // in the try line
+		name     string
+		env      []string
+		args     []string
+		want     string   // in the try line
+		pasteEnv []string // besides env, for the pasted command
 	}{
 		{"roles", nil, []string{"--server-config", setup.ServerConfig, "--nkey", filepath.Join(dir, "worker.nk")},
-			"--nkey " + filepath.Join(dir, "caller-alice.nk") + " --identity alice"},
-		{"user", []string{"NATS_PASSWORD=s3cret"}, []string{"--server-config", users, "--user", "w"}, `--user w --password "$NATS_PASSWORD"`},
+			"--nkey " + filepath.Join(dir, "caller-alice.nk") + " --identity alice", nil},
+		{"user", []string{"NATS_PASSWORD=s3cret"}, []string{"--server-config", users, "--user", "w"}, `--user w --password "$NATS_PASSWORD"`, nil},
+		{"user in the URL", nil, []string{"--nats", inURL}, `--user w --password "$NATS_PASSWORD"`, []string{"NATS_PASSWORD=s3cret"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"--log-format", "json", "--listen", "127.0.0.1:0", "--store-dir", t.TempDir()}, tt.args...)
@@ -158,8 +168,8 @@ func TestTryLineCredentials(t *testing.T) {
 			if err := json.Unmarshal([]byte(line), &ready); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(ready.Try, tt.want) || strings.Contains(line, "s3cret") {
-				t.Fatalf("try=%q, want it with %q and no password", ready.Try, tt.want)
+			if !strings.Contains(ready.Try, tt.want) || strings.Contains(p.stderr.String(), "s3cret") {
+				t.Fatalf("try=%q, want it with %q and no password in the log:\n%s", ready.Try, tt.want, p.stderr)
 			}
 			cmd, ok := strings.CutPrefix(ready.Try, "go run ./cmd/toolctl ")
 			if !ok {
@@ -168,7 +178,7 @@ func TestTryLineCredentials(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), guard)
 			defer cancel()
 			sh := exec.CommandContext(ctx, "sh", "-c", toolctlBin+" "+cmd)
-			sh.Env = cleanEnv(t, tt.env...)
+			sh.Env = cleanEnv(t, append(tt.env, tt.pasteEnv...)...)
 			out, err := sh.CombinedOutput()
 			if err != nil || strings.TrimSpace(string(out)) != "hi" {
 				t.Fatalf("%s: %v\n%s", ready.Try, err, out)
