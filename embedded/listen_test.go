@@ -116,6 +116,14 @@ func TestStartFailureReason(t *testing.T) {
 func TestCheck(t *testing.T) {
 	users := listenConfig(t, `authorization { users = [ {user: alice, password: s3cret} ] }`)
 	ws := listenConfig(t, `websocket { host: "0.0.0.0", port: 8443, no_tls: true }`)
+	// Leaf nodes without an authorization of their own are held to the
+	// server's users, as clients are.
+	leafUsers := listenConfig(t, `authorization { users = [ {user: alice, password: s3cret} ] }
+leafnodes { host: "0.0.0.0", port: 7422 }`)
+	leafOpen := listenConfig(t, `leafnodes { host: "0.0.0.0", port: 7422 }`)
+	leafNoAuthUser := listenConfig(t, `authorization { users = [ {user: alice, password: s3cret} ] }
+no_auth_user: alice
+leafnodes { host: "0.0.0.0", port: 7422 }`)
 	tests := []struct {
 		name     string
 		opts     Options
@@ -128,6 +136,9 @@ func TestCheck(t *testing.T) {
 		{"every interface, users", Options{Listen: "0.0.0.0:4222", ConfigFile: users}, true, ""},
 		{"in-process, users", Options{ConfigFile: users}, true, ""},
 		{"websocket", Options{ConfigFile: ws}, false, "websocket"},
+		{"leaf node, server users", Options{ConfigFile: leafUsers}, true, ""},
+		{"leaf node, no users", Options{ConfigFile: leafOpen}, false, "leaf node"},
+		{"leaf node, no_auth_user", Options{ConfigFile: leafNoAuthUser}, false, "leaf node"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

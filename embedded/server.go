@@ -256,9 +256,9 @@ func authenticates(o *server.Options) bool {
 }
 
 // openListeners refuses the other listeners a configuration file may open
-// beyond loopback without authentication: websocket and MQTT clients (the
-// server's users, unless the listener has its own), leaf nodes and routes
-// (their own authorization only), each a way onto the whole bus.
+// beyond loopback without authentication: websocket and MQTT clients and
+// leaf nodes (the server's users, unless the listener has its own), and
+// routes (their own authorization only), each a way onto the whole bus.
 func openListeners(o *server.Options) error {
 	open := func(what, host string, port int, auth bool) error {
 		if port == 0 || loopback(host) || auth {
@@ -270,7 +270,7 @@ func openListeners(o *server.Options) error {
 	return errors.Join(
 		open("websocket", ws.Host, ws.Port, (authenticates(o) || ws.Username != "" || ws.Token != "") && ws.NoAuthUser == ""),
 		open("MQTT", mq.Host, mq.Port, (authenticates(o) || mq.Username != "" || mq.Token != "") && mq.NoAuthUser == ""),
-		open("leaf node", leaf.Host, leaf.Port, leaf.Username != "" || len(leaf.Users) > 0 || leaf.Nkey != "" || verifies(leaf.TLSConfig)),
+		open("leaf node", leaf.Host, leaf.Port, authenticates(o) || leaf.Username != "" || len(leaf.Users) > 0 || leaf.Nkey != "" || verifies(leaf.TLSConfig)),
 		open("cluster", route.Host, route.Port, route.Username != "" || verifies(route.TLSConfig)))
 }
 
