@@ -35,6 +35,9 @@ func runCancel(_ context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "toolctl: sending the cancel:", err)
 		return exitError
 	}
+	if e.publishRefused() {
+		return exitUsage // run says why
+	}
 	fmt.Fprintf(e.stderr, "toolctl: cancel sent for call %s\n", args[0])
 	return exitOK
 }

@@ -204,6 +204,22 @@ func (e *env) refuse(err error) {
 	}
 }
 
+// publishRefused reports, after a flush, whether the server refused a
+// publish: it says so before the flush's PONG, but the error handler
+// that records it may run after the command has ended.
+func (e *env) publishRefused() bool {
+	err := e.nc.LastError()
+	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), "for Publish to") {
+		return false
+	}
+	e.mu.Lock()
+	if e.refused == nil {
+		e.refused = err
+	}
+	e.mu.Unlock()
+	return true
+}
+
 // refusal returns the first permission violation the server reported,
 // or nil.
 func (e *env) refusal() error {

@@ -214,6 +214,9 @@ func TestToolctlRefused(t *testing.T) {
 		{"call as another identity", []string{"--nkey", alice, "--identity", "bob", "call", "echo", `{"text":"hi"}`}, 2, "--identity alice"},
 		{"groups set without --identity", []string{"--nkey", alice, "groups", "set", "--session", "s", "vault"}, 2, "--identity alice"},
 		{"an operator's command", []string{"--nkey", alice, "--identity", "alice", "mode", "--session", "s", "explore"}, 2, "the operator's key"},
+		{"cancel as another identity", []string{"--nkey", alice, "--identity", "bob", "cancel", "c1"}, 2, "--identity alice"},
+		{"cancel without --identity", []string{"--nkey", alice, "cancel", "c1"}, 2, "--identity alice"},
+		{"cancel as the key's identity", []string{"--nkey", alice, "--identity", "alice", "cancel", "c1"}, 0, "cancel sent"},
 		{"call as the key's identity", []string{"--nkey", alice, "--identity", "alice", "call", "echo", `{"text":"hi"}`}, 0, ""},
 	}
 	for _, tt := range tests {
