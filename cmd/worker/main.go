@@ -346,7 +346,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 
-	if err := checkRole(r.nc); err != nil {
+	if err := checkRole(r.nc, cfg.QueueGroup); err != nil {
 		return nil, err
 	}
 	js, err := jetstream.New(r.nc)
@@ -503,8 +503,10 @@ var errNoJetStream = errors.New("no JetStream")
 // checkRole makes sure the connection may do what only a worker does:
 // take calls and answer into any inbox. The server refuses another role's
 // key (a caller's, the gateway's) subject by subject, asynchronously, and
-// the worker would wait on its retries for replies that never come.
-func checkRole(nc *nats.Conn) error {
+// the worker would wait on its retries for replies that never come. It
+// subscribes to the calls as the worker does, in its queue group, which a
+// user may be confined to.
+func checkRole(nc *nats.Conn, queue string) error {
 	denied := func(subject string) error {
 		if err := nc.Flush(); err != nil {
 			return err
@@ -521,7 +523,7 @@ func checkRole(nc *nats.Conn) error {
 			"Give it the worker role's, --nkey toolbus-auth/worker.nk from toolctl auth init (%w)", what, err)
 	}
 	calls := wire.SubjectCallPrefix + ">"
-	sub, err := nc.SubscribeSync(calls)
+	sub, err := nc.QueueSubscribeSync(calls, queue)
 	if err != nil {
 		return err
 	}

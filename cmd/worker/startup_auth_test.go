@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -184,5 +185,36 @@ func TestTryLineCredentials(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", ready.Try, err, out)
 			}
 		})
+	}
+}
+
+// TestAuthWorkerQueuePermission: a worker whose NATS user may take calls
+// only in its queue group ("tools.call.> toolbus", NATS's queue
+// permission) starts and serves: the role check subscribes as the worker
+// does, in its queue group.
+func TestAuthWorkerQueuePermission(t *testing.T) {
+	dir := t.TempDir()
+	setup, err := auth.Init(dir, []string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(setup.ServerConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(data)
+	w := strings.Index(conf, "# worker\n")
+	sub := strings.Index(conf[w:], "subscribe:")
+	if w < 0 || sub < 0 {
+		t.Fatalf("no worker user's subscribe permissions in\n%s", conf)
+	}
+	at := w + sub
+	conf = conf[:at] + strings.Replace(conf[at:], `"tools.call.>"`, `"tools.call.> toolbus"`, 1)
+	queued := filepath.Join(dir, "queued.conf")
+	mustWrite(t, queued, conf)
+	wk := startWorker(t, "--server-config", queued, "--nkey", filepath.Join(dir, "worker.nk"))
+	out, errOut, code := toolctl(t, wk.url, "--nkey", filepath.Join(dir, "caller-alice.nk"), "--identity", "alice", "call", "echo", `{"text":"hi"}`)
+	if code != 0 || strings.TrimSpace(out) != "hi" {
+		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
