@@ -577,7 +577,7 @@ func tryLine(url string, n config.NATS, tools []string) string {
 	cmd := "go run ./cmd/toolctl "
 	url, userinfo := stripUserInfo(url)
 	if url != "nats://"+config.DefaultListen {
-		cmd += "--nats " + url + " "
+		cmd += "--nats " + shellQuote(url) + " "
 	}
 	if userinfo != "" && n.Credentials == "" && n.NKeySeed == "" && n.User == "" && n.Token == "" {
 		// The URL's user and password (or token), by their flags.

@@ -157,6 +157,7 @@ func TestTryLineCredentials(t *testing.T) {
 			"--nkey " + filepath.Join(dir, "caller-alice.nk") + " --identity alice", nil},
 		{"user", []string{"NATS_PASSWORD=s3cret"}, []string{"--server-config", users, "--user", "w"}, `--user w --password "$NATS_PASSWORD"`, nil},
 		{"user in the URL", nil, []string{"--nats", inURL}, `--user w --password "$NATS_PASSWORD"`, []string{"NATS_PASSWORD=s3cret"}},
+		{"IPv6 loopback", nil, []string{"--listen", "[::1]:0"}, `--nats 'nats://[::1]:`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"--log-format", "json", "--listen", "127.0.0.1:0", "--store-dir", t.TempDir()}, tt.args...)
@@ -178,7 +179,9 @@ func TestTryLineCredentials(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), guard)
 			defer cancel()
-			sh := exec.CommandContext(ctx, "sh", "-c", toolctlBin+" "+cmd)
+			// As zsh, the macOS shell, pastes it: a glob that matches no
+			// file is an error.
+			sh := exec.CommandContext(ctx, "bash", "-O", "failglob", "-c", toolctlBin+" "+cmd)
 			sh.Env = cleanEnv(t, append(tt.env, tt.pasteEnv...)...)
 			out, err := sh.CombinedOutput()
 			if err != nil || strings.TrimSpace(string(out)) != "hi" {
