@@ -350,6 +350,36 @@ func TestMCPStdioBatchRefused(t *testing.T) {
 	}
 }
 
+// TestMCPStdioCancelledAtEOF: a request the client cancelled before
+// closing stdin gets no answer (MCP's cancellation says none is sent), so
+// the end of input does not wait for one.
+func TestMCPStdioCancelledAtEOF(t *testing.T) {
+	bin := toolctlBinary(t)
+	url := startMCPFleet(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":5000}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"changed my mind"}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(bin, "mcp", "stdio")
+	cmd.Env = mcpEnv(t, url)
+	cmd.Stdin = strings.NewReader(in)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second): // the steps take 100 s; the drain would wait 30 s
+		cmd.Process.Kill()
+		t.Fatalf("toolctl mcp stdio still waits for a cancelled request\nstdout:\n%s", stdout.String())
+	}
+}
+
 func TestMCPServe(t *testing.T) {
 	bin := toolctlBinary(t)
 	url := startMCPFleet(t)
