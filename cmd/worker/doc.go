@@ -58,7 +58,8 @@
 //     bucket for up to two minutes (a cluster that is starting, as under
 //     docker compose), then exits 1. Wrong credentials or certificates are
 //     not retried, nor a key of another role than the worker's (checked
-//     first: it may take calls and answer into any inbox) or a JetStream
+//     first: it may take the fleet's cancels and answer into any inbox;
+//     its calls may be confined to some tools or its queue group) or a JetStream
 //     request the server refuses. Once connected it reconnects forever,
 //     and logs it.
 //   - A second worker started with no flags on the same machine is told

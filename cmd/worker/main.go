@@ -346,7 +346,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 
-	if err := checkRole(r.nc, cfg.QueueGroup); err != nil {
+	if err := checkRole(r.nc); err != nil {
 		return nil, err
 	}
 	js, err := jetstream.New(r.nc)
@@ -501,12 +501,11 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 var errNoJetStream = errors.New("no JetStream")
 
 // checkRole makes sure the connection may do what only a worker does:
-// take calls and answer into any inbox. The server refuses another role's
-// key (a caller's, the gateway's) subject by subject, asynchronously, and
-// the worker would wait on its retries for replies that never come. It
-// subscribes to the calls as the worker does, in its queue group, which a
-// user may be confined to.
-func checkRole(nc *nats.Conn, queue string) error {
+// take the fleet's cancels and answer into any inbox. The server refuses
+// another role's key (a caller's, the gateway's) subject by subject,
+// asynchronously, and the worker would wait on its retries for replies
+// that never come.
+func checkRole(nc *nats.Conn) error {
 	denied := func(subject string) error {
 		if err := nc.Flush(); err != nil {
 			return err
@@ -522,15 +521,18 @@ func checkRole(nc *nats.Conn, queue string) error {
 		return fmt.Errorf("refusing to serve: the worker's NATS user may not %s, which a worker needs: is its key another role's (a caller's, the gateway's)? "+
 			"Give it the worker role's, --nkey toolbus-auth/worker.nk from toolctl auth init (%w)", what, err)
 	}
-	calls := wire.SubjectCallPrefix + ">"
-	sub, err := nc.QueueSubscribeSync(calls, queue)
+	// The cancels, not the calls: every worker takes every cancel, while
+	// an operator may confine a worker's calls to some tools or to its
+	// queue group.
+	cancels := wire.SubjectCancelPrefix + ">"
+	sub, err := nc.SubscribeSync(cancels)
 	if err != nil {
 		return err
 	}
-	err = denied(calls)
+	err = denied(cancels)
 	sub.Unsubscribe()
 	if err != nil {
-		return refused(`subscribe to "`+calls+`" (the calls it serves)`, err)
+		return refused(`subscribe to "`+cancels+`" (the cancels of the calls it serves)`, err)
 	}
 	reply := wire.InboxPrefix + "toolbus-role-check"
 	if err := nc.Publish(reply, nil); err != nil {

@@ -93,7 +93,7 @@ func TestAuthWrongRole(t *testing.T) {
 			p := startProc(t, cleanEnv(t), workerBin, args...)
 			code := p.exit(t)
 			out := p.stderr.String()
-			if code != 1 || !strings.Contains(out, "may not subscribe to") || !strings.Contains(out, "tools.call.>") || !strings.Contains(out, "worker.nk") {
+			if code != 1 || !strings.Contains(out, "may not subscribe to") || !strings.Contains(out, "tools.cancel.>") || !strings.Contains(out, "worker.nk") {
 				t.Fatalf("exit %d, want 1 naming the permission and the worker role's key:\n%s", code, out)
 			}
 			if took := time.Since(start); took > 10*time.Second {
@@ -216,6 +216,35 @@ func TestAuthWorkerQueuePermission(t *testing.T) {
 	queued := filepath.Join(dir, "queued.conf")
 	mustWrite(t, queued, conf)
 	wk := startWorker(t, "--server-config", queued, "--nkey", filepath.Join(dir, "worker.nk"))
+	out, errOut, code := toolctl(t, wk.url, "--nkey", filepath.Join(dir, "caller-alice.nk"), "--identity", "alice", "call", "echo", `{"text":"hi"}`)
+	if code != 0 || strings.TrimSpace(out) != "hi" {
+		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestAuthWorkerToolPermission: a worker user confined to some tools'
+// calls (an operator's choice) is a worker: it starts and serves them.
+func TestAuthWorkerToolPermission(t *testing.T) {
+	dir := t.TempDir()
+	setup, err := auth.Init(dir, []string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(setup.ServerConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(data)
+	w := strings.Index(conf, "# worker\n")
+	sub := strings.Index(conf[w:], "subscribe:")
+	if w < 0 || sub < 0 {
+		t.Fatalf("no worker user's subscribe permissions in\n%s", conf)
+	}
+	at := w + sub
+	conf = conf[:at] + strings.Replace(conf[at:], `"tools.call.>"`, `"tools.call.echo", "tools.call.echo.*"`, 1)
+	confined := filepath.Join(dir, "confined.conf")
+	mustWrite(t, confined, conf)
+	wk := startWorker(t, "--server-config", confined, "--nkey", filepath.Join(dir, "worker.nk"))
 	out, errOut, code := toolctl(t, wk.url, "--nkey", filepath.Join(dir, "caller-alice.nk"), "--identity", "alice", "call", "echo", `{"text":"hi"}`)
 	if code != 0 || strings.TrimSpace(out) != "hi" {
 		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
