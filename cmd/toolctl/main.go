@@ -50,9 +50,6 @@ type command struct {
 	// run runs the command with its positional arguments and returns the
 	// exit code.
 	run func(ctx context.Context, e *env, args []string) int
-	// serves marks a command that runs until stopped (mcp serve): a
-	// subject the server refuses it is reported, and does not end it.
-	serves bool
 	// local marks a command that never connects: its help leaves out the
 	// connection flags (which it still accepts).
 	local bool
@@ -185,9 +182,9 @@ func (e *env) bus() (*bus.Client, error) {
 // refuse records a permission violation the server reported. A refused
 // publish (a call, cancel or request the credentials may not send) ends
 // the command at once: nothing answers what the server dropped, and a
-// call would wait for the worker in vain. Refused subscriptions alone
-// (an inbox of another identity) are only recorded: what needs them
-// fails on its own, and listings from announcements still work.
+// call would wait for the worker in vain. Other refused subscriptions
+// are only recorded here; a client's own inbox refused ends the command
+// when the client is made (newClient).
 func (e *env) refuse(err error) {
 	e.mu.Lock()
 	if e.refused == nil {
@@ -228,21 +225,61 @@ func (e *env) refusal() error {
 	return e.refused
 }
 
-// refusedHint says what to do about a refusal: which credentials may do
-// what (README: Security).
-func (e *env) refusedHint() {
-	id := "ID"
-	if name, ok := strings.CutPrefix(filepath.Base(e.cfg.NATS.NKeySeed), "caller-"); ok && strings.HasSuffix(name, ".nk") {
-		id = strings.TrimSuffix(name, ".nk")
+// refusedHint says what to do about a refusal of command name (with its
+// arguments): which credentials may do what (README: Security).
+func (e *env) refusedHint(name string, args []string) {
+	const refused = "toolctl: the NATS server refused this to your credentials: "
+	id, caller := strings.CutPrefix(filepath.Base(e.cfg.NATS.NKeySeed), "caller-")
+	id, isKey := strings.CutSuffix(id, ".nk")
+	caller = caller && isKey
+	switch {
+	case name == "mcp" && len(args) > 0 && (args[0] == "serve" || args[0] == "stdio"):
+		fmt.Fprintf(e.stderr, refused+"mcp %s is the MCP gateway, which runs with the gateway's key (--nkey gateway.nk, written by toolctl auth init; see README: Security)\n", args[0])
+	case caller && e.cfg.NATS.Identity == id:
+		fmt.Fprintf(e.stderr, refused+"caller-%s.nk calls tools as %s; approve, allow, mode, top and mcp-headers need the operator's key (see README: Security)\n", id, id)
+	default:
+		if !caller {
+			id = "ID"
+		}
+		fmt.Fprintf(e.stderr, refused+"a caller's key calls only as its own identity (--identity %s for caller-%s.nk); approve, allow, mode, top and mcp-headers need the operator's key (see README: Security)\n", id, id)
 	}
-	fmt.Fprintf(e.stderr, "toolctl: the NATS server refused this to your credentials: a caller's key calls only as its own identity (--identity %s for caller-%s.nk); approve, allow, mode, top and mcp-headers need the operator's key (see README: Security)\n", id, id)
 }
 
 // newClient is every client toolctl makes: as the caller identity
 // (--identity), so its sessions, results and cancels are that identity's.
 func (e *env) newClient(nc *nats.Conn, o bus.ClientOptions) (*bus.Client, error) {
 	o.Identity = e.cfg.NATS.Identity
-	return bus.NewClient(nc, &o)
+	c, err := bus.NewClient(nc, &o)
+	if err != nil {
+		return nil, err
+	}
+	// A client whose inbox the server refuses hears no answer: a call
+	// would wait for worker_lost, and a listing would depend on whether
+	// an announcement came in time. The server says so before the
+	// flush's PONG.
+	if nc.Flush() == nil && e.inboxRefused(nc) {
+		c.Close()
+		return nil, errInboxRefused
+	}
+	return c, nil
+}
+
+// errInboxRefused ends a command whose client may not subscribe its inbox.
+var errInboxRefused = errors.New("the NATS server refused this client's reply inbox to these credentials, so no answer can reach it")
+
+// inboxRefused reports whether the server refused the subscription to an
+// inbox on the connection, and records the refusal.
+func (e *env) inboxRefused(nc *nats.Conn) bool {
+	err := nc.LastError()
+	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), `Subscription to "`+wire.InboxPrefix) {
+		return false
+	}
+	e.mu.Lock()
+	if e.refused == nil {
+		e.refused = err
+	}
+	e.mu.Unlock()
+	return true
 }
 
 func (e *env) close() {
@@ -377,12 +414,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	defer e.close()
-	if !cmd.serves {
-		var abort context.CancelCauseFunc
-		ctx, abort = context.WithCancelCause(ctx)
-		defer abort(nil)
-		e.abort = abort
-	}
+	// A publish the server refuses ends any command, the MCP gateway's
+	// too: with the gateway's key nothing it sends is refused.
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	e.abort = abort
 	path := *configPath
 	if *cconfigPath != "" {
 		path = *cconfigPath
@@ -393,7 +429,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	code := cmd.run(ctx, e, pos)
 	if e.refusal() != nil {
-		e.refusedHint()
+		e.refusedHint(name, pos)
 		if code != exitOK {
 			code = exitUsage
 		}

@@ -216,6 +216,10 @@ func TestToolctlRefused(t *testing.T) {
 		{"an operator's command", []string{"--nkey", alice, "--identity", "alice", "mode", "--session", "s", "explore"}, 2, "the operator's key"},
 		{"cancel as another identity", []string{"--nkey", alice, "--identity", "bob", "cancel", "c1"}, 2, "--identity alice"},
 		{"cancel without --identity", []string{"--nkey", alice, "cancel", "c1"}, 2, "--identity alice"},
+		// A listing waits long enough for an announcement, which needs no
+		// inbox: the refused inbox decides, not whether one came in time.
+		{"tools as another identity", []string{"--nkey", alice, "--identity", "bob", "tools", "--wait", "3s"}, 2, "--identity alice"},
+		{"tools without --identity", []string{"--nkey", alice, "tools", "--wait", "3s"}, 2, "--identity alice"},
 		{"cancel as the key's identity", []string{"--nkey", alice, "--identity", "alice", "cancel", "c1"}, 0, "cancel sent"},
 		{"call as the key's identity", []string{"--nkey", alice, "--identity", "alice", "call", "echo", `{"text":"hi"}`}, 0, ""},
 	}
@@ -230,6 +234,18 @@ func TestToolctlRefused(t *testing.T) {
 				t.Errorf("took %v", took)
 			}
 		})
+	}
+}
+
+// TestToolctlGatewayKeyHint: the MCP gateway started with a caller's key
+// (and that caller's identity) is refused, and the hint names the
+// gateway's key, not the --identity it already has.
+func TestToolctlGatewayKeyHint(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	alice := filepath.Join(f.auth, "caller-alice.nk")
+	out, errOut, code := toolctl(t, f.url, "--nkey", alice, "--identity", "alice", "mcp", "stdio")
+	if code != 2 || !strings.Contains(errOut, "the gateway's key") || strings.Contains(errOut, "--identity alice") {
+		t.Fatalf("mcp stdio with a caller's key: exit %d, stdout %q, stderr %q; want exit 2 naming the gateway's key", code, out, errOut)
 	}
 }
 
