@@ -205,8 +205,14 @@ func (e *env) refuse(err error) {
 // publish: it says so before the flush's PONG, but the error handler
 // that records it may run after the command has ended.
 func (e *env) publishRefused() bool {
-	err := e.nc.LastError()
-	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), "for Publish to") {
+	return e.lastRefused(e.nc, "for Publish to")
+}
+
+// lastRefused reports whether the connection's last error is a
+// permission violation whose text holds what, and records it.
+func (e *env) lastRefused(nc *nats.Conn, what string) bool {
+	err := nc.LastError()
+	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), what) {
 		return false
 	}
 	e.mu.Lock()
@@ -257,7 +263,7 @@ func (e *env) newClient(nc *nats.Conn, o bus.ClientOptions) (*bus.Client, error)
 	// would wait for worker_lost, and a listing would depend on whether
 	// an announcement came in time. The server says so before the
 	// flush's PONG.
-	if nc.Flush() == nil && e.inboxRefused(nc) {
+	if nc.Flush() == nil && e.lastRefused(nc, `Subscription to "`+wire.InboxPrefix) {
 		c.Close()
 		return nil, errInboxRefused
 	}
@@ -266,21 +272,6 @@ func (e *env) newClient(nc *nats.Conn, o bus.ClientOptions) (*bus.Client, error)
 
 // errInboxRefused ends a command whose client may not subscribe its inbox.
 var errInboxRefused = errors.New("the NATS server refused this client's reply inbox to these credentials, so no answer can reach it")
-
-// inboxRefused reports whether the server refused the subscription to an
-// inbox on the connection, and records the refusal.
-func (e *env) inboxRefused(nc *nats.Conn) bool {
-	err := nc.LastError()
-	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), `Subscription to "`+wire.InboxPrefix) {
-		return false
-	}
-	e.mu.Lock()
-	if e.refused == nil {
-		e.refused = err
-	}
-	e.mu.Unlock()
-	return true
-}
 
 func (e *env) close() {
 	for _, c := range e.closers {
