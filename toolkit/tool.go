@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -286,7 +287,8 @@ func ValidName(name string) bool {
 // Func builds a unary tool from a typed function. The input schema is
 // inferred from In (a struct: `json` tags name the properties, `jsonschema`
 // tags describe them, `default`, `enum`, `minimum` and `maximum` tags add
-// those keywords (see applyTags), fields without omitempty/omitzero and
+// those keywords (see applyTags; also on the fields of a nested struct, a
+// pointer to one or a slice of them), fields without omitempty/omitzero and
 // without a `default` tag are required; titles are stripped). An absent
 // field with a default is given its default before the function runs. The
 // return value becomes
@@ -332,40 +334,102 @@ func Stream[In any](name, description string, fn func(ctx context.Context, in In
 	return t
 }
 
-// schemaDefaults collects the "default" of each top-level property.
-func schemaDefaults(schema map[string]any) map[string]any {
+// defaults are the defaults of an object schema's properties, and those of
+// the objects nested in them (an object property's own properties, an array
+// property's items'), for withDefaults.
+type defaults struct {
+	values map[string]any
+	nested map[string]*defaults
+}
+
+// schemaDefaults collects the "default" of each property of schema, at any
+// depth; nil when there is none.
+func schemaDefaults(schema map[string]any) *defaults {
 	props, _ := schema["properties"].(map[string]any)
-	var out map[string]any
+	var out *defaults
 	for name, p := range props {
-		if m, ok := p.(map[string]any); ok {
-			if d, ok := m["default"]; ok {
-				if out == nil {
-					out = map[string]any{}
-				}
-				out[name] = d
+		m, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if d, ok := m["default"]; ok {
+			if out == nil {
+				out = &defaults{}
 			}
+			if out.values == nil {
+				out.values = map[string]any{}
+			}
+			out.values[name] = d
+		}
+		sub := schemaDefaults(m)
+		if items, ok := m["items"].(map[string]any); ok && sub == nil {
+			sub = schemaDefaults(items)
+		}
+		if sub != nil {
+			if out == nil {
+				out = &defaults{}
+			}
+			if out.nested == nil {
+				out.nested = map[string]*defaults{}
+			}
+			out.nested[name] = sub
 		}
 	}
 	return out
 }
 
 // withDefaults returns input with the defaults of absent properties filled
-// in, so a typed tool sees the default its schema advertises, not Go's zero
-// value. input itself is never modified.
-func withDefaults(input, defaults map[string]any) map[string]any {
+// in, in nested objects too, so a typed tool sees the default its schema
+// advertises, not Go's zero value. input itself is never modified.
+func withDefaults(input map[string]any, d *defaults) map[string]any {
+	if out := filled(input, d); out != nil {
+		return out
+	}
+	return input
+}
+
+// filled is withDefaults returning nil when no default is missing.
+func filled(input map[string]any, d *defaults) map[string]any {
+	if d == nil {
+		return nil
+	}
 	var out map[string]any
-	for k, d := range defaults {
-		if _, ok := input[k]; ok {
-			continue
-		}
+	set := func(k string, v any) {
 		if out == nil {
-			out = make(map[string]any, len(input)+len(defaults))
+			out = make(map[string]any, len(input)+len(d.values))
 			maps.Copy(out, input)
 		}
-		out[k] = cloneJSON(d)
+		out[k] = v
 	}
-	if out == nil {
-		return input
+	for k, v := range d.values {
+		if _, ok := input[k]; !ok {
+			set(k, cloneJSON(v))
+		}
+	}
+	for k, sub := range d.nested {
+		switch x := input[k].(type) {
+		case map[string]any:
+			if y := filled(x, sub); y != nil {
+				set(k, y)
+			}
+		case []any:
+			var items []any
+			for i, e := range x {
+				m, ok := e.(map[string]any)
+				if !ok {
+					continue
+				}
+				if y := filled(m, sub); y != nil {
+					if items == nil {
+						items = slices.Clone(x)
+					}
+					items[i] = y
+				}
+			}
+			if items != nil {
+				set(k, items)
+			}
+		}
 	}
 	return out
 }
@@ -460,7 +524,8 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	return m, order, nil
 }
 
-// applyTags honours the struct tags jsonschema-go does not read:
+// applyTags honours the struct tags jsonschema-go does not read, on the
+// fields of rt and of the structs they hold (applyNestedTags):
 //
 //	default:"…"   the property's default (JSON, or the raw text for a string
 //	              field); the field becomes optional
@@ -518,6 +583,29 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 				return fmt.Errorf("toolkit: field %s: %s tag %q is not a number", f.Name, tag, text)
 			}
 			*dst = &x
+		}
+		if err := applyNestedTags(f.Type, prop); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyNestedTags applies the tags of a struct that a field holds (itself,
+// through pointers, or as the elements of a slice or an array) to that
+// struct's schema within the field's.
+func applyNestedTags(ft reflect.Type, prop *jsonschema.Schema) error {
+	for ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	switch ft.Kind() {
+	case reflect.Struct:
+		if prop.Properties != nil {
+			return applyTags(ft, prop)
+		}
+	case reflect.Slice, reflect.Array:
+		if prop.Items != nil {
+			return applyNestedTags(ft.Elem(), prop.Items)
 		}
 	}
 	return nil

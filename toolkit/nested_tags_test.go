@@ -1,0 +1,82 @@
+package toolkit_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+type stepIn struct {
+	Mode  string `json:"mode" enum:"fast,slow"`
+	Level int    `json:"level,omitempty" minimum:"1" maximum:"10" default:"5"`
+}
+
+type planIn struct {
+	First stepIn   `json:"first"`
+	Later *stepIn  `json:"later,omitempty"`
+	Steps []stepIn `json:"steps,omitempty"`
+}
+
+// The default, enum, minimum and maximum tags of a nested struct's fields
+// (a struct field, a pointer to one, a slice of them) reach the schema the
+// model sees, are validated, and the defaults reach the tool, as they do for
+// top-level fields; they were silently dropped.
+func TestNestedStructTags(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("plan", "Plan.", func(ctx context.Context, in planIn) (string, error) {
+		s := fmt.Sprintf("%s/%d", in.First.Mode, in.First.Level)
+		if in.Later != nil {
+			s += fmt.Sprintf(" %s/%d", in.Later.Mode, in.Later.Level)
+		}
+		for _, st := range in.Steps {
+			s += fmt.Sprintf(" %s/%d", st.Mode, st.Level)
+		}
+		return s, nil
+	}))
+	step := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"mode":  map[string]any{"type": "string", "enum": []any{"fast", "slow"}},
+			"level": map[string]any{"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
+		},
+		"required":             []any{"mode"},
+		"additionalProperties": false,
+	}
+	later := map[string]any{}
+	for k, v := range step {
+		later[k] = v
+	}
+	later["type"] = []any{"null", "object"}
+	s, _ := tk.Schema("plan")
+	jsonEqual(t, "parameters", s.Function.Parameters, map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"first": step,
+			"later": later,
+			"steps": map[string]any{"type": []any{"null", "array"}, "items": step},
+		},
+		"required":             []any{"first"},
+		"additionalProperties": false,
+	})
+
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "plan", Input: map[string]any{
+		"first": map[string]any{"mode": "fast"},
+		"later": map[string]any{"mode": "slow"},
+		"steps": []any{map[string]any{"mode": "slow", "level": 2}, map[string]any{"mode": "fast"}},
+	}})
+	if r.State != toolkit.StateSuccess || r.Text() != "fast/5 slow/5 slow/2 fast/5" {
+		t.Errorf("final = %s %q, want success %q", r.State, r.Text(), "fast/5 slow/5 slow/2 fast/5")
+	}
+	for _, in := range []map[string]any{
+		{"first": map[string]any{"mode": "warp"}},
+		{"first": map[string]any{"mode": "fast", "level": 11}},
+		{"first": map[string]any{"mode": "fast"}, "steps": []any{map[string]any{"mode": "fast", "level": 0}}},
+	} {
+		r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "2", Name: "plan", Input: in})
+		if r.Code != toolkit.CodeInvalidInput {
+			t.Errorf("input %v: final = %s %s %q, want invalid_input", in, r.State, r.Code, r.Text())
+		}
+	}
+}
