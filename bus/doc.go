@@ -17,6 +17,7 @@
 //		func(ctx context.Context, in struct{ Text string `json:"text"` }) (string, error) { return in.Text, nil }))
 //
 //	wnc, _ := srv.Connect()
+//	defer wnc.Close() // the connections stay yours: Stop and Close leave them open
 //	w, err := bus.Serve(wnc, tk, nil) // queue-subscribes tools.call.echo
 //	if err != nil {
 //		log.Fatal(err)
@@ -24,6 +25,7 @@
 //	defer w.Stop(context.Background())
 //
 //	cnc, _ := srv.Connect()
+//	defer cnc.Close()
 //	c, _ := bus.NewClient(cnc, nil)
 //	defer c.Close()
 //	for ev := range c.Call(ctx, toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "hi"}}) {
