@@ -1143,9 +1143,9 @@ func (c *Client) List(ctx context.Context, session string) (*wire.ListReply, err
 
 // SessionSchemas lists the tool schemas the session may see now across
 // the whole fleet, as *toolkit.Toolkit's SessionSchemas does for one
-// toolkit: reset_tools first (when any worker has groups), then the basic
-// group's and the active groups' tools, merged by name from every
-// worker's announcement (the client's Fleet), and narrowed by
+// toolkit: the skill viewer first, then reset_tools (when any worker has
+// groups), then the basic group's and the active groups' tools, merged by
+// name from every worker's announcement (the client's Fleet), and narrowed by
 // ClientOptions.Filter. The session's active groups are read as
 // ActiveGroups reads them. Workers that do not announce
 // (WorkerOptions.AnnounceInterval < 0) are not listed; List asks one

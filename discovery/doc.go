@@ -15,7 +15,7 @@
 //		fmt.Println(t.Name, t.Instances)
 //	}
 //	c := fleet.Catalog()
-//	schemas := c.Schemas(active) // reset_tools first, then basic and the active groups' tools
+//	schemas := c.Schemas(active) // the skill viewer, reset_tools, then basic and the active groups' tools
 //
 // bus.Serve announces its toolkit with an Announcer, and bus.Client lists
 // a session's tools through a Fleet it starts on first use. The wire

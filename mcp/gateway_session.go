@@ -64,7 +64,7 @@ type gatewaySession struct {
 
 // middleware answers tools/list in the session's order (the go-sdk's own
 // list is sorted by name; a model reads tools in the order given, and
-// reset_tools comes first), and sends a tools/call of a tool the session
+// the skill viewer and reset_tools come first), and sends a tools/call of a tool the session
 // does not list to the fleet anyway, so the model hears why in toolbus's
 // words (not_found, or group_inactive with what to do) rather than a
 // JSON-RPC "unknown tool".

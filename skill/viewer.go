@@ -13,7 +13,7 @@ import (
 )
 
 // ViewerName is the name of the built-in tool that returns a skill's body.
-const ViewerName = "Skill"
+const ViewerName = toolkit.SkillViewerName
 
 // ViewerDescription is the viewer tool's description (AgentScope 2.x).
 const ViewerDescription = "Retrieve a skill within the conversation. " +

@@ -21,21 +21,32 @@ type CatalogTool struct {
 	Schema FunctionSchema
 }
 
-// Schemas lists what a session with the given active groups sees:
-// reset_tools first when there are non-basic groups (its schema lists
-// every group with its description and whether it is active), then the
-// basic group's tools and the active groups' tools, in catalog order. The
-// schemas are copies the caller may change.
+// Schemas lists what a session with the given active groups sees, in
+// AgentScope 2.x's order: the skill viewer first (SkillViewerName, when
+// the catalog has it), then reset_tools when there are non-basic groups
+// (its schema lists every group with its description and whether it is
+// active), then the basic group's tools and the active groups' tools, in
+// catalog order. The schemas are copies the caller may change.
 func (c *Catalog) Schemas(active []string) []FunctionSchema {
 	out := make([]FunctionSchema, 0, len(c.Tools)+1)
+	visible := func(t *CatalogTool) bool {
+		return t.Group == BasicGroup || t.Group == "" || slices.Contains(active, t.Group)
+	}
+	add := func(t *CatalogTool) {
+		fs := t.Schema
+		fs.Function.Parameters = cloneJSON(fs.Function.Parameters).(map[string]any)
+		out = append(out, fs)
+	}
+	viewer := slices.IndexFunc(c.Tools, func(t CatalogTool) bool { return t.Schema.Function.Name == SkillViewerName })
+	if viewer >= 0 && visible(&c.Tools[viewer]) {
+		add(&c.Tools[viewer])
+	}
 	if len(c.Groups) > 0 {
 		out = append(out, MetaSchema(c.Groups, active))
 	}
-	for _, t := range c.Tools {
-		if t.Group == BasicGroup || t.Group == "" || slices.Contains(active, t.Group) {
-			fs := t.Schema
-			fs.Function.Parameters = cloneJSON(fs.Function.Parameters).(map[string]any)
-			out = append(out, fs)
+	for i := range c.Tools {
+		if i != viewer && visible(&c.Tools[i]) {
+			add(&c.Tools[i])
 		}
 	}
 	return out

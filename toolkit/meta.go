@@ -12,6 +12,11 @@ import (
 // active groups. It exists whenever the toolkit has non-basic groups.
 const MetaToolName = "reset_tools"
 
+// SkillViewerName is the name of the built-in tool that returns a skill's
+// body (package skill's viewer). AgentScope 2.x lists it first, before
+// reset_tools (Catalog.Schemas).
+const SkillViewerName = "Skill"
+
 // MetaToolDescription is reset_tools' description (AgentScope 2.x).
 const MetaToolDescription = "This tool allows you to reset your equipped tools based on your " +
 	"current task requirements. These tools are organized into different " +

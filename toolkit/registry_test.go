@@ -143,6 +143,22 @@ func TestGroups(t *testing.T) {
 	}
 }
 
+// TestSchemasSkillViewerFirst: as AgentScope 2.x lists them
+// (_get_available_tools), the skill viewer comes first, then reset_tools,
+// then the groups' tools in registration order, wherever the viewer was
+// registered.
+func TestSchemasSkillViewerFirst(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, writes("b1", nil))
+	mustAddGroup(t, tk, toolkit.Group{Name: "web", Description: "Web tools."})
+	mustAdd(t, tk, writes("w1", nil), toolkit.InGroup("web"))
+	mustAdd(t, tk, writes(toolkit.SkillViewerName, nil), toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill))
+	mustAdd(t, tk, writes("b2", nil))
+	if got, want := schemaNames(tk.Schemas([]string{"web"})), []string{"Skill", "reset_tools", "b1", "w1", "b2"}; !slices.Equal(got, want) {
+		t.Errorf("Schemas = %v, want %v", got, want)
+	}
+}
+
 func TestSchemas(t *testing.T) {
 	ctx := context.Background()
 	tk := newToolkit(t, nil)
