@@ -2,11 +2,13 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -271,5 +273,62 @@ func TestGraceZero(t *testing.T) {
 		if cfg.GracePeriod != want {
 			t.Errorf("%q: grace %v, want %v", yaml, cfg.GracePeriod, want)
 		}
+	}
+}
+
+// A config file that is not a regular file of reasonable size is refused
+// at once: a FIFO with no writer does not hang the worker, and /dev/zero
+// does not fill its memory.
+func TestLoadOddFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte("# "+strings.Repeat("x", config.MaxFileBytes)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{fifo, fifo + ": cannot read the config file: not a regular file (p---------)"},
+		{"/dev/zero", "/dev/zero: cannot read the config file: not a regular file (Dc---------)"},
+		{big, big + fmt.Sprintf(": cannot read the config file: %d bytes, over the limit of %d", config.MaxFileBytes+3, config.MaxFileBytes)},
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := config.Load(tc.path); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("%s: err = %v\nwant %s", tc.path, err, tc.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: Load still reading after 5s", tc.path)
+		}
+	}
+}
+
+// The files the config names (credentials, TLS, the embedded server's
+// config) must be regular files of reasonable size: /dev/zero as an nkey
+// seed passed --check-config and then filled the worker's memory.
+func TestNamedFilesRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "seed.nk")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(big, make([]byte, config.MaxFileBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "nats:\n  urls: [nats://x:4222]\n  nkey_seed: " + fifo + "\n  tls:\n    ca: " + big + "\n    cert: /dev/zero\n    key: /dev/zero\n"
+	_, err := config.Parse("w.yaml", []byte(yaml))
+	want := strings.Join([]string{
+		"w.yaml:3: nats.nkey_seed: " + fifo + " is not a regular file (p---------)",
+		"w.yaml:5: nats.tls.ca: " + big + fmt.Sprintf(" is %d bytes, over the limit of %d", config.MaxFileBytes+1, config.MaxFileBytes),
+		"w.yaml:6: nats.tls.cert: /dev/zero is not a regular file (Dc---------)",
+		"w.yaml:7: nats.tls.key: /dev/zero is not a regular file (Dc---------)",
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Fatalf("err =\n%v\nwant\n%s", err, want)
 	}
 }

@@ -108,6 +108,10 @@ func (k *checker) fileExists(path, file string) {
 		k.fail(path, "file %s cannot be used: %v", file, err)
 	case fi.IsDir():
 		k.fail(path, "%s is a directory, not a file", file)
+	case !fi.Mode().IsRegular():
+		k.fail(path, "%s is not a regular file (%v)", file, fi.Mode().Type())
+	case fi.Size() > MaxFileBytes:
+		k.fail(path, "%s is %d bytes, over the limit of %d", file, fi.Size(), MaxFileBytes)
 	}
 }
 
