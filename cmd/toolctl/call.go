@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nuid"
 
@@ -181,23 +182,49 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	return exitFor(final)
 }
 
+// maxInputBytes bounds a call's input as toolctl reads it: NATS carries
+// no message over 64 MiB (the most max_payload may be), so a larger input
+// could not be sent, and /dev/zero or a runaway pipe must not fill memory.
+const maxInputBytes = 64 << 20
+
 // readInput reads a call's input: a JSON object given inline, in a file
-// (@file) or on stdin (-).
+// (@file) or on stdin (-), of at most maxInputBytes.
 func readInput(arg string, stdin io.Reader) (map[string]any, error) {
 	src, data := "the input", []byte(arg)
 	switch {
 	case arg == "-":
 		var err error
-		if data, err = io.ReadAll(stdin); err != nil {
+		src = "the input on stdin"
+		if data, err = io.ReadAll(io.LimitReader(stdin, maxInputBytes+1)); err != nil {
 			return nil, fmt.Errorf("reading the input from stdin: %w", err)
 		}
-		src = "the input on stdin"
 	case strings.HasPrefix(arg, "@"):
-		var err error
-		if data, err = os.ReadFile(arg[1:]); err != nil {
+		src = "the input in " + arg[1:]
+		f, err := os.Open(arg[1:])
+		if err != nil {
 			return nil, fmt.Errorf("reading the input: %w", err)
 		}
-		src = "the input in " + arg[1:]
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > maxInputBytes {
+			return nil, fmt.Errorf("%s is %d bytes, over the %d a call's input may be", src, st.Size(), maxInputBytes)
+		}
+		if data, err = io.ReadAll(io.LimitReader(f, maxInputBytes+1)); err != nil {
+			return nil, fmt.Errorf("reading the input: %w", err)
+		}
+	}
+	if len(data) > maxInputBytes {
+		return nil, fmt.Errorf("%s is over the %d bytes a call's input may be", src, maxInputBytes)
+	}
+	if !utf8.Valid(data) {
+		at := 0
+		for rest := data; len(rest) > 0; {
+			r, n := utf8.DecodeRune(rest)
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			at, rest = at+n, rest[n:]
+		}
+		return nil, fmt.Errorf("%s is not valid UTF-8 (at byte offset %d): JSON is UTF-8, and a byte that is not would be changed, not sent", src, at)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var v any

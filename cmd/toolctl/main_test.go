@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -54,6 +55,14 @@ func TestReadInput(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"n": 2}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A file over the limit is refused before it is read.
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, maxInputBytes+2); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		arg, stdin string
 		want       map[string]any
@@ -74,6 +83,11 @@ func TestReadInput(t *testing.T) {
 		{arg: `"hi"`, err: "got a string"},
 		{arg: `null`, err: "got null"},
 		{arg: `3`, err: "got a number"},
+		{arg: "-", stdin: "{\"text\":\"a\xffb\"}", err: "the input on stdin is not valid UTF-8 (at byte offset 10): JSON is UTF-8"},
+		{arg: "{\"text\":\"\xc3\"}", err: "the input is not valid UTF-8 (at byte offset 9): JSON is UTF-8"},
+		{arg: "@" + big, err: fmt.Sprintf("the input in %s is %d bytes, over the %d a call's input may be", big, maxInputBytes+2, maxInputBytes)},
+		{arg: "@/dev/zero", err: fmt.Sprintf("the input in /dev/zero is over the %d bytes a call's input may be", maxInputBytes)},
+		{arg: "-", stdin: strings.Repeat(" ", maxInputBytes+1), err: fmt.Sprintf("the input on stdin is over the %d bytes a call's input may be", maxInputBytes)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.arg, func(t *testing.T) {
