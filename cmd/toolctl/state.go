@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -28,29 +29,26 @@ func (o *stateOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.session, "session", "", "the `session` (required)")
 }
 
+// maxStateBytes bounds the state state import reads.
+const maxStateBytes = 1 << 20
+
 func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || o.session == "" {
 		return e.usagef("toolctl state export --session S, or toolctl state import --session S [FILE|-]")
 	}
-	c, err := e.bus()
-	if err != nil {
-		return exitCode(err)
+	if args[0] != "export" && args[0] != "import" {
+		return e.usagef("unknown state command %q: export or import", args[0])
 	}
-	switch args[0] {
-	case "export":
-		if len(args) > 1 {
-			return e.usagef("state export takes no more arguments")
-		}
-		st, err := c.ExportState(ctx, o.session)
-		if err != nil {
-			fmt.Fprintln(e.stderr, "toolctl:", err)
-			return exitError
-		}
-		return e.printJSON(st)
-	case "import":
-		if len(args) > 2 {
-			return e.usagef("state import takes one file (or - for stdin)")
-		}
+	if args[0] == "export" && len(args) > 1 {
+		return e.usagef("state export takes no more arguments")
+	}
+	if args[0] == "import" && len(args) > 2 {
+		return e.usagef("state import takes one file (or - for stdin)")
+	}
+	// The state to import is read and checked before connecting: a bad
+	// one sends nothing.
+	var st toolkit.SessionState
+	if args[0] == "import" {
 		var r io.Reader = e.stdin
 		if len(args) == 2 && args[1] != "-" {
 			f, err := os.Open(args[1])
@@ -60,12 +58,35 @@ func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
 			defer f.Close()
 			r = f
 		}
-		var st toolkit.SessionState
-		dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+		data, err := io.ReadAll(io.LimitReader(r, maxStateBytes+1))
+		if err != nil {
+			return e.usagef("reading the state: %v", err)
+		}
+		if len(data) > maxStateBytes {
+			return e.usagef("the state is over the %d bytes a state may be", maxStateBytes)
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&st); err != nil {
 			return e.usagef("the state is not {\"active_groups\": [...]}: %v", err)
 		}
+		if dec.More() {
+			return e.usagef("the state has more than one JSON value; give one {\"active_groups\": [...]}")
+		}
+	}
+	c, err := e.bus()
+	if err != nil {
+		return exitCode(err)
+	}
+	switch args[0] {
+	case "export":
+		st, err := c.ExportState(ctx, o.session)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		return e.printJSON(st)
+	case "import":
 		rev, err := c.ImportState(ctx, o.session, st)
 		if toolkit.CodeOf(err) == toolkit.CodeNotFound { // the workers answer, and none serves reset_tools
 			fmt.Fprintln(e.stderr, noGroupsToSet)

@@ -244,4 +244,23 @@ func TestSessionStateThroughToolctl(t *testing.T) {
 	if _, se, code := toolctl(t, w.url, "state", "import", "--session", "s1", file); code == 0 || !strings.Contains(se, "nope") {
 		t.Fatalf("import of an unknown group: exit %d %s", code, se)
 	}
+
+	// Bad state files are refused with exit 2 and import nothing: one
+	// with more after its JSON value (it was imported, the rest ignored),
+	// and one over the limit (it said "unexpected EOF").
+	mustWrite(t, file, `{"active_groups": []} {"active_groups": ["research"]}`)
+	if _, se, code := toolctl(t, w.url, "state", "import", "--session", "s1", file); code != 2 || !strings.Contains(se, "more than one JSON value") {
+		t.Errorf("import of two values: exit %d %s", code, se)
+	}
+	mustWrite(t, file, `{"active_groups": [`+strings.Repeat(`"research",`, 1<<17)+`"research"]}`)
+	if _, se, code := toolctl(t, w.url, "state", "import", "--session", "s1", file); code != 2 || !strings.Contains(se, "over the 1048576 bytes a state may be") {
+		t.Errorf("import of a state over 1 MiB: exit %d %s", code, se)
+	}
+	// Nothing was sent: a bad file is refused before NATS is reached.
+	if _, se, code := toolctl(t, "nats://127.0.0.1:1", "state", "import", "--session", "s1", file); code != 2 {
+		t.Errorf("import of a bad file with no server: exit %d %s", code, se)
+	}
+	if got := export(); got != "research" {
+		t.Fatalf("export after the refused imports: %q", got)
+	}
 }
