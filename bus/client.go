@@ -225,7 +225,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("bus: invalid KV bucket name %q: must match [A-Za-z0-9_-]+", o.GroupsBucket)
 	}
 	if o.Identity != "" && !wire.ValidIdentity(o.Identity) {
-		return nil, fmt.Errorf("bus: invalid identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", o.Identity, wire.MaxCallIDLen)
+		return nil, fmt.Errorf("bus: invalid identity %s: it must be 1-%d characters of [A-Za-z0-9_-]", wire.Quote(o.Identity), wire.MaxCallIDLen)
 	}
 	// Workers reply only under wire.Inbox(identity): an identity's inbox
 	// is there whatever the connection's inbox prefix; an anonymous one
@@ -364,7 +364,7 @@ func (c *Client) Cancel(callID string) error {
 
 func (c *Client) cancel(callID, reason string) error {
 	if !wire.ValidCallID(callID) {
-		return fmt.Errorf("bus: invalid call id %q", callID)
+		return fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
 	}
 	return c.nc.Publish(wire.CancelSubject(c.opts.Identity, callID), []byte(reason))
 }
@@ -676,7 +676,7 @@ func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 // reached no one: a lost worker).
 func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable, cancelled *bool) *toolkit.Response {
 	if !wire.ValidCallID(call.ID) {
-		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", call.ID, wire.MaxCallIDLen))
+		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(call.ID), wire.MaxCallIDLen))
 	}
 	if !toolkit.ValidName(call.Name) {
 		return notFound(call)
@@ -1159,12 +1159,12 @@ func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision
 	cat := f.Catalog()
 	active, _, err := toolkit.LoadActive(ctx, state, cat.Groups, toolkit.SessionScope(c.opts.Identity, session), max(minRevision, c.Revision(session)))
 	if err != nil {
-		return nil, fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
+		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
 	schemas := cat.Schemas(active)
 	if c.opts.Filter != nil {
 		if schemas, err = c.opts.Filter(ctx, f, toolkit.SessionScope(c.opts.Identity, session), schemas); err != nil {
-			return nil, fmt.Errorf("bus: listing the tools of session %q: %w", session, err)
+			return nil, fmt.Errorf("bus: listing the tools of session %s: %w", wire.Quote(session), err)
 		}
 	}
 	return schemas, nil
@@ -1176,13 +1176,17 @@ func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision
 // while the bucket does not exist no session has stored state, and a
 // session without state has the groups the fleet announces active.
 func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision uint64) ([]string, error) {
+	scope := toolkit.SessionScope(c.opts.Identity, session)
+	if _, err := wire.SessionKey(scope); err != nil { // refused whether or not the bucket exists yet
+		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
+	}
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return nil, err
 	}
-	active, _, err := toolkit.LoadActive(ctx, state, f.Groups(), toolkit.SessionScope(c.opts.Identity, session), max(minRevision, c.Revision(session)))
+	active, _, err := toolkit.LoadActive(ctx, state, f.Groups(), scope, max(minRevision, c.Revision(session)))
 	if err != nil {
-		return nil, fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
+		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
 	return active, nil
 }
@@ -1213,7 +1217,7 @@ func (c *Client) ImportState(ctx context.Context, session string, st toolkit.Ses
 	}
 	r := c.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: session, Input: in})
 	if r.State != toolkit.StateSuccess {
-		return 0, fmt.Errorf("bus: importing the state of session %q: %w (%s)", session, toolkit.NewError(r.Code, r.Text()), r.Code)
+		return 0, fmt.Errorf("bus: importing the state of session %s: %w (%s)", wire.Quote(session), toolkit.NewError(r.Code, r.Text()), r.Code)
 	}
 	rev, _ := asUint64(r.Metadata[toolkit.MetaGroupsRevision])
 	return rev, nil
@@ -1230,7 +1234,7 @@ func (c *Client) Instructions(ctx context.Context, session string) (string, erro
 	groups := f.Groups()
 	active, _, err := toolkit.LoadActive(ctx, state, groups, toolkit.SessionScope(c.opts.Identity, session), c.Revision(session))
 	if err != nil {
-		return "", fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
+		return "", fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
 	return toolkit.ActivatedInstructions(groups, active), nil
 }

@@ -170,7 +170,7 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 	}
 	val, err := json.Marshal(groups)
 	if err != nil {
-		return 0, fmt.Errorf("bus: encoding groups of session %q: %w", session, err)
+		return 0, fmt.Errorf("bus: encoding groups of session %s: %w", wire.Quote(session), err)
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -193,10 +193,10 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		// ErrKeyExists: created concurrently (or the read was stale);
 		// ErrKeyRevisionMismatch: updated concurrently. Read again.
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
-			return 0, fmt.Errorf("bus: storing groups of session %q: %w", session, err)
+			return 0, fmt.Errorf("bus: storing groups of session %s: %w", wire.Quote(session), err)
 		}
 		if serr := kv.Sleep(ctx, wait); serr != nil {
-			return 0, fmt.Errorf("bus: storing groups of session %q: %w (last error: %v)", session, serr, err)
+			return 0, fmt.Errorf("bus: storing groups of session %s: %w (last error: %v)", wire.Quote(session), serr, err)
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
@@ -236,20 +236,20 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 			}
 			groups, err := decodeGroups(r.val)
 			if err != nil {
-				return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: bad value at revision %d: %w", session, r.rev, err)
+				return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: bad value at revision %d: %w", wire.Quote(session), r.rev, err)
 			}
 			return groups, r.rev, true, nil
 		case err == nil:
 			seen = max(seen, r.rev)
 		case ctx.Err() == nil && !kv.Transient(err):
-			return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: %w", session, err)
+			return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: %w", wire.Quote(session), err)
 		}
 		if serr := kv.Sleep(ctx, wait); serr != nil || ctx.Err() != nil {
 			if minRevision > 0 {
-				return nil, 0, false, fmt.Errorf("%w: session %q: revision %d not reached (latest seen %d): %v",
-					ErrStaleGroupState, session, minRevision, seen, context.Cause(ctx))
+				return nil, 0, false, fmt.Errorf("%w: session %s: revision %d not reached (latest seen %d): %v",
+					ErrStaleGroupState, wire.Quote(session), minRevision, seen, context.Cause(ctx))
 			}
-			return nil, 0, false, fmt.Errorf("bus: loading groups of session %q: %w (last error: %v)", session, context.Cause(ctx), err)
+			return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: %w (last error: %v)", wire.Quote(session), context.Cause(ctx), err)
 		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
@@ -263,12 +263,12 @@ func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 		return 0, err
 	}
 	if err := s.kv.Delete(ctx, key); err != nil {
-		return 0, fmt.Errorf("bus: deleting groups of session %q: %w", session, err)
+		return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
 	}
 	// Delete does not return the marker's revision; the leader knows it.
 	r, err := s.leaderGet(ctx, key)
 	if err != nil {
-		return 0, fmt.Errorf("bus: deleting groups of session %q: %w", session, err)
+		return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
 	}
 	return r.rev, nil
 }

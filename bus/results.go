@@ -103,7 +103,7 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 // has not ended, or its TTL passed) gets a not_found final saying so.
 func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 	if !wire.ValidCallID(id) {
-		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", id, wire.MaxCallIDLen))
+		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(id), wire.MaxCallIDLen))
 	}
 	r, ok, err := c.lookup(ctx, id, true)
 	switch {

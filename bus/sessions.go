@@ -345,7 +345,7 @@ func (c *Client) Sessions(ctx context.Context) ([]SessionPin, error) {
 		identity, session := toolkit.SplitScope(scope)
 		p := SessionPin{Identity: identity, Session: session, Worker: string(e.Value()), Since: e.Created()}
 		if p.Groups, _, err = toolkit.LoadActive(ctx, state, f.Groups(), scope, 0); err != nil {
-			return nil, fmt.Errorf("bus: reading the groups of session %q: %w", session, err)
+			return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 		}
 		pins = append(pins, p)
 	}

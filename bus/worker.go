@@ -657,15 +657,15 @@ func (w *Worker) accept(in *incoming) *sender {
 		w.badRequest(in, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
 		return nil
 	case !wire.ValidCallID(req.ID):
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.ID, wire.MaxCallIDLen))
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.ID), wire.MaxCallIDLen))
 		return nil
 	case identity != "" && !wire.ValidIdentity(identity):
 		// A subject token may hold what an identity may not ("a/b"): the
 		// identity names directories and keys further on.
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the caller identity %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", identity, wire.MaxCallIDLen))
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the caller identity %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(identity), wire.MaxCallIDLen))
 		return nil
 	case req.Key != "" && !wire.ValidCallID(req.Key):
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %q is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", req.Key, wire.MaxCallIDLen))
+		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.Key), wire.MaxCallIDLen))
 		return nil
 	case req.Name != "" && req.Name != name:
 		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))

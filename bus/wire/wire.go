@@ -1,6 +1,10 @@
 package wire
 
-import "github.com/toolbus/toolbus/toolkit"
+import (
+	"strconv"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
 
 // The wire contract, version 1: every subject, header, bucket name,
 // content type and metadata key that crosses NATS. subjects.md describes
@@ -352,4 +356,14 @@ func HeadersSubject(instance string) string {
 // of [A-Za-z0-9_-], at most MaxCallIDLen bytes.
 func ValidCallID(id string) bool {
 	return len(id) <= MaxCallIDLen && toolkit.ValidName(id)
+}
+
+// Quote quotes a name a caller gave (a call id, identity, key or
+// session) for an error message, cut after MaxCallIDLen bytes: an invalid
+// one may be as long as a message, and its error need not be.
+func Quote(s string) string {
+	if len(s) <= MaxCallIDLen {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:MaxCallIDLen]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }

@@ -304,7 +304,7 @@ func (e *env) usagef(format string, args ...any) int {
 
 // badCallID refuses a call id before anything is sent.
 func (e *env) badCallID(id string) int {
-	return e.usagef("invalid call id %q: call ids are 1-%d letters, digits, '_' and '-'", id, wire.MaxCallIDLen)
+	return e.usagef("invalid call id %s: call ids are 1-%d letters, digits, '_' and '-'", wire.Quote(id), wire.MaxCallIDLen)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
