@@ -68,7 +68,9 @@
 //	image, audio                  → data block (base64) with its media type
 //	embedded resource, text       → text block: {"uri", "mimeType", "text"} as indented JSON
 //	embedded resource, blob       → data block named by the resource URI
-//	resource link                 → text block "[resource link] URI (name; title; type; size)"
+//	resource link                 → text block "[resource link] URI (name: …; title: …;
+//	                                description: …; type: …; size: N bytes)", each part
+//	                                only when the link has it
 //	structuredContent             → metadata "structured_content", and its
 //	                                JSON as a text block when there is no content
 //	                                (the model reads content, not metadata)
