@@ -491,6 +491,39 @@ func SchemaFor[T any]() (map[string]any, error) {
 
 // schemaFor is SchemaFor with the schema's declaration order (the fields'
 // order, see order.go).
+// openSchemas writes the schema that takes any value (a json.RawMessage
+// field's, typeSchemas) as {}, not as the JSON Schema `true` jsonschema-go
+// writes, which a model's function schema may not accept.
+func openSchemas(schema map[string]any) {
+	if props, ok := schema["properties"].(map[string]any); ok {
+		for k, v := range props {
+			switch v := v.(type) {
+			case bool:
+				if v {
+					props[k] = map[string]any{}
+				}
+			case map[string]any:
+				openSchemas(v)
+			}
+		}
+	}
+	switch v := schema["items"].(type) {
+	case bool:
+		if v {
+			schema["items"] = map[string]any{}
+		}
+	case map[string]any:
+		openSchemas(v)
+	}
+}
+
+// typeSchemas are the schemas of types jsonschema-go gets wrong for a
+// tool's input: a json.RawMessage field takes any JSON value (a
+// free-form argument), not an array of bytes.
+var typeSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[json.RawMessage](): {},
+}
+
 func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	for rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
@@ -498,7 +531,7 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	if rt.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("toolkit: tool input type %v is not a struct", rt)
 	}
-	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{})
+	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
 	if err != nil {
 		return nil, nil, fmt.Errorf("toolkit: inferring the schema of %v: %w", rt, err)
 	}
@@ -518,6 +551,7 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 		return nil, nil, err
 	}
 	StripTitles(m)
+	openSchemas(m)
 	if m["properties"] == nil {
 		m["properties"] = map[string]any{}
 	}
