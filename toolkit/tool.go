@@ -289,9 +289,9 @@ func ValidName(name string) bool {
 // tags describe them, `default`, `enum`, `minimum` and `maximum` tags add
 // those keywords (see applyTags; also on the fields of a nested struct, a
 // pointer to one or a slice of them), fields without omitempty/omitzero and
-// without a `default` tag are required; titles are stripped). An absent
-// field with a default is given its default before the function runs. The
-// return value becomes
+// without a `default` tag are required; a json.RawMessage field takes any
+// JSON value; titles are stripped). An absent field with a default is
+// given its default before the function runs. The return value becomes
 // one text chunk: a string as is, a Chunk as given, anything else as JSON.
 func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
 	return Stream(name, description, func(ctx context.Context, in In, w Writer) error {
