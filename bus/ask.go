@@ -96,22 +96,21 @@ func (w *Worker) onAnswer(m *nats.Msg) {
 
 // Asker answers a tool's request (toolkit.Ask) on the caller's side:
 // method and params as MCP has them; the result goes back to the tool.
-type Asker func(ctx context.Context, method string, params any) (any, error)
-
-type askerKey struct{}
+type Asker = toolkit.AskFunc
 
 // WithAsker returns ctx with an Asker for the calls made with it: it
 // answers their tools' requests instead of ClientOptions.Asker (the MCP
 // gateway relays each call's requests to its own MCP session this way).
+// It is toolkit.WithAsker: the same context answers in process too.
 func WithAsker(ctx context.Context, a Asker) context.Context {
-	return context.WithValue(ctx, askerKey{}, a)
+	return toolkit.WithAsker(ctx, a)
 }
 
 // answer runs the caller's handler for a tool's request and publishes the
 // answer; it runs on a goroutine of its own, so the call's other frames
 // go on being read.
 func (c *Client) answer(ctx context.Context, ask *wire.Ask) {
-	a, _ := ctx.Value(askerKey{}).(Asker)
+	a := toolkit.AskerFrom(ctx)
 	if a == nil {
 		a = c.opts.Asker
 	}

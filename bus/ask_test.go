@@ -61,8 +61,20 @@ func TestAskTheCaller(t *testing.T) {
 	if r := plain.Invoke(ctxT(t), toolkit.ToolCall{Name: "greet"}); !strings.Contains(r.Text(), "cannot answer elicitation/create requests") {
 		t.Fatalf("without an asker: %+v", r)
 	}
-	// In process, nobody to ask.
+	// In process, nobody to ask without an asker; the context that
+	// answers through the bus answers in process too.
 	if r := tk.Invoke(ctxT(t), toolkit.ToolCall{ID: "x", Name: "greet"}); !strings.Contains(r.Text(), toolkit.ErrCannotAsk.Error()) {
 		t.Fatalf("in process: %+v", r)
+	}
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "y", Name: "greet"}); !strings.Contains(r.Text(), "declined by policy") {
+		t.Fatalf("in process with the per-call asker: %+v", r)
+	}
+	ctx = toolkit.WithAsker(ctxT(t), func(ctx context.Context, method string, params any) (any, error) {
+		return map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}}, nil
+	})
+	for name, caller := range map[string]toolkit.Caller{"in process": tk, "through the bus": plain} {
+		if r := caller.Invoke(ctx, toolkit.ToolCall{Name: "greet"}); r.Text() != "accept, Grace" {
+			t.Errorf("%s with toolkit.WithAsker: %+v", name, r)
+		}
 	}
 }

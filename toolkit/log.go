@@ -64,11 +64,36 @@ type Asker interface {
 
 // Ask puts an MCP server→client request (MethodElicit, MethodSample) to
 // the call's caller through w and returns its result (MCP's JSON shape, as
-// maps and slices), ErrCannotAsk when w cannot carry it, or the caller's
-// error.
+// maps and slices), or the caller's error. A transport's writer carries it
+// to the caller (the bus, the MCP gateway); in process, the AskFunc the
+// caller's context holds (WithAsker) answers; without either Ask returns
+// ErrCannotAsk.
 func Ask(ctx context.Context, w Writer, method string, params any) (any, error) {
 	if a, ok := w.(Asker); ok {
 		return a.Ask(ctx, method, params)
 	}
+	if a := AskerFrom(ctx); a != nil {
+		return a(ctx, method, params)
+	}
 	return nil, ErrCannotAsk
+}
+
+// AskFunc answers a tool's request (Ask) on the caller's side: method and
+// params as MCP has them; the result goes back to the tool.
+type AskFunc func(ctx context.Context, method string, params any) (any, error)
+
+type askerKey struct{}
+
+// WithAsker returns ctx with a, which answers the requests (Ask) of the
+// tools of the calls made with it: in process (Toolkit.Call, Invoke) and
+// through the bus (bus.Client, whose ClientOptions.Asker it overrides), so
+// one context serves a caller either way.
+func WithAsker(ctx context.Context, a AskFunc) context.Context {
+	return context.WithValue(ctx, askerKey{}, a)
+}
+
+// AskerFrom returns the AskFunc WithAsker put in ctx, or nil.
+func AskerFrom(ctx context.Context) AskFunc {
+	a, _ := ctx.Value(askerKey{}).(AskFunc)
+	return a
 }
