@@ -516,7 +516,7 @@ func callArguments(raw any) (map[string]any, error) {
 	if m == nil {
 		m = map[string]any{}
 	}
-	return m, nil
+	return toolkit.ExactIntegers(b, m), nil
 }
 
 // request notes an HTTP request of the session until the returned func

@@ -688,6 +688,7 @@ func TestCallArguments(t *testing.T) {
 		{json.RawMessage(nil), map[string]any{}, false},
 		{json.RawMessage(`null`), map[string]any{}, false},
 		{json.RawMessage(`{"a":1}`), map[string]any{"a": float64(1)}, false},
+		{json.RawMessage(`{"id":9007199254740993}`), map[string]any{"id": int64(9007199254740993)}, false}, // exact, as the model sent it
 		{map[string]any{"b": "x"}, map[string]any{"b": "x"}, false},
 		{json.RawMessage(`[1,2]`), nil, true},
 		{json.RawMessage(`"text"`), nil, true},

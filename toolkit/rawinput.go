@@ -31,7 +31,7 @@ func ParseRawInput(raw string) (map[string]any, error) {
 	var msg string
 	if err := json.Unmarshal([]byte(raw), &v); err == nil {
 		if m, ok := v.(map[string]any); ok {
-			return m, nil
+			return ExactIntegers([]byte(raw), m), nil
 		}
 		msg = fmt.Sprintf("Error: Your argument string is decoded into a %s object, but a dict object is expected!", pyType(v))
 	} else {
@@ -40,7 +40,7 @@ func ParseRawInput(raw string) (map[string]any, error) {
 	if repaired, ok := repairJSON(raw); ok {
 		var m map[string]any
 		if json.Unmarshal(repaired, &m) == nil && m != nil {
-			return m, nil
+			return ExactIntegers(repaired, m), nil
 		}
 	}
 	shown, hint := raw, ""
@@ -51,6 +51,55 @@ func ParseRawInput(raw string) (map[string]any, error) {
 	return nil, errors.New("<system-reminder>" + msg + "\n\nYour argument string is decoded by the following code snippet" + hint +
 		":\n```python\nimport json\n\nyour_tool_arguments = " + pyRepr(shown) + "\njson.loads(your_tool_arguments)\n```\n\n" +
 		"**You should recorrect the arguments in JSON format.**</system-reminder>")
+}
+
+// ExactIntegers returns m, which json.Unmarshal decoded from data, with
+// every integer beyond float64's exact range (±2^53) that fits an int64
+// as that int64, as Python's json.loads keeps it: an id a model copies
+// reaches the tool whole. Other numbers stay float64. Only data with a
+// run of 16 digits can hold one, so most arguments are not decoded again.
+// ParseRawInput, the MCP gateway and toolctl decode arguments with it.
+func ExactIntegers(data []byte, m map[string]any) map[string]any {
+	run := 0
+	for _, b := range data {
+		if run = run + 1; b < '0' || b > '9' {
+			run = 0
+		} else if run >= 16 {
+			break
+		}
+	}
+	if run < 16 {
+		return m
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var exact map[string]any
+	if d.Decode(&exact) != nil {
+		return m
+	}
+	return withExactIntegers(exact).(map[string]any)
+}
+
+// withExactIntegers turns the json.Numbers in v into int64 (beyond ±2^53)
+// or float64, in place.
+func withExactIntegers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = withExactIntegers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = withExactIntegers(e)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil && (i > 1<<53 || i < -(1<<53)) {
+			return i
+		}
+		f, _ := x.Float64() // it decoded as a float64 before
+		return f
+	}
+	return v
 }
 
 // cutRunes is the first (or last) n bytes of s, kept on rune boundaries.

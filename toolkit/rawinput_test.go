@@ -3,6 +3,7 @@ package toolkit_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,4 +104,35 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRawArgumentsKeepBigIntegers: an integer beyond float64's exact range
+// (an id a model copies) reaches the tool whole, as Python's json.loads
+// keeps it; it came as the nearest float64 (…993 as …992).
+func TestRawArgumentsKeepBigIntegers(t *testing.T) {
+	type getIn struct {
+		ID    int64   `json:"id"`
+		Ratio float64 `json:"ratio,omitempty"`
+	}
+	tk := toolkit.New(nil)
+	if err := tk.Add(toolkit.Func("get", "Get.", func(ctx context.Context, in getIn) (string, error) {
+		return strconv.FormatInt(in.ID, 10) + " " + strconv.FormatFloat(in.Ratio, 'g', -1, 64), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{`{"id": 9007199254740993, "ratio": 0.5}`, `{id: 9007199254740993, ratio: 0.5,}`} {
+		if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "get", RawInput: raw}); r.Text() != "9007199254740993 0.5" {
+			t.Errorf("RawInput %s: %s %q", raw, r.State, r.Text())
+		}
+	}
+	in, err := toolkit.ParseRawInput(`{"l": [-9223372036854775807, 12, 1e3], "big": 123456789012345678901234567890}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := in["l"].([]any); l[0] != int64(-9223372036854775807) || l[1] != float64(12) || l[2] != float64(1000) {
+		t.Errorf("l = %#v: want the big integer exact, the others float64 as before", l)
+	}
+	if _, ok := in["big"].(float64); !ok {
+		t.Errorf("an integer beyond int64 = %#v, want float64", in["big"])
+	}
 }

@@ -241,7 +241,7 @@ func readInput(arg string, stdin io.Reader) (map[string]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s must be a JSON object of arguments such as '{\"text\":\"hi\"}', got %s", src, jsonKind(v))
 	}
-	return obj, nil
+	return toolkit.ExactIntegers(data, obj), nil
 }
 
 // jsonHint helps with a JSON syntax error: where it is in a file or on

@@ -72,6 +72,7 @@ func TestReadInput(t *testing.T) {
 		{arg: " {} ", want: map[string]any{}},
 		{arg: "-", stdin: `{"a":[1,true]}`, want: map[string]any{"a": []any{1.0, true}}},
 		{arg: "@" + file, want: map[string]any{"n": 2.0}},
+		{arg: `{"id":9007199254740993,"r":0.5}`, want: map[string]any{"id": int64(9007199254740993), "r": 0.5}}, // exact, not the nearest float64
 		{arg: "@" + file + ".missing", err: "reading the input: open"},
 		{arg: "-", stdin: "", err: "the input on stdin is empty"},
 		{arg: "", err: "the input is empty"},
