@@ -80,3 +80,27 @@ func TestNestedStructTags(t *testing.T) {
 		}
 	}
 }
+
+// A default inside an array of arrays of structs is filled in, as its
+// schema advertises: the tool got Go's zero value.
+func TestNestedDefaultInArrayOfArrays(t *testing.T) {
+	type in struct {
+		Grid [][]stepIn `json:"grid"`
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("grid", "Grid.", func(ctx context.Context, in in) (string, error) {
+		s := ""
+		for _, row := range in.Grid {
+			for _, st := range row {
+				s += fmt.Sprintf(" %s/%d", st.Mode, st.Level)
+			}
+		}
+		return s, nil
+	}))
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "grid", Input: map[string]any{
+		"grid": []any{[]any{map[string]any{"mode": "fast"}, map[string]any{"mode": "slow", "level": 2}}},
+	}})
+	if r.State != toolkit.StateSuccess || r.Text() != " fast/5 slow/2" {
+		t.Errorf("final = %s %q, want success %q", r.State, r.Text(), " fast/5 slow/2")
+	}
+}

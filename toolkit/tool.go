@@ -335,18 +335,25 @@ func Stream[In any](name, description string, fn func(ctx context.Context, in In
 }
 
 // defaults are the defaults of an object schema's properties, and those of
-// the objects nested in them (an object property's own properties, an array
-// property's items'), for withDefaults.
+// the values nested in them (an object property's own properties, an array
+// property's items', at any depth), for withDefaults.
 type defaults struct {
 	values map[string]any
 	nested map[string]*defaults
+	items  *defaults // an array's elements'
 }
 
 // schemaDefaults collects the "default" of each property of schema, at any
-// depth; nil when there is none.
+// depth, and those of its items when it is an array; nil when there is
+// none.
 func schemaDefaults(schema map[string]any) *defaults {
-	props, _ := schema["properties"].(map[string]any)
 	var out *defaults
+	if items, ok := schema["items"].(map[string]any); ok {
+		if sub := schemaDefaults(items); sub != nil {
+			out = &defaults{items: sub}
+		}
+	}
+	props, _ := schema["properties"].(map[string]any)
 	for name, p := range props {
 		m, ok := p.(map[string]any)
 		if !ok {
@@ -361,11 +368,7 @@ func schemaDefaults(schema map[string]any) *defaults {
 			}
 			out.values[name] = d
 		}
-		sub := schemaDefaults(m)
-		if items, ok := m["items"].(map[string]any); ok && sub == nil {
-			sub = schemaDefaults(items)
-		}
-		if sub != nil {
+		if sub := schemaDefaults(m); sub != nil {
 			if out == nil {
 				out = &defaults{}
 			}
@@ -407,31 +410,40 @@ func filled(input map[string]any, d *defaults) map[string]any {
 		}
 	}
 	for k, sub := range d.nested {
-		switch x := input[k].(type) {
-		case map[string]any:
-			if y := filled(x, sub); y != nil {
-				set(k, y)
-			}
-		case []any:
-			var items []any
-			for i, e := range x {
-				m, ok := e.(map[string]any)
-				if !ok {
-					continue
-				}
-				if y := filled(m, sub); y != nil {
-					if items == nil {
-						items = slices.Clone(x)
-					}
-					items[i] = y
-				}
-			}
-			if items != nil {
-				set(k, items)
-			}
+		if y := filledValue(input[k], sub); y != nil {
+			set(k, y)
 		}
 	}
 	return out
+}
+
+// filledValue is filled for a nested value: an object, or an array whose
+// elements (objects, or arrays of them) get the items' defaults; nil when
+// no default is missing.
+func filledValue(v any, d *defaults) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if y := filled(x, d); y != nil {
+			return y
+		}
+	case []any:
+		if d.items == nil {
+			return nil
+		}
+		var items []any
+		for i, e := range x {
+			if y := filledValue(e, d.items); y != nil {
+				if items == nil {
+					items = slices.Clone(x)
+				}
+				items[i] = y
+			}
+		}
+		if items != nil {
+			return items
+		}
+	}
+	return nil
 }
 
 // Raw builds a tool from a handler and a schema that comes from elsewhere
