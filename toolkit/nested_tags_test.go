@@ -104,3 +104,39 @@ func TestNestedDefaultInArrayOfArrays(t *testing.T) {
 		t.Errorf("final = %s %q, want success %q", r.State, r.Text(), " fast/5 slow/2")
 	}
 }
+
+// The tags of a struct held as a map's values reach the schema (as
+// additionalProperties), are validated, and its defaults reach the tool:
+// they were dropped as they were for nested structs.
+func TestNestedStructTagsInMap(t *testing.T) {
+	type in struct {
+		Steps map[string]stepIn `json:"steps"`
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("steps", "Steps.", func(ctx context.Context, in in) (string, error) {
+		return fmt.Sprintf("%s/%d", in.Steps["a"].Mode, in.Steps["a"].Level), nil
+	}))
+	s, _ := tk.Schema("steps")
+	value := s.Function.Parameters["properties"].(map[string]any)["steps"].(map[string]any)["additionalProperties"]
+	jsonEqual(t, "map value schema", value, map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"mode":  map[string]any{"type": "string", "enum": []any{"fast", "slow"}},
+			"level": map[string]any{"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
+		},
+		"required":             []any{"mode"},
+		"additionalProperties": false,
+	})
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "steps", Input: map[string]any{
+		"steps": map[string]any{"a": map[string]any{"mode": "fast"}},
+	}})
+	if r.State != toolkit.StateSuccess || r.Text() != "fast/5" {
+		t.Errorf("final = %s %q, want success %q", r.State, r.Text(), "fast/5")
+	}
+	r = tk.Invoke(context.Background(), toolkit.ToolCall{ID: "2", Name: "steps", Input: map[string]any{
+		"steps": map[string]any{"a": map[string]any{"mode": "warp"}},
+	}})
+	if r.Code != toolkit.CodeInvalidInput {
+		t.Errorf("mode warp: final = %s %s %q, want invalid_input", r.State, r.Code, r.Text())
+	}
+}

@@ -288,7 +288,7 @@ func ValidName(name string) bool {
 // inferred from In (a struct: `json` tags name the properties, `jsonschema`
 // tags describe them, `default`, `enum`, `minimum` and `maximum` tags add
 // those keywords (see applyTags; also on the fields of a nested struct, a
-// pointer to one or a slice of them), fields without omitempty/omitzero and
+// pointer to one, a slice or a map of them), fields without omitempty/omitzero and
 // without a `default` tag are required; a json.RawMessage field takes any
 // JSON value; titles are stripped). An absent field with a default is
 // given its default before the function runs. The return value becomes
@@ -336,16 +336,19 @@ func Stream[In any](name, description string, fn func(ctx context.Context, in In
 
 // defaults are the defaults of an object schema's properties, and those of
 // the values nested in them (an object property's own properties, an array
-// property's items', at any depth), for withDefaults.
+// property's items', a map property's values', at any depth), for
+// withDefaults.
 type defaults struct {
 	values map[string]any
 	nested map[string]*defaults
 	items  *defaults // an array's elements'
+	each   *defaults // a map's values' (additionalProperties)
 }
 
 // schemaDefaults collects the "default" of each property of schema, at any
-// depth, and those of its items when it is an array; nil when there is
-// none.
+// depth, and those of its items when it is an array, of its values when
+// it is a map (additionalProperties, without properties); nil when there
+// is none.
 func schemaDefaults(schema map[string]any) *defaults {
 	var out *defaults
 	if items, ok := schema["items"].(map[string]any); ok {
@@ -354,6 +357,14 @@ func schemaDefaults(schema map[string]any) *defaults {
 		}
 	}
 	props, _ := schema["properties"].(map[string]any)
+	if values, ok := schema["additionalProperties"].(map[string]any); ok && props == nil {
+		if sub := schemaDefaults(values); sub != nil {
+			if out == nil {
+				out = &defaults{}
+			}
+			out.each = sub
+		}
+	}
 	for name, p := range props {
 		m, ok := p.(map[string]any)
 		if !ok {
@@ -412,6 +423,13 @@ func filled(input map[string]any, d *defaults) map[string]any {
 	for k, sub := range d.nested {
 		if y := filledValue(input[k], sub); y != nil {
 			set(k, y)
+		}
+	}
+	if d.each != nil {
+		for k, v := range input {
+			if y := filledValue(v, d.each); y != nil {
+				set(k, y)
+			}
 		}
 	}
 	return out
@@ -638,8 +656,8 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 }
 
 // applyNestedTags applies the tags of a struct that a field holds (itself,
-// through pointers, or as the elements of a slice or an array) to that
-// struct's schema within the field's.
+// through pointers, as the elements of a slice or an array, or as the
+// values of a map) to that struct's schema within the field's.
 func applyNestedTags(ft reflect.Type, prop *jsonschema.Schema) error {
 	for ft.Kind() == reflect.Pointer {
 		ft = ft.Elem()
@@ -652,6 +670,10 @@ func applyNestedTags(ft reflect.Type, prop *jsonschema.Schema) error {
 	case reflect.Slice, reflect.Array:
 		if prop.Items != nil {
 			return applyNestedTags(ft.Elem(), prop.Items)
+		}
+	case reflect.Map:
+		if prop.AdditionalProperties != nil {
+			return applyNestedTags(ft.Elem(), prop.AdditionalProperties)
 		}
 	}
 	return nil
