@@ -38,3 +38,34 @@ func TestRawMessageFieldTakesAnyJSON(t *testing.T) {
 		}
 	}
 }
+
+// A *json.RawMessage field (an optional free-form argument) takes any JSON
+// value too: jsonschema-go made its schema {"type": ["null"]}, which
+// refused everything but null.
+func TestRawMessagePointerFieldTakesAnyJSON(t *testing.T) {
+	type in struct {
+		Params *json.RawMessage   `json:"params,omitempty"`
+		List   []*json.RawMessage `json:"list,omitempty"`
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("search", "Search.", func(ctx context.Context, in in) (string, error) {
+		s := ""
+		if in.Params != nil {
+			s = string(*in.Params)
+		}
+		for _, e := range in.List {
+			s += " " + string(*e)
+		}
+		return s, nil
+	}))
+	schema := tk.Schemas(nil)[0].Function.Parameters
+	if p := schema["properties"].(map[string]any)["params"].(map[string]any); len(p) != 0 {
+		t.Errorf("params' schema = %v, want {}", p)
+	}
+	r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "1", Name: "search", Input: map[string]any{
+		"params": map[string]any{"limit": 5}, "list": []any{"a", 1},
+	}})
+	if want := `{"limit":5} "a" 1`; r.final.State != toolkit.StateSuccess || r.final.Text() != want {
+		t.Errorf("%s %q, want %q", r.final.State, r.final.Text(), want)
+	}
+}

@@ -658,9 +658,19 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 // applyNestedTags applies the tags of a struct that a field holds (itself,
 // through pointers, as the elements of a slice or an array, or as the
 // values of a map) to that struct's schema within the field's.
+// A pointer to a type of typeSchemas that takes any value keeps that
+// schema.
 func applyNestedTags(ft reflect.Type, prop *jsonschema.Schema) error {
+	pointer := ft.Kind() == reflect.Pointer
 	for ft.Kind() == reflect.Pointer {
 		ft = ft.Elem()
+	}
+	if s := typeSchemas[ft]; pointer && s != nil && s.Type == "" && s.Types == nil {
+		// jsonschema-go adds "null" to the types of a pointer's schema:
+		// to one of no type (a *json.RawMessage's {}), which takes null
+		// already, that leaves nothing but null.
+		prop.Types = nil
+		return nil
 	}
 	switch ft.Kind() {
 	case reflect.Struct:
