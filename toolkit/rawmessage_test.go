@@ -69,3 +69,21 @@ func TestRawMessagePointerFieldTakesAnyJSON(t *testing.T) {
 		t.Errorf("%s %q, want %q", r.final.State, r.final.Text(), want)
 	}
 }
+
+// A json.RawMessage field of a struct held as a map's values is {} too,
+// not the JSON Schema true.
+func TestRawMessageFieldInMapValue(t *testing.T) {
+	type value struct {
+		Params json.RawMessage `json:"params"`
+	}
+	type in struct {
+		ByKey map[string]value `json:"by_key"`
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("m", "M.", func(ctx context.Context, in in) (string, error) { return "", nil }))
+	schema := tk.Schemas(nil)[0].Function.Parameters
+	v := schema["properties"].(map[string]any)["by_key"].(map[string]any)["additionalProperties"].(map[string]any)
+	if p, ok := v["properties"].(map[string]any)["params"].(map[string]any); !ok || len(p) != 0 {
+		t.Errorf("params' schema = %#v, want {}", v["properties"].(map[string]any)["params"])
+	}
+}

@@ -545,6 +545,9 @@ func openSchemas(schema map[string]any) {
 	case map[string]any:
 		openSchemas(v)
 	}
+	if v, ok := schema["additionalProperties"].(map[string]any); ok { // a map's values
+		openSchemas(v)
+	}
 }
 
 // typeSchemas are the schemas of types jsonschema-go gets wrong for a
