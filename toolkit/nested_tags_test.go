@@ -140,3 +140,19 @@ func TestNestedStructTagsInMap(t *testing.T) {
 		t.Errorf("mode warp: final = %s %s %q, want invalid_input", r.State, r.Code, r.Text())
 	}
 }
+
+// An absent object property whose default is an object gets its nested
+// defaults too: the tool got the default object with Go's zero values in it.
+func TestNestedDefaultsInDefaultObject(t *testing.T) {
+	type in struct {
+		First stepIn `json:"first,omitempty" default:"{\"mode\":\"slow\"}"`
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("first", "First.", func(ctx context.Context, in in) (string, error) {
+		return fmt.Sprintf("%s/%d", in.First.Mode, in.First.Level), nil
+	}))
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "first", Input: map[string]any{}})
+	if r.State != toolkit.StateSuccess || r.Text() != "slow/5" {
+		t.Errorf("final = %s %q, want success %q", r.State, r.Text(), "slow/5")
+	}
+}

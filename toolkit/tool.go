@@ -370,6 +370,7 @@ func schemaDefaults(schema map[string]any) *defaults {
 		if !ok {
 			continue
 		}
+		sub := schemaDefaults(m)
 		if d, ok := m["default"]; ok {
 			if out == nil {
 				out = &defaults{}
@@ -377,9 +378,14 @@ func schemaDefaults(schema map[string]any) *defaults {
 			if out.values == nil {
 				out.values = map[string]any{}
 			}
+			if sub != nil {
+				if y := filledValue(d, sub); y != nil { // a default object's own defaults
+					d = y
+				}
+			}
 			out.values[name] = d
 		}
-		if sub := schemaDefaults(m); sub != nil {
+		if sub != nil {
 			if out == nil {
 				out = &defaults{}
 			}
