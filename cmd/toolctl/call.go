@@ -234,7 +234,7 @@ func readInput(arg string, stdin io.Reader) (map[string]any, error) {
 		}
 		return nil, fmt.Errorf("%s is not valid JSON: %v%s", src, err, jsonHint(arg, data, err))
 	}
-	if dec.More() {
+	if moreAfter(dec, data) {
 		return nil, fmt.Errorf("%s has more than one JSON value; give one object", src)
 	}
 	obj, ok := v.(map[string]any)
@@ -242,6 +242,12 @@ func readInput(arg string, stdin io.Reader) (map[string]any, error) {
 		return nil, fmt.Errorf("%s must be a JSON object of arguments such as '{\"text\":\"hi\"}', got %s", src, jsonKind(v))
 	}
 	return toolkit.ExactIntegers(data, obj), nil
+}
+
+// moreAfter reports whether data holds more than white space after the
+// value dec decoded from it (dec.More misses a stray "}" or "]").
+func moreAfter(dec *json.Decoder, data []byte) bool {
+	return len(bytes.Trim(data[dec.InputOffset():], " \t\r\n")) > 0
 }
 
 // jsonHint helps with a JSON syntax error: where it is in a file or on

@@ -209,3 +209,21 @@ func TestVersionCommand(t *testing.T) {
 		t.Fatalf("toolctl version: exit %d %q %q", code, out.String(), errb.String())
 	}
 }
+
+// TestStateImportMoreAfterValue: a state with more after its JSON value is
+// refused before connecting (exit 2), whatever follows it: a stray "}" or
+// "]" passed json.Decoder.More and was imported with the rest ignored.
+func TestStateImportMoreAfterValue(t *testing.T) {
+	for _, in := range []string{`{"active_groups": []} {}`, `{"active_groups": []}}`, `{"active_groups": []}]`} {
+		var out, errb strings.Builder
+		code := run(context.Background(), []string{"--nats", "nats://127.0.0.1:1", "state", "import", "--session", "s1", "-"}, strings.NewReader(in), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), "more than one JSON value") {
+			t.Errorf("state %s: exit %d %q", in, code, errb.String())
+		}
+	}
+	for _, in := range []string{`{}}`, `{"a":1}]`} {
+		if _, err := readInput(in, nil); err == nil || !strings.Contains(err.Error(), "more than one JSON value") {
+			t.Errorf("input %s: err = %v", in, err)
+		}
+	}
+}

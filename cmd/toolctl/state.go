@@ -70,7 +70,7 @@ func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
 		if err := dec.Decode(&st); err != nil {
 			return e.usagef("the state is not {\"active_groups\": [...]}: %v", err)
 		}
-		if dec.More() {
+		if moreAfter(dec, data) {
 			return e.usagef("the state has more than one JSON value; give one {\"active_groups\": [...]}")
 		}
 	}
