@@ -1152,18 +1152,22 @@ func (c *Client) List(ctx context.Context, session string) (*wire.ListReply, err
 // worker instead. It is the one way toolctl and the MCP gateway list what
 // a session can call.
 func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision uint64) ([]toolkit.FunctionSchema, error) {
+	scope, err := c.sessionScope(session)
+	if err != nil {
+		return nil, err
+	}
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return nil, err
 	}
 	cat := f.Catalog()
-	active, _, err := toolkit.LoadActive(ctx, state, cat.Groups, toolkit.SessionScope(c.opts.Identity, session), max(minRevision, c.Revision(session)))
+	active, _, err := toolkit.LoadActive(ctx, state, cat.Groups, scope, max(minRevision, c.Revision(session)))
 	if err != nil {
 		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
 	schemas := cat.Schemas(active)
 	if c.opts.Filter != nil {
-		if schemas, err = c.opts.Filter(ctx, f, toolkit.SessionScope(c.opts.Identity, session), schemas); err != nil {
+		if schemas, err = c.opts.Filter(ctx, f, scope, schemas); err != nil {
 			return nil, fmt.Errorf("bus: listing the tools of session %s: %w", wire.Quote(session), err)
 		}
 	}
@@ -1176,9 +1180,9 @@ func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision
 // while the bucket does not exist no session has stored state, and a
 // session without state has the groups the fleet announces active.
 func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision uint64) ([]string, error) {
-	scope := toolkit.SessionScope(c.opts.Identity, session)
-	if _, err := wire.SessionKey(scope); err != nil { // refused whether or not the bucket exists yet
-		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
+	scope, err := c.sessionScope(session)
+	if err != nil {
+		return nil, err
 	}
 	f, state, err := c.discovery(ctx)
 	if err != nil {
@@ -1189,6 +1193,17 @@ func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision u
 		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
 	return active, nil
+}
+
+// sessionScope returns the session's scope for reading its groups; a
+// session too long for a KV key is refused whether or not the groups
+// bucket exists yet.
+func (c *Client) sessionScope(session string) (string, error) {
+	scope := toolkit.SessionScope(c.opts.Identity, session)
+	if _, err := wire.SessionKey(scope); err != nil {
+		return "", fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
+	}
+	return scope, nil
 }
 
 // ExportState returns a session's state (AgentScope 1.x state_dict:
@@ -1227,12 +1242,16 @@ func (c *Client) ImportState(ctx context.Context, session string, st toolkit.Ses
 // the system prompt (toolkit.ActivatedInstructions over the fleet's
 // groups).
 func (c *Client) Instructions(ctx context.Context, session string) (string, error) {
+	scope, err := c.sessionScope(session)
+	if err != nil {
+		return "", err
+	}
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return "", err
 	}
 	groups := f.Groups()
-	active, _, err := toolkit.LoadActive(ctx, state, groups, toolkit.SessionScope(c.opts.Identity, session), c.Revision(session))
+	active, _, err := toolkit.LoadActive(ctx, state, groups, scope, c.Revision(session))
 	if err != nil {
 		return "", fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}

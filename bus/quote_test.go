@@ -30,3 +30,19 @@ func TestLongNamesCutInErrors(t *testing.T) {
 		t.Errorf("ActiveGroups of a 100,000-byte session: %.300v", err)
 	}
 }
+
+// TestLongSessionRefusedBeforeBucket: SessionSchemas and Instructions read
+// a session's groups as ActiveGroups does, so a session too long for a KV
+// key is refused by them too while the groups bucket does not exist yet
+// (they listed the announced defaults), and named by its start.
+func TestLongSessionRefusedBeforeBucket(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	long := strings.Repeat("s", 100_000)
+	if _, err := c.SessionSchemas(ctxT(t), long, 0); err == nil || len(err.Error()) > 512 {
+		t.Errorf("SessionSchemas of a 100,000-byte session: %.300v", err)
+	}
+	if _, err := c.Instructions(ctxT(t), long); err == nil || len(err.Error()) > 512 {
+		t.Errorf("Instructions of a 100,000-byte session: %.300v", err)
+	}
+}
