@@ -525,8 +525,6 @@ func SchemaFor[T any]() (map[string]any, error) {
 	return m, err
 }
 
-// schemaFor is SchemaFor with the schema's declaration order (the fields'
-// order, see order.go).
 // openSchemas writes the schema that takes any value (a json.RawMessage
 // field's, typeSchemas) as {}, not as the JSON Schema `true` jsonschema-go
 // writes, which a model's function schema may not accept.
@@ -563,6 +561,8 @@ var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[json.RawMessage](): {},
 }
 
+// schemaFor is SchemaFor with the schema's declaration order (the fields'
+// order, see order.go).
 func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	for rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
