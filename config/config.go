@@ -463,10 +463,12 @@ func (c *Config) BuiltinConfig() builtin.Config {
 	return cfg
 }
 
-// Load reads, parses and validates a config file. Relative paths in it
-// (workspace, store_dir, credential and TLS files, skill directories, MCP
-// working directories) are made absolute, relative to the file's
-// directory.
+// Load reads, parses and validates a config file, which must be a
+// regular file of at most MaxFileBytes (a FIFO, a device or a pipe such
+// as /dev/stdin is refused: Parse takes a config held in memory).
+// Relative paths in it (workspace, store_dir, credential and TLS files,
+// skill directories, MCP working directories) are made absolute,
+// relative to the file's directory.
 func Load(path string) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {
