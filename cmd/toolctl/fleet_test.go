@@ -163,3 +163,14 @@ func TestBadCallIDIsUsage(t *testing.T) {
 		}
 	}
 }
+
+// The same header twice (HTTP names ignore case) is bad input: one of the
+// values would win silently.
+func TestMCPHeadersTwiceIsUsage(t *testing.T) {
+	for _, args := range [][]string{{"A=1", "A=2"}, {"X-Key=1", "x-key=2"}} {
+		code, _, errs := toolctl(t, append([]string{"--nats", "nats://127.0.0.1:1", "mcp-headers", "tracker"}, args...)...)
+		if code != exitUsage || !strings.Contains(errs, "twice") {
+			t.Errorf("mcp-headers tracker %v: exit %d, stderr %q; want exit %d naming the header given twice", args, code, errs, exitUsage)
+		}
+	}
+}

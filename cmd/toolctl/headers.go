@@ -43,6 +43,11 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 		if !ok || strings.TrimSpace(name) == "" {
 			return e.usagef("invalid header %q: write NAME=VALUE", kv)
 		}
+		for other := range req.Headers {
+			if strings.EqualFold(other, name) { // HTTP names ignore case
+				return e.usagef("header %s given twice: give each header once", name)
+			}
+		}
 		req.Headers[name] = value
 	}
 	if o.instance != "" && !toolkit.ValidName(o.instance) {
