@@ -11,13 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/regularfile"
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -470,7 +470,7 @@ func (c *Config) BuiltinConfig() builtin.Config {
 // skill directories, MCP working directories) are made absolute,
 // relative to the file's directory.
 func Load(path string) (*Config, error) {
-	data, err := readFile(path)
+	data, err := regularfile.Read(path, MaxFileBytes)
 	if err != nil {
 		reason := err.Error()
 		var pe *os.PathError
@@ -497,33 +497,6 @@ func Load(path string) (*Config, error) {
 // MaxFileBytes is the largest config file Load reads, and the largest
 // file (credentials, TLS, the embedded server's config) a config may name.
 const MaxFileBytes = 1 << 20
-
-// readFile reads a regular file of at most MaxFileBytes. It opens without
-// blocking and checks the file before reading, so a FIFO with no writer
-// does not hang the worker and /dev/zero does not fill its memory.
-func readFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, err
-	case st.IsDir():
-		return nil, errors.New("is a directory")
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("not a regular file (%v)", st.Mode().Type())
-	case st.Size() > MaxFileBytes:
-		return nil, fmt.Errorf("%d bytes, over the limit of %d", st.Size(), MaxFileBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err == nil && len(data) > MaxFileBytes {
-		err = fmt.Errorf("over the limit of %d bytes", MaxFileBytes)
-	}
-	return data, err
-}
 
 // Parse parses and validates a config held in memory; name is used in
 // error messages. Relative paths stay relative to the working directory.

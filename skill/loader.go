@@ -2,8 +2,6 @@ package skill
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -11,8 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/regularfile"
 )
 
 // Warning says why a skill was skipped. Path names the file (or the
@@ -189,7 +188,7 @@ func (l *Loader) loadFile(path string) (*Skill, *Warning) {
 	c := cached{mtime: st.ModTime(), size: st.Size()}
 	if st.IsDir() {
 		c.warn = l.warn(path, "is a directory, not a file")
-	} else if doc, err := readSkillFile(path); err != nil {
+	} else if doc, err := regularfile.Read(path, MaxSkillFile); err != nil {
 		c.warn = l.warn(path, "cannot read: "+err.Error())
 	} else if s, err := Parse(doc, filepath.Dir(path)); err != nil {
 		c.warn = l.warn(path, err.Error())
@@ -220,28 +219,3 @@ func (s Static) Load() ([]Skill, []Warning) { return slices.Clone([]Skill(s)), n
 
 // MaxSkillFile is the largest SKILL.md a loader reads.
 const MaxSkillFile = 1 << 20
-
-// readSkillFile reads a SKILL.md that is a regular file of at most
-// MaxSkillFile bytes. It opens without blocking, so a FIFO put in a skill
-// directory is refused instead of hanging the loader.
-func readSkillFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, err
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("not a regular file (%v)", st.Mode().Type())
-	case st.Size() > MaxSkillFile:
-		return nil, fmt.Errorf("%d bytes, over the %d-byte limit of a SKILL.md", st.Size(), MaxSkillFile)
-	}
-	doc, err := io.ReadAll(io.LimitReader(f, MaxSkillFile+1))
-	if err == nil && len(doc) > MaxSkillFile {
-		err = fmt.Errorf("over the %d-byte limit of a SKILL.md", MaxSkillFile)
-	}
-	return doc, err
-}

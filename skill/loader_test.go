@@ -305,7 +305,7 @@ func TestLoaderRefusesHostileFiles(t *testing.T) {
 	for _, w := range warns {
 		reasons[w.Path] = w.Reason
 	}
-	if !strings.Contains(reasons[fifo], "not a regular file") || !strings.Contains(reasons[huge], "over the 1048576-byte limit") {
+	if !strings.Contains(reasons[fifo], "not a regular file") || !strings.Contains(reasons[huge], "over the limit of 1048576") {
 		t.Fatalf("warnings %v", reasons)
 	}
 }

@@ -1,0 +1,41 @@
+package regularfile_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/toolbus/toolbus/internal/regularfile"
+)
+
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok")
+	if err := os.WriteFile(ok, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if b, err := regularfile.Read(ok, 5); err != nil || string(b) != "hello" {
+		t.Fatalf("a file at the limit: %q, %v", b, err)
+	}
+	for _, tt := range []struct {
+		path  string
+		limit int64
+		want  string
+	}{
+		{ok, 4, "5 bytes, over the limit of 4"},
+		{dir, 10, "is a directory"},
+		{fifo, 10, "not a regular file (p---------)"}, // at once: no writer is waited for
+		{"/dev/zero", 10, "not a regular file (Dc---------)"},
+		{filepath.Join(dir, "missing"), 10, "no such file"},
+	} {
+		if _, err := regularfile.Read(tt.path, tt.limit); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Read(%s): %v, want %q", tt.path, err, tt.want)
+		}
+	}
+}
