@@ -320,7 +320,7 @@ func validationMessage(err error) string {
 	}
 	// jsonschema-go prints the number as a fraction and the bound with six
 	// decimals ("1000/1 is greater than 100.000000"); say "1000 is greater
-	// than 100".
+	// than 100", and an integer float64 cannot hold exactly whole.
 	return boundRE.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := boundRE.FindStringSubmatch(m)
 		n, ok := new(big.Rat).SetString(sub[2])
@@ -328,8 +328,11 @@ func validationMessage(err error) string {
 		if !ok || err != nil {
 			return m
 		}
-		f, _ := n.Float64()
-		return sub[1] + ": " + strconv.FormatFloat(f, 'g', -1, 64) + " " + sub[3] + " " + strconv.FormatFloat(bound, 'g', -1, 64)
+		num := n.Num().String() // an integer beyond float64's exact range, as sent
+		if f, exact := n.Float64(); exact || !n.IsInt() {
+			num = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		return sub[1] + ": " + num + " " + sub[3] + " " + strconv.FormatFloat(bound, 'g', -1, 64)
 	})
 }
 

@@ -136,3 +136,22 @@ func TestRawArgumentsKeepBigIntegers(t *testing.T) {
 		t.Errorf("an integer beyond int64 = %#v, want float64", in["big"])
 	}
 }
+
+// TestBigIntegerOutOfBoundsSaysItExact: a big integer the schema refuses
+// is named in the message as the model sent it, not as the nearest
+// float64 (-9007199254740993 came back as -9.007199254740992e+15).
+func TestBigIntegerOutOfBoundsSaysItExact(t *testing.T) {
+	type getIn struct {
+		ID int64 `json:"id" minimum:"0"`
+	}
+	tk := toolkit.New(nil)
+	if err := tk.Add(toolkit.Func("get", "Get.", func(ctx context.Context, in getIn) (string, error) {
+		return "", nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "get", RawInput: `{"id": -9007199254740993}`})
+	if want := "minimum: -9007199254740993 is less than 0"; !strings.Contains(r.Text(), want) {
+		t.Errorf("%s %q, want it to say %q", r.Code, r.Text(), want)
+	}
+}
