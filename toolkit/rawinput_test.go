@@ -155,3 +155,34 @@ func TestBigIntegerOutOfBoundsSaysItExact(t *testing.T) {
 		t.Errorf("%s %q, want it to say %q", r.Code, r.Text(), want)
 	}
 }
+
+// TestBigIntegerTags: the default tag of an integer field keeps an
+// integer beyond ±2^53 exact, in the schema the model sees and for the
+// tool; an enum tag with one is refused at registration, since the input
+// validator compares enums in float64 and would refuse the exact value.
+func TestBigIntegerTags(t *testing.T) {
+	type pickIn struct {
+		ID  int64 `json:"id"`
+		Max int64 `json:"max,omitempty" default:"9007199254740995"`
+	}
+	tk := toolkit.New(nil)
+	if err := tk.Add(toolkit.Func("pick", "Pick.", func(ctx context.Context, in pickIn) (string, error) {
+		return strconv.FormatInt(in.ID, 10) + " " + strconv.FormatInt(in.Max, 10), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "pick", RawInput: `{"id": 9007199254740993}`}); r.Text() != "9007199254740993 9007199254740995" {
+		t.Errorf("the default: %s %q", r.State, r.Text())
+	}
+	b, _ := json.Marshal(tk.Schemas(nil)[0].Function.Parameters)
+	if !strings.Contains(string(b), `"default":9007199254740995`) {
+		t.Errorf("the schema the model sees: %s", b)
+	}
+	type enumIn struct {
+		ID int64 `json:"id" enum:"9007199254740993,1"`
+	}
+	err := tk.Add(toolkit.Func("pick2", "Pick.", func(ctx context.Context, in enumIn) (string, error) { return "", nil }))
+	if err == nil || !strings.Contains(err.Error(), "9007199254740993 is beyond ±2^53") {
+		t.Errorf("an enum tag beyond ±2^53: %v", err)
+	}
+}

@@ -585,6 +585,7 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, nil, err
 	}
+	m = ExactIntegers(b, m) // an enum or default beyond ±2^53 as tagged
 	order, err := OrderOf(b)
 	if err != nil {
 		return nil, nil, err
@@ -642,6 +643,9 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 				v, err := tagValue(item, isString, false)
 				if err != nil {
 					return fmt.Errorf("toolkit: field %s: enum tag: %w", f.Name, err)
+				}
+				if _, big := v.(int64); big { // tagValue's exact integer beyond ±2^53
+					return fmt.Errorf("toolkit: field %s: enum tag: %s is beyond ±2^53, where the input validator cannot compare integers exactly", f.Name, strings.TrimSpace(item))
 				}
 				prop.Enum = append(prop.Enum, v)
 			}
@@ -710,6 +714,14 @@ func tagValue(text string, isString, lenient bool) (any, error) {
 			return text, nil
 		}
 		return nil, fmt.Errorf("%q is not a JSON value", text)
+	}
+	// Again with its integers beyond ±2^53 exact (ExactIntegers), as the
+	// model's arguments are decoded.
+	d := json.NewDecoder(strings.NewReader(text))
+	d.UseNumber()
+	var exact any
+	if d.Decode(&exact) == nil {
+		v = withExactIntegers(exact)
 	}
 	return v, nil
 }
