@@ -73,7 +73,17 @@
 //     default when the model leaves the field out (the schema advertises
 //     it, so the tool must not see Go's zero value instead). `enum`,
 //     `minimum` and `maximum` tags add those keywords to the inferred
-//     schema; jsonschema-go itself reads only descriptions.
+//     schema, on the fields of nested structs too; jsonschema-go itself
+//     reads only descriptions. A json.RawMessage field takes any JSON.
+//   - An integer in a model's arguments beyond float64's exact range
+//     (±2^53) that fits an int64 reaches the tool exact, as Python's json
+//     keeps it (ExactIntegers); an `enum` tag with one is refused, since
+//     the validator holds enums as float64.
+//   - The skill viewer (SkillViewerName) is listed first, then
+//     reset_tools, as 2.x lists them; unlike 2.x it is listed whenever it
+//     is registered, also when no skill is in an active group.
+//   - A tool's Ask in process is answered by the caller context's
+//     WithAsker, as over the bus; without one it gets ErrCannotAsk.
 //   - Schemas keep declaration order in the JSON the model sees (order.go):
 //     a typed tool's properties in field order, as AgentScope keeps a
 //     function's signature order, and reset_tools' groups in registration
