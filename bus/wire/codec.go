@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // Codec is one of the two body encodings. Every message on every subject
@@ -111,8 +113,37 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// unmarshalJSON decodes a JSON body.
-func unmarshalJSON(data []byte, v any) error { return json.Unmarshal(data, v) }
+// unmarshalJSON decodes a JSON body; a request's input keeps its
+// integers beyond ±2^53 exact (toolkit.ExactIntegers), as every other
+// path a model's arguments take does.
+func unmarshalJSON(data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return err
+	}
+	if r, ok := v.(*Request); ok && r.Input != nil && longDigitRun(data) {
+		var raw struct {
+			Input json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal(data, &raw) == nil {
+			r.Input = toolkit.ExactIntegers(raw.Input, r.Input)
+		}
+	}
+	return nil
+}
+
+// longDigitRun reports whether data holds 16 digits in a row, as an
+// integer beyond ±2^53 does: only such a body is decoded again.
+func longDigitRun(data []byte) bool {
+	run := 0
+	for _, b := range data {
+		if b < '0' || b > '9' {
+			run = 0
+		} else if run++; run >= 16 {
+			return true
+		}
+	}
+	return false
+}
 
 // errNotMessage: a nil Message (every other one is generated).
 var errNotMessage = errors.New("wire: not a message")

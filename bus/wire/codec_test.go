@@ -178,3 +178,16 @@ func TestSessionKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONRequestKeepsBigIntegers: a call sent as JSON (a caller in
+// another language) has an integer beyond ±2^53 in its input decoded
+// exact, as ParseRawInput, the MCP gateway and toolctl do.
+func TestJSONRequestKeepsBigIntegers(t *testing.T) {
+	var req wire.Request
+	if err := wire.JSON.Unmarshal([]byte(`{"id":"c1","input":{"n":9007199254740993,"l":[1.5,-9007199254740995],"s":"12345678901234567"}}`), &req); err != nil {
+		t.Fatal(err)
+	}
+	if req.Input["n"] != int64(9007199254740993) || fmt.Sprint(req.Input["l"]) != "[1.5 -9007199254740995]" || req.Input["s"] != "12345678901234567" {
+		t.Errorf("input = %#v", req.Input)
+	}
+}
