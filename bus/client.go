@@ -1152,10 +1152,7 @@ func (c *Client) List(ctx context.Context, session string) (*wire.ListReply, err
 // worker instead. It is the one way toolctl and the MCP gateway list what
 // a session can call.
 func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision uint64) ([]toolkit.FunctionSchema, error) {
-	scope, err := c.sessionScope(session)
-	if err != nil {
-		return nil, err
-	}
+	scope := toolkit.SessionScope(c.opts.Identity, session)
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return nil, err
@@ -1180,10 +1177,7 @@ func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision
 // while the bucket does not exist no session has stored state, and a
 // session without state has the groups the fleet announces active.
 func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision uint64) ([]string, error) {
-	scope, err := c.sessionScope(session)
-	if err != nil {
-		return nil, err
-	}
+	scope := toolkit.SessionScope(c.opts.Identity, session)
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return nil, err
@@ -1193,17 +1187,6 @@ func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision u
 		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
 	return active, nil
-}
-
-// sessionScope returns the session's scope for reading its groups; a
-// session too long for a KV key is refused whether or not the groups
-// bucket exists yet.
-func (c *Client) sessionScope(session string) (string, error) {
-	scope := toolkit.SessionScope(c.opts.Identity, session)
-	if _, err := wire.SessionKey(scope); err != nil {
-		return "", fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
-	}
-	return scope, nil
 }
 
 // ExportState returns a session's state (AgentScope 1.x state_dict:
@@ -1242,10 +1225,7 @@ func (c *Client) ImportState(ctx context.Context, session string, st toolkit.Ses
 // the system prompt (toolkit.ActivatedInstructions over the fleet's
 // groups).
 func (c *Client) Instructions(ctx context.Context, session string) (string, error) {
-	scope, err := c.sessionScope(session)
-	if err != nil {
-		return "", err
-	}
+	scope := toolkit.SessionScope(c.opts.Identity, session)
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return "", err
@@ -1312,8 +1292,10 @@ func (c *Client) discovery(ctx context.Context) (*discovery.Fleet, toolkit.Group
 // no session has stored any.
 type noState struct{}
 
-func (noState) Load(context.Context, string, uint64) ([]string, uint64, bool, error) {
-	return nil, 0, false, nil
+func (noState) Load(_ context.Context, session string, _ uint64) ([]string, uint64, bool, error) {
+	// A session that cannot be a KV key is refused as KVState refuses it.
+	_, err := wire.SessionKey(session)
+	return nil, 0, false, err
 }
 
 func (noState) Store(context.Context, string, []string) (uint64, error) {
