@@ -56,28 +56,43 @@ func ParseRawInput(raw string) (map[string]any, error) {
 // ExactIntegers returns m, which json.Unmarshal decoded from data, with
 // every integer beyond float64's exact range (±2^53) that fits an int64
 // as that int64, as Python's json.loads keeps it: an id a model copies
-// reaches the tool whole. Other numbers stay float64. Only data with a
-// run of 16 digits can hold one, so most arguments are not decoded again.
-// ParseRawInput, the MCP gateway and toolctl decode arguments with it.
+// reaches the tool whole. Other numbers stay float64. Only data that
+// MayHoldBigIntegers is decoded again. ParseRawInput, the MCP gateway,
+// toolctl and the JSON wire codec decode arguments with it.
 func ExactIntegers(data []byte, m map[string]any) map[string]any {
+	if !MayHoldBigIntegers(data) {
+		return m
+	}
+	if exact, ok := decodeExact(data).(map[string]any); ok {
+		return exact
+	}
+	return m
+}
+
+// MayHoldBigIntegers reports whether data holds 16 digits in a row, as
+// an integer beyond ±2^53 does.
+func MayHoldBigIntegers(data []byte) bool {
 	run := 0
 	for _, b := range data {
-		if run = run + 1; b < '0' || b > '9' {
+		if b < '0' || b > '9' {
 			run = 0
-		} else if run >= 16 {
-			break
+		} else if run++; run >= 16 {
+			return true
 		}
 	}
-	if run < 16 {
-		return m
-	}
+	return false
+}
+
+// decodeExact decodes one JSON value with its integers beyond ±2^53 as
+// int64 (withExactIntegers); nil when data is not JSON.
+func decodeExact(data []byte) any {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
-	var exact map[string]any
-	if d.Decode(&exact) != nil {
-		return m
+	var v any
+	if d.Decode(&v) != nil {
+		return nil
 	}
-	return withExactIntegers(exact).(map[string]any)
+	return withExactIntegers(v)
 }
 
 // withExactIntegers turns the json.Numbers in v into int64 (beyond ±2^53)

@@ -715,13 +715,8 @@ func tagValue(text string, isString, lenient bool) (any, error) {
 		}
 		return nil, fmt.Errorf("%q is not a JSON value", text)
 	}
-	// Again with its integers beyond ±2^53 exact (ExactIntegers), as the
-	// model's arguments are decoded.
-	d := json.NewDecoder(strings.NewReader(text))
-	d.UseNumber()
-	var exact any
-	if d.Decode(&exact) == nil {
-		v = withExactIntegers(exact)
+	if MayHoldBigIntegers([]byte(text)) { // exact, as the model's arguments are decoded
+		v = decodeExact([]byte(text))
 	}
 	return v, nil
 }

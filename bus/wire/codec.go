@@ -120,7 +120,7 @@ func unmarshalJSON(data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		return err
 	}
-	if r, ok := v.(*Request); ok && r.Input != nil && longDigitRun(data) {
+	if r, ok := v.(*Request); ok && r.Input != nil && toolkit.MayHoldBigIntegers(data) {
 		var raw struct {
 			Input json.RawMessage `json:"input"`
 		}
@@ -129,20 +129,6 @@ func unmarshalJSON(data []byte, v any) error {
 		}
 	}
 	return nil
-}
-
-// longDigitRun reports whether data holds 16 digits in a row, as an
-// integer beyond ±2^53 does: only such a body is decoded again.
-func longDigitRun(data []byte) bool {
-	run := 0
-	for _, b := range data {
-		if b < '0' || b > '9' {
-			run = 0
-		} else if run++; run >= 16 {
-			return true
-		}
-	}
-	return false
 }
 
 // errNotMessage: a nil Message (every other one is generated).
