@@ -191,62 +191,41 @@ func TestTryLineCredentials(t *testing.T) {
 	}
 }
 
-// TestAuthWorkerQueuePermission: a worker whose NATS user may take calls
-// only in its queue group ("tools.call.> toolbus", NATS's queue
-// permission) starts and serves: the role check subscribes as the worker
-// does, in its queue group.
-func TestAuthWorkerQueuePermission(t *testing.T) {
-	dir := t.TempDir()
-	setup, err := auth.Init(dir, []string{"alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(setup.ServerConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := string(data)
-	w := strings.Index(conf, "# worker\n")
-	sub := strings.Index(conf[w:], "subscribe:")
-	if w < 0 || sub < 0 {
-		t.Fatalf("no worker user's subscribe permissions in\n%s", conf)
-	}
-	at := w + sub
-	conf = conf[:at] + strings.Replace(conf[at:], `"tools.call.>"`, `"tools.call.> toolbus"`, 1)
-	queued := filepath.Join(dir, "queued.conf")
-	mustWrite(t, queued, conf)
-	wk := startWorker(t, "--server-config", queued, "--nkey", filepath.Join(dir, "worker.nk"))
-	out, errOut, code := toolctl(t, wk.url, "--nkey", filepath.Join(dir, "caller-alice.nk"), "--identity", "alice", "call", "echo", `{"text":"hi"}`)
-	if code != 0 || strings.TrimSpace(out) != "hi" {
-		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-}
-
-// TestAuthWorkerToolPermission: a worker user confined to some tools'
-// calls (an operator's choice) is a worker: it starts and serves them.
-func TestAuthWorkerToolPermission(t *testing.T) {
-	dir := t.TempDir()
-	setup, err := auth.Init(dir, []string{"alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(setup.ServerConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := string(data)
-	w := strings.Index(conf, "# worker\n")
-	sub := strings.Index(conf[w:], "subscribe:")
-	if w < 0 || sub < 0 {
-		t.Fatalf("no worker user's subscribe permissions in\n%s", conf)
-	}
-	at := w + sub
-	conf = conf[:at] + strings.Replace(conf[at:], `"tools.call.>"`, `"tools.call.echo", "tools.call.echo.*"`, 1)
-	confined := filepath.Join(dir, "confined.conf")
-	mustWrite(t, confined, conf)
-	wk := startWorker(t, "--server-config", confined, "--nkey", filepath.Join(dir, "worker.nk"))
-	out, errOut, code := toolctl(t, wk.url, "--nkey", filepath.Join(dir, "caller-alice.nk"), "--identity", "alice", "call", "echo", `{"text":"hi"}`)
-	if code != 0 || strings.TrimSpace(out) != "hi" {
-		t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
+// TestAuthWorkerConfinedPermission: a worker whose NATS user may take
+// calls only in its queue group ("tools.call.> toolbus", NATS's queue
+// permission), or only some tools' calls (an operator's choice), is a
+// worker: it starts and serves. The role check subscribes to what every
+// worker takes, as the worker does.
+func TestAuthWorkerConfinedPermission(t *testing.T) {
+	for _, tt := range []struct{ name, subscribe string }{
+		{"queue group", `"tools.call.> toolbus"`},
+		{"some tools", `"tools.call.echo", "tools.call.echo.*"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			setup, err := auth.Init(dir, []string{"alice"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(setup.ServerConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conf := string(data)
+			w := strings.Index(conf, "# worker\n")
+			sub := strings.Index(conf[w:], "subscribe:")
+			if w < 0 || sub < 0 {
+				t.Fatalf("no worker user's subscribe permissions in\n%s", conf)
+			}
+			at := w + sub
+			conf = conf[:at] + strings.Replace(conf[at:], `"tools.call.>"`, tt.subscribe, 1)
+			confined := filepath.Join(dir, "confined.conf")
+			mustWrite(t, confined, conf)
+			wk := startWorker(t, "--server-config", confined, "--nkey", filepath.Join(dir, "worker.nk"))
+			out, errOut, code := toolctl(t, wk.url, "--nkey", filepath.Join(dir, "caller-alice.nk"), "--identity", "alice", "call", "echo", `{"text":"hi"}`)
+			if code != 0 || strings.TrimSpace(out) != "hi" {
+				t.Fatalf("call: exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+		})
 	}
 }
