@@ -251,35 +251,18 @@ func TestMCPStdio(t *testing.T) {
 // TestMCPStdioEOF: a client that writes its requests and closes stdin
 // still gets their answers; toolctl exits after them.
 func TestMCPStdioEOF(t *testing.T) {
-	bin := toolctlBinary(t)
 	url := startMCPFleet(t)
-	in := strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	stdout, stderr, err, exited := stdioAtEOF(t, url, mcpGuard,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":10}}}`,
-		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"after EOF"}}}`,
-	}, "\n") + "\n"
-	cmd := exec.Command(bin, "mcp", "stdio")
-	cmd.Env = mcpEnv(t, url)
-	cmd.Stdin = strings.NewReader(in)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("toolctl mcp stdio: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(mcpGuard):
-		cmd.Process.Kill()
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"after EOF"}}}`)
+	switch {
+	case !exited:
 		t.Fatal("toolctl mcp stdio did not exit after stdin closed")
+	case err != nil:
+		t.Fatalf("toolctl mcp stdio: %v\n%s", err, stderr)
 	}
 	answered := map[float64]string{}
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var m struct {
 			ID     *float64        `json:"id"`
 			Result json.RawMessage `json:"result"`
@@ -289,7 +272,7 @@ func TestMCPStdioEOF(t *testing.T) {
 		}
 	}
 	if !strings.Contains(answered[2], `"done"`) || !strings.Contains(answered[3], `"after EOF"`) {
-		t.Errorf("answers %v; want calls 2 and 3 answered\nstderr:\n%s", answered, stderr.String())
+		t.Errorf("answers %v; want calls 2 and 3 answered\nstderr:\n%s", answered, stderr)
 	}
 }
 
@@ -354,29 +337,42 @@ func TestMCPStdioBatchRefused(t *testing.T) {
 // closing stdin gets no answer (MCP's cancellation says none is sent), so
 // the end of input does not wait for one.
 func TestMCPStdioCancelledAtEOF(t *testing.T) {
-	bin := toolctlBinary(t)
 	url := startMCPFleet(t)
-	in := strings.Join([]string{
+	// The steps take 100 s; the drain would wait 30 s.
+	stdout, _, _, exited := stdioAtEOF(t, url, 20*time.Second,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":5000}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"changed my mind"}}`)
+	if !exited {
+		t.Fatalf("toolctl mcp stdio still waits for a cancelled request\nstdout:\n%s", stdout)
+	}
+}
+
+// stdioAtEOF runs toolctl mcp stdio with an initialization and lines as
+// its whole stdin, and waits up to wait for it to exit; when it does not
+// (exited false) it is killed.
+func stdioAtEOF(t *testing.T, url string, wait time.Duration, lines ...string) (stdout, stderr string, err error, exited bool) {
+	t.Helper()
+	in := strings.Join(append([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":5000}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"changed my mind"}}`,
-	}, "\n") + "\n"
-	cmd := exec.Command(bin, "mcp", "stdio")
+	}, lines...), "\n") + "\n"
+	cmd := exec.Command(toolctlBinary(t), "mcp", "stdio")
 	cmd.Env = mcpEnv(t, url)
 	cmd.Stdin = strings.NewReader(in)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case <-done:
-	case <-time.After(20 * time.Second): // the steps take 100 s; the drain would wait 30 s
+	case err = <-done:
+		return so.String(), se.String(), err, true
+	case <-time.After(wait):
 		cmd.Process.Kill()
-		t.Fatalf("toolctl mcp stdio still waits for a cancelled request\nstdout:\n%s", stdout.String())
+		<-done
+		return so.String(), se.String(), nil, false
 	}
 }
 
