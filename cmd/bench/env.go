@@ -49,9 +49,9 @@ type fleet interface {
 	close()
 }
 
-func newEnv(ctx context.Context, cfg *config) (e *env, err error) {
-	e = &env{cfg: cfg}
-	defer func() {
+func newEnv(ctx context.Context, cfg *config) (_ *env, err error) {
+	e := &env{cfg: cfg}
+	defer func() { // e, not the result: a failure returns nil
 		if err != nil {
 			e.close()
 		}
