@@ -155,10 +155,12 @@ type Durable struct {
 // Embedded is the NATS server (with JetStream) a worker starts when it is
 // given no URLs.
 type Embedded struct {
-	// Listen is the client address. Default "127.0.0.1:4222"; port 0
-	// picks a free port.
+	// Listen is the client address. Default "127.0.0.1:4222" (the
+	// worker takes ServerConfig's listen over it when the file has one);
+	// port 0 picks a free port.
 	Listen string `yaml:"listen"`
-	// StoreDir holds JetStream's data. Default DataDir()/jetstream.
+	// StoreDir holds JetStream's data. Default DataDir()/jetstream (the
+	// worker takes ServerConfig's store_dir over it likewise).
 	StoreDir string `yaml:"store_dir"`
 	// ServerConfig is a nats-server configuration file the server starts
 	// from, such as the roles `toolctl auth init` writes; the worker's own
@@ -354,6 +356,10 @@ func Default() *Config {
 	c.ApplyDefaults()
 	return c
 }
+
+// Has reports whether the config file set the key at path (dotted, as
+// in "embedded.listen") to a value other than null.
+func (c *Config) Has(path string) bool { return c.src.has(path) }
 
 // ApplyDefaults fills in every unset field that has a default. It is
 // idempotent.

@@ -131,6 +131,27 @@ func Check(opts *Options) (auth bool, err error) {
 	return authenticates(so), nil
 }
 
+// FileDefaults reads a nats-server configuration file for what it says
+// of the fields Options overrides: its client address ("host:port", with
+// nats-server's default host 0.0.0.0 when it gives only a port, and port
+// 0 for its random port -1) and its JetStream store directory; "" for
+// what it does not say. A program that has its own defaults for Listen and
+// StoreDir takes these over them, so that the file is not overridden by a
+// default nobody chose.
+func FileDefaults(file string) (listen, storeDir string, err error) {
+	so, err := server.ProcessConfigFile(file)
+	if err != nil {
+		return "", "", fmt.Errorf("embedded: server configuration: %w", err)
+	}
+	switch {
+	case so.Port == server.RANDOM_PORT:
+		listen = net.JoinHostPort(cmp.Or(so.Host, "0.0.0.0"), "0")
+	case so.Port > 0:
+		listen = net.JoinHostPort(cmp.Or(so.Host, "0.0.0.0"), strconv.Itoa(so.Port))
+	}
+	return listen, so.StoreDir, nil
+}
+
 // serverOptions are the nats-server options of opts, or why Start
 // refuses them.
 func serverOptions(opts *Options) (*server.Options, error) {

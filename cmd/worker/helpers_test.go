@@ -213,7 +213,12 @@ func startWorker(t testing.TB, args ...string) *worker {
 	if !containsFlag(args, "--nats") && !containsFlag(args, "--listen") {
 		args = append(args, "--listen", "127.0.0.1:0", "--store-dir", filepath.Join(t.TempDir(), "js"))
 	}
-	p := startProc(t, cleanEnv(t), workerBin, args...)
+	return ready(t, startProc(t, cleanEnv(t), workerBin, args...), args)
+}
+
+// ready waits for a worker process's start line (args for the failure).
+func ready(t testing.TB, p *proc, args []string) *worker {
+	t.Helper()
 	line, ok := p.stderr.wait(func(s string) bool { return strings.Contains(s, `"toolbus worker ready"`) })
 	if !ok {
 		t.Fatalf("worker %v not ready:\n%s", args, p.stderr)

@@ -94,8 +94,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.check, "check-config", false, "validate the configuration and the flags, then exit (0 when valid)")
 	f.conn.NoIdentity = true // a worker calls as nobody
 	f.conn.Register(fs)
-	fs.StringVar(&f.listen, "listen", "", "embedded server client `address` (default 127.0.0.1:4222; port 0 picks one)")
-	fs.StringVar(&f.storeDir, "store-dir", "", "embedded server JetStream `directory` (default "+config.DataDir()+"/jetstream)")
+	fs.StringVar(&f.listen, "listen", "", "embedded server client `address` (default: the --server-config file's listen, else 127.0.0.1:4222; port 0 picks one)")
+	fs.StringVar(&f.storeDir, "store-dir", "", "embedded server JetStream `directory` (default: the --server-config file's store_dir, else "+config.DataDir()+"/jetstream)")
 	fs.StringVar(&f.serverConf, "server-config", "", "embedded server: nats-server configuration `file` to start from, e.g. the roles of toolctl auth init (then also --nkey worker.nk)")
 	fs.BoolVar(&f.insecure, "insecure", false, "embedded server: allow listening on a non-loopback address without authentication")
 	fs.StringVar(&f.instance, "instance", "", "instance `name` on logs and responses (default <hostname>-<pid>)")
@@ -191,6 +191,20 @@ func loadConfig(f *flags) (*config.Config, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errs
+	}
+	// The server configuration's own address and JetStream directory win
+	// over defaults nobody chose; a flag or the config file still says
+	// more. A file that does not parse is left to the server's start,
+	// which says why.
+	if file := cfg.Embedded.ServerConfig; file != "" && len(cfg.NATS.URLs) == 0 {
+		if listen, store, err := embedded.FileDefaults(file); err == nil {
+			if listen != "" && sources["embedded.listen"] == "" && !cfg.Has("embedded.listen") {
+				cfg.Embedded.Listen = listen
+			}
+			if store != "" && sources["embedded.store_dir"] == "" && !cfg.Has("embedded.store_dir") {
+				cfg.Embedded.StoreDir = store
+			}
+		}
 	}
 	// nats.identity is for toolctl --config reading this file: the worker
 	// calls as nobody, and its replies may come to any inbox.

@@ -3,6 +3,8 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,4 +230,43 @@ func TestAuthWorkerConfinedPermission(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServerConfigListen: the embedded server listens where its server
+// configuration says, and keeps JetStream where it says, unless the
+// worker's flags or config file say otherwise (it listened on
+// 127.0.0.1:4222 and kept JetStream in the data directory whatever the
+// file said).
+func TestServerConfigListen(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "server.conf")
+	store := filepath.Join(dir, "js")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listen: %q\njetstream { store_dir: %q }\n", addr, store)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--log-format", "json", "--server-config", conf}
+	w := ready(t, startProc(t, cleanEnv(t), workerBin, args...), args)
+	if w.url != "nats://"+addr {
+		t.Fatalf("the worker's server is at %s, want the configuration's %s", w.url, addr)
+	}
+	if _, err := os.Stat(filepath.Join(store, "jetstream")); err != nil {
+		t.Fatalf("JetStream is not in the configuration's store_dir: %v", err)
+	}
+	w.stop(t)
+
+	// A flag says more than the file.
+	w = startWorker(t, "--server-config", conf, "--listen", "127.0.0.1:0", "--store-dir", filepath.Join(dir, "flag-js"))
+	if w.url == "nats://"+addr {
+		t.Fatalf("--listen 127.0.0.1:0 was ignored: the server is at %s", w.url)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "flag-js", "jetstream")); err != nil {
+		t.Fatalf("JetStream is not in --store-dir: %v", err)
+	}
+	w.stop(t)
 }
