@@ -103,3 +103,16 @@ func TestVerdictRatioNotRoundedOntoTheBar(t *testing.T) {
 		t.Errorf("0.8123 against a 0.8 bar: %q", l)
 	}
 }
+
+// A bench that could not start (no server at --nats) panicked closing
+// the nil env it was about to return; it returns the error.
+func TestStartFailureIsAnError(t *testing.T) {
+	cfg, err := parseFlags([]string{"--nats", "nats://127.0.0.1:1", "-s", "echo"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEnv(context.Background(), cfg)
+	if err == nil || e != nil {
+		t.Fatalf("newEnv = %v, %v; want no env and an error", e, err)
+	}
+}
