@@ -744,3 +744,53 @@ func ExampleNewFleet() {
 	// echo basic [worker-1]
 	// reset_tools search echo
 }
+
+// A tool listed only with some groups (toolkit.ListedWith, the skill
+// viewer) is announced so and listed by the fleet as by its toolkit; a
+// fleet lists it while one of any instance's groups is basic or active,
+// and always once an instance announces it unconditionally.
+func TestFleetListedWith(t *testing.T) {
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
+	kit := func(groups []string, conditional bool) *toolkit.Toolkit {
+		tk := fleetToolkit(t)
+		var opts []toolkit.Option
+		if conditional {
+			opts = append(opts, toolkit.ListedWith(func() []string { return groups }))
+		}
+		if err := tk.Add(toolkit.Raw("viewer", "Views.", nil, func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }), opts...); err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	listed := func(active []string) bool {
+		c := f.Catalog()
+		return slices.ContainsFunc(c.Schemas(active), func(fs toolkit.FunctionSchema) bool { return fs.Function.Name == "viewer" })
+	}
+	a := kit([]string{"web"}, true)
+	startAnnouncer(t, natstest.Conn(t, s), a, &AnnouncerOptions{Instance: "a", Interval: time.Hour})
+	natstest.WaitFor(t, "a", func() bool { return len(f.Tools()) == 3 })
+	for _, active := range [][]string{nil, {"web"}} {
+		c := f.Catalog()
+		if got, want := jsonNormal(t, c.Schemas(active)), jsonNormal(t, a.Schemas(active)); !reflect.DeepEqual(got, want) {
+			t.Errorf("Schemas(%v):\n got %v\nwant %v", active, got, want)
+		}
+	}
+	startAnnouncer(t, natstest.Conn(t, s), kit(nil, true), &AnnouncerOptions{Instance: "b", Interval: time.Hour})
+	natstest.WaitFor(t, "b", func() bool { return len(f.Instances()) == 2 })
+	if listed(nil) || !listed([]string{"web"}) {
+		t.Errorf("a's web and b's none: listed without groups %v, with web %v; want false, true", listed(nil), listed([]string{"web"}))
+	}
+	c := startAnnouncer(t, natstest.Conn(t, s), kit(nil, false), &AnnouncerOptions{Instance: "c", Interval: time.Hour})
+	natstest.WaitFor(t, "c", func() bool { return len(f.Instances()) == 3 })
+	if !listed(nil) {
+		t.Error("c lists it always, the fleet does not")
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, "c gone", func() bool { return len(f.Instances()) == 2 })
+	if listed(nil) {
+		t.Error("c is gone, the fleet still lists it always")
+	}
+}

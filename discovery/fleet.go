@@ -563,12 +563,24 @@ func (f *Fleet) rebuild() {
 		for _, t := range ann.Tools {
 			if i, dup := toolAt[t.Name]; dup {
 				v.tools[i].Instances = append(v.tools[i].Instances, id)
+				ct := &v.catalog.Tools[i]
+				switch {
+				case !t.Conditional: // listed by one, listed
+					ct.Conditional, ct.ListedWith = false, nil
+				case ct.Conditional:
+					for _, g := range t.ListedWith {
+						if !slices.Contains(ct.ListedWith, g) {
+							ct.ListedWith = append(ct.ListedWith, g)
+						}
+					}
+				}
 				continue
 			}
 			toolAt[t.Name] = len(v.tools)
 			v.tools = append(v.tools, Tool{AnnouncedTool: t, Instances: []string{id}})
 			v.catalog.Tools = append(v.catalog.Tools, toolkit.CatalogTool{Group: t.Group, Schema: toolkit.FunctionSchema{
-				Type: "function", Function: toolkit.Function{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Order: t.Order}}})
+				Type: "function", Function: toolkit.Function{Name: t.Name, Description: t.Description, Parameters: t.Parameters, Order: t.Order}},
+				Conditional: t.Conditional, ListedWith: slices.Clone(t.ListedWith)})
 		}
 	}
 	f.view.Store(v)

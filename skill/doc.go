@@ -46,8 +46,10 @@
 //     activated_groups=None).
 //   - A visible skill whose name repeats replaces the earlier one in its
 //     position, with a warning (2.x main).
-//   - The Skill tool is always listed once installed (2.x lists it only
-//     while some skill is visible); with nothing visible it answers
+//   - The Skill tool is listed while a skill of basic or of an active
+//     group exists (2.x), in a fleet while one does on some worker. A
+//     call of it while it is not listed still runs it (2.x answers
+//     ToolNotFoundError): with nothing visible it answers
 //     SkillNotFoundError. Its failure code is tool_error.
 //   - name and description may be YAML numbers or booleans (taken as text,
 //     as 2.x does); lists and maps are rejected.

@@ -190,6 +190,19 @@ func (s *Set) groupOrder() []string {
 	return out
 }
 
+// GroupsWithSkills returns the groups that hold a skill now ("basic" for
+// basic's), in group order: the Skill tool is listed while one of them is
+// basic or active (toolkit.ListedWith; Install registers it so).
+func (s *Set) GroupsWithSkills() []string {
+	var out []string
+	for _, sk := range s.collect(func(string) bool { return true }, false) {
+		if !slices.Contains(out, sk.Group) {
+			out = append(out, sk.Group)
+		}
+	}
+	return out
+}
+
 // Available returns the skills visible with the given active groups: those
 // of "basic" and of every active group. nil or empty means only basic.
 func (s *Set) Available(active []string) []Skill {

@@ -37,7 +37,8 @@ func ViewerSchema() map[string]any {
 // returns its markdown body. An unknown or invisible skill ends the call
 // with CodeToolError and "SkillNotFoundError: Skill '<name>' not found.".
 // Register it with Install, or with tk.Add(Viewer(set, tk),
-// toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill)).
+// toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill),
+// toolkit.ListedWith(set.GroupsWithSkills)).
 func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 	return toolkit.Raw(ViewerName, ViewerDescription, ViewerSchema(),
 		func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
@@ -65,8 +66,9 @@ func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 // stays bound to the first provider ever set).
 func tracer() trace.Tracer { return otel.Tracer("github.com/toolbus/toolbus/skill") }
 
-// Install registers the viewer tool in tk (read-only, basic group) and
-// binds the set to tk's group order. Every group the set uses must exist in
+// Install registers the viewer tool in tk (read-only, basic group, listed
+// only while a skill of basic or of an active group exists, as in
+// AgentScope 2.x) and binds the set to tk's group order. Every group the set uses must exist in
 // tk. Call it once, after the groups are added.
 func Install(tk *toolkit.Toolkit, set *Set) error {
 	if tk == nil || set == nil {
@@ -78,7 +80,7 @@ func Install(tk *toolkit.Toolkit, set *Set) error {
 			return fmt.Errorf("skill: the skills' group %q is not a group of the toolkit", g)
 		}
 	}
-	if err := tk.Add(Viewer(set, tk), toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill)); err != nil {
+	if err := tk.Add(Viewer(set, tk), toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill), toolkit.ListedWith(set.GroupsWithSkills)); err != nil {
 		return fmt.Errorf("skill: %w", err)
 	}
 	set.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,4 +186,67 @@ func TestViewerSpan(t *testing.T) {
 		}
 	}
 	t.Fatalf("no skill.load span among %d", len(rec.Ended()))
+}
+
+// The Skill tool is listed while a skill of basic or of an active group
+// exists, as AgentScope 2.x's _get_available_tools lists it; its skills
+// are read again for every listing. A call while it is unlisted still runs
+// it.
+func TestViewerListedWhileSkillVisible(t *testing.T) {
+	tk := toolkit.New(nil)
+	if err := tk.AddGroup(toolkit.Group{Name: "repair", Description: "Repair tools."}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := newSet(t, nil)
+	if _, err := s.AddDir("", filepath.Join(dir, "basic"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddDir("repair", filepath.Join(dir, "repair"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := Install(tk, s); err != nil {
+		t.Fatal(err)
+	}
+	names := func(active []string) []string {
+		var out []string
+		for _, fs := range tk.Schemas(active) {
+			out = append(out, fs.Function.Name)
+		}
+		return out
+	}
+	steps := []struct {
+		name   string
+		write  string // a group's skill directory to write a SKILL.md into
+		active []string
+		want   []string
+	}{
+		{"no skill", "", []string{"repair"}, []string{toolkit.MetaToolName}},
+		{"a skill of an inactive group", "repair", nil, []string{toolkit.MetaToolName}},
+		{"the group active", "", []string{"repair"}, []string{ViewerName, toolkit.MetaToolName}},
+		{"a basic skill", "basic", nil, []string{ViewerName, toolkit.MetaToolName}},
+	}
+	for _, st := range steps {
+		if st.write != "" {
+			writeSkill(t, filepath.Join(dir, st.write), skillDoc(st.write+"_skill", "A skill.", "# Body"))
+		}
+		if got := names(st.active); !slices.Equal(got, st.want) {
+			t.Errorf("%s: listed %v, want %v", st.name, got, st.want)
+		}
+	}
+	if got := s.GroupsWithSkills(); !slices.Equal(got, []string{toolkit.BasicGroup, "repair"}) {
+		t.Errorf("GroupsWithSkills() = %v", got)
+	}
+
+	// Unlisted for this session, and still answering.
+	if !s.Remove("basic_skill") {
+		t.Fatal("basic_skill not removed")
+	}
+	if got := names(nil); slices.Contains(got, ViewerName) {
+		t.Fatalf("listed with no visible skill: %v", got)
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "v", Name: ViewerName, Input: map[string]any{"skill": "repair_skill"}})
+	if r.Code != toolkit.CodeToolError || r.Text() != "SkillNotFoundError: Skill 'repair_skill' not found." {
+		t.Fatalf("unlisted viewer: %s %q", r.Code, r.Text())
+	}
 }

@@ -19,33 +19,48 @@ type Catalog struct {
 type CatalogTool struct {
 	Group  string
 	Schema FunctionSchema
+	// Conditional says the tool is listed only while one of ListedWith
+	// is basic or active (option ListedWith); a fleet's tool is
+	// conditional when every worker announces it so, with the union of
+	// their groups.
+	Conditional bool
+	ListedWith  []string
+}
+
+// listed reports whether t is listed for a session with the active groups.
+func (t *CatalogTool) listed(active []string) bool {
+	if t.Group != BasicGroup && t.Group != "" && !slices.Contains(active, t.Group) {
+		return false
+	}
+	if !t.Conditional {
+		return true
+	}
+	return slices.ContainsFunc(t.ListedWith, func(g string) bool { return g == BasicGroup || slices.Contains(active, g) })
 }
 
 // Schemas lists what a session with the given active groups sees, in
 // AgentScope 2.x's order: the skill viewer first (SkillViewerName, when
-// the catalog has it), then reset_tools when there are non-basic groups
+// the catalog has it and lists it), then reset_tools when there are non-basic groups
 // (its schema lists every group with its description and whether it is
 // active), then the basic group's tools and the active groups' tools, in
-// catalog order. The schemas are copies the caller may change.
+// catalog order; a Conditional tool only while one of its ListedWith is
+// basic or active. The schemas are copies the caller may change.
 func (c *Catalog) Schemas(active []string) []FunctionSchema {
 	out := make([]FunctionSchema, 0, len(c.Tools)+1)
-	visible := func(t *CatalogTool) bool {
-		return t.Group == BasicGroup || t.Group == "" || slices.Contains(active, t.Group)
-	}
 	add := func(t *CatalogTool) {
 		fs := t.Schema
 		fs.Function.Parameters = cloneJSON(fs.Function.Parameters).(map[string]any)
 		out = append(out, fs)
 	}
 	viewer := slices.IndexFunc(c.Tools, func(t CatalogTool) bool { return t.Schema.Function.Name == SkillViewerName })
-	if viewer >= 0 && visible(&c.Tools[viewer]) {
+	if viewer >= 0 && c.Tools[viewer].listed(active) {
 		add(&c.Tools[viewer])
 	}
 	if len(c.Groups) > 0 {
 		out = append(out, MetaSchema(c.Groups, active))
 	}
 	for i := range c.Tools {
-		if i != viewer && visible(&c.Tools[i]) {
+		if i != viewer && c.Tools[i].listed(active) {
 			add(&c.Tools[i])
 		}
 	}

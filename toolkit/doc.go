@@ -80,8 +80,8 @@
 //     keeps it (ExactIntegers); an `enum` tag with one is refused, since
 //     the validator holds enums as float64.
 //   - The skill viewer (SkillViewerName) is listed first, then
-//     reset_tools, as 2.x lists them; unlike 2.x it is listed whenever it
-//     is registered, also when no skill is in an active group.
+//     reset_tools, as 2.x lists them, and only while a skill of basic or
+//     of an active group exists (ListedWith, which package skill sets).
 //   - A tool's Ask in process is answered by the caller context's
 //     WithAsker, as over the bus; without one it gets ErrCannotAsk.
 //   - Schemas keep declaration order in the JSON the model sees (order.go):

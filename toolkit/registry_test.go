@@ -57,6 +57,7 @@ func TestAddRejectsBadDefinitions(t *testing.T) {
 		{name: "empty group option", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.InGroup("")}, want: "empty group name", invalid: true},
 		{name: "preset that is not a property", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.WithPresets(map[string]any{"zzz": 1})}, want: `preset "zzz" is not a property`},
 		{name: "empty presets", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.WithPresets(nil)}, want: "empty presets", invalid: true},
+		{name: "ListedWith without a function", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.ListedWith(nil)}, want: "ListedWith needs a function", invalid: true},
 		{name: "bad idempotency level", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.WithIdempotency(7)}, want: "idempotency level", invalid: true},
 		{name: "bad conflict strategy", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.OnConflict(9)}, want: "conflict strategy", invalid: true},
 		{name: "nil middleware", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.WithMiddleware(nil)}, want: "nil middleware", invalid: true},
@@ -156,6 +157,40 @@ func TestSchemasSkillViewerFirst(t *testing.T) {
 	mustAdd(t, tk, writes("b2", nil))
 	if got, want := schemaNames(tk.Schemas([]string{"web"})), []string{"Skill", "reset_tools", "b1", "w1", "b2"}; !slices.Equal(got, want) {
 		t.Errorf("Schemas = %v, want %v", got, want)
+	}
+}
+
+// A ListedWith tool is listed while one of its groups, read for every
+// listing, is basic or active, and carries them in the catalog (what a
+// worker announces).
+func TestSchemasListedWith(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAddGroup(t, tk, toolkit.Group{Name: "web", Description: "Web tools."})
+	var groups atomic.Pointer[[]string]
+	groups.Store(&[]string{"web"})
+	mustAdd(t, tk, writes("cond", nil), toolkit.ListedWith(func() []string { return *groups.Load() }))
+	mustAdd(t, tk, writes("b1", nil))
+	for _, tt := range []struct {
+		groups, active, want []string
+	}{
+		{[]string{"web"}, nil, []string{"reset_tools", "b1"}},
+		{[]string{"web"}, []string{"web"}, []string{"reset_tools", "cond", "b1"}},
+		{[]string{toolkit.BasicGroup}, nil, []string{"reset_tools", "cond", "b1"}},
+		{nil, []string{"web"}, []string{"reset_tools", "b1"}},
+	} {
+		groups.Store(&tt.groups)
+		if got := schemaNames(tk.Schemas(tt.active)); !slices.Equal(got, tt.want) {
+			t.Errorf("groups %v, active %v: Schemas = %v, want %v", tt.groups, tt.active, got, tt.want)
+		}
+	}
+	groups.Store(&[]string{"web"})
+	c := tk.Catalog()
+	if ct := c.Tools[0]; !ct.Conditional || !slices.Equal(ct.ListedWith, []string{"web"}) || c.Tools[1].Conditional {
+		t.Errorf("catalog: %+v", c.Tools)
+	}
+	// Calls do not depend on the listing.
+	if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "c", Name: "cond", Input: map[string]any{}}); r.State != toolkit.StateSuccess {
+		t.Errorf("unlisted call: %s %s", r.State, r.Text())
 	}
 }
 

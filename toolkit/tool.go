@@ -206,6 +206,7 @@ type Tool struct {
 	presets           map[string]any
 	middleware        []Middleware
 	order             []KeyOrder // InputSchema's declaration order (order.go)
+	listedWith        func() []string
 
 	err error // a construction error, reported by Toolkit.Add
 }

@@ -183,6 +183,22 @@ func Durable() Option {
 	return func(r *registration) error { r.tool.durable = true; return nil }
 }
 
+// ListedWith makes the tool listed (Catalog.Schemas) only while one of
+// the groups that groups returns, read again for every listing, is basic
+// or active for the session: AgentScope lists its skill viewer only while
+// a skill of basic or of an active group exists, and package skill's
+// Install registers the viewer so. Calls are not affected: a call of the
+// tool runs it, listed or not.
+func ListedWith(groups func() []string) Option {
+	return func(r *registration) error {
+		if groups == nil {
+			return fmt.Errorf("%w: ListedWith needs a function", ErrInvalidOption)
+		}
+		r.tool.listedWith = groups
+		return nil
+	}
+}
+
 // SessionBound says the tool keeps state on the machine that runs it
 // between a session's calls (files it writes, a process, a stateful MCP
 // client). A fleet sends a session's calls of session-bound tools to one
@@ -699,6 +715,9 @@ func (tk *Toolkit) Catalog() Catalog {
 	for i, e := range reg.order {
 		c.Tools[i] = CatalogTool{Group: e.tool.group, Schema: FunctionSchema{Type: "function", Function: Function{
 			Name: e.tool.Name, Description: e.tool.Description, Parameters: e.schema, Order: e.tool.order}}}
+		if e.tool.listedWith != nil {
+			c.Tools[i].Conditional, c.Tools[i].ListedWith = true, slices.Clone(e.tool.listedWith())
+		}
 	}
 	return c
 }

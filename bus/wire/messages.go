@@ -262,6 +262,12 @@ type AnnouncedTool struct {
 	// Order is the declaration order of Parameters' keys
 	// (toolkit.KeyOrder): the schema's JSON follows it.
 	Order []toolkit.KeyOrder `json:"order,omitempty" msgpack:"order,omitempty"`
+	// Conditional says the tool is listed only while one of ListedWith
+	// ("basic" or groups of the announcement) is basic or active for
+	// the session (toolkit.ListedWith): the skill viewer, while a skill
+	// is visible.
+	Conditional bool     `json:"conditional,omitempty" msgpack:"conditional,omitempty"`
+	ListedWith  []string `json:"listed_with,omitempty" msgpack:"listed_with,omitempty"`
 }
 
 // IdempotencyLevel parses Idempotency; an unknown string is

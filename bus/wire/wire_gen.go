@@ -1225,6 +1225,12 @@ func appendAnnouncedTool(b []byte, v *AnnouncedTool) ([]byte, error) {
 	if len(v.Order) > 0 {
 		n++
 	}
+	if v.Conditional {
+		n++
+	}
+	if len(v.ListedWith) > 0 {
+		n++
+	}
 	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa4name"...)
@@ -1253,6 +1259,14 @@ func appendAnnouncedTool(b []byte, v *AnnouncedTool) ([]byte, error) {
 		for i := range v.Order {
 			b = appendToolkitKeyOrder(b, &v.Order[i])
 		}
+	}
+	if v.Conditional {
+		b = append(b, "\xabconditional"...)
+		b = appendBool(b, v.Conditional)
+	}
+	if len(v.ListedWith) > 0 {
+		b = append(b, "\xablisted_with"...)
+		b = appendStrSlice(b, v.ListedWith)
 	}
 	return b, nil
 }
@@ -1284,6 +1298,10 @@ func (d *decoder) decodeAnnouncedTool(v *AnnouncedTool) error {
 			v.Parameters, err = d.mapValue()
 		case "order":
 			v.Order, err = d.sliceToolkitKeyOrder()
+		case "conditional":
+			v.Conditional, err = d.boolean()
+		case "listed_with":
+			v.ListedWith, err = d.strSlice()
 		default:
 			err = d.skip()
 		}

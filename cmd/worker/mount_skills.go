@@ -68,7 +68,7 @@ func mountSkills(ctx context.Context, env *mountEnv) (func(), error) {
 	local := skill.Viewer(set, env.Toolkit)
 	viewer := toolkit.Raw(skill.ViewerName, skill.ViewerDescription, skill.ViewerSchema(), fleetViewer(env, fleet, local.Handler))
 	env.Toolkit.Remove(skill.ViewerName)
-	if err := env.Toolkit.Add(viewer, toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill)); err != nil {
+	if err := env.Toolkit.Add(viewer, toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill), toolkit.ListedWith(set.GroupsWithSkills)); err != nil {
 		sub.Unsubscribe()
 		fleet.Close()
 		return nil, err
