@@ -509,10 +509,15 @@ var errNoJetStream = errors.New("the durable path needs JetStream, which this NA
 // uncertain, else another sender's (an attempt answered with an error
 // stored nothing). tries counts the publishes.
 func queueCall(ctx context.Context, js jetstream.JetStream, publish publisher, until time.Time, msg *nats.Msg) (ack *jetstream.PubAck, tries int, uncertain bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, false, err // nothing published
+	}
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		tries++
 		ack, err = publish(ctx, msg)
-		unanswered := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		// An attempt whose ctx ended while it waited (a stopping worker's,
+		// say) went unanswered too: the stream may have stored the call.
+		unanswered := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, nats.ErrTimeout) ||
 			errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, nats.ErrDisconnected)
 		uncertain = uncertain || unanswered
 		var apiErr *jetstream.APIError

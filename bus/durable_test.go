@@ -579,3 +579,40 @@ func TestDurableCloseWhileQueueing(t *testing.T) {
 		t.Fatal("a call queueing at Close still waits 20 s later")
 	}
 }
+
+// TestDurableByDefaultStopWhileQueueing: a worker that stops while it
+// waits for the calls stream to acknowledge a call it queues (a
+// durable-by-default tool's call, received on the core path) does not run
+// that call itself: the stream may have stored it, and then the queue
+// runs it. Here the stream stores calls and never acknowledges them.
+func TestDurableByDefaultStopWhileQueueing(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	nc := natstest.Connect(t, s)
+	cfg := bus.CallsStreamConfig(time.Minute, 1)
+	cfg.NoAck = true
+	if _, err := natstest.JS(t, nc).CreateStream(ctxT(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("put", "Store a value.", func(ctx context.Context, in struct{}) (string, error) {
+		runs.Add(1)
+		return "stored", nil
+	}), toolkit.Durable())
+	w, _ := durableWorker(t, s, tk, 0, "w1")
+	c := newClient(t, nc, nil)
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{Name: "put"}) }()
+	for runs.Load() == 0 { // stored, and run from the queue
+		time.Sleep(time.Millisecond)
+	}
+	if r := <-done; r.Text() != "stored" {
+		t.Fatalf("the queued call: %+v", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	w.Stop(ctx)
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times; want once, from the queue", n)
+	}
+}
