@@ -782,10 +782,17 @@ const enqueueWorkerWait = 5 * time.Second
 
 // mayRepeat reports whether a redelivered durable call may run again: its
 // tool is read-only or idempotent. Otherwise it answers worker_lost (the
-// call may have run) and settles the call.
+// call may have run) and settles the call. A call whose final is kept
+// ended already, and only its acknowledgement was lost: it is settled
+// without running or answering again, and the kept final stays what its
+// caller got (or reads back).
 func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 	if in.dur.attempt <= 1 {
 		return true
+	}
+	if w.ended(callKey(in.identity, id)) {
+		in.dur.settle()
+		return false
 	}
 	if t, ok := w.tk.Get(in.tool); ok && (t.ReadOnly() || t.Idempotency().Retryable()) || !ok && in.dur.repeatable {
 		return true
@@ -793,6 +800,19 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(in.tool, in.dur.attempt)))
 	in.dur.settle()
 	return false
+}
+
+// ended reports whether the call of key has a kept final that ended it.
+// A kept approval_required final ended without running: the call sent
+// again after its approval runs (approvalResend).
+func (w *Worker) ended(key string) bool {
+	if w.results == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, _, ok, err := readKept(ctx, w.results.kv, key, false)
+	return err == nil && ok && r.Code != toolkit.CodeApprovalRequired
 }
 
 func mayHaveRunText(tool string, attempt uint64) string {

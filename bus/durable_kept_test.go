@@ -224,3 +224,74 @@ func TestEnqueueLostAck(t *testing.T) {
 		t.Fatalf("a call whose queueing was uncertain ran here:\n%s", logs.String())
 	}
 }
+
+// TestDurableRedeliveryAfterKeptFinal: a call whose delivery ended and
+// kept its final, but whose acknowledgement was lost, is delivered again;
+// the redelivery neither runs the tool nor replaces the kept final with a
+// worker_lost: the kept final stays what the caller got.
+func TestDurableRedeliveryAfterKeptFinal(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	nc := natstest.Connect(t, s)
+	js := natstest.JS(t, nc)
+	ctx := ctxT(t)
+	st, err := js.CreateStream(ctx, bus.CallsStreamConfig(time.Minute, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ackWait = 300 * time.Millisecond
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "put",
+		FilterSubjects: []string{wire.DurableSubject("put", ""), wire.DurableSubject("put", "*")},
+		AckPolicy:      jetstream.AckExplicitPolicy, AckWait: ackWait, MaxDeliver: 3, MaxAckPending: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := js.CreateKeyValue(ctx, bus.ResultsBucketConfig(0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := wire.Msgpack.Marshal(&wire.Request{ID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: wire.DurableSubject("put", ""), Data: body,
+		Header: nats.Header{wire.HeaderReply: {"_INBOX.gone.1"}, jetstream.MsgIDHeader: {"c1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The first delivery: it ran and kept its final, and its
+	// acknowledgement was lost.
+	b, err := cons.Fetch(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range b.Messages() {
+	}
+	kept, err := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: "c1", Seq: 1,
+		Final: &toolkit.Response{ID: "c1", State: toolkit.StateSuccess, Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "stored"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Put(ctx, "c1", kept); err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("put", "Store a value.", func(ctx context.Context, in struct{}) (string, error) {
+		runs.Add(1)
+		return "again", nil
+	}))
+	keepingWorker(t, s, tk, bus.WorkerOptions{Instance: "w1"}, ackWait)
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending == 0 && info.NumPending == 0 && info.NumRedelivered == 0 {
+			break // the redelivery was settled
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c := newClient(t, nc, nil)
+	if r := c.Result(ctx, "c1"); r.Text() != "stored" || runs.Load() != 0 {
+		t.Fatalf("after the redelivery: kept %s %q, the tool ran %d times", r.Code, r.Text(), runs.Load())
+	}
+}
