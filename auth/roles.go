@@ -102,6 +102,13 @@ func Worker() Permissions {
 		"$JS.API.STREAM.MSG.GET."+calls,
 		"$JS.API.STREAM.MSG.DELETE."+calls,
 		wire.SubjectDurablePrefix+">",
+		// The cancels of durable calls, read by the worker that takes a
+		// call from the queue after its cancel went by.
+		"$JS.API.STREAM.CREATE."+wire.StreamCancels,
+		"$JS.API.STREAM.INFO."+wire.StreamCancels,
+		"$JS.API.STREAM.MSG.GET."+wire.StreamCancels,
+		"$JS.API.DIRECT.GET."+wire.StreamCancels,
+		"$JS.API.DIRECT.GET."+wire.StreamCancels+".>",
 		// Session affinity: probing and passing calls on to a session's
 		// worker, and the pins.
 		wire.SubjectPinnedPrefix+">",
@@ -141,6 +148,7 @@ func Gateway() Permissions {
 		Publish: []string{
 			wire.SubjectCallPrefix + ">",
 			wire.SubjectCancelPrefix + ">",
+			wire.SubjectCancelledPrefix + ">",
 			wire.SubjectList,
 			wire.SubjectListPrefix + "*",
 			wire.SubjectDiscover,
@@ -187,6 +195,7 @@ func Caller(identity string) (Permissions, error) {
 		Publish: []string{
 			wire.CallSubject("*", identity),
 			wire.CancelSubject(identity, "*"),
+			wire.CancelledSubject(identity, "*"),
 			wire.ListSubject(identity),
 			wire.SubjectDiscover,
 			wire.SubjectSkillPrefix + "*",

@@ -163,6 +163,9 @@ type inbox struct {
 	first  string        // the id its caller gave, of which id is an attempt
 
 	cancelled bool // Cancel(first) came while the call was pending; under Client.mu
+	// durable: the call is, or may be, in the durable queue, so its
+	// cancels are recorded too (Client.cancel).
+	durable atomic.Bool
 
 	mu      sync.Mutex
 	msgs    []*nats.Msg
@@ -209,6 +212,7 @@ func (b *inbox) reset(buf []*nats.Msg) {
 	clear(b.spare[0][:])
 	clear(b.spare[1][:])
 	b.msgs, b.closed, b.stalled, b.cancelled = b.spare[0][:0], false, false, false
+	b.durable.Store(false)
 	select {
 	case <-b.signal:
 	default:
@@ -269,7 +273,7 @@ func (c *Client) Close() error {
 	c.closed = true
 	for _, b := range c.pending {
 		// Nobody will read the call's answer: its tool need not run on.
-		if err := c.cancel(b.id, ""); err != nil {
+		if err := c.cancel(b.id, "", b.durable.Load()); err != nil {
 			c.log.Warn("bus: cancelling a call at close", "call", b.id, "err", err)
 		}
 		b.mu.Lock()
@@ -339,10 +343,10 @@ func (c *Client) watch() {
 // with the worker's interrupted final. Cancelling an unknown or finished
 // call is harmless.
 func (c *Client) Cancel(callID string) error {
-	err := c.cancel(callID, "")
 	// A call sent again runs under another id (attemptID): its attempt in
 	// flight is cancelled too, and no further attempt starts.
 	var attempts []string
+	durable := false
 	c.mu.Lock()
 	if stop, ok := c.retrying[callID]; ok && !stopped(stop) {
 		close(stop)
@@ -352,21 +356,32 @@ func (c *Client) Cancel(callID string) error {
 			b.cancelled = true // no attempt after this one
 			if b.id != callID {
 				attempts = append(attempts, b.id)
+			} else {
+				durable = b.durable.Load()
 			}
 		}
 	}
 	c.mu.Unlock()
+	err := c.cancel(callID, "", durable)
 	for _, id := range attempts {
-		err = errors.Join(err, c.cancel(id, ""))
+		err = errors.Join(err, c.cancel(id, "", false))
 	}
 	return err
 }
 
-func (c *Client) cancel(callID, reason string) error {
+// cancel publishes a call's cancel, which the workers hear at once; for a
+// call that may wait in the durable queue, also its record in the cancels
+// stream, which a worker that takes the call later reads (subjects.md:
+// Durable calls).
+func (c *Client) cancel(callID, reason string, durable bool) error {
 	if !wire.ValidCallID(callID) {
 		return fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
 	}
-	return c.nc.Publish(wire.CancelSubject(c.opts.Identity, callID), []byte(reason))
+	err := c.nc.Publish(wire.CancelSubject(c.opts.Identity, callID), []byte(reason))
+	if durable {
+		err = errors.Join(err, c.nc.Publish(wire.CancelledSubject(c.opts.Identity, callID), []byte(reason)))
+	}
+	return err
 }
 
 // Revision returns the latest groups revision the client has seen for a
@@ -491,7 +506,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 		// An attempt went unanswered: the stream may have stored the call,
 		// which would then run with nobody waiting for its answer. The
 		// workers that see the cancel first answer it interrupted instead.
-		c.cancel(call.ID, "")
+		c.cancel(call.ID, "", true)
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
 			"ToolUnavailableError: the calls stream did not acknowledge the durable call (%v); it may have been stored all the same, so a cancel was sent for it. Should it run anyway, its final is kept under its id (Client.Result, toolctl result). Send it again later under a new call id.", err))
 	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
@@ -512,7 +527,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 				reason = wire.CancelReasonDeadline
 			}
-			c.cancel(call.ID, reason)
+			c.cancel(call.ID, reason, true)
 			return c.ctxFinal(ctx, call.ID, nil)
 		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable call could not be queued: %v", err))
@@ -696,6 +711,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	token := reply[len(c.prefix):]
 	box := inboxPool.Get().(*inbox)
 	box.msgs, box.last, box.id, box.first, box.stallAfter = box.spare[0][:0], time.Now(), call.ID, first, c.opts.StallTimeout
+	box.durable.Store(call.Durable)
 	buf := box.spare[1][:0]
 	c.mu.Lock()
 	if c.closed {
@@ -788,7 +804,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 					reason = wire.CancelReasonDeadline
 				}
-				c.cancel(call.ID, reason)
+				c.cancel(call.ID, reason, *durable)
 				t := time.NewTimer(c.opts.CancelGrace)
 				defer t.Stop()
 				grace = t.C
@@ -826,6 +842,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				}
 				st.next(&f)
 				*durable = true
+				box.durable.Store(true)
 			}
 			if f.Seq <= st.last {
 				continue // a duplicate or an old frame
@@ -837,29 +854,30 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			switch f.Kind {
 			case wire.KindChunk:
 				if !st.chunk(f.Chunk, yield) {
-					c.cancel(call.ID, "")
+					c.cancel(call.ID, "", *durable)
 					return nil
 				}
 				for i := range f.More {
 					if !st.chunk(&f.More[i], yield) {
-						c.cancel(call.ID, "")
+						c.cancel(call.ID, "", *durable)
 						return nil
 					}
 				}
 			case wire.KindProgress:
 				if !yield(toolkit.Event{Progress: f.Progress}) {
-					c.cancel(call.ID, "")
+					c.cancel(call.ID, "", *durable)
 					return nil
 				}
 			case wire.KindAsk:
 				go c.answer(ctx, f.Ask)
 			case wire.KindLog:
 				if !yield(toolkit.Event{Log: f.Log}) {
-					c.cancel(call.ID, "")
+					c.cancel(call.ID, "", *durable)
 					return nil
 				}
 			case wire.KindQueued:
 				*durable = true
+				box.durable.Store(true)
 			case wire.KindFinal:
 				if *durable && f.Chunks > st.chunks {
 					// Chunks were lost on the way (a reconnect): the kept
@@ -900,7 +918,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			}
 			fallthrough
 		case stalled && grace == nil: // after a cancel, the grace period decides
-			c.cancel(call.ID, "")
+			c.cancel(call.ID, "", *durable)
 			if pinned != "" {
 				// A silent worker keeps its subscriptions (frozen, cut off):
 				// the session's next calls, and a retry of this one, go

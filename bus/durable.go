@@ -88,6 +88,27 @@ func CallsStreamConfig(dedup time.Duration, replicas int) jetstream.StreamConfig
 	}
 }
 
+// CancelsStreamConfig is the cancels stream as whoever creates it first
+// creates it: the last cancel of each durable call (the client publishes
+// it next to the cancel), kept as long as a call may wait in the calls
+// stream and bounded in count and bytes.
+func CancelsStreamConfig(replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              wire.StreamCancels,
+		Description:       "toolbus: cancels of durable calls, for the worker that takes a call after its cancel",
+		Subjects:          []string{wire.SubjectCancelledPrefix + ">"},
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		Replicas:          replicas,
+		MaxAge:            24 * time.Hour,
+		MaxMsgsPerSubject: 1,
+		MaxMsgs:           1 << 20,
+		MaxBytes:          128 << 20,
+		Discard:           jetstream.DiscardOld,
+		AllowDirect:       true,
+	}
+}
+
 // delivery is one delivery of a durable call to this worker.
 type delivery struct {
 	msg    jetstream.Msg
@@ -153,9 +174,13 @@ type durablePath struct {
 	o      DurableOptions
 	js     jetstream.JetStream
 	stream jetstream.Stream
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// cancels is the cancels stream; nil when it could not be bound (a
+	// worker key of an older role set may not): then only the cancels
+	// this worker heard count.
+	cancels jetstream.Stream
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	mu    sync.Mutex
 	loops map[string]*puller // tool → its pull loop
@@ -228,6 +253,18 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	}
 	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]*puller{}, live: map[*puller]bool{},
 		run: runners{next: make(chan *sender), done: make(chan struct{})}}
+	cs, err := o.JetStream.Stream(ctx, wire.StreamCancels)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		cs, err = o.JetStream.CreateStream(ctx, CancelsStreamConfig(o.Replicas))
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			cs, err = o.JetStream.Stream(ctx, wire.StreamCancels)
+		}
+	}
+	if err != nil {
+		w.log.Warn("bus: without the cancels stream, a durable call cancelled before this worker heard cancels may run", "stream", wire.StreamCancels, "err", err)
+	} else {
+		d.cancels = cs
+	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	w.clock.dur.Store(d)
 	return d, nil
@@ -779,6 +816,45 @@ func duplicateCall(id string) *toolkit.Response {
 // enqueueWorkerWait bounds how long a worker tries to queue a call that
 // arrived on the core path for a durable tool.
 const enqueueWorkerWait = 5 * time.Second
+
+// cancelMargin allows for the clocks of the servers and workers when
+// the time a call was queued is compared with the cancels heard.
+const cancelMargin = 5 * time.Second
+
+// unheard reports whether a cancel of the delivered call may have gone by
+// unheard: the call was queued before this worker heard cancels, or long
+// enough ago that its tombstone would be gone, or before a tombstone was
+// pushed out by a flood of them.
+func (w *Worker) unheard(dur *delivery) bool {
+	w.mu.Lock()
+	since, evicted := w.cancelsSince, w.tombsEvicted
+	w.mu.Unlock()
+	return time.Since(dur.published) > w.opts.TombstoneTTL-cancelMargin ||
+		dur.published.Before(since.Add(cancelMargin)) || !dur.published.After(evicted.Add(cancelMargin))
+}
+
+// cancelled looks up the cancels stream for a cancel of the call of key
+// recorded after the call was queued (an earlier one is of a call sent
+// before under the same id); its reason, or false. A failed lookup is
+// logged and counts as none.
+func (d *durablePath) cancelled(identity, id string, published time.Time) (reason string, ok bool) {
+	if d.cancels == nil {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	defer cancel()
+	m, err := d.cancels.GetLastMsgForSubject(ctx, wire.CancelledSubject(identity, id))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return "", false
+	case err != nil:
+		d.w.log.Warn("bus: could not look up the cancels of a durable call; it runs", "call", id, "err", err)
+		return "", false
+	case m.Time.Before(published.Add(-cancelMargin)):
+		return "", false
+	}
+	return string(m.Data), true
+}
 
 // mayRepeat reports whether a redelivered durable call may run again: its
 // tool is read-only or idempotent. Otherwise it answers worker_lost (the

@@ -167,7 +167,12 @@ type Worker struct {
 	calls     map[string]*sender // call id → running call
 	tombs     map[string]tombEntry
 	tombQ     []tombstone
-	stopping  bool
+	// cancelsSince is when the worker began hearing cancels, and
+	// tombsEvicted when a live tombstone was last pushed out (a flood):
+	// a durable call queued before either looks its cancels up (unheard).
+	cancelsSince time.Time
+	tombsEvicted time.Time
+	stopping     bool
 	// interrupting: the grace period is over; calls still arriving are
 	// answered interrupted at once.
 	interrupting bool
@@ -290,6 +295,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
 	}
+	w.mu.Lock()
+	w.cancelsSince = time.Now()
+	w.mu.Unlock()
 	for i, subject := range [2]string{wire.SubjectList, wire.ListSubject("*")} {
 		if w.listSubs[i], err = nc.QueueSubscribe(subject, o.Queue, w.onList); err != nil {
 			w.unsubscribeAll()
@@ -707,6 +715,19 @@ func (w *Worker) accept(in *incoming) *sender {
 		call.Attempt = int(in.dur.attempt)
 	}
 	key := callKey(identity, req.ID)
+	if in.dur != nil && w.dur.cancels != nil && w.unheard(in.dur) {
+		// Taken from the queue after a cancel this worker may not have
+		// heard: the cancels stream has it.
+		if reason, ok := w.dur.cancelled(identity, req.ID, in.dur.published); ok {
+			code, msg := toolkit.CodeInterrupted, toolkit.InterruptedText
+			if reason == wire.CancelReasonDeadline {
+				code, msg = toolkit.CodeTimeout, toolkit.TimeoutText
+			}
+			w.replyFinal(in, c, w.finalFor(req.ID, code, msg))
+			in.dur.settle()
+			return nil
+		}
+	}
 
 	w.mu.Lock()
 	if tomb, ok := w.popTombstoneLocked(key); w.interrupting || ok {
@@ -884,6 +905,9 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	for len(w.tombQ) > 0 && (now.After(w.tombQ[0].exp) || len(w.tombQ) >= maxTombstones) {
 		if e, ok := w.tombs[w.tombQ[0].id]; ok && !e.exp.After(w.tombQ[0].exp) {
 			delete(w.tombs, w.tombQ[0].id)
+			if !now.After(e.exp) {
+				w.tombsEvicted = now // a live one: durable calls look up their cancels
+			}
 		}
 		w.tombQ = w.tombQ[1:]
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,6 +166,39 @@ func blocker(started chan<- struct{}) *toolkit.Tool {
 	})
 }
 
+// A call whose context ended before its tool started (it waited for a
+// slot, say) does not run the tool: its caller has been answered.
+func TestEndedBeforeStartDoesNotRun(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ctx  func() context.Context
+		code toolkit.Code
+	}{
+		{"cancelled", func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}, toolkit.CodeInterrupted},
+		{"past its deadline", func() context.Context {
+			ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			t.Cleanup(cancel)
+			return ctx
+		}, toolkit.CodeTimeout},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ran atomic.Bool
+			tk := newToolkit(t, nil)
+			mustAdd(t, tk, toolkit.Func("effect", "Has an effect.", func(context.Context, struct{}) (string, error) {
+				ran.Store(true)
+				return "done", nil
+			}))
+			if r := tk.Invoke(tt.ctx(), toolkit.ToolCall{ID: "c", Name: "effect"}); r.Code != tt.code || ran.Load() {
+				t.Fatalf("final %s %q, tool ran %v; want %s and no run", r.Code, r.Text(), ran.Load(), tt.code)
+			}
+		})
+	}
+}
+
 func TestInterrupt(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -192,9 +226,9 @@ func TestInterrupt(t *testing.T) {
 		{
 			name: "deadline",
 			cancel: func(ctx context.Context) (context.Context, func()) {
-				ctx, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
-				_ = cancel
-				return ctx, func() {}
+				// What a deadline passing while the tool runs does.
+				ctx, cancel := context.WithCancelCause(ctx)
+				return ctx, func() { cancel(context.DeadlineExceeded) }
 			},
 			wantState: toolkit.StateError, wantCode: toolkit.CodeTimeout, wantLast: "TimeoutError: The tool call exceeded its deadline and was stopped.",
 		},

@@ -31,6 +31,11 @@ const (
 	// identity + "." + call id a call of that identity (only). Every
 	// worker listens to both with wildcards, without a queue group.
 	SubjectCancelPrefix = "tools.cancel."
+	// SubjectCancelledPrefix + call id (or identity + "." + call id)
+	// records the cancel of a durable call in the cancels stream
+	// (StreamCancels), for a worker that takes the call from the queue
+	// after the cancel went by: the client publishes it next to the cancel.
+	SubjectCancelledPrefix = "tools.cancelled."
 	// SubjectList is a request (queue group) answered by one worker with
 	// its tool names and the schemas of a session's active tools.
 	SubjectList = "tools.list"
@@ -81,6 +86,10 @@ const (
 
 // StreamCalls is the JetStream work-queue stream of durable calls.
 const StreamCalls = "toolbus_calls"
+
+// StreamCancels is the JetStream stream of durable calls' cancels
+// (SubjectCancelledPrefix), kept as long as a call waits in StreamCalls.
+const StreamCancels = "toolbus_cancels"
 
 // MCPUpdated ends the subject (SubjectMCPPrefix + instance + "." +
 // MCPUpdated) on which a worker publishes the resource updates of the MCP
@@ -267,6 +276,15 @@ func CancelSubject(identity, id string) string {
 		return SubjectCancelPrefix + id
 	}
 	return SubjectCancelPrefix + identity + "." + id
+}
+
+// CancelledSubject is the subject that records the cancel of the durable
+// call id of identity.
+func CancelledSubject(identity, id string) string {
+	if identity == "" {
+		return SubjectCancelledPrefix + id
+	}
+	return SubjectCancelledPrefix + identity + "." + id
 }
 
 // ListSubject is the listing subject of identity.
