@@ -47,7 +47,7 @@ func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 			// provider is then the process's); a no-op otherwise.
 			ctx, span := tracer().Start(ctx, "skill.load "+name, trace.WithAttributes(attribute.String("toolbus.skill.name", name)))
 			defer span.End()
-			active, _, err := tk.ActiveGroups(ctx, call.Session, call.GroupsRevision)
+			active, _, err := tk.ActiveGroups(ctx, call.Scope(), call.GroupsRevision)
 			if err != nil {
 				return toolkit.Errorf(toolkit.CodeUnavailable, "GroupStateError: could not read the active tool groups: %v", err)
 			}

@@ -104,6 +104,17 @@ func TestViewerCalls(t *testing.T) {
 	if r := call("s1", "repair_skill"); r.State != toolkit.StateError {
 		t.Fatalf("other session sees the group skill: %s", r.State)
 	}
+	// A caller identity's session is its own: the viewer reads the groups
+	// of alice's s3, not those of an anonymous s3.
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "m", Name: toolkit.MetaToolName, Identity: "alice", Session: "s3", Input: map[string]any{"repair": true}}); r.State != toolkit.StateSuccess {
+		t.Fatalf("reset_tools as alice: %s %s", r.State, r.Text())
+	}
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "a", Name: ViewerName, Identity: "alice", Session: "s3", Input: map[string]any{"skill": "repair_skill"}}); r.State != toolkit.StateSuccess {
+		t.Fatalf("alice's s3 after activation: %s %q", r.State, r.Text())
+	}
+	if r := call("s3", "repair_skill"); r.State != toolkit.StateError {
+		t.Fatalf("the anonymous s3 sees alice's group skill: %s", r.State)
+	}
 	instr, err := Instructions(ctx, tk, set, "s2", 0)
 	if err != nil || !strings.Contains(instr, "<name>repair_skill</name>") {
 		t.Fatalf("instructions for s2: %v\n%s", err, instr)

@@ -96,7 +96,7 @@ func fleetViewer(env *mountEnv, fleet *discovery.Fleet, local toolkit.Handler) t
 			return err
 		}
 		name, _ := call.Input["skill"].(string)
-		active, _, aerr := env.Toolkit.ActiveGroups(ctx, call.Session, call.GroupsRevision)
+		active, _, aerr := env.Toolkit.ActiveGroups(ctx, call.Scope(), call.GroupsRevision)
 		if aerr != nil {
 			return err
 		}

@@ -120,6 +120,14 @@ func TestSkills(t *testing.T) {
 		})
 	}
 
+	// A caller identity's session: the viewer reads that identity's groups.
+	if _, se, code := toolctl(t, w.url, "--identity", "alice", "groups", "set", "--session", "alices", "research"); code != 0 {
+		t.Fatalf("groups set as alice: exit %d: %s", code, se)
+	}
+	if so, se, code := toolctl(t, w.url, "--identity", "alice", "call", "--session", "alices", "Skill", `{"skill":"scrape"}`); code != 0 || so != "# Scrape\nRespect robots.txt.\n" {
+		t.Errorf("call Skill scrape as alice in her session with research active: exit %d\nstdout %q\nstderr %s", code, so, se)
+	}
+
 	// An edited skill shows without a restart.
 	mustWrite(t, filepath.Join(root, "skills", "pdf", "SKILL.md"), "---\nname: pdf\ndescription: Fill, merge and split PDF forms.\n---\n# PDF v2\n")
 	edited := agentSkills([3]string{"pdf", "Fill, merge and split PDF forms.", pdf[2]})
