@@ -278,6 +278,12 @@ func approvalHint(e *env, session string, final *toolkit.Response) {
 		}
 	}
 	if len(rules) > 0 && session != "" {
-		fmt.Fprintf(e.stderr, "toolctl: or allow it for the session: toolctl allow --session %s '%s'\n", session, strings.Join(rules, "' '"))
+		// The operator runs it with a key of their own: name the caller
+		// identity whose session it is, or it would allow the anonymous one.
+		caller := ""
+		if id := e.cfg.NATS.Identity; id != "" {
+			caller = " --caller " + id
+		}
+		fmt.Fprintf(e.stderr, "toolctl: or allow it for the session: toolctl allow%s --session %s '%s'\n", caller, session, strings.Join(rules, "' '"))
 	}
 }

@@ -113,6 +113,12 @@ func TestPermissions(t *testing.T) {
 	if !strings.Contains(se, "toolctl approve c1") || !strings.Contains(se, "toolctl allow --session s1 'write_text_file") {
 		t.Errorf("toolctl call gives no approval hint:\n%s", se)
 	}
+	// A caller identity's hint names its session, for the operator who
+	// runs it with another key.
+	_, se, _ = toolctl(t, w0.url, "--identity", "bob", "call", "--session", "s1", "write_text_file", write("bob's"))
+	if !strings.Contains(se, "toolctl allow --caller bob --session s1 'write_text_file") {
+		t.Errorf("the approval hint of bob's call does not name his session:\n%s", se)
+	}
 
 	// The worker that asked goes away; the approval lives in KV.
 	asked, _ := metaOf(final, "worker").(string)
