@@ -145,15 +145,16 @@ func (e *env) conn() (*nats.Conn, error) {
 	})
 	nc, err := nats.Connect(url, append(opts, nats.Name("toolctl"), nats.Timeout(5*time.Second), report)...)
 	if err != nil {
-		hint := ""
+		hint, code := "", exitNoNATS
 		switch {
 		case errors.Is(err, nats.ErrAuthorization):
-			hint = " (the server admits only its users: give your key with --nkey FILE, and --identity ID for a caller; see README: Security)"
+			// The server was reached and refused the credentials.
+			hint, code = " (the server admits only its users: give your key with --nkey FILE, and --identity ID for a caller; see README: Security)", exitUsage
 		case url == defaultURL:
 			hint = " (is a worker running? start one with: go run ./cmd/worker)"
 		}
 		fmt.Fprintf(e.stderr, "toolctl: cannot connect to NATS at %s: %v%s\n", url, err, hint)
-		return nil, exitStatus{exitNoNATS}
+		return nil, exitStatus{code}
 	}
 	e.nc = nc
 	return nc, nil

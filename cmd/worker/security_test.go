@@ -150,6 +150,11 @@ func TestSecurityUnauthenticated(t *testing.T) {
 	} else if !errors.Is(err, nats.ErrAuthorization) {
 		t.Fatalf("anonymous connection: %v, want an authorization violation", err)
 	}
+	// toolctl without a key: refused credentials (exit 2), not an
+	// unreachable server (5), which a script would retry.
+	if _, se, code := toolctl(t, f.url, "call", "echo", `{"text":"x"}`); code != 2 || !strings.Contains(se, "--nkey FILE") {
+		t.Errorf("toolctl without a key: exit %d, want 2 with a hint at --nkey:\n%s", code, se)
+	}
 }
 
 // TestSecurityReplyInjection: a caller names a KV key as the reply subject
