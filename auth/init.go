@@ -176,7 +176,7 @@ const confHeader = `# toolbus roles: one nkey user per role, written by ` + "`to
 # The seeds are the *.nk files beside this file; give each process its own:
 #   workers   --server-config server.conf (embedded server) or nats-server -c server.conf,
 #             and --nkey worker.nk
-#   operator  toolctl --nkey operator.nk (approve, mode, allow, headers, everything)
+#   operator  toolctl --nkey operator.nk (approve, mode, allow, mcp-headers, top, everything)
 #   callers   toolctl --nkey caller-ID.nk --identity ID (and agents' own clients)
 #   gateway   toolctl --nkey gateway.nk mcp serve --tokens gateway-tokens (MCP clients by bearer token)
 # Running toolctl auth init again keeps these keys and adds callers.
