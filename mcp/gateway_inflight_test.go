@@ -19,10 +19,17 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
+// callOutcome is what a client's CallTool returned.
+type callOutcome struct {
+	res *sdk.CallToolResult
+	err error
+}
+
 // startSlow starts "slow" from c and waits until the worker runs it. The
 // returned unblock cancels the call on the bus itself (as toolctl cancel
-// does), so a gateway that never cancels it does not hang the test run.
-func startSlow(t *testing.T, f *fleetFixture, c *mcpClient) (unblock func()) {
+// does), so a gateway that never cancels it does not hang the test run;
+// outcome gets what the client's CallTool returns.
+func startSlow(t *testing.T, f *fleetFixture, c *mcpClient) (unblock func(), outcome <-chan callOutcome) {
 	t.Helper()
 	nc := natstest.Connect(t, f.srv)
 	sub, err := nc.SubscribeSync("tools.call.slow")
@@ -30,7 +37,11 @@ func startSlow(t *testing.T, f *fleetFixture, c *mcpClient) (unblock func()) {
 		t.Fatal(err)
 	}
 	nc.Flush()
-	go c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+	out := make(chan callOutcome, 1)
+	go func() {
+		res, err := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+		out <- callOutcome{res, err}
+	}()
 	m, err := sub.NextMsg(guardTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +55,7 @@ func startSlow(t *testing.T, f *fleetFixture, c *mcpClient) (unblock func()) {
 	case <-time.After(guardTimeout):
 		t.Fatal("slow never started")
 	}
-	return func() { nc.Publish(wire.CancelSubject("", req.ID), nil); nc.Flush() }
+	return func() { nc.Publish(wire.CancelSubject("", req.ID), nil); nc.Flush() }, out
 }
 
 func waitCancelled(t *testing.T, f *fleetFixture, within time.Duration, what string) bool {
@@ -75,7 +86,7 @@ func TestGatewayCloseInFlight(t *testing.T) {
 	g := newGateway(t, f)
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 	waitTracked(t, g, 1)
-	unblock := startSlow(t, f, c)
+	unblock, _ := startSlow(t, f, c)
 	closed := make(chan error, 1)
 	go func() { closed <- g.Close() }()
 	select {
@@ -98,7 +109,7 @@ func TestGatewayDeleteInFlight(t *testing.T) {
 	url := serveGatewayHTTP(t, g)
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
 	waitTracked(t, g, 1)
-	unblock := startSlow(t, f, c)
+	unblock, _ := startSlow(t, f, c)
 	t.Cleanup(unblock)
 
 	deleted := make(chan int, 1)
@@ -168,7 +179,7 @@ func TestGatewayClientGoneInFlight(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{DialContext: d.dial}}
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g), HTTPClient: hc, MaxRetries: -1})
 	waitTracked(t, g, 1)
-	unblock := startSlow(t, f, c)
+	unblock, _ := startSlow(t, f, c)
 	t.Cleanup(unblock)
 	d.cut()
 	waitCancelled(t, f, 5*time.Second, "client gone, session timeout 500ms")
@@ -176,7 +187,9 @@ func TestGatewayClientGoneInFlight(t *testing.T) {
 }
 
 // TestGatewayServeListenerEndInFlight: when ServeListener's ctx ends, the
-// calls of the sessions it opened are cancelled on the worker.
+// calls of the sessions it opened are cancelled on the worker, and their
+// clients get the interrupted results (a stream closed without one loses
+// the call).
 func TestGatewayServeListenerEndInFlight(t *testing.T) {
 	f := startFleet(t)
 	g := newGateway(t, f)
@@ -189,10 +202,18 @@ func TestGatewayServeListenerEndInFlight(t *testing.T) {
 	go func() { done <- g.ServeListener(ctx, l) }()
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: "http://" + l.Addr().String() + "/mcp", MaxRetries: -1})
 	waitTracked(t, g, 1)
-	unblock := startSlow(t, f, c)
+	unblock, outcome := startSlow(t, f, c)
 	t.Cleanup(unblock)
 	cancel()
 	waitCancelled(t, f, 5*time.Second, "after ServeListener's ctx ended")
+	select {
+	case o := <-outcome:
+		if o.err != nil || !o.res.IsError || len(o.res.Content) != 1 || o.res.Content[0].(*sdk.TextContent).Text != toolkit.InterruptedText {
+			t.Errorf("the client got %+v, %v; want the interrupted result", o.res, o.err)
+		}
+	case <-time.After(guardTimeout):
+		t.Error("the client got nothing for its call")
+	}
 	<-done
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -103,8 +104,9 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 }
 
 // ListenAndServe serves Streamable HTTP on addr at /mcp until ctx ends,
-// then shuts the listener down (requests in flight are cancelled). It
-// returns once the server has stopped.
+// then shuts the listener down: the calls in flight end interrupted, their
+// clients get those results (for at most 5 s), then the event streams end.
+// It returns once the server has stopped.
 func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -116,13 +118,31 @@ func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 // ServeListener is ListenAndServe on a listener the caller opened (for
 // example on port 0, to learn the address first). It closes l.
 func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
+	// The calls of the sessions opened here end with ctx (interrupted),
+	// and the requests that carry them outlive ctx until they have handed
+	// those results to the clients; only then do the event streams that
+	// carry no call (GET without Last-Event-ID) end, since a client may
+	// take a lost stream for a lost session and fail its calls.
+	reqs, endReqs := context.WithCancel(context.WithoutCancel(ctx))
+	defer endReqs()
+	streams, endStreams := context.WithCancel(reqs)
+	defer endStreams()
+	var carrying atomic.Int64 // requests that may carry a call's result
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g)
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "" {
+			rctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(streams, cancel)()
+			r = r.WithContext(rctx)
+		} else {
+			carrying.Add(1)
+			defer carrying.Add(-1)
+		}
+		g.ServeHTTP(w, r)
+	})
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		// Requests end with ctx, open event streams included, and so do
-		// the calls of the sessions opened here (they end interrupted), so
-		// shutting down does not wait on them.
-		BaseContext: func(net.Listener) context.Context { return context.WithValue(ctx, listenerKey{}, ctx) }}
+		BaseContext: func(net.Listener) context.Context { return context.WithValue(reqs, listenerKey{}, ctx) }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
 	select {
@@ -132,8 +152,15 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := hs.Shutdown(sctx)
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(sctx) }() // no new connections; waits for the requests
+	for carrying.Load() > 0 && sctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	endStreams()
+	err := <-shut
 	if err != nil {
+		endReqs()
 		err = hs.Close()
 	}
 	<-errc

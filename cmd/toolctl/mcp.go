@@ -37,7 +37,8 @@ import (
 // refuses to listen beyond loopback unless --insecure. serve logs "MCP gateway listening url=…" on
 // stderr (and, with --http ADDR, "operator endpoint http=…": metrics and
 // health, see mcp_ops.go), logs each session and tools/call, and stops
-// on SIGINT or SIGTERM (exit 0); stdio ends when the
+// on SIGINT or SIGTERM (exit 0): its calls in flight end interrupted and
+// their clients get those results; stdio ends when the
 // client closes stdin (exit 0), and logs only to stderr. Exit codes as
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
 // Requests still running when stdin ends are answered first (for at most
