@@ -179,7 +179,9 @@ const confHeader = `# toolbus roles: one nkey user per role, written by ` + "`to
 #   operator  toolctl --nkey operator.nk (approve, mode, allow, mcp-headers, top, everything)
 #   callers   toolctl --nkey caller-ID.nk --identity ID (and agents' own clients)
 #   gateway   toolctl --nkey gateway.nk mcp serve --tokens gateway-tokens (MCP clients by bearer token)
-# Running toolctl auth init again keeps these keys and adds callers.
+# Running toolctl auth init again keeps these keys and adds callers; the
+# server reads this file when it starts (nats-server: --signal reload) and
+# the gateway its tokens, so restart them to admit new callers.
 authorization {
   users = [
 `
