@@ -531,7 +531,7 @@ func TestAuth(t *testing.T) {
 	if code != 0 || out != "authed\n" {
 		t.Errorf("toolctl with the password: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if _, errOut, code := toolctl(t, url, "tools"); code != 5 || !strings.Contains(strings.ToLower(errOut), "authorization violation") {
+	if _, errOut, code := toolctl(t, url, "tools"); code != 2 || !strings.Contains(strings.ToLower(errOut), "authorization violation") {
 		t.Errorf("toolctl without the password: exit %d, stderr %q", code, errOut)
 	}
 
