@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,6 +122,7 @@ type delivery struct {
 	max        uint64
 	redeliver  time.Duration
 	published  time.Time
+	seq        uint64 // in the calls stream
 }
 
 // mark sets a frame's attempt fields; nothing on the core path.
@@ -178,9 +180,13 @@ type durablePath struct {
 	// worker key of an older role set may not): then only the cancels
 	// this worker heard count.
 	cancels jetstream.Stream
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// heardFrom is the calls stream's last sequence when the worker
+	// began hearing cancels: a call stored up to it may have been
+	// cancelled before (unheard).
+	heardFrom atomic.Uint64
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 
 	mu    sync.Mutex
 	loops map[string]*puller // tool → its pull loop
@@ -504,7 +510,8 @@ func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m j
 	_, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject(), wire.SubjectDurablePrefix), ".")
 	in := &incoming{subject: m.Subject(), tool: p.tool, identity: identity, reply: m.Headers().Get(wire.HeaderReply),
 		header: m.Headers(), data: m.Data(),
-		dur: &delivery{msg: m, repeatable: p.repeatable, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait, published: meta.Timestamp}}
+		dur: &delivery{msg: m, repeatable: p.repeatable, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait,
+			published: meta.Timestamp, seq: meta.Sequence.Stream}}
 	switch s := d.w.accept(in); {
 	case s == nil:
 		return true
@@ -821,16 +828,38 @@ const enqueueWorkerWait = 5 * time.Second
 // the time a call was queued is compared with the cancels heard.
 const cancelMargin = 5 * time.Second
 
+// hearing notes, once the worker hears cancels, the calls stream's last
+// sequence: the calls stored up to it may have been cancelled before. The
+// subscription is flushed first, so a cancel the server routes after the
+// reading reaches this worker. Without the reading, every call counts.
+func (d *durablePath) hearing(nc *nats.Conn) {
+	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	defer cancel()
+	err := nc.FlushWithContext(ctx)
+	var info *jetstream.StreamInfo
+	if err == nil {
+		info, err = d.stream.Info(ctx)
+	}
+	if err != nil {
+		d.w.log.Warn("bus: could not read the calls stream's position; every durable call looks up its cancels", "err", err)
+		d.heardFrom.Store(math.MaxUint64)
+		return
+	}
+	d.heardFrom.Store(info.State.LastSeq)
+}
+
 // unheard reports whether a cancel of the delivered call may have gone by
-// unheard: the call was queued before this worker heard cancels, or long
+// unheard: the call was stored before this worker heard cancels, or long
 // enough ago that its tombstone would be gone, or before a tombstone was
 // pushed out by a flood of them.
 func (w *Worker) unheard(dur *delivery) bool {
+	if dur.seq <= w.dur.heardFrom.Load() || time.Since(dur.published) > w.opts.TombstoneTTL-cancelMargin {
+		return true
+	}
 	w.mu.Lock()
-	since, evicted := w.cancelsSince, w.tombsEvicted
+	evicted := w.tombsEvicted
 	w.mu.Unlock()
-	return time.Since(dur.published) > w.opts.TombstoneTTL-cancelMargin ||
-		dur.published.Before(since.Add(cancelMargin)) || !dur.published.After(evicted.Add(cancelMargin))
+	return !evicted.IsZero() && !dur.published.After(evicted.Add(cancelMargin))
 }
 
 // cancelled looks up the cancels stream for a cancel of the call of key

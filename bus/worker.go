@@ -167,10 +167,8 @@ type Worker struct {
 	calls     map[string]*sender // call id → running call
 	tombs     map[string]tombEntry
 	tombQ     []tombstone
-	// cancelsSince is when the worker began hearing cancels, and
-	// tombsEvicted when a live tombstone was last pushed out (a flood):
-	// a durable call queued before either looks its cancels up (unheard).
-	cancelsSince time.Time
+	// tombsEvicted is when a live tombstone was last pushed out (a
+	// flood): a durable call queued before looks its cancels up (unheard).
 	tombsEvicted time.Time
 	stopping     bool
 	// interrupting: the grace period is over; calls still arriving are
@@ -295,9 +293,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
 	}
-	w.mu.Lock()
-	w.cancelsSince = time.Now()
-	w.mu.Unlock()
+	if w.dur != nil {
+		w.dur.hearing(nc)
+	}
 	for i, subject := range [2]string{wire.SubjectList, wire.ListSubject("*")} {
 		if w.listSubs[i], err = nc.QueueSubscribe(subject, o.Queue, w.onList); err != nil {
 			w.unsubscribeAll()
