@@ -462,7 +462,7 @@ func (s *gatewaySession) logCall(tool string, final *toolkit.Response, took time
 		g.opts.OnCall(tool, final.State, final.Code, took)
 	}
 	level := slog.LevelInfo
-	attrs := []slog.Attr{slog.String("tool", tool), slog.String("session", s.id), slog.String("call", final.ID),
+	attrs := []slog.Attr{slog.String("tool", cutText(tool, toolkit.MaxNameLen)), slog.String("session", s.id), slog.String("call", final.ID),
 		slog.String("state", string(final.State)), slog.String("code", string(final.Code)), slog.Duration("duration", took)}
 	if w, _ := final.Metadata[wire.MetaWorker].(string); w != "" {
 		attrs = append(attrs, slog.String("worker", w))

@@ -132,12 +132,12 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		}
 		name := ToolName(c.cfg.Name, t.Name)
 		if slices.Contains(names, name) {
-			c.log.Warn("MCP tool skipped: its name collides with another tool of the server after sanitising", "tool", t.Name, "name", name)
+			c.log.Warn("MCP tool skipped: its name collides with another tool of the server after sanitising", "tool", cutText(t.Name, toolkit.MaxNameLen), "name", name)
 			continue
 		}
 		schema, err := inputSchema(t.InputSchema)
 		if err != nil {
-			c.log.Warn("MCP tool skipped", "tool", t.Name, "error", err)
+			c.log.Warn("MCP tool skipped", "tool", cutText(t.Name, toolkit.MaxNameLen), "error", err)
 			continue
 		}
 		desc := t.Description
@@ -158,7 +158,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			opts = append(opts, toolkit.WithSchemaOrder(order))
 		}
 		if err := tk.Add(toolkit.Raw(name, desc, schema, c.handler(t.Name)), opts...); err != nil {
-			c.log.Warn("MCP tool skipped", "tool", t.Name, "error", err)
+			c.log.Warn("MCP tool skipped", "tool", cutText(t.Name, toolkit.MaxNameLen), "error", err)
 			continue
 		}
 		names = append(names, name)

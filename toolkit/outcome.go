@@ -113,5 +113,8 @@ func Final(id string, code Code, msg string) *Response {
 // NotFound is the error of a call to a tool nobody has, in AgentScope's
 // words.
 func NotFound(name string) *Error {
+	if len(name) > MaxNameLen { // not echoed whole: no tool has it
+		name = fmt.Sprintf("%.64s… (%d bytes)", name, len(name))
+	}
 	return NewError(CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", name))
 }

@@ -269,6 +269,13 @@ func (t *Tool) Group() string {
 // BasicGroup is the group that is always active.
 const BasicGroup = "basic"
 
+// MaxNameLen bounds a tool's name: it is a token of the subjects its
+// calls travel on, and a NATS server closes the connection of a client
+// that sends a protocol line longer than its max_control_line (4 KiB by
+// default), so a subscription or call under a longer name would cut the
+// worker or caller off the bus.
+const MaxNameLen = 256
+
 // ValidName reports whether name can be a tool or group name: one NATS
 // subject token made of [A-Za-z0-9_-]. It is cheap enough to run on every
 // call.

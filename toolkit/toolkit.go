@@ -307,7 +307,7 @@ func describe(t *Tool, opts []Option) (registration, error) {
 }
 
 // Add registers a tool (a copy of t, described by opts). It fails for an
-// invalid name, a bad schema, a missing handler, an unknown group, a
+// invalid name (or one over MaxNameLen bytes), a bad schema, a missing handler, an unknown group, a
 // preset that is not a property, or a name that is taken (unless
 // OnConflict says otherwise). "reset_tools" is reserved.
 func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
@@ -317,7 +317,10 @@ func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
 	}
 	cp := r.tool
 	if !ValidName(cp.Name) {
-		return fmt.Errorf("toolkit: invalid tool name %q: must match [A-Za-z0-9_-]+ (one NATS subject token)", cp.Name)
+		return fmt.Errorf("toolkit: invalid tool name %.128q: must match [A-Za-z0-9_-]+ (one NATS subject token)", cp.Name)
+	}
+	if len(cp.Name) > MaxNameLen {
+		return fmt.Errorf("toolkit: invalid tool name %.64q…: %d bytes, over the %d a tool name may be", cp.Name, len(cp.Name), MaxNameLen)
 	}
 	if cp.Name == MetaToolName {
 		return fmt.Errorf("toolkit: tool name %q is reserved for the meta tool", cp.Name)

@@ -1,0 +1,56 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// A tool name is one token of the subjects its calls travel on; a name
+// of thousands of bytes made the subscription's protocol line longer than
+// the NATS server's max_control_line, and the server closed the
+// connection. A mounted server listing such a name cut its worker off
+// the bus (the other tools too); an MCP client calling such a name cut
+// the gateway off, for every session, for good.
+func TestLongToolNames(t *testing.T) {
+	long := strings.Repeat("n", 5000)
+	srv := newTestServer(nil)
+	srv.AddTool(&sdk.Tool{Name: long, Description: "A long name.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return textResult("ok"), nil
+		})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	f := mountedFleet(t, ServerConfig{Name: "long", Transport: TransportStreamableHTTP, URL: hs.URL})
+	g := newGateway(t, f)
+	waitMounted(t, g, "w-mounted")
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	ctx := testCtx(t)
+	if res := callTool(t, ctx, c, "mcp__long__echo", map[string]any{"text": "mounted"}, nil); resultText(res) != "mounted" {
+		t.Fatalf("the worker mounting a server with a %d-byte tool name: echo answered %+v %q", len(long), res.Meta, resultText(res))
+	}
+	for name := range listNames(t, c) {
+		if len(name) > toolkit.MaxNameLen {
+			t.Errorf("the gateway lists a tool of %d bytes", len(name))
+		}
+	}
+
+	res := callTool(t, ctx, c, strings.Repeat("x", 5000), nil, nil)
+	if res.Meta[GatewayMetaCode] != string(toolkit.CodeNotFound) {
+		t.Errorf("a call of a 5000-byte name: %v %.200q, want not_found", res.Meta, resultText(res))
+	}
+	if st := g.nc.Status(); st != nats.CONNECTED {
+		t.Fatalf("after a call of a 5000-byte name the gateway's NATS connection is %v", st)
+	}
+	if res := callTool(t, ctx, c, "mcp__long__echo", map[string]any{"text": "after"}, nil); resultText(res) != "after" {
+		t.Errorf("after a call of a 5000-byte name: echo answered %v %q", res.Meta, resultText(res))
+	}
+}
