@@ -35,8 +35,9 @@
 // Tools are named mcp__{server}__{tool}; in the tool part every character
 // outside [A-Za-z0-9_-] becomes 'x' (ToolName), and the original name is
 // what the server is called with. A tool whose sanitised name collides
-// with another, whose name is taken in the toolkit, or whose name is over
-// toolkit.MaxNameLen bytes, is skipped with a warning. The input schema is the server's, with "type": "object" and
+// with another, whose name is taken in the toolkit or over
+// toolkit.MaxNameLen bytes, or whose schema the toolkit refuses (nested
+// deeper than toolkit.MaxSchemaDepth, say) is skipped with a warning. The input schema is the server's, with "type": "object" and
 // "properties" defaulted and titles stripped; $defs, $ref, anyOf and the
 // rest are kept, and the toolkit validates input against it before a call
 // is sent. Flags come from the annotations:

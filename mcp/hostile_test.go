@@ -54,3 +54,29 @@ func TestLongToolNames(t *testing.T) {
 		t.Errorf("after a call of a 5000-byte name: echo answered %v %q", res.Meta, resultText(res))
 	}
 }
+
+// A schema nested deeper than the bus's decoders take (wire.MaxDepth)
+// made its worker's announcement unreadable: a mounted server with one
+// such tool hid every tool of the worker from the fleet. The tool is
+// skipped instead.
+func TestDeepSchemaSkipped(t *testing.T) {
+	deep := `{"type":"string"}`
+	for range 40 { // 80 levels
+		deep = `{"type":"object","properties":{"a":` + deep + `}}`
+	}
+	srv := newTestServer(nil)
+	srv.AddTool(&sdk.Tool{Name: "deep", Description: "Deep.", InputSchema: json.RawMessage(deep)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return textResult("ok"), nil
+		})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	f := mountedFleet(t, ServerConfig{Name: "deep", Transport: TransportStreamableHTTP, URL: hs.URL})
+	g := newGateway(t, f)
+	waitMounted(t, g, "w-mounted")
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	names := listNames(t, c)
+	if names["mcp__deep__echo"] == nil || names["mcp__deep__deep"] != nil {
+		t.Errorf("listed %v, want mcp__deep__echo and not mcp__deep__deep", sortedKeys(names))
+	}
+}

@@ -39,6 +39,7 @@ func TestAddRejectsBadDefinitions(t *testing.T) {
 		{name: "schema type not object", tool: raw("t", map[string]any{"type": "string", "properties": map[string]any{}}), want: `"type" must be "object"`},
 		{name: "schema without type", tool: raw("t", map[string]any{"properties": map[string]any{}}), want: `"type" must be "object"`},
 		{name: "properties not an object", tool: raw("t", map[string]any{"type": "object", "properties": []any{}}), want: `"properties" must be an object`},
+		{name: "schema nested too deep", tool: raw("t", deepSchema(toolkit.MaxSchemaDepth)), want: "nested deeper than 48 levels"},
 		{name: "properties missing", tool: raw("t", map[string]any{"type": "object"}), want: `"properties" must be an object`},
 		{name: "schema that does not compile", tool: raw("t", objectSchema(map[string]any{"a": map[string]any{"type": 5}})), want: "invalid input schema"},
 		{name: "bad $ref", tool: raw("t", objectSchema(map[string]any{"a": map[string]any{"$ref": "#/$defs/missing"}})), want: "invalid input schema"},
@@ -416,4 +417,14 @@ func TestMetaTemplate(t *testing.T) {
 	if r.Text() != want {
 		t.Errorf("got  %q\nwant %q", r.Text(), want)
 	}
+}
+
+// deepSchema is an object schema whose properties nest an object n levels
+// down: 2n+1 levels of JSON.
+func deepSchema(n int) map[string]any {
+	s := map[string]any{"type": "string"}
+	for range n {
+		s = objectSchema(map[string]any{"a": s})
+	}
+	return s
 }

@@ -669,11 +669,21 @@ func withPresets(h Handler, presets map[string]any) Handler {
 	}
 }
 
+// MaxSchemaDepth bounds the nesting of objects and arrays in an input
+// schema: the bus's decoders refuse bodies nested deeper than 64 levels,
+// and a schema travels a few levels down in announcements and listings,
+// so a deeper one would make its worker's whole announcement unreadable.
+const MaxSchemaDepth = 48
+
 // CheckInputSchema reports whether s can be a tool's input schema: a JSON
-// object schema ("type": "object") with a "properties" object.
+// object schema ("type": "object") with a "properties" object, nested at
+// most MaxSchemaDepth levels deep.
 func CheckInputSchema(s map[string]any) error {
 	if s == nil {
 		return errors.New("no input schema")
+	}
+	if schemaDepth(s, 0) > MaxSchemaDepth {
+		return fmt.Errorf("invalid input schema: nested deeper than %d levels", MaxSchemaDepth)
 	}
 	if s["type"] != "object" {
 		return fmt.Errorf(`invalid input schema: "type" must be "object", got %v`, s["type"])
@@ -682,6 +692,28 @@ func CheckInputSchema(s map[string]any) error {
 		return errors.New(`invalid input schema: "properties" must be an object`)
 	}
 	return nil
+}
+
+// schemaDepth is the nesting of v below depth; past MaxSchemaDepth it
+// stops looking.
+func schemaDepth(v any, depth int) int {
+	if depth > MaxSchemaDepth {
+		return depth
+	}
+	deepest := depth
+	switch x := v.(type) {
+	case map[string]any:
+		deepest = depth + 1
+		for _, e := range x {
+			deepest = max(deepest, schemaDepth(e, depth+1))
+		}
+	case []any:
+		deepest = depth + 1
+		for _, e := range x {
+			deepest = max(deepest, schemaDepth(e, depth+1))
+		}
+	}
+	return deepest
 }
 
 // FunctionSchema is a tool's schema in the OpenAI function-calling shape:
