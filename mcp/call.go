@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,7 @@ func (c *Client) handler(tool string) toolkit.Handler {
 // *toolkit.Error:
 //
 //   - a JSON-RPC error from the server: tool_error with the server's message;
+//   - a result that cannot be read: tool_error saying so (the session stays);
 //   - the server cannot be reached: unavailable;
 //   - the connection failed during the call: tool_error (the next call
 //     reconnects);
@@ -122,6 +124,9 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 			defer c.enter(cs, f)()
 			var err error
 			o.res, err = cs.CallTool(cctx, params)
+			if err != nil && unreadableAnswer(err) {
+				err = &serverFault{fmt.Errorf("the MCP server %q answered, but its result cannot be read: %s", c.cfg.Name, cutText(err.Error(), 512))}
+			}
 			return err
 		})
 		done <- o
@@ -219,6 +224,10 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	var we *jsonrpc.Error
 	if isProtocolError(err) && errors.As(err, &we) {
 		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': %s", tool, we.Message)
+	}
+	var sf *serverFault
+	if errors.As(err, &sf) {
+		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': %v", tool, sf.error)
 	}
 	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v. The next call reconnects.", c.cfg.Name, tool, err)
 }

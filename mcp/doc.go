@@ -79,7 +79,8 @@
 //	isError                       → chunk state error: the final response has code tool_error
 //
 // A JSON-RPC error from the server ends the call with tool_error and the
-// server's message; a server that cannot be reached with unavailable; a
+// server's message, and so does a result that cannot be read (a content
+// type the go-sdk does not know, invalid base64), on a session that stays; a server that cannot be reached with unavailable; a
 // connection that breaks during the call with tool_error (the next call
 // reconnects); ServerConfig.Timeout with timeout.
 //

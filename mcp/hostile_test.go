@@ -1,11 +1,15 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,4 +83,59 @@ func TestDeepSchemaSkipped(t *testing.T) {
 	if names["mcp__deep__echo"] == nil || names["mcp__deep__deep"] != nil {
 		t.Errorf("listed %v, want mcp__deep__echo and not mcp__deep__deep", sortedKeys(names))
 	}
+}
+
+// A result the go-sdk cannot decode (a content type it does not know,
+// invalid base64, a field of the wrong type) is the server's answer, not
+// a broken connection: it was taken for one, so the shared session was
+// dropped (a stdio server killed, with every other call on it), a
+// read-only tool was called again, and the model read "the connection
+// failed". It now ends the call tool_error naming the server's result,
+// once, on a session that stays.
+func TestMalformedResult(t *testing.T) {
+	for _, res := range []string{
+		`{"content":[{"type":"hologram","data":"eA=="}]}`,
+		`{"content":[{"type":"image","data":"%%%","mimeType":"image/png"}]}`,
+		`{"content":[null]}`,
+		`{"content":5}`,
+		`{"content":[],"isError":"yes"}`,
+	} {
+		var calls atomic.Int64
+		u := rawAnswerServer(t, func(id json.RawMessage) string {
+			calls.Add(1)
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, res)
+		})
+		tk, c := mount(t, ServerConfig{Name: "odd", Transport: TransportStreamableHTTP, URL: u})
+		before := c.current()
+		r := run(t, testCtx(t), tk, "mcp__odd__echo", map[string]any{"text": "x"})
+		if r.final.Code != toolkit.CodeToolError || !strings.Contains(r.final.Text(), "result cannot be read") || calls.Load() != 1 || c.current() != before {
+			t.Errorf("a result %s: final %s/%s %.200q; sent %d times; session kept %v; want tool_error naming the result, sent once, session kept",
+				res, r.final.State, r.final.Code, r.final.Text(), calls.Load(), c.current() == before)
+		}
+	}
+}
+
+// rawAnswerServer is the test server over Streamable HTTP (JSON
+// answers), but each tools/call is answered with answer's JSON-RPC
+// message.
+func rawAnswerServer(t *testing.T, answer func(id json.RawMessage) string) string {
+	srv := newTestServer(nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Mcp-Session-Id", r.Header.Get("Mcp-Session-Id"))
+		fmt.Fprint(w, answer(msg.ID))
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
 }

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -293,6 +295,25 @@ func isProtocolError(err error) bool {
 		return false
 	}
 	return true
+}
+
+// unreadableAnswer reports a result the server sent that the go-sdk could
+// not decode (a content type it does not know, invalid base64, a field of
+// the wrong type): the answer came whole, so the session is sound and the
+// request is not to be sent again.
+func unreadableAnswer(err error) bool {
+	if errors.Is(err, sdk.ErrConnectionClosed) {
+		return false
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var be base64.CorruptInputError
+	if errors.As(err, &se) || errors.As(err, &te) || errors.As(err, &be) {
+		return true
+	}
+	// The go-sdk's content errors (contentFromWire) have no type.
+	msg := err.Error()
+	return strings.Contains(msg, "unrecognized content type") || strings.Contains(msg, "invalid content type") || strings.HasSuffix(msg, ": nil content")
 }
 
 // notDelivered reports errors that prove the server never processed the
