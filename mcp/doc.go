@@ -37,7 +37,11 @@
 // what the server is called with. A tool whose sanitised name collides
 // with another, whose name is taken in the toolkit or over
 // toolkit.MaxNameLen bytes, or whose schema the toolkit refuses (nested
-// deeper than toolkit.MaxSchemaDepth, say) is skipped with a warning. The input schema is the server's, with "type": "object" and
+// deeper than toolkit.MaxSchemaDepth, say) is skipped with a warning, as
+// is a tool past MaxServerToolBytes (512 KiB of one server's names,
+// descriptions and schemas: the worker announces all its tools in one
+// NATS message, and one refused past max_payload would drop the worker
+// from the fleet). The input schema is the server's, with "type": "object" and
 // "properties" defaulted and titles stripped; $defs, $ref, anyOf and the
 // rest are kept, and the toolkit validates input against it before a call
 // is sent. Flags come from the annotations:

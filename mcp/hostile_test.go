@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
@@ -138,4 +139,29 @@ func rawAnswerServer(t *testing.T, answer func(id json.RawMessage) string) strin
 	}))
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// A mounted server that lists tools too large for its worker's
+// announcement (a description of megabytes, or many large tools) made every announcement of
+// the worker fail past the NATS server's max_payload: the fleet dropped
+// the worker, its other tools with it.
+func TestHugeToolKeepsWorkerListed(t *testing.T) {
+	srv := newTestServer(nil)
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	f := mountedFleet(t, ServerConfig{Name: "huge", Transport: TransportStreamableHTTP, URL: hs.URL})
+	g := newGateway(t, f)
+	waitMounted(t, g, "w-mounted")
+	ok := func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return textResult("ok"), nil
+	}
+	srv.AddTool(&sdk.Tool{Name: "huge", Description: strings.Repeat("d", 2<<20), InputSchema: json.RawMessage(`{"type":"object"}`)}, ok)
+	for i := range 100 { // 1.6 MB together
+		srv.AddTool(&sdk.Tool{Name: fmt.Sprint("big", i), Description: strings.Repeat("d", 16<<10), InputSchema: json.RawMessage(`{"type":"object"}`)}, ok)
+	}
+	time.Sleep(8 * time.Second) // past the fleet's TTL of the worker (3 × 2s)
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	if names := listNames(t, c); names["mcp__huge__echo"] == nil {
+		t.Errorf("after its server listed a 2 MiB tool, the worker's tools are not listed: %v", sortedKeys(names))
+	}
 }

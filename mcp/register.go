@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,6 +20,14 @@ const (
 	MaxListedTools = 10_000
 	maxListPages   = 1_000
 )
+
+// MaxServerToolBytes bounds the size of one server's registered tools
+// (names, descriptions and input schemas as JSON): its worker announces
+// every tool to the fleet in one NATS message, which the NATS server
+// refuses past its max_payload (1 MiB by default), and a worker whose
+// announcement fails drops out of the fleet with all its tools. A tool
+// that does not fit in what is left is skipped with a warning.
+const MaxServerToolBytes = 512 << 10
 
 // ListTools returns the server's tools (every page), filtered by
 // enable_tools and disable_tools. An enable_tools name the server lacks is
@@ -126,6 +135,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	}
 	var names []string
 	safe := map[string]bool{}
+	size := 0
 	for _, t := range tools {
 		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
 			safe[t.Name] = true
@@ -143,6 +153,13 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		desc := t.Description
 		if desc == "" {
 			desc = t.Title
+		}
+		b, _ := json.Marshal(schema) // it was made from JSON
+		n := len(name) + len(desc) + len(b)
+		if size+n > MaxServerToolBytes {
+			c.log.Warn("MCP tool skipped: the server's tools would be over MaxServerToolBytes", "tool", cutText(t.Name, toolkit.MaxNameLen),
+				"bytes", n, "limit", MaxServerToolBytes)
+			continue
 		}
 		opts := toolOptions(t, c.cfg.Group)
 		if c.cfg.SessionBound {
@@ -162,6 +179,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			continue
 		}
 		names = append(names, name)
+		size += n
 	}
 	for tool := range c.cfg.Presets {
 		if !slices.ContainsFunc(tools, func(t *sdk.Tool) bool { return t.Name == tool }) {
