@@ -104,7 +104,9 @@
 //
 // Size: one message from a server is at most MaxMessageBytes (16 MiB):
 // the go-sdk bounds stdio lines and event-stream events so, and a
-// Streamable HTTP JSON answer past it fails its request.
+// Streamable HTTP JSON answer past it fails its request. A tool listing
+// is at most MaxListedTools tools and MaxMessageBytes of them over all
+// its pages.
 //
 // Cancel: cancelling the call's context cancels the request
 // (notifications/cancelled); the final response is interrupted and the

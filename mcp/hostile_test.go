@@ -165,3 +165,34 @@ func TestHugeToolKeepsWorkerListed(t *testing.T) {
 		t.Errorf("after its server listed a 2 MiB tool, the worker's tools are not listed: %v", sortedKeys(names))
 	}
 }
+
+// A server paging its tool list with one large tool per page stayed
+// under MaxListedTools for its thousand pages: a listing kept up to
+// 1,000 pages of MaxMessageBytes each. It is refused once the tools
+// listed pass MaxMessageBytes.
+func TestLargeToolPagesBounded(t *testing.T) {
+	srv := newTestServer(nil)
+	var served atomic.Int64
+	desc := strings.Repeat("d", 1<<20)
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			n := served.Add(1)
+			if n > 100 {
+				return nil, fmt.Errorf("no more pages")
+			}
+			return &sdk.ListToolsResult{NextCursor: fmt.Sprint("page-", n),
+				Tools: []*sdk.Tool{{Name: fmt.Sprint("t", n), Description: desc, InputSchema: map[string]any{"type": "object"}}}}, nil
+		}
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	c := newTestClient(t, ServerConfig{Name: "pages", Transport: TransportStreamableHTTP, URL: hs.URL})
+	_, err := c.ListTools(testCtx(t))
+	t.Logf("ListTools: %v; pages served %d", err, served.Load())
+	if err == nil || !strings.Contains(err.Error(), "MiB of tools") || served.Load() > 2*MaxMessageBytes>>20 {
+		t.Errorf("a listing of 1 MiB tools took %d pages, err %v; want it refused past %d MiB", served.Load(), err, MaxMessageBytes>>20)
+	}
+}

@@ -13,9 +13,10 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// MaxListedTools bounds the tools one server may list, and maxListPages
-// the pages of its listing: a server paging without end would otherwise
-// fill the worker's memory until the connect timeout, then again.
+// MaxListedTools bounds the tools one server may list, maxListPages the
+// pages of its listing and MaxMessageBytes the JSON of the tools listed: a
+// server paging without end would otherwise fill the worker's memory
+// until the connect timeout, then again.
 const (
 	MaxListedTools = 10_000
 	maxListPages   = 1_000
@@ -40,15 +41,20 @@ func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 		all = all[:0]
 		seen := map[string]bool{}
 		params := &sdk.ListToolsParams{}
+		size := 0
 		for pages := 1; ; pages++ {
 			res, err := cs.ListTools(ctx, params)
 			if err != nil {
 				return err
 			}
 			all = append(all, res.Tools...)
+			b, _ := json.Marshal(res.Tools) // at most one message's worth
+			size += len(b)
 			switch {
 			case len(all) > MaxListedTools:
 				return &serverFault{fmt.Errorf("MCP server %q lists more than %d tools", c.cfg.Name, MaxListedTools)}
+			case size > MaxMessageBytes:
+				return &serverFault{fmt.Errorf("MCP server %q lists more than %d MiB of tools", c.cfg.Name, MaxMessageBytes>>20)}
 			case res.NextCursor == "":
 				return nil
 			case seen[res.NextCursor] || pages >= maxListPages:
