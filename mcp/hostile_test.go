@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 
@@ -194,5 +195,53 @@ func TestLargeToolPagesBounded(t *testing.T) {
 	t.Logf("ListTools: %v; pages served %d", err, served.Load())
 	if err == nil || !strings.Contains(err.Error(), "MiB of tools") || served.Load() > 2*MaxMessageBytes>>20 {
 		t.Errorf("a listing of 1 MiB tools took %d pages, err %v; want it refused past %d MiB", served.Load(), err, MaxMessageBytes>>20)
+	}
+}
+
+// A server's requests to its client come one goroutine each; those of a
+// call waited in line for its caller without bound, each holding its
+// params (up to MaxMessageBytes): a server sending thousands while the
+// caller thinks held them all. Past maxPendingAsks a call's further
+// requests are refused at once.
+func TestServerRequestFloodBounded(t *testing.T) {
+	const n = 200
+	var refused atomic.Int64
+	srv := sdk.NewServer(&sdk.Implementation{Name: "asker", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "ask", Description: "Ask the client n times at once.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			done := make(chan struct{}, n)
+			for range n {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+					defer cancel()
+					_, err := req.Session.Elicit(rctx, &sdk.ElicitParams{Message: strings.Repeat("m", 64<<10),
+						RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}})
+					if err != nil && rctx.Err() == nil {
+						refused.Add(1)
+					}
+				}()
+			}
+			for range n {
+				<-done
+			}
+			return textResult(fmt.Sprint(refused.Load(), " refused")), nil
+		})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	tk, _ := mount(t, ServerConfig{Name: "asker", Transport: TransportStreamableHTTP, URL: hs.URL})
+	release := make(chan struct{})
+	ctx := toolkit.WithAsker(testCtx(t), func(ctx context.Context, method string, params any) (any, error) {
+		select { // a person who takes their time
+		case <-release:
+		case <-ctx.Done():
+		}
+		return map[string]any{"action": "decline"}, nil
+	})
+	time.AfterFunc(time.Second, func() { close(release) })
+	r := run(t, ctx, tk, "mcp__asker__ask", nil)
+	t.Logf("final %s %q", r.final.State, r.final.Text())
+	if refused.Load() < n-maxPendingAsks {
+		t.Errorf("%d of %d requests sent at once were refused while the caller was busy; want all but %d", refused.Load(), n, maxPendingAsks)
 	}
 }

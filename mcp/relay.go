@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,7 +24,9 @@ import (
 // flight. With several calls (or requests passed on for the gateway,
 // ServeMounted) in flight on a shared session a request is refused (its
 // error says why). Mount a server that asks its client while its calls
-// overlap as stateless (mode: stateless).
+// overlap as stateless (mode: stateless). At most maxPendingAsks
+// requests of one call wait for its caller at a time; the server's
+// further ones are refused at once.
 //
 // Log messages are read off the wire with the progress reports (tap.go),
 // in order and before the result: on Streamable HTTP those on a call's
@@ -40,10 +43,17 @@ import (
 // and the writes the call's goroutine runs for the relay. A request
 // passed on for the gateway is one with a nil w: it belongs to nobody.
 type inflight struct {
-	ctx context.Context
-	w   toolkit.Writer
-	do  chan func()
+	ctx     context.Context
+	w       toolkit.Writer
+	do      chan func()
+	pending atomic.Int32 // requests waiting for the caller
 }
+
+// maxPendingAsks bounds the server's requests waiting for the caller of
+// one call: the go-sdk takes each on a goroutine of its own, holding its
+// params, and a server sending them faster than a person answers would
+// otherwise pile them up without end.
+const maxPendingAsks = 4
 
 // newInflight is a call's entry; its do queue holds a few log messages.
 func newInflight(ctx context.Context, w toolkit.Writer) *inflight {
@@ -99,6 +109,11 @@ func (c *Client) relay(cs *sdk.ClientSession, method string, params, out any) er
 	if err != nil {
 		return err
 	}
+	if f.pending.Add(1) > maxPendingAsks {
+		f.pending.Add(-1)
+		return fmt.Errorf("toolbus: %d requests of the MCP server %q already wait for the caller of this call", maxPendingAsks, c.cfg.Name)
+	}
+	defer f.pending.Add(-1)
 	// JSON-shaped, as a tool's own requests are: the go-sdk's types have
 	// JSON tags only, and content is an interface.
 	var shaped map[string]any
