@@ -148,7 +148,9 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 		ElicitationHandler:   c.elicit,
 		CreateMessageHandler: c.sample,
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
-			if f := c.updated.Load(); f != nil && req.Params != nil {
+			// Only those of resources the worker subscribed to: the fleet's
+			// gateways hear every one published.
+			if f := c.updated.Load(); f != nil && req.Params != nil && c.subscribed(req.Params.URI) {
 				(*f)(req.Params.URI)
 			}
 		},

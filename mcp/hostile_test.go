@@ -17,6 +17,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -119,7 +121,7 @@ func TestMalformedResult(t *testing.T) {
 
 // rawAnswerServer is the test server over Streamable HTTP (JSON
 // answers), but each tools/call is answered with answer's JSON-RPC
-// message.
+// message, or its lines as an event stream.
 func rawAnswerServer(t *testing.T, answer func(id json.RawMessage) string) string {
 	srv := newTestServer(nil)
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true})
@@ -134,9 +136,17 @@ func rawAnswerServer(t *testing.T, answer func(id json.RawMessage) string) strin
 			h.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Mcp-Session-Id", r.Header.Get("Mcp-Session-Id"))
-		fmt.Fprint(w, answer(msg.ID))
+		lines := strings.Split(answer(msg.ID), "\n")
+		if len(lines) == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, lines[0])
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, l := range lines {
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", l)
+		}
 	}))
 	t.Cleanup(hs.Close)
 	return hs.URL
@@ -243,5 +253,41 @@ func TestServerRequestFloodBounded(t *testing.T) {
 	t.Logf("final %s %q", r.final.State, r.final.Text())
 	if refused.Load() < n-maxPendingAsks {
 		t.Errorf("%d of %d requests sent at once were refused while the caller was busy; want all but %d", refused.Load(), n, maxPendingAsks)
+	}
+}
+
+// A server's notifications/resources/updated for resources nobody
+// subscribed to were each published to every gateway of the fleet (a
+// URI of megabytes too, or thousands a second): only those of resources
+// the worker subscribed to are passed on.
+func TestUnsolicitedResourceUpdatesDropped(t *testing.T) {
+	u := rawAnswerServer(t, func(id json.RawMessage) string {
+		var b strings.Builder
+		for i := range 100 {
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://spam/%d"}}`+"\n", i)
+		}
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"sent"}]}}`, id)
+		return b.String()
+	})
+	f := mountedFleet(t, ServerConfig{Name: "spam", Transport: TransportStreamableHTTP, URL: u, ServeResources: true})
+	nc := natstest.Connect(t, f.srv)
+	var published atomic.Int64
+	sub, err := nc.Subscribe(wire.MCPUpdatedSubject("w-mounted"), func(*nats.Msg) { published.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	g := newGateway(t, f)
+	waitMounted(t, g, "w-mounted")
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	if res := callTool(t, testCtx(t), c, "mcp__spam__echo", map[string]any{"text": "x"}, nil); resultText(res) != "sent" {
+		t.Fatalf("echo: %v %q", res.Meta, resultText(res))
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := published.Load(); n > 0 {
+		t.Errorf("%d updates of resources nobody subscribed to were published to the fleet", n)
 	}
 }

@@ -28,7 +28,8 @@ import (
 // server (a stateful one: a stateless server cannot notify); the server's
 // notifications/resources/updated are published as wire.MCPUpdate on
 // wire.MCPUpdatedSubject(instance) for the gateways, which tell their
-// subscribed sessions. A worker keeps its subscriptions (at most
+// subscribed sessions (those of resources the worker did not subscribe
+// to are dropped). A worker keeps its subscriptions (at most
 // maxSubscriptions per server) for as long as it mounts the server,
 // subscribing again on a new session after a reconnect; an unsubscribe is
 // the gateway's own business (its session stops hearing of the URI), since
@@ -186,6 +187,13 @@ func (c *Client) subscribe(cs *sdk.ClientSession, ctx context.Context, p *sdk.Su
 	c.subs[p.URI] = true
 	c.mu.Unlock()
 	return struct{}{}, nil
+}
+
+// subscribed reports whether the worker subscribed to the resource uri.
+func (c *Client) subscribed(uri string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.subs[uri]
 }
 
 // resubscribe subscribes a new session to the resources the worker
