@@ -109,7 +109,8 @@ type Client struct {
 	names    []string        // toolkit names this client registered
 	safe     map[string]bool // MCP tool name → repeating a call is harmless
 	regMu    sync.Mutex
-	retry    bool // a background retry loop runs
+	defs     map[string]string // under regMu: each registered tool's definition, to leave unchanged ones be
+	retry    bool              // a background retry loop runs
 }
 
 // NewClient validates cfg (with its defaults, ServerConfig.WithDefaults)

@@ -291,3 +291,51 @@ func TestUnsolicitedResourceUpdatesDropped(t *testing.T) {
 		t.Errorf("%d updates of resources nobody subscribed to were published to the fleet", n)
 	}
 }
+
+// Each notifications/tools/list_changed re-registered every tool of the
+// server, changed or not, and each registration was a toolkit change its
+// worker announced to the whole fleet: a server announcing list changes
+// without changing anything (here 30 a second) made its worker send a
+// hundred announcements a second, each with all its tools, to every
+// client and gateway. Unchanged tools are left as they are.
+func TestListChangedFloodAnnouncesNothing(t *testing.T) {
+	srv := newTestServer(nil)
+	var lists atomic.Int64
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "tools/list" {
+				lists.Add(1)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	f := mountedFleet(t, ServerConfig{Name: "flap", Transport: TransportStreamableHTTP, URL: hs.URL})
+	nc := natstest.Connect(t, f.srv)
+	var announced atomic.Int64
+	sub, err := nc.Subscribe(wire.AnnounceSubject("w-mounted"), func(*nats.Msg) { announced.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lists.Store(0)
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(30 * time.Millisecond) {
+		// The same tool again: the go-sdk announces a list change.
+		sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echo text.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+			func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
+				return textResult(in.Text), nil, nil
+			})
+	}
+	time.Sleep(200 * time.Millisecond)
+	t.Logf("2s of list changes: %d listings, %d announcements", lists.Load(), announced.Load())
+	if lists.Load() < 10 {
+		t.Fatalf("only %d listings: the test did not exercise re-listing", lists.Load())
+	}
+	if n := announced.Load(); n > 3 { // the periodic ones (every 2s)
+		t.Errorf("the worker sent %d announcements in 2s of list changes that changed nothing", n)
+	}
+}

@@ -141,6 +141,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	}
 	var names []string
 	safe := map[string]bool{}
+	defs := map[string]string{}
 	size := 0
 	for _, t := range tools {
 		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
@@ -167,6 +168,18 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 				"bytes", n, "limit", MaxServerToolBytes)
 			continue
 		}
+		order := c.orders.of(t.Name)
+		ann, _ := json.Marshal(t.Annotations)
+		ord, _ := json.Marshal(order)
+		def := strings.Join([]string{desc, string(b), string(ann), string(ord)}, "\x00")
+		if _, ok := tk.Get(name); ok && slices.Contains(owned, name) && c.defs[name] == def {
+			// Unchanged: registering it again would be a toolkit change,
+			// which the worker announces to the whole fleet.
+			names = append(names, name)
+			defs[name] = def
+			size += n
+			continue
+		}
 		opts := toolOptions(t, c.cfg.Group)
 		if c.cfg.SessionBound {
 			opts = append(opts, toolkit.SessionBound())
@@ -177,7 +190,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		if slices.Contains(owned, name) {
 			opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
 		}
-		if order := c.orders.of(t.Name); order != nil {
+		if order != nil {
 			opts = append(opts, toolkit.WithSchemaOrder(order))
 		}
 		if err := tk.Add(toolkit.Raw(name, desc, schema, c.handler(t.Name)), opts...); err != nil {
@@ -185,6 +198,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			continue
 		}
 		names = append(names, name)
+		defs[name] = def
 		size += n
 	}
 	for tool := range c.cfg.Presets {
@@ -199,6 +213,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		}
 	}
 	tk.Remove(stale...)
+	c.defs = defs
 	c.mu.Lock()
 	c.tk, c.names, c.safe = tk, names, safe
 	c.mu.Unlock()
