@@ -246,11 +246,6 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 		// templates (gateway_mounted.go).
 		opts.CompletionHandler = s.complete
 		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
-		opts.InitializedHandler = func(_ context.Context, req *sdk.InitializedRequest) {
-			if req.Session != nil && !g.track(s, req.Session) {
-				req.Session.Close()
-			}
-		}
 	}
 	srv := sdk.NewServer(g.opts.Implementation, opts)
 	if s != nil {

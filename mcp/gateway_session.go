@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -68,8 +69,15 @@ type gatewaySession struct {
 // does not list to the fleet anyway, so the model hears why in toolbus's
 // words (not_found, or group_inactive with what to do) rather than a
 // JSON-RPC "unknown tool".
+//
+// It also tracks the session from its first request (initialize): a
+// client need not send notifications/initialized for the go-sdk to serve
+// it, and an untracked session's calls are not cancelled when it ends.
 func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if ss, ok := req.GetSession().(*sdk.ServerSession); ok && ss != nil && !s.g.track(s, ss) {
+			return nil, errors.New("mcp: gateway closed")
+		}
 		switch r := req.(type) {
 		case *sdk.ListToolsRequest:
 			if p := s.listed.Load(); p != nil && (r.Params == nil || r.Params.Cursor == "") {

@@ -339,3 +339,60 @@ func TestListChangedFloodAnnouncesNothing(t *testing.T) {
 		t.Errorf("the worker sent %d announcements in 2s of list changes that changed nothing", n)
 	}
 }
+
+// A client that never sends notifications/initialized (the go-sdk serves
+// its requests all the same) had a session the gateway did not track: its
+// DELETE waited for ever on a call in flight, which was never cancelled,
+// and the session was not counted. Sessions are tracked from their first
+// request.
+func TestGatewayUninitializedSessionEnds(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	u := serveGatewayHTTP(t, g)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	post := func(session, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if resp == nil {
+		return
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	go func() {
+		if resp := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}`); resp != nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-f.started:
+	case <-time.After(guardTimeout):
+		t.Fatal("slow never started")
+	}
+	if n := g.Sessions(); n != 1 {
+		t.Errorf("%d sessions tracked, want the one calling slow", n)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, u, nil)
+	req.Header.Set("Mcp-Session-Id", session)
+	dresp, err := hc.Do(req)
+	if err != nil {
+		t.Errorf("DELETE of the session: %v", err)
+	} else {
+		dresp.Body.Close()
+	}
+	waitCancelled(t, f, 5*time.Second, "after the DELETE of a session that never sent notifications/initialized")
+}
