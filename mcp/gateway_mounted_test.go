@@ -408,8 +408,7 @@ func TestMountedServerGroupsPerInstance(t *testing.T) {
 	g := newGateway(t, f)
 	connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 	waitMounted(t, g, "w-mounted", "w-basic")
-	// The session is tracked once the client's initialized notification
-	// is in.
+	// The session is tracked from its initialize, as the go-sdk serves it.
 	natstest.WaitFor(t, "the session tracked", func() bool { return g.Sessions() == 1 })
 	g.mu.Lock()
 	var s *gatewaySession

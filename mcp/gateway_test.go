@@ -639,8 +639,7 @@ func TestGatewaySessionsEnd(t *testing.T) {
 		defer g.mu.Unlock()
 		return len(g.sessions)
 	}
-	// The session is tracked once its "initialized" notification arrives,
-	// which the client sends without waiting for an answer.
+	// The session is tracked from its initialize, as the go-sdk serves it.
 	for deadline := time.Now().Add(guardTimeout); count() != 1; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d sessions tracked, want 1", count())
