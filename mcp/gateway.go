@@ -32,6 +32,9 @@ import (
 // has had no request for that long.
 const DefaultGatewaySessionTimeout = 30 * time.Minute
 
+// DefaultGatewayMaxSessions is the default of GatewayOptions.MaxSessions.
+const DefaultGatewayMaxSessions = 1024
+
 // DefaultGatewayStreamBuffer is the default of
 // GatewayOptions.StreamBuffer: 10 MiB of stream events across sessions.
 const DefaultGatewayStreamBuffer = 10 << 20
@@ -82,6 +85,13 @@ type GatewayOptions struct {
 	// SessionTimeout closes an idle HTTP session; 0 means
 	// DefaultGatewaySessionTimeout, negative means never.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the HTTP sessions open at once: each holds a
+	// server with the session's tools until it ends (its DELETE, or
+	// SessionTimeout without a request), so a client opening sessions in
+	// a loop would fill the gateway's memory. Past it an initialize is
+	// answered 503. 0 means DefaultGatewayMaxSessions, negative means no
+	// bound.
+	MaxSessions int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// guard (a request on a loopback address with a non-loopback Host
 	// header gets 403); needed behind a reverse proxy on the same host.
@@ -202,6 +212,9 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = DefaultGatewaySessionTimeout
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultGatewayMaxSessions
 	}
 	var copts bus.ClientOptions
 	if o.Client != nil {

@@ -62,6 +62,10 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.request(g.opts.SessionTimeout)()
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
+		if n := g.opts.MaxSessions; n > 0 && r.Method == http.MethodPost && g.Sessions() >= n {
+			http.Error(w, fmt.Sprintf("the gateway has %d sessions open, the most it takes: end one (DELETE) or try later", n), http.StatusServiceUnavailable)
+			return
+		}
 		// A request that may open a session: getServer creates its server
 		// once, however often the go-sdk handler asks.
 		r = r.WithContext(context.WithValue(r.Context(), pendingKey{}, &pendingSession{}))

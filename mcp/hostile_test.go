@@ -396,3 +396,51 @@ func TestGatewayUninitializedSessionEnds(t *testing.T) {
 	}
 	waitCancelled(t, f, 5*time.Second, "after the DELETE of a session that never sent notifications/initialized")
 }
+
+// Every initialize opened an HTTP session holding a go-sdk server with
+// the session's tools until its DELETE or SessionTimeout (30 minutes), so
+// a client opening sessions in a loop grew the gateway without bound.
+// Past GatewayOptions.MaxSessions an initialize is answered 503.
+func TestGatewayMaxSessions(t *testing.T) {
+	f := startFleet(t)
+	g, err := NewGateway(testCtx(t), natstest.Connect(t, f.srv), &GatewayOptions{MaxSessions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	u := serveGatewayHTTP(t, g)
+	initialize := func() (int, string, string) {
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+	}
+	var sessions []string
+	for range 3 {
+		code, id, body := initialize()
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize: %d %q", code, body)
+		}
+		sessions = append(sessions, id)
+	}
+	if code, _, body := initialize(); code != http.StatusServiceUnavailable || !strings.Contains(body, "3 sessions") {
+		t.Errorf("a 4th initialize with MaxSessions 3: %d %q, want 503 saying why", code, body)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, u, nil)
+	req.Header.Set("Mcp-Session-Id", sessions[0])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	natstest.WaitFor(t, "the deleted session to end", func() bool { return g.Sessions() == 2 })
+	if code, _, body := initialize(); code != http.StatusOK {
+		t.Errorf("an initialize after a DELETE: %d %q", code, body)
+	}
+}
