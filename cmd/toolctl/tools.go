@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/discovery"
@@ -151,9 +152,18 @@ func (e *env) permissionFilter(log *slog.Logger) bus.ListFilter {
 	}, log)
 }
 
-// firstLine returns the first line of s, cut to n runes.
+// firstLine returns the first line of s, its control characters as
+// spaces, cut to n runes.
 func firstLine(s string, n int) string {
 	s, _, _ = strings.Cut(s, "\n")
+	// Descriptions come from tool authors and mounted MCP servers: no
+	// terminal escapes, tabs (the table's) or other controls.
+	s = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, s)
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}
