@@ -507,6 +507,8 @@ func TestFleetBadAnnouncements(t *testing.T) {
 			wire.AnnouncedTool{Name: "lost", Description: "x", Group: "nowhere", Parameters: objSchema(nil)})), `group \"nowhere\" not announced`},
 		{"bad tool name", "tools.announce.n", nil, mustMsgpack(t, good("n", 1,
 			wire.AnnouncedTool{Name: "a.b", Description: "x", Group: "basic", Parameters: objSchema(nil)})), `tool \"a.b\": invalid name`},
+		{"tool name too long", "tools.announce.l", nil, mustMsgpack(t, good("l", 1,
+			wire.AnnouncedTool{Name: strings.Repeat("l", toolkit.MaxNameLen+1), Description: "x", Group: "basic", Parameters: objSchema(nil)})), `invalid name: 257 bytes`},
 		{"group without description", "tools.announce.g", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "g", EpochMS: 1, Seq: 1,
 			Groups: []wire.AnnouncedGroup{{Name: "nodesc"}}}), `group \"nodesc\": no description`},
 		{"JSON with a bad tool", "tools.announce.j", nats.Header{"Content-Type": {"application/json"}},

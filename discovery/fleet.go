@@ -632,13 +632,15 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 		switch {
 		case !toolkit.ValidName(t.Name) || t.Name == toolkit.MetaToolName:
 			err = errors.New("invalid name")
+		case len(t.Name) > toolkit.MaxNameLen: // no client can call it
+			err = fmt.Errorf("invalid name: %d bytes, over %d", len(t.Name), toolkit.MaxNameLen)
 		case !groups[t.Group]:
 			err = fmt.Errorf("group %q not announced", t.Group)
 		default:
 			err = toolkit.CheckInputSchema(t.Parameters)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("tool %q: %w", t.Name, err))
+			errs = append(errs, fmt.Errorf("tool %.128q: %w", t.Name, err))
 		}
 		return err != nil
 	})
