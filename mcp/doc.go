@@ -264,5 +264,6 @@
 //     structuredContent is kept in the metadata (and, when the result has
 //     no content, given to the model as JSON text).
 //   - Timeout bounds a call; ConnectTimeout bounds connecting and listing.
-//   - Roots, sampling and elicitation are not offered to servers.
+//   - Roots are not offered to servers (a worker has none); sampling and
+//     elicitation are, and go to the caller of the call (relay.go).
 package mcp
