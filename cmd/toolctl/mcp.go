@@ -69,6 +69,7 @@ type mcpOptions struct {
 	session        string
 	callTimeout    time.Duration
 	sessionTimeout time.Duration
+	maxSessions    int
 	anyHost        bool
 	tokens         string
 	insecure       bool
@@ -84,6 +85,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.session, "session", "", "stdio: the toolbus `session` of the MCP session (default: a new random one)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 0, "bound every call (0: only the MCP client's cancel)")
 	fs.DurationVar(&o.sessionTimeout, "session-timeout", mcp.DefaultGatewaySessionTimeout, "serve: close an HTTP session idle that long (negative: never)")
+	fs.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultGatewayMaxSessions, "serve: the most HTTP sessions open at once; past it an initialize is answered 503 (negative: no bound)")
 	fs.BoolVar(&o.anyHost, "any-host", false, "serve: accept a non-loopback Host header on a loopback address (behind a local reverse proxy)")
 	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
@@ -150,7 +152,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}()
 	var m *gatewayMetrics
 	gopts := &mcp.GatewayOptions{
-		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, DisableLocalhostProtection: o.anyHost,
+		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
 		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose), StreamPoll: o.streamPoll,
 		// A person's "accept" to the gateway's elicitation approves the

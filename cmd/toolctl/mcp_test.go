@@ -380,7 +380,7 @@ func TestMCPServe(t *testing.T) {
 	bin := toolctlBinary(t)
 	url := startMCPFleet(t)
 	env := mcpEnv(t, url)
-	cmd := exec.Command(bin, "mcp", "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	cmd := exec.Command(bin, "mcp", "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--max-sessions", "2")
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -474,6 +474,19 @@ func TestMCPServe(t *testing.T) {
 				t.Errorf("the gateway's log lacks %q", want)
 			}
 		}
+	})
+	t.Run("max sessions", func(t *testing.T) {
+		second, _ := connectMCP(t, &sdk.StreamableClientTransport{Endpoint: u})
+		ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
+		defer cancel()
+		client := sdk.NewClient(&sdk.Implementation{Name: "toolctl-test", Version: "1"}, nil)
+		if third, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: u}, nil); err == nil {
+			third.Close()
+			t.Error("a third session was opened past --max-sessions 2")
+		} else if !strings.Contains(err.Error(), "503") && !strings.Contains(err.Error(), "Service Unavailable") {
+			t.Errorf("a third session: %v, want the 503 of a full gateway", err)
+		}
+		second.Close() // room for the inspector's
 	})
 	t.Run("inspector", func(t *testing.T) {
 		inspectorEcho(t, env, u)
