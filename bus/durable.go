@@ -110,6 +110,10 @@ func CancelsStreamConfig(replicas int) jetstream.StreamConfig {
 	}
 }
 
+// cancelsBindWait bounds binding (or creating) the cancels stream at
+// start: without it the worker serves all the same.
+const cancelsBindWait = 5 * time.Second
+
 // delivery is one delivery of a durable call to this worker.
 type delivery struct {
 	msg    jetstream.Msg
@@ -259,11 +263,16 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	}
 	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]*puller{}, live: map[*puller]bool{},
 		run: runners{next: make(chan *sender), done: make(chan struct{})}}
-	cs, err := o.JetStream.Stream(ctx, wire.StreamCancels)
+	// Bounded apart: a worker key of an older role set is refused the
+	// stream, which the server says only to the connection's error
+	// handler, and the request would wait out the whole start.
+	cctx, cancel := context.WithTimeout(ctx, cancelsBindWait)
+	defer cancel()
+	cs, err := o.JetStream.Stream(cctx, wire.StreamCancels)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		cs, err = o.JetStream.CreateStream(ctx, CancelsStreamConfig(o.Replicas))
+		cs, err = o.JetStream.CreateStream(cctx, CancelsStreamConfig(o.Replicas))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			cs, err = o.JetStream.Stream(ctx, wire.StreamCancels)
+			cs, err = o.JetStream.Stream(cctx, wire.StreamCancels)
 		}
 	}
 	if err != nil {

@@ -138,6 +138,12 @@ func (e *env) conn() (*nats.Conn, error) {
 	// The server's refusals (a subject the user's permissions do not
 	// allow) arrive apart from the call they spoil: say them.
 	report := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if cancelRecordRefused(err) {
+			// Roles written before the cancels stream: the cancel went,
+			// only its record for a worker taking the call later did not.
+			fmt.Fprintln(e.stderr, "toolctl: NATS:", err, "(the server's roles predate the cancels stream: the cancel went, its record did not; toolctl auth init writes the current roles)")
+			return
+		}
 		fmt.Fprintln(e.stderr, "toolctl: NATS:", err)
 		if errors.Is(err, nats.ErrPermissionViolation) {
 			e.refuse(err)
@@ -180,6 +186,14 @@ func (e *env) bus() (*bus.Client, error) {
 	return c, nil
 }
 
+// cancelRecordRefused reports whether err is the server refusing the
+// record of a durable call's cancel (wire.SubjectCancelledPrefix), which
+// a role set written before it does not allow; the cancel itself is
+// allowed, so the command goes on.
+func cancelRecordRefused(err error) bool {
+	return errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `for Publish to "`+wire.SubjectCancelledPrefix)
+}
+
 // refuse records a permission violation the server reported. A refused
 // publish (a call, cancel or request the credentials may not send) ends
 // the command at once: nothing answers what the server dropped, and a
@@ -213,7 +227,7 @@ func (e *env) publishRefused() bool {
 // permission violation whose text holds what, and records it.
 func (e *env) lastRefused(nc *nats.Conn, what string) bool {
 	err := nc.LastError()
-	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), what) {
+	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), what) || cancelRecordRefused(err) {
 		return false
 	}
 	e.mu.Lock()

@@ -861,3 +861,36 @@ func TestSecurityKeptResults(t *testing.T) {
 		t.Fatalf("alice's kept result after mallory's rollups: %s %s", r.Code, r.Text())
 	}
 }
+
+// TestSecurityOlderRoles: behind a server.conf written before the cancels
+// stream (its roles neither record nor read durable calls' cancels), a
+// worker still serves durable calls, and a caller's durable call that
+// times out ends timeout (exit 1), not as credentials refused: the
+// record of its cancel is refused, the cancel itself is not.
+func TestSecurityOlderRoles(t *testing.T) {
+	dir := t.TempDir()
+	setup, err := auth.Init(filepath.Join(dir, "auth"), []string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile(setup.ServerConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var older []string
+	for _, l := range strings.Split(string(conf), "\n") {
+		if !strings.Contains(l, wire.SubjectCancelledPrefix) && !strings.Contains(l, wire.StreamCancels) {
+			older = append(older, l)
+		}
+	}
+	mustWrite(t, setup.ServerConfig, strings.Join(older, "\n"))
+	cfg := filepath.Join(dir, "worker.yaml")
+	mustWrite(t, cfg, "builtins:\n  tools:\n    - name: sleep\n")
+	w := startWorker(t, "--config", cfg, "--server-config", setup.ServerConfig,
+		"--nkey", filepath.Join(dir, "auth", "worker.nk"), "--instance", "older-w")
+	key := []string{"--nkey", filepath.Join(dir, "auth", "caller-alice.nk"), "--identity", "alice"}
+	_, se, code := toolctl(t, w.url, append(key, "call", "--durable", "--timeout", "1s", "sleep", `{"seconds":10}`)...)
+	if code != 1 || !strings.Contains(se, "code timeout") || strings.Contains(se, "refused this to your credentials") {
+		t.Errorf("a durable call timing out: exit %d, want 1 (timeout):\n%s", code, se)
+	}
+}
