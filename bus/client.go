@@ -341,30 +341,40 @@ func (c *Client) watch() {
 
 // Cancel asks the fleet to cancel a call. The call's iterator then ends
 // with the worker's interrupted final. Cancelling an unknown or finished
-// call is harmless.
+// call is harmless. A call this client is not waiting for may be another
+// client's durable call waiting in the queue (toolctl cancel): its
+// cancel is recorded too.
 func (c *Client) Cancel(callID string) error {
 	// A call sent again runs under another id (attemptID): its attempt in
 	// flight is cancelled too, and no further attempt starts.
-	var attempts []string
-	durable := false
+	type attempt struct {
+		id      string
+		durable bool
+	}
+	var attempts []attempt
 	c.mu.Lock()
-	if stop, ok := c.retrying[callID]; ok && !stopped(stop) {
+	stop, mine := c.retrying[callID]
+	if mine && !stopped(stop) {
 		close(stop)
 	}
+	durable := false
 	for _, b := range c.pending {
 		if b.first == callID {
+			mine = true
 			b.cancelled = true // no attempt after this one
 			if b.id != callID {
-				attempts = append(attempts, b.id)
+				attempts = append(attempts, attempt{b.id, b.durable.Load()})
 			} else {
 				durable = b.durable.Load()
 			}
 		}
 	}
 	c.mu.Unlock()
+	// Not this client's call: it may be another's, waiting in the queue.
+	durable = durable || !mine
 	err := c.cancel(callID, "", durable)
-	for _, id := range attempts {
-		err = errors.Join(err, c.cancel(id, "", false))
+	for _, a := range attempts {
+		err = errors.Join(err, c.cancel(a.id, "", a.durable))
 	}
 	return err
 }
@@ -377,11 +387,13 @@ func (c *Client) cancel(callID, reason string, durable bool) error {
 	if !wire.ValidCallID(callID) {
 		return fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
 	}
-	err := c.nc.Publish(wire.CancelSubject(c.opts.Identity, callID), []byte(reason))
+	// The record first: a server whose roles predate it refuses it, and
+	// the refusal a caller then sees last is the cancel's, if any.
+	var err error
 	if durable {
-		err = errors.Join(err, c.nc.Publish(wire.CancelledSubject(c.opts.Identity, callID), []byte(reason)))
+		err = c.nc.Publish(wire.CancelledSubject(c.opts.Identity, callID), []byte(reason))
 	}
-	return err
+	return errors.Join(err, c.nc.Publish(wire.CancelSubject(c.opts.Identity, callID), []byte(reason)))
 }
 
 // Revision returns the latest groups revision the client has seen for a

@@ -68,6 +68,36 @@ func TestDurableCancelWhileQueued(t *testing.T) {
 		}
 	})
 
+	t.Run("cancelled by id from another client", func(t *testing.T) {
+		// toolctl cancel CALL-ID: the client that cancels is not the one
+		// waiting for the call, and cannot know it is durable.
+		s := natstest.Embedded(t, false)
+		var ran atomic.Int32
+		w, _ := startDurableWorker(t, s, kit(&ran, nil), bus.WorkerOptions{Instance: "w0"}, 0, true)
+		ctx, cancel := context.WithTimeout(context.Background(), guard)
+		defer cancel()
+		w.Stop(ctx)
+		c := newClient(t, natstest.Connect(t, s), nil)
+		done := make(chan *toolkit.Response, 1)
+		go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "queued-3", Name: "effect", Durable: true}) }()
+		natstest.WaitFor(t, "the call queued", func() bool {
+			info, err := natstest.JS(t, natstest.Connect(t, s)).Stream(ctxT(t), "toolbus_calls")
+			return err == nil && info.CachedInfo().State.Msgs == 1
+		})
+		other := newClient(t, natstest.Connect(t, s), nil)
+		if err := other.Cancel("queued-3"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond) // the cancel is recorded
+		startDurableWorker(t, s, kit(&ran, nil), bus.WorkerOptions{Instance: "w1"}, 0, true)
+		if r := <-done; r.Code != toolkit.CodeInterrupted {
+			t.Fatalf("the call cancelled while queued: %+v", r)
+		}
+		if n := ran.Load(); n != 0 {
+			t.Fatalf("the tool ran %d times, want none", n)
+		}
+	})
+
 	t.Run("backlog", func(t *testing.T) {
 		s := natstest.Embedded(t, false)
 		var ran atomic.Int32

@@ -893,4 +893,10 @@ func TestSecurityOlderRoles(t *testing.T) {
 	if code != 1 || !strings.Contains(se, "code timeout") || strings.Contains(se, "refused this to your credentials") {
 		t.Errorf("a durable call timing out: exit %d, want 1 (timeout):\n%s", code, se)
 	}
+	if _, se, code := toolctl(t, w.url, append(key, "cancel", "c1")...); code != 0 || !strings.Contains(se, "cancel sent") {
+		t.Errorf("toolctl cancel: exit %d, want 0:\n%s", code, se)
+	}
+	if _, se, code := toolctl(t, w.url, "--nkey", key[1], "--identity", "bob", "cancel", "c1"); code != 2 {
+		t.Errorf("toolctl cancel as another identity: exit %d, want 2 (refused):\n%s", code, se)
+	}
 }
