@@ -188,9 +188,14 @@ type durablePath struct {
 	// began hearing cancels: a call stored up to it may have been
 	// cancelled before (unheard).
 	heardFrom atomic.Uint64
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	// cancelsFailed is when a lookup of cancels last failed (unix ns):
+	// the lookups run in turn on the pull loops, so for cancelsPause after
+	// one none is made, and a stream without a leader costs one
+	// lookup's wait, not every queued call's.
+	cancelsFailed atomic.Int64
+	ctx           context.Context
+	cancel        context.CancelFunc
+	wg            sync.WaitGroup
 
 	mu    sync.Mutex
 	loops map[string]*puller // tool → its pull loop
@@ -833,6 +838,10 @@ func duplicateCall(id string) *toolkit.Response {
 // arrived on the core path for a durable tool.
 const enqueueWorkerWait = 5 * time.Second
 
+// cancelsPause is how long after a failed lookup of the cancels stream
+// durable calls are taken without one.
+const cancelsPause = 10 * time.Second
+
 // cancelMargin allows for the clocks of the servers and workers when
 // the time a call was queued is compared with the cancels heard.
 const cancelMargin = 5 * time.Second
@@ -876,7 +885,7 @@ func (w *Worker) unheard(dur *delivery) bool {
 // before under the same id); its reason, or false. A failed lookup is
 // logged and counts as none.
 func (d *durablePath) cancelled(identity, id string, published time.Time) (reason string, ok bool) {
-	if d.cancels == nil {
+	if d.cancels == nil || time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
 		return "", false
 	}
 	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
@@ -886,7 +895,8 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		return "", false
 	case err != nil:
-		d.w.log.Warn("bus: could not look up the cancels of a durable call; it runs", "call", id, "err", err)
+		d.cancelsFailed.Store(time.Now().UnixNano())
+		d.w.log.Warn("bus: could not look up the cancels of a durable call; it runs, and so do the calls taken in the next "+cancelsPause.String()+" without a lookup", "call", id, "err", err)
 		return "", false
 	case m.Time.Before(published.Add(-cancelMargin)):
 		return "", false
