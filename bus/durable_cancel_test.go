@@ -88,7 +88,10 @@ func TestDurableCancelWhileQueued(t *testing.T) {
 		if err := other.Cancel("queued-3"); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond) // the cancel is recorded
+		natstest.WaitFor(t, "the cancel recorded", func() bool {
+			info, err := natstest.JS(t, natstest.Connect(t, s)).Stream(ctxT(t), "toolbus_cancels")
+			return err == nil && info.CachedInfo().State.Msgs == 1
+		})
 		startDurableWorker(t, s, kit(&ran, nil), bus.WorkerOptions{Instance: "w1"}, 0, true)
 		if r := <-done; r.Code != toolkit.CodeInterrupted {
 			t.Fatalf("the call cancelled while queued: %+v", r)
