@@ -302,11 +302,6 @@ func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Cal
 			err = Errorf(CodeInternal, "InternalError: the tool '%s' failed unexpectedly (panic: %v).", call.Name, v)
 		}
 	}()
-	if ctx.Err() != nil {
-		// Cancelled, or past its deadline, before its tool started (it
-		// waited for a slot, say): the tool does not run.
-		return ContextError(ctx)
-	}
 	return h(ctx, call, d)
 }
 

@@ -647,8 +647,21 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := Chain(Chain(withPresets(t.Handler, t.presets), t.middleware...), mws...)
+	h := Chain(Chain(unlessEnded(withPresets(t.Handler, t.presets)), t.middleware...), mws...)
 	return &entry{tool: t, schema: schema, validator: v, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
+}
+
+// unlessEnded runs the tool only while its call's context lives: a call
+// cancelled, or past its deadline, before its tool starts (it waited for
+// a slot, say) ends so without running it, its caller having been
+// answered; the middleware around it sees the call end as any other.
+func unlessEnded(h Handler) Handler {
+	return func(ctx context.Context, call *Call, w Writer) error {
+		if ctx.Err() != nil {
+			return ContextError(ctx)
+		}
+		return h(ctx, call, w)
+	}
 }
 
 // withPresets merges the presets into the input right before the tool

@@ -117,19 +117,20 @@ func TestCachePerSessionAndCopies(t *testing.T) {
 func TestCacheSkipsInterruptedCalls(t *testing.T) {
 	var c counter
 	tk := newToolkit(t, middleware.Cache{}.Middleware())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	mustAdd(t, tk, raw("slow", func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 		n := c.inc()
 		if err := w.Write(toolkit.Text(fmt.Sprint("run ", n))); err != nil {
 			return err
 		}
 		if n == 1 {
+			cancel() // the caller gives up while the tool runs
 			<-ctx.Done()
 			return nil // gave up quietly, with partial output
 		}
 		return nil
 	}), toolkit.ReadOnly())
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
 	run(t, tk, ctx, toolkit.ToolCall{Name: "slow"})
 	if _, f := run(t, tk, context.Background(), toolkit.ToolCall{Name: "slow"}); f.Text() != "run 2" {
 		t.Errorf("the interrupted call's output was cached: %q", f.Text())
