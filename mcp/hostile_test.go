@@ -223,7 +223,7 @@ func TestServerRequestFloodBounded(t *testing.T) {
 			for range n {
 				go func() {
 					defer func() { done <- struct{}{} }()
-					rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+					rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 					defer cancel()
 					_, err := req.Session.Elicit(rctx, &sdk.ElicitParams{Message: strings.Repeat("m", 64<<10),
 						RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}})
@@ -248,7 +248,16 @@ func TestServerRequestFloodBounded(t *testing.T) {
 		}
 		return map[string]any{"action": "decline"}, nil
 	})
-	time.AfterFunc(time.Second, func() { close(release) })
+	go func() {
+		// The person answers once the requests past the bound were
+		// refused (or gives up waiting for that), whatever the machine's
+		// pace: those that waited are then declined.
+		deadline := time.Now().Add(20 * time.Second)
+		for refused.Load() < n-maxPendingAsks && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		close(release)
+	}()
 	r := run(t, ctx, tk, "mcp__asker__ask", nil)
 	t.Logf("final %s %q", r.final.State, r.final.Text())
 	if refused.Load() < n-maxPendingAsks {
