@@ -590,7 +590,7 @@ func checkFleet(ctx context.Context, nc *nats.Conn, queue, instance string, tk *
 // tryLine is how to call one of the tools, for the start line: a
 // command that works as pasted, credentials included.
 func tryLine(url string, n config.NATS, tools []string) string {
-	cmd := "go run ./cmd/toolctl "
+	cmd := toolctlCommand() + " "
 	url, userinfo := stripUserInfo(url)
 	if url != "nats://"+config.DefaultListen {
 		cmd += "--nats " + shellQuote(url) + " "
@@ -610,6 +610,22 @@ func tryLine(url string, n config.NATS, tools []string) string {
 		return cmd + `call echo '{"text":"hi"}'`
 	}
 	return cmd + "tools"
+}
+
+// toolctlCommand is how the try line runs toolctl: `go run ./cmd/toolctl`
+// for a worker started by go run (its binary in the build cache's
+// temporary directory), else the toolctl beside the worker's binary, else
+// toolctl from the PATH.
+func toolctlCommand() string {
+	exe, err := os.Executable()
+	if err != nil || strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/toolctl"
+	}
+	beside := filepath.Join(filepath.Dir(exe), "toolctl")
+	if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() {
+		return shellQuote(beside)
+	}
+	return "toolctl"
 }
 
 // tryCredentials are the toolctl flags that authenticate as n does, for

@@ -175,9 +175,10 @@ func TestTryLineCredentials(t *testing.T) {
 			if !strings.Contains(ready.Try, tt.want) || strings.Contains(p.stderr.String(), "s3cret") {
 				t.Fatalf("try=%q, want it with %q and no password in the log:\n%s", ready.Try, tt.want, p.stderr)
 			}
-			cmd, ok := strings.CutPrefix(ready.Try, "go run ./cmd/toolctl ")
+			// A worker binary with toolctl beside it names that toolctl.
+			cmd, ok := strings.CutPrefix(ready.Try, toolctlBin+" ")
 			if !ok {
-				t.Fatalf("try=%q", ready.Try)
+				t.Fatalf("try=%q, want it to run %s", ready.Try, toolctlBin)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), guard)
 			defer cancel()
