@@ -970,7 +970,8 @@ func (w *Worker) onList(m *nats.Msg) {
 // finish until ctx is done, then interrupts the rest (their callers get
 // an interrupted final, cause toolkit.ErrDraining) and waits for their
 // finals to be sent. The connection is flushed, not closed. Stop returns
-// ctx's error when the grace period ran out, nil otherwise.
+// an error wrapping ctx's, saying how many calls it interrupted, when the
+// grace period ran out, nil otherwise.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.mu.Lock()
 	if w.stopping {
@@ -1024,7 +1025,13 @@ func (w *Worker) Stop(ctx context.Context) error {
 		for _, s := range w.calls {
 			s.cancel(toolkit.ErrDraining)
 		}
+		n := len(w.calls)
 		w.mu.Unlock()
+		if n == 0 {
+			graceErr = fmt.Errorf("bus: the grace period ended before the worker's subscriptions drained; no call was running: %w", graceErr)
+		} else {
+			graceErr = fmt.Errorf("bus: the grace period ended with %d calls running; they were interrupted: %w", n, graceErr)
+		}
 		// Each sender gives its tool AbandonAfter, then sends the final
 		// itself, so this wait is bounded.
 		w.waitIdle(context.Background(), subs)

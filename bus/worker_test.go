@@ -384,8 +384,8 @@ func TestGracefulStop(t *testing.T) {
 	if r := got["stop-ignorant"]; r.Code != toolkit.CodeInterrupted {
 		t.Fatalf("call outliving the grace period: %+v, want interrupted", r)
 	}
-	if err := <-stopped; !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Stop = %v, want the grace period's deadline", err)
+	if err := <-stopped; !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "with 1 calls running") {
+		t.Fatalf("Stop = %v, want the grace period's deadline and the one call it interrupted", err)
 	}
 	// After Stop nobody serves: unavailable at once.
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "quick"}); r.Code != toolkit.CodeUnavailable {

@@ -736,7 +736,7 @@ func shellQuote(s string) string {
 // releases the rest.
 func (r *running) stop(graceCtx context.Context, log *slog.Logger) {
 	if err := r.worker.Stop(graceCtx); err != nil {
-		log.Warn("grace period over: running calls were interrupted", "err", err)
+		log.Warn("grace period over", "err", err)
 	}
 	r.worker = nil
 	r.close()
