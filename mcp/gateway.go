@@ -180,8 +180,12 @@ type Gateway struct {
 	changed     chan struct{}
 	ctx         context.Context // the gateway's lifetime: cancelled by Close
 	cancel      context.CancelFunc
-	wg          sync.WaitGroup     // every goroutine the gateway starts
-	updates     *nats.Subscription // the fleet's resource updates (gateway_mounted.go)
+	// calls ends the sessions' calls: a child of ctx, cancelled by
+	// Interrupt too.
+	calls     context.Context
+	interrupt context.CancelFunc
+	wg        sync.WaitGroup     // every goroutine the gateway starts
+	updates   *nats.Subscription // the fleet's resource updates (gateway_mounted.go)
 
 	mu       sync.Mutex
 	sessions map[*gatewaySession]*sdk.ServerSession
@@ -262,6 +266,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		clients:  map[string]*bus.Client{copts.Identity: client},
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.calls, g.interrupt = context.WithCancel(g.ctx)
 	g.base = g.newServer("", nil, g.opts.Instructions)
 	timeout := o.SessionTimeout
 	if timeout < 0 {
@@ -321,6 +326,12 @@ func (g *Gateway) Sessions() int {
 
 // Fleet returns the discovery view the gateway lists tools from.
 func (g *Gateway) Fleet() *discovery.Fleet { return g.fleet }
+
+// Interrupt ends every call in flight, interrupted (on the bus too), and
+// every later one at once, leaving the sessions open so that the calls'
+// results reach their clients: a server that stops calls it, lets the
+// results be written, then closes.
+func (g *Gateway) Interrupt() { g.interrupt() }
 
 // Close ends every MCP session, stops listening to the fleet and waits
 // for the gateway's goroutines. It does not close the NATS connection.

@@ -254,7 +254,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
-	defer context.AfterFunc(g.ctx, cancel)()
+	defer context.AfterFunc(g.calls, cancel)()
 	if s.listener != nil {
 		defer context.AfterFunc(s.listener, cancel)()
 	}

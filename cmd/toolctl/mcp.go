@@ -39,7 +39,9 @@ import (
 // health, see mcp_ops.go), logs each session and tools/call, and stops
 // on SIGINT or SIGTERM (exit 0): its calls in flight end interrupted and
 // their clients get those results; stdio ends when the
-// client closes stdin (exit 0), and logs only to stderr. Exit codes as
+// client closes stdin, or on SIGINT or SIGTERM as serve does (its calls'
+// interrupted results written first, for at most 5 s; exit 0), and logs
+// only to stderr. Exit codes as
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
 // Requests still running when stdin ends are answered first (for at most
 // 30 s, mcp_stdio.go).
@@ -188,7 +190,13 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	if args[0] == "stdio" {
 		d := newDrainIO(e.stdin, e.stdout, stdioDrain)
 		t := &sdk.IOTransport{Reader: d.reader(), Writer: d.writer()}
-		if err := g.Serve(ctx, t, o.session); err != nil {
+		// On a signal the calls end interrupted and their results are
+		// written before the session closes: the go-sdk writes nothing
+		// once it closes.
+		sctx, end := context.WithCancel(context.WithoutCancel(ctx))
+		defer end()
+		defer context.AfterFunc(ctx, func() { g.Interrupt(); d.waitFor(stdioStopWait); end() })()
+		if err := g.Serve(sctx, t, o.session); err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}

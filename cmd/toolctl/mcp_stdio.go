@@ -13,6 +13,10 @@ import (
 // once its stdin has ended.
 const stdioDrain = 30 * time.Second
 
+// stdioStopWait bounds how long `mcp stdio`, stopped by a signal, waits
+// for the interrupted results of its calls to be written.
+const stdioStopWait = 5 * time.Second
+
 // maxTrackedLine: a longer input line is passed on without its request id
 // being noted (the end of input then does not wait for its answer).
 const maxTrackedLine = 4 << 20
@@ -191,8 +195,11 @@ func idKey(raw json.RawMessage) (key string, ok bool) {
 }
 
 // wait waits until no request is unanswered, for at most d.drain.
-func (d *drainIO) wait() {
-	t := time.NewTimer(d.drain)
+func (d *drainIO) wait() { d.waitFor(d.drain) }
+
+// waitFor waits until no request is unanswered, for at most limit.
+func (d *drainIO) waitFor(limit time.Duration) {
+	t := time.NewTimer(limit)
 	defer t.Stop()
 	for {
 		d.mu.Lock()

@@ -554,3 +554,74 @@ func TestMCPUsage(t *testing.T) {
 		})
 	}
 }
+
+// On SIGTERM `toolctl mcp stdio` ends its calls in flight interrupted and
+// writes their results before it exits: the go-sdk refuses to write once
+// the session is closing, and the result was lost (the call even ran on
+// to its end on the worker).
+func TestMCPStdioSIGTERMAnswersCalls(t *testing.T) {
+	url := startMCPFleet(t)
+	cmd := exec.Command(toolctlBinary(t), "mcp", "stdio")
+	cmd.Env = mcpEnv(t, url)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var so, se strings.Builder
+	var mu sync.Mutex
+	cmd.Stdout, cmd.Stderr = lockedWriter{&mu, &so}, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":5000}}}`+"\n")
+	deadline := time.Now().Add(mcpGuard)
+	for {
+		mu.Lock()
+		ready := strings.Contains(so.String(), `"id":1`)
+		mu.Unlock()
+		if ready || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // the call runs on the worker
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v, want 0\n%s", err, se.String())
+		}
+	case <-time.After(mcpGuard):
+		t.Fatal("toolctl mcp stdio did not stop on SIGTERM")
+	}
+	mu.Lock()
+	out := so.String()
+	mu.Unlock()
+	var answered bool
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, `"id":2`) {
+			answered = strings.Contains(line, "interrupted") && strings.Contains(line, `"isError":true`)
+		}
+	}
+	if !answered {
+		t.Fatalf("the call in flight got no interrupted result:\n%s", out)
+	}
+}
+
+// lockedWriter serialises writes to w with mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
