@@ -705,7 +705,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	if !wire.ValidCallID(call.ID) {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(call.ID), wire.MaxCallIDLen))
 	}
-	if !toolkit.ValidName(call.Name) || len(call.Name) > toolkit.MaxNameLen {
+	if !toolkit.ValidToolName(call.Name) {
 		return notFound(call) // a longer subject would make NATS close the connection
 	}
 	if err := ctx.Err(); err != nil {

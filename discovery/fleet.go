@@ -630,10 +630,8 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 	ann.Tools = slices.DeleteFunc(ann.Tools, func(t wire.AnnouncedTool) bool {
 		var err error
 		switch {
-		case !toolkit.ValidName(t.Name) || t.Name == toolkit.MetaToolName:
-			err = errors.New("invalid name")
-		case len(t.Name) > toolkit.MaxNameLen: // no client can call it
-			err = fmt.Errorf("invalid name: %d bytes, over %d", len(t.Name), toolkit.MaxNameLen)
+		case !toolkit.ValidToolName(t.Name) || t.Name == toolkit.MetaToolName:
+			err = fmt.Errorf("invalid name (a token of [A-Za-z0-9_-] of at most %d bytes)", toolkit.MaxNameLen)
 		case !groups[t.Group]:
 			err = fmt.Errorf("group %q not announced", t.Group)
 		default:

@@ -276,6 +276,10 @@ const BasicGroup = "basic"
 // worker or caller off the bus.
 const MaxNameLen = 256
 
+// ValidToolName reports whether name can be a tool's name: a ValidName
+// of at most MaxNameLen bytes.
+func ValidToolName(name string) bool { return len(name) <= MaxNameLen && ValidName(name) }
+
 // ValidName reports whether name can be a tool or group name: one NATS
 // subject token made of [A-Za-z0-9_-]. It is cheap enough to run on every
 // call.

@@ -63,8 +63,8 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		return e.usagef("--timeout must not be negative, got %v", o.timeout)
 	}
 	name := args[0]
-	if !toolkit.ValidName(name) {
-		return e.usagef("invalid tool name %q: tool names are letters, digits, '_' and '-'", name)
+	if !toolkit.ValidToolName(name) {
+		return e.usagef("invalid tool name %s: tool names are letters, digits, '_' and '-', at most %d bytes", wire.Quote(name), toolkit.MaxNameLen)
 	}
 	if o.id != "" && !wire.ValidCallID(o.id) {
 		return e.badCallID(o.id)
