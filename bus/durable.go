@@ -253,13 +253,7 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	if o.Replicas > 5 {
 		return nil, fmt.Errorf("bus: the calls stream: replicas must be 1 to 5, got %d", o.Replicas)
 	}
-	st, err := o.JetStream.Stream(ctx, wire.StreamCalls)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = o.JetStream.CreateStream(ctx, CallsStreamConfig(o.Dedup, o.Replicas))
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			st, err = o.JetStream.Stream(ctx, wire.StreamCalls)
-		}
-	}
+	st, err := bindStream(ctx, o.JetStream, CallsStreamConfig(o.Dedup, o.Replicas))
 	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
 		return nil, errors.New("bus: the durable path needs JetStream, which this NATS server does not have")
 	}
@@ -273,13 +267,7 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	// handler, and the request would wait out the whole start.
 	cctx, cancel := context.WithTimeout(ctx, cancelsBindWait)
 	defer cancel()
-	cs, err := o.JetStream.Stream(cctx, wire.StreamCancels)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		cs, err = o.JetStream.CreateStream(cctx, CancelsStreamConfig(o.Replicas))
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			cs, err = o.JetStream.Stream(cctx, wire.StreamCancels)
-		}
-	}
+	cs, err := bindStream(cctx, o.JetStream, CancelsStreamConfig(o.Replicas))
 	if err != nil {
 		w.log.Warn("bus: without the cancels stream, a durable call cancelled before this worker heard cancels may run", "stream", wire.StreamCancels, "err", err)
 	} else {
@@ -288,6 +276,19 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	w.clock.dur.Store(d)
 	return d, nil
+}
+
+// bindStream binds the stream of cfg as it is, creating it with cfg when
+// it does not exist yet (another worker may create it meanwhile).
+func bindStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	st, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		st, err = js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = js.Stream(ctx, cfg.Name)
+		}
+	}
+	return st, err
 }
 
 // sync runs a pull loop for exactly the tools served.
@@ -393,11 +394,8 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 	if err := c.Unmarshal(raw.Data, &req); err != nil || !wire.ValidCallID(req.ID) || !d.w.answerable(in, req.ID, "exhausted") {
 		return
 	}
-	key := callKey(identity, req.ID)
-	if d.w.results != nil {
-		if _, err := d.w.results.kv.Get(ctx, key); err == nil {
-			return // its final was sent and kept; only the acknowledgement was lost
-		}
+	if d.w.ended(ctx, callKey(identity, req.ID)) {
+		return // its final was sent and kept; only the acknowledgement was lost
 	}
 	resp := d.w.finalFor(req.ID, toolkit.CodeWorkerLost, fmt.Sprintf(
 		"WorkerLostError: the call of '%s' was delivered %d times and each time its worker was lost before it answered; it is not delivered again. It may or may not have taken effect.",
@@ -914,7 +912,9 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 	if in.dur.attempt <= 1 {
 		return true
 	}
-	if w.ended(callKey(in.identity, id)) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if w.ended(ctx, callKey(in.identity, id)) {
 		in.dur.settle()
 		return false
 	}
@@ -929,12 +929,10 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 // ended reports whether the call of key has a kept final that ended it.
 // A kept approval_required final ended without running: the call sent
 // again after its approval runs (approvalResend).
-func (w *Worker) ended(key string) bool {
+func (w *Worker) ended(ctx context.Context, key string) bool {
 	if w.results == nil {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	r, _, ok, err := readKept(ctx, w.results.kv, key, false)
 	return err == nil && ok && r.Code != toolkit.CodeApprovalRequired
 }

@@ -717,11 +717,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		// Taken from the queue after a cancel this worker may not have
 		// heard: the cancels stream has it.
 		if reason, ok := w.dur.cancelled(identity, req.ID, in.dur.published); ok {
-			code, msg := toolkit.CodeInterrupted, toolkit.InterruptedText
-			if reason == wire.CancelReasonDeadline {
-				code, msg = toolkit.CodeTimeout, toolkit.TimeoutText
-			}
-			w.replyFinal(in, c, w.finalFor(req.ID, code, msg))
+			w.replyFinal(in, c, w.cancelledFinal(req.ID, reason == wire.CancelReasonDeadline))
 			in.dur.settle()
 			return nil
 		}
@@ -730,11 +726,7 @@ func (w *Worker) accept(in *incoming) *sender {
 	w.mu.Lock()
 	if tomb, ok := w.popTombstoneLocked(key); w.interrupting || ok {
 		w.mu.Unlock()
-		code, msg := toolkit.CodeInterrupted, toolkit.InterruptedText
-		if tomb.deadline { // the caller's deadline passed: that is the cause to report
-			code, msg = toolkit.CodeTimeout, toolkit.TimeoutText
-		}
-		w.replyFinal(in, c, w.finalFor(req.ID, code, msg))
+		w.replyFinal(in, c, w.cancelledFinal(req.ID, tomb.deadline))
 		in.dur.settle()
 		return nil
 	}
@@ -912,6 +904,16 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	exp := now.Add(w.opts.TombstoneTTL)
 	w.tombs[id] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded}
 	w.tombQ = append(w.tombQ, tombstone{id: id, exp: exp})
+}
+
+// cancelledFinal is the final of a call cancelled before it ran:
+// interrupted, or timeout when the cancel said the caller's deadline
+// passed (that is the cause to report).
+func (w *Worker) cancelledFinal(id string, deadline bool) *toolkit.Response {
+	if deadline {
+		return w.finalFor(id, toolkit.CodeTimeout, toolkit.TimeoutText)
+	}
+	return w.finalFor(id, toolkit.CodeInterrupted, toolkit.InterruptedText)
 }
 
 // popTombstoneLocked returns (and forgets) a live tombstone for id.
