@@ -247,7 +247,7 @@
 // session stays usable. GatewayOptions.CallTimeout bounds calls;
 // SessionTimeout closes idle HTTP sessions (30 minutes by default), and
 // MaxSessions bounds those open at once (1024 by default: past it an
-// initialize is answered 503). A
+// initialize is answered 503; a server/discover probe opens no session). A
 // session's calls in flight are cancelled on the bus when it ends: its
 // DELETE, no request of it open for SessionTimeout (a client that died
 // mid-call), the gateway's Close, the end of the listener it came

@@ -89,8 +89,9 @@ type GatewayOptions struct {
 	// server with the session's tools until it ends (its DELETE, or
 	// SessionTimeout without a request), so a client opening sessions in
 	// a loop would fill the gateway's memory. Past it an initialize is
-	// answered 503. 0 means DefaultGatewayMaxSessions, negative means no
-	// bound.
+	// answered 503 (a server/discover probe, which opens no session, is
+	// answered still). 0 means DefaultGatewayMaxSessions, negative means
+	// no bound.
 	MaxSessions int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// guard (a request on a loopback address with a non-loopback Host
@@ -170,7 +171,7 @@ type Gateway struct {
 	nc      *nats.Conn
 	handler http.Handler // the HTTP handler, behind the bearer-token check with Tokens
 	http    *sdk.StreamableHTTPHandler
-	base    *sdk.Server // answers the HTTP handler's per-request version check
+	base    *sdk.Server // answers the HTTP handler's per-request version check, and discover probes
 	unwatch func()
 	groups  jetstream.KeyValue
 	watcher jetstream.KeyWatcher // the group-state bucket's updates; owned by watchGroups once it runs

@@ -62,6 +62,12 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.request(g.opts.SessionTimeout)()
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
+		if discoverProbe(r) {
+			// No session can come of it: base answers it (getServer), and
+			// it does not count toward MaxSessions.
+			g.http.ServeHTTP(w, r)
+			return
+		}
 		if n := g.opts.MaxSessions; n > 0 && r.Method == http.MethodPost && g.Sessions() >= n {
 			http.Error(w, fmt.Sprintf("the gateway has %d sessions open, the most it takes: end one (DELETE) or try later", n), http.StatusServiceUnavailable)
 			return
@@ -74,6 +80,20 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type pendingKey struct{}
+
+// discoverProbe reports whether r, without a session, is a server/discover
+// request: the probe a client of protocol 2026-07-28 (the go-sdk's, for
+// one) sends before it initializes. A stateful HTTP server cannot serve
+// that protocol, so the go-sdk answers the probe with the older versions
+// it serves and the client initializes; the session the go-sdk opens for
+// the probe ends with the request. From 2026-07-28 a request names its
+// method in Mcp-Method and the go-sdk refuses one whose body is another
+// method (and any other call at those versions, on a stateful server), so
+// a request this lets through that the go-sdk serves is a discover.
+func discoverProbe(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "server/discover" &&
+		r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28"
+}
 
 // listenerKey holds, in a request's context, the context ServeListener
 // serves until.
@@ -96,7 +116,9 @@ type pendingSession struct {
 func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 	p, _ := r.Context().Value(pendingKey{}).(*pendingSession)
 	if p == nil {
-		return g.base // a request of a known session: only its version is checked here
+		// A request of a known session (only its version is checked here),
+		// or a discover probe (discoverProbe), which base answers.
+		return g.base
 	}
 	p.once.Do(func() {
 		p.s = g.newSession(r.Context(), newSessionID(), g.identityOf(r))
@@ -238,16 +260,18 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 		// Advertise tools (with list changes) even while the list is empty.
 		// Logging: tools' log messages (toolkit.Log) reach the client.
 		// Prompts and resources: the skills the session sees and those of
-		// the fleet's mounted MCP servers.
+		// the fleet's mounted MCP servers (subscriptions to their updates).
+		// Completions: those of the mounted servers' prompts and resource
+		// templates (gateway_mounted.go). The same for base (s nil), which
+		// answers discover probes for the sessions to come.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}, Logging: &sdk.LoggingCapabilities{},
-			Prompts: &sdk.PromptCapabilities{ListChanged: true}, Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: s != nil}},
+			Prompts: &sdk.PromptCapabilities{ListChanged: true}, Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Completions: &sdk.CompletionCapabilities{}},
 	}
 	if id != "" {
 		opts.GetSessionID = func() string { return id }
 	}
 	if s != nil {
-		// Completions: those of the mounted servers' prompts and resource
-		// templates (gateway_mounted.go).
 		opts.CompletionHandler = s.complete
 		opts.SubscribeHandler, opts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 	}
