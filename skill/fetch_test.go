@@ -88,3 +88,24 @@ func TestSkillReplyOverMaxPayload(t *testing.T) {
 		t.Fatalf("FetchFile of a file too large for max_payload: err %v after %v; want the worker's error at once", err, took.Round(time.Millisecond))
 	}
 }
+
+// A name declared in basic and in another group: a session with only
+// basic active sees basic's skill (Sources names basic), so the worker
+// must answer for basic's, although the other group's replaces it where
+// every group is visible.
+func TestServeSameNameInTwoGroups(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	root := t.TempDir()
+	_, set := skillWorker(t, root)
+	writeSkill(t, filepath.Join(root, "web", "pdf"), "pdf", "Fill PDF forms on the web.", "# Web PDF")
+	if _, err := skill.Serve(natstest.Connect(t, s), "w1", set, nil); err != nil {
+		t.Fatal(err)
+	}
+	nc := natstest.Connect(t, s)
+	for group, want := range map[string]string{toolkit.BasicGroup: "# PDF", "web": "# Web PDF"} {
+		body, err := skill.Fetch(natstest.Ctx(t), nc, []string{"w1"}, "pdf", group)
+		if err != nil || body != want {
+			t.Errorf("Fetch(pdf, %s) = %q, %v; want %q", group, body, err, want)
+		}
+	}
+}

@@ -136,10 +136,11 @@ func Sources(f *discovery.Fleet, name string, active []string) (group string, in
 	return sk.Group, instances, len(instances) > 0
 }
 
-// Bodies provides skill bodies by name and group; *Set is one (its All
-// method).
+// Bodies provides skill bodies by name and group; *Set is one (its
+// InGroup method). A name can be declared in several groups, each with
+// its own body, so the skills are looked up within the group asked for.
 type Bodies interface {
-	All() []Skill
+	InGroup(group string) []Skill
 }
 
 // Serve answers wire.SkillRequests for the bodies of set's skills on
@@ -181,8 +182,8 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 
 // answer is a worker's reply to a request for one of its skills.
 func answer(set Bodies, req *wire.SkillRequest) wire.SkillReply {
-	all := set.All()
-	i := slices.IndexFunc(all, func(s Skill) bool { return s.Name == req.Name && s.Group == cmp.Or(req.Group, toolkit.BasicGroup) })
+	all := set.InGroup(cmp.Or(req.Group, toolkit.BasicGroup))
+	i := slices.IndexFunc(all, func(s Skill) bool { return s.Name == req.Name })
 	if i < 0 {
 		return wire.SkillReply{Error: fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", req.Name)}
 	}

@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -212,6 +213,13 @@ func (s *Set) Available(active []string) []Skill {
 // All returns the skills of every group.
 func (s *Set) All() []Skill {
 	return s.collect(func(string) bool { return true }, true)
+}
+
+// InGroup returns the skills of one group ("" means basic), a later one
+// of a name replacing the earlier in its position.
+func (s *Set) InGroup(group string) []Skill {
+	group = cmp.Or(group, toolkit.BasicGroup)
+	return s.collect(func(g string) bool { return g == group }, true)
 }
 
 // Find returns the visible skill with the given name.
