@@ -102,7 +102,7 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 		fmt.Fprintf(&b, "The content of %s, lines %d-%d of %d:\n```\n", in.FilePath, start, end, n)
 	}
 	for i := start; i <= end; i++ {
-		line := fmt.Sprintf("%d: %s\n", i, strings.TrimSuffix(lines[i-1], "\n"))
+		line := numbered(i, lines[i-1])
 		if f.maxOutput > 0 && b.Len()+len(line) > f.maxOutput {
 			if i == start {
 				// A line longer than the limit on its own: its beginning,
@@ -343,10 +343,19 @@ func snippet(lines []string, first, last int) string {
 	var b strings.Builder
 	b.WriteString("```\n")
 	for i := from; i <= to; i++ {
-		fmt.Fprintf(&b, "%d: %s\n", i, strings.TrimSuffix(lines[i-1], "\n"))
+		b.WriteString(numbered(i, lines[i-1]))
 	}
 	b.WriteString("```")
 	return b.String()
+}
+
+// numbered is line i as shown to the model: "i: text\n". A file need not
+// be UTF-8, but what is sent is (a msgpack str must be, for clients in
+// other languages): an invalid byte is shown as U+FFFD, as the shell
+// tool's output is. Edits splice the file's own lines, so its bytes are
+// kept.
+func numbered(i int, line string) string {
+	return fmt.Sprintf("%d: %s\n", i, strings.ToValidUTF8(strings.TrimSuffix(line, "\n"), "\uFFFD"))
 }
 
 func sizeText(s string) string {

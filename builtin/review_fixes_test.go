@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/toolkit"
@@ -66,5 +67,29 @@ func TestViewLongLine(t *testing.T) {
 	text := wantOK(t, r)
 	if !strings.Contains(text, "xxxx") {
 		t.Errorf("view of line 1 shows none of it: %q", text)
+	}
+}
+
+// TestFileToolsAnswerValidUTF8: a file that is not UTF-8 (Latin-1) is
+// shown with U+FFFD for its invalid bytes, as the shell tool's output is:
+// a msgpack str must be UTF-8 for clients in other languages, and the
+// output limit counts what is sent. An edit keeps the file's own bytes.
+func TestFileToolsAnswerValidUTF8(t *testing.T) {
+	tk, dir := kit(t, builtin.Config{MaxOutputBytes: 60})
+	// Line 2 fits in the limit as bytes of the file, not as text sent.
+	writeFile(t, filepath.Join(dir, "latin1.txt"), "caf\xe9\n"+strings.Repeat("\xe9a", 7)+"\n")
+	text := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "latin1.txt"}))
+	if !utf8.ValidString(text) || !strings.Contains(text, "1: caf\uFFFD\n") {
+		t.Errorf("view of a Latin-1 file: %q, want valid UTF-8 with U+FFFD", text)
+	}
+	if i := strings.Index(text, "\n```\n["); i < 0 || i > 60 {
+		t.Errorf("view of a Latin-1 file: %q, want line 2 left out by the limit of 60 bytes", text)
+	}
+	text = wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "latin1.txt", "content": "x\n", "line_number": 2}))
+	if !utf8.ValidString(text) {
+		t.Errorf("insert into a Latin-1 file: %q, want valid UTF-8", text)
+	}
+	if got, want := readFile(t, filepath.Join(dir, "latin1.txt")), "caf\xe9\nx\n"+strings.Repeat("\xe9a", 7)+"\n"; got != want {
+		t.Errorf("after the insert the file is %q, want %q", got, want)
 	}
 }
