@@ -273,8 +273,9 @@ func (c *collector) read(f *os.File) {
 func (c *collector) add(p []byte) {
 	c.mu.Lock()
 	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
-		c.keep(c.partial)
-		c.keep(p[:i+1])
+		// One piece: the tail held back may end in part of a character
+		// whose rest begins p.
+		c.keep(append(c.partial, p[:i+1]...))
 		c.partial = append(c.partial[:0], p[i+1:]...)
 	} else {
 		c.partial = append(c.partial, p...)
