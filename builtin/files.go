@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,11 +80,11 @@ func (f *files) insertTool() *toolkit.Tool {
 }
 
 func (f *files) view(ctx context.Context, in viewInput) (string, error) {
-	lines, err := f.readLines(ctx, in.FilePath, false)
+	text, err := f.readText(ctx, in.FilePath, false)
 	if err != nil {
 		return "", err
 	}
-	n := len(lines)
+	n := countLines(text)
 	start, end := 1, n
 	if in.Ranges != nil {
 		if start, end, err = lineRange(in.Ranges, n, false); err != nil {
@@ -101,8 +100,11 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 	default:
 		fmt.Fprintf(&b, "The content of %s, lines %d-%d of %d:\n```\n", in.FilePath, start, end, n)
 	}
+	off := lineOffset(text, start)
 	for i := start; i <= end; i++ {
-		line := numbered(i, lines[i-1])
+		raw := nextLine(text[off:])
+		off += len(raw)
+		line := numbered(i, raw)
 		if f.maxOutput > 0 && b.Len()+len(line) > f.maxOutput {
 			if i == start {
 				// A line longer than the limit on its own: its beginning,
@@ -169,16 +171,16 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		}
 		return fmt.Sprintf("Overwrote %s with %s.", in.FilePath, sizeText(in.Content)), nil
 	}
-	lines, err := f.readLines(ctx, in.FilePath, true)
+	text, err := f.readText(ctx, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
-	start, end, err := lineRange(in.Ranges, len(lines), true)
+	start, end, err := lineRange(in.Ranges, countLines(text), true)
 	if err != nil {
 		return "", err
 	}
-	out, first, last := spliceLines(lines, start, end, in.Content)
-	if err := overwrite(root, rel, strings.Join(out, "")); err != nil {
+	out, first, last := splice(text, start, end, in.Content)
+	if err := overwrite(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
 	what := fmt.Sprintf("Replaced lines %d-%d of %s.", start, end, in.FilePath)
@@ -189,11 +191,11 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 }
 
 func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
-	lines, err := f.readLines(ctx, in.FilePath, true)
+	text, err := f.readText(ctx, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
-	n := len(lines)
+	n := countLines(text)
 	if in.LineNumber < 1 || in.LineNumber > n+1 {
 		return "", toolkit.Errorf(toolkit.CodeInvalidInput,
 			"InvalidArgumentsError: line_number %d is out of range: %s has %d lines, so it must be between 1 and %d.",
@@ -212,29 +214,31 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 		return "", err
 	}
 	defer root.Close()
-	out, first, last := spliceLines(lines, in.LineNumber, in.LineNumber-1, in.Content)
-	if err := overwrite(root, rel, strings.Join(out, "")); err != nil {
+	out, first, last := splice(text, in.LineNumber, in.LineNumber-1, in.Content)
+	if err := overwrite(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
 	return fmt.Sprintf("Inserted %s before line %d of %s. The new content around the change:\n%s",
 		sizeText(in.Content), in.LineNumber, in.FilePath, snippet(out, first, last)), nil
 }
 
-// readLines reads a text file of the workspace as lines that keep their
-// "\n". forEdit words the error for a missing file for the tools that
-// edit.
-func (f *files) readLines(ctx context.Context, p string, forEdit bool) ([]string, error) {
+// readText reads a text file of the workspace. forEdit words the error
+// for a missing file for the tools that edit. The tools work on the text
+// by byte offsets, never on a slice of its lines, so that a call costs a
+// few times the file's size whatever its lines (a slice costs 16 bytes a
+// line on top of them).
+func (f *files) readText(ctx context.Context, p string, forEdit bool) (string, error) {
 	ws, err := f.workspace(ctx)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	rel, err := ws.resolve(p)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	root, err := ws.root()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer root.Close()
 	// Look first, so that a socket or a device is named rather than
@@ -244,47 +248,69 @@ func (f *files) readLines(ctx context.Context, p string, forEdit bool) ([]string
 	// cannot slip a pipe in.
 	if fi, err := root.Stat(rel); err == nil {
 		if err := regular(p, fi); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
 	file, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && forEdit {
-			return nil, toolkit.Errorf(toolkit.CodeToolError, "FileError: %q does not exist. Create it with %s first.", p, WriteTextFile)
+			return "", toolkit.Errorf(toolkit.CodeToolError, "FileError: %q does not exist. Create it with %s first.", p, WriteTextFile)
 		}
-		return nil, pathError(p, err)
+		return "", pathError(p, err)
 	}
 	defer file.Close()
 	fi, err := file.Stat()
 	if err != nil {
-		return nil, pathError(p, err)
+		return "", pathError(p, err)
 	}
 	if err := regular(p, fi); err != nil {
-		return nil, err
+		return "", err
 	}
 	if f.maxFile > 0 && fi.Size() > f.maxFile {
-		return nil, toolkit.Errorf(toolkit.CodeToolError, "FileTooLargeError: %q is %d bytes, over the limit of %d bytes for text files.", p, fi.Size(), f.maxFile)
+		return "", toolkit.Errorf(toolkit.CodeToolError, "FileTooLargeError: %q is %d bytes, over the limit of %d bytes for text files.", p, fi.Size(), f.maxFile)
 	}
-	data, err := io.ReadAll(io.LimitReader(file, fi.Size()+1))
-	if err != nil {
-		return nil, pathError(p, err)
+	var b strings.Builder // one allocation of the file's size, no copy
+	b.Grow(int(fi.Size()) + 1)
+	if _, err := io.Copy(&b, io.LimitReader(file, fi.Size()+1)); err != nil {
+		return "", pathError(p, err)
 	}
-	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-		return nil, toolkit.Errorf(toolkit.CodeToolError, "BinaryFileError: %q looks like a binary file (it contains NUL bytes); the text file tools cannot show or edit it.", p)
+	text := b.String()
+	if strings.IndexByte(text[:min(len(text), 8192)], 0) >= 0 {
+		return "", toolkit.Errorf(toolkit.CodeToolError, "BinaryFileError: %q looks like a binary file (it contains NUL bytes); the text file tools cannot show or edit it.", p)
 	}
-	return splitLines(string(data)), nil
+	return text, nil
 }
 
-// splitLines splits s after each "\n"; the last line may lack one.
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
+// countLines is the number of lines of s: each ends after a "\n", and
+// the last may lack one.
+func countLines(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && s[len(s)-1] != '\n' {
+		n++
 	}
-	lines := strings.SplitAfter(s, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	return n
+}
+
+// lineOffset is where line i (1-based) of s starts; len(s) past its last
+// line.
+func lineOffset(s string, i int) int {
+	off := 0
+	for ; i > 1; i-- {
+		j := strings.IndexByte(s[off:], '\n')
+		if j < 0 {
+			return len(s)
+		}
+		off += j + 1
 	}
-	return lines
+	return off
+}
+
+// nextLine is the line s starts with, with its "\n".
+func nextLine(s string) string {
+	if j := strings.IndexByte(s, '\n'); j >= 0 {
+		return s[:j+1]
+	}
+	return s
 }
 
 // lineRange checks [start, end] against a file of n lines and returns
@@ -318,32 +344,36 @@ func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
 	return start, min(end, n), nil
 }
 
-// spliceLines replaces lines[start-1:end] (1-based, inclusive; end =
+// splice replaces lines start to end of text (1-based, inclusive; end =
 // start-1 inserts) with content, keeping line breaks intact on both sides.
-// It returns the new lines and the 1-based span the content now occupies.
-func spliceLines(lines []string, start, end int, content string) (out []string, first, last int) {
-	ins := splitLines(content)
-	out = make([]string, 0, len(lines)-(end-start+1)+len(ins)+1)
-	out = append(out, lines[:start-1]...)
-	if len(out) > 0 && len(ins) > 0 && !strings.HasSuffix(out[len(out)-1], "\n") {
-		out[len(out)-1] += "\n" // appending after a last line without a line break
+// It returns the new text and the 1-based span the content now occupies.
+func splice(text string, start, end int, content string) (out string, first, last int) {
+	head, tail := text[:lineOffset(text, start)], text[lineOffset(text, end+1):]
+	var b strings.Builder
+	b.Grow(len(head) + len(content) + len(tail) + 2)
+	b.WriteString(head)
+	if head != "" && content != "" && !strings.HasSuffix(head, "\n") {
+		b.WriteByte('\n') // appending after a last line without a line break
 	}
-	if end < len(lines) && len(ins) > 0 && !strings.HasSuffix(ins[len(ins)-1], "\n") {
-		ins[len(ins)-1] += "\n"
+	b.WriteString(content)
+	if tail != "" && content != "" && !strings.HasSuffix(content, "\n") {
+		b.WriteByte('\n')
 	}
-	out = append(out, ins...)
-	out = append(out, lines[end:]...)
-	return out, start, start + len(ins) - 1
+	b.WriteString(tail)
+	return b.String(), start, start + countLines(content) - 1
 }
 
-// snippet shows the changed lines with three lines of context.
-func snippet(lines []string, first, last int) string {
+// snippet shows the changed lines of text with three lines of context.
+func snippet(text string, first, last int) string {
 	from := max(1, first-3)
-	to := min(len(lines), max(last, first)+3)
+	to := min(countLines(text), max(last, first)+3)
 	var b strings.Builder
 	b.WriteString("```\n")
+	off := lineOffset(text, from)
 	for i := from; i <= to; i++ {
-		b.WriteString(numbered(i, lines[i-1]))
+		line := nextLine(text[off:])
+		off += len(line)
+		b.WriteString(numbered(i, line))
 	}
 	b.WriteString("```")
 	return b.String()
@@ -359,7 +389,7 @@ func numbered(i int, line string) string {
 }
 
 func sizeText(s string) string {
-	return fmt.Sprintf("%d bytes in %d lines", len(s), len(splitLines(s)))
+	return fmt.Sprintf("%d bytes in %d lines", len(s), countLines(s))
 }
 
 func writeNew(root *os.Root, rel, content string) error {
