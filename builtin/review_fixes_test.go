@@ -123,3 +123,36 @@ func TestFileToolsMemoryOfManyLines(t *testing.T) {
 		t.Errorf("after the edits the file is %d bytes starting %q, want %d bytes starting %q", len(got), got[:10], len(want), want[:10])
 	}
 }
+
+// TestPathWithTrailingSlash: a path ending in "/" names a directory. The
+// file tools refused an existing directory but cleaned the slash away
+// otherwise: "notes/" created a file "notes", and "f.txt/" overwrote
+// f.txt (the system says "not a directory" to both).
+func TestPathWithTrailingSlash(t *testing.T) {
+	tk, dir := kit(t, builtin.Config{})
+	writeFile(t, filepath.Join(dir, "f.txt"), "keep\n")
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{builtin.WriteTextFile, map[string]any{"file_path": "notes/", "content": "x"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt/", "content": "x"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": filepath.Join(dir, "f.txt") + "/", "content": "x"}},
+		{builtin.InsertTextFile, map[string]any{"file_path": "f.txt/", "content": "x", "line_number": 1}},
+		{builtin.ViewTextFile, map[string]any{"file_path": "f.txt/"}},
+	} {
+		r := invoke(t, tk, c.tool, c.in)
+		if r.State == toolkit.StateSuccess || !strings.Contains(r.Text(), `ends with "/"`) {
+			t.Errorf("%s %v: %s %q, want an error saying the path ends with \"/\"", c.tool, c.in["file_path"], r.State, r.Text())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes")); err == nil {
+		t.Error(`write_text_file "notes/" created a file "notes"`)
+	}
+	if got := readFile(t, filepath.Join(dir, "f.txt")); got != "keep\n" {
+		t.Errorf(`f.txt is %q after writes to "f.txt/"`, got)
+	}
+	// Outside the workspace, the path is denied first.
+	r := invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "../x/", "content": "x"})
+	wantCode(t, r, toolkit.CodeDenied, "PathOutsideWorkspaceError")
+}

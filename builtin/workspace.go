@@ -119,6 +119,11 @@ func (ws *workspace) resolve(p string) (string, error) {
 	if !ok {
 		return "", ws.outside(p, "a symbolic link on the way points outside the workspace")
 	}
+	// Cleaning drops a final "/", which the system would not: "notes/"
+	// must not create a file "notes", nor "f.txt/" open f.txt.
+	if strings.HasSuffix(p, string(filepath.Separator)) {
+		return "", toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidPathError: %q ends with \"/\", so it names a directory; the file tools work on files.", p)
+	}
 	return r, nil
 }
 
