@@ -275,7 +275,7 @@ func (f *files) readText(ctx context.Context, p string, forEdit bool) (string, e
 		return "", pathError(p, err)
 	}
 	text := b.String()
-	if strings.IndexByte(text[:min(len(text), 8192)], 0) >= 0 {
+	if strings.IndexByte(text, 0) >= 0 {
 		return "", toolkit.Errorf(toolkit.CodeToolError, "BinaryFileError: %q looks like a binary file (it contains NUL bytes); the text file tools cannot show or edit it.", p)
 	}
 	return text, nil

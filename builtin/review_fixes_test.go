@@ -156,3 +156,13 @@ func TestPathWithTrailingSlash(t *testing.T) {
 	r := invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "../x/", "content": "x"})
 	wantCode(t, r, toolkit.CodeDenied, "PathOutsideWorkspaceError")
 }
+
+// TestBinaryPastFirstBlock: a file with a NUL byte is refused as binary,
+// as the package documents, also when the NUL comes after the first
+// 8 KiB (only those were looked at, and the NUL was sent as text).
+func TestBinaryPastFirstBlock(t *testing.T) {
+	tk, dir := kit(t, builtin.Config{})
+	writeFile(t, filepath.Join(dir, "late.bin"), strings.Repeat("a\n", 5000)+"\x00\n")
+	r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "late.bin", "ranges": []any{-1, -1}})
+	wantCode(t, r, toolkit.CodeToolError, "BinaryFileError")
+}
