@@ -3,10 +3,13 @@ package skill
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,15 +41,44 @@ type Announced struct {
 	Dir string `json:"dir"`
 }
 
+// MaxAnnounced bounds the skills part of an announcement: the JSON of
+// the announced skills, at most this many bytes. The announcement holds
+// the tools' schemas too and must fit the server's max_payload (1 MiB by
+// default); a worker that cannot announce drops out of the fleet with
+// all its tools.
+const MaxAnnounced = 256 << 10
+
 // Announce is the announcement part of a set (for
 // discovery.AnnouncerOptions.Meta under wire.MetaSkills): its catalog,
 // read again for every announcement so edited SKILL.md files show within
-// an interval; nil when the set has no skill.
+// an interval; nil when the set has no skill. Skills that would take it
+// over MaxAnnounced are left out, in catalog order, with a warning to
+// the set's logger when the skills left out change.
 func Announce(s *Set) func() any {
+	var mu sync.Mutex
+	var warned string // the skills left out, as last logged
 	return func() any {
 		var out []Announced
+		var left []string
+		size := 0
 		for _, sk := range s.Catalog() {
-			out = append(out, Announced{Name: sk.Name, Description: sk.Description, Group: cmp.Or(sk.Group, toolkit.BasicGroup), Dir: sk.Dir})
+			a := Announced{Name: sk.Name, Description: sk.Description, Group: cmp.Or(sk.Group, toolkit.BasicGroup), Dir: sk.Dir}
+			b, err := json.Marshal(a)
+			if err != nil || size+len(b)+1 > MaxAnnounced {
+				left = append(left, a.Group+"/"+a.Name)
+				continue
+			}
+			size += len(b) + 1
+			out = append(out, a)
+		}
+		key := strings.Join(left, "\x00")
+		mu.Lock()
+		changed := key != warned
+		warned = key
+		mu.Unlock()
+		if changed && len(left) > 0 {
+			s.log.Warn("skill: skills left out of the announcement, which would be too large: clients of the fleet do not list them",
+				"count", len(left), "limit_bytes", MaxAnnounced, "first", left[0])
 		}
 		if out == nil {
 			return nil

@@ -1,6 +1,8 @@
 package skill_test
 
 import (
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -220,5 +222,41 @@ func TestFetch(t *testing.T) {
 	}
 	if got := string(m.Data); got != `{"markdown":"# PDF"}` || m.Header.Get(wire.HeaderContentType) != wire.ContentTypeJSON {
 		t.Errorf("JSON reply %s (%v)", got, m.Header)
+	}
+}
+
+// Skills that would make the announcement too large for the server's
+// max_payload are left out of it, with a warning: a worker whose skills
+// could not be announced did not start, or, once they grew, stopped
+// announcing and dropped out of the fleet with all its tools. A bad
+// skill never stops anything.
+func TestAnnounceTooManySkills(t *testing.T) {
+	s := natstest.Server(t)
+	root := t.TempDir()
+	writeSkill(t, filepath.Join(root, "a-huge"), "huge", strings.Repeat("d", 900<<10), "# Huge")
+	for i := range 1000 {
+		writeSkill(t, filepath.Join(root, fmt.Sprintf("s%04d", i)), fmt.Sprintf("s%04d", i), strings.Repeat("d", 200), "# S")
+	}
+	var logs strings.Builder
+	set, err := skill.NewSet(&skill.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.AddDir("", root, &skill.LoaderOptions{ScanSubdirs: true}); err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(nil)
+	if err := skill.Install(tk, set); err != nil {
+		t.Fatal(err)
+	}
+	f := fleet(t, natstest.Conn(t, s))
+	announce(t, natstest.Conn(t, s), tk, "w1", time.Hour, set)
+	natstest.WaitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
+	got := skill.FleetSkills(f, nil)
+	if len(got) == 0 || len(got) >= 1000 || got[0].Name != "s0000" || slices.ContainsFunc(got, func(sk skill.Skill) bool { return sk.Name == "huge" }) {
+		t.Errorf("announced %d skills, the first %q; want the small ones that fit, from s0000, without huge", len(got), got[0].Name)
+	}
+	if !strings.Contains(logs.String(), "left out of the announcement") {
+		t.Errorf("no warning about the skills left out; logs:\n%.2000s", logs.String())
 	}
 }
