@@ -66,8 +66,9 @@
 //
 // Cancelling the call, or the call's own timeout passing, sends SIGKILL to
 // the whole process group: the command and every process it started
-// (a process that left the group with setsid is beyond reach; its pipes
-// are closed after two seconds). A timeout ends the call with code
+// (and to the command itself, should it have left the group; a process
+// it started that left the group, with setsid, is beyond reach: its
+// pipes are closed after two seconds). A timeout ends the call with code
 // timeout, keeping the output so far. When the command exits by itself,
 // whatever it left running in its group is killed too, so no call leaves
 // processes behind. Output beyond Config.MaxOutputBytes is dropped and

@@ -148,7 +148,12 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 		return toolkit.Errorf(toolkit.CodeToolError, "ProcessError: cannot start %s: %v", name, err)
 	}
 	pgid := cmd.Process.Pid
-	kill := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+	// The group, and the command itself, which may have left the group
+	// for another of its session (setpgid): cmd.Wait waits for it.
+	kill := func() {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = cmd.Process.Kill()
+	}
 
 	tctx, cancel := context.WithTimeoutCause(ctx, d, errCommandTimeout)
 	defer cancel()

@@ -3,10 +3,12 @@ package builtin_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -252,4 +254,35 @@ func TestExecGroupInactiveByDefault(t *testing.T) {
 			t.Errorf("%s listed while its group is inactive", s.Function.Name)
 		}
 	}
+}
+
+// A command that moves itself out of its process group (into the
+// worker's, which a process of the same session may join) is still
+// killed when its timeout passes: the group kill missed it, cmd.Wait
+// waited for it, and the call never ended, nor did a cancel end it.
+func TestShellTimeoutKillsCommandThatLeftItsGroup(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("no perl:", err)
+	}
+	tk, ws := execKit(t, builtin.Config{})
+	t.Cleanup(func() { // whatever happened, the command does not outlive the test
+		if b, err := os.ReadFile(filepath.Join(ws, "pid")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	done := make(chan *toolkit.Response, 1)
+	go func() {
+		done <- invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"timeout": 0.5,
+			"command": `echo $$ >pid; echo pid=$$; exec perl -e '$| = 1; setpgrp(0, getpgrp(getppid())) or die "setpgrp: $!"; print "moved\n"; sleep 1000'`})
+	}()
+	var r *toolkit.Response
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not end 30s after its timeout of 0.5s")
+	}
+	wantCode(t, r, toolkit.CodeTimeout, "moved")
+	waitGone(t, childPid(t, r.Text()))
 }
