@@ -30,12 +30,17 @@ const (
 	MaxFiles     = 200
 	MaxFileBytes = 512 << 10
 	MaxFileDepth = 6
-	maxWalk      = 10000
 )
+
+// maxWalk is how many directory entries a listing looks at (a variable
+// for tests).
+var maxWalk = 10000
 
 // Files lists the files of the skill's directory other than SKILL.md, as
 // slash-separated paths relative to it, sorted; truncated says MaxFiles
-// cut the list short. A skill without a directory has none.
+// or the entries looked at cut the list short (it then holds the files
+// met first, in the directories' own order). A skill without a directory
+// has none.
 func (s Skill) Files() (files []string, truncated bool, err error) {
 	if s.Dir == "" {
 		return nil, false, nil
@@ -49,38 +54,51 @@ func (s Skill) Files() (files []string, truncated bool, err error) {
 	}
 	defer root.Close()
 	seen := 0
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+	// Each directory is read a batch at a time, so that a huge one costs
+	// no more than the entries looked at (fs.WalkDir reads, and sorts, a
+	// whole directory first). A cut-short listing has the files met
+	// first in the directories' own order.
+	var walk func(dir string) bool // false: stop
+	walk = func(dir string) bool {
+		d, err := root.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 		if err != nil {
-			return nil // an unreadable directory is left out
+			return true // an unreadable directory is left out
 		}
-		if seen++; seen > maxWalk {
-			truncated = true
-			return fs.SkipAll
-		}
-		if p == "." {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") || d.IsDir() && strings.Count(p, "/") >= MaxFileDepth {
-			if d.IsDir() {
-				return fs.SkipDir
+		defer d.Close()
+		for {
+			entries, err := d.ReadDir(256)
+			for _, e := range entries {
+				if seen++; seen > maxWalk {
+					truncated = true
+					return false
+				}
+				p := path.Join(dir, e.Name())
+				switch {
+				case strings.HasPrefix(e.Name(), "."):
+				case e.IsDir():
+					if strings.Count(p, "/") < MaxFileDepth && !walk(p) {
+						return false
+					}
+				case !e.Type().IsRegular() || p == FileName:
+				default:
+					if info, err := root.Lstat(p); err != nil || !info.Mode().IsRegular() || info.Size() > MaxFileBytes {
+						continue
+					}
+					if len(files) == MaxFiles {
+						truncated = true
+						return false
+					}
+					files = append(files, p)
+				}
 			}
-			return nil
+			if err != nil {
+				return true // the end, or an unreadable rest
+			}
 		}
-		if !d.Type().IsRegular() || p == FileName {
-			return nil
-		}
-		if info, err := d.Info(); err != nil || info.Size() > MaxFileBytes {
-			return nil
-		}
-		if len(files) == MaxFiles {
-			truncated = true
-			return fs.SkipAll
-		}
-		files = append(files, p)
-		return nil
-	})
+	}
+	walk(".")
 	slices.Sort(files)
-	return files, truncated, err
+	return files, truncated, nil
 }
 
 // ReadFile reads one of the skill's files (a path Files lists) into a
