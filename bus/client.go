@@ -138,6 +138,8 @@ type Client struct {
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
 
+	afterRun func(attemptID string) // tests: after an attempt's run, before a retry is decided
+
 	// The discovery view of SessionSchemas and ActiveGroups, made on
 	// first use; fleetMu is taken before mu, never inside it.
 	fleetMu sync.Mutex
@@ -449,12 +451,17 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			if final = c.run(ctx, attempt, call.ID, pass, &durable, &cancelled); final == nil {
 				return
 			}
+			if c.afterRun != nil {
+				c.afterRun(attempt.ID)
+			}
 			if cancelled && retryable(final.Code) {
 				final = cancelledBeforeRetry(attempt.ID)
 			}
 			// A durable call was delivered again by the queue already.
 			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
-			if again && stop == nil {
+			if retryable(final.Code) && stop == nil {
+				// run registered it already (as the attempt stopped
+				// pending), so a Cancel in between is not lost.
 				stop = c.mayRetry(call.ID)
 				defer c.doneRetrying(call.ID)
 			}
@@ -626,6 +633,10 @@ const maxRetryWait = 2 * time.Second
 func (c *Client) mayRetry(id string) chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.mayRetryLocked(id)
+}
+
+func (c *Client) mayRetryLocked(id string) chan struct{} {
 	if c.retrying == nil {
 		c.retrying = map[string]chan struct{}{}
 	}
@@ -701,7 +712,7 @@ func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 // queue delivered the call again itself, and through cancelled that
 // Cancel(first) came while the call was pending (its cancel may have
 // reached no one: a lost worker).
-func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable, cancelled *bool) *toolkit.Response {
+func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable, cancelled *bool) (final *toolkit.Response) {
 	if !wire.ValidCallID(call.ID) {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(call.ID), wire.MaxCallIDLen))
 	}
@@ -754,6 +765,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		c.mu.Lock()
 		delete(c.pending, token)
 		*cancelled = box.cancelled
+		if final != nil && retryable(final.Code) && !box.cancelled {
+			// The call may be sent again: from this moment Cancel(first)
+			// finds it among the retrying, not in neither (Call).
+			c.mayRetryLocked(first)
+		}
 		c.mu.Unlock()
 		box.reset(buf)
 		inboxPool.Put(box)
