@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/internal/gcfloor"
+	"github.com/toolbus/toolbus/internal/tty"
 )
 
 // config is everything a run is told by its flags.
@@ -340,11 +341,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && tty.Is(f)
 }
 
 // workerMain is the hidden worker mode: serve the bench tools, the raw

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/tty"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -26,11 +27,7 @@ import (
 // terminal reports whether v (stdin, stdout) is a terminal.
 func terminal(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && tty.Is(f)
 }
 
 // terminalAsker answers elicitations from in, prompting on out.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -56,5 +57,19 @@ func TestCallAnswersElicitation(t *testing.T) {
 	}
 	if out, _ := call("", "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") {
 		t.Fatalf("without --answer: %q", out)
+	}
+	// /dev/null is a character device, not a terminal: nobody to ask (a
+	// script run from cron or with </dev/null).
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	var out2, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--nats", srv.ClientURL(), "call", "greet"}, null, &out2, &errb); code != 0 {
+		t.Fatalf("toolctl call greet </dev/null: exit %d\n%s", code, &errb)
+	}
+	if !strings.Contains(out2.String(), "cannot answer elicitation/create requests") || strings.Contains(errb.String(), "the tool asks") {
+		t.Fatalf("with stdin /dev/null: %q, prompts %q; want the tool told toolctl cannot answer", &out2, &errb)
 	}
 }

@@ -1,0 +1,14 @@
+//go:build darwin || freebsd || netbsd || openbsd || dragonfly
+
+package tty
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TIOCGETA)
+	return err == nil
+}
