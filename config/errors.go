@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"regexp"
 	"slices"
@@ -66,66 +67,146 @@ func cmpOr(s, def string) string {
 }
 
 // source remembers where each value of a config file is.
+//
+// A key path is kept as its last step from its parent's path (a place),
+// not as a string: a file nested deeply under long keys would otherwise
+// hold a copy of every prefix, quadratic in its size (a 1 MiB file took
+// gigabytes). Paths are joined when an error needs one, and found by a
+// seeded hash of the joined string, checked against the place.
 type source struct {
 	file    string
-	lines   map[string]int // key path -> line
-	entries []entry        // every key and scalar, in document order
+	seed    maphash.Seed
+	places  []place
+	byHash  map[uint64]int32 // a path's hash → its place (the first one)
+	entries []entry          // every key and value, in document order
+	// byValue finds the entries of a line by kind and value (and by the
+	// first 7 bytes of a long value, which yaml.v3 errors shorten), so
+	// that explaining each of many errors does not scan the file; built
+	// when first needed.
+	byValue map[valueKey][]int32
+}
+
+// place is one key path: the place of its parent path (-1 for the top)
+// and a mapping key or a list index.
+type place struct {
+	parent int32
+	key    string
+	index  int // -1 for a mapping key
+	line   int
+	scalar int32 // the entry of its first scalar value, or -1
 }
 
 type entry struct {
 	line  int
 	value string
-	path  string
+	at    int32  // the place of its path, -1 for the top
 	kind  string // "key", "scalar", "seq" or "map"
+}
+
+type valueKey struct {
+	line        int
+	kind, value string
+	prefix      bool // value is the first 7 bytes of a longer one
 }
 
 // index records the position of every key and value under n.
 func (s *source) index(n *yaml.Node) {
-	s.lines = map[string]int{}
-	s.walk(n, "")
+	s.seed = maphash.MakeSeed()
+	s.byHash = map[uint64]int32{}
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	s.walk(n, -1, h)
 }
 
-func (s *source) walk(n *yaml.Node, path string) {
+// walk indexes n, whose path is the place at with the hash state h.
+func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			s.walk(c, path)
+			s.walk(c, at, h)
 		}
 	case yaml.MappingNode:
-		s.entries = append(s.entries, entry{line: n.Line, path: path, kind: "map"})
+		s.entries = append(s.entries, entry{line: n.Line, at: at, kind: "map"})
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			p := k.Value
-			if path != "" {
-				p = path + "." + k.Value
+			kh := h
+			if at >= 0 {
+				kh.WriteByte('.')
 			}
-			if _, seen := s.lines[p]; !seen {
-				s.lines[p] = k.Line
-			}
-			s.entries = append(s.entries, entry{line: k.Line, value: k.Value, path: p, kind: "key"})
-			s.walk(v, p)
+			kh.WriteString(k.Value)
+			p := s.place(kh.Sum64(), place{parent: at, key: k.Value, index: -1, line: k.Line})
+			s.entries = append(s.entries, entry{line: k.Line, value: k.Value, at: p, kind: "key"})
+			s.walk(v, p, kh)
 		}
 	case yaml.SequenceNode:
-		s.entries = append(s.entries, entry{line: n.Line, path: path, kind: "seq"})
+		s.entries = append(s.entries, entry{line: n.Line, at: at, kind: "seq"})
 		for i, c := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			s.lines[p] = c.Line
-			s.walk(c, p)
+			ch := h
+			ch.WriteString("[" + strconv.Itoa(i) + "]")
+			s.walk(c, s.place(ch.Sum64(), place{parent: at, index: i, line: c.Line}), ch)
 		}
 	case yaml.ScalarNode:
-		s.entries = append(s.entries, entry{line: n.Line, value: n.Value, path: path, kind: "scalar"})
+		if at >= 0 && s.places[at].scalar < 0 {
+			s.places[at].scalar = int32(len(s.entries))
+		}
+		s.entries = append(s.entries, entry{line: n.Line, value: n.Value, at: at, kind: "scalar"})
 	}
+}
+
+// place returns the place of the path with hash h, adding p when it is
+// new (a key given twice is one place, at its first line).
+func (s *source) place(h uint64, p place) int32 {
+	if i, ok := s.byHash[h]; ok && s.places[i].parent == p.parent && s.places[i].step() == p.step() {
+		return i
+	}
+	p.scalar = -1
+	s.places = append(s.places, p)
+	i := int32(len(s.places) - 1)
+	if _, taken := s.byHash[h]; !taken {
+		s.byHash[h] = i
+	}
+	return i
+}
+
+// step is how p's path continues its parent's.
+func (p place) step() string {
+	switch {
+	case p.index >= 0:
+		return "[" + strconv.Itoa(p.index) + "]"
+	case p.parent < 0:
+		return p.key
+	}
+	return "." + p.key
+}
+
+// path joins the key path of the place at ("" for the top).
+func (s *source) path(at int32) string {
+	var steps []string
+	for ; at >= 0; at = s.places[at].parent {
+		steps = append(steps, s.places[at].step())
+	}
+	slices.Reverse(steps)
+	return strings.Join(steps, "")
+}
+
+// find returns the place of path, or -1.
+func (s *source) find(path string) int32 {
+	i, ok := s.byHash[maphash.String(s.seed, path)]
+	if !ok || s.path(i) != path {
+		return -1
+	}
+	return i
 }
 
 // line returns the line of path, or of its closest ancestor present in
 // the file (a missing key is reported where its parent is).
 func (s *source) line(path string) int {
-	if s == nil {
+	if s == nil || s.byHash == nil {
 		return 0
 	}
 	for path != "" {
-		if l, ok := s.lines[path]; ok {
-			return l
+		if i := s.find(path); i >= 0 {
+			return s.places[i].line
 		}
 		path = parent(path)
 	}
@@ -135,19 +216,48 @@ func (s *source) line(path string) int {
 // has reports whether the file gives path a value (a key without one,
 // null, leaves it unset).
 func (s *source) has(path string) bool {
-	if s == nil {
+	if s == nil || s.byHash == nil {
 		return false
 	}
-	for _, e := range s.entries {
-		if e.path == path && e.kind == "scalar" {
-			switch e.value {
-			case "", "~", "null", "Null", "NULL":
-				return false
+	i := s.find(path)
+	if i < 0 || s.places[i].scalar < 0 {
+		return false
+	}
+	switch s.entries[s.places[i].scalar].value {
+	case "", "~", "null", "Null", "NULL":
+		return false
+	}
+	return true
+}
+
+// candidates are the entries on k's line of its kind with its value, or,
+// with k.prefix, whose value is longer than 10 bytes and starts with it,
+// in document order.
+func (s *source) candidates(k valueKey) []int32 {
+	if s.byValue == nil {
+		s.byValue = map[valueKey][]int32{}
+		for i, en := range s.entries {
+			k := valueKey{line: en.line, kind: en.kind, value: en.value}
+			s.byValue[k] = append(s.byValue[k], int32(i))
+			if len(en.value) > 10 {
+				k.value, k.prefix = en.value[:7], true
+				s.byValue[k] = append(s.byValue[k], int32(i))
 			}
-			return true
 		}
 	}
-	return false
+	return s.byValue[k]
+}
+
+// pickKey and cursor are explain's progress through the candidates of
+// one kind of error on one line.
+type pickKey struct {
+	valueKey
+	into string
+}
+
+type cursor struct {
+	at    int   // the next candidate to look at
+	first int32 // the first that fitted, -1 before
 }
 
 func parent(path string) string {
@@ -185,29 +295,49 @@ func (s *source) yamlErrors(err error) Errors {
 		msgs = []string{err.Error()}
 	}
 	var es Errors
+	next := map[pickKey]*cursor{}
 	for _, m := range msgs {
 		e := &Error{File: s.file, Reason: strings.TrimPrefix(m, "yaml: ")}
 		if sm := lineRE.FindStringSubmatch(m); sm != nil {
 			e.Line, _ = strconv.Atoi(sm[1])
 			e.Reason = sm[2]
 		}
-		s.explain(e)
+		s.explain(e, next)
 		es = append(es, e)
 	}
 	slices.SortStableFunc(es, func(a, b *Error) int { return a.Line - b.Line })
 	return es
 }
 
-// explain rewrites yaml.v3's reasons and finds the key path.
-func (s *source) explain(e *Error) {
+// explain rewrites yaml.v3's reasons and finds the key path. Of several
+// keys or values on the error's line that could be meant, the first one
+// not taken by an earlier error is (yaml.v3 reports in document order),
+// and a value must be of the Go type the error names.
+func (s *source) explain(e *Error, next map[pickKey]*cursor) {
+	pick := func(k valueKey, into string) (int32, bool) {
+		c := next[pickKey{k, into}]
+		if c == nil {
+			c = &cursor{first: -1}
+			next[pickKey{k, into}] = c
+		}
+		cands := s.candidates(k)
+		for ; c.at < len(cands); c.at++ {
+			i := cands[c.at]
+			if into == "" || typeFits(s.path(s.entries[i].at), into) {
+				if c.first < 0 {
+					c.first = i
+				}
+				c.at++
+				return i, true
+			}
+		}
+		return c.first, c.first >= 0 // more errors than fitting entries
+	}
 	switch {
 	case unknownRE.MatchString(e.Reason):
 		key := unknownRE.FindStringSubmatch(e.Reason)[1]
-		for _, en := range s.entries {
-			if en.kind == "key" && en.line == e.Line && en.value == key {
-				e.Path = en.path
-				break
-			}
+		if i, ok := pick(valueKey{line: e.Line, kind: "key", value: key}, ""); ok {
+			e.Path = s.path(s.entries[i].at)
 		}
 		e.Reason = fmt.Sprintf("unknown key %q", key)
 		if allowed := keysAt(parent(e.Path)); len(allowed) > 0 {
@@ -216,32 +346,27 @@ func (s *source) explain(e *Error) {
 	case cannotRE.MatchString(e.Reason):
 		sm := cannotRE.FindStringSubmatch(e.Reason)
 		kind, value, into := sm[1], sm[2], sm[3]
-		want := "scalar"
 		if kind == "seq" || kind == "map" {
-			want = kind
-		}
-		short, truncated := strings.CutSuffix(value, "...") // yaml.v3 shortens long values
-		// The last match on the line is the innermost: "groups:\n  - name: [x]"
-		// starts two lists on line 2, and the error is about the second.
-		for _, en := range s.entries {
-			if en.line == e.Line && en.kind == want &&
-				(want != "scalar" || en.value == value || truncated && strings.HasPrefix(en.value, short)) {
-				e.Path = en.path
-				if want == "scalar" {
-					value = en.value
-					break
-				}
+			// The last on the line is the innermost: "groups:\n  - name: [x]"
+			// starts two lists on line 2, and the error is about the second.
+			if c := s.candidates(valueKey{line: e.Line, kind: kind}); len(c) > 0 {
+				e.Path = s.path(s.entries[c[len(c)-1]].at)
+			}
+		} else {
+			i, ok := pick(valueKey{line: e.Line, kind: "scalar", value: value}, into)
+			if short, truncated := strings.CutSuffix(value, "..."); !ok && truncated && len(short) == 7 { // yaml.v3 shortens long values
+				i, ok = pick(valueKey{line: e.Line, kind: "scalar", value: short, prefix: true}, into)
+			}
+			if ok {
+				e.Path, value = s.path(s.entries[i].at), s.entries[i].value
 			}
 		}
 		e.Reason = fmt.Sprintf("invalid value %s: want %s", shown(kind, value), friendly(into))
 		e.mismatch = true
 	case duplicateRE.MatchString(e.Reason):
 		sm := duplicateRE.FindStringSubmatch(e.Reason)
-		for _, en := range s.entries {
-			if en.kind == "key" && en.line == e.Line && en.value == sm[1] {
-				e.Path = en.path
-				break
-			}
+		if c := s.candidates(valueKey{line: e.Line, kind: "key", value: sm[1]}); len(c) > 0 {
+			e.Path = s.path(s.entries[c[0]].at)
 		}
 		e.Reason = fmt.Sprintf("key %q appears twice (first on line %s)", sm[1], sm[2])
 	}
@@ -273,28 +398,9 @@ func friendly(goType string) string {
 // keysAt lists the keys allowed in the mapping at path, from the yaml
 // tags of the Go type there.
 func keysAt(path string) []string {
-	t := configType
-	for _, tok := range pathTokenRE.FindAllString(path, -1) {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		switch {
-		case strings.HasPrefix(tok, "["):
-			if t.Kind() != reflect.Slice {
-				return nil
-			}
-			t = t.Elem()
-		case t.Kind() == reflect.Map:
-			t = t.Elem()
-		case t.Kind() == reflect.Struct:
-			f, ok := fieldByTag(t, tok)
-			if !ok {
-				return nil
-			}
-			t = f.Type
-		default:
-			return nil
-		}
+	t, ok := typeAt(path)
+	if !ok {
+		return nil
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -309,6 +415,47 @@ func keysAt(path string) []string {
 		}
 	}
 	return keys
+}
+
+// typeFits reports whether the value at path may be of the Go type named
+// into (as yaml.v3 names it): true when the type there is not known.
+func typeFits(path, into string) bool {
+	t, ok := typeAt(path)
+	if !ok {
+		return true
+	}
+	for t.Kind() == reflect.Pointer && t.String() != into {
+		t = t.Elem()
+	}
+	return t.String() == into || t.Kind() == reflect.Interface
+}
+
+// typeAt is the Go type of the value at path in a Config.
+func typeAt(path string) (reflect.Type, bool) {
+	t := configType
+	for _, tok := range pathTokenRE.FindAllString(path, -1) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch {
+		case strings.HasPrefix(tok, "["):
+			if t.Kind() != reflect.Slice {
+				return nil, false
+			}
+			t = t.Elem()
+		case t.Kind() == reflect.Map:
+			t = t.Elem()
+		case t.Kind() == reflect.Struct:
+			f, ok := fieldByTag(t, tok)
+			if !ok {
+				return nil, false
+			}
+			t = f.Type
+		default:
+			return nil, false
+		}
+	}
+	return t, true
 }
 
 func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {

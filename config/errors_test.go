@@ -2,8 +2,10 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +45,11 @@ func TestRejected(t *testing.T) {
 		{"long value", "embedded:\n  listen: [1]\ngrace_period: in a little while\n",
 			`w.yaml:2: embedded.listen: invalid value (a list): want a string` + "\n" +
 				`w.yaml:3: grace_period: invalid value "in a little while": want a duration such as 30s, 1m30s or 2h`},
+		{"same bad value twice on a line", "{middleware: {timeouts: {a: x, b: x}}}\n",
+			`w.yaml:1: middleware.timeouts.a: invalid value "x": want a duration such as 30s, 1m30s or 2h` + "\n" +
+				`w.yaml:1: middleware.timeouts.b: invalid value "x": want a duration such as 30s, 1m30s or 2h`},
+		{"bad value beside the same good one", "{instance: soon, grace_period: soon}\n",
+			`w.yaml:1: grace_period: invalid value "soon": want a duration such as 30s, 1m30s or 2h`},
 		{"key twice", "queue_group: a\nlog_level: info\nqueue_group: b\n",
 			`w.yaml:3: queue_group: key "queue_group" appears twice (first on line 1)`},
 		{"syntax error", "log_level: info\nqueue_group: a: b\n",
@@ -241,5 +248,62 @@ func TestValidateInCode(t *testing.T) {
 	err = cfg.Validate()
 	if err == nil || err.Error() != `w.yaml:3: nats.urls[0]: invalid URL "bogus://x": scheme "bogus" is not one of nats, tls, ws, wss` {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A config file within MaxFileBytes costs memory in proportion to its
+// size, however it is shaped (deep nesting under long keys took
+// gigabytes), and each of many problems on one line names its own key.
+func TestParseBounded(t *testing.T) {
+	key := strings.Repeat("k", 90)
+	deep := func(n int) string {
+		return "instance: " + strings.Repeat("{"+key+": ", n) + "1" + strings.Repeat("}", n) + "\n"
+	}
+	many := func(n int) string {
+		var b strings.Builder
+		b.WriteString("{middleware: {timeouts: {")
+		for i := range n {
+			fmt.Fprintf(&b, "t%d: x, ", i)
+		}
+		b.WriteString("}}}\n")
+		return b.String()
+	}
+	parse := func(t *testing.T, yaml string) (config.Errors, uint64) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := config.Parse("w.yaml", []byte(yaml))
+		runtime.ReadMemStats(&after)
+		var es config.Errors
+		if !errors.As(err, &es) {
+			t.Fatalf("err = %v", err)
+		}
+		return es, after.TotalAlloc - before.TotalAlloc
+	}
+	for _, tt := range []struct {
+		name string
+		gen  func(int) string
+		n    int
+		errs func(n int) int
+	}{
+		{"deep", deep, 1000, func(int) int { return 1 }},
+		{"many problems on a line", many, 2000, func(n int) int { return n }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			es, small := parse(t, tt.gen(tt.n))
+			es2, large := parse(t, tt.gen(2*tt.n))
+			if len(es) != tt.errs(tt.n) || len(es2) != tt.errs(2*tt.n) {
+				t.Fatalf("%d and %d errors, want %d and %d", len(es), len(es2), tt.errs(tt.n), tt.errs(2*tt.n))
+			}
+			for i, e := range es2 {
+				if tt.errs(1) > 1 && !strings.HasSuffix(e.Path, fmt.Sprintf(".t%d", i)) {
+					t.Fatalf("error %d is about %s", i, e.Path)
+				}
+			}
+			// Twice the size, about twice the memory (four times when
+			// quadratic).
+			if large > 3*small {
+				t.Errorf("%d bytes allocated for %d of YAML, %d for twice that", small, len(tt.gen(tt.n)), large)
+			}
+		})
 	}
 }
