@@ -24,10 +24,32 @@ import (
 // call's input is not read from, or with --answer; otherwise the tool
 // hears that this caller cannot answer. Sampling requests are refused.
 
-// terminal reports whether v (stdin, stdout) is a terminal.
+// terminal reports whether v (stdin, stdout) is a terminal: not just a
+// character device, which /dev/null (cron's and CI's stdin) and /dev/zero
+// are too.
 func terminal(v any) bool {
 	f, ok := v.(*os.File)
 	return ok && tty.Is(f)
+}
+
+// maxAnswerBytes bounds one answer line: stdin without newlines (/dev/zero
+// given with --answer) must not fill memory.
+const maxAnswerBytes = 1 << 20
+
+// readAnswer reads one line of at most maxAnswerBytes, its newline
+// included.
+func readAnswer(r *bufio.Reader) (string, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxAnswerBytes {
+			return "", fmt.Errorf("an answer is over %d bytes: answer on one line", maxAnswerBytes)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return string(line), err
+		}
+	}
 }
 
 // terminalAsker answers elicitations from in, prompting on out.
@@ -66,9 +88,9 @@ func terminalAsker(in io.Reader, out io.Writer) bus.Asker {
 					label += ", required"
 				}
 				fmt.Fprintf(out, "  %s (%s): ", name, label)
-				line, err := r.ReadString('\n')
+				line, err := readAnswer(r)
 				line = strings.TrimSpace(line)
-				if err != nil && line == "" {
+				if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 					fmt.Fprintln(out)
 					if errors.Is(err, io.EOF) {
 						return map[string]any{"action": "cancel"}, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -20,6 +21,67 @@ import (
 // toolctl cannot answer.
 func TestCallAnswersElicitation(t *testing.T) {
 	srv := natstest.Embedded(t, true)
+	tk := greeter(t)
+	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	call := func(stdin string, args ...string) (string, string) {
+		return callWith(t, srv.ClientURL(), strings.NewReader(stdin), args...)
+	}
+	// age first (fields in name order), then a bad integer, then name.
+	out, prompts := call("x\n7\nAda\n", "--answer", "greet")
+	if strings.TrimSpace(out) != "accept Ada 7" || !strings.Contains(prompts, "the tool asks: Who are you?") || !strings.Contains(prompts, `"x" is not an integer`) {
+		t.Fatalf("answered: %q\nprompts:\n%s", out, prompts)
+	}
+	if out, _ := call("\n\n", "--answer", "greet"); strings.TrimSpace(out) != "decline <nil> <nil>" {
+		t.Fatalf("declined: %q", out)
+	}
+	if out, _ := call("", "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") {
+		t.Fatalf("without --answer: %q", out)
+	}
+}
+
+// A device that is not a terminal (/dev/null, as cron and CI give) is no
+// person to ask; and an answer read from stdin is bounded: a stream
+// without newlines (/dev/zero) must not fill toolctl's memory.
+func TestCallAnswersNotFromDevices(t *testing.T) {
+	srv := natstest.Embedded(t, true)
+	w, err := bus.Serve(natstest.Connect(t, srv), greeter(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if out, prompts := callWith(t, srv.ClientURL(), null, "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") || prompts != "" {
+		t.Errorf("stdin %s: %q, prompts %q", os.DevNull, out, prompts)
+	}
+	endless := io.LimitReader(strings.NewReader(strings.Repeat("a", 3<<20)), 3<<20) // no newline
+	if out, _ := callWith(t, srv.ClientURL(), endless, "--answer", "greet"); !strings.Contains(out, "no answer: ") || !strings.Contains(out, "over") {
+		t.Errorf("an answer without end: %.200q", out)
+	}
+}
+
+// callWith runs toolctl call against url with stdin and returns its
+// output and its standard error.
+func callWith(t *testing.T, url string, stdin io.Reader, args ...string) (string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"--nats", url, "call"}, args...), stdin, &out, &errb)
+	if code != 0 {
+		t.Fatalf("toolctl call %v: exit %d\n%s", args, code, &errb)
+	}
+	return out.String(), errb.String()
+}
+
+// greeter has the tool greet, which asks who the caller is and writes the
+// answer: "accept NAME AGE", "decline ...", or "no answer: ERROR".
+func greeter(t *testing.T) *toolkit.Toolkit {
 	tk := toolkit.New(nil)
 	if err := tk.Add(toolkit.Stream("greet", "Asks who you are.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
 		res, err := toolkit.Ask(ctx, w, toolkit.MethodElicit, map[string]any{"message": "Who are you?",
@@ -34,42 +96,5 @@ func TestCallAnswersElicitation(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := bus.Serve(natstest.Connect(t, srv), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
-	call := func(stdin string, args ...string) (string, string) {
-		var out, errb bytes.Buffer
-		code := run(context.Background(), append([]string{"--nats", srv.ClientURL(), "call"}, args...), strings.NewReader(stdin), &out, &errb)
-		if code != 0 {
-			t.Fatalf("toolctl call %v: exit %d\n%s", args, code, &errb)
-		}
-		return out.String(), errb.String()
-	}
-	// age first (fields in name order), then a bad integer, then name.
-	out, prompts := call("x\n7\nAda\n", "--answer", "greet")
-	if strings.TrimSpace(out) != "accept Ada 7" || !strings.Contains(prompts, "the tool asks: Who are you?") || !strings.Contains(prompts, `"x" is not an integer`) {
-		t.Fatalf("answered: %q\nprompts:\n%s", out, prompts)
-	}
-	if out, _ := call("\n\n", "--answer", "greet"); strings.TrimSpace(out) != "decline <nil> <nil>" {
-		t.Fatalf("declined: %q", out)
-	}
-	if out, _ := call("", "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") {
-		t.Fatalf("without --answer: %q", out)
-	}
-	// /dev/null is a character device, not a terminal: nobody to ask (a
-	// script run from cron or with </dev/null).
-	null, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer null.Close()
-	var out2, errb bytes.Buffer
-	if code := run(context.Background(), []string{"--nats", srv.ClientURL(), "call", "greet"}, null, &out2, &errb); code != 0 {
-		t.Fatalf("toolctl call greet </dev/null: exit %d\n%s", code, &errb)
-	}
-	if !strings.Contains(out2.String(), "cannot answer elicitation/create requests") || strings.Contains(errb.String(), "the tool asks") {
-		t.Fatalf("with stdin /dev/null: %q, prompts %q; want the tool told toolctl cannot answer", &out2, &errb)
-	}
+	return tk
 }
