@@ -544,10 +544,11 @@ func under(path, p string) bool {
 	return path == p || strings.HasPrefix(path, p) && (path[len(p)] == '.' || path[len(p)] == '[')
 }
 
-// decode reads one YAML document strictly. A syntax error, a document
-// that is not a mapping or a second document is fatal (err); unknown keys,
-// values of the wrong type and duplicate keys are returned as typeErrs,
-// with the rest of the document decoded.
+// decode reads one YAML document strictly. A syntax error, a key given
+// twice, a mapping of over MaxMappingKeys keys, a document that is not a
+// mapping or a second document is fatal (err); unknown keys and values of
+// the wrong type are returned as typeErrs, with the rest of the document
+// decoded.
 func decode(name string, data []byte) (c *Config, typeErrs Errors, err error) {
 	src := &source{file: name}
 	var root yaml.Node
@@ -555,6 +556,10 @@ func decode(name string, data []byte) (c *Config, typeErrs Errors, err error) {
 		return nil, nil, src.yamlErrors(err)
 	}
 	src.index(&root)
+	if len(src.fatal) > 0 {
+		slices.SortStableFunc(src.fatal, func(a, b *Error) int { return a.Line - b.Line })
+		return nil, nil, src.fatal
+	}
 	c = &Config{src: src}
 	if root.Kind == 0 { // empty document
 		return c, nil, nil

@@ -79,6 +79,11 @@ type source struct {
 	places  []place
 	byHash  map[uint64]int32 // a path's hash → its place (the first one)
 	entries []entry          // every key and value, in document order
+	// fatal are the problems that stop decoding: a key given twice in a
+	// mapping, which yaml.v3 reports once per pair (a key given n times
+	// gave n²/2 errors), and a mapping of over MaxMappingKeys keys, whose
+	// keys yaml.v3 compares pairwise.
+	fatal Errors
 	// byValue finds the entries of a line by kind and value (and by the
 	// first 7 bytes of a long value, which yaml.v3 errors shorten), so
 	// that explaining each of many errors does not scan the file; built
@@ -109,7 +114,11 @@ type valueKey struct {
 	prefix      bool // value is the first 7 bytes of a longer one
 }
 
-// index records the position of every key and value under n.
+// MaxMappingKeys is the most keys a mapping of a config file may hold.
+const MaxMappingKeys = 1000
+
+// index records the position of every key and value under n, and the
+// problems that stop decoding (fatal).
 func (s *source) index(n *yaml.Node) {
 	s.seed = maphash.MakeSeed()
 	s.byHash = map[uint64]int32{}
@@ -127,6 +136,16 @@ func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
 		}
 	case yaml.MappingNode:
 		s.entries = append(s.entries, entry{line: n.Line, at: at, kind: "map"})
+		if keys := len(n.Content) / 2; keys > MaxMappingKeys {
+			s.fatal = append(s.fatal, &Error{File: s.file, Line: n.Line, Path: s.path(at),
+				Reason: fmt.Sprintf("%d keys in one mapping, over the limit of %d", keys, MaxMappingKeys)})
+		}
+		// Keys are the same as yaml.v3 compares them: kind and text.
+		type id struct {
+			kind  yaml.Kind
+			value string
+		}
+		first := make(map[id]int, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			kh := h
@@ -136,6 +155,12 @@ func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
 			kh.WriteString(k.Value)
 			p := s.place(kh.Sum64(), place{parent: at, key: k.Value, index: -1, line: k.Line})
 			s.entries = append(s.entries, entry{line: k.Line, value: k.Value, at: p, kind: "key"})
+			if line, dup := first[id{k.Kind, k.Value}]; dup {
+				s.fatal = append(s.fatal, &Error{File: s.file, Line: k.Line, Path: s.path(p),
+					Reason: fmt.Sprintf("key %q appears twice (first on line %d)", k.Value, line)})
+			} else {
+				first[id{k.Kind, k.Value}] = k.Line
+			}
 			s.walk(v, p, kh)
 		}
 	case yaml.SequenceNode:

@@ -52,6 +52,11 @@ func TestRejected(t *testing.T) {
 			`w.yaml:1: grace_period: invalid value "soon": want a duration such as 30s, 1m30s or 2h`},
 		{"key twice", "queue_group: a\nlog_level: info\nqueue_group: b\n",
 			`w.yaml:3: queue_group: key "queue_group" appears twice (first on line 1)`},
+		{"key three times", "queue_group: a\nqueue_group: b\nqueue_group: c\nlog_level: loud\n",
+			`w.yaml:2: queue_group: key "queue_group" appears twice (first on line 1)` + "\n" +
+				`w.yaml:3: queue_group: key "queue_group" appears twice (first on line 1)`},
+		{"nested key twice", "nats:\n  tls:\n    ca: a\n    ca: b\n",
+			`w.yaml:4: nats.tls.ca: key "ca" appears twice (first on line 3)`},
 		{"syntax error", "log_level: info\nqueue_group: a: b\n",
 			`w.yaml:2: mapping values are not allowed in this context`},
 		{"tab indentation", "nats:\n\turls: []\n",
@@ -261,11 +266,11 @@ func TestParseBounded(t *testing.T) {
 	}
 	many := func(n int) string {
 		var b strings.Builder
-		b.WriteString("{middleware: {timeouts: {")
-		for i := range n {
-			fmt.Fprintf(&b, "t%d: x, ", i)
+		b.WriteString("{middleware: {rate_limits: [")
+		for range n {
+			b.WriteString("{rate: x}, ")
 		}
-		b.WriteString("}}}\n")
+		b.WriteString("]}}\n")
 		return b.String()
 	}
 	parse := func(t *testing.T, yaml string) (config.Errors, uint64) {
@@ -287,6 +292,7 @@ func TestParseBounded(t *testing.T) {
 	}{
 		{"deep", deep, 1000, func(int) int { return 1 }},
 		{"many problems on a line", many, 2000, func(n int) int { return n }},
+		{"one key many times", func(n int) string { return strings.Repeat("queue_group: a\n", n) }, 400, func(n int) int { return n - 1 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			es, small := parse(t, tt.gen(tt.n))
@@ -295,7 +301,7 @@ func TestParseBounded(t *testing.T) {
 				t.Fatalf("%d and %d errors, want %d and %d", len(es), len(es2), tt.errs(tt.n), tt.errs(2*tt.n))
 			}
 			for i, e := range es2 {
-				if tt.errs(1) > 1 && !strings.HasSuffix(e.Path, fmt.Sprintf(".t%d", i)) {
+				if tt.name == "many problems on a line" && !strings.HasSuffix(e.Path, fmt.Sprintf("[%d].rate", i)) {
 					t.Fatalf("error %d is about %s", i, e.Path)
 				}
 			}
@@ -305,5 +311,26 @@ func TestParseBounded(t *testing.T) {
 				t.Errorf("%d bytes allocated for %d of YAML, %d for twice that", small, len(tt.gen(tt.n)), large)
 			}
 		})
+	}
+}
+
+// A mapping holds at most MaxMappingKeys keys: yaml.v3 compares each key
+// of a mapping with every other.
+func TestMappingKeysBounded(t *testing.T) {
+	timeouts := func(n int) string {
+		var b strings.Builder
+		b.WriteString("middleware:\n  timeouts:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "    t%d: 1s\n", i)
+		}
+		return b.String()
+	}
+	if _, err := config.Parse("w.yaml", []byte(timeouts(config.MaxMappingKeys))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := config.Parse("w.yaml", []byte(timeouts(config.MaxMappingKeys+1)))
+	want := fmt.Sprintf("w.yaml:3: middleware.timeouts: %d keys in one mapping, over the limit of %d", config.MaxMappingKeys+1, config.MaxMappingKeys)
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
 	}
 }
