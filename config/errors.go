@@ -84,6 +84,9 @@ type source struct {
 	// gave n²/2 errors), and a mapping of over MaxMappingKeys keys, whose
 	// keys yaml.v3 compares pairwise.
 	fatal Errors
+	// types and typed are typeOf's answers, by place.
+	types []reflect.Type
+	typed []bool
 	// byValue finds the entries of a line by kind and value (and by the
 	// first 7 bytes of a long value, which yaml.v3 errors shorten), so
 	// that explaining each of many errors does not scan the file; built
@@ -283,6 +286,7 @@ type pickKey struct {
 type cursor struct {
 	at    int   // the next candidate to look at
 	first int32 // the first that fitted, -1 before
+	loose int32 // the first whose type is not known, -1 before
 }
 
 func parent(path string) string {
@@ -336,27 +340,42 @@ func (s *source) yamlErrors(err error) Errors {
 
 // explain rewrites yaml.v3's reasons and finds the key path. Of several
 // keys or values on the error's line that could be meant, the first one
-// not taken by an earlier error is (yaml.v3 reports in document order),
-// and a value must be of the Go type the error names.
+// not taken by an earlier error is (yaml.v3 reports in document order)
+// among those whose place in a Config has the Go type the error names;
+// failing that, one whose type is not known (a scalar) or the last on the
+// line (a list or mapping: the innermost).
 func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 	pick := func(k valueKey, into string) (int32, bool) {
 		c := next[pickKey{k, into}]
 		if c == nil {
-			c = &cursor{first: -1}
+			c = &cursor{first: -1, loose: -1}
 			next[pickKey{k, into}] = c
 		}
 		cands := s.candidates(k)
 		for ; c.at < len(cands); c.at++ {
 			i := cands[c.at]
-			if into == "" || typeFits(s.path(s.entries[i].at), into) {
+			fit := fitExact
+			if into != "" {
+				fit = s.fits(s.entries[i].at, into)
+			}
+			if fit == fitExact {
 				if c.first < 0 {
 					c.first = i
 				}
 				c.at++
 				return i, true
 			}
+			if fit == fitUnknown && c.loose < 0 {
+				c.loose = i
+			}
 		}
-		return c.first, c.first >= 0 // more errors than fitting entries
+		switch {
+		case c.first >= 0: // more errors than fitting entries
+			return c.first, true
+		case k.kind != "scalar" && len(cands) > 0:
+			return cands[len(cands)-1], true
+		}
+		return c.loose, c.loose >= 0
 	}
 	switch {
 	case unknownRE.MatchString(e.Reason):
@@ -372,10 +391,10 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 		sm := cannotRE.FindStringSubmatch(e.Reason)
 		kind, value, into := sm[1], sm[2], sm[3]
 		if kind == "seq" || kind == "map" {
-			// The last on the line is the innermost: "groups:\n  - name: [x]"
-			// starts two lists on line 2, and the error is about the second.
-			if c := s.candidates(valueKey{line: e.Line, kind: kind}); len(c) > 0 {
-				e.Path = s.path(s.entries[c[len(c)-1]].at)
+			// "groups:\n  - name: [x]" starts two lists on line 2, and the
+			// error is about the one where a string goes.
+			if i, ok := pick(valueKey{line: e.Line, kind: kind}, into); ok {
+				e.Path = s.path(s.entries[i].at)
 			}
 		} else {
 			i, ok := pick(valueKey{line: e.Line, kind: "scalar", value: value}, into)
@@ -442,17 +461,67 @@ func keysAt(path string) []string {
 	return keys
 }
 
-// typeFits reports whether the value at path may be of the Go type named
-// into (as yaml.v3 names it): true when the type there is not known.
-func typeFits(path, into string) bool {
-	t, ok := typeAt(path)
-	if !ok {
-		return true
+// How the value at a place fits the Go type a yaml.v3 error names.
+const (
+	fitNot     = iota
+	fitExact   // the type there is that type
+	fitUnknown // the place is not one of a Config's (below an interface, say)
+)
+
+// fits tells how the value at place at fits the Go type named into.
+func (s *source) fits(at int32, into string) int {
+	t := s.typeOf(at)
+	if t == nil {
+		return fitUnknown
 	}
 	for t.Kind() == reflect.Pointer && t.String() != into {
 		t = t.Elem()
 	}
-	return t.String() == into || t.Kind() == reflect.Interface
+	if t.String() == into {
+		return fitExact
+	}
+	return fitNot
+}
+
+// typeOf is the Go type of the value at place at in a Config, nil when
+// the place is not one of a Config's; worked out once per place.
+func (s *source) typeOf(at int32) reflect.Type {
+	if at < 0 {
+		return configType
+	}
+	if s.types == nil {
+		s.types = make([]reflect.Type, len(s.places))
+		s.typed = make([]bool, len(s.places))
+	}
+	if s.typed[at] {
+		return s.types[at]
+	}
+	var t reflect.Type
+	if parent := s.typeOf(s.places[at].parent); parent != nil {
+		t = step(parent, s.places[at])
+	}
+	s.types[at], s.typed[at] = t, true
+	return t
+}
+
+// step is the type of p's value inside a value of type t, or nil.
+func step(t reflect.Type, p place) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case p.index >= 0:
+		if t.Kind() == reflect.Slice {
+			return t.Elem()
+		}
+	case t.Kind() == reflect.Map:
+		return t.Elem()
+	case t.Kind() == reflect.Struct:
+		if f, ok := fieldByTag(t, p.key); ok {
+			return f.Type
+		}
+	}
+	return nil
 }
 
 // typeAt is the Go type of the value at path in a Config.

@@ -50,6 +50,9 @@ func TestRejected(t *testing.T) {
 				`w.yaml:1: middleware.timeouts.b: invalid value "x": want a duration such as 30s, 1m30s or 2h`},
 		{"bad value beside the same good one", "{instance: soon, grace_period: soon}\n",
 			`w.yaml:1: grace_period: invalid value "soon": want a duration such as 30s, 1m30s or 2h`},
+		{"lists for mappings on a line", "middleware: {rate_limits: [[1], [2]]}\n",
+			`w.yaml:1: middleware.rate_limits[0]: invalid value (a list): want a mapping` + "\n" +
+				`w.yaml:1: middleware.rate_limits[1]: invalid value (a list): want a mapping`},
 		{"key twice", "queue_group: a\nlog_level: info\nqueue_group: b\n",
 			`w.yaml:3: queue_group: key "queue_group" appears twice (first on line 1)`},
 		{"key three times", "queue_group: a\nqueue_group: b\nqueue_group: c\nlog_level: loud\n",
@@ -292,6 +295,9 @@ func TestParseBounded(t *testing.T) {
 	}{
 		{"deep", deep, 1000, func(int) int { return 1 }},
 		{"many problems on a line", many, 2000, func(n int) int { return n }},
+		{"deep on a line", func(n int) string {
+			return "{instance: " + strings.Repeat("{"+key+": x, b: ", n) + "1" + strings.Repeat("}", n) + ", grace_period: x}\n"
+		}, 1000, func(int) int { return 2 }},
 		{"one key many times", func(n int) string { return strings.Repeat("queue_group: a\n", n) }, 400, func(n int) int { return n - 1 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -304,6 +310,9 @@ func TestParseBounded(t *testing.T) {
 				if tt.name == "many problems on a line" && !strings.HasSuffix(e.Path, fmt.Sprintf("[%d].rate", i)) {
 					t.Fatalf("error %d is about %s", i, e.Path)
 				}
+			}
+			if tt.name == "deep on a line" && (es2[0].Path != "instance" || es2[1].Path != "grace_period") {
+				t.Errorf("errors about %.50s and %.50s, want instance and grace_period", es2[0].Path, es2[1].Path)
 			}
 			// Twice the size, about twice the memory (four times when
 			// quadratic).
