@@ -298,6 +298,9 @@ func TestParseBounded(t *testing.T) {
 		{"deep on a line", func(n int) string {
 			return "{instance: " + strings.Repeat("{"+key+": x, b: ", n) + "1" + strings.Repeat("}", n) + ", grace_period: x}\n"
 		}, 1000, func(int) int { return 2 }},
+		{"wrong types and invalid values", func(n int) string {
+			return "middleware:\n  rate_limits:\n" + strings.Repeat("    - {rate: 0}\n", n) + strings.Repeat("    - {rate: x}\n", n)
+		}, 300, func(n int) int { return 2 * n }},
 		{"one key many times", func(n int) string { return strings.Repeat("queue_group: a\n", n) }, 400, func(n int) int { return n - 1 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
