@@ -19,6 +19,10 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
+// MaxNameLen bounds an instance name and a queue group (as
+// wire.MaxCallIDLen bounds a call id and a caller identity).
+const MaxNameLen = wire.MaxCallIDLen
+
 // checker collects the problems of one config.
 type checker struct {
 	c    *Config
@@ -48,10 +52,18 @@ func (c *Config) Errorf(path, format string, args ...any) *Error {
 // exist: a worker starts without a missing skill directory and warns.
 func (c *Config) Validate() error {
 	k := &checker{c: c}
-	if c.Instance != "" && !toolkit.ValidName(c.Instance) {
+	// Both go into NATS protocol lines, which the server bounds (4 KiB by
+	// default): a longer one is refused at connect, and retried.
+	switch {
+	case len(c.Instance) > MaxNameLen:
+		k.fail("instance", "an instance name of %d bytes: at most %d (it appears in NATS subjects)", len(c.Instance), MaxNameLen)
+	case c.Instance != "" && !toolkit.ValidName(c.Instance):
 		k.fail("instance", "invalid instance name %q: use letters, digits, '_' and '-' (it may appear in NATS subjects)", c.Instance)
 	}
-	if c.QueueGroup != "" && !toolkit.ValidName(c.QueueGroup) {
+	switch {
+	case len(c.QueueGroup) > MaxNameLen:
+		k.fail("queue_group", "a queue group of %d bytes: at most %d (it appears in NATS subscriptions)", len(c.QueueGroup), MaxNameLen)
+	case c.QueueGroup != "" && !toolkit.ValidName(c.QueueGroup):
 		k.fail("queue_group", "invalid queue group %q: use letters, digits, '_' and '-' (the worker refuses anything else)", c.QueueGroup)
 	}
 	k.nonNegative("grace_period", c.GracePeriod)

@@ -186,6 +186,11 @@ func (c ServerConfig) WithDefaults() ServerConfig {
 	return c
 }
 
+// MaxServerNameLen bounds a server's name: its tools' names,
+// mcp__{server}__{tool}, are at most toolkit.MaxNameLen bytes, a tool's
+// own name at least one.
+const MaxServerNameLen = toolkit.MaxNameLen - len("mcp____") - 1
+
 // Validate checks the configuration and fills in nothing. It is the one
 // check of an MCP server's configuration, also for the worker's YAML: it
 // returns every problem as a *ConfigError (joined), each wrapping
@@ -200,6 +205,9 @@ func (c *ServerConfig) Validate() error {
 		fail("", "an MCP server needs a name")
 	case !toolkit.ValidName(c.Name):
 		fail("name", "invalid server name %q: use letters, digits, '_' and '-'", c.Name)
+	case len(c.Name) > MaxServerNameLen:
+		// Every tool would be skipped, its name over toolkit.MaxNameLen.
+		fail("name", "a server name of %d bytes: at most %d, for its tools' names (mcp__NAME__TOOL) to fit in %d", len(c.Name), MaxServerNameLen, toolkit.MaxNameLen)
 	}
 	switch c.Transport {
 	case TransportStdio:
