@@ -146,7 +146,8 @@ func TestMCPServeTokensFileWithoutTokens(t *testing.T) {
 // A bad --id is bad input on the command line: like a bad tool name it
 // should exit 2 ("bad usage or input: nothing was sent", --help), as
 // `toolctl cancel a.b` does; call and result exit 1 with a call "ended
-// error (code invalid_input)" that never was.
+// error (code invalid_input)" that never was, and approve with "no call
+// is waiting" after looking it up.
 func TestBadCallIDIsUsage(t *testing.T) {
 	url := groupsFleet(t)
 	if code, _, errs := toolctl(t, "--nats", url, "cancel", "a.b"); code != exitUsage {
@@ -156,6 +157,8 @@ func TestBadCallIDIsUsage(t *testing.T) {
 		{"call", "--id", "a.b", "search"},
 		{"call", "--id", strings.Repeat("x", 129), "search"},
 		{"result", "a.b"},
+		{"approve", "a.b"},
+		{"approve", strings.Repeat("x", 5000)},
 	} {
 		code, _, errs := toolctl(t, append([]string{"--nats", url}, args...)...)
 		if code != exitUsage {

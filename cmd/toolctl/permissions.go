@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -134,6 +135,9 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 	id := args[0]
 	if id == "" {
 		return e.usagef("the call id is empty")
+	}
+	if !wire.ValidCallID(id) {
+		return e.badCallID(id)
 	}
 	by := o.by
 	if by == "" {
