@@ -120,6 +120,13 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	return f, nil
 }
 
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // loadConfig reads the config file (or the defaults), applies the flags
 // and environment over it and validates the result.
 func loadConfig(f *flags) (*config.Config, error) {
@@ -169,6 +176,18 @@ func loadConfig(f *flags) (*config.Config, error) {
 		errs = append(errs, &config.Error{File: "flag --kv-replicas", Reason: fmt.Sprintf("replicas must be 1 to 5, got %d", f.kvReplicas)})
 	case f.kvReplicas > 1 && len(cfg.NATS.URLs) == 0:
 		errs = append(errs, &config.Error{File: "flag --kv-replicas", Reason: fmt.Sprintf("%d replicas need a NATS cluster (--nats); the embedded server is a single node", f.kvReplicas)})
+	}
+	// The embedded server's flags do nothing when the worker joins
+	// servers: a contradiction to name, not a flag to ignore (a NATS_URL
+	// left in the environment would take a --listen worker elsewhere).
+	if len(cfg.NATS.URLs) > 0 {
+		joined := cmp.Or(sources["nats.urls"], "nats.urls in the configuration")
+		for _, name := range []string{"listen", "store-dir", "server-config", "insecure"} {
+			if given(f.fs, name) {
+				errs = append(errs, &config.Error{File: "flag --" + name,
+					Reason: fmt.Sprintf("it is for the embedded server, which is not started when the worker joins NATS servers (%s): give one or the other", joined)})
+			}
+		}
 	}
 	// Replicas in the file, against the servers the flags may have given.
 	if len(cfg.NATS.URLs) == 0 {

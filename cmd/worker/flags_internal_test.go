@@ -1,0 +1,48 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEmbeddedFlagsWithNATS: a flag of the embedded server given with
+// NATS servers to join (by flag, environment or file) is a contradiction
+// the worker names, not a flag it ignores.
+func TestEmbeddedFlagsWithNATS(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "server.conf")
+	if err := os.WriteFile(conf, []byte("port: 4222\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(file, []byte("nats:\n  urls: [nats://10.0.0.1:4222]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("NATS_URL", "")
+	load := func(args ...string) error {
+		f, err := parseFlags(args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = loadConfig(f)
+		return err
+	}
+	for _, embedded := range [][]string{{"--listen", "127.0.0.1:5222"}, {"--store-dir", dir}, {"--server-config", conf}, {"--insecure"}} {
+		for _, nats := range [][]string{{"--nats", "nats://10.0.0.1:4222"}, {"--config", file}} {
+			err := load(append(nats, embedded...)...)
+			if err == nil || !strings.Contains(err.Error(), "flag "+embedded[0]) || !strings.Contains(err.Error(), "embedded") {
+				t.Errorf("%v %v: %v", nats, embedded, err)
+			}
+		}
+		if err := load(embedded...); err != nil && strings.Contains(err.Error(), "flag "+embedded[0]) {
+			t.Errorf("%v alone: %v", embedded, err)
+		}
+	}
+	t.Setenv("NATS_URL", "nats://10.0.0.1:4222")
+	if err := load("--listen", "127.0.0.1:5222"); err == nil || !strings.Contains(err.Error(), "env NATS_URL") {
+		t.Errorf("--listen with NATS_URL: %v", err)
+	}
+}
