@@ -107,6 +107,10 @@ func (l *limiter) key(call *toolkit.Call) string {
 	return call.Scope() // the caller's session: another identity's of that name is another
 }
 
+// maxWait is the longest wait take reports: the longest Duration, in
+// whole milliseconds (as retry_after_ms and the message give it).
+var maxWait = time.Duration(math.MaxInt64).Truncate(time.Millisecond)
+
 // take takes a token for key, or returns how long until one is there.
 func (l *limiter) take(key string) time.Duration {
 	now := l.cfg.Now()
@@ -122,8 +126,11 @@ func (l *limiter) take(key string) time.Duration {
 		b.last = now
 	}
 	if b.tokens < 1 {
-		wait := time.Duration((1 - b.tokens) / l.cfg.Rate * float64(time.Second))
-		return max(wait, time.Millisecond)
+		secs := (1 - b.tokens) / l.cfg.Rate
+		if secs >= maxWait.Seconds() { // a rate so low the wait overflows (to 1ms)
+			return maxWait
+		}
+		return max(time.Duration(secs*float64(time.Second)), time.Millisecond)
 	}
 	b.tokens--
 	l.takes++

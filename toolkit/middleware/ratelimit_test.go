@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,6 +82,15 @@ func TestRateLimit(t *testing.T) {
 				{session: "a", tool: "x", wantOK: true},
 				{session: "a", tool: "x", wantOK: true},
 				{session: "a", tool: "x", wantOK: false, wantRetry: 400 * time.Millisecond},
+			},
+		},
+		{
+			// A token a thousand years away is no reason to retry in 1ms.
+			name:  "a wait past what a Duration holds",
+			limit: middleware.RateLimit{Rate: 1e-12, Burst: 1},
+			steps: []step{
+				{session: "a", tool: "x", wantOK: true},
+				{session: "a", tool: "x", wantOK: false, wantRetry: time.Duration(math.MaxInt64).Truncate(time.Millisecond)},
 			},
 		},
 		{
