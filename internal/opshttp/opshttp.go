@@ -33,12 +33,13 @@ type Endpoint struct {
 	Addr string
 }
 
-// Start listens on addr and serves reg and ready there.
+// Start listens on addr and serves reg and ready there, to GET and HEAD
+// (other methods are answered 405).
 func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger) (*Endpoint, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: 4, Timeout: 10 * time.Second}))
-	mux.HandleFunc("/healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
-	mux.HandleFunc("/readyz", func(rw http.ResponseWriter, _ *http.Request) {
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: 4, Timeout: 10 * time.Second}))
+	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
+	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, _ *http.Request) {
 		ok, line := ready()
 		if !ok {
 			http.Error(rw, line, http.StatusServiceUnavailable)
