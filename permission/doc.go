@@ -50,7 +50,9 @@
 //
 // Read-only shell commands are ls, pwd, cat, head, tail, wc, echo, grep,
 // find (without -exec/-delete), git status/log/diff/show/… and the like,
-// without output redirection or command substitution; a line of several
+// without output redirection (<> included) or command substitution (and
+// ${NAME@P}, printf -v, test -v, whose array subscripts run it; long
+// options count abbreviated, as GNU takes them); a line of several
 // commands (;, &&, ||, |, &) is read-only when every command is. Dangerous
 // (safety) commands: command or process substitution, an unparsable line,
 // rm of /, the home directory or a top-level directory, mkfs, dd to a

@@ -91,7 +91,7 @@ func parseShell(line string) (shellLine, error) {
 					j++
 					word.WriteRune(rs[j])
 					continue
-				case rs[j] == '`', rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(':
+				case rs[j] == '`', rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(', promptExpansion(rs, j):
 					out.subst = true
 				}
 				word.WriteRune(rs[j])
@@ -110,7 +110,7 @@ func parseShell(line string) (shellLine, error) {
 				word.WriteRune(next)
 				i++
 			}
-		case c == '`', c == '$' && next == '(', (c == '<' || c == '>') && next == '(':
+		case c == '`', c == '$' && next == '(', (c == '<' || c == '>') && next == '(', promptExpansion(rs, i):
 			out.subst = true
 			inWord = true
 			word.WriteRune(c)
@@ -134,7 +134,7 @@ func parseShell(line string) (shellLine, error) {
 			if c == '&' {
 				i++
 			}
-			isOut := rs[i] == '>'
+			isOut := rs[i] == '>' || i+1 < len(rs) && rs[i+1] == '>' // <> opens for writing too
 			for i+1 < len(rs) && (rs[i+1] == '>' || rs[i+1] == '|') {
 				i++
 			}
@@ -174,6 +174,19 @@ func parseShell(line string) (shellLine, error) {
 	return out, nil
 }
 
+// promptExpansion reports a ${NAME@P} at rs[i]: the value is expanded as
+// a prompt, which runs the command substitutions in it.
+func promptExpansion(rs []rune, i int) bool {
+	if rs[i] != '$' || i+1 >= len(rs) || rs[i+1] != '{' {
+		return false
+	}
+	end := slices.Index(rs[i+2:], '}')
+	if end < 0 {
+		return true // unterminated: bash refuses it, nothing to allow
+	}
+	return strings.Contains(string(rs[i+2:i+2+end]), "@P")
+}
+
 var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 func isAssignment(w string) bool { return assignRE.MatchString(w) }
@@ -194,17 +207,28 @@ func isDigits(s string) bool {
 // arguments (nil: any arguments).
 var readOnlyCommands = map[string]func(args []string) bool{
 	"ls": nil, "pwd": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil,
-	"echo": nil, "printf": nil, "grep": nil, "egrep": nil, "fgrep": nil,
-	"which": nil, "whoami": nil, "id": nil, "uname": nil, "stat": nil, "file": nil,
-	"du": nil, "df": nil, "printenv": nil, "basename": nil, "dirname": nil,
+	"echo": nil, "grep": nil, "egrep": nil, "fgrep": nil,
+	"which": nil, "whoami": nil, "id": nil, "uname": nil, "stat": nil,
+	// printf -v NAME and test -v NAME evaluate an array subscript in NAME,
+	// running its command substitutions; file -C writes a compiled magic
+	// file.
+	"printf": func(a []string) bool { return !shortFlagHas(a, 'v') },
+	"test":   func(a []string) bool { return !hasFlag(a, "-v") },
+	"[":      func(a []string) bool { return !hasFlag(a, "-v") },
+	"file":   func(a []string) bool { return !shortFlagHas(a, 'C') && !longFlag(a, "compile") },
+	"du":     nil, "df": nil, "printenv": nil, "basename": nil, "dirname": nil,
 	// rg --pre runs a command on every file; tree -o writes its listing.
 	"rg":       func(a []string) bool { return !hasFlagPrefix(a, "--pre") },
 	"tree":     func(a []string) bool { return !shortFlagHas(a, 'o') },
 	"realpath": nil, "readlink": nil, "diff": nil, "cut": nil, "tr": nil, "true": nil,
-	"false": nil, "test": nil, "[": nil, "nl": nil, "md5sum": nil, "sha256sum": nil,
-	"date":     func(a []string) bool { return !hasFlag(a, "-s", "--set") },
-	"hostname": func(a []string) bool { return len(nonFlags(a)) == 0 },
-	"sort":     func(a []string) bool { return !hasFlagPrefix(a, "--output") && !shortFlagHas(a, 'o') },
+	"false": nil, "nl": nil, "md5sum": nil, "sha256sum": nil,
+	"date": func(a []string) bool { return !shortFlagHas(a, 's') && !longFlag(a, "set") },
+	// hostname NAME, -F FILE, --file, -b set the host name.
+	"hostname": func(a []string) bool {
+		return !slices.ContainsFunc(a, func(x string) bool { return !slices.Contains(hostnameShows, x) })
+	},
+	// sort --compress-program runs a program.
+	"sort": func(a []string) bool { return !shortFlagHas(a, 'o') && !longFlag(a, "output", "compress-program") },
 	// uniq [INPUT [OUTPUT]]: a second operand ("-" counts) is written.
 	"uniq": func(a []string) bool { return len(operands(a)) <= 1 },
 	"find": func(a []string) bool {
@@ -233,6 +257,20 @@ var readOnlyCommands = map[string]func(args []string) bool{
 
 func hasFlag(args []string, flags ...string) bool {
 	return slices.ContainsFunc(args, func(a string) bool { return slices.Contains(flags, a) })
+}
+
+// hostnameShows are the flags with which hostname only shows names.
+var hostnameShows = []string{"-s", "-f", "-d", "-i", "-I", "-a", "-A", "-v", "--short", "--fqdn", "--long",
+	"--domain", "--ip-address", "--all-ip-addresses", "--all-fqdns", "--alias", "--verbose"}
+
+// longFlag reports a GNU long option naming one of names: written whole or
+// abbreviated ("--o" for --output), with or without "=value".
+func longFlag(args []string, names ...string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		opt, ok := strings.CutPrefix(a, "--")
+		opt, _, _ = strings.Cut(opt, "=")
+		return ok && opt != "" && slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, opt) })
+	})
 }
 
 func hasFlagPrefix(args []string, prefixes ...string) bool {
