@@ -95,7 +95,10 @@
 //     ModeDontAsk denies them. A one-shot approval lets them run.
 //   - For an allow rule to allow a shell line it must cover every command
 //     of the line that is not read-only; one matching command is enough for
-//     a deny or ask rule.
+//     a deny or ask rule. Variable assignments before a command (PATH=…;
+//     LD_PRELOAD=… cat) make it not read-only, and an allow rule must name
+//     them ("NODE_ENV=test npm test:*"); deny and ask rules match the
+//     command without them.
 //   - Rules are keyed by exact tool name; patterns on tools without a
 //     pattern kind never match (as 2.x's default match_rule).
 //   - The worker's rules (Options.Rules) and the session's rules apply

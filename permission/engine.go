@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -152,7 +153,7 @@ func allRules(rules []Rule, tool string, match func(pattern, subject string) boo
 		var hit *Rule
 		for i := range rules {
 			r := &rules[i]
-			if r.Behavior == Allow && r.Tool == tool && r.Pattern != "" && match(r.Pattern, s.text) {
+			if r.Behavior == Allow && r.Tool == tool && r.Pattern != "" && match(r.Pattern, cmp.Or(s.allowText, s.text)) {
 				hit = r
 				break
 			}

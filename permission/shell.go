@@ -8,16 +8,24 @@ import (
 	"strings"
 )
 
-// simpleCmd is one command of a shell line: its words (quotes removed,
-// leading VAR=value assignments dropped) and the files it redirects output
-// to.
+// simpleCmd is one command of a shell line: its leading VAR=value
+// assignments, its words (quotes removed) and the files it redirects
+// output to.
 type simpleCmd struct {
+	assigns []string
 	args    []string
 	outputs []string
 }
 
-// text is the command as rules see it: its words joined by one space.
+// text is the command as deny and ask rules see it: its words (without
+// the assignments) joined by one space.
 func (c simpleCmd) text() string { return strings.Join(c.args, " ") }
+
+// fullText is the command as allow rules see it: the assignments too,
+// which change what runs (PATH, LD_PRELOAD, NODE_OPTIONS, …).
+func (c simpleCmd) fullText() string {
+	return strings.Join(append(slices.Clone(c.assigns), c.args...), " ")
+}
 
 // shellLine is a parsed command line.
 type shellLine struct {
@@ -51,13 +59,14 @@ func parseShell(line string) (shellLine, error) {
 			return
 		}
 		if len(cur.args) == 0 && isAssignment(w) {
+			cur.assigns = append(cur.assigns, w)
 			return
 		}
 		cur.args = append(cur.args, w)
 	}
 	flushCmd := func() {
 		flushWord()
-		if len(cur.args) > 0 || len(cur.outputs) > 0 {
+		if len(cur.args) > 0 || len(cur.outputs) > 0 || len(cur.assigns) > 0 {
 			out.cmds = append(out.cmds, cur)
 		}
 		cur = simpleCmd{}
@@ -310,9 +319,10 @@ func nonFlags(args []string) []string {
 }
 
 // readOnlyCmd reports whether one simple command only reads: a known
-// read-only command, no output redirection except to harmless devices.
+// read-only command, no output redirection except to harmless devices, no
+// variable assignments (PATH=…; ls, LD_PRELOAD=… cat).
 func readOnlyCmd(c simpleCmd) bool {
-	if len(c.args) == 0 {
+	if len(c.args) == 0 || len(c.assigns) > 0 {
 		return false
 	}
 	for _, o := range c.outputs {
@@ -476,7 +486,7 @@ func shellEditsInside(line shellLine, workingDirs []string) bool {
 		if readOnlyCmd(c) {
 			continue
 		}
-		if len(c.args) == 0 {
+		if len(c.args) == 0 || len(c.assigns) > 0 {
 			return false
 		}
 		fn, ok := fsCommands[c.args[0]]
@@ -520,13 +530,14 @@ func matchCommand(pattern, cmd string) bool {
 
 var subcommandRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
-// suggestPrefix is the rule prefix suggested for a command: its name, and
-// its sub-command when the second word is a plain word ("npm install").
+// suggestPrefix is the rule prefix suggested for a command: its
+// assignments, its name, and its sub-command when the second word is a
+// plain word ("npm install").
 func suggestPrefix(c simpleCmd) string {
 	if len(c.args) == 0 {
 		return ""
 	}
-	p := c.args[0]
+	p := strings.Join(append(slices.Clone(c.assigns), c.args[0]), " ")
 	if len(c.args) > 1 && subcommandRE.MatchString(c.args[1]) {
 		p += " " + c.args[1]
 	}

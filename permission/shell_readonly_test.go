@@ -49,3 +49,44 @@ func TestReadOnlyExcludesCodeAndWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestShellEnvAssignments: VAR=value before a command (or alone) changes
+// what runs (LD_PRELOAD, PATH, GIT_EXTERNAL_DIFF, NODE_OPTIONS): such a
+// command is not read-only, not an edit ACCEPT_EDITS takes, and an allow
+// rule must name the assignments too; deny and ask rules still match the
+// command without them.
+func TestShellEnvAssignments(t *testing.T) {
+	wd := t.TempDir()
+	for _, c := range []string{
+		"LD_PRELOAD=/tmp/evil.so cat go.mod",
+		"PATH=/tmp/evil; ls",
+		"GIT_EXTERNAL_DIFF=/tmp/evil git diff",
+	} {
+		if d := Decide(Policy{Mode: ModeExplore}, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("explore %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	if d := Decide(Policy{Mode: ModeAcceptEdits, WorkingDirs: []string{wd}}, shell, cmd("LD_PRELOAD=./evil.so touch x")); d.Behavior == Allow {
+		t.Errorf("accept_edits LD_PRELOAD=… touch inside: allowed (%s)", d.Reason)
+	}
+	allowNPM := Policy{Rules: []Rule{rule(t, "execute_shell_command:npm test:*", Allow)}}
+	if d := Decide(allowNPM, shell, cmd("NODE_OPTIONS=--require=/tmp/evil.js npm test")); d.Behavior != Ask {
+		t.Errorf("allow npm test:*, NODE_OPTIONS=… npm test: %s (%s), want ask", d.Behavior, d.Reason)
+	}
+	if d := Decide(allowNPM, shell, cmd("npm test -- -u")); d.Behavior != Allow {
+		t.Errorf("allow npm test:*, npm test -- -u: %s (%s), want allow", d.Behavior, d.Reason)
+	}
+	// The suggested rules allow the line they were suggested for.
+	line := "NODE_ENV=test npm test"
+	d := Decide(Policy{}, shell, cmd(line))
+	if d.Behavior != Ask || len(d.Suggested) == 0 {
+		t.Fatalf("%q: %s, suggestions %v", line, d.Behavior, d.Suggested)
+	}
+	if d := Decide(Policy{Rules: d.Suggested}, shell, cmd(line)); d.Behavior != Allow {
+		t.Errorf("%q with its suggested rules: %s (%s)", line, d.Behavior, d.Reason)
+	}
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	if d := Decide(deny, shell, cmd("FOO=1 rm -rf x")); d.Behavior != Deny {
+		t.Errorf("deny rm:*, FOO=1 rm: %s (%s), want deny", d.Behavior, d.Reason)
+	}
+}

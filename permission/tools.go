@@ -187,8 +187,11 @@ func filePath(p Policy, in map[string]any) string {
 // subject is what a rule pattern is matched against: a shell sub-command
 // or a file path. A read-only subject need not be covered by allow rules.
 type subject struct {
-	text     string
-	readOnly bool
+	text string
+	// allowText, when set, is what allow rules must match instead of text
+	// (a shell command with its variable assignments).
+	allowText string
+	readOnly  bool
 }
 
 // fileSubjects are the call's path and, when a symbolic link leads
@@ -240,7 +243,7 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 	}
 	out := make([]subject, 0, len(line.cmds))
 	for _, c := range line.cmds {
-		out = append(out, subject{text: c.text(), readOnly: !line.subst && readOnlyCmd(c)})
+		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
 	}
 	return out
 }
