@@ -52,11 +52,14 @@
 // find (without -exec/-delete), git status/log/diff/show/… and the like,
 // without output redirection (<> included) or command substitution (and
 // ${NAME@P}, printf -v, test -v, whose array subscripts run it; long
-// options count abbreviated, as GNU takes them); a line of several
+// options count abbreviated, as GNU takes them; a command whose arguments
+// are checked is not read-only with an argument the shell rewrites:
+// $VAR, ${VAR:-x}, $'…', {a,b}); a line of several
 // commands (;, &&, ||, |, &) is read-only when every command is. Dangerous
 // (safety) commands: command or process substitution, an unparsable line,
 // rm of /, the home directory or a top-level directory, mkfs, dd to a
-// device, and any write that touches a dangerous path. Dangerous paths:
+// device, and any write that touches a dangerous path (brace expansions
+// expanded, at most 256 words: more is a safety ask). Dangerous paths:
 // shell start-up and credential files (.bashrc, .profile, .zshrc,
 // .gitconfig, .netrc, .npmrc, …), anything inside .git, .ssh, .gnupg,
 // .aws, .kube, .docker, .vscode or .idea, system trees (/etc, /usr, /bin,

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -15,6 +16,11 @@ type simpleCmd struct {
 	assigns []string
 	args    []string
 	outputs []string
+	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}, $'…') or
+	// a brace expansion, so its words are not known here.
+	expands bool
+	// braced are the arguments with a brace expansion ({a,b}, {1..3}).
+	braced []string
 }
 
 // text is the command as deny and ask rules see it: its words (without
@@ -46,13 +52,20 @@ func parseShell(line string) (shellLine, error) {
 	var word strings.Builder
 	inWord := false
 	redirect := false // the next word is a redirection target
+	// What the shell does to the current word: a $-expansion; an unquoted
+	// "{", a "," or ".." after it, a "}" after those (brace expansion).
+	var dollar, open, sep, brace bool
+	resetWord := func() {
+		word.Reset()
+		inWord, dollar, open, sep, brace = false, false, false, false, false
+	}
 	flushWord := func() {
 		if !inWord {
 			return
 		}
 		w := word.String()
-		word.Reset()
-		inWord = false
+		expands, braced := dollar || brace, brace
+		resetWord()
 		if redirect {
 			redirect = false
 			cur.outputs = append(cur.outputs, w)
@@ -63,6 +76,10 @@ func parseShell(line string) (shellLine, error) {
 			return
 		}
 		cur.args = append(cur.args, w)
+		cur.expands = cur.expands || expands
+		if braced {
+			cur.braced = append(cur.braced, w)
+		}
 	}
 	flushCmd := func() {
 		flushWord()
@@ -102,6 +119,8 @@ func parseShell(line string) (shellLine, error) {
 					continue
 				case rs[j] == '`', rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(', promptExpansion(rs, j):
 					out.subst = true
+				case rs[j] == '$' && j+1 < len(rs) && rs[j+1] != '"':
+					dollar = true
 				}
 				word.WriteRune(rs[j])
 			}
@@ -135,8 +154,7 @@ func parseShell(line string) (shellLine, error) {
 			// A file-descriptor number right before the operator (2>)
 			// is not a word.
 			if inWord && isDigits(word.String()) {
-				word.Reset()
-				inWord = false
+				resetWord()
 			} else {
 				flushWord()
 			}
@@ -177,6 +195,16 @@ func parseShell(line string) (shellLine, error) {
 		default:
 			inWord = true
 			word.WriteRune(c)
+			switch {
+			case c == '$' && next != 0 && next != ' ' && next != '\t' && next != '\n':
+				dollar = true
+			case c == '{':
+				open = true
+			case open && (c == ',' || c == '.' && next == '.'):
+				sep = true
+			case open && sep && c == '}':
+				brace = true
+			}
 		}
 	}
 	flushCmd()
@@ -320,7 +348,8 @@ func nonFlags(args []string) []string {
 
 // readOnlyCmd reports whether one simple command only reads: a known
 // read-only command, no output redirection except to harmless devices, no
-// variable assignments (PATH=…; ls, LD_PRELOAD=… cat).
+// variable assignments (PATH=…; ls, LD_PRELOAD=… cat), and when its
+// arguments are checked, none that the shell rewrites (find -{delete,x}).
 func readOnlyCmd(c simpleCmd) bool {
 	if len(c.args) == 0 || len(c.assigns) > 0 {
 		return false
@@ -331,7 +360,7 @@ func readOnlyCmd(c simpleCmd) bool {
 		}
 	}
 	check, ok := readOnlyCommands[c.args[0]]
-	return ok && (check == nil || check(c.args[1:]))
+	return ok && (check == nil || !c.expands && check(c.args[1:]))
 }
 
 // shellReadOnly reports whether a whole command line only reads.
@@ -436,6 +465,10 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 		return "the command uses command substitution, which can run any command"
 	}
 	for _, c := range line.cmds {
+		c, ok := expanded(c)
+		if !ok {
+			return "the shell expands " + strings.Join(c.braced, " ") + " into more words than are checked here"
+		}
 		if why := dangerousRemoval(c, workingDirs); why != "" {
 			return why
 		}
@@ -458,6 +491,143 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 		}
 	}
 	return ""
+}
+
+// maxBraceWords bounds the words a command's brace expansions are
+// expanded to for checking.
+const maxBraceWords = 256
+
+// expanded is c with its brace expansions done ({a,b} → a b, {1..3} →
+// 1 2 3), as the shell will run it; ok is false past maxBraceWords. It
+// ignores quotes inside a word that has an unquoted brace expansion, so
+// it may make more words than the shell: checks see at least the shell's.
+func expanded(c simpleCmd) (simpleCmd, bool) {
+	if len(c.braced) == 0 {
+		return c, true
+	}
+	var args []string
+	for _, a := range c.args {
+		if !slices.Contains(c.braced, a) {
+			args = append(args, a)
+			continue
+		}
+		ws, ok := expandBraces(a, maxBraceWords-len(args))
+		if !ok {
+			return c, false
+		}
+		args = append(args, ws...)
+	}
+	c.args, c.braced = args, nil
+	return c, true
+}
+
+// expandBraces expands the brace expansions of one word, into at most
+// limit words; empty words are dropped, as the shell drops them.
+func expandBraces(w string, limit int) ([]string, bool) {
+	if limit <= 0 {
+		return nil, false
+	}
+	for start := 0; start < len(w); start++ {
+		if w[start] != '{' {
+			continue
+		}
+		alts, end, ok := braceAlternatives(w, start)
+		if !ok {
+			return nil, false
+		}
+		if alts == nil {
+			continue
+		}
+		var out []string
+		for _, alt := range alts {
+			ws, ok := expandBraces(w[:start]+alt+w[end+1:], limit-len(out))
+			if !ok {
+				return nil, false
+			}
+			out = append(out, ws...)
+		}
+		return out, true
+	}
+	if w == "" {
+		return nil, true
+	}
+	return []string{w}, true
+}
+
+// braceAlternatives reads the brace expansion opening at w[start]: its
+// alternatives and the index of its closing brace; nil when there is none
+// ("{x}", "{}", an unclosed "{"); ok is false for a sequence of more than
+// maxBraceWords.
+func braceAlternatives(w string, start int) (alts []string, end int, ok bool) {
+	depth, from := 0, start+1
+	for i := start; i < len(w); i++ {
+		switch w[i] {
+		case '{':
+			depth++
+		case ',':
+			if depth == 1 {
+				alts = append(alts, w[from:i])
+				from = i + 1
+			}
+		case '}':
+			depth--
+			if depth > 0 {
+				continue
+			}
+			if alts != nil {
+				return append(alts, w[from:i]), i, true
+			}
+			alts, ok := braceRange(w[start+1 : i])
+			return alts, i, ok
+		}
+	}
+	return nil, 0, true
+}
+
+// braceRange expands a sequence expression (1..5, a..e, 1..10..2); nil
+// when body is not one, ok false when it makes more than maxBraceWords.
+func braceRange(body string) (alts []string, ok bool) {
+	parts := strings.Split(body, "..")
+	if len(parts) != 2 && len(parts) != 3 {
+		return nil, true
+	}
+	step := 1
+	if len(parts) == 3 {
+		n, err := strconv.Atoi(parts[2])
+		if err != nil {
+			return nil, true
+		}
+		step = max(n, -n, 1)
+	}
+	from, errA := strconv.Atoi(parts[0])
+	to, errB := strconv.Atoi(parts[1])
+	chars := errA != nil || errB != nil
+	if chars {
+		if len(parts[0]) != 1 || len(parts[1]) != 1 {
+			return nil, true
+		}
+		from, to = int(parts[0][0]), int(parts[1][0])
+	}
+	const far = 1 << 40 // bash takes up to 64 bits; the difference must not overflow
+	if from < -far || from > far || to < -far || to > far || max(from-to, to-from)/step >= maxBraceWords {
+		return nil, false
+	}
+	var out []string
+	for i := from; ; {
+		if chars {
+			out = append(out, string(rune(i)))
+		} else {
+			out = append(out, strconv.Itoa(i))
+		}
+		if i == to || (from < to && i+step > to) || (from > to && i-step < to) {
+			return out, true
+		}
+		if from < to {
+			i += step
+		} else {
+			i -= step
+		}
+	}
 }
 
 // pathLikeArgs are the arguments that look like paths.
@@ -486,7 +656,8 @@ func shellEditsInside(line shellLine, workingDirs []string) bool {
 		if readOnlyCmd(c) {
 			continue
 		}
-		if len(c.args) == 0 || len(c.assigns) > 0 {
+		c, ok := expanded(c)
+		if !ok || len(c.args) == 0 || len(c.assigns) > 0 {
 			return false
 		}
 		fn, ok := fsCommands[c.args[0]]

@@ -1,6 +1,9 @@
 package permission
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestReadOnlyExcludesCodeAndWrites: lines bash runs code or writes files
 // for, through commands the engine takes as read-only, are not read-only
@@ -88,5 +91,80 @@ func TestShellEnvAssignments(t *testing.T) {
 	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
 	if d := Decide(deny, shell, cmd("FOO=1 rm -rf x")); d.Behavior != Deny {
 		t.Errorf("deny rm:*, FOO=1 rm: %s (%s), want deny", d.Behavior, d.Reason)
+	}
+}
+
+// TestShellWordsTheShellRewrites: brace expansion and $-expansions change
+// a command's words after the engine reads them, so a command whose
+// arguments are checked (find -delete, sort -o, rg --pre) is not read-only
+// with them, ACCEPT_EDITS does not take an edit it cannot see, a
+// dangerous path hidden in braces is still a safety ask, and a deny rule
+// sees the command the braces make.
+func TestShellWordsTheShellRewrites(t *testing.T) {
+	for _, c := range []string{
+		"find . -name '*.go' -{delete,true}",
+		"find . -name x ${x:--delete}",
+		"find . -name x $'-delete'",
+		`find . -name x "${x:--delete}"`,
+		"sort {-o,in} /home/u/.bashrc",
+		"rg --{pre,x}=/tmp/evil pattern",
+	} {
+		if d := Decide(Policy{Mode: ModeExplore}, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("explore %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{
+		"echo {a,b}",
+		"cat ${HOME}/notes.txt",
+		"find . -name '*.{go,md}'",
+		"git log --format='{%h}'",
+	} {
+		if !shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = false, want true", c)
+		}
+	}
+	wd := t.TempDir()
+	if d := Decide(Policy{Mode: ModeAcceptEdits, WorkingDirs: []string{wd}}, shell, cmd("rm -rf {/root/.ssh,x}")); d.Behavior == Allow {
+		t.Errorf("accept_edits rm -rf {/root/.ssh,x}: allowed (%s)", d.Reason)
+	}
+	allowCP := Policy{WorkingDirs: []string{wd}, Rules: []Rule{rule(t, "execute_shell_command:cp:*", Allow)}}
+	for _, c := range []string{"cp evil {.bashrc,x}", "cp evil .{b..b}ashrc", "cp evil {" + wd + "/.git/hooks/pre-commit,x}"} {
+		if d := Decide(allowCP, shell, cmd(c)); d.Behavior != Ask || !d.Safety {
+			t.Errorf("allow cp:*, %q: %s (%s), want a safety ask", c, d.Behavior, d.Reason)
+		}
+	}
+	if d := Decide(allowCP, shell, cmd("cp a {b,c}")); d.Behavior != Allow {
+		t.Errorf("allow cp:*, cp a {b,c}: %s (%s), want allow", d.Behavior, d.Reason)
+	}
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	if d := Decide(deny, shell, cmd("{rm,} -rf x")); d.Behavior != Deny {
+		t.Errorf("deny rm:*, {rm,} -rf x: %s (%s), want deny", d.Behavior, d.Reason)
+	}
+}
+
+// TestExpandBraces: brace expansion as bash does it, bounded.
+func TestExpandBraces(t *testing.T) {
+	for w, want := range map[string][]string{
+		"{a,b}":        {"a", "b"},
+		"x{a,b}y":      {"xay", "xby"},
+		"{rm,}":        {"rm"},
+		".{b..b}ashrc": {".bashrc"},
+		"{1..3}":       {"1", "2", "3"},
+		"{3..1}":       {"3", "2", "1"},
+		"{1..10..4}":   {"1", "5", "9"},
+		"{}":           {"{}"},
+		"{x}":          {"{x}"},
+		"a{b,{c,d}}":   {"ab", "ac", "ad"},
+		"{a,b}{c,d}":   {"ac", "ad", "bc", "bd"},
+	} {
+		got, ok := expandBraces(w, 256)
+		if !ok || !slices.Equal(got, want) {
+			t.Errorf("%q: %q %v", w, got, ok)
+		}
+	}
+	for _, w := range []string{"{1..100000}", "{-9223372036854775808..9223372036854775807}", "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"} {
+		if _, ok := expandBraces(w, 256); ok {
+			t.Errorf("%q expanded", w)
+		}
 	}
 }

@@ -244,6 +244,14 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 	out := make([]subject, 0, len(line.cmds))
 	for _, c := range line.cmds {
 		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
+		if len(c.braced) > 0 && !readOnlyCmd(c) {
+			// And the command its brace expansions make ("{rm,} x" is
+			// "rm x"), which rules must see as well (one too large to
+			// expand is a safety ask).
+			if e, ok := expanded(c); ok {
+				out = append(out, subject{text: e.text(), allowText: e.fullText()})
+			}
+		}
 	}
 	return out
 }
