@@ -68,7 +68,8 @@
 // Path globs: "*" and "?" stay within one path segment, "**" crosses
 // segments, a pattern without "/" matches the base name ("*.env"), a
 // pattern ending in "/" matches everything below. Paths are made absolute
-// ("~" expanded, relative to the first working directory) before matching,
+// ("~" expanded, relative to the first working directory, a ".." after a
+// symbolic link taken to the parent of its target) before matching,
 // and so are patterns with a "/" that do not start with "*"; symbolic
 // links are resolved when comparing with working directories, and a path
 // that leads elsewhere through a link is matched as both (a deny or ask

@@ -64,20 +64,41 @@ var home = sync.OnceValue(func() string {
 
 // absPath expands "~" and makes p absolute against the first working
 // directory (a relative path with no working directory stays relative).
+// A ".." is taken as the kernel takes it: after a symbolic link it leads
+// to the parent of the link's target, not back to the link's directory.
 func absPath(p string, workingDirs []string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if h := home(); h != "" {
-			p = filepath.Join(h, p[1:])
+			p = h + "/" + p[1:]
 		}
 	} else if strings.HasPrefix(p, "$HOME/") || p == "$HOME" {
 		if h := home(); h != "" {
-			p = filepath.Join(h, strings.TrimPrefix(p, "$HOME"))
+			p = h + "/" + strings.TrimPrefix(p, "$HOME")
 		}
 	}
 	if !filepath.IsAbs(p) && len(workingDirs) > 0 {
-		p = filepath.Join(workingDirs[0], p)
+		p = workingDirs[0] + "/" + p
+	}
+	if filepath.IsAbs(p) && slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+		return physicalDotDot(p)
 	}
 	return filepath.Clean(p)
+}
+
+// physicalDotDot cleans an absolute path, resolving the symbolic links
+// before each "..".
+func physicalDotDot(p string) string {
+	cur := string(filepath.Separator)
+	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
+		switch part {
+		case "", ".":
+		case "..":
+			cur = filepath.Dir(realPath(cur))
+		default:
+			cur = filepath.Join(cur, part)
+		}
+	}
+	return cur
 }
 
 // realPath resolves symbolic links in the longest existing prefix of p,

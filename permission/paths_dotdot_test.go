@@ -1,0 +1,51 @@
+package permission
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestDotDotAfterSymlink: "link/.." is the parent of the link's target for
+// the kernel, not the directory holding the link, so a path through a
+// symbolic link and ".." is matched and checked where it leads.
+func TestDotDotAfterSymlink(t *testing.T) {
+	base := t.TempDir()
+	wd := filepath.Join(base, "wd")
+	outside := filepath.Join(base, "outside")
+	if err := os.MkdirAll(filepath.Join(outside, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "sub"), filepath.Join(wd, "l")); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel writes <outside>/authorized_keys.
+	p := Policy{Mode: ModeAcceptEdits, WorkingDirs: []string{wd}}
+	if d := Decide(p, writeFile, file("l/../authorized_keys")); d.Behavior == Allow {
+		t.Errorf("accept_edits write l/../authorized_keys (-> %s): allowed (%s)", outside, d.Reason)
+	}
+	if d := Decide(p, writeFile, file(wd+"/l/../authorized_keys")); d.Behavior == Allow {
+		t.Errorf("accept_edits write %s/l/../authorized_keys: allowed (%s)", wd, d.Reason)
+	}
+	if d := Decide(p, shell, cmd("touch l/../authorized_keys")); d.Behavior == Allow {
+		t.Errorf("accept_edits touch l/../authorized_keys: allowed (%s)", d.Reason)
+	}
+	// The kernel reads <outside>/secret.
+	deny := Policy{Mode: ModeBypass, WorkingDirs: []string{wd}, Rules: []Rule{{Tool: ViewFileTool, Pattern: outside + "/**", Behavior: Deny}}}
+	if d := Decide(deny, viewFile, file("l/../secret")); d.Behavior != Deny {
+		t.Errorf("deny %s/**, read l/../secret: %s (%s)", outside, d.Behavior, d.Reason)
+	}
+	// Inside the working directory without links, ".." stays lexical.
+	if err := os.MkdirAll(filepath.Join(wd, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if d := Decide(p, writeFile, file("a/../b.txt")); d.Behavior != Allow {
+		t.Errorf("accept_edits write a/../b.txt: %s (%s), want allow", d.Behavior, d.Reason)
+	}
+}
