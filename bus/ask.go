@@ -2,12 +2,13 @@ package bus
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nuid"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
@@ -29,7 +30,10 @@ func (s *sender) Ask(ctx context.Context, method string, params any) (any, error
 	if method == "" {
 		return nil, errors.New("bus: Ask needs a method")
 	}
-	token := nuid.Next()
+	token, err := answerToken()
+	if err != nil {
+		return nil, err
+	}
 	ch := make(chan *wire.Answer, 1)
 	w := s.w
 	w.mu.Lock()
@@ -56,7 +60,7 @@ func (s *sender) Ask(ctx context.Context, method string, params any) (any, error
 	if s.holding() {
 		s.flush() // the output so far first
 	}
-	err := s.publish(&wire.Frame{Kind: wire.KindAsk, Ask: &wire.Ask{Method: method, Params: params, Reply: wire.AnswerSubject(w.opts.Instance, token)}})
+	err = s.publish(&wire.Frame{Kind: wire.KindAsk, Ask: &wire.Ask{Method: method, Params: params, Reply: wire.AnswerSubject(w.opts.Instance, token)}})
 	s.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("bus: sending the request to the caller: %w", err)
@@ -72,6 +76,18 @@ func (s *sender) Ask(ctx context.Context, method string, params any) (any, error
 	case <-s.ctx.Done():
 		return nil, context.Cause(s.ctx)
 	}
+}
+
+// answerToken is a request's answer token: 128 random bits. Any caller
+// may publish on tools.answer.<instance>.*, so the token is all that
+// keeps one caller from answering another's request; nuid's tokens, one
+// counter step apart, were guessable from a caller's own.
+func answerToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("bus: making a request's answer token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // onAnswer routes a caller's answer to the request waiting for it; an

@@ -78,3 +78,40 @@ func TestAskTheCaller(t *testing.T) {
 		}
 	}
 }
+
+// TestAskTokensUnguessable: the subject a caller answers a tool's request
+// on is the only thing that binds the answer to the request, and every
+// caller may publish answers: two requests' tokens share nothing a caller
+// that saw one could extend to the other (nuid's tokens share their
+// 12-character prefix and step by a fixed increment).
+func TestAskTokensUnguessable(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, askTool())
+	serve(t, natstest.Connect(t, s), tk, nil)
+	sniff := natstest.Connect(t, s)
+	sub, err := sniff.SubscribeSync(wire.SubjectAnswerPrefix + ">")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sniff.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Asker: func(context.Context, string, any) (any, error) {
+		return map[string]any{"action": "decline"}, nil
+	}})
+	var tokens []string
+	for range 2 {
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "greet"}); r.Text() != "decline, <nil>" {
+			t.Fatalf("call: %+v", r)
+		}
+		m, err := sub.NextMsgWithContext(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
+	}
+	if len(tokens[0]) < 22 || tokens[0][:12] == tokens[1][:12] {
+		t.Fatalf("answer tokens %q and %q: guessable from each other", tokens[0], tokens[1])
+	}
+}
