@@ -63,7 +63,10 @@
 // shell start-up and credential files (.bashrc, .profile, .zshrc,
 // .gitconfig, .netrc, .npmrc, …), anything inside .git, .ssh, .gnupg,
 // .aws, .kube, .docker, .vscode or .idea, system trees (/etc, /usr, /bin,
-// /dev except /dev/null, …) and network (UNC) paths.
+// /dev except /dev/null, …) and network (UNC) paths. ACCEPT_EDITS takes
+// sed -i only with scripts given on the command line that edit the lines
+// (s without the e and w flags, d, p, …), never with a command that runs
+// or writes elsewhere (e, w, r, -f FILE).
 //
 // Path globs: "*" and "?" stay within one path segment, "**" crosses
 // segments, a pattern without "/" matches the base name ("*.env"), a

@@ -17,8 +17,9 @@ type simpleCmd struct {
 	args    []string
 	outputs []string
 	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}, $'…') or
-	// a brace expansion, so its words are not known here.
-	expands bool
+	// a brace expansion, so its words are not known here; dollar: a
+	// $-expansion.
+	expands, dollar bool
 	// braced are the arguments with a brace expansion ({a,b}, {1..3}).
 	braced []string
 }
@@ -64,7 +65,7 @@ func parseShell(line string) (shellLine, error) {
 			return
 		}
 		w := word.String()
-		expands, braced := dollar || brace, brace
+		expands, braced, dollarWord := dollar || brace, brace, dollar
 		resetWord()
 		if redirect {
 			redirect = false
@@ -77,6 +78,7 @@ func parseShell(line string) (shellLine, error) {
 		}
 		cur.args = append(cur.args, w)
 		cur.expands = cur.expands || expands
+		cur.dollar = cur.dollar || dollarWord
 		if braced {
 			cur.braced = append(cur.braced, w)
 		}
@@ -383,34 +385,147 @@ func shellReadOnly(command string) bool {
 var fsCommands = map[string]func(args []string) (targets []string, ok bool){
 	"mkdir": plainTargets, "touch": plainTargets, "rm": plainTargets,
 	"rmdir": plainTargets, "cp": plainTargets, "mv": plainTargets,
-	"sed": func(args []string) ([]string, bool) {
-		inPlace := false
-		var rest []string
-		scriptGiven := false
-		for i := 0; i < len(args); i++ {
-			a := args[i]
-			switch {
-			case a == "-i" || strings.HasPrefix(a, "-i") || a == "--in-place" || strings.HasPrefix(a, "--in-place="):
-				inPlace = true
-			case a == "-e" || a == "-f":
-				scriptGiven = true
-				i++
-			case strings.HasPrefix(a, "-"):
-			default:
-				rest = append(rest, a)
-			}
-		}
-		if !inPlace {
-			return nil, false
-		}
-		if !scriptGiven {
-			if len(rest) == 0 {
+	"sed": sedTargets,
+}
+
+// sedTargets are the files sed -i edits, when its scripts only edit them
+// (plainSedScript) and are given on the command line.
+func sedTargets(args []string) ([]string, bool) {
+	inPlace := false
+	var scripts, operands []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-i" || a == "--in-place":
+			inPlace = true
+		case strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place="):
+			// A backup suffix with "/" names another directory.
+			if strings.Contains(strings.TrimPrefix(strings.TrimPrefix(a, "--in-place="), "-i"), "/") {
 				return nil, false
 			}
-			rest = rest[1:] // the first operand is the script
+			inPlace = true
+		case a == "-e" || a == "--expression":
+			if i++; i == len(args) {
+				return nil, false
+			}
+			scripts = append(scripts, args[i])
+		case strings.HasPrefix(a, "--expression="):
+			scripts = append(scripts, strings.TrimPrefix(a, "--expression="))
+		case slices.Contains(sedPlainFlags, a):
+		case strings.HasPrefix(a, "-") && a != "-":
+			return nil, false // -f FILE, and flags not known here
+		default:
+			operands = append(operands, a)
 		}
-		return rest, len(rest) > 0
-	},
+	}
+	if !inPlace {
+		return nil, false
+	}
+	if len(scripts) == 0 {
+		if len(operands) == 0 {
+			return nil, false
+		}
+		scripts, operands = operands[:1], operands[1:]
+	}
+	for _, sc := range scripts {
+		if !plainSedScript(sc) {
+			return nil, false
+		}
+	}
+	return operands, len(operands) > 0
+}
+
+// sedPlainFlags change how sed reads its scripts and files, not what it
+// runs or writes.
+var sedPlainFlags = []string{"-E", "-r", "-n", "-s", "-z", "-u", "--regexp-extended", "--quiet", "--silent",
+	"--separate", "--null-data", "--unbuffered", "--posix"}
+
+// plainSedScript reports whether a sed script only edits the lines it is
+// given: commands separated by ";" or newlines, each with optional
+// addresses (N, $, /RE/, A,B, !), being s/RE/REPL/FLAGS without the e and
+// w flags, or one of d p D P n N g G h H x z =. Anything else (e, w, r,
+// R, W, blocks, a/i/c text, y) is not taken.
+func plainSedScript(sc string) bool {
+	i := 0
+	skip := func() {
+		for i < len(sc) && strings.IndexByte(" \t\n;", sc[i]) >= 0 {
+			i++
+		}
+	}
+	// delimited reads up to the next unescaped delim, after sc[i-1].
+	delimited := func(delim byte) bool {
+		for ; i < len(sc); i++ {
+			switch sc[i] {
+			case '\\':
+				i++
+			case '\n':
+				return false
+			case delim:
+				i++
+				return true
+			}
+		}
+		return false
+	}
+	address := func() bool {
+		switch {
+		case i < len(sc) && sc[i] == '$':
+			i++
+		case i < len(sc) && sc[i] >= '0' && sc[i] <= '9':
+			for i < len(sc) && (sc[i] >= '0' && sc[i] <= '9' || sc[i] == '~') {
+				i++
+			}
+		case i < len(sc) && sc[i] == '/':
+			i++
+			if !delimited('/') {
+				return false
+			}
+			for i < len(sc) && (sc[i] == 'I' || sc[i] == 'M') {
+				i++
+			}
+		}
+		return true
+	}
+	for skip(); i < len(sc); skip() {
+		if !address() {
+			return false
+		}
+		if i < len(sc) && sc[i] == ',' {
+			i++
+			if !address() {
+				return false
+			}
+		}
+		for i < len(sc) && (sc[i] == '!' || sc[i] == ' ') {
+			i++
+		}
+		if i == len(sc) {
+			return false
+		}
+		c := sc[i]
+		i++
+		switch {
+		case c == 's':
+			if i == len(sc) || sc[i] == '\\' || sc[i] == '\n' {
+				return false
+			}
+			delim := sc[i]
+			i++
+			if !delimited(delim) || !delimited(delim) {
+				return false
+			}
+			for i < len(sc) && strings.IndexByte("gpiImM0123456789", sc[i]) >= 0 {
+				i++
+			}
+		case strings.IndexByte("dpDPnNgGhHxz=", c) >= 0:
+		default:
+			return false
+		}
+		if i < len(sc) && strings.IndexByte(" \t\n;", sc[i]) < 0 {
+			return false // e.g. the e or w flag
+		}
+	}
+	return true
 }
 
 func plainTargets(args []string) ([]string, bool) {
@@ -657,8 +772,8 @@ func shellEditsInside(line shellLine, workingDirs []string) bool {
 			continue
 		}
 		c, ok := expanded(c)
-		if !ok || len(c.args) == 0 || len(c.assigns) > 0 {
-			return false
+		if !ok || len(c.args) == 0 || len(c.assigns) > 0 || c.dollar {
+			return false // the shell makes words not known here (a sed script)
 		}
 		fn, ok := fsCommands[c.args[0]]
 		if !ok {

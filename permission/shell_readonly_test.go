@@ -168,3 +168,37 @@ func TestExpandBraces(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptEditsSedScripts: ACCEPT_EDITS takes sed -i inside the working
+// directories as an edit of its files, but a sed script can run commands
+// (e, s///e) and write or read other files (w, s///w, r): only scripts
+// that edit the files given, and given on the command line, are taken.
+func TestAcceptEditsSedScripts(t *testing.T) {
+	wd := t.TempDir()
+	p := Policy{Mode: ModeAcceptEdits, WorkingDirs: []string{wd}}
+	for _, c := range []string{
+		"sed -i '1e touch /tmp/pwn' f",
+		"sed -i 's/a/touch x/e' f",
+		"sed -i 's/a/b/w /tmp/out' f",
+		"sed -i '/a/w /tmp/out' f",
+		"sed -i 'r /etc/shadow' f",
+		"sed -i -f script.sed f",
+		"sed -i --expression='s/a/b/' /home/other/notes.txt f", // --expression: both operands are edited
+		"sed -i.bak/../../x 's/a/b/' f",                        // a backup suffix with "/" writes elsewhere
+		`sed -i "s/a/$X/" f`,                                   // the shell makes the script
+	} {
+		if d := Decide(p, shell, cmd(c)); d.Behavior == Allow {
+			t.Errorf("accept_edits %q: allowed (%s)", c, d.Reason)
+		}
+	}
+	for _, c := range []string{
+		"sed -i 's/foo/bar/g' f",
+		"sed -i -e 's|a/b|c\\|d|2' -e '/^#/d' f g",
+		"sed -i.bak -E 's/(x+)$/\\1y/;3,$s/w/W/gI' f",
+		"sed --in-place --expression='1d' f",
+	} {
+		if d := Decide(p, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("accept_edits %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+}
