@@ -99,6 +99,11 @@ func parseShell(line string) (shellLine, error) {
 			next = rs[i+1]
 		}
 		switch {
+		case c == '#' && !inWord:
+			// A comment, to the end of the line (quotes in it included).
+			for i+1 < len(rs) && rs[i+1] != '\n' {
+				i++
+			}
 		case c == '\'':
 			inWord = true
 			j := i + 1

@@ -202,3 +202,40 @@ func TestAcceptEditsSedScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestShellComments: a word starting with "#" comments out the rest of its
+// line for the shell, quotes included; read as a word, the quote in
+// "# it's" hid the next line's command inside a string.
+func TestShellComments(t *testing.T) {
+	c := "ls # it's\ntouch /tmp/pwn # '"
+	if d := Decide(Policy{Mode: ModeExplore}, shell, cmd(c)); d.Behavior != Deny {
+		t.Errorf("explore %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+	}
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	if d := Decide(deny, shell, cmd("ls # it's\nrm -rf x # '")); d.Behavior != Deny {
+		t.Errorf("deny rm:*, rm after a comment with a quote: %s (%s)", d.Behavior, d.Reason)
+	}
+	for line, want := range map[string][]string{
+		"ls # it's\ntouch x # '": {"ls", "touch x"},
+		"ls;#x\npwd":             {"ls", "pwd"},
+		"echo a#b ${#x} '#'":     {"echo a#b ${#x} #"},
+	} {
+		l, err := parseShell(line)
+		if err != nil {
+			t.Errorf("%q: %v", line, err)
+			continue
+		}
+		var got []string
+		for _, c := range l.cmds {
+			got = append(got, c.text())
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: commands %q, want %q", line, got, want)
+		}
+	}
+	for _, c := range []string{"ls # list", "git status #$(not run)"} {
+		if !shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = false", c)
+		}
+	}
+}
