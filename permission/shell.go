@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"cmp"
 	"errors"
 	"path/filepath"
 	"regexp"
@@ -47,7 +48,26 @@ var errUnterminated = errors.New("unterminated quote")
 // parseShell splits a command line into simple commands at ;, &, &&, ||,
 // | and newlines, removing quotes. It is deliberately small: anything it
 // cannot classify is treated as not read-only by its callers.
+//
+// A line with $'…' is read twice: as bash reads it (ANSI-C quoting, where
+// \' is a quote inside the string) and as sh (dash) does ("$" and a plain
+// single-quoted string). The two may split the line into different
+// commands, so the result has both readings' commands, the substitution
+// either has, and the error either has (with the commands read before it).
 func parseShell(line string) (shellLine, error) {
+	bash, err := parseShellAs(line, true)
+	if !strings.Contains(line, "$'") {
+		return bash, err
+	}
+	sh, shErr := parseShellAs(line, false)
+	bash.cmds = append(bash.cmds, sh.cmds...)
+	bash.subst = bash.subst || sh.subst
+	return bash, cmp.Or(err, shErr)
+}
+
+// parseShellAs is parseShell with one reading of $'…': ANSI-C quoting
+// (bash) or not (sh).
+func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	var out shellLine
 	var cur simpleCmd
 	var word strings.Builder
@@ -104,6 +124,13 @@ func parseShell(line string) (shellLine, error) {
 			for i+1 < len(rs) && rs[i+1] != '\n' {
 				i++
 			}
+		case ansiC && c == '$' && next == '\'':
+			inWord = true
+			j, ok := ansiCString(rs, i+2, &word)
+			if !ok {
+				return out, errUnterminated
+			}
+			i = j
 		case c == '\'':
 			inWord = true
 			j := i + 1
@@ -229,6 +256,63 @@ func promptExpansion(rs []rune, i int) bool {
 		return true // unterminated: bash refuses it, nothing to allow
 	}
 	return strings.Contains(string(rs[i+2:i+2+end]), "@P")
+}
+
+// ansiCString reads a $'…' string from rs[from] (after the opening
+// quote) into word, decoding bash's escapes; it returns the index of the
+// closing quote, ok false when there is none.
+func ansiCString(rs []rune, from int, word *strings.Builder) (int, bool) {
+	simple := map[rune]rune{'a': '\a', 'b': '\b', 'e': 0x1b, 'E': 0x1b, 'f': '\f', 'n': '\n', 'r': '\r',
+		't': '\t', 'v': '\v', '\\': '\\', '\'': '\'', '"': '"', '?': '?'}
+	// digits reads up to n digits of base at rs[j:] as one code point.
+	digits := func(j, n, base int) (rune, int) {
+		v, k := 0, j
+		for ; k < len(rs) && k-j < n; k++ {
+			d, err := strconv.ParseInt(string(rs[k]), base, 32)
+			if err != nil {
+				break
+			}
+			v = v*base + int(d)
+		}
+		return rune(v), k
+	}
+	for j := from; j < len(rs); j++ {
+		switch {
+		case rs[j] == '\'':
+			return j, true
+		case rs[j] != '\\' || j+1 == len(rs):
+			word.WriteRune(rs[j])
+			continue
+		}
+		j++
+		e := rs[j]
+		if r, ok := simple[e]; ok {
+			word.WriteRune(r)
+			continue
+		}
+		var r rune
+		k := j
+		switch {
+		case e >= '0' && e <= '7':
+			r, k = digits(j, 3, 8)
+		case e == 'x':
+			r, k = digits(j+1, 2, 16)
+		case e == 'u':
+			r, k = digits(j+1, 4, 16)
+		case e == 'U':
+			r, k = digits(j+1, 8, 16)
+		case e == 'c' && j+1 < len(rs):
+			r, k = rs[j+1]&0x1f, j+2
+		}
+		if k == j || k == j+1 && e != 'c' && (e == 'x' || e == 'u' || e == 'U') {
+			word.WriteRune('\\') // not an escape: kept as written
+			word.WriteRune(e)
+			continue
+		}
+		word.WriteRune(r)
+		j = k - 1
+	}
+	return len(rs), false
 }
 
 var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)

@@ -239,3 +239,28 @@ func TestShellComments(t *testing.T) {
 		}
 	}
 }
+
+// TestShellANSICQuotes: bash reads $'…' as one string with backslash
+// escapes (\' is a quote inside it), sh (dash) as "$" and a plain
+// single-quoted string. Either reading may run the command: a line is
+// read-only only when it is in both, and rules see both readings'
+// commands.
+func TestShellANSICQuotes(t *testing.T) {
+	for _, c := range []string{
+		"echo $'\\'' ; touch /tmp/pwn #'",    // bash: echo "'"; touch …
+		"echo $'\\'\ntouch /tmp/pwn\necho '", // sh: echo "$\"; touch …
+	} {
+		if d := Decide(Policy{Mode: ModeExplore}, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("explore %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{"echo $'\\'' ; rm -rf x #'", "$'rm' -rf x", "$'\\x72m' -rf x"} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	if !shellReadOnly("echo $'a\\tb'") {
+		t.Error("echo $'a\\tb' is not read-only")
+	}
+}

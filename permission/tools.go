@@ -238,10 +238,12 @@ func fileSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 func shellSubjects(_ Policy, in map[string]any) []subject {
 	cmd := str(in, "command")
 	line, err := parseShell(cmd)
+	var out []subject
 	if err != nil || len(line.cmds) == 0 {
-		return []subject{{text: strings.Join(strings.Fields(cmd), " ")}}
+		// The line as written, and the commands read before the error.
+		out = append(out, subject{text: strings.Join(strings.Fields(cmd), " ")})
+		line.subst = true // nothing here is read-only
 	}
-	out := make([]subject, 0, len(line.cmds))
 	for _, c := range line.cmds {
 		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
