@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -110,12 +112,50 @@ func (f *sessionFlags) scope(e *env) string {
 }
 
 // scopeName prints a session scope: "identity/session", or the session
-// alone when it is anonymous.
+// alone when it is anonymous. The session name is the caller's: one with
+// characters that are not printable (terminal controls, bidi overrides)
+// is printed Go-quoted.
 func scopeName(scope string) string {
-	if id, session := toolkit.SplitScope(scope); id != "" {
+	id, session := toolkit.SplitScope(scope)
+	if strings.IndexFunc(session, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		session = strconv.Quote(session)
+	}
+	if id != "" {
 		return id + "/" + session
 	}
-	return scope
+	return session
+}
+
+// shellQuote quotes s as one shell word for a command to paste: as it is
+// when made of safe characters, in single quotes when printable, else in
+// bash's $'…' with the unprintable characters escaped (so none reaches
+// the terminal).
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x80 && !unicode.IsPrint(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case !unicode.IsPrint(r) && r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case !unicode.IsPrint(r):
+			fmt.Fprintf(&b, `\U%08x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 type approveOptions struct {
@@ -288,6 +328,9 @@ func approvalHint(e *env, session string, final *toolkit.Response) {
 		if id := e.cfg.NATS.Identity; id != "" {
 			caller = " --caller " + id
 		}
-		fmt.Fprintf(e.stderr, "toolctl: or allow it for the session: toolctl allow%s --session %s '%s'\n", caller, session, strings.Join(rules, "' '"))
+		for i, r := range rules {
+			rules[i] = shellQuote(r)
+		}
+		fmt.Fprintf(e.stderr, "toolctl: or allow it for the session: toolctl allow%s --session %s %s\n", caller, shellQuote(session), strings.Join(rules, " "))
 	}
 }
