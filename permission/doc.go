@@ -105,7 +105,9 @@
 //     a deny or ask rule. Variable assignments before a command (PATH=…;
 //     LD_PRELOAD=… cat) make it not read-only, and an allow rule must name
 //     them ("NODE_ENV=test npm test:*"); deny and ask rules match the
-//     command without them.
+//     command without them. The commands of command and process
+//     substitutions ($(…), `…`, <(…)) are the line's commands too, for
+//     every rule.
 //   - Rules are keyed by exact tool name; patterns on tools without a
 //     pattern kind never match (as 2.x's default match_rule).
 //   - The worker's rules (Options.Rules) and the session's rules apply

@@ -531,8 +531,9 @@ func TestParseShell(t *testing.T) {
 		{line: `sort < in.txt`, cmds: []string{"sort"}},
 		{line: `echo a\ b \\`, cmds: []string{`echo a b \`}},
 		{line: "echo a \\\n b", cmds: []string{"echo a b"}},
-		{line: `echo "x $(id)"`, cmds: []string{"echo x $(id)"}, subst: true},
-		{line: "echo `id`", cmds: []string{"echo `id`"}, subst: true},
+		{line: `echo "x $(id)"`, cmds: []string{"echo x $(id)", "id"}, subst: true},
+		{line: "echo `id`", cmds: []string{"echo `id`", "id"}, subst: true},
+		{line: `echo "$(printf '"')" ; rm x`, cmds: []string{`echo $(printf '"')`, "rm x", `printf "`}, subst: true},
 		{line: `echo "unterminated`, err: true},
 		{line: `echo 'unterminated`, err: true},
 	}

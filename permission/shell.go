@@ -41,6 +41,8 @@ type shellLine struct {
 	// subst: the line uses command or process substitution ($(…), `…`,
 	// <(…), >(…)), which can run anything.
 	subst bool
+	// inner are the substitutions' command lines.
+	inner []string
 }
 
 var errUnterminated = errors.New("unterminated quote")
@@ -54,15 +56,38 @@ var errUnterminated = errors.New("unterminated quote")
 // single-quoted string). The two may split the line into different
 // commands, so the result has both readings' commands, the substitution
 // either has, and the error either has (with the commands read before it).
+//
+// The command lines of substitutions are read too (nested ones up to
+// maxNesting deep), and their commands added to the line's.
 func parseShell(line string) (shellLine, error) {
-	bash, err := parseShellAs(line, true)
-	if !strings.Contains(line, "$'") {
-		return bash, err
+	return parseNested(line, 0)
+}
+
+// maxNesting bounds the substitutions (and sh -c scripts) read inside
+// each other; deeper ones are a safety ask (unparsable).
+const maxNesting = 8
+
+var errTooDeep = errors.New("substitutions nested too deep")
+
+func parseNested(line string, depth int) (shellLine, error) {
+	if depth > maxNesting {
+		return shellLine{subst: true}, errTooDeep
 	}
-	sh, shErr := parseShellAs(line, false)
-	bash.cmds = append(bash.cmds, sh.cmds...)
-	bash.subst = bash.subst || sh.subst
-	return bash, cmp.Or(err, shErr)
+	bash, err := parseShellAs(line, true)
+	if strings.Contains(line, "$'") {
+		sh, shErr := parseShellAs(line, false)
+		bash.cmds = append(bash.cmds, sh.cmds...)
+		bash.subst = bash.subst || sh.subst
+		bash.inner = append(bash.inner, sh.inner...)
+		err = cmp.Or(err, shErr)
+	}
+	for _, in := range slices.Compact(slices.Sorted(slices.Values(bash.inner))) {
+		l, e := parseNested(in, depth+1)
+		bash.cmds = append(bash.cmds, l.cmds...)
+		err = cmp.Or(err, e)
+	}
+	bash.inner = nil
+	return bash, err
 }
 
 // parseShellAs is parseShell with one reading of $'…': ANSI-C quoting
@@ -151,7 +176,15 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 					j++
 					word.WriteRune(rs[j])
 					continue
-				case rs[j] == '`', rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(', promptExpansion(rs, j):
+				case rs[j] == '`', rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(':
+					end, ok := substitution(rs, j, &out)
+					if !ok {
+						return out, errUnterminated
+					}
+					word.WriteString(string(rs[j : end+1]))
+					j = end
+					continue
+				case promptExpansion(rs, j):
 					out.subst = true
 				case rs[j] == '$' && j+1 < len(rs) && rs[j+1] != '"':
 					dollar = true
@@ -172,7 +205,15 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				word.WriteRune(next)
 				i++
 			}
-		case c == '`', c == '$' && next == '(', (c == '<' || c == '>') && next == '(', promptExpansion(rs, i):
+		case c == '`', c == '$' && next == '(', (c == '<' || c == '>') && next == '(':
+			end, ok := substitution(rs, i, &out)
+			if !ok {
+				return out, errUnterminated
+			}
+			inWord = true
+			word.WriteString(string(rs[i : end+1]))
+			i = end
+		case promptExpansion(rs, i):
 			out.subst = true
 			inWord = true
 			word.WriteRune(c)
@@ -243,6 +284,70 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	}
 	flushCmd()
 	return out, nil
+}
+
+// substitution reads the command or process substitution at rs[i] ($(…),
+// `…`, <(…), >(…)) as the shell does, quotes and nested substitutions
+// included; it records its command line in out.inner and returns the
+// index of its last character (ok false: unterminated).
+func substitution(rs []rune, i int, out *shellLine) (end int, ok bool) {
+	out.subst = true
+	if rs[i] == '`' {
+		for j := i + 1; j < len(rs); j++ {
+			switch rs[j] {
+			case '\\':
+				j++
+			case '`':
+				out.inner = append(out.inner, string(rs[i+1:j]))
+				return j, true
+			}
+		}
+		return 0, false
+	}
+	start := i + 2 // after "$(", "<(" or ">("
+	depth := 1
+	for j := start; j < len(rs); j++ {
+		switch rs[j] {
+		case '\\':
+			j++
+		case '\'':
+			k := slices.Index(rs[j+1:], '\'')
+			if k < 0 {
+				return 0, false
+			}
+			j += k + 1
+		case '"':
+			for j++; j < len(rs) && rs[j] != '"'; j++ {
+				switch {
+				case rs[j] == '\\':
+					j++
+				case rs[j] == '`' || rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(':
+					e, ok := substitution(rs, j, out)
+					if !ok {
+						return 0, false
+					}
+					j = e
+				}
+			}
+			if j >= len(rs) {
+				return 0, false
+			}
+		case '`':
+			e, ok := substitution(rs, j, out)
+			if !ok {
+				return 0, false
+			}
+			j = e
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				out.inner = append(out.inner, string(rs[start:j]))
+				return j, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // promptExpansion reports a ${NAME@P} at rs[i]: the value is expanded as
