@@ -177,9 +177,9 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 					word.WriteRune(rs[j])
 					continue
 				case rs[j] == '`', rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(':
-					end, ok := substitution(rs, j, &out)
-					if !ok {
-						return out, errUnterminated
+					end, err := substitution(rs, j, &out, 0)
+					if err != nil {
+						return out, err
 					}
 					word.WriteString(string(rs[j : end+1]))
 					j = end
@@ -206,9 +206,9 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				i++
 			}
 		case c == '`', c == '$' && next == '(', (c == '<' || c == '>') && next == '(':
-			end, ok := substitution(rs, i, &out)
-			if !ok {
-				return out, errUnterminated
+			end, err := substitution(rs, i, &out, 0)
+			if err != nil {
+				return out, err
 			}
 			inWord = true
 			word.WriteString(string(rs[i : end+1]))
@@ -288,24 +288,33 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 
 // substitution reads the command or process substitution at rs[i] ($(…),
 // `…`, <(…), >(…)) as the shell does, quotes and nested substitutions
-// included; it records its command line in out.inner and returns the
-// index of its last character (ok false: unterminated).
-func substitution(rs []rune, i int, out *shellLine) (end int, ok bool) {
-	out.subst = true
+// included (at most maxNesting deep); it records its command line in
+// out.inner (nil for a nested one: reading that line finds it) and
+// returns the index of its last character.
+func substitution(rs []rune, i int, out *shellLine, depth int) (end int, err error) {
+	if depth > maxNesting {
+		return 0, errTooDeep
+	}
+	record := func(body []rune) {
+		if out != nil {
+			out.subst = true
+			out.inner = append(out.inner, string(body))
+		}
+	}
 	if rs[i] == '`' {
 		for j := i + 1; j < len(rs); j++ {
 			switch rs[j] {
 			case '\\':
 				j++
 			case '`':
-				out.inner = append(out.inner, string(rs[i+1:j]))
-				return j, true
+				record(rs[i+1 : j])
+				return j, nil
 			}
 		}
-		return 0, false
+		return 0, errUnterminated
 	}
 	start := i + 2 // after "$(", "<(" or ">("
-	depth := 1
+	parens := 1
 	for j := start; j < len(rs); j++ {
 		switch rs[j] {
 		case '\\':
@@ -313,7 +322,7 @@ func substitution(rs []rune, i int, out *shellLine) (end int, ok bool) {
 		case '\'':
 			k := slices.Index(rs[j+1:], '\'')
 			if k < 0 {
-				return 0, false
+				return 0, errUnterminated
 			}
 			j += k + 1
 		case '"':
@@ -322,32 +331,28 @@ func substitution(rs []rune, i int, out *shellLine) (end int, ok bool) {
 				case rs[j] == '\\':
 					j++
 				case rs[j] == '`' || rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(':
-					e, ok := substitution(rs, j, out)
-					if !ok {
-						return 0, false
+					if j, err = substitution(rs, j, nil, depth+1); err != nil {
+						return 0, err
 					}
-					j = e
 				}
 			}
 			if j >= len(rs) {
-				return 0, false
+				return 0, errUnterminated
 			}
 		case '`':
-			e, ok := substitution(rs, j, out)
-			if !ok {
-				return 0, false
+			if j, err = substitution(rs, j, nil, depth+1); err != nil {
+				return 0, err
 			}
-			j = e
 		case '(':
-			depth++
+			parens++
 		case ')':
-			if depth--; depth == 0 {
-				out.inner = append(out.inner, string(rs[start:j]))
-				return j, true
+			if parens--; parens == 0 {
+				record(rs[start:j])
+				return j, nil
 			}
 		}
 	}
-	return 0, false
+	return 0, errUnterminated
 }
 
 // promptExpansion reports a ${NAME@P} at rs[i]: the value is expanded as

@@ -1,6 +1,10 @@
 package permission
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 // TestDenyRuleSeesSubstitutions: a deny (or ask) rule on a command
 // matches it inside a command or process substitution, and the
@@ -27,5 +31,29 @@ func TestDenyRuleSeesSubstitutions(t *testing.T) {
 		if d := Decide(deny, shell, cmd(c)); d.Behavior != Allow {
 			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
 		}
+	}
+}
+
+// TestDeepSubstitutions: substitutions nested deeper than maxNesting are
+// not read (the line is unparsable: a safety ask), so reading a line
+// stays linear in its length; nested quoted substitutions were each read
+// again at every level.
+func TestDeepSubstitutions(t *testing.T) {
+	const n = 20000
+	for _, line := range []string{
+		"echo " + strings.Repeat(`"$(`, n) + "x" + strings.Repeat(`)"`, n),
+		"echo " + strings.Repeat(`$(`, n) + "x" + strings.Repeat(`)`, n),
+	} {
+		if _, err := parseShell(line); !errors.Is(err, errTooDeep) {
+			t.Errorf("%d nested substitutions: %v, want %v", n, err, errTooDeep)
+		}
+		if d := Decide(Policy{}, shell, cmd(line)); d.Behavior != Ask || !d.Safety {
+			t.Errorf("%d nested substitutions: %s (%s), want a safety ask", n, d.Behavior, d.Reason)
+		}
+	}
+	line := "echo " + strings.Repeat(`"$(`, maxNesting) + "rm -rf x" + strings.Repeat(`)"`, maxNesting)
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	if d := Decide(deny, shell, cmd(line)); d.Behavior != Deny {
+		t.Errorf("deny rm:*, rm in %d nested substitutions: %s (%s)", maxNesting, d.Behavior, d.Reason)
 	}
 }
