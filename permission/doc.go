@@ -107,7 +107,12 @@
 //     them ("NODE_ENV=test npm test:*"); deny and ask rules match the
 //     command without them. The commands of command and process
 //     substitutions ($(…), `…`, <(…)) are the line's commands too, for
-//     every rule.
+//     every rule. Deny and ask rules (and the safety checks) also see the
+//     commands a command runs: behind a wrapper (sudo, env, nice, nohup,
+//     timeout, xargs, command, exec, time, …) or a keyword (then, do, !,
+//     "(", "{"), as the script of sh -c or eval, as find's -exec, and by
+//     the base name of its path (/bin/rm is rm); allow rules cover the
+//     command as written.
 //   - Rules are keyed by exact tool name; patterns on tools without a
 //     pattern kind never match (as 2.x's default match_rule).
 //   - The worker's rules (Options.Rules) and the session's rules apply

@@ -147,7 +147,7 @@ func allRules(rules []Rule, tool string, match func(pattern, subject string) boo
 		return nil
 	}
 	for _, s := range subjects {
-		if s.readOnly {
+		if s.readOnly || s.denyOnly {
 			continue
 		}
 		var hit *Rule

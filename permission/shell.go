@@ -786,6 +786,15 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 		if why := dangerousRemoval(c, workingDirs); why != "" {
 			return why
 		}
+		inner, err := wrapped(c, 0)
+		if err != nil {
+			return "a script it runs cannot be parsed (" + err.Error() + ")"
+		}
+		for _, w := range inner {
+			if why := dangerousRemoval(w, workingDirs); why != "" {
+				return why
+			}
+		}
 		if len(c.args) > 0 {
 			name := c.args[0]
 			if strings.HasPrefix(name, "mkfs") || name == "dd" && slices.ContainsFunc(c.args, func(a string) bool { return strings.HasPrefix(a, "of=/dev/") }) {

@@ -57,3 +57,61 @@ func TestDeepSubstitutions(t *testing.T) {
 		t.Errorf("deny rm:*, rm in %d nested substitutions: %s (%s)", maxNesting, d.Behavior, d.Reason)
 	}
 }
+
+// TestDenyRuleSeesWrappedCommands: a deny (or ask) rule on a command
+// matches it as the script of sh -c or eval, behind a wrapper (sudo, env,
+// nice, xargs, timeout, …), a keyword (then, do, !) or a group's "(" or
+// "{", as the command of find -exec, or by its path (/bin/rm).
+func TestDenyRuleSeesWrappedCommands(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny), rule(t, "execute_shell_command:git push:*", Ask)}}
+	for _, c := range []string{
+		"bash -c 'rm -rf x'",
+		"sh -c \"ls; rm -rf x\"",
+		"eval rm -rf x",
+		"eval 'rm -rf x'",
+		"sudo rm -rf x",
+		"sudo -u root rm -rf x",
+		"env FOO=1 rm -rf x",
+		"env -i rm -rf x",
+		"nice -n 5 rm -rf x",
+		"nohup rm -rf x",
+		"xargs rm -rf < list",
+		"xargs -0 -n1 rm -rf < list",
+		"timeout 5 rm -rf x",
+		"timeout -s KILL 5 rm -rf x",
+		"command rm -rf x",
+		"exec rm -rf x",
+		"time rm -rf x",
+		"if true; then rm -rf x; fi",
+		"while false; do rm -rf x; done",
+		"! rm -rf x",
+		"(rm -rf x)",
+		"{ rm -rf x; }",
+		"find . -name '*.o' -exec rm -f {} ;",
+		"find . -execdir rm -f {} +",
+		"/bin/rm -rf x",
+		"./rm -rf x",
+		"sudo sh -c 'nice rm -rf x'",
+		"env -S 'rm -rf x'",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{"sudo git push origin", "cd repo && command git push"} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Ask {
+			t.Errorf("ask git push:*, %q: %s (%s), want ask", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{"grep -r rm .", "ls -l rmdir", "sudo ls", "command -v rm"} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+	// A removal of the home directory behind a wrapper is a safety ask,
+	// as without one.
+	allowSudo := Policy{Rules: []Rule{rule(t, "execute_shell_command:sudo:*", Allow)}}
+	if d := Decide(allowSudo, shell, cmd("sudo rm -rf ~")); d.Behavior != Ask || !d.Safety {
+		t.Errorf("allow sudo:*, sudo rm -rf ~: %s (%s), want a safety ask", d.Behavior, d.Reason)
+	}
+}

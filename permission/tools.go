@@ -192,6 +192,9 @@ type subject struct {
 	// (a shell command with its variable assignments).
 	allowText string
 	readOnly  bool
+	// denyOnly: a command another runs (sudo rm, sh -c 'rm'), for deny and
+	// ask rules; allow rules cover the command that runs it.
+	denyOnly bool
 }
 
 // fileSubjects are the call's path and, when a symbolic link leads
@@ -246,6 +249,11 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 	}
 	for _, c := range line.cmds {
 		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
+		// And the commands it runs (sudo rm, sh -c 'rm', find -exec rm).
+		inner, _ := wrapped(c, 0)
+		for _, w := range inner {
+			out = append(out, subject{text: w.text(), denyOnly: true})
+		}
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
 			// And the command its brace expansions make ("{rm,} x" is
 			// "rm x"), which rules must see as well (one too large to
