@@ -102,12 +102,26 @@ func physicalDotDot(p string) string {
 }
 
 // realPath resolves symbolic links in the longest existing prefix of p,
-// so a path reached through a link compares equal to its target.
-func realPath(p string) string {
+// so a path reached through a link compares equal to its target. A
+// dangling link is followed too: writing through it creates its target.
+func realPath(p string) string { return realPathHops(p, 0) }
+
+// maxLinkHops bounds the dangling links followed, as the kernel's 40.
+const maxLinkHops = 40
+
+func realPathHops(p string, hops int) string {
 	rest := ""
 	for q := p; ; {
 		if r, err := filepath.EvalSymlinks(q); err == nil {
 			return filepath.Join(r, rest)
+		}
+		if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 && hops < maxLinkHops {
+			if t, err := os.Readlink(q); err == nil {
+				if !filepath.IsAbs(t) {
+					t = filepath.Join(realPathHops(filepath.Dir(q), hops+1), t)
+				}
+				return realPathHops(filepath.Join(t, rest), hops+1)
+			}
 		}
 		parent := filepath.Dir(q)
 		if parent == q {

@@ -49,3 +49,46 @@ func TestDotDotAfterSymlink(t *testing.T) {
 		t.Errorf("accept_edits write a/../b.txt: %s (%s), want allow", d.Behavior, d.Reason)
 	}
 }
+
+// TestDanglingSymlink: writing through a link whose target does not exist
+// yet creates the target: the path is checked where the link leads.
+func TestDanglingSymlink(t *testing.T) {
+	base := t.TempDir()
+	wd := filepath.Join(base, "wd")
+	outside := filepath.Join(base, "outside")
+	for _, d := range []string{wd, filepath.Join(outside, ".ssh")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(outside, ".ssh", "authorized_keys"), filepath.Join(wd, "keys")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../outside/new.txt", filepath.Join(wd, "rel")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("rel", filepath.Join(wd, "chain")); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Mode: ModeAcceptEdits, WorkingDirs: []string{wd}}
+	for _, f := range []string{"keys", "rel", "chain"} {
+		if d := Decide(p, writeFile, file(f)); d.Behavior == Allow {
+			t.Errorf("accept_edits write %s (a dangling link out of the working dir): allowed (%s)", f, d.Reason)
+		}
+		if d := Decide(p, shell, cmd("touch "+f)); d.Behavior == Allow {
+			t.Errorf("accept_edits touch %s: allowed (%s)", f, d.Reason)
+		}
+	}
+	if d := Decide(p, writeFile, file("keys")); d.Behavior != Ask || !d.Safety {
+		t.Errorf("write keys (-> .ssh/authorized_keys): %s (%s), want a safety ask", d.Behavior, d.Reason)
+	}
+	deny := Policy{Mode: ModeBypass, WorkingDirs: []string{wd}, Rules: []Rule{{Tool: WriteFileTool, Pattern: outside + "/**", Behavior: Deny}}}
+	if d := Decide(deny, writeFile, file("rel")); d.Behavior != Deny {
+		t.Errorf("deny %s/**, write rel: %s (%s)", outside, d.Behavior, d.Reason)
+	}
+	// A link loop leads nowhere: checked as written.
+	if err := os.Symlink("loop", filepath.Join(wd, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	Decide(p, writeFile, file("loop"))
+}
