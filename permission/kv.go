@@ -255,10 +255,11 @@ func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
 	return putJSON(ctx, s.approvals, pendingKey(p.Session, p.CallID), p)
 }
 
-// FindPending implements Store.
+// FindPending implements Store. Without the approvals bucket (BindOnly
+// before any worker made it) it fails saying so: nothing can be pending.
 func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pending, error) {
 	if s.approvals == nil {
-		return nil, nil
+		return nil, errNoApprovals
 	}
 	if session != "" {
 		var p Pending

@@ -46,3 +46,15 @@ func TestToolctlFirstKeepsWorkerPolicyTTL(t *testing.T) {
 		t.Fatalf("toolctl mode once a worker made the buckets: exit %d\n%s%s", code, so.String(), se.String())
 	}
 }
+
+// TestApproveBeforeAnyWorker: approving before any worker with
+// permissions made the approvals bucket says so (KVConfig.BindOnly);
+// it said the call was "never asked, expired, or already approved".
+func TestApproveBeforeAnyWorker(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	var so, se bytes.Buffer
+	code := run(natstest.Ctx(t), []string{"--nats", s.ClientURL(), "approve", "c1"}, nil, &so, &se)
+	if code == exitOK || !strings.Contains(se.String(), "no worker with permissions has started") {
+		t.Fatalf("toolctl approve before any worker: exit %d\n%s%s", code, so.String(), se.String())
+	}
+}
