@@ -456,8 +456,9 @@ var readOnlyCommands = map[string]func(args []string) bool{
 	"file":   func(a []string) bool { return !shortFlagHas(a, 'C') && !longFlag(a, "compile") },
 	"du":     nil, "df": nil, "printenv": nil, "basename": nil, "dirname": nil,
 	// rg --pre runs a command on every file; tree -o writes its listing.
-	"rg":       func(a []string) bool { return !hasFlagPrefix(a, "--pre") },
-	"tree":     func(a []string) bool { return !shortFlagHas(a, 'o') },
+	"rg": func(a []string) bool { return !hasFlagPrefix(a, "--pre") },
+	// tree -R runs tree again in each directory with -o 00Tree.html.
+	"tree":     func(a []string) bool { return !shortFlagHas(a, 'o') && !shortFlagHas(a, 'R') },
 	"realpath": nil, "readlink": nil, "diff": nil, "cut": nil, "tr": nil, "true": nil,
 	"false": nil, "nl": nil, "md5sum": nil, "sha256sum": nil,
 	"date": func(a []string) bool { return !shortFlagHas(a, 's') && !longFlag(a, "set") },

@@ -28,6 +28,7 @@ func TestReadOnlyExcludesCodeAndWrites(t *testing.T) {
 		`hostname -F /tmp/name`,
 		`file -C -m magic`,
 		`file --compile -m magic`,
+		`tree -R -L 1 -H .`, // writes 00Tree.html in each directory
 	} {
 		if shellReadOnly(c) {
 			t.Errorf("shellReadOnly(%q) = true", c)
