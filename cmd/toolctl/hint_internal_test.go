@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -56,5 +58,24 @@ func TestScopeNamePrintable(t *testing.T) {
 	got := scopeName(toolkit.SessionScope("alice", "s\x1b[2K\u202e"))
 	if strings.ContainsAny(got, "\x1b\u202e") || !strings.HasPrefix(got, "alice/") {
 		t.Errorf("scopeName = %q", got)
+	}
+}
+
+// TestPrintableInput: the input toolctl approve prints is the caller's
+// (canonical JSON, which escapes only C0 controls): C1 controls such as
+// CSI (U+009B), DEL and bidi overrides are printed escaped, and the JSON
+// stays the same JSON.
+func TestPrintableInput(t *testing.T) {
+	in := `{"command":"echo \u009b2J\u007f\u202egnp.x","é":"ok"}`
+	got := printableJSON(in)
+	if strings.ContainsAny(got, "\u009b\u007f\u202e") {
+		t.Fatalf("printableJSON(%q) = %q", in, got)
+	}
+	var a, b any
+	if err := json.Unmarshal([]byte(in), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(got), &b); err != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("printableJSON(%q) = %q: another value (%v)", in, got, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -126,6 +127,26 @@ func scopeName(scope string) string {
 	return session
 }
 
+// printableJSON is a JSON text with the characters that are not
+// printable (C1 controls, DEL, bidi overrides; JSON escapes only C0)
+// written as \u escapes, so that a caller's input cannot drive the
+// operator's terminal; it reads as the same JSON value.
+func printableJSON(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case unicode.IsPrint(r) || r == ' ':
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
 // shellQuote quotes s as one shell word for a command to paste: as it is
 // when made of safe characters, in single quotes when printable, else in
 // bash's $'…' with the unprintable characters escaped (so none reaches
@@ -222,7 +243,7 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 			input = p.Input
 		}
 	}
-	fmt.Fprintf(e.stdout, "approved call %s of session %s: %s %s\n", a.CallID, scopeName(a.Session), a.Tool, input)
+	fmt.Fprintf(e.stdout, "approved call %s of session %s: %s %s\n", a.CallID, scopeName(a.Session), a.Tool, printableJSON(input))
 	fmt.Fprintf(e.stdout, "it runs once when re-sent with this input (%s)\n", a.Digest)
 	return exitOK
 }
