@@ -78,7 +78,9 @@
 // that leads elsewhere through a link is matched as both (a deny or ask
 // rule on either applies; an allow rule must cover both). A call id that
 // is pending with one input keeps it until it is decided or expires: an
-// approval is for the input the approver saw.
+// approval is for the input the approver saw, and a call sent under that
+// id with another input is not offered for approval (its final has no
+// approval key: send it with a new id).
 //
 // # Approvals
 //

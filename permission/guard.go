@@ -134,7 +134,10 @@ const (
 //   - ASK ends it at once with toolkit.CodeApprovalRequired (state denied),
 //     records it as Pending and puts MetaApprovalKey, MetaInputDigest,
 //     MetaSuggestedRules and MetaPermissionReason in the response
-//     metadata. Nothing waits: the worker slot is free immediately.
+//     metadata. Nothing waits: the worker slot is free immediately. A
+//     call whose id is pending with another tool or input is not offered
+//     for approval (no MetaApprovalKey; approving the id approves the
+//     pending call): it must be sent with a new id.
 //
 // When a human approves the call (Guard.Approve), the agent sends the same
 // call again (same session, id, tool and input): the approval is consumed
@@ -170,7 +173,15 @@ func Middleware(g *Guard) toolkit.Middleware {
 			if run {
 				return next(ctx, call, w)
 			}
-			g.recordPending(ctx, call, d, digest)
+			if !g.recordPending(ctx, call, d, digest) {
+				// Approving the id would approve the other call: this one
+				// is not offered for approval.
+				e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
+					"PermissionRequiredError: %s The call was not run. Call id '%s' is already waiting for approval with another tool or input, so this call cannot be approved under it: send it again with a new id.",
+					d.Message, call.ID))
+				e.Metadata = decisionMeta(d)
+				return e
+			}
 			e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
 				"PermissionRequiredError: %s The call was not run. A user must approve it (call id '%s'); then send the same call again, with the same id and input.",
 				d.Message, call.ID))
@@ -228,7 +239,9 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 	return used, nil
 }
 
-func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decision, digest string) {
+// recordPending records the call as pending; false when its id is
+// pending with another tool or input, which stays.
+func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decision, digest string) bool {
 	in, _ := canonicalJSON(call.Input)
 	if len(in) > MaxPendingInput {
 		in = append(in[:MaxPendingInput:MaxPendingInput], "…"...)
@@ -247,13 +260,14 @@ func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decisio
 		(old[0].Digest != digest || old[0].Tool != p.Tool) && p.Created.Sub(old[0].Created) <= g.opts.ApprovalTTL {
 		g.opts.Logger.Warn("permission: a pending call was sent again with another tool or input; the pending call stays",
 			"session", call.Session, "call", call.ID, "tool", call.Name)
-		return
+		return false
 	}
 	if err := g.store.PutPending(ctx, p); err != nil {
 		// The answer is still approval_required; only Guard.Approve
 		// cannot find this call (rules still work).
 		g.opts.Logger.Error("permission: could not record a pending call", "session", call.Session, "call", call.ID, "err", err)
 	}
+	return true
 }
 
 // Digest returns the digest an approval is bound to: "sha256:" and the hex

@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestReadOnlyExcludesWrites: commands that write files are not read-only
@@ -102,5 +105,33 @@ func TestApprovalForTheReviewedInput(t *testing.T) {
 	}
 	if r := w.call(t, "s", "c1", "deploy", map[string]any{"env": "production"}); r.Code == "" {
 		t.Errorf("unreviewed input ran: %s", r.Text())
+	}
+}
+
+// TestConflictingCallNotOfferedForApproval: a call id waits for approval
+// with input A; the same id is sent with input B. B's final offered B's
+// approval by that id ("approve c1"), but approving c1 approves A, the
+// pending call: a human who read B's final approved A. B's final now
+// names no approval key and says why.
+func TestConflictingCallNotOfferedForApproval(t *testing.T) {
+	w := newWorker(t, NewMemoryStore(), nil)
+	r := w.call(t, "s", "c1", "deploy", map[string]any{"env": "staging"})
+	if r.Code != toolkit.CodeApprovalRequired || r.Metadata[MetaApprovalKey] != "c1" {
+		t.Fatalf("first call: %s %v", r.Code, r.Metadata)
+	}
+	r = w.call(t, "s", "c1", "deploy", map[string]any{"env": "production"})
+	if r.Code != toolkit.CodeApprovalRequired {
+		t.Fatalf("second call: %s %q", r.Code, r.Text())
+	}
+	if k, ok := r.Metadata[MetaApprovalKey]; ok {
+		t.Errorf("the second call's final offers approval key %v, which approves the first call's input", k)
+	}
+	if !strings.Contains(r.Text(), "new id") {
+		t.Errorf("the second call's final does not say to use a new id: %q", r.Text())
+	}
+	// The same input again is the pending call: approvable as before.
+	r = w.call(t, "s", "c1", "deploy", map[string]any{"env": "staging"})
+	if r.Metadata[MetaApprovalKey] != "c1" {
+		t.Errorf("the pending call re-sent: %v", r.Metadata)
 	}
 }
