@@ -79,7 +79,7 @@ func absPath(p string, workingDirs []string) string {
 	if !filepath.IsAbs(p) && len(workingDirs) > 0 {
 		p = workingDirs[0] + "/" + p
 	}
-	if filepath.IsAbs(p) && slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+	if filepath.IsAbs(p) && len(p) <= maxPath && slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
 		return physicalDotDot(p)
 	}
 	return filepath.Clean(p)
@@ -109,7 +109,13 @@ func realPath(p string) string { return realPathHops(p, 0) }
 // maxLinkHops bounds the dangling links followed, as the kernel's 40.
 const maxLinkHops = 40
 
+// maxPath is PATH_MAX: the kernel opens no longer path (ENAMETOOLONG).
+const maxPath = 4096
+
 func realPathHops(p string, hops int) string {
+	if len(p) > maxPath {
+		return p // nothing to resolve; walking it back is quadratic
+	}
 	rest := ""
 	for q := p; ; {
 		if r, err := filepath.EvalSymlinks(q); err == nil {
