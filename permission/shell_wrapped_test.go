@@ -93,6 +93,9 @@ func TestDenyRuleSeesWrappedCommands(t *testing.T) {
 		"./rm -rf x",
 		"sudo sh -c 'nice rm -rf x'",
 		"env -S 'rm -rf x'",
+		strings.Repeat("sudo ", 20) + "rm -rf x", // deeper than is read: could be anything
+		strings.Repeat("eval ", 20) + "rm -rf x",
+		"echo " + strings.Repeat(`"$(`, 20) + "rm -rf x" + strings.Repeat(`)"`, 20),
 	} {
 		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
 			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)

@@ -195,6 +195,10 @@ type subject struct {
 	// denyOnly: a command another runs (sudo rm, sh -c 'rm'), for deny and
 	// ask rules; allow rules cover the command that runs it.
 	denyOnly bool
+	// opaque: what runs cannot be told (an unparsable line, scripts or
+	// wrappers nested too deep): every deny and ask pattern matches it,
+	// no allow pattern covers it.
+	opaque bool
 }
 
 // fileSubjects are the call's path and, when a symbolic link leads
@@ -244,15 +248,18 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 	var out []subject
 	if err != nil || len(line.cmds) == 0 {
 		// The line as written, and the commands read before the error.
-		out = append(out, subject{text: strings.Join(strings.Fields(cmd), " ")})
+		out = append(out, subject{text: strings.Join(strings.Fields(cmd), " "), opaque: err != nil})
 		line.subst = true // nothing here is read-only
 	}
 	for _, c := range line.cmds {
 		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
 		// And the commands it runs (sudo rm, sh -c 'rm', find -exec rm).
-		inner, _ := wrapped(c, 0)
+		inner, err := wrapped(c, 0)
 		for _, w := range inner {
 			out = append(out, subject{text: w.text(), denyOnly: true})
+		}
+		if err != nil {
+			out = append(out, subject{text: c.text(), opaque: true})
 		}
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
 			// And the command its brace expansions make ("{rm,} x" is
