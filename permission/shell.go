@@ -19,8 +19,9 @@ type simpleCmd struct {
 	outputs []string
 	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}, $'…') or
 	// a brace expansion, so its words are not known here; dollar: a
-	// $-expansion.
-	expands, dollar bool
+	// $-expansion; nameDollar: in the command's name, which may then be
+	// any command.
+	expands, dollar, nameDollar bool
 	// braced are the arguments with a brace expansion ({a,b}, {1..3}).
 	braced []string
 }
@@ -120,6 +121,9 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 		if len(cur.args) == 0 && isAssignment(w) {
 			cur.assigns = append(cur.assigns, w)
 			return
+		}
+		if len(cur.args) == 0 && dollarWord {
+			cur.nameDollar = true
 		}
 		cur.args = append(cur.args, w)
 		cur.expands = cur.expands || expands

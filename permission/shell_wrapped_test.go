@@ -118,3 +118,26 @@ func TestDenyRuleSeesWrappedCommands(t *testing.T) {
 		t.Errorf("allow sudo:*, sudo rm -rf ~: %s (%s), want a safety ask", d.Behavior, d.Reason)
 	}
 }
+
+// TestDenyRuleSeesComputedNames: a command whose name the shell computes
+// ($X, r$@m, ${x:-rm}) may be any command: every deny and ask pattern
+// matches it.
+func TestDenyRuleSeesComputedNames(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{"$X -rf y", "r$@m -rf y", "${x:-rm} -rf y", `"$X" -rf y`, "sudo $X -rf y"} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{"echo $HOME", "ls ${PWD}", "X=1 make"} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+	// Only a rule allowing every command covers one that may be any.
+	for spec, want := range map[string]Behavior{"execute_shell_command:*": Allow, "execute_shell_command:vim:*": Ask} {
+		if d := Decide(Policy{Rules: []Rule{rule(t, spec, Allow)}}, shell, cmd("$EDITOR notes.txt")); d.Behavior != want {
+			t.Errorf("allow %s, $EDITOR notes.txt: %s (%s), want %s", spec, d.Behavior, d.Reason, want)
+		}
+	}
+}

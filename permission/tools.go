@@ -3,6 +3,7 @@ package permission
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -258,7 +259,9 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		for _, w := range inner {
 			out = append(out, subject{text: w.text(), denyOnly: true})
 		}
-		if err != nil {
+		// A name the shell computes ($X, ${x:-rm}) may be any command, as
+		// may one a wrapper runs by a name with "$" in it (sudo $X).
+		if err != nil || c.nameDollar || slices.ContainsFunc(inner, func(w simpleCmd) bool { return strings.Contains(w.args[0], "$") }) {
 			out = append(out, subject{text: c.text(), opaque: true})
 		}
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
