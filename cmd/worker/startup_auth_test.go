@@ -162,7 +162,11 @@ func TestTryLineCredentials(t *testing.T) {
 		{"IPv6 loopback", nil, []string{"--listen", "[::1]:0"}, `--nats 'nats://[::1]:`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"--log-format", "json", "--listen", "127.0.0.1:0", "--store-dir", t.TempDir()}, tt.args...)
+			args := []string{"--log-format", "json"}
+			if !containsFlag(tt.args, "--nats") { // the embedded server's flags are refused beside --nats
+				args = append(args, "--listen", "127.0.0.1:0", "--store-dir", t.TempDir())
+			}
+			args = append(args, tt.args...)
 			p := startProc(t, cleanEnv(t, tt.env...), workerBin, args...)
 			line, ok := p.stderr.wait(func(s string) bool { return strings.Contains(s, `"toolbus worker ready"`) })
 			if !ok {
