@@ -141,3 +141,20 @@ func TestDenyRuleSeesComputedNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWrappedScriptWithoutCommand: a script (sh -c, eval) whose command
+// has no name (assignments or a redirection alone) is decided like any
+// other line; looking for a computed name in it indexed an empty word
+// list and panicked.
+func TestWrappedScriptWithoutCommand(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{"bash -c 'X=1'", "sh -c '>out'", "eval X=1", "sudo sh -c 'X=1; rm -rf x'"} {
+		want := Allow
+		if strings.Contains(c, "rm") {
+			want = Deny
+		}
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != want {
+			t.Errorf("deny rm:*, %q: %s (%s), want %s", c, d.Behavior, d.Reason, want)
+		}
+	}
+}

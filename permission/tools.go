@@ -261,7 +261,7 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		}
 		// A name the shell computes ($X, ${x:-rm}) may be any command, as
 		// may one a wrapper runs by a name with "$" in it (sudo $X).
-		if err != nil || c.nameDollar || slices.ContainsFunc(inner, func(w simpleCmd) bool { return strings.Contains(w.args[0], "$") }) {
+		if err != nil || c.nameDollar || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && strings.Contains(w.args[0], "$") }) {
 			out = append(out, subject{text: c.text(), opaque: true})
 		}
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
