@@ -17,8 +17,8 @@ type simpleCmd struct {
 	assigns []string
 	args    []string
 	outputs []string
-	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}, $'…') or
-	// a brace expansion, so its words are not known here; dollar: a
+	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}) or a
+	// brace expansion, so its words are not known here; dollar: a
 	// $-expansion; nameDollar: in the command's name, which may then be
 	// any command.
 	expands, dollar, nameDollar bool
@@ -275,7 +275,8 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			inWord = true
 			word.WriteRune(c)
 			switch {
-			case c == '$' && next != 0 && next != ' ' && next != '\t' && next != '\n':
+			case c == '$' && next != 0 && next != ' ' && next != '\t' && next != '\n' && next != '\'':
+				// (In the sh reading "$'" is a "$" and a quoted string.)
 				dollar = true
 			case c == '{':
 				open = true

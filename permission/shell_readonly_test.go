@@ -265,3 +265,20 @@ func TestShellANSICQuotes(t *testing.T) {
 		t.Error("echo $'a\\tb' is not read-only")
 	}
 }
+
+// TestANSICQuoteIsNoExpansion: a $'…' string is a word the line spells
+// out, in bash (its escapes) and in sh (a "$" and a quoted string), so a
+// read-only command whose arguments are checked stays read-only with one;
+// the sh reading took its "$" for an expansion.
+func TestANSICQuoteIsNoExpansion(t *testing.T) {
+	for _, c := range []string{"sort -t $'\\t' -k2 file", "git log --format=$'%h\\t%s'", "find . -name $'a b'"} {
+		if !shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = false, want true", c)
+		}
+	}
+	for _, c := range []string{"sort -t $'\\t' -o out file", "find . $'-delete'", "sort $'--o=x' f"} {
+		if shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = true, want false", c)
+		}
+	}
+}
