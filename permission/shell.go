@@ -99,12 +99,15 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	var word strings.Builder
 	inWord := false
 	redirect := false // the next word is a redirection target
-	// What the shell does to the current word: a $-expansion; an unquoted
-	// "{", a "," or ".." after it, a "}" after those (brace expansion).
-	var dollar, open, sep, brace bool
+	// What the shell does to the current word: a $-expansion; a brace
+	// expansion, an unquoted "}" closing a "{" with a "," or ".." at its
+	// own level. open holds, for each "{" not closed yet, whether one was
+	// seen.
+	var dollar, brace bool
+	var open []bool
 	resetWord := func() {
 		word.Reset()
-		inWord, dollar, open, sep, brace = false, false, false, false, false
+		inWord, dollar, brace, open = false, false, false, open[:0]
 	}
 	flushWord := func() {
 		if !inWord {
@@ -279,11 +282,12 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				// (In the sh reading "$'" is a "$" and a quoted string.)
 				dollar = true
 			case c == '{':
-				open = true
-			case open && (c == ',' || c == '.' && next == '.'):
-				sep = true
-			case open && sep && c == '}':
-				brace = true
+				open = append(open, false)
+			case len(open) > 0 && (c == ',' || c == '.' && next == '.'):
+				open[len(open)-1] = true
+			case len(open) > 0 && c == '}':
+				brace = brace || open[len(open)-1]
+				open = open[:len(open)-1]
 			}
 		}
 	}

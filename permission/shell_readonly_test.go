@@ -282,3 +282,20 @@ func TestANSICQuoteIsNoExpansion(t *testing.T) {
 		}
 	}
 }
+
+// TestBracesWithoutExpansion: "{" and "}" with no "," or ".." between
+// them at their own level make no brace expansion (git's HEAD@{1}), even
+// with a ".." outside them; they were taken for one, and
+// git diff HEAD@{1}..HEAD@{0} was not read-only.
+func TestBracesWithoutExpansion(t *testing.T) {
+	for _, c := range []string{"git diff HEAD@{1}..HEAD@{0}", "git log main@{2}..main", "git log @{u}..@{push}"} {
+		if !shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = false, want true", c)
+		}
+	}
+	for _, c := range []string{"sort {-o,x}{1} f", "find . {x,-delete}", "find . -{a{b,c}}delete", "sort {-o,x}..{y} f"} {
+		if shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = true, want false", c)
+		}
+	}
+}
