@@ -99,6 +99,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	var word strings.Builder
 	inWord := false
 	redirect := false // the next word is a redirection target
+	input := false    // the next word is a file read (<, <<<): no argument
 	// What the shell does to the current word: a $-expansion; a brace
 	// expansion, an unquoted "}" closing a "{" with a "," or ".." at its
 	// own level. open holds, for each "{" not closed yet, whether one was
@@ -116,6 +117,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 		w := word.String()
 		expands, braced, dollarWord := dollar || brace, brace, dollar
 		resetWord()
+		if input {
+			input = false
+			return
+		}
 		if redirect {
 			redirect = false
 			cur.outputs = append(cur.outputs, w)
@@ -141,7 +146,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			out.cmds = append(out.cmds, cur)
 		}
 		cur = simpleCmd{}
-		redirect = false
+		redirect, input = false, false
 	}
 	rs := []rune(line)
 	for i := 0; i < len(rs); i++ {
@@ -258,20 +263,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				}
 				i++ // >&word: bash sends both outputs to the file word
 			}
-			redirect = isOut
-			if !isOut {
-				// Input redirection: the target is read, not written; keep
-				// it out of the arguments too.
-				redirect = false
-				for i+1 < len(rs) && rs[i+1] == ' ' {
-					i++
-				}
-				j := i + 1
-				for j < len(rs) && !strings.ContainsRune(" \t;&|<>\n", rs[j]) {
-					j++
-				}
-				i = j - 1
-			}
+			// An input redirection's target is read, not written, and
+			// is no argument; it is a word as any other (quotes,
+			// substitutions).
+			redirect, input = isOut, !isOut
 		case c == ' ' || c == '\t':
 			flushWord()
 		default:

@@ -158,3 +158,32 @@ func TestWrappedScriptWithoutCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestInputRedirectionTarget: the file a command reads (<, <<<) is a
+// word with quotes and substitutions, as the shell reads it; it was taken
+// up to the next space or operator, so a quoted target with a space
+// desynchronised the quotes ("cat <'a b';touch x;cat <'<'z" was one cat)
+// and a substitution in it went unseen (cat <$(rm -rf x)): explore mode
+// ran them and deny rules missed them.
+func TestInputRedirectionTarget(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{
+		"cat <'a b';rm -rf x;cat <'<'z",
+		`cat <"a b";rm -rf x;cat <"<"z`,
+		"cat <$(rm -rf x)",
+		"cat < \"$(rm -rf x)\"",
+		"grep y <<< \"a b\"; rm -rf x",
+	} {
+		if d := Decide(Policy{Mode: ModeExplore}, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("explore %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{`wc -l < "my file.txt"`, `grep foo <<< "some text"`, "sort <in.txt", "cat 0<'a b' | head"} {
+		if !shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = false, want true", c)
+		}
+	}
+}
