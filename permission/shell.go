@@ -100,6 +100,11 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	inWord := false
 	redirect := false // the next word is a redirection target
 	input := false    // the next word is a file read (<, <<<): no argument
+	// The next word is a here-document's delimiter (<<, <<- strips tabs);
+	// the bodies of those given on a line follow its newline.
+	delimNext, stripNext := false, false
+	var docs []hereDoc
+	quoted := false // the current word has quotes or escapes
 	// What the shell does to the current word: a $-expansion; a brace
 	// expansion, an unquoted "}" closing a "{" with a "," or ".." at its
 	// own level. open holds, for each "{" not closed yet, whether one was
@@ -108,17 +113,20 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	var open []bool
 	resetWord := func() {
 		word.Reset()
-		inWord, dollar, brace, open = false, false, false, open[:0]
+		inWord, dollar, brace, open, quoted = false, false, false, open[:0], false
 	}
 	flushWord := func() {
 		if !inWord {
 			return
 		}
 		w := word.String()
-		expands, braced, dollarWord := dollar || brace, brace, dollar
+		expands, braced, dollarWord, quotedWord := dollar || brace, brace, dollar, quoted
 		resetWord()
 		if input {
-			input = false
+			if delimNext {
+				docs = append(docs, hereDoc{delim: w, literal: quotedWord, strip: stripNext})
+			}
+			input, delimNext = false, false
 			return
 		}
 		if redirect {
@@ -146,7 +154,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			out.cmds = append(out.cmds, cur)
 		}
 		cur = simpleCmd{}
-		redirect, input = false, false
+		redirect, input, delimNext = false, false, false
 	}
 	rs := []rune(line)
 	for i := 0; i < len(rs); i++ {
@@ -162,14 +170,14 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				i++
 			}
 		case ansiC && c == '$' && next == '\'':
-			inWord = true
+			inWord, quoted = true, true
 			j, ok := ansiCString(rs, i+2, &word)
 			if !ok {
 				return out, errUnterminated
 			}
 			i = j
 		case c == '\'':
-			inWord = true
+			inWord, quoted = true, true
 			j := i + 1
 			for j < len(rs) && rs[j] != '\'' {
 				j++
@@ -180,7 +188,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			word.WriteString(string(rs[i+1 : j]))
 			i = j
 		case c == '"':
-			inWord = true
+			inWord, quoted = true, true
 			j := i + 1
 			for ; j < len(rs) && rs[j] != '"'; j++ {
 				switch {
@@ -213,7 +221,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				continue
 			}
 			if next != 0 {
-				inWord = true
+				inWord, quoted = true, true
 				word.WriteRune(next)
 				i++
 			}
@@ -237,6 +245,13 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				i++
 			}
 			flushCmd()
+			if c == '\n' && len(docs) > 0 {
+				end, err := hereDocBodies(rs, i, docs, &out)
+				if err != nil {
+					return out, err
+				}
+				i, docs = end, nil
+			}
 		case c == '>' || c == '<' || c == '&' && next == '>':
 			// A file-descriptor number right before the operator (2>)
 			// is not a word.
@@ -267,6 +282,13 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			// is no argument; it is a word as any other (quotes,
 			// substitutions).
 			redirect, input = isOut, !isOut
+			if c == '<' && next == '<' && (i+2 >= len(rs) || rs[i+2] != '<') {
+				i++ // << (<<< is a here-string, a word)
+				delimNext = true
+				if stripNext = i+1 < len(rs) && rs[i+1] == '-'; stripNext {
+					i++
+				}
+			}
 		case c == ' ' || c == '\t':
 			flushWord()
 		default:
@@ -288,6 +310,61 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	}
 	flushCmd()
 	return out, nil
+}
+
+// hereDoc is a here-document whose body is still to be read: its
+// delimiter (quotes removed); literal when quotes in the delimiter make
+// the body plain text (otherwise its substitutions run); strip for <<-,
+// which strips leading tabs.
+type hereDoc struct {
+	delim          string
+	literal, strip bool
+}
+
+// hereDocBodies skips the bodies of docs, which begin after the newline
+// at rs[nl], as the shell reads them: each ends at the line that is its
+// delimiter (or the end of the line), and the substitutions of a body
+// that is not literal are recorded in out. It returns the index of the
+// last character of the last body's delimiter line.
+func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, error) {
+	i := nl // the newline before the next line
+	for _, d := range docs {
+		from, to := i+1, len(rs) // the body; to: where its delimiter's line starts
+		for i+1 < len(rs) {
+			start := i + 1
+			i = start
+			for i < len(rs) && rs[i] != '\n' {
+				i++
+			}
+			line := string(rs[start:i])
+			if d.strip {
+				line = strings.TrimLeft(line, "\t")
+			}
+			if line == d.delim {
+				to = start
+				break
+			}
+		}
+		if d.literal {
+			continue
+		}
+		body := rs[min(from, to):to]
+		for k := 0; k < len(body); k++ {
+			switch {
+			case body[k] == '\\':
+				k++
+			case body[k] == '`', body[k] == '$' && k+1 < len(body) && body[k+1] == '(':
+				end, err := substitution(body, k, out, 0)
+				if err != nil {
+					return 0, err
+				}
+				k = end
+			case out != nil && promptExpansion(body, k):
+				out.subst = true
+			}
+		}
+	}
+	return min(i, len(rs)), nil
 }
 
 // substitution reads the command or process substitution at rs[i] ($(…),

@@ -187,3 +187,39 @@ func TestInputRedirectionTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestHereDocuments: the body of a here-document is data, not commands:
+// it ends at its delimiter's line, its quotes are not the shell's, and
+// only an unquoted delimiter's body runs substitutions. Read as commands,
+// two bodies with an apostrophe each hid the command between them from
+// deny rules in bypass mode, and a body with one made the line
+// unparsable, which every deny and ask rule matches.
+func TestHereDocuments(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{
+		"cat <<EOF\nit's\nEOF\nrm -rf x\ncat <<EOF\nit's\nEOF\n",
+		"cat <<-EOF\n\tit's\n\tEOF\nrm -rf x\ncat <<EOF\nit's\nEOF",
+		"cat <<EOF\n$(rm -rf x)\nEOF",
+		"cat <<EOF\n`rm -rf x`\nEOF",
+		"cat <<A; cat <<'B'\na\nA\nb\nB\nrm -rf x",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{
+		"cat > notes.md <<'EOF'\nIt's done: rm -rf is not run; $(neither)\nEOF",
+		"git commit -F - <<EOF\nDon't stop\nEOF\n",
+		"cat <<\"EOF\"\n`rm -rf x`\nEOF",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+	if !shellReadOnly("cat <<'EOF'\nit's $(data)\nEOF") {
+		t.Error("cat of a quoted here-document is not read-only")
+	}
+	if shellReadOnly("cat <<EOF\n$(touch x)\nEOF") {
+		t.Error("cat of a here-document with a substitution is read-only")
+	}
+}
