@@ -105,6 +105,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	delimNext, stripNext := false, false
 	var docs []hereDoc
 	quoted := false // the current word has quotes or escapes
+	// Unquoted parentheses open (subshells, (( … ))): a "<<" inside may
+	// be a shift, so a line with one cannot be read (unsure). paren: the
+	// last character was one, after which a "#" begins a comment.
+	parens, paren, unsure := 0, false, false
 	// What the shell does to the current word: a $-expansion; a brace
 	// expansion, an unquoted "}" closing a "{" with a "," or ".." at its
 	// own level. open holds, for each "{" not closed yet, whether one was
@@ -163,8 +167,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 		if i+1 < len(rs) {
 			next = rs[i+1]
 		}
+		afterParen := paren
+		paren = false
 		switch {
-		case c == '#' && !inWord:
+		case c == '#' && (!inWord || afterParen):
 			// A comment, to the end of the line (quotes in it included).
 			for i+1 < len(rs) && rs[i+1] != '\n' {
 				i++
@@ -245,6 +251,9 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				i++
 			}
 			flushCmd()
+			if c == '\n' && unsure {
+				return out, errHereDocInParens
+			}
 			if c == '\n' && len(docs) > 0 {
 				end, err := hereDocBodies(rs, i, docs, &out)
 				if err != nil {
@@ -284,7 +293,8 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			redirect, input = isOut, !isOut
 			if c == '<' && next == '<' && (i+2 >= len(rs) || rs[i+2] != '<') {
 				i++ // << (<<< is a here-string, a word)
-				delimNext = true
+				unsure = unsure || parens > 0
+				delimNext = parens == 0
 				if stripNext = i+1 < len(rs) && rs[i+1] == '-'; stripNext {
 					i++
 				}
@@ -305,6 +315,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			case len(open) > 0 && c == '}':
 				brace = brace || open[len(open)-1]
 				open = open[:len(open)-1]
+			case c == '(':
+				parens, paren = parens+1, true
+			case c == ')':
+				parens, paren = max(parens-1, 0), true
 			}
 		}
 	}
@@ -395,9 +409,53 @@ func substitution(rs []rune, i int, out *shellLine, depth int) (end int, err err
 		return 0, errUnterminated
 	}
 	start := i + 2 // after "$(", "<(" or ">("
-	parens := 1
+	// The parentheses open inside, each true when it opens a substitution
+	// ($(, <(, >(), whose ")" ends no word.
+	var open []bool
+	// A "#" at the start of a word begins a comment, and the bodies of the
+	// here-documents of a line follow its newline: a ")" in either does
+	// not end the substitution. A "<<" inside parentheses may be a shift
+	// ((( x << 2 ))) or a here-document (a subshell's): a line with one
+	// cannot be read. So cannot a case, whose patterns end with ")".
+	wordStart, unsure := true, false
+	var docs []hereDoc
 	for j := start; j < len(rs); j++ {
-		switch rs[j] {
+		c, atStart := rs[j], wordStart
+		wordStart = strings.ContainsRune(" \t\n;&|(<>", c)
+		switch c {
+		case '#':
+			if atStart {
+				for j+1 < len(rs) && rs[j+1] != '\n' {
+					j++
+				}
+			}
+		case 'c':
+			if atStart && strings.HasPrefix(string(rs[j:min(j+5, len(rs))]), "case") &&
+				(j+4 == len(rs) || strings.ContainsRune(" \t\n", rs[j+4])) {
+				return 0, errCaseInSubstitution
+			}
+		case '\n':
+			if unsure {
+				return 0, errHereDocInParens
+			}
+			if len(docs) > 0 {
+				if j, err = hereDocBodies(rs, j, docs, nil); err != nil {
+					return 0, err
+				}
+				docs = nil
+			}
+		case '<':
+			if j+2 < len(rs) && rs[j+1] == '<' && rs[j+2] != '<' {
+				if len(open) > 0 {
+					unsure = true
+					continue
+				}
+				var d hereDoc
+				if d, j, err = hereDocDelim(rs, j+2); err != nil {
+					return 0, err
+				}
+				docs = append(docs, d)
+			}
 		case '\\':
 			j++
 		case '\'':
@@ -425,15 +483,57 @@ func substitution(rs []rune, i int, out *shellLine, depth int) (end int, err err
 				return 0, err
 			}
 		case '(':
-			parens++
+			open = append(open, j > 0 && strings.ContainsRune("$<>", rs[j-1]))
 		case ')':
-			if parens--; parens == 0 {
+			if len(open) == 0 {
 				record(rs[start:j])
 				return j, nil
 			}
+			wordStart = !open[len(open)-1]
+			open = open[:len(open)-1]
 		}
 	}
 	return 0, errUnterminated
+}
+
+var (
+	errCaseInSubstitution = errors.New("a case inside a substitution")
+	errHereDocInParens    = errors.New("a here-document or shift inside parentheses")
+)
+
+// hereDocDelim reads the delimiter word of a here-document after "<<" at
+// rs[i] ("-" first for <<-); it returns the index of the word's last
+// character.
+func hereDocDelim(rs []rune, i int) (d hereDoc, end int, err error) {
+	if i < len(rs) && rs[i] == '-' {
+		d.strip = true
+		i++
+	}
+	for i < len(rs) && (rs[i] == ' ' || rs[i] == '\t') {
+		i++
+	}
+	var w strings.Builder
+	for ; i < len(rs) && !strings.ContainsRune(" \t\n;&|()<>", rs[i]); i++ {
+		switch rs[i] {
+		case '\\':
+			d.literal = true
+			if i++; i < len(rs) {
+				w.WriteRune(rs[i])
+			}
+		case '\'', '"':
+			d.literal = true
+			k := slices.Index(rs[i+1:], rs[i])
+			if k < 0 {
+				return d, 0, errUnterminated
+			}
+			w.WriteString(string(rs[i+1 : i+1+k]))
+			i += k + 1
+		default:
+			w.WriteRune(rs[i])
+		}
+	}
+	d.delim = w.String()
+	return d, i - 1, nil
 }
 
 // promptExpansion reports a ${NAME@P} at rs[i]: the value is expanded as

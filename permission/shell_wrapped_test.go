@@ -223,3 +223,32 @@ func TestHereDocuments(t *testing.T) {
 		t.Error("cat of a here-document with a substitution is read-only")
 	}
 }
+
+// TestSubstitutionEndsAsTheShellReads: a ")" in a comment or a
+// here-document inside $(…) does not end it, as the shell reads it; it
+// did here, and the rest of the substitution was read as the outer line,
+// where a quote from the comment or the body hid the next command.
+func TestSubstitutionEndsAsTheShellReads(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{
+		"echo $(true # ) it's\nrm -rf x\n) \"' #\"",
+		"echo $(cat <<EOF\n) it's\nEOF\n); rm -rf x; echo \"' #\"",
+		"echo $(cat <<'E F'\n) it's\nE F\n); rm -rf x; echo \"' #\"",
+		"echo $(cat <<-EOF\n) it's\n\tEOF\n); rm -rf x; echo \"' #\"",
+		"echo $(case x in *)#'\nrm -rf x\n;; esac) \"' #\"",
+		"case x in *)#'\nrm -rf x\n;; esac #'",
+		"(( y = 1 << 2 ))\nrm -rf x\n2",
+		"echo $( (( y = 1 << 2 ))\n) ; cat <<X\n2\n) it's\nX\nrm -rf x\necho \"' #\"",
+		"for ((i=0; i<1<<3; i++)); do :; done\nrm -rf x\n3",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{"echo $(echo $# a#b ${#x})", "echo $(cat <<EOF\n(\nEOF\n)", "echo $(cat <<< x)",
+		"echo $((1<<2)) $(echo $((1<<2))#x)", "(ls)#'", "echo $(echo a)#'b'"} {
+		if _, err := parseShell(c); err != nil {
+			t.Errorf("parseShell(%q): %v", c, err)
+		}
+	}
+}
