@@ -44,6 +44,11 @@ type shellLine struct {
 	subst bool
 	// inner are the substitutions' command lines.
 	inner []string
+	// bodies are the here-documents' bodies; data are the commands they
+	// hold when read as scripts (bash <<EOF), for deny and ask rules and
+	// the removal check only: a body is as often prose.
+	bodies []string
+	data   []simpleCmd
 }
 
 var errUnterminated = errors.New("unterminated quote")
@@ -80,14 +85,23 @@ func parseNested(line string, depth int) (shellLine, error) {
 		bash.cmds = append(bash.cmds, sh.cmds...)
 		bash.subst = bash.subst || sh.subst
 		bash.inner = append(bash.inner, sh.inner...)
+		bash.bodies = append(bash.bodies, sh.bodies...)
 		err = cmp.Or(err, shErr)
 	}
 	for _, in := range slices.Compact(slices.Sorted(slices.Values(bash.inner))) {
 		l, e := parseNested(in, depth+1)
 		bash.cmds = append(bash.cmds, l.cmds...)
+		bash.data = append(bash.data, l.data...)
 		err = cmp.Or(err, e)
 	}
-	bash.inner = nil
+	for _, b := range slices.Compact(slices.Sorted(slices.Values(bash.bodies))) {
+		l, e := parseNested(b, depth+1)
+		bash.data = append(append(bash.data, l.cmds...), l.data...)
+		if errors.Is(e, errTooDeep) { // a prose body's errors are no error
+			err = cmp.Or(err, e)
+		}
+	}
+	bash.inner, bash.bodies = nil, nil
 	return bash, err
 }
 
@@ -337,9 +351,10 @@ type hereDoc struct {
 
 // hereDocBodies skips the bodies of docs, which begin after the newline
 // at rs[nl], as the shell reads them: each ends at the line that is its
-// delimiter (or the end of the line), and the substitutions of a body
-// that is not literal are recorded in out. It returns the index of the
-// last character of the last body's delimiter line.
+// delimiter (or the end of the line). With out, it records the bodies
+// and the substitutions of those that are not literal (without, only
+// where they end matters: substitution). It returns the index of the last
+// character of the last body's delimiter line.
 func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, error) {
 	i := nl // the newline before the next line
 	for _, d := range docs {
@@ -359,10 +374,13 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 				break
 			}
 		}
-		if d.literal {
-			continue
-		}
 		body := rs[min(from, to):to]
+		if out != nil {
+			out.bodies = append(out.bodies, string(body))
+		}
+		if d.literal || out == nil {
+			continue // no substitutions, or none to record
+		}
 		for k := 0; k < len(body); k++ {
 			switch {
 			case body[k] == '\\':
@@ -960,6 +978,13 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 	if line.subst {
 		return "the command uses command substitution, which can run any command"
 	}
+	for _, c := range line.data {
+		for _, w := range append([]simpleCmd{c}, wrappedOrNone(c)...) {
+			if why := dangerousRemoval(w, workingDirs); why != "" {
+				return why + " (in a here-document)"
+			}
+		}
+	}
 	for _, c := range line.cmds {
 		c, ok := expanded(c)
 		if !ok {
@@ -996,6 +1021,13 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 		}
 	}
 	return ""
+}
+
+// wrappedOrNone is what wrapped finds, nothing when a script cannot be
+// read.
+func wrappedOrNone(c simpleCmd) []simpleCmd {
+	w, _ := wrapped(c, 0)
+	return w
 }
 
 // maxBraceWords bounds the words a command's brace expansions are

@@ -210,14 +210,15 @@ func TestHereDocuments(t *testing.T) {
 	for _, c := range []string{
 		"cat > notes.md <<'EOF'\nIt's done: rm -rf is not run; $(neither)\nEOF",
 		"git commit -F - <<EOF\nDon't stop\nEOF\n",
-		"cat <<\"EOF\"\n`rm -rf x`\nEOF",
 	} {
 		if d := Decide(deny, shell, cmd(c)); d.Behavior != Allow {
 			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
 		}
 	}
-	if !shellReadOnly("cat <<'EOF'\nit's $(data)\nEOF") {
-		t.Error("cat of a quoted here-document is not read-only")
+	for _, c := range []string{"cat <<'EOF'\nit's $(data)\nEOF", "cat <<\"EOF\"\n`rm -rf x`\nEOF"} {
+		if !shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = false, want true", c)
+		}
 	}
 	if shellReadOnly("cat <<EOF\n$(touch x)\nEOF") {
 		t.Error("cat of a here-document with a substitution is read-only")
@@ -250,5 +251,38 @@ func TestSubstitutionEndsAsTheShellReads(t *testing.T) {
 		if _, err := parseShell(c); err != nil {
 			t.Errorf("parseShell(%q): %v", c, err)
 		}
+	}
+}
+
+// TestHereDocumentScripts: a here-document's body may be a script (bash
+// <<EOF, cat <<EOF | sh): deny and ask rules and the removal check see
+// the commands it would run, as they did when it was read as commands,
+// without its prose making the line unparsable.
+func TestHereDocumentScripts(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{
+		"bash <<'EOF'\nrm -rf x\necho it's\nEOF",
+		"cat <<EOF | sh\nrm -rf x\nEOF",
+		"sh <<A\ncat <<B\nB\nsudo rm -rf x\nA",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	if d := Decide(Policy{Mode: ModeBypass}, shell, cmd("bash <<'EOF'\nrm -rf ~\nEOF")); d.Behavior != Allow {
+		t.Errorf("bypass, rm -rf ~ in a here-document: %s (%s)", d.Behavior, d.Reason)
+	}
+	if d := Decide(Policy{}, shell, cmd("bash <<'EOF'\nrm -rf ~\nEOF")); d.Behavior != Ask || !d.Safety {
+		t.Errorf("rm -rf ~ in a here-document: %s (%s), want a safety ask", d.Behavior, d.Reason)
+	}
+	if !shellReadOnly("cat <<'EOF'\nrm -rf x\nEOF") {
+		t.Error("cat of a here-document is not read-only")
+	}
+	nested := "echo x"
+	for range 20 {
+		nested = "sh <<EOF\n" + nested + "\nEOF"
+	}
+	if _, err := parseShell(nested); !errors.Is(err, errTooDeep) {
+		t.Errorf("20 nested here-documents: %v, want %v", err, errTooDeep)
 	}
 }

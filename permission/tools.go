@@ -252,6 +252,13 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		out = append(out, subject{text: strings.Join(strings.Fields(cmd), " "), opaque: err != nil})
 		line.subst = true // nothing here is read-only
 	}
+	// The commands of here-documents' bodies, which may be scripts (bash
+	// <<EOF): for deny and ask rules.
+	for _, c := range line.data {
+		for _, w := range append([]simpleCmd{c}, wrappedOrNone(c)...) {
+			out = append(out, subject{text: w.text(), denyOnly: true})
+		}
+	}
 	for _, c := range line.cmds {
 		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
 		// And the commands it runs (sudo rm, sh -c 'rm', find -exec rm).
