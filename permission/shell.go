@@ -175,6 +175,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 		redirect, input, delimNext = false, false, false
 	}
 	rs := []rune(line)
+	pr := newPrompts(rs)
 	for i := 0; i < len(rs); i++ {
 		c := rs[i]
 		next := rune(0)
@@ -224,7 +225,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 					word.WriteString(string(rs[j : end+1]))
 					j = end
 					continue
-				case promptExpansion(rs, j):
+				case pr.at(rs, j):
 					out.subst = true
 				case rs[j] == '$' && j+1 < len(rs) && rs[j+1] != '"':
 					dollar = true
@@ -253,7 +254,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			inWord = true
 			word.WriteString(string(rs[i : end+1]))
 			i = end
-		case promptExpansion(rs, i):
+		case pr.at(rs, i):
 			out.subst = true
 			inWord = true
 			word.WriteRune(c)
@@ -381,6 +382,7 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 		if d.literal || out == nil {
 			continue // no substitutions, or none to record
 		}
+		pr := newPrompts(body)
 		for k := 0; k < len(body); k++ {
 			switch {
 			case body[k] == '\\':
@@ -391,7 +393,7 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 					return 0, err
 				}
 				k = end
-			case out != nil && promptExpansion(body, k):
+			case pr.at(body, k):
 				out.subst = true
 			}
 		}
@@ -554,17 +556,29 @@ func hereDocDelim(rs []rune, i int) (d hereDoc, end int, err error) {
 	return d, i - 1, nil
 }
 
-// promptExpansion reports a ${NAME@P} at rs[i]: the value is expanded as
-// a prompt, which runs the command substitutions in it.
-func promptExpansion(rs []rune, i int) bool {
-	if rs[i] != '$' || i+1 >= len(rs) || rs[i+1] != '{' {
-		return false
+// prompts tells the "${" of a line that may be a prompt expansion
+// (${NAME@P}, whose value's substitutions run): every one when the line
+// has "@P}" anywhere (the "}" of a nested ${…}, as in ${_[${#i}]@P},
+// comes first), and one with no "}" after it (unterminated: bash refuses
+// it, nothing to allow). Made in one pass, it answers each "${" at once.
+type prompts struct {
+	any       bool
+	lastClose int
+}
+
+func newPrompts(rs []rune) prompts {
+	p := prompts{any: strings.Contains(strings.ReplaceAll(string(rs), "\\\n", ""), "@P}"), lastClose: -1} // continued lines joined, as the shell does
+	for i := len(rs) - 1; i >= 0 && p.lastClose < 0; i-- {
+		if rs[i] == '}' {
+			p.lastClose = i
+		}
 	}
-	end := slices.Index(rs[i+2:], '}')
-	if end < 0 {
-		return true // unterminated: bash refuses it, nothing to allow
-	}
-	return strings.Contains(string(rs[i+2:i+2+end]), "@P")
+	return p
+}
+
+// at reports a prompt expansion at rs[i].
+func (p prompts) at(rs []rune, i int) bool {
+	return rs[i] == '$' && i+1 < len(rs) && rs[i+1] == '{' && (p.any || p.lastClose < i)
 }
 
 // ansiCString reads a $'…' string from rs[from] (after the opening

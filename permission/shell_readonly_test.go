@@ -2,6 +2,7 @@ package permission
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -297,5 +298,30 @@ func TestBracesWithoutExpansion(t *testing.T) {
 		if shellReadOnly(c) {
 			t.Errorf("shellReadOnly(%q) = true, want false", c)
 		}
+	}
+}
+
+// TestPromptExpansionNested: ${NAME@P} runs the substitutions in NAME's
+// value ($_ is the last word of the command before), also with a nested
+// ${…} in a subscript (${_[${#i}]@P}), whose "}" came first and hid the
+// @P; and telling it costs one pass over the line, however many "${" it
+// has (each looked for its "}" to the end of the line).
+func TestPromptExpansionNested(t *testing.T) {
+	for _, c := range []string{
+		"echo '$(touch x)'; echo ${_[${#i}]@P}",
+		"echo '$(touch x)'; echo \"${_[${#i}]@P}\"",
+		"echo '$(touch x)'; echo ${_@\\\nP}",
+	} {
+		if shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = true, want false", c)
+		}
+	}
+	for _, c := range []string{"echo ${HOME} \"${x:-y}\"", "cat ${a[${#i}]}"} {
+		if !shellReadOnly(c) {
+			t.Errorf("shellReadOnly(%q) = false, want true", c)
+		}
+	}
+	if shellReadOnly(strings.Repeat("echo ${x ", 200000)) {
+		t.Error("a line of 200000 unterminated ${ is read-only")
 	}
 }
