@@ -1056,13 +1056,14 @@ func expanded(c simpleCmd) (simpleCmd, bool) {
 	if len(c.braced) == 0 {
 		return c, true
 	}
+	work := maxBraceWork
 	var args []string
 	for _, a := range c.args {
 		if !slices.Contains(c.braced, a) {
 			args = append(args, a)
 			continue
 		}
-		ws, ok := expandBraces(a, maxBraceWords-len(args))
+		ws, ok := expandBraces(a, maxBraceWords-len(args), &work)
 		if !ok {
 			return c, false
 		}
@@ -1072,15 +1073,25 @@ func expanded(c simpleCmd) (simpleCmd, bool) {
 	return c, true
 }
 
+// maxBraceWork bounds the characters that expanding one command's braces
+// looks at: empty alternatives ({,}{,}…) make 2ⁿ words that are dropped
+// and so never reach maxBraceWords, and each unclosed "{" is read to the
+// end of its word.
+const maxBraceWork = 1 << 22
+
 // expandBraces expands the brace expansions of one word, into at most
-// limit words; empty words are dropped, as the shell drops them.
-func expandBraces(w string, limit int) ([]string, bool) {
-	if limit <= 0 {
+// limit words; empty words are dropped, as the shell drops them. work is
+// what is left of maxBraceWork: ok is false when it runs out.
+func expandBraces(w string, limit int, work *int) ([]string, bool) {
+	if *work -= len(w) + 1; limit <= 0 || *work < 0 {
 		return nil, false
 	}
 	for start := 0; start < len(w); start++ {
 		if w[start] != '{' {
 			continue
+		}
+		if *work -= len(w) - start; *work < 0 {
+			return nil, false // each "{" may be read to the end
 		}
 		alts, end, ok := braceAlternatives(w, start)
 		if !ok {
@@ -1091,7 +1102,7 @@ func expandBraces(w string, limit int) ([]string, bool) {
 		}
 		var out []string
 		for _, alt := range alts {
-			ws, ok := expandBraces(w[:start]+alt+w[end+1:], limit-len(out))
+			ws, ok := expandBraces(w[:start]+alt+w[end+1:], limit-len(out), work)
 			if !ok {
 				return nil, false
 			}

@@ -159,13 +159,15 @@ func TestExpandBraces(t *testing.T) {
 		"a{b,{c,d}}":   {"ab", "ac", "ad"},
 		"{a,b}{c,d}":   {"ac", "ad", "bc", "bd"},
 	} {
-		got, ok := expandBraces(w, 256)
+		work := maxBraceWork
+		got, ok := expandBraces(w, 256, &work)
 		if !ok || !slices.Equal(got, want) {
 			t.Errorf("%q: %q %v", w, got, ok)
 		}
 	}
 	for _, w := range []string{"{1..100000}", "{-9223372036854775808..9223372036854775807}", "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}"} {
-		if _, ok := expandBraces(w, 256); ok {
+		work := maxBraceWork
+		if _, ok := expandBraces(w, 256, &work); ok {
 			t.Errorf("%q expanded", w)
 		}
 	}
@@ -323,5 +325,31 @@ func TestPromptExpansionNested(t *testing.T) {
 	}
 	if shellReadOnly(strings.Repeat("echo ${x ", 200000)) {
 		t.Error("a line of 200000 unterminated ${ is read-only")
+	}
+}
+
+// TestBraceExpansionBounded: expanding a command's braces looks at a
+// bounded number of characters: alternatives that are all empty make 2ⁿ
+// words that are dropped and never reached the word limit ({,}×40 ran for
+// days), and a word of many unclosed "{" was read to its end from each.
+// Past the bound the command is a safety ask.
+func TestBraceExpansionBounded(t *testing.T) {
+	for _, c := range []string{"cp x " + strings.Repeat("{,}", 40), "cp {a,b}" + strings.Repeat("{", 1<<20)} {
+		line, err := parseShell(c)
+		if err != nil || len(line.cmds) != 1 {
+			t.Fatalf("%.20q: %v", c, err)
+		}
+		if _, ok := expanded(line.cmds[0]); ok {
+			t.Errorf("%.20q… expanded", c)
+		}
+		if d := Decide(Policy{Mode: ModeBypass}, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("bypass, %.20q…: %s (%s)", c, d.Behavior, d.Reason)
+		}
+		if d := Decide(Policy{}, shell, cmd(c)); d.Behavior != Ask || !d.Safety {
+			t.Errorf("%.20q…: %s (%s), want a safety ask", c, d.Behavior, d.Reason)
+		}
+	}
+	if e, ok := expanded(simpleCmd{args: []string{"cp", "{,}{,}x", "{a,b}"}, braced: []string{"{,}{,}x", "{a,b}"}}); !ok || len(e.args) != 7 {
+		t.Errorf("cp {,}{,}x {a,b}: %q %v", e.args, ok)
 	}
 }
