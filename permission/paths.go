@@ -86,16 +86,37 @@ func absPath(p string, workingDirs []string) string {
 }
 
 // physicalDotDot cleans an absolute path, resolving the symbolic links
-// before each "..".
+// before each "..". It walks the path once, keeping the resolved path
+// beside the written one and looking at each component once: resolving
+// the whole path before each ".." (walked back component by component
+// where it does not exist) made a 4 KB path of "x/" and "../" cost
+// seconds, for each such argument of a shell command.
 func physicalDotDot(p string) string {
 	cur := string(filepath.Separator)
+	real, exists := cur, true // cur resolved; whether it exists (may hold links)
 	for _, part := range strings.Split(filepath.ToSlash(p), "/") {
 		switch part {
 		case "", ".":
 		case "..":
-			cur = filepath.Dir(realPath(cur))
+			real = filepath.Dir(real)
+			cur = real
+			_, err := os.Lstat(real)
+			exists = err == nil
 		default:
 			cur = filepath.Join(cur, part)
+			next := filepath.Join(real, part)
+			if exists {
+				fi, err := os.Lstat(next)
+				switch {
+				case err != nil:
+					exists = false
+				case fi.Mode()&os.ModeSymlink != 0:
+					next = realPath(next) // a dangling one too
+					_, err := os.Lstat(next)
+					exists = err == nil
+				}
+			}
+			real = next
 		}
 	}
 	return cur

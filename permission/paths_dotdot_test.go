@@ -115,3 +115,38 @@ func TestLongPath(t *testing.T) {
 		t.Errorf("accept_edits, touch a %d-byte path inside the working dir: %s (%s)", len(long), d.Behavior, d.Reason)
 	}
 }
+
+// TestDotDotWalk: a path with ".." is taken as the kernel walks it, each
+// link resolved where it stands (a link to a link, a relative one, one
+// reached after a ".."), the components as written kept up to the last
+// "..", and a missing directory popped as written.
+func TestDotDotWalk(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a/b/c", "t/u/v", "x"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"l1": "t/u/v", "a/l2": "../l1", "x/l3": base + "/a/b/c"} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for in, want := range map[string]string{
+		"l1/../f":              "t/u/f",
+		"a/l2/../f":            "t/u/f",
+		"x/l3/../../b/c/../f":  "a/b/f",
+		"a/../l1/../../f":      "t/f",
+		"no/such/../../a/f":    "a/f",
+		"a/b/../b/c/l/../../f": "a/b/f",
+		"x/l3/k":               "x/l3/k",
+		"a/../x/l3/k":          "x/l3/k",
+	} {
+		if got := absPath(in, []string{base}); got != filepath.Join(base, want) {
+			t.Errorf("absPath(%q) = %q, want %q", in, got, filepath.Join(base, want))
+		}
+	}
+}
