@@ -450,8 +450,7 @@ func substitution(rs []rune, i int, out *shellLine, depth int) (end int, err err
 				}
 			}
 		case 'c':
-			if atStart && strings.HasPrefix(string(rs[j:min(j+5, len(rs))]), "case") &&
-				(j+4 == len(rs) || strings.ContainsRune(" \t\n", rs[j+4])) {
+			if atStart && caseAt(rs, j) {
 				return 0, errCaseInSubstitution
 			}
 		case '\n':
@@ -514,6 +513,32 @@ func substitution(rs []rune, i int, out *shellLine, depth int) (end int, err err
 		}
 	}
 	return 0, errUnterminated
+}
+
+// caseAt reports "case WORD in" at rs[i], and what may be one: the end
+// of the line after "case", a WORD with quotes or expansions.
+func caseAt(rs []rune, i int) bool {
+	blank := func(j int) bool { return j < len(rs) && strings.ContainsRune(" \t\n", rs[j]) }
+	if string(rs[i:min(i+4, len(rs))]) != "case" {
+		return false
+	}
+	j := i + 4
+	if j == len(rs) {
+		return true
+	}
+	if !blank(j) {
+		return false
+	}
+	for ; blank(j); j++ {
+	}
+	for ; j < len(rs) && !blank(j); j++ {
+		if strings.ContainsRune("'\"\\$`", rs[j]) {
+			return true // a word with quotes or expansions: may hold blanks
+		}
+	}
+	for ; blank(j); j++ {
+	}
+	return j >= len(rs) || string(rs[j:min(j+2, len(rs))]) == "in" && (j+2 == len(rs) || blank(j+2))
 }
 
 var (

@@ -237,6 +237,7 @@ func TestSubstitutionEndsAsTheShellReads(t *testing.T) {
 		"echo $(cat <<'E F'\n) it's\nE F\n); rm -rf x; echo \"' #\"",
 		"echo $(cat <<-EOF\n) it's\n\tEOF\n); rm -rf x; echo \"' #\"",
 		"echo $(case x in *)#'\nrm -rf x\n;; esac) \"' #\"",
+		"echo $(case \"a b\" in *)#'\nrm -rf x\n;; esac) \"' #\"",
 		"case x in *)#'\nrm -rf x\n;; esac #'",
 		"(( y = 1 << 2 ))\nrm -rf x\n2",
 		"echo $( (( y = 1 << 2 ))\n) ; cat <<X\n2\n) it's\nX\nrm -rf x\necho \"' #\"",
@@ -247,7 +248,7 @@ func TestSubstitutionEndsAsTheShellReads(t *testing.T) {
 		}
 	}
 	for _, c := range []string{"echo $(echo $# a#b ${#x})", "echo $(cat <<EOF\n(\nEOF\n)", "echo $(cat <<< x)",
-		"echo $((1<<2)) $(echo $((1<<2))#x)", "(ls)#'", "echo $(echo a)#'b'"} {
+		"echo $((1<<2)) $(echo $((1<<2))#x)", "(ls)#'", "echo $(echo a)#'b'", "echo $(echo in case of x)"} {
 		if _, err := parseShell(c); err != nil {
 			t.Errorf("parseShell(%q): %v", c, err)
 		}
