@@ -881,8 +881,9 @@ var sedPlainFlags = []string{"-E", "-r", "-n", "-s", "-z", "-u", "--regexp-exten
 // plainSedScript reports whether a sed script only edits the lines it is
 // given: commands separated by ";" or newlines, each with optional
 // addresses (N, $, /RE/, A,B, !), being s/RE/REPL/FLAGS without the e and
-// w flags, or one of d p D P n N g G h H x z =. Anything else (e, w, r,
-// R, W, blocks, a/i/c text, y) is not taken.
+// w flags, y/SRC/DST/, a/i/c with their text (to the end of the line),
+// or one of d p D P n N g G h H x z =. Anything else (e, w, r, R, W,
+// blocks) is not taken.
 func plainSedScript(sc string) bool {
 	i := 0
 	skip := func() {
@@ -954,6 +955,23 @@ func plainSedScript(sc string) bool {
 			}
 			for i < len(sc) && strings.IndexByte("gpiImM0123456789", sc[i]) >= 0 {
 				i++
+			}
+		case c == 'y':
+			if i == len(sc) || sc[i] == '\\' || sc[i] == '\n' {
+				return false
+			}
+			delim := sc[i]
+			i++
+			if !delimited(delim) || !delimited(delim) {
+				return false
+			}
+		case c == 'a' || c == 'i' || c == 'c':
+			// Text to write, to the end of the line ("\" before a newline
+			// goes on): data, never a command or a file.
+			for ; i < len(sc) && sc[i] != '\n'; i++ {
+				if sc[i] == '\\' {
+					i++
+				}
 			}
 		case strings.IndexByte("dpDPnNgGhHxz=", c) >= 0:
 		default:

@@ -190,6 +190,8 @@ func TestAcceptEditsSedScripts(t *testing.T) {
 		"sed -i --expression='s/a/b/' /home/other/notes.txt f", // --expression: both operands are edited
 		"sed -i.bak/../../x 's/a/b/' f",                        // a backup suffix with "/" writes elsewhere
 		`sed -i "s/a/$X/" f`,                                   // the shell makes the script
+		"sed -i '1i\\\nheader\n1e touch /tmp/pwn' f",           // a command after the text's line
+		"sed -i '$a footer\\\nmore\nw /tmp/out' f",
 	} {
 		if d := Decide(p, shell, cmd(c)); d.Behavior == Allow {
 			t.Errorf("accept_edits %q: allowed (%s)", c, d.Reason)
@@ -200,6 +202,10 @@ func TestAcceptEditsSedScripts(t *testing.T) {
 		"sed -i -e 's|a/b|c\\|d|2' -e '/^#/d' f g",
 		"sed -i.bak -E 's/(x+)$/\\1y/;3,$s/w/W/gI' f",
 		"sed --in-place --expression='1d' f",
+		"sed -i '1i\\header' f", // text to insert, append or change lines with
+		"sed -i '$a footer' f",
+		"sed -i '2c replaced; w not a file' f",
+		"sed -i 'y/abc/xyz/' f",
 	} {
 		if d := Decide(p, shell, cmd(c)); d.Behavior != Allow {
 			t.Errorf("accept_edits %q: %s (%s), want allow", c, d.Behavior, d.Reason)
