@@ -171,3 +171,27 @@ func TestPendingFloodBounded(t *testing.T) {
 		t.Fatalf("default bucket: %v", err)
 	}
 }
+
+// TestSuggestedRulesBounded: a command's first word of 300 KB was
+// suggested as an allow rule, which made the pending record too large to
+// store (over max_payload): the call could never be approved. Rules past
+// maxSuggestedBytes are not suggested (a one-shot approval fits).
+func TestSuggestedRulesBounded(t *testing.T) {
+	for _, in := range []map[string]any{
+		cmd(strings.Repeat("x", 300<<10) + " y"),
+		{"command": "rm " + strings.Repeat("y", 300<<10)},
+	} {
+		d := Decide(Policy{}, shell, in)
+		n := 0
+		for _, r := range d.Suggested {
+			n += len(r.Pattern)
+		}
+		if n > maxSuggestedBytes {
+			t.Errorf("%s: %d bytes of suggested rules, want at most %d", d.Behavior, n, maxSuggestedBytes)
+		}
+	}
+	// An ordinary command still gets its rule.
+	if d := Decide(Policy{}, shell, cmd("npm test")); len(d.Suggested) != 1 {
+		t.Errorf("npm test: suggested %v, want one rule", d.Suggested)
+	}
+}

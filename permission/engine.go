@@ -45,7 +45,7 @@ func Decide(p Policy, t *toolkit.Tool, input map[string]any) Decision {
 	}
 	// 2. Ask rules.
 	if r := anyRule(p.Rules, Ask, t.Name, match, subjects); r != nil {
-		d := Decision{Behavior: Ask, Reason: "ask rule", Rule: r, Suggested: spec.suggest(p, t, input),
+		d := Decision{Behavior: Ask, Reason: "ask rule", Rule: r, Suggested: suggestions(spec, p, t, input),
 			Message: fmt.Sprintf("The rule %s asks for approval before %s runs.", r, t.Name)}
 		if mode == ModeDontAsk {
 			return dontAsk(d)
@@ -92,10 +92,10 @@ func Decide(p Policy, t *toolkit.Tool, input map[string]any) Decision {
 	case ModeBypass:
 		return Decision{Behavior: Allow, Reason: "mode", Message: "Allowed (bypass mode)."}
 	case ModeDontAsk:
-		return Decision{Behavior: Deny, Reason: "mode", Suggested: spec.suggest(p, t, input),
+		return Decision{Behavior: Deny, Reason: "mode", Suggested: suggestions(spec, p, t, input),
 			Message: fmt.Sprintf("Permission denied for %s (dont_ask mode - user not available).", t.Name)}
 	}
-	d := Decision{Behavior: Ask, Reason: "mode", Suggested: spec.suggest(p, t, input),
+	d := Decision{Behavior: Ask, Reason: "mode", Suggested: suggestions(spec, p, t, input),
 		Message: fmt.Sprintf("Permission required for %s.", t.Name)}
 	if toolAsk != nil && toolAsk.Message != "" {
 		d.Message = toolAsk.Message // the tool's own words, e.g. MCP's
@@ -193,4 +193,22 @@ func hasRule(rules []Rule, b Behavior, tool string) bool {
 		}
 	}
 	return false
+}
+
+// maxSuggestedBytes bounds the patterns of the rules suggested for one
+// call: they travel in its final and its pending record, which must fit
+// a message (a command's first word may be of any length).
+const maxSuggestedBytes = 4 << 10
+
+// suggestions are the rules spec suggests for a call, none when their
+// patterns pass maxSuggestedBytes (a one-shot approval fits).
+func suggestions(spec kindSpec, p Policy, t *toolkit.Tool, input map[string]any) []Rule {
+	rules := spec.suggest(p, t, input)
+	n := 0
+	for _, r := range rules {
+		if n += len(r.Pattern); n > maxSuggestedBytes {
+			return nil
+		}
+	}
+	return rules
 }
