@@ -110,7 +110,14 @@ const (
 	MaxHeartbeat = time.Minute
 )
 
-const maxTombstones = 100_000
+// maxTombstones bounds the cancels kept for calls not yet arrived, and
+// maxTombstonesPerCaller those of one caller identity (the anonymous
+// callers are one): a caller may cancel ids of its own at will, and its
+// flood must not push out the others' tombstones.
+const (
+	maxTombstones          = 100_000
+	maxTombstonesPerCaller = maxTombstones / 10
+)
 
 func (o *WorkerOptions) withDefaults() WorkerOptions {
 	var r WorkerOptions
@@ -168,6 +175,7 @@ type Worker struct {
 	calls     map[string]*sender // call id → running call
 	tombs     map[string]tombEntry
 	tombQ     []tombstone
+	tombsBy   map[string]int // identity → its entries in tombQ
 	// tombsEvicted is when a live tombstone was last pushed out (a
 	// flood): a durable call queued before looks its cancels up (unheard).
 	tombsEvicted time.Time
@@ -226,8 +234,9 @@ type tombEntry struct {
 }
 
 type tombstone struct {
-	id  string
-	exp time.Time
+	id       string
+	identity string
+	exp      time.Time
 }
 
 // Serve starts serving tk on nc and returns the running Worker. Unless
@@ -250,13 +259,14 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	}
 	w := &Worker{
 		nc: nc, tk: tk, opts: o, log: o.Logger,
-		subs:  map[string][2]*nats.Subscription{},
-		calls: map[string]*sender{},
-		tombs: map[string]tombEntry{},
-		meta:  wire.MetaEntry{Key: wire.MetaWorker, Value: o.Instance},
-		inbox: make(chan *nats.Msg, callQueue),
-		rd:    readers{max: o.MaxInFlight + overloadReaders, alive: 1, baton: make(chan struct{})},
-		lists: newListing(),
+		subs:    map[string][2]*nats.Subscription{},
+		calls:   map[string]*sender{},
+		tombs:   map[string]tombEntry{},
+		tombsBy: map[string]int{},
+		meta:    wire.MetaEntry{Key: wire.MetaWorker, Value: o.Instance},
+		inbox:   make(chan *nats.Msg, callQueue),
+		rd:      readers{max: o.MaxInFlight + overloadReaders, alive: 1, baton: make(chan struct{})},
+		lists:   newListing(),
 	}
 	w.pinMeta = wire.MetaEntry{Key: wire.MetaSessionWorker, Value: o.Instance, Next: &w.meta}
 	w.clock = newClock(w)
@@ -883,30 +893,41 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	if !wire.ValidCallID(id) || (scoped && !wire.ValidIdentity(identity)) {
 		return
 	}
-	id = callKey(identity, id)
+	key := callKey(identity, id)
 	cause := toolkit.ErrCallerCancelled
 	if string(m.Data) == wire.CancelReasonDeadline {
 		cause = context.DeadlineExceeded
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if s := w.calls[id]; s != nil {
+	if s := w.calls[key]; s != nil {
 		s.cancel(cause) // counted by its final (finalLocked)
 		return
 	}
 	now := time.Now()
 	for len(w.tombQ) > 0 && (now.After(w.tombQ[0].exp) || len(w.tombQ) >= maxTombstones) {
-		if e, ok := w.tombs[w.tombQ[0].id]; ok && !e.exp.After(w.tombQ[0].exp) {
-			delete(w.tombs, w.tombQ[0].id)
+		q := w.tombQ[0]
+		if e, ok := w.tombs[q.id]; ok && !e.exp.After(q.exp) {
+			delete(w.tombs, q.id)
 			if !now.After(e.exp) {
 				w.tombsEvicted = now // a live one: durable calls look up their cancels
 			}
 		}
+		if w.tombsBy[q.identity]--; w.tombsBy[q.identity] == 0 {
+			delete(w.tombsBy, q.identity)
+		}
 		w.tombQ = w.tombQ[1:]
 	}
+	if w.tombsBy[identity] >= maxTombstonesPerCaller {
+		// Not kept: the caller's own flood. Durable calls look their
+		// cancels up.
+		w.tombsEvicted = now
+		return
+	}
 	exp := now.Add(w.opts.TombstoneTTL)
-	w.tombs[id] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded}
-	w.tombQ = append(w.tombQ, tombstone{id: id, exp: exp})
+	w.tombs[key] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded}
+	w.tombQ = append(w.tombQ, tombstone{id: key, identity: identity, exp: exp})
+	w.tombsBy[identity]++
 }
 
 // cancelledFinal is the final of a call cancelled before it ran:
