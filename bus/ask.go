@@ -91,22 +91,24 @@ func answerToken() (string, error) {
 }
 
 // onAnswer routes a caller's answer to the request waiting for it; an
-// answer nobody waits for (late, or forged) is dropped.
+// answer nobody waits for (late, or forged) is dropped unread: any caller
+// may publish on the subject.
 func (w *Worker) onAnswer(m *nats.Msg) {
 	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	w.mu.Lock()
+	ch := w.asks[token]
+	w.mu.Unlock()
+	if ch == nil {
+		return
+	}
 	var a wire.Answer
 	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &a); err != nil {
 		w.log.Warn("bus: an undecodable answer to a tool's request", "subject", m.Subject, "err", err)
 		return
 	}
-	w.mu.Lock()
-	ch := w.asks[token]
-	w.mu.Unlock()
-	if ch != nil {
-		select {
-		case ch <- &a:
-		default: // answered already
-		}
+	select {
+	case ch <- &a:
+	default: // answered already
 	}
 }
 
