@@ -32,9 +32,10 @@ type listing struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu sync.Mutex
-	by map[string]int // identity → its requests being answered
-	n  int
+	mu      sync.Mutex
+	by      map[string]int // identity → its requests being answered
+	n       int
+	stopped bool // no more are taken: stop waits for those taken
 }
 
 func newListing() *listing {
@@ -43,11 +44,13 @@ func newListing() *listing {
 }
 
 // take counts a request of identity; "" when it may be answered, else why
-// not.
+// not (the answer to send at once).
 func (l *listing) take(identity string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
+	case l.stopped:
+		return "ToolUnavailableError: the worker is stopping."
 	case l.by[identity] >= maxListsPerCaller:
 		return fmt.Sprintf("BusyError: %d list requests of this caller are being answered; send it again when one of them is.", maxListsPerCaller)
 	case l.n >= maxLists:
@@ -71,6 +74,9 @@ func (l *listing) done(identity string) {
 
 // stop ends the answers still waiting and waits for them.
 func (l *listing) stop() {
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
 	l.cancel()
 	l.wg.Wait()
 }
