@@ -311,10 +311,14 @@ type SessionPin struct {
 	Worker   string    // the instance its session-bound tools run on
 	Since    time.Time // when the pin was last written (claimed or renewed)
 	Groups   []string  // the session's active groups
+	// GroupsErr is why the session's groups could not be read (a stored
+	// value that is not a JSON array of names); Groups is then nil.
+	GroupsErr error
 }
 
 // Sessions lists the sessions pinned to workers, oldest pin first; none
-// when the fleet has no sessions bucket.
+// when the fleet has no sessions bucket. A session whose groups cannot be
+// read is listed with the reason (SessionPin.GroupsErr).
 func (c *Client) Sessions(ctx context.Context) ([]SessionPin, error) {
 	js, err := c.jetStream()
 	if err != nil {
@@ -345,7 +349,12 @@ func (c *Client) Sessions(ctx context.Context) ([]SessionPin, error) {
 		identity, session := toolkit.SplitScope(scope)
 		p := SessionPin{Identity: identity, Session: session, Worker: string(e.Value()), Since: e.Created()}
 		if p.Groups, _, err = toolkit.LoadActive(ctx, state, f.Groups(), scope, 0); err != nil {
-			return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
+			}
+			// One session's bad value (written by hand) is that
+			// session's trouble, not the listing's.
+			p.GroupsErr = err
 		}
 		pins = append(pins, p)
 	}

@@ -32,6 +32,9 @@ type sessionJSON struct {
 	Worker   string    `json:"worker"`
 	Since    time.Time `json:"since"`
 	Groups   []string  `json:"active_groups"`
+	// GroupsError says why the groups could not be read (active_groups
+	// is then null).
+	GroupsError string `json:"groups_error,omitempty"`
 }
 
 func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
@@ -51,6 +54,9 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 		out := make([]sessionJSON, len(pins))
 		for i, p := range pins {
 			out[i] = sessionJSON{Identity: p.Identity, Session: p.Session, Worker: p.Worker, Since: p.Since, Groups: p.Groups}
+			if p.GroupsErr != nil {
+				out[i].GroupsError = p.GroupsErr.Error()
+			}
 		}
 		return e.printJSON(out)
 	}
@@ -60,15 +66,24 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tIDENTITY\tWORKER\tPINNED FOR\tACTIVE GROUPS")
+	var bad []error // sessions whose groups could not be read: said after the table
 	for _, p := range pins {
 		session := p.Session
 		if session == "" {
 			session = "(default)"
 		}
+		groups := or(strings.Join(p.Groups, ","), "-")
+		if p.GroupsErr != nil {
+			groups = "?"
+			bad = append(bad, p.GroupsErr)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", session, or(p.Identity, "-"), p.Worker,
-			time.Since(p.Since).Round(time.Second), or(strings.Join(p.Groups, ","), "-"))
+			time.Since(p.Since).Round(time.Second), groups)
 	}
 	tw.Flush()
+	for _, err := range bad {
+		fmt.Fprintln(e.stderr, "toolctl:", err)
+	}
 	return exitOK
 }
 
