@@ -135,9 +135,14 @@ func (s *sender) runSlotted() {
 	if _, served := s.w.tk.Get(s.call.Name); !served && s.unserved() {
 		return // the tool was removed since the call was taken
 	}
+	var unkeep func()
+	if s.pin.here {
+		unkeep = s.w.aff.keep(s.call.Scope())
+	}
 	resp := s.serve()
 	<-s.w.slots
 	if s.pin.here {
+		unkeep()
 		s.pinned(resp)
 	}
 	if s.keep && s.dur == nil && !s.isDone() {

@@ -210,6 +210,67 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	return pin{}, ""
 }
 
+// keep renews the pin of a session while a call of it runs here, every
+// quarter of the TTL, so that a call longer than what is left of the
+// pin's TTL does not lose it: the session's next call reaching another
+// worker would claim it there, apart from the state the running call
+// keeps here, and nothing would say it moved. It stops when the pin names
+// another worker (taken over) and when stop is called (the call ended;
+// a renewal under way finishes on its own, bounded by its timeout).
+func (a *affinity) keep(scope string) (stop func()) {
+	key, err := wire.SessionKey(scope)
+	if err != nil {
+		return func() {}
+	}
+	k := &keeper{a: a, key: key, scope: scope}
+	k.mu.Lock()
+	k.t = time.AfterFunc(a.ttl/4, k.renew)
+	k.mu.Unlock()
+	return k.stop
+}
+
+// keeper is one running call's renewal of its session's pin.
+type keeper struct {
+	a     *affinity
+	key   string
+	scope string
+
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+}
+
+func (k *keeper) renew() {
+	a, me := k.a, k.a.w.opts.Instance
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := a.kv.Get(ctx, k.key)
+	switch {
+	case err == nil && string(e.Value()) != me:
+		return // taken over: the session is another worker's now
+	case err == nil:
+		_, err = a.kv.Update(ctx, k.key, []byte(me), e.Revision())
+	case errors.Is(err, jetstream.ErrKeyNotFound): // expired before this renewal
+		_, err = a.kv.Create(ctx, k.key, []byte(me))
+	}
+	if err != nil && !lostRace(err) { // a lost race is read again next time
+		a.w.count.jsErrors.Add(1)
+		a.w.log.Warn("bus: renewing the pin of a session whose call runs", "session", k.scope, "err", err)
+	}
+	k.mu.Lock()
+	if !k.stopped {
+		k.t.Reset(a.ttl / 4)
+	}
+	k.mu.Unlock()
+}
+
+func (k *keeper) stop() {
+	k.mu.Lock()
+	k.stopped = true
+	k.t.Stop()
+	k.mu.Unlock()
+}
+
 // lostRace reports a compare-and-set that lost to another writer: the key
 // was created, or updated, meanwhile (a replicated bucket says the latter
 // for both).
