@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus/kv"
@@ -69,6 +70,9 @@ type KVState struct {
 	bucket  string
 	stream  string
 	maxWait time.Duration
+	// cfg is the bucket as this KVState made it (nil: bound for
+	// reading), to make it again should it be deleted.
+	cfg *jetstream.KeyValueConfig
 }
 
 var _ toolkit.GroupState = (*KVState)(nil)
@@ -96,11 +100,14 @@ func NewKVState(ctx context.Context, js jetstream.JetStream, opts *KVStateOption
 	if o.MaxWait == 0 {
 		o.MaxWait = DefaultStateWait
 	}
-	b, err := kv.Open(ctx, js, GroupsBucketConfig(&o))
+	cfg := GroupsBucketConfig(&o)
+	b, err := kv.Open(ctx, js, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("bus: group state: %w", err)
 	}
-	return newKVState(js, b, o.MaxWait), nil
+	st := newKVState(js, b, o.MaxWait)
+	st.cfg = &cfg
+	return st, nil
 }
 
 // DefaultSessionTTL is how long a session's state is kept after its last
@@ -195,6 +202,12 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
 			return 0, fmt.Errorf("bus: storing groups of session %s: %w", wire.Quote(session), err)
 		}
+		if s.cfg != nil && s.gone(ctx, err) {
+			// Deleted (nats kv rm): made again, as the first worker did.
+			if _, oerr := kv.Open(ctx, s.js, *s.cfg); oerr == nil {
+				continue
+			}
+		}
 		if serr := kv.Sleep(ctx, wait); serr != nil {
 			return 0, fmt.Errorf("bus: storing groups of session %s: %w (last error: %v)", wire.Quote(session), serr, err)
 		}
@@ -243,6 +256,8 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 			seen = max(seen, r.rev)
 		case ctx.Err() == nil && !kv.Transient(err):
 			return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: %w", wire.Quote(session), err)
+		case s.gone(ctx, err):
+			return nil, 0, false, nil // the bucket was deleted: no session has state
 		}
 		if serr := kv.Sleep(ctx, wait); serr != nil || ctx.Err() != nil {
 			if minRevision > 0 {
@@ -271,6 +286,17 @@ func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 		return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
 	}
 	return r.rev, nil
+}
+
+// gone reports whether err, from a request to the bucket, came from its
+// stream not existing (deleted since it was bound) rather than from a
+// moment without a leader, which fails the same way (no responders).
+func (s *KVState) gone(ctx context.Context, err error) bool {
+	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) {
+		return false
+	}
+	_, err = s.js.Stream(ctx, s.stream)
+	return errors.Is(err, jetstream.ErrStreamNotFound)
 }
 
 // stateRead is one read of a session's key.
