@@ -35,7 +35,8 @@ type SessionsOptions struct {
 	JetStream jetstream.JetStream
 	// TTL is how long a pin is kept after it was last renewed (the pinned
 	// worker renews it as the session's calls go on), set when the bucket
-	// is created. Default DefaultSessionTTL.
+	// is created. Default DefaultSessionTTL. Pins are renewed on the TTL
+	// of the bucket, which is this one only when this worker created it.
 	TTL time.Duration
 	// Replicas of the bucket when this worker creates it. Default 1.
 	Replicas int
@@ -99,6 +100,13 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
 	}
 	a := &affinity{w: w, js: o.JetStream, kv: b, ttl: cfg.TTL, probe: o.ProbeTimeout, owned: map[string]held{}}
+	// Pins are renewed on the TTL they expire by: the bucket's, which the
+	// worker that made it chose.
+	if st, err := b.Status(ctx); err != nil {
+		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
+	} else if st.TTL() > 0 {
+		a.ttl = st.TTL()
+	}
 	if a.probe <= 0 {
 		a.probe = time.Second
 	}
