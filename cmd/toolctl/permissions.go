@@ -118,11 +118,19 @@ func (f *sessionFlags) scope(e *env) string {
 // is printed Go-quoted.
 func scopeName(scope string) string {
 	id, session := toolkit.SplitScope(scope)
-	if strings.IndexFunc(session, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		session = strconv.Quote(session)
-	}
+	session = sessionName(session)
 	if id != "" {
 		return id + "/" + session
+	}
+	return session
+}
+
+// sessionName prints a caller's session name: as it is, or Go-quoted
+// when it has characters that are not printable (terminal controls,
+// newlines, tabs, bidi overrides).
+func sessionName(session string) string {
+	if strings.IndexFunc(session, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(session)
 	}
 	return session
 }

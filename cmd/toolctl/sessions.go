@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -58,7 +59,18 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 				out[i].GroupsError = p.GroupsErr.Error()
 			}
 		}
-		return e.printJSON(out)
+		// Session names are the callers': JSON escapes only C0 controls.
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		lines := strings.Split(string(b), "\n") // the indentation's newlines stay
+		for i, l := range lines {
+			lines[i] = printableJSON(l)
+		}
+		fmt.Fprintln(e.stdout, strings.Join(lines, "\n"))
+		return exitOK
 	}
 	if len(pins) == 0 {
 		fmt.Fprintln(e.stderr, "toolctl: no session is pinned (none has called a session-bound tool, or the workspace is shared)")
@@ -68,7 +80,7 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintln(tw, "SESSION\tIDENTITY\tWORKER\tPINNED FOR\tACTIVE GROUPS")
 	var bad []error // sessions whose groups could not be read: said after the table
 	for _, p := range pins {
-		session := p.Session
+		session := sessionName(p.Session) // the caller's: it must not drive the terminal
 		if session == "" {
 			session = "(default)"
 		}

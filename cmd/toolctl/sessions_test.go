@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestSessionsPrintsCallersSessionNamesQuoted: a session name is the
+// caller's; one with terminal controls or a newline is printed quoted
+// by toolctl sessions, so it cannot drive the operator's terminal or
+// forge table rows. It was printed as it is.
+func TestSessionsPrintsCallersSessionNamesQuoted(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	tk := toolkit.New(nil)
+	touch := toolkit.Func("touch", "Keep state here.", func(context.Context, struct{}) (string, error) { return "ok", nil })
+	if err := tk.Add(touch, toolkit.SessionBound()); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1", Sessions: &bus.SessionsOptions{JetStream: natstest.JS(t, nc)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	c, err := bus.NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const evil = "x\x1b]0;pwned\x07\nfake\tw9\t1s\tweb\u202e\u009b"
+	if r := c.Invoke(natstest.Ctx(t), toolkit.ToolCall{Name: "touch", Session: evil}); r.Text() != "ok" {
+		t.Fatalf("touch: %+v", r)
+	}
+	code, out, errs := toolctl(t, "--nats", s.ClientURL(), "sessions")
+	if code != exitOK {
+		t.Fatalf("sessions: exit %d: %s", code, errs)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\u202e") || strings.Count(out, "\n") != 2 || !strings.Contains(out, `"x\x1b]0;pwned\a\nfake\tw9\t1s\tweb\u202e\u009b"`) {
+		t.Fatalf("toolctl sessions printed the session name as it is:\n%q", out)
+	}
+	code, out, errs = toolctl(t, "--nats", s.ClientURL(), "sessions", "--json")
+	var got []sessionJSON
+	if err := json.Unmarshal([]byte(out), &got); code != exitOK || err != nil || len(got) != 1 || got[0].Session != evil {
+		t.Fatalf("sessions --json: exit %d (%v): %s%s", code, err, out, errs)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\u202e\u009b") {
+		t.Fatalf("toolctl sessions --json printed the session name as it is:\n%q", out)
+	}
+}
