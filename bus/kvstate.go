@@ -185,6 +185,7 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		defer cancel()
 	}
 	wait := time.Millisecond
+	asked := false // whether the bucket still exists (gone)
 	for {
 		var rev uint64
 		e, err := s.kv.Get(ctx, key)
@@ -202,7 +203,7 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
 			return 0, fmt.Errorf("bus: storing groups of session %s: %w", wire.Quote(session), err)
 		}
-		if s.cfg != nil && s.gone(ctx, err) {
+		if s.cfg != nil && !asked && s.gone(ctx, err, &asked) {
 			// Deleted (nats kv rm): made again, as the first worker did.
 			if _, oerr := kv.Open(ctx, s.js, *s.cfg); oerr == nil {
 				continue
@@ -240,6 +241,7 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 	}
 	wait := time.Millisecond
 	var seen uint64
+	asked := false // whether the bucket still exists (gone)
 	for {
 		r, err := s.read(ctx, key, minRevision)
 		switch {
@@ -256,7 +258,7 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 			seen = max(seen, r.rev)
 		case ctx.Err() == nil && !kv.Transient(err):
 			return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: %w", wire.Quote(session), err)
-		case s.gone(ctx, err):
+		case !asked && s.gone(ctx, err, &asked):
 			return nil, 0, false, nil // the bucket was deleted: no session has state
 		}
 		if serr := kv.Sleep(ctx, wait); serr != nil || ctx.Err() != nil {
@@ -290,11 +292,16 @@ func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 
 // gone reports whether err, from a request to the bucket, came from its
 // stream not existing (deleted since it was bound) rather than from a
-// moment without a leader, which fails the same way (no responders).
-func (s *KVState) gone(ctx context.Context, err error) bool {
+// moment without a leader, which fails the same way (no responders). It
+// asks (sets *asked) once per Load or Store, briefly: during an election
+// the answer may be slow, and the retries go on meanwhile.
+func (s *KVState) gone(ctx context.Context, err error, asked *bool) bool {
 	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return false
 	}
+	*asked = true
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
 	_, err = s.js.Stream(ctx, s.stream)
 	return errors.Is(err, jetstream.ErrStreamNotFound)
 }
