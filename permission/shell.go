@@ -944,7 +944,7 @@ func plainSedScript(sc string) bool {
 		c := sc[i]
 		i++
 		switch {
-		case c == 's':
+		case c == 's' || c == 'y': // s/RE/REPL/FLAGS, y/SRC/DST/
 			if i == len(sc) || sc[i] == '\\' || sc[i] == '\n' {
 				return false
 			}
@@ -953,17 +953,8 @@ func plainSedScript(sc string) bool {
 			if !delimited(delim) || !delimited(delim) {
 				return false
 			}
-			for i < len(sc) && strings.IndexByte("gpiImM0123456789", sc[i]) >= 0 {
+			for c == 's' && i < len(sc) && strings.IndexByte("gpiImM0123456789", sc[i]) >= 0 {
 				i++
-			}
-		case c == 'y':
-			if i == len(sc) || sc[i] == '\\' || sc[i] == '\n' {
-				return false
-			}
-			delim := sc[i]
-			i++
-			if !delimited(delim) || !delimited(delim) {
-				return false
 			}
 		case c == 'a' || c == 'i' || c == 'c':
 			// Text to write, to the end of the line ("\" before a newline
