@@ -32,10 +32,9 @@ type listing struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	by      map[string]int // identity → its requests being answered
-	n       int
-	stopped bool // no more are taken: stop waits for those taken
+	mu sync.Mutex
+	by map[string]int // identity → its requests being answered
+	n  int
 }
 
 func newListing() *listing {
@@ -44,13 +43,11 @@ func newListing() *listing {
 }
 
 // take counts a request of identity; "" when it may be answered, else why
-// not (the answer to send at once).
+// not.
 func (l *listing) take(identity string) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.stopped:
-		return "ToolUnavailableError: the worker is stopping."
 	case l.by[identity] >= maxListsPerCaller:
 		return fmt.Sprintf("BusyError: %d list requests of this caller are being answered; send it again when one of them is.", maxListsPerCaller)
 	case l.n >= maxLists:
@@ -74,9 +71,6 @@ func (l *listing) done(identity string) {
 
 // stop ends the answers still waiting and waits for them.
 func (l *listing) stop() {
-	l.mu.Lock()
-	l.stopped = true
-	l.mu.Unlock()
 	l.cancel()
 	l.wg.Wait()
 }
