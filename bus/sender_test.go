@@ -26,6 +26,7 @@ func TestFinalThatCannotBeSent(t *testing.T) {
 		name     string
 		tool     toolkit.Handler
 		wantText string // a prefix of the result's text
+		altText  string // or this one (a machine slow enough for the held chunk to leave before the final)
 		wantMeta []string
 		success  bool
 	}{
@@ -35,6 +36,7 @@ func TestFinalThatCannotBeSent(t *testing.T) {
 				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"f": func() {}}})
 			},
 			wantText: "InternalError: the tool's final response could not be encoded",
+			altText:  "InternalError: part of the tool's output could not be delivered",
 		},
 		{
 			name: "unencodable metadata, streamed chunk",
@@ -90,7 +92,7 @@ func TestFinalThatCannotBeSent(t *testing.T) {
 				!tt.success && (r.Code != toolkit.CodeInternal || r.State != toolkit.StateError) {
 				t.Fatalf("final = %s %s %.200q", r.State, r.Code, r.Text())
 			}
-			if !strings.HasPrefix(r.Text(), tt.wantText) {
+			if !strings.HasPrefix(r.Text(), tt.wantText) && (tt.altText == "" || !strings.HasPrefix(r.Text(), tt.altText)) {
 				t.Fatalf("text = %.300q, want prefix %q", r.Text(), tt.wantText)
 			}
 			if r.Metadata[wire.MetaWorker] != "w1" {
