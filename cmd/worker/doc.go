@@ -57,7 +57,8 @@
 //   - Joining a cluster, the worker retries connecting and binding the KV
 //     bucket for up to two minutes (a cluster that is starting, as under
 //     docker compose), then exits 1. Wrong credentials or certificates are
-//     not retried, nor a key of another role than the worker's (checked
+//     not retried, nor credentials too long for the server's
+//     max_control_line (exit 2, naming it), nor a key of another role than the worker's (checked
 //     first: it may take the fleet's cancels and answer into any inbox;
 //     its calls may be confined to some tools or its queue group) or a JetStream
 //     request the server refuses. Once connected it reconnects forever,

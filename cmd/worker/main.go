@@ -875,12 +875,24 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 		// Wrong credentials or certificates do not get better by waiting.
 		return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
 			errors.Is(err, nats.ErrAuthRevoked) || strings.Contains(err.Error(), "tls:") ||
-			strings.Contains(err.Error(), "x509:")
+			strings.Contains(err.Error(), "x509:") || controlLineExceeded(err)
 	})
-	if errors.Is(err, nats.ErrAuthorization) && !cfg.NATS.HasCredentials() {
+	switch {
+	case errors.Is(err, nats.ErrAuthorization) && !cfg.NATS.HasCredentials():
 		return nil, unauthenticated("NATS at " + cfg.NATS.URL())
+	case controlLineExceeded(err):
+		return nil, &usageError{"NATS at " + redactURL(cfg.NATS.URL()) + " refused the worker's connection request as longer than its max_control_line " +
+			"(4096 bytes unless its configuration says otherwise): the credentials (a token, a user JWT) are too long for it; " +
+			"raise max_control_line in the server's configuration or give shorter credentials"}
 	}
 	return nc, err
+}
+
+// controlLineExceeded reports whether the server refused the connection
+// request (CONNECT, which carries the credentials) as longer than its
+// max_control_line: every try gets the same answer.
+func controlLineExceeded(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "maximum control line exceeded")
 }
 
 // natsErrors logs nats.go's asynchronous errors (a permission the
