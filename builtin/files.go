@@ -151,7 +151,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 				return "", pathError(in.FilePath, err)
 			}
 		}
-		if err := writeNew(root, rel, in.Content); err != nil {
+		if err := create(root, rel, in.Content); err != nil {
 			return "", pathError(in.FilePath, err)
 		}
 		msg := fmt.Sprintf("Created %s and wrote %s.", in.FilePath, sizeText(in.Content))
@@ -166,7 +166,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		return "", err
 	}
 	if in.Ranges == nil {
-		if err := overwrite(root, rel, in.Content); err != nil {
+		if err := replace(root, rel, in.Content); err != nil {
 			return "", pathError(in.FilePath, err)
 		}
 		return fmt.Sprintf("Overwrote %s with %s.", in.FilePath, sizeText(in.Content)), nil
@@ -180,7 +180,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		return "", err
 	}
 	out, first, last := splice(text, start, end, in.Content)
-	if err := overwrite(root, rel, out); err != nil {
+	if err := replace(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
 	what := fmt.Sprintf("Replaced lines %d-%d of %s.", start, end, in.FilePath)
@@ -215,7 +215,7 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 	}
 	defer root.Close()
 	out, first, last := splice(text, in.LineNumber, in.LineNumber-1, in.Content)
-	if err := overwrite(root, rel, out); err != nil {
+	if err := replace(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
 	return fmt.Sprintf("Inserted %s before line %d of %s. The new content around the change:\n%s",
@@ -390,36 +390,6 @@ func numbered(i int, line string) string {
 
 func sizeText(s string) string {
 	return fmt.Sprintf("%d bytes in %d lines", len(s), countLines(s))
-}
-
-func writeNew(root *os.Root, rel, content string) error {
-	file, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(file, content)
-	return errors.Join(err, file.Close())
-}
-
-// overwrite rewrites an existing regular file in place, keeping its mode.
-// It opens without blocking and checks what it opened: a named pipe swapped
-// in since the file was looked at is refused, not waited on.
-func overwrite(root *os.Root, rel, content string) error {
-	file, err := root.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return err
-	}
-	fi, err := file.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is %s", rel, fileKind(fi.Mode()))
-	}
-	if err == nil {
-		err = file.Truncate(0)
-	}
-	if err == nil {
-		_, err = io.WriteString(file, content)
-	}
-	return errors.Join(err, file.Close())
 }
 
 // regular refuses anything but a regular file, saying what it is.

@@ -1,0 +1,132 @@
+package builtin
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// The file tools never change a file in place: the new content is written
+// to a temporary file beside it, synced, and put in the file's place in
+// one step (a rename, or a hard link for a new file). A reader, or a
+// worker killed half-way, sees the old file or the new one, never a
+// truncated or half-written one, and a failed write leaves the file as it
+// was. rel is a path resolve returned, free of symlinks, so a path that
+// was a link to a file of the workspace has the link's target replaced,
+// and the link stays.
+
+// create writes a new file rel. As an exclusive create, it fails if rel
+// exists by the time the file is put in place.
+func create(root *os.Root, rel, content string) error {
+	tmp, err := writeTemp(root, rel, content, nil)
+	if err != nil {
+		return err
+	}
+	defer root.Remove(tmp)
+	if err := root.Link(tmp, rel); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		// A file system without hard links: rename, which would
+		// replace a file that appeared since rel was looked at.
+		if err := root.Rename(tmp, rel); err != nil {
+			return err
+		}
+	}
+	syncDir(root, rel)
+	return nil
+}
+
+// replace puts content in place of the existing regular file rel, keeping
+// its mode and, where allowed, its owner. It first opens rel for writing,
+// without blocking, and checks what it opened, so that what could not be
+// written in place is refused as before (a file without write permission,
+// a named pipe swapped in since the file was looked at) and the new file
+// takes the mode of the file it replaces.
+func replace(root *os.Root, rel, content string) error {
+	file, err := root.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	fi, err := file.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s", rel, fileKind(fi.Mode()))
+	}
+	if err := errors.Join(err, file.Close()); err != nil {
+		return err
+	}
+	tmp, err := writeTemp(root, rel, content, fi)
+	if err != nil {
+		return err
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		root.Remove(tmp)
+		return err
+	}
+	syncDir(root, rel)
+	return nil
+}
+
+// writeTemp writes content to a new temporary file in rel's directory and
+// syncs it. With like, the file gets like's mode and owner (the owner
+// only where the worker may give it); without, the mode a created file
+// gets (0644 less the umask). On failure nothing is left behind.
+func writeTemp(root *os.Root, rel, content string, like fs.FileInfo) (string, error) {
+	tmp := filepath.Join(filepath.Dir(rel), ".toolbus-"+rand.Text()+".tmp")
+	perm := fs.FileMode(0o644)
+	if like != nil {
+		perm = 0o600 // until it has like's mode, which the umask must not narrow
+	}
+	file, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.WriteString(file, content)
+	if err == nil && like != nil {
+		keepOwner(file, like)
+		err = file.Chmod(like.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
+	}
+	if err == nil {
+		err = file.Sync()
+	}
+	if err := errors.Join(err, file.Close()); err != nil {
+		root.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// keepOwner gives file like's owner and group when they differ from its
+// own. Only root may give a file away, and a user only to a group of
+// theirs: where the worker may not, the new file stays the worker's, as
+// any file it creates is. Before the mode is set, since a change of owner
+// clears the set-user-ID and set-group-ID bits.
+func keepOwner(file *os.File, like fs.FileInfo) {
+	want, ok := like.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		return
+	}
+	if have, ok := fi.Sys().(*syscall.Stat_t); ok && (have.Uid != want.Uid || have.Gid != want.Gid) {
+		_ = file.Chown(int(want.Uid), int(want.Gid))
+	}
+}
+
+// syncDir makes rel's directory entry durable. The file is in place
+// already, so a failure is not the call's.
+func syncDir(root *os.Root, rel string) {
+	dir, err := root.Open(filepath.Dir(rel))
+	if err != nil {
+		return
+	}
+	_ = dir.Sync()
+	dir.Close()
+}
