@@ -274,14 +274,16 @@ func TestShellTimeoutKillsCommandThatLeftItsGroup(t *testing.T) {
 	})
 	done := make(chan *toolkit.Response, 1)
 	go func() {
-		done <- invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"timeout": 0.5,
+		// The timeout leaves perl time to start and move even on a busy
+		// machine (at 0.5 s it sometimes had not printed "moved" yet).
+		done <- invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"timeout": 3,
 			"command": `echo $$ >pid; echo pid=$$; exec perl -e '$| = 1; setpgrp(0, getpgrp(getppid())) or die "setpgrp: $!"; print "moved\n"; sleep 1000'`})
 	}()
 	var r *toolkit.Response
 	select {
 	case r = <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the call did not end 30s after its timeout of 0.5s")
+		t.Fatal("the call did not end 30s after its timeout of 3s")
 	}
 	wantCode(t, r, toolkit.CodeTimeout, "moved")
 	waitGone(t, childPid(t, r.Text()))
