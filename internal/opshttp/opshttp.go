@@ -3,6 +3,25 @@
 // /metrics, liveness on /healthz ("ok" while the process serves) and
 // readiness on /readyz (200 with a line saying so, 503 with the reason
 // while not ready), and Probe, the GET a container healthcheck runs.
+//
+// The endpoint holds at most 64 connections at once, so a neighbour that
+// opens thousands and sends nothing costs the process 64 file descriptors,
+// not the ones its NATS connection and its tools need. It keeps accepting
+// rather than leaving connections queued behind the ones it holds (a
+// Kubernetes probe gives up after a second, a Prometheus scrape after its
+// scrape_timeout): a new connection takes the place of one that has no
+// request in progress, chosen from the address (the /64 for IPv6) that
+// holds the most connections, among those preferring one that has sent
+// nothing, and then the one that has waited longest. A neighbour that
+// floods the endpoint therefore closes its own connections, not the
+// kubelet's or the scraper's, and a probe that sends its request as it
+// connects is answered however many silent connections came before it
+// (while a flood from its own address lasts, it may still be crowded out).
+// A request in progress is never cut. Only when all 64 are serving requests
+// is a new connection closed at once: the probe or scrape fails at once,
+// as it would against an overloaded process. A scraper's keep-alive
+// connection closed while idle costs it nothing: Go's HTTP client,
+// Prometheus's, sends the GET again on a new one.
 package opshttp
 
 import (
@@ -51,13 +70,15 @@ func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("--http %s: %w", addr, err)
 	}
-	// Bounded per connection: a client that opens many and keeps them
-	// (idle, or reading slowly) costs the worker file descriptors its NATS
-	// connection and its tools need.
-	e := &Endpoint{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	// Bounded in number (maxConns) and per connection: a client that opens
+	// many and keeps them (idle, or reading slowly) costs the worker file
+	// descriptors its NATS connection and its tools need.
+	cl := newCapListener(ln, maxConns)
+	e := &Endpoint{srv: &http.Server{Handler: cl.serving(mux), ConnState: cl.connState, ConnContext: cl.connContext,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 10 * time.Second, MaxHeaderBytes: 8 << 10}, Addr: ln.Addr().String()}
 	go func() {
-		if err := e.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := e.srv.Serve(cl); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("operator endpoint stopped", "err", err)
 		}
 	}()

@@ -1,0 +1,215 @@
+package opshttp
+
+import (
+	"cmp"
+	"context"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// maxConns is how many connections the endpoint holds at once.
+const maxConns = 64
+
+// capListener holds at most max of the connections it accepts. It keeps
+// accepting, so the kernel's queue never fills with connections that would
+// wait there behind whoever holds the slots. A connection that arrives when
+// max are open takes the place of one without a request in progress
+// (victim says which); when every open connection is serving a request,
+// the new one is closed at once.
+//
+// Connections it returns must be served by a server whose ConnState and
+// ConnContext are the listener's and whose handler is wrapped by serving.
+type capListener struct {
+	net.Listener
+	max int
+
+	mu    sync.Mutex
+	tick  uint64                // counts the moments a connection begins waiting
+	conns map[*capConn]struct{} // the open ones
+	held  map[netip.Prefix]int  // how many of them each source holds
+}
+
+// capConn is a connection of a capListener.
+type capConn struct {
+	net.Conn
+	l   *capListener
+	src netip.Prefix // source: the remote address, its /64 for IPv6
+	// waiting is the tick at which it began waiting for a request, 0 while
+	// it is serving one; guarded by l.mu.
+	waiting uint64
+	// got: the server has read bytes of a request it does not serve yet.
+	got atomic.Bool
+
+	once sync.Once
+	err  error
+}
+
+func newCapListener(ln net.Listener, max int) *capListener {
+	return &capListener{Listener: ln, max: max, conns: make(map[*capConn]struct{}), held: make(map[netip.Prefix]int)}
+}
+
+// Accept returns the next connection it holds, closing the one it replaces
+// or the ones it turns away on the way.
+func (l *capListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		cc := &capConn{Conn: c, l: l, src: source(c.RemoteAddr())}
+		var victim *capConn
+		l.mu.Lock()
+		if len(l.conns) >= l.max {
+			if victim = l.victim(cc.src); victim != nil {
+				l.remove(victim)
+			}
+		}
+		admit := len(l.conns) < l.max
+		if admit {
+			l.tick++
+			cc.waiting = l.tick
+			l.conns[cc] = struct{}{}
+			l.held[cc.src]++
+		}
+		l.mu.Unlock()
+		// Closed outside the lock: Close waits until the connection's
+		// reader lets go of it, and that reader closes it too, which locks.
+		if victim != nil {
+			victim.Close()
+		}
+		if admit {
+			return cc, nil
+		}
+		c.Close()
+	}
+}
+
+// victim picks the connection to close for a new one from src, among those
+// without a request in progress, nil when there is none: one of the source
+// holding the most connections (the new one counted), so a neighbour that
+// floods the endpoint closes its own; among those, one that has sent
+// nothing, so a request already on its way is served; and of those, the
+// one that has waited longest. l.mu is held.
+func (l *capListener) victim(src netip.Prefix) *capConn {
+	held := func(c *capConn) int {
+		if c.src == src {
+			return l.held[c.src] + 1
+		}
+		return l.held[c.src]
+	}
+	var waiting []*capConn
+	for c := range l.conns {
+		if c.waiting != 0 {
+			waiting = append(waiting, c)
+		}
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	slices.SortFunc(waiting, func(a, b *capConn) int {
+		return cmp.Or(cmp.Compare(held(b), held(a)), cmp.Compare(a.waiting, b.waiting))
+	})
+	for _, c := range waiting {
+		if held(c) < held(waiting[0]) {
+			break
+		}
+		if !c.got.Load() && !pending(c.Conn) {
+			return c
+		}
+	}
+	return waiting[0]
+}
+
+// remove forgets c; l.mu is held.
+func (l *capListener) remove(c *capConn) {
+	if _, ok := l.conns[c]; !ok {
+		return
+	}
+	delete(l.conns, c)
+	if l.held[c.src]--; l.held[c.src] == 0 {
+		delete(l.held, c.src)
+	}
+}
+
+// source is the address a connection comes from, as capListener counts
+// them: an IPv6 client holds a /64 and can use any address in it.
+func source(a net.Addr) netip.Prefix {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return netip.Prefix{}
+	}
+	ip := ta.AddrPort().Addr().Unmap()
+	if ip.Is4() {
+		return netip.PrefixFrom(ip, 32)
+	}
+	p, _ := ip.Prefix(64)
+	return p
+}
+
+// connState is the server's ConnState: a connection back to idle between
+// requests waits again.
+func (l *capListener) connState(c net.Conn, s http.ConnState) {
+	if cc, ok := c.(*capConn); ok && s == http.StateIdle {
+		l.mark(cc, false)
+	}
+}
+
+type connKey struct{}
+
+// connContext is the server's ConnContext: it lets serving find the
+// connection of a request.
+func (l *capListener) connContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// serving marks the connection of each request as serving from the moment
+// its handler starts until the connection is idle again, so a request in
+// progress is never cut to make room.
+func (l *capListener) serving(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if cc, ok := r.Context().Value(connKey{}).(*capConn); ok {
+			l.mark(cc, true)
+		}
+		h.ServeHTTP(rw, r)
+	})
+}
+
+func (l *capListener) mark(cc *capConn, serving bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.conns[cc]; !ok {
+		return // closed already
+	}
+	if serving {
+		cc.waiting = 0
+		return
+	}
+	cc.got.Store(false)
+	l.tick++
+	cc.waiting = l.tick
+}
+
+// Read reads from the connection, noting that a request has begun.
+func (c *capConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.got.Store(true)
+	}
+	return n, err
+}
+
+// Close closes the connection and frees its place; safe to call more than
+// once and from any goroutine.
+func (c *capConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		c.l.remove(c)
+		c.l.mu.Unlock()
+		c.err = c.Conn.Close()
+	})
+	return c.err
+}
