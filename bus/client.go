@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -79,7 +80,22 @@ type ClientOptions struct {
 	// (WithAsker). Nil: such requests are answered that this caller
 	// cannot answer them, and the tool gets that error.
 	Asker Asker
+	// MaxSessions bounds how many sessions the client remembers things
+	// of: each session's latest groups revision (Revision) and the worker
+	// its session-bound tools are pinned to (Pin), each kept for at most
+	// MaxSessions sessions, the least recently used forgotten first. A
+	// forgotten revision only means the session's next calls do not ask
+	// the workers to wait for its last reset_tools (read-your-writes): a
+	// worker may read an older state from a lagging KV replica, which a
+	// session not used for that long rarely meets. A forgotten pin sends
+	// the session's calls through the queue group, whose worker passes
+	// them on to the session's worker. 0 means DefaultMaxSessions.
+	MaxSessions int
 }
+
+// DefaultMaxSessions is how many sessions a Client remembers revisions
+// and pins of unless ClientOptions.MaxSessions says otherwise.
+const DefaultMaxSessions = 100_000
 
 // ListFilter narrows the schemas SessionSchemas lists for a session; it
 // gets the fleet they were listed from.
@@ -112,6 +128,9 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	if r.MaxAttempts <= 0 {
 		r.MaxAttempts = 3
 	}
+	if r.MaxSessions <= 0 {
+		r.MaxSessions = DefaultMaxSessions
+	}
 	return r
 }
 
@@ -132,8 +151,8 @@ type Client struct {
 	pending  map[string]*inbox
 	acks     map[string]chan ackReply // queue publishes awaiting their acknowledgement (queueOnce)
 	retrying map[string]chan struct{} // calls that may be sent again (by the id their caller gave) → closed by Cancel
-	revs     map[string]uint64        // session → latest groups revision seen
-	pins     map[string]string        // session scope → the worker its session-bound tools run on
+	revs     *lru[uint64]             // session → latest groups revision seen
+	pins     *lru[string]             // session scope → the worker its session-bound tools run on
 	bound    map[string]bool          // tools seen to be session-bound
 	closed   bool
 	watching bool // the stall watchdog runs (while calls are pending)
@@ -245,8 +264,8 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		prefix:  prefix,
 		pending: map[string]*inbox{},
 		acks:    map[string]chan ackReply{},
-		revs:    map[string]uint64{},
-		pins:    map[string]string{},
+		revs:    newLRU[uint64](o.MaxSessions),
+		pins:    newLRU[string](o.MaxSessions),
 		bound:   map[string]bool{},
 	}
 	sub, err := nc.Subscribe(c.prefix+"*", c.onMsg)
@@ -403,7 +422,8 @@ func (c *Client) cancel(callID, reason string, durable bool) error {
 func (c *Client) Revision(session string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.revs[session]
+	rev, _ := c.revs.get(session)
+	return rev
 }
 
 // Invoke runs a call and returns only its final response.
@@ -755,10 +775,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		c.watching = true
 		go c.watch()
 	}
-	rev := max(call.GroupsRevision, c.revs[call.Session]) // as Revision, under the same lock
-	var pinned string                                     // the worker the call is sent to directly: its session's pin
+	rev, _ := c.revs.get(call.Session) // as Revision, under the same lock
+	rev = max(call.GroupsRevision, rev)
+	var pinned string // the worker the call is sent to directly: its session's pin
 	if !call.Durable && c.bound[call.Name] {
-		pinned = c.pins[toolkit.SessionScope(c.opts.Identity, call.Session)]
+		pinned, _ = c.pins.get(toolkit.SessionScope(c.opts.Identity, call.Session))
 	}
 	c.mu.Unlock()
 	defer func() {
@@ -1088,14 +1109,10 @@ func (c *Client) noteRevision(call toolkit.ToolCall, r *toolkit.Response) {
 		return
 	}
 	c.mu.Lock()
-	c.revs[call.Session] = max(c.revs[call.Session], rev)
+	old, _ := c.revs.get(call.Session)
+	c.revs.put(call.Session, max(old, rev))
 	c.mu.Unlock()
 }
-
-// maxPins bounds the sessions whose pins a client remembers; past it the
-// memory is cleared (calls then go through the queue group, whose worker
-// passes them on).
-const maxPins = 100_000
 
 // notePin remembers where a session-bound tool's call ran for its session.
 func (c *Client) notePin(call toolkit.ToolCall, r *toolkit.Response) {
@@ -1105,13 +1122,8 @@ func (c *Client) notePin(call toolkit.ToolCall, r *toolkit.Response) {
 	}
 	scope := toolkit.SessionScope(c.opts.Identity, call.Session)
 	c.mu.Lock()
-	if c.pins[scope] != inst || !c.bound[call.Name] {
-		if len(c.pins) >= maxPins {
-			clear(c.pins)
-		}
-		c.pins[scope] = inst
-		c.bound[call.Name] = true
-	}
+	c.pins.put(scope, inst)
+	c.bound[call.Name] = true
 	c.mu.Unlock()
 }
 
@@ -1119,8 +1131,8 @@ func (c *Client) notePin(call toolkit.ToolCall, r *toolkit.Response) {
 func (c *Client) forgetPin(call toolkit.ToolCall, inst string) {
 	scope := toolkit.SessionScope(c.opts.Identity, call.Session)
 	c.mu.Lock()
-	if c.pins[scope] == inst {
-		delete(c.pins, scope)
+	if cur, _ := c.pins.peek(scope); cur == inst {
+		c.pins.delete(scope)
 	}
 	c.mu.Unlock()
 }
@@ -1130,8 +1142,71 @@ func (c *Client) forgetPin(call toolkit.ToolCall, inst string) {
 func (c *Client) Pin(session string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.pins[toolkit.SessionScope(c.opts.Identity, session)]
+	inst, _ := c.pins.get(toolkit.SessionScope(c.opts.Identity, session))
+	return inst
 }
+
+// lru maps sessions to what a client remembers of them, keeping at most
+// max entries: putting one more forgets the least recently used. It is
+// not safe for concurrent use (the Client's mu guards it).
+type lru[V any] struct {
+	max   int
+	order *list.List // of *lruEntry[V], the most recently used first
+	index map[string]*list.Element
+}
+
+type lruEntry[V any] struct {
+	key string
+	val V
+}
+
+func newLRU[V any](max int) *lru[V] {
+	return &lru[V]{max: max, order: list.New(), index: map[string]*list.Element{}}
+}
+
+// get returns key's value and marks it used.
+func (l *lru[V]) get(key string) (V, bool) {
+	e, ok := l.index[key]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	l.order.MoveToFront(e)
+	return e.Value.(*lruEntry[V]).val, true
+}
+
+// peek returns key's value without marking it used.
+func (l *lru[V]) peek(key string) (V, bool) {
+	e, ok := l.index[key]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	return e.Value.(*lruEntry[V]).val, true
+}
+
+// put sets key's value, marks it used and forgets the least recently
+// used entry when there are more than max.
+func (l *lru[V]) put(key string, val V) {
+	if e, ok := l.index[key]; ok {
+		e.Value.(*lruEntry[V]).val = val
+		l.order.MoveToFront(e)
+		return
+	}
+	l.index[key] = l.order.PushFront(&lruEntry[V]{key: key, val: val})
+	if l.order.Len() > l.max {
+		l.delete(l.order.Back().Value.(*lruEntry[V]).key)
+	}
+}
+
+func (l *lru[V]) delete(key string) {
+	if e, ok := l.index[key]; ok {
+		l.order.Remove(e)
+		delete(l.index, key)
+	}
+}
+
+func (l *lru[V]) len() int { return len(l.index) }
 
 // asUint64 reads a number decoded from msgpack (loose decoding: int64 or
 // uint64) or JSON (float64).

@@ -81,7 +81,9 @@
 //   - The client remembers, per session, the groups revision returned by
 //     reset_tools and sends it with the session's later calls
 //     (Toolbus-Groups-Revision), so whichever worker runs them reads at
-//     least that state.
+//     least that state. It remembers the revisions (and pins) of at most
+//     ClientOptions.MaxSessions sessions, the least recently used
+//     forgotten first.
 //   - A tool that ignores its cancelled context is abandoned after
 //     AbandonAfter (2s): the caller gets its final, the goroutine finishes
 //     on its own.
