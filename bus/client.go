@@ -151,11 +151,14 @@ type Client struct {
 	pending  map[string]*inbox
 	acks     map[string]chan ackReply // queue publishes awaiting their acknowledgement (queueOnce)
 	retrying map[string]chan struct{} // calls that may be sent again (by the id their caller gave) → closed by Cancel
-	revs     *lru[uint64]             // session → latest groups revision seen
-	pins     *lru[string]             // session scope → the worker its session-bound tools run on
-	bound    map[string]bool          // tools seen to be session-bound
-	closed   bool
-	watching bool // the stall watchdog runs (while calls are pending)
+	revs     *lru[revision]           // session → latest groups revision seen
+	// revClock counts the revisions noted; revHigh is at least every
+	// remembered revision, the one noted at revHighAt.
+	revClock, revHigh, revHighAt uint64
+	pins                         *lru[string]    // session scope → the worker its session-bound tools run on
+	bound                        map[string]bool // tools seen to be session-bound
+	closed                       bool
+	watching                     bool // the stall watchdog runs (while calls are pending)
 
 	afterRun func(attemptID string) // tests: after an attempt's run, before a retry is decided
 
@@ -264,7 +267,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		prefix:  prefix,
 		pending: map[string]*inbox{},
 		acks:    map[string]chan ackReply{},
-		revs:    newLRU[uint64](o.MaxSessions),
+		revs:    newLRU[revision](o.MaxSessions),
 		pins:    newLRU[string](o.MaxSessions),
 		bound:   map[string]bool{},
 	}
@@ -418,12 +421,17 @@ func (c *Client) cancel(callID, reason string, durable bool) error {
 }
 
 // Revision returns the latest groups revision the client has seen for a
-// session (from reset_tools finals), sent with the session's calls.
+// session (from reset_tools finals), sent with the session's calls; 0
+// when it has none. The client forgets a session's revision when it
+// remembers too many sessions (ClientOptions.MaxSessions) and when the
+// groups bucket was made again: its revisions then count from 1, and a
+// revision of the old bucket would make the session's calls wait for a
+// revision the new one has not reached.
 func (c *Client) Revision(session string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rev, _ := c.revs.get(session)
-	return rev
+	r, _ := c.revs.get(session)
+	return r.rev
 }
 
 // Invoke runs a call and returns only its final response.
@@ -464,6 +472,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			return yield(ev)
 		}
 		attempt := call
+		sent, since := c.sessionRevision(call.Session)
 		var final *toolkit.Response
 		var stop chan struct{} // closed by Cancel(call.ID) once the call may be sent again
 		for n := 1; ; n++ {
@@ -503,7 +512,12 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			}
 			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
 		}
-		c.noteRevision(call, final)
+		c.noteRevision(call, final, since)
+		if final.Code == toolkit.CodeUnavailable || final.Code == toolkit.CodeTimeout {
+			// Perhaps the worker waited for a revision the groups bucket
+			// cannot reach: the session's next calls then go without it.
+			c.staleRevision(ctx, call.Session, sent)
+		}
 		c.notePin(call, final)
 		if !chunks && len(final.Content) > 0 && !yield(toolkit.Event{Chunk: finalChunk(final)}) {
 			return
@@ -775,8 +789,8 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		c.watching = true
 		go c.watch()
 	}
-	rev, _ := c.revs.get(call.Session) // as Revision, under the same lock
-	rev = max(call.GroupsRevision, rev)
+	remembered, _ := c.revs.get(call.Session) // as Revision, under the same lock
+	rev := max(call.GroupsRevision, remembered.rev)
 	var pinned string // the worker the call is sent to directly: its session's pin
 	if !call.Durable && c.bound[call.Name] {
 		pinned, _ = c.pins.get(toolkit.SessionScope(c.opts.Identity, call.Session))
@@ -1099,8 +1113,34 @@ func (c *Client) noResponders(ctx context.Context, call toolkit.ToolCall) *toolk
 	return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: no worker serves the tool '%s' right now; retry later.", call.Name))
 }
 
-// noteRevision remembers the groups revision a reset_tools call returned.
-func (c *Client) noteRevision(call toolkit.ToolCall, r *toolkit.Response) {
+// revision is a session's groups revision as the client remembers it.
+type revision struct {
+	rev uint64
+	at  uint64 // Client.revClock when it was noted
+}
+
+// sessionRevision returns the revision remembered for session (0 for
+// none) and the count of revisions noted so far, which tells the
+// revisions noted before from those noted after.
+func (c *Client) sessionRevision(session string) (rev, clock uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, _ := c.revs.peek(session)
+	return r.rev, c.revClock
+}
+
+// noteRevision remembers the groups revision a reset_tools call returned;
+// since is Client.revClock when the call was made.
+//
+// Revisions are the groups bucket's sequence numbers, so a write made
+// after another has the higher revision, unless the bucket was deleted
+// and made again in between, when they count from 1 again. A revision
+// noted before the call was made is of an earlier write: when it is
+// higher than the call's, the bucket was made again, and every revision
+// noted before the call above the call's is of the old bucket and
+// forgotten. Only against a revision noted while the call ran does the
+// higher one win (concurrent reset_tools of one session).
+func (c *Client) noteRevision(call toolkit.ToolCall, r *toolkit.Response, since uint64) {
 	if call.Name != toolkit.MetaToolName || r.State != toolkit.StateSuccess {
 		return
 	}
@@ -1109,9 +1149,77 @@ func (c *Client) noteRevision(call toolkit.ToolCall, r *toolkit.Response) {
 		return
 	}
 	c.mu.Lock()
-	old, _ := c.revs.get(call.Session)
-	c.revs.put(call.Session, max(old, rev))
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	old, ok := c.revs.peek(call.Session)
+	if ok && old.at > since {
+		rev = max(rev, old.rev)
+	}
+	if (ok && old.at <= since && old.rev > rev) || (c.revHighAt <= since && c.revHigh > rev) {
+		c.forgetRevisionsLocked(rev, since)
+	}
+	c.revClock++
+	c.revs.put(call.Session, revision{rev: rev, at: c.revClock})
+	if rev >= c.revHigh {
+		c.revHigh, c.revHighAt = rev, c.revClock
+	}
+}
+
+// forgetRevisionsLocked forgets the revisions above last noted at or
+// before clock (Client.revClock): the groups bucket was made again and
+// has not reached them. c.mu is held.
+func (c *Client) forgetRevisionsLocked(last, clock uint64) {
+	c.revHigh, c.revHighAt = 0, 0
+	c.revs.deleteFunc(func(r revision) bool {
+		if r.at <= clock && r.rev > last {
+			return true
+		}
+		if r.rev > c.revHigh {
+			c.revHigh, c.revHighAt = r.rev, r.at
+		}
+		return false
+	})
+}
+
+// staleRevision is called when a request that carried the session's
+// remembered revision sent (0: none) failed in a way a worker waiting for
+// it fails. It asks the groups bucket's stream leader for its last
+// revision and forgets every remembered revision noted before the
+// question that is above it (all of them when the bucket does not exist):
+// a write acknowledged before the question would be at most the last
+// revision, so those are of a bucket since deleted. It reports whether
+// the session's revision is now lower than sent, so that a request
+// without side effects can be made again.
+func (c *Client) staleRevision(ctx context.Context, session string, sent uint64) bool {
+	if sent == 0 {
+		return false
+	}
+	cur, clock := c.sessionRevision(session)
+	if cur < sent {
+		return true // forgotten meanwhile
+	}
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	var last uint64 // 0: no bucket, the next one counts from 1
+	st, err := js.Stream(ctx, "KV_"+c.opts.GroupsBucket)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+	case err != nil:
+		c.log.Warn("bus: asking the groups bucket for its last revision", "err", err)
+		return false
+	default:
+		last = st.CachedInfo().State.LastSeq
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.revHigh > last {
+		c.forgetRevisionsLocked(last, clock)
+	}
+	r, _ := c.revs.peek(session)
+	return r.rev < sent
 }
 
 // notePin remembers where a session-bound tool's call ran for its session.
@@ -1208,6 +1316,18 @@ func (l *lru[V]) delete(key string) {
 
 func (l *lru[V]) len() int { return len(l.index) }
 
+// deleteFunc forgets the entries for which del returns true.
+func (l *lru[V]) deleteFunc(del func(V) bool) {
+	for e := l.order.Front(); e != nil; {
+		next := e.Next()
+		if en := e.Value.(*lruEntry[V]); del(en.val) {
+			l.order.Remove(e)
+			delete(l.index, en.key)
+		}
+		e = next
+	}
+}
+
 // asUint64 reads a number decoded from msgpack (loose decoding: int64 or
 // uint64) or JSON (float64).
 func asUint64(v any) (uint64, bool) {
@@ -1234,19 +1354,33 @@ func headerSize(h nats.Header) int {
 
 // List asks one worker (wire.SubjectList) for its tools and the schemas the
 // session may see now, honouring the session's latest groups revision.
+//
+// A list request whose session's revision the groups bucket cannot reach
+// (made again since: see Revision) fails; the client then forgets that
+// revision and asks once more without it.
 func (c *Client) List(ctx context.Context, session string) (*wire.ListReply, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	rev := c.Revision(session)
+	reply, err := c.list(ctx, session, rev)
+	if err != nil && c.staleRevision(ctx, session, rev) {
+		reply, err = c.list(ctx, session, c.Revision(session))
+	}
+	return reply, err
+}
+
+// list makes one list request for session at revision rev.
+func (c *Client) list(ctx context.Context, session string, rev uint64) (*wire.ListReply, error) {
 	data, err := wire.Msgpack.Marshal(&wire.ListRequest{Session: session})
 	if err != nil {
 		return nil, err
 	}
 	msg := &nats.Msg{Subject: wire.ListSubject(c.opts.Identity), Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: data}
-	if rev := c.Revision(session); rev > 0 {
+	if rev > 0 {
 		msg.Header.Set(wire.HeaderGroupsRevision, strconv.FormatUint(rev, 10))
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
 	}
 	m, err := c.nc.RequestMsgWithContext(ctx, msg)
 	if err != nil {
@@ -1279,7 +1413,7 @@ func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision
 		return nil, err
 	}
 	cat := f.Catalog()
-	active, _, err := toolkit.LoadActive(ctx, state, cat.Groups, scope, max(minRevision, c.Revision(session)))
+	active, err := c.loadActive(ctx, state, cat.Groups, session, minRevision)
 	if err != nil {
 		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
@@ -1298,16 +1432,29 @@ func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision
 // while the bucket does not exist no session has stored state, and a
 // session without state has the groups the fleet announces active.
 func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision uint64) ([]string, error) {
-	scope := toolkit.SessionScope(c.opts.Identity, session)
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return nil, err
 	}
-	active, _, err := toolkit.LoadActive(ctx, state, f.Groups(), scope, max(minRevision, c.Revision(session)))
+	active, err := c.loadActive(ctx, state, f.Groups(), session, minRevision)
 	if err != nil {
 		return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
 	return active, nil
+}
+
+// loadActive reads the session's active groups at least at minRevision
+// and the revision the client remembers for the session; when that
+// revision turns out not to be reachable (see Revision), it is forgotten
+// and the groups read once more.
+func (c *Client) loadActive(ctx context.Context, state toolkit.GroupState, groups []toolkit.Group, session string, minRevision uint64) ([]string, error) {
+	scope := toolkit.SessionScope(c.opts.Identity, session)
+	rev := c.Revision(session)
+	active, _, err := toolkit.LoadActive(ctx, state, groups, scope, max(minRevision, rev))
+	if err != nil && rev > minRevision && errors.Is(err, ErrStaleGroupState) && c.staleRevision(ctx, session, rev) {
+		active, _, err = toolkit.LoadActive(ctx, state, groups, scope, max(minRevision, c.Revision(session)))
+	}
+	return active, err
 }
 
 // ExportState returns a session's state (AgentScope 1.x state_dict:
@@ -1346,13 +1493,12 @@ func (c *Client) ImportState(ctx context.Context, session string, st toolkit.Ses
 // the system prompt (toolkit.ActivatedInstructions over the fleet's
 // groups).
 func (c *Client) Instructions(ctx context.Context, session string) (string, error) {
-	scope := toolkit.SessionScope(c.opts.Identity, session)
 	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return "", err
 	}
 	groups := f.Groups()
-	active, _, err := toolkit.LoadActive(ctx, state, groups, scope, c.Revision(session))
+	active, err := c.loadActive(ctx, state, groups, session, 0)
 	if err != nil {
 		return "", fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}

@@ -23,8 +23,9 @@ func TestClientSessionMemoryBounded(t *testing.T) {
 	const sessions = 10 * limit
 	for i := 1; i <= sessions; i++ {
 		session := "s" + strconv.Itoa(i)
+		_, since := c.sessionRevision(session)
 		c.noteRevision(toolkit.ToolCall{Name: toolkit.MetaToolName, Session: session},
-			&toolkit.Response{State: toolkit.StateSuccess, Metadata: map[string]any{toolkit.MetaGroupsRevision: uint64(i)}})
+			&toolkit.Response{State: toolkit.StateSuccess, Metadata: map[string]any{toolkit.MetaGroupsRevision: uint64(i)}}, since)
 		c.notePin(toolkit.ToolCall{Name: "bound", Session: session},
 			&toolkit.Response{State: toolkit.StateSuccess, Metadata: map[string]any{wire.MetaSessionWorker: "w" + strconv.Itoa(i%7)}})
 		if i%(limit/4) == 0 {
@@ -73,5 +74,47 @@ func TestLRU(t *testing.T) {
 	l.delete("c")
 	if l.len() != 2 {
 		t.Fatalf("len %d, want 2", l.len())
+	}
+}
+
+// TestNoteRevisionOrder: a reset_tools answer replaces the revision noted
+// before its call was made, even a higher one (the bucket was made again,
+// which also forgets the other sessions' higher revisions noted before);
+// against one noted while it ran, the higher wins.
+func TestNoteRevisionOrder(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	c, err := NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	note := func(session string, rev, since uint64) {
+		c.noteRevision(toolkit.ToolCall{Name: toolkit.MetaToolName, Session: session},
+			&toolkit.Response{State: toolkit.StateSuccess, Metadata: map[string]any{toolkit.MetaGroupsRevision: rev}}, since)
+	}
+	clock := func() uint64 { _, at := c.sessionRevision(""); return at }
+
+	note("low", 5, clock())
+	note("s", 10, clock())
+	since := clock() // a reset_tools of s is made
+	note("s", 12, clock())
+	note("s", 11, since) // and answered after another one of s
+	if got := c.Revision("s"); got != 12 {
+		t.Fatalf("s: revision %d after concurrent reset_tools answered 12 and 11, want 12", got)
+	}
+	if got := c.Revision("low"); got != 5 {
+		t.Fatalf("low: revision %d, want 5 kept", got)
+	}
+
+	note("high", 40, clock())
+	note("s", 2, clock()) // the bucket was made again
+	if got := c.Revision("s"); got != 2 {
+		t.Fatalf("s: revision %d after reset_tools into a new bucket answered 2, want 2", got)
+	}
+	if got := c.Revision("high"); got != 0 {
+		t.Fatalf("high: revision %d of the old bucket kept", got)
+	}
+	if got := c.Revision("low"); got != 0 {
+		t.Fatalf("low: revision %d of the old bucket kept", got)
 	}
 }
