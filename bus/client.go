@@ -472,7 +472,10 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			return yield(ev)
 		}
 		attempt := call
-		sent, since := c.sessionRevision(call.Session)
+		var since uint64 // for noteRevision
+		if call.Name == toolkit.MetaToolName {
+			_, since = c.sessionRevision(call.Session)
+		}
 		var final *toolkit.Response
 		var stop chan struct{} // closed by Cancel(call.ID) once the call may be sent again
 		for n := 1; ; n++ {
@@ -513,10 +516,10 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
 		}
 		c.noteRevision(call, final, since)
-		if final.Code == toolkit.CodeUnavailable || final.Code == toolkit.CodeTimeout {
+		if _, worker := final.Metadata[wire.MetaWorker]; worker && (final.Code == toolkit.CodeUnavailable || final.Code == toolkit.CodeTimeout) {
 			// Perhaps the worker waited for a revision the groups bucket
 			// cannot reach: the session's next calls then go without it.
-			c.staleRevision(ctx, call.Session, sent)
+			c.staleRevision(ctx, call.Session, c.Revision(call.Session))
 		}
 		c.notePin(call, final)
 		if !chunks && len(final.Content) > 0 && !yield(toolkit.Event{Chunk: finalChunk(final)}) {
