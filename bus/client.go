@@ -171,6 +171,8 @@ type Client struct {
 	publish publisher          // queues durable calls: queuePublish, or a test's
 	status  chan nats.Status   // the connection's losses, for watchConnection; set with js
 	results jetstream.KeyValue // nil until bound
+	// consumers are the tools whose durable consumer was seen (unserved).
+	consumers consumersSeen
 }
 
 // durableLookEvery bounds how often a durable call that hears nothing
@@ -535,6 +537,9 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	js, err := c.jetStream()
 	if err != nil {
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable path needs JetStream: %v", err))
+	}
+	if final := c.unserved(ctx, js, call); final != nil {
+		return final
 	}
 	h := hdr // the call's own: run makes it for this call
 	if h == nil {

@@ -308,7 +308,7 @@ func (d *durablePath) sync(tools []string) {
 		if _, ok := d.loops[tool]; ok {
 			continue
 		}
-		p := &puller{d: d, tool: tool}
+		p := &puller{d: d, tool: tool, bound: make(chan struct{})}
 		if t, ok := d.w.tk.Get(tool); ok {
 			p.repeatable = t.ReadOnly() || t.Idempotency().Retryable()
 		}
@@ -427,6 +427,33 @@ func (d *durablePath) consumer(ctx context.Context, tool string) (jetstream.Cons
 	return c, err
 }
 
+// waitBound waits, at most bindWait, until the pull loops of the tools
+// served now have bound their consumers: a client's durable call of a
+// tool without a consumer is answered not_found (Client.unserved), so
+// Serve returns once its tools have theirs, as it returns once its
+// subscriptions are in place. Loops that could not bind yet go on trying.
+func (d *durablePath) waitBound(ctx context.Context) {
+	d.mu.Lock()
+	loops := make([]*puller, 0, len(d.loops))
+	for _, p := range d.loops {
+		loops = append(loops, p)
+	}
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, bindWait)
+	defer cancel()
+	for _, p := range loops {
+		select {
+		case <-p.bound:
+		case <-ctx.Done():
+			d.w.log.Warn("bus: serving before every durable tool's consumer is bound; until it is, durable calls of the tool may be answered not_found", "tool", p.tool)
+			return
+		}
+	}
+}
+
+// bindWait bounds how long Serve waits for its tools' consumers.
+const bindWait = 5 * time.Second
+
 // fetchWait bounds one pull; a stop waits for it at most that long.
 const fetchWait = time.Second
 
@@ -443,6 +470,10 @@ type puller struct {
 	repeatable bool // the tool is read-only or idempotent
 	ctx        context.Context
 	cancel     context.CancelFunc
+	// bound is closed once the loop has bound (or made) the tool's
+	// consumer, or has ended without.
+	bound     chan struct{}
+	boundOnce sync.Once
 
 	// While a call runs on the loop: the call, and what the loop goes on
 	// with should the clock hand it on (written before inline is set).
@@ -469,6 +500,7 @@ func (p *puller) loop(cons jetstream.Consumer, batch jetstream.MessageBatch) {
 			batch = nil
 		}
 		if p.ctx.Err() != nil {
+			p.boundOnce.Do(func() { close(p.bound) })
 			d.mu.Lock()
 			delete(d.live, p)
 			d.mu.Unlock()
@@ -487,6 +519,7 @@ func (p *puller) loop(cons jetstream.Consumer, batch jetstream.MessageBatch) {
 				continue
 			}
 			wait = 100 * time.Millisecond
+			p.boundOnce.Do(func() { close(p.bound) })
 			info := cons.CachedInfo()
 			d.w.log.Debug("bus: pulling durable calls", "tool", p.tool, "ack_wait", info.Config.AckWait, "max_deliver", info.Config.MaxDeliver)
 		}

@@ -56,6 +56,7 @@ func TestEnqueueAttempts(t *testing.T) {
 			if _, err := c.jetStream(); err != nil {
 				t.Fatal(err)
 			}
+			c.consumers.tools.Store("echo", struct{}{}) // served: its consumer seen
 			n := 0
 			c.publish = func(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
 				err := tc.answers[min(n, len(tc.answers)-1)]

@@ -355,6 +355,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.abort()
 		return nil, fmt.Errorf("bus: flushing subscriptions: %w", err)
 	}
+	if w.dur != nil {
+		w.dur.waitBound(context.Background())
+	}
 	// Announce once the subscriptions are in place: a fleet that lists
 	// the worker can call it.
 	if o.AnnounceInterval >= 0 {
