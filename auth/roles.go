@@ -159,6 +159,8 @@ func Gateway() Permissions {
 			wire.SubjectPinnedPrefix + ">",
 			wire.SubjectAnswerPrefix + "*.*",
 			"$JS.API.INFO",
+			// Whether a worker has served a tool on the durable path.
+			"$JS.API.CONSUMER.INFO." + wire.StreamCalls + ".*",
 			"$JS.API.STREAM.CREATE." + groups,
 			"$JS.API.STREAM.INFO." + groups,
 			"$JS.API.DIRECT.GET." + groups + ".>",
@@ -215,6 +217,10 @@ func Caller(identity string) (Permissions, error) {
 			// a shared bucket is a right to purge all of it (a rollup).
 			"$JS.API.STREAM.INFO." + stream(wire.BucketResults),
 			"$JS.API.DIRECT.GET." + stream(wire.BucketResults) + "." + own(wire.BucketResults, ""),
+			// Whether a worker has served a tool on the durable path (its
+			// consumer of the calls stream): a durable call of a tool
+			// nobody serves is answered not_found, not queued for good.
+			"$JS.API.CONSUMER.INFO." + wire.StreamCalls + ".*",
 		},
 		Subscribe: []string{
 			wire.Inbox(identity) + ">",

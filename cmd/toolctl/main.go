@@ -138,10 +138,8 @@ func (e *env) conn() (*nats.Conn, error) {
 	// The server's refusals (a subject the user's permissions do not
 	// allow) arrive apart from the call they spoil: say them.
 	report := nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-		if cancelRecordRefused(err) {
-			// Roles written before the cancels stream: the cancel went,
-			// only its record for a worker taking the call later did not.
-			fmt.Fprintln(e.stderr, "toolctl: NATS:", err, "(the server's roles predate the cancels stream: the cancel went, its record did not; toolctl auth init writes the current roles)")
+		if note := olderRoles(err); note != "" {
+			fmt.Fprintln(e.stderr, "toolctl: NATS:", err, "("+note+")")
 			return
 		}
 		fmt.Fprintln(e.stderr, "toolctl: NATS:", err)
@@ -186,12 +184,22 @@ func (e *env) bus() (*bus.Client, error) {
 	return c, nil
 }
 
-// cancelRecordRefused reports whether err is the server refusing the
-// record of a durable call's cancel (wire.SubjectCancelledPrefix), which
-// a role set written before it does not allow; the cancel itself is
-// allowed, so the command goes on.
-func cancelRecordRefused(err error) bool {
-	return errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `for Publish to "`+wire.SubjectCancelledPrefix)
+// olderRoles says why err, the server refusing what a role set written
+// before it does not allow, does not end the command; "" for any other
+// error. The record of a durable call's cancel (wire.SubjectCancelledPrefix):
+// the cancel itself is allowed. The lookup of a durable tool's consumer
+// of the calls stream: the call is queued without it.
+func olderRoles(err error) string {
+	if !errors.Is(err, nats.ErrPermissionViolation) {
+		return ""
+	}
+	switch {
+	case strings.Contains(err.Error(), `for Publish to "`+wire.SubjectCancelledPrefix):
+		return "the server's roles predate the cancels stream: the cancel went, its record did not; toolctl auth init writes the current roles"
+	case strings.Contains(err.Error(), `for Publish to "$JS.API.CONSUMER.INFO.`+wire.StreamCalls+"."):
+		return "the server's roles predate the lookup of durable tools: the call is queued without it, and a durable call of a tool no worker serves waits for its deadline; toolctl auth init writes the current roles"
+	}
+	return ""
 }
 
 // refuse records a permission violation the server reported. A refused
@@ -227,7 +235,7 @@ func (e *env) publishRefused() bool {
 // permission violation whose text holds what, and records it.
 func (e *env) lastRefused(nc *nats.Conn, what string) bool {
 	err := nc.LastError()
-	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), what) || cancelRecordRefused(err) {
+	if !errors.Is(err, nats.ErrPermissionViolation) || !strings.Contains(err.Error(), what) || olderRoles(err) != "" {
 		return false
 	}
 	e.mu.Lock()
