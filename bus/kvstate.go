@@ -22,9 +22,31 @@ import (
 const DefaultStateWait = 5 * time.Second
 
 // ErrStaleGroupState is returned (wrapped) by KVState.Load when no state
-// at least as recent as the requested revision could be read before the
-// context's deadline (or KVStateOptions.MaxWait).
+// at least as recent as the requested revision could be read: the
+// revision is more than RevisionLead past the bucket's last one, or the
+// bucket did not reach it within RevisionWait (or before the context's
+// deadline, or KVStateOptions.MaxWait, when sooner). The message names
+// the revision asked for and the bucket's last revision.
 var ErrStaleGroupState = errors.New("bus: group state older than the requested revision")
+
+// A revision is asked for by whoever sends a call or a list request, and
+// may name any number. The bucket's stream leader has every revision the
+// bucket wrote (it is the stream's sequence), so a revision past the
+// leader's last sequence is either a moment away (a leader just elected,
+// still applying what was committed) or was never written by this bucket
+// (made up, or from before the bucket was deleted and made again).
+// KVState.Load therefore waits for a revision past the leader's last
+// sequence by at most RevisionLead for at most RevisionWait, and fails at
+// once for one further past: no caller makes a worker poll the stream
+// until the caller's deadline, however far that is.
+const (
+	// RevisionWait bounds how long Load waits for a revision the stream
+	// leader has not reached.
+	RevisionWait = 2 * time.Second
+	// RevisionLead is how far past the leader's last sequence a revision
+	// may be and still be waited for.
+	RevisionLead = 1024
+)
 
 // KVStateOptions configure NewKVState. A nil *KVStateOptions means the
 // defaults; so does every zero field.
@@ -225,10 +247,13 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 // replica) is checked against the stream leader: once the leader has
 // reached minRevision its value for the key is returned (that value may be
 // older than minRevision when minRevision was a write to another key, or
-// absent when the state expired). Until then Load retries with backoff and
-// fails with ErrStaleGroupState at the context's deadline, or after
-// KVStateOptions.MaxWait when ctx has none. A moment without a stream
-// leader (no responders, 503) is retried the same way.
+// absent when the state expired). Until then Load retries with backoff,
+// for at most RevisionWait, and fails with ErrStaleGroupState; at once
+// when minRevision is more than RevisionLead past the leader's last
+// sequence; and at the context's deadline (or after
+// KVStateOptions.MaxWait when ctx has none) when that comes first. A
+// moment without a stream leader (no responders, 503) is retried until
+// that deadline.
 func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) ([]string, uint64, bool, error) {
 	key, err := wire.SessionKey(session)
 	if err != nil {
@@ -240,11 +265,18 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 		defer cancel()
 	}
 	wait := time.Millisecond
-	var seen uint64
-	asked := false // whether the bucket still exists (gone)
+	var seen, last uint64
+	var behind time.Time // when the stream leader was first seen behind minRevision
+	asked := false       // whether the bucket still exists (gone)
 	for {
 		r, err := s.read(ctx, key, minRevision)
 		switch {
+		case err == nil && r.behind && minRevision-r.last > RevisionLead:
+			return nil, 0, false, fmt.Errorf("%w: session %s: revision %d is more than %d past the bucket's last revision %d, so the bucket never wrote it (made up, or from before the bucket was made again)",
+				ErrStaleGroupState, wire.Quote(session), minRevision, RevisionLead, r.last)
+		case err == nil && r.behind && !behind.IsZero() && time.Since(behind) >= RevisionWait:
+			return nil, 0, false, fmt.Errorf("%w: session %s: revision %d not reached within %v; it is past the bucket's last revision %d",
+				ErrStaleGroupState, wire.Quote(session), minRevision, RevisionWait, r.last)
 		case err == nil && r.fresh:
 			if !r.found {
 				return nil, r.rev, false, nil
@@ -255,7 +287,10 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 			}
 			return groups, r.rev, true, nil
 		case err == nil:
-			seen = max(seen, r.rev)
+			seen, last = max(seen, r.rev), max(last, r.last)
+			if r.behind && behind.IsZero() {
+				behind = time.Now()
+			}
 		case ctx.Err() == nil && !kv.Transient(err):
 			return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: %w", wire.Quote(session), err)
 		case !asked && s.gone(ctx, err, &asked):
@@ -263,8 +298,8 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 		}
 		if serr := kv.Sleep(ctx, wait); serr != nil || ctx.Err() != nil {
 			if minRevision > 0 {
-				return nil, 0, false, fmt.Errorf("%w: session %s: revision %d not reached (latest seen %d): %v",
-					ErrStaleGroupState, wire.Quote(session), minRevision, seen, context.Cause(ctx))
+				return nil, 0, false, fmt.Errorf("%w: session %s: revision %d not reached (the bucket's last revision seen %d, the session's %d): %v",
+					ErrStaleGroupState, wire.Quote(session), minRevision, last, seen, context.Cause(ctx))
 			}
 			return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: %w (last error: %v)", wire.Quote(session), context.Cause(ctx), err)
 		}
@@ -312,6 +347,10 @@ type stateRead struct {
 	rev   uint64 // of the value or the delete marker; 0 when unknown
 	found bool
 	fresh bool // at least as recent as the requested revision
+	// behind: the stream leader has not reached the requested revision;
+	// its last sequence is last.
+	behind bool
+	last   uint64
 }
 
 // read does one attempt: a direct get (any replica) and, when that is
@@ -339,8 +378,10 @@ func (s *KVState) read(ctx context.Context, key string, minRevision uint64) (sta
 	if err != nil {
 		return stateRead{}, err
 	}
-	if info := st.CachedInfo(); info == nil || info.State.LastSeq < minRevision {
-		return stateRead{rev: seen}, nil // the leader is behind too
+	if info := st.CachedInfo(); info == nil {
+		return stateRead{rev: seen}, nil // asked again
+	} else if info.State.LastSeq < minRevision {
+		return stateRead{rev: seen, behind: true, last: info.State.LastSeq}, nil // the leader is behind too
 	}
 	r, err := s.leaderGet(ctx, key)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus/kv"
@@ -678,5 +680,65 @@ func TestKVStateBucketTTL(t *testing.T) {
 		if status.TTL() != tt.want {
 			t.Errorf("%s: TTL %v, want %v", tt.bucket, status.TTL(), tt.want)
 		}
+	}
+}
+
+// A revision far past the bucket's last one was never written by it (a
+// caller may name any): Load says so at once, naming both revisions,
+// instead of polling the stream until the caller's deadline, however
+// far that is. Before, it asked for the stream's info every 50 ms until
+// then.
+func TestKVStateRevisionFarAhead(t *testing.T) {
+	s := natstest.Server(t)
+	nc := natstest.Conn(t, s)
+	st := newTestKVState(t, natstest.JS(t, nc), &KVStateOptions{MaxWait: time.Minute})
+	rev, err := st.Store(natstest.Ctx(t), "s", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos := make(chan *nats.Msg, 1<<16)
+	if _, err := nc.ChanSubscribe("$JS.API.STREAM.INFO."+st.stream, infos); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const far = uint64(math.MaxUint64)
+	_, _, _, err = st.Load(ctx, "s", far)
+	if ctx.Err() != nil {
+		t.Fatalf("Load(%d) waited until its deadline: %v", far, err)
+	}
+	if !errors.Is(err, ErrStaleGroupState) || !strings.Contains(err.Error(), fmt.Sprint(far)) || !strings.Contains(err.Error(), fmt.Sprintf("last revision %d", rev)) {
+		t.Errorf("Load(%d) = %v; want ErrStaleGroupState naming it and the bucket's last revision %d", far, err, rev)
+	}
+	if err := nc.Flush(); err != nil { // the requests made are in infos
+		t.Fatal(err)
+	}
+	if n := len(infos); n > 1 {
+		t.Errorf("Load(%d) asked for the stream's info %d times, want once", far, n)
+	}
+}
+
+// A revision just past the bucket's last one may be a moment away on a
+// new stream leader: Load waits for it, but at most RevisionWait, however
+// far the caller's deadline is, and then names both revisions.
+func TestKVStateRevisionWaitBounded(t *testing.T) {
+	s := natstest.Server(t)
+	st := newTestKVState(t, natstest.JS(t, natstest.Conn(t, s)), &KVStateOptions{MaxWait: time.Minute})
+	rev, err := st.Store(natstest.Ctx(t), "s", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Far past RevisionWait.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, _, _, err = st.Load(ctx, "s", rev+1)
+	if ctx.Err() != nil {
+		t.Fatalf("Load(%d) waited until its deadline: %v", rev+1, err)
+	}
+	if !errors.Is(err, ErrStaleGroupState) || !strings.Contains(err.Error(), fmt.Sprintf("revision %d not reached", rev+1)) || !strings.Contains(err.Error(), fmt.Sprintf("last revision %d", rev)) {
+		t.Errorf("Load(%d) = %v; want ErrStaleGroupState naming it and the bucket's last revision %d", rev+1, err, rev)
 	}
 }
