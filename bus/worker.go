@@ -170,6 +170,7 @@ type Worker struct {
 	mu        sync.Mutex
 	subs      map[string][2]*nats.Subscription // tool name → its call subscriptions: anonymous, by identity
 	listSubs  [2]*nats.Subscription
+	lists     *listQueue // list requests not yet answered (lists.go)
 	cancelSub *nats.Subscription
 	calls     map[string]*sender // call id → running call
 	tombs     map[string]tombEntry
@@ -265,6 +266,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		meta:    wire.MetaEntry{Key: wire.MetaWorker, Value: o.Instance},
 		inbox:   make(chan *nats.Msg, callQueue),
 		rd:      readers{max: o.MaxInFlight + overloadReaders, alive: 1, baton: make(chan struct{})},
+		lists:   newListQueue(),
 	}
 	w.pinMeta = wire.MetaEntry{Key: wire.MetaSessionWorker, Value: o.Instance, Next: &w.meta}
 	w.clock = newClock(w)
@@ -617,6 +619,7 @@ func (w *Worker) abort() {
 		}
 	}
 	w.closeInbox()
+	w.lists.stop()
 	w.clock.close()
 }
 
@@ -950,46 +953,6 @@ func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
 	return e, time.Now().Before(e.exp)
 }
 
-// onList answers wire.SubjectList with the tools and the session's schemas.
-func (w *Worker) onList(m *nats.Msg) {
-	identity := strings.TrimPrefix(strings.TrimPrefix(m.Subject, wire.SubjectList), ".")
-	if !w.answerable(&incoming{subject: m.Subject, identity: identity, reply: m.Reply}, "", "a list request") {
-		return
-	}
-	c := wire.CodecOf(m.Header)
-	var req wire.ListRequest
-	reply := wire.ListReply{Worker: w.opts.Instance}
-	var rev uint64
-	if len(m.Data) > 0 {
-		if err := c.Unmarshal(m.Data, &req); err != nil {
-			reply.Error = fmt.Sprintf("BadRequestError: the list request is not a valid %s object: %v", c, err)
-		}
-	}
-	if v := m.Header.Get(wire.HeaderVersion); v != "" && v != wire.Version && reply.Error == "" {
-		reply.Error = versionError(v)
-	}
-	if reply.Error == "" {
-		var err error
-		if rev, err = parseRevision(m.Header); err != nil {
-			reply.Error = "BadRequestError: " + err.Error()
-		}
-	}
-	if reply.Error == "" {
-		reply.Tools = servedTools(w.tk)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		schemas, err := w.tk.SessionSchemas(ctx, toolkit.SessionScope(identity, req.Session), rev)
-		cancel()
-		if err != nil {
-			reply = wire.ListReply{Worker: w.opts.Instance, Error: fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err)}
-		} else {
-			reply.Schemas = schemas
-		}
-	}
-	if err := wire.Respond(w.nc, m, &reply); err != nil {
-		w.log.Error("bus: answering a list request", "err", err)
-	}
-}
-
 // Stop shuts the worker down gracefully: it announces its goodbye (when
 // announcing), stops taking calls (calls
 // already delivered to it still run), waits for the running calls to
@@ -1062,6 +1025,9 @@ func (w *Worker) Stop(ctx context.Context) error {
 		// itself, so this wait is bounded.
 		w.waitIdle(context.Background(), subs)
 	}
+	// The list subscriptions are drained: the requests they took are
+	// answered before the connection is flushed.
+	w.lists.stop()
 	w.mu.Lock()
 	w.subs = map[string][2]*nats.Subscription{}
 	w.mu.Unlock()
