@@ -83,7 +83,14 @@
 //     (Toolbus-Groups-Revision), so whichever worker runs them reads at
 //     least that state. It remembers the revisions (and pins) of at most
 //     ClientOptions.MaxSessions sessions, the least recently used
-//     forgotten first.
+//     forgotten first. A worker waits for a revision its bucket has not
+//     reached at most RevisionWait (2 s), and not at all for one more than
+//     RevisionLead (1024) past the bucket's last revision (never written by
+//     it): the call ends unavailable, naming both revisions. A caller
+//     cannot make a worker wait longer, whatever the call's deadline.
+//   - List requests are answered per caller identity in order and the
+//     callers in turn (lists.go), so one caller's slow listing holds up
+//     only its own.
 //   - A tool that ignores its cancelled context is abandoned after
 //     AbandonAfter (2s): the caller gets its final, the goroutine finishes
 //     on its own.
