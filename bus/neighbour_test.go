@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -154,5 +155,35 @@ func TestSlowListSparesOtherCallers(t *testing.T) {
 			t.Fatalf("bob's listing: %+v", lr)
 		}
 		break
+	}
+}
+
+// TestGroupToolFarRevisionAnsweredAtOnce: a call of a grouped tool naming
+// a groups revision far past the bucket's last one, with a deadline far
+// away, ends unavailable at once, naming both revisions; before, the
+// worker polled the bucket every 50 ms until that deadline.
+func TestGroupToolFarRevisionAnsweredAtOnce(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	state, err := bus.NewKVState(ctxT(t), natstest.JS(t, natstest.Connect(t, s)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(&toolkit.Options{State: state})
+	if err := tk.AddGroup(toolkit.Group{Name: "web", Description: "Web tools.", Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, tk, echoTool(), toolkit.InGroup("web"))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	rev, err := state.Store(ctxT(t), "sess", []string{"web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, natstest.Connect(t, s), nil)
+	ctx, cancel := context.WithTimeout(ctxT(t), time.Hour) // the guard ends it first
+	defer cancel()
+	r := c.Invoke(ctx, toolkit.ToolCall{Name: "echo", Session: "sess", GroupsRevision: math.MaxUint64, Input: map[string]any{"text": "hi"}})
+	if r.Code != toolkit.CodeUnavailable || !strings.Contains(r.Text(), strconv.FormatUint(math.MaxUint64, 10)) ||
+		!strings.Contains(r.Text(), "last revision "+strconv.FormatUint(rev, 10)) {
+		t.Fatalf("call naming revision %d: %s %s %q; want unavailable naming it and the bucket's last revision %d", uint64(math.MaxUint64), r.State, r.Code, r.Text(), rev)
 	}
 }
