@@ -139,7 +139,16 @@ func (s *sender) runSlotted() {
 	if s.pin.here {
 		unkeep = s.w.aff.keep(s.call.Scope())
 	}
+	if s.w.beforeDispatch != nil {
+		s.w.beforeDispatch(s)
+	}
 	resp := s.serve()
+	if s.removedMeanwhile(resp) && s.unserved() {
+		if unkeep != nil {
+			unkeep()
+		}
+		return
+	}
 	<-s.w.slots
 	if s.pin.here {
 		unkeep()
@@ -160,6 +169,23 @@ func (s *sender) runSlotted() {
 		s.mu.Unlock()
 	}
 	s.final(resp)
+}
+
+// removedMeanwhile reports whether resp is the toolkit's answer to a
+// call of a tool it no longer has, removed after runSlotted found it
+// served: nothing ran, and the call goes where one of a tool removed
+// earlier goes (unserved).
+func (s *sender) removedMeanwhile(resp *toolkit.Response) bool {
+	if resp.Code != toolkit.CodeNotFound {
+		return false
+	}
+	if _, served := s.w.tk.Get(s.call.Name); served {
+		return false
+	}
+	s.mu.Lock()
+	streamed := s.chunks > 0 || s.streaming
+	s.mu.Unlock()
+	return !streamed && resp.Text() == toolkit.NotFound(s.call.Name).Message
 }
 
 func (s *sender) isDone() bool {

@@ -167,15 +167,17 @@ type Worker struct {
 	opts WorkerOptions
 	log  *slog.Logger
 
-	mu        sync.Mutex
-	subs      map[string][2]*nats.Subscription // tool name → its call subscriptions: anonymous, by identity
-	listSubs  [2]*nats.Subscription
-	lists     *listQueue // list requests not yet answered (lists.go)
-	cancelSub *nats.Subscription
-	calls     map[string]*sender // call id → running call
-	tombs     map[string]tombEntry
-	tombQ     []tombstone
-	tombsBy   map[string]int // identity → its entries in tombQ
+	mu       sync.Mutex
+	subs     map[string][2]*nats.Subscription // tool name → its call subscriptions: anonymous, by identity
+	listSubs [2]*nats.Subscription
+	lists    *listQueue // list requests not yet answered (lists.go)
+
+	beforeDispatch func(*sender) // tests: after the check that the tool is served, before its dispatch
+	cancelSub      *nats.Subscription
+	calls          map[string]*sender // call id → running call
+	tombs          map[string]tombEntry
+	tombQ          []tombstone
+	tombsBy        map[string]int // identity → its entries in tombQ
 	// tombsEvicted is when a live tombstone was last pushed out (a
 	// flood): a durable call queued before looks its cancels up (unheard).
 	tombsEvicted time.Time

@@ -1,0 +1,70 @@
+package bus
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestRemovedBeforeDispatch: a tool removed after the worker checked it
+// still serves it and before the toolkit looked it up is passed on as a
+// tool removed earlier is (here to worker b, which serves it), not
+// answered not_found.
+func TestRemovedBeforeDispatch(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	echo := func() *toolkit.Tool {
+		return toolkit.Func("echo", "Echo.", func(_ context.Context, in struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			return in.Text, nil
+		})
+	}
+	tkA, tkB := toolkit.New(nil), toolkit.New(nil)
+	for _, tk := range []*toolkit.Toolkit{tkA, tkB} {
+		if err := tk.Add(echo()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := Serve(natstest.Connect(t, s), tkA, &WorkerOptions{Instance: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Stop(context.Background()) })
+	var once sync.Once
+	removed := make(chan struct{})
+	a.beforeDispatch = func(s *sender) {
+		once.Do(func() { tkA.Remove(s.call.Name); close(removed) })
+	}
+	b, err := Serve(natstest.Connect(t, s), tkB, &WorkerOptions{Instance: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Stop(context.Background()) })
+	c, err := NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	for i := 0; ; i++ {
+		text := strconv.Itoa(i)
+		r := c.Invoke(t.Context(), toolkit.ToolCall{ID: "c" + text, Name: "echo", Input: map[string]any{"text": text}})
+		if r.State != toolkit.StateSuccess || r.Text() != text {
+			t.Fatalf("call %d: %s %s %q (worker %v)", i, r.State, r.Code, r.Text(), r.Metadata["worker"])
+		}
+		select {
+		case <-removed:
+			if r.Metadata["worker"] != "b" {
+				t.Fatalf("the call that met the removal was answered by %v, want b", r.Metadata["worker"])
+			}
+			return
+		default:
+		}
+		if i > 1000 {
+			t.Fatal("no call reached worker a")
+		}
+	}
+}
