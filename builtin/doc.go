@@ -83,8 +83,9 @@
 //   - write_text_file creates missing parent directories.
 //   - write_text_file and insert_text_file never change a file in place:
 //     the new content goes to a temporary file in the same directory
-//     (".toolbus-*.tmp"), is synced, takes the file's mode (and owner,
-//     where the worker may give it) and is renamed over the file. A reader
+//     (".toolbus-*.tmp"), is synced, takes the file's mode (and owner and
+//     group, each where the worker may give it) and is renamed over the
+//     file. A reader
 //     sees the old file or the new one, never part of one, and a failed
 //     write leaves the file as it was. A path that is a symlink to a file
 //     of the workspace edits its target; the link stays. So the directory

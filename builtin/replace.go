@@ -103,9 +103,11 @@ func writeTemp(root *os.Root, rel, content string, like fs.FileInfo) (string, er
 
 // keepOwner gives file like's owner and group when they differ from its
 // own. Only root may give a file away, and a user only to a group of
-// theirs: where the worker may not, the new file stays the worker's, as
-// any file it creates is. Before the mode is set, since a change of owner
-// clears the set-user-ID and set-group-ID bits.
+// theirs: where the worker may not give the owner, it still gives the
+// group when it may (a shared workspace keeps its group's access), and
+// otherwise the new file stays the worker's, as any file it creates is.
+// Before the mode is set, since a change of owner clears the set-user-ID
+// and set-group-ID bits.
 func keepOwner(file *os.File, like fs.FileInfo) {
 	want, ok := like.Sys().(*syscall.Stat_t)
 	if !ok {
@@ -115,8 +117,12 @@ func keepOwner(file *os.File, like fs.FileInfo) {
 	if err != nil {
 		return
 	}
-	if have, ok := fi.Sys().(*syscall.Stat_t); ok && (have.Uid != want.Uid || have.Gid != want.Gid) {
-		_ = file.Chown(int(want.Uid), int(want.Gid))
+	have, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || (have.Uid == want.Uid && have.Gid == want.Gid) {
+		return
+	}
+	if file.Chown(int(want.Uid), int(want.Gid)) != nil && have.Gid != want.Gid {
+		_ = file.Chown(-1, int(want.Gid))
 	}
 }
 
