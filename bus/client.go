@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -518,10 +519,15 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
 		}
 		c.noteRevision(call, final, since)
-		if _, worker := final.Metadata[wire.MetaWorker]; worker && (final.Code == toolkit.CodeUnavailable || final.Code == toolkit.CodeTimeout) {
-			// Perhaps the worker waited for a revision the groups bucket
-			// cannot reach: the session's next calls then go without it.
-			c.staleRevision(ctx, call.Session, c.Revision(call.Session))
+		if final.Code == toolkit.CodeUnavailable && strings.HasPrefix(final.Text(), groupStateError) {
+			// Perhaps the worker could not reach the revision the call
+			// carried (a groups bucket made again): the session's next
+			// calls then go without it. Other failures (a tool's timeout,
+			// the client's own no-responders answer) say nothing of it and
+			// are not held up by the question.
+			if _, worker := final.Metadata[wire.MetaWorker]; worker {
+				c.staleRevision(ctx, call.Session, c.Revision(call.Session))
+			}
 		}
 		c.notePin(call, final)
 		if !chunks && len(final.Content) > 0 && !yield(toolkit.Event{Chunk: finalChunk(final)}) {
@@ -1120,6 +1126,10 @@ func (c *Client) noResponders(ctx context.Context, call toolkit.ToolCall) *toolk
 	}
 	return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: no worker serves the tool '%s' right now; retry later.", call.Name))
 }
+
+// groupStateError begins the text of a worker's final for a call whose
+// session's group state it could not read (toolkit's dispatch).
+const groupStateError = "GroupStateError:"
 
 // revision is a session's groups revision as the client remembers it.
 type revision struct {
