@@ -89,8 +89,9 @@
 //     it): the call ends unavailable, naming both revisions. A caller
 //     cannot make a worker wait longer, whatever the call's deadline.
 //   - List requests are answered per caller identity in order and the
-//     callers in turn (lists.go), so one caller's slow listing holds up
-//     only its own.
+//     callers in turn on up to 4 goroutines (lists.go), so one caller's
+//     slow listing holds up its own and takes one of the 4, not the
+//     others' queue.
 //   - A tool that ignores its cancelled context is abandoned after
 //     AbandonAfter (2s): the caller gets its final, the goroutine finishes
 //     on its own.

@@ -20,7 +20,10 @@ import (
 // has not reached, which a caller may name at will. So each caller's
 // requests are answered in order, one at a time, and the callers with
 // requests waiting take turns: one caller's slow requests hold up its own
-// (the anonymous callers are one caller), never another caller's. No
+// (the anonymous callers are one caller) and take at most one of the
+// maxListers, so others wait for them only when several callers' slow
+// requests fill every lister (each at most RevisionWait, or a stream
+// leader's election), and then for a turn, not for a queue. No
 // request is refused while the queue has room; a caller's bursts (a
 // client asking tools.list for each call that found no responders) are
 // answered in order. Past maxListsPerCaller requests of one caller
