@@ -81,16 +81,18 @@
 //   - File tool failures are errors (state error, or denied for paths
 //     outside the workspace), not successful results holding an error text.
 //   - write_text_file creates missing parent directories.
-//   - write_text_file and insert_text_file never change a file in place:
-//     the new content goes to a temporary file in the same directory
+//   - write_text_file and insert_text_file replace a file: the new
+//     content goes to a temporary file in the same directory
 //     (".toolbus-*.tmp"), is synced, takes the file's mode (and owner and
 //     group, each where the worker may give it) and is renamed over the
-//     file. A reader
-//     sees the old file or the new one, never part of one, and a failed
-//     write leaves the file as it was. A path that is a symlink to a file
-//     of the workspace edits its target; the link stays. So the directory
-//     must be writable too, and a file's other hard links keep the old
-//     content.
+//     file. A reader sees the old file or the new one, never part of one,
+//     and a failed write leaves the file as it was. A path that is a
+//     symlink to a file of the workspace edits its target; the link
+//     stays. A file's other hard links keep the old content. Where the
+//     directory refuses the replacement (not writable by the worker, or
+//     sticky and the file another user's) or the file system has no
+//     modes, a file the worker may write is rewritten in place, as
+//     before, without that guarantee.
 //   - Files with NUL bytes are refused as binary; files above
 //     Config.MaxFileBytes are refused as too large.
 //   - Python code is written to a temporary file outside the workspace and

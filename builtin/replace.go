@@ -11,14 +11,17 @@ import (
 	"syscall"
 )
 
-// The file tools never change a file in place: the new content is written
-// to a temporary file beside it, synced, and put in the file's place in
-// one step (a rename, or a hard link for a new file). A reader, or a
+// The file tools change a file by writing the new content to a temporary
+// file beside it, syncing it, and putting it in the file's place in one
+// step (a rename, or a hard link for a new file). A reader, or a
 // worker killed half-way, sees the old file or the new one, never a
 // truncated or half-written one, and a failed write leaves the file as it
 // was. rel is a path resolve returned, free of symlinks, so a path that
 // was a link to a file of the workspace has the link's target replaced,
-// and the link stays.
+// and the link stays. Where the directory refuses that (the worker may
+// write the file but not the directory, or not rename over another
+// user's file in a sticky directory) or the file system has no modes, an
+// existing file is rewritten in place instead, as before (inPlace).
 
 // create writes a new file rel. As an exclusive create, it fails if rel
 // exists by the time the file is put in place.
@@ -61,15 +64,54 @@ func replace(root *os.Root, rel, content string) error {
 		return err
 	}
 	tmp, err := writeTemp(root, rel, content, fi)
+	if refused(err) {
+		return inPlace(root, rel, content)
+	}
 	if err != nil {
 		return err
 	}
 	if err := root.Rename(tmp, rel); err != nil {
 		root.Remove(tmp)
+		if refused(err) {
+			return inPlace(root, rel, content)
+		}
 		return err
 	}
 	syncDir(root, rel)
 	return nil
+}
+
+// refused reports whether the directory or the file system refused what
+// the atomic replacement needs while the file itself may be writable: a
+// directory the worker may not write (a temporary file), a sticky one
+// (renaming over another user's file), a file system without modes.
+func refused(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP)
+}
+
+// inPlace rewrites the existing regular file rel in place, as the file
+// tools did before they replaced files: where the directory refuses a
+// replacement, a file the worker may write is still edited (not
+// atomically). It opens without blocking and checks what it opened.
+func inPlace(root *os.Root, rel, content string) error {
+	file, err := root.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	fi, err := file.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s", rel, fileKind(fi.Mode()))
+	}
+	if err == nil {
+		err = file.Truncate(0)
+	}
+	if err == nil {
+		_, err = io.WriteString(file, content)
+	}
+	if err == nil {
+		err = file.Sync()
+	}
+	return errors.Join(err, file.Close())
 }
 
 // writeTemp writes content to a new temporary file in rel's directory and
