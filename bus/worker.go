@@ -245,8 +245,11 @@ type tombstone struct {
 // WorkerOptions.AnnounceInterval is negative it also announces tk (a
 // discovery.Announcer with the worker's instance and queue group), so
 // fleets and Client.SessionSchemas list its tools; Serve fails when that
-// first announcement cannot be published. The connection stays the
-// caller's: Stop does not close it.
+// first announcement cannot be published. With the durable path it
+// returns once its tools' consumers of the calls stream are bound, or
+// after at most 5 s when JetStream is slow to bind them (it logs which):
+// until then a durable call of such a tool may be answered not_found.
+// The connection stays the caller's: Stop does not close it.
 func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, error) {
 	if nc == nil || tk == nil {
 		return nil, errors.New("bus: Serve needs a connection and a toolkit")
