@@ -139,6 +139,9 @@ func Check(opts *Options) (auth bool, err error) {
 // StoreDir takes these over them, so that the file is not overridden by a
 // default nobody chose.
 func FileDefaults(file string) (listen, storeDir string, err error) {
+	if err := checkFiles(file); err != nil {
+		return "", "", fmt.Errorf("embedded: server configuration: %w", err)
+	}
 	so, err := server.ProcessConfigFile(file)
 	if err != nil {
 		return "", "", fmt.Errorf("embedded: server configuration: %w", err)
@@ -157,6 +160,9 @@ func FileDefaults(file string) (listen, storeDir string, err error) {
 func serverOptions(opts *Options) (*server.Options, error) {
 	so := &server.Options{}
 	if opts.ConfigFile != "" {
+		if err := checkFiles(opts.ConfigFile); err != nil {
+			return nil, fmt.Errorf("embedded: server configuration: %w", err)
+		}
 		var err error
 		if so, err = server.ProcessConfigFile(opts.ConfigFile); err != nil {
 			return nil, fmt.Errorf("embedded: server configuration: %w", err)

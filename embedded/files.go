@@ -1,0 +1,116 @@
+package embedded
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/toolbus/toolbus/internal/regularfile"
+)
+
+// The files a nats-server configuration includes (include) or names
+// (tls cert_file, key_file, ca_file; operator) are read whole by
+// nats-server while it parses, and includes are followed without limit:
+// a named pipe among them hangs the start, /dev/zero fills memory, and an
+// include of itself overflows the stack. checkFiles reads the
+// configuration as nats-server's lexer does for these keys and refuses
+// such files before nats-server sees them, naming the file.
+//
+// It is a check, not a parser: a key it reads where nats-server would
+// not (in a string, say) at worst makes it look at a file that is then
+// not read; a file it cannot find is left to nats-server's own error.
+
+const (
+	// maxConfigFile bounds each file of a configuration.
+	maxConfigFile = 1 << 20
+	// maxIncludes bounds the files a configuration includes, in all.
+	maxIncludes = 64
+	// maxIncludeDepth bounds how deep includes nest.
+	maxIncludeDepth = 8
+)
+
+var (
+	// includeRE: nats-server's include keyword (any case, after a space,
+	// a line start, "{" or a separator) and its value, quoted or not.
+	includeRE = regexp.MustCompile(`(?mi)(?:^|[\s{;,])include[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s;,}]+))`)
+	// fileKeyRE: the keys whose values name files nats-server reads.
+	fileKeyRE = regexp.MustCompile(`(?mi)(?:^|[\s{;,])(cert_file|key_file|ca_file|operator)[ \t]*[:=]?[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s;,}\]]+))`)
+)
+
+// checkFiles checks file and what it includes and names (see above).
+func checkFiles(file string) error {
+	c := &fileCheck{seen: map[string]bool{}}
+	return c.config(file, 0)
+}
+
+type fileCheck struct {
+	seen  map[string]bool
+	count int
+}
+
+func (c *fileCheck) config(file string, depth int) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	switch {
+	case c.seen[abs]:
+		return fmt.Errorf("%s includes itself (through its includes)", file)
+	case depth > maxIncludeDepth:
+		return fmt.Errorf("%s: includes nest deeper than %d", file, maxIncludeDepth)
+	case c.count >= maxIncludes:
+		return fmt.Errorf("%s: more than %d included files", file, maxIncludes)
+	}
+	c.seen[abs] = true
+	defer delete(c.seen, abs) // one file may be included twice, side by side
+	c.count++
+	data, err := regularfile.Read(file, maxConfigFile)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	text := string(data)
+	for _, m := range fileKeyRE.FindAllStringSubmatch(text, -1) {
+		name := m[2] + m[3] + m[4]
+		if strings.EqualFold(m[1], "operator") && !exists(name) {
+			continue // a JWT itself, or a file nats-server will not find
+		}
+		if err := referenced(name); err != nil {
+			return fmt.Errorf("%s: %s %s: %w", file, strings.ToLower(m[1]), name, err)
+		}
+	}
+	for _, m := range includeRE.FindAllStringSubmatch(text, -1) {
+		name := m[1] + m[2] + m[3]
+		path := filepath.Join(filepath.Dir(file), name) // as nats-server resolves it
+		if !exists(path) {
+			continue
+		}
+		if err := c.config(path, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// referenced checks a file the configuration names: a regular file of at
+// most maxConfigFile bytes, when it exists.
+func referenced(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil // nats-server says it is missing
+	case fi.IsDir():
+		return fmt.Errorf("is a directory")
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+	case fi.Size() > maxConfigFile:
+		return fmt.Errorf("%d bytes, over the limit of %d", fi.Size(), maxConfigFile)
+	}
+	return nil
+}
