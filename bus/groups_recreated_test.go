@@ -127,3 +127,45 @@ func TestGroupsRevisionResetBucketRecreated(t *testing.T) {
 		t.Fatalf("session a: the client still sends revision %d of the deleted bucket", rev)
 	}
 }
+
+// TestToolUnavailableAsksNothing: a tool's own unavailable final, for a
+// session with a remembered revision, is handed over without a question
+// to the groups bucket's stream leader (that question is for a worker's
+// GroupStateError only) and leaves the revision as it was.
+func TestToolUnavailableAsksNothing(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	nc := natstest.Connect(t, s)
+	js := natstest.JS(t, nc)
+	state, err := bus.NewKVState(ctxT(t), js, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(&toolkit.Options{State: state})
+	if err := tk.AddGroup(toolkit.Group{Name: "vault", Description: "Secret tools."}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, tk, toolkit.Func("secret", "Secret.", func(ctx context.Context, in struct{}) (string, error) { return "s3cret", nil }), toolkit.InGroup("vault"))
+	mustAdd(t, tk, toolkit.Func("flaky", "Fails.", func(ctx context.Context, in struct{}) (string, error) {
+		return "", toolkit.Errorf(toolkit.CodeUnavailable, "BackendError: the backend is down.")
+	}))
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: "A"})
+	c := newClient(t, natstest.Connect(t, s), nil)
+	rev := resetVault(t, c, "a")
+	asked, err := nc.SubscribeSync("$JS.API.STREAM.INFO.KV_" + wire.BucketGroups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flaky", Session: "a", Input: map[string]any{}})
+	if r.Code != toolkit.CodeUnavailable {
+		t.Fatalf("flaky: %s %s %q", r.State, r.Code, r.Text())
+	}
+	// A question sent before the final was handed over is here by now:
+	// the client's connection sent it before returning.
+	if m, err := asked.NextMsg(500 * time.Millisecond); err == nil {
+		t.Fatalf("the client asked %s after a tool's unavailable final", m.Subject)
+	}
+	if got := c.Revision("a"); got != rev {
+		t.Fatalf("revision %d after a tool's unavailable final, want %d", got, rev)
+	}
+}
