@@ -246,12 +246,21 @@
 // client publishes the call's cancel, the tool sees ctx.Done, and the
 // session stays usable. GatewayOptions.CallTimeout bounds calls;
 // SessionTimeout closes idle HTTP sessions (30 minutes by default), and
-// MaxSessions bounds those open at once (1024 by default: past it an
-// initialize is answered 503; a server/discover probe opens no session). A
-// session's calls in flight are cancelled on the bus when it ends: its
-// DELETE, no request of it open for SessionTimeout (a client that died
-// mid-call), the gateway's Close, the end of the listener it came
-// through (the go-sdk closes a session only once its calls return). The
+// MaxSessions bounds those open at once (1024 by default; a
+// server/discover probe opens no session), fairly between sources: at the
+// bound, an initialize from a source holding at least two sessions fewer
+// than the source holding the most ends that one's least recently used
+// session (preferring one without a call in flight), and any other
+// initialize is answered 503. A source is the bearer token's identity
+// when GatewayOptions.Tokens are set, else the peer's address (its /64
+// for IPv6, the network a host is commonly given). X-Forwarded-For and
+// its kin are not read, since any client can write them: clients behind
+// one NAT or reverse proxy are one source and share one share; tokens
+// tell them apart. A session's calls in flight are cancelled on the bus
+// when it ends: its DELETE, no request of it open for SessionTimeout (a
+// client that died mid-call), the gateway's Close, the end of the
+// listener it came through (the go-sdk closes a session only once its
+// calls return), or the bound making room for another source. The
 // legacy SSE transport is not served.
 //
 // # Decisions where AgentScope is silent or differs

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -88,10 +89,16 @@ type GatewayOptions struct {
 	// MaxSessions bounds the HTTP sessions open at once: each holds a
 	// server with the session's tools until it ends (its DELETE, or
 	// SessionTimeout without a request), so a client opening sessions in
-	// a loop would fill the gateway's memory. Past it an initialize is
-	// answered 503 (a server/discover probe, which opens no session, is
-	// answered still). 0 means DefaultGatewayMaxSessions, negative means
-	// no bound.
+	// a loop would fill the gateway's memory. Each source (the bearer
+	// token's identity with Tokens, else the peer's IPv4 address or IPv6
+	// /64; never X-Forwarded-For) has a fair share: at the bound, an
+	// initialize from a source holding at least two sessions fewer than
+	// the source holding the most ends that source's least recently used
+	// session (one without a call in flight first) and opens; any other
+	// is answered 503 (a server/discover probe, which opens no session,
+	// is answered still). So one client may use the whole bound while
+	// nobody else needs it, and cannot lock others out. 0 means
+	// DefaultGatewayMaxSessions, negative means no bound.
 	MaxSessions int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// guard (a request on a loopback address with a non-loopback Host
@@ -193,6 +200,13 @@ type Gateway struct {
 	byID     map[string]*gatewaySession // the same, by MCP session id
 	clients  map[string]*bus.Client     // by identity, for Tokens
 	closed   bool
+	// claims are the initializes makeRoom admitted whose sessions are not
+	// tracked yet, by source; claimed their sum.
+	claims  map[string]int
+	claimed int
+	// uses counts the starts and ends of sessions' requests: the order in
+	// which makeRoom finds the least recently used.
+	uses atomic.Uint64
 }
 
 // NewGateway builds a gateway on nc: a bus client for the listings and
@@ -464,19 +478,31 @@ func (g *Gateway) live() []*gatewaySession {
 	return out
 }
 
+// errGatewayClosed and errSessionEvicted are why track refuses a session.
+var (
+	errGatewayClosed  = errors.New("mcp: gateway closed")
+	errSessionEvicted = errors.New("mcp: gateway: this session was ended to make room for another client's (too many were open from here): initialize a new one")
+)
+
 // track registers a connected session for list-change notifications and
-// forgets it when it ends. It is false when the gateway is closed.
-func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) bool {
+// forgets it when it ends. It fails when the gateway is closed or the
+// session was ended for another source's (makeRoom).
+func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return false
+		return errGatewayClosed
+	}
+	if s.evicted {
+		return errSessionEvicted
 	}
 	if _, ok := g.sessions[s]; ok {
-		return true
+		return nil
 	}
 	g.sessions[s] = ss
 	g.byID[s.id] = s
+	g.unclaimLocked(s.claim)
+	s.touch()
 	opened := time.Now()
 	g.log.Info("mcp: gateway: session opened", "session", s.id, "identity", s.identity)
 	g.goroutine(func() {
@@ -492,7 +518,7 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) bool {
 	})
 	// The fleet may have changed since the session's tools were read.
 	g.goroutine(func() { s.refresh(g.ctx, false, 0) })
-	return true
+	return nil
 }
 
 func (g *Gateway) signal() {

@@ -59,7 +59,8 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			// cancelled first (the go-sdk's close waits for them).
 			s.end()
 		}
-		defer s.request(g.opts.SessionTimeout)()
+		// All but the standalone event stream may carry a call.
+		defer s.request(g.opts.SessionTimeout, r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") != "")()
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
 		if discoverProbe(r) {
@@ -68,13 +69,18 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			g.http.ServeHTTP(w, r)
 			return
 		}
-		if n := g.opts.MaxSessions; n > 0 && r.Method == http.MethodPost && g.Sessions() >= n {
-			http.Error(w, fmt.Sprintf("the gateway has %d sessions open, the most it takes: end one (DELETE) or try later", n), http.StatusServiceUnavailable)
-			return
+		p := &pendingSession{}
+		if n := g.opts.MaxSessions; n > 0 && r.Method == http.MethodPost {
+			if p.claim = g.makeRoom(g.sourceOf(r), n); p.claim == nil {
+				http.Error(w, fmt.Sprintf("the gateway has %d sessions open, the most it takes, and no client holds two more than yours: end one (DELETE) or try later", n), http.StatusServiceUnavailable)
+				return
+			}
+			// The session, if one opens, has taken it by now.
+			defer g.unclaim(p.claim)
 		}
 		// A request that may open a session: getServer creates its server
 		// once, however often the go-sdk handler asks.
-		r = r.WithContext(context.WithValue(r.Context(), pendingKey{}, &pendingSession{}))
+		r = r.WithContext(context.WithValue(r.Context(), pendingKey{}, p))
 	}
 	g.http.ServeHTTP(w, r)
 }
@@ -109,8 +115,9 @@ func (g *Gateway) identityOf(r *http.Request) string {
 }
 
 type pendingSession struct {
-	once sync.Once
-	s    *gatewaySession
+	once  sync.Once
+	s     *gatewaySession
+	claim *claim // makeRoom's, nil without a bound
 }
 
 func (g *Gateway) getServer(r *http.Request) *sdk.Server {
@@ -121,7 +128,10 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 		return g.base
 	}
 	p.once.Do(func() {
-		p.s = g.newSession(r.Context(), newSessionID(), g.identityOf(r))
+		p.s = g.newSession(r.Context(), newSessionID(), g.identityOf(r), g.sourceOf(r))
+		if p.s != nil {
+			p.s.claim = p.claim
+		}
 	})
 	if p.s == nil {
 		return nil // the identity's client could not be made: the go-sdk answers 400
@@ -207,7 +217,7 @@ func (g *Gateway) Serve(ctx context.Context, t sdk.Transport, session string) er
 	if session == "" {
 		session = newSessionID()
 	}
-	s := g.newSession(ctx, session, g.copts.Identity)
+	s := g.newSession(ctx, session, g.copts.Identity, "")
 	if s == nil {
 		return errors.New("mcp: gateway closed")
 	}
@@ -215,9 +225,9 @@ func (g *Gateway) Serve(ctx context.Context, t sdk.Transport, session string) er
 	if err != nil {
 		return fmt.Errorf("mcp: gateway: %w", err)
 	}
-	if !g.track(s, ss) {
+	if err := g.track(s, ss); err != nil {
 		ss.Close()
-		return errors.New("mcp: gateway closed")
+		return err
 	}
 	stop := context.AfterFunc(ctx, func() { ss.Close() })
 	defer stop()
@@ -283,15 +293,16 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 }
 
 // newSession creates a session's server with its current tools, calling
-// as identity; nil when the gateway is closed. Nobody is connected yet,
-// so filling it sends no notification.
-func (g *Gateway) newSession(ctx context.Context, id, identity string) *gatewaySession {
+// as identity, counting toward source's share of MaxSessions ("": none);
+// nil when the gateway is closed. Nobody is connected yet, so filling it
+// sends no notification.
+func (g *Gateway) newSession(ctx context.Context, id, identity, source string) *gatewaySession {
 	c, err := g.clientFor(identity)
 	if err != nil {
 		g.log.Warn("mcp: gateway: no session", "identity", identity, "err", err)
 		return nil
 	}
-	s := &gatewaySession{g: g, id: id, identity: identity, c: c, tools: map[string]string{}, skills: map[string]string{}}
+	s := &gatewaySession{g: g, id: id, identity: identity, source: source, c: c, tools: map[string]string{}, skills: map[string]string{}}
 	// Not under the gateway's context: a session that never connects is
 	// only garbage, not a child that context keeps.
 	s.ctx, s.end = context.WithCancel(context.Background())

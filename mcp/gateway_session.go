@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,6 +32,14 @@ type gatewaySession struct {
 	identity string      // the caller identity it calls as
 	c        *bus.Client // the identity's
 	srv      *sdk.Server
+	// source is what the session counts toward in the shares of
+	// GatewayOptions.MaxSessions (sourceOf; "" over transports other than
+	// HTTP); evicted, under g.mu, that makeRoom ended it for another
+	// source's; claim, set before it is served, makeRoom's admission of
+	// it, which track takes.
+	source  string
+	evicted bool
+	claim   *claim
 	// A session's calls are cancelled, on the bus too, when it ends (ctx:
 	// its DELETE, or it closed), when the gateway closes and when the
 	// listener that opened it stops (listener, nil for other transports):
@@ -48,6 +55,11 @@ type gatewaySession struct {
 	idleMu sync.Mutex
 	active int
 	idle   *time.Timer
+	// calls are those of the active requests that may carry a call (all
+	// but a standalone event stream); used is g.uses at the last start or
+	// end of a request, for makeRoom.
+	calls int
+	used  uint64
 
 	mu    sync.Mutex        // serialises refreshes
 	tools map[string]string // registered tool name → its JSON, to spot changes
@@ -75,8 +87,10 @@ type gatewaySession struct {
 // it, and an untracked session's calls are not cancelled when it ends.
 func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		if ss, ok := req.GetSession().(*sdk.ServerSession); ok && ss != nil && !s.g.track(s, ss) {
-			return nil, errors.New("mcp: gateway closed")
+		if ss, ok := req.GetSession().(*sdk.ServerSession); ok && ss != nil {
+			if err := s.g.track(s, ss); err != nil {
+				return nil, err
+			}
 		}
 		switch r := req.(type) {
 		case *sdk.ListToolsRequest:
@@ -527,22 +541,46 @@ func callArguments(raw any) (map[string]any, error) {
 	return toolkit.ExactIntegers(b, m), nil
 }
 
-// request notes an HTTP request of the session until the returned func
-// is called; when the session has had none in flight for timeout, its
-// calls are cancelled (timeout ≤ 0: never).
-func (s *gatewaySession) request(timeout time.Duration) (done func()) {
+// request notes an HTTP request of the session, which may carry a call
+// (call), until the returned func is called; when the session has had
+// none in flight for timeout, its calls are cancelled (timeout ≤ 0:
+// never).
+func (s *gatewaySession) request(timeout time.Duration, call bool) (done func()) {
 	s.idleMu.Lock()
 	s.active++
 	if s.idle != nil {
 		s.idle.Stop()
 		s.idle = nil
 	}
+	if call {
+		s.calls++
+	}
+	s.used = s.g.uses.Add(1)
 	s.idleMu.Unlock()
 	return func() {
 		s.idleMu.Lock()
 		defer s.idleMu.Unlock()
+		if call {
+			s.calls--
+		}
+		s.used = s.g.uses.Add(1)
 		if s.active--; s.active == 0 && timeout > 0 {
 			s.idle = time.AfterFunc(timeout, s.end)
 		}
 	}
+}
+
+// touch marks the session used now.
+func (s *gatewaySession) touch() {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	s.used = s.g.uses.Add(1)
+}
+
+// usage reports whether a request that may carry a call is in flight,
+// and when the session was used last (g.uses).
+func (s *gatewaySession) usage() (busy bool, used uint64) {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	return s.calls > 0, s.used
 }
