@@ -87,7 +87,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.session, "session", "", "stdio: the toolbus `session` of the MCP session (default: a new random one)")
 	fs.DurationVar(&o.callTimeout, "call-timeout", 0, "bound every call (0: only the MCP client's cancel)")
 	fs.DurationVar(&o.sessionTimeout, "session-timeout", mcp.DefaultGatewaySessionTimeout, "serve: close an HTTP session idle that long (negative: never)")
-	fs.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultGatewayMaxSessions, "serve: the most HTTP sessions open at once; past it an initialize is answered 503 (negative: no bound)")
+	fs.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultGatewayMaxSessions, "serve: the most HTTP sessions open at once, shared fairly between sources: a client's --tokens identity, else its address (an IPv6 address's /64; X-Forwarded-For is not trusted, so clients behind one NAT or proxy are one source). At the bound, an initialize from a source holding 2 fewer than the source holding the most ends that one's least recently used session; any other is answered 503 (negative: no bound)")
 	fs.BoolVar(&o.anyHost, "any-host", false, "serve: accept a non-loopback Host header on a loopback address (behind a local reverse proxy)")
 	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
