@@ -2,7 +2,6 @@ package builtin_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -29,21 +28,7 @@ func TestEditKeepsGroup(t *testing.T) {
 		t.Skip("needs root to run the edit as another user")
 	}
 	const owner, worker, shared = 65533, 65534, 64999
-	ws, bin := t.TempDir(), filepath.Join(t.TempDir(), "builtin.test")
-	// The child traverses to ws and writes in it, and runs a copy of
-	// this test binary.
-	for _, d := range []string{filepath.Dir(ws), ws, filepath.Dir(bin)} {
-		if err := os.Chmod(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-	}
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	ws := t.TempDir()
 	path := filepath.Join(ws, "f.txt")
 	writeFile(t, path, "old\n")
 	if err := os.Chown(path, owner, shared); err != nil {
@@ -52,12 +37,7 @@ func TestEditKeepsGroup(t *testing.T) {
 	if err := os.Chmod(path, 0o664); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run=^TestEditKeepsGroup$", "-test.count=1")
-	cmd.Env = append(os.Environ(), editAsUserEnv+"="+ws)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: worker, Gid: worker, Groups: []uint32{worker, shared}}}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the edit as uid %d: %v\n%s", worker, err, out)
-	}
+	asUser(t, "TestEditKeepsGroup", editAsUserEnv, ws, worker, shared)
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)

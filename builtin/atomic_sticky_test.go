@@ -2,7 +2,6 @@ package builtin_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -29,19 +28,7 @@ func TestEditInStickyDirectory(t *testing.T) {
 		t.Skip("needs root to run the edit as another user")
 	}
 	const owner, worker = 65533, 65534
-	ws, bin := t.TempDir(), filepath.Join(t.TempDir(), "builtin.test")
-	for _, d := range []string{filepath.Dir(ws), ws, filepath.Dir(bin)} {
-		if err := os.Chmod(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-	}
-	self, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, self, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	ws := t.TempDir()
 	dir := filepath.Join(ws, "shared")
 	if err := os.Mkdir(dir, 0o777); err != nil {
 		t.Fatal(err)
@@ -57,12 +44,7 @@ func TestEditInStickyDirectory(t *testing.T) {
 	if err := os.Chmod(path, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run=^TestEditInStickyDirectory$", "-test.count=1")
-	cmd.Env = append(os.Environ(), editStickyEnv+"="+ws)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: worker, Gid: worker, Groups: []uint32{worker}}}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the edits as uid %d: %v\n%s", worker, err, out)
-	}
+	asUser(t, "TestEditInStickyDirectory", editStickyEnv, ws, worker)
 	if got := readFile(t, path); got != "zero\n1\ntwo\n3\n" {
 		t.Errorf("file = %q, want both edits", got)
 	}

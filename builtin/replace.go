@@ -52,15 +52,11 @@ func create(root *os.Root, rel, content string) error {
 // a named pipe swapped in since the file was looked at) and the new file
 // takes the mode of the file it replaces.
 func replace(root *os.Root, rel, content string) error {
-	file, err := root.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	file, fi, err := openRegular(root, rel)
+	if file != nil {
+		err = errors.Join(err, file.Close())
+	}
 	if err != nil {
-		return err
-	}
-	fi, err := file.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is %s", rel, fileKind(fi.Mode()))
-	}
-	if err := errors.Join(err, file.Close()); err != nil {
 		return err
 	}
 	tmp, err := writeTemp(root, rel, content, fi)
@@ -81,6 +77,22 @@ func replace(root *os.Root, rel, content string) error {
 	return nil
 }
 
+// openRegular opens the existing file rel for writing, without blocking
+// (a named pipe swapped in since it was looked at is not waited on), and
+// checks that it is a regular file. The file is nil when it could not be
+// opened; else the caller closes it, also with an error.
+func openRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
+	file, err := root.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := file.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s", rel, fileKind(fi.Mode()))
+	}
+	return file, fi, err
+}
+
 // refused reports whether the directory or the file system refused what
 // the atomic replacement needs while the file itself may be writable: a
 // directory the worker may not write (a temporary file), a sticky one
@@ -94,13 +106,9 @@ func refused(err error) bool {
 // replacement, a file the worker may write is still edited (not
 // atomically). It opens without blocking and checks what it opened.
 func inPlace(root *os.Root, rel, content string) error {
-	file, err := root.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	file, _, err := openRegular(root, rel)
+	if file == nil {
 		return err
-	}
-	fi, err := file.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is %s", rel, fileKind(fi.Mode()))
 	}
 	if err == nil {
 		err = file.Truncate(0)
