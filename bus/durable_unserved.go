@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,8 +21,11 @@ import (
 // without one for good: nothing pulls it. Every worker serving a tool on
 // the durable path makes the tool's consumer, which stays while the
 // workers restart, so a missing consumer means no worker has served the
-// tool. The client then answers not_found, as the core path does, and
-// stores nothing.
+// tool. The client then reads the fleet's announcements: a tool nobody
+// announces is answered not_found, as on the core path; one announced by
+// a worker with the durable path (wire.MetaDurable: its consumer is on
+// its way) is queued; one announced only by workers without it is
+// answered unavailable. Nothing is stored for either answer.
 
 // consumersSeen are the tools whose consumer of the calls stream a client
 // has seen: their durable calls are queued without looking again, so a
@@ -45,11 +49,10 @@ const lookupWait = 2 * time.Second
 const lookupPause = time.Minute
 
 // unserved answers a durable call of a tool no worker has served:
-// not_found when the calls stream has no consumer of the tool and the
-// workers' tools.list does not name it either (a worker that has just
-// started serving it may not have made its consumer yet); nil when the
-// call is to be queued, also whenever the lookup cannot tell (no stream,
-// no JetStream: queueing says so).
+// not_found when the calls stream has no consumer of the tool and no
+// worker announces it, unavailable when only workers without the durable
+// path do; nil when the call is to be queued, also whenever the lookup
+// cannot tell (no stream, no JetStream: queueing says so).
 func (c *Client) unserved(ctx context.Context, js jetstream.JetStream, call toolkit.ToolCall) *toolkit.Response {
 	if _, ok := c.consumers.tools.Load(call.Name); ok {
 		return nil
@@ -72,10 +75,31 @@ func (c *Client) unserved(ctx context.Context, js jetstream.JetStream, call tool
 	default:
 		return nil
 	}
-	lctx, cancel = context.WithTimeout(ctx, time.Second)
+	// No consumer: the fleet's announcements tell a tool no worker
+	// serves from one whose durable worker has not made its consumer yet
+	// (the tool was just added) and from one served on the core path
+	// only. A fleet view that cannot be had leaves tools.list's answer.
+	fctx, cancel := context.WithTimeout(ctx, lookupWait)
 	defer cancel()
-	if reply, err := c.List(lctx, ""); err == nil && slices.Contains(reply.Tools, call.Name) {
-		return nil
+	f, err := c.Fleet(fctx)
+	if err != nil {
+		if reply, err := c.List(fctx, ""); err == nil && slices.Contains(reply.Tools, call.Name) {
+			return nil
+		}
+		return notFound(call)
+	}
+	served := false
+	for _, in := range f.Instances() {
+		if slices.Contains(in.Tools, call.Name) {
+			if durable, _ := in.Meta[wire.MetaDurable].(bool); durable {
+				return nil // its consumer is on its way
+			}
+			served = true
+		}
+	}
+	if served {
+		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
+			"ToolUnavailableError: no worker serving '%s' takes durable calls (they run without the durable path); send the call without durable, or serve the tool on a worker with the durable path.", call.Name))
 	}
 	return notFound(call)
 }

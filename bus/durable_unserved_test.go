@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,5 +94,28 @@ func TestDurableUnserved(t *testing.T) {
 	durableWorker(t, s, tk, 0, "w3")
 	if r := <-done; r.Text() != "waited" || r.Metadata[wire.MetaWorker] != "w3" {
 		t.Fatalf("a durable call queued while no worker served its tool: %+v", r)
+	}
+}
+
+// TestDurableCoreOnlyTool: a tool served only by workers without the
+// durable path (its calls stream made by another worker's) can never
+// take a durable call: it ends unavailable at once, saying so, not
+// not_found (the tool exists) and not queued for good. Each call asks
+// afresh (a new client): the answer must not depend on which worker
+// answers a list request.
+func TestDurableCoreOnlyTool(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	other := toolkit.New(nil)
+	mustAdd(t, other, toolkit.Func("other", "Other.", func(context.Context, struct{}) (string, error) { return "ok", nil }))
+	durableWorker(t, s, other, 0, "durable")
+	core := toolkit.New(nil)
+	mustAdd(t, core, echoTool())
+	serve(t, natstest.Connect(t, s), core, &bus.WorkerOptions{Instance: "core"})
+	for i := range 8 {
+		c := newClient(t, natstest.Connect(t, s), nil)
+		r := invokeGuarded(t, c, toolkit.ToolCall{Name: "echo", Durable: true, Input: map[string]any{"text": "x"}})
+		if r.Code != toolkit.CodeUnavailable || !strings.Contains(r.Text(), "durable") {
+			t.Fatalf("call %d: %s %s %q, want unavailable saying no worker serving echo runs the durable path", i, r.State, r.Code, r.Text())
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,6 +242,20 @@ type tombstone struct {
 	exp      time.Time
 }
 
+// announcedMeta is the worker's announcement meta: the caller's parts,
+// and wire.MetaDurable when it runs the durable path (Client.unserved).
+func announcedMeta(meta map[string]func() any, durable bool) map[string]func() any {
+	if !durable {
+		return meta
+	}
+	m := maps.Clone(meta)
+	if m == nil {
+		m = map[string]func() any{}
+	}
+	m[wire.MetaDurable] = func() any { return true }
+	return m
+}
+
 // Serve starts serving tk on nc and returns the running Worker. Unless
 // WorkerOptions.AnnounceInterval is negative it also announces tk (a
 // discovery.Announcer with the worker's instance and queue group), so
@@ -370,7 +385,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	if o.AnnounceInterval >= 0 {
 		w.ann, err = discovery.NewAnnouncer(nc, tk, &discovery.AnnouncerOptions{
 			Instance: o.Instance, Version: o.Version, Queue: o.Queue, Interval: o.AnnounceInterval,
-			Logger: o.Logger, Meta: o.Meta,
+			Logger: o.Logger, Meta: announcedMeta(o.Meta, w.dur != nil),
 		})
 		if err != nil {
 			w.stopWatch()

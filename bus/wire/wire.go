@@ -239,6 +239,9 @@ const (
 	// MetaMCPServers is the MCP servers the worker mounts and is
 	// connected to, with what they offer besides tools (package mcp).
 	MetaMCPServers = "mcp_servers"
+	// MetaDurable is true when the worker takes durable calls of its
+	// tools from the calls stream (package bus).
+	MetaDurable = "durable"
 )
 
 // AnnounceFormat is the version of the announcement schema, sent in its
