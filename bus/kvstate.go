@@ -326,19 +326,14 @@ func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 }
 
 // gone reports whether err, from a request to the bucket, came from its
-// stream not existing (deleted since it was bound) rather than from a
-// moment without a leader, which fails the same way (no responders). It
-// asks (sets *asked) once per Load or Store, briefly: during an election
-// the answer may be slow, and the retries go on meanwhile.
+// stream not existing (kv.Gone). It asks (sets *asked) once per Load or
+// Store.
 func (s *KVState) gone(ctx context.Context, err error, asked *bool) bool {
 	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return false
 	}
 	*asked = true
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	_, err = s.js.Stream(ctx, s.stream)
-	return errors.Is(err, jetstream.ErrStreamNotFound)
+	return kv.Gone(ctx, s.js, s.bucket, err)
 }
 
 // stateRead is one read of a session's key.

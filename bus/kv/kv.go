@@ -79,6 +79,25 @@ func Transient(err error) bool {
 		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503)
 }
 
+// Gone reports whether err, from a request to bucket, came from its
+// stream not existing (deleted since it was bound: nats kv rm, a
+// JetStream reset) rather than from a moment without a leader, which
+// fails the same way (no responders). It asks for the stream, briefly:
+// during an election the answer may be slow, and the caller's retries
+// go on meanwhile.
+func Gone(ctx context.Context, js jetstream.JetStream, bucket string, err error) bool {
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return true
+	case !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse):
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err = js.Stream(ctx, "KV_"+bucket)
+	return errors.Is(err, jetstream.ErrStreamNotFound)
+}
+
 // NoJetStream reports whether err, from a JetStream request, means that
 // the account has no JetStream at all (the server runs without it, or
 // the account is not enabled for it). A stream without a leader for the

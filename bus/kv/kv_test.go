@@ -95,3 +95,31 @@ func TestNoJetStream(t *testing.T) {
 		t.Errorf("Bind of a missing bucket: %v, %v", b, err)
 	}
 }
+
+// TestGone: a request to a deleted bucket fails as during an election (no
+// responders); Gone tells the two apart by asking for the stream.
+func TestGone(t *testing.T) {
+	s := natstest.Server(t)
+	js := natstest.JS(t, natstest.Conn(t, s))
+	ctx := natstest.Ctx(t)
+	b, err := Open(ctx, js, jetstream.KeyValueConfig{Bucket: "b", History: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Gone(ctx, js, "b", nats.ErrNoResponders) {
+		t.Error("an existing bucket is gone")
+	}
+	if Gone(ctx, js, "b", jetstream.ErrKeyNotFound) {
+		t.Error("a missing key is a missing bucket")
+	}
+	if err := js.DeleteKeyValue(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Get(ctx, "k")
+	if !Gone(ctx, js, "b", err) {
+		t.Errorf("a deleted bucket is not gone (get: %v)", err)
+	}
+	if !Gone(ctx, js, "b", jetstream.ErrStreamNotFound) {
+		t.Error("stream not found is not gone")
+	}
+}
