@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,9 +62,12 @@ type affinity struct {
 	w     *Worker
 	js    jetstream.JetStream
 	kv    jetstream.KeyValue
-	ttl   time.Duration
+	cfg   jetstream.KeyValueConfig // the bucket as this worker makes it (remake)
+	ttl   atomic.Int64             // the bucket's TTL: pinTTL
 	probe time.Duration
 	subs  [2]*nats.Subscription // the probe, and calls to this instance
+
+	remaking sync.Mutex // one remake at a time: the others find it made
 
 	mu    sync.Mutex
 	owned map[string]held // session key → when this worker last read or wrote its pin as its own
@@ -85,7 +89,11 @@ const maxOwned = 100_000
 // probe for that long, which a frozen or cut-off worker cannot have
 // read through; a reconnect since (a client may have found it gone)
 // ends the trust too.
-func (a *affinity) trust() time.Duration { return min(a.ttl/2, a.probe/2) }
+func (a *affinity) trust() time.Duration { return min(a.pinTTL()/2, a.probe/2) }
+
+// pinTTL is the TTL pins expire by, and are renewed on: the bucket's,
+// which the worker that made it chose (it may be made again: remake).
+func (a *affinity) pinTTL() time.Duration { return time.Duration(a.ttl.Load()) }
 
 func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinity, error) {
 	if o.JetStream == nil {
@@ -99,13 +107,10 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 	if err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
 	}
-	a := &affinity{w: w, js: o.JetStream, kv: b, ttl: cfg.TTL, probe: o.ProbeTimeout, owned: map[string]held{}}
-	// Pins are renewed on the TTL they expire by: the bucket's, which the
-	// worker that made it chose.
-	if st, err := b.Status(ctx); err != nil {
+	a := &affinity{w: w, js: o.JetStream, kv: b, cfg: cfg, probe: o.ProbeTimeout, owned: map[string]held{}}
+	a.ttl.Store(int64(cfg.TTL))
+	if err := a.adoptTTL(ctx); err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
-	} else if st.TTL() > 0 {
-		a.ttl = st.TTL()
 	}
 	if a.probe <= 0 {
 		a.probe = time.Second
@@ -160,6 +165,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	lost := in.header.Get(wire.HeaderPinLost)
 	forwarded := in.header.Get(wire.HeaderForwarded) != ""
 	var tried uint64 // the revision a lost compare-and-set was made on
+	again := false   // whether a missing bucket was made again (remake)
 	for range 5 {
 		start := time.Now() // the pin read is at least this fresh
 		e, err := a.read(ctx, key, tried)
@@ -172,6 +178,10 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 				continue // claimed meanwhile: see by whom
 			}
 		}
+		if err != nil && !again && a.remake(ctx, err) {
+			again, tried = true, 0
+			continue // its pins went with it: claim the session again
+		}
 		if err != nil {
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: reading a session's pin; running the call here", "session", scope, "err", err)
@@ -181,7 +191,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 		if owner == me {
 			// Renewed once half its TTL has passed: it expires TTL after
 			// its last write.
-			if time.Since(e.Created) >= a.ttl/2 {
+			if time.Since(e.Created) >= a.pinTTL()/2 {
 				if _, err := a.kv.Update(ctx, key, []byte(me), e.Revision); lostRace(err) {
 					tried = e.Revision
 					continue // taken over meanwhile
@@ -206,6 +216,10 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			p := mine(start)
 			p.movedFrom = owner
 			return p, ""
+		}
+		if !lostRace(err) && !again && a.remake(ctx, err) {
+			again, tried = true, 0
+			continue
 		}
 		if !lostRace(err) {
 			a.w.count.jsErrors.Add(1)
@@ -232,7 +246,7 @@ func (a *affinity) keep(scope string) (stop func()) {
 	}
 	k := &keeper{a: a, key: key, scope: scope}
 	k.mu.Lock()
-	k.t = time.AfterFunc(a.ttl/4, k.renew)
+	k.t = time.AfterFunc(a.pinTTL()/4, k.renew)
 	k.mu.Unlock()
 	return k.stop
 }
@@ -252,14 +266,21 @@ func (k *keeper) renew() {
 	a, me := k.a, k.a.w.opts.Instance
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	e, err := a.kv.Get(ctx, k.key)
-	switch {
-	case err == nil && string(e.Value()) != me:
-		return // taken over: the session is another worker's now
-	case err == nil:
-		_, err = a.kv.Update(ctx, k.key, []byte(me), e.Revision())
-	case errors.Is(err, jetstream.ErrKeyNotFound): // expired before this renewal
-		_, err = a.kv.Create(ctx, k.key, []byte(me))
+	var err error
+	for again := false; ; again = true {
+		var e jetstream.KeyValueEntry
+		e, err = a.kv.Get(ctx, k.key)
+		switch {
+		case err == nil && string(e.Value()) != me:
+			return // taken over: the session is another worker's now
+		case err == nil:
+			_, err = a.kv.Update(ctx, k.key, []byte(me), e.Revision())
+		case errors.Is(err, jetstream.ErrKeyNotFound): // expired before this renewal
+			_, err = a.kv.Create(ctx, k.key, []byte(me))
+		}
+		if err == nil || lostRace(err) || again || !a.remake(ctx, err) {
+			break
+		}
 	}
 	if err != nil && !lostRace(err) { // a lost race is read again next time
 		a.w.count.jsErrors.Add(1)
@@ -267,7 +288,7 @@ func (k *keeper) renew() {
 	}
 	k.mu.Lock()
 	if !k.stopped {
-		k.t.Reset(a.ttl / 4)
+		k.t.Reset(a.pinTTL() / 4)
 	}
 	k.mu.Unlock()
 }
@@ -277,6 +298,53 @@ func (k *keeper) stop() {
 	k.stopped = true
 	k.t.Stop()
 	k.mu.Unlock()
+}
+
+// remake makes the sessions bucket again, as startAffinity made it, when
+// err (from a request to it) came from its being gone: deleted under the
+// running fleet (nats kv rm, a JetStream reset). A worker that went on
+// without it would run every session's calls unpinned until restarted.
+// Its pins went with it, so each session is claimed again by its next
+// call. Workers making it at once all end up bound to the one made
+// (kv.Open); the bound handle names the bucket, so it serves the new one.
+//
+// remake reports whether to try the request again: the bucket is there
+// again, or the error came from a moment without a stream leader that
+// may be over (no responders), or from another worker making the bucket
+// again since the request failed, which look the same. Its caller tries
+// again once.
+func (a *affinity) remake(ctx context.Context, err error) bool {
+	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return false
+	}
+	a.remaking.Lock()
+	defer a.remaking.Unlock()
+	if !kv.Gone(ctx, a.js, a.cfg.Bucket, err) {
+		return true
+	}
+	if _, err := kv.Open(ctx, a.js, a.cfg); err != nil {
+		a.w.count.jsErrors.Add(1)
+		a.w.log.Warn("bus: making the deleted sessions bucket again", "err", err)
+		return false
+	}
+	if err := a.adoptTTL(ctx); err != nil {
+		a.w.log.Warn("bus: reading the TTL of the sessions bucket made again", "err", err)
+	}
+	a.w.log.Info("bus: the sessions bucket was deleted and is made again; each session is pinned again by its next call")
+	return true
+}
+
+// adoptTTL renews pins on the TTL they expire by: the bucket's, which
+// the worker that made it chose.
+func (a *affinity) adoptTTL(ctx context.Context) error {
+	st, err := a.kv.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if st.TTL() > 0 {
+		a.ttl.Store(int64(st.TTL()))
+	}
+	return nil
 }
 
 // lostRace reports a compare-and-set that lost to another writer: the key
