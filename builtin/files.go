@@ -130,15 +130,7 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 }
 
 func (f *files) write(ctx context.Context, in writeInput) (string, error) {
-	ws, err := f.workspace(ctx)
-	if err != nil {
-		return "", err
-	}
-	rel, err := ws.resolve(in.FilePath)
-	if err != nil {
-		return "", err
-	}
-	root, err := ws.root()
+	root, rel, err := f.open(ctx, in.FilePath)
 	if err != nil {
 		return "", err
 	}
@@ -201,15 +193,7 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 			"InvalidArgumentsError: line_number %d is out of range: %s has %d lines, so it must be between 1 and %d.",
 			in.LineNumber, in.FilePath, n, n+1)
 	}
-	ws, err := f.workspace(ctx)
-	if err != nil {
-		return "", err
-	}
-	rel, err := ws.resolve(in.FilePath)
-	if err != nil {
-		return "", err
-	}
-	root, err := ws.root()
+	root, rel, err := f.open(ctx, in.FilePath)
 	if err != nil {
 		return "", err
 	}
@@ -222,21 +206,29 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 		sizeText(in.Content), in.LineNumber, in.FilePath, snippet(out, first, last)), nil
 }
 
+// open resolves p in the call's workspace and opens the workspace's
+// root, which the caller closes; rel is p's path below it.
+func (f *files) open(ctx context.Context, p string) (root *os.Root, rel string, err error) {
+	ws, err := f.workspace(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if rel, err = ws.resolve(p); err != nil {
+		return nil, "", err
+	}
+	if root, err = ws.root(); err != nil {
+		return nil, "", err
+	}
+	return root, rel, nil
+}
+
 // readText reads a text file of the workspace. forEdit words the error
 // for a missing file for the tools that edit. The tools work on the text
 // by byte offsets, never on a slice of its lines, so that a call costs a
 // few times the file's size whatever its lines (a slice costs 16 bytes a
 // line on top of them).
 func (f *files) readText(ctx context.Context, p string, forEdit bool) (string, error) {
-	ws, err := f.workspace(ctx)
-	if err != nil {
-		return "", err
-	}
-	rel, err := ws.resolve(p)
-	if err != nil {
-		return "", err
-	}
-	root, err := ws.root()
+	root, rel, err := f.open(ctx, p)
 	if err != nil {
 		return "", err
 	}
