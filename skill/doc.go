@@ -39,6 +39,11 @@
 //     them for a configuration check.
 //   - Reload is by modification time and size, checked on every query; only
 //     changed files are read again.
+//   - A SKILL.md that is a symbolic link out of the loader's directory
+//     is skipped with a warning (a link within it is followed): what a
+//     skills directory holds is served to the fleet, and it must not
+//     reach the worker's other files. Its other files follow no link
+//     at all (Skill.Files).
 //   - Only a file named exactly SKILL.md makes a skill. The body is trimmed
 //     of surrounding white space.
 //   - No visible skills render "" (2.x returns None). Active groups nil or

@@ -37,7 +37,11 @@ type LoaderOptions struct {
 
 // Loader loads the skills of one directory: its root SKILL.md and, with
 // ScanSubdirs, those of its sub-directories (in lexical order, root first;
-// symbolic links to directories are not followed).
+// symbolic links to directories are not followed). A SKILL.md is read
+// within the directory: a symbolic link is followed while it stays
+// inside, and one that leads out of it (to another skill's file, to
+// /proc/self/environ) skips that skill with a warning, so that a skills
+// directory cannot publish a file of the worker's machine.
 //
 // Load never fails. A missing directory, a missing or empty name or
 // description, bad YAML or an unreadable file skips that skill with a
@@ -109,6 +113,12 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 		clear(l.cache)
 		return nil, []Warning{*l.warn(l.dir, "skill directory is not a directory")}
 	}
+	root, err := os.OpenRoot(l.dir)
+	if err != nil {
+		clear(l.cache)
+		return nil, []Warning{*l.warn(l.dir, dirReason(err))}
+	}
+	defer root.Close()
 	delete(l.logged, l.dir)
 
 	files, warns := l.findFiles()
@@ -116,7 +126,7 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 	seen := make(map[string]bool, len(files))
 	for _, f := range files {
 		seen[f] = true
-		s, w := l.loadFile(f)
+		s, w := l.loadFile(root, f)
 		if w != nil {
 			warns = append(warns, *w)
 			continue
@@ -172,13 +182,21 @@ func (l *Loader) findFiles() ([]string, []Warning) {
 }
 
 // loadFile returns the skill in path, nil for a root directory without a
-// SKILL.md, or a warning.
-func (l *Loader) loadFile(path string) (*Skill, *Warning) {
-	st, err := os.Stat(path)
+// SKILL.md, or a warning. path is read within root, the loader's
+// directory, so that a link cannot lead it out.
+func (l *Loader) loadFile(root *os.Root, path string) (*Skill, *Warning) {
+	rel, err := filepath.Rel(l.dir, path)
+	if err != nil {
+		return nil, l.warn(path, "cannot read: "+err.Error())
+	}
+	st, err := root.Stat(rel)
 	if err != nil {
 		delete(l.cache, path)
 		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) == l.dir {
 			return nil, nil // a skill root without SKILL.md is simply empty
+		}
+		if _, serr := os.Stat(path); serr == nil {
+			return nil, l.warn(path, "is a link to outside the skill directory, which is not followed")
 		}
 		return nil, l.warn(path, "cannot read: "+err.Error())
 	}
@@ -188,7 +206,7 @@ func (l *Loader) loadFile(path string) (*Skill, *Warning) {
 	c := cached{mtime: st.ModTime(), size: st.Size()}
 	if st.IsDir() {
 		c.warn = l.warn(path, "is a directory, not a file")
-	} else if doc, err := regularfile.Read(path, MaxSkillFile); err != nil {
+	} else if doc, err := regularfile.ReadIn(root, rel, MaxSkillFile); err != nil {
 		c.warn = l.warn(path, "cannot read: "+err.Error())
 	} else if s, err := Parse(doc, filepath.Dir(path)); err != nil {
 		c.warn = l.warn(path, err.Error())

@@ -309,3 +309,68 @@ func TestLoaderRefusesHostileFiles(t *testing.T) {
 		t.Fatalf("warnings %v", reasons)
 	}
 }
+
+// TestLoaderRefusesLinksOut: a SKILL.md that is a symbolic link out of
+// the skill directory (to another skill's file, to /proc/self/environ)
+// is not read, so a skills directory cannot publish a file of the
+// worker's machine; a link that stays inside is followed.
+func TestLoaderRefusesLinksOut(t *testing.T) {
+	outside := t.TempDir()
+	secret := writeSkill(t, outside, skillDoc("secret", "a private skill", "private body"))
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "shared.md"), []byte(skillDoc("inside", "linked inside", "ok")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		filepath.Join(root, FileName):                     secret,
+		filepath.Join(root, "sub", FileName):              "../../" + filepath.Base(outside) + "/" + FileName,
+		filepath.Join(root, "env", FileName):              "/proc/self/environ",
+		filepath.Join(root, "in", FileName):               "../shared.md",
+		filepath.Join(root, "hop", "link", "placeholder"): "",
+	}
+	for link, target := range links {
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if target != "" {
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A directory on the way that links out.
+	if err := os.Remove(filepath.Join(root, "hop", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "hop", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, scan := range []bool{false, true} {
+		skills, warns := NewLoader(root, &LoaderOptions{ScanSubdirs: scan, Logger: slog.New(slog.DiscardHandler)}).Load()
+		for _, s := range skills {
+			if s.Name == "secret" || strings.Contains(s.Markdown, "private") {
+				t.Fatalf("scan %v: a file outside the directory was loaded: %+v", scan, s)
+			}
+		}
+		want := map[string]bool{filepath.Join(root, FileName): true}
+		if scan {
+			want[filepath.Join(root, "sub", FileName)] = true
+			want[filepath.Join(root, "env", FileName)] = true
+			if got := strings.Join(names(skills), ","); got != "inside" {
+				t.Errorf("scan: skills %s, want the link inside followed", got)
+			}
+		}
+		for _, w := range warns {
+			if !want[w.Path] {
+				t.Errorf("scan %v: unexpected warning %v", scan, w)
+			}
+			if !strings.Contains(w.Reason, "outside the skill directory") {
+				t.Errorf("scan %v: warning %v does not say why", scan, w)
+			}
+			delete(want, w.Path)
+		}
+		if len(want) > 0 {
+			t.Errorf("scan %v: no warning for %v", scan, want)
+		}
+	}
+}

@@ -21,6 +21,20 @@ func Read(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return read(f, limit)
+}
+
+// ReadIn is Read of name inside root: a name or link that leads out of
+// root is an error.
+func ReadIn(root *os.Root, name string, limit int64) ([]byte, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return read(f, limit)
+}
+
+func read(f *os.File, limit int64) ([]byte, error) {
 	defer f.Close()
 	st, err := f.Stat()
 	switch {

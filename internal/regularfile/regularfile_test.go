@@ -39,3 +39,28 @@ func TestRead(t *testing.T) {
 		}
 	}
 }
+
+func TestReadIn(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ok"), []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"in": "ok", "out": "/etc/hostname", "up": "../x"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if b, err := regularfile.ReadIn(root, "in", 5); err != nil || string(b) != "hello" {
+		t.Fatalf("a link inside: %q, %v", b, err)
+	}
+	for _, name := range []string{"out", "up", "../ok", "/etc/hostname"} {
+		if b, err := regularfile.ReadIn(root, name, 10); err == nil {
+			t.Errorf("ReadIn(%s) = %q, want an error", name, b)
+		}
+	}
+}
