@@ -44,6 +44,9 @@
 //     skills directory holds is served to the fleet, and it must not
 //     reach the worker's other files. Its other files follow no link
 //     at all (Skill.Files).
+//   - A directory's cost is bounded, as it is loaded on every query: a
+//     scan looks at 10000 directory entries at most and a loader holds
+//     MaxDirBytes of SKILL.md files at most; past that, a warning.
 //   - Only a file named exactly SKILL.md makes a skill. The body is trimmed
 //     of surrounding white space.
 //   - No visible skills render "" (2.x returns None). Active groups nil or

@@ -2,6 +2,8 @@ package skill
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolbus/toolbus/internal/regularfile"
@@ -41,7 +44,12 @@ type LoaderOptions struct {
 // within the directory: a symbolic link is followed while it stays
 // inside, and one that leads out of it (to another skill's file, to
 // /proc/self/environ) skips that skill with a warning, so that a skills
-// directory cannot publish a file of the worker's machine.
+// directory cannot publish a file of the worker's machine. What a
+// directory costs is bounded, since every query loads it: a scan looks
+// at no more than 10000 directory entries (a huge or deep tree is cut
+// there, with a warning on the directory), and a loader holds at most
+// MaxDirBytes of SKILL.md files (the skills after them are skipped, each
+// with a warning).
 //
 // Load never fails. A missing directory, a missing or empty name or
 // description, bad YAML or an unreadable file skips that skill with a
@@ -119,20 +127,21 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 		return nil, []Warning{*l.warn(l.dir, dirReason(err))}
 	}
 	defer root.Close()
-	delete(l.logged, l.dir)
 
-	files, warns := l.findFiles()
+	files, warns := l.findFiles(root)
 	var skills []Skill
 	seen := make(map[string]bool, len(files))
+	budget := maxDirBytes
 	for _, f := range files {
 		seen[f] = true
-		s, w := l.loadFile(root, f)
+		s, w := l.loadFile(root, f, budget)
 		if w != nil {
 			warns = append(warns, *w)
 			continue
 		}
 		if s != nil {
 			skills = append(skills, *s)
+			budget -= l.cache[f].size
 		}
 	}
 	for f := range l.cache {
@@ -141,7 +150,7 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 		}
 	}
 	for p := range l.logged {
-		if p != l.dir && !slices.ContainsFunc(warns, func(w Warning) bool { return w.Path == p }) {
+		if !slices.ContainsFunc(warns, func(w Warning) bool { return w.Path == p }) {
 			delete(l.logged, p) // fixed: log it again if it breaks again
 		}
 	}
@@ -155,36 +164,63 @@ func dirReason(err error) string {
 	return "skill directory is not readable: " + err.Error()
 }
 
-// findFiles lists the SKILL.md files to load, root first, and warns about
-// sub-directories it cannot list.
-func (l *Loader) findFiles() ([]string, []Warning) {
-	root := filepath.Join(l.dir, FileName)
-	files := []string{root}
+// maxScan is how many directory entries a scan looks at (a variable for
+// tests).
+var maxScan = 10000
+
+// findFiles lists the SKILL.md files to load, root first (the order of
+// filepath.WalkDir), and warns about sub-directories it cannot list and
+// about a scan cut short. Each directory is read only as far as the
+// entries left to look at, within root.
+func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
+	files := []string{filepath.Join(l.dir, FileName)}
 	if !l.scan {
 		return files, nil
 	}
 	var warns []Warning
-	_ = filepath.WalkDir(l.dir, func(p string, d fs.DirEntry, err error) error {
+	left := maxScan
+	var walk func(rel string) bool // false: stop
+	walk = func(rel string) bool {
+		d, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 		if err != nil {
-			if d != nil && d.IsDir() {
-				warns = append(warns, *l.warn(p, "cannot list: "+err.Error()))
-				return fs.SkipDir
+			warns = append(warns, *l.warn(filepath.Join(l.dir, rel), "cannot list: "+err.Error()))
+			return true
+		}
+		entries, err := d.ReadDir(left + 1)
+		d.Close()
+		if err != nil && !errors.Is(err, io.EOF) {
+			warns = append(warns, *l.warn(filepath.Join(l.dir, rel), "cannot list: "+err.Error()))
+		}
+		cut := len(entries) > left
+		if cut {
+			entries = entries[:left]
+		}
+		left -= len(entries)
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, e := range entries {
+			p := filepath.Join(rel, e.Name())
+			switch {
+			case e.IsDir():
+				if !walk(p) {
+					return false
+				}
+			case e.Name() == FileName && rel != ".":
+				files = append(files, filepath.Join(l.dir, p))
 			}
-			return nil
 		}
-		if d.IsDir() || d.Name() != FileName || p == root {
-			return nil
+		if cut {
+			warns = append(warns, *l.warn(l.dir, fmt.Sprintf("the scan stopped after looking at %d entries: the skills further on are not loaded", maxScan)))
 		}
-		files = append(files, p)
-		return nil
-	})
+		return !cut
+	}
+	walk(".")
 	return files, warns
 }
 
 // loadFile returns the skill in path, nil for a root directory without a
 // SKILL.md, or a warning. path is read within root, the loader's
 // directory, so that a link cannot lead it out.
-func (l *Loader) loadFile(root *os.Root, path string) (*Skill, *Warning) {
+func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Warning) {
 	rel, err := filepath.Rel(l.dir, path)
 	if err != nil {
 		return nil, l.warn(path, "cannot read: "+err.Error())
@@ -199,6 +235,10 @@ func (l *Loader) loadFile(root *os.Root, path string) (*Skill, *Warning) {
 			return nil, l.warn(path, "is a link to outside the skill directory, which is not followed")
 		}
 		return nil, l.warn(path, "cannot read: "+err.Error())
+	}
+	if st.Size() > budget && !st.IsDir() {
+		// Not cached: the budget left depends on the other files.
+		return nil, l.warn(path, fmt.Sprintf("not loaded: the directory's skills before it leave %d of the %d bytes a skill directory may hold", budget, maxDirBytes))
 	}
 	if c, ok := l.cache[path]; ok && c.mtime.Equal(st.ModTime()) && c.size == st.Size() {
 		return c.skill, c.warn
@@ -235,5 +275,13 @@ type Static []Skill
 // Load returns copies of the skills.
 func (s Static) Load() ([]Skill, []Warning) { return slices.Clone([]Skill(s)), nil }
 
-// MaxSkillFile is the largest SKILL.md a loader reads.
-const MaxSkillFile = 1 << 20
+// MaxSkillFile is the largest SKILL.md a loader reads, and MaxDirBytes
+// the most bytes of SKILL.md files one loader holds: the skills after
+// them are skipped with a warning.
+const (
+	MaxSkillFile = 1 << 20
+	MaxDirBytes  = 32 << 20
+)
+
+// maxDirBytes is MaxDirBytes (a variable for tests).
+var maxDirBytes int64 = MaxDirBytes

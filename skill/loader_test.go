@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -372,5 +373,56 @@ func TestLoaderRefusesLinksOut(t *testing.T) {
 		if len(want) > 0 {
 			t.Errorf("scan %v: no warning for %v", scan, want)
 		}
+	}
+}
+
+// TestLoaderBounded: a scan looks at a bounded number of directory
+// entries (a directory of a million files costs no more than maxScan on
+// every query), and a loader holds a bounded number of SKILL.md bytes;
+// what is cut off is a warning, and what comes before it still loads.
+func TestLoaderBounded(t *testing.T) {
+	defer func(n int, b int64) { maxScan, maxDirBytes = n, b }(maxScan, maxDirBytes)
+	maxScan, maxDirBytes = 100, 1<<20
+
+	root := t.TempDir()
+	writeSkill(t, root, skillDoc("root_skill", "d", "root"))
+	writeSkill(t, filepath.Join(root, "a"), skillDoc("a", "d", "a"))
+	big := filepath.Join(root, "big")
+	if err := os.MkdirAll(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if err := os.WriteFile(filepath.Join(big, "f"+strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSkill(t, filepath.Join(root, "z"), skillDoc("z", "d", "after the big directory"))
+	log, buf := newLogger(t)
+	l := NewLoader(root, &LoaderOptions{ScanSubdirs: true, Logger: log})
+	for range 2 {
+		skills, warns := l.Load()
+		if got := strings.Join(names(skills), ","); got != "root_skill,a" {
+			t.Fatalf("skills %s", got)
+		}
+		if len(warns) != 1 || warns[0].Path != root || !strings.Contains(warns[0].Reason, "100 entries") {
+			t.Fatalf("warnings %v", warns)
+		}
+	}
+	if n := strings.Count(buf.String(), "100 entries"); n != 1 {
+		t.Fatalf("the cut-off logged %d times, want once:\n%s", n, buf.String())
+	}
+
+	// Bytes: the skills after the budget is spent are skipped.
+	root = t.TempDir()
+	pad := strings.Repeat("x", 400<<10)
+	for _, n := range []string{"s1", "s2", "s3"} {
+		writeSkill(t, filepath.Join(root, n), skillDoc(n, "d", pad))
+	}
+	skills, warns := NewLoader(root, &LoaderOptions{ScanSubdirs: true, Logger: slog.New(slog.DiscardHandler)}).Load()
+	if got := strings.Join(names(skills), ","); got != "s1,s2" {
+		t.Fatalf("skills %s", got)
+	}
+	if len(warns) != 1 || warns[0].Path != filepath.Join(root, "s3", FileName) || !strings.Contains(warns[0].Reason, "1048576 bytes") {
+		t.Fatalf("warnings %v", warns)
 	}
 }
