@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -45,8 +46,16 @@ var errFrontMatter = errors.New("front matter")
 // Parse reads a SKILL.md document: YAML front matter between two lines of
 // dashes at the very top, then the markdown body. name and description are
 // required, non-empty scalars. dir is recorded as the skill's directory.
-// The errors say what is wrong in words fit for an operator.
+// The document must be UTF-8 text, as the body goes to the model as
+// text. The errors say what is wrong in words fit for an operator.
 func Parse(doc []byte, dir string) (Skill, error) {
+	if !utf8.Valid(doc) {
+		i := 0 // the first invalid byte, which there is
+		for r, n := utf8.DecodeRune(doc); r != utf8.RuneError || n != 1; r, n = utf8.DecodeRune(doc[i:]) {
+			i += n
+		}
+		return Skill{}, fmt.Errorf("not UTF-8: an invalid byte on line %d (a SKILL.md is UTF-8 text)", bytes.Count(doc[:i], []byte("\n"))+1)
+	}
 	text := string(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.TrimSpace(text)
@@ -100,6 +109,9 @@ func scalar(meta map[string]any, key string) (string, error) {
 		s = fmt.Sprint(x)
 	default:
 		return "", fmt.Errorf("%w: field %q must be a string, got %T", errFrontMatter, key, v)
+	}
+	if !utf8.ValidString(s) { // !!binary
+		return "", fmt.Errorf("%w: field %q is not UTF-8 text", errFrontMatter, key)
 	}
 	s = strings.TrimSpace(s)
 	if s == "" {

@@ -44,6 +44,8 @@ func TestParse(t *testing.T) {
 		{name: "blank description", doc: "---\nname: a\ndescription: '  '\n---\n", wantErr: `required field "description" is empty`},
 		{name: "name is a list", doc: "---\nname: [a, b]\ndescription: b\n---\n", wantErr: `field "name" must be a string`},
 		{name: "description is a map", doc: "---\nname: a\ndescription: {x: 1}\n---\n", wantErr: `field "description" must be a string`},
+		{name: "body not UTF-8", doc: "---\nname: a\ndescription: b\n---\nok\nla\xe9\n", wantErr: "not UTF-8: an invalid byte on line 6"},
+		{name: "binary name not UTF-8", doc: "---\nname: !!binary /w==\ndescription: b\n---\n", wantErr: `field "name" is not UTF-8`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
