@@ -59,9 +59,9 @@
 //     call of it while it is not listed still runs it (2.x answers
 //     ToolNotFoundError): with nothing visible it answers
 //     SkillNotFoundError. Its failure code is tool_error.
-//   - A SKILL.md must be UTF-8 text, its body too (2.x reads it as
-//     UTF-8 and fails): one that is not is skipped with a warning naming
-//     the line, rather than sent to the model with bytes no text holds.
+//   - A SKILL.md must be UTF-8 text, its body too: one that is not is
+//     skipped with a warning naming the line, rather than sent to the
+//     model with bytes no text holds.
 //   - name and description may be YAML numbers or booleans (taken as text,
 //     as 2.x does); lists and maps are rejected.
 package skill
