@@ -579,7 +579,7 @@ func mismatched(typeErrs Errors) func(*Error) bool {
 }
 
 // decode reads one YAML document strictly. A syntax error, a key given
-// twice, a mapping of over MaxMappingKeys keys, a document that is not a
+// twice or null, a mapping of over MaxMappingKeys keys, a document that is not a
 // mapping or a second document is fatal (err); unknown keys and values of
 // the wrong type are returned as typeErrs, with the rest of the document
 // decoded.

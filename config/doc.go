@@ -22,7 +22,8 @@
 //
 // # Strictness
 //
-// A config is decoded strictly: an unknown key, a value of the wrong type
+// A config is decoded strictly: an unknown key (a null one, "~: x",
+// too, which YAML decoders drop without a word), a value of the wrong type
 // (a duration must carry its unit: "30s", not 30), a key given twice and a
 // second YAML document are errors. Validate checks the values and the
 // references between them. Every error names the file, the line, the key

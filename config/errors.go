@@ -81,8 +81,9 @@ type source struct {
 	entries []entry          // every key and value, in document order
 	// fatal are the problems that stop decoding: a key given twice in a
 	// mapping, which yaml.v3 reports once per pair (a key given n times
-	// gave n²/2 errors), and a mapping of over MaxMappingKeys keys, whose
-	// keys yaml.v3 compares pairwise.
+	// gave n²/2 errors), a mapping of over MaxMappingKeys keys, whose
+	// keys yaml.v3 compares pairwise, and a null key, which yaml.v3 drops
+	// silently.
 	fatal Errors
 	// types and typed are typeOf's answers, by place.
 	types []reflect.Type
@@ -158,6 +159,11 @@ func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
 			kh.WriteString(k.Value)
 			p := s.place(kh.Sum64(), place{parent: at, key: k.Value, index: -1, line: k.Line})
 			s.entries = append(s.entries, entry{line: k.Line, value: k.Value, at: p, kind: "key"})
+			// yaml.v3 drops a null key without a word, strict or not.
+			if k.Kind == yaml.ScalarNode && k.Tag == "!!null" {
+				s.fatal = append(s.fatal, &Error{File: s.file, Line: k.Line, Path: s.path(at),
+					Reason: `a key that is null ("~", "null" or nothing): keys are names`})
+			}
 			if line, dup := first[id{k.Kind, k.Value}]; dup {
 				s.fatal = append(s.fatal, &Error{File: s.file, Line: k.Line, Path: s.path(p),
 					Reason: fmt.Sprintf("key %q appears twice (first on line %d)", k.Value, line)})
@@ -299,7 +305,7 @@ func parent(path string) string {
 
 var (
 	lineRE       = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	unknownRE    = regexp.MustCompile(`^field (.+) not found in type (\S+)$`)
+	unknownRE    = regexp.MustCompile(`^field (.*) not found in type (\S+)$`)
 	cannotRE     = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
 	duplicateRE  = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
 	pathTokenRE  = regexp.MustCompile(`[^.\[\]]+|\[\d+\]`)
