@@ -67,8 +67,16 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tGROUP\tDIR\tDESCRIPTION")
 	for _, s := range skills {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Group, s.Dir, firstLine(s.Description, 70))
+		fmt.Fprint(tw, skillRow(s))
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// skillRow is a skill's line of the table. Its name and directory come
+// from a worker's skills directory, which may hold anything: they are
+// Go-quoted when not printable (as sessionName does), the description
+// cut to its first line without controls (firstLine).
+func skillRow(s skill.Skill) string {
+	return fmt.Sprintf("%s\t%s\t%s\t%s\n", sessionName(s.Name), s.Group, sessionName(s.Dir), firstLine(s.Description, 70))
 }

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/toolbus/toolbus/skill"
+)
 
 // TestFirstLineDropsTerminalEscapes: a tool's description (a mounted MCP
 // server writes it) is printed by toolctl tools, groups and skills; its
@@ -16,6 +20,25 @@ func TestFirstLineDropsTerminalEscapes(t *testing.T) {
 	} {
 		if got := firstLine(in, 70); got != want {
 			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSkillRowQuotesNames: a skill's name (YAML escapes allow "\e" in
+// it) and its directory's name come from a worker's skills directory;
+// toolctl skills printed them as they were, so they could drive the
+// operator's terminal or add rows. They are Go-quoted when they hold
+// anything not printable.
+func TestSkillRowQuotesNames(t *testing.T) {
+	for _, tt := range []struct {
+		s    skill.Skill
+		want string
+	}{
+		{skill.Skill{Name: "pdf", Group: "basic", Dir: "/srv/skills/pdf", Description: "Fill forms."}, "pdf\tbasic\t/srv/skills/pdf\tFill forms.\n"},
+		{skill.Skill{Name: "a\x1b]0;owned\x07", Group: "basic", Dir: "/srv/x\nfake\trow", Description: "d"}, `"a\x1b]0;owned\a"` + "\tbasic\t" + `"/srv/x\nfake\trow"` + "\td\n"},
+	} {
+		if got := skillRow(tt.s); got != tt.want {
+			t.Errorf("skillRow(%+v) = %q, want %q", tt.s, got, tt.want)
 		}
 	}
 }
