@@ -21,8 +21,8 @@
 //
 // A SKILL.md starts with YAML front matter between two lines of dashes;
 // name and description are required, the rest of the front matter is kept
-// in Skill.Metadata, and the markdown after it is the body the Skill tool
-// returns:
+// in Skill.Metadata (no mapping of it over MaxMappingKeys keys), and the
+// markdown after it is the body the Skill tool returns:
 //
 //	---
 //	name: pdf

@@ -46,6 +46,7 @@ var errFrontMatter = errors.New("front matter")
 // Parse reads a SKILL.md document: YAML front matter between two lines of
 // dashes at the very top, then the markdown body. name and description are
 // required, non-empty scalars. dir is recorded as the skill's directory.
+// No mapping of the front matter may hold over MaxMappingKeys keys.
 // The document must be UTF-8 text, as the body goes to the model as
 // text. The errors say what is wrong in words fit for an operator.
 func Parse(doc []byte, dir string) (Skill, error) {
@@ -73,9 +74,20 @@ func Parse(doc []byte, dir string) (Skill, error) {
 	if end < 0 {
 		return Skill{}, fmt.Errorf("%w: not closed: no second '---' line", errFrontMatter)
 	}
-	var meta map[string]any
-	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &meta); err != nil {
+	// Read as nodes first, which compares no keys, to bound the mappings
+	// before they are decoded.
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &root); err != nil {
 		return Skill{}, fmt.Errorf("%w: invalid YAML: %v", errFrontMatter, err)
+	}
+	if n := widest(&root); n > MaxMappingKeys {
+		return Skill{}, fmt.Errorf("%w: %d keys in one mapping, over the limit of %d", errFrontMatter, n, MaxMappingKeys)
+	}
+	var meta map[string]any
+	if root.Kind != 0 { // not empty
+		if err := root.Decode(&meta); err != nil {
+			return Skill{}, fmt.Errorf("%w: invalid YAML: %v", errFrontMatter, err)
+		}
 	}
 	name, err := scalar(meta, "name")
 	if err != nil {
@@ -118,4 +130,23 @@ func scalar(meta map[string]any, key string) (string, error) {
 		return "", fmt.Errorf("%w: required field %q is empty", errFrontMatter, key)
 	}
 	return s, nil
+}
+
+// MaxMappingKeys is the most keys a mapping of a front matter may hold:
+// yaml.v3 compares a mapping's keys pairwise, so the 96000 keys of a
+// 1 MiB SKILL.md took a minute and a half to decode, holding its loader
+// (and every query) meanwhile.
+const MaxMappingKeys = 1000
+
+// widest is the number of keys of the largest mapping under n (aliases
+// are not followed: they name a node of the tree).
+func widest(n *yaml.Node) int {
+	w := 0
+	if n.Kind == yaml.MappingNode {
+		w = len(n.Content) / 2
+	}
+	for _, c := range n.Content {
+		w = max(w, widest(c))
+	}
+	return w
 }

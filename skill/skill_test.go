@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,9 @@ func TestParse(t *testing.T) {
 		{name: "blank description", doc: "---\nname: a\ndescription: '  '\n---\n", wantErr: `required field "description" is empty`},
 		{name: "name is a list", doc: "---\nname: [a, b]\ndescription: b\n---\n", wantErr: `field "name" must be a string`},
 		{name: "description is a map", doc: "---\nname: a\ndescription: {x: 1}\n---\n", wantErr: `field "description" must be a string`},
+		{name: "too many keys", doc: "---\nname: a\ndescription: b\n" + keys(MaxMappingKeys-1) + "---\n", wantErr: "front matter: 1001 keys in one mapping, over the limit of 1000"},
+		{name: "too many keys, nested", doc: "---\nname: a\ndescription: b\nm:\n" + indent(keys(MaxMappingKeys+1)) + "---\n", wantErr: "front matter: 1001 keys in one mapping, over the limit of 1000"},
+		{name: "keys at the limit", doc: "---\nname: a\ndescription: b\n" + keys(MaxMappingKeys-2) + "---\n", want: Skill{Name: "a", Description: "b"}},
 		{name: "body not UTF-8", doc: "---\nname: a\ndescription: b\n---\nok\nla\xe9\n", wantErr: "not UTF-8: an invalid byte on line 6"},
 		{name: "binary name not UTF-8", doc: "---\nname: !!binary /w==\ndescription: b\n---\n", wantErr: `field "name" is not UTF-8`},
 	}
@@ -67,4 +71,17 @@ func TestParse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// keys is n lines "kI: 1" of a YAML mapping.
+func keys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("k" + strconv.Itoa(i) + ": 1\n")
+	}
+	return b.String()
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
 }
