@@ -473,8 +473,9 @@ func (c *Config) BuiltinConfig() builtin.Config {
 // Load reads, parses and validates a config file, which must be a
 // regular file of at most MaxFileBytes (a FIFO, a device or a pipe such
 // as /dev/stdin is refused: Parse takes a config held in memory).
-// Relative paths in it (workspace, store_dir, credential and TLS files,
-// skill directories, MCP working directories) are made absolute,
+// Paths in it (workspace, store_dir, credential and TLS files, skill
+// directories, MCP working directories) starting "~/" are below the home
+// directory (not "~user/"); other relative ones are made absolute,
 // relative to the file's directory.
 func Load(path string) (*Config, error) {
 	data, err := regularfile.Read(path, MaxFileBytes)
@@ -506,14 +507,29 @@ func Load(path string) (*Config, error) {
 const MaxFileBytes = 1 << 20
 
 // Parse parses and validates a config held in memory; name is used in
-// error messages. Relative paths stay relative to the working directory.
+// error messages. Paths starting "~/" are below the home directory;
+// other relative paths stay relative to the working directory.
 // An empty document is the default configuration.
 func Parse(name string, data []byte) (*Config, error) {
 	c, typeErrs, err := decode(name, data)
 	if err != nil {
 		return nil, err
 	}
+	c.resolvePaths("")
 	return c.finish(typeErrs)
+}
+
+// expandHome is p with a leading "~" (alone or before a separator) made
+// the home directory; p itself when there is none or no home is known.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~"+string(filepath.Separator)) {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return p
+	}
+	return filepath.Join(home, p[1:])
 }
 
 // finish applies the defaults and validates, reporting the decoding
@@ -618,10 +634,13 @@ func decode(name string, data []byte) (c *Config, typeErrs Errors, err error) {
 	return c, typeErrs, nil
 }
 
-// resolvePaths makes relative paths relative to dir.
+// resolvePaths expands a leading "~" of the paths to the home directory,
+// as a shell does, and makes the relative ones relative to dir (none when
+// dir is empty).
 func (c *Config) resolvePaths(dir string) {
 	abs := func(p *string) {
-		if *p != "" && !filepath.IsAbs(*p) {
+		*p = expandHome(*p)
+		if dir != "" && *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
 	}

@@ -332,3 +332,29 @@ func TestNamedFilesRegular(t *testing.T) {
 		t.Fatalf("err =\n%v\nwant\n%s", err, want)
 	}
 }
+
+// A path written "~/…" is below the home directory, as a shell reads it
+// (and the skill loader read it when given one): it was taken for a
+// directory named "~" beside the config file.
+func TestLoadHomePaths(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(path, []byte("builtins:\n  workspace: ~/ws\nskills:\n  - dir: ~/skills\n  - dir: \"~\"\n  - dir: ~x/skills\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, "ws"); cfg.Builtins.Workspace != want {
+		t.Errorf("workspace %q, want %q", cfg.Builtins.Workspace, want)
+	}
+	// "~user" is not expanded (no user lookup): relative to the file.
+	for i, want := range []string{filepath.Join(home, "skills"), home, filepath.Join(dir, "~x/skills")} {
+		if got := cfg.Skills[i].Dir; got != want {
+			t.Errorf("skills[%d] %q, want %q", i, got, want)
+		}
+	}
+}
