@@ -21,7 +21,8 @@
 //
 // A SKILL.md starts with YAML front matter between two lines of dashes;
 // name and description are required, the rest of the front matter is kept
-// in Skill.Metadata (no mapping of it over MaxMappingKeys keys), and the
+// in Skill.Metadata (at most MaxFrontMatterBytes of it, no mapping over
+// MaxMappingKeys keys), and the
 // markdown after it is the body the Skill tool returns:
 //
 //	---

@@ -46,7 +46,8 @@ var errFrontMatter = errors.New("front matter")
 // Parse reads a SKILL.md document: YAML front matter between two lines of
 // dashes at the very top, then the markdown body. name and description are
 // required, non-empty scalars. dir is recorded as the skill's directory.
-// No mapping of the front matter may hold over MaxMappingKeys keys.
+// The front matter may be at most MaxFrontMatterBytes, and no mapping
+// of it may hold over MaxMappingKeys keys.
 // The document must be UTF-8 text, as the body goes to the model as
 // text. The errors say what is wrong in words fit for an operator.
 func Parse(doc []byte, dir string) (Skill, error) {
@@ -74,10 +75,14 @@ func Parse(doc []byte, dir string) (Skill, error) {
 	if end < 0 {
 		return Skill{}, fmt.Errorf("%w: not closed: no second '---' line", errFrontMatter)
 	}
+	front := strings.Join(lines[1:end], "")
+	if len(front) > MaxFrontMatterBytes {
+		return Skill{}, fmt.Errorf("%w: %d bytes, over the limit of %d", errFrontMatter, len(front), MaxFrontMatterBytes)
+	}
 	// Read as nodes first, which compares no keys, to bound the mappings
 	// before they are decoded.
 	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "")), &root); err != nil {
+	if err := yaml.Unmarshal([]byte(front), &root); err != nil {
 		return Skill{}, fmt.Errorf("%w: invalid YAML: %v", errFrontMatter, err)
 	}
 	if n := widest(&root); n > MaxMappingKeys {
@@ -137,6 +142,12 @@ func scalar(meta map[string]any, key string) (string, error) {
 // 1 MiB SKILL.md took a minute and a half to decode, holding its loader
 // (and every query) meanwhile.
 const MaxMappingKeys = 1000
+
+// MaxFrontMatterBytes is the largest front matter (between its two '---'
+// lines) a SKILL.md may have: a name and a description are a few hundred
+// bytes, and decoding costs about half a second a MiB, under the loader's
+// lock, on every scan that finds the file changed.
+const MaxFrontMatterBytes = 64 << 10
 
 // widest is the number of keys of the largest mapping under n (aliases
 // are not followed: they name a node of the tree).
