@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,5 +176,48 @@ func TestMCPHeadersTwiceIsUsage(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, "twice") {
 			t.Errorf("mcp-headers tracker %v: exit %d, stderr %q; want exit %d naming the header given twice", args, code, errs, exitUsage)
 		}
+	}
+}
+
+// A fleet whose workers declare no group besides basic has nothing to
+// activate: `groups set --session S exec` (the README's example, typed
+// against a worker without configuration) and `state import` of a state
+// naming groups must fail naming the missing groups, not exit 0 as if the
+// session now had them. Setting none stays a success.
+func TestGroupsSetWithoutGroups(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	tk := toolkit.New(nil)
+	echo := toolkit.Func("echo", "Echo.", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
+	if err := tk.Add(echo); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	url := s.ClientURL()
+
+	code, _, errs := toolctl(t, "--nats", url, "groups", "set", "--session", "s1", "exec")
+	if code != exitError || !strings.Contains(errs, `"exec"`) {
+		t.Errorf("groups set --session s1 exec on a fleet without groups: exit %d (want %d), stderr %q (want it to name \"exec\")", code, exitError, errs)
+	}
+	if code, _, errs := toolctl(t, "--nats", url, "groups", "set", "--session", "s1"); code != exitOK {
+		t.Errorf("groups set --session s1 (none) on a fleet without groups: exit %d: %s", code, errs)
+	}
+	state := filepath.Join(t.TempDir(), "s1.json")
+	if err := os.WriteFile(state, []byte(`{"active_groups":["exec"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = toolctl(t, "--nats", url, "state", "import", "--session", "s2", state)
+	if code != exitError || !strings.Contains(errs, `"exec"`) {
+		t.Errorf("state import of active_groups [exec] on a fleet without groups: exit %d (want %d), stderr %q", code, exitError, errs)
+	}
+	if err := os.WriteFile(state, []byte(`{"active_groups":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := toolctl(t, "--nats", url, "state", "import", "--session", "s2", state); code != exitOK {
+		t.Errorf("state import of no groups on a fleet without groups: exit %d: %s", code, errs)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -104,6 +106,21 @@ const (
 	noGroupsToSet = noGroups + ": a session has nothing to activate"
 )
 
+// noSuchGroups reports groups asked for on a fleet that has none besides
+// basic: an error (exitError), not the success of activating nothing.
+func noSuchGroups(e *env, names []string) int {
+	if len(names) == 0 {
+		fmt.Fprintln(e.stderr, noGroupsToSet)
+		return exitOK
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	fmt.Fprintf(e.stderr, "toolctl: no group %s: the fleet has no tool groups besides basic (always active); a worker declares them in its configuration (groups:, and the exec group with execute_shell_command or execute_python_code in builtins.tools; see README: Configuration)\n", strings.Join(q, ", "))
+	return exitError
+}
+
 // set activates exactly the named groups for the session with the
 // reset_tools meta tool, and prints its answer (the groups' instructions).
 func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
@@ -126,8 +143,7 @@ func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
 		return exitUsage // the server dropped the call: run says why
 	}
 	if r.Code == toolkit.CodeNotFound { // the workers answer, and none serves reset_tools
-		fmt.Fprintln(e.stderr, noGroupsToSet)
-		return exitOK
+		return noSuchGroups(e, names)
 	}
 	if t := r.Text(); t != "" {
 		fmt.Fprintln(e.stdout, t)

@@ -89,8 +89,7 @@ func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
 	case "import":
 		rev, err := c.ImportState(ctx, o.session, st)
 		if toolkit.CodeOf(err) == toolkit.CodeNotFound { // the workers answer, and none serves reset_tools
-			fmt.Fprintln(e.stderr, noGroupsToSet)
-			return exitOK
+			return noSuchGroups(e, st.ActiveGroups)
 		}
 		if err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
