@@ -867,7 +867,9 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "server", nc.ConnectedUrlRedacted()) }),
 	)
 	var nc *nats.Conn
-	err = retry(ctx, log, "connecting to NATS", func() error {
+	// The URL is in every retry line and in the error that ends them: a
+	// wrong host or port shows at once.
+	err = retry(ctx, log, "connecting to NATS at "+redactURL(cfg.NATS.URL()), func() error {
 		var cerr error
 		nc, cerr = nats.Connect(cfg.NATS.URL(), opts...)
 		return cerr

@@ -582,7 +582,8 @@ func TestReconnect(t *testing.T) {
 }
 
 // TestJoinLateServer: a worker started before its NATS server retries
-// until the server is up.
+// until the server is up, and its retry lines name the URL it tries (a
+// wrong port is seen at once).
 func TestJoinLateServer(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -592,7 +593,7 @@ func TestJoinLateServer(t *testing.T) {
 	l.Close()
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	p := startProc(t, cleanEnv(t), workerBin, "--nats", url, "--log-format", "json")
-	if _, ok := p.stderr.wait(func(s string) bool { return strings.Contains(s, "connecting to NATS: retrying") }); !ok {
+	if _, ok := p.stderr.wait(func(s string) bool { return strings.Contains(s, "connecting to NATS at "+url+": retrying") }); !ok {
 		t.Fatalf("no retry:\n%s", p.stderr)
 	}
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
