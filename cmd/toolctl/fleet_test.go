@@ -11,9 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -219,5 +221,30 @@ func TestGroupsSetWithoutGroups(t *testing.T) {
 	}
 	if code, _, errs := toolctl(t, "--nats", url, "state", "import", "--session", "s2", state); code != exitOK {
 		t.Errorf("state import of no groups on a fleet without groups: exit %d: %s", code, errs)
+	}
+}
+
+// `toolctl mcp-headers SERVER` with no header puts the configured headers
+// back: its report must say so, not "replaced" as for new headers.
+func TestMCPHeadersRestoreSaysSo(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	sub, err := nc.Subscribe(wire.HeadersSubject("w1"), func(m *nats.Msg) {
+		body, _ := wire.Msgpack.Marshal(&wire.HeadersReply{OK: true})
+		m.Respond(body)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	nc.Flush()
+	url := s.ClientURL()
+	code, out, errs := toolctl(t, "--nats", url, "mcp-headers", "--instance", "w1", "search", "Authorization=Bearer new")
+	if code != exitOK || out != "w1: headers of search replaced\n" {
+		t.Fatalf("mcp-headers search Authorization=…: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = toolctl(t, "--nats", url, "mcp-headers", "--instance", "w1", "search")
+	if code != exitOK || out != "w1: headers of search back to the configured ones\n" {
+		t.Errorf("mcp-headers search (none): exit %d, stdout %q, stderr %q; want it to say the configured headers are back", code, out, errs)
 	}
 }

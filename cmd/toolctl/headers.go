@@ -98,7 +98,11 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 		switch {
 		case reply.OK:
 			applied++
-			fmt.Fprintf(e.stdout, "%s: headers of %s replaced\n", id, req.Server)
+			if len(req.Headers) == 0 {
+				fmt.Fprintf(e.stdout, "%s: headers of %s back to the configured ones\n", id, req.Server)
+			} else {
+				fmt.Fprintf(e.stdout, "%s: headers of %s replaced\n", id, req.Server)
+			}
 		case strings.Contains(reply.Error, "no MCP server named"):
 			if o.instance != "" {
 				fmt.Fprintf(e.stderr, "toolctl: worker %s: %s\n", id, reply.Error)

@@ -116,7 +116,7 @@ func TestMCPRuntimeHeaders(t *testing.T) {
 		key  string
 	}{
 		{[]string{"mcp-headers", "api", "X-Api-Key=from-toolctl"}, 0, "hw1: headers of api replaced", "key=from-toolctl"},
-		{[]string{"mcp-headers", "--instance", "hw1", "api"}, 0, "hw1: headers of api replaced", "key=static"},
+		{[]string{"mcp-headers", "--instance", "hw1", "api"}, 0, "hw1: headers of api back to the configured ones", "key=static"},
 		{[]string{"mcp-headers", "api", "Host=evil"}, 1, "", "key=static"},
 		{[]string{"mcp-headers", "nowhere", "A=b"}, 1, "", "key=static"},
 		{[]string{"mcp-headers", "api", "novalue"}, 2, "", "key=static"},
