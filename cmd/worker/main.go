@@ -948,6 +948,20 @@ func describe(cfg *config.Config) string {
 			tools = append(tools, t.Name)
 		}
 	}
+	// The exec group a shell or Python tool goes into is added when the
+	// file does not declare it: it counts, as the ready line lists it.
+	groups := len(cfg.Groups)
+	declared := slices.ContainsFunc(cfg.Groups, func(g config.Group) bool { return g.Name == builtin.ExecGroup })
+	for _, t := range cfg.Builtins.Tools {
+		g := t.Group
+		if g == "" {
+			g = builtin.DefaultGroup(t.Name)
+		}
+		if g == builtin.ExecGroup && !declared {
+			groups++
+			break
+		}
+	}
 	return fmt.Sprintf("%s, queue %s, built-in tools [%s], %d groups, %d MCP servers, %d skill directories",
-		where, cfg.QueueGroup, strings.Join(tools, " "), len(cfg.Groups), len(cfg.MCPServers), len(cfg.Skills))
+		where, cfg.QueueGroup, strings.Join(tools, " "), groups, len(cfg.MCPServers), len(cfg.Skills))
 }
