@@ -140,6 +140,21 @@ func TestCompose(t *testing.T) {
 		t.Fatal("no worker service (one with build:) in docker-compose.yml")
 	}
 
+	// The keys stay out of the image's build context: the build stage
+	// copies the whole context (COPY . .), and worker.nk, handed to the
+	// image's user with chown as the README says, is no longer readable by
+	// whoever runs the build, which would fail reading it.
+	ignore, err := os.ReadFile("../../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(strings.Split(string(ignore), "\n"), func(l string) bool {
+		l = strings.Trim(strings.TrimSpace(l), "/")
+		return l == "toolbus-auth" || l == "**/toolbus-auth"
+	}) {
+		t.Errorf(".dockerignore does not exclude toolbus-auth/: the keys would go into the build context")
+	}
+
 	dockerfile, err := os.ReadFile("../../Dockerfile")
 	if err != nil {
 		t.Fatal(err)
