@@ -248,3 +248,14 @@ func TestMCPHeadersRestoreSaysSo(t *testing.T) {
 		t.Errorf("mcp-headers search (none): exit %d, stdout %q, stderr %q; want it to say the configured headers are back", code, out, errs)
 	}
 }
+
+// `toolctl result ID` for a call whose result is not kept (or not yet)
+// says that nothing is kept: not "call ID ended error", which is not what
+// happened to the call (it may be running, or have succeeded unkept).
+func TestResultNotKeptSaysSo(t *testing.T) {
+	url := groupsFleet(t)
+	code, _, errs := toolctl(t, "--nats", url, "result", "never-kept")
+	if code != exitError || strings.Contains(errs, "ended error") || !strings.Contains(errs, "no result of call never-kept is kept") {
+		t.Errorf("result never-kept: exit %d, stderr %q; want exit %d and a line saying no result is kept", code, errs, exitError)
+	}
+}

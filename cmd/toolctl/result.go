@@ -47,7 +47,16 @@ func (o *resultOptions) run(ctx context.Context, e *env, args []string) int {
 		out.final(final)
 		out.end()
 	}
-	if final.State != toolkit.StateSuccess {
+	// A final no worker wrote (no "worker" in its metadata) is the
+	// lookup's own answer, not how the call ended.
+	_, kept := final.Metadata["worker"]
+	switch {
+	case final.State == toolkit.StateSuccess:
+	case !kept && final.Code == toolkit.CodeNotFound:
+		fmt.Fprintf(e.stderr, "toolctl: no result of call %s is kept (code %s): it was not sent with --keep or --durable, has not ended yet, or expired\n", args[0], final.Code)
+	case !kept && final.Code == toolkit.CodeUnavailable:
+		fmt.Fprintf(e.stderr, "toolctl: the kept result of call %s could not be read (code %s)\n", args[0], final.Code)
+	default:
 		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", args[0], final.State, final.Code)
 	}
 	return exitFor(final)
