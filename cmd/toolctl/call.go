@@ -179,7 +179,58 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if final.Code == toolkit.CodeApprovalRequired {
 		approvalHint(e, o.session, final)
 	}
+	if final.Code == toolkit.CodeNotFound {
+		unknownToolHint(ctx, e, c, name)
+	}
 	return exitFor(final)
+}
+
+// unknownToolHint follows a call of a tool no worker serves: the fleet's
+// tool of the nearest name (a typo, most often) and where to see them all.
+func unknownToolHint(ctx context.Context, e *env, c *bus.Client, name string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	near, best := "", 0
+	if fleet, err := c.Fleet(ctx); err == nil {
+		for _, t := range fleet.Tools() {
+			d := editDistance(strings.ToLower(name), strings.ToLower(t.Name))
+			if d <= max(1, len(name)/4) && (near == "" || d < best) {
+				near, best = t.Name, d
+			}
+		}
+	}
+	if near != "" {
+		fmt.Fprintf(e.stderr, "toolctl: no worker serves %s: did you mean %s? (toolctl tools lists the fleet's tools)\n", name, near)
+	} else {
+		fmt.Fprintf(e.stderr, "toolctl: no worker serves %s: toolctl tools lists the fleet's tools\n", name)
+	}
+}
+
+// editDistance is the distance between a and b in bytes: insertions,
+// deletions, substitutions and swaps of two neighbours (the optimal
+// string alignment distance), so "ecoh" is one edit from "echo".
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // maxInputBytes bounds a call's input as toolctl reads it: NATS carries

@@ -259,3 +259,17 @@ func TestResultNotKeptSaysSo(t *testing.T) {
 		t.Errorf("result never-kept: exit %d, stderr %q; want exit %d and a line saying no result is kept", code, errs, exitError)
 	}
 }
+
+// A call of a tool no worker serves (a typo, most often) points to the
+// fix: the fleet's tool of the nearest name, and toolctl tools.
+func TestCallUnknownToolSuggests(t *testing.T) {
+	url := groupsFleet(t)
+	code, _, errs := toolctl(t, "--nats", url, "call", "serch", "{}")
+	if code != exitError || !strings.Contains(errs, "did you mean search?") || !strings.Contains(errs, "toolctl tools") {
+		t.Errorf("call serch: exit %d, stderr %q; want exit %d suggesting search and toolctl tools", code, errs, exitError)
+	}
+	code, _, errs = toolctl(t, "--nats", url, "call", "something_else_entirely", "{}")
+	if code != exitError || strings.Contains(errs, "did you mean") || !strings.Contains(errs, "toolctl tools") {
+		t.Errorf("call something_else_entirely: exit %d, stderr %q; want exit %d pointing to toolctl tools only", code, errs, exitError)
+	}
+}

@@ -50,6 +50,7 @@ func TestToolctl(t *testing.T) {
 		{"input from a file", []string{"call", "echo", "@" + input}, 0, "from a file\n", ""},
 		{"flags after the input", []string{"call", "echo", `{"text":"x"}`, "--session", "s", "-v"}, 0, "x\n", `"worker":"solo"`},
 		{"unknown tool", []string{"call", "nope", "{}"}, 1, "ToolNotFoundError", "code not_found"},
+		{"misspelt tool", []string{"call", "ecoh", `{"text":"x"}`}, 1, "ToolNotFoundError", "did you mean echo?"},
 		{"invalid input", []string{"call", "echo", `{"text":5}`}, 1, "Input validation failed", "code invalid_input"},
 		{"timeout", []string{"call", "sleep", `{"seconds":30}`, "--timeout", "300ms"}, 1, "", "code timeout"},
 		{"groups set without a session", []string{"groups", "set", "exec"}, 2, "", "groups set needs --session"},
