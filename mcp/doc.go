@@ -263,6 +263,15 @@
 // calls return), or the bound making room for another source. The
 // legacy SSE transport is not served.
 //
+// Connections: ServeListener (and ListenAndServe) bound what a client on
+// the network can hold: a request's headers must arrive within 10 s, its
+// body (at most 4 MiB, the go-sdk's bound, else 413) within 30 s, else the
+// connection is cut; a kept-alive connection without a request for 2
+// minutes is closed. The http.Server's own ReadTimeout would end event
+// streams, which last as long as their sessions, so the body's deadline is
+// set and lifted per request. A Gateway mounted as an http.Handler in a
+// server of your own has the bounds that server sets.
+//
 // # Decisions where AgentScope is silent or differs
 //
 //   - Runtime headers work on both HTTP transports (the SSE transport's

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -175,9 +176,9 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 			carrying.Add(1)
 			defer carrying.Add(-1)
 		}
-		g.ServeHTTP(w, r)
+		g.ServeHTTP(w, g.boundBody(w, r))
 	})
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: gatewayHeaderTimeout, IdleTimeout: g.idleTimeout,
 		BaseContext: func(net.Listener) context.Context { return context.WithValue(reqs, listenerKey{}, ctx) }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
@@ -201,6 +202,49 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	}
 	<-errc
 	return err
+}
+
+// The bounds ServeListener puts on a client's connection. The server's
+// own ReadTimeout cannot be used: it bounds the whole request (its
+// context ends with it), and an event stream lasts as long as its session
+// or call.
+const (
+	// gatewayHeaderTimeout bounds the reading of a request's headers.
+	gatewayHeaderTimeout = 10 * time.Second
+	// defaultGatewayBodyTimeout bounds the reading of a request's body
+	// (4 MiB at most, the go-sdk's bound): a body trickled slower is cut.
+	defaultGatewayBodyTimeout = 30 * time.Second
+	// defaultGatewayIdleTimeout closes a kept-alive connection without a
+	// request for that long.
+	defaultGatewayIdleTimeout = 2 * time.Minute
+)
+
+// boundBody gives r's body a read deadline of g.bodyTimeout, lifted once
+// the body has been read.
+func (g *Gateway) boundBody(w http.ResponseWriter, r *http.Request) *http.Request {
+	rc := http.NewResponseController(w)
+	if r.Body != nil && r.Body != http.NoBody {
+		rc.SetReadDeadline(time.Now().Add(g.bodyTimeout))
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+	}
+	return r
+}
+
+// deadlineBody lifts its connection's read deadline at the body's end:
+// the server then waits for the next request, or for the client to go
+// away, without one. After a timeout it stays, so the server's discarding
+// of the rest of the body is bounded too.
+type deadlineBody struct {
+	io.ReadCloser
+	rc *http.ResponseController
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // ServeStdio serves one MCP session on the process's stdin and stdout
