@@ -265,11 +265,15 @@
 //
 // Connections: ServeListener (and ListenAndServe) bound what a client on
 // the network can hold: a request's headers must arrive within 10 s, its
-// body (at most 4 MiB, the go-sdk's bound, else 413) within 30 s, else the
-// connection is cut; a kept-alive connection without a request for 2
-// minutes is closed. The http.Server's own ReadTimeout would end event
-// streams, which last as long as their sessions, so the body's deadline is
-// set and lifted per request. A Gateway mounted as an http.Handler in a
+// body (at most 4 MiB, the go-sdk's bound, else 413) within 30 s, and
+// each write of an answer must be taken within 30 s, else the connection
+// is cut (a client that stops reading would otherwise hold the call
+// writing to it, and the session's DELETE waiting for that call, for
+// ever; the events it missed stay in StreamBuffer for its Last-Event-ID,
+// and the call goes on); a kept-alive connection without a request for 2
+// minutes is closed. The http.Server's own ReadTimeout and WriteTimeout
+// would end event streams, which last as long as their sessions, so these
+// deadlines are set and lifted per body and per write. A Gateway mounted as an http.Handler in a
 // server of your own has the bounds that server sets.
 //
 // # Decisions where AgentScope is silent or differs

@@ -207,9 +207,9 @@ type Gateway struct {
 	// uses counts the starts and ends of sessions' requests: the order in
 	// which makeRoom finds the least recently used.
 	uses atomic.Uint64
-	// bodyTimeout, idleTimeout: ServeListener's bounds on a client
-	// (gateway_serve.go).
-	bodyTimeout, idleTimeout time.Duration
+	// bodyTimeout, writeTimeout, idleTimeout: ServeListener's bounds on a
+	// client (gateway_serve.go).
+	bodyTimeout, writeTimeout, idleTimeout time.Duration
 }
 
 // NewGateway builds a gateway on nc: a bus client for the listings and
@@ -283,7 +283,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 		byID:     map[string]*gatewaySession{},
 		clients:  map[string]*bus.Client{copts.Identity: client},
 	}
-	g.bodyTimeout, g.idleTimeout = defaultGatewayBodyTimeout, defaultGatewayIdleTimeout
+	g.bodyTimeout, g.writeTimeout, g.idleTimeout = defaultGatewayBodyTimeout, defaultGatewayWriteTimeout, defaultGatewayIdleTimeout
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.calls, g.interrupt = context.WithCancel(g.ctx)
 	g.base = g.newServer("", nil, g.opts.Instructions)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // The gateway's HTTP side against a client on the network that does not
@@ -121,5 +125,66 @@ func TestGatewayHTTPIdleConnection(t *testing.T) {
 	resp.Body.Close()
 	if !closedWithin(conn, 5*time.Second) {
 		t.Errorf("a connection idle after its request is still open after 5 s, with an idle timeout of 1 s")
+	}
+}
+
+// floodFleet is startFleet plus a worker serving flood: progress reports
+// of 32 KiB every 5 ms until the call is cancelled; the channel hears
+// when a call of it ends.
+func floodFleet(t *testing.T) (*fleetFixture, chan struct{}) {
+	t.Helper()
+	f := startFleet(t)
+	ended := make(chan struct{}, 1)
+	tk := newWorkerToolkit(t, f.srv)
+	msg := strings.Repeat("p", 32<<10)
+	err := tk.Add(toolkit.Stream("flood", "Report progress until cancelled.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		defer func() { ended <- struct{}{} }()
+		for i := 1; ctx.Err() == nil; i++ {
+			if err := w.Progress(toolkit.Progress{Progress: float64(i), Message: msg}); err != nil {
+				return err
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return ctx.Err()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveWorker(t, f.srv, tk, "w-flood")
+	return f, ended
+}
+
+// A client that stops reading its response stream (its receive window
+// full) blocked the gateway's write for ever: the call's goroutine, its
+// progress piling up from the bus, the session (never idle) and the
+// connection were held until the client went away, however long.
+func TestGatewayHTTPSlowConsumer(t *testing.T) {
+	f, ended := floodFleet(t)
+	g := newGateway(t, f)
+	g.writeTimeout = time.Second
+	u := serveGatewayHTTP(t, g)
+	natstest.WaitFor(t, "the fleet to serve flood", func() bool { _, ok := g.fleet.Tool("flood"); return ok })
+	session := openSession(t, u)
+	conn := dialGateway(t, u)
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetReadBuffer(4 << 10)
+	}
+	req := rawRequest(u, http.MethodPost, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood","arguments":{},"_meta":{"progressToken":"p"}}}`)
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // not reading
+	del, _ := http.NewRequest(http.MethodDelete, u, nil)
+	del.Header.Set("Mcp-Session-Id", session)
+	hc := &http.Client{Timeout: 5 * time.Second}
+	resp, err := hc.Do(del)
+	if err != nil {
+		t.Fatalf("DELETE of the session whose client stopped reading: %v", err)
+	}
+	resp.Body.Close()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Error("the call of the deleted session still runs")
 	}
 }

@@ -176,7 +176,7 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 			carrying.Add(1)
 			defer carrying.Add(-1)
 		}
-		g.ServeHTTP(w, g.boundBody(w, r))
+		g.ServeHTTP(g.bounded(w, r))
 	})
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: gatewayHeaderTimeout, IdleTimeout: g.idleTimeout,
 		BaseContext: func(net.Listener) context.Context { return context.WithValue(reqs, listenerKey{}, ctx) }}
@@ -205,29 +205,35 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 }
 
 // The bounds ServeListener puts on a client's connection. The server's
-// own ReadTimeout cannot be used: it bounds the whole request (its
-// context ends with it), and an event stream lasts as long as its session
-// or call.
+// own ReadTimeout and WriteTimeout cannot be used: they bound the whole
+// request (its context ends with the first), and an event stream lasts as
+// long as its session or call.
 const (
 	// gatewayHeaderTimeout bounds the reading of a request's headers.
 	gatewayHeaderTimeout = 10 * time.Second
 	// defaultGatewayBodyTimeout bounds the reading of a request's body
 	// (4 MiB at most, the go-sdk's bound): a body trickled slower is cut.
 	defaultGatewayBodyTimeout = 30 * time.Second
+	// defaultGatewayWriteTimeout bounds one write of a response: a client
+	// that reads nothing for that long is cut, the events it missed kept
+	// for its Last-Event-ID (GatewayOptions.StreamBuffer), and the call
+	// that was writing goes on.
+	defaultGatewayWriteTimeout = 30 * time.Second
 	// defaultGatewayIdleTimeout closes a kept-alive connection without a
 	// request for that long.
 	defaultGatewayIdleTimeout = 2 * time.Minute
 )
 
-// boundBody gives r's body a read deadline of g.bodyTimeout, lifted once
-// the body has been read.
-func (g *Gateway) boundBody(w http.ResponseWriter, r *http.Request) *http.Request {
+// bounded gives r's body a read deadline of g.bodyTimeout, lifted once the
+// body has been read, and w a write deadline of g.writeTimeout on each
+// write, lifted after it.
+func (g *Gateway) bounded(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
 	rc := http.NewResponseController(w)
 	if r.Body != nil && r.Body != http.NoBody {
 		rc.SetReadDeadline(time.Now().Add(g.bodyTimeout))
 		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 	}
-	return r
+	return &deadlineWriter{ResponseWriter: w, rc: rc, d: g.writeTimeout}, r
 }
 
 // deadlineBody lifts its connection's read deadline at the body's end:
@@ -246,6 +252,30 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// deadlineWriter bounds each write and flush of a response by d: a client
+// not reading cannot hold the writer (a call's goroutine, the session's
+// stream) for ever. A write that times out fails the connection, and the
+// server cancels the request.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	defer w.rc.SetWriteDeadline(time.Time{})
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *deadlineWriter) FlushError() error {
+	w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	defer w.rc.SetWriteDeadline(time.Time{})
+	return w.rc.Flush()
+}
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // ServeStdio serves one MCP session on the process's stdin and stdout
 // until the client goes away or ctx ends. session is the toolbus session
