@@ -188,3 +188,40 @@ func TestGatewayHTTPSlowConsumer(t *testing.T) {
 		t.Error("the call of the deleted session still runs")
 	}
 }
+
+// Any request without a session id, whatever its method, made a session
+// for itself (the gateway's getServer: a bus client, the session's groups
+// and tools read over the bus, a go-sdk server) before the go-sdk answered
+// it 400 or 405, and only POSTs counted toward MaxSessions: a flood of
+// GETs was a flood of bus requests. Only a POST may open a session.
+func TestGatewayHTTPNoSessionNoBus(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	u := serveGatewayHTTP(t, g)
+	openSession(t, u)
+	var before uint64
+	natstest.WaitFor(t, "the gateway to be quiet on the bus", func() bool {
+		before = g.nc.Stats().OutMsgs
+		time.Sleep(300 * time.Millisecond)
+		return g.nc.Stats().OutMsgs == before
+	})
+	hc := &http.Client{Timeout: 10 * time.Second}
+	for _, method := range []string{http.MethodGet, http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodOptions} {
+		for range 5 {
+			req, _ := http.NewRequest(method, u, nil)
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+				t.Errorf("%s without a session: %s, want a client error", method, resp.Status)
+			}
+		}
+	}
+	if n := g.nc.Stats().OutMsgs - before; n != 0 {
+		t.Errorf("25 requests without a session that can open none sent %d messages on the bus, want none", n)
+	}
+}

@@ -64,14 +64,16 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.request(g.opts.SessionTimeout, r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") != "")()
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
-		if discoverProbe(r) {
-			// No session can come of it: base answers it (getServer), and
-			// it does not count toward MaxSessions.
+		if r.Method != http.MethodPost || discoverProbe(r) {
+			// No session can come of it (only a POST initializes; the
+			// go-sdk answers another method without a session 400 or 405):
+			// base answers it (getServer), without a session made for it
+			// over the bus, and it does not count toward MaxSessions.
 			g.http.ServeHTTP(w, r)
 			return
 		}
 		p := &pendingSession{}
-		if n := g.opts.MaxSessions; n > 0 && r.Method == http.MethodPost {
+		if n := g.opts.MaxSessions; n > 0 {
 			if p.claim = g.makeRoom(g.sourceOf(r), n); p.claim == nil {
 				http.Error(w, fmt.Sprintf("the gateway has %d sessions open, the most it takes, and no client holds two more than yours: end one (DELETE) or try later", n), http.StatusServiceUnavailable)
 				return
@@ -125,7 +127,8 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 	p, _ := r.Context().Value(pendingKey{}).(*pendingSession)
 	if p == nil {
 		// A request of a known session (only its version is checked here),
-		// or a discover probe (discoverProbe), which base answers.
+		// a discover probe (discoverProbe) or another request without a
+		// session that opens none (not a POST), which base answers.
 		return g.base
 	}
 	p.once.Do(func() {
