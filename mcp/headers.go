@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"slices"
 	"strings"
@@ -94,18 +95,22 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+	if err != nil {
+		return resp, err
+	}
+	media := mediaType(resp.Header.Get("Content-Type"))
+	if media == "application/json" {
 		// The go-sdk reads a JSON answer whole (its event streams and
 		// stdio lines are bounded, this is not).
 		resp.Body = &boundedBody{body: resp.Body, left: MaxMessageBytes}
 	}
-	if err == nil && t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
-		resp.Body = &listTap{body: resp.Body, orders: t.orders, stream: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
+	if t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
+		resp.Body = &listTap{body: resp.Body, orders: t.orders, stream: media == "text/event-stream"}
 	}
-	if err != nil || t.router == nil {
-		return resp, err
+	if t.router == nil {
+		return resp, nil
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if media == "text/event-stream" {
 		token := "" // a POST's stream carries its call's messages; a GET's, none
 		if req.Method == http.MethodPost {
 			token = callTokenOf(req.Context())
@@ -113,6 +118,17 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = newSSETap(resp.Body, t.router, token)
 	}
 	return resp, nil
+}
+
+// mediaType is the media type of a Content-Type value, lower case, as the
+// go-sdk reads it ("" when it cannot be parsed): the bound and the taps
+// must see every answer the go-sdk takes, "Application/JSON" too.
+func mediaType(contentType string) string {
+	m, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return m
 }
 
 func (t *headerTransport) closeIdle() {

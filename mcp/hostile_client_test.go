@@ -1,0 +1,91 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// callAnswerServer is the test server over Streamable HTTP (JSON
+// answers), but each tools/call is answered by answer, which writes the
+// HTTP response itself; token is the call's progress token.
+func callAnswerServer(t *testing.T, answer func(w http.ResponseWriter, id json.RawMessage, token string)) string {
+	t.Helper()
+	srv := newTestServer(nil)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta struct {
+					Token string `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", r.Header.Get("Mcp-Session-Id"))
+		answer(w, msg.ID, msg.Params.Meta.Token)
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// Media types are case-insensitive, and the go-sdk reads them so: a JSON
+// answer sent as "Application/JSON" was not bounded by MaxMessageBytes
+// (the bound looked for "application/json"), so the go-sdk read all of it
+// into memory; and an event stream sent as "Text/Event-Stream" was not
+// tapped, so its progress notifications were lost.
+func TestMediaTypeCase(t *testing.T) {
+	t.Run("json", func(t *testing.T) {
+		const total = 64 << 20
+		var written atomic.Int64
+		u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, _ string) {
+			w.Header().Set("Content-Type", "Application/JSON")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+			piece := bytes.Repeat([]byte("x"), 64<<10)
+			for written.Load() < total {
+				if _, err := w.Write(piece); err != nil {
+					return
+				}
+				written.Add(int64(len(piece)))
+			}
+			fmt.Fprint(w, `"}]}}`)
+		})
+		tk, _ := mount(t, ServerConfig{Name: "case", Transport: TransportStreamableHTTP, URL: u})
+		r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "h", Name: "mcp__case__echo", Input: map[string]any{"text": "x"}}, toolkit.WriterFuncs{})
+		if r.State != toolkit.StateError || !strings.Contains(r.Text(), "MaxMessageBytes") || written.Load() >= total {
+			t.Errorf("a call answered with %d MiB of JSON as Application/JSON ended %s/%s %.200q, want an error naming MaxMessageBytes before all of it was read",
+				written.Load()>>20, r.State, r.Code, r.Text())
+		}
+	})
+	t.Run("event-stream", func(t *testing.T) {
+		u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, token string) {
+			w.Header().Set("Content-Type", "Text/Event-Stream")
+			for i := 1; i <= 3; i++ {
+				fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%q,\"progress\":%d,\"total\":3}}\n\n", token, i)
+			}
+			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n", id)
+		})
+		tk, _ := mount(t, ServerConfig{Name: "case", Transport: TransportStreamableHTTP, URL: u})
+		r := run(t, testCtx(t), tk, "mcp__case__echo", map[string]any{"text": "x"})
+		if r.final.State != toolkit.StateSuccess || r.final.Text() != "done" || len(r.progress) != 3 {
+			t.Errorf("a call answered as Text/Event-Stream: final %s %.200q, %d progress reports; want done after 3", r.final.State, r.final.Text(), len(r.progress))
+		}
+	})
+}
