@@ -105,8 +105,8 @@
 // Size: one message from a server is at most MaxMessageBytes (16 MiB):
 // the go-sdk bounds stdio lines and event-stream events so, and a
 // Streamable HTTP JSON answer past it fails its request. A tool listing
-// is at most MaxListedTools tools and MaxMessageBytes of them over all
-// its pages.
+// is at most MaxListedTools tools and MaxMessageBytes of them (and of its
+// pages' cursors) over all its pages.
 //
 // Cancel: cancelling the call's context cancels the request
 // (notifications/cancelled); the final response is interrupted and the

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -88,4 +90,28 @@ func TestMediaTypeCase(t *testing.T) {
 			t.Errorf("a call answered as Text/Event-Stream: final %s %.200q, %d progress reports; want done after 3", r.final.State, r.final.Text(), len(r.progress))
 		}
 	})
+}
+
+// A listing's cursors count toward its MaxMessageBytes: a server paging
+// with new cursors of 512 KiB each and no tools was asked for 1000
+// pages (half a GiB), every cursor kept (to tell a loop) and sent back.
+func TestLargeCursorsBounded(t *testing.T) {
+	srv := newTestServer(nil)
+	var served atomic.Int64
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			n := served.Add(1)
+			return &sdk.ListToolsResult{Tools: []*sdk.Tool{}, NextCursor: fmt.Sprintf("%d-%s", n, strings.Repeat("c", 512<<10))}, nil
+		}
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	c := newTestClient(t, ServerConfig{Name: "cursors", Transport: TransportStreamableHTTP, URL: hs.URL, ConnectTimeout: Duration(2 * time.Minute)})
+	_, err := c.ListTools(testCtx(t))
+	if err == nil || !strings.Contains(err.Error(), "more than") || served.Load() > 2*MaxMessageBytes/(512<<10) {
+		t.Errorf("a listing of 512 KiB cursors asked for %d pages, err %v; want it refused past MaxMessageBytes", served.Load(), err)
+	}
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // MaxListedTools bounds the tools one server may list, maxListPages the
-// pages of its listing and MaxMessageBytes the JSON of the tools listed: a
+// pages of its listing and MaxMessageBytes the JSON of the tools listed
+// and the cursors of its pages: a
 // server paging without end would otherwise fill the worker's memory
 // until the connect timeout, then again.
 const (
@@ -48,8 +49,8 @@ func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 				return err
 			}
 			all = append(all, res.Tools...)
-			b, _ := json.Marshal(res.Tools) // at most one message's worth
-			size += len(b)
+			b, _ := json.Marshal(res.Tools)      // at most one message's worth
+			size += len(b) + len(res.NextCursor) // the cursors are kept (seen) and sent back
 			switch {
 			case len(all) > MaxListedTools:
 				return &serverFault{fmt.Errorf("MCP server %q lists more than %d tools", c.cfg.Name, MaxListedTools)}
