@@ -99,13 +99,16 @@ func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
 //	                                JSON as a text block when there is no content
 //	_meta                         → metadata "mcp_meta"
 //	isError                       → state error (the final response gets code tool_error)
+//
+// A structuredContent or _meta nested deeper than maxMetadataDepth is
+// kept as its JSON text.
 func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
 	c := toolkit.Chunk{State: toolkit.StateRunning}
 	for _, content := range res.Content {
 		c.Content = append(c.Content, contentBlock(content))
 	}
 	if res.StructuredContent != nil {
-		c.Metadata = map[string]any{"structured_content": jsonShape(res.StructuredContent)}
+		c.Metadata = map[string]any{"structured_content": metadataValue(res.StructuredContent)}
 		// The model reads content, not metadata: a result that is only
 		// structured (no content at all) reaches it as the JSON text the
 		// MCP spec asks servers to mirror it in.
@@ -119,7 +122,7 @@ func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
 		if c.Metadata == nil {
 			c.Metadata = map[string]any{}
 		}
-		c.Metadata["mcp_meta"] = jsonShape(map[string]any(res.Meta))
+		c.Metadata["mcp_meta"] = metadataValue(map[string]any(res.Meta))
 	}
 	if res.IsError {
 		c.State = toolkit.StateError
@@ -183,6 +186,54 @@ func contentBlock(content sdk.Content) toolkit.Block {
 		}
 		return toolkit.Block{Type: toolkit.BlockText, Text: string(b)}
 	}
+}
+
+// maxMetadataDepth bounds the nesting of a result's structuredContent and
+// _meta as metadata values: the bus's decoders refuse a frame nested
+// deeper than wire.MaxDepth (64), and the metadata sits a few levels
+// down in the final response, so a deeper value made the response
+// unreadable to the caller, who took the worker for lost (and called a
+// read-only tool again).
+const maxMetadataDepth = toolkit.MaxSchemaDepth
+
+// metadataValue is v as plain JSON values (jsonShape), or as its JSON
+// text when it nests deeper than maxMetadataDepth.
+func metadataValue(v any) any {
+	shaped := jsonShape(v)
+	if nestedDeeper(shaped, maxMetadataDepth) {
+		b, err := json.Marshal(shaped)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(b)
+	}
+	return shaped
+}
+
+// nestedDeeper reports whether the maps and slices of v nest more than
+// limit levels.
+func nestedDeeper(v any, limit int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if limit == 0 {
+			return true
+		}
+		for _, e := range x {
+			if nestedDeeper(e, limit-1) {
+				return true
+			}
+		}
+	case []any:
+		if limit == 0 {
+			return true
+		}
+		for _, e := range x {
+			if nestedDeeper(e, limit-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // jsonShape converts v to plain JSON values (maps, slices, strings,

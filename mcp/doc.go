@@ -82,6 +82,10 @@
 //	_meta                         → metadata "mcp_meta"
 //	isError                       → chunk state error: the final response has code tool_error
 //
+// A structuredContent or _meta nested deeper than 48 levels is kept in
+// the metadata as its JSON text, a string: the bus's decoders take 64
+// levels in a whole response.
+//
 // A JSON-RPC error from the server ends the call with tool_error and the
 // server's message, and so does a result that cannot be read (a content
 // type the go-sdk does not know, invalid base64), on a session that stays; a server that cannot be reached with unavailable; a

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -113,5 +115,48 @@ func TestLargeCursorsBounded(t *testing.T) {
 	_, err := c.ListTools(testCtx(t))
 	if err == nil || !strings.Contains(err.Error(), "more than") || served.Load() > 2*MaxMessageBytes/(512<<10) {
 		t.Errorf("a listing of 512 KiB cursors asked for %d pages, err %v; want it refused past MaxMessageBytes", served.Load(), err)
+	}
+}
+
+// A result nested deeper than the bus's decoders take (wire.MaxDepth), in
+// its structuredContent or _meta, made the final response unreadable to
+// the caller: after 10s it took the worker for lost, having called the
+// (read-only) tool three times. The deep value is kept as its JSON text.
+func TestDeepResultOverBus(t *testing.T) {
+	deep := `"x"`
+	for range 100 {
+		deep = `{"a":` + deep + `}`
+	}
+	list := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	for _, tc := range []struct{ res, key, text string }{
+		{`{"content":[{"type":"text","text":"ok"}],"structuredContent":` + deep + `}`, "structured_content", "ok"},
+		{`{"content":[{"type":"text","text":"ok"}],"_meta":` + deep + `}`, "mcp_meta", "ok"},
+		{`{"content":[],"structuredContent":{"list":` + list + `}}`, "structured_content", `{"list":` + list + `}`},
+	} {
+		var calls atomic.Int64
+		u := rawAnswerServer(t, func(id json.RawMessage) string {
+			calls.Add(1)
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, tc.res)
+		})
+		s := natstest.Embedded(t, false)
+		tk, _ := mount(t, ServerConfig{Name: "deep", Transport: TransportStreamableHTTP, URL: u})
+		w, err := bus.Serve(natstest.Connect(t, s), tk, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		bc, err := bus.NewClient(natstest.Connect(t, s), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := bc.Invoke(testCtx(t), toolkit.ToolCall{ID: "d", Name: "mcp__deep__echo", Input: map[string]any{"text": "x"}})
+		var want any
+		_ = json.Unmarshal([]byte(tc.res), &want)
+		field := map[string]string{"structured_content": "structuredContent", "mcp_meta": "_meta"}[tc.key]
+		wantText, _ := json.Marshal(want.(map[string]any)[field])
+		if r.State != toolkit.StateSuccess || r.Text() != tc.text || r.Metadata[tc.key] != string(wantText) || calls.Load() != 1 {
+			t.Errorf("a result %.60s…: %s/%s %.200q, metadata %s %.60v; called %d times; want success %.60q with the value as JSON text, called once",
+				tc.res, r.State, r.Code, r.Text(), tc.key, r.Metadata[tc.key], calls.Load(), tc.text)
+		}
 	}
 }
