@@ -160,3 +160,44 @@ func TestDeepResultOverBus(t *testing.T) {
 		}
 	}
 }
+
+// A server's request to the caller (sampling, elicitation) nested deeper
+// than the bus's decoders take was lost on the way to the caller, and
+// the server waited for its answer until the call's deadline. It is
+// refused at once.
+func TestDeepAskOverBus(t *testing.T) {
+	var deep any = "x"
+	for range 100 {
+		deep = map[string]any{"a": deep}
+	}
+	srv := newTestServer(nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "sample", Description: "Ask the caller's model."},
+		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
+			res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 5, Metadata: deep,
+				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return textResult(res.Model), nil, nil
+		})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	s := natstest.Embedded(t, false)
+	tk, _ := mount(t, ServerConfig{Name: "deep", Transport: TransportStreamableHTTP, URL: hs.URL, Timeout: Duration(20 * time.Second)})
+	w, err := bus.Serve(natstest.Connect(t, s), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+	bc, err := bus.NewClient(natstest.Connect(t, s), &bus.ClientOptions{Asker: func(ctx context.Context, method string, params any) (any, error) {
+		return map[string]any{"model": "m", "role": "assistant", "content": map[string]any{"type": "text", "text": "ok"}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := bc.Invoke(testCtx(t), toolkit.ToolCall{ID: "d", Name: "mcp__deep__sample", Input: map[string]any{}})
+	if took := time.Since(start); took > 10*time.Second || r.Code != toolkit.CodeToolError || !strings.Contains(r.Text(), "nested deeper") {
+		t.Errorf("a sampling request nested 100 levels deep: after %v %s/%s %.200q; want tool_error at once, saying it is nested too deep", took.Round(time.Millisecond), r.State, r.Code, r.Text())
+	}
+}

@@ -26,7 +26,8 @@ import (
 // error says why). Mount a server that asks its client while its calls
 // overlap as stateless (mode: stateless). At most maxPendingAsks
 // requests of one call wait for its caller at a time; the server's
-// further ones are refused at once.
+// further ones are refused at once, as is a request nested deeper than
+// maxMetadataDepth (the bus could not carry it to the caller).
 //
 // Log messages are read off the wire with the progress reports (tap.go),
 // in order and before the result: on Streamable HTTP those on a call's
@@ -119,6 +120,11 @@ func (c *Client) relay(cs *sdk.ClientSession, method string, params, out any) er
 	var shaped map[string]any
 	if err := remarshal(params, &shaped); err != nil {
 		return err
+	}
+	if nestedDeeper(shaped, maxMetadataDepth) {
+		// Past the bus decoders' depth the caller would never see it, and
+		// the server would wait for an answer until the call's deadline.
+		return fmt.Errorf("toolbus: the MCP server %q sent a %s request nested deeper than %d levels, which cannot be passed on to the caller", c.cfg.Name, method, maxMetadataDepth)
 	}
 	params = shaped
 	type answer struct {
