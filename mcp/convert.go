@@ -198,16 +198,19 @@ const maxMetadataDepth = toolkit.MaxSchemaDepth
 
 // metadataValue is v as plain JSON values (jsonShape), or as its JSON
 // text when it nests deeper than maxMetadataDepth.
-func metadataValue(v any) any {
-	shaped := jsonShape(v)
-	if nestedDeeper(shaped, maxMetadataDepth) {
-		b, err := json.Marshal(shaped)
-		if err != nil {
-			return fmt.Sprint(v)
-		}
-		return string(b)
+func metadataValue(v any) any { return shallow(jsonShape(v)) }
+
+// shallow is v, a plain JSON value, or its JSON text when it nests deeper
+// than maxMetadataDepth.
+func shallow(v any) any {
+	if !nestedDeeper(v, maxMetadataDepth) {
+		return v
 	}
-	return shaped
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // nestedDeeper reports whether the maps and slices of v nest more than

@@ -201,3 +201,42 @@ func TestDeepAskOverBus(t *testing.T) {
 		t.Errorf("a sampling request nested 100 levels deep: after %v %s/%s %.200q; want tool_error at once, saying it is nested too deep", took.Round(time.Millisecond), r.State, r.Code, r.Text())
 	}
 }
+
+// A server's log message whose data nested deeper than the bus's
+// decoders take was lost on the way to the caller. Its data is passed
+// on as its JSON text.
+func TestDeepLogOverBus(t *testing.T) {
+	deep := `"x"`
+	for range 100 {
+		deep = `{"a":` + deep + `}`
+	}
+	u := rawAnswerServer(t, func(id json.RawMessage) string {
+		return `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":` + deep + `}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":"shallow"}}` + "\n" +
+			fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`, id)
+	})
+	s := natstest.Embedded(t, false)
+	tk, _ := mount(t, ServerConfig{Name: "deep", Transport: TransportStreamableHTTP, URL: u, LogLevel: "debug"})
+	w, err := bus.Serve(natstest.Connect(t, s), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+	bc, err := bus.NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs []toolkit.LogMessage
+	var final *toolkit.Response
+	for ev := range bc.Call(testCtx(t), toolkit.ToolCall{ID: "d", Name: "mcp__deep__echo", Input: map[string]any{"text": "x"}}) {
+		if ev.Log != nil {
+			logs = append(logs, *ev.Log)
+		}
+		if ev.Final != nil {
+			final = ev.Final
+		}
+	}
+	if len(logs) != 2 || logs[0].Data != deep || logs[1].Data != "shallow" || final.State != toolkit.StateSuccess {
+		t.Errorf("log messages %.200v, final %s %q; want the deep message's data as JSON text, then the shallow one, then success", logs, final.State, final.Text())
+	}
+}

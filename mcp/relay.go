@@ -35,7 +35,8 @@ import (
 // the call is the only request in flight on the connection. Legacy SSE
 // has one stream for everything, so its messages are attributed as
 // requests are, when the go-sdk hands them over. They are off unless
-// ServerConfig.LogLevel is set.
+// ServerConfig.LogLevel is set. A message's data nested deeper than
+// maxMetadataDepth is passed on as its JSON text.
 //
 // A request is put to the caller on the call's own goroutine (the one
 // that writes its progress and result), through inflight.do.
@@ -176,7 +177,7 @@ func (c *Client) logMessage(_ context.Context, req *sdk.LoggingMessageRequest) {
 	}
 	f, err := c.owner(req.Session)
 	if err == nil {
-		m := toolkit.LogMessage{Level: string(req.Params.Level), Logger: req.Params.Logger, Data: req.Params.Data}
+		m := toolkit.LogMessage{Level: string(req.Params.Level), Logger: req.Params.Logger, Data: shallow(req.Params.Data)}
 		select {
 		case f.do <- func() { _ = toolkit.Log(f.w, m) }:
 			return

@@ -78,6 +78,7 @@ func (r *progressRouter) deliverLog(token string, params json.RawMessage) {
 	if json.Unmarshal(params, &m) != nil || m.Level == "" {
 		return
 	}
+	m.Data = shallow(m.Data)
 	r.mu.Lock()
 	s := r.sinks[token]
 	r.mu.Unlock()
