@@ -240,3 +240,32 @@ func TestDeepLogOverBus(t *testing.T) {
 		t.Errorf("log messages %.200v, final %s %q; want the deep message's data as JSON text, then the shallow one, then success", logs, final.State, final.Text())
 	}
 }
+
+// A tool the server renames to a name that sanitises the same (get.x to
+// getxx), with the same description and schema, kept its registration,
+// which called the old name: every call failed as an unknown tool.
+func TestRenamedToolSameName(t *testing.T) {
+	srv := newTestServer(nil)
+	tool := func(name string) {
+		srv.AddTool(&sdk.Tool{Name: name, Description: "Say who.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return textResult(name), nil
+			})
+	}
+	tool("get.x")
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	tk, c := mount(t, ServerConfig{Name: "ren", Transport: TransportStreamableHTTP, URL: hs.URL})
+	ctx := testCtx(t)
+	if r := run(t, ctx, tk, "mcp__ren__getxx", nil); r.final.Text() != "get.x" {
+		t.Fatalf("before the rename: %s %q", r.final.State, r.final.Text())
+	}
+	srv.RemoveTools("get.x")
+	tool("getxx")
+	if err := c.Register(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, ctx, tk, "mcp__ren__getxx", nil); r.final.Text() != "getxx" {
+		t.Errorf("after get.x was renamed getxx: %s/%s %.200q; want the server's getxx called", r.final.State, r.final.Code, r.final.Text())
+	}
+}

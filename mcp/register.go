@@ -172,7 +172,9 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		order := c.orders.of(t.Name)
 		ann, _ := json.Marshal(t.Annotations)
 		ord, _ := json.Marshal(order)
-		def := strings.Join([]string{desc, string(b), string(ann), string(ord)}, "\x00")
+		// The MCP name too: another one that sanitises the same needs a
+		// handler that calls it.
+		def := strings.Join([]string{t.Name, desc, string(b), string(ann), string(ord)}, "\x00")
 		if _, ok := tk.Get(name); ok && slices.Contains(owned, name) && c.defs[name] == def {
 			// Unchanged: registering it again would be a toolkit change,
 			// which the worker announces to the whole fleet.
