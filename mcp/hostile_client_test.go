@@ -269,3 +269,38 @@ func TestRenamedToolSameName(t *testing.T) {
 		t.Errorf("after get.x was renamed getxx: %s/%s %.200q; want the server's getxx called", r.final.State, r.final.Code, r.final.Text())
 	}
 }
+
+// The schema orders learned from listings are those of the tools the
+// last listing had: a server naming its tools anew at every listing
+// (after each tools/list_changed, say) grew them without end.
+func TestSchemaOrdersBounded(t *testing.T) {
+	srv := newTestServer(nil)
+	var listing atomic.Int64
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			n := listing.Add(1)
+			res := &sdk.ListToolsResult{}
+			for i := range 500 {
+				res.Tools = append(res.Tools, &sdk.Tool{Name: fmt.Sprintf("t%d_%d", n, i), InputSchema: json.RawMessage(`{"type":"object","properties":{"b":{},"a":{}}}`)})
+			}
+			return res, nil
+		}
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	c := newTestClient(t, ServerConfig{Name: "renames", Transport: TransportStreamableHTTP, URL: hs.URL})
+	for range 10 {
+		if _, err := c.ListTools(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.orders.mu.Lock()
+	n := len(c.orders.m)
+	c.orders.mu.Unlock()
+	if n > 500 || c.orders.of(fmt.Sprintf("t%d_0", listing.Load())) == nil {
+		t.Errorf("after 10 listings of 500 new tools each, the client keeps the schema order of %d tools; want those of the last listing's 500", n)
+	}
+}

@@ -65,6 +65,7 @@ func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 			params.Cursor = res.NextCursor
 		}
 	})
+	c.orders.keep(all) // those of the tools listed (when it failed: of those it got)
 	if err != nil {
 		var ue *unreachableError
 		if errors.As(err, &ue) || errors.Is(err, ErrClosed) {

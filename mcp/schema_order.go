@@ -7,6 +7,8 @@ import (
 	"io"
 	"sync"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -49,6 +51,23 @@ func (o *schemaOrders) learn(result []byte) {
 	for _, t := range r.Tools {
 		if order, err := toolkit.OrderOf(t.InputSchema); err == nil {
 			o.m[t.Name] = order
+		}
+	}
+}
+
+// keep forgets the orders of tools other than those listed: a server
+// naming its tools anew at every listing would otherwise grow them
+// without end.
+func (o *schemaOrders) keep(listed []*sdk.Tool) {
+	names := make(map[string]bool, len(listed))
+	for _, t := range listed {
+		names[t.Name] = true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for n := range o.m {
+		if !names[n] {
+			delete(o.m, n)
 		}
 	}
 }
