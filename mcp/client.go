@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -170,7 +171,8 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	}
 	c.sdkc = sdk.NewClient(info, copts)
 	if cfg.Transport != TransportStdio {
-		c.http = newHeaderTransport(cfg.Headers, &c.router)
+		origin, _ := url.Parse(cfg.URL) // Validate parsed it
+		c.http = newHeaderTransport(origin, cfg.Headers, &c.router)
 		c.http.orders = &c.orders
 	}
 	if cfg.OAuth != nil {

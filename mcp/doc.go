@@ -292,4 +292,9 @@
 //   - Timeout bounds a call; ConnectTimeout bounds connecting and listing.
 //   - Roots are not offered to servers (a worker has none); sampling and
 //     elicitation are, and go to the caller of the call (relay.go).
+//   - An HTTP server's requests go to the origin (scheme, host, port) of
+//     its configured URL only: a legacy SSE server naming its message
+//     endpoint at another origin, or a redirect there, fails the request
+//     (as the TypeScript SDK refuses such an endpoint). Configure the URL
+//     the server answers at.
 package mcp

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -51,21 +52,27 @@ func isToken(s string) bool {
 
 // headerTransport is the http.RoundTripper under every HTTP MCP session of
 // a Client. It sets the static and runtime headers on each request and
-// taps event-stream bodies for progress notifications (see tap.go). The
+// taps event-stream bodies for progress notifications (see tap.go). It
+// sends requests to the configured server's origin only: a legacy SSE
+// server may name its message endpoint by an absolute URL, and any
+// server may redirect, and neither may send the worker (with the
+// configured headers, which net/http's redirect rules do not cover once
+// set here) to another host of its network. The
 // header set is swapped atomically, so a change applies to the next
 // request without reconnecting; a request already sent (such as the
 // long-lived standalone SSE GET) keeps the headers it was sent with.
 type headerTransport struct {
 	base    http.RoundTripper
+	origin  *url.URL // the configured server's: requests go there only (sameOrigin)
 	static  http.Header
 	current atomic.Pointer[http.Header]
 	router  *progressRouter
 	orders  *schemaOrders // listings' responses are read for it (schema_order.go)
 }
 
-func newHeaderTransport(static map[string]string, router *progressRouter) *headerTransport {
+func newHeaderTransport(origin *url.URL, static map[string]string, router *progressRouter) *headerTransport {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	t := &headerTransport{base: base, static: http.Header{}, router: router}
+	t := &headerTransport{base: base, origin: origin, static: http.Header{}, router: router}
 	for k, v := range static {
 		t.static.Set(k, v)
 	}
@@ -83,6 +90,10 @@ func (t *headerTransport) set(runtime map[string]string) {
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.origin != nil && !sameOrigin(req.URL, t.origin) {
+		return nil, fmt.Errorf("mcp: the server sent the client to %s://%s, another origin than its configured URL's (%s://%s); requests go to that origin only",
+			req.URL.Scheme, req.URL.Host, t.origin.Scheme, t.origin.Host)
+	}
 	h := *t.current.Load()
 	traced := trace.SpanContextFromContext(req.Context()).IsValid()
 	if len(h) > 0 || traced {
@@ -118,6 +129,20 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = newSSETap(resp.Body, t.router, token)
 	}
 	return resp, nil
+}
+
+// sameOrigin reports whether u has the scheme, host and port of origin.
+func sameOrigin(u, origin *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(u.Scheme, origin.Scheme) && strings.EqualFold(u.Hostname(), origin.Hostname()) && port(u) == port(origin)
 }
 
 // mediaType is the media type of a Content-Type value, lower case, as the

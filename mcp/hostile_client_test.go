@@ -304,3 +304,79 @@ func TestSchemaOrdersBounded(t *testing.T) {
 		t.Errorf("after 10 listings of 500 new tools each, the client keeps the schema order of %d tools; want those of the last listing's 500", n)
 	}
 }
+
+// endpointRewriter rewrites the legacy SSE endpoint event to an absolute
+// URL at another origin.
+type endpointRewriter struct {
+	http.ResponseWriter
+	to   string
+	done bool
+}
+
+func (e *endpointRewriter) Write(p []byte) (int, error) {
+	if !e.done && bytes.Contains(p, []byte("data: /")) {
+		e.done = true
+		_, err := e.ResponseWriter.Write(bytes.Replace(p, []byte("data: /"), []byte("data: "+e.to+"/"), 1))
+		return len(p), err
+	}
+	return e.ResponseWriter.Write(p)
+}
+
+func (e *endpointRewriter) Flush() { e.ResponseWriter.(http.Flusher).Flush() }
+
+// A server's requests go to the configured server's origin only: a
+// legacy SSE server naming an endpoint on another host, or a Streamable
+// HTTP server redirecting there, had the worker send its requests (and
+// the configured headers, credentials among them) to that host, inside
+// the worker's network.
+func TestRequestsStayAtOrigin(t *testing.T) {
+	var elsewhere atomic.Int64
+	var secret atomic.Value
+	other := func(target string) string {
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			elsewhere.Add(1)
+			secret.Store(r.Header.Get("X-Secret"))
+			http.Redirect(w, r, target+r.URL.RequestURI(), http.StatusTemporaryRedirect) // a proxy would do as well
+		}))
+		t.Cleanup(hs.Close)
+		return hs.URL
+	}
+	t.Run("sse", func(t *testing.T) {
+		elsewhere.Store(0)
+		srv := newTestServer(nil)
+		h := sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+		var to string
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				w = &endpointRewriter{ResponseWriter: w, to: to}
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(hs.Close)
+		to = other(hs.URL)
+		c := newTestClient(t, ServerConfig{Name: "sse", Transport: TransportSSE, URL: hs.URL, Headers: map[string]string{"X-Secret": "s3"}, ConnectTimeout: Duration(5 * time.Second)})
+		_, err := c.ListTools(testCtx(t))
+		if elsewhere.Load() > 0 || err == nil || !strings.Contains(err.Error(), "origin") {
+			t.Errorf("a legacy SSE server naming an endpoint at another origin: %d requests went there (X-Secret %v); listing err %v; want none, and an error naming the origin",
+				elsewhere.Load(), secret.Load(), err)
+		}
+	})
+	t.Run("redirect", func(t *testing.T) {
+		elsewhere.Store(0)
+		srv := newTestServer(nil)
+		h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+		hs := httptest.NewServer(h)
+		t.Cleanup(hs.Close)
+		to := other(hs.URL)
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, to+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		}))
+		t.Cleanup(front.Close)
+		c := newTestClient(t, ServerConfig{Name: "redir", Transport: TransportStreamableHTTP, URL: front.URL, Headers: map[string]string{"X-Secret": "s3"}, ConnectTimeout: Duration(5 * time.Second)})
+		_, err := c.ListTools(testCtx(t))
+		if elsewhere.Load() > 0 || err == nil || !strings.Contains(err.Error(), "origin") {
+			t.Errorf("a Streamable HTTP server redirecting to another origin: %d requests went there (X-Secret %v); listing err %v; want none, and an error naming the origin",
+				elsewhere.Load(), secret.Load(), err)
+		}
+	})
+}
