@@ -64,7 +64,9 @@ const DefaultConnectTimeout = 30 * time.Second
 // Call Validate before use; NewClient does.
 type ServerConfig struct {
 	// Name identifies the server; its tools are named
-	// mcp__{Name}__{tool}. It must match [A-Za-z0-9_-]+.
+	// mcp__{Name}__{tool}. It must match [A-Za-z0-9_-]+, without "__" and
+	// without a '_' at either end: so no tool name of one server (which
+	// may hold "__") can be that of another's tool.
 	Name string `yaml:"name" json:"name"`
 	// Transport is stdio, streamable-http or sse.
 	Transport Transport `yaml:"transport" json:"transport"`
@@ -205,6 +207,11 @@ func (c *ServerConfig) Validate() error {
 		fail("", "an MCP server needs a name")
 	case !toolkit.ValidName(c.Name):
 		fail("name", "invalid server name %q: use letters, digits, '_' and '-'", c.Name)
+	case strings.Contains(c.Name, "__") || strings.HasPrefix(c.Name, "_") || strings.HasSuffix(c.Name, "_"):
+		// Server a's tool x__b would be mcp__a__x__b, the name of server
+		// a__x's tool b: whichever registered first would take the other's
+		// calls.
+		fail("name", "invalid server name %q: with \"__\" or a '_' at either end, its tools' names (mcp__NAME__TOOL) could be another server's", c.Name)
 	case len(c.Name) > MaxServerNameLen:
 		// Every tool would be skipped, its name over toolkit.MaxNameLen.
 		fail("name", "a server name of %d bytes: at most %d, for its tools' names (mcp__NAME__TOOL) to fit in %d", len(c.Name), MaxServerNameLen, toolkit.MaxNameLen)

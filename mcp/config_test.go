@@ -34,6 +34,12 @@ func TestValidate(t *testing.T) {
 		{"group", with(stdio, func(c *ServerConfig) { c.Group = "files" }), ""},
 		{"no name", with(stdio, func(c *ServerConfig) { c.Name = "" }), "needs a name"},
 		{"bad name", with(stdio, func(c *ServerConfig) { c.Name = "a.b" }), "invalid server name"},
+		// Server a listing a tool x__b would take mcp__a__x__b, the name of
+		// server a__x's tool b (and its calls) when registered first.
+		{"name with __", with(stdio, func(c *ServerConfig) { c.Name = "a__x" }), "another server's"},
+		{"name ending in _", with(stdio, func(c *ServerConfig) { c.Name = "a_" }), "another server's"},
+		{"name starting with _", with(stdio, func(c *ServerConfig) { c.Name = "_a" }), "another server's"},
+		{"name with _", with(stdio, func(c *ServerConfig) { c.Name = "my_server" }), ""},
 		{"no transport", with(stdio, func(c *ServerConfig) { c.Transport, c.Command = "", "" }), "give either a command"},
 		{"unknown transport", with(stdio, func(c *ServerConfig) { c.Transport = "websocket" }), "invalid transport"},
 		{"stdio without command", with(stdio, func(c *ServerConfig) { c.Command = "" }), "needs a command"},

@@ -34,7 +34,9 @@
 //
 // Tools are named mcp__{server}__{tool}; in the tool part every character
 // outside [A-Za-z0-9_-] becomes 'x' (ToolName), and the original name is
-// what the server is called with. A tool whose sanitised name collides
+// what the server is called with. A server name holds no "__" and no '_'
+// at either end, so a tool name (which may hold "__") never makes another
+// server's tool's name. A tool whose sanitised name collides
 // with another, whose name is taken in the toolkit or over
 // toolkit.MaxNameLen bytes, or whose schema the toolkit refuses (nested
 // deeper than toolkit.MaxSchemaDepth, say) is skipped with a warning, as
