@@ -109,8 +109,9 @@
 // log message with the count.
 //
 // Size: one message from a server is at most MaxMessageBytes (16 MiB):
-// the go-sdk bounds stdio lines and event-stream events so, and a
-// Streamable HTTP JSON answer past it fails its request. A tool listing
+// the go-sdk bounds stdio lines and event-stream events so (and an event
+// past it ends its stream, which the go-sdk would otherwise read to its
+// end), and a Streamable HTTP JSON answer past it fails its request. A tool listing
 // is at most MaxListedTools tools and MaxMessageBytes of them (and of its
 // pages' cursors) over all its pages.
 //

@@ -380,3 +380,31 @@ func TestRequestsStayAtOrigin(t *testing.T) {
 		}
 	})
 }
+
+// A Streamable HTTP server answering a call with an event that never ends
+// (data without a newline): the go-sdk gives up on the event at 16 MiB,
+// then reads the rest of the stream to its end to discard it, so the call
+// waited for the server to stop (or for the call's deadline), reading it
+// all. The stream now fails past MaxMessageBytes in one event.
+func TestEndlessEventRefused(t *testing.T) {
+	const total = 1 << 30
+	var written atomic.Int64
+	u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, _ string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message\ndata: ")
+		piece := bytes.Repeat([]byte("x"), 64<<10)
+		for written.Load() < total {
+			if _, err := w.Write(piece); err != nil {
+				return
+			}
+			written.Add(int64(len(piece)))
+		}
+	})
+	tk, _ := mount(t, ServerConfig{Name: "endless", Transport: TransportStreamableHTTP, URL: u})
+	start := time.Now()
+	r := run(t, testCtx(t), tk, "mcp__endless__echo", map[string]any{"text": "x"})
+	if took := time.Since(start); r.final.Code != toolkit.CodeToolError || written.Load() > 4*MaxMessageBytes {
+		t.Errorf("a call answered with an endless event: after %v %s/%s %.200q, %d MiB read; want tool_error past %d MiB",
+			took.Round(time.Millisecond), r.final.State, r.final.Code, r.final.Text(), written.Load()>>20, MaxMessageBytes>>20)
+	}
+}

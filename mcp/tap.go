@@ -310,7 +310,16 @@ type sseTap struct {
 	size   int  // of data
 	over   bool // the event outgrew maxTapLine: not a notification
 	events int
+	// event: the bytes of the event being read, all its lines; past
+	// maxEventBytes the stream fails (Read).
+	event int
 }
+
+// maxEventBytes bounds one event of a stream: the go-sdk refuses an event
+// past MaxMessageBytes, but then reads the rest of the stream to discard
+// it, and an event that never ends never lets it go (nor the call). A
+// little over the go-sdk's bound, so that its own error comes first.
+const maxEventBytes = MaxMessageBytes + 64<<10
 
 // newSSETap taps body, the event stream of the call token's request (""
 // for another request's, or the standalone stream): the log messages on a
@@ -320,10 +329,15 @@ func newSSETap(body io.ReadCloser, r *progressRouter, token string) *sseTap {
 }
 
 func (t *sseTap) Read(p []byte) (int, error) {
+	if t.event > maxEventBytes {
+		return 0, errEventTooLarge
+	}
 	n, err := t.body.Read(p)
 	t.feed(p[:n])
 	return n, err
 }
+
+var errEventTooLarge = fmt.Errorf("mcp: an event of the server's stream is over %d MiB (MaxMessageBytes)", MaxMessageBytes>>20)
 
 func (t *sseTap) Close() error { return t.body.Close() }
 
@@ -331,9 +345,11 @@ func (t *sseTap) feed(b []byte) {
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
+			t.event += len(b)
 			t.appendLine(b)
 			return
 		}
+		t.event += i + 1
 		t.appendLine(b[:i])
 		b = b[i+1:]
 		if !t.skip {
@@ -358,6 +374,7 @@ func (t *sseTap) appendLine(b []byte) {
 func (t *sseTap) endLine(line []byte) {
 	switch {
 	case len(line) == 0:
+		t.event = 0
 		t.dispatch()
 	case bytes.HasPrefix(line, []byte("data:")):
 		d := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
