@@ -50,12 +50,60 @@ func (c Codec) Header() nats.Header {
 	return nil
 }
 
-// Append appends the encoding of m to b.
+// Append appends the encoding of m to b. A frame or an answer holding
+// values (metadata, a log's data, an ask's params, an answer's result)
+// that its reader's decoder would refuse, nested too deep or decoding to
+// more than its Budget, is an error here: sent, it would be dropped
+// unread and its call taken for lost.
 func (c Codec) Append(b []byte, m Message) ([]byte, error) {
+	var out []byte
+	var err error
 	if c == JSON {
-		return appendMessageJSON(b, m)
+		out, err = appendMessageJSON(b, m)
+	} else {
+		out, err = appendMessage(b, m)
 	}
-	return appendMessage(b, m)
+	if err == nil && holdsValues(m) {
+		err = c.readable(out[len(b):])
+	}
+	return out, err
+}
+
+// holdsValues reports whether m carries values of a tool's or a caller's
+// making, the only parts of a message that can make it unreadable.
+func holdsValues(m Message) bool {
+	switch v := m.(type) {
+	case *Frame:
+		if v.Final != nil && len(v.Final.Metadata) > 0 || v.Chunk != nil && len(v.Chunk.Metadata) > 0 ||
+			v.Log != nil && v.Log.Data != nil || v.Ask != nil && v.Ask.Params != nil {
+			return true
+		}
+		for i := range v.More {
+			if len(v.More[i].Metadata) > 0 {
+				return true
+			}
+		}
+	case *Answer:
+		return v.Result != nil
+	}
+	return false
+}
+
+// readable checks a body just written as its reader will before decoding
+// it: nesting and what it decodes to (strings shared with the body, as
+// the readers of frames and answers decode them).
+func (c Codec) readable(data []byte) error {
+	var err error
+	if c == JSON {
+		err = checkJSON(data)
+	} else {
+		d := decoder{b: data, shared: true, left: Budget(len(data))}
+		err = d.scan()
+	}
+	if err != nil {
+		return fmt.Errorf("its reader would refuse it: %w", err)
+	}
+	return nil
 }
 
 // Marshal encodes m.
@@ -98,7 +146,11 @@ func (c Codec) decode(data []byte, m Message, shared bool) error {
 // changing the response's map: how a worker adds its instance to every
 // final it sends.
 func AppendFrame(b []byte, f *Frame, extra *MetaEntry) ([]byte, error) {
-	return appendFrame(b, f, extra)
+	out, err := appendFrame(b, f, extra)
+	if err == nil && holdsValues(f) {
+		err = Msgpack.readable(out[len(b):])
+	}
+	return out, err
 }
 
 // appendJSON writes compact JSON without HTML escaping (tool output is
