@@ -141,6 +141,10 @@ func (c *Client) answer(ctx context.Context, ask *wire.Ask) {
 		ans.Result = res
 	}
 	data, err := wire.Msgpack.Marshal(&ans)
+	if err != nil && ans.Error == "" {
+		// The tool hears why, rather than waiting for its deadline.
+		data, err = wire.Msgpack.Marshal(&wire.Answer{Error: "the caller's answer could not be sent: " + err.Error()})
+	}
 	if err == nil {
 		err = c.nc.Publish(ask.Reply, data)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -74,5 +75,28 @@ func TestOutputUnreadable(t *testing.T) {
 				t.Errorf("the tool ran %d times", n)
 			}
 		})
+	}
+}
+
+// An answer the worker's decoder would refuse was not sent at all (the
+// client only logged it): the tool waited for its answer until its
+// deadline. The tool now hears at once that the answer could not be sent.
+func TestAnswerUnreadable(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, askTool())
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Asker: func(context.Context, string, any) (any, error) {
+		return map[string]any{"action": "accept", "content": nested(70)}, nil
+	}})
+	ctx, cancel := context.WithTimeout(ctxT(t), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	r := c.Invoke(ctx, toolkit.ToolCall{Name: "greet"})
+	if !strings.Contains(r.Text(), "no answer: ") || !strings.Contains(r.Text(), "its reader would refuse it") {
+		t.Errorf("final %s %s: %q", r.State, r.Code, r.Text())
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the tool heard after %s", took)
 	}
 }
