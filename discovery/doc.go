@@ -33,6 +33,10 @@
 //   - An announcement that cannot be read is ignored and logged; a tool or
 //     group in it that cannot be listed is left out and logged, the rest
 //     counts.
+//   - A Fleet keeps at most 4,096 instances, whose announcements hold at
+//     most 128 MiB: past that, announcements of new instances (and
+//     growth past the bytes) are ignored and logged, so a neighbour
+//     inventing instance ids cannot grow it.
 //   - Each type's goroutines end with its Stop or Close, which wait for
 //     them.
 package discovery

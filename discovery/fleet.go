@@ -114,6 +114,7 @@ type Fleet struct {
 
 	mu        sync.Mutex
 	instances map[string]*instance
+	bytes     int // the instances' announcements: sum of their sizes
 	gone      map[string]goodbyeMark
 	watchers  map[int]func()
 	nextW     int
@@ -125,6 +126,7 @@ type instance struct {
 	lastSeen time.Time
 	ttl      time.Duration
 	timer    *time.Timer
+	size     int // bytes of the announcement
 }
 
 // goodbyeMark remembers a goodbye so that older messages of the same
@@ -336,14 +338,22 @@ func (f *Fleet) notifier() {
 	}
 }
 
-// Bounds on what one announcement may ask of a fleet: an interval (so a
+// Bounds on what announcements may ask of a fleet: an interval (so a
 // TTL) longer than MaxInterval counts as MaxInterval, an epoch more than
-// maxClockSkew ahead of this clock is ignored, and at most maxGoodbyes
-// goodbyes of instances never seen are remembered.
+// maxClockSkew ahead of this clock is ignored, at most maxGoodbyes
+// goodbyes of instances never seen are remembered, and at most
+// maxInstances instances are kept, whose announcements (as received)
+// hold at most maxInstanceBytes: past either, an announcement of an
+// instance not kept yet, or one that would grow the total past
+// maxInstanceBytes, is ignored (logged). Any worker may announce any
+// instance id, and each is kept for up to three MaxIntervals: without
+// the bound, one neighbour inventing ids kept the fleet growing.
 const (
-	MaxInterval  = time.Hour
-	maxClockSkew = time.Hour
-	maxGoodbyes  = 1024
+	MaxInterval      = time.Hour
+	maxClockSkew     = time.Hour
+	maxGoodbyes      = 1024
+	maxInstances     = 4096
+	maxInstanceBytes = 128 << 20
 )
 
 // maxHeld bounds the subjects whose announcements wait for the intake,
@@ -474,16 +484,25 @@ func (f *Fleet) apply(m *nats.Msg) bool {
 			f.gone[ann.Instance] = goodbyeMark{epoch: ann.EpochMS, seq: ann.Seq, until: now.Add(ttl)}
 		}
 		if cur != nil {
-			cur.timer.Stop()
-			delete(f.instances, ann.Instance)
+			f.drop(ann.Instance, cur)
 		}
 		return cur != nil
+	}
+	size, was := len(m.Data), 0
+	if cur != nil {
+		was = cur.size
+	}
+	if (cur == nil && len(f.instances) >= maxInstances) || f.bytes-was+size > maxInstanceBytes {
+		f.log.Warn("discovery: fleet: ignoring an announcement past the fleet's bounds", "instance", ann.Instance, "bytes", size,
+			"instances", len(f.instances), "max_instances", maxInstances, "held_bytes", f.bytes, "max_bytes", maxInstanceBytes)
+		return false
 	}
 	changed := cur == nil || !sameOffer(cur.ann, ann)
 	if cur != nil {
 		cur.timer.Stop()
 	}
-	in := &instance{ann: ann, lastSeen: now, ttl: ttl}
+	f.bytes += size - was
+	in := &instance{ann: ann, lastSeen: now, ttl: ttl, size: size}
 	epoch, seq := ann.EpochMS, ann.Seq
 	in.timer = time.AfterFunc(ttl, func() { f.expire(ann.Instance, epoch, seq) })
 	f.instances[ann.Instance] = in
@@ -503,8 +522,15 @@ func (f *Fleet) expire(id string, epoch int64, seq uint64) {
 		return
 	}
 	f.log.Info("discovery: fleet: instance expired", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)
-	delete(f.instances, id)
+	f.drop(id, in)
 	f.rebuild()
+}
+
+// drop forgets instance id; f.mu is held.
+func (f *Fleet) drop(id string, in *instance) {
+	in.timer.Stop()
+	delete(f.instances, id)
+	f.bytes -= in.size
 }
 
 func (f *Fleet) ttl(ann wire.Announcement) time.Duration {

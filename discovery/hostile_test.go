@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,5 +201,82 @@ func TestDiscoverFloodBounded(t *testing.T) {
 	}
 	if most := int(took/owedEvery) + 2; bcast < 1 || bcast > most {
 		t.Errorf("%d announcements for the requests over the bound, want 1 to %d", bcast, most)
+	}
+}
+
+// markAnnouncement publishes an announcement of instance id offering one
+// tool named mark; once the fleet lists mark, every message published
+// before it on the same connection has been applied.
+func markAnnouncement(t *testing.T, f *Fleet, nc *nats.Conn, id string, seq uint64, mark string) {
+	t.Helper()
+	publishAnnouncement(t, nc, wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: seq, IntervalMS: 3_600_000,
+		Tools: []wire.AnnouncedTool{{Name: mark, Description: "x", Group: "basic", Idempotency: "unknown", Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}})
+	natstest.WaitFor(t, mark+" applied", func() bool { _, ok := f.Tool(mark); return ok })
+}
+
+// TestInstancesBounded: a neighbour (any worker may publish
+// tools.announce.>) announcing ever new instance ids with an hour's
+// interval made the fleet keep every one for three hours, each with its
+// catalog and a timer, and merge them all on every change. The fleet
+// keeps at most maxInstances; announcements of new instances past that
+// are ignored, and the instances it knows stay listed.
+func TestInstancesBounded(t *testing.T) {
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	hostile := natstest.Conn(t, s)
+	markAnnouncement(t, f, hostile, "live", 1, "mark0")
+	const chunk = 1000
+	n := (2*maxInstances/chunk + 1) * chunk
+	for i := 0; i < n; i += chunk {
+		for j := range chunk {
+			publishAnnouncement(t, hostile, wire.Announcement{Format: 1, Instance: fmt.Sprintf("ghost-%d", i+j), EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
+				Tools: []wire.AnnouncedTool{{Name: "echo", Description: "x", Group: "basic", Idempotency: "unknown", Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}})
+		}
+		markAnnouncement(t, f, hostile, "live", uint64(2+i/chunk), fmt.Sprintf("mark%d", 1+i/chunk))
+	}
+	f.mu.Lock()
+	got := len(f.instances)
+	f.mu.Unlock()
+	t.Logf("%d forged instances announced: the fleet keeps %d", n, got)
+	if got > maxInstances {
+		t.Errorf("the fleet keeps %d instances after %d forged ones, want at most %d", got, n, maxInstances)
+	}
+	if !listed(f, "live") {
+		t.Error("the instance known before the flood is no longer listed")
+	}
+}
+
+// TestInstanceBytesBounded: a few instances announcing large (legal)
+// catalogs are kept up to maxInstanceBytes of announcements in all; an
+// announcement that would take the fleet past it is ignored.
+func TestInstanceBytesBounded(t *testing.T) {
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	hostile := natstest.Conn(t, s)
+	desc := strings.Repeat("x", 900<<10)
+	n := maxInstanceBytes/(900<<10) + 20
+	for i := range n {
+		b, err := wire.Msgpack.Marshal(&wire.Announcement{Format: 1, Instance: fmt.Sprintf("big-%d", i), EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
+			Tools: []wire.AnnouncedTool{{Name: "echo", Description: desc, Group: "basic", Idempotency: "unknown", Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := hostile.Publish(wire.AnnounceSubject(fmt.Sprintf("big-%d", i)), b); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 9 {
+			markAnnouncement(t, f, hostile, "small", uint64(i), fmt.Sprintf("mark%d", i))
+		}
+	}
+	markAnnouncement(t, f, hostile, "small", uint64(n+10), "last")
+	f.mu.Lock()
+	got, bytes := len(f.instances), 0
+	for _, in := range f.instances {
+		bytes += in.size
+	}
+	f.mu.Unlock()
+	t.Logf("%d announcements of 900 KiB: the fleet keeps %d instances, %d bytes", n, got, bytes)
+	if bytes > maxInstanceBytes || got > maxInstanceBytes/(900<<10)+1 {
+		t.Errorf("the fleet keeps %d instances of %d bytes in all, want at most %d bytes", got, bytes, maxInstanceBytes)
 	}
 }
