@@ -133,7 +133,10 @@
 //     DefaultApprovalsMaxBytes (256 MiB), of which pending calls fill at
 //     most three quarters: past that a call is still answered
 //     approval_required but is not recorded as pending until entries
-//     expire, and approvals still fit. A command line gets at most 16
+//     expire, and approvals still fit. A MemoryStore keeps at most
+//     MaxMemoryPending (10,000) pending calls, forgetting the oldest
+//     first (approving one forgotten fails with ErrNoPending: the call is
+//     sent again and asks again). A command line gets at most 16
 //     suggested rules (more: only a one-shot approval is offered).
 //   - A tool is hidden from listings only when no call of it can ever run
 //     for the session: a name-level deny rule, or ModeExplore and a tool

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +134,32 @@ func TestConflictingCallNotOfferedForApproval(t *testing.T) {
 	r = w.call(t, "s", "c1", "deploy", map[string]any{"env": "staging"})
 	if r.Metadata[MetaApprovalKey] != "c1" {
 		t.Errorf("the pending call re-sent: %v", r.Metadata)
+	}
+}
+
+// TestMemoryPendingBounded: every call that asks for approval records a
+// pending call (up to MaxPendingInput of its input), which only an
+// approval removed: a caller sending approval-requiring calls under ever
+// new ids grew a MemoryStore without bound. It keeps at most
+// MaxMemoryPending, the oldest forgotten first, and the latest calls stay
+// approvable.
+func TestMemoryPendingBounded(t *testing.T) {
+	st := NewMemoryStore()
+	w := newWorker(t, st, nil)
+	n := MaxMemoryPending + MaxMemoryPending/2
+	for i := range n {
+		if r := w.call(t, "s", fmt.Sprintf("c%d", i), "deploy", map[string]any{"env": "prod"}); r.Code != toolkit.CodeApprovalRequired {
+			t.Fatalf("call %d: %s %q", i, r.Code, r.Text())
+		}
+	}
+	st.mu.Lock()
+	got := len(st.pending)
+	st.mu.Unlock()
+	t.Logf("%d calls asked for approval: %d pending calls kept", n, got)
+	if got > MaxMemoryPending {
+		t.Errorf("%d pending calls kept after %d calls, want at most %d", got, n, MaxMemoryPending)
+	}
+	if _, err := w.g.Approve(context.Background(), "s", fmt.Sprintf("c%d", n-1), "alice"); err != nil {
+		t.Errorf("the latest call cannot be approved: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"container/list"
 	"context"
 	"slices"
 	"sync"
@@ -78,20 +79,29 @@ type Store interface {
 	ConsumeApproval(ctx context.Context, a Approval) (bool, error)
 }
 
-// MemoryStore is an in-process Store.
+// MemoryStore is an in-process Store. It keeps at most MaxMemoryPending
+// pending calls, the oldest forgotten first: every call that asks for
+// approval records one, which nothing else expires, so a caller sending
+// such calls under ever new ids would grow it for good. (A KVStore's
+// bucket expires them and is bounded in bytes.)
 type MemoryStore struct {
 	mu        sync.Mutex
 	rev       uint64
 	sessions  map[string]SessionPolicy
-	pending   map[[2]string]Pending
+	pending   map[[2]string]*list.Element // of a Pending in order
+	order     *list.List                  // of Pending, the oldest recorded first
 	approvals map[[2]string]Approval
 }
+
+// MaxMemoryPending is how many pending calls a MemoryStore keeps.
+const MaxMemoryPending = 10_000
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
 	return &MemoryStore{
 		sessions:  map[string]SessionPolicy{},
-		pending:   map[[2]string]Pending{},
+		pending:   map[[2]string]*list.Element{},
+		order:     list.New(),
 		approvals: map[[2]string]Approval{},
 	}
 }
@@ -126,7 +136,17 @@ func (m *MemoryStore) PutPending(_ context.Context, p Pending) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p.Suggested = slices.Clone(p.Suggested)
-	m.pending[[2]string{p.Session, p.CallID}] = p
+	k := [2]string{p.Session, p.CallID}
+	if e := m.pending[k]; e != nil {
+		e.Value = p
+		m.order.MoveToBack(e)
+		return nil
+	}
+	if m.order.Len() >= MaxMemoryPending {
+		old := m.order.Remove(m.order.Front()).(Pending)
+		delete(m.pending, [2]string{old.Session, old.CallID})
+	}
+	m.pending[k] = m.order.PushBack(p)
 	return nil
 }
 
@@ -135,8 +155,17 @@ func (m *MemoryStore) FindPending(_ context.Context, session, callID string) ([]
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []Pending
-	for k, p := range m.pending {
-		if k[1] == callID && (session == "" || k[0] == session) {
+	if session != "" { // one key: the lookup of every call that asks
+		if e := m.pending[[2]string{session, callID}]; e != nil {
+			p := e.Value.(Pending)
+			p.Suggested = slices.Clone(p.Suggested)
+			out = append(out, p)
+		}
+		return out, nil
+	}
+	for k, e := range m.pending {
+		if k[1] == callID {
+			p := e.Value.(Pending)
 			p.Suggested = slices.Clone(p.Suggested)
 			out = append(out, p)
 		}
@@ -149,7 +178,11 @@ func (m *MemoryStore) FindPending(_ context.Context, session, callID string) ([]
 func (m *MemoryStore) DeletePending(_ context.Context, session, callID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.pending, [2]string{session, callID})
+	k := [2]string{session, callID}
+	if e := m.pending[k]; e != nil {
+		m.order.Remove(e)
+		delete(m.pending, k)
+	}
 	return nil
 }
 
