@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 
@@ -21,6 +22,10 @@ import (
 // on; the caller runs its handler (ClientOptions.Asker, or the one in the
 // call's context: WithAsker) and publishes the answer. A caller without a
 // handler answers that it cannot. The wait ends with the tool's context.
+
+// MaxAsksPerCall is how many of one call's requests a Client answers at
+// once.
+const MaxAsksPerCall = 16
 
 // maxAsksPending bounds the requests a worker waits on at once.
 const maxAsksPending = 10_000
@@ -124,9 +129,27 @@ func WithAsker(ctx context.Context, a Asker) context.Context {
 	return toolkit.WithAsker(ctx, a)
 }
 
+// ask answers a tool's request: on a goroutine of its own, so the call's
+// other frames go on being read, while fewer than MaxAsksPerCall of the
+// call's requests are being answered; at once with an error past that (a
+// worker may send ask frames without end).
+func (c *Client) ask(ctx context.Context, st *callState, ask *wire.Ask) {
+	if st.asking == nil {
+		st.asking = new(atomic.Int32)
+	}
+	if st.asking.Add(1) > MaxAsksPerCall {
+		st.asking.Add(-1)
+		c.publishAnswer(ask, &wire.Answer{Error: fmt.Sprintf("this caller is answering %d requests of this call already", MaxAsksPerCall)})
+		return
+	}
+	go func(asking *atomic.Int32) {
+		defer asking.Add(-1)
+		c.answer(ctx, ask)
+	}(st.asking)
+}
+
 // answer runs the caller's handler for a tool's request and publishes the
-// answer; it runs on a goroutine of its own, so the call's other frames
-// go on being read.
+// answer.
 func (c *Client) answer(ctx context.Context, ask *wire.Ask) {
 	a := toolkit.AskerFrom(ctx)
 	if a == nil {
@@ -140,7 +163,12 @@ func (c *Client) answer(ctx context.Context, ask *wire.Ask) {
 	} else {
 		ans.Result = res
 	}
-	data, err := wire.Msgpack.Marshal(&ans)
+	c.publishAnswer(ask, &ans)
+}
+
+// publishAnswer sends ans to the tool that asked.
+func (c *Client) publishAnswer(ask *wire.Ask, ans *wire.Answer) {
+	data, err := wire.Msgpack.Marshal(ans)
 	if err != nil && ans.Error == "" {
 		// The tool hears why, rather than waiting for its deadline.
 		data, err = wire.Msgpack.Marshal(&wire.Answer{Error: "the caller's answer could not be sent: " + err.Error()})

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
@@ -113,5 +117,69 @@ func TestAskTokensUnguessable(t *testing.T) {
 	}
 	if len(tokens[0]) < 22 || tokens[0][:12] == tokens[1][:12] {
 		t.Fatalf("answer tokens %q and %q: guessable from each other", tokens[0], tokens[1])
+	}
+}
+
+// TestAsksOfACallBounded: each ask frame started a goroutine running the
+// caller's Asker, however many a worker sent: a worker sending a call's
+// ask frames without end held as many goroutines (and, through the MCP
+// gateway, open questions to its client) as it liked. The caller answers
+// at most bus.MaxAsksPerCall of one call's requests at once; the others
+// are answered at once with an error, so none goes unanswered.
+func TestAsksOfACallBounded(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	hostile := natstest.Connect(t, s)
+	const n = 2000
+	answers, err := hostile.SubscribeSync(wire.AnswerSubject("evil", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers.SetPendingLimits(-1, -1)
+	if _, err := hostile.Subscribe(wire.CallSubject("evil", ""), func(m *nats.Msg) {
+		var req wire.Request
+		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil {
+			t.Error(err)
+			return
+		}
+		for i := range n {
+			b, _ := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindAsk, ID: req.ID, Seq: uint64(i + 1),
+				Ask: &wire.Ask{Method: toolkit.MethodElicit, Reply: wire.AnswerSubject("evil", fmt.Sprint(i))}})
+			hostile.Publish(m.Reply, b)
+		}
+		b, _ := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: req.ID, Seq: n + 1, Final: toolkit.Final(req.ID, "", "")})
+		hostile.Publish(m.Reply, b)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hostile.Flush()
+
+	release := make(chan struct{})
+	var running, most atomic.Int32
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Asker: func(ctx context.Context, _ string, _ any) (any, error) {
+		r := running.Add(1)
+		for m := most.Load(); r > m && !most.CompareAndSwap(m, r); m = most.Load() {
+		}
+		defer running.Add(-1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return map[string]any{"action": "decline"}, nil
+	}})
+	c.Invoke(ctxT(t), toolkit.ToolCall{Name: "evil"})
+	got := 0
+	for ; got < n-bus.MaxAsksPerCall; got++ {
+		if _, err := answers.NextMsg(5 * time.Second); err != nil {
+			break
+		}
+	}
+	peak := most.Load()
+	close(release)
+	t.Logf("%d ask frames of one call: %d Askers ran at once, %d answered while they ran", n, peak, got)
+	if peak > bus.MaxAsksPerCall {
+		t.Errorf("%d Askers of one call ran at once, want at most %d", peak, bus.MaxAsksPerCall)
+	}
+	if got < n-bus.MaxAsksPerCall {
+		t.Errorf("%d of the %d requests beyond the bound were answered", got, n-bus.MaxAsksPerCall)
 	}
 }

@@ -946,7 +946,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					return nil
 				}
 			case wire.KindAsk:
-				go c.answer(ctx, f.Ask)
+				c.ask(ctx, &st, f.Ask)
 			case wire.KindLog:
 				if !yield(toolkit.Event{Log: f.Log}) {
 					c.cancel(call.ID, "", *durable)
@@ -1036,8 +1036,9 @@ type callState struct {
 	last    uint64
 	chunks  uint64
 	acc     toolkit.Accumulator
-	attempt uint64 // the durable delivery the frames are of; 0 on the core path
-	max     uint64 // the durable deliveries at most
+	attempt uint64        // the durable delivery the frames are of; 0 on the core path
+	max     uint64        // the durable deliveries at most
+	asking  *atomic.Int32 // the call's requests being answered (ask.go); nil before the first
 }
 
 // next starts on the frames of a new delivery of a durable call: its
