@@ -94,6 +94,11 @@ type ClientOptions struct {
 	MaxSessions int
 }
 
+// maxBoundTools bounds the tools a Client remembers to be session-bound;
+// past it the memory is cleared (the next calls go through the queue
+// group until their finals say so again).
+const maxBoundTools = 4096
+
 // DefaultMaxSessions is how many sessions a Client remembers revisions
 // and pins of unless ClientOptions.MaxSessions says otherwise.
 const DefaultMaxSessions = 100_000
@@ -157,7 +162,7 @@ type Client struct {
 	// remembered revision, the one noted at revHighAt.
 	revClock, revHigh, revHighAt uint64
 	pins                         *lru[string]    // session scope → the worker its session-bound tools run on
-	bound                        map[string]bool // tools seen to be session-bound
+	bound                        map[string]bool // tools seen to be session-bound; at most maxBoundTools
 	closed                       bool
 	watching                     bool // the stall watchdog runs (while calls are pending)
 
@@ -1250,6 +1255,9 @@ func (c *Client) notePin(call toolkit.ToolCall, r *toolkit.Response) {
 	scope := toolkit.SessionScope(c.opts.Identity, call.Session)
 	c.mu.Lock()
 	c.pins.put(scope, inst)
+	if !c.bound[call.Name] && len(c.bound) >= maxBoundTools {
+		clear(c.bound)
+	}
 	c.bound[call.Name] = true
 	c.mu.Unlock()
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -116,5 +118,44 @@ func TestNoteRevisionOrder(t *testing.T) {
 	}
 	if got := c.Revision("low"); got != 0 {
 		t.Fatalf("low: revision %d of the old bucket kept", got)
+	}
+}
+
+// TestClientBoundToolsBounded: the client remembered every tool name a
+// final with session_worker came back for: a worker subscribed to
+// tools.call.> answering every call so grew a long-running client (a
+// gateway whose users name tools) by each name its users tried. It
+// remembers at most maxBoundTools.
+func TestClientBoundToolsBounded(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	hostile := natstest.Connect(t, s)
+	if _, err := hostile.Subscribe(wire.SubjectCallPrefix+">", func(m *nats.Msg) {
+		var req wire.Request
+		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil {
+			return
+		}
+		r := toolkit.Final(req.ID, "", "")
+		r.Metadata = map[string]any{wire.MetaSessionWorker: "evil"}
+		b, _ := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: req.ID, Seq: 1, Final: r})
+		hostile.Publish(m.Reply, b)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	hostile.Flush()
+	c, err := NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := maxBoundTools + maxBoundTools/4
+	for i := range n {
+		c.Invoke(t.Context(), toolkit.ToolCall{Name: "made-up-" + strconv.Itoa(i)})
+	}
+	c.mu.Lock()
+	got := len(c.bound)
+	c.mu.Unlock()
+	t.Logf("%d calls of made-up tools: %d remembered as session-bound", n, got)
+	if got > maxBoundTools {
+		t.Fatalf("the client remembers %d session-bound tools after %d calls of made-up names, want at most %d", got, n, maxBoundTools)
 	}
 }
