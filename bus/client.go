@@ -92,6 +92,13 @@ type ClientOptions struct {
 	// the session's calls through the queue group, whose worker passes
 	// them on to the session's worker. 0 means DefaultMaxSessions.
 	MaxSessions int
+	// MaxPending bounds the bytes of a call's frames that arrived and that
+	// its caller has not taken yet (Call's events not consumed): past it
+	// the call is cancelled and ends interrupted (SlowConsumerError) with
+	// the output taken so far, so a tool that writes faster than its
+	// caller reads cannot grow the caller without end. 0 means
+	// DefaultMaxPending.
+	MaxPending int64
 }
 
 // maxBoundTools bounds the tools a Client remembers to be session-bound;
@@ -102,6 +109,9 @@ const maxBoundTools = 4096
 // DefaultMaxSessions is how many sessions a Client remembers revisions
 // and pins of unless ClientOptions.MaxSessions says otherwise.
 const DefaultMaxSessions = 100_000
+
+// DefaultMaxPending is ClientOptions.MaxPending's default: 64 MiB.
+const DefaultMaxPending = 64 << 20
 
 // ListFilter narrows the schemas SessionSchemas lists for a session; it
 // gets the fleet they were listed from.
@@ -136,6 +146,9 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	}
 	if r.MaxSessions <= 0 {
 		r.MaxSessions = DefaultMaxSessions
+	}
+	if r.MaxPending <= 0 {
+		r.MaxPending = DefaultMaxPending
 	}
 	return r
 }
@@ -204,6 +217,10 @@ type inbox struct {
 	last    time.Time // when the last message was pushed, or the call started
 	closed  bool      // the client was closed
 	stalled bool      // the watchdog found the call silent for stallAfter
+	// pending is the bytes of msgs; past limit (MaxPending) the inbox is
+	// over: it takes nothing more, and the call ends.
+	pending, limit int64
+	over           bool
 	// stallAfter is the silence after which the call is looked at:
 	// StallTimeout.
 	stallAfter time.Duration
@@ -219,22 +236,33 @@ func (b *inbox) notify() {
 	}
 }
 
-// push queues m; c.mu is held.
-func (b *inbox) push(m *nats.Msg, now time.Time) {
+// push queues m, unless the inbox is over; c.mu is held. It reports
+// whether m made the inbox over.
+func (b *inbox) push(m *nats.Msg, now time.Time) (over bool) {
 	b.mu.Lock()
+	if b.over {
+		b.mu.Unlock()
+		return false
+	}
 	b.msgs = append(b.msgs, m)
 	b.last, b.stalled = now, false
+	if b.pending += int64(len(m.Data)); b.pending > b.limit {
+		b.over, over = true, true
+	}
 	b.mu.Unlock()
 	b.notify()
+	return over
 }
 
-// take swaps the queued messages with buf, which the caller has used up.
-func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, stalled bool) {
+// take swaps the queued messages with buf, which the caller has used up;
+// over: messages after these were not taken (MaxPending).
+func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, stalled, over bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	clear(buf)
 	msgs, b.msgs = b.msgs, buf[:0]
-	return msgs, b.closed, b.stalled
+	b.pending = 0
+	return msgs, b.closed, b.stalled, b.over
 }
 
 // reset readies a used inbox for the pool; it is in no c.pending.
@@ -244,6 +272,7 @@ func (b *inbox) reset(buf []*nats.Msg) {
 	clear(b.spare[0][:])
 	clear(b.spare[1][:])
 	b.msgs, b.closed, b.stalled, b.cancelled = b.spare[0][:0], false, false, false
+	b.pending, b.over = 0, false
 	b.durable.Store(false)
 	select {
 	case <-b.signal:
@@ -331,14 +360,24 @@ func (c *Client) Close() error {
 func (c *Client) onMsg(m *nats.Msg) {
 	token := m.Subject[len(c.prefix):]
 	now := time.Now()
+	var over *inbox
+	var id string
+	var durable bool
 	c.mu.Lock()
 	if b := c.pending[token]; b != nil {
-		b.push(m, now)
+		if b.push(m, now) {
+			over, id, durable = b, b.id, b.durable.Load()
+		}
 	} else if ch := c.acks[token]; ch != nil {
 		delete(c.acks, token) // one answer
 		ch <- ackReply{m: m}
 	}
 	c.mu.Unlock()
+	if over != nil {
+		// At once, while its caller may still be busy with earlier events:
+		// the tool stops writing what nobody will read.
+		c.cancel(id, "", durable)
+	}
 }
 
 // watch is the stall watchdog: while calls are pending it looks at them
@@ -787,6 +826,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	token := reply[len(c.prefix):]
 	box := inboxPool.Get().(*inbox)
 	box.msgs, box.last, box.id, box.first, box.stallAfter = box.spare[0][:0], time.Now(), call.ID, first, c.opts.StallTimeout
+	box.limit = c.opts.MaxPending
 	box.durable.Store(call.Durable)
 	buf := box.spare[1][:0]
 	c.mu.Lock()
@@ -895,7 +935,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				return c.ctxFinal(ctx, call.ID, &st)
 			}
 		}
-		msgs, closed, stalled := box.take(buf)
+		msgs, closed, stalled, over := box.take(buf)
 		buf = msgs
 		for _, m := range msgs {
 			if isNoResponders(m) {
@@ -981,6 +1021,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		switch {
 		case closed:
 			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client was closed during the call.")
+		case over: // cancelled when it went over (onMsg)
+			return st.partial(toolkit.CodeInterrupted, fmt.Sprintf(
+				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: over %d bytes waited unread (ClientOptions.MaxPending), so the call was cancelled.",
+				call.Name, c.opts.MaxPending))
 		case stalled && grace == nil && *durable:
 			// Silence on the durable path: the final may have been lost
 			// on its way (it is kept), or the call waits in the queue, or
