@@ -879,7 +879,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		hdr = setHeader(hdr, wire.HeaderGroupsRevision, strconv.FormatUint(rev, 10))
 	}
 	if call.KeepResult {
-		hdr = setHeader(hdr, wire.HeaderKeepResult, "1")
+		keepAs := "1"
+		if call.ID != first {
+			keepAs = first // a retry: kept under the id its caller knows
+		}
+		hdr = setHeader(hdr, wire.HeaderKeepResult, keepAs)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		ms := int64(math.Ceil(float64(time.Until(dl)) / float64(time.Millisecond)))

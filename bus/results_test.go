@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
@@ -87,5 +88,39 @@ func TestKeptResultReadAtOnce(t *testing.T) {
 	}
 	if len(all) > 0 {
 		t.Fatalf("%d of %d results not found right after their final, e.g. %s", len(all), callers*calls, all[0])
+	}
+}
+
+// A kept call the client sent again after its worker was lost ran as its
+// second attempt ("<id>-r2") and was kept under that id: Result(id) said
+// not_found although the call had succeeded. A retry's result is kept
+// under the id its caller gave.
+func TestKeptResultOfARetry(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("lookup", "Look it up.", func(ctx context.Context, in struct{}) (string, error) { return "found", nil }), toolkit.ReadOnly())
+	// A hole takes the first call and says nothing; then the worker
+	// comes up in its place.
+	hnc := natstest.Connect(t, s)
+	taken := make(chan struct{})
+	var once sync.Once
+	hole, err := hnc.QueueSubscribe(wire.CallSubject("lookup", ""), bus.DefaultQueue, func(*nats.Msg) { once.Do(func() { close(taken) }) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	hnc.Flush()
+	go func() {
+		<-taken
+		hole.Unsubscribe()
+		nc := natstest.Connect(t, s)
+		serve(t, nc, tk, &bus.WorkerOptions{Results: &bus.ResultsOptions{JetStream: natstest.JS(t, nc)}})
+	}()
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: bus.MinHeartbeat})
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "k1", Name: "lookup", KeepResult: true})
+	if r.ID != "k1" || r.Text() != "found" || r.Metadata[wire.MetaAttempts] == nil {
+		t.Fatalf("the call: %+v", r)
+	}
+	if r := c.Result(ctxT(t), "k1"); r.ID != "k1" || r.Text() != "found" || r.State != toolkit.StateSuccess {
+		t.Fatalf("kept result: %+v", r)
 	}
 }

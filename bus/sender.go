@@ -42,20 +42,23 @@ type sender struct {
 	in    *incoming  // a session-bound call's request, for affinity; nil otherwise
 	// A core call's request headers and body, to pass the call on should
 	// its tool be removed before it runs (unserved).
-	hdr     nats.Header
-	data    []byte
-	pin     pin
-	keep    bool // store the final for Client.Result
-	kept    bool // stored already (a core call's, waited for before the final)
-	batch   bool // the caller reads chunk frames with more chunks (wire.Request.More)
-	refused bool // answered overloaded without running: no run time to count
-	codec   wire.Codec
-	hbEvery time.Duration
-	call    toolkit.ToolCall
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	stopT   context.CancelFunc // the timeout's timer; nil without one
-	span    trace.Span         // the call's span; nil without WorkerOptions.Tracer
+	hdr  nats.Header
+	data []byte
+	pin  pin
+	keep bool // store the final for Client.Result
+	// keepID is the id the final is stored under: the call's, or the one
+	// its caller gave a retry (wire.HeaderKeepResult); keepKey its key.
+	keepID, keepKey string
+	kept            bool // stored already (a core call's, waited for before the final)
+	batch           bool // the caller reads chunk frames with more chunks (wire.Request.More)
+	refused         bool // answered overloaded without running: no run time to count
+	codec           wire.Codec
+	hbEvery         time.Duration
+	call            toolkit.ToolCall
+	ctx             context.Context
+	cancel          context.CancelCauseFunc
+	stopT           context.CancelFunc // the timeout's timer; nil without one
+	span            trace.Span         // the call's span; nil without WorkerOptions.Tracer
 
 	mu        sync.Mutex
 	done      bool // the final is out; writes fail with ErrStopped
@@ -158,12 +161,12 @@ func (s *sender) runSlotted() {
 		// A core call that asked for it has its final stored before the
 		// final is sent, so the caller that got it finds it kept. (A call
 		// that ended meanwhile, abandoned, kept what it answered.)
-		s.w.results.keep(s.w.nc, true, s.key, s.id, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors)
+		s.w.results.keep(s.w.nc, true, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors)
 		s.mu.Lock()
 		if s.done && s.kept {
 			// Abandoned while the result was being stored: what the
 			// caller got is what stays kept.
-			s.w.results.keep(s.w.nc, false, s.key, s.id, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors)
+			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors)
 		}
 		s.kept = true
 		s.mu.Unlock()
@@ -655,7 +658,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		// durable acknowledgement, on the same connection, so the bucket
 		// has it whenever JetStream has the acknowledgement.
 		s.kept = true
-		s.w.results.keep(s.w.nc, false, s.key, s.id, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors)
+		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors)
 	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits

@@ -581,6 +581,22 @@ func (w *Worker) answerable(in *incoming, id, why string) bool {
 	return true
 }
 
+// keptAs is the id the final of call id is to be kept under: its own for
+// a durable call or one asking with "1", the one it names for a retry
+// (wire.HeaderKeepResult); "" when it is not to be kept.
+func keptAs(in *incoming, id string) string {
+	if in.dur != nil {
+		return id
+	}
+	switch v := in.header.Get(wire.HeaderKeepResult); {
+	case v == "1":
+		return id
+	case wire.ValidCallID(v):
+		return v
+	}
+	return ""
+}
+
 // callKey is the key of a call in calls and tombstones: call ids are
 // unique per caller identity.
 func callKey(identity, id string) string { return wire.ResultKey(identity, id) }
@@ -786,7 +802,10 @@ func (w *Worker) accept(in *incoming) *sender {
 	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur, tool: w.toolState(name), batch: req.More,
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
-		keep: w.results != nil && (in.dur != nil || in.header.Get(wire.HeaderKeepResult) == "1")}
+		keepID: keptAs(in, req.ID)}
+	if s.keep = w.results != nil && s.keepID != ""; s.keep {
+		s.keepKey = callKey(in.identity, s.keepID)
+	}
 	s.seq = seqAfter(in.header)
 	if in.dur == nil { // to pass the call on should its tool be removed before it runs
 		s.hdr, s.data = in.header, in.data

@@ -134,7 +134,9 @@ const (
 	HeaderGroupsRevision = "Toolbus-Groups-Revision"
 	// HeaderKeepResult set to "1" asks the worker to store the call's
 	// final in BucketResults, where the caller can fetch it by call id
-	// (after losing its connection, say) until the bucket's TTL.
+	// (after losing its connection, say) until the bucket's TTL. Set to a
+	// call id (a retry, sent under an id of its own), it asks for the
+	// final to be stored under that id.
 	HeaderKeepResult = "Toolbus-Keep-Result"
 	// HeaderPinLost on a call of a session-bound tool says the worker the
 	// session was pinned to did not answer (the caller's publish to its
