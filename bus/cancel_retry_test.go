@@ -2,14 +2,10 @@ package bus_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/toolbus/toolbus/bus"
-	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -34,19 +30,7 @@ func TestCancelReachesRetriedCall(t *testing.T) {
 
 	// The first attempt goes to a worker that is gone at once; then the
 	// real worker comes up.
-	hnc := natstest.Connect(t, s)
-	taken := make(chan struct{})
-	var once sync.Once
-	hole, err := hnc.QueueSubscribe(wire.CallSubject("wait", ""), bus.DefaultQueue, func(*nats.Msg) { once.Do(func() { close(taken) }) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	hnc.Flush()
-	go func() {
-		<-taken
-		hole.Unsubscribe()
-		serve(t, natstest.Connect(t, s), tk, nil)
-	}()
+	hole(t, natstest.Connect(t, s), "wait", func() { serve(t, natstest.Connect(t, s), tk, nil) })
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: bus.MinHeartbeat})
 	done := make(chan *toolkit.Response, 1)
 	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "job-1", Name: "wait"}) }()

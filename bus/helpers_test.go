@@ -2,13 +2,38 @@ package bus_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
+
+// hole has the first call of tool taken, on nc, by a subscriber in the
+// default queue group that never answers (a worker lost with the call),
+// which then leaves and runs up (nil: nothing), say to bring the tool's
+// worker up in its place. The channel is closed once it took the call.
+func hole(t testing.TB, nc *nats.Conn, tool string, up func()) <-chan struct{} {
+	t.Helper()
+	taken := make(chan struct{})
+	var once sync.Once
+	sub, err := nc.QueueSubscribe(wire.CallSubject(tool, ""), bus.DefaultQueue, func(*nats.Msg) { once.Do(func() { close(taken) }) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	go func() {
+		<-taken
+		sub.Unsubscribe()
+		if up != nil {
+			up()
+		}
+	}()
+	return taken
+}
 
 // guard bounds waits so a broken bus fails instead of hanging; it asserts
 // nothing about speed.

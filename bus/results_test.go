@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
@@ -101,20 +100,10 @@ func TestKeptResultOfARetry(t *testing.T) {
 	mustAdd(t, tk, toolkit.Func("lookup", "Look it up.", func(ctx context.Context, in struct{}) (string, error) { return "found", nil }), toolkit.ReadOnly())
 	// A hole takes the first call and says nothing; then the worker
 	// comes up in its place.
-	hnc := natstest.Connect(t, s)
-	taken := make(chan struct{})
-	var once sync.Once
-	hole, err := hnc.QueueSubscribe(wire.CallSubject("lookup", ""), bus.DefaultQueue, func(*nats.Msg) { once.Do(func() { close(taken) }) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	hnc.Flush()
-	go func() {
-		<-taken
-		hole.Unsubscribe()
+	hole(t, natstest.Connect(t, s), "lookup", func() {
 		nc := natstest.Connect(t, s)
 		serve(t, nc, tk, &bus.WorkerOptions{Results: &bus.ResultsOptions{JetStream: natstest.JS(t, nc)}})
-	}()
+	})
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: bus.MinHeartbeat})
 	r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "k1", Name: "lookup", KeepResult: true})
 	if r.ID != "k1" || r.Text() != "found" || r.Metadata[wire.MetaAttempts] == nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,24 +35,7 @@ func TestRetryAfterWorkerLost(t *testing.T) {
 	// lost takes the first call of tool and is gone; then a worker with tk
 	// comes up in its place.
 	lost := func(tool string, tk *toolkit.Toolkit) {
-		nc := natstest.Connect(t, s)
-		taken := make(chan struct{})
-		hole, err := nc.QueueSubscribe(wire.CallSubject(tool, ""), bus.DefaultQueue, func(*nats.Msg) {
-			select {
-			case <-taken:
-			default:
-				close(taken)
-			}
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nc.Flush()
-		go func() {
-			<-taken
-			hole.Unsubscribe()
-			serve(t, natstest.Connect(t, s), tk, nil)
-		}()
+		hole(t, natstest.Connect(t, s), tool, func() { serve(t, natstest.Connect(t, s), tk, nil) })
 	}
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: bus.MinHeartbeat})
 
@@ -161,18 +143,7 @@ func TestRetryWithoutJetStream(t *testing.T) {
 	mustAdd(t, lookup, toolkit.Func("lookup", "Look it up.", func(ctx context.Context, in struct{}) (string, error) { return "found", nil }), toolkit.ReadOnly())
 	// A worker that takes the first call and never answers: it alone
 	// serves until it took one.
-	hnc := natstest.Conn(t, ns)
-	taken := make(chan struct{})
-	var once sync.Once
-	hole, err := hnc.QueueSubscribe(wire.CallSubject("lookup", ""), bus.DefaultQueue, func(*nats.Msg) { once.Do(func() { close(taken) }) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	hnc.Flush()
-	go func() {
-		<-taken
-		hole.Unsubscribe()
-	}()
+	taken := hole(t, natstest.Conn(t, ns), "lookup", nil)
 	c := newClient(t, natstest.Conn(t, ns), &bus.ClientOptions{Heartbeat: bus.MinHeartbeat, DiscoverWindow: 200 * time.Millisecond})
 	serve(t, natstest.Conn(t, ns), lookup, nil)
 	var r *toolkit.Response
