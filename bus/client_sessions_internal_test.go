@@ -159,3 +159,21 @@ func TestClientBoundToolsBounded(t *testing.T) {
 		t.Fatalf("the client remembers %d session-bound tools after %d calls of made-up names, want at most %d", got, n, maxBoundTools)
 	}
 }
+
+// The tools a client remembers to have a durable consumer are bounded:
+// workers may make consumers of any name, and callers may try any name.
+func TestConsumersSeenBounded(t *testing.T) {
+	var s consumersSeen
+	for i := range 3 * maxConsumersSeen {
+		s.add("tool" + strconv.Itoa(i))
+	}
+	n := 0
+	s.tools.Range(func(any, any) bool { n++; return true })
+	if n > maxConsumersSeen || int(s.n.Load()) != n {
+		t.Errorf("%d tools remembered, counted %d; at most %d", n, s.n.Load(), maxConsumersSeen)
+	}
+	s.add("tool0")
+	if _, ok := s.tools.Load("tool0"); !ok {
+		t.Error("a tool just added is not remembered")
+	}
+}

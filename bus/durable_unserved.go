@@ -33,12 +33,26 @@ import (
 // consumer is not remembered: a worker may serve the tool by the next
 // call.
 type consumersSeen struct {
-	tools sync.Map // tool → struct{}
+	tools sync.Map // tool → struct{}; at most maxConsumersSeen
+	n     atomic.Int32
 	// failed is when a lookup last went unanswered (unix ns): for
 	// lookupPause after one, calls are queued without a lookup, so a
 	// lookup the server refuses (roles written before it) or a JetStream
 	// without a leader costs one call lookupWait, not every call.
 	failed atomic.Int64
+}
+
+// maxConsumersSeen bounds the tools a client remembers to have a
+// consumer: past it the memory is cleared (their next calls look again).
+// Workers may make consumers of any name.
+const maxConsumersSeen = 4096
+
+// add remembers that tool has a consumer.
+func (s *consumersSeen) add(tool string) {
+	if _, loaded := s.tools.LoadOrStore(tool, struct{}{}); !loaded && s.n.Add(1) > maxConsumersSeen {
+		s.tools.Clear()
+		s.n.Store(0)
+	}
 }
 
 // lookupWait bounds the lookup of a tool's consumer.
@@ -65,7 +79,7 @@ func (c *Client) unserved(ctx context.Context, js jetstream.JetStream, call tool
 	_, err := js.Consumer(lctx, wire.StreamCalls, call.Name)
 	switch {
 	case err == nil:
-		c.consumers.tools.Store(call.Name, struct{}{})
+		c.consumers.add(call.Name)
 		return nil
 	case errors.Is(err, jetstream.ErrConsumerNotFound):
 	case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)):
