@@ -488,17 +488,26 @@ func TestDurableExhausted(t *testing.T) {
 		w.Stop(gone)
 	}
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond})
+	// A worker first: a durable call of a tool no worker has served ends
+	// not_found at once.
+	w, nc := newWorker("doomed-0", true)
 	done := make(chan *toolkit.Response, 1)
 	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "doomed", Name: "put", Durable: true}) }()
 	for i := range maxDeliver {
-		w, nc := newWorker(fmt.Sprint("doomed-", i), true)
-		<-started
+		select {
+		case <-started:
+		case r := <-done:
+			t.Fatalf("delivery %d: the call ended before it started: %+v", i+1, r)
+		}
 		if i == maxDeliver-1 {
 			// The fleet lives on: JetStream tells it the call's last
 			// delivery went unanswered.
 			newWorker("survivor", false)
 		}
 		kill(w, nc)
+		if i < maxDeliver-1 {
+			w, nc = newWorker(fmt.Sprint("doomed-", i+1), true)
+		}
 	}
 	r := <-done
 	if r.Code != toolkit.CodeWorkerLost || r.Metadata[wire.MetaWorker] != "survivor" || fmt.Sprint(r.Metadata[wire.MetaAttempts]) != fmt.Sprint(maxDeliver) {
