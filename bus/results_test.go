@@ -98,18 +98,28 @@ func TestKeptResultOfARetry(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, toolkit.Func("lookup", "Look it up.", func(ctx context.Context, in struct{}) (string, error) { return "found", nil }), toolkit.ReadOnly())
-	// A hole takes the first call and says nothing; then the worker
-	// comes up in its place.
-	hole(t, natstest.Connect(t, s), "lookup", func() {
-		nc := natstest.Connect(t, s)
-		serve(t, nc, tk, &bus.WorkerOptions{Results: &bus.ResultsOptions{JetStream: natstest.JS(t, nc)}})
-	})
+	nc := natstest.Connect(t, s)
+	serve(t, nc, tk, &bus.WorkerOptions{Results: &bus.ResultsOptions{JetStream: natstest.JS(t, nc)}})
+	// A worker that takes a call and never answers, beside the real one.
+	taken := hole(t, natstest.Connect(t, s), "lookup", nil)
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: bus.MinHeartbeat})
-	r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "k1", Name: "lookup", KeepResult: true})
-	if r.ID != "k1" || r.Text() != "found" || r.Metadata[wire.MetaAttempts] == nil {
-		t.Fatalf("the call: %+v", r)
-	}
-	if r := c.Result(ctxT(t), "k1"); r.ID != "k1" || r.Text() != "found" || r.State != toolkit.StateSuccess {
-		t.Fatalf("kept result: %+v", r)
+	for i := 0; ; i++ { // the queue group picks at random: until the hole took one
+		id := fmt.Sprint("k", i)
+		r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: id, Name: "lookup", KeepResult: true})
+		select {
+		case <-taken:
+		default:
+			if i < 100 {
+				continue
+			}
+			t.Fatal("the silent worker never got a call")
+		}
+		if r.ID != id || r.Text() != "found" || fmt.Sprint(r.Metadata[wire.MetaAttempts]) != "2" {
+			t.Fatalf("the call: %+v", r)
+		}
+		if r := c.Result(ctxT(t), id); r.ID != id || r.Text() != "found" || r.State != toolkit.StateSuccess {
+			t.Fatalf("kept result: %+v", r)
+		}
+		return
 	}
 }
