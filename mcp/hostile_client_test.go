@@ -23,6 +23,36 @@ import (
 // callAnswerServer is the test server over Streamable HTTP (JSON
 // answers), but each tools/call is answered by answer, which writes the
 // HTTP response itself; token is the call's progress token.
+// writeHugeText answers call id with a JSON result of one text block of
+// total bytes, counting what it wrote in written; it stops when the
+// client goes.
+func writeHugeText(w http.ResponseWriter, id json.RawMessage, total int64, written *atomic.Int64) {
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+	piece := bytes.Repeat([]byte("x"), 64<<10)
+	for written.Load() < total {
+		if _, err := w.Write(piece); err != nil {
+			return
+		}
+		written.Add(int64(len(piece)))
+	}
+	fmt.Fprint(w, `"}]}}`)
+}
+
+// answerLists has srv answer every tools/list with list(n), n counting
+// the listings from 1; the count is returned.
+func answerLists(srv *sdk.Server, list func(n int64) *sdk.ListToolsResult) *atomic.Int64 {
+	n := new(atomic.Int64)
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			return list(n.Add(1)), nil
+		}
+	})
+	return n
+}
+
 func callAnswerServer(t *testing.T, answer func(w http.ResponseWriter, id json.RawMessage, token string)) string {
 	t.Helper()
 	srv := newTestServer(nil)
@@ -61,15 +91,7 @@ func TestMediaTypeCase(t *testing.T) {
 		var written atomic.Int64
 		u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, _ string) {
 			w.Header().Set("Content-Type", "Application/JSON")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
-			piece := bytes.Repeat([]byte("x"), 64<<10)
-			for written.Load() < total {
-				if _, err := w.Write(piece); err != nil {
-					return
-				}
-				written.Add(int64(len(piece)))
-			}
-			fmt.Fprint(w, `"}]}}`)
+			writeHugeText(w, id, total, &written)
 		})
 		tk, _ := mount(t, ServerConfig{Name: "case", Transport: TransportStreamableHTTP, URL: u})
 		r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "h", Name: "mcp__case__echo", Input: map[string]any{"text": "x"}}, toolkit.WriterFuncs{})
@@ -99,15 +121,8 @@ func TestMediaTypeCase(t *testing.T) {
 // pages (half a GiB), every cursor kept (to tell a loop) and sent back.
 func TestLargeCursorsBounded(t *testing.T) {
 	srv := newTestServer(nil)
-	var served atomic.Int64
-	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method != "tools/list" {
-				return next(ctx, method, req)
-			}
-			n := served.Add(1)
-			return &sdk.ListToolsResult{Tools: []*sdk.Tool{}, NextCursor: fmt.Sprintf("%d-%s", n, strings.Repeat("c", 512<<10))}, nil
-		}
+	served := answerLists(srv, func(n int64) *sdk.ListToolsResult {
+		return &sdk.ListToolsResult{Tools: []*sdk.Tool{}, NextCursor: fmt.Sprintf("%d-%s", n, strings.Repeat("c", 512<<10))}
 	})
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
@@ -275,19 +290,12 @@ func TestRenamedToolSameName(t *testing.T) {
 // (after each tools/list_changed, say) grew them without end.
 func TestSchemaOrdersBounded(t *testing.T) {
 	srv := newTestServer(nil)
-	var listing atomic.Int64
-	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method != "tools/list" {
-				return next(ctx, method, req)
-			}
-			n := listing.Add(1)
-			res := &sdk.ListToolsResult{}
-			for i := range 500 {
-				res.Tools = append(res.Tools, &sdk.Tool{Name: fmt.Sprintf("t%d_%d", n, i), InputSchema: json.RawMessage(`{"type":"object","properties":{"b":{},"a":{}}}`)})
-			}
-			return res, nil
+	listing := answerLists(srv, func(n int64) *sdk.ListToolsResult {
+		res := &sdk.ListToolsResult{}
+		for i := range 500 {
+			res.Tools = append(res.Tools, &sdk.Tool{Name: fmt.Sprintf("t%d_%d", n, i), InputSchema: json.RawMessage(`{"type":"object","properties":{"b":{},"a":{}}}`)})
 		}
+		return res
 	})
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(hs.Close)

@@ -412,35 +412,13 @@ func (f logFunc) Log(m toolkit.LogMessage) error { return f(m) }
 // fails that call once the body passes MaxMessageBytes; the go-sdk used to
 // read the whole body into memory first.
 func TestHugeJSONAnswerRefused(t *testing.T) {
-	srv := newTestServer(nil)
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{JSONResponse: true})
 	const total = 256 << 20
 	var written atomic.Int64
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			h.ServeHTTP(w, r)
-			return
-		}
+	u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, _ string) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Mcp-Session-Id", r.Header.Get("Mcp-Session-Id"))
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, msg.ID)
-		piece := bytes.Repeat([]byte("x"), 64<<10)
-		for written.Load() < total {
-			if _, err := w.Write(piece); err != nil {
-				return
-			}
-			written.Add(int64(len(piece)))
-		}
-		fmt.Fprint(w, `"}]}}`)
-	}))
-	t.Cleanup(hs.Close)
-	tk, _ := mount(t, ServerConfig{Name: "huge", Transport: TransportStreamableHTTP, URL: hs.URL})
+		writeHugeText(w, id, total, &written)
+	})
+	tk, _ := mount(t, ServerConfig{Name: "huge", Transport: TransportStreamableHTTP, URL: u})
 	r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "h", Name: "mcp__huge__echo", Input: map[string]any{"text": "x"}}, toolkit.WriterFuncs{})
 	t.Logf("final %s/%s %.200q; the server wrote %d MiB", r.State, r.Code, r.Text(), written.Load()>>20)
 	if r.State != toolkit.StateError || !strings.Contains(r.Text(), "MaxMessageBytes") {
