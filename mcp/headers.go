@@ -68,6 +68,9 @@ type headerTransport struct {
 	current atomic.Pointer[http.Header]
 	router  *progressRouter
 	orders  *schemaOrders // listings' responses are read for it (schema_order.go)
+	// refused is the last request refused for its origin: the go-sdk may
+	// report the connection it closed on that refusal instead.
+	refused atomic.Pointer[error]
 }
 
 func newHeaderTransport(origin *url.URL, static map[string]string, router *progressRouter) *headerTransport {
@@ -78,6 +81,19 @@ func newHeaderTransport(origin *url.URL, static map[string]string, router *progr
 	}
 	t.set(nil)
 	return t
+}
+
+// refusal is the last origin refusal as a suffix to err's text, when err
+// does not say it already; "" without one (or without t).
+func (t *headerTransport) refusal(err error) string {
+	if t == nil {
+		return ""
+	}
+	r := t.refused.Load()
+	if r == nil || strings.Contains(err.Error(), (*r).Error()) {
+		return ""
+	}
+	return " (" + (*r).Error() + ")"
 }
 
 // set layers runtime over the static headers (same name: runtime wins).
@@ -91,8 +107,10 @@ func (t *headerTransport) set(runtime map[string]string) {
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.origin != nil && !sameOrigin(req.URL, t.origin) {
-		return nil, fmt.Errorf("mcp: the server sent the client to %s://%s, another origin than its configured URL's (%s://%s); requests go to that origin only",
+		err := fmt.Errorf("mcp: the server sent the client to %s://%s, another origin than its configured URL's (%s://%s); requests go to that origin only",
 			req.URL.Scheme, req.URL.Host, t.origin.Scheme, t.origin.Host)
+		t.refused.Store(&err)
+		return nil, err
 	}
 	h := *t.current.Load()
 	traced := trace.SpanContextFromContext(req.Context()).IsValid()

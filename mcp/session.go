@@ -92,7 +92,7 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 	cs, err := c.sdkc.Connect(ctx, t, so)
 	c.reachable.Store(err == nil)
 	if err != nil {
-		return nil, &unreachableError{fmt.Errorf("connecting to MCP server %q: %w%s", c.cfg.Name, err, s.stderr.suffix())}
+		return nil, &unreachableError{fmt.Errorf("connecting to MCP server %q: %w%s%s", c.cfg.Name, err, c.http.refusal(err), s.stderr.suffix())}
 	}
 	s.cs = cs
 	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
