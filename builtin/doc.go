@@ -96,5 +96,7 @@
 //   - Files with NUL bytes are refused as binary; files above
 //     Config.MaxFileBytes are refused as too large.
 //   - Python code is written to a temporary file outside the workspace and
-//     removed after the run, as AgentScope does.
+//     removed after the run, as AgentScope does. The file has a temporary
+//     directory of its own, which Python puts first on sys.path, so the
+//     code imports nothing that others left in the shared one.
 package builtin

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,16 +85,19 @@ func (r *runner) pythonTool() *toolkit.Tool {
 					"PythonNotFoundError: %s needs a Python 3 interpreter, but %q was not found on this worker's PATH. Ask the operator to install Python 3, or use another tool.",
 					ExecutePythonCode, r.python)
 			}
-			f, err := os.CreateTemp("", "toolbus-*.py")
+			// A directory of its own: Python puts the script's directory
+			// first on sys.path, and in the shared temporary directory
+			// anyone's module would shadow the one the code imports.
+			dir, err := os.MkdirTemp("", "toolbus-*")
 			if err != nil {
 				return toolkit.Errorf(toolkit.CodeUnavailable, "TempFileError: cannot store the code: %v", err)
 			}
-			defer os.Remove(f.Name())
-			_, err = f.WriteString(in.Code)
-			if err = errors.Join(err, f.Close()); err != nil {
+			defer os.RemoveAll(dir)
+			file := filepath.Join(dir, "code.py")
+			if err := os.WriteFile(file, []byte(in.Code), 0o600); err != nil {
 				return toolkit.Errorf(toolkit.CodeUnavailable, "TempFileError: cannot store the code: %v", err)
 			}
-			return r.run(ctx, w, in.Timeout, py, "-u", f.Name())
+			return r.run(ctx, w, in.Timeout, py, "-u", file)
 		})
 	r.describeTimeout(t)
 	return t

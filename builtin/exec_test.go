@@ -288,3 +288,20 @@ func TestShellTimeoutKillsCommandThatLeftItsGroup(t *testing.T) {
 	wantCode(t, r, toolkit.CodeTimeout, "moved")
 	waitGone(t, childPid(t, r.Text()))
 }
+
+// The code's file is the script Python runs, and Python puts the script's
+// directory first on sys.path: in the shared temporary directory, where
+// anyone may write, a module placed there by another user was imported
+// instead of the one the code asked for. The file lives in a directory of
+// its own.
+func TestPythonImportsNothingFromTempDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	writeFile(t, filepath.Join(tmp, "json.py"), "print('planted module imported')\n")
+	tk, _ := execKit(t, builtin.Config{})
+	r := invoke(t, tk, builtin.ExecutePythonCode, map[string]any{"code": "import json\nprint(json.dumps([1]))"})
+	got := wantOK(t, r)
+	if strings.Contains(got, "planted") || !strings.Contains(got, "[1]\n<returncode>0</returncode>") {
+		t.Errorf("the code imported a module from the temporary directory: %q", got)
+	}
+}
