@@ -93,6 +93,10 @@
 //     sticky and the file another user's) or the file system has no
 //     modes, a file the worker may write is rewritten in place, as
 //     before, without that guarantee.
+//   - A worker makes its edits of one file one after another (through a
+//     symlink too), so concurrent calls never drop each other's changes.
+//     A change made meanwhile by another worker of a shared workspace,
+//     or by a command, is not ordered with them and may be overwritten.
 //   - Files with NUL bytes are refused as binary; files above
 //     Config.MaxFileBytes are refused as too large.
 //   - Python code is written to a temporary file outside the workspace and

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"unicode/utf8"
 
@@ -43,6 +44,48 @@ type files struct {
 	sessions  bool // each session has its own sub-directory of ws
 	maxFile   int64
 	maxOutput int
+	edits     fileLocks // one edit of a file at a time
+}
+
+// fileLocks orders the edits of each file: an edit reads the file and
+// replaces it with a changed copy, so two at once would each drop what
+// the other put there. A file is known by its path with every symlink
+// resolved, so edits through a link wait for those of its target. Only
+// this worker's edits are ordered: a shared workspace's other workers,
+// and the shell, can still change a file under an edit.
+type fileLocks struct {
+	mu sync.Mutex
+	m  map[string]*fileLock
+}
+
+type fileLock struct {
+	sync.Mutex
+	users int // holders and waiters; the entry goes with the last
+}
+
+// lock waits for the edits of the file at path to end and returns the
+// function that lets the next one go.
+func (l *fileLocks) lock(path string) (unlock func()) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*fileLock{}
+	}
+	e := l.m[path]
+	if e == nil {
+		e = &fileLock{}
+		l.m[path] = e
+	}
+	e.users++
+	l.mu.Unlock()
+	e.Lock()
+	return func() {
+		e.Unlock()
+		l.mu.Lock()
+		if e.users--; e.users == 0 {
+			delete(l.m, path)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // workspace is the call's workspace (its session's own, per session).
@@ -80,7 +123,7 @@ func (f *files) insertTool() *toolkit.Tool {
 }
 
 func (f *files) view(ctx context.Context, in viewInput) (string, error) {
-	text, err := f.readText(ctx, in.FilePath, false)
+	text, err := f.readText(ctx, in.FilePath)
 	if err != nil {
 		return "", err
 	}
@@ -130,10 +173,11 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 }
 
 func (f *files) write(ctx context.Context, in writeInput) (string, error) {
-	root, rel, err := f.open(ctx, in.FilePath)
+	root, rel, unlock, err := f.openForEdit(ctx, in.FilePath)
 	if err != nil {
 		return "", err
 	}
+	defer unlock()
 	defer root.Close()
 	fi, err := root.Stat(rel)
 	switch {
@@ -163,7 +207,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		}
 		return fmt.Sprintf("Overwrote %s with %s.", in.FilePath, sizeText(in.Content)), nil
 	}
-	text, err := f.readText(ctx, in.FilePath, true)
+	text, err := f.readFrom(root, rel, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
@@ -183,7 +227,13 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 }
 
 func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
-	text, err := f.readText(ctx, in.FilePath, true)
+	root, rel, unlock, err := f.openForEdit(ctx, in.FilePath)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	defer root.Close()
+	text, err := f.readFrom(root, rel, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
@@ -193,11 +243,6 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 			"InvalidArgumentsError: line_number %d is out of range: %s has %d lines, so it must be between 1 and %d.",
 			in.LineNumber, in.FilePath, n, n+1)
 	}
-	root, rel, err := f.open(ctx, in.FilePath)
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
 	out, first, last := splice(text, in.LineNumber, in.LineNumber-1, in.Content)
 	if err := replace(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
@@ -207,32 +252,49 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 }
 
 // open resolves p in the call's workspace and opens the workspace's
-// root, which the caller closes; rel is p's path below it.
-func (f *files) open(ctx context.Context, p string) (root *os.Root, rel string, err error) {
+// root, which the caller closes; rel is p's path below it, and real the
+// workspace's own path.
+func (f *files) open(ctx context.Context, p string) (root *os.Root, rel, real string, err error) {
 	ws, err := f.workspace(ctx)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if rel, err = ws.resolve(p); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if root, err = ws.root(); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	return root, rel, nil
+	return root, rel, ws.real, nil
 }
 
-// readText reads a text file of the workspace. forEdit words the error
-// for a missing file for the tools that edit. The tools work on the text
-// by byte offsets, never on a slice of its lines, so that a call costs a
-// few times the file's size whatever its lines (a slice costs 16 bytes a
-// line on top of them).
-func (f *files) readText(ctx context.Context, p string, forEdit bool) (string, error) {
-	root, rel, err := f.open(ctx, p)
+// openForEdit is open for a tool that changes the file: it also waits
+// for the file's other edits to end. The caller calls unlock when its
+// own has.
+func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel string, unlock func(), err error) {
+	root, rel, real, err := f.open(ctx, p)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return root, rel, f.edits.lock(filepath.Join(real, rel)), nil
+}
+
+// readText reads a text file of the workspace for viewing. The tools
+// work on the text by byte offsets, never on a slice of its lines, so
+// that a call costs a few times the file's size whatever its lines (a
+// slice costs 16 bytes a line on top of them).
+func (f *files) readText(ctx context.Context, p string) (string, error) {
+	root, rel, _, err := f.open(ctx, p)
 	if err != nil {
 		return "", err
 	}
 	defer root.Close()
+	return f.readFrom(root, rel, p, false)
+}
+
+// readFrom reads the text file rel of root, which the model named p.
+// forEdit words the error for a missing file for the tools that edit.
+func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, error) {
 	// Look first, so that a socket or a device is named rather than
 	// failing to open; then open without blocking (opening a named pipe
 	// must not wait for a writer, and a call stuck in open keeps its OS

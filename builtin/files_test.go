@@ -328,3 +328,49 @@ func threads(t *testing.T) int {
 	}
 	return 0
 }
+
+// Edits of one file at the same time each read the file, change it and
+// put the result in its place: without an order among them, an edit
+// replaced the file with its own version of what it read, dropping
+// what another edit had put there meanwhile. Edits of a file are done
+// one after another, also when they reach it through a symlink.
+func TestConcurrentEditsKeepEachOther(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{})
+	path := filepath.Join(ws, "f.txt")
+	writeFile(t, path, "end\n")
+	if err := os.Symlink("f.txt", filepath.Join(ws, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 24
+	errs := make(chan string, n)
+	for i := range n {
+		go func() {
+			p := "f.txt"
+			if i%2 == 1 {
+				p = "link.txt"
+			}
+			var r *toolkit.Response
+			if i%3 == 0 { // the last line, "end", by a new line and itself
+				r = invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": p, "ranges": []any{-1, -1}, "content": fmt.Sprintf("edit %d\nend\n", i)})
+			} else {
+				r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": p, "line_number": 1, "content": fmt.Sprintf("edit %d\n", i)})
+			}
+			if r.State != toolkit.StateSuccess {
+				errs <- fmt.Sprintf("edit %d: %s %s", i, r.Code, r.Text())
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range n {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	got := readFile(t, path)
+	for i := range n {
+		if !strings.Contains(got, fmt.Sprintf("edit %d\n", i)) {
+			t.Errorf("edit %d is lost; the file is\n%s", i, got)
+		}
+	}
+}
