@@ -320,13 +320,19 @@ func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, er
 	if err := regular(p, fi); err != nil {
 		return "", err
 	}
-	if f.maxFile > 0 && fi.Size() > f.maxFile {
+	if fi.Size() > f.maxFile {
 		return "", toolkit.Errorf(toolkit.CodeToolError, "FileTooLargeError: %q is %d bytes, over the limit of %d bytes for text files.", p, fi.Size(), f.maxFile)
 	}
+	// To the end, whatever the size said: a file of /proc says 0, and a
+	// file being appended to grows while it is read. The limit applies
+	// to what is read.
 	var b strings.Builder // one allocation of the file's size, no copy
 	b.Grow(int(fi.Size()) + 1)
-	if _, err := io.Copy(&b, io.LimitReader(file, fi.Size()+1)); err != nil {
+	if _, err := io.Copy(&b, io.LimitReader(file, f.maxFile+1)); err != nil {
 		return "", pathError(p, err)
+	}
+	if int64(b.Len()) > f.maxFile {
+		return "", toolkit.Errorf(toolkit.CodeToolError, "FileTooLargeError: %q is over the limit of %d bytes for text files.", p, f.maxFile)
 	}
 	text := b.String()
 	if strings.IndexByte(text, 0) >= 0 {

@@ -374,3 +374,26 @@ func TestConcurrentEditsKeepEachOther(t *testing.T) {
 		}
 	}
 }
+
+// A file whose size says less than it holds (the files of /proc and
+// /sys say 0 or 4096, a file being appended to grows while it is read)
+// was read only up to its size plus one byte: /proc/self/status was
+// shown as its first letter, and an edit would have written that back.
+// The file is read to its end, and the limit applies to what it holds.
+func TestFileLargerThanItsSize(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc:", err)
+	}
+	fi, err := os.Stat("/proc/self/status")
+	if err != nil || fi.Size() != 0 {
+		t.Skipf("/proc/self/status does not say it is empty (%v, %v)", fi, err)
+	}
+	tk, _ := fileKit(t, builtin.Config{Workspace: "/proc/self"})
+	got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "status"}))
+	if !strings.Contains(got, "1: Name:") || !strings.Contains(got, ": Pid:\t") {
+		t.Errorf("/proc/self/status shown as\n%s", got)
+	}
+	tk, _ = fileKit(t, builtin.Config{Workspace: "/proc/self", MaxFileBytes: 50})
+	wantCode(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "status"}), toolkit.CodeToolError,
+		"FileTooLargeError", `"status" is over the limit of 50 bytes`)
+}
