@@ -56,7 +56,9 @@
 //
 // # Processes
 //
-// A command runs in its own process group with no input. Its stdout and
+// A command runs in a session and process group of its own, with no
+// input and no controlling terminal (one that prompts, for a password
+// say, fails at once rather than reaching the worker's). Its stdout and
 // stderr are streamed as text chunks, interleaved in the order they are
 // written, a line at a time (a line without "\n" is sent after 200ms of
 // silence or at 64 KiB). The final chunk is "<returncode>N</returncode>"

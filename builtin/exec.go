@@ -122,7 +122,8 @@ func (r *runner) timeout(seconds float64) (time.Duration, error) {
 	return time.Duration(seconds * float64(time.Second)), nil
 }
 
-// run executes name+args in its own process group, streams its output to
+// run executes name+args in a session and process group of its own
+// (without the worker's controlling terminal), streams its output to
 // w and reports the exit code. Cancelling ctx or passing the timeout kills
 // the whole group; when the command exits, whatever it left running in its
 // group is killed too, so no call leaves processes behind.
@@ -144,7 +145,7 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 	cmd := exec.Command(name, args...)
 	cmd.Dir = ws.real
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
 	pw.Close() // the child has its copies
 	if err != nil {
