@@ -177,9 +177,11 @@ func keepOwner(file *os.File, like fs.FileInfo) {
 }
 
 // syncDir makes rel's directory entry durable. The file is in place
-// already, so a failure is not the call's.
+// already, so a failure is not the call's. The open is of a directory
+// only, without blocking: what was swapped in for the directory since is
+// refused rather than waited on (a named pipe, for a writer).
 func syncDir(root *os.Root, rel string) {
-	dir, err := root.Open(filepath.Dir(rel))
+	dir, err := root.OpenFile(filepath.Dir(rel), os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return
 	}
