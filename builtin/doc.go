@@ -73,7 +73,8 @@
 // pipes are closed after two seconds). A timeout ends the call with code
 // timeout, keeping the output so far. When the command exits by itself,
 // whatever it left running in its group is killed too, so no call leaves
-// processes behind. Output beyond Config.MaxOutputBytes is dropped and
+// processes behind (nor zombies, where the worker is their parent of
+// last resort: PID 1 of a container, or a subreaper). Output beyond Config.MaxOutputBytes is dropped and
 // the result says how many bytes were.
 //
 // # Decisions where AgentScope is silent or differs

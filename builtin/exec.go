@@ -173,6 +173,7 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 	go func() {
 		err := cmd.Wait()
 		kill() // leftovers of the group
+		reap(pgid)
 		select {
 		case <-readDone:
 		case <-time.After(pipeGrace):
@@ -237,6 +238,24 @@ loop:
 }
 
 var errCommandTimeout = errors.New("builtin: command timeout")
+
+// reap waits for the members of the killed process group pgid that are
+// the worker's children: a worker that is the parent of last resort (PID
+// 1 of a container, a subreaper) receives the orphans of its commands,
+// and what it does not wait for stays a zombie for as long as it runs.
+// Elsewhere the group has no member that is the worker's child (the
+// command, its leader, was waited for) and it returns at once.
+func reap(pgid int) {
+	for {
+		_, err := syscall.Wait4(-pgid, nil, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil { // ECHILD: none left
+			return
+		}
+	}
+}
 
 // exitCode is the process's exit status, or -1 when a signal ended it.
 func exitCode(cmd *exec.Cmd, err error) int {

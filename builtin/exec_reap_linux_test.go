@@ -1,0 +1,53 @@
+package builtin_test
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/toolbus/toolbus/builtin"
+)
+
+// A worker that is the parent of last resort (PID 1 of a container, or a
+// subreaper) receives what a command left running when it is killed;
+// nothing reaped them, and each call that left a process behind left a
+// zombie in the process table for as long as the worker ran. The kill of
+// a command's group now reaps those of its members that came to the
+// worker. The test runs itself again as a subreaper.
+func TestShellLeftoversAreReaped(t *testing.T) {
+	if os.Getenv("TOOLBUS_TEST_REAP_HELPER") == "1" {
+		const prSetChildSubreaper = 36
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+			t.Skip("cannot become a subreaper:", errno)
+		}
+		tk, _ := execKit(t, builtin.Config{})
+		for name, cmd := range map[string]string{
+			"child":      "sleep 100 & echo pid=$!",
+			"grandchild": "sh -c 'sleep 100 & echo pid=$!'",
+		} {
+			t.Run(name, func(t *testing.T) {
+				r := invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": cmd})
+				pid := childPid(t, r.Text())
+				stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+				if err == nil {
+					s := string(stat)
+					t.Errorf("process %d was left behind, not reaped: %s", pid, s[strings.LastIndexByte(s, ')')+2:][:1])
+				}
+			})
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestShellLeftoversAreReaped$", "-test.v")
+	cmd.Env = append(os.Environ(), "TOOLBUS_TEST_REAP_HELPER=1")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Errorf("the helper failed (%v):\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "--- SKIP") {
+		t.Skip(out.String())
+	}
+}
