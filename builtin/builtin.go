@@ -92,9 +92,10 @@ type Config struct {
 	// MaxTimeout is the longest timeout a call may ask for, and the
 	// longest sleep. Default 1h.
 	MaxTimeout time.Duration
-	// MaxOutputBytes caps what one shell or Python call, or one
-	// view_text_file call, returns; the excess is dropped and the result
-	// says how much. Default 1 MiB.
+	// MaxOutputBytes caps what one shell or Python call returns, and the
+	// lines a view_text_file call, or an edit's content around its change,
+	// shows; the excess is dropped and the result says how much. Default
+	// 1 MiB.
 	MaxOutputBytes int
 	// MaxFileBytes is the largest file the file tools read. Default 10 MiB.
 	MaxFileBytes int64

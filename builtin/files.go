@@ -143,33 +143,40 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 	default:
 		fmt.Fprintf(&b, "The content of %s, lines %d-%d of %d:\n```\n", in.FilePath, start, end, n)
 	}
+	return f.showLines(&b, text, start, end, start), nil
+}
+
+// showLines writes lines start to end of text into b, numbered, and closes
+// the code block b opened; past the output limit (which counts what b
+// holds) it stops there, with a note of the lines not shown. Line must
+// (the first asked for, or changed) is shown cut when it does not fit,
+// or ranges would never show any of it.
+func (f *files) showLines(b *strings.Builder, text string, start, end, must int) string {
 	off := lineOffset(text, start)
 	for i := start; i <= end; i++ {
 		raw := nextLine(text[off:])
 		off += len(raw)
 		line := numbered(i, raw)
 		if f.maxOutput > 0 && b.Len()+len(line) > f.maxOutput {
-			if i == start {
-				// A line longer than the limit on its own: its beginning,
-				// or ranges would never show any of it.
+			if i <= must {
 				cut := max(f.maxOutput-b.Len(), 0)
 				for cut > 0 && cut < len(line) && !utf8.RuneStart(line[cut]) {
 					cut--
 				}
-				fmt.Fprintf(&b, "%s\n```\n[Line %d is cut after %d of its %d bytes: the output limit of %d bytes was reached.", line[:cut], i, cut, len(line), f.maxOutput)
+				fmt.Fprintf(b, "%s\n```\n[Line %d is cut after %d of its %d bytes: the output limit of %d bytes was reached.", line[:cut], i, cut, len(line), f.maxOutput)
 				if i < end {
-					fmt.Fprintf(&b, " Lines %d-%d are not shown; view them with ranges.", i+1, end)
+					fmt.Fprintf(b, " Lines %d-%d are not shown; view them with ranges.", i+1, end)
 				}
 				b.WriteString("]")
-				return b.String(), nil
+				return b.String()
 			}
-			fmt.Fprintf(&b, "```\n[Lines %d-%d are not shown: the output limit of %d bytes was reached. View them with ranges.]", i, end, f.maxOutput)
-			return b.String(), nil
+			fmt.Fprintf(b, "```\n[Lines %d-%d are not shown: the output limit of %d bytes was reached. View them with ranges.]", i, end, f.maxOutput)
+			return b.String()
 		}
 		b.WriteString(line)
 	}
 	b.WriteString("```")
-	return b.String(), nil
+	return b.String()
 }
 
 func (f *files) write(ctx context.Context, in writeInput) (string, error) {
@@ -223,7 +230,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 	if end < start {
 		what = fmt.Sprintf("Appended to %s after its last line.", in.FilePath)
 	}
-	return what + " The new content around the change:\n" + snippet(out, first, last), nil
+	return what + " The new content around the change:\n" + f.snippet(out, first, last), nil
 }
 
 func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
@@ -248,7 +255,7 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 		return "", pathError(in.FilePath, err)
 	}
 	return fmt.Sprintf("Inserted %s before line %d of %s. The new content around the change:\n%s",
-		sizeText(in.Content), in.LineNumber, in.FilePath, snippet(out, first, last)), nil
+		sizeText(in.Content), in.LineNumber, in.FilePath, f.snippet(out, first, last)), nil
 }
 
 // open resolves p in the call's workspace and opens the workspace's
@@ -424,19 +431,10 @@ func splice(text string, start, end int, content string) (out string, first, las
 }
 
 // snippet shows the changed lines of text with three lines of context.
-func snippet(text string, first, last int) string {
-	from := max(1, first-3)
-	to := min(countLines(text), max(last, first)+3)
+func (f *files) snippet(text string, first, last int) string {
 	var b strings.Builder
 	b.WriteString("```\n")
-	off := lineOffset(text, from)
-	for i := from; i <= to; i++ {
-		line := nextLine(text[off:])
-		off += len(line)
-		b.WriteString(numbered(i, line))
-	}
-	b.WriteString("```")
-	return b.String()
+	return f.showLines(&b, text, max(1, first-3), min(countLines(text), max(last, first)+3), first)
 }
 
 // numbered is line i as shown to the model: "i: text\n". A file need not

@@ -397,3 +397,30 @@ func TestFileLargerThanItsSize(t *testing.T) {
 	wantCode(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "status"}), toolkit.CodeToolError,
 		"FileTooLargeError", `"status" is over the limit of 50 bytes`)
 }
+
+// An edit shows the content around its change, which holds the content
+// the model sent: a huge insert or replacement came back whole, past the
+// output limit that bounds every other answer of the file tools.
+func TestEditOutputLimit(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{MaxOutputBytes: 80})
+	path := filepath.Join(ws, "f.txt")
+	big := strings.Repeat("0123456789\n", 1000)
+	for _, tc := range []struct {
+		tool  string
+		input map[string]any
+		want  string
+	}{
+		{builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": big, "line_number": 2},
+			"Inserted 11000 bytes in 1000 lines before line 2 of f.txt. The new content around the change:\n```\n1: a\n2: 0123456789\n3: 0123456789\n4: 0123456789\n5: 0123456789\n6: 0123456789\n```\n[Lines 7-1004 are not shown: the output limit of 80 bytes was reached. View them with ranges.]"},
+		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": big, "ranges": []any{2, 2}},
+			"Replaced lines 2-2 of f.txt. The new content around the change:\n```\n1: a\n2: 0123456789\n3: 0123456789\n4: 0123456789\n5: 0123456789\n6: 0123456789\n```\n[Lines 7-1003 are not shown: the output limit of 80 bytes was reached. View them with ranges.]"},
+		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": strings.Repeat("x", 500), "ranges": []any{2, 2}},
+			"Replaced lines 2-2 of f.txt. The new content around the change:\n```\n1: a\n2: " + strings.Repeat("x", 68) + "\n```\n[Line 2 is cut after 71 of its 504 bytes: the output limit of 80 bytes was reached. Lines 3-4 are not shown; view them with ranges.]"},
+	} {
+		writeFile(t, path, "a\nb\nc\nd\n")
+		got := wantOK(t, invoke(t, tk, tc.tool, tc.input))
+		if got != tc.want {
+			t.Errorf("%s: got\n%.600s\nwant\n%s", tc.tool, got, tc.want)
+		}
+	}
+}
