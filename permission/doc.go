@@ -116,7 +116,7 @@
 //     the base name of its path (/bin/rm is rm); allow rules cover the
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a
-//     command whose name the shell computes ($X, ${x:-rm}), matches every
+//     command whose name the shell computes ($X, ${x:-rm}, $(echo rm)), matches every
 //     deny and ask pattern of the tool and no allow pattern but "*".
 //   - Rules are keyed by exact tool name; patterns on tools without a
 //     pattern kind never match (as 2.x's default match_rule).

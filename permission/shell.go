@@ -17,8 +17,9 @@ type simpleCmd struct {
 	assigns []string
 	args    []string
 	outputs []string
-	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}) or a
-	// brace expansion, so its words are not known here; dollar: a
+	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}, and a
+	// command substitution, whose output the word holds) or a brace
+	// expansion, so its words are not known here; dollar: a
 	// $-expansion; nameDollar: in the command's name, which may then be
 	// any command.
 	expands, dollar, nameDollar bool
@@ -223,7 +224,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 						return out, err
 					}
 					word.WriteString(string(rs[j : end+1]))
-					j = end
+					j, dollar = end, true // its output is the word's: as a $VAR
 					continue
 				case pr.at(rs, j):
 					out.subst = true
@@ -251,7 +252,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			if err != nil {
 				return out, err
 			}
-			inWord = true
+			inWord, dollar = true, true // its output is the word's: as a $VAR
 			word.WriteString(string(rs[i : end+1]))
 			i = end
 		case pr.at(rs, i):

@@ -266,9 +266,10 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		for _, w := range inner {
 			out = append(out, subject{text: w.text(), denyOnly: true})
 		}
-		// A name the shell computes ($X, ${x:-rm}) may be any command, as
-		// may one a wrapper runs by a name with "$" in it (sudo $X).
-		if err != nil || c.nameDollar || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && strings.Contains(w.args[0], "$") }) {
+		// A name the shell computes ($X, ${x:-rm}, $(echo rm)) may be any
+		// command, as may one a wrapper runs by such a name (sudo $X,
+		// sudo `echo rm`).
+		if err != nil || c.nameDollar || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && strings.ContainsAny(w.args[0], "$`") }) {
 			out = append(out, subject{text: c.text(), opaque: true})
 		}
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
