@@ -76,7 +76,10 @@
 // and so are patterns with a "/" that do not start with "*"; symbolic
 // links are resolved when comparing with working directories, and a path
 // that leads elsewhere through a link is matched as both (a deny or ask
-// rule on either applies; an allow rule must cover both). A call id that
+// rule on either applies; an allow rule must cover both). So is a path
+// read as a tool that cleans it first reads it (the built-in file tools:
+// ".." lexical, "~" a directory of that name): "~/../secrets/x" is also
+// secrets/x of the first working directory. A call id that
 // is pending with one input keeps it until it is decided or expires: an
 // approval is for the input the approver saw, and a call sent under that
 // id with another input is not offered for approval (its final has no

@@ -67,15 +67,7 @@ var home = sync.OnceValue(func() string {
 // A ".." is taken as the kernel takes it: after a symbolic link it leads
 // to the parent of the link's target, not back to the link's directory.
 func absPath(p string, workingDirs []string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if h := home(); h != "" {
-			p = h + "/" + p[1:]
-		}
-	} else if strings.HasPrefix(p, "$HOME/") || p == "$HOME" {
-		if h := home(); h != "" {
-			p = h + "/" + strings.TrimPrefix(p, "$HOME")
-		}
-	}
+	p = expandHome(p)
 	if !filepath.IsAbs(p) && len(workingDirs) > 0 {
 		p = workingDirs[0] + "/" + p
 	}
@@ -83,6 +75,19 @@ func absPath(p string, workingDirs []string) string {
 		return physicalDotDot(p)
 	}
 	return filepath.Clean(p)
+}
+
+// expandHome expands a leading "~" or "$HOME" to the home directory.
+func expandHome(p string) string {
+	h := home()
+	switch {
+	case h == "":
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		return h + "/" + p[1:]
+	case strings.HasPrefix(p, "$HOME/") || p == "$HOME":
+		return h + "/" + strings.TrimPrefix(p, "$HOME")
+	}
+	return p
 }
 
 // physicalDotDot cleans an absolute path, resolving the symbolic links

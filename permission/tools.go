@@ -173,7 +173,8 @@ func str(in map[string]any, key string) string {
 	return s
 }
 
-// filePath is a file tool's target: "file_path", or "path".
+// filePath is a file tool's target: "file_path", or "path", made
+// absolute as the kernel takes it (absPath).
 func filePath(p Policy, in map[string]any) string {
 	f := str(in, "file_path")
 	if f == "" {
@@ -183,6 +184,32 @@ func filePath(p Policy, in map[string]any) string {
 		return ""
 	}
 	return absPath(f, p.WorkingDirs)
+}
+
+// filePaths are the ways a file tool may read its target: as the kernel
+// does (filePath: "~" expanded, ".." after a link to the parent of its
+// target), and as a tool that cleans the path first (the built-in ones:
+// ".." lexical, "~" and "$HOME" a directory of that name), each also
+// with "~" expanded. The first is filePath's.
+func filePaths(p Policy, in map[string]any) []string {
+	first := filePath(p, in)
+	if first == "" {
+		return nil
+	}
+	f := str(in, "file_path")
+	if f == "" {
+		f = str(in, "path")
+	}
+	out := []string{first}
+	for _, q := range []string{f, expandHome(f)} {
+		if !filepath.IsAbs(q) && len(p.WorkingDirs) > 0 {
+			q = p.WorkingDirs[0] + "/" + q
+		}
+		if q = filepath.Clean(q); !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // subject is what a rule pattern is matched against: a shell sub-command
@@ -202,34 +229,35 @@ type subject struct {
 	opaque bool
 }
 
-// fileSubjects are the call's path and, when a symbolic link leads
-// elsewhere, where it leads: a deny or ask rule on either matches, an
-// allow rule must cover both.
+// fileSubjects are the ways the call's path may be read (filePaths)
+// and, when a symbolic link leads elsewhere, where each leads: a deny or
+// ask rule on any matches, an allow rule must cover all.
 func fileSubjects(p Policy, in map[string]any) []subject {
-	f := filePath(p, in)
-	if f == "" {
-		return nil
+	var out []subject
+	for _, f := range filePaths(p, in) {
+		for _, q := range []string{f, realPath(f)} {
+			if (q == f || filepath.IsAbs(f)) && !slices.ContainsFunc(out, func(s subject) bool { return s.text == q }) {
+				out = append(out, subject{text: q})
+			}
+		}
 	}
-	if r := realPath(f); filepath.IsAbs(f) && r != f {
-		return []subject{{text: f}, {text: r}}
-	}
-	return []subject{{text: f}}
+	return out
 }
 
 func fileWriteCheck(p Policy, t *toolkit.Tool, in map[string]any) Decision {
-	f := filePath(p, in)
-	if f == "" {
+	subjects := fileSubjects(p, in)
+	if len(subjects) == 0 {
 		return Decision{}
 	}
-	why := dangerousPath(f)
-	if r := realPath(f); why == "" && filepath.IsAbs(f) && r != f {
-		why = dangerousPath(r) // through a symbolic link
+	f := subjects[0].text
+	for _, s := range subjects { // through a symbolic link too
+		if why := dangerousPath(s.text); why != "" {
+			return Decision{Behavior: Ask, Safety: true, Reason: "safety check",
+				Message: fmt.Sprintf("%s on %s needs confirmation: %s.", t.Name, f, why)}
+		}
 	}
-	if why != "" {
-		return Decision{Behavior: Ask, Safety: true, Reason: "safety check",
-			Message: fmt.Sprintf("%s on %s needs confirmation: %s.", t.Name, f, why)}
-	}
-	if p.Mode.orDefault() == ModeAcceptEdits && inWorkingDirs(f, p.WorkingDirs) {
+	inside := func(q string) bool { return inWorkingDirs(q, p.WorkingDirs) }
+	if p.Mode.orDefault() == ModeAcceptEdits && !slices.ContainsFunc(filePaths(p, in), func(q string) bool { return !inside(q) }) {
 		return Decision{Behavior: Allow, Reason: "tool check", Message: "Edits inside the working directories are accepted."}
 	}
 	return Decision{}
