@@ -114,9 +114,11 @@
 //     substitutions ($(…), `…`, <(…)) are the line's commands too, for
 //     every rule. Deny and ask rules (and the safety checks) also see the
 //     commands a command runs: behind a wrapper (sudo, env, nice, nohup,
-//     timeout, xargs, command, exec, time, …) or a keyword (then, do, !,
-//     "(", "{"), as the script of sh -c or eval, as find's -exec, and by
-//     the base name of its path (/bin/rm is rm); allow rules cover the
+//     timeout, xargs, command, exec, time, coproc, …) or a keyword (then,
+//     do, !, "(", "{"), as the script of sh -c, eval, trap or alias, as
+//     find's -exec, as a busybox applet, in the body of a function or a
+//     case clause written on the line, and by the base name of its path
+//     (/bin/rm is rm); allow rules cover the
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm)), matches every

@@ -8,8 +8,9 @@ import (
 
 // A command may run another: behind a wrapper (sudo rm, env X=1 rm, xargs
 // rm), a keyword or a group's opening (then rm, ! rm, (rm, { rm), as a
-// script (sh -c 'rm …', eval rm …), as find's -exec, or by its path
-// (/bin/rm). Deny and ask rules must see those commands too, or in bypass
+// script (sh -c 'rm …', eval rm …, trap 'rm …' EXIT, alias r='rm …'), as
+// find's -exec, as a busybox applet, in a function's body or a case
+// clause (f() { rm …; }, a) rm …;;), or by its path (/bin/rm). Deny and ask rules must see those commands too, or in bypass
 // mode "sudo rm -rf x" would escape a deny rule on rm; so must the safety
 // checks ("sudo rm -rf ~").
 
@@ -81,6 +82,10 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		return nil, nil
 	}
 	name := args[0]
+	if body, ok := definedBody(args); ok {
+		add(body)
+		return out, err
+	}
 	switch {
 	case strings.HasPrefix(name, "(") || strings.HasPrefix(name, "{") && name != "{":
 		// "(rm" and "{rm" are "(" or "{" and "rm".
@@ -91,6 +96,30 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		return out, err
 	case name == "eval":
 		script(strings.Join(args[1:], " "))
+		return out, err
+	case name == "trap":
+		// trap [--] ACTION SIGNAL...: the action is a script ("-" resets).
+		if rest := slices.DeleteFunc(slices.Clone(args[1:]), func(a string) bool { return a == "--" }); len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+			script(rest[0])
+		}
+		return out, err
+	case name == "alias":
+		// alias NAME=VALUE: a shell that expands aliases (sh) runs VALUE.
+		for _, a := range args[1:] {
+			if _, v, ok := strings.Cut(a, "="); ok {
+				script(v)
+			}
+		}
+		return out, err
+	case name == "coproc":
+		// coproc COMMAND, or coproc NAME COMPOUND: either may be what runs.
+		add(slices.Clone(args[1:]))
+		if len(args) > 2 {
+			add(slices.Clone(args[2:]))
+		}
+		return out, err
+	case name == "busybox" && len(args) > 1 && !strings.HasPrefix(args[1], "-"):
+		add(slices.Clone(args[1:])) // busybox APPLET ARGS
 		return out, err
 	case slices.Contains(shells, name):
 		// sh [options] -c SCRIPT: a flag cluster with "c" takes the first
@@ -157,4 +186,54 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		}
 	}
 	return out, err
+}
+
+// definedBody is the command the words of a definition or a clause hold,
+// which the line's parse took as arguments: a function's body (f() { rm
+// x; }, f () (rm x), function f { rm x; }) or a case clause's (case a in
+// a) rm x;; b ) rm y;; esac, where each clause after the first is a
+// command of its own, "b) rm y").
+func definedBody(args []string) ([]string, bool) {
+	name := args[0]
+	switch {
+	case strings.Contains(name, "()"):
+		// f(){ …: the rest of the word, if any, begins the body.
+		_, rest, _ := strings.Cut(name, "()")
+		if rest != "" {
+			return append([]string{rest}, args[1:]...), true
+		}
+		return slices.Clone(args[1:]), true
+	case len(args) > 1 && args[1] == "()":
+		return slices.Clone(args[2:]), true
+	case len(args) > 2 && args[1] == "(" && args[2] == ")":
+		return slices.Clone(args[3:]), true
+	case name == "function" && len(args) > 1:
+		rest := args[2:] // function f { …, function f() { …
+		if len(rest) > 0 && rest[0] == "()" {
+			rest = rest[1:] // function f () { …
+		}
+		return slices.Clone(rest), true
+	case name == "case":
+		// case WORD in PATTERN) BODY: the body follows the first word
+		// after "in" that ends with ")".
+		in := slices.Index(args, "in")
+		if in < 0 {
+			return nil, false
+		}
+		for i := in + 1; i < len(args); i++ {
+			if strings.HasSuffix(args[i], ")") {
+				return slices.Clone(args[i+1:]), true
+			}
+		}
+		return nil, false
+	case strings.HasSuffix(name, ")"):
+		return slices.Clone(args[1:]), true // a later clause: "b) rm y"
+	}
+	// A later clause whose pattern has blanks: "b ) rm y", "a | c ) rm y".
+	for i := 1; i < len(args) && i < 8; i++ {
+		if args[i] == ")" {
+			return slices.Clone(args[i+1:]), true
+		}
+	}
+	return nil, false
 }
