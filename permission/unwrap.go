@@ -23,7 +23,7 @@ var wrappers = map[string]struct {
 }{
 	"sudo":    {valued: []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout"}},
 	"doas":    {valued: []string{"-u", "-C"}},
-	"env":     {valued: []string{"-u", "-C", "--unset", "--chdir"}},
+	"env":     {valued: []string{"-u", "-C", "-S", "--unset", "--chdir"}},
 	"nice":    {valued: []string{"-n", "--adjustment"}},
 	"ionice":  {valued: []string{"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}},
 	"nohup":   {},
@@ -34,7 +34,7 @@ var wrappers = map[string]struct {
 	"command": {},
 	"builtin": {},
 	"exec":    {valued: []string{"-a"}},
-	"time":    {},
+	"time":    {valued: []string{"-o", "-f", "--output", "--format"}}, // GNU time's
 	"watch":   {valued: []string{"-n", "-d", "--interval", "--differences"}},
 	"chroot":  {count: 1},
 	// Keywords that begin a command.
@@ -157,11 +157,15 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	i, operands := 1, 0
 	for ; i < len(args); i++ {
 		a := args[i]
+		opt, attached := valuedInCluster(a, w.valued)
 		switch {
-		case name == "env" && (a == "-S" || strings.HasPrefix(a, "--split-string")):
-			// env -S 'cmd args': the string is split into the command.
+		case name == "env" && (opt == "-S" || strings.HasPrefix(a, "--split-string")):
+			// env -S 'cmd args', -S'cmd args': the string is split into
+			// the command.
 			if v, ok := strings.CutPrefix(a, "--split-string="); ok {
 				script(v)
+			} else if attached != "" {
+				script(attached)
 			} else if i+1 < len(args) {
 				script(args[i+1])
 			}
@@ -175,8 +179,8 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			add(slices.Clone(rest))
 			return out, err
 		case strings.HasPrefix(a, "-") && a != "-":
-			if slices.Contains(w.valued, a) {
-				i++ // its value
+			if slices.Contains(w.valued, a) || opt != "" && attached == "" {
+				i++ // its value (-u root, -Eu root)
 			}
 		case operands < w.count:
 			operands++
@@ -236,4 +240,20 @@ func definedBody(args []string) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// valuedInCluster finds, in a cluster of short options (-Eu, -0n1), the
+// first that takes a value (one of valued), and the rest of the word,
+// which is its value when not empty (-n1); the next word is otherwise
+// (-Eu root). opt is "" when the word is no such cluster.
+func valuedInCluster(a string, valued []string) (opt, attached string) {
+	if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+		return "", ""
+	}
+	for k := 1; k < len(a); k++ {
+		if o := "-" + a[k:k+1]; slices.Contains(valued, o) {
+			return o, a[k+1:]
+		}
+	}
+	return "", ""
 }
