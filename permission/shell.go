@@ -45,9 +45,10 @@ type shellLine struct {
 	subst bool
 	// inner are the substitutions' command lines.
 	inner []string
-	// bodies are the here-documents' bodies; data are the commands they
-	// hold when read as scripts (bash <<EOF), for deny and ask rules and
-	// the removal check only: a body is as often prose.
+	// bodies are the here-documents' bodies and the here-strings; data
+	// are the commands they hold when read as scripts (bash <<EOF, bash
+	// <<< 'rm x'), for deny and ask rules and the removal check only: a
+	// body is as often prose.
 	bodies []string
 	data   []simpleCmd
 }
@@ -119,7 +120,8 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	// the bodies of those given on a line follow its newline.
 	delimNext, stripNext := false, false
 	var docs []hereDoc
-	quoted := false // the current word has quotes or escapes
+	hereString := false // the next word is a here-string (<<<), a body
+	quoted := false     // the current word has quotes or escapes
 	// Unquoted parentheses open (subshells, (( … ))): a "<<" inside may
 	// be a shift, so a line with one cannot be read (unsure). paren: the
 	// last character was one, after which a "#" begins a comment.
@@ -145,7 +147,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			if delimNext {
 				docs = append(docs, hereDoc{delim: w, literal: quotedWord, strip: stripNext})
 			}
-			input, delimNext = false, false
+			if hereString {
+				out.bodies = append(out.bodies, w) // bash <<< 'rm x' runs it
+			}
+			input, delimNext, hereString = false, false, false
 			return
 		}
 		if redirect {
@@ -173,7 +178,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			out.cmds = append(out.cmds, cur)
 		}
 		cur = simpleCmd{}
-		redirect, input, delimNext = false, false, false
+		redirect, input, delimNext, hereString = false, false, false, false
 	}
 	rs := []rune(line)
 	pr := newPrompts(rs)
@@ -307,6 +312,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			// is no argument; it is a word as any other (quotes,
 			// substitutions).
 			redirect, input = isOut, !isOut
+			hereString = hereString || c == '<' && next == '<' && i+2 < len(rs) && rs[i+2] == '<'
 			if c == '<' && next == '<' && (i+2 >= len(rs) || rs[i+2] != '<') {
 				i++ // << (<<< is a here-string, a word)
 				unsure = unsure || parens > 0
