@@ -128,11 +128,16 @@ func scopeName(scope string) string {
 // sessionName prints a caller's session name: as it is, or Go-quoted
 // when it has characters that are not printable (terminal controls,
 // newlines, tabs, bidi overrides).
-func sessionName(session string) string {
-	if strings.IndexFunc(session, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-		return strconv.Quote(session)
+func sessionName(session string) string { return plain(session) }
+
+// plain prints a text a caller may have written (a session name, a rule
+// made from a caller's command): as it is, or Go-quoted when it has
+// characters that are not printable.
+func plain(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(s)
 	}
-	return session
+	return s
 }
 
 // printableJSON is a JSON text with the characters that are not
@@ -251,7 +256,7 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 			input = p.Input
 		}
 	}
-	fmt.Fprintf(e.stdout, "approved call %s of session %s: %s %s\n", a.CallID, scopeName(a.Session), a.Tool, printableJSON(input))
+	fmt.Fprintf(e.stdout, "approved call %s of session %s: %s %s\n", a.CallID, scopeName(a.Session), plain(a.Tool), printableJSON(input))
 	fmt.Fprintf(e.stdout, "it runs once when re-sent with this input (%s)\n", a.Digest)
 	return exitOK
 }
@@ -283,7 +288,7 @@ func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
-		fmt.Fprintf(e.stdout, "session %s: allow %s\n", scopeName(o.scope(e)), spec)
+		fmt.Fprintf(e.stdout, "session %s: allow %s\n", scopeName(o.scope(e)), plain(spec))
 	}
 	return exitOK
 }
@@ -329,7 +334,7 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "session %s: mode %s\n", scopeName(o.scope(e)), sp.Mode)
 	}
 	for _, r := range sp.Rules {
-		fmt.Fprintf(e.stdout, "  %s %s (%s)\n", r.Behavior, r.String(), r.Source)
+		fmt.Fprintf(e.stdout, "  %s %s (%s)\n", r.Behavior, plain(r.String()), plain(r.Source))
 	}
 	return exitOK
 }
