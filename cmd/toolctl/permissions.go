@@ -341,8 +341,20 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 
 // approvalHint tells the human how to let an approval_required call run.
 func approvalHint(e *env, session string, final *toolkit.Response) {
+	// The operator runs it with a key of their own: name the caller
+	// identity whose session it is, or it would be the anonymous one.
+	caller := ""
+	if id := e.cfg.NATS.Identity; id != "" {
+		caller = " --caller " + shellQuote(id)
+	}
 	if key, ok := final.Metadata[permission.MetaApprovalKey].(string); ok && key != "" {
-		fmt.Fprintf(e.stderr, "toolctl: to run it once, approve it with: toolctl approve %s, then send the same call again (--id %s)\n", key, key)
+		// Bound to the session: without it approve takes the id pending in
+		// any session, another's where this call was not recorded.
+		where := ""
+		if session != "" {
+			where = caller + " --session " + shellQuote(session)
+		}
+		fmt.Fprintf(e.stderr, "toolctl: to run it once, approve it with: toolctl approve%s %s, then send the same call again (--id %s)\n", where, shellQuote(key), shellQuote(key))
 	}
 	var rules []string
 	switch r := final.Metadata[permission.MetaSuggestedRules].(type) {
@@ -356,12 +368,6 @@ func approvalHint(e *env, session string, final *toolkit.Response) {
 		}
 	}
 	if len(rules) > 0 && session != "" {
-		// The operator runs it with a key of their own: name the caller
-		// identity whose session it is, or it would allow the anonymous one.
-		caller := ""
-		if id := e.cfg.NATS.Identity; id != "" {
-			caller = " --caller " + id
-		}
 		for i, r := range rules {
 			rules[i] = shellQuote(r)
 		}
