@@ -311,6 +311,19 @@ func (g *Guard) Pending(ctx context.Context, session, callID string) ([]Pending,
 	return g.store.FindPending(ctx, session, callID)
 }
 
+// ListPending returns at most limit calls waiting for approval, the
+// least recently asked first, for a person to look at before approving;
+// session "" means every session. Calls past the approval TTL are left
+// out. more says that others were.
+func (g *Guard) ListPending(ctx context.Context, session string, limit int) (ps []Pending, more bool, err error) {
+	if limit <= 0 {
+		return nil, false, errors.New("permission: the limit must be positive")
+	}
+	ps, more, err = g.store.ListPending(ctx, session, limit)
+	now := g.opts.Now()
+	return slices.DeleteFunc(ps, func(p Pending) bool { return now.Sub(p.Created) > g.opts.ApprovalTTL }), more, err
+}
+
 // Approve turns a pending call into a one-shot approval bound to its
 // session, id, tool and input digest, and returns it. session "" finds the
 // call in any session (ErrAmbiguous if the id is pending in several). by

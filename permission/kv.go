@@ -296,6 +296,49 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 	return out, nil
 }
 
+// ListPending implements Store. It reads the bucket's pending entries in
+// the order they were last written (a watch of their latest values), so
+// listing a few of a full bucket reads only those.
+func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([]Pending, bool, error) {
+	if s.approvals == nil {
+		return nil, false, errNoApprovals
+	}
+	filter := "pending.>"
+	if session != "" {
+		filter = "pending." + wire.ScopedKeyToken(session) + ".*"
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.approvals.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, false, fmt.Errorf("permission: listing pending calls: %w", err)
+	}
+	defer w.Stop()
+	var out []Pending
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+		if e == nil { // the current values are all read
+			return out, false, nil
+		}
+		var p Pending
+		if err := json.Unmarshal(e.Value(), &p); err != nil {
+			continue // not a pending call this build reads: not listed
+		}
+		if session != "" && p.Session != session {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, p)
+	}
+}
+
 // DeletePending implements Store.
 func (s *KVStore) DeletePending(ctx context.Context, session, callID string) error {
 	if s.approvals == nil {

@@ -68,6 +68,10 @@ type Store interface {
 	// FindPending returns the pending calls with this id; session "" means
 	// any session.
 	FindPending(ctx context.Context, session, callID string) ([]Pending, error)
+	// ListPending returns at most limit pending calls, the least recently
+	// recorded first; session "" means every session. more says that
+	// others were left out.
+	ListPending(ctx context.Context, session string, limit int) (ps []Pending, more bool, err error)
 	// DeletePending forgets a pending call; unknown ones are ignored.
 	DeletePending(ctx context.Context, session, callID string) error
 	// PutApproval records (or replaces) an approval.
@@ -172,6 +176,25 @@ func (m *MemoryStore) FindPending(_ context.Context, session, callID string) ([]
 	}
 	slices.SortFunc(out, func(a, b Pending) int { return a.Created.Compare(b.Created) })
 	return out, nil
+}
+
+// ListPending implements Store.
+func (m *MemoryStore) ListPending(_ context.Context, session string, limit int) ([]Pending, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Pending
+	for e := m.order.Front(); e != nil; e = e.Next() {
+		p := e.Value.(Pending)
+		if session != "" && p.Session != session {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		p.Suggested = slices.Clone(p.Suggested)
+		out = append(out, p)
+	}
+	return out, false, nil
 }
 
 // DeletePending implements Store.

@@ -71,11 +71,14 @@
 // to see it, or nothing when no skill is visible. The bodies stay on the
 // workers: the model reads one with the Skill tool.
 //
-// # approve, allow and mode
+// # pending, approve, allow and mode
 //
 // They work on the fleet's permission store, the toolbus_permissions and
 // toolbus_approvals KV buckets that workers with a permissions section
 // share. A call that ends approval_required prints how to go on.
+// `pending` lists the calls waiting for approval, the longest waiting
+// first (--session for one session's, --limit, --json), with their inputs
+// escaped for the terminal, to read before approving.
 // `approve CALL-ID` (--session when the id waits in several sessions,
 // --by for the logs) turns the pending call into a one-shot approval bound
 // to its tool and input digest: the same call re-sent with the same id and
