@@ -619,7 +619,8 @@ func (f *Fleet) rebuild() {
 // decodeAnnouncement decodes (JSON when the message says so, msgpack
 // otherwise) and checks an announcement. Tools and groups that cannot be
 // listed (a name that is not a token, a schema that is not an object
-// schema, an unknown group, a group without a description) are left out,
+// schema, an unknown group, a group without a description, a name
+// announced before in the same announcement) are left out,
 // the rest counts; skipped says what was left out and why. Parameters are
 // normalised to what encoding/json produces, whatever the encoding.
 func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error) {
@@ -640,6 +641,8 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 		switch {
 		case !toolkit.ValidName(g.Name) || g.Name == toolkit.BasicGroup:
 			errs = append(errs, fmt.Errorf("group %q: invalid name", g.Name))
+		case groups[g.Name]:
+			errs = append(errs, fmt.Errorf("group %q: announced twice", g.Name))
 		case g.Description == "":
 			errs = append(errs, fmt.Errorf("group %q: no description", g.Name))
 		default:
@@ -653,11 +656,14 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 			ann.Tools[i].Group = toolkit.BasicGroup
 		}
 	}
+	tools := map[string]bool{}
 	ann.Tools = slices.DeleteFunc(ann.Tools, func(t wire.AnnouncedTool) bool {
 		var err error
 		switch {
 		case !toolkit.ValidToolName(t.Name) || t.Name == toolkit.MetaToolName:
 			err = fmt.Errorf("invalid name (a token of [A-Za-z0-9_-] of at most %d bytes)", toolkit.MaxNameLen)
+		case tools[t.Name]:
+			err = errors.New("announced twice")
 		case !groups[t.Group]:
 			err = fmt.Errorf("group %q not announced", t.Group)
 		default:
@@ -665,6 +671,8 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("tool %.128q: %w", t.Name, err))
+		} else {
+			tools[t.Name] = true
 		}
 		return err != nil
 	})

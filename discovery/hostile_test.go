@@ -280,3 +280,36 @@ func TestInstanceBytesBounded(t *testing.T) {
 		t.Errorf("the fleet keeps %d instances of %d bytes in all, want at most %d bytes", got, bytes, maxInstanceBytes)
 	}
 }
+
+// TestDuplicateNamesInOneAnnouncement: an announcement listing a tool
+// (or a group) twice made its instance count twice among the tool's
+// instances (toolctl tools said WORKERS 2 for one worker) and listed the
+// names twice in the instance. A name repeated within one announcement
+// is left out after its first occurrence.
+func TestDuplicateNamesInOneAnnouncement(t *testing.T) {
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	p := map[string]any{"type": "object", "properties": map[string]any{}}
+	publishAnnouncement(t, natstest.Conn(t, s), wire.Announcement{Format: 1, Instance: "w1", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
+		Groups: []wire.AnnouncedGroup{{Name: "g", Description: "first"}, {Name: "g", Description: "second"}},
+		Tools: []wire.AnnouncedTool{
+			{Name: "echo", Description: "first", Group: "basic", Idempotency: "unknown", Parameters: p},
+			{Name: "echo", Description: "second", Group: "g", Idempotency: "unknown", Parameters: p},
+			{Name: "Echo", Description: "another tool", Group: "g", Idempotency: "unknown", Parameters: p},
+		}})
+	natstest.WaitFor(t, "w1 listed", func() bool { return listed(f, "w1") })
+	echo, ok := f.Tool("echo")
+	if !ok || echo.Description != "first" || !slices.Equal(echo.Instances, []string{"w1"}) {
+		t.Errorf("echo = %+v (found %v), want the first one, served by w1 once", echo, ok)
+	}
+	if got := toolNames(f); !slices.Equal(got, []string{"echo", "Echo"}) {
+		t.Errorf("tools %v, want [echo Echo]", got)
+	}
+	in := f.Instances()[0]
+	if !slices.Equal(in.Tools, []string{"echo", "Echo"}) || !slices.Equal(in.Groups, []string{"g"}) {
+		t.Errorf("instance w1 lists tools %v and groups %v, want [echo Echo] and [g]", in.Tools, in.Groups)
+	}
+	if g := f.Groups(); len(g) != 1 || g[0].Description != "first" {
+		t.Errorf("groups %+v, want the first g", g)
+	}
+}
