@@ -152,20 +152,27 @@ func (e *env) permissionFilter(log *slog.Logger) bus.ListFilter {
 	}, log)
 }
 
-// firstLine returns the first line of s, its control characters as
-// spaces, cut to n runes.
+// firstLine returns the first line of s, its unprintable characters as
+// spaces (unprintableAsSpaces), cut to n runes.
 func firstLine(s string, n int) string {
 	s, _, _ = strings.Cut(s, "\n")
-	// Descriptions come from tool authors and mounted MCP servers: no
-	// terminal escapes, tabs (the table's) or other controls.
-	s = strings.Map(func(c rune) rune {
-		if unicode.IsControl(c) {
-			return ' '
-		}
-		return c
-	}, s)
+	s = unprintableAsSpaces(s)
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// unprintableAsSpaces is s for a cell of a table with every character
+// that is not printable as a space. Descriptions and error texts come
+// from tool authors and mounted MCP servers: no terminal escapes (C0 and
+// C1 controls), tabs (the table's), line breaks, bidi overrides or other
+// format characters (unicode.IsControl misses the latter).
+func unprintableAsSpaces(s string) string {
+	return strings.Map(func(c rune) rune {
+		if !unicode.IsPrint(c) {
+			return ' '
+		}
+		return c
+	}, s)
 }

@@ -42,3 +42,22 @@ func TestSkillRowQuotesNames(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstLineDropsFormatCharacters: a description's bidi overrides
+// (U+202E turns the rest of the row around), zero-width and line or
+// paragraph separators are not controls (unicode.IsControl) but are not
+// printable either; they reached the operator's terminal from a mounted
+// MCP server's description. They are printed as spaces, as controls are.
+func TestFirstLineDropsFormatCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"safe \u202eexe.txt":        "safe  exe.txt",
+		"a\u2066b\u2069c\u200bd":    "a b c d",
+		"line\u2028next\u2029para":  "line next para",
+		"C1\u009b31m and \u0085nel": "C1 31m and  nel",
+		"café ünïcode ✓":            "café ünïcode ✓",
+	} {
+		if got := firstLine(in, 70); got != want {
+			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

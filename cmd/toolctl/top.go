@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -209,7 +208,8 @@ func printTop(w io.Writer, workers int, dt time.Duration, rs []toolRow) {
 			avg = r.avg.Round(time.Microsecond).String()
 		}
 		last := oneLine(r.lastErr, 60)
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%d\t%s\n", r.tool, r.workers, r.calls, r.errors, avg, r.total, last)
+		// Anyone may answer $SRV.STATS: a name is Go-quoted when not printable.
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%d\t%s\n", sessionName(r.tool), r.workers, r.calls, r.errors, avg, r.total, last)
 	}
 	tw.Flush()
 }
@@ -267,16 +267,11 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 }
 
-// oneLine is s for one cell of the table: control characters (line
+// oneLine is s for one cell of the table: unprintable characters (line
 // breaks of a traceback, terminal escapes) as spaces, cut to at most n
 // runes.
 func oneLine(s string, n int) string {
-	r := []rune(strings.Map(func(c rune) rune {
-		if unicode.IsControl(c) {
-			return ' '
-		}
-		return c
-	}, s))
+	r := []rune(unprintableAsSpaces(s))
 	if len(r) > n {
 		return string(r[:n-3]) + "..."
 	}

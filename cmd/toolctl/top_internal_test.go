@@ -1,8 +1,10 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/nats-io/nats.go/micro"
 )
@@ -39,5 +41,27 @@ func TestTopRates(t *testing.T) {
 	}
 	if sleep.calls != 2.5 || sleep.workers != 1 {
 		t.Errorf("sleep (counters started again): %+v", sleep)
+	}
+}
+
+// TestTopPrintsAnswersPrintable: anyone may answer $SRV.STATS.toolbus, and
+// the endpoint names and last errors of the answers went to the
+// operator's terminal as they were (only a last error's controls became
+// spaces; its bidi overrides stayed, and a tool name kept everything). A
+// name with unprintable characters is Go-quoted, a last error's
+// unprintable characters are spaces.
+func TestTopPrintsAnswersPrintable(t *testing.T) {
+	var b strings.Builder
+	printTop(&b, 1, time.Second, []toolRow{
+		{tool: "echo", workers: 1, lastErr: "boom"},
+		{tool: "x\x1b]0;owned\a\u202e", workers: 1, lastErr: "bad\u202eexe\x1b[2J"},
+	})
+	for _, r := range b.String() {
+		if r != '\n' && !unicode.IsPrint(r) {
+			t.Fatalf("toolctl top printed %q:\n%s", r, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), `"x\x1b]0;owned\a\u202e"`) || !strings.Contains(b.String(), "bad exe [2J") {
+		t.Errorf("the hostile row is not quoted as expected:\n%s", b.String())
 	}
 }
