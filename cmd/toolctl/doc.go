@@ -71,6 +71,17 @@
 // to see it, or nothing when no skill is visible. The bodies stay on the
 // workers: the model reads one with the Skill tool.
 //
+// # What the fleet says, on the terminal
+//
+// Names, descriptions, instructions, prompts and error texts come from
+// the workers and the MCP servers they mount, which may put anything in
+// them. The tables print a name that is not printable Go-quoted and a
+// description's unprintable characters as spaces; the texts of several
+// lines (instructions, the <agent-skills> prompt, groups set's answer)
+// keep their line breaks and tabs and print every other unprintable
+// character (terminal controls, bidi overrides) Go-escaped, such as
+// \x1b or \u202e. --json prints them exact, as JSON.
+//
 // # pending, approve, allow and mode
 //
 // They work on the fleet's permission store, the toolbus_permissions and

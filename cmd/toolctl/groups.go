@@ -146,7 +146,7 @@ func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
 		return noSuchGroups(e, names)
 	}
 	if t := r.Text(); t != "" {
-		fmt.Fprintln(e.stdout, t)
+		fmt.Fprintln(e.stdout, printableText(t)) // the groups' instructions, from the workers
 	}
 	if r.State != toolkit.StateSuccess {
 		fmt.Fprintf(e.stderr, "toolctl: reset_tools ended %s (code %s)\n", r.State, r.Code)

@@ -59,7 +59,7 @@ func (o *instructionsOptions) run(ctx context.Context, e *env, args []string) in
 		}
 	}
 	if len(parts) > 0 {
-		fmt.Fprintln(e.stdout, strings.Join(parts, "\n\n"))
+		fmt.Fprintln(e.stdout, printableText(strings.Join(parts, "\n\n")))
 	}
 	return exitOK
 }

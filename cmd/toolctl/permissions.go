@@ -140,6 +140,29 @@ func plain(s string) string {
 	return s
 }
 
+// printableText is a fleet's text of several lines (a group's
+// instructions, the <agent-skills> prompt) for the terminal: its line
+// breaks and tabs as they are, every other unprintable character
+// (terminal controls, a carriage return, bidi overrides) Go-escaped as
+// sessionName escapes it, so that the text reads as it was meant and
+// cannot drive the operator's terminal. --json prints such text exact.
+func printableText(s string) string {
+	bad := func(r rune) bool { return r != '\n' && r != '\t' && !unicode.IsPrint(r) }
+	if strings.IndexFunc(s, bad) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if bad(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // printableJSON is a JSON text with the characters that are not
 // printable (C1 controls, DEL, bidi overrides; JSON escapes only C0)
 // written as \u escapes, so that a caller's input cannot drive the

@@ -52,7 +52,7 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 			return exitError
 		}
 		if prompt := skill.FleetInstructions(fleet, active); prompt != "" {
-			fmt.Fprintln(e.stdout, prompt)
+			fmt.Fprintln(e.stdout, printableText(prompt))
 		}
 		return exitOK
 	}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// hostile is text a fleet member may put in what it announces or
+// answers: a terminal title, a screen clear, a C1 CSI, a bidi override
+// and a carriage return.
+const hostile = "owned\x1b]0;title\a\x1b[2J\u009b31m\u202eexe.txt\rfake"
+
+// hostileFleet starts an embedded server with the fleet's group-state
+// bucket and a member that answers discover requests with an
+// announcement carrying hostile text in every free-form field (group
+// description and instructions, tool description, a skill's description
+// and directory); it returns the server's URL.
+func hostileFleet(t *testing.T) string {
+	t.Helper()
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bus.NewKVState(natstest.Ctx(t), js, nil); err != nil {
+		t.Fatal(err)
+	}
+	ann := wire.Announcement{Format: 1, Instance: "w1", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
+		Groups: []wire.AnnouncedGroup{{Name: "web", Description: hostile, Instructions: "Use it well.\n" + hostile, Active: true}},
+		Tools: []wire.AnnouncedTool{{Name: "search", Description: hostile, Group: "web", Idempotency: "unknown",
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}},
+		Meta: map[string]any{wire.MetaSkills: []any{map[string]any{"name": "pdf", "description": hostile, "group": "web", "dir": "/srv/" + hostile}}},
+	}
+	data, err := wire.JSON.Marshal(&ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.Subscribe(wire.SubjectDiscover, func(m *nats.Msg) {
+		m.RespondMsg(&nats.Msg{Header: wire.JSON.Header(), Data: data})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	nc.Flush()
+	return s.ClientURL()
+}
+
+// unprintable returns the first character of s that is neither printable
+// nor a line break, and whether there is one.
+func unprintable(s string) (rune, bool) {
+	for _, r := range s {
+		if r != '\n' && !unicode.IsPrint(r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// TestFleetCommandsPrintable: what a fleet member announces reaches the
+// operator's terminal through tools, groups, skills and instructions;
+// the group instructions and the <agent-skills> prompt were printed as
+// they were, so a member (or the MCP server behind it) could retitle,
+// clear or rewrite the terminal. Their human-readable output holds no
+// unprintable character but line breaks.
+func TestFleetCommandsPrintable(t *testing.T) {
+	url := hostileFleet(t)
+	for _, args := range [][]string{
+		{"tools"}, {"groups"}, {"groups", "--session", "s1"}, {"skills"}, {"skills", "--session", "s1"},
+		{"instructions"}, {"instructions", "--session", "s1"},
+	} {
+		code, out, errs := toolctl(t, append([]string{"--nats", url}, args...)...)
+		if code != exitOK {
+			t.Errorf("toolctl %s: exit %d: %s", strings.Join(args, " "), code, errs)
+			continue
+		}
+		if !strings.Contains(out, "owned") {
+			t.Errorf("toolctl %s does not show the member's text:\n%s", strings.Join(args, " "), out)
+		}
+		for name, s := range map[string]string{"stdout": out, "stderr": errs} {
+			if r, bad := unprintable(s); bad {
+				t.Errorf("toolctl %s printed %q on %s:\n%s", strings.Join(args, " "), r, name, s)
+			}
+		}
+	}
+}
+
+// TestGroupsSetPrintable: groups set prints the instructions of the
+// groups it activated, as reset_tools answers them from a worker; they
+// were printed as they were.
+func TestGroupsSetPrintable(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := bus.NewKVState(natstest.Ctx(t), js, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(&toolkit.Options{State: state})
+	if err := tk.AddGroup(toolkit.Group{Name: "web", Description: "Web access.", Instructions: "Use it well.\n" + hostile}); err != nil {
+		t.Fatal(err)
+	}
+	search := toolkit.Func("search", "Search.", func(ctx context.Context, in struct{}) (string, error) { return "found", nil })
+	if err := tk.Add(search, toolkit.InGroup("web")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	code, out, errs := toolctl(t, "--nats", s.ClientURL(), "groups", "set", "--session", "s1", "web")
+	if code != exitOK || !strings.Contains(out, "owned") {
+		t.Fatalf("groups set: exit %d, stdout:\n%s\nstderr: %s", code, out, errs)
+	}
+	if r, bad := unprintable(out); bad {
+		t.Errorf("groups set printed %q:\n%s", r, out)
+	}
+}
