@@ -71,7 +71,8 @@ func terminalAsker(in io.Reader, out io.Writer) bus.Asker {
 				}
 			}
 		}
-		fmt.Fprintf(out, "toolctl: the tool asks: %s\n", msg)
+		// The prompt and the fields are the tool's (an MCP server's).
+		fmt.Fprintf(out, "toolctl: the tool asks: %s\n", printableText(msg))
 		names := make([]string, 0, len(props))
 		for name := range props {
 			names = append(names, name)
@@ -87,7 +88,7 @@ func terminalAsker(in io.Reader, out io.Writer) bus.Asker {
 				if req {
 					label += ", required"
 				}
-				fmt.Fprintf(out, "  %s (%s): ", name, label)
+				fmt.Fprintf(out, "  %s (%s): ", sessionName(name), sessionName(label))
 				line, err := readAnswer(r)
 				line = strings.TrimSpace(line)
 				if err != nil && (line == "" || !errors.Is(err, io.EOF)) {

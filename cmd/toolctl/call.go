@@ -160,16 +160,16 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	if o.verbose && len(final.Metadata) > 0 {
 		meta, _ := json.Marshal(final.Metadata)
-		fmt.Fprintf(e.stderr, "toolctl: metadata %s\n", meta)
+		fmt.Fprintf(e.stderr, "toolctl: metadata %s\n", printableJSON(string(meta)))
 		if pinned, ok := final.Metadata[wire.MetaSessionWorker].(string); ok {
 			session := o.session
 			if session == "" {
 				session = "(default)"
 			}
 			if from, ok := final.Metadata[wire.MetaSessionMovedFrom].(string); ok {
-				fmt.Fprintf(e.stderr, "toolctl: session %s moved from worker %s (gone) to worker %s\n", session, from, pinned)
+				fmt.Fprintf(e.stderr, "toolctl: session %s moved from worker %s (gone) to worker %s\n", sessionName(session), sessionName(from), sessionName(pinned))
 			} else {
-				fmt.Fprintf(e.stderr, "toolctl: session %s is pinned to worker %s\n", session, pinned)
+				fmt.Fprintf(e.stderr, "toolctl: session %s is pinned to worker %s\n", sessionName(session), sessionName(pinned))
 			}
 		}
 	}
@@ -374,9 +374,9 @@ func (p *printer) write(bs []toolkit.Block, apart bool) {
 		case b.Type == toolkit.BlockText:
 			s = b.Text
 		case b.URL != "":
-			s = fmt.Sprintf("[data %s %s]\n", b.MediaType, b.URL)
+			s = fmt.Sprintf("[data %s %s]\n", sessionName(b.MediaType), sessionName(b.URL))
 		default:
-			s = fmt.Sprintf("[data %s, %d base64 characters]\n", b.MediaType, len(b.Data))
+			s = fmt.Sprintf("[data %s, %d base64 characters]\n", sessionName(b.MediaType), len(b.Data))
 		}
 		if s == "" {
 			continue
@@ -406,7 +406,7 @@ func progressLine(p *toolkit.Progress) string {
 		s += fmt.Sprintf("/%g", p.Total)
 	}
 	if p.Message != "" {
-		s += ": " + p.Message
+		s += ": " + printableText(p.Message)
 	}
 	return s
 }
@@ -426,14 +426,18 @@ func jsonEvent(ev toolkit.Event) any {
 
 // logLine is a tool's log message as toolctl call prints it on stderr:
 // "log <level> [<logger>] <data>", data as JSON unless it is a string.
+// They are the tool's (an MCP server's): nothing unprintable in them
+// reaches the terminal as it is.
 func logLine(m *toolkit.LogMessage) string {
 	data, ok := m.Data.(string)
-	if !ok {
+	if ok {
+		data = printableText(data)
+	} else {
 		b, _ := json.Marshal(m.Data)
-		data = string(b)
+		data = printableJSON(string(b))
 	}
 	if m.Logger != "" {
-		return fmt.Sprintf("log %s [%s] %s", m.Level, m.Logger, data)
+		return fmt.Sprintf("log %s [%s] %s", m.Level, sessionName(m.Logger), data)
 	}
 	return fmt.Sprintf("log %s %s", m.Level, data)
 }

@@ -131,3 +131,49 @@ func TestGroupsSetPrintable(t *testing.T) {
 		t.Errorf("groups set printed %q:\n%s", r, out)
 	}
 }
+
+// TestCallNotesPrintable: what toolctl call prints of a call besides the
+// tool's output (progress, log messages, an elicitation's prompt, -v's
+// metadata, its notes of data blocks) comes from the tool, so from an MCP
+// server a worker mounts; it was printed as it was.
+func TestCallNotesPrintable(t *testing.T) {
+	tk := toolkit.New(nil)
+	leak := toolkit.Stream("leak", "Leak.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		if err := w.Progress(toolkit.Progress{Progress: 1, Total: 2, Message: hostile}); err != nil {
+			return err
+		}
+		for _, m := range []toolkit.LogMessage{{Level: "info", Logger: hostile, Data: hostile}, {Level: "info", Data: map[string]any{"k": hostile}}} {
+			if err := toolkit.Log(w, m); err != nil {
+				return err
+			}
+		}
+		if _, err := toolkit.Ask(ctx, w, toolkit.MethodElicit, map[string]any{"message": hostile, "requestedSchema": map[string]any{
+			"type": "object", "properties": map[string]any{"name" + hostile: map[string]any{"type": "string" + hostile}}}}); err != nil {
+			return err
+		}
+		return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockData, MediaType: "image/png" + hostile, URL: "https://x/" + hostile}},
+			Metadata: map[string]any{"note": hostile}})
+	})
+	if err := tk.Add(leak); err != nil {
+		t.Fatal(err)
+	}
+	s := natstest.Embedded(t, true)
+	w, err := bus.Serve(natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	var out, errb strings.Builder
+	code := run(natstest.Ctx(t), []string{"--nats", s.ClientURL(), "call", "-v", "--answer", "leak"}, strings.NewReader("x\n"), &out, &errb)
+	if code != exitOK {
+		t.Fatalf("call: exit %d\n%s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "owned") || !strings.Contains(out.String(), "owned") {
+		t.Errorf("the tool's notes are missing:\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	for name, s := range map[string]string{"stdout": out.String(), "stderr": errb.String()} {
+		if r, bad := unprintable(s); bad {
+			t.Errorf("call printed %q on %s:\n%s", r, name, s)
+		}
+	}
+}
