@@ -174,7 +174,8 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if final.State != toolkit.StateSuccess {
-		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", id, final.State, final.Code)
+		// The wire checks the code, not the state: the worker's.
+		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", id, sessionName(string(final.State)), final.Code)
 	}
 	if final.Code == toolkit.CodeApprovalRequired {
 		approvalHint(e, o.session, final)

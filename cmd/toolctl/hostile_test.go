@@ -177,3 +177,35 @@ func TestCallNotesPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestResultStatePrintable: a kept final is what a worker stored in the
+// results bucket, and its state is not checked on the way (its code
+// is): toolctl result printed "ended STATE" as the worker wrote it.
+func TestResultStatePrintable(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	js, err := jetstream.New(natstest.Connect(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := natstest.Ctx(t)
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: wire.BucketResults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := wire.Frame{Kind: wire.KindFinal, ID: "c1", Seq: 1, Final: &toolkit.Response{ID: "c1", State: toolkit.State("error" + hostile),
+		Code: toolkit.CodeToolError, Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "failed"}}, Metadata: map[string]any{"worker": "w1"}}}
+	b, err := wire.Msgpack.Marshal(&f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, wire.ResultKey("", "c1"), b); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := toolctl(t, "--nats", s.ClientURL(), "result", "c1")
+	if code != exitError || !strings.Contains(errs, "owned") {
+		t.Fatalf("result: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if r, bad := unprintable(errs); bad {
+		t.Errorf("result printed %q on stderr:\n%s", r, errs)
+	}
+}
