@@ -124,7 +124,7 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.verbose {
 		fmt.Fprintf(e.stderr, "toolctl: call %s: %s\n", id, name)
 	}
-	out := &printer{w: e.stdout}
+	out := &printer{w: e.stdout, escape: terminal(e.stdout)}
 	enc := json.NewEncoder(e.stdout)
 	var final *toolkit.Response
 	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session, Durable: o.durable, KeepResult: o.keep}
@@ -341,11 +341,17 @@ func jsonKind(v any) string {
 // stream a line in pieces); what is not part of it starts on a line of its
 // own: data, the bus's notes ("[toolbus] …"), text the client added to the
 // final, and each block of a final that was not streamed.
+//
+// With escape (stdout is a terminal) the text's unprintable characters but
+// line breaks and tabs are printed Go-escaped (printableText): the output
+// is the tool's, often a mounted MCP server's, and must not drive the
+// operator's terminal. To a file or a pipe it is written exact.
 type printer struct {
-	w     io.Writer
-	wrote bool
-	nl    bool            // the last byte written was a newline
-	text  strings.Builder // the text streamed so far
+	w      io.Writer
+	escape bool
+	wrote  bool
+	nl     bool            // the last byte written was a newline
+	text   strings.Builder // the text streamed so far
 }
 
 // busNote begins the text blocks the bus adds to a call's content.
@@ -385,11 +391,14 @@ func (p *printer) write(bs []toolkit.Block, apart bool) {
 		if apart || b.Type != toolkit.BlockText || strings.HasPrefix(s, busNote) {
 			p.end()
 		}
-		io.WriteString(p.w, s)
-		p.wrote, p.nl = true, strings.HasSuffix(s, "\n")
 		if b.Type == toolkit.BlockText {
 			p.text.WriteString(s)
+			if p.escape {
+				s = printableText(s)
+			}
 		}
+		io.WriteString(p.w, s)
+		p.wrote, p.nl = true, strings.HasSuffix(s, "\n")
 	}
 }
 

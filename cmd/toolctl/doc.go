@@ -28,7 +28,10 @@
 // text runs on from chunk to chunk; data blocks, the bus's "[toolbus]"
 // notes and each block of an unstreamed final start on a line of their own. A call that
 // does not succeed prints "toolctl: call ID ended STATE (code CODE)" on
-// stderr. Flags: --session, --timeout (the call ends with code timeout),
+// stderr. The output is the tool's: on a terminal its unprintable
+// characters but line breaks and tabs are printed Go-escaped (\x1b, \r,
+// \u202e), so that a tool cannot drive the terminal; to a file or a pipe,
+// and as JSON with --json, it is exact. Flags: --session, --timeout (the call ends with code timeout),
 // --id, --json (every event as a JSON line: {"chunk":…}, {"progress":…},
 // {"final":…}) and -v (the call id first, the final's metadata, such as
 // the worker, last).

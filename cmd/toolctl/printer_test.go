@@ -43,3 +43,28 @@ func TestPrinterBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestPrinterEscapesForTerminal: a call's output is the tool's, often an
+// MCP server's; on a terminal its escapes retitled, cleared or rewrote
+// the operator's screen. A printer for a terminal prints the text's
+// unprintable characters but line breaks and tabs Go-escaped; to a file
+// or pipe the output stays exact.
+func TestPrinterEscapesForTerminal(t *testing.T) {
+	in := "a\x1b]0;owned\a\tb\u202ec\r\n"
+	for _, tt := range []struct {
+		terminal bool
+		want     string
+	}{
+		{false, in},
+		{true, "a\\x1b]0;owned\\a\tb\\u202ec\\r\n"},
+	} {
+		var out strings.Builder
+		p := &printer{w: &out, escape: tt.terminal}
+		p.blocks([]toolkit.Block{{Type: toolkit.BlockText, Text: in}})
+		p.final(&toolkit.Response{State: toolkit.StateSuccess, Content: []toolkit.Block{{Type: toolkit.BlockText, Text: in + "[toolbus] added"}}})
+		p.end()
+		if want := tt.want + "[toolbus] added\n"; out.String() != want {
+			t.Errorf("terminal %v: printed %q, want %q", tt.terminal, out.String(), want)
+		}
+	}
+}

@@ -43,7 +43,7 @@ func (o *resultOptions) run(ctx context.Context, e *env, args []string) int {
 			return code
 		}
 	} else {
-		out := &printer{w: e.stdout}
+		out := &printer{w: e.stdout, escape: terminal(e.stdout)}
 		out.final(final)
 		out.end()
 	}
