@@ -89,7 +89,8 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 			groups = "?"
 			bad = append(bad, p.GroupsErr)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", session, or(p.Identity, "-"), p.Worker,
+		// The worker is the value a worker wrote in the sessions bucket.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", session, or(p.Identity, "-"), sessionName(p.Worker),
 			time.Since(p.Since).Round(time.Second), groups)
 	}
 	tw.Flush()

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -51,5 +53,54 @@ func TestSessionsPrintsCallersSessionNamesQuoted(t *testing.T) {
 	}
 	if strings.ContainsAny(out, "\x1b\x07\u202e\u009b") {
 		t.Fatalf("toolctl sessions --json printed the session name as it is:\n%q", out)
+	}
+}
+
+// TestSessionsPrintsWorkerPrintable: a session's pin is a worker's id as
+// a worker wrote it in the sessions bucket; toolctl sessions printed it
+// as it was, so a value with terminal controls drove the operator's
+// terminal. It is Go-quoted when not printable.
+func TestSessionsPrintsWorkerPrintable(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	tk := toolkit.New(nil)
+	touch := toolkit.Func("touch", "Keep state here.", func(context.Context, struct{}) (string, error) { return "ok", nil })
+	if err := tk.Add(touch, toolkit.SessionBound()); err != nil {
+		t.Fatal(err)
+	}
+	js := natstest.JS(t, nc)
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1", Sessions: &bus.SessionsOptions{JetStream: js}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	c, err := bus.NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := natstest.Ctx(t)
+	if r := c.Invoke(ctx, toolkit.ToolCall{Name: "touch", Session: "s1"}); r.Text() != "ok" {
+		t.Fatalf("touch: %+v", r)
+	}
+	kv, err := js.KeyValue(ctx, wire.BucketSessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := kv.Keys(ctx)
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys %v: %v", keys, err)
+	}
+	if _, err := kv.Put(ctx, keys[0], []byte("w1\x1b]0;owned\a\u202e\u009b")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := toolctl(t, "--nats", s.ClientURL(), "sessions")
+	if code != exitOK || !strings.Contains(out, `"w1\x1b]0;owned\a\u202e\u009b"`) {
+		t.Fatalf("sessions: exit %d\n%s%s", code, out, errs)
+	}
+	for _, r := range out {
+		if r != '\n' && !unicode.IsPrint(r) {
+			t.Fatalf("toolctl sessions printed %q:\n%s", r, out)
+		}
 	}
 }
