@@ -105,11 +105,11 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 			}
 		case strings.Contains(reply.Error, "no MCP server named"):
 			if o.instance != "" {
-				fmt.Fprintf(e.stderr, "toolctl: worker %s: %s\n", id, reply.Error)
+				fmt.Fprintf(e.stderr, "toolctl: worker %s: %s\n", id, printableText(reply.Error))
 				code = exitError
 			}
 		default:
-			fmt.Fprintf(e.stderr, "toolctl: worker %s: %s\n", id, reply.Error)
+			fmt.Fprintf(e.stderr, "toolctl: worker %s: %s\n", id, printableText(reply.Error))
 			code = exitError
 		}
 	}

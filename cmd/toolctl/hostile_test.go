@@ -209,3 +209,27 @@ func TestResultStatePrintable(t *testing.T) {
 		t.Errorf("result printed %q on stderr:\n%s", r, errs)
 	}
 }
+
+// TestHeadersReplyErrorPrintable: mcp-headers printed a worker's error
+// text as it was (it may quote what the MCP server said).
+func TestHeadersReplyErrorPrintable(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	data, err := wire.Msgpack.Marshal(&wire.HeadersReply{Error: "refused: " + hostile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.Subscribe(wire.HeadersSubject("w1"), func(m *nats.Msg) { m.Respond(data) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	nc.Flush()
+	code, out, errs := toolctl(t, "--nats", s.ClientURL(), "mcp-headers", "--instance", "w1", "docs", "Authorization=Bearer x")
+	if code != exitError || !strings.Contains(errs, "owned") {
+		t.Fatalf("mcp-headers: exit %d\n%s%s", code, out, errs)
+	}
+	if r, bad := unprintable(errs); bad {
+		t.Errorf("mcp-headers printed %q on stderr:\n%s", r, errs)
+	}
+}
