@@ -88,7 +88,7 @@ func terminalAsker(in io.Reader, out io.Writer) bus.Asker {
 				if req {
 					label += ", required"
 				}
-				fmt.Fprintf(out, "  %s (%s): ", sessionName(name), sessionName(label))
+				fmt.Fprintf(out, "  %s (%s): ", plain(name), plain(label))
 				line, err := readAnswer(r)
 				line = strings.TrimSpace(line)
 				if err != nil && (line == "" || !errors.Is(err, io.EOF)) {

@@ -167,15 +167,15 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 				session = "(default)"
 			}
 			if from, ok := final.Metadata[wire.MetaSessionMovedFrom].(string); ok {
-				fmt.Fprintf(e.stderr, "toolctl: session %s moved from worker %s (gone) to worker %s\n", sessionName(session), sessionName(from), sessionName(pinned))
+				fmt.Fprintf(e.stderr, "toolctl: session %s moved from worker %s (gone) to worker %s\n", plain(session), plain(from), plain(pinned))
 			} else {
-				fmt.Fprintf(e.stderr, "toolctl: session %s is pinned to worker %s\n", sessionName(session), sessionName(pinned))
+				fmt.Fprintf(e.stderr, "toolctl: session %s is pinned to worker %s\n", plain(session), plain(pinned))
 			}
 		}
 	}
 	if final.State != toolkit.StateSuccess {
 		// The wire checks the code, not the state: the worker's.
-		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", id, sessionName(string(final.State)), final.Code)
+		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", id, plain(string(final.State)), final.Code)
 	}
 	if final.Code == toolkit.CodeApprovalRequired {
 		approvalHint(e, o.session, final)
@@ -381,9 +381,9 @@ func (p *printer) write(bs []toolkit.Block, apart bool) {
 		case b.Type == toolkit.BlockText:
 			s = b.Text
 		case b.URL != "":
-			s = fmt.Sprintf("[data %s %s]\n", sessionName(b.MediaType), sessionName(b.URL))
+			s = fmt.Sprintf("[data %s %s]\n", plain(b.MediaType), plain(b.URL))
 		default:
-			s = fmt.Sprintf("[data %s, %d base64 characters]\n", sessionName(b.MediaType), len(b.Data))
+			s = fmt.Sprintf("[data %s, %d base64 characters]\n", plain(b.MediaType), len(b.Data))
 		}
 		if s == "" {
 			continue
@@ -447,7 +447,7 @@ func logLine(m *toolkit.LogMessage) string {
 		data = printableJSON(string(b))
 	}
 	if m.Logger != "" {
-		return fmt.Sprintf("log %s [%s] %s", m.Level, sessionName(m.Logger), data)
+		return fmt.Sprintf("log %s [%s] %s", m.Level, plain(m.Logger), data)
 	}
 	return fmt.Sprintf("log %s %s", m.Level, data)
 }

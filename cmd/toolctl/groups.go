@@ -149,7 +149,7 @@ func (o *groupsOptions) set(ctx context.Context, e *env, names []string) int {
 		fmt.Fprintln(e.stdout, printableText(t)) // the groups' instructions, from the workers
 	}
 	if r.State != toolkit.StateSuccess {
-		fmt.Fprintf(e.stderr, "toolctl: reset_tools ended %s (code %s)\n", sessionName(string(r.State)), r.Code)
+		fmt.Fprintf(e.stderr, "toolctl: reset_tools ended %s (code %s)\n", plain(string(r.State)), r.Code)
 	}
 	return exitFor(r)
 }

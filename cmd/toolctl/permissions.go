@@ -118,21 +118,17 @@ func (f *sessionFlags) scope(e *env) string {
 // is printed Go-quoted.
 func scopeName(scope string) string {
 	id, session := toolkit.SplitScope(scope)
-	session = sessionName(session)
+	session = plain(session)
 	if id != "" {
 		return id + "/" + session
 	}
 	return session
 }
 
-// sessionName prints a caller's session name: as it is, or Go-quoted
-// when it has characters that are not printable (terminal controls,
-// newlines, tabs, bidi overrides).
-func sessionName(session string) string { return plain(session) }
-
-// plain prints a text a caller may have written (a session name, a rule
-// made from a caller's command): as it is, or Go-quoted when it has
-// characters that are not printable.
+// plain prints a text a caller or the fleet may have written (a session
+// name, a rule made from a caller's command, a worker id, a final's
+// state): as it is, or Go-quoted when it has characters that are not
+// printable (terminal controls, newlines, tabs, bidi overrides).
 func plain(s string) string {
 	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return strconv.Quote(s)
@@ -144,7 +140,7 @@ func plain(s string) string {
 // instructions, the <agent-skills> prompt) for the terminal: its line
 // breaks and tabs as they are, every other unprintable character
 // (terminal controls, a carriage return, bidi overrides) Go-escaped as
-// sessionName escapes it, so that the text reads as it was meant and
+// plain escapes it, so that the text reads as it was meant and
 // cannot drive the operator's terminal. --json prints such text exact.
 func printableText(s string) string {
 	bad := func(r rune) bool { return r != '\n' && r != '\t' && !unicode.IsPrint(r) }

@@ -57,7 +57,7 @@ func (o *resultOptions) run(ctx context.Context, e *env, args []string) int {
 	case !kept && final.Code == toolkit.CodeUnavailable:
 		fmt.Fprintf(e.stderr, "toolctl: the kept result of call %s could not be read (code %s)\n", args[0], final.Code)
 	default:
-		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", args[0], sessionName(string(final.State)), final.Code)
+		fmt.Fprintf(e.stderr, "toolctl: call %s ended %s (code %s)\n", args[0], plain(string(final.State)), final.Code)
 	}
 	return exitFor(final)
 }

@@ -80,7 +80,7 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 	fmt.Fprintln(tw, "SESSION\tIDENTITY\tWORKER\tPINNED FOR\tACTIVE GROUPS")
 	var bad []error // sessions whose groups could not be read: said after the table
 	for _, p := range pins {
-		session := sessionName(p.Session) // the caller's: it must not drive the terminal
+		session := plain(p.Session) // the caller's: it must not drive the terminal
 		if session == "" {
 			session = "(default)"
 		}
@@ -90,7 +90,7 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 			bad = append(bad, p.GroupsErr)
 		}
 		// The worker is the value a worker wrote in the sessions bucket.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", session, or(p.Identity, "-"), sessionName(p.Worker),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", session, or(p.Identity, "-"), plain(p.Worker),
 			time.Since(p.Since).Round(time.Second), groups)
 	}
 	tw.Flush()

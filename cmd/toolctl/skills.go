@@ -75,8 +75,8 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 
 // skillRow is a skill's line of the table. Its name and directory come
 // from a worker's skills directory, which may hold anything: they are
-// Go-quoted when not printable (as sessionName does), the description
+// Go-quoted when not printable (as plain does), the description
 // cut to its first line without controls (firstLine).
 func skillRow(s skill.Skill) string {
-	return fmt.Sprintf("%s\t%s\t%s\t%s\n", sessionName(s.Name), s.Group, sessionName(s.Dir), firstLine(s.Description, 70))
+	return fmt.Sprintf("%s\t%s\t%s\t%s\n", plain(s.Name), s.Group, plain(s.Dir), firstLine(s.Description, 70))
 }

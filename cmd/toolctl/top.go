@@ -209,7 +209,7 @@ func printTop(w io.Writer, workers int, dt time.Duration, rs []toolRow) {
 		}
 		last := oneLine(r.lastErr, 60)
 		// Anyone may answer $SRV.STATS: a name is Go-quoted when not printable.
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%d\t%s\n", sessionName(r.tool), r.workers, r.calls, r.errors, avg, r.total, last)
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%s\t%d\t%s\n", plain(r.tool), r.workers, r.calls, r.errors, avg, r.total, last)
 	}
 	tw.Flush()
 }
