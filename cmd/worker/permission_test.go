@@ -110,7 +110,7 @@ func TestPermissions(t *testing.T) {
 		t.Fatalf("the file exists before the approval: %v", err)
 	}
 	_, se, _ := toolctl(t, w0.url, "call", "--session", "s1", "--id", "c1", "write_text_file", write("hello"))
-	if !strings.Contains(se, "toolctl approve c1") || !strings.Contains(se, "toolctl allow --session s1 'write_text_file") {
+	if !strings.Contains(se, "toolctl approve --session s1 c1,") || !strings.Contains(se, "toolctl allow --session s1 'write_text_file") {
 		t.Errorf("toolctl call gives no approval hint:\n%s", se)
 	}
 	// A caller identity's hint names its session, for the operator who
