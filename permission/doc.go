@@ -113,8 +113,11 @@
 //     command without them. The commands of command and process
 //     substitutions ($(…), `…`, <(…)) are the line's commands too, for
 //     every rule. Deny and ask rules (and the safety checks) also see the
-//     commands a command runs: behind a wrapper (sudo, env, nice, nohup,
-//     timeout, xargs, command, exec, time, coproc, …) or a keyword (then,
+//     commands a command runs: behind a wrapper (sudo, doas, pkexec, env,
+//     nice, nohup, setsid, timeout, xargs, command, exec, time, coproc,
+//     taskset, chrt, unshare, nsenter, strace, ltrace, catchsegv,
+//     firejail, …; their options read as getopt reads them: clusters,
+//     abbreviated long options, strace -o '|cmd') or a keyword (then,
 //     do, !, "(", "{"), as the script of sh -c, eval, trap or alias, as
 //     find's -exec, as a busybox applet, in the body of a function or a
 //     case clause written on the line, and by the base name of its path

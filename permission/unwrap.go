@@ -14,18 +14,33 @@ import (
 // mode "sudo rm -rf x" would escape a deny rule on rm; so must the safety
 // checks ("sudo rm -rf ~").
 
-// wrappers are the commands that run the command after their own options.
-// valued lists the options that take a separate value; count is how many
-// operands come before the command (timeout's duration).
-var wrappers = map[string]struct {
+// wrapper is how a wrapper's words read: its options (short ones may be
+// clustered, -Eu root; long ones abbreviated, as getopt takes them), the
+// operands before the command (timeout's duration), then the command.
+type wrapper struct {
+	// valued are the options that take a value: the next word, or the
+	// rest of the word (-n5, -Eu root, --user=root).
 	valued []string
-	count  int
-}{
+	// optional are the short options whose value, if any, is the rest of
+	// the word (nsenter -m, -mFILE): a cluster ends with them.
+	optional []string
+	// maybe are long options that may take the next word as their value
+	// or not: both readings are read.
+	maybe []string
+	// count is how many operands come before the command.
+	count int
+}
+
+// wrappers are the commands that run the command after their own options.
+var wrappers = map[string]wrapper{
 	"sudo":    {valued: []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout"}},
 	"doas":    {valued: []string{"-u", "-C"}},
-	"env":     {valued: []string{"-u", "-C", "-S", "--unset", "--chdir"}},
+	"pkexec":  {valued: []string{"-u", "--user"}},
+	"env":     {valued: []string{"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}},
 	"nice":    {valued: []string{"-n", "--adjustment"}},
 	"ionice":  {valued: []string{"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}},
+	"chrt":    {valued: []string{"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"}, count: 1},
+	"taskset": {count: 1}, // the mask or CPU list (-c is a flag)
 	"nohup":   {},
 	"setsid":  {},
 	"stdbuf":  {valued: []string{"-i", "-o", "-e"}},
@@ -37,6 +52,20 @@ var wrappers = map[string]struct {
 	"time":    {valued: []string{"-o", "-f", "--output", "--format"}}, // GNU time's
 	"watch":   {valued: []string{"-n", "-d", "--interval", "--differences"}},
 	"chroot":  {count: 1},
+	"unshare": {valued: []string{"-R", "-w", "-S", "-G", "--root", "--wd", "--setuid", "--setgid", "--propagation", "--setgroups",
+		"--map-user", "--map-group", "--map-users", "--map-groups", "--monotonic", "--boottime"},
+		optional: []string{"-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T"}},
+	"nsenter": {valued: []string{"-t", "-S", "-G", "-W", "--target", "--setuid", "--setgid", "--wdns"},
+		optional: []string{"-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-r", "-w"}},
+	"strace": {valued: []string{"-a", "-b", "-e", "-E", "-I", "-o", "-O", "-p", "-P", "-s", "-S", "-u", "-U", "-X",
+		"--columns", "--detach-on", "--env", "--interruptible", "--attach", "--user", "--output", "--string-limit",
+		"--summary-sort-by", "--summary-columns", "--summary-syscall-overhead", "--trace-path", "--const-print-style",
+		"--trace", "--abbrev", "--verbose", "--raw", "--signal", "--status", "--read", "--write", "--fault", "--inject", "--kvm"},
+		maybe: []string{"--quiet"}},
+	"ltrace": {valued: []string{"-a", "-A", "-D", "-e", "-F", "-l", "-n", "-o", "-p", "-s", "-u", "-w", "-x", "-X",
+		"--align", "--config", "--indent", "--library", "--output", "--where"}},
+	"catchsegv": {},
+	"firejail":  {}, // its options are --name or --name=value
 	// Keywords that begin a command.
 	"!": {}, "then": {}, "do": {}, "else": {}, "elif": {}, "if": {}, "while": {}, "until": {}, "{": {}, "(": {},
 }
@@ -157,19 +186,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	i, operands := 1, 0
 	for ; i < len(args); i++ {
 		a := args[i]
-		opt, attached := valuedInCluster(a, w.valued)
 		switch {
-		case name == "env" && (opt == "-S" || strings.HasPrefix(a, "--split-string")):
-			// env -S 'cmd args', -S'cmd args': the string is split into
-			// the command.
-			if v, ok := strings.CutPrefix(a, "--split-string="); ok {
-				script(v)
-			} else if attached != "" {
-				script(attached)
-			} else if i+1 < len(args) {
-				script(args[i+1])
-			}
-			return out, err
 		case name == "env" && isAssignment(a):
 		case a == "--":
 			rest := args[i+1:]
@@ -179,8 +196,29 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			add(slices.Clone(rest))
 			return out, err
 		case strings.HasPrefix(a, "-") && a != "-":
-			if slices.Contains(w.valued, a) || opt != "" && attached == "" {
+			opt, v, has, abbrev := option(a, w)
+			if long, _, _ := strings.Cut(a, "="); !has && (abbrev || slices.ContainsFunc(w.maybe, func(m string) bool { return abbreviates(long, m) })) {
+				// Its value or the command (an option that may take none,
+				// or a flag of the abbreviation's exact name): read both,
+				// the value skipped below, the command here.
+				add(append([]string{name}, args[i+1:]...))
+				opt = long
+			}
+			if opt == "" {
+				continue // flags
+			}
+			if !has && i+1 < len(args) {
 				i++ // its value (-u root, -Eu root)
+				v = args[i]
+			}
+			switch {
+			case name == "env" && (opt == "-S" || opt == "--split-string"):
+				// env -S 'cmd args', -S'cmd args': the string is split
+				// into the command.
+				script(v)
+				return out, err
+			case name == "strace" && (opt == "-o" || opt == "--output") && (strings.HasPrefix(v, "|") || strings.HasPrefix(v, "!")):
+				script(v[1:]) // strace -o '|cmd': the output piped to cmd
 			}
 		case operands < w.count:
 			operands++
@@ -242,18 +280,43 @@ func definedBody(args []string) ([]string, bool) {
 	return nil, false
 }
 
-// valuedInCluster finds, in a cluster of short options (-Eu, -0n1), the
-// first that takes a value (one of valued), and the rest of the word,
-// which is its value when not empty (-n1); the next word is otherwise
-// (-Eu root). opt is "" when the word is no such cluster.
-func valuedInCluster(a string, valued []string) (opt, attached string) {
-	if len(a) < 2 || a[0] != '-' || a[1] == '-' {
-		return "", ""
+// option reads one option word of w: opt is the option that takes a
+// value ("" for flags), v its value when the word holds it (has): the
+// rest of a cluster of short options (-n1, -Eu root: -u's value is the
+// next word; a cluster ends at an option whose value is optional), or
+// what follows "=" in a long option, which may be abbreviated (--us root
+// is --user root; abbrev: a flag of that exact name would not take the
+// next word, so the caller reads both).
+func option(a string, w wrapper) (opt, v string, has, abbrev bool) {
+	if long, ok := strings.CutPrefix(a, "--"); ok {
+		long, v, has = strings.Cut(long, "=")
+		if slices.Contains(w.valued, "--"+long) {
+			return "--" + long, v, has, false
+		}
+		for _, o := range w.valued {
+			if abbreviates("--"+long, o) {
+				return o, v, has, true
+			}
+		}
+		return "", "", false, false
+	}
+	if len(a) < 2 || a[0] != '-' {
+		return "", "", false, false
 	}
 	for k := 1; k < len(a); k++ {
-		if o := "-" + a[k:k+1]; slices.Contains(valued, o) {
-			return o, a[k+1:]
+		o := "-" + a[k:k+1]
+		if slices.Contains(w.optional, o) {
+			return "", "", false, false
+		}
+		if slices.Contains(w.valued, o) {
+			return o, a[k+1:], k+1 < len(a), false
 		}
 	}
-	return "", ""
+	return "", "", false, false
+}
+
+// abbreviates reports whether long (--prop) names the long option o
+// (--propagation) as getopt reads it: o itself or a prefix of it.
+func abbreviates(long, o string) bool {
+	return len(long) > 2 && strings.HasPrefix(o, "--") && strings.HasPrefix(o, long)
 }
