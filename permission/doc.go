@@ -118,7 +118,8 @@
 //     taskset, chrt, unshare, nsenter, strace, ltrace, catchsegv,
 //     firejail, …; their options read as getopt reads them: clusters,
 //     abbreviated long options, strace -o '|cmd') or a keyword (then,
-//     do, !, "(", "{"), as the script of sh -c, eval, trap or alias, as
+//     do, !, "(", "{"), as the script of sh -c, eval, trap or alias (and
+//     of su, runuser, script and flock -c, sg's command string), as
 //     find's -exec, as a busybox applet, in the body of a function or a
 //     case clause written on the line, and by the base name of its path
 //     (/bin/rm is rm); allow rules cover the

@@ -56,3 +56,53 @@ func TestDenyRuleSeesExecWrappers(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyRuleSeesCommandStrings: su, runuser, script and flock run the
+// value of -c (--command, su's --session-command) as a shell script,
+// wherever it stands among the user name, the shell's arguments and the
+// lock file, clustered (-lc, -qc) or attached (--command=…); su -s runs
+// the shell it names. runuser -u USER, flock FILE and BSD script FILE
+// run the command after them, and sg GROUP [-c] runs its command string.
+func TestDenyRuleSeesCommandStrings(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{
+		"su -c 'rm -rf x'",
+		"su root -c 'rm -rf x'",
+		"su -l -c 'rm -rf x'",
+		"su - root -c 'ls; rm -rf x'",
+		"su -lc 'rm -rf x' root",
+		"su -g wheel -c 'rm -rf x'",
+		"su --command='rm -rf x' root",
+		"su --comm 'rm -rf x' root",
+		"su --session-command 'rm -rf x'",
+		"su root -- -c 'rm -rf x'",
+		"su -s /bin/rm root",
+		"runuser -u u -- rm -rf x",
+		"runuser -u u rm -rf x",
+		"runuser --user=u -- rm -rf x",
+		"runuser -c 'rm -rf x'",
+		"runuser -l u -c 'rm -rf x'",
+		"script -qc 'rm -rf x' /dev/null",
+		"script -c 'rm -rf x'",
+		"script -q -c 'rm -rf x' -O log",
+		"script --command='rm -rf x' log",
+		"script -q /dev/null rm -rf x",
+		"flock /tmp/l rm -rf x",
+		"flock -n -w 5 /tmp/l rm -rf x",
+		"flock /tmp/l -c 'rm -rf x'",
+		"flock -c 'rm -rf x' /tmp/l",
+		"flock -x /tmp/l --command 'rm -rf x'",
+		"sg group -c 'rm -rf x'",
+		"sg group 'rm -rf x'",
+		"sg - group -c 'ls && rm -rf x'",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{"su -c 'ls -l' root", "su - root", "runuser -u u -- ls", "script -qc 'ls' /dev/null", "flock /tmp/l -c ls", "sg group -c 'echo rm'"} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"cmp"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -8,7 +9,8 @@ import (
 
 // A command may run another: behind a wrapper (sudo rm, env X=1 rm, xargs
 // rm), a keyword or a group's opening (then rm, ! rm, (rm, { rm), as a
-// script (sh -c 'rm …', eval rm …, trap 'rm …' EXIT, alias r='rm …'), as
+// script (sh -c 'rm …', eval rm …, trap 'rm …' EXIT, alias r='rm …',
+// su -c 'rm …'), as
 // find's -exec, as a busybox applet, in a function's body or a case
 // clause (f() { rm …; }, a) rm …;;), or by its path (/bin/rm). Deny and ask rules must see those commands too, or in bypass
 // mode "sudo rm -rf x" would escape a deny rule on rm; so must the safety
@@ -27,8 +29,21 @@ type wrapper struct {
 	// maybe are long options that may take the next word as their value
 	// or not: both readings are read.
 	maybe []string
-	// count is how many operands come before the command.
-	count int
+	// script are the valued options whose value is a shell script (su
+	// -c), runs those whose value is a program that runs (su -s).
+	script, runs []string
+	// count is how many operands come before the command; with
+	// noCommand none is a command (su USER ARGS…: -c's script runs).
+	count     int
+	noCommand bool
+}
+
+// suOptions are su's and runuser's: the user and the shell's arguments
+// are operands, -c's script runs, wherever it stands.
+var suOptions = wrapper{
+	valued: []string{"-c", "-s", "-g", "-G", "-w", "-u", "--command", "--session-command", "--shell", "--group", "--supp-group", "--whitelist-environment", "--user"},
+	script: []string{"-c", "--command", "--session-command"},
+	runs:   []string{"-s", "--shell"},
 }
 
 // wrappers are the commands that run the command after their own options.
@@ -64,10 +79,22 @@ var wrappers = map[string]wrapper{
 		maybe: []string{"--quiet"}},
 	"ltrace": {valued: []string{"-a", "-A", "-D", "-e", "-F", "-l", "-n", "-o", "-p", "-s", "-u", "-w", "-x", "-X",
 		"--align", "--config", "--indent", "--library", "--output", "--where"}},
+	"su":      withNoCommand(suOptions),
+	"runuser": withNoCommand(suOptions), // runuser -u USER: the command after
+	"script": {valued: []string{"-I", "-O", "-B", "-T", "-m", "-E", "-o", "-c", "--log-in", "--log-out", "--log-io", "--log-timing",
+		"--logging-format", "--echo", "--output-limit", "--command"}, optional: []string{"-t"},
+		script: []string{"-c", "--command"}, count: 1}, // BSD script FILE COMMAND…
+	"flock": {valued: []string{"-w", "-E", "-c", "--timeout", "--conflict-exit-code", "--command"},
+		script: []string{"-c", "--command"}, count: 1}, // flock FILE -c SCRIPT, flock FILE COMMAND…
 	"catchsegv": {},
 	"firejail":  {}, // its options are --name or --name=value
 	// Keywords that begin a command.
 	"!": {}, "then": {}, "do": {}, "else": {}, "elif": {}, "if": {}, "while": {}, "until": {}, "{": {}, "(": {},
+}
+
+func withNoCommand(w wrapper) wrapper {
+	w.noCommand = true
+	return w
 }
 
 // shells run their -c script.
@@ -165,6 +192,18 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			}
 		}
 		return out, err
+	case name == "sg":
+		// sg [-] GROUP [-c] COMMAND: the command string runs in sh -c.
+		rest := args[1:]
+		if len(rest) > 0 && rest[0] == "-" {
+			rest = rest[1:]
+		}
+		if len(rest) > 2 && rest[1] == "-c" {
+			script(rest[2])
+		} else if len(rest) > 1 {
+			script(rest[1])
+		}
+		return out, err
 	case name == "find":
 		for i := 1; i < len(args); i++ {
 			if !slices.Contains([]string{"-exec", "-execdir", "-ok", "-okdir"}, args[i]) {
@@ -183,11 +222,16 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	if !ok || name == "command" && (slices.Contains(args, "-v") || slices.Contains(args, "-V")) {
 		return nil, nil // command -v only looks the name up
 	}
+	if name == "runuser" && runsAsUser(args) {
+		w.noCommand = false // runuser -u USER COMMAND…
+	}
 	i, operands := 1, 0
 	for ; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case name == "env" && isAssignment(a):
+		case a == "--" && w.noCommand:
+			// su USER -- ARGS…: the shell's arguments, -c among them.
 		case a == "--":
 			rest := args[i+1:]
 			if skip := w.count - operands; skip > 0 && skip <= len(rest) {
@@ -202,7 +246,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 				// or a flag of the abbreviation's exact name): read both,
 				// the value skipped below, the command here.
 				add(append([]string{name}, args[i+1:]...))
-				opt = long
+				opt = cmp.Or(opt, long)
 			}
 			if opt == "" {
 				continue // flags
@@ -212,6 +256,10 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 				v = args[i]
 			}
 			switch {
+			case slices.Contains(w.script, opt):
+				script(v)
+			case slices.Contains(w.runs, opt):
+				add([]string{v})
 			case name == "env" && (opt == "-S" || opt == "--split-string"):
 				// env -S 'cmd args', -S'cmd args': the string is split
 				// into the command.
@@ -220,7 +268,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			case name == "strace" && (opt == "-o" || opt == "--output") && (strings.HasPrefix(v, "|") || strings.HasPrefix(v, "!")):
 				script(v[1:]) // strace -o '|cmd': the output piped to cmd
 			}
-		case operands < w.count:
+		case w.noCommand || operands < w.count:
 			operands++
 		default:
 			add(slices.Clone(args[i:]))
@@ -313,6 +361,21 @@ func option(a string, w wrapper) (opt, v string, has, abbrev bool) {
 		}
 	}
 	return "", "", false, false
+}
+
+// runsAsUser reports runuser's -u (--user): its operands are then the
+// command, as sudo's.
+func runsAsUser(args []string) bool {
+	for i := 1; i < len(args) && args[i] != "--"; i++ {
+		opt, _, has, _ := option(args[i], suOptions)
+		if opt == "-u" || opt == "--user" {
+			return true
+		}
+		if opt != "" && !has {
+			i++ // its value
+		}
+	}
+	return false
 }
 
 // abbreviates reports whether long (--prop) names the long option o
