@@ -119,7 +119,8 @@
 //     firejail, …; their options read as getopt reads them: clusters,
 //     abbreviated long options, strace -o '|cmd') or a keyword (then,
 //     do, !, "(", "{"), as the script of sh -c, eval, trap or alias (and
-//     of su, runuser, script and flock -c, sg's command string), as
+//     of su, runuser, script and flock -c, sg's command string, watch's
+//     words joined as sh -c joins them), as
 //     find's -exec, as a busybox applet, in the body of a function or a
 //     case clause written on the line, and by the base name of its path
 //     (/bin/rm is rm); allow rules cover the

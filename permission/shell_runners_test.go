@@ -106,3 +106,31 @@ func TestDenyRuleSeesCommandStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyRuleSeesWatchScripts: watch joins its command's words and runs
+// them with sh -c (with -x, --exec: as a command), and -d (--differences)
+// takes a value only in its own word: watch -d rm runs rm.
+func TestDenyRuleSeesWatchScripts(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{
+		"watch rm -rf x",
+		"watch 'ls; rm -rf x'",
+		"watch ls '&&' rm -rf x",
+		"watch -n 1 'ls && rm -rf x'",
+		"watch -d rm -rf x",
+		"watch --differences rm -rf x",
+		"watch -dn1 rm -rf x",
+		"watch -q 3 rm -rf x",
+		"watch -x rm -rf x",
+		"watch -tx -- rm -rf x",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{"watch ls", "watch -n 5 'ls -l'", "watch -d 'git status'", "watch -x echo 'rm x'"} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+}

@@ -36,6 +36,9 @@ type wrapper struct {
 	// noCommand none is a command (su USER ARGS…: -c's script runs).
 	count     int
 	noCommand bool
+	// joined: the command's words are joined and run by sh -c (watch;
+	// with -x, --exec, as a command).
+	joined bool
 }
 
 // suOptions are su's and runuser's: the user and the shell's arguments
@@ -65,7 +68,7 @@ var wrappers = map[string]wrapper{
 	"builtin": {},
 	"exec":    {valued: []string{"-a"}},
 	"time":    {valued: []string{"-o", "-f", "--output", "--format"}}, // GNU time's
-	"watch":   {valued: []string{"-n", "-d", "--interval", "--differences"}},
+	"watch":   {valued: []string{"-n", "-q", "--interval", "--equexit"}, optional: []string{"-d"}, joined: true},
 	"chroot":  {count: 1},
 	"unshare": {valued: []string{"-R", "-w", "-S", "-G", "--root", "--wd", "--setuid", "--setgid", "--propagation", "--setgroups",
 		"--map-user", "--map-group", "--map-users", "--map-groups", "--monotonic", "--boottime"},
@@ -225,9 +228,19 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	if name == "runuser" && runsAsUser(args) {
 		w.noCommand = false // runuser -u USER COMMAND…
 	}
+	run := func(rest []string) {
+		if w.joined {
+			script(strings.Join(rest, " "))
+		} else {
+			add(slices.Clone(rest))
+		}
+	}
 	i, operands := 1, 0
 	for ; i < len(args); i++ {
 		a := args[i]
+		if w.joined && (abbreviates(a, "--exec") || clusterHas(a, w, 'x')) {
+			w.joined = false // watch -x
+		}
 		switch {
 		case name == "env" && isAssignment(a):
 		case a == "--" && w.noCommand:
@@ -237,7 +250,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			if skip := w.count - operands; skip > 0 && skip <= len(rest) {
 				rest = rest[skip:]
 			}
-			add(slices.Clone(rest))
+			run(rest)
 			return out, err
 		case strings.HasPrefix(a, "-") && a != "-":
 			opt, v, has, abbrev := option(a, w)
@@ -271,7 +284,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		case w.noCommand || operands < w.count:
 			operands++
 		default:
-			add(slices.Clone(args[i:]))
+			run(args[i:])
 			return out, err
 		}
 	}
@@ -361,6 +374,23 @@ func option(a string, w wrapper) (opt, v string, has, abbrev bool) {
 		}
 	}
 	return "", "", false, false
+}
+
+// clusterHas reports whether a cluster of w's short options has the flag
+// letter (before an option that takes the rest of the word).
+func clusterHas(a string, w wrapper, letter byte) bool {
+	if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+		return false
+	}
+	for k := 1; k < len(a); k++ {
+		if a[k] == letter {
+			return true
+		}
+		if o := "-" + a[k:k+1]; slices.Contains(w.valued, o) || slices.Contains(w.optional, o) {
+			return false
+		}
+	}
+	return false
 }
 
 // runsAsUser reports runuser's -u (--user): its operands are then the
