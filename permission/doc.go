@@ -127,7 +127,10 @@
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm)), matches every
-//     deny and ask pattern of the tool and no allow pattern but "*".
+//     deny and ask pattern of the tool and no allow pattern but "*"; so
+//     does a command whose commands cannot be told from its words (GNU
+//     parallel and sem, which run their input lines too), without the
+//     safety ask of a line that cannot be read.
 //   - Rules are keyed by exact tool name; patterns on tools without a
 //     pattern kind never match (as 2.x's default match_rule).
 //   - The worker's rules (Options.Rules) and the session's rules apply

@@ -1049,7 +1049,7 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 			return why
 		}
 		inner, err := wrapped(c, 0)
-		if err != nil {
+		if err != nil && !errors.Is(err, errOpaque) {
 			return "a script it runs cannot be parsed (" + err.Error() + ")"
 		}
 		for _, w := range inner {

@@ -134,3 +134,31 @@ func TestDenyRuleSeesWatchScripts(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyRuleSeesParallelAsAnyCommand: GNU parallel (and sem) runs its
+// command words, or each input line or argument when it has none, as
+// shell scripts, after options too many to read here: what it runs
+// matches every deny and ask pattern, as a computed command name does,
+// without a safety ask.
+func TestDenyRuleSeesParallelAsAnyCommand(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{
+		"parallel rm ::: x",
+		"parallel ::: 'rm -rf x'",
+		"ls | parallel -j4 rm",
+		"parallel -j 4 echo ::: a",
+		"sem -j2 rm -rf x",
+		"sudo parallel rm ::: x",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	ask := Policy{Rules: []Rule{rule(t, "execute_shell_command:git push:*", Ask)}}
+	if d := Decide(ask, shell, cmd("parallel echo ::: a")); d.Behavior != Ask || d.Safety || d.Reason == "mode" {
+		t.Errorf("ask git push:*, parallel echo ::: a: %s (%s, safety %v), want the rule's ask", d.Behavior, d.Reason, d.Safety)
+	}
+	if d := Decide(Policy{Mode: ModeDontAsk, Rules: []Rule{rule(t, "execute_shell_command:*", Allow)}}, shell, cmd("parallel echo ::: a")); d.Behavior != Allow {
+		t.Errorf("allow *, parallel echo ::: a: %s (%s), want allow", d.Behavior, d.Reason)
+	}
+}

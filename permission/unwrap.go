@@ -2,6 +2,7 @@ package permission
 
 import (
 	"cmp"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,9 +104,23 @@ func withNoCommand(w wrapper) wrapper {
 // shells run their -c script.
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"}
 
+// errOpaque: a command runs commands that cannot be told from its words
+// (parallel's), which every deny and ask pattern then matches; unlike a
+// script that cannot be read, it is no safety ask.
+var errOpaque = errors.New("what it runs cannot be read")
+
+// worse is the error to keep of two: a script that cannot be read before
+// an opaque command.
+func worse(err, e error) error {
+	if err == nil || errors.Is(err, errOpaque) && e != nil {
+		return e
+	}
+	return err
+}
+
 // wrapped returns the commands c runs besides itself (and those they run),
 // reading scripts at most maxNesting deep; err is set when a script
-// cannot be read.
+// cannot be read (errOpaque when what runs cannot be told).
 func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	if depth > maxNesting {
 		return nil, errTooDeep
@@ -118,9 +133,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		out = append(out, w)
 		more, e := wrapped(w, depth+1)
 		out = append(out, more...)
-		if err == nil {
-			err = e
-		}
+		err = worse(err, e)
 	}
 	script := func(line string) {
 		l, e := parseNested(line, depth+1)
@@ -128,13 +141,9 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			out = append(out, w)
 			more, e := wrapped(w, depth+1)
 			out = append(out, more...)
-			if err == nil {
-				err = e
-			}
+			err = worse(err, e)
 		}
-		if err == nil {
-			err = e
-		}
+		err = worse(err, e)
 	}
 	args := c.args
 	if len(args) == 0 {
@@ -195,6 +204,10 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			}
 		}
 		return out, err
+	case name == "parallel" || name == "sem":
+		// GNU parallel runs its command words, or each input line or
+		// argument (parallel ::: 'rm x'), as shell scripts.
+		return nil, errOpaque
 	case name == "sg":
 		// sg [-] GROUP [-c] COMMAND: the command string runs in sh -c.
 		rest := args[1:]
