@@ -120,7 +120,8 @@
 //     abbreviated long options, strace -o '|cmd') or a keyword (then,
 //     do, !, "(", "{"), as the script of sh -c, eval, trap or alias (and
 //     of su, runuser, script and flock -c, sg's command string, watch's
-//     words joined as sh -c joins them), as
+//     words joined as sh -c joins them, a git configuration value that
+//     git runs: git -c core.pager='…', alias.x='!…', GIT_PAGER=… git), as
 //     find's -exec, as a busybox applet, in the body of a function or a
 //     case clause written on the line, and by the base name of its path
 //     (/bin/rm is rm); allow rules cover the
@@ -129,7 +130,9 @@
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm)), matches every
 //     deny and ask pattern of the tool and no allow pattern but "*"; so
 //     does a command whose commands cannot be told from its words (GNU
-//     parallel and sem, which run their input lines too), without the
+//     parallel and sem, which run their input lines too; git with -c
+//     include.path, core.hooksPath or protocol.*.allow, --config-env of
+//     a command's key, --exec-path=DIR, GIT_CONFIG_*), without the
 //     safety ask of a line that cannot be read.
 //   - Rules are keyed by exact tool name; patterns on tools without a
 //     pattern kind never match (as 2.x's default match_rule).

@@ -162,3 +162,60 @@ func TestDenyRuleSeesParallelAsAnyCommand(t *testing.T) {
 		t.Errorf("allow *, parallel echo ::: a: %s (%s), want allow", d.Behavior, d.Reason)
 	}
 }
+
+// TestDenyRuleSeesGitConfigCommands: a configuration value given with git
+// -c (or GIT_PAGER, GIT_EDITOR, … before it) that git runs as a command
+// (core.pager, core.editor, core.sshCommand, pager.*, diff.*.textconv,
+// credential.helper, a "!" alias, …) is read as a script, and an alias
+// without "!" as the git command it names; a value that makes git run
+// what cannot be told (include.path, core.hooksPath, --config-env,
+// --exec-path=DIR, GIT_CONFIG_PARAMETERS) matches every deny and ask
+// pattern. git's own -c after its subcommand (git log -c) is no such
+// value.
+func TestDenyRuleSeesGitConfigCommands(t *testing.T) {
+	p := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny), rule(t, "execute_shell_command:git push:*", Ask)}}
+	for _, c := range []string{
+		"git -c core.pager='rm -rf x' log",
+		"git -c Core.Pager='rm -rf x' log",
+		"git -c core.editor='rm -rf x' commit",
+		"git -c core.sshCommand='rm -rf x' fetch",
+		"git -c alias.x='!rm -rf x' x",
+		"git -c alias.x='!f() { rm -rf x; }; f' x",
+		"git -c pager.log='rm -rf x' log",
+		"git -c diff.bin.textconv='rm -rf x' diff",
+		"git -c credential.helper='!rm -rf x' push",
+		"git -c filter.f.smudge='rm -rf x' checkout .",
+		"git -C /srv/app -c core.pager='rm -rf x' log",
+		"git --git-dir /srv/app/.git -c core.pager='rm -rf x' log",
+		"git -c include.path=/tmp/cfg log",
+		"git -c core.hooksPath=/tmp/hooks commit",
+		"git -c protocol.ext.allow=always fetch",
+		"git --config-env=core.pager=CMD log",
+		"git --config-env core.pager=CMD log",
+		"git --exec-path=/tmp/bin status",
+		"GIT_PAGER='rm -rf x' git log",
+		"GIT_SSH_COMMAND='rm -rf x' git fetch",
+		"GIT_CONFIG_PARAMETERS=x git log",
+		"sudo git -c core.pager='rm -rf x' log",
+	} {
+		if d := Decide(p, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	if d := Decide(p, shell, cmd("git -c alias.p=push p origin")); d.Behavior != Ask {
+		t.Errorf("ask git push:*, git -c alias.p=push p origin: %s (%s), want ask", d.Behavior, d.Reason)
+	}
+	for _, c := range []string{
+		"git -c color.ui=always log",
+		"git -c core.quotepath=off status",
+		"git -c core.pager=less log",
+		"git --exec-path",
+		"git log -c",
+		"git -c alias.st=status st",
+		"GIT_PAGER=cat git log",
+	} {
+		if d := Decide(p, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+}

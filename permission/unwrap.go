@@ -204,6 +204,59 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			}
 		}
 		return out, err
+	case name == "git":
+		// Configuration values git runs as commands (git -c
+		// core.pager='rm x' log), given on the line or before it.
+		opaque := false
+		config := func(key, v string, known bool) {
+			switch r := gitConfigRuns(key); {
+			case r == gitOpaque || r != gitNone && !known:
+				opaque = true
+			case r == gitScript:
+				script(strings.TrimPrefix(v, "!"))
+			case r == gitAlias && strings.HasPrefix(v, "!"):
+				script(v[1:])
+			case r == gitAlias:
+				script("git " + v)
+			}
+		}
+		for _, a := range c.assigns {
+			k, v, _ := strings.Cut(a, "=")
+			switch {
+			case slices.Contains(gitEnvScripts, k):
+				script(v)
+			case strings.HasPrefix(k, "GIT_CONFIG") || k == "GIT_SSH" || k == "GIT_EXEC_PATH" || k == "GIT_TEMPLATE_DIR":
+				opaque = true
+			}
+		}
+	options:
+		for i := 1; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "-c" && i+1 < len(args):
+				i++
+				k, v, _ := strings.Cut(args[i], "=")
+				config(k, v, true)
+			case strings.HasPrefix(a, "--config-env"):
+				kv, ok := strings.CutPrefix(a, "--config-env=")
+				if !ok && i+1 < len(args) {
+					i++
+					kv = args[i]
+				}
+				k, _, _ := strings.Cut(kv, "=")
+				config(k, "", false) // the value is an environment variable's
+			case strings.HasPrefix(a, "--exec-path="):
+				opaque = true // git's commands from another directory
+			case slices.Contains([]string{"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"}, a):
+				i++ // its value
+			case !strings.HasPrefix(a, "-"):
+				break options // the subcommand: the rest are its
+			}
+		}
+		if opaque {
+			err = worse(err, errOpaque)
+		}
+		return out, err
 	case name == "parallel" || name == "sem":
 		// GNU parallel runs its command words, or each input line or
 		// argument (parallel ::: 'rm x'), as shell scripts.
@@ -387,6 +440,47 @@ func option(a string, w wrapper) (opt, v string, has, abbrev bool) {
 		}
 	}
 	return "", "", false, false
+}
+
+// How git uses a configuration value.
+const (
+	gitNone   = iota
+	gitScript // a shell command (core.pager, credential.helper's "!…")
+	gitAlias  // alias.*: "!…" a shell command, otherwise git's arguments
+	gitOpaque // what runs cannot be told (include.path, core.hooksPath)
+)
+
+// gitScriptKeys end the names of the configuration keys whose values git
+// runs as commands (core.pager, core.sshCommand, gpg.program,
+// diff.*.textconv, filter.*.smudge, merge.*.driver, credential.helper,
+// remote.*.uploadpack, …): read as scripts, where a key that is no
+// command (a boolean) reads as a harmless one.
+var gitScriptKeys = []string{"command", "cmd", "program", "editor", "pager", "helper", "hook", "driver", "proxy", "external",
+	"askpass", "textconv", "clean", "smudge", "process", "filter", "pack", "fsmonitor", "browser", "httpd", "vcs"}
+
+// gitEnvScripts are the environment variables git runs as commands.
+var gitEnvScripts = []string{"GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF",
+	"GIT_ASKPASS", "GIT_PROXY_COMMAND", "PAGER", "EDITOR", "VISUAL"}
+
+// gitConfigRuns tells how git uses the value of the configuration key
+// (section.name or section.subsection.name; case-insensitive but for the
+// subsection, which is matched whatever its case).
+func gitConfigRuns(key string) int {
+	k := strings.ToLower(key)
+	section, _, _ := strings.Cut(k, ".")
+	last := k[strings.LastIndex(k, ".")+1:]
+	switch {
+	case section == "alias":
+		return gitAlias
+	case section == "include" || section == "includeif" || section == "protocol" && last == "allow" ||
+		last == "path" || last == "hookspath" || last == "templatedir":
+		// Another configuration file, hooks or programs from a directory,
+		// or a transport (ext::) that runs its URL.
+		return gitOpaque
+	case section == "pager" || slices.ContainsFunc(gitScriptKeys, func(s string) bool { return strings.HasSuffix(last, s) }):
+		return gitScript
+	}
+	return gitNone
 }
 
 // clusterHas reports whether a cluster of w's short options has the flag
