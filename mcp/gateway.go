@@ -520,6 +520,7 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) error {
 		g.mu.Unlock()
 		g.log.Info("mcp: gateway: session closed", "session", s.id, "identity", s.identity, "lasted", time.Since(opened))
 	})
+	g.goroutine(s.tellUpdates)
 	// The fleet may have changed since the session's tools were read.
 	g.goroutine(func() { s.refresh(g.ctx, false, 0) })
 	return nil

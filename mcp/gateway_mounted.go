@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,7 +45,11 @@ import (
 // resources/subscribe goes to the visible servers offering subscriptions
 // that list the URI, or when none does (a template's URI) to the first that
 // takes it (each through one worker mounting it); the workers publish their servers' updates (wire.MCPUpdatedSubject)
-// and the gateway tells the sessions subscribed to the URI. Unsubscribing
+// and the gateway tells the sessions subscribed to the URI, each from a
+// queue and a goroutine of its own: a client that stops reading delays
+// its own updates only. At most maxSessionUpdates URIs (64 KiB of them)
+// wait for one session; an update of a URI already waiting adds nothing,
+// and past the bound new ones are dropped. Unsubscribing
 // stops the session hearing of the URI; the worker keeps its own
 // subscription (others may want it).
 
@@ -518,48 +523,100 @@ func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeReques
 // its subscription.
 func (s *gatewaySession) unsubscribe(context.Context, *sdk.UnsubscribeRequest) error { return nil }
 
-// relayUpdates subscribes to the workers' resource updates and tells the
-// sessions subscribed to the URI (the go-sdk keeps who is), from a
-// goroutine of its own so a slow client holds up no NATS callback; when
-// updatesQueue updates wait already, more are dropped.
+// relayUpdates subscribes to the workers' resource updates and queues
+// each on every session (the go-sdk keeps which are subscribed to the
+// URI, and tells only those). Each session tells its own queue from its
+// own goroutine (tellUpdates), so a client that stops reading holds up
+// its own updates only, not the other sessions' nor the NATS callback.
 func (g *Gateway) relayUpdates() (*nats.Subscription, error) {
-	queue := make(chan string, updatesQueue)
-	sub, err := g.nc.Subscribe(wire.SubjectMCPPrefix+"*."+wire.MCPUpdated, func(m *nats.Msg) {
+	return g.nc.Subscribe(wire.SubjectMCPPrefix+"*."+wire.MCPUpdated, func(m *nats.Msg) {
 		var u wire.MCPUpdate
 		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &u); err != nil || u.URI == "" {
 			return
 		}
-		select {
-		case queue <- u.URI:
-		default:
-			g.log.Debug("mcp: gateway: a resource update dropped: too many waiting", "uri", u.URI)
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	g.goroutine(func() {
-		for {
-			select {
-			case <-g.ctx.Done():
-				return
-			case uri := <-queue:
-				g.mu.Lock()
-				sessions := make([]*gatewaySession, 0, len(g.sessions))
-				for s := range g.sessions {
-					sessions = append(sessions, s)
-				}
-				g.mu.Unlock()
-				for _, s := range sessions {
-					if err := s.srv.ResourceUpdated(g.ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
-						g.log.Debug("mcp: gateway: a resource update not delivered", "uri", uri, "err", err)
-					}
-				}
+		for _, s := range g.live() {
+			if !s.updates.push(u.URI) {
+				g.log.Debug("mcp: gateway: a resource update dropped: too many wait for the session", "session", s.id, "uri", u.URI)
 			}
 		}
 	})
-	return sub, nil
 }
 
-// updatesQueue bounds the resource updates waiting to be told.
-const updatesQueue = 1024
+// tellUpdates tells the session the resource updates queued for it, until
+// the session or the gateway ends. A write to a client that does not read
+// waits here, for this session alone (ServeListener cuts such a client
+// after its write timeout).
+func (s *gatewaySession) tellUpdates() {
+	g := s.g
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-s.updates.wake:
+		}
+		for _, uri := range s.updates.take() {
+			if g.ctx.Err() != nil || s.ctx.Err() != nil {
+				return
+			}
+			if err := s.srv.ResourceUpdated(g.ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+				g.log.Debug("mcp: gateway: a resource update not delivered", "session", s.id, "uri", uri, "err", err)
+			}
+		}
+	}
+}
+
+// maxSessionUpdates and maxSessionUpdateBytes bound the resource updates
+// waiting to be told to one session: the distinct URIs, and their bytes
+// (one URI is taken whatever its size when none waits).
+const (
+	maxSessionUpdates     = 64
+	maxSessionUpdateBytes = 64 << 10
+)
+
+// updateQueue holds the resource updates waiting for one session, in the
+// order they came, each URI once: an update of a URI already waiting
+// adds nothing (the client reads the resource as it is when it hears).
+// Past its bounds, new URIs are dropped. Safe for concurrent use.
+type updateQueue struct {
+	mu     sync.Mutex
+	uris   []string
+	queued map[string]bool
+	bytes  int
+	wake   chan struct{} // capacity 1: something waits
+}
+
+func newUpdateQueue() *updateQueue {
+	return &updateQueue{queued: map[string]bool{}, wake: make(chan struct{}, 1)}
+}
+
+// push queues uri; false when it was dropped.
+func (q *updateQueue) push(uri string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.queued[uri] {
+		return true
+	}
+	if len(q.uris) > 0 && (len(q.uris) >= maxSessionUpdates || q.bytes+len(uri) > maxSessionUpdateBytes) {
+		return false
+	}
+	q.uris = append(q.uris, uri)
+	q.queued[uri] = true
+	q.bytes += len(uri)
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take empties the queue, returning what waited in order.
+func (q *updateQueue) take() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	uris := q.uris
+	q.uris, q.bytes = nil, 0
+	clear(q.queued)
+	return uris
+}

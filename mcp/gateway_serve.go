@@ -379,7 +379,8 @@ func (g *Gateway) newSession(ctx context.Context, id, identity, source string) *
 		g.log.Warn("mcp: gateway: no session", "identity", identity, "err", err)
 		return nil
 	}
-	s := &gatewaySession{g: g, id: id, identity: identity, source: source, c: c, tools: map[string]string{}, skills: map[string]string{}}
+	s := &gatewaySession{g: g, id: id, identity: identity, source: source, c: c, tools: map[string]string{}, skills: map[string]string{},
+		updates: newUpdateQueue()}
 	// Not under the gateway's context: a session that never connects is
 	// only garbage, not a child that context keeps.
 	s.ctx, s.end = context.WithCancel(context.Background())

@@ -73,6 +73,9 @@ type gatewaySession struct {
 	// session's order (the fleet's, as bus.Client.SessionSchemas gives it),
 	// replaced whole at the end of each refresh.
 	listed atomic.Pointer[[]*sdk.Tool]
+	// updates are the resource updates waiting to be told to the session
+	// (gateway_mounted.go).
+	updates *updateQueue
 }
 
 // middleware answers tools/list in the session's order (the go-sdk's own
