@@ -278,7 +278,11 @@
 // writing to it, and the session's DELETE waiting for that call, for
 // ever; the events it missed stay in StreamBuffer for its Last-Event-ID,
 // and the call goes on); a kept-alive connection without a request for 2
-// minutes is closed. The http.Server's own ReadTimeout and WriteTimeout
+// minutes is closed; at most GatewayOptions.MaxConns connections (4096 by
+// default) are held, a new one at the bound taking the place of one
+// waiting for a request, from the address holding the most (a request in
+// progress, an event stream included, is never cut; when all are serving
+// one, the new connection is closed at once). The http.Server's own ReadTimeout and WriteTimeout
 // would end event streams, which last as long as their sessions, so these
 // deadlines are set and lifted per body and per write. A Gateway mounted as an http.Handler in a
 // server of your own has the bounds that server sets.

@@ -36,6 +36,9 @@ const DefaultGatewaySessionTimeout = 30 * time.Minute
 // DefaultGatewayMaxSessions is the default of GatewayOptions.MaxSessions.
 const DefaultGatewayMaxSessions = 1024
 
+// DefaultGatewayMaxConns is the default of GatewayOptions.MaxConns.
+const DefaultGatewayMaxConns = 4096
+
 // DefaultGatewayStreamBuffer is the default of
 // GatewayOptions.StreamBuffer: 10 MiB of stream events across sessions.
 const DefaultGatewayStreamBuffer = 10 << 20
@@ -100,6 +103,22 @@ type GatewayOptions struct {
 	// nobody else needs it, and cannot lock others out. 0 means
 	// DefaultGatewayMaxSessions, negative means no bound.
 	MaxSessions int
+	// MaxConns bounds the connections ServeListener (and ListenAndServe)
+	// hold at once, so that clients opening connections and sending
+	// nothing cost the gateway that many file descriptors at most, not
+	// the ones its NATS connection needs. It keeps accepting: a
+	// connection that arrives at the bound takes the place of one without
+	// a request in progress (one of the source, address or IPv6 /64,
+	// holding the most; one that has sent nothing first, then the one that
+	// has waited longest), so a flood closes its own connections. A
+	// request in progress, an event stream included, is never cut; when
+	// every held connection is serving one, a new connection is closed at
+	// once. Each session's client commonly holds two (its event stream
+	// and a request), so keep it above twice MaxSessions, and below the
+	// process's file limit. 0 means DefaultGatewayMaxConns, negative
+	// means no bound. A Gateway mounted as an http.Handler in a server of
+	// your own has the bounds that server sets.
+	MaxConns int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// guard (a request on a loopback address with a non-loopback Host
 	// header gets 403); needed behind a reverse proxy on the same host.
@@ -237,6 +256,9 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	if o.MaxSessions == 0 {
 		o.MaxSessions = DefaultGatewayMaxSessions
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = DefaultGatewayMaxConns
 	}
 	var copts bus.ClientOptions
 	if o.Client != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/internal/conncap"
 	"github.com/toolbus/toolbus/skill"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -183,6 +184,9 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	})
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: gatewayHeaderTimeout, IdleTimeout: g.idleTimeout,
 		BaseContext: func(net.Listener) context.Context { return context.WithValue(reqs, listenerKey{}, ctx) }}
+	if n := g.opts.MaxConns; n > 0 {
+		l = conncap.Cap(hs, l, n) // the operator endpoint's rules
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()
 	select {

@@ -39,7 +39,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/toolbus/toolbus/internal/conncap"
 )
+
+// maxConns is how many connections the endpoint holds at once.
+const maxConns = 64
 
 // Ready says whether the process is ready, and the line /readyz answers
 // (the reason when not).
@@ -73,10 +78,10 @@ func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger)
 	// Bounded in number (maxConns) and per connection: a client that opens
 	// many and keeps them (idle, or reading slowly) costs the worker file
 	// descriptors its NATS connection and its tools need.
-	cl := newCapListener(ln, maxConns)
-	e := &Endpoint{srv: &http.Server{Handler: cl.serving(mux), ConnState: cl.connState, ConnContext: cl.connContext,
+	e := &Endpoint{srv: &http.Server{Handler: mux,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 10 * time.Second, MaxHeaderBytes: 8 << 10}, Addr: ln.Addr().String()}
+	cl := conncap.Cap(e.srv, ln, maxConns)
 	go func() {
 		if err := e.srv.Serve(cl); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("operator endpoint stopped", "err", err)

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package opshttp
+package conncap
 
 import (
 	"net"

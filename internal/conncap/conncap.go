@@ -1,4 +1,7 @@
-package opshttp
+// Package conncap bounds the connections an HTTP server holds: the
+// operator endpoint's (package opshttp) and the MCP gateway's
+// (mcp.GatewayOptions.MaxConns) share these rules.
+package conncap
 
 import (
 	"cmp"
@@ -10,9 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 )
-
-// maxConns is how many connections the endpoint holds at once.
-const maxConns = 64
 
 // capListener holds at most max of the connections it accepts. It keeps
 // accepting, so the kernel's queue never fills with connections that would
@@ -46,6 +46,40 @@ type capConn struct {
 
 	once sync.Once
 	err  error
+}
+
+// Cap makes hs hold at most max of the connections ln accepts at once,
+// without ever refusing to accept (a connection left in the kernel's
+// queue would wait there behind whoever holds the places): a connection that arrives at the bound takes the place of one without a
+// request in progress (of the source holding the most, one that has sent
+// nothing first, then the one that has waited longest), and when every
+// one is serving a request it is closed at once. A request in progress is
+// never cut: an event stream counts as one for as long as it lasts.
+//
+// It sets hs's ConnState and ConnContext (calling those hs had first)
+// and wraps its Handler, so hs must be complete; serve hs on the listener
+// it returns. max must be positive.
+func Cap(hs *http.Server, ln net.Listener, max int) net.Listener {
+	cl := newCapListener(ln, max)
+	state, connCtx := hs.ConnState, hs.ConnContext
+	hs.ConnState = func(c net.Conn, s http.ConnState) {
+		if state != nil {
+			state(c, s)
+		}
+		cl.connState(c, s)
+	}
+	hs.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if connCtx != nil {
+			ctx = connCtx(ctx, c)
+		}
+		return cl.connContext(ctx, c)
+	}
+	h := hs.Handler
+	if h == nil {
+		h = http.DefaultServeMux
+	}
+	hs.Handler = cl.serving(h)
+	return cl
 }
 
 func newCapListener(ln net.Listener, max int) *capListener {

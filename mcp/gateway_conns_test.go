@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"conns","version":"1"}}}`
+
+// answered sends req on conn and reports whether the gateway answered it
+// (false: it closed the connection instead).
+func answered(t *testing.T, conn net.Conn, req string) bool {
+	t.Helper()
+	conn.SetDeadline(time.Now().Add(guardTimeout))
+	if _, err := io.WriteString(conn, req); err != nil {
+		return false // closed already
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	var ne net.Error
+	switch {
+	case err == nil:
+		resp.Body.Close()
+		return true
+	case errors.As(err, &ne) && ne.Timeout():
+		t.Fatalf("the gateway neither answered nor closed the connection within %v", guardTimeout)
+	}
+	return false
+}
+
+// openStream opens session's standalone event stream on a connection of
+// its own: a request in progress for as long as the connection lasts.
+func openStream(t *testing.T, u, session string) net.Conn {
+	t.Helper()
+	conn := dialGateway(t, u)
+	conn.SetDeadline(time.Now().Add(guardTimeout))
+	if _, err := io.WriteString(conn, rawRequest(u, http.MethodGet, session, "")); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("event stream: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	conn.SetDeadline(time.Time{})
+	return conn
+}
+
+// TestGatewayConnectionCap: GatewayOptions.MaxConns bounds the
+// connections ServeListener holds. At the bound a new connection takes the
+// place of one waiting for a request, a request in progress (here: two
+// event streams) is never cut, and when every held connection is serving
+// one, a new connection is closed without an answer; once a stream ends,
+// a new client is served again. (The gateway used to accept every
+// connection it was offered.)
+func TestGatewayConnectionCap(t *testing.T) {
+	f := startFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	u := serveGatewayHTTP(t, g)
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: guardTimeout}
+	t.Cleanup(hc.CloseIdleConnections)
+	_, id1 := rawInitialize(t, hc, u)
+	_, id2 := rawInitialize(t, hc, u)
+	if id1 == "" || id2 == "" {
+		t.Fatal("initialize opened no session")
+	}
+
+	openStream(t, u, id1)
+	silent := dialGateway(t, u) // waiting for a request: the place the next takes
+	stream2 := openStream(t, u, id2)
+	if answered(t, silent, rawRequest(u, http.MethodPost, "", initializeBody)) {
+		t.Error("a third connection was served beside two event streams at MaxConns 2; want the waiting one closed to make room for the second stream")
+	}
+	if answered(t, dialGateway(t, u), rawRequest(u, http.MethodPost, "", initializeBody)) {
+		t.Error("a connection was served while both held connections carried event streams at MaxConns 2; want it closed at once")
+	}
+
+	stream2.Close()
+	natstest.WaitFor(t, "an initialize answered once a stream ended", func() bool {
+		return answered(t, dialGateway(t, u), rawRequest(u, http.MethodPost, "", initializeBody))
+	})
+}
