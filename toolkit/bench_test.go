@@ -2,6 +2,7 @@ package toolkit_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -61,4 +62,39 @@ func BenchmarkCall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRegister10k registers 10,000 raw tools (an MCP server's worth
+// at MaxListedTools) in an empty toolkit: one Add each, which copies the
+// registry every time (O(n²)), against one AddAll (one copy):
+//
+//	go test -run '^$' -bench BenchmarkRegister10k -benchtime 3x ./toolkit
+func BenchmarkRegister10k(b *testing.B) {
+	const n = 10_000
+	schema := map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}
+	h := func(context.Context, *toolkit.Call, toolkit.Writer) error { return nil }
+	regs := make([]toolkit.Registration, n)
+	for i := range regs {
+		regs[i] = toolkit.Registration{Tool: toolkit.Raw(fmt.Sprintf("mcp__bench__tool%d", i), "A tool.", schema, h)}
+	}
+	b.Run("Add", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tk := toolkit.New(nil)
+			for _, r := range regs {
+				if err := tk.Add(r.Tool, r.Options...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("AddAll", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tk := toolkit.New(nil)
+			if err := tk.AddAll(regs...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

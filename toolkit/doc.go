@@ -38,6 +38,12 @@
 // timeout. Go errors are for programmers only: Add, AddGroup and friends
 // reject bad definitions when they are registered.
 //
+// Registration is copy-on-write: a call sees the registry as it was when
+// it started, and never waits for a registration. Each Add copies the
+// registry, so registering many tools one Add at a time costs O(n²);
+// AddAll registers a batch with one copy and one OnChange, all or nothing
+// (a *BatchError names every registration refused).
+//
 // # Streaming
 //
 // Tools write chunks (deltas) to a Writer. The caller sees each chunk as it

@@ -310,69 +310,218 @@ func describe(t *Tool, opts []Option) (registration, error) {
 // invalid name (or one over MaxNameLen bytes), a bad schema, a missing handler, an unknown group, a
 // preset that is not a property, or a name that is taken (unless
 // OnConflict says otherwise). "reset_tools" is reserved.
+//
+// Each Add copies the registry: to register many tools, use AddAll.
 func (tk *Toolkit) Add(t *Tool, opts ...Option) error {
-	r, err := describe(t, opts)
+	r, err := prepare(t, opts)
 	if err != nil {
 		return err
 	}
-	cp := r.tool
-	if !ValidName(cp.Name) {
-		return fmt.Errorf("toolkit: invalid tool name %.128q: must match [A-Za-z0-9_-]+ (one NATS subject token)", cp.Name)
+	defer tk.lock()()
+	b := &batch{next: tk.reg.Load().clone()}
+	done, err := tk.place(b, r)
+	if err != nil {
+		return err
 	}
-	if len(cp.Name) > MaxNameLen {
-		return fmt.Errorf("toolkit: invalid tool name %.64q…: %d bytes, over the %d a tool name may be", cp.Name, len(cp.Name), MaxNameLen)
+	if done != nil {
+		done()
 	}
-	if cp.Name == MetaToolName {
-		return fmt.Errorf("toolkit: tool name %q is reserved for the meta tool", cp.Name)
+	if b.changed {
+		tk.commit(b.next)
 	}
-	if cp.Handler == nil {
-		return fmt.Errorf("toolkit: tool %q has no handler", cp.Name)
-	}
-	if err := CheckInputSchema(cp.InputSchema); err != nil {
-		return fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+	return nil
+}
+
+// Registration is one tool of a batch AddAll registers: the tool and the
+// options describing it, as Add takes them.
+type Registration struct {
+	Tool    *Tool
+	Options []Option
+}
+
+// AddAll registers a batch of tools as one change: each as Add would
+// register it, one after the other in order, so a registration's name is
+// judged against the toolkit and the batch's earlier registrations (a
+// later OnConflict(ConflictOverride) replaces an earlier tool of the
+// batch in its position, ConflictRename renames away from it,
+// ConflictSkip keeps it and logs, the default fails). The registry is
+// copied once and OnChange functions run once, where n calls of Add copy
+// it n times: registering n tools costs O(n), not O(n²).
+//
+// It is atomic: when a registration fails, none of the batch is made
+// (readers never see part of it) and the error is a *BatchError naming
+// every registration that failed, by its index in regs, each judged as if
+// the failed ones before it were left out; so a caller that wants the
+// others registered drops those and calls AddAll again with the rest. A
+// registration ConflictSkip skips is not a failure. The log lines of
+// renames and skips are written only when the batch is registered. An
+// empty batch changes nothing.
+func (tk *Toolkit) AddAll(regs ...Registration) error {
+	prepared := make([]registration, len(regs))
+	failed := map[int]error{}
+	for i, reg := range regs {
+		r, err := prepare(reg.Tool, reg.Options)
+		if err != nil {
+			failed[i] = err
+			continue
+		}
+		prepared[i] = r
 	}
 	defer tk.lock()()
-	old := tk.reg.Load()
-	if cp.group != BasicGroup && !slices.ContainsFunc(old.groups, func(g Group) bool { return g.Name == cp.group }) {
-		return fmt.Errorf("toolkit: tool %q: group %q not found", cp.Name, cp.group)
+	b := &batch{next: tk.reg.Load().clone()}
+	var logs []func()
+	for i, r := range prepared {
+		if failed[i] != nil {
+			continue
+		}
+		done, err := tk.place(b, r)
+		if err != nil {
+			failed[i] = err
+			continue
+		}
+		if done != nil {
+			logs = append(logs, done)
+		}
 	}
-	e, err := newEntry(cp, nil, old.middleware)
+	if len(failed) > 0 {
+		return &BatchError{Failed: failed}
+	}
+	for _, l := range logs {
+		l()
+	}
+	if b.changed {
+		tk.commit(b.next)
+	}
+	return nil
+}
+
+// BatchError is the error of an AddAll that registered nothing: why each
+// registration that failed did.
+type BatchError struct {
+	// Failed holds each failed registration's error by its index in the
+	// batch.
+	Failed map[int]error
+}
+
+func (e *BatchError) Error() string {
+	idx := slices.Sorted(maps.Keys(e.Failed))
+	if len(idx) == 0 {
+		return "toolkit: batch refused"
+	}
+	msg := fmt.Sprintf("toolkit: batch refused, nothing registered: registration %d: %v", idx[0], e.Failed[idx[0]])
+	if len(idx) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(idx)-1)
+	}
+	return msg
+}
+
+// Unwrap returns the registrations' errors in the order of the batch, for
+// errors.Is and errors.As.
+func (e *BatchError) Unwrap() []error {
+	out := make([]error, 0, len(e.Failed))
+	for _, i := range slices.Sorted(maps.Keys(e.Failed)) {
+		out = append(out, e.Failed[i])
+	}
+	return out
+}
+
+// prepare describes t by opts and checks what does not depend on the
+// registry.
+func prepare(t *Tool, opts []Option) (registration, error) {
+	r, err := describe(t, opts)
 	if err != nil {
-		return fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+		return registration{}, err
 	}
-	next := old.clone()
+	cp := r.tool
+	if !ValidName(cp.Name) {
+		return registration{}, fmt.Errorf("toolkit: invalid tool name %.128q: must match [A-Za-z0-9_-]+ (one NATS subject token)", cp.Name)
+	}
+	if len(cp.Name) > MaxNameLen {
+		return registration{}, fmt.Errorf("toolkit: invalid tool name %.64q…: %d bytes, over the %d a tool name may be", cp.Name, len(cp.Name), MaxNameLen)
+	}
+	if cp.Name == MetaToolName {
+		return registration{}, fmt.Errorf("toolkit: tool name %q is reserved for the meta tool", cp.Name)
+	}
+	if cp.Handler == nil {
+		return registration{}, fmt.Errorf("toolkit: tool %q has no handler", cp.Name)
+	}
+	if err := CheckInputSchema(cp.InputSchema); err != nil {
+		return registration{}, fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+	}
+	return r, nil
+}
+
+// batch is a copy of the registry being changed by one Add or AddAll,
+// under tk.mu.
+type batch struct {
+	next    *registry
+	changed bool
+	// pos is the position of each tool in next.order, made when a tool is
+	// first replaced (positions do not move: tools are only appended and
+	// replaced).
+	pos map[string]int
+}
+
+// place puts a prepared registration in b.next, changing nothing when it
+// fails; done, when not nil, logs what it did (a rename, a skip), to run
+// once the change is certain.
+func (tk *Toolkit) place(b *batch, r registration) (done func(), _ error) {
+	cp, next := r.tool, b.next
+	if cp.group != BasicGroup && !slices.ContainsFunc(next.groups, func(g Group) bool { return g.Name == cp.group }) {
+		return nil, fmt.Errorf("toolkit: tool %q: group %q not found", cp.Name, cp.group)
+	}
+	e, err := newEntry(cp, nil, next.middleware)
+	if err != nil {
+		return nil, fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+	}
 	if _, ok := next.byName[cp.Name]; ok && r.conflict == ConflictRename {
 		renamed, err := freeName(next, cp.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if cp.originalName == "" {
 			cp.originalName = cp.Name
 		}
-		tk.log.Info("toolkit: tool name taken; registered under a new name", "tool", cp.Name, "as", renamed)
+		name := cp.Name
+		done = func() {
+			tk.log.Info("toolkit: tool name taken; registered under a new name", "tool", name, "as", renamed)
+		}
 		cp.Name = renamed
-		if e, err = newEntry(cp, nil, old.middleware); err != nil {
-			return fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+		if e, err = newEntry(cp, nil, next.middleware); err != nil {
+			return nil, fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
 		}
 	}
-	if prev, ok := next.byName[cp.Name]; ok {
+	if _, ok := next.byName[cp.Name]; ok {
 		switch r.conflict {
 		case ConflictSkip:
-			tk.log.Warn("toolkit: tool already registered, skipping", "tool", cp.Name)
-			return nil
+			name := cp.Name
+			return func() { tk.log.Warn("toolkit: tool already registered, skipping", "tool", name) }, nil
 		case ConflictOverride:
-			i := slices.Index(next.order, prev)
-			next.order[i] = e
+			next.order[b.position(cp.Name)] = e
 			next.byName[cp.Name] = e
 		default:
-			return fmt.Errorf("toolkit: a tool named %q is already registered", cp.Name)
+			return nil, fmt.Errorf("toolkit: a tool named %q is already registered", cp.Name)
 		}
 	} else {
 		next.order = append(next.order, e)
 		next.byName[cp.Name] = e
+		if b.pos != nil {
+			b.pos[cp.Name] = len(next.order) - 1
+		}
 	}
-	tk.commit(next)
-	return nil
+	b.changed = true
+	return done, nil
+}
+
+// position is the index of the named tool in b.next.order.
+func (b *batch) position(name string) int {
+	if b.pos == nil {
+		b.pos = make(map[string]int, len(b.next.order))
+		for i, e := range b.next.order {
+			b.pos[e.tool.Name] = i
+		}
+	}
+	return b.pos[name]
 }
 
 // renameAlphabet is shortuuid's: digits and letters without the ones
@@ -394,19 +543,20 @@ func freeName(reg *registry, name string) (string, error) {
 	return "", fmt.Errorf("toolkit: no free name for %q after 100 tries", name)
 }
 
-// Remove unregisters tools by name; unknown names are ignored.
+// Remove unregisters tools by name; unknown names are ignored. The
+// registry is copied once however many names are given.
 func (tk *Toolkit) Remove(names ...string) {
 	defer tk.lock()()
 	next := tk.reg.Load().clone()
-	changed := false
+	gone := map[*entry]bool{}
 	for _, n := range names {
 		if e, ok := next.byName[n]; ok {
 			delete(next.byName, n)
-			next.order = slices.DeleteFunc(next.order, func(x *entry) bool { return x == e })
-			changed = true
+			gone[e] = true
 		}
 	}
-	if changed {
+	if len(gone) > 0 {
+		next.order = slices.DeleteFunc(next.order, func(x *entry) bool { return gone[x] })
 		tk.commit(next)
 	}
 }
