@@ -71,3 +71,29 @@ func benchRaw(b *testing.B, cs *sdk.ClientSession) {
 		}
 	}
 }
+
+// BenchmarkRegister10k mounts a server listing MaxListedTools (10,000)
+// tools: connect, list every page over Streamable HTTP, register in a new
+// toolkit:
+//
+//	go test -run '^$' -bench BenchmarkRegister10k -benchtime 3x ./mcp
+func BenchmarkRegister10k(b *testing.B) {
+	u := manyToolsServer(b, MaxListedTools, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		func() {
+			tk := toolkit.New(nil)
+			c, err := NewClient(ServerConfig{Name: "b", Transport: TransportStreamableHTTP, URL: u}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close() // before the server's Close, which waits for its connections
+			if err := c.Register(context.Background(), tk); err != nil {
+				b.Fatal(err)
+			}
+			if n := len(c.Tools()); n != MaxListedTools {
+				b.Fatalf("%d tools registered, want %d", n, MaxListedTools)
+			}
+		}()
+	}
+}

@@ -58,9 +58,12 @@
 // list is an error (ErrUnknownTool) when the tools are registered. The
 // tools go in the configured group, which is created (with a generic
 // description) when the toolkit lacks it; create it first to describe it.
-// When the server sends notifications/tools/list_changed the registration
-// is re-synced: new tools are added, changed ones replaced, vanished ones
-// removed.
+// A server's tools are registered as one batch (toolkit.AddAll): one
+// change of the toolkit, which the worker announces once, and no copy of
+// the registry per tool (10,000 tools register in a fraction of a second,
+// not seconds). When the server sends notifications/tools/list_changed the registration
+// is re-synced: new tools are added and changed ones replaced (one batch),
+// vanished ones removed (one change).
 //
 // A server that cannot be reached or listed when Start runs is skipped
 // with a warning and retried in the background (RetryInterval, doubling up

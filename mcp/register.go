@@ -141,69 +141,102 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	if other {
 		return fmt.Errorf("mcp: server %q: a Client registers its tools in one Toolkit; use another Client for another Toolkit", c.cfg.Name)
 	}
-	var names []string
+	ownedSet := make(map[string]bool, len(owned))
+	for _, n := range owned {
+		ownedSet[n] = true
+	}
 	safe := map[string]bool{}
-	defs := map[string]string{}
-	size := 0
 	for _, t := range tools {
 		if a := t.Annotations; a != nil && (a.ReadOnlyHint || a.IdempotentHint) {
 			safe[t.Name] = true
 		}
-		name := ToolName(c.cfg.Name, t.Name)
-		if slices.Contains(names, name) {
-			c.log.Warn("MCP tool skipped: its name collides with another tool of the server after sanitising", "tool", cutText(t.Name, toolkit.MaxNameLen), "name", name)
-			continue
-		}
-		schema, err := inputSchema(t.InputSchema)
-		if err != nil {
-			c.log.Warn("MCP tool skipped", "tool", cutText(t.Name, toolkit.MaxNameLen), "error", err)
-			continue
-		}
-		desc := t.Description
-		if desc == "" {
-			desc = t.Title
-		}
-		b, _ := json.Marshal(schema) // it was made from JSON
-		n := len(name) + len(desc) + len(b)
-		if size+n > MaxServerToolBytes {
-			c.log.Warn("MCP tool skipped: the server's tools would be over MaxServerToolBytes", "tool", cutText(t.Name, toolkit.MaxNameLen),
-				"bytes", n, "limit", MaxServerToolBytes)
-			continue
-		}
-		order := c.orders.of(t.Name)
-		ann, _ := json.Marshal(t.Annotations)
-		ord, _ := json.Marshal(order)
-		// The MCP name too: another one that sanitises the same needs a
-		// handler that calls it.
-		def := strings.Join([]string{t.Name, desc, string(b), string(ann), string(ord)}, "\x00")
-		if _, ok := tk.Get(name); ok && slices.Contains(owned, name) && c.defs[name] == def {
-			// Unchanged: registering it again would be a toolkit change,
-			// which the worker announces to the whole fleet.
+	}
+	// The tools go in as one batch (toolkit.AddAll: one copy of the
+	// registry, one change for the worker to announce). When the toolkit
+	// refuses some, the batch is chosen again without them (a tool left
+	// out frees room under MaxServerToolBytes, and its sanitised name for
+	// another of the server's), and the warnings are those of the choice
+	// that was registered.
+	refused := map[int]bool{} // by index in tools
+	var names []string
+	var defs map[string]string
+	for {
+		var batch []toolkit.Registration
+		var from []int // the index in tools of each of batch
+		var warnings []func()
+		warn := func(msg string, args ...any) { warnings = append(warnings, func() { c.log.Warn(msg, args...) }) }
+		names, defs = nil, map[string]string{}
+		size := 0
+		for i, t := range tools {
+			if refused[i] {
+				continue
+			}
+			name := ToolName(c.cfg.Name, t.Name)
+			if _, taken := defs[name]; taken {
+				warn("MCP tool skipped: its name collides with another tool of the server after sanitising", "tool", cutText(t.Name, toolkit.MaxNameLen), "name", name)
+				continue
+			}
+			schema, err := inputSchema(t.InputSchema)
+			if err != nil {
+				warn("MCP tool skipped", "tool", cutText(t.Name, toolkit.MaxNameLen), "error", err)
+				continue
+			}
+			desc := t.Description
+			if desc == "" {
+				desc = t.Title
+			}
+			b, _ := json.Marshal(schema) // it was made from JSON
+			n := len(name) + len(desc) + len(b)
+			if size+n > MaxServerToolBytes {
+				warn("MCP tool skipped: the server's tools would be over MaxServerToolBytes", "tool", cutText(t.Name, toolkit.MaxNameLen),
+					"bytes", n, "limit", MaxServerToolBytes)
+				continue
+			}
+			order := c.orders.of(t.Name)
+			ann, _ := json.Marshal(t.Annotations)
+			ord, _ := json.Marshal(order)
+			// The MCP name too: another one that sanitises the same needs a
+			// handler that calls it.
+			def := strings.Join([]string{t.Name, desc, string(b), string(ann), string(ord)}, "\x00")
 			names = append(names, name)
 			defs[name] = def
 			size += n
-			continue
+			if _, ok := tk.Get(name); ok && ownedSet[name] && c.defs[name] == def {
+				// Unchanged: registering it again would be a toolkit change,
+				// which the worker announces to the whole fleet.
+				continue
+			}
+			opts := toolOptions(t, c.cfg.Group)
+			if c.cfg.SessionBound {
+				opts = append(opts, toolkit.SessionBound())
+			}
+			if p := c.cfg.Presets[t.Name]; len(p) > 0 {
+				opts = append(opts, toolkit.WithPresets(p))
+			}
+			if ownedSet[name] {
+				opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
+			}
+			if order != nil {
+				opts = append(opts, toolkit.WithSchemaOrder(order))
+			}
+			batch = append(batch, toolkit.Registration{Tool: toolkit.Raw(name, desc, schema, c.handler(t.Name)), Options: opts})
+			from = append(from, i)
 		}
-		opts := toolOptions(t, c.cfg.Group)
-		if c.cfg.SessionBound {
-			opts = append(opts, toolkit.SessionBound())
+		err := tk.AddAll(batch...)
+		if err == nil {
+			for _, w := range warnings {
+				w()
+			}
+			break
 		}
-		if p := c.cfg.Presets[t.Name]; len(p) > 0 {
-			opts = append(opts, toolkit.WithPresets(p))
+		var be *toolkit.BatchError
+		if !errors.As(err, &be) || len(be.Failed) == 0 { // not a refusal of some: nothing to drop
+			return fmt.Errorf("mcp: server %q: registering its tools: %w", c.cfg.Name, err)
 		}
-		if slices.Contains(owned, name) {
-			opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
+		for i, ierr := range be.Failed {
+			c.log.Warn("MCP tool skipped", "tool", cutText(tools[from[i]].Name, toolkit.MaxNameLen), "error", ierr)
+			refused[from[i]] = true
 		}
-		if order != nil {
-			opts = append(opts, toolkit.WithSchemaOrder(order))
-		}
-		if err := tk.Add(toolkit.Raw(name, desc, schema, c.handler(t.Name)), opts...); err != nil {
-			c.log.Warn("MCP tool skipped", "tool", cutText(t.Name, toolkit.MaxNameLen), "error", err)
-			continue
-		}
-		names = append(names, name)
-		defs[name] = def
-		size += n
 	}
 	for tool := range c.cfg.Presets {
 		if !slices.ContainsFunc(tools, func(t *sdk.Tool) bool { return t.Name == tool }) {
@@ -212,7 +245,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	}
 	var stale []string
 	for _, n := range owned {
-		if !slices.Contains(names, n) {
+		if _, kept := defs[n]; !kept {
 			stale = append(stale, n)
 		}
 	}
