@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,4 +127,41 @@ func TestGatewayUpdatesPastAStalledSession(t *testing.T) {
 	}
 	close(stalled.released)
 	hear(stalledUpdates, "the stalled client once it read again")
+}
+
+// TestUpdateQueue: a session's queue keeps URIs in order of arrival, each
+// once until taken, and drops new ones past its bounds (admitting one of
+// any size when empty).
+func TestUpdateQueue(t *testing.T) {
+	q := newUpdateQueue()
+	for _, uri := range []string{"a", "b", "a", "c", "b"} {
+		if !q.push(uri) {
+			t.Fatalf("push(%q) dropped", uri)
+		}
+	}
+	if got := q.take(); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("take = %v, want [a b c]", got)
+	}
+	if got := q.take(); len(got) != 0 {
+		t.Errorf("take after take = %v, want nothing", got)
+	}
+	for i := range maxSessionUpdates {
+		if !q.push(fmt.Sprint("u", i)) {
+			t.Fatalf("push %d of %d dropped", i+1, maxSessionUpdates)
+		}
+	}
+	if q.push("one more") {
+		t.Errorf("push past %d waiting URIs taken", maxSessionUpdates)
+	}
+	if !q.push("u0") {
+		t.Error("a URI already waiting reported dropped")
+	}
+	q.take()
+	big := strings.Repeat("x", maxSessionUpdateBytes+1)
+	if !q.push(big) {
+		t.Error("a URI over the byte bound dropped from an empty queue")
+	}
+	if q.push("small") {
+		t.Error("push past the byte bound taken")
+	}
 }
