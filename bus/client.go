@@ -682,6 +682,9 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	case toolkit.CodeWorkerLost:
 	case toolkit.CodeOverloaded:
 		if ms, ok := asUint64(final.Metadata[wire.MetaRetryAfterMS]); ok {
+			if ms > uint64(maxRetryWait/time.Millisecond) {
+				return false // "not for a while" (in ns it may overflow a Duration)
+			}
 			wait = time.Duration(ms) * time.Millisecond
 		}
 	default:
@@ -694,9 +697,6 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	t, ok := f.Tool(tool)
 	if !ok || !(t.ReadOnly || t.IdempotencyLevel().Retryable()) {
 		return false
-	}
-	if wait > maxRetryWait {
-		return false // "not for a while": the caller decides
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
 		return false
