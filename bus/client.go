@@ -856,6 +856,12 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	}
 	c.mu.Unlock()
 	defer func() {
+		if final == nil {
+			// The consumer stopped: a break, or a panic in its loop body,
+			// which unwinds through here all the same. The tool need not
+			// run on for nobody.
+			c.cancel(call.ID, "", *durable)
+		}
 		c.mu.Lock()
 		delete(c.pending, token)
 		*cancelled = box.cancelled
@@ -980,25 +986,21 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			switch f.Kind {
 			case wire.KindChunk:
 				if !st.chunk(f.Chunk, yield) {
-					c.cancel(call.ID, "", *durable)
 					return nil
 				}
 				for i := range f.More {
 					if !st.chunk(&f.More[i], yield) {
-						c.cancel(call.ID, "", *durable)
 						return nil
 					}
 				}
 			case wire.KindProgress:
 				if !yield(toolkit.Event{Progress: f.Progress}) {
-					c.cancel(call.ID, "", *durable)
 					return nil
 				}
 			case wire.KindAsk:
 				c.ask(ctx, &st, f.Ask)
 			case wire.KindLog:
 				if !yield(toolkit.Event{Log: f.Log}) {
-					c.cancel(call.ID, "", *durable)
 					return nil
 				}
 			case wire.KindQueued:

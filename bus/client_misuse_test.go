@@ -2,8 +2,10 @@ package bus_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
@@ -56,5 +58,49 @@ func TestHugeRetryAfterIsNotRetried(t *testing.T) {
 	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "busy"})
 	if r.Code != toolkit.CodeOverloaded || calls.Load() != 1 || r.Metadata[wire.MetaAttempts] != nil {
 		t.Fatalf("final %s %q %v after %d sends; want overloaded after one", r.Code, r.Text(), r.Metadata, calls.Load())
+	}
+}
+
+// TestPanicInLoopBodyCancelsTheCall: a caller whose loop body panics
+// (and recovers further up) stops the iteration as a break does: the
+// call is cancelled on its worker, and the client goes on calling.
+func TestPanicInLoopBodyCancelsTheCall(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	stopped := make(chan error, 1)
+	mustAdd(t, tk, toolkit.Stream("wait", "Writes, then waits for its ctx.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		if err := w.Write(toolkit.Text("first")); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return ctx.Err()
+	}))
+	mustAdd(t, tk, echoTool())
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+
+	func() {
+		defer func() {
+			if v := recover(); v != "caller's bug" {
+				t.Fatalf("recovered %v", v)
+			}
+		}()
+		for ev := range c.Call(context.Background(), toolkit.ToolCall{ID: "panics-1", Name: "wait"}) {
+			if ev.Chunk != nil {
+				panic("caller's bug")
+			}
+		}
+	}()
+	select {
+	case cause := <-stopped:
+		if !errors.Is(cause, toolkit.ErrCallerCancelled) {
+			t.Fatalf("the tool's ctx ended with %v, want the caller's cancel", cause)
+		}
+	case <-time.After(guard):
+		t.Fatal("the tool ran on after its caller's loop body panicked")
+	}
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "still"}}); r.Text() != "still" {
+		t.Fatalf("a call after the panic: %s %q", r.Code, r.Text())
 	}
 }
