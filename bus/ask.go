@@ -132,20 +132,24 @@ func WithAsker(ctx context.Context, a Asker) context.Context {
 // ask answers a tool's request: on a goroutine of its own, so the call's
 // other frames go on being read, while fewer than MaxAsksPerCall of the
 // call's requests are being answered; at once with an error past that (a
-// worker may send ask frames without end).
+// worker may send ask frames without end). The handler's context ends
+// when the call does.
 func (c *Client) ask(ctx context.Context, st *callState, ask *wire.Ask) {
 	if st.asking == nil {
 		st.asking = new(atomic.Int32)
+		// The handlers' context ends with the call (callState.endAsks):
+		// an answer nobody will read need not be waited for.
+		st.asks, st.stopAsks = context.WithCancel(ctx)
 	}
 	if st.asking.Add(1) > MaxAsksPerCall {
 		st.asking.Add(-1)
 		c.publishAnswer(ask, &wire.Answer{Error: fmt.Sprintf("this caller is answering %d requests of this call already", MaxAsksPerCall)})
 		return
 	}
-	go func(asking *atomic.Int32) {
+	go func(ctx context.Context, asking *atomic.Int32) {
 		defer asking.Add(-1)
 		c.answer(ctx, ask)
-	}(st.asking)
+	}(st.asks, st.asking)
 }
 
 // answer runs the caller's handler for a tool's request and publishes the

@@ -79,7 +79,8 @@ type ClientOptions struct {
 	// Asker answers the requests tools make of their caller (toolkit.Ask:
 	// elicitation, sampling), unless a call's context has its own
 	// (WithAsker). Nil: such requests are answered that this caller
-	// cannot answer them, and the tool gets that error.
+	// cannot answer them, and the tool gets that error. The context it
+	// gets is the call's, and ends when the call ends.
 	Asker Asker
 	// MaxSessions bounds how many sessions the client remembers things
 	// of: each session's latest groups revision (Revision) and the worker
@@ -922,6 +923,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	}
 
 	st := callState{id: call.ID}
+	defer st.endAsks()
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time // after a cancel: how long the worker's final is awaited
 	for {
@@ -1094,6 +1096,17 @@ type callState struct {
 	attempt uint64        // the durable delivery the frames are of; 0 on the core path
 	max     uint64        // the durable deliveries at most
 	asking  *atomic.Int32 // the call's requests being answered (ask.go); nil before the first
+	// asks is the context of the call's Asker handlers, ended by stopAsks
+	// when the call ends; nil before the first request.
+	asks     context.Context
+	stopAsks context.CancelFunc
+}
+
+// endAsks ends the context of the call's requests still being answered.
+func (st *callState) endAsks() {
+	if st.stopAsks != nil {
+		st.stopAsks()
+	}
 }
 
 // next starts on the frames of a new delivery of a durable call: its

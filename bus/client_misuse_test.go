@@ -104,3 +104,38 @@ func TestPanicInLoopBodyCancelsTheCall(t *testing.T) {
 		t.Fatalf("a call after the panic: %s %q", r.Code, r.Text())
 	}
 }
+
+// TestAskerEndsWithItsCall: the caller's Asker answering a tool's
+// request runs on a goroutine of the call; the call's end (here the tool
+// gave up waiting and finished) ends the Asker's context, so a handler
+// waiting for an answer that will never be read goes, even when the
+// caller's own context never ends.
+func TestAskerEndsWithItsCall(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	asking := make(chan struct{})
+	mustAdd(t, tk, toolkit.Stream("impatient", "Asks, then gives up at once.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		actx, cancel := context.WithCancel(ctx)
+		go func() { <-asking; cancel() }()
+		if _, err := toolkit.Ask(actx, w, toolkit.MethodElicit, map[string]any{"message": "?"}); err == nil {
+			return errors.New("answered")
+		}
+		return w.Write(toolkit.Text("gave up"))
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	askerDone := make(chan error, 1)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Asker: func(ctx context.Context, _ string, _ any) (any, error) {
+		close(asking)
+		<-ctx.Done() // a person who never answers
+		askerDone <- ctx.Err()
+		return nil, ctx.Err()
+	}})
+	if r := c.Invoke(context.Background(), toolkit.ToolCall{Name: "impatient"}); r.Text() != "gave up" {
+		t.Fatalf("final %s %q", r.Code, r.Text())
+	}
+	select {
+	case <-askerDone:
+	case <-time.After(guard):
+		t.Fatal("the Asker of a finished call still runs")
+	}
+}
