@@ -508,9 +508,12 @@ func (c *Client) Invoke(ctx context.Context, call toolkit.ToolCall) *toolkit.Res
 // finalChunk), so a consumer sees chunks then the final over the bus as in
 // process. Chunk frames that never arrived are counted in the final's
 // metadata (wire.MetaLostChunks) and logged. Stopping the iteration early
-// cancels the call.
+// cancels the call. Each ranging over the sequence sends the call anew
+// (with an empty call.ID, under a new id each time), also on several
+// goroutines at once.
 func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolkit.Event] {
 	return func(yield func(toolkit.Event) bool) {
+		call := call // each ranging is a call of its own, with its own id
 		if call.ID == "" {
 			call.ID = nuid.Next()
 		}

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -137,5 +138,51 @@ func TestAskerEndsWithItsCall(t *testing.T) {
 	case <-askerDone:
 	case <-time.After(guard):
 		t.Fatal("the Asker of a finished call still runs")
+	}
+}
+
+// TestCallSeqRangedTwice: the sequence Call returns is a call each time
+// it is ranged over. With no call id given, each gets an id of its own
+// (the first filled one in for every later one: a durable call ranged
+// again was refused as a duplicate), and ranging it on two goroutines at
+// once is no data race.
+func TestCallSeqRangedTwice(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	startDurableWorker(t, s, tk, bus.WorkerOptions{Instance: "w1"}, 0, false)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	for _, durable := range []bool{false, true} {
+		seq := c.Call(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: durable, Input: map[string]any{"text": "again"}})
+		finals := make(chan *toolkit.Response, 4)
+		var wg sync.WaitGroup
+		for range 2 { // at once
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ev := range seq {
+					if ev.Final != nil {
+						finals <- ev.Final
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for ev := range seq { // and once more
+			if ev.Final != nil {
+				finals <- ev.Final
+			}
+		}
+		close(finals)
+		ids := map[string]bool{}
+		for r := range finals {
+			if r.Text() != "again" {
+				t.Errorf("durable %v: final %s %q", durable, r.Code, r.Text())
+			}
+			ids[r.ID] = true
+		}
+		if len(ids) != 3 {
+			t.Errorf("durable %v: three rangings had ids %v, want three", durable, ids)
+		}
 	}
 }
