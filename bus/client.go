@@ -1012,10 +1012,12 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				*durable = true
 				box.durable.Store(true)
 			case wire.KindFinal:
-				if *durable && f.Chunks > st.chunks {
+				if (*durable || call.KeepResult) && f.Chunks > st.chunks {
 					// Chunks were lost on the way (a reconnect): the kept
-					// final is whole.
-					if r, ok := c.kept(ctx, call.ID); ok {
+					// final is whole (a core call's is stored before its
+					// final is sent, under the id its caller gave).
+					if r, ok := c.kept(ctx, first); ok {
+						r.ID = call.ID
 						return r
 					}
 				}

@@ -3,6 +3,8 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,5 +186,57 @@ func TestCallSeqRangedTwice(t *testing.T) {
 		if len(ids) != 3 {
 			t.Errorf("durable %v: three rangings had ids %v, want three", durable, ids)
 		}
+	}
+}
+
+// TestKeptResultMendsLostChunks: a core call sent with KeepResult whose
+// connection broke mid-stream lost chunks on the way; its worker kept
+// the whole final before sending it, so the client answers with that,
+// as on the durable path, rather than with the output it happened to
+// receive.
+func TestKeptResultMendsLostChunks(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	tk := toolkit.New(nil)
+	wrote, release := make(chan struct{}), make(chan struct{})
+	mustAdd(t, tk, toolkit.Stream("three", "Writes a, b and c.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		w.Write(toolkit.Text("a"))
+		<-release // the caller's link is cut
+		w.Write(toolkit.Text("b"))
+		close(wrote)
+		<-release // and back
+		return w.Write(toolkit.Text("c"))
+	}))
+	wnc := natstest.Connect(t, s)
+	serve(t, wnc, tk, &bus.WorkerOptions{Results: &bus.ResultsOptions{JetStream: natstest.JS(t, wnc)}})
+	u, err := url.Parse(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := natstest.NewProxy(t, u.Host)
+	nc, err := nats.Connect(px.URL(), nats.ReconnectWait(10*time.Millisecond), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	// Heartbeats far apart: the break is not taken for a lost worker.
+	c := newClient(t, nc, &bus.ClientOptions{Heartbeat: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	var final *toolkit.Response
+	for ev := range c.Call(ctxT(t), toolkit.ToolCall{ID: "mended-1", Name: "three", KeepResult: true}) {
+		if ev.Chunk != nil && ev.Chunk.Content[0].Text == "a" {
+			px.Cut()
+			natstest.WaitFor(t, "the client to notice the break", func() bool { return !nc.IsConnected() })
+			release <- struct{}{}
+			<-wrote // into nobody's subscription
+			px.Restore()
+			natstest.WaitFor(t, "the client to reconnect", nc.IsConnected)
+			if err := nc.Flush(); err != nil { // its inbox subscription is on the server again
+				t.Fatal(err)
+			}
+			release <- struct{}{}
+		}
+		final = ev.Final
+	}
+	if final == nil || final.Text() != "abc" || final.State != toolkit.StateSuccess || final.ID != "mended-1" {
+		t.Fatalf("final %+v, want the kept abc", final)
 	}
 }
