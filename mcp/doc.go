@@ -273,6 +273,29 @@
 // calls return), or the bound making room for another source. The
 // legacy SSE transport is not served.
 //
+// Subscriptions: a client of protocol 2025-11-25 or older subscribes to a
+// resource of a mounted server with resources/subscribe, which is answered
+// once the gateway holds the subscription, and hears
+// notifications/resources/updated on its session. From 2026-07-28 (over
+// stdio and Serve; stateful HTTP serves up to 2025-11-25) a client opens a
+// subscriptions/listen request instead and hears the updates, and
+// notifications/tools/list_changed, on it; the gateway holds the
+// subscription once it has sent notifications/subscriptions/acknowledged,
+// the stream's first message. The go-sdk's ClientSession.Subscribe (v1.8.0)
+// returns as soon as it has sent that request, without waiting for the
+// acknowledgement, which it does not pass on (a client's receiving
+// middleware sees it), and so does Connect with the stream for list
+// changes: an update or change before the acknowledgement goes unheard.
+// Nor is such a client told of a refused subscription (a URI no visible
+// server takes): the go-sdk answers the listen with an error and no
+// acknowledgement, Subscribe has returned nil, and subscribing to the URI
+// again does nothing until Unsubscribe. A client that must not miss an
+// update waits for the acknowledgement that lists the URI, or reads the
+// resource once it has it. Each session is told its updates and list
+// changes apart from the others (updates from a queue and goroutine of its
+// own, list changes from its own go-sdk server), so a client that stops
+// reading delays only its own.
+//
 // Connections: ServeListener (and ListenAndServe) bound what a client on
 // the network can hold: a request's headers must arrive within 10 s, its
 // body (at most 4 MiB, the go-sdk's bound, else 413) within 30 s, and

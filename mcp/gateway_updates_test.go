@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -32,38 +33,104 @@ func (r *stallingReader) Read(p []byte) (int, error) {
 	return r.ReadCloser.Read(p)
 }
 
+// pipeClient is a go-sdk client of one gateway session served on a pair
+// of pipes (pipeSession), whose reading can be stalled.
+type pipeClient struct {
+	cs     *sdk.ClientSession
+	reader *stallingReader
+	// updates are the URIs of the resource updates it heard (dropped when
+	// full); acks the subscriptions the gateway acknowledged
+	// (notifications/subscriptions/acknowledged, from 2026-07-28).
+	updates chan string
+	acks    chan sdk.NotificationSubscriptions
+}
+
 // pipeSession serves one MCP session of g on a pair of pipes and connects
-// a go-sdk client to it whose reading can be stalled; the client's
-// resource updates go to updates (dropped when it is full).
-func pipeSession(t *testing.T, g *Gateway, name string, updates chan<- string) (*sdk.ClientSession, *stallingReader) {
+// a go-sdk client to it at the protocol version ("" for the newest the
+// go-sdk speaks).
+func pipeSession(t *testing.T, g *Gateway, name, version string) *pipeClient {
 	t.Helper()
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
-	reader := &stallingReader{ReadCloser: toClient, released: make(chan struct{})}
+	pc := &pipeClient{
+		reader:  &stallingReader{ReadCloser: toClient, released: make(chan struct{})},
+		updates: make(chan string, 64),
+		acks:    make(chan sdk.NotificationSubscriptions, 64),
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(ctx, &sdk.IOTransport{Reader: toServer, Writer: fromServer}, name) }()
 	client := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, &sdk.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
 			select {
-			case updates <- req.Params.URI:
+			case pc.updates <- req.Params.URI:
 			default:
 			}
 		},
 	})
-	// 2025-11-25: a session of that protocol hears of a subscription's
-	// updates on its connection (later ones listen for them per request).
-	cs, err := client.Connect(natstest.Ctx(t), &sdk.IOTransport{Reader: reader, Writer: fromClient}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	// The go-sdk's client takes the acknowledgement of a subscription
+	// without telling anyone: its middleware sees it.
+	client.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if p, ok := req.GetParams().(*sdk.SubscriptionsAcknowledgedParams); ok && method == "notifications/subscriptions/acknowledged" {
+				select {
+				case pc.acks <- p.Notifications:
+				default:
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	var opts *sdk.ClientSessionOptions
+	if version != "" {
+		opts = &sdk.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := client.Connect(natstest.Ctx(t), &sdk.IOTransport{Reader: pc.reader, Writer: fromClient}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want := cmp.Or(version, sdk.SupportedProtocolVersions()[0]); cs.InitializeResult().ProtocolVersion != want {
+		t.Fatalf("negotiated %s, want %s", cs.InitializeResult().ProtocolVersion, want)
+	}
+	pc.cs = cs
 	t.Cleanup(func() {
 		toClient.Close() // a write blocked on the stalled client returns
 		cs.Close()
 		cancel()
 		<-done
 	})
-	return cs, reader
+	return pc
+}
+
+// subscribe subscribes the client to uri, and returns once the gateway has
+// the subscription: when resources/subscribe is answered (up to
+// 2025-11-25), or, from 2026-07-28, when the subscriptions/listen stream
+// that ClientSession.Subscribe opens (and returns without awaiting) is
+// acknowledged. An update before that may go unheard.
+func (pc *pipeClient) subscribe(t *testing.T, uri string) {
+	t.Helper()
+	if err := pc.cs.Subscribe(natstest.Ctx(t), &sdk.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if pc.cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
+		pc.awaitAck(t, func(n sdk.NotificationSubscriptions) bool { return slices.Contains(n.ResourceSubscriptions, uri) })
+	}
+}
+
+// awaitAck waits for an acknowledgement of a subscriptions/listen stream
+// that has what the client wants.
+func (pc *pipeClient) awaitAck(t *testing.T, wants func(sdk.NotificationSubscriptions) bool) {
+	t.Helper()
+	for {
+		select {
+		case n := <-pc.acks:
+			if wants(n) {
+				return
+			}
+		case <-time.After(guardTimeout):
+			t.Fatalf("no subscriptions/listen acknowledged within %v", guardTimeout)
+		}
+	}
 }
 
 // TestGatewayUpdatesPastAStalledSession: two sessions subscribe to a
@@ -72,61 +139,62 @@ func pipeSession(t *testing.T, g *Gateway, name string, updates chan<- string) (
 // stalled one's write waits. Once the stalled client reads again it hears
 // of the resource too. A gateway that told its sessions one after another
 // would wait on the stalled client's write and tell the other nothing
-// more.
+// more. The same for clients of 2025-11-25 (resources/subscribe, updates
+// on the session) and of the newest version (subscriptions/listen, updates
+// on the listen's stream).
 func TestGatewayUpdatesPastAStalledSession(t *testing.T) {
 	f := mountedFleet(t, ServerConfig{Name: "fixture", Transport: TransportStdio, Command: goSDKEverythingServer(t), ServeResources: true})
 	g := newGateway(t, f)
 	waitMounted(t, g, "w-mounted")
-	ctx := natstest.Ctx(t)
-	stalledUpdates, liveUpdates := make(chan string, 64), make(chan string, 64)
-	stalledCS, stalled := pipeSession(t, g, "stalled", stalledUpdates)
-	liveCS, _ := pipeSession(t, g, "live", liveUpdates)
-	const uri = "test://shared" // the fixture takes subscriptions to any URI
-	for _, cs := range []*sdk.ClientSession{stalledCS, liveCS} {
-		if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	nc := natstest.Connect(t, f.srv)
-	publish := func() {
-		t.Helper()
-		data, err := wire.Msgpack.Marshal(&wire.MCPUpdate{Server: "fixture", URI: uri})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := nc.Publish(wire.MCPUpdatedSubject("w-mounted"), data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hear := func(updates <-chan string, who string) {
-		t.Helper()
-		select {
-		case got := <-updates:
-			if got != uri {
-				t.Fatalf("%s heard of %q, want %q", who, got, uri)
+	for _, version := range []string{"2025-11-25", ""} {
+		t.Run(cmp.Or(version, "newest"), func(t *testing.T) {
+			stalled := pipeSession(t, g, "stalled-"+version, version)
+			live := pipeSession(t, g, "live-"+version, version)
+			uri := "test://shared/" + version // the fixture takes subscriptions to any URI
+			stalled.subscribe(t, uri)
+			live.subscribe(t, uri)
+			publish := func() {
+				t.Helper()
+				data, err := wire.Msgpack.Marshal(&wire.MCPUpdate{Server: "fixture", URI: uri})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := nc.Publish(wire.MCPUpdatedSubject("w-mounted"), data); err != nil {
+					t.Fatal(err)
+				}
 			}
-		case <-time.After(guardTimeout):
-			t.Fatalf("%s heard of no update within %v", who, guardTimeout)
-		}
-	}
-	publish()
-	hear(stalledUpdates, "the client before it stalled")
-	hear(liveUpdates, "the live client")
+			hear := func(pc *pipeClient, who string) {
+				t.Helper()
+				select {
+				case got := <-pc.updates:
+					if got != uri {
+						t.Fatalf("%s heard of %q, want %q", who, got, uri)
+					}
+				case <-time.After(guardTimeout):
+					t.Fatalf("%s heard of no update within %v", who, guardTimeout)
+				}
+			}
+			publish()
+			hear(stalled, "the client before it stalled")
+			hear(live, "the live client")
 
-	stalled.stalled.Store(true)
-	// The stalled client's reader may be in a Read already, which takes
-	// one more message; past that its server's writes wait.
-	const more = 4
-	for i := range more {
-		publish()
-		select {
-		case <-liveUpdates:
-		case <-time.After(guardTimeout):
-			t.Fatalf("update %d of %d: the live client heard nothing within %v while another client stalled", i+1, more, guardTimeout)
-		}
+			stalled.reader.stalled.Store(true)
+			// The stalled client's reader may be in a Read already, which
+			// takes one more message; past that its server's writes wait.
+			const more = 4
+			for i := range more {
+				publish()
+				select {
+				case <-live.updates:
+				case <-time.After(guardTimeout):
+					t.Fatalf("update %d of %d: the live client heard nothing within %v while another client stalled", i+1, more, guardTimeout)
+				}
+			}
+			close(stalled.reader.released)
+			hear(stalled, "the stalled client once it read again")
+		})
 	}
-	close(stalled.released)
-	hear(stalledUpdates, "the stalled client once it read again")
 }
 
 // TestUpdateQueue: a session's queue keeps URIs in order of arrival, each
