@@ -556,7 +556,10 @@ func (g *Gateway) signal() {
 }
 
 // loop refreshes every session when the fleet changes, one change at a
-// time (changes coalesce).
+// time (changes coalesce). A refresh writes nothing to the client: the
+// session's own go-sdk server tells it notifications/tools/list_changed
+// from a goroutine of its own (10 ms after the last change), so a client
+// that stops reading delays only its own list changes.
 func (g *Gateway) loop() {
 	for {
 		select {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // stallingReader reads its pipe until stall is called; then its next
@@ -43,6 +44,9 @@ type pipeClient struct {
 	// (notifications/subscriptions/acknowledged, from 2026-07-28).
 	updates chan string
 	acks    chan sdk.NotificationSubscriptions
+	// listChanged has a value for each notifications/tools/list_changed
+	// heard (dropped when full).
+	listChanged chan struct{}
 }
 
 // pipeSession serves one MCP session of g on a pair of pipes and connects
@@ -53,9 +57,10 @@ func pipeSession(t *testing.T, g *Gateway, name, version string) *pipeClient {
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
 	pc := &pipeClient{
-		reader:  &stallingReader{ReadCloser: toClient, released: make(chan struct{})},
-		updates: make(chan string, 64),
-		acks:    make(chan sdk.NotificationSubscriptions, 64),
+		reader:      &stallingReader{ReadCloser: toClient, released: make(chan struct{})},
+		updates:     make(chan string, 64),
+		acks:        make(chan sdk.NotificationSubscriptions, 64),
+		listChanged: make(chan struct{}, 64),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -64,6 +69,12 @@ func pipeSession(t *testing.T, g *Gateway, name, version string) *pipeClient {
 		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
 			select {
 			case pc.updates <- req.Params.URI:
+			default:
+			}
+		},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case pc.listChanged <- struct{}{}:
 			default:
 			}
 		},
@@ -93,6 +104,11 @@ func pipeSession(t *testing.T, g *Gateway, name, version string) *pipeClient {
 		t.Fatalf("negotiated %s, want %s", cs.InitializeResult().ProtocolVersion, want)
 	}
 	pc.cs = cs
+	if cs.InitializeResult().ProtocolVersion >= "2026-07-28" {
+		// Connect opens a subscriptions/listen stream for the list changes
+		// and returns without awaiting its acknowledgement.
+		pc.awaitAck(t, func(n sdk.NotificationSubscriptions) bool { return n.ToolsListChanged })
+	}
 	t.Cleanup(func() {
 		toClient.Close() // a write blocked on the stalled client returns
 		cs.Close()
@@ -129,6 +145,26 @@ func (pc *pipeClient) awaitAck(t *testing.T, wants func(sdk.NotificationSubscrip
 			}
 		case <-time.After(guardTimeout):
 			t.Fatalf("no subscriptions/listen acknowledged within %v", guardTimeout)
+		}
+	}
+}
+
+// hearsTool waits until the client hears notifications/tools/list_changed
+// after which its tools/list has the tool.
+func (pc *pipeClient) hearsTool(t *testing.T, who, tool string) {
+	t.Helper()
+	for {
+		select {
+		case <-pc.listChanged:
+		case <-time.After(guardTimeout):
+			t.Fatalf("%s heard no list_changed listing %s within %v", who, tool, guardTimeout)
+		}
+		res, err := pc.cs.ListTools(natstest.Ctx(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(res.Tools, func(x *sdk.Tool) bool { return x.Name == tool }) {
+			return
 		}
 	}
 }
@@ -193,6 +229,47 @@ func TestGatewayUpdatesPastAStalledSession(t *testing.T) {
 			}
 			close(stalled.reader.released)
 			hear(stalled, "the stalled client once it read again")
+		})
+	}
+}
+
+// TestGatewayListChangedPastAStalledSession: two sessions; one stops
+// reading, and the other still hears notifications/tools/list_changed for
+// every change of the fleet after that (each before the next change),
+// while the stalled one's write waits; once the stalled client reads again
+// it hears of the change too, and lists the new tools. For clients of
+// 2025-11-25 and of the newest version.
+func TestGatewayListChangedPastAStalledSession(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	for _, version := range []string{"2025-11-25", ""} {
+		t.Run(cmp.Or(version, "newest"), func(t *testing.T) {
+			stalled := pipeSession(t, g, "stalled-"+version, version)
+			live := pipeSession(t, g, "live-"+version, version)
+			join := func(i int) string {
+				t.Helper()
+				name := fmt.Sprintf("joined_%s_%d", cmp.Or(version, "newest"), i)
+				tk := newWorkerToolkit(t, f.srv)
+				if err := tk.Add(toolkit.Func(name, "A tool of a worker that joined.", func(context.Context, struct{}) (string, error) { return "", nil })); err != nil {
+					t.Fatal(err)
+				}
+				serveWorker(t, f.srv, tk, "w-"+name)
+				return name
+			}
+			first := join(0)
+			stalled.hearsTool(t, "the client before it stalled", first)
+			live.hearsTool(t, "the live client", first)
+
+			stalled.reader.stalled.Store(true)
+			// The stalled client's reader may be in a Read already, which
+			// takes one more message; past that its server's writes wait.
+			var last string
+			for i := 1; i <= 4; i++ {
+				last = join(i)
+				live.hearsTool(t, fmt.Sprintf("change %d: the live client, while another client stalled,", i), last)
+			}
+			close(stalled.reader.released)
+			stalled.hearsTool(t, "the stalled client once it read again", last)
 		})
 	}
 }
