@@ -308,7 +308,11 @@
 // default) are held, a new one at the bound taking the place of one
 // waiting for a request, from the address holding the most (a request in
 // progress, an event stream included, is never cut; when all are serving
-// one, the new connection is closed at once). The http.Server's own ReadTimeout and WriteTimeout
+// one, the new connection is closed at once); and one session runs at
+// most GatewayOptions.MaxSessionCalls tools/call requests at once (256 by
+// default; past it a call ends overloaded without reaching the fleet: a
+// JSON-RPC batch of an old protocol version holds thousands of calls).
+// The http.Server's own ReadTimeout and WriteTimeout
 // would end event streams, which last as long as their sessions, so these
 // deadlines are set and lifted per body and per write. A Gateway mounted as an http.Handler in a
 // server of your own has the bounds that server sets.

@@ -39,6 +39,10 @@ const DefaultGatewayMaxSessions = 1024
 // DefaultGatewayMaxConns is the default of GatewayOptions.MaxConns.
 const DefaultGatewayMaxConns = 4096
 
+// DefaultGatewayMaxSessionCalls is the default of
+// GatewayOptions.MaxSessionCalls.
+const DefaultGatewayMaxSessionCalls = 256
+
 // DefaultGatewayStreamBuffer is the default of
 // GatewayOptions.StreamBuffer: 10 MiB of stream events across sessions.
 const DefaultGatewayStreamBuffer = 10 << 20
@@ -119,6 +123,13 @@ type GatewayOptions struct {
 	// means no bound. A Gateway mounted as an http.Handler in a server of
 	// your own has the bounds that server sets.
 	MaxConns int
+	// MaxSessionCalls bounds the tools/call requests one session runs at
+	// once: a call past it ends at once, code overloaded, so that one
+	// client (or one JSON-RPC batch of an old protocol version: thousands
+	// of calls fit in one request body) cannot send the fleet as many
+	// calls as it likes. 0 means DefaultGatewayMaxSessionCalls, negative
+	// means no bound.
+	MaxSessionCalls int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// guard (a request on a loopback address with a non-loopback Host
 	// header gets 403); needed behind a reverse proxy on the same host.
@@ -259,6 +270,9 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	if o.MaxConns == 0 {
 		o.MaxConns = DefaultGatewayMaxConns
+	}
+	if o.MaxSessionCalls == 0 {
+		o.MaxSessionCalls = DefaultGatewayMaxSessionCalls
 	}
 	var copts bus.ClientOptions
 	if o.Client != nil {

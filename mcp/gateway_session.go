@@ -32,6 +32,9 @@ type gatewaySession struct {
 	identity string      // the caller identity it calls as
 	c        *bus.Client // the identity's
 	srv      *sdk.Server
+	// calling counts the session's tools/call requests running
+	// (GatewayOptions.MaxSessionCalls).
+	calling atomic.Int64
 	// source is what the session counts toward in the shares of
 	// GatewayOptions.MaxSessions (sourceOf; "" over transports other than
 	// HTTP); evicted, under g.mu, that makeRoom ended it for another
@@ -267,6 +270,15 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InvalidInput: " + err.Error()}}}
 		s.logCall(name, final, 0)
 		return s.result(final), nil
+	}
+	if max := g.opts.MaxSessionCalls; max > 0 {
+		defer s.calling.Add(-1)
+		if n := s.calling.Add(1); n > int64(max) {
+			final := toolkit.Final("", toolkit.CodeOverloaded, fmt.Sprintf(
+				"TooManyCallsError: this session already runs %d calls, the gateway's bound for one session; '%s' was not called. Wait for a call to end, then call it again.", max, name))
+			s.logCall(name, final, 0)
+			return s.result(final), nil
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

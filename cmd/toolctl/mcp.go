@@ -73,6 +73,7 @@ type mcpOptions struct {
 	sessionTimeout time.Duration
 	maxSessions    int
 	maxConns       int
+	maxCalls       int
 	anyHost        bool
 	tokens         string
 	insecure       bool
@@ -89,6 +90,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.callTimeout, "call-timeout", 0, "bound every call (0: only the MCP client's cancel)")
 	fs.DurationVar(&o.sessionTimeout, "session-timeout", mcp.DefaultGatewaySessionTimeout, "serve: close an HTTP session idle that long (negative: never)")
 	fs.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultGatewayMaxSessions, "serve: the most HTTP sessions open at once, shared fairly between sources: a client's --tokens identity, else its address (an IPv6 address's /64; X-Forwarded-For is not trusted, so clients behind one NAT or proxy are one source). At the bound, an initialize from a source holding 2 fewer than the source holding the most ends that one's least recently used session; any other is answered 503 (negative: no bound)")
+	fs.IntVar(&o.maxCalls, "max-session-calls", mcp.DefaultGatewayMaxSessionCalls, "serve and stdio: the most tools/call requests one session runs at once; a call past it ends at once, code overloaded (negative: no bound)")
 	fs.IntVar(&o.maxConns, "max-conns", mcp.DefaultGatewayMaxConns, "serve: the most connections held at once; at the bound a new connection takes the place of one waiting for a request (of the address holding the most), and is closed at once when every held one is serving a request or an event stream: keep it above twice --max-sessions and below the file limit (negative: no bound)")
 	fs.BoolVar(&o.anyHost, "any-host", false, "serve: accept a non-loopback Host header on a loopback address (behind a local reverse proxy)")
 	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
@@ -156,7 +158,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}()
 	var m *gatewayMetrics
 	gopts := &mcp.GatewayOptions{
-		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxConns: o.maxConns, DisableLocalhostProtection: o.anyHost,
+		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxConns: o.maxConns, MaxSessionCalls: o.maxCalls, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
 		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose), StreamPoll: o.streamPoll,
 		// A person's "accept" to the gateway's elicitation approves the

@@ -1,0 +1,59 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// One session's calls were not bounded: a client (or one batch POST of
+// an old protocol version: 41k calls fit in a 4 MiB body) could send the
+// fleet as many calls at once as it liked through the gateway. Past
+// GatewayOptions.MaxSessionCalls a call ends overloaded at once; another
+// session is not affected, and the session calls again once one ended.
+func TestGatewaySessionCallsBounded(t *testing.T) {
+	f := startFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{MaxSessionCalls: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	url := serveGatewayHTTP(t, g)
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
+	other := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
+	waitTracked(t, g, 2)
+
+	echo := func(c *mcpClient) *sdk.CallToolResult {
+		t.Helper()
+		res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	unblock1, out1 := startSlow(t, f, c)
+	unblock2, out2 := startSlow(t, f, c)
+	defer unblock1()
+	defer unblock2()
+
+	res := echo(c)
+	if !res.IsError || !strings.Contains(resultText(res), "TooManyCallsError") {
+		t.Fatalf("a third call of a session bounded at 2: %+v %q", res, resultText(res))
+	}
+	if res := echo(other); res.IsError || resultText(res) != "hi" {
+		t.Fatalf("another session's call: %+v %q", res, resultText(res))
+	}
+	unblock1()
+	<-out1
+	if res := echo(c); res.IsError || resultText(res) != "hi" {
+		t.Fatalf("the session's call once one ended: %+v %q", res, resultText(res))
+	}
+	unblock2()
+	<-out2
+}
