@@ -23,7 +23,9 @@ import (
 // tool failure, panic, interrupt and timeout all end in a final response
 // with the matching State and Code. Call runs the tool on the caller's
 // goroutine; stopping the iteration early makes the tool's next Write
-// return ErrStopped and yields nothing more.
+// return ErrStopped and yields nothing more. A panic in the loop body is
+// the caller's: it leaves the tool's Write and reaches the caller as it
+// was, not as the tool's panic.
 func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		w := &yieldWriter{yield: yield}
@@ -49,31 +51,29 @@ func (discard) Log(LogMessage) error    { return nil }
 type yieldWriter struct {
 	yield   func(Event) bool
 	stopped bool
+	// inYield is set while the consumer's loop body runs: a panic that
+	// leaves yield with it set is the consumer's, and passes through the
+	// dispatcher's recovers (consumerPanicked) to the consumer as it was.
+	inYield bool
 }
 
-func (w *yieldWriter) Write(c Chunk) error {
-	if w.stopped || !w.yield(Event{Chunk: &c}) {
+func (w *yieldWriter) emit(ev Event) error {
+	if w.stopped {
+		return ErrStopped
+	}
+	w.inYield = true
+	ok := w.yield(ev)
+	w.inYield = false
+	if !ok {
 		w.stopped = true
 		return ErrStopped
 	}
 	return nil
 }
 
-func (w *yieldWriter) Log(m LogMessage) error {
-	if w.stopped || !w.yield(Event{Log: &m}) {
-		w.stopped = true
-		return ErrStopped
-	}
-	return nil
-}
-
-func (w *yieldWriter) Progress(p Progress) error {
-	if w.stopped || !w.yield(Event{Progress: &p}) {
-		w.stopped = true
-		return ErrStopped
-	}
-	return nil
-}
+func (w *yieldWriter) Write(c Chunk) error       { return w.emit(Event{Chunk: &c}) }
+func (w *yieldWriter) Log(m LogMessage) error    { return w.emit(Event{Log: &m}) }
+func (w *yieldWriter) Progress(p Progress) error { return w.emit(Event{Progress: &p}) }
 
 // Dispatch runs a call, streaming every chunk and progress report to out,
 // and returns the final accumulated Response (the transport sends it). It
@@ -214,6 +214,9 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	// GroupState or validator that panics ends the call, not the process.
 	defer func() {
 		if v := recover(); v != nil {
+			if d.consumerPanicked() {
+				panic(v)
+			}
 			tk.log.Error("toolkit: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", v, "stack", string(debug.Stack()))
 			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", tc.Name, v))
 		}
@@ -298,11 +301,22 @@ func (d *dispatch) setMeta(k string, v any) {
 func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Call) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
+			if d.consumerPanicked() {
+				panic(v)
+			}
 			tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", v, "stack", string(debug.Stack()))
 			err = Errorf(CodeInternal, "InternalError: the tool '%s' failed unexpectedly (panic: %v).", call.Name, v)
 		}
 	}()
 	return h(ctx, call, d)
+}
+
+// consumerPanicked reports whether the panic being recovered came from
+// Call's consumer (its loop body, run inside the tool's Write): it is not
+// the tool's, and goes on to the consumer.
+func (d *dispatch) consumerPanicked() bool {
+	w, ok := d.out.(*yieldWriter)
+	return ok && w.inYield
 }
 
 // validationMessage shortens jsonschema's error for the model.
