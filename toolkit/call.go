@@ -7,6 +7,7 @@ import (
 	"iter"
 	"maps"
 	"math/big"
+	"reflect"
 	"regexp"
 	"runtime/debug"
 	"slices"
@@ -217,8 +218,9 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 			if d.consumerPanicked() {
 				panic(v)
 			}
-			tk.log.Error("toolkit: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", v, "stack", string(debug.Stack()))
-			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", tc.Name, v))
+			p := panicText(v)
+			tk.log.Error("toolkit: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", p, "stack", string(debug.Stack()))
+			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %s).", tc.Name, p))
 		}
 	}()
 	reg := tk.reg.Load()
@@ -304,11 +306,31 @@ func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Cal
 			if d.consumerPanicked() {
 				panic(v)
 			}
-			tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", v, "stack", string(debug.Stack()))
-			err = Errorf(CodeInternal, "InternalError: the tool '%s' failed unexpectedly (panic: %v).", call.Name, v)
+			p := panicText(v)
+			tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", p, "stack", string(debug.Stack()))
+			err = NewError(CodeInternal, fmt.Sprintf("InternalError: the tool '%s' failed unexpectedly (panic: %s).", call.Name, p))
 		}
 	}()
 	return h(ctx, call, d)
+}
+
+// panicText describes a panic's value for the model and the log. A value
+// that may hold others (a map, slice, array, struct, pointer) is named by
+// its type only: fmt prints a map or slice that holds itself until the
+// stack overflows, a crash no recover catches. fmt catches a panicking
+// Error or String method.
+func panicText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case error, fmt.Stringer:
+		return fmt.Sprint(x)
+	}
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
+		return fmt.Sprintf("a value of type %T", v)
+	}
+	return fmt.Sprint(v)
 }
 
 // consumerPanicked reports whether the panic being recovered came from
