@@ -2,6 +2,7 @@ package toolkit_test
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -66,6 +67,41 @@ func TestHostileConsumerPanicPropagates(t *testing.T) {
 			}
 			if where == "chunk" && returned {
 				t.Errorf("the tool's Write returned after the consumer panicked: the tool kept running")
+			}
+		})
+	}
+}
+
+// A function tool's result that JSON cannot encode is printed when it is
+// a plain value (a func, a channel, NaN), and otherwise ends the call
+// tool_error: printing a map that holds itself would overflow the stack.
+func TestHostileResultNotJSON(t *testing.T) {
+	checkGoroutines(t)
+	cyclic := map[string]any{"f": func() {}} // JSON stops at the func first
+	cyclic["self"] = cyclic
+	tests := []struct {
+		name  string
+		out   any
+		code  toolkit.Code
+		state toolkit.State
+	}{
+		{"func", func() {}, "", toolkit.StateSuccess},
+		{"chan", make(chan int), "", toolkit.StateSuccess},
+		{"NaN", math.NaN(), "", toolkit.StateSuccess},
+		{"cyclic map", cyclic, toolkit.CodeToolError, toolkit.StateError},
+		{"slice of funcs", []any{func() {}}, toolkit.CodeToolError, toolkit.StateError},
+	}
+	tk := newToolkit(t, nil)
+	for i, tt := range tests {
+		name := "r" + string(rune('a'+i))
+		mustAdd(t, tk, toolkit.Func(name, "R.", func(ctx context.Context, in struct{}) (any, error) { return tt.out, nil }))
+		t.Run(tt.name, func(t *testing.T) {
+			r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "1", Name: name})
+			if r.final.State != tt.state || r.final.Code != tt.code {
+				t.Errorf("final = %s/%q %q, want %s/%q", r.final.State, r.final.Code, r.final.Text(), tt.state, tt.code)
+			}
+			if r.final.Text() == "" {
+				t.Errorf("final has no text")
 			}
 		})
 	}

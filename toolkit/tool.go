@@ -495,7 +495,11 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 
 // ValueChunk turns a plain return value into a chunk as AgentScope 2.x
 // does: a string as is, a Chunk or *Chunk unchanged, nil as nothing, any
-// other value as JSON (non-ASCII kept, HTML not escaped).
+// other value as JSON (non-ASCII kept, HTML not escaped). A value JSON
+// cannot encode is printed when it holds no others (a func, a channel,
+// NaN); otherwise (a map, slice, array, struct or pointer) JSON's error is
+// returned, since fmt prints a map or slice that holds itself until the
+// stack overflows.
 func ValueChunk(v any) (Chunk, error) {
 	switch x := v.(type) {
 	case nil:
@@ -514,6 +518,10 @@ func ValueChunk(v any) (Chunk, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		switch reflect.ValueOf(v).Kind() {
+		case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
+			return Chunk{}, err
+		}
 		return Text(fmt.Sprint(v)), nil
 	}
 	return Text(strings.TrimSuffix(buf.String(), "\n")), nil
