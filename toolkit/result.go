@@ -151,9 +151,13 @@ type accBlock struct {
 	// Response joins them.
 	pieces []string
 	n      int    // total length of the pieces
-	buf    []byte // data content: decoded bytes, or the base64 text when rawData
-	// rawData: data kept as concatenated base64 text (invalid base64 seen).
+	buf    []byte // data content: the decoded bytes
+	// rawData: data is text that is not base64 (invalid base64 seen): the
+	// encoding of buf followed by raw. b64 follows that text as a decoder
+	// reads it, so a merge knows whether it decodes without decoding it.
 	rawData bool
+	raw     []byte
+	b64     b64state
 }
 
 // Add folds one chunk in. It returns an error only for a merge AgentScope
@@ -232,7 +236,8 @@ func (a *Accumulator) appendBlock(b *Block) {
 		if raw, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
 			nb.buf = raw
 		} else {
-			nb.buf, nb.rawData = []byte(b.Data), true
+			nb.rawData, nb.raw = true, []byte(b.Data)
+			nb.b64.feed(b.Data)
 		}
 		nb.Data = ""
 	}
@@ -301,26 +306,75 @@ func (ab *accBlock) text() string {
 }
 
 func (ab *accBlock) mergeData(data string) {
-	if ab.rawData {
-		// AgentScope decodes the accumulated string on every merge, so
-		// concatenated pieces that have become valid base64 merge by bytes
-		// again.
-		if old, err := base64.StdEncoding.DecodeString(string(ab.buf)); err == nil {
-			if inc, err := base64.StdEncoding.DecodeString(data); err == nil {
-				ab.buf, ab.rawData = append(old, inc...), false
-				return
-			}
+	if !ab.rawData {
+		if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
+			ab.buf = append(ab.buf, raw...)
+			return
 		}
-		ab.buf = append(ab.buf, data...)
+		// Fall back to string concatenation of the encoded forms. The
+		// encoding of buf is not built: it is a whole number of quanta,
+		// or ends padded and nothing after it decodes again.
+		ab.rawData, ab.raw = true, append(ab.raw[:0], data...)
+		ab.b64 = b64state{end: len(ab.buf)%3 != 0}
+		ab.b64.feed(data)
 		return
 	}
-	if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
-		ab.buf = append(ab.buf, raw...)
-		return
+	// AgentScope decodes the accumulated text on every merge, so
+	// concatenated pieces that have become valid base64 merge by bytes
+	// again. The text decodes when b64 says so; the encoding of buf in
+	// front of raw then ends a quantum, so it decodes to buf and raw's
+	// bytes. Decoding raw leaves raw mode: each byte is decoded once.
+	var inc b64state
+	if inc.feed(data); ab.b64.valid() && inc.valid() {
+		tail, err1 := base64.StdEncoding.DecodeString(string(ab.raw))
+		more, err2 := base64.StdEncoding.DecodeString(data)
+		if err1 == nil && err2 == nil {
+			ab.buf = append(append(ab.buf, tail...), more...)
+			ab.rawData, ab.raw, ab.b64 = false, ab.raw[:0], b64state{}
+			return
+		}
 	}
-	// Fall back to string concatenation of the encoded forms.
-	ab.buf, ab.rawData = []byte(base64.StdEncoding.EncodeToString(ab.buf)), true
-	ab.buf = append(ab.buf, data...)
+	ab.raw = append(ab.raw, data...)
+	ab.b64.feed(data)
+}
+
+// b64state follows a text, piece by piece, as
+// base64.StdEncoding.DecodeString reads it: whether what was fed so far
+// decodes, without decoding it again (differential test: TestB64State).
+type b64state struct {
+	n   uint8 // significant characters into the current quantum
+	pad bool  // the first '=' of "xx==" seen, the second due
+	end bool  // a padded quantum ended: only newlines may follow
+	bad bool  // nothing that follows makes it decode
+}
+
+func (s *b64state) feed(p string) {
+	for i := 0; i < len(p) && !s.bad; i++ {
+		switch c := p[i]; {
+		case c == '\n' || c == '\r': // the decoder skips them anywhere
+		case s.end:
+			s.bad = true
+		case c == '=':
+			switch {
+			case s.n == 3 || s.n == 2 && s.pad:
+				s.n, s.pad, s.end = 0, false, true
+			case s.n == 2:
+				s.pad = true
+			default:
+				s.bad = true
+			}
+		case s.pad || !b64Char(c):
+			s.bad = true
+		default:
+			s.n = (s.n + 1) % 4
+		}
+	}
+}
+
+func (s *b64state) valid() bool { return !s.bad && s.n == 0 && !s.pad }
+
+func b64Char(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/'
 }
 
 // State returns the accumulated state: StateSuccess unless a chunk said
@@ -358,7 +412,7 @@ func (a *Accumulator) Response(id string) *Response {
 			case b.Type == BlockText:
 				blk.Text = b.text()
 			case b.Type == BlockData && b.URL == "" && b.rawData:
-				blk.Data = string(b.buf)
+				blk.Data = base64.StdEncoding.EncodeToString(b.buf) + string(b.raw)
 			case b.Type == BlockData && b.URL == "":
 				blk.Data = base64.StdEncoding.EncodeToString(b.buf)
 			}
