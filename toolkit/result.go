@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 )
 
@@ -138,7 +137,12 @@ type Event struct {
 // O(total size), not O(n²). The zero Accumulator is ready to use. It is not
 // safe for concurrent use.
 type Accumulator struct {
-	blocks   []accBlock
+	blocks []accBlock
+	// byID indexes blocks by ID once there are more than indexFrom of
+	// them (below, a scan is cheaper than a map). An ID is unique among
+	// the blocks, so folding a block with an ID costs O(1), not a scan
+	// of all the blocks before it.
+	byID     map[string]int
 	state    State
 	metadata map[string]any
 	renamed  int
@@ -182,13 +186,29 @@ func (a *Accumulator) Add(c *Chunk) error {
 	return err
 }
 
+// indexFrom is the number of blocks from which byID indexes them.
+const indexFrom = 16
+
+// find returns the index of the block with the non-empty ID id, or -1.
+func (a *Accumulator) find(id string) int {
+	if a.byID != nil {
+		if i, ok := a.byID[id]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range a.blocks {
+		if a.blocks[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
 func (a *Accumulator) addBlock(b *Block) error {
 	if b.ID != "" {
-		for i := range a.blocks {
+		if i := a.find(b.ID); i >= 0 {
 			old := &a.blocks[i]
-			if old.ID != b.ID {
-				continue
-			}
 			switch {
 			case old.Type == BlockText && b.Type == BlockText:
 				old.appendText(b.Text)
@@ -210,7 +230,7 @@ func (a *Accumulator) addBlock(b *Block) error {
 				for taken := true; taken; {
 					a.renamed++
 					nb.ID = fmt.Sprintf("%s-%d", b.ID, a.renamed)
-					taken = slices.ContainsFunc(a.blocks, func(o accBlock) bool { return o.ID == nb.ID })
+					taken = a.find(nb.ID) >= 0
 				}
 				a.appendBlock(&nb)
 				return nil
@@ -242,6 +262,19 @@ func (a *Accumulator) appendBlock(b *Block) {
 		nb.Data = ""
 	}
 	a.blocks = append(a.blocks, nb)
+	switch n := len(a.blocks); {
+	case a.byID != nil:
+		if nb.ID != "" {
+			a.byID[nb.ID] = n - 1
+		}
+	case n > indexFrom:
+		a.byID = make(map[string]int, n)
+		for i := range a.blocks {
+			if id := a.blocks[i].ID; id != "" {
+				a.byID[id] = i
+			}
+		}
+	}
 }
 
 // mergeAdjacentText merges consecutive text blocks into the first, which
@@ -257,6 +290,9 @@ func (a *Accumulator) mergeAdjacentText(from int) {
 		b := &a.blocks[i]
 		last := &out[len(out)-1]
 		if last.Type == BlockText && b.Type == BlockText {
+			if a.byID != nil && b.ID != "" {
+				delete(a.byID, b.ID) // merged away: its ID is gone
+			}
 			if b.pieces == nil {
 				last.appendText(b.Text)
 			} else {
@@ -267,6 +303,9 @@ func (a *Accumulator) mergeAdjacentText(from int) {
 			continue
 		}
 		out = append(out, *b)
+		if a.byID != nil && b.ID != "" {
+			a.byID[b.ID] = len(out) - 1
+		}
 	}
 	clear(a.blocks[len(out):])
 	a.blocks = out
