@@ -72,6 +72,19 @@ func (w *yieldWriter) emit(ev Event) error {
 	return nil
 }
 
+// Ask answers the tool's request with the caller's AskFunc (WithAsker in
+// the tool's context), as Ask does, unless the caller stopped iterating:
+// then nobody is there to answer.
+func (w *yieldWriter) Ask(ctx context.Context, method string, params any) (any, error) {
+	if w.stopped {
+		return nil, ErrStopped
+	}
+	if a := AskerFrom(ctx); a != nil {
+		return a(ctx, method, params)
+	}
+	return nil, ErrCannotAsk
+}
+
 func (w *yieldWriter) Write(c Chunk) error       { return w.emit(Event{Chunk: &c}) }
 func (w *yieldWriter) Log(m LogMessage) error    { return w.emit(Event{Log: &m}) }
 func (w *yieldWriter) Progress(p Progress) error { return w.emit(Event{Progress: &p}) }

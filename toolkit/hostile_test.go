@@ -2,6 +2,7 @@ package toolkit_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"runtime"
 	"testing"
@@ -105,4 +106,83 @@ func TestHostileResultNotJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A tool that keeps its Writer and uses it after its call ended (from
+// its own goroutine, in order with the end) gets ErrStopped from every
+// method, and the caller hears nothing more; so does one whose caller
+// stopped iterating, and one that ignores ErrStopped and goes on.
+func TestHostileWriterAfterTheCall(t *testing.T) {
+	checkGoroutines(t)
+	tk := newToolkit(t, nil)
+	kept := make(chan toolkit.Writer, 1)
+	mustAdd(t, tk, toolkit.Raw("keep", "K.", nil, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		kept <- w
+		return w.Write(toolkit.Text("once"))
+	}))
+	asked := 0
+	ctx := toolkit.WithAsker(context.Background(), func(context.Context, string, any) (any, error) {
+		asked++
+		return "yes", nil
+	})
+	use := func(w toolkit.Writer) []error {
+		_, aerr := toolkit.Ask(ctx, w, toolkit.MethodElicit, nil)
+		return []error{
+			w.Write(toolkit.Text("late")),
+			w.Progress(toolkit.Progress{Progress: 1}),
+			toolkit.Log(w, toolkit.LogMessage{Level: "info", Data: "late"}),
+			aerr,
+		}
+	}
+	check := func(t *testing.T, errs []error) {
+		t.Helper()
+		for i, err := range errs {
+			if !errors.Is(err, toolkit.ErrStopped) {
+				t.Errorf("method %d after the call: %v, want ErrStopped", i, err)
+			}
+		}
+		if asked != 0 {
+			t.Errorf("the caller was asked %d times after its call", asked)
+		}
+	}
+	t.Run("Call", func(t *testing.T) {
+		events := 0
+		for range tk.Call(ctx, toolkit.ToolCall{ID: "1", Name: "keep"}) {
+			events++
+		}
+		w := <-kept
+		done := make(chan []error)
+		go func() { done <- use(w) }()
+		check(t, <-done)
+		if events != 2 {
+			t.Errorf("%d events, want the chunk and the final", events)
+		}
+	})
+	t.Run("Invoke", func(t *testing.T) {
+		r := tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "keep"})
+		check(t, use(<-kept))
+		if r.Text() != "once" {
+			t.Errorf("final %q, want once", r.Text())
+		}
+	})
+	t.Run("stopped iterating", func(t *testing.T) {
+		var after []error
+		mustAdd(t, tk, toolkit.Raw("deaf", "D.", nil, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			_ = w.Write(toolkit.Text("first"))
+			for range 1000 {
+				_ = w.Write(toolkit.Text("ignored"))
+			}
+			after = use(w)
+			panic("and then it panics")
+		}))
+		events := 0
+		for range tk.Call(ctx, toolkit.ToolCall{ID: "2", Name: "deaf"}) {
+			events++
+			break
+		}
+		check(t, after)
+		if events != 1 {
+			t.Errorf("%d events, want 1", events)
+		}
+	})
 }
