@@ -38,7 +38,10 @@ func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
 }
 
 // Invoke runs a call and returns only its final response, discarding
-// chunks and progress as they are accumulated.
+// chunks and progress as they are accumulated. Like Call, it runs the tool
+// on the caller's goroutine and returns when the tool does: a tool that
+// ignores ctx holds Invoke past ctx's deadline, and nothing of the call
+// is left running once it returns.
 func (tk *Toolkit) Invoke(ctx context.Context, call ToolCall) *Response {
 	return tk.Dispatch(ctx, call, discard{})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,4 +186,104 @@ func TestHostileWriterAfterTheCall(t *testing.T) {
 			t.Errorf("%d events, want 1", events)
 		}
 	})
+}
+
+// Middleware that breaks the rules still leaves each call one final.
+func TestHostileMiddleware(t *testing.T) {
+	checkGoroutines(t)
+	echo := func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return w.Write(toolkit.Text("tool "))
+	}
+	late := make(chan func() error, 1)
+	tests := []struct {
+		name  string
+		mw    toolkit.Middleware
+		state toolkit.State
+		code  toolkit.Code
+		text  string
+	}{
+		{"next twice", func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				if err := next(ctx, call, w); err != nil {
+					return err
+				}
+				return next(ctx, call, w)
+			}
+		}, toolkit.StateSuccess, "", "tool tool "},
+		{"never next", func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return nil }
+		}, toolkit.StateSuccess, "", ""},
+		{"panics after next", func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				_ = next(ctx, call, w)
+				panic("middleware bug")
+			}
+		}, toolkit.StateError, toolkit.CodeInternal, "tool InternalError: the tool 'm' failed unexpectedly (panic: middleware bug)."},
+		{"next after returning", func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				late <- func() error { return next(ctx, call, w) }
+				return nil
+			}
+		}, toolkit.StateSuccess, "", ""},
+		{"replaces the tool and the input", func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				call.Tool = nil
+				call.Input = map[string]any{"other": make(chan int)}
+				return next(ctx, call, w)
+			}
+		}, toolkit.StateSuccess, "", "tool "},
+		{"nil writer", func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return next(ctx, call, nil) }
+		}, toolkit.StateError, toolkit.CodeInternal, "InternalError"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := newToolkit(t, nil)
+			tk.Use(tt.mw)
+			mustAdd(t, tk, toolkit.Raw("m", "M.", nil, echo))
+			r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "1", Name: "m"})
+			if r.final.State != tt.state || r.final.Code != tt.code || !strings.HasPrefix(r.final.Text(), tt.text) {
+				t.Errorf("final = %s/%q %q, want %s/%q %q…", r.final.State, r.final.Code, r.final.Text(), tt.state, tt.code, tt.text)
+			}
+			select {
+			case f := <-late: // the tool runs after its call ended
+				done := make(chan error)
+				go func() { done <- f() }()
+				if err := <-done; !errors.Is(err, toolkit.ErrStopped) {
+					t.Errorf("the tool's write after the call: %v, want ErrStopped", err)
+				}
+			default:
+			}
+		})
+	}
+}
+
+// A tool that ignores its context holds Invoke (and Call) until it
+// returns: the tool runs on the caller's goroutine, so nothing is left
+// running, and the call ends timeout when the tool returns an error
+// after the deadline.
+func TestHostileIgnoresDeadline(t *testing.T) {
+	checkGoroutines(t)
+	tk := newToolkit(t, nil)
+	release := make(chan struct{})
+	mustAdd(t, tk, toolkit.Raw("stubborn", "S.", nil, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		_ = w.Write(toolkit.Text("partial "))
+		<-release
+		return errors.New("done at last")
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	got := make(chan *toolkit.Response)
+	go func() { got <- tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "stubborn"}) }()
+	<-ctx.Done()
+	select {
+	case r := <-got:
+		t.Fatalf("Invoke returned %+v while its tool still ran", r)
+	default:
+	}
+	close(release)
+	r := <-got
+	if r.Code != toolkit.CodeTimeout || r.Text() != "partial "+toolkit.TimeoutText {
+		t.Errorf("final = %s %q, want timeout with the partial output", r.Code, r.Text())
+	}
 }
