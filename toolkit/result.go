@@ -137,15 +137,21 @@ type Event struct {
 // O(total size), not O(n²). The zero Accumulator is ready to use. It is not
 // safe for concurrent use.
 type Accumulator struct {
-	blocks []accBlock
+	blocks   []accBlock
+	state    State
+	metadata map[string]any
+	many     *accMany // what only many blocks, or renames, need
+}
+
+// accMany is the part of an Accumulator that calls with many blocks, or
+// with blocks renamed, need; the others do not carry it.
+type accMany struct {
 	// byID indexes blocks by ID once there are more than indexFrom of
 	// them (below, a scan is cheaper than a map). An ID is unique among
 	// the blocks, so folding a block with an ID costs O(1), not a scan
 	// of all the blocks before it.
-	byID     map[string]int
-	state    State
-	metadata map[string]any
-	renamed  int
+	byID    map[string]int
+	renamed int
 }
 
 type accBlock struct {
@@ -156,12 +162,17 @@ type accBlock struct {
 	pieces []string
 	n      int    // total length of the pieces
 	buf    []byte // data content: the decoded bytes
-	// rawData: data is text that is not base64 (invalid base64 seen): the
-	// encoding of buf followed by raw. b64 follows that text as a decoder
-	// reads it, so a merge knows whether it decodes without decoding it.
-	rawData bool
-	raw     []byte
-	b64     b64state
+	// raw, when set: data is text that is not base64 (invalid base64
+	// seen), the encoding of buf followed by raw.text.
+	raw *rawText
+}
+
+// rawText is the tail of a data block's text that is not base64. b64
+// follows the whole text as a decoder reads it, so a merge knows whether
+// it decodes without decoding it.
+type rawText struct {
+	text []byte
+	b64  b64state
 }
 
 // Add folds one chunk in. It returns an error only for a merge AgentScope
@@ -186,13 +197,21 @@ func (a *Accumulator) Add(c *Chunk) error {
 	return err
 }
 
+// index returns byID, or nil while the blocks are not indexed.
+func (a *Accumulator) index() map[string]int {
+	if a.many == nil {
+		return nil
+	}
+	return a.many.byID
+}
+
 // indexFrom is the number of blocks from which byID indexes them.
 const indexFrom = 16
 
 // find returns the index of the block with the non-empty ID id, or -1.
 func (a *Accumulator) find(id string) int {
-	if a.byID != nil {
-		if i, ok := a.byID[id]; ok {
+	if byID := a.index(); byID != nil {
+		if i, ok := byID[id]; ok {
 			return i
 		}
 		return -1
@@ -228,8 +247,11 @@ func (a *Accumulator) addBlock(b *Block) error {
 			default:
 				nb := *b
 				for taken := true; taken; {
-					a.renamed++
-					nb.ID = fmt.Sprintf("%s-%d", b.ID, a.renamed)
+					if a.many == nil {
+						a.many = &accMany{}
+					}
+					a.many.renamed++
+					nb.ID = fmt.Sprintf("%s-%d", b.ID, a.many.renamed)
 					taken = a.find(nb.ID) >= 0
 				}
 				a.appendBlock(&nb)
@@ -256,22 +278,25 @@ func (a *Accumulator) appendBlock(b *Block) {
 		if raw, err := base64.StdEncoding.DecodeString(b.Data); err == nil {
 			nb.buf = raw
 		} else {
-			nb.rawData, nb.raw = true, []byte(b.Data)
-			nb.b64.feed(b.Data)
+			nb.raw = &rawText{text: []byte(b.Data)}
+			nb.raw.b64.feed(b.Data)
 		}
 		nb.Data = ""
 	}
 	a.blocks = append(a.blocks, nb)
 	switch n := len(a.blocks); {
-	case a.byID != nil:
+	case a.index() != nil:
 		if nb.ID != "" {
-			a.byID[nb.ID] = n - 1
+			a.many.byID[nb.ID] = n - 1
 		}
 	case n > indexFrom:
-		a.byID = make(map[string]int, n)
+		if a.many == nil {
+			a.many = &accMany{}
+		}
+		a.many.byID = make(map[string]int, n)
 		for i := range a.blocks {
 			if id := a.blocks[i].ID; id != "" {
-				a.byID[id] = i
+				a.many.byID[id] = i
 			}
 		}
 	}
@@ -285,13 +310,14 @@ func (a *Accumulator) mergeAdjacentText(from int) {
 	if len(a.blocks)-from < 2 {
 		return
 	}
+	byID := a.index()
 	out := a.blocks[:from+1]
 	for i := from + 1; i < len(a.blocks); i++ {
 		b := &a.blocks[i]
 		last := &out[len(out)-1]
 		if last.Type == BlockText && b.Type == BlockText {
-			if a.byID != nil && b.ID != "" {
-				delete(a.byID, b.ID) // merged away: its ID is gone
+			if byID != nil && b.ID != "" {
+				delete(byID, b.ID) // merged away: its ID is gone
 			}
 			if b.pieces == nil {
 				last.appendText(b.Text)
@@ -303,8 +329,8 @@ func (a *Accumulator) mergeAdjacentText(from int) {
 			continue
 		}
 		out = append(out, *b)
-		if a.byID != nil && b.ID != "" {
-			a.byID[b.ID] = len(out) - 1
+		if byID != nil && b.ID != "" {
+			byID[b.ID] = len(out) - 1
 		}
 	}
 	clear(a.blocks[len(out):])
@@ -345,7 +371,7 @@ func (ab *accBlock) text() string {
 }
 
 func (ab *accBlock) mergeData(data string) {
-	if !ab.rawData {
+	if ab.raw == nil {
 		if raw, err := base64.StdEncoding.DecodeString(data); err == nil {
 			ab.buf = append(ab.buf, raw...)
 			return
@@ -353,28 +379,27 @@ func (ab *accBlock) mergeData(data string) {
 		// Fall back to string concatenation of the encoded forms. The
 		// encoding of buf is not built: it is a whole number of quanta,
 		// or ends padded and nothing after it decodes again.
-		ab.rawData, ab.raw = true, append(ab.raw[:0], data...)
-		ab.b64 = b64state{end: len(ab.buf)%3 != 0}
-		ab.b64.feed(data)
+		ab.raw = &rawText{text: []byte(data), b64: b64state{end: len(ab.buf)%3 != 0}}
+		ab.raw.b64.feed(data)
 		return
 	}
 	// AgentScope decodes the accumulated text on every merge, so
 	// concatenated pieces that have become valid base64 merge by bytes
 	// again. The text decodes when b64 says so; the encoding of buf in
-	// front of raw then ends a quantum, so it decodes to buf and raw's
-	// bytes. Decoding raw leaves raw mode: each byte is decoded once.
+	// front of the tail then ends a quantum, so it decodes to buf and the
+	// tail's bytes. Decoding the tail drops it: each byte is decoded once.
 	var inc b64state
-	if inc.feed(data); ab.b64.valid() && inc.valid() {
-		tail, err1 := base64.StdEncoding.DecodeString(string(ab.raw))
+	if inc.feed(data); ab.raw.b64.valid() && inc.valid() {
+		tail, err1 := base64.StdEncoding.DecodeString(string(ab.raw.text))
 		more, err2 := base64.StdEncoding.DecodeString(data)
 		if err1 == nil && err2 == nil {
 			ab.buf = append(append(ab.buf, tail...), more...)
-			ab.rawData, ab.raw, ab.b64 = false, ab.raw[:0], b64state{}
+			ab.raw = nil
 			return
 		}
 	}
-	ab.raw = append(ab.raw, data...)
-	ab.b64.feed(data)
+	ab.raw.text = append(ab.raw.text, data...)
+	ab.raw.b64.feed(data)
 }
 
 // b64state follows a text, piece by piece, as
@@ -450,8 +475,8 @@ func (a *Accumulator) Response(id string) *Response {
 			switch {
 			case b.Type == BlockText:
 				blk.Text = b.text()
-			case b.Type == BlockData && b.URL == "" && b.rawData:
-				blk.Data = base64.StdEncoding.EncodeToString(b.buf) + string(b.raw)
+			case b.Type == BlockData && b.URL == "" && b.raw != nil:
+				blk.Data = base64.StdEncoding.EncodeToString(b.buf) + string(b.raw.text)
 			case b.Type == BlockData && b.URL == "":
 				blk.Data = base64.StdEncoding.EncodeToString(b.buf)
 			}
