@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -98,5 +100,37 @@ func TestAnswerUnreadable(t *testing.T) {
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the tool heard after %s", took)
+	}
+}
+
+// cyclicPanicker's msgpack encoder panics with a map that holds itself.
+type cyclicPanicker struct{}
+
+func (cyclicPanicker) EncodeMsgpack(*msgpack.Encoder) error {
+	m := map[string]any{}
+	m["self"] = m
+	panic(m)
+}
+
+// A value whose encoder panicked was caught, then printed with %v: a
+// panic value that holds itself is printed until the stack overflows, a
+// crash no recover catches, and the worker died.
+func TestEncoderPanicWithCyclicValue(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Stream("cyclic", "Answer with metadata whose encoder panics.",
+		func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
+			c := toolkit.Text("out")
+			c.Metadata = map[string]any{"v": cyclicPanicker{}}
+			return w.Write(c)
+		}))
+	wnc := natstest.Connect(t, s)
+	serve(t, wnc, tk, &bus.WorkerOptions{Results: &bus.ResultsOptions{JetStream: natstest.JS(t, wnc)}})
+	c := newClient(t, natstest.Connect(t, s), nil)
+	for _, keep := range []bool{false, true} { // a kept final is encoded for the results bucket too
+		r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "cyclic", Input: map[string]any{}, KeepResult: keep})
+		if r.Code != toolkit.CodeInternal || !strings.Contains(r.Text(), "panicked") {
+			t.Errorf("keep %v: final %s %s: %q", keep, r.State, r.Code, r.Text())
+		}
 	}
 }

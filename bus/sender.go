@@ -244,9 +244,10 @@ func (s *sender) pinned(resp *toolkit.Response) {
 func (s *sender) serve() (resp *toolkit.Response) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.w.log.Error("bus: serving a call panicked", "tool", s.call.Name, "call", s.id, "panic", v, "stack", string(debug.Stack()))
+			p := toolkit.PanicText(v)
+			s.w.log.Error("bus: serving a call panicked", "tool", s.call.Name, "call", s.id, "panic", p, "stack", string(debug.Stack()))
 			resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
-				Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %v).", s.call.Name, v)}}}
+				Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %s).", s.call.Name, p)}}}
 		}
 	}()
 	return s.w.tk.Dispatch(s.ctx, s.call, s)
@@ -786,7 +787,7 @@ func (s *sender) publish(f *wire.Frame) error {
 func (s *sender) encode(f *wire.Frame, eb *encBuf) (data []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			data, err = nil, fmt.Errorf("encoding panicked: %v", v)
+			data, err = nil, fmt.Errorf("encoding panicked: %s", toolkit.PanicText(v))
 		}
 	}()
 	if s.codec == wire.JSON {

@@ -234,7 +234,7 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 			if d.consumerPanicked() {
 				panic(v)
 			}
-			p := panicText(v)
+			p := PanicText(v)
 			tk.log.Error("toolkit: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", p, "stack", string(debug.Stack()))
 			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %s).", tc.Name, p))
 		}
@@ -322,7 +322,7 @@ func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Cal
 			if d.consumerPanicked() {
 				panic(v)
 			}
-			p := panicText(v)
+			p := PanicText(v)
 			tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", p, "stack", string(debug.Stack()))
 			err = NewError(CodeInternal, fmt.Sprintf("InternalError: the tool '%s' failed unexpectedly (panic: %s).", call.Name, p))
 		}
@@ -330,12 +330,12 @@ func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Cal
 	return h(ctx, call, d)
 }
 
-// panicText describes a panic's value for the model and the log. A value
+// PanicText describes a panic's value for the model and the log. A value
 // that may hold others (a map, slice, array, struct, pointer) is named by
 // its type only: fmt prints a map or slice that holds itself until the
 // stack overflows, a crash no recover catches. fmt catches a panicking
 // Error or String method.
-func panicText(v any) string {
+func PanicText(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x

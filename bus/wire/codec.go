@@ -154,8 +154,10 @@ func AppendFrame(b []byte, f *Frame, extra *MetaEntry) ([]byte, error) {
 }
 
 // appendJSON writes compact JSON without HTML escaping (tool output is
-// text for a model, not for a browser).
-func appendJSON(b []byte, v any) ([]byte, error) {
+// text for a model, not for a browser). A value whose own MarshalJSON
+// panics is an error (errPanicked).
+func appendJSON(b []byte, v any) (_ []byte, err error) {
+	defer errPanicked(&err)
 	buf := bytes.NewBuffer(b)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
@@ -163,6 +165,17 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		return b, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// errPanicked, deferred, turns a panic of a value's own encoder (a tool's
+// type with a MarshalJSON or EncodeMsgpack method) into an error, so
+// that its call ends internal rather than the worker. The panic's value
+// is described by toolkit.PanicText: printed with %v, a map that holds
+// itself overflows the stack, a crash no recover catches.
+func errPanicked(err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("wire: encoding a value panicked: %s", toolkit.PanicText(v))
+	}
 }
 
 // unmarshalJSON decodes a JSON body; a request's input keeps its

@@ -274,7 +274,8 @@ type libEncoder struct {
 
 // appendLibrary appends the msgpack library's encoding of a Go value the
 // hand-written encoder does not know.
-func appendLibrary(b []byte, v any) ([]byte, error) {
+func appendLibrary(b []byte, v any) (_ []byte, err error) {
+	defer errPanicked(&err)
 	le := libPool.Get().(*libEncoder)
 	defer libPool.Put(le)
 	le.buf.Reset()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -64,5 +66,32 @@ func TestUnreadableRefused(t *testing.T) {
 				t.Errorf("%s, AppendFrame: err = %v", tc.name, err)
 			}
 		}
+	}
+}
+
+// selfPanicker's encoders panic with a map that holds itself.
+type selfPanicker struct{}
+
+func (selfPanicker) panicSelf() {
+	m := map[string]any{}
+	m["self"] = m
+	panic(m)
+}
+
+func (p selfPanicker) MarshalJSON() ([]byte, error)         { p.panicSelf(); return nil, nil }
+func (p selfPanicker) EncodeMsgpack(*msgpack.Encoder) error { p.panicSelf(); return nil }
+
+// A value whose own encoder panics is an encoding error in both codecs,
+// not a panic for the writer (a worker) to die of.
+func TestEncoderPanicIsAnError(t *testing.T) {
+	f := &Frame{Kind: KindFinal, ID: "c1", Seq: 1, Final: &toolkit.Response{State: toolkit.StateSuccess,
+		Metadata: map[string]any{"v": selfPanicker{}}}}
+	for _, c := range []Codec{Msgpack, JSON} {
+		if _, err := c.Marshal(f); err == nil || !strings.Contains(err.Error(), "panicked: a value of type map[string]interface {}") {
+			t.Errorf("%v: %v", c, err)
+		}
+	}
+	if _, err := AppendFrame(nil, f, nil); err == nil {
+		t.Error("AppendFrame: no error")
 	}
 }
