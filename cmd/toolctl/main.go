@@ -308,14 +308,21 @@ func (e *env) close() {
 	}
 }
 
-// printJSON prints v as indented JSON and returns the exit code.
+// printJSON prints v as indented JSON and returns the exit code. The
+// texts in v may be a caller's or the fleet's: every character that is
+// not printable is \u-escaped (encoding/json escapes only C0 controls,
+// not C1 controls or bidi overrides), which is the same JSON.
 func (e *env) printJSON(v any) int {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
+	lines := strings.Split(string(b), "\n") // the indentation's newlines stay
+	for i, l := range lines {
+		lines[i] = printableJSON(l)
+	}
+	fmt.Fprintln(e.stdout, strings.Join(lines, "\n"))
 	return exitOK
 }
 

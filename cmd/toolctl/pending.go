@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -71,6 +69,7 @@ func (o *pendingOptions) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
+	code = exitOK
 	if o.json {
 		out := make([]pendingJSON, len(ps))
 		for i, p := range ps {
@@ -78,17 +77,7 @@ func (o *pendingOptions) run(ctx context.Context, e *env, args []string) int {
 			out[i] = pendingJSON{CallID: p.CallID, Identity: id, Session: session, Tool: p.Tool, Input: p.Input,
 				Reason: p.Reason, Message: p.Message, Safety: p.Safety, Suggested: p.Suggested, Created: p.Created}
 		}
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			fmt.Fprintln(e.stderr, "toolctl:", err)
-			return exitError
-		}
-		// The inputs are the callers': JSON escapes only C0 controls.
-		lines := strings.Split(string(b), "\n")
-		for i, l := range lines {
-			lines[i] = printableJSON(l)
-		}
-		fmt.Fprintln(e.stdout, strings.Join(lines, "\n"))
+		code = e.printJSON(out)
 	} else if len(ps) > 0 {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CALL ID\tSESSION\tTOOL\tWAITING\tINPUT")
@@ -103,7 +92,7 @@ func (o *pendingOptions) run(ctx context.Context, e *env, args []string) int {
 	if more {
 		fmt.Fprintf(e.stderr, "toolctl: more calls wait than the %d shown (--limit)\n", o.limit)
 	}
-	return exitOK
+	return code
 }
 
 // shortInput is an input as the table shows it: on one line, without

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -59,18 +58,7 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 				out[i].GroupsError = p.GroupsErr.Error()
 			}
 		}
-		// Session names are the callers': JSON escapes only C0 controls.
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			fmt.Fprintln(e.stderr, "toolctl:", err)
-			return exitError
-		}
-		lines := strings.Split(string(b), "\n") // the indentation's newlines stay
-		for i, l := range lines {
-			lines[i] = printableJSON(l)
-		}
-		fmt.Fprintln(e.stdout, strings.Join(lines, "\n"))
-		return exitOK
+		return e.printJSON(out)
 	}
 	if len(pins) == 0 {
 		fmt.Fprintln(e.stderr, "toolctl: no session is pinned (none has called a session-bound tool, or the workspace is shared)")
