@@ -66,7 +66,7 @@ func TestFinalThatCannotBeSent(t *testing.T) {
 			tool: func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 				return w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}, Metadata: map[string]any{"p": panicky{}}})
 			},
-			wantText: "InternalError: the tool's final response could not be encoded: publishing a final frame: encoding panicked: encoder exploded",
+			wantText: "InternalError: the tool's final response could not be encoded: publishing a final frame: wire: encoding a value panicked: encoder exploded",
 		},
 		{
 			name: "error metadata over max_payload",
