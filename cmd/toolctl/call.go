@@ -125,7 +125,6 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolctl: call %s: %s\n", id, name)
 	}
 	out := &printer{w: e.stdout, escape: terminal(e.stdout)}
-	enc := json.NewEncoder(e.stdout)
 	var final *toolkit.Response
 	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session, Durable: o.durable, KeepResult: o.keep}
 	for ev := range c.Call(ctx, call) {
@@ -133,8 +132,13 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		case errors.Is(context.Cause(ctx), errRefused):
 			continue // what the client says of the call it ended is not the tool's output
 		case o.json:
-			if err := enc.Encode(jsonEvent(ev)); err != nil {
+			// One line per event, every unprintable character \u-escaped
+			// (the same JSON: encoding/json leaves C1 controls and bidi
+			// overrides as they are).
+			if b, err := json.Marshal(jsonEvent(ev)); err != nil {
 				fmt.Fprintln(e.stderr, "toolctl:", err)
+			} else {
+				fmt.Fprintln(e.stdout, printableJSON(string(b)))
 			}
 			if ev.Final != nil {
 				final = ev.Final

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode"
@@ -231,5 +232,37 @@ func TestHeadersReplyErrorPrintable(t *testing.T) {
 	}
 	if r, bad := unprintable(errs); bad {
 		t.Errorf("mcp-headers printed %q on stderr:\n%s", r, errs)
+	}
+}
+
+// TestCallJSONPrintable: `call --json` printed each event as
+// encoding/json writes it, which escapes C0 controls only: a tool's
+// bidi override or C1 control reached whoever reads the lines on a
+// terminal. The lines hold no unprintable character, and read back to
+// the tool's text.
+func TestCallJSONPrintable(t *testing.T) {
+	tk := toolkit.New(nil)
+	if err := tk.Add(toolkit.Func("say", "Say.", func(context.Context, struct{}) (string, error) { return hostile, nil })); err != nil {
+		t.Fatal(err)
+	}
+	s := natstest.Embedded(t, true)
+	w, err := bus.Serve(natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	var out, errb strings.Builder
+	if code := run(natstest.Ctx(t), []string{"--nats", s.ClientURL(), "call", "--json", "say"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("call: exit %d\n%s", code, errb.String())
+	}
+	if r, bad := unprintable(out.String()); bad {
+		t.Errorf("call --json printed %q:\n%s", r, out.String())
+	}
+	var last struct {
+		Final *toolkit.Response `json:"final"`
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Final == nil || last.Final.Text() != hostile {
+		t.Errorf("the final read back: %+v, %v\n%s", last.Final, err, out.String())
 	}
 }
