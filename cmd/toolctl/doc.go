@@ -83,7 +83,8 @@
 // lines (instructions, the <agent-skills> prompt, groups set's answer)
 // keep their line breaks and tabs and print every other unprintable
 // character (terminal controls, bidi overrides) Go-escaped, such as
-// \x1b or \u202e. --json prints them exact, as JSON strings with every unprintable character \\u-escaped.
+// \x1b or \u202e. --json prints them exact, as JSON strings with
+// every unprintable character \u-escaped.
 //
 // # pending, approve, allow and mode
 //

@@ -141,7 +141,7 @@ func plain(s string) string {
 // breaks and tabs as they are, every other unprintable character
 // (terminal controls, a carriage return, bidi overrides) Go-escaped as
 // plain escapes it, so that the text reads as it was meant and
-// cannot drive the operator's terminal. --json prints such text exact (\\u-escaped).
+// cannot drive the operator's terminal. --json prints such text exact (\u-escaped).
 func printableText(s string) string {
 	bad := func(r rune) bool { return r != '\n' && r != '\t' && !unicode.IsPrint(r) }
 	if strings.IndexFunc(s, bad) < 0 {
