@@ -35,12 +35,14 @@
 //
 // # Stopping
 //
-// On SIGTERM or SIGINT the worker announces its goodbye (it leaves
+// On SIGTERM, SIGINT or SIGHUP the worker announces its goodbye (it leaves
 // `toolctl tools` at once), stops taking calls, lets the running ones
 // finish for the grace period (--grace, default 30s), then interrupts the
 // rest; every caller gets a final response. It exits 0. A second signal
 // cuts the grace period short (the calls are still interrupted and
-// answered).
+// answered). The worker reloads nothing: SIGHUP (a closed terminal, or
+// an operator expecting a reload) is a stop like the others; restart it
+// to apply a changed configuration.
 //
 // # Exit codes
 //

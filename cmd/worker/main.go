@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.StringVar(&f.probe, "probe", "", "GET this `URL` (a worker's /readyz, say) and exit 0 when it answers 200: a healthcheck for images without curl")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
-	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
+	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT/SIGHUP, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -274,7 +274,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer logs.Close()
 	log := cfg.Logger(logs).With("instance", instance)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	// SIGHUP too: a closed terminal (or an operator expecting a reload,
+	// which the worker does not do) stops it gracefully, where Go's
+	// default would kill it with its calls.
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	// A signal during the start cancels it; one right after it is a stop.
 	startCtx, cancelStart := context.WithCancel(context.Background())
