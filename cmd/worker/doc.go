@@ -55,7 +55,9 @@
 //
 // # Decisions
 //
-//   - Logs go to stderr; stdout is only used by --check-config.
+//   - Logs go to stderr; stdout is only used by --check-config. When the
+//     log's reader goes away (a broken pipe) the lines are lost and the
+//     worker serves on.
 //   - Joining a cluster, the worker retries connecting and binding the KV
 //     bucket for up to two minutes (a cluster that is starting, as under
 //     docker compose), then exits 1. Wrong credentials or certificates are

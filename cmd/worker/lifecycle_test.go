@@ -1,9 +1,15 @@
 package main_test
 
 import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestHangupStopsGracefully: SIGHUP (the terminal a worker was started
@@ -28,5 +34,68 @@ func TestHangupStopsGracefully(t *testing.T) {
 	}
 	if !strings.Contains(w.stderr.String(), `"signal":"hangup"`) {
 		t.Errorf("the worker did not log draining on SIGHUP:\n%s", w.stderr)
+	}
+}
+
+// TestLogReaderGone: the reader of the worker's log (a pipe to a log
+// shipper, `worker 2>&1 | tee`) goes away. The worker goes on serving,
+// its log lines lost, and a stop is still graceful. Go's default for a
+// write to a broken pipe on stderr is to die of SIGPIPE: the next log
+// line killed the worker, and the calls it was running were lost.
+func TestLogReaderGone(t *testing.T) {
+	r, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(workerBin, "--log-format", "json", "--listen", "127.0.0.1:0", "--store-dir", filepath.Join(t.TempDir(), "js"))
+	cmd.Env = cleanEnv(t)
+	cmd.Stderr = wr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wr.Close()
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	url := ""
+	for url == "" && sc.Scan() {
+		var ready struct {
+			Msg  string `json:"msg"`
+			NATS string `json:"nats"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ready) == nil && ready.Msg == "toolbus worker ready" {
+			url = ready.NATS
+		}
+	}
+	if url == "" {
+		t.Fatal("no ready line")
+	}
+	r.Close() // the log's reader is gone
+	call := startProc(t, cleanEnv(t), toolctlBin, "--nats", url, "call", "sleep", `{"seconds":2}`)
+	// Each echo logs a line, into the broken pipe.
+	for i := range 3 {
+		if out, errOut, code := toolctl(t, url, "call", "echo", `{"text":"hi"}`); code != 0 {
+			t.Fatalf("echo %d after the log's reader went away: exit %d, stdout %q, stderr %q", i, code, out, errOut)
+		}
+	}
+	if code := call.exit(t); code != 0 {
+		t.Errorf("the sleep call running meanwhile: exit %d\nstdout:\n%s\nstderr:\n%s", code, call.stdout, call.stderr)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		if waitErr != nil {
+			t.Errorf("worker after SIGTERM: %v, want exit 0", waitErr)
+		}
+	case <-time.After(guard):
+		t.Fatal("the worker did not stop")
 	}
 }
