@@ -62,12 +62,16 @@ type Options struct {
 type Server struct {
 	ns      *server.Server
 	tempDir string
+	lock    *os.File // the store directory's, held while the server runs
 }
 
 // Start starts an embedded NATS server with JetStream and waits until it
 // accepts connections. A listener beyond loopback that admits clients
 // without authentication is refused with an *ExposedError unless
-// opts.Insecure.
+// opts.Insecure. The server holds its store directory locked (a file
+// toolbus.lock in it) until Shutdown or the end of the process: a second
+// server on the same store is refused, naming it, as JetStream would
+// otherwise have two writers of the same files.
 func Start(opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -93,9 +97,13 @@ func Start(opts *Options) (*Server, error) {
 		}
 		so.StoreDir, s.tempDir = dir, dir
 	}
+	if s.lock, err = lockStore(so.StoreDir); err != nil {
+		s.removeTemp()
+		return nil, err
+	}
 	ns, err := server.NewServer(so)
 	if err != nil {
-		s.removeTemp()
+		s.release()
 		return nil, fmt.Errorf("embedded: starting the server: %w", err)
 	}
 	if opts.Log {
@@ -110,7 +118,7 @@ func Start(opts *Options) (*Server, error) {
 	if !ns.ReadyForConnections(wait) {
 		ns.Shutdown()
 		ns.WaitForShutdown()
-		s.removeTemp()
+		s.release()
 		return nil, errors.New("embedded: the server is not ready for connections")
 	}
 	return s, nil
@@ -255,6 +263,15 @@ func (s *Server) StoreDir() string { return s.ns.StoreDir() }
 func (s *Server) Shutdown() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+	s.release()
+}
+
+// release unlocks the store directory and removes a temporary one.
+func (s *Server) release() {
+	if s.lock != nil {
+		s.lock.Close() // the lock goes with the descriptor
+		s.lock = nil
+	}
 	s.removeTemp()
 }
 

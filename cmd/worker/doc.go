@@ -70,6 +70,10 @@
 //   - A second worker started with no flags on the same machine is told
 //     that 127.0.0.1:4222 is taken and to use --listen or --nats.
 //   - The worker's own connection to its embedded server is in-process.
+//   - The embedded server holds its store directory locked (toolbus.lock
+//     in it): a second worker given the store of a running one exits 1
+//     saying it is in use. The lock goes with the process, so a worker
+//     killed with SIGKILL leaves none: its replacement starts on the store.
 //   - --kv-replicas above 1 needs --nats: the embedded server is one node.
 //     An existing bucket is used as it is.
 //   - The middleware, outermost first: logging (one line per call), the

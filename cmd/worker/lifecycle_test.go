@@ -99,3 +99,29 @@ func TestLogReaderGone(t *testing.T) {
 		t.Fatal("the worker did not stop")
 	}
 }
+
+// TestStoreDirOfALiveWorker: a second worker given the store directory
+// of a running one (a second --listen on one machine keeps the default
+// store) fails at once, saying the store is in use, where it started a
+// second JetStream writing the same files. A worker killed with SIGKILL
+// leaves no lock: its replacement starts on the same store and serves
+// durable calls from it.
+func TestStoreDirOfALiveWorker(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "js")
+	first := startWorker(t, "--listen", "127.0.0.1:0", "--store-dir", store)
+	second := startProc(t, cleanEnv(t), workerBin, "--log-format", "json", "--listen", "127.0.0.1:0", "--store-dir", store)
+	if code := second.exit(t); code != 1 || !strings.Contains(second.stderr.String(), "is in use by another server") {
+		t.Fatalf("a second worker on a live worker's store: exit %d, want 1 saying the store is in use\n%s", code, second.stderr)
+	}
+	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.exit(t)
+	again := startWorker(t, "--listen", "127.0.0.1:0", "--store-dir", store)
+	if out, errOut, code := toolctl(t, again.url, "call", "--durable", "echo", `{"text":"after the kill"}`); code != 0 || !strings.Contains(out, "after the kill") {
+		t.Errorf("a durable call on the restarted worker: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code := again.stop(t); code != 0 {
+		t.Errorf("exit %d\n%s", code, again.stderr)
+	}
+}
