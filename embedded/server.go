@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -71,7 +72,9 @@ type Server struct {
 // opts.Insecure. The server holds its store directory locked (a file
 // toolbus.lock in it) until Shutdown or the end of the process: a second
 // server on the same store is refused, naming it, as JetStream would
-// otherwise have two writers of the same files.
+// otherwise have two writers of the same files. A server that cannot
+// start (JetStream refusing its store, say) is reported with its reason
+// as soon as it gives up.
 func Start(opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -109,19 +112,92 @@ func Start(opts *Options) (*Server, error) {
 	if opts.Log {
 		ns.ConfigureLogger()
 	}
+	// The server's fatal errors (JetStream refusing its store) end its
+	// start: kept to say why, also when its log is off.
+	fatal := &fatalLog{next: ns.Logger(), failed: make(chan struct{})}
+	ns.SetLogger(fatal, opts.Log && so.Debug, opts.Log && so.Trace)
 	s.ns = ns
 	go ns.Start()
 	wait := opts.ReadyTimeout
 	if wait <= 0 {
 		wait = 10 * time.Second
 	}
-	if !ns.ReadyForConnections(wait) {
+	ready := make(chan bool, 1)
+	go func() { ready <- ns.ReadyForConnections(wait) }()
+	var ok bool
+	select {
+	case ok = <-ready:
+	case <-fatal.failed:
+	}
+	if !ok {
 		ns.Shutdown()
 		ns.WaitForShutdown()
 		s.release()
+		if why := fatal.reason(); why != "" {
+			return nil, fmt.Errorf("embedded: the server did not start (JetStream store %s): %s", so.StoreDir, why)
+		}
 		return nil, errors.New("embedded: the server is not ready for connections")
 	}
 	return s, nil
+}
+
+// fatalLog passes the server's log on (to next, when there is one) and
+// keeps its first fatal error.
+type fatalLog struct {
+	next   server.Logger
+	mu     sync.Mutex
+	first  string
+	failed chan struct{} // closed at the first fatal error
+}
+
+func (l *fatalLog) reason() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.first
+}
+
+func (l *fatalLog) Fatalf(format string, v ...any) {
+	l.mu.Lock()
+	if l.first == "" {
+		l.first = fmt.Sprintf(format, v...)
+		close(l.failed)
+	}
+	l.mu.Unlock()
+	// Not next's Fatalf: nats-server's logger exits the process there,
+	// which is for its own binary, not a program embedding it.
+	if l.next != nil {
+		l.next.Errorf(format, v...)
+	}
+}
+
+func (l *fatalLog) Noticef(format string, v ...any) {
+	if l.next != nil {
+		l.next.Noticef(format, v...)
+	}
+}
+
+func (l *fatalLog) Warnf(format string, v ...any) {
+	if l.next != nil {
+		l.next.Warnf(format, v...)
+	}
+}
+
+func (l *fatalLog) Errorf(format string, v ...any) {
+	if l.next != nil {
+		l.next.Errorf(format, v...)
+	}
+}
+
+func (l *fatalLog) Debugf(format string, v ...any) {
+	if l.next != nil {
+		l.next.Debugf(format, v...)
+	}
+}
+
+func (l *fatalLog) Tracef(format string, v ...any) {
+	if l.next != nil {
+		l.next.Tracef(format, v...)
+	}
 }
 
 // Check reads opts the way Start does and returns what Start would

@@ -1,9 +1,11 @@
 package embedded
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStoreDirInUse: two servers on one JetStream store directory would
@@ -32,4 +34,28 @@ func TestStoreDirInUse(t *testing.T) {
 		t.Fatalf("the store after the first server's shutdown: %v", err)
 	}
 	again.Shutdown()
+}
+
+// TestStoreUnusable: JetStream cannot create its store (here the
+// store's jetstream directory is a file). Start says why at once; it
+// waited out its ready timeout (10s) and said only that the server was
+// not ready for connections.
+func TestStoreUnusable(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "jetstream"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s, err := Start(&Options{StoreDir: dir, ReadyTimeout: time.Minute})
+	if err == nil {
+		s.Shutdown()
+		t.Fatal("started on an unusable store")
+	}
+	if !strings.Contains(err.Error(), "JetStream") || !strings.Contains(err.Error(), dir) {
+		t.Errorf("the error does not say why JetStream did not start: %v", err)
+	}
+	// Generous: the bound is the ready timeout, which Start must not wait out.
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("Start took %v to fail (ready timeout 1m)", d)
+	}
 }

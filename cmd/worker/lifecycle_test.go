@@ -125,3 +125,16 @@ func TestStoreDirOfALiveWorker(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, again.stderr)
 	}
 }
+
+// TestStoreUnusableFailsFast: a store directory JetStream cannot use
+// (its jetstream directory is a file here) stops the start with the
+// server's reason, without waiting out the server's ready timeout. It
+// said "the server is not ready for connections" after 10s.
+func TestStoreUnusableFailsFast(t *testing.T) {
+	store := t.TempDir()
+	mustWrite(t, filepath.Join(store, "jetstream"), "")
+	p := startProc(t, cleanEnv(t), workerBin, "--listen", "127.0.0.1:0", "--store-dir", store)
+	if code := p.exit(t); code != 1 || !strings.Contains(p.stderr.String(), "Can't start JetStream") || !strings.Contains(p.stderr.String(), store) {
+		t.Errorf("exit %d, want 1 with JetStream's reason and the store\n%s", code, p.stderr)
+	}
+}
