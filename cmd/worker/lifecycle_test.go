@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // TestHangupStopsGracefully: SIGHUP (the terminal a worker was started
@@ -136,5 +144,46 @@ func TestStoreUnusableFailsFast(t *testing.T) {
 	p := startProc(t, cleanEnv(t), workerBin, "--listen", "127.0.0.1:0", "--store-dir", store)
 	if code := p.exit(t); code != 1 || !strings.Contains(p.stderr.String(), "Can't start JetStream") || !strings.Contains(p.stderr.String(), store) {
 		t.Errorf("exit %d, want 1 with JetStream's reason and the store\n%s", code, p.stderr)
+	}
+}
+
+// TestSignalWhileRegisteringGroups: a configuration with very many
+// groups takes the worker long to register (each group rebuilds the
+// meta tool's schema); a SIGTERM meanwhile stops the start there. The
+// worker went on registering every group (minutes for 20,000) before it
+// looked at the signal.
+func TestSignalWhileRegisteringGroups(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("groups:\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "  - name: g%d\n    description: group %d\n", i, i)
+	}
+	conf := filepath.Join(dir, "groups.yaml")
+	mustWrite(t, conf, b.String())
+	addr := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
+	p := startProc(t, cleanEnv(t), workerBin, "--log-format", "json", "--config", conf, "--listen", addr, "--store-dir", filepath.Join(dir, "js"))
+	// The group-state bucket exists once the worker bound it: it is
+	// registering the groups then.
+	var js jetstream.JetStream
+	natstest.WaitFor(t, "the worker to bind its group-state bucket", func() bool {
+		if js == nil {
+			nc, err := nats.Connect("nats://" + addr)
+			if err != nil {
+				return false
+			}
+			t.Cleanup(nc.Close)
+			js, _ = jetstream.New(nc)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := js.KeyValue(ctx, wire.BucketGroups)
+		return err == nil
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.exit(t); code != 0 || !strings.Contains(p.stderr.String(), "stopped during start") {
+		t.Errorf("exit %d, want 0 after stopping during the start\n%s", code, p.stderr)
 	}
 }

@@ -403,6 +403,10 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 
 	tk := toolkit.New(&toolkit.Options{State: state, Logger: log})
 	for _, g := range cfg.ToolkitGroups() {
+		// Very many groups take long to register: a signal stops it.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if err := tk.AddGroup(g); err != nil {
 			return nil, err
 		}
