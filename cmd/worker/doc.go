@@ -31,7 +31,9 @@
 // The configuration is validated as a whole before anything starts; every
 // problem is printed with its source ("worker.yaml:12: ..." or
 // "flag --nats: ...") and the worker exits with code 2. --check-config does
-// only that and needs no NATS server.
+// only that and needs no NATS server; it also warns of what the worker
+// would start without (a bad SKILL.md, a stdio MCP server's command that
+// is not there).
 //
 // # Stopping
 //

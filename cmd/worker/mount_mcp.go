@@ -2,6 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
@@ -33,7 +38,49 @@ import (
 // The servers' resources, prompts and completions are announced
 // (wire.MetaMCPServers) and passed on to them for the gateway on
 // tools.mcp.<instance> (mcp.ServeMounted).
-func init() { addMount("mcp", mountMCP) }
+func init() {
+	addMount("mcp", mountMCP)
+	addCheck(checkMCPCommands)
+}
+
+// checkMCPCommands warns of a stdio server whose command is not there
+// (not on the worker's PATH, or not an executable file): the worker
+// would start without its tools and try it again in the background, so
+// --check-config says so rather than "configuration OK" alone.
+func checkMCPCommands(cfg *config.Config) (warnings []string, _ error) {
+	for _, s := range cfg.MCPServers {
+		if s.Transport != mcp.TransportStdio || s.Command == "" {
+			continue
+		}
+		if err := findCommand(s.Command, s.Cwd); err != nil {
+			warnings = append(warnings, fmt.Sprintf("mcp server %s: %v; the worker starts without its tools and tries it again in the background", s.Name, err))
+		}
+	}
+	return warnings, nil
+}
+
+// findCommand looks for command as os/exec runs it: a name without a
+// slash on the worker's PATH, a path relative to the server's cwd.
+func findCommand(command, cwd string) error {
+	if !strings.Contains(command, "/") {
+		if _, err := exec.LookPath(command); err != nil {
+			return fmt.Errorf("command %q is not on the worker's PATH", command)
+		}
+		return nil
+	}
+	path := command
+	if !filepath.IsAbs(path) && cwd != "" {
+		path = filepath.Join(cwd, path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("command %q: %v", command, err)
+	case fi.IsDir() || fi.Mode()&0o111 == 0:
+		return fmt.Errorf("command %q is not an executable file", command)
+	}
+	return nil
+}
 
 func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 	cfgs := env.Config.MCPServers
