@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -538,17 +537,10 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 	if err != nil {
 		return nil, err
 	}
-	if st, err := state.Status(ctx); err == nil {
-		if st.TTL() != cfg.State.SessionTTL {
-			log.Warn("the group-state bucket keeps sessions for another time than configured: a bucket's TTL is set by whoever creates it",
-				"bucket", st.Bucket(), "ttl", st.TTL().String(), "configured", cfg.State.SessionTTL.String(),
-				"change", "nats kv edit "+st.Bucket()+" --ttl "+cfg.State.SessionTTL.String())
-		}
-		if kst, ok := st.(*jetstream.KeyValueBucketStatus); ok && kst.StreamInfo().Config.MaxBytes != cfg.State.MaxBytes {
-			log.Warn("the group-state bucket is bounded otherwise than configured: a bucket's max bytes are set by whoever creates it",
-				"bucket", st.Bucket(), "max_bytes", kst.StreamInfo().Config.MaxBytes, "configured", cfg.State.MaxBytes,
-				"change", "nats kv edit "+st.Bucket()+" --max-bucket-size "+strconv.FormatInt(cfg.State.MaxBytes, 10))
-		}
+	if st, err := state.Status(ctx); err == nil && st.TTL() != cfg.State.SessionTTL {
+		log.Warn("the group-state bucket keeps sessions for another time than configured: a bucket's TTL is set by whoever creates it",
+			"bucket", st.Bucket(), "ttl", st.TTL().String(), "configured", cfg.State.SessionTTL.String(),
+			"change", "nats kv edit "+st.Bucket()+" --ttl "+cfg.State.SessionTTL.String())
 	}
 	return state, nil
 }

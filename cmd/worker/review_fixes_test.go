@@ -280,36 +280,3 @@ func TestReplicasInFileWithNatsFlag(t *testing.T) {
 		t.Fatalf("--check-config with replicas 3 in the file and --nats: exit %d\n%s", code, p.stderr)
 	}
 }
-
-// TestStateBoundMismatchWarned: a worker configured with another
-// state.max_bytes than the existing groups bucket's says so at start, with
-// the command that changes it (the first worker to create a bucket
-// decides its bound).
-func TestStateBoundMismatchWarned(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "js")
-	start := func(yaml string) *proc {
-		cfg := filepath.Join(t.TempDir(), "w.yaml")
-		mustWrite(t, cfg, yaml)
-		return startProc(t, cleanEnv(t), workerBin, "--config", cfg, "--listen", "127.0.0.1:0", "--store-dir", store)
-	}
-	stop := func(p *proc) {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		if code := p.exit(t); code != 0 {
-			t.Fatalf("exit %d\n%s", code, p.stderr)
-		}
-	}
-	first := start("")
-	if _, ok := first.stderr.wait(func(s string) bool { return strings.Contains(s, "ready") }); !ok {
-		t.Fatalf("the first worker did not start:\n%s", first.stderr)
-	}
-	if strings.Contains(first.stderr.String(), "bounded otherwise") {
-		t.Errorf("a worker that made the bucket warns of its bound:\n%s", first.stderr)
-	}
-	stop(first)
-	second := start("state:\n  max_bytes: 1048576\n")
-	line, ok := second.stderr.wait(func(s string) bool { return strings.Contains(s, "bounded otherwise") || strings.Contains(s, "ready") })
-	if !ok || !strings.Contains(line, "bounded otherwise") || !strings.Contains(line, "--max-bucket-size 1048576") {
-		t.Errorf("no warning of the bucket's other bound before ready: %q\n%s", line, second.stderr)
-	}
-	stop(second)
-}
