@@ -64,11 +64,6 @@ type KVStateOptions struct {
 	// session then falls back to the toolkit's default groups. 0 means
 	// DefaultSessionTTL; negative keeps states forever.
 	TTL time.Duration
-	// MaxBytes bounds the bucket when KVState creates it, so callers
-	// that invent session names fill the bound, not the servers' disks:
-	// past it a new session's state is refused (ErrStateFull) until
-	// states expire. 0 means DefaultStateMaxBytes; negative no bound.
-	MaxBytes int64
 	// MaxWait bounds Load and Store when ctx has no deadline: how long
 	// they wait for a revision, retry a lost compare-and-set, or ride out
 	// a moment without a stream leader. 0 means DefaultStateWait.
@@ -137,44 +132,9 @@ func NewKVState(ctx context.Context, js jetstream.JetStream, opts *KVStateOption
 	return st, nil
 }
 
-// ErrStateFull is the error of a Store refused because the group-state
-// bucket is at its bound (KVStateOptions.MaxBytes): new sessions' state
-// is refused until states expire.
-var ErrStateFull = errors.New("the group-state bucket is full")
-
-// full is the error of a Store the full bucket refused: what is wrong
-// and what to do.
-func (s *KVState) full(ctx context.Context, session string, err error) error {
-	bound := "its max bytes"
-	if st, serr := s.kv.Status(ctx); serr == nil {
-		if kst, ok := st.(*jetstream.KeyValueBucketStatus); ok {
-			bound = fmt.Sprintf("max_bytes %d", kst.StreamInfo().Config.MaxBytes)
-		}
-	}
-	return fmt.Errorf("bus: storing groups of session %s: %w: bucket %q is at %s (%v); new sessions' state is refused until states expire (state.session_ttl); raise the bound (nats kv edit %s --max-bucket-size SIZE, or state.max_bytes before the bucket is created) or shorten state.session_ttl",
-		wire.Quote(session), ErrStateFull, s.bucket, bound, err, s.bucket)
-}
-
 // DefaultSessionTTL is how long a session's state is kept after its last
 // change unless configured otherwise.
 const DefaultSessionTTL = 7 * 24 * time.Hour
-
-// DefaultStateMaxBytes bounds each bucket of session state (group state,
-// session pins) when it is created: 1 GiB, some millions of sessions
-// within their TTL.
-const DefaultStateMaxBytes = 1 << 30
-
-// stateMaxBytes is the MaxBytes of a session-state bucket for the
-// option's value: 0 the default, negative none (-1).
-func stateMaxBytes(v int64) int64 {
-	switch {
-	case v == 0:
-		return DefaultStateMaxBytes
-	case v < 0:
-		return -1
-	}
-	return v
-}
 
 // GroupsBucketConfig is the configuration of the group-state bucket for
 // opts (nil: the defaults), as whoever creates it first creates it: the
@@ -196,7 +156,6 @@ func GroupsBucketConfig(opts *KVStateOptions) jetstream.KeyValueConfig {
 		Description: "toolbus: active tool groups per session",
 		History:     1,
 		TTL:         ttl,
-		MaxBytes:    stateMaxBytes(o.MaxBytes),
 		Storage:     o.Storage,
 		Replicas:    cmp.Or(o.Replicas, 1),
 	}
@@ -263,9 +222,6 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		}
 		// ErrKeyExists: created concurrently (or the read was stale);
 		// ErrKeyRevisionMismatch: updated concurrently. Read again.
-		if kv.Full(err) {
-			return 0, s.full(ctx, session, err)
-		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
 			return 0, fmt.Errorf("bus: storing groups of session %s: %w", wire.Quote(session), err)
 		}

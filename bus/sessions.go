@@ -41,10 +41,6 @@ type SessionsOptions struct {
 	TTL time.Duration
 	// Replicas of the bucket when this worker creates it. Default 1.
 	Replicas int
-	// MaxBytes bounds the bucket when this worker creates it; past it a
-	// new session is served without a pin (on any worker) until pins
-	// expire. 0 means DefaultStateMaxBytes; negative no bound.
-	MaxBytes int64
 	// ProbeTimeout bounds the wait for a pinned worker's answer to a
 	// probe; one that does not answer in time (frozen, cut off) is taken
 	// for gone. Default 1s.
@@ -53,13 +49,12 @@ type SessionsOptions struct {
 
 // SessionsBucketConfig is the sessions bucket as whoever creates it first
 // creates it.
-// maxBytes bounds it (KVStateOptions.MaxBytes).
-func SessionsBucketConfig(ttl time.Duration, replicas int, maxBytes int64) jetstream.KeyValueConfig {
+func SessionsBucketConfig(ttl time.Duration, replicas int) jetstream.KeyValueConfig {
 	if ttl <= 0 {
 		ttl = DefaultSessionTTL
 	}
 	return jetstream.KeyValueConfig{Bucket: wire.BucketSessions, Description: "toolbus: the worker each session's session-bound tools run on",
-		History: 1, TTL: ttl, Replicas: max(replicas, 1), MaxBytes: stateMaxBytes(maxBytes)}
+		History: 1, TTL: ttl, Replicas: max(replicas, 1)}
 }
 
 // affinity is a worker's side of session affinity.
@@ -107,7 +102,7 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 	if !toolkit.ValidName(w.opts.Instance) {
 		return nil, fmt.Errorf("bus: session affinity needs an instance id of [A-Za-z0-9_-], not %q", w.opts.Instance)
 	}
-	cfg := SessionsBucketConfig(o.TTL, o.Replicas, o.MaxBytes)
+	cfg := SessionsBucketConfig(o.TTL, o.Replicas)
 	b, err := kv.Open(ctx, o.JetStream, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
@@ -181,11 +176,6 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			if lostRace(err) {
 				tried = afterNone
 				continue // claimed meanwhile: see by whom
-			}
-			if kv.Full(err) {
-				a.w.count.jsErrors.Add(1)
-				a.w.log.Warn("bus: the sessions bucket is full (SessionsOptions.MaxBytes): a new session runs unpinned until pins expire", "session", scope, "bucket", a.cfg.Bucket, "err", err)
-				return pin{}, ""
 			}
 		}
 		if err != nil && !again && a.remake(ctx, err) {

@@ -77,7 +77,7 @@ func TestSessionsBucketDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := bus.SessionsBucketConfig(0, 0, 0).TTL; st.TTL() != want {
+	if want := bus.SessionsBucketConfig(0, 0).TTL; st.TTL() != want {
 		t.Errorf("the bucket made again has TTL %v, want %v", st.TTL(), want)
 	}
 	for i, session := range sessions {

@@ -30,7 +30,7 @@ func TestSessionPinKeptWhileCallRuns(t *testing.T) {
 // went by their own, so the pins of sessions in use expired.
 func TestSessionPinRenewedOnTheBucketsTTL(t *testing.T) {
 	testPinKeptWhileCallRuns(t, 0, func(t *testing.T, js jetstream.JetStream) {
-		if _, err := js.CreateKeyValue(ctxT(t), bus.SessionsBucketConfig(2*time.Second, 1, 0)); err != nil {
+		if _, err := js.CreateKeyValue(ctxT(t), bus.SessionsBucketConfig(2*time.Second, 1)); err != nil {
 			t.Fatal(err)
 		}
 	})

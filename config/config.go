@@ -120,9 +120,6 @@ const (
 // policy are kept after their last change.
 const DefaultSessionTTL = bus.DefaultSessionTTL
 
-// DefaultStateMaxBytes bounds each bucket of sessions' state: 1 GiB.
-const DefaultStateMaxBytes = bus.DefaultStateMaxBytes
-
 // State says where sessions' state lives and how long it is kept.
 type State struct {
 	// Groups is GroupsKV (the default) or GroupsMemory.
@@ -131,11 +128,6 @@ type State struct {
 	// policy are kept after their last change (the KV buckets' max age,
 	// set when a worker creates them). Default DefaultSessionTTL.
 	SessionTTL time.Duration `yaml:"session_ttl"`
-	// MaxBytes bounds each bucket of sessions' state (groups, session
-	// pins, permission policies) when a worker creates it, so callers
-	// inventing sessions fill the bound, not the servers' disks. Default
-	// DefaultStateMaxBytes (1 GiB); -1 no bound.
-	MaxBytes int64 `yaml:"max_bytes"`
 	// ResultTTL is how long the final of a call sent to keep its result
 	// can be fetched (toolctl result), set when the results bucket is
 	// created. Default 1h.
@@ -384,7 +376,6 @@ func (c *Config) ApplyDefaults() {
 	c.Builtins.Workspace = or(c.Builtins.Workspace, filepath.Join(DataDir(), "workspace"))
 	c.State.Groups = or(c.State.Groups, GroupsKV)
 	c.State.SessionTTL = or(c.State.SessionTTL, DefaultSessionTTL)
-	c.State.MaxBytes = or(c.State.MaxBytes, DefaultStateMaxBytes)
 	c.State.ResultTTL = or(c.State.ResultTTL, time.Hour)
 	c.Durable.AckWait = or(c.Durable.AckWait, 30*time.Second)
 	c.Durable.MaxDeliver = or(c.Durable.MaxDeliver, 3)

@@ -66,7 +66,6 @@ func TestExample(t *testing.T) {
 		{"permission allow", cfg.Permissions.Allow, []string{"execute_shell_command:git status:*"}},
 		{"permission working dirs made absolute", cfg.WorkingDirs(), []string{filepath.Join(dir, "workspace")}},
 		{"approval ttl", cfg.Permissions.ApprovalTTL, 24 * time.Hour},
-		{"state bound", cfg.State.MaxBytes, int64(1 << 30)},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -131,7 +130,6 @@ func TestDefault(t *testing.T) {
 		{"workspace", def.Builtins.Workspace, filepath.Join(config.DataDir(), "workspace")},
 		{"builtin tools: the defaults", def.BuiltinConfig().Tools, []builtin.Tool(nil)},
 		{"no urls", len(def.NATS.URLs), 0},
-		{"state bound", def.State.MaxBytes, int64(config.DefaultStateMaxBytes)},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {

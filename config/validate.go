@@ -364,9 +364,6 @@ func (k *checker) state() {
 	if st.SessionTTL < 0 {
 		k.fail("state.session_ttl", "negative TTL %v", st.SessionTTL)
 	}
-	if st.MaxBytes < -1 {
-		k.fail("state.max_bytes", "negative size %d: give a size in bytes, or -1 for no bound", st.MaxBytes)
-	}
 	if st.ResultTTL < 0 {
 		k.fail("state.result_ttl", "negative TTL %v", st.ResultTTL)
 	}

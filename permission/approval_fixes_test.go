@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -170,11 +169,6 @@ func TestPendingFloodBounded(t *testing.T) {
 	}
 	if st, err := js.Stream(ctx, "KV_other_approvals"); err != nil || st.CachedInfo().Config.MaxBytes != DefaultApprovalsMaxBytes {
 		t.Fatalf("default bucket: %v", err)
-	}
-	// So is the policy bucket: callers inventing sessions fill the
-	// bound, not the servers' disks.
-	if st, err := js.Stream(ctx, "KV_other_policies"); err != nil || st.CachedInfo().Config.MaxBytes != bus.DefaultStateMaxBytes {
-		t.Fatalf("default policy bucket: %v, max bytes %d", err, st.CachedInfo().Config.MaxBytes)
 	}
 }
 

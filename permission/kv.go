@@ -49,11 +49,6 @@ type KVConfig struct {
 	// their last change (the policy bucket's max age, set when it is
 	// created); 0 means bus.DefaultSessionTTL, negative forever.
 	PolicyTTL time.Duration
-	// PolicyMaxBytes bounds the policy bucket when it is created, so
-	// callers inventing sessions cannot fill the JetStream store (a full
-	// bucket takes no new session's policy until policies expire). 0
-	// means bus.DefaultStateMaxBytes, negative no bound.
-	PolicyMaxBytes int64
 	// Replicas of both buckets; 0 means 1.
 	Replicas int
 	// Storage of both buckets; the zero value is file storage, so
@@ -123,12 +118,6 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 		c.ApprovalsMaxBytes = -1
 	}
 	switch {
-	case c.PolicyMaxBytes == 0:
-		c.PolicyMaxBytes = bus.DefaultStateMaxBytes
-	case c.PolicyMaxBytes < 0:
-		c.PolicyMaxBytes = -1
-	}
-	switch {
 	case c.PolicyTTL == 0:
 		c.PolicyTTL = bus.DefaultSessionTTL
 	case c.PolicyTTL < 0:
@@ -145,7 +134,7 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	}
 	pol, err := open(jetstream.KeyValueConfig{
 		Bucket: c.Bucket, Description: "toolbus session permission policies",
-		TTL: c.PolicyTTL, MaxBytes: c.PolicyMaxBytes, Replicas: c.Replicas, Storage: c.Storage,
+		TTL: c.PolicyTTL, Replicas: c.Replicas, Storage: c.Storage,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)

@@ -83,11 +83,7 @@
 //     A rate limit with a tool list applies to those tools only; key
 //     "global" is one bucket for every call it applies to.
 //   - A session's group state in KV expires state.session_ttl (7 days by
-//     default) after its last change. Each bucket of sessions' state
-//     (groups, pins, permission policies) holds at most state.max_bytes
-//     (1 GiB by default, set when a worker creates it); past it a new
-//     session's reset_tools fails saying so, its session-bound calls run
-//     unpinned, and its mode or rules cannot be set, until entries expire.
+//     default) after its last change.
 //   - A worker stopped while its NATS server is unreachable cannot drain:
 //     it waits out the grace period, then interrupts its calls and exits.
 package main

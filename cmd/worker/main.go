@@ -453,7 +453,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	var results *bus.ResultsOptions
 	var sessions *bus.SessionsOptions
 	if cfg.State.Groups == config.GroupsKV {
-		sessions = &bus.SessionsOptions{JetStream: js, TTL: cfg.State.SessionTTL, Replicas: kvReplicas, MaxBytes: cfg.State.MaxBytes}
+		sessions = &bus.SessionsOptions{JetStream: js, TTL: cfg.State.SessionTTL, Replicas: kvReplicas}
 		if d := cfg.Durable; !d.Off {
 			durable = &bus.DurableOptions{JetStream: js, AckWait: d.AckWait, MaxDeliver: d.MaxDeliver, Replicas: d.Replicas, Tools: d.Tools}
 		}
@@ -517,7 +517,7 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 			return errNoJetStream
 		}
 		var berr error
-		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: replicas, TTL: cfg.State.SessionTTL, MaxBytes: cfg.State.MaxBytes})
+		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: replicas, TTL: cfg.State.SessionTTL})
 		if lerr := js.Conn().LastError(); berr != nil && errors.Is(lerr, nats.ErrPermissionViolation) {
 			// The request was refused, not unanswered.
 			return fmt.Errorf("%w (%w)", berr, lerr)
