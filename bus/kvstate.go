@@ -132,6 +132,25 @@ func NewKVState(ctx context.Context, js jetstream.JetStream, opts *KVStateOption
 	return st, nil
 }
 
+// ErrStateFull is the error of a Store refused because the group-state
+// bucket is at a bound an operator gave it (nats kv edit
+// --max-bucket-size): new sessions' state is refused until states expire.
+var ErrStateFull = errors.New("the group-state bucket is full")
+
+// full is the error of a Store the full bucket refused: what is wrong
+// and what to do.
+func (s *KVState) full(ctx context.Context, session string, err error) error {
+	bound := "its bound"
+	if st, serr := s.kv.Status(ctx); serr == nil {
+		if kst, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+			c := kst.StreamInfo().Config
+			bound = fmt.Sprintf("max_bytes %d, max_msgs %d", c.MaxBytes, c.MaxMsgs)
+		}
+	}
+	return fmt.Errorf("bus: storing groups of session %s: %w: bucket %q is at %s (%v); new sessions' state is refused until states expire (state.session_ttl); raise the bound (nats kv edit %s --max-bucket-size SIZE) or shorten state.session_ttl",
+		wire.Quote(session), ErrStateFull, s.bucket, bound, err, s.bucket)
+}
+
 // DefaultSessionTTL is how long a session's state is kept after its last
 // change unless configured otherwise.
 const DefaultSessionTTL = 7 * 24 * time.Hour
@@ -222,6 +241,9 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		}
 		// ErrKeyExists: created concurrently (or the read was stale);
 		// ErrKeyRevisionMismatch: updated concurrently. Read again.
+		if kv.Full(err) {
+			return 0, s.full(ctx, session, err)
+		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
 			return 0, fmt.Errorf("bus: storing groups of session %s: %w", wire.Quote(session), err)
 		}

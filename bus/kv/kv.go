@@ -73,10 +73,24 @@ func Check(cfg jetstream.KeyValueConfig) error {
 
 // Transient reports errors worth retrying until a deadline: JetStream
 // without a leader for the moment (an election, a bucket just created).
+// A full bucket (Full) is not one.
 func Transient(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503)
+		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503 && !Full(err))
+}
+
+// errCodeStoreFailed is JetStream's error code for a write the stream's
+// store refused (JSStreamStoreFailedF), its description the reason.
+const errCodeStoreFailed = 10077
+
+// Full reports a write refused because the bucket is at its bound
+// (MaxBytes, or MaxMsgs): it stays refused until entries expire, so it
+// is no moment to ride out.
+func Full(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeStoreFailed &&
+		(strings.Contains(apiErr.Description, "maximum bytes exceeded") || strings.Contains(apiErr.Description, "maximum messages exceeded"))
 }
 
 // Gone reports whether err, from a request to bucket, came from its
