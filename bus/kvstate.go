@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -64,6 +65,12 @@ type KVStateOptions struct {
 	// session then falls back to the toolkit's default groups. 0 means
 	// DefaultSessionTTL; negative keeps states forever.
 	TTL time.Duration
+	// MaxSessions bounds the sessions the bucket holds when KVState
+	// creates it (kv.OpenBounded), so callers that invent session names
+	// fill the bound, not the servers' disks: past it a new session's
+	// state is refused (ErrStateFull) until states expire. 0 means
+	// DefaultMaxStoredSessions; negative no bound.
+	MaxSessions int64
 	// MaxWait bounds Load and Store when ctx has no deadline: how long
 	// they wait for a revision, retry a lost compare-and-set, or ride out
 	// a moment without a stream leader. 0 means DefaultStateWait.
@@ -94,7 +101,8 @@ type KVState struct {
 	maxWait time.Duration
 	// cfg is the bucket as this KVState made it (nil: bound for
 	// reading), to make it again should it be deleted.
-	cfg *jetstream.KeyValueConfig
+	cfg         *jetstream.KeyValueConfig
+	maxSessions int64 // its bound, with cfg
 }
 
 var _ toolkit.GroupState = (*KVState)(nil)
@@ -123,18 +131,18 @@ func NewKVState(ctx context.Context, js jetstream.JetStream, opts *KVStateOption
 		o.MaxWait = DefaultStateWait
 	}
 	cfg := GroupsBucketConfig(&o)
-	b, err := kv.Open(ctx, js, cfg)
+	b, err := kv.OpenBounded(ctx, js, cfg, MaxSessionsFor(o.MaxSessions))
 	if err != nil {
 		return nil, fmt.Errorf("bus: group state: %w", err)
 	}
 	st := newKVState(js, b, o.MaxWait)
-	st.cfg = &cfg
+	st.cfg, st.maxSessions = &cfg, MaxSessionsFor(o.MaxSessions)
 	return st, nil
 }
 
 // ErrStateFull is the error of a Store refused because the group-state
-// bucket is at a bound an operator gave it (nats kv edit
-// --max-bucket-size): new sessions' state is refused until states expire.
+// bucket is at its bound (KVStateOptions.MaxSessions, or one an operator
+// gave it): new sessions' state is refused until states expire.
 var ErrStateFull = errors.New("the group-state bucket is full")
 
 // full is the error of a Store the full bucket refused: what is wrong
@@ -147,13 +155,35 @@ func (s *KVState) full(ctx context.Context, session string, err error) error {
 			bound = fmt.Sprintf("max_bytes %d, max_msgs %d", c.MaxBytes, c.MaxMsgs)
 		}
 	}
-	return fmt.Errorf("bus: storing groups of session %s: %w: bucket %q is at %s (%v); new sessions' state is refused until states expire (state.session_ttl); raise the bound (nats kv edit %s --max-bucket-size SIZE) or shorten state.session_ttl",
-		wire.Quote(session), ErrStateFull, s.bucket, bound, err, s.bucket)
+	raise := fmt.Sprintf("nats stream edit %s --max-msgs N, or state.max_sessions before the bucket is made", s.stream)
+	if strings.Contains(err.Error(), "bytes") {
+		raise = fmt.Sprintf("nats kv edit %s --max-bucket-size SIZE", s.bucket)
+	}
+	return fmt.Errorf("bus: storing groups of session %s: %w: bucket %q is at %s (%v); new sessions' state is refused until states expire (state.session_ttl); raise the bound (%s) or shorten state.session_ttl",
+		wire.Quote(session), ErrStateFull, s.bucket, bound, err, raise)
 }
 
 // DefaultSessionTTL is how long a session's state is kept after its last
 // change unless configured otherwise.
 const DefaultSessionTTL = 7 * 24 * time.Hour
+
+// DefaultMaxStoredSessions bounds each bucket of sessions' state (group
+// state, session pins, permission policies) when it is made: 4 million
+// sessions within their TTL, about 1 GB of a server's disk at a few
+// hundred bytes a session.
+const DefaultMaxStoredSessions = 4_000_000
+
+// MaxSessionsFor is the bound on a sessions' state bucket for an
+// option's value: 0 the default, negative none (-1).
+func MaxSessionsFor(v int64) int64 {
+	switch {
+	case v == 0:
+		return DefaultMaxStoredSessions
+	case v < 0:
+		return -1
+	}
+	return v
+}
 
 // GroupsBucketConfig is the configuration of the group-state bucket for
 // opts (nil: the defaults), as whoever creates it first creates it: the
@@ -249,7 +279,7 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		}
 		if s.cfg != nil && !asked && s.gone(ctx, err, &asked) {
 			// Deleted (nats kv rm): made again, as the first worker did.
-			if _, oerr := kv.Open(ctx, s.js, *s.cfg); oerr == nil {
+			if _, oerr := kv.OpenBounded(ctx, s.js, *s.cfg, s.maxSessions); oerr == nil {
 				continue
 			}
 		}

@@ -41,6 +41,11 @@ type SessionsOptions struct {
 	TTL time.Duration
 	// Replicas of the bucket when this worker creates it. Default 1.
 	Replicas int
+	// MaxSessions bounds the sessions the bucket pins when this worker
+	// creates it (kv.OpenBounded); past it a new session is served
+	// without a pin, on the worker that has its call, until pins expire.
+	// 0 means DefaultMaxStoredSessions; negative no bound.
+	MaxSessions int64
 	// ProbeTimeout bounds the wait for a pinned worker's answer to a
 	// probe; one that does not answer in time (frozen, cut off) is taken
 	// for gone. Default 1s.
@@ -63,6 +68,7 @@ type affinity struct {
 	js    jetstream.JetStream
 	kv    jetstream.KeyValue
 	cfg   jetstream.KeyValueConfig // the bucket as this worker makes it (remake)
+	max   int64                    // its bound, with cfg
 	ttl   atomic.Int64             // the bucket's TTL: pinTTL
 	probe time.Duration
 	subs  [2]*nats.Subscription // the probe, and calls to this instance
@@ -102,12 +108,12 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 	if !toolkit.ValidName(w.opts.Instance) {
 		return nil, fmt.Errorf("bus: session affinity needs an instance id of [A-Za-z0-9_-], not %q", w.opts.Instance)
 	}
-	cfg := SessionsBucketConfig(o.TTL, o.Replicas)
-	b, err := kv.Open(ctx, o.JetStream, cfg)
+	cfg, max := SessionsBucketConfig(o.TTL, o.Replicas), MaxSessionsFor(o.MaxSessions)
+	b, err := kv.OpenBounded(ctx, o.JetStream, cfg, max)
 	if err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
 	}
-	a := &affinity{w: w, js: o.JetStream, kv: b, cfg: cfg, probe: o.ProbeTimeout, owned: map[string]held{}}
+	a := &affinity{w: w, js: o.JetStream, kv: b, cfg: cfg, max: max, probe: o.ProbeTimeout, owned: map[string]held{}}
 	a.ttl.Store(int64(cfg.TTL))
 	if err := a.adoptTTL(ctx); err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
@@ -176,6 +182,11 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			if lostRace(err) {
 				tried = afterNone
 				continue // claimed meanwhile: see by whom
+			}
+			if kv.Full(err) {
+				a.w.count.jsErrors.Add(1)
+				a.w.log.Warn("bus: the sessions bucket is full (SessionsOptions.MaxSessions): a new session runs unpinned until pins expire", "session", scope, "bucket", a.cfg.Bucket, "err", err)
+				return pin{}, ""
 			}
 		}
 		if err != nil && !again && a.remake(ctx, err) {
@@ -322,7 +333,7 @@ func (a *affinity) remake(ctx context.Context, err error) bool {
 	if !kv.Gone(ctx, a.js, a.cfg.Bucket, err) {
 		return true
 	}
-	if _, err := kv.Open(ctx, a.js, a.cfg); err != nil {
+	if _, err := kv.OpenBounded(ctx, a.js, a.cfg, a.max); err != nil {
 		a.w.count.jsErrors.Add(1)
 		a.w.log.Warn("bus: making the deleted sessions bucket again", "err", err)
 		return false

@@ -120,6 +120,9 @@ const (
 // policy are kept after their last change.
 const DefaultSessionTTL = bus.DefaultSessionTTL
 
+// DefaultMaxStoredSessions bounds each bucket of sessions' state.
+const DefaultMaxStoredSessions = bus.DefaultMaxStoredSessions
+
 // State says where sessions' state lives and how long it is kept.
 type State struct {
 	// Groups is GroupsKV (the default) or GroupsMemory.
@@ -128,6 +131,12 @@ type State struct {
 	// policy are kept after their last change (the KV buckets' max age,
 	// set when a worker creates them). Default DefaultSessionTTL.
 	SessionTTL time.Duration `yaml:"session_ttl"`
+	// MaxSessions bounds the sessions each bucket of sessions' state
+	// (groups, session pins, permission policies) holds, set when a
+	// worker makes it, so callers inventing sessions fill the bound, not
+	// the servers' disks. Default DefaultMaxStoredSessions (4 million);
+	// -1 no bound.
+	MaxSessions int64 `yaml:"max_sessions"`
 	// ResultTTL is how long the final of a call sent to keep its result
 	// can be fetched (toolctl result), set when the results bucket is
 	// created. Default 1h.
@@ -376,6 +385,7 @@ func (c *Config) ApplyDefaults() {
 	c.Builtins.Workspace = or(c.Builtins.Workspace, filepath.Join(DataDir(), "workspace"))
 	c.State.Groups = or(c.State.Groups, GroupsKV)
 	c.State.SessionTTL = or(c.State.SessionTTL, DefaultSessionTTL)
+	c.State.MaxSessions = or(c.State.MaxSessions, DefaultMaxStoredSessions)
 	c.State.ResultTTL = or(c.State.ResultTTL, time.Hour)
 	c.Durable.AckWait = or(c.Durable.AckWait, 30*time.Second)
 	c.Durable.MaxDeliver = or(c.Durable.MaxDeliver, 3)

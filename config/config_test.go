@@ -66,6 +66,7 @@ func TestExample(t *testing.T) {
 		{"permission allow", cfg.Permissions.Allow, []string{"execute_shell_command:git status:*"}},
 		{"permission working dirs made absolute", cfg.WorkingDirs(), []string{filepath.Join(dir, "workspace")}},
 		{"approval ttl", cfg.Permissions.ApprovalTTL, 24 * time.Hour},
+		{"state bound", cfg.State.MaxSessions, int64(4_000_000)},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -130,6 +131,7 @@ func TestDefault(t *testing.T) {
 		{"workspace", def.Builtins.Workspace, filepath.Join(config.DataDir(), "workspace")},
 		{"builtin tools: the defaults", def.BuiltinConfig().Tools, []builtin.Tool(nil)},
 		{"no urls", len(def.NATS.URLs), 0},
+		{"state bound", def.State.MaxSessions, int64(config.DefaultMaxStoredSessions)},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {

@@ -167,6 +167,8 @@ func TestRejected(t *testing.T) {
 			`w.yaml:3: middleware.rate_limits[0].rate: the rate must be a positive number of calls per second, got NaN`},
 		{"infinite rate", "middleware:\n  rate_limits:\n    - rate: .inf\n",
 			`w.yaml:3: middleware.rate_limits[0].rate: the rate must be a positive number of calls per second, got +Inf`},
+		{"state bound below -1", "state:\n  max_sessions: -2\n",
+			`w.yaml:2: state.max_sessions: negative count -2: give a number of sessions, or -1 for no bound`},
 		{"result ttl under JetStream's least", "state:\n  result_ttl: 50ms\n",
 			`w.yaml:2: state.result_ttl: 50ms is too short: JetStream keeps entries at least 100ms`},
 		{"bad rate key", "middleware:\n  rate_limits:\n    - rate: 1\n      key: user\n",

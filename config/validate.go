@@ -364,6 +364,9 @@ func (k *checker) state() {
 	if st.SessionTTL < 0 {
 		k.fail("state.session_ttl", "negative TTL %v", st.SessionTTL)
 	}
+	if st.MaxSessions < -1 {
+		k.fail("state.max_sessions", "negative count %d: give a number of sessions, or -1 for no bound", st.MaxSessions)
+	}
 	if st.ResultTTL < 0 {
 		k.fail("state.result_ttl", "negative TTL %v", st.ResultTTL)
 	}

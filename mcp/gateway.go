@@ -298,7 +298,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	if err != nil {
 		return nil, fmt.Errorf("mcp: gateway: %w", err)
 	}
-	groups, err := kv.Open(ctx, js, bus.GroupsBucketConfig(&bus.KVStateOptions{Bucket: copts.GroupsBucket}))
+	groups, err := kv.OpenBounded(ctx, js, bus.GroupsBucketConfig(&bus.KVStateOptions{Bucket: copts.GroupsBucket}), bus.MaxSessionsFor(0))
 	if err != nil {
 		return nil, fmt.Errorf("mcp: gateway: group state: %w", err)
 	}

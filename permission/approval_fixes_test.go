@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -169,6 +170,11 @@ func TestPendingFloodBounded(t *testing.T) {
 	}
 	if st, err := js.Stream(ctx, "KV_other_approvals"); err != nil || st.CachedInfo().Config.MaxBytes != DefaultApprovalsMaxBytes {
 		t.Fatalf("default bucket: %v", err)
+	}
+	// So is the policy bucket, by a count of sessions: callers inventing
+	// sessions fill the bound, not the servers' disks.
+	if st, err := js.Stream(ctx, "KV_other_policies"); err != nil || st.CachedInfo().Config.MaxMsgs != bus.DefaultMaxStoredSessions {
+		t.Fatalf("default policy bucket: %v", err)
 	}
 }
 

@@ -49,6 +49,11 @@ type KVConfig struct {
 	// their last change (the policy bucket's max age, set when it is
 	// created); 0 means bus.DefaultSessionTTL, negative forever.
 	PolicyTTL time.Duration
+	// PolicyMaxSessions bounds the sessions the policy bucket holds when
+	// it is made, so callers inventing sessions cannot fill the JetStream
+	// store (a full bucket takes no new session's policy until policies
+	// expire). 0 means bus.DefaultMaxStoredSessions, negative no bound.
+	PolicyMaxSessions int64
 	// Replicas of both buckets; 0 means 1.
 	Replicas int
 	// Storage of both buckets; the zero value is file storage, so
@@ -126,16 +131,16 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	if c.Bucket == c.ApprovalsBucket {
 		return nil, fmt.Errorf("permission: the policy and approval buckets must differ (both %q)", c.Bucket)
 	}
-	open := func(cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	open := func(cfg jetstream.KeyValueConfig, maxEntries int64) (jetstream.KeyValue, error) {
 		if c.BindOnly {
 			return kv.Bind(ctx, js, cfg.Bucket) // nil while no worker made it
 		}
-		return kv.Open(ctx, js, cfg)
+		return kv.OpenBounded(ctx, js, cfg, maxEntries)
 	}
 	pol, err := open(jetstream.KeyValueConfig{
 		Bucket: c.Bucket, Description: "toolbus session permission policies",
 		TTL: c.PolicyTTL, Replicas: c.Replicas, Storage: c.Storage,
-	})
+	}, bus.MaxSessionsFor(c.PolicyMaxSessions))
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)
 	}
@@ -145,7 +150,7 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	appr, err := open(jetstream.KeyValueConfig{
 		Bucket: c.ApprovalsBucket, Description: "toolbus pending calls and one-shot approvals",
 		TTL: c.ApprovalTTL, MaxBytes: c.ApprovalsMaxBytes, Replicas: c.Replicas, Storage: c.Storage,
-	})
+	}, 0)
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.ApprovalsBucket, err)
 	}

@@ -28,20 +28,48 @@ import (
 // settings would otherwise undo each other), so the first one to create
 // it decides. Two workers creating it at once both end up bound to it.
 func Open(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	return OpenBounded(ctx, js, cfg, 0)
+}
+
+// OpenBounded is Open for a bucket that, when it creates it, holds at
+// most maxEntries keys (its stream's MaxMsgs, which KeyValueConfig
+// lacks; ≤ 0: no bound). Past it a new key is refused (Full) until
+// entries expire; a key already there may still be rewritten. A bound in
+// entries, not bytes: JetStream reserves a stream's MaxBytes from the
+// server's store when it is made (a server with less room refuses the
+// bucket), a count reserves nothing.
+func OpenBounded(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, maxEntries int64) (jetstream.KeyValue, error) {
 	if err := Check(cfg); err != nil {
 		return nil, err
 	}
 	b, err := js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		b, err = js.CreateKeyValue(ctx, cfg)
-		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+		switch {
+		case errors.Is(err, jetstream.ErrBucketExists): // created concurrently
 			b, err = js.KeyValue(ctx, cfg.Bucket)
+		case err == nil && maxEntries > 0:
+			err = bound(ctx, js, cfg.Bucket, maxEntries)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kv: binding bucket %q: %w", cfg.Bucket, err)
 	}
 	return b, nil
+}
+
+// bound sets the MaxMsgs of the stream of a bucket just created.
+func bound(ctx context.Context, js jetstream.JetStream, bucket string, maxEntries int64) error {
+	s, err := js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		return err
+	}
+	c := s.CachedInfo().Config
+	c.MaxMsgs = maxEntries
+	if _, err := js.UpdateStream(ctx, c); err != nil {
+		return fmt.Errorf("bounding it to %d keys: %w", maxEntries, err)
+	}
+	return nil
 }
 
 // Bind binds an existing bucket for reading; it returns nil, nil when the

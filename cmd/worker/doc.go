@@ -83,7 +83,13 @@
 //     A rate limit with a tool list applies to those tools only; key
 //     "global" is one bucket for every call it applies to.
 //   - A session's group state in KV expires state.session_ttl (7 days by
-//     default) after its last change.
+//     default) after its last change. Each bucket of sessions' state
+//     (groups, pins, permission policies) holds at most
+//     state.max_sessions sessions (4 million by default, set when a
+//     worker makes it; a count, since a bound in bytes is reserved from
+//     the server's JetStream store); past it a new session's reset_tools
+//     fails saying so, its session-bound calls run unpinned and its mode
+//     or rules cannot be set, until entries expire.
 //   - A worker stopped while its NATS server is unreachable cannot drain:
 //     it waits out the grace period, then interrupts its calls and exits.
 package main

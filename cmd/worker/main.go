@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -453,7 +454,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	var results *bus.ResultsOptions
 	var sessions *bus.SessionsOptions
 	if cfg.State.Groups == config.GroupsKV {
-		sessions = &bus.SessionsOptions{JetStream: js, TTL: cfg.State.SessionTTL, Replicas: kvReplicas}
+		sessions = &bus.SessionsOptions{JetStream: js, TTL: cfg.State.SessionTTL, Replicas: kvReplicas, MaxSessions: cfg.State.MaxSessions}
 		if d := cfg.Durable; !d.Off {
 			durable = &bus.DurableOptions{JetStream: js, AckWait: d.AckWait, MaxDeliver: d.MaxDeliver, Replicas: d.Replicas, Tools: d.Tools}
 		}
@@ -517,7 +518,7 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 			return errNoJetStream
 		}
 		var berr error
-		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: replicas, TTL: cfg.State.SessionTTL})
+		state, berr = bus.NewKVState(bctx, js, &bus.KVStateOptions{Replicas: replicas, TTL: cfg.State.SessionTTL, MaxSessions: cfg.State.MaxSessions})
 		if lerr := js.Conn().LastError(); berr != nil && errors.Is(lerr, nats.ErrPermissionViolation) {
 			// The request was refused, not unanswered.
 			return fmt.Errorf("%w (%w)", berr, lerr)
@@ -537,10 +538,18 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 	if err != nil {
 		return nil, err
 	}
-	if st, err := state.Status(ctx); err == nil && st.TTL() != cfg.State.SessionTTL {
-		log.Warn("the group-state bucket keeps sessions for another time than configured: a bucket's TTL is set by whoever creates it",
-			"bucket", st.Bucket(), "ttl", st.TTL().String(), "configured", cfg.State.SessionTTL.String(),
-			"change", "nats kv edit "+st.Bucket()+" --ttl "+cfg.State.SessionTTL.String())
+	if st, err := state.Status(ctx); err == nil {
+		if st.TTL() != cfg.State.SessionTTL {
+			log.Warn("the group-state bucket keeps sessions for another time than configured: a bucket's TTL is set by whoever creates it",
+				"bucket", st.Bucket(), "ttl", st.TTL().String(), "configured", cfg.State.SessionTTL.String(),
+				"change", "nats kv edit "+st.Bucket()+" --ttl "+cfg.State.SessionTTL.String())
+		}
+		want := bus.MaxSessionsFor(cfg.State.MaxSessions)
+		if kst, ok := st.(*jetstream.KeyValueBucketStatus); ok && kst.StreamInfo().Config.MaxMsgs != want {
+			log.Warn("the group-state bucket holds another number of sessions than configured: a bucket's bound is set by whoever creates it",
+				"bucket", st.Bucket(), "max_sessions", kst.StreamInfo().Config.MaxMsgs, "configured", want,
+				"change", "nats stream edit "+kst.StreamInfo().Config.Name+" --max-msgs "+strconv.FormatInt(want, 10))
+		}
 	}
 	return state, nil
 }

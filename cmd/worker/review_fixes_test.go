@@ -280,3 +280,36 @@ func TestReplicasInFileWithNatsFlag(t *testing.T) {
 		t.Fatalf("--check-config with replicas 3 in the file and --nats: exit %d\n%s", code, p.stderr)
 	}
 }
+
+// TestStateBoundMismatchWarned: a worker configured with another
+// state.max_sessions than the existing groups bucket's says so at start,
+// with the command that changes it (the first worker to make a bucket
+// decides its bound).
+func TestStateBoundMismatchWarned(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "js")
+	start := func(yaml string) *proc {
+		cfg := filepath.Join(t.TempDir(), "w.yaml")
+		mustWrite(t, cfg, yaml)
+		return startProc(t, cleanEnv(t), workerBin, "--config", cfg, "--listen", "127.0.0.1:0", "--store-dir", store)
+	}
+	stop := func(p *proc) {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		if code := p.exit(t); code != 0 {
+			t.Fatalf("exit %d\n%s", code, p.stderr)
+		}
+	}
+	first := start("")
+	if _, ok := first.stderr.wait(func(s string) bool { return strings.Contains(s, "ready") }); !ok {
+		t.Fatalf("the first worker did not start:\n%s", first.stderr)
+	}
+	if strings.Contains(first.stderr.String(), "another number of sessions") {
+		t.Errorf("a worker that made the bucket warns of its bound:\n%s", first.stderr)
+	}
+	stop(first)
+	second := start("state:\n  max_sessions: 1000\n")
+	line, ok := second.stderr.wait(func(s string) bool { return strings.Contains(s, "another number of sessions") || strings.Contains(s, "ready") })
+	if !ok || !strings.Contains(line, "another number of sessions") || !strings.Contains(line, "--max-msgs 1000") {
+		t.Errorf("no warning of the bucket's other bound before ready: %q\n%s", line, second.stderr)
+	}
+	stop(second)
+}
