@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 )
 
 // connSpec lists the connection settings: flag, environment variable and
@@ -137,4 +138,33 @@ func Attribute(err error, sources map[string]string) error {
 		}
 	}
 	return es
+}
+
+// DurationVar defines a duration flag like fs.DurationVar, whose bad
+// values (a number without a unit, say) are refused with what a duration
+// looks like, as in the config file, rather than the flag package's
+// "parse error". The usage should name the value `duration` (in back
+// quotes) for the help to show it.
+func DurationVar(fs *flag.FlagSet, p *time.Duration, name string, value time.Duration, usage string) {
+	*p = value
+	fs.Var((*durationFlag)(p), name, usage)
+}
+
+// durationFlag is a flag.Value of a time.Duration.
+type durationFlag time.Duration
+
+func (d *durationFlag) String() string {
+	if d == nil {
+		return time.Duration(0).String()
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *durationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want " + friendlyType["time.Duration"])
+	}
+	*d = durationFlag(v)
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -46,7 +47,7 @@ type callOptions struct {
 
 func (o *callOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.session, "session", "", "`session` the call belongs to (its active tool groups apply)")
-	fs.DurationVar(&o.timeout, "timeout", 0, "give up after this `duration` (the call ends with code timeout); 0 means no deadline")
+	config.DurationVar(fs, &o.timeout, "timeout", 0, "give up after this `duration` (the call ends with code timeout); 0 means no deadline")
 	fs.StringVar(&o.id, "id", "", "call `id` ([A-Za-z0-9_-], default a unique one), for toolctl cancel")
 	fs.BoolVar(&o.json, "json", false, "print every event as a JSON line: {\"chunk\":…}, {\"progress\":…}, {\"log\":…}, {\"final\":…}")
 	fs.BoolVar(&o.durable, "durable", false, "send the call on the durable path: it waits in the fleet's JetStream queue and survives a lost worker (README: Guarantees)")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -30,7 +31,7 @@ type headersOptions struct {
 
 func (o *headersOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.instance, "instance", "", "only this worker `instance` (default: every live worker)")
-	fs.DurationVar(&o.wait, "wait", discovery.DefaultDiscoverWindow, "how long to collect the workers' answers when finding them")
+	config.DurationVar(fs, &o.wait, "wait", discovery.DefaultDiscoverWindow, "how long to collect the workers' answers when finding them (a `duration`)")
 }
 
 func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolbus/toolbus/auth"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/internal/buildinfo"
 	"github.com/toolbus/toolbus/internal/otelenv"
 	"github.com/toolbus/toolbus/mcp"
@@ -87,8 +88,8 @@ type mcpOptions struct {
 func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8808", "serve: the `address` to listen on; the endpoint is http://ADDR/mcp")
 	fs.StringVar(&o.session, "session", "", "stdio: the toolbus `session` of the MCP session (default: a new random one)")
-	fs.DurationVar(&o.callTimeout, "call-timeout", 0, "bound every call (0: only the MCP client's cancel)")
-	fs.DurationVar(&o.sessionTimeout, "session-timeout", mcp.DefaultGatewaySessionTimeout, "serve: close an HTTP session idle that long (negative: never)")
+	config.DurationVar(fs, &o.callTimeout, "call-timeout", 0, "bound every call by this `duration` (0: only the MCP client's cancel)")
+	config.DurationVar(fs, &o.sessionTimeout, "session-timeout", mcp.DefaultGatewaySessionTimeout, "serve: close an HTTP session idle for this `duration` (negative: never)")
 	fs.IntVar(&o.maxSessions, "max-sessions", mcp.DefaultGatewayMaxSessions, "serve: the most HTTP sessions open at once, shared fairly between sources: a client's --tokens identity, else its address (an IPv6 address's /64; X-Forwarded-For is not trusted, so clients behind one NAT or proxy are one source). At the bound, an initialize from a source holding 2 fewer than the source holding the most ends that one's least recently used session; any other is answered 503 (negative: no bound)")
 	fs.IntVar(&o.maxCalls, "max-session-calls", mcp.DefaultGatewayMaxSessionCalls, "serve and stdio: the most tools/call requests one session runs at once; a call past it ends at once, code overloaded (negative: no bound)")
 	fs.IntVar(&o.maxConns, "max-conns", mcp.DefaultGatewayMaxConns, "serve: the most connections held at once; at the bound a new connection takes the place of one waiting for a request (of the address holding the most), and is closed at once when every held one is serving a request or an event stream: keep it above twice --max-sessions and below the file limit (negative: no bound)")
@@ -96,8 +97,8 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
 	fs.StringVar(&o.expose, "expose-server", "", "list the tools of these MCP `servers` (comma-separated names of mcp_servers the workers mount) under their own names: the gateway as a proxy of those servers")
-	fs.DurationVar(&o.streamPoll, "stream-poll", 0, "serve: close the HTTP stream of a call still running after this long; the client resumes it (SEP-1699) and gets the result there (0: never)")
-	fs.DurationVar(&o.loginTimeout, "login-timeout", 5*time.Minute, "login: how long to wait for the browser to come back")
+	config.DurationVar(fs, &o.streamPoll, "stream-poll", 0, "serve: close the HTTP stream of a call still running after this `duration`; the client resumes it (SEP-1699) and gets the result there (0: never)")
+	config.DurationVar(fs, &o.loginTimeout, "login-timeout", 5*time.Minute, "login: how long to wait for the browser to come back (a `duration`)")
 	fs.BoolVar(&o.force, "force", false, "login: authorize again even when the stored grant still works")
 	fs.StringVar(&o.httpAddr, "http", "", "serve: the operator endpoint's `address` (Prometheus /metrics, /healthz, /readyz); off when empty")
 }

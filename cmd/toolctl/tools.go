@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -39,7 +40,7 @@ type fleetFlags struct {
 func (f *fleetFlags) add(fs *flag.FlagSet, sessionUsage, jsonUsage string) {
 	fs.StringVar(&f.session, "session", "", sessionUsage)
 	fs.BoolVar(&f.json, "json", false, jsonUsage)
-	fs.DurationVar(&f.wait, "wait", discovery.DefaultDiscoverWindow, "how long to collect the workers' answers")
+	config.DurationVar(fs, &f.wait, "wait", discovery.DefaultDiscoverWindow, "how long to collect the workers' answers (a `duration`)")
 }
 
 type toolsOptions struct{ fleetFlags }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/config"
 )
 
 // toolctl top: the fleet's calls per tool, from the workers' answers to
@@ -46,7 +47,7 @@ type topOptions struct {
 
 func (o *topOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.once, "once", false, "print one table, after one interval, and exit")
-	fs.DurationVar(&o.interval, "interval", 2*time.Second, "the `interval` the rates are measured over")
+	config.DurationVar(fs, &o.interval, "interval", 2*time.Second, "the `interval` the rates are measured over")
 }
 
 // gatherWindow is how long top waits for workers' answers after the

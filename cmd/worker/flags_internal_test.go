@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEmbeddedFlagsWithNATS: a flag of the embedded server given with
@@ -44,5 +45,27 @@ func TestEmbeddedFlagsWithNATS(t *testing.T) {
 	t.Setenv("NATS_URL", "nats://10.0.0.1:4222")
 	if err := load("--listen", "127.0.0.1:5222"); err == nil || !strings.Contains(err.Error(), "env NATS_URL") {
 		t.Errorf("--listen with NATS_URL: %v", err)
+	}
+}
+
+// TestDurationFlagWithoutUnit: a duration flag given a number without a
+// unit (--grace 5) says what a duration looks like, as the config file
+// does, rather than "parse error"; the help still names it a duration.
+func TestDurationFlagWithoutUnit(t *testing.T) {
+	var errb strings.Builder
+	if _, err := parseFlags([]string{"--grace", "5"}, &errb); err == nil {
+		t.Fatal("--grace 5 accepted")
+	}
+	if got := errb.String(); !strings.Contains(got, `invalid value "5" for flag -grace: want a duration such as 30s, 1m30s or 2h`) {
+		t.Errorf("--grace 5 says:\n%s", got)
+	}
+	f, err := parseFlags([]string{"--grace", "1m30s"}, io.Discard)
+	if err != nil || f.grace != 90*time.Second {
+		t.Fatalf("--grace 1m30s: %v, %v", f, err)
+	}
+	errb.Reset()
+	parseFlags([]string{"-h"}, &errb)
+	if got := errb.String(); !strings.Contains(got, "-grace duration\n") {
+		t.Errorf("help of --grace:\n%s", got)
 	}
 }

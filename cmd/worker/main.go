@@ -110,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	fs.StringVar(&f.probe, "probe", "", "GET this `URL` (a worker's /readyz, say) and exit 0 when it answers 200: a healthcheck for images without curl")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
-	fs.DurationVar(&f.grace, "grace", 0, "on SIGTERM/SIGINT/SIGHUP, how long running calls may finish before they are interrupted (default 30s; 0 interrupts at once)")
+	config.DurationVar(fs, &f.grace, "grace", 0, "on SIGTERM/SIGINT/SIGHUP, how long running calls may finish before they are interrupted (a `duration`; default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
