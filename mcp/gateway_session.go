@@ -130,12 +130,17 @@ func (s *gatewaySession) refresh(ctx context.Context, initial bool, minRev uint6
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g := s.g
+	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, gatewaySyncTimeout)
 	defer cancel()
 	schemas, err := s.c.SessionSchemas(ctx, s.id, minRev)
 	if err != nil {
-		g.log.Warn("mcp: gateway: cannot list the session's tools; its tool list is not refreshed",
-			"session", s.id, "err", err)
+		// Ended by the gateway closing (or the request going away), not
+		// by a failure: nobody is left to tell, so nothing to warn of.
+		if outer.Err() == nil {
+			g.log.Warn("mcp: gateway: cannot list the session's tools; its tool list is not refreshed",
+				"session", s.id, "err", err)
+		}
 		if !initial {
 			return
 		}
