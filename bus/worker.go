@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -695,6 +696,19 @@ func callTool(subject string) string {
 	return tool
 }
 
+// jsonHint is what a request that failed to decode as msgpack lacks when
+// its body looks like JSON (a msgpack call object never starts with '{'
+// or '['): the header that selects JSON. Empty otherwise.
+func jsonHint(c wire.Codec, data []byte) string {
+	if c != wire.Msgpack {
+		return ""
+	}
+	if b := bytes.TrimLeft(data, " \t\r\n"); len(b) > 0 && (b[0] == '{' || b[0] == '[') {
+		return ". The body looks like JSON: send it with the header " + wire.HeaderContentType + ": " + wire.ContentTypeJSON + " (nats req … -H " + wire.HeaderContentType + ":" + wire.ContentTypeJSON + "), and the replies are JSON too"
+	}
+	return ""
+}
+
 // accept checks a request of either path and registers its call,
 // returning its sender; nil when it was answered (or, durable, settled or
 // left for another delivery) at once.
@@ -707,7 +721,7 @@ func (w *Worker) accept(in *incoming) *sender {
 	}
 	var req wire.Request
 	if err := c.UnmarshalShared(in.data, &req); err != nil { // the data is ours alone
-		w.badRequest(in, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v", c, err))
+		w.badRequest(in, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v%s", c, err, jsonHint(c, in.data)))
 		return nil
 	}
 	switch {

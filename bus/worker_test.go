@@ -251,6 +251,10 @@ func TestBadInput(t *testing.T) {
 		{"undecodable msgpack", "tools.call.echo", nil, []byte{0xc1, 0x00, 0xff}, "", toolkit.CodeInvalidInput, "not a valid msgpack call object"},
 		{"msgpack that is not an object", "tools.call.echo", nil, mp("just a string"), "", toolkit.CodeInvalidInput, "not a valid msgpack call object"},
 		{"undecodable JSON", "tools.call.echo", jsonHdr(), []byte(`{"id":`), "", toolkit.CodeInvalidInput, "not a valid json call object"},
+		// nats req with a JSON body but no header: the answer says what the
+		// body lacks, not only that it is no msgpack.
+		{"JSON without its header", "tools.call.echo", nil, []byte(`{"id":"b5","input":{"text":"x"}}`), "", toolkit.CodeInvalidInput, "send it with the header Content-Type: application/json"},
+		{"JSON array without its header", "tools.call.echo", nil, []byte(` [1]`), "", toolkit.CodeInvalidInput, "send it with the header Content-Type: application/json"},
 		{"trailing bytes", "tools.call.echo", nil, append(mp(echo), 0x01), "", toolkit.CodeInvalidInput, "trailing bytes"},
 		{"missing call id", "tools.call.echo", nil, mp(wire.Request{Input: map[string]any{"text": "x"}}), "", toolkit.CodeInvalidInput, "no call id"},
 		{"call id not a token", "tools.call.echo", nil, mp(wire.Request{ID: "a.b", Input: map[string]any{"text": "x"}}), "a.b", toolkit.CodeInvalidInput, "call id \"a.b\" is invalid"},
