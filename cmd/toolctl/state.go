@@ -33,11 +33,15 @@ func (o *stateOptions) register(fs *flag.FlagSet) {
 const maxStateBytes = 1 << 20
 
 func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 || o.session == "" {
-		return e.usagef("toolctl state export --session S, or toolctl state import --session S [FILE|-]")
+	const synopsis = "toolctl state export --session S, or toolctl state import --session S [FILE|-]"
+	if len(args) == 0 {
+		return e.usagef("state takes a subcommand, export or import: %s", synopsis)
 	}
 	if args[0] != "export" && args[0] != "import" {
 		return e.usagef("unknown state command %q: export or import", args[0])
+	}
+	if o.session == "" {
+		return e.usagef("state %s needs --session: a state is a session's groups (%s)", args[0], synopsis)
 	}
 	if args[0] == "export" && len(args) > 1 {
 		return e.usagef("state export takes no more arguments")

@@ -72,3 +72,22 @@ func TestTopPlain(t *testing.T) {
 		t.Errorf("tables not apart:\n%s", out.String())
 	}
 }
+
+// TestStateUsage: state without its subcommand or its session says which
+// of the two is missing, not only the synopsis.
+func TestStateUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"state"}, "state takes a subcommand, export or import"},
+		{[]string{"state", "--session", "s1"}, "state takes a subcommand, export or import"},
+		{[]string{"state", "export"}, "state export needs --session"},
+		{[]string{"state", "import", "s1.json"}, "state import needs --session"},
+	} {
+		code, _, errs := toolctl(t, tt.args...)
+		if code != exitUsage || !strings.Contains(errs, tt.want) || !strings.Contains(errs, "toolctl state export --session S") {
+			t.Errorf("toolctl %s: exit %d:\n%s", strings.Join(tt.args, " "), code, errs)
+		}
+	}
+}
