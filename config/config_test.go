@@ -292,8 +292,8 @@ func TestLoadOddFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ path, want string }{
-		{fifo, fifo + ": cannot read the config file: not a regular file (p---------)"},
-		{"/dev/zero", "/dev/zero: cannot read the config file: not a regular file (Dc---------)"},
+		{fifo, fifo + ": cannot read the config file: a named pipe (FIFO), not a regular file: give the path of a regular file"},
+		{"/dev/zero", "/dev/zero: cannot read the config file: a character device, not a regular file: give the path of a regular file"},
 		{big, big + fmt.Sprintf(": cannot read the config file: %d bytes, over the limit of %d", config.MaxFileBytes+3, config.MaxFileBytes)},
 	} {
 		done := make(chan error, 1)
@@ -325,10 +325,10 @@ func TestNamedFilesRegular(t *testing.T) {
 	yaml := "nats:\n  urls: [nats://x:4222]\n  nkey_seed: " + fifo + "\n  tls:\n    ca: " + big + "\n    cert: /dev/zero\n    key: /dev/zero\n"
 	_, err := config.Parse("w.yaml", []byte(yaml))
 	want := strings.Join([]string{
-		"w.yaml:3: nats.nkey_seed: " + fifo + " is not a regular file (p---------)",
+		"w.yaml:3: nats.nkey_seed: " + fifo + " is a named pipe (FIFO), not a regular file",
 		"w.yaml:5: nats.tls.ca: " + big + fmt.Sprintf(" is %d bytes, over the limit of %d", config.MaxFileBytes+1, config.MaxFileBytes),
-		"w.yaml:6: nats.tls.cert: /dev/zero is not a regular file (Dc---------)",
-		"w.yaml:7: nats.tls.key: /dev/zero is not a regular file (Dc---------)",
+		"w.yaml:6: nats.tls.cert: /dev/zero is a character device, not a regular file",
+		"w.yaml:7: nats.tls.key: /dev/zero is a character device, not a regular file",
 	}, "\n")
 	if err == nil || err.Error() != want {
 		t.Fatalf("err =\n%v\nwant\n%s", err, want)

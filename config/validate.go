@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/regularfile"
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -121,7 +122,7 @@ func (k *checker) fileExists(path, file string) {
 	case fi.IsDir():
 		k.fail(path, "%s is a directory, not a file", file)
 	case !fi.Mode().IsRegular():
-		k.fail(path, "%s is not a regular file (%v)", file, fi.Mode().Type())
+		k.fail(path, "%s is %s, not a regular file", file, regularfile.Kind(fi.Mode()))
 	case fi.Size() > MaxFileBytes:
 		k.fail(path, "%s is %d bytes, over the limit of %d", file, fi.Size(), MaxFileBytes)
 	}

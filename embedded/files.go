@@ -108,7 +108,7 @@ func referenced(path string) error {
 	case fi.IsDir():
 		return fmt.Errorf("is a directory")
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
+		return regularfile.NotRegular(fi.Mode())
 	case fi.Size() > maxConfigFile:
 		return fmt.Errorf("%d bytes, over the limit of %d", fi.Size(), maxConfigFile)
 	}

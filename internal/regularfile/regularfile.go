@@ -8,14 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 )
 
 // Read reads path, which must be a regular file of at most limit bytes.
 // It opens without blocking and checks the file before reading; the
-// errors say what the file is ("is a directory", "not a regular file
-// (p---------)", "N bytes, over the limit of L").
+// errors say what the file is ("is a directory", "a named pipe (FIFO),
+// not a regular file: …", "N bytes, over the limit of L").
 func Read(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -34,6 +35,35 @@ func ReadIn(root *os.Root, name string, limit int64) ([]byte, error) {
 	return read(f, limit)
 }
 
+// Kind names what a file that is not a regular file is, for a person:
+// "a named pipe (FIFO)", "a character device", ….
+func Kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return fmt.Sprintf("a special file (%v)", m.Type())
+}
+
+// NotRegular is the error for a file of mode m that should have been a
+// regular file: what it is and what to give instead (a pipe such as
+// /dev/stdin is not read).
+func NotRegular(m fs.FileMode) error {
+	return fmt.Errorf("%s, not a regular file: give the path of a regular file", Kind(m))
+}
+
 func read(f *os.File, limit int64) ([]byte, error) {
 	defer f.Close()
 	st, err := f.Stat()
@@ -43,7 +73,7 @@ func read(f *os.File, limit int64) ([]byte, error) {
 	case st.IsDir():
 		return nil, errors.New("is a directory")
 	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("not a regular file (%v)", st.Mode().Type())
+		return nil, NotRegular(st.Mode())
 	case st.Size() > limit:
 		return nil, fmt.Errorf("%d bytes, over the limit of %d", st.Size(), limit)
 	}

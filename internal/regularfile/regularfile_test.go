@@ -30,8 +30,8 @@ func TestRead(t *testing.T) {
 	}{
 		{ok, 4, "5 bytes, over the limit of 4"},
 		{dir, 10, "is a directory"},
-		{fifo, 10, "not a regular file (p---------)"}, // at once: no writer is waited for
-		{"/dev/zero", 10, "not a regular file (Dc---------)"},
+		{fifo, 10, "a named pipe (FIFO), not a regular file: give the path of a regular file"}, // at once: no writer is waited for
+		{"/dev/zero", 10, "a character device, not a regular file: give the path of a regular file"},
 		{filepath.Join(dir, "missing"), 10, "no such file"},
 	} {
 		if _, err := regularfile.Read(tt.path, tt.limit); err == nil || !strings.Contains(err.Error(), tt.want) {
