@@ -251,12 +251,18 @@ func TestMCPHeadersRestoreSaysSo(t *testing.T) {
 
 // `toolctl result ID` for a call whose result is not kept (or not yet)
 // says that nothing is kept: not "call ID ended error", which is not what
-// happened to the call (it may be running, or have succeeded unkept).
+// happened to the call (it may be running, or have succeeded unkept). A
+// call sent with --keep to a worker whose group state is in memory is
+// not kept either: the line names that cause too, not only "it was not
+// sent with --keep".
 func TestResultNotKeptSaysSo(t *testing.T) {
 	url := groupsFleet(t)
 	code, _, errs := toolctl(t, "--nats", url, "result", "never-kept")
 	if code != exitError || strings.Contains(errs, "ended error") || !strings.Contains(errs, "no result of call never-kept is kept") {
 		t.Errorf("result never-kept: exit %d, stderr %q; want exit %d and a line saying no result is kept", code, errs, exitError)
+	}
+	if !strings.Contains(errs, "--group-state memory") {
+		t.Errorf("result never-kept: stderr %q does not name a worker with its group state in memory, which keeps no results", errs)
 	}
 }
 

@@ -53,7 +53,7 @@ func (o *resultOptions) run(ctx context.Context, e *env, args []string) int {
 	switch {
 	case final.State == toolkit.StateSuccess:
 	case !kept && final.Code == toolkit.CodeNotFound:
-		fmt.Fprintf(e.stderr, "toolctl: no result of call %s is kept (code %s): it was not sent with --keep or --durable, has not ended yet, or expired\n", args[0], final.Code)
+		fmt.Fprintf(e.stderr, "toolctl: no result of call %s is kept (code %s): it was not sent with --keep or --durable, has not ended yet, or expired, or its worker keeps no results (a worker with --group-state memory, or without JetStream)\n", args[0], final.Code)
 	case !kept && final.Code == toolkit.CodeUnavailable:
 		fmt.Fprintf(e.stderr, "toolctl: the kept result of call %s could not be read (code %s)\n", args[0], final.Code)
 	default:
