@@ -108,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.httpAddr, "http", "", "serve Prometheus /metrics, /healthz and /readyz on this `address` (e.g. 127.0.0.1:9464; port 0 picks one); off by default")
 	fs.StringVar(&f.logLevel, "log-level", "", "log `level`: debug, info, warn or error (default info)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
-	fs.StringVar(&f.probe, "probe", "", "GET this `URL` (a worker's /readyz, say) and exit 0 when it answers 200: a healthcheck for images without curl")
+	fs.StringVar(&f.probe, "probe", "", "GET this `URL` (a worker's /readyz, say; http:// when it has no scheme) and exit 0 when it answers 200: a healthcheck for images without curl")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	config.DurationVar(fs, &f.grace, "grace", 0, "on SIGTERM/SIGINT/SIGHUP, how long running calls may finish before they are interrupted (a `duration`; default 30s; 0 interrupts at once)")
 	if err := fs.Parse(args); err != nil {

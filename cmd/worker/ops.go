@@ -156,8 +156,12 @@ func (o *ops) stop() {
 	}
 }
 
-// probe is --probe: a GET of url within 5s; 0 when it answers 200.
+// probe is --probe: a GET of url within 5s; 0 when it answers 200. A
+// URL without a scheme (the --http address and a path) is http://.
 func probe(url string, stderr io.Writer) int {
+	if !strings.Contains(url, "://") {
+		url = "http://" + url
+	}
 	if err := opshttp.Probe(url); err != nil {
 		fmt.Fprintln(stderr, "worker: probe:", err)
 		return exitFailed

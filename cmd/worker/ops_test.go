@@ -114,12 +114,18 @@ func TestVersionAndLogLevel(t *testing.T) {
 }
 
 // TestProbe: worker --probe URL is a healthcheck: 0 when the URL answers
-// 200, 1 otherwise.
+// 200, 1 otherwise. The address --http was given, without http://, is
+// probed over HTTP: it was refused as "first path segment in URL cannot
+// contain colon".
 func TestProbe(t *testing.T) {
 	_, addr, _ := opsEndpoint(t)
 	p := startProc(t, cleanEnv(t), workerBin, "--probe", "http://"+addr+"/readyz")
 	if code := p.exit(t); code != 0 {
 		t.Errorf("probe of /readyz: exit %d\n%s", code, p.stderr)
+	}
+	p = startProc(t, cleanEnv(t), workerBin, "--probe", addr+"/readyz")
+	if code := p.exit(t); code != 0 {
+		t.Errorf("probe of /readyz without http://: exit %d\n%s", code, p.stderr)
 	}
 	p = startProc(t, cleanEnv(t), workerBin, "--probe", "http://"+addr+"/nope")
 	if code := p.exit(t); code != 1 || !strings.Contains(p.stderr.String(), "404") {
