@@ -69,3 +69,13 @@ func TestDurationFlagWithoutUnit(t *testing.T) {
 		t.Errorf("help of --grace:\n%s", got)
 	}
 }
+
+// TestProbeEmpty: --probe with an empty URL (a healthcheck whose variable
+// is unset: --probe "$READYZ") is bad usage; it was taken for no --probe
+// and went on as a worker (here, with --check-config, "configuration OK").
+func TestProbeEmpty(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run([]string{"--probe", "", "--check-config"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--probe needs a URL") {
+		t.Errorf("--probe '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+}

@@ -244,7 +244,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "toolbus worker", cmp.Or(buildinfo.Version(), "(devel)"))
 		return exitOK
 	}
-	if f.probe != "" {
+	if given(f.fs, "probe") {
+		if f.probe == "" {
+			fmt.Fprintln(stderr, "worker: --probe needs a URL, such as http://127.0.0.1:9464/readyz (the worker's --http address and /readyz)")
+			return exitUsage
+		}
 		return probe(f.probe, stderr)
 	}
 	cfg, err := loadConfig(f)
