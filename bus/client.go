@@ -1046,6 +1046,13 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			if r, ok := c.kept(ctx, call.ID); ok {
 				return r
 			}
+			if st.attempt == 0 {
+				// Untaken for as long: perhaps no live worker can take it.
+				if r := c.untaken(ctx, call); r != nil {
+					c.cancel(call.ID, "", true) // recorded: a durable worker back later does not run it
+					return r
+				}
+			}
 			if st.attempt == 0 || st.attempt < st.max {
 				// Look again later, less and less often: a call can wait
 				// in the queue a long time.

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -102,18 +103,52 @@ func (c *Client) unserved(ctx context.Context, js jetstream.JetStream, call tool
 		}
 		return notFound(call)
 	}
-	served := false
+	switch durable, served := durableServers(f, call.Name); {
+	case durable:
+		return nil // its consumer is on its way
+	case served:
+		return coreOnly(call)
+	}
+	return notFound(call)
+}
+
+// durableServers reports whether a live worker of the fleet serves tool
+// on the durable path, and whether any serves it.
+func durableServers(f *discovery.Fleet, tool string) (durable, served bool) {
 	for _, in := range f.Instances() {
-		if slices.Contains(in.Tools, call.Name) {
-			if durable, _ := in.Meta[wire.MetaDurable].(bool); durable {
-				return nil // its consumer is on its way
+		if slices.Contains(in.Tools, tool) {
+			if d, _ := in.Meta[wire.MetaDurable].(bool); d {
+				return true, true
 			}
 			served = true
 		}
 	}
-	if served {
-		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
-			"ToolUnavailableError: no worker serving '%s' takes durable calls (they run without the durable path); send the call without durable, or serve the tool on a worker with the durable path.", call.Name))
+	return false, served
+}
+
+// coreOnly is the final of a durable call of a tool that only workers
+// without the durable path serve.
+func coreOnly(call toolkit.ToolCall) *toolkit.Response {
+	return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
+		"ToolUnavailableError: no worker serving '%s' takes durable calls (they run without the durable path); send the call without durable, or serve the tool on a worker with the durable path.", call.Name))
+}
+
+// untaken answers a durable call that has waited in the queue a stall
+// timeout without a worker taking it, when none could: its tool's
+// consumer is there (a durable worker served it once) but the live
+// workers serving it have no durable path. nil while it may still be
+// taken: a durable worker serves the tool (busy), or none serves it at
+// all (its workers are down: it runs when one is back), or the fleet
+// cannot be seen.
+func (c *Client) untaken(ctx context.Context, call toolkit.ToolCall) *toolkit.Response {
+	fctx, cancel := context.WithTimeout(ctx, lookupWait)
+	defer cancel()
+	f, err := c.Fleet(fctx)
+	if err != nil {
+		return nil
 	}
-	return notFound(call)
+	if durable, served := durableServers(f, call.Name); served && !durable {
+		return coreOnly(call)
+	}
+	return nil
 }

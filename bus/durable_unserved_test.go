@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,5 +118,48 @@ func TestDurableCoreOnlyTool(t *testing.T) {
 		if r.Code != toolkit.CodeUnavailable || !strings.Contains(r.Text(), "durable") {
 			t.Fatalf("call %d: %s %s %q, want unavailable saying no worker serving echo runs the durable path", i, r.State, r.Code, r.Text())
 		}
+	}
+}
+
+// TestDurableServedBeforeCoreNow: a tool once served on the durable path
+// (its consumer stays) and now served only by workers without it: a
+// durable call of it would wait in the queue for good, nothing pulls it.
+// Once it has waited a stall timeout untaken, the client looks at the
+// fleet, and it ends unavailable as for a tool never served durably; the
+// call left in the queue does not run when a durable worker comes back.
+func TestDurableServedBeforeCoreNow(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	var runs atomic.Int32
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("count", "Count its runs.", func(context.Context, struct{}) (string, error) {
+		runs.Add(1)
+		return "ran", nil
+	}))
+	w1, _ := durableWorker(t, s, tk, 0, "w1")
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: 300 * time.Millisecond})
+	if r := invokeGuarded(t, c, toolkit.ToolCall{Name: "count", Durable: true}); r.Text() != "ran" {
+		t.Fatalf("a served tool's durable call: %+v", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	if err := w1.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{Instance: "core"})
+	for _, c := range []*bus.Client{c, newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: 300 * time.Millisecond})} {
+		r := invokeGuarded(t, c, toolkit.ToolCall{Name: "count", Durable: true})
+		if r.Code != toolkit.CodeUnavailable || !strings.Contains(r.Text(), "durable") {
+			t.Fatalf("a durable call of a tool served now only without the durable path: %s %s %q, want unavailable", r.State, r.Code, r.Text())
+		}
+	}
+	// A durable worker back: the calls left in the queue were cancelled.
+	durableWorker(t, s, tk, 0, "w2")
+	js := natstest.JS(t, natstest.Connect(t, s))
+	natstest.WaitFor(t, "the queue emptied", func() bool {
+		st, err := js.Stream(ctxT(t), wire.StreamCalls)
+		return err == nil && st.CachedInfo().State.Msgs == 0
+	})
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times, want once (the first, served call)", n)
 	}
 }
