@@ -989,6 +989,15 @@ func describe(cfg *config.Config) string {
 			break
 		}
 	}
-	return fmt.Sprintf("%s, queue %s, built-in tools [%s], %d groups, %d MCP servers, %d skill directories",
-		where, cfg.QueueGroup, strings.Join(tools, " "), groups, len(cfg.MCPServers), len(cfg.Skills))
+	return fmt.Sprintf("%s, queue %s, built-in tools [%s], %s, %s, %s",
+		where, cfg.QueueGroup, strings.Join(tools, " "), count(groups, "group", "groups"),
+		count(len(cfg.MCPServers), "MCP server", "MCP servers"), count(len(cfg.Skills), "skill directory", "skill directories"))
+}
+
+// count is n with the noun's singular or plural.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
