@@ -307,7 +307,9 @@ func TestStateBoundMismatchWarned(t *testing.T) {
 	}
 	stop(first)
 	second := start("state:\n  max_sessions: 1000\n")
-	line, ok := second.stderr.wait(func(s string) bool { return strings.Contains(s, "another number of sessions") || strings.Contains(s, "ready") })
+	line, ok := second.stderr.wait(func(s string) bool {
+		return strings.Contains(s, "another number of sessions") || strings.Contains(s, "ready")
+	})
 	if !ok || !strings.Contains(line, "another number of sessions") || !strings.Contains(line, "--max-msgs 1000") {
 		t.Errorf("no warning of the bucket's other bound before ready: %q\n%s", line, second.stderr)
 	}
