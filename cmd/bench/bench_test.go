@@ -586,3 +586,15 @@ func TestToolsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestDurationFlagWithoutUnit: a duration flag given a number without a
+// unit (-d 10) says what a duration looks like, not "parse error".
+func TestDurationFlagWithoutUnit(t *testing.T) {
+	var errb strings.Builder
+	if _, err := parseFlags([]string{"-d", "10"}, &errb); err == nil {
+		t.Fatal("-d 10 accepted")
+	}
+	if got := errb.String(); !strings.Contains(got, `invalid value "10" for flag -d: want a duration such as 30s, 1m30s or 2h`) || !strings.Contains(got, "-d duration") {
+		t.Errorf("-d 10 says:\n%s", got)
+	}
+}

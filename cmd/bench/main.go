@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	tbconfig "github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/internal/gcfloor"
 	"github.com/toolbus/toolbus/internal/tty"
 )
@@ -105,9 +106,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	scen := fs.String("s", "echo,stream,sleep,cancel", "scenarios, comma-separated, or all: "+strings.Join(allScenarios, ","))
 	systems := fs.String("systems", "toolbus,raw,mcp-http", "systems to measure: toolbus plus the baselines raw and mcp-http; durable (toolbus's durable path) and raw-js (its baseline, a bare JetStream work queue) in echo")
 	conc := fs.String("c", "1,16,64", "concurrency levels (callers in flight), comma-separated")
-	fs.DurationVar(&cfg.dur, "d", time.Second, "measuring time per point (system × concurrency)")
+	tbconfig.DurationVar(fs, &cfg.dur, "d", time.Second, "measuring time per point (system × concurrency) (a `duration`)")
 	fs.IntVar(&cfg.calls, "n", 0, "calls per point instead of -d")
-	fs.DurationVar(&cfg.warmup, "warmup", 250*time.Millisecond, "warm-up before each point, not measured")
+	tbconfig.DurationVar(fs, &cfg.warmup, "warmup", 250*time.Millisecond, "warm-up before each point, not measured (a `duration`)")
 	fs.IntVar(&cfg.rounds, "rounds", 4, "cut each point's measuring time into this many rounds in which the systems compared take turns (A B, B A, ...), so they share the machine's noise; 1 measures each system in one go")
 	fs.Float64Var(&cfg.rate, "rate", 0, "open loop: calls per second in total (0 = closed loop); latency counts from each call's scheduled time")
 	fs.StringVar(&cfg.transport, "transport", "inproc", "embedded server transport: inproc or tcp (loopback)")
@@ -115,13 +116,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.workers, "workers", 0, "start N worker processes on loopback (re-executing this binary); 0 = workers in this process")
 	fs.StringVar(&cfg.mcpURL, "mcp", "", "MCP Streamable HTTP endpoint serving echo, for the mcp-http baseline (default: one the bench starts)")
 	maxPayload := fs.Int("max-payload", 0, "embedded server max_payload in bytes (0 = 1 MiB)")
-	fs.DurationVar(&cfg.stall, "stall", 10*time.Second, "a call with no answer for this long is an error (guard, not a measurement)")
+	tbconfig.DurationVar(fs, &cfg.stall, "stall", 10*time.Second, "a call with no answer for this long is an error (guard, not a measurement) (a `duration`)")
 	fs.IntVar(&cfg.textSize, "text", 128, "echo: text size in bytes")
 	fs.IntVar(&cfg.inSize, "in", 1024, "payload: input size in bytes")
 	fs.IntVar(&cfg.outSize, "out", 2<<20, "payload: output size in bytes (above max_payload the result travels in several chunks)")
 	fs.IntVar(&cfg.chunks, "chunks", 100, "stream: chunks per call")
 	fs.IntVar(&cfg.chunkSize, "chunk-size", 512, "stream: bytes per chunk")
-	fs.DurationVar(&cfg.sleep, "sleep", 20*time.Millisecond, "sleep: how long each call sleeps")
+	tbconfig.DurationVar(fs, &cfg.sleep, "sleep", 20*time.Millisecond, "sleep: how long each call sleeps (a `duration`)")
 	fs.IntVar(&cfg.slots, "slots", 8, "sleep: calls one worker sleeps at once (its pool of a scarce resource)")
 	sleepWorkers := fs.String("sleep-workers", "1,3", "sleep: fleet sizes to compare (in-process workers, or processes with --workers)")
 	fs.IntVar(&cfg.iters, "iters", 2000, "cpu: sha256 rounds per call")
@@ -130,8 +131,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the bench process (go tool pprof)")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress bar even on a terminal")
 	fs.StringVar(&cfg.fault, "fault", "", "kill-worker: measure the fault scenario instead: sleep calls on the core path (with and without the client's retries) and the durable path while a worker process is killed (SIGKILL) and replaced every --fault-every; needs --workers 2 or more")
-	fs.DurationVar(&cfg.faultEvery, "fault-every", 3*time.Second, "time between two faults (keep it apart from --ack-wait: a call delivered again at the moment of the next kill can be lost again)")
-	fs.DurationVar(&cfg.ackWait, "ack-wait", 2*time.Second, "the workers' durable AckWait: how long after a lost worker a durable call is delivered again")
+	tbconfig.DurationVar(fs, &cfg.faultEvery, "fault-every", 3*time.Second, "time between two faults (keep it apart from --ack-wait: a call delivered again at the moment of the next kill can be lost again) (a `duration`)")
+	tbconfig.DurationVar(fs, &cfg.ackWait, "ack-wait", 2*time.Second, "the workers' durable AckWait: how long after a lost worker a durable call is delivered again (a `duration`)")
 	fs.BoolVar(&cfg.audit, "audit", false, "also check every toolbus call on the wire (exactly one final frame, no sequence gaps) from a second connection; costs some throughput")
 	fs.IntVar(&cfg.inflight, "inflight", 10_000, "inflight scenario: sleep calls (--sleep, 2s or more) in flight at once; run it with worker processes (--workers 3) that have room for them (--slots)")
 	procs := fs.Bool("procs", false, "also measure echo and stream, c=1 and 64, with one worker process over TCP (the separate-process topology) after the in-process scenarios; on by default for the default suite (no -s) in process")
@@ -352,7 +353,8 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	natsURL := fs.String("nats", "", "NATS server URL")
 	slots := fs.Int("slots", 8, "sleep slots")
-	ackWait := fs.Duration("ack-wait", 2*time.Second, "durable AckWait")
+	ackWait := new(time.Duration)
+	tbconfig.DurationVar(fs, ackWait, "ack-wait", 2*time.Second, "durable AckWait (a `duration`)")
 	mcpListen := fs.String("mcp-listen", "", "serve the MCP echo baseline on this address")
 	if err := fs.Parse(args); err != nil {
 		return 2
