@@ -586,8 +586,10 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 }
 
 // enqueue publishes a durable call into the calls stream; it returns the
-// final when the stream did not take it.
-func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply string, hdr nats.Header, data []byte) *toolkit.Response {
+// final when the stream did not take it. A call sent again after its
+// approval sets stale to the revision of its kept approval_required
+// final: a kept final up to it is not this call's.
+func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply string, hdr nats.Header, data []byte, stale *uint64) *toolkit.Response {
 	js, err := c.jetStream()
 	if err != nil {
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable path needs JetStream: %v", err))
@@ -609,8 +611,9 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	if err == nil && ack.Duplicate && !uncertain {
 		// Sent again after its approval: queued under an id of its own.
 		b, _ := c.resultsBucket(ctx)
-		if id, ok := approvalResend(ctx, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
+		if id, rev, ok := approvalResend(ctx, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
 			h.Set(jetstream.MsgIDHeader, id)
+			*stale = rev
 			ack, _, uncertain, err = queueCall(ctx, js, c.publish, until, msg)
 		}
 	}
@@ -901,8 +904,9 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	}
 	hdr = injectTrace(ctx, hdr)
 
+	var stale uint64 // a kept final up to it is an earlier send's (enqueue)
 	if call.Durable {
-		if final := c.enqueue(ctx, call, reply, hdr, data); final != nil {
+		if final := c.enqueue(ctx, call, reply, hdr, data, &stale); final != nil {
 			return final
 		}
 	} else {
@@ -1016,7 +1020,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					// Chunks were lost on the way (a reconnect): the kept
 					// final is whole (a core call's is stored before its
 					// final is sent, under the id its caller gave).
-					if r, ok := c.kept(ctx, first); ok {
+					if r, ok := c.kept(ctx, first, stale); ok {
 						r.ID = call.ID
 						return r
 					}
@@ -1043,7 +1047,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			// on its way (it is kept), or the call waits in the queue, or
 			// it will be delivered again. Only silence on its last
 			// delivery with nothing kept ends it.
-			if r, ok := c.kept(ctx, call.ID); ok {
+			if r, ok := c.kept(ctx, call.ID, stale); ok {
 				return r
 			}
 			if st.attempt == 0 {

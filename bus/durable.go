@@ -816,7 +816,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 		if d.w.results != nil {
 			b = d.w.results.kv
 		}
-		qid, again := approvalResend(ctx, b, callKey(in.identity, id), h.Get(jetstream.MsgIDHeader))
+		qid, _, again := approvalResend(ctx, b, callKey(in.identity, id), h.Get(jetstream.MsgIDHeader))
 		if !again {
 			// The stream has it already and stores nothing: answered
 			// here, or the caller would wait for its deadline.

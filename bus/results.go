@@ -105,7 +105,7 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 	if !wire.ValidCallID(id) {
 		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(id), wire.MaxCallIDLen))
 	}
-	r, ok, err := c.lookup(ctx, id, true)
+	r, _, ok, err := c.lookup(ctx, id, true)
 	switch {
 	case err != nil:
 		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: reading kept results: %v", err))
@@ -121,41 +121,44 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 // queued again, when it may be: its kept final (key) is
 // approval_required, so it ended without running and is sent again after
 // its approval, as the permission flow says. The new id carries the kept
-// final's revision, so identical re-sends stay one call. false: a true
-// duplicate (the call ran, runs, or nothing is kept of it).
-func approvalResend(ctx context.Context, b jetstream.KeyValue, key, msgID string) (string, bool) {
+// final's revision, so identical re-sends stay one call; rev is that
+// revision (the kept final is not the answer of the call sent again).
+// false: a true duplicate (the call ran, runs, or nothing is kept of it).
+func approvalResend(ctx context.Context, b jetstream.KeyValue, key, msgID string) (id string, rev uint64, ok bool) {
 	if b == nil {
-		return "", false
+		return "", 0, false
 	}
 	r, rev, ok, err := readKept(ctx, b, key, true)
 	if err != nil || !ok || r.Code != toolkit.CodeApprovalRequired {
-		return "", false
+		return "", 0, false
 	}
-	return msgID + "~" + strconv.FormatUint(rev, 10), true
+	return msgID + "~" + strconv.FormatUint(rev, 10), rev, true
 }
 
 // lookAgain are the waits before each new look for a result not found:
 // about a second in all.
 var lookAgain = []time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond, 600 * time.Millisecond}
 
-// kept is the kept final of call id when there is one (read within a
-// short bound: it is looked for when a durable call falls silent).
-func (c *Client) kept(ctx context.Context, id string) (*toolkit.Response, bool) {
+// kept is the kept final of call id when there is one stored after
+// revision stale (read within a short bound: it is looked for when a
+// durable call falls silent). A call sent again after its approval has
+// the revision of its earlier approval_required final as stale: that
+// final is not its answer.
+func (c *Client) kept(ctx context.Context, id string, stale uint64) (*toolkit.Response, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	r, ok, err := c.lookup(ctx, id, false)
-	return r, ok && err == nil
+	r, rev, ok, err := c.lookup(ctx, id, false)
+	return r, ok && err == nil && rev > stale
 }
 
-// lookup reads the kept final of the client's call id (again: see
-// readKept).
-func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Response, bool, error) {
+// lookup reads the kept final of the client's call id and its revision
+// (again: see readKept).
+func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Response, uint64, bool, error) {
 	b, err := c.resultsBucket(ctx)
 	if err != nil || b == nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
-	r, _, ok, err := readKept(ctx, b, wire.ResultKey(c.opts.Identity, id), again)
-	return r, ok, err
+	return readKept(ctx, b, wire.ResultKey(c.opts.Identity, id), again)
 }
 
 // readKept reads the final kept under key and its revision. With again, a
