@@ -919,7 +919,9 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 	if d.cancels == nil || time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
 		return "", false
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+	// Not bounded by d.ctx: a stopping worker still takes the calls of
+	// the batches its pull loops hold, and they run on.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	m, err := d.cancels.GetLastMsgForSubject(ctx, wire.CancelledSubject(identity, id))
 	switch {
