@@ -394,8 +394,17 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 	if err := c.Unmarshal(raw.Data, &req); err != nil || !wire.ValidCallID(req.ID) || !d.w.answerable(in, req.ID, "exhausted") {
 		return
 	}
-	if d.w.ended(ctx, callKey(identity, req.ID)) {
+	switch ended, err := d.w.ended(ctx, callKey(identity, req.ID)); {
+	case ended:
 		return // its final was sent and kept; only the acknowledgement was lost
+	case err != nil:
+		// Whether it ended cannot be told: a worker_lost kept over its
+		// final would replace what its caller got. Nothing is answered:
+		// a caller that heard nothing on its last delivery ends the call
+		// worker_lost itself.
+		d.w.count.jsErrors.Add(1)
+		d.w.log.Warn("bus: reading the kept final of an exhausted durable call; removing it unanswered", "tool", tool, "call", req.ID, "err", err)
+		return
 	}
 	resp := d.w.finalFor(req.ID, toolkit.CodeWorkerLost, fmt.Sprintf(
 		"WorkerLostError: the call of '%s' was delivered %d times and each time its worker was lost before it answered; it is not delivered again. It may or may not have taken effect.",
@@ -949,27 +958,38 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if w.ended(ctx, callKey(in.identity, id)) {
+	ended, err := w.ended(ctx, callKey(in.identity, id))
+	if ended {
 		in.dur.settle()
 		return false
 	}
 	if t, ok := w.tk.Get(in.tool); ok && (t.ReadOnly() || t.Idempotency().Retryable()) || !ok && in.dur.repeatable {
 		return true
 	}
+	if err != nil {
+		// Whether it ended cannot be told: a worker_lost kept over its
+		// final would replace what its caller got. The next delivery (or
+		// the advisory after the last) looks again.
+		w.count.jsErrors.Add(1)
+		w.log.Warn("bus: reading the kept final of a redelivered durable call; handing it back", "tool", in.tool, "call", id, "err", err)
+		in.dur.handBackLater()
+		return false
+	}
 	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(in.tool, in.dur.attempt)))
 	in.dur.settle()
 	return false
 }
 
-// ended reports whether the call of key has a kept final that ended it.
-// A kept approval_required final ended without running: the call sent
-// again after its approval runs (approvalResend).
-func (w *Worker) ended(ctx context.Context, key string) bool {
+// ended reports whether the call of key has a kept final that ended it;
+// err when the results bucket could not be read (it may have). A kept
+// approval_required final ended without running: the call sent again
+// after its approval runs (approvalResend).
+func (w *Worker) ended(ctx context.Context, key string) (bool, error) {
 	if w.results == nil {
-		return false
+		return false, nil
 	}
 	r, _, ok, err := readKept(ctx, w.results.kv, key, false)
-	return err == nil && ok && r.Code != toolkit.CodeApprovalRequired
+	return err == nil && ok && r.Code != toolkit.CodeApprovalRequired, err
 }
 
 func mayHaveRunText(tool string, attempt uint64) string {
