@@ -408,6 +408,9 @@ func (s *sender) check(now time.Time) {
 func (s *sender) abandon() {
 	s.w.log.Warn("bus: tool ignored its cancelled context; sending the final without it",
 		"tool", s.call.Name, "call", s.id, "after", s.w.opts.AbandonAfter)
+	if s.handBackLocked() {
+		return // another worker runs it, as if the tool had returned
+	}
 	s.flush() // what the tool wrote first, held or not
 	// Streaming now: the final carries no content, the caller accumulates
 	// the chunks, this notice included; a kept final carries the notice.
@@ -603,16 +606,24 @@ func (s *sender) final(resp *toolkit.Response) {
 		s.mu.Unlock()
 		return
 	}
-	if s.dur != nil && errors.Is(context.Cause(s.ctx), toolkit.ErrDraining) && s.repeatable() {
-		// A stopping worker hands a durable call that may run again back
-		// to the queue: another worker delivers its result.
-		s.silenceLocked()
-		s.dur.handBack()
-	} else {
+	if !s.handBackLocked() {
 		s.finalLocked(resp)
 	}
 	s.mu.Unlock()
 	s.release()
+}
+
+// handBackLocked hands a durable call that a stopping worker interrupted
+// back to the queue when it may run again (also when its tool ignores
+// that and is abandoned): another worker delivers its result. It reports
+// whether it did; s.mu is held.
+func (s *sender) handBackLocked() bool {
+	if s.dur == nil || !errors.Is(context.Cause(s.ctx), toolkit.ErrDraining) || !s.repeatable() {
+		return false
+	}
+	s.silenceLocked()
+	s.dur.handBack()
+	return true
 }
 
 // repeatable reports whether the call's tool may run again.
