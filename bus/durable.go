@@ -857,7 +857,8 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 		d.w.log.Warn("bus: a durable call's queueing went unanswered; leaving it to the queue", "tool", in.tool, "call", id, "err", err)
 		return true
 	}
-	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: 1})
+	// After the frames the worker that passed the call on sent, if any.
+	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: seqAfter(in.header) + 1})
 	if err == nil {
 		err = d.w.publish(in.reply, c, wire.KindQueued, data)
 	}
