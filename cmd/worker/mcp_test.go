@@ -52,7 +52,7 @@ func TestMCPMount(t *testing.T) {
 `, entry))
 
 	check := startProc(t, cleanEnv(t), workerBin, "--check-config", "--config", cfg)
-	if code := check.exit(t); code != 0 || !strings.Contains(check.stdout.String(), "1 MCP servers") {
+	if code := check.exit(t); code != 0 || !strings.Contains(check.stdout.String(), "1 MCP server,") {
 		t.Fatalf("--check-config: exit %d\n%s%s", code, check.stdout, check.stderr)
 	}
 
