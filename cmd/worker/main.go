@@ -275,6 +275,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	instance := cfg.InstanceName()
+	// A log reader gone away (a pipe to a shipper that died) loses the
+	// log lines, not the worker: without this a write to a broken stderr
+	// dies of SIGPIPE, with the running calls. Notify, not Ignore: an
+	// ignored signal is inherited by the commands the shell tools run.
+	// Taken before the log writer starts and given back after it has
+	// written its last line (defers run last first).
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	logs := newLogWriter(stderr)
 	defer logs.Close()
 	log := cfg.Logger(logs).With("instance", instance)
@@ -284,13 +293,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// default would kill it with its calls.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	// A log reader gone away (a pipe to a shipper that died) loses the
-	// log lines, not the worker: without this a write to a broken stderr
-	// dies of SIGPIPE, with the running calls. Notify, not Ignore: an
-	// ignored signal is inherited by the commands the shell tools run.
-	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
-	defer signal.Stop(pipes)
 	// A signal during the start cancels it; one right after it is a stop.
 	startCtx, cancelStart := context.WithCancel(context.Background())
 	defer cancelStart()
