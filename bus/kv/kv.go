@@ -8,6 +8,7 @@
 package kv
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,12 +45,18 @@ func OpenBounded(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyV
 	}
 	b, err := js.KeyValue(ctx, cfg.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		b, err = js.CreateKeyValue(ctx, cfg)
-		switch {
-		case errors.Is(err, jetstream.ErrBucketExists): // created concurrently
-			b, err = js.KeyValue(ctx, cfg.Bucket)
-		case err == nil && maxEntries > 0:
-			err = bound(ctx, js, cfg.Bucket, maxEntries)
+		if sc, ok := streamConfig(cfg, maxEntries); ok {
+			// Made as its stream, bound and all: a role may make a
+			// bucket's stream without being let change it afterwards.
+			_, err = js.CreateStream(ctx, sc)
+			if err == nil || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // or made concurrently
+				b, err = js.KeyValue(ctx, cfg.Bucket)
+			}
+		} else {
+			b, err = js.CreateKeyValue(ctx, cfg)
+			if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+				b, err = js.KeyValue(ctx, cfg.Bucket)
+			}
 		}
 	}
 	if err != nil {
@@ -58,18 +65,44 @@ func OpenBounded(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyV
 	return b, nil
 }
 
-// bound sets the MaxMsgs of the stream of a bucket just created.
-func bound(ctx context.Context, js jetstream.JetStream, bucket string, maxEntries int64) error {
-	s, err := js.Stream(ctx, "KV_"+bucket)
-	if err != nil {
-		return err
+// streamConfig is the stream of the bucket cfg with at most maxEntries
+// keys, as jetstream.CreateKeyValue makes a bucket's stream (its MaxMsgs
+// aside: TestStreamConfigIsTheBuckets); false without a bound, or for a
+// bucket of mirrors, sources, republishing, metadata or marker TTLs,
+// which CreateKeyValue makes (unbounded).
+func streamConfig(cfg jetstream.KeyValueConfig, maxEntries int64) (jetstream.StreamConfig, bool) {
+	if maxEntries <= 0 || cfg.Mirror != nil || len(cfg.Sources) > 0 || cfg.RePublish != nil || cfg.LimitMarkerTTL != 0 || len(cfg.Metadata) > 0 {
+		return jetstream.StreamConfig{}, false
 	}
-	c := s.CachedInfo().Config
-	c.MaxMsgs = maxEntries
-	if _, err := js.UpdateStream(ctx, c); err != nil {
-		return fmt.Errorf("bounding it to %d keys: %w", maxEntries, err)
+	history := int64(max(cfg.History, 1))
+	dup := 2 * time.Minute
+	if cfg.TTL > 0 && cfg.TTL < dup {
+		dup = cfg.TTL
 	}
-	return nil
+	var compression jetstream.StoreCompression
+	if cfg.Compression {
+		compression = jetstream.S2Compression
+	}
+	return jetstream.StreamConfig{
+		Name:              "KV_" + cfg.Bucket,
+		Description:       cfg.Description,
+		Subjects:          []string{"$KV." + cfg.Bucket + ".>"},
+		MaxMsgsPerSubject: history,
+		MaxBytes:          cmp.Or(cfg.MaxBytes, -1),
+		MaxAge:            cfg.TTL,
+		MaxMsgSize:        cmp.Or(cfg.MaxValueSize, -1),
+		Storage:           cfg.Storage,
+		Replicas:          max(cfg.Replicas, 1),
+		Placement:         cfg.Placement,
+		AllowRollup:       true,
+		DenyDelete:        true,
+		Duplicates:        dup,
+		MaxMsgs:           maxEntries,
+		MaxConsumers:      -1,
+		AllowDirect:       true,
+		Compression:       compression,
+		Discard:           jetstream.DiscardNew,
+	}, true
 }
 
 // Bind binds an existing bucket for reading; it returns nil, nil when the

@@ -3,7 +3,9 @@ package kv
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -121,5 +123,56 @@ func TestGone(t *testing.T) {
 	}
 	if !Gone(ctx, js, "b", jetstream.ErrStreamNotFound) {
 		t.Error("stream not found is not gone")
+	}
+}
+
+// TestStreamConfigIsTheBuckets: a bounded bucket's stream, which
+// OpenBounded makes itself (a role may make a bucket's stream but not
+// change it), is the stream jetstream.CreateKeyValue makes for the same
+// configuration, its MaxMsgs aside; the bucket binds and works as a KV
+// bucket, and refuses a new key past its bound while an old one may be
+// rewritten.
+func TestStreamConfigIsTheBuckets(t *testing.T) {
+	s := natstest.Server(t)
+	js := natstest.JS(t, natstest.Conn(t, s))
+	ctx := natstest.Ctx(t)
+	for _, cfg := range []jetstream.KeyValueConfig{
+		{Bucket: "a", History: 1},
+		{Bucket: "b", Description: "d", History: 3, TTL: time.Minute, Storage: jetstream.MemoryStorage, MaxValueSize: 1024, MaxBytes: 1 << 20, Compression: true},
+		{Bucket: "c", TTL: time.Hour},
+	} {
+		want, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Bucket + "_lib", Description: cfg.Description, History: cfg.History, TTL: cfg.TTL,
+			Storage: cfg.Storage, MaxValueSize: cfg.MaxValueSize, MaxBytes: cfg.MaxBytes, Compression: cfg.Compression})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := OpenBounded(ctx, js, cfg, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", cfg.Bucket, err)
+		}
+		ws, _ := js.Stream(ctx, "KV_"+want.Bucket())
+		gs, _ := js.Stream(ctx, "KV_"+cfg.Bucket)
+		w, g := ws.CachedInfo().Config, gs.CachedInfo().Config
+		if g.MaxMsgs != 2 {
+			t.Errorf("%s: MaxMsgs %d, want 2", cfg.Bucket, g.MaxMsgs)
+		}
+		w.Name, w.Subjects, w.MaxMsgs = g.Name, g.Subjects, g.MaxMsgs
+		if !reflect.DeepEqual(w, g) {
+			t.Errorf("%s: the stream is\n%+v\nCreateKeyValue's\n%+v", cfg.Bucket, g, w)
+		}
+		if _, err := b.Put(ctx, "k1", []byte("1")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Put(ctx, "k2", []byte("2")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Put(ctx, "k3", []byte("3")); !Full(err) {
+			t.Errorf("%s: a third key in a bucket of 2: %v", cfg.Bucket, err)
+		}
+		if cfg.History == 1 {
+			if _, err := b.Put(ctx, "k1", []byte("one")); err != nil {
+				t.Errorf("%s: rewriting a key of a full bucket: %v", cfg.Bucket, err)
+			}
+		}
 	}
 }
