@@ -44,7 +44,7 @@ func ParseRawInput(raw string) (map[string]any, error) {
 		}
 	}
 	shown, hint := raw, ""
-	if len(raw) > 200 {
+	if utf8.RuneCountInString(raw) > 200 { // characters, as Python's len counts them
 		shown = cutRunes(raw, 100, false) + "[TRUNCATE]" + cutRunes(raw, 100, true)
 		hint = `(Because the JSON string is too long, a truncated label "[TRUNCATE]" is used here to indicate the truncation)`
 	}
@@ -117,19 +117,23 @@ func withExactIntegers(v any) any {
 	return v
 }
 
-// cutRunes is the first (or last) n bytes of s, kept on rune boundaries.
+// cutRunes is the first (or last) n characters of s, as Python's
+// s[:n] (or s[-n:]) gives them; s has more than n.
 func cutRunes(s string, n int, last bool) string {
 	if last {
-		i := len(s) - n
-		for i < len(s) && !utf8.RuneStart(s[i]) {
-			i++
+		i := len(s)
+		for ; n > 0; n-- {
+			_, size := utf8.DecodeLastRuneInString(s[:i])
+			i -= size
 		}
 		return s[i:]
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	i := 0
+	for ; n > 0; n-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 	}
-	return s[:n]
+	return s[:i]
 }
 
 // pyType names a decoded JSON value's Python type, as AgentScope's message

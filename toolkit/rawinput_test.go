@@ -186,3 +186,20 @@ func TestBigIntegerTags(t *testing.T) {
 		t.Errorf("an enum tag beyond ±2^53: %v", err)
 	}
 }
+
+// AgentScope cuts the arguments shown in ToolJSONDecodeError's snippet by
+// characters (Python's len and slices): over 200 of them, the first 100,
+// "[TRUNCATE]" and the last 100. Non-ASCII arguments are not cut sooner.
+func TestRawArgumentsTruncatedByCharacters(t *testing.T) {
+	short := "please echo " + strings.Repeat("数", 150) // 162 characters, 462 bytes
+	_, err := toolkit.ParseRawInput(short)
+	if err == nil || strings.Contains(err.Error(), "[TRUNCATE]") || !strings.Contains(err.Error(), "your_tool_arguments = '"+short+"'\n") {
+		t.Errorf("162 characters were cut: %v", err)
+	}
+	long := "please echo " + strings.Repeat("数", 94) + strings.Repeat("字", 100) + strings.Repeat("文", 100) // 306 characters
+	_, err = toolkit.ParseRawInput(long)
+	want := "your_tool_arguments = 'please echo " + strings.Repeat("数", 88) + "[TRUNCATE]" + strings.Repeat("文", 100) + "'\n"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("306 characters: %v\nwant the snippet %q", err, want)
+	}
+}
