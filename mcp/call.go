@@ -204,7 +204,7 @@ func (c *Client) sessionOf(cs *sdk.ClientSession) *session {
 func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToolResult, err error, w toolkit.Writer) error {
 	if err == nil {
 		if res == nil {
-			return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': the server returned no result.", tool)
+			return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool: the server returned no result for '%s'.", tool)
 		}
 		return w.Write(resultChunk(res))
 	}
@@ -223,11 +223,11 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	}
 	var we *jsonrpc.Error
 	if isProtocolError(err) && errors.As(err, &we) {
-		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': %s", tool, we.Message)
+		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool: %s", we.Message)
 	}
 	var sf *serverFault
 	if errors.As(err, &sf) {
-		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool '%s': %v", tool, sf.error)
+		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool: %v", sf.error)
 	}
 	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v. The next call reconnects.", c.cfg.Name, tool, err)
 }

@@ -671,3 +671,21 @@ func TestMountedSchemasKeepServerOrder(t *testing.T) {
 		})
 	}
 }
+
+// A JSON-RPC error from the server (McpError in AgentScope) reaches the
+// model as AgentScope words it: "Error occurred when calling MCP tool: "
+// and the server's message.
+func TestProtocolErrorText(t *testing.T) {
+	for transport, peer := range goPeers(t) {
+		t.Run(transport, func(t *testing.T) {
+			_, c := mount(t, peer(t, "go"))
+			err := c.Call(testCtx(t), "no-such-tool", nil, toolkit.WriterFuncs{})
+			var te *toolkit.Error
+			const prefix = "Error occurred when calling MCP tool: "
+			if !errors.As(err, &te) || te.Code != toolkit.CodeToolError || !strings.HasPrefix(te.Message, prefix) ||
+				!strings.Contains(te.Message[len(prefix):], "no-such-tool") {
+				t.Errorf("protocol error = %#v, want %q and the server's message", err, prefix)
+			}
+		})
+	}
+}
