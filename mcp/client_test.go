@@ -104,7 +104,7 @@ func TestGoPeerResults(t *testing.T) {
 				{Type: toolkit.BlockText, Text: "hello"},
 				{Type: toolkit.BlockData, MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(pngBytes)},
 				{Type: toolkit.BlockData, MediaType: "audio/wav", Data: base64.StdEncoding.EncodeToString([]byte("RIFF....WAVE"))},
-				{Type: toolkit.BlockText, Text: "{\n  \"uri\": \"file:///notes.txt\",\n  \"mimeType\": \"text/plain\",\n  \"text\": \"note body\"\n}", Name: "file:///notes.txt"},
+				{Type: toolkit.BlockText, Text: "{\n  \"uri\": \"file:///notes.txt\",\n  \"mimeType\": \"text/plain\",\n  \"meta\": null,\n  \"text\": \"note body\"\n}", Name: "file:///notes.txt"},
 				{Type: toolkit.BlockData, MediaType: "application/octet-stream", Data: base64.StdEncoding.EncodeToString([]byte{0, 1, 2}), Name: "file:///blob.bin"},
 				{Type: toolkit.BlockText, Text: "[resource link] file:///big.csv (name: big.csv; type: text/csv; size: 42 bytes)\n", Name: "file:///big.csv"},
 			}

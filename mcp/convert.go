@@ -92,7 +92,7 @@ func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
 //
 //	text                          → text block
 //	image, audio                  → data block (base64) with its media type
-//	embedded resource with text   → text block: the resource as indented JSON (uri, mimeType, text), named by its URI
+//	embedded resource with text   → text block: the resource as indented JSON (uri, mimeType, meta, text), named by its URI
 //	embedded resource with a blob → data block named by its URI
 //	resource link                 → text block referencing the link (uri, name, title, type, size)
 //	structuredContent             → metadata "structured_content", and its
@@ -149,10 +149,18 @@ func contentBlock(content sdk.Content) toolkit.Block {
 		if r.Blob != nil {
 			return toolkit.Block{Type: toolkit.BlockData, MediaType: r.MIMEType, Data: base64.StdEncoding.EncodeToString(r.Blob), Name: r.URI}
 		}
-		b, _ := json.MarshalIndent(embeddedText{r.URI, r.MIMEType, r.Text}, "", "  ")
+		et := embeddedText{URI: r.URI, Meta: r.Meta, Text: r.Text}
+		if r.MIMEType != "" {
+			et.MIMEType = &r.MIMEType
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(et)
 		// Name (the URI) marks the text as this JSON, so the gateway can
 		// give an MCP client the resource back (embeddedResource).
-		return toolkit.Block{Type: toolkit.BlockText, Text: string(b), Name: r.URI}
+		return toolkit.Block{Type: toolkit.BlockText, Text: strings.TrimSuffix(b.String(), "\n"), Name: r.URI}
 	case *sdk.ResourceLink:
 		var b strings.Builder
 		fmt.Fprintf(&b, "[resource link] %s", x.URI)
@@ -254,11 +262,13 @@ func jsonShape(v any) any {
 }
 
 // embeddedText is an embedded text resource as a text block shows it to
-// the model (AgentScope's conversion).
+// the model: AgentScope's conversion, pydantic's model_dump_json(indent=2)
+// of the resource, whose fields are all there (null when missing).
 type embeddedText struct {
-	URI      string `json:"uri"`
-	MIMEType string `json:"mimeType,omitempty"`
-	Text     string `json:"text"`
+	URI      string         `json:"uri"`
+	MIMEType *string        `json:"mimeType"`
+	Meta     map[string]any `json:"meta"`
+	Text     string         `json:"text"`
 }
 
 // embeddedResource gives back the embedded text resource a text block
@@ -274,5 +284,9 @@ func embeddedResource(b toolkit.Block) (_ *sdk.EmbeddedResource, ok bool) {
 	if dec.Decode(&r) != nil || r.URI != b.Name || dec.More() {
 		return nil, false
 	}
-	return &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: r.URI, MIMEType: r.MIMEType, Text: r.Text}}, true
+	rc := &sdk.ResourceContents{URI: r.URI, Meta: r.Meta, Text: r.Text}
+	if r.MIMEType != nil {
+		rc.MIMEType = *r.MIMEType
+	}
+	return &sdk.EmbeddedResource{Resource: rc}, true
 }

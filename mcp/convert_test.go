@@ -56,3 +56,29 @@ func TestEmbeddedResourceRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedTextAsAgentScopeShowsIt: an embedded text resource is the
+// text of pydantic's model_dump_json(indent=2) of it, as AgentScope gives
+// it to the model: uri, mimeType, meta and text, a missing one as null,
+// nothing escaped that JSON need not escape. It still converts back.
+func TestEmbeddedTextAsAgentScopeShowsIt(t *testing.T) {
+	tests := []struct {
+		res  *sdk.ResourceContents
+		want string
+	}{
+		{&sdk.ResourceContents{URI: "file://tmp.txt/", MIMEType: "text/plain", Text: "test content"},
+			"{\n  \"uri\": \"file://tmp.txt/\",\n  \"mimeType\": \"text/plain\",\n  \"meta\": null,\n  \"text\": \"test content\"\n}"},
+		{&sdk.ResourceContents{URI: "test://doc", Text: "a <b> & c", Meta: sdk.Meta{"k": "v"}},
+			"{\n  \"uri\": \"test://doc\",\n  \"mimeType\": null,\n  \"meta\": {\n    \"k\": \"v\"\n  },\n  \"text\": \"a <b> & c\"\n}"},
+	}
+	for _, tt := range tests {
+		b := contentBlock(&sdk.EmbeddedResource{Resource: tt.res})
+		if b.Type != toolkit.BlockText || b.Text != tt.want {
+			t.Errorf("block text = %q\nwant %q", b.Text, tt.want)
+		}
+		got, ok := blockContent("c1", 0, b).(*sdk.EmbeddedResource)
+		if !ok || got.Resource.URI != tt.res.URI || got.Resource.MIMEType != tt.res.MIMEType || got.Resource.Text != tt.res.Text || len(got.Resource.Meta) != len(tt.res.Meta) {
+			t.Errorf("back: %#v", blockContent("c1", 0, b))
+		}
+	}
+}

@@ -76,7 +76,7 @@
 //
 //	text                          → text block
 //	image, audio                  → data block (base64) with its media type
-//	embedded resource, text       → text block: {"uri", "mimeType", "text"} as indented JSON
+//	embedded resource, text       → text block: {"uri", "mimeType", "meta", "text"} as indented JSON (null when missing)
 //	embedded resource, blob       → data block named by the resource URI
 //	resource link                 → text block "[resource link] URI (name: …; title: …;
 //	                                description: …; type: …; size: N bytes)", each part
