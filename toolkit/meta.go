@@ -115,6 +115,18 @@ func (tk *Toolkit) metaEntry(reg *registry) *entry {
 
 func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 	reg := tk.reg.Load()
+	// The order the model wrote the names in, when its text is there
+	// (ToolCall.RawInput): AgentScope reads them in that order. A decoded
+	// object has none.
+	var at map[string]int
+	if keys := rawKeys(call.RawInput); len(keys) > 0 {
+		at = make(map[string]int, len(keys))
+		for i, k := range keys {
+			if _, dup := at[k]; !dup {
+				at[k] = i
+			}
+		}
+	}
 	var unknown []string
 	for k := range call.Input {
 		if _, ok := reg.group(k); !ok {
@@ -122,16 +134,9 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		}
 	}
 	if len(unknown) > 0 {
-		// In the order the model wrote them when its text is there
-		// (ToolCall.RawInput); a decoded object has no order: sorted.
+		// In the order the model wrote them; without it, sorted.
 		slices.Sort(unknown)
-		if keys := rawKeys(call.RawInput); len(keys) > 0 {
-			at := make(map[string]int, len(keys))
-			for i, k := range keys {
-				if _, dup := at[k]; !dup {
-					at[k] = i
-				}
-			}
+		if at != nil {
 			slices.SortStableFunc(unknown, func(a, b string) int { return cmp.Compare(at[a], at[b]) })
 		}
 		names := make([]string, len(reg.groups))
@@ -141,13 +146,22 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		return Errorf(CodeInvalidInput, "Invalid group name(s): %s. The current available groups are: %s",
 			strings.Join(unknown, ", "), strings.Join(names, ", "))
 	}
-	for _, g := range reg.groups { // group order, so the message is stable
-		if v, ok := call.Input[g.Name]; ok {
-			if _, isBool := v.(bool); !isBool {
-				// AgentScope names the Python type; this is the type
-				// json.loads gives the same JSON value.
-				return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %s.", g.Name, pyType(v))
-			}
+	// The first value that is not a bool, in the order the model wrote
+	// them; without it, in group order, so the message is stable.
+	given := make([]string, 0, len(call.Input))
+	for _, g := range reg.groups {
+		if _, ok := call.Input[g.Name]; ok {
+			given = append(given, g.Name)
+		}
+	}
+	if at != nil {
+		slices.SortStableFunc(given, func(a, b string) int { return cmp.Compare(at[a], at[b]) })
+	}
+	for _, name := range given {
+		if v := call.Input[name]; !isBool(v) {
+			// AgentScope names the Python type; this is the type
+			// json.loads gives the same JSON value.
+			return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %s.", name, pyType(v))
 		}
 	}
 	var activated []Group
@@ -172,6 +186,11 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		c.Metadata[MetaActiveGroups] = []string{}
 	}
 	return w.Write(c)
+}
+
+func isBool(v any) bool {
+	_, ok := v.(bool)
+	return ok
 }
 
 // Metadata keys of reset_tools' response. Transports read

@@ -151,3 +151,29 @@ func TestNonBoolGroupValueNamesPythonType(t *testing.T) {
 		}
 	}
 }
+
+// TestNonBoolGroupValueFirstInInputOrder: AgentScope checks reset_tools'
+// values in the order the model wrote them (kwargs order) and names the
+// first that is not a bool; a decoded object has no order, so the groups'
+// order is used.
+func TestNonBoolGroupValueFirstInInputOrder(t *testing.T) {
+	tk := toolkit.New(nil)
+	for _, g := range []string{"alpha", "web"} {
+		if err := tk.AddGroup(toolkit.Group{Name: g, Description: g + " tools."}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		call toolkit.ToolCall
+		want string
+	}{
+		{toolkit.ToolCall{Name: toolkit.MetaToolName, RawInput: `{"web": "yes", "alpha": 1}`}, "the argument 'web' should be a bool value, but got <class 'str'>."},
+		{toolkit.ToolCall{Name: toolkit.MetaToolName, RawInput: `{web: 'yes', alpha: 1,}`}, "the argument 'web' should be a bool value, but got <class 'str'>."}, // repaired
+		{toolkit.ToolCall{Name: toolkit.MetaToolName, Input: map[string]any{"web": "yes", "alpha": 1.0}}, "the argument 'alpha' should be a bool value, but got <class 'int'>."},
+	} {
+		final := tk.Invoke(context.Background(), tt.call)
+		if want := "Invalid arguments: " + tt.want; final.Code != toolkit.CodeInvalidInput || final.Text() != want {
+			t.Errorf("%+v: %s %q, want %q", tt.call, final.Code, final.Text(), want)
+		}
+	}
+}
