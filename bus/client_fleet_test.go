@@ -86,7 +86,7 @@ func TestClientSessionSchemasFleetWide(t *testing.T) {
 		if r.State != toolkit.StateSuccess {
 			t.Fatalf("reset_tools: %+v", r)
 		}
-		if got := schemaNames(t, c, "agent"); got != "reset_tools,alpha,secret,beta" {
+		if got := schemaNames(t, c, "agent"); got != "reset_tools,alpha,beta,secret" {
 			t.Fatalf("after activation: %s", got)
 		}
 		if got := schemaNames(t, c, "other"); got != "reset_tools,alpha,beta" {

@@ -744,7 +744,7 @@ func ExampleNewFleet() {
 	// Output:
 	// search web [worker-1]
 	// echo basic [worker-1]
-	// reset_tools search echo
+	// reset_tools echo search
 }
 
 // A tool listed only with some groups (toolkit.ListedWith, the skill

@@ -1,6 +1,7 @@
 package toolkit
 
 import (
+	"cmp"
 	"context"
 	"slices"
 )
@@ -42,9 +43,10 @@ func (t *CatalogTool) listed(active []string) bool {
 // AgentScope 2.x's order: the skill viewer first (SkillViewerName, when
 // the catalog has it and lists it), then reset_tools when there are non-basic groups
 // (its schema lists every group with its description and whether it is
-// active), then the basic group's tools and the active groups' tools, in
-// catalog order; a Conditional tool only while one of its ListedWith is
-// basic or active. The schemas are copies the caller may change.
+// active), then the basic group's tools and then each active group's, in
+// the groups' order, each group's tools in catalog order; a Conditional
+// tool only while one of its ListedWith is basic or active. The schemas
+// are copies the caller may change.
 func (c *Catalog) Schemas(active []string) []FunctionSchema {
 	out := make([]FunctionSchema, 0, len(c.Tools)+1)
 	add := func(t *CatalogTool) {
@@ -59,10 +61,39 @@ func (c *Catalog) Schemas(active []string) []FunctionSchema {
 	if len(c.Groups) > 0 {
 		out = append(out, MetaSchema(c.Groups, active))
 	}
+	// Group by group, as 2.x walks its groups: basic, then the groups
+	// in their order (a tool of a group the catalog does not name
+	// last), each group's tools in catalog order.
+	rank := make(map[string]int, len(c.Groups)+2)
+	rank[""], rank[BasicGroup] = 0, 0
+	for i, g := range c.Groups {
+		if _, dup := rank[g.Name]; !dup {
+			rank[g.Name] = i + 1
+		}
+	}
+	groupRank := func(g string) int {
+		if r, ok := rank[g]; ok {
+			return r
+		}
+		return len(c.Groups) + 1
+	}
+	listed := make([]int, 0, len(c.Tools))
+	sorted := true
 	for i := range c.Tools {
 		if i != viewer && c.Tools[i].listed(active) {
-			add(&c.Tools[i])
+			if n := len(listed); n > 0 && groupRank(c.Tools[listed[n-1]].Group) > groupRank(c.Tools[i].Group) {
+				sorted = false
+			}
+			listed = append(listed, i)
 		}
+	}
+	if !sorted {
+		slices.SortStableFunc(listed, func(a, b int) int {
+			return cmp.Compare(groupRank(c.Tools[a].Group), groupRank(c.Tools[b].Group))
+		})
+	}
+	for _, i := range listed {
+		add(&c.Tools[i])
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,5 +176,33 @@ func TestNonBoolGroupValueFirstInInputOrder(t *testing.T) {
 		if want := "Invalid arguments: " + tt.want; final.Code != toolkit.CodeInvalidInput || final.Text() != want {
 			t.Errorf("%+v: %s %q, want %q", tt.call, final.Code, final.Text(), want)
 		}
+	}
+}
+
+// TestSchemasListGroupByGroup: AgentScope 2.x lists tools group by group
+// (basic first, then the active groups in the order they were created),
+// each group's tools in the order they were added, whatever order tools
+// of different groups were added in.
+func TestSchemasListGroupByGroup(t *testing.T) {
+	tk := toolkit.New(nil)
+	for _, g := range []string{"g1", "g2"} {
+		if err := tk.AddGroup(toolkit.Group{Name: g, Description: g + " tools."}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noop := func(name string) *toolkit.Tool {
+		return toolkit.Raw(name, name+".", nil, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return nil })
+	}
+	for _, r := range []struct{ name, group string }{{"a2", "g2"}, {"b1", "basic"}, {"c1", "g1"}, {"d2", "g2"}, {"e1", "basic"}} {
+		if err := tk.Add(noop(r.name), toolkit.InGroup(r.group)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, s := range tk.Schemas([]string{"g2", "g1"}) {
+		got = append(got, s.Function.Name)
+	}
+	if want := []string{toolkit.MetaToolName, "b1", "e1", "c1", "a2", "d2"}; !slices.Equal(got, want) {
+		t.Errorf("schemas = %v, want %v", got, want)
 	}
 }

@@ -148,7 +148,7 @@ func TestGroups(t *testing.T) {
 
 // TestSchemasSkillViewerFirst: as AgentScope 2.x lists them
 // (_get_available_tools), the skill viewer comes first, then reset_tools,
-// then the groups' tools in registration order, wherever the viewer was
+// then the tools group by group (basic first), wherever the viewer was
 // registered.
 func TestSchemasSkillViewerFirst(t *testing.T) {
 	tk := newToolkit(t, nil)
@@ -157,7 +157,7 @@ func TestSchemasSkillViewerFirst(t *testing.T) {
 	mustAdd(t, tk, writes("w1", nil), toolkit.InGroup("web"))
 	mustAdd(t, tk, writes(toolkit.SkillViewerName, nil), toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill))
 	mustAdd(t, tk, writes("b2", nil))
-	if got, want := schemaNames(tk.Schemas([]string{"web"})), []string{"Skill", "reset_tools", "b1", "w1", "b2"}; !slices.Equal(got, want) {
+	if got, want := schemaNames(tk.Schemas([]string{"web"})), []string{"Skill", "reset_tools", "b1", "b2", "w1"}; !slices.Equal(got, want) {
 		t.Errorf("Schemas = %v, want %v", got, want)
 	}
 }
@@ -213,8 +213,8 @@ func TestSchemas(t *testing.T) {
 		want   []string
 	}{
 		{"basic only", nil, []string{"reset_tools", "b1", "b2"}},
-		{"registration order across groups", []string{"web", "files"}, []string{"reset_tools", "b1", "f1", "w1", "b2", "w2"}},
-		{"one group", []string{"web"}, []string{"reset_tools", "b1", "w1", "b2", "w2"}},
+		{"group by group, in the groups' order", []string{"files", "web"}, []string{"reset_tools", "b1", "b2", "w1", "w2", "f1"}},
+		{"one group", []string{"web"}, []string{"reset_tools", "b1", "b2", "w1", "w2"}},
 		{"unknown names are ignored", []string{"nope", "basic"}, []string{"reset_tools", "b1", "b2"}},
 	}
 	for _, tt := range tests {
@@ -244,7 +244,7 @@ func TestSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if names := schemaNames(got); !slices.Equal(names, []string{"reset_tools", "b1", "f1", "b2"}) {
+	if names := schemaNames(got); !slices.Equal(names, []string{"reset_tools", "b1", "b2", "f1"}) {
 		t.Errorf("default session schemas = %v", names)
 	}
 	if r := collect(t, tk, ctx, toolkit.ToolCall{ID: "1", Name: "f1", Session: "new"}); r.final.State != toolkit.StateSuccess {

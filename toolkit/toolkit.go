@@ -898,8 +898,9 @@ type Function struct {
 
 // Schemas returns the schemas the model may see when the given groups are
 // active: the meta tool first (when non-basic groups exist), then the basic
-// group's tools and the active groups' tools, in registration order.
-// Unknown group names are ignored.
+// group's tools and then each active group's, in the groups' order, each
+// group's tools in registration order (Catalog.Schemas). Unknown group
+// names are ignored.
 func (tk *Toolkit) Schemas(active []string) []FunctionSchema {
 	c := tk.Catalog()
 	return c.Schemas(active)

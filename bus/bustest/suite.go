@@ -435,7 +435,7 @@ func testGroups(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	if final.State != toolkit.StateSuccess || final.Text() != "the secret" {
 		t.Fatalf("active group: %+v", final)
 	}
-	if got := strings.Join(names(rev), ","); got != "reset_tools,echo,fail,explode,secret,stream,block,big" {
+	if got := strings.Join(names(rev), ","); got != "reset_tools,echo,fail,explode,stream,block,big,secret" {
 		t.Fatalf("schemas after activation: %s", got)
 	}
 	// Another session is unaffected.
