@@ -131,9 +131,9 @@ func TestGatewayDeleteInFlight(t *testing.T) {
 		t.Error("the DELETE of the session is unanswered 10s later")
 	}
 	waitCancelled(t, f, 5*time.Second, "after the session's DELETE")
-	if n := g.Sessions(); n != 0 {
-		t.Errorf("%d sessions still tracked after the session was deleted", n)
-	}
+	// The session is let go once its call has returned, which on a busy
+	// machine may be a moment after the worker saw the cancel.
+	waitTracked(t, g, 0)
 	unblock()
 }
 
