@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/toolbus/toolbus/internal/regularfile"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -456,26 +457,7 @@ func regular(p string, fi fs.FileInfo) error {
 	case fi.IsDir():
 		return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is a directory, not a regular file.", p)
 	case !fi.Mode().IsRegular():
-		return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is %s, not a regular file; the file tools read and write regular files only.", p, fileKind(fi.Mode()))
+		return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is %s, not a regular file; the file tools read and write regular files only.", p, regularfile.Kind(fi.Mode()))
 	}
 	return nil
-}
-
-// fileKind names a file type for the model.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "not a regular file"
 }

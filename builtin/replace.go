@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/toolbus/toolbus/internal/regularfile"
 )
 
 // The file tools change a file by writing the new content to a temporary
@@ -88,7 +90,7 @@ func openRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
 	}
 	fi, err := file.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is %s", rel, fileKind(fi.Mode()))
+		err = fmt.Errorf("%s is %s", rel, regularfile.Kind(fi.Mode()))
 	}
 	return file, fi, err
 }
