@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -218,11 +219,11 @@ type hostOptions struct {
 	mcpListen string // "" = no MCP server
 }
 
-func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (h *host, err error) {
-	h = &host{nc: nc}
+func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (_ *host, err error) {
+	h := &host{nc: nc}
 	defer func() {
 		if err != nil {
-			h.stop(context.Background())
+			h.stop(context.Background()) // h, not the nil returned
 		}
 	}()
 	js, err := jetstream.New(nc)
@@ -230,6 +231,9 @@ func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (h *host, err 
 		return nil, err
 	}
 	state, err := bus.NewKVState(ctx, js, &bus.KVStateOptions{Bucket: groupsBucket, Storage: jetstream.MemoryStorage})
+	if kv.NoJetStream(ctx, js, err) {
+		return nil, errors.New("the NATS server has no JetStream, which the bench worker needs (group state, the durable and raw-js systems): start it with -js")
+	}
 	if err != nil {
 		return nil, err
 	}
