@@ -100,6 +100,13 @@ type ClientOptions struct {
 	// caller reads cannot grow the caller without end. 0 means
 	// DefaultMaxPending.
 	MaxPending int64
+	// MaxResultBytes bounds the output of one call the client
+	// accumulates (toolkit.Chunk.Size of the chunks received), as
+	// toolkit.Options.MaxResultBytes does on the worker: past it the call
+	// is cancelled and ends tool_error (ToolOutputTooLargeError) with the
+	// output up to the bound. 0 means toolkit.DefaultMaxResultBytes;
+	// negative, no bound.
+	MaxResultBytes int
 }
 
 // maxBoundTools bounds the tools a Client remembers to be session-bound;
@@ -150,6 +157,9 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	}
 	if r.MaxPending <= 0 {
 		r.MaxPending = DefaultMaxPending
+	}
+	if r.MaxResultBytes == 0 {
+		r.MaxResultBytes = toolkit.DefaultMaxResultBytes
 	}
 	return r
 }
@@ -929,7 +939,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the call could not be sent: %v", err))
 	}
 
-	st := callState{id: call.ID}
+	st := callState{id: call.ID, bound: c.opts.MaxResultBytes}
 	defer st.endAsks()
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time // after a cancel: how long the worker's final is awaited
@@ -994,14 +1004,20 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			st.last = f.Last()
 			switch f.Kind {
 			case wire.KindChunk:
-				if !st.chunk(f.Chunk, yield) {
-					return nil
+				ok := st.chunk(f.Chunk, yield)
+				for i := 0; ok && i < len(f.More); i++ {
+					ok = st.chunk(&f.More[i], yield)
 				}
-				for i := range f.More {
-					if !st.chunk(&f.More[i], yield) {
-						return nil
-					}
+				if ok {
+					break
 				}
+				if st.over {
+					c.cancel(call.ID, "", *durable)
+					return st.partial(toolkit.CodeToolError, fmt.Sprintf(
+						"ToolOutputTooLargeError: the output of '%s' passed the limit of %d bytes one call may return here (ClientOptions.MaxResultBytes), so the call was cancelled.",
+						call.Name, c.opts.MaxResultBytes))
+				}
+				return nil
 			case wire.KindProgress:
 				if !yield(toolkit.Event{Progress: f.Progress}) {
 					return nil
@@ -1109,6 +1125,8 @@ type callState struct {
 	last    uint64
 	chunks  uint64
 	acc     toolkit.Accumulator
+	bound   int           // the bound of the accumulated output; ≤ 0, none
+	over    bool          // a chunk past bound came: the call ends
 	attempt uint64        // the durable delivery the frames are of; 0 on the core path
 	max     uint64        // the durable deliveries at most
 	asking  *atomic.Int32 // the call's requests being answered (ask.go); nil before the first
@@ -1134,8 +1152,13 @@ func (st *callState) next(f *wire.Frame) {
 }
 
 // chunk accumulates a chunk and hands it to the caller; false when the
-// caller stopped.
+// caller stopped, or when the chunk would take the output past its bound
+// (over).
 func (st *callState) chunk(c *toolkit.Chunk, yield func(toolkit.Event) bool) bool {
+	if st.bound > 0 && st.acc.Size()+c.Size() > st.bound {
+		st.over = true
+		return false
+	}
 	st.chunks++
 	st.acc.Add(c)
 	return yield(toolkit.Event{Chunk: c})

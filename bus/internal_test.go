@@ -118,8 +118,8 @@ func TestSplit(t *testing.T) {
 				var next []*toolkit.Chunk
 				for _, p := range pieces {
 					if a, b, ok := s.split(p); ok {
-						if contentSize(a) >= contentSize(p) || contentSize(b) >= contentSize(p) {
-							t.Fatalf("split did not shrink: %d → %d + %d", contentSize(p), contentSize(a), contentSize(b))
+						if a.Size() >= p.Size() || b.Size() >= p.Size() {
+							t.Fatalf("split did not shrink: %d → %d + %d", p.Size(), a.Size(), b.Size())
 						}
 						next = append(next, a, b)
 					} else {

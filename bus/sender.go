@@ -286,7 +286,7 @@ func (s *sender) write(c toolkit.Chunk, result bool) error {
 	}
 	c.Metadata = maps.Clone(c.Metadata)
 	s.hold(item{chunk: c, isChunk: true}, !result || s.streaming)
-	s.heldSize += contentSize(&c)
+	s.heldSize += c.Size()
 	if s.heldSize > holdLimit {
 		s.flush()
 	}
@@ -455,9 +455,9 @@ func (s *sender) flush() {
 			i++
 			continue
 		}
-		j, size := i+1, contentSize(&held[i].chunk)
+		j, size := i+1, held[i].chunk.Size()
 		for j < len(held) && held[j].isChunk {
-			n := contentSize(&held[j].chunk)
+			n := held[j].chunk.Size()
 			if size+n > batchLimit {
 				break
 			}
@@ -574,7 +574,7 @@ func (s *sender) sendChunk(c *toolkit.Chunk) {
 	}
 	a, b, ok := s.split(c)
 	if !ok {
-		s.fail(fmt.Errorf("a chunk of %d bytes cannot be split to fit the server's max_payload of %d bytes", contentSize(c), s.w.nc.MaxPayload()))
+		s.fail(fmt.Errorf("a chunk of %d bytes cannot be split to fit the server's max_payload of %d bytes", c.Size(), s.w.nc.MaxPayload()))
 		return
 	}
 	s.sendChunk(a)
@@ -815,32 +815,18 @@ func (s *sender) encode(f *wire.Frame, eb *encBuf) (data []byte, err error) {
 	return eb.b, err
 }
 
-// contentSize approximates the encoded size of a chunk's content.
-func contentSize(c *toolkit.Chunk) int {
-	n := 0
-	for i := range c.Content {
-		n += blockSize(&c.Content[i])
-	}
-	return n
-}
-
-// blockSize approximates the encoded size of one block.
-func blockSize(b *toolkit.Block) int {
-	return len(b.Text) + len(b.Data) + len(b.URL) + len(b.ID) + len(b.Name) + len(b.MediaType) + 16
-}
-
 // split cuts a chunk into two whose content is about half each. Text is
 // cut at a rune boundary and base64 data at a 4-character boundary, and
 // the halves accumulate to what the whole would: text pieces are adjacent
 // (so they merge) and data pieces share an id (one is generated when the
 // block has none). Metadata goes with the first half, the state with both.
 func (s *sender) split(c *toolkit.Chunk) (a, b *toolkit.Chunk, ok bool) {
-	target := contentSize(c) / 2
+	target := c.Size() / 2
 	a = &toolkit.Chunk{State: c.State, Metadata: c.Metadata}
 	b = &toolkit.Chunk{State: c.State}
 	n := 0
 	for i, blk := range c.Content {
-		size := blockSize(&blk)
+		size := blk.Size()
 		switch {
 		case n+size <= target || (n == 0 && i == 0 && !cuttable(blk)):
 			a.Content = append(a.Content, blk)

@@ -305,6 +305,10 @@ type Middleware struct {
 	// MaxInFlight is how many calls the worker runs at once; 0 (the
 	// default) means the worker's own default.
 	MaxInFlight int `yaml:"max_in_flight"`
+	// MaxResultBytes bounds the output of one call, in bytes
+	// (toolkit.Options.MaxResultBytes): past it the call fails with
+	// tool_error. 0 (the default) means 64 MiB; -1, no bound.
+	MaxResultBytes int `yaml:"max_result_bytes"`
 }
 
 // LogCalls is how the per-call log lines of successful calls go out.

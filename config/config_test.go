@@ -62,6 +62,7 @@ func TestExample(t *testing.T) {
 		{"rate limit", cfg.Middleware.RateLimits[0], config.RateLimit{Key: "session", Rate: 10, Burst: 20}},
 		{"rate limit default burst", cfg.Middleware.RateLimits[1].Burst, 2},
 		{"max in flight", cfg.Middleware.MaxInFlight, 128},
+		{"max result bytes", cfg.Middleware.MaxResultBytes, 64 << 20},
 		{"permission mode", cfg.Permissions.Mode, "default"},
 		{"permission allow", cfg.Permissions.Allow, []string{"execute_shell_command:git status:*"}},
 		{"permission working dirs made absolute", cfg.WorkingDirs(), []string{filepath.Join(dir, "workspace")}},

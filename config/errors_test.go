@@ -174,6 +174,8 @@ func TestRejected(t *testing.T) {
 		{"bad rate key", "middleware:\n  rate_limits:\n    - rate: 1\n      key: user\n",
 			`w.yaml:4: middleware.rate_limits[0].key: invalid value "user": want one of session, tool, global`},
 		{"negative in-flight", "middleware:\n  max_in_flight: -1\n", `w.yaml:2: middleware.max_in_flight: negative limit -1`},
+		{"result bound below -1", "middleware:\n  max_result_bytes: -2\n",
+			`w.yaml:2: middleware.max_result_bytes: negative size -2: want a size in bytes, 0 for the default or -1 for none`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -353,6 +353,9 @@ func (k *checker) middleware() {
 	if m.MaxInFlight < 0 {
 		k.fail("middleware.max_in_flight", "negative limit %d", m.MaxInFlight)
 	}
+	if m.MaxResultBytes < -1 {
+		k.fail("middleware.max_result_bytes", "negative size %d: want a size in bytes, 0 for the default or -1 for none", m.MaxResultBytes)
+	}
 }
 
 func (k *checker) state() {

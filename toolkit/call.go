@@ -100,7 +100,7 @@ func (w *yieldWriter) Progress(p Progress) error { return w.emit(Event{Progress:
 // tool with the presets merged into its input. The error chunk of each
 // failure is written to out too.
 func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Response {
-	d := &dispatch{out: out}
+	d := &dispatch{out: out, max: tk.maxResult}
 	d.acc.blocks = d.first[:0]
 	d.run(ctx, tk, call)
 	return d.final(call.ID)
@@ -116,11 +116,29 @@ type dispatch struct {
 	code  Code
 	meta  map[string]any
 	done  bool
+	max   int  // the bound of the output (Options.MaxResultBytes); ≤ 0, none
+	over  bool // the output reached max: the call failed
+}
+
+// overLimit reports whether c is refused for taking the call's output past
+// its bound; the first such chunk fails the call.
+func (d *dispatch) overLimit(c *Chunk) bool {
+	if !d.over && (d.max <= 0 || d.acc.Size()+c.Size() <= d.max) {
+		return false
+	}
+	if !d.over {
+		d.over = true
+		d.fail(CodeToolError, fmt.Sprintf("ToolOutputTooLargeError: the tool's output passed the limit of %d bytes one call may return; the rest of it was dropped.", d.max))
+	}
+	return true
 }
 
 func (d *dispatch) Write(c Chunk) error {
 	if d.done {
 		return ErrStopped
+	}
+	if d.overLimit(&c) {
+		return ErrOutputTooLarge
 	}
 	// Accumulate before forwarding: the accumulator copies what it keeps,
 	// so a consumer that changes the chunk it is handed cannot change the
@@ -186,6 +204,9 @@ func writeResult(w Writer, c Chunk) error {
 	}
 	if d.done {
 		return ErrStopped
+	}
+	if d.overLimit(&c) {
+		return ErrOutputTooLarge
 	}
 	aerr := d.acc.Add(&c)
 	err := rw.WriteResult(c)
@@ -295,8 +316,8 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 		ctx = withExtended(ctx, e.extension, input)
 	}
 	err := d.invoke(ctx, tk, e.handler, &d.call)
-	if err == nil {
-		return
+	if err == nil || d.over {
+		return // over: the call failed when its output did
 	}
 	f := Failure(ctx, err)
 	if f.RetryAfter > 0 {

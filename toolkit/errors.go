@@ -143,4 +143,8 @@ var (
 	// ErrStopped is returned by Writer methods once the consumer has gone
 	// away; a tool that sees it should return.
 	ErrStopped = errors.New("toolkit: stream consumer stopped")
+	// ErrOutputTooLarge is returned by Write once the call's output has
+	// reached Options.MaxResultBytes: the call has failed, and a tool that
+	// sees it should return.
+	ErrOutputTooLarge = errors.New("toolkit: the call's output is over its limit")
 )

@@ -53,6 +53,23 @@ type Chunk struct {
 	Metadata map[string]any `json:"metadata,omitempty" msgpack:"metadata,omitempty"`
 }
 
+// Size is about how many bytes the chunk's content holds: the text, data,
+// URL, id, name and media type of each block, and a little for the block
+// itself. Options.MaxResultBytes bounds a call's output by it.
+func (c *Chunk) Size() int {
+	n := 0
+	for i := range c.Content {
+		n += c.Content[i].Size()
+	}
+	return n
+}
+
+// Size is about how many bytes the block holds (Chunk.Size), also about
+// its encoded size.
+func (b *Block) Size() int {
+	return len(b.Text) + len(b.Data) + len(b.URL) + len(b.ID) + len(b.Name) + len(b.MediaType) + 16
+}
+
 // Text returns a running chunk holding one text block.
 func Text(s string) Chunk {
 	return Chunk{Content: []Block{{Type: BlockText, Text: s}}, State: StateRunning}
@@ -141,6 +158,7 @@ type Accumulator struct {
 	state    State
 	metadata map[string]any
 	many     *accMany // what only many blocks, or renames, need
+	size     int      // the Chunk.Size of the chunks added
 }
 
 // accMany is the part of an Accumulator that calls with many blocks, or
@@ -175,10 +193,14 @@ type rawText struct {
 	b64  b64state
 }
 
+// Size is the Chunk.Size of the chunks added so far.
+func (a *Accumulator) Size() int { return a.size }
+
 // Add folds one chunk in. It returns an error only for a merge AgentScope
 // also rejects (data with a URL source under an existing ID); the rest of
 // the chunk is still applied.
 func (a *Accumulator) Add(c *Chunk) error {
+	a.size += c.Size()
 	from := len(a.blocks)
 	var err error
 	for i := range c.Content {

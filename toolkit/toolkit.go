@@ -41,7 +41,17 @@ type Options struct {
 	// reset_tools' answer. It receives .Groups, the activated groups in
 	// toolkit order. Empty means DefaultMetaResponseTemplate.
 	MetaResponseTemplate string
+	// MaxResultBytes bounds the output one call accumulates (Chunk.Size
+	// of each chunk written): a chunk that would take it past the bound
+	// is neither kept nor streamed, the call fails with tool_error
+	// (ToolOutputTooLargeError), and the tool's writes from then on
+	// return ErrOutputTooLarge. 0 means DefaultMaxResultBytes; negative,
+	// no bound.
+	MaxResultBytes int
 }
+
+// DefaultMaxResultBytes is Options.MaxResultBytes's default: 64 MiB.
+const DefaultMaxResultBytes = 64 << 20
 
 // Conflict says what Add does when a tool with the same name exists.
 type Conflict int
@@ -70,6 +80,9 @@ type Toolkit struct {
 	state    GroupState
 	log      *slog.Logger
 	metaTmpl *template.Template
+	// maxResult is Options.MaxResultBytes with its default; negative is
+	// no bound.
+	maxResult int
 
 	mu       sync.Mutex // serialises writers of reg
 	reg      atomic.Pointer[registry]
@@ -108,7 +121,10 @@ func New(opts *Options) *Toolkit {
 	if opts == nil {
 		opts = &Options{}
 	}
-	tk := &Toolkit{state: opts.State, log: opts.Logger, watchers: map[int]func(){}}
+	tk := &Toolkit{state: opts.State, log: opts.Logger, watchers: map[int]func(){}, maxResult: opts.MaxResultBytes}
+	if tk.maxResult == 0 {
+		tk.maxResult = DefaultMaxResultBytes
+	}
 	if tk.state == nil {
 		tk.state = NewMemoryState()
 	}

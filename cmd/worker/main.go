@@ -408,7 +408,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 
-	tk := toolkit.New(&toolkit.Options{State: state, Logger: log})
+	tk := toolkit.New(&toolkit.Options{State: state, Logger: log, MaxResultBytes: cfg.Middleware.MaxResultBytes})
 	for _, g := range cfg.ToolkitGroups() {
 		// Very many groups take long to register: a signal stops it.
 		if err := ctx.Err(); err != nil {
