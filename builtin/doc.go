@@ -86,9 +86,12 @@
 //   - write_text_file creates missing parent directories.
 //   - write_text_file and insert_text_file replace a file: the new
 //     content goes to a temporary file in the same directory
-//     (".toolbus-*.tmp"), is synced, takes the file's mode (and owner and
-//     group, each where the worker may give it) and is renamed over the
-//     file. A reader sees the old file or the new one, never part of one,
+//     (".toolbus-*.tmp"), is synced, takes the file's mode, its extended
+//     attributes (POSIX ACLs among them; the security namespace is the
+//     system's to label) and its owner and group, each where the worker
+//     may give it, and is renamed over the file. A file whose attributes
+//     cannot all be carried over (or are over 1 MiB) is rewritten in
+//     place instead, as below. A reader sees the old file or the new one, never part of one,
 //     and a failed write leaves the file as it was. A path that is a
 //     symlink to a file of the workspace edits its target; the link
 //     stays. A file's other hard links keep the old content. Where the

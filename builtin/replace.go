@@ -28,7 +28,7 @@ import (
 // create writes a new file rel. As an exclusive create, it fails if rel
 // exists by the time the file is put in place.
 func create(root *os.Root, rel, content string) error {
-	tmp, err := writeTemp(root, rel, content, nil)
+	tmp, err := writeTemp(root, rel, content, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -48,20 +48,27 @@ func create(root *os.Root, rel, content string) error {
 }
 
 // replace puts content in place of the existing regular file rel, keeping
-// its mode and, where allowed, its owner. It first opens rel for writing,
+// its mode, its extended attributes and, where allowed, its owner. It first opens rel for writing,
 // without blocking, and checks what it opened, so that what could not be
 // written in place is refused as before (a file without write permission,
 // a named pipe swapped in since the file was looked at) and the new file
 // takes the mode of the file it replaces.
 func replace(root *os.Root, rel, content string) error {
 	file, fi, err := openRegular(root, rel)
+	var attrs []xattr
+	if err == nil {
+		attrs, err = readXattrs(file)
+	}
 	if file != nil {
 		err = errors.Join(err, file.Close())
+	}
+	if errors.Is(err, errXattrs) {
+		return inPlace(root, rel, content)
 	}
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(root, rel, content, fi)
+	tmp, err := writeTemp(root, rel, content, fi, attrs)
 	if refused(err) {
 		return inPlace(root, rel, content)
 	}
@@ -100,7 +107,7 @@ func openRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
 // directory the worker may not write (a temporary file), a sticky one
 // (renaming over another user's file), a file system without modes.
 func refused(err error) bool {
-	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP)
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, errXattrs)
 }
 
 // inPlace rewrites the existing regular file rel in place, as the file
@@ -126,9 +133,10 @@ func inPlace(root *os.Root, rel, content string) error {
 
 // writeTemp writes content to a new temporary file in rel's directory and
 // syncs it. With like, the file gets like's mode and owner (the owner
-// only where the worker may give it); without, the mode a created file
-// gets (0644 less the umask). On failure nothing is left behind.
-func writeTemp(root *os.Root, rel, content string, like fs.FileInfo) (string, error) {
+// only where the worker may give it) and the extended attributes attrs;
+// without, the mode a created file gets (0644 less the umask). On failure
+// nothing is left behind.
+func writeTemp(root *os.Root, rel, content string, like fs.FileInfo, attrs []xattr) (string, error) {
 	tmp := filepath.Join(filepath.Dir(rel), ".toolbus-"+rand.Text()+".tmp")
 	perm := fs.FileMode(0o644)
 	if like != nil {
@@ -141,6 +149,9 @@ func writeTemp(root *os.Root, rel, content string, like fs.FileInfo) (string, er
 	_, err = io.WriteString(file, content)
 	if err == nil && like != nil {
 		keepOwner(file, like)
+		err = setXattrs(file, attrs) // before the mode, which sets an ACL's mask
+	}
+	if err == nil && like != nil {
 		err = file.Chmod(like.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
 	}
 	if err == nil {
