@@ -227,3 +227,23 @@ func TestStateImportMoreAfterValue(t *testing.T) {
 		}
 	}
 }
+
+// TestStateImportWithoutActiveGroups: a state without its active_groups
+// list ({}, null, a null list) or an empty one is refused before
+// connecting (exit 2); it was imported as no groups, deactivating every
+// group of the session.
+func TestStateImportWithoutActiveGroups(t *testing.T) {
+	for _, in := range []string{`{}`, `null`, `{"active_groups": null}`, ``, " \n"} {
+		var out, errb strings.Builder
+		code := run(context.Background(), []string{"--nats", "nats://127.0.0.1:1", "state", "import", "--session", "s1", "-"}, strings.NewReader(in), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), `{"active_groups": [...]}`) {
+			t.Errorf("state %q: exit %d %q", in, code, errb.String())
+		}
+	}
+	// [] is a state: no group active; it gets as far as connecting.
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"--nats", "nats://127.0.0.1:1", "state", "import", "--session", "s1", "-"}, strings.NewReader(`{"active_groups": []}`), &out, &errb)
+	if code != exitNoNATS {
+		t.Errorf(`state {"active_groups": []}: exit %d %q`, code, errb.String())
+	}
+}

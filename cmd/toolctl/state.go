@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -69,14 +70,25 @@ func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
 		if len(data) > maxStateBytes {
 			return e.usagef("the state is over the %d bytes a state may be", maxStateBytes)
 		}
+		// The key must be there, as load_state_dict requires it: a state
+		// without it ({}, null) would deactivate every group of the session.
+		var in struct {
+			ActiveGroups *[]string `json:"active_groups"`
+		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&st); err != nil {
+		if err := dec.Decode(&in); errors.Is(err, io.EOF) {
+			return e.usagef("the state is empty; give {\"active_groups\": [...]} (what state export prints)")
+		} else if err != nil {
 			return e.usagef("the state is not {\"active_groups\": [...]}: %v", err)
 		}
 		if moreAfter(dec, data) {
 			return e.usagef("the state has more than one JSON value; give one {\"active_groups\": [...]}")
 		}
+		if in.ActiveGroups == nil {
+			return e.usagef("the state has no active_groups list; give {\"active_groups\": [...]} ([] for none)")
+		}
+		st.ActiveGroups = *in.ActiveGroups
 	}
 	c, err := e.bus()
 	if err != nil {
