@@ -79,3 +79,18 @@ func TestProbeEmpty(t *testing.T) {
 		t.Errorf("--probe '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
 	}
 }
+
+// TestEmptyPathFlags: --listen, --store-dir and --workspace given an
+// empty value are refused before the start (exit 2), also by
+// --check-config; --listen "" started an embedded server listening
+// nowhere that said it was ready, and the others failed at the start
+// ("mkdir : no such file or directory").
+func TestEmptyPathFlags(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	for _, name := range []string{"--listen", "--store-dir", "--workspace"} {
+		var out, errb strings.Builder
+		if code := run([]string{"--check-config", name, ""}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "flag "+name+": empty") {
+			t.Errorf("%s '': exit %d\nstdout %s\nstderr %s", name, code, out.String(), errb.String())
+		}
+	}
+}

@@ -172,6 +172,18 @@ func loadConfig(f *flags) (*config.Config, error) {
 	if err := cfg.Validate(); err != nil && !errors.As(config.Attribute(err, sources), &errs) {
 		return nil, err
 	}
+	// An empty value (--store-dir "$DIR" with DIR unset) is not the
+	// default: the embedded server would listen nowhere, and the store
+	// and the workspace would fail at the start. Named here, before.
+	for _, e := range []struct{ name, want string }{
+		{"listen", "an address such as 127.0.0.1:4222"},
+		{"store-dir", "a directory"},
+		{"workspace", "a directory"},
+	} {
+		if fl := f.fs.Lookup(e.name); given(f.fs, e.name) && fl.Value.String() == "" {
+			errs = append(errs, &config.Error{File: "flag --" + e.name, Reason: "empty: give " + e.want + ", or leave the flag out for the default"})
+		}
+	}
 	switch {
 	case f.kvReplicas < 1 || f.kvReplicas > 5:
 		errs = append(errs, &config.Error{File: "flag --kv-replicas", Reason: fmt.Sprintf("replicas must be 1 to 5, got %d", f.kvReplicas)})
