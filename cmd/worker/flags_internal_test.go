@@ -94,3 +94,14 @@ func TestEmptyPathFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigEmpty: --config with an empty value (--config "$FILE" with
+// FILE unset) is bad usage; it was taken for no --config and the worker
+// went on with the defaults (here, with --check-config, "configuration
+// OK"), without the file's permissions.
+func TestConfigEmpty(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run([]string{"--config", "", "--check-config"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--config needs a file") {
+		t.Errorf("--config '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+}

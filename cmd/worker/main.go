@@ -263,6 +263,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return probe(f.probe, stderr)
 	}
+	if given(f.fs, "config") && f.configPath == "" {
+		// --config "$FILE" with FILE unset: not the defaults, which
+		// would start a worker without the file's permissions.
+		fmt.Fprintln(stderr, "worker: --config needs a file, such as worker.yaml (see README: Configuration)")
+		return exitUsage
+	}
 	cfg, err := loadConfig(f)
 	if err != nil {
 		fmt.Fprintf(stderr, "worker: invalid configuration:\n%v\n", err)
