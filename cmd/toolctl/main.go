@@ -361,6 +361,14 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "\nExit codes: 0 success, 1 error, 2 bad usage or input (or credentials refused), 3 denied, 4 interrupted, 5 NATS unreachable.\n")
 }
 
+// emptyFlag reports whether the flag name was given on the command line
+// with an empty value.
+func emptyFlag(fs *flag.FlagSet, name string) bool {
+	empty := false
+	fs.Visit(func(f *flag.Flag) { empty = empty || f.Name == name && f.Value.String() == "" })
+	return empty
+}
+
 // hasFlags reports whether fs defines any flag.
 func hasFlags(fs *flag.FlagSet) bool {
 	n := 0
@@ -443,6 +451,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	path := *configPath
 	if *cconfigPath != "" {
 		path = *cconfigPath
+	}
+	// --config "$FILE" with FILE unset would connect as if no file were
+	// given: the default server, none of the file's credentials.
+	for _, fs := range []*flag.FlagSet{gfs, cfs} {
+		if emptyFlag(fs, "config") {
+			return e.usagef("--config needs a file: a worker's configuration, to connect the way that worker does")
+		}
 	}
 	if e.cfg, err = loadConfig(path, gfs, gconn, cfs, cconn); err != nil {
 		fmt.Fprintf(stderr, "toolctl: invalid connection settings:\n%v\n", err)

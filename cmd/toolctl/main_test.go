@@ -247,3 +247,16 @@ func TestStateImportWithoutActiveGroups(t *testing.T) {
 		t.Errorf(`state {"active_groups": []}: exit %d %q`, code, errb.String())
 	}
 }
+
+// TestConfigEmpty: --config with an empty value, before or after the
+// command, is bad usage (exit 2) before connecting; it was taken for no
+// --config and toolctl connected to the default server.
+func TestConfigEmpty(t *testing.T) {
+	for _, args := range [][]string{{"--config", "", "tools"}, {"tools", "--config="}} {
+		var out, errb strings.Builder
+		code := run(context.Background(), append([]string{"--nats", "nats://127.0.0.1:1"}, args...), strings.NewReader(""), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), "--config needs a file") {
+			t.Errorf("%q: exit %d %q", args, code, errb.String())
+		}
+	}
+}
