@@ -135,8 +135,15 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 			return e.usagef("%s holds no tokens: no MCP client could connect; add callers (toolctl auth init --caller ID) or leave out --tokens on a loopback address", o.tokens)
 		}
 	}
+	if args[0] == "serve" {
+		// An address without host:port ("" especially: every interface,
+		// any port) would pass for loopback below and be listened on.
+		if _, _, err := net.SplitHostPort(o.listen); err != nil {
+			return e.usagef("invalid --listen %q: want HOST:PORT, such as 127.0.0.1:8808 (%v)", o.listen, err)
+		}
+	}
 	if args[0] == "serve" && tokens == nil && !o.insecure {
-		if host, _, err := net.SplitHostPort(o.listen); err == nil && !loopback(host) {
+		if host, _, _ := net.SplitHostPort(o.listen); !loopback(host) {
 			return e.usagef("refusing to serve MCP on %s without --tokens: anyone who reaches it could call every tool; give --tokens FILE (toolctl auth init writes one), or --insecure", o.listen)
 		}
 	}

@@ -534,6 +534,11 @@ func TestMCPUsage(t *testing.T) {
 		{"zero session timeout", []string{"mcp", "serve", "--session-timeout", "0"}, 2, "--session-timeout"},
 		{"unknown flag", []string{"mcp", "serve", "--bogus"}, 2, "bogus"},
 		{"no NATS", []string{"--nats", "nats://127.0.0.1:1", "mcp", "stdio"}, 5, "cannot connect to NATS"},
+		// An empty --listen is every interface on a port the system picks:
+		// it was served there without --tokens, past the refusal below.
+		{"empty listen", []string{"--nats", "nats://127.0.0.1:1", "mcp", "serve", "--listen", ""}, 2, `--listen ""`},
+		{"listen without port", []string{"--nats", "nats://127.0.0.1:1", "mcp", "serve", "--listen", "bogus"}, 2, `--listen "bogus"`},
+		{"every interface without tokens", []string{"--nats", "nats://127.0.0.1:1", "mcp", "serve", "--listen", ":0"}, 2, "without --tokens"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
