@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -166,5 +167,35 @@ func (d *durationFlag) Set(s string) error {
 		return errors.New("want " + friendlyType["time.Duration"])
 	}
 	*d = durationFlag(v)
+	return nil
+}
+
+// IntVar defines an int flag like fs.IntVar, whose bad values (a word, a
+// fraction, a number too large) are refused with what the flag wants
+// rather than the flag package's "parse error" or "value out of range".
+func IntVar(fs *flag.FlagSet, p *int, name string, value int, usage string) {
+	*p = value
+	fs.Var((*intFlag)(p), name, usage)
+}
+
+// intFlag is a flag.Value of an int.
+type intFlag int
+
+func (i *intFlag) String() string {
+	if i == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*i))
+}
+
+func (i *intFlag) Set(s string) error {
+	v, err := strconv.ParseInt(s, 0, strconv.IntSize)
+	if errors.Is(err, strconv.ErrRange) {
+		return errors.New("want " + friendlyType["int"] + ", not one this large")
+	}
+	if err != nil {
+		return errors.New("want " + friendlyType["int"])
+	}
+	*i = intFlag(v)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +110,34 @@ func TestHasCredentials(t *testing.T) {
 		if got := tt.n.HasCredentials(); got != tt.want {
 			t.Errorf("%+v: HasCredentials %v, want %v", tt.n, got, tt.want)
 		}
+	}
+}
+
+// TestIntVar: an int flag given something else than a whole number says
+// what it wants, not "parse error" or "value out of range"; the help
+// keeps the flag's name for its value and its default.
+func TestIntVar(t *testing.T) {
+	var errb strings.Builder
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(&errb)
+	var n int
+	IntVar(fs, &n, "n", 3, "at most `count` things")
+	for in, want := range map[string]string{
+		"x":                    `invalid value "x" for flag -n: want a whole number` + "\n",
+		"1.5":                  `invalid value "1.5" for flag -n: want a whole number` + "\n",
+		"99999999999999999999": `invalid value "99999999999999999999" for flag -n: want a whole number, not one this large` + "\n",
+	} {
+		errb.Reset()
+		if err := fs.Parse([]string{"-n", in}); err == nil || !strings.HasPrefix(errb.String(), want) {
+			t.Errorf("-n %s: %v\n%s", in, err, errb.String())
+		}
+	}
+	if err := fs.Parse([]string{"-n", "-2"}); err != nil || n != -2 {
+		t.Errorf("-n -2: %d, %v", n, err)
+	}
+	errb.Reset()
+	fs.PrintDefaults()
+	if got := errb.String(); !strings.Contains(got, "-n count\n") || !strings.Contains(got, "(default 3)") {
+		t.Errorf("help:\n%s", got)
 	}
 }

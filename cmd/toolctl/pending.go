@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -31,7 +32,7 @@ type pendingOptions struct {
 func (o *pendingOptions) register(fs *flag.FlagSet) {
 	o.sessionFlags.register(fs, "only this `session`'s calls (default every session)")
 	fs.BoolVar(&o.json, "json", false, "print JSON, with each call's whole recorded input")
-	fs.IntVar(&o.limit, "limit", 50, "list at most `n` calls")
+	config.IntVar(fs, &o.limit, "limit", 50, "list at most `n` calls")
 }
 
 // pendingJSON is one call in `toolctl pending --json`.

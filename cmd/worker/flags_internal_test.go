@@ -105,3 +105,18 @@ func TestConfigEmpty(t *testing.T) {
 		t.Errorf("--config '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
 	}
 }
+
+// TestIntFlagNotANumber: --kv-replicas given something else than a whole
+// number says what it wants, not "parse error".
+func TestIntFlagNotANumber(t *testing.T) {
+	var errb strings.Builder
+	if _, err := parseFlags([]string{"--kv-replicas", "three"}, &errb); err == nil {
+		t.Fatal("--kv-replicas three accepted")
+	}
+	if got := errb.String(); !strings.Contains(got, `invalid value "three" for flag -kv-replicas: want a whole number`) {
+		t.Errorf("--kv-replicas three says:\n%s", got)
+	}
+	if f, err := parseFlags([]string{"--kv-replicas", "3"}, io.Discard); err != nil || f.kvReplicas != 3 {
+		t.Fatalf("--kv-replicas 3: %v, %v", f, err)
+	}
+}
