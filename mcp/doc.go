@@ -114,7 +114,9 @@
 // Size: one message from a server is at most MaxMessageBytes (16 MiB):
 // the go-sdk bounds stdio lines and event-stream events so (and an event
 // past it ends its stream, which the go-sdk would otherwise read to its
-// end), and a Streamable HTTP JSON answer past it fails its request. A tool listing
+// end), and a Streamable HTTP JSON answer past it fails its request, as
+// does the body of an error status (any type: the go-sdk reads it whole
+// for a JSON-RPC error). A tool listing
 // is at most MaxListedTools tools and MaxMessageBytes of them (and of its
 // pages' cursors) over all its pages.
 //

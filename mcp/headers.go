@@ -128,9 +128,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	media := mediaType(resp.Header.Get("Content-Type"))
-	if media == "application/json" {
-		// The go-sdk reads a JSON answer whole (its event streams and
-		// stdio lines are bounded, this is not).
+	if media != "text/event-stream" || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		// The go-sdk reads a JSON answer whole, and the body of an error
+		// status too, whatever its type (looking for a JSON-RPC error in
+		// it); only a successful event stream is read event by event,
+		// each event bounded.
 		resp.Body = &boundedBody{body: resp.Body, left: MaxMessageBytes}
 	}
 	if t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
@@ -185,8 +187,9 @@ var ErrRuntimeHeaders = errors.New("mcp: runtime headers rejected")
 
 // MaxMessageBytes bounds one message from an MCP server, as the go-sdk
 // bounds a stdio line and an event of an event stream (16 MiB): a
-// Streamable HTTP server's JSON answer longer than this fails the request
-// instead of being read into memory.
+// Streamable HTTP server's JSON answer (or the body of an error status,
+// of any type) longer than this fails the request instead of being read
+// into memory.
 const MaxMessageBytes = 16 << 20
 
 // boundedBody fails a response body once it passes left bytes.
