@@ -63,6 +63,9 @@ func inputSchema(raw any) (map[string]any, error) {
 	if _, ok := out["properties"]; !ok {
 		out["properties"] = map[string]any{}
 	}
+	if err := checkSchemaRefs(out); err != nil {
+		return nil, err
+	}
 	toolkit.StripTitles(out)
 	return out, nil
 }

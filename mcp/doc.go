@@ -38,8 +38,12 @@
 // at either end, so a tool name (which may hold "__") never makes another
 // server's tool's name. A tool whose sanitised name collides
 // with another, whose name is taken in the toolkit or over
-// toolkit.MaxNameLen bytes, or whose schema the toolkit refuses (nested
-// deeper than toolkit.MaxSchemaDepth, say) is skipped with a warning, as
+// toolkit.MaxNameLen bytes, whose schema the toolkit refuses (nested
+// deeper than toolkit.MaxSchemaDepth, say), or whose schema's references
+// the validator would follow for ever ($ref, allOf, anyOf and their kin
+// coming back to the same value without descending into it) or past
+// 10,000 subschemas on one value, or cannot follow (schema_refs.go),
+// is skipped with a warning, as
 // is a tool past MaxServerToolBytes (512 KiB of one server's names,
 // descriptions and schemas: the worker announces all its tools in one
 // NATS message, and one refused past max_payload would drop the worker

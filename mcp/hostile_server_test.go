@@ -1,11 +1,16 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -45,5 +50,63 @@ func TestErrorAnswerBodyBounded(t *testing.T) {
 				t.Errorf("the whole %d MiB %s error body was read", total>>20, media)
 			}
 		})
+	}
+}
+
+// A tool whose input schema's references come back to the same value
+// without descending into it is skipped: the toolkit's validator follows
+// them for ever, and the first call of such a tool overflowed the stack,
+// a fatal error that ended the worker. So is one whose references apply
+// a subschema to one value an exponential number of times (a chain of
+// anyOf of two references to the next link), which held a core for longer
+// than any deadline. A recursive schema that descends (a tree) is kept.
+func TestSchemaReferenceCyclesSkipped(t *testing.T) {
+	chain := map[string]any{"last": map[string]any{"type": "string"}}
+	for i := range 40 {
+		next := "last"
+		if i < 39 {
+			next = fmt.Sprintf("d%d", i+1)
+		}
+		ref := map[string]any{"$ref": "#/$defs/" + next}
+		chain[fmt.Sprintf("d%d", i)] = map[string]any{"anyOf": []any{ref, ref}}
+	}
+	schemas := map[string]any{
+		"root":    map[string]any{"type": "object", "$ref": "#"},
+		"anyof":   map[string]any{"type": "object", "anyOf": []any{map[string]any{"$ref": "#"}}},
+		"pointer": map[string]any{"type": "object", "allOf": []any{map[string]any{"$ref": "#/allOf/0"}}},
+		"defs": map[string]any{"type": "object", "$defs": map[string]any{
+			"a": map[string]any{"$ref": "#/$defs/b"}, "b": map[string]any{"not": map[string]any{"$ref": "#/$defs/a"}}},
+			"properties": map[string]any{"x": map[string]any{"$ref": "#/$defs/a"}}},
+		"anchor": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{
+			"$anchor": "here", "if": map[string]any{"$ref": "#here"}}}},
+		"dynamic": map[string]any{"type": "object", "$dynamicAnchor": "meta", "anyOf": []any{map[string]any{"$dynamicRef": "#meta"}}},
+		"chain":   map[string]any{"type": "object", "$defs": chain, "properties": map[string]any{"x": map[string]any{"$ref": "#/$defs/d0"}}},
+		"tree": map[string]any{"type": "object", "$defs": map[string]any{"node": map[string]any{"type": "object",
+			"properties": map[string]any{"name": map[string]any{"type": "string"},
+				"children": map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/node"}}}}},
+			"properties": map[string]any{"root": map[string]any{"$ref": "#/$defs/node"}}},
+	}
+	srv := newTestServer(nil)
+	for name, s := range schemas {
+		srv.AddTool(&sdk.Tool{Name: name, InputSchema: s}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return textResult("ran"), nil
+		})
+	}
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	tk, _ := mount(t, ServerConfig{Name: "refs", Transport: TransportStreamableHTTP, URL: hs.URL})
+	for name := range schemas {
+		_, ok := tk.Get("mcp__refs__" + name)
+		if want := name == "tree"; ok != want {
+			t.Errorf("tool %s registered %v, want %v", name, ok, want)
+		}
+	}
+	in := map[string]any{"root": map[string]any{"name": "a", "children": []any{map[string]any{"name": "b", "children": []any{}}}}}
+	if r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "t", Name: "mcp__refs__tree", Input: in}, toolkit.WriterFuncs{}); r.Text() != "ran" {
+		t.Errorf("the tree tool ended %s/%s %.200q, want ran", r.State, r.Code, r.Text())
+	}
+	bad := map[string]any{"root": map[string]any{"children": []any{map[string]any{"name": 1}}}}
+	if r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "t", Name: "mcp__refs__tree", Input: bad}, toolkit.WriterFuncs{}); r.Code != toolkit.CodeInvalidInput {
+		t.Errorf("the tree tool given a number for a name ended %s/%s %.200q, want invalid_input", r.State, r.Code, r.Text())
 	}
 }
