@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -228,6 +229,10 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	var sf *serverFault
 	if errors.As(err, &sf) {
 		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool: %v", sf.error)
+	}
+	var se *json.SyntaxError
+	if c.cfg.Transport == TransportStdio && errors.As(err, &se) {
+		return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the MCP server %q wrote something other than JSON-RPC to its stdout during the call of '%s' (%v), which ends its connection; a server must write its logs to stderr. The next call restarts it.", c.cfg.Name, tool, err)
 	}
 	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v. The next call reconnects.", c.cfg.Name, tool, err)
 }

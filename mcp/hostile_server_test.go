@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -108,5 +109,59 @@ func TestSchemaReferenceCyclesSkipped(t *testing.T) {
 	bad := map[string]any{"root": map[string]any{"children": []any{map[string]any{"name": 1}}}}
 	if r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "t", Name: "mcp__refs__tree", Input: bad}, toolkit.WriterFuncs{}); r.Code != toolkit.CodeInvalidInput {
 		t.Errorf("the tree tool given a number for a name ended %s/%s %.200q, want invalid_input", r.State, r.Code, r.Text())
+	}
+}
+
+// garbageServerMain is a stdio server (the re-executed test binary) with
+// one tool, "t", whose call it answers with a line that is not JSON-RPC,
+// as a server printing its logs to stdout does.
+func garbageServerMain() int {
+	dec := json.NewDecoder(os.Stdin)
+	for {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if dec.Decode(&m) != nil {
+			return 0
+		}
+		var result string
+		switch m.Method {
+		case "initialize":
+			result = fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"g","version":"1"}}`, m.Params.ProtocolVersion)
+		case "tools/list":
+			result = `{"tools":[{"name":"t","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}`
+		case "tools/call":
+			fmt.Println("starting the call of t")
+			continue
+		default:
+			if m.ID == nil {
+				continue
+			}
+			result = `{}`
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, result)
+	}
+}
+
+// A stdio server that writes a line other than JSON-RPC to its stdout
+// breaks its connection: the call ends saying so (the server's stdout is
+// for JSON-RPC, its logs go to stderr), not that the server "answered,
+// but its result cannot be read", which took the broken stream for an
+// answer and so did not send a read-only tool's call again on a new
+// session.
+func TestStdoutGarbageEndsConnection(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := mount(t, ServerConfig{Name: "g", Transport: TransportStdio, Command: exe, Env: map[string]string{mountTestServerEnv: "stdout-garbage"}})
+	r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "g", Name: "mcp__g__t", Input: map[string]any{}}, toolkit.WriterFuncs{})
+	t.Logf("final %s/%s %.300q", r.State, r.Code, r.Text())
+	if r.Code != toolkit.CodeToolError || !strings.Contains(r.Text(), "other than JSON-RPC to its stdout") || strings.Contains(r.Text(), "result cannot be read") {
+		t.Errorf("a server writing a log line to stdout: final %s/%s %.300q, want tool_error saying it wrote something other than JSON-RPC to its stdout", r.State, r.Code, r.Text())
 	}
 }

@@ -36,6 +36,8 @@ func init() {
 		os.Exit(wedgeServerMain())
 	case "flood":
 		os.Exit(floodServerMain())
+	case "stdout-garbage":
+		os.Exit(garbageServerMain())
 	}
 }
 

@@ -305,10 +305,13 @@ func unreadableAnswer(err error) bool {
 	if errors.Is(err, sdk.ErrConnectionClosed) {
 		return false
 	}
-	var se *json.SyntaxError
+	// Not a json.SyntaxError: a result is decoded from JSON the
+	// connection's reader already took whole, so a syntax error is that
+	// reader's, on a stream that is broken (a stdio server writing
+	// anything else than JSON-RPC to its stdout), and the session ends.
 	var te *json.UnmarshalTypeError
 	var be base64.CorruptInputError
-	if errors.As(err, &se) || errors.As(err, &te) || errors.As(err, &be) {
+	if errors.As(err, &te) || errors.As(err, &be) {
 		return true
 	}
 	// The go-sdk's content errors (contentFromWire) have no type.
