@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -163,5 +164,32 @@ func TestStdoutGarbageEndsConnection(t *testing.T) {
 	t.Logf("final %s/%s %.300q", r.State, r.Code, r.Text())
 	if r.Code != toolkit.CodeToolError || !strings.Contains(r.Text(), "other than JSON-RPC to its stdout") || strings.Contains(r.Text(), "result cannot be read") {
 		t.Errorf("a server writing a log line to stdout: final %s/%s %.300q, want tool_error saying it wrote something other than JSON-RPC to its stdout", r.State, r.Code, r.Text())
+	}
+}
+
+// enable_tools naming a tool the server lacks is an error listing the
+// tools it has: all of them, unquoted, so a server of very many tools
+// (or of names holding line breaks) made the worker's start-up error
+// megabytes long, or many lines. The list is cut, and each name quoted.
+func TestUnknownEnableToolListBounded(t *testing.T) {
+	srv := newTestServer(nil)
+	answerLists(srv, func(int64) *sdk.ListToolsResult {
+		r := &sdk.ListToolsResult{}
+		for i := range 9_000 {
+			r.Tools = append(r.Tools, &sdk.Tool{Name: fmt.Sprintf("tool_%05d_%s", i, strings.Repeat("n", 100)), InputSchema: map[string]any{"type": "object"}})
+		}
+		r.Tools = append(r.Tools, &sdk.Tool{Name: "line\nbreak", InputSchema: map[string]any{"type": "object"}})
+		return r
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	c := newTestClient(t, ServerConfig{Name: "many", Transport: TransportStreamableHTTP, URL: hs.URL, EnableTools: []string{"absent"}})
+	err := c.Register(testCtx(t), toolkit.New(nil))
+	if !errors.Is(err, ErrUnknownTool) {
+		t.Fatalf("mount: %v, want ErrUnknownTool", err)
+	}
+	msg := err.Error()
+	if len(msg) > 4096 || strings.Contains(msg, "\n") || !strings.Contains(msg, `"absent"`) || !strings.Contains(msg, "9001 tools") {
+		t.Errorf("error of %d bytes: %.600q", len(msg), msg)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbus/toolbus/toolkit"
@@ -89,8 +91,8 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 			for i, t := range all {
 				have[i] = t.Name
 			}
-			return nil, fmt.Errorf("%w: MCP server %q has no tool %s (it has: %s)", ErrUnknownTool, c.cfg.Name,
-				strings.Join(missing, ", "), strings.Join(have, ", "))
+			return nil, fmt.Errorf("%w: MCP server %q has no tool %s (it has %d tools: %s)", ErrUnknownTool, c.cfg.Name,
+				nameList(missing), len(have), nameList(have))
 		}
 	}
 	out := make([]*sdk.Tool, 0, len(all))
@@ -373,4 +375,29 @@ func (c *Client) refreshLoop() {
 			}
 		}
 	}
+}
+
+// nameList quotes the first of names for an error, each cut to a
+// readable length: a server's tool names are many and long at will.
+func nameList(names []string) string {
+	const most, longest = 20, 64
+	var b strings.Builder
+	for i, n := range names {
+		if i == most {
+			fmt.Fprintf(&b, ", and %d more", len(names)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if len(n) > longest {
+			cut := longest
+			for cut > 0 && !utf8.RuneStart(n[cut]) {
+				cut--
+			}
+			n = n[:cut] + "…"
+		}
+		b.WriteString(strconv.Quote(n))
+	}
+	return b.String()
 }
