@@ -101,6 +101,10 @@ func writeTable(out io.Writer, sr scenarioReport) {
 				row = append(row, "")
 				continue
 			}
+			if r.P50 == 0 { // no call of p ended well: no latency to compare
+				row = append(row, fmt.Sprintf("%.2fx (p50 -)", r.Throughput))
+				continue
+			}
 			row = append(row, fmt.Sprintf("%.2fx (p50 %.2fx)", r.Throughput, r.P50))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -186,8 +190,12 @@ func summarize(rep *report) []string {
 	if sr := find("echo"); sr != nil {
 		if p := at(sr, sysToolbus, 1); p != nil {
 			if r, ok := p.Ratios[sysRaw]; ok {
-				lines = append(lines, fmt.Sprintf("echo c=1: %s calls/s = %.2fx raw, p50 %s = %sx raw (bar: p50 ≤ 1.3x) %s",
-					human(p.CallsPerSec), r.Throughput, us(p.Latency.P50), near(r.P50, 1.3), verdict(r.P50 <= 1.3)))
+				p50 := fmt.Sprintf("p50 %s = %sx raw", us(p.Latency.P50), near(r.P50, 1.3))
+				if r.P50 == 0 {
+					p50 = "no call ended well"
+				}
+				lines = append(lines, fmt.Sprintf("echo c=1: %s calls/s = %.2fx raw, %s (bar: p50 ≤ 1.3x) %s",
+					human(p.CallsPerSec), r.Throughput, p50, verdict(r.P50 > 0 && r.P50 <= 1.3)))
 			}
 		}
 		if p := at(sr, sysToolbus, 0); p != nil && p.Conc > 1 {
@@ -224,7 +232,7 @@ func summarize(rep *report) []string {
 		}
 		if p, q := at(sr, sysToolbus, 1), at(sr, sysRaw, 1); p != nil && q != nil && q.Latency.P50 > 0 {
 			lines = append(lines, fmt.Sprintf("separate processes, echo c=1: p50 %s = %sx raw (bar: ≤ 1.3x) %s",
-				us(p.Latency.P50), near(p.Latency.P50/q.Latency.P50, 1.3), verdict(p.Latency.P50 <= 1.3*q.Latency.P50)))
+				us(p.Latency.P50), near(p.Latency.P50/q.Latency.P50, 1.3), verdict(p.OK > 0 && p.Latency.P50 <= 1.3*q.Latency.P50)))
 		}
 	}
 	if sr := find("stream" + procSuffix); sr != nil {
@@ -243,7 +251,7 @@ func summarize(rep *report) []string {
 		for _, p := range sr.Points {
 			if r, ok := p.Ratios[sysQueue]; ok && p.System == sysPinned {
 				lines = append(lines, fmt.Sprintf("sessions c=%d: pinned %s calls/s = %sx the queue group's, p50 %s = %sx (goal: calls/s ≥ 0.9x, p50 ≤ 1.2x) %s",
-					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.9), us(p.Latency.P50), near(r.P50, 1.2), verdict(r.Throughput >= 0.9 && r.P50 <= 1.2)))
+					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.9), us(p.Latency.P50), near(r.P50, 1.2), verdict(r.Throughput >= 0.9 && r.P50 > 0 && r.P50 <= 1.2)))
 			}
 		}
 	}

@@ -59,10 +59,11 @@ type latency struct {
 }
 
 // ratio of a point to the baseline's point at the same concurrency:
-// throughput (higher is better) and p50 latency (lower is better).
+// throughput (higher is better) and p50 latency (lower is better; 0, left
+// out, when no call of the point ended well: there is no latency).
 type ratio struct {
 	Throughput float64 `json:"throughput"`
-	P50        float64 `json:"p50"`
+	P50        float64 `json:"p50,omitempty"`
 }
 
 func latencyOf(sorted []time.Duration) latency {
