@@ -1,9 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // A toolbus point whose calls all failed has no p50: its latency ratio
@@ -42,5 +50,35 @@ func TestAllFailedMissesLatencyBars(t *testing.T) {
 	writeTable(&out, rep.Scenarios[0])
 	if strings.Contains(out.String(), "p50 0.00x") {
 		t.Errorf("the table gives a p50 ratio to a point without latency:\n%s", out.String())
+	}
+}
+
+// A bench worker whose connection was closed for good (the server gone
+// longer than its reconnect attempts) stayed up, serving nothing and
+// saying nothing, until someone killed it.
+func TestWorkerEndsWhenConnectionClosed(t *testing.T) {
+	srv := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", natstest.FreePort(t) })
+	workerConnOptions = []nats.Option{nats.NoReconnect()}
+	t.Cleanup(func() { workerConnOptions = nil })
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- workerMain([]string{"--nats", srv.ClientURL(), "--slots", "1"}, pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("worker said %q (%v), not ready; stderr: %s", line, err, stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	srv.Shutdown()
+	select {
+	case c := <-code:
+		if c != 1 || !strings.Contains(stderr.String(), "lost the NATS server") {
+			t.Errorf("exit %d, stderr %q: want 1 and the lost server named", c, stderr.String())
+		}
+	case <-time.After(guard): // a guard against a hang, not a measurement
+		t.Fatal("the worker is still up a long while after its connection closed")
 	}
 }

@@ -372,13 +372,20 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
-	nc, err := nats.Connect(*natsURL, nats.Name("toolbus-bench-worker"))
+	// A connection that is closed for good (the server gone longer than
+	// the reconnect attempts last) ends the worker: left up, it served
+	// nothing and said nothing, and whoever waited for it waited forever.
+	ctx, lost := context.WithCancelCause(context.Background())
+	defer lost(nil)
+	opts := append([]nats.Option{nats.Name("toolbus-bench-worker"), nats.ClosedHandler(func(*nats.Conn) { lost(errConnClosed) })},
+		workerConnOptions...)
+	nc, err := nats.Connect(*natsURL, opts...)
 	if err != nil {
 		fmt.Fprintln(stderr, "bench worker:", err)
 		return 1
 	}
 	defer nc.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	h, err := startHost(ctx, nc, hostOptions{slots: *slots, ackWait: *ackWait, mcpListen: *mcpListen})
 	if err != nil {
@@ -390,5 +397,16 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h.stop(sctx)
+	if errors.Is(context.Cause(ctx), errConnClosed) {
+		fmt.Fprintf(stderr, "bench worker: %v (%s)\n", errConnClosed, *natsURL)
+		return 1
+	}
 	return 0
 }
+
+// errConnClosed ends a worker whose connection was closed for good.
+var errConnClosed = errors.New("lost the NATS server: the connection is closed, its reconnect attempts spent")
+
+// workerConnOptions are added to the worker's connection options (tests
+// shorten its reconnecting).
+var workerConnOptions []nats.Option
