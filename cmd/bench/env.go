@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -35,6 +36,11 @@ type env struct {
 	mcpURL string
 	audit  *auditor // nil without --audit
 	auditC *nats.Conn
+	// lost is closed when the caller's connection is closed for good
+	// while the run uses it (the server gone longer than its reconnect
+	// attempts); closing is set once the run closes it itself.
+	lost    chan struct{}
+	closing atomic.Bool
 }
 
 // fleet is the set of worker hosts. resize starts or stops hosts; the
@@ -50,7 +56,7 @@ type fleet interface {
 }
 
 func newEnv(ctx context.Context, cfg *config) (_ *env, err error) {
-	e := &env{cfg: cfg}
+	e := &env{cfg: cfg, lost: make(chan struct{})}
 	defer func() { // e, not the result: a failure returns nil
 		if err != nil {
 			e.close()
@@ -70,7 +76,12 @@ func newEnv(ctx context.Context, cfg *config) (_ *env, err error) {
 		e.url = e.srv.ClientURL()
 	}
 	prefix := newInboxPrefix()
-	if e.caller, err = e.connect(nats.CustomInboxPrefix(prefix)); err != nil {
+	closed := nats.ClosedHandler(func(*nats.Conn) {
+		if !e.closing.Load() {
+			close(e.lost)
+		}
+	})
+	if e.caller, err = e.connect(nats.CustomInboxPrefix(prefix), closed); err != nil {
 		return nil, fmt.Errorf("connecting the caller: %w", err)
 	}
 	if cfg.audit {
@@ -105,7 +116,7 @@ func (e *env) connect(extra ...nats.Option) (*nats.Conn, error) {
 	if e.srv != nil {
 		return e.srv.Connect(opts...)
 	}
-	return nats.Connect(e.url, opts...)
+	return nats.Connect(e.url, append(opts, testConnOptions...)...)
 }
 
 // call starts a toolbus call, registering it with the auditor first.
@@ -117,6 +128,7 @@ func (e *env) call(ctx context.Context, tc toolkit.ToolCall) iter.Seq[toolkit.Ev
 }
 
 func (e *env) close() {
+	e.closing.Store(true)
 	if e.fleet != nil {
 		e.fleet.close()
 	}

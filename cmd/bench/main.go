@@ -377,8 +377,8 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	// nothing and said nothing, and whoever waited for it waited forever.
 	ctx, lost := context.WithCancelCause(context.Background())
 	defer lost(nil)
-	opts := append([]nats.Option{nats.Name("toolbus-bench-worker"), nats.ClosedHandler(func(*nats.Conn) { lost(errConnClosed) })},
-		workerConnOptions...)
+	opts := append([]nats.Option{nats.Name("toolbus-bench-worker"), nats.ClosedHandler(func(*nats.Conn) { lost(errServerLost) })},
+		testConnOptions...)
 	nc, err := nats.Connect(*natsURL, opts...)
 	if err != nil {
 		fmt.Fprintln(stderr, "bench worker:", err)
@@ -397,16 +397,14 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	h.stop(sctx)
-	if errors.Is(context.Cause(ctx), errConnClosed) {
-		fmt.Fprintf(stderr, "bench worker: %v (%s)\n", errConnClosed, *natsURL)
+	if errors.Is(context.Cause(ctx), errServerLost) {
+		fmt.Fprintf(stderr, "bench worker: %v (%s)\n", errServerLost, *natsURL)
 		return 1
 	}
 	return 0
 }
 
-// errConnClosed ends a worker whose connection was closed for good.
-var errConnClosed = errors.New("lost the NATS server: the connection is closed, its reconnect attempts spent")
-
-// workerConnOptions are added to the worker's connection options (tests
-// shorten its reconnecting).
-var workerConnOptions []nats.Option
+// testConnOptions are added to the options of the connections to a
+// server given by URL, the worker's and the bench's (tests shorten their
+// reconnecting).
+var testConnOptions []nats.Option

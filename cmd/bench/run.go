@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -105,12 +106,29 @@ type scenarioReport struct {
 
 // run measures every configured scenario and writes each scenario's table
 // to out as soon as it is done.
-func run(ctx context.Context, cfg *config, out io.Writer, progress io.Writer) (*report, error) {
+func run(ctx context.Context, cfg *config, out io.Writer, progress io.Writer) (_ *report, err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer func() {
+		if err != nil && errors.Is(context.Cause(ctx), errServerLost) {
+			err = fmt.Errorf("%w (%s)", errServerLost, cfg.natsURL)
+		}
+	}()
 	e, err := newEnv(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer e.close()
+	// A server gone for good ends the run: the calls would otherwise
+	// fail at once on the closed connection, as fast as the callers
+	// can make them, to the end of every remaining point.
+	go func() {
+		select {
+		case <-e.lost:
+			cancel(errServerLost)
+		case <-ctx.Done():
+		}
+	}()
 	rep := &report{
 		Date:     time.Now().UTC().Format(time.RFC3339),
 		Machine:  thisMachine(),
@@ -161,6 +179,10 @@ func run(ctx context.Context, cfg *config, out io.Writer, progress io.Writer) (*
 	}
 	return rep, nil
 }
+
+// errServerLost ends a run, or a bench worker, whose connection was
+// closed for good.
+var errServerLost = errors.New("lost the NATS server: the connection is closed, its reconnect attempts spent")
 
 func (e *env) topology() string {
 	switch {
