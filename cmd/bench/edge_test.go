@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +129,43 @@ func TestRunEndsWhenServerLost(t *testing.T) {
 	res := <-done
 	if res.err == nil || !strings.Contains(res.err.Error(), "lost the NATS server") {
 		t.Errorf("run ended with %v, want the lost server named", res.err)
+	}
+}
+
+// An output file that could not be written was found out after the run,
+// its measurements lost with it; and --json and --svg naming one file
+// kept only the SVG.
+func TestOutputFilesCheckedBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "kept.json")
+	if err := os.WriteFile(existing, []byte("earlier"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--json", filepath.Join(dir, "no", "r.json")}, "--json"},
+		{[]string{"--svg", dir}, "--svg"},
+		{[]string{"--json", existing, "--svg", filepath.Join(dir, "no", "r.svg")}, "--svg"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"-s", "echo", "--systems", "toolbus", "-c", "1", "-n", "1", "--warmup", "0"}, tt.args...)
+		code := benchMain(args, &stdout, &stderr)
+		if code == 0 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%q: exit %d, stderr %q: want a failure naming %s", tt.args, code, stderr.String(), tt.want)
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("%q: ran before finding its output unwritable:\n%s", tt.args, stdout.String())
+		}
+	}
+	if b, _ := os.ReadFile(existing); string(b) != "earlier" {
+		t.Errorf("the check changed an existing file: %q", b)
+	}
+	if _, err := parseFlags([]string{"--json", "r.out", "--svg", "./r.out"}, io.Discard); err == nil || !strings.Contains(err.Error(), "same file") {
+		t.Errorf("--json and --svg on one file: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the checks left files behind: %v", ents)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -232,6 +233,17 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	default:
 		return nil, fmt.Errorf("--fault: unknown %q (known: kill-worker)", cfg.fault)
 	}
+	outs := map[string]string{}
+	for _, o := range []struct{ flag, path string }{{"--json", cfg.jsonPath}, {"--svg", cfg.svgPath}, {"--cpuprofile", cfg.cpuProfile}} {
+		if o.path == "" {
+			continue
+		}
+		p := filepath.Clean(o.path)
+		if other, ok := outs[p]; ok {
+			return nil, fmt.Errorf("%s and %s name the same file %s: one would overwrite the other", other, o.flag, o.path)
+		}
+		outs[p] = o.flag
+	}
 	if cfg.natsURL != "" {
 		for one := range strings.SplitSeq(cfg.natsURL, ",") {
 			if u, err := url.Parse(strings.TrimSpace(one)); err != nil || u.Host == "" {
@@ -301,6 +313,14 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bench:", err)
 		return 2
 	}
+	// The report's files are tried before the run, not found unwritable
+	// after it, its measurements lost.
+	for _, o := range []struct{ flag, path string }{{"--json", cfg.jsonPath}, {"--svg", cfg.svgPath}} {
+		if err := checkWritable(o.path); err != nil {
+			fmt.Fprintf(stderr, "bench: %s: %v\n", o.flag, err)
+			return 1
+		}
+	}
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
@@ -338,6 +358,30 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkWritable says whether path ("" for none) can be written, leaving
+// an existing file as it is and no new one behind.
+func checkWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(path)
 }
 
 func isTerminal(w io.Writer) bool {
