@@ -169,3 +169,41 @@ func TestOutputFilesCheckedBeforeTheRun(t *testing.T) {
 		t.Errorf("the checks left files behind: %v", ents)
 	}
 }
+
+// Flags that another made meaningless were accepted and ignored: -d or
+// --rounds beside -n, -s beside --fault, --transport beside --nats,
+// --sleep-workers for a fleet the bench does not start; -n under -c
+// labelled a point with more callers than it ever had calls in flight; a
+// zero or negative --ack-wait silently became the bus's default of 30s.
+func TestContradictoryFlagsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-n", "100", "-d", "5s"}, "-n and -d"},
+		{[]string{"-n", "100", "--rounds", "2", "-c", "1"}, "-n and --rounds"},
+		{[]string{"-n", "10", "-c", "1,64"}, "fewer calls than -c 64"},
+		{[]string{"--fault", "kill-worker", "--workers", "2", "-s", "echo"}, "without -s"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--transport", "tcp"}, "cannot be used with --nats"},
+		{[]string{"--workers", "2", "--transport", "inproc"}, "over TCP"},
+		{[]string{"--nats", "nats://127.0.0.1:4222", "--sleep-workers", "1,2"}, "cannot resize"},
+		{[]string{"--ack-wait", "0s"}, "--ack-wait must be positive"},
+		{[]string{"--ack-wait", "-1s"}, "--ack-wait must be positive"},
+	} {
+		_, err := parseFlags(tt.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want it to mention %q", tt.args, err, tt.want)
+		}
+	}
+	for _, args := range [][]string{
+		{"-n", "64", "-c", "1,64"},
+		{"-n", "0", "-d", "2s"},
+		{"--workers", "2", "--transport", "tcp"},
+		{"--nats", "nats://127.0.0.1:4222", "--workers", "2", "--sleep-workers", "1,2"},
+		{"--fault", "kill-worker", "--workers", "2"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err != nil {
+			t.Errorf("%q refused: %v", args, err)
+		}
+	}
+}

@@ -194,6 +194,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		{cfg.sleep < 0 || cfg.sleep > maxSleep*time.Millisecond, "--sleep must be 0 to 60s"},
 		{cfg.slots < 1 || cfg.slots > 100_000, "--slots must be 1 to 100000"},
 		{cfg.iters < 0 || cfg.iters > maxIters, fmt.Sprintf("--iters must be 0 to %d", maxIters)},
+		{cfg.ackWait <= 0, "--ack-wait must be positive"},
+		// Flags that another makes meaningless are refused, not ignored.
+		{cfg.calls > 0 && set["d"], "-n and -d: give one (a point is -n calls or -d of measuring time)"},
+		{cfg.calls > 0 && set["rounds"], "-n and --rounds: a point of -n calls is measured in one go; --rounds cuts -d"},
+		{cfg.calls > 0 && cfg.calls < slices.Max(cfg.conc), fmt.Sprintf("-n %d is fewer calls than -c %d callers: the point would never have %d calls in flight", cfg.calls, slices.Max(cfg.conc), slices.Max(cfg.conc))},
+		{set["fault"] && set["s"], "--fault measures its own scenario (sleep calls while workers are killed): give it without -s"},
+		{set["transport"] && cfg.natsURL != "", "--transport is the embedded server's; it cannot be used with --nats"},
+		{cfg.transport == "inproc" && set["transport"] && cfg.workers > 0, "--transport inproc: worker processes (--workers) reach the server over TCP"},
+		{set["sleep-workers"] && cfg.natsURL != "" && cfg.workers == 0, "--sleep-workers: with --nats and no --workers the fleet is the workers started separately; the bench cannot resize it"},
 	}
 	for _, c := range checks {
 		if c.bad {
