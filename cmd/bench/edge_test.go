@@ -207,3 +207,19 @@ func TestContradictoryFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// bench worker took a stray argument (a URL without --nats after the
+// flags) and a zero --ack-wait without a word, and -h exited 2 as an
+// error.
+func TestWorkerModeArguments(t *testing.T) {
+	down := "nats://127.0.0.1:1"
+	for _, args := range [][]string{{"--nats", down, "nats://127.0.0.1:2"}, {"--nats", down, "--ack-wait", "0s"}} {
+		var stderr bytes.Buffer
+		if code := workerMain(args, io.Discard, &stderr); code != 2 {
+			t.Errorf("worker %q: exit %d (%s), want 2", args, code, strings.TrimSpace(stderr.String()))
+		}
+	}
+	if code := workerMain([]string{"-h"}, io.Discard, io.Discard); code != 0 {
+		t.Errorf("worker -h: exit %d, want 0 as bench -h", code)
+	}
+}

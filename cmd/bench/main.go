@@ -409,11 +409,20 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	ackWait := new(time.Duration)
 	tbconfig.DurationVar(fs, ackWait, "ack-wait", 2*time.Second, "durable AckWait (a `duration`)")
 	mcpListen := fs.String("mcp-listen", "", "serve the MCP echo baseline on this address")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
 		return 2
 	}
-	if *natsURL == "" || *slots < 1 {
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "bench worker: unexpected argument %q (flags only: --nats URL)\n", fs.Arg(0))
+		return 2
+	case *natsURL == "" || *slots < 1:
 		fmt.Fprintln(stderr, "bench worker: --nats is required and --slots must be at least 1")
+		return 2
+	case *ackWait <= 0:
+		fmt.Fprintln(stderr, "bench worker: --ack-wait must be positive")
 		return 2
 	}
 	// A worker process's own CPU profile, for the separate-process
