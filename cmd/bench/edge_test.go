@@ -223,3 +223,17 @@ func TestWorkerModeArguments(t *testing.T) {
 		t.Errorf("worker -h: exit %d, want 0 as bench -h", code)
 	}
 }
+
+// With --nats and no bench worker started there, the run measured every
+// call ending unavailable, at once, and ended well.
+func TestExternalServerWithoutWorkers(t *testing.T) {
+	srv := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", natstest.FreePort(t) })
+	cfg, err := parseFlags([]string{"--nats", srv.ClientURL(), "-s", "echo", "--systems", "toolbus", "-c", "1", "-n", "5", "--warmup", "0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run(natstest.Ctx(t), cfg, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "bench worker --nats") {
+		t.Errorf("run ended with %v, want it to say a bench worker must be started", err)
+	}
+}

@@ -107,6 +107,15 @@ func newEnv(ctx context.Context, cfg *config) (_ *env, err error) {
 	if err := e.fleet.resize(ctx, n); err != nil {
 		return nil, err
 	}
+	if _, ok := e.fleet.(externalFleet); ok {
+		// Workers started separately may not be there: every call would
+		// then end unavailable, at once, as fast as the callers go.
+		if _, err := e.caller.Request(rawEcho, nil, cfg.stall); errors.Is(err, nats.ErrNoResponders) {
+			return nil, fmt.Errorf("no bench worker on %s: start one with \"bench worker --nats %s\", or give --workers N", cfg.natsURL, cfg.natsURL)
+		} else if err != nil {
+			return nil, fmt.Errorf("asking for a bench worker on %s: %w", cfg.natsURL, err)
+		}
+	}
 	e.mcpURL = cmp.Or(cfg.mcpURL, e.fleet.mcpURL())
 	return e, nil
 }
