@@ -237,3 +237,15 @@ func TestExternalServerWithoutWorkers(t *testing.T) {
 		t.Errorf("run ended with %v, want it to say a bench worker must be started", err)
 	}
 }
+
+// --procs with --nats measured "one worker process" on the external
+// server, where the workers started there took the calls as well.
+func TestProcsWithExternalServerRefused(t *testing.T) {
+	_, err := parseFlags([]string{"--procs", "--nats", "nats://127.0.0.1:4222"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--procs") {
+		t.Errorf("err = %v, want --procs with --nats refused", err)
+	}
+	if cfg, err := parseFlags([]string{"--nats", "nats://127.0.0.1:4222"}, io.Discard); err != nil || cfg.procPass {
+		t.Errorf("--nats alone: %v, proc pass %v", err, cfg != nil && cfg.procPass)
+	}
+}

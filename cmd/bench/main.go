@@ -195,6 +195,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		{cfg.slots < 1 || cfg.slots > 100_000, "--slots must be 1 to 100000"},
 		{cfg.iters < 0 || cfg.iters > maxIters, fmt.Sprintf("--iters must be 0 to %d", maxIters)},
 		{cfg.ackWait <= 0, "--ack-wait must be positive"},
+		{cfg.procPass && cfg.natsURL != "", "--procs measures one worker process; with --nats the workers there would take the calls too"},
 		// Flags that another makes meaningless are refused, not ignored.
 		{cfg.calls > 0 && set["d"], "-n and -d: give one (a point is -n calls or -d of measuring time)"},
 		{cfg.calls > 0 && set["rounds"], "-n and --rounds: a point of -n calls is measured in one go; --rounds cuts -d"},
