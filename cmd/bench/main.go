@@ -351,6 +351,12 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 		progress = stderr
 	}
 	rep, err := run(ctx, cfg, stdout, progress)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = errors.New("interrupted: the report holds the scenarios finished before")
+	}
+	if rep != nil && err != nil {
+		rep.Error = err.Error() // a report cut short says so
+	}
 	if rep != nil && cfg.jsonPath != "" {
 		if werr := writeJSON(cfg.jsonPath, rep); werr != nil {
 			fmt.Fprintln(stderr, "bench: --json:", werr)

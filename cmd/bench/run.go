@@ -84,6 +84,9 @@ type report struct {
 	Settings  map[string]string `json:"settings"`
 	Scenarios []scenarioReport  `json:"scenarios"`
 	Summary   []string          `json:"summary"`
+	// Error is why the run ended before its end (interrupted, the server
+	// lost, ...); the scenarios are those finished before.
+	Error string `json:"error,omitempty"`
 }
 
 type machine struct {

@@ -1,0 +1,51 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// An interrupted run (Ctrl-C) said "bench: context canceled", and its
+// --json report read as a finished run of fewer scenarios.
+func TestInterruptedRunSaysSo(t *testing.T) {
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- benchMain([]string{"-s", "echo,stream", "--systems", "toolbus", "-c", "1", "-d", "1m", "--warmup", "0", "--json", jsonPath}, pw, &stderr)
+		pw.Close()
+	}()
+	r := bufio.NewReader(pr)
+	// The header is written once the run is under way, its signals caught.
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "toolbus bench") {
+		t.Fatalf("no header: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, r)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-code; c != 1 || !strings.Contains(stderr.String(), "bench: interrupted") {
+		t.Errorf("exit %d, stderr %q: want 1 and the run said interrupted", c, stderr.String())
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rep.Error, "interrupted") {
+		t.Errorf("the JSON report does not say the run was interrupted: %s", b)
+	}
+}
