@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,24 @@ func TestProcsWithExternalServerRefused(t *testing.T) {
 	}
 	if cfg, err := parseFlags([]string{"--nats", "nats://127.0.0.1:4222"}, io.Discard); err != nil || cfg.procPass {
 		t.Errorf("--nats alone: %v, proc pass %v", err, cfg != nil && cfg.procPass)
+	}
+}
+
+// -s all, as the package's first example runs it, was refused: all took
+// inflight in, which needs worker processes and sleeps of 2s or more.
+func TestAllScenarios(t *testing.T) {
+	cfg, err := parseFlags([]string{"-s", "all", "-c", "1,16,64,256", "-d", "3s"}, io.Discard)
+	if err != nil {
+		t.Fatalf("-s all: %v", err)
+	}
+	if want := allScenarios[:len(allScenarios)-1]; !slices.Equal(cfg.scenarios, want) {
+		t.Errorf("-s all: %v, want %v", cfg.scenarios, want)
+	}
+	cfg, err = parseFlags([]string{"-s", "all,inflight", "--workers", "3", "--sleep", "2s", "--slots", "4000"}, io.Discard)
+	if err != nil {
+		t.Fatalf("-s all,inflight: %v", err)
+	}
+	if !slices.Equal(cfg.scenarios, allScenarios) {
+		t.Errorf("-s all,inflight: %v, want %v", cfg.scenarios, allScenarios)
 	}
 }

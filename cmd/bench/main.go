@@ -104,7 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	scen := fs.String("s", "echo,stream,sleep,cancel", "scenarios, comma-separated, or all: "+strings.Join(allScenarios, ","))
+	scen := fs.String("s", "echo,stream,sleep,cancel", "scenarios, comma-separated, of "+strings.Join(allScenarios, ",")+"; all is every one but inflight (which needs its own --workers, --sleep and --slots: add it by name, all,inflight)")
 	systems := fs.String("systems", "toolbus,raw,mcp-http", "systems to measure: toolbus plus the baselines raw and mcp-http; durable (toolbus's durable path) and raw-js (its baseline, a bare JetStream work queue) in echo")
 	conc := fs.String("c", "1,16,64", "concurrency levels (callers in flight), comma-separated")
 	tbconfig.DurationVar(fs, &cfg.dur, "d", time.Second, "measuring time per point (system × concurrency) (a `duration`)")
@@ -150,9 +150,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		cfg.procPass = !set["s"] && !set["workers"] && !set["nats"] && !set["fault"]
 	}
 	var err error
-	if *scen == "all" {
-		cfg.scenarios = slices.Clone(allScenarios)
-	} else if cfg.scenarios, err = parseList(*scen, "-s", allScenarios); err != nil {
+	// all leaves inflight out: its settings (worker processes, sleeps of
+	// 2s or more, room for them) would refuse or reshape the rest.
+	everyOne := slices.DeleteFunc(slices.Clone(allScenarios), func(s string) bool { return s == "inflight" })
+	list := strings.ReplaceAll(","+*scen+",", ",all,", ","+strings.Join(everyOne, ",")+",")
+	if cfg.scenarios, err = parseList(list, "-s", allScenarios); err != nil {
 		return nil, err
 	}
 	sys, err := parseList(*systems, "--systems", []string{sysToolbus, sysRaw, sysMCP, sysDurable, sysRawJS})
