@@ -66,7 +66,9 @@
 // percentiles p50/p90/p99/p99.9 of successful calls, errors by code, cpu
 // in cores used during the point and cpu/call, the CPU time per successful
 // call (of the worker processes; with an asterisk, of the whole bench
-// process, server and callers included), rss, and per
+// process, server and callers included; with a dagger, of the bench
+// process's callers alone, the server and the workers being elsewhere:
+// --nats with workers started separately), rss, and per
 // baseline "0.85x (p50 1.20x)": throughput as a multiple of the
 // baseline's (higher is better) and p50 latency as a multiple of the
 // baseline's (lower is better). The summary checks the bars: echo p50 at

@@ -269,3 +269,28 @@ func TestAllScenarios(t *testing.T) {
 		t.Errorf("-s all,inflight: %v, want %v", cfg.scenarios, allScenarios)
 	}
 }
+
+// With --nats and workers started separately, the bench process holds
+// neither the server nor the workers, yet its CPU was shown with the
+// asterisk of "the whole bench process, server and callers included".
+func TestExternalFleetCPUIsTheCallers(t *testing.T) {
+	srv := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", natstest.FreePort(t) })
+	h, err := startHost(natstest.Ctx(t), natstest.Conn(t, srv), hostOptions{slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.stop(context.Background()) })
+	rep := runBench(t, "--nats", srv.ClientURL(), "-s", "echo", "--systems", "toolbus,raw", "-c", "1", "-n", "20", "--warmup", "0")
+	var out bytes.Buffer
+	for _, sr := range rep.Scenarios {
+		writeTable(&out, sr)
+		for _, p := range sr.Points {
+			if p.CPUScope == "process" {
+				t.Errorf("%s %s: cpu scope %q, as if the server and the workers ran in the bench process", sr.Name, p.System, p.CPUScope)
+			}
+		}
+	}
+	if strings.Contains(out.String(), "*") {
+		t.Errorf("the table marks cpu with the asterisk of the whole system in one process:\n%s", out.String())
+	}
+}

@@ -117,8 +117,11 @@ func cpuText(p point) string {
 		return "-"
 	}
 	s := fmt.Sprintf("%.2f", p.CPUCores)
-	if p.CPUScope == "process" {
+	switch p.CPUScope {
+	case "process":
 		s += "*"
+	case "callers":
+		s += "†"
 	}
 	return s
 }

@@ -280,6 +280,11 @@ func measureGroup(ctx context.Context, e *env, sc *scenario, group []series, c i
 	points := make([]point, len(group))
 	for i, s := range group {
 		points[i] = tallies[i].point(sc, s, c, e.cfg.rate)
+		if _, ext := e.fleet.(externalFleet); ext && points[i].CPUScope == "process" {
+			// The server and the workers run elsewhere: this process's
+			// CPU is its callers' alone, not the system's cost.
+			points[i].CPUScope = "callers"
+		}
 	}
 	return points
 }
