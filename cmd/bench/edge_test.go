@@ -294,3 +294,17 @@ func TestExternalFleetCPUIsTheCallers(t *testing.T) {
 		t.Errorf("the table marks cpu with the asterisk of the whole system in one process:\n%s", out.String())
 	}
 }
+
+// A run whose points measured no call at all (-d too short to start one)
+// summed up as "correctness: 0 calls failed a check" and nothing else.
+func TestNoCallMeasuredIsSaid(t *testing.T) {
+	rep := &report{Scenarios: []scenarioReport{{Name: "echo", Baselines: []string{sysRaw}, Points: []point{
+		{System: sysToolbus, Conc: 1, Seconds: 1e-6},
+		{System: sysRaw, Conc: 1, Seconds: 1e-6},
+	}}}}
+	computeRatios(&rep.Scenarios[0])
+	l := summaryLine(summarize(rep), "no call measured")
+	if !strings.Contains(l, "echo toolbus c=1") || !strings.Contains(l, "echo raw c=1") {
+		t.Errorf("the summary does not say which points measured no call: %q", summarize(rep))
+	}
+}

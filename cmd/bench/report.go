@@ -292,6 +292,19 @@ func summarize(rep *report) []string {
 			}
 		}
 	}
+	// A point that measured no call (a -d too short to start one) has
+	// nothing to check: said, not counted as passing.
+	var none []string
+	for _, sr := range rep.Scenarios {
+		for _, p := range sr.Points {
+			if p.Calls == 0 {
+				none = append(none, fmt.Sprintf("%s %s c=%d", sr.Name, p.System, p.Conc))
+			}
+		}
+	}
+	if len(none) > 0 {
+		lines = append(lines, fmt.Sprintf("no call measured, nothing checked: %s", strings.Join(none, ", ")))
+	}
 	var errs int64
 	for _, sr := range rep.Scenarios {
 		for _, p := range sr.Points {
