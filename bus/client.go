@@ -198,9 +198,11 @@ type Client struct {
 	fleet   *discovery.Fleet
 	state   *KVState // nil while the groups bucket does not exist
 	js      jetstream.JetStream
-	publish publisher          // queues durable calls: queuePublish, or a test's
-	status  chan nats.Status   // the connection's losses, for watchConnection; set with js
-	results jetstream.KeyValue // nil until bound
+	publish publisher        // queues durable calls: queuePublish, or a test's
+	status  chan nats.Status // the connection's losses, for watchConnection; set with js
+	// connClosed hears the connection close for good, for watch.
+	connClosed chan nats.Status
+	results    jetstream.KeyValue // nil until bound
 	// consumers are the tools whose durable consumer was seen (unserved).
 	consumers consumersSeen
 }
@@ -227,6 +229,7 @@ type inbox struct {
 	msgs    []*nats.Msg
 	last    time.Time // when the last message was pushed, or the call started
 	closed  bool      // the client was closed
+	lost    bool      // the connection was closed (for good)
 	stalled bool      // the watchdog found the call silent for stallAfter
 	// pending is the bytes of msgs; past limit (MaxPending) the inbox is
 	// over: it takes nothing more, and the call ends.
@@ -267,13 +270,13 @@ func (b *inbox) push(m *nats.Msg, now time.Time) (over bool) {
 
 // take swaps the queued messages with buf, which the caller has used up;
 // over: messages after these were not taken (MaxPending).
-func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, stalled, over bool) {
+func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, lost, stalled, over bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	clear(buf)
 	msgs, b.msgs = b.msgs, buf[:0]
 	b.pending = 0
-	return msgs, b.closed, b.stalled, b.over
+	return msgs, b.closed, b.lost, b.stalled, b.over
 }
 
 // reset readies a used inbox for the pool; it is in no c.pending.
@@ -282,7 +285,7 @@ func (b *inbox) reset(buf []*nats.Msg) {
 	clear(buf)
 	clear(b.spare[0][:])
 	clear(b.spare[1][:])
-	b.msgs, b.closed, b.stalled, b.cancelled = b.spare[0][:0], false, false, false
+	b.msgs, b.closed, b.lost, b.stalled, b.cancelled = b.spare[0][:0], false, false, false, false
 	b.pending, b.over = 0, false
 	b.durable.Store(false)
 	select {
@@ -328,6 +331,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	sub.SetPendingLimits(-1, -1)
 	c.sub = sub
 	c.publish = c.queuePublish
+	c.connClosed = nc.StatusChanged(nats.CLOSED)
 	if o.Heartbeat != DefaultHeartbeat { // the worker's default needs no header
 		c.hbHdr = strconv.FormatInt(o.Heartbeat.Milliseconds(), 10)
 	}
@@ -364,6 +368,7 @@ func (c *Client) Close() error {
 	if c.status != nil {
 		c.nc.RemoveStatusListener(c.status) // ends watchConnection
 	}
+	c.nc.RemoveStatusListener(c.connClosed)
 	c.fleetMu.Unlock()
 	return errors.Join(c.sub.Unsubscribe(), ferr)
 }
@@ -399,7 +404,20 @@ func (c *Client) watch() {
 	every := max(c.opts.StallTimeout/8, time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	for now := range t.C {
+	lost := c.connClosed
+	for {
+		var now time.Time
+		select {
+		case now = <-t.C:
+		case _, ok := <-lost:
+			// The connection closed for good (or Close removed the
+			// listener): nothing reaches the pending calls any more.
+			lost = nil
+			if ok {
+				c.connectionLost()
+			}
+			continue
+		}
 		c.mu.Lock()
 		if len(c.pending) == 0 {
 			c.watching = false
@@ -418,6 +436,19 @@ func (c *Client) watch() {
 			}
 		}
 		c.mu.Unlock()
+	}
+}
+
+// connectionLost ends the pending calls: their connection closed for
+// good.
+func (c *Client) connectionLost() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.pending {
+		b.mu.Lock()
+		b.lost = true
+		b.mu.Unlock()
+		b.notify()
 	}
 }
 
@@ -964,7 +995,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				return c.ctxFinal(ctx, call.ID, &st)
 			}
 		}
-		msgs, closed, stalled, over := box.take(buf)
+		msgs, closed, lost, stalled, over := box.take(buf)
 		buf = msgs
 		for _, m := range msgs {
 			if isNoResponders(m) {
@@ -1054,6 +1085,8 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		switch {
 		case closed:
 			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client was closed during the call.")
+		case lost:
+			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client's NATS connection was closed during the call (the tool may have run).")
 		case over: // cancelled when it went over (onMsg)
 			return st.partial(toolkit.CodeInterrupted, fmt.Sprintf(
 				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: over %d bytes waited unread (ClientOptions.MaxPending), so the call was cancelled.",
