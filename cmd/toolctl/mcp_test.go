@@ -533,6 +533,7 @@ func TestMCPUsage(t *testing.T) {
 		{"negative stream poll", []string{"mcp", "serve", "--stream-poll", "-1s"}, 2, "--stream-poll"},
 		{"zero session timeout", []string{"mcp", "serve", "--session-timeout", "0"}, 2, "--session-timeout"},
 		{"unknown flag", []string{"mcp", "serve", "--bogus"}, 2, "bogus"},
+		{"max conns not a number", []string{"mcp", "serve", "--max-conns", "x"}, 2, "want a whole number"},
 		{"no NATS", []string{"--nats", "nats://127.0.0.1:1", "mcp", "stdio"}, 5, "cannot connect to NATS"},
 		// An empty --listen is every interface on a port the system picks:
 		// it was served there without --tokens, past the refusal below.
