@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -198,4 +200,69 @@ func (i *intFlag) Set(s string) error {
 	}
 	*i = intFlag(v)
 	return nil
+}
+
+// ParseFlags parses args with fs. On a flag it cannot take it prints the
+// error, after fs's name, and where the flags are listed (help, e.g. "worker -h") instead
+// of every flag, naming the flag meant when the unknown one is a near
+// miss of one fs has; -h and -help print fs.Usage as before.
+func ParseFlags(fs *flag.FlagSet, args []string, help string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+	case err != nil:
+		fmt.Fprintf(out, "%s: %s%s\nsee %s for the flags\n", fs.Name(), err, nearFlag(fs, err), help)
+	}
+	return err
+}
+
+// nearFlag is " (did you mean --NAME?)" when err is of an unknown flag
+// within two edits of fs's flag NAME, else "".
+func nearFlag(fs *flag.FlagSet, err error) string {
+	bad, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	bad = strings.TrimLeft(bad, "-")
+	best, dist := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(bad, f.Name); d < dist {
+			best, dist = f.Name, d
+		}
+	})
+	if best == "" {
+		return ""
+	}
+	return " (did you mean --" + best + "?)"
+}
+
+// editDistance is the Levenshtein distance of a and b, by bytes; past 2
+// it is only known to be more.
+func editDistance(a, b string) int {
+	if d := len(a) - len(b); d > 2 || d < -2 {
+		return 3
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

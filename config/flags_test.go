@@ -2,6 +2,7 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -139,5 +140,48 @@ func TestIntVar(t *testing.T) {
 	fs.PrintDefaults()
 	if got := errb.String(); !strings.Contains(got, "-n count\n") || !strings.Contains(got, "(default 3)") {
 		t.Errorf("help:\n%s", got)
+	}
+}
+
+// TestParseFlags: a mistyped flag printed the whole usage, every flag of
+// the command, with the error lost among them; now the error comes alone
+// with where the flags are listed, and the flag meant when it is near
+// one; -h prints them all.
+func TestParseFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+		not  string
+	}{
+		{[]string{"--lisen", "x"}, []string{"cmd: flag provided but not defined: -lisen (did you mean --listen?)", "see cmd -h for the flags"}, "Usage"},
+		{[]string{"--bogus"}, []string{"flag provided but not defined: -bogus\n", "see cmd -h"}, "did you mean"},
+		{[]string{"--count", "many"}, []string{`invalid value "many" for flag -count`, "see cmd -h"}, "Usage"},
+		{[]string{"-h"}, []string{"Usage", "-listen", "-count"}, "see cmd -h"},
+	}
+	for _, c := range cases {
+		var out strings.Builder
+		fs := flag.NewFlagSet("cmd", flag.ContinueOnError)
+		fs.SetOutput(&out)
+		fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: cmd [flags]"); fs.PrintDefaults() }
+		fs.String("listen", "", "where")
+		fs.Int("count", 0, "how many")
+		if err := ParseFlags(fs, c.args, "cmd -h"); err == nil {
+			t.Errorf("%q: no error", c.args)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%q: output %q lacks %q", c.args, out.String(), w)
+			}
+		}
+		if strings.Contains(out.String(), c.not) {
+			t.Errorf("%q: output %q has %q", c.args, out.String(), c.not)
+		}
+	}
+	var out strings.Builder
+	fs := flag.NewFlagSet("cmd", flag.ContinueOnError)
+	fs.SetOutput(&out)
+	x := fs.String("x", "", "")
+	if err := ParseFlags(fs, []string{"-x", "1", "arg"}, "cmd -h"); err != nil || *x != "1" || fs.Arg(0) != "arg" || out.Len() != 0 {
+		t.Errorf("good flags: %v, %q, %q, output %q", err, *x, fs.Args(), out.String())
 	}
 }

@@ -137,8 +137,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.audit, "audit", false, "also check every toolbus call on the wire (exactly one final frame, no sequence gaps) from a second connection; costs some throughput")
 	fs.IntVar(&cfg.inflight, "inflight", 10_000, "inflight scenario: sleep calls (--sleep, 2s or more) in flight at once; run it with worker processes (--workers 3) that have room for them (--slots)")
 	procs := fs.Bool("procs", false, "also measure echo and stream, c=1 and 64, with one worker process over TCP (the separate-process topology) after the in-process scenarios; on by default for the default suite (no -s) in process")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	if err := tbconfig.ParseFlags(fs, args, "bench -h"); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, reported{err}
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags only; the worker mode is \"bench worker\")", fs.Arg(0))
@@ -316,10 +319,16 @@ func main() {
 	os.Exit(benchMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// reported is a flag error tbconfig.ParseFlags printed already.
+type reported struct{ error }
+
 func benchMain(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
+	}
+	if errors.As(err, new(reported)) {
+		return 2
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "bench:", err)
@@ -418,7 +427,7 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	ackWait := new(time.Duration)
 	tbconfig.DurationVar(fs, ackWait, "ack-wait", 2*time.Second, "durable AckWait (a `duration`)")
 	mcpListen := fs.String("mcp-listen", "", "serve the MCP echo baseline on this address")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+	if err := tbconfig.ParseFlags(fs, args, "bench worker -h"); errors.Is(err, flag.ErrHelp) {
 		return 0
 	} else if err != nil {
 		return 2

@@ -390,7 +390,7 @@ func globalFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *config
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	gfs, configPath, gconn := globalFlags("toolctl", stderr)
 	gfs.Usage = func() { usage(stderr, gfs) }
-	if err := gfs.Parse(args); err != nil {
+	if err := config.ParseFlags(gfs, args, "toolctl -h"); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
@@ -503,7 +503,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := config.ParseFlags(fs, args, fs.Name()+" -h"); err != nil {
 			return nil, err
 		}
 		args = fs.Args()

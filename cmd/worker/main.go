@@ -111,7 +111,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.probe, "probe", "", "GET this `URL` (a worker's /readyz, say; http:// when it has no scheme) and exit 0 when it answers 200: a healthcheck for images without curl")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	config.DurationVar(fs, &f.grace, "grace", 0, "on SIGTERM/SIGINT/SIGHUP, how long running calls may finish before they are interrupted (a `duration`; default 30s; 0 interrupts at once)")
-	if err := fs.Parse(args); err != nil {
+	if err := config.ParseFlags(fs, args, "worker -h"); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
