@@ -356,6 +356,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-s", "inflight", "--inflight", "0"}, "--inflight must be"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--nope"}, "flag provided but not defined"},
+		{[]string{"--systems", "toolbus,raw", "--mcp", "http://127.0.0.1:1/mcp"}, "--mcp is the endpoint of the mcp-http baseline"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -168,6 +168,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	for _, s := range sys {
 		cfg.systems[s] = true
 	}
+	if cfg.mcpURL != "" && !cfg.systems[sysMCP] {
+		return nil, errors.New("--mcp is the endpoint of the mcp-http baseline, which --systems leaves out: add mcp-http to --systems, or leave out --mcp")
+	}
 	if !cfg.systems[sysToolbus] {
 		return nil, errors.New("--systems: toolbus must be measured (the baselines are compared with it)")
 	}
