@@ -23,10 +23,13 @@ const DefaultCacheEntries = 1024
 // keys sorted, numbers as JSON numbers, presets included), and the session
 // too when PerSession is set. Only a successful call is stored: one whose
 // handler returned nil, whose chunks carried no error, interrupted or
-// denied state and whose context was still live. A hit replays the stored
-// chunks, in order, and does not run the tool; progress reports are not
-// stored. Concurrent misses of the same key all run the tool. The zero
-// value caches up to DefaultCacheEntries entries with no expiry.
+// denied state and were all taken (none refused, as past the call's
+// toolkit.Options.MaxResultBytes: the call failed, and what the tool
+// writes on is not kept), and whose context was still live. A hit replays
+// the stored chunks, in order, and does not run the tool; progress
+// reports are not stored. Concurrent misses of the same key all run the
+// tool. The zero value caches up to DefaultCacheEntries entries with no
+// expiry.
 type Cache struct {
 	// TTL is how long an entry stays fresh; zero means until evicted.
 	TTL time.Duration
@@ -85,9 +88,14 @@ func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
 			return nil
 		}
 		var rec []toolkit.Chunk
-		obs := &observer{w: w, onChunk: func(ch toolkit.Chunk) { rec = append(rec, copyChunk(ch)) }}
+		obs := &observer{w: w}
+		obs.onChunk = func(ch toolkit.Chunk) {
+			if obs.err == nil { // after a refusal nothing is stored
+				rec = append(rec, copyChunk(ch))
+			}
+		}
 		err := next(ctx, call, obs)
-		if err == nil && ctx.Err() == nil && obs.state == "" {
+		if err == nil && obs.err == nil && ctx.Err() == nil && obs.state == "" {
 			c.put(key, rec)
 		}
 		return err

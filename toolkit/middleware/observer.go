@@ -15,6 +15,7 @@ type observer struct {
 	chunks  int
 	state   toolkit.State
 	onChunk func(toolkit.Chunk) // optional, called before forwarding
+	err     error               // the first error w's Write returned
 }
 
 func (o *observer) Write(c toolkit.Chunk) error {
@@ -23,7 +24,11 @@ func (o *observer) Write(c toolkit.Chunk) error {
 	if o.onChunk != nil {
 		o.onChunk(c)
 	}
-	return o.w.Write(c)
+	err := o.w.Write(c)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return err
 }
 
 func (o *observer) Progress(p toolkit.Progress) error { return o.w.Progress(p) }
