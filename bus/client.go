@@ -101,7 +101,8 @@ type ClientOptions struct {
 	// DefaultMaxPending.
 	MaxPending int64
 	// MaxResultBytes bounds the output of one call the client
-	// accumulates (toolkit.Chunk.Size of the chunks received), as
+	// accumulates (toolkit.Chunk.Size and MetaSize of the chunks
+	// received), as
 	// toolkit.Options.MaxResultBytes does on the worker: past it the call
 	// is cancelled and ends tool_error (ToolOutputTooLargeError) with the
 	// output up to the bound. 0 means toolkit.DefaultMaxResultBytes;
@@ -1188,7 +1189,7 @@ func (st *callState) next(f *wire.Frame) {
 // caller stopped, or when the chunk would take the output past its bound
 // (over).
 func (st *callState) chunk(c *toolkit.Chunk, yield func(toolkit.Event) bool) bool {
-	if st.bound > 0 && st.acc.Size()+c.Size() > st.bound {
+	if st.bound > 0 && st.acc.Size()+c.Size()+c.MetaSize() > st.bound {
 		st.over = true
 		return false
 	}

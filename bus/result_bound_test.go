@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,6 +39,15 @@ func TestClientResultBounded(t *testing.T) {
 	}
 	unbounded := toolkit.New(&toolkit.Options{MaxResultBytes: -1})
 	mustAdd(t, unbounded, flood())
+	mustAdd(t, unbounded, toolkit.Stream("metaflood", "Stream metadata, a new key each time, until stopped.",
+		func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
+			for i := 0; ctx.Err() == nil; i++ {
+				if err := w.Write(toolkit.Chunk{Metadata: map[string]any{strconv.Itoa(i): chunk}}); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		}))
 	serve(t, natstest.Connect(t, s), unbounded, nil)
 	const limit = 256 << 10
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{MaxResultBytes: limit})
@@ -50,6 +60,12 @@ func TestClientResultBounded(t *testing.T) {
 		t.Errorf("%d bytes kept; the bound is %d", n, limit)
 	}
 	natstest.WaitFor(t, "the tool stopped", stopped.Load)
+
+	// Output as metadata, a new key in every chunk, counts the same.
+	r = c.Invoke(ctxT(t), toolkit.ToolCall{Name: "metaflood"})
+	if r.Code != toolkit.CodeToolError || !strings.Contains(r.Text(), "ClientOptions.MaxResultBytes") || len(r.Metadata) > limit/len(chunk)+1 {
+		t.Fatalf("metadata flood: final %s %s, %d metadata keys: %.200q", r.State, r.Code, len(r.Metadata), r.Text())
+	}
 
 	// The worker's own bound, with the client's lifted: the worker ends it.
 	s2 := natstest.Embedded(t, false)

@@ -307,7 +307,10 @@ type Middleware struct {
 	MaxInFlight int `yaml:"max_in_flight"`
 	// MaxResultBytes bounds the output of one call, in bytes
 	// (toolkit.Options.MaxResultBytes): past it the call fails with
-	// tool_error. 0 (the default) means 64 MiB; -1, no bound.
+	// tool_error. 0 (the default) means 64 MiB; -1, no bound on the
+	// worker. Clients bound what they accumulate themselves
+	// (bus.ClientOptions.MaxResultBytes, 64 MiB in toolctl and the MCP
+	// gateway).
 	MaxResultBytes int `yaml:"max_result_bytes"`
 }
 

@@ -123,7 +123,7 @@ type dispatch struct {
 // overLimit reports whether c is refused for taking the call's output past
 // its bound; the first such chunk fails the call.
 func (d *dispatch) overLimit(c *Chunk) bool {
-	if !d.over && (d.max <= 0 || d.acc.Size()+c.Size() <= d.max) {
+	if !d.over && (d.max <= 0 || d.acc.Size()+c.Size()+c.MetaSize() <= d.max) {
 		return false
 	}
 	if !d.over {

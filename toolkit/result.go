@@ -64,6 +64,65 @@ func (c *Chunk) Size() int {
 	return n
 }
 
+// MetaSize is about how many bytes the chunk's metadata holds: keys,
+// strings and bytes, nested maps and lists of them, a little for each
+// other value. Options.MaxResultBytes bounds a call's output by it and
+// Size.
+func (c *Chunk) MetaSize() int {
+	n := 0
+	for k, v := range c.Metadata {
+		n += metaEntrySize(k, v)
+	}
+	return n
+}
+
+func metaEntrySize(k string, v any) int {
+	budget := maxMetaNodes
+	return len(k) + valueSize(v, &budget)
+}
+
+// maxMetaNodes bounds the values valueSize looks at in one entry: a value
+// that holds itself (a Go tool's map, say) is not walked for ever.
+const maxMetaNodes = 1 << 16
+
+// valueSize is about how many bytes v holds (MetaSize).
+func valueSize(v any, budget *int) int {
+	if *budget--; *budget < 0 {
+		return 16
+	}
+	switch x := v.(type) {
+	case string:
+		return len(x) + 16
+	case []byte:
+		return len(x) + 16
+	case []string:
+		n := 16
+		for _, s := range x {
+			n += len(s) + 16
+		}
+		return n
+	case map[string]string:
+		n := 16
+		for k, s := range x {
+			n += len(k) + len(s) + 16
+		}
+		return n
+	case []any:
+		n := 16
+		for _, e := range x {
+			n += valueSize(e, budget)
+		}
+		return n
+	case map[string]any:
+		n := 16
+		for k, e := range x {
+			n += len(k) + valueSize(e, budget)
+		}
+		return n
+	}
+	return 16
+}
+
 // Size is about how many bytes the block holds (Chunk.Size), also about
 // its encoded size.
 func (b *Block) Size() int {
@@ -159,6 +218,7 @@ type Accumulator struct {
 	metadata map[string]any
 	many     *accMany // what only many blocks, or renames, need
 	size     int      // the Chunk.Size of the chunks added
+	meta     int      // the MetaSize of metadata
 }
 
 // accMany is the part of an Accumulator that calls with many blocks, or
@@ -193,8 +253,10 @@ type rawText struct {
 	b64  b64state
 }
 
-// Size is the Chunk.Size of the chunks added so far.
-func (a *Accumulator) Size() int { return a.size }
+// Size is about how many bytes the accumulator holds: the Chunk.Size of
+// the chunks added and the MetaSize of the metadata it keeps (a key
+// written again counts once).
+func (a *Accumulator) Size() int { return a.size + a.meta }
 
 // Add folds one chunk in. It returns an error only for a merge AgentScope
 // also rejects (data with a URL source under an existing ID); the rest of
@@ -213,7 +275,13 @@ func (a *Accumulator) Add(c *Chunk) error {
 		if a.metadata == nil {
 			a.metadata = make(map[string]any, len(c.Metadata))
 		}
-		maps.Copy(a.metadata, c.Metadata)
+		for k, v := range c.Metadata {
+			if old, ok := a.metadata[k]; ok {
+				a.meta -= metaEntrySize(k, old)
+			}
+			a.meta += metaEntrySize(k, v)
+			a.metadata[k] = v
+		}
 	}
 	a.mergeAdjacentText(max(from-1, 0))
 	return err

@@ -41,8 +41,8 @@ type Options struct {
 	// reset_tools' answer. It receives .Groups, the activated groups in
 	// toolkit order. Empty means DefaultMetaResponseTemplate.
 	MetaResponseTemplate string
-	// MaxResultBytes bounds the output one call accumulates (Chunk.Size
-	// of each chunk written): a chunk that would take it past the bound
+	// MaxResultBytes bounds the output one call accumulates (the
+	// Chunk.Size and Chunk.MetaSize of each chunk written): a chunk that would take it past the bound
 	// is neither kept nor streamed, the call fails with tool_error
 	// (ToolOutputTooLargeError), and the tool's writes from then on
 	// return ErrOutputTooLarge. 0 means DefaultMaxResultBytes; negative,
