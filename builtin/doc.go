@@ -91,10 +91,10 @@
 //     system's to label) and its owner and group, each where the worker
 //     may give it, and is renamed over the file. A file whose attributes
 //     cannot all be carried over (or are over 1 MiB) is rewritten in
-//     place instead, as below. A reader sees the old file or the new one, never part of one,
-//     and a failed write leaves the file as it was. A path that is a
-//     symlink to a file of the workspace edits its target; the link
-//     stays. A file's other hard links keep the old content. Where the
+//     place instead, as below. A reader sees the old file or the new
+//     one, never part of one, and a failed write leaves the file as it
+//     was. A path that is a symlink to a file of the workspace edits its
+//     target; the link stays. A file's other hard links keep the old content. Where the
 //     directory refuses the replacement (not writable by the worker, or
 //     sticky and the file another user's) or the file system has no
 //     modes, a file the worker may write is rewritten in place, as

@@ -48,11 +48,12 @@ func create(root *os.Root, rel, content string) error {
 }
 
 // replace puts content in place of the existing regular file rel, keeping
-// its mode, its extended attributes and, where allowed, its owner. It first opens rel for writing,
-// without blocking, and checks what it opened, so that what could not be
-// written in place is refused as before (a file without write permission,
-// a named pipe swapped in since the file was looked at) and the new file
-// takes the mode of the file it replaces.
+// its mode, its extended attributes and, where allowed, its owner. It
+// first opens rel for writing, without blocking, and checks what it
+// opened, so that what could not be written in place is refused as
+// before (a file without write permission, a named pipe swapped in since
+// the file was looked at) and the new file takes the mode of the file it
+// replaces.
 func replace(root *os.Root, rel, content string) error {
 	file, fi, err := openRegular(root, rel)
 	var attrs []xattr
