@@ -156,8 +156,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	// all leaves inflight out: its settings (worker processes, sleeps of
 	// 2s or more, room for them) would refuse or reshape the rest.
 	everyOne := slices.DeleteFunc(slices.Clone(allScenarios), func(s string) bool { return s == "inflight" })
-	list := strings.ReplaceAll(","+*scen+",", ",all,", ","+strings.Join(everyOne, ",")+",")
-	if cfg.scenarios, err = parseList(list, "-s", allScenarios); err != nil {
+	var list []string
+	for v := range strings.SplitSeq(*scen, ",") {
+		if strings.TrimSpace(v) == "all" {
+			list = append(list, everyOne...)
+		} else {
+			list = append(list, v)
+		}
+	}
+	if cfg.scenarios, err = parseList(strings.Join(list, ","), "-s", allScenarios); err != nil {
 		return nil, err
 	}
 	sys, err := parseList(*systems, "--systems", []string{sysToolbus, sysRaw, sysMCP, sysDurable, sysRawJS})
@@ -256,7 +263,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if o.path == "" {
 			continue
 		}
-		p := filepath.Clean(o.path)
+		p, err := filepath.Abs(o.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %v", o.flag, o.path, err)
+		}
 		if other, ok := outs[p]; ok {
 			return nil, fmt.Errorf("%s and %s name the same file %s: one would overwrite the other", other, o.flag, o.path)
 		}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// A toolbus point whose calls all failed has no p50: its latency ratio
+// to the baseline came out 0, and the latency bars read "met".
+func TestAllFailedMissesLatencyBars(t *testing.T) {
+	failed := point{System: sysToolbus, Calls: 100, Errors: map[string]int64{"unavailable": 100}}
+	good := point{System: sysRaw, Calls: 100, OK: 100, CallsPerSec: 5000, Latency: latency{P50: 200, P99: 400}}
+	echo := scenarioReport{Name: "echo", Baselines: []string{sysRaw, sysMCP}}
+	proc := scenarioReport{Name: "echo" + procSuffix, Baselines: []string{sysRaw}}
+	for _, c := range []int{1, 64} {
+		f, g := failed, good
+		f.Conc, g.Conc = c, c
+		echo.Points = append(echo.Points, f, g)
+		proc.Points = append(proc.Points, f, g)
+	}
+	sess := scenarioReport{Name: "sessions", Baselines: []string{sysQueue}, Points: []point{
+		{System: sysQueue, Conc: 1, Calls: 10, OK: 10, CallsPerSec: 100, Latency: latency{P50: 200}},
+		{System: sysPinned, Conc: 1, Calls: 10, OK: 0, Errors: map[string]int64{"unavailable": 10}},
+	}}
+	rep := &report{Scenarios: []scenarioReport{echo, proc, sess}}
+	for i := range rep.Scenarios {
+		computeRatios(&rep.Scenarios[i])
+	}
+	lines := summarize(rep)
+	for _, prefix := range []string{"echo c=1:", "separate processes, echo c=1:", "sessions c=1:"} {
+		l := summaryLine(lines, prefix)
+		if l == "" {
+			t.Errorf("no %q line in %q", prefix, lines)
+			continue
+		}
+		if strings.HasSuffix(l, " met") {
+			t.Errorf("no call ended well, yet %q", l)
+		}
+	}
+	var out bytes.Buffer
+	writeTable(&out, rep.Scenarios[0])
+	if strings.Contains(out.String(), "p50 0.00x") {
+		t.Errorf("the table gives a p50 ratio to a point without latency:\n%s", out.String())
+	}
+}
+
+// With --nats and workers started separately, the bench process holds
+// neither the server nor the workers, yet its CPU was shown with the
+// asterisk of "the whole bench process, server and callers included".
+func TestExternalFleetCPUIsTheCallers(t *testing.T) {
+	srv := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", natstest.FreePort(t) })
+	h, err := startHost(natstest.Ctx(t), natstest.Conn(t, srv), hostOptions{slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.stop(context.Background()) })
+	rep := runBench(t, "--nats", srv.ClientURL(), "-s", "echo", "--systems", "toolbus,raw", "-c", "1", "-n", "20", "--warmup", "0")
+	var out bytes.Buffer
+	for _, sr := range rep.Scenarios {
+		writeTable(&out, sr)
+		for _, p := range sr.Points {
+			if p.CPUScope == "process" {
+				t.Errorf("%s %s: cpu scope %q, as if the server and the workers ran in the bench process", sr.Name, p.System, p.CPUScope)
+			}
+		}
+	}
+	if strings.Contains(out.String(), "*") {
+		t.Errorf("the table marks cpu with the asterisk of the whole system in one process:\n%s", out.String())
+	}
+}
+
+// A run whose points measured no call at all (-d too short to start one)
+// summed up as "correctness: 0 calls failed a check" and nothing else.
+func TestNoCallMeasuredIsSaid(t *testing.T) {
+	rep := &report{Scenarios: []scenarioReport{{Name: "echo", Baselines: []string{sysRaw}, Points: []point{
+		{System: sysToolbus, Conc: 1, Seconds: 1e-6},
+		{System: sysRaw, Conc: 1, Seconds: 1e-6},
+	}}}}
+	computeRatios(&rep.Scenarios[0])
+	l := summaryLine(summarize(rep), "no call measured")
+	if !strings.Contains(l, "echo toolbus c=1") || !strings.Contains(l, "echo raw c=1") {
+		t.Errorf("the summary does not say which points measured no call: %q", summarize(rep))
+	}
+}
