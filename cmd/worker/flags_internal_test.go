@@ -78,6 +78,12 @@ func TestProbeEmpty(t *testing.T) {
 	if code := run([]string{"--probe", "", "--check-config"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "--probe needs a URL") {
 		t.Errorf("--probe '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
 	}
+	// Not a URL at all is bad usage too, not a failed probe (exit 1).
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"--probe", "::"}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "want a URL") {
+		t.Errorf("--probe '::': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
 }
 
 // TestEmptyPathFlags: --listen, --store-dir and --workspace given an

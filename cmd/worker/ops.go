@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -161,6 +162,10 @@ func (o *ops) stop() {
 func probe(url string, stderr io.Writer) int {
 	if !strings.Contains(url, "://") {
 		url = "http://" + url
+	}
+	if _, err := neturl.Parse(url); err != nil {
+		fmt.Fprintf(stderr, "worker: --probe: %v; want a URL such as http://127.0.0.1:9464/readyz\n", err)
+		return exitUsage
 	}
 	if err := opshttp.Probe(url); err != nil {
 		fmt.Fprintln(stderr, "worker: probe:", err)
