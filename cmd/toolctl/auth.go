@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -33,10 +34,15 @@ type callerList []string
 func (l *callerList) String() string { return strings.Join(*l, ",") }
 
 func (l *callerList) Set(v string) error {
+	n := len(*l)
 	for _, id := range strings.Split(v, ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			*l = append(*l, id)
 		}
+	}
+	if len(*l) == n {
+		// --caller "$AGENT" with AGENT unset would add nobody, silently.
+		return errors.New("want a caller identity, such as agent-1")
 	}
 	return nil
 }

@@ -260,3 +260,19 @@ func TestConfigEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthInitEmptyCaller: --caller "" (an unset $AGENT) added no caller
+// and said nothing; it is bad usage now, before anything is written.
+func TestAuthInitEmptyCaller(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "auth")
+	for _, v := range []string{"", " , "} {
+		var out, errb strings.Builder
+		code := run(context.Background(), []string{"auth", "init", "--dir", dir, "--caller", v}, strings.NewReader(""), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), "want a caller identity") {
+			t.Errorf("--caller %q: exit %d %q", v, code, errb.String())
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the directory was made: %v", err)
+	}
+}
