@@ -595,7 +595,7 @@ func TestDurationFlagWithoutUnit(t *testing.T) {
 	if _, err := parseFlags([]string{"-d", "10"}, &errb); err == nil {
 		t.Fatal("-d 10 accepted")
 	}
-	if got := errb.String(); !strings.Contains(got, `invalid value "10" for flag -d: want a duration such as 30s, 1m30s or 2h`) || !strings.Contains(got, "-d duration") {
+	if got := errb.String(); !strings.Contains(got, `invalid value "10" for flag -d: want a duration such as 30s, 1m30s or 2h`) || !strings.Contains(got, "see bench -h for the flags") {
 		t.Errorf("-d 10 says:\n%s", got)
 	}
 }
