@@ -23,16 +23,17 @@ type gatewayMetrics struct {
 	g     *mcp.Gateway
 	calls *prometheus.CounterVec
 	dur   *prometheus.HistogramVec
+	tools *opshttp.ToolLabels // the tool labels, bounded
 }
 
 // unknownTool labels the calls of tools the fleet does not serve.
 const unknownTool = "_unknown"
 
 func newGatewayMetrics() *gatewayMetrics {
-	m := &gatewayMetrics{reg: prometheus.NewRegistry()}
+	m := &gatewayMetrics{reg: prometheus.NewRegistry(), tools: opshttp.NewToolLabels(opshttp.MaxToolLabels)}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "toolbus_gateway_calls_total",
-		Help: "tools/call requests the MCP gateway answered, by tool (" + unknownTool + " for names the fleet does not serve) and how they ended.",
+		Help: "tools/call requests the MCP gateway answered, by tool (" + unknownTool + " for names the fleet does not serve, " + opshttp.OtherTool + " past 20,000 names) and how they ended.",
 	}, []string{"tool", "state", "code"})
 	m.dur = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "toolbus_gateway_call_duration_seconds",
@@ -49,6 +50,8 @@ func (m *gatewayMetrics) onCall(tool string, state toolkit.State, code toolkit.C
 			tool = unknownTool
 		} else if _, ok := g.Fleet().Tool(tool); !ok {
 			tool = unknownTool
+		} else {
+			tool = m.tools.Label(tool) // the fleet's tools change, labels stay
 		}
 	}
 	m.calls.WithLabelValues(tool, string(state), string(code)).Inc()

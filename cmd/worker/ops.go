@@ -23,8 +23,9 @@ import (
 // or "ready, degraded: …" while a mounted MCP server is down; 503 while
 // cut off from NATS or draining). Metric names
 // follow Prometheus conventions (toolbus_… , _total, _seconds); labels
-// are bounded: tool names (the registered ones; _unknown for any other), states and codes, never
-// call or session ids.
+// are bounded: tool names (the registered ones, at most 20,000 names
+// over the worker's life, then _other; _unknown for any other), states
+// and codes, never call or session ids.
 type ops struct {
 	tk    *toolkit.Toolkit
 	reg   *prometheus.Registry
@@ -32,6 +33,7 @@ type ops struct {
 	dur   *prometheus.HistogramVec
 	ep    *opshttp.Endpoint
 	addr  string
+	tools *opshttp.ToolLabels // the tool labels, bounded
 }
 
 // unknownTool labels the finals of calls to tools the worker does not
@@ -39,7 +41,7 @@ type ops struct {
 const unknownTool = "_unknown"
 
 func newOps(tk *toolkit.Toolkit) *ops {
-	o := &ops{reg: prometheus.NewRegistry(), tk: tk}
+	o := &ops{reg: prometheus.NewRegistry(), tk: tk, tools: opshttp.NewToolLabels(opshttp.MaxToolLabels)}
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "toolbus_worker_calls_total",
 		Help: "Calls the worker answered, by tool and how they ended (state and code; code is empty on success), refused ones included.",
@@ -59,6 +61,8 @@ func newOps(tk *toolkit.Toolkit) *ops {
 func (o *ops) onFinal(tool string, state toolkit.State, code toolkit.Code, took time.Duration) {
 	if _, ok := o.tk.Get(tool); !ok && tool != toolkit.MetaToolName {
 		tool = unknownTool // a name a caller made up (a pinned subject takes any): labels stay bounded
+	} else {
+		tool = o.tools.Label(tool) // an MCP server renaming its tools: labels stay
 	}
 	o.calls.WithLabelValues(tool, string(state), string(code)).Inc()
 	if took > 0 {

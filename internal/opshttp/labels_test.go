@@ -1,0 +1,27 @@
+package opshttp
+
+import (
+	"strconv"
+	"testing"
+)
+
+// Tool labels were made for every name the fleet served at some moment
+// and never removed, so a fleet renaming tools without end grew the
+// metrics without end: past the bound, new names are counted as one.
+func TestToolLabelsBounded(t *testing.T) {
+	l := NewToolLabels(3)
+	for i := range 3 {
+		if got := l.Label("t" + strconv.Itoa(i)); got != "t"+strconv.Itoa(i) {
+			t.Errorf("label %d: %q", i, got)
+		}
+	}
+	if got := l.Label("t3"); got != OtherTool {
+		t.Errorf("the fourth name: %q, want %q", got, OtherTool)
+	}
+	if got := l.Label("t1"); got != "t1" {
+		t.Errorf("a name labelled before the bound: %q", got)
+	}
+	if n := len(l.seen); n != 3 {
+		t.Errorf("%d names kept, want 3", n)
+	}
+}
