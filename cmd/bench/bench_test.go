@@ -289,14 +289,7 @@ func TestOutputs(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", s, stdout.String())
 		}
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, b := readReport(t, jsonPath)
 	if len(rep.Scenarios) != 2 || rep.Machine.CPUs == 0 || len(rep.Summary) == 0 {
 		t.Errorf("json report incomplete: %s", b)
 	}
@@ -598,4 +591,18 @@ func TestDurationFlagWithoutUnit(t *testing.T) {
 	if got := errb.String(); !strings.Contains(got, `invalid value "10" for flag -d: want a duration such as 30s, 1m30s or 2h`) || !strings.Contains(got, "see bench -h for the flags") {
 		t.Errorf("-d 10 says:\n%s", got)
 	}
+}
+
+// readReport reads the --json report at path, and its bytes.
+func readReport(t *testing.T, path string) (*report, []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep, b
 }

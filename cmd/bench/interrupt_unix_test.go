@@ -5,7 +5,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -37,14 +36,7 @@ func TestInterruptedRunSaysSo(t *testing.T) {
 	if c := <-code; c != 1 || !strings.Contains(stderr.String(), "bench: interrupted") {
 		t.Errorf("exit %d, stderr %q: want 1 and the run said interrupted", c, stderr.String())
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, b := readReport(t, jsonPath)
 	if !strings.HasPrefix(rep.Error, "interrupted") {
 		t.Errorf("the JSON report does not say the run was interrupted: %s", b)
 	}
