@@ -102,11 +102,10 @@ type ClientOptions struct {
 	MaxPending int64
 	// MaxResultBytes bounds the output of one call the client
 	// accumulates (toolkit.Chunk.Size and MetaSize of the chunks
-	// received), as
-	// toolkit.Options.MaxResultBytes does on the worker: past it the call
-	// is cancelled and ends tool_error (ToolOutputTooLargeError) with the
-	// output up to the bound. 0 means toolkit.DefaultMaxResultBytes;
-	// negative, no bound.
+	// received), as toolkit.Options.MaxResultBytes does on the worker:
+	// past it the call is cancelled and ends tool_error
+	// (ToolOutputTooLargeError) with the output up to the bound. 0 means
+	// toolkit.DefaultMaxResultBytes; negative, no bound.
 	MaxResultBytes int
 }
 

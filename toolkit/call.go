@@ -123,13 +123,14 @@ type dispatch struct {
 // overLimit reports whether c is refused for taking the call's output past
 // its bound; the first such chunk fails the call.
 func (d *dispatch) overLimit(c *Chunk) bool {
-	if !d.over && (d.max <= 0 || d.acc.Size()+c.Size()+c.MetaSize() <= d.max) {
+	switch {
+	case d.over:
+		return true
+	case d.max <= 0 || d.acc.Size()+c.Size()+c.MetaSize() <= d.max:
 		return false
 	}
-	if !d.over {
-		d.over = true
-		d.fail(CodeToolError, fmt.Sprintf("ToolOutputTooLargeError: the tool's output passed the limit of %d bytes one call may return; the rest of it was dropped.", d.max))
-	}
+	d.over = true
+	d.fail(CodeToolError, fmt.Sprintf("ToolOutputTooLargeError: the tool's output passed the limit of %d bytes one call may return; the rest of it was dropped.", d.max))
 	return true
 }
 
