@@ -6,20 +6,28 @@ package conncap
 import (
 	"cmp"
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// stall is how long a write of an answer takes nothing (its client reads
+// nothing) before its connection may give its place to a new one.
+const stall = 2 * time.Second
 
 // capListener holds at most max of the connections it accepts. It keeps
 // accepting, so the kernel's queue never fills with connections that would
 // wait there behind whoever holds the slots. A connection that arrives when
-// max are open takes the place of one without a request in progress
-// (victim says which); when every open connection is serving a request,
-// the new one is closed at once.
+// max are open takes the place of one without a request in progress, or of
+// one whose client has read nothing of its answer for stall (victim says
+// which); when every open connection is serving a request to a client that
+// reads, the new one is closed at once.
 //
 // Connections it returns must be served by a server whose ConnState and
 // ConnContext are the listener's and whose handler is wrapped by serving.
@@ -43,6 +51,13 @@ type capConn struct {
 	waiting uint64
 	// got: the server has read bytes of a request it does not serve yet.
 	got atomic.Bool
+	// stalled: a write is in progress and its last round (stall long)
+	// wrote nothing; the client reads nothing of its answer.
+	stalled atomic.Bool
+
+	wmu   sync.Mutex
+	wdl   time.Time // the write deadline the server set
+	round time.Time // the deadline of the write round in progress, zero between writes
 
 	once sync.Once
 	err  error
@@ -50,11 +65,19 @@ type capConn struct {
 
 // Cap makes hs hold at most max of the connections ln accepts at once,
 // without ever refusing to accept (a connection left in the kernel's
-// queue would wait there behind whoever holds the places): a connection that arrives at the bound takes the place of one without a
-// request in progress (of the source holding the most, one that has sent
-// nothing first, then the one that has waited longest), and when every
-// one is serving a request it is closed at once. A request in progress is
-// never cut: an event stream counts as one for as long as it lasts.
+// queue would wait there behind whoever holds the places): a connection
+// that arrives at the bound takes the place of one without a request in
+// progress, or of one whose client has read nothing of its answer for 2 s
+// (a write taking nothing all that time). It is one of the source holding
+// the most connections; among those, one that has sent nothing first, then
+// one whose client reads nothing, then the one that has waited longest.
+// When every connection is serving a request to a client that reads, the
+// new one is closed at once. A request in progress whose client reads is
+// never cut, however slowly it reads: an event stream counts as one for
+// as long as it lasts. So a neighbour that fills every place with
+// requests whose answers it does not read (pipelined, or large) gives its
+// places to a probe as soon as its writes have stalled, not when hs's
+// WriteTimeout ends them.
 //
 // It sets hs's ConnState and ConnContext (calling those hs had first)
 // and wraps its Handler, so hs must be complete; serve hs on the listener
@@ -123,11 +146,12 @@ func (l *capListener) Accept() (net.Conn, error) {
 }
 
 // victim picks the connection to close for a new one from src, among those
-// without a request in progress, nil when there is none: one of the source
-// holding the most connections (the new one counted), so a neighbour that
-// floods the endpoint closes its own; among those, one that has sent
-// nothing, so a request already on its way is served; and of those, the
-// one that has waited longest. l.mu is held.
+// without a request in progress or whose client reads nothing of its
+// answer (stalled), nil when there is none: one of the source holding the
+// most connections (the new one counted), so a neighbour that floods the
+// endpoint closes its own; among those, one that has sent nothing, then
+// one whose client reads nothing, so a request already on its way is
+// served; and then the one that has waited longest. l.mu is held.
 func (l *capListener) victim(src netip.Prefix) *capConn {
 	held := func(c *capConn) int {
 		if c.src == src {
@@ -135,27 +159,44 @@ func (l *capListener) victim(src netip.Prefix) *capConn {
 		}
 		return l.held[c.src]
 	}
-	var waiting []*capConn
+	var cands []*capConn
 	for c := range l.conns {
-		if c.waiting != 0 {
-			waiting = append(waiting, c)
+		if c.waiting != 0 || c.stalled.Load() {
+			cands = append(cands, c)
 		}
 	}
-	if len(waiting) == 0 {
+	if len(cands) == 0 {
 		return nil
 	}
-	slices.SortFunc(waiting, func(a, b *capConn) int {
-		return cmp.Or(cmp.Compare(held(b), held(a)), cmp.Compare(a.waiting, b.waiting))
+	// The source holding the most first, and its waiting connections
+	// (oldest first) before its stalled ones.
+	order := func(c *capConn) uint64 {
+		if c.waiting == 0 {
+			return ^uint64(0)
+		}
+		return c.waiting
+	}
+	slices.SortFunc(cands, func(a, b *capConn) int {
+		return cmp.Or(cmp.Compare(held(b), held(a)), cmp.Compare(order(a), order(b)))
 	})
-	for _, c := range waiting {
-		if held(c) < held(waiting[0]) {
+	most := cands[:1]
+	for _, c := range cands[1:] {
+		if held(c) < held(cands[0]) {
 			break
 		}
-		if !c.got.Load() && !pending(c.Conn) {
+		most = append(most, c)
+	}
+	for _, c := range most {
+		if c.waiting != 0 && !c.got.Load() && !pending(c.Conn) {
 			return c
 		}
 	}
-	return waiting[0]
+	for _, c := range most {
+		if c.waiting == 0 {
+			return c
+		}
+	}
+	return most[0]
 }
 
 // remove forgets c; l.mu is held.
@@ -234,6 +275,63 @@ func (c *capConn) Read(b []byte) (int, error) {
 		c.got.Store(true)
 	}
 	return n, err
+}
+
+// Write writes p in rounds of at most stall each (earlier if the server's
+// own write deadline comes first), so that it sees whether the client
+// takes anything: a round that writes nothing marks the connection
+// stalled until the write takes something or returns. It returns, as a
+// plain Write, when p is written, on an error, or at the server's deadline.
+// One write at a time, as net/http's server writes.
+func (c *capConn) Write(p []byte) (int, error) {
+	defer func() {
+		c.stalled.Store(false)
+		c.wmu.Lock()
+		c.round = time.Time{}
+		c.Conn.SetWriteDeadline(c.wdl)
+		c.wmu.Unlock()
+	}()
+	done := 0
+	for {
+		c.wmu.Lock()
+		c.round = time.Now().Add(stall)
+		c.Conn.SetWriteDeadline(earliest(c.wdl, c.round))
+		wdl := c.wdl
+		c.wmu.Unlock()
+		n, err := c.Conn.Write(p[done:])
+		done += n
+		if n > 0 {
+			c.stalled.Store(false)
+		}
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || (!wdl.IsZero() && !time.Now().Before(wdl)) {
+			return done, err
+		}
+		if n == 0 {
+			c.stalled.Store(true)
+		}
+	}
+}
+
+// SetWriteDeadline sets the deadline of its writes, as the server sees it
+// (Write's rounds end earlier).
+func (c *capConn) SetWriteDeadline(t time.Time) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wdl = t
+	return c.Conn.SetWriteDeadline(earliest(t, c.round))
+}
+
+// SetDeadline sets its read deadline and SetWriteDeadline's.
+func (c *capConn) SetDeadline(t time.Time) error {
+	return errors.Join(c.Conn.SetReadDeadline(t), c.SetWriteDeadline(t))
+}
+
+// earliest is the earlier of two deadlines, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // Close closes the connection and frees its place; safe to call more than
