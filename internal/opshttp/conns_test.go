@@ -196,6 +196,13 @@ func get(c *http.Client, url string) error {
 // (a socket nobody holds, closed but not yet gone, has inode 0).
 func serverConns(t *testing.T, addr string) int {
 	t.Helper()
+	return len(sendQueues(t, addr))
+}
+
+// sendQueues is, for each connection serverConns counts (by its peer's
+// address), the bytes in its send queue.
+func sendQueues(t *testing.T, addr string) map[string]int64 {
+	t.Helper()
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -209,13 +216,14 @@ func serverConns(t *testing.T, addr string) int {
 		t.Fatal(err)
 	}
 	suffix := fmt.Sprintf(":%04X", p)
-	n := 0
+	queues := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n")[1:] {
 		f := strings.Fields(line)
 		const established = "01"
 		if len(f) > 9 && strings.HasSuffix(f[1], suffix) && f[3] == established && f[9] != "0" {
-			n++
+			tx, _, _ := strings.Cut(f[4], ":")
+			queues[f[2]], _ = strconv.ParseInt(tx, 16, 64)
 		}
 	}
-	return n
+	return queues
 }

@@ -17,9 +17,14 @@
 // kubelet's or the scraper's, and a probe that sends its request as it
 // connects is answered however many silent connections came before it
 // (while a flood from its own address lasts, it may still be crowded out).
-// A request in progress is never cut. Only when all 64 are serving requests
-// is a new connection closed at once: the probe or scrape fails at once,
-// as it would against an overloaded process. A scraper's keep-alive
+// A request in progress whose client reads its answer, however slowly, is
+// never cut; one whose client has read nothing of it for 2 s counts as a
+// place to take (after the silent ones of its address), so a neighbour
+// that fills the 64 with requests whose answers it does not read (GETs
+// of /metrics pipelined) gives way to a probe within seconds, not at the
+// 30 s write timeout. Only when all 64 are serving requests to clients
+// that read is a new connection closed at once: the probe or scrape fails
+// at once, as it would against an overloaded process. A scraper's keep-alive
 // connection closed while idle costs it nothing: Go's HTTP client,
 // Prometheus's, sends the GET again on a new one.
 package opshttp
@@ -45,6 +50,9 @@ import (
 
 // maxConns is how many connections the endpoint holds at once.
 const maxConns = 64
+
+// writeTimeout bounds the writing of one answer.
+const writeTimeout = 30 * time.Second
 
 // Ready says whether the process is ready, and the line /readyz answers
 // (the reason when not).
@@ -80,7 +88,7 @@ func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger)
 	// descriptors its NATS connection and its tools need.
 	e := &Endpoint{srv: &http.Server{Handler: mux,
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 10 * time.Second, MaxHeaderBytes: 8 << 10}, Addr: ln.Addr().String()}
+		WriteTimeout: writeTimeout, IdleTimeout: 10 * time.Second, MaxHeaderBytes: 8 << 10}, Addr: ln.Addr().String()}
 	cl := conncap.Cap(e.srv, ln, maxConns)
 	go func() {
 		if err := e.srv.Serve(cl); err != nil && !errors.Is(err, http.ErrServerClosed) {
