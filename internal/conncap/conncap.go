@@ -54,6 +54,10 @@ type capConn struct {
 	// stalled: a write is in progress and its last round (stall long)
 	// wrote nothing; the client reads nothing of its answer.
 	stalled atomic.Bool
+	// rounds: a write that reached its deadline may go on (a TCP or Unix
+	// socket; not a TLS connection, whose state a timed-out write
+	// corrupts): Write watches for stalls.
+	rounds bool
 
 	wmu   sync.Mutex
 	wdl   time.Time // the write deadline the server set
@@ -117,7 +121,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		cc := &capConn{Conn: c, l: l, src: source(c.RemoteAddr())}
+		cc := &capConn{Conn: c, l: l, src: source(c.RemoteAddr()), rounds: resumable(c)}
 		var victim *capConn
 		l.mu.Lock()
 		if len(l.conns) >= l.max {
@@ -282,8 +286,13 @@ func (c *capConn) Read(b []byte) (int, error) {
 // takes anything: a round that writes nothing marks the connection
 // stalled until the write takes something or returns. It returns, as a
 // plain Write, when p is written, on an error, or at the server's deadline.
-// One write at a time, as net/http's server writes.
+// One write at a time, as net/http's server writes. A connection that
+// cannot go on after a deadline (rounds unset) is written plainly and is
+// never taken for stalled.
 func (c *capConn) Write(p []byte) (int, error) {
+	if !c.rounds {
+		return c.Conn.Write(p)
+	}
 	defer func() {
 		c.stalled.Store(false)
 		c.wmu.Lock()
@@ -310,6 +319,16 @@ func (c *capConn) Write(p []byte) (int, error) {
 			c.stalled.Store(true)
 		}
 	}
+}
+
+// resumable reports whether writes to c may go on after one reached its
+// deadline: those of TCP and Unix sockets.
+func resumable(c net.Conn) bool {
+	switch c.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		return true
+	}
+	return false
 }
 
 // SetWriteDeadline sets the deadline of its writes, as the server sees it

@@ -2,10 +2,12 @@ package conncap
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +155,55 @@ func TestReadAnswerKept(t *testing.T) {
 	close(fast)
 	if err := <-read; err != nil {
 		t.Errorf("the answer read slowly while probes arrived at the bound: %v", err)
+	}
+}
+
+// TestTLSAnswerReadSlowly: a TLS connection under the cap (a listener of
+// TLS connections given to Cap) is written without rounds: a TLS write
+// that reaches a deadline leaves the connection's state corrupt, and
+// every write after it fails, so a round ending in the middle of a slowly
+// read answer would cut it (and the next rounds would spin on the error).
+// Its client reads 64 KiB over more than a round here and gets all of it.
+func TestTLSAnswerReadSlowly(t *testing.T) {
+	ts := httptest.NewTLSServer(http.NotFoundHandler())
+	ts.Close() // only its certificate is used
+	clientCfg := ts.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	clientCfg.ServerName = "example.com"
+	a, b := net.Pipe()
+	defer a.Close() // not the TLS connections: their close_notify would wait on the pipe
+	defer b.Close()
+	srv, cli := tls.Server(a, ts.TLS), tls.Client(b, clientCfg)
+	c := &capConn{Conn: srv, rounds: resumable(srv)}
+
+	answer := []byte(strings.Repeat("0123456789abcdef", 4<<10))
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write(answer)
+		wrote <- err
+	}()
+	got := make([]byte, 0, len(answer))
+	buf := make([]byte, 1<<10)
+	start := time.Now()
+	cli.SetDeadline(start.Add(guard))
+	for len(got) < len(answer) {
+		n, err := cli.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("after %d of %d bytes: %v", len(got), len(answer), err)
+		}
+		if time.Since(start) < stall+stall/2 {
+			time.Sleep(stall / 40) // 1 KiB each 50 ms: the answer takes longer than a round
+		}
+	}
+	if string(got) != string(answer) {
+		t.Fatal("the answer read is not the one written")
+	}
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatalf("write: %v", err)
+		}
+	case <-time.After(guard):
+		t.Fatal("the write did not return")
 	}
 }
