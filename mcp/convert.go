@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/internal/schemagraph"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -63,8 +64,12 @@ func inputSchema(raw any) (map[string]any, error) {
 	if _, ok := out["properties"]; !ok {
 		out["properties"] = map[string]any{}
 	}
-	if err := checkSchemaRefs(out); err != nil {
-		return nil, err
+	// The toolkit validates every call's input against it: a schema whose
+	// references the validator would follow for ever or past bound on one
+	// value is refused here, so that the tool is skipped (package
+	// schemagraph says why).
+	if _, err := schemagraph.Check(out); err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
 	}
 	toolkit.StripTitles(out)
 	return out, nil

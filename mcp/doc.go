@@ -42,7 +42,7 @@
 // deeper than toolkit.MaxSchemaDepth, say), or whose schema's references
 // the validator would follow for ever ($ref, allOf, anyOf and their kin
 // coming back to the same value without descending into it) or past
-// 10,000 subschemas on one value, or cannot follow (schema_refs.go),
+// 10,000 subschemas on one value, or cannot follow (internal/schemagraph),
 // is skipped with a warning, as
 // is a tool past MaxServerToolBytes (512 KiB of one server's names,
 // descriptions and schemas: the worker announces all its tools in one
