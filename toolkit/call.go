@@ -1,6 +1,7 @@
 package toolkit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbus/toolbus/internal/schemagraph"
 )
 
 // Call runs a tool call and yields its chunks and progress reports as they
@@ -415,7 +417,12 @@ const maxValidationMessage = 1024
 
 var boundRE = regexp.MustCompile(`(multipleOf|minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?\d+/\d+) (is [a-z ]+?) (-?\d+\.\d+)`)
 
-// compileSchema resolves a JSON-shaped schema for validation.
+// compileSchema resolves a JSON-shaped schema for validation. A schema
+// with references is refused when the validator would follow them for
+// ever or past bound on one value (schemagraph.Check): the first call
+// would overflow the stack, a fatal error no recover catches, or hold a
+// core past any deadline. Without references a schema is a tree, and
+// is not walked again.
 func compileSchema(schema map[string]any) (*jsonschema.Resolved, error) {
 	b, err := json.Marshal(schema)
 	if err != nil {
@@ -427,6 +434,16 @@ func compileSchema(schema map[string]any) (*jsonschema.Resolved, error) {
 	}
 	r, err := s.Resolve(nil)
 	if err != nil {
+		return nil, fmt.Errorf("invalid input schema: %w", err)
+	}
+	if !bytes.Contains(b, []byte(`"$ref"`)) && !bytes.Contains(b, []byte(`"$dynamicRef"`)) {
+		return r, nil
+	}
+	var m map[string]any // as the validator read it: the JSON, not the Go values
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("invalid input schema: %w", err)
+	}
+	if _, err := schemagraph.Check(m); err != nil {
 		return nil, fmt.Errorf("invalid input schema: %w", err)
 	}
 	return r, nil

@@ -1,0 +1,83 @@
+package toolkit_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// invokeWithin runs the call and fails t if it has not ended after limit
+// (generous: a loaded two-core machine must pass). The call cannot be
+// stopped: validation does not watch ctx, so a call that never ends
+// spins on until the test binary exits.
+func invokeWithin(t *testing.T, tk *toolkit.Toolkit, call toolkit.ToolCall, limit time.Duration) *toolkit.Response {
+	t.Helper()
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- tk.Invoke(context.Background(), call) }()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(limit):
+		t.Fatalf("the call of %s did not end within %v", call.Name, limit)
+		return nil
+	}
+}
+
+// A schema whose references come back to the same value without
+// descending into it is refused at Add: the validator follows them for
+// ever, and the first call overflowed the stack, a fatal error that ended
+// the process. So is one whose references apply more than 10,000
+// subschemas to one value (a chain of anyOf of two references to the next
+// link: 2^40 for any value). A schema recursive through a descent (a
+// tree) is kept.
+func TestSchemaReferenceLoopRefused(t *testing.T) {
+	chain := map[string]any{"last": map[string]any{"type": "string"}}
+	for i := range 40 {
+		next := "last"
+		if i < 39 {
+			next = fmt.Sprintf("d%d", i+1)
+		}
+		ref := map[string]any{"$ref": "#/$defs/" + next}
+		chain[fmt.Sprintf("d%d", i)] = map[string]any{"anyOf": []any{ref, ref}}
+	}
+	props := map[string]any{}
+	cases := []struct {
+		name   string
+		schema map[string]any
+		want   string // in Add's error; "" = registered
+	}{
+		{"root", map[string]any{"type": "object", "properties": props, "$ref": "#"}, "cycle"},
+		{"defs", map[string]any{"type": "object", "$defs": map[string]any{"a": map[string]any{"$ref": "#/$defs/b"}, "b": map[string]any{"$ref": "#/$defs/a"}},
+			"properties": map[string]any{"x": map[string]any{"$ref": "#/$defs/a"}}}, "cycle"},
+		{"anyOf", map[string]any{"type": "object", "properties": props, "anyOf": []any{map[string]any{"$ref": "#"}}}, "cycle"},
+		{"chain", map[string]any{"type": "object", "$defs": chain, "properties": map[string]any{"x": map[string]any{"$ref": "#/$defs/d0"}}}, "more than 10000 subschemas"},
+		{"tree", map[string]any{"type": "object", "$defs": map[string]any{"node": map[string]any{"type": "object",
+			"properties": map[string]any{"children": map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/node"}}}}},
+			"properties": map[string]any{"root": map[string]any{"$ref": "#/$defs/node"}}}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tk := newToolkit(t, nil)
+			err := tk.Add(toolkit.Raw("t", "T.", tc.schema, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				return w.Write(toolkit.Text("ran"))
+			}))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Add: %v", err)
+				}
+				r := invokeWithin(t, tk, toolkit.ToolCall{ID: "c", Name: "t", Input: map[string]any{"root": map[string]any{"children": []any{map[string]any{}}}}}, 30*time.Second)
+				if r.Text() != "ran" {
+					t.Errorf("final %s/%s %.300q, want ran", r.State, r.Code, r.Text())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "invalid input schema") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Add: %v, want an invalid input schema error saying %q", err, tc.want)
+			}
+		})
+	}
+}
