@@ -308,6 +308,10 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 		if input == nil {
 			inst = map[string]any{}
 		}
+		if e.costly != nil && e.costly.Cost(inst, maxValidationCost) > maxValidationCost {
+			d.fail(CodeInvalidInput, tooComplex(tc.Name))
+			return
+		}
 		if err := e.validator.Validate(inst); err != nil {
 			d.fail(CodeInvalidInput, fmt.Sprintf("Input validation failed for tool '%s': %s", tc.Name, validationMessage(err)))
 			return
@@ -417,36 +421,66 @@ const maxValidationMessage = 1024
 
 var boundRE = regexp.MustCompile(`(multipleOf|minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?\d+/\d+) (is [a-z ]+?) (-?\d+\.\d+)`)
 
-// compileSchema resolves a JSON-shaped schema for validation. A schema
-// with references is refused when the validator would follow them for
-// ever or past bound on one value (schemagraph.Check): the first call
-// would overflow the stack, a fatal error no recover catches, or hold a
-// core past any deadline. Without references a schema is a tree, and
-// is not walked again.
-func compileSchema(schema map[string]any) (*jsonschema.Resolved, error) {
+// compileSchema resolves a JSON-shaped schema for validation, and returns
+// its graph when each input's cost must be counted before it is validated
+// (maxValidationCost). A schema with references is refused when the
+// validator would follow them for ever or past bound on one value
+// (schemagraph.Check): the first call would overflow the stack, a fatal
+// error no recover catches, or hold a core past any deadline. Without
+// references a schema is a tree, and is not walked again.
+func compileSchema(schema map[string]any) (*jsonschema.Resolved, *schemagraph.Graph, error) {
 	b, err := json.Marshal(schema)
 	if err != nil {
-		return nil, fmt.Errorf("invalid input schema: %w", err)
+		return nil, nil, fmt.Errorf("invalid input schema: %w", err)
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("invalid input schema: %w", err)
+		return nil, nil, fmt.Errorf("invalid input schema: %w", err)
 	}
 	r, err := s.Resolve(nil)
 	if err != nil {
-		return nil, fmt.Errorf("invalid input schema: %w", err)
+		return nil, nil, fmt.Errorf("invalid input schema: %w", err)
 	}
 	if !bytes.Contains(b, []byte(`"$ref"`)) && !bytes.Contains(b, []byte(`"$dynamicRef"`)) {
-		return r, nil
+		return r, nil, nil
 	}
 	var m map[string]any // as the validator read it: the JSON, not the Go values
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("invalid input schema: %w", err)
+		return nil, nil, fmt.Errorf("invalid input schema: %w", err)
 	}
-	if _, err := schemagraph.Check(m); err != nil {
-		return nil, fmt.Errorf("invalid input schema: %w", err)
+	g, err := schemagraph.Check(m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid input schema: %w", err)
 	}
-	return r, nil
+	if g.Paths(maxSchemaPaths) <= maxSchemaPaths {
+		return r, nil, nil
+	}
+	return r, g, nil
+}
+
+// A schema recursive through a descent (a tree of nodes, an expression of
+// and/or/not) may cost more to validate for one input than for another
+// of its size: one whose branches descend alike (an anyOf of two object
+// schemas that both take "x" as the schema itself) applies itself once
+// per path, ~2^n times for an input n levels deep, and the validator
+// cannot be stopped. So for such a schema, or one of more than
+// maxSchemaPaths paths, each input's cost is counted first
+// (schemagraph.Graph.Cost: a walk that stops at the budget and counts a
+// pair of subschema and value that costs much once, so a tenth of a
+// millisecond for an input built to cost 2^40; a few percent of the
+// validation for an input it lets through) and an input costing more
+// than maxValidationCost (validated, about a second) is refused as too
+// complex for its schema. Other schemas cost at most maxSchemaPaths
+// applications per value, and their calls never walk.
+const (
+	maxSchemaPaths    = 10_000
+	maxValidationCost = 1_000_000
+)
+
+// tooComplex is the message for an input whose validation would cost
+// more than maxValidationCost.
+func tooComplex(tool string) string {
+	return fmt.Sprintf("InputTooComplexError: the input for tool '%s' is nested too deeply or too intricately for its schema to be checked (it would take more than %d steps); send a shallower input.", tool, maxValidationCost)
 }
 
 type extendedKey struct{}

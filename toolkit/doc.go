@@ -100,6 +100,20 @@
 //     the order the server wrote (read off the wire; not over legacy SSE);
 //     Raw tools' maps have none (WithSchemaOrder gives one) and come out
 //     sorted.
+//   - A schema is refused at Add, as the MCP client refuses a server's,
+//     when its references come back to the same value without descending
+//     into the input ({"$ref": "#"}, two $defs naming each other) or apply
+//     more than 10,000 subschemas to one value: the validator would
+//     overflow the stack at the first call (a fatal error) or never end.
+//     A schema recursive through a descent (a tree, an expression of
+//     and/or/not) is kept, but one whose branches descend alike is
+//     validated once per path, ~2^n times for an input n levels deep, and
+//     validation cannot be stopped: for a recursive schema each input's
+//     cost is counted first (internal/schemagraph, a walk that counts each
+//     pair of subschema and value once), and one that would apply more
+//     than 1,000,000 subschemas ends invalid_input with
+//     InputTooComplexError, unvalidated. Calls of other schemas never
+//     count.
 //   - Chunks are accumulated before they are handed to the caller, so a
 //     caller that changes a chunk cannot change the final response.
 //   - The common flat schema (properties with only a primitive type) is

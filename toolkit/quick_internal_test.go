@@ -54,7 +54,7 @@ func TestQuickSchemaAgreesWithValidator(t *testing.T) {
 		if q == nil {
 			t.Fatalf("%s: not recognised as simple", name)
 		}
-		v, err := compileSchema(schema)
+		v, _, err := compileSchema(schema)
 		if err != nil {
 			t.Fatal(err)
 		}

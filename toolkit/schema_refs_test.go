@@ -10,6 +10,15 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
+// nested is {"x": {"x": … leaf …}}, depth levels of "x".
+func nested(depth int, leaf any) map[string]any {
+	v := leaf
+	for range depth {
+		v = map[string]any{"x": v}
+	}
+	return v.(map[string]any)
+}
+
 // invokeWithin runs the call and fails t if it has not ended after limit
 // (generous: a loaded two-core machine must pass). The call cannot be
 // stopped: validation does not watch ctx, so a call that never ends
@@ -24,6 +33,60 @@ func invokeWithin(t *testing.T, tk *toolkit.Toolkit, call toolkit.ToolCall, limi
 	case <-time.After(limit):
 		t.Fatalf("the call of %s did not end within %v", call.Name, limit)
 		return nil
+	}
+}
+
+// A schema recursive through a descent whose branches each descend again
+// (an anyOf of two object schemas that both take "x" as the schema
+// itself) is validated once per path: an input n levels deep applied
+// ~2^n subschemas, holding a core for ever at n = 40 (validation does not
+// watch ctx). Such an input is refused as too complex for its schema, at
+// once; shallow inputs, invalid ones, and deep ones of a schema recursive
+// without branches are checked as before.
+func TestBranchingRecursiveSchemaBounded(t *testing.T) {
+	ref := map[string]any{"$ref": "#/$defs/T"}
+	branch := func() map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{"x": ref}}
+	}
+	schema := map[string]any{
+		"$defs":      map[string]any{"T": map[string]any{"anyOf": []any{branch(), branch()}}},
+		"type":       "object",
+		"properties": map[string]any{"x": ref},
+	}
+	// chain is recursive too, without branches: an input costs its depth.
+	chain := map[string]any{
+		"$defs":      map[string]any{"T": map[string]any{"type": "object", "properties": map[string]any{"x": ref}}},
+		"type":       "object",
+		"properties": map[string]any{"x": ref},
+	}
+	tk := newToolkit(t, nil)
+	ran := func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return w.Write(toolkit.Text("ran"))
+	}
+	mustAdd(t, tk, toolkit.Raw("expr", "E.", schema, ran))
+	mustAdd(t, tk, toolkit.Raw("chain", "C.", chain, ran))
+	cases := []struct {
+		name, tool string
+		input      map[string]any
+		code       toolkit.Code
+		text       string
+	}{
+		{"shallow", "expr", nested(5, map[string]any{}), "", "ran"},
+		{"shallow invalid", "expr", nested(5, 7.0), toolkit.CodeInvalidInput, "Input validation failed for tool 'expr'"},
+		{"deep", "expr", nested(40, map[string]any{}), toolkit.CodeInvalidInput, "InputTooComplexError: the input for tool 'expr' is nested too deeply"},
+		{"deep invalid", "expr", nested(40, 7.0), toolkit.CodeInvalidInput, "InputTooComplexError: "},
+		{"deep chain", "chain", nested(60, map[string]any{}), "", "ran"},
+		{"deep chain invalid", "chain", nested(60, 7.0), toolkit.CodeInvalidInput, "Input validation failed for tool 'chain'"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := invokeWithin(t, tk, toolkit.ToolCall{ID: "c", Name: tc.tool, Input: tc.input}, 30*time.Second)
+			t.Logf("%v: %s/%s %.300q", time.Since(start), r.State, r.Code, r.Text())
+			if r.Code != tc.code || !strings.Contains(r.Text(), tc.text) {
+				t.Errorf("final %s/%s %.300q, want %s with %q", r.State, r.Code, r.Text(), tc.code, tc.text)
+			}
+		})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"text/template"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbus/toolbus/internal/schemagraph"
 )
 
 // Group is a named set of tools that a session activates and deactivates
@@ -106,8 +107,9 @@ type entry struct {
 	tool      *Tool
 	schema    map[string]any // effective: presets removed, extensions added
 	validator *jsonschema.Resolved
-	quick     *quickSchema // nil unless the schema is of the simple kind
-	handler   Handler      // middleware chain included
+	costly    *schemagraph.Graph // nil unless an input's cost is counted before validating it
+	quick     *quickSchema       // nil unless the schema is of the simple kind
+	handler   Handler            // middleware chain included
 	extension *extension
 }
 
@@ -809,12 +811,12 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	if req, ok := schema["required"].([]any); ok && len(req) == 0 {
 		delete(schema, "required")
 	}
-	v, err := compileSchema(schema)
+	v, costly, err := compileSchema(schema)
 	if err != nil {
 		return nil, err
 	}
 	h := Chain(Chain(unlessEnded(withPresets(t.Handler, t.presets)), t.middleware...), mws...)
-	return &entry{tool: t, schema: schema, validator: v, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
+	return &entry{tool: t, schema: schema, validator: v, costly: costly, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
 }
 
 // unlessEnded runs the tool only while its call's context lives: a call
