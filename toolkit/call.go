@@ -465,13 +465,13 @@ func compileSchema(schema map[string]any) (*jsonschema.Resolved, *schemagraph.Gr
 // per path, ~2^n times for an input n levels deep, and the validator
 // cannot be stopped. So for such a schema, or one of more than
 // maxSchemaPaths paths, each input's cost is counted first
-// (schemagraph.Graph.Cost: a walk that stops at the budget and counts a
-// pair of subschema and value that costs much once, so a tenth of a
-// millisecond for an input built to cost 2^40; a few percent of the
-// validation for an input it lets through) and an input costing more
-// than maxValidationCost (validated, about a second) is refused as too
-// complex for its schema. Other schemas cost at most maxSchemaPaths
-// applications per value, and their calls never walk.
+// (schemagraph.Graph.Cost: a walk that stops at the budget and counts
+// once a pair of subschema and value that costs much, so it is short
+// for an input built to cost 2^40, and a small part of the validation's
+// time for an input it lets through), and an input costing more than
+// maxValidationCost is refused as too complex for its schema. Other
+// schemas cost at most maxSchemaPaths applications per value, and their
+// calls never walk. BenchmarkCost (package schemagraph) measures the walk.
 const (
 	maxSchemaPaths    = 10_000
 	maxValidationCost = 1_000_000

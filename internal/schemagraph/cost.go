@@ -224,12 +224,12 @@ func identify(v any) (memoKey, bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		if len(x) > 0 {
-			return memoKey{ptr: reflect.ValueOf(x).Pointer(), n: -1}, true
+			return memoKey{ptr: reflect.ValueOf(v).Pointer(), n: -1}, true
 		}
 		return memoKey{}, true
 	case []any:
 		if len(x) > 0 {
-			return memoKey{ptr: reflect.ValueOf(x).Pointer(), n: len(x)}, true
+			return memoKey{ptr: reflect.ValueOf(v).Pointer(), n: len(x)}, true
 		}
 		return memoKey{}, true
 	case nil, string, float64, bool, int, int64:

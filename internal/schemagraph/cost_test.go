@@ -153,3 +153,43 @@ func TestPaths(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCost counts a wide tree's input (10,000 nodes under one) and a
+// branching schema's input built to cost 2^40.
+//
+//	go test -run '^$' -bench BenchmarkCost -benchmem ./internal/schemagraph
+func BenchmarkCost(b *testing.B) {
+	var tree map[string]any
+	if err := json.Unmarshal([]byte(`{"$defs": {"n": {"type": "object", "properties": {"c": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}},
+		"type": "object", "properties": {"root": {"$ref": "#/$defs/n"}}}`), &tree); err != nil {
+		b.Fatal(err)
+	}
+	items := make([]any, 10_000)
+	for i := range items {
+		items[i] = map[string]any{"c": []any{}}
+	}
+	var branch map[string]any
+	if err := json.Unmarshal([]byte(branching), &branch); err != nil {
+		b.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		schema map[string]any
+		input  any
+	}{
+		{"wide", tree, map[string]any{"root": map[string]any{"c": items}}},
+		{"branching", branch, nestedX(40)},
+	}
+	for _, tc := range cases {
+		g, err := Check(tc.schema)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				g.Cost(tc.input, 1_000_000)
+			}
+		})
+	}
+}
