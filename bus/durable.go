@@ -50,6 +50,14 @@ type DurableOptions struct {
 	// Replicas of the calls stream when this worker creates it (1-5).
 	// Default 1.
 	Replicas int
+	// ConsumerIdle is how long a tool's consumer outlives the last worker
+	// pulling from it: JetStream deletes it then, so the consumers of
+	// tools no worker serves any more (removed, renamed, an MCP server's
+	// tools gone) do not pile up in the server. A worker that serves the
+	// tool again makes it again, and the calls still in the stream are
+	// delivered to it. Default 24h, the calls stream's MaxAge. The worker
+	// that creates the consumer sets it, as AckWait and MaxDeliver.
+	ConsumerIdle time.Duration
 	// Tools are durable by default, as if registered with
 	// toolkit.Durable: their calls that arrive on the core path are put
 	// in the queue.
@@ -70,6 +78,9 @@ func (o *DurableOptions) withDefaults() DurableOptions {
 	if r.Replicas <= 0 {
 		r.Replicas = 1
 	}
+	if r.ConsumerIdle <= 0 {
+		r.ConsumerIdle = callsMaxAge
+	}
 	return r
 }
 
@@ -85,9 +96,13 @@ func CallsStreamConfig(dedup time.Duration, replicas int) jetstream.StreamConfig
 		Storage:     jetstream.FileStorage,
 		Replicas:    replicas,
 		Duplicates:  dedup,
-		MaxAge:      24 * time.Hour,
+		MaxAge:      callsMaxAge,
 	}
 }
+
+// callsMaxAge is how long a durable call waits in the calls stream at
+// most.
+const callsMaxAge = 24 * time.Hour
 
 // CancelsStreamConfig is the cancels stream as whoever creates it first
 // creates it: the last cancel of each durable call (the client publishes
@@ -428,6 +443,8 @@ func (d *durablePath) consumer(ctx context.Context, tool string) (jetstream.Cons
 			AckWait:        d.o.AckWait,
 			MaxDeliver:     d.o.MaxDeliver,
 			MaxAckPending:  -1,
+			// Unused this long, it is deleted (ConsumerIdle).
+			InactiveThreshold: d.o.ConsumerIdle,
 		})
 		if errors.Is(err, jetstream.ErrConsumerExists) {
 			c, err = d.stream.Consumer(ctx, tool)

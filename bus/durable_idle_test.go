@@ -1,0 +1,63 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The consumer of a tool no worker serves any more is deleted once idle
+// for DurableOptions.ConsumerIdle, so tools added and removed (an MCP
+// server's, say) leave no consumer each in the calls stream; the
+// consumers of the tools served stay.
+func TestDurableConsumerOfRemovedToolIsDeleted(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	nc := natstest.Connect(t, s)
+	js := natstest.JS(t, nc)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, nc, tk, &bus.WorkerOptions{Durable: &bus.DurableOptions{JetStream: js, ConsumerIdle: time.Second}})
+	st, err := js.Stream(ctxT(t), wire.StreamCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := func(name string) bool {
+		_, err := st.Consumer(ctxT(t), name)
+		if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	const churn = 5
+	for _, name := range []string{"gone1", "gone2", "gone3", "gone4", "gone5"}[:churn] {
+		mustAdd(t, tk, toolkit.Func(name, "Comes and goes.", func(ctx context.Context, in struct{}) (string, error) { return "", nil }))
+		natstest.WaitFor(t, "the consumer of "+name, func() bool { return exists(name) })
+		tk.Remove(name)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n := 0
+		for name := range st.ConsumerNames(ctxT(t)).Name() {
+			if name != "echo" {
+				n++
+			}
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d consumers of the %d tools removed are left in the calls stream", n, churn)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !exists("echo") {
+		t.Error("the consumer of a tool served was deleted")
+	}
+}
