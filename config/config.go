@@ -111,8 +111,9 @@ const (
 	// GroupsKV is the fleet's JetStream KV bucket, shared by every worker.
 	GroupsKV = "kv"
 	// GroupsMemory is this worker's own memory: no JetStream needed, but
-	// the workers of a fleet do not share a session's activation and a
-	// restart forgets it.
+	// the workers of a fleet do not share a session's activation, a
+	// restart forgets it, and past toolkit.MaxMemorySessions sessions the
+	// least recently used is forgotten.
 	GroupsMemory = "memory"
 )
 

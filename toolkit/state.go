@@ -1,6 +1,7 @@
 package toolkit
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"slices"
@@ -27,34 +28,60 @@ type GroupState interface {
 
 // MemoryState is an in-process GroupState. Revisions count stores across
 // all sessions.
+//
+// It remembers at most MaxMemorySessions sessions: past it, the session
+// least recently loaded or stored is forgotten, and is back to the
+// toolkit's default groups (as a session whose KV state expired), so a
+// long-running process whose callers invent session names stays bounded.
 type MemoryState struct {
 	mu       sync.Mutex
 	rev      uint64
-	sessions map[string]memoryEntry
+	sessions map[string]*list.Element // of *memoryEntry
+	order    list.List                // most recently used first
 }
 
+// MaxMemorySessions bounds the sessions a MemoryState remembers.
+const MaxMemorySessions = 100_000
+
 type memoryEntry struct {
-	groups []string
-	rev    uint64
+	session string
+	groups  []string
+	rev     uint64
 }
 
 // NewMemoryState returns an empty in-memory GroupState.
 func NewMemoryState() *MemoryState {
-	return &MemoryState{sessions: make(map[string]memoryEntry)}
+	return &MemoryState{sessions: make(map[string]*list.Element)}
 }
 
 func (m *MemoryState) Load(_ context.Context, session string, _ uint64) ([]string, uint64, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, ok := m.sessions[session]
-	return slices.Clone(e.groups), e.rev, ok, nil
+	el, ok := m.sessions[session]
+	if !ok {
+		return nil, 0, false, nil
+	}
+	m.order.MoveToFront(el)
+	e := el.Value.(*memoryEntry)
+	return slices.Clone(e.groups), e.rev, true, nil
 }
 
 func (m *MemoryState) Store(_ context.Context, session string, groups []string) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.rev++
-	m.sessions[session] = memoryEntry{groups: slices.Clone(groups), rev: m.rev}
+	e := &memoryEntry{session: session, groups: slices.Clone(groups), rev: m.rev}
+	if el, ok := m.sessions[session]; ok {
+		el.Value = e
+		m.order.MoveToFront(el)
+		return m.rev, nil
+	}
+	m.sessions[session] = m.order.PushFront(e)
+	if m.order.Len() > MaxMemorySessions {
+		oldest := m.order.Back()
+		m.order.Remove(oldest)
+		delete(m.sessions, oldest.Value.(*memoryEntry).session)
+	}
 	return m.rev, nil
 }
 
