@@ -452,7 +452,7 @@ func compileSchema(schema map[string]any) (*jsonschema.Resolved, *schemagraph.Gr
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid input schema: %w", err)
 	}
-	if g.Paths(maxSchemaPaths) <= maxSchemaPaths {
+	if p := g.Paths(maxSchemaPaths); p <= maxSchemaPaths && p <= max(g.Size(), fewSchemaPaths) {
 		return r, nil, nil
 	}
 	return r, g, nil
@@ -469,11 +469,17 @@ func compileSchema(schema map[string]any) (*jsonschema.Resolved, *schemagraph.Gr
 // once a pair of subschema and value that costs much, so it is short
 // for an input built to cost 2^40, and a small part of the validation's
 // time for an input it lets through), and an input costing more than
-// maxValidationCost is refused as too complex for its schema. Other
-// schemas cost at most maxSchemaPaths applications per value, and their
-// calls never walk. BenchmarkCost (package schemagraph) measures the walk.
+// maxValidationCost is refused as too complex for its schema. So is one
+// whose references multiply its paths past its size (a chain of anyOf of
+// two references to the next link: 2^n paths for n links), since each
+// value of an input costs its paths: an array of 10,000 numbers cost 80
+// million applications under a schema of 8,000 paths. Other schemas
+// apply at most as many subschemas to a value as they hold (or
+// fewSchemaPaths), as one without references does, and their calls never
+// walk. BenchmarkCost (package schemagraph) measures the walk.
 const (
 	maxSchemaPaths    = 10_000
+	fewSchemaPaths    = 64
 	maxValidationCost = 1_000_000
 )
 

@@ -144,3 +144,53 @@ func TestSchemaReferenceLoopRefused(t *testing.T) {
 		})
 	}
 }
+
+// A schema not recursive but whose references multiply (a chain of anyOf
+// of two references to the next link, 12 links: ~8,000 applications to
+// each value, under the 10,000 refused at Add) has each input's cost
+// counted too: its inputs cost their size times that, and an array of
+// 10,000 numbers, 20 KB, held a core for ten seconds (80 million
+// applications) without being counted against the budget. It is refused
+// as too complex; a short array is checked as before.
+func TestMultiplyingReferencesBounded(t *testing.T) {
+	defs := map[string]any{"l12": map[string]any{"type": "number"}}
+	for i := 11; i >= 1; i-- {
+		ref := map[string]any{"$ref": fmt.Sprintf("#/$defs/l%d", i+1)}
+		defs[fmt.Sprintf("l%d", i)] = map[string]any{"anyOf": []any{ref, ref}}
+	}
+	schema := map[string]any{"type": "object", "$defs": defs,
+		"properties": map[string]any{"xs": map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/l1"}}}}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Raw("t", "T.", schema, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return w.Write(toolkit.Text("ran"))
+	}))
+	numbers := func(n int, v any) []any {
+		xs := make([]any, n)
+		for i := range xs {
+			xs[i] = v
+		}
+		return xs
+	}
+	cases := []struct {
+		name  string
+		input []any
+		code  toolkit.Code
+		text  string
+	}{
+		{"short", numbers(3, 1.0), "", "ran"},
+		{"short invalid", numbers(3, "a"), toolkit.CodeInvalidInput, "Input validation failed for tool 't'"},
+		{"long", numbers(10_000, 1.0), toolkit.CodeInvalidInput, "InputTooComplexError: "},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := invokeWithin(t, tk, toolkit.ToolCall{ID: "c", Name: "t", Input: map[string]any{"xs": tc.input}}, 30*time.Second)
+			if r.Code != tc.code || !strings.Contains(r.Text(), tc.text) {
+				t.Errorf("final %s/%s %.300q, want %s with %q", r.State, r.Code, r.Text(), tc.code, tc.text)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the call took %v", d)
+			}
+		})
+	}
+}

@@ -33,6 +33,10 @@ func (g *Graph) Paths(limit int) int {
 	return visit(0)
 }
 
+// Size is how many subschemas (objects) the schema holds, its root
+// included; Paths is at least the number of those the root reaches.
+func (g *Graph) Size() int { return len(g.nodes) }
+
 // each calls f with every subschema n applies, to any value, until f
 // returns false.
 func (n *node) each(f func(j int) bool) {
