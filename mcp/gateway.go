@@ -114,11 +114,11 @@ type GatewayOptions struct {
 	// connection that arrives at the bound takes the place of one without
 	// a request in progress (one of the source, address or IPv6 /64,
 	// holding the most; one that has sent nothing first, then the one that
-	// has waited longest), or of one whose client has read nothing of its
-	// answer for 2 s, so a flood closes its own connections. A request in
-	// progress whose client reads, an event stream included, is never
-	// cut; when every held connection is serving one, a new connection is
-	// closed at once. Each session's client commonly holds two (its event stream
+	// has waited longest), or of one whose answer's write has taken
+	// nothing for 2 s (its client reads nothing, or only a few KB/s), so
+	// a flood closes its own connections. A request in progress whose
+	// client reads, an event stream included, is never cut; when every
+	// held connection is serving one, a new connection is closed at once. Each session's client commonly holds two (its event stream
 	// and a request), so keep it above twice MaxSessions, and below the
 	// process's file limit. 0 means DefaultGatewayMaxConns, negative
 	// means no bound. A Gateway mounted as an http.Handler in a server of

@@ -76,12 +76,16 @@ type capConn struct {
 // the most connections; among those, one that has sent nothing first, then
 // one whose client reads nothing, then the one that has waited longest.
 // When every connection is serving a request to a client that reads, the
-// new one is closed at once. A request in progress whose client reads is
-// never cut, however slowly it reads: an event stream counts as one for
-// as long as it lasts. So a neighbour that fills every place with
-// requests whose answers it does not read (pipelined, or large) gives its
-// places to a probe as soon as its writes have stalled, not when hs's
-// WriteTimeout ends them.
+// new one is closed at once. A request in progress is never cut to make
+// room otherwise: an event stream counts as one for as long as it lasts.
+// So a neighbour that fills every place with requests whose answers it
+// does not read (pipelined, or large) gives its places to a probe as
+// soon as its writes have stalled, not when hs's WriteTimeout ends them.
+// What is seen is the write, not the reading: a client reading so slowly
+// that the kernel lets a blocked write go on only after 2 s (it waits for
+// half of the socket's send queue to drain, which at a few KB/s takes
+// longer) looks the same as one reading nothing, and may give its place
+// too, when its address holds the most connections.
 //
 // It sets hs's ConnState and ConnContext (calling those hs had first)
 // and wraps its Handler, so hs must be complete; serve hs on the listener

@@ -17,12 +17,13 @@
 // kubelet's or the scraper's, and a probe that sends its request as it
 // connects is answered however many silent connections came before it
 // (while a flood from its own address lasts, it may still be crowded out).
-// A request in progress whose client reads its answer, however slowly, is
-// never cut; one whose client has read nothing of it for 2 s counts as a
-// place to take (after the silent ones of its address), so a neighbour
-// that fills the 64 with requests whose answers it does not read (GETs
-// of /metrics pipelined) gives way to a probe within seconds, not at the
-// 30 s write timeout. Only when all 64 are serving requests to clients
+// A request in progress whose client reads its answer is never cut; one
+// whose answer's write has taken nothing for 2 s (its client reads
+// nothing, or only a few KB/s: conncap.Cap) counts as a place to take
+// (after the silent ones of its address), so a neighbour that fills the
+// 64 with requests whose answers it does not read (GETs of /metrics
+// pipelined) gives way to a probe within seconds, not at the 30 s write
+// timeout. Only when all 64 are serving requests to clients
 // that read is a new connection closed at once: the probe or scrape fails
 // at once, as it would against an overloaded process. A scraper's keep-alive
 // connection closed while idle costs it nothing: Go's HTTP client,
