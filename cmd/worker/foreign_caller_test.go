@@ -415,6 +415,12 @@ builtins:
 `)
 	w := startWorker(t, "--config", cfg)
 	c := newForeignCaller(t, w.url, "")
+	// Broadcast announcements come every interval (2 s); the discovery
+	// test below reads the first one that came meanwhile.
+	announced := make(chan *nats.Msg, 64)
+	if _, err := c.nc.ChanSubscribe("tools.announce."+w.instance, announced); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("plain", func(t *testing.T) {
 		c.t = t
@@ -739,6 +745,20 @@ builtins:
 			len(a.Groups) != 1 || a.Groups[0].Name != "exec" || a.Groups[0].Description == "" ||
 			!slices.Equal(tools, []string{"echo/basic", "sleep/basic", "execute_shell_command/exec"}) {
 			t.Errorf("announcement %+v (tools %v)", a, tools)
+		}
+
+		select {
+		case m := <-announced:
+			var b fAnnouncement
+			if ct := m.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("broadcast Content-Type %q", ct)
+			}
+			strict(t, "broadcast announcement", m.Data, &b)
+			if b.Instance != w.instance || b.EpochMS != a.EpochMS || b.IntervalMS != 2000 || len(b.Tools) != len(a.Tools) {
+				t.Errorf("broadcast %+v, discover reply %+v", b, a)
+			}
+		case <-time.After(guard):
+			t.Errorf("no announcement on tools.announce.%s", w.instance)
 		}
 	})
 
