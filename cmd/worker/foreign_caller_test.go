@@ -665,6 +665,23 @@ builtins:
 
 	t.Run("durable", func(t *testing.T) {
 		c.t = t
+		// Before publishing, whether a worker takes the tool's durable
+		// calls: its consumer of the calls stream.
+		for tool, want := range map[string]bool{"echo": true, "no_such_tool": false} {
+			m, err := c.nc.Request("$JS.API.CONSUMER.INFO.toolbus_calls."+tool, nil, guard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var info struct {
+				Name  string `json:"name"`
+				Error *struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(m.Data, &info); err != nil || (info.Name == tool) != want || (info.Error != nil && info.Error.Code != 404) {
+				t.Errorf("consumer of %s: %v, %s", tool, err, m.Data)
+			}
+		}
 		reply, ch := c.reply()
 		msg := &nats.Msg{Subject: "tools.durable.echo", Header: jsonHeader("Toolbus-Reply", reply, "Nats-Msg-Id", "durable-1"),
 			Data: []byte(`{"id":"durable-1","input":{"text":"stored"}}`)}
