@@ -865,13 +865,13 @@ func (c *foreignCaller) keptResult(key, id string) fResponse {
 	var m *nats.Msg
 	// A durable call's final reaches the bucket without the worker waiting
 	// for it: look again for a moment (as Client.Result does).
-	for i := 0; ; i++ {
+	for deadline := time.Now().Add(guard); ; {
 		var err error
 		m, err = c.nc.Request(subject, nil, guard)
 		if err != nil {
 			c.t.Fatalf("%s: %v", subject, err)
 		}
-		if m.Header.Get("Status") != "404" || i == 100 {
+		if m.Header.Get("Status") != "404" || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
