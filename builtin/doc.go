@@ -74,7 +74,8 @@
 // timeout, keeping the output so far. When the command exits by itself,
 // whatever it left running in its group is killed too, so no call leaves
 // processes behind (nor zombies, where the worker is their parent of
-// last resort: PID 1 of a container, or a subreaper). Output beyond Config.MaxOutputBytes is dropped and
+// last resort: PID 1 of a container, or a subreaper; a process that left
+// the group and ends later is reaped when the next command ends). Output beyond Config.MaxOutputBytes is dropped and
 // the result says how many bytes were.
 //
 // # Decisions where AgentScope is silent or differs

@@ -146,7 +146,12 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 	cmd.Dir = ws.real
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	leaders.mu.Lock()
 	err = cmd.Start()
+	if err == nil {
+		leaders.m[cmd.Process.Pid] = true
+	}
+	leaders.mu.Unlock()
 	pw.Close() // the child has its copies
 	if err != nil {
 		pr.Close()
@@ -174,6 +179,10 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 		err := cmd.Wait()
 		kill() // leftovers of the group
 		reap(pgid)
+		leaders.mu.Lock()
+		delete(leaders.m, pgid)
+		reapOrphans()
+		leaders.mu.Unlock()
 		select {
 		case <-readDone:
 		case <-time.After(pipeGrace):
@@ -239,12 +248,26 @@ loop:
 
 var errCommandTimeout = errors.New("builtin: command timeout")
 
+// leaders are the process ids of the commands running, which reapOrphans
+// leaves to their cmd.Wait. A command is started with mu held, so it is
+// known before it can end.
+var leaders = struct {
+	mu sync.Mutex
+	m  map[int]bool
+}{m: map[int]bool{}}
+
 // reap waits for the members of the killed process group pgid that are
 // the worker's children: a worker that is the parent of last resort (PID
 // 1 of a container, a subreaper) receives the orphans of its commands,
 // and what it does not wait for stays a zombie for as long as it runs.
 // Elsewhere the group has no member that is the worker's child (the
 // command, its leader, was waited for) and it returns at once.
+//
+// What left the group (setsid) is not killed and may end at any time
+// later: each command's end also reaps those that have ended by then
+// (reapOrphans), so they are zombies until the next command ends, not
+// for the worker's life; a signal handler reaping at once would need a
+// goroutine of the package's own, owned by nobody.
 func reap(pgid int) {
 	for {
 		_, err := syscall.Wait4(-pgid, nil, 0, nil)

@@ -51,3 +51,50 @@ func TestShellLeftoversAreReaped(t *testing.T) {
 		t.Skip(out.String())
 	}
 }
+
+// A process a command started that left its group (setsid, as daemons
+// do) is not killed with the group; where the worker is the parent of
+// last resort it came to the worker when the command ended, and when it
+// ended in turn it stayed a zombie for as long as the worker ran: one per
+// such call. Each command's end now reaps those that have ended. The test
+// runs itself again as a subreaper.
+func TestShellEscapedOrphansAreReaped(t *testing.T) {
+	if os.Getenv("TOOLBUS_TEST_REAP_HELPER") == "1" {
+		const prSetChildSubreaper = 36
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+			t.Skip("cannot become a subreaper:", errno)
+		}
+		if _, err := os.Stat("/proc/self/stat"); err != nil {
+			t.Skip("no /proc:", err)
+		}
+		tk, _ := execKit(t, builtin.Config{})
+		const n = 5
+		var pids []int
+		for range n {
+			// It has left the group once it has written its pid.
+			r := invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": "rm -f p; setsid sh -c 'echo $$ > p; exec sleep 0.2' >/dev/null 2>&1 & " +
+				"until [ -s p ]; do sleep 0.01; done; echo pid=$(cat p)"})
+			pids = append(pids, childPid(t, r.Text()))
+		}
+		for _, pid := range pids {
+			waitGone(t, pid) // ended: gone, or a zombie
+		}
+		invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": "true"})
+		for _, pid := range pids {
+			if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+				t.Errorf("process %d that left its command's group ended and was not reaped", pid)
+			}
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestShellEscapedOrphansAreReaped$", "-test.v")
+	cmd.Env = append(os.Environ(), "TOOLBUS_TEST_REAP_HELPER=1")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Errorf("the helper failed (%v):\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "--- SKIP") {
+		t.Skip(out.String())
+	}
+}

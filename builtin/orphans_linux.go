@@ -1,0 +1,68 @@
+package builtin
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// reapOrphans waits for the worker's children that ended as zombies in a
+// session other than the worker's and are not a running command's
+// leader: where the worker is the parent of last resort (PID 1 of a
+// container, or a subreaper), these are what the commands started that
+// left their group (setsid; daemons do) and ended later, out of reach of
+// the group's kill. Nothing else waits for them. Children the worker
+// started itself in its own session (MCP stdio servers) are left to their
+// owners. leaders.mu is held, so no command starts meanwhile.
+func reapOrphans() {
+	if !inheritsOrphans() {
+		return
+	}
+	me := strconv.Itoa(os.Getpid())
+	self, ok := procStat("self")
+	if !ok {
+		return
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		f, ok := procStat(e.Name())
+		if !ok || f[0] != "Z" || f[1] != me || f[3] == self[3] || leaders.m[pid] {
+			continue
+		}
+		_, _ = syscall.Wait4(pid, nil, syscall.WNOHANG, nil)
+	}
+}
+
+// inheritsOrphans reports whether the orphans of the worker's
+// descendants become its children.
+func inheritsOrphans() bool {
+	const prGetChildSubreaper = 37
+	var v int32
+	_, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetChildSubreaper, uintptr(unsafe.Pointer(&v)), 0)
+	return os.Getpid() == 1 || (errno == 0 && v != 0)
+}
+
+// procStat returns the fields of /proc/<pid>/stat after the command
+// name: state, ppid, pgrp, session, ...
+func procStat(pid string) ([]string, bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 > len(s) {
+		return nil, false
+	}
+	f := strings.Fields(s[i+2:])
+	return f, len(f) >= 4
+}
