@@ -75,8 +75,13 @@
 // whatever it left running in its group is killed too, so no call leaves
 // processes behind (nor zombies, where the worker is their parent of
 // last resort: PID 1 of a container, or a subreaper; a process that left
-// the group and ends later is reaped when the next command ends). Output beyond Config.MaxOutputBytes is dropped and
-// the result says how many bytes were.
+// the group and ends later is reaped when the next command ends: there,
+// each command's end waits for every ended child of the process in a
+// session other than its own that is not a running command, so a program
+// embedding these tools as PID 1 that starts children in sessions of
+// their own and waits for them itself may find them gone). Output beyond
+// Config.MaxOutputBytes is dropped and the result says how many bytes
+// were.
 //
 // # Decisions where AgentScope is silent or differs
 //
