@@ -103,7 +103,9 @@ func (sk *soak) client(identity string) *Client {
 	if err != nil {
 		sk.t.Fatal(err)
 	}
-	c, err := NewClient(nc, &ClientOptions{Identity: identity, Heartbeat: 50 * time.Millisecond, MaxSessions: soakMaxSessions,
+	// The stall timeout is a guard, not a measure: a busy machine may
+	// hold the worker silent longer than a few heartbeats.
+	c, err := NewClient(nc, &ClientOptions{Identity: identity, Heartbeat: 50 * time.Millisecond, StallTimeout: 30 * time.Second, MaxSessions: soakMaxSessions,
 		Asker: func(ctx context.Context, method string, params any) (any, error) {
 			return map[string]any{"action": "accept"}, nil
 		}})
