@@ -55,7 +55,11 @@ type DurableOptions struct {
 	// tools no worker serves any more (removed, renamed, an MCP server's
 	// tools gone) do not pile up in the server. A worker that serves the
 	// tool again makes it again, and the calls still in the stream are
-	// delivered to it. Default 24h, the calls stream's MaxAge. The worker
+	// delivered to it; so does a worker still serving it whose pulls
+	// paused that long because every MaxInFlight slot was busy with other
+	// calls (calls of the tool itself running keep it: JetStream counts
+	// their "in progress" as activity), or whose pull finds it deleted by
+	// hand. Default 24h, the calls stream's MaxAge. The worker
 	// that creates the consumer sets it, as AckWait and MaxDeliver.
 	ConsumerIdle time.Duration
 	// Tools are durable by default, as if registered with
@@ -523,7 +527,20 @@ func (p *puller) loop(cons jetstream.Consumer, batch jetstream.MessageBatch) {
 					return // handed on while a call ran here
 				}
 			}
+			err := batch.Error()
 			batch = nil
+			if err != nil && p.ctx.Err() == nil {
+				// The pull failed after it was sent: above all, the
+				// consumer is gone (deleted idle while every slot was
+				// busy with other calls, or by hand), which every pull
+				// after would find again at once. Bind it again,
+				// making it if it is missing.
+				d.w.count.jsErrors.Add(1)
+				d.w.log.Warn("bus: pulling durable calls; binding the consumer again", "tool", p.tool, "err", err)
+				cons = nil
+				sleepCtx(p.ctx, wait)
+				continue
+			}
 		}
 		if p.ctx.Err() != nil {
 			p.boundOnce.Do(func() { close(p.bound) })
