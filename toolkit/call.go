@@ -452,7 +452,7 @@ func compileSchema(schema map[string]any) (*jsonschema.Resolved, *schemagraph.Gr
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid input schema: %w", err)
 	}
-	if p := g.Paths(maxSchemaPaths); p <= maxSchemaPaths && p <= max(g.Size(), fewSchemaPaths) {
+	if p := g.Paths(maxSchemaPaths); p <= maxSchemaPaths && p <= max(pathsPerSubschema*g.Size(), fewSchemaPaths) {
 		return r, nil, nil
 	}
 	return r, g, nil
@@ -470,16 +470,23 @@ func compileSchema(schema map[string]any) (*jsonschema.Resolved, *schemagraph.Gr
 // for an input built to cost 2^40, and a small part of the validation's
 // time for an input it lets through), and an input costing more than
 // maxValidationCost is refused as too complex for its schema. So is one
-// whose references multiply its paths past its size (a chain of anyOf of
-// two references to the next link: 2^n paths for n links), since each
-// value of an input costs its paths: an array of 10,000 numbers cost 80
-// million applications under a schema of 8,000 paths. Other schemas
-// apply at most as many subschemas to a value as they hold (or
-// fewSchemaPaths), as one without references does, and their calls never
-// walk. BenchmarkCost (package schemagraph) measures the walk.
+// whose references multiply its paths far past its size (a chain of
+// anyOf of two references to the next link: 2^n paths for n links),
+// since each value of an input costs its paths: an array of 10,000
+// numbers cost 80 million applications under a schema of 8,000 paths
+// and 40 subschemas. Other schemas apply to a value at most
+// pathsPerSubschema times as many subschemas as they hold (or
+// fewSchemaPaths), as one without references pathsPerSubschema times
+// its size would, and their calls never walk: definitions shared by a
+// few properties (pydantic's submodels, Optional or not) multiply the
+// paths by two or three, and counting their inputs would refuse a flat
+// input of 1 MiB (500,000 numbers in an array) that the same schema
+// written out without references takes. BenchmarkCost (package
+// schemagraph) measures the walk.
 const (
 	maxSchemaPaths    = 10_000
 	fewSchemaPaths    = 64
+	pathsPerSubschema = 8
 	maxValidationCost = 1_000_000
 )
 

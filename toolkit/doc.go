@@ -108,12 +108,14 @@
 //     A schema recursive through a descent (a tree, an expression of
 //     and/or/not) is kept, but one whose branches descend alike is
 //     validated once per path, ~2^n times for an input n levels deep, and
-//     validation cannot be stopped: for a recursive schema each input's
-//     cost is counted first (internal/schemagraph, a walk that counts each
-//     pair of subschema and value once), and one that would apply more
-//     than 1,000,000 subschemas ends invalid_input with
-//     InputTooComplexError, unvalidated. Calls of other schemas never
-//     count.
+//     validation cannot be stopped: for a recursive schema, or one whose
+//     references multiply its paths to more than 8 per subschema it holds
+//     (anyOf of two references to the next link, link after link), each
+//     input's cost is counted first (internal/schemagraph, a walk that
+//     counts each pair of subschema and value once), and one that would
+//     apply more than 1,000,000 subschemas ends invalid_input with
+//     InputTooComplexError, unvalidated. Calls of other schemas (shared
+//     $defs among them) never count.
 //   - Chunks are accumulated before they are handed to the caller, so a
 //     caller that changes a chunk cannot change the final response.
 //   - The common flat schema (properties with only a primitive type) is
