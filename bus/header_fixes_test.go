@@ -93,3 +93,37 @@ func TestFarDeadline(t *testing.T) {
 		t.Fatalf("call with a deadline in 2300: %s %s %q, want success", r.State, r.Code, r.Text())
 	}
 }
+
+// subjects.md clamps a Toolbus-Timeout past about 146 years and a
+// Toolbus-Heartbeat to [20 ms, 60 s], and refuses only a value that is
+// not a decimal integer. An integer past int64 (a caller in another
+// language sending its uint64 maximum as "never") was refused
+// invalid_input instead of clamped.
+func TestHeaderIntegersPastInt64Clamped(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, echoTool())
+	serve(t, natstest.Connect(t, s), tk, nil)
+	nc := natstest.Connect(t, s)
+	huge := "18446744073709551615"
+	cases := []struct {
+		name   string
+		header string
+		value  string
+		code   toolkit.Code
+	}{
+		{"timeout never", wire.HeaderTimeout, huge, ""},
+		{"timeout hugely negative", wire.HeaderTimeout, "-" + huge, toolkit.CodeTimeout},
+		{"heartbeat", wire.HeaderHeartbeat, huge, ""},
+		{"heartbeat hugely negative", wire.HeaderHeartbeat, "-" + huge, ""},
+		{"timeout not an integer", wire.HeaderTimeout, "1500.0", toolkit.CodeInvalidInput},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			frames := rawFrames(t, nc, "tools.call.echo", nats.Header{tc.header: {tc.value}}, wire.Request{ID: "h", Name: "echo", Input: map[string]any{"text": "hi"}})
+			if f := frames[len(frames)-1].Final; f.Code != tc.code {
+				t.Fatalf("%s %s: final %s %q, want code %q", tc.header, tc.value, f.Code, f.Text(), tc.code)
+			}
+		})
+	}
+}

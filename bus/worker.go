@@ -891,7 +891,7 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 		return hb, nil, 0, nil
 	}
 	if v := h.Get(wire.HeaderHeartbeat); v != "" {
-		ms, perr := strconv.ParseInt(v, 10, 64)
+		ms, perr := parseMillis(v)
 		if perr != nil {
 			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", wire.HeaderHeartbeat, v)
 		}
@@ -903,7 +903,7 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 		}
 	}
 	if v := h.Get(wire.HeaderTimeout); v != "" {
-		ms, perr := strconv.ParseInt(v, 10, 64)
+		ms, perr := parseMillis(v)
 		if perr != nil {
 			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", wire.HeaderTimeout, v)
 		}
@@ -916,6 +916,17 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 		return 0, nil, 0, err
 	}
 	return hb, timeout, rev, nil
+}
+
+// parseMillis reads a header's decimal integer of milliseconds. One past
+// int64 is an integer all the same, and is clamped as the contract says
+// (a caller's uint64 maximum meaning "never"); anything else is refused.
+func parseMillis(v string) (int64, error) {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return ms, nil // math.MaxInt64 or math.MinInt64
+	}
+	return ms, err
 }
 
 // maxTimeoutMS is the longest timeout a call header can set (about 146
