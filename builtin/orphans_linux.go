@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // reapOrphans waits for the worker's children that ended as zombies in a
@@ -17,7 +19,7 @@ import (
 // started itself in its own session (MCP stdio servers) are left to their
 // owners. leaders.mu is held, so no command starts meanwhile.
 func reapOrphans() {
-	if !inheritsOrphans() {
+	if !inheritsOrphans() || !childEnded() {
 		return
 	}
 	me := strconv.Itoa(os.Getpid())
@@ -40,6 +42,15 @@ func reapOrphans() {
 		}
 		_, _ = syscall.Wait4(pid, nil, syscall.WNOHANG, nil)
 	}
+}
+
+// childEnded reports whether a child of the worker has ended and waits to
+// be reaped (it is left so): most commands' ends find none, and do not
+// read /proc.
+func childEnded() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && info.Signo != 0
 }
 
 // inheritsOrphans reports whether the orphans of the worker's
