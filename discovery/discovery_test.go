@@ -440,6 +440,11 @@ func TestAnnouncementsReadable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The fleet hears the announcements the announcers make at their
+	// start, the ones checked below, not answers to its discover request
+	// (those come in the codec the request asks for, and only within its
+	// discover window).
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "small", Interval: time.Hour})
 	startAnnouncer(t, natstest.Conn(t, s), big, &AnnouncerOptions{Instance: "big", Interval: time.Hour})
 	seen := map[string]string{}
@@ -460,7 +465,6 @@ func TestAnnouncementsReadable(t *testing.T) {
 	if seen["small"] != wire.ContentTypeJSON || seen["big"] != "" {
 		t.Fatalf("content types: %v", seen)
 	}
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
 	natstest.WaitFor(t, "both instances in the fleet", func() bool { return len(f.Instances()) == 2 })
 }
 
