@@ -18,11 +18,7 @@ import (
 // a command's group now reaps those of its members that came to the
 // worker. The test runs itself again as a subreaper.
 func TestShellLeftoversAreReaped(t *testing.T) {
-	if os.Getenv("TOOLBUS_TEST_REAP_HELPER") == "1" {
-		const prSetChildSubreaper = 36
-		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-			t.Skip("cannot become a subreaper:", errno)
-		}
+	asSubreaper(t, func() {
 		tk, _ := execKit(t, builtin.Config{})
 		for name, cmd := range map[string]string{
 			"child":      "sleep 100 & echo pid=$!",
@@ -38,18 +34,7 @@ func TestShellLeftoversAreReaped(t *testing.T) {
 				}
 			})
 		}
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestShellLeftoversAreReaped$", "-test.v")
-	cmd.Env = append(os.Environ(), "TOOLBUS_TEST_REAP_HELPER=1")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Errorf("the helper failed (%v):\n%s", err, out.String())
-	}
-	if strings.Contains(out.String(), "--- SKIP") {
-		t.Skip(out.String())
-	}
+	})
 }
 
 // A process a command started that left its group (setsid, as daemons
@@ -59,11 +44,7 @@ func TestShellLeftoversAreReaped(t *testing.T) {
 // such call. Each command's end now reaps those that have ended. The test
 // runs itself again as a subreaper.
 func TestShellEscapedOrphansAreReaped(t *testing.T) {
-	if os.Getenv("TOOLBUS_TEST_REAP_HELPER") == "1" {
-		const prSetChildSubreaper = 36
-		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-			t.Skip("cannot become a subreaper:", errno)
-		}
+	asSubreaper(t, func() {
 		if _, err := os.Stat("/proc/self/stat"); err != nil {
 			t.Skip("no /proc:", err)
 		}
@@ -85,9 +66,23 @@ func TestShellEscapedOrphansAreReaped(t *testing.T) {
 				t.Errorf("process %d that left its command's group ended and was not reaped", pid)
 			}
 		}
+	})
+}
+
+// asSubreaper runs body in the test binary run again as a subreaper (the
+// worker's place as the parent of last resort, as PID 1 of a container
+// is), and reports its result here; it skips where the process cannot
+// become one.
+func asSubreaper(t *testing.T, body func()) {
+	if os.Getenv("TOOLBUS_TEST_REAP_HELPER") == "1" {
+		const prSetChildSubreaper = 36
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+			t.Skip("cannot become a subreaper:", errno)
+		}
+		body()
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestShellEscapedOrphansAreReaped$", "-test.v")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
 	cmd.Env = append(os.Environ(), "TOOLBUS_TEST_REAP_HELPER=1")
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out

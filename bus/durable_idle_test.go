@@ -41,22 +41,14 @@ func TestDurableConsumerOfRemovedToolIsDeleted(t *testing.T) {
 		natstest.WaitFor(t, "the consumer of "+name, func() bool { return exists(name) })
 		tk.Remove(name)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		n := 0
+	natstest.WaitFor(t, "the consumers of the tools removed to be deleted", func() bool {
 		for name := range st.ConsumerNames(ctxT(t)).Name() {
 			if name != "echo" {
-				n++
+				return false
 			}
 		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d consumers of the %d tools removed are left in the calls stream", n, churn)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return true
+	})
 	if !exists("echo") {
 		t.Error("the consumer of a tool served was deleted")
 	}
