@@ -752,6 +752,8 @@ func TestExtend(t *testing.T) {
 		{"unknown tool", "nope", thinking, nil, `"nope" not found`},
 		{"required field not among the properties", "f", thinking, []string{"other"}, `"other" is not among`},
 		{"a property that is not a schema", "f", map[string]any{"thinking": "string"}, nil, "invalid input schema"},
+		{"a property containing itself", "f", map[string]any{"thinking": selfSchema()}, nil, "contains itself"},
+		{"a property nested too deep", "f", map[string]any{"thinking": deepSchema(toolkit.MaxSchemaDepth)}, nil, "nested deeper than"},
 	}
 	for _, b := range bad {
 		err := tk.Extend(b.tool, b.props, b.req...)

@@ -40,6 +40,8 @@ func TestAddRejectsBadDefinitions(t *testing.T) {
 		{name: "schema without type", tool: raw("t", map[string]any{"properties": map[string]any{}}), want: `"type" must be "object"`},
 		{name: "properties not an object", tool: raw("t", map[string]any{"type": "object", "properties": []any{}}), want: `"properties" must be an object`},
 		{name: "schema nested too deep", tool: raw("t", deepSchema(toolkit.MaxSchemaDepth)), want: "nested deeper than 48 levels"},
+		{name: "schema containing itself", tool: raw("t", selfSchema()), want: "contains itself"},
+		{name: "schema whose shared parts write out too big", tool: raw("t", sharedSchema(20, 4)), want: "values written out"},
 		{name: "properties missing", tool: raw("t", map[string]any{"type": "object"}), want: `"properties" must be an object`},
 		{name: "schema that does not compile", tool: raw("t", objectSchema(map[string]any{"a": map[string]any{"type": 5}})), want: "invalid input schema"},
 		{name: "bad $ref", tool: raw("t", objectSchema(map[string]any{"a": map[string]any{"$ref": "#/$defs/missing"}})), want: "invalid input schema"},
@@ -421,6 +423,25 @@ func TestMetaTemplate(t *testing.T) {
 
 // deepSchema is an object schema whose properties nest an object n levels
 // down: 2n+1 levels of JSON.
+// selfSchema is an input schema that holds itself, through a slice of
+// maps (the one composite a schema map may hold that JSON decoding never
+// makes).
+func selfSchema() map[string]any {
+	s := objectSchema(map[string]any{})
+	s["allOf"] = []map[string]any{s}
+	return s
+}
+
+// sharedSchema is an input schema n levels deep whose every level holds
+// the next one fan times: small in memory, fan^n values written out.
+func sharedSchema(n, fan int) map[string]any {
+	s := map[string]any{"type": "string"}
+	for range n {
+		s = map[string]any{"anyOf": slices.Repeat([]any{s}, fan)}
+	}
+	return objectSchema(map[string]any{"a": s})
+}
+
 func deepSchema(n int) map[string]any {
 	s := map[string]any{"type": "string"}
 	for range n {

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"text/template"
+	"unsafe"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbus/toolbus/internal/schemagraph"
@@ -693,6 +695,10 @@ func (tk *Toolkit) Extend(name string, properties map[string]any, required ...st
 				return fmt.Errorf("toolkit: required field %q is not among the extension's properties", req)
 			}
 		}
+		// Placed as the tool's own properties are, and copied with them.
+		if err := CheckInputSchema(map[string]any{"type": "object", "properties": properties}); err != nil {
+			return fmt.Errorf("toolkit: extending %q: %w", name, err)
+		}
 		ext = &extension{properties: maps.Clone(properties), required: slices.Clone(required)}
 	}
 	ne, err := newEntry(e.tool, ext, next.middleware)
@@ -856,15 +862,23 @@ func withPresets(h Handler, presets map[string]any) Handler {
 // so a deeper one would make its worker's whole announcement unreadable.
 const MaxSchemaDepth = 48
 
+// MaxSchemaValues bounds the values of an input schema written out as
+// JSON, as it is copied, listed and announced: a schema that holds one
+// map in many places is small in memory and may be huge written out.
+const MaxSchemaValues = 1_000_000
+
 // CheckInputSchema reports whether s can be a tool's input schema: a JSON
 // object schema ("type": "object") with a "properties" object, nested at
-// most MaxSchemaDepth levels deep.
+// most MaxSchemaDepth levels deep, holding at most MaxSchemaValues values
+// written out, and not holding itself (a map or slice among its own
+// contents).
 func CheckInputSchema(s map[string]any) error {
 	if s == nil {
 		return errors.New("no input schema")
 	}
-	if schemaDepth(s, 0) > MaxSchemaDepth {
-		return fmt.Errorf("invalid input schema: nested deeper than %d levels", MaxSchemaDepth)
+	w := shapeWalk{budget: MaxSchemaValues}
+	if err := w.walk(s, 0); err != nil {
+		return fmt.Errorf("invalid input schema: %w", err)
 	}
 	if s["type"] != "object" {
 		return fmt.Errorf(`invalid input schema: "type" must be "object", got %v`, s["type"])
@@ -875,26 +889,63 @@ func CheckInputSchema(s map[string]any) error {
 	return nil
 }
 
-// schemaDepth is the nesting of v below depth; past MaxSchemaDepth it
-// stops looking.
-func schemaDepth(v any, depth int) int {
-	if depth > MaxSchemaDepth {
-		return depth
+// shapeWalk walks a schema as cloneJSON copies it, bounding its depth and
+// its values written out, and finding a map or slice that holds itself.
+type shapeWalk struct {
+	budget int
+	path   []container // the maps and slices the walk is inside
+}
+
+// container names a map (n -1) or a slice (its first element and length).
+type container struct {
+	p unsafe.Pointer
+	n int
+}
+
+func (w *shapeWalk) walk(v any, depth int) error {
+	if w.budget--; w.budget < 0 {
+		return fmt.Errorf("more than %d values written out", MaxSchemaValues)
 	}
-	deepest := depth
+	var c container
 	switch x := v.(type) {
 	case map[string]any:
-		deepest = depth + 1
+		c = container{reflect.ValueOf(x).UnsafePointer(), -1}
+	case []any:
+		c = container{unsafe.Pointer(unsafe.SliceData(x)), len(x)}
+	case []map[string]any:
+		c = container{unsafe.Pointer(unsafe.SliceData(x)), len(x)}
+	default:
+		return nil
+	}
+	if depth >= MaxSchemaDepth {
+		return fmt.Errorf("nested deeper than %d levels", MaxSchemaDepth)
+	}
+	if c.p != nil && c.n != 0 && slices.Contains(w.path, c) {
+		return errors.New("it contains itself")
+	}
+	w.path = append(w.path, c)
+	defer func() { w.path = w.path[:len(w.path)-1] }()
+	switch x := v.(type) {
+	case map[string]any:
 		for _, e := range x {
-			deepest = max(deepest, schemaDepth(e, depth+1))
+			if err := w.walk(e, depth+1); err != nil {
+				return err
+			}
 		}
 	case []any:
-		deepest = depth + 1
 		for _, e := range x {
-			deepest = max(deepest, schemaDepth(e, depth+1))
+			if err := w.walk(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case []map[string]any:
+		for _, e := range x {
+			if err := w.walk(e, depth+1); err != nil {
+				return err
+			}
 		}
 	}
-	return deepest
+	return nil
 }
 
 // FunctionSchema is a tool's schema in the OpenAI function-calling shape:
