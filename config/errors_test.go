@@ -62,6 +62,14 @@ func TestRejected(t *testing.T) {
 			`w.yaml:4: nats.tls.ca: key "ca" appears twice (first on line 3)`},
 		{"syntax error", "log_level: info\nqueue_group: a: b\n",
 			`w.yaml:2: mapping values are not allowed in this context`},
+		// The parser's errors (not the scanner's) name the line yaml.v3
+		// reports counted from 0, and none on the first line.
+		{"stray colon", "nats:\n  urls: []\n: y\nqueue_group: a\n",
+			`w.yaml:3: did not find expected key`},
+		{"stray colon on the first line", ": y\n",
+			`w.yaml:1: did not find expected key`},
+		{"unclosed list", "log_level: info\ninstance: a\ngroups: [1, 2\nqueue_group: a\n",
+			`w.yaml:3: did not find expected ',' or ']'`},
 		{"tab indentation", "nats:\n\turls: []\n",
 			`w.yaml:2: found character that cannot start any token`},
 		{"not a mapping", "just text\n",
