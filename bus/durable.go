@@ -977,6 +977,10 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 		return "", false
 	case m.Time.Before(published.Add(-cancelMargin)):
 		return "", false
+	case !isCancel(nil, m.Data):
+		// A server's answer recorded there (isCancel); its own headers
+		// are mixed with the get's, so only its body tells.
+		return "", false
 	}
 	return string(m.Data), true
 }

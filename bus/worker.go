@@ -960,6 +960,10 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	if !wire.ValidCallID(id) || (scoped && !wire.ValidIdentity(identity)) {
 		return
 	}
+	if !isCancel(m.Header, m.Data) {
+		w.log.Debug("bus: ignoring a message on a cancel subject that is no caller's cancel (a server's answer sent there as another request's reply)", "subject", m.Subject)
+		return
+	}
 	key := callKey(identity, id)
 	cause := toolkit.ErrCallerCancelled
 	if string(m.Data) == wire.CancelReasonDeadline {
@@ -995,6 +999,25 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	w.tombs[key] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded}
 	w.tombQ = append(w.tombQ, tombstone{id: key, identity: identity, exp: exp})
 	w.tombsBy[identity]++
+}
+
+// isCancel reports whether a message on a cancel subject, or the body of
+// a cancel's record (h nil), is a caller's cancel: its body empty or
+// wire.CancelReasonDeadline, without a status header or the headers of a
+// JetStream message. NATS does not check a request's reply subject, so any
+// client may have the server answer a request of its own (JetStream's API,
+// a direct get, a consumer's delivery) on another identity's cancel
+// subject; those answers are never a cancel (subjects.md: Cancel).
+func isCancel(h nats.Header, body []byte) bool {
+	if len(body) != 0 && string(body) != wire.CancelReasonDeadline {
+		return false
+	}
+	for k := range h {
+		if k == "Status" || k == "KV-Operation" || strings.HasPrefix(k, "Nats-") {
+			return false
+		}
+	}
+	return true
 }
 
 // cancelledFinal is the final of a call cancelled before it ran:

@@ -313,3 +313,83 @@ func TestRolesGateway(t *testing.T) {
 		gv.wait(t, "the gateway's subscription", s)
 	}
 }
+
+// TestRolesForgedCancels: NATS does not check a request's reply subject,
+// so any caller can have JetStream answer one of its own requests on
+// another identity's cancel subject: an API response, or a direct get's
+// empty 404. Such a message is no cancel: the victim's running call goes
+// on, and its call not made yet is not tombstoned.
+func TestRolesForgedCancels(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	ctx := secureCtx(t)
+	alice, _, _ := f.caller(t, "alice")
+	_, mnc, _ := f.caller(t, "mallory")
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	seen, err := op.SubscribeSync(wire.CancelSubject("alice", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op.Flush()
+
+	done := make(chan *toolkit.Response, 1)
+	started := make(chan struct{})
+	go func() {
+		var final *toolkit.Response
+		for ev := range alice.Call(ctx, toolkit.ToolCall{ID: "run-1", Name: "sleep", Input: map[string]any{"seconds": 30}}) {
+			if final == nil && ev.Final == nil {
+				select {
+				case <-started:
+				default:
+					close(started)
+				}
+			}
+			final = ev.Final
+		}
+		done <- final
+	}()
+	<-started
+
+	// The server's answers mallory may ask for: JSON, and an empty body
+	// with a status header.
+	gadgets := []string{"$JS.API.INFO", "$JS.API.DIRECT.GET.KV_" + wire.BucketResults + ".$KV." + wire.BucketResults + "." + wire.ResultKey("mallory", "none")}
+	for _, id := range []string{"run-1", "dur-1"} {
+		for _, g := range gadgets {
+			if err := mnc.PublishRequest(g, wire.CancelSubject("alice", id), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mnc.Flush()
+	for range 2 * len(gadgets) {
+		if _, err := seen.NextMsgWithContext(ctx); err != nil {
+			t.Fatalf("the server's answers on alice's cancel subjects: %v", err)
+		}
+	}
+	// The server delivered them to the worker before this cancel of
+	// alice's, on the same subscription: once it ended her probe, the
+	// forged ones were handled.
+	probe := make(chan *toolkit.Response, 1)
+	go func() {
+		probe <- alice.Invoke(ctx, toolkit.ToolCall{ID: "probe-1", Name: "sleep", Input: map[string]any{"seconds": 30}})
+	}()
+	if err := alice.Cancel("probe-1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-probe; r.Code != toolkit.CodeInterrupted {
+		t.Fatalf("alice's cancelled probe: %+v", r)
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("a server's answer on alice's cancel subject ended her call: %s %s", r.Code, r.Text())
+	default:
+	}
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "dur-1", Name: "echo", Durable: true, Input: map[string]any{"text": "ran"}}); r.Text() != "ran" {
+		t.Errorf("alice's call after a server's answer on its cancel subject: %s %s", r.Code, r.Text())
+	}
+	if err := alice.Cancel("run-1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r == nil || r.Code != toolkit.CodeInterrupted {
+		t.Fatalf("alice's own cancel: %+v", r)
+	}
+}
