@@ -222,7 +222,11 @@ func measure(ctx context.Context, e *env, sc *scenario, progress io.Writer) (sce
 			}
 		}
 		if sc.name == "inflight" {
-			sr.Points = append(sr.Points, measureInFlight(ctx, e, sc.series[0], progress))
+			p, err := measureInFlight(ctx, e, sc.series[0], progress)
+			if err != nil {
+				return sr, err
+			}
+			sr.Points = append(sr.Points, p)
 			continue
 		}
 		var group []series
@@ -566,10 +570,17 @@ func runProcPass(ctx context.Context, cfg *config, rep *report, out, progress io
 	return nil
 }
 
+// testInFlightSent, when set, is called once the inflight scenario's
+// calls are all started (tests interrupt the wait that follows).
+var testInFlightSent func()
+
 // measureInFlight starts --inflight calls at once, reads the memory of the
 // worker processes and of this process while they all run (half their
 // sleep after the last was sent), and waits for their finals.
-func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) point {
+func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) (point, error) {
+	if err := ctx.Err(); err != nil {
+		return point{}, err
+	}
 	n := e.cfg.inflight
 	pids := e.fleet.pids()
 	runtime.GC()
@@ -588,12 +599,23 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 			done.Add(1)
 		})
 	}
-	time.Sleep(e.cfg.sleep / 2)
+	if testInFlightSent != nil {
+		testInFlightSent()
+	}
+	// An interrupt here ends the wait: the calls, cancelled with ctx,
+	// end, and nothing is reported of a point cut short.
+	select {
+	case <-time.After(e.cfg.sleep / 2):
+	case <-ctx.Done():
+	}
 	during, selfDuring := usageOf(pids), readUsage("self")
 	ended := done.Load()
 	wg.Wait()
 	elapsed := time.Since(start)
 	stopBar()
+	if err := ctx.Err(); err != nil {
+		return point{}, err
+	}
 	p := point{Scenario: "inflight", System: s.label(), Workers: len(pids), Conc: n, Calls: int64(n), Seconds: elapsed.Seconds(), Errors: map[string]int64{}}
 	var ok []time.Duration
 	for i, o := range outs {
@@ -621,5 +643,5 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 	if self.ok && selfDuring.ok {
 		p.BenchBytesInFlight = float64(selfDuring.rss-self.rss) / float64(running)
 	}
-	return p
+	return p, nil
 }

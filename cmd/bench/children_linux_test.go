@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// workerChildren are the bench worker processes this process started
+// and has not reaped, read from /proc.
+func workerChildren(t *testing.T) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := os.Getpid()
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(self) {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if args := strings.Split(string(cmdline), "\x00"); len(args) > 1 && args[1] == "worker" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// startBench runs benchMain in the background and returns once its
+// header is written (its signals caught, its workers up); the channel
+// gets its exit code.
+func startBench(t *testing.T, stderr io.Writer, args ...string) <-chan int {
+	t.Helper()
+	pr, pw := io.Pipe()
+	code := make(chan int, 1)
+	go func() {
+		code <- benchMain(args, pw, stderr)
+		pw.Close()
+	}()
+	r := bufio.NewReader(pr)
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "toolbus bench") {
+		t.Fatalf("no header: %q %v", line, err)
+	}
+	go io.Copy(io.Discard, r)
+	return code
+}
+
+// waitExit waits for the bench's exit code; bound only guards a hang.
+func waitExit(t *testing.T, code <-chan int, bound time.Duration, what string) int {
+	t.Helper()
+	select {
+	case c := <-code:
+		return c
+	case <-time.After(bound):
+		t.Fatalf("the bench is still running %v after %s", bound, what)
+		return 0
+	}
+}
+
+// noWorkersLeft fails if a worker process of this process survived its
+// run.
+func noWorkersLeft(t *testing.T) {
+	t.Helper()
+	if left := workerChildren(t); len(left) > 0 {
+		t.Errorf("worker processes %v outlived the run", left)
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// The inflight scenario slept half the calls' --sleep before reading
+// memory and heard no interrupt meanwhile: Ctrl-C took up to 30s, and
+// the run then reported a point of calls cut short as a measurement.
+func TestInterruptWhileInFlightWaits(t *testing.T) {
+	sent := make(chan struct{})
+	testInFlightSent = func() { close(sent) }
+	t.Cleanup(func() { testInFlightSent = nil })
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	var stderr bytes.Buffer
+	code := startBench(t, &stderr, "-s", "inflight", "--workers", "2", "--inflight", "100", "--slots", "50", "--sleep", "60s", "--json", jsonPath)
+	select {
+	case <-sent:
+	case c := <-code:
+		t.Fatalf("exit %d before the calls were sent: %s", c, stderr.String())
+	case <-time.After(guard):
+		t.Fatal("the calls were not sent")
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	// Unheard, the interrupt waits for the memory reading, 30s away.
+	if c := waitExit(t, code, 25*time.Second, "an interrupt while the calls were in flight"); c != 1 || !strings.Contains(stderr.String(), "bench: interrupted") {
+		t.Errorf("exit %d, stderr %q: want 1 and the run said interrupted", c, stderr.String())
+	}
+	rep, b := readReport(t, jsonPath)
+	if len(rep.Scenarios) != 0 || !strings.HasPrefix(rep.Error, "interrupted") {
+		t.Errorf("the report holds a point measured after the interrupt, or does not say interrupted: %s", b)
+	}
+	noWorkersLeft(t)
+}
