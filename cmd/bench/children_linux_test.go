@@ -118,3 +118,31 @@ func TestInterruptWhileInFlightWaits(t *testing.T) {
 	}
 	noWorkersLeft(t)
 }
+
+// A worker process killed outside --fault (OOM-killed, killed by a user)
+// went unnoticed: the run measured on with one worker short, or with
+// none (every call unavailable), and reported the numbers as valid.
+func TestWorkerDeathEndsRun(t *testing.T) {
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	var stderr bytes.Buffer
+	code := startBench(t, &stderr, "-s", "echo,sleep", "--systems", "toolbus,raw", "--workers", "2", "-c", "2", "-d", "1m", "--rounds", "1",
+		"--warmup", "0", "--sleep-workers", "2", "--json", jsonPath)
+	kids := workerChildren(t)
+	if len(kids) != 2 {
+		t.Fatalf("worker processes %v, want 2", kids)
+	}
+	victim := kids[1]
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c := waitExit(t, code, guard, "a worker process was killed")
+	msg := stderr.String()
+	if c != 1 || !strings.Contains(msg, "worker process "+strconv.Itoa(victim)) || !strings.Contains(msg, "signal: killed") {
+		t.Errorf("exit %d, stderr %q: want 1 and the killed worker named with how it ended", c, msg)
+	}
+	rep, b := readReport(t, jsonPath)
+	if len(rep.Scenarios) != 0 || !strings.Contains(rep.Error, strconv.Itoa(victim)) {
+		t.Errorf("the report holds points measured without the worker, or does not name it: %s", b)
+	}
+	noWorkersLeft(t)
+}

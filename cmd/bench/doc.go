@@ -59,6 +59,15 @@
 // Without --mcp (and without --workers) the mcp-http baseline is left out
 // with a note.
 //
+// A worker process that ends while the run uses it, other than by the
+// bench (crashed, OOM-killed, killed by someone), ends the run with exit
+// status 1 and an error naming it: its pid, how it ended (exit status or
+// signal) and its last lines on stderr. The scenario it was lost in is
+// left out of the tables and of --json, which hold the scenarios finished
+// before: its points were measured on a fleet other than the one
+// reported. Under --fault the bench kills workers itself; a worker that
+// ends otherwise is a loss there too.
+//
 // # Reading the table
 //
 // One table per scenario, a row per system and concurrency c (callers in

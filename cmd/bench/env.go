@@ -41,6 +41,10 @@ type env struct {
 	// attempts); closing is set once the run closes it itself.
 	lost    chan struct{}
 	closing atomic.Bool
+	// exited gets the first worker process that ended without the
+	// bench ending it (crashed, killed by someone else): the fleet the
+	// run measures is no longer the one it reports.
+	exited chan error
 }
 
 // fleet is the set of worker hosts. resize starts or stops hosts; the
@@ -56,7 +60,7 @@ type fleet interface {
 }
 
 func newEnv(ctx context.Context, cfg *config) (_ *env, err error) {
-	e := &env{cfg: cfg, lost: make(chan struct{})}
+	e := &env{cfg: cfg, lost: make(chan struct{}), exited: make(chan error, 1)}
 	defer func() { // e, not the result: a failure returns nil
 		if err != nil {
 			e.close()
@@ -233,13 +237,14 @@ func (f *procFleet) killOne(ctx context.Context) error {
 	i := rand.IntN(len(f.procs))
 	p := f.procs[i]
 	f.mu.Unlock()
+	p.stopping.Store(true)
 	p.cmd.Process.Kill()
 	<-p.done
 	// The replacement is waited for even when the faults stop meanwhile
 	// (the round ended): given up half-started, the fleet kept the killed
 	// worker in its place and ran on one worker short, so the next kill
 	// could leave none (calls then ended unavailable).
-	np, err := startWorkerProc(context.WithoutCancel(ctx), f.env.url, f.env.cfg.slots, f.env.cfg.ackWait, false)
+	np, err := f.start(context.WithoutCancel(ctx), false)
 	if err != nil {
 		return err
 	}
@@ -252,7 +257,23 @@ func (f *procFleet) killOne(ctx context.Context) error {
 type workerProc struct {
 	cmd    *exec.Cmd
 	mcpURL string
-	done   chan struct{}
+	done   chan struct{} // closed once it has exited and been waited for
+	stderr *tail
+	// up is set once it said ready; stopping once the bench ends it
+	// (stop, a fault): an exit of a worker up and not stopping is a
+	// loss the run must hear of.
+	up, stopping atomic.Bool
+}
+
+// start starts a worker process of the fleet; its unexpected exit is
+// sent on the env's exited.
+func (f *procFleet) start(ctx context.Context, withMCP bool) (*workerProc, error) {
+	return startWorkerProc(ctx, f.env.url, f.env.cfg.slots, f.env.cfg.ackWait, withMCP, func(err error) {
+		select {
+		case f.env.exited <- err:
+		default: // the run heard of one already
+		}
+	})
 }
 
 func (f *procFleet) resize(ctx context.Context, n int) error {
@@ -262,7 +283,7 @@ func (f *procFleet) resize(ctx context.Context, n int) error {
 		p.stop()
 	}
 	for len(f.procs) < n {
-		p, err := startWorkerProc(ctx, f.env.url, f.env.cfg.slots, f.env.cfg.ackWait, len(f.procs) == 0 && f.env.cfg.mcpURL == "")
+		p, err := f.start(ctx, len(f.procs) == 0 && f.env.cfg.mcpURL == "")
 		if err != nil {
 			return err
 		}
@@ -303,7 +324,10 @@ func (f *procFleet) close() {
 // the test binary the same way.
 const workerEnv = "TOOLBUS_BENCH_WORKER"
 
-func startWorkerProc(ctx context.Context, url string, slots int, ackWait time.Duration, withMCP bool) (*workerProc, error) {
+// startWorkerProc starts a worker process and waits for it to be ready.
+// exited, if not nil, is called with a *workerExit if the process ends
+// after that without stop or a fault ending it.
+func startWorkerProc(ctx context.Context, url string, slots int, ackWait time.Duration, withMCP bool, exited func(error)) (*workerProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding the bench binary to start workers: %w", err)
@@ -314,7 +338,8 @@ func startWorkerProc(ctx context.Context, url string, slots int, ackWait time.Du
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), workerEnv+"=1")
-	cmd.Stderr = os.Stderr
+	p := &workerProc{cmd: cmd, done: make(chan struct{}), stderr: &tail{w: os.Stderr}}
+	cmd.Stderr = p.stderr
 	cmd.SysProcAttr = childAttr()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -323,14 +348,20 @@ func startWorkerProc(ctx context.Context, url string, slots int, ackWait time.Du
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting a worker process: %w", err)
 	}
-	p := &workerProc{cmd: cmd, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(p.done) }()
+	go func() {
+		cmd.Wait()
+		close(p.done)
+		if exited != nil && p.up.Load() && !p.stopping.Load() {
+			exited(p.exit())
+		}
+	}()
 	ready := make(chan error, 1)
 	go func() {
 		r := bufio.NewReader(out)
 		line, err := r.ReadString('\n')
 		if err != nil {
-			ready <- fmt.Errorf("worker process exited before it was ready: %w", err)
+			<-p.done
+			ready <- fmt.Errorf("a worker process ended before it was ready: %w", p.exit())
 			return
 		}
 		f := strings.Fields(line)
@@ -341,6 +372,7 @@ func startWorkerProc(ctx context.Context, url string, slots int, ackWait time.Du
 		if len(f) > 1 {
 			p.mcpURL = f[1]
 		}
+		p.up.Store(true)
 		ready <- nil
 		io.Copy(io.Discard, r)
 	}()
@@ -361,6 +393,7 @@ func startWorkerProc(ctx context.Context, url string, slots int, ackWait time.Du
 // stop asks the worker to drain (SIGTERM) and kills it if it has not
 // exited after 5s.
 func (p *workerProc) stop() {
+	p.stopping.Store(true)
 	p.cmd.Process.Signal(terminate)
 	select {
 	case <-p.done:
@@ -368,4 +401,58 @@ func (p *workerProc) stop() {
 		p.cmd.Process.Kill()
 		<-p.done
 	}
+}
+
+// workerExit is a worker process that ended: which one, how, and what it
+// said last on stderr.
+type workerExit struct {
+	pid  int
+	how  string // "exit status 1", "signal: killed"
+	last []string
+}
+
+func (w *workerExit) Error() string {
+	msg := fmt.Sprintf("worker process %d ended (%s)", w.pid, w.how)
+	if len(w.last) == 0 {
+		return msg + ", nothing on its stderr"
+	}
+	return msg + "; its last lines on stderr:\n\t" + strings.Join(w.last, "\n\t")
+}
+
+// exit describes p, which has exited (p.done is closed).
+func (p *workerProc) exit() *workerExit {
+	return &workerExit{pid: p.cmd.Process.Pid, how: p.cmd.ProcessState.String(), last: p.stderr.lines(5)}
+}
+
+// tail passes a worker's stderr on to w and keeps its last few KiB, to
+// say what the worker said before it ended.
+type tail struct {
+	w   io.Writer
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailBytes = 4 << 10
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > tailBytes {
+		t.buf = append(t.buf[:0:0], t.buf[len(t.buf)-tailBytes:]...)
+	}
+	t.mu.Unlock()
+	return t.w.Write(b)
+}
+
+// lines returns the last n non-empty lines written.
+func (t *tail) lines(n int) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for l := range strings.Lines(string(t.buf)) {
+		if l = strings.TrimRight(l, "\r\n"); strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out[max(len(out)-n, 0):]
 }

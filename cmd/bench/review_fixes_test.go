@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -114,5 +115,22 @@ func TestStartFailureIsAnError(t *testing.T) {
 	e, err := newEnv(context.Background(), cfg)
 	if err == nil || e != nil {
 		t.Fatalf("newEnv = %v, %v; want no env and an error", e, err)
+	}
+}
+
+// A worker process that could not start said only "worker process
+// exited before it was ready: EOF": not how it ended, nor why.
+func TestWorkerStartFailureSaysWhy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	p, err := startWorkerProc(ctx, "nats://127.0.0.1:1", 1, time.Second, false, nil)
+	if err == nil {
+		p.stop()
+		t.Fatal("a worker with no server to reach started")
+	}
+	for _, want := range []string{"ended before it was ready", "exit status 1", "bench worker: nats: no servers available"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 }

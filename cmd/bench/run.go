@@ -112,26 +112,13 @@ type scenarioReport struct {
 func run(ctx context.Context, cfg *config, out io.Writer, progress io.Writer) (_ *report, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	defer func() {
-		if err != nil && errors.Is(context.Cause(ctx), errServerLost) {
-			err = fmt.Errorf("%w (%s)", errServerLost, cfg.natsURL)
-		}
-	}()
+	defer func() { err = lossOf(ctx, err, cfg) }()
 	e, err := newEnv(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer e.close()
-	// A server gone for good ends the run: the calls would otherwise
-	// fail at once on the closed connection, as fast as the callers
-	// can make them, to the end of every remaining point.
-	go func() {
-		select {
-		case <-e.lost:
-			cancel(errServerLost)
-		case <-ctx.Done():
-		}
-	}()
+	e.watch(ctx, cancel)
 	rep := &report{
 		Date:     time.Now().UTC().Format(time.RFC3339),
 		Machine:  thisMachine(),
@@ -186,6 +173,37 @@ func run(ctx context.Context, cfg *config, out io.Writer, progress io.Writer) (_
 // errServerLost ends a run, or a bench worker, whose connection was
 // closed for good.
 var errServerLost = errors.New("lost the NATS server: the connection is closed, its reconnect attempts spent")
+
+// watch ends ctx when the run loses its server or a worker process, until
+// ctx is done. A server gone for good: the calls would otherwise fail at
+// once on the closed connection, as fast as the callers can make them,
+// to the end of every remaining point. A worker process gone: the points
+// would be measured on a fleet other than the one reported.
+func (e *env) watch(ctx context.Context, cancel context.CancelCauseFunc) {
+	go func() {
+		select {
+		case <-e.lost:
+			cancel(errServerLost)
+		case err := <-e.exited:
+			cancel(err)
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// lossOf returns err, or the loss (server, worker process) that ended
+// ctx and so caused it.
+func lossOf(ctx context.Context, err error, cfg *config) error {
+	cause := context.Cause(ctx)
+	switch {
+	case err == nil:
+	case errors.Is(cause, errServerLost):
+		return fmt.Errorf("%w (%s)", errServerLost, cfg.natsURL)
+	case errors.As(cause, new(*workerExit)):
+		return fmt.Errorf("lost a worker process while the run used it (its scenario is left out, measured on a fleet other than the one reported): %w", cause)
+	}
+	return err
+}
 
 func (e *env) topology() string {
 	switch {
@@ -534,8 +552,11 @@ const procSuffix = "-1proc"
 // runProcPass measures echo and stream against one worker process over
 // TCP, c=1 and 64, toolbus and raw: the topology every real fleet has,
 // next to the in-process one. Its scenarios are named <scenario>-1proc.
-func runProcPass(ctx context.Context, cfg *config, rep *report, out, progress io.Writer) error {
+func runProcPass(ctx context.Context, cfg *config, rep *report, out, progress io.Writer) (err error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	pc := *cfg
+	defer func() { err = lossOf(ctx, err, &pc) }()
 	pc.workers, pc.procPass, pc.audit = 1, false, false
 	pc.scenarios = []string{"echo", "stream"}
 	pc.conc = []int{1, 64}
@@ -545,6 +566,7 @@ func runProcPass(ctx context.Context, cfg *config, rep *report, out, progress io
 		return err
 	}
 	defer e.close()
+	e.watch(ctx, cancel)
 	fmt.Fprintf(out, "\nseparate processes: %s\n", e.topology())
 	for _, name := range pc.scenarios {
 		sc, err := buildScenario(ctx, e, name)
