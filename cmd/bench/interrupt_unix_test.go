@@ -5,12 +5,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // An interrupted run (Ctrl-C) said "bench: context canceled", and its
@@ -39,5 +41,32 @@ func TestInterruptedRunSaysSo(t *testing.T) {
 	rep, b := readReport(t, jsonPath)
 	if !strings.HasPrefix(rep.Error, "interrupted") {
 		t.Errorf("the JSON report does not say the run was interrupted: %s", b)
+	}
+}
+
+// An interrupt did not reach the calls in flight: they ran on to their
+// end (a sleep of --sleep 60s, a call to a worker that stalls until
+// --stall), and Ctrl-C waited for them.
+func TestInterruptReachesCallsInFlight(t *testing.T) {
+	started := make(chan struct{}, 2)
+	call := func(ctx context.Context, _, _ int) outcome {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			return outcome{code: "interrupted"}
+		case <-time.After(guard): // the hang this test is about
+			return outcome{code: "not_interrupted"}
+		}
+	}
+	for _, spec := range []loadSpec{{conc: 2, dur: time.Hour}, {conc: 2, warmup: time.Hour, dur: time.Hour}} {
+		res := make(chan loadResult, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { res <- runLoad(ctx, spec, call, nil, nil) }()
+		<-started
+		<-started
+		cancel()
+		if r := <-res; r.errors["not_interrupted"] > 0 {
+			t.Errorf("warm-up %v: calls in flight ran on after the interrupt: %v", spec.warmup, r.errors)
+		}
 	}
 }

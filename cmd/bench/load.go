@@ -96,7 +96,7 @@ func runLoad(ctx context.Context, spec loadSpec, call callFunc, done *atomic.Int
 	conc := max(spec.conc, 1)
 	if spec.warmup > 0 {
 		wctx, cancel := context.WithTimeout(ctx, spec.warmup)
-		drive(wctx, loadSpec{conc: conc, rate: spec.rate}, call, nil)
+		drive(ctx, wctx, loadSpec{conc: conc, rate: spec.rate}, call, nil)
 		cancel()
 	}
 	if measured != nil {
@@ -109,7 +109,7 @@ func runLoad(ctx context.Context, spec loadSpec, call callFunc, done *atomic.Int
 		defer cancel()
 	}
 	start := time.Now()
-	samplers := drive(mctx, spec, call, done)
+	samplers := drive(ctx, mctx, spec, call, done)
 	res := loadResult{elapsed: time.Since(start), errors: map[string]int64{}}
 	for _, s := range samplers {
 		res.calls += s.calls
@@ -127,12 +127,13 @@ func runLoad(ctx context.Context, spec loadSpec, call callFunc, done *atomic.Int
 	return res
 }
 
-// drive runs the callers until stop (ctx done, or spec.calls issued) and
-// returns one sampler per caller. The calls themselves get a context
-// that outlives stop: a call in flight is finished and counted, never cut.
-func drive(stop context.Context, spec loadSpec, call callFunc, done *atomic.Int64) []*sampler {
+// drive runs the callers until stop (done, or spec.calls issued) and
+// returns one sampler per caller. The calls themselves get ctx, which
+// outlives stop: a call in flight when the time is up is finished and
+// counted, never cut; ctx ends only with the run (an interrupt), and the
+// calls with it.
+func drive(ctx, stop context.Context, spec loadSpec, call callFunc, done *atomic.Int64) []*sampler {
 	conc := max(spec.conc, 1)
-	callCtx := context.WithoutCancel(stop)
 	var issued atomic.Int64
 	next := func() bool {
 		if stop.Err() != nil {
@@ -184,7 +185,7 @@ func drive(stop context.Context, spec loadSpec, call callFunc, done *atomic.Int6
 					}
 					t0 = time.Now()
 				}
-				o := call(callCtx, g, i)
+				o := call(ctx, g, i)
 				s.add(o, time.Since(t0))
 				if done != nil {
 					done.Add(1)
