@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -143,6 +144,42 @@ func TestWorkerDeathEndsRun(t *testing.T) {
 	rep, b := readReport(t, jsonPath)
 	if len(rep.Scenarios) != 0 || !strings.Contains(rep.Error, strconv.Itoa(victim)) {
 		t.Errorf("the report holds points measured without the worker, or does not name it: %s", b)
+	}
+	noWorkersLeft(t)
+}
+
+// Interrupted while its worker processes started, the run said "the
+// report holds the scenarios finished before" though it had none and
+// wrote no report.
+func TestInterruptAtStartUp(t *testing.T) {
+	// Caught here too, an interrupt that comes early cannot end the test.
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, syscall.SIGINT)
+	defer signal.Stop(caught)
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	var stdout, stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- benchMain([]string{"-s", "echo", "--workers", "3", "-n", "100", "-c", "1", "--json", jsonPath}, &stdout, &stderr)
+	}()
+	for len(workerChildren(t)) == 0 {
+		select {
+		case c := <-code:
+			t.Fatalf("exit %d before a worker process started: %s", c, stderr.String())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	c := waitExit(t, code, guard, "an interrupt at start-up")
+	if msg := stderr.String(); c != 1 || !strings.Contains(msg, "bench: interrupted") || strings.Contains(msg, "the report holds") {
+		t.Errorf("exit %d, stderr %q: want 1, interrupted, and no report promised", c, msg)
+	}
+	if stdout.Len() > 0 {
+		if _, err := os.Stat(jsonPath); err != nil {
+			t.Errorf("the run started (%q) but wrote no report: %v", stdout.String(), err)
+		}
 	}
 	noWorkersLeft(t)
 }

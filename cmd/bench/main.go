@@ -377,6 +377,9 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	rep, err := run(ctx, cfg, stdout, progress)
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = errors.New("interrupted: the report holds the scenarios finished before")
+		if rep == nil {
+			err = errors.New("interrupted while the run started: nothing measured, no report written")
+		}
 	}
 	if rep != nil && err != nil {
 		rep.Error = err.Error() // a report cut short says so
