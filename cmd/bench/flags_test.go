@@ -144,3 +144,16 @@ func TestAllScenarios(t *testing.T) {
 		}
 	}
 }
+
+// An unwritable --cpuprofile said "bench: open /x/p: no such file or
+// directory", not which flag named the file; --json and --svg say theirs.
+func TestUnwritableOutputNamesItsFlag(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-dir", "out")
+	for _, flag := range []string{"--json", "--svg", "--cpuprofile"} {
+		var stderr bytes.Buffer
+		code := benchMain([]string{"-s", "echo", "-n", "1", "-c", "1", flag, missing}, io.Discard, &stderr)
+		if code != 1 || !strings.HasPrefix(stderr.String(), "bench: "+flag+": ") {
+			t.Errorf("%s in a missing directory: exit %d, stderr %q; want 1 and the flag named", flag, code, stderr.String())
+		}
+	}
+}

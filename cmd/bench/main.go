@@ -358,7 +358,7 @@ func benchMain(args []string, stdout, stderr io.Writer) int {
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {
-			fmt.Fprintln(stderr, "bench:", err)
+			fmt.Fprintln(stderr, "bench: --cpuprofile:", err)
 			return 1
 		}
 		defer f.Close()
