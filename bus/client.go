@@ -1066,8 +1066,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				if (*durable || call.KeepResult) && f.Chunks > st.chunks {
 					// Chunks were lost on the way (a reconnect): the kept
 					// final is whole (a core call's is stored before its
-					// final is sent, under the id its caller gave).
-					if r, ok := c.kept(ctx, first, stale); ok {
+					// final is sent, under the id its caller gave). A
+					// durable call's is published without waiting for the
+					// bucket, so the caller holding the final may read
+					// before it is stored: look again.
+					if r, ok := c.kept(ctx, first, stale, true); ok {
 						r.ID = call.ID
 						return r
 					}
@@ -1096,7 +1099,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			// on its way (it is kept), or the call waits in the queue, or
 			// it will be delivered again. Only silence on its last
 			// delivery with nothing kept ends it.
-			if r, ok := c.kept(ctx, call.ID, stale); ok {
+			if r, ok := c.kept(ctx, call.ID, stale, false); ok {
 				return r
 			}
 			if st.attempt == 0 {

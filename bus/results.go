@@ -143,11 +143,12 @@ var lookAgain = []time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 10
 // revision stale (read within a short bound: it is looked for when a
 // durable call falls silent). A call sent again after its approval has
 // the revision of its earlier approval_required final as stale: that
-// final is not its answer.
-func (c *Client) kept(ctx context.Context, id string, stale uint64) (*toolkit.Response, bool) {
+// final is not its answer. With again (the caller holds the call's final)
+// a key not found is looked for again, as by Result.
+func (c *Client) kept(ctx context.Context, id string, stale uint64, again bool) (*toolkit.Response, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	r, rev, ok, err := c.lookup(ctx, id, false)
+	r, rev, ok, err := c.lookup(ctx, id, again)
 	return r, ok && err == nil && rev > stale
 }
 
