@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -293,5 +294,115 @@ func TestDurableRedeliveryAfterKeptFinal(t *testing.T) {
 	c := newClient(t, nc, nil)
 	if r := c.Result(ctx, "c1"); r.Text() != "stored" || runs.Load() != 0 {
 		t.Fatalf("after the redelivery: kept %s %q, the tool ran %d times", r.Code, r.Text(), runs.Load())
+	}
+}
+
+// TestDurableKeptFinalStoredLate: the caller of a durable call that lost
+// a chunk across a reconnect holds a final counting more chunks than it
+// got, and reads the kept final instead; the worker publishes that
+// without waiting for the bucket, so the read can come before the store.
+// Here it does, every run: the results stream hears nothing of the
+// worker's put (its subjects moved aside) until the caller's first read
+// has been answered "not found", then the put is stored. The caller looks
+// again and answers with the whole kept final, not what it received.
+func TestDurableKeptFinalStoredLate(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	tk := toolkit.New(nil)
+	wrote, release := make(chan struct{}), make(chan struct{})
+	mustAdd(t, tk, toolkit.Stream("three", "Writes a, b and c.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		w.Write(toolkit.Text("a"))
+		<-release // the caller's link is cut
+		w.Write(toolkit.Text("b"))
+		close(wrote)
+		<-release // and back
+		return w.Write(toolkit.Text("c"))
+	}))
+	keepingWorker(t, s, tk, bus.WorkerOptions{}, 0)
+
+	ctx := ctxT(t)
+	tnc := natstest.Connect(t, s)
+	js := natstest.JS(t, tnc)
+	stream, err := js.Stream(ctx, "KV_"+wire.BucketResults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stream.CachedInfo().Config
+	heard := cfg.Subjects
+	cfg.Subjects = []string{"$KV." + wire.BucketResults + ".deaf"}
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	puts, err := tnc.SubscribeSync("$KV." + wire.BucketResults + ".>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The replies to the caller's requests: its reads of the kept final
+	// among them.
+	replies, err := tnc.SubscribeSync("_INBOX.caller.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tnc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	stored := make(chan error, 1)
+	go func() { // waited for below
+		stored <- func() error {
+			put, err := puts.NextMsg(guard)
+			if err != nil {
+				return fmt.Errorf("the worker's put of the kept final: %w", err)
+			}
+			puts.Unsubscribe()
+			for {
+				m, err := replies.NextMsg(guard)
+				if err != nil {
+					return fmt.Errorf("the caller's read of the kept final: %w", err)
+				}
+				if m.Header.Get("Status") == "404" {
+					break
+				}
+			}
+			cfg.Subjects = heard
+			if _, err := js.UpdateStream(ctx, cfg); err != nil {
+				return err
+			}
+			_, err = js.PublishMsg(ctx, &nats.Msg{Subject: put.Subject, Data: put.Data})
+			return err
+		}()
+	}()
+
+	u, err := url.Parse(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := natstest.NewProxy(t, u.Host)
+	nc, err := nats.Connect(px.URL(), nats.ReconnectWait(10*time.Millisecond), nats.MaxReconnects(-1), nats.CustomInboxPrefix("_INBOX.caller"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	// Heartbeats far apart: the break is not taken for a lost worker.
+	c := newClient(t, nc, &bus.ClientOptions{Heartbeat: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	var final *toolkit.Response
+	for ev := range c.Call(ctx, toolkit.ToolCall{ID: "late-1", Name: "three", Durable: true}) {
+		if ev.Chunk != nil && ev.Chunk.Content[0].Text == "a" {
+			px.Cut()
+			natstest.WaitFor(t, "the client to notice the break", func() bool { return !nc.IsConnected() })
+			release <- struct{}{}
+			<-wrote // into nobody's subscription
+			px.Restore()
+			natstest.WaitFor(t, "the client to reconnect", nc.IsConnected)
+			if err := nc.Flush(); err != nil { // its inbox subscription is on the server again
+				t.Fatal(err)
+			}
+			release <- struct{}{}
+		}
+		final = ev.Final
+	}
+	if err := <-stored; err != nil {
+		t.Fatal(err)
+	}
+	if final == nil || final.Text() != "abc" || final.State != toolkit.StateSuccess || final.ID != "late-1" {
+		t.Fatalf("final %+v, want the kept abc", final)
 	}
 }
