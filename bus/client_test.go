@@ -121,23 +121,31 @@ func TestLostChunksReported(t *testing.T) {
 
 // TestSlowConsumerIsNotWorkerLost: a caller that takes longer than the
 // stall timeout over one event does not mistake its own slowness for a
-// lost worker.
+// lost worker. The stall timeout is many heartbeats long, so a worker
+// or a client held off the CPU for a while still counts as heard.
 func TestSlowConsumerIsNotWorkerLost(t *testing.T) {
 	s := natstest.Embedded(t, false)
+	const stall = time.Second
+	took := make(chan struct{})
 	tk := toolkit.New(nil)
-	mustAdd(t, tk, toolkit.Stream("burst", "Writes chunks, then a while later the rest.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+	mustAdd(t, tk, toolkit.Stream("burst", "Writes a chunk, then once it was taken the rest.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
 		w.Write(toolkit.Text("a"))
-		time.Sleep(50 * time.Millisecond) // the first chunk goes out on its own
+		select { // the first chunk goes out on its own
+		case <-took:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		w.Write(toolkit.Text("b"))
 		w.Write(toolkit.Text("c"))
 		return nil
 	}))
 	serve(t, natstest.Connect(t, s), tk, nil)
-	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 60 * time.Millisecond})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: bus.MinHeartbeat, StallTimeout: stall})
 	var final *toolkit.Response
 	for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "burst"}) {
 		if ev.Chunk != nil && ev.Chunk.Content[0].Text == "a" {
-			time.Sleep(300 * time.Millisecond) // five stall timeouts
+			close(took)
+			time.Sleep(2 * stall) // the rest arrives meanwhile, unread
 		}
 		final = ev.Final
 	}
