@@ -35,7 +35,9 @@ func TestCancelBetweenAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	hnc.Flush()
+	up := make(chan struct{})
 	go func() {
+		defer close(up)
 		<-taken
 		hole.Unsubscribe()
 		hnc.Flush()
@@ -48,6 +50,8 @@ func TestCancelBetweenAttempts(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	c.afterRun = func(id string) {
 		if id == "job-1" {
+			// The real worker is up: a second attempt sent would run.
+			<-up
 			if err := c.Cancel("job-1"); err != nil {
 				t.Error(err)
 			}
