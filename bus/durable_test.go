@@ -457,7 +457,14 @@ func TestDurableHandBackOnStop(t *testing.T) {
 // worker_lost, once, from a live worker of the fleet, and leaves the queue.
 func TestDurableExhausted(t *testing.T) {
 	s := natstest.Embedded(t, false)
-	const ackWait, maxDeliver = 500 * time.Millisecond, 2
+	// A delivery's worker is killed, and the survivor started, within
+	// ackWait of the delivery (a running tool's worker says it is alive
+	// every third of it), or the doomed worker, still up, answers the
+	// exhausted call itself. The survivor answers ackWait after the last
+	// worker's last sign of life; a caller that hears nothing on the last
+	// delivery ends the call itself after its stall timeout, which must
+	// be longer.
+	const ackWait, maxDeliver = 2 * time.Second, 2
 	started := make(chan int, 4)
 	newWorker := func(instance string, hang bool) (*bus.Worker, *nats.Conn) {
 		tk := toolkit.New(nil)
@@ -487,7 +494,7 @@ func TestDurableExhausted(t *testing.T) {
 		cancel()
 		w.Stop(gone)
 	}
-	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond, StallTimeout: 3 * ackWait})
 	// A worker first: a durable call of a tool no worker has served ends
 	// not_found at once.
 	w, nc := newWorker("doomed-0", true)
