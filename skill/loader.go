@@ -73,7 +73,8 @@ type Loader struct {
 
 type cached struct {
 	mtime time.Time
-	size  int64
+	size  int64 // as the file reported it, for the cache's check
+	held  int64 // the bytes read, for the budget
 	skill *Skill
 	warn  *Warning
 }
@@ -141,7 +142,7 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 		}
 		if s != nil {
 			skills = append(skills, *s)
-			budget -= l.cache[f].size
+			budget -= l.cache[f].held
 		}
 	}
 	for f := range l.cache {
@@ -219,13 +220,18 @@ func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
 
 // loadFile returns the skill in path, nil for a root directory without a
 // SKILL.md, or a warning. path is read within root, the loader's
-// directory, so that a link cannot lead it out.
+// directory, so that a link cannot lead it out. The file is opened once
+// and looked at through the open file, and read no further than budget
+// (and MaxSkillFile): a size seen before the read bounds nothing, as the
+// file may grow meanwhile, or be one that reports size 0.
 func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Warning) {
 	rel, err := filepath.Rel(l.dir, path)
 	if err != nil {
 		return nil, l.warn(path, "cannot read: "+err.Error())
 	}
-	st, err := root.Stat(rel)
+	// Non-blocking, so that a FIFO does not hang the open; it is then
+	// refused as not a regular file.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		delete(l.cache, path)
 		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) == l.dir {
@@ -236,23 +242,53 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 		}
 		return nil, l.warn(path, "cannot read: "+err.Error())
 	}
-	if st.Size() > budget && !st.IsDir() {
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		delete(l.cache, path)
+		return nil, l.warn(path, "cannot read: "+err.Error())
+	}
+	overBudget := func() (*Skill, *Warning) {
 		// Not cached: the budget left depends on the other files.
 		return nil, l.warn(path, fmt.Sprintf("not loaded: the directory's skills before it leave %d of the %d bytes a skill directory may hold", budget, maxDirBytes))
 	}
 	if c, ok := l.cache[path]; ok && c.mtime.Equal(st.ModTime()) && c.size == st.Size() {
+		if c.skill != nil && c.held > budget {
+			return overBudget()
+		}
 		return c.skill, c.warn
 	}
+	if beforeRead != nil {
+		beforeRead(path)
+	}
 	c := cached{mtime: st.ModTime(), size: st.Size()}
-	if st.IsDir() {
+	switch {
+	case st.IsDir():
 		c.warn = l.warn(path, "is a directory, not a file")
-	} else if doc, err := regularfile.ReadIn(root, rel, MaxSkillFile); err != nil {
-		c.warn = l.warn(path, "cannot read: "+err.Error())
-	} else if s, err := Parse(doc, filepath.Dir(path)); err != nil {
-		c.warn = l.warn(path, err.Error())
-	} else {
-		s.UpdatedAt = st.ModTime()
-		c.skill = &s
+	case !st.Mode().IsRegular():
+		c.warn = l.warn(path, "cannot read: "+regularfile.NotRegular(st.Mode()).Error())
+	case st.Size() > MaxSkillFile:
+		c.warn = l.warn(path, fmt.Sprintf("cannot read: %d bytes, over the limit of %d", st.Size(), MaxSkillFile))
+	case st.Size() > budget:
+		return overBudget()
+	default:
+		limit := min(budget, MaxSkillFile)
+		doc, err := io.ReadAll(io.LimitReader(f, limit+1))
+		switch {
+		case err != nil:
+			c.warn = l.warn(path, "cannot read: "+err.Error())
+		case int64(len(doc)) > limit && limit < MaxSkillFile:
+			return overBudget()
+		case int64(len(doc)) > limit:
+			c.warn = l.warn(path, fmt.Sprintf("cannot read: over the limit of %d bytes (it grew while read)", MaxSkillFile))
+		default:
+			if s, err := Parse(doc, filepath.Dir(path)); err != nil {
+				c.warn = l.warn(path, err.Error())
+			} else {
+				s.UpdatedAt = st.ModTime()
+				c.skill, c.held = &s, int64(len(doc))
+			}
+		}
 	}
 	l.cache[path] = c
 	return c.skill, c.warn
@@ -282,6 +318,10 @@ const (
 	MaxSkillFile = 1 << 20
 	MaxDirBytes  = 32 << 20
 )
+
+// beforeRead, when set, is called with a SKILL.md's path between the
+// look at its size and the read (for tests: a file that grows meanwhile).
+var beforeRead func(path string)
 
 // maxDirBytes is MaxDirBytes (a variable for tests).
 var maxDirBytes int64 = MaxDirBytes

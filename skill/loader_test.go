@@ -426,3 +426,40 @@ func TestLoaderBounded(t *testing.T) {
 		t.Fatalf("warnings %v", warns)
 	}
 }
+
+// TestLoaderBudgetBoundsTheRead: what a loader holds is bounded by the
+// bytes it reads, not by the sizes it saw: a SKILL.md that grows between
+// the look at its size and the read (or reports size 0 as /proc files
+// do) is read no further than the budget left, and refused with a
+// warning; the skills after it that fit still load.
+func TestLoaderBudgetBoundsTheRead(t *testing.T) {
+	defer func(b int64, h func(string)) { maxDirBytes, beforeRead = b, h }(maxDirBytes, beforeRead)
+	maxDirBytes = 4 << 10
+	root := t.TempDir()
+	pad := strings.Repeat("x", 1500)
+	writeSkill(t, filepath.Join(root, "a"), skillDoc("a", "d", pad))
+	grows := writeSkill(t, filepath.Join(root, "b"), "") // size 0 when looked at
+	writeSkill(t, filepath.Join(root, "c"), skillDoc("c", "d", pad))
+	beforeRead = func(p string) {
+		if p == grows {
+			if err := os.WriteFile(grows, []byte(skillDoc("b", "d", strings.Repeat("y", 3000))), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	l := NewLoader(root, &LoaderOptions{ScanSubdirs: true, Logger: slog.New(slog.DiscardHandler)})
+	for i := range 2 { // the second load sees its new size
+		skills, warns := l.Load()
+		held := 0
+		for _, s := range skills {
+			held += len(s.Markdown)
+		}
+		if got := strings.Join(names(skills), ","); got != "a,c" || int64(held) > maxDirBytes {
+			t.Fatalf("load %d: skills %s holding %d bytes, want a,c within %d", i, got, held, maxDirBytes)
+		}
+		if len(warns) != 1 || warns[0].Path != grows || !strings.Contains(warns[0].Reason, "of the 4096 bytes a skill directory may hold") {
+			t.Fatalf("load %d: warnings %v", i, warns)
+		}
+		beforeRead = nil
+	}
+}
