@@ -45,6 +45,14 @@
 //     skills directory holds is served to the fleet, and it must not
 //     reach the worker's other files. Its other files follow no link
 //     at all (Skill.Files).
+//   - A loaded skill's files are read from the directory its load found,
+//     and from no other: the loader's directory is opened as an os.Root,
+//     the skill's folder within it (no link leads out), and it must
+//     still be that very directory (same device and inode). A folder
+//     swapped after the load for a link, or for another directory, is
+//     refused with an error until a load finds the new one (a link is
+//     never loaded as a skill folder). A skill given in Go is read from
+//     its Dir, which is trusted as given; within it the same rules hold.
 //   - A directory's cost is bounded, as it is loaded on every query: a
 //     scan looks at 10000 directory entries at most and a loader holds
 //     MaxDirBytes of SKILL.md files at most; past that, a warning.

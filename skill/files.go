@@ -45,12 +45,12 @@ func (s Skill) Files() (files []string, truncated bool, err error) {
 	if s.Dir == "" {
 		return nil, false, nil
 	}
-	root, err := os.OpenRoot(s.Dir)
+	root, err := s.openDir()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil // a skill given in Go names a directory it need not have
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("skill %q: %w", s.Name, err)
+		return nil, false, err
 	}
 	defer root.Close()
 	seen := 0
@@ -108,9 +108,9 @@ func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
 	if s.Dir == "" || !fs.ValidPath(name) || name == "." || slices.ContainsFunc(strings.Split(name, "/"), func(part string) bool { return strings.HasPrefix(part, ".") }) {
 		return wire.SkillReply{}, fmt.Errorf("skill %q has no file %q", s.Name, name)
 	}
-	root, err := os.OpenRoot(s.Dir)
+	root, err := s.openDir()
 	if err != nil {
-		return wire.SkillReply{}, fmt.Errorf("skill %q: %w", s.Name, err)
+		return wire.SkillReply{}, err
 	}
 	defer root.Close()
 	// No link on the way, and a regular file at the end, before opening.
@@ -165,6 +165,37 @@ func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
 		typ = "application/octet-stream"
 	}
 	return wire.SkillReply{Blob: base64.StdEncoding.EncodeToString(data), MIMEType: typ}, nil
+}
+
+// openDir opens the skill's directory as a root that no path or link
+// leaves. A skill from a Loader is opened within the loader's directory,
+// and only while it is the directory the load found there: one swapped
+// since for a link (out, or to another place inside) or for another
+// directory is refused. A skill given in Go is opened at its Dir (an
+// error wrapping fs.ErrNotExist when there is none).
+func (s Skill) openDir() (*os.Root, error) {
+	if s.from == nil {
+		root, err := os.OpenRoot(s.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("skill %q: %w", s.Name, err)
+		}
+		return root, nil
+	}
+	replaced := fmt.Errorf("skill %q: its directory %s was removed or replaced since the skill was loaded, and is not read", s.Name, s.Dir)
+	base, err := os.OpenRoot(s.from.base)
+	if err != nil {
+		return nil, replaced
+	}
+	defer base.Close()
+	root, err := base.OpenRoot(s.from.rel)
+	if err != nil {
+		return nil, replaced
+	}
+	if st, err := root.Stat("."); err != nil || s.from.dir == nil || !os.SameFile(st, s.from.dir) {
+		root.Close()
+		return nil, replaced
+	}
+	return root, nil
 }
 
 // MIMEType is the type of a skill's file by its extension: text/markdown

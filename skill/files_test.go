@@ -133,3 +133,68 @@ func TestSkillFilesLookAtFewEntries(t *testing.T) {
 		t.Errorf("listing looked at %d entries and allocated %d bytes, for a directory of 3000", maxWalk, n)
 	}
 }
+
+// TestSkillFilesFromTheLoadedDirectory: a loaded skill's files are read
+// from the directory it was loaded from. A skill's folder (or the skills
+// directory itself) swapped after the load for a link out of it, or for
+// another directory, is refused, not read through.
+func TestSkillFilesFromTheLoadedDirectory(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "ref.txt"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		swap string // the folder swapped, relative to the parent of the skills directory
+		link bool   // a link to outside; otherwise another directory
+	}{
+		{"sub-skill folder to a link", "skills/pdf", true},
+		{"sub-skill folder to another directory", "skills/pdf", false},
+		{"skills directory to a link", "skills", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			root := filepath.Join(parent, "skills")
+			writeSkill(t, root, skillDoc("top", "d", "top"))
+			writeSkill(t, filepath.Join(root, "pdf"), skillDoc("pdf", "d", "pdf"))
+			for _, d := range []string{root, filepath.Join(root, "pdf")} {
+				if err := os.WriteFile(filepath.Join(d, "ref.txt"), []byte("public"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			skills, warns := NewLoader(root, &LoaderOptions{ScanSubdirs: true}).Load()
+			if len(skills) != 2 || len(warns) != 0 {
+				t.Fatalf("skills %v, warnings %v", names(skills), warns)
+			}
+			for _, s := range skills {
+				if r, err := s.ReadFile("ref.txt"); err != nil || r.Text != "public" {
+					t.Fatalf("%s before the swap: %+v %v", s.Name, r, err)
+				}
+			}
+			swapped := filepath.Join(parent, tt.swap)
+			if err := os.Rename(swapped, swapped+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if tt.link {
+				if err := os.Symlink(outside, swapped); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.Mkdir(swapped, 0o755); err != nil {
+				t.Fatal(err)
+			} else if err := os.WriteFile(filepath.Join(swapped, "ref.txt"), []byte("secret"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range skills {
+				if !strings.HasPrefix(s.Dir, swapped) {
+					continue
+				}
+				if r, err := s.ReadFile("ref.txt"); err == nil || !strings.Contains(err.Error(), "replaced since") {
+					t.Errorf("%s: ReadFile after the swap = %+v, %v; want it refused", s.Name, r, err)
+				}
+				if files, _, err := s.Files(); err == nil || !strings.Contains(err.Error(), "replaced since") {
+					t.Errorf("%s: Files after the swap = %q, %v; want it refused", s.Name, files, err)
+				}
+			}
+		})
+	}
+}

@@ -141,7 +141,9 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 			continue
 		}
 		if s != nil {
-			skills = append(skills, *s)
+			sk := *s
+			sk.from = l.origin(root, f)
+			skills = append(skills, sk)
 			budget -= l.cache[f].held
 		}
 	}
@@ -292,6 +294,18 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 	}
 	l.cache[path] = c
 	return c.skill, c.warn
+}
+
+// origin records the directory of the SKILL.md at path as this load
+// finds it (not cached: the directory may be replaced while its SKILL.md
+// keeps its time stamp), so that the skill's files are read from it and
+// no other. A directory that cannot be looked at (it went meanwhile)
+// gets an origin that no directory matches.
+func (l *Loader) origin(root *os.Root, path string) *origin {
+	rel, _ := filepath.Rel(l.dir, filepath.Dir(path))
+	o := &origin{base: l.dir, rel: rel}
+	o.dir, _ = root.Lstat(rel)
+	return o
 }
 
 // warn builds a warning and logs it unless the same one was logged last

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -34,6 +35,16 @@ type Skill struct {
 	Metadata map[string]any `json:"metadata,omitempty" msgpack:"metadata,omitempty"`
 	// UpdatedAt is the SKILL.md modification time when it was loaded.
 	UpdatedAt time.Time `json:"updated_at" msgpack:"updated_at"`
+
+	from *origin // where a Loader found it; nil for a skill given in Go
+}
+
+// origin is where a Loader found a skill: its files are read from that
+// directory and no other (Skill.Files, Skill.ReadFile).
+type origin struct {
+	base string      // the loader's directory
+	rel  string      // the skill's directory within base
+	dir  os.FileInfo // the skill's directory, as the load found it
 }
 
 // boundaryRE is a front matter delimiter line: three or more dashes.
