@@ -71,6 +71,11 @@
 //   - A SKILL.md must be UTF-8 text, its body too: one that is not is
 //     skipped with a warning naming the line, rather than sent to the
 //     model with bytes no text holds.
+//   - A front matter error names its line in the SKILL.md (counting the
+//     lines before the front matter, a BOM and CRLF line ends aside), e.g.
+//     "front matter: invalid YAML: line 2: mapping values are not allowed
+//     in this context"; for an error inside a flow or a quoted scalar,
+//     the line where it began.
 //   - name and description may be YAML numbers or booleans (taken as text,
 //     as 2.x does); lists and maps are rejected.
 package skill

@@ -8,9 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
-
-	"gopkg.in/yaml.v3"
 )
 
 // FileName is the file that makes a directory a skill.
@@ -71,7 +70,9 @@ func Parse(doc []byte, dir string) (Skill, error) {
 	}
 	text := string(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
 	text = strings.ReplaceAll(text, "\r\n", "\n")
-	text = strings.TrimSpace(text)
+	trimmed := strings.TrimLeftFunc(text, unicode.IsSpace)
+	first := strings.Count(text[:len(text)-len(trimmed)], "\n") + 2 // the front matter's first line
+	text = strings.TrimSpace(trimmed)
 	lines := strings.SplitAfter(text, "\n")
 	if len(lines) == 0 || !boundaryRE.MatchString(strings.TrimRight(lines[0], "\n")) {
 		return Skill{}, fmt.Errorf("%w: missing: the file must start with a '---' line followed by YAML with name and description", errFrontMatter)
@@ -90,20 +91,9 @@ func Parse(doc []byte, dir string) (Skill, error) {
 	if len(front) > MaxFrontMatterBytes {
 		return Skill{}, fmt.Errorf("%w: %d bytes, over the limit of %d", errFrontMatter, len(front), MaxFrontMatterBytes)
 	}
-	// Read as nodes first, which compares no keys, to bound the mappings
-	// before they are decoded.
-	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(front), &root); err != nil {
-		return Skill{}, fmt.Errorf("%w: invalid YAML: %v", errFrontMatter, err)
-	}
-	if n := widest(&root); n > MaxMappingKeys {
-		return Skill{}, fmt.Errorf("%w: %d keys in one mapping, over the limit of %d", errFrontMatter, n, MaxMappingKeys)
-	}
-	var meta map[string]any
-	if root.Kind != 0 { // not empty
-		if err := root.Decode(&meta); err != nil {
-			return Skill{}, fmt.Errorf("%w: invalid YAML: %v", errFrontMatter, err)
-		}
+	meta, err := decodeFront(front, first)
+	if err != nil {
+		return Skill{}, err
 	}
 	name, err := scalar(meta, "name")
 	if err != nil {
@@ -159,16 +149,3 @@ const MaxMappingKeys = 1000
 // bytes, and decoding costs about half a second a MiB, under the loader's
 // lock, on every scan that finds the file changed.
 const MaxFrontMatterBytes = 64 << 10
-
-// widest is the number of keys of the largest mapping under n (aliases
-// are not followed: they name a node of the tree).
-func widest(n *yaml.Node) int {
-	w := 0
-	if n.Kind == yaml.MappingNode {
-		w = len(n.Content) / 2
-	}
-	for _, c := range n.Content {
-		w = max(w, widest(c))
-	}
-	return w
-}

@@ -88,3 +88,33 @@ func keys(n int) string {
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
 }
+
+// TestParseErrorLines: every front matter error names its line in the
+// SKILL.md, the first line of the front matter (line 2) too, after
+// leading blank lines, a BOM and CRLF line ends alike.
+func TestParseErrorLines(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc, want string
+	}{
+		{"mapping in a value on the first line", "---\nname: a: b\ndescription: c\n---\n", "line 2: mapping values are not allowed"},
+		{"bad token on the first line", "---\n@x\n---\n", "line 2: found character that cannot start any token"},
+		{"unclosed flow on the first line", "---\nname: [a\ndescription: b\n---\n", "line 2: did not find expected ',' or ']'"},
+		{"unknown escape on the first line", "---\nname: \"\\q\"\ndescription: b\n---\n", "line 2: found unknown escape character"},
+		{"bad token on a later line", "---\nname: a\ndescription: b\nfoo: @x\n---\n", "line 4: found character that cannot start any token"},
+		{"tab on a later line", "---\nname: a\n\tdescription: b\n---\n", "line 3: found a tab character"},
+		{"missing dash on a later line", "---\nname: a\nlist:\n  - a\n  b: c\n---\n", "line 4: did not find expected '-' indicator"},
+		{"after blank lines, BOM and CRLF", "\xef\xbb\xbf\r\n\r\n---\r\nname: a: b\r\n---\r\n", "line 4: mapping values are not allowed"},
+		{"unknown anchor", "---\nname: a\ndescription: *x\n---\n", "line 3: unknown anchor 'x' referenced"},
+		{"control character", "---\nname: a\ndescription: b\x01\n---\n", "line 3: control character U+0001"},
+		{"duplicate key", "---\nname: a\nname: b\ndescription: c\n---\n", `line 3: mapping key "name" already defined at line 2`},
+		{"bad explicit tag", "---\nname: a\ndescription: b\nn: !!int abc\n---\n", "line 4: cannot decode !!str `abc` as a !!int"},
+		{"list for a mapping", "---\n- a\n- b\n---\n", "line 2: "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.doc), "/d")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}

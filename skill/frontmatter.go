@@ -1,0 +1,213 @@
+package skill
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// decodeFront decodes a front matter whose first line is line first of
+// the SKILL.md. Every error names its line in the SKILL.md: yaml.v3
+// leaves the number out of a syntax error on its first line and out of
+// a few others, and counts its parser's lines from 0 and its scanner's
+// from 1, so its numbers are mapped here, and found where it gives none.
+func decodeFront(front string, first int) (map[string]any, error) {
+	if line, r, ok := badChar(front); ok {
+		return nil, fmt.Errorf("%w: invalid YAML: line %d: control character %U is not allowed in YAML", errFrontMatter, first+line, r)
+	}
+	// Read as nodes first, which compares no keys, to bound the mappings
+	// before they are decoded. The blank line before the front matter
+	// puts its first line on yaml.v3's line 2, which yaml.v3 numbers.
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte("\n"+front), &root); err != nil {
+		return nil, syntaxError(err, front, first)
+	}
+	if n := widest(&root); n > MaxMappingKeys {
+		return nil, fmt.Errorf("%w: %d keys in one mapping, over the limit of %d", errFrontMatter, n, MaxMappingKeys)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 { // empty
+		return nil, nil
+	}
+	if doc := root.Content[0]; doc.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: invalid YAML: line %d: the front matter must be a mapping of fields (name: …), not %s", errFrontMatter, first+doc.Line-2, kindName(doc.Kind))
+	}
+	var meta map[string]any
+	if err := root.Decode(&meta); err != nil {
+		return nil, decodeError(err, &root, first)
+	}
+	return meta, nil
+}
+
+// badChar finds the first character YAML does not allow (yaml.v3 says
+// "control characters are not allowed", without a place): its line in
+// s, counted from 0.
+func badChar(s string) (line int, r rune, ok bool) {
+	for _, c := range s {
+		switch {
+		case c == '\n':
+			line++
+		case c == '\t', c == '\r', c >= 0x20 && c <= 0x7e, c == 0x85, c >= 0xa0 && c <= 0xd7ff, c >= 0xe000 && c <= 0xfffd, c >= 0x10000 && c <= 0x10ffff:
+		default:
+			return line, c, true
+		}
+	}
+	return 0, 0, false
+}
+
+// parserProblems are yaml.v3's (v3.0.1) parser errors, which number
+// lines from 0; its scanner's number them from 1.
+var parserProblems = []string{
+	"did not find expected <stream-start>", "did not find expected <document start>",
+	"did not find expected node content", "did not find expected key",
+	"did not find expected '-' indicator", "did not find expected ',' or ']'",
+	"did not find expected ',' or '}'", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found undefined tag handle",
+	"found duplicate %TAG directive",
+}
+
+var (
+	syntaxRE        = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+	unknownAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+	lineRE          = regexp.MustCompile(`line (\d+)`)
+)
+
+// syntaxError is an error of yaml.Unmarshal of "\n"+front, with the
+// SKILL.md's line.
+func syntaxError(err error, front string, first int) error {
+	msg := err.Error()
+	line := first // for an error that names no place: the front matter's
+	if m := syntaxRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		msg = m[2]
+		if slices.Contains(parserProblems, msg) {
+			line = first + n - 1
+		} else {
+			line = first + n - 2
+		}
+		if strings.HasPrefix(msg, "found a tab character") {
+			// Numbered where the scalar before it began: name the tab's.
+			line = first + tabLine(front, line-first)
+		}
+	} else if m := unknownAnchorRE.FindStringSubmatch(msg); m != nil {
+		line = first + aliasLine(front, m[1])
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	return fmt.Errorf("%w: invalid YAML: line %d: %s", errFrontMatter, max(line, first), msg)
+}
+
+// aliasLine is the line of s (from 0) where alias *name first appears.
+func aliasLine(s, name string) int {
+	for i, l := range strings.Split(s, "\n") {
+		for rest := l; ; {
+			j := strings.Index(rest, "*"+name)
+			if j < 0 {
+				break
+			}
+			rest = rest[j+1+len(name):]
+			if rest == "" || strings.ContainsRune(" \t\r,[]{}", rune(rest[0])) {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// tabLine is the first line of s from line from on (both from 0) with a
+// tab in its indentation; from when there is none.
+func tabLine(s string, from int) int {
+	for i, l := range strings.Split(s, "\n") {
+		if i >= from && strings.ContainsRune(l[:len(l)-len(strings.TrimLeft(l, " \t"))], '\t') {
+			return i
+		}
+	}
+	return from
+}
+
+// decodeError is an error of decoding the tree of "\n"+front, with the
+// SKILL.md's lines: a yaml.TypeError's (one per problem) are mapped;
+// for an error without a line, the node that fails is looked for.
+func decodeError(err error, root *yaml.Node, first int) error {
+	mapLines := func(s string) string {
+		return lineRE.ReplaceAllStringFunc(s, func(m string) string {
+			n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
+			return "line " + strconv.Itoa(max(first+n-2, first))
+		})
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, e := range te.Errors {
+			msgs[i] = mapLines(e)
+		}
+		return fmt.Errorf("%w: invalid YAML: %s", errFrontMatter, strings.Join(msgs, "; "))
+	}
+	line := failingLine(root)
+	return fmt.Errorf("%w: invalid YAML: line %d: %s", errFrontMatter, max(first+line-2, first), strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+// failingLine is the line (in yaml.v3's numbering) of the node that
+// fails to decode without naming its place: the first scalar that fails
+// alone (a bad !!int, !!binary), else the first merge key, else the
+// first alias (one that holds itself, or too many), else the document.
+func failingLine(root *yaml.Node) int {
+	var scalar, merge, alias *yaml.Node
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		switch n.Kind {
+		case yaml.ScalarNode:
+			var v any
+			if scalar == nil && n.Decode(&v) != nil {
+				scalar = n
+			}
+			if merge == nil && n.Tag == "!!merge" {
+				merge = n
+			}
+		case yaml.AliasNode: // not followed: it names a node of the tree
+			if alias == nil {
+				alias = n
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(root)
+	for _, n := range []*yaml.Node{scalar, merge, alias} {
+		if n != nil {
+			return n.Line
+		}
+	}
+	return root.Line
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a single value"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a document of another kind"
+}
+
+// widest is the number of keys of the largest mapping under n (aliases
+// are not followed: they name a node of the tree).
+func widest(n *yaml.Node) int {
+	w := 0
+	if n.Kind == yaml.MappingNode {
+		w = len(n.Content) / 2
+	}
+	for _, c := range n.Content {
+		w = max(w, widest(c))
+	}
+	return w
+}
