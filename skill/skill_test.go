@@ -118,3 +118,36 @@ func TestParseErrorLines(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParse: any document either parses into a skill with a name and a
+// description, or fails with a front matter or UTF-8 error that names
+// its line; it never panics.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		"---\nname: a\ndescription: b\n---\nbody",
+		"\xef\xbb\xbf\r\n---\r\nname: a\r\ndescription: b\r\n---\r\n",
+		"---\nname: [a\ndescription: b\n---\n",
+		"---\nname: a: b\n---\n",
+		"---\na: &x [1, *x]\nname: *y\n---\n",
+		"---\nname: !!binary /w==\ndescription: b\n---\n",
+		"---\nname: a\ndescription: b\nm: {<<: 1}\n---\n",
+		"---\n- a\n---\n",
+		"---\nname: \"\\q\"\n---\n",
+		"---\nname: a\n\tdescription: b\n---\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		s, err := Parse(doc, "/d")
+		if err != nil {
+			msg := err.Error()
+			if strings.HasPrefix(msg, "front matter: invalid YAML: ") && !strings.HasPrefix(msg, "front matter: invalid YAML: line ") {
+				t.Fatalf("no line: %v", err)
+			}
+			return
+		}
+		if s.Name == "" || s.Description == "" || s.Dir != "/d" {
+			t.Fatalf("parsed without a name or description: %+v", s)
+		}
+	})
+}
