@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolbus/toolbus/internal/yamlerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -320,24 +321,6 @@ var (
 	}
 )
 
-// parserProblems are the syntax errors of yaml.v3's parser (its scanner's
-// are others). yaml.v3 (v3.0.1) reports their line counted from 0, and
-// none when it is the first: the line it names is one less than the
-// line in the file.
-var parserProblems = map[string]bool{
-	"did not find expected <stream-start>":   true,
-	"did not find expected <document start>": true,
-	"did not find expected node content":     true,
-	"did not find expected key":              true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"found duplicate %YAML directive":        true,
-	"found duplicate %TAG directive":         true,
-	"found incompatible YAML document":       true,
-	"found undefined tag handle":             true,
-}
-
 // yamlErrors turns a yaml.v3 error into Errors with lines, key paths and
 // reasons worded for a person.
 func (s *source) yamlErrors(err error) Errors {
@@ -355,7 +338,7 @@ func (s *source) yamlErrors(err error) Errors {
 			e.Line, _ = strconv.Atoi(sm[1])
 			e.Reason = sm[2]
 		}
-		if parserProblems[e.Reason] {
+		if yamlerr.FromZero(e.Reason) { // none on the first line: 0
 			e.Line++
 		}
 		s.explain(e, next)

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/toolbus/toolbus/internal/yamlerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -59,17 +59,6 @@ func badChar(s string) (line int, r rune, ok bool) {
 	return 0, 0, false
 }
 
-// parserProblems are yaml.v3's (v3.0.1) parser errors, which number
-// lines from 0; its scanner's number them from 1.
-var parserProblems = []string{
-	"did not find expected <stream-start>", "did not find expected <document start>",
-	"did not find expected node content", "did not find expected key",
-	"did not find expected '-' indicator", "did not find expected ',' or ']'",
-	"did not find expected ',' or '}'", "found duplicate %YAML directive",
-	"found incompatible YAML document", "found undefined tag handle",
-	"found duplicate %TAG directive",
-}
-
 var (
 	syntaxRE        = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
 	unknownAnchorRE = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
@@ -84,7 +73,7 @@ func syntaxError(err error, front string, first int) error {
 	if m := syntaxRE.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		msg = m[2]
-		if slices.Contains(parserProblems, msg) {
+		if yamlerr.FromZero(msg) {
 			line = first + n - 1
 		} else {
 			line = first + n - 2
