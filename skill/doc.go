@@ -22,7 +22,8 @@
 // A SKILL.md starts with YAML front matter between two lines of dashes;
 // name and description are required, the rest of the front matter is kept
 // in Skill.Metadata (at most MaxFrontMatterBytes of it, no mapping over
-// MaxMappingKeys keys), and the
+// MaxMappingKeys keys, aliases making at most about twice the values
+// written), and the
 // markdown after it is the body the Skill tool returns:
 //
 //	---

@@ -30,6 +30,9 @@ func decodeFront(front string, first int) (map[string]any, error) {
 	if n := widest(&root); n > MaxMappingKeys {
 		return nil, fmt.Errorf("%w: %d keys in one mapping, over the limit of %d", errFrontMatter, n, MaxMappingKeys)
 	}
+	if written, held := expanded(&root); held > 2*written+64 {
+		return nil, fmt.Errorf("%w: its aliases make %d values of the %d written, more than twice as many", errFrontMatter, held, written)
+	}
 	if root.Kind == 0 || len(root.Content) == 0 { // empty
 		return nil, nil
 	}
@@ -41,6 +44,44 @@ func decodeFront(front string, first int) (map[string]any, error) {
 		return nil, decodeError(err, &root, first)
 	}
 	return meta, nil
+}
+
+// expanded counts the nodes under n as written and as decoding holds
+// them, each alias as the node it names; it stops counting held nodes
+// past a few times the written ones. yaml.v3 itself refuses aliasing only
+// past 99 % of what it decodes: 9 KB of anchors held megabytes.
+func expanded(n *yaml.Node) (written, held int) {
+	seen := map[*yaml.Node]int{} // a node's held count; -1 while counting it
+	var size func(n *yaml.Node) int
+	size = func(n *yaml.Node) int {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			return size(n.Alias)
+		}
+		switch c, ok := seen[n]; {
+		case ok && c < 0:
+			return 0 // an anchor holding itself: yaml.v3 refuses it
+		case ok:
+			return c
+		}
+		seen[n] = -1
+		c := 1
+		for _, k := range n.Content {
+			if c += size(k); c > 1<<30 {
+				break
+			}
+		}
+		seen[n] = c
+		return c
+	}
+	var count func(n *yaml.Node)
+	count = func(n *yaml.Node) {
+		written++
+		for _, k := range n.Content {
+			count(k)
+		}
+	}
+	count(n)
+	return written, size(n)
 }
 
 // badChar finds the first character YAML does not allow (yaml.v3 says

@@ -56,8 +56,9 @@ var errFrontMatter = errors.New("front matter")
 // Parse reads a SKILL.md document: YAML front matter between two lines of
 // dashes at the very top, then the markdown body. name and description are
 // required, non-empty scalars. dir is recorded as the skill's directory.
-// The front matter may be at most MaxFrontMatterBytes, and no mapping
-// of it may hold over MaxMappingKeys keys.
+// The front matter may be at most MaxFrontMatterBytes, no mapping
+// of it may hold over MaxMappingKeys keys, and its aliases may make it
+// hold at most about twice the values written in it.
 // The document must be UTF-8 text, as the body goes to the model as
 // text. The errors say what is wrong in words fit for an operator.
 func Parse(doc []byte, dir string) (Skill, error) {

@@ -151,3 +151,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestAliasesBounded: a front matter's aliases may not make it hold many
+// times the values written in it. yaml.v3 refuses only past a few
+// hundred times (and past 400,000 decoded values): 9 KB of anchors held
+// megabytes in Skill.Metadata for the skill's life.
+func TestAliasesBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("---\nname: a\ndescription: b\nl0: &l0 [x" + strings.Repeat(", x", 999) + "]\nl1: [*l0")
+	b.WriteString(strings.Repeat(", *l0", 94) + "]\n")
+	b.WriteString("---\n")
+	_, err := Parse([]byte(b.String()), "/d")
+	if err == nil || !strings.Contains(err.Error(), "aliases") {
+		t.Fatalf("%d bytes of anchors and aliases: err = %v, want the aliases refused", b.Len(), err)
+	}
+	// Aliases that repeat a little stay fine.
+	s, err := Parse([]byte("---\nname: a\ndescription: b\nbase: &b {k: v, w: [1, 2]}\none: *b\ntwo: *b\n---\n"), "/d")
+	if err != nil || s.Metadata["two"] == nil {
+		t.Fatalf("a few aliases: %v, %v", s, err)
+	}
+}
