@@ -118,11 +118,12 @@ func TestWorkerKilled(t *testing.T) {
 	if final.Code != toolkit.CodeWorkerLost || final.State != toolkit.StateError {
 		t.Fatalf("final = %+v, want worker_lost", final)
 	}
-	// A loose bound, far above the stall timeout (the client looks every
-	// eighth of it): detection must not wait for some other timeout.
+	// Detection must not wait for some other timeout: the call's own (the
+	// tool sleeps 60 s) or the test context's (guard). A bound far above
+	// the stall timeout, which a busy machine's stalls do not reach.
 	const stall = 3 * hb
-	if took := time.Since(killedAt); took >= 10*stall {
-		t.Fatalf("worker_lost %v after SIGKILL, want well under 10 × the stall timeout %v", took, stall)
+	if took := time.Since(killedAt); took >= 15*time.Second {
+		t.Fatalf("worker_lost %v after SIGKILL, want it after about the stall timeout %v, not another timeout", took, stall)
 	}
 	t.Logf("worker_lost %v after SIGKILL (stall timeout %v)", time.Since(killedAt).Round(time.Millisecond), stall)
 }
