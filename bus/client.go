@@ -1027,9 +1027,16 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				box.durable.Store(true)
 			}
 			if f.Seq <= st.last {
-				continue // a duplicate or an old frame
-			}
-			if f.Seq != st.last+1 {
+				// A duplicate or an old frame, but for a final of the
+				// delivery: the fleet's answer to a call whose deliveries
+				// ran out comes from another worker than the last
+				// delivery's, as of that delivery and numbered 1 (it
+				// cannot know what the lost worker sent). The call ends
+				// at its first final, so no second one gets through.
+				if f.Kind != wire.KindFinal || f.Attempt == 0 {
+					continue
+				}
+			} else if f.Seq != st.last+1 {
 				c.log.Warn("bus: frames lost", "call", call.ID, "missing", f.Seq-st.last-1)
 			}
 			st.last = f.Last()
