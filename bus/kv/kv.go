@@ -43,26 +43,59 @@ func OpenBounded(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyV
 	if err := Check(cfg); err != nil {
 		return nil, err
 	}
-	b, err := js.KeyValue(ctx, cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
+	b, err := retry(ctx, js, func(ctx context.Context) (jetstream.KeyValue, error) {
+		b, err := js.KeyValue(ctx, cfg.Bucket)
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return b, err
+		}
 		if sc, ok := streamConfig(cfg, maxEntries); ok {
 			// Made as its stream, bound and all: a role may make a
 			// bucket's stream without being let change it afterwards.
 			_, err = js.CreateStream(ctx, sc)
 			if err == nil || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // or made concurrently
-				b, err = js.KeyValue(ctx, cfg.Bucket)
+				return js.KeyValue(ctx, cfg.Bucket)
 			}
-		} else {
-			b, err = js.CreateKeyValue(ctx, cfg)
-			if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
-				b, err = js.KeyValue(ctx, cfg.Bucket)
-			}
+			return nil, err
 		}
-	}
+		b, err = js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+			return js.KeyValue(ctx, cfg.Bucket)
+		}
+		return b, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kv: binding bucket %q: %w", cfg.Bucket, err)
 	}
 	return b, nil
+}
+
+// attemptTimeout bounds one attempt of retry: a JetStream request sent
+// while the cluster has no leader for it is answered by nobody, and
+// waits out its whole context unless bounded.
+const attemptTimeout = 5 * time.Second
+
+// retry runs op until it succeeds, fails for good, or ctx ends: a cluster
+// without a leader for the moment (an election, nodes restarting) fails
+// it (Transient), or leaves an attempt unanswered, and is retried after
+// a pause. Without JetStream at all (NoJetStream) it fails at once.
+func retry[T any](ctx context.Context, js jetstream.JetStream, op func(context.Context) (T, error)) (T, error) {
+	wait := 100 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		v, err := op(actx)
+		cancel()
+		switch {
+		case err == nil, ctx.Err() != nil:
+			return v, err
+		case errors.Is(err, context.DeadlineExceeded): // the attempt's own bound
+		case !Transient(err) || NoJetStream(ctx, js, err):
+			return v, err
+		}
+		if serr := Sleep(ctx, wait); serr != nil {
+			return v, fmt.Errorf("%w (last error: %v)", serr, err)
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // streamConfig is the stream of the bucket cfg with at most maxEntries
@@ -108,7 +141,7 @@ func streamConfig(cfg jetstream.KeyValueConfig, maxEntries int64) (jetstream.Str
 // Bind binds an existing bucket for reading; it returns nil, nil when the
 // bucket does not exist, also for want of JetStream (NoJetStream).
 func Bind(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
-	b, err := js.KeyValue(ctx, bucket)
+	b, err := retry(ctx, js, func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, bucket) })
 	if errors.Is(err, jetstream.ErrBucketNotFound) || NoJetStream(ctx, js, err) {
 		return nil, nil
 	}
@@ -138,8 +171,13 @@ func Check(cfg jetstream.KeyValueConfig) error {
 func Transient(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503 && !Full(err))
+		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && (apiErr.Code == 503 && !Full(err) || apiErr.ErrorCode == errCodeStreamOffline))
 }
+
+// errCodeStreamOffline is JetStream's error code for a stream whose
+// replicas are not running for the moment (JSStreamOfflineErr): placed on
+// a node that is down, or the meta leader changing.
+const errCodeStreamOffline = 10118
 
 // errCodeStoreFailed is JetStream's error code for a write the stream's
 // store refused (JSStreamStoreFailedF), its description the reason.

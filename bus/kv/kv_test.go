@@ -24,6 +24,10 @@ func TestTransientErrors(t *testing.T) {
 		{jetstream.ErrNoStreamResponse, true},
 		{nats.ErrTimeout, true},
 		{&jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream cluster not available"}, true},
+		// A stream whose replicas are being placed or elected (a node
+		// down, the meta leader changing).
+		{&jetstream.APIError{Code: 500, ErrorCode: 10118, Description: "stream is offline"}, true},
+		{fmt.Errorf("binding: %w", &jetstream.APIError{Code: 500, ErrorCode: 10118, Description: "stream is offline"}), true},
 		{jetstream.ErrKeyNotFound, false},
 		{jetstream.ErrBadRequest, false},
 		{jetstream.ErrBucketNotFound, false},
@@ -173,6 +177,60 @@ func TestStreamConfigIsTheBuckets(t *testing.T) {
 			if _, err := b.Put(ctx, "k1", []byte("one")); err != nil {
 				t.Errorf("%s: rewriting a key of a full bucket: %v", cfg.Bucket, err)
 			}
+		}
+	}
+}
+
+// TestOpenWaitsOutAnElection: a worker starting while its cluster has no
+// quorum for the moment (two of three nodes down: no meta leader, the
+// bucket's stream without a leader) binds its bucket once they are back,
+// within its context, instead of failing its start.
+func TestOpenWaitsOutAnElection(t *testing.T) {
+	cl := natstest.NewCluster(t)
+	js := natstest.JS(t, natstest.URLConn(t, cl.URLs()))
+	cfg := jetstream.KeyValueConfig{Bucket: "elected", Replicas: 3}
+	if _, err := Open(natstest.Ctx(t), js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The client's connection is to one of the nodes; stop the two
+	// others.
+	var kept int
+	for i, s := range cl.Nodes() {
+		if s.NumClients() > 0 {
+			kept = i
+		}
+	}
+	for i := range cl.Nodes() {
+		if i != kept {
+			cl.Stop(i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	done := make(chan error, 2)
+	go func() {
+		_, err := Open(ctx, js, cfg)
+		done <- err
+	}()
+	go func() {
+		_, err := Bind(ctx, js, cfg.Bucket)
+		done <- err
+	}()
+	// Both are still trying while the quorum is missing (they fail at
+	// once without retrying).
+	select {
+	case err := <-done:
+		t.Fatalf("bound without a quorum, or gave up at once: %v", err)
+	case <-time.After(2 * time.Second):
+	}
+	for i := range cl.Nodes() {
+		if i != kept {
+			cl.Start(i)
+		}
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatalf("after the nodes came back: %v", err)
 		}
 	}
 }
