@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -287,11 +288,110 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 		if err != nil {
 			return Entry{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
 		}
+		if why := forged(hdr, 0); why != "" {
+			return Entry{Revision: m.Seq, Created: m.Time}, fmt.Errorf("%w: $KV.%s.%s revision %d: %s", ErrForged, bucket, key, m.Seq, why)
+		}
 		if op := hdr.Get(wire.HeaderKVOperation); op == "DEL" || op == "PURGE" {
 			return Entry{Revision: m.Seq, Created: m.Time}, nil
 		}
 	}
 	return Entry{Value: m.Data, Revision: m.Seq, Created: m.Time, Found: true}, nil
+}
+
+// ErrForged marks a value that no toolbus writer stored: an answer the
+// server published on a client's behalf. NATS does not check a
+// request's reply subject, and JetStream answers from inside the account,
+// where no role's permissions apply, so any client may have the server
+// answer a request of its own (an API response, a publish's
+// acknowledgement, a direct get's 404, a copy of a message it may read, a
+// consumer's delivery or heartbeat) on $KV.<bucket>.<key>, which the
+// bucket then stores as that key's value. A reader must not take such a
+// value for the key's own: it is an error, never "absent" nor a value.
+var ErrForged = errors.New("kv: the value is a server's answer sent to the key as a request's reply subject, not written by toolbus")
+
+// serverHeaders are the headers the server puts on its own answers and
+// deliveries (a direct get's, a consumer's delivery, heartbeat or flow
+// control), which no toolbus writer sets on a value: a stored value
+// carrying one is a server's answer, stored.
+var serverHeaders = []string{
+	jetstream.StreamHeader, jetstream.SubjectHeader, jetstream.SequenceHeader, jetstream.TimeStampHeaer,
+	"Nats-Last-Sequence", "Nats-Num-Pending", "Nats-Last-Consumer", "Nats-Last-Stream",
+	"Nats-Consumer-Stalled", "Nats-Pending-Messages", "Nats-Pending-Bytes", "Nats-Msg-Size",
+	"Status", "Description",
+}
+
+// forged reports why a stored message with headers h is a server's
+// answer, or "" when it may be a value a toolbus writer stored. h are the
+// stored headers, less appended: the number of values of each server
+// header a direct get adds to the stored ones (1) or not (0).
+func forged(h nats.Header, appended int) string {
+	counts := make(map[string]int, len(h))
+	for k, vs := range h {
+		for _, name := range serverHeaders {
+			if strings.EqualFold(k, name) {
+				counts[name] += len(vs)
+			}
+		}
+	}
+	for _, name := range serverHeaders {
+		n := counts[name]
+		switch name {
+		case jetstream.StreamHeader, jetstream.SubjectHeader, jetstream.SequenceHeader, jetstream.TimeStampHeaer:
+			n -= appended
+		}
+		if n > 0 {
+			return "it carries the server's header " + name
+		}
+	}
+	return ""
+}
+
+// Get reads key's last value with a direct get
+// ($JS.API.DIRECT.GET.KV_<bucket>.$KV.<bucket>.<key>, empty body; any
+// replica may answer), as jetstream's KeyValue.Get does, but with the
+// stored message's headers, which KeyValue.Get drops. A value that a
+// server's answer put there (ErrForged) is an error naming the key,
+// with the entry's Revision and Created set so a writer can replace it
+// by compare-and-set; a stored status message (a 404 of the server's,
+// stored) is one too, never a missing key. A key never written, deleted
+// or purged is Found false.
+func Get(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry, error) {
+	subject := "$KV." + bucket + "." + key
+	msg, err := js.Conn().RequestWithContext(ctx, apiPrefix(js.Options())+"DIRECT.GET.KV_"+bucket+"."+subject, nil)
+	if err != nil {
+		return Entry{}, err
+	}
+	seqs := msg.Header.Values(jetstream.SequenceHeader)
+	if len(seqs) == 0 {
+		// No message: the server's own status answer.
+		switch status := msg.Header.Get("Status"); status {
+		case "404":
+			return Entry{}, nil
+		case "":
+			return Entry{}, fmt.Errorf("kv: the direct get of %s answered without a sequence", subject)
+		default:
+			return Entry{}, fmt.Errorf("kv: the direct get of %s: status %s %s", subject, status, msg.Header.Get("Description"))
+		}
+	}
+	// The server appends its headers to the stored ones: its values are
+	// the last.
+	seq, err := strconv.ParseUint(seqs[len(seqs)-1], 10, 64)
+	if err != nil {
+		return Entry{}, fmt.Errorf("kv: the direct get of %s: sequence %q: %w", subject, seqs[len(seqs)-1], err)
+	}
+	var created time.Time
+	if ts := msg.Header.Values(jetstream.TimeStampHeaer); len(ts) > 0 {
+		created, _ = time.Parse(time.RFC3339Nano, ts[len(ts)-1])
+	}
+	e := Entry{Revision: seq, Created: created}
+	if why := forged(msg.Header, 1); why != "" {
+		return e, fmt.Errorf("%w: %s revision %d: %s", ErrForged, subject, seq, why)
+	}
+	if op := msg.Header.Get(wire.HeaderKVOperation); op == "DEL" || op == "PURGE" {
+		return e, nil
+	}
+	e.Value, e.Found = msg.Data, true
+	return e, nil
 }
 
 // apiPrefix is the JetStream API prefix js uses, with a trailing dot.
