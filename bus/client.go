@@ -652,7 +652,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	if err == nil && ack.Duplicate && !uncertain {
 		// Sent again after its approval: queued under an id of its own.
 		b, _ := c.resultsBucket(ctx)
-		if id, rev, ok := approvalResend(ctx, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
+		if id, rev, ok := approvalResend(ctx, js, b, wire.ResultKey(c.opts.Identity, call.ID), h.Get(jetstream.MsgIDHeader)); ok {
 			h.Set(jetstream.MsgIDHeader, id)
 			*stale = rev
 			ack, _, uncertain, err = queueCall(ctx, js, c.publish, until, msg)

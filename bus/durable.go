@@ -859,7 +859,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 		if d.w.results != nil {
 			b = d.w.results.kv
 		}
-		qid, _, again := approvalResend(ctx, b, callKey(in.identity, id), h.Get(jetstream.MsgIDHeader))
+		qid, _, again := approvalResend(ctx, d.js, b, callKey(in.identity, id), h.Get(jetstream.MsgIDHeader))
 		if !again {
 			// The stream has it already and stores nothing: answered
 			// here, or the caller would wait for its deadline.
@@ -1027,7 +1027,7 @@ func (w *Worker) ended(ctx context.Context, key string) (bool, error) {
 	if w.results == nil {
 		return false, nil
 	}
-	r, _, ok, err := readKept(ctx, w.results.kv, key, false)
+	r, _, ok, err := readKept(ctx, w.results.js, w.results.kv.Bucket(), key, false)
 	return err == nil && ok && r.Code != toolkit.CodeApprovalRequired, err
 }
 

@@ -259,12 +259,14 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 	asked := false // whether the bucket still exists (gone)
 	for {
 		var rev uint64
-		e, err := s.kv.Get(ctx, key)
+		// A server's answer stored under the key (kv.ErrForged) is
+		// replaced like any value: the write is its repair.
+		e, err := kv.Get(ctx, s.js, s.bucket, key)
 		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			rev, err = s.kv.Create(ctx, key, val)
+		case errors.Is(err, kv.ErrForged), err == nil && e.Found:
+			rev, err = s.kv.Update(ctx, key, val, e.Revision)
 		case err == nil:
-			rev, err = s.kv.Update(ctx, key, val, e.Revision())
+			rev, err = s.kv.Create(ctx, key, val)
 		}
 		if err == nil {
 			return rev, nil
@@ -404,20 +406,25 @@ type stateRead struct {
 // older than minRevision, the stream leader's view if the leader has
 // reached minRevision. A read that is not fresh must be retried.
 func (s *KVState) read(ctx context.Context, key string, minRevision uint64) (stateRead, error) {
-	e, err := s.kv.Get(ctx, key)
+	// With the stored headers (kv.Get): a server's answer a caller had
+	// stored under the key is an error (kv.ErrForged), neither groups nor
+	// their absence, unless a lagging replica answered and the leader
+	// has a newer value.
+	e, err := kv.Get(ctx, s.js, s.bucket, key)
 	var seen uint64
 	switch {
-	case err == nil:
-		if e.Revision() >= minRevision {
-			return stateRead{val: e.Value(), rev: e.Revision(), found: true, fresh: true}, nil
-		}
-		seen = e.Revision()
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		if minRevision == 0 {
-			return stateRead{fresh: true}, nil
-		}
-	default:
+	case errors.Is(err, kv.ErrForged) && e.Revision >= minRevision:
 		return stateRead{}, err
+	case errors.Is(err, kv.ErrForged):
+		seen = e.Revision
+	case err != nil:
+		return stateRead{}, err
+	case e.Found && e.Revision >= minRevision:
+		return stateRead{val: e.Value, rev: e.Revision, found: true, fresh: true}, nil
+	case e.Found:
+		seen = e.Revision
+	case minRevision == 0:
+		return stateRead{fresh: true}, nil
 	}
 	// Ask the leader for its last sequence first, then for the key, so
 	// the key's answer is at least as new as that sequence.

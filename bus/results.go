@@ -53,7 +53,10 @@ func ResultsBucketConfig(ttl time.Duration, replicas int) jetstream.KeyValueConf
 		History: 1, TTL: ttl, Replicas: max(replicas, 1), Storage: jetstream.MemoryStorage, MaxBytes: ResultsMaxBytes}
 }
 
-type results struct{ kv jetstream.KeyValue }
+type results struct {
+	kv jetstream.KeyValue
+	js jetstream.JetStream // to read a kept final with its headers (readKept)
+}
 
 func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 	if o.JetStream == nil {
@@ -63,7 +66,7 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: the results bucket: %w", err)
 	}
-	return &results{kv: b}, nil
+	return &results{kv: b, js: o.JetStream}, nil
 }
 
 // keep stores a call's final, whole (its content even when it was
@@ -124,11 +127,11 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 // final's revision, so identical re-sends stay one call; rev is that
 // revision (the kept final is not the answer of the call sent again).
 // false: a true duplicate (the call ran, runs, or nothing is kept of it).
-func approvalResend(ctx context.Context, b jetstream.KeyValue, key, msgID string) (id string, rev uint64, ok bool) {
+func approvalResend(ctx context.Context, js jetstream.JetStream, b jetstream.KeyValue, key, msgID string) (id string, rev uint64, ok bool) {
 	if b == nil {
 		return "", 0, false
 	}
-	r, rev, ok, err := readKept(ctx, b, key, true)
+	r, rev, ok, err := readKept(ctx, js, b.Bucket(), key, true)
 	if err != nil || !ok || r.Code != toolkit.CodeApprovalRequired {
 		return "", 0, false
 	}
@@ -159,33 +162,46 @@ func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Re
 	if err != nil || b == nil {
 		return nil, 0, false, err
 	}
-	return readKept(ctx, b, wire.ResultKey(c.opts.Identity, id), again)
-}
-
-// readKept reads the final kept under key and its revision. With again, a
-// key not found is looked for again for about a second (lookAgain): a
-// durable call's final is published to the bucket without waiting for it
-// (results.keep), so a caller holding the final can read before the
-// bucket has stored it, or ask a replica a moment behind.
-func readKept(ctx context.Context, b jetstream.KeyValue, key string, again bool) (*toolkit.Response, uint64, bool, error) {
-	e, err := b.Get(ctx, key)
-	for _, wait := range lookAgain {
-		if !again || !errors.Is(err, jetstream.ErrKeyNotFound) || kv.Sleep(ctx, wait) != nil {
-			break
-		}
-		e, err = b.Get(ctx, key)
-	}
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return nil, 0, false, nil
-	case err != nil:
+	js, err := c.jetStream()
+	if err != nil {
 		return nil, 0, false, err
 	}
+	return readKept(ctx, js, b.Bucket(), wire.ResultKey(c.opts.Identity, id), again)
+}
+
+// readKept reads the final kept under key in bucket and its revision.
+// With again, a key not found is looked for again for about a second
+// (lookAgain): a durable call's final is published to the bucket without
+// waiting for it (results.keep), so a caller holding the final can read
+// before the bucket has stored it, or ask a replica a moment behind.
+//
+// The value is read with its stored headers (kv.Get): a server's answer
+// that a caller had stored under the key (kv.ErrForged: a copy of a
+// message it may read, such as its own kept final under the same call
+// id, or a 404) is an error, never the call's result nor its absence. A
+// worker writes a kept final without headers; one without a final frame
+// in it (a JSON API response) cannot be read and is an error too.
+func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, again bool) (*toolkit.Response, uint64, bool, error) {
+	e, err := kv.Get(ctx, js, bucket, key)
+	for _, wait := range lookAgain {
+		if !again || err != nil || e.Found || kv.Sleep(ctx, wait) != nil {
+			break
+		}
+		e, err = kv.Get(ctx, js, bucket, key)
+	}
+	switch {
+	case errors.Is(err, kv.ErrForged):
+		return nil, 0, false, fmt.Errorf("the kept result under %q was not written by a worker, and is not read: %w", key, err)
+	case err != nil:
+		return nil, 0, false, err
+	case !e.Found:
+		return nil, 0, false, nil
+	}
 	var f wire.Frame
-	if err := wire.Msgpack.Unmarshal(e.Value(), &f); err != nil || f.Final == nil {
+	if err := wire.Msgpack.Unmarshal(e.Value, &f); err != nil || f.Final == nil || f.Kind != wire.KindFinal {
 		return nil, 0, false, fmt.Errorf("the kept result under %q cannot be read: %v", key, err)
 	}
-	return f.Final, e.Revision(), true, nil
+	return f.Final, e.Revision, true, nil
 }
 
 // resultsBucket is the results bucket, bound once; nil while there is none.

@@ -212,6 +212,12 @@ func decisionMeta(d Decision) map[string]any {
 // go ahead.
 func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest string) (run bool, err error) {
 	a, ok, err := g.store.LoadApproval(ctx, call.Scope(), call.ID)
+	if errors.Is(err, ErrUnreadable) {
+		// Not an approval anyone gave: the call waits for one, and the
+		// operator's approval replaces it.
+		g.opts.Logger.Warn("permission: ignoring a stored approval that toolbus did not write", "session", call.Session, "call", call.ID, "err", err)
+		return false, nil
+	}
 	if err != nil {
 		return false, toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not read approvals: %v", err)
 	}

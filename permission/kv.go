@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,10 +88,11 @@ const DefaultApprovalsMaxBytes = 256 << 20
 // just-made approval a moment late and answer approval_required once more);
 // on a single server they are.
 type KVStore struct {
-	policies    jetstream.KeyValue // nil: not created yet (KVConfig.BindOnly)
-	approvals   jetstream.KeyValue // nil: not created yet (KVConfig.BindOnly)
-	approvalTTL time.Duration      // the approvals bucket's max age
-	maxBytes    int64              // the approvals bucket's bound, ≤ 0 for none
+	js          jetstream.JetStream // reads values with their headers (getJSON)
+	policies    jetstream.KeyValue  // nil: not created yet (KVConfig.BindOnly)
+	approvals   jetstream.KeyValue  // nil: not created yet (KVConfig.BindOnly)
+	approvalTTL time.Duration       // the approvals bucket's max age
+	maxBytes    int64               // the approvals bucket's bound, ≤ 0 for none
 }
 
 // ApprovalTTL is how long the approvals bucket keeps pending calls and
@@ -145,7 +147,7 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.Bucket, err)
 	}
 	if c.PoliciesOnly {
-		return &KVStore{policies: pol, approvalTTL: c.ApprovalTTL}, nil
+		return &KVStore{js: js, policies: pol, approvalTTL: c.ApprovalTTL}, nil
 	}
 	appr, err := open(jetstream.KeyValueConfig{
 		Bucket: c.ApprovalsBucket, Description: "toolbus pending calls and one-shot approvals",
@@ -154,7 +156,7 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 	if err != nil {
 		return nil, fmt.Errorf("permission: bucket %q: %w", c.ApprovalsBucket, err)
 	}
-	st := &KVStore{policies: pol, approvals: appr, approvalTTL: c.ApprovalTTL}
+	st := &KVStore{js: js, policies: pol, approvals: appr, approvalTTL: c.ApprovalTTL}
 	if appr == nil {
 		return st, nil
 	}
@@ -187,7 +189,7 @@ func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolic
 	if s.policies == nil {
 		return p, false, nil
 	}
-	_, ok, err := getJSON(ctx, s.policies, sessionKey(session), &p)
+	_, ok, err := s.getJSON(ctx, s.policies, sessionKey(session), &p)
 	return p, ok, err
 }
 
@@ -202,8 +204,15 @@ func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*Se
 	key := sessionKey(session)
 	for range maxCASAttempts {
 		var p SessionPolicy
-		rev, _, err := getJSON(ctx, s.policies, key, &p)
-		if err != nil {
+		rev, _, err := s.getJSON(ctx, s.policies, key, &p)
+		var bad *unreadableError
+		switch {
+		case errors.As(err, &bad):
+			// Not a policy (a server's answer a caller had stored there,
+			// or a value this build cannot read): replaced, starting
+			// from no policy, by compare-and-set on its revision.
+			p, rev = SessionPolicy{}, bad.rev
+		case err != nil:
 			return SessionPolicy{}, err
 		}
 		if err := fn(&p); err != nil {
@@ -268,7 +277,10 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 	}
 	if session != "" {
 		var p Pending
-		_, ok, err := getJSON(ctx, s.approvals, pendingKey(session, callID), &p)
+		_, ok, err := s.getJSON(ctx, s.approvals, pendingKey(session, callID), &p)
+		if err == nil && ok && (p.Session != session || p.CallID != callID) {
+			err = fmt.Errorf("permission: the pending call under %s is of session %q, call %q: not the key's", pendingKey(session, callID), p.Session, p.CallID)
+		}
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -291,9 +303,11 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 	var out []Pending
 	for _, k := range keys {
 		var p Pending
-		if _, ok, err := getJSON(ctx, s.approvals, k, &p); err != nil {
+		if _, ok, err := s.getJSON(ctx, s.approvals, k, &p); errors.Is(err, ErrUnreadable) {
+			continue // not a pending call: not listed
+		} else if err != nil {
 			return nil, err
-		} else if ok {
+		} else if ok && k == pendingKey(p.Session, p.CallID) {
 			out = append(out, p)
 		}
 	}
@@ -330,8 +344,11 @@ func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([
 		if e == nil { // the current values are all read
 			return out, false, nil
 		}
+		// A watch's entries come without their headers: a value is a
+		// pending call when it decodes as one exactly and is the one its
+		// key names (a server's answer a caller had stored there is not).
 		var p Pending
-		if err := json.Unmarshal(e.Value(), &p); err != nil {
+		if err := decodeStrict(e.Value(), &p); err != nil || e.Key() != pendingKey(p.Session, p.CallID) {
 			continue // not a pending call this build reads: not listed
 		}
 		if session != "" && p.Session != session {
@@ -370,7 +387,10 @@ func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (App
 	if s.approvals == nil {
 		return a, false, nil
 	}
-	rev, ok, err := getJSON(ctx, s.approvals, approvalKey(session, callID), &a)
+	rev, ok, err := s.getJSON(ctx, s.approvals, approvalKey(session, callID), &a)
+	if err == nil && ok && (a.Session != session || a.CallID != callID) {
+		return Approval{}, false, fmt.Errorf("permission: the approval under %s is of session %q, call %q: not the key's, and is not used", approvalKey(session, callID), a.Session, a.CallID)
+	}
 	a.Revision = rev
 	return a, ok, err
 }
@@ -390,19 +410,69 @@ func (s *KVStore) ConsumeApproval(ctx context.Context, a Approval) (bool, error)
 	return false, fmt.Errorf("permission: consuming an approval: %w", err)
 }
 
+// unreadableError is a stored value getJSON refuses: a server's answer a
+// caller had stored under the key (kv.ErrForged), or a value that is not
+// exactly the JSON this build writes there. rev is its revision, so a
+// writer can replace it by compare-and-set.
+type unreadableError struct {
+	key string
+	rev uint64
+	err error
+}
+
+func (e *unreadableError) Error() string {
+	return fmt.Sprintf("permission: the value under %s (revision %d) is refused: %v", e.key, e.rev, e.err)
+}
+
+func (e *unreadableError) Unwrap() error { return e.err }
+
+func (e *unreadableError) Is(target error) bool { return target == ErrUnreadable }
+
+// ErrUnreadable marks a stored policy, pending call or approval that a
+// KVStore refuses to read: a server's answer a client had stored under
+// its key (NATS does not check a request's reply subject), or a value that
+// is not exactly what toolbus writes there. A policy so refused makes the
+// session's calls fail (unavailable) until the operator sets it again; an
+// approval so refused is no approval.
+var ErrUnreadable = errors.New("permission: the stored value was not written by toolbus")
+
 // getJSON reads key into v; rev is 0 and ok false when the key is absent.
-func getJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) (rev uint64, ok bool, err error) {
-	e, err := kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+// The value is read with its stored headers (kv.Get) and decoded
+// strictly (decodeStrict): NATS does not check a request's reply subject,
+// so any client may have the server store its answer to a request of its
+// own under any key (subjects.md: Permission state). Such a value is an
+// error (*unreadableError), never a policy, a pending call, an approval
+// or their absence: a policy that cannot be trusted must not read as a
+// looser one.
+func (s *KVStore) getJSON(ctx context.Context, b jetstream.KeyValue, key string, v any) (rev uint64, ok bool, err error) {
+	e, err := kv.Get(ctx, s.js, b.Bucket(), key)
+	switch {
+	case errors.Is(err, kv.ErrForged):
+		return 0, false, &unreadableError{key: key, rev: e.Revision, err: err}
+	case err != nil:
+		return 0, false, fmt.Errorf("permission: reading %s: %w", strings.SplitN(key, ".", 2)[0], err)
+	case !e.Found:
 		return 0, false, nil
 	}
-	if err != nil {
-		return 0, false, fmt.Errorf("permission: reading %s: %w", strings.SplitN(key, ".", 2)[0], err)
+	if err := decodeStrict(e.Value, v); err != nil {
+		return 0, false, &unreadableError{key: key, rev: e.Revision, err: fmt.Errorf("decoding it: %w", err)}
 	}
-	if err := json.Unmarshal(e.Value(), v); err != nil {
-		return 0, false, fmt.Errorf("permission: decoding %s: %w", key, err)
+	return e.Revision, true, nil
+}
+
+// decodeStrict decodes one JSON object into v and refuses fields v does
+// not have: the server's JSON answers (API responses, acknowledgements)
+// have fields no policy, pending call or approval has.
+func decodeStrict(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return err
 	}
-	return e.Revision(), true, nil
+	if d.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }
 
 func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {

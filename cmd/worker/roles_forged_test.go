@@ -1,0 +1,298 @@
+package main_test
+
+// Values a caller has the server write into the fleet's buckets: NATS does
+// not check a request's reply subject, and JetStream's answers are
+// published by the server inside the account, where no role's permissions
+// apply. A caller that sends a JetStream request it may send, with the
+// reply subject $KV.<bucket>.<key>, has the server's answer stored under
+// any key of any bucket. Such a value is never read as the key's own.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/auth"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/permission"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// directGet is the direct get of a key's last value in bucket, the one
+// request a caller may send on its own keys.
+func directGet(bucket, key string) string {
+	return "$JS.API.DIRECT.GET.KV_" + bucket + ".$KV." + bucket + "." + key
+}
+
+// gadget is a request a caller may send whose answer the server writes
+// to the reply subject.
+type gadget struct {
+	what    string
+	subject string
+}
+
+// forge has nc send gadget's request with $KV.<bucket>.<key> as its reply
+// subject, and waits (through the operator's js) for the bucket's stream
+// to have stored the server's answer there.
+func forge(ctx context.Context, t *testing.T, js jetstream.JetStream, nc *nats.Conn, g gadget, bucket, key string) {
+	t.Helper()
+	st, err := js.Stream(ctx, "KV_"+bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.CachedInfo().State.LastSeq
+	if err := nc.PublishRequest(g.subject, "$KV."+bucket+"."+key, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, g.what+" stored under "+bucket+" "+key, func() bool {
+		info, err := st.Info(ctx)
+		return err == nil && info.State.LastSeq > before
+	})
+}
+
+// TestRolesForgedKeptResult: alice keeps a result under the call id bob
+// used and has the server copy it (a direct get of her own key) over
+// bob's kept result; or has an API response or a 404 stored there. Bob's
+// Result never answers with it: it fails, saying why.
+func TestRolesForgedKeptResult(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	ctx := secureCtx(t)
+	alice, anc, _ := f.caller(t, "alice")
+	bob, _, _ := f.caller(t, "bob")
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	ojs, err := jetstream.New(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := func(c interface {
+		Invoke(context.Context, toolkit.ToolCall) *toolkit.Response
+	}, id, text string) {
+		t.Helper()
+		if r := c.Invoke(ctx, toolkit.ToolCall{ID: id, Name: "echo", Input: map[string]any{"text": text}, KeepResult: true}); r.Text() != text {
+			t.Fatalf("kept call %s: %+v", id, r)
+		}
+	}
+	for i, g := range []func(id string) gadget{
+		func(string) gadget { return gadget{"an API response", "$JS.API.INFO"} },
+		func(string) gadget {
+			return gadget{"a direct get's 404", directGet(wire.BucketResults, wire.ResultKey("alice", "never-kept"))}
+		},
+		func(id string) gadget {
+			return gadget{"a copy of alice's kept result", directGet(wire.BucketResults, wire.ResultKey("alice", id))}
+		},
+	} {
+		id := fmt.Sprint("shared-", i)
+		keep(bob, id, "bob's")
+		keep(alice, id, "alice's")
+		gd := g(id)
+		forge(ctx, t, ojs, anc, gd, wire.BucketResults, wire.ResultKey("bob", id))
+		r := bob.Result(ctx, id)
+		if r.State == toolkit.StateSuccess || r.Text() == "alice's" {
+			t.Fatalf("bob's kept result after %s was stored over it: %s %q", gd.what, r.Code, r.Text())
+		}
+		if r.Code != toolkit.CodeUnavailable {
+			t.Errorf("bob's kept result after %s was stored over it: %s %q, want unavailable", gd.what, r.Code, r.Text())
+		}
+	}
+	keep(bob, "untouched", "bob's own")
+	if r := bob.Result(ctx, "untouched"); r.Text() != "bob's own" {
+		t.Errorf("bob's kept result nobody forged: %s %q", r.Code, r.Text())
+	}
+}
+
+// TestRolesForgedPolicies: the operator holds alice's sessions in explore
+// mode (writes denied) and lets another of her sessions bypass. Alice has
+// the server store an API response or a 404 over an explore policy, or a
+// copy of her bypass session's policy as the policy of a session that has
+// none (the fleet's default mode then applies: writes ask). Her write is
+// then neither run nor askable: the session's permissions are unreadable
+// (unavailable) until the operator sets them again.
+func TestRolesForgedPolicies(t *testing.T) {
+	f := startSecureFleet(t, secureConfig+"permissions:\n  mode: default\n")
+	ctx := secureCtx(t)
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	ojs, err := jetstream.New(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := permission.NewKVStore(ctx, ojs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := permission.NewGuard(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, anc, _ := f.caller(t, "alice")
+	if err := guard.SetMode(ctx, toolkit.SessionScope("alice", "open"), permission.ModeBypass); err != nil {
+		t.Fatal(err)
+	}
+	openKey, _ := wire.SessionKey(toolkit.SessionScope("alice", "open"))
+	write := func(session string) *toolkit.Response {
+		in := map[string]any{"file_path": filepath.Join(f.ws, session+".txt"), "content": "x", "line_number": 1}
+		return alice.Invoke(ctx, toolkit.ToolCall{Name: "insert_text_file", Session: session, Input: in})
+	}
+	for i, c := range []struct {
+		gadget
+		set  bool         // the session is set to explore first
+		code toolkit.Code // alice's write before the forgery
+	}{
+		{gadget{"an API response", "$JS.API.INFO"}, true, toolkit.CodeDenied},
+		{gadget{"a direct get's 404", directGet(wire.BucketPermissions, "s.alice.never-set")}, true, toolkit.CodeDenied},
+		{gadget{"a copy of alice's bypass policy", directGet(wire.BucketPermissions, "s."+openKey)}, false, toolkit.CodeApprovalRequired},
+	} {
+		session := fmt.Sprint("locked-", i)
+		scope := toolkit.SessionScope("alice", session)
+		if c.set {
+			if err := guard.SetMode(ctx, scope, permission.ModeExplore); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r := write(session); r.Code != c.code {
+			t.Fatalf("alice's write before %s: %s %q, want %s", c.what, r.Code, r.Text(), c.code)
+		}
+		key, _ := wire.SessionKey(scope)
+		forge(ctx, t, ojs, anc, c.gadget, wire.BucketPermissions, "s."+key)
+		r := write(session)
+		if r.Code != toolkit.CodeUnavailable {
+			t.Fatalf("alice's write after %s was stored as her session's policy: %s %q, want unavailable", c.what, r.Code, r.Text())
+		}
+		if _, err := guard.Policy(ctx, scope); err == nil {
+			t.Errorf("the operator's read of the policy %s replaced: no error", c.what)
+		}
+		// The operator sets it again over the forged value.
+		if err := guard.SetMode(ctx, scope, permission.ModeExplore); err != nil {
+			t.Fatalf("setting the mode again over %s: %v", c.what, err)
+		}
+		if r := write(session); r.Code != toolkit.CodeDenied {
+			t.Errorf("alice's write once explore is set again: %s %q", r.Code, r.Text())
+		}
+	}
+	// Her bypass session runs it (the tool then fails: the file does not
+	// exist).
+	if r := write("open"); r.Code == toolkit.CodeDenied || r.Code == toolkit.CodeApprovalRequired || r.Code == toolkit.CodeUnavailable {
+		t.Errorf("alice's write in her bypass session: %s %q", r.Code, r.Text())
+	}
+}
+
+// TestRolesForgedApprovals: alice has the server store an API response or
+// a copy of a kept result of hers as the approval of her own call waiting
+// for one, and as its pending record: the call is not run, and the
+// operator is not offered the forged record to approve.
+func TestRolesForgedApprovals(t *testing.T) {
+	f := startSecureFleet(t, secureConfig+"permissions:\n  mode: default\n")
+	ctx := secureCtx(t)
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	ojs, err := jetstream.New(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := permission.NewKVStore(ctx, ojs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := permission.NewGuard(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, anc, _ := f.caller(t, "alice")
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "x"}, KeepResult: true}); r.Text() != "x" {
+		t.Fatalf("alice's kept call: %+v", r)
+	}
+	key, _ := wire.SessionKey(toolkit.SessionScope("alice", "s"))
+	for i, gd := range []gadget{
+		{"an API response", "$JS.API.INFO"},
+		{"a copy of alice's kept result", directGet(wire.BucketResults, wire.ResultKey("alice", "kept"))},
+	} {
+		call := toolkit.ToolCall{ID: fmt.Sprint("ask-", i), Name: "insert_text_file", Session: "s",
+			Input: map[string]any{"file_path": filepath.Join(f.ws, fmt.Sprint("a", i, ".txt")), "content": "x", "line_number": 1}}
+		if r := alice.Invoke(ctx, call); r.Code != toolkit.CodeApprovalRequired {
+			t.Fatalf("alice's write: %s %q", r.Code, r.Text())
+		}
+		forge(ctx, t, ojs, anc, gd, wire.BucketApprovals, "approval."+key+"."+call.ID)
+		if r := alice.Invoke(ctx, call); r.Code != toolkit.CodeApprovalRequired {
+			t.Fatalf("alice's write with %s stored as its approval: %s %q, want approval_required", gd.what, r.Code, r.Text())
+		}
+		// Her pending call, recorded again by that call, replaced.
+		forge(ctx, t, ojs, anc, gd, wire.BucketApprovals, "pending."+key+"."+call.ID)
+		if a, err := guard.Approve(ctx, toolkit.SessionScope("alice", "s"), call.ID, "op"); err == nil {
+			t.Errorf("the operator approved %s stored as a pending call: %+v", gd.what, a)
+		}
+		if a, err := guard.Approve(ctx, "", call.ID, "op"); !errors.Is(err, permission.ErrNoPending) {
+			t.Errorf("the operator's approval by call id alone of %s stored as a pending call: %+v, %v", gd.what, a, err)
+		}
+		if r := alice.Invoke(ctx, call); r.State == toolkit.StateSuccess {
+			t.Fatalf("alice's write ran after %s was stored as its approval and pending call", gd.what)
+		}
+	}
+}
+
+// TestRolesForgedGroups: bob's sessions have the vault group off, by
+// reset_tools or by default. Alice has the server store an API response
+// or a 404 over his groups, or a copy of her own session's groups (vault
+// on; written by compare-and-set, the copy lands only on a key never
+// written) as the groups of a session of his with none. Bob's call of a
+// vault tool is not run: the session's groups are unreadable
+// (unavailable) until his next reset_tools writes them again.
+func TestRolesForgedGroups(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	ctx := secureCtx(t)
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	ojs, err := jetstream.New(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, anc, _ := f.caller(t, "alice")
+	bob, _, _ := f.caller(t, "bob")
+	if r := alice.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "mine", Input: map[string]any{"vault": true}}); r.State != toolkit.StateSuccess {
+		t.Fatalf("alice's reset_tools: %+v", r)
+	}
+	mine, _ := wire.SessionKey(toolkit.SessionScope("alice", "mine"))
+	reset := func(session string) {
+		t.Helper()
+		if r := bob.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: session, Input: map[string]any{}}); r.State != toolkit.StateSuccess {
+			t.Fatalf("bob's reset_tools: %+v", r)
+		}
+	}
+	for i, c := range []struct {
+		gadget
+		reset bool // bob's reset_tools first
+	}{
+		{gadget{"an API response", "$JS.API.INFO"}, true},
+		{gadget{"a direct get's 404", directGet(wire.BucketGroups, "alice.never-set")}, true},
+		{gadget{"a copy of alice's groups", directGet(wire.BucketGroups, mine)}, false},
+	} {
+		gd := c.gadget
+		session := fmt.Sprint("g-", i)
+		if c.reset {
+			reset(session)
+		}
+		write := toolkit.ToolCall{Name: "write_text_file", Session: session,
+			Input: map[string]any{"file_path": filepath.Join(f.ws, session+".txt"), "content": "x"}}
+		if r := bob.Invoke(ctx, write); r.Code != toolkit.CodeGroupInactive {
+			t.Fatalf("bob's vault call with the vault off: %s %q", r.Code, r.Text())
+		}
+		key, _ := wire.SessionKey(toolkit.SessionScope("bob", session))
+		forge(ctx, t, ojs, anc, gd, wire.BucketGroups, key)
+		if r := bob.Invoke(ctx, write); r.Code != toolkit.CodeUnavailable {
+			t.Fatalf("bob's vault call after %s was stored over his groups: %s %q, want unavailable", gd.what, r.Code, r.Text())
+		}
+		if groups, err := bob.ActiveGroups(ctx, session, 0); err == nil {
+			t.Errorf("bob's groups after %s was stored over them: %v, no error", gd.what, groups)
+		}
+		// His next reset_tools writes them again.
+		reset(session)
+		if r := bob.Invoke(ctx, write); r.Code != toolkit.CodeGroupInactive {
+			t.Errorf("bob's vault call once his groups are written again: %s %q", r.Code, r.Text())
+		}
+	}
+}
