@@ -362,3 +362,41 @@ func TestChaosStreamLeaderMoves(t *testing.T) {
 	tally := checkContract(t, &l, outs)
 	t.Logf("finals: %v; %d leader stepdowns", tally, <-stepped)
 }
+
+// TestWorkerStartsThroughAnElection: a durable worker started while its
+// cluster has no quorum for the moment (two of three nodes down, as
+// during a restart of the fleet's servers) starts once the nodes are
+// back, within its start's 30 s, instead of failing its start.
+func TestWorkerStartsThroughAnElection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster under faults")
+	}
+	cl := natstest.NewCluster(t)
+	var l ledger
+	tk := chaosToolkit(t, &l, 0)
+	chaosWorker(t, cl, 0, tk, "w1") // the calls stream and the results bucket, R3
+	nc := clusterConn(t, cl, 0)
+	js := natstest.JS(t, nc)
+	cl.Stop(1)
+	cl.Stop(2)
+	started := make(chan error, 1)
+	go func() {
+		w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w2",
+			Durable: &bus.DurableOptions{JetStream: js, AckWait: 2 * time.Second, Replicas: 3},
+			Results: &bus.ResultsOptions{JetStream: js, Replicas: 3}})
+		if err == nil {
+			t.Cleanup(func() { w.Stop(context.Background()) })
+		}
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		t.Fatalf("started without a quorum, or gave up at once: %v", err)
+	case <-time.After(2 * time.Second):
+	}
+	cl.Start(1)
+	cl.Start(2)
+	if err := <-started; err != nil {
+		t.Fatalf("after the nodes came back: %v", err)
+	}
+}

@@ -299,15 +299,19 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 
 // bindStream binds the stream of cfg as it is, creating it with cfg when
 // it does not exist yet (another worker may create it meanwhile).
+// A cluster without a leader for the moment (kv.Retry) is waited out
+// within ctx.
 func bindStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	st, err := js.Stream(ctx, cfg.Name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = js.CreateStream(ctx, cfg)
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			st, err = js.Stream(ctx, cfg.Name)
+	return kv.Retry(ctx, js, func(ctx context.Context) (jetstream.Stream, error) {
+		st, err := js.Stream(ctx, cfg.Name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			st, err = js.CreateStream(ctx, cfg)
+			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				st, err = js.Stream(ctx, cfg.Name)
+			}
 		}
-	}
-	return st, err
+		return st, err
+	})
 }
 
 // sync runs a pull loop for exactly the tools served.

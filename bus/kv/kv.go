@@ -44,7 +44,7 @@ func OpenBounded(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyV
 	if err := Check(cfg); err != nil {
 		return nil, err
 	}
-	b, err := retry(ctx, js, func(ctx context.Context) (jetstream.KeyValue, error) {
+	b, err := Retry(ctx, js, func(ctx context.Context) (jetstream.KeyValue, error) {
 		b, err := js.KeyValue(ctx, cfg.Bucket)
 		if !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return b, err
@@ -70,16 +70,16 @@ func OpenBounded(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyV
 	return b, nil
 }
 
-// attemptTimeout bounds one attempt of retry: a JetStream request sent
+// attemptTimeout bounds one attempt of Retry: a JetStream request sent
 // while the cluster has no leader for it is answered by nobody, and
 // waits out its whole context unless bounded.
 const attemptTimeout = 5 * time.Second
 
-// retry runs op until it succeeds, fails for good, or ctx ends: a cluster
+// Retry runs op until it succeeds, fails for good, or ctx ends: a cluster
 // without a leader for the moment (an election, nodes restarting) fails
 // it (Transient), or leaves an attempt unanswered, and is retried after
 // a pause. Without JetStream at all (NoJetStream) it fails at once.
-func retry[T any](ctx context.Context, js jetstream.JetStream, op func(context.Context) (T, error)) (T, error) {
+func Retry[T any](ctx context.Context, js jetstream.JetStream, op func(context.Context) (T, error)) (T, error) {
 	wait := 100 * time.Millisecond
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
@@ -142,7 +142,7 @@ func streamConfig(cfg jetstream.KeyValueConfig, maxEntries int64) (jetstream.Str
 // Bind binds an existing bucket for reading; it returns nil, nil when the
 // bucket does not exist, also for want of JetStream (NoJetStream).
 func Bind(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
-	b, err := retry(ctx, js, func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, bucket) })
+	b, err := Retry(ctx, js, func(ctx context.Context) (jetstream.KeyValue, error) { return js.KeyValue(ctx, bucket) })
 	if errors.Is(err, jetstream.ErrBucketNotFound) || NoJetStream(ctx, js, err) {
 		return nil, nil
 	}
