@@ -139,7 +139,9 @@
 //   - The worker's rules (Options.Rules) and the session's rules apply
 //     together; the session's mode replaces the default mode.
 //   - A store failure fails closed: the call ends with
-//     toolkit.CodeUnavailable and nothing runs.
+//     toolkit.CodeUnavailable and nothing runs. A KVStore's cluster
+//     without a leader for the moment (an election, nodes restarting) is
+//     no failure: its reads wait for one within the call's context.
 //   - Approvals and pending calls expire after Options.ApprovalTTL
 //     (default 24h; the KV approvals bucket has the same max age, set by
 //     the worker that creates it: toolctl only binds the buckets

@@ -445,7 +445,9 @@ var ErrUnreadable = errors.New("permission: the stored value was not written by 
 // or their absence: a policy that cannot be trusted must not read as a
 // looser one.
 func (s *KVStore) getJSON(ctx context.Context, b jetstream.KeyValue, key string, v any) (rev uint64, ok bool, err error) {
-	e, err := kv.Get(ctx, s.js, b.Bucket(), key)
+	// A cluster without a leader for the moment (an election, nodes
+	// restarting) is waited out within ctx, as the group state's reads do.
+	e, err := kv.Retry(ctx, s.js, func(ctx context.Context) (kv.Entry, error) { return kv.Get(ctx, s.js, b.Bucket(), key) })
 	switch {
 	case errors.Is(err, kv.ErrForged):
 		return 0, false, &unreadableError{key: key, rev: e.Revision, err: err}

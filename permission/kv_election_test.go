@@ -1,0 +1,63 @@
+package permission
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// TestKVReadWaitsOutAnElection: a session's policy read while the
+// policies bucket has no leader for the moment (two of three nodes down)
+// is answered once the nodes are back, within the call's context: the
+// call it is for ran into "no responders" and ended unavailable while the
+// cluster elected a leader.
+func TestKVReadWaitsOutAnElection(t *testing.T) {
+	cl := natstest.NewCluster(t)
+	nc := natstest.URLConn(t, cl.URLs())
+	js := natstest.JS(t, nc)
+	st, err := NewKVStore(natstest.Ctx(t), js, &KVConfig{Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.UpdateSession(natstest.Ctx(t), "s", func(p *SessionPolicy) error { p.Mode = ModeExplore; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var kept int
+	for i, s := range cl.Nodes() {
+		if s.NumClients() > 0 {
+			kept = i
+		}
+	}
+	for i := range cl.Nodes() {
+		if i != kept {
+			cl.Stop(i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	type read struct {
+		p   SessionPolicy
+		ok  bool
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		p, ok, err := st.LoadSession(ctx, "s")
+		done <- read{p, ok, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("read without a quorum, or gave up at once: %+v", r)
+	case <-time.After(2 * time.Second):
+	}
+	for i := range cl.Nodes() {
+		if i != kept {
+			cl.Start(i)
+		}
+	}
+	if r := <-done; r.err != nil || !r.ok || r.p.Mode != ModeExplore {
+		t.Fatalf("after the nodes came back: %+v", r)
+	}
+}
