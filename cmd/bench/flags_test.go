@@ -66,6 +66,8 @@ func TestContradictoryFlagsRefused(t *testing.T) {
 		{[]string{"-n", "100", "-d", "5s"}, "-n and -d"},
 		{[]string{"-n", "100", "--rounds", "2", "-c", "1"}, "-n and --rounds"},
 		{[]string{"-n", "10", "-c", "1,64"}, "fewer calls than -c 64"},
+		// -c not given: the message says the 64 is its default.
+		{[]string{"-n", "10"}, "fewer calls than -c 64 callers (the default -c 1,16,64)"},
 		{[]string{"--fault", "kill-worker", "--workers", "2", "-s", "echo"}, "without -s"},
 		{[]string{"--nats", "nats://127.0.0.1:4222", "--transport", "tcp"}, "cannot be used with --nats"},
 		{[]string{"--workers", "2", "--transport", "inproc"}, "over TCP"},

@@ -187,6 +187,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if cfg.sleepWorkers, err = parseInts(*sleepWorkers, "--sleep-workers", 1, 64); err != nil {
 		return nil, err
 	}
+	// defaultNote names a flag's default where a message quotes a value
+	// the user did not give.
+	defaultNote := func(name, value string) string {
+		if set[name] {
+			return ""
+		}
+		return fmt.Sprintf(" (the default -%s %s)", name, value)
+	}
 	checks := []struct {
 		bad bool
 		msg string
@@ -214,7 +222,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		// Flags that another makes meaningless are refused, not ignored.
 		{cfg.calls > 0 && set["d"], "-n and -d: give one (a point is -n calls or -d of measuring time)"},
 		{cfg.calls > 0 && set["rounds"], "-n and --rounds: a point of -n calls is measured in one go; --rounds cuts -d"},
-		{cfg.calls > 0 && cfg.calls < slices.Max(cfg.conc), fmt.Sprintf("-n %d is fewer calls than -c %d callers: the point would never have %d calls in flight", cfg.calls, slices.Max(cfg.conc), slices.Max(cfg.conc))},
+		{cfg.calls > 0 && cfg.calls < slices.Max(cfg.conc), fmt.Sprintf("-n %d is fewer calls than -c %d callers%s: the point would never have %d calls in flight", cfg.calls, slices.Max(cfg.conc), defaultNote("c", *conc), slices.Max(cfg.conc))},
 		{set["fault"] && set["s"], "--fault measures its own scenario (sleep calls while workers are killed): give it without -s"},
 		{set["transport"] && cfg.natsURL != "", "--transport is the embedded server's; it cannot be used with --nats"},
 		{cfg.transport == "inproc" && set["transport"] && cfg.workers > 0, "--transport inproc: worker processes (--workers) reach the server over TCP"},
