@@ -217,17 +217,19 @@ func (s *sender) silenceLocked() {
 // final's metadata and as a last line of its content (a last chunk, when
 // the content was streamed).
 func (s *sender) pinned(resp *toolkit.Response) {
-	if s.pin.movedFrom == "" && s.codec != wire.JSON && !s.keep {
+	if !s.pin.moved() && s.codec != wire.JSON && !s.keep {
 		return // msgpack finals get it in encode, without a map
 	}
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]any{}
 	}
 	resp.Metadata[wire.MetaSessionWorker] = s.w.opts.Instance
-	if s.pin.movedFrom == "" {
+	if !s.pin.moved() {
 		return
 	}
-	resp.Metadata[wire.MetaSessionMovedFrom] = s.pin.movedFrom
+	if s.pin.movedFrom != "" {
+		resp.Metadata[wire.MetaSessionMovedFrom] = s.pin.movedFrom
+	}
 	note := toolkit.Block{Type: toolkit.BlockText, Text: movedText(s.pin.movedFrom, s.w.opts.Instance)}
 	resp.Content = append(resp.Content, note)
 	s.mu.Lock()

@@ -136,7 +136,14 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 type pin struct {
 	here      bool   // the session is pinned here: the final names this worker
 	movedFrom string // the session was pinned to this instance, which is gone
+	// unknownFrom: the session's pin was a server's answer stored under
+	// its key (kv.ErrForged), which names no worker; this worker took the
+	// session over, and the state of its earlier calls may be elsewhere.
+	unknownFrom bool
 }
+
+// moved reports whether the call moved its session here: the final says so.
+func (p pin) moved() bool { return p.movedFrom != "" || p.unknownFrom }
 
 // route decides where the session-bound call in runs: here (its pin), or
 // passed on to the live worker the session is pinned to (forwardTo). The
@@ -175,6 +182,26 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	for range 5 {
 		start := time.Now() // the pin read is at least this fresh
 		e, err := a.read(ctx, key, tried)
+		if errors.Is(err, kv.ErrForged) {
+			// Not a worker's name (NATS does not check reply subjects:
+			// any caller can have the server store an answer of its own
+			// under the key), so neither passed on nor probed: taken
+			// over on its revision, the final saying where the session
+			// runs now.
+			a.w.log.Warn("bus: a session's pin was not written by toolbus (a server's answer stored under its key); taking the session over", "session", scope, "err", err)
+			if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
+				p := mine(start)
+				p.unknownFrom = true
+				return p, ""
+			}
+			if lostRace(err) {
+				tried = e.Revision
+				continue
+			}
+			a.w.count.jsErrors.Add(1)
+			a.w.log.Warn("bus: re-pinning a session; running the call here", "session", scope, "err", err)
+			return pin{}, ""
+		}
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			if _, err = a.kv.Create(ctx, key, []byte(me)); err == nil {
 				return mine(start), ""
@@ -279,14 +306,19 @@ func (k *keeper) renew() {
 	defer cancel()
 	var err error
 	for again := false; ; again = true {
-		var e jetstream.KeyValueEntry
-		e, err = a.kv.Get(ctx, k.key)
+		var e kv.Entry
+		e, err = readPin(kv.Get(ctx, a.js, a.kv.Bucket(), k.key))
 		switch {
-		case err == nil && string(e.Value()) != me:
+		case errors.Is(err, kv.ErrForged):
+			// A server's answer stored over this worker's pin: written
+			// again on its revision.
+			a.w.log.Warn("bus: a session's pin was not written by toolbus (a server's answer stored under its key); pinning its running call's session again", "session", k.scope, "err", err)
+			_, err = a.kv.Update(ctx, k.key, []byte(me), e.Revision)
+		case err == nil && e.Found && string(e.Value) != me:
 			return // taken over: the session is another worker's now
-		case err == nil:
-			_, err = a.kv.Update(ctx, k.key, []byte(me), e.Revision())
-		case errors.Is(err, jetstream.ErrKeyNotFound): // expired before this renewal
+		case err == nil && e.Found:
+			_, err = a.kv.Update(ctx, k.key, []byte(me), e.Revision)
+		case err == nil: // expired before this renewal
 			_, err = a.kv.Create(ctx, k.key, []byte(me))
 		}
 		if err == nil || lostRace(err) || again || !a.remake(ctx, err) {
@@ -369,22 +401,29 @@ func lostRace(err error) bool {
 // none). After a lost compare-and-set, a replica that has not seen the
 // winner's write yet could answer with what the loser saw: then, until
 // newer (a revision past after, or any pin when after is afterNone), the
-// read goes to the stream's leader.
+// read goes to the stream's leader. The pin is read with its stored
+// headers (kv.Get, kv.LeaderGet): a server's answer stored under the key
+// is kv.ErrForged, with the entry's revision, never a worker's name.
 func (a *affinity) read(ctx context.Context, key string, after uint64) (kv.Entry, error) {
 	newer := func(found bool, rev uint64) bool {
 		return after == 0 || (after == afterNone && found) || (after != afterNone && rev > after)
 	}
-	e, err := a.kv.Get(ctx, key)
+	e, err := readPin(kv.Get(ctx, a.js, a.kv.Bucket(), key))
+	if err == nil && !e.Found {
+		err = jetstream.ErrKeyNotFound
+	}
 	switch {
-	case err == nil && newer(true, e.Revision()):
-		return kv.Entry{Value: e.Value(), Revision: e.Revision(), Created: e.Created(), Found: true}, nil
+	case (err == nil || errors.Is(err, kv.ErrForged)) && newer(true, e.Revision):
+		return e, err
 	case after == 0:
 		return kv.Entry{}, err
 	}
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		le, err := kv.LeaderGet(ctx, a.js, a.kv.Bucket(), key)
+		le, err := readPin(kv.LeaderGet(ctx, a.js, a.kv.Bucket(), key))
 		switch {
-		case err != nil:
+		case errors.Is(err, kv.ErrForged) && newer(true, le.Revision):
+			return le, err
+		case err != nil && !errors.Is(err, kv.ErrForged):
 			return le, err
 		case newer(le.Found, le.Revision) && !le.Found:
 			return le, jetstream.ErrKeyNotFound
@@ -395,6 +434,17 @@ func (a *affinity) read(ctx context.Context, key string, after uint64) (kv.Entry
 			return kv.Entry{}, err
 		}
 	}
+}
+
+// readPin checks a pin read: its value is an instance id (as
+// startAffinity requires of one), or it is none a worker wrote, such as a
+// server's JSON answer stored under the key without headers, and is
+// refused as kv.ErrForged, never used as a subject token.
+func readPin(e kv.Entry, err error) (kv.Entry, error) {
+	if err == nil && e.Found && !toolkit.ValidName(string(e.Value)) {
+		return kv.Entry{Revision: e.Revision, Created: e.Created}, fmt.Errorf("%w: a session's pin at revision %d is no worker's instance id", kv.ErrForged, e.Revision)
+	}
+	return e, err
 }
 
 // afterNone asks read for a pin that exists (a create was lost).
@@ -445,10 +495,14 @@ func (a *affinity) stop() *nats.Subscription {
 	return a.subs[1]
 }
 
-// movedText is the line a final gets when its call moved the session.
-// Its "[toolbus] " prefix marks it as the bus's (toolctl prints it on a
-// line of its own, after the tool's streamed text).
+// movedText is the line a final gets when its call moved the session
+// (from "": its pin named no worker, pin.unknownFrom). Its "[toolbus] "
+// prefix marks it as the bus's (toolctl prints it on a line of its own,
+// after the tool's streamed text).
 func movedText(from, to string) string {
+	if from == "" {
+		return fmt.Sprintf("[toolbus] This session's stateful tools now run on worker %s: its pin was not written by toolbus and names no worker, so files and other state from earlier calls may be missing.", to)
+	}
 	return fmt.Sprintf("[toolbus] This session's stateful tools moved from worker %s, which is gone, to worker %s: files and other state from earlier calls may be missing.", from, to)
 }
 
@@ -490,12 +544,14 @@ func (c *Client) Sessions(ctx context.Context) ([]SessionPin, error) {
 		if err != nil {
 			continue
 		}
-		e, err := b.Get(ctx, key)
-		if err != nil {
+		// A server's answer stored under the key (kv.ErrForged) names no
+		// worker: not listed (the session's next call takes it over).
+		e, err := readPin(kv.Get(ctx, js, b.Bucket(), key))
+		if err != nil || !e.Found {
 			continue // expired or deleted meanwhile
 		}
 		identity, session := toolkit.SplitScope(scope)
-		p := SessionPin{Identity: identity, Session: session, Worker: string(e.Value()), Since: e.Created()}
+		p := SessionPin{Identity: identity, Session: session, Worker: string(e.Value), Since: e.Created}
 		if p.Groups, _, err = toolkit.LoadActive(ctx, state, f.Groups(), scope, 0); err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)

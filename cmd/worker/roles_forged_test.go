@@ -12,12 +12,15 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/auth"
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/permission"
@@ -293,6 +296,95 @@ func TestRolesForgedGroups(t *testing.T) {
 		reset(session)
 		if r := bob.Invoke(ctx, write); r.Code != toolkit.CodeGroupInactive {
 			t.Errorf("bob's vault call once his groups are written again: %s %q", r.Code, r.Text())
+		}
+	}
+}
+
+// TestRolesForgedSessionPins: alice has the server store an API response,
+// a direct get's 404 or a copy of her own kept result as the pin of a
+// session of bob's, one never pinned and one pinned to the worker. The
+// stored answer is never taken for a worker's name: no call is passed
+// on to a subject made of it, and the worker holding the call takes the
+// session over by compare-and-set, its final saying that the session's
+// state may be missing (the pin it replaced names no worker).
+func TestRolesForgedSessionPins(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	ctx := secureCtx(t)
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	ojs, err := jetstream.New(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, anc, _ := f.caller(t, "alice")
+	bob, _, _ := f.caller(t, "bob")
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "w"}, KeepResult: true}); r.Text() != "w" {
+		t.Fatalf("alice's kept call: %+v", r)
+	}
+	view := func(session string) *toolkit.Response {
+		return bob.Invoke(ctx, toolkit.ToolCall{Name: "view_text_file", Session: session, Input: map[string]any{"file_path": "none.txt"}})
+	}
+	// A first session-bound call makes the bucket.
+	if r := view("first"); r.Metadata[wire.MetaSessionWorker] != "secure-w" {
+		t.Fatalf("bob's first session-bound call: %s %q %v", r.Code, r.Text(), r.Metadata)
+	}
+	for i, gd := range []gadget{
+		{"an API response", "$JS.API.INFO"},
+		{"a direct get's 404", directGet(wire.BucketResults, wire.ResultKey("alice", "never-kept"))},
+		{"a copy of alice's kept result", directGet(wire.BucketResults, wire.ResultKey("alice", "kept"))},
+	} {
+		for _, pinned := range []bool{false, true} {
+			session := fmt.Sprint("p-", i, "-", pinned)
+			if pinned {
+				if r := view(session); r.Metadata[wire.MetaSessionWorker] != "secure-w" {
+					t.Fatalf("bob's session-bound call: %s %q %v", r.Code, r.Text(), r.Metadata)
+				}
+				// Past the while a worker serves a session it found its
+				// own without reading the pin again (half the 1 s probe
+				// timeout).
+				time.Sleep(600 * time.Millisecond)
+			}
+			key, _ := wire.SessionKey(toolkit.SessionScope("bob", session))
+			forge(ctx, t, ojs, anc, gd, wire.BucketSessions, key)
+			r := view(session)
+			if r.Metadata[wire.MetaSessionWorker] != "secure-w" {
+				t.Fatalf("bob's call after %s was stored as his session's pin (pinned %v): %s %q %v\n%s", gd.what, pinned, r.Code, r.Text(), r.Metadata, f.stderr)
+			}
+			if from, _ := r.Metadata[wire.MetaSessionMovedFrom].(string); from != "" {
+				t.Errorf("bob's call after %s was stored as his session's pin (pinned %v): moved from %q", gd.what, pinned, from)
+			}
+			if !strings.Contains(r.Text(), "its pin was not written by toolbus") {
+				t.Errorf("bob's call after %s was stored as his session's pin (pinned %v) does not say the session's state may be missing: %q", gd.what, pinned, r.Text())
+			}
+			// Taken over: the pin names the worker again.
+			if r := view(session); r.Metadata[wire.MetaSessionWorker] != "secure-w" || strings.Contains(r.Text(), "[toolbus]") {
+				t.Errorf("bob's next call (pinned %v, %s): %s %q %v", pinned, gd.what, r.Code, r.Text(), r.Metadata)
+			}
+		}
+	}
+	if _, ok := f.stderr.wait(func(s string) bool { return strings.Contains(s, "a session's pin was not written by toolbus") }); !ok {
+		t.Errorf("the worker did not log the refused pins:\n%s", f.stderr)
+	}
+	oc, err := bus.NewClient(op, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { oc.Close() })
+	// Pinned as taken over; a pin forged once more names no worker and
+	// is not listed.
+	forge(ctx, t, ojs, anc, gadget{"an API response", "$JS.API.INFO"}, wire.BucketSessions, func() string {
+		key, _ := wire.SessionKey(toolkit.SessionScope("bob", "first"))
+		return key
+	}())
+	pins, err := oc.Sessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pins) != 6 {
+		t.Errorf("%d sessions listed, want the 6 taken over: %+v", len(pins), pins)
+	}
+	for _, p := range pins {
+		if p.Worker != "secure-w" {
+			t.Errorf("a listed pin: %+v", p)
 		}
 	}
 }
