@@ -16,7 +16,10 @@ import (
 // toolbus_oauth): one key per server name, the grant as JSON, compare and
 // set on the key's revision. Every worker of the fleet reads it; the
 // tokens in it are secrets, so no caller role may (auth.Worker alone).
-type KVGrants struct{ b jetstream.KeyValue }
+type KVGrants struct {
+	b  jetstream.KeyValue
+	js jetstream.JetStream // to read a grant with its stored headers (Load)
+}
 
 // OpenGrants binds the fleet's grant bucket, creating it (history 1, file
 // storage, no TTL: a refresh token lives as long as the authorization
@@ -27,23 +30,31 @@ func OpenGrants(ctx context.Context, js jetstream.JetStream, replicas int) (*KVG
 	if err != nil {
 		return nil, err
 	}
-	return &KVGrants{b: b}, nil
+	return &KVGrants{b: b, js: js}, nil
 }
 
-// Load implements GrantStore.
+// Load implements GrantStore. The grant is read with its stored headers
+// (kv.Get) and decoded strictly (decodeGrant): NATS does not check a
+// request's reply subject, so any client may have the server store its
+// answer to a request of its own (an API response, a 404, a copy of a
+// message it may read) under a server's key. Such a value is an error
+// with its revision (kv.ErrForged, or the decoding's), never a grant: a
+// login replaces it.
 func (s *KVGrants) Load(ctx context.Context, server string) (*Grant, uint64, error) {
-	e, err := s.b.Get(ctx, server)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	e, err := kv.Get(ctx, s.js, s.b.Bucket(), server)
+	switch {
+	case errors.Is(err, kv.ErrForged):
+		return nil, e.Revision, fmt.Errorf("mcp: the stored grant of %q was not written by toolbus: %w", server, err)
+	case err != nil:
+		return nil, 0, fmt.Errorf("mcp: reading the grant of %q: %w", server, err)
+	case !e.Found:
 		return nil, 0, nil
 	}
+	g, err := decodeGrant(e.Value)
 	if err != nil {
-		return nil, 0, fmt.Errorf("mcp: reading the grant of %q: %w", server, err)
+		return nil, e.Revision, err
 	}
-	g, err := decodeGrant(e.Value())
-	if err != nil {
-		return nil, e.Revision(), err
-	}
-	return g, e.Revision(), nil
+	return g, e.Revision, nil
 }
 
 // Save implements GrantStore.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -296,13 +297,25 @@ const maxGrantSize = 64 << 10
 
 func encodeGrant(g *Grant) ([]byte, error) { return json.Marshal(g) }
 
+// decodeGrant decodes a stored grant strictly: one JSON object of a
+// Grant's fields and no other, with the URL it is for. A server's JSON
+// answer stored under the key (an API response, a publish's
+// acknowledgement: KVGrants.Load) has fields no grant has.
 func decodeGrant(b []byte) (*Grant, error) {
 	if len(b) > maxGrantSize {
 		return nil, fmt.Errorf("mcp: stored grant of %d bytes (more than %d)", len(b), maxGrantSize)
 	}
 	var g Grant
-	if err := json.Unmarshal(b, &g); err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&g); err != nil {
 		return nil, fmt.Errorf("mcp: stored grant: %w", err)
+	}
+	if d.More() {
+		return nil, errors.New("mcp: stored grant: data after the JSON value")
+	}
+	if g.URL == "" {
+		return nil, errors.New("mcp: stored grant: no url")
 	}
 	return &g, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -385,6 +386,60 @@ func TestRolesForgedSessionPins(t *testing.T) {
 	for _, p := range pins {
 		if p.Worker != "secure-w" {
 			t.Errorf("a listed pin: %+v", p)
+		}
+	}
+}
+
+// TestRolesForgedGrants: alice has the server store an API response, a
+// direct get's 404 or a copy of her own kept result as the OAuth grant of
+// a mounted MCP server. A worker's read of it is no grant and says why
+// (an error with the value's revision, on which a login replaces it),
+// never a grant of empty or borrowed fields.
+func TestRolesForgedGrants(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	ctx := secureCtx(t)
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	ojs, err := jetstream.New(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wnc, _ := f.conn(t, auth.RoleWorker, "")
+	wjs, err := jetstream.New(wnc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants, err := mcp.OpenGrants(ctx, wjs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, anc, _ := f.caller(t, "alice")
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": `{"url":"https://evil.example"}`}, KeepResult: true}); r.State != toolkit.StateSuccess {
+		t.Fatalf("alice's kept call: %+v", r)
+	}
+	genuine := &mcp.Grant{URL: "https://mcp.example/mcp", ClientID: "c", TokenURL: "https://auth.example/token", AccessToken: "secret", Updated: time.Now()}
+	for i, gd := range []gadget{
+		{"an API response", "$JS.API.INFO"},
+		{"a direct get's 404", directGet(wire.BucketResults, wire.ResultKey("alice", "never-kept"))},
+		{"a copy of alice's kept result", directGet(wire.BucketResults, wire.ResultKey("alice", "kept"))},
+	} {
+		server := fmt.Sprint("srv-", i)
+		if _, err := mcp.ReplaceGrant(ctx, grants, server, genuine); err != nil {
+			t.Fatal(err)
+		}
+		forge(ctx, t, ojs, anc, gd, wire.BucketOAuth, server)
+		g, rev, err := grants.Load(ctx, server)
+		if g != nil || err == nil {
+			t.Fatalf("the grant of %s after %s was stored over it: %+v, %v", server, gd.what, g, err)
+		}
+		if rev == 0 {
+			t.Errorf("the grant of %s after %s was stored over it: no revision to replace it on (%v)", server, gd.what, err)
+		}
+		// A login replaces it.
+		if _, err := mcp.ReplaceGrant(ctx, grants, server, genuine); err != nil {
+			t.Fatalf("replacing %s stored as a grant: %v", gd.what, err)
+		}
+		if g, _, err := grants.Load(ctx, server); err != nil || g == nil || g.AccessToken != "secret" {
+			t.Errorf("the grant of %s stored again: %+v, %v", server, g, err)
 		}
 	}
 }
