@@ -599,6 +599,12 @@ func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m j
 		m.Term()
 		return true
 	}
+	if why := notACall(m.Headers()); why != "" {
+		d.w.log.Warn("bus: dropping a message of the calls stream that is not a durable call (a server's answer stored there as another request's reply); ending it in the stream",
+			"subject", m.Subject(), "seq", meta.Sequence.Stream, "reason", why)
+		m.Term()
+		return true
+	}
 	_, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject(), wire.SubjectDurablePrefix), ".")
 	in := &incoming{subject: m.Subject(), tool: p.tool, identity: identity, reply: m.Headers().Get(wire.HeaderReply),
 		header: m.Headers(), data: m.Data(),
@@ -614,6 +620,27 @@ func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m j
 		p.cons, p.batch = cons, batch
 		return p.inline.run(s)
 	}
+}
+
+// notACall reports why a message of the calls stream is no caller's
+// durable call, or "". NATS does not check a request's reply subject, so
+// any client may have the server answer a request of its own (an API
+// response, a publish's acknowledgement, a direct get's copy of a
+// message it may read) on another identity's durable subject, where the
+// stream stores it. A caller's durable call names its reply subject
+// (wire.HeaderReply); the server's answers carry none, and a copy of a
+// stored message carries the server's headers. A few map lookups: every
+// durable call passes here.
+func notACall(h nats.Header) string {
+	if h.Get(wire.HeaderReply) == "" {
+		return "no " + wire.HeaderReply + " header"
+	}
+	for _, k := range [...]string{"Status", jetstream.StreamHeader, jetstream.SubjectHeader, jetstream.SequenceHeader, jetstream.TimeStampHeaer} {
+		if _, ok := h[k]; ok {
+			return "the server's header " + k
+		}
+	}
+	return ""
 }
 
 // watchInline is the clock's look at the pull loops (also those of

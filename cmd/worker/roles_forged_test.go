@@ -443,3 +443,69 @@ func TestRolesForgedGrants(t *testing.T) {
 		}
 	}
 }
+
+// TestRolesForgedDurableCalls: alice has the server store an API
+// response, her own durable publish's acknowledgement or a copy of her
+// own kept result on bob's durable subject, where the calls stream takes
+// it as a durable call of bob's. A worker pulling it runs nothing and
+// answers nobody: it logs it and ends it in the stream, so it is not
+// delivered again; bob's durable calls go on.
+func TestRolesForgedDurableCalls(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	ctx := secureCtx(t)
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	ojs, err := jetstream.New(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, anc, _ := f.caller(t, "alice")
+	bob, _, _ := f.caller(t, "bob")
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "alice's"}, KeepResult: true}); r.Text() != "alice's" {
+		t.Fatalf("alice's kept call: %+v", r)
+	}
+	// Bob's first durable call: the stream and the echo consumer exist.
+	if r := bob.Invoke(ctx, toolkit.ToolCall{ID: "first", Name: "echo", Durable: true, Input: map[string]any{"text": "first"}}); r.Text() != "first" {
+		t.Fatalf("bob's durable call: %s %q", r.Code, r.Text())
+	}
+	st, err := ojs.Stream(ctx, wire.StreamCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := nats.NewMsg(wire.DurableSubject("echo", "alice"))
+	own.Header.Set(wire.HeaderReply, wire.Inbox("alice")+"x.y")
+	own.Header.Set(jetstream.MsgIDHeader, wire.ResultKey("alice", "acked"))
+	own.Data = mustMsgpack(t, &wire.Request{ID: "acked", Input: map[string]any{"text": "alice's durable"}})
+	own.Reply = wire.DurableSubject("echo", "bob")
+	for _, m := range []*nats.Msg{
+		{Subject: "$JS.API.INFO", Reply: wire.DurableSubject("echo", "bob")},
+		own, // its acknowledgement
+		{Subject: directGet(wire.BucketResults, wire.ResultKey("alice", "kept")), Reply: wire.DurableSubject("echo", "bob")},
+	} {
+		if err := anc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	anc.Flush()
+	natstest.WaitFor(t, "the server's answers stored on bob's durable subject and ended by the worker", func() bool {
+		info, err := st.Info(ctx)
+		// Stored: alice's own call and the three answers, after bob's first.
+		return err == nil && info.State.LastSeq >= 5 && info.State.Msgs == 0
+	})
+	n := 0
+	if _, ok := f.stderr.wait(func(s string) bool {
+		if strings.Contains(s, "not a durable call") && strings.Contains(s, `"subject":"`+wire.DurableSubject("echo", "bob")+`"`) {
+			n++
+		}
+		return n == 3
+	}); !ok {
+		t.Fatalf("the worker did not log the server's answers on bob's durable subject:\n%s", f.stderr)
+	}
+	if r := bob.Invoke(ctx, toolkit.ToolCall{ID: "after", Name: "echo", Durable: true, Input: map[string]any{"text": "after"}}); r.Text() != "after" {
+		t.Errorf("bob's durable call after the server's answers: %s %q", r.Code, r.Text())
+	}
+	for _, l := range strings.Split(f.stderr.String(), "\n") {
+		if strings.Contains(l, `"msg":"tool call"`) && strings.Contains(l, `"identity":"bob"`) && !strings.Contains(l, `"call":"first"`) && !strings.Contains(l, `"call":"after"`) {
+			t.Errorf("a server's answer ran as bob's call: %s", l)
+		}
+	}
+}
