@@ -269,7 +269,7 @@ type Permissions struct {
 	// an existing bucket's.
 	ApprovalTTL time.Duration `yaml:"approval_ttl"`
 	// KVReplicas of the permission buckets when this worker creates them
-	// (1-5). Default 1.
+	// (1-5). Unset (0): the worker's --kv-replicas, as its other buckets.
 	KVReplicas int `yaml:"kv_replicas"`
 }
 
@@ -403,7 +403,6 @@ func (c *Config) ApplyDefaults() {
 	}
 	if p := c.Permissions; p != nil {
 		p.Mode = or(p.Mode, string(permission.ModeDefault))
-		p.KVReplicas = or(p.KVReplicas, 1)
 	}
 	for i := range c.Middleware.RateLimits {
 		r := &c.Middleware.RateLimits[i]

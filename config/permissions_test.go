@@ -48,7 +48,9 @@ func TestPermissions(t *testing.T) {
 			if p.Mode != tt.mode || !reflect.DeepEqual(rules, tt.rules) || !reflect.DeepEqual(cfg.WorkingDirs(), tt.dirs) {
 				t.Errorf("mode %q rules %+v dirs %v; want %q %+v %v", p.Mode, rules, cfg.WorkingDirs(), tt.mode, tt.rules, tt.dirs)
 			}
-			if p.ApprovalTTL != 0 || p.KVReplicas != 1 { // an unset approval_ttl is the bucket's
+			// An unset approval_ttl is the bucket's; unset kv_replicas the
+			// worker's --kv-replicas.
+			if p.ApprovalTTL != 0 || p.KVReplicas != 0 {
 				t.Errorf("defaults: ttl %v replicas %d", p.ApprovalTTL, p.KVReplicas)
 			}
 			if _, err := permission.ParseMode(p.Mode); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -38,7 +39,7 @@ func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
 	}
 	kctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	st, err := permission.NewKVStore(kctx, env.JetStream, &permission.KVConfig{ApprovalTTL: p.ApprovalTTL, PolicyTTL: env.Config.State.SessionTTL, PolicyMaxSessions: env.Config.State.MaxSessions, Replicas: p.KVReplicas})
+	st, err := permission.NewKVStore(kctx, env.JetStream, &permission.KVConfig{ApprovalTTL: p.ApprovalTTL, PolicyTTL: env.Config.State.SessionTTL, PolicyMaxSessions: env.Config.State.MaxSessions, Replicas: cmp.Or(p.KVReplicas, env.KVReplicas)})
 	if err != nil {
 		return nil, fmt.Errorf("binding the permission buckets: %w", err)
 	}
