@@ -158,8 +158,8 @@ type Durable struct {
 	AckWait time.Duration `yaml:"ack_wait"`
 	// MaxDeliver is how many times a call is delivered at most. Default 3.
 	MaxDeliver int `yaml:"max_deliver"`
-	// Replicas of the calls stream when this worker creates it (1-5).
-	// Default 1.
+	// Replicas of the calls and cancels streams when this worker creates
+	// them (1-5). Unset (0): the worker's --kv-replicas.
 	Replicas int `yaml:"replicas"`
 }
 
@@ -397,7 +397,6 @@ func (c *Config) ApplyDefaults() {
 	c.State.ResultTTL = or(c.State.ResultTTL, time.Hour)
 	c.Durable.AckWait = or(c.Durable.AckWait, 30*time.Second)
 	c.Durable.MaxDeliver = or(c.Durable.MaxDeliver, 3)
-	c.Durable.Replicas = or(c.Durable.Replicas, 1)
 	for i := range c.MCPServers {
 		c.MCPServers[i] = c.MCPServers[i].WithDefaults()
 	}

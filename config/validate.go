@@ -383,8 +383,8 @@ func (k *checker) state() {
 	if d.MaxDeliver < 1 {
 		k.fail("durable.max_deliver", "must be at least 1, got %d", d.MaxDeliver)
 	}
-	if d.Replicas < 1 || d.Replicas > 5 {
-		k.fail("durable.replicas", "must be 1 to 5, got %d", d.Replicas)
+	if d.Replicas < 0 || d.Replicas > 5 {
+		k.fail("durable.replicas", "must be 1 to 5 (unset: --kv-replicas), got %d", d.Replicas)
 	}
 	for i, t := range d.Tools {
 		if !toolkit.ValidName(t) {

@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.instance, "instance", "", "instance `name` on logs and responses (default <hostname>-<pid>)")
 	fs.StringVar(&f.queue, "queue", "", "NATS queue `group` shared with the other workers (default toolbus)")
 	fs.StringVar(&f.groupState, "group-state", "", "where sessions' active groups live: kv (default; the fleet's JetStream KV) or memory (this worker only; no JetStream needed)")
-	config.IntVar(fs, &f.kvReplicas, "kv-replicas", 1, "`replicas` of the KV buckets this worker creates (group state, sessions, kept results, MCP grants, and permissions unless permissions.kv_replicas says; 1-5, 3 on a 3-node cluster)")
+	config.IntVar(fs, &f.kvReplicas, "kv-replicas", 1, "`replicas` of the KV buckets this worker creates (group state, sessions, kept results, MCP grants; the permission buckets and the durable path's streams too unless permissions.kv_replicas or durable.replicas says; 1-5, 3 on a 3-node cluster)")
 	fs.StringVar(&f.workspace, "workspace", "", "`directory` of the file tools and where shell and Python commands start (default "+config.DataDir()+"/workspace)")
 	fs.BoolVar(&f.shared, "shared-workspace", false, "every worker mounts the same workspace: the file, shell and Python tools need no session affinity")
 	fs.StringVar(&f.httpAddr, "http", "", "serve Prometheus /metrics, /healthz and /readyz on this `address` (e.g. 127.0.0.1:9464; port 0 picks one); off by default")
@@ -480,7 +480,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	if cfg.State.Groups == config.GroupsKV {
 		sessions = &bus.SessionsOptions{JetStream: js, TTL: cfg.State.SessionTTL, Replicas: kvReplicas, MaxSessions: cfg.State.MaxSessions}
 		if d := cfg.Durable; !d.Off {
-			durable = &bus.DurableOptions{JetStream: js, AckWait: d.AckWait, MaxDeliver: d.MaxDeliver, Replicas: d.Replicas, Tools: d.Tools}
+			durable = &bus.DurableOptions{JetStream: js, AckWait: d.AckWait, MaxDeliver: d.MaxDeliver, Replicas: cmp.Or(d.Replicas, kvReplicas), Tools: d.Tools}
 		}
 		results = &bus.ResultsOptions{JetStream: js, TTL: cfg.State.ResultTTL, Replicas: kvReplicas}
 	}

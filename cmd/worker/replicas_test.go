@@ -12,7 +12,9 @@ import (
 // and no permissions.kv_replicas makes the permission buckets with three
 // replicas, as every other KV bucket it makes: they had one, on one node,
 // and with that node down every call of the fleet ended unavailable
-// (PermissionStateError) and a worker could not start.
+// (PermissionStateError) and a worker could not start. So the durable
+// path's streams without durable.replicas: with the one node holding
+// them down, no durable call could be made, taken or cancelled.
 func TestPermissionBucketsFollowKVReplicas(t *testing.T) {
 	cl := natstest.NewCluster(t)
 	dir := t.TempDir()
@@ -20,13 +22,13 @@ func TestPermissionBucketsFollowKVReplicas(t *testing.T) {
 	mustWrite(t, cfg, "builtins:\n  tools: [{name: echo}]\npermissions:\n  mode: default\n")
 	startWorker(t, "--nats", cl.URLs(), "--kv-replicas", "3", "--config", cfg, "--instance", "w1")
 	js := natstest.JS(t, natstest.URLConn(t, cl.URLs()))
-	for _, bucket := range []string{wire.BucketPermissions, wire.BucketApprovals, wire.BucketGroups} {
-		st, err := js.Stream(natstest.Ctx(t), "KV_"+bucket)
+	for _, stream := range []string{"KV_" + wire.BucketPermissions, "KV_" + wire.BucketApprovals, "KV_" + wire.BucketGroups, wire.StreamCalls, wire.StreamCancels} {
+		st, err := js.Stream(natstest.Ctx(t), stream)
 		if err != nil {
-			t.Fatalf("%s: %v", bucket, err)
+			t.Fatalf("%s: %v", stream, err)
 		}
 		if n := st.CachedInfo().Config.Replicas; n != 3 {
-			t.Errorf("bucket %s made with %d replicas, want --kv-replicas 3", bucket, n)
+			t.Errorf("stream %s made with %d replicas, want --kv-replicas 3", stream, n)
 		}
 	}
 }
