@@ -26,7 +26,9 @@
 // --tls-ca, --tls-cert, --tls-key (envs NATS_CREDS, NATS_NKEY, NATS_USER,
 // NATS_PASSWORD, NATS_TOKEN, NATS_CA, NATS_CERT, NATS_KEY). A flag beats
 // its environment variable, which beats the file. --kv-replicas sets the
-// replicas of the KV bucket when this worker creates it.
+// replicas of the KV buckets and streams this worker creates (the
+// permission buckets' and the durable path's unless
+// permissions.kv_replicas or durable.replicas is set).
 //
 // The configuration is validated as a whole before anything starts; every
 // problem is printed with its source ("worker.yaml:12: ..." or
