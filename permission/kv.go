@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/bus"
@@ -446,8 +447,21 @@ var ErrUnreadable = errors.New("permission: the stored value was not written by 
 // looser one.
 func (s *KVStore) getJSON(ctx context.Context, b jetstream.KeyValue, key string, v any) (rev uint64, ok bool, err error) {
 	// A cluster without a leader for the moment (an election, nodes
-	// restarting) is waited out within ctx, as the group state's reads do.
-	e, err := kv.Retry(ctx, s.js, func(ctx context.Context) (kv.Entry, error) { return kv.Get(ctx, s.js, b.Bucket(), key) })
+	// restarting) is waited out within ctx, as the group state's reads do;
+	// a bucket deleted since it was bound fails the same way (no
+	// responders) and is asked about once (kv.Gone), so it fails at once
+	// rather than for as long as ctx lasts.
+	asked := false
+	e, err := kv.Retry(ctx, s.js, func(ctx context.Context) (kv.Entry, error) {
+		e, err := kv.Get(ctx, s.js, b.Bucket(), key)
+		if !asked && (errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)) {
+			asked = true
+			if kv.Gone(ctx, s.js, b.Bucket(), err) {
+				return e, fmt.Errorf("%w (%v)", jetstream.ErrBucketNotFound, err)
+			}
+		}
+		return e, err
+	})
 	switch {
 	case errors.Is(err, kv.ErrForged):
 		return 0, false, &unreadableError{key: key, rev: e.Revision, err: err}
