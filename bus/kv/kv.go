@@ -258,6 +258,8 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 	if err != nil {
 		return Entry{}, err
 	}
+	ctx, cancel := bounded(ctx, js)
+	defer cancel()
 	msg, err := js.Conn().RequestWithContext(ctx, apiPrefix(js.Options())+"STREAM.MSG.GET.KV_"+bucket, req)
 	if err != nil {
 		return Entry{}, err
@@ -354,9 +356,12 @@ func forged(h nats.Header, appended int) string {
 // with the entry's Revision and Created set so a writer can replace it
 // by compare-and-set; a stored status message (a 404 of the server's,
 // stored) is one too, never a missing key. A key never written, deleted
-// or purged is Found false.
+// or purged is Found false. A ctx without a deadline is bounded by js's
+// default timeout, as KeyValue.Get's is.
 func Get(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry, error) {
 	subject := "$KV." + bucket + "." + key
+	ctx, cancel := bounded(ctx, js)
+	defer cancel()
 	msg, err := js.Conn().RequestWithContext(ctx, apiPrefix(js.Options())+"DIRECT.GET.KV_"+bucket+"."+subject, nil)
 	if err != nil {
 		return Entry{}, err
@@ -392,6 +397,16 @@ func Get(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry
 	}
 	e.Value, e.Found = msg.Data, true
 	return e, nil
+}
+
+// bounded is ctx, bounded by js's default timeout when it has no
+// deadline, as jetstream's own requests are: a request nobody answers (a
+// stream leader lost while it was on its way) would wait for good.
+func bounded(ctx context.Context, js jetstream.JetStream) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, cmp.Or(js.Options().DefaultTimeout, 5*time.Second))
 }
 
 // apiPrefix is the JetStream API prefix js uses, with a trailing dot.

@@ -1,0 +1,50 @@
+package kv
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// TestGetWithoutDeadlineIsBounded: a read whose context has no deadline
+// gives up after the JetStream client's default timeout when nobody
+// answers its request, as KeyValue.Get does, rather than wait for good.
+// Nobody answers: a subscriber on the API subjects that never replies,
+// as a stream leader lost mid-request leaves a request.
+func TestGetWithoutDeadlineIsBounded(t *testing.T) {
+	s := natstest.Server(t)
+	nc := natstest.Conn(t, s)
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deaf := natstest.Conn(t, s)
+	for _, subj := range []string{"$JS.API.DIRECT.GET.KV_deaf.>", "$JS.API.STREAM.MSG.GET.KV_deaf"} {
+		if _, err := deaf.Subscribe(subj, func(*nats.Msg) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := deaf.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for name, get := range map[string]func(context.Context, jetstream.JetStream, string, string) (Entry, error){"Get": Get, "LeaderGet": LeaderGet} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := get(context.Background(), js, "deaf", "k")
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: answered by nobody, yet no error", name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: without a deadline and unanswered, still waiting after 10 s (the client's default timeout is 1 s)", name)
+		}
+	}
+}
