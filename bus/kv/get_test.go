@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -46,5 +47,31 @@ func TestGetWithoutDeadlineIsBounded(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: without a deadline and unanswered, still waiting after 10 s (the client's default timeout is 1 s)", name)
 		}
+	}
+}
+
+// TestGetExpiredByMarker: in a bucket made with limit markers (nats kv add
+// --marker-ttl; Open binds a bucket as it is), a key that expired is
+// followed by the server's marker (Nats-Marker-Reason: MaxAge), which is
+// the key's absence, as KeyValue.Get reads it, not an empty value.
+func TestGetExpiredByMarker(t *testing.T) {
+	js := natstest.JS(t, natstest.Conn(t, natstest.Server(t)))
+	ctx := natstest.Ctx(t)
+	b, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "marked", TTL: time.Second, LimitMarkerTTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, "the key expired", func() bool {
+		_, err := b.Get(ctx, "k")
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	})
+	if e, err := Get(ctx, js, "marked", "k"); err != nil || e.Found {
+		t.Fatalf("an expired key: %+v, %v", e, err)
+	}
+	if e, err := LeaderGet(ctx, js, "marked", "k"); err != nil || e.Found {
+		t.Fatalf("an expired key from the leader: %+v, %v", e, err)
 	}
 }

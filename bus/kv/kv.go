@@ -293,7 +293,7 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 		if why := forged(hdr, 0); why != "" {
 			return Entry{Revision: m.Seq, Created: m.Time}, fmt.Errorf("%w: $KV.%s.%s revision %d: %s", ErrForged, bucket, key, m.Seq, why)
 		}
-		if op := hdr.Get(wire.HeaderKVOperation); op == "DEL" || op == "PURGE" {
+		if deleted(hdr) {
 			return Entry{Revision: m.Seq, Created: m.Time}, nil
 		}
 	}
@@ -356,8 +356,9 @@ func forged(h nats.Header, appended int) string {
 // with the entry's Revision and Created set so a writer can replace it
 // by compare-and-set; a stored status message (a 404 of the server's,
 // stored) is one too, never a missing key. A key never written, deleted
-// or purged is Found false. A ctx without a deadline is bounded by js's
-// default timeout, as KeyValue.Get's is.
+// or purged (or expired, with a limit marker) is Found false. A ctx
+// without a deadline is bounded by js's default timeout, as
+// KeyValue.Get's is.
 func Get(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry, error) {
 	subject := "$KV." + bucket + "." + key
 	ctx, cancel := bounded(ctx, js)
@@ -392,7 +393,7 @@ func Get(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry
 	if why := forged(msg.Header, 1); why != "" {
 		return e, fmt.Errorf("%w: %s revision %d: %s", ErrForged, subject, seq, why)
 	}
-	if op := msg.Header.Get(wire.HeaderKVOperation); op == "DEL" || op == "PURGE" {
+	if deleted(msg.Header) {
 		return e, nil
 	}
 	e.Value, e.Found = msg.Data, true
@@ -407,6 +408,15 @@ func bounded(ctx context.Context, js jetstream.JetStream) (context.Context, cont
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, cmp.Or(js.Options().DefaultTimeout, 5*time.Second))
+}
+
+// deleted reports whether a stored message with headers h is a key's
+// deletion, as KeyValue.Get reads one: a delete or purge marker, or the
+// server's marker of a key expired or removed (Nats-Marker-Reason, in a
+// bucket made with limit markers).
+func deleted(h nats.Header) bool {
+	op := h.Get(wire.HeaderKVOperation)
+	return op == "DEL" || op == "PURGE" || op == "" && h.Get(jetstream.MarkerReasonHeader) != ""
 }
 
 // apiPrefix is the JetStream API prefix js uses, with a trailing dot.
