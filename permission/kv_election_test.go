@@ -10,7 +10,8 @@ import (
 
 // TestKVReadWaitsOutAnElection: a session's policy read while the
 // policies bucket has no leader for the moment (two of three nodes down)
-// is answered once the nodes are back, within the call's context: the
+// is answered (by the replica left up, or once the nodes are back) within
+// the call's context, never failed: the
 // call it is for ran into "no responders" and ended unavailable while the
 // cluster elected a leader.
 func TestKVReadWaitsOutAnElection(t *testing.T) {
@@ -49,7 +50,12 @@ func TestKVReadWaitsOutAnElection(t *testing.T) {
 	}()
 	select {
 	case r := <-done:
-		t.Fatalf("read without a quorum, or gave up at once: %+v", r)
+		// The node left up holds a replica, which may answer a direct
+		// get without a leader: then with the policy, never an error.
+		if r.err != nil || !r.ok || r.p.Mode != ModeExplore {
+			t.Fatalf("without a quorum, gave up at once: %+v", r)
+		}
+		return
 	case <-time.After(2 * time.Second):
 	}
 	for i := range cl.Nodes() {
