@@ -72,11 +72,7 @@ func TestRolesForgedKeptResult(t *testing.T) {
 	ctx := secureCtx(t)
 	alice, anc, _ := f.caller(t, "alice")
 	bob, _, _ := f.caller(t, "bob")
-	op, _ := f.conn(t, auth.RoleOperator, "")
-	ojs, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ojs := f.operatorJS(t)
 	keep := func(c interface {
 		Invoke(context.Context, toolkit.ToolCall) *toolkit.Response
 	}, id, text string) {
@@ -123,19 +119,8 @@ func TestRolesForgedKeptResult(t *testing.T) {
 func TestRolesForgedPolicies(t *testing.T) {
 	f := startSecureFleet(t, secureConfig+"permissions:\n  mode: default\n")
 	ctx := secureCtx(t)
-	op, _ := f.conn(t, auth.RoleOperator, "")
-	ojs, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := permission.NewKVStore(ctx, ojs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	guard, err := permission.NewGuard(store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ojs := f.operatorJS(t)
+	guard := operatorGuard(t, ctx, ojs)
 	alice, anc, _ := f.caller(t, "alice")
 	if err := guard.SetMode(ctx, toolkit.SessionScope("alice", "open"), permission.ModeBypass); err != nil {
 		t.Fatal(err)
@@ -195,19 +180,8 @@ func TestRolesForgedPolicies(t *testing.T) {
 func TestRolesForgedApprovals(t *testing.T) {
 	f := startSecureFleet(t, secureConfig+"permissions:\n  mode: default\n")
 	ctx := secureCtx(t)
-	op, _ := f.conn(t, auth.RoleOperator, "")
-	ojs, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := permission.NewKVStore(ctx, ojs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	guard, err := permission.NewGuard(store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ojs := f.operatorJS(t)
+	guard := operatorGuard(t, ctx, ojs)
 	alice, anc, _ := f.caller(t, "alice")
 	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "x"}, KeepResult: true}); r.Text() != "x" {
 		t.Fatalf("alice's kept call: %+v", r)
@@ -250,11 +224,7 @@ func TestRolesForgedApprovals(t *testing.T) {
 func TestRolesForgedGroups(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
 	ctx := secureCtx(t)
-	op, _ := f.conn(t, auth.RoleOperator, "")
-	ojs, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ojs := f.operatorJS(t)
 	alice, anc, _ := f.caller(t, "alice")
 	bob, _, _ := f.caller(t, "bob")
 	if r := alice.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "mine", Input: map[string]any{"vault": true}}); r.State != toolkit.StateSuccess {
@@ -311,11 +281,7 @@ func TestRolesForgedGroups(t *testing.T) {
 func TestRolesForgedSessionPins(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
 	ctx := secureCtx(t)
-	op, _ := f.conn(t, auth.RoleOperator, "")
-	ojs, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ojs := f.operatorJS(t)
 	alice, anc, _ := f.caller(t, "alice")
 	bob, _, _ := f.caller(t, "bob")
 	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "w"}, KeepResult: true}); r.Text() != "w" {
@@ -365,7 +331,7 @@ func TestRolesForgedSessionPins(t *testing.T) {
 	if _, ok := f.stderr.wait(func(s string) bool { return strings.Contains(s, "a session's pin was not written by toolbus") }); !ok {
 		t.Errorf("the worker did not log the refused pins:\n%s", f.stderr)
 	}
-	oc, err := bus.NewClient(op, nil)
+	oc, err := bus.NewClient(ojs.Conn(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,11 +364,7 @@ func TestRolesForgedSessionPins(t *testing.T) {
 func TestRolesForgedGrants(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
 	ctx := secureCtx(t)
-	op, _ := f.conn(t, auth.RoleOperator, "")
-	ojs, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ojs := f.operatorJS(t)
 	wnc, _ := f.conn(t, auth.RoleWorker, "")
 	wjs, err := jetstream.New(wnc)
 	if err != nil {
@@ -453,11 +415,7 @@ func TestRolesForgedGrants(t *testing.T) {
 func TestRolesForgedDurableCalls(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
 	ctx := secureCtx(t)
-	op, _ := f.conn(t, auth.RoleOperator, "")
-	ojs, err := jetstream.New(op)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ojs := f.operatorJS(t)
 	alice, anc, _ := f.caller(t, "alice")
 	bob, _, _ := f.caller(t, "bob")
 	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "alice's"}, KeepResult: true}); r.Text() != "alice's" {
@@ -508,4 +466,29 @@ func TestRolesForgedDurableCalls(t *testing.T) {
 			t.Errorf("a server's answer ran as bob's call: %s", l)
 		}
 	}
+}
+
+// operatorJS is JetStream on a connection of the operator's role.
+func (f *secureFleet) operatorJS(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	op, _ := f.conn(t, auth.RoleOperator, "")
+	js, err := jetstream.New(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// operatorGuard is the permission guard the operator sets modes with.
+func operatorGuard(t *testing.T, ctx context.Context, js jetstream.JetStream) *permission.Guard {
+	t.Helper()
+	store, err := permission.NewKVStore(ctx, js, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := permission.NewGuard(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return guard
 }
