@@ -223,16 +223,7 @@ func TestKeptResultMendsLostChunks(t *testing.T) {
 	var final *toolkit.Response
 	for ev := range c.Call(ctxT(t), toolkit.ToolCall{ID: "mended-1", Name: "three", KeepResult: true}) {
 		if ev.Chunk != nil && ev.Chunk.Content[0].Text == "a" {
-			px.Cut()
-			natstest.WaitFor(t, "the client to notice the break", func() bool { return !nc.IsConnected() })
-			release <- struct{}{}
-			<-wrote // into nobody's subscription
-			px.Restore()
-			natstest.WaitFor(t, "the client to reconnect", nc.IsConnected)
-			if err := nc.Flush(); err != nil { // its inbox subscription is on the server again
-				t.Fatal(err)
-			}
-			release <- struct{}{}
+			loseFrames(t, px, nc, release, wrote)
 		}
 		final = ev.Final
 	}

@@ -42,22 +42,7 @@ func TestDurableExhaustedAfterFramesOfLastDelivery(t *testing.T) {
 				<-ctx.Done() // the worker dies meanwhile
 				return ctx.Err()
 			}), toolkit.WithIdempotency(toolkit.Idempotent))
-		nc := natstest.Connect(t, s)
-		js := natstest.JS(t, nc)
-		w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance,
-			Durable: &bus.DurableOptions{JetStream: js, AckWait: ackWait, MaxDeliver: maxDeliver},
-			Results: &bus.ResultsOptions{JetStream: js}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(ctxT(t)) })
-		return w, nc
-	}
-	kill := func(w *bus.Worker, nc *nats.Conn) {
-		nc.Close()
-		gone, cancel := context.WithCancel(context.Background())
-		cancel()
-		w.Stop(gone)
+		return startDurableWorker(t, s, tk, bus.WorkerOptions{Instance: instance, Durable: &bus.DurableOptions{MaxDeliver: maxDeliver}}, ackWait, true)
 	}
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond,
 		StallTimeout: time.Hour, CancelGrace: time.Second})
@@ -90,7 +75,7 @@ func TestDurableExhaustedAfterFramesOfLastDelivery(t *testing.T) {
 		if i == maxDeliver-1 {
 			newWorker("survivor", false)
 		}
-		kill(w, nc)
+		killDurableWorker(w, nc)
 		if i < maxDeliver-1 {
 			w, nc = newWorker(fmt.Sprint("doomed-", i+1), true)
 		}

@@ -32,7 +32,12 @@ func startDurableWorker(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, o
 	t.Helper()
 	nc := natstest.Connect(t, s)
 	js := natstest.JS(t, nc)
-	o.Durable = &bus.DurableOptions{JetStream: js, AckWait: ackWait}
+	var d bus.DurableOptions // o.Durable's other settings kept
+	if o.Durable != nil {
+		d = *o.Durable
+	}
+	d.JetStream, d.AckWait = js, ackWait
+	o.Durable = &d
 	if keep {
 		o.Results = &bus.ResultsOptions{JetStream: js}
 	}
@@ -46,6 +51,15 @@ func startDurableWorker(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, o
 		w.Stop(ctx)
 	})
 	return w, nc
+}
+
+// killDurableWorker ends a worker as a crash would: its connection first,
+// then its stop, with no time for its calls.
+func killDurableWorker(w *bus.Worker, nc *nats.Conn) {
+	nc.Close()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	w.Stop(gone)
 }
 
 func TestDurableCall(t *testing.T) {
@@ -477,22 +491,7 @@ func TestDurableExhausted(t *testing.T) {
 				}
 				return w.Write(toolkit.Text("done"))
 			}), toolkit.WithIdempotency(toolkit.Idempotent))
-		nc := natstest.Connect(t, s)
-		js := natstest.JS(t, nc)
-		w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance,
-			Durable: &bus.DurableOptions{JetStream: js, AckWait: ackWait, MaxDeliver: maxDeliver},
-			Results: &bus.ResultsOptions{JetStream: js}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(ctxT(t)) })
-		return w, nc
-	}
-	kill := func(w *bus.Worker, nc *nats.Conn) {
-		nc.Close()
-		gone, cancel := context.WithCancel(context.Background())
-		cancel()
-		w.Stop(gone)
+		return startDurableWorker(t, s, tk, bus.WorkerOptions{Instance: instance, Durable: &bus.DurableOptions{MaxDeliver: maxDeliver}}, ackWait, true)
 	}
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond, StallTimeout: 3 * ackWait})
 	// A worker first: a durable call of a tool no worker has served ends
@@ -511,7 +510,7 @@ func TestDurableExhausted(t *testing.T) {
 			// delivery went unanswered.
 			newWorker("survivor", false)
 		}
-		kill(w, nc)
+		killDurableWorker(w, nc)
 		if i < maxDeliver-1 {
 			w, nc = newWorker(fmt.Sprint("doomed-", i+1), true)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -83,4 +84,23 @@ func mustAdd(t testing.TB, tk *toolkit.Toolkit, tool *toolkit.Tool, opts ...tool
 	if err := tk.Add(tool, opts...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// loseFrames cuts the caller's link (nc, through px) while its tool
+// writes: the tool is released to write once the client noticed the
+// break (wrote says it did, into nobody's subscription), the link comes
+// back and the client's inbox is on the server again, and the tool is
+// released to go on.
+func loseFrames(t *testing.T, px *natstest.Proxy, nc *nats.Conn, release chan<- struct{}, wrote <-chan struct{}) {
+	t.Helper()
+	px.Cut()
+	natstest.WaitFor(t, "the client to notice the break", func() bool { return !nc.IsConnected() })
+	release <- struct{}{}
+	<-wrote
+	px.Restore()
+	natstest.WaitFor(t, "the client to reconnect", nc.IsConnected)
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	release <- struct{}{}
 }

@@ -25,17 +25,7 @@ func TestKVReadWaitsOutAnElection(t *testing.T) {
 	if _, err := st.UpdateSession(natstest.Ctx(t), "s", func(p *SessionPolicy) error { p.Mode = ModeExplore; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	var kept int
-	for i, s := range cl.Nodes() {
-		if s.NumClients() > 0 {
-			kept = i
-		}
-	}
-	for i := range cl.Nodes() {
-		if i != kept {
-			cl.Stop(i)
-		}
-	}
+	restore := cl.LoseQuorum() // the client's node stays up
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	type read struct {
@@ -58,11 +48,7 @@ func TestKVReadWaitsOutAnElection(t *testing.T) {
 		return
 	case <-time.After(2 * time.Second):
 	}
-	for i := range cl.Nodes() {
-		if i != kept {
-			cl.Start(i)
-		}
-	}
+	restore()
 	if r := <-done; r.err != nil || !r.ok || r.p.Mode != ModeExplore {
 		t.Fatalf("after the nodes came back: %+v", r)
 	}

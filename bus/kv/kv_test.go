@@ -192,19 +192,7 @@ func TestOpenWaitsOutAnElection(t *testing.T) {
 	if _, err := Open(natstest.Ctx(t), js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	// The client's connection is to one of the nodes; stop the two
-	// others.
-	var kept int
-	for i, s := range cl.Nodes() {
-		if s.NumClients() > 0 {
-			kept = i
-		}
-	}
-	for i := range cl.Nodes() {
-		if i != kept {
-			cl.Stop(i)
-		}
-	}
+	restore := cl.LoseQuorum() // the client's node stays up
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	done := make(chan error, 2)
@@ -232,11 +220,7 @@ func TestOpenWaitsOutAnElection(t *testing.T) {
 		}
 		break
 	}
-	for i := range cl.Nodes() {
-		if i != kept {
-			cl.Start(i)
-		}
-	}
+	restore()
 	for range pending {
 		if err := <-done; err != nil {
 			t.Fatalf("after the nodes came back: %v", err)

@@ -226,6 +226,35 @@ func (c *TestCluster) Stop(i int) {
 	}
 }
 
+// LoseQuorum stops every node but one that has clients (the first node
+// when none has), so the cluster has no meta leader and no stream a
+// leader for the moment, while its clients stay connected; restore
+// starts the stopped nodes again.
+func (c *TestCluster) LoseQuorum() (restore func()) {
+	c.t.Helper()
+	nodes := c.Nodes()
+	kept := 0
+	for i, s := range nodes {
+		if s != nil && s.NumClients() > 0 {
+			kept = i
+			break
+		}
+	}
+	for i := range nodes {
+		if i != kept {
+			c.Stop(i)
+		}
+	}
+	return func() {
+		c.t.Helper()
+		for i := range nodes {
+			if i != kept {
+				c.Start(i)
+			}
+		}
+	}
+}
+
 // Start starts node i again with its options (no-op when it runs).
 func (c *TestCluster) Start(i int) {
 	c.t.Helper()
