@@ -308,15 +308,8 @@ func TestDurableRedeliveryAfterKeptFinal(t *testing.T) {
 func TestDurableKeptFinalStoredLate(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	tk := toolkit.New(nil)
-	wrote, release := make(chan struct{}), make(chan struct{})
-	mustAdd(t, tk, toolkit.Stream("three", "Writes a, b and c.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
-		w.Write(toolkit.Text("a"))
-		<-release // the caller's link is cut
-		w.Write(toolkit.Text("b"))
-		close(wrote)
-		<-release // and back
-		return w.Write(toolkit.Text("c"))
-	}))
+	three, release, wrote := threeTool()
+	mustAdd(t, tk, three)
 	keepingWorker(t, s, tk, bus.WorkerOptions{}, 0)
 
 	ctx := ctxT(t)

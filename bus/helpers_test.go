@@ -86,6 +86,21 @@ func mustAdd(t testing.TB, tk *toolkit.Toolkit, tool *toolkit.Tool, opts ...tool
 	}
 }
 
+// threeTool writes a, b and c, waiting on release before b (the
+// caller's link is cut meanwhile: loseFrames) and before c (it is back),
+// and closing wrote once b is written.
+func threeTool() (tool *toolkit.Tool, release chan struct{}, wrote chan struct{}) {
+	wrote, release = make(chan struct{}), make(chan struct{})
+	return toolkit.Stream("three", "Writes a, b and c.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		w.Write(toolkit.Text("a"))
+		<-release
+		w.Write(toolkit.Text("b"))
+		close(wrote)
+		<-release
+		return w.Write(toolkit.Text("c"))
+	}), release, wrote
+}
+
 // loseFrames cuts the caller's link (nc, through px) while its tool
 // writes: the tool is released to write once the client noticed the
 // break (wrote says it did, into nobody's subscription), the link comes
