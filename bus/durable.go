@@ -135,7 +135,7 @@ const cancelsBindWait = 5 * time.Second
 
 // delivery is one delivery of a durable call to this worker.
 type delivery struct {
-	msg    jetstream.Msg
+	msg    *nats.Msg
 	handed bool // given back to the queue: not acknowledged
 	// repeatable: the tool is read-only or idempotent, as the worker
 	// knew it when it began pulling its calls (known also once the tool
@@ -513,14 +513,14 @@ type puller struct {
 	// with should the clock hand it on (written before inline is set).
 	inline inlined
 	cons   jetstream.Consumer
-	batch  jetstream.MessageBatch
+	batch  *pullBatch
 }
 
 // loop pulls the tool's calls while the worker has room for them, after
 // taking what is left of batch (a loop handed on). It holds one count of
 // d.wg, which a goroutine that loses the loop to the clock leaves to the
 // loop's next goroutine.
-func (p *puller) loop(cons jetstream.Consumer, batch jetstream.MessageBatch) {
+func (p *puller) loop(cons jetstream.Consumer, batch *pullBatch) {
 	d := p.d
 	wait := 100 * time.Millisecond
 	for {
@@ -576,7 +576,7 @@ func (p *puller) loop(cons jetstream.Consumer, batch jetstream.MessageBatch) {
 			continue
 		}
 		var err error
-		if batch, err = cons.Fetch(min(free, 64), jetstream.FetchMaxWait(fetchWait)); err != nil {
+		if batch, err = pull(d.js, cons, min(free, 64), fetchWait); err != nil {
 			batch = nil
 			if p.ctx.Err() == nil && !errors.Is(err, nats.ErrConnectionClosed) {
 				d.w.count.jsErrors.Add(1)
@@ -591,7 +591,7 @@ func (p *puller) loop(cons jetstream.Consumer, batch jetstream.MessageBatch) {
 // take hands one delivered call to the worker: it runs on the loop when
 // its tool is quick and a slot is free, else on a runner. It reports
 // false when the clock handed the loop on while the call ran here.
-func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m jetstream.Msg, cfg jetstream.ConsumerConfig) bool {
+func (p *puller) take(cons jetstream.Consumer, batch *pullBatch, m *nats.Msg, cfg jetstream.ConsumerConfig) bool {
 	d := p.d
 	meta, err := m.Metadata()
 	if err != nil {
@@ -599,15 +599,15 @@ func (p *puller) take(cons jetstream.Consumer, batch jetstream.MessageBatch, m j
 		m.Term()
 		return true
 	}
-	if why := notACall(m.Headers()); why != "" {
+	if why := notACall(m.Header); why != "" {
 		d.w.log.Warn("bus: dropping a message of the calls stream that is not a durable call (a server's answer stored there as another request's reply); ending it in the stream",
-			"subject", m.Subject(), "seq", meta.Sequence.Stream, "reason", why)
+			"subject", m.Subject, "seq", meta.Sequence.Stream, "reason", why)
 		m.Term()
 		return true
 	}
-	_, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject(), wire.SubjectDurablePrefix), ".")
-	in := &incoming{subject: m.Subject(), tool: p.tool, identity: identity, reply: m.Headers().Get(wire.HeaderReply),
-		header: m.Headers(), data: m.Data(),
+	_, identity, _ := strings.Cut(strings.TrimPrefix(m.Subject, wire.SubjectDurablePrefix), ".")
+	in := &incoming{subject: m.Subject, tool: p.tool, identity: identity, reply: m.Header.Get(wire.HeaderReply),
+		header: m.Header, data: m.Data,
 		dur: &delivery{msg: m, repeatable: p.repeatable, attempt: meta.NumDelivered, max: uint64(max(cfg.MaxDeliver, 0)), redeliver: cfg.AckWait,
 			published: meta.Timestamp, seq: meta.Sequence.Stream}}
 	switch s := d.w.accept(in); {

@@ -75,7 +75,7 @@ func TestStoppingWorkerHonoursRecordedCancels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(guardWait))
+	batch, err := pull(d.js, cons, 1, guardWait)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -419,7 +419,11 @@ func deleted(h nats.Header) bool {
 	return op == "DEL" || op == "PURGE" || op == "" && h.Get(jetstream.MarkerReasonHeader) != ""
 }
 
-// apiPrefix is the JetStream API prefix js uses, with a trailing dot.
+// APIPrefix is the JetStream API prefix js sends its requests under,
+// with a trailing dot: for requests jetstream has no call for.
+func APIPrefix(js jetstream.JetStream) string { return apiPrefix(js.Options()) }
+
+// apiPrefix is the JetStream API prefix of options o, with a trailing dot.
 func apiPrefix(o jetstream.JetStreamOptions) string {
 	switch {
 	case o.Domain != "":

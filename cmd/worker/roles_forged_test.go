@@ -407,8 +407,9 @@ func TestRolesForgedGrants(t *testing.T) {
 }
 
 // TestRolesForgedDurableCalls: alice has the server store an API
-// response, her own durable publish's acknowledgement or a copy of her
-// own kept result on bob's durable subject, where the calls stream takes
+// response, her own durable publish's acknowledgement, a copy of her own
+// kept result or a direct get's 404 (no body, a Status header: what a
+// pull ends with) on bob's durable subject, where the calls stream takes
 // it as a durable call of bob's. A worker pulling it runs nothing and
 // answers nobody: it logs it and ends it in the stream, so it is not
 // delivered again; bob's durable calls go on.
@@ -438,6 +439,7 @@ func TestRolesForgedDurableCalls(t *testing.T) {
 		{Subject: "$JS.API.INFO", Reply: wire.DurableSubject("echo", "bob")},
 		own, // its acknowledgement
 		{Subject: directGet(wire.BucketResults, wire.ResultKey("alice", "kept")), Reply: wire.DurableSubject("echo", "bob")},
+		{Subject: directGet(wire.BucketResults, wire.ResultKey("alice", "never-kept")), Reply: wire.DurableSubject("echo", "bob")},
 	} {
 		if err := anc.PublishMsg(m); err != nil {
 			t.Fatal(err)
@@ -446,15 +448,15 @@ func TestRolesForgedDurableCalls(t *testing.T) {
 	anc.Flush()
 	natstest.WaitFor(t, "the server's answers stored on bob's durable subject and ended by the worker", func() bool {
 		info, err := st.Info(ctx)
-		// Stored: alice's own call and the three answers, after bob's first.
-		return err == nil && info.State.LastSeq >= 5 && info.State.Msgs == 0
+		// Stored: alice's own call and the four answers, after bob's first.
+		return err == nil && info.State.LastSeq >= 6 && info.State.Msgs == 0
 	})
 	n := 0
 	if _, ok := f.stderr.wait(func(s string) bool {
 		if strings.Contains(s, "not a durable call") && strings.Contains(s, `"subject":"`+wire.DurableSubject("echo", "bob")+`"`) {
 			n++
 		}
-		return n == 3
+		return n == 4
 	}); !ok {
 		t.Fatalf("the worker did not log the server's answers on bob's durable subject:\n%s", f.stderr)
 	}
