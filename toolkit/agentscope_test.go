@@ -770,6 +770,21 @@ func TestExtend(t *testing.T) {
 	}
 	s, _ = tk.Schema("f")
 	jsonEqual(t, "extension removed", s.Function.Parameters, objectSchema(map[string]any{"arg1": map[string]any{"type": "integer"}}, "arg1"))
+
+	// The extension's titles are stripped too, as the tool's own are
+	// (1.x strips them from the extended model's schema).
+	titled := map[string]any{"plan": map[string]any{"title": "Plan", "type": "array", "items": map[string]any{"title": "Step", "type": "string"}}}
+	if err := tk.Extend("f", titled); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = tk.Schema("f")
+	jsonEqual(t, "extension with titles", s.Function.Parameters, objectSchema(map[string]any{
+		"arg1": map[string]any{"type": "integer"},
+		"plan": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+	}, "arg1"))
+	if _, ok := titled["plan"].(map[string]any)["title"]; !ok {
+		t.Error("Extend changed the caller's properties")
+	}
 }
 
 // TestExtendedFieldsReachTypedTools: a typed tool, whose input struct does

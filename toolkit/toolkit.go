@@ -681,6 +681,7 @@ func (tk *Toolkit) Use(mws ...Middleware) {
 // middleware in call.Input, and every handler, typed tools included, in
 // Extended(ctx). A property that exists in the tool's own schema is an error;
 // calling Extend again replaces the previous extension, and nil removes it.
+// The properties' titles are stripped, as the tool's own are.
 func (tk *Toolkit) Extend(name string, properties map[string]any, required ...string) error {
 	defer tk.lock()()
 	next := tk.reg.Load().clone()
@@ -804,7 +805,11 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 			if _, preset := own[k]; taken || preset {
 				return nil, fmt.Errorf("the field %q already exists in the schema of %q; use a different name", k, t.Name)
 			}
-			props[k] = cloneJSON(v)
+			v = cloneJSON(v)
+			if sub, ok := v.(map[string]any); ok {
+				StripTitles(sub) // as the tool's own schema's are
+			}
+			props[k] = v
 		}
 		if len(ext.required) > 0 {
 			req, _ := schema["required"].([]any)
