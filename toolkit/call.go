@@ -2,6 +2,7 @@ package toolkit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -118,38 +119,52 @@ type dispatch struct {
 	code  Code
 	meta  map[string]any
 	done  bool
-	max   int  // the bound of the output (Options.MaxResultBytes); ≤ 0, none
-	over  bool // the output reached max: the call failed
+	max   int // the bound of the output (Options.MaxResultBytes); ≤ 0, none
+	// failed is set when the call failed by its output (past max, or a
+	// chunk that could not be merged): what the tool's writes return
+	// from then on, taking nothing more.
+	failed error
 }
 
-// overLimit reports whether c is refused for taking the call's output past
-// its bound; the first such chunk fails the call.
-func (d *dispatch) overLimit(c *Chunk) bool {
+// refuse returns the error a write of c gets without c being taken: the
+// call's failure by its output, or ErrOutputTooLarge when c takes the
+// output past its bound, which fails the call.
+func (d *dispatch) refuse(c *Chunk) error {
 	switch {
-	case d.over:
-		return true
+	case d.failed != nil:
+		return d.failed
 	case d.max <= 0 || d.acc.Size()+c.Size()+c.MetaSize() <= d.max:
-		return false
+		return nil
 	}
-	d.over = true
+	d.failed = ErrOutputTooLarge
 	d.fail(CodeToolError, fmt.Sprintf("ToolOutputTooLargeError: the tool's output passed the limit of %d bytes one call may return; the rest of it was dropped.", d.max))
-	return true
+	return d.failed
+}
+
+// unmergeable fails the call for a chunk the accumulator could not merge
+// (Accumulator.Add's error), after that chunk: as AgentScope 2.x's
+// append_chunk error ends its call, nothing the tool writes after it is
+// taken, and the error chunk ends the output.
+func (d *dispatch) unmergeable(err error) error {
+	d.failed = NewError(CodeToolError, err.Error())
+	d.fail(CodeToolError, err.Error())
+	return d.failed
 }
 
 func (d *dispatch) Write(c Chunk) error {
 	if d.done {
 		return ErrStopped
 	}
-	if d.overLimit(&c) {
-		return ErrOutputTooLarge
+	if err := d.refuse(&c); err != nil {
+		return err
 	}
 	// Accumulate before forwarding: the accumulator copies what it keeps,
 	// so a consumer that changes the chunk it is handed cannot change the
 	// final response.
 	aerr := d.acc.Add(&c)
 	err := d.out.Write(c)
-	if aerr != nil && d.code == "" {
-		d.fail(CodeToolError, aerr.Error())
+	if aerr != nil {
+		return cmp.Or(err, d.unmergeable(aerr))
 	}
 	return err
 }
@@ -208,13 +223,13 @@ func writeResult(w Writer, c Chunk) error {
 	if d.done {
 		return ErrStopped
 	}
-	if d.overLimit(&c) {
-		return ErrOutputTooLarge
+	if err := d.refuse(&c); err != nil {
+		return err
 	}
 	aerr := d.acc.Add(&c)
 	err := rw.WriteResult(c)
-	if aerr != nil && d.code == "" {
-		d.fail(CodeToolError, aerr.Error())
+	if aerr != nil {
+		return cmp.Or(err, d.unmergeable(aerr))
 	}
 	return err
 }
@@ -323,8 +338,8 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 		ctx = withExtended(ctx, e.extension, input)
 	}
 	err := d.invoke(ctx, tk, e.handler, &d.call)
-	if err == nil || d.over {
-		return // over: the call failed when its output did
+	if err == nil || d.failed != nil {
+		return // the call failed when its output did
 	}
 	f := Failure(ctx, err)
 	if f.RetryAfter > 0 {

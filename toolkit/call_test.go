@@ -554,3 +554,28 @@ func TestPresetsHiddenFromMiddleware(t *testing.T) {
 		t.Errorf("the middleware saw %v", seen)
 	}
 }
+
+// A chunk that cannot be merged (URL data under an existing id) ends the
+// call as AgentScope 2.x's append_chunk error does: the error chunk is the
+// last of the output, the tool's next Write fails and nothing it writes
+// after reaches the caller or the final.
+func TestUnmergeableChunkEndsTheCall(t *testing.T) {
+	var after error
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Raw("url_then_more", "U.", nil, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		_ = w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockData, ID: "u", URL: "https://x/1"}}})
+		_ = w.Write(toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockData, ID: "u", URL: "https://x/2"}}})
+		after = w.Write(toolkit.Text("after"))
+		return after
+	}))
+	r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "c", Name: "url_then_more"})
+	if after == nil {
+		t.Error("Write after the failed merge succeeded")
+	}
+	if r.final.State != toolkit.StateError || r.final.Code != toolkit.CodeToolError || r.final.Text() != `cannot append a data block with a URL source to block "u"` {
+		t.Errorf("final = %s/%s %q", r.final.State, r.final.Code, r.final.Text())
+	}
+	if len(r.chunks) != 3 || r.chunks[2].State != toolkit.StateError {
+		t.Errorf("chunks = %+v, want the two data chunks and the error", r.chunks)
+	}
+}
