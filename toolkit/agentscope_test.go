@@ -145,8 +145,8 @@ func TestRegisterFunction(t *testing.T) {
 				return map[string]any{"city": in.City, "temperature": 25, "note": "<sunny>"}, nil
 			}),
 			input:      map[string]any{"city": "成都"},
-			wantChunks: []string{`{"city":"成都","note":"<sunny>","temperature":25}`},
-			wantText:   `{"city":"成都","note":"<sunny>","temperature":25}`,
+			wantChunks: []string{`{"city": "成都", "note": "<sunny>", "temperature": 25}`},
+			wantText:   `{"city": "成都", "note": "<sunny>", "temperature": 25}`,
 		},
 		{
 			name: "test_sync_streaming_function",
@@ -175,8 +175,8 @@ func TestRegisterFunction(t *testing.T) {
 				}
 				return nil
 			}),
-			wantChunks: []string{"checking", `{"status":"ok","where":"成都"}`},
-			wantText:   `checking{"status":"ok","where":"成都"}`,
+			wantChunks: []string{"checking", `{"status": "ok", "where": "成都"}`},
+			wantText:   `checking{"status": "ok", "where": "成都"}`,
 		},
 		{
 			name: "test_custom_input_schema",
@@ -649,7 +649,7 @@ func TestPresets(t *testing.T) {
 			wantParams: map[string]any{
 				"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}},
 			},
-			wantText: `{"a":"x"}`,
+			wantText: `{"a": "x"}`,
 		},
 		{
 			name:    "raw schema with []string required",
@@ -659,7 +659,7 @@ func TestPresets(t *testing.T) {
 			wantParams: map[string]any{
 				"type": "object", "properties": map[string]any{"b": map[string]any{"type": "string"}}, "required": []any{"b"},
 			},
-			wantText: `{"a":"preset","b":"model"}`,
+			wantText: `{"a": "preset", "b": "model"}`,
 		},
 	}
 	for _, tt := range tests {
@@ -732,7 +732,7 @@ func TestExtend(t *testing.T) {
 		"thinking": map[string]any{"type": "string", "description": "Think first."},
 	}, "arg1", "thinking"))
 	r := collect(t, tk, ctx, toolkit.ToolCall{ID: "1", Name: "f", Input: map[string]any{"arg1": 1.0, "thinking": "hmm"}})
-	if r.final.Text() != `{"arg1":1,"secret":"s","thinking":"hmm"}` {
+	if r.final.Text() != `{"arg1": 1, "secret": "s", "thinking": "hmm"}` {
 		t.Errorf("extended call = %s %q", r.final.State, r.final.Text())
 	}
 	r = collect(t, tk, ctx, toolkit.ToolCall{ID: "2", Name: "f", Input: map[string]any{"arg1": 1.0}})
@@ -902,7 +902,7 @@ func TestMiddleware(t *testing.T) {
 		}
 		tk := newToolkit(t, nil)
 		mustAdd(t, tk, toolkit.Raw("echo", "E.", nil, echoInput), toolkit.WithMiddleware(inject))
-		if got := tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "echo", Input: map[string]any{"a": "b"}}).Text(); got != `{"a":"b","injected":"yes"}` {
+		if got := tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "echo", Input: map[string]any{"a": "b"}}).Text(); got != `{"a": "b", "injected": "yes"}` {
 			t.Errorf("tool saw %s", got)
 		}
 	})

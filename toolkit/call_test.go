@@ -97,7 +97,7 @@ func TestCallPaths(t *testing.T) {
 		{name: "raw: null for a required field", call: toolkit.ToolCall{Name: "raw", Input: map[string]any{"n": nil}}, wantState: toolkit.StateError, wantCode: toolkit.CodeInvalidInput,
 			wantText: "Input validation failed for tool 'raw': …", wantChunks: 1},
 		{name: "raw: Go int accepted", call: toolkit.ToolCall{Name: "raw", Input: map[string]any{"n": 3}}, wantState: toolkit.StateSuccess,
-			wantText: `{"n":3}`, wantChunks: 1},
+			wantText: `{"n": 3}`, wantChunks: 1},
 		{name: "tool error keeps the partial output", call: toolkit.ToolCall{Name: "fails"}, wantState: toolkit.StateError, wantCode: toolkit.CodeToolError,
 			wantText: "partial disk full", wantChunks: 2},
 		{name: "*Error keeps its code, retry-after and metadata", call: toolkit.ToolCall{Name: "busy"}, wantState: toolkit.StateError, wantCode: toolkit.CodeOverloaded,

@@ -337,8 +337,10 @@ func TestValueChunk(t *testing.T) {
 		{in: c, want: "pre-made"},
 		{in: &c, want: "pre-made"},
 		{in: 42, want: "42"},
-		{in: []string{"成都", "<b>"}, want: `["成都","<b>"]`},
-		{in: pair{"x", 1}, want: `{"a":"x","b":1}`},
+		{in: []string{"成都", "<b>"}, want: `["成都", "<b>"]`},
+		{in: pair{"x", 1}, want: `{"a": "x", "b": 1}`},
+		// Python's separators outside strings only; escapes kept.
+		{in: map[string]any{"k:,": `say "a, b": c\`, "n": []any{1, map[string]any{}}}, want: `{"k:,": "say \"a, b\": c\\", "n": [1, {}]}`},
 		{in: func() {}, want: "0x"}, // not JSON: printed
 	}
 	for _, tt := range tests {

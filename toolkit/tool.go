@@ -495,7 +495,10 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 
 // ValueChunk turns a plain return value into a chunk as AgentScope 2.x
 // does: a string as is, a Chunk or *Chunk unchanged, nil as nothing, any
-// other value as JSON (non-ASCII kept, HTML not escaped). A value JSON
+// other value as JSON written as Python's json.dumps(v,
+// ensure_ascii=False) writes it: non-ASCII kept, HTML not escaped, ", "
+// and ": " between items (a map's keys sorted, a struct's fields in
+// order, where Python keeps a dict's insertion order). A value JSON
 // cannot encode is printed when it holds no others (a func, a channel,
 // NaN); otherwise (a map, slice, array, struct or pointer) JSON's error is
 // returned, since fmt prints a map or slice that holds itself until the
@@ -524,7 +527,28 @@ func ValueChunk(v any) (Chunk, error) {
 		}
 		return Text(fmt.Sprint(v)), nil
 	}
-	return Text(strings.TrimSuffix(buf.String(), "\n")), nil
+	return Text(string(pySeparators(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))), nil
+}
+
+// pySeparators spaces compact JSON as Python's json.dumps does: a space
+// after each ',' and ':' outside strings.
+func pySeparators(compact []byte) []byte {
+	out := make([]byte, 0, len(compact)+len(compact)/4)
+	in, esc := false, false
+	for _, c := range compact {
+		out = append(out, c)
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ',' || c == ':'):
+			out = append(out, ' ')
+		}
+	}
+	return out
 }
 
 func decodeInput(input map[string]any, dst any) error {
