@@ -1148,12 +1148,38 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 }
 
 // decodeFrame decodes and checks one reply frame; its strings share the
-// message's payload, which nobody changes afterwards.
+// message's payload, which nobody changes afterwards. A chunk frame's
+// strings are copies when the payload is much larger than the content
+// its chunks count: the call keeps its chunks' text, and a byte of text
+// kept would keep the whole message (a large status in metadata that the
+// next chunk replaces, or bytes the decoder skipped).
 func decodeFrame(f *wire.Frame, m *nats.Msg) error {
-	if err := wire.CodecOf(m.Header).UnmarshalShared(m.Data, f); err != nil {
+	c := wire.CodecOf(m.Header)
+	if err := c.UnmarshalShared(m.Data, f); err != nil {
 		return fmt.Errorf("undecodable frame: %w", err)
 	}
-	return f.Check()
+	if err := f.Check(); err != nil {
+		return err
+	}
+	if f.Kind == wire.KindChunk && c == wire.Msgpack && len(m.Data) > 2*chunksSize(f)+pinSlack {
+		*f = wire.Frame{}
+		return c.Unmarshal(m.Data, f)
+	}
+	return nil
+}
+
+// pinSlack is the payload a chunk frame may hold beyond twice its
+// chunks' size and still share its strings: a frame's own fields, with
+// the longest call id, and a chunk's keys.
+const pinSlack = 256
+
+// chunksSize is the toolkit.Chunk.Size of a chunk frame's chunks.
+func chunksSize(f *wire.Frame) int {
+	n := f.Chunk.Size()
+	for i := range f.More {
+		n += f.More[i].Size()
+	}
+	return n
 }
 
 // notFound is the final of a call to a tool nobody serves.
