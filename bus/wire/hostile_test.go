@@ -123,3 +123,69 @@ func TestLegitimateBodiesDecode(t *testing.T) {
 		t.Errorf("brackets inside strings: %v", err)
 	}
 }
+
+// frameRepeating is a final frame whose map names key n times, each
+// with an empty map: the library and the decoder take the last one.
+func frameRepeating(key string, n int) []byte {
+	b := appendMapLen(nil, n+3)
+	b = appendStr(appendStr(b, "kind"), "final")
+	b = appendStr(appendStr(b, "id"), "x")
+	b = appendUint(appendStr(b, "seq"), 1)
+	for range n {
+		b = append(appendStr(b, key), 0x80)
+	}
+	return b
+}
+
+// requestHolding is a request whose input's "a" is an array of n copies
+// of elem.
+func requestHolding(elem []byte, n int) []byte {
+	b := appendMapLen(nil, 2)
+	b = appendStr(appendStr(b, "id"), "x")
+	b = appendMapLen(appendStr(b, "input"), 1)
+	b = appendArrayLen(appendStr(b, "a"), n)
+	return append(b, bytes.Repeat(elem, n)...)
+}
+
+// TestHostileBodiesStayWithinBudget: what decoding a body allocates,
+// accepted or refused, stays within its Budget (and a little for the
+// message and an error). Allocations the decoder
+// did not charge let a body through that decoded to more: a frame naming
+// its final again and again (each a new response, 27 times the body), a
+// list of negative small integers (each boxed, 24 times).
+func TestHostileBodiesStayWithinBudget(t *testing.T) {
+	for name, tc := range map[string]struct {
+		msg  func() Message
+		body []byte
+	}{
+		"final named 2,000 times":   {func() Message { return new(Frame) }, frameRepeating("final", 2_000)},
+		"final named 100,000 times": {func() Message { return new(Frame) }, frameRepeating("final", 100_000)},
+		"chunk named 100,000 times": {func() Message { return new(Frame) }, frameRepeating("chunk", 100_000)},
+		"log named 100,000 times":   {func() Message { return new(Frame) }, frameRepeating("log", 100_000)},
+		"2,000 negative fixints":    {func() Message { return new(Request) }, requestHolding([]byte{0xff}, 2_000)},
+		"100,000 negative fixints":  {func() Message { return new(Request) }, requestHolding([]byte{0xff}, 100_000)},
+		"100,000 timestamps":        {func() Message { return new(Request) }, requestHolding([]byte{0xd6, 0xff, 0, 0, 0, 1}, 100_000)},
+		"100,000 negative int8s":    {func() Message { return new(Request) }, requestHolding([]byte{0xd0, 0x80}, 100_000)},
+		"100,000 input fields":      {func() Message { return new(Request) }, frameRepeating("input", 100_000)},
+	} {
+		for _, shared := range []bool{false, true} {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			const runs = 10
+			for range runs {
+				m := tc.msg()
+				if shared {
+					Msgpack.UnmarshalShared(tc.body, m)
+				} else {
+					Msgpack.Unmarshal(tc.body, m)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			// The budget, and a little for the message and an error.
+			if got := (after.TotalAlloc - before.TotalAlloc) / runs; got > uint64(Budget(len(tc.body)))+4096 {
+				t.Errorf("%s (shared %v): the body of %d bytes allocated %d bytes decoding, over its budget of %d", name, shared, len(tc.body), got, Budget(len(tc.body)))
+			}
+		}
+	}
+}

@@ -636,7 +636,13 @@ func (d *decoder) value() (any, error) {
 	}
 	c := d.b[d.i]
 	switch {
-	case c <= 0x7f || c >= 0xe0:
+	case c <= 0x7f:
+		d.i++
+		return int64(c), nil // boxed without allocating
+	case c >= 0xe0:
+		if err := d.charge(costNumber); err != nil {
+			return nil, err
+		}
 		d.i++
 		return int64(int8(c)), nil
 	case c >= 0xa0 && c <= 0xbf, c == 0xd9, c == 0xda, c == 0xdb, c == 0xc4, c == 0xc5, c == 0xc6:
@@ -835,7 +841,9 @@ func (d *decoder) scan() error {
 		pos++
 		skip, elems, lenSize, cost := 0, 0, 0, 0
 		switch {
-		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		case c <= 0x7f || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		case c >= 0xe0: // a negative fixint, boxed
+			cost = costNumber
 		case c <= 0x8f: // fixmap
 			elems = 2 * int(c&0x0f)
 			cost = costMap + int(c&0x0f)*costMapEntry

@@ -823,50 +823,50 @@ func (d *decoder) decodeFrame(v *Frame) error {
 		case "seq":
 			v.Seq, err = d.uint()
 		case "chunk":
-			if !d.isNil() {
+			if d.isNil() {
+				v.Chunk = nil
+			} else if err = d.charge(int(unsafe.Sizeof(toolkitChunkWith1{}))); err == nil {
 				p := new(toolkitChunkWith1)
 				d.spareToolkitBlock = p.one[:]
 				err = d.decodeToolkitChunk(&p.v)
 				d.spareToolkitBlock = nil
 				v.Chunk = &p.v
-			} else {
-				v.Chunk = nil
 			}
 		case "more":
 			v.More, err = d.sliceToolkitChunk()
 		case "progress":
-			if !d.isNil() {
+			if d.isNil() {
+				v.Progress = nil
+			} else if err = d.charge(int(unsafe.Sizeof(toolkit.Progress{}))); err == nil {
 				p := new(toolkit.Progress)
 				err = d.decodeToolkitProgress(p)
 				v.Progress = p
-			} else {
-				v.Progress = nil
 			}
 		case "log":
-			if !d.isNil() {
+			if d.isNil() {
+				v.Log = nil
+			} else if err = d.charge(int(unsafe.Sizeof(toolkit.LogMessage{}))); err == nil {
 				p := new(toolkit.LogMessage)
 				err = d.decodeToolkitLogMessage(p)
 				v.Log = p
-			} else {
-				v.Log = nil
 			}
 		case "ask":
-			if !d.isNil() {
+			if d.isNil() {
+				v.Ask = nil
+			} else if err = d.charge(int(unsafe.Sizeof(Ask{}))); err == nil {
 				p := new(Ask)
 				err = d.decodeAsk(p)
 				v.Ask = p
-			} else {
-				v.Ask = nil
 			}
 		case "final":
-			if !d.isNil() {
+			if d.isNil() {
+				v.Final = nil
+			} else if err = d.charge(int(unsafe.Sizeof(toolkitResponseWith1{}))); err == nil {
 				p := new(toolkitResponseWith1)
 				d.spareToolkitBlock = p.one[:]
 				err = d.decodeToolkitResponse(&p.v)
 				d.spareToolkitBlock = nil
 				v.Final = &p.v
-			} else {
-				v.Final = nil
 			}
 		case "chunks":
 			v.Chunks, err = d.uint()

@@ -795,10 +795,10 @@ func (g *generator) writeDecoder(b *bytes.Buffer, t *typ) {
 			p("\t\t\terr = d.decode%s(&%s)\n", f.ref.fn(), x)
 		case kStructPtr:
 			if e := sliceOfStruct(f.ref); e != nil {
-				p("\t\t\tif !d.isNil() {\n\t\t\t\tp := new(%s)\n\t\t\t\td.spare%s = p.one[:]\n", coallocName(f.ref), e.fn())
-				p("\t\t\t\terr = d.decode%s(&p.v)\n\t\t\t\td.spare%s = nil\n\t\t\t\t%s = &p.v\n\t\t\t} else {\n\t\t\t\t%s = nil\n\t\t\t}\n", f.ref.fn(), e.fn(), x, x)
+				p("\t\t\tif d.isNil() {\n\t\t\t\t%s = nil\n\t\t\t} else if err = d.charge(int(unsafe.Sizeof(%s{}))); err == nil {\n\t\t\t\tp := new(%s)\n\t\t\t\td.spare%s = p.one[:]\n", x, coallocName(f.ref), coallocName(f.ref), e.fn())
+				p("\t\t\t\terr = d.decode%s(&p.v)\n\t\t\t\td.spare%s = nil\n\t\t\t\t%s = &p.v\n\t\t\t}\n", f.ref.fn(), e.fn(), x)
 			} else {
-				p("\t\t\tif !d.isNil() {\n\t\t\t\tp := new(%s)\n\t\t\t\terr = d.decode%s(p)\n\t\t\t\t%s = p\n\t\t\t} else {\n\t\t\t\t%s = nil\n\t\t\t}\n", f.ref.goName(), f.ref.fn(), x, x)
+				p("\t\t\tif d.isNil() {\n\t\t\t\t%s = nil\n\t\t\t} else if err = d.charge(int(unsafe.Sizeof(%s{}))); err == nil {\n\t\t\t\tp := new(%s)\n\t\t\t\terr = d.decode%s(p)\n\t\t\t\t%s = p\n\t\t\t}\n", x, f.ref.goName(), f.ref.goName(), f.ref.fn(), x)
 			}
 		case kStructSlice:
 			p("\t\t\t%s, err = d.slice%s()\n", x, f.ref.fn())
