@@ -102,7 +102,8 @@ type ClientOptions struct {
 	MaxPending int64
 	// MaxResultBytes bounds the output of one call the client
 	// accumulates (toolkit.Chunk.Size and MetaSize of the chunks
-	// received), as toolkit.Options.MaxResultBytes does on the worker:
+	// received, and keptPerBlock for each block kept apart), as
+	// toolkit.Options.MaxResultBytes does on the worker:
 	// past it the call is cancelled and ends tool_error
 	// (ToolOutputTooLargeError) with the output up to the bound. 0 means
 	// toolkit.DefaultMaxResultBytes; negative, no bound.
@@ -1224,7 +1225,7 @@ func (st *callState) next(f *wire.Frame) {
 // caller stopped, or when the chunk would take the output past its bound
 // (over).
 func (st *callState) chunk(c *toolkit.Chunk, yield func(toolkit.Event) bool) bool {
-	if st.bound > 0 && st.acc.Size()+c.Size()+c.MetaSize() > st.bound {
+	if st.bound > 0 && st.acc.Size()+keptPerBlock*(st.acc.Len()+len(c.Content))+c.Size()+c.MetaSize() > st.bound {
 		st.over = true
 		return false
 	}
@@ -1232,6 +1233,11 @@ func (st *callState) chunk(c *toolkit.Chunk, yield func(toolkit.Event) bool) boo
 	st.acc.Add(c)
 	return yield(toolkit.Event{Chunk: c})
 }
+
+// keptPerBlock is about what the accumulator keeps for a block beyond
+// the bytes its Size counts: its own record, the growth of the list, an
+// index entry. Blocks that merge into one (text after text) cost it once.
+const keptPerBlock = 256
 
 // final turns a final frame into the response: the frame's content when
 // nothing was streamed, the accumulated chunks otherwise.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -68,5 +69,36 @@ func TestChunksDoNotPinTheirMessages(t *testing.T) {
 	}
 	if grew := int64(after) - int64(before); grew > 4<<20 {
 		t.Errorf("the call's %d chunks after the 8th kept %d KiB in the client; each counts a byte of text and replaces a status of %d KiB", n-8, grew>>10, pad>>10)
+	}
+}
+
+// A block costs the accumulator a few hundred bytes beyond the bytes
+// toolkit.Chunk.Size counts for it (16): a stream of one-byte blocks that
+// do not merge (text and data in turn) kept about ten times
+// ClientOptions.MaxResultBytes in the caller before the bound ended the
+// call (here 14,000 blocks for a bound of 256 KiB). The bound now counts
+// what a block is kept in.
+func TestManySmallBlocksBounded(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(&toolkit.Options{MaxResultBytes: -1})
+	mustAdd(t, tk, toolkit.Stream("confetti", "Streams one-byte text and data blocks in turn until stopped.",
+		func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
+			for ctx.Err() == nil {
+				c := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}, {Type: toolkit.BlockData, Data: "eA=="}}, State: toolkit.StateRunning}
+				if err := w.Write(c); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	const limit = 256 << 10
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{MaxResultBytes: limit})
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "confetti"})
+	if r.Code != toolkit.CodeToolError || !strings.Contains(r.Text(), "ClientOptions.MaxResultBytes") {
+		t.Fatalf("final %s %s: %.200q", r.State, r.Code, r.Text())
+	}
+	if n := len(r.Content); n > 2*limit/256 {
+		t.Errorf("%d blocks kept under a bound of %d bytes", n, limit)
 	}
 }
