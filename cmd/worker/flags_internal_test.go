@@ -126,3 +126,16 @@ func TestIntFlagNotANumber(t *testing.T) {
 		t.Fatalf("--kv-replicas 3: %v, %v", f, err)
 	}
 }
+
+// TestEmptyQueueFlag: --queue "" (--queue "$QUEUE" with QUEUE unset) was
+// "configuration OK" with queue "": the worker then served in the
+// default queue group (the bus's default) while it logged queue "" and
+// checked the permissions of the fleet's workers of queue group "",
+// that is of none.
+func TestEmptyQueueFlag(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	var out, errb strings.Builder
+	if code := run([]string{"--check-config", "--queue", ""}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "flag --queue: empty") {
+		t.Errorf("--queue '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+}

@@ -173,12 +173,15 @@ func loadConfig(f *flags) (*config.Config, error) {
 		return nil, err
 	}
 	// An empty value (--store-dir "$DIR" with DIR unset) is not the
-	// default: the embedded server would listen nowhere, and the store
-	// and the workspace would fail at the start. Named here, before.
+	// default: the embedded server would listen nowhere, the store and
+	// the workspace would fail at the start, and the queue group would be
+	// the bus's default while the fleet's permission check looked for
+	// workers of group "". Named here, before.
 	for _, e := range []struct{ name, want string }{
 		{"listen", "an address such as 127.0.0.1:4222"},
 		{"store-dir", "a directory"},
 		{"workspace", "a directory"},
+		{"queue", "a queue group name such as toolbus"},
 	} {
 		if fl := f.fs.Lookup(e.name); given(f.fs, e.name) && fl.Value.String() == "" {
 			errs = append(errs, &config.Error{File: "flag --" + e.name, Reason: "empty: give " + e.want + ", or leave the flag out for the default"})
