@@ -27,6 +27,7 @@ func init() {
 	var o callOptions
 	register(&command{
 		name:    "call",
+		long:    true,
 		args:    "NAME [JSON|@file|-]",
 		summary: "call a tool: chunks to stdout as they arrive, progress to stderr; Ctrl-C cancels",
 		flags:   o.register,

@@ -53,12 +53,25 @@ type command struct {
 	// local marks a command that never connects: its help leaves out the
 	// connection flags (which it still accepts).
 	local bool
+	// long marks a command that runs until its own end (a call, with its
+	// --timeout; top; the MCP gateway and login): opTimeout does not
+	// bound it.
+	long bool
 	// modes, when set, are the lines of the command list for its
 	// subcommands, each a synopsis after the name and a summary.
 	modes [][2]string
 }
 
 var commands = map[string]*command{}
+
+// opTimeout bounds a command that is not long: one that reads or sets
+// the fleet's state with a few requests. A JetStream request nobody
+// answers (a cluster without a leader, a stalled server) is retried until
+// the command's context ends, so without a bound it would wait forever.
+var opTimeout = 30 * time.Second
+
+// errNoAnswer is the cause of a command's context ended by opTimeout.
+var errNoAnswer = errors.New("no answer from NATS in time")
 
 // register adds a command; call it from init.
 func register(c *command) {
@@ -463,7 +476,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolctl: invalid connection settings:\n%v\n", err)
 		return exitUsage
 	}
+	if !cmd.local && !cmd.long {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, opTimeout, errNoAnswer)
+		defer cancel()
+	}
 	code := cmd.run(ctx, e, pos)
+	if context.Cause(ctx) == errNoAnswer {
+		fmt.Fprintf(stderr, "toolctl: NATS did not answer within %s: its JetStream may have no leader for the moment (a cluster electing, nodes down) or the server is stalled; try again\n", opTimeout)
+		if code == exitOK {
+			code = exitError
+		}
+	}
 	if e.refusal() != nil {
 		e.refusedHint(name, pos)
 		if code != exitOK {

@@ -53,6 +53,7 @@ func init() {
 	var o mcpOptions
 	register(&command{
 		name: "mcp",
+		long: true,
 		args: "serve|stdio|login SERVER|logout SERVER",
 		summary: "serve the fleet's tools to MCP clients: `mcp serve --listen ADDR` over Streamable HTTP (at /mcp), " +
 			"`mcp stdio --session S` on stdin/stdout; `mcp login SERVER` authorizes a mounted MCP server with oauth for every worker, `mcp logout SERVER` forgets that",

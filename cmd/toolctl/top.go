@@ -34,6 +34,7 @@ func init() {
 	var o topOptions
 	register(&command{
 		name:    "top",
+		long:    true,
 		summary: "the fleet's calls per tool, refreshed: workers, calls/s, errors/s, average duration, last error (`--once` for one table)",
 		flags:   o.register,
 		run:     o.run,
