@@ -65,9 +65,10 @@ type command struct {
 var commands = map[string]*command{}
 
 // opTimeout bounds a command that is not long: one that reads or sets
-// the fleet's state with a few requests. A JetStream request nobody
-// answers (a cluster without a leader, a stalled server) is retried until
-// the command's context ends, so without a bound it would wait forever.
+// the fleet's state with a few requests (after its --wait, if it has
+// one). A JetStream request nobody answers (a cluster without a leader,
+// a stalled server) is retried until the command's context ends, so
+// without a bound it would wait forever.
 var opTimeout = 30 * time.Second
 
 // errNoAnswer is the cause of a command's context ended by opTimeout.
@@ -476,14 +477,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolctl: invalid connection settings:\n%v\n", err)
 		return exitUsage
 	}
+	bound := opTimeout
 	if !cmd.local && !cmd.long {
+		// A command's --wait (how long to collect the workers' answers)
+		// is time asked for, not NATS's silence: the bound comes on top.
+		if f := cfs.Lookup("wait"); f != nil {
+			if d, err := time.ParseDuration(f.Value.String()); err == nil && d > 0 {
+				bound += d
+			}
+		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, opTimeout, errNoAnswer)
+		ctx, cancel = context.WithTimeoutCause(ctx, bound, errNoAnswer)
 		defer cancel()
 	}
 	code := cmd.run(ctx, e, pos)
 	if context.Cause(ctx) == errNoAnswer {
-		fmt.Fprintf(stderr, "toolctl: NATS did not answer within %s: its JetStream may have no leader for the moment (a cluster electing, nodes down) or the server is stalled; try again\n", opTimeout)
+		fmt.Fprintf(stderr, "toolctl: NATS did not answer within %s: its JetStream may have no leader for the moment (a cluster electing, nodes down) or the server is stalled; try again\n", bound)
 		if code == exitOK {
 			code = exitError
 		}
