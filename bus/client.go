@@ -102,9 +102,10 @@ type ClientOptions struct {
 	MaxPending int64
 	// MaxResultBytes bounds the output of one call the client
 	// accumulates (toolkit.Chunk.Size and MetaSize of the chunks
-	// received, and keptPerBlock for each block kept apart), as
-	// toolkit.Options.MaxResultBytes does on the worker:
-	// past it the call is cancelled and ends tool_error
+	// received, and 256 bytes for each block kept apart: a block that
+	// merges into the one before it costs nothing more), as
+	// toolkit.Options.MaxResultBytes does on the worker (which counts
+	// no bytes per block): past it the call is cancelled and ends tool_error
 	// (ToolOutputTooLargeError) with the output up to the bound. 0 means
 	// toolkit.DefaultMaxResultBytes; negative, no bound.
 	MaxResultBytes int
