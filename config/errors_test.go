@@ -135,6 +135,8 @@ func TestRejected(t *testing.T) {
 		{"bad nats url", "nats:\n  urls: [nats://a:4222, 'http://b:80']\n",
 			`w.yaml:2: nats.urls[1]: invalid URL "http://b:80": scheme "http" is not one of nats, tls, ws, wss`},
 		{"bad nats port", "nats:\n  urls:\n    - nats://a:99999\n", `w.yaml:3: nats.urls[0]: invalid URL "nats://a:99999": invalid port "99999"`},
+		{"nats host with colons", "nats:\n  urls:\n    - 'garbage::'\n", `w.yaml:3: nats.urls[0]: invalid URL "garbage::": invalid host "garbage::": want host, host:port or [IPv6]:port`},
+		{"nats host with empty port", "nats:\n  urls:\n    - 'nats://a:'\n", `w.yaml:3: nats.urls[0]: invalid URL "nats://a:": invalid host "a:": want host, host:port or [IPv6]:port`},
 		{"two ways to authenticate", "nats:\n  token: t\n  user: u\n  password: p\n",
 			`w.yaml:1: nats: more than one way to authenticate (user/password, token): choose one`},
 		{"user without password", "nats:\n  user: u\n", `w.yaml:2: nats.user: a user needs a password`},

@@ -189,6 +189,13 @@ func checkURL(raw string, schemes ...string) error {
 	if u.Host == "" {
 		return fmt.Errorf("no host")
 	}
+	if strings.Contains(u.Host, ":") {
+		// url.Parse takes "a::" or "a:" for a host (Port is empty), which
+		// only fails when the connection is dialled.
+		if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" {
+			return fmt.Errorf("invalid host %q: want host, host:port or [IPv6]:port", u.Host)
+		}
+	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return fmt.Errorf("invalid port %q", p)
