@@ -1008,12 +1008,29 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 		return "", false
 	case m.Time.Before(published.Add(-cancelMargin)):
 		return "", false
-	case !isCancel(nil, m.Data):
-		// A server's answer recorded there (isCancel); its own headers
-		// are mixed with the get's, so only its body tells.
+	case !isCancelRecord(m.Header, m.Data):
 		return "", false
 	}
 	return string(m.Data), true
+}
+
+// isCancelRecord reports whether a cancels stream message read with
+// headers h (the stored ones, and a direct get's Nats-* after them) and
+// body is a client's record of a cancel: a cancel's body (isCancel) with
+// the wire version the client wrote it in. A server's answer a caller had
+// the server publish on another identity's record subject carries no
+// such header: a direct get's 404 or a 503 is stored without its status
+// line, as an empty message with no headers, which is an empty cancel's
+// body; a copy of a stored message carries the server's Nats-Stream of
+// its own beside the get's.
+func isCancelRecord(h nats.Header, body []byte) bool {
+	if !isCancel(nil, body) || !slices.Equal(h.Values(wire.HeaderVersion), []string{wire.Version}) ||
+		len(h.Values(jetstream.StreamHeader)) > 1 {
+		return false
+	}
+	_, status := h["Status"]
+	_, op := h[wire.HeaderKVOperation]
+	return !status && !op
 }
 
 // mayRepeat reports whether a redelivered durable call may run again: its

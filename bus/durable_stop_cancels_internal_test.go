@@ -63,7 +63,7 @@ func TestStoppingWorkerHonoursRecordedCancels(t *testing.T) {
 		Header: nats.Header{wire.HeaderReply: {"_INBOX.t.1"}, jetstream.MsgIDHeader: {"c9"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cjs.Publish(ctx, wire.CancelledSubject("", "c9"), nil); err != nil {
+	if _, err := cjs.PublishMsg(ctx, &nats.Msg{Subject: wire.CancelledSubject("", "c9"), Header: nats.Header{wire.HeaderVersion: {wire.Version}}}); err != nil {
 		t.Fatal(err)
 	}
 	// Its cancel was not heard here (as for a call queued before the

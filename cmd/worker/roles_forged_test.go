@@ -494,3 +494,68 @@ func operatorGuard(t *testing.T, ctx context.Context, js jetstream.JetStream) *p
 	}
 	return guard
 }
+
+// TestRolesForgedCancelRecords: bob's durable calls wait in the queue
+// while no worker takes durable calls. Alice has the server store, as
+// the cancel record of one of them, a direct get's 404 (stored without
+// its status line: an empty message, an empty cancel's body), or a copy
+// of such a message she may read. The worker that takes the calls later
+// runs them: neither is a cancel.
+func TestRolesForgedCancelRecords(t *testing.T) {
+	f := startSecureFleet(t, secureConfig+"durable:\n  off: true\n")
+	ctx := secureCtx(t)
+	ojs := f.operatorJS(t)
+	_, anc, _ := f.caller(t, "alice")
+	bob, _, _ := f.caller(t, "bob")
+	cfg := filepath.Join(t.TempDir(), "durable.yaml")
+	mustWrite(t, cfg, secureConfig)
+	durable := func(instance string) *worker {
+		return startWorker(t, "--nats", f.url, "--config", cfg, "--nkey", filepath.Join(f.auth, "worker.nk"), "--instance", instance)
+	}
+	d := durable("durable-1")
+	if r := bob.Invoke(ctx, toolkit.ToolCall{ID: "first", Name: "echo", Durable: true, Input: map[string]any{"text": "first"}}); r.Text() != "first" {
+		t.Fatalf("bob's durable call: %s %q", r.Code, r.Text())
+	}
+	d.stop(t)
+	// An empty message alice may read: a 404 stored under a kept result
+	// of hers.
+	forge(ctx, t, ojs, anc, gadget{"a direct get's 404", directGet(wire.BucketResults, wire.ResultKey("alice", "never-kept"))},
+		wire.BucketResults, wire.ResultKey("alice", "empty"))
+	calls, err := ojs.Stream(ctx, wire.StreamCalls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancels, err := ojs.Stream(ctx, wire.StreamCancels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gadgets := []gadget{
+		{"a direct get's 404", directGet(wire.BucketResults, wire.ResultKey("alice", "never-kept"))},
+		{"a copy of an empty message", directGet(wire.BucketResults, wire.ResultKey("alice", "empty"))},
+	}
+	done := make(chan *toolkit.Response, len(gadgets))
+	for i, gd := range gadgets {
+		id := fmt.Sprint("queued-", i)
+		go func() {
+			done <- bob.Invoke(ctx, toolkit.ToolCall{ID: id, Name: "echo", Durable: true, Input: map[string]any{"text": "ran " + id}})
+		}()
+		natstest.WaitFor(t, "bob's call "+id+" queued", func() bool {
+			info, err := calls.Info(ctx)
+			return err == nil && info.State.Msgs == uint64(i+1)
+		})
+		if err := anc.PublishRequest(gd.subject, wire.CancelledSubject("bob", id), nil); err != nil {
+			t.Fatal(err)
+		}
+		anc.Flush()
+		natstest.WaitFor(t, gd.what+" stored as the cancel record of bob's "+id, func() bool {
+			info, err := cancels.Info(ctx)
+			return err == nil && info.State.Msgs == uint64(i+1)
+		})
+	}
+	durable("durable-2")
+	for range gadgets {
+		if r := <-done; r.State != toolkit.StateSuccess || !strings.HasPrefix(r.Text(), "ran ") {
+			t.Errorf("bob's queued durable call after a server's answer was stored as its cancel record: %s %q", r.Code, r.Text())
+		}
+	}
+}
