@@ -354,11 +354,12 @@ func forged(h nats.Header, appended int) string {
 // stored message's headers, which KeyValue.Get drops. A value that a
 // server's answer put there (ErrForged) is an error naming the key,
 // with the entry's Revision and Created set so a writer can replace it
-// by compare-and-set; a stored status message (a 404 of the server's,
-// stored) is one too, never a missing key. A key never written, deleted
-// or purged (or expired, with a limit marker) is Found false. A ctx
-// without a deadline is bounded by js's default timeout, as
-// KeyValue.Get's is.
+// by compare-and-set. A server's status answer (a 404) is stored
+// without its status line, as an empty message with no headers: it is
+// Found, with an empty value (which no toolbus value is), never a
+// missing key. A key never written, deleted or purged (or expired, with
+// a limit marker) is Found false. A ctx without a deadline is bounded by
+// js's default timeout, as KeyValue.Get's is.
 func Get(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry, error) {
 	subject := "$KV." + bucket + "." + key
 	ctx, cancel := bounded(ctx, js)
