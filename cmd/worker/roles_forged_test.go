@@ -559,3 +559,76 @@ func TestRolesForgedCancelRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestRolesConsumerDeliversIntoNoBucket: alice may create consumers of
+// the groups bucket on her own keys, and a push consumer delivers to any
+// subject she names. Were its deliveries stored on a key of another
+// bucket, a delete marker of hers, delivered without the server's
+// Nats-Stream, Nats-Sequence..., could read as bob's policy deleted
+// (looser). The server delivers to a push consumer's subject only while
+// a subscription on exactly that subject exists (a stream's own,
+// $KV.<bucket>.>, does not count; and a delivery keeps its own subject,
+// so only heartbeats and flow control would land on the key, with the
+// server's headers), and no role subscribes to a key: nothing of hers is
+// stored, and bob's policy holds.
+func TestRolesConsumerDeliversIntoNoBucket(t *testing.T) {
+	f := startSecureFleet(t, secureConfig+"permissions:\n  mode: default\n")
+	ctx := secureCtx(t)
+	ojs := f.operatorJS(t)
+	guard := operatorGuard(t, ctx, ojs)
+	alice, anc, _ := f.caller(t, "alice")
+	bob, _, _ := f.caller(t, "bob")
+	scope := toolkit.SessionScope("bob", "locked")
+	if err := guard.SetMode(ctx, scope, permission.ModeExplore); err != nil {
+		t.Fatal(err)
+	}
+	write := func() *toolkit.Response {
+		in := map[string]any{"file_path": filepath.Join(f.ws, "locked.txt"), "content": "x", "line_number": 1}
+		return bob.Invoke(ctx, toolkit.ToolCall{Name: "insert_text_file", Session: "locked", Input: in})
+	}
+	if r := write(); r.Code != toolkit.CodeDenied {
+		t.Fatalf("bob's write in explore mode: %s %q", r.Code, r.Text())
+	}
+	// A delete marker under alice's key (the operator resets her groups).
+	if r := alice.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "mine", Input: map[string]any{"vault": true}}); r.State != toolkit.StateSuccess {
+		t.Fatalf("alice's reset_tools: %+v", r)
+	}
+	state, err := bus.NewKVState(ctx, ojs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := state.Delete(ctx, toolkit.SessionScope("alice", "mine")); err != nil {
+		t.Fatal(err)
+	}
+	mine, _ := wire.SessionKey(toolkit.SessionScope("alice", "mine"))
+	key, _ := wire.SessionKey(scope)
+	policies, err := ojs.Stream(ctx, "KV_"+wire.BucketPermissions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := policies.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filter := "$KV." + wire.BucketGroups + "." + mine
+	for i, deliver := range []string{"$KV." + wire.BucketPermissions + ".s." + key} {
+		name := fmt.Sprint("into-", i)
+		req := fmt.Sprintf(`{"stream_name":"KV_%s","config":{"name":%q,"deliver_subject":%q,"filter_subject":%q,"deliver_policy":"last_per_subject","ack_policy":"none","idle_heartbeat":100000000,"flow_control":true}}`,
+			wire.BucketGroups, name, deliver, filter)
+		m, err := anc.Request("$JS.API.CONSUMER.CREATE.KV_"+wire.BucketGroups+"."+name+"."+filter, []byte(req), 5*time.Second)
+		if err != nil || !strings.Contains(string(m.Data), `"deliver_subject"`) {
+			t.Fatalf("alice's push consumer delivering to %s: %v %s", deliver, err, m.Data)
+		}
+	}
+	time.Sleep(time.Second) // ten heartbeat intervals
+	after, err := policies.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.State.LastSeq != before.State.LastSeq {
+		t.Errorf("the policies bucket stored %d messages of alice's consumer", after.State.LastSeq-before.State.LastSeq)
+	}
+	if r := write(); r.Code != toolkit.CodeDenied {
+		t.Errorf("bob's write in explore mode after alice's consumer delivered into his policy's key: %s %q", r.Code, r.Text())
+	}
+}
