@@ -112,10 +112,11 @@ func TestRolesForgedKeptResult(t *testing.T) {
 // TestRolesForgedPolicies: the operator holds alice's sessions in explore
 // mode (writes denied) and lets another of her sessions bypass. Alice has
 // the server store an API response or a 404 over an explore policy, or a
-// copy of her bypass session's policy as the policy of a session that has
-// none (the fleet's default mode then applies: writes ask). Her write is
-// then neither run nor askable: the session's permissions are unreadable
-// (unavailable) until the operator sets them again.
+// copy of a value she may read (her session's groups; her policies she
+// may not read: TestRolesHeaderlessPolicyCopy) as the policy of a session
+// that has none (the fleet's default mode then applies: writes ask). Her
+// write is then neither run nor askable: the session's permissions are
+// unreadable (unavailable) until the operator sets them again.
 func TestRolesForgedPolicies(t *testing.T) {
 	f := startSecureFleet(t, secureConfig+"permissions:\n  mode: default\n")
 	ctx := secureCtx(t)
@@ -125,7 +126,10 @@ func TestRolesForgedPolicies(t *testing.T) {
 	if err := guard.SetMode(ctx, toolkit.SessionScope("alice", "open"), permission.ModeBypass); err != nil {
 		t.Fatal(err)
 	}
-	openKey, _ := wire.SessionKey(toolkit.SessionScope("alice", "open"))
+	if r := alice.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "mine", Input: map[string]any{"vault": true}}); r.State != toolkit.StateSuccess {
+		t.Fatalf("alice's reset_tools: %+v", r)
+	}
+	mine, _ := wire.SessionKey(toolkit.SessionScope("alice", "mine"))
 	write := func(session string) *toolkit.Response {
 		in := map[string]any{"file_path": filepath.Join(f.ws, session+".txt"), "content": "x", "line_number": 1}
 		return alice.Invoke(ctx, toolkit.ToolCall{Name: "insert_text_file", Session: session, Input: in})
@@ -136,8 +140,8 @@ func TestRolesForgedPolicies(t *testing.T) {
 		code toolkit.Code // alice's write before the forgery
 	}{
 		{gadget{"an API response", "$JS.API.INFO"}, true, toolkit.CodeDenied},
-		{gadget{"a direct get's 404", directGet(wire.BucketPermissions, "s.alice.never-set")}, true, toolkit.CodeDenied},
-		{gadget{"a copy of alice's bypass policy", directGet(wire.BucketPermissions, "s."+openKey)}, false, toolkit.CodeApprovalRequired},
+		{gadget{"a direct get's 404", directGet(wire.BucketGroups, "alice.never-set")}, true, toolkit.CodeDenied},
+		{gadget{"a copy of alice's groups", directGet(wire.BucketGroups, mine)}, false, toolkit.CodeApprovalRequired},
 	} {
 		session := fmt.Sprint("locked-", i)
 		scope := toolkit.SessionScope("alice", session)
@@ -630,5 +634,56 @@ func TestRolesConsumerDeliversIntoNoBucket(t *testing.T) {
 	}
 	if r := write(); r.Code != toolkit.CodeDenied {
 		t.Errorf("bob's write in explore mode after alice's consumer delivered into his policy's key: %s %q", r.Code, r.Text())
+	}
+}
+
+// TestRolesHeaderlessPolicyCopy: the operator holds one of alice's
+// sessions in explore mode and lets another bypass. A direct get asked
+// with {"no_hdr":true} answers with the stored body alone, no headers: a
+// copy of her bypass policy, stored over the explore one with her direct
+// get's reply subject, would be a policy like any the operator writes,
+// and her writes would run. The caller role may not read policies, so
+// there is none to copy: the direct get is refused, and her write is
+// still denied.
+func TestRolesHeaderlessPolicyCopy(t *testing.T) {
+	f := startSecureFleet(t, secureConfig+"permissions:\n  mode: default\n")
+	ctx := secureCtx(t)
+	ojs := f.operatorJS(t)
+	guard := operatorGuard(t, ctx, ojs)
+	alice, anc, v := f.caller(t, "alice")
+	if err := guard.SetMode(ctx, toolkit.SessionScope("alice", "open"), permission.ModeBypass); err != nil {
+		t.Fatal(err)
+	}
+	locked := toolkit.SessionScope("alice", "locked")
+	if err := guard.SetMode(ctx, locked, permission.ModeExplore); err != nil {
+		t.Fatal(err)
+	}
+	open, _ := wire.SessionKey(toolkit.SessionScope("alice", "open"))
+	key, _ := wire.SessionKey(locked)
+	write := func() *toolkit.Response {
+		in := map[string]any{"file_path": filepath.Join(f.ws, "locked.txt"), "content": "x", "line_number": 1}
+		return alice.Invoke(ctx, toolkit.ToolCall{Name: "insert_text_file", Session: "locked", Input: in})
+	}
+	if r := write(); r.Code != toolkit.CodeDenied {
+		t.Fatalf("alice's write in explore mode: %s %q", r.Code, r.Text())
+	}
+	policies, err := ojs.Stream(ctx, "KV_"+wire.BucketPermissions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := policies.CachedInfo().State.LastSeq
+	get := directGet(wire.BucketPermissions, "s."+open)
+	if err := anc.PublishRequest(get, "$KV."+wire.BucketPermissions+".s."+key, []byte(`{"no_hdr":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, "alice's direct get refused, or its answer stored", func() bool {
+		if v.refused(get) {
+			return true
+		}
+		info, err := policies.Info(ctx)
+		return err == nil && info.State.LastSeq > before
+	})
+	if r := write(); r.Code != toolkit.CodeDenied {
+		t.Errorf("alice's write in explore mode after a headerless copy of her bypass policy was sent over it: %s %q", r.Code, r.Text())
 	}
 }

@@ -94,16 +94,19 @@ func (v *violations) handler(_ *nats.Conn, _ *nats.Subscription, err error) {
 // wait waits for a violation naming subject.
 func (v *violations) wait(t *testing.T, what, subject string) {
 	t.Helper()
-	natstest.WaitFor(t, what+" to be refused by the server", func() bool {
-		v.mu.Lock()
-		defer v.mu.Unlock()
-		for _, e := range v.errs {
-			if strings.Contains(e, "Permissions Violation") && strings.Contains(e, `"`+subject+`"`) {
-				return true
-			}
+	natstest.WaitFor(t, what+" to be refused by the server", func() bool { return v.refused(subject) })
+}
+
+// refused reports whether the server reported a violation naming subject.
+func (v *violations) refused(subject string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, e := range v.errs {
+		if strings.Contains(e, "Permissions Violation") && strings.Contains(e, `"`+subject+`"`) {
+			return true
 		}
-		return false
-	})
+	}
+	return false
 }
 
 // conn connects as a role: the operator, the worker, or a caller identity
