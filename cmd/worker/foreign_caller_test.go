@@ -720,7 +720,7 @@ builtins:
 			}
 			if f.Kind == "heartbeat" && f.Seq == 1 {
 				c.nc.Publish("tools.cancel.durable-2", nil)
-				ack, err := c.nc.Request("tools.cancelled.durable-2", nil, guard)
+				ack, err := c.nc.RequestMsg(&nats.Msg{Subject: "tools.cancelled.durable-2", Header: nats.Header{"Toolbus-Version": {"1"}}}, guard)
 				if err != nil || json.Unmarshal(ack.Data, &pa) != nil || pa.Stream != "toolbus_cancels" {
 					t.Errorf("the cancel's record: %v, %s", err, ack.Data)
 				}
