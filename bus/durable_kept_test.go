@@ -271,7 +271,8 @@ func TestDurableRedeliveryAfterKeptFinal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := results.Put(ctx, "c1", kept); err != nil {
+	// As a worker keeps it: with the wire version (keptMsg).
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: "$KV." + results.Bucket() + ".c1", Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: kept}); err != nil {
 		t.Fatal(err)
 	}
 	var runs atomic.Int32
@@ -359,7 +360,7 @@ func TestDurableKeptFinalStoredLate(t *testing.T) {
 			if _, err := js.UpdateStream(ctx, cfg); err != nil {
 				return err
 			}
-			_, err = js.PublishMsg(ctx, &nats.Msg{Subject: put.Subject, Data: put.Data})
+			_, err = js.PublishMsg(ctx, &nats.Msg{Subject: put.Subject, Header: put.Header, Data: put.Data})
 			return err
 		}()
 	}()

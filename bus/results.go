@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -89,15 +90,25 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 	case err != nil:
 	case wait:
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = r.kv.Put(ctx, key, data)
+		_, err = r.js.PublishMsg(ctx, keptMsg(r.kv.Bucket(), key, data))
 		cancel()
 	default:
-		err = nc.Publish("$KV."+r.kv.Bucket()+"."+key, data)
+		err = nc.PublishMsg(keptMsg(r.kv.Bucket(), key, data))
 	}
 	if err != nil {
 		failed.Add(1)
 		log.Warn("bus: could not keep a call's result", "call", id, "err", err)
 	}
+}
+
+// keptMsg is the message that keeps a final (data) under key in bucket:
+// with the wire version, which readKept requires. A direct get asked with
+// no_hdr answers with a stored value alone, and a caller can have it
+// stored under any key as a request's reply subject: a copy of a final
+// of its own kept without headers over another identity's under the same
+// call id would read as that identity's.
+func keptMsg(bucket, key string, data []byte) *nats.Msg {
+	return &nats.Msg{Subject: "$KV." + bucket + "." + key, Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: data}
 }
 
 // Result fetches the kept final of the client's call id (one sent with
@@ -196,6 +207,9 @@ func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, a
 		return nil, 0, false, err
 	case !e.Found:
 		return nil, 0, false, nil
+	}
+	if !slices.Equal(e.Header.Values(wire.HeaderVersion), []string{wire.Version}) {
+		return nil, 0, false, fmt.Errorf("the kept result under %q was not written by a worker (it carries no %s), and is not read", key, wire.HeaderVersion)
 	}
 	var f wire.Frame
 	if err := wire.Msgpack.Unmarshal(e.Value, &f); err != nil || f.Final == nil || f.Kind != wire.KindFinal {

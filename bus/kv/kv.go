@@ -248,6 +248,9 @@ type Entry struct {
 	Revision uint64    // the message's sequence; that of a delete too
 	Created  time.Time // when it was written
 	Found    bool      // false: no value (never written, deleted, purged)
+	// Header is the message's stored headers, with the server's Nats-*
+	// of a direct get (Get) after them; nil from LeaderGet.
+	Header nats.Header
 }
 
 // LeaderGet reads key's last value through the bucket's stream leader
@@ -397,7 +400,7 @@ func Get(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry
 	if deleted(msg.Header) {
 		return e, nil
 	}
-	e.Value, e.Found = msg.Data, true
+	e.Value, e.Found, e.Header = msg.Data, true, msg.Header
 	return e, nil
 }
 

@@ -199,7 +199,8 @@ func TestResultStatePrintable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(ctx, wire.ResultKey("", "c1"), b); err != nil {
+	// As a worker keeps it: with the wire version.
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: "$KV." + kv.Bucket() + "." + wire.ResultKey("", "c1"), Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: b}); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := toolctl(t, "--nats", s.ClientURL(), "result", "c1")

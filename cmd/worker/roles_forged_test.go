@@ -41,17 +41,27 @@ type gadget struct {
 	subject string
 }
 
+// noHdr names the gadget of a direct get asked with no_hdr: the stored
+// value alone, without the server's headers (nor the stored ones).
+const noHdr = "a copy of alice's kept result without headers"
+
 // forge has nc send gadget's request with $KV.<bucket>.<key> as its reply
 // subject, and waits (through the operator's js) for the bucket's stream
 // to have stored the server's answer there.
 func forge(ctx context.Context, t *testing.T, js jetstream.JetStream, nc *nats.Conn, g gadget, bucket, key string) {
+	t.Helper()
+	forgeWithBody(ctx, t, js, nc, g, nil, bucket, key)
+}
+
+// forgeWithBody is forge with a request body.
+func forgeWithBody(ctx context.Context, t *testing.T, js jetstream.JetStream, nc *nats.Conn, g gadget, body []byte, bucket, key string) {
 	t.Helper()
 	st, err := js.Stream(ctx, "KV_"+bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := st.CachedInfo().State.LastSeq
-	if err := nc.PublishRequest(g.subject, "$KV."+bucket+"."+key, nil); err != nil {
+	if err := nc.PublishRequest(g.subject, "$KV."+bucket+"."+key, body); err != nil {
 		t.Fatal(err)
 	}
 	if err := nc.Flush(); err != nil {
@@ -64,9 +74,10 @@ func forge(ctx context.Context, t *testing.T, js jetstream.JetStream, nc *nats.C
 }
 
 // TestRolesForgedKeptResult: alice keeps a result under the call id bob
-// used and has the server copy it (a direct get of her own key) over
-// bob's kept result; or has an API response or a 404 stored there. Bob's
-// Result never answers with it: it fails, saying why.
+// used and has the server copy it (a direct get of her own key, with the
+// server's headers or, asked with no_hdr, without any) over bob's kept
+// result; or has an API response or a 404 stored there. Bob's Result
+// never answers with it: it fails, saying why.
 func TestRolesForgedKeptResult(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
 	ctx := secureCtx(t)
@@ -89,12 +100,19 @@ func TestRolesForgedKeptResult(t *testing.T) {
 		func(id string) gadget {
 			return gadget{"a copy of alice's kept result", directGet(wire.BucketResults, wire.ResultKey("alice", id))}
 		},
+		func(id string) gadget {
+			return gadget{noHdr, directGet(wire.BucketResults, wire.ResultKey("alice", id))}
+		},
 	} {
 		id := fmt.Sprint("shared-", i)
 		keep(bob, id, "bob's")
 		keep(alice, id, "alice's")
 		gd := g(id)
-		forge(ctx, t, ojs, anc, gd, wire.BucketResults, wire.ResultKey("bob", id))
+		if gd.what == noHdr {
+			forgeWithBody(ctx, t, ojs, anc, gd, []byte(`{"no_hdr":true}`), wire.BucketResults, wire.ResultKey("bob", id))
+		} else {
+			forge(ctx, t, ojs, anc, gd, wire.BucketResults, wire.ResultKey("bob", id))
+		}
 		r := bob.Result(ctx, id)
 		if r.State == toolkit.StateSuccess || r.Text() == "alice's" {
 			t.Fatalf("bob's kept result after %s was stored over it: %s %q", gd.what, r.Code, r.Text())
