@@ -506,11 +506,9 @@ func (c *Client) cancel(callID, reason string, durable bool) error {
 	// the refusal a caller then sees last is the cancel's, if any.
 	var err error
 	if durable {
-		// The wire version marks it a client's record (isCancelRecord).
-		err = c.nc.PublishMsg(&nats.Msg{Subject: wire.CancelledSubject(c.opts.Identity, callID),
-			Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: []byte(reason)})
+		err = c.nc.PublishMsg(cancelMsg(wire.CancelledSubject(c.opts.Identity, callID), reason))
 	}
-	return errors.Join(err, c.nc.Publish(wire.CancelSubject(c.opts.Identity, callID), []byte(reason)))
+	return errors.Join(err, c.nc.PublishMsg(cancelMsg(wire.CancelSubject(c.opts.Identity, callID), reason)))
 }
 
 // Revision returns the latest groups revision the client has seen for a

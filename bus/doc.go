@@ -43,7 +43,7 @@
 // or 32KiB apart); a call that ends before its first burst sends one
 // message: the final with the whole result. Chunks larger than the
 // server's max_payload are split, never cut. Cancels are broadcast on
-// tools.cancel.<call-id>; deadlines travel in a header and are enforced by
+// tools.cancel.<call-id>, with the header Toolbus-Version: 1; deadlines travel in a header and are enforced by
 // the worker; a silent worker is detected by heartbeats.
 //
 // # Decisions

@@ -1016,7 +1016,7 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 
 // isCancelRecord reports whether a cancels stream message read with
 // headers h (the stored ones, and a direct get's Nats-* after them) and
-// body is a client's record of a cancel: a cancel's body (isCancel) with
+// body is a client's record of a cancel: a cancel's body (cancelBody) with
 // the wire version the client wrote it in. A server's answer a caller had
 // the server publish on another identity's record subject carries no
 // such header: a direct get's 404 or a 503 is stored without its status
@@ -1024,7 +1024,7 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 // body; a copy of a stored message carries the server's Nats-Stream of
 // its own beside the get's.
 func isCancelRecord(h nats.Header, body []byte) bool {
-	if !isCancel(nil, body) || !slices.Equal(h.Values(wire.HeaderVersion), []string{wire.Version}) ||
+	if !cancelBody(body) || !slices.Equal(h.Values(wire.HeaderVersion), []string{wire.Version}) ||
 		len(h.Values(jetstream.StreamHeader)) > 1 {
 		return false
 	}

@@ -30,17 +30,17 @@ func TestTombstoneFloodSparesOtherCallers(t *testing.T) {
 	t.Cleanup(func() { w.Stop(context.Background()) })
 
 	nc := natstest.Connect(t, s)
-	if err := nc.Publish(wire.CancelSubject("bob", "b1"), nil); err != nil {
+	if err := nc.PublishMsg(cancelMsg(wire.CancelSubject("bob", "b1"), "")); err != nil {
 		t.Fatal(err)
 	}
 	for i := range maxTombstones {
-		if err := nc.Publish(wire.CancelSubject("alice", "a"+strconv.Itoa(i)), nil); err != nil {
+		if err := nc.PublishMsg(cancelMsg(wire.CancelSubject("alice", "a"+strconv.Itoa(i)), "")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// carol's cancel comes after the flood on the same subscription: once
 	// it is kept, the flood was handled.
-	if err := nc.Publish(wire.CancelSubject("carol", "c1"), nil); err != nil {
+	if err := nc.PublishMsg(cancelMsg(wire.CancelSubject("carol", "c1"), "")); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, "the cancels to be handled", func() bool {

@@ -1001,15 +1001,18 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	w.tombsBy[identity]++
 }
 
-// isCancel reports whether a message on a cancel subject, or the body of
-// a cancel's record (h nil), is a caller's cancel: its body empty or
-// wire.CancelReasonDeadline, without a status header or the headers of a
-// JetStream message. NATS does not check a request's reply subject, so any
-// client may have the server answer a request of its own (JetStream's API,
-// a direct get, a consumer's delivery) on another identity's cancel
-// subject; those answers are never a cancel (subjects.md: Cancel).
+// isCancel reports whether a message on a cancel subject is a caller's
+// cancel: a cancel's body (cancelBody) with the header Toolbus-Version: 1,
+// and no status header nor the headers of a JetStream message. NATS does
+// not check a request's reply subject, so any client may have the server
+// answer a request of its own (JetStream's API, a direct get, a consumer's
+// delivery) on another identity's cancel subject; none of those answers
+// is a cancel. The version header is what tells a caller's empty cancel
+// from a direct get asked with no_hdr of an empty value the asker may read
+// (a 404 it had stored under a key of its own): that answer is an empty
+// message with no headers at all (subjects.md: Cancel).
 func isCancel(h nats.Header, body []byte) bool {
-	if len(body) != 0 && string(body) != wire.CancelReasonDeadline {
+	if !cancelBody(body) || !slices.Equal(h.Values(wire.HeaderVersion), []string{wire.Version}) {
 		return false
 	}
 	for k := range h {
@@ -1018,6 +1021,19 @@ func isCancel(h nats.Header, body []byte) bool {
 		}
 	}
 	return true
+}
+
+// cancelBody reports whether body is a cancel's: empty (the caller
+// cancelled) or wire.CancelReasonDeadline (its deadline passed).
+func cancelBody(body []byte) bool {
+	return len(body) == 0 || string(body) == wire.CancelReasonDeadline
+}
+
+// cancelMsg is the cancel (on tools.cancel.…) or its record (on
+// tools.cancelled.…) a caller publishes: reason as its body, with the
+// wire version (isCancel, isCancelRecord).
+func cancelMsg(subject, reason string) *nats.Msg {
+	return &nats.Msg{Subject: subject, Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: []byte(reason)}
 }
 
 // cancelledFinal is the final of a call cancelled before it ran:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/embedded"
@@ -55,7 +56,10 @@ func startSlow(t *testing.T, f *fleetFixture, c *mcpClient) (unblock func(), out
 	case <-time.After(guardTimeout):
 		t.Fatal("slow never started")
 	}
-	return func() { nc.Publish(wire.CancelSubject("", req.ID), nil); nc.Flush() }, out
+	return func() {
+		nc.PublishMsg(&nats.Msg{Subject: wire.CancelSubject("", req.ID), Header: nats.Header{wire.HeaderVersion: {wire.Version}}})
+		nc.Flush()
+	}, out
 }
 
 func waitCancelled(t *testing.T, f *fleetFixture, within time.Duration, what string) bool {

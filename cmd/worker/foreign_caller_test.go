@@ -254,6 +254,12 @@ func jsonHeader(kv ...string) nats.Header {
 }
 
 // publish sends a call and returns the channel its replies arrive on.
+// cancel publishes a cancel as subjects.md says: the body empty or
+// "deadline", with the header Toolbus-Version: 1.
+func (c *foreignCaller) cancel(subject, body string) {
+	c.nc.PublishMsg(&nats.Msg{Subject: subject, Header: nats.Header{"Toolbus-Version": {"1"}}, Data: []byte(body)})
+}
+
 func (c *foreignCaller) publish(subject string, h nats.Header, body string) chan *nats.Msg {
 	c.t.Helper()
 	reply, ch := c.reply()
@@ -595,7 +601,7 @@ builtins:
 						t.Errorf("heartbeat of %q", f.ID)
 					}
 					if heartbeats++; heartbeats == 2 {
-						c.nc.Publish("tools.cancel."+id, []byte(tc.body))
+						c.cancel("tools.cancel."+id, tc.body)
 					}
 				}
 			})
@@ -612,7 +618,7 @@ builtins:
 		frames := c.frames(ch, func(f fFrame) {
 			if f.Kind == "progress" && progress == nil {
 				progress = f.Progress
-				c.nc.Publish("tools.cancel.progress-1", nil)
+				c.cancel("tools.cancel.progress-1", "")
 			}
 		})
 		if progress == nil || progress.Total != 30 || progress.Progress < 1 || !strings.HasPrefix(progress.Message, "slept ") {
@@ -626,7 +632,7 @@ builtins:
 		}
 
 		// A cancel that overtakes its call: the tombstone answers it.
-		c.nc.Publish("tools.cancel.early-1", nil)
+		c.cancel("tools.cancel.early-1", "")
 		c.nc.Flush()
 		frames = c.call("tools.call.sleep", jsonHeader(), `{"id":"early-1","input":{"seconds":30}}`)
 		if f := frames[len(frames)-1].Final; f.Code != "interrupted" {
@@ -719,7 +725,7 @@ builtins:
 				t.Errorf("a durable frame of attempt %d: %+v", f.Attempt, f)
 			}
 			if f.Kind == "heartbeat" && f.Seq == 1 {
-				c.nc.Publish("tools.cancel.durable-2", nil)
+				c.cancel("tools.cancel.durable-2", "")
 				ack, err := c.nc.RequestMsg(&nats.Msg{Subject: "tools.cancelled.durable-2", Header: nats.Header{"Toolbus-Version": {"1"}}}, guard)
 				if err != nil || json.Unmarshal(ack.Data, &pa) != nil || pa.Stream != "toolbus_cancels" {
 					t.Errorf("the cancel's record: %v, %s", err, ack.Data)
@@ -847,7 +853,7 @@ builtins:
 		ch := alice.publish("tools.call.sleep.alice", jsonHeader("Toolbus-Heartbeat", "20"), `{"id":"id-3","input":{"seconds":30}}`)
 		frames = alice.frames(ch, func(f fFrame) {
 			if f.Kind == "heartbeat" && f.Seq == 1 {
-				alice.nc.Publish("tools.cancel.alice.id-3", nil)
+				alice.cancel("tools.cancel.alice.id-3", "")
 			}
 		})
 		if f := frames[len(frames)-1].Final; f.Code != "interrupted" {

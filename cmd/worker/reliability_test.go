@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
@@ -331,7 +332,7 @@ func TestReliabilityCancelStorm(t *testing.T) {
 		if i%50 < running/2 && i < 5000/2 {
 			id = fmt.Sprint("storm-", i%running)
 		}
-		nc.Publish(wire.CancelSubject("", id), nil)
+		nc.PublishMsg(&nats.Msg{Subject: wire.CancelSubject("", id), Header: nats.Header{wire.HeaderVersion: {wire.Version}}})
 	}
 	for i := range running { // and the rest, once
 		c.Cancel(fmt.Sprint("storm-", i))

@@ -316,8 +316,9 @@ func TestRolesGateway(t *testing.T) {
 
 // TestRolesForgedCancels: NATS does not check a request's reply subject,
 // so any caller can have JetStream answer one of its own requests on
-// another identity's cancel subject: an API response, or a direct get's
-// empty 404. Such a message is no cancel: the victim's running call goes
+// another identity's cancel subject: an API response, a direct get's
+// empty 404, or a direct get's copy without headers of an empty value.
+// Such a message is no cancel: the victim's running call goes
 // on, and its call not made yet is not tombstoned.
 func TestRolesForgedCancels(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
@@ -349,12 +350,23 @@ func TestRolesForgedCancels(t *testing.T) {
 	}()
 	<-started
 
-	// The server's answers mallory may ask for: JSON, and an empty body
-	// with a status header.
-	gadgets := []string{"$JS.API.INFO", "$JS.API.DIRECT.GET.KV_" + wire.BucketResults + ".$KV." + wire.BucketResults + "." + wire.ResultKey("mallory", "none")}
+	// The server's answers mallory may ask for: JSON, an empty body with
+	// a status header, and an empty message with no headers at all (a
+	// direct get asked with no_hdr of a 404 she had stored under a key of
+	// her own), which is what a plain empty cancel looks like.
+	forge(ctx, t, f.operatorJS(t), mnc, gadget{"a direct get's 404", directGet(wire.BucketResults, wire.ResultKey("mallory", "none"))},
+		wire.BucketResults, wire.ResultKey("mallory", "empty"))
+	gadgets := []struct {
+		subject string
+		body    []byte
+	}{
+		{"$JS.API.INFO", nil},
+		{directGet(wire.BucketResults, wire.ResultKey("mallory", "none")), nil},
+		{directGet(wire.BucketResults, wire.ResultKey("mallory", "empty")), []byte(`{"no_hdr":true}`)},
+	}
 	for _, id := range []string{"run-1", "dur-1"} {
 		for _, g := range gadgets {
-			if err := mnc.PublishRequest(g, wire.CancelSubject("alice", id), nil); err != nil {
+			if err := mnc.PublishRequest(g.subject, wire.CancelSubject("alice", id), g.body); err != nil {
 				t.Fatal(err)
 			}
 		}
