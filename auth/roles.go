@@ -6,8 +6,7 @@
 //
 //   - A caller (one per identity, e.g. one per agent) calls tools as its
 //     identity, cancels its own calls, reads its own replies and its own
-//     sessions' tool groups (not their permission policies), and watches
-//     the fleet's announcements. It
+//     sessions' tool groups, and watches the fleet's announcements. It
 //     cannot see calls, answer them, read or cancel another caller's, or
 //     touch another caller's sessions.
 //   - A worker serves calls and replies only into inboxes; it reads and
@@ -192,7 +191,7 @@ func Caller(identity string) (Permissions, error) {
 	if !wire.ValidIdentity(identity) {
 		return Permissions{}, fmt.Errorf("auth: invalid caller identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", identity, wire.MaxCallIDLen)
 	}
-	groups := stream(wire.BucketGroups)
+	groups, policies := stream(wire.BucketGroups), stream(wire.BucketPermissions)
 	own := func(bucket, keyPrefix string) string { return "$KV." + bucket + "." + keyPrefix + identity + ".>" }
 	return Permissions{
 		Publish: []string{
@@ -206,16 +205,14 @@ func Caller(identity string) (Permissions, error) {
 			wire.PinnedSubject("*", "*", identity),
 			wire.AnswerSubject("*", "*"),
 			"$JS.API.INFO",
-			// Its own sessions' groups (and a watch on them), read only.
-			// Not its sessions' permission policies: a direct get asked
-			// with no_hdr answers with the stored value alone, which sent
-			// over another session's policy key (as the reply subject)
-			// is stored there as a policy like any the operator writes:
-			// a session of its own in bypass would lift the others.
+			// Its own sessions' groups (and a watch on them), and its own
+			// sessions' permission policies, read only.
 			"$JS.API.STREAM.INFO." + groups,
 			"$JS.API.DIRECT.GET." + groups + "." + own(wire.BucketGroups, ""),
 			"$JS.API.CONSUMER.CREATE." + groups + ".*." + own(wire.BucketGroups, ""),
 			"$JS.FC." + groups + ".>",
+			"$JS.API.STREAM.INFO." + policies,
+			"$JS.API.DIRECT.GET." + policies + "." + own(wire.BucketPermissions, "s."),
 			// Its own kept results, read only: a right to write any key of
 			// a shared bucket is a right to purge all of it (a rollup).
 			"$JS.API.STREAM.INFO." + stream(wire.BucketResults),

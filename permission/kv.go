@@ -184,14 +184,39 @@ func approvalKey(session, callID string) string {
 	return "approval." + wire.ScopedKeyToken(session) + "." + wire.KeyToken(callID)
 }
 
+// storedPolicy is a session's policy as the bucket holds it: with the
+// session scope it is stored for. A direct get asked with no_hdr answers
+// with a stored value alone, and a caller may have the server store that
+// answer under any key (a request's reply subject): a copy of a session
+// of its own in bypass, stored over another session's policy, would
+// otherwise read as that session's. A value without the scope (written
+// by an earlier build) is read as the session's.
+type storedPolicy struct {
+	Session string `json:"session,omitempty"`
+	SessionPolicy
+}
+
+// loadSession reads session's policy and its revision (0 when absent).
+func (s *KVStore) loadSession(ctx context.Context, session string) (SessionPolicy, uint64, error) {
+	key := sessionKey(session)
+	var sp storedPolicy
+	rev, _, err := s.getJSON(ctx, s.policies, key, &sp)
+	if err != nil {
+		return SessionPolicy{}, 0, err
+	}
+	if sp.Session != "" && sp.Session != session {
+		return SessionPolicy{}, 0, &unreadableError{key: key, rev: rev, err: fmt.Errorf("it is the policy of session %q, not of %q (a copy stored over it)", sp.Session, session)}
+	}
+	return sp.SessionPolicy, rev, nil
+}
+
 // LoadSession implements Store.
 func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolicy, bool, error) {
-	var p SessionPolicy
 	if s.policies == nil {
-		return p, false, nil
+		return SessionPolicy{}, false, nil
 	}
-	_, ok, err := s.getJSON(ctx, s.policies, sessionKey(session), &p)
-	return p, ok, err
+	p, rev, err := s.loadSession(ctx, session)
+	return p, rev != 0, err
 }
 
 // maxCASAttempts bounds UpdateSession's retries under contention.
@@ -204,8 +229,7 @@ func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*Se
 	}
 	key := sessionKey(session)
 	for range maxCASAttempts {
-		var p SessionPolicy
-		rev, _, err := s.getJSON(ctx, s.policies, key, &p)
+		p, rev, err := s.loadSession(ctx, session)
 		var bad *unreadableError
 		switch {
 		case errors.As(err, &bad):
@@ -219,7 +243,7 @@ func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*Se
 		if err := fn(&p); err != nil {
 			return SessionPolicy{}, err
 		}
-		b, err := json.Marshal(p)
+		b, err := json.Marshal(storedPolicy{Session: session, SessionPolicy: p})
 		if err != nil {
 			return SessionPolicy{}, err
 		}
