@@ -130,8 +130,8 @@ func TestRolesForgedKeptResult(t *testing.T) {
 // TestRolesForgedPolicies: the operator holds alice's sessions in explore
 // mode (writes denied) and lets another of her sessions bypass. Alice has
 // the server store an API response or a 404 over an explore policy, or a
-// copy of a value she may read (her session's groups; her policies she
-// may not read: TestRolesHeaderlessPolicyCopy) as the policy of a session
+// copy of a value she may read (her session's groups; a copy of her
+// policies: TestRolesHeaderlessPolicyCopy) as the policy of a session
 // that has none (the fleet's default mode then applies: writes ask). Her
 // write is then neither run nor askable: the session's permissions are
 // unreadable (unavailable) until the operator sets them again.
