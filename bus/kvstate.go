@@ -256,7 +256,10 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		defer cancel()
 	}
 	wait := time.Millisecond
-	asked := false // whether the bucket still exists (gone)
+	// When the bucket's existence was last asked (gone): asked again
+	// after goneReask while the write fails, since making the bucket
+	// again may fail for a moment (a request timed out under load).
+	var askedAt time.Time
 	for {
 		var rev uint64
 		// A server's answer stored under the key (kv.ErrForged) is
@@ -279,10 +282,17 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
 			return 0, fmt.Errorf("bus: storing groups of session %s: %w", wire.Quote(session), err)
 		}
-		if s.cfg != nil && !asked && s.gone(ctx, err, &asked) {
+		if s.cfg != nil && (askedAt.IsZero() || time.Since(askedAt) >= goneReask) {
+			asked := false
+			gone := s.gone(ctx, err, &asked)
+			if asked {
+				askedAt = time.Now()
+			}
 			// Deleted (nats kv rm): made again, as the first worker did.
-			if _, oerr := kv.OpenBounded(ctx, s.js, *s.cfg, s.maxSessions); oerr == nil {
-				continue
+			if gone {
+				if _, oerr := kv.OpenBounded(ctx, s.js, *s.cfg, s.maxSessions); oerr == nil {
+					continue
+				}
 			}
 		}
 		if serr := kv.Sleep(ctx, wait); serr != nil {
@@ -379,9 +389,13 @@ func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 	return r.rev, nil
 }
 
+// goneReask is how long a Store whose write keeps failing waits before it
+// asks again whether the bucket exists.
+const goneReask = 250 * time.Millisecond
+
 // gone reports whether err, from a request to the bucket, came from its
-// stream not existing (kv.Gone). It asks (sets *asked) once per Load or
-// Store.
+// stream not existing (kv.Gone). It asks (sets *asked) once per Load, and
+// every goneReask while a Store's write fails.
 func (s *KVState) gone(ctx context.Context, err error, asked *bool) bool {
 	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return false
