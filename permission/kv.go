@@ -73,7 +73,7 @@ const DefaultApprovalsMaxBytes = 256 << 20
 // KVStore is a Store on two JetStream KV buckets, shared by every worker
 // and client of a fleet, and durable across restarts. Keys:
 //
-//	<Bucket>          s.<session>                   SessionPolicy (JSON)
+//	<Bucket>          s.<session>                   SessionPolicy and its session (JSON, storedPolicy)
 //	<ApprovalsBucket> pending.<session>.<call-id>   Pending (JSON)
 //	<ApprovalsBucket> approval.<session>.<call-id>  Approval (JSON)
 //
@@ -190,7 +190,8 @@ func approvalKey(session, callID string) string {
 // answer under any key (a request's reply subject): a copy of a session
 // of its own in bypass, stored over another session's policy, would
 // otherwise read as that session's. A value without the scope (written
-// by an earlier build) is read as the session's.
+// by an earlier build) is read as the session's only as its writer
+// stored it (casStored): a headerless copy of one is refused.
 type storedPolicy struct {
 	Session string `json:"session,omitempty"`
 	SessionPolicy
@@ -200,14 +201,28 @@ type storedPolicy struct {
 func (s *KVStore) loadSession(ctx context.Context, session string) (SessionPolicy, uint64, error) {
 	key := sessionKey(session)
 	var sp storedPolicy
-	rev, _, err := s.getJSON(ctx, s.policies, key, &sp)
-	if err != nil {
+	e, err := s.readJSON(ctx, s.policies, key, &sp)
+	switch {
+	case err != nil:
 		return SessionPolicy{}, 0, err
+	case !e.Found:
+		return SessionPolicy{}, 0, nil
+	case sp.Session != "" && sp.Session != session:
+		return SessionPolicy{}, 0, &unreadableError{key: key, rev: e.Revision, err: fmt.Errorf("it is the policy of session %q, not of %q (a copy stored over it)", sp.Session, session)}
+	case sp.Session == "" && !casStored(e.Header):
+		return SessionPolicy{}, 0, &unreadableError{key: key, rev: e.Revision, err: errors.New("it names no session and was not stored by compare-and-set (a copy without headers stored over it)")}
 	}
-	if sp.Session != "" && sp.Session != session {
-		return SessionPolicy{}, 0, &unreadableError{key: key, rev: rev, err: fmt.Errorf("it is the policy of session %q, not of %q (a copy stored over it)", sp.Session, session)}
-	}
-	return sp.SessionPolicy, rev, nil
+	return sp.SessionPolicy, e.Revision, nil
+}
+
+// casStored reports whether a value read with its stored headers h was
+// stored by a KV compare-and-set (Create or Update), as every build has
+// written policies: the stored message keeps the expected revision's
+// header. A direct get asked with no_hdr answers with a value alone, so
+// a copy it stored under a key has no header at all; a copy with headers
+// is refused before (kv.ErrForged).
+func casStored(h nats.Header) bool {
+	return len(h.Values(jetstream.ExpectedLastSubjSeqHeader)) == 1
 }
 
 // LoadSession implements Store.
@@ -470,6 +485,16 @@ var ErrUnreadable = errors.New("permission: the stored value was not written by 
 // or their absence: a policy that cannot be trusted must not read as a
 // looser one.
 func (s *KVStore) getJSON(ctx context.Context, b jetstream.KeyValue, key string, v any) (rev uint64, ok bool, err error) {
+	e, err := s.readJSON(ctx, b, key, v)
+	if err != nil || !e.Found {
+		return 0, false, err
+	}
+	return e.Revision, true, nil
+}
+
+// readJSON is getJSON, answering with the entry read (its Revision and
+// stored Header; Found false when the key is absent).
+func (s *KVStore) readJSON(ctx context.Context, b jetstream.KeyValue, key string, v any) (kv.Entry, error) {
 	// A cluster without a leader for the moment (an election, nodes
 	// restarting) is waited out within ctx, as the group state's reads do;
 	// a bucket deleted since it was bound fails the same way (no
@@ -488,16 +513,16 @@ func (s *KVStore) getJSON(ctx context.Context, b jetstream.KeyValue, key string,
 	})
 	switch {
 	case errors.Is(err, kv.ErrForged):
-		return 0, false, &unreadableError{key: key, rev: e.Revision, err: err}
+		return kv.Entry{}, &unreadableError{key: key, rev: e.Revision, err: err}
 	case err != nil:
-		return 0, false, fmt.Errorf("permission: reading %s: %w", strings.SplitN(key, ".", 2)[0], err)
+		return kv.Entry{}, fmt.Errorf("permission: reading %s: %w", strings.SplitN(key, ".", 2)[0], err)
 	case !e.Found:
-		return 0, false, nil
+		return kv.Entry{}, nil
 	}
 	if err := decodeStrict(e.Value, v); err != nil {
-		return 0, false, &unreadableError{key: key, rev: e.Revision, err: fmt.Errorf("decoding it: %w", err)}
+		return kv.Entry{}, &unreadableError{key: key, rev: e.Revision, err: fmt.Errorf("decoding it: %w", err)}
 	}
-	return e.Revision, true, nil
+	return e, nil
 }
 
 // decodeStrict decodes one JSON object into v and refuses fields v does
