@@ -190,8 +190,9 @@ func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Re
 // that a caller had stored under the key (kv.ErrForged: a copy of a
 // message it may read, such as its own kept final under the same call
 // id, or a 404) is an error, never the call's result nor its absence. A
-// worker writes a kept final without headers; one without a final frame
-// in it (a JSON API response) cannot be read and is an error too.
+// worker writes a kept final with the wire version alone (keptMsg); one
+// without it (a copy asked with no_hdr), or without a final frame in it
+// (a JSON API response), is not read and is an error too.
 func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, again bool) (*toolkit.Response, uint64, bool, error) {
 	e, err := kv.Get(ctx, js, bucket, key)
 	for _, wait := range lookAgain {

@@ -28,8 +28,9 @@ const (
 	// workers queue-subscribe both for every tool they serve.
 	SubjectCallPrefix = "tools.call."
 	// SubjectCancelPrefix + call id cancels an anonymous call, and +
-	// identity + "." + call id a call of that identity (only). Every
-	// worker listens to both with wildcards, without a queue group.
+	// identity + "." + call id a call of that identity (only), with
+	// HeaderVersion set to Version. Every worker listens to both with
+	// wildcards, without a queue group.
 	SubjectCancelPrefix = "tools.cancel."
 	// SubjectCancelledPrefix + call id (or identity + "." + call id)
 	// records the cancel of a durable call in the cancels stream
@@ -102,7 +103,8 @@ const ControlHeaders = "mcp_headers"
 
 // CancelReasonDeadline is the body of a cancel sent because the caller's
 // deadline passed: the call then ends with code timeout rather than
-// interrupted. Any other body (usually empty) means the caller cancelled.
+// interrupted. An empty body means the caller cancelled; any other body
+// is no cancel.
 const CancelReasonDeadline = "deadline"
 
 // Headers. NATS header names are case-sensitive; these are sent exactly
@@ -110,7 +112,9 @@ const CancelReasonDeadline = "deadline"
 const (
 	// HeaderVersion carries Version on requests. Absent means "1"; the Go
 	// client leaves it out, like every header that would say the default,
-	// so that a plain call is a plain PUB.
+	// so that a plain call is a plain PUB. A cancel, a durable call's
+	// cancel record and a kept result carry it always: without it they
+	// are none (a server's answer a caller had stored or sent there).
 	HeaderVersion = "Toolbus-Version"
 	// HeaderContentType set to ContentTypeJSON on a request asks for JSON
 	// bodies both ways; absent (or ContentTypeMsgpack) means msgpack. JSON
