@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -189,11 +190,18 @@ func checkURL(raw string, schemes ...string) error {
 	if u.Host == "" {
 		return fmt.Errorf("no host")
 	}
-	if strings.Contains(u.Host, ":") {
-		// url.Parse takes "a::" or "a:" for a host (Port is empty), which
-		// only fails when the connection is dialled.
+	switch {
+	case strings.HasPrefix(u.Host, "[") && strings.HasSuffix(u.Host, "]"):
+		// An IPv6 literal without a port: nats.go dials the default one.
+		if _, err := netip.ParseAddr(u.Hostname()); err != nil {
+			return fmt.Errorf("invalid host %q: want host, host:port, [IPv6] or [IPv6]:port", u.Host)
+		}
+	case strings.Contains(u.Host, ":"):
+		// url.Parse takes "a::" for a host (Port is empty), which only
+		// fails when the connection is dialled; "a:", an empty port, is
+		// refused with it.
 		if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" {
-			return fmt.Errorf("invalid host %q: want host, host:port or [IPv6]:port", u.Host)
+			return fmt.Errorf("invalid host %q: want host, host:port, [IPv6] or [IPv6]:port", u.Host)
 		}
 	}
 	if p := u.Port(); p != "" {
