@@ -1024,7 +1024,7 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 // body; a copy of a stored message carries the server's Nats-Stream of
 // its own beside the get's.
 func isCancelRecord(h nats.Header, body []byte) bool {
-	if !cancelBody(body) || !slices.Equal(h.Values(wire.HeaderVersion), []string{wire.Version}) ||
+	if !cancelBody(body) || !versioned(h) ||
 		len(h.Values(jetstream.StreamHeader)) > 1 {
 		return false
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -108,7 +107,7 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 // of its own kept without headers over another identity's under the same
 // call id would read as that identity's.
 func keptMsg(bucket, key string, data []byte) *nats.Msg {
-	return &nats.Msg{Subject: "$KV." + bucket + "." + key, Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: data}
+	return versionedMsg("$KV."+bucket+"."+key, data)
 }
 
 // Result fetches the kept final of the client's call id (one sent with
@@ -209,7 +208,7 @@ func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, a
 	case !e.Found:
 		return nil, 0, false, nil
 	}
-	if !slices.Equal(e.Header.Values(wire.HeaderVersion), []string{wire.Version}) {
+	if !versioned(e.Header) {
 		return nil, 0, false, fmt.Errorf("the kept result under %q was not written by a worker (it carries no %s), and is not read", key, wire.HeaderVersion)
 	}
 	var f wire.Frame

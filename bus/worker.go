@@ -1012,7 +1012,7 @@ func (w *Worker) onCancel(m *nats.Msg) {
 // (a 404 it had stored under a key of its own): that answer is an empty
 // message with no headers at all (subjects.md: Cancel).
 func isCancel(h nats.Header, body []byte) bool {
-	if !cancelBody(body) || !slices.Equal(h.Values(wire.HeaderVersion), []string{wire.Version}) {
+	if !cancelBody(body) || !versioned(h) {
 		return false
 	}
 	for k := range h {
@@ -1032,8 +1032,20 @@ func cancelBody(body []byte) bool {
 // cancelMsg is the cancel (on tools.cancel.…) or its record (on
 // tools.cancelled.…) a caller publishes: reason as its body, with the
 // wire version (isCancel, isCancelRecord).
-func cancelMsg(subject, reason string) *nats.Msg {
-	return &nats.Msg{Subject: subject, Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: []byte(reason)}
+func cancelMsg(subject, reason string) *nats.Msg { return versionedMsg(subject, []byte(reason)) }
+
+// versionedMsg is a message to subject with data and the header
+// Toolbus-Version: 1: how a client marks a cancel or its record and a
+// worker a kept result, which no server answer stored there carries
+// (versioned).
+func versionedMsg(subject string, data []byte) *nats.Msg {
+	return &nats.Msg{Subject: subject, Header: nats.Header{wire.HeaderVersion: {wire.Version}}, Data: data}
+}
+
+// versioned reports whether headers h carry Toolbus-Version: 1 exactly
+// once (versionedMsg).
+func versioned(h nats.Header) bool {
+	return slices.Equal(h.Values(wire.HeaderVersion), []string{wire.Version})
 }
 
 // cancelledFinal is the final of a call cancelled before it ran:
