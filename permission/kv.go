@@ -191,7 +191,7 @@ func approvalKey(session, callID string) string {
 // of its own in bypass, stored over another session's policy, would
 // otherwise read as that session's. A value without the scope (written
 // by an earlier build) is read as the session's only as its writer
-// stored it (casStored): a headerless copy of one is refused.
+// stored it (kv.CASStored): a headerless copy of one is refused.
 type storedPolicy struct {
 	Session string `json:"session,omitempty"`
 	SessionPolicy
@@ -209,20 +209,10 @@ func (s *KVStore) loadSession(ctx context.Context, session string) (SessionPolic
 		return SessionPolicy{}, 0, nil
 	case sp.Session != "" && sp.Session != session:
 		return SessionPolicy{}, 0, &unreadableError{key: key, rev: e.Revision, err: fmt.Errorf("it is the policy of session %q, not of %q (a copy stored over it)", sp.Session, session)}
-	case sp.Session == "" && !casStored(e.Header):
+	case sp.Session == "" && !kv.CASStored(e.Header):
 		return SessionPolicy{}, 0, &unreadableError{key: key, rev: e.Revision, err: errors.New("it names no session and was not stored by compare-and-set (a copy without headers stored over it)")}
 	}
 	return sp.SessionPolicy, e.Revision, nil
-}
-
-// casStored reports whether a value read with its stored headers h was
-// stored by a KV compare-and-set (Create or Update), as every build has
-// written policies: the stored message keeps the expected revision's
-// header. A direct get asked with no_hdr answers with a value alone, so
-// a copy it stored under a key has no header at all; a copy with headers
-// is refused before (kv.ErrForged).
-func casStored(h nats.Header) bool {
-	return len(h.Values(jetstream.ExpectedLastSubjSeqHeader)) == 1
 }
 
 // LoadSession implements Store.

@@ -75,3 +75,50 @@ func TestGetExpiredByMarker(t *testing.T) {
 		t.Fatalf("an expired key from the leader: %+v, %v", e, err)
 	}
 }
+
+// TestHeadersOfEveryRead: Get and LeaderGet both return a value's stored
+// headers, so a reader can tell a value a compare-and-set stored
+// (CASStored) from one put without it, or from a copy a direct get
+// asked with no_hdr stored under a key (the value alone, no headers),
+// whichever path its read takes.
+func TestHeadersOfEveryRead(t *testing.T) {
+	nc := natstest.Conn(t, natstest.Server(t))
+	js := natstest.JS(t, nc)
+	ctx := natstest.Ctx(t)
+	b, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "hdrs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Create(ctx, "created", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := b.Create(ctx, "updated", []byte("v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Update(ctx, "updated", []byte("w"), rev); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "put", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	// A direct get of "created" asked with no_hdr, answered to the key "copy".
+	if err := nc.PublishRequest("$JS.API.DIRECT.GET.KV_hdrs.$KV.hdrs.created", "$KV.hdrs.copy", []byte(`{"no_hdr":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, "the copy stored", func() bool {
+		_, err := b.Get(ctx, "copy")
+		return err == nil
+	})
+	for key, cas := range map[string]bool{"created": true, "updated": true, "put": false, "copy": false} {
+		for name, get := range map[string]func(context.Context, jetstream.JetStream, string, string) (Entry, error){"Get": Get, "LeaderGet": LeaderGet} {
+			e, err := get(ctx, js, "hdrs", key)
+			if err != nil || !e.Found {
+				t.Fatalf("%s of %q: %+v, %v", name, key, e, err)
+			}
+			if got := CASStored(e.Header); got != cas {
+				t.Errorf("%s of %q: CASStored = %v, want %v (headers %v)", name, key, got, cas, e.Header)
+			}
+		}
+	}
+}

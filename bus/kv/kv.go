@@ -248,8 +248,9 @@ type Entry struct {
 	Revision uint64    // the message's sequence; that of a delete too
 	Created  time.Time // when it was written
 	Found    bool      // false: no value (never written, deleted, purged)
-	// Header is the message's stored headers, with the server's Nats-*
-	// of a direct get (Get) after them; nil from LeaderGet.
+	// Header is the message's stored headers (a found value's), with
+	// the server's Nats-* of a direct get after them from Get, alone
+	// from LeaderGet; nil when the message has none.
 	Header nats.Header
 }
 
@@ -288,9 +289,9 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 		return Entry{}, errors.New("the stream leader's answer has no message")
 	}
 	m := resp.Message
+	var hdr nats.Header
 	if len(m.Header) > 0 {
-		hdr, err := nats.DecodeHeadersMsg(m.Header)
-		if err != nil {
+		if hdr, err = nats.DecodeHeadersMsg(m.Header); err != nil {
 			return Entry{}, fmt.Errorf("decoding the stream leader's answer: %w", err)
 		}
 		if why := forged(hdr, 0); why != "" {
@@ -300,7 +301,18 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 			return Entry{Revision: m.Seq, Created: m.Time}, nil
 		}
 	}
-	return Entry{Value: m.Data, Revision: m.Seq, Created: m.Time, Found: true}, nil
+	return Entry{Value: m.Data, Revision: m.Seq, Created: m.Time, Found: true, Header: hdr}, nil
+}
+
+// CASStored reports whether a value read with its stored headers h
+// (Entry.Header) was stored by a compare-and-set (KeyValue.Create or
+// Update): the stored message keeps the expected revision's header
+// (Nats-Expected-Last-Subject-Sequence). A direct get asked with no_hdr
+// answers with a value alone, so a copy of one that a caller had stored
+// under a key (a request's reply subject) has no header at all; a copy
+// with headers is refused before (ErrForged).
+func CASStored(h nats.Header) bool {
+	return len(h.Values(jetstream.ExpectedLastSubjSeqHeader)) == 1
 }
 
 // ErrForged marks a value that no toolbus writer stored: an answer the
