@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -89,8 +90,9 @@ type KVStateOptions struct {
 // is repeated against the stream leader, with backoff, until the deadline.
 //
 // Keys and values are documented in subjects.md (Group state): a session
-// is stored under wire.SessionKey(session), the value is a JSON array of
-// group names. An existing bucket is bound as is (kv.Open).
+// is stored under wire.SessionKey(session), the value is a JSON object
+// naming that key and the groups (storedGroups). An existing bucket is
+// bound as is (kv.Open).
 //
 // KVState is safe for concurrent use.
 type KVState struct {
@@ -246,7 +248,7 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 	if groups == nil {
 		groups = []string{}
 	}
-	val, err := json.Marshal(groups)
+	val, err := json.Marshal(storedGroups{Key: key, Groups: groups})
 	if err != nil {
 		return 0, fmt.Errorf("bus: encoding groups of session %s: %w", wire.Quote(session), err)
 	}
@@ -345,7 +347,7 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 			if !r.found {
 				return nil, r.rev, false, nil
 			}
-			groups, err := decodeGroups(r.val)
+			groups, err := decodeGroups(key, r.val, r.hdr)
 			if err != nil {
 				return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: bad value at revision %d: %w", wire.Quote(session), r.rev, err)
 			}
@@ -407,7 +409,8 @@ func (s *KVState) gone(ctx context.Context, err error, asked *bool) bool {
 // stateRead is one read of a session's key.
 type stateRead struct {
 	val   []byte
-	rev   uint64 // of the value or the delete marker; 0 when unknown
+	hdr   nats.Header // the value's stored headers
+	rev   uint64      // of the value or the delete marker; 0 when unknown
 	found bool
 	fresh bool // at least as recent as the requested revision
 	// behind: the stream leader has not reached the requested revision;
@@ -434,7 +437,7 @@ func (s *KVState) read(ctx context.Context, key string, minRevision uint64) (sta
 	case err != nil:
 		return stateRead{}, err
 	case e.Found && e.Revision >= minRevision:
-		return stateRead{val: e.Value, rev: e.Revision, found: true, fresh: true}, nil
+		return stateRead{val: e.Value, hdr: e.Header, rev: e.Revision, found: true, fresh: true}, nil
 	case e.Found:
 		seen = e.Revision
 	case minRevision == 0:
@@ -465,17 +468,45 @@ func (s *KVState) leaderGet(ctx context.Context, key string) (stateRead, error) 
 	if err != nil {
 		return stateRead{}, err
 	}
-	return stateRead{val: e.Value, rev: e.Revision, found: e.Found}, nil
+	return stateRead{val: e.Value, hdr: e.Header, rev: e.Revision, found: e.Found}, nil
 }
 
-// decodeGroups parses a stored value: a JSON array of group names.
-func decodeGroups(val []byte) ([]string, error) {
-	var groups []string
-	if err := json.Unmarshal(val, &groups); err != nil {
-		return nil, fmt.Errorf("want a JSON array of group names: %w", err)
+// storedGroups is a session's groups as the bucket holds them: with the
+// key they are stored under. A direct get asked with no_hdr answers with
+// a stored value alone, and a caller may have the server store that
+// answer under any key (a request's reply subject): a copy of a session
+// of its own, stored over another identity's session, would otherwise
+// read as that session's groups. A value naming another key is refused.
+type storedGroups struct {
+	Key    string   `json:"key"`
+	Groups []string `json:"groups"`
+}
+
+// decodeGroups parses the value stored under key, read with its stored
+// headers hdr: a storedGroups naming key, or a bare JSON array of group
+// names as earlier builds wrote it. Such an array names no key, so it is
+// read only as its writer stored it, by compare-and-set (kv.CASStored),
+// which a headerless copy is not.
+func decodeGroups(key string, val []byte, hdr nats.Header) ([]string, error) {
+	if v := bytes.TrimLeft(val, " \t\r\n"); len(v) > 0 && v[0] == '[' {
+		if !kv.CASStored(hdr) {
+			return nil, fmt.Errorf("a bare JSON array of group names (as earlier versions stored) without the header of a compare-and-set: a copy without headers stored over the session's groups, or a value put by hand; want {\"key\":%q,\"groups\":[...]}", key)
+		}
+		var groups []string
+		if err := json.Unmarshal(val, &groups); err != nil {
+			return nil, fmt.Errorf("want a JSON array of group names: %w", err)
+		}
+		return slices.Clip(groups), nil
 	}
-	if groups == nil {
-		return nil, errors.New("want a JSON array of group names, got null")
+	var sg storedGroups
+	if err := json.Unmarshal(val, &sg); err != nil {
+		return nil, fmt.Errorf("want {\"key\":%q,\"groups\":[...]}: %w", key, err)
 	}
-	return slices.Clip(groups), nil
+	switch {
+	case sg.Key != key:
+		return nil, fmt.Errorf("it holds the groups of key %q, not of %q (a copy stored over them)", sg.Key, key)
+	case sg.Groups == nil:
+		return nil, fmt.Errorf("want {\"key\":%q,\"groups\":[...]}, got no groups", key)
+	}
+	return slices.Clip(sg.Groups), nil
 }

@@ -514,7 +514,8 @@ type SessionPin struct {
 	Since    time.Time // when the pin was last written (claimed or renewed)
 	Groups   []string  // the session's active groups
 	// GroupsErr is why the session's groups could not be read (a stored
-	// value that is not a JSON array of names); Groups is then nil.
+	// value that is not the session's groups: subjects.md, Group state);
+	// Groups is then nil.
 	GroupsErr error
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSessionsListsPastABadGroupsValue: a session whose stored groups are
-// not a JSON array (written by hand, `nats kv put`) is listed with the
+// not the session's groups (written by hand, `nats kv put`) is listed with the
 // error; the other sessions are listed as usual. One bad value made the
 // whole listing (toolctl sessions) fail.
 func TestSessionsListsPastABadGroupsValue(t *testing.T) {

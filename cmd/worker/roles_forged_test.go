@@ -698,3 +698,53 @@ func TestRolesHeaderlessPolicyCopy(t *testing.T) {
 		t.Errorf("alice's write in explore mode set again: %s %q", r.Code, r.Text())
 	}
 }
+
+// TestRolesHeaderlessGroupsCopy: alice's session has the vault group on,
+// bob's have it off (by reset_tools, or by default). A direct get asked
+// with {"no_hdr":true} answers with the stored value alone, no headers:
+// a copy of alice's groups, stored over bob's with her direct get's reply
+// subject, would read as his session's groups, vault on. A session's
+// groups are stored with the session they are for, so the copy is
+// refused: bob's vault call is not run (unavailable, as for any value no
+// worker wrote) until his next reset_tools writes his groups again.
+func TestRolesHeaderlessGroupsCopy(t *testing.T) {
+	f := startSecureFleet(t, secureConfig)
+	ctx := secureCtx(t)
+	ojs := f.operatorJS(t)
+	alice, anc, _ := f.caller(t, "alice")
+	bob, _, _ := f.caller(t, "bob")
+	if r := alice.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "mine", Input: map[string]any{"vault": true}}); r.State != toolkit.StateSuccess {
+		t.Fatalf("alice's reset_tools: %+v", r)
+	}
+	mine, _ := wire.SessionKey(toolkit.SessionScope("alice", "mine"))
+	reset := func(session string) {
+		t.Helper()
+		if r := bob.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: session, Input: map[string]any{}}); r.State != toolkit.StateSuccess {
+			t.Fatalf("bob's reset_tools: %+v", r)
+		}
+	}
+	for _, set := range []bool{true, false} {
+		session := fmt.Sprint("copied-", set)
+		if set {
+			reset(session)
+		}
+		write := toolkit.ToolCall{Name: "write_text_file", Session: session,
+			Input: map[string]any{"file_path": filepath.Join(f.ws, session+".txt"), "content": "x"}}
+		if r := bob.Invoke(ctx, write); r.Code != toolkit.CodeGroupInactive {
+			t.Fatalf("bob's vault call with the vault off: %s %q", r.Code, r.Text())
+		}
+		key, _ := wire.SessionKey(toolkit.SessionScope("bob", session))
+		forgeWithBody(ctx, t, ojs, anc, gadget{"a copy of alice's groups without headers", directGet(wire.BucketGroups, mine)},
+			[]byte(`{"no_hdr":true}`), wire.BucketGroups, key)
+		if r := bob.Invoke(ctx, write); r.Code != toolkit.CodeUnavailable {
+			t.Fatalf("bob's vault call after a headerless copy of alice's groups was stored over his (set %v): %s %q, want unavailable", set, r.Code, r.Text())
+		}
+		if groups, err := bob.ActiveGroups(ctx, session, 0); err == nil {
+			t.Errorf("bob's groups after a headerless copy of alice's was stored over them (set %v): %v, no error", set, groups)
+		}
+		reset(session)
+		if r := bob.Invoke(ctx, write); r.Code != toolkit.CodeGroupInactive {
+			t.Errorf("bob's vault call once his groups are written again: %s %q", r.Code, r.Text())
+		}
+	}
+}
