@@ -102,7 +102,14 @@ func (s *sender) run() {
 				s.mu.Unlock()
 				return
 			}
-			seq := s.seq
+			// Passed on before it is silenced here, so that a pass-on that
+			// fails is answered here instead of nowhere.
+			if err := s.w.aff.forward(s.ctx, s.in, to, s.seq); err != nil {
+				s.mu.Unlock()
+				s.refused = true
+				s.final(s.w.notForwarded(s.id, to, err))
+				return
+			}
 			if s.span != nil {
 				// Not the call's execution, which the pinned worker records
 				// (as this span's child: forward passes it on).
@@ -110,7 +117,6 @@ func (s *sender) run() {
 			}
 			s.silenceLocked()
 			s.mu.Unlock()
-			s.w.aff.forward(s.ctx, s.in, to, seq)
 			s.release()
 			return
 		}

@@ -462,8 +462,10 @@ func (a *affinity) isAlive(instance string) bool {
 // caller directly, numbering its frames after seq (the last this worker
 // sent). The caller's timeout goes on as what is left of it (ctx's
 // deadline), not as the caller sent it: routing took some of it; the
-// trace goes on from ctx's span (the routing).
-func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq uint64) {
+// trace goes on from ctx's span (the routing). It returns the publish's
+// error: the call did not go (ErrMaxPayload: the headers added here made
+// a request that fitted too large).
+func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq uint64) error {
 	h := nats.Header{}
 	for k, v := range in.header {
 		h[k] = v
@@ -481,7 +483,23 @@ func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq 
 	m := &nats.Msg{Subject: wire.PinnedSubject(owner, in.tool, in.identity), Reply: in.reply, Header: h, Data: in.data}
 	if err := a.w.nc.PublishMsg(m); err != nil {
 		a.w.log.Warn("bus: passing a call on to its session's worker", "worker", owner, "err", err)
+		return err
 	}
+	return nil
+}
+
+// notForwarded is the final of a call that could not be passed on to its
+// session's worker owner: invalid_input when the request, with the
+// headers a pass-on adds, is over the server's max_payload (the caller
+// can send less), unavailable otherwise. It did not run.
+func (w *Worker) notForwarded(id, owner string, err error) *toolkit.Response {
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return w.finalFor(id, toolkit.CodeInvalidInput, fmt.Sprintf(
+			"RequestTooLargeError: the call's request is too large to pass on to worker %s, which runs this session's stateful tools: with the headers a pass-on adds it is over the server's max_payload of %d bytes; send less input.",
+			owner, w.nc.MaxPayload()))
+	}
+	return w.finalFor(id, toolkit.CodeUnavailable, fmt.Sprintf(
+		"ToolUnavailableError: the call could not be passed on to worker %s, which runs this session's stateful tools: %v. It did not run; retry later.", owner, err))
 }
 
 // stop ends the probe subscription (its pins stay: the next call of each
