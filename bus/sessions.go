@@ -270,6 +270,22 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	return pin{}, ""
 }
 
+// forget ends this worker's memory of holding the session of scope
+// (trust): it gave the session up by passing a call of it on with
+// Toolbus-Pin-Lost naming itself, which the receiving worker takes over
+// without a probe. Holding on to it, this worker would go on running the
+// session's calls beside the worker that took it, each with its own
+// state, and neither final would say so.
+func (a *affinity) forget(scope string) {
+	key, err := wire.SessionKey(scope)
+	if err != nil {
+		return
+	}
+	a.mu.Lock()
+	delete(a.owned, key)
+	a.mu.Unlock()
+}
+
 // keep renews the pin of a session while a call of it runs here, every
 // quarter of the TTL, so that a call longer than what is left of the
 // pin's TTL does not lose it: the session's next call reaching another

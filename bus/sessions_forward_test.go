@@ -1,7 +1,9 @@
 package bus_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestSessionForwardTooLarge: a call that fits max_payload as its caller
@@ -58,5 +61,41 @@ func TestSessionForwardTooLarge(t *testing.T) {
 	t.Logf("final: %s %q", f.Final.Code, f.text())
 	if f.Final.Code != "invalid_input" {
 		t.Errorf("final: %s %q; want invalid_input", f.Final.Code, f.text())
+	}
+}
+
+// TestSessionPassedOnIsNotHeld: a session uses session-bound tools that
+// no one worker serves all of ("put"/"get" on a and b, "browse" on m only,
+// as an MCP server mounted on one worker). A call of a tool its pinned
+// worker does not serve is passed on with Toolbus-Pin-Lost, and the
+// worker that gets it takes the session over at once, without a probe;
+// the worker that passed it on must not go on serving the session from
+// its memory of holding the pin (trust), or the session's put and get run
+// on a and b in turn, each with its own state, and no final says so.
+func TestSessionPassedOnIsNotHeld(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	for _, name := range []string{"a", "b"} {
+		rvWorker(t, natstest.Connect(t, s), name, &bus.SessionsOptions{})
+	}
+	tkM := toolkit.New(nil)
+	mustAdd(t, tkM, toolkit.Raw("browse", "Browse.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return w.Write(toolkit.Text("browsed"))
+	}), toolkit.SessionBound())
+	ncM := natstest.Connect(t, s)
+	serve(t, ncM, tkM, &bus.WorkerOptions{Instance: "m", Sessions: &bus.SessionsOptions{JetStream: natstest.JS(t, ncM)}})
+	c := newClient(t, natstest.Connect(t, s), nil)
+	for i := range 10 {
+		v := fmt.Sprint(i)
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "put", Session: "s", Input: map[string]any{"value": v}}); r.Text() != "kept" && r.Metadata[wire.MetaSessionMovedFrom] == nil {
+			t.Fatalf("put: %+v", r)
+		}
+		if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "browse", Session: "s"}); r.State != toolkit.StateSuccess {
+			t.Fatalf("browse: %+v", r)
+		}
+		r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "get", Session: "s"})
+		if r.Text() != v && r.Metadata[wire.MetaSessionMovedFrom] == nil {
+			t.Errorf("round %d: get after put %q ran on %v and read %s %q, and its final does not say the session moved (metadata %v)",
+				i, v, r.Metadata[wire.MetaWorker], r.Code, r.Text(), r.Metadata)
+		}
 	}
 }

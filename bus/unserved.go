@@ -26,7 +26,7 @@ import (
 // unserved handles a call of a tool this worker does not serve. It
 // reports false for a call passed on once already, which is then
 // answered as usual: not_found.
-func (w *Worker) unserved(in *incoming, c wire.Codec, id string) bool {
+func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string) bool {
 	if in.dur != nil {
 		if in.dur.repeatable {
 			in.dur.handBackLater()
@@ -39,7 +39,7 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id string) bool {
 	if in.header.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	return w.passOn(in, c, id, 0, time.Time{})
+	return w.passOn(in, c, id, scope, 0, time.Time{})
 }
 
 // passOn publishes a core call to its tool's queue group, marked with
@@ -47,9 +47,9 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id string) bool {
 // own reply subject is the worker's: should no worker subscribe, the
 // server's no-responders status comes back here (only the publisher gets
 // it), and the worker answers the caller not_found, as it would have
-// without passing the call on. It reports false when the publish failed
-// (logged).
-func (w *Worker) passOn(in *incoming, c wire.Codec, id string, seq uint64, deadline time.Time) bool {
+// without passing the call on. scope is the call's session scope. It
+// reports false when the publish failed (logged).
+func (w *Worker) passOn(in *incoming, c wire.Codec, id, scope string, seq uint64, deadline time.Time) bool {
 	// The removed tool's subscriptions are drained first, should the
 	// toolkit's change not have reached them yet: their UNSUB precedes
 	// the call on the connection, so the group cannot hand it back here.
@@ -72,8 +72,13 @@ func (w *Worker) passOn(in *incoming, c wire.Codec, id string, seq uint64, deadl
 	h.Set(wire.HeaderUnserved, w.opts.Instance)
 	h.Set(wire.HeaderReply, in.reply)
 	// This worker cannot run the call: should the session be pinned here,
-	// the receiving worker takes it over rather than send the call back.
+	// the receiving worker takes it over rather than send the call back,
+	// at once, without the probe this worker's memory of holding the pin
+	// counts on (affinity.trust): from now on it reads the pin.
 	h.Set(wire.HeaderPinLost, w.opts.Instance)
+	if w.aff != nil {
+		w.aff.forget(scope)
+	}
 	if seq > 0 { // frames (heartbeats) this worker sent the caller already
 		h.Set(wire.HeaderSeqAfter, strconv.FormatUint(seq, 10))
 	}
@@ -212,7 +217,7 @@ func (s *sender) unserved() bool {
 		s.dur.handBackLater()
 	} else {
 		deadline, _ := s.ctx.Deadline()
-		if !s.w.passOn(&incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.seq, deadline) {
+		if !s.w.passOn(&incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline) {
 			s.mu.Unlock()
 			return false // runs on here: answered not_found
 		}

@@ -758,7 +758,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		in.dur.settle()
 		return nil
 	}
-	if _, served := w.tk.Get(name); !served && w.unserved(in, c, req.ID) {
+	if _, served := w.tk.Get(name); !served && w.unserved(in, c, req.ID, toolkit.SessionScope(identity, req.Session)) {
 		return nil
 	}
 	if in.dur != nil {
