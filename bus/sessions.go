@@ -77,6 +77,19 @@ type affinity struct {
 
 	mu    sync.Mutex
 	owned map[string]held // session key → when this worker last read or wrote its pin as its own
+
+	// run is where this worker's run began in the bucket's stream: a pin
+	// naming this instance at or before it was written by an earlier run
+	// under the same id (earlier).
+	run atomic.Pointer[runStart]
+}
+
+// runStart is the sessions stream as a worker found it when it started:
+// the stream's creation (a bucket made again is another stream) and its
+// last sequence then.
+type runStart struct {
+	created time.Time
+	seq     uint64
 }
 
 // held is a pin this worker read or wrote as its own, and when.
@@ -115,8 +128,12 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 	}
 	a := &affinity{w: w, js: o.JetStream, kv: b, cfg: cfg, max: max, probe: o.ProbeTimeout, owned: map[string]held{}}
 	a.ttl.Store(int64(cfg.TTL))
-	if err := a.adoptTTL(ctx); err != nil {
+	info, err := a.adoptTTL(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
+	}
+	if info != nil {
+		a.run.Store(&runStart{created: info.Created, seq: info.State.LastSeq})
 	}
 	if a.probe <= 0 {
 		a.probe = time.Second
@@ -226,6 +243,23 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			return pin{}, ""
 		}
 		owner := string(e.Value)
+		if owner == me && a.earlier(ctx, e.Revision) {
+			// Pinned to this id by an earlier run, whose state is gone
+			// with it: taken over on its revision, the final saying so.
+			if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
+				a.w.log.Info("bus: took over a session pinned to this worker's earlier run", "session", scope)
+				p := mine(start)
+				p.movedFrom = me
+				return p, ""
+			}
+			if lostRace(err) {
+				tried = e.Revision
+				continue
+			}
+			a.w.count.jsErrors.Add(1)
+			a.w.log.Warn("bus: re-pinning a session of this worker's earlier run; running the call here", "session", scope, "err", err)
+			return pin{}, ""
+		}
 		if owner == me {
 			// Renewed once half its TTL has passed: it expires TTL after
 			// its last write.
@@ -386,7 +420,7 @@ func (a *affinity) remake(ctx context.Context, err error) bool {
 		a.w.log.Warn("bus: making the deleted sessions bucket again", "err", err)
 		return false
 	}
-	if err := a.adoptTTL(ctx); err != nil {
+	if _, err := a.adoptTTL(ctx); err != nil {
 		a.w.log.Warn("bus: reading the TTL of the sessions bucket made again", "err", err)
 	}
 	a.w.log.Info("bus: the sessions bucket was deleted and is made again; each session is pinned again by its next call")
@@ -394,16 +428,46 @@ func (a *affinity) remake(ctx context.Context, err error) bool {
 }
 
 // adoptTTL renews pins on the TTL they expire by: the bucket's, which
-// the worker that made it chose.
-func (a *affinity) adoptTTL(ctx context.Context) error {
+// the worker that made it chose. It returns the bucket's stream as it
+// read it (nil when the status does not carry it).
+func (a *affinity) adoptTTL(ctx context.Context) (*jetstream.StreamInfo, error) {
 	st, err := a.kv.Status(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if st.TTL() > 0 {
 		a.ttl.Store(int64(st.TTL()))
 	}
-	return nil
+	if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok {
+		return bs.StreamInfo(), nil
+	}
+	return nil, nil
+}
+
+// earlier reports whether a pin naming this instance, at revision rev,
+// was written by an earlier run of a worker under the same id (a process
+// started again keeps its hostname, and often its pid: the default id),
+// which kept the session's state: this run has none of it. A revision up
+// to the stream's last sequence when this worker started is such a pin,
+// unless the bucket was made again since (another stream, whose pins are
+// all this run's). Should the stream not be read, the pin is taken for
+// this run's (logged).
+func (a *affinity) earlier(ctx context.Context, rev uint64) bool {
+	r := a.run.Load()
+	if r == nil || rev > r.seq {
+		return false
+	}
+	info, err := a.adoptTTL(ctx)
+	if err != nil || info == nil {
+		a.w.count.jsErrors.Add(1)
+		a.w.log.Warn("bus: reading the sessions bucket's stream to tell a pin of this worker's earlier run; taking the pin for this run's", "err", err)
+		return false
+	}
+	if !info.Created.Equal(r.created) {
+		a.run.CompareAndSwap(r, &runStart{created: info.Created}) // made again since this run began
+		return false
+	}
+	return true
 }
 
 // lostRace reports a compare-and-set that lost to another writer: the key
@@ -536,6 +600,9 @@ func (a *affinity) stop() *nats.Subscription {
 func movedText(from, to string) string {
 	if from == "" {
 		return fmt.Sprintf("[toolbus] This session's stateful tools now run on worker %s: its pin was not written by toolbus and names no worker, so files and other state from earlier calls may be missing.", to)
+	}
+	if from == to {
+		return fmt.Sprintf("[toolbus] This session's stateful tools ran on an earlier run of worker %s, which was started again since: files and other state from earlier calls may be missing.", to)
 	}
 	return fmt.Sprintf("[toolbus] This session's stateful tools moved from worker %s, which is gone, to worker %s: files and other state from earlier calls may be missing.", from, to)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -268,8 +269,9 @@ func TestSessionForwardAfterHeartbeats(t *testing.T) {
 
 // TestSessionReclaimRenews: w1 claims the session, stops and starts again
 // with the same instance id. The session's next call, past half the TTL,
-// renews the pin, so it does not expire while in use and no other worker
-// claims the session while w1 runs it.
+// writes the pin again (taking the session over from w1's earlier run:
+// TestSessionRestartedUnderSameID), so it does not expire while in use and
+// no other worker claims the session while w1 runs it.
 func TestSessionReclaimRenews(t *testing.T) {
 	const ttl = 4 * time.Second
 	s := natstest.Embedded(t, false)
@@ -398,5 +400,42 @@ func TestSessionStopAnswersPinnedCall(t *testing.T) {
 		} else {
 			t.Logf("%s call: %s %q", r.what, r.frames[len(r.frames)-1].Final.Code, r.frames[len(r.frames)-1].text())
 		}
+	}
+}
+
+// TestSessionRestartedUnderSameID: w1 holds session s, stops and is
+// started again under the same instance id (a container restarted keeps
+// its hostname and often its pid, so the default id): the new run has
+// none of the state the earlier one kept. The session's next call, sent
+// to w1 directly (a client's pin) or through the queue group, says so:
+// session_moved_from names w1's earlier run, and a line of text. The
+// call after it runs on without a notice.
+func TestSessionRestartedUnderSameID(t *testing.T) {
+	for _, via := range []string{"pinned", "queue"} {
+		t.Run(via, func(t *testing.T) {
+			s := natstest.Embedded(t, false)
+			so := func() *bus.SessionsOptions { return &bus.SessionsOptions{} }
+			nc := natstest.Connect(t, s)
+			w1 := rvWorker(t, natstest.Connect(t, s), "w1", so())
+			f := rvFinal(t, rvCall(t, nc, wire.CallSubject("put", ""), nil, "s", "one", 5*time.Second))
+			if f.meta(wire.MetaSessionWorker) != "w1" {
+				t.Fatalf("claim: %+v", f.Final)
+			}
+			w1.Stop(ctxT(t))
+			rvWorker(t, natstest.Connect(t, s), "w1", so()) // started again: its store is empty
+			subject := wire.PinnedSubject("w1", "get", "")
+			if via == "queue" {
+				rvWorker(t, natstest.Connect(t, s), "w2", so())
+				subject = wire.CallSubject("get", "")
+			}
+			f = rvFinal(t, rvCall(t, nc, subject, nil, "s", "", 5*time.Second))
+			if f.meta(wire.MetaSessionWorker) != "w1" || f.meta(wire.MetaSessionMovedFrom) != "w1" || !strings.Contains(f.text(), "earlier run of worker w1") {
+				t.Fatalf("the first call after the restart: %q, metadata %v; want it to say the session's state on w1's earlier run is gone", f.text(), f.Final.Metadata)
+			}
+			f = rvFinal(t, rvCall(t, nc, subject, nil, "s", "", 5*time.Second))
+			if f.meta(wire.MetaSessionWorker) != "w1" || f.meta(wire.MetaSessionMovedFrom) != "" || strings.Contains(f.text(), "[toolbus]") {
+				t.Fatalf("the next call: %q, metadata %v; want it on w1 without a notice", f.text(), f.Final.Metadata)
+			}
+		})
 	}
 }
