@@ -223,7 +223,7 @@ func matchGlob(pattern, p string) bool {
 func globRegexp(glob string) *regexp.Regexp {
 	pattern := []rune(glob)
 	var b strings.Builder
-	b.WriteString("^")
+	b.WriteString("(?s)^") // "**" crosses a newline in a name as any character
 	for i := 0; i < len(pattern); i++ {
 		switch c := pattern[i]; c {
 		case '*':

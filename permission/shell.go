@@ -1297,7 +1297,8 @@ func matchCommand(pattern, cmd string) bool {
 		for i := range parts {
 			parts[i] = regexp.QuoteMeta(parts[i])
 		}
-		return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$").MatchString(cmd)
+		// (?s): "*" crosses a newline of a quoted argument too.
+		return regexp.MustCompile("(?s)^" + strings.Join(parts, ".*") + "$").MatchString(cmd)
 	}
 	return cmd == strings.Join(strings.Fields(pattern), " ")
 }
