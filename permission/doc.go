@@ -94,7 +94,10 @@
 // agent re-sends that call, the middleware consumes the approval (exactly
 // once, even with several workers racing: the store deletes only the
 // revision it read) and runs it. An approval presented with another tool
-// or input is rejected with toolkit.CodeDenied and stays unused.
+// or input is rejected with toolkit.CodeDenied and stays unused. Approve
+// claims the pending call (the store deletes only the revision it read)
+// before it stores the approval: of two people approving the same call at
+// once, one approves it and the other gets ErrNoPending.
 //
 // # Decisions where AgentScope is silent or differs
 //

@@ -338,29 +338,47 @@ func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approv
 	if callID == "" {
 		return Approval{}, errors.New("permission: empty call id")
 	}
-	ps, err := g.store.FindPending(ctx, session, callID)
-	if err != nil {
-		return Approval{}, err
+	// The pending call is claimed (deleted as the revision read) before
+	// the approval is stored: of two approvers who both read it, one
+	// approves it, and the other cannot store a second approval after the
+	// first was used (the call would run again).
+	for range maxClaimAttempts {
+		ps, err := g.store.FindPending(ctx, session, callID)
+		if err != nil {
+			return Approval{}, err
+		}
+		now := g.opts.Now()
+		ps = slices.DeleteFunc(ps, func(p Pending) bool { return now.Sub(p.Created) > g.opts.ApprovalTTL })
+		switch len(ps) {
+		case 0:
+			return Approval{}, fmt.Errorf("%w %q", ErrNoPending, callID)
+		case 1:
+		default:
+			return Approval{}, fmt.Errorf("%w %q: name the session", ErrAmbiguous, callID)
+		}
+		p := ps[0]
+		claimed, err := g.store.ClaimPending(ctx, p)
+		if err != nil {
+			return Approval{}, err
+		}
+		if !claimed {
+			continue // approved, or asked again, since it was read: read again
+		}
+		a := Approval{Session: p.Session, CallID: p.CallID, Tool: p.Tool, Digest: p.Digest, By: by, Created: now.UTC()}
+		if err := g.store.PutApproval(ctx, a); err != nil {
+			if perr := g.store.PutPending(ctx, p); perr != nil {
+				g.opts.Logger.Warn("permission: could not restore a pending call", "call", callID, "err", perr)
+			}
+			return Approval{}, err
+		}
+		return a, nil
 	}
-	now := g.opts.Now()
-	ps = slices.DeleteFunc(ps, func(p Pending) bool { return now.Sub(p.Created) > g.opts.ApprovalTTL })
-	switch len(ps) {
-	case 0:
-		return Approval{}, fmt.Errorf("%w %q", ErrNoPending, callID)
-	case 1:
-	default:
-		return Approval{}, fmt.Errorf("%w %q: name the session", ErrAmbiguous, callID)
-	}
-	p := ps[0]
-	a := Approval{Session: p.Session, CallID: p.CallID, Tool: p.Tool, Digest: p.Digest, By: by, Created: now.UTC()}
-	if err := g.store.PutApproval(ctx, a); err != nil {
-		return Approval{}, err
-	}
-	if err := g.store.DeletePending(ctx, p.Session, p.CallID); err != nil {
-		g.opts.Logger.Warn("permission: could not delete a pending call", "call", callID, "err", err)
-	}
-	return a, nil
+	return Approval{}, fmt.Errorf("permission: approving call %q: it kept changing while it was approved", callID)
 }
+
+// maxClaimAttempts bounds Approve's reads of a pending call that changes
+// under it.
+const maxClaimAttempts = 8
 
 // SetMode sets a session's mode; "" returns it to the guard's default.
 func (g *Guard) SetMode(ctx context.Context, session string, mode Mode) error {

@@ -307,13 +307,14 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 	}
 	if session != "" {
 		var p Pending
-		_, ok, err := s.getJSON(ctx, s.approvals, pendingKey(session, callID), &p)
+		rev, ok, err := s.getJSON(ctx, s.approvals, pendingKey(session, callID), &p)
 		if err == nil && ok && (p.Session != session || p.CallID != callID) {
 			err = fmt.Errorf("permission: the pending call under %s is of session %q, call %q: not the key's", pendingKey(session, callID), p.Session, p.CallID)
 		}
 		if err != nil || !ok {
 			return nil, err
 		}
+		p.Revision = rev
 		return []Pending{p}, nil
 	}
 	id := wire.KeyToken(callID)
@@ -333,11 +334,12 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 	var out []Pending
 	for _, k := range keys {
 		var p Pending
-		if _, ok, err := s.getJSON(ctx, s.approvals, k, &p); errors.Is(err, ErrUnreadable) {
+		if rev, ok, err := s.getJSON(ctx, s.approvals, k, &p); errors.Is(err, ErrUnreadable) {
 			continue // not a pending call: not listed
 		} else if err != nil {
 			return nil, err
 		} else if ok && k == pendingKey(p.Session, p.CallID) {
+			p.Revision = rev
 			out = append(out, p)
 		}
 	}
@@ -387,6 +389,7 @@ func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([
 		if len(out) == limit {
 			return out, true, nil
 		}
+		p.Revision = e.Revision()
 		out = append(out, p)
 	}
 }
@@ -401,6 +404,21 @@ func (s *KVStore) DeletePending(ctx context.Context, session, callID string) err
 		return fmt.Errorf("permission: deleting a pending call: %w", err)
 	}
 	return nil
+}
+
+// ClaimPending implements Store: it deletes exactly the revision read.
+func (s *KVStore) ClaimPending(ctx context.Context, p Pending) (bool, error) {
+	if s.approvals == nil || p.Revision == 0 {
+		return false, nil
+	}
+	err := s.approvals.Delete(ctx, pendingKey(p.Session, p.CallID), jetstream.LastRevision(p.Revision))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
+		return false, nil
+	}
+	return false, fmt.Errorf("permission: claiming a pending call: %w", err)
 }
 
 // PutApproval implements Store.

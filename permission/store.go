@@ -33,6 +33,9 @@ type Pending struct {
 	Safety    bool      `json:"safety,omitempty" msgpack:"safety,omitempty"`
 	Suggested []Rule    `json:"suggested,omitempty" msgpack:"suggested,omitempty"`
 	Created   time.Time `json:"created" msgpack:"created"`
+	// Revision is the store's version of the pending call, set by
+	// FindPending, used by ClaimPending.
+	Revision uint64 `json:"-" msgpack:"-"`
 }
 
 // MaxPendingInput caps Pending.Input.
@@ -74,6 +77,11 @@ type Store interface {
 	ListPending(ctx context.Context, session string, limit int) (ps []Pending, more bool, err error)
 	// DeletePending forgets a pending call; unknown ones are ignored.
 	DeletePending(ctx context.Context, session, callID string) error
+	// ClaimPending deletes the pending call if it is still the revision
+	// FindPending read; false when it was deleted or replaced since (by
+	// another approver, or by the approved call that ran). Of several
+	// approvers of one pending call, one claims it.
+	ClaimPending(ctx context.Context, p Pending) (bool, error)
 	// PutApproval records (or replaces) an approval.
 	PutApproval(ctx context.Context, a Approval) error
 	// LoadApproval returns the approval for a call, with its Revision.
@@ -140,6 +148,8 @@ func (m *MemoryStore) PutPending(_ context.Context, p Pending) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p.Suggested = slices.Clone(p.Suggested)
+	m.rev++
+	p.Revision = m.rev
 	k := [2]string{p.Session, p.CallID}
 	if e := m.pending[k]; e != nil {
 		e.Value = p
@@ -207,6 +217,20 @@ func (m *MemoryStore) DeletePending(_ context.Context, session, callID string) e
 		delete(m.pending, k)
 	}
 	return nil
+}
+
+// ClaimPending implements Store.
+func (m *MemoryStore) ClaimPending(_ context.Context, p Pending) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]string{p.Session, p.CallID}
+	e := m.pending[k]
+	if e == nil || e.Value.(Pending).Revision != p.Revision {
+		return false, nil
+	}
+	m.order.Remove(e)
+	delete(m.pending, k)
+	return true, nil
 }
 
 // PutApproval implements Store.

@@ -156,6 +156,39 @@ func storeSuite(t *testing.T, newStore func(t *testing.T) Store) {
 		}
 	})
 
+	t.Run("a pending call is claimed once, as read", func(t *testing.T) {
+		st := newStore(t)
+		p := Pending{Session: "s", CallID: "c", Tool: "t", Digest: "d", Created: time.Now().UTC()}
+		_ = st.PutPending(ctx, p)
+		old, _ := st.FindPending(ctx, "s", "c")
+		_ = st.PutPending(ctx, p) // asked again: another revision
+		if claimed, err := st.ClaimPending(ctx, old[0]); err != nil || claimed {
+			t.Fatalf("stale revision claimed: %v %v", claimed, err)
+		}
+		cur, _ := st.FindPending(ctx, "", "c")
+		var mu sync.Mutex
+		wins := 0
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				if claimed, err := st.ClaimPending(ctx, cur[0]); err != nil {
+					t.Error(err)
+				} else if claimed {
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		if wins != 1 {
+			t.Fatalf("%d claimers won", wins)
+		}
+		if got, _ := st.FindPending(ctx, "s", "c"); len(got) != 0 {
+			t.Fatalf("claimed pending call still found: %v", got)
+		}
+	})
+
 	t.Run("racing consumers: exactly one wins", func(t *testing.T) {
 		st := newStore(t)
 		_ = st.PutApproval(ctx, Approval{Session: "s", CallID: "c", Tool: "t", Digest: "d", Created: time.Now()})
