@@ -142,10 +142,26 @@ func approvalResend(ctx context.Context, js jetstream.JetStream, b jetstream.Key
 		return "", 0, false
 	}
 	r, rev, ok, err := readKept(ctx, js, b.Bucket(), key, true)
-	if err != nil || !ok || r.Code != toolkit.CodeApprovalRequired {
+	if err != nil || !ok || !awaitsApproval(r) {
 		return "", 0, false
 	}
 	return msgID + "~" + strconv.FormatUint(rev, 10), rev, true
+}
+
+// awaitsApproval reports whether a kept final ended its call without
+// running it, for an approval: approval_required (it runs when sent again
+// after its approval), or denied as an approval mismatch (another tool or
+// input under its id presented its approval, which stays unused for the
+// approved call, sent again after it).
+func awaitsApproval(r *toolkit.Response) bool {
+	switch r.Code {
+	case toolkit.CodeApprovalRequired:
+		return true
+	case toolkit.CodeDenied:
+		reason, _ := r.Metadata[wire.MetaPermissionReason].(string)
+		return reason == wire.PermissionApprovalMismatch
+	}
+	return false
 }
 
 // lookAgain are the waits before each new look for a result not found:

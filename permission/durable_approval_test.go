@@ -110,3 +110,20 @@ func TestDurableResendWhileApprovedRuns(t *testing.T) {
 			time.Since(start).Round(time.Millisecond), r.State, r.Code, r.Text(), deploys.Load())
 	}
 }
+
+// The approval flow says an approval presented with another input is
+// refused and stays unused: the approved call, sent then unchanged, runs.
+// On the durable path the refused send's final (denied, an approval
+// mismatch) is kept under the call id, and the approved call sent after
+// it was refused as a duplicate and could never run under its id.
+func TestDurableApprovedResendAfterMismatch(t *testing.T) {
+	g, c, deploys := durableDeploy(t, nil)
+	call := toolkit.ToolCall{ID: "d4", Name: "deploy", Session: "sess", Durable: true, Input: map[string]any{"env": "prod"}}
+	askAndApprove(t, g, c, call)
+	other := call
+	other.Input = map[string]any{"env": "staging"}
+	wantResp(t, c.Invoke(natstest.Ctx(t), other), toolkit.StateDenied, toolkit.CodeDenied, "ApprovalMismatchError")
+	if r := c.Invoke(natstest.Ctx(t), call); r.State != toolkit.StateSuccess || deploys.Load() != 1 {
+		t.Fatalf("the approved call sent after a mismatched one: %s %s %q (deploys %d)", r.State, r.Code, r.Text(), deploys.Load())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -121,8 +122,9 @@ const (
 	// MetaSuggestedRules: rules (TOOL or TOOL:PATTERN, []string) that would
 	// allow the call (each one can be passed to Guard.Allow).
 	MetaSuggestedRules = "suggested_rules"
-	// MetaPermissionReason: the step that decided (Decision.Reason).
-	MetaPermissionReason = "permission_reason"
+	// MetaPermissionReason: the step that decided (Decision.Reason), or
+	// wire.PermissionApprovalMismatch.
+	MetaPermissionReason = wire.MetaPermissionReason
 	// MetaSafety: true when a safety check asked; rules cannot allow it.
 	MetaSafety = "permission_safety"
 )
@@ -229,7 +231,7 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 			"approved_tool", a.Tool, "tool", call.Name, "approved_digest", a.Digest, "digest", digest)
 		e := toolkit.NewError(toolkit.CodeDenied, fmt.Sprintf(
 			"ApprovalMismatchError: the approval of call '%s' was given for a different tool or input, so it cannot be used for this call. Send the approved call unchanged, or make a new call and have it approved.", call.ID))
-		e.Metadata = map[string]any{MetaPermissionReason: "approval mismatch", MetaInputDigest: digest}
+		e.Metadata = map[string]any{MetaPermissionReason: wire.PermissionApprovalMismatch, MetaInputDigest: digest}
 		return false, e
 	}
 	used, err := g.store.ConsumeApproval(ctx, a)

@@ -232,6 +232,14 @@ const (
 	// instance it was pinned to before, which is gone. State kept there
 	// (files, processes) may be lost; the final's content says so too.
 	MetaSessionMovedFrom = "session_moved_from"
+	// MetaPermissionReason is set by the permission checks on a denied or
+	// approval_required final: the step that decided (package permission).
+	MetaPermissionReason = "permission_reason"
+	// PermissionApprovalMismatch is MetaPermissionReason on the denied
+	// final of a call that presented the approval of its id with another
+	// tool or input: it did not run, and the approval stays for the
+	// approved call, which may still be sent under that id.
+	PermissionApprovalMismatch = "approval mismatch"
 )
 
 // Announcement metadata keys: the parts of an announcement that other
