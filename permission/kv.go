@@ -212,6 +212,11 @@ func (s *KVStore) loadSession(ctx context.Context, session string) (SessionPolic
 	case sp.Session == "" && !kv.CASStored(e.Header):
 		return SessionPolicy{}, 0, &unreadableError{key: key, rev: e.Revision, err: errors.New("it names no session and was not stored by compare-and-set (a copy without headers stored over it)")}
 	}
+	if err := sp.validate(); err != nil {
+		// A mode or rule this build does not know would read as a looser
+		// policy (an unknown behavior as no rule at all).
+		return SessionPolicy{}, 0, &unreadableError{key: key, rev: e.Revision, err: err}
+	}
 	return sp.SessionPolicy, e.Revision, nil
 }
 

@@ -3,6 +3,7 @@ package permission
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +14,20 @@ import (
 type SessionPolicy struct {
 	Mode  Mode   `json:"mode,omitempty" msgpack:"mode,omitempty"`
 	Rules []Rule `json:"rules,omitempty" msgpack:"rules,omitempty"`
+}
+
+// validate checks that the policy's mode is one of Modes (or "") and its
+// rules are valid, as SetMode and AddRule make them.
+func (p SessionPolicy) validate() error {
+	if p.Mode != "" && !slices.Contains(Modes, p.Mode) {
+		return fmt.Errorf("permission: unknown mode %q", p.Mode)
+	}
+	for _, r := range p.Rules {
+		if err := r.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Pending is a call that ended approval_required, kept so a human can

@@ -92,7 +92,8 @@ type Rule struct {
 // first colon, so "execute_shell_command:git push:*" has the pattern
 // "git push:*".
 func ParseRule(spec string, b Behavior) (Rule, error) {
-	if _, err := ParseBehavior(string(b)); err != nil {
+	b, err := ParseBehavior(string(b))
+	if err != nil {
 		return Rule{}, err
 	}
 	spec = strings.TrimSpace(spec)
@@ -115,10 +116,14 @@ func (r Rule) String() string {
 	return r.Tool + ":" + r.Pattern
 }
 
-// Validate checks a rule's tool name, behavior and pattern.
+// Validate checks a rule's tool name, behavior and pattern. The behavior
+// is one of Allow, Deny and Ask exactly: Decide compares it so, and would
+// pass over a rule of "Deny".
 func (r Rule) Validate() error {
-	if _, err := ParseBehavior(string(r.Behavior)); err != nil {
-		return err
+	switch r.Behavior {
+	case Allow, Deny, Ask:
+	default:
+		return fmt.Errorf("permission: invalid rule behavior %q (want %q, %q or %q)", r.Behavior, Allow, Deny, Ask)
 	}
 	if !toolkit.ValidName(r.Tool) {
 		return fmt.Errorf("permission: invalid rule tool name %q", r.Tool)
