@@ -89,7 +89,8 @@
 //
 // An ASK ends the call at once with toolkit.CodeApprovalRequired and
 // records a Pending call (session, call id, tool, input digest, input,
-// suggested rules). Guard.Approve turns it into an Approval bound to the
+// suggested rules); the call id is the call's key (toolkit.ToolCall.Key),
+// which a client's retry of it under an attempt id keeps. Guard.Approve turns it into an Approval bound to the
 // session, the call id, the tool and the Digest of the input. When the
 // agent re-sends that call, the middleware consumes the approval (exactly
 // once, even with several workers racing: the store deletes only the

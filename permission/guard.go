@@ -143,7 +143,10 @@ const (
 //
 // When a human approves the call (Guard.Approve), the agent sends the same
 // call again (same session, id, tool and input): the approval is consumed
-// and the call runs, on whichever worker receives it. An approval whose
+// and the call runs, on whichever worker receives it. A call is known by
+// its key (toolkit.ToolCall.Key: its id, or the first id for a client's
+// retry of it under an attempt id), so a retry of the approved call after
+// overloaded is that call. An approval whose
 // tool or input digest differs from the re-sent call ends it with
 // CodeDenied and stays unused. Deny rules are checked before approvals, so
 // a deny rule added after the approval still wins. A store failure ends
@@ -180,15 +183,15 @@ func Middleware(g *Guard) toolkit.Middleware {
 				// is not offered for approval.
 				e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
 					"PermissionRequiredError: %s The call was not run. Call id '%s' is already waiting for approval with another tool or input, so this call cannot be approved under it: send it again with a new id.",
-					d.Message, call.ID))
+					d.Message, call.Key()))
 				e.Metadata = decisionMeta(d)
 				return e
 			}
 			e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
 				"PermissionRequiredError: %s The call was not run. A user must approve it (call id '%s'); then send the same call again, with the same id and input.",
-				d.Message, call.ID))
+				d.Message, call.Key()))
 			e.Metadata = decisionMeta(d)
-			e.Metadata[MetaApprovalKey] = call.ID
+			e.Metadata[MetaApprovalKey] = call.Key()
 			e.Metadata[MetaInputDigest] = digest
 			return e
 		}
@@ -213,11 +216,11 @@ func decisionMeta(d Decision) map[string]any {
 // useApproval consumes a matching approval; run is true when the call may
 // go ahead.
 func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest string) (run bool, err error) {
-	a, ok, err := g.store.LoadApproval(ctx, call.Scope(), call.ID)
+	a, ok, err := g.store.LoadApproval(ctx, call.Scope(), call.Key())
 	if errors.Is(err, ErrUnreadable) {
 		// Not an approval anyone gave: the call waits for one, and the
 		// operator's approval replaces it.
-		g.opts.Logger.Warn("permission: ignoring a stored approval that toolbus did not write", "session", call.Session, "call", call.ID, "err", err)
+		g.opts.Logger.Warn("permission: ignoring a stored approval that toolbus did not write", "session", call.Session, "call", call.Key(), "err", err)
 		return false, nil
 	}
 	if err != nil {
@@ -227,10 +230,10 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 		return false, nil
 	}
 	if a.Tool != call.Name || a.Digest != digest {
-		g.opts.Logger.Warn("permission: approval replayed with a different call", "session", call.Session, "call", call.ID,
+		g.opts.Logger.Warn("permission: approval replayed with a different call", "session", call.Session, "call", call.Key(),
 			"approved_tool", a.Tool, "tool", call.Name, "approved_digest", a.Digest, "digest", digest)
 		e := toolkit.NewError(toolkit.CodeDenied, fmt.Sprintf(
-			"ApprovalMismatchError: the approval of call '%s' was given for a different tool or input, so it cannot be used for this call. Send the approved call unchanged, or make a new call and have it approved.", call.ID))
+			"ApprovalMismatchError: the approval of call '%s' was given for a different tool or input, so it cannot be used for this call. Send the approved call unchanged, or make a new call and have it approved.", call.Key()))
 		e.Metadata = map[string]any{MetaPermissionReason: wire.PermissionApprovalMismatch, MetaInputDigest: digest}
 		return false, e
 	}
@@ -239,9 +242,9 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 		return false, toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not consume the approval: %v", err)
 	}
 	if used {
-		g.opts.Logger.Info("permission: approval used", "session", call.Session, "call", call.ID, "tool", call.Name, "by", a.By)
-		if err := g.store.DeletePending(ctx, call.Scope(), call.ID); err != nil {
-			g.opts.Logger.Warn("permission: could not delete a pending call", "call", call.ID, "err", err)
+		g.opts.Logger.Info("permission: approval used", "session", call.Session, "call", call.Key(), "tool", call.Name, "by", a.By)
+		if err := g.store.DeletePending(ctx, call.Scope(), call.Key()); err != nil {
+			g.opts.Logger.Warn("permission: could not delete a pending call", "call", call.Key(), "err", err)
 		}
 	}
 	return used, nil
@@ -258,7 +261,7 @@ func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decisio
 		d.Message = d.Message[:MaxPendingInput] + "…"
 	}
 	p := Pending{
-		Session: call.Scope(), CallID: call.ID, Tool: call.Name, Digest: digest, Input: string(in),
+		Session: call.Scope(), CallID: call.Key(), Tool: call.Name, Digest: digest, Input: string(in),
 		Message: d.Message, Reason: d.Reason, Safety: d.Safety, Suggested: d.Suggested, Created: g.opts.Now().UTC(),
 	}
 	// A call id pending with another tool or input keeps them until it is
@@ -267,13 +270,13 @@ func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decisio
 	if old, err := g.store.FindPending(ctx, p.Session, p.CallID); err == nil && len(old) == 1 &&
 		(old[0].Digest != digest || old[0].Tool != p.Tool) && p.Created.Sub(old[0].Created) <= g.opts.ApprovalTTL {
 		g.opts.Logger.Warn("permission: a pending call was sent again with another tool or input; the pending call stays",
-			"session", call.Session, "call", call.ID, "tool", call.Name)
+			"session", call.Session, "call", call.Key(), "tool", call.Name)
 		return false
 	}
 	if err := g.store.PutPending(ctx, p); err != nil {
 		// The answer is still approval_required; only Guard.Approve
 		// cannot find this call (rules still work).
-		g.opts.Logger.Error("permission: could not record a pending call", "session", call.Session, "call", call.ID, "err", err)
+		g.opts.Logger.Error("permission: could not record a pending call", "session", call.Session, "call", call.Key(), "err", err)
 	}
 	return true
 }
