@@ -260,10 +260,15 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 		return exitError
 	case errors.Is(err, permission.ErrAmbiguous):
 		var sessions []string
+		how := "--session"
 		for _, p := range pending {
 			sessions = append(sessions, scopeName(p.Session))
+			if caller, _ := toolkit.SplitScope(p.Session); caller != "" {
+				// --session alone names a session of --identity's.
+				how = "--session (and --caller for a caller identity's: IDENTITY/SESSION)"
+			}
 		}
-		fmt.Fprintf(e.stderr, "toolctl: calls with id %q wait in several sessions (%s): name one with --session\n", id, strings.Join(sessions, ", "))
+		fmt.Fprintf(e.stderr, "toolctl: calls with id %q wait in several sessions (%s): name one with %s\n", id, strings.Join(sessions, ", "), how)
 		return exitUsage
 	case err != nil:
 		fmt.Fprintln(e.stderr, "toolctl:", err)
