@@ -332,7 +332,7 @@ func (a *Announcer) build(seq uint64) wire.Announcement {
 			Name: t.Name, Description: t.Description, Group: ct.Group,
 			ReadOnly: t.ReadOnly(), ConcurrencySafe: t.ConcurrencySafe(), Idempotency: t.Idempotency().String(),
 			Parameters: ct.Schema.Function.Parameters, Order: ct.Schema.Function.Order,
-			Conditional: ct.Conditional, ListedWith: ct.ListedWith,
+			Conditional: ct.Conditional, ListedWith: ct.ListedWith, Kind: t.Kind(),
 		})
 	}
 	for _, key := range slices.Sorted(maps.Keys(a.opts.Meta)) {

@@ -168,6 +168,9 @@ func ListFilter(store func(ctx context.Context) (Store, error), log *slog.Logger
 			if t.ReadOnly {
 				opts = append(opts, toolkit.ReadOnly())
 			}
+			if t.Kind != "" {
+				opts = append(opts, toolkit.WithKind(t.Kind)) // unknown to this version: kept
+			}
 			d, err := toolkit.Describe(&toolkit.Tool{Name: t.Name}, opts...)
 			return d, err == nil
 		}

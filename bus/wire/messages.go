@@ -268,6 +268,10 @@ type AnnouncedTool struct {
 	// is visible.
 	Conditional bool     `json:"conditional,omitempty" msgpack:"conditional,omitempty"`
 	ListedWith  []string `json:"listed_with,omitempty" msgpack:"listed_with,omitempty"`
+	// Kind is what its builder declared it to be (toolkit.Tool.Kind:
+	// "shell", "file_write", "mcp", …; "" for a function tool), so that a
+	// client tells which calls of it the permission checks can allow.
+	Kind string `json:"kind,omitempty" msgpack:"kind,omitempty"`
 }
 
 // IdempotencyLevel parses Idempotency; an unknown string is

@@ -1231,6 +1231,9 @@ func appendAnnouncedTool(b []byte, v *AnnouncedTool) ([]byte, error) {
 	if len(v.ListedWith) > 0 {
 		n++
 	}
+	if v.Kind != "" {
+		n++
+	}
 	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa4name"...)
@@ -1268,6 +1271,10 @@ func appendAnnouncedTool(b []byte, v *AnnouncedTool) ([]byte, error) {
 		b = append(b, "\xablisted_with"...)
 		b = appendStrSlice(b, v.ListedWith)
 	}
+	if v.Kind != "" {
+		b = append(b, "\xa4kind"...)
+		b = appendStr(b, v.Kind)
+	}
 	return b, nil
 }
 
@@ -1302,6 +1309,8 @@ func (d *decoder) decodeAnnouncedTool(v *AnnouncedTool) error {
 			v.Conditional, err = d.boolean()
 		case "listed_with":
 			v.ListedWith, err = d.strSlice()
+		case "kind":
+			v.Kind, err = d.str()
 		default:
 			err = d.skip()
 		}
