@@ -167,6 +167,14 @@ func Middleware(g *Guard) toolkit.Middleware {
 				e.Metadata = decisionMeta(d)
 				return e
 			}
+			if call.Key() == "" {
+				// Approve takes a call id: a call without one is allowed
+				// by rules only, and is not recorded as pending.
+				e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
+					"PermissionRequiredError: %s The call was not run. It has no call id, so it cannot be approved: send it with an id to have it approved, or allow it with a rule.", d.Message))
+				e.Metadata = decisionMeta(d)
+				return e
+			}
 			digest, err := Digest(call.Input)
 			if err != nil {
 				return toolkit.Errorf(toolkit.CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
