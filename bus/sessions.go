@@ -82,6 +82,8 @@ type affinity struct {
 	// naming this instance at or before it was written by an earlier run
 	// under the same id (earlier).
 	run atomic.Pointer[runStart]
+
+	afterRead func() // tests: after route read a pin
 }
 
 // runStart is the sessions stream as a worker found it when it started:
@@ -92,10 +94,12 @@ type runStart struct {
 	seq     uint64
 }
 
-// held is a pin this worker read or wrote as its own, and when.
+// held is a pin this worker read or wrote as its own, and when; or,
+// with gaveUp, when it gave the session up (forget).
 type held struct {
 	at         time.Time
 	reconnects uint64 // the connection's reconnects then
+	gaveUp     bool
 }
 
 // maxOwned bounds the sessions a worker remembers holding; past it the
@@ -178,15 +182,20 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	a.mu.Lock()
 	h, ok := a.owned[key]
 	a.mu.Unlock()
-	if ok && h.reconnects == reconnects && time.Since(h.at) < a.trust() {
+	if ok && !h.gaveUp && h.reconnects == reconnects && time.Since(h.at) < a.trust() {
 		return pin{here: true}, ""
 	}
 	mine := func(at time.Time) pin {
 		a.mu.Lock()
-		if len(a.owned) >= maxOwned {
-			clear(a.owned)
+		// A read made before this worker gave the session up (a call of
+		// it passed on with Toolbus-Pin-Lost meanwhile) runs its call
+		// here, but is no ground to hold the session on.
+		if h, ok := a.owned[key]; !ok || !h.gaveUp || h.at.Before(at) {
+			if len(a.owned) >= maxOwned {
+				clear(a.owned)
+			}
+			a.owned[key] = held{at: at, reconnects: reconnects}
 		}
-		a.owned[key] = held{at: at, reconnects: reconnects}
 		a.mu.Unlock()
 		return pin{here: true}
 	}
@@ -199,6 +208,9 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	for range 5 {
 		start := time.Now() // the pin read is at least this fresh
 		e, err := a.read(ctx, key, tried)
+		if a.afterRead != nil {
+			a.afterRead()
+		}
 		if errors.Is(err, kv.ErrForged) {
 			// Not a worker's name (NATS does not check reply subjects:
 			// any caller can have the server store an answer of its own
@@ -316,7 +328,13 @@ func (a *affinity) forget(scope string) {
 		return
 	}
 	a.mu.Lock()
-	delete(a.owned, key)
+	if len(a.owned) >= maxOwned {
+		clear(a.owned)
+	}
+	// Kept as when it was given up, so that a read of the pin made
+	// before (another call of the session routed meanwhile) does not
+	// hold it again.
+	a.owned[key] = held{at: time.Now(), gaveUp: true}
 	a.mu.Unlock()
 }
 
