@@ -105,8 +105,8 @@ func (s *sender) run() {
 			// Passed on before it is silenced here, so that a pass-on that
 			// fails is answered here instead of nowhere.
 			if err := s.w.aff.forward(s.ctx, s.in, to, s.seq); err != nil {
-				s.mu.Unlock()
 				s.refused = true
+				s.mu.Unlock()
 				s.final(s.w.notForwarded(s.id, to, err))
 				return
 			}
@@ -126,7 +126,7 @@ func (s *sender) run() {
 		// clock keeps telling JetStream it is in progress).
 		s.w.slots <- struct{}{}
 	} else if !s.w.takeSlot() {
-		s.refused = true
+		s.refuse()
 		s.final(s.w.overloaded(s.id))
 		return
 	}
@@ -641,6 +641,14 @@ func (s *sender) repeatable() bool {
 		return s.dur != nil && s.dur.repeatable
 	}
 	return t.ReadOnly() || t.Idempotency().Retryable()
+}
+
+// refuse marks the call answered without running (refused), under s.mu:
+// the clock may end a call meanwhile (finalLocked reads it).
+func (s *sender) refuse() {
+	s.mu.Lock()
+	s.refused = true
+	s.mu.Unlock()
 }
 
 // finalLocked publishes the final frame: with the whole content when

@@ -203,7 +203,7 @@ func (s *sender) unserved() bool {
 	}
 	if s.dur != nil && !s.dur.repeatable {
 		<-s.w.slots
-		s.refused = true
+		s.refuse()
 		s.final(s.w.notServed(s.dur, s.call.Name, s.id))
 		return true
 	}
