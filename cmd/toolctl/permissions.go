@@ -44,7 +44,7 @@ func init() {
 	register(&command{
 		name:    "mode",
 		args:    "[MODE]",
-		summary: "show or set a session's permission mode: default, accept_edits, explore, bypass, dont_ask",
+		summary: "show, set or unset (--unset) a session's permission mode: default, accept_edits, explore, bypass, dont_ask",
 		flags:   m.register,
 		run:     m.run,
 	})
@@ -317,10 +317,14 @@ func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-type modeOptions struct{ sessionFlags }
+type modeOptions struct {
+	sessionFlags
+	unset bool
+}
 
 func (o *modeOptions) register(fs *flag.FlagSet) {
 	o.sessionFlags.register(fs, "`session` whose mode to show or set (required)")
+	fs.BoolVar(&o.unset, "unset", false, "unset the session's mode: each worker's default mode (permissions.mode) applies to it again; its rules stay")
 }
 
 func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
@@ -329,6 +333,9 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	if len(args) > 1 {
 		return e.usagef("mode takes at most one mode: default, accept_edits, explore, bypass or dont_ask")
+	}
+	if o.unset && len(args) == 1 {
+		return e.usagef("mode takes a mode or --unset, not both")
 	}
 	var mode permission.Mode
 	if len(args) == 1 {
@@ -341,8 +348,8 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 	if g == nil {
 		return code
 	}
-	if len(args) == 1 {
-		if err := g.SetMode(ctx, o.scope(e), mode); err != nil {
+	if len(args) == 1 || o.unset {
+		if err := g.SetMode(ctx, o.scope(e), mode); err != nil { // "" with --unset
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
