@@ -150,6 +150,7 @@ type fTool struct {
 	Order           []any          `json:"order"`
 	Conditional     bool           `json:"conditional"`
 	ListedWith      []string       `json:"listed_with"`
+	Kind            string         `json:"kind"`
 }
 
 // strict decodes one JSON value into v, refusing fields subjects.md does

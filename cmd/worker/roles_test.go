@@ -175,7 +175,7 @@ func TestRolesCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, err := kv.Get(ctx, key); err != nil || string(e.Value()) != `["vault"]` {
+	if e, err := kv.Get(ctx, key); err != nil || string(e.Value()) != `{"key":"`+key+`","groups":["vault"]}` {
 		t.Errorf("alice's groups read back: %v", err)
 	}
 	if groups, err := alice.ActiveGroups(ctx, "s", alice.Revision("s")); err != nil || len(groups) != 1 {
@@ -272,7 +272,7 @@ func TestRolesGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, _ := wire.SessionKey(toolkit.SessionScope("alice", "s"))
-	if e, err := kv.Get(ctx, key); err != nil || string(e.Value()) != `["vault"]` {
+	if e, err := kv.Get(ctx, key); err != nil || string(e.Value()) != `{"key":"`+key+`","groups":["vault"]}` {
 		t.Errorf("the gateway's read of alice's groups: %v", err)
 	}
 	// A listing as alice, its reply under her inbox as a worker demands.
