@@ -631,8 +631,9 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 // enqueue publishes a durable call into the calls stream; it returns the
 // final when the stream did not take it. A call sent again after its
 // approval sets stale to the revision of its kept approval_required
-// final: a kept final up to it is not this call's.
-func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply string, hdr nats.Header, data []byte, stale *uint64) *toolkit.Response {
+// final: a kept final up to it is not this call's. seq is set to the
+// call's sequence in the calls stream once it is stored.
+func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply string, hdr nats.Header, data []byte, stale, seq *uint64) *toolkit.Response {
 	js, err := c.jetStream()
 	if err != nil {
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable path needs JetStream: %v", err))
@@ -695,6 +696,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	case ack.Duplicate && !uncertain: // after an unanswered try, the duplicate is that try, stored
 		return duplicateCall(call.ID)
 	}
+	*seq = ack.Sequence
 	return nil
 }
 
@@ -947,9 +949,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	}
 	hdr = injectTrace(ctx, hdr)
 
-	var stale uint64 // a kept final up to it is an earlier send's (enqueue)
+	var stale uint64  // a kept final up to it is an earlier send's (enqueue)
+	var queued uint64 // the durable call's sequence in the calls stream (enqueue)
 	if call.Durable {
-		if final := c.enqueue(ctx, call, reply, hdr, data, &stale); final != nil {
+		if final := c.enqueue(ctx, call, reply, hdr, data, &stale, &queued); final != nil {
 			return final
 		}
 	} else {
@@ -1110,6 +1113,18 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			// delivery with nothing kept ends it.
 			if r, ok := c.kept(ctx, call.ID, stale, false); ok {
 				return r
+			}
+			if st.attempt > 0 && c.settled(ctx, call.Name, queued) {
+				// A worker took it and the queue is done with it, but no
+				// final came and none is kept (the server that kept it
+				// restarted: kept finals are in memory storage). Nothing
+				// will deliver it again.
+				if r, ok := c.kept(ctx, call.ID, stale, true); ok {
+					return r
+				}
+				return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
+					"WorkerLostError: '%s' ended on delivery %d but its final was lost on the way and is not kept; it may or may not have taken effect.",
+					call.Name, st.attempt))
 			}
 			if st.attempt == 0 {
 				// Untaken for as long: perhaps no live worker can take it.

@@ -152,3 +152,24 @@ func (c *Client) untaken(ctx context.Context, call toolkit.ToolCall) *toolkit.Re
 	}
 	return nil
 }
+
+// settled reports whether the calls stream's consumer of tool is done
+// with the message at seq (its ack floor passed it: acknowledged, or
+// ended), so that the call will not be delivered again. false whenever
+// it cannot tell (seq unknown, no answer).
+func (c *Client) settled(ctx context.Context, tool string, seq uint64) bool {
+	if seq == 0 {
+		return false
+	}
+	js, err := c.jetStream()
+	if err != nil {
+		return false
+	}
+	lctx, cancel := context.WithTimeout(ctx, lookupWait)
+	defer cancel()
+	cons, err := js.Consumer(lctx, wire.StreamCalls, tool)
+	if err != nil {
+		return false
+	}
+	return cons.CachedInfo().AckFloor.Stream >= seq
+}

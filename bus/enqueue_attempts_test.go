@@ -66,7 +66,7 @@ func TestEnqueueAttempts(t *testing.T) {
 				}
 				return nil, err
 			}
-			final := c.enqueue(natstest.Ctx(t), toolkit.ToolCall{ID: "c1", Name: "echo", Durable: true}, "_INBOX.x.1", nil, []byte{0x80}, new(uint64))
+			final := c.enqueue(natstest.Ctx(t), toolkit.ToolCall{ID: "c1", Name: "echo", Durable: true}, "_INBOX.x.1", nil, []byte{0x80}, new(uint64), new(uint64))
 			if final == nil || !strings.Contains(final.Text(), tc.want) {
 				t.Fatalf("after %d attempts: %+v; want %q", n, final, tc.want)
 			}

@@ -37,7 +37,7 @@ func TestQueueAcrossReconnect(t *testing.T) {
 	px.Pause() // the publish goes no further than the proxy
 	done := make(chan *toolkit.Response, 1)
 	go func() {
-		done <- c.enqueue(natstest.Ctx(t), toolkit.ToolCall{ID: "c1", Name: "echo", Durable: true}, c.prefix+"x", nil, []byte{0x80}, new(uint64))
+		done <- c.enqueue(natstest.Ctx(t), toolkit.ToolCall{ID: "c1", Name: "echo", Durable: true}, c.prefix+"x", nil, []byte{0x80}, new(uint64), new(uint64))
 	}()
 	for {
 		c.mu.Lock()

@@ -186,3 +186,74 @@ func TestEmbeddedRestartKeepsState(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, w.stderr)
 	}
 }
+
+// TestDurableFinalAcrossHostRestart: a fleet on the embedded server of
+// one worker (the host); the host is killed and started again on its
+// address and store while another worker runs a durable call. The call
+// ends while its caller is still reconnecting, so the frame with its
+// final is lost, and the final the worker kept is lost too: the results
+// bucket (memory storage) was not there yet on the restarted server. The
+// queue, which has the call acknowledged, never delivers it again. The
+// caller waited for its deadline (for ever without one); it now ends the
+// call worker_lost once the consumer's ack floor has passed the call.
+func TestDurableFinalAcrossHostRestart(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	// The host serves echo only, and takes a few seconds to start: its
+	// groups.
+	b.WriteString("builtins:\n  tools: [{name: echo}]\ngroups:\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "  - name: g%d\n    description: group %d\n", i, i)
+	}
+	hostConf := filepath.Join(dir, "host.yaml")
+	mustWrite(t, hostConf, b.String())
+	addr := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
+	hostArgs := []string{"--config", hostConf, "--listen", addr, "--store-dir", filepath.Join(dir, "js"), "--instance", "host"}
+	host := startWorker(t, hostArgs...)
+	startWorker(t, "--nats", host.url, "--instance", "w1")
+
+	nc, err := nats.Connect(host.url, nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	c, err := bus.NewClient(nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	progress := make(chan struct{}, 1)
+	final := make(chan *toolkit.Response, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	go func() {
+		var last *toolkit.Response
+		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "d1", Name: "sleep", Durable: true, Input: map[string]any{"seconds": 3}}) {
+			if ev.Progress != nil {
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+			}
+			if ev.Final != nil {
+				last = ev.Final
+			}
+		}
+		final <- last
+	}()
+	select {
+	case <-progress:
+	case <-time.After(guard):
+		t.Fatal("the durable call did not start")
+	}
+	if err := host.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	host.exit(t)
+	startWorker(t, hostArgs...)
+	r := <-final
+	t.Logf("final: %s %s %s", r.State, r.Code, r.Text())
+	if r.Code == toolkit.CodeTimeout || r.Code == toolkit.CodeInterrupted {
+		t.Errorf("the durable call waited for its caller's deadline: %s %s", r.Code, r.Text())
+	}
+}
