@@ -92,6 +92,9 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 	cs, err := c.sdkc.Connect(ctx, t, so)
 	c.reachable.Store(err == nil)
 	if err != nil {
+		// The go-sdk closed the connection and signalled its child; what
+		// a wrapper started is ended with the group.
+		s.kill()
 		return nil, &unreachableError{fmt.Errorf("connecting to MCP server %q: %w%s%s", c.cfg.Name, err, c.http.refusal(err), s.stderr.suffix())}
 	}
 	s.cs = cs
