@@ -88,7 +88,6 @@ type Client struct {
 	updated atomic.Pointer[func(uri string)]
 	// caps: the server's capabilities at the last initialize.
 	caps    atomic.Pointer[sdk.ServerCapabilities]
-	connSem chan struct{} // serialises (re)connects
 	refresh chan struct{}
 	// pendingRefresh: tools/list_changed came before a toolkit was known
 	// (c.tk); the first sync lists again.
@@ -99,12 +98,13 @@ type Client struct {
 	kill context.CancelFunc
 	bg   sync.WaitGroup
 
-	mu     sync.Mutex
-	closed bool
-	sess   *session              // stateful mode
-	live   map[*session]struct{} // stateless mode: sessions of calls in flight
-	tk     *toolkit.Toolkit
-	subs   map[string]bool // resources subscribed to (mounted.go)
+	mu      sync.Mutex
+	closed  bool
+	sess    *session              // stateful mode
+	dialing *dial                 // stateful mode: the connection attempt in progress
+	live    map[*session]struct{} // stateless mode: sessions of calls in flight
+	tk      *toolkit.Toolkit
+	subs    map[string]bool // resources subscribed to (mounted.go)
 	// inflight: the calls in progress on each session (relay.go)
 	inflight map[*sdk.ClientSession][]*inflight
 	names    []string        // toolkit names this client registered
@@ -122,7 +122,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, connSem: make(chan struct{}, 1), refresh: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
+	c := &Client{cfg: cfg, refresh: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 	c.life, c.kill = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts

@@ -139,7 +139,10 @@
 // again only for tools annotated read-only or idempotent; otherwise the
 // call fails with a message that names the server. Connecting always has
 // a deadline (ConnectTimeout, default 30s), so no call wedges on a server
-// that does not answer the handshake.
+// that does not answer the handshake; the calls that need the session
+// while it is being connected wait for that one attempt and share its
+// outcome (a server that does not answer fails them all at once with
+// unavailable, not one ConnectTimeout after another).
 //
 // Stateless mode opens a fresh session for every call and every listing
 // (stdio: a new process each time, closed in the background; HTTP: no

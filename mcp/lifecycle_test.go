@@ -1,15 +1,19 @@
 package mcp
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // A stdio server started through a wrapper script that never answers the
@@ -37,4 +41,59 @@ func TestFailedConnectEndsWrappedServer(t *testing.T) {
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	natstest.WaitFor(t, "the wrapped server to end after the failed connect", func() bool { return !alive(pid) })
+}
+
+// goroutinesIn counts the goroutines with fn (a "pkg.(*T).method("
+// frame) on their stack.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return strings.Count(string(buf), fn)
+}
+
+// Calls that find a stateful server's session gone while it is being
+// connected share that attempt: a server that never answers the
+// handshake failed each waiting call only after a connect of its own,
+// one after another (the fifth call waited five ConnectTimeouts, 30s
+// each by default, and started a fifth process).
+func TestCallsShareAFailedConnect(t *testing.T) {
+	starts := filepath.Join(t.TempDir(), "starts")
+	cfg := ServerConfig{Name: "silent", Transport: TransportStdio, Command: "sh",
+		Args: []string{"-c", "echo started >> " + starts + "; exec sleep 1000"}, ConnectTimeout: Duration(10 * time.Second)}
+	c := newTestClient(t, cfg)
+	ctx := testCtx(t)
+	const calls = 5
+	errs := make([]error, calls)
+	var wg sync.WaitGroup
+	call := func(i int) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.Call(ctx, "anything", nil, toolkit.WriterFuncs{})
+		}()
+	}
+	call(0)
+	natstest.WaitFor(t, "the server to start", func() bool { _, err := os.Stat(starts); return err == nil })
+	for i := 1; i < calls; i++ {
+		call(i)
+	}
+	natstest.WaitFor(t, "every call to wait for the session", func() bool { return goroutinesIn("mcp.(*Client).session(") >= calls })
+	wg.Wait()
+	for i, err := range errs {
+		var te *toolkit.Error
+		if !errors.As(err, &te) || te.Code != toolkit.CodeUnavailable {
+			t.Errorf("call %d: %v, want unavailable", i, err)
+		}
+	}
+	b, _ := os.ReadFile(starts)
+	if n := strings.Count(string(b), "started"); n != 1 {
+		t.Errorf("%d calls waiting on one connect started the server %d times, want once", calls, n)
+	}
 }

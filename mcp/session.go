@@ -157,32 +157,62 @@ func (c *Client) closeSession(s *session) {
 
 // session returns the shared session of a stateful client, connecting it
 // if there is none or the last one died.
+//
+// One connection attempt runs at a time, and every call that needs the
+// session meanwhile waits for it and shares its outcome: a server that
+// does not answer the handshake fails them all at ConnectTimeout, not
+// one after another. The attempt is the client's, not the first caller's:
+// a caller that gives up leaves it running for the others (Close ends it).
 func (c *Client) session(ctx context.Context) (*session, error) {
 	if s := c.current(); s != nil {
 		return s, nil
 	}
-	select {
-	case c.connSem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-c.connSem }()
-	if s := c.current(); s != nil {
-		return s, nil
-	}
-	s, err := c.open(ctx)
-	if err != nil {
-		return nil, err
-	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		c.closeSession(s)
 		return nil, ErrClosed
 	}
-	c.sess = s
+	d := c.dialing
+	if d == nil {
+		d = &dial{done: make(chan struct{})}
+		c.dialing = d
+		c.bg.Add(1)
+		go c.dial(d)
+	}
 	c.mu.Unlock()
-	return s, nil
+	select {
+	case <-d.done:
+		return d.s, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// dial is one attempt to connect the shared session.
+type dial struct {
+	done chan struct{} // closed when s or err is set
+	s    *session
+	err  error
+}
+
+// dial connects the shared session for d's waiters.
+func (c *Client) dial(d *dial) {
+	defer c.bg.Done()
+	s, err := c.open(c.life)
+	c.mu.Lock()
+	c.dialing = nil
+	if err == nil && c.closed {
+		c.mu.Unlock()
+		c.closeSession(s)
+		s, err = nil, ErrClosed
+	} else {
+		if err == nil {
+			c.sess = s
+		}
+		c.mu.Unlock()
+	}
+	d.s, d.err = s, err
+	close(d.done)
 }
 
 // current returns the live shared session, discarding a dead one.
