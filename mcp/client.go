@@ -100,11 +100,14 @@ type Client struct {
 
 	mu      sync.Mutex
 	closed  bool
-	sess    *session              // stateful mode
-	dialing *dial                 // stateful mode: the connection attempt in progress
-	live    map[*session]struct{} // stateless mode: sessions of calls in flight
-	tk      *toolkit.Toolkit
-	subs    map[string]bool // resources subscribed to (mounted.go)
+	sess    *session // stateful mode
+	dialing *dial    // stateful mode: the connection attempt in progress
+	// connected: a shared session was connected before (a reconnect
+	// re-lists the tools)
+	connected bool
+	live      map[*session]struct{} // stateless mode: sessions of calls in flight
+	tk        *toolkit.Toolkit
+	subs      map[string]bool // resources subscribed to (mounted.go)
 	// inflight: the calls in progress on each session (relay.go)
 	inflight map[*sdk.ClientSession][]*inflight
 	names    []string        // toolkit names this client registered

@@ -67,7 +67,10 @@
 // the registry per tool (10,000 tools register in a fraction of a second,
 // not seconds). When the server sends notifications/tools/list_changed the registration
 // is re-synced: new tools are added and changed ones replaced (one batch),
-// vanished ones removed (one change).
+// vanished ones removed (one change). So it is when a stateful client
+// connects a new session after its first (the server restarted, or forgot
+// the session): a restarted server may list other tools and tells a new
+// session of no change.
 //
 // A server that cannot be reached or listed when Start runs is skipped
 // with a warning and retried in the background (RetryInterval, doubling up

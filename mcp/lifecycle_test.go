@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -95,5 +99,41 @@ func TestCallsShareAFailedConnect(t *testing.T) {
 	b, _ := os.ReadFile(starts)
 	if n := strings.Count(string(b), "started"); n != 1 {
 		t.Errorf("%d calls waiting on one connect started the server %d times, want once", calls, n)
+	}
+}
+
+// A server that restarts (an upgrade, a crash) may come back with other
+// tools, and it announces no tools/list_changed for that: the new
+// session has seen no change. The worker re-lists when it reconnects,
+// so its toolkit (and the fleet's announcement) follows; it kept the
+// old tools for good, and calls of a tool the server no longer had went
+// to it.
+func TestReconnectReListsTools(t *testing.T) {
+	p := startHTTPPeer(t, false)
+	tk, _ := mount(t, ServerConfig{Name: "go", Transport: TransportStreamableHTTP, URL: p.url()})
+	ctx := testCtx(t)
+	if _, ok := tk.Get("mcp__go__late"); !ok {
+		t.Fatal("mcp__go__late not registered")
+	}
+	// The restarted server: sessions forgotten, "late" gone, "added" new.
+	srv := newTestServer(nil)
+	srv.RemoveTools("late")
+	sdk.AddTool(srv, &sdk.Tool{Name: "added", Description: "New in this version."},
+		func(ctx context.Context, req *sdk.CallToolRequest, in args) (*sdk.CallToolResult, any, error) {
+			return textResult("added"), nil, nil
+		})
+	p.mu.Lock()
+	p.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	p.mu.Unlock()
+	if r := run(t, ctx, tk, "mcp__go__echo", map[string]any{"text": "again"}); r.final.Text() != "again" {
+		t.Fatalf("echo after the restart: %+v", r.final)
+	}
+	natstest.WaitFor(t, "the restarted server's tools in the toolkit", func() bool {
+		_, added := tk.Get("mcp__go__added")
+		_, late := tk.Get("mcp__go__late")
+		return added && !late
+	})
+	if r := run(t, ctx, tk, "mcp__go__added", nil); r.final.Text() != "added" {
+		t.Fatalf("the new tool: %+v", r.final)
 	}
 }

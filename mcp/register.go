@@ -115,7 +115,7 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 // tools the server no longer lists are removed. A tool whose name is taken
 // by another registration, or whose schema the toolkit rejects, is skipped
 // with a warning. The client re-syncs by itself when the server announces
-// tools/list_changed. A Client serves one Toolkit: registering in another
+// tools/list_changed, and when it reconnects a stateful session. A Client serves one Toolkit: registering in another
 // is an error.
 func (c *Client) Register(ctx context.Context, tk *toolkit.Toolkit) error {
 	tools, err := c.ListTools(ctx)

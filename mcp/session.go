@@ -206,10 +206,20 @@ func (c *Client) dial(d *dial) {
 		c.closeSession(s)
 		s, err = nil, ErrClosed
 	} else {
+		again := false
 		if err == nil {
 			c.sess = s
+			again, c.connected = c.connected, true
 		}
 		c.mu.Unlock()
+		if again {
+			// A server that restarted may list other tools, and tells a new
+			// session of no change: the registration is re-synced.
+			select {
+			case c.refresh <- struct{}{}:
+			default:
+			}
+		}
 	}
 	d.s, d.err = s, err
 	close(d.done)
