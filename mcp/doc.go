@@ -147,6 +147,12 @@
 // outcome (a server that does not answer fails them all at once with
 // unavailable, not one ConnectTimeout after another).
 //
+// A stdio server runs in a process group of its own, ended whole when its
+// session closes or fails to connect (a wrapper script's children with
+// it), and on Linux the kernel kills it when the worker's process dies
+// without closing it (SIGKILL, the OOM killer); a wrapper's children
+// survive that one.
+//
 // Stateless mode opens a fresh session for every call and every listing
 // (stdio: a new process each time, closed in the background; HTTP: no
 // standalone event stream).

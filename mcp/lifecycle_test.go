@@ -3,8 +3,10 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -19,6 +21,31 @@ import (
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
+
+func init() {
+	if os.Getenv(mountTestServerEnv) == "host" {
+		os.Exit(hostMain())
+	}
+}
+
+// hostMain is a worker in a process of its own: it mounts a stdio server
+// that does not exit on stdin EOF (as server-everything does not), prints
+// the server's pid and waits to be killed.
+func hostMain() int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	c, err := NewClient(ServerConfig{Name: "go", Transport: TransportStdio, Command: exe, Env: map[string]string{mountTestServerEnv: "wedge"}}, nil)
+	if err != nil {
+		return 1
+	}
+	if err := c.Connect(context.Background()); err != nil {
+		return 1
+	}
+	fmt.Println(c.current().cmd.Process.Pid)
+	select {}
+}
 
 // A stdio server started through a wrapper script that never answers the
 // handshake (stuck loading, say) and ignores stdin EOF: the connect fails
@@ -136,4 +163,38 @@ func TestReconnectReListsTools(t *testing.T) {
 	if r := run(t, ctx, tk, "mcp__go__added", nil); r.final.Text() != "added" {
 		t.Fatalf("the new tool: %+v", r.final)
 	}
+}
+
+// A worker killed outright (SIGKILL, the OOM killer, a supervisor out of
+// patience) runs no Close: its stdio servers were left running,
+// re-parented to init, one more set at every restart. A server dies with
+// the worker's process.
+func TestStdioServerDiesWithWorker(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := exec.Command(exe)
+	host.Env = append(os.Environ(), mountTestServerEnv+"=host")
+	out, err := host.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil {
+		t.Fatalf("the host printed no server pid: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if !alive(pid) {
+		t.Fatalf("server %d is not running", pid)
+	}
+	if err := host.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = host.Wait()
+	natstest.WaitFor(t, "the stdio server to end with its worker", func() bool { return !alive(pid) })
 }

@@ -61,9 +61,10 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 		}
 		s.cmd, s.stderr = cmd, &tailBuffer{log: c.log}
 		cmd.Stderr = s.stderr
-		// Its own process group, ended whole (kill); and a wait that a
-		// descendant holding stderr open cannot block.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// Its own process group, ended whole (kill), and ended with the
+		// worker's process (serverProcAttr); and a wait that a descendant
+		// holding stderr open cannot block.
+		cmd.SysProcAttr = serverProcAttr()
 		cmd.WaitDelay = time.Second
 		// Servers that ignore stdin EOF (server-everything does) cost this
 		// long on every close before they are signalled.
