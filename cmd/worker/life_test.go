@@ -139,30 +139,9 @@ func TestEmbeddedRestartKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	progress := make(chan struct{}, 1)
-	final := make(chan *toolkit.Response, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
-		defer cancel()
-		var last *toolkit.Response
-		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "d1", Name: "sleep", Durable: true, Input: map[string]any{"seconds": 2}}) {
-			if ev.Progress != nil {
-				select {
-				case progress <- struct{}{}:
-				default:
-				}
-			}
-			if ev.Final != nil {
-				last = ev.Final
-			}
-		}
-		final <- last
-	}()
-	select {
-	case <-progress:
-	case <-time.After(guard):
-		t.Fatal("the durable call did not start")
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
+	defer cancel()
+	final := durableSleepStarted(t, ctx, c, 2)
 	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -222,13 +201,31 @@ func TestDurableFinalAcrossHostRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	progress := make(chan struct{}, 1)
-	final := make(chan *toolkit.Response, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	final := durableSleepStarted(t, ctx, c, 3)
+	if err := host.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	host.exit(t)
+	startWorker(t, hostArgs...)
+	r := <-final
+	t.Logf("final: %s %s %s", r.State, r.Code, r.Text())
+	if r.Code == toolkit.CodeTimeout || r.Code == toolkit.CodeInterrupted {
+		t.Errorf("the durable call waited for its caller's deadline: %s %s", r.Code, r.Text())
+	}
+}
+
+// durableSleepStarted calls the durable sleep tool (id d1) for seconds
+// under ctx and returns once its first progress report came, a worker
+// running it; the call's final comes on the channel returned.
+func durableSleepStarted(t *testing.T, ctx context.Context, c *bus.Client, seconds float64) <-chan *toolkit.Response {
+	t.Helper()
+	progress := make(chan struct{}, 1)
+	final := make(chan *toolkit.Response, 1)
 	go func() {
 		var last *toolkit.Response
-		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "d1", Name: "sleep", Durable: true, Input: map[string]any{"seconds": 3}}) {
+		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "d1", Name: "sleep", Durable: true, Input: map[string]any{"seconds": seconds}}) {
 			if ev.Progress != nil {
 				select {
 				case progress <- struct{}{}:
@@ -246,14 +243,5 @@ func TestDurableFinalAcrossHostRestart(t *testing.T) {
 	case <-time.After(guard):
 		t.Fatal("the durable call did not start")
 	}
-	if err := host.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	host.exit(t)
-	startWorker(t, hostArgs...)
-	r := <-final
-	t.Logf("final: %s %s %s", r.State, r.Code, r.Text())
-	if r.Code == toolkit.CodeTimeout || r.Code == toolkit.CodeInterrupted {
-		t.Errorf("the durable call waited for its caller's deadline: %s %s", r.Code, r.Text())
-	}
+	return final
 }
