@@ -212,6 +212,15 @@ func (s *KVStore) loadSession(ctx context.Context, session string) (SessionPolic
 	case sp.Session == "" && !kv.CASStored(e.Header):
 		return SessionPolicy{}, 0, &unreadableError{key: key, rev: e.Revision, err: errors.New("it names no session and was not stored by compare-and-set (a copy without headers stored over it)")}
 	}
+	// Earlier builds' AddRule stored a behavior as given ("Deny"), which
+	// their Decide passed over: read as the behavior it names, stricter
+	// than they did, rather than refused (a refused policy is replaced
+	// whole by the session's next change, its deny rules with it).
+	for i, r := range sp.Rules {
+		if b, err := ParseBehavior(string(r.Behavior)); err == nil {
+			sp.Rules[i].Behavior = b
+		}
+	}
 	if err := sp.validate(); err != nil {
 		// A mode or rule this build does not know would read as a looser
 		// policy (an unknown behavior as no rule at all).

@@ -11,11 +11,12 @@ import (
 )
 
 // TestKVPolicyNotOfThisBuildRefused: a stored policy whose mode is not one
-// of the modes, or with a rule that is not valid (a behavior spelled
-// "DENY", a pattern with surrounding spaces), is refused as an unreadable
+// of the modes, or with a rule that is not valid (a pattern with
+// surrounding spaces), is refused as an unreadable
 // value (the session's calls end unavailable until the operator sets it
 // again), not read as a looser one: the rule was ignored and the mode
-// read as default with its safety asks open to allow rules.
+// read as default with its safety asks open to allow rules. (A behavior
+// cased "DENY", as earlier builds stored it: TestKVLegacyCasedBehaviorRead.)
 func TestKVPolicyNotOfThisBuildRefused(t *testing.T) {
 	_, js := connect(t, startNATS(t, t.TempDir()))
 	st := kvStore(t, js, nil)
@@ -23,7 +24,6 @@ func TestKVPolicyNotOfThisBuildRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for i, v := range []string{
-		`{"session":"s%d","rules":[{"tool":"deploy","behavior":"DENY"}]}`,
 		`{"session":"s%d","rules":[{"tool":"deploy","pattern":" x","behavior":"deny"}]}`,
 		`{"session":"s%d","mode":"Explore"}`,
 		`{"session":"s%d","mode":"superuser"}`,
