@@ -167,16 +167,8 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.verbose && len(final.Metadata) > 0 {
 		meta, _ := json.Marshal(final.Metadata)
 		fmt.Fprintf(e.stderr, "toolctl: metadata %s\n", printableJSON(string(meta)))
-		if pinned, ok := final.Metadata[wire.MetaSessionWorker].(string); ok {
-			session := o.session
-			if session == "" {
-				session = "(default)"
-			}
-			if from, ok := final.Metadata[wire.MetaSessionMovedFrom].(string); ok {
-				fmt.Fprintf(e.stderr, "toolctl: session %s moved from worker %s (gone) to worker %s\n", plain(session), plain(from), plain(pinned))
-			} else {
-				fmt.Fprintf(e.stderr, "toolctl: session %s is pinned to worker %s\n", plain(session), plain(pinned))
-			}
+		if line := pinLine(o.session, final.Metadata); line != "" {
+			fmt.Fprintln(e.stderr, line)
 		}
 	}
 	if final.State != toolkit.StateSuccess {
@@ -456,4 +448,26 @@ func logLine(m *toolkit.LogMessage) string {
 		return fmt.Sprintf("log %s [%s] %s", m.Level, plain(m.Logger), data)
 	}
 	return fmt.Sprintf("log %s %s", m.Level, data)
+}
+
+// pinLine is call -v's line on where the call's session is pinned, from
+// the final's metadata; "" for a call of no session-bound tool. A session
+// moved to a worker of the name it had is on a new run of that worker
+// (its state gone all the same), not on a worker it left.
+func pinLine(session string, meta map[string]any) string {
+	pinned, ok := meta[wire.MetaSessionWorker].(string)
+	if !ok {
+		return ""
+	}
+	if session == "" {
+		session = "(default)"
+	}
+	from, moved := meta[wire.MetaSessionMovedFrom].(string)
+	switch {
+	case !moved:
+		return fmt.Sprintf("toolctl: session %s is pinned to worker %s", plain(session), plain(pinned))
+	case from == pinned:
+		return fmt.Sprintf("toolctl: session %s is pinned to worker %s, started again since its last call there", plain(session), plain(pinned))
+	}
+	return fmt.Sprintf("toolctl: session %s moved from worker %s (gone) to worker %s", plain(session), plain(from), plain(pinned))
 }
