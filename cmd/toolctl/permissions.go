@@ -323,7 +323,7 @@ type modeOptions struct {
 }
 
 func (o *modeOptions) register(fs *flag.FlagSet) {
-	o.sessionFlags.register(fs, "`session` whose mode to show or set (required)")
+	o.sessionFlags.register(fs, "`session` whose mode to show, set or unset (required)")
 	fs.BoolVar(&o.unset, "unset", false, "unset the session's mode: each worker's default mode (permissions.mode) applies to it again; its rules stay")
 }
 
