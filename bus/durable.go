@@ -559,7 +559,7 @@ func (p *puller) loop(cons jetstream.Consumer, batch *pullBatch) {
 			if cons, err = d.consumer(p.ctx, p.tool); err != nil {
 				if p.ctx.Err() == nil {
 					d.w.count.jsErrors.Add(1)
-					d.w.log.Warn("bus: binding the durable consumer; retrying", "tool", p.tool, "err", err, "in", wait.String())
+					d.w.log.Warn("bus: binding the durable consumer; retrying", "tool", p.tool, "err", err, "in", wait)
 				}
 				sleepCtx(p.ctx, wait)
 				wait = min(2*wait, 5*time.Second)

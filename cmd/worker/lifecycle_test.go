@@ -43,6 +43,10 @@ func TestHangupStopsGracefully(t *testing.T) {
 	if !strings.Contains(w.stderr.String(), `"signal":"hangup"`) {
 		t.Errorf("the worker did not log draining on SIGHUP:\n%s", w.stderr)
 	}
+	// JSON logs give durations in seconds, the grace period too.
+	if !strings.Contains(w.stderr.String(), `"grace":30}`) {
+		t.Errorf("the draining line does not give the grace period in seconds:\n%s", w.stderr)
+	}
 }
 
 // TestLogReaderGone: the reader of the worker's log (a pipe to a log

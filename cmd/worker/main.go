@@ -347,7 +347,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		s = <-sigs
 	}
 	log.Info("draining: no new calls; running calls may finish", "signal", s.String(),
-		"in_flight", w.worker.InFlight(), "grace", cfg.GracePeriod.String())
+		"in_flight", w.worker.InFlight(), "grace", cfg.GracePeriod)
 	graceCtx, cancelGrace := context.WithTimeout(context.Background(), cfg.GracePeriod)
 	defer cancelGrace()
 	go func() {
@@ -975,7 +975,7 @@ func retry(ctx context.Context, log *slog.Logger, what string, fn func() error, 
 		if (fatal != nil && fatal(err)) || time.Now().After(deadline) {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		log.Warn(what+": retrying", "err", err, "in", wait.String())
+		log.Warn(what+": retrying", "err", err, "in", wait)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
