@@ -677,7 +677,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 				"ToolUnavailableError: the calls stream did not take the durable call within %s (no stream leader); retry later.", c.opts.QueueWait))
 		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable,
-			"ToolUnavailableError: the durable path is not available: no worker has created the calls stream (workers on a NATS server with JetStream do); send the call without durable, or start such a worker.")
+			"ToolUnavailableError: the durable path is not available: no worker has created the calls stream (a worker does on a NATS server with JetStream, unless its group state is in memory or durable.off is set); send the call without durable, or start such a worker.")
 	case errors.Is(err, nats.ErrMaxPayload):
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf(
 			"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.", len(data)+headerSize(h), c.nc.MaxPayload()))

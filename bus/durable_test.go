@@ -335,11 +335,13 @@ func TestDurableCancelledBeforeQueued(t *testing.T) {
 }
 
 // TestDurableNoStream: without a worker that created the calls stream, a
-// durable call says so.
+// durable call says so, and names the workers on JetStream that do not
+// create it (group state in memory, durable.off).
 func TestDurableNoStream(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	c := newClient(t, natstest.Connect(t, s), nil)
-	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true}); r.Code != toolkit.CodeUnavailable {
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true})
+	if r.Code != toolkit.CodeUnavailable || !strings.Contains(r.Text(), "group state is in memory") {
 		t.Fatalf("durable call without a stream: %+v", r)
 	}
 }
