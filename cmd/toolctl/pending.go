@@ -61,6 +61,9 @@ func (o *pendingOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.limit < 1 {
 		return e.usagef("--limit must be at least 1")
 	}
+	if code, refused := o.callerAlone(e); refused {
+		return code
+	}
 	g, code := e.guard(ctx)
 	if g == nil {
 		return code

@@ -112,6 +112,15 @@ func (f *sessionFlags) scope(e *env) string {
 	return toolkit.SessionScope(caller, f.session)
 }
 
+// callerAlone refuses --caller without --session, which scope would
+// ignore: the command would then act on every session, not the caller's.
+func (f *sessionFlags) callerAlone(e *env) (int, bool) {
+	if f.caller == "" || f.session != "" {
+		return exitOK, false
+	}
+	return e.usagef("--caller names whose session it is: give --session too (--caller %s --session SESSION)", plain(f.caller)), true
+}
+
 // scopeName prints a session scope: "identity/session", or the session
 // alone when it is anonymous. The session name is the caller's: one with
 // characters that are not printable (terminal controls, bidi overrides)
@@ -232,6 +241,9 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 	if !wire.ValidCallID(id) {
 		return e.badCallID(id)
 	}
+	if code, refused := o.callerAlone(e); refused {
+		return code
+	}
 	by := o.by
 	if by == "" {
 		by = os.Getenv("USER")
@@ -265,7 +277,7 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 			sessions = append(sessions, scopeName(p.Session))
 			if caller, _ := toolkit.SplitScope(p.Session); caller != "" {
 				// --session alone names a session of --identity's.
-				how = "--session (and --caller for a caller identity's: IDENTITY/SESSION)"
+				how = "--session, and --caller for a caller identity's (IDENTITY/SESSION above: --caller IDENTITY --session SESSION)"
 			}
 		}
 		fmt.Fprintf(e.stderr, "toolctl: calls with id %q wait in several sessions (%s): name one with %s\n", id, strings.Join(sessions, ", "), how)
