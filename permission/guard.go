@@ -319,6 +319,11 @@ var (
 	// ErrNoPending: no pending call has that id (never asked, expired, or
 	// already approved).
 	ErrNoPending = errors.New("permission: no pending call with that id")
+	// ErrApprovalUsed: the call ran with an approval used after it was
+	// recorded as pending (another approver's, given meanwhile): the ask
+	// read is answered, and approving it again would run the call twice.
+	// Approve wraps it in ErrNoPending.
+	ErrApprovalUsed = errors.New("permission: the call ran with an approval given since it asked")
 	// ErrAmbiguous: several sessions have a pending call with that id; name
 	// the session.
 	ErrAmbiguous = errors.New("permission: several sessions have a pending call with that id")
@@ -351,10 +356,10 @@ func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approv
 	if callID == "" {
 		return Approval{}, errors.New("permission: empty call id")
 	}
-	// The pending call is claimed (deleted as the revision read) before
-	// the approval is stored: of two approvers who both read it, one
-	// approves it, and the other cannot store a second approval after the
-	// first was used (the call would run again).
+	// The pending call is turned into the approval as the revision read
+	// (ApprovePending): of two approvers who both read it, one approves
+	// it, and none can store an approval after one was used for a call
+	// that asked before (the call would run again).
 	for range maxClaimAttempts {
 		ps, err := g.store.FindPending(ctx, session, callID)
 		if err != nil {
@@ -370,21 +375,18 @@ func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approv
 			return Approval{}, fmt.Errorf("%w %q: name the session", ErrAmbiguous, callID)
 		}
 		p := ps[0]
-		claimed, err := g.store.ClaimPending(ctx, p)
+		a := Approval{Session: p.Session, CallID: p.CallID, Tool: p.Tool, Digest: p.Digest, By: by, Created: now.UTC()}
+		approved, err := g.store.ApprovePending(ctx, p, a)
+		if errors.Is(err, ErrApprovalUsed) {
+			return Approval{}, fmt.Errorf("%w %q: %w", ErrNoPending, callID, err)
+		}
 		if err != nil {
 			return Approval{}, err
 		}
-		if !claimed {
-			continue // approved, or asked again, since it was read: read again
+		if approved {
+			return a, nil
 		}
-		a := Approval{Session: p.Session, CallID: p.CallID, Tool: p.Tool, Digest: p.Digest, By: by, Created: now.UTC()}
-		if err := g.store.PutApproval(ctx, a); err != nil {
-			if perr := g.store.PutPending(ctx, p); perr != nil {
-				g.opts.Logger.Warn("permission: could not restore a pending call", "call", callID, "err", perr)
-			}
-			return Approval{}, err
-		}
-		return a, nil
+		// Approved, run, or asked again since it was read: read again.
 	}
 	return Approval{}, fmt.Errorf("permission: approving call %q: it kept changing while it was approved", callID)
 }

@@ -94,6 +94,8 @@ type KVStore struct {
 	approvals   jetstream.KeyValue  // nil: not created yet (KVConfig.BindOnly)
 	approvalTTL time.Duration       // the approvals bucket's max age
 	maxBytes    int64               // the approvals bucket's bound, ≤ 0 for none
+
+	afterClaim func() // tests: between ApprovePending's claim and its write
 }
 
 // ApprovalTTL is how long the approvals bucket keeps pending calls and
@@ -420,19 +422,64 @@ func (s *KVStore) DeletePending(ctx context.Context, session, callID string) err
 	return nil
 }
 
-// ClaimPending implements Store: it deletes exactly the revision read.
-func (s *KVStore) ClaimPending(ctx context.Context, p Pending) (bool, error) {
+// ApprovePending implements Store. The approval's key is read first, the
+// pending call deleted as of the revision read, then the approval stored
+// by compare-and-set on the revision its key had: an approval of the call
+// used in between (its delete marker) fails the write, and one used after
+// the pending call was recorded refuses it (the call ran since it asked).
+func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bool, error) {
 	if s.approvals == nil || p.Revision == 0 {
 		return false, nil
 	}
-	err := s.approvals.Delete(ctx, pendingKey(p.Session, p.CallID), jetstream.LastRevision(p.Revision))
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
-		return false, nil
+	key := approvalKey(a.Session, a.CallID)
+	val, err := json.Marshal(a)
+	if err != nil {
+		return false, err
 	}
-	return false, fmt.Errorf("permission: claiming a pending call: %w", err)
+	e, err := kv.Get(ctx, s.js, s.approvals.Bucket(), key)
+	if err != nil && !errors.Is(err, kv.ErrForged) { // a forged value is replaced
+		return false, fmt.Errorf("permission: reading an approval: %w", err)
+	}
+	if !e.Found && e.Revision > p.Revision {
+		return false, ErrApprovalUsed
+	}
+	err = s.approvals.Delete(ctx, pendingKey(p.Session, p.CallID), jetstream.LastRevision(p.Revision))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
+		return false, nil // approved, or asked again, since it was read
+	case err != nil:
+		return false, fmt.Errorf("permission: claiming a pending call: %w", err)
+	}
+	if s.afterClaim != nil {
+		s.afterClaim()
+	}
+	for range maxClaimAttempts {
+		if e.Revision == 0 {
+			_, err = s.approvals.Create(ctx, key, val)
+		} else {
+			_, err = s.approvals.Update(ctx, key, val, e.Revision)
+		}
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+			break
+		}
+		// The key changed since it was read: an approval used (the call
+		// ran after it asked: nothing left to approve), or another one
+		// stored, which this one, of the latest ask, replaces.
+		if e, err = kv.Get(ctx, s.js, s.approvals.Bucket(), key); err != nil && !errors.Is(err, kv.ErrForged) {
+			break
+		}
+		if !e.Found && e.Revision > p.Revision {
+			return false, ErrApprovalUsed // the claimed call is rightly gone
+		}
+	}
+	// Not stored: the call is pending again, as it was.
+	if perr := s.PutPending(ctx, p); perr != nil {
+		err = errors.Join(err, fmt.Errorf("restoring the pending call: %w", perr))
+	}
+	return false, fmt.Errorf("permission: writing an approval: %w", err)
 }
 
 // PutApproval implements Store.

@@ -49,7 +49,7 @@ type Pending struct {
 	Suggested []Rule    `json:"suggested,omitempty" msgpack:"suggested,omitempty"`
 	Created   time.Time `json:"created" msgpack:"created"`
 	// Revision is the store's version of the pending call, set by
-	// FindPending, used by ClaimPending.
+	// FindPending, used by ApprovePending.
 	Revision uint64 `json:"-" msgpack:"-"`
 }
 
@@ -92,11 +92,14 @@ type Store interface {
 	ListPending(ctx context.Context, session string, limit int) (ps []Pending, more bool, err error)
 	// DeletePending forgets a pending call; unknown ones are ignored.
 	DeletePending(ctx context.Context, session, callID string) error
-	// ClaimPending deletes the pending call if it is still the revision
-	// FindPending read; false when it was deleted or replaced since (by
-	// another approver, or by the approved call that ran). Of several
-	// approvers of one pending call, one claims it.
-	ClaimPending(ctx context.Context, p Pending) (bool, error)
+	// ApprovePending turns the pending call p, as FindPending read it,
+	// into the approval a: p is deleted if it is still that revision and a
+	// stored, unless an approval of the call was used after p was recorded
+	// (the call ran since it asked). false when p was deleted or replaced
+	// since (by another approver, by the approved call that ran, by the
+	// call asking again); ErrApprovalUsed when such a use came first. Of
+	// several approvers of one call, the approvals stored let it run once.
+	ApprovePending(ctx context.Context, p Pending, a Approval) (bool, error)
 	// PutApproval records (or replaces) an approval.
 	PutApproval(ctx context.Context, a Approval) error
 	// LoadApproval returns the approval for a call, with its Revision.
@@ -118,6 +121,7 @@ type MemoryStore struct {
 	pending   map[[2]string]*list.Element // of a Pending in order
 	order     *list.List                  // of Pending, the oldest recorded first
 	approvals map[[2]string]Approval
+	used      map[[2]string]uint64 // the revision an approval of the call was used at
 }
 
 // MaxMemoryPending is how many pending calls a MemoryStore keeps.
@@ -130,6 +134,7 @@ func NewMemoryStore() *MemoryStore {
 		pending:   map[[2]string]*list.Element{},
 		order:     list.New(),
 		approvals: map[[2]string]Approval{},
+		used:      map[[2]string]uint64{},
 	}
 }
 
@@ -234,17 +239,23 @@ func (m *MemoryStore) DeletePending(_ context.Context, session, callID string) e
 	return nil
 }
 
-// ClaimPending implements Store.
-func (m *MemoryStore) ClaimPending(_ context.Context, p Pending) (bool, error) {
+// ApprovePending implements Store.
+func (m *MemoryStore) ApprovePending(_ context.Context, p Pending, a Approval) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := [2]string{p.Session, p.CallID}
 	e := m.pending[k]
+	if m.used[k] > p.Revision {
+		return false, ErrApprovalUsed
+	}
 	if e == nil || e.Value.(Pending).Revision != p.Revision {
 		return false, nil
 	}
 	m.order.Remove(e)
 	delete(m.pending, k)
+	m.rev++
+	a.Revision = m.rev
+	m.approvals[k] = a
 	return true, nil
 }
 
@@ -276,5 +287,7 @@ func (m *MemoryStore) ConsumeApproval(_ context.Context, a Approval) (bool, erro
 		return false, nil
 	}
 	delete(m.approvals, k)
+	m.rev++
+	m.used[k] = m.rev // as a KV delete marker: ApprovePending
 	return true, nil
 }

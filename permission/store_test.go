@@ -2,6 +2,7 @@ package permission
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -156,14 +157,15 @@ func storeSuite(t *testing.T, newStore func(t *testing.T) Store) {
 		}
 	})
 
-	t.Run("a pending call is claimed once, as read", func(t *testing.T) {
+	t.Run("a pending call is approved once, as read", func(t *testing.T) {
 		st := newStore(t)
 		p := Pending{Session: "s", CallID: "c", Tool: "t", Digest: "d", Created: time.Now().UTC()}
+		a := Approval{Session: "s", CallID: "c", Tool: "t", Digest: "d", By: "alice", Created: time.Now().UTC()}
 		_ = st.PutPending(ctx, p)
 		old, _ := st.FindPending(ctx, "s", "c")
 		_ = st.PutPending(ctx, p) // asked again: another revision
-		if claimed, err := st.ClaimPending(ctx, old[0]); err != nil || claimed {
-			t.Fatalf("stale revision claimed: %v %v", claimed, err)
+		if approved, err := st.ApprovePending(ctx, old[0], a); err != nil || approved {
+			t.Fatalf("stale revision approved: %v %v", approved, err)
 		}
 		cur, _ := st.FindPending(ctx, "", "c")
 		var mu sync.Mutex
@@ -171,9 +173,9 @@ func storeSuite(t *testing.T, newStore func(t *testing.T) Store) {
 		var wg sync.WaitGroup
 		for range 6 {
 			wg.Go(func() {
-				if claimed, err := st.ClaimPending(ctx, cur[0]); err != nil {
+				if approved, err := st.ApprovePending(ctx, cur[0], a); err != nil {
 					t.Error(err)
-				} else if claimed {
+				} else if approved {
 					mu.Lock()
 					wins++
 					mu.Unlock()
@@ -182,10 +184,30 @@ func storeSuite(t *testing.T, newStore func(t *testing.T) Store) {
 		}
 		wg.Wait()
 		if wins != 1 {
-			t.Fatalf("%d claimers won", wins)
+			t.Fatalf("%d approvers won", wins)
 		}
 		if got, _ := st.FindPending(ctx, "s", "c"); len(got) != 0 {
-			t.Fatalf("claimed pending call still found: %v", got)
+			t.Fatalf("approved pending call still found: %v", got)
+		}
+		// Asked again before its approval was used, then used: the ask
+		// recorded before the use is answered, not approved again.
+		_ = st.PutPending(ctx, p)
+		asked, _ := st.FindPending(ctx, "s", "c")
+		got, ok, err := st.LoadApproval(ctx, "s", "c")
+		if err != nil || !ok {
+			t.Fatalf("the approval: %v %v", ok, err)
+		}
+		if used, err := st.ConsumeApproval(ctx, got); err != nil || !used {
+			t.Fatalf("consume: %v %v", used, err)
+		}
+		if approved, err := st.ApprovePending(ctx, asked[0], a); !errors.Is(err, ErrApprovalUsed) || approved {
+			t.Fatalf("an ask recorded before the approval's use approved again: %v %v", approved, err)
+		}
+		// Asked after the use: approved anew.
+		_ = st.PutPending(ctx, p)
+		again, _ := st.FindPending(ctx, "s", "c")
+		if approved, err := st.ApprovePending(ctx, again[0], a); err != nil || !approved {
+			t.Fatalf("an ask after the use: %v %v", approved, err)
 		}
 	})
 

@@ -1,0 +1,55 @@
+package permission
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestApproveAfterAskedAgainRunsOnce: Alice approves c1; the agent had
+// sent it again meanwhile (asked again: pending once more, as it is
+// between her claim and her write); Bob approves that ask, and the
+// approved call runs between his claim and his write. The call runs
+// once: Bob's approval, of an ask made before Alice's approval was used,
+// is refused. Approve used to claim the pending call and then store the
+// approval whatever happened in between, so Bob's approval was stored
+// after Alice's was used and the call ran a second time.
+func TestApproveAfterAskedAgainRunsOnce(t *testing.T) {
+	ctx := context.Background()
+	_, js := connect(t, startNATS(t, t.TempDir()))
+	st := kvStore(t, js, nil)
+	w := newWorker(t, st, nil)
+	in := map[string]any{"env": "prod"}
+	wantResp(t, w.call(t, "s", "c1", "deploy", in), toolkit.StateDenied, toolkit.CodeApprovalRequired, "c1")
+	ps, err := st.FindPending(ctx, "s", "c1")
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("pending: %v %v", ps, err)
+	}
+	if _, err := w.g.Approve(ctx, "s", "c1", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutPending(ctx, ps[0]); err != nil { // asked again before her write
+		t.Fatal(err)
+	}
+	reached, release := make(chan struct{}), make(chan struct{})
+	st.afterClaim = func() { close(reached); <-release }
+	bob := make(chan error, 1)
+	go func() { _, err := w.g.Approve(ctx, "s", "c1", "bob"); bob <- err }()
+	select {
+	case <-reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Bob's approval did not claim the call asked again")
+	}
+	wantResp(t, w.call(t, "s", "c1", "deploy", in), toolkit.StateSuccess, "", "deployed")
+	close(release)
+	if err := <-bob; !errors.Is(err, ErrNoPending) || !errors.Is(err, ErrApprovalUsed) {
+		t.Fatalf("Bob's approval after the call ran: %v", err)
+	}
+	wantResp(t, w.call(t, "s", "c1", "deploy", in), toolkit.StateDenied, toolkit.CodeApprovalRequired, "c1")
+	if n := w.deploys.Load(); n != 1 {
+		t.Fatalf("the approved call ran %d times", n)
+	}
+}
