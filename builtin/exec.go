@@ -41,8 +41,8 @@ type runner struct {
 
 // Tunables of the process handling, not worth a config knob.
 const (
-	// partialFlush is how long an unterminated line waits for its "\n"
-	// before it is streamed anyway (prompts, progress bars).
+	// partialFlush is the longest an unterminated line waits for its
+	// "\n" before it is streamed anyway (prompts, progress bars).
 	partialFlush = 200 * time.Millisecond
 	// maxPartial is the longest unterminated line kept before it is
 	// streamed.
@@ -202,15 +202,23 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 			kill()
 		}
 	}
+	// The timer runs from when an unterminated line began to wait, not
+	// from the last output: a progress bar writes many times a second
+	// and is never silent for partialFlush.
 	flush := time.NewTimer(partialFlush)
 	defer flush.Stop()
+	armed := true
 loop:
 	for {
 		select {
 		case <-out.wake:
 			send(out.take(false, false))
-			flush.Reset(partialFlush)
+			if !armed && out.pending() {
+				flush.Reset(partialFlush)
+				armed = true
+			}
 		case <-flush.C:
+			armed = false
 			send(out.take(true, false))
 		case <-readDone:
 			break loop
@@ -403,6 +411,13 @@ func (c *collector) take(partial, all bool) string {
 	s := string(c.ready)
 	c.ready = c.ready[:0]
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// pending reports whether an unterminated line waits to be sent.
+func (c *collector) pending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.partial) > 0
 }
 
 func (c *collector) kept() int {
