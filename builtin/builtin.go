@@ -62,7 +62,8 @@ func Known(name string) bool { return slices.Contains(Names, name) }
 type Config struct {
 	// Workspace is the directory the file tools are confined to and the
 	// working directory of the shell and Python tools. It is created if
-	// missing. Required when any of those tools is on.
+	// missing, and made again by a call that finds it removed. Required
+	// when any of those tools is on.
 	Workspace string
 	// SharedWorkspace says every worker of the fleet sees the same
 	// Workspace (a shared volume): the file, shell and Python tools are

@@ -210,8 +210,15 @@ func dirName(name string) string {
 
 // forSession is the workspace of the call in ctx's session: ws itself,
 // or its session's own directory (created on first use) when per is set.
+// A workspace removed since (a command's rm -rf "$PWD") is made again:
+// otherwise no tool, the shell included, could work until a restart.
 func (ws *workspace) forSession(ctx context.Context, per bool) (*workspace, error) {
 	if !per {
+		if _, err := os.Lstat(ws.real); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(ws.real, 0o755); err != nil {
+				return nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the workspace was removed and cannot be made again: %v", err)
+			}
+		}
 		return ws, nil
 	}
 	scope, _ := ctx.Value(scopeKey{}).(string)

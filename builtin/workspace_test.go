@@ -227,3 +227,30 @@ func TestPerSessionWorkspace(t *testing.T) {
 		t.Fatalf("shell in session b: %s", r.Text())
 	}
 }
+
+// A command that removes the workspace directory itself (rm -rf "$PWD")
+// broke every later call of the file, shell and Python tools until the
+// worker restarted: the shell could not start in it ("cannot start
+// /bin/sh: no such file or directory") and the file tools could not open
+// it, so not even a session could repair it. A call that finds the
+// workspace missing makes it again.
+func TestWorkspaceRemovedIsMadeAgain(t *testing.T) {
+	tk, ws := kit(t, builtin.Config{Tools: allTools()})
+	r := invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": `rm -rf "$PWD" && echo removed`})
+	if got := wantOK(t, r); !strings.Contains(got, "removed") {
+		t.Fatalf("rm: %s", got)
+	}
+	if _, err := os.Stat(ws); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the workspace is still there: %v", err)
+	}
+	if got := wantOK(t, invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": "pwd"})); !strings.Contains(got, ws) {
+		t.Errorf("shell after the workspace was removed: %s", got)
+	}
+	os.RemoveAll(ws)
+	wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "x"}))
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "x" {
+		t.Errorf("file = %q", got)
+	}
+	os.RemoveAll(ws)
+	wantCode(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "f.txt"}), toolkit.CodeToolError, "does not exist")
+}
