@@ -76,44 +76,52 @@ func (ws *workspace) resolve(p string) (string, error) {
 	case strings.IndexByte(p, 0) >= 0:
 		return "", toolkit.NewError(toolkit.CodeInvalidInput, "InvalidPathError: file_path contains a NUL byte.")
 	}
-	var rel string
+	// First the path as written, cleaned: the reasons the model can act
+	// on.
+	base := ws.real
 	if filepath.IsAbs(p) {
 		c := filepath.Clean(p)
-		r, ok := within(ws.real, c)
+		_, ok := within(ws.real, c)
 		if !ok {
-			r, ok = within(ws.dir, c)
+			_, ok = within(ws.dir, c)
 		}
 		if !ok {
 			return "", ws.outside(p, "it is an absolute path outside the workspace")
 		}
-		rel = r
-	} else {
-		rel = filepath.Clean(p)
-		if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return "", ws.outside(p, "its \"..\" components lead out of the workspace")
-		}
+		base = string(filepath.Separator)
+	} else if rel := filepath.Clean(p); rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", ws.outside(p, "its \"..\" components lead out of the workspace")
 	}
-	// Resolve symlinks on the longest prefix that exists; the rest of the
-	// path does not exist yet (a file to create), so it has none.
-	existing := filepath.Join(ws.real, rel)
-	var missing []string
-	for {
-		_, err := os.Lstat(existing)
-		if err == nil {
+	// Then as the system reads it, a name at a time: a symlink is
+	// resolved before a ".." after it applies (sub-link/../f is f beside
+	// the link's target, not beside the link). Only the part of the path
+	// that exists has links; the rest (a file to create) is taken as
+	// written.
+	real := base
+	names := strings.Split(p, string(filepath.Separator))
+	for i, name := range names {
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			real = filepath.Dir(real) // real has no links: its parent is its directory
+			continue
+		}
+		next := filepath.Join(real, name)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			real = filepath.Join(append([]string{real}, names[i:]...)...)
 			break
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
 			return "", pathError(p, err)
 		}
-		missing = append(missing, filepath.Base(existing))
-		existing = filepath.Dir(existing)
-	}
-	real, err := filepath.EvalSymlinks(existing)
-	if err != nil {
-		return "", toolkit.Errorf(toolkit.CodeToolError, "InvalidPathError: %q goes through a symbolic link that cannot be resolved (its target is missing, or it is a loop).", p)
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		real = filepath.Join(real, missing[i])
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if next, err = filepath.EvalSymlinks(next); err != nil {
+				return "", toolkit.Errorf(toolkit.CodeToolError, "InvalidPathError: %q goes through a symbolic link that cannot be resolved (its target is missing, or it is a loop).", p)
+			}
+		}
+		real = next
 	}
 	r, ok := within(ws.real, real)
 	if !ok {

@@ -254,3 +254,33 @@ func TestWorkspaceRemovedIsMadeAgain(t *testing.T) {
 	os.RemoveAll(ws)
 	wantCode(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "f.txt"}), toolkit.CodeToolError, "does not exist")
 }
+
+// A ".." after a symbolic link is the parent of the link's target, as
+// the system (and the shell tool) reads the path. The path was cleaned
+// first, which dropped the link and its "..": "deep/../x.txt", with deep
+// a link to sub/inner, named sub/x.txt to the system but x.txt to the
+// file tools, which showed and edited that other file.
+func TestWorkspaceDotDotAfterSymlink(t *testing.T) {
+	tk, ws := kit(t, builtin.Config{Tools: allTools()})
+	if err := os.MkdirAll(filepath.Join(ws, "sub", "inner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws, "x.txt"), "top\n")
+	writeFile(t, filepath.Join(ws, "sub", "x.txt"), "sub\n")
+	if err := os.Symlink(filepath.Join("sub", "inner"), filepath.Join(ws, "deep")); err != nil {
+		t.Fatal(err)
+	}
+	if got := wantOK(t, invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": "cat deep/../x.txt"})); !strings.HasPrefix(got, "sub\n") {
+		t.Fatalf("the shell reads deep/../x.txt as %q", got)
+	}
+	if got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "deep/../x.txt"})); !strings.Contains(got, "1: sub\n") {
+		t.Errorf("view deep/../x.txt: %s", got)
+	}
+	wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "deep/../x.txt", "line_number": 1, "content": "new\n"}))
+	wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": ws + "/deep/../y.txt", "content": "y\n"}))
+	for path, want := range map[string]string{"x.txt": "top\n", "sub/x.txt": "new\nsub\n", "sub/y.txt": "y\n"} {
+		if got := readFile(t, filepath.Join(ws, path)); got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+}
