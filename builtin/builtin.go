@@ -40,8 +40,8 @@ var ExecGroupDefinition = toolkit.Group{
 	Description: "Run shell commands and Python code on the worker, in the workspace directory.",
 	Instructions: "Commands run as the worker's user in the workspace directory, with no input. " +
 		"Their output is streamed as it is written and ends with the exit code. " +
-		"A command is killed, with every process of its process group, when it ends, its timeout passes or the call is cancelled: " +
-		"nothing it starts in the background outlives the call, except a process that leaves the group (setsid, a daemon), which is not stopped.",
+		"A command is killed, with every process of its session, when it ends, its timeout passes or the call is cancelled: " +
+		"nothing it starts in the background outlives the call, except a process that leaves the session (setsid, a daemon), which is not stopped.",
 }
 
 // DefaultGroup returns the group a built-in tool goes into when its Tool

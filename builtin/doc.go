@@ -67,15 +67,17 @@
 // command ran, and the model reads the code.
 //
 // Cancelling the call, or the call's own timeout passing, sends SIGKILL to
-// the whole process group: the command and every process it started
-// (and to the command itself, should it have left the group; a process
-// it started that left the group, with setsid, is beyond reach: its
-// pipes are closed after two seconds). A timeout ends the call with code
-// timeout, keeping the output so far. When the command exits by itself,
-// whatever it left running in its group is killed too, so no call leaves
-// processes behind (nor zombies, where the worker is their parent of
-// last resort: PID 1 of a container, or a subreaper; a process that left
-// the group and ends later is reaped when the next command ends: there,
+// the whole process group and, on Linux, to every other process of the
+// command's session: the command and every process it started, also
+// one moved to a group of its own (setpgid, a shell's job control); a
+// process it started that left the session, with setsid, is beyond
+// reach: its pipes are closed after two seconds. A timeout ends the
+// call with code timeout, keeping the output so far. When the command
+// exits by itself, whatever it left running in its session is killed
+// too, so no call leaves processes behind (nor zombies, where the
+// worker is their parent of last resort: PID 1 of a container, or a
+// subreaper; a process that left the session, or a group other than the
+// command's, and ends later is reaped when the next command ends: there,
 // each command's end waits for every ended child of the process in a
 // session other than its own that is not a running command, so a program
 // embedding these tools as PID 1 that starts children in sessions of

@@ -158,11 +158,13 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 		return toolkit.Errorf(toolkit.CodeToolError, "ProcessError: cannot start %s: %v", name, err)
 	}
 	pgid := cmd.Process.Pid
-	// The group, and the command itself, which may have left the group
-	// for another of its session (setpgid): cmd.Wait waits for it.
+	// The group, the command itself, which may have left the group for
+	// another of its session (setpgid): cmd.Wait waits for it, and every
+	// other process of its session.
 	kill := func() {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		_ = cmd.Process.Kill()
+		killSession(pgid)
 	}
 
 	tctx, cancel := context.WithTimeoutCause(ctx, d, errCommandTimeout)

@@ -44,6 +44,40 @@ func reapOrphans() {
 	}
 }
 
+// killSession sends SIGKILL to every process of session sid (a command's
+// own, sid its leader's pid) that is still running: what the command
+// started and moved to a process group of its own (setpgid: a shell's
+// job control, Python's process_group) is out of reach of the group's
+// kill but still in the session; only setsid leaves it. A process may
+// fork while it is looked for, so the search repeats until it finds
+// none (or a few times: what a fork bomb keeps making, the timeout and
+// the next command's end catch).
+func killSession(sid int) {
+	want := strconv.Itoa(sid)
+	for range 5 {
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return
+		}
+		found := false
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			f, ok := procStat(e.Name())
+			if !ok || f[3] != want || f[0] == "Z" || f[0] == "X" {
+				continue
+			}
+			found = true
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if !found {
+			return
+		}
+	}
+}
+
 // childEnded reports whether a child of the worker has ended and waits to
 // be reaped (it is left so): most commands' ends find none, and do not
 // read /proc.

@@ -5,3 +5,7 @@ package builtin
 // reapOrphans does nothing where the worker cannot tell a command's
 // orphans from its other children (no /proc).
 func reapOrphans() {}
+
+// killSession does nothing where a session's processes cannot be found
+// (no /proc): the command's process group is still killed.
+func killSession(int) {}
