@@ -111,6 +111,9 @@
 //     symlink too), so concurrent calls never drop each other's changes.
 //     A change made meanwhile by another worker of a shared workspace,
 //     or by a command, is not ordered with them and may be overwritten.
+//   - A line ends after "\n" (a lone "\r" does not end one). An edit of a
+//     file whose first line ends with "\r\n" writes "\r\n" breaks, in the
+//     content too, so the file keeps one kind of line break.
 //   - Files with NUL bytes are refused as binary; files above
 //     Config.MaxFileBytes are refused as too large.
 //   - Python code is written to a temporary file outside the workspace and

@@ -415,17 +415,24 @@ func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
 // splice replaces lines start to end of text (1-based, inclusive; end =
 // start-1 inserts) with content, keeping line breaks intact on both sides.
 // It returns the new text and the 1-based span the content now occupies.
+// The breaks it writes are the file's: in a file whose first line ends
+// with "\r\n", the content's "\n" breaks become "\r\n" too.
 func splice(text string, start, end int, content string) (out string, first, last int) {
 	head, tail := text[:lineOffset(text, start)], text[lineOffset(text, end+1):]
+	eol := "\n"
+	if i := strings.IndexByte(text, '\n'); i > 0 && text[i-1] == '\r' {
+		eol = "\r\n"
+		content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\n", eol)
+	}
 	var b strings.Builder
 	b.Grow(len(head) + len(content) + len(tail) + 2)
 	b.WriteString(head)
 	if head != "" && content != "" && !strings.HasSuffix(head, "\n") {
-		b.WriteByte('\n') // appending after a last line without a line break
+		b.WriteString(eol) // appending after a last line without a line break
 	}
 	b.WriteString(content)
 	if tail != "" && content != "" && !strings.HasSuffix(content, "\n") {
-		b.WriteByte('\n')
+		b.WriteString(eol)
 	}
 	b.WriteString(tail)
 	return b.String(), start, start + countLines(content) - 1

@@ -1,0 +1,42 @@
+package builtin_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/toolbus/toolbus/builtin"
+)
+
+// A file whose lines end with "\r\n" got lines ending with "\n" from an
+// edit: the content the model sends has "\n" breaks, and so had the
+// break added after content without one. The file ended with mixed line
+// breaks. An edit writes the file's own break, "\r\n" when its first
+// line ends so.
+func TestEditKeepsCRLF(t *testing.T) {
+	tests := []struct {
+		name   string
+		before string
+		tool   string
+		input  map[string]any
+		after  string
+	}{
+		{"insert without a break", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 2, "content": "x"}, "a\r\nx\r\nb\r\n"},
+		{"insert lines", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x\ny\n"}, "x\r\ny\r\na\r\nb\r\n"},
+		{"insert CRLF content", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 3, "content": "x\r\ny"}, "a\r\nb\r\nx\r\ny"},
+		{"append after a last line without break", "a\r\nb", builtin.InsertTextFile, map[string]any{"line_number": 3, "content": "x"}, "a\r\nb\r\nx"},
+		{"replace lines", "a\r\nb\r\nc\r\n", builtin.WriteTextFile, map[string]any{"ranges": []any{2, 2}, "content": "x\ny"}, "a\r\nx\r\ny\r\nc\r\n"},
+		{"LF file stays LF", "a\nb\n", builtin.InsertTextFile, map[string]any{"line_number": 2, "content": "x"}, "a\nx\nb\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk, ws := fileKit(t, builtin.Config{})
+			path := filepath.Join(ws, "f.txt")
+			writeFile(t, path, tt.before)
+			tt.input["file_path"] = "f.txt"
+			wantOK(t, invoke(t, tk, tt.tool, tt.input))
+			if got := readFile(t, path); got != tt.after {
+				t.Errorf("file = %q, want %q", got, tt.after)
+			}
+		})
+	}
+}
