@@ -60,8 +60,11 @@ func (r *runner) shellTool() *toolkit.Tool {
 			"<returncode></returncode> tags. The command and every process it starts are killed when "+
 			"the timeout passes or the call is cancelled.",
 		func(ctx context.Context, in shellInput, w toolkit.Writer) error {
-			if in.Command == "" {
+			switch {
+			case in.Command == "":
 				return toolkit.NewError(toolkit.CodeInvalidInput, "InvalidArgumentsError: command is empty.")
+			case strings.IndexByte(in.Command, 0) >= 0:
+				return toolkit.NewError(toolkit.CodeInvalidInput, "InvalidArgumentsError: command contains a NUL byte, which no command line can hold.")
 			}
 			return r.run(ctx, w, in.Timeout, r.shell, "-c", in.Command)
 		})

@@ -64,6 +64,9 @@ func TestShellBadInput(t *testing.T) {
 	}{
 		{"missing command", map[string]any{}, "command"},
 		{"empty command", map[string]any{"command": ""}, "command is empty"},
+		// The system refuses the argument, which was reported as a
+		// tool_error "cannot start /bin/sh: invalid argument".
+		{"NUL in the command", map[string]any{"command": "echo a\x00b"}, "NUL"},
 		{"command not a string", map[string]any{"command": 42}, "command"},
 		{"negative timeout", map[string]any{"command": "true", "timeout": -1}, "timeout"},
 		{"timeout above max", map[string]any{"command": "true", "timeout": 61}, "timeout"},
