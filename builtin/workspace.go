@@ -94,12 +94,11 @@ func (ws *workspace) resolve(p string) (string, error) {
 	}
 	// Then as the system reads it, a name at a time: a symlink is
 	// resolved before a ".." after it applies (sub-link/../f is f beside
-	// the link's target, not beside the link). Only the part of the path
-	// that exists has links; the rest (a file to create) is taken as
+	// the link's target, not beside the link). A name that does not
+	// exist (a file or directory to create) is no link and is taken as
 	// written.
 	real := base
-	names := strings.Split(p, string(filepath.Separator))
-	for i, name := range names {
+	for _, name := range strings.Split(p, string(filepath.Separator)) {
 		switch name {
 		case "", ".":
 			continue
@@ -110,8 +109,8 @@ func (ws *workspace) resolve(p string) (string, error) {
 		next := filepath.Join(real, name)
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
-			real = filepath.Join(append([]string{real}, names[i:]...)...)
-			break
+			real = next
+			continue
 		}
 		if err != nil {
 			return "", pathError(p, err)

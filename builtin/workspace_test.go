@@ -76,6 +76,7 @@ func TestWorkspaceConfinement(t *testing.T) {
 		{"symlinked file out", "file-out", "symbolic link"},
 		{"new file under a symlink out", "link-out/new.txt", "symbolic link"},
 		{"dot-dot through a symlink", "link-in/../../outside/secret.txt", `".." components lead out`},
+		{"symlink out after a missing directory and dot-dot", "missing/../link-out/secret.txt", "symbolic link"},
 	}
 	calls := []struct {
 		tool  string
