@@ -25,8 +25,9 @@
 //     at once when cancelled. Read-only.
 //   - view_text_file {file_path, ranges?}: the file with line numbers
 //     ("12: text"), all of it or the lines [start, end]; negative numbers
-//     count from the end ([-100, -1] is the last 100 lines) and an end past
-//     the last line is clamped. Read-only.
+//     count from the end ([-100, -1] is the last 100 lines, or all of a
+//     shorter file): a start before the first line and an end past the
+//     last are clamped. Read-only.
 //   - write_text_file {file_path, content, ranges?}: creates the file (and
 //     its parent directories), overwrites it, or with ranges replaces those
 //     lines by the content and shows the result around the change.

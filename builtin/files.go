@@ -383,7 +383,9 @@ func nextLine(s string) string {
 
 // lineRange checks [start, end] against a file of n lines and returns
 // 1-based inclusive bounds. Negative numbers count from the end; an end
-// past the last line is clamped. For edits, start may be n+1 (append).
+// past the last line is clamped, and so, for viewing, is a negative
+// start before the first ([-100, -1] of a shorter file is all of it).
+// For edits, start may be n+1 (append).
 func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
 	if len(r) != 2 {
 		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges must be two line numbers [start, end], got %v.", r)
@@ -395,6 +397,9 @@ func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
 		return v
 	}
 	start, end = conv(r[0]), conv(r[1])
+	if !forEdit && r[0] < 0 {
+		start = max(start, 1)
+	}
 	limit := n
 	if forEdit {
 		limit = n + 1
@@ -402,7 +407,7 @@ func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
 	switch {
 	case r[0] == 0 || r[1] == 0:
 		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v: line numbers start at 1 (or -1 for the last line); 0 is not a line.", r)
-	case start < 1:
+	case start < 1 || end < 1:
 		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v: the file has only %d lines.", r, n)
 	case start > limit:
 		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v start after the end of the file, which has %d lines.", r, n)

@@ -47,6 +47,14 @@ func TestViewTextFile(t *testing.T) {
 			"The content of five.txt, lines 4-5 of 5:\n```\n4: four\n5: five\n```"},
 		{"one line", map[string]any{"file_path": "five.txt", "ranges": []any{3, 3}},
 			"The content of five.txt, lines 3-3 of 5:\n```\n3: three\n```"},
+		// The schema's own example, [-100, -1] for the last 100 lines, was
+		// refused for a file of fewer lines ("the file has only 5 lines"):
+		// a start before the first line is the first line, as an end
+		// after the last is the last.
+		{"start before the first line", map[string]any{"file_path": "five.txt", "ranges": []any{-100, -1}},
+			"The content of five.txt, lines 1-5 of 5:\n```\n1: one\n2: two\n3: three\n4: four\n5: five\n```"},
+		{"start before the first line, end inside", map[string]any{"file_path": "five.txt", "ranges": []any{-9, -4}},
+			"The content of five.txt, lines 1-2 of 5:\n```\n1: one\n2: two\n```"},
 		{"no final newline", map[string]any{"file_path": "noeol.txt"}, "The content of noeol.txt:\n```\n1: a\n2: b\n```"},
 		{"empty file", map[string]any{"file_path": "empty.txt"}, "The file empty.txt is empty."},
 		{"absolute path inside", map[string]any{"file_path": filepath.Join(ws, "noeol.txt"), "ranges": []any{1, 1}},
@@ -73,7 +81,7 @@ func TestViewTextFile(t *testing.T) {
 		{"line zero", map[string]any{"file_path": "five.txt", "ranges": []any{0, 2}}, toolkit.CodeInvalidInput, "0 is not a line"},
 		{"start after end", map[string]any{"file_path": "five.txt", "ranges": []any{3, 2}}, toolkit.CodeInvalidInput, "start line 3 is after the end line 2"},
 		{"past the end", map[string]any{"file_path": "five.txt", "ranges": []any{6, 7}}, toolkit.CodeInvalidInput, "has 5 lines"},
-		{"too negative", map[string]any{"file_path": "five.txt", "ranges": []any{-9, -1}}, toolkit.CodeInvalidInput, "only 5 lines"},
+		{"all before the first line", map[string]any{"file_path": "five.txt", "ranges": []any{-9, -7}}, toolkit.CodeInvalidInput, "only 5 lines"},
 		{"one number", map[string]any{"file_path": "five.txt", "ranges": []any{1}}, toolkit.CodeInvalidInput, "ranges"},
 		{"three numbers", map[string]any{"file_path": "five.txt", "ranges": []any{1, 2, 3}}, toolkit.CodeInvalidInput, "ranges"},
 		{"not numbers", map[string]any{"file_path": "five.txt", "ranges": []any{"a", "b"}}, toolkit.CodeInvalidInput, "ranges"},
@@ -177,6 +185,7 @@ func TestWriteTextFileDetails(t *testing.T) {
 		{"directory", map[string]any{"file_path": "dir", "content": "x"}, toolkit.CodeToolError, "not a regular file"},
 		{"start past the end", map[string]any{"file_path": "three.txt", "content": "x", "ranges": []any{5, 5}}, toolkit.CodeInvalidInput, "has 3 lines"},
 		{"reversed", map[string]any{"file_path": "three.txt", "content": "x", "ranges": []any{3, 1}}, toolkit.CodeInvalidInput, "after the end line"},
+		{"start before the first line", map[string]any{"file_path": "three.txt", "content": "x", "ranges": []any{-9, -1}}, toolkit.CodeInvalidInput, "only 3 lines"},
 		{"no content", map[string]any{"file_path": "three.txt"}, toolkit.CodeInvalidInput, "content"},
 	}
 	for _, tt := range bad {
