@@ -52,7 +52,13 @@ func reapOrphans() {
 // fork while it is looked for, so the search repeats until it finds
 // none (or a few times: what a fork bomb keeps making, the timeout and
 // the next command's end catch).
+//
+// A /proc of another PID namespace (the host's, mounted in a container)
+// would name other processes by these numbers: there nothing is killed.
 func killSession(sid int) {
+	if self, err := os.Readlink("/proc/self"); err != nil || self != strconv.Itoa(os.Getpid()) {
+		return
+	}
 	want := strconv.Itoa(sid)
 	for range 5 {
 		ents, err := os.ReadDir("/proc")
