@@ -436,11 +436,15 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 	if err != nil {
 		return false, err
 	}
+	// usedSince: the key's last message, newer than p, may be a use of
+	// an approval (a delete; a forged value, which may hide one). The
+	// server's marker of an approval expired is none: it was not used.
+	usedSince := func(e kv.Entry) bool { return !e.Found && !e.Marked && e.Revision > p.Revision }
 	e, err := kv.Get(ctx, s.js, s.approvals.Bucket(), key)
-	if err != nil && !errors.Is(err, kv.ErrForged) { // a forged value is replaced
+	if err != nil && !errors.Is(err, kv.ErrForged) { // a forged value older than p is replaced
 		return false, fmt.Errorf("permission: reading an approval: %w", err)
 	}
-	if !e.Found && e.Revision > p.Revision {
+	if usedSince(e) {
 		return false, ErrApprovalUsed
 	}
 	err = s.approvals.Delete(ctx, pendingKey(p.Session, p.CallID), jetstream.LastRevision(p.Revision))
@@ -471,7 +475,7 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 		if e, err = kv.Get(ctx, s.js, s.approvals.Bucket(), key); err != nil && !errors.Is(err, kv.ErrForged) {
 			break
 		}
-		if !e.Found && e.Revision > p.Revision {
+		if usedSince(e) {
 			return false, ErrApprovalUsed // the claimed call is rightly gone
 		}
 	}

@@ -68,11 +68,21 @@ func TestGetExpiredByMarker(t *testing.T) {
 		_, err := b.Get(ctx, "k")
 		return errors.Is(err, jetstream.ErrKeyNotFound)
 	})
-	if e, err := Get(ctx, js, "marked", "k"); err != nil || e.Found {
+	if e, err := Get(ctx, js, "marked", "k"); err != nil || e.Found || !e.Marked {
 		t.Fatalf("an expired key: %+v, %v", e, err)
 	}
-	if e, err := LeaderGet(ctx, js, "marked", "k"); err != nil || e.Found {
+	if e, err := LeaderGet(ctx, js, "marked", "k"); err != nil || e.Found || !e.Marked {
 		t.Fatalf("an expired key from the leader: %+v, %v", e, err)
+	}
+	// A delete is no marker.
+	if err := b.Delete(ctx, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := Get(ctx, js, "marked", "k"); err != nil || e.Found || e.Marked {
+		t.Fatalf("a deleted key: %+v, %v", e, err)
+	}
+	if e, err := LeaderGet(ctx, js, "marked", "k"); err != nil || e.Found || e.Marked {
+		t.Fatalf("a deleted key from the leader: %+v, %v", e, err)
 	}
 }
 

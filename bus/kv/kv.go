@@ -248,6 +248,10 @@ type Entry struct {
 	Revision uint64    // the message's sequence; that of a delete too
 	Created  time.Time // when it was written
 	Found    bool      // false: no value (never written, deleted, purged)
+	// Marked: Found is false because of the server's limit marker (the
+	// key expired or was removed, in a bucket made with limit markers),
+	// not a delete or purge a client wrote.
+	Marked bool
 	// Header is the message's stored headers (a found value's), with
 	// the server's Nats-* of a direct get after them from Get, alone
 	// from LeaderGet; nil when the message has none.
@@ -298,7 +302,7 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 			return Entry{Revision: m.Seq, Created: m.Time}, fmt.Errorf("%w: $KV.%s.%s revision %d: %s", ErrForged, bucket, key, m.Seq, why)
 		}
 		if deleted(hdr) {
-			return Entry{Revision: m.Seq, Created: m.Time}, nil
+			return Entry{Revision: m.Seq, Created: m.Time, Marked: marked(hdr)}, nil
 		}
 	}
 	return Entry{Value: m.Data, Revision: m.Seq, Created: m.Time, Found: true, Header: hdr}, nil
@@ -410,6 +414,7 @@ func Get(ctx context.Context, js jetstream.JetStream, bucket, key string) (Entry
 		return e, fmt.Errorf("%w: %s revision %d: %s", ErrForged, subject, seq, why)
 	}
 	if deleted(msg.Header) {
+		e.Marked = marked(msg.Header)
 		return e, nil
 	}
 	e.Value, e.Found, e.Header = msg.Data, true, msg.Header
@@ -432,7 +437,13 @@ func bounded(ctx context.Context, js jetstream.JetStream) (context.Context, cont
 // bucket made with limit markers).
 func deleted(h nats.Header) bool {
 	op := h.Get(wire.HeaderKVOperation)
-	return op == "DEL" || op == "PURGE" || op == "" && h.Get(jetstream.MarkerReasonHeader) != ""
+	return op == "DEL" || op == "PURGE" || marked(h)
+}
+
+// marked reports whether a stored message with headers h is the server's
+// marker of a key expired or removed (Nats-Marker-Reason).
+func marked(h nats.Header) bool {
+	return h.Get(wire.HeaderKVOperation) == "" && h.Get(jetstream.MarkerReasonHeader) != ""
 }
 
 // APIPrefix is the JetStream API prefix js sends its requests under,
