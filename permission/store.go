@@ -121,7 +121,10 @@ type MemoryStore struct {
 	pending   map[[2]string]*list.Element // of a Pending in order
 	order     *list.List                  // of Pending, the oldest recorded first
 	approvals map[[2]string]Approval
-	used      map[[2]string]uint64 // the revision an approval of the call was used at
+	// used: the revision an approval of the call was used at, while the
+	// call's pending call recorded before that use is still there (only
+	// it can be refused for it: a later ask is newer than the use).
+	used map[[2]string]uint64
 }
 
 // MaxMemoryPending is how many pending calls a MemoryStore keeps.
@@ -171,6 +174,7 @@ func (m *MemoryStore) PutPending(_ context.Context, p Pending) error {
 	m.rev++
 	p.Revision = m.rev
 	k := [2]string{p.Session, p.CallID}
+	delete(m.used, k) // the ask it replaces, if any, is gone
 	if e := m.pending[k]; e != nil {
 		e.Value = p
 		m.order.MoveToBack(e)
@@ -178,7 +182,9 @@ func (m *MemoryStore) PutPending(_ context.Context, p Pending) error {
 	}
 	if m.order.Len() >= MaxMemoryPending {
 		old := m.order.Remove(m.order.Front()).(Pending)
-		delete(m.pending, [2]string{old.Session, old.CallID})
+		ok := [2]string{old.Session, old.CallID}
+		delete(m.pending, ok)
+		delete(m.used, ok)
 	}
 	m.pending[k] = m.order.PushBack(p)
 	return nil
@@ -236,6 +242,7 @@ func (m *MemoryStore) DeletePending(_ context.Context, session, callID string) e
 		m.order.Remove(e)
 		delete(m.pending, k)
 	}
+	delete(m.used, k)
 	return nil
 }
 
@@ -288,6 +295,8 @@ func (m *MemoryStore) ConsumeApproval(_ context.Context, a Approval) (bool, erro
 	}
 	delete(m.approvals, k)
 	m.rev++
-	m.used[k] = m.rev // as a KV delete marker: ApprovePending
+	if m.pending[k] != nil {
+		m.used[k] = m.rev // as a KV delete marker: ApprovePending
+	}
 	return true, nil
 }
