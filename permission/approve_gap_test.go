@@ -53,3 +53,24 @@ func TestApproveAfterAskedAgainRunsOnce(t *testing.T) {
 		t.Fatalf("the approved call ran %d times", n)
 	}
 }
+
+// TestApproveCancelledKeepsTheAsk: an approver who gives up between the
+// claim of the pending call and the approval's write (Ctrl-C on toolctl
+// approve, a gateway request ending) leaves the call pending, not lost:
+// the restore ran on the ended context and failed.
+func TestApproveCancelledKeepsTheAsk(t *testing.T) {
+	_, js := connect(t, startNATS(t, t.TempDir()))
+	st := kvStore(t, js, nil)
+	w := newWorker(t, st, nil)
+	in := map[string]any{"env": "prod"}
+	wantResp(t, w.call(t, "s", "c1", "deploy", in), toolkit.StateDenied, toolkit.CodeApprovalRequired, "c1")
+	ctx, cancel := context.WithCancel(context.Background())
+	st.afterClaim = cancel
+	if _, err := w.g.Approve(ctx, "s", "c1", "alice"); err == nil {
+		t.Fatal("an approval whose approver gave up was stored")
+	}
+	st.afterClaim = nil
+	if ps, err := st.FindPending(context.Background(), "s", "c1"); err != nil || len(ps) != 1 {
+		t.Fatalf("the ask after an approval given up: %v %v", ps, err)
+	}
+}

@@ -422,6 +422,10 @@ func (s *KVStore) DeletePending(ctx context.Context, session, callID string) err
 	return nil
 }
 
+// restoreWait bounds the restore of a pending call whose approval could
+// not be written.
+const restoreWait = 5 * time.Second
+
 // ApprovePending implements Store. The approval's key is read first, the
 // pending call deleted as of the revision read, then the approval stored
 // by compare-and-set on the revision its key had: an approval of the call
@@ -479,8 +483,11 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 			return false, ErrApprovalUsed // the claimed call is rightly gone
 		}
 	}
-	// Not stored: the call is pending again, as it was.
-	if perr := s.PutPending(ctx, p); perr != nil {
+	// Not stored: the call is pending again, as it was, also when ctx
+	// ended meanwhile (an approver's Ctrl-C): the ask is not lost.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreWait)
+	defer cancel()
+	if perr := s.PutPending(rctx, p); perr != nil {
 		err = errors.Join(err, fmt.Errorf("restoring the pending call: %w", perr))
 	}
 	return false, fmt.Errorf("permission: writing an approval: %w", err)
