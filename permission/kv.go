@@ -449,6 +449,9 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 		return false, fmt.Errorf("permission: reading an approval: %w", err)
 	}
 	if usedSince(e) {
+		// Answered by that use: not left listed as waiting (a newer ask
+		// under the key stays).
+		_ = s.approvals.Delete(ctx, pendingKey(p.Session, p.CallID), jetstream.LastRevision(p.Revision))
 		return false, ErrApprovalUsed
 	}
 	err = s.approvals.Delete(ctx, pendingKey(p.Session, p.CallID), jetstream.LastRevision(p.Revision))

@@ -253,6 +253,13 @@ func (m *MemoryStore) ApprovePending(_ context.Context, p Pending, a Approval) (
 	k := [2]string{p.Session, p.CallID}
 	e := m.pending[k]
 	if m.used[k] > p.Revision {
+		// Answered by that use: not left listed as waiting (a newer ask
+		// under the key stays).
+		if e != nil && e.Value.(Pending).Revision == p.Revision {
+			m.order.Remove(e)
+			delete(m.pending, k)
+			delete(m.used, k)
+		}
 		return false, ErrApprovalUsed
 	}
 	if e == nil || e.Value.(Pending).Revision != p.Revision {

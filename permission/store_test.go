@@ -203,6 +203,9 @@ func storeSuite(t *testing.T, newStore func(t *testing.T) Store) {
 		if approved, err := st.ApprovePending(ctx, asked[0], a); !errors.Is(err, ErrApprovalUsed) || approved {
 			t.Fatalf("an ask recorded before the approval's use approved again: %v %v", approved, err)
 		}
+		if left, err := st.FindPending(ctx, "s", "c"); err != nil || len(left) != 0 {
+			t.Fatalf("an ask answered by the approval's use still waits: %v %v", left, err)
+		}
 		// Asked after the use: approved anew.
 		_ = st.PutPending(ctx, p)
 		again, _ := st.FindPending(ctx, "s", "c")
