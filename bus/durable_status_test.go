@@ -32,6 +32,13 @@ func TestDurableStoredStatus(t *testing.T) {
 	killDurableWorker(w, wnc) // the stream and the consumer stay
 
 	nc := natstest.Connect(t, s)
+	// Until the server has ended the killed worker's pull requests, it may
+	// deliver what comes next to them, for nobody: such a message waits
+	// out the AckWait of an hour.
+	natstest.WaitFor(t, "the killed worker's pulls to end", func() bool {
+		cons, err := natstest.JS(t, nc).Consumer(ctxT(t), wire.StreamCalls, "echo")
+		return err == nil && cons.CachedInfo().NumWaiting == 0
+	})
 	for _, status := range []string{"404", "408", "409", "503", "100"} {
 		m := nats.NewMsg(wire.DurableSubject("echo", "mallory"))
 		m.Header.Set("Status", status)
