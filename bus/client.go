@@ -1074,6 +1074,9 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			case wire.KindQueued:
 				*durable = true
 				box.durable.Store(true)
+				if f.Stream > 0 && !call.Durable {
+					queued = f.Stream // queued by its worker: the client's own enqueue knows it
+				}
 			case wire.KindFinal:
 				if (*durable || call.KeepResult) && f.Chunks > st.chunks {
 					// Chunks were lost on the way (a reconnect): the kept

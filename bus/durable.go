@@ -923,7 +923,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 		return true
 	}
 	// After the frames the worker that passed the call on sent, if any.
-	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: seqAfter(in.header) + 1})
+	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: seqAfter(in.header) + 1, Stream: ack.Sequence})
 	if err == nil {
 		err = d.w.publish(in.reply, c, wire.KindQueued, data)
 	}

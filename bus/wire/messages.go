@@ -109,6 +109,12 @@ type Frame struct {
 	// RedeliverMS, on durable frames, is how long after the worker's last
 	// sign of life the call is delivered again when the worker is lost.
 	RedeliverMS uint64 `json:"redeliver_ms,omitempty" msgpack:"redeliver_ms,omitempty"`
+	// Stream, on a queued frame, is the call's sequence in the calls
+	// stream; zero when unknown. The caller of a call its worker queued
+	// (durable by default) reads the queue's progress past it as it does
+	// for a call it queued itself: a call the queue is done with, of which
+	// no final came and none is kept, will not be delivered again.
+	Stream uint64 `json:"stream,omitempty" msgpack:"stream,omitempty"`
 }
 
 // Last is the sequence number of the frame's last chunk: Seq, plus one

@@ -741,6 +741,9 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.RedeliverMS != 0 {
 		n++
 	}
+	if v.Stream != 0 {
+		n++
+	}
 	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa4kind"...)
@@ -801,6 +804,10 @@ func appendFrame(b []byte, v *Frame, extra *MetaEntry) ([]byte, error) {
 	if v.RedeliverMS != 0 {
 		b = append(b, "\xacredeliver_ms"...)
 		b = appendUint(b, v.RedeliverMS)
+	}
+	if v.Stream != 0 {
+		b = append(b, "\xa6stream"...)
+		b = appendUint(b, v.Stream)
 	}
 	return b, nil
 }
@@ -876,6 +883,8 @@ func (d *decoder) decodeFrame(v *Frame) error {
 			v.MaxAttempts, err = d.uint()
 		case "redeliver_ms":
 			v.RedeliverMS, err = d.uint()
+		case "stream":
+			v.Stream, err = d.uint()
 		default:
 			err = d.skip()
 		}

@@ -141,7 +141,7 @@ func TestEmbeddedRestartKeepsState(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
 	defer cancel()
-	final := durableSleepStarted(t, ctx, c, 2)
+	final := durableSleepStarted(t, ctx, c, 2, true)
 	if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +174,16 @@ func TestEmbeddedRestartKeepsState(t *testing.T) {
 // bucket (memory storage) was not there yet on the restarted server. The
 // queue, which has the call acknowledged, never delivers it again. The
 // caller waited for its deadline (for ever without one); it now ends the
-// call worker_lost once the consumer's ack floor has passed the call.
+// call worker_lost once the consumer's ack floor has passed the call. The
+// same for a call sent on the core path that its worker queued (durable
+// by default): the queued frame tells the caller the call's sequence.
 func TestDurableFinalAcrossHostRestart(t *testing.T) {
+	for _, queuedBy := range []string{"client", "worker"} {
+		t.Run("queued by "+queuedBy, func(t *testing.T) { durableFinalAcrossHostRestart(t, queuedBy == "client") })
+	}
+}
+
+func durableFinalAcrossHostRestart(t *testing.T, clientQueued bool) {
 	dir := t.TempDir()
 	var b strings.Builder
 	// The host serves echo only, and takes a few seconds to start: its
@@ -189,7 +197,13 @@ func TestDurableFinalAcrossHostRestart(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
 	hostArgs := []string{"--config", hostConf, "--listen", addr, "--store-dir", filepath.Join(dir, "js"), "--instance", "host"}
 	host := startWorker(t, hostArgs...)
-	startWorker(t, "--nats", host.url, "--instance", "w1")
+	w1Args := []string{"--nats", host.url, "--instance", "w1"}
+	if !clientQueued {
+		w1Conf := filepath.Join(dir, "w1.yaml")
+		mustWrite(t, w1Conf, "durable:\n  tools: [sleep]\n")
+		w1Args = append(w1Args, "--config", w1Conf)
+	}
+	startWorker(t, w1Args...)
 
 	nc, err := nats.Connect(host.url, nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Second))
 	if err != nil {
@@ -203,7 +217,7 @@ func TestDurableFinalAcrossHostRestart(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	final := durableSleepStarted(t, ctx, c, 3)
+	final := durableSleepStarted(t, ctx, c, 3, clientQueued)
 	if err := host.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -217,15 +231,16 @@ func TestDurableFinalAcrossHostRestart(t *testing.T) {
 }
 
 // durableSleepStarted calls the durable sleep tool (id d1) for seconds
-// under ctx and returns once its first progress report came, a worker
-// running it; the call's final comes on the channel returned.
-func durableSleepStarted(t *testing.T, ctx context.Context, c *bus.Client, seconds float64) <-chan *toolkit.Response {
+// under ctx (durable: on the durable path, else the core path, which the
+// worker may queue) and returns once its first progress report came, a
+// worker running it; the call's final comes on the channel returned.
+func durableSleepStarted(t *testing.T, ctx context.Context, c *bus.Client, seconds float64, durable bool) <-chan *toolkit.Response {
 	t.Helper()
 	progress := make(chan struct{}, 1)
 	final := make(chan *toolkit.Response, 1)
 	go func() {
 		var last *toolkit.Response
-		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "d1", Name: "sleep", Durable: true, Input: map[string]any{"seconds": seconds}}) {
+		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "d1", Name: "sleep", Durable: durable, Input: map[string]any{"seconds": seconds}}) {
 			if ev.Progress != nil {
 				select {
 				case progress <- struct{}{}:
