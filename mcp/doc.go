@@ -309,10 +309,12 @@
 // acknowledgement, Subscribe has returned nil, and subscribing to the URI
 // again does nothing until Unsubscribe. A client that must not miss an
 // update waits for the acknowledgement that lists the URI, or reads the
-// resource once it has it. Each session is told its updates and list
-// changes apart from the others (updates from a queue and goroutine of its
-// own, list changes from its own go-sdk server), so a client that stops
-// reading delays only its own.
+// resource once it has it. A session holds at most 256 subscriptions
+// (64 KiB of URIs); past that a subscribe to another URI is refused with
+// an error saying so until the client unsubscribes from one. Each
+// session is told its updates and list changes apart from the others
+// (updates from a queue and goroutine of its own, list changes from its
+// own go-sdk server), so a client that stops reading delays only its own.
 //
 // Connections: ServeListener (and ListenAndServe) bound what a client on
 // the network can hold: a request's headers must arrive within 10 s, its

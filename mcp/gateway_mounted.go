@@ -481,7 +481,21 @@ func (s *gatewaySession) complete(ctx context.Context, req *sdk.CompleteRequest)
 // offering subscriptions that list the URI, or, when none lists it (a
 // template's URI), by the first that takes the subscription.
 func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
-	if req.Params == nil || strings.HasPrefix(req.Params.URI, "skill:") {
+	if req.Params == nil {
+		return nil
+	}
+	if err := s.holdSubscription(req.Params.URI); err != nil {
+		return err
+	}
+	err := s.subscribeURI(ctx, req)
+	if err != nil {
+		s.dropSubscription(req.Params.URI)
+	}
+	return err
+}
+
+func (s *gatewaySession) subscribeURI(ctx context.Context, req *sdk.SubscribeRequest) error {
+	if strings.HasPrefix(req.Params.URI, "skill:") {
 		return nil
 	}
 	servers, err := s.mountedServers(ctx)
@@ -521,7 +535,65 @@ func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeReques
 
 // unsubscribe: the go-sdk stops notifying the session; the worker keeps
 // its subscription.
-func (s *gatewaySession) unsubscribe(context.Context, *sdk.UnsubscribeRequest) error { return nil }
+func (s *gatewaySession) unsubscribe(_ context.Context, req *sdk.UnsubscribeRequest) error {
+	if req.Params != nil {
+		s.dropSubscription(req.Params.URI)
+	}
+	return nil
+}
+
+// maxSessionSubscriptions and maxSessionSubscriptionBytes bound the
+// resource URIs one session is subscribed to (one URI is taken whatever
+// its size when the session holds none). The session's go-sdk server
+// remembers every URI a subscribe was answered for until it is
+// unsubscribed or the session ends, and the gateway takes skill: URIs
+// (and a mounted server may take any URI) without bound: a client
+// subscribing to ever new URIs would grow its session without end. Past
+// the bound a subscribe to a URI not held is refused with an error
+// saying so; one held is taken again. (An unsubscribe racing the
+// subscribe of the same URI, between this count and the go-sdk's record,
+// leaves that one URI held uncounted until the session ends.)
+const (
+	maxSessionSubscriptions     = 256
+	maxSessionSubscriptionBytes = 64 << 10
+)
+
+// holdSubscription counts uri among the session's subscriptions, or
+// refuses it past the bound.
+func (s *gatewaySession) holdSubscription(uri string) error {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	if _, ok := s.subs[uri]; ok {
+		return nil
+	}
+	if len(s.subs) > 0 && (len(s.subs) >= maxSessionSubscriptions || s.subsBytes+len(uri) > maxSessionSubscriptionBytes) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+			"this session is subscribed to %d resources (%d bytes of URIs), the most it may be (%d, %d bytes): unsubscribe from one first", len(s.subs), s.subsBytes, maxSessionSubscriptions, maxSessionSubscriptionBytes)}
+	}
+	if s.subs == nil {
+		s.subs = map[string]struct{}{}
+	}
+	s.subs[uri] = struct{}{}
+	s.subsBytes += len(uri)
+	return nil
+}
+
+// dropSubscription stops counting uri.
+func (s *gatewaySession) dropSubscription(uri string) {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	if _, ok := s.subs[uri]; ok {
+		delete(s.subs, uri)
+		s.subsBytes -= len(uri)
+	}
+}
+
+// subscriptionCount is how many resources the session is subscribed to.
+func (s *gatewaySession) subscriptionCount() int {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	return len(s.subs)
+}
 
 // relayUpdates subscribes to the workers' resource updates and queues
 // each on every session (the go-sdk keeps which are subscribed to the

@@ -79,6 +79,12 @@ type gatewaySession struct {
 	// updates are the resource updates waiting to be told to the session
 	// (gateway_mounted.go).
 	updates *updateQueue
+	// subs are the resource URIs the session is subscribed to, and
+	// subsBytes their bytes: at most maxSessionSubscriptions
+	// (gateway_mounted.go).
+	subsMu    sync.Mutex
+	subs      map[string]struct{}
+	subsBytes int
 }
 
 // middleware answers tools/list in the session's order (the go-sdk's own
