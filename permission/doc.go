@@ -158,7 +158,9 @@
 //     expire, and approvals still fit. A MemoryStore keeps at most
 //     MaxMemoryPending (10,000) pending calls, forgetting the oldest
 //     first (approving one forgotten fails with ErrNoPending: the call is
-//     sent again and asks again). A command line gets at most 16
+//     sent again and asks again), and as many approvals not yet used, the
+//     oldest forgotten first (its call, sent again, asks again). A
+//     command line gets at most 16
 //     suggested rules (more: only a one-shot approval is offered).
 //   - A tool is hidden from listings only when no call of it can ever run
 //     for the session: a name-level deny rule, or ModeExplore and a tool

@@ -110,24 +110,29 @@ type Store interface {
 }
 
 // MemoryStore is an in-process Store. It keeps at most MaxMemoryPending
-// pending calls, the oldest forgotten first: every call that asks for
-// approval records one, which nothing else expires, so a caller sending
-// such calls under ever new ids would grow it for good. (A KVStore's
-// bucket expires them and is bounded in bytes.)
+// pending calls, and as many approvals, the oldest forgotten first: every
+// call that asks for approval records one, and every approval stays until
+// its call is sent again, which nothing else expires, so a caller sending
+// such calls under ever new ids (and having them approved, by a client
+// that answers a gateway's elicitations) would grow it for good. A
+// forgotten approval's call asks again. (A KVStore's bucket expires them
+// and is bounded in bytes.)
 type MemoryStore struct {
 	mu        sync.Mutex
 	rev       uint64
 	sessions  map[string]SessionPolicy
 	pending   map[[2]string]*list.Element // of a Pending in order
 	order     *list.List                  // of Pending, the oldest recorded first
-	approvals map[[2]string]Approval
+	approvals map[[2]string]*list.Element // of an Approval in approvalQ
+	approvalQ *list.List                  // of Approval, the oldest stored first
 	// used: the revision an approval of the call was used at, while the
 	// call's pending call recorded before that use is still there (only
 	// it can be refused for it: a later ask is newer than the use).
 	used map[[2]string]uint64
 }
 
-// MaxMemoryPending is how many pending calls a MemoryStore keeps.
+// MaxMemoryPending is how many pending calls a MemoryStore keeps, and how
+// many approvals.
 const MaxMemoryPending = 10_000
 
 // NewMemoryStore returns an empty MemoryStore.
@@ -136,7 +141,8 @@ func NewMemoryStore() *MemoryStore {
 		sessions:  map[string]SessionPolicy{},
 		pending:   map[[2]string]*list.Element{},
 		order:     list.New(),
-		approvals: map[[2]string]Approval{},
+		approvals: map[[2]string]*list.Element{},
+		approvalQ: list.New(),
 		used:      map[[2]string]uint64{},
 	}
 }
@@ -269,7 +275,7 @@ func (m *MemoryStore) ApprovePending(_ context.Context, p Pending, a Approval) (
 	delete(m.pending, k)
 	m.rev++
 	a.Revision = m.rev
-	m.approvals[k] = a
+	m.putApprovalLocked(a)
 	return true, nil
 }
 
@@ -279,16 +285,35 @@ func (m *MemoryStore) PutApproval(_ context.Context, a Approval) error {
 	defer m.mu.Unlock()
 	m.rev++
 	a.Revision = m.rev
-	m.approvals[[2]string{a.Session, a.CallID}] = a
+	m.putApprovalLocked(a)
 	return nil
+}
+
+// putApprovalLocked stores a as its call's approval, the newest, and
+// forgets the oldest past MaxMemoryPending; m.mu is held.
+func (m *MemoryStore) putApprovalLocked(a Approval) {
+	k := [2]string{a.Session, a.CallID}
+	if e := m.approvals[k]; e != nil {
+		e.Value = a
+		m.approvalQ.MoveToBack(e)
+		return
+	}
+	if m.approvalQ.Len() >= MaxMemoryPending {
+		old := m.approvalQ.Remove(m.approvalQ.Front()).(Approval)
+		delete(m.approvals, [2]string{old.Session, old.CallID})
+	}
+	m.approvals[k] = m.approvalQ.PushBack(a)
 }
 
 // LoadApproval implements Store.
 func (m *MemoryStore) LoadApproval(_ context.Context, session, callID string) (Approval, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	a, ok := m.approvals[[2]string{session, callID}]
-	return a, ok, nil
+	e := m.approvals[[2]string{session, callID}]
+	if e == nil {
+		return Approval{}, false, nil
+	}
+	return e.Value.(Approval), true, nil
 }
 
 // ConsumeApproval implements Store.
@@ -296,10 +321,11 @@ func (m *MemoryStore) ConsumeApproval(_ context.Context, a Approval) (bool, erro
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := [2]string{a.Session, a.CallID}
-	cur, ok := m.approvals[k]
-	if !ok || cur.Revision != a.Revision {
+	e := m.approvals[k]
+	if e == nil || e.Value.(Approval).Revision != a.Revision {
 		return false, nil
 	}
+	m.approvalQ.Remove(e)
 	delete(m.approvals, k)
 	m.rev++
 	if m.pending[k] != nil {
