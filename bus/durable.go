@@ -101,12 +101,28 @@ func CallsStreamConfig(dedup time.Duration, replicas int) jetstream.StreamConfig
 		Replicas:    replicas,
 		Duplicates:  dedup,
 		MaxAge:      callsMaxAge,
+		MaxMsgs:     CallsMaxCalls,
+		MaxBytes:    CallsMaxBytes,
+		Discard:     jetstream.DiscardNew,
 	}
 }
 
 // callsMaxAge is how long a durable call waits in the calls stream at
 // most.
 const callsMaxAge = 24 * time.Hour
+
+// CallsMaxCalls and CallsMaxBytes bound the calls stream a worker
+// creates: the calls waiting for a worker or running, in count and in
+// bytes. A caller flooding durable calls (of a tool no worker takes, or
+// faster than the fleet takes them) fills the stream, not the servers'
+// store, which every bucket and stream shares. A full stream refuses the
+// new call (DiscardNew: nothing queued is dropped to make room), which the
+// client answers overloaded. A stream made earlier, or by an operator,
+// keeps its own limits (`nats stream edit toolbus_calls`).
+const (
+	CallsMaxCalls = 1 << 20
+	CallsMaxBytes = 1 << 30
+)
 
 // CancelsStreamConfig is the cancels stream as whoever creates it first
 // creates it: the last cancel of each durable call (the client publishes
