@@ -29,7 +29,50 @@ import (
 
 // skillURI is the resource URI of a skill's SKILL.md.
 func skillURI(name string) string {
-	return "skill://" + url.PathEscape(name) + "/SKILL.md"
+	return skillFileURI(name, skill.FileName)
+}
+
+// skillFileURI is the resource URI of a file of a skill (a slash-separated
+// path within its directory): skill://<name>/<path> when the name can be
+// a URI's host as it is (pdf, data-report, résumé), otherwise
+// skill:///<name>/<path> with the name a path segment, escaped. A skill's
+// name is any text its front matter gives, and a URI that url.Parse
+// refuses makes the go-sdk's AddResource panic; "a@b" as a host would
+// read as skill "b".
+func skillFileURI(name, file string) string {
+	parts := strings.Split(file, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	host := url.PathEscape(name)
+	if u, err := url.Parse("skill://" + host + "/"); err != nil || u.Host != name || u.User != nil {
+		host = "/" + host
+	}
+	return "skill://" + host + "/" + strings.Join(parts, "/")
+}
+
+// parseSkillURI is the skill and file a URI of skillFileURI names.
+func parseSkillURI(uri string) (name, file string, ok bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "skill" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", "", false
+	}
+	if u.Host != "" {
+		name, file = u.Host, strings.TrimPrefix(u.Path, "/")
+	} else {
+		// The name is the first segment, escaped: it may hold a "/".
+		seg, rest, found := strings.Cut(strings.TrimPrefix(u.EscapedPath(), "/"), "/")
+		if !found {
+			return "", "", false
+		}
+		if name, err = url.PathUnescape(seg); err != nil {
+			return "", "", false
+		}
+		if file, err = url.PathUnescape(rest); err != nil {
+			return "", "", false
+		}
+	}
+	return name, file, name != "" && file != ""
 }
 
 // refreshSkills makes the session's server hold the prompts and resources
@@ -92,11 +135,11 @@ func (s *gatewaySession) getPrompt(ctx context.Context, req *sdk.GetPromptReques
 }
 
 func (s *gatewaySession) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-	u, err := url.Parse(req.Params.URI)
-	if err != nil || u.Scheme != "skill" {
+	name, file, ok := parseSkillURI(req.Params.URI)
+	if !ok || file != skill.FileName {
 		return nil, sdk.ResourceNotFoundError(req.Params.URI)
 	}
-	body, err := s.skillBody(ctx, u.Host)
+	body, err := s.skillBody(ctx, name)
 	if err != nil {
 		return nil, sdk.ResourceNotFoundError(req.Params.URI)
 	}
@@ -105,15 +148,6 @@ func (s *gatewaySession) readResource(ctx context.Context, req *sdk.ReadResource
 
 // skillFileTimeout bounds asking a worker for a skill's files.
 const skillFileTimeout = 10 * time.Second
-
-// skillFileURI is the resource URI of a file of a skill.
-func skillFileURI(name, file string) string {
-	parts := strings.Split(file, "/")
-	for i, p := range parts {
-		parts[i] = url.PathEscape(p)
-	}
-	return "skill://" + url.PathEscape(name) + "/" + strings.Join(parts, "/")
-}
 
 // skillFiles are the resources of the files of the skills the session
 // sees, besides their SKILL.md. A skill whose workers do not answer is
@@ -146,21 +180,21 @@ func (s *gatewaySession) skillFiles(ctx context.Context) ([]*sdk.Resource, error
 // readSkillFile reads skill://<name>/<path> from a worker declaring the
 // skill, when the session sees it.
 func (s *gatewaySession) readSkillFile(ctx context.Context, uri string) (*sdk.ReadResourceResult, error) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "skill" || u.Path == "" || u.Path == "/" {
+	name, file, ok := parseSkillURI(uri)
+	if !ok {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	active, err := s.c.ActiveGroups(ctx, s.id, 0)
 	if err != nil {
 		return nil, err
 	}
-	group, instances, ok := skill.Sources(s.g.fleet, u.Host, active)
+	group, instances, ok := skill.Sources(s.g.fleet, name, active)
 	if !ok {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	fctx, cancel := context.WithTimeout(ctx, skillFileTimeout)
 	defer cancel()
-	r, err := skill.FetchFile(fctx, s.g.nc, instances, u.Host, group, strings.TrimPrefix(u.Path, "/"))
+	r, err := skill.FetchFile(fctx, s.g.nc, instances, name, group, file)
 	if err != nil {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
@@ -176,6 +210,6 @@ func (s *gatewaySession) readSkillFile(ctx context.Context, uri string) (*sdk.Re
 // isSkillMD: the URI is a skill's SKILL.md, a resource of the session's
 // own server.
 func isSkillMD(uri string) bool {
-	u, err := url.Parse(uri)
-	return err == nil && u.Scheme == "skill" && u.Path == "/"+skill.FileName
+	_, file, ok := parseSkillURI(uri)
+	return ok && file == skill.FileName
 }
