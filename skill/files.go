@@ -23,7 +23,8 @@ import (
 // skill's directory are served: the directory is opened as an os.Root, so
 // no path or ".." leaves it, and no symbolic link is followed, even one
 // that stays inside (it could name a hidden file); names starting with "."
-// (and everything under them) are left out, as are files larger than
+// and names that are not UTF-8 (ReadFile takes fs.ValidPath paths only),
+// and everything under them, are left out, as are files larger than
 // MaxFileBytes, and the listing stops at MaxFiles files, MaxFileDepth
 // directories deep, or after looking at maxWalk entries.
 const (
@@ -74,7 +75,7 @@ func (s Skill) Files() (files []string, truncated bool, err error) {
 				}
 				p := path.Join(dir, e.Name())
 				switch {
-				case strings.HasPrefix(e.Name(), "."):
+				case strings.HasPrefix(e.Name(), "."), !utf8.ValidString(e.Name()):
 				case e.IsDir():
 					if strings.Count(p, "/") < MaxFileDepth && !walk(p) {
 						return false

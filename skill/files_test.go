@@ -198,3 +198,34 @@ func TestSkillFilesFromTheLoadedDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestSkillFilesListsWhatReads: every file Files lists reads with
+// ReadFile. A name that is not UTF-8 (a file from an archive of another
+// encoding) was listed, and then not found by ReadFile, which takes
+// fs.ValidPath names only; the MCP gateway offered it as a resource that
+// could not be read, its name mangled by JSON.
+func TestSkillFilesListsWhatReads(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"caf\xe9.txt", "d\xff/inner.txt", "ok.txt", "new\nline.txt"} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := Skill{Name: "s", Dir: dir}
+	files, truncated, err := s.Files()
+	if err != nil || truncated {
+		t.Fatalf("Files: %v %v", truncated, err)
+	}
+	if want := []string{"new\nline.txt", "ok.txt"}; !slices.Equal(files, want) {
+		t.Errorf("files %q, want %q", files, want)
+	}
+	for _, f := range files {
+		if r, err := s.ReadFile(f); err != nil || r.Text != "x" {
+			t.Errorf("ReadFile(%q) of a listed file: %+v %v", f, r, err)
+		}
+	}
+}
