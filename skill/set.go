@@ -86,10 +86,17 @@ type Set struct {
 
 	mu      sync.Mutex
 	groups  []string // first-seen order, basic first when present
-	sources map[string][]Source
+	sources map[string][]source
+	added   int             // sources added so far: the next one's seq
 	order   func() []string // the toolkit's group order, once bound
 	dupes   map[string]bool // duplicate warnings already logged
-	removed map[string]bool // skill names Remove hid
+	removed map[string]int  // skill name → the sources Remove hid it from: seq below this
+}
+
+// source is a Source as added, numbered in the order of adding.
+type source struct {
+	Source
+	seq int
 }
 
 // NewSet returns an empty Set. It fails only for a bad template.
@@ -97,7 +104,7 @@ func NewSet(opts *Options) (*Set, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Set{tmpl: defaultTmpl, log: opts.Logger, sources: map[string][]Source{}, dupes: map[string]bool{}, removed: map[string]bool{}}
+	s := &Set{tmpl: defaultTmpl, log: opts.Logger, sources: map[string][]source{}, dupes: map[string]bool{}, removed: map[string]int{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -142,7 +149,8 @@ func (s *Set) Add(group string, src Source) error {
 	if _, ok := s.sources[group]; !ok {
 		s.groups = append(s.groups, group)
 	}
-	s.sources[group] = append(s.sources[group], src)
+	s.sources[group] = append(s.sources[group], source{src, s.added})
+	s.added++
 	return nil
 }
 
@@ -234,8 +242,9 @@ func (s *Set) Find(name string, active []string) (Skill, bool) {
 
 // Remove takes the skill called name out of the set, in every group,
 // whatever source declares it (AgentScope's remove_agent_skill); it stays
-// out when its source is read again. An unknown name is logged and
-// reported false.
+// out when those sources are read again. A source added after the
+// removal shows it again (register_agent_skill after remove_agent_skill).
+// An unknown name is logged and reported false.
 func (s *Set) Remove(name string) bool {
 	known := slices.ContainsFunc(s.collect(func(string) bool { return true }, false), func(sk Skill) bool { return sk.Name == name })
 	if !known {
@@ -243,7 +252,7 @@ func (s *Set) Remove(name string) bool {
 		return false
 	}
 	s.mu.Lock()
-	s.removed[name] = true
+	s.removed[name] = s.added
 	s.mu.Unlock()
 	return true
 }
@@ -251,7 +260,7 @@ func (s *Set) Remove(name string) bool {
 func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 	s.mu.Lock()
 	groups := s.groupOrder()
-	sources := make(map[string][]Source, len(groups))
+	sources := make(map[string][]source, len(groups))
 	for _, g := range groups {
 		sources[g] = slices.Clone(s.sources[g])
 	}
@@ -267,7 +276,7 @@ func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 		for _, src := range sources[g] {
 			skills, _ := src.Load()
 			for _, sk := range skills {
-				if removed[sk.Name] {
+				if src.seq < removed[sk.Name] {
 					continue
 				}
 				sk.Group = g
@@ -301,7 +310,9 @@ func (s *Set) Warnings() []Warning {
 	s.mu.Lock()
 	var all []Source
 	for _, g := range s.groupOrder() {
-		all = append(all, s.sources[g]...)
+		for _, src := range s.sources[g] {
+			all = append(all, src)
+		}
 	}
 	s.mu.Unlock()
 	var out []Warning

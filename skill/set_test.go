@@ -291,3 +291,36 @@ func TestRemoveSkillTakesItOutOfEveryGroup(t *testing.T) {
 		t.Error("Remove(nope) = true")
 	}
 }
+
+// TestRemovedSkillRegisteredAgain: a skill removed and then added again
+// (AgentScope 1.x remove_agent_skill, then register_agent_skill of the
+// same folder) is back; the source it was removed from still hides it.
+// The removal hid the name for good, from every source added later too.
+func TestRemovedSkillRegisteredAgain(t *testing.T) {
+	s := newSet(t, nil)
+	dir := t.TempDir()
+	writeSkill(t, dir, skillDoc("pdf", "Fill PDF forms.", "# PDF"))
+	if _, err := s.AddDir("", dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Remove("pdf") {
+		t.Fatal("Remove(pdf) = false")
+	}
+	if got := s.Instructions([]string{}); got != "" {
+		t.Fatalf("after the removal:\n%s", got)
+	}
+	if _, err := s.AddDir("", dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Available(nil)
+	if len(got) != 1 || got[0].Name != "pdf" || got[0].Markdown != "# PDF" {
+		t.Fatalf("added again after the removal: %+v", got)
+	}
+	if sk, ok := s.Find("pdf", nil); !ok || sk.Markdown != "# PDF" {
+		t.Errorf("Find(pdf) after it was added again: %+v %v", sk, ok)
+	}
+	// Removed again: gone from both sources.
+	if !s.Remove("pdf") || len(s.All()) != 0 {
+		t.Errorf("removed again: %+v", s.All())
+	}
+}
