@@ -63,8 +63,8 @@ func mountSkills(ctx context.Context, env *mountEnv) (func(), error) {
 		sub.Unsubscribe()
 		return nil, err
 	}
-	// The viewer answers from this worker's skills first, then fetches
-	// the body from a worker that declares the skill.
+	// The viewer answers with the skill the session sees in the fleet,
+	// from this worker's skills or fetched from a worker declaring it.
 	local := skill.Viewer(set, env.Toolkit)
 	viewer := toolkit.Raw(skill.ViewerName, skill.ViewerDescription, skill.ViewerSchema(), fleetViewer(env, fleet, local.Handler))
 	env.Toolkit.Remove(skill.ViewerName)
@@ -85,31 +85,32 @@ func mountSkills(ctx context.Context, env *mountEnv) (func(), error) {
 	}, nil
 }
 
-// fleetViewer wraps the local viewer: a skill this worker does not have
-// (or does not show the session) is looked up among the skills the fleet
-// announces for the session's active groups and fetched from a worker
-// that declares it; when none does, the local SkillNotFoundError stands.
+// fleetViewer wraps the local viewer so that it answers with the skill
+// the session sees in the fleet's prompt: when another worker declares
+// the skill a session sees under that name (a later group's replaces an
+// earlier one, and this worker may hold only the earlier), the body is
+// fetched from it; this worker's own is the answer when it declares that
+// very skill, when the fleet does not know the name (yet), or when the
+// workers declaring it do not answer and it has one of that name.
 func fleetViewer(env *mountEnv, fleet *discovery.Fleet, local toolkit.Handler) toolkit.Handler {
 	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-		err := local(ctx, call, w)
-		if toolkit.CodeOf(err) != toolkit.CodeToolError {
-			return err
-		}
 		name, _ := call.Input["skill"].(string)
 		active, _, aerr := env.Toolkit.ActiveGroups(ctx, call.Scope(), call.GroupsRevision)
 		if aerr != nil {
-			return err
+			return local(ctx, call, w)
 		}
 		group, instances, ok := skill.Sources(fleet, name, active)
-		instances = slices.DeleteFunc(instances, func(id string) bool { return id == env.Instance })
-		if !ok || len(instances) == 0 {
-			return err
+		if !ok || slices.Contains(instances, env.Instance) {
+			return local(ctx, call, w)
 		}
 		body, ferr := skill.Fetch(ctx, env.Conn, instances, name, group)
-		if ferr != nil {
-			return toolkit.Errorf(toolkit.CodeUnavailable, "SkillUnavailableError: skill '%s' lives on %s, which did not answer: %v", name, strings.Join(instances, ", "), ferr)
+		if ferr == nil {
+			return w.Write(toolkit.Text(body))
 		}
-		return w.Write(toolkit.Text(body))
+		if err := local(ctx, call, w); toolkit.CodeOf(err) != toolkit.CodeToolError {
+			return err
+		}
+		return toolkit.Errorf(toolkit.CodeUnavailable, "SkillUnavailableError: skill '%s' lives on %s, which did not answer: %v", name, strings.Join(instances, ", "), ferr)
 	}
 }
 

@@ -272,3 +272,47 @@ func TestSessionStateThroughToolctl(t *testing.T) {
 		t.Fatalf("export after the refused imports: %q", got)
 	}
 }
+
+// TestSkillNameInTwoGroupsAcrossWorkers: wa declares pdf in basic, wb
+// declares another pdf in group forms. A session with forms active sees
+// wb's (a later group's skill replaces an earlier one of the same name,
+// AgentScope 2.x), in the prompt and from the Skill tool on either
+// worker. wa answered with its own basic pdf, as it looked at its own
+// skills first: the same call gave one body or the other by the worker
+// the queue group picked.
+func TestSkillNameInTwoGroupsAcrossWorkers(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/pdf", "b/pdf"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(t, filepath.Join(root, "a", "pdf", "SKILL.md"), "---\nname: pdf\ndescription: Basic PDF, on wa.\n---\n# PDF on wa\n")
+	mustWrite(t, filepath.Join(root, "b", "pdf", "SKILL.md"), "---\nname: pdf\ndescription: PDF forms, on wb.\n---\n# PDF forms on wb\n")
+	groups := "groups:\n  - name: forms\n    description: Form tools.\n"
+	cfgA, cfgB := filepath.Join(root, "a.yaml"), filepath.Join(root, "b.yaml")
+	mustWrite(t, cfgA, groups+"skills:\n  - dir: a\n    scan_subdirs: true\n")
+	mustWrite(t, cfgB, groups+"skills:\n  - dir: b\n    scan_subdirs: true\n    group: forms\n")
+	wa := startWorker(t, "--config", cfgA, "--instance", "wa")
+	startWorker(t, "--nats", wa.url, "--config", cfgB, "--instance", "wb")
+	if _, se, code := toolctl(t, wa.url, "groups", "set", "--session", "filler", "forms"); code != 0 {
+		t.Fatalf("groups set: exit %d: %s", code, se)
+	}
+	want := agentSkills([3]string{"pdf", "PDF forms, on wb.", filepath.Join(root, "b", "pdf")})
+	natstest.WaitFor(t, "wb's pdf in the prompt of a session with forms active", func() bool {
+		out, _, _ := toolctl(t, wa.url, "skills", "--session", "filler")
+		return out == want
+	})
+	servedBy := map[string]bool{}
+	for i := 0; len(servedBy) < 2; i++ {
+		if i == 200 {
+			t.Fatalf("after %d calls only %v served", i, servedBy)
+		}
+		final, code := callJSON(t, wa.url, "--session", "filler", "Skill", `{"skill":"pdf"}`)
+		worker, _ := metaOf(final, "worker").(string)
+		servedBy[worker] = true
+		if b, _ := json.Marshal(final); code != 0 || !strings.Contains(string(b), "PDF forms on wb") {
+			t.Fatalf("Skill pdf served by %s: exit %d, %s; want wb's pdf, which the prompt lists", worker, code, b)
+		}
+	}
+}
