@@ -77,6 +77,7 @@
 //     "front matter: invalid YAML: line 2: mapping values are not allowed
 //     in this context"; for an error inside a flow or a quoted scalar,
 //     the line where it began.
-//   - name and description may be YAML numbers or booleans (taken as text,
-//     as 2.x does); lists and maps are rejected.
+//   - name and description may be YAML numbers, booleans or dates, taken
+//     as the text written (1.10, True, 2024-01-01; 2.x takes str() of
+//     the value, which makes 1.10 "1.1"); lists and maps are rejected.
 package skill

@@ -12,38 +12,38 @@ import (
 )
 
 // decodeFront decodes a front matter whose first line is line first of
-// the SKILL.md. Every error names its line in the SKILL.md: yaml.v3
-// leaves the number out of a syntax error on its first line and out of
+// the SKILL.md, and returns its mapping's node too (nil when empty).
+// Every error names its line in the SKILL.md: yaml.v3 leaves the number out of a syntax error on its first line and out of
 // a few others, and counts its parser's lines from 0 and its scanner's
 // from 1, so its numbers are mapped here, and found where it gives none.
-func decodeFront(front string, first int) (map[string]any, error) {
+func decodeFront(front string, first int) (map[string]any, *yaml.Node, error) {
 	if line, r, ok := badChar(front); ok {
-		return nil, fmt.Errorf("%w: invalid YAML: line %d: control character %U is not allowed in YAML", errFrontMatter, first+line, r)
+		return nil, nil, fmt.Errorf("%w: invalid YAML: line %d: control character %U is not allowed in YAML", errFrontMatter, first+line, r)
 	}
 	// Read as nodes first, which compares no keys, to bound the mappings
 	// before they are decoded. The blank line before the front matter
 	// puts its first line on yaml.v3's line 2, which yaml.v3 numbers.
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte("\n"+front), &root); err != nil {
-		return nil, syntaxError(err, front, first)
+		return nil, nil, syntaxError(err, front, first)
 	}
 	if n := widest(&root); n > MaxMappingKeys {
-		return nil, fmt.Errorf("%w: %d keys in one mapping, over the limit of %d", errFrontMatter, n, MaxMappingKeys)
+		return nil, nil, fmt.Errorf("%w: %d keys in one mapping, over the limit of %d", errFrontMatter, n, MaxMappingKeys)
 	}
 	if written, held := expanded(&root); held > 2*written+64 {
-		return nil, fmt.Errorf("%w: its aliases make %d values of the %d written, more than twice as many", errFrontMatter, held, written)
+		return nil, nil, fmt.Errorf("%w: its aliases make %d values of the %d written, more than twice as many", errFrontMatter, held, written)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 { // empty
-		return nil, nil
+		return nil, nil, nil
 	}
 	if doc := root.Content[0]; doc.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%w: invalid YAML: line %d: the front matter must be a mapping of fields (name: …), not %s", errFrontMatter, first+doc.Line-2, kindName(doc.Kind))
+		return nil, nil, fmt.Errorf("%w: invalid YAML: line %d: the front matter must be a mapping of fields (name: …), not %s", errFrontMatter, first+doc.Line-2, kindName(doc.Kind))
 	}
 	var meta map[string]any
 	if err := root.Decode(&meta); err != nil {
-		return nil, decodeError(err, &root, first)
+		return nil, nil, decodeError(err, &root, first)
 	}
-	return meta, nil
+	return meta, root.Content[0], nil
 }
 
 // expanded counts the nodes under n as written and as decoding holds
@@ -240,4 +240,59 @@ func widest(n *yaml.Node) int {
 		w = max(w, widest(c))
 	}
 	return w
+}
+
+// asWritten is the text of the plain scalar the mapping m gives key, as
+// written in the front matter (1.10, True, 2024-01-01, 0x1F), following
+// aliases and merge keys as decoding does; "" for anything else (a
+// string, whose decoded value is its text, a list, a map).
+func asWritten(m *yaml.Node, key string) string {
+	var find func(m *yaml.Node, depth int) *yaml.Node
+	find = func(m *yaml.Node, depth int) *yaml.Node {
+		for m != nil && m.Kind == yaml.AliasNode && depth < 100 {
+			m, depth = m.Alias, depth+1
+		}
+		if m == nil || m.Kind != yaml.MappingNode || depth >= 100 {
+			return nil
+		}
+		var merges []*yaml.Node
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k, v := m.Content[i], m.Content[i+1]
+			switch {
+			case k.Kind == yaml.ScalarNode && k.Tag == "!!merge":
+				merges = append(merges, v)
+			case k.Kind == yaml.ScalarNode && k.Value == key:
+				return v
+			}
+		}
+		// A direct key wins over a merged one; an earlier merged
+		// mapping over a later one.
+		for _, v := range merges {
+			for v.Kind == yaml.AliasNode && v.Alias != nil && depth < 100 {
+				v, depth = v.Alias, depth+1
+			}
+			list := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				list = v.Content
+			}
+			for _, mm := range list {
+				if n := find(mm, depth+1); n != nil {
+					return n
+				}
+			}
+		}
+		return nil
+	}
+	n := find(m, 0)
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	switch n.Tag {
+	case "!!int", "!!float", "!!bool", "!!timestamp":
+		return n.Value
+	}
+	return ""
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 // FileName is the file that makes a directory a skill.
@@ -92,15 +94,15 @@ func Parse(doc []byte, dir string) (Skill, error) {
 	if len(front) > MaxFrontMatterBytes {
 		return Skill{}, fmt.Errorf("%w: %d bytes, over the limit of %d", errFrontMatter, len(front), MaxFrontMatterBytes)
 	}
-	meta, err := decodeFront(front, first)
+	meta, node, err := decodeFront(front, first)
 	if err != nil {
 		return Skill{}, err
 	}
-	name, err := scalar(meta, "name")
+	name, err := scalar(meta, node, "name")
 	if err != nil {
 		return Skill{}, err
 	}
-	desc, err := scalar(meta, "description")
+	desc, err := scalar(meta, node, "description")
 	if err != nil {
 		return Skill{}, err
 	}
@@ -113,9 +115,10 @@ func Parse(doc []byte, dir string) (Skill, error) {
 	}, nil
 }
 
-// scalar returns a required front matter field as a string. Numbers and
-// booleans are accepted as their text, as YAML users expect.
-func scalar(meta map[string]any, key string) (string, error) {
+// scalar returns a required front matter field as a string. Numbers,
+// booleans and dates are accepted as the text written (1.10, True,
+// 2024-01-01), as YAML users expect; node is the front matter's mapping.
+func scalar(meta map[string]any, node *yaml.Node, key string) (string, error) {
 	v, ok := meta[key]
 	if !ok || v == nil {
 		return "", fmt.Errorf("%w: required field %q is missing", errFrontMatter, key)
@@ -124,8 +127,10 @@ func scalar(meta map[string]any, key string) (string, error) {
 	switch x := v.(type) {
 	case string:
 		s = x
-	case int, int64, uint64, float64, bool:
-		s = fmt.Sprint(x)
+	case int, int64, uint64, float64, bool, time.Time:
+		if s = asWritten(node, key); s == "" {
+			s = fmt.Sprint(x)
+		}
 	default:
 		return "", fmt.Errorf("%w: field %q must be a string, got %T", errFrontMatter, key, v)
 	}

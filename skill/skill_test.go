@@ -33,6 +33,23 @@ func TestParse(t *testing.T) {
 			doc:  "---\nname: 42\ndescription: true\n---\nx",
 			want: Skill{Name: "42", Description: "true", Markdown: "x"},
 		},
+		{
+			// As written: 1.10 was "1.1", True "true", and a date was
+			// refused ("got time.Time"), which 2.x takes as its text.
+			name: "scalars as written",
+			doc:  "---\nname: 1.10\ndescription: 2024-01-01\nversion: True\n---\nx",
+			want: Skill{Name: "1.10", Description: "2024-01-01", Markdown: "x"},
+		},
+		{
+			name: "hex, infinity and booleans as written",
+			doc:  "---\nname: 0x1F\ndescription: .inf\n---\nx",
+			want: Skill{Name: "0x1F", Description: ".inf", Markdown: "x"},
+		},
+		{
+			name: "a merged or aliased name",
+			doc:  "---\nbase: &b {name: 1.50}\n<<: *b\ndescription: &d True\nalias: *d\n---\nx",
+			want: Skill{Name: "1.50", Description: "True", Markdown: "x"},
+		},
 		{name: "no front matter", doc: "# Title\nbody", wantErr: "front matter: missing"},
 		{name: "empty file", doc: "", wantErr: "front matter: missing"},
 		{name: "not closed", doc: "---\nname: a\ndescription: b\n", wantErr: "front matter: not closed"},
