@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
@@ -71,12 +72,19 @@ func (s *Servers) SetRuntimeHeaders(server string, headers map[string]string) er
 	return c.SetRuntimeHeaders(headers)
 }
 
-// Close closes every client (unregistering their tools).
+// Close closes every client (unregistering their tools) and returns when
+// all of them are closed, with each one's error (errors.Join, in
+// configuration order). The clients close at once, one goroutine each: a
+// stdio server that ignores stdin EOF holds its close for a few seconds
+// before it is signalled, and a worker mounting several must not wait for
+// them one after another.
 func (s *Servers) Close() error {
-	var errs []error
-	for _, c := range s.clients {
-		errs = append(errs, c.Close())
+	errs := make([]error, len(s.clients))
+	var wg sync.WaitGroup
+	for i, c := range s.clients {
+		wg.Go(func() { errs[i] = c.Close() })
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
