@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -224,6 +225,11 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	}
 	var we *jsonrpc.Error
 	if isProtocolError(err) && errors.As(err, &we) {
+		if unknownTool(we, tool) {
+			// The server changed its tools without telling (a stateless
+			// one cannot): the registration follows.
+			c.relist()
+		}
 		return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool: %s", we.Message)
 	}
 	var sf *serverFault
@@ -243,4 +249,17 @@ func (c *Client) retrySafe(tool string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.safe[tool]
+}
+
+// unknownTool reports whether err is a server's answer that it has no
+// tool named tool: invalid params (as the specification has it) naming
+// the tool, and saying it is unknown or not found (go-sdk: unknown tool
+// "x"; the specification's example: Unknown tool: x; the TypeScript SDK:
+// Tool x not found).
+func unknownTool(err *jsonrpc.Error, tool string) bool {
+	if err.Code != jsonrpc.CodeInvalidParams || !strings.Contains(err.Message, tool) {
+		return false
+	}
+	m := strings.ToLower(err.Message)
+	return strings.Contains(m, "unknown") || strings.Contains(m, "not found")
 }

@@ -28,6 +28,12 @@ type Options struct {
 	RetryInterval time.Duration
 	// MaxRetryInterval caps the retry delay; zero means one minute.
 	MaxRetryInterval time.Duration
+	// RelistInterval is how often the tools of a server that cannot tell
+	// of a change are listed again: a stateless one, or a stateful one
+	// that does not declare tools.listChanged. Zero means five minutes, a
+	// negative value never (see "Keeping the tools current" in the
+	// package doc).
+	RelistInterval time.Duration
 	// ClientInfo is the implementation announced to servers; nil means
 	// toolbus.
 	ClientInfo *sdk.Implementation
@@ -136,6 +142,9 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	if c.opts.MaxRetryInterval <= 0 {
 		c.opts.MaxRetryInterval = time.Minute
 	}
+	if c.opts.RelistInterval == 0 {
+		c.opts.RelistInterval = defaultRelistInterval
+	}
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.Default()
@@ -159,12 +168,9 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 				(*f)(req.Params.URI)
 			}
 		},
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			select {
-			case c.refresh <- struct{}{}:
-			default:
-			}
-		},
+		// Heard on any session: the shared one, or a call's in stateless
+		// mode.
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.relist() },
 	}
 	if cfg.Transport == TransportSSE {
 		// Legacy SSE has one stream for every request: log messages are

@@ -65,12 +65,34 @@
 // A server's tools are registered as one batch (toolkit.AddAll): one
 // change of the toolkit, which the worker announces once, and no copy of
 // the registry per tool (10,000 tools register in a fraction of a second,
-// not seconds). When the server sends notifications/tools/list_changed the registration
-// is re-synced: new tools are added and changed ones replaced (one batch),
-// vanished ones removed (one change). So it is when a stateful client
-// connects a new session after its first (the server restarted, or forgot
-// the session): a restarted server may list other tools and tells a new
-// session of no change.
+// not seconds).
+//
+// # Keeping the tools current
+//
+// A server's tools are listed again, and the registration re-synced (new
+// tools added and changed ones replaced in one batch, vanished ones
+// removed in one change; unchanged ones left be, so the fleet hears of
+// nothing), when:
+//
+//   - the server sends notifications/tools/list_changed, on whichever
+//     session it is heard: the shared one, or a call's in stateless mode
+//     (a stateless server can only tell during a call);
+//   - a stateful client connects a new session after its first (the
+//     server restarted, or forgot the session): a restarted server may
+//     list other tools and tells a new session of no change;
+//   - a call is answered that the server has no such tool (invalid params
+//     naming the tool as unknown or not found): the server changed without
+//     telling, and the tool it no longer has leaves the toolkit (the call
+//     itself ends with tool_error; it is not sent again);
+//   - every Options.RelistInterval (five minutes by default) for a server
+//     that cannot tell of a change: a stateless one, or a stateful one
+//     whose capabilities do not declare tools.listChanged. An upgraded
+//     stateless server's new tools appear within that time without any
+//     call. A stateless stdio server is started for each such listing.
+//
+// Listings run one at a time; however often they are asked for, at most
+// one more waits. A listing that fails because the server is down hands
+// over to the background retry below.
 //
 // A server that cannot be reached or listed when Start runs is skipped
 // with a warning and retried in the background (RetryInterval, doubling up

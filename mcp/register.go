@@ -114,9 +114,9 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 // ToolName). Calling it again re-syncs: changed tools are replaced and
 // tools the server no longer lists are removed. A tool whose name is taken
 // by another registration, or whose schema the toolkit rejects, is skipped
-// with a warning. The client re-syncs by itself when the server announces
-// tools/list_changed, and when it reconnects a stateful session. A Client serves one Toolkit: registering in another
-// is an error.
+// with a warning. The client re-syncs by itself (see "Keeping the tools
+// current" in the package doc). A Client serves one Toolkit: registering
+// in another is an error.
 func (c *Client) Register(ctx context.Context, tk *toolkit.Toolkit) error {
 	tools, err := c.ListTools(ctx)
 	if err != nil {
@@ -268,10 +268,7 @@ func (c *Client) refreshPending() {
 	c.pendingRefresh = false
 	c.mu.Unlock()
 	if pending {
-		select {
-		case c.refresh <- struct{}{}:
-		default:
-		}
+		c.relist()
 	}
 }
 
@@ -350,15 +347,55 @@ func (c *Client) retryNow() {
 	}
 }
 
-// refreshLoop re-syncs the registered tools when the server announces
-// tools/list_changed.
+// defaultRelistInterval is Options.RelistInterval's default.
+const defaultRelistInterval = 5 * time.Minute
+
+// relist asks refreshLoop to re-sync the registered tools: one listing
+// at a time, and one more queued at most, however often it is asked.
+func (c *Client) relist() {
+	select {
+	case c.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// cannotTell reports whether the server cannot be relied on to announce a
+// change of its tools: it is stateless (no session lives between calls
+// to hear it), or its capabilities at the last initialize do not declare
+// tools.listChanged. Before any initialize it is false: the background
+// retry lists the tools when the server answers.
+func (c *Client) cannotTell() bool {
+	caps := c.caps.Load()
+	if caps == nil {
+		return false
+	}
+	return c.cfg.mode() == ModeStateless || caps.Tools == nil || !caps.Tools.ListChanged
+}
+
+// refreshLoop re-syncs the registered tools when asked (relist: the
+// server announced tools/list_changed, a stateful session reconnected, a
+// call named a tool the server does not know) and, for a server that
+// cannot tell of a change, every RelistInterval.
 func (c *Client) refreshLoop() {
 	defer c.bg.Done()
+	var tick <-chan time.Time
+	if every := c.opts.RelistInterval; every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-c.life.Done():
 			return
 		case <-c.refresh:
+		case <-tick:
+			c.mu.Lock()
+			retrying := c.retry
+			c.mu.Unlock()
+			if !c.cannotTell() || retrying { // the retry lists them when the server is back
+				continue
+			}
 		}
 		c.mu.Lock()
 		tk := c.tk
@@ -368,7 +405,7 @@ func (c *Client) refreshLoop() {
 			continue
 		}
 		if err := c.Register(c.life, tk); err != nil && !errors.Is(err, ErrClosed) && c.life.Err() == nil {
-			c.log.Warn("re-listing MCP tools after tools/list_changed failed", "error", err)
+			c.log.Warn("re-listing MCP tools failed", "error", err)
 			var ue *unreachableError
 			if errors.As(err, &ue) {
 				c.startRetry(tk)

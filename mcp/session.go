@@ -216,10 +216,7 @@ func (c *Client) dial(d *dial) {
 		if again {
 			// A server that restarted may list other tools, and tells a new
 			// session of no change: the registration is re-synced.
-			select {
-			case c.refresh <- struct{}{}:
-			default:
-			}
+			c.relist()
 		}
 	}
 	d.s, d.err = s, err
