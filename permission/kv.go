@@ -443,7 +443,7 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 	// usedSince: the key's last message, newer than p, may be a use of
 	// an approval (a delete; a forged value, which may hide one). The
 	// server's marker of an approval expired is none: it was not used.
-	usedSince := func(e kv.Entry) bool { return !e.Found && !e.Marked && e.Revision > p.Revision }
+	usedSince := func(e kv.Entry) bool { return !e.Found && !e.Marked && e.Revision > p.askedAt() }
 	e, err := kv.Get(ctx, s.js, s.approvals.Bucket(), key)
 	if err != nil && !errors.Is(err, kv.ErrForged) { // a forged value older than p is replaced
 		return false, fmt.Errorf("permission: reading an approval: %w", err)
@@ -487,9 +487,13 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 		}
 	}
 	// Not stored: the call is pending again, as it was, also when ctx
-	// ended meanwhile (an approver's Ctrl-C): the ask is not lost.
+	// ended meanwhile (an approver's Ctrl-C): the ask is not lost. The
+	// restored record is a new revision; it keeps the ask's (Asked), so
+	// an approval used meanwhile (the write may have failed after one)
+	// still answers it.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreWait)
 	defer cancel()
+	p.Asked = p.askedAt()
 	if perr := s.PutPending(rctx, p); perr != nil {
 		err = errors.Join(err, fmt.Errorf("restoring the pending call: %w", perr))
 	}

@@ -48,9 +48,23 @@ type Pending struct {
 	Safety    bool      `json:"safety,omitempty" msgpack:"safety,omitempty"`
 	Suggested []Rule    `json:"suggested,omitempty" msgpack:"suggested,omitempty"`
 	Created   time.Time `json:"created" msgpack:"created"`
+	// Asked is set on a pending call restored after an approval of it
+	// could not be written: the store's revision of the ask it restores.
+	// The restored record is newer, but the ask is not: an approval of
+	// the call used since that ask answered it (see Store.ApprovePending).
+	Asked uint64 `json:"asked,omitempty" msgpack:"asked,omitempty"`
 	// Revision is the store's version of the pending call, set by
 	// FindPending, used by ApprovePending.
 	Revision uint64 `json:"-" msgpack:"-"`
+}
+
+// askedAt is the revision of the ask p records: its own, or that of the
+// ask it restores (Asked), whichever is older.
+func (p Pending) askedAt() uint64 {
+	if p.Asked != 0 && p.Asked < p.Revision {
+		return p.Asked
+	}
+	return p.Revision
 }
 
 // MaxPendingInput caps Pending.Input.
@@ -94,8 +108,9 @@ type Store interface {
 	DeletePending(ctx context.Context, session, callID string) error
 	// ApprovePending turns the pending call p, as FindPending read it,
 	// into the approval a: p is deleted if it is still that revision and a
-	// stored, unless an approval of the call was used after p was recorded
-	// (the call ran since it asked). false when p was deleted or replaced
+	// stored, unless an approval of the call was used after p was asked
+	// (the call ran since it asked; a p restored by a failed approval was
+	// asked at Pending.Asked). false when p was deleted or replaced
 	// since (by another approver, by the approved call that ran, by the
 	// call asking again); ErrApprovalUsed when such a use came first. Of
 	// several approvers of one call, the approvals stored let it run once.
@@ -258,7 +273,7 @@ func (m *MemoryStore) ApprovePending(_ context.Context, p Pending, a Approval) (
 	defer m.mu.Unlock()
 	k := [2]string{p.Session, p.CallID}
 	e := m.pending[k]
-	if m.used[k] > p.Revision {
+	if m.used[k] > p.askedAt() {
 		// Answered by that use: not left listed as waiting (a newer ask
 		// under the key stays).
 		if e != nil && e.Value.(Pending).Revision == p.Revision {
