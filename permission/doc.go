@@ -100,6 +100,12 @@
 // before it stores the approval: of two people approving the same call at
 // once, one approves it and the other gets ErrNoPending.
 //
+// Guard.ListPending, what a person reads before approving, leaves out a
+// pending call that its session's policy surely lets run since it asked
+// (a rule added for it, ModeBypass): it waits for nobody, and the re-sent
+// call runs without an approval. It is still recorded, and approvable,
+// until it runs or expires.
+//
 // # Decisions where AgentScope is silent or differs
 //
 //   - Approvals are consulted only when the policy answers ASK: a deny

@@ -337,15 +337,63 @@ func (g *Guard) Pending(ctx context.Context, session, callID string) ([]Pending,
 
 // ListPending returns at most limit calls waiting for approval, the
 // least recently asked first, for a person to look at before approving;
-// session "" means every session. Calls past the approval TTL are left
-// out. more says that others were.
+// session "" means every session. more says that others were left out.
+//
+// Left out as well: calls past the approval TTL, and calls that wait for
+// no approval any more because their session's policy now surely lets
+// them run when they are sent again (allowedNow: a rule added since, such
+// as the one the ask suggested, or ModeBypass). Those stay recorded until
+// they run or expire, and can still be approved; the listing is of what
+// waits for a person. A session whose policy cannot be read keeps its
+// calls listed.
 func (g *Guard) ListPending(ctx context.Context, session string, limit int) (ps []Pending, more bool, err error) {
 	if limit <= 0 {
 		return nil, false, errors.New("permission: the limit must be positive")
 	}
 	ps, more, err = g.store.ListPending(ctx, session, limit)
 	now := g.opts.Now()
-	return slices.DeleteFunc(ps, func(p Pending) bool { return now.Sub(p.Created) > g.opts.ApprovalTTL }), more, err
+	policies := map[string]*Policy{} // by session; nil: unreadable
+	allowed := func(p Pending) bool {
+		pol, ok := policies[p.Session]
+		if !ok {
+			if got, err := g.Policy(ctx, p.Session); err == nil {
+				pol = &got
+			}
+			policies[p.Session] = pol
+		}
+		return pol != nil && allowedNow(p, *pol)
+	}
+	return slices.DeleteFunc(ps, func(p Pending) bool { return now.Sub(p.Created) > g.opts.ApprovalTTL || allowed(p) }), more, err
+}
+
+// allowedNow reports whether pol surely lets p's call run when it is sent
+// again, judged from what the pending call recorded (its tool, why it
+// asked, the rules suggested): the input is not decided again (it may be
+// cut, and the tool's kind is the worker's to know). Surely means:
+//
+//   - it did not ask for an ask rule, nor for a safety check unless the
+//     mode is ModeBypass (neither is overridden by an allow rule), and no
+//     deny or ask rule names its tool;
+//   - the mode is ModeBypass, or the mode is not ModeExplore (where allow
+//     rules do not apply) and an allow rule names the tool without a
+//     pattern (every call of it) or is one the ask suggested.
+//
+// Anything else stays listed: a pattern written by hand may or may not
+// match the input.
+func allowedNow(p Pending, pol Policy) bool {
+	if p.Reason == "ask rule" || slices.ContainsFunc(pol.Rules, func(r Rule) bool { return r.Tool == p.Tool && r.Behavior != Allow }) {
+		return false
+	}
+	switch mode := pol.Mode.orDefault(); {
+	case mode == ModeBypass:
+		return true
+	case mode == ModeExplore || p.Safety:
+		return false
+	}
+	return slices.ContainsFunc(pol.Rules, func(r Rule) bool {
+		return r.Behavior == Allow && r.Tool == p.Tool &&
+			(r.Pattern == "" || slices.ContainsFunc(p.Suggested, func(s Rule) bool { return s.Tool == r.Tool && s.Pattern == r.Pattern }))
+	})
 }
 
 // Approve turns a pending call into a one-shot approval bound to its

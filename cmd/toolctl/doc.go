@@ -93,7 +93,12 @@
 // share. A call that ends approval_required prints how to go on.
 // `pending` lists the calls waiting for approval, the longest waiting
 // first (--session for one session's, --limit, --json), with their inputs
-// escaped for the terminal, to read before approving.
+// escaped for the terminal, to read before approving. A call that its
+// session's policy surely lets run since it asked (`allow` added the rule
+// its ask suggested, or one for every call of its tool; the session was
+// set to bypass) waits for nobody and is not listed: sent again, it runs
+// (permission.Guard.ListPending says what surely means). It can still be
+// approved.
 // `approve CALL-ID` (--session when the id waits in several sessions,
 // --by for the logs) turns the pending call into a one-shot approval bound
 // to its tool and input digest: the same call re-sent with the same id and

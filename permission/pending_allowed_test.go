@@ -1,0 +1,80 @@
+package permission
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A call that asked and is allowed since by a rule of its session (the
+// rule its ask suggested, or one for every call of the tool), or by the
+// session's ModeBypass, waits for no approval: sent again, it runs.
+// Guard.ListPending left it listed as waiting for good (until it
+// expired). It is left out; a call a rule cannot let run (a safety
+// check, an ask rule, a session in ModeExplore) stays listed.
+func TestListPendingLeavesOutAllowed(t *testing.T) {
+	ctx := context.Background()
+	st := NewMemoryStore()
+	g, err := NewGuard(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell := Rule{Tool: "execute_shell_command", Pattern: "git push:*", Behavior: Allow}
+	for _, p := range []Pending{
+		{Session: "s1", CallID: "deploy", Tool: "deploy", Reason: "mode", Suggested: []Rule{{Tool: "deploy", Behavior: Allow}}},
+		{Session: "s1", CallID: "push", Tool: "execute_shell_command", Reason: "mode", Suggested: []Rule{shell}},
+		{Session: "s1", CallID: "rm", Tool: "execute_shell_command", Reason: "safety check", Safety: true},
+		{Session: "s1", CallID: "other", Tool: "execute_shell_command", Reason: "mode", Suggested: []Rule{{Tool: "execute_shell_command", Pattern: "make:*", Behavior: Allow}}},
+		{Session: "s2", CallID: "asked", Tool: "deploy", Reason: "ask rule"},
+		{Session: "s3", CallID: "any", Tool: "deploy", Reason: "mode"},
+		{Session: "s4", CallID: "explore", Tool: "deploy", Reason: "mode"},
+	} {
+		p.Created = time.Now().UTC()
+		if err := st.PutPending(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := func() (out []string) {
+		t.Helper()
+		ps, _, err := g.ListPending(ctx, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			out = append(out, p.Session+"/"+p.CallID)
+		}
+		return out
+	}
+	if got := listed(); len(got) != 7 {
+		t.Fatalf("before any rule: %q, want all 7", got)
+	}
+	for _, r := range []struct {
+		session string
+		rule    Rule
+	}{
+		{"s1", Rule{Tool: "deploy", Behavior: Allow}},
+		{"s1", shell},
+		{"s1", Rule{Tool: "execute_shell_command", Pattern: "rm:*", Behavior: Allow}},
+		{"s2", Rule{Tool: "deploy", Behavior: Allow}},
+		{"s4", Rule{Tool: "deploy", Behavior: Allow}},
+	} {
+		if err := g.AddRule(ctx, r.session, r.rule); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.SetMode(ctx, "s3", ModeBypass); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetMode(ctx, "s4", ModeExplore); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"s1/rm", "s1/other", "s2/asked", "s4/explore"}
+	if got := listed(); !slices.Equal(got, want) {
+		t.Errorf("after the rules: %q, want %q", got, want)
+	}
+	// Still there to approve: only the listing leaves it out.
+	if _, err := g.Approve(ctx, "s1", "deploy", "alice"); err != nil {
+		t.Errorf("approving a call a rule allows since: %v", err)
+	}
+}
