@@ -185,3 +185,38 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("good flags: %v, %q, %q, output %q", err, *x, fs.Args(), out.String())
 	}
 }
+
+// TestAttributeParentKey: an error about two keys (two ways to
+// authenticate; a certificate without its key) names the flag or the
+// variable that set one, not "config", which no file was.
+func TestAttributeParentKey(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--tls-cert", "testdata/certs/ca.pem"}, nil, "flag --tls-cert: nats.tls.cert: "},
+		{nil, map[string]string{"NATS_KEY": "testdata/certs/ca.pem"}, "env NATS_KEY: nats.tls.key: "},
+		{[]string{"--token", "t", "--user", "u", "--password", "p"}, nil, "flag --token: nats.token: more than one way"},
+		{[]string{"--user", "u", "--password", "p"}, map[string]string{"NATS_TOKEN": "t"}, "env NATS_TOKEN: nats.token: more than one way"},
+	} {
+		for _, s := range connSpec {
+			t.Setenv(s.env, "")
+		}
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		var c ConnFlags
+		c.Register(fs)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Default()
+		sources := c.Apply(fs, &cfg.NATS, true)
+		err := Attribute(cfg.Validate(), sources)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%v %v: got %v, want %q…", tt.args, tt.env, err, tt.want)
+		}
+	}
+}

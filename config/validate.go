@@ -136,21 +136,27 @@ func (k *checker) nats() {
 			k.fail(fmt.Sprintf("nats.urls[%d]", i), "invalid URL %q: %v", u, err)
 		}
 	}
+	// The errors about two keys are reported on one that is set, so
+	// that they name its line, or the flag or variable that set it.
 	var ways []string
+	var last string
 	if n.Credentials != "" {
-		ways = append(ways, "credentials")
+		ways, last = append(ways, "credentials"), "nats.credentials"
 	}
 	if n.NKeySeed != "" {
-		ways = append(ways, "nkey_seed")
+		ways, last = append(ways, "nkey_seed"), "nats.nkey_seed"
 	}
 	if n.User != "" || n.Password != "" {
-		ways = append(ways, "user/password")
+		ways, last = append(ways, "user/password"), "nats.user"
+		if n.User == "" {
+			last = "nats.password"
+		}
 	}
 	if n.Token != "" {
-		ways = append(ways, "token")
+		ways, last = append(ways, "token"), "nats.token"
 	}
 	if len(ways) > 1 {
-		k.fail("nats", "more than one way to authenticate (%s): choose one", strings.Join(ways, ", "))
+		k.fail(last, "more than one way to authenticate (%s): choose one", strings.Join(ways, ", "))
 	}
 	if (n.User == "") != (n.Password == "") {
 		if n.User == "" {
@@ -164,8 +170,11 @@ func (k *checker) nats() {
 	k.fileExists("nats.tls.ca", n.TLS.CA)
 	k.fileExists("nats.tls.cert", n.TLS.Cert)
 	k.fileExists("nats.tls.key", n.TLS.Key)
-	if (n.TLS.Cert == "") != (n.TLS.Key == "") {
-		k.fail("nats.tls", "a client certificate needs its key, and a key its certificate")
+	switch {
+	case n.TLS.Cert != "" && n.TLS.Key == "":
+		k.fail("nats.tls.cert", "a client certificate needs its key (nats.tls.key, --tls-key or NATS_KEY)")
+	case n.TLS.Key != "" && n.TLS.Cert == "":
+		k.fail("nats.tls.key", "a client key needs its certificate (nats.tls.cert, --tls-cert or NATS_CERT)")
 	}
 	if n.Identity != "" && !wire.ValidIdentity(n.Identity) {
 		k.fail("nats.identity", "invalid identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", n.Identity, wire.MaxCallIDLen)
