@@ -139,3 +139,24 @@ func TestEmptyQueueFlag(t *testing.T) {
 		t.Errorf("--queue '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
 	}
 }
+
+// TestEmptyServerConfigFlag: --server-config "" (--server-config "$CONF"
+// with CONF unset) over a config file's embedded.server_config was
+// "configuration OK" and started the embedded server without that
+// file's roles: without authentication.
+func TestEmptyServerConfigFlag(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "server.conf")
+	if err := os.WriteFile(conf, []byte("authorization { token: s3cr3t }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(file, []byte("embedded:\n  server_config: server.conf\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	if code := run([]string{"--check-config", "--config", file, "--server-config", ""}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "flag --server-config: empty") {
+		t.Errorf("--server-config '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
+	}
+}

@@ -174,12 +174,14 @@ func loadConfig(f *flags) (*config.Config, error) {
 	}
 	// An empty value (--store-dir "$DIR" with DIR unset) is not the
 	// default: the embedded server would listen nowhere, the store and
-	// the workspace would fail at the start, and the queue group would be
+	// the workspace would fail at the start, the queue group would be
 	// the bus's default while the fleet's permission check looked for
-	// workers of group "". Named here, before.
+	// workers of group "", and the embedded server would start without
+	// the config file's server_config (its roles). Named here, before.
 	for _, e := range []struct{ name, want string }{
 		{"listen", "an address such as 127.0.0.1:4222"},
 		{"store-dir", "a directory"},
+		{"server-config", "a nats-server configuration file"},
 		{"workspace", "a directory"},
 		{"queue", "a queue group name such as toolbus"},
 	} {
