@@ -44,9 +44,11 @@ type callOptions struct {
 	durable bool
 	keep    bool
 	answer  bool
+	fs      *flag.FlagSet // the flags registered on, to tell --id "" from no --id
 }
 
 func (o *callOptions) register(fs *flag.FlagSet) {
+	o.fs = fs
 	fs.StringVar(&o.session, "session", "", "`session` the call belongs to (its active tool groups apply)")
 	config.DurationVar(fs, &o.timeout, "timeout", 0, "give up after this `duration` (the call ends with code timeout); 0 means no deadline")
 	fs.StringVar(&o.id, "id", "", "call `id` ([A-Za-z0-9_-], default a unique one), for toolctl cancel")
@@ -68,7 +70,9 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if !toolkit.ValidToolName(name) {
 		return e.usagef("invalid tool name %s: tool names are letters, digits, '_' and '-', at most %d bytes", wire.Quote(name), toolkit.MaxNameLen)
 	}
-	if o.id != "" && !wire.ValidCallID(o.id) {
+	// --id "$ID" with ID unset is refused as cancel and result refuse
+	// it: a random id would keep the result where nobody looks.
+	if (o.id != "" || emptyFlag(o.fs, "id")) && !wire.ValidCallID(o.id) {
 		return e.badCallID(o.id)
 	}
 	var input map[string]any

@@ -276,3 +276,15 @@ func TestAuthInitEmptyCaller(t *testing.T) {
 		t.Errorf("the directory was made: %v", err)
 	}
 }
+
+// TestCallEmptyID: call --id "" (--id "$ID" with ID unset) is bad usage
+// before connecting, as an empty id is for cancel and result; it was
+// taken for no --id and the call ran under an id nobody knew, so a
+// --keep result could not be fetched.
+func TestCallEmptyID(t *testing.T) {
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"--nats", "nats://127.0.0.1:1", "call", "--keep", "--id", "", "echo", `{"text":"a"}`}, strings.NewReader(""), &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), `invalid call id ""`) {
+		t.Errorf("call --id '': exit %d %q", code, errb.String())
+	}
+}
