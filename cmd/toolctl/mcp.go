@@ -126,6 +126,16 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.sessionTimeout == 0 {
 		return e.usagef("--session-timeout must not be 0 (negative means never)")
 	}
+	// The gateway takes 0 for its default: a 0 given is refused, not
+	// served as 1024.
+	for _, b := range []struct {
+		name string
+		n    int
+	}{{"max-sessions", o.maxSessions}, {"max-conns", o.maxConns}, {"max-session-calls", o.maxCalls}} {
+		if b.n == 0 {
+			return e.usagef("--%s must not be 0 (negative means no bound)", b.name)
+		}
+	}
 	var tokens map[string]string
 	if o.tokens != "" {
 		var err error
