@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"reflect"
@@ -416,6 +417,9 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 			}
 		}
 		e.Reason = fmt.Sprintf("invalid value %s: want %s", shown(kind, value), friendly(into))
+		if tooLarge(into, value) {
+			e.Reason += ", not one this large"
+		}
 		e.mismatch = true
 	case duplicateRE.MatchString(e.Reason):
 		sm := duplicateRE.FindStringSubmatch(e.Reason)
@@ -436,6 +440,23 @@ func shown(kind, value string) string {
 		return "(null)"
 	}
 	return strconv.Quote(value)
+}
+
+// durationRE is the syntax of time.ParseDuration, but for "0".
+var durationRE = regexp.MustCompile(`^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
+
+// tooLarge reports whether value, refused as a goType, is written as one
+// but does not fit in it: a duration past 292 years either way, a whole
+// number out of the type's range.
+func tooLarge(goType, value string) bool {
+	switch goType {
+	case "time.Duration":
+		return durationRE.MatchString(value)
+	case "int", "int64":
+		_, err := strconv.ParseInt(value, 0, 64)
+		return errors.Is(err, strconv.ErrRange)
+	}
+	return false
 }
 
 func friendly(goType string) string {

@@ -165,6 +165,9 @@ func (d *durationFlag) String() string {
 
 func (d *durationFlag) Set(s string) error {
 	v, err := time.ParseDuration(s)
+	if err != nil && tooLarge("time.Duration", s) {
+		return errors.New("want " + friendlyType["time.Duration"] + ", not one this large")
+	}
 	if err != nil {
 		return errors.New("want " + friendlyType["time.Duration"])
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConnPrecedence: flag beats environment beats the config file, and an
@@ -217,6 +218,27 @@ func TestAttributeParentKey(t *testing.T) {
 		err := Attribute(cfg.Validate(), sources)
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%v %v: got %v, want %q…", tt.args, tt.env, err, tt.want)
+		}
+	}
+}
+
+// TestDurationVarTooLarge: a duration flag given one past what a duration
+// holds (292 years) says so, as an int flag does, not that it wants a
+// duration such as 30s, which it was given.
+func TestDurationVarTooLarge(t *testing.T) {
+	var errb strings.Builder
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(&errb)
+	var d time.Duration
+	DurationVar(fs, &d, "d", 0, "a `duration`")
+	for in, want := range map[string]string{
+		"5":          `invalid value "5" for flag -d: want a duration such as 30s, 1m30s or 2h` + "\n",
+		"99999999h":  `invalid value "99999999h" for flag -d: want a duration such as 30s, 1m30s or 2h, not one this large` + "\n",
+		"-99999999h": `invalid value "-99999999h" for flag -d: want a duration such as 30s, 1m30s or 2h, not one this large` + "\n",
+	} {
+		errb.Reset()
+		if err := fs.Parse([]string{"-d", in}); err == nil || !strings.HasPrefix(errb.String(), want) {
+			t.Errorf("-d %s: %v\n%s", in, err, errb.String())
 		}
 	}
 }
