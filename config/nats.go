@@ -1,6 +1,9 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,8 +11,10 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/regularfile"
 	"github.com/toolbus/toolbus/toolkit/middleware"
 )
 
@@ -27,11 +32,25 @@ func (n NATS) HasCredentials() bool {
 
 // Options returns the nats.go options for the configured authentication
 // and TLS. It fails when the nkey seed file cannot be read or is not a
-// user seed; the other files are read by nats.Connect, which reports them.
+// user seed, the credentials file holds no nkey seed, the CA file no PEM
+// certificate, or the client certificate and key do not load as a pair:
+// nats.Connect reads them again, and a connection retried on a file that
+// is not what it says would only fail again.
 func (n NATS) Options() ([]nats.Option, error) {
 	var opts []nats.Option
 	switch {
 	case n.Credentials != "":
+		data, err := regularfile.Read(n.Credentials, MaxFileBytes)
+		if err == nil {
+			var kp nkeys.KeyPair
+			if kp, err = nkeys.ParseDecoratedNKey(data); err == nil {
+				kp.Wipe()
+			}
+		}
+		clear(data)
+		if err != nil {
+			return nil, fmt.Errorf("config: nats.credentials %s: %w", n.Credentials, err)
+		}
 		opts = append(opts, nats.UserCredentials(n.Credentials))
 	case n.NKeySeed != "":
 		o, err := nats.NkeyOptionFromSeed(n.NKeySeed)
@@ -45,9 +64,19 @@ func (n NATS) Options() ([]nats.Option, error) {
 		opts = append(opts, nats.Token(n.Token))
 	}
 	if n.TLS.CA != "" {
+		data, err := regularfile.Read(n.TLS.CA, MaxFileBytes)
+		if err == nil && !x509.NewCertPool().AppendCertsFromPEM(data) {
+			err = errors.New("no PEM certificate in it")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("config: nats.tls.ca %s: %w", n.TLS.CA, err)
+		}
 		opts = append(opts, nats.RootCAs(n.TLS.CA))
 	}
 	if n.TLS.Cert != "" {
+		if _, err := tls.LoadX509KeyPair(n.TLS.Cert, n.TLS.Key); err != nil {
+			return nil, fmt.Errorf("config: nats.tls.cert %s with nats.tls.key %s: %w", n.TLS.Cert, n.TLS.Key, err)
+		}
 		opts = append(opts, nats.ClientCert(n.TLS.Cert, n.TLS.Key))
 	}
 	if n.Identity != "" {

@@ -302,3 +302,20 @@ func TestMCPServeZeroBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestConnFilesNotWhatTheySay: a CA file that holds no certificate or a
+// credentials file without an nkey seed is bad input (exit 2), as an
+// nkey file without a seed is, not "NATS unreachable" (exit 5).
+func TestConnFilesNotWhatTheySay(t *testing.T) {
+	junk := filepath.Join(t.TempDir(), "junk.pem")
+	if err := os.WriteFile(junk, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--tls-ca", "--creds", "--nkey"} {
+		var out, errb strings.Builder
+		code := run(context.Background(), []string{"--nats", "nats://127.0.0.1:1", flag, junk, "tools"}, strings.NewReader(""), &out, &errb)
+		if code != exitUsage {
+			t.Errorf("%s junk: exit %d %q", flag, code, errb.String())
+		}
+	}
+}

@@ -160,3 +160,31 @@ func TestEmptyServerConfigFlag(t *testing.T) {
 		t.Errorf("--server-config '': exit %d\nstdout %s\nstderr %s", code, out.String(), errb.String())
 	}
 }
+
+// TestConnFilesNotWhatTheySay: a CA file that holds no certificate, a
+// credentials file without an nkey seed and a certificate without a
+// matching key are an invalid configuration (exit 2, also for
+// --check-config), as an nkey file without a seed is; they were "OK",
+// and the worker then retried connecting for two minutes ("failed to
+// parse root certificate").
+func TestConnFilesNotWhatTheySay(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	junk := filepath.Join(t.TempDir(), "junk.pem")
+	if err := os.WriteFile(junk, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tls-ca", junk}, "nats.tls.ca"},
+		{[]string{"--creds", junk}, "nats.credentials"},
+		{[]string{"--tls-cert", junk, "--tls-key", junk}, "nats.tls.cert"},
+	} {
+		var out, errb strings.Builder
+		args := append([]string{"--check-config", "--nats", "nats://127.0.0.1:1"}, tt.args...)
+		if code := run(args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", tt.args, code, out.String(), errb.String())
+		}
+	}
+}

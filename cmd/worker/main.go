@@ -246,6 +246,11 @@ func loadConfig(f *flags) (*config.Config, error) {
 	// nats.identity is for toolctl --config reading this file: the worker
 	// calls as nobody, and its replies may come to any inbox.
 	cfg.NATS.Identity = ""
+	// The credential and TLS files' contents, before anything starts
+	// (and for --check-config): connecting would retry on them.
+	if _, err := cfg.NATS.Options(); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
