@@ -61,7 +61,7 @@ func (o *pendingOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.limit < 1 {
 		return e.usagef("--limit must be at least 1")
 	}
-	if code, refused := o.callerAlone(e); refused {
+	if code, refused := o.checkCaller(e); refused {
 		return code
 	}
 	g, code := e.guard(ctx)

@@ -112,13 +112,20 @@ func (f *sessionFlags) scope(e *env) string {
 	return toolkit.SessionScope(caller, f.session)
 }
 
-// callerAlone refuses --caller without --session, which scope would
-// ignore: the command would then act on every session, not the caller's.
-func (f *sessionFlags) callerAlone(e *env) (int, bool) {
-	if f.caller == "" || f.session != "" {
+// checkCaller refuses a --caller that no caller identity can be (the
+// command would act on a session nobody has), and --caller without
+// --session, which scope would ignore: the command would then act on
+// every session, not the caller's.
+func (f *sessionFlags) checkCaller(e *env) (int, bool) {
+	switch {
+	case f.caller == "":
 		return exitOK, false
+	case !wire.ValidIdentity(f.caller):
+		return e.usagef("invalid caller identity %s: it must be 1-%d characters of [A-Za-z0-9_-] (the caller role's name)", wire.Quote(f.caller), wire.MaxCallIDLen), true
+	case f.session == "":
+		return e.usagef("--caller names whose session it is: give --session too (--caller %s --session SESSION)", plain(f.caller)), true
 	}
-	return e.usagef("--caller names whose session it is: give --session too (--caller %s --session SESSION)", plain(f.caller)), true
+	return exitOK, false
 }
 
 // scopeName prints a session scope: "identity/session", or the session
@@ -241,7 +248,7 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 	if !wire.ValidCallID(id) {
 		return e.badCallID(id)
 	}
-	if code, refused := o.callerAlone(e); refused {
+	if code, refused := o.checkCaller(e); refused {
 		return code
 	}
 	by := o.by
@@ -307,6 +314,9 @@ func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.session == "" {
 		return e.usagef("allow needs --session SESSION")
 	}
+	if code, refused := o.checkCaller(e); refused {
+		return code
+	}
 	if len(args) == 0 {
 		return e.usagef("allow takes one or more rules: toolctl allow --session S TOOL[:PATTERN]...")
 	}
@@ -342,6 +352,9 @@ func (o *modeOptions) register(fs *flag.FlagSet) {
 func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 	if o.session == "" {
 		return e.usagef("mode needs --session SESSION")
+	}
+	if code, refused := o.checkCaller(e); refused {
+		return code
 	}
 	if len(args) > 1 {
 		return e.usagef("mode takes at most one mode: default, accept_edits, explore, bypass or dont_ask")
