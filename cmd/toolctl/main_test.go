@@ -319,3 +319,15 @@ func TestConnFilesNotWhatTheySay(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPServeBadHTTP: mcp serve --http with what is not HOST:PORT is bad
+// usage before connecting (exit 2), as the same --listen is; it was found
+// only when the endpoint failed to listen, after the gateway had started
+// (exit 1).
+func TestMCPServeBadHTTP(t *testing.T) {
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"--nats", "nats://127.0.0.1:1", "mcp", "serve", "--listen", "127.0.0.1:0", "--http", "foo"}, strings.NewReader(""), &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), `invalid --http "foo"`) {
+		t.Errorf("--http foo: exit %d %q", code, errb.String())
+	}
+}

@@ -152,6 +152,11 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		if _, _, err := net.SplitHostPort(o.listen); err != nil {
 			return e.usagef("invalid --listen %q: want HOST:PORT, such as 127.0.0.1:8808 (%v)", o.listen, err)
 		}
+		if o.httpAddr != "" {
+			if _, _, err := net.SplitHostPort(o.httpAddr); err != nil {
+				return e.usagef("invalid --http %q: want HOST:PORT, such as 127.0.0.1:9465 (%v)", o.httpAddr, err)
+			}
+		}
 	}
 	if args[0] == "serve" && tokens == nil && !o.insecure {
 		if host, _, _ := net.SplitHostPort(o.listen); !loopback(host) {
