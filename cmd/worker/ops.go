@@ -23,9 +23,9 @@ import (
 // or "ready, degraded: …" while a mounted MCP server is down; 503 while
 // cut off from NATS or draining). Metric names
 // follow Prometheus conventions (toolbus_… , _total, _seconds); labels
-// are bounded: tool names (the registered ones, at most 20,000 names
-// over the worker's life, then _other; _unknown for any other), states
-// and codes, never call or session ids.
+// are bounded: tool names (the ones the worker served at some moment, at
+// most 20,000 names over its life, then _other; _unknown for any other),
+// states and codes, never call or session ids.
 type ops struct {
 	tk    *toolkit.Toolkit
 	reg   *prometheus.Registry
@@ -42,6 +42,15 @@ const unknownTool = "_unknown"
 
 func newOps(tk *toolkit.Toolkit) *ops {
 	o := &ops{reg: prometheus.NewRegistry(), tk: tk, tools: opshttp.NewToolLabels(opshttp.MaxToolLabels)}
+	// Every tool served gets its label when it is added: its calls that
+	// end after it was removed (on their way, or running) keep it.
+	label := func() {
+		for _, t := range tk.Tools() {
+			o.tools.Label(t.Name)
+		}
+	}
+	label()
+	tk.OnChange(label)
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "toolbus_worker_calls_total",
 		Help: "Calls the worker answered, by tool and how they ended (state and code; code is empty on success), refused ones included.",
@@ -59,7 +68,7 @@ func newOps(tk *toolkit.Toolkit) *ops {
 // onFinal counts every final the worker sends (bus.WorkerOptions.OnFinal),
 // calls refused at once included, and times the calls that ran.
 func (o *ops) onFinal(tool string, state toolkit.State, code toolkit.Code, took time.Duration) {
-	if _, ok := o.tk.Get(tool); !ok && tool != toolkit.MetaToolName {
+	if _, ok := o.tk.Get(tool); !ok && tool != toolkit.MetaToolName && !o.tools.Labelled(tool) {
 		tool = unknownTool // a name a caller made up (a pinned subject takes any): labels stay bounded
 	} else {
 		tool = o.tools.Label(tool) // an MCP server renaming its tools: labels stay

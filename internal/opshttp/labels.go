@@ -39,3 +39,12 @@ func (l *ToolLabels) Label(tool string) string {
 	l.seen[tool] = struct{}{}
 	return tool
 }
+
+// Labelled reports whether tool has a label of its own already (it is one
+// of the first max names labelled).
+func (l *ToolLabels) Labelled(tool string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.seen[tool]
+	return ok
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestCallsOfRemovedToolKeepTheirLabel: a tool removed from the worker
+// while its calls were on their way or running (an MCP server's tools
+// refreshed, README: Guarantees) still had those calls end on this worker
+// (they ran, or were answered unavailable). They were counted under
+// _unknown, the label of names a caller made up, instead of under the
+// tool: an operator watching the tool's error rate lost them, and
+// _unknown rose as if callers sent garbage. A name the worker served
+// keeps its label; a name it never served is still _unknown.
+func TestCallsOfRemovedToolKeepTheirLabel(t *testing.T) {
+	tk := toolkit.New(nil)
+	echo := toolkit.Func("echo", "Echo.", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
+	if err := tk.Add(echo); err != nil {
+		t.Fatal(err)
+	}
+	o := newOps(tk)
+	late := toolkit.Func("late", "Added after the worker started.", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
+	if err := tk.Add(late); err != nil {
+		t.Fatal(err)
+	}
+	tk.Remove("echo", "late") // before any of their calls ended
+	o.onFinal("echo", toolkit.StateSuccess, "", time.Millisecond)
+	o.onFinal("late", toolkit.StateError, toolkit.CodeUnavailable, 0)
+	o.onFinal("made_up", toolkit.StateError, toolkit.CodeNotFound, 0)
+	mfs, err := o.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{} // by tool label
+	for _, mf := range mfs {
+		if mf.GetName() != "toolbus_worker_calls_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "tool" {
+					got[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	if got["echo"] != 1 || got["late"] != 1 || got[unknownTool] != 1 || len(got) != 3 {
+		t.Errorf("toolbus_worker_calls_total by tool: %v, want echo 1, late 1 and %s 1 (made_up)", got, unknownTool)
+	}
+}
