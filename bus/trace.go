@@ -79,8 +79,9 @@ func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall) (
 	return tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
-// routeSpan turns a call's span into the record of passing the call on to
-// the worker its session is pinned to.
+// routeSpan turns a call's span into the record of passing the call on:
+// to the worker its session is pinned to, or (its tool removed here) to
+// the tool's queue group or back to the durable queue; to names where.
 func routeSpan(span trace.Span, tool, to string) {
 	span.SetName("route_tool " + tool)
 	span.SetAttributes(attribute.String("gen_ai.operation.name", "route_tool"), attribute.String("toolbus.forwarded_to", to))

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -39,7 +40,7 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string) bool {
 	if in.header.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	return w.passOn(in, c, id, scope, 0, time.Time{})
+	return w.passOn(context.Background(), in, c, id, scope, 0, time.Time{})
 }
 
 // passOn publishes a core call to its tool's queue group, marked with
@@ -47,9 +48,10 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string) bool {
 // own reply subject is the worker's: should no worker subscribe, the
 // server's no-responders status comes back here (only the publisher gets
 // it), and the worker answers the caller not_found, as it would have
-// without passing the call on. scope is the call's session scope. It
-// reports false when the publish failed (logged).
-func (w *Worker) passOn(in *incoming, c wire.Codec, id, scope string, seq uint64, deadline time.Time) bool {
+// without passing the call on. scope is the call's session scope; ctx
+// carries the call's span on this worker, if any, whose child the next
+// worker's is. It reports false when the publish failed (logged).
+func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, scope string, seq uint64, deadline time.Time) bool {
 	// The removed tool's subscriptions are drained first, should the
 	// toolkit's change not have reached them yet: their UNSUB precedes
 	// the call on the connection, so the group cannot hand it back here.
@@ -69,6 +71,7 @@ func (w *Worker) passOn(in *incoming, c wire.Codec, id, scope string, seq uint64
 	for k, v := range in.header {
 		h[k] = v
 	}
+	h = injectTrace(ctx, h)
 	h.Set(wire.HeaderUnserved, w.opts.Instance)
 	h.Set(wire.HeaderReply, in.reply)
 	// This worker cannot run the call: should the session be pinned here,
@@ -213,14 +216,20 @@ func (s *sender) unserved() bool {
 		<-s.w.slots
 		return true
 	}
+	to := wire.DurableSubject(s.call.Name, s.call.Identity)
 	if s.dur != nil {
 		s.dur.handBackLater()
 	} else {
+		to = wire.CallSubject(s.call.Name, s.call.Identity)
 		deadline, _ := s.ctx.Deadline()
-		if !s.w.passOn(&incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline) {
+		if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline) {
 			s.mu.Unlock()
 			return false // runs on here: answered not_found
 		}
+	}
+	if s.span != nil {
+		// It did not run here: the worker that takes it records that.
+		routeSpan(s.span, s.call.Name, to)
 	}
 	s.silenceLocked()
 	s.mu.Unlock()
