@@ -17,7 +17,8 @@ type WorkerCounters struct {
 	// Cancelled counts the calls taken here that a cancel or a deadline
 	// ended: the caller's cancel, the caller's deadline, or the call's
 	// own Toolbus-Timeout enforced here, whichever came first (once per
-	// call).
+	// call); also those answered without running because their cancel
+	// came first or their deadline had passed.
 	Cancelled uint64
 	// Overloaded counts the calls answered overloaded (MaxInFlight calls
 	// were running).

@@ -783,6 +783,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		// Taken from the queue after a cancel this worker may not have
 		// heard: the cancels stream has it.
 		if reason, ok := w.dur.cancelled(identity, req.ID, in.dur.published); ok {
+			w.count.cancelled.Add(1)
 			w.replyFinal(in, c, w.cancelledFinal(req.ID, reason == wire.CancelReasonDeadline))
 			in.dur.settle()
 			return nil
@@ -792,6 +793,9 @@ func (w *Worker) accept(in *incoming) *sender {
 	w.mu.Lock()
 	if tomb, ok := w.popTombstoneLocked(key); w.interrupting || ok {
 		w.mu.Unlock()
+		if ok { // the caller's cancel, not the worker's stop
+			w.count.cancelled.Add(1)
+		}
 		w.replyFinal(in, c, w.cancelledFinal(req.ID, tomb.deadline))
 		in.dur.settle()
 		return nil
@@ -808,6 +812,7 @@ func (w *Worker) accept(in *incoming) *sender {
 	}
 	if timeout != nil && *timeout <= 0 {
 		w.mu.Unlock()
+		w.count.cancelled.Add(1)
 		w.replyFinal(in, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
 		in.dur.settle()
 		return nil
