@@ -376,7 +376,9 @@ func (g *Guard) ListPending(ctx context.Context, session string, limit int) (ps 
 //     deny or ask rule names its tool;
 //   - the mode is ModeBypass, or the mode is not ModeExplore (where allow
 //     rules do not apply) and an allow rule names the tool without a
-//     pattern (every call of it) or is one the ask suggested.
+//     pattern (every call of it), or every rule the ask suggested is an
+//     allow rule of the session (a shell line gets one per command, and
+//     an allow rule must cover every command).
 //
 // Anything else stays listed: a pattern written by hand may or may not
 // match the input.
@@ -390,10 +392,13 @@ func allowedNow(p Pending, pol Policy) bool {
 	case mode == ModeExplore || p.Safety:
 		return false
 	}
-	return slices.ContainsFunc(pol.Rules, func(r Rule) bool {
-		return r.Behavior == Allow && r.Tool == p.Tool &&
-			(r.Pattern == "" || slices.ContainsFunc(p.Suggested, func(s Rule) bool { return s.Tool == r.Tool && s.Pattern == r.Pattern }))
-	})
+	allows := func(tool, pattern string) bool {
+		return slices.ContainsFunc(pol.Rules, func(r Rule) bool { return r.Behavior == Allow && r.Tool == tool && r.Pattern == pattern })
+	}
+	if allows(p.Tool, "") {
+		return true
+	}
+	return len(p.Suggested) > 0 && !slices.ContainsFunc(p.Suggested, func(s Rule) bool { return s.Tool != p.Tool || !allows(s.Tool, s.Pattern) })
 }
 
 // Approve turns a pending call into a one-shot approval bound to its

@@ -78,3 +78,41 @@ func TestListPendingLeavesOutAllowed(t *testing.T) {
 		t.Errorf("approving a call a rule allows since: %v", err)
 	}
 }
+
+// A shell line of two commands asks with a rule suggested for each; an
+// allow rule must cover every command, so with only one of them added the
+// call, sent again, still asks. It waits for a person and stays listed:
+// one suggested rule added is not "surely allowed".
+func TestListPendingKeepsPartlyAllowed(t *testing.T) {
+	ctx := context.Background()
+	st := NewMemoryStore()
+	w := newWorker(t, st, nil)
+	in := map[string]any{"command": "touch /tmp/toolbus-never-a && mkdir /tmp/toolbus-never-b"}
+	r := w.call(t, "s", "two", ShellTool, in)
+	if r.Code != "approval_required" {
+		t.Fatalf("the two-command line: %s %q, want approval_required", r.Code, r.Text())
+	}
+	ps, err := st.FindPending(ctx, "s", "two")
+	if err != nil || len(ps) != 1 || len(ps[0].Suggested) != 2 {
+		t.Fatalf("pending: %+v %v, want one with two suggested rules", ps, err)
+	}
+	if err := w.g.AddRule(ctx, "s", ps[0].Suggested[0]); err != nil {
+		t.Fatal(err)
+	}
+	listed, _, err := w.g.ListPending(ctx, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 1 {
+		t.Errorf("with one of its two suggested rules added, the call is listed %d times, want 1 (it still asks)", len(listed))
+	}
+	if r := w.call(t, "s", "two", ShellTool, in); r.Code != "approval_required" {
+		t.Fatalf("sent again with one rule of two: %s %q, want approval_required", r.Code, r.Text())
+	}
+	if err := w.g.AddRule(ctx, "s", ps[0].Suggested[1]); err != nil {
+		t.Fatal(err)
+	}
+	if listed, _, err := w.g.ListPending(ctx, "", 10); err != nil || len(listed) != 0 {
+		t.Errorf("with both suggested rules added: %d listed (%v), want none", len(listed), err)
+	}
+}

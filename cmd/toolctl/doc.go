@@ -94,7 +94,7 @@
 // `pending` lists the calls waiting for approval, the longest waiting
 // first (--session for one session's, --limit, --json), with their inputs
 // escaped for the terminal, to read before approving. A call that its
-// session's policy surely lets run since it asked (`allow` added the rule
+// session's policy surely lets run since it asked (`allow` added the rules
 // its ask suggested, or one for every call of its tool; the session was
 // set to bypass) waits for nobody and is not listed: sent again, it runs
 // (permission.Guard.ListPending says what surely means). It can still be
