@@ -118,7 +118,10 @@ const callsMaxAge = 24 * time.Hour
 // store, which every bucket and stream shares. A full stream refuses the
 // new call (DiscardNew: nothing queued is dropped to make room), which the
 // client answers overloaded. A stream made earlier, or by an operator,
-// keeps its own limits (`nats stream edit toolbus_calls`).
+// keeps its own limits (`nats stream edit toolbus_calls`). JetStream
+// reserves MaxBytes from the servers' store when the stream is made:
+// where there is no room for it, the stream is made bounded in calls
+// only (the worker logs it).
 const (
 	CallsMaxCalls = 1 << 20
 	CallsMaxBytes = 1 << 30
@@ -288,7 +291,10 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	if o.Replicas > 5 {
 		return nil, fmt.Errorf("bus: the calls stream: replicas must be 1 to 5, got %d", o.Replicas)
 	}
-	st, err := bindStream(ctx, o.JetStream, CallsStreamConfig(o.Dedup, o.Replicas))
+	st, err := bindStream(ctx, o.JetStream, CallsStreamConfig(o.Dedup, o.Replicas), func(err error) {
+		w.log.Warn("bus: the servers have no room to reserve the calls stream's bound in bytes; it is made bounded in calls only",
+			"stream", wire.StreamCalls, "max_bytes", CallsMaxBytes, "max_msgs", CallsMaxCalls, "err", err)
+	})
 	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
 		return nil, errors.New("bus: the durable path needs JetStream, which this NATS server does not have")
 	}
@@ -302,7 +308,7 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	// handler, and the request would wait out the whole start.
 	cctx, cancel := context.WithTimeout(ctx, cancelsBindWait)
 	defer cancel()
-	cs, err := bindStream(cctx, o.JetStream, CancelsStreamConfig(o.Replicas))
+	cs, err := bindStream(cctx, o.JetStream, CancelsStreamConfig(o.Replicas), nil)
 	if err != nil {
 		w.log.Warn("bus: without the cancels stream, a durable call cancelled before this worker heard cancels may run", "stream", wire.StreamCancels, "err", err)
 	} else {
@@ -316,12 +322,23 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 // bindStream binds the stream of cfg as it is, creating it with cfg when
 // it does not exist yet (another worker may create it meanwhile).
 // A cluster without a leader for the moment (kv.Retry) is waited out
-// within ctx.
-func bindStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+// within ctx. With unreserved set, a stream the servers refuse for want
+// of room to reserve its MaxBytes (JetStream reserves it from the store
+// when the stream is made: a small disk, max_file_store, an account's
+// limit) is made without that bound, and unreserved is told why.
+func bindStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig, unreserved func(error)) (jetstream.Stream, error) {
 	return kv.Retry(ctx, js, func(ctx context.Context) (jetstream.Stream, error) {
 		st, err := js.Stream(ctx, cfg.Name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			st, err = js.CreateStream(ctx, cfg)
+			if unreserved != nil && cfg.MaxBytes > 0 && noRoom(err) {
+				why := err
+				c := cfg
+				c.MaxBytes = -1
+				if st, err = js.CreateStream(ctx, c); err == nil {
+					unreserved(why)
+				}
+			}
 			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 				st, err = js.Stream(ctx, cfg.Name)
 			}
@@ -329,6 +346,24 @@ func bindStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Strea
 		return st, err
 	})
 }
+
+// noRoom reports whether err is a stream's creation refused because its
+// MaxBytes cannot be reserved: on this server or account
+// (JSStorageResourcesExceededErr), or on enough peers of a cluster
+// (JSClusterNoPeersErrF, "insufficient storage").
+func noRoom(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeStorageExceeded ||
+		apiErr.ErrorCode == errCodeNoPeers && strings.Contains(apiErr.Description, "insufficient storage"))
+}
+
+// errCodeStorageExceeded and errCodeNoPeers are JetStream's error codes
+// for a stream refused for want of storage (JSStorageResourcesExceededErr)
+// and for want of peers to place it on (JSClusterNoPeersErrF).
+const (
+	errCodeStorageExceeded jetstream.ErrorCode = 10047
+	errCodeNoPeers         jetstream.ErrorCode = 10005
+)
 
 // sync runs a pull loop for exactly the tools served.
 func (d *durablePath) sync(tools []string) {
