@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -312,7 +313,32 @@ func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
 			return fmt.Errorf("permission: the approvals bucket holds %d bytes of %d: no more pending calls are recorded until entries expire", st.Bytes(), s.maxBytes)
 		}
 	}
-	return putJSON(ctx, s.approvals, pendingKey(p.Session, p.CallID), p)
+	if p.Asked == 0 {
+		return putJSON(ctx, s.approvals, pendingKey(p.Session, p.CallID), p)
+	}
+	// A restored ask: its revision in a header, the value as earlier
+	// builds, which decode it strictly, read it.
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	msg := &nats.Msg{Subject: "$KV." + s.approvals.Bucket() + "." + pendingKey(p.Session, p.CallID),
+		Header: nats.Header{wire.HeaderAsked: {strconv.FormatUint(p.Asked, 10)}}, Data: b}
+	if _, err := s.js.PublishMsg(ctx, msg); err != nil {
+		return fmt.Errorf("permission: writing pending: %w", err)
+	}
+	return nil
+}
+
+// askedHeader is Pending.Asked as a KVStore stores it in the headers h of
+// a pending call (wire.HeaderAsked); 0 when absent or not one number.
+func askedHeader(h nats.Header) uint64 {
+	vs := h.Values(wire.HeaderAsked)
+	if len(vs) != 1 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(vs[0], 10, 64)
+	return n
 }
 
 // FindPending implements Store. Without the approvals bucket (BindOnly
@@ -323,14 +349,14 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 	}
 	if session != "" {
 		var p Pending
-		rev, ok, err := s.getJSON(ctx, s.approvals, pendingKey(session, callID), &p)
-		if err == nil && ok && (p.Session != session || p.CallID != callID) {
+		e, err := s.readJSON(ctx, s.approvals, pendingKey(session, callID), &p)
+		if err == nil && e.Found && (p.Session != session || p.CallID != callID) {
 			err = fmt.Errorf("permission: the pending call under %s is of session %q, call %q: not the key's", pendingKey(session, callID), p.Session, p.CallID)
 		}
-		if err != nil || !ok {
+		if err != nil || !e.Found {
 			return nil, err
 		}
-		p.Revision = rev
+		p.Revision, p.Asked = e.Revision, askedHeader(e.Header)
 		return []Pending{p}, nil
 	}
 	id := wire.KeyToken(callID)
@@ -350,12 +376,12 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 	var out []Pending
 	for _, k := range keys {
 		var p Pending
-		if rev, ok, err := s.getJSON(ctx, s.approvals, k, &p); errors.Is(err, ErrUnreadable) {
+		if e, err := s.readJSON(ctx, s.approvals, k, &p); errors.Is(err, ErrUnreadable) {
 			continue // not a pending call: not listed
 		} else if err != nil {
 			return nil, err
-		} else if ok && k == pendingKey(p.Session, p.CallID) {
-			p.Revision = rev
+		} else if e.Found && k == pendingKey(p.Session, p.CallID) {
+			p.Revision, p.Asked = e.Revision, askedHeader(e.Header)
 			out = append(out, p)
 		}
 	}

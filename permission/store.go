@@ -52,7 +52,9 @@ type Pending struct {
 	// could not be written: the store's revision of the ask it restores.
 	// The restored record is newer, but the ask is not: an approval of
 	// the call used since that ask answered it (see Store.ApprovePending).
-	Asked uint64 `json:"asked,omitempty" msgpack:"asked,omitempty"`
+	// A KVStore keeps it in a header of the record (wire.HeaderAsked), not
+	// in its JSON, which earlier builds decode strictly.
+	Asked uint64 `json:"-" msgpack:"-"`
 	// Revision is the store's version of the pending call, set by
 	// FindPending, used by ApprovePending.
 	Revision uint64 `json:"-" msgpack:"-"`

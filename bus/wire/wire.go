@@ -161,6 +161,11 @@ const (
 	// for the session's worker); the pinned worker numbers its frames
 	// after it.
 	HeaderSeqAfter = "Toolbus-Seq-After"
+	// HeaderAsked, on a pending call (toolbus_approvals) restored after an
+	// approval of it could not be written, is the revision of the ask it
+	// restores (permission.Pending.Asked). A header, not a field of the
+	// value: builds before it decode a pending call strictly.
+	HeaderAsked = "Toolbus-Asked"
 	// HeaderStatus is set by the NATS server on the empty reply it sends
 	// when nobody subscribes to a request's subject (StatusNoResponders).
 	HeaderStatus = "Status"
