@@ -1034,6 +1034,12 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				c.log.Warn("bus: dropping an undecodable frame", "call", call.ID, "err", err)
 				continue
 			}
+			if f.Kind == wire.KindQueued && f.Stream > 0 && !call.Durable {
+				// Queued by its worker: the client's own enqueue knows
+				// it. Read before the delivery check: the frames of the
+				// worker the queue delivered it to may come first.
+				queued = f.Stream
+			}
 			if f.Attempt != st.attempt {
 				if f.Attempt < st.attempt {
 					continue // a late frame of an earlier delivery
@@ -1085,9 +1091,6 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			case wire.KindQueued:
 				*durable = true
 				box.durable.Store(true)
-				if f.Stream > 0 && !call.Durable {
-					queued = f.Stream // queued by its worker: the client's own enqueue knows it
-				}
 			case wire.KindFinal:
 				if (*durable || call.KeepResult) && f.Chunks > st.chunks {
 					// Chunks were lost on the way (a reconnect): the kept
