@@ -677,6 +677,9 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	if h := s.w.opts.OnFinal; h != nil {
 		h(s.call.Name, resp.State, resp.Code, took)
 	}
+	if s.refused {
+		s.w.tk.Refused(s.ctx, s.call, resp) // not dispatched
+	}
 	if s.span != nil {
 		endCallSpan(s.span, resp)
 	}

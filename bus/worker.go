@@ -602,11 +602,18 @@ func keptAs(in *incoming, id string) string {
 // unique per caller identity.
 func callKey(identity, id string) string { return wire.ResultKey(identity, id) }
 
-// replyFinal sends a lone final frame (seq 1).
+// replyFinal sends a lone final frame (seq 1): the answer to a call that
+// did not run here, which the toolkit hears of (Toolkit.Refused: a
+// logging middleware never saw it).
 func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) {
 	if h := w.opts.OnFinal; h != nil {
 		h(in.tool, resp.State, resp.Code, 0)
 	}
+	call := toolkit.ToolCall{ID: resp.ID, Name: in.tool, Identity: in.identity}
+	if in.dur != nil {
+		call.Attempt = int(in.dur.attempt)
+	}
+	w.tk.Refused(context.Background(), call, resp)
 	if ts := w.toolState(in.tool); ts != nil {
 		ts.ep.record(resp, 0)
 	}

@@ -106,7 +106,22 @@ func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Res
 	d := &dispatch{out: out, max: tk.maxResult}
 	d.acc.blocks = d.first[:0]
 	d.run(ctx, tk, call)
-	return d.final(call.ID)
+	r := d.final(call.ID)
+	if !d.ran {
+		tk.Refused(ctx, call, r)
+	}
+	return r
+}
+
+// Refused reports a call answered without running its middleware chain
+// to Options.OnRefused. Dispatch reports its own; a transport reports
+// those it answers without dispatching them (a bad request, an
+// overloaded worker, a cancel that came first), so that the hook hears of
+// every call a logging middleware does not.
+func (tk *Toolkit) Refused(ctx context.Context, call ToolCall, r *Response) {
+	if tk.onRefused != nil {
+		tk.onRefused(ctx, call, r)
+	}
 }
 
 type dispatch struct {
@@ -119,7 +134,8 @@ type dispatch struct {
 	code  Code
 	meta  map[string]any
 	done  bool
-	max   int // the bound of the output (Options.MaxResultBytes); ≤ 0, none
+	ran   bool // the middleware chain was entered
+	max   int  // the bound of the output (Options.MaxResultBytes); ≤ 0, none
 	// failed is set when the call failed by its output (past max, or a
 	// chunk that could not be merged): what the tool's writes return
 	// from then on, taking nothing more.
@@ -337,6 +353,7 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	if e.extension != nil {
 		ctx = withExtended(ctx, e.extension, input)
 	}
+	d.ran = true
 	err := d.invoke(ctx, tk, e.handler, &d.call)
 	if err == nil || d.failed != nil {
 		return // the call failed when its output did

@@ -51,6 +51,14 @@ type Options struct {
 	// return ErrOutputTooLarge. 0 means DefaultMaxResultBytes; negative,
 	// no bound.
 	MaxResultBytes int
+	// OnRefused, when set, is told of every call answered without
+	// running its middleware chain, which a logging middleware therefore
+	// never sees: Dispatch's unknown tool, inactive group, unreadable
+	// group state and input that does not validate, and what a transport
+	// reports through Refused (a bad request, an overloaded worker, a
+	// cancel that came first). It runs on the call's goroutine and must
+	// not block.
+	OnRefused func(ctx context.Context, call ToolCall, r *Response)
 }
 
 // DefaultMaxResultBytes is Options.MaxResultBytes's default: 64 MiB.
@@ -86,6 +94,7 @@ type Toolkit struct {
 	// maxResult is Options.MaxResultBytes with its default; negative is
 	// no bound.
 	maxResult int
+	onRefused func(ctx context.Context, call ToolCall, r *Response)
 
 	mu       sync.Mutex // serialises writers of reg
 	reg      atomic.Pointer[registry]
@@ -125,7 +134,7 @@ func New(opts *Options) *Toolkit {
 	if opts == nil {
 		opts = &Options{}
 	}
-	tk := &Toolkit{state: opts.State, log: opts.Logger, watchers: map[int]func(){}, maxResult: opts.MaxResultBytes}
+	tk := &Toolkit{state: opts.State, log: opts.Logger, watchers: map[int]func(){}, maxResult: opts.MaxResultBytes, onRefused: opts.OnRefused}
 	if tk.maxResult == 0 {
 		tk.maxResult = DefaultMaxResultBytes
 	}

@@ -436,7 +436,11 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 
-	tk := toolkit.New(&toolkit.Options{State: state, Logger: log, MaxResultBytes: cfg.Middleware.MaxResultBytes})
+	// Calls answered without running their middleware (an unknown tool, bad
+	// input, a bad request, overloaded) are logged as the logging
+	// middleware logs a failed call.
+	tk := toolkit.New(&toolkit.Options{State: state, Logger: log, MaxResultBytes: cfg.Middleware.MaxResultBytes,
+		OnRefused: cfg.CallLog(log).Refusals()})
 	for _, g := range cfg.ToolkitGroups() {
 		// Very many groups take long to register: a signal stops it.
 		if err := ctx.Err(); err != nil {

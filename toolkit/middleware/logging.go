@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -67,37 +68,99 @@ func (l CallLog) Middleware() toolkit.Middleware {
 				} else if l.SuccessOff || successes.Add(1)%every != 0 || !logger.Enabled(ctx, level) {
 					return
 				}
-				attrs := []slog.Attr{
-					slog.String("tool", call.Name),
-					slog.String("call", call.ID),
-					slog.String("session", call.Session),
-					slog.String("state", string(state)),
-					slog.String("code", string(code)),
-					slog.Duration("duration", time.Since(start)),
-					slog.Int("chunks", obs.chunks),
-				}
+				msg := ""
 				if err != nil {
-					// What went wrong, cut short: a message may quote the
-					// call's input.
-					msg := toolkit.Failure(ctx, err).Message
-					if len(msg) > maxLoggedError {
-						cut := maxLoggedError
-						for cut > 0 && !utf8.RuneStart(msg[cut]) {
-							cut--
-						}
-						msg = msg[:cut] + "…"
-					}
-					attrs = append(attrs, slog.String("error", msg))
+					msg = toolkit.Failure(ctx, err).Message
 				}
-				if call.Identity != "" {
-					attrs = append(attrs, slog.String("identity", call.Identity))
-				}
-				if call.Attempt > 0 {
-					attrs = append(attrs, slog.Int("attempt", call.Attempt))
-				}
-				logger.LogAttrs(ctx, level, "tool call", attrs...)
+				logger.LogAttrs(ctx, level, "tool call", callAttrs(&call.ToolCall, state, code, time.Since(start), obs.chunks, msg)...)
 			}()
 			return next(ctx, call, obs)
 		}
+	}
+}
+
+// callAttrs are the attributes of a call's line; msg, what went wrong, is
+// cut short: a message may quote the call's input.
+func callAttrs(call *toolkit.ToolCall, state toolkit.State, code toolkit.Code, took time.Duration, chunks int, msg string) []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("tool", call.Name),
+		slog.String("call", call.ID),
+		slog.String("session", call.Session),
+		slog.String("state", string(state)),
+		slog.String("code", string(code)),
+		slog.Duration("duration", took),
+		slog.Int("chunks", chunks),
+	}
+	if msg != "" {
+		if len(msg) > maxLoggedError {
+			cut := maxLoggedError
+			for cut > 0 && !utf8.RuneStart(msg[cut]) {
+				cut--
+			}
+			msg = msg[:cut] + "…"
+		}
+		attrs = append(attrs, slog.String("error", msg))
+	}
+	if call.Identity != "" {
+		attrs = append(attrs, slog.String("identity", call.Identity))
+	}
+	if call.Attempt > 0 {
+		attrs = append(attrs, slog.Int("attempt", call.Attempt))
+	}
+	return attrs
+}
+
+// refusalsPerSecond bounds the lines Refusals writes.
+const refusalsPerSecond = 100
+
+// clock is Refusals' time (a test's own).
+var clock = time.Now
+
+// Refusals returns the hook (toolkit.Options.OnRefused) that logs the
+// calls answered without running their middleware chain, which the
+// middleware never sees: an unknown tool, an inactive group, input that
+// does not validate, and what a transport reports (a bad request, an
+// overloaded worker, a cancel that came first). Each is a failed call's
+// line (Warn; Error for an internal error) with the duration 0 and no
+// chunks. At most 100 such lines a second: a caller sending nothing but
+// bad requests does not fill the disk with them; the next line written
+// counts those left out ("suppressed").
+func (l CallLog) Refusals() func(ctx context.Context, call toolkit.ToolCall, r *toolkit.Response) {
+	logger := l.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var mu sync.Mutex
+	var window time.Time
+	var written, suppressed int
+	return func(ctx context.Context, call toolkit.ToolCall, r *toolkit.Response) {
+		level := slog.LevelWarn
+		switch {
+		case r.Code == toolkit.CodeInternal:
+			level = slog.LevelError
+		case r.State == toolkit.StateSuccess:
+			return // not a refusal
+		}
+		if !logger.Enabled(ctx, level) {
+			return
+		}
+		mu.Lock()
+		if now := clock(); now.Sub(window) >= time.Second {
+			window, written = now, 0
+		}
+		if written >= refusalsPerSecond {
+			suppressed++
+			mu.Unlock()
+			return
+		}
+		written++
+		left := suppressed
+		suppressed = 0
+		mu.Unlock()
+		attrs := callAttrs(&call, r.State, r.Code, 0, 0, r.Text())
+		if left > 0 {
+			attrs = append(attrs, slog.Int("suppressed", left))
+		}
+		logger.LogAttrs(ctx, level, "tool call", attrs...)
 	}
 }
