@@ -81,6 +81,9 @@ func newFixture(t *testing.T, state toolkit.GroupState) *fixture {
 	}
 	tk := f.tk
 	must(t, tk.AddGroup(toolkit.Group{Name: "vault", Description: "Secret tools.", Instructions: "Handle with care."}))
+	// Active for a session that has set nothing: reset_tools' absolute
+	// state must turn it off, and keep it off ({} included).
+	must(t, tk.AddGroup(toolkit.Group{Name: "lab", Description: "Lab tools.", Active: true}))
 	must(t, tk.Add(toolkit.Func("echo", "Echo the text back.",
 		func(ctx context.Context, in echoIn) (string, error) { return in.Text, nil }), toolkit.ReadOnly()))
 	must(t, tk.Add(toolkit.Func("fail", "Always fails.",
@@ -89,6 +92,8 @@ func newFixture(t *testing.T, state toolkit.GroupState) *fixture {
 		func(ctx context.Context, in empty) (string, error) { panic("kaboom") })))
 	must(t, tk.Add(toolkit.Func("secret", "A tool in the vault group.",
 		func(ctx context.Context, in empty) (string, error) { return "the secret", nil }), toolkit.InGroup("vault")))
+	must(t, tk.Add(toolkit.Func("probe", "A tool in the lab group.",
+		func(ctx context.Context, in empty) (string, error) { return "probed", nil }), toolkit.InGroup("lab")))
 	must(t, tk.Add(toolkit.Stream("stream", "Writes n chunks, pausing after the first until released.",
 		func(ctx context.Context, in streamIn, w toolkit.Writer) error {
 			defer close(f.returned)
@@ -417,8 +422,8 @@ func testGroups(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 		}
 		return out
 	}
-	if got := strings.Join(names(0), ","); got != "reset_tools,echo,fail,explode,stream,block,big" {
-		t.Fatalf("schemas before activation: %s", got)
+	if got := strings.Join(names(0), ","); got != "reset_tools,echo,fail,explode,stream,block,big,probe" {
+		t.Fatalf("schemas before activation (lab active by default): %s", got)
 	}
 	if _, final := collect(t, c, ctx, toolkit.ToolCall{ID: "g-1", Name: "secret", Session: session}); final.Code != toolkit.CodeGroupInactive {
 		t.Fatalf("inactive group: %+v", final)
@@ -435,8 +440,40 @@ func testGroups(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 	if final.State != toolkit.StateSuccess || final.Text() != "the secret" {
 		t.Fatalf("active group: %+v", final)
 	}
+	// Absolute: the final state is vault alone, lab (active by default)
+	// is off.
 	if got := strings.Join(names(rev), ","); got != "reset_tools,echo,fail,explode,stream,block,big,secret" {
 		t.Fatalf("schemas after activation: %s", got)
+	}
+	if _, final := collect(t, c, ctx, toolkit.ToolCall{ID: "g-3b", Name: "probe", Session: session, GroupsRevision: rev}); final.Code != toolkit.CodeGroupInactive {
+		t.Fatalf("lab after reset_tools named only vault: %+v", final)
+	}
+	// Unknown names are refused and change nothing (AgentScope 2.x).
+	_, bad := collect(t, c, ctx, toolkit.ToolCall{ID: "g-5", Name: toolkit.MetaToolName, Session: session, GroupsRevision: rev,
+		Input: map[string]any{"vault": false, "nope": true}})
+	if bad.Code != toolkit.CodeInvalidInput || bad.Text() != "Invalid group name(s): nope. The current available groups are: vault, lab" {
+		t.Fatalf("reset_tools with an unknown group: %s %q", bad.Code, bad.Text())
+	}
+	if _, final := collect(t, c, ctx, toolkit.ToolCall{ID: "g-6", Name: "secret", Session: session, GroupsRevision: rev}); final.State != toolkit.StateSuccess {
+		t.Fatalf("vault after a refused reset_tools: %+v", final)
+	}
+	// {} deactivates every group, the default-active one too: an empty
+	// state is stored, not taken for no state.
+	_, off := collect(t, c, ctx, toolkit.ToolCall{ID: "g-7", Name: toolkit.MetaToolName, Session: session, GroupsRevision: rev, Input: map[string]any{}})
+	if off.State != toolkit.StateSuccess || off.Text() != "All tool groups are currently deactivated." {
+		t.Fatalf("reset_tools {}: %+v", off)
+	}
+	rev, ok = number(off.Metadata[toolkit.MetaGroupsRevision])
+	if !ok || rev == 0 {
+		t.Fatalf("reset_tools {} metadata %v: no groups revision", off.Metadata)
+	}
+	if got := strings.Join(names(rev), ","); got != "reset_tools,echo,fail,explode,stream,block,big" {
+		t.Fatalf("schemas after {}: %s", got)
+	}
+	for _, tool := range []string{"secret", "probe"} {
+		if _, final := collect(t, c, ctx, toolkit.ToolCall{ID: "g-8-" + tool, Name: tool, Session: session, GroupsRevision: rev}); final.Code != toolkit.CodeGroupInactive {
+			t.Fatalf("%s after reset_tools {}: %+v", tool, final)
+		}
 	}
 	// Another session is unaffected.
 	if _, final := collect(t, c, ctx, toolkit.ToolCall{ID: "g-4", Name: "secret", Session: "other"}); final.Code != toolkit.CodeGroupInactive {
