@@ -1,0 +1,156 @@
+package toolkit_test
+
+// Behaviours of AgentScope's Toolkit that the ported test cases
+// (agentscope_test.go) do not reach, each pinned against the AgentScope
+// source it comes from.
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestInterruptedTextIsAgentScopes: the interrupt notice is 2.x
+// call_tool's CancelledError text, word for word (the interrupt tests
+// compare with the constant, so they would not see it change).
+func TestInterruptedTextIsAgentScopes(t *testing.T) {
+	const want = "<system-reminder>The tool call has been interrupted by the user.</system-reminder>"
+	if toolkit.InterruptedText != want {
+		t.Errorf("InterruptedText = %q, want %q", toolkit.InterruptedText, want)
+	}
+}
+
+// TestResetToolsNamesChecked: 2.x ResetTools.call checks every name
+// against the non-basic groups before it looks at a value, so "basic" is
+// an unknown name too, an unknown name is reported even beside a value
+// that is not a bool, and neither changes the session's groups.
+func TestResetToolsNamesChecked(t *testing.T) {
+	ctx := context.Background()
+	tk := newToolkit(t, nil)
+	mustAddGroup(t, tk, toolkit.Group{Name: "g1", Description: "G1."})
+	mustAddGroup(t, tk, toolkit.Group{Name: "g2", Description: "G2."})
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "0", Name: toolkit.MetaToolName, Session: "s", Input: map[string]any{"g1": true}}); r.State != toolkit.StateSuccess {
+		t.Fatalf("reset_tools: %s %q", r.State, r.Text())
+	}
+	for _, tt := range []struct {
+		name string
+		call toolkit.ToolCall
+		want string
+	}{
+		{"basic is not a group to set", toolkit.ToolCall{Input: map[string]any{"basic": true}},
+			"Invalid group name(s): basic. The current available groups are: g1, g2"},
+		{"basic set to false", toolkit.ToolCall{Input: map[string]any{"basic": false, "g2": true}},
+			"Invalid group name(s): basic. The current available groups are: g1, g2"},
+		{"names before values", toolkit.ToolCall{RawInput: `{"g1": "yes", "nope": true}`},
+			"Invalid group name(s): nope. The current available groups are: g1, g2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.call.ID, tt.call.Name, tt.call.Session = "1", toolkit.MetaToolName, "s"
+			r := collect(t, tk, ctx, tt.call)
+			if r.final.State != toolkit.StateError || r.final.Code != toolkit.CodeInvalidInput || r.final.Text() != tt.want {
+				t.Errorf("final = %s/%s %q, want %q", r.final.State, r.final.Code, r.final.Text(), tt.want)
+			}
+			if len(r.chunks) != 1 || r.chunks[0].State != toolkit.StateError {
+				t.Errorf("chunks = %+v, want one error chunk", r.chunks)
+			}
+			if active, _, _ := tk.ActiveGroups(ctx, "s", 0); !slices.Equal(active, []string{"g1"}) {
+				t.Errorf("active groups = %v, want [g1] unchanged", active)
+			}
+		})
+	}
+}
+
+// TestResetToolsWithoutArguments: a call with no arguments is kwargs {}:
+// every group is deactivated.
+func TestResetToolsWithoutArguments(t *testing.T) {
+	ctx := context.Background()
+	tk := newToolkit(t, nil)
+	mustAddGroup(t, tk, toolkit.Group{Name: "g1", Description: "G1.", Active: true})
+	r := collect(t, tk, ctx, toolkit.ToolCall{ID: "1", Name: toolkit.MetaToolName, Session: "s"})
+	if r.final.State != toolkit.StateSuccess || r.final.Text() != "All tool groups are currently deactivated." {
+		t.Errorf("final = %s %q", r.final.State, r.final.Text())
+	}
+	if active, _, _ := tk.ActiveGroups(ctx, "s", 0); len(active) != 0 {
+		t.Errorf("active groups = %v, want none", active)
+	}
+}
+
+// TestMetaToolIsBuiltIn: reset_tools has 2.x ResetTools' flags (not
+// read-only, so permission's explore mode denies it; concurrency-safe),
+// lives in basic, and, as 2.x remove_tool ignores the built-ins, Remove
+// does not take it away.
+func TestMetaToolIsBuiltIn(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAddGroup(t, tk, toolkit.Group{Name: "g1", Description: "G1."})
+	m, ok := tk.Get(toolkit.MetaToolName)
+	if !ok {
+		t.Fatal("no reset_tools with a group registered")
+	}
+	if m.ReadOnly() || !m.ConcurrencySafe() || m.Group() != toolkit.BasicGroup {
+		t.Errorf("reset_tools: read-only %v, concurrency-safe %v, group %q", m.ReadOnly(), m.ConcurrencySafe(), m.Group())
+	}
+	tk.Remove(toolkit.MetaToolName)
+	if _, ok := tk.Get(toolkit.MetaToolName); !ok {
+		t.Error("Remove took reset_tools away")
+	}
+	if names := schemaNames(tk.Schemas(nil)); !slices.Equal(names, []string{toolkit.MetaToolName}) {
+		t.Errorf("schemas = %v", names)
+	}
+}
+
+// TestClearKeepsMiddleware: 1.x clear() empties tools and groups and
+// keeps the middlewares; basic stays usable (2.x's clear also drops
+// basic, so that add_tool fails after it: toolbus keeps 1.x's, since
+// basic is implicit here).
+func TestClearKeepsMiddleware(t *testing.T) {
+	ctx := context.Background()
+	tk := newToolkit(t, nil)
+	seen := 0
+	tk.Use(func(next toolkit.Handler) toolkit.Handler {
+		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			seen++
+			return next(ctx, call, w)
+		}
+	})
+	mustAddGroup(t, tk, toolkit.Group{Name: "g1", Description: "G1."})
+	mustAdd(t, tk, writes("before", nil, toolkit.Text("x")), toolkit.InGroup("g1"))
+	tk.Clear()
+	if _, ok := tk.Get(toolkit.MetaToolName); ok {
+		t.Error("reset_tools survived Clear")
+	}
+	mustAdd(t, tk, writes("after", nil, toolkit.Text("y")))
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "after"}); r.Text() != "y" || seen != 1 {
+		t.Errorf("after Clear: %q, middleware ran %d times", r.Text(), seen)
+	}
+}
+
+// TestExtendAddsRequired: 1.x's extended-model merge appends the
+// extension's required fields to "required", creating it when the tool
+// had none.
+func TestExtendAddsRequired(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Raw("f", "F.", objectSchema(map[string]any{"a": map[string]any{"type": "string"}}), echoInput))
+	if err := tk.Extend("f", map[string]any{"b": map[string]any{"type": "string"}}, "b"); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := tk.Schema("f")
+	jsonEqual(t, "extended", s.Function.Parameters, objectSchema(map[string]any{
+		"a": map[string]any{"type": "string"},
+		"b": map[string]any{"type": "string"},
+	}, "b"))
+}
+
+// TestRenameOnlyOnCollision: 1.x applies the namesake strategy only when
+// the name is taken, so "rename" registers a free name as it is.
+func TestRenameOnlyOnCollision(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, writes("free", nil), toolkit.OnConflict(toolkit.ConflictRename))
+	if names := schemaNames(tk.Schemas(nil)); !slices.Equal(names, []string{"free"}) {
+		t.Errorf("schemas = %v", names)
+	}
+	if f, _ := tk.Get("free"); f.OriginalName() != "free" {
+		t.Errorf("original name %q", f.OriginalName())
+	}
+}
