@@ -684,8 +684,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 			"RequestTooLargeError: the call's request is %d bytes, over the server's max_payload of %d bytes; send less input.", len(data)+headerSize(h), c.nc.MaxPayload()))
 	case kv.Full(err):
 		// Refused, not stored: the calls already queued run first.
-		r := toolkit.Final(call.ID, toolkit.CodeOverloaded, fmt.Sprintf(
-			"OverloadedError: the durable queue is full (the %s stream is at its bound: %v); retry after %s.", wire.StreamCalls, err, queueFullRetry))
+		r := toolkit.Final(call.ID, toolkit.CodeOverloaded, queueFullText(err))
 		r.Metadata = map[string]any{wire.MetaRetryAfterMS: queueFullRetry.Milliseconds()}
 		return r
 	case err != nil:
@@ -706,10 +705,6 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 	*seq = ack.Sequence
 	return nil
 }
-
-// queueFullRetry is how long a caller whose durable call found the calls
-// stream full waits before sending it again (retry_after_ms).
-const queueFullRetry = time.Second
 
 // enqueueWait is ClientOptions.QueueWait's default.
 const enqueueWait = 30 * time.Second

@@ -111,13 +111,24 @@ func CallsStreamConfig(dedup time.Duration, replicas int) jetstream.StreamConfig
 // most.
 const callsMaxAge = 24 * time.Hour
 
+// queueFullText is the answer to a durable call the full calls stream
+// refused (err, JetStream's).
+func queueFullText(err error) string {
+	return fmt.Sprintf("OverloadedError: the durable queue is full (the %s stream is at its bound: %v); retry after %s.", wire.StreamCalls, err, queueFullRetry)
+}
+
+// queueFullRetry is how long a caller whose durable call found the calls
+// stream full waits before sending it again (retry_after_ms).
+const queueFullRetry = time.Second
+
 // CallsMaxCalls and CallsMaxBytes bound the calls stream a worker
 // creates: the calls waiting for a worker or running, in count and in
 // bytes. A caller flooding durable calls (of a tool no worker takes, or
 // faster than the fleet takes them) fills the stream, not the servers'
 // store, which every bucket and stream shares. A full stream refuses the
 // new call (DiscardNew: nothing queued is dropped to make room), which the
-// client answers overloaded. A stream made earlier, or by an operator,
+// client answers overloaded, as does a worker queueing a call of a tool
+// durable by default. A stream made earlier, or by an operator,
 // keeps its own limits (`nats stream edit toolbus_calls`). JetStream
 // reserves MaxBytes from the servers' store when the stream is made:
 // where there is no room for it, the stream is made bounded in calls
@@ -958,6 +969,14 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	}
 	switch {
 	case err == nil:
+	case kv.Full(err):
+		// Refused, as the client's own enqueue is: run here, on the core
+		// path, the call would be lost with this worker, which its tool's
+		// being durable by default says it must not be.
+		resp := d.w.finalFor(id, toolkit.CodeOverloaded, queueFullText(err))
+		resp.Metadata[wire.MetaRetryAfterMS] = queueFullRetry.Milliseconds()
+		d.w.replyFinal(in, c, resp)
+		return true
 	case !uncertain:
 		d.w.count.jsErrors.Add(1)
 		d.w.log.Warn("bus: could not queue a durable call; running it here", "tool", in.tool, "call", id, "err", err)

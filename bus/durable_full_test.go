@@ -19,6 +19,8 @@ import (
 // durable calls fills it, not the server's store, which every bucket and
 // stream shares), and a full one refuses the new call, overloaded, with
 // the calls already queued kept and run: nothing is dropped to make room.
+// A call the worker would queue (its tool durable by default) is refused
+// the same way.
 func TestDurableQueueFull(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	js := natstest.JS(t, natstest.Connect(t, s))
@@ -42,7 +44,9 @@ func TestDurableQueueFull(t *testing.T) {
 			return 0, ctx.Err()
 		}
 	}))
-	durableWorker(t, s, tk, 0, "w1")
+	// hold is durable by default: a call sent on the core path is queued
+	// by the worker.
+	startDurableWorker(t, s, tk, bus.WorkerOptions{Instance: "w1", Durable: &bus.DurableOptions{Tools: []string{"hold"}}}, 0, false)
 	c := newClient(t, natstest.Connect(t, s), nil)
 
 	finals := make([]*toolkit.Response, 3)
@@ -64,9 +68,15 @@ func TestDurableQueueFull(t *testing.T) {
 			t.Fatal("three calls were not queued")
 		}
 	}
-	r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "q3", Name: "hold", Durable: true, Input: map[string]any{"N": 3}})
-	if r.Code != toolkit.CodeOverloaded || !strings.Contains(r.Text(), "durable queue is full") {
-		t.Errorf("a call past the full queue: %s %s", r.Code, r.Text())
+	for _, durable := range []bool{true, false} {
+		// Sent durable, the client queues it; sent on the core path, the
+		// worker does. Either way it is refused, not run: run on the core
+		// path, a call of a tool durable by default would be lost with its
+		// worker.
+		r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "hold", Durable: durable, Input: map[string]any{"N": 3}})
+		if r.Code != toolkit.CodeOverloaded || !strings.Contains(r.Text(), "durable queue is full") || r.Metadata[wire.MetaRetryAfterMS] == nil {
+			t.Errorf("a call past the full queue (durable %v): %s %s %v", durable, r.Code, r.Text(), r.Metadata)
+		}
 	}
 	close(release)
 	wg.Wait()
