@@ -108,7 +108,8 @@ func normalizeDir(dir string) string {
 func (l *Loader) Dir() string { return l.dir }
 
 // Load returns the directory's skills (root first) and a warning for each
-// one it skipped. Returned skills are copies.
+// one it skipped. Returned skills are copies, their Metadata included: a
+// caller may change them without changing the loader's.
 func (l *Loader) Load() ([]Skill, []Warning) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -141,7 +142,7 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 			continue
 		}
 		if s != nil {
-			sk := *s
+			sk := s.clone()
 			sk.from = l.origin(root, f)
 			skills = append(skills, sk)
 			budget -= l.cache[f].held
@@ -322,8 +323,18 @@ func (l *Loader) warn(path, reason string) *Warning {
 // directory (built in, or received from elsewhere).
 type Static []Skill
 
-// Load returns copies of the skills.
-func (s Static) Load() ([]Skill, []Warning) { return slices.Clone([]Skill(s)), nil }
+// Load returns copies of the skills, their Metadata's maps and slices
+// included.
+func (s Static) Load() ([]Skill, []Warning) {
+	if len(s) == 0 {
+		return nil, nil
+	}
+	out := make([]Skill, len(s))
+	for i, sk := range s {
+		out[i] = sk.clone()
+	}
+	return out, nil
+}
 
 // MaxSkillFile is the largest SKILL.md a loader reads, and MaxDirBytes
 // the most bytes of SKILL.md files one loader holds: the skills after

@@ -463,3 +463,34 @@ func TestLoaderBudgetBoundsTheRead(t *testing.T) {
 		beforeRead = nil
 	}
 }
+
+// A caller that edits a loaded skill's front matter changes its copy
+// only: the loader's cache (and every later query) keeps the file's.
+func TestLoaderReturnsCopies(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "---\nname: a\ndescription: d\ntags: [x, y]\nowner:\n  team: t\n---\nbody\n")
+	for _, src := range []Source{NewLoader(dir, nil), Static{{Name: "a", Metadata: map[string]any{
+		"tags": []any{"x", "y"}, "owner": map[string]any{"team": "t"},
+	}}}} {
+		got, _ := src.Load()
+		if len(got) != 1 {
+			t.Fatalf("%T: %d skills", src, len(got))
+		}
+		m := got[0].Metadata
+		m["extra"] = true
+		m["tags"].([]any)[0] = "changed"
+		m["owner"].(map[string]any)["team"] = "changed"
+
+		again, _ := src.Load()
+		m = again[0].Metadata
+		if _, ok := m["extra"]; ok {
+			t.Errorf("%T: a key added to a returned skill shows in the next load", src)
+		}
+		if v := m["tags"].([]any)[0]; v != "x" {
+			t.Errorf("%T: tags[0] = %v after editing a returned skill, want x", src, v)
+		}
+		if v := m["owner"].(map[string]any)["team"]; v != "t" {
+			t.Errorf("%T: owner.team = %v after editing a returned skill, want t", src, v)
+		}
+	}
+}

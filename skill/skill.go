@@ -40,6 +40,42 @@ type Skill struct {
 	from *origin // where a Loader found it; nil for a skill given in Go
 }
 
+// clone returns s with a Metadata of its own: the maps and slices a front
+// matter decodes to are copied, so a caller that edits the copy leaves the
+// source's skill as it was.
+func (s Skill) clone() Skill {
+	if s.Metadata != nil {
+		s.Metadata = cloneValue(s.Metadata).(map[string]any)
+	}
+	return s
+}
+
+// cloneValue copies the maps and slices of a decoded YAML value; other
+// values (scalars, times) are immutable or copied with the value.
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(v))
+		for k, e := range v {
+			c[k] = cloneValue(e)
+		}
+		return c
+	case map[any]any:
+		c := make(map[any]any, len(v))
+		for k, e := range v {
+			c[k] = cloneValue(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(v))
+		for i, e := range v {
+			c[i] = cloneValue(e)
+		}
+		return c
+	}
+	return v
+}
+
 // origin is where a Loader found a skill: its files are read from that
 // directory and no other (Skill.Files, Skill.ReadFile).
 type origin struct {
