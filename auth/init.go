@@ -41,8 +41,8 @@ type Setup struct {
 	ServerConfig string
 	// GatewayTokens is the gateway's bearer-token file.
 	GatewayTokens string
-	// Users, the operator and the worker first, then the callers by
-	// identity.
+	// Users, the operator, the worker and the gateway first, then the
+	// callers by identity.
 	Users []User
 }
 

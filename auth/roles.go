@@ -2,7 +2,7 @@
 // permissions, and writes them as a nats-server configuration with one
 // nkey per user (Init, `toolctl auth init`).
 //
-// Three roles:
+// Four roles:
 //
 //   - A caller (one per identity, e.g. one per agent) calls tools as its
 //     identity, cancels its own calls, reads its own replies and its own

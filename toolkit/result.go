@@ -184,8 +184,8 @@ func (r *Response) Err() error {
 	return &Error{Code: r.Code, Message: r.Text()}
 }
 
-// Event is one item of a call's stream: exactly one of Chunk, Progress or
-// Final is set. Final is always the last event.
+// Event is one item of a call's stream: exactly one of Chunk, Progress, Log
+// or Final is set. Final is always the last event.
 type Event struct {
 	Chunk    *Chunk
 	Progress *Progress

@@ -242,7 +242,8 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Entry is a key's last value as the stream leader has it.
+// Entry is a key's last value as Get (any replica) or LeaderGet (the
+// stream leader) read it.
 type Entry struct {
 	Value    []byte
 	Revision uint64    // the message's sequence; that of a delete too

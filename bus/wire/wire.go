@@ -330,7 +330,11 @@ func Inbox(identity string) string {
 func ValidIdentity(identity string) bool { return ValidCallID(identity) }
 
 // ReplyAllowed reports whether a worker may reply on subject to a caller
-// of identity: only under that caller's inbox.
+// of identity: only under that caller's inbox. An anonymous caller's inbox
+// is all of InboxPrefix, identities' inboxes included: nats.go's own
+// inboxes (_INBOX.<nuid>.) cannot be told from an identity's. With the
+// roles of package auth only the gateway, the workers and the operator
+// publish anonymous calls.
 func ReplyAllowed(subject, identity string) bool {
 	prefix := Inbox(identity)
 	return len(subject) > len(prefix) && subject[:len(prefix)] == prefix
