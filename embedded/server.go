@@ -48,7 +48,10 @@ type Options struct {
 	Log bool
 	// ConfigFile is a nats-server configuration file to start from, such
 	// as the roles `toolctl auth init` writes (package auth); the fields
-	// above override what it says about the same things.
+	// above override what it says about the same things when they are set
+	// (an empty Name or StoreDir and a zero MaxPayload leave the file's),
+	// except Listen, whose empty value means no socket whatever the file
+	// says.
 	ConfigFile string
 	// Insecure lets the server listen on an address other than loopback
 	// without authentication. Start refuses that otherwise: whoever
@@ -64,6 +67,7 @@ type Server struct {
 	ns      *server.Server
 	tempDir string
 	lock    *os.File // the store directory's, held while the server runs
+	shut    sync.Once
 }
 
 // Start starts an embedded NATS server with JetStream and waits until it
@@ -335,11 +339,14 @@ func (s *Server) StoreDir() string { return s.ns.StoreDir() }
 
 // Shutdown stops the server and removes a temporary store directory.
 // Close client connections first: shutting down under an active drain
-// produces pipe errors.
+// produces pipe errors. A second call, also one made at once from another
+// goroutine, waits for the first and does nothing more.
 func (s *Server) Shutdown() {
-	s.ns.Shutdown()
-	s.ns.WaitForShutdown()
-	s.release()
+	s.shut.Do(func() {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+		s.release()
+	})
 }
 
 // release unlocks the store directory and removes a temporary one.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -58,4 +59,24 @@ func TestStoreUnusable(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("Start took %v to fail (ready timeout 1m)", d)
 	}
+}
+
+// TestShutdownConcurrent: Server's methods are safe for concurrent use,
+// Shutdown included; a second Shutdown (at once or later) is harmless.
+func TestShutdownConcurrent(t *testing.T) {
+	s, err := Start(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.StoreDir()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Shutdown() }()
+	}
+	wg.Wait()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("temporary store %s still there after Shutdown: %v", dir, err)
+	}
+	s.Shutdown()
 }
