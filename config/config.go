@@ -25,7 +25,8 @@ import (
 )
 
 // Config is a worker's configuration. The zero value of every field means
-// its default (see Default); Parse and Load fill the defaults in.
+// its default (see Default), except a grace_period the file sets to 0;
+// Parse and Load fill most defaults in (see ApplyDefaults).
 type Config struct {
 	// Instance names this worker in logs and on the responses it serves:
 	// letters, digits, '_' and '-'. Empty means "<hostname>-<pid>" (see
@@ -379,7 +380,10 @@ func Default() *Config {
 // in "embedded.listen") to a value other than null.
 func (c *Config) Has(path string) bool { return c.src.has(path) }
 
-// ApplyDefaults fills in every unset field that has a default. It is
+// ApplyDefaults fills in every unset field that has a default, except
+// those of Builtins (its Workspace aside) and Skills: a zero value there
+// stays, and builtin.Register and the worker apply their defaults (the
+// default command timeout depends on the maximum one, for one). It is
 // idempotent.
 func (c *Config) ApplyDefaults() {
 	c.QueueGroup = or(c.QueueGroup, DefaultQueueGroup)

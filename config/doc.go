@@ -28,13 +28,17 @@
 // second YAML document are errors. Validate checks the values and the
 // references between them. Every error names the file, the line, the key
 // path and the reason, and all of them are reported at once (Errors),
-// except after a YAML syntax error, which stops the reading.
+// except after a YAML syntax error or a document that cannot be read as
+// one mapping of keys (a key given twice, a null key, a mapping over
+// MaxMappingKeys keys, a second document), which stops the reading.
 //
 // # Defaults and overrides
 //
 // An absent key means its default, and an empty file is the default
 // configuration (Default). The defaults are filled in by Parse and Load
-// (ApplyDefaults). Flags and environment variables are the command's
+// (ApplyDefaults), except those of the built-in tools (builtins, its
+// workspace aside) and of skills (skills[].group), which stay unset and
+// are package builtin's and the worker's to apply. Flags and environment variables are the command's
 // business: it changes the loaded Config and calls Validate again.
 //
 // # Decisions
