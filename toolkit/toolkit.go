@@ -305,7 +305,8 @@ func OnConflict(c Conflict) Option {
 
 // Describe returns a copy of t described further by opts, as Add would
 // register it; for code that needs a described Tool outside a toolkit.
-// OnConflict has no effect here.
+// OnConflict has no effect here. The copy is shallow: its InputSchema is
+// t's map.
 func Describe(t *Tool, opts ...Option) (*Tool, error) {
 	r, err := describe(t, opts)
 	if err != nil {
@@ -335,7 +336,10 @@ func describe(t *Tool, opts []Option) (registration, error) {
 	return r, nil
 }
 
-// Add registers a tool (a copy of t, described by opts). It fails for an
+// Add registers a tool (a copy of t, described by opts). The copy is
+// shallow: the registered Tool's InputSchema (what Get and Call.Tool
+// show) is t's map, so t's schema must not change after Add; what is
+// listed and validated is a deep copy taken by Add. It fails for an
 // invalid name (or one over MaxNameLen bytes), a bad schema, a missing handler, an unknown group, a
 // preset that is not a property, or a name that is taken (unless
 // OnConflict says otherwise). "reset_tools" is reserved.
