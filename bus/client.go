@@ -30,7 +30,9 @@ import (
 // defaults; so does every zero field.
 type ClientOptions struct {
 	// Heartbeat is the interval at which the client asks workers to send a
-	// heartbeat when a call is otherwise silent. Default DefaultHeartbeat.
+	// heartbeat when a call is otherwise silent, taken within
+	// [MinHeartbeat, MaxHeartbeat] (as the worker takes it). Default
+	// DefaultHeartbeat.
 	Heartbeat time.Duration
 	// StallTimeout ends a call as worker_lost (and publishes its cancel)
 	// when no frame arrived for that long; calls are looked at every

@@ -48,8 +48,9 @@
 //
 // # Decisions
 //
-//   - Overload: a worker at MaxInFlight answers overloaded at once with
-//     retry_after_ms rather than pausing its subscriptions; NATS picks
+//   - Overload: a worker at MaxInFlight answers overloaded with
+//     retry_after_ms, after waiting at most 10ms for a running call to
+//     end, rather than pausing its subscriptions; NATS picks
 //     queue members at random, and a paused fleet would look unavailable.
 //   - Deadlines travel as a relative timeout (Toolbus-Timeout, ms) so
 //     worker and caller clocks need not agree.
