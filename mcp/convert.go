@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -170,29 +171,9 @@ func contentBlock(content sdk.Content) toolkit.Block {
 		// give an MCP client the resource back (embeddedResource).
 		return toolkit.Block{Type: toolkit.BlockText, Text: strings.TrimSuffix(b.String(), "\n"), Name: r.URI}
 	case *sdk.ResourceLink:
-		var b strings.Builder
-		fmt.Fprintf(&b, "[resource link] %s", x.URI)
-		var attrs []string
-		if x.Name != "" {
-			attrs = append(attrs, fmt.Sprintf("name: %s", x.Name))
-		}
-		if x.Title != "" {
-			attrs = append(attrs, fmt.Sprintf("title: %s", x.Title))
-		}
-		if x.Description != "" {
-			attrs = append(attrs, fmt.Sprintf("description: %s", x.Description))
-		}
-		if x.MIMEType != "" {
-			attrs = append(attrs, fmt.Sprintf("type: %s", x.MIMEType))
-		}
-		if x.Size != nil {
-			attrs = append(attrs, fmt.Sprintf("size: %d bytes", *x.Size))
-		}
-		if len(attrs) > 0 {
-			fmt.Fprintf(&b, " (%s)", strings.Join(attrs, "; "))
-		}
-		b.WriteString("\n")
-		return toolkit.Block{Type: toolkit.BlockText, Text: b.String(), Name: x.URI}
+		// Name (the URI) marks the text as this rendering, so the gateway
+		// can give an MCP client the link back (resourceLink).
+		return toolkit.Block{Type: toolkit.BlockText, Text: resourceLinkText(x), Name: x.URI}
 	default:
 		// Not produced by tools/call today; keep it visible as JSON rather
 		// than dropping it.
@@ -277,6 +258,91 @@ type embeddedText struct {
 	MIMEType *string        `json:"mimeType"`
 	Meta     map[string]any `json:"meta"`
 	Text     string         `json:"text"`
+}
+
+// resourceLinkText is a resource link as a text block shows it to the
+// model: "[resource link] URI (name: …; title: …; description: …; type:
+// …; size: N bytes)", each part only when the link has it.
+func resourceLinkText(x *sdk.ResourceLink) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[resource link] %s", x.URI)
+	var attrs []string
+	for _, a := range resourceLinkAttrs {
+		if v := a.get(x); v != "" {
+			attrs = append(attrs, a.key+v)
+		}
+	}
+	if len(attrs) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(attrs, "; "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// resourceLinkAttrs are the parts of resourceLinkText, in order.
+var resourceLinkAttrs = []struct {
+	key string
+	get func(*sdk.ResourceLink) string
+	set func(*sdk.ResourceLink, string)
+}{
+	{"name: ", func(x *sdk.ResourceLink) string { return x.Name }, func(x *sdk.ResourceLink, v string) { x.Name = v }},
+	{"title: ", func(x *sdk.ResourceLink) string { return x.Title }, func(x *sdk.ResourceLink, v string) { x.Title = v }},
+	{"description: ", func(x *sdk.ResourceLink) string { return x.Description }, func(x *sdk.ResourceLink, v string) { x.Description = v }},
+	{"type: ", func(x *sdk.ResourceLink) string { return x.MIMEType }, func(x *sdk.ResourceLink, v string) { x.MIMEType = v }},
+	{"size: ", func(x *sdk.ResourceLink) string {
+		if x.Size == nil {
+			return ""
+		}
+		return strconv.FormatInt(*x.Size, 10) + " bytes"
+	}, func(x *sdk.ResourceLink, v string) {
+		// A value that is not "N bytes" renders otherwise: not a link.
+		if n, err := strconv.ParseInt(strings.TrimSuffix(v, " bytes"), 10, 64); err == nil {
+			x.Size = &n
+		}
+	}},
+}
+
+// resourceLink gives back the resource link a text block was made from
+// (contentBlock): named by a URI and holding exactly that link's
+// rendering. ok is false for any other text block. A part whose value
+// holds what reads as the next part's key ("; title: ") is read as that
+// part, which renders the same text.
+func resourceLink(b toolkit.Block) (_ *sdk.ResourceLink, ok bool) {
+	if b.Type != toolkit.BlockText || b.Name == "" {
+		return nil, false
+	}
+	rest, ok := strings.CutPrefix(b.Text, "[resource link] "+b.Name)
+	if !ok {
+		return nil, false
+	}
+	x := &sdk.ResourceLink{URI: b.Name}
+	if inner, ok := strings.CutPrefix(rest, " ("); ok {
+		inner, ok = strings.CutSuffix(inner, ")\n")
+		if !ok {
+			return nil, false
+		}
+		next := 0 // resourceLinkAttrs[next:] may come
+		for part := range strings.SplitSeq(inner, "; ") {
+			i := next
+			for i < len(resourceLinkAttrs) && !strings.HasPrefix(part, resourceLinkAttrs[i].key) {
+				i++
+			}
+			if i == len(resourceLinkAttrs) { // part of the previous value
+				if next == 0 {
+					return nil, false
+				}
+				a := resourceLinkAttrs[next-1]
+				a.set(x, a.get(x)+"; "+part)
+				continue
+			}
+			resourceLinkAttrs[i].set(x, strings.TrimPrefix(part, resourceLinkAttrs[i].key))
+			next = i + 1
+		}
+	}
+	if resourceLinkText(x) != b.Text {
+		return nil, false
+	}
+	return x, true
 }
 
 // embeddedResource gives back the embedded text resource a text block

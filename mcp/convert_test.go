@@ -82,3 +82,33 @@ func TestEmbeddedTextAsAgentScopeShowsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceLinkRoundTrip: the text block a resource link becomes gives
+// the gateway that link back, whatever its parts hold; any other text
+// named by a URI stays text.
+func TestResourceLinkRoundTrip(t *testing.T) {
+	size := int64(42)
+	for _, l := range []*sdk.ResourceLink{
+		{URI: "file:///a"},
+		{URI: "file:///big.csv", Name: "big.csv", MIMEType: "text/csv", Size: &size},
+		{URI: "https://x/y z", Name: "a; title: b", Title: "t (x)", Description: "one; two\nthree)", MIMEType: "text/plain"},
+		{URI: "file:///s", Description: "size: 3 bytes"},
+	} {
+		b := contentBlock(l)
+		got, ok := resourceLink(b)
+		if !ok || resourceLinkText(got) != b.Text || got.URI != l.URI {
+			t.Errorf("%+v: got %+v, %v", l, got, ok)
+		}
+	}
+	for _, b := range []toolkit.Block{
+		{Type: toolkit.BlockText, Text: "[resource link] file:///a\n", Name: "file:///b"},
+		{Type: toolkit.BlockText, Text: "[resource link] file:///a (size: many bytes)\n", Name: "file:///a"},
+		{Type: toolkit.BlockText, Text: "[resource link] file:///a (colour: red)\n", Name: "file:///a"},
+		{Type: toolkit.BlockText, Text: "[resource link] file:///a and more", Name: "file:///a"},
+		{Type: toolkit.BlockText, Text: "[resource link] file:///a\n"},
+	} {
+		if got, ok := resourceLink(b); ok {
+			t.Errorf("%q named %q: read as the link %+v", b.Text, b.Name, got)
+		}
+	}
+}

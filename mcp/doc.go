@@ -278,7 +278,10 @@
 // or group_inactive with what to do), not a JSON-RPC "unknown tool". A streaming tool's chunks are accumulated
 // (MCP has no partial results) and the final response becomes the result:
 //
-//	text block                         → text
+//	text block                         → text (a mounted server's embedded
+//	                                     text resource or resource link, as
+//	                                     its text block renders it: that
+//	                                     resource or link again)
 //	data block, image/* or audio/*     → image or audio
 //	data block, text/* (UTF-8)         → embedded resource (text)
 //	data block, any other media type   → embedded resource (blob); for both, the URI

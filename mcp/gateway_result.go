@@ -58,14 +58,17 @@ func jsonValue(v any) any {
 }
 
 // blockContent converts one block: text → text (but a mounted server's
-// embedded text resource, as the client converted it, → that resource
-// again); base64 data → image or audio by media type, text/* (valid
+// embedded text resource or resource link, as the client converted it, →
+// that resource or link again); base64 data → image or audio by media type, text/* (valid
 // UTF-8) → an embedded text resource, any other type → an embedded blob
 // resource; URL data → a resource link.
 func blockContent(callID string, i int, b toolkit.Block) sdk.Content {
 	if b.Type != toolkit.BlockData {
 		if r, ok := embeddedResource(b); ok {
 			return r
+		}
+		if l, ok := resourceLink(b); ok {
+			return l
 		}
 		return &sdk.TextContent{Text: b.Text}
 	}
