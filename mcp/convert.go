@@ -110,7 +110,9 @@ func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
 //	isError                       → state error (the final response gets code tool_error)
 //
 // A structuredContent or _meta nested deeper than maxMetadataDepth is
-// kept as its JSON text.
+// kept as its JSON text. When the blocks cannot tell the gateway what the
+// server sent (contentLayout), the content as the server sent it goes in
+// metadata "mcp_content" too.
 func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
 	c := toolkit.Chunk{State: toolkit.StateRunning}
 	for _, content := range res.Content {
@@ -126,6 +128,12 @@ func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
 				c.Content = append(c.Content, toolkit.Block{Type: toolkit.BlockText, Text: string(b)})
 			}
 		}
+	}
+	if layout := contentLayout(res.Content, c.Content); layout != nil {
+		if c.Metadata == nil {
+			c.Metadata = map[string]any{}
+		}
+		c.Metadata[metaMCPContent] = layout
 	}
 	if len(res.Meta) > 0 {
 		if c.Metadata == nil {
@@ -248,6 +256,92 @@ func jsonShape(v any) any {
 		return string(b)
 	}
 	return out
+}
+
+// metaMCPContent is the metadata key of a result's content as its server
+// sent it (contentLayout).
+const metaMCPContent = "mcp_content"
+
+// maxLayoutBytes bounds the JSON of a content kept by contentLayout.
+const maxLayoutBytes = 64 << 10
+
+// contentLayout is a result's content as its server sent it (plain JSON
+// values), when the blocks made of it lose what it was: a resource link
+// or embedded text resource next to another text block, with which
+// accumulation merges it into one text (the model reads that text; the
+// gateway gives an MCP client the content back, see mcpContent). nil
+// when the blocks keep it, or when its JSON is over maxLayoutBytes (the
+// client then gets the merged text).
+func contentLayout(content []sdk.Content, blocks []toolkit.Block) any {
+	lossy := false
+	for i := 1; i < len(blocks) && !lossy; i++ {
+		a, b := content[i-1], content[i]
+		lossy = blocks[i-1].Type == toolkit.BlockText && blocks[i].Type == toolkit.BlockText &&
+			(textRendered(a) || textRendered(b))
+	}
+	if !lossy {
+		return nil
+	}
+	b, err := json.Marshal(content)
+	if err != nil || len(b) > maxLayoutBytes {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return shallow(out)
+}
+
+// textRendered reports whether content becomes a text block that stands
+// for something else: a resource link or an embedded text resource.
+func textRendered(content sdk.Content) bool {
+	switch x := content.(type) {
+	case *sdk.ResourceLink:
+		return true
+	case *sdk.EmbeddedResource:
+		return x.Resource != nil && x.Resource.Blob == nil
+	}
+	return false
+}
+
+// mcpContent gives back the content a result's server sent, kept by
+// contentLayout, when the final's content is still exactly what it
+// became (no middleware changed it, nothing was added). ok is false
+// otherwise.
+func mcpContent(r *toolkit.Response) (_ []sdk.Content, ok bool) {
+	raw, found := r.Metadata[metaMCPContent]
+	if !found {
+		return nil, false
+	}
+	b, err := json.Marshal(map[string]any{"content": raw})
+	if err != nil {
+		return nil, false
+	}
+	var res sdk.CallToolResult
+	if json.Unmarshal(b, &res) != nil || len(res.Content) == 0 {
+		return nil, false
+	}
+	var acc toolkit.Accumulator
+	c := toolkit.Chunk{}
+	for _, item := range res.Content {
+		c.Content = append(c.Content, contentBlock(item))
+	}
+	if acc.Add(&c) != nil {
+		return nil, false
+	}
+	got := acc.Response("").Content
+	if len(got) != len(r.Content) {
+		return nil, false
+	}
+	for i := range got {
+		want := r.Content[i]
+		want.ID = got[i].ID
+		if got[i] != want {
+			return nil, false
+		}
+	}
+	return res.Content, true
 }
 
 // embeddedText is an embedded text resource as a text block shows it to

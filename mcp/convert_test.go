@@ -112,3 +112,39 @@ func TestResourceLinkRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestContentLayout: a result whose text, links and embedded text would
+// merge keeps its content for the gateway, which gives it back only while
+// the final's content is still what that content became.
+func TestContentLayout(t *testing.T) {
+	content := []sdk.Content{
+		&sdk.TextContent{Text: "Here are 2 links:"},
+		&sdk.ResourceLink{URI: "demo://a", Name: "a"},
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "demo://b", MIMEType: "text/plain", Text: "b"}},
+	}
+	c := resultChunk(&sdk.CallToolResult{Content: content})
+	var acc toolkit.Accumulator
+	if err := acc.Add(&c); err != nil {
+		t.Fatal(err)
+	}
+	r := acc.Response("call")
+	if len(r.Content) != 1 || r.Metadata[metaMCPContent] == nil {
+		t.Fatalf("accumulated %+v: want one text and the layout", r)
+	}
+	got, ok := mcpContent(r)
+	if !ok || len(got) != 3 {
+		t.Fatalf("mcpContent = %v, %v", got, ok)
+	}
+	if l, ok := got[1].(*sdk.ResourceLink); !ok || l.URI != "demo://a" {
+		t.Errorf("content[1] = %#v", got[1])
+	}
+	r.Content[0].Text += " [redacted by a middleware]"
+	if got, ok := mcpContent(r); ok {
+		t.Errorf("a changed final gave back %v", got)
+	}
+	// Nothing to merge: no layout.
+	c = resultChunk(&sdk.CallToolResult{Content: []sdk.Content{&sdk.ResourceLink{URI: "demo://a"}, &sdk.ImageContent{Data: pngBytes, MIMEType: "image/png"}}})
+	if c.Metadata[metaMCPContent] != nil {
+		t.Errorf("layout kept for content that does not merge: %v", c.Metadata)
+	}
+}

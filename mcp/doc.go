@@ -116,6 +116,12 @@
 //	_meta                         → metadata "mcp_meta"
 //	isError                       → chunk state error: the final response has code tool_error
 //
+// A resource link or embedded text resource beside another text block
+// merges with it into one text block (consecutive text merges); the
+// content as the server sent it then also goes in metadata "mcp_content"
+// (when its JSON is at most 64 KiB), and the gateway gives an MCP client
+// that content while the final's content is still exactly what it became.
+//
 // A structuredContent or _meta nested deeper than 48 levels is kept in
 // the metadata as its JSON text, a string: the bus's decoders take 64
 // levels in a whole response.
@@ -288,6 +294,7 @@
 //	                                     is the block's name when that is a URI,
 //	                                     else toolbus:data/<block id, or call id-index>
 //	data block by URL                  → resource link
+//	metadata mcp_content               → that content instead (see Calls above)
 //	metadata structured_content        → structuredContent (when an object)
 //	the rest of the metadata           → _meta "toolbus/metadata"
 //	state, code, session               → _meta "toolbus/state", "toolbus/code", "toolbus/session"

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,5 +181,27 @@ func TestGatewayProxyContent(t *testing.T) {
 	res = callTool(t, natstest.Ctx(t), c.mcpClient, ToolName("s", "fail"), map[string]any{}, nil)
 	if !res.IsError || resultText(res) != "disk full" {
 		t.Errorf("fail = %+v, want isError with the server's text", res)
+	}
+}
+
+// TestGatewayProxyResourceLinks: the npm server's intro text and resource
+// links (consecutive text blocks in the fleet, which merge into one)
+// reach a gateway client as that text and those links.
+func TestGatewayProxyResourceLinks(t *testing.T) {
+	c := proxyFleet(t, everythingStdio(t, "everything"))
+	res := callTool(t, natstest.Ctx(t), c.mcpClient, ToolName("everything", "get-resource-links"), map[string]any{"count": 3}, nil)
+	if res.IsError || len(res.Content) != 4 {
+		t.Fatalf("get-resource-links = %d items %+v, want the text and 3 links", len(res.Content), res.Content)
+	}
+	if tc, ok := res.Content[0].(*sdk.TextContent); !ok || !strings.HasPrefix(tc.Text, "Here are 3 resource links") {
+		t.Errorf("content[0] = %#v", res.Content[0])
+	}
+	for i, item := range res.Content[1:] {
+		if rl, ok := item.(*sdk.ResourceLink); !ok || rl.URI == "" || !strings.Contains(rl.Name, fmt.Sprint("Resource ", i+1)) || rl.MIMEType == "" {
+			t.Errorf("content[%d] = %#v, want resource link %d", i+1, item, i+1)
+		}
+	}
+	if md, _ := res.Meta[GatewayMetaMetadata].(map[string]any); md != nil && md["mcp_content"] != nil {
+		t.Errorf("_meta carries the layout: %v", md)
 	}
 }

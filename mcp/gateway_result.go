@@ -15,8 +15,12 @@ import (
 // doc, section Gateway).
 func (s *gatewaySession) result(r *toolkit.Response) *sdk.CallToolResult {
 	res := &sdk.CallToolResult{Content: []sdk.Content{}}
-	for i, b := range r.Content {
-		res.Content = append(res.Content, blockContent(r.ID, i, b))
+	if content, ok := mcpContent(r); ok {
+		res.Content = content // a mounted server's, as it sent it
+	} else {
+		for i, b := range r.Content {
+			res.Content = append(res.Content, blockContent(r.ID, i, b))
+		}
 	}
 	res.IsError = r.State != toolkit.StateSuccess && r.State != ""
 	meta := sdk.Meta{GatewayMetaState: string(r.State), GatewayMetaSession: s.id}
@@ -28,6 +32,9 @@ func (s *gatewaySession) result(r *toolkit.Response) *sdk.CallToolResult {
 	}
 	md := make(map[string]any, len(r.Metadata))
 	for k, v := range r.Metadata {
+		if k == metaMCPContent {
+			continue
+		}
 		if k == metaStructuredContent {
 			if obj, ok := jsonValue(v).(map[string]any); ok {
 				res.StructuredContent = obj
