@@ -205,3 +205,25 @@ func TestGatewayProxyResourceLinks(t *testing.T) {
 		t.Errorf("_meta carries the layout: %v", md)
 	}
 }
+
+// TestGatewayProxyTimeout: a mounted tool that never answers ends at the
+// server's configured timeout, which the server hears as
+// notifications/cancelled; the gateway client gets isError with code
+// timeout and the session goes on.
+func TestGatewayProxyTimeout(t *testing.T) {
+	cfg := ServerConfig{Name: "slow", Transport: TransportStreamableHTTP, URL: startHTTPPeer(t, false).url(), Timeout: Duration(500 * time.Millisecond)}
+	c := proxyFleet(t, cfg)
+	drain(blockCancelled)
+	res := callTool(t, natstest.Ctx(t), c.mcpClient, ToolName("slow", "block"), map[string]any{}, nil)
+	if !res.IsError || res.Meta[GatewayMetaCode] != "timeout" {
+		t.Fatalf("block = %+v %v, want isError with code timeout", res, res.Meta)
+	}
+	select {
+	case <-blockCancelled:
+	case <-time.After(guardTimeout):
+		t.Fatal("the server's tool was not cancelled at the timeout")
+	}
+	if res := callTool(t, natstest.Ctx(t), c.mcpClient, ToolName("slow", "echo"), map[string]any{"text": "after"}, nil); resultText(res) != "after" {
+		t.Fatalf("echo after the timeout = %q", resultText(res))
+	}
+}
