@@ -76,7 +76,12 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // nc and not waited for: the call's own acknowledgement follows it on the
 // same connection, so the stream has the final whenever it has the ack
 // (and without the ack the call is delivered again).
-func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64) {
+//
+// With expect, the final is kept only over that revision of key (none: 0),
+// and a waited-for write returns its own revision (0 otherwise): an
+// earlier attempt of a call, still running when its caller sent the call
+// again, does not replace the later attempt's kept final.
+func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64) (rev uint64) {
 	kept := *resp
 	kept.ID = id
 	eb := getBuf()
@@ -85,19 +90,47 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 	// the final sent (AppendFrame), without copying the response's map.
 	data, err := wire.AppendFrame(eb.b[:0], &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept}, meta)
 	eb.b = data
+	var msg *nats.Msg
+	if err == nil {
+		msg = keptMsg(r.kv.Bucket(), key, data)
+		if expect != nil {
+			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(*expect, 10))
+		}
+	}
 	switch {
 	case err != nil:
 	case wait:
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = r.js.PublishMsg(ctx, keptMsg(r.kv.Bucket(), key, data))
+		var ack *jetstream.PubAck
+		if ack, err = r.js.PublishMsg(ctx, msg); err == nil {
+			rev = ack.Sequence
+		}
 		cancel()
 	default:
-		err = nc.PublishMsg(keptMsg(r.kv.Bucket(), key, data))
+		err = nc.PublishMsg(msg)
 	}
-	if err != nil {
+	var apiErr *jetstream.APIError
+	switch {
+	case err == nil:
+	case expect != nil && errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
+		log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id)
+	default:
 		failed.Add(1)
 		log.Warn("bus: could not keep a call's result", "call", id, "err", err)
 	}
+	return rev
+}
+
+// revision is key's revision in the results bucket now (0: none), read
+// through the stream leader, for a write over it (keep's expect).
+func (r *results) revision(key string) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := kv.LeaderGet(ctx, r.js, r.kv.Bucket(), key)
+	if err != nil && !errors.Is(err, kv.ErrForged) {
+		return 0, err
+	}
+	return e.Revision, nil
 }
 
 // keptMsg is the message that keeps a final (data) under key in bucket:

@@ -50,15 +50,19 @@ type sender struct {
 	// its caller gave a retry (wire.HeaderKeepResult); keepKey its key.
 	keepID, keepKey string
 	kept            bool // stored already (a core call's, waited for before the final)
-	batch           bool // the caller reads chunk frames with more chunks (wire.Request.More)
-	refused         bool // answered overloaded without running: no run time to count
-	codec           wire.Codec
-	hbEvery         time.Duration
-	call            toolkit.ToolCall
-	ctx             context.Context
-	cancel          context.CancelCauseFunc
-	stopT           context.CancelFunc // the timeout's timer; nil without one
-	span            trace.Span         // the call's span; nil without WorkerOptions.Tracer
+	// keepCond: a core call's final is kept only over keepRev, the kept
+	// key's revision when the call started (or its own write's since).
+	keepCond bool
+	keepRev  uint64
+	batch    bool // the caller reads chunk frames with more chunks (wire.Request.More)
+	refused  bool // answered overloaded without running: no run time to count
+	codec    wire.Codec
+	hbEvery  time.Duration
+	call     toolkit.ToolCall
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	stopT    context.CancelFunc // the timeout's timer; nil without one
+	span     trace.Span         // the call's span; nil without WorkerOptions.Tracer
 
 	mu        sync.Mutex
 	done      bool // the final is out; writes fail with ErrStopped
@@ -148,6 +152,17 @@ func (s *sender) runSlotted() {
 	if s.pin.here {
 		unkeep = s.w.aff.keep(s.call.Scope())
 	}
+	if s.keep && s.dur == nil {
+		// The kept final's revision now: this attempt's final is kept only
+		// over it, so that the final of a later attempt (its caller's
+		// retry of a call it took for lost, kept under the same id) is not
+		// replaced by this one's, which nobody reads.
+		if rev, err := s.w.results.revision(s.keepKey); err == nil {
+			s.mu.Lock()
+			s.keepRev, s.keepCond = rev, true
+			s.mu.Unlock()
+		}
+	}
 	if s.w.beforeDispatch != nil {
 		s.w.beforeDispatch(s)
 	}
@@ -167,12 +182,18 @@ func (s *sender) runSlotted() {
 		// A core call that asked for it has its final stored before the
 		// final is sent, so the caller that got it finds it kept. (A call
 		// that ended meanwhile, abandoned, kept what it answered.)
-		s.w.results.keep(s.w.nc, true, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors)
 		s.mu.Lock()
+		expect := s.keepExpect()
+		s.mu.Unlock()
+		rev := s.w.results.keep(s.w.nc, true, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, expect)
+		s.mu.Lock()
+		if expect != nil && rev > 0 {
+			s.keepRev = rev
+		}
 		if s.done && s.kept {
 			// Abandoned while the result was being stored: what the
 			// caller got is what stays kept.
-			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors)
+			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, s.keepExpect())
 		}
 		s.kept = true
 		s.mu.Unlock()
@@ -434,6 +455,16 @@ func (s *sender) abandoned() *toolkit.Response {
 		Content: []toolkit.Block{{Type: toolkit.BlockText, Text: e.Message}}}
 }
 
+// keepExpect is the revision the call's kept final is written over (the
+// write's compare-and-set), nil for none; s.mu is held.
+func (s *sender) keepExpect() *uint64 {
+	if !s.keepCond {
+		return nil
+	}
+	rev := s.keepRev
+	return &rev
+}
+
 // release frees what the call held once its final is out.
 func (s *sender) release() {
 	s.dur.done()
@@ -689,7 +720,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		// durable acknowledgement, on the same connection, so the bucket
 		// has it whenever JetStream has the acknowledgement.
 		s.kept = true
-		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors)
+		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.keepExpect())
 	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits

@@ -620,7 +620,7 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 	if in.dur != nil && w.results != nil && wire.ValidCallID(resp.ID) {
 		// A durable call's final is kept, also one sent without running
 		// it: its caller looks for it when the frame is lost on the way.
-		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors)
+		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil)
 	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: seqAfter(in.header) + 1, Final: resp}
 	in.dur.mark(f)

@@ -43,6 +43,12 @@ type gadget struct {
 
 // noHdr names the gadget of a direct get asked with no_hdr: the stored
 // value alone, without the server's headers (nor the stored ones).
+//
+// Alice's kept results are a durable call's: a core call's is written by
+// compare-and-set (over the revision its call started with), so a copy
+// with its stored headers carries Nats-Expected-Last-Subject-Sequence and
+// the server stores it only where that revision is the key's; a durable
+// call's has none and is stored anywhere.
 const noHdr = "a copy of alice's kept result without headers"
 
 // forge has nc send gadget's request with $KV.<bucket>.<key> as its reply
@@ -88,7 +94,7 @@ func TestRolesForgedKeptResult(t *testing.T) {
 		Invoke(context.Context, toolkit.ToolCall) *toolkit.Response
 	}, id, text string) {
 		t.Helper()
-		if r := c.Invoke(ctx, toolkit.ToolCall{ID: id, Name: "echo", Input: map[string]any{"text": text}, KeepResult: true}); r.Text() != text {
+		if r := c.Invoke(ctx, toolkit.ToolCall{ID: id, Name: "echo", Input: map[string]any{"text": text}, KeepResult: true, Durable: true}); r.Text() != text {
 			t.Fatalf("kept call %s: %+v", id, r)
 		}
 	}
@@ -205,7 +211,7 @@ func TestRolesForgedApprovals(t *testing.T) {
 	ojs := f.operatorJS(t)
 	guard := operatorGuard(t, ctx, ojs)
 	alice, anc, _ := f.caller(t, "alice")
-	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "x"}, KeepResult: true}); r.Text() != "x" {
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "x"}, KeepResult: true, Durable: true}); r.Text() != "x" {
 		t.Fatalf("alice's kept call: %+v", r)
 	}
 	key, _ := wire.SessionKey(toolkit.SessionScope("alice", "s"))
@@ -306,7 +312,7 @@ func TestRolesForgedSessionPins(t *testing.T) {
 	ojs := f.operatorJS(t)
 	alice, anc, _ := f.caller(t, "alice")
 	bob, _, _ := f.caller(t, "bob")
-	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "w"}, KeepResult: true}); r.Text() != "w" {
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "w"}, KeepResult: true, Durable: true}); r.Text() != "w" {
 		t.Fatalf("alice's kept call: %+v", r)
 	}
 	view := func(session string) *toolkit.Response {
@@ -397,7 +403,7 @@ func TestRolesForgedGrants(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice, anc, _ := f.caller(t, "alice")
-	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": `{"url":"https://evil.example"}`}, KeepResult: true}); r.State != toolkit.StateSuccess {
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": `{"url":"https://evil.example"}`}, KeepResult: true, Durable: true}); r.State != toolkit.StateSuccess {
 		t.Fatalf("alice's kept call: %+v", r)
 	}
 	genuine := &mcp.Grant{URL: "https://mcp.example/mcp", ClientID: "c", TokenURL: "https://auth.example/token", AccessToken: "secret", Updated: time.Now()}
@@ -441,7 +447,7 @@ func TestRolesForgedDurableCalls(t *testing.T) {
 	ojs := f.operatorJS(t)
 	alice, anc, _ := f.caller(t, "alice")
 	bob, _, _ := f.caller(t, "bob")
-	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "alice's"}, KeepResult: true}); r.Text() != "alice's" {
+	if r := alice.Invoke(ctx, toolkit.ToolCall{ID: "kept", Name: "echo", Input: map[string]any{"text": "alice's"}, KeepResult: true, Durable: true}); r.Text() != "alice's" {
 		t.Fatalf("alice's kept call: %+v", r)
 	}
 	// Bob's first durable call: the stream and the echo consumer exist.
