@@ -83,7 +83,10 @@ type ClientOptions struct {
 	// elicitation, sampling), unless a call's context has its own
 	// (WithAsker). Nil: such requests are answered that this caller
 	// cannot answer them, and the tool gets that error. The context it
-	// gets is the call's, and ends when the call ends.
+	// gets is the call's, and ends when the call ends: the call's final
+	// does not wait for its Asker, which must then return (one that
+	// ignores its context outlives the call on a goroutine of the
+	// client's).
 	Asker Asker
 	// MaxSessions bounds how many sessions the client remembers things
 	// of: each session's latest groups revision (Revision) and the worker

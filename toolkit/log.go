@@ -79,7 +79,8 @@ func Ask(ctx context.Context, w Writer, method string, params any) (any, error) 
 }
 
 // AskFunc answers a tool's request (Ask) on the caller's side: method and
-// params as MCP has them; the result goes back to the tool.
+// params as MCP has them; the result goes back to the tool. It returns
+// when ctx ends (the call's): nothing waits for one that does not.
 type AskFunc func(ctx context.Context, method string, params any) (any, error)
 
 type askerKey struct{}
