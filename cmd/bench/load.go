@@ -136,7 +136,10 @@ func drive(ctx, stop context.Context, spec loadSpec, call callFunc, done *atomic
 	conc := max(spec.conc, 1)
 	var issued atomic.Int64
 	next := func() bool {
-		if stop.Err() != nil {
+		// ctx too: its Done closes before its children (stop) are
+		// cancelled, and a call that just ended on an interrupt must not
+		// start another in that moment.
+		if stop.Err() != nil || ctx.Err() != nil {
 			return false
 		}
 		return spec.calls <= 0 || issued.Add(1) <= int64(spec.calls)
