@@ -106,8 +106,17 @@ func (s *sender) run() {
 				s.mu.Unlock()
 				return
 			}
-			// Passed on before it is silenced here, so that a pass-on that
-			// fails is answered here instead of nowhere.
+			// Out of the calls running here before it is passed on: the
+			// pinned worker passes it back through the queue group when it
+			// lacks the tool (Toolbus-Pin-Lost), and this worker takes it
+			// then as a call of its own, not refused as one already
+			// running. Passed on before it is silenced here, so that a
+			// pass-on that fails is answered here instead of nowhere.
+			s.w.mu.Lock()
+			if s.w.calls[s.key] == s {
+				delete(s.w.calls, s.key)
+			}
+			s.w.mu.Unlock()
 			if err := s.w.aff.forward(s.ctx, s.in, to, s.seq); err != nil {
 				s.refused = true
 				s.mu.Unlock()
@@ -728,7 +737,9 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.w.finishing.Add(1)
 	defer s.w.finishing.Add(-1)
 	s.w.mu.Lock()
-	delete(s.w.calls, s.key)
+	if s.w.calls[s.key] == s { // not a new call of the id since (a call passed on and back)
+		delete(s.w.calls, s.key)
+	}
 	s.w.mu.Unlock()
 	defer s.dropHold()
 	if s.codec == wire.JSON { // msgpack finals get it in publish, without a map

@@ -83,7 +83,8 @@ type affinity struct {
 	// under the same id (earlier).
 	run atomic.Pointer[runStart]
 
-	afterRead func() // tests: after route read a pin
+	afterRead    func() // tests: after route read a pin
+	afterForward func() // tests: after forward passed a call on
 }
 
 // runStart is the sessions stream as a worker found it when it started:
@@ -582,6 +583,9 @@ func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq 
 	if err := a.w.nc.PublishMsg(m); err != nil {
 		a.w.log.Warn("bus: passing a call on to its session's worker", "worker", owner, "err", err)
 		return err
+	}
+	if a.afterForward != nil {
+		a.afterForward()
 	}
 	return nil
 }
