@@ -112,11 +112,7 @@ func (s *sender) run() {
 			// then as a call of its own, not refused as one already
 			// running. Passed on before it is silenced here, so that a
 			// pass-on that fails is answered here instead of nowhere.
-			s.w.mu.Lock()
-			if s.w.calls[s.key] == s {
-				delete(s.w.calls, s.key)
-			}
-			s.w.mu.Unlock()
+			s.untrack()
 			if err := s.w.aff.forward(s.ctx, s.in, to, s.seq); err != nil {
 				s.refused = true
 				s.mu.Unlock()
@@ -240,12 +236,19 @@ func (s *sender) silenceLocked() {
 	if s.span != nil {
 		s.span.End()
 	}
+	s.untrack()
+	s.dropHold()
+}
+
+// untrack takes the call out of the worker's running calls, unless its
+// id is a new call's since (one that reused it, or this call passed on
+// and back).
+func (s *sender) untrack() {
 	s.w.mu.Lock()
-	if s.w.calls[s.key] == s { // not a new call that reused the id since
+	if s.w.calls[s.key] == s {
 		delete(s.w.calls, s.key)
 	}
 	s.w.mu.Unlock()
-	s.dropHold()
 }
 
 // pinned tells the caller where its session is pinned and, when the call
@@ -736,11 +739,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	// for the final through finishing.
 	s.w.finishing.Add(1)
 	defer s.w.finishing.Add(-1)
-	s.w.mu.Lock()
-	if s.w.calls[s.key] == s { // not a new call of the id since (a call passed on and back)
-		delete(s.w.calls, s.key)
-	}
-	s.w.mu.Unlock()
+	s.untrack()
 	defer s.dropHold()
 	if s.codec == wire.JSON { // msgpack finals get it in publish, without a map
 		if resp.Metadata == nil {
