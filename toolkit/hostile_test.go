@@ -266,15 +266,33 @@ func TestHostileIgnoresDeadline(t *testing.T) {
 	checkGoroutines(t)
 	tk := newToolkit(t, nil)
 	release := make(chan struct{})
+	started := make(chan struct{}, 1)
 	mustAdd(t, tk, toolkit.Raw("stubborn", "S.", nil, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		started <- struct{}{}
 		_ = w.Write(toolkit.Text("partial "))
 		<-release
 		return errors.New("done at last")
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	got := make(chan *toolkit.Response)
-	go func() { got <- tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "stubborn"}) }()
+	// The deadline must pass while the tool runs: on a busy machine one
+	// of a millisecond passes before it starts (answered timeout without
+	// running it), so it is longer each time that happens.
+	var ctx context.Context
+	var got chan *toolkit.Response
+	for d := time.Millisecond; ; d *= 10 {
+		c, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		ctx, got = c, make(chan *toolkit.Response, 1)
+		go func() { got <- tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "stubborn"}) }()
+		select {
+		case <-started:
+		case r := <-got:
+			if r.Code == toolkit.CodeTimeout && d < time.Minute {
+				continue // the deadline passed before the tool started
+			}
+			t.Fatalf("Invoke returned %+v before its tool started", r)
+		}
+		break
+	}
 	<-ctx.Done()
 	select {
 	case r := <-got:
