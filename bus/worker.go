@@ -1159,6 +1159,8 @@ func (w *Worker) Stop(ctx context.Context) error {
 	w.subs = map[string][2]*nats.Subscription{}
 	w.mu.Unlock()
 	w.cancelSub.Unsubscribe()
+	// No call runs: none waits for its caller's answer.
+	w.answerSub.Unsubscribe()
 	w.clock.close()
 	if err := flushBounded(w.nc); err != nil {
 		w.log.Warn("bus: flushing at stop", "err", err)
