@@ -549,6 +549,7 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) error {
 	g.goroutine(func() {
 		ss.Wait()
 		s.end()
+		s.stopIdle()
 		g.mu.Lock()
 		delete(g.sessions, s)
 		if g.byID[s.id] == s {

@@ -590,9 +590,21 @@ func (s *gatewaySession) request(timeout time.Duration, call bool) (done func())
 			s.calls--
 		}
 		s.used = s.g.uses.Add(1)
-		if s.active--; s.active == 0 && timeout > 0 {
+		// An ended session's calls are cancelled already: a timer would
+		// only keep it for the timeout.
+		if s.active--; s.active == 0 && timeout > 0 && s.ctx.Err() == nil {
 			s.idle = time.AfterFunc(timeout, s.end)
 		}
+	}
+}
+
+// stopIdle stops the idle timer of a session that ended.
+func (s *gatewaySession) stopIdle() {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
 	}
 }
 
