@@ -484,11 +484,14 @@ func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeReques
 	if req.Params == nil {
 		return nil
 	}
-	if err := s.holdSubscription(req.Params.URI); err != nil {
+	added, err := s.holdSubscription(req.Params.URI)
+	if err != nil {
 		return err
 	}
-	err := s.subscribeURI(ctx, req)
-	if err != nil {
+	err = s.subscribeURI(ctx, req)
+	if err != nil && added {
+		// Only a URI this subscribe added: one held already stays
+		// subscribed in the go-sdk server, and counted.
 		s.dropSubscription(req.Params.URI)
 	}
 	return err
@@ -559,15 +562,15 @@ const (
 )
 
 // holdSubscription counts uri among the session's subscriptions, or
-// refuses it past the bound.
-func (s *gatewaySession) holdSubscription(uri string) error {
+// refuses it past the bound; added reports whether it was not held yet.
+func (s *gatewaySession) holdSubscription(uri string) (added bool, err error) {
 	s.subsMu.Lock()
 	defer s.subsMu.Unlock()
 	if _, ok := s.subs[uri]; ok {
-		return nil
+		return false, nil
 	}
 	if len(s.subs) > 0 && (len(s.subs) >= maxSessionSubscriptions || s.subsBytes+len(uri) > maxSessionSubscriptionBytes) {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+		return false, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
 			"this session is subscribed to %d resources (%d bytes of URIs), the most it may be (%d, %d bytes): unsubscribe from one first", len(s.subs), s.subsBytes, maxSessionSubscriptions, maxSessionSubscriptionBytes)}
 	}
 	if s.subs == nil {
@@ -575,7 +578,7 @@ func (s *gatewaySession) holdSubscription(uri string) error {
 	}
 	s.subs[uri] = struct{}{}
 	s.subsBytes += len(uri)
-	return nil
+	return true, nil
 }
 
 // dropSubscription stops counting uri.
