@@ -112,6 +112,10 @@ func (s *sender) run() {
 			// then as a call of its own, not refused as one already
 			// running. Passed on before it is silenced here, so that a
 			// pass-on that fails is answered here instead of nowhere.
+			// Counted in finishing meanwhile: Stop waits until it is
+			// passed on or answered.
+			s.w.finishing.Add(1)
+			defer s.w.finishing.Add(-1)
 			s.untrack()
 			if err := s.w.aff.forward(s.ctx, s.in, to, s.seq); err != nil {
 				s.refused = true

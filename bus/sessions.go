@@ -83,8 +83,9 @@ type affinity struct {
 	// under the same id (earlier).
 	run atomic.Pointer[runStart]
 
-	afterRead    func() // tests: after route read a pin
-	afterForward func() // tests: after forward passed a call on
+	afterRead     func() // tests: after route read a pin
+	afterForward  func() // tests: after forward passed a call on
+	beforeForward func() // tests: before forward passes a call on
 }
 
 // runStart is the sessions stream as a worker found it when it started:
@@ -580,6 +581,9 @@ func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq 
 		h.Del(wire.HeaderSeqAfter)
 	}
 	m := &nats.Msg{Subject: wire.PinnedSubject(owner, in.tool, in.identity), Reply: in.reply, Header: h, Data: in.data}
+	if a.beforeForward != nil {
+		a.beforeForward()
+	}
 	if err := a.w.nc.PublishMsg(m); err != nil {
 		a.w.log.Warn("bus: passing a call on to its session's worker", "worker", owner, "err", err)
 		return err

@@ -207,7 +207,7 @@ type Worker struct {
 	count     counters
 	mayHold   atomic.Int32  // readers waiting on inbox or registering a call they took
 	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
-	finishing atomic.Int32  // finals being published (their calls already out of calls)
+	finishing atomic.Int32  // finals being published, and calls being passed on to their session's worker (both already out of calls)
 	inputs    *memBudget    // what MaxInputMemory bounds
 	dur       *durablePath  // nil without WorkerOptions.Durable
 	results   *results      // nil without WorkerOptions.Results
