@@ -56,6 +56,7 @@ type sender struct {
 	keepRev  uint64
 	batch    bool // the caller reads chunk frames with more chunks (wire.Request.More)
 	refused  bool // answered overloaded without running: no run time to count
+	unrun    bool // refused by the toolkit (toolkit.RefusalWriter): reported with its final
 	codec    wire.Codec
 	hbEvery  time.Duration
 	call     toolkit.ToolCall
@@ -296,6 +297,15 @@ func (s *sender) serve() (resp *toolkit.Response) {
 		}
 	}()
 	return s.w.tk.Dispatch(s.ctx, s.call, s)
+}
+
+// Refused implements toolkit.RefusalWriter: the toolkit refused the call
+// (unknown tool, inactive group, bad input). Reported with its final
+// (final), not when the call is passed on instead (removedMeanwhile).
+func (s *sender) Refused(*toolkit.Response) {
+	s.mu.Lock()
+	s.unrun = true
+	s.mu.Unlock()
 }
 
 // Write implements toolkit.Writer.
@@ -724,8 +734,8 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	if h := s.w.opts.OnFinal; h != nil {
 		h(s.call.Name, resp.State, resp.Code, took)
 	}
-	if s.refused {
-		s.w.tk.Refused(s.ctx, s.call, resp) // not dispatched
+	if s.refused || s.unrun {
+		s.w.tk.Refused(s.ctx, s.call, resp) // not dispatched, or refused by the toolkit
 	}
 	if s.span != nil {
 		endCallSpan(s.span, resp)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolbus/toolbus/internal/natstest"
@@ -13,7 +14,8 @@ import (
 // TestRemovedBeforeDispatch: a tool removed after the worker checked it
 // still serves it and before the toolkit looked it up is passed on as a
 // tool removed earlier is (here to worker b, which serves it), not
-// answered not_found.
+// answered not_found, nor reported refused where it met the removal
+// (Options.OnRefused): it runs elsewhere.
 func TestRemovedBeforeDispatch(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	echo := func() *toolkit.Tool {
@@ -23,7 +25,9 @@ func TestRemovedBeforeDispatch(t *testing.T) {
 			return in.Text, nil
 		})
 	}
-	tkA, tkB := toolkit.New(nil), toolkit.New(nil)
+	var refused atomic.Int32
+	tkA := toolkit.New(&toolkit.Options{OnRefused: func(context.Context, toolkit.ToolCall, *toolkit.Response) { refused.Add(1) }})
+	tkB := toolkit.New(nil)
 	for _, tk := range []*toolkit.Toolkit{tkA, tkB} {
 		if err := tk.Add(echo()); err != nil {
 			t.Fatal(err)
@@ -59,6 +63,9 @@ func TestRemovedBeforeDispatch(t *testing.T) {
 		case <-removed:
 			if r.Metadata["worker"] != "b" {
 				t.Fatalf("the call that met the removal was answered by %v, want b", r.Metadata["worker"])
+			}
+			if n := refused.Load(); n != 0 {
+				t.Fatalf("worker a reported %d refusals of a call it passed on", n)
 			}
 			return
 		default:

@@ -108,13 +108,28 @@ func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Res
 	d.run(ctx, tk, call)
 	r := d.final(call.ID)
 	if !d.ran {
-		tk.Refused(ctx, call, r)
+		if rw, ok := out.(RefusalWriter); ok {
+			rw.Refused(r)
+		} else {
+			tk.Refused(ctx, call, r)
+		}
 	}
 	return r
 }
 
+// RefusalWriter is a Writer that takes the answer to a call Dispatch
+// refused (its middleware chain did not run) in place of
+// Options.OnRefused, for a transport that may still send the call
+// elsewhere (the bus, when the tool was removed meanwhile): it reports
+// the refusal (Refused) only if it answers the call with it.
+type RefusalWriter interface {
+	Writer
+	Refused(r *Response)
+}
+
 // Refused reports a call answered without running its middleware chain
-// to Options.OnRefused. Dispatch reports its own; a transport reports
+// to Options.OnRefused. Dispatch reports its own (to a RefusalWriter
+// out, when it is one); a transport reports
 // those it answers without dispatching them (a bad request, an
 // overloaded worker, a cancel that came first), so that the hook hears of
 // every call a logging middleware does not.
