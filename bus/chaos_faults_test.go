@@ -325,3 +325,47 @@ func TestChaosStreamLeaderRestarts(t *testing.T) {
 	settle(t, w1, w2)
 	t.Logf("finals: %v", checkContract(t, &l, outs))
 }
+
+// TestChaosCancelWorkerNodeDown: a core call of a tool that may not run
+// again takes effect while its worker's node is down; its caller cancels
+// it then, and the worker is silent past the stall timeout. The call was
+// never going to be sent again, and the tool may have run: the final
+// says worker_lost, not that the call was cancelled before a resend.
+func TestChaosCancelWorkerNodeDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster under faults")
+	}
+	cl := natstest.NewCluster(t)
+	var l ledger
+	release := make(chan struct{})
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Raw("charge", "Charge once.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		l.add(call.Key())
+		<-release // the charge is made whatever comes
+		l.add(call.Key() + "-done")
+		return w.Write(toolkit.Text("charged"))
+	}))
+	// Only node 0: the worker stays away while it is down.
+	wnc := natstest.URLConn(t, cl.Nodes()[0].ClientURL())
+	w := serve(t, wnc, tk, &bus.WorkerOptions{Instance: "w1"})
+	c := newClient(t, clusterConn(t, cl, 2), &bus.ClientOptions{Heartbeat: 200 * time.Millisecond})
+	done := make(chan outcome, 1)
+	go func() {
+		call := toolkit.ToolCall{ID: "cwd-1", Name: "charge"}
+		o := outcome{call: call}
+		o.finals, o.final = one(c, ctxT(t), call)
+		done <- o
+	}()
+	natstest.WaitFor(t, "the call to run", func() bool { return w.InFlight() == 1 })
+	cl.Stop(0)
+	close(release)
+	natstest.WaitFor(t, "the charge", func() bool { return l.get("cwd-1-done") == 1 })
+	if err := c.Cancel("cwd-1"); err != nil {
+		t.Fatal(err)
+	}
+	o := <-done
+	cl.Start(0)
+	if o.finals != 1 || o.final.Code != toolkit.CodeWorkerLost {
+		t.Fatalf("%d finals, the last %s %q; the tool ran to its end", o.finals, o.final.Code, o.final.Text())
+	}
+}

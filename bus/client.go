@@ -586,7 +586,11 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			if c.afterRun != nil {
 				c.afterRun(attempt.ID)
 			}
-			if cancelled && retryable(final.Code) {
+			if cancelled && retryable(final.Code) && (final.Code == toolkit.CodeOverloaded ||
+				n < c.opts.MaxAttempts && !chunks && !durable && c.resends(ctx, call.Name)) {
+				// The cancel stopped a resend. A lost attempt that would not
+				// have been sent again stays worker_lost: the tool may have
+				// run, whatever the cancel.
 				final = cancelledBeforeRetry(attempt.ID)
 			}
 			// A durable call was delivered again by the queue already.
@@ -753,12 +757,7 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	default:
 		return false
 	}
-	f, err := c.Fleet(ctx)
-	if err != nil {
-		return false
-	}
-	t, ok := f.Tool(tool)
-	if !ok || !(t.ReadOnly || t.IdempotencyLevel().Retryable()) {
+	if !c.resends(ctx, tool) {
 		return false
 	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
@@ -776,6 +775,17 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 		}
 	}
 	return ctx.Err() == nil
+}
+
+// resends reports whether the fleet's announcements let the client send
+// a call of tool again: it is read-only or declared idempotent.
+func (c *Client) resends(ctx context.Context, tool string) bool {
+	f, err := c.Fleet(ctx)
+	if err != nil {
+		return false
+	}
+	t, ok := f.Tool(tool)
+	return ok && (t.ReadOnly || t.IdempotencyLevel().Retryable())
 }
 
 // maxRetryWait is the longest retry_after_ms the client waits out itself;
