@@ -36,6 +36,41 @@ func one(c *bus.Client, ctx context.Context, call toolkit.ToolCall) (int, *toolk
 	return n, last
 }
 
+// waitWorkers waits until c hears of the worker instances: the
+// announcements come after their subscriptions, so the caller's node
+// knows these then.
+func waitWorkers(t *testing.T, c *bus.Client, ids ...string) {
+	t.Helper()
+	f, err := c.Fleet(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, fmt.Sprintf("workers %v", ids), func() bool {
+		seen := map[string]bool{}
+		for _, in := range f.Instances() {
+			seen[in.ID] = true
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// nodeConn connects to node only (not to the servers it tells of), so
+// the connection is away while the node is down.
+func nodeConn(t *testing.T, cl *natstest.TestCluster, node int) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(cl.Nodes()[node].ClientURL(), nats.IgnoreDiscoveredServers(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
 // vaultWorker serves a toolkit with the group vault (tool secret) and
 // its group state in an R3 KV bucket, on node.
 func vaultWorker(t *testing.T, cl *natstest.TestCluster, node int, instance string) *bus.Worker {
@@ -186,6 +221,7 @@ func TestChaosSessionWorkerNodeDown(t *testing.T) {
 	nc2 := clusterConn(t, cl, 1)
 	w2 := serve(t, nc2, slowStore(t, &l, release), &bus.WorkerOptions{Instance: "w2", Sessions: so(nc2)})
 	c := newClient(t, clusterConn(t, cl, 2), &bus.ClientOptions{Heartbeat: 200 * time.Millisecond, MaxAttempts: 1})
+	waitWorkers(t, c, "w1", "w2")
 	const n = 8
 	outs := make([]outcome, n)
 	var wg sync.WaitGroup
@@ -270,6 +306,7 @@ func TestChaosCancelCallerNodeDown(t *testing.T) {
 	}
 	t.Cleanup(cnc.Close)
 	c := newClient(t, cnc, &bus.ClientOptions{Heartbeat: 200 * time.Millisecond})
+	waitWorkers(t, c, "w1")
 	const n = 6
 	outs := make([]outcome, n)
 	var wg sync.WaitGroup
@@ -311,6 +348,7 @@ func TestChaosStreamLeaderRestarts(t *testing.T) {
 	w1 := chaosWorker(t, cl, 0, tk, "w1")
 	w2 := chaosWorker(t, cl, 1, tk, "w2")
 	c := newClient(t, clusterConn(t, cl, 2), &bus.ClientOptions{Heartbeat: 200 * time.Millisecond})
+	waitWorkers(t, c, "w1", "w2")
 	js := natstest.JS(t, clusterConn(t, cl, 2))
 	leader := func() int {
 		st, err := js.Stream(ctxT(t), "toolbus_calls")
@@ -359,9 +397,10 @@ func TestChaosCancelWorkerNodeDown(t *testing.T) {
 		return w.Write(toolkit.Text("charged"))
 	}))
 	// Only node 0: the worker stays away while it is down.
-	wnc := natstest.URLConn(t, cl.Nodes()[0].ClientURL())
+	wnc := nodeConn(t, cl, 0)
 	w := serve(t, wnc, tk, &bus.WorkerOptions{Instance: "w1"})
 	c := newClient(t, clusterConn(t, cl, 2), &bus.ClientOptions{Heartbeat: 200 * time.Millisecond})
+	waitWorkers(t, c, "w1")
 	done := make(chan outcome, 1)
 	go func() {
 		call := toolkit.ToolCall{ID: "cwd-1", Name: "charge"}
@@ -381,4 +420,69 @@ func TestChaosCancelWorkerNodeDown(t *testing.T) {
 	if o.finals != 1 || o.final.Code != toolkit.CodeWorkerLost {
 		t.Fatalf("%d finals, the last %s %q; the tool ran to its end", o.finals, o.final.Code, o.final.Text())
 	}
+}
+
+// TestChaosKeptRetryWorkerNodeDown: core calls of an idempotent tool that
+// keep their results run on a worker whose node goes down (and comes
+// back a while later). The caller, hearing nothing, sends them again to
+// another worker; the first attempts run on once their worker is back.
+// Each call ends once, and the final kept under its id is the one its
+// caller got.
+func TestChaosKeptRetryWorkerNodeDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster under faults")
+	}
+	cl := natstest.NewCluster(t)
+	var l ledger
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Raw("put", "Put a value.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		l.add(call.Key())
+		sleepFor(context.Background(), 1500*time.Millisecond) // heedless of cancels
+		return w.Write(toolkit.Text("ran " + call.ID))
+	}), toolkit.WithIdempotency(toolkit.Idempotent))
+	keeping := func(nc *nats.Conn, instance string) *bus.Worker {
+		return serve(t, nc, tk, &bus.WorkerOptions{Instance: instance, AbandonAfter: 5 * time.Second,
+			Results: &bus.ResultsOptions{JetStream: natstest.JS(t, nc), Replicas: 3}})
+	}
+	// Only node 0: the worker stays away while it is down.
+	w1 := keeping(nodeConn(t, cl, 0), "w1")
+	w2 := keeping(clusterConn(t, cl, 1), "w2")
+	c := newClient(t, clusterConn(t, cl, 2), &bus.ClientOptions{Heartbeat: 200 * time.Millisecond})
+	waitWorkers(t, c, "w1", "w2")
+	var calls []toolkit.ToolCall
+	for i := range 12 {
+		calls = append(calls, toolkit.ToolCall{ID: fmt.Sprint("krw-", i), Name: "put", KeepResult: true})
+	}
+	down := afterwards(func() bool { return w1.InFlight() >= 3 }, func() {
+		cl.Stop(0)
+		time.Sleep(2 * time.Second)
+		cl.Start(0)
+	})
+	outs := batch(c, calls, 12)
+	<-down
+	cl.WaitReady()
+	settle(t, w1, w2)
+	retried := 0
+	for _, o := range outs {
+		id, r := o.call.ID, o.final
+		if o.finals != 1 {
+			t.Errorf("%s: %d finals", id, o.finals)
+			continue
+		}
+		if r.Metadata[wire.MetaAttempts] != nil {
+			retried++
+		}
+		if r.Code != "" {
+			t.Logf("%s: %s after %d runs: %q", id, r.Code, l.get(id), r.Text())
+			if r.Code != toolkit.CodeWorkerLost {
+				t.Errorf("%s: ended %s", id, r.Code)
+			}
+			continue
+		}
+		kept := c.Result(ctxT(t), id)
+		if kept.Code != "" || kept.Text() != r.Text() {
+			t.Errorf("%s: the caller got %q, kept is %s %q", id, r.Text(), kept.Code, kept.Text())
+		}
+	}
+	t.Logf("%d of %d calls sent again", retried, len(calls))
 }

@@ -122,6 +122,10 @@ type TestCluster struct {
 func NewCluster(t testing.TB) *TestCluster {
 	t.Helper()
 	c := &TestCluster{t: t}
+	// The test's temporary directories are removed by a cleanup made at
+	// its first TempDir: made before the nodes' stop, it runs after it,
+	// not while a node still writes its store there.
+	t.TempDir()
 	t.Cleanup(func() {
 		for i := range c.nodes {
 			c.Stop(i)
