@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -77,11 +78,11 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // same connection, so the stream has the final whenever it has the ack
 // (and without the ack the call is delivered again).
 //
-// With expect, the final is kept only over that revision of key (none: 0),
-// and a waited-for write returns its own revision (0 otherwise): an
-// earlier attempt of a call, still running when its caller sent the call
-// again, does not replace the later attempt's kept final.
-func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64) (rev uint64) {
+// With expect, the final is kept only over that revision of key (none: 0)
+// and the write reports conflict when the key has another; a waited-for
+// write returns its own revision (0 otherwise). attempt, when not 0, is
+// which attempt of its call the final is (keepLatest), written beside it.
+func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, attempt uint64) (rev uint64, conflict bool) {
 	kept := *resp
 	kept.ID = id
 	eb := getBuf()
@@ -95,6 +96,9 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 		msg = keptMsg(r.kv.Bucket(), key, data)
 		if expect != nil {
 			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(*expect, 10))
+		}
+		if attempt > 0 {
+			msg.Header.Set(wire.HeaderAttempt, strconv.FormatUint(attempt, 10))
 		}
 	}
 	switch {
@@ -113,24 +117,70 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 	switch {
 	case err == nil:
 	case expect != nil && errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
-		log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id)
+		return 0, true
 	default:
 		failed.Add(1)
 		log.Warn("bus: could not keep a call's result", "call", id, "err", err)
 	}
-	return rev
+	return rev, false
 }
 
-// revision is key's revision in the results bucket now (0: none), read
-// through the stream leader, for a write over it (keep's expect).
-func (r *results) revision(key string) (uint64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	e, err := kv.LeaderGet(ctx, r.js, r.kv.Bucket(), key)
-	if err != nil && !errors.Is(err, kv.ErrForged) {
-		return 0, err
+// keepLatest keeps the final of attempt n of a core call (ToolCall.
+// KeepResult; 1 as its caller sent it, n its client's nth sending,
+// keptAttempt) unless a later attempt kept its own: it reads the kept
+// final through the stream leader and writes over exactly the revision
+// read, reading again when another write came between. A caller that
+// sent a call again got the final of its latest attempt, so that one is
+// kept, whichever attempt ends last (an earlier one may run on, cut off,
+// and end after it). It returns the revision it wrote (0: none).
+func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64) uint64 {
+	for range 8 {
+		var expect *uint64
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		e, err := kv.LeaderGet(ctx, r.js, r.kv.Bucket(), key)
+		cancel()
+		switch {
+		case err == nil && e.Found && keptAttemptOf(e.Header) > attempt:
+			log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id, "attempt", attempt)
+			return 0
+		case err == nil || errors.Is(err, kv.ErrForged): // a forged value's attempt is not read
+			rev := e.Revision
+			expect = &rev
+		default:
+			// Unread (the bucket's leader is away): written as it is; the
+			// write, on the same way, most likely fails too.
+		}
+		rev, conflict := r.keep(nc, true, key, id, resp, meta, log, failed, expect, attempt)
+		if !conflict {
+			return rev
+		}
 	}
-	return e.Revision, nil
+	failed.Add(1)
+	log.Warn("bus: could not keep a call's result: its key kept changing", "call", id)
+	return 0
+}
+
+// keptAttemptOf is the attempt a kept final is of (wire.HeaderAttempt);
+// 0 when it does not say (a durable call's, or an earlier build's).
+func keptAttemptOf(h nats.Header) uint64 {
+	n, _ := strconv.ParseUint(h.Get(wire.HeaderAttempt), 10, 32)
+	return n
+}
+
+// keptAttempt is which attempt of its call a core call that keeps its
+// final is: 1 as its caller sent it (its id is the one kept under), n for
+// its client's nth sending (the id it was given, attemptID: "-rN" after
+// the caller's id).
+func keptAttempt(id, keepID string) uint64 {
+	i := strings.LastIndex(id, "-r")
+	if id == keepID || i < 0 {
+		return 1
+	}
+	n, err := strconv.ParseUint(id[i+2:], 10, 32)
+	if err != nil || n < 2 {
+		return 1
+	}
+	return n
 }
 
 // keptMsg is the message that keeps a final (data) under key in bucket:

@@ -50,20 +50,19 @@ type sender struct {
 	// its caller gave a retry (wire.HeaderKeepResult); keepKey its key.
 	keepID, keepKey string
 	kept            bool // stored already (a core call's, waited for before the final)
-	// keepCond: a core call's final is kept only over keepRev, the kept
-	// key's revision when the call started (or its own write's since).
-	keepCond bool
-	keepRev  uint64
-	batch    bool // the caller reads chunk frames with more chunks (wire.Request.More)
-	refused  bool // answered overloaded without running: no run time to count
-	unrun    bool // refused by the toolkit (toolkit.RefusalWriter): reported with its final
-	codec    wire.Codec
-	hbEvery  time.Duration
-	call     toolkit.ToolCall
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	stopT    context.CancelFunc // the timeout's timer; nil without one
-	span     trace.Span         // the call's span; nil without WorkerOptions.Tracer
+	// attempt is which attempt of its call a core call that keeps its
+	// final is (keptAttempt): a later attempt's kept final stays.
+	attempt uint64
+	batch   bool // the caller reads chunk frames with more chunks (wire.Request.More)
+	refused bool // answered overloaded without running: no run time to count
+	unrun   bool // refused by the toolkit (toolkit.RefusalWriter): reported with its final
+	codec   wire.Codec
+	hbEvery time.Duration
+	call    toolkit.ToolCall
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	stopT   context.CancelFunc // the timeout's timer; nil without one
+	span    trace.Span         // the call's span; nil without WorkerOptions.Tracer
 
 	mu        sync.Mutex
 	done      bool // the final is out; writes fail with ErrStopped
@@ -162,17 +161,6 @@ func (s *sender) runSlotted() {
 	if s.pin.here {
 		unkeep = s.w.aff.keep(s.call.Scope())
 	}
-	if s.keep && s.dur == nil {
-		// The kept final's revision now: this attempt's final is kept only
-		// over it, so that the final of a later attempt (its caller's
-		// retry of a call it took for lost, kept under the same id) is not
-		// replaced by this one's, which nobody reads.
-		if rev, err := s.w.results.revision(s.keepKey); err == nil {
-			s.mu.Lock()
-			s.keepRev, s.keepCond = rev, true
-			s.mu.Unlock()
-		}
-	}
 	if s.w.beforeDispatch != nil {
 		s.w.beforeDispatch(s)
 	}
@@ -191,19 +179,14 @@ func (s *sender) runSlotted() {
 	if s.keep && s.dur == nil && !s.isDone() {
 		// A core call that asked for it has its final stored before the
 		// final is sent, so the caller that got it finds it kept. (A call
-		// that ended meanwhile, abandoned, kept what it answered.)
+		// that ended meanwhile, abandoned, kept what it answered.) Not
+		// over a later attempt's (keepLatest).
+		rev := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt)
 		s.mu.Lock()
-		expect := s.keepExpect()
-		s.mu.Unlock()
-		rev := s.w.results.keep(s.w.nc, true, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, expect)
-		s.mu.Lock()
-		if expect != nil && rev > 0 {
-			s.keepRev = rev
-		}
-		if s.done && s.kept {
+		if s.done && s.kept && rev > 0 {
 			// Abandoned while the result was being stored: what the
-			// caller got is what stays kept.
-			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, s.keepExpect())
+			// caller got is what stays kept, over this write only.
+			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, &rev, s.attempt)
 		}
 		s.kept = true
 		s.mu.Unlock()
@@ -481,16 +464,6 @@ func (s *sender) abandoned() *toolkit.Response {
 		Content: []toolkit.Block{{Type: toolkit.BlockText, Text: e.Message}}}
 }
 
-// keepExpect is the revision the call's kept final is written over (the
-// write's compare-and-set), nil for none; s.mu is held.
-func (s *sender) keepExpect() *uint64 {
-	if !s.keepCond {
-		return nil
-	}
-	rev := s.keepRev
-	return &rev
-}
-
 // release frees what the call held once its final is out.
 func (s *sender) release() {
 	s.dur.done()
@@ -746,7 +719,17 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		// durable acknowledgement, on the same connection, so the bucket
 		// has it whenever JetStream has the acknowledgement.
 		s.kept = true
-		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.keepExpect())
+		if s.dur != nil {
+			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, nil, 0)
+		} else {
+			// A core call's, not over a later attempt's: read first, so
+			// not here under s.mu; Stop waits for it through finishing.
+			s.w.finishing.Add(1)
+			go func() {
+				defer s.w.finishing.Add(-1)
+				s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt)
+			}()
+		}
 	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits

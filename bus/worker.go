@@ -620,7 +620,7 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 	if in.dur != nil && w.results != nil && wire.ValidCallID(resp.ID) {
 		// A durable call's final is kept, also one sent without running
 		// it: its caller looks for it when the frame is lost on the way.
-		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil)
+		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil, 0)
 	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: seqAfter(in.header) + 1, Final: resp}
 	in.dur.mark(f)
@@ -831,6 +831,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		keepID: keptAs(in, req.ID)}
 	if s.keep = w.results != nil && s.keepID != ""; s.keep {
 		s.keepKey = callKey(in.identity, s.keepID)
+		s.attempt = keptAttempt(req.ID, s.keepID)
 	}
 	s.seq = seqAfter(in.header)
 	if in.dur == nil { // to pass the call on should its tool be removed before it runs

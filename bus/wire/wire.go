@@ -142,6 +142,11 @@ const (
 	// call id (a retry, sent under an id of its own), it asks for the
 	// final to be stored under that id.
 	HeaderKeepResult = "Toolbus-Keep-Result"
+	// HeaderAttempt, on a core call's kept final (worker to results
+	// bucket), is which attempt of the call it is: 1 as its caller sent
+	// it, n for its client's nth sending. A later attempt's kept final is
+	// not replaced by an earlier one's.
+	HeaderAttempt = "Toolbus-Attempt"
 	// HeaderPinLost on a call of a session-bound tool says the worker the
 	// session was pinned to did not answer (the caller's publish to its
 	// PinnedSubject found no responder): the receiving worker takes the
