@@ -339,6 +339,11 @@ func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 		if r.Pattern == "" || seen[r.Pattern] {
 			continue
 		}
+		if r.Validate() != nil {
+			// A name the shell reads with a character a rule trims
+			// ("\r", a no-break space): no rule allows it as written.
+			return nil
+		}
 		if len(out) == maxSuggested {
 			return nil // too many to review as rules: a one-shot approval fits
 		}
