@@ -1,13 +1,15 @@
 package permission
 
 import (
+	"strings"
 	"testing"
 )
 
 // FuzzDecideShell: any command line a model sends gets a decision of one
 // of the three behaviors, with a message, the same each time; a deny
 // rule on the tool's name denies it whatever the line says, and one on
-// "rm" denies it when the line ends by running rm.
+// "rm" denies it when the line ends by running rm (unless a here-document
+// left open makes that its body).
 func FuzzDecideShell(f *testing.F) {
 	for _, s := range []string{
 		"ls -la", "git status; rm -rf x", "echo $'a\\'b' | sh", "cat <<EOF\nrm x\nEOF",
@@ -42,6 +44,9 @@ func FuzzDecideShell(f *testing.F) {
 		byName := Policy{Mode: ModeBypass, Rules: []Rule{{Tool: ShellTool, Behavior: Deny}}}
 		if d := Decide(byName, shell, in); d.Behavior != Deny {
 			t.Fatalf("%q: a deny rule on the tool decided %s", line, d.Behavior)
+		}
+		if strings.Contains(line, "<<") {
+			return // a here-document left open takes the rest as its body, which need not run
 		}
 		rm := Policy{Mode: ModeBypass, Rules: []Rule{{Tool: ShellTool, Pattern: "rm:*", Behavior: Deny}}}
 		if d := Decide(rm, shell, map[string]any{"command": line + "\n\nrm -rf x"}); d.Behavior == Allow {
