@@ -284,11 +284,17 @@ func (s *sender) serve() (resp *toolkit.Response) {
 
 // Refused implements toolkit.RefusalWriter: the toolkit refused the call
 // (unknown tool, inactive group, bad input). Reported with its final
-// (final), not when the call is passed on instead (removedMeanwhile).
-func (s *sender) Refused(*toolkit.Response) {
+// (final), not when the call is passed on instead (removedMeanwhile);
+// now when it was answered already (abandoned while the toolkit looked
+// at it), unless it was handed back to the queue.
+func (s *sender) Refused(r *toolkit.Response) {
 	s.mu.Lock()
 	s.unrun = true
+	answered := s.done && (s.dur == nil || !s.dur.handed)
 	s.mu.Unlock()
+	if answered {
+		s.w.tk.Refused(s.ctx, s.call, r)
+	}
 }
 
 // Write implements toolkit.Writer.
