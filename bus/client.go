@@ -602,7 +602,9 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				defer c.doneRetrying(call.ID)
 			}
 			if again && (!c.retry(ctx, call.Name, final, stop) || stopped(stop)) {
-				if stopped(stop) {
+				if stopped(stop) && (final.Code == toolkit.CodeOverloaded || c.resends(ctx, call.Name)) {
+					// The cancel stopped a resend (as above: a lost attempt
+					// that would not have been sent again stays worker_lost).
 					final = cancelledBeforeRetry(call.ID)
 				}
 				again = false
