@@ -132,15 +132,17 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 // read, reading again when another write came between. A caller that
 // sent a call again got the final of its latest attempt, so that one is
 // kept, whichever attempt ends last (an earlier one may run on, cut off,
-// and end after it). It returns the revision it wrote (0: none).
-func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64) uint64 {
+// and end after it). A later attempt's final stored before this attempt
+// was taken (started) is an earlier call's under the same id, and is
+// written over. It returns the revision it wrote (0: none).
+func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64, started time.Time) uint64 {
 	for range 8 {
 		var expect *uint64
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		e, err := kv.LeaderGet(ctx, r.js, r.kv.Bucket(), key)
 		cancel()
 		switch {
-		case err == nil && e.Found && keptAttemptOf(e.Header) > attempt:
+		case err == nil && e.Found && keptAttemptOf(e.Header) > attempt && e.Created.After(started):
 			log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id, "attempt", attempt)
 			return 0
 		case err == nil || errors.Is(err, kv.ErrForged): // a forged value's attempt is not read

@@ -181,7 +181,7 @@ func (s *sender) runSlotted() {
 		// final is sent, so the caller that got it finds it kept. (A call
 		// that ended meanwhile, abandoned, kept what it answered.) Not
 		// over a later attempt's (keepLatest).
-		rev := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt)
+		rev := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
 		s.mu.Lock()
 		if s.done && s.kept && rev > 0 {
 			// Abandoned while the result was being stored: what the
@@ -733,7 +733,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 			s.w.finishing.Add(1)
 			go func() {
 				defer s.w.finishing.Add(-1)
-				s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt)
+				s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
 			}()
 		}
 	}
