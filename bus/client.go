@@ -844,10 +844,15 @@ func retryable(code toolkit.Code) bool {
 }
 
 // attemptID is the id of the nth attempt of call id: its own, so that the
-// cancel of a lost attempt leaves the next alone.
+// cancel of a lost attempt leaves the next alone (also for an id of the
+// longest length that ends in the suffix, cut one more character).
 func attemptID(id string, n int) string {
 	suffix := "-r" + strconv.Itoa(n)
-	return id[:min(len(id), wire.MaxCallIDLen-len(suffix))] + suffix
+	a := id[:min(len(id), wire.MaxCallIDLen-len(suffix))] + suffix
+	if a == id {
+		a = id[:len(id)-len(suffix)-1] + suffix
+	}
+	return a
 }
 
 // finalChunk is the one chunk event of a call that yielded none: the
