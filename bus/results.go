@@ -134,31 +134,35 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 // kept, whichever attempt ends last (an earlier one may run on, cut off,
 // and end after it). A later attempt's final stored before this attempt
 // was taken (started) is an earlier call's under the same id, and is
-// written over. It returns the revision it wrote (0: none).
+// written over. A key it cannot read is not written (that may be over a
+// later attempt's): the final is then not kept, and the failure logged.
+// It returns the revision it wrote (0: none).
 func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64, started time.Time) uint64 {
-	for range 8 {
-		var expect *uint64
+	var err error
+	for tries, unread := 0, 0; tries < 8 && unread < 3; tries++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		e, err := kv.LeaderGet(ctx, r.js, r.kv.Bucket(), key)
+		var e kv.Entry
+		e, err = kv.LeaderGet(ctx, r.js, r.kv.Bucket(), key)
 		cancel()
 		switch {
 		case err == nil && e.Found && keptAttemptOf(e.Header) > attempt && e.Created.After(started):
 			log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id, "attempt", attempt)
 			return 0
-		case err == nil || errors.Is(err, kv.ErrForged): // a forged value's attempt is not read
-			rev := e.Revision
-			expect = &rev
-		default:
-			// Unread (the bucket's leader is away): written as it is; the
-			// write, on the same way, most likely fails too.
+		case err != nil && !errors.Is(err, kv.ErrForged): // a forged value's attempt is not read
+			// Unread (the bucket's leader is away): not written blindly,
+			// over what may be a later attempt's.
+			unread++
+			time.Sleep(time.Duration(unread) * 100 * time.Millisecond)
+			continue
 		}
-		rev, conflict := r.keep(nc, true, key, id, resp, meta, log, failed, expect, attempt)
+		rev, conflict := r.keep(nc, true, key, id, resp, meta, log, failed, &e.Revision, attempt)
 		if !conflict {
 			return rev
 		}
+		err = errors.New("its key kept changing")
 	}
 	failed.Add(1)
-	log.Warn("bus: could not keep a call's result: its key kept changing", "call", id)
+	log.Warn("bus: could not keep a call's result", "call", id, "err", err)
 	return 0
 }
 

@@ -730,10 +730,13 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		} else {
 			// A core call's, not over a later attempt's: read first, so
 			// not here under s.mu; Stop waits for it through finishing.
+			// A copy: the final's metadata gains the worker below.
+			kept := *resp
+			kept.Metadata = maps.Clone(resp.Metadata)
 			s.w.finishing.Add(1)
 			go func() {
 				defer s.w.finishing.Add(-1)
-				s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
+				s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, &kept, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
 			}()
 		}
 	}
