@@ -215,6 +215,15 @@ func (d *delivery) handBackLater() {
 	d.msg.NakWithDelay(fetchWait)
 }
 
+// mayBeAgain reports whether the queue may have delivered the call again
+// while this delivery, taken at started, ran: a delivery again, or one
+// that ran for half its AckWait (its worker may have been frozen or cut
+// off past it). Its final is then kept only over no later delivery's
+// (keepLatest); a quick first delivery's is kept without reading first.
+func (d *delivery) mayBeAgain(started time.Time) bool {
+	return d.attempt > 1 || time.Since(started) >= d.redeliver/2
+}
+
 // alive tells JetStream the call is still being worked on.
 func (d *delivery) alive() {
 	if d != nil {

@@ -51,7 +51,8 @@ type sender struct {
 	keepID, keepKey string
 	kept            bool // stored already (a core call's, waited for before the final)
 	// attempt is which attempt of its call a core call that keeps its
-	// final is (keptAttempt): a later attempt's kept final stays.
+	// final is (keptAttempt), or a durable call's delivery: a later
+	// attempt's kept final stays.
 	attempt uint64
 	batch   bool // the caller reads chunk frames with more chunks (wire.Request.More)
 	refused bool // answered overloaded without running: no run time to count
@@ -176,11 +177,13 @@ func (s *sender) runSlotted() {
 		unkeep()
 		s.pinned(resp)
 	}
-	if s.keep && s.dur == nil && !s.isDone() {
+	if s.keep && (s.dur == nil || s.dur.mayBeAgain(s.started)) && !s.isDone() {
 		// A core call that asked for it has its final stored before the
 		// final is sent, so the caller that got it finds it kept. (A call
 		// that ended meanwhile, abandoned, kept what it answered.) Not
-		// over a later attempt's (keepLatest).
+		// over a later attempt's (keepLatest): nor a durable call's that
+		// the queue may have delivered again meanwhile (its worker frozen
+		// or cut off), whose later delivery's final is what its caller got.
 		rev := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
 		s.mu.Lock()
 		if s.done && s.kept && rev > 0 {
@@ -726,7 +729,7 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		// has it whenever JetStream has the acknowledgement.
 		s.kept = true
 		if s.dur != nil {
-			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, nil, 0)
+			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, nil, s.attempt)
 		} else {
 			// A core call's, not over a later attempt's: read first, so
 			// not here under s.mu; Stop waits for it through finishing.

@@ -620,7 +620,7 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 	if in.dur != nil && w.results != nil && wire.ValidCallID(resp.ID) {
 		// A durable call's final is kept, also one sent without running
 		// it: its caller looks for it when the frame is lost on the way.
-		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil, 0)
+		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil, in.dur.attempt)
 	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: seqAfter(in.header) + 1, Final: resp}
 	in.dur.mark(f)
@@ -832,6 +832,9 @@ func (w *Worker) accept(in *incoming) *sender {
 	if s.keep = w.results != nil && s.keepID != ""; s.keep {
 		s.keepKey = callKey(in.identity, s.keepID)
 		s.attempt = keptAttempt(req.ID, s.keepID)
+		if in.dur != nil {
+			s.attempt = in.dur.attempt
+		}
 	}
 	s.seq = seqAfter(in.header)
 	if in.dur == nil { // to pass the call on should its tool be removed before it runs

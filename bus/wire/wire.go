@@ -144,8 +144,9 @@ const (
 	HeaderKeepResult = "Toolbus-Keep-Result"
 	// HeaderAttempt, on a core call's kept final (worker to results
 	// bucket), is which attempt of the call it is: 1 as its caller sent
-	// it, n for its client's nth sending. A later attempt's kept final is
-	// not replaced by an earlier one's.
+	// it, n for its client's nth sending; on a durable call's, its
+	// delivery. A later attempt's kept final is not replaced by an
+	// earlier one's.
 	HeaderAttempt = "Toolbus-Attempt"
 	// HeaderPinLost on a call of a session-bound tool says the worker the
 	// session was pinned to did not answer (the caller's publish to its
