@@ -148,7 +148,7 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 	cmd := exec.Command(name, args...)
 	cmd.Dir = ws.real
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = commandAttr()
 	leaders.mu.Lock()
 	err = cmd.Start()
 	if err == nil {

@@ -10,6 +10,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// commandAttr runs a command in a session of its own, killed when the
+// worker dies: a worker killed outright (SIGKILL, OOM) runs no kill of
+// its own, and its command would go on changing the workspace after its
+// caller was told worker_lost, while the session's next calls run on
+// another worker. (The signal comes when the thread that started the
+// command ends; Go ends a thread only under a goroutine that locked it.)
+func commandAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}
+
 // reapOrphans waits for the worker's children that ended as zombies in a
 // session other than the worker's and are not a running command's
 // leader: where the worker is the parent of last resort (PID 1 of a

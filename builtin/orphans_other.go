@@ -2,6 +2,13 @@
 
 package builtin
 
+import "syscall"
+
+// commandAttr runs a command in a session of its own.
+func commandAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true}
+}
+
 // reapOrphans does nothing where the worker cannot tell a command's
 // orphans from its other children (no /proc).
 func reapOrphans() {}
