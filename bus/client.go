@@ -69,7 +69,10 @@ type ClientOptions struct {
 	// retry_after_ms (up to 2s; longer ends the call) after overloaded,
 	// within the call's deadline. The
 	// final's metadata says how many attempts were made (wire.MetaAttempts)
-	// when more than one. 0 means 3; 1 never sends a call twice.
+	// when more than one. An attempt after a lost one that is answered
+	// approval_required (the lost attempt used the call's approval) ends
+	// the call with the lost attempt's worker_lost. 0 means 3; 1 never
+	// sends a call twice.
 	MaxAttempts int
 	// Identity is the caller identity the client calls as (one token of
 	// [A-Za-z0-9_-]; "" calls anonymously). Its calls, cancels and
@@ -577,7 +580,8 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			_, since = c.sessionRevision(call.Session)
 		}
 		var final *toolkit.Response
-		var stop chan struct{} // closed by Cancel(call.ID) once the call may be sent again
+		var lost *toolkit.Response // an earlier attempt's worker_lost: it may have run
+		var stop chan struct{}     // closed by Cancel(call.ID) once the call may be sent again
 		for n := 1; ; n++ {
 			durable, cancelled := call.Durable, false
 			if final = c.run(ctx, attempt, call.ID, pass, &durable, &cancelled); final == nil {
@@ -593,8 +597,18 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				// run, whatever the cancel.
 				final = cancelledBeforeRetry(attempt.ID)
 			}
+			// An approved call's approval is used by the attempt that
+			// runs: one sent again after that attempt was lost finds it
+			// used and is not run. It says nothing of the lost attempt,
+			// which may have run: the call ends as that one did.
+			refused := lost != nil && final.Code == toolkit.CodeApprovalRequired
+			if refused {
+				final = lost
+			} else if final.Code == toolkit.CodeWorkerLost {
+				lost = final
+			}
 			// A durable call was delivered again by the queue already.
-			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
+			again := !refused && n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
 			if retryable(final.Code) && stop == nil {
 				// run registered it already (as the attempt stopped
 				// pending), so a Cancel in between is not lost.
