@@ -166,6 +166,15 @@ func (s *sender) runSlotted() {
 		s.w.beforeDispatch(s)
 	}
 	resp := s.serve()
+	if s.dur != nil && s.dur.attempt > 1 && resp.Code == toolkit.CodeApprovalRequired {
+		// An approved call's approval is used by the delivery that runs
+		// it: delivered again after that delivery's worker was lost, it
+		// finds the approval used and does not run. That says nothing of
+		// the lost delivery, which may have run.
+		resp = s.w.finalFor(s.id, toolkit.CodeWorkerLost, fmt.Sprintf(
+			"WorkerLostError: the worker running '%s' was lost after the call's approval was used, so the call is not run again (attempt %d). It may or may not have taken effect.",
+			s.call.Name, s.dur.attempt))
+	}
 	if s.removedMeanwhile(resp) && s.unserved() {
 		if unkeep != nil {
 			unkeep()
