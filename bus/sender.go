@@ -170,9 +170,10 @@ func (s *sender) runSlotted() {
 		// An approved call's approval is used by the delivery that runs
 		// it: delivered again after that delivery's worker was lost, it
 		// finds the approval used and does not run. That says nothing of
-		// the lost delivery, which may have run.
+		// the lost delivery, which may have run. (Nor can this worker
+		// tell a used approval from none given: a used one is gone.)
 		resp = s.w.finalFor(s.id, toolkit.CodeWorkerLost, fmt.Sprintf(
-			"WorkerLostError: the worker running '%s' was lost after the call's approval was used, so the call is not run again (attempt %d). It may or may not have taken effect.",
+			"WorkerLostError: an earlier delivery of '%s' lost its worker, and this one (delivery %d) found no approval for the call: if it was approved, the lost delivery used the approval and may or may not have taken effect, so the call is not run again. Send it again to have it approved anew.",
 			s.call.Name, s.dur.attempt))
 	}
 	if s.removedMeanwhile(resp) && s.unserved() {
