@@ -78,9 +78,10 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // same connection, so the stream has the final whenever it has the ack
 // (and without the ack the call is delivered again).
 //
-// With expect, the final is kept only over that revision of key (none: 0)
-// and the write reports conflict when the key has another; a waited-for
-// write returns its own revision (0 otherwise). attempt, when not 0, is
+// With expect, the final is kept only over that revision of key (none: 0),
+// and a waited-for write reports conflict when the key has another (one
+// not waited for is refused unheard); a waited-for write returns its own
+// revision (0 otherwise). attempt, when not 0, is
 // which attempt of its call the final is (keepLatest), written beside it.
 func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, attempt uint64) (rev uint64, conflict bool) {
 	kept := *resp
