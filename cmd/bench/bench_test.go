@@ -103,7 +103,7 @@ func TestScenarios(t *testing.T) {
 		{"sleep", []string{"-s", "sleep", "--sleep", "2ms", "--slots", "2", "--sleep-workers", "1,2"},
 			map[string][]string{"sleep": {"toolbus-1w", "toolbus-2w"}}},
 		{"cpu", []string{"-s", "cpu", "--iters", "50"}, map[string][]string{"cpu": {"toolbus", "raw"}}},
-		{"cancel", []string{"-s", "cancel"}, map[string][]string{"cancel": {"toolbus"}}},
+		{"cancel", []string{"-s", "cancel"}, map[string][]string{"cancel": {"toolbus", "raw"}}},
 		{"groups", []string{"-s", "groups"}, map[string][]string{"groups": {"toolbus-2w"}}},
 		{"sessions", []string{"-s", "sessions"}, map[string][]string{"sessions": {"queue", "pinned"}}},
 		{"durable echo next to a raw JetStream work queue", []string{"-s", "echo", "--systems", "toolbus,durable,raw-js"},
@@ -150,7 +150,7 @@ func TestWorkerProcesses(t *testing.T) {
 	checkReport(t, rep, map[string][]string{
 		"echo":   {"toolbus", "raw", "mcp-http"},
 		"sleep":  {"toolbus-1w", "toolbus-2w"},
-		"cancel": {"toolbus"},
+		"cancel": {"toolbus", "raw"},
 	}, 2)
 	for _, sr := range rep.Scenarios {
 		for _, p := range sr.Points {
@@ -311,9 +311,9 @@ func TestOutputs(t *testing.T) {
 			lines++
 		}
 	}
-	// echo: toolbus and raw, one throughput line and p50 + p99 each;
-	// cancel: toolbus only.
-	if want := 2*3 + 1*3; lines != want {
+	// echo and cancel: toolbus and raw, one throughput line and p50 +
+	// p99 each.
+	if want := 2*3 + 2*3; lines != want {
 		t.Errorf("svg has %d polylines, want %d", lines, want)
 	}
 }

@@ -286,10 +286,19 @@ func summarize(rep *report) []string {
 	}
 	if sr := find("cancel"); sr != nil {
 		for _, p := range sr.Points {
-			if p.Extra != nil {
-				lines = append(lines, fmt.Sprintf("cancel c=%d: to ctx.Done p50 %s p99 %s; to interrupted final p50 %s p99 %s",
-					p.Conc, us(p.Extra.P50), us(p.Extra.P99), us(p.Latency.P50), us(p.Latency.P99)))
+			if p.System != sysToolbus || p.Extra == nil {
+				continue
 			}
+			line := fmt.Sprintf("cancel c=%d: to ctx.Done p50 %s p99 %s", p.Conc, us(p.Extra.P50), us(p.Extra.P99))
+			if p.Conc == 64 {
+				line += " (bar: p99 < 2ms) " + verdict(p.OK > 0 && p.Extra.P99 > 0 && p.Extra.P99 < 2000)
+			}
+			line += fmt.Sprintf("; to interrupted final p50 %s p99 %s", us(p.Latency.P50), us(p.Latency.P99))
+			if q := at(sr, sysRaw, p.Conc); q != nil && q.Extra != nil {
+				line += fmt.Sprintf("; raw: to the waiting goroutine p50 %s p99 %s, to the answer p50 %s p99 %s",
+					us(q.Extra.P50), us(q.Extra.P99), us(q.Latency.P50), us(q.Latency.P99))
+			}
+			lines = append(lines, line)
 		}
 	}
 	// A point that measured no call (a -d too short to start one) has

@@ -230,8 +230,16 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		add(sysQueue, sessionEcho("echo"), nil)
 		add(sysPinned, sessionEcho("pinned_echo"), nil)
 	case "cancel":
-		sc.note = "latency: cancel published → the caller's interrupted final; extra: cancel published → the tool's ctx.Done"
+		sc.note = "latency: cancel published → the caller's interrupted final; extra: cancel published → the tool's ctx.Done (raw: → the replier's waiting goroutine woke)"
+		sc.baselines = []string{sysRaw}
 		add(sysToolbus, busCancel(e), nil)
+		if want(sysRaw) {
+			call, closeFn, err := rawCancelBaseline(e)
+			if err != nil {
+				return nil, err
+			}
+			add(sysRaw, call, closeFn)
+		}
 	case "groups":
 		sc.note = "latency: reset_tools + the call after it; cross: calls that ran on another worker than their reset_tools; extra: those calls alone"
 		if workers > 0 {
@@ -535,6 +543,77 @@ func (r *rawStreamer) onMsg(m *nats.Msg) {
 	if c.got == r.n {
 		close(c.done)
 	}
+}
+
+// rawCancelBaseline is the cancel scenario's baseline: the block tool's
+// call and cancel with nothing but nats.go around them (rawBlocker is its
+// replier). A call publishes a request with its reply subject under one
+// wildcard inbox subscription (as the bus client's calls share one), and
+// once the replier said it started publishes the cancel on its own
+// subject and waits for the answer saying when the replier's goroutine
+// woke.
+func rawCancelBaseline(e *env) (callFunc, func(), error) {
+	prefix := e.caller.NewInbox() + "."
+	var mu sync.Mutex
+	pending := map[string]chan []byte{}
+	sub, err := e.caller.Subscribe(prefix+"*", func(m *nats.Msg) {
+		mu.Lock()
+		answers := pending[m.Subject[len(prefix):]]
+		mu.Unlock()
+		if answers != nil {
+			select {
+			case answers <- m.Data:
+			default: // more than the two answers of a call: dropped, never blocking the others'
+			}
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	sub.SetPendingLimits(-1, -1)
+	call := func(ctx context.Context, _, _ int) outcome {
+		token := callID()
+		answers := make(chan []byte, 2)
+		mu.Lock()
+		pending[token] = answers
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			delete(pending, token)
+			mu.Unlock()
+		}()
+		if err := e.caller.PublishMsg(&nats.Msg{Subject: rawBlock, Reply: prefix + token, Data: []byte(token)}); err != nil {
+			return outcome{code: errNATS}
+		}
+		t := time.NewTimer(e.cfg.stall)
+		defer t.Stop()
+		var started []byte
+		select {
+		case started = <-answers:
+		case <-t.C:
+			return outcome{code: errNotRunning}
+		}
+		if string(started) != rawStarted {
+			return outcome{code: errBadContent}
+		}
+		sent := time.Now()
+		if err := e.caller.Publish(rawCancel+token, nil); err != nil {
+			return outcome{code: errNATS}
+		}
+		var final []byte
+		select {
+		case final = <-answers:
+		case <-t.C:
+			return outcome{code: errNoFinal}
+		}
+		end := time.Now()
+		woke, err := strconv.ParseInt(string(final), 10, 64)
+		if err != nil {
+			return outcome{code: errBadContent}
+		}
+		return outcome{lat: end.Sub(sent), extra: max(time.Duration(woke-sent.UnixNano()), 1)}
+	}
+	return call, func() { sub.Unsubscribe() }, nil
 }
 
 // mcpEcho is the MCP baseline: a go-sdk client session over Streamable

@@ -50,6 +50,37 @@ func TestAllFailedMissesLatencyBars(t *testing.T) {
 	}
 }
 
+// The cancel bar (ctx.Done p99 < 2 ms at c=64) is checked, next to what
+// the raw baseline measured in the same run; a point without a call that
+// ended well does not meet it.
+func TestCancelSummary(t *testing.T) {
+	cancelAt := func(system string, ok int64, extraP99 float64) point {
+		return point{System: system, Conc: 64, Calls: 100, OK: ok, CallsPerSec: 5000,
+			Latency: latency{P50: 500, P99: 4000}, Extra: &latency{P50: 150, P99: extraP99}}
+	}
+	for _, tt := range []struct {
+		toolbus point
+		want    []string
+	}{
+		{cancelAt(sysToolbus, 100, 2500), []string{"p99 2.50ms (bar: p99 < 2ms) MISSED", "raw: to the waiting goroutine p50 150µs p99 900µs"}},
+		{cancelAt(sysToolbus, 100, 1500), []string{"p99 1.50ms (bar: p99 < 2ms) met"}},
+		{cancelAt(sysToolbus, 0, 0), []string{"MISSED"}},
+	} {
+		sr := scenarioReport{Name: "cancel", Baselines: []string{sysRaw}, Points: []point{tt.toolbus, cancelAt(sysRaw, 100, 900)}}
+		computeRatios(&sr)
+		lines := summarize(&report{Scenarios: []scenarioReport{sr}})
+		l := summaryLine(lines, "cancel c=64:")
+		for _, w := range tt.want {
+			if !strings.Contains(l, w) {
+				t.Errorf("want %q in %q", w, lines)
+			}
+		}
+		if n := strings.Count(strings.Join(lines, "\n"), "cancel c=64:"); n != 1 {
+			t.Errorf("%d cancel c=64 lines, want one (toolbus's, with raw's numbers): %q", n, lines)
+		}
+	}
+}
+
 // With --nats and workers started separately, the bench process holds
 // neither the server nor the workers, yet its CPU was shown with the
 // asterisk of "the whole bench process, server and callers included".

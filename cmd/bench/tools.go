@@ -29,6 +29,11 @@ const (
 	rawPayload = "bench.raw.payload"
 	rawStream  = "bench.raw.stream"
 	rawCPU     = "bench.raw.cpu"
+	// rawBlock and rawCancel are the cancel scenario's raw baseline (see
+	// rawBlocker).
+	rawBlock   = "bench.raw.block"
+	rawCancel  = "bench.raw.cancel."
+	rawStarted = "started"
 	rawQueue   = "bench-raw"
 	rawJSEcho  = "bench.rawjs.echo"
 	hdrReply   = "Bench-Reply"
@@ -211,6 +216,7 @@ type host struct {
 	mcpURL string
 	// stopRawJS ends the raw-js puller.
 	stopRawJS func()
+	blocker   *rawBlocker
 }
 
 type hostOptions struct {
@@ -272,6 +278,8 @@ func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (_ *host, err 
 			go m.Respond([]byte(cpuWork(n)))
 		},
 	}
+	h.blocker = &rawBlocker{nc: nc, waiting: map[string]chan struct{}{}, stop: make(chan struct{})}
+	repliers[rawBlock] = h.blocker.onBlock
 	for subj, cb := range repliers {
 		sub, err := nc.QueueSubscribe(subj, rawQueue, cb)
 		if err != nil {
@@ -280,6 +288,14 @@ func startHost(ctx context.Context, nc *nats.Conn, o hostOptions) (_ *host, err 
 		sub.SetPendingLimits(-1, -1)
 		h.subs = append(h.subs, sub)
 	}
+	// Cancels reach every replier, as a worker's do: the one that has the
+	// call is not known.
+	sub, err := nc.Subscribe(rawCancel+"*", h.blocker.onCancel)
+	if err != nil {
+		return nil, err
+	}
+	sub.SetPendingLimits(-1, -1)
+	h.subs = append(h.subs, sub)
 	if err := nc.Flush(); err != nil {
 		return nil, err
 	}
@@ -367,10 +383,91 @@ func (h *host) stop(ctx context.Context) {
 	if h.stopRawJS != nil {
 		h.stopRawJS()
 	}
+	if h.blocker != nil {
+		h.blocker.end()
+	}
 	if h.httpS != nil {
 		h.httpS.Shutdown(ctx)
 	}
 }
+
+// rawBlocker is the cancel scenario's raw baseline replier, the block
+// tool with nothing but nats.go around it: a request on rawBlock (its
+// body a token) answers rawStarted on its reply subject from a goroutine
+// of its own, which then waits until a message on rawCancel+token closes
+// its channel and answers when it woke (unix nanoseconds, as the block
+// tool's final carries when its ctx.Done fired). The cancel travels as a
+// toolbus cancel does: published by the caller, heard on a plain
+// subscription's goroutine, handed to the waiting goroutine.
+type rawBlocker struct {
+	nc      *nats.Conn
+	mu      sync.Mutex
+	waiting map[string]chan struct{}
+	stop    chan struct{} // closed when the host stops
+	ended   sync.Once
+}
+
+// end wakes every waiting goroutine: the host stops.
+func (b *rawBlocker) end() { b.ended.Do(func() { close(b.stop) }) }
+
+func (b *rawBlocker) onBlock(m *nats.Msg) {
+	token := string(m.Data)
+	if token == "" || len(token) > 64 || m.Reply == "" {
+		return
+	}
+	woke := make(chan struct{})
+	b.mu.Lock()
+	if b.waiting[token] != nil {
+		b.mu.Unlock()
+		return // a token in use: the caller's stall guard reports it
+	}
+	b.waiting[token] = woke
+	b.mu.Unlock()
+	go func() {
+		defer func() {
+			b.mu.Lock()
+			if b.waiting[token] == woke {
+				delete(b.waiting, token)
+			}
+			b.mu.Unlock()
+		}()
+		t := time.NewTimer(rawStartedAfter)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-b.stop:
+			return
+		}
+		if b.nc.Publish(m.Reply, []byte(rawStarted)) != nil {
+			return
+		}
+		t.Reset(maxBlock)
+		select {
+		case <-woke:
+			b.nc.Publish(m.Reply, strconv.AppendInt(nil, time.Now().UnixNano(), 10))
+		case <-t.C:
+		case <-b.stop:
+		}
+	}()
+}
+
+func (b *rawBlocker) onCancel(m *nats.Msg) {
+	token := strings.TrimPrefix(m.Subject, rawCancel)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if woke := b.waiting[token]; woke != nil {
+		close(woke)
+		delete(b.waiting, token)
+	}
+}
+
+// rawStartedAfter is how long the raw replier waits before it answers
+// started: the worker's default FlushDelay, for which it holds the block
+// tool's first chunk. Both systems then cancel at the same pace, so their
+// cancels meet the same load (answering at once, the raw one would
+// cancel seven times as often, keep the machine's CPUs busier and, on a
+// virtual machine whose idle CPUs are slow to wake, be faster for it).
+const rawStartedAfter = 5 * time.Millisecond
 
 var patternCache sync.Map // int → string
 
