@@ -102,8 +102,10 @@ type ClientOptions struct {
 	// the session's calls through the queue group, whose worker passes
 	// them on to the session's worker. 0 means DefaultMaxSessions.
 	MaxSessions int
-	// MaxPending bounds the bytes of a call's frames that arrived and that
-	// its caller has not taken yet (Call's events not consumed): past it
+	// MaxPending bounds the memory of a call's frames that arrived and
+	// that its caller has not taken yet (Call's events not consumed): their
+	// bytes, and about 160 more for each message, which a flood of small
+	// frames (progress reports) would otherwise multiply: past it
 	// the call is cancelled and ends interrupted (SlowConsumerError) with
 	// the output taken so far, so a tool that writes faster than its
 	// caller reads cannot grow the caller without end. 0 means
@@ -242,8 +244,9 @@ type inbox struct {
 	closed  bool      // the client was closed
 	lost    bool      // the connection was closed (for good)
 	stalled bool      // the watchdog found the call silent for stallAfter
-	// pending is the bytes of msgs; past limit (MaxPending) the inbox is
-	// over: it takes nothing more, and the call ends.
+	// pending is what msgs cost to hold (heldCost); past limit
+	// (MaxPending) the inbox is over: it takes nothing more, and the call
+	// ends.
 	pending, limit int64
 	over           bool
 	// stallAfter is the silence after which the call is looked at:
@@ -271,12 +274,30 @@ func (b *inbox) push(m *nats.Msg, now time.Time) (over bool) {
 	}
 	b.msgs = append(b.msgs, m)
 	b.last, b.stalled = now, false
-	if b.pending += int64(len(m.Data)); b.pending > b.limit {
+	if b.pending += heldCost(m); b.pending > b.limit {
 		b.over, over = true, true
 	}
 	b.mu.Unlock()
 	b.notify()
 	return over
+}
+
+// msgHeld is about what a received message costs its receiver beyond
+// its subject, headers and payload: the nats.Msg, its place in the
+// queue, the rounding of its allocations. A small frame (a progress
+// report, a heartbeat) costs more than its payload.
+const msgHeld = 160
+
+// heldCost is what m costs to hold until its caller takes it.
+func heldCost(m *nats.Msg) int64 {
+	n := msgHeld + len(m.Subject) + len(m.Reply) + len(m.Data)
+	for k, vs := range m.Header {
+		n += len(k) + 64 // the map entry
+		for _, v := range vs {
+			n += len(v) + 16
+		}
+	}
+	return int64(n)
 }
 
 // take swaps the queued messages with buf, which the caller has used up;
