@@ -620,7 +620,13 @@ func (s *sender) dropHold() {
 // sendChunk publishes a chunk, splitting it across frames when it does not
 // fit in the server's max_payload.
 func (s *sender) sendChunk(c *toolkit.Chunk) {
-	err := s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: c})
+	err := errTooLarge
+	if int64(c.Size()) <= s.w.nc.MaxPayload() {
+		// Only a chunk that may fit is encoded: one of many times
+		// max_payload would be encoded whole, then each half, and so on
+		// (its size again at every halving) before any piece went out.
+		err = s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: c})
+	}
 	if err == nil {
 		s.sent(c)
 		return
