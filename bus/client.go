@@ -69,10 +69,11 @@ type ClientOptions struct {
 	// retry_after_ms (up to 2s; longer ends the call) after overloaded,
 	// within the call's deadline. The
 	// final's metadata says how many attempts were made (wire.MetaAttempts)
-	// when more than one. An attempt after a lost one that is answered
-	// approval_required (the lost attempt used the call's approval) ends
-	// the call with the lost attempt's worker_lost. 0 means 3; 1 never
-	// sends a call twice.
+	// when more than one. A call whose last attempt, after a lost one,
+	// did not run its tool (answered approval_required because the lost
+	// attempt used the call's approval, unavailable, overloaded or
+	// not_found) ends with the lost attempt's worker_lost: that one may
+	// have run. 0 means 3; 1 never sends a call twice.
 	MaxAttempts int
 	// Identity is the caller identity the client calls as (one token of
 	// [A-Za-z0-9_-]; "" calls anonymously). Its calls, cancels and
@@ -618,18 +619,11 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				// run, whatever the cancel.
 				final = cancelledBeforeRetry(attempt.ID)
 			}
-			// An approved call's approval is used by the attempt that
-			// runs: one sent again after that attempt was lost finds it
-			// used and is not run. It says nothing of the lost attempt,
-			// which may have run: the call ends as that one did.
-			refused := lost != nil && final.Code == toolkit.CodeApprovalRequired
-			if refused {
-				final = lost
-			} else if final.Code == toolkit.CodeWorkerLost {
+			if final.Code == toolkit.CodeWorkerLost {
 				lost = final
 			}
 			// A durable call was delivered again by the queue already.
-			again := !refused && n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
+			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
 			if retryable(final.Code) && stop == nil {
 				// run registered it already (as the attempt stopped
 				// pending), so a Cancel in between is not lost.
@@ -645,6 +639,15 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				again = false
 			}
 			if !again {
+				if lost != nil && notRun(final.Code) {
+					// This attempt did not run the tool (an approved call's
+					// approval was used by the lost attempt; no worker
+					// serves the tool now; the fleet is overloaded; the
+					// client was closed before sending it). It says nothing
+					// of the lost attempt, which may have run: the call ends
+					// as that one did.
+					final = lost
+				}
 				if n > 1 {
 					final.ID = call.ID
 					if final.Metadata == nil {
@@ -870,6 +873,17 @@ func stopped(stop chan struct{}) bool {
 // the client sent it again.
 func cancelledBeforeRetry(id string) *toolkit.Response {
 	return toolkit.Final(id, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
+}
+
+// notRun reports whether a final with code, of an attempt sent again
+// after a lost one, says that attempt's tool did not run: its answer then
+// says nothing of the call, whose lost attempt may have run.
+func notRun(code toolkit.Code) bool {
+	switch code {
+	case toolkit.CodeApprovalRequired, toolkit.CodeUnavailable, toolkit.CodeOverloaded, toolkit.CodeNotFound:
+		return true
+	}
+	return false
 }
 
 // retryable reports whether a final with code may be retried by the
