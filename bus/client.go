@@ -194,7 +194,7 @@ type Client struct {
 	mu       sync.Mutex
 	pending  map[string]*inbox
 	acks     map[string]chan ackReply // queue publishes awaiting their acknowledgement (queueOnce)
-	retrying map[string]chan struct{} // calls that may be sent again (by the id their caller gave) → closed by Cancel
+	retrying map[string]*retryEntry   // calls that may be sent again, by the id their caller gave
 	revs     *lru[revision]           // session → latest groups revision seen
 	// revClock counts the revisions noted; revHigh is at least every
 	// remembered revision, the one noted at revHighAt.
@@ -499,9 +499,9 @@ func (c *Client) Cancel(callID string) error {
 	}
 	var attempts []attempt
 	c.mu.Lock()
-	stop, mine := c.retrying[callID]
-	if mine && !stopped(stop) {
-		close(stop)
+	e, mine := c.retrying[callID]
+	if mine && !stopped(e.stop) {
+		close(e.stop)
 	}
 	durable := false
 	for _, b := range c.pending {
@@ -604,9 +604,14 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		var final *toolkit.Response
 		var lost *toolkit.Response // an earlier attempt's worker_lost: it may have run
 		var stop chan struct{}     // closed by Cancel(call.ID) once the call may be sent again
+		defer func() {
+			if stop != nil {
+				c.doneRetrying(call.ID, stop)
+			}
+		}()
 		for n := 1; ; n++ {
 			durable, cancelled := call.Durable, false
-			if final = c.run(ctx, attempt, call.ID, pass, &durable, &cancelled); final == nil {
+			if final = c.run(ctx, attempt, call.ID, pass, &durable, &cancelled, &stop); final == nil {
 				return
 			}
 			if c.afterRun != nil {
@@ -625,10 +630,9 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			// A durable call was delivered again by the queue already.
 			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
 			if retryable(final.Code) && stop == nil {
-				// run registered it already (as the attempt stopped
-				// pending), so a Cancel in between is not lost.
+				// Unless run registered it already (as the attempt stopped
+				// pending, so that a Cancel in between is not lost).
 				stop = c.mayRetry(call.ID)
-				defer c.doneRetrying(call.ID)
 			}
 			if again && (!c.retry(ctx, call.Name, final, stop) || stopped(stop)) {
 				if stopped(stop) && (final.Code == toolkit.CodeOverloaded || c.resends(ctx, call.Name)) {
@@ -832,9 +836,18 @@ func (c *Client) resends(ctx context.Context, tool string) bool {
 // a worker that asks for more ends the call overloaded.
 const maxRetryWait = 2 * time.Second
 
+// retryEntry is a call id the client may send again: Cancel(id) closes
+// stop. calls counts the Calls of the id holding it (a caller may reuse
+// an id while its earlier call runs): it is forgotten when the last ends.
+type retryEntry struct {
+	stop  chan struct{}
+	calls int
+}
+
 // mayRetry registers call id (the id its caller gave) as one the client
-// may send again: from then on Cancel(id) closes the channel returned,
-// which stops the retries.
+// may send again, for one Call, which passes the channel returned to
+// doneRetrying when it ends: until then Cancel(id) closes it, which stops
+// the retries.
 func (c *Client) mayRetry(id string) chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -843,20 +856,33 @@ func (c *Client) mayRetry(id string) chan struct{} {
 
 func (c *Client) mayRetryLocked(id string) chan struct{} {
 	if c.retrying == nil {
-		c.retrying = map[string]chan struct{}{}
+		c.retrying = map[string]*retryEntry{}
 	}
-	stop := c.retrying[id]
-	if stop == nil {
-		stop = make(chan struct{})
-		c.retrying[id] = stop
+	e := c.retrying[id]
+	if e == nil {
+		e = &retryEntry{stop: make(chan struct{})}
+		c.retrying[id] = e
 	}
-	return stop
+	e.calls++
+	return e.stop
 }
 
-func (c *Client) doneRetrying(id string) {
+// doneRetrying ends a Call's hold on id, which mayRetry returned stop for.
+func (c *Client) doneRetrying(id string, stop chan struct{}) {
 	c.mu.Lock()
-	delete(c.retrying, id)
+	if e := c.retrying[id]; e != nil && e.stop == stop {
+		if e.calls--; e.calls == 0 {
+			delete(c.retrying, id)
+		}
+	}
 	c.mu.Unlock()
+}
+
+// retryStopped reports whether Cancel(id) stopped the retries of id.
+// c.mu is held.
+func (c *Client) retryStoppedLocked(id string) bool {
+	e := c.retrying[id]
+	return e != nil && stopped(e.stop)
 }
 
 // stopped reports whether stop is closed; false for nil.
@@ -932,8 +958,9 @@ func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 // consumer stopped the iteration. It reports through durable that the
 // queue delivered the call again itself, and through cancelled that
 // Cancel(first) came while the call was pending (its cancel may have
-// reached no one: a lost worker).
-func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable, cancelled *bool) (final *toolkit.Response) {
+// reached no one: a lost worker). When the call may be sent again, it
+// registers first as retrying for its Call, once (*retry, see mayRetry).
+func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable, cancelled *bool, retry *chan struct{}) (final *toolkit.Response) {
 	if !wire.ValidCallID(call.ID) {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(call.ID), wire.MaxCallIDLen))
 	}
@@ -965,7 +992,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		inboxPool.Put(box)
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: the client is closed.")
 	}
-	if first != call.ID && stopped(c.retrying[first]) {
+	if first != call.ID && c.retryStoppedLocked(first) {
 		// Cancel(first) came before this attempt was pending.
 		c.mu.Unlock()
 		box.reset(buf)
@@ -994,10 +1021,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		c.mu.Lock()
 		delete(c.pending, token)
 		*cancelled = box.cancelled
-		if final != nil && retryable(final.Code) && !box.cancelled {
+		if final != nil && retryable(final.Code) && !box.cancelled && *retry == nil {
 			// The call may be sent again: from this moment Cancel(first)
 			// finds it among the retrying, not in neither (Call).
-			c.mayRetryLocked(first)
+			*retry = c.mayRetryLocked(first)
 		}
 		c.mu.Unlock()
 		box.reset(buf)
