@@ -601,9 +601,9 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		if call.Name == toolkit.MetaToolName {
 			_, since = c.sessionRevision(call.Session)
 		}
-		var final *toolkit.Response
-		var lost *toolkit.Response // an earlier attempt's worker_lost: it may have run
-		var stop chan struct{}     // closed by Cancel(call.ID) once the call may be sent again
+		var final, answer *toolkit.Response // the call's final; its last attempt's
+		var lost *toolkit.Response          // an earlier attempt's worker_lost: it may have run
+		var stop chan struct{}              // closed by Cancel(call.ID) once the call may be sent again
 		defer func() {
 			if stop != nil {
 				c.doneRetrying(call.ID, stop)
@@ -643,6 +643,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				again = false
 			}
 			if !again {
+				answer = final
 				if lost != nil && notRun(final.Code) {
 					// This attempt did not run the tool (an approved call's
 					// approval was used by the lost attempt; no worker
@@ -664,13 +665,13 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
 		}
 		c.noteRevision(call, final, since)
-		if final.Code == toolkit.CodeUnavailable && strings.HasPrefix(final.Text(), groupStateError) {
+		if answer.Code == toolkit.CodeUnavailable && strings.HasPrefix(answer.Text(), groupStateError) {
 			// Perhaps the worker could not reach the revision the call
 			// carried (a groups bucket made again): the session's next
 			// calls then go without it. Other failures (a tool's timeout,
 			// the client's own no-responders answer) say nothing of it and
 			// are not held up by the question.
-			if _, worker := final.Metadata[wire.MetaWorker]; worker {
+			if _, worker := answer.Metadata[wire.MetaWorker]; worker {
 				c.staleRevision(ctx, call.Session, c.Revision(call.Session))
 			}
 		}
