@@ -372,7 +372,9 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 }
 
 // Close unsubscribes the inbox and stops the discovery Fleet; calls still
-// running are cancelled on their workers and end with code unavailable.
+// running are cancelled on their workers and end with code unavailable
+// (worker_lost for a call sent again after a lost attempt, which may have
+// run: see MaxAttempts).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
