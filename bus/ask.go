@@ -100,6 +100,9 @@ func answerToken() (string, error) {
 // may publish on the subject.
 func (w *Worker) onAnswer(m *nats.Msg) {
 	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	if w.onProbeAnswer(token, m) {
+		return
+	}
 	w.mu.Lock()
 	ch := w.asks[token]
 	w.mu.Unlock()

@@ -23,6 +23,10 @@ type WorkerCounters struct {
 	// Overloaded counts the calls answered overloaded (MaxInFlight calls
 	// were running).
 	Overloaded uint64
+	// CallersGone counts the calls cancelled because their caller was
+	// gone: nothing subscribed to their reply subject for
+	// WorkerOptions.CallerGoneAfter.
+	CallersGone uint64
 	// JetStreamErrors counts the JetStream operations of the durable path,
 	// kept results and session affinity that failed (each also logged).
 	JetStreamErrors uint64
@@ -34,6 +38,7 @@ type counters struct {
 	bytes      atomic.Uint64
 	cancelled  atomic.Uint64
 	overloaded atomic.Uint64
+	callerGone atomic.Uint64
 	jsErrors   atomic.Uint64
 }
 
@@ -74,7 +79,8 @@ func frameIndex(k wire.Kind) int {
 func (w *Worker) Counters() WorkerCounters {
 	c := &w.count
 	out := WorkerCounters{Frames: make(map[wire.Kind]uint64, len(frameKinds)),
-		SentBytes: c.bytes.Load(), Cancelled: c.cancelled.Load(), Overloaded: c.overloaded.Load(), JetStreamErrors: c.jsErrors.Load()}
+		SentBytes: c.bytes.Load(), Cancelled: c.cancelled.Load(), Overloaded: c.overloaded.Load(),
+		CallersGone: c.callerGone.Load(), JetStreamErrors: c.jsErrors.Load()}
 	for i, k := range frameKinds {
 		out.Frames[k] = c.frames[i].Load()
 	}

@@ -82,6 +82,14 @@ type sender struct {
 	abandonAt time.Time // set when the clock first sees the ctx done
 	lastAlive time.Time // durable: when JetStream was last told the call is in progress
 	started   time.Time // when the worker took the call
+	// Probes of the caller's inbox (callergone.go): probeTok names the
+	// call's probes (set once, under w.mu too); probeN counts them and
+	// probeAt is when the last went; heardN is the last one the server
+	// answered no responders, goneSince when the first of such a run of
+	// probes went.
+	probeTok           string
+	probeN, heardN     uint64
+	probeAt, goneSince time.Time
 }
 
 // maxLogsPerCall bounds the log messages one call sends its caller.
@@ -248,6 +256,9 @@ func (s *sender) untrack() {
 	s.w.mu.Lock()
 	if s.w.calls[s.key] == s {
 		delete(s.w.calls, s.key)
+	}
+	if s.probeTok != "" {
+		delete(s.w.probes, s.probeTok)
 	}
 	s.w.mu.Unlock()
 }
@@ -450,7 +461,9 @@ func (s *sender) check(now time.Time) {
 	// A scheduled flush is a sign of life within FlushDelay; a result held
 	// for the final has none coming, and a heartbeat (no content) may go
 	// before it.
-	if !s.flushSet && now.Sub(s.lastPub) >= s.hbEvery {
+	if s.probeDue(now) {
+		s.probe(now) // a heartbeat too
+	} else if !s.flushSet && now.Sub(s.lastPub) >= s.hbEvery {
 		s.publish(&wire.Frame{Kind: wire.KindHeartbeat})
 	}
 	if s.dur != nil && now.Sub(s.lastAlive) >= s.dur.redeliver/3 {
@@ -854,7 +867,11 @@ func (s *sender) internalFinal(msg string) {
 var errTooLarge = errors.New("frame over max_payload")
 
 // publish numbers, encodes and publishes one frame.
-func (s *sender) publish(f *wire.Frame) error {
+func (s *sender) publish(f *wire.Frame) error { return s.publishTo(f, "") }
+
+// publishTo is publish, the message's reply subject probe ("" for none:
+// see callerGone).
+func (s *sender) publishTo(f *wire.Frame, probe string) error {
 	f.ID = s.id
 	f.Seq = s.seq + 1
 	s.dur.mark(f)
@@ -864,7 +881,7 @@ func (s *sender) publish(f *wire.Frame) error {
 	if err == nil {
 		// nats.go checks the size against the server's max_payload
 		// (headers included) under the lock it publishes with anyway.
-		if err = s.w.publish(s.reply, s.codec, f.Kind, data); errors.Is(err, nats.ErrMaxPayload) {
+		if err = s.w.publishProbe(s.reply, probe, s.codec, f.Kind, data); errors.Is(err, nats.ErrMaxPayload) {
 			return errTooLarge
 		}
 	}

@@ -59,6 +59,13 @@ type WorkerOptions struct {
 	// TombstoneTTL is how long a cancel for an unknown call id is kept, in
 	// case it overtook its call. Default 30s.
 	TombstoneTTL time.Duration
+	// CallerGoneAfter is how long a running core call's caller may be gone
+	// (nothing subscribes to the call's reply subject: its process or
+	// connection ended without cancelling) before the call is cancelled
+	// with toolkit.ErrCallerGone; at least three of the call's probe
+	// intervals (its heartbeat interval, at least 1s). Calls that keep
+	// their final and durable calls are left to run. Default 10s.
+	CallerGoneAfter time.Duration
 	// Logger receives bad requests that cannot be answered and other
 	// operator-facing events. Default slog.Default().
 	Logger *slog.Logger
@@ -150,6 +157,9 @@ func (o *WorkerOptions) withDefaults() WorkerOptions {
 	if r.TombstoneTTL <= 0 {
 		r.TombstoneTTL = 30 * time.Second
 	}
+	if r.CallerGoneAfter <= 0 {
+		r.CallerGoneAfter = 10 * time.Second
+	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}
@@ -204,6 +214,7 @@ type Worker struct {
 	svcSubs   []*nats.Subscription         // the services protocol's (service.go)
 	answerSub *nats.Subscription           // callers' answers to tools' requests (ask.go)
 	asks      map[string]chan *wire.Answer // by token; guarded by mu
+	probes    map[string]*sender           // calls probing their caller's inbox, by token (callerGone); guarded by mu
 	count     counters
 	mayHold   atomic.Int32  // readers waiting on inbox or registering a call they took
 	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
@@ -638,10 +649,16 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 // counted before the publish (and taken back when that fails): a caller
 // that has the frame finds it counted.
 func (w *Worker) publish(reply string, c wire.Codec, k wire.Kind, data []byte) error {
+	return w.publishProbe(reply, "", c, k, data)
+}
+
+// publishProbe publishes a frame to reply whose own reply subject is
+// probe ("" for none): a probe of the caller's inbox (callerGone).
+func (w *Worker) publishProbe(reply, probe string, c wire.Codec, k wire.Kind, data []byte) error {
 	w.count.sent(k, len(data))
 	var err error
-	if c == wire.JSON {
-		err = w.nc.PublishMsg(&nats.Msg{Subject: reply, Header: c.Header(), Data: data})
+	if c == wire.JSON || probe != "" {
+		err = w.nc.PublishMsg(&nats.Msg{Subject: reply, Reply: probe, Header: c.Header(), Data: data})
 	} else {
 		err = w.nc.Publish(reply, data)
 	}

@@ -137,6 +137,9 @@ var (
 	ErrCallerCancelled = errors.New("toolkit: call cancelled by the caller")
 	// ErrDraining: the worker is shutting down and its grace period ended.
 	ErrDraining = errors.New("toolkit: worker draining")
+	// ErrCallerGone: the caller went away without cancelling (a worker
+	// found nothing subscribed to the call's reply subject for a while).
+	ErrCallerGone = errors.New("toolkit: the caller is gone")
 	// ErrInvalidOption is wrapped by every registration option that rejects
 	// its value.
 	ErrInvalidOption = errors.New("toolkit: invalid option")

@@ -92,12 +92,14 @@ var (
 		"Calls on the worker that a cancel or a deadline ended (the caller's cancel or deadline, or the call's own timeout).", nil, nil)
 	overloadedDesc = prometheus.NewDesc("toolbus_worker_overloaded_total",
 		"Calls the worker answered overloaded: its max_in_flight calls were running.", nil, nil)
+	callersGoneDesc = prometheus.NewDesc("toolbus_worker_caller_gone_calls_total",
+		"Calls the worker cancelled because their caller was gone (nothing subscribed to their reply subject for a while).", nil, nil)
 	jsErrorsDesc = prometheus.NewDesc("toolbus_worker_jetstream_errors_total",
 		"JetStream operations of the durable path, kept results and session affinity that failed (each logged).", nil, nil)
 )
 
 func (c workerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{framesDesc, bytesDesc, cancelledDesc, overloadedDesc, jsErrorsDesc} {
+	for _, d := range []*prometheus.Desc{framesDesc, bytesDesc, cancelledDesc, overloadedDesc, callersGoneDesc, jsErrorsDesc} {
 		ch <- d
 	}
 }
@@ -110,6 +112,7 @@ func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.CounterValue, float64(n.SentBytes))
 	ch <- prometheus.MustNewConstMetric(cancelledDesc, prometheus.CounterValue, float64(n.Cancelled))
 	ch <- prometheus.MustNewConstMetric(overloadedDesc, prometheus.CounterValue, float64(n.Overloaded))
+	ch <- prometheus.MustNewConstMetric(callersGoneDesc, prometheus.CounterValue, float64(n.CallersGone))
 	ch <- prometheus.MustNewConstMetric(jsErrorsDesc, prometheus.CounterValue, float64(n.JetStreamErrors))
 }
 

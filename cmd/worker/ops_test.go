@@ -64,6 +64,7 @@ func TestOperatorEndpoint(t *testing.T) {
 		`toolbus_worker_frames_total{kind="chunk"} 0`,
 		`toolbus_worker_cancelled_calls_total 0`,
 		`toolbus_worker_overloaded_total 0`,
+		`toolbus_worker_caller_gone_calls_total 0`,
 		`toolbus_worker_jetstream_errors_total 0`,
 		`# TYPE toolbus_worker_sent_bytes_total counter`,
 	} {
