@@ -36,10 +36,16 @@ func lockStore(dir string) (*os.File, error) {
 			}
 		}
 		f.Close()
-		return nil, fmt.Errorf("embedded: JetStream store %s is in use by another server%s: give each server its own store directory, or join the running one", dir, holder)
+		return nil, storeInUseError(fmt.Sprintf("embedded: JetStream store %s is in use by another server%s: give each server its own store directory, or join the running one", dir, holder))
 	}
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return f, nil
 }
+
+// storeInUseError says which store is taken, and is ErrStoreInUse.
+type storeInUseError string
+
+func (e storeInUseError) Error() string        { return string(e) }
+func (e storeInUseError) Is(target error) bool { return target == ErrStoreInUse }

@@ -26,6 +26,10 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
+// ErrStoreInUse is wrapped by the error of Start when another running
+// server holds the store directory (Unix only: elsewhere nothing locks it).
+var ErrStoreInUse = errors.New("JetStream store in use by another server")
+
 // Options configure an embedded NATS server. A nil *Options means the
 // defaults: in-process only, JetStream in a temporary directory.
 type Options struct {

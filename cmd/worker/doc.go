@@ -72,7 +72,9 @@
 //     request the server refuses. Once connected it reconnects forever,
 //     and logs it.
 //   - A second worker started with no flags on the same machine is told
-//     that 127.0.0.1:4222 is taken and to use --listen or --nats.
+//     that 127.0.0.1:4222 is taken and to give both --listen and
+//     --store-dir (a second server needs an address and a store of its
+//     own), or --nats to join the running one.
 //   - The worker's own connection to its embedded server is in-process.
 //   - The embedded server holds its store directory locked (toolbus.lock
 //     in it): a second worker given the store of a running one exits 1

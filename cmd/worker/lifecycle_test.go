@@ -112,6 +112,34 @@ func TestLogReaderGone(t *testing.T) {
 	}
 }
 
+// TestSecondWorkerOnOneMachine: a second worker on the machine of a
+// running one, with the default store, is told what a second embedded
+// server needs, whether its address is the first one's (the default
+// 127.0.0.1:4222 of both) or another (--listen alone, which the
+// address's message once said was enough, and then failed on the store).
+func TestSecondWorkerOnOneMachine(t *testing.T) {
+	data := t.TempDir() // the default store of both: XDG_DATA_HOME/toolbus/jetstream
+	env := cleanEnv(t, "XDG_DATA_HOME="+data)
+	first := ready(t, startProc(t, env, workerBin, "--log-format", "json", "--listen", "127.0.0.1:0"), nil)
+	addr := strings.TrimPrefix(first.url, "nats://")
+	for _, tc := range []struct{ name, listen, says string }{
+		{"same address", addr, "cannot listen on " + addr},
+		{"another address", "127.0.0.1:0", "is in use by another server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			second := startProc(t, env, workerBin, "--listen", tc.listen)
+			code := second.exit(t)
+			msg := second.stderr.String()
+			if code != 1 || !strings.Contains(msg, tc.says) || !strings.Contains(msg, "--store-dir") || !strings.Contains(msg, "--nats") {
+				t.Errorf("exit %d, want 1 saying %q and naming --store-dir and --nats:\n%s", code, tc.says, msg)
+			}
+		})
+	}
+	if code := first.stop(t); code != 0 {
+		t.Errorf("exit %d\n%s", code, first.stderr)
+	}
+}
+
 // TestStoreDirOfALiveWorker: a second worker given the store directory
 // of a running one (a second --listen on one machine keeps the default
 // store) fails at once, saying the store is in use, where it started a

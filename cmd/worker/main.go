@@ -846,15 +846,23 @@ func startServer(e config.Embedded) (*embedded.Server, error) {
 	if _, port, _ := net.SplitHostPort(e.Listen); port != "0" {
 		l, err := net.Listen("tcp", e.Listen)
 		if err != nil {
-			return nil, fmt.Errorf("the embedded NATS server cannot listen on %s: %w (is another worker running there? use --listen, or --nats to join it)", e.Listen, err)
+			return nil, fmt.Errorf("the embedded NATS server cannot listen on %s: %w (is another worker running there? %s)", e.Listen, err, secondServer)
 		}
 		l.Close()
 	}
 	if err := os.MkdirAll(e.StoreDir, 0o755); err != nil {
 		return nil, fmt.Errorf("JetStream store: %w", err)
 	}
-	return embedded.Start(embeddedOptions(e))
+	srv, err := embedded.Start(embeddedOptions(e))
+	if errors.Is(err, embedded.ErrStoreInUse) {
+		return nil, fmt.Errorf("%w (--store-dir DIR, with a --listen ADDR of its own; --nats URL to join)", err)
+	}
+	return srv, err
 }
+
+// secondServer is what a worker whose embedded server's address is
+// another's is told to do: a second server needs its own store as well.
+const secondServer = "a second embedded server needs its own --listen ADDR and --store-dir DIR; or join the running one with --nats URL"
 
 func embeddedOptions(e config.Embedded) *embedded.Options {
 	return &embedded.Options{Listen: e.Listen, StoreDir: e.StoreDir, ConfigFile: e.ServerConfig, Insecure: e.Insecure}
