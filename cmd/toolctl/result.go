@@ -14,7 +14,7 @@ func init() {
 	register(&command{
 		name:    "result",
 		args:    "CALL-ID",
-		summary: "print the kept result of a call sent with call --keep (for a caller that lost it); exit codes as for call",
+		summary: "print the kept result of a call sent with call --keep or --durable (for a caller that lost it); exit codes as for call",
 		flags:   o.register,
 		run:     o.run,
 	})

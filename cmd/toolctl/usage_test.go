@@ -34,7 +34,8 @@ func TestUsage(t *testing.T) {
 			t.Errorf("summary at column %d, not %d: %q", at, col, line)
 		}
 	}
-	for _, want := range []string{"\n  mcp serve", "\n  mcp stdio", "\n  mcp login SERVER", "\n  mcp logout SERVER"} {
+	// A durable call's final is kept as a --keep call's is.
+	for _, want := range []string{"\n  mcp serve", "\n  mcp stdio", "\n  mcp login SERVER", "\n  mcp logout SERVER", "call --keep or --durable"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("usage lacks %q:\n%s", want, errs)
 		}
