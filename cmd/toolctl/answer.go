@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/tty"
@@ -22,7 +23,8 @@ import (
 // from stdin, and sends them (accept). An empty answer to a required field
 // declines; end of input cancels. It answers when stdin is a terminal the
 // call's input is not read from, or with --answer; otherwise the tool
-// hears that this caller cannot answer. Sampling requests are refused.
+// hears that this caller cannot answer, and stderr says --answer would.
+// Sampling requests are refused.
 
 // terminal reports whether v (stdin, stdout) is a terminal: not just a
 // character device, which /dev/null (cron's and CI's stdin) and /dev/zero
@@ -49,6 +51,21 @@ func readAnswer(r *bufio.Reader) (string, error) {
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return string(line), err
 		}
+	}
+}
+
+// unansweredAsker refuses a tool's requests as a caller without an Asker
+// does, and tells out, once, why the tool got no answer and how to give
+// one: a tool that fails on it says only that the caller could not answer.
+func unansweredAsker(out io.Writer) bus.Asker {
+	var once sync.Once
+	return func(ctx context.Context, method string, params any) (any, error) {
+		if method == toolkit.MethodElicit {
+			once.Do(func() {
+				fmt.Fprintln(out, "toolctl: the tool asked for input, which toolctl asks at a terminal: give --answer to answer it from stdin")
+			})
+		}
+		return nil, fmt.Errorf("this caller cannot answer %s requests", method)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // for input to the person at the terminal (prompts on stderr, answers
 // from stdin) and sends the answer back; an empty required answer
 // declines; without --answer (and no terminal) the tool hears that
-// toolctl cannot answer.
+// toolctl cannot answer, and stderr says --answer gives one.
 func TestCallAnswersElicitation(t *testing.T) {
 	srv := natstest.Embedded(t, true)
 	tk := greeter(t)
@@ -38,8 +38,9 @@ func TestCallAnswersElicitation(t *testing.T) {
 	if out, _ := call("\n\n", "--answer", "greet"); strings.TrimSpace(out) != "decline <nil> <nil>" {
 		t.Fatalf("declined: %q", out)
 	}
-	if out, _ := call("", "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") {
-		t.Fatalf("without --answer: %q", out)
+	// The person who ran it is told why the tool got no answer, and how to give one.
+	if out, errs := call("", "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") || !strings.Contains(errs, "--answer") {
+		t.Fatalf("without --answer: %q\nstderr:\n%s", out, errs)
 	}
 }
 
@@ -58,7 +59,7 @@ func TestCallAnswersNotFromDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	if out, prompts := callWith(t, srv.ClientURL(), null, "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") || prompts != "" {
+	if out, prompts := callWith(t, srv.ClientURL(), null, "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") || strings.Contains(prompts, "the tool asks") {
 		t.Errorf("stdin %s: %q, prompts %q", os.DevNull, out, prompts)
 	}
 	endless := io.LimitReader(strings.NewReader(strings.Repeat("a", 3<<20)), 3<<20) // no newline

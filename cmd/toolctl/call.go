@@ -126,6 +126,8 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 
 	if o.answer || (terminal(e.stdin) && (len(args) < 2 || args[1] != "-")) {
 		ctx = bus.WithAsker(ctx, terminalAsker(e.stdin, e.stderr))
+	} else {
+		ctx = bus.WithAsker(ctx, unansweredAsker(e.stderr))
 	}
 	if o.verbose {
 		fmt.Fprintf(e.stderr, "toolctl: call %s: %s\n", id, name)
