@@ -33,8 +33,11 @@
 // \u202e), so that a tool cannot drive the terminal; to a file or a pipe,
 // and as JSON with --json, it is exact. Flags: --session, --timeout (the call ends with code timeout),
 // --id, --json (every event as a JSON line: {"chunk":…}, {"progress":…},
-// {"final":…}) and -v (the call id first, the final's metadata, such as
-// the worker, last).
+// {"log":…}, {"final":…}), -v (the call id first, the final's metadata,
+// such as the worker, last), --keep and --durable (the final is kept for
+// `toolctl result ID`; --durable sends the call on the durable path) and
+// --answer (answer the tool's requests for input from stdin, as toolctl
+// does on a terminal).
 //
 // The first Ctrl-C (or SIGTERM) publishes a cancel and waits for the
 // worker's interrupted final, which keeps the partial output; a second one
