@@ -21,14 +21,17 @@
 // # Flags and configuration
 //
 // Flags override the config file: --nats (env NATS_URL), --listen,
-// --store-dir, --instance, --queue, --log-format, --grace, and the
-// connection flags --creds, --nkey, --user, --password, --token,
-// --tls-ca, --tls-cert, --tls-key (envs NATS_CREDS, NATS_NKEY, NATS_USER,
-// NATS_PASSWORD, NATS_TOKEN, NATS_CA, NATS_CERT, NATS_KEY). A flag beats
-// its environment variable, which beats the file. --kv-replicas sets the
-// replicas of the KV buckets and streams this worker creates (the
-// permission buckets' and the durable path's unless
-// permissions.kv_replicas or durable.replicas is set).
+// --store-dir, --server-config, --insecure, --instance, --queue,
+// --log-format, --log-level, --grace, --workspace, --shared-workspace,
+// --group-state, and the connection flags --creds, --nkey, --user,
+// --password, --token, --tls-ca, --tls-cert, --tls-key (envs NATS_CREDS,
+// NATS_NKEY, NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CA, NATS_CERT,
+// NATS_KEY). A flag beats its environment variable, which beats the file.
+// --kv-replicas sets the replicas of the KV buckets and streams this
+// worker creates (the permission buckets' and the durable path's unless
+// permissions.kv_replicas or durable.replicas is set). --http serves
+// metrics and health, --probe checks one and exits, and --check-config
+// validates and exits.
 //
 // The configuration is validated as a whole before anything starts; every
 // problem is printed with its source ("worker.yaml:12: ..." or
