@@ -245,10 +245,11 @@ type inbox struct {
 	closed  bool      // the client was closed
 	lost    bool      // the connection was closed (for good)
 	stalled bool      // the watchdog found the call silent for stallAfter
-	// pending is what msgs cost to hold (heldCost); past limit
-	// (MaxPending) the inbox is over: it takes nothing more, and the call
-	// ends.
-	pending, limit int64
+	// pending is what msgs and the batch taken last cost to hold
+	// (heldCost; handed is the batch's share): the client hands a batch to
+	// its caller before it takes the next. Past limit (MaxPending) the
+	// inbox is over: it takes nothing more, and the call ends.
+	pending, handed, limit int64
 	over           bool
 	// stallAfter is the silence after which the call is looked at:
 	// StallTimeout.
@@ -306,9 +307,10 @@ func heldCost(m *nats.Msg) int64 {
 func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, lost, stalled, over bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	clear(buf)
+	clear(buf) // the batch taken before: handed over
 	msgs, b.msgs = b.msgs, buf[:0]
-	b.pending = 0
+	b.pending -= b.handed
+	b.handed = b.pending
 	return msgs, b.closed, b.lost, b.stalled, b.over
 }
 
@@ -319,7 +321,7 @@ func (b *inbox) reset(buf []*nats.Msg) {
 	clear(b.spare[0][:])
 	clear(b.spare[1][:])
 	b.msgs, b.closed, b.lost, b.stalled, b.cancelled = b.spare[0][:0], false, false, false, false
-	b.pending, b.over = 0, false
+	b.pending, b.handed, b.over = 0, 0, false
 	b.durable.Store(false)
 	select {
 	case <-b.signal:
