@@ -202,7 +202,8 @@ type Client struct {
 	pins                         *lru[string]    // session scope → the worker its session-bound tools run on
 	bound                        map[string]bool // tools seen to be session-bound; at most maxBoundTools
 	closed                       bool
-	watching                     bool // the stall watchdog runs (while calls are pending)
+	closing                      chan struct{} // closed by Close: calls waiting to be sent again go on at once
+	watching                     bool          // the stall watchdog runs (while calls are pending)
 
 	afterRun func(attemptID string) // tests: after an attempt's run, before a retry is decided
 
@@ -250,7 +251,7 @@ type inbox struct {
 	// its caller before it takes the next. Past limit (MaxPending) the
 	// inbox is over: it takes nothing more, and the call ends.
 	pending, handed, limit int64
-	over           bool
+	over                   bool
 	// stallAfter is the silence after which the call is looked at:
 	// StallTimeout.
 	stallAfter time.Duration
@@ -350,6 +351,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	}
 	c := &Client{
 		nc: nc, opts: o, log: o.Logger,
+		closing: make(chan struct{}),
 		prefix:  prefix,
 		pending: map[string]*inbox{},
 		acks:    map[string]chan ackReply{},
@@ -384,6 +386,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
+	close(c.closing)
 	for _, b := range c.pending {
 		// Nobody will read the call's answer: its tool need not run on.
 		if err := c.cancel(b.id, "", b.durable.Load()); err != nil {
@@ -820,6 +823,7 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 			return false
 		case <-stop:
 			return false
+		case <-c.closing: // the next attempt finds the client closed
 		case <-timer.C:
 		}
 	}
