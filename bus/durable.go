@@ -1016,7 +1016,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 // already (within its dedup window).
 func duplicateCall(id string) *toolkit.Response {
 	return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf(
-		"DuplicateCallError: a durable call with id %q was sent already (in the last %s): it runs once, and its frames go to where it was sent first.", id, "dedup window"))
+		"DuplicateCallError: a durable call with id %q was sent already (within the calls stream's duplicate window, 2 minutes by default): it runs once, and its frames go to where it was sent first; its final is kept, for Client.Result (toolctl result ID) to read.", id))
 }
 
 // enqueueWorkerWait bounds how long a worker tries to queue a call that
