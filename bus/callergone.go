@@ -31,6 +31,10 @@ import (
 // travels on the durable path is never probed: its result outlives its
 // caller, who reads it back later.
 
+// probeTokenLen is the length of a call's probe token: 16 random bytes
+// in hex.
+const probeTokenLen = 32
+
 // probeEvery is how often a running call probes its caller's inbox.
 func (s *sender) probeEvery() time.Duration { return max(s.hbEvery, time.Second) }
 
@@ -82,20 +86,21 @@ func (s *sender) probe(now time.Time) {
 		wire.AnswerSubject(s.w.opts.Instance, s.probeTok+"-"+strconv.FormatUint(s.probeN, 10)))
 }
 
-// onProbeAnswer takes the server's answer to a probe: token is the last
-// token of its subject. Anything but a no-responders status is no answer
-// to a probe (a caller's client never answers one), and is dropped, as
-// is a token no running call holds (an ended call's, or a guess).
+// onProbeAnswer takes the server's answer to a probe, token being the
+// last token of its subject, and reports whether it was one: a token no
+// running call's probes hold (an ask's answer, an ended call's probe, a
+// guess) is not. Anything but a no-responders status is no answer to a
+// probe (a caller's client never answers one), and is dropped.
 func (w *Worker) onProbeAnswer(token string, m *nats.Msg) bool {
 	tok, n, ok := strings.Cut(token, "-")
-	if !ok {
+	if !ok || len(tok) != probeTokenLen {
 		return false
 	}
 	w.mu.Lock()
 	s := w.probes[tok]
 	w.mu.Unlock()
 	if s == nil {
-		return true
+		return false
 	}
 	probe, err := strconv.ParseUint(n, 10, 64)
 	if err != nil || !isNoResponders(m) {
