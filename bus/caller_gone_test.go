@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -193,5 +194,33 @@ func TestCallerBackInTimeKeepsItsCall(t *testing.T) {
 	case err := <-ended:
 		t.Fatalf("the call ended (%v) though its caller came back", err)
 	default:
+	}
+}
+
+// An ask's answer token is base64url, which has '-' in its alphabet
+// (about three tokens in ten hold one): the worker took such a token for
+// a probe's (<token>-<n>), found no call probing under it and dropped the
+// caller's answer, so the tool waited for its context to end.
+func TestCallerGoneAnswersWithADashReachTheirAsk(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	const asks = 40 // one token or more with a '-': all but certain
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Stream("asker", "Asks its caller again and again.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		for i := range asks {
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := toolkit.Ask(actx, w, toolkit.MethodElicit, map[string]any{"message": "again?"})
+			cancel()
+			if err != nil {
+				return w.Write(toolkit.Text(fmt.Sprintf("ask %d: %v", i, err)))
+			}
+		}
+		return w.Write(toolkit.Text("all answered"))
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Asker: func(context.Context, string, any) (any, error) {
+		return map[string]any{"action": "accept"}, nil
+	}})
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "asker"}); r.Text() != "all answered" {
+		t.Fatalf("%s %q", r.Code, r.Text())
 	}
 }
