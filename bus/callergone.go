@@ -29,7 +29,10 @@ import (
 // node failing over) keeps its calls: one probe that reaches the inbox
 // starts the count again. A call that keeps its final (KeepResult) or
 // travels on the durable path is never probed: its result outlives its
-// caller, who reads it back later.
+// caller, who reads it back later. Where no server answers no responders
+// (a caller across a supercluster's gateway in optimistic mode, which
+// counts a message sent there as delivered) a gone caller is not found:
+// its calls run to their end, as without probes.
 
 // probeTokenLen is the length of a call's probe token: 16 random bytes
 // in hex.
@@ -45,7 +48,9 @@ func (s *sender) goneAfter() time.Duration {
 }
 
 // probes reports whether the call probes its caller's inbox.
-func (s *sender) probes() bool { return s.dur == nil && !s.keep && s.reply != "" }
+func (s *sender) probes() bool {
+	return s.dur == nil && !s.keep && s.reply != "" && s.w.opts.CallerGoneAfter > 0
+}
 
 // probeDue reports whether the call is to probe now. s.mu is held.
 func (s *sender) probeDue(now time.Time) bool {

@@ -64,7 +64,8 @@ type WorkerOptions struct {
 	// connection ended without cancelling) before the call is cancelled
 	// with toolkit.ErrCallerGone; at least three of the call's probe
 	// intervals (its heartbeat interval, at least 1s). Calls that keep
-	// their final and durable calls are left to run. Default 10s.
+	// their final and durable calls are left to run. Default 10s; negative
+	// turns the probes off (calls of gone callers then run to their end).
 	CallerGoneAfter time.Duration
 	// Logger receives bad requests that cannot be answered and other
 	// operator-facing events. Default slog.Default().
@@ -157,7 +158,7 @@ func (o *WorkerOptions) withDefaults() WorkerOptions {
 	if r.TombstoneTTL <= 0 {
 		r.TombstoneTTL = 30 * time.Second
 	}
-	if r.CallerGoneAfter <= 0 {
+	if r.CallerGoneAfter == 0 {
 		r.CallerGoneAfter = 10 * time.Second
 	}
 	if r.Logger == nil {
