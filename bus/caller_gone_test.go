@@ -195,6 +195,13 @@ func TestCallerBackInTimeKeepsItsCall(t *testing.T) {
 		t.Fatalf("the call ended (%v) though its caller came back", err)
 	default:
 	}
+	cancel := &nats.Msg{Subject: wire.CancelSubject("", "away"), Header: nats.Header{wire.HeaderVersion: {wire.Version}}}
+	if err := nc.PublishMsg(cancel); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ended; !errors.Is(err, toolkit.ErrCallerCancelled) {
+		t.Errorf("the tool ended with %v, want the caller's cancel", err)
+	}
 }
 
 // An ask's answer token is base64url, which has '-' in its alphabet
@@ -222,5 +229,46 @@ func TestCallerGoneAnswersWithADashReachTheirAsk(t *testing.T) {
 	}})
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "asker"}); r.Text() != "all answered" {
 		t.Fatalf("%s %q", r.Code, r.Text())
+	}
+}
+
+// A negative CallerGoneAfter turns the probes off: no frame carries a
+// reply subject.
+func TestCallerGoneProbesOff(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	ended := make(chan error, 1)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, goneTool("forever", 0, ended))
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{CallerGoneAfter: -1})
+	nc := natstest.Connect(t, s)
+	body, err := msgpack.Marshal(&wire.Request{ID: "off", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inbox := nc.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishMsg(&nats.Msg{Subject: wire.CallSubject("forever", ""), Reply: inbox, Data: body}); err != nil {
+		t.Fatal(err)
+	}
+	// With the probes on, one frame a second would carry a reply subject
+	// (the tool streams a chunk every 100ms: 30 frames take 3s).
+	for frames := 0; frames < 30; frames++ {
+		m, err := sub.NextMsg(guard)
+		if err != nil {
+			t.Fatalf("after %d frames: %v", frames, err)
+		}
+		if m.Reply != "" {
+			t.Fatalf("a frame probed the caller (reply %s) with the probes off", m.Reply)
+		}
+	}
+	cancel := &nats.Msg{Subject: wire.CancelSubject("", "off"), Header: nats.Header{wire.HeaderVersion: {wire.Version}}}
+	if err := nc.PublishMsg(cancel); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ended; !errors.Is(err, toolkit.ErrCallerCancelled) {
+		t.Errorf("the tool ended with %v, want the caller's cancel", err)
 	}
 }
