@@ -800,6 +800,13 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	switch final.Code {
 	case toolkit.CodeWorkerLost:
 	case toolkit.CodeOverloaded:
+		select {
+		case <-c.closing:
+			// Closed before the wait (where the fleet is gone too): the
+			// next attempt finds the client closed, as after the wait.
+			return true
+		default:
+		}
 		if ms, ok := asUint64(final.Metadata[wire.MetaRetryAfterMS]); ok {
 			if ms > uint64(maxRetryWait/time.Millisecond) {
 				return false // "not for a while" (in ns it may overflow a Duration)
