@@ -30,8 +30,8 @@
 // --kv-replicas sets the replicas of the KV buckets and streams this
 // worker creates (the permission buckets' and the durable path's unless
 // permissions.kv_replicas or durable.replicas is set). --http serves
-// metrics and health, --probe checks one and exits, and --check-config
-// validates and exits.
+// metrics and health, --probe checks one and exits, --check-config
+// validates and exits, and --version prints the version and exits.
 //
 // The configuration is validated as a whole before anything starts; every
 // problem is printed with its source ("worker.yaml:12: ..." or
