@@ -57,13 +57,17 @@ func readAnswer(r *bufio.Reader) (string, error) {
 // unansweredAsker refuses a tool's requests as a caller without an Asker
 // does, and tells out, once, why the tool got no answer and how to give
 // one: a tool that fails on it says only that the caller could not answer.
-func unansweredAsker(out io.Writer) bus.Asker {
+// stdinInput is whether the call's input was read from stdin, which then
+// holds no answers.
+func unansweredAsker(out io.Writer, stdinInput bool) bus.Asker {
+	hint := "toolctl: the tool asked for input, which toolctl asks at a terminal: give --answer to answer it from stdin"
+	if stdinInput {
+		hint = "toolctl: the tool asked for input, which toolctl reads from stdin, but stdin held the call's input: give the input inline or as @file, and --answer"
+	}
 	var once sync.Once
 	return func(ctx context.Context, method string, params any) (any, error) {
 		if method == toolkit.MethodElicit {
-			once.Do(func() {
-				fmt.Fprintln(out, "toolctl: the tool asked for input, which toolctl asks at a terminal: give --answer to answer it from stdin")
-			})
+			once.Do(func() { fmt.Fprintln(out, hint) })
 		}
 		return nil, fmt.Errorf("this caller cannot answer %s requests", method)
 	}

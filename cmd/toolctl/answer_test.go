@@ -42,6 +42,11 @@ func TestCallAnswersElicitation(t *testing.T) {
 	if out, errs := call("", "greet"); !strings.Contains(out, "cannot answer elicitation/create requests") || !strings.Contains(errs, "--answer") {
 		t.Fatalf("without --answer: %q\nstderr:\n%s", out, errs)
 	}
+	// With the input read from stdin, --answer has nothing left to read
+	// answers from: the hint says to give the input another way too.
+	if out, errs := call("{}", "greet", "-"); !strings.Contains(out, "cannot answer elicitation/create requests") || !strings.Contains(errs, "@file") {
+		t.Fatalf("input from stdin, without --answer: %q\nstderr:\n%s", out, errs)
+	}
 }
 
 // A device that is not a terminal (/dev/null, as cron and CI give) is no

@@ -124,10 +124,11 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 	}()
 
-	if o.answer || (terminal(e.stdin) && (len(args) < 2 || args[1] != "-")) {
+	stdinInput := len(args) == 2 && args[1] == "-"
+	if o.answer || (terminal(e.stdin) && !stdinInput) {
 		ctx = bus.WithAsker(ctx, terminalAsker(e.stdin, e.stderr))
 	} else {
-		ctx = bus.WithAsker(ctx, unansweredAsker(e.stderr))
+		ctx = bus.WithAsker(ctx, unansweredAsker(e.stderr, stdinInput))
 	}
 	if o.verbose {
 		fmt.Fprintf(e.stderr, "toolctl: call %s: %s\n", id, name)
