@@ -44,7 +44,9 @@
 // message: the final with the whole result. Chunks larger than the
 // server's max_payload are split, never cut. Cancels are broadcast on
 // tools.cancel.<call-id>, with the header Toolbus-Version: 1; deadlines travel in a header and are enforced by
-// the worker; a silent worker is detected by heartbeats.
+// the worker; a silent worker is detected by heartbeats, and a caller gone
+// without cancelling by the worker's probes of its inbox (a heartbeat with
+// a reply subject; WorkerOptions.CallerGoneAfter).
 //
 // # Decisions
 //
