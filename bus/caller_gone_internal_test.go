@@ -15,10 +15,10 @@ import (
 func TestCallerGoneProbesForgotten(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	schema := map[string]any{"type": "object", "properties": map[string]any{}}
-	release := make(chan struct{})
+	release, finish := make(chan struct{}), make(chan struct{})
 	tk := toolkit.New(nil)
 	for name, run := range map[string]func(ctx context.Context) error{
-		"slow": func(ctx context.Context) error { time.Sleep(1500 * time.Millisecond); return nil },
+		"slow": func(ctx context.Context) error { <-finish; return nil }, // once it probed
 		"wait": func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
 		"deaf": func(ctx context.Context) error { <-release; return nil },
 	} {
@@ -52,7 +52,9 @@ func TestCallerGoneProbesForgotten(t *testing.T) {
 		done := make(chan *toolkit.Response, 1)
 		go func() { done <- c.Invoke(ctx, toolkit.ToolCall{Name: name}) }()
 		natstest.WaitFor(t, name+" probing", func() bool { return probes() == 1 })
-		if name != "slow" {
+		if name == "slow" {
+			close(finish)
+		} else {
 			cancel()
 		}
 		r := <-done
