@@ -309,34 +309,61 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %s).", tc.Name, p))
 		}
 	}()
+	e, ctx, ok := d.prelude(ctx, tk, &tc)
+	if !ok {
+		return
+	}
+	d.ran = true
+	err := d.invoke(ctx, tk, e.handler, &d.call)
+	if err == nil || d.failed != nil {
+		return // the call failed when its output did
+	}
+	f := Failure(ctx, err)
+	if f.RetryAfter > 0 {
+		d.setMeta(MetaRetryAfterMS, f.RetryAfter.Milliseconds())
+	}
+	for k, v := range f.Metadata {
+		d.setMeta(k, v)
+	}
+	d.fail(f.Code, f.Message)
+}
+
+// prelude finds the call's tool and checks the call (its group active,
+// its input valid), filling d.call; false when it failed the call. A
+// function of its own, not inlined: its locals are gone from the stack
+// while the tool runs, which keeps a waiting call's goroutine small (a
+// call in flight holds its stack).
+//
+//go:noinline
+func (d *dispatch) prelude(ctx context.Context, tk *Toolkit, tc *ToolCall) (*entry, context.Context, bool) {
 	reg := tk.reg.Load()
 	e := reg.lookup(tc.Name)
 	if e == nil {
 		e := NotFound(tc.Name)
 		d.fail(e.Code, e.Message)
-		return
+		return nil, ctx, false
 	}
 	if g := e.tool.group; g != BasicGroup {
 		active, _, err := tk.ActiveGroups(ctx, tc.Scope(), tc.GroupsRevision)
 		if err != nil {
 			d.fail(CodeUnavailable, fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err))
-			return
+			return nil, ctx, false
 		}
 		if !slices.Contains(active, g) {
 			d.fail(CodeGroupInactive, fmt.Sprintf("ToolGroupInactiveError: The tool '%s' in group '%s' is currently inactive. You should first activate the group by calling the '%s' tool.", tc.Name, g, MetaToolName))
-			return
+			return nil, ctx, false
 		}
 	}
 	input := tc.Input
 	if tc.RawInput != "" {
 		if tc.Input != nil {
 			d.fail(CodeInvalidInput, "BadRequestError: the call has both input and raw_input; send one of them.")
-			return
+			return nil, ctx, false
 		}
 		in, err := ParseRawInput(tc.RawInput)
 		if err != nil {
 			d.fail(CodeInvalidInput, err.Error())
-			return
+			return nil, ctx, false
 		}
 		input = in
 	}
@@ -356,31 +383,19 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 		}
 		if e.costly != nil && e.costly.Cost(inst, maxValidationCost) > maxValidationCost {
 			d.fail(CodeInvalidInput, tooComplex(tc.Name))
-			return
+			return nil, ctx, false
 		}
 		if err := e.validator.Validate(inst); err != nil {
 			d.fail(CodeInvalidInput, fmt.Sprintf("Input validation failed for tool '%s': %s", tc.Name, validationMessage(err)))
-			return
+			return nil, ctx, false
 		}
 	}
-	d.call = Call{ToolCall: tc, Tool: e.tool}
+	d.call = Call{ToolCall: *tc, Tool: e.tool}
 	d.call.Input = input
 	if e.extension != nil {
 		ctx = withExtended(ctx, e.extension, input)
 	}
-	d.ran = true
-	err := d.invoke(ctx, tk, e.handler, &d.call)
-	if err == nil || d.failed != nil {
-		return // the call failed when its output did
-	}
-	f := Failure(ctx, err)
-	if f.RetryAfter > 0 {
-		d.setMeta(MetaRetryAfterMS, f.RetryAfter.Milliseconds())
-	}
-	for k, v := range f.Metadata {
-		d.setMeta(k, v)
-	}
-	d.fail(f.Code, f.Message)
+	return e, ctx, true
 }
 
 func (d *dispatch) setMeta(k string, v any) {
