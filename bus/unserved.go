@@ -62,11 +62,6 @@ func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, sco
 		}
 	}
 	w.mu.Unlock()
-	reply, err := w.passed.add(w, in, c, id)
-	if err != nil {
-		w.log.Warn("bus: passing on a call of a tool no longer served", "tool", in.tool, "call", id, "err", err)
-		return false
-	}
 	h := make(nats.Header, len(in.header)+2)
 	for k, v := range in.header {
 		h[k] = v
@@ -79,14 +74,24 @@ func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, sco
 	// at once, without the probe this worker's memory of holding the pin
 	// counts on (affinity.trust): from now on it reads the pin.
 	h.Set(wire.HeaderPinLost, w.opts.Instance)
-	if w.aff != nil {
-		w.aff.forget(scope)
-	}
 	if seq > 0 { // frames (heartbeats) this worker sent the caller already
 		h.Set(wire.HeaderSeqAfter, strconv.FormatUint(seq, 10))
 	}
 	if !deadline.IsZero() && h.Get(wire.HeaderTimeout) != "" {
 		h.Set(wire.HeaderTimeout, strconv.FormatInt(max(time.Until(deadline).Milliseconds(), 0), 10))
+	}
+	// Kept with the headers it is passed on with: should it come back
+	// unserved, its not_found is numbered after the frames sent already
+	// (HeaderSeqAfter), or the caller drops it as an old frame.
+	passed := *in
+	passed.header = h
+	reply, err := w.passed.add(w, &passed, c, id)
+	if err != nil {
+		w.log.Warn("bus: passing on a call of a tool no longer served", "tool", in.tool, "call", id, "err", err)
+		return false
+	}
+	if w.aff != nil {
+		w.aff.forget(scope)
 	}
 	m := &nats.Msg{Subject: wire.CallSubject(in.tool, in.identity), Reply: reply, Header: h, Data: in.data}
 	if err := w.nc.PublishMsg(m); err != nil {
