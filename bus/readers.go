@@ -150,22 +150,23 @@ func (w *Worker) lead() (*sender, bool) {
 		if w.dur != nil && w.dur.byDefault(callTool(m.Subject)) {
 			// Queuing the call waits on JetStream: not while leading.
 			w.handOff()
-			s := w.onCall(m)
+			s := w.onCall(m, mem)
 			w.mayHold.Add(-1)
 			if s == nil {
 				w.inputs.release(mem)
 				return nil, true
 			}
-			s.mem = mem
 			return s, true
 		}
-		s := w.onCall(m)
+		s := w.onCall(m, mem)
 		w.mayHold.Add(-1)
 		if s == nil {
 			w.inputs.release(mem)
 			continue
 		}
-		s.mem = mem
+		if w.afterAccept != nil {
+			w.afterAccept(s)
+		}
 		if !w.inlinable(s) {
 			w.handOff()
 			return s, true

@@ -186,6 +186,7 @@ type Worker struct {
 	lists    *listQueue // list requests not yet answered (lists.go)
 
 	beforeDispatch func(*sender) // tests: after the check that the tool is served, before its dispatch
+	afterAccept    func(*sender) // tests: a core call registered, before its reader goes on with it
 	cancelSub      *nats.Subscription
 	calls          map[string]*sender // call id → running call
 	tombs          map[string]tombEntry
@@ -565,6 +566,10 @@ type incoming struct {
 	header   nats.Header
 	data     []byte
 	dur      *delivery // nil on the core path
+	// mem is the input memory taken for a core call (Worker.inputs):
+	// its sender has it from when it is registered, so that whoever
+	// sends its final gives it back, even before its reader goes on.
+	mem int
 }
 
 // badRequest answers a request that cannot run with a final error frame,
@@ -690,8 +695,9 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 
 // onCall checks a request and registers its call, returning its sender;
 // nil when it was answered at once (a bad request, overload, a cancel
-// that came first).
-func (w *Worker) onCall(m *nats.Msg) *sender {
+// that came first). mem is the input memory the reader took for it: the
+// sender gives it back, or the reader when there is none.
+func (w *Worker) onCall(m *nats.Msg, mem int) *sender {
 	name, identity := callTarget(m.Subject)
 	reply := m.Reply
 	if m.Header != nil && m.Header.Get(wire.HeaderUnserved) != "" {
@@ -699,7 +705,7 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 			reply = r // passed on: the caller's
 		}
 	}
-	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data})
+	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data, mem: mem})
 }
 
 // callTarget is the tool and the caller identity a call subject names:
@@ -843,7 +849,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		return nil
 	}
 	now := time.Now()
-	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur, tool: w.toolState(name), batch: req.More,
+	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, mem: in.mem, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur, tool: w.toolState(name), batch: req.More,
 		// A durable call's final is always kept: its caller looks for it
 		// when the frame carrying it was lost on the way.
 		keepID: keptAs(in, req.ID)}
