@@ -178,13 +178,25 @@ func (p *passedCalls) take(reply string) (passedCall, bool) {
 	return pc, ok
 }
 
-// stop ends the subscription for no-responders statuses.
+// stop ends the subscription for no-responders statuses once those on
+// their way are answered (a status comes within a round trip, and the
+// stop flushed the connection first): the callers of calls passed on
+// just before the stop get their not_found. It waits at most
+// stopFlushTimeout, as the stop's flush does.
 func (p *passedCalls) stop() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.sub != nil {
-		p.sub.Unsubscribe()
+	sub := p.sub
+	p.mu.Unlock()
+	if sub == nil {
+		return
 	}
+	if sub.Drain() == nil {
+		deadline := time.Now().Add(stopFlushTimeout)
+		for sub.IsValid() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	sub.Unsubscribe()
 }
 
 // passedBack answers the caller of a call passed on to a queue group
@@ -192,6 +204,9 @@ func (p *passedCalls) stop() {
 func (w *Worker) passedBack(m *nats.Msg) {
 	if !isNoResponders(m) {
 		return
+	}
+	if w.onPassedBack != nil {
+		w.onPassedBack()
 	}
 	pc, ok := w.passed.take(m.Subject)
 	if !ok {
