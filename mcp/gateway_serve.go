@@ -293,7 +293,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, session string) error {
 }
 
 // Serve serves one MCP session on any go-sdk transport (ServeStdio uses
-// sdk.StdioTransport), as ServeStdio does.
+// sdk.StdioTransport), as ServeStdio does. When ctx ends, the session's
+// calls in flight are cancelled (on the bus too) and the session closes:
+// its client gets an error for them, since the go-sdk writes nothing once
+// a session closes. To hand clients the interrupted results first, call
+// Interrupt and let the results be written before ctx ends.
 func (g *Gateway) Serve(ctx context.Context, t sdk.Transport, session string) error {
 	if session == "" {
 		session = newSessionID()
@@ -302,6 +306,10 @@ func (g *Gateway) Serve(ctx context.Context, t sdk.Transport, session string) er
 	if s == nil {
 		return errors.New("mcp: gateway closed")
 	}
+	// ctx is to this session what ServeListener's is to its sessions: its
+	// end cancels the calls in flight, else the close below would wait for
+	// them (the go-sdk closes a session once its requests have returned).
+	s.listener = ctx
 	ss, err := s.srv.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("mcp: gateway: %w", err)

@@ -45,7 +45,8 @@ type gatewaySession struct {
 	claim   *claim
 	// A session's calls are cancelled, on the bus too, when it ends (ctx:
 	// its DELETE, or it closed), when the gateway closes and when the
-	// listener that opened it stops (listener, nil for other transports):
+	// listener that opened it stops (listener: ServeListener's context, or
+	// Serve's):
 	// the go-sdk closes a session only once its requests have returned,
 	// and does not cancel them itself.
 	ctx      context.Context
