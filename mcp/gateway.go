@@ -228,7 +228,7 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	sessions map[*gatewaySession]*sdk.ServerSession
-	byID     map[string]*gatewaySession // the same, by MCP session id
+	byID     map[string]*gatewaySession // the HTTP sessions, by MCP session id
 	clients  map[string]*bus.Client     // by identity, for Tokens
 	closed   bool
 	// claims are the initializes makeRoom admitted whose sessions are not
@@ -497,7 +497,7 @@ func (g *Gateway) watchGroups() {
 	}
 }
 
-// sessionByID is the connected session with MCP session id id; nil when
+// sessionByID is the connected HTTP session with MCP session id id; nil when
 // there is none.
 func (g *Gateway) sessionByID(id string) *gatewaySession {
 	if id == "" {
@@ -541,7 +541,12 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) error {
 		return nil
 	}
 	g.sessions[s] = ss
-	g.byID[s.id] = s
+	if s.source != "" {
+		// HTTP sessions only: an HTTP request naming a session served
+		// otherwise (Serve; stdio names its session, often guessably)
+		// must not act on it (serveHTTP ends a session on DELETE).
+		g.byID[s.id] = s
+	}
 	g.unclaimLocked(s.claim)
 	s.touch()
 	opened := time.Now()
