@@ -298,7 +298,9 @@
 //	metadata structured_content        → structuredContent (when an object)
 //	the rest of the metadata           → _meta "toolbus/metadata"
 //	state, code, session               → _meta "toolbus/state", "toolbus/code", "toolbus/session"
-//	state error, interrupted or denied → isError
+//	state error, interrupted or denied → isError (no state: its code's)
+//	chunks lost on the way              → a last text saying the output is
+//	                                     incomplete
 //
 // Progress frames become notifications/progress on the client's
 // progressToken (nothing when it sent none), in order and all before the

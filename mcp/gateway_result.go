@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -22,8 +23,18 @@ func (s *gatewaySession) result(r *toolkit.Response) *sdk.CallToolResult {
 			res.Content = append(res.Content, blockContent(r.ID, i, b))
 		}
 	}
-	res.IsError = r.State != toolkit.StateSuccess && r.State != ""
-	meta := sdk.Meta{GatewayMetaState: string(r.State), GatewayMetaSession: s.id}
+	state := r.State
+	if state == "" && r.Code != "" {
+		state = r.Code.State() // a final that gave its code only: the code's state
+	}
+	res.IsError = state != toolkit.StateSuccess && state != ""
+	if lost, ok := r.Metadata[wire.MetaLostChunks]; ok {
+		// The model reads the content, not _meta: an incomplete result
+		// says so where it is read.
+		res.Content = append(res.Content, &sdk.TextContent{Text: fmt.Sprintf(
+			"[%v chunks of this result were lost on the way: the output above is incomplete]", lost)})
+	}
+	meta := sdk.Meta{GatewayMetaState: string(state), GatewayMetaSession: s.id}
 	if r.Code != "" {
 		meta[GatewayMetaCode] = string(r.Code)
 	}
