@@ -2,9 +2,12 @@ package mcp
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbus/toolbus/internal/natstest"
 )
@@ -53,4 +56,10 @@ func TestGatewayClosingRefreshLogsNoWarning(t *testing.T) {
 	if !s.lists("echo") {
 		t.Error("the refresh given up changed the session's list")
 	}
+}
+
+// lists reports whether the session lists the tool.
+func (s *gatewaySession) lists(name string) bool {
+	p := s.listed.Load()
+	return p != nil && slices.ContainsFunc(*p, func(t *sdk.Tool) bool { return t.Name == name })
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,10 +89,13 @@ type gatewaySession struct {
 
 // middleware answers tools/list in the session's order (the go-sdk's own
 // list is sorted by name; a model reads tools in the order given, and
-// the skill viewer and reset_tools come first), and sends a tools/call of a tool the session
-// does not list to the fleet anyway, so the model hears why in toolbus's
-// words (not_found, or group_inactive with what to do) rather than a
-// JSON-RPC "unknown tool".
+// the skill viewer and reset_tools come first), and sends every tools/call
+// to the fleet itself: one of a tool the session does not list, so the
+// model hears why in toolbus's words (not_found, or group_inactive with
+// what to do) rather than a JSON-RPC "unknown tool"; and one of a tool it
+// lists, which the go-sdk server may not have yet (refresh stores the
+// list before it changes the server's tools). The server's tools are
+// there for its list_changed notifications.
 //
 // It also tracks the session from its first request (initialize): a
 // client need not send notifications/initialized for the go-sdk to serve
@@ -111,7 +113,7 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				return &sdk.ListToolsResult{Tools: *p}, nil
 			}
 		case *sdk.CallToolRequest:
-			if r.Params != nil && !s.lists(r.Params.Name) {
+			if r.Params != nil {
 				return s.call(ctx, r)
 			}
 		}
@@ -120,12 +122,6 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// lists reports whether the session lists the tool.
-func (s *gatewaySession) lists(name string) bool {
-	p := s.listed.Load()
-	return p != nil && slices.ContainsFunc(*p, func(t *sdk.Tool) bool { return t.Name == name })
 }
 
 // refresh makes the session's server hold exactly the tools the session
