@@ -1,6 +1,7 @@
 package bus_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ func rawCaller(t *testing.T, nc *nats.Conn, tool, id string) (probes func(n int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nc.PublishMsg(&nats.Msg{Subject: wire.CallSubject(tool, ""), Reply: inbox, Data: body}); err != nil {
+	call := &nats.Msg{Subject: wire.CallSubject(tool, ""), Reply: inbox, Data: body}
+	if err := nc.PublishMsg(call); err != nil {
 		t.Fatal(err)
 	}
 	// Cancelled at the end, before nc closes: the worker's stop need not
@@ -36,13 +38,24 @@ func rawCaller(t *testing.T, nc *nats.Conn, tool, id string) (probes func(n int)
 		nc.PublishMsg(&nats.Msg{Subject: wire.CancelSubject("", id), Header: nats.Header{wire.HeaderVersion: {wire.Version}}})
 		nc.Flush()
 	})
+	started := false
 	return func(n int) {
 		t.Helper()
 		for seen := 0; seen < n; {
 			m, err := sub.NextMsg(guard)
+			if errors.Is(err, nats.ErrNoResponders) && !started {
+				// The worker's subscription has not reached this node
+				// yet (a cluster just formed): the call reached no one.
+				time.Sleep(50 * time.Millisecond)
+				if err := nc.PublishMsg(call); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
 			if err != nil {
 				t.Fatalf("after %d probes: %v", seen, err)
 			}
+			started = true
 			f, err := decodeFrame(m)
 			if err != nil {
 				t.Fatal(err)
