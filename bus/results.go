@@ -117,7 +117,10 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 	var apiErr *jetstream.APIError
 	switch {
 	case err == nil:
-	case expect != nil && errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
+	case expect != nil && errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant):
+		// The second: a replicated bucket's answer while another write of
+		// the key is in flight.
 		return 0, true
 	default:
 		failed.Add(1)
