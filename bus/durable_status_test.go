@@ -29,9 +29,19 @@ func TestDurableStoredStatus(t *testing.T) {
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Durable: true, Input: map[string]any{"text": "first"}}); r.Text() != "first" {
 		t.Fatalf("the first durable call: %+v", r)
 	}
+	nc := natstest.Connect(t, s)
+	// The first call's acknowledgement follows its final: killed before
+	// it, the worker would leave the call in the stream for AckWait.
+	natstest.WaitFor(t, "the first call acknowledged", func() bool {
+		st, err := natstest.JS(t, nc).Stream(ctxT(t), wire.StreamCalls)
+		if err != nil {
+			return false
+		}
+		info, err := st.Info(ctxT(t))
+		return err == nil && info.State.Msgs == 0
+	})
 	killDurableWorker(w, wnc) // the stream and the consumer stay
 
-	nc := natstest.Connect(t, s)
 	// Until the server has ended the killed worker's pull requests, it may
 	// deliver what comes next to them, for nobody: such a message waits
 	// out the AckWait of an hour.
