@@ -200,7 +200,10 @@ func TestLargeToolPagesBounded(t *testing.T) {
 	})
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
-	c := newTestClient(t, ServerConfig{Name: "pages", Transport: TransportStreamableHTTP, URL: hs.URL})
+	// 17 MiB of pages under -race on a loaded machine may take longer than
+	// the default 30s to list: the size is what must refuse it.
+	c := newTestClient(t, ServerConfig{Name: "pages", Transport: TransportStreamableHTTP, URL: hs.URL,
+		ConnectTimeout: Duration(100 * time.Second)})
 	_, err := c.ListTools(testCtx(t))
 	t.Logf("ListTools: %v; pages served %d", err, served.Load())
 	if err == nil || !strings.Contains(err.Error(), "MiB of tools") || served.Load() > 2*MaxMessageBytes>>20 {
