@@ -102,46 +102,21 @@ const holdLimit = 32 << 10
 // call counts against MaxInFlight while its tool runs; one that would run
 // past it waits up to overloadWait for a call to end, then is answered
 // overloaded.
+//
+// The frames from here down to the tool, and down to the publish of the
+// chunks a final sends on, stay small: a call's goroutine starts with a
+// 4 KB stack, which Go doubles by copying it the first time the call goes
+// deeper. A waiting call would then hold 8 KB (BenchmarkWaitingCall
+// shows the stack a waiting call holds), and every streamed call would
+// pay a copy at its final. So the work beside that path is done in
+// functions that return before it goes on (routed, keepBeforeFinal,
+// noteEnd, sendSplit), and a function holding
+// a wire.Frame, a nats.Msg or a map's iterator on its stack is not
+// inlined into the frames above it (publishFinal, publishChunks,
+// sentMetadata, publishMsg).
 func (s *sender) run() {
-	if s.in != nil {
-		var to string
-		if s.pin, to = s.w.aff.route(s.in, s.call.Scope()); to != "" {
-			// Silent here before the pinned worker answers, which numbers
-			// its frames after the heartbeats sent from here meanwhile.
-			s.mu.Lock()
-			if s.done {
-				// Answered while it was routed (its deadline, a cancel),
-				// and released: nothing goes on.
-				s.mu.Unlock()
-				return
-			}
-			// Out of the calls running here before it is passed on: the
-			// pinned worker passes it back through the queue group when it
-			// lacks the tool (Toolbus-Pin-Lost), and this worker takes it
-			// then as a call of its own, not refused as one already
-			// running. Passed on before it is silenced here, so that a
-			// pass-on that fails is answered here instead of nowhere.
-			// Counted in finishing meanwhile: Stop waits until it is
-			// passed on or answered.
-			s.w.finishing.Add(1)
-			defer s.w.finishing.Add(-1)
-			s.untrack()
-			if err := s.w.aff.forward(s.ctx, s.in, to, s.seq); err != nil {
-				s.refused = true
-				s.mu.Unlock()
-				s.final(s.w.notForwarded(s.id, to, err))
-				return
-			}
-			if s.span != nil {
-				// Not the call's execution, which the pinned worker records
-				// (as this span's child: forward passes it on).
-				routeSpan(s.span, s.call.Name, to)
-			}
-			s.silenceLocked()
-			s.mu.Unlock()
-			s.release()
-			return
-		}
+	if s.in != nil && s.routed() {
+		return
 	}
 	if s.dur != nil {
 		// Pulled because there was room: it waits for its slot (the
@@ -159,6 +134,52 @@ func (s *sender) run() {
 		return
 	}
 	s.runSlotted()
+}
+
+// routed passes a session-bound call to the worker its session is pinned
+// to, when that is another (affinity), and reports whether it did: the
+// call is then that worker's, or answered here when it could not be
+// passed on.
+func (s *sender) routed() bool {
+	var to string
+	if s.pin, to = s.w.aff.route(s.in, s.call.Scope()); to == "" {
+		return false
+	}
+	// Silent here before the pinned worker answers, which numbers
+	// its frames after the heartbeats sent from here meanwhile.
+	s.mu.Lock()
+	if s.done {
+		// Answered while it was routed (its deadline, a cancel),
+		// and released: nothing goes on.
+		s.mu.Unlock()
+		return true
+	}
+	// Out of the calls running here before it is passed on: the
+	// pinned worker passes it back through the queue group when it
+	// lacks the tool (Toolbus-Pin-Lost), and this worker takes it
+	// then as a call of its own, not refused as one already
+	// running. Passed on before it is silenced here, so that a
+	// pass-on that fails is answered here instead of nowhere.
+	// Counted in finishing meanwhile: Stop waits until it is
+	// passed on or answered.
+	s.w.finishing.Add(1)
+	defer s.w.finishing.Add(-1)
+	s.untrack()
+	if err := s.w.aff.forward(s.ctx, s.in, to, s.seq); err != nil {
+		s.refused = true
+		s.mu.Unlock()
+		s.final(s.w.notForwarded(s.id, to, err))
+		return true
+	}
+	if s.span != nil {
+		// Not the call's execution, which the pinned worker records
+		// (as this span's child: forward passes it on).
+		routeSpan(s.span, s.call.Name, to)
+	}
+	s.silenceLocked()
+	s.mu.Unlock()
+	s.release()
+	return true
 }
 
 // runSlotted is run once the call holds its slot.
@@ -180,9 +201,7 @@ func (s *sender) runSlotted() {
 		// finds the approval used and does not run. That says nothing of
 		// the lost delivery, which may have run. (Nor can this worker
 		// tell a used approval from none given: a used one is gone.)
-		resp = s.w.finalFor(s.id, toolkit.CodeWorkerLost, fmt.Sprintf(
-			"WorkerLostError: an earlier delivery of '%s' lost its worker, and this one (delivery %d) found no approval for the call: if it was approved, the lost delivery used the approval and may or may not have taken effect, so the call is not run again. Send it again to have it approved anew.",
-			s.call.Name, s.dur.attempt))
+		resp = s.approvalUsed()
 	}
 	if s.removedMeanwhile(resp) && s.unserved() {
 		if unkeep != nil {
@@ -196,23 +215,37 @@ func (s *sender) runSlotted() {
 		s.pinned(resp)
 	}
 	if s.keep && (s.dur == nil || s.dur.mayBeAgain(s.started)) && !s.isDone() {
-		// A core call that asked for it has its final stored before the
-		// final is sent, so the caller that got it finds it kept. (A call
-		// that ended meanwhile, abandoned, kept what it answered.) Not
-		// over a later attempt's (keepLatest): nor a durable call's that
-		// the queue may have delivered again meanwhile (its worker frozen
-		// or cut off), whose later delivery's final is what its caller got.
-		rev := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
-		s.mu.Lock()
-		if s.done && s.kept && rev > 0 {
-			// Abandoned while the result was being stored: what the
-			// caller got is what stays kept, over this write only.
-			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, &rev, s.attempt)
-		}
-		s.kept = true
-		s.mu.Unlock()
+		s.keepBeforeFinal(resp)
 	}
 	s.final(resp)
+}
+
+// approvalUsed is the final of a durable call delivered again that found
+// no approval (runSlotted).
+func (s *sender) approvalUsed() *toolkit.Response {
+	return s.w.finalFor(s.id, toolkit.CodeWorkerLost, fmt.Sprintf(
+		"WorkerLostError: an earlier delivery of '%s' lost its worker, and this one (delivery %d) found no approval for the call: if it was approved, the lost delivery used the approval and may or may not have taken effect, so the call is not run again. Send it again to have it approved anew.",
+		s.call.Name, s.dur.attempt))
+}
+
+// keepBeforeFinal stores the final of a call that keeps it (s.keep)
+// before the final is sent.
+func (s *sender) keepBeforeFinal(resp *toolkit.Response) {
+	// A core call that asked for it has its final stored before the
+	// final is sent, so the caller that got it finds it kept. (A call
+	// that ended meanwhile, abandoned, kept what it answered.) Not
+	// over a later attempt's (keepLatest): nor a durable call's that
+	// the queue may have delivered again meanwhile (its worker frozen
+	// or cut off), whose later delivery's final is what its caller got.
+	rev := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
+	s.mu.Lock()
+	if s.done && s.kept && rev > 0 {
+		// Abandoned while the result was being stored: what the
+		// caller got is what stays kept, over this write only.
+		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, &rev, s.attempt)
+	}
+	s.kept = true
+	s.mu.Unlock()
 }
 
 // removedMeanwhile reports whether resp is the toolkit's answer to a
@@ -550,7 +583,7 @@ func (s *sender) sendBatch(items []item) {
 			more = append(more, items[1+i].chunk)
 		}
 		s.hb.more = more
-		err := s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: &items[0].chunk, More: more})
+		err := s.publishChunks(&items[0].chunk, more)
 		clear(more)
 		if err == nil {
 			for i := range items {
@@ -638,7 +671,7 @@ func (s *sender) sendChunk(c *toolkit.Chunk) {
 		// Only a chunk that may fit is encoded: one of many times
 		// max_payload would be encoded whole, then each half, and so on
 		// (its size again at every halving) before any piece went out.
-		err = s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: c})
+		err = s.publishChunks(c, nil)
 	}
 	if err == nil {
 		s.sent(c)
@@ -648,6 +681,12 @@ func (s *sender) sendChunk(c *toolkit.Chunk) {
 		s.fail(err)
 		return
 	}
+	s.sendSplit(c)
+}
+
+// sendSplit sends a chunk too large for one message in two halves, each
+// split again while it is.
+func (s *sender) sendSplit(c *toolkit.Chunk) {
 	a, b, ok := s.split(c)
 	if !ok {
 		s.fail(fmt.Errorf("a chunk of %d bytes cannot be split to fit the server's max_payload of %d bytes", c.Size(), s.w.nc.MaxPayload()))
@@ -657,15 +696,30 @@ func (s *sender) sendChunk(c *toolkit.Chunk) {
 	s.sendChunk(b)
 }
 
+// publishChunks publishes a chunk frame: c, and the chunks in more after
+// it. Not inlined: see run.
+//
+//go:noinline
+func (s *sender) publishChunks(c *toolkit.Chunk, more []toolkit.Chunk) error {
+	return s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: c, More: more})
+}
+
 // sent counts a chunk that went out and notes its metadata.
 func (s *sender) sent(c *toolkit.Chunk) {
 	s.chunks++
 	if len(c.Metadata) > 0 {
-		if s.sentMeta == nil {
-			s.sentMeta = make(map[string]any, len(c.Metadata))
-		}
-		maps.Copy(s.sentMeta, c.Metadata)
+		s.sentMetadata(c.Metadata)
 	}
+}
+
+// sentMetadata notes a sent chunk's metadata. Not inlined: see run.
+//
+//go:noinline
+func (s *sender) sentMetadata(meta map[string]any) {
+	if s.sentMeta == nil {
+		s.sentMeta = make(map[string]any, len(meta))
+	}
+	maps.Copy(s.sentMeta, meta)
 }
 
 func (s *sender) fail(err error) {
@@ -724,6 +778,56 @@ func (s *sender) refuse() {
 // content otherwise.
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
+	s.noteEnd(resp)
+	if s.keep && !s.kept {
+		s.keepFinal(resp)
+	}
+	// The id is free before the caller can see the final, so the same call
+	// sent again at once is a new call, not "already running"; Stop waits
+	// for the final through finishing.
+	s.w.finishing.Add(1)
+	defer s.w.finishing.Add(-1)
+	s.untrack()
+	defer s.dropHold()
+	if s.codec == wire.JSON { // msgpack finals get it in publish, without a map
+		if resp.Metadata == nil {
+			resp.Metadata = map[string]any{}
+		}
+		resp.Metadata[wire.MetaWorker] = s.w.opts.Instance
+	}
+	if s.sendErr == nil && !s.streaming {
+		err := s.publishFinal(resp, false)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, errTooLarge) {
+			s.finalUnsent(err)
+			return
+		}
+		// Too big for one message: streamed instead.
+	}
+	if s.sendErr == nil {
+		s.flush() // what is still held goes out before the final
+	}
+	if s.sendErr != nil {
+		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())
+		return
+	}
+	if err := s.publishFinal(resp, true); err != nil {
+		s.finalUnsent(err)
+	}
+}
+
+// finalUnsent ends a call whose final frame could not be published.
+func (s *sender) finalUnsent(err error) {
+	s.w.log.Error("bus: publishing a final frame", "call", s.id, "err", err)
+	s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
+}
+
+// noteEnd counts and reports the end of the call resp answers: its
+// tool's run times and numbers, the worker's count of cancelled calls,
+// OnFinal, OnRefused, its span.
+func (s *sender) noteEnd(resp *toolkit.Response) {
 	var took time.Duration // 0 for a call that did not run (OnFinal)
 	if !s.refused {
 		took = time.Since(s.started)
@@ -751,68 +855,45 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	if s.span != nil {
 		endCallSpan(s.span, resp)
 	}
-	if s.keep && !s.kept {
-		// Exactly the final this call answers, and only it (a call handed
-		// back answers nothing here): published before the final and the
-		// durable acknowledgement, on the same connection, so the bucket
-		// has it whenever JetStream has the acknowledgement.
-		s.kept = true
-		if s.dur != nil {
-			s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, nil, s.attempt)
-		} else {
-			// A core call's, not over a later attempt's: read first, so
-			// not here under s.mu; Stop waits for it through finishing.
-			// A copy: the final's metadata gains the worker below.
-			kept := *resp
-			kept.Metadata = maps.Clone(resp.Metadata)
-			s.w.finishing.Add(1)
-			go func() {
-				defer s.w.finishing.Add(-1)
-				s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, &kept, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
-			}()
-		}
+}
+
+// keepFinal stores the final the call answers in the results bucket,
+// before it is published (finalLocked).
+func (s *sender) keepFinal(resp *toolkit.Response) {
+	// Exactly the final this call answers, and only it (a call handed
+	// back answers nothing here): published before the final and the
+	// durable acknowledgement, on the same connection, so the bucket
+	// has it whenever JetStream has the acknowledgement.
+	s.kept = true
+	if s.dur != nil {
+		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, nil, s.attempt)
+		return
 	}
-	// The id is free before the caller can see the final, so the same call
-	// sent again at once is a new call, not "already running"; Stop waits
-	// for the final through finishing.
+	// A core call's, not over a later attempt's: read first, so not here
+	// under s.mu; Stop waits for it through finishing. A copy: the
+	// final's metadata gains the worker in finalLocked.
+	kept := *resp
+	kept.Metadata = maps.Clone(resp.Metadata)
 	s.w.finishing.Add(1)
-	defer s.w.finishing.Add(-1)
-	s.untrack()
-	defer s.dropHold()
-	if s.codec == wire.JSON { // msgpack finals get it in publish, without a map
-		if resp.Metadata == nil {
-			resp.Metadata = map[string]any{}
-		}
-		resp.Metadata[wire.MetaWorker] = s.w.opts.Instance
-	}
-	if s.sendErr != nil {
-		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())
-		return
-	}
-	if !s.streaming {
-		err := s.publish(&wire.Frame{Kind: wire.KindFinal, Final: resp})
-		if err == nil {
-			return
-		}
-		if !errors.Is(err, errTooLarge) {
-			s.w.log.Error("bus: publishing a final frame", "call", s.id, "err", err)
-			s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
-			return
-		}
-		s.flush() // too big for one message: stream it instead
-	}
-	s.flush() // what is still held goes out before the final
-	if s.sendErr != nil {
-		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())
-		return
+	go func() {
+		defer s.w.finishing.Add(-1)
+		s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, &kept, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
+	}()
+}
+
+// publishFinal publishes the call's final frame: resp whole, or after
+// the chunks streamed (streamed) without its content and with the
+// metadata those chunks did not carry. Not inlined: see run.
+//
+//go:noinline
+func (s *sender) publishFinal(resp *toolkit.Response, streamed bool) error {
+	if !streamed {
+		return s.publish(&wire.Frame{Kind: wire.KindFinal, Final: resp})
 	}
 	r := *resp
 	r.Content = nil
 	r.Metadata = s.unsent(resp.Metadata)
-	if err := s.publish(&wire.Frame{Kind: wire.KindFinal, Final: &r, Chunks: s.chunks}); err != nil {
-		s.w.log.Error("bus: publishing a final frame", "call", s.id, "err", err)
-		s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
-	}
+	return s.publish(&wire.Frame{Kind: wire.KindFinal, Final: &r, Chunks: s.chunks})
 }
 
 // unsent is the final's metadata without the entries the sent chunks

@@ -665,7 +665,7 @@ func (w *Worker) publishProbe(reply, probe string, c wire.Codec, k wire.Kind, da
 	w.count.sent(k, len(data))
 	var err error
 	if c == wire.JSON || probe != "" {
-		err = w.nc.PublishMsg(&nats.Msg{Subject: reply, Reply: probe, Header: c.Header(), Data: data})
+		err = w.publishMsg(reply, probe, c, data)
 	} else {
 		err = w.nc.Publish(reply, data)
 	}
@@ -673,6 +673,15 @@ func (w *Worker) publishProbe(reply, probe string, c wire.Codec, k wire.Kind, da
 		w.count.unsent(k, len(data))
 	}
 	return err
+}
+
+// publishMsg is publishProbe's message with headers or a reply subject.
+// Not inlined: its nats.Msg stays off the stack of a call's goroutine
+// (sender.run).
+//
+//go:noinline
+func (w *Worker) publishMsg(reply, probe string, c wire.Codec, data []byte) error {
+	return w.nc.PublishMsg(&nats.Msg{Subject: reply, Reply: probe, Header: c.Header(), Data: data})
 }
 
 // abort undoes a Serve that failed: its subscriptions are gone. The
