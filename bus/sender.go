@@ -98,6 +98,11 @@ const maxLogsPerCall = 1000
 // holdLimit is the most content bytes held back before a flush.
 const holdLimit = 32 << 10
 
+// minHeldSize is what a held item counts against holdLimit at least, so
+// that a tool sending small or empty items (progress reports, empty
+// chunks) in a loop has them sent on, not held in their thousands.
+const minHeldSize = 64
+
 // run runs the call on the calling goroutine and publishes its final. The
 // call counts against MaxInFlight while its tool runs; one that would run
 // past it waits up to overloadWait for a call to end, then is answered
@@ -386,11 +391,7 @@ func (s *sender) write(c toolkit.Chunk, result bool) error {
 		c.Content = hb.blocks[start:len(hb.blocks):len(hb.blocks)]
 	}
 	c.Metadata = maps.Clone(c.Metadata)
-	s.hold(item{chunk: c, isChunk: true}, !result || s.streaming)
-	s.heldSize += c.Size()
-	if s.heldSize > holdLimit {
-		s.flush()
-	}
+	s.hold(item{chunk: c, isChunk: true}, c.Size(), !result || s.streaming)
 	return s.sendErr
 }
 
@@ -410,7 +411,7 @@ func (s *sender) Progress(p toolkit.Progress) error {
 	if s.done {
 		return toolkit.ErrStopped
 	}
-	s.hold(item{progress: p}, true)
+	s.hold(item{progress: p}, len(p.Message), true)
 	return nil
 }
 
@@ -449,9 +450,10 @@ func (s *sender) Log(m toolkit.LogMessage) error {
 	return nil
 }
 
-// hold keeps an item until the next flush; schedule makes that flush
-// come FlushDelay after the first scheduled item at the latest.
-func (s *sender) hold(it item, schedule bool) {
+// hold keeps an item (size its content bytes) until the next flush;
+// schedule makes that flush come FlushDelay after the first scheduled
+// item at the latest, and past holdLimit it comes at once.
+func (s *sender) hold(it item, size int, schedule bool) {
 	if s.hb == nil {
 		s.hb = holdPool.Get().(*holdBufs)
 	}
@@ -460,6 +462,9 @@ func (s *sender) hold(it item, schedule bool) {
 		s.flushSet = true
 		s.holdGen++
 		s.w.clock.flushAt(s, s.holdGen, time.Now().Add(s.w.opts.FlushDelay))
+	}
+	if s.heldSize += max(size, minHeldSize); s.heldSize > holdLimit {
+		s.flush()
 	}
 }
 

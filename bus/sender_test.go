@@ -320,3 +320,70 @@ func TestBadChunkInABurst(t *testing.T) {
 		t.Fatalf("final %s %.120q, want the good chunks, then the internal error", r.Code, r.Text())
 	}
 }
+
+// TestHeldItemsBounded: what a tool sends within the worker's hold
+// (FlushDelay) counts against the hold's bound whatever it is: progress
+// reports and empty chunks were held without bound until the hold ended,
+// so a tool reporting in a loop grew the worker's memory for as long as
+// FlushDelay. Here the hold lasts an hour: the tool stops once its
+// caller has heard something.
+func TestHeldItemsBounded(t *testing.T) {
+	const limit = 200_000
+	msg := strings.Repeat("x", 1024)
+	sends := map[string]func(w toolkit.Writer, i int) error{
+		"progress": func(w toolkit.Writer, i int) error {
+			return w.Progress(toolkit.Progress{Progress: float64(i), Message: msg})
+		},
+		"empty progress": func(w toolkit.Writer, i int) error {
+			return w.Progress(toolkit.Progress{Progress: float64(i)})
+		},
+		"empty chunks": func(w toolkit.Writer, i int) error {
+			return w.Write(toolkit.Chunk{})
+		},
+	}
+	for name, send := range sends {
+		t.Run(name, func(t *testing.T) {
+			s := natstest.Embedded(t, false)
+			heard := make(chan struct{})
+			tk := toolkit.New(nil)
+			mustAdd(t, tk, toolkit.Stream("flood", "Send until the caller hears something.", func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
+				for i := range limit {
+					select {
+					case <-heard:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					default:
+					}
+					if err := send(w, i); err != nil {
+						return err
+					}
+				}
+				return fmt.Errorf("%d sent, none reached the caller: all held", limit)
+			}))
+			serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{FlushDelay: time.Hour})
+			c := newClient(t, natstest.Connect(t, s), nil)
+			var final *toolkit.Response
+			for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "flood"}) {
+				if (ev.Progress != nil || ev.Chunk != nil) && !stopped(heard) {
+					close(heard)
+				}
+				if ev.Final != nil {
+					final = ev.Final
+				}
+			}
+			if final == nil || final.State != toolkit.StateSuccess {
+				t.Fatalf("final %+v, want success once the caller heard something", final)
+			}
+		})
+	}
+}
+
+func stopped(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
