@@ -125,8 +125,14 @@ func (s *sender) run() {
 	}
 	if s.dur != nil {
 		// Pulled because there was room: it waits for its slot (the
-		// clock keeps telling JetStream it is in progress).
-		s.w.slots <- struct{}{}
+		// clock keeps telling JetStream it is in progress), unless it
+		// ends meanwhile.
+		select {
+		case s.w.slots <- struct{}{}:
+		case <-s.ctx.Done():
+			s.endedWaiting()
+			return
+		}
 	} else if !s.w.takeSlot() {
 		s.refuse()
 		s.final(s.w.overloaded(s.id))
@@ -139,6 +145,18 @@ func (s *sender) run() {
 		return
 	}
 	s.runSlotted()
+}
+
+// endedWaiting answers a durable call that ended while it waited for its
+// slot (its caller cancelled it, its deadline passed, the worker stops)
+// as one that ended before it ran: at once, not when the clock gives up
+// on a tool that ignores its ended context (AbandonAfter).
+func (s *sender) endedWaiting() {
+	if c := context.Cause(s.ctx); c == toolkit.ErrCallerCancelled || errors.Is(c, context.DeadlineExceeded) {
+		s.w.count.cancelled.Add(1)
+	}
+	s.refuse()
+	s.final(s.abandoned())
 }
 
 // routed passes a session-bound call to the worker its session is pinned
