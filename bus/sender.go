@@ -819,15 +819,11 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		resp.Metadata[wire.MetaWorker] = s.w.opts.Instance
 	}
 	if s.sendErr == nil && !s.streaming {
-		err := s.publishFinal(resp, false)
-		if err == nil {
+		if s.publishFinal(resp, false) == nil {
 			return
 		}
-		if !errors.Is(err, errTooLarge) {
-			s.finalUnsent(err)
-			return
-		}
-		// Too big for one message: streamed instead.
+		// Too big for one message, or some of it cannot be encoded:
+		// streamed instead, where each held chunk fits or fails alone.
 	}
 	if s.sendErr == nil {
 		s.flush() // what is still held goes out before the final
