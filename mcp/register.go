@@ -118,12 +118,16 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 // current" in the package doc). A Client serves one Toolkit: registering
 // in another is an error.
 func (c *Client) Register(ctx context.Context, tk *toolkit.Toolkit) error {
-	tools, err := c.ListTools(ctx)
+	tools, err := c.ListTools(context.WithValue(ctx, syncingKey{}, true))
 	if err != nil {
 		return err
 	}
 	return c.sync(tk, tools)
 }
+
+// syncingKey marks the context of Register's listing: a reconnect it
+// waits for needs no re-listing of its own (dial), the listing is one.
+type syncingKey struct{}
 
 func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	c.regMu.Lock()

@@ -180,6 +180,9 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 		c.bg.Add(1)
 		go c.dial(d)
 	}
+	if ctx.Value(syncingKey{}) != nil {
+		d.syncing = true
+	}
 	c.mu.Unlock()
 	select {
 	case <-d.done:
@@ -194,6 +197,9 @@ type dial struct {
 	done chan struct{} // closed when s or err is set
 	s    *session
 	err  error
+	// syncing (under Client.mu): a re-sync of the registration (Register)
+	// waits for this attempt and lists on the session it connects
+	syncing bool
 }
 
 // dial connects the shared session for d's waiters.
@@ -210,12 +216,16 @@ func (c *Client) dial(d *dial) {
 		again := false
 		if err == nil {
 			c.sess = s
-			again, c.connected = c.connected, true
+			again, c.connected = c.connected && !d.syncing, true
 		}
 		c.mu.Unlock()
 		if again {
 			// A server that restarted may list other tools, and tells a new
-			// session of no change: the registration is re-synced.
+			// session of no change: the registration is re-synced. Not when
+			// a re-sync waits for this session: it lists on it, and a
+			// re-listing asked for here would reconnect again if the
+			// session died meanwhile (a server whose sessions do not last
+			// past the handshake was reconnected without pause).
 			c.relist()
 		}
 	}
