@@ -93,7 +93,9 @@ type Client struct {
 	// updated is told of the server's resource updates (ServeMounted).
 	updated atomic.Pointer[func(uri string)]
 	// caps: the server's capabilities at the last initialize.
-	caps    atomic.Pointer[sdk.ServerCapabilities]
+	caps atomic.Pointer[sdk.ServerCapabilities]
+	// secrets replaces the keys of the URL's query in errors (redact).
+	secrets *strings.Replacer
 	refresh chan struct{}
 	// pendingRefresh: tools/list_changed came before a toolkit was known
 	// (c.tk); the first sync lists again.
@@ -183,6 +185,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 		origin, _ := url.Parse(cfg.URL) // Validate parsed it
 		c.http = newHeaderTransport(origin, cfg.Headers, &c.router)
 		c.http.orders = &c.orders
+		c.secrets = urlSecrets(origin)
 	}
 	if cfg.OAuth != nil {
 		var err error
@@ -227,8 +230,63 @@ func (c *Client) Connect(ctx context.Context) error {
 		return c.checkOpen()
 	}
 	_, err := c.session(ctx)
+	return c.redact(err)
+}
+
+// urlSecrets replaces the values of u's query and its password, which
+// hosted servers take API keys in: the go-sdk's errors quote the URL of
+// the request that failed (net/http hides a password, not a query). A
+// "name=value" is replaced wherever it is, a value alone when it is long
+// enough not to be a word of the error's text.
+func urlSecrets(u *url.URL) *strings.Replacer {
+	const hidden = "***"
+	var pairs, values []string
+	long := func(v string) {
+		if len(v) >= 8 {
+			values = append(values, v, hidden)
+		}
+	}
+	for p := range strings.SplitSeq(u.RawQuery, "&") {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" {
+			continue
+		}
+		pairs = append(pairs, p, k+"="+hidden)
+		long(v)
+		if d, err := url.QueryUnescape(v); err == nil && d != v {
+			long(d)
+		}
+	}
+	if pw, ok := u.User.Password(); ok {
+		long(pw)
+	}
+	if len(pairs)+len(values) == 0 {
+		return nil
+	}
+	return strings.NewReplacer(append(pairs, values...)...) // pairs first: they win where both match
+}
+
+// redact hides the URL's secrets (urlSecrets) in err's text; errors.Is and
+// As see err as it was.
+func (c *Client) redact(err error) error {
+	if err == nil || c.secrets == nil {
+		return err
+	}
+	text := err.Error()
+	if r := c.secrets.Replace(text); r != text {
+		return &redactedError{error: err, text: r}
+	}
 	return err
 }
+
+// redactedError is an error whose text hides the URL's secrets.
+type redactedError struct {
+	error
+	text string
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.error }
 
 func (c *Client) checkOpen() error {
 	c.mu.Lock()

@@ -263,12 +263,17 @@ func (c *Client) discard(s *session) {
 
 // withSession runs f on a session: the shared one (reconnecting once if it
 // turns out to have died before the request was sent), or a fresh one in
-// stateless mode.
+// stateless mode. Its errors hide the URL's secrets (redact).
 //
 // A request that failed in transport after it may have reached the server
 // is sent again only when retrySafe says repeating it is harmless (the
 // tool is read-only or idempotent, or the request is a listing).
 func (c *Client) withSession(ctx context.Context, retrySafe bool, f func(*sdk.ClientSession) error) error {
+	return c.redact(c.onSession(ctx, retrySafe, f))
+}
+
+// onSession is withSession, its errors as they come.
+func (c *Client) onSession(ctx context.Context, retrySafe bool, f func(*sdk.ClientSession) error) error {
 	if c.cfg.mode() == ModeStateless {
 		s, err := c.open(ctx)
 		if err != nil {
