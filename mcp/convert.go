@@ -115,6 +115,10 @@ func toolOptions(t *sdk.Tool, group string) []toolkit.Option {
 // metadata "mcp_content" too.
 func resultChunk(res *sdk.CallToolResult) toolkit.Chunk {
 	c := toolkit.Chunk{State: toolkit.StateRunning}
+	if len(res.Content) > 0 {
+		// Once: a result may hold hundreds of thousands of blocks.
+		c.Content = make([]toolkit.Block, 0, len(res.Content))
+	}
 	for _, content := range res.Content {
 		c.Content = append(c.Content, contentBlock(content))
 	}
