@@ -700,8 +700,9 @@ var readOnlyCommands = map[string]func(args []string) bool{
 	"[":      func(a []string) bool { return !hasFlag(a, "-v") },
 	"file":   func(a []string) bool { return !shortFlagHas(a, 'C') && !longFlag(a, "compile") },
 	"du":     nil, "df": nil, "printenv": nil, "basename": nil, "dirname": nil,
-	// rg --pre runs a command on every file; tree -o writes its listing.
-	"rg": func(a []string) bool { return !hasFlagPrefix(a, "--pre") },
+	// rg --pre runs a command on every file, --hostname-bin one for
+	// hyperlinks; tree -o writes its listing.
+	"rg": func(a []string) bool { return !hasFlagPrefix(a, "--pre", "--hostname-bin") },
 	// tree -R runs tree again in each directory with -o 00Tree.html.
 	"tree":     func(a []string) bool { return !shortFlagHas(a, 'o') && !shortFlagHas(a, 'R') },
 	"realpath": nil, "readlink": nil, "diff": nil, "cut": nil, "tr": nil, "true": nil,
