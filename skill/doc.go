@@ -55,8 +55,9 @@
 //     never loaded as a skill folder). A skill given in Go is read from
 //     its Dir, which is trusted as given; within it the same rules hold.
 //   - A directory's cost is bounded, as it is loaded on every query: a
-//     scan looks at 10000 directory entries at most and a loader holds
-//     MaxDirBytes of SKILL.md files at most; past that, a warning.
+//     scan looks at 10000 directory entries at most and descends
+//     MaxScanDepth directories at most, and a loader holds MaxDirBytes
+//     of SKILL.md files at most; past that, a warning.
 //   - Only a file named exactly SKILL.md makes a skill. The body is trimmed
 //     of surrounding white space.
 //   - No visible skills render "" (2.x returns None). Active groups nil or

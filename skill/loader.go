@@ -47,7 +47,8 @@ type LoaderOptions struct {
 // directory cannot publish a file of the worker's machine. What a
 // directory costs is bounded, since every query loads it: a scan looks
 // at no more than 10000 directory entries (a huge or deep tree is cut
-// there, with a warning on the directory), and a loader holds at most
+// there, with a warning on the directory) and descends MaxScanDepth
+// directories at most (with a warning), and a loader holds at most
 // MaxDirBytes of SKILL.md files (the skills after them are skipped, each
 // with a warning).
 //
@@ -172,6 +173,12 @@ func dirReason(err error) string {
 // tests).
 var maxScan = 10000
 
+// MaxScanDepth is how many directories deep a scan descends below the
+// loader's directory: each directory is opened by its path from there, a
+// component at a time, so a chain of nested directories costs the
+// square of its depth (9990 of them took minutes, on every query).
+const MaxScanDepth = 16
+
 // findFiles lists the SKILL.md files to load, root first (the order of
 // filepath.WalkDir), and warns about sub-directories it cannot list and
 // about a scan cut short. Each directory is read only as far as the
@@ -183,8 +190,10 @@ func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
 	}
 	var warns []Warning
 	left := maxScan
-	var walk func(rel string) bool // false: stop
-	walk = func(rel string) bool {
+	// tooDeep: a directory below MaxScanDepth was warned about.
+	tooDeep := false
+	var walk func(rel string, depth int) bool // false: stop
+	walk = func(rel string, depth int) bool {
 		d, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 		if err != nil {
 			warns = append(warns, *l.warn(filepath.Join(l.dir, rel), "cannot list: "+err.Error()))
@@ -204,8 +213,13 @@ func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
 		for _, e := range entries {
 			p := filepath.Join(rel, e.Name())
 			switch {
+			case e.IsDir() && depth == MaxScanDepth:
+				if !tooDeep {
+					tooDeep = true
+					warns = append(warns, *l.warn(filepath.Join(l.dir, p), fmt.Sprintf("the scan does not descend more than %d directories deep: the skills below are not loaded", MaxScanDepth)))
+				}
 			case e.IsDir():
-				if !walk(p) {
+				if !walk(p, depth+1) {
 					return false
 				}
 			case e.Name() == FileName && rel != ".":
@@ -217,7 +231,7 @@ func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
 		}
 		return !cut
 	}
-	walk(".")
+	walk(".", 0)
 	return files, warns
 }
 
