@@ -102,11 +102,14 @@ func (s Skill) Files() (files []string, truncated bool, err error) {
 	return files, truncated, nil
 }
 
-// ReadFile reads one of the skill's files (a path Files lists) into a
-// reply: Text when it is UTF-8, Blob (base64) otherwise, with a MIME type
-// from its extension.
+// ReadFile reads one of the skill's files (a path Files lists, so at
+// most MaxFileDepth directories deep) into a reply: Text when it is
+// UTF-8, Blob (base64) otherwise, with a MIME type from its extension.
 func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
-	if s.Dir == "" || !fs.ValidPath(name) || name == "." || slices.ContainsFunc(strings.Split(name, "/"), func(part string) bool { return strings.HasPrefix(part, ".") }) {
+	// Deeper than Files goes is no file of the skill's (and each
+	// directory on the way is looked at by its path: a cost that grows
+	// as the square of the depth).
+	if s.Dir == "" || strings.Count(name, "/") > MaxFileDepth || !fs.ValidPath(name) || name == "." || slices.ContainsFunc(strings.Split(name, "/"), func(part string) bool { return strings.HasPrefix(part, ".") }) {
 		return wire.SkillReply{}, fmt.Errorf("skill %q has no file %q", s.Name, name)
 	}
 	root, err := s.openDir()
