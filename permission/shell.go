@@ -1294,14 +1294,35 @@ func matchCommand(pattern, cmd string) bool {
 		}
 	}
 	if strings.Contains(pattern, "*") {
-		parts := strings.Split(pattern, "*")
-		for i := range parts {
-			parts[i] = regexp.QuoteMeta(parts[i])
-		}
-		// (?s): "*" crosses a newline of a quoted argument too.
-		return regexp.MustCompile("(?s)^" + strings.Join(parts, ".*") + "$").MatchString(cmd)
+		return matchStars(strings.Split(pattern, "*"), cmd)
 	}
 	return cmd == strings.Join(strings.Fields(pattern), " ")
+}
+
+// matchStars reports whether s is parts joined by runs of any text
+// (newlines too, of a quoted argument): s starts with the first part,
+// ends with the last, and has the others in order between them, each
+// found at its leftmost place (which leaves the most room to the rest).
+// It costs about the length of s, whatever the number of parts, and
+// takes any bytes.
+func matchStars(parts []string, s string) bool {
+	first, last := parts[0], parts[len(parts)-1]
+	if !strings.HasPrefix(s, first) {
+		return false
+	}
+	s = s[len(first):]
+	if !strings.HasSuffix(s, last) {
+		return false
+	}
+	s = s[:len(s)-len(last)]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return true
 }
 
 var subcommandRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
