@@ -95,7 +95,8 @@ type sender struct {
 // maxLogsPerCall bounds the log messages one call sends its caller.
 const maxLogsPerCall = 1000
 
-// holdLimit is the most content bytes held back before a flush.
+// holdLimit is the most bytes held back before a flush: the held items'
+// content (a progress report's message), minHeldSize at least each.
 const holdLimit = 32 << 10
 
 // minHeldSize is what a held item counts against holdLimit at least, so
