@@ -91,7 +91,9 @@
 //     call. A stateless stdio server is started for each such listing.
 //
 // Listings run one at a time; however often they are asked for, at most
-// one more waits. A listing that fails because the server is down hands
+// one more waits, and those the first three ask for start a second apart
+// at the least (a server announcing a change after every listing is not
+// listed in a loop). A listing that fails because the server is down hands
 // over to the background retry below.
 //
 // A server that cannot be reached or listed when Start runs is skipped

@@ -376,6 +376,10 @@ func (c *Client) cannotTell() bool {
 	return c.cfg.mode() == ModeStateless || caps.Tools == nil || !caps.Tools.ListChanged
 }
 
+// minRelistGap is the least time between the starts of two re-listings
+// a server's notifications (or a reconnect) ask for.
+const minRelistGap = time.Second
+
 // refreshLoop re-syncs the registered tools when asked (relist: the
 // server announced tools/list_changed, a stateful session reconnected, a
 // call named a tool the server does not know) and, for a server that
@@ -388,11 +392,23 @@ func (c *Client) refreshLoop() {
 		defer t.Stop()
 		tick = t.C
 	}
+	var last time.Time // the last re-listing's start
 	for {
 		select {
 		case <-c.life.Done():
 			return
 		case <-c.refresh:
+			// A server announcing changes in a loop is listed once a
+			// minRelistGap, whatever it sends (they coalesce meanwhile).
+			if wait := time.Until(last.Add(minRelistGap)); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-c.life.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+			}
 		case <-tick:
 			c.mu.Lock()
 			retrying := c.retry
@@ -408,6 +424,7 @@ func (c *Client) refreshLoop() {
 		if tk == nil {
 			continue
 		}
+		last = time.Now()
 		if err := c.Register(c.life, tk); err != nil && !errors.Is(err, ErrClosed) && c.life.Err() == nil {
 			c.log.Warn("re-listing MCP tools failed", "error", err)
 			var ue *unreachableError
