@@ -126,7 +126,7 @@
 //     commands a command runs: behind a wrapper (sudo, doas, pkexec, env,
 //     nice, nohup, setsid, timeout, xargs, command, exec, time, coproc,
 //     taskset, chrt, unshare, nsenter, strace, ltrace, catchsegv,
-//     firejail, …; their options read as getopt reads them: clusters,
+//     firejail, valgrind, unbuffer, proxychains, faketime, …; their options read as getopt reads them: clusters,
 //     abbreviated long options, strace -o '|cmd') or a keyword (then,
 //     do, !, "(", "{"), as the script of sh -c, eval, trap or alias (and
 //     of su, runuser, script and flock -c, sg's command string, watch's
@@ -140,7 +140,8 @@
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm)), matches every
 //     deny and ask pattern of the tool and no allow pattern but "*"; so
 //     does a command whose commands cannot be told from its words (GNU
-//     parallel and sem, which run their input lines too; git with -c
+//     parallel and sem, which run their input lines too; gdb, which
+//     runs what its commands say, -ex 'shell …' among them; git with -c
 //     include.path, core.hooksPath or protocol.*.allow, --config-env of
 //     a command's key, --exec-path=DIR, GIT_CONFIG_*), without the
 //     safety ask of a line that cannot be read.

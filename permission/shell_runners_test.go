@@ -219,3 +219,37 @@ func TestDenyRuleSeesGitConfigCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyRuleSeesDebuggerAndIOWrappers: unbuffer, valgrind, proxychains
+// and faketime run the command after their options (and faketime's
+// timestamp), and gdb whatever its commands say (-ex 'shell …'): a deny
+// rule on rm did not see "unbuffer rm -rf x" or "gdb -batch -ex run
+// --args rm -rf x". What gdb runs cannot be read: every deny rule
+// matches it.
+func TestDenyRuleSeesDebuggerAndIOWrappers(t *testing.T) {
+	deny := Policy{Mode: ModeBypass, Rules: []Rule{rule(t, "execute_shell_command:rm:*", Deny)}}
+	for _, c := range []string{
+		"unbuffer rm -rf x",
+		"unbuffer -p rm -rf x",
+		"valgrind rm -rf x",
+		"valgrind --tool=memcheck --leak-check=full rm -rf x",
+		"gdb -batch -ex run --args rm -rf x",
+		"gdb --args rm -rf x",
+		"gdb -x cmds rm",
+		"gdb -batch -ex 'shell rm -rf x'",
+		"gdb --args ls -l",
+		"proxychains rm -rf x",
+		"proxychains4 -q -f conf rm -rf x",
+		"faketime '2020-01-01' rm -rf x",
+		"faketime -f '+2d' rm -rf x",
+	} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Deny {
+			t.Errorf("deny rm:*, %q: %s (%s), want deny", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{"unbuffer ls", "valgrind --tool=memcheck ls", "proxychains4 -f conf curl x", "faketime '2020-01-01' date"} {
+		if d := Decide(deny, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("deny rm:*, %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+}

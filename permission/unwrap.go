@@ -90,8 +90,13 @@ var wrappers = map[string]wrapper{
 		script: []string{"-c", "--command"}, count: 1}, // BSD script FILE COMMAND…
 	"flock": {valued: []string{"-w", "-E", "-c", "--timeout", "--conflict-exit-code", "--command"},
 		script: []string{"-c", "--command"}, count: 1}, // flock FILE -c SCRIPT, flock FILE COMMAND…
-	"catchsegv": {},
-	"firejail":  {}, // its options are --name or --name=value
+	"catchsegv":    {},
+	"firejail":     {}, // its options are --name or --name=value
+	"valgrind":     {}, // so are valgrind's
+	"unbuffer":     {},
+	"proxychains":  {valued: []string{"-f"}},
+	"proxychains4": {valued: []string{"-f"}},
+	"faketime":     {valued: []string{"-p", "--date-prog"}, count: 1}, // faketime TIMESTAMP COMMAND…
 	// Keywords that begin a command.
 	"!": {}, "then": {}, "do": {}, "else": {}, "elif": {}, "if": {}, "while": {}, "until": {}, "{": {}, "(": {},
 }
@@ -260,6 +265,11 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	case name == "parallel" || name == "sem":
 		// GNU parallel runs its command words, or each input line or
 		// argument (parallel ::: 'rm x'), as shell scripts.
+		return nil, errOpaque
+	case name == "gdb":
+		// gdb runs its program (--args PROGRAM ARGS…, -ex run), and any
+		// shell command its own commands name (-ex 'shell rm x', -x FILE,
+		// its init files).
 		return nil, errOpaque
 	case name == "sg":
 		// sg [-] GROUP [-c] COMMAND: the command string runs in sh -c.
