@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // dangerousFiles are files that run code or hold credentials when a shell,
@@ -199,7 +200,15 @@ func absPattern(pattern string, workingDirs []string) string {
 	return p
 }
 
-var globCache sync.Map // pattern → *regexp.Regexp
+// globCache holds the compiled path patterns; emptied when it reaches
+// maxCachedGlobs, as sessions' rules come and go (each approval's may be
+// new) and a worker runs for months.
+var (
+	globCache  sync.Map // pattern → *regexp.Regexp
+	globCached atomic.Int64
+)
+
+const maxCachedGlobs = 4096
 
 // matchGlob matches a path pattern: "*" within one path segment, "**"
 // across segments, "?" one character; a pattern without "/" matches the
@@ -215,6 +224,10 @@ func matchGlob(pattern, p string) bool {
 	}
 	re, ok := globCache.Load(pattern)
 	if !ok {
+		if globCached.Add(1) > maxCachedGlobs {
+			globCache.Clear()
+			globCached.Store(1)
+		}
 		re, _ = globCache.LoadOrStore(pattern, globRegexp(pattern))
 	}
 	return re.(*regexp.Regexp).MatchString(p)
