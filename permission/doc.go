@@ -69,7 +69,9 @@
 // or writes elsewhere (e, w, r, -f FILE).
 //
 // Path globs: "*" and "?" stay within one path segment, "**" crosses
-// segments, a pattern without "/" matches the base name ("*.env"), a
+// segments, [seq] and [!seq] match one character of seq or not (as
+// fnmatch reads them: ranges a-z, "]" first is itself, an unclosed "["
+// too; a negated set never matches "/"), a pattern without "/" matches the base name ("*.env"), a
 // pattern ending in "/" matches everything below. Paths are made absolute
 // ("~" expanded, relative to the first working directory, a ".." after a
 // symbolic link taken to the parent of its target) before matching,

@@ -398,6 +398,25 @@ func TestMatchGlob(t *testing.T) {
 		{"/a?c", "/a/c", false},
 		{"/ünï/*.txt", "/ünï/x.txt", true},
 		{"/a.b/*", "/axb/c", false},
+		// Bracket sets, as fnmatch reads them (a deny rule "*.[ch]" from
+		// AgentScope matched nothing): [seq], [!seq], ranges, "]" first
+		// taken as itself, an unclosed "[" as itself; a negated set does
+		// not match "/".
+		{"*.[ch]", "/src/main.c", true},
+		{"*.[ch]", "/src/main.h", true},
+		{"*.[ch]", "/src/main.o", false},
+		{"/src/*.[!o]", "/src/main.c", true},
+		{"/src/*.[!o]", "/src/main.o", false},
+		{"/a[!x]b", "/a/b", false},
+		{"/log[0-9]", "/log7", true},
+		{"/log[0-9]", "/logx", false},
+		{"/x[]]", "/x]", true},
+		{"/x[!]]", "/xa", true},
+		{"/x[!]]", "/x]", false},
+		{"/x[", "/x[", true},
+		{"/x[ab", "/x[ab", true},
+		{"/x[^]", "/x^", true},
+		{"/x[\\]", "/x\\", true},
 	}
 	for _, tt := range tests {
 		if got := matchGlob(tt.pattern, tt.path); got != tt.want {

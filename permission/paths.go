@@ -211,7 +211,8 @@ var (
 const maxCachedGlobs = 4096
 
 // matchGlob matches a path pattern: "*" within one path segment, "**"
-// across segments, "?" one character; a pattern without "/" matches the
+// across segments, "?" one character, [seq] and [!seq] one of seq or
+// not (globClass); a pattern without "/" matches the
 // base name ("*.env"); a pattern ending in "/" matches everything under
 // that directory.
 func matchGlob(pattern, p string) bool {
@@ -231,6 +232,54 @@ func matchGlob(pattern, p string) bool {
 		re, _ = globCache.LoadOrStore(pattern, globRegexp(pattern))
 	}
 	return re.(*regexp.Regexp).MatchString(p)
+}
+
+// globClass is the regular expression of the bracket set p starts with,
+// as fnmatch reads one: [seq] any of seq, [!seq] any but seq (nor "/"),
+// a-z a range (an empty one, z-a, nothing), "]" first itself; and how
+// many runes of p it took, 0 when it is not closed.
+func globClass(p []rune) (string, int) {
+	j := 1
+	neg := j < len(p) && p[j] == '!'
+	if neg {
+		j++
+	}
+	start := j
+	if j < len(p) && p[j] == ']' {
+		j++
+	}
+	for j < len(p) && p[j] != ']' {
+		j++
+	}
+	if j >= len(p) {
+		return "", 0
+	}
+	set := p[start:j]
+	quote := func(c rune) string {
+		if c == '-' {
+			return `\-`
+		}
+		return regexp.QuoteMeta(string(c))
+	}
+	var b strings.Builder
+	for k := 0; k < len(set); k++ {
+		switch {
+		case k+2 < len(set) && set[k+1] == '-' && set[k] <= set[k+2]:
+			b.WriteString(quote(set[k]) + "-" + quote(set[k+2]))
+			k += 2
+		case k+2 < len(set) && set[k+1] == '-':
+			k += 2 // an empty range
+		default:
+			b.WriteString(quote(set[k]))
+		}
+	}
+	switch {
+	case neg:
+		return "[^/" + b.String() + "]", j + 1
+	case b.Len() == 0:
+		return `[^\x00-\x{10FFFF}]`, j + 1 // only empty ranges: nothing
+	}
+	return "[" + b.String() + "]", j + 1
 }
 
 func globRegexp(glob string) *regexp.Regexp {
@@ -253,6 +302,13 @@ func globRegexp(glob string) *regexp.Regexp {
 			}
 		case '?':
 			b.WriteString("[^/]")
+		case '[':
+			if class, n := globClass(pattern[i:]); n > 0 {
+				b.WriteString(class)
+				i += n - 1
+			} else {
+				b.WriteString(`\[`) // unclosed: itself
+			}
 		default:
 			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
