@@ -592,3 +592,24 @@ func TestKindComesFromTheTool(t *testing.T) {
 		}
 	}
 }
+
+// TestFileSuggestionEscapesGlobs: the rule suggested for a file in a
+// directory whose name holds "*", "?" or "[" names that directory only:
+// "/srv/a*b/**" allowed /srv/aXb too.
+func TestFileSuggestionEscapesGlobs(t *testing.T) {
+	for _, dir := range []string{"/srv/a*b", "/srv/a?b", "/srv/a[x]b", "/srv/[!a]"} {
+		fd := Decide(Policy{}, writeFile, file(dir+"/conf.yaml"))
+		if len(fd.Suggested) != 1 {
+			t.Fatalf("%s: suggestions %+v", dir, fd.Suggested)
+		}
+		p := Policy{Rules: fd.Suggested}
+		if d := Decide(p, writeFile, file(dir+"/sub/other.yaml")); d.Behavior != Allow {
+			t.Errorf("%s: the suggested rule %q does not allow the directory it names: %s", dir, fd.Suggested[0].Pattern, d.Message)
+		}
+		for _, other := range []string{"/srv/aXb/x", "/srv/ab/x", "/srv/b/x", "/srv/x/x"} {
+			if d := Decide(p, writeFile, file(other)); d.Behavior == Allow {
+				t.Errorf("%s: the suggested rule %q allows %s", dir, fd.Suggested[0].Pattern, other)
+			}
+		}
+	}
+}

@@ -268,7 +268,24 @@ func fileSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 	if f == "" || !filepath.IsAbs(f) {
 		return nameRule(p, t, in)
 	}
-	return []Rule{{Tool: t.Name, Pattern: filepath.ToSlash(filepath.Dir(f)) + "/**", Behavior: Allow, Source: "suggested"}}
+	return []Rule{{Tool: t.Name, Pattern: escapeGlob(filepath.ToSlash(filepath.Dir(f))) + "/**", Behavior: Allow, Source: "suggested"}}
+}
+
+// escapeGlob is a path pattern that matches s itself: "*", "?" and "["
+// in brackets, as Python's glob.escape writes them.
+func escapeGlob(s string) string {
+	if !strings.ContainsAny(s, "*?[") {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range s {
+		if c == '*' || c == '?' || c == '[' {
+			b.WriteString("[" + string(c) + "]")
+		} else {
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }
 
 func shellSubjects(_ Policy, in map[string]any) []subject {
