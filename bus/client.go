@@ -191,8 +191,11 @@ type Client struct {
 	hbHdr  string
 	next   atomic.Uint64
 
-	mu       sync.Mutex
-	pending  map[string]*inbox
+	mu      sync.Mutex
+	pending map[string]*inbox
+	// byFirst indexes pending by the id their callers gave (inbox.first),
+	// for Cancel.
+	byFirst  map[string][]*inbox
 	acks     map[string]chan ackReply // queue publishes awaiting their acknowledgement (queueOnce)
 	retrying map[string]*retryEntry   // calls that may be sent again, by the id their caller gave
 	revs     *lru[revision]           // session → latest groups revision seen
@@ -354,6 +357,7 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		closing: make(chan struct{}),
 		prefix:  prefix,
 		pending: map[string]*inbox{},
+		byFirst: map[string][]*inbox{},
 		acks:    map[string]chan ackReply{},
 		revs:    newLRU[revision](o.MaxSessions),
 		pins:    newLRU[string](o.MaxSessions),
@@ -398,6 +402,7 @@ func (c *Client) Close() error {
 		b.notify()
 	}
 	c.pending = map[string]*inbox{}
+	c.byFirst = map[string][]*inbox{}
 	c.mu.Unlock()
 	c.endAcks(errClientClosed)
 	c.fleetMu.Lock()
@@ -492,6 +497,16 @@ func (c *Client) connectionLost() {
 	}
 }
 
+// forget takes box out of byFirst; c.mu is held.
+func (c *Client) forget(first string, box *inbox) {
+	boxes := slices.DeleteFunc(c.byFirst[first], func(b *inbox) bool { return b == box })
+	if len(boxes) == 0 {
+		delete(c.byFirst, first)
+	} else {
+		c.byFirst[first] = boxes
+	}
+}
+
 // Cancel asks the fleet to cancel a call. The call's iterator then ends
 // with the worker's interrupted final. Cancelling an unknown or finished
 // call is harmless. A call this client is not waiting for may be another
@@ -511,15 +526,13 @@ func (c *Client) Cancel(callID string) error {
 		close(e.stop)
 	}
 	durable := false
-	for _, b := range c.pending {
-		if b.first == callID {
-			mine = true
-			b.cancelled = true // no attempt after this one
-			if b.id != callID {
-				attempts = append(attempts, attempt{b.id, b.durable.Load()})
-			} else {
-				durable = b.durable.Load()
-			}
+	for _, b := range c.byFirst[callID] {
+		mine = true
+		b.cancelled = true // no attempt after this one
+		if b.id != callID {
+			attempts = append(attempts, attempt{b.id, b.durable.Load()})
+		} else {
+			durable = b.durable.Load()
 		}
 	}
 	c.mu.Unlock()
@@ -1016,6 +1029,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		return cancelledBeforeRetry(call.ID)
 	}
 	c.pending[token] = box
+	c.byFirst[first] = append(c.byFirst[first], box)
 	if !c.watching {
 		c.watching = true
 		go c.watch()
@@ -1036,6 +1050,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		}
 		c.mu.Lock()
 		delete(c.pending, token)
+		c.forget(first, box)
 		*cancelled = box.cancelled
 		if final != nil && retryable(final.Code) && !box.cancelled && *retry == nil {
 			// The call may be sent again: from this moment Cancel(first)
