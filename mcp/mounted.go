@@ -297,6 +297,10 @@ func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog
 
 // mountedReply is the reply carrying Forward's outcome.
 func mountedReply(res map[string]any, err error) *wire.MCPReply {
+	if err == nil && nestedDeeper(res, maxMetadataDepth) {
+		// The gateway's decoder would refuse it (wire.MaxDepth).
+		return &wire.MCPReply{Error: fmt.Sprintf("the server's answer nests deeper than %d levels, more than the fleet carries", maxMetadataDepth)}
+	}
 	if err == nil {
 		return &wire.MCPReply{Result: res}
 	}
