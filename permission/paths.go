@@ -187,12 +187,25 @@ func inWorkingDirs(p string, workingDirs []string) bool {
 // absPattern is a path rule's pattern as the path it names: "~" and
 // "$HOME" expanded, a relative one ("secrets/**", "./secrets/**") under
 // the first working directory. A pattern without "/" (a base name,
-// "*.env") or starting with "*" stays as it is.
+// "*.env") or starting with "*" stays as it is. The home and working
+// directories are escaped (escapeGlob): their names' "*", "?" and "["
+// are themselves, not the pattern's.
 func absPattern(pattern string, workingDirs []string) string {
 	if !strings.Contains(pattern, "/") || strings.HasPrefix(pattern, "*") {
 		return pattern // "**/x/**" is anywhere already
 	}
 	dir := strings.HasSuffix(pattern, "/")
+	if h := home(); h != "" {
+		switch {
+		case pattern == "~" || strings.HasPrefix(pattern, "~/"):
+			pattern = escapeGlob(h) + "/" + pattern[1:]
+		case pattern == "$HOME" || strings.HasPrefix(pattern, "$HOME/"):
+			pattern = escapeGlob(h) + "/" + strings.TrimPrefix(pattern, "$HOME")
+		}
+	}
+	if !filepath.IsAbs(pattern) && len(workingDirs) > 0 {
+		pattern = escapeGlob(workingDirs[0]) + "/" + pattern
+	}
 	p := filepath.ToSlash(absPath(pattern, workingDirs))
 	if dir && !strings.HasSuffix(p, "/") {
 		p += "/"
