@@ -41,3 +41,22 @@ func TestGlobCacheBounded(t *testing.T) {
 		t.Fatal("a pattern compiled again does not match")
 	}
 }
+
+// TestParsedRuleWildcardsBounded: a rule written TOOL:PATTERN is held to
+// the same bound as Validate's, so that a worker's configuration names
+// it (config.Validate reads rules with ParseRule) and a fleet's listing
+// leaves out a rule an instance announces past the bound, as it leaves
+// out any it cannot read, instead of failing for every session.
+func TestParsedRuleWildcardsBounded(t *testing.T) {
+	spec := "write_file:" + strings.Repeat("*", MaxPatternWildcards+1)
+	if _, err := ParseRule(spec, Deny); err == nil || !strings.Contains(err.Error(), "wildcards") {
+		t.Fatalf("ParseRule of %d wildcards: %v, want it refused", MaxPatternWildcards+1, err)
+	}
+	opts, skipped := Announced{Mode: "default", Deny: []string{spec, "write_file:*.env"}}.Options()
+	if len(skipped) != 1 || len(opts.Rules) != 1 {
+		t.Fatalf("announced rules: kept %v, skipped %v", opts.Rules, skipped)
+	}
+	if _, err := NewGuard(NewMemoryStore(), opts); err != nil {
+		t.Fatalf("a guard of the announced rules it could read: %v", err)
+	}
+}

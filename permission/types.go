@@ -105,7 +105,11 @@ func ParseRule(spec string, b Behavior) (Rule, error) {
 	if hasPattern && pattern == "" {
 		return Rule{}, fmt.Errorf("permission: invalid rule %q: empty pattern after ':'", spec)
 	}
-	return Rule{Tool: tool, Pattern: pattern, Behavior: b}, nil
+	r := Rule{Tool: tool, Pattern: pattern, Behavior: b}
+	if err := r.Validate(); err != nil { // the pattern's bounds
+		return Rule{}, err
+	}
+	return r, nil
 }
 
 // String returns the rule as TOOL or TOOL:PATTERN (without its behavior).
