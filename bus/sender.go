@@ -153,11 +153,20 @@ func (s *sender) run() {
 // as one that ended before it ran: at once, not when the clock gives up
 // on a tool that ignores its ended context (AbandonAfter).
 func (s *sender) endedWaiting() {
-	if c := context.Cause(s.ctx); c == toolkit.ErrCallerCancelled || errors.Is(c, context.DeadlineExceeded) {
-		s.w.count.cancelled.Add(1)
+	s.mu.Lock()
+	if s.done { // the clock answered it meanwhile
+		s.mu.Unlock()
+		return
 	}
-	s.refuse()
-	s.final(s.abandoned())
+	s.refused = true
+	if !s.handBackLocked() {
+		if c := context.Cause(s.ctx); c == toolkit.ErrCallerCancelled || errors.Is(c, context.DeadlineExceeded) {
+			s.w.count.cancelled.Add(1)
+		}
+		s.finalLocked(s.abandoned())
+	}
+	s.mu.Unlock()
+	s.release()
 }
 
 // routed passes a session-bound call to the worker its session is pinned
