@@ -142,9 +142,9 @@
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm)), matches every
 //     deny and ask pattern of the tool and no allow pattern but "*"; so
 //     does a command whose commands cannot be told from its words (GNU
-//     parallel and sem, which run their input lines too; gdb, which
-//     runs what its commands say, -ex 'shell …' among them; git with -c
-//     include.path, core.hooksPath or protocol.*.allow, --config-env of
+//     parallel and sem, which run their input lines too; gdb and lldb,
+//     which run what their commands say, -ex 'shell …' among them; git
+//     with -c include.path, core.hooksPath or protocol.*.allow, --config-env of
 //     a command's key, --exec-path=DIR, GIT_CONFIG_*), without the
 //     safety ask of a line that cannot be read.
 //   - Rules are keyed by exact tool name; patterns on tools without a

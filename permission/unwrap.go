@@ -106,6 +106,9 @@ func withNoCommand(w wrapper) wrapper {
 	return w
 }
 
+// debuggers run what their commands say.
+var debuggers = []string{"gdb", "gdb-multiarch", "cgdb", "lldb"}
+
 // shells run their -c script.
 var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"}
 
@@ -266,10 +269,11 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		// GNU parallel runs its command words, or each input line or
 		// argument (parallel ::: 'rm x'), as shell scripts.
 		return nil, errOpaque
-	case name == "gdb":
+	case slices.Contains(debuggers, name):
 		// gdb runs its program (--args PROGRAM ARGS…, -ex run), and any
 		// shell command its own commands name (-ex 'shell rm x', -x FILE,
-		// its init files).
+		// its init files); so does lldb (-- PROGRAM, -o 'platform shell
+		// …').
 		return nil, errOpaque
 	case name == "sg":
 		// sg [-] GROUP [-c] COMMAND: the command string runs in sh -c.
