@@ -143,7 +143,10 @@ func (r Rule) Validate() error {
 
 // MaxPatternWildcards is how many wildcards ("*", "?") a rule's pattern
 // may hold: a path pattern's cost grows with them times the path's
-// length (1365 "**" against a path of 1 MB took 30 s a decision).
+// length (1365 "**" against a path of 1 MB took 30 s a decision). A
+// session policy an earlier build stored with such a rule is refused as
+// any stored value this build cannot read: the session's calls end
+// unavailable until its policy is set again (subjects.md).
 const MaxPatternWildcards = 64
 
 // Policy is everything a decision depends on besides the call: the mode,
