@@ -335,10 +335,10 @@ func TestBadChunkInABurst(t *testing.T) {
 // (FlushDelay) counts against the hold's bound whatever it is: progress
 // reports and empty chunks were held without bound until the hold ended,
 // so a tool reporting in a loop grew the worker's memory for as long as
-// FlushDelay. Here the hold lasts an hour: the tool stops once its
-// caller has heard something.
+// FlushDelay. Here the hold lasts an hour: the tool sends a few bounds'
+// worth, then waits until its caller has heard something.
 func TestHeldItemsBounded(t *testing.T) {
-	const limit = 200_000
+	const n = 2000 // 64 bytes at least each: four times the 32 KiB bound
 	msg := strings.Repeat("x", 1024)
 	sends := map[string]func(w toolkit.Writer, i int) error{
 		"progress": func(w toolkit.Writer, i int) error {
@@ -356,23 +356,23 @@ func TestHeldItemsBounded(t *testing.T) {
 			s := natstest.Embedded(t, false)
 			heard := make(chan struct{})
 			tk := toolkit.New(nil)
-			mustAdd(t, tk, toolkit.Stream("flood", "Send until the caller hears something.", func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
-				for i := range limit {
-					select {
-					case <-heard:
-						return nil
-					case <-ctx.Done():
-						return ctx.Err()
-					default:
-					}
+			mustAdd(t, tk, toolkit.Stream("flood", "Send n items, then wait until the caller heard one.", func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
+				for i := range n {
 					if err := send(w, i); err != nil {
 						return err
 					}
 				}
-				return fmt.Errorf("%d sent, none reached the caller: all held", limit)
+				select {
+				case <-heard:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(guard):
+					return fmt.Errorf("%d sent, none reached the caller: all held", n)
+				}
 			}))
 			serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{FlushDelay: time.Hour})
-			c := newClient(t, natstest.Connect(t, s), nil)
+			c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: 2 * guard})
 			var final *toolkit.Response
 			for ev := range c.Call(ctxT(t), toolkit.ToolCall{Name: "flood"}) {
 				if (ev.Progress != nil || ev.Chunk != nil) && !stopped(heard) {
