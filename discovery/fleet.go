@@ -577,6 +577,7 @@ func (f *Fleet) rebuild() {
 	v := &view{instances: f.instanceList()}
 	groups := map[string]bool{toolkit.BasicGroup: true}
 	toolAt := map[string]int{}
+	listed := map[int]map[string]bool{} // the union of a merged conditional tool's ListedWith
 	for _, id := range slices.Sorted(maps.Keys(f.instances)) {
 		ann := f.instances[id].ann
 		for _, g := range ann.Groups {
@@ -594,8 +595,17 @@ func (f *Fleet) rebuild() {
 				case !t.Conditional: // listed by one, listed
 					ct.Conditional, ct.ListedWith = false, nil
 				case ct.Conditional:
+					set := listed[i]
+					if set == nil {
+						set = make(map[string]bool, len(ct.ListedWith))
+						for _, g := range ct.ListedWith {
+							set[g] = true
+						}
+						listed[i] = set
+					}
 					for _, g := range t.ListedWith {
-						if !slices.Contains(ct.ListedWith, g) {
+						if !set[g] {
+							set[g] = true
 							ct.ListedWith = append(ct.ListedWith, g)
 						}
 					}
@@ -620,8 +630,8 @@ func (f *Fleet) rebuild() {
 // otherwise) and checks an announcement. Tools and groups that cannot be
 // listed (a name that is not a token, a schema that is not an object
 // schema, an unknown group, a group without a description, a name
-// announced before in the same announcement) are left out,
-// the rest counts; skipped says what was left out and why. Parameters are
+// announced before in the same announcement) are left out, and so are
+// listed_with names that are not basic or a group of it; the rest counts; skipped says what was left out and why. Parameters are
 // normalised to what encoding/json produces, whatever the encoding.
 func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error) {
 	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &ann); err != nil {
@@ -678,6 +688,11 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 	})
 	for i := range ann.Tools {
 		t := &ann.Tools[i]
+		if !t.Conditional {
+			t.ListedWith = nil
+		} else if left := listedWith(t, groups); left > 0 {
+			errs = append(errs, fmt.Errorf("tool %q: %d listed_with entries that are not basic or a group of the announcement, or named twice, left out", t.Name, left))
+		}
 		p, err := jsonShaped(t.Parameters)
 		if err != nil {
 			return ann, nil, fmt.Errorf("tool %q: parameters: %w", t.Name, err)
@@ -685,6 +700,23 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 		t.Parameters, _ = p.(map[string]any)
 	}
 	return ann, errors.Join(errs...), nil
+}
+
+// listedWith keeps in t.ListedWith the names that are basic or one of
+// groups, each once, and returns how many it left out: a fleet merges
+// the lists of every instance, so they hold no more than the announcement
+// has groups.
+func listedWith(t *wire.AnnouncedTool, groups map[string]bool) (left int) {
+	seen := make(map[string]bool, min(len(t.ListedWith), len(groups)))
+	n := len(t.ListedWith)
+	t.ListedWith = slices.DeleteFunc(t.ListedWith, func(g string) bool {
+		if !groups[g] || seen[g] {
+			return true
+		}
+		seen[g] = true
+		return false
+	})
+	return n - len(t.ListedWith)
 }
 
 // newer reports whether (e1, s1) comes after (e2, s2).

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus/wire"
@@ -309,5 +310,57 @@ func TestDuplicateNamesInOneAnnouncement(t *testing.T) {
 	}
 	if g := f.Groups(); len(g) != 1 || g[0].Description != "first" {
 		t.Errorf("groups %+v, want the first g", g)
+	}
+}
+
+// TestListedWithBounded: listed_with was taken as announced, so a tool's
+// list could name anything, any number of times, and a fleet merged the
+// lists of the instances serving the tool with a slices.Contains per name
+// (quadratic) under its lock on every rebuild. Two announcements of 400
+// KB, each listing a conditional tool with 60,000 made-up names, held the
+// fleet's lock about 20 s per rebuild: a third instance took 24 s to be
+// listed, and live workers' announcements waited behind it for longer
+// than their TTL. listed_with keeps the names that are basic or groups
+// of the announcement, once each, and the merge is linear.
+func TestListedWithBounded(t *testing.T) {
+	s := natstest.ServerWith(t, func(o *server.Options) { o.MaxPayload = 8 << 20 })
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	hostile := natstest.Conn(t, s)
+	p := map[string]any{"type": "object", "properties": map[string]any{}}
+
+	publishAnnouncement(t, hostile, wire.Announcement{Format: 1, Instance: "a", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
+		Groups: []wire.AnnouncedGroup{{Name: "web", Description: "Web."}},
+		Tools: []wire.AnnouncedTool{{Name: "viewer", Description: "x", Group: "basic", Idempotency: "unknown", Parameters: p,
+			Conditional: true, ListedWith: []string{"web", "nope", "web", "basic", "no such group"}}}})
+	natstest.WaitFor(t, "a listed", func() bool { return listed(f, "a") })
+	if v, _ := f.Tool("viewer"); !slices.Equal(v.ListedWith, []string{"web", "basic"}) {
+		t.Errorf("viewer listed with %q, want [web basic]: the groups of the announcement, once each", v.ListedWith)
+	}
+
+	// Many groups, each named in listed_with: the union of two instances'
+	// lists is made in one pass.
+	const n = 100_000
+	for _, id := range []string{"b", "c"} {
+		ann := wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: 1, IntervalMS: 3_600_000}
+		tool := wire.AnnouncedTool{Name: "viewer", Description: "x", Group: "basic", Idempotency: "unknown", Parameters: p, Conditional: true}
+		for i := range n {
+			g := fmt.Sprintf("%s%d", id, i)
+			ann.Groups = append(ann.Groups, wire.AnnouncedGroup{Name: g, Description: "d"})
+			tool.ListedWith = append(tool.ListedWith, g)
+		}
+		ann.Tools = []wire.AnnouncedTool{tool}
+		b, err := wire.Msgpack.Marshal(&ann)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := hostile.Publish(wire.AnnounceSubject(id), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishAnnouncement(t, hostile, wire.Announcement{Format: 1, Instance: "d", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000})
+	natstest.WaitFor(t, "d listed after b's and c's announcements", func() bool { return listed(f, "d") })
+	v, _ := f.Tool("viewer")
+	if c := f.Catalog(); len(c.Tools) != 1 || len(c.Tools[0].ListedWith) != 2+2*n || !slices.Equal(v.Instances, []string{"a", "b", "c"}) {
+		t.Errorf("viewer listed with %d groups by %v, want %d by [a b c]", len(c.Tools[0].ListedWith), v.Instances, 2+2*n)
 	}
 }
