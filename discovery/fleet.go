@@ -140,6 +140,7 @@ type goodbyeMark struct {
 // view is an immutable merged snapshot.
 type view struct {
 	tools     []Tool
+	toolAt    map[string]int // index of a name in tools
 	catalog   toolkit.Catalog
 	instances []Instance
 }
@@ -259,10 +260,9 @@ func (f *Fleet) Tools() []Tool {
 
 // Tool returns one merged tool.
 func (f *Fleet) Tool(name string) (Tool, bool) {
-	for _, t := range f.view.Load().tools {
-		if t.Name == name {
-			return cloneTool(t), true
-		}
+	v := f.view.Load()
+	if i, ok := v.toolAt[name]; ok {
+		return cloneTool(v.tools[i]), true
 	}
 	return Tool{}, false
 }
@@ -619,6 +619,7 @@ func (f *Fleet) rebuild() {
 				Conditional: t.Conditional, ListedWith: slices.Clone(t.ListedWith)})
 		}
 	}
+	v.toolAt = toolAt
 	f.view.Store(v)
 	select {
 	case f.notify <- struct{}{}:
