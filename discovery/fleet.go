@@ -63,7 +63,8 @@ type Instance struct {
 	// Expires is when the instance is dropped unless heard from again.
 	Expires time.Time
 	// Meta are the parts other packages announced (wire.Announcement.Meta);
-	// read one with DecodeMeta.
+	// read one with DecodeMeta. It is the fleet's own, shared with every
+	// caller of Instances: read it, never change it.
 	Meta map[string]any
 }
 
