@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -146,32 +147,46 @@ func (s *gatewaySession) readResource(ctx context.Context, req *sdk.ReadResource
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: body}}}, nil
 }
 
-// skillFileTimeout bounds asking a worker for a skill's files.
-const skillFileTimeout = 10 * time.Second
+// skillFileTimeout bounds asking a worker for a skill's files, and
+// skillFileFetches how many skills' files are asked for at once.
+const (
+	skillFileTimeout = 10 * time.Second
+	skillFileFetches = 8
+)
 
 // skillFiles are the resources of the files of the skills the session
 // sees, besides their SKILL.md. A skill whose workers do not answer is
-// left out (and logged).
+// left out (and logged). The skills are asked for at once, a few at a
+// time: one by one, a listing waited skillFileTimeout for each skill of
+// a worker that does not answer.
 func (s *gatewaySession) skillFiles(ctx context.Context) ([]*sdk.Resource, error) {
 	active, err := s.c.ActiveGroups(ctx, s.id, 0)
 	if err != nil {
 		return nil, err
 	}
+	sources := skill.VisibleSources(s.g.fleet, active, s.g.log)
+	files := make([][]string, len(sources))
+	var wg sync.WaitGroup
+	turns := make(chan struct{}, skillFileFetches)
+	for i, src := range sources {
+		turns <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-turns }()
+			fctx, cancel := context.WithTimeout(ctx, skillFileTimeout)
+			defer cancel()
+			f, _, err := skill.FetchFiles(fctx, s.g.nc, src.Instances, src.Name, src.Group)
+			if err != nil {
+				s.g.log.Warn("mcp: gateway: listing a skill's files", "skill", src.Name, "err", err)
+				return
+			}
+			files[i] = f
+		})
+	}
+	wg.Wait()
 	var out []*sdk.Resource
-	for _, sk := range skill.Visible(skill.FleetSkills(s.g.fleet, s.g.log), active) {
-		group, instances, ok := skill.Sources(s.g.fleet, sk.Name, active)
-		if !ok {
-			continue
-		}
-		fctx, cancel := context.WithTimeout(ctx, skillFileTimeout)
-		files, _, err := skill.FetchFiles(fctx, s.g.nc, instances, sk.Name, group)
-		cancel()
-		if err != nil {
-			s.g.log.Warn("mcp: gateway: listing a skill's files", "skill", sk.Name, "err", err)
-			continue
-		}
-		for _, f := range files {
-			out = append(out, &sdk.Resource{URI: skillFileURI(sk.Name, f), Name: sk.Name + "/" + f, MIMEType: skill.MIMEType(f)})
+	for i, src := range sources {
+		for _, f := range files[i] {
+			out = append(out, &sdk.Resource{URI: skillFileURI(src.Name, f), Name: src.Name + "/" + f, MIMEType: skill.MIMEType(f)})
 		}
 	}
 	return out, nil

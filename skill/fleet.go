@@ -147,6 +147,36 @@ func FleetInstructions(f *discovery.Fleet, active []string) string {
 	return Render(Visible(all, active))
 }
 
+// Declared is a skill a session sees and the instances that declare it.
+type Declared struct {
+	Skill
+	Instances []string
+}
+
+// VisibleSources is Sources for every skill a session with the active
+// groups sees, in Visible's order, decoding each instance's skills once
+// (Sources for each of them decodes them all each time).
+func VisibleSources(f *discovery.Fleet, active []string, log *slog.Logger) []Declared {
+	type key struct{ name, group string }
+	declared := map[key][]string{}
+	for _, in := range f.Instances() {
+		skills, _ := instanceSkills(in)
+		for _, a := range skills {
+			k := key{a.Name, a.Group}
+			if ids := declared[k]; len(ids) == 0 || ids[len(ids)-1] != in.ID {
+				declared[k] = append(ids, in.ID)
+			}
+		}
+	}
+	var out []Declared
+	for _, sk := range Visible(FleetSkills(f, log), active) {
+		if ids := declared[key{sk.Name, sk.Group}]; len(ids) > 0 {
+			out = append(out, Declared{Skill: sk, Instances: ids})
+		}
+	}
+	return out
+}
+
 // Sources finds the skill a session with the active groups sees under
 // name, and the instances that declare it (sorted).
 func Sources(f *discovery.Fleet, name string, active []string) (group string, instances []string, ok bool) {
