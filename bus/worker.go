@@ -197,6 +197,10 @@ type Worker struct {
 	// flood): a durable call queued before looks its cancels up (unheard).
 	tombsEvicted time.Time
 	stopping     bool
+	// stopped is closed when the first Stop returns, stopErr what it
+	// returned: a later Stop waits for it.
+	stopped chan struct{}
+	stopErr error
 	// interrupting: the grace period is over; calls still arriving are
 	// answered interrupted at once.
 	interrupting bool
@@ -1125,14 +1129,26 @@ func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
 // an interrupted final, cause toolkit.ErrDraining) and waits for their
 // finals to be sent. The connection is flushed, not closed. Stop returns
 // an error wrapping ctx's, saying how many calls it interrupted, when the
-// grace period ran out, nil otherwise.
-func (w *Worker) Stop(ctx context.Context) error {
+// grace period ran out, nil otherwise. A Stop while another runs waits
+// for it (or for its own ctx) and returns what it returned.
+func (w *Worker) Stop(ctx context.Context) (err error) {
 	w.mu.Lock()
 	if w.stopping {
+		stopped := w.stopped
 		w.mu.Unlock()
-		return nil
+		select {
+		case <-stopped:
+			return w.stopErr
+		case <-ctx.Done():
+			return fmt.Errorf("bus: waiting for the worker's stop under way: %w", ctx.Err())
+		}
 	}
 	w.stopping = true
+	w.stopped = make(chan struct{})
+	defer func() {
+		w.stopErr = err
+		close(w.stopped)
+	}()
 	subs := make([]*nats.Subscription, 0, 2*len(w.subs)+2)
 	for _, s := range w.subs {
 		subs = append(subs, s[:]...)
