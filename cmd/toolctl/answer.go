@@ -73,13 +73,23 @@ func unansweredAsker(out io.Writer, stdinInput bool) bus.Asker {
 	}
 }
 
-// terminalAsker answers elicitations from in, prompting on out.
+// terminalAsker answers elicitations from in, prompting on out, one at a
+// time: a tool may put several at once (bus.MaxAsksPerCall), and the
+// person answers the one on the screen. One whose call ends while it
+// waits its turn is not asked.
 func terminalAsker(in io.Reader, out io.Writer) bus.Asker {
 	r := bufio.NewReader(in)
+	turn := make(chan struct{}, 1)
 	return func(ctx context.Context, method string, params any) (any, error) {
 		if method != toolkit.MethodElicit {
 			return nil, fmt.Errorf("toolctl cannot answer %s requests", method)
 		}
+		select {
+		case turn <- struct{}{}:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		defer func() { <-turn }()
 		p, _ := params.(map[string]any)
 		msg, _ := p["message"].(string)
 		schema, _ := p["requestedSchema"].(map[string]any)
