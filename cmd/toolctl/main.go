@@ -425,7 +425,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 
-	cfs, cconfigPath, cconn := globalFlags("toolctl "+name, stderr)
+	cfs, cconfigPath, _ := globalFlags("toolctl "+name, stderr)
 	if cmd.flags != nil {
 		cmd.flags(cfs)
 	}
@@ -473,7 +473,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return e.usagef("--config needs a file: a worker's configuration, to connect the way that worker does")
 		}
 	}
-	if e.cfg, err = loadConfig(path, gfs, gconn, cfs, cconn); err != nil {
+	if e.cfg, err = loadConfig(path, gfs, gconn, cfs); err != nil {
 		fmt.Fprintf(stderr, "toolctl: invalid connection settings:\n%v\n", err)
 		return exitUsage
 	}
@@ -507,8 +507,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // loadConfig builds the connection settings: the config file's, then the
-// environment, then the flags before the command, then those after it.
-func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *flag.FlagSet, cconn *config.ConnFlags) (*config.Config, error) {
+// environment, then the flags, as the worker's. The flags before and
+// after the command are one command line: one after it beats the same
+// one before it, and beside the environment both count alike (an
+// authentication of each is refused, as two of the flags are).
+func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *flag.FlagSet) (*config.Config, error) {
 	cfg := config.Default()
 	if path != "" {
 		var err error
@@ -516,10 +519,16 @@ func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *fl
 			return nil, err
 		}
 	}
-	sources := gconn.Apply(gfs, &cfg.NATS, true)
-	for k, v := range cconn.Apply(cfs, &cfg.NATS, false) {
-		sources[k] = v
+	var err error
+	cfs.Visit(func(f *flag.Flag) {
+		if f.Name != "config" && gfs.Lookup(f.Name) != nil && err == nil {
+			err = gfs.Set(f.Name, f.Value.String())
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
+	sources := gconn.Apply(gfs, &cfg.NATS, true)
 	if err := cfg.Validate(); err != nil {
 		return nil, config.Attribute(err, sources)
 	}
