@@ -207,3 +207,38 @@ func TestInvalidIdentityRefused(t *testing.T) {
 	default:
 	}
 }
+
+// TestListForgedScopedSessionRefused: a list request's session name, as
+// a call's, cannot reach into the identities' space: an anonymous list
+// of "\x00alice\x00s" is refused, not answered with the schemas of
+// alice's session "s".
+func TestListForgedScopedSessionRefused(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	state, err := bus.NewKVState(ctxT(t), natstest.JS(t, natstest.Connect(t, s)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(&toolkit.Options{State: state})
+	mustAdd(t, tk, echoTool())
+	if err := tk.AddGroup(toolkit.Group{Name: "vault", Description: "Secrets."}); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, tk, toolkit.Func("open_vault", "Open it.", func(ctx context.Context, _ struct{}) (string, error) { return "open", nil }), toolkit.InGroup("vault"))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	alice := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Identity: "alice"})
+	anon := newClient(t, natstest.Connect(t, s), nil)
+	if r := alice.Invoke(ctxT(t), toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "s", Input: map[string]any{"vault": true}}); r.Code != "" {
+		t.Fatalf("alice's reset_tools: %+v", r)
+	}
+	reply, err := anon.List(ctxT(t), "\x00alice\x00s")
+	if err == nil {
+		for _, sc := range reply.Schemas {
+			if sc.Function.Name == "open_vault" {
+				t.Fatalf("an anonymous list of a forged scoped session shows alice's active group: %+v", reply)
+			}
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("the list of a forged scoped session is not refused: %+v, %v", reply, err)
+	}
+}

@@ -170,6 +170,11 @@ func (w *Worker) answerList(ctx context.Context, m *nats.Msg, identity string) {
 	if v := m.Header.Get(wire.HeaderVersion); v != "" && v != wire.Version && reply.Error == "" {
 		reply.Error = versionError(v)
 	}
+	if reply.Error == "" && strings.HasPrefix(req.Session, "\x00") {
+		// As for a call: a scope's own form, which would read another
+		// identity's session (toolkit.SplitScope).
+		reply.Error = "BadRequestError: a session name must not start with a NUL character."
+	}
 	if reply.Error == "" {
 		var err error
 		if rev, err = parseRevision(m.Header); err != nil {
