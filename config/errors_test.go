@@ -113,8 +113,8 @@ func TestRejected(t *testing.T) {
 			`w.yaml:1: instance: an instance name of 129 bytes: at most 128 (it appears in NATS subjects)`},
 		{"long queue group", "queue_group: " + strings.Repeat("a", 129) + "\n",
 			`w.yaml:1: queue_group: a queue group of 129 bytes: at most 128 (it appears in NATS subscriptions)`},
-		{"long mcp server name", "mcp_servers:\n  - name: " + strings.Repeat("a", 249) + "\n    command: x\n",
-			`w.yaml:2: mcp_servers[0].name: a server name of 249 bytes: at most 248, for its tools' names (mcp__NAME__TOOL) to fit in 256`},
+		{"long mcp server name", "mcp_servers:\n  - name: " + strings.Repeat("a", 248) + "\n    command: x\n",
+			`w.yaml:2: mcp_servers[0].name: a server name of 248 bytes: at most 247, for its tools' names (mcp__NAME__TOOL) to fit in 255`},
 		{"instance", "instance: w.1\n", `w.yaml:1: instance: invalid instance name "w.1": use letters, digits, '_' and '-' (it may appear in NATS subjects)`},
 		{"invalid group name", "groups:\n  - name: my tools\n    description: d\n",
 			`w.yaml:2: groups[0].name: invalid group name "my tools": use letters, digits, '_' and '-'`},
@@ -379,7 +379,7 @@ func TestMappingKeysBounded(t *testing.T) {
 // Names at their limits are valid.
 func TestNamesAtTheLimit(t *testing.T) {
 	yaml := "instance: " + strings.Repeat("i", config.MaxNameLen) + "\nqueue_group: " + strings.Repeat("q", config.MaxNameLen) +
-		"\nmcp_servers:\n  - name: " + strings.Repeat("m", 248) + "\n    command: x\n"
+		"\nmcp_servers:\n  - name: " + strings.Repeat("m", 247) + "\n    command: x\n"
 	if _, err := config.Parse("w.yaml", []byte(yaml)); err != nil {
 		t.Fatal(err)
 	}

@@ -515,7 +515,7 @@ func TestFleetBadAnnouncements(t *testing.T) {
 		{"bad tool name", "tools.announce.n", nil, mustMsgpack(t, good("n", 1,
 			wire.AnnouncedTool{Name: "a.b", Description: "x", Group: "basic", Parameters: objSchema(nil)})), `tool \"a.b\": invalid name`},
 		{"tool name too long", "tools.announce.l", nil, mustMsgpack(t, good("l", 1,
-			wire.AnnouncedTool{Name: strings.Repeat("l", toolkit.MaxNameLen+1), Description: "x", Group: "basic", Parameters: objSchema(nil)})), `invalid name (a token of [A-Za-z0-9_-] of at most 256 bytes)`},
+			wire.AnnouncedTool{Name: strings.Repeat("l", toolkit.MaxNameLen+1), Description: "x", Group: "basic", Parameters: objSchema(nil)})), `invalid name (a token of [A-Za-z0-9_-] of at most 255 bytes)`},
 		{"group without description", "tools.announce.g", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "g", EpochMS: 1, Seq: 1,
 			Groups: []wire.AnnouncedGroup{{Name: "nodesc"}}}), `group \"nodesc\": no description`},
 		{"JSON with a bad tool", "tools.announce.j", nats.Header{"Content-Type": {"application/json"}},

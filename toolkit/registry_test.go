@@ -33,7 +33,7 @@ func TestAddRejectsBadDefinitions(t *testing.T) {
 		{name: "wildcard *", tool: raw("a*", okSchema), want: "invalid tool name"},
 		{name: "wildcard >", tool: raw(">", okSchema), want: "invalid tool name"},
 		{name: "non-ASCII", tool: raw("café", okSchema), want: "invalid tool name"},
-		{name: "name over MaxNameLen", tool: raw(strings.Repeat("n", toolkit.MaxNameLen+1), okSchema), want: "over the 256 a tool name may be"},
+		{name: "name over MaxNameLen", tool: raw(strings.Repeat("n", toolkit.MaxNameLen+1), okSchema), want: "over the 255 a tool name may be"},
 		{name: "reserved meta tool name", tool: raw(toolkit.MetaToolName, okSchema), want: "reserved"},
 		{name: "no handler", tool: noHandler, want: "has no handler"},
 		{name: "schema type not object", tool: raw("t", map[string]any{"type": "string", "properties": map[string]any{}}), want: `"type" must be "object"`},

@@ -273,8 +273,10 @@ const BasicGroup = "basic"
 // calls travel on, and a NATS server closes the connection of a client
 // that sends a protocol line longer than its max_control_line (4 KiB by
 // default), so a subscription or call under a longer name would cut the
-// worker or caller off the bus.
-const MaxNameLen = 256
+// worker or caller off the bus. It is also the name of the tool's
+// consumer of the durable calls stream, which JetStream bounds at 255
+// bytes.
+const MaxNameLen = 255
 
 // ValidToolName reports whether name can be a tool's name: a ValidName
 // of at most MaxNameLen bytes.

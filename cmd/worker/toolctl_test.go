@@ -38,7 +38,7 @@ func TestToolctl(t *testing.T) {
 		{"call without a name", []string{"call"}, 2, "", "call takes a tool name"},
 		{"call with three arguments", []string{"call", "echo", "{}", "{}"}, 2, "", "call takes a tool name"},
 		{"invalid tool name", []string{"call", "a.b"}, 2, "", `invalid tool name "a.b"`},
-		{"tool name too long", []string{"call", strings.Repeat("n", 300)}, 2, "", "at most 256 bytes"},
+		{"tool name too long", []string{"call", strings.Repeat("n", 300)}, 2, "", "at most 255 bytes"},
 		{"bad JSON", []string{"call", "echo", `{"text":`}, 2, "", "the input is not valid JSON"},
 		{"JSON the shell unquoted", []string{"call", "echo", `{text:hi}`}, 2, "", "put the JSON in single quotes"},
 		{"not an object", []string{"call", "echo", `["hi"]`}, 2, "", "must be a JSON object of arguments"},
