@@ -168,7 +168,8 @@ type Durable struct {
 // given no URLs.
 type Embedded struct {
 	// Listen is the client address. Default "127.0.0.1:4222" (the
-	// worker takes ServerConfig's listen over it when the file has one);
+	// worker takes ServerConfig's listen over it when the file has one,
+	// and toolctl --config dials that);
 	// port 0 picks a free port.
 	Listen string `yaml:"listen"`
 	// StoreDir holds JetStream's data. Default DataDir()/jetstream (the

@@ -24,6 +24,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/internal/serverconf"
 )
 
 // ErrStoreInUse is wrapped by the error of Start when another running
@@ -231,7 +233,7 @@ func Check(opts *Options) (auth bool, err error) {
 // StoreDir takes these over them, so that the file is not overridden by a
 // default nobody chose.
 func FileDefaults(file string) (listen, storeDir string, err error) {
-	if err := checkFiles(file); err != nil {
+	if err := serverconf.Check(file); err != nil {
 		return "", "", fmt.Errorf("embedded: server configuration: %w", err)
 	}
 	so, err := server.ProcessConfigFile(file)
@@ -252,7 +254,7 @@ func FileDefaults(file string) (listen, storeDir string, err error) {
 func serverOptions(opts *Options) (*server.Options, error) {
 	so := &server.Options{}
 	if opts.ConfigFile != "" {
-		if err := checkFiles(opts.ConfigFile); err != nil {
+		if err := serverconf.Check(opts.ConfigFile); err != nil {
 			return nil, fmt.Errorf("embedded: server configuration: %w", err)
 		}
 		var err error

@@ -17,7 +17,9 @@
 // and environment variables (--nats/NATS_URL, --creds, --nkey, --user,
 // --password, --token, --tls-ca, --tls-cert, --tls-key), which may come
 // before or after the command, or with --config and a worker's config file
-// (its nats: section, or the address of its embedded server).
+// (its nats: section, or the address of its embedded server: its
+// embedded.listen, else the listen of its embedded.server_config, as the
+// worker reads them).
 //
 // # call
 //

@@ -22,6 +22,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/internal/serverconf"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -531,6 +532,15 @@ func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *fl
 	sources := gconn.Apply(gfs, &cfg.NATS, true)
 	if err := cfg.Validate(); err != nil {
 		return nil, config.Attribute(err, sources)
+	}
+	// The worker's server listens where its server configuration says
+	// unless the config file says where (cmd/worker): dial it there. A
+	// configuration that does not parse keeps that worker from starting;
+	// the dial then says there is no server.
+	if file := cfg.Embedded.ServerConfig; file != "" && !cfg.Has("embedded.listen") {
+		if listen, err := serverconf.Listen(file); err == nil && listen != "" {
+			cfg.Embedded.Listen = listen
+		}
 	}
 	return cfg, nil
 }

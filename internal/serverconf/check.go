@@ -1,4 +1,8 @@
-package embedded
+// Package serverconf reads what toolbus needs of a nats-server
+// configuration file without nats-server's own packages: Check refuses
+// the files nats-server would hang or fill its memory on, Listen says
+// where the server it configures listens (for a client of that server).
+package serverconf
 
 import (
 	"fmt"
@@ -17,6 +21,9 @@ import (
 // include of itself overflows the stack. checkFiles reads the
 // configuration as nats-server's lexer does for these keys and refuses
 // such files before nats-server sees them, naming the file.
+//
+// Check runs before nats-server (package embedded) or Listen reads a
+// configuration.
 //
 // It is a check, not a parser: a key it reads where nats-server would
 // not (in a string, say) at worst makes it look at a file that is then
@@ -39,8 +46,8 @@ var (
 	fileKeyRE = regexp.MustCompile(`(?mi)(?:^|[\s{;,])(cert_file|key_file|ca_file|operator)[ \t]*[:=]?[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s;,}\]]+))`)
 )
 
-// checkFiles checks file and what it includes and names (see above).
-func checkFiles(file string) error {
+// Check checks file and what it includes and names (see above).
+func Check(file string) error {
 	c := &fileCheck{seen: map[string]bool{}}
 	return c.config(file, 0)
 }
