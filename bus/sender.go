@@ -64,6 +64,11 @@ type sender struct {
 	cancel  context.CancelCauseFunc
 	stopT   context.CancelFunc // the timeout's timer; nil without one
 	span    trace.Span         // the call's span; nil without WorkerOptions.Tracer
+	// ending is the final to report (noteEnd) once a final frame is
+	// about to go out: the one the caller gets, which is an internal
+	// final when the tool's output or final could not be sent. Nil
+	// before finalLocked and once reported.
+	ending *toolkit.Response
 
 	mu        sync.Mutex
 	done      bool // the final is out; writes fail with ErrStopped
@@ -811,7 +816,8 @@ func (s *sender) refuse() {
 // content otherwise.
 func (s *sender) finalLocked(resp *toolkit.Response) {
 	s.done = true
-	s.noteEnd(resp)
+	s.ending = resp
+	defer s.noteEnding() // no final frame could be encoded at all
 	if s.keep && !s.kept {
 		s.keepFinal(resp)
 	}
@@ -851,6 +857,14 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 func (s *sender) finalUnsent(err error) {
 	s.w.log.Error("bus: publishing a final frame", "call", s.id, "err", err)
 	s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
+}
+
+// noteEnding reports the final to report (ending), once.
+func (s *sender) noteEnding() {
+	if r := s.ending; r != nil {
+		s.ending = nil
+		s.noteEnd(r)
+	}
 }
 
 // noteEnd counts and reports the end of the call resp answers: its
@@ -961,6 +975,9 @@ func (s *sender) internalFinal(msg string) {
 		resp.Metadata = map[string]any{wire.MetaWorker: s.w.opts.Instance}
 	}
 	text := []toolkit.Block{{Type: toolkit.BlockText, Text: msg}}
+	if s.ending != nil { // the final the caller gets is this one
+		s.ending = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal, Content: text}
+	}
 	if s.chunks > 0 {
 		c := toolkit.Chunk{Content: text, State: toolkit.StateError}
 		if s.publish(&wire.Frame{Kind: wire.KindChunk, Chunk: &c}) == nil {
@@ -988,6 +1005,12 @@ func (s *sender) publishTo(f *wire.Frame, probe string) error {
 	eb := getBuf()
 	defer putBuf(eb)
 	data, err := s.encode(f, eb)
+	if err == nil && f.Kind == wire.KindFinal && s.ending != nil {
+		if int64(len(data)) > s.w.nc.MaxPayload() {
+			return errTooLarge // not this final: the caller gets another
+		}
+		s.noteEnding()
+	}
 	if err == nil {
 		// nats.go checks the size against the server's max_payload
 		// (headers included) under the lock it publishes with anyway.
