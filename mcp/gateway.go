@@ -182,8 +182,9 @@ type GatewayOptions struct {
 	// resumable streams (2025-11-25 up to 2026-07-28) are polled, others
 	// keep their stream.
 	StreamPoll time.Duration
-	// Tracer, when set, records each tools/call as a server span; the
-	// trace an MCP client sends (W3C headers, or _meta) continues over
+	// Tracer, when set, records each tools/call as a server span,
+	// "tools/call <tool>" ("tools/call" alone for a name the fleet does
+	// not serve, which the client made up); the trace an MCP client sends (W3C headers, or _meta) continues over
 	// the bus either way.
 	Tracer trace.Tracer
 }

@@ -302,9 +302,16 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 	}
 	ctx = s.g.continueTrace(ctx, req)
 	if tr := g.opts.Tracer; tr != nil {
+		// The name is the client's: in the span's name only when the
+		// fleet serves it (a trace backend lists every span name as an
+		// operation), and cut as the log line cuts it.
+		spanName := "tools/call"
+		if _, ok := g.fleet.Tool(name); ok || name == toolkit.MetaToolName {
+			spanName += " " + name
+		}
 		var span trace.Span
-		ctx, span = tr.Start(ctx, "tools/call "+name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
-			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", name),
+		ctx, span = tr.Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", cutText(name, toolkit.MaxNameLen)),
 			attribute.String("mcp.session.id", s.id)))
 		defer span.End()
 	}
