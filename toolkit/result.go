@@ -22,6 +22,15 @@ const (
 	StateDenied      State = "denied"
 )
 
+// Valid reports whether s is one of the five states.
+func (s State) Valid() bool {
+	switch s {
+	case StateRunning, StateSuccess, StateError, StateInterrupted, StateDenied:
+		return true
+	}
+	return false
+}
+
 // BlockType tells a text block from a data block.
 type BlockType string
 

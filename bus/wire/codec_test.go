@@ -100,6 +100,9 @@ func TestFrameCheck(t *testing.T) {
 		{"final with more chunks", &wire.Frame{Kind: wire.KindFinal, ID: "x", Seq: 1, Final: final, More: []toolkit.Chunk{{}}}},
 		{"heartbeat with payload", &wire.Frame{Kind: wire.KindHeartbeat, ID: "x", Seq: 1, Progress: &toolkit.Progress{}}},
 		{"unknown code", &wire.Frame{Kind: wire.KindFinal, ID: "x", Seq: 1, Final: &toolkit.Response{Code: "teapot"}}},
+		{"unknown final state", &wire.Frame{Kind: wire.KindFinal, ID: "x", Seq: 1, Final: &toolkit.Response{State: "teapot"}}},
+		{"unknown chunk state", &wire.Frame{Kind: wire.KindChunk, ID: "x", Seq: 1, Chunk: &toolkit.Chunk{State: "teapot"}}},
+		{"unknown state of more chunks", &wire.Frame{Kind: wire.KindChunk, ID: "x", Seq: 1, Chunk: &toolkit.Chunk{}, More: []toolkit.Chunk{{State: "teapot"}}}},
 	}
 	for _, tc := range cases {
 		for _, json := range []bool{false, true} {

@@ -122,8 +122,9 @@ type Frame struct {
 func (f *Frame) Last() uint64 { return f.Seq + uint64(len(f.More)) }
 
 // Check reports whether a decoded frame is well formed: a known kind, a
-// sequence number, the payload its kind calls for, and a final's code from
-// the closed set.
+// sequence number, the payload its kind calls for, a final's code and its
+// chunks' and final's states from the closed sets (a state may be left
+// out).
 func (f *Frame) Check() error {
 	if f.Seq == 0 {
 		return errors.New("frame without a sequence number")
@@ -139,6 +140,17 @@ func (f *Frame) Check() error {
 	}
 	if f.Last() < f.Seq {
 		return errors.New("frame whose chunks run past the last sequence number")
+	}
+	if f.Chunk != nil && !knownState(f.Chunk.State) {
+		return fmt.Errorf("chunk with unknown state %q", f.Chunk.State)
+	}
+	for i := range f.More {
+		if !knownState(f.More[i].State) {
+			return fmt.Errorf("chunk with unknown state %q", f.More[i].State)
+		}
+	}
+	if f.Final != nil && !knownState(f.Final.State) {
+		return fmt.Errorf("final with unknown state %q", f.Final.State)
 	}
 	var ok bool
 	switch f.Kind {
@@ -373,3 +385,6 @@ type HeadersReply struct {
 	OK    bool   `json:"ok" msgpack:"ok"`
 	Error string `json:"error,omitempty" msgpack:"error,omitempty"`
 }
+
+// knownState reports whether s is a state of the closed set, or none.
+func knownState(s toolkit.State) bool { return s == "" || s.Valid() }
