@@ -1006,7 +1006,11 @@ func (s *sender) publishTo(f *wire.Frame, probe string) error {
 	defer putBuf(eb)
 	data, err := s.encode(f, eb)
 	if err == nil && f.Kind == wire.KindFinal && s.ending != nil {
-		if int64(len(data)) > s.w.nc.MaxPayload() {
+		size := len(data)
+		if h := s.codec.Header(); h != nil { // the server counts a JSON reply's header too
+			size += headerSize(h)
+		}
+		if int64(size) > s.w.nc.MaxPayload() {
 			return errTooLarge // not this final: the caller gets another
 		}
 		s.noteEnding()
