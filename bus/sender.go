@@ -424,6 +424,12 @@ func (s *sender) write(c toolkit.Chunk, result bool) error {
 		c.Content = hb.blocks[start:len(hb.blocks):len(hb.blocks)]
 	}
 	c.Metadata = maps.Clone(c.Metadata)
+	if c.State != "" && !c.State.Valid() {
+		// Not one of the states the wire carries (a frame with it is
+		// dropped unread), and one that says nothing to the result
+		// (toolkit.MergeState): the chunk goes without it.
+		c.State = ""
+	}
 	s.hold(item{chunk: c, isChunk: true}, c.Size(), !result || s.streaming)
 	return s.sendErr
 }
