@@ -121,7 +121,9 @@ const minHeldSize = 64
 // shows the stack a waiting call holds), and every streamed call would
 // pay a copy at its final. So the work beside that path is done in
 // functions that return before it goes on (routed, keepBeforeFinal,
-// noteEnd, sendSplit), and a function holding
+// sendSplit; noteEnding, which publishTo calls once a final is encoded,
+// returns before the publish: its frames and the publish's are not on
+// the stack at once), and a function holding
 // a wire.Frame, a nats.Msg or a map's iterator on its stack is not
 // inlined into the frames above it (publishFinal, publishChunks,
 // sentMetadata, publishMsg).

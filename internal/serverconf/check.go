@@ -1,7 +1,9 @@
 // Package serverconf reads what toolbus needs of a nats-server
-// configuration file without nats-server's own packages: Check refuses
-// the files nats-server would hang or fill its memory on, Listen says
-// where the server it configures listens (for a client of that server).
+// configuration file with nats-server's parser (package conf) alone, not
+// its server package, which a program that only connects does not
+// compile in: Check refuses the files nats-server would hang or fill its
+// memory on, Listen says where the server it configures listens (for a
+// client of that server).
 package serverconf
 
 import (
