@@ -197,7 +197,7 @@ func TestFault(t *testing.T) {
 // TestProcPass: --procs adds echo and stream against one worker process
 // (c=1 and 64) and the summary checks their bars.
 func TestProcPass(t *testing.T) {
-	rep := runBench(t, "-s", "echo", "--systems", "toolbus,raw", "--procs", "-c", "1,4", "-n", "30", "--warmup", "0")
+	rep := runBench(t, "-s", "echo", "--systems", "toolbus,raw", "--procs", "-c", "1,4", "-n", "64", "--warmup", "0")
 	checkReport(t, rep, map[string][]string{
 		"echo":         {"toolbus", "raw"},
 		"echo-1proc":   {"toolbus", "raw"},

@@ -223,6 +223,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		{cfg.calls > 0 && set["d"], "-n and -d: give one (a point is -n calls or -d of measuring time)"},
 		{cfg.calls > 0 && set["rounds"], "-n and --rounds: a point of -n calls is measured in one go; --rounds cuts -d"},
 		{cfg.calls > 0 && cfg.calls < slices.Max(cfg.conc), fmt.Sprintf("-n %d is fewer calls than -c %d callers%s: the point would never have %d calls in flight", cfg.calls, slices.Max(cfg.conc), defaultNote("c", *conc), slices.Max(cfg.conc))},
+		{cfg.calls > 0 && cfg.procPass && cfg.calls < slices.Max(procConc), fmt.Sprintf("-n %d is fewer calls than the %d callers of the separate-process pass (--procs, on for the default suite): its points would never have %d calls in flight; give -n %d or more, or --procs=false", cfg.calls, slices.Max(procConc), slices.Max(procConc), slices.Max(procConc))},
 		{set["fault"] && set["s"], "--fault measures its own scenario (sleep calls while workers are killed): give it without -s"},
 		{set["transport"] && cfg.natsURL != "", "--transport is the embedded server's; it cannot be used with --nats"},
 		{cfg.transport == "inproc" && set["transport"] && cfg.workers > 0, "--transport inproc: worker processes (--workers) reach the server over TCP"},

@@ -549,6 +549,10 @@ func startBar(progress io.Writer, label string, spec loadSpec, done *atomic.Int6
 // procSuffix names the scenarios of the separate-process pass.
 const procSuffix = "-1proc"
 
+// procConc are the concurrencies of the separate-process pass, whatever
+// -c says.
+var procConc = []int{1, 64}
+
 // runProcPass measures echo and stream against one worker process over
 // TCP, c=1 and 64, toolbus and raw: the topology every real fleet has,
 // next to the in-process one. Its scenarios are named <scenario>-1proc.
@@ -559,7 +563,7 @@ func runProcPass(ctx context.Context, cfg *config, rep *report, out, progress io
 	defer func() { err = lossOf(ctx, err, &pc) }()
 	pc.workers, pc.procPass, pc.audit = 1, false, false
 	pc.scenarios = []string{"echo", "stream"}
-	pc.conc = []int{1, 64}
+	pc.conc = procConc
 	pc.systems = map[string]bool{sysToolbus: true, sysRaw: true}
 	e, err := newEnv(ctx, &pc)
 	if err != nil {
