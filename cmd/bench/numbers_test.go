@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
 	"io"
+	"maps"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/embedded"
 )
 
 // The separate-process pass runs at 64 callers whatever -c says: -n 10
@@ -18,5 +23,41 @@ func TestFewCallsRefusedForTheProcPass(t *testing.T) {
 		if _, err := parseFlags(args, io.Discard); err != nil {
 			t.Errorf("%q refused: %v", args, err)
 		}
+	}
+}
+
+// The auditor heard the warm-up's calls too, and settled them with the
+// measured ones: a toolbus call of the warm-up without a final on the
+// wire was counted as wire_no_final in the point, whose calls never
+// include the warm-up's.
+func TestAuditLeavesTheWarmUpOut(t *testing.T) {
+	s, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	a, err := newAuditor(nc, newInboxPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{cfg: &config{}, fleet: &localFleet{}, audit: a}
+	// The first call of the warm-up and the first measured call each
+	// stand for a call whose final never came on the wire.
+	s0 := series{system: sysToolbus, call: func(_ context.Context, g, i int) outcome {
+		if g == 0 && i == 0 {
+			a.expect(callID())
+		}
+		time.Sleep(time.Millisecond)
+		return outcome{}
+	}}
+	spec := loadSpec{conc: 1, calls: 5, warmup: 100 * time.Millisecond}
+	rd := measureRound(context.Background(), e, &scenario{name: "echo"}, s0, spec, "", nil)
+	if want := map[string]int64{errWireNoFinal: 1}; !maps.Equal(rd.audit, want) {
+		t.Errorf("the round's audit %v, want %v: the warm-up's calls are not the point's", rd.audit, want)
 	}
 }

@@ -329,6 +329,9 @@ func measureRound(ctx context.Context, e *env, sc *scenario, s series, spec load
 	var faults atomic.Int64
 	stopFaults := func() {}
 	rd.res = runLoad(ctx, spec, s.call, &done, func() {
+		if e.audit != nil && spec.warmup > 0 {
+			e.audit.settle() // the warm-up's calls, not the point's
+		}
 		rd.before = usageOf(pids)
 		if sc.name == "fault" {
 			stopFaults = injectFaults(ctx, e, &faults)
