@@ -61,3 +61,22 @@ func TestAuditLeavesTheWarmUpOut(t *testing.T) {
 		t.Errorf("the round's audit %v, want %v: the warm-up's calls are not the point's", rd.audit, want)
 	}
 }
+
+// The separate-process pass runs without the auditor, yet with --audit
+// the correctness line said duplicated finals were checked, as if of
+// every call.
+func TestCorrectnessLineSaysTheProcPassIsNotAudited(t *testing.T) {
+	pt := point{System: sysToolbus, Conc: 1, Calls: 10, OK: 10, CallsPerSec: 100, Latency: latency{P50: 100}}
+	rep := &report{Settings: map[string]string{"audit": "on"}, Scenarios: []scenarioReport{
+		{Name: "echo", Points: []point{pt}},
+		{Name: "echo" + procSuffix, Points: []point{pt}},
+	}}
+	l := summaryLine(summarize(rep), "correctness:")
+	if !strings.Contains(l, "separate-process") {
+		t.Errorf("%q: the separate-process pass's calls were not audited", l)
+	}
+	rep.Scenarios = rep.Scenarios[:1]
+	if l := summaryLine(summarize(rep), "correctness:"); strings.Contains(l, "separate-process") {
+		t.Errorf("%q: no separate-process pass ran", l)
+	}
+}

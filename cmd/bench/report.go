@@ -328,6 +328,8 @@ func summarize(rep *report) []string {
 	checked := "wrong, lost or duplicated finals, error codes"
 	if rep.Settings["audit"] != "on" {
 		checked = "wrong or lost finals, error codes; duplicated finals only with --audit"
+	} else if slices.ContainsFunc(rep.Scenarios, func(sr scenarioReport) bool { return strings.HasSuffix(sr.Name, procSuffix) }) {
+		checked += "; duplicated finals not in the separate-process pass, which runs without --audit"
 	}
 	lines = append(lines, fmt.Sprintf("correctness: %d calls failed a check (%s)", errs, checked))
 	return lines
