@@ -80,3 +80,17 @@ func TestCorrectnessLineSaysTheProcPassIsNotAudited(t *testing.T) {
 		t.Errorf("%q: no separate-process pass ran", l)
 	}
 }
+
+// CPU is read in 10 ms ticks: over a short point the raw worker's CPU per
+// call can read 0, and the stream line divided by 1e-9 instead, saying
+// the toolbus worker used some 300000000000x raw's CPU per call.
+func TestStreamProcCPURatioNeedsBoth(t *testing.T) {
+	sr := scenarioReport{Name: "stream" + procSuffix, Units: "chunks", Baselines: []string{sysRaw}, Points: []point{
+		{System: sysToolbus, Conc: 64, Calls: 100, OK: 100, CallsPerSec: 100, UnitsPerSec: 10000, Latency: latency{P50: 100}, CPUPerCall: 300, CPUScope: "workers"},
+		{System: sysRaw, Conc: 64, Calls: 100, OK: 100, CallsPerSec: 100, UnitsPerSec: 10000, Latency: latency{P50: 100}, CPUScope: "workers"},
+	}}
+	l := summaryLine(summarize(&report{Scenarios: []scenarioReport{sr}}), "separate processes, stream c=64:")
+	if l == "" || strings.Contains(l, "CPU per call") {
+		t.Errorf("%q: raw's CPU per call read 0, there is no ratio to give", l)
+	}
+}

@@ -240,8 +240,12 @@ func summarize(rep *report) []string {
 	}
 	if sr := find("stream" + procSuffix); sr != nil {
 		if p, q := at(sr, sysToolbus, 64), at(sr, sysRaw, 64); p != nil && q != nil && q.UnitsPerSec > 0 {
-			lines = append(lines, fmt.Sprintf("separate processes, stream c=64: %s chunks/s = %sx raw (bar: ≥ 0.8x) %s; worker CPU per call %.2fx raw's",
-				human(p.UnitsPerSec), near(p.UnitsPerSec/q.UnitsPerSec, 0.8), verdict(p.UnitsPerSec >= 0.8*q.UnitsPerSec), p.CPUPerCall/max(q.CPUPerCall, 1e-9)))
+			line := fmt.Sprintf("separate processes, stream c=64: %s chunks/s = %sx raw (bar: ≥ 0.8x) %s",
+				human(p.UnitsPerSec), near(p.UnitsPerSec/q.UnitsPerSec, 0.8), verdict(p.UnitsPerSec >= 0.8*q.UnitsPerSec))
+			if p.CPUPerCall > 0 && q.CPUPerCall > 0 {
+				line += fmt.Sprintf("; worker CPU per call %.2fx raw's", p.CPUPerCall/q.CPUPerCall)
+			}
+			lines = append(lines, line)
 		}
 	}
 	if sr := find("inflight"); sr != nil {
