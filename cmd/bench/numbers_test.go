@@ -94,3 +94,28 @@ func TestStreamProcCPURatioNeedsBoth(t *testing.T) {
 		t.Errorf("%q: raw's CPU per call read 0, there is no ratio to give", l)
 	}
 }
+
+// A call of the inflight scenario that failed at once (overloaded,
+// unavailable) was counted twice among the errors: under its code, and
+// as ended_before_measured, having ended before memory was read; the
+// correctness line summed both.
+func TestInFlightFailedCallCountedOnce(t *testing.T) {
+	e := &env{cfg: &config{inflight: 3, sleep: 100 * time.Millisecond}, fleet: &localFleet{}}
+	s0 := series{system: sysToolbus, call: func(ctx context.Context, g, _ int) outcome {
+		if g == 0 {
+			return outcome{code: "overloaded"}
+		}
+		select { // well after memory is read, half of --sleep after the start
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		return outcome{}
+	}}
+	p, err := measureInFlight(context.Background(), e, s0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int64{"overloaded": 1}; !maps.Equal(p.Errors, want) {
+		t.Errorf("errors %v, want %v: one call failed", p.Errors, want)
+	}
+}

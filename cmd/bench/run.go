@@ -614,7 +614,7 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 	pids := e.fleet.pids()
 	runtime.GC()
 	before, self := usageOf(pids), readUsage("self")
-	var done atomic.Int64
+	var done, endedWell atomic.Int64
 	stopBar := startBar(progress, fmt.Sprintf("%-7s %-12s n=%-6d", "inflight", s.label(), n), loadSpec{conc: n, calls: n}, &done)
 	outs := make([]outcome, n)
 	lats := make([]time.Duration, n)
@@ -625,6 +625,9 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 			t := time.Now()
 			outs[i] = s.call(ctx, i, 0)
 			lats[i] = time.Since(t)
+			if outs[i].code == "" {
+				endedWell.Add(1)
+			}
 			done.Add(1)
 		})
 	}
@@ -638,6 +641,8 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 	case <-ctx.Done():
 	}
 	during, selfDuring := usageOf(pids), readUsage("self")
+	// well before ended: a call counts in endedWell before done.
+	well := endedWell.Load()
 	ended := done.Load()
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -654,8 +659,10 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 		}
 		ok = append(ok, lats[i])
 	}
-	if ended > 0 {
-		p.Errors["ended_before_measured"] = ended
+	// A call that failed is counted under its code; one that ended well
+	// before memory was read was not in flight when it should have been.
+	if well > 0 {
+		p.Errors["ended_before_measured"] = well
 	}
 	if len(p.Errors) == 0 {
 		p.Errors = nil
