@@ -119,3 +119,42 @@ func TestInFlightFailedCallCountedOnce(t *testing.T) {
 		t.Errorf("errors %v, want %v: one call failed", p.Errors, want)
 	}
 }
+
+// A --chunk-size over the server's max_payload cannot be published raw:
+// the raw replier's publish failed and each raw call waited out --stall
+// and counted as lost_chunks, errors of the baseline's making. As with
+// payload, the raw baseline is left out with a note.
+func TestStreamChunkOverMaxPayloadHasNoRawBaseline(t *testing.T) {
+	cfg, err := parseFlags([]string{"-s", "stream", "--max-payload", "65536", "--chunk-size", "70000", "--chunks", "2",
+		"--systems", "toolbus,raw", "-c", "1", "-n", "1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	e, err := newEnv(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	sc, err := buildScenario(ctx, e, "stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sc.series {
+		if s.close != nil {
+			defer s.close()
+		}
+	}
+	if got := systemsOf(scenarioReport{Points: pointsOf(sc)}); len(got) != 1 || got[0] != sysToolbus || !strings.Contains(sc.note, "max_payload") {
+		t.Errorf("series %v, note %q: want toolbus alone and a note naming max_payload", got, sc.note)
+	}
+}
+
+func pointsOf(sc *scenario) []point {
+	var ps []point
+	for _, s := range sc.series {
+		ps = append(ps, point{System: s.label()})
+	}
+	return ps
+}

@@ -155,7 +155,11 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		full := strings.Repeat(cachedPattern(cfg.chunkSize), cfg.chunks)
 		in := map[string]any{"chunks": cfg.chunks, "size": cfg.chunkSize}
 		add(sysToolbus, busStream(e, in, full, cfg.chunks), nil)
-		if want(sysRaw) {
+		switch {
+		case !want(sysRaw):
+		case cfg.chunkSize > int(e.caller.MaxPayload())-512:
+			sc.note = fmt.Sprintf("raw: no baseline, a chunk over max_payload (%d bytes) cannot be published raw", e.caller.MaxPayload())
+		default:
 			call, closeFn, err := rawStreamBaseline(e, cfg.chunks, cfg.chunkSize)
 			if err != nil {
 				return nil, err
