@@ -158,3 +158,22 @@ func pointsOf(sc *scenario) []point {
 	}
 	return ps
 }
+
+// The inflight point reads memory, not CPU, yet it said its CPU scope was
+// the workers: the table's cpu column read "0.00" cores for workers
+// running every call, a number never measured (the JSON had no
+// cpu_cores).
+func TestInFlightClaimsNoCPU(t *testing.T) {
+	e := &env{cfg: &config{inflight: 2, sleep: 20 * time.Millisecond}, fleet: &localFleet{}}
+	s0 := series{system: sysToolbus, call: func(context.Context, int, int) outcome {
+		time.Sleep(50 * time.Millisecond)
+		return outcome{}
+	}}
+	p, err := measureInFlight(context.Background(), e, s0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CPUCores == 0 && cpuText(p) != "-" {
+		t.Errorf("cpu column %q for a point whose CPU was not measured", cpuText(p))
+	}
+}

@@ -673,8 +673,7 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 	running := max(int64(n)-ended, 1) // the calls in flight when memory was read
 	if before.ok && during.ok {
 		p.WorkerBytesInFlight = float64(during.rss-before.rss) / float64(running)
-		p.RSSBytes = during.rss
-		p.CPUScope = "workers"
+		p.RSSBytes = during.rss // CPU is not measured: no scope, "-" in the table
 	}
 	if self.ok && selfDuring.ok {
 		p.BenchBytesInFlight = float64(selfDuring.rss-self.rss) / float64(running)
