@@ -69,7 +69,11 @@ func (c *config) settings() map[string]string {
 		"sleep": c.sleep.String(), "slots": strconv.Itoa(c.slots), "iters": strconv.Itoa(c.iters),
 	}
 	if c.calls > 0 {
+		// A point of -n calls is measured in one go, for as long as its
+		// calls take: neither -d nor --rounds applies.
 		s["calls"] = strconv.Itoa(c.calls)
+		delete(s, "duration")
+		delete(s, "rounds")
 	}
 	if c.rate > 0 {
 		s["rate"] = strconv.FormatFloat(c.rate, 'f', -1, 64)

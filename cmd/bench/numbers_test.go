@@ -177,3 +177,17 @@ func TestInFlightClaimsNoCPU(t *testing.T) {
 		t.Errorf("cpu column %q for a point whose CPU was not measured", cpuText(p))
 	}
 }
+
+// A point of -n calls is measured in one go, for as long as its calls
+// take, yet the JSON's settings said each point measured -d (1s, the
+// default) in --rounds (4) rounds.
+func TestSettingsOfCallsPerPoint(t *testing.T) {
+	cfg, err := parseFlags([]string{"-n", "100", "-c", "1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.settings()
+	if s["calls"] != "100" || s["duration"] != "" || s["rounds"] != "" {
+		t.Errorf("settings %v: -n 100 measures neither -d nor --rounds", s)
+	}
+}
