@@ -34,6 +34,10 @@ type wireCall struct {
 	finals  int
 	lastSeq uint64
 	gaps    int
+	// failed: the client reported the call failed (unavailable,
+	// worker_lost, ...), an error the point counts already; no final on
+	// the wire is then not counted again.
+	failed bool
 }
 
 // newInboxPrefix is the caller connection's inbox prefix, so the
@@ -56,6 +60,15 @@ func newAuditor(nc *nats.Conn, prefix string) (*auditor, error) {
 func (a *auditor) expect(id string) {
 	a.mu.Lock()
 	a.calls[id] = &wireCall{}
+	a.mu.Unlock()
+}
+
+// failed marks a call the client reported failed.
+func (a *auditor) failed(id string) {
+	a.mu.Lock()
+	if c := a.calls[id]; c != nil {
+		c.failed = true
+	}
 	a.mu.Unlock()
 }
 
@@ -95,7 +108,7 @@ func (a *auditor) settle() map[string]int64 {
 	errs := map[string]int64{}
 	for _, c := range a.calls {
 		switch {
-		case c.finals == 0:
+		case c.finals == 0 && !c.failed:
 			errs[errWireNoFinal]++
 		case c.finals > 1:
 			errs[errWireDupFinal]++

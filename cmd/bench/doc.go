@@ -108,7 +108,8 @@
 // second connection that hears every frame sent to the caller's inboxes
 // and reports wire_no_final, wire_duplicate_final and wire_seq_gap per
 // call (it costs some throughput, so it is off by default; the tests run
-// with it).
+// with it). A call the client reports failed (unavailable, worker_lost)
+// is counted under that code, not again as wire_no_final.
 //
 // # Decisions
 //

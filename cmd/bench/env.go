@@ -132,12 +132,30 @@ func (e *env) connect(extra ...nats.Option) (*nats.Conn, error) {
 	return nats.Connect(e.url, append(opts, testConnOptions...)...)
 }
 
-// call starts a toolbus call, registering it with the auditor first.
+// call starts a toolbus call, registering it with the auditor first and
+// telling it when the client's final says the call failed.
 func (e *env) call(ctx context.Context, tc toolkit.ToolCall) iter.Seq[toolkit.Event] {
-	if e.audit != nil {
-		e.audit.expect(tc.ID)
+	if e.audit == nil {
+		return e.client.Call(ctx, tc)
 	}
-	return e.client.Call(ctx, tc)
+	e.audit.expect(tc.ID)
+	events := e.client.Call(ctx, tc)
+	return func(yield func(toolkit.Event) bool) {
+		failed := true // no final at all: no_final
+		defer func() {
+			if failed {
+				e.audit.failed(tc.ID)
+			}
+		}()
+		for ev := range events {
+			if ev.Final != nil {
+				failed = ev.Final.State != toolkit.StateSuccess
+			}
+			if !yield(ev) {
+				return
+			}
+		}
+	}
 }
 
 func (e *env) close() {

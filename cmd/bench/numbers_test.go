@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/embedded"
 )
 
@@ -189,5 +192,50 @@ func TestSettingsOfCallsPerPoint(t *testing.T) {
 	s := cfg.settings()
 	if s["calls"] != "100" || s["duration"] != "" || s["rounds"] != "" {
 		t.Errorf("settings %v: -n 100 measures neither -d nor --rounds", s)
+	}
+}
+
+// A call the client already reports failed without a final on the wire
+// (unavailable: no worker for the tool; worker_lost: the stall timeout)
+// was counted twice with --audit: under its code, and again as
+// wire_no_final, so the correctness line counted each such call twice.
+func TestAuditDoesNotCountAFailedCallAgain(t *testing.T) {
+	s, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	prefix := newInboxPrefix()
+	caller, err := s.Connect(nats.CustomInboxPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(caller.Close)
+	ac, err := s.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ac.Close)
+	a, err := newAuditor(ac, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := bus.NewClient(caller, &bus.ClientOptions{StallTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	e := &env{cfg: &config{}, caller: caller, client: client, fleet: &localFleet{}, audit: a}
+	// No worker serves echo here: every call ends unavailable at once.
+	s0 := series{system: sysToolbus, call: busCall(e, "echo", func(int) map[string]any { return map[string]any{"text": "x"} }, "x")}
+	var tl tally
+	tl.add(measureRound(context.Background(), e, &scenario{name: "echo"}, s0, loadSpec{conc: 1, calls: 3}, "", nil))
+	p := tl.point(&scenario{name: "echo"}, s0, 1, 0)
+	var sum int64
+	for _, n := range p.Errors {
+		sum += n
+	}
+	if sum != p.Calls-p.OK {
+		t.Errorf("errors %v for %d failed calls: a call counted more than once", p.Errors, p.Calls-p.OK)
 	}
 }
