@@ -239,3 +239,13 @@ func TestAuditDoesNotCountAFailedCallAgain(t *testing.T) {
 		t.Errorf("errors %v for %d failed calls: a call counted more than once", p.Errors, p.Calls-p.OK)
 	}
 }
+
+// Calls of a long sleep come at under one per second: 0.4 calls/s was
+// printed "0", as if no call had ended well, and 2.4 calls/s "2".
+func TestHumanSmallRates(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 0.4: "0.40", 2.4: "2.40", 48: "48", 812: "812", 12345: "12.3k"} {
+		if got := human(v); got != want {
+			t.Errorf("human(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

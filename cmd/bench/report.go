@@ -13,9 +13,11 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// human formats a rate: 812, 12.3k, 1.25M.
+// human formats a rate: 0.40, 812, 12.3k, 1.25M.
 func human(v float64) string {
 	switch {
+	case v > 0 && v < 9.995:
+		return fmt.Sprintf("%.2f", v)
 	case v >= 1e6:
 		return fmt.Sprintf("%.2fM", v/1e6)
 	case v >= 9995:
