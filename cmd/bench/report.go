@@ -217,8 +217,12 @@ func summarize(rep *report) []string {
 	if sr := find("echo"); sr != nil {
 		if p := at(sr, sysDurable, 0); p != nil {
 			if r, ok := p.Ratios[sysRawJS]; ok {
-				lines = append(lines, fmt.Sprintf("durable echo c=%d: %s calls/s = %sx raw-js, p50 %s = %.2fx raw-js (goal: ≥ 0.7x calls/s) %s",
-					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.7), us(p.Latency.P50), r.P50, verdict(r.Throughput >= 0.7)))
+				p50 := fmt.Sprintf("p50 %s = %.2fx raw-js", us(p.Latency.P50), r.P50)
+				if r.P50 == 0 {
+					p50 = "no call ended well"
+				}
+				lines = append(lines, fmt.Sprintf("durable echo c=%d: %s calls/s = %sx raw-js, %s (goal: ≥ 0.7x calls/s) %s",
+					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.7), p50, verdict(r.Throughput >= 0.7)))
 			}
 			if q := at(sr, sysToolbus, p.Conc); q != nil && q.CallsPerSec > 0 {
 				lines = append(lines, fmt.Sprintf("durable echo c=%d: %.2fx the core path's calls/s, p50 %s vs %s", p.Conc,

@@ -24,6 +24,10 @@ func TestAllFailedMissesLatencyBars(t *testing.T) {
 		echo.Points = append(echo.Points, f, g)
 		proc.Points = append(proc.Points, f, g)
 	}
+	df := failed
+	df.System, df.Conc = sysDurable, 1
+	echo.Baselines = append(echo.Baselines, sysRawJS)
+	echo.Points = append(echo.Points, df, point{System: sysRawJS, Conc: 1, Calls: 100, OK: 100, CallsPerSec: 3000, Latency: latency{P50: 300}})
 	sess := scenarioReport{Name: "sessions", Baselines: []string{sysQueue}, Points: []point{
 		{System: sysQueue, Conc: 1, Calls: 10, OK: 10, CallsPerSec: 100, Latency: latency{P50: 200}},
 		{System: sysPinned, Conc: 1, Calls: 10, OK: 0, Errors: map[string]int64{"unavailable": 10}},
@@ -42,6 +46,9 @@ func TestAllFailedMissesLatencyBars(t *testing.T) {
 		if strings.HasSuffix(l, " met") {
 			t.Errorf("no call ended well, yet %q", l)
 		}
+	}
+	if l := summaryLine(lines, "durable echo c=1:"); l == "" || !strings.Contains(l, "no call ended well") {
+		t.Errorf("durable line without a call that ended well: %q", l)
 	}
 	var out bytes.Buffer
 	writeTable(&out, rep.Scenarios[0])
