@@ -56,9 +56,11 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// Only the session's own identity acts on it: the go-sdk refuses
 	// another's token below.
 	if s := g.sessionByID(r.Header.Get("Mcp-Session-Id")); s != nil && s.identity == g.identityOf(r) {
-		if r.Method == http.MethodDelete {
+		if r.Method == http.MethodDelete && !g.sdkRefuses(r) {
 			// The client ends its session: its calls in flight are
-			// cancelled first (the go-sdk's close waits for them).
+			// cancelled first (the go-sdk's close waits for them). Not
+			// when the go-sdk answers the DELETE with an error: the
+			// session stays, and its calls must go on.
 			s.end()
 		}
 		// All but the standalone event stream may carry a call.
@@ -90,6 +92,30 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type pendingKey struct{}
+
+// sdkRefuses reports whether the go-sdk answers r, a request of a known
+// session, with an error before it looks at what r asks: its DNS-rebinding
+// guard (a request on a loopback address with a Host that is not one) or
+// a protocol version it does not serve (one from 2026-07-28 it lets by).
+func (g *Gateway) sdkRefuses(r *http.Request) bool {
+	if !g.opts.DisableLocalhostProtection {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil && loopbackAddr(a.String()) && !loopbackAddr(r.Host) {
+			return true
+		}
+	}
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return v != "" && v < "2026-07-28" && !slices.Contains(sdk.SupportedProtocolVersions(), v)
+}
+
+// loopbackAddr: a host, with or without a port, that is localhost or a
+// loopback address (as the go-sdk's guard reads it).
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	return loopbackHost(host)
+}
 
 // discoverProbe reports whether r, without a session, is a server/discover
 // request: the probe a client of protocol 2026-07-28 (the go-sdk's, for
