@@ -421,16 +421,24 @@ func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
 // start-1 inserts) with content, keeping line breaks intact on both sides.
 // It returns the new text and the 1-based span the content now occupies.
 // The breaks it writes are the file's: in a file whose first line ends
-// with "\r\n", the content's "\n" breaks become "\r\n" too.
+// with "\r\n", the content's "\n" breaks become "\r\n" too. A byte order
+// mark is the file's, not its first line's: it stays first.
 func splice(text string, start, end int, content string) (out string, first, last int) {
 	head, tail := text[:lineOffset(text, start)], text[lineOffset(text, end+1):]
+	mark := ""
+	if start == 1 && strings.HasPrefix(text, bom) {
+		mark = bom
+		tail = strings.TrimPrefix(tail, bom) // an insert before line 1
+		content = strings.TrimPrefix(content, bom)
+	}
 	eol := "\n"
 	if i := strings.IndexByte(text, '\n'); i > 0 && text[i-1] == '\r' {
 		eol = "\r\n"
 		content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\n", eol)
 	}
 	var b strings.Builder
-	b.Grow(len(head) + len(content) + len(tail) + 2)
+	b.Grow(len(mark) + len(head) + len(content) + len(tail) + 2)
+	b.WriteString(mark)
 	b.WriteString(head)
 	if head != "" && content != "" && !strings.HasSuffix(head, "\n") {
 		b.WriteString(eol) // appending after a last line without a line break
@@ -442,6 +450,10 @@ func splice(text string, start, end int, content string) (out string, first, las
 	b.WriteString(tail)
 	return b.String(), start, start + countLines(content) - 1
 }
+
+// bom is the UTF-8 byte order mark, which some editors put at the start
+// of a file.
+const bom = "\uFEFF"
 
 // snippet shows the changed lines of text with three lines of context.
 func (f *files) snippet(text string, first, last int) string {

@@ -40,3 +40,39 @@ func TestEditKeepsCRLF(t *testing.T) {
 		})
 	}
 }
+
+// A file that starts with a byte order mark had it moved after the
+// content of an insert before line 1 (a U+FEFF in the middle of the
+// file, and none at its start), and dropped by a replacement of line 1.
+// The mark stays first; content that starts with one (line 1 as
+// view_text_file shows it) does not add a second.
+func TestEditKeepsByteOrderMark(t *testing.T) {
+	const bom = "\uFEFF"
+	tests := []struct {
+		name   string
+		before string
+		tool   string
+		input  map[string]any
+		after  string
+	}{
+		{"insert before line 1", bom + "a\nb\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x\n"}, bom + "x\na\nb\n"},
+		{"insert before line 2", bom + "a\nb\n", builtin.InsertTextFile, map[string]any{"line_number": 2, "content": "x\n"}, bom + "a\nx\nb\n"},
+		{"replace line 1", bom + "a\nb\n", builtin.WriteTextFile, map[string]any{"ranges": []any{1, 1}, "content": "x"}, bom + "x\nb\n"},
+		{"replace line 1 with its mark", bom + "a\nb\n", builtin.WriteTextFile, map[string]any{"ranges": []any{1, 1}, "content": bom + "x\n"}, bom + "x\nb\n"},
+		{"delete line 1", bom + "a\nb\n", builtin.WriteTextFile, map[string]any{"ranges": []any{1, 1}, "content": ""}, bom + "b\n"},
+		{"CRLF insert before line 1", bom + "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x"}, bom + "x\r\na\r\nb\r\n"},
+		{"no mark, none added", "a\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x\n"}, "x\na\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk, ws := fileKit(t, builtin.Config{})
+			path := filepath.Join(ws, "f.txt")
+			writeFile(t, path, tt.before)
+			tt.input["file_path"] = "f.txt"
+			wantOK(t, invoke(t, tk, tt.tool, tt.input))
+			if got := readFile(t, path); got != tt.after {
+				t.Errorf("file = %q, want %q", got, tt.after)
+			}
+		})
+	}
+}
