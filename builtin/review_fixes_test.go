@@ -166,3 +166,37 @@ func TestBinaryPastFirstBlock(t *testing.T) {
 	r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "late.bin", "ranges": []any{-1, -1}})
 	wantCode(t, r, toolkit.CodeToolError, "BinaryFileError")
 }
+
+// TestPathEndingInDot: a path whose last name is "." names a directory,
+// as one ending in "/" does. Cleaning dropped the "/." and left the name
+// before it: "notes/." created a file "notes", and "f.txt/." overwrote
+// f.txt (the system says "not a directory", or "no such file", to both).
+func TestPathEndingInDot(t *testing.T) {
+	tk, dir := kit(t, builtin.Config{})
+	writeFile(t, filepath.Join(dir, "f.txt"), "keep\n")
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{builtin.WriteTextFile, map[string]any{"file_path": "notes/.", "content": "x"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": "./notes/./.", "content": "x"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt/.", "content": "x"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": filepath.Join(dir, "f.txt") + "/.", "content": "x"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt/.", "content": "x", "ranges": []any{1, 1}}},
+		{builtin.InsertTextFile, map[string]any{"file_path": "f.txt/.", "content": "x", "line_number": 1}},
+		{builtin.ViewTextFile, map[string]any{"file_path": "f.txt/."}},
+	} {
+		r := invoke(t, tk, c.tool, c.in)
+		if r.State == toolkit.StateSuccess || !strings.Contains(r.Text(), `ends with "/."`) {
+			t.Errorf("%s %v: %s %q, want an error saying the path ends with \"/.\"", c.tool, c.in["file_path"], r.State, r.Text())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes")); err == nil {
+		t.Error(`write_text_file "notes/." created a file "notes"`)
+	}
+	if got := readFile(t, filepath.Join(dir, "f.txt")); got != "keep\n" {
+		t.Errorf(`f.txt is %q after writes to "f.txt/."`, got)
+	}
+	// "." itself is the workspace, a directory.
+	wantCode(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "."}), toolkit.CodeToolError, "is a directory")
+}

@@ -126,10 +126,13 @@ func (ws *workspace) resolve(p string) (string, error) {
 	if !ok {
 		return "", ws.outside(p, "a symbolic link on the way points outside the workspace")
 	}
-	// Cleaning drops a final "/", which the system would not: "notes/"
-	// must not create a file "notes", nor "f.txt/" open f.txt.
-	if strings.HasSuffix(p, string(filepath.Separator)) {
-		return "", toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidPathError: %q ends with \"/\", so it names a directory; the file tools work on files.", p)
+	// Cleaning drops a final "/" or "/.", which the system would not:
+	// "notes/" or "notes/." must not create a file "notes", nor "f.txt/"
+	// open f.txt.
+	for _, end := range []string{string(filepath.Separator), string(filepath.Separator) + "."} {
+		if strings.HasSuffix(p, end) {
+			return "", toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidPathError: %q ends with %q, so it names a directory; the file tools work on files.", p, end)
+		}
 	}
 	return r, nil
 }
