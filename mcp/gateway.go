@@ -325,12 +325,10 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.calls, g.interrupt = context.WithCancel(g.ctx)
 	g.base = g.newServer("", nil, g.opts.Instructions)
-	timeout := o.SessionTimeout
-	if timeout < 0 {
-		timeout = 0
-	}
+	// The sessions' idle close is the gateway's (gatewaySession.request):
+	// the go-sdk's SessionTimeout counts POSTs only, and would close the
+	// session of a client that listens on its event stream.
 	hopts := &sdk.StreamableHTTPOptions{
-		SessionTimeout:             timeout,
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 		Logger:                     g.sdkLog,
 	}
@@ -547,6 +545,13 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) error {
 		// otherwise (Serve; stdio names its session, often guessably)
 		// must not act on it (serveHTTP ends a session on DELETE).
 		g.byID[s.id] = s
+		// Idle from now until its first request with its id (the
+		// initialize that opened it carried none).
+		s.idleMu.Lock()
+		if s.active == 0 {
+			s.armIdleLocked(g.opts.SessionTimeout)
+		}
+		s.idleMu.Unlock()
 	}
 	g.unclaimLocked(s.claim)
 	s.touch()

@@ -52,9 +52,10 @@ type gatewaySession struct {
 	end      context.CancelFunc
 	listener context.Context
 
-	// HTTP requests of the session in flight, and the timer that ends its
-	// calls once none has been for the session timeout (a client that
-	// died mid-call: the go-sdk's own idle close would wait for them).
+	// HTTP requests of the session in flight, and the timer that ends the
+	// session once none has been for the session timeout (idleClose). An
+	// open event stream counts, which the go-sdk's own idle timer (off)
+	// does not: a client that only listens keeps its session.
 	idleMu sync.Mutex
 	active int
 	idle   *time.Timer
@@ -573,8 +574,7 @@ func callArguments(raw any) (map[string]any, error) {
 
 // request notes an HTTP request of the session, which may carry a call
 // (call), until the returned func is called; when the session has had
-// none in flight for timeout, its calls are cancelled (timeout ≤ 0:
-// never).
+// none in flight for timeout, it ends (idleClose; timeout ≤ 0: never).
 func (s *gatewaySession) request(timeout time.Duration, call bool) (done func()) {
 	s.idleMu.Lock()
 	s.active++
@@ -594,11 +594,39 @@ func (s *gatewaySession) request(timeout time.Duration, call bool) (done func())
 			s.calls--
 		}
 		s.used = s.g.uses.Add(1)
-		// An ended session's calls are cancelled already: a timer would
-		// only keep it for the timeout.
-		if s.active--; s.active == 0 && timeout > 0 && s.ctx.Err() == nil {
-			s.idle = time.AfterFunc(timeout, s.end)
+		if s.active--; s.active == 0 {
+			s.armIdleLocked(timeout)
 		}
+	}
+}
+
+// armIdleLocked starts the idle timer of a session without a request in
+// flight (timeout ≤ 0: none). s.idleMu is held.
+func (s *gatewaySession) armIdleLocked(timeout time.Duration) {
+	// An ended session's calls are cancelled already: a timer would only
+	// keep it for the timeout.
+	if timeout > 0 && s.idle == nil && s.ctx.Err() == nil {
+		s.idle = time.AfterFunc(timeout, s.idleClose)
+	}
+}
+
+// idleClose ends a session no request of which was in flight for the
+// session timeout (a client gone, perhaps mid-call): its calls are
+// cancelled, then its go-sdk session is closed, which waits for them.
+func (s *gatewaySession) idleClose() {
+	s.idleMu.Lock()
+	busy := s.active > 0 // a request came as the timer fired
+	s.idleMu.Unlock()
+	if busy {
+		return
+	}
+	s.end()
+	g := s.g
+	g.mu.Lock()
+	ss := g.sessions[s]
+	g.mu.Unlock()
+	if ss != nil {
+		g.goroutine(func() { ss.Close() })
 	}
 }
 
