@@ -200,3 +200,23 @@ func TestPathEndingInDot(t *testing.T) {
 	// "." itself is the workspace, a directory.
 	wantCode(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "."}), toolkit.CodeToolError, "is a directory")
 }
+
+// TestPathEndingInDotDot: a path whose last name is ".." names a
+// directory too. The walk took "notes/x/.." for "notes" when neither
+// existed, and write_text_file created a file "notes" (the system says
+// "no such file").
+func TestPathEndingInDotDot(t *testing.T) {
+	for _, c := range []struct{ path, made string }{
+		{"notes/x/..", "notes"},
+		{"a/b/c/..", "a/b"},
+	} {
+		tk, dir := kit(t, builtin.Config{})
+		r := invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": c.path, "content": "x"})
+		if r.State == toolkit.StateSuccess || !strings.Contains(r.Text(), `ends with "/.."`) {
+			t.Errorf("write_text_file %q: %s %q, want an error saying the path ends with \"/..\"", c.path, r.State, r.Text())
+		}
+		if fi, err := os.Stat(filepath.Join(dir, c.made)); err == nil && fi.Mode().IsRegular() {
+			t.Errorf("write_text_file %q created a file %q", c.path, c.made)
+		}
+	}
+}

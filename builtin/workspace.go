@@ -126,10 +126,12 @@ func (ws *workspace) resolve(p string) (string, error) {
 	if !ok {
 		return "", ws.outside(p, "a symbolic link on the way points outside the workspace")
 	}
-	// Cleaning drops a final "/" or "/.", which the system would not:
-	// "notes/" or "notes/." must not create a file "notes", nor "f.txt/"
-	// open f.txt.
-	for _, end := range []string{string(filepath.Separator), string(filepath.Separator) + "."} {
+	// Cleaning drops a final "/" or "/.", and the walk a final "/.." with
+	// the name before it, which the system would not: "notes/",
+	// "notes/." or "notes/x/.." must not create a file "notes", nor
+	// "f.txt/" open f.txt.
+	sep := string(filepath.Separator)
+	for _, end := range []string{sep, sep + ".", sep + ".."} {
 		if strings.HasSuffix(p, end) {
 			return "", toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidPathError: %q ends with %q, so it names a directory; the file tools work on files.", p, end)
 		}
