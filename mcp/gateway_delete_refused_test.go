@@ -1,10 +1,15 @@
 package mcp
 
 import (
+	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // rawSessionRequest sends one HTTP request in session id with the
@@ -62,5 +67,48 @@ func TestGatewayRefusedDeleteKeepsSession(t *testing.T) {
 				t.Errorf("a call after a refused DELETE: %d %s, want it run", code, body)
 			}
 		})
+	}
+}
+
+// A DELETE whose Host is a loopback address with a zone ("[::1%25lo]",
+// which the go-sdk's guard reads as loopback) was taken for one the
+// go-sdk refuses: the session's calls were not ended first, and the
+// go-sdk's close of the session waited for them, so the DELETE of a
+// session with a call that runs until cancelled was never answered.
+func TestGatewayZonedLoopbackDeleteEndsCalls(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	u := serveGatewayHTTP(t, g)
+	id := openSession(t, u)
+	called := make(chan struct{})
+	go func() {
+		defer close(called)
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		if resp, err := (&http.Client{Timeout: guardTimeout}).Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	defer func() { <-called }()
+	s := g.sessionByID(id)
+	natstest.WaitFor(t, "the slow call's request", func() bool {
+		s.idleMu.Lock()
+		defer s.idleMu.Unlock()
+		return s.calls > 0
+	})
+	conn := dialGateway(t, u)
+	fmt.Fprintf(conn, "DELETE /mcp HTTP/1.1\r\nHost: [::1%%25lo]:80\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: 0\r\n\r\n", id)
+	conn.SetReadDeadline(time.Now().Add(guardTimeout))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("DELETE with a zoned loopback Host, a call in flight: no answer (%v)", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE with a zoned loopback Host: %s, want 204", resp.Status)
 	}
 }

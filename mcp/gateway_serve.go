@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -108,13 +109,15 @@ func (g *Gateway) sdkRefuses(r *http.Request) bool {
 }
 
 // loopbackAddr: a host, with or without a port, that is localhost or a
-// loopback address (as the go-sdk's guard reads it).
+// loopback address, with or without a zone (as the go-sdk's guard reads
+// it: "[::1%25lo]" is one).
 func loopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = strings.Trim(addr, "[]")
 	}
-	return loopbackHost(host)
+	ip, err := netip.ParseAddr(host)
+	return host == "localhost" || err == nil && ip.IsLoopback()
 }
 
 // discoverProbe reports whether r, without a session, is a server/discover
