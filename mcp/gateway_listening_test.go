@@ -78,3 +78,30 @@ func TestGatewaySilentSessionEnds(t *testing.T) {
 	}
 	natstest.WaitFor(t, "the silent session to end", func() bool { return g.Sessions() == 0 })
 }
+
+// TestGatewayIdleTimerStaleFire: the idle timer fired just as a request
+// came, and its callback ran once that request had ended (it waits for
+// the lock the request's start and end take): it found no request in
+// flight and ended the session, which had just been used and whose new
+// timer had just been armed. The callback is run here as that late one.
+func TestGatewayIdleTimerStaleFire(t *testing.T) {
+	f := startFleet(t)
+	const timeout = time.Hour
+	g, err := NewGateway(testCtx(t), natstest.Connect(t, f.srv), &GatewayOptions{SessionTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	s := g.sessionByID(openSession(t, serveGatewayHTTP(t, g)))
+	if s == nil {
+		t.Fatal("the session is not tracked")
+	}
+	s.request(timeout, false)() // a request, begun and ended as the timer fired
+	s.idleClose()               // the fired timer's callback, run after it
+	if s.ctx.Err() != nil {
+		t.Fatal("a session used a moment ago was ended by its idle timer")
+	}
+	if n := g.Sessions(); n != 1 {
+		t.Fatalf("%d sessions tracked, want 1", n)
+	}
+}

@@ -59,6 +59,7 @@ type gatewaySession struct {
 	idleMu sync.Mutex
 	active int
 	idle   *time.Timer
+	idleAt time.Time // when idle is due
 	// calls are those of the active requests that may carry a call (all
 	// but a standalone event stream); used is g.uses at the last start or
 	// end of a request, for makeRoom.
@@ -606,6 +607,7 @@ func (s *gatewaySession) armIdleLocked(timeout time.Duration) {
 	// An ended session's calls are cancelled already: a timer would only
 	// keep it for the timeout.
 	if timeout > 0 && s.idle == nil && s.ctx.Err() == nil {
+		s.idleAt = time.Now().Add(timeout)
 		s.idle = time.AfterFunc(timeout, s.idleClose)
 	}
 }
@@ -615,7 +617,9 @@ func (s *gatewaySession) armIdleLocked(timeout time.Duration) {
 // cancelled, then its go-sdk session is closed, which waits for them.
 func (s *gatewaySession) idleClose() {
 	s.idleMu.Lock()
-	busy := s.active > 0 // a request came as the timer fired
+	// A request came as the timer fired: it is in flight, or it ended
+	// and armed the timer anew (Stop came too late for this callback).
+	busy := s.active > 0 || time.Now().Before(s.idleAt)
 	s.idleMu.Unlock()
 	if busy {
 		return
