@@ -115,7 +115,8 @@
 //   - A line ends after "\n" (a lone "\r" does not end one). An edit of a
 //     file whose first line ends with "\r\n" writes "\r\n" breaks, in the
 //     content too, so the file keeps one kind of line break. A byte
-//     order mark at the start of a file stays there.
+//     order mark at the start of a file stays there, and is no line: a
+//     file of a mark alone is empty.
 //   - Files with NUL bytes are refused as binary; files above
 //     Config.MaxFileBytes are refused as too large.
 //   - Python code is written to a temporary file outside the workspace and

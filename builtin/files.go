@@ -350,8 +350,10 @@ func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, er
 }
 
 // countLines is the number of lines of s: each ends after a "\n", and
-// the last may lack one.
+// the last may lack one. A byte order mark is the file's, not a line: a
+// file of a mark alone has none.
 func countLines(s string) int {
+	s = strings.TrimPrefix(s, bom)
 	n := strings.Count(s, "\n")
 	if s != "" && s[len(s)-1] != '\n' {
 		n++

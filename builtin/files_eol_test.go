@@ -2,9 +2,11 @@ package builtin_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // A file whose lines end with "\r\n" got lines ending with "\n" from an
@@ -74,5 +76,27 @@ func TestEditKeepsByteOrderMark(t *testing.T) {
 				t.Errorf("file = %q, want %q", got, tt.after)
 			}
 		})
+	}
+}
+
+// A file that starts with a byte order mark, all of whose lines were
+// deleted, kept the mark alone, which the tools took for a line: viewing
+// showed "1: \ufeff" where an emptied file without a mark is "empty",
+// and appending after that line wrote a blank first line.
+func TestEmptiedFileKeepsOnlyItsMark(t *testing.T) {
+	const bom = "\uFEFF"
+	tk, ws := fileKit(t, builtin.Config{})
+	path := filepath.Join(ws, "f.txt")
+	writeFile(t, path, bom+"a\nb\n")
+	wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "ranges": []any{1, -1}, "content": ""}))
+	if r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "f.txt"}); !strings.Contains(r.Text(), "is empty") {
+		t.Errorf("view of a file emptied but for its mark: %q, want it empty", r.Text())
+	}
+	if r := invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "line_number": 2, "content": "x\n"}); r.State == toolkit.StateSuccess {
+		t.Errorf("insert before line 2 of a file without lines: %q, want it out of range", r.Text())
+	}
+	wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "line_number": 1, "content": "x\n"}))
+	if got := readFile(t, path); got != bom+"x\n" {
+		t.Errorf("file = %q, want %q", got, bom+"x\n")
 	}
 }
