@@ -627,9 +627,10 @@ func (s *gatewaySession) idleClose() {
 	s.end()
 	g := s.g
 	g.mu.Lock()
-	ss := g.sessions[s]
-	g.mu.Unlock()
-	if ss != nil {
+	defer g.mu.Unlock()
+	// Under the lock, as makeRoom does: a closed gateway has closed its
+	// sessions, and Close's wait must see every goroutine started.
+	if ss := g.sessions[s]; ss != nil && !g.closed {
 		g.goroutine(func() { ss.Close() })
 	}
 }
