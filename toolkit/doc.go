@@ -81,6 +81,28 @@
 //     `minimum` and `maximum` tags add those keywords to the inferred
 //     schema, on the fields of nested structs too; jsonschema-go itself
 //     reads only descriptions. A json.RawMessage field takes any JSON.
+//   - A typed tool's inferred object schemas are closed ("additionalProperties":
+//     false, which AgentScope's pydantic schemas leave out), so an argument
+//     the function does not take ends invalid_input before the tool runs,
+//     where AgentScope's call fails with Python's TypeError.
+//   - A Func's float result is written as Go's JSON writes it (10 as "10",
+//     1e16 as "10000000000000000"), not as Python's float repr ("10.0",
+//     "1e+16"): a float64 cannot tell a computed float from a whole number
+//     decoded from the model's input, which Python holds as an int.
+//   - The detail after "Input validation failed for tool '<name>': " is the
+//     Go validator's wording (required: missing properties: ["q"]), not
+//     Python jsonschema's ('q' is a required property).
+//   - StripTitles also strips the titles inside anyOf, oneOf, allOf, not,
+//     patternProperties and definitions, where AgentScope's
+//     _remove_title_field stops at properties, items, additionalProperties
+//     and $defs.
+//   - Data with a URL source written under an existing block ID ends the
+//     call tool_error with its own text (not AgentScope's, which prints
+//     both sources' pydantic reprs), and the rest of that chunk is still
+//     accumulated, where append_chunk stops at the failing block.
+//   - ImportState refuses a state naming a group that does not exist,
+//     where 1.x load_state_dict ignores such names (its strict refuses
+//     only keys other than active_groups).
 //   - An integer in a model's arguments beyond float64's exact range
 //     (±2^53) that fits an int64 reaches the tool exact, as Python's json
 //     keeps it (ExactIntegers); an `enum` tag with one is refused, since

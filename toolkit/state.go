@@ -100,8 +100,10 @@ func (tk *Toolkit) ExportState(ctx context.Context, session string) (SessionStat
 	return SessionState{ActiveGroups: active}, nil
 }
 
-// ImportState sets a session's state (1.x load_state_dict with strict):
-// every group it names must exist. It returns the new groups revision.
+// ImportState sets a session's state (1.x load_state_dict). Unlike 1.x,
+// which ignores the names of groups it does not have, every group it
+// names must exist, or nothing changes and an error says which does not.
+// It returns the new groups revision.
 func (tk *Toolkit) ImportState(ctx context.Context, session string, st SessionState) (uint64, error) {
 	groups := tk.Groups()
 	for _, g := range st.ActiveGroups {
