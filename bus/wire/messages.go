@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -161,7 +160,7 @@ func (f *Frame) Check() error {
 	case KindLog:
 		ok = f.Log != nil && n == 1 && slices.Contains(toolkit.LogLevels, f.Log.Level)
 	case KindAsk:
-		ok = f.Ask != nil && n == 1 && f.Ask.Method != "" && strings.HasPrefix(f.Ask.Reply, SubjectAnswerPrefix)
+		ok = f.Ask != nil && n == 1 && f.Ask.Method != "" && ValidAnswerSubject(f.Ask.Reply)
 	case KindHeartbeat, KindQueued:
 		ok = n == 0
 	case KindFinal:

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -394,6 +395,18 @@ func MCPUpdatedSubject(instance string) string {
 // instance.
 func AnswerSubject(instance, token string) string {
 	return SubjectAnswerPrefix + instance + "." + token
+}
+
+// ValidAnswerSubject reports whether subject can be where a caller
+// answers a tool's request (an ask frame's reply): AnswerSubject of an
+// instance id (a token of at most toolkit.MaxNameLen bytes) and a token
+// of at most MaxCallIDLen bytes. The caller publishes there: a longer
+// subject makes the server close its connection (max_control_line), a
+// wildcard or another shape names no request.
+func ValidAnswerSubject(subject string) bool {
+	rest, ok := strings.CutPrefix(subject, SubjectAnswerPrefix)
+	instance, token, two := strings.Cut(rest, ".")
+	return ok && two && toolkit.ValidToolName(instance) && ValidCallID(token)
 }
 
 // HeadersSubject is the control subject on which instance takes runtime
