@@ -182,6 +182,14 @@ func (c *Client) publishAnswer(ask *wire.Ask, ans *wire.Answer) {
 	}
 	if err == nil {
 		err = c.nc.Publish(ask.Reply, data)
+		if err != nil && ans.Error == "" {
+			// Over the server's max_payload, say: the tool hears why,
+			// rather than waiting for its deadline, heartbeats keeping
+			// its call alive meanwhile.
+			if data, merr := wire.Msgpack.Marshal(&wire.Answer{Error: "the caller's answer could not be sent: " + err.Error()}); merr == nil {
+				c.nc.Publish(ask.Reply, data)
+			}
+		}
 	}
 	if err != nil {
 		c.log.Warn("bus: answering a tool's request", "method", ask.Method, "err", err)
