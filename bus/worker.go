@@ -29,7 +29,8 @@ type WorkerOptions struct {
 	// Queue is the queue group of the call subscriptions: workers in the
 	// same group share the load of each tool. Default DefaultQueue.
 	Queue string
-	// Instance identifies this worker on finals (metadata "worker");
+	// Instance identifies this worker on finals (metadata "worker"): a
+	// token of [A-Za-z0-9_-] of at most toolkit.MaxNameLen bytes;
 	// default a random id.
 	Instance string
 	// MaxInFlight bounds the calls running at once; a call beyond it
@@ -292,9 +293,10 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	if !toolkit.ValidName(o.Queue) {
 		return nil, fmt.Errorf("bus: invalid queue group %q: must match [A-Za-z0-9_-]+", o.Queue)
 	}
-	if !toolkit.ValidName(o.Instance) {
-		// It names subjects (answers, pinned calls) and is announced.
-		return nil, fmt.Errorf("bus: invalid instance id %q: must match [A-Za-z0-9_-]+", o.Instance)
+	if !toolkit.ValidToolName(o.Instance) {
+		// It names subjects (answers, pinned calls) and is announced; a
+		// caller drops an ask naming a longer one (wire.ValidAnswerSubject).
+		return nil, fmt.Errorf("bus: invalid instance id %s: must match [A-Za-z0-9_-]+, at most %d bytes", wire.Quote(o.Instance), toolkit.MaxNameLen)
 	}
 	w := &Worker{
 		nc: nc, tk: tk, opts: o, log: o.Logger,
