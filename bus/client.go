@@ -1173,13 +1173,17 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				box.durable.Store(true)
 			}
 			if f.Seq <= st.last {
-				// A duplicate or an old frame, but for a final of the
-				// delivery: the fleet's answer to a call whose deliveries
-				// ran out comes from another worker than the last
+				// A duplicate or an old frame, but for a final: the
+				// fleet's answer to a durable call whose deliveries ran
+				// out comes from another worker than the last
 				// delivery's, as of that delivery and numbered 1 (it
-				// cannot know what the lost worker sent). The call ends
-				// at its first final, so no second one gets through.
-				if f.Kind != wire.KindFinal || f.Attempt == 0 {
+				// cannot know what the lost worker sent); and a frame
+				// numbered far ahead (a worker's numbering gone wrong,
+				// or a frame anyone published to the inbox) would
+				// otherwise drop the call's final, which ends worker_lost.
+				// The call ends at its first final, so no second one
+				// gets through.
+				if f.Kind != wire.KindFinal {
 					continue
 				}
 			} else if f.Seq != st.last+1 {
