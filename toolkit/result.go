@@ -73,9 +73,9 @@ func (c *Chunk) Size() int {
 	return n
 }
 
-// MetaSize is about how many bytes the chunk's metadata holds: keys,
-// strings and bytes, nested maps and lists of them, a little for each
-// other value. Options.MaxResultBytes bounds a call's output by it and
+// MetaSize is about how many bytes the chunk's metadata holds: keys and
+// what a map keeps for each entry (metaEntryHeld), strings and bytes,
+// nested maps and lists of them, a little for each other value. Options.MaxResultBytes bounds a call's output by it and
 // Size.
 func (c *Chunk) MetaSize() int {
 	n := 0
@@ -87,8 +87,14 @@ func (c *Chunk) MetaSize() int {
 
 func metaEntrySize(k string, v any) int {
 	budget := maxMetaNodes
-	return len(k) + valueSize(v, &budget)
+	return len(k) + metaEntryHeld + valueSize(v, &budget)
 }
+
+// metaEntryHeld is about what a map keeps for an entry beyond its key's
+// bytes and its value: the entry's slot (a string header and an
+// interface), the key's own allocation, the map's room to grow. A flood
+// of small keys costs its holder far more than their bytes.
+const metaEntryHeld = 64
 
 // maxMetaNodes bounds the values valueSize looks at in one entry: a value
 // that holds itself (a Go tool's map, say) is not walked for ever.
@@ -113,7 +119,7 @@ func valueSize(v any, budget *int) int {
 	case map[string]string:
 		n := 16
 		for k, s := range x {
-			n += len(k) + len(s) + 16
+			n += len(k) + metaEntryHeld + len(s)
 		}
 		return n
 	case []any:
@@ -125,7 +131,7 @@ func valueSize(v any, budget *int) int {
 	case map[string]any:
 		n := 16
 		for k, e := range x {
-			n += len(k) + valueSize(e, budget)
+			n += len(k) + metaEntryHeld + valueSize(e, budget)
 		}
 		return n
 	}
