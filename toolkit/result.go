@@ -87,7 +87,7 @@ func (c *Chunk) MetaSize() int {
 
 func metaEntrySize(k string, v any) int {
 	budget := maxMetaNodes
-	return len(k) + metaEntryHeld + valueSize(v, &budget)
+	return len(k) + metaEntryHeld + valueSize(v, &budget, 0)
 }
 
 // metaEntryHeld is about what a map keeps for an entry beyond its key's
@@ -96,13 +96,21 @@ func metaEntrySize(k string, v any) int {
 // of small keys costs its holder far more than their bytes.
 const metaEntryHeld = 64
 
-// maxMetaNodes bounds the values valueSize looks at in one entry: a value
-// that holds itself (a Go tool's map, say) is not walked for ever.
-const maxMetaNodes = 1 << 16
+// maxMetaNodes and maxMetaDepth bound the values valueSize looks at in
+// one entry: a value that holds itself (a Go tool's map, say) is not
+// walked for ever, nor deeper than a body may nest (64). A value past
+// them counts 16 bytes, whatever it holds, so the budget is far more
+// values than a frame holds: an entry that spends it counts 64 MiB at
+// least (16 each), the default bound of a call's output.
+const (
+	maxMetaNodes = 1 << 22
+	maxMetaDepth = 64
+)
 
-// valueSize is about how many bytes v holds (MetaSize).
-func valueSize(v any, budget *int) int {
-	if *budget--; *budget < 0 {
+// valueSize is about how many bytes v holds (MetaSize); depth is how
+// deep v is in its entry.
+func valueSize(v any, budget *int, depth int) int {
+	if *budget--; *budget < 0 || depth > maxMetaDepth {
 		return 16
 	}
 	switch x := v.(type) {
@@ -125,13 +133,13 @@ func valueSize(v any, budget *int) int {
 	case []any:
 		n := 16
 		for _, e := range x {
-			n += valueSize(e, budget)
+			n += valueSize(e, budget, depth+1)
 		}
 		return n
 	case map[string]any:
 		n := 16
 		for k, e := range x {
-			n += len(k) + metaEntryHeld + valueSize(e, budget)
+			n += len(k) + metaEntryHeld + valueSize(e, budget, depth+1)
 		}
 		return n
 	}
