@@ -867,6 +867,11 @@ func (s *sender) finalUnsent(err error) {
 	s.internalFinal("InternalError: the tool's final response could not be encoded: " + err.Error())
 }
 
+// jsonHeaderSize is the size of the header a JSON reply carries (the
+// codec's), once: iterating the header in publishTo would put a map
+// iterator on the stack under every final's publish (see sender.run).
+var jsonHeaderSize = headerSize(wire.JSON.Header())
+
 // noteEnding reports the final to report (ending), once.
 func (s *sender) noteEnding() {
 	if r := s.ending; r != nil {
@@ -1015,8 +1020,8 @@ func (s *sender) publishTo(f *wire.Frame, probe string) error {
 	data, err := s.encode(f, eb)
 	if err == nil && f.Kind == wire.KindFinal && s.ending != nil {
 		size := len(data)
-		if h := s.codec.Header(); h != nil { // the server counts a JSON reply's header too
-			size += headerSize(h)
+		if s.codec == wire.JSON { // the server counts a JSON reply's header too
+			size += jsonHeaderSize
 		}
 		if int64(size) > s.w.nc.MaxPayload() {
 			return errTooLarge // not this final: the caller gets another
