@@ -295,7 +295,7 @@ func (s *gatewaySession) promptServer(ctx context.Context, name string) (*mounte
 	}
 	for _, m := range servers {
 		if own, ok := strings.CutPrefix(name, ToolName(m.Name, "")); ok && own != "" && m.Prompts {
-			return m, own, nil
+			return m, s.ownPromptName(ctx, m, name, own), nil
 		}
 	}
 	for _, m := range servers {
@@ -311,6 +311,25 @@ func (s *gatewaySession) promptServer(ctx context.Context, name string) (*mounte
 		}
 	}
 	return nil, "", nil
+}
+
+// ownPromptName is the server's own name of the prompt listed as name,
+// own being that name's tail: a name the server lists with characters
+// outside [A-Za-z0-9_-] is listed with them written 'x' (ToolName), so
+// own is the server's name only when the server has a prompt of that
+// name; else the one whose listed name is name. When the server cannot
+// be listed, own.
+func (s *gatewaySession) ownPromptName(ctx context.Context, m *mountedServer, name, own string) string {
+	prompts, err := listAll(ctx, s, m, MethodListPrompts, func(r *sdk.ListPromptsResult) ([]*sdk.Prompt, string) { return r.Prompts, r.NextCursor })
+	if err != nil || slices.ContainsFunc(prompts, func(p *sdk.Prompt) bool { return p.Name == own }) {
+		return own
+	}
+	for _, p := range prompts {
+		if ToolName(m.Name, p.Name) == name {
+			return p.Name
+		}
+	}
+	return own
 }
 
 func (s *gatewaySession) getMountedPrompt(ctx context.Context, method string, r *sdk.GetPromptRequest, next sdk.MethodHandler) (sdk.Result, error) {
