@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -70,19 +71,38 @@ func (o *authOptions) run(_ context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "  %-20s %s  %s\n", name, u.Public, u.SeedFile)
 	}
 	dir := o.dir
+	exe, _ := os.Executable()
+	toolctl, worker := fleetCommands(exe)
 	fmt.Fprintf(e.stdout, "\nrun the fleet with it:\n"+
-		"  worker (embedded server):  go run ./cmd/worker --server-config %s --nkey %s\n"+
-		"  or a nats-server:          nats-server -js -c %s, and workers with --nats URL --nkey %s\n"+
-		"  operator:                  go run ./cmd/toolctl --nkey %s approve CALL-ID\n"+
-		"  MCP gateway:               go run ./cmd/toolctl --nkey %s mcp serve --listen 0.0.0.0:8808 --tokens %s\n",
+		"  worker (embedded server):  %[1]s --server-config %[3]s --nkey %[4]s\n"+
+		"  or a nats-server:          nats-server -js -c %[5]s, and workers with --nats URL --nkey %[6]s\n"+
+		"  operator:                  %[2]s --nkey %[7]s approve CALL-ID\n"+
+		"  MCP gateway:               %[2]s --nkey %[8]s mcp serve --listen 0.0.0.0:8808 --tokens %[9]s\n",
+		worker, toolctl,
 		setup.ServerConfig, filepath.Join(dir, auth.SeedFile(auth.RoleWorker, "")),
 		setup.ServerConfig, filepath.Join(dir, auth.SeedFile(auth.RoleWorker, "")),
 		filepath.Join(dir, auth.SeedFile(auth.RoleOperator, "")),
 		filepath.Join(dir, auth.SeedFile(auth.RoleGateway, "")), setup.GatewayTokens)
 	for _, u := range setup.Users {
 		if u.Role == auth.RoleCaller {
-			fmt.Fprintf(e.stdout, "  caller %-19s go run ./cmd/toolctl --nkey %s --identity %s call echo '{\"text\":\"hi\"}'\n", u.Identity+":", u.SeedFile, u.Identity)
+			fmt.Fprintf(e.stdout, "  caller %-19s %s --nkey %s --identity %s call echo '{\"text\":\"hi\"}'\n", u.Identity+":", toolctl, u.SeedFile, u.Identity)
 		}
 	}
 	return exitOK
+}
+
+// fleetCommands is how the commands auth init prints run toolctl and the
+// worker, as the worker's try line runs toolctl: go run for a toolctl
+// started by go run (exe in the build cache's temporary directory), else
+// exe and the worker beside it, else the worker from the PATH.
+func fleetCommands(exe string) (toolctl, worker string) {
+	if exe == "" || strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/toolctl", "go run ./cmd/worker"
+	}
+	worker = "worker"
+	beside := filepath.Join(filepath.Dir(exe), "worker")
+	if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() {
+		worker = shellQuote(beside)
+	}
+	return shellQuote(exe), worker
 }
