@@ -20,6 +20,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -196,20 +197,28 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 func unknownToolHint(ctx context.Context, e *env, c *bus.Client, name string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	near, best := "", 0
+	near := ""
 	if fleet, err := c.Fleet(ctx); err == nil {
-		for _, t := range fleet.Tools() {
-			d := editDistance(strings.ToLower(name), strings.ToLower(t.Name))
-			if d <= max(1, len(name)/4) && (near == "" || d < best) {
-				near, best = t.Name, d
-			}
-		}
+		near = nearestTool(fleet, name)
 	}
 	if near != "" {
 		fmt.Fprintf(e.stderr, "toolctl: no worker serves %s: did you mean %s? (toolctl tools lists the fleet's tools)\n", name, near)
 	} else {
 		fmt.Fprintf(e.stderr, "toolctl: no worker serves %s: toolctl tools lists the fleet's tools\n", name)
 	}
+}
+
+// nearestTool is the fleet's tool whose name is nearest to name, when
+// near enough to be what was meant; else "".
+func nearestTool(fleet *discovery.Fleet, name string) string {
+	near, best := "", 0
+	for _, t := range fleet.Tools() {
+		d := editDistance(strings.ToLower(name), strings.ToLower(t.Name))
+		if d <= max(1, len(name)/4) && (near == "" || d < best) {
+			near, best = t.Name, d
+		}
+	}
+	return near
 }
 
 // editDistance is the distance between a and b in bytes: insertions,

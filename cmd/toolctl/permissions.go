@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -320,9 +322,14 @@ func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
 		return e.usagef("allow takes one or more rules: toolctl allow --session S TOOL[:PATTERN]...")
 	}
+	var tools []string
 	for _, spec := range args {
-		if _, err := permission.ParseRule(spec, permission.Allow); err != nil {
+		r, err := permission.ParseRule(spec, permission.Allow)
+		if err != nil {
 			return e.usagef("%v", err)
+		}
+		if !slices.Contains(tools, r.Tool) {
+			tools = append(tools, r.Tool)
 		}
 	}
 	g, code := e.guard(ctx)
@@ -336,7 +343,37 @@ func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 		fmt.Fprintf(e.stdout, "session %s: allow %s\n", scopeName(o.scope(e)), plain(spec))
 	}
+	e.warnUnserved(ctx, tools)
 	return exitOK
+}
+
+// warnUnserved says which of the tools no live worker serves, with the
+// fleet's tool of the nearest name: a rule for one (a typo, most often)
+// is stored, since the tool may come later, but matches nothing until then.
+func (e *env) warnUnserved(ctx context.Context, tools []string) {
+	nc, err := e.conn()
+	if err != nil {
+		return
+	}
+	c, err := bus.NewClient(nc, &bus.ClientOptions{Identity: e.cfg.NATS.Identity})
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	fleet, err := c.Fleet(ctx)
+	if err != nil || len(fleet.Instances()) == 0 {
+		return
+	}
+	for _, name := range tools {
+		if _, ok := fleet.Tool(name); ok {
+			continue
+		}
+		if near := nearestTool(fleet, name); near != "" {
+			fmt.Fprintf(e.stderr, "toolctl: no worker serves %s now: did you mean %s? (the rule is stored; it applies once a worker serves %s)\n", plain(name), near, plain(name))
+		} else {
+			fmt.Fprintf(e.stderr, "toolctl: no worker serves %s now (the rule is stored; it applies once a worker serves %s; toolctl tools lists the fleet's tools)\n", plain(name), plain(name))
+		}
+	}
 }
 
 type modeOptions struct {
