@@ -123,6 +123,9 @@ type Client struct {
 	regMu    sync.Mutex
 	defs     map[string]string // under regMu: each registered tool's definition, to leave unchanged ones be
 	retry    bool              // a background retry loop runs
+	// disableWarned: the names of DisableTools the server did not have,
+	// warned of once each.
+	disableWarned map[string]bool
 }
 
 // NewClient validates cfg (with its defaults, ServerConfig.WithDefaults)

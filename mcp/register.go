@@ -95,6 +95,21 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 				nameList(missing), len(have), nameList(have))
 		}
 	}
+	for _, n := range c.cfg.DisableTools {
+		if slices.ContainsFunc(all, func(t *sdk.Tool) bool { return t.Name == n }) {
+			continue
+		}
+		c.mu.Lock()
+		warned := c.disableWarned[n]
+		if c.disableWarned == nil {
+			c.disableWarned = map[string]bool{}
+		}
+		c.disableWarned[n] = true
+		c.mu.Unlock()
+		if !warned {
+			c.log.Warn("disable_tools names a tool the MCP server does not have (misspelt, a tool meant stays enabled)", "tool", n, "tools", len(all))
+		}
+	}
 	out := make([]*sdk.Tool, 0, len(all))
 	for _, t := range all {
 		if len(c.cfg.EnableTools) > 0 && !slices.Contains(c.cfg.EnableTools, t.Name) {
