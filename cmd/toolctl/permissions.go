@@ -406,17 +406,27 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 			return e.usagef("unknown mode %q: want default, accept_edits, explore, bypass or dont_ask", args[0])
 		}
 	}
-	g, code := e.guard(ctx)
-	if g == nil {
-		return code
-	}
+	var st permission.Store
 	if len(args) == 1 || o.unset {
+		g, code := e.guard(ctx)
+		if g == nil {
+			return code
+		}
 		if err := g.SetMode(ctx, o.scope(e), mode); err != nil { // "" with --unset
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
+		st = g.Store()
+	} else {
+		// Showing reads the policy alone, which a caller may read of its
+		// own sessions (the approvals bucket it may not).
+		kv, code := e.store(ctx, &permission.KVConfig{BindOnly: true, PoliciesOnly: true})
+		if kv == nil {
+			return code
+		}
+		st = kv
 	}
-	sp, _, err := g.Store().LoadSession(ctx, o.scope(e))
+	sp, _, err := st.LoadSession(ctx, o.scope(e))
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
