@@ -149,6 +149,11 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 			budget -= l.cache[f].held
 		}
 	}
+	if !l.scan && len(skills) == 0 && len(warns) == 0 {
+		if subs := skillSubdirs(root); len(subs) > 0 {
+			warns = append(warns, *l.warn(l.dir, fmt.Sprintf("holds no SKILL.md of its own, and its sub-directories do (%s): give scan_subdirs: true to load them", strings.Join(subs, ", "))))
+		}
+	}
 	for f := range l.cache {
 		if !seen[f] {
 			delete(l.cache, f)
@@ -160,6 +165,31 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 		}
 	}
 	return skills, warns
+}
+
+// skillSubdirs names (at most 3) sub-directories of root that hold a
+// SKILL.md, looking at 1000 entries at most: a directory loaded without
+// scan_subdirs that is a directory of skills.
+func skillSubdirs(root *os.Root) []string {
+	d, err := root.Open(".")
+	if err != nil {
+		return nil
+	}
+	entries, _ := d.ReadDir(1000)
+	d.Close()
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	var subs []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if fi, err := root.Lstat(filepath.Join(e.Name(), FileName)); err == nil && !fi.IsDir() {
+			if subs = append(subs, e.Name()); len(subs) == 3 {
+				break
+			}
+		}
+	}
+	return subs
 }
 
 func dirReason(err error) string {
