@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/permission"
 )
 
@@ -22,7 +24,39 @@ import (
 // worker slot: the call ends at once with code approval_required. The
 // worker announces its default mode and rules, so clients leave out of a
 // session's listing the tools it can never run.
-func init() { addMount("permission", mountPermission) }
+func init() {
+	addMount("permission", mountPermission)
+	addCheck(checkRulePatterns)
+}
+
+// patternTools are the tools whose rules take a pattern (a command
+// prefix, a path glob); a rule with a pattern for any other tool the
+// worker serves (an MCP tool, execute_python_code, echo) matches no call.
+var patternTools = []string{permission.ShellTool, permission.ViewFileTool, permission.WriteFileTool, permission.InsertFileTool}
+
+// deadPatterns warns of each rule with a pattern for a tool that takes
+// none: a deny or ask written so stops nothing, silently.
+func deadPatterns(rules []permission.Rule) []string {
+	var out []string
+	for _, r := range rules {
+		if r.Pattern != "" && !slices.Contains(patternTools, r.Tool) {
+			out = append(out, fmt.Sprintf("permissions: the rule %s %s matches no call: only %s take a pattern; write %s alone to match every call of it",
+				r.Behavior, r.String(), strings.Join(patternTools, ", "), r.Tool))
+		}
+	}
+	return out
+}
+
+func checkRulePatterns(cfg *config.Config) ([]string, error) {
+	if cfg.Permissions == nil {
+		return nil, nil
+	}
+	rules, err := cfg.Permissions.Rules()
+	if err != nil {
+		return nil, nil // the config's own validation reports it
+	}
+	return deadPatterns(rules), nil
+}
 
 func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
 	p := env.Config.Permissions
@@ -36,6 +70,9 @@ func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
 	rules, err := p.Rules()
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range deadPatterns(rules) {
+		env.Logger.Warn(w)
 	}
 	kctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
