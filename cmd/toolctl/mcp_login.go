@@ -79,6 +79,11 @@ func (o *mcpOptions) login(ctx context.Context, e *env, logout bool, name string
 		return exitError
 	}
 	if logout {
+		// A value that is no grant (a forged one) is deleted too.
+		if g, rev, err := grants.Load(ctx, name); err == nil && g == nil && rev == 0 {
+			fmt.Fprintf(e.stdout, "MCP server %q: no grant is stored; nothing to delete\n", name)
+			return exitOK
+		}
 		if err := grants.Delete(ctx, name); err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
