@@ -173,4 +173,21 @@ func TestGatewayDiscoverAnswer(t *testing.T) {
 	if n := g.Sessions(); n != 1 {
 		t.Errorf("%d sessions, want the client's alone", n)
 	}
+
+	// A real initialize past MaxSessions is refused, in words that count.
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, u, strings.NewReader(initialize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "has 1 session open, the most it takes") {
+		t.Errorf("an initialize past MaxSessions 1: %d %q, want 503 saying 1 session open", resp.StatusCode, b)
+	}
 }

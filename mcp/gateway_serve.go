@@ -79,7 +79,11 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		p := &pendingSession{}
 		if n := g.opts.MaxSessions; n > 0 {
 			if p.claim = g.makeRoom(g.sourceOf(r), n); p.claim == nil {
-				http.Error(w, fmt.Sprintf("the gateway has %d sessions open, the most it takes, and no client holds two more than yours: end one (DELETE) or try later", n), http.StatusServiceUnavailable)
+				open := fmt.Sprintf("%d sessions open", n)
+				if n == 1 {
+					open = "1 session open"
+				}
+				http.Error(w, "the gateway has "+open+", the most it takes, and no client holds two more than yours: end one (DELETE) or try later", http.StatusServiceUnavailable)
 				return
 			}
 			// The session, if one opens, has taken it by now.
