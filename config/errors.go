@@ -417,6 +417,10 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 			}
 		}
 		e.Reason = fmt.Sprintf("invalid value %s: want %s", shown(kind, value), friendly(into))
+		if kind != "seq" && kind != "map" && kind != "null" && len(value) <= 64 && friendly(into) == "a mapping" && slices.Contains(keysAt(e.Path), "name") {
+			// "tools: [echo]" for "tools: [{name: echo}]"
+			e.Reason += fmt.Sprintf(" such as {name: %s}", value)
+		}
 		if tooLarge(into, value) {
 			e.Reason += ", not one this large"
 		}

@@ -40,6 +40,8 @@ func TestRejected(t *testing.T) {
 			`w.yaml:1: groups: invalid value "exec": want a list`},
 		{"mapping expected", "nats: [a]\n",
 			`w.yaml:1: nats: invalid value (a list): want a mapping`},
+		{"name for a mapping of a name", "builtins:\n  tools: [execute_shell_command]\n",
+			`w.yaml:2: builtins.tools[0]: invalid value "execute_shell_command": want a mapping such as {name: execute_shell_command}`},
 		{"mapping expected, block list", "nats:\n  - a\n",
 			`w.yaml:2: nats: invalid value (a list): want a mapping`},
 		{"long value", "embedded:\n  listen: [1]\ngrace_period: in a little while\n",
