@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -128,5 +129,20 @@ func checkSkills(cfg *config.Config) ([]string, error) {
 	for _, w := range set.Warnings() {
 		out = append(out, "skill skipped: "+w.String())
 	}
-	return out, nil
+	return append(out, duplicateSkills(set.Catalog())...), nil
+}
+
+// duplicateSkills says of each skill whose name a later one takes (in
+// config order) which replaces which, as the worker logs at start.
+func duplicateSkills(catalog []skill.Skill) []string {
+	var out []string
+	first := map[string]string{}
+	for _, sk := range catalog {
+		if dir, ok := first[sk.Name]; ok {
+			out = append(out, fmt.Sprintf("skill %s: declared in %s and in %s; where both are seen, the later (%s) replaces the earlier", sk.Name, dir, sk.Dir, sk.Dir))
+			continue
+		}
+		first[sk.Name] = sk.Dir
+	}
+	return out
 }
