@@ -347,6 +347,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "worker: %v\n", u)
 			return exitUsage
 		}
+		if api := (*jetstream.APIError)(nil); errors.As(err, &api) && api.ErrorCode == jsReplicasNotSupported {
+			err = fmt.Errorf("%w: replicas above 1 (--kv-replicas, permissions.kv_replicas, durable.replicas) need a NATS cluster, and this server is a single node", err)
+		}
 		log.Error("worker not started", "err", err)
 		return exitFailed
 	}
@@ -563,10 +566,11 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 		}
 		return berr
 	}, func(err error) bool {
-		// No JetStream, a bucket configuration JetStream refuses, or a
-		// user without the permissions: none gets better by waiting.
+		// No JetStream, a bucket configuration JetStream refuses (also
+		// replicas on a server that is no cluster), or a user without
+		// the permissions: none gets better by waiting.
 		var api *jetstream.APIError
-		return errors.Is(err, errNoJetStream) || (errors.As(err, &api) && api.ErrorCode == jsStreamInvalidConfig) ||
+		return errors.Is(err, errNoJetStream) || (errors.As(err, &api) && (api.ErrorCode == jsStreamInvalidConfig || api.ErrorCode == jsReplicasNotSupported)) ||
 			errors.Is(err, nats.ErrPermissionViolation)
 	})
 	if errors.Is(err, errNoJetStream) {
@@ -908,6 +912,11 @@ func checkEmbedded(cfg *config.Config) error {
 // jsStreamInvalidConfig is JetStream's error code for a stream
 // configuration it refuses (nats-server's JSStreamInvalidConfigF).
 const jsStreamInvalidConfig = 10052
+
+// jsReplicasNotSupported is JetStream's error code for a stream of more
+// than one replica on a server that is not clustered
+// (JSStreamReplicasNotSupportedErr): it stays so, however long one waits.
+const jsReplicasNotSupported = 10074
 
 // connect dials the configured NATS servers, retrying while none answers
 // (a cluster that is starting) for up to startupWait. Reconnection after

@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
@@ -30,5 +32,25 @@ func TestPermissionBucketsFollowKVReplicas(t *testing.T) {
 		if n := st.CachedInfo().Config.Replicas; n != 3 {
 			t.Errorf("stream %s made with %d replicas, want --kv-replicas 3", stream, n)
 		}
+	}
+}
+
+// TestKVReplicasOnOneServer: --kv-replicas 3 against a NATS server that is
+// not a cluster stops the worker at once, exit 1, saying the replicas need
+// a cluster: the server refuses them for good (replicas > 1 not supported
+// in non-clustered mode), and the worker retried binding the group-state
+// bucket for two minutes, as permissions.kv_replicas and durable.replicas
+// above 1 already stopped it at once.
+func TestKVReplicasOnOneServer(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	start := time.Now()
+	p := startProc(t, cleanEnv(t), workerBin, "--nats", s.ClientURL(), "--kv-replicas", "3", "--instance", "w3")
+	code := p.exit(t)
+	out := p.stderr.String()
+	if code != 1 || !strings.Contains(out, "not supported in non-clustered mode") || !strings.Contains(out, "need a NATS cluster") {
+		t.Fatalf("exit %d, want 1 saying the replicas need a cluster:\n%s", code, out)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v", took)
 	}
 }
