@@ -229,6 +229,9 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	at := time.Now() // when the round was asked for: the workers answer right after
 	before, err := serviceStats(ctx, nc)
+	if errors.Is(context.Cause(ctx), errRefused) {
+		return exitUsage // the server refused the request: run says why
+	}
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
@@ -248,6 +251,9 @@ func (o *topOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 		now := time.Now()
 		after, err := serviceStats(ctx, nc)
+		if errors.Is(context.Cause(ctx), errRefused) {
+			return exitUsage
+		}
 		if errors.Is(err, context.Canceled) {
 			return exitOK
 		}
