@@ -38,7 +38,7 @@ func init() {
 	register(&command{
 		name:    "allow",
 		args:    "TOOL[:PATTERN]...",
-		summary: "add allow rules to a session (TOOL, or e.g. execute_shell_command:git status:*)",
+		summary: "add allow rules to a session (TOOL, or e.g. execute_shell_command:git status:*); --remove takes them out",
 		flags:   l.register,
 		run:     l.run,
 	})
@@ -306,10 +306,14 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
-type allowOptions struct{ sessionFlags }
+type allowOptions struct {
+	sessionFlags
+	remove bool
+}
 
 func (o *allowOptions) register(fs *flag.FlagSet) {
 	o.sessionFlags.register(fs, "`session` the rules apply to (required)")
+	fs.BoolVar(&o.remove, "remove", false, "take the rules out of the session instead (as written when added)")
 }
 
 func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
@@ -336,6 +340,9 @@ func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
 	if g == nil {
 		return code
 	}
+	if o.remove {
+		return o.removeRules(ctx, e, g, args)
+	}
 	for _, spec := range args {
 		if err := g.Allow(ctx, o.scope(e), spec); err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
@@ -345,6 +352,27 @@ func (o *allowOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	e.warnUnserved(ctx, tools)
 	return exitOK
+}
+
+// removeRules takes each rule out of the session; one the session does
+// not have is said so (exit 1), the others removed still.
+func (o *allowOptions) removeRules(ctx context.Context, e *env, g *permission.Guard, specs []string) int {
+	code := exitOK
+	for _, spec := range specs {
+		r, _ := permission.ParseRule(spec, permission.Allow) // parsed before
+		removed, err := g.RemoveRule(ctx, o.scope(e), r)
+		switch {
+		case err != nil:
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		case removed:
+			fmt.Fprintf(e.stdout, "session %s: removed allow %s\n", scopeName(o.scope(e)), plain(spec))
+		default:
+			fmt.Fprintf(e.stderr, "toolctl: session %s has no rule allow %s (toolctl mode --session %s lists its rules)\n", scopeName(o.scope(e)), plain(spec), plain(o.session))
+			code = exitError
+		}
+	}
+	return code
 }
 
 // warnUnserved says which of the tools no live worker serves, with the
