@@ -391,9 +391,9 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	close(c.closing)
-	for _, b := range c.pending {
+	for token, b := range c.pending {
 		// Nobody will read the call's answer: its tool need not run on.
-		if err := c.cancel(b.id, "", b.durable.Load()); err != nil {
+		if err := c.cancel(b.id, "", b.durable.Load(), c.prefix+token); err != nil {
 			c.log.Warn("bus: cancelling a call at close", "call", b.id, "err", err)
 		}
 		b.mu.Lock()
@@ -437,7 +437,7 @@ func (c *Client) onMsg(m *nats.Msg) {
 	if over != nil {
 		// At once, while its caller may still be busy with earlier events:
 		// the tool stops writing what nobody will read.
-		c.cancel(id, "", durable)
+		c.cancel(id, "", durable, m.Subject)
 	}
 }
 
@@ -549,7 +549,11 @@ func (c *Client) Cancel(callID string) error {
 // call that may wait in the durable queue, also its record in the cancels
 // stream, which a worker that takes the call later reads (subjects.md:
 // Durable calls).
-func (c *Client) cancel(callID, reason string, durable bool) error {
+//
+// reply, when not "", is the reply subject of the call cancelled: the
+// workers then cancel that call only, and a cancel reaching them after it
+// ended spares a later call under the same id.
+func (c *Client) cancel(callID, reason string, durable bool, reply ...string) error {
 	if !wire.ValidCallID(callID) {
 		return fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
 	}
@@ -559,7 +563,11 @@ func (c *Client) cancel(callID, reason string, durable bool) error {
 	if durable {
 		err = c.nc.PublishMsg(cancelMsg(wire.CancelledSubject(c.opts.Identity, callID), reason))
 	}
-	return errors.Join(err, c.nc.PublishMsg(cancelMsg(wire.CancelSubject(c.opts.Identity, callID), reason)))
+	m := cancelMsg(wire.CancelSubject(c.opts.Identity, callID), reason)
+	if len(reply) > 0 && reply[0] != "" {
+		m.Header.Set(wire.HeaderReply, reply[0])
+	}
+	return errors.Join(err, c.nc.PublishMsg(m))
 }
 
 // Revision returns the latest groups revision the client has seen for a
@@ -743,7 +751,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 		// An attempt went unanswered: the stream may have stored the call,
 		// which would then run with nobody waiting for its answer. The
 		// workers that see the cancel first answer it interrupted instead.
-		c.cancel(call.ID, "", true)
+		c.cancel(call.ID, "", true, reply)
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
 			"ToolUnavailableError: the calls stream did not acknowledge the durable call (%v); it may have been stored all the same, so a cancel was sent for it. Should it run anyway, its final is kept under its id (Client.Result, toolctl result). Send it again later under a new call id.", err))
 	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
@@ -769,7 +777,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 				reason = wire.CancelReasonDeadline
 			}
-			c.cancel(call.ID, reason, true)
+			c.cancel(call.ID, reason, true, reply)
 			return c.ctxFinal(ctx, call.ID, nil)
 		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable call could not be queued: %v", err))
@@ -1046,7 +1054,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			// The consumer stopped: a break, or a panic in its loop body,
 			// which unwinds through here all the same. The tool need not
 			// run on for nobody.
-			c.cancel(call.ID, "", *durable)
+			c.cancel(call.ID, "", *durable, reply)
 		}
 		c.mu.Lock()
 		delete(c.pending, token)
@@ -1126,7 +1134,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 					reason = wire.CancelReasonDeadline
 				}
-				c.cancel(call.ID, reason, *durable)
+				c.cancel(call.ID, reason, *durable, reply)
 				t := time.NewTimer(c.opts.CancelGrace)
 				defer t.Stop()
 				grace = t.C
@@ -1200,7 +1208,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					break
 				}
 				if st.over {
-					c.cancel(call.ID, "", *durable)
+					c.cancel(call.ID, "", *durable, reply)
 					return st.partial(toolkit.CodeToolError, fmt.Sprintf(
 						"ToolOutputTooLargeError: the output of '%s' passed the limit of %d bytes one call may return here (ClientOptions.MaxResultBytes), so the call was cancelled.",
 						call.Name, c.opts.MaxResultBytes))
@@ -1274,7 +1282,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			if st.attempt == 0 {
 				// Untaken for as long: perhaps no live worker can take it.
 				if r := c.untaken(ctx, call); r != nil {
-					c.cancel(call.ID, "", true) // recorded: a durable worker back later does not run it
+					c.cancel(call.ID, "", true, reply) // recorded: a durable worker back later does not run it
 					return r
 				}
 			}
@@ -1289,7 +1297,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			}
 			fallthrough
 		case stalled && grace == nil: // after a cancel, the grace period decides
-			c.cancel(call.ID, "", *durable)
+			c.cancel(call.ID, "", *durable, reply)
 			if pinned != "" {
 				// A silent worker keeps its subscriptions (frozen, cut off):
 				// the session's next calls, and a retry of this one, go

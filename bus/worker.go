@@ -249,11 +249,13 @@ const overloadReaders = 32
 const callQueue = 1 << 15
 
 // tombEntry is a cancel that overtook its call: until when it is kept,
-// and whether it was the caller's deadline (the call then answers
-// timeout, not interrupted).
+// whether it was the caller's deadline (the call then answers timeout,
+// not interrupted), and the reply subject of the call it cancels ("":
+// any call under its id; wire.HeaderReply on the cancel).
 type tombEntry struct {
 	exp      time.Time
 	deadline bool
+	reply    string
 }
 
 type tombstone struct {
@@ -838,7 +840,7 @@ func (w *Worker) accept(in *incoming) *sender {
 	}
 
 	w.mu.Lock()
-	if tomb, ok := w.popTombstoneLocked(key); w.interrupting || ok {
+	if tomb, ok := w.popTombstoneLocked(key, in.reply); w.interrupting || ok {
 		w.mu.Unlock()
 		if ok { // the caller's cancel, not the worker's stop
 			w.count.cancelled.Add(1)
@@ -1025,10 +1027,16 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	if string(m.Data) == wire.CancelReasonDeadline {
 		cause = context.DeadlineExceeded
 	}
+	// The cancel of one call, by its reply subject, when it says: a
+	// cancel that comes after its call ended (it raced the final, or the
+	// call's worker was lost) then spares a later call under the same id.
+	reply := m.Header.Get(wire.HeaderReply)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s := w.calls[key]; s != nil {
-		s.cancel(cause) // counted by its final (finalLocked)
+		if reply == "" || reply == s.reply {
+			s.cancel(cause) // counted by its final (finalLocked)
+		}
 		return
 	}
 	now := time.Now()
@@ -1052,7 +1060,7 @@ func (w *Worker) onCancel(m *nats.Msg) {
 		return
 	}
 	exp := now.Add(w.opts.TombstoneTTL)
-	w.tombs[key] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded}
+	w.tombs[key] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded, reply: reply}
 	w.tombQ = append(w.tombQ, tombstone{id: key, identity: identity, exp: exp})
 	w.tombsBy[identity]++
 }
@@ -1114,10 +1122,12 @@ func (w *Worker) cancelledFinal(id string, deadline bool) *toolkit.Response {
 	return w.finalFor(id, toolkit.CodeInterrupted, toolkit.InterruptedText)
 }
 
-// popTombstoneLocked returns (and forgets) a live tombstone for id.
-func (w *Worker) popTombstoneLocked(id string) (tombEntry, bool) {
+// popTombstoneLocked returns (and forgets) a live tombstone for id that
+// cancels the call with reply subject reply: one of another call under
+// the same id (an earlier one's cancel, come after it ended) is left.
+func (w *Worker) popTombstoneLocked(id, reply string) (tombEntry, bool) {
 	e, ok := w.tombs[id]
-	if !ok {
+	if !ok || (e.reply != "" && e.reply != reply) {
 		return tombEntry{}, false
 	}
 	delete(w.tombs, id)

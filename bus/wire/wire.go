@@ -128,7 +128,11 @@ const (
 	// HeaderReply is the caller's reply subject on a durable call (the
 	// message's own reply subject belongs to JetStream's acknowledgement)
 	// and on a call passed on with HeaderUnserved (the message's own is
-	// the passing worker's, for the server's no-responders status).
+	// the passing worker's, for the server's no-responders status); and,
+	// on a cancel (tools.cancel.…), the reply subject of the call it
+	// cancels: a worker then cancels, or leaves a tombstone for, that call
+	// only, and not a later call under the same id (one without it
+	// cancels any call under its id).
 	HeaderReply = "Toolbus-Reply"
 	// HeaderHeartbeat is the heartbeat interval the caller asks for, in
 	// milliseconds; the worker clamps it to [MinHeartbeat, MaxHeartbeat].

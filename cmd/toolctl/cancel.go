@@ -12,7 +12,7 @@ func init() {
 	register(&command{
 		name:    "cancel",
 		args:    "CALL-ID",
-		summary: "cancel a running call (it ends interrupted); harmless for an unknown or finished call",
+		summary: "cancel a running call (it ends interrupted); for an unknown or ended id, the next call under it within 30 s ends interrupted",
 		run:     runCancel,
 	})
 }
