@@ -820,7 +820,11 @@ func shellQuote(s string) string {
 // releases the rest.
 func (r *running) stop(graceCtx context.Context, log *slog.Logger) {
 	if err := r.worker.Stop(graceCtx); err != nil {
-		log.Warn("grace period over", "err", err)
+		why := "grace period over" // its timeout
+		if errors.Is(err, context.Canceled) {
+			why = "running calls interrupted at the second signal"
+		}
+		log.Warn(why, "err", err)
 	}
 	r.worker = nil
 	r.close()
