@@ -147,6 +147,10 @@ func ensureTokens(path string, identities []string) error {
 	return writeFile(path, b.Bytes(), 0o600)
 }
 
+// MinTokenLen is the shortest bearer token a tokens file may hold (the
+// MCP gateway refuses shorter ones).
+const MinTokenLen = 16
+
 // ReadTokens reads a bearer-token file (lines "IDENTITY TOKEN"; blank
 // lines and lines starting with # are skipped) into token → identity.
 func ReadTokens(path string) (map[string]string, error) {
@@ -161,8 +165,13 @@ func ReadTokens(path string) (map[string]string, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 2 || !wire.ValidIdentity(f[0]) {
+		switch {
+		case len(f) != 2:
 			return nil, fmt.Errorf("auth: %s:%d: want IDENTITY TOKEN", path, i+1)
+		case !wire.ValidIdentity(f[0]):
+			return nil, fmt.Errorf("auth: %s:%d: identity %s: want one token of [A-Za-z0-9_-], at most %d bytes", path, i+1, wire.Quote(f[0]), wire.MaxCallIDLen)
+		case len(f[1]) < MinTokenLen:
+			return nil, fmt.Errorf("auth: %s:%d: the token of %s has %d characters, too easy to guess: use at least %d", path, i+1, f[0], len(f[1]), MinTokenLen)
 		}
 		if _, dup := tokens[f[1]]; dup {
 			return nil, fmt.Errorf("auth: %s:%d: a token given twice", path, i+1)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -94,5 +95,26 @@ func TestInit(t *testing.T) {
 	}
 	if _, err := auth.Caller("a.b"); err == nil {
 		t.Error("an identity with a dot was accepted")
+	}
+}
+
+// A bearer-token file's bad line says what is wrong with it: an identity
+// no caller can have, a token the gateway would refuse as too short
+// (before, "want IDENTITY TOKEN" for the one, and the gateway's own error,
+// exit 1, for the other).
+func TestReadTokensSaysWhy(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"alice.smith 0123456789abcdefghij\n", `identity "alice.smith"`},
+		{"alice short\n", "5 characters"},
+		{"alice\n", "want IDENTITY TOKEN"},
+		{"alice a b\n", "want IDENTITY TOKEN"},
+	} {
+		path := filepath.Join(t.TempDir(), "tokens")
+		if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := auth.ReadTokens(path); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path+":1:") {
+			t.Errorf("ReadTokens of %q: %v, want an error at line 1 saying %s", tc.file, err, tc.want)
+		}
 	}
 }

@@ -34,7 +34,8 @@ import (
 // clients conventionally use /mcp.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.handler.ServeHTTP(w, r) }
 
-// minTokenLen is the shortest bearer token NewGateway accepts.
+// minTokenLen is the shortest bearer token NewGateway accepts (as
+// auth.MinTokenLen, which a tokens file is read with).
 const minTokenLen = 16
 
 // verifyToken maps a bearer token to its identity (auth.TokenInfo.UserID,
