@@ -76,8 +76,9 @@ const (
 	ConflictSkip
 	// ConflictRename: the new tool is registered under the name plus "_"
 	// and five random characters (AgentScope's rename: name_XXXXX, up to
-	// 100 tries); Tool.OriginalName keeps the name it was given. Add logs
-	// the new name; Tools and Schemas list it.
+	// 100 tries); Tool.OriginalName keeps the name it was given. A name
+	// within six bytes of MaxNameLen is cut to make room for the suffix.
+	// Add logs the new name; Tools and Schemas list it.
 	ConflictRename
 )
 
@@ -561,8 +562,11 @@ func (b *batch) position(name string) int {
 // that look alike (0, 1, I, O, l).
 const renameAlphabet = "23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
-// freeName finds name_XXXXX not taken in reg, in up to 100 tries.
+// freeName finds name_XXXXX not taken in reg, in up to 100 tries. A name
+// too long to take the suffix within MaxNameLen is cut first, so the new
+// name is one a tool may have (ValidToolName).
 func freeName(reg *registry, name string) (string, error) {
+	name = name[:min(len(name), MaxNameLen-len("_XXXXX"))]
 	for range 100 {
 		var b [5]byte
 		for i := range b {
