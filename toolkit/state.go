@@ -91,13 +91,23 @@ type SessionState struct {
 	ActiveGroups []string `json:"active_groups"`
 }
 
-// ExportState returns a session's state (1.x state_dict).
+// ExportState returns a session's state (1.x state_dict): its active
+// groups that the toolkit has, so that ImportState takes it back. A group
+// removed since the session activated it is left out, as 1.x's
+// remove_tool_groups takes it out of the state.
 func (tk *Toolkit) ExportState(ctx context.Context, session string) (SessionState, error) {
-	active, _, err := tk.ActiveGroups(ctx, session, 0)
+	groups := tk.Groups()
+	active, _, err := LoadActive(ctx, tk.state, groups, session, 0)
 	if err != nil {
 		return SessionState{}, err
 	}
-	return SessionState{ActiveGroups: active}, nil
+	have := make([]string, 0, len(active)) // not in place: the slice is the GroupState's
+	for _, name := range active {
+		if slices.ContainsFunc(groups, func(g Group) bool { return g.Name == name }) {
+			have = append(have, name)
+		}
+	}
+	return SessionState{ActiveGroups: have}, nil
 }
 
 // ImportState sets a session's state (1.x load_state_dict). Unlike 1.x,
