@@ -45,11 +45,13 @@ func Failure(ctx context.Context, err error) *Error {
 }
 
 // ContextError is the error a caller sees for a call whose context ended:
-// CodeTimeout with TimeoutText when its cause is the deadline, otherwise
+// CodeTimeout with TimeoutText when its deadline passed (its error or its
+// cause is context.DeadlineExceeded: a deadline given a cause of its own,
+// context.WithDeadlineCause, is still a deadline), otherwise
 // CodeInterrupted with InterruptedText. Transports use it for the finals
 // they make themselves, so every path says the same.
 func ContextError(ctx context.Context) *Error {
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		return NewError(CodeTimeout, TimeoutText)
 	}
 	return NewError(CodeInterrupted, InterruptedText)
