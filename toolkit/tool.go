@@ -204,6 +204,7 @@ type Tool struct {
 	idempotency       Idempotency
 	group             string
 	presets           map[string]any
+	presetsID         uint64 // Tool.PresetsID
 	middleware        []Middleware
 	order             []KeyOrder // InputSchema's declaration order (order.go)
 	listedWith        func() []string
@@ -214,6 +215,14 @@ type Tool struct {
 // ReadOnly reports whether the tool changes nothing (option ReadOnly):
 // permissions may allow it more freely, the cache middleware may cache it.
 func (t *Tool) ReadOnly() bool { return t.readOnly }
+
+// PresetsID identifies the tool's presets (option WithPresets) without
+// revealing them, for middleware that keys what a call returns by its
+// input (a cache: the input it sees has no presets, which are merged
+// innermost): 0 for a tool without presets, and a number of its own for
+// each WithPresets applied, so a tool registered again with other
+// presets (an account, a key) is told from the one before.
+func (t *Tool) PresetsID() uint64 { return t.presetsID }
 
 // Durable reports whether the tool's calls go through a fleet's durable
 // queue by default (option Durable).

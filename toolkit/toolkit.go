@@ -277,9 +277,13 @@ func WithPresets(presets map[string]any) Option {
 			return fmt.Errorf("%w: empty presets", ErrInvalidOption)
 		}
 		r.tool.presets = maps.Clone(presets)
+		r.tool.presetsID = presetsIDs.Add(1)
 		return nil
 	}
 }
+
+// presetsIDs numbers the presets WithPresets gives (Tool.PresetsID).
+var presetsIDs atomic.Uint64
 
 // WithMiddleware adds middleware around this tool only (inside the
 // toolkit-level middleware; first = outermost).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,7 +21,9 @@ const DefaultCacheEntries = 1024
 // (toolkit.ReadOnly) can be answered without running it.
 //
 // The key is the tool name plus the canonical JSON of the input (object
-// keys sorted, numbers as JSON numbers, presets included), and the session
+// keys sorted, numbers as JSON numbers), the tool's presets (by
+// toolkit.Tool.PresetsID: a tool registered again with other presets is
+// not answered from the entries of the one before), and the session
 // too when PerSession is set. Only a successful call is stored: one whose
 // handler returned nil, whose chunks carried no error, interrupted or
 // denied state and were all taken (none refused, as past the call's
@@ -108,6 +111,9 @@ func (c *cache) key(call *toolkit.Call) (string, bool) {
 		return "", false
 	}
 	k := call.Name + "\x00" + string(in)
+	if id := call.Tool.PresetsID(); id != 0 { // the presets' values are hidden from middleware
+		k = strconv.FormatUint(id, 10) + "\x00" + k
+	}
 	if c.cfg.PerSession { // the caller's session: another identity's of that name is another
 		k = call.Scope() + "\x00" + k
 	}
