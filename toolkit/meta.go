@@ -110,7 +110,9 @@ func (tk *Toolkit) metaEntry(reg *registry) *entry {
 	}
 	// No validator: unknown names and non-booleans get AgentScope's own
 	// messages below.
-	return &entry{tool: t, schema: t.InputSchema, handler: Chain(t.Handler, reg.middleware...)}
+	// unlessEnded, as every tool: a call whose context ended before it
+	// runs changes no session's groups.
+	return &entry{tool: t, schema: t.InputSchema, handler: Chain(unlessEnded(t.Handler), reg.middleware...)}
 }
 
 func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
