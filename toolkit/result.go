@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 )
 
@@ -146,6 +147,43 @@ func valueSize(v any, budget *int, depth int) int {
 	return 16
 }
 
+// copyMeta copies a metadata value's maps and slices of the kinds JSON
+// decodes to (and []string, map[string]string), as deep as valueSize
+// walks: deeper (a value that holds itself) the rest is shared. Other
+// values are kept as they are. Accumulator.Add copies only a value
+// whose walk stayed within its budget of nodes, so a copy never holds
+// more than the value itself.
+func copyMeta(v any, budget *int, depth int) any {
+	if *budget--; *budget < 0 || depth > maxMetaDepth {
+		return v
+	}
+	switch x := v.(type) {
+	case []string:
+		return slices.Clone(x)
+	case map[string]string:
+		return maps.Clone(x)
+	case []any:
+		if x == nil {
+			return x
+		}
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = copyMeta(e, budget, depth+1)
+		}
+		return c
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = copyMeta(e, budget, depth+1)
+		}
+		return c
+	}
+	return v
+}
+
 // Size is about how many bytes the block holds (Chunk.Size), also about
 // its encoded size.
 func (b *Block) Size() int {
@@ -230,7 +268,10 @@ type Event struct {
 //   - consecutive text blocks are merged into the first, which keeps its ID;
 //   - StateError is sticky; otherwise a later StateInterrupted or StateDenied
 //     wins; running and success chunks leave the state alone;
-//   - metadata is merged key by key, last write wins.
+//   - metadata is merged key by key, last write wins. The values are
+//     copied (the maps and slices JSON gives, as deep as MetaSize looks;
+//     a value past its bounds of nodes is kept as it is), so neither the
+//     writer nor a reader of the chunk changes them after.
 //
 // Text and data are kept in growable buffers, so accumulating n chunks costs
 // O(total size), not O(n²). The zero Accumulator is ready to use. It is not
@@ -302,7 +343,12 @@ func (a *Accumulator) Add(c *Chunk) error {
 			if old, ok := a.metadata[k]; ok {
 				a.meta -= metaEntrySize(k, old)
 			}
-			a.meta += metaEntrySize(k, v)
+			budget := maxMetaNodes
+			a.meta += len(k) + metaEntryHeld + valueSize(v, &budget, 0)
+			if budget >= 0 { // not one past the walk's bounds: copied
+				budget = maxMetaNodes
+				v = copyMeta(v, &budget, 0)
+			}
 			a.metadata[k] = v
 		}
 	}
