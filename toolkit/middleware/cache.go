@@ -18,7 +18,11 @@ const DefaultCacheEntries = 1024
 
 // Cache answers repeated calls of read-only tools from memory. Other
 // tools pass through untouched: only a tool that changes nothing
-// (toolkit.ReadOnly) can be answered without running it.
+// (toolkit.ReadOnly) can be answered without running it. The skill
+// viewer (toolkit.KindSkill) passes through too: read-only, but what it
+// answers depends on the session's active groups, which the key does
+// not hold (a skill of a group the session has not activated is not
+// found).
 //
 // The key is the tool name plus the canonical JSON of the input (object
 // keys sorted, numbers as JSON numbers), the tool's presets (by
@@ -75,7 +79,7 @@ func newCache(c Cache) *cache {
 
 func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
 	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-		if call.Tool == nil || !call.Tool.ReadOnly() {
+		if call.Tool == nil || !call.Tool.ReadOnly() || call.Tool.Kind() == toolkit.KindSkill {
 			return next(ctx, call, w)
 		}
 		key, ok := c.key(call)
