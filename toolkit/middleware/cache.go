@@ -22,7 +22,8 @@ const DefaultCacheEntries = 1024
 // viewer (toolkit.KindSkill) passes through too: read-only, but what it
 // answers depends on the session's active groups, which the key does
 // not hold (a skill of a group the session has not activated is not
-// found).
+// found). A call whose context has ended is not answered from the
+// cache: it ends interrupted (or timeout), as it does without one.
 //
 // The key is the tool name plus the canonical JSON of the input (object
 // keys sorted, numbers as JSON numbers), the tool's presets (by
@@ -79,7 +80,7 @@ func newCache(c Cache) *cache {
 
 func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
 	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-		if call.Tool == nil || !call.Tool.ReadOnly() || call.Tool.Kind() == toolkit.KindSkill {
+		if call.Tool == nil || !call.Tool.ReadOnly() || call.Tool.Kind() == toolkit.KindSkill || ctx.Err() != nil {
 			return next(ctx, call, w)
 		}
 		key, ok := c.key(call)

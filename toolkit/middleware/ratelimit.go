@@ -30,7 +30,8 @@ const (
 // A bucket holds up to Burst tokens and refills at Rate tokens per second;
 // each call takes one. A call that finds the bucket empty does not run: it
 // ends with code overloaded and a RetryAfter saying when a token will be
-// there (the final response's metadata carries retry_after_ms). Buckets
+// there (the final response's metadata carries retry_after_ms). A call
+// whose context has ended takes no token: it will not run. Buckets
 // that have refilled completely are forgotten (a full bucket is the same
 // as a new one), so memory stays proportional to the keys active in the
 // last Burst/Rate seconds.
@@ -83,6 +84,11 @@ func newLimiter(r RateLimit) *limiter {
 
 func (l *limiter) middleware(next toolkit.Handler) toolkit.Handler {
 	return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		if ctx.Err() != nil {
+			// The call has ended (its caller cancelled it, its deadline
+			// passed): it will not run, so it takes no token.
+			return next(ctx, call, w)
+		}
 		if wait := l.take(l.key(call)); wait > 0 {
 			return &toolkit.Error{
 				Code:       toolkit.CodeOverloaded,
