@@ -1,6 +1,12 @@
 package bus
 
-import "sync"
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/toolbus/toolbus/bus/wire"
+)
 
 // memBudget is a counted amount of memory that goroutines take from and
 // give back, waiting while it is short.
@@ -17,20 +23,7 @@ func newMemBudget(size int) *memBudget {
 	return b
 }
 
-// acquire takes n (at most the whole budget, so that any request can be
-// taken alone), waiting until that much is left, and returns what it took.
-func (b *memBudget) acquire(n int) int {
-	n = min(n, b.size)
-	b.mu.Lock()
-	for b.left < n {
-		b.cond.Wait()
-	}
-	b.left -= n
-	b.mu.Unlock()
-	return n
-}
-
-// release gives back what acquire took.
+// release gives back what tryAcquire took.
 func (b *memBudget) release(n int) {
 	if n == 0 {
 		return
@@ -39,4 +32,74 @@ func (b *memBudget) release(n int) {
 	b.left += n
 	b.mu.Unlock()
 	b.cond.Broadcast()
+}
+
+// tryAcquire takes n (at most the whole budget, so that any request can
+// be taken alone), waiting at most d until that much is left, and returns
+// what it took; false when n was not left by then (nothing taken).
+func (b *memBudget) tryAcquire(n int, d time.Duration) (int, bool) {
+	n = min(n, b.size)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.left < n && d > 0 {
+		// cond has no timeout: a timer wakes the waiters once.
+		expired := false
+		t := time.AfterFunc(d, func() {
+			b.mu.Lock()
+			expired = true
+			b.mu.Unlock()
+			b.cond.Broadcast()
+		})
+		for b.left < n && !expired {
+			b.cond.Wait()
+		}
+		t.Stop()
+	}
+	if b.left < n {
+		return 0, false
+	}
+	b.left -= n
+	return n, true
+}
+
+// heldInput is about how much memory a decoded request holds while its
+// call runs: its body (kept to pass the call on, and shared by decoded
+// msgpack strings) and its decoded input, each string counted again as if
+// copied. A raw_input is decoded when the call runs: it counts the most
+// it may decode to (wire.Budget).
+func heldInput(data []byte, req *wire.Request) int {
+	n := len(data) + len(req.Session) + 16 + heldValue(req.Input)
+	if req.RawInput != "" {
+		n += wire.Budget(len(req.RawInput))
+	}
+	return n
+}
+
+// heldValue is about how many bytes a decoded value holds: its bytes and
+// what Go keeps for each node (an interface's box, a map's entry and
+// room to grow, a slice's header). A body nests at most 64 deep
+// (wire.MaxDepth), and each node took at least a byte of it, so the walk
+// is bounded by the body.
+func heldValue(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x) + 32
+	case json.Number:
+		return len(x) + 32
+	case []byte:
+		return len(x) + 40
+	case []any:
+		n := 40
+		for _, e := range x {
+			n += 16 + heldValue(e)
+		}
+		return n
+	case map[string]any:
+		n := 64
+		for k, e := range x {
+			n += len(k) + 64 + heldValue(e)
+		}
+		return n
+	}
+	return 32
 }

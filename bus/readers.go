@@ -146,22 +146,16 @@ func (w *Worker) lead() (*sender, bool) {
 			w.rd.close()
 			return nil, false
 		}
-		mem := w.inputs.acquire(16 * len(m.Data))
 		if w.dur != nil && w.dur.byDefault(callTool(m.Subject)) {
 			// Queuing the call waits on JetStream: not while leading.
 			w.handOff()
-			s := w.onCall(m, mem)
+			s := w.onCall(m)
 			w.mayHold.Add(-1)
-			if s == nil {
-				w.inputs.release(mem)
-				return nil, true
-			}
 			return s, true
 		}
-		s := w.onCall(m, mem)
+		s := w.onCall(m)
 		w.mayHold.Add(-1)
 		if s == nil {
-			w.inputs.release(mem)
 			continue
 		}
 		if w.afterAccept != nil {
