@@ -33,8 +33,15 @@ const (
 	maxListers        = 4
 	maxListsPerCaller = 256
 	maxListBytes      = 64 << 20
-	// listOverhead is what a queued request counts beyond its bytes.
-	listOverhead = 256
+	// listOverhead is what a queued request counts beyond its bytes
+	// (the message, its subjects' and payload's allocations), and
+	// listHeaderHeld, listHeaderEntryHeld and listHeaderValueHeld what
+	// the map of its parsed headers holds besides: a request with one
+	// header holds about twice its bytes and listOverhead.
+	listOverhead        = 256
+	listHeaderHeld      = 512
+	listHeaderEntryHeld = 128
+	listHeaderValueHeld = 48
 	// listWait bounds one answer: a moment without a stream leader is
 	// ridden out within it.
 	listWait = 10 * time.Second
@@ -69,7 +76,14 @@ func newListQueue() *listQueue {
 }
 
 func listSize(m *nats.Msg) int {
-	return len(m.Subject) + len(m.Reply) + len(m.Data) + headerSize(m.Header) + listOverhead
+	n := len(m.Subject) + len(m.Reply) + len(m.Data) + headerSize(m.Header) + listOverhead
+	if len(m.Header) > 0 {
+		n += listHeaderHeld
+		for _, vs := range m.Header {
+			n += listHeaderEntryHeld + listHeaderValueHeld*len(vs)
+		}
+	}
+	return n
 }
 
 // onList queues a list request (the subscription's callback: it never
