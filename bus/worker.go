@@ -847,8 +847,14 @@ func (w *Worker) accept(in *incoming) *sender {
 	// whoever sends its final gives it back.
 	mem := 0
 	if in.dur == nil {
+		// The wait holds up the calls behind this one: none while they
+		// pile up.
+		wait := overloadWait
+		if len(w.inbox) > quickBacklog {
+			wait = 0
+		}
 		var ok bool
-		if mem, ok = w.inputs.tryAcquire(heldInput(in.data, &req), overloadWait); !ok {
+		if mem, ok = w.inputs.tryAcquire(heldInput(in.data, &req), wait); !ok {
 			w.replyFinal(in, c, w.overloadedMemory(req.ID))
 			return nil
 		}
