@@ -3,7 +3,6 @@ package bus
 import (
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/toolbus/toolbus/bus/wire"
 )
@@ -23,7 +22,33 @@ func newMemBudget(size int) *memBudget {
 	return b
 }
 
-// release gives back what tryAcquire took.
+// acquire takes n (at most the whole budget, so that any request can be
+// taken alone), waiting until that much is left, and returns what it took.
+func (b *memBudget) acquire(n int) int {
+	n = min(n, b.size)
+	b.mu.Lock()
+	for b.left < n {
+		b.cond.Wait()
+	}
+	b.left -= n
+	b.mu.Unlock()
+	return n
+}
+
+// tryAcquire is acquire without the wait: false, taking nothing, when
+// that much is not left now.
+func (b *memBudget) tryAcquire(n int) (int, bool) {
+	n = min(n, b.size)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.left < n {
+		return 0, false
+	}
+	b.left -= n
+	return n, true
+}
+
+// release gives back what acquire took.
 func (b *memBudget) release(n int) {
 	if n == 0 {
 		return
@@ -32,34 +57,6 @@ func (b *memBudget) release(n int) {
 	b.left += n
 	b.mu.Unlock()
 	b.cond.Broadcast()
-}
-
-// tryAcquire takes n (at most the whole budget, so that any request can
-// be taken alone), waiting at most d until that much is left, and returns
-// what it took; false when n was not left by then (nothing taken).
-func (b *memBudget) tryAcquire(n int, d time.Duration) (int, bool) {
-	n = min(n, b.size)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.left < n && d > 0 {
-		// cond has no timeout: a timer wakes the waiters once.
-		expired := false
-		t := time.AfterFunc(d, func() {
-			b.mu.Lock()
-			expired = true
-			b.mu.Unlock()
-			b.cond.Broadcast()
-		})
-		for b.left < n && !expired {
-			b.cond.Wait()
-		}
-		t.Stop()
-	}
-	if b.left < n {
-		return 0, false
-	}
-	b.left -= n
-	return n, true
 }
 
 // heldInput is about how much memory a decoded request holds while its

@@ -42,7 +42,7 @@ func BenchmarkLead(b *testing.B) {
 	// not run inline (the tool is not quick yet, or a slot was not free).
 	call := func() bool {
 		m := &nats.Msg{Subject: wire.CallSubject("echo", ""), Reply: "_INBOX.lead-bench.1", Data: data}
-		s := w.onCall(m)
+		s := w.onCall(m, 0)
 		if s == nil {
 			b.Fatal("the call was answered at once")
 		}

@@ -146,16 +146,36 @@ func (w *Worker) lead() (*sender, bool) {
 			w.rd.close()
 			return nil, false
 		}
+		mem, ok := w.inputs.tryAcquire(16 * len(m.Data))
+		if !ok {
+			// Waiting for input memory holds up the calls behind it: not
+			// while leading. The waiting call holds only its body.
+			w.handOff()
+			w.memWaiting.Add(1)
+			mem = w.inputs.acquire(16 * len(m.Data))
+			w.memWaiting.Add(-1)
+			s := w.onCall(m, mem)
+			w.mayHold.Add(-1)
+			if s == nil {
+				w.inputs.release(mem)
+			}
+			return s, true
+		}
 		if w.dur != nil && w.dur.byDefault(callTool(m.Subject)) {
 			// Queuing the call waits on JetStream: not while leading.
 			w.handOff()
-			s := w.onCall(m)
+			s := w.onCall(m, mem)
 			w.mayHold.Add(-1)
+			if s == nil {
+				w.inputs.release(mem)
+				return nil, true
+			}
 			return s, true
 		}
-		s := w.onCall(m)
+		s := w.onCall(m, mem)
 		w.mayHold.Add(-1)
 		if s == nil {
+			w.inputs.release(mem)
 			continue
 		}
 		if w.afterAccept != nil {

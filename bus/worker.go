@@ -37,18 +37,17 @@ type WorkerOptions struct {
 	// waits up to 10ms for one to end, then is answered with code
 	// overloaded. Default 256.
 	MaxInFlight int
-	// MaxInputMemory bounds the memory the decoded requests of the core
-	// calls a worker holds at once may take. A request is decoded on the
-	// goroutine that receives calls, one at a time, refused before it
-	// takes more than 16 times its body (wire.Budget); then its call
-	// counts what it holds decoded (its body and its input, a raw_input
-	// the 16 times it may decode to) until its final is sent. A call that
-	// would pass the bound waits up to 10ms for calls to end, then is
-	// answered with code overloaded and retry_after_ms, as one past
-	// MaxInFlight: it does not wait in the subscription, where the calls
-	// of every other caller would wait behind it. A single request bigger
-	// than the bound is taken alone. Default 16 MiB: eight calls of the
-	// default max_payload (1 MiB), thousands of small ones.
+	// MaxInputMemory bounds the memory the decoded requests of the calls
+	// a worker holds at once may take. Each call counts 16 times its body
+	// (the most a body may decode to: wire.Budget) from before it is
+	// decoded, then what its request holds decoded (about its body and
+	// its input again; a raw_input the 16 times it may decode to) until
+	// its final is sent. A request that would pass the bound waits until
+	// calls end, on a goroutine of its own: the calls behind it, which
+	// fit, are taken meanwhile. A single request bigger than the bound is
+	// taken alone. Default 16 MiB: several requests of the default
+	// max_payload (1 MiB) running, one taken at a time; thousands of
+	// small ones.
 	MaxInputMemory int
 	// RetryAfter is the hint sent with an overloaded answer. Default 100ms.
 	RetryAfter time.Duration
@@ -233,10 +232,12 @@ type Worker struct {
 	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
 	finishing atomic.Int32  // finals being published, and calls being passed on to their session's worker (both already out of calls)
 	inputs    *memBudget    // what MaxInputMemory bounds
-	dur       *durablePath  // nil without WorkerOptions.Durable
-	results   *results      // nil without WorkerOptions.Results
-	aff       *affinity     // nil without WorkerOptions.Sessions
-	closeOnce sync.Once
+	// memWaiting counts the readers waiting for input memory (tests).
+	memWaiting atomic.Int32
+	dur        *durablePath // nil without WorkerOptions.Durable
+	results    *results     // nil without WorkerOptions.Results
+	aff        *affinity    // nil without WorkerOptions.Sessions
+	closeOnce  sync.Once
 }
 
 // idleReaders is how many readers wait to lead while no calls arrive.
@@ -580,6 +581,10 @@ type incoming struct {
 	header   nats.Header
 	data     []byte
 	dur      *delivery // nil on the core path
+	// mem is the input memory taken for a core call (Worker.inputs):
+	// its sender has it from when it is registered, so that whoever
+	// sends its final gives it back, even before its reader goes on.
+	mem int
 }
 
 // badRequest answers a request that cannot run with a final error frame,
@@ -714,8 +719,9 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 
 // onCall checks a request and registers its call, returning its sender;
 // nil when it was answered at once (a bad request, overload, a cancel
-// that came first).
-func (w *Worker) onCall(m *nats.Msg) *sender {
+// that came first). mem is the input memory the reader took for it: the
+// sender gives it back, or the reader when there is none.
+func (w *Worker) onCall(m *nats.Msg, mem int) *sender {
 	name, identity := callTarget(m.Subject)
 	reply := m.Reply
 	if m.Header != nil && m.Header.Get(wire.HeaderUnserved) != "" {
@@ -723,7 +729,7 @@ func (w *Worker) onCall(m *nats.Msg) *sender {
 			reply = r // passed on: the caller's
 		}
 	}
-	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data})
+	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data, mem: mem})
 }
 
 // callTarget is the tool and the caller identity a call subject names:
@@ -839,30 +845,9 @@ func (w *Worker) accept(in *incoming) *sender {
 		}
 	}
 
-	// A core call's decoded request counts against MaxInputMemory until
-	// its final: past it, the call is answered overloaded as one past
-	// MaxInFlight is, rather than waiting in the subscription, where every
-	// other caller's calls would wait behind it (and end worker_lost).
-	// Its sender has the memory from when it is registered, so that
-	// whoever sends its final gives it back.
-	mem := 0
-	if in.dur == nil {
-		// The wait holds up the calls behind this one: none while they
-		// pile up.
-		wait := overloadWait
-		if len(w.inbox) > quickBacklog {
-			wait = 0
-		}
-		var ok bool
-		if mem, ok = w.inputs.tryAcquire(heldInput(in.data, &req), wait); !ok {
-			w.replyFinal(in, c, w.overloadedMemory(req.ID))
-			return nil
-		}
-	}
 	w.mu.Lock()
 	if tomb, ok := w.popTombstoneLocked(key, in.reply); w.interrupting || ok {
 		w.mu.Unlock()
-		w.inputs.release(mem)
 		if ok { // the caller's cancel, not the worker's stop
 			w.count.cancelled.Add(1)
 		}
@@ -872,7 +857,6 @@ func (w *Worker) accept(in *incoming) *sender {
 	}
 	if _, dup := w.calls[key]; dup {
 		w.mu.Unlock()
-		w.inputs.release(mem)
 		if in.dur != nil {
 			// An earlier delivery still runs here: it acknowledges the
 			// call when it ends.
@@ -883,11 +867,18 @@ func (w *Worker) accept(in *incoming) *sender {
 	}
 	if timeout != nil && *timeout <= 0 {
 		w.mu.Unlock()
-		w.inputs.release(mem)
 		w.count.cancelled.Add(1)
 		w.replyFinal(in, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
 		in.dur.settle()
 		return nil
+	}
+	// The call keeps what its request holds decoded, not the most its
+	// body could have decoded to: the rest goes back once it is
+	// registered (whoever sends its final from then on gives back what
+	// it kept), before its reader takes the next call.
+	mem, spare := in.mem, 0
+	if held := heldInput(in.data, &req); held < mem {
+		mem, spare = held, mem-held
 	}
 	now := time.Now()
 	s := &sender{w: w, reply: in.reply, id: req.ID, key: key, mem: mem, codec: c, hbEvery: hb, call: call, lastPub: now, lastAlive: now, started: now, dur: in.dur, tool: w.toolState(name), batch: req.More,
@@ -922,6 +913,7 @@ func (w *Worker) accept(in *incoming) *sender {
 	w.calls[key] = s
 	poke := w.clock.started()
 	w.mu.Unlock()
+	w.inputs.release(spare)
 	if poke {
 		w.clock.poke()
 	}
@@ -933,16 +925,6 @@ func (w *Worker) overloaded(id string) *toolkit.Response {
 	w.count.overloaded.Add(1)
 	resp := w.finalFor(id, toolkit.CodeOverloaded, fmt.Sprintf(
 		"OverloadedError: the worker is running its limit of %d calls; retry after %s.", w.opts.MaxInFlight, w.opts.RetryAfter))
-	resp.Metadata[wire.MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
-	return resp
-}
-
-// overloadedMemory is the answer to a call whose decoded request would
-// take the decoded requests of the calls running past MaxInputMemory.
-func (w *Worker) overloadedMemory(id string) *toolkit.Response {
-	w.count.overloaded.Add(1)
-	resp := w.finalFor(id, toolkit.CodeOverloaded, fmt.Sprintf(
-		"OverloadedError: the requests of the calls running here hold their limit of %d bytes; retry after %s.", w.opts.MaxInputMemory, w.opts.RetryAfter))
 	resp.Metadata[wire.MetaRetryAfterMS] = w.opts.RetryAfter.Milliseconds()
 	return resp
 }

@@ -1,0 +1,99 @@
+package bus
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestBigCallsLeaveRoomForOthers: a call's input memory counts what its
+// request holds once decoded, not the 16 times its body the decoding may
+// take, and a request waiting for input memory does not hold up the calls
+// behind it. Each call of 600 KB held 9.6 MB of the 16 MiB until its
+// final, so a second one waited for the first to end, on the goroutine
+// that receives calls: every other caller's calls waited behind it and
+// ended worker_lost, two slow calls of one caller stopped the worker.
+func TestBigCallsLeaveRoomForOthers(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	started := make(chan string, 8)
+	release := make(chan struct{})
+	if err := tk.Add(toolkit.Func("hold", "Holds until released.", func(ctx context.Context, in struct {
+		Text string `json:"text"`
+	}) (int, error) {
+		started <- in.Text[:4]
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		return len(in.Text), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if err := tk.Add(toolkit.Func("echo", "Echo.", func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	var released sync.Once
+	free := func() { released.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the stop, which waits for the calls
+	// The noisy caller waits for its calls as long as the test may.
+	noisy, err := NewClient(natstest.Connect(t, s), &ClientOptions{StallTimeout: natstest.Guard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { noisy.Close() })
+	other, err := NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+
+	call := func(id string, size int) *toolkit.Response {
+		return noisy.Invoke(t.Context(), toolkit.ToolCall{ID: id, Name: "hold", Input: map[string]any{"text": id + strings.Repeat("x", size-len(id))}})
+	}
+	finals := make(chan *toolkit.Response, 4)
+	// Three calls of 600 KB run at once: each holds about 1.2 MB.
+	for _, id := range []string{"big1", "big2", "big3"} {
+		go func() { finals <- call(id, 600_000) }()
+		select {
+		case got := <-started:
+			if got != id {
+				t.Fatalf("%s started, want %s", got, id)
+			}
+		case r := <-finals:
+			t.Fatalf("%s ended before it started: %s %s %q", id, r.State, r.Code, r.Text())
+		case <-time.After(natstest.Guard):
+			t.Fatalf("%s never started: the calls before it held the input memory", id)
+		}
+	}
+	// One of 1 MB may take 16 MB decoding, which is not left: it waits,
+	// and the calls behind it are taken meanwhile.
+	go func() { finals <- call("big4", 1_000_000) }()
+	natstest.WaitFor(t, "the call of 1 MB to be waiting", func() bool { return w.memWaiting.Load() > 0 })
+	ctx, cancel := context.WithTimeout(t.Context(), natstest.Guard)
+	defer cancel()
+	if r := other.Invoke(ctx, toolkit.ToolCall{ID: "small", Name: "echo", Input: map[string]any{"text": "hi"}}); r.State != toolkit.StateSuccess || r.Text() != "hi" {
+		t.Fatalf("another caller's call behind the waiting one: %s %s %q", r.State, r.Code, r.Text())
+	}
+	free()
+	for range 4 {
+		if r := <-finals; r.State != toolkit.StateSuccess || (r.Text() != "600000" && r.Text() != "1000000") {
+			t.Fatalf("big call: %s %s %q", r.State, r.Code, r.Text())
+		}
+	}
+}
