@@ -181,6 +181,16 @@ func (s *sender) endedWaiting() {
 // call is then that worker's, or answered here when it could not be
 // passed on.
 func (s *sender) routed() bool {
+	if _, err := wire.SessionKey(s.call.Scope()); err != nil {
+		// A session that cannot be pinned (its key is over the bucket's
+		// bound): run here, its calls would each keep their state on
+		// whichever worker took them, and no final would say so.
+		s.refuse()
+		s.final(s.w.finalFor(s.id, toolkit.CodeUnavailable, fmt.Sprintf(
+			"ToolUnavailableError: '%s' keeps its state on one worker per session, and this session cannot be pinned to one: %v. It did not run; use a shorter session name.",
+			s.call.Name, err)))
+		return true
+	}
 	var to string
 	if s.pin, to = s.w.aff.route(s.in, s.call.Scope()); to == "" {
 		return false
