@@ -192,8 +192,17 @@ func (s *sender) routed() bool {
 		return true
 	}
 	var to string
-	if s.pin, to = s.w.aff.route(s.in, s.call.Scope()); to == "" {
+	if s.pin, to = s.w.aff.route(s.in, s.call.Scope()); to == "" && s.pin.elsewhere == "" {
 		return false
+	}
+	if to == "" {
+		resp := s.w.finalFor(s.id, toolkit.CodeUnavailable, fmt.Sprintf(
+			"ToolUnavailableError: this session's stateful tools moved to worker %s while the call was on its way to worker %s. It did not run; send it again.",
+			s.pin.elsewhere, s.w.opts.Instance))
+		resp.Metadata[wire.MetaSessionWorker] = s.pin.elsewhere // where a Go client sends it again
+		s.refuse()
+		s.final(resp)
+		return true
 	}
 	// Silent here before the pinned worker answers, which numbers
 	// its frames after the heartbeats sent from here meanwhile.

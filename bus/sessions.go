@@ -163,6 +163,11 @@ type pin struct {
 	// its key (kv.ErrForged), which names no worker; this worker took the
 	// session over, and the state of its earlier calls may be elsewhere.
 	unknownFrom bool
+	// elsewhere: a call passed on here (Toolbus-Forwarded) whose session
+	// is pinned to this other live worker now (it moved after the
+	// passing worker looked). It does not run here, apart from the
+	// session's state, and is not passed on again.
+	elsewhere string
 }
 
 // moved reports whether the call moved its session here: the final says so.
@@ -291,9 +296,10 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 		if lost != owner && a.isAlive(owner) {
 			if forwarded {
 				// Pinned elsewhere after the worker that passed it on
-				// looked: run it rather than pass it around.
-				a.w.log.Warn("bus: a forwarded call's session is pinned to another worker; running it here", "session", scope, "pinned", owner)
-				return pin{}, ""
+				// looked: neither run here, where the session's state is
+				// not, nor passed around.
+				a.w.log.Warn("bus: a forwarded call's session is pinned to another worker now; answering it unavailable", "session", scope, "pinned", owner)
+				return pin{elsewhere: owner}, ""
 			}
 			return pin{}, owner
 		}
