@@ -48,7 +48,10 @@ type SessionsOptions struct {
 	MaxSessions int64
 	// ProbeTimeout bounds the wait for a pinned worker's answer to a
 	// probe; one that does not answer in time (frozen, cut off) is taken
-	// for gone. Default 1s.
+	// for gone. Default 1s. Give every worker of a fleet the same: a
+	// worker serves a session it found pinned to itself for half its own
+	// probe timeout without reading the pin again, which is safe only
+	// while no other worker takes a session over after a shorter silence.
 	ProbeTimeout time.Duration
 }
 
