@@ -272,6 +272,8 @@ func (s *sender) runSlotted() {
 	if s.pin.here {
 		unkeep()
 		s.pinned(resp)
+	} else if s.pin.full {
+		s.pinned(resp)
 	}
 	if s.keep && (s.dur == nil || s.dur.mayBeAgain(s.started)) && !s.isDone() {
 		s.keepBeforeFinal(resp)
@@ -366,14 +368,16 @@ func (s *sender) pinned(resp *toolkit.Response) {
 	if resp.Metadata == nil {
 		resp.Metadata = map[string]any{}
 	}
-	resp.Metadata[wire.MetaSessionWorker] = s.w.opts.Instance
+	if !s.pin.full { // not pinned: a Go client need not send its session's calls here
+		resp.Metadata[wire.MetaSessionWorker] = s.w.opts.Instance
+	}
 	if !s.pin.moved() {
 		return
 	}
 	if s.pin.movedFrom != "" {
 		resp.Metadata[wire.MetaSessionMovedFrom] = s.pin.movedFrom
 	}
-	note := toolkit.Block{Type: toolkit.BlockText, Text: movedText(s.pin.movedFrom, s.w.opts.Instance)}
+	note := toolkit.Block{Type: toolkit.BlockText, Text: movedText(s.pin.movedFrom, s.w.opts.Instance, s.pin.full)}
 	resp.Content = append(resp.Content, note)
 	s.mu.Lock()
 	streaming := s.streaming

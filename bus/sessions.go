@@ -171,6 +171,11 @@ type pin struct {
 	// passing worker looked). It does not run here, apart from the
 	// session's state, and is not passed on again.
 	elsewhere string
+	// full: the session's worker (movedFrom) is gone, and the sessions
+	// bucket is full, so the call runs here without a pin (a replicated
+	// bucket at its bound refuses the take-over too): the final says so,
+	// without session_worker.
+	full bool
 }
 
 // moved reports whether the call moved its session here: the final says so.
@@ -280,6 +285,9 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			}
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: re-pinning a session of this worker's earlier run; running the call here", "session", scope, "err", err)
+			if kv.Full(err) { // as for a gone worker's, below
+				return pin{movedFrom: me, full: true}, ""
+			}
 			return pin{}, ""
 		}
 		if owner == me {
@@ -315,6 +323,15 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 		if !lostRace(err) && !again && a.remake(ctx, err) {
 			again, tried = true, 0
 			continue
+		}
+		if kv.Full(err) {
+			// A replicated stream at its bound refuses the rewrite of a
+			// key it holds too. Nothing can be pinned until pins
+			// expire; the state this session had went with its worker
+			// all the same, and the final says so.
+			a.w.count.jsErrors.Add(1)
+			a.w.log.Warn("bus: the sessions bucket is full (SessionsOptions.MaxSessions): a session whose worker is gone runs unpinned until pins expire", "session", scope, "from", owner, "bucket", a.cfg.Bucket, "err", err)
+			return pin{movedFrom: owner, full: true}, ""
 		}
 		if !lostRace(err) {
 			a.w.count.jsErrors.Add(1)
@@ -632,7 +649,13 @@ func (a *affinity) stop() *nats.Subscription {
 // (from "": its pin named no worker, pin.unknownFrom). Its "[toolbus] "
 // prefix marks it as the bus's (toolctl prints it on a line of its own,
 // after the tool's streamed text).
-func movedText(from, to string) string {
+func movedText(from, to string, full bool) string {
+	if full && from == to {
+		return fmt.Sprintf("[toolbus] This session's stateful tools ran on an earlier run of worker %s, which was started again since; the sessions bucket is full, so the session is pinned to no worker and its calls may each run on another until pins expire: files and other state from earlier calls may be missing.", to)
+	}
+	if full {
+		return fmt.Sprintf("[toolbus] This session's stateful tools ran on worker %s, which is gone; this call ran on worker %s, but the sessions bucket is full, so the session is pinned to no worker and its calls may each run on another until pins expire: files and other state from earlier calls may be missing.", from, to)
+	}
 	if from == "" {
 		return fmt.Sprintf("[toolbus] This session's stateful tools now run on worker %s: its pin was not written by toolbus and names no worker, so files and other state from earlier calls may be missing.", to)
 	}
