@@ -492,16 +492,26 @@ func (g *Guard) Allow(ctx context.Context, session, spec string) error {
 }
 
 // RemoveRule removes a session rule (same tool, pattern and behavior);
-// removed is false when the session had no such rule.
+// removed is false when the session had no such rule, and then nothing
+// is written (a session without a policy gets none).
 func (g *Guard) RemoveRule(ctx context.Context, session string, r Rule) (removed bool, err error) {
 	_, err = g.store.UpdateSession(ctx, session, func(p *SessionPolicy) error {
 		n := len(p.Rules)
 		p.Rules = slices.DeleteFunc(p.Rules, func(x Rule) bool { return sameRule(x, r) })
-		removed = len(p.Rules) < n
+		if removed = len(p.Rules) < n; !removed {
+			return errNoSuchRule
+		}
 		return nil
 	})
+	if errors.Is(err, errNoSuchRule) {
+		err = nil
+	}
 	return removed, err
 }
+
+// errNoSuchRule ends a RemoveRule that found nothing to remove, before
+// it writes.
+var errNoSuchRule = errors.New("permission: no such rule")
 
 func sameRule(a, b Rule) bool {
 	return a.Tool == b.Tool && a.Pattern == b.Pattern && a.Behavior == b.Behavior

@@ -44,3 +44,24 @@ func TestAllowRemove(t *testing.T) {
 		t.Fatalf("allow --remove of a rule not there: exit %d, want 1 saying so\n%s%s", code, out, se)
 	}
 }
+
+// Removing a rule a session does not have writes nothing: a session
+// without a policy gets no empty one (it took a place in the bounded
+// policy bucket, and a full bucket refused the removal with a storage
+// error instead of saying there was no such rule).
+func TestAllowRemoveNothingWritesNothing(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	ctx := natstest.Ctx(t)
+	nc := natstest.Connect(t, s)
+	st, err := permission.NewKVStore(ctx, natstest.JS(t, nc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var so, se bytes.Buffer
+	if code := run(ctx, []string{"--nats", s.ClientURL(), "allow", "--remove", "--session", "nosuch", "echo"}, nil, &so, &se); code != exitError || !strings.Contains(se.String(), "session nosuch has no rule allow echo") {
+		t.Fatalf("allow --remove on a session without rules: exit %d\n%s%s", code, so.String(), se.String())
+	}
+	if _, found, err := st.LoadSession(ctx, "nosuch"); err != nil || found {
+		t.Fatalf("after removing nothing, the session has a stored policy: %v %v", found, err)
+	}
+}
