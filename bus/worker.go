@@ -1068,6 +1068,11 @@ func (w *Worker) onCancel(m *nats.Msg) {
 		}
 		w.tombQ = w.tombQ[1:]
 	}
+	if e, ok := w.tombs[key]; ok && e.reply == "" && reply != "" && now.Before(e.exp) {
+		// A cancel of any call under the id is kept: one of a single call
+		// does not narrow it.
+		return
+	}
 	if w.tombsBy[identity] >= maxTombstonesPerCaller {
 		// Not kept: the caller's own flood. Durable calls look their
 		// cancels up.
