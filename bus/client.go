@@ -774,7 +774,7 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 			// An attempt may still be stored: the workers that see the
 			// cancel first answer it interrupted instead of running it.
 			reason := ""
-			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			if deadlinePassed(ctx) {
 				reason = wire.CancelReasonDeadline
 			}
 			c.cancel(call.ID, reason, true, reply)
@@ -1131,7 +1131,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			case <-ctxDone:
 				ctxDone = nil
 				reason := ""
-				if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				if deadlinePassed(ctx) {
 					reason = wire.CancelReasonDeadline
 				}
 				c.cancel(call.ID, reason, *durable, reply)
@@ -1443,6 +1443,14 @@ func (st *callState) partial(code toolkit.Code, msg string) *toolkit.Response {
 	r := st.acc.Response(st.id)
 	r.Code = code
 	return r
+}
+
+// deadlinePassed reports whether ctx ended by its deadline, also one
+// given a cause of its own (context.WithTimeoutCause): the cancel then
+// says so, and the worker ends the call timeout, as toolkit.ContextError
+// does.
+func deadlinePassed(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(context.Cause(ctx), context.DeadlineExceeded)
 }
 
 // ctxFinal is the final of a call whose ctx ended and whose worker did not
