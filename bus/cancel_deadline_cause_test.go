@@ -30,13 +30,17 @@ func TestCancelOfDeadlineWithCauseSaysDeadline(t *testing.T) {
 	defer sub.Unsubscribe()
 	taken := hole(t, nc, "echo", nil) // takes the call and never answers
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{MaxAttempts: 1, CancelGrace: 50 * time.Millisecond})
-	ctx, cancel := context.WithTimeoutCause(ctxT(t), 300*time.Millisecond, errors.New("the agent's budget ran out"))
+	ctx, cancel := context.WithTimeoutCause(ctxT(t), time.Second, errors.New("the agent's budget ran out"))
 	defer cancel()
 	done := make(chan *toolkit.Response, 1)
 	go func() {
 		done <- c.Invoke(ctx, toolkit.ToolCall{ID: "dl1", Name: "echo", Input: map[string]any{"text": "x"}})
 	}()
-	<-taken
+	select {
+	case <-taken:
+	case r := <-done:
+		t.Fatalf("the call ended before a worker took it: %s %s %q", r.State, r.Code, r.Text())
+	}
 	select {
 	case m := <-cancels:
 		if string(m.Data) != wire.CancelReasonDeadline {
