@@ -30,7 +30,7 @@ func TestCancelOfDeadlineWithCauseSaysDeadline(t *testing.T) {
 	defer sub.Unsubscribe()
 	taken := hole(t, nc, "echo", nil) // takes the call and never answers
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{MaxAttempts: 1, CancelGrace: 50 * time.Millisecond})
-	ctx, cancel := context.WithTimeoutCause(ctxT(t), time.Second, errors.New("the agent's budget ran out"))
+	ctx, cancel := context.WithTimeoutCause(ctxT(t), 3*time.Second, errors.New("the agent's budget ran out"))
 	defer cancel()
 	done := make(chan *toolkit.Response, 1)
 	go func() {
