@@ -275,7 +275,12 @@ func (s *sender) runSlotted() {
 	} else if s.pin.full {
 		s.pinned(resp)
 	}
-	if s.keep && (s.dur == nil || s.dur.mayBeAgain(s.started)) && !s.isDone() {
+	// A durable call's final is kept as it is sent (keepFinal), and the
+	// bucket may store it after its caller has it; but the caller of one
+	// that ended for an approval sends the call again at once, and reads
+	// the kept final to tell that from a duplicate (approvalResend): it
+	// is stored first.
+	if s.keep && (s.dur == nil || s.dur.mayBeAgain(s.started) || awaitsApproval(resp)) && !s.isDone() {
 		s.keepBeforeFinal(resp)
 	}
 	s.final(resp)
