@@ -205,17 +205,18 @@ func Caller(identity string) (Permissions, error) {
 			wire.PinnedSubject("*", "*", identity),
 			wire.AnswerSubject("*", "*"),
 			"$JS.API.INFO",
-			// Its own sessions' groups (and a watch on them), and its own
-			// sessions' permission policies, read only.
-			"$JS.API.STREAM.INFO." + groups,
+			// Its own sessions' groups (and a watch on them, and a
+			// consumer of them telling the bucket's last revision), and
+			// its own sessions' permission policies, read only. Not the
+			// buckets' stream information ($JS.API.STREAM.INFO): asked
+			// with a subjects filter, it names every key in the bucket,
+			// other identities' sessions and kept results among them.
 			"$JS.API.DIRECT.GET." + groups + "." + own(wire.BucketGroups, ""),
 			"$JS.API.CONSUMER.CREATE." + groups + ".*." + own(wire.BucketGroups, ""),
 			"$JS.FC." + groups + ".>",
-			"$JS.API.STREAM.INFO." + policies,
 			"$JS.API.DIRECT.GET." + policies + "." + own(wire.BucketPermissions, "s."),
 			// Its own kept results, read only: a right to write any key of
 			// a shared bucket is a right to purge all of it (a rollup).
-			"$JS.API.STREAM.INFO." + stream(wire.BucketResults),
 			"$JS.API.DIRECT.GET." + stream(wire.BucketResults) + "." + own(wire.BucketResults, ""),
 			// Whether a worker has served a tool on the durable path (its
 			// consumer of the calls stream): a durable call of a tool

@@ -1560,11 +1560,14 @@ func (c *Client) forgetRevisionsLocked(last, clock uint64) {
 
 // staleRevision is called when a request that carried the session's
 // remembered revision sent (0: none) failed in a way a worker waiting for
-// it fails. It asks the groups bucket's stream leader for its last
-// revision and forgets every remembered revision noted before the
-// question that is above it (all of them when the bucket does not exist):
-// a write acknowledged before the question would be at most the last
-// revision, so those are of a bucket since deleted. It reports whether
+// it fails. It asks the groups bucket for its last revision (a consumer
+// of the client's own keys: kv.LastRevision) and forgets every
+// remembered revision noted before the question that is above it (all of
+// them when the bucket does not exist): a write acknowledged before the
+// question would be at most the last revision, so those are of a bucket
+// since deleted (in a cluster, where the answer may come from a replica
+// a moment behind, a revision just acknowledged may be forgotten too: the
+// session's next calls then do not wait for that write). It reports whether
 // the session's revision is now lower than sent, so that a request
 // without side effects can be made again.
 func (c *Client) staleRevision(ctx context.Context, session string, sent uint64) bool {
@@ -1581,15 +1584,12 @@ func (c *Client) staleRevision(ctx context.Context, session string, sent uint64)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	var last uint64 // 0: no bucket, the next one counts from 1
-	st, err := js.Stream(ctx, "KV_"+c.opts.GroupsBucket)
-	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound):
-	case err != nil:
+	// 0: no bucket, the next one counts from 1. Asked of a consumer of
+	// the client's own keys: a caller's role may not ask the stream.
+	last, err := kv.LastRevision(ctx, js, c.opts.GroupsBucket, c.ownKeys())
+	if err != nil {
 		c.log.Warn("bus: asking the groups bucket for its last revision", "err", err)
 		return false
-	default:
-		last = st.CachedInfo().State.LastSeq
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -1598,6 +1598,15 @@ func (c *Client) staleRevision(ctx context.Context, session string, sent uint64)
 	}
 	r, _ := c.revs.peek(session)
 	return r.rev < sent
+}
+
+// ownKeys is the filter of the client's keys in the fleet's buckets:
+// its identity's, or all of them for an anonymous client.
+func (c *Client) ownKeys() string {
+	if c.opts.Identity == "" {
+		return ">"
+	}
+	return c.opts.Identity + ".>"
 }
 
 // notePin remembers where a session-bound tool's call ran for its session.
@@ -1926,7 +1935,8 @@ func (c *Client) discovery(ctx context.Context) (*discovery.Fleet, toolkit.Group
 		if err != nil {
 			return nil, nil, fmt.Errorf("bus: JetStream: %w", err)
 		}
-		if c.state, err = bindKVState(ctx, js, c.opts.GroupsBucket); err != nil {
+		probe, _ := wire.SessionKey(toolkit.SessionScope(c.opts.Identity, ""))
+		if c.state, err = bindKVState(ctx, js, c.opts.GroupsBucket, probe); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -223,9 +223,11 @@ func newKVState(js jetstream.JetStream, b jetstream.KeyValue, maxWait time.Durat
 }
 
 // bindKVState binds an existing bucket for reading; it returns nil, nil
-// when the bucket does not exist (no session has stored state).
-func bindKVState(ctx context.Context, js jetstream.JetStream, bucket string) (*KVState, error) {
-	b, err := kv.Bind(ctx, js, bucket)
+// when the bucket does not exist (no session has stored state). It reads
+// the key probe to find it (kv.BindReader), not the bucket's stream
+// information, which a caller's role may not ask for.
+func bindKVState(ctx context.Context, js jetstream.JetStream, bucket, probe string) (*KVState, error) {
+	b, err := kv.BindReader(ctx, js, bucket, probe)
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -335,7 +337,7 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 	var behind time.Time // when the stream leader was first seen behind minRevision
 	asked := false       // whether the bucket still exists (gone)
 	for {
-		r, err := s.read(ctx, key, minRevision)
+		r, err := s.read(ctx, key, minRevision, last)
 		switch {
 		case err == nil && r.behind && minRevision-r.last > RevisionLead:
 			return nil, 0, false, fmt.Errorf("%w: session %s: revision %d is more than %d past the bucket's last revision %d, so the bucket never wrote it (made up, or from before the bucket was made again)",
@@ -403,7 +405,7 @@ func (s *KVState) gone(ctx context.Context, err error, asked *bool) bool {
 		return false
 	}
 	*asked = true
-	return kv.Gone(ctx, s.js, s.bucket, err)
+	return kv.GoneFrom(ctx, s.js, s.kv, err)
 }
 
 // stateRead is one read of a session's key.
@@ -421,8 +423,9 @@ type stateRead struct {
 
 // read does one attempt: a direct get (any replica) and, when that is
 // older than minRevision, the stream leader's view if the leader has
-// reached minRevision. A read that is not fresh must be retried.
-func (s *KVState) read(ctx context.Context, key string, minRevision uint64) (stateRead, error) {
+// reached minRevision. A read that is not fresh must be retried. known is
+// the bucket's last revision seen by an earlier attempt (0: none).
+func (s *KVState) read(ctx context.Context, key string, minRevision, known uint64) (stateRead, error) {
 	// With the stored headers (kv.Get): a server's answer a caller had
 	// stored under the key is an error (kv.ErrForged), neither groups nor
 	// their absence, unless a lagging replica answered and the leader
@@ -442,6 +445,28 @@ func (s *KVState) read(ctx context.Context, key string, minRevision uint64) (sta
 		seen = e.Revision
 	case minRevision == 0:
 		return stateRead{fresh: true}, nil
+	}
+	if _, ok := s.kv.(kv.ReadOnly); ok {
+		// A reader of its own keys (bindKVState) may neither ask the
+		// stream for its information nor get a key from the leader: it
+		// learns the last sequence from a consumer of its keys (once it
+		// is known to have reached minRevision, not again), and reads
+		// the key again.
+		if known >= minRevision {
+			return stateRead{rev: seen, last: known}, nil
+		}
+		filter := ">"
+		if identity, _, ok := strings.Cut(key, "."); ok {
+			filter = identity + ".>"
+		}
+		last, err := kv.LastRevision(ctx, s.js, s.bucket, filter)
+		switch {
+		case err != nil:
+			return stateRead{}, err
+		case last < minRevision:
+			return stateRead{rev: seen, behind: true, last: last}, nil
+		}
+		return stateRead{rev: seen, last: last}, nil
 	}
 	// Ask the leader for its last sequence first, then for the key, so
 	// the key's answer is at least as new as that sequence.

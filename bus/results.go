@@ -339,7 +339,9 @@ func (c *Client) resultsBucket(ctx context.Context) (jetstream.KeyValue, error) 
 	if b != nil {
 		return b, nil
 	}
-	if b, err = kv.Bind(ctx, js, wire.BucketResults); err != nil || b == nil {
+	// Bound by reading a key of its own: a caller's role may not ask the
+	// bucket's stream, whose information names every identity's keys.
+	if b, err = kv.BindReader(ctx, js, wire.BucketResults, wire.ResultKey(c.opts.Identity, "probe")); err != nil || b == nil {
 		return nil, err
 	}
 	c.fleetMu.Lock()

@@ -17,6 +17,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // KVConfig configures a KVStore. A nil *KVConfig means the defaults.
@@ -48,6 +49,12 @@ type KVConfig struct {
 	// whose role may not see the approvals bucket). Nothing is then
 	// pending or approved, and recording either fails.
 	PoliciesOnly bool
+	// Identity, with BindOnly and PoliciesOnly, is the caller identity
+	// whose sessions' policies the store reads: the policy bucket is then
+	// bound by reading a key of that identity's (kv.BindReader), not by
+	// asking its stream, which a caller's role may not (its information
+	// names every session's key).
+	Identity string
 	// PolicyTTL is how long a session's mode and rules are kept after
 	// their last change (the policy bucket's max age, set when it is
 	// created); 0 means bus.DefaultSessionTTL, negative forever.
@@ -138,7 +145,10 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 		return nil, fmt.Errorf("permission: the policy and approval buckets must differ (both %q)", c.Bucket)
 	}
 	open := func(cfg jetstream.KeyValueConfig, maxEntries int64) (jetstream.KeyValue, error) {
-		if c.BindOnly {
+		switch {
+		case c.BindOnly && c.PoliciesOnly && c.Identity != "":
+			return kv.BindReader(ctx, js, cfg.Bucket, sessionKey(toolkit.SessionScope(c.Identity, "")))
+		case c.BindOnly:
 			return kv.Bind(ctx, js, cfg.Bucket) // nil while no worker made it
 		}
 		return kv.OpenBounded(ctx, js, cfg, maxEntries)
@@ -618,7 +628,7 @@ func (s *KVStore) readJSON(ctx context.Context, b jetstream.KeyValue, key string
 		e, err := kv.Get(ctx, s.js, b.Bucket(), key)
 		if !asked && (errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)) {
 			asked = true
-			if kv.Gone(ctx, s.js, b.Bucket(), err) {
+			if kv.GoneFrom(ctx, s.js, b, err) {
 				return e, fmt.Errorf("%w (%v)", jetstream.ErrBucketNotFound, err)
 			}
 		}

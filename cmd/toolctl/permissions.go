@@ -448,7 +448,7 @@ func (o *modeOptions) run(ctx context.Context, e *env, args []string) int {
 	} else {
 		// Showing reads the policy alone, which a caller may read of its
 		// own sessions (the approvals bucket it may not).
-		kv, code := e.store(ctx, &permission.KVConfig{BindOnly: true, PoliciesOnly: true})
+		kv, code := e.store(ctx, &permission.KVConfig{BindOnly: true, PoliciesOnly: true, Identity: e.cfg.NATS.Identity})
 		if kv == nil {
 			return code
 		}

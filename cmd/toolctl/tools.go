@@ -145,7 +145,7 @@ func (e *env) permissionFilter(log *slog.Logger) bus.ListFilter {
 	return permission.ListFilter(func(ctx context.Context) (permission.Store, error) {
 		// The modes and rules only: a caller may read its own sessions'
 		// and may not see the approvals bucket.
-		st, code := e.store(ctx, &permission.KVConfig{BindOnly: true, PoliciesOnly: true})
+		st, code := e.store(ctx, &permission.KVConfig{BindOnly: true, PoliciesOnly: true, Identity: e.cfg.NATS.Identity})
 		if st == nil {
 			return nil, exitStatus{code}
 		}

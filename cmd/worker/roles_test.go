@@ -16,6 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/toolbus/toolbus/auth"
+	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -166,16 +167,14 @@ func TestRolesCaller(t *testing.T) {
 	if r := alice.Invoke(ctx, toolkit.ToolCall{Name: toolkit.MetaToolName, Session: "s", Input: map[string]any{"vault": true}}); r.State != toolkit.StateSuccess {
 		t.Fatalf("alice's reset_tools: %+v", r)
 	}
+	// A direct get of her key: she may not bind the bucket as jetstream's
+	// KeyValue does (its stream information names every key).
 	js, err := jetstream.New(anc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key, _ := wire.SessionKey(toolkit.SessionScope("alice", "s"))
-	kv, err := js.KeyValue(ctx, wire.BucketGroups)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e, err := kv.Get(ctx, key); err != nil || string(e.Value()) != `{"key":"`+key+`","groups":["vault"]}` {
+	if e, err := kv.Get(ctx, js, wire.BucketGroups, key); err != nil || string(e.Value) != `{"key":"`+key+`","groups":["vault"]}` {
 		t.Errorf("alice's groups read back: %v", err)
 	}
 	if groups, err := alice.ActiveGroups(ctx, "s", alice.Revision("s")); err != nil || len(groups) != 1 {
@@ -215,6 +214,9 @@ func TestRolesCaller(t *testing.T) {
 		"$JS.API.CONSUMER.MSG.NEXT." + wire.StreamCalls + ".echo",
 		"$JS.API.STREAM.CREATE.x",
 		"$JS.API.STREAM.DELETE.KV_" + wire.BucketGroups,
+		"$JS.API.STREAM.INFO.KV_" + wire.BucketGroups,
+		"$JS.API.STREAM.INFO.KV_" + wire.BucketPermissions,
+		"$JS.API.STREAM.INFO.KV_" + wire.BucketResults,
 		"$JS.API.STREAM.PURGE." + wire.StreamCancels,
 		"$SRV.PING",
 	} {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/toolbus/toolbus/auth"
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/embedded"
@@ -337,12 +338,8 @@ func TestSecuritySessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := bjs.KeyValue(ctx, wire.BucketGroups)
-	if err != nil {
-		t.Fatal(err)
-	}
 	gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, err = kv.Get(gctx, aliceKey)
+	_, err = kv.Get(gctx, bjs, wire.BucketGroups, aliceKey)
 	cancel()
 	if err == nil {
 		t.Error("bob read alice's groups")
