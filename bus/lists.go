@@ -27,12 +27,15 @@ import (
 // request is refused while the queue has room; a caller's bursts (a
 // client asking tools.list for each call that found no responders) are
 // answered in order. Past maxListsPerCaller requests of one caller
-// waiting, or maxListBytes in all, a request is answered at once with a
-// BusyError.
+// waiting, or maxListBytesPerCaller of its bytes, or maxListBytes in all,
+// a request is answered at once with a BusyError: one caller's large
+// requests (a body may be as large as the server's max_payload) fill its
+// own share, not the whole queue, so another caller's are still taken.
 const (
-	maxListers        = 4
-	maxListsPerCaller = 256
-	maxListBytes      = 64 << 20
+	maxListers            = 4
+	maxListsPerCaller     = 256
+	maxListBytes          = 64 << 20
+	maxListBytesPerCaller = maxListBytes / 8
 	// listOverhead is what a queued request counts beyond its bytes
 	// (the message, its subjects' and payload's allocations), and
 	// listHeaderHeld, listHeaderEntryHeld and listHeaderValueHeld what
@@ -66,8 +69,9 @@ type listQueue struct {
 
 // callerLists are one caller's requests waiting, oldest first.
 type callerLists struct {
-	q    []*nats.Msg
-	busy bool // one of its requests is being answered
+	q     []*nats.Msg
+	busy  bool // one of its requests is being answered
+	bytes int  // listSize of its requests waiting and being answered
 }
 
 func newListQueue() *listQueue {
@@ -110,6 +114,8 @@ func (l *listQueue) add(w *Worker, m *nats.Msg, identity string) string {
 		return "ToolUnavailableError: the worker is stopping; send the list request again."
 	case c != nil && len(c.q) >= maxListsPerCaller:
 		return fmt.Sprintf("BusyError: %d list requests of this caller are waiting; send it again when they are answered.", maxListsPerCaller)
+	case c != nil && c.bytes+size > maxListBytesPerCaller:
+		return fmt.Sprintf("BusyError: this caller's list requests waiting hold %d bytes, its share; send it again when they are answered.", c.bytes)
 	case l.bytes+size > maxListBytes:
 		return "BusyError: too many list requests are waiting; send it again in a moment."
 	}
@@ -118,6 +124,7 @@ func (l *listQueue) add(w *Worker, m *nats.Msg, identity string) string {
 		l.by[identity] = c
 	}
 	c.q = append(c.q, m)
+	c.bytes += size
 	l.bytes += size
 	if !c.busy && len(c.q) == 1 {
 		l.ready = append(l.ready, identity)
@@ -146,7 +153,9 @@ func (l *listQueue) run(w *Worker) {
 		l.mu.Unlock()
 		w.answerList(l.ctx, m, identity)
 		l.mu.Lock()
-		l.bytes -= listSize(m)
+		size := listSize(m)
+		l.bytes -= size
+		c.bytes -= size
 		c.busy = false
 		if len(c.q) == 0 {
 			delete(l.by, identity)
