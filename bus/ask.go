@@ -111,8 +111,11 @@ func (w *Worker) onAnswer(m *nats.Msg) {
 	}
 	var a wire.Answer
 	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &a); err != nil {
+		// Only the caller saw the token: this is its answer, and it sends
+		// no other. The tool hears why, rather than waiting for its
+		// deadline (or for ever).
 		w.log.Warn("bus: an undecodable answer to a tool's request", "subject", m.Subject, "err", err)
-		return
+		a = wire.Answer{Error: "the caller's answer could not be read (msgpack, or JSON with Content-Type: application/json): " + err.Error()}
 	}
 	select {
 	case ch <- &a:
