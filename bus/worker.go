@@ -957,7 +957,8 @@ func seqAfter(h nats.Header) uint64 {
 	return after
 }
 
-// parseHeaders reads the heartbeat, timeout and groups revision headers.
+// parseHeaders reads the heartbeat, timeout and groups revision headers,
+// and checks the keep-result header.
 func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Duration, rev uint64, err error) {
 	hb = DefaultHeartbeat
 	if h == nil {
@@ -987,6 +988,11 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 	}
 	if rev, err = parseRevision(h); err != nil {
 		return 0, nil, 0, err
+	}
+	// "1", or the call id to keep the final under (keptAs): anything else
+	// would keep nothing, with nothing saying so.
+	if v := h.Get(wire.HeaderKeepResult); v != "" && !wire.ValidCallID(v) {
+		return 0, nil, 0, fmt.Errorf("header %s must be 1 or a call id (1-%d characters of [A-Za-z0-9_-]), got %s", wire.HeaderKeepResult, wire.MaxCallIDLen, wire.Quote(v))
 	}
 	return hb, timeout, rev, nil
 }
