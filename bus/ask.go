@@ -39,11 +39,11 @@ func (s *sender) Ask(ctx context.Context, method string, params any) (any, error
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan *wire.Answer, 1)
+	ch := make(chan answerOf, 1)
 	w := s.w
 	w.mu.Lock()
 	if w.asks == nil {
-		w.asks = map[string]chan *wire.Answer{}
+		w.asks = map[string]chan answerOf{}
 	}
 	if len(w.asks) >= maxAsksPending {
 		w.mu.Unlock()
@@ -72,6 +72,9 @@ func (s *sender) Ask(ctx context.Context, method string, params any) (any, error
 	}
 	select {
 	case a := <-ch:
+		if a.err != nil {
+			return nil, a.err
+		}
 		if a.Error != "" {
 			return nil, fmt.Errorf("the caller answered %s with an error: %s", method, a.Error)
 		}
@@ -81,6 +84,13 @@ func (s *sender) Ask(ctx context.Context, method string, params any) (any, error
 	case <-s.ctx.Done():
 		return nil, context.Cause(s.ctx)
 	}
+}
+
+// answerOf is what a request's waiter gets: the caller's answer, or why
+// it could not be read.
+type answerOf struct {
+	wire.Answer
+	err error
 }
 
 // answerToken is a request's answer token: 128 random bits. Any caller
@@ -109,16 +119,16 @@ func (w *Worker) onAnswer(m *nats.Msg) {
 	if ch == nil {
 		return
 	}
-	var a wire.Answer
-	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &a); err != nil {
+	var a answerOf
+	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &a.Answer); err != nil {
 		// Only the caller saw the token: this is its answer, and it sends
 		// no other. The tool hears why, rather than waiting for its
 		// deadline (or for ever).
 		w.log.Warn("bus: an undecodable answer to a tool's request", "subject", m.Subject, "err", err)
-		a = wire.Answer{Error: "the caller's answer could not be read (msgpack, or JSON with Content-Type: application/json): " + err.Error()}
+		a.err = fmt.Errorf("the caller's answer could not be read (msgpack, or JSON with Content-Type: application/json): %w", err)
 	}
 	select {
-	case ch <- &a:
+	case ch <- a:
 	default: // answered already
 	}
 }

@@ -223,10 +223,10 @@ type Worker struct {
 	rd        readers
 	tools     atomic.Pointer[map[string]*toolState] // by name; replaced when the tools change
 	started   time.Time
-	svcSubs   []*nats.Subscription         // the services protocol's (service.go)
-	answerSub *nats.Subscription           // callers' answers to tools' requests (ask.go)
-	asks      map[string]chan *wire.Answer // by token; guarded by mu
-	probes    map[string]*sender           // calls probing their caller's inbox, by token (callerGone); guarded by mu
+	svcSubs   []*nats.Subscription     // the services protocol's (service.go)
+	answerSub *nats.Subscription       // callers' answers to tools' requests (ask.go)
+	asks      map[string]chan answerOf // by token; guarded by mu
+	probes    map[string]*sender       // calls probing their caller's inbox, by token (callerGone); guarded by mu
 	count     counters
 	mayHold   atomic.Int32  // readers waiting on inbox or registering a call they took
 	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
