@@ -59,6 +59,12 @@ type ClientOptions struct {
 	// announcements when it starts; 0 means
 	// discovery.DefaultDiscoverWindow.
 	DiscoverWindow time.Duration
+	// Fleet, when set, is the view of the fleet the client lists with,
+	// shared with its other users (clients of several identities on one
+	// connection, whose refreshes follow its changes); the client does
+	// not close it. Nil: the client starts a Fleet of its own on first
+	// use and closes it with the client.
+	Fleet *discovery.Fleet
 	// Filter, when set, narrows what SessionSchemas lists for a session;
 	// permission.ListFilter leaves out the tools a session can never run.
 	Filter ListFilter
@@ -407,7 +413,7 @@ func (c *Client) Close() error {
 	c.endAcks(errClientClosed)
 	c.fleetMu.Lock()
 	var ferr error
-	if c.fleet != nil {
+	if c.fleet != nil && c.fleet != c.opts.Fleet { // a shared one is its owner's to close
 		ferr = c.fleet.Close()
 	}
 	if c.status != nil {
@@ -1895,8 +1901,8 @@ func (c *Client) Instructions(ctx context.Context, session string) (string, erro
 	return toolkit.ActivatedInstructions(groups, active), nil
 }
 
-// Fleet returns the client's view of the fleet (a discovery.Fleet started
-// on first use and closed with the client).
+// Fleet returns the client's view of the fleet (ClientOptions.Fleet, or a
+// discovery.Fleet started on first use and closed with the client).
 func (c *Client) Fleet(ctx context.Context) (*discovery.Fleet, error) {
 	c.fleetMu.Lock()
 	defer c.fleetMu.Unlock()
@@ -1911,6 +1917,9 @@ func (c *Client) fleetLocked(ctx context.Context) (*discovery.Fleet, error) {
 	c.mu.Unlock()
 	if closed {
 		return nil, errors.New("bus: the client is closed")
+	}
+	if c.fleet == nil && c.opts.Fleet != nil {
+		c.fleet = c.opts.Fleet
 	}
 	if c.fleet == nil {
 		f, err := discovery.NewFleet(ctx, c.nc, &discovery.FleetOptions{Logger: c.log, DiscoverWindow: c.opts.DiscoverWindow})

@@ -431,6 +431,9 @@ func (g *Gateway) clientFor(identity string) (*bus.Client, error) {
 	}
 	o := g.copts
 	o.Identity = identity
+	// The gateway's view of the fleet: its changes refresh the sessions,
+	// which then list from what it has seen (and it is held once).
+	o.Fleet = g.fleet
 	c, err := bus.NewClient(g.nc, &o)
 	if err != nil {
 		return nil, err
