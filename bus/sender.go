@@ -181,7 +181,10 @@ func (s *sender) endedWaiting() {
 // call is then that worker's, or answered here when it could not be
 // passed on.
 func (s *sender) routed() bool {
-	if _, err := wire.SessionKey(s.call.Scope()); err != nil {
+	var to string
+	var d detour
+	s.pin, to, d = s.w.aff.route(s.in, s.call.Scope())
+	if err := d.unkeyed; err != nil {
 		// A session that cannot be pinned (its key is over the bucket's
 		// bound): run here, its calls would each keep their state on
 		// whichever worker took them, and no final would say so.
@@ -191,15 +194,14 @@ func (s *sender) routed() bool {
 			s.call.Name, err)))
 		return true
 	}
-	var to string
-	if s.pin, to = s.w.aff.route(s.in, s.call.Scope()); to == "" && s.pin.elsewhere == "" {
+	if to == "" && d.elsewhere == "" {
 		return false
 	}
 	if to == "" {
 		resp := s.w.finalFor(s.id, toolkit.CodeUnavailable, fmt.Sprintf(
 			"ToolUnavailableError: this session's stateful tools moved to worker %s while the call was on its way to worker %s. It did not run; send it again.",
-			s.pin.elsewhere, s.w.opts.Instance))
-		resp.Metadata[wire.MetaSessionWorker] = s.pin.elsewhere // where a Go client sends it again
+			d.elsewhere, s.w.opts.Instance))
+		resp.Metadata[wire.MetaSessionWorker] = d.elsewhere // where a Go client sends it again
 		s.refuse()
 		s.final(resp)
 		return true

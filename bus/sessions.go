@@ -166,16 +166,25 @@ type pin struct {
 	// its key (kv.ErrForged), which names no worker; this worker took the
 	// session over, and the state of its earlier calls may be elsewhere.
 	unknownFrom bool
-	// elsewhere: a call passed on here (Toolbus-Forwarded) whose session
-	// is pinned to this other live worker now (it moved after the
-	// passing worker looked). It does not run here, apart from the
-	// session's state, and is not passed on again.
-	elsewhere string
 	// full: the session's worker (movedFrom) is gone, and the sessions
 	// bucket is full, so the call runs here without a pin (a replicated
 	// bucket at its bound refuses the take-over too): the final says so,
 	// without session_worker.
 	full bool
+}
+
+// detour is why a session-bound call neither runs here nor is passed on
+// (route): it is answered unavailable. Not kept in the sender, whose
+// size every call allocates.
+type detour struct {
+	// elsewhere: a call passed on here (Toolbus-Forwarded) whose session
+	// is pinned to this other live worker now (it moved after the
+	// passing worker looked). It does not run here, apart from the
+	// session's state, and is not passed on again.
+	elsewhere string
+	// unkeyed: the session cannot be pinned (wire.SessionKey's error:
+	// its key is over the bucket's bound).
+	unkeyed error
 }
 
 // moved reports whether the call moved its session here: the final says so.
@@ -187,10 +196,10 @@ func (p pin) moved() bool { return p.movedFrom != "" || p.unknownFrom }
 // longer memory of holding it would outlive a take-over while the worker
 // was frozen or cut off. Trouble with the bucket runs the call here,
 // unpinned, and is logged.
-func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
+func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d detour) {
 	key, err := wire.SessionKey(scope)
 	if err != nil {
-		return pin{}, ""
+		return pin{}, "", detour{unkeyed: err}
 	}
 	me := a.w.opts.Instance
 	reconnects := a.w.nc.Stats().Reconnects
@@ -198,7 +207,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 	h, ok := a.owned[key]
 	a.mu.Unlock()
 	if ok && !h.gaveUp && h.reconnects == reconnects && time.Since(h.at) < a.trust() {
-		return pin{here: true}, ""
+		return pin{here: true}, "", detour{}
 	}
 	mine := func(at time.Time) pin {
 		a.mu.Lock()
@@ -236,7 +245,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
 				p := mine(start)
 				p.unknownFrom = true
-				return p, ""
+				return p, "", detour{}
 			}
 			if lostRace(err) {
 				tried = e.Revision
@@ -244,11 +253,11 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			}
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: re-pinning a session; running the call here", "session", scope, "err", err)
-			return pin{}, ""
+			return pin{}, "", detour{}
 		}
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			if _, err = a.kv.Create(ctx, key, []byte(me)); err == nil {
-				return mine(start), ""
+				return mine(start), "", detour{}
 			}
 			if lostRace(err) {
 				tried = afterNone
@@ -257,7 +266,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			if kv.Full(err) {
 				a.w.count.jsErrors.Add(1)
 				a.w.log.Warn("bus: the sessions bucket is full (SessionsOptions.MaxSessions): a new session runs unpinned until pins expire", "session", scope, "bucket", a.cfg.Bucket, "err", err)
-				return pin{}, ""
+				return pin{}, "", detour{}
 			}
 		}
 		if err != nil && !again && a.remake(ctx, err) {
@@ -267,7 +276,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 		if err != nil {
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: reading a session's pin; running the call here", "session", scope, "err", err)
-			return pin{}, ""
+			return pin{}, "", detour{}
 		}
 		owner := string(e.Value)
 		if owner == me && a.earlier(ctx, e.Revision) {
@@ -277,7 +286,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 				a.w.log.Info("bus: took over a session pinned to this worker's earlier run", "session", scope)
 				p := mine(start)
 				p.movedFrom = me
-				return p, ""
+				return p, "", detour{}
 			}
 			if lostRace(err) {
 				tried = e.Revision
@@ -286,9 +295,9 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: re-pinning a session of this worker's earlier run; running the call here", "session", scope, "err", err)
 			if kv.Full(err) { // as for a gone worker's, below
-				return pin{movedFrom: me, full: true}, ""
+				return pin{movedFrom: me, full: true}, "", detour{}
 			}
-			return pin{}, ""
+			return pin{}, "", detour{}
 		}
 		if owner == me {
 			// Renewed once half its TTL has passed: it expires TTL after
@@ -302,7 +311,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
 				}
 			}
-			return mine(start), ""
+			return mine(start), "", detour{}
 		}
 		if lost != owner && a.isAlive(owner) {
 			if forwarded {
@@ -310,15 +319,15 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 				// looked: neither run here, where the session's state is
 				// not, nor passed around.
 				a.w.log.Warn("bus: a forwarded call's session is pinned to another worker now; answering it unavailable", "session", scope, "pinned", owner)
-				return pin{elsewhere: owner}, ""
+				return pin{}, "", detour{elsewhere: owner}
 			}
-			return pin{}, owner
+			return pin{}, owner, detour{}
 		}
 		if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
 			a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
 			p := mine(start)
 			p.movedFrom = owner
-			return p, ""
+			return p, "", detour{}
 		}
 		if !lostRace(err) && !again && a.remake(ctx, err) {
 			again, tried = true, 0
@@ -331,17 +340,17 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string) {
 			// all the same, and the final says so.
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: the sessions bucket is full (SessionsOptions.MaxSessions): a session whose worker is gone runs unpinned until pins expire", "session", scope, "from", owner, "bucket", a.cfg.Bucket, "err", err)
-			return pin{movedFrom: owner, full: true}, ""
+			return pin{movedFrom: owner, full: true}, "", detour{}
 		}
 		if !lostRace(err) {
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: re-pinning a session; running the call here", "session", scope, "err", err)
-			return pin{}, ""
+			return pin{}, "", detour{}
 		}
 		tried = e.Revision
 	}
 	a.w.log.Warn("bus: a session's pin kept changing; running the call here", "session", scope)
-	return pin{}, ""
+	return pin{}, "", detour{}
 }
 
 // forget ends this worker's memory of holding the session of scope

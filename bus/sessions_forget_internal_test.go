@@ -26,12 +26,12 @@ func TestForgetDuringRoute(t *testing.T) {
 	t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
 	a := w.aff
 	in := &incoming{header: nats.Header{}}
-	if p, to := a.route(in, "s"); !p.here || to != "" {
+	if p, to, _ := a.route(in, "s"); !p.here || to != "" {
 		t.Fatalf("claim: %+v, %q", p, to)
 	}
 	a.forget("s") // the next route reads the pin
 	a.afterRead = func() { a.forget("s") }
-	if p, to := a.route(in, "s"); !p.here || to != "" {
+	if p, to, _ := a.route(in, "s"); !p.here || to != "" {
 		t.Fatalf("the call read while the pin names a: %+v, %q; want it run here", p, to)
 	}
 	reads := 0
