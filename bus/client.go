@@ -544,9 +544,9 @@ func (c *Client) Cancel(callID string) error {
 	c.mu.Unlock()
 	// Not this client's call: it may be another's, waiting in the queue.
 	durable = durable || !mine
-	err := c.cancel(callID, "", durable)
+	err := c.cancel(callID, "", durable, "")
 	for _, a := range attempts {
-		err = errors.Join(err, c.cancel(a.id, "", a.durable))
+		err = errors.Join(err, c.cancel(a.id, "", a.durable, ""))
 	}
 	return err
 }
@@ -559,7 +559,7 @@ func (c *Client) Cancel(callID string) error {
 // reply, when not "", is the reply subject of the call cancelled: the
 // workers then cancel that call only, and a cancel reaching them after it
 // ended spares a later call under the same id.
-func (c *Client) cancel(callID, reason string, durable bool, reply ...string) error {
+func (c *Client) cancel(callID, reason string, durable bool, reply string) error {
 	if !wire.ValidCallID(callID) {
 		return fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
 	}
@@ -570,8 +570,8 @@ func (c *Client) cancel(callID, reason string, durable bool, reply ...string) er
 		err = c.nc.PublishMsg(cancelMsg(wire.CancelledSubject(c.opts.Identity, callID), reason))
 	}
 	m := cancelMsg(wire.CancelSubject(c.opts.Identity, callID), reason)
-	if len(reply) > 0 && reply[0] != "" {
-		m.Header.Set(wire.HeaderReply, reply[0])
+	if reply != "" {
+		m.Header.Set(wire.HeaderReply, reply)
 	}
 	return errors.Join(err, c.nc.PublishMsg(m))
 }

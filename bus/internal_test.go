@@ -49,7 +49,7 @@ func TestTombstone(t *testing.T) {
 		{"early-deadline", wire.CancelReasonDeadline, toolkit.CodeTimeout},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
-			if err := c.cancel(tc.id, tc.reason, false); err != nil {
+			if err := c.cancel(tc.id, tc.reason, false, ""); err != nil {
 				t.Fatal(err)
 			}
 			deadline := time.Now().Add(30 * time.Second)
