@@ -30,10 +30,25 @@ func TestCancelOfEndedCallSparesReusedID(t *testing.T) {
 	<-taken
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
-	serve(t, natstest.Connect(t, s), tk, nil) // hears the first call's cancel, never the call
+	mustAdd(t, tk, goneTool("block", 0, make(chan error, 1)))
+	w := serve(t, natstest.Connect(t, s), tk, nil) // hears the first call's cancel, never the call
+	// A call of the worker's, cancelled after the first: once it has
+	// ended, the worker has handled the first call's cancel too (one
+	// connection sent both, and one subscription takes them in order).
+	marker := make(chan *toolkit.Response, 1)
+	go func() {
+		marker <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "marker", Name: "block", Input: map[string]any{}})
+	}()
+	natstest.WaitFor(t, "the marker call to run", func() bool { return w.InFlight() == 1 })
 	cancel()
 	if r := <-first; r.Code != toolkit.CodeInterrupted {
 		t.Fatalf("first call: %s %s %q", r.State, r.Code, r.Text())
+	}
+	if err := c.Cancel("marker"); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-marker; r.Code != toolkit.CodeInterrupted {
+		t.Fatalf("marker call: %s %s %q", r.State, r.Code, r.Text())
 	}
 	r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "again", Name: "echo", Input: map[string]any{"text": "two"}})
 	if r.State != toolkit.StateSuccess || r.Text() != "two" {
