@@ -29,8 +29,8 @@ func TestCancelOfDeadlineWithCauseSaysDeadline(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	taken := hole(t, nc, "echo", nil) // takes the call and never answers
-	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{MaxAttempts: 1, CancelGrace: 50 * time.Millisecond})
-	ctx, cancel := context.WithTimeoutCause(ctxT(t), 3*time.Second, errors.New("the agent's budget ran out"))
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{MaxAttempts: 1, CancelGrace: 50 * time.Millisecond, StallTimeout: natstest.Guard})
+	ctx, cancel := context.WithTimeoutCause(ctxT(t), 2*time.Second, errors.New("the agent's budget ran out"))
 	defer cancel()
 	done := make(chan *toolkit.Response, 1)
 	go func() {
