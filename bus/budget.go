@@ -3,6 +3,7 @@ package bus
 import (
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/toolbus/toolbus/bus/wire"
 )
@@ -57,6 +58,48 @@ func (b *memBudget) release(n int) {
 	b.left += n
 	b.mu.Unlock()
 	b.cond.Broadcast()
+}
+
+// waitForInput takes the input memory (need) of a call that came when too
+// little was left, waiting until calls that end give it back. Meanwhile
+// its caller hears a heartbeat every interval it asked for, numbered as
+// the call's frames, which follow them (in.beats): a call that waits for
+// room is not taken for lost. A request that cannot be answered yet (no
+// readable call id, a reply subject it may not use, a malformed header)
+// waits silently, to be answered or dropped once decoded.
+func (w *Worker) waitForInput(in *incoming, need int) int {
+	w.memWaiting.Add(1)
+	defer w.memWaiting.Add(-1)
+	in.received = time.Now()
+	c := wire.CodecOf(in.header)
+	hb, _, _, err := w.parseHeaders(in.header)
+	id := wire.RequestID(c, in.data)
+	if err != nil || !wire.ValidCallID(id) || in.reply == "" || !wire.ReplyAllowed(in.reply, in.identity) {
+		return w.inputs.acquire(need)
+	}
+	done := make(chan struct{})
+	beats := make(chan uint64)
+	go func() {
+		seq, n := seqAfter(in.header), uint64(0)
+		t := time.NewTicker(hb)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				beats <- n
+				return
+			case <-t.C:
+			}
+			data, err := c.Marshal(&wire.Frame{Kind: wire.KindHeartbeat, ID: id, Seq: seq + n + 1})
+			if err == nil && w.publish(in.reply, c, wire.KindHeartbeat, data) == nil {
+				n++
+			}
+		}
+	}()
+	mem := w.inputs.acquire(need)
+	close(done)
+	in.beats = <-beats
+	return mem
 }
 
 // heldInput is about how much memory a decoded request holds while its

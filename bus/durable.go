@@ -1002,7 +1002,7 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 		return true
 	}
 	// After the frames the worker that passed the call on sent, if any.
-	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: seqAfter(in.header) + 1, Stream: ack.Sequence})
+	data, err := c.Marshal(&wire.Frame{Kind: wire.KindQueued, ID: id, Seq: in.seqAfter() + 1, Stream: ack.Sequence})
 	if err == nil {
 		err = d.w.publish(in.reply, c, wire.KindQueued, data)
 	}

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -95,5 +96,75 @@ func TestBigCallsLeaveRoomForOthers(t *testing.T) {
 		if r := <-finals; r.State != toolkit.StateSuccess || (r.Text() != "600000" && r.Text() != "1000000") {
 			t.Fatalf("big call: %s %s %q", r.State, r.Code, r.Text())
 		}
+	}
+}
+
+// TestCallWaitingForInputMemoryHeartbeats: a call that waits for input
+// memory hears heartbeats, numbered as its frames, which follow them.
+// It heard nothing, so its caller ended it worker_lost after its stall
+// timeout while the worker only waited for room, and ran it later for
+// nobody.
+func TestCallWaitingForInputMemoryHeartbeats(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	started := make(chan string, 2)
+	release := make(chan struct{})
+	if err := tk.Add(toolkit.Func("hold", "Holds until released.", func(ctx context.Context, in struct {
+		Text string `json:"text"`
+	}) (int, error) {
+		started <- in.Text[:5]
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		return len(in.Text), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	var released sync.Once
+	free := func() { released.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	var logs natstest.Buffer
+	const heartbeat = 250 * time.Millisecond // a stall timeout of 750 ms
+	c, err := NewClient(natstest.Connect(t, s), &ClientOptions{Heartbeat: heartbeat, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	call := func(id string) *toolkit.Response {
+		return c.Invoke(t.Context(), toolkit.ToolCall{ID: id, Name: "hold", Input: map[string]any{"text": id + strings.Repeat("x", 1_000_000-len(id))}})
+	}
+	finals := make(chan *toolkit.Response, 2)
+	// The first call of 1 MB holds about 2 MB of the 4 MiB; the second
+	// may take them all decoding: it waits.
+	go func() { finals <- call("first") }()
+	select {
+	case <-started:
+	case r := <-finals:
+		t.Fatalf("the first call ended before it started: %s %s %q", r.State, r.Code, r.Text())
+	case <-time.After(natstest.Guard):
+		t.Fatal("the first call never started")
+	}
+	go func() { finals <- call("secnd") }()
+	natstest.WaitFor(t, "the second call to wait for input memory", func() bool { return w.memWaiting.Load() > 0 })
+	select {
+	case r := <-finals:
+		t.Fatalf("a call waiting for input memory ended: %s %s %q", r.State, r.Code, r.Text())
+	case <-time.After(6 * heartbeat): // two stall timeouts
+	}
+	free()
+	for range 2 {
+		if r := <-finals; r.State != toolkit.StateSuccess || r.Text() != "1000000" {
+			t.Fatalf("call: %s %s %q", r.State, r.Code, r.Text())
+		}
+	}
+	if strings.Contains(logs.String(), "frames lost") {
+		t.Fatalf("the call's frames did not follow its heartbeats:\n%s", logs.String())
 	}
 }

@@ -151,13 +151,12 @@ func (w *Worker) lead() (*sender, bool) {
 			// Waiting for input memory holds up the calls behind it: not
 			// while leading. The waiting call holds only its body.
 			w.handOff()
-			w.memWaiting.Add(1)
-			mem = w.inputs.acquire(16 * len(m.Data))
-			w.memWaiting.Add(-1)
-			s := w.onCall(m, mem)
+			in := received(m)
+			in.mem = w.waitForInput(&in, 16*len(m.Data))
+			s := w.accept(&in)
 			w.mayHold.Add(-1)
 			if s == nil {
-				w.inputs.release(mem)
+				w.inputs.release(in.mem)
 			}
 			return s, true
 		}

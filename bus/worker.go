@@ -44,7 +44,9 @@ type WorkerOptions struct {
 	// its input again; a raw_input the 16 times it may decode to) until
 	// its final is sent. A request that would pass the bound waits until
 	// calls end, on a goroutine of its own: the calls behind it, which
-	// fit, are taken meanwhile. A single request bigger than the bound is
+	// fit, are taken meanwhile; its caller hears heartbeats while it
+	// waits, and its timeout counts from when it came. A single request
+	// bigger than the bound is
 	// taken alone. Default 16 MiB: several requests of the default
 	// max_payload (1 MiB) running, one taken at a time; thousands of
 	// small ones.
@@ -585,6 +587,17 @@ type incoming struct {
 	// its sender has it from when it is registered, so that whoever
 	// sends its final gives it back, even before its reader goes on.
 	mem int
+	// beats and received are set for a core call that waited for input
+	// memory (waitForInput): the heartbeats its caller heard meanwhile,
+	// which its frames are numbered after, and when it arrived, from
+	// which its timeout is counted.
+	beats    uint64
+	received time.Time
+}
+
+// seqAfter is the sequence number the frames of in's call follow.
+func (in *incoming) seqAfter() uint64 {
+	return seqAfter(in.header) + in.beats
 }
 
 // badRequest answers a request that cannot run with a final error frame,
@@ -654,7 +667,7 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 		// it: its caller looks for it when the frame is lost on the way.
 		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil, in.dur.attempt)
 	}
-	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: seqAfter(in.header) + 1, Final: resp}
+	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: in.seqAfter() + 1, Final: resp}
 	in.dur.mark(f)
 	data, err := c.Marshal(f)
 	if err != nil {
@@ -722,6 +735,13 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 // that came first). mem is the input memory the reader took for it: the
 // sender gives it back, or the reader when there is none.
 func (w *Worker) onCall(m *nats.Msg, mem int) *sender {
+	in := received(m)
+	in.mem = mem
+	return w.accept(&in)
+}
+
+// received is the core call m as the worker received it.
+func received(m *nats.Msg) incoming {
 	name, identity := callTarget(m.Subject)
 	reply := m.Reply
 	if m.Header != nil && m.Header.Get(wire.HeaderUnserved) != "" {
@@ -729,7 +749,7 @@ func (w *Worker) onCall(m *nats.Msg, mem int) *sender {
 			reply = r // passed on: the caller's
 		}
 	}
-	return w.accept(&incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data, mem: mem})
+	return incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data}
 }
 
 // callTarget is the tool and the caller identity a call subject names:
@@ -816,6 +836,10 @@ func (w *Worker) accept(in *incoming) *sender {
 	if _, served := w.tk.Get(name); !served && w.unserved(in, c, req.ID, toolkit.SessionScope(identity, req.Session)) {
 		return nil
 	}
+	if timeout != nil && !in.received.IsZero() { // counted from when the call came
+		d := *timeout - time.Since(in.received)
+		timeout = &d
+	}
 	if in.dur != nil {
 		if timeout != nil { // counted from when the call was queued
 			d := *timeout - time.Since(in.dur.published)
@@ -892,7 +916,7 @@ func (w *Worker) accept(in *incoming) *sender {
 			s.attempt = in.dur.attempt
 		}
 	}
-	s.seq = seqAfter(in.header)
+	s.seq = in.seqAfter()
 	if in.dur == nil { // to pass the call on should its tool be removed before it runs
 		s.hdr, s.data = in.header, in.data
 	}

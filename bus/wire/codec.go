@@ -238,3 +238,40 @@ func RespondFitting(nc *nats.Conn, m *nats.Msg, reply Message, tooLarge func(max
 	}
 	return err
 }
+
+// RequestID reads the call id of a request body without decoding the rest
+// of it: for a worker to speak for a call before it can afford to decode
+// it (a heartbeat while the call waits for input memory). "" when the
+// body names none or cannot be read; the id is not checked
+// (ValidCallID).
+func RequestID(c Codec, data []byte) string {
+	if c == JSON {
+		if checkJSON(data) != nil {
+			return ""
+		}
+		var r struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(data, &r) != nil {
+			return ""
+		}
+		return r.ID
+	}
+	d := decoder{b: data, left: Budget(len(data))}
+	n, err := d.mapLen()
+	for ; err == nil && n > 0; n-- {
+		var k []byte
+		if k, err = d.rawStr(); err != nil {
+			break
+		}
+		if string(k) == "id" {
+			id, err := d.str()
+			if err != nil {
+				return ""
+			}
+			return id
+		}
+		d.i, err = d.scanEnd()
+	}
+	return ""
+}

@@ -824,6 +824,12 @@ const scanThreshold = 16 << 10
 // built to inflate is refused before anything is allocated for it. It
 // checks lengths and nesting as the decoder does.
 func (d *decoder) scan() error {
+	_, err := d.scanEnd()
+	return err
+}
+
+// scanEnd is scan, returning where the value ends.
+func (d *decoder) scanEnd() (int, error) {
 	var stackBuf [MaxDepth + 1]int
 	stack := append(stackBuf[:0], 1) // values still expected at each open level
 	pos := d.i
@@ -835,7 +841,7 @@ func (d *decoder) scan() error {
 		}
 		stack[len(stack)-1]--
 		if pos >= len(data) {
-			return errShort
+			return 0, errShort
 		}
 		c := data[pos]
 		pos++
@@ -873,11 +879,11 @@ func (d *decoder) scan() error {
 		case c == 0xdd || c == 0xdf: // array32, map32
 			lenSize = 4
 		default: // 0xc1 is never used
-			return invalid(c, "a value")
+			return 0, invalid(c, "a value")
 		}
 		if lenSize > 0 {
 			if len(data)-pos < lenSize {
-				return errShort
+				return 0, errShort
 			}
 			var n int
 			switch lenSize {
@@ -890,7 +896,7 @@ func (d *decoder) scan() error {
 			}
 			pos += lenSize
 			if n > len(data)-pos {
-				return fmt.Errorf("msgpack: a length of %d exceeds the %d bytes left", n, len(data)-pos)
+				return 0, fmt.Errorf("msgpack: a length of %d exceeds the %d bytes left", n, len(data)-pos)
 			}
 			switch c {
 			case 0xdc, 0xdd:
@@ -904,24 +910,24 @@ func (d *decoder) scan() error {
 			}
 		}
 		if skip > len(data)-pos {
-			return errShort
+			return 0, errShort
 		}
 		if !d.shared && c >= 0xa0 && c <= 0xbf || !d.shared && (c == 0xd9 || c == 0xda || c == 0xdb || c == 0xc4 || c == 0xc5 || c == 0xc6) {
 			cost += skip
 		}
 		if err := d.charge(cost); err != nil {
-			return err
+			return 0, err
 		}
 		pos += skip
 		if elems > 0 {
 			if len(stack) > MaxDepth {
-				return fmt.Errorf("msgpack: nested deeper than %d", MaxDepth)
+				return 0, fmt.Errorf("msgpack: nested deeper than %d", MaxDepth)
 			}
 			if elems > len(data)-pos {
-				return fmt.Errorf("msgpack: %d elements claimed, %d bytes left", elems, len(data)-pos)
+				return 0, fmt.Errorf("msgpack: %d elements claimed, %d bytes left", elems, len(data)-pos)
 			}
 			stack = append(stack, elems)
 		}
 	}
-	return nil
+	return pos, nil
 }
