@@ -155,6 +155,11 @@
 //     toolkit.CodeUnavailable and nothing runs. A KVStore's cluster
 //     without a leader for the moment (an election, nodes restarting) is
 //     no failure: its reads wait for one within the call's context.
+//   - A session whose KV key would be longer than wire.MaxSessionKeyLen
+//     (as for the groups and the pins) cannot have a policy in a KVStore:
+//     its calls end toolkit.CodeInvalidInput (BadRequestError), and its
+//     key never goes into a subject the server would close the
+//     connection over.
 //   - Approvals and pending calls expire after Options.ApprovalTTL
 //     (default 24h; the KV approvals bucket has the same max age, set by
 //     the worker that creates it: toolctl only binds the buckets

@@ -155,6 +155,10 @@ func Middleware(g *Guard) toolkit.Middleware {
 	return func(next toolkit.Handler) toolkit.Handler {
 		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 			p, err := g.Policy(ctx, call.Scope())
+			if errors.Is(err, wire.ErrInvalidSession) {
+				// The caller's session cannot have a policy: no retry helps.
+				return toolkit.Errorf(toolkit.CodeInvalidInput, "BadRequestError: %v", err)
+			}
 			if err != nil {
 				return toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not read the session's permissions: %v", err)
 			}

@@ -190,6 +190,27 @@ func NewKVStore(ctx context.Context, js jetstream.JetStream, cfg *KVConfig) (*KV
 }
 
 func sessionKey(session string) string { return "s." + wire.ScopedKeyToken(session) }
+
+// maxCallIDToken bounds the key token of a call id in the approvals
+// bucket's keys (a bus call id is at most wire.MaxCallIDLen characters).
+const maxCallIDToken = 256
+
+// checkKeys refuses a session (and a call id, when not "") whose key
+// could not be a NATS subject: the key goes into the subject of every
+// read and write, and a subject past the server's control-line limit
+// (4 KiB by default) makes the server close the connection, which the
+// client library takes for fatal. A session's key is bounded as
+// everywhere else (wire.SessionKey), so its call ends with a clear error
+// and the worker's connection stays.
+func checkKeys(session, callID string) error {
+	if _, err := wire.SessionKey(session); err != nil {
+		return fmt.Errorf("permission: %w", err)
+	}
+	if n := len(wire.KeyToken(callID)); callID != "" && n > maxCallIDToken {
+		return fmt.Errorf("permission: a call id of %d bytes encodes to a %d-byte KV key token, over the %d-byte limit", len(callID), n, maxCallIDToken)
+	}
+	return nil
+}
 func pendingKey(session, callID string) string {
 	return "pending." + wire.ScopedKeyToken(session) + "." + wire.KeyToken(callID)
 }
@@ -247,6 +268,9 @@ func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolic
 	if s.policies == nil {
 		return SessionPolicy{}, false, nil
 	}
+	if err := checkKeys(session, ""); err != nil {
+		return SessionPolicy{}, false, err
+	}
 	p, rev, err := s.loadSession(ctx, session)
 	return p, rev != 0, err
 }
@@ -258,6 +282,9 @@ const maxCASAttempts = 32
 func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*SessionPolicy) error) (SessionPolicy, error) {
 	if s.policies == nil {
 		return SessionPolicy{}, errNoPolicies
+	}
+	if err := checkKeys(session, ""); err != nil {
+		return SessionPolicy{}, err
 	}
 	key := sessionKey(session)
 	for range maxCASAttempts {
@@ -314,6 +341,9 @@ func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
 	if s.approvals == nil {
 		return errNoApprovals
 	}
+	if err := checkKeys(p.Session, p.CallID); err != nil {
+		return err
+	}
 	if s.maxBytes > 0 {
 		st, err := s.approvals.Status(ctx)
 		if err != nil {
@@ -356,6 +386,9 @@ func askedHeader(h nats.Header) uint64 {
 func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pending, error) {
 	if s.approvals == nil {
 		return nil, errNoApprovals
+	}
+	if err := checkKeys(session, callID); err != nil {
+		return nil, err
 	}
 	if session != "" {
 		var p Pending
@@ -406,6 +439,9 @@ func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([
 	if s.approvals == nil {
 		return nil, false, errNoApprovals
 	}
+	if err := checkKeys(session, ""); err != nil {
+		return nil, false, err
+	}
 	filter := "pending.>"
 	if session != "" {
 		filter = "pending." + wire.ScopedKeyToken(session) + ".*"
@@ -451,6 +487,9 @@ func (s *KVStore) DeletePending(ctx context.Context, session, callID string) err
 	if s.approvals == nil {
 		return nil
 	}
+	if err := checkKeys(session, callID); err != nil {
+		return err
+	}
 	err := s.approvals.Delete(ctx, pendingKey(session, callID))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("permission: deleting a pending call: %w", err)
@@ -470,6 +509,12 @@ const restoreWait = 5 * time.Second
 func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bool, error) {
 	if s.approvals == nil || p.Revision == 0 {
 		return false, nil
+	}
+	if err := checkKeys(p.Session, p.CallID); err != nil {
+		return false, err
+	}
+	if err := checkKeys(a.Session, a.CallID); err != nil {
+		return false, err
 	}
 	key := approvalKey(a.Session, a.CallID)
 	val, err := json.Marshal(a)
@@ -541,6 +586,9 @@ func (s *KVStore) PutApproval(ctx context.Context, a Approval) error {
 	if s.approvals == nil {
 		return errNoApprovals
 	}
+	if err := checkKeys(a.Session, a.CallID); err != nil {
+		return err
+	}
 	return putJSON(ctx, s.approvals, approvalKey(a.Session, a.CallID), a)
 }
 
@@ -549,6 +597,9 @@ func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (App
 	var a Approval
 	if s.approvals == nil {
 		return a, false, nil
+	}
+	if err := checkKeys(session, callID); err != nil {
+		return a, false, err
 	}
 	rev, ok, err := s.getJSON(ctx, s.approvals, approvalKey(session, callID), &a)
 	if err == nil && ok && (a.Session != session || a.CallID != callID) {
@@ -562,6 +613,9 @@ func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (App
 func (s *KVStore) ConsumeApproval(ctx context.Context, a Approval) (bool, error) {
 	if s.approvals == nil {
 		return false, nil
+	}
+	if err := checkKeys(a.Session, a.CallID); err != nil {
+		return false, err
 	}
 	err := s.approvals.Delete(ctx, approvalKey(a.Session, a.CallID), jetstream.LastRevision(a.Revision))
 	switch {
