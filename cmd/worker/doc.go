@@ -54,7 +54,8 @@
 // # Exit codes
 //
 // 0 after a stop by signal (also one during the start), 1 when the worker
-// could not start (the reason is logged), 2 for bad flags or an invalid
+// could not start (the reason is logged) or its NATS connection closed
+// for good (see Decisions), 2 for bad flags or an invalid
 // configuration, and for what a flag must change, said on one line: an
 // embedded server that would listen beyond loopback without
 // authentication (--insecure insists), or no credentials for a server
@@ -73,7 +74,10 @@
 //     first: it may take the fleet's cancels and answer into any inbox;
 //     its calls may be confined to some tools or its queue group) or a JetStream
 //     request the server refuses. Once connected it reconnects forever,
-//     and logs it.
+//     and logs it. A connection the server closes with an error nats.go
+//     does not reconnect from (nats.CLOSED) is logged and ends the
+//     worker with exit code 1, its calls interrupted: it could serve
+//     nothing more, and a supervisor starts it again.
 //   - A second worker started with no flags on the same machine is told
 //     that 127.0.0.1:4222 is taken and to give both --listen and
 //     --store-dir (a second server needs an address and a store of its

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -354,7 +355,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	if s == nil {
-		s = <-sigs
+		select {
+		case s = <-sigs:
+		case <-w.connClosed():
+			// The connection will not come back (the server closed it
+			// with an error nats.go takes for fatal): the worker can
+			// serve nothing more, so it exits for its supervisor to start
+			// it again, rather than live on serving nothing. Its calls
+			// are interrupted at once: their answers cannot be sent.
+			log.Error("NATS connection closed for good; the worker can serve nothing more and stops", "err", w.nc.LastError(),
+				"in_flight", w.worker.InFlight())
+			gone, cancel := context.WithCancel(context.Background())
+			cancel()
+			w.worker.Stop(gone)
+			w.worker = nil
+			w.close()
+			return exitFailed
+		}
 	}
 	log.Info("draining: no new calls; running calls may finish", "signal", s.String(),
 		"in_flight", w.worker.InFlight(), "grace", cfg.GracePeriod)
@@ -381,6 +398,19 @@ type running struct {
 	worker   *bus.Worker // announces the toolkit too
 	stops    []func()    // the mounts', in start order
 	ops      *ops        // the --http endpoint; nil without it
+}
+
+// connClosed is closed when the worker's NATS connection has closed
+// (nats.CLOSED: it does not reconnect from there).
+func (r *running) connClosed() <-chan struct{} {
+	ch := make(chan struct{})
+	var once sync.Once
+	done := func(*nats.Conn) { once.Do(func() { close(ch) }) }
+	r.nc.SetClosedHandler(done)
+	if r.nc.IsClosed() { // closed before the handler was set
+		done(r.nc)
+	}
+	return ch
 }
 
 // opsAddr is the --http endpoint's address, "" without one.
