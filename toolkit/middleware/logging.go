@@ -12,9 +12,10 @@ import (
 )
 
 // Logging logs one line per call when the call ends (CallLog with its
-// defaults): the tool, call ID, session, final state, code, duration, the
-// error text of a call whose handler failed (cut at 200 bytes), the
-// caller identity and the durable attempt, when the call has them.
+// defaults): the tool, call ID, session (each cut at 256 bytes), final
+// state, code, duration, the error text of a call whose handler failed
+// (cut at 200 bytes), the caller identity and the durable attempt, when
+// the call has them.
 // Successful calls log at Info, failed ones at Warn, internal errors (and
 // panics, which it logs and passes on for the toolkit to recover) at
 // Error. A nil logger means slog.Default().
@@ -42,6 +43,24 @@ type CallLog struct {
 
 // maxLoggedError bounds the error text of a call's log line.
 const maxLoggedError = 200
+
+// maxLoggedName bounds the tool name, call id and session of a call's log
+// line: the caller chooses them (an invalid call id is answered, and
+// logged, as it came), up to the size of a request.
+const maxLoggedName = 256
+
+// cutLogged is s cut to at most max bytes, at a character's start, with
+// "…" when cut.
+func cutLogged(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
 
 // Middleware returns the logging middleware.
 func (l CallLog) Middleware() toolkit.Middleware {
@@ -83,23 +102,16 @@ func (l CallLog) Middleware() toolkit.Middleware {
 // cut short: a message may quote the call's input.
 func callAttrs(call *toolkit.ToolCall, state toolkit.State, code toolkit.Code, took time.Duration, chunks int, msg string) []slog.Attr {
 	attrs := []slog.Attr{
-		slog.String("tool", call.Name),
-		slog.String("call", call.ID),
-		slog.String("session", call.Session),
+		slog.String("tool", cutLogged(call.Name, maxLoggedName)),
+		slog.String("call", cutLogged(call.ID, maxLoggedName)),
+		slog.String("session", cutLogged(call.Session, maxLoggedName)),
 		slog.String("state", string(state)),
 		slog.String("code", string(code)),
 		slog.Duration("duration", took),
 		slog.Int("chunks", chunks),
 	}
 	if msg != "" {
-		if len(msg) > maxLoggedError {
-			cut := maxLoggedError
-			for cut > 0 && !utf8.RuneStart(msg[cut]) {
-				cut--
-			}
-			msg = msg[:cut] + "…"
-		}
-		attrs = append(attrs, slog.String("error", msg))
+		attrs = append(attrs, slog.String("error", cutLogged(msg, maxLoggedError)))
 	}
 	if call.Identity != "" {
 		attrs = append(attrs, slog.String("identity", call.Identity))
