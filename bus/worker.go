@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
@@ -186,6 +187,9 @@ type Worker struct {
 	tk   *toolkit.Toolkit
 	opts WorkerOptions
 	log  *slog.Logger
+	// unanswered bounds the lines of requests that may not be answered
+	// (answerable).
+	unanswered logLimit
 
 	mu       sync.Mutex
 	subs     map[string][2]*nats.Subscription // tool name → its call subscriptions: anonymous, by identity
@@ -614,17 +618,80 @@ func (w *Worker) badRequest(in *incoming, c wire.Codec, id string, code toolkit.
 // (wire.ReplyAllowed). A reply subject elsewhere (a KV key, another
 // caller's inbox, another tool) is refused and logged: the worker never
 // publishes where a request tells it to but there.
+//
+// Those lines are the caller's to cause, as many as it sends: at most
+// unansweredPerSecond a second are written, the next one counting those
+// left out ("suppressed"), and the call id and reason (the caller's to
+// choose, up to a request's size) are cut short.
 func (w *Worker) answerable(in *incoming, id, why string) bool {
 	switch {
 	case in.reply == "":
-		w.log.Warn("bus: dropping a request without a reply subject", "subject", in.subject, "call", id, "reason", why)
+		if left, ok := w.unanswered.take(); ok {
+			w.log.Warn("bus: dropping a request without a reply subject", suppressedArgs(left, "subject", in.subject, "call", cutLog(id, wire.MaxCallIDLen),
+				"reason", cutLog(why, maxLoggedReason))...)
+		}
 		return false
 	case !wire.ReplyAllowed(in.reply, in.identity):
-		w.log.Warn("bus: refusing a request whose reply subject is outside the caller's inbox", "subject", in.subject,
-			"reply", in.reply, "identity", in.identity, "call", id, "allowed", wire.Inbox(in.identity)+">")
+		if left, ok := w.unanswered.take(); ok {
+			w.log.Warn("bus: refusing a request whose reply subject is outside the caller's inbox", suppressedArgs(left, "subject", in.subject,
+				"reply", in.reply, "identity", in.identity, "call", cutLog(id, wire.MaxCallIDLen), "allowed", wire.Inbox(in.identity)+">")...)
+		}
 		return false
 	}
 	return true
+}
+
+// suppressedArgs are a line's args, with the count of lines left out
+// before it when there were.
+func suppressedArgs(left int, args ...any) []any {
+	if left > 0 {
+		args = append(args, "suppressed", left)
+	}
+	return args
+}
+
+// unansweredPerSecond bounds the lines answerable writes.
+const unansweredPerSecond = 100
+
+// maxLoggedReason bounds the reason a dropped request's line gives.
+const maxLoggedReason = 200
+
+// logLimit lets at most unansweredPerSecond lines a second through.
+type logLimit struct {
+	mu         sync.Mutex
+	window     time.Time
+	written    int
+	suppressed int
+}
+
+// take reports whether a line may be written now, and how many were
+// left out since the last one written.
+func (l *logLimit) take() (suppressed int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := time.Now(); now.Sub(l.window) >= time.Second {
+		l.window, l.written = now, 0
+	}
+	if l.written >= unansweredPerSecond {
+		l.suppressed++
+		return 0, false
+	}
+	l.written++
+	suppressed, l.suppressed = l.suppressed, 0
+	return suppressed, true
+}
+
+// cutLog is s cut to at most max bytes (at a character's start) for a log
+// line, saying how long it was.
+func cutLog(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // keptAs is the id the final of call id is to be kept under: its own for
