@@ -27,8 +27,7 @@ func TestWorkerExitsWhenConnectionClosed(t *testing.T) {
 	w := startWorker(t, "--nats", s.ClientURL(), "--config", cfg)
 	nc := natstest.URLConn(t, s.ClientURL())
 	inbox := nats.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
+	if _, err := nc.SubscribeSync(inbox); err != nil {
 		t.Fatal(err)
 	}
 	// reset_tools stores the session's groups under a KV key of some 900
@@ -39,7 +38,6 @@ func TestWorkerExitsWhenConnectionClosed(t *testing.T) {
 		Data:   []byte(`{"id":"r1","session":"` + session + `","input":{"extra":true}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	_ = sub
 	if code := w.exit(t); code != 1 {
 		t.Fatalf("worker exit %d after its connection closed, want 1\n%s", code, w.stderr)
 	}
