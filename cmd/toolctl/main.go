@@ -96,6 +96,9 @@ type env struct {
 	nc             *nats.Conn
 	client         *bus.Client
 	closers        []func() error // run by close, before the connection closes
+	// serving is set by the commands that serve until stopped (mcp serve,
+	// mcp stdio): their connection reconnects for ever, as a worker's.
+	serving bool
 
 	// abort ends the command's context when the server refuses it a
 	// publish (nil: the command runs on). refused is the first refusal.
@@ -162,7 +165,14 @@ func (e *env) conn() (*nats.Conn, error) {
 			e.refuse(err)
 		}
 	})
-	nc, err := nats.Connect(url, append(opts, nats.Name("toolctl"), nats.Timeout(5*time.Second), report)...)
+	opts = append(opts, nats.Name("toolctl"), nats.Timeout(5*time.Second), report)
+	if e.serving {
+		// A gateway outlives NATS outages as a worker does: nats.go's
+		// default gives up after 60 attempts (about two minutes), leaving
+		// it running with every call failing.
+		opts = append(opts, nats.MaxReconnects(-1))
+	}
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		hint, code := "", exitNoNATS
 		switch {

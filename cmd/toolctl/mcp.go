@@ -163,6 +163,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 			return e.usagef("refusing to serve MCP on %s without --tokens: anyone who reaches it could call every tool; give --tokens FILE (toolctl auth init writes one), or --insecure", o.listen)
 		}
 	}
+	e.serving = true
 	nc, err := e.conn()
 	if err != nil {
 		return exitCode(err)
