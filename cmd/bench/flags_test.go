@@ -159,3 +159,35 @@ func TestUnwritableOutputNamesItsFlag(t *testing.T) {
 		}
 	}
 }
+
+// --rate NaN ran the closed loop without a word (NaN is neither below 0
+// nor above 0), and a rate too low for one call per measuring round
+// still made one call at the start of each round: --rate 0.0001 reported
+// about 4 calls/s, and below 1e-10 the interval between calls overflowed
+// and the calls went as fast as in the closed loop.
+func TestRateMustScheduleCalls(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rate", "NaN"}, "--rate must be"},
+		{[]string{"--rate", "1e-11", "-n", "64"}, "--rate must be"},
+		{[]string{"--rate", "0.01", "-s", "echo"}, "fewer than one call"},
+		{[]string{"--rate", "2", "-d", "1s", "-s", "echo"}, "fewer than one call"}, // 4 rounds of 250ms
+	} {
+		_, err := parseFlags(tt.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want it to mention %q", tt.args, err, tt.want)
+		}
+	}
+	for _, args := range [][]string{
+		{"--rate", "4", "-d", "1s", "-s", "echo"},
+		{"--rate", "2", "-d", "1s", "--rounds", "1", "-s", "echo"},
+		{"--rate", "0.5", "-n", "64", "-s", "echo"},
+		{"--rate", "500", "-d", "100ms", "-s", "echo"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err != nil {
+			t.Errorf("%q refused: %v", args, err)
+		}
+	}
+}

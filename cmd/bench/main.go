@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"os/signal"
@@ -91,6 +92,10 @@ func joinInts(v []int) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// minRate is the lowest --rate: one call every 1000s (a lower one's
+// interval between calls would soon overflow a time.Duration).
+const minRate = 0.001
 
 const usage = `Usage: bench [flags]
 
@@ -207,7 +212,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		{cfg.calls < 0, "-n must not be negative"},
 		{cfg.warmup < 0, "--warmup must not be negative"},
 		{cfg.rounds < 1 || cfg.rounds > 100, "--rounds must be 1 to 100"},
-		{cfg.rate < 0 || cfg.rate > 1e7, "--rate must be 0 (closed loop) to 10000000 calls/s"},
+		// NaN compares false with everything: it would run the closed loop.
+		{math.IsNaN(cfg.rate) || cfg.rate < 0 || cfg.rate > 0 && cfg.rate < minRate || cfg.rate > 1e7, "--rate must be 0 (closed loop) or 0.001 to 10000000 calls/s"},
+		// Each round starts its schedule with a call: a round too short
+		// for one interval would still make that call, and report more
+		// calls/s than the rate asked for.
+		{cfg.rate >= minRate && cfg.calls <= 0 && cfg.rate*(cfg.dur/time.Duration(max(cfg.rounds, 1))).Seconds() < 1,
+			fmt.Sprintf("--rate %v schedules fewer than one call per round (-d %v cut into --rounds %d): raise --rate or -d, or give --rounds 1", cfg.rate, cfg.dur, cfg.rounds)},
 		{cfg.transport != "inproc" && cfg.transport != "tcp", fmt.Sprintf("--transport must be inproc or tcp, not %q", cfg.transport)},
 		{cfg.workers < 0 || cfg.workers > 64, "--workers must be 0 to 64"},
 		{*maxPayload < 0 || *maxPayload > 64<<20, "--max-payload must be 0 to 64 MiB"},
