@@ -117,6 +117,10 @@
 //     ends. --rate R is open loop: calls are scheduled at R/s in total,
 //     at most c in flight, and latency counts from the scheduled time, so
 //     a system that falls behind shows its queue instead of hiding it.
+//     Every system is then offered the same rate, so the summary does not
+//     judge the throughput bars (both at the rate read 1.00x), only the
+//     latency and CPU ones. Each round starts its schedule anew: a rate
+//     that fits less than one call in a round (-d / --rounds) is refused.
 //   - Calls in flight when a point's time is up are finished and counted.
 //   - The sleep tool waits for one of its worker's --slots before
 //     sleeping, like a worker with a fixed pool of some scarce resource;

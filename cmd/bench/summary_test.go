@@ -126,3 +126,48 @@ func TestNoCallMeasuredIsSaid(t *testing.T) {
 		t.Errorf("the summary does not say which points measured no call: %q", summarize(rep))
 	}
 }
+
+// Under --rate both systems are offered the same calls/s: a run at 2000
+// calls/s read "echo c=16: 1.00x raw (bar: ≥ 0.8x) met" for any toolbus
+// that keeps up, and "MISSED" against an mcp-http that could not. The
+// throughput bars are the closed loop's; in open loop they are not
+// judged, the latency bars still are.
+func TestOpenLoopThroughputBarsNotJudged(t *testing.T) {
+	at := func(system string, c int, calls, p50 float64) point {
+		return point{System: system, Conc: c, Rate: 2000, Calls: 100, OK: 100, CallsPerSec: calls,
+			UnitsPerSec: calls * 100, Latency: latency{P50: p50}, CPUScope: "workers", CPUPerCall: 10}
+	}
+	echo := scenarioReport{Name: "echo", Baselines: []string{sysRaw, sysMCP}}
+	proc := scenarioReport{Name: "echo" + procSuffix, Baselines: []string{sysRaw}}
+	stream := scenarioReport{Name: "stream", Units: "chunks", Baselines: []string{sysRaw}}
+	sproc := scenarioReport{Name: "stream" + procSuffix, Units: "chunks", Baselines: []string{sysRaw}}
+	for _, c := range []int{1, 64} {
+		echo.Points = append(echo.Points, at(sysToolbus, c, 2000, 100), at(sysRaw, c, 2000, 90), at(sysMCP, c, 900, 5000))
+		proc.Points = append(proc.Points, at(sysToolbus, c, 2000, 300), at(sysRaw, c, 2000, 200))
+		stream.Points = append(stream.Points, at(sysToolbus, c, 2000, 300), at(sysRaw, c, 2000, 200))
+		sproc.Points = append(sproc.Points, at(sysToolbus, c, 2000, 300), at(sysRaw, c, 2000, 200))
+	}
+	rep := &report{Settings: map[string]string{"rate": "2000"}, Scenarios: []scenarioReport{echo, proc, stream, sproc}}
+	for i := range rep.Scenarios {
+		computeRatios(&rep.Scenarios[i])
+	}
+	lines := summarize(rep)
+	for _, l := range lines {
+		if !strings.Contains(l, "calls/s") && !strings.Contains(l, "chunks/s") || strings.Contains(l, "p50") {
+			continue
+		}
+		if strings.HasSuffix(l, " met") || strings.Contains(l, "MISSED") || strings.Contains(l, " met;") {
+			t.Errorf("a throughput bar judged on the offered rate: %q", l)
+		}
+		if !strings.Contains(l, "open loop") {
+			t.Errorf("%q does not say why the bar is not judged", l)
+		}
+	}
+	// The latency bars are judged as in the closed loop: 300µs is 1.5x.
+	if l := summaryLine(lines, "separate processes, echo c=1:"); !strings.HasSuffix(l, "MISSED") {
+		t.Errorf("the p50 bar in open loop: %q", l)
+	}
+	if l := summaryLine(lines, "echo c=1:"); !strings.HasSuffix(l, " met") {
+		t.Errorf("the p50 bar in open loop: %q", l)
+	}
+}
