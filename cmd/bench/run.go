@@ -260,6 +260,11 @@ func measure(ctx context.Context, e *env, sc *scenario, progress io.Writer) (sce
 			}
 		}
 	}
+	// A baseline left out (--systems, or none possible: a payload over
+	// max_payload) has no column and is not listed.
+	sr.Baselines = slices.DeleteFunc(slices.Clone(sr.Baselines), func(b string) bool {
+		return !slices.ContainsFunc(sr.Points, func(p point) bool { return p.System == b })
+	})
 	computeRatios(&sr)
 	return sr, nil
 }

@@ -171,3 +171,26 @@ func TestOpenLoopThroughputBarsNotJudged(t *testing.T) {
 		t.Errorf("the p50 bar in open loop: %q", l)
 	}
 }
+
+// A baseline left out (--systems toolbus,raw; payload over max_payload)
+// still had its "vs" column, empty on every row, and was listed in
+// --json's baselines as if measured.
+func TestBaselinesAreTheMeasuredOnes(t *testing.T) {
+	rep := runBench(t, "-s", "echo,payload", "--systems", "toolbus,raw", "-c", "1", "-n", "5", "--warmup", "0")
+	for _, sr := range rep.Scenarios {
+		for _, b := range sr.Baselines {
+			measured := false
+			for _, p := range sr.Points {
+				measured = measured || p.System == b
+			}
+			if !measured {
+				t.Errorf("%s: baseline %s listed, not measured", sr.Name, b)
+			}
+		}
+		var out bytes.Buffer
+		writeTable(&out, sr)
+		if sr.Name == "echo" && strings.Contains(out.String(), "vs mcp-http") || sr.Name == "payload" && strings.Contains(out.String(), "vs raw") {
+			t.Errorf("a column for a baseline not measured:\n%s", out.String())
+		}
+	}
+}
