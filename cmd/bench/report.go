@@ -369,8 +369,20 @@ func pointConcs(sr *scenarioReport) []int {
 	return cs
 }
 
+// writeJSON writes rep; its lists are lists even when empty (a run cut
+// short before a scenario or its summary), never null.
 func writeJSON(path string, rep *report) error {
-	b, err := json.MarshalIndent(rep, "", "  ")
+	r := *rep
+	r.Scenarios = append([]scenarioReport{}, rep.Scenarios...)
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Points == nil {
+			r.Scenarios[i].Points = []point{}
+		}
+	}
+	if r.Summary == nil {
+		r.Summary = []string{}
+	}
+	b, err := json.MarshalIndent(&r, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -191,6 +193,26 @@ func TestBaselinesAreTheMeasuredOnes(t *testing.T) {
 		writeTable(&out, sr)
 		if sr.Name == "echo" && strings.Contains(out.String(), "vs mcp-http") || sr.Name == "payload" && strings.Contains(out.String(), "vs raw") {
 			t.Errorf("a column for a baseline not measured:\n%s", out.String())
+		}
+	}
+}
+
+// A run interrupted before its first scenario ended wrote
+// "scenarios": null and "summary": null: jq '.scenarios[]' and a
+// for-loop over them failed on the report of a run cut short.
+func TestJSONListsAreNeverNull(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := writeJSON(path, &report{Error: "interrupted"}); err != nil {
+		t.Fatal(err)
+	}
+	_, b := readReport(t, path)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"scenarios", "summary"} {
+		if _, ok := m[k].([]any); !ok {
+			t.Errorf("%s is %v, want a list (empty): %s", k, m[k], b)
 		}
 	}
 }
