@@ -224,6 +224,12 @@ func summarize(rep *report) []string {
 				lines = append(lines, fmt.Sprintf("echo c=%d: %sx mcp-http calls/s (bar: ≥ 3x) %s",
 					p.Conc, near(r.Throughput, 3), paced(p, r.Throughput >= 3)))
 			}
+			// On worker processes (--workers), their CPU per call has
+			// its bar, as in the separate-process pass.
+			if q := at(sr, sysRaw, p.Conc); q != nil && p.CPUScope == "workers" && q.CPUScope == "workers" && p.CPUPerCall > 0 && q.CPUPerCall > 0 {
+				lines = append(lines, fmt.Sprintf("echo c=%d: worker CPU %s per call = %sx raw's %s (bar: ≤ 2x) %s; write syscalls per call %.3f vs %.3f",
+					p.Conc, us(p.CPUPerCall), near(p.CPUPerCall/q.CPUPerCall, 2), us(q.CPUPerCall), verdict(p.CPUPerCall <= 2*q.CPUPerCall), p.WritesPerCall, q.WritesPerCall))
+			}
 		}
 	}
 	if sr := find("echo"); sr != nil {

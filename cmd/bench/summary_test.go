@@ -216,3 +216,28 @@ func TestJSONListsAreNeverNull(t *testing.T) {
 		}
 	}
 }
+
+// With --workers (the README's "go run ./cmd/bench --workers 1 -s echo
+// --systems toolbus,raw -c 64") echo runs on worker processes, yet the
+// summary left out the design's bar for them, the worker's CPU per call
+// ≤ 2x a raw replier's, which the separate-process pass checks.
+func TestWorkerProcessesCPUBar(t *testing.T) {
+	for _, tt := range []struct {
+		scope string
+		want  string // "" for no line
+	}{
+		{"workers", "echo c=64: worker CPU 30µs per call = 3.00x raw's 10µs (bar: ≤ 2x) MISSED"},
+		{"process", ""}, // in process: no worker of its own to measure
+	} {
+		sr := scenarioReport{Name: "echo", Baselines: []string{sysRaw}, Points: []point{
+			{System: sysToolbus, Conc: 64, Calls: 100, OK: 100, CallsPerSec: 40000, Latency: latency{P50: 1000}, CPUScope: tt.scope, CPUPerCall: 30, WritesPerCall: 0.05},
+			{System: sysRaw, Conc: 64, Calls: 100, OK: 100, CallsPerSec: 50000, Latency: latency{P50: 900}, CPUScope: tt.scope, CPUPerCall: 10, WritesPerCall: 0.06},
+		}}
+		computeRatios(&sr)
+		lines := summarize(&report{Scenarios: []scenarioReport{sr}})
+		l := summaryLine(lines, "echo c=64: worker CPU")
+		if tt.want == "" && l != "" || tt.want != "" && !strings.HasPrefix(l, tt.want) {
+			t.Errorf("cpu scope %s: %q, want %q", tt.scope, lines, tt.want)
+		}
+	}
+}
