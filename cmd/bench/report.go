@@ -274,7 +274,7 @@ func summarize(rep *report) []string {
 	}
 	if sr := find("inflight"); sr != nil {
 		for _, p := range sr.Points {
-			lines = append(lines, fmt.Sprintf("inflight: %d sleep calls at once on %d worker processes: %.1f KB per in-flight call on the workers (bar: < 10 KB) %s, %.1f KB in the bench process (client and embedded server); %d of %d ended well",
+			lines = append(lines, fmt.Sprintf("inflight: %d sleep calls at once on %d worker processes: %.1f KB per in-flight call on the workers (goal: < 10 KB) %s, %.1f KB in the bench process (client and embedded server); %d of %d ended well",
 				p.Conc, p.Workers, p.WorkerBytesInFlight/1024, verdict(p.WorkerBytesInFlight > 0 && p.WorkerBytesInFlight < 10<<10 && p.OK == p.Calls), p.BenchBytesInFlight/1024, p.OK, p.Calls))
 		}
 	}
