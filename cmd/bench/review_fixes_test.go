@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,42 @@ func TestWorkerStartFailureSaysWhy(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
+	}
+}
+
+// The fault scenario went on killing workers after its measuring time,
+// while the calls in flight were finished: -d 2s with --fault-every 1s,
+// which the flags' check counts as two faults, reported 3 and 6 workers
+// killed, and each kill in that drain could lose or delay another call.
+func TestFaultsOnlyWhileMeasuring(t *testing.T) {
+	cfg, err := parseFlags([]string{"--fault", "kill-worker", "--workers", "2", "--fault-every", "200ms", "-d", "400ms", "-c", "1", "--warmup", "0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEnv(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.close)
+	first := e.fleet.pids()
+	// The one call outlasts the measuring time: it ends once a third
+	// worker has replaced a killed one, or, when none does, at the guard.
+	call := func(ctx context.Context, _, _ int) outcome {
+		deadline := time.Now().Add(8 * time.Second) // guard, not a measurement
+		var replacements []int
+		for time.Now().Before(deadline) && ctx.Err() == nil && len(replacements) < 3 {
+			for _, p := range e.fleet.pids() {
+				if !slices.Contains(first, p) && !slices.Contains(replacements, p) {
+					replacements = append(replacements, p)
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return outcome{}
+	}
+	sc := &scenario{name: "fault"}
+	rd := measureRound(context.Background(), e, sc, series{system: "core", call: call}, loadSpec{conc: 1, dur: cfg.dur}, "fault", nil)
+	if rd.faults > 2 {
+		t.Errorf("%d workers killed in a measuring time of %v with a fault every %v: the faults went on after it", rd.faults, cfg.dur, cfg.faultEvery)
 	}
 }

@@ -339,7 +339,7 @@ func measureRound(ctx context.Context, e *env, sc *scenario, s series, spec load
 		}
 		rd.before = usageOf(pids)
 		if sc.name == "fault" {
-			stopFaults = injectFaults(ctx, e, &faults)
+			stopFaults = injectFaults(ctx, e, &faults, spec)
 		}
 	})
 	stopFaults()
@@ -439,13 +439,20 @@ func (t *tally) point(sc *scenario, s series, c int, rate float64) point {
 }
 
 // injectFaults kills and replaces a worker process every --fault-every
-// until the returned function is called, counting the kills.
-func injectFaults(ctx context.Context, e *env, faults *atomic.Int64) (stop func()) {
+// until the returned function is called or, for a point measured for a
+// time, that time (spec.dur) is up: the calls still in flight then are
+// finished without more faults, as -d / --fault-every counts them.
+func injectFaults(ctx context.Context, e *env, faults *atomic.Int64, spec loadSpec) (stop func()) {
 	f, ok := e.fleet.(*procFleet)
 	if !ok {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	var cancel context.CancelFunc
+	if spec.calls <= 0 {
+		ctx, cancel = context.WithTimeout(ctx, spec.dur)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
