@@ -183,3 +183,35 @@ func TestInterruptAtStartUp(t *testing.T) {
 	}
 	noWorkersLeft(t)
 }
+
+// Ctrl-C at a terminal signals the whole foreground process group: the
+// worker processes, in the bench's group, got it too and ended on their
+// own, and the bench, racing them, could report "a worker process ended
+// before it was ready ... (signal: interrupt)" or a lost worker instead
+// of its interrupt. The workers have a group of their own; the bench
+// stops them (and Pdeathsig still ends them with it).
+func TestWorkersOutsideTheTerminalsProcessGroup(t *testing.T) {
+	var stderr bytes.Buffer
+	code := startBench(t, &stderr, "-s", "echo", "--systems", "toolbus,raw", "--workers", "2", "-c", "1", "-d", "1m", "--warmup", "0")
+	kids := workerChildren(t)
+	if len(kids) != 2 {
+		t.Fatalf("worker processes %v, want 2", kids)
+	}
+	own := syscall.Getpgrp()
+	for _, pid := range kids {
+		pgid, err := syscall.Getpgid(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pgid == own {
+			t.Errorf("worker process %d is in the bench's process group %d: a Ctrl-C reaches it too", pid, own)
+		}
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if c := waitExit(t, code, guard, "an interrupt"); c != 1 || !strings.Contains(stderr.String(), "bench: interrupted") {
+		t.Errorf("exit %d, stderr %q: want 1 and the run said interrupted", c, stderr.String())
+	}
+	noWorkersLeft(t)
+}
