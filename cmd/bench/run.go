@@ -481,6 +481,9 @@ func computeRatios(sr *scenarioReport) {
 			continue
 		}
 		for _, b := range sr.Baselines {
+			if (b == sysRawJS) != (p.System == sysDurable) {
+				continue // raw-js is the durable path's baseline, and only its
+			}
 			for _, q := range sr.Points {
 				if q.System != b || q.Conc != p.Conc || q.CallsPerSec == 0 || q.Latency.P50 == 0 {
 					continue

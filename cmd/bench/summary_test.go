@@ -291,3 +291,27 @@ func TestSummaryBarsAreTheDesigns(t *testing.T) {
 		t.Errorf("inflight: %q", l)
 	}
 }
+
+// raw-js is the durable path's baseline and raw the core path's, yet
+// every system got a ratio to every baseline: the table read toolbus
+// "10.62x (p50 0.05x)" vs raw-js, and durable against core raw.
+func TestDurableComparedWithItsOwnBaseline(t *testing.T) {
+	at := func(system string, calls, p50 float64) point {
+		return point{System: system, Conc: 16, Calls: 100, OK: 100, CallsPerSec: calls, Latency: latency{P50: p50}}
+	}
+	sr := scenarioReport{Name: "echo", Baselines: []string{sysRaw, sysRawJS}, Points: []point{
+		at(sysToolbus, 50000, 200), at(sysRaw, 60000, 180), at(sysDurable, 16000, 800), at(sysRawJS, 20000, 650),
+	}}
+	computeRatios(&sr)
+	for _, p := range sr.Points {
+		var got []string
+		for b := range p.Ratios {
+			got = append(got, b)
+		}
+		slices.Sort(got)
+		want := map[string][]string{sysToolbus: {sysRaw}, sysDurable: {sysRawJS}}[p.System]
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: ratios to %v, want to %v", p.System, got, want)
+		}
+	}
+}
