@@ -191,3 +191,22 @@ func TestRateMustScheduleCalls(t *testing.T) {
 		}
 	}
 }
+
+// --slots above a worker's MaxInFlight (4096) was taken: the sleep
+// table's note read "each worker runs at most 100000 sleeps at once",
+// while the worker answered overloaded past 4096 calls.
+func TestSlotsWithinMaxInFlight(t *testing.T) {
+	for _, v := range []string{"4097", "100000"} {
+		_, err := parseFlags([]string{"--slots", v, "-s", "sleep"}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "--slots must be 1 to 4096") {
+			t.Errorf("--slots %s: err = %v, want it refused naming the 4096 calls a worker runs", v, err)
+		}
+		var stderr bytes.Buffer
+		if code := workerMain([]string{"--nats", "nats://127.0.0.1:1", "--slots", v}, io.Discard, &stderr); code != 2 {
+			t.Errorf("bench worker --slots %s: exit %d (%s), want 2", v, code, strings.TrimSpace(stderr.String()))
+		}
+	}
+	if _, err := parseFlags([]string{"--slots", "4096", "-s", "sleep"}, io.Discard); err != nil {
+		t.Errorf("--slots 4096: %v", err)
+	}
+}

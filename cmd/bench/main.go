@@ -230,7 +230,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		{cfg.chunks < 1 || cfg.chunks > maxChunks, fmt.Sprintf("--chunks must be 1 to %d", maxChunks)},
 		{cfg.chunkSize < 1 || cfg.chunkSize > maxOut, fmt.Sprintf("--chunk-size must be 1 to %d", maxOut)},
 		{cfg.sleep < 0 || cfg.sleep > maxSleep*time.Millisecond, "--sleep must be 0 to 60s"},
-		{cfg.slots < 1 || cfg.slots > 100_000, "--slots must be 1 to 100000"},
+		// A worker runs at most workerMaxInFlight calls at once: more
+		// slots would never be used, and the past ones answer overloaded.
+		{cfg.slots < 1 || cfg.slots > workerMaxInFlight, fmt.Sprintf("--slots must be 1 to %d (the calls a bench worker runs at once)", workerMaxInFlight)},
 		{cfg.iters < 0 || cfg.iters > maxIters, fmt.Sprintf("--iters must be 0 to %d", maxIters)},
 		{cfg.ackWait <= 0, "--ack-wait must be positive"},
 		{cfg.procPass && cfg.natsURL != "", "--procs measures one worker process; with --nats the workers there would take the calls too"},
@@ -258,9 +260,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		case cfg.sleep < 2*time.Second:
 			return nil, errors.New("-s inflight needs --sleep 2s or more: the calls must all be running when memory is read")
 		case cfg.slots*cfg.workers < cfg.inflight:
-			return nil, fmt.Errorf("-s inflight: %d workers with --slots %d cannot run %d sleeps at once; raise --slots", cfg.workers, cfg.slots, cfg.inflight)
-		case workerMaxInFlight*cfg.workers < cfg.inflight:
-			return nil, fmt.Errorf("-s inflight: %d workers run at most %d calls each, not %d sleeps at once; give more --workers", cfg.workers, workerMaxInFlight, cfg.inflight)
+			return nil, fmt.Errorf("-s inflight: %d workers with --slots %d cannot run %d sleeps at once; raise --slots (to %d at most) or give more --workers", cfg.workers, cfg.slots, cfg.inflight, workerMaxInFlight)
 		}
 	}
 	switch cfg.fault {
@@ -476,8 +476,8 @@ func workerMain(args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "bench worker: unexpected argument %q (flags only: --nats URL)\n", fs.Arg(0))
 		return 2
-	case *natsURL == "" || *slots < 1:
-		fmt.Fprintln(stderr, "bench worker: --nats is required and --slots must be at least 1")
+	case *natsURL == "" || *slots < 1 || *slots > workerMaxInFlight:
+		fmt.Fprintf(stderr, "bench worker: --nats is required and --slots must be 1 to %d (the calls a bench worker runs at once)\n", workerMaxInFlight)
 		return 2
 	case *ackWait <= 0:
 		fmt.Fprintln(stderr, "bench worker: --ack-wait must be positive")
