@@ -204,6 +204,14 @@ func summarize(rep *report) []string {
 		}
 		return verdict(ok)
 	}
+	// unchecked says a scenario's bars found no point at their
+	// concurrency (-c without 1 or any c up to 64).
+	unchecked := func(sr *scenarioReport, where string) {
+		lines = append(lines, fmt.Sprintf("%s: bars not checked: they are at %s, this run measured c=%s", sr.Name, where, joinInts(slices.Compact(slices.Sorted(slices.Values(pointConcs(sr)))))))
+	}
+	if sr := find("echo"); sr != nil && at(sr, sysToolbus, 1) == nil && at(sr, sysToolbus, 0) == nil {
+		unchecked(sr, "c=1 and c=64 (or the largest c up to 64)")
+	}
 	if sr := find("echo"); sr != nil {
 		if p := at(sr, sysToolbus, 1); p != nil {
 			if r, ok := p.Ratios[sysRaw]; ok {
@@ -299,6 +307,9 @@ func summarize(rep *report) []string {
 			lines = append(lines, fmt.Sprintf("fault %s c=%d: %d calls, %d completed (%d of them sent or delivered again), %d lost (%s), %d workers killed",
 				p.System, p.Conc, p.Calls, p.OK, p.Again, lost, errorsText(p.Errors), p.Faults))
 		}
+	}
+	if sr := find("stream"); sr != nil && at(sr, sysToolbus, 0) == nil {
+		unchecked(sr, "c=64 (or the largest c up to 64)")
 	}
 	if sr := find("stream"); sr != nil {
 		if p := at(sr, sysToolbus, 0); p != nil {

@@ -315,3 +315,24 @@ func TestDurableComparedWithItsOwnBaseline(t *testing.T) {
 		}
 	}
 }
+
+// A run at -c 128 only summed up with the correctness line alone: the
+// echo and stream bars (c=1, c ≤ 64) had no point to be checked at, and
+// the summary did not say so.
+func TestBarsWithoutTheirConcurrencySaid(t *testing.T) {
+	var scs []scenarioReport
+	for _, name := range []string{"echo", "stream"} {
+		sr := scenarioReport{Name: name, Baselines: []string{sysRaw}, Points: []point{
+			{System: sysToolbus, Conc: 128, Calls: 100, OK: 100, CallsPerSec: 900, UnitsPerSec: 900, Latency: latency{P50: 100}},
+			{System: sysRaw, Conc: 128, Calls: 100, OK: 100, CallsPerSec: 1000, UnitsPerSec: 1000, Latency: latency{P50: 90}},
+		}}
+		computeRatios(&sr)
+		scs = append(scs, sr)
+	}
+	lines := summarize(&report{Scenarios: scs})
+	for _, prefix := range []string{"echo:", "stream:"} {
+		if l := summaryLine(lines, prefix); !strings.Contains(l, "not checked") || !strings.Contains(l, "c=128") {
+			t.Errorf("%s %q", prefix, lines)
+		}
+	}
+}
