@@ -50,7 +50,9 @@
 // in-process (--transport inproc) or over loopback TCP (--transport tcp);
 // each worker has its own connection. --workers N starts N worker
 // processes (this binary re-executed as "bench worker --nats URL") and
-// reports their CPU and RSS; --nats URL uses an external server or
+// reports their CPU and RSS (on Linux they run in a process group of
+// their own, so a Ctrl-C reaches the bench, which stops them, and they
+// die with the bench however it ends); --nats URL uses an external server or
 // cluster, with workers started there separately (or by --workers). A
 // worker started separately is this binary in worker mode, which serves
 // the bench tools, the raw repliers and, with --mcp-listen, the MCP echo
