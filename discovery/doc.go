@@ -26,7 +26,8 @@
 //
 //   - A worker that stops says goodbye and disappears at once; one that
 //     dies disappears at most one TTL (3 × its interval) after its last
-//     announcement.
+//     announcement arrived; one whose next announcement has arrived but
+//     waits to be read (a fleet busy decoding) is not expired meanwhile.
 //   - The messages of one instance are applied in (epoch, seq) order,
 //     whatever order they arrive in; a restart with the same instance id
 //     replaces the old entry.

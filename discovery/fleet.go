@@ -109,11 +109,16 @@ type Fleet struct {
 	// crowds out nobody (and the subscription, doing no work, never falls
 	// behind).
 	inMu    sync.Mutex
-	latest  map[string][]*nats.Msg
+	latest  map[string][]heldMsg
 	held    int // bytes in latest
 	arrived chan struct{}
+	// waiting is, per subject, when the newest message held or being
+	// applied by the intake arrived: an instance whose TTL runs out while
+	// a message of it waits is not expired until the intake has read it
+	// (see expire).
+	waiting map[string]time.Time
 
-	mu        sync.Mutex
+	mu        sync.Mutex // taken before inMu, never inside it
 	instances map[string]*instance
 	bytes     int // the instances' announcements: sum of their sizes
 	gone      map[string]goodbyeMark
@@ -124,10 +129,18 @@ type Fleet struct {
 
 type instance struct {
 	ann      wire.Announcement
-	lastSeen time.Time
+	lastSeen time.Time // when the announcement arrived
 	ttl      time.Duration
 	timer    *time.Timer
-	size     int // bytes of the announcement
+	size     int  // bytes of the announcement
+	overdue  bool // its TTL ran out while a message of it waited for the intake
+}
+
+// heldMsg is a broadcast announcement waiting for the intake, and when
+// it arrived.
+type heldMsg struct {
+	m  *nats.Msg
+	at time.Time
 }
 
 // goodbyeMark remembers a goodbye so that older messages of the same
@@ -176,8 +189,9 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 		done:      make(chan struct{}),
 		ended:     make(chan struct{}),
 		taken:     make(chan struct{}),
-		latest:    map[string][]*nats.Msg{},
+		latest:    map[string][]heldMsg{},
 		arrived:   make(chan struct{}, 1),
+		waiting:   map[string]time.Time{},
 		instances: map[string]*instance{},
 		gone:      map[string]goodbyeMark{},
 		watchers:  map[int]func(){},
@@ -369,18 +383,20 @@ const (
 // hold keeps m for the intake; past the bounds it is dropped (the
 // instance announces again within its interval).
 func (f *Fleet) hold(m *nats.Msg) {
+	now := time.Now()
 	f.inMu.Lock()
 	q, ok := f.latest[m.Subject]
 	out := 0 // the bytes of the message m replaces
 	if len(q) == heldPerSubject {
-		out = len(q[0].Data)
+		out = len(q[0].m.Data)
 	}
 	if (ok || len(f.latest) < maxHeld) && f.held-out+len(m.Data) <= maxHeldBytes {
 		if len(q) == heldPerSubject {
 			q = append(q[:0], q[1:]...)
 		}
-		f.latest[m.Subject] = append(q, m)
+		f.latest[m.Subject] = append(q, heldMsg{m: m, at: now})
 		f.held += len(m.Data) - out
+		f.waiting[m.Subject] = now
 	}
 	f.inMu.Unlock()
 	select {
@@ -389,9 +405,9 @@ func (f *Fleet) hold(m *nats.Msg) {
 	}
 }
 
-func heldSize(q []*nats.Msg) (n int) {
-	for _, m := range q {
-		n += len(m.Data)
+func heldSize(q []heldMsg) (n int) {
+	for _, h := range q {
+		n += len(h.m.Data)
 	}
 	return n
 }
@@ -407,21 +423,50 @@ func (f *Fleet) intake() {
 		}
 		f.inMu.Lock()
 		batch := f.latest
-		f.latest, f.held = make(map[string][]*nats.Msg, len(batch)), 0
+		f.latest, f.held = make(map[string][]heldMsg, len(batch)), 0
 		f.inMu.Unlock()
 		// The cheapest subjects first: a neighbour's large announcements
-		// do not delay the others' (their TTLs run meanwhile).
-		queues := slices.SortedFunc(maps.Values(batch), func(a, b []*nats.Msg) int { return cmp.Compare(heldSize(a), heldSize(b)) })
+		// do not delay the others' (their TTLs run meanwhile, counted
+		// from when each announcement arrived, and none expires while
+		// one of its own waits here).
+		queues := slices.SortedFunc(maps.Values(batch), func(a, b []heldMsg) int { return cmp.Compare(heldSize(a), heldSize(b)) })
 		merge := false
 		for _, q := range queues {
-			for _, m := range q {
-				merge = f.apply(m) || merge
+			for _, h := range q {
+				merge = f.apply(h.m, h.at) || merge
 			}
+			merge = f.settle(q[len(q)-1]) || merge
 		}
 		if merge {
 			f.remerge()
 		}
 	}
+}
+
+// settle ends the wait of the subject of h, the last message of it the
+// intake applied, unless a later one arrived meanwhile; an instance of
+// the subject whose TTL ran out while h waited, and that h did not renew
+// (it was malformed, say), is dropped now. True when the merged view
+// must be rebuilt.
+func (f *Fleet) settle(h heldMsg) bool {
+	f.inMu.Lock()
+	if at, ok := f.waiting[h.m.Subject]; ok && at.Equal(h.at) {
+		delete(f.waiting, h.m.Subject)
+	}
+	f.inMu.Unlock()
+	id, ok := strings.CutPrefix(h.m.Subject, wire.SubjectAnnouncePrefix)
+	if !ok {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in := f.instances[id]
+	if f.closed || in == nil || !in.overdue {
+		return false
+	}
+	f.log.Info("discovery: fleet: instance expired", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)
+	f.drop(id, in)
+	return true
 }
 
 // remerge rebuilds the merged view, unless the fleet is closed.
@@ -435,14 +480,14 @@ func (f *Fleet) remerge() {
 
 // receive handles one announcement (a discover answer) at once.
 func (f *Fleet) receive(m *nats.Msg) {
-	if f.apply(m) {
+	if f.apply(m, time.Now()) {
 		f.remerge()
 	}
 }
 
-// apply takes one announcement into the fleet's instances; true when the
-// merged view must be rebuilt.
-func (f *Fleet) apply(m *nats.Msg) bool {
+// apply takes one announcement, arrived at at, into the fleet's
+// instances; true when the merged view must be rebuilt.
+func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 	ann, skipped, err := decodeAnnouncement(m)
 	if err != nil {
 		f.log.Warn("discovery: fleet: ignoring a malformed announcement", "subject", m.Subject, "err", err)
@@ -503,9 +548,12 @@ func (f *Fleet) apply(m *nats.Msg) bool {
 		cur.timer.Stop()
 	}
 	f.bytes += size - was
-	in := &instance{ann: ann, lastSeen: now, ttl: ttl, size: size}
+	if cur != nil && cur.lastSeen.After(at) {
+		at = cur.lastSeen // a discover answer read while this waited
+	}
+	in := &instance{ann: ann, lastSeen: at, ttl: ttl, size: size}
 	epoch, seq := ann.EpochMS, ann.Seq
-	in.timer = time.AfterFunc(ttl, func() { f.expire(ann.Instance, epoch, seq) })
+	in.timer = time.AfterFunc(max(time.Until(at.Add(ttl)), 0), func() { f.expire(ann.Instance, epoch, seq) })
 	f.instances[ann.Instance] = in
 	if !changed {
 		f.refreshTimes()
@@ -514,12 +562,23 @@ func (f *Fleet) apply(m *nats.Msg) bool {
 }
 
 // expire drops an instance whose TTL passed, unless it was heard from
-// since the timer was set.
+// since the timer was set. An instance with a message waiting for the
+// intake (received, not read yet: the intake is busy decoding others'
+// announcements, or a large one of its own) was heard from: it is marked
+// overdue and goes only if that message does not renew it (settle).
 func (f *Fleet) expire(id string, epoch int64, seq uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in := f.instances[id]
 	if f.closed || in == nil || in.ann.EpochMS != epoch || in.ann.Seq != seq {
+		return
+	}
+	f.inMu.Lock()
+	at, waiting := f.waiting[wire.AnnounceSubject(id)]
+	f.inMu.Unlock()
+	if waiting {
+		in.overdue = true
+		f.log.Debug("discovery: fleet: instance's TTL over while its next announcement is waiting to be read", "instance", id, "last_seen", in.lastSeen, "arrived", at, "ttl", in.ttl)
 		return
 	}
 	f.log.Info("discovery: fleet: instance expired", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)

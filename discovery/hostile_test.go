@@ -140,7 +140,7 @@ func TestFloodSparesLiveWorker(t *testing.T) {
 // TestHeldBounded: what waits for the intake stays within maxHeldBytes and
 // heldPerSubject per subject, however many large messages arrive.
 func TestHeldBounded(t *testing.T) {
-	f := &Fleet{latest: map[string][]*nats.Msg{}, arrived: make(chan struct{}, 1)}
+	f := &Fleet{latest: map[string][]heldMsg{}, arrived: make(chan struct{}, 1), waiting: map[string]time.Time{}}
 	data := make([]byte, 1<<20)
 	for i := range 200 {
 		f.hold(&nats.Msg{Subject: fmt.Sprintf("tools.announce.n%d", i%100), Data: data})

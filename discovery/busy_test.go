@@ -1,0 +1,154 @@
+package discovery
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// gateHandler is a logger that holds the goroutine logging about
+// subject gated until open is closed (the fleet logs a malformed
+// announcement from its intake goroutine, so the intake waits there), and
+// records every other record's message and instance.
+type gateHandler struct {
+	gated   string
+	blocked chan struct{} // closed when a record about gated is being held
+	open    chan struct{}
+	once    sync.Once
+
+	mu      sync.Mutex
+	records []string // "instance: message"
+}
+
+func (h *gateHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *gateHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *gateHandler) WithGroup(string) slog.Handler            { return h }
+func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
+	var subject, inst string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "subject":
+			subject = a.Value.String()
+		case "instance":
+			inst = a.Value.String()
+		}
+		return true
+	})
+	if subject == h.gated {
+		h.once.Do(func() { close(h.blocked) })
+		<-h.open
+		return nil
+	}
+	h.mu.Lock()
+	h.records = append(h.records, inst+": "+r.Message)
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *gateHandler) said(inst, word string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records {
+		if strings.HasPrefix(r, inst+": ") && strings.Contains(r, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBusyFleetKeepsWorker: a fleet whose intake is still busy (decoding
+// other announcements, a large one taking long on a loaded machine) when
+// a live worker's TTL runs out, with the worker's next announcement
+// already received and waiting, does not expire the worker: it announced
+// in time, the fleet just has not read it yet. The fleet expired it
+// (under extreme load, a worker with 1.2 MB announcements dropped out of
+// the view and came back). A worker whose waiting message does not renew
+// it (here: one that cannot be read) still goes once it is read.
+func TestBusyFleetKeepsWorker(t *testing.T) {
+	s := natstest.Server(t)
+	blocker := wire.AnnounceSubject("blocker")
+	h := &gateHandler{gated: blocker, blocked: make(chan struct{}), open: make(chan struct{})}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(h.open)
+		}
+	}
+	defer release()
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h)})
+	worker := natstest.Conn(t, s)
+
+	// The intake is held on a malformed message.
+	if err := worker.Publish(blocker, []byte("not an announcement")); err != nil {
+		t.Fatal(err)
+	}
+	worker.Flush()
+	<-h.blocked
+
+	// The next messages of w1 (its announcement) and w2 (one that cannot
+	// be read) arrive and wait for the intake.
+	ann := func(id string, seq uint64, interval int64, mark string) wire.Announcement {
+		return wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: seq, IntervalMS: interval,
+			Tools: []wire.AnnouncedTool{{Name: mark, Description: "x", Group: "basic", Idempotency: "unknown",
+				Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}}
+	}
+	publishAnnouncement(t, worker, ann("w1", 2, 3_600_000, "second"))
+	if err := worker.Publish(wire.AnnounceSubject("w2"), []byte("garbled")); err != nil {
+		t.Fatal(err)
+	}
+	worker.Flush()
+	natstest.WaitFor(t, "the messages held for the intake", func() bool {
+		f.inMu.Lock()
+		defer f.inMu.Unlock()
+		return len(f.latest[wire.AnnounceSubject("w1")]) > 0 && len(f.latest[wire.AnnounceSubject("w2")]) > 0
+	})
+
+	// The fleet learns w1 and w2 from earlier messages, answering a
+	// discover request (applied at once, not by the intake), with a TTL
+	// of 300 ms.
+	first := []wire.Announcement{ann("w1", 1, 100, "first"), ann("w2", 1, 100, "other")}
+	sub, err := worker.Subscribe(wire.SubjectDiscover, func(m *nats.Msg) {
+		for i := range first {
+			wire.Respond(worker, m, &first[i])
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	worker.Flush()
+	natstest.WaitFor(t, "w1 and w2 discovered", func() bool {
+		if err := f.Discover(natstest.Ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		return listed(f, "w1") && listed(f, "w2")
+	})
+
+	// Their TTL runs out while their next messages wait.
+	natstest.WaitFor(t, "the TTLs over", func() bool {
+		return (h.said("w1", "expired") || h.said("w1", "waiting")) && (h.said("w2", "expired") || h.said("w2", "waiting"))
+	})
+	for _, id := range []string{"w1", "w2"} {
+		if !listed(f, id) {
+			t.Errorf("%s expired while its next message waited for the fleet's busy intake", id)
+		}
+	}
+
+	// The intake reads them: w1 is renewed, w2 is not, and goes.
+	release()
+	natstest.WaitFor(t, "w1's waiting announcement applied, w2 gone", func() bool {
+		_, ok := f.Tool("second")
+		return ok && !listed(f, "w2")
+	})
+	if !listed(f, "w1") {
+		t.Error("w1 dropped after its waiting announcement was read")
+	}
+}
