@@ -24,7 +24,7 @@ type gateHandler struct {
 	once    sync.Once
 
 	mu      sync.Mutex
-	records []string // "instance: message"
+	records []string // "instance: message" and "subject: message"
 }
 
 func (h *gateHandler) Enabled(context.Context, slog.Level) bool { return true }
@@ -47,7 +47,7 @@ func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
 		return nil
 	}
 	h.mu.Lock()
-	h.records = append(h.records, inst+": "+r.Message)
+	h.records = append(h.records, inst+": "+r.Message, subject+": "+r.Message)
 	h.mu.Unlock()
 	return nil
 }
@@ -86,8 +86,9 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h)})
 	worker := natstest.Conn(t, s)
 
-	// The intake is held on a malformed message.
-	if err := worker.Publish(blocker, []byte("not an announcement")); err != nil {
+	// The intake is held on a malformed announcement (format 0).
+	unreadable := []byte{0x81, 0xa1, 'v', 0x00}
+	if err := worker.Publish(blocker, unreadable); err != nil {
 		t.Fatal(err)
 	}
 	worker.Flush()
@@ -101,7 +102,7 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 				Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}}
 	}
 	publishAnnouncement(t, worker, ann("w1", 2, 3_600_000, "second"))
-	if err := worker.Publish(wire.AnnounceSubject("w2"), []byte("garbled")); err != nil {
+	if err := worker.Publish(wire.AnnounceSubject("w2"), unreadable); err != nil {
 		t.Fatal(err)
 	}
 	worker.Flush()

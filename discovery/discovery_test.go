@@ -502,7 +502,8 @@ func TestFleetBadAnnouncements(t *testing.T) {
 		data    []byte
 		log     string
 	}{
-		{"not msgpack", "tools.announce.x", nil, []byte("\xc1garbage"), "undecodable body"},
+		{"not msgpack", "tools.announce.x", nil, []byte("\xc1garbage"), "not announcements"},
+		{"bad msgpack", "tools.announce.x", nil, []byte("\x81\xa1v\xc1"), "undecodable body"},
 		{"bad JSON", "tools.announce.x", nats.Header{"Content-Type": {"application/json"}}, []byte("{"), "undecodable body"},
 		{"no format", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Instance: "x", EpochMS: 1, Seq: 1}), "format version"},
 		{"bad instance", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "x.y", EpochMS: 1, Seq: 1}), "invalid instance id"},

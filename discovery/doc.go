@@ -33,7 +33,10 @@
 //     replaces the old entry.
 //   - An announcement that cannot be read is ignored and logged; a tool or
 //     group in it that cannot be listed is left out and logged, the rest
-//     counts.
+//     counts. A message that cannot be an announcement at all (a server's
+//     answer to a JetStream request naming the subject as its reply
+//     subject) is ignored before it can push out a real one, and logged at
+//     most once a minute.
 //   - A Fleet keeps at most 4,096 instances, whose announcements hold at
 //     most 128 MiB: past that, announcements of new instances (and
 //     growth past the bytes) are ignored and logged, so a neighbour

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -117,6 +118,10 @@ type Fleet struct {
 	// a message of it waits is not expired until the intake has read it
 	// (see expire).
 	waiting map[string]time.Time
+	// Messages refused by hold as no announcement, since refusedAt (when
+	// the last were logged).
+	refused   int
+	refusedAt time.Time
 
 	mu        sync.Mutex // taken before inMu, never inside it
 	instances map[string]*instance
@@ -380,10 +385,31 @@ const (
 	heldPerSubject = 2 // a message and the one before it: a reordered pair is still told apart
 )
 
+// refusedLogEvery bounds the log lines about messages refused as no
+// announcement: one per interval, with their count.
+const refusedLogEvery = time.Minute
+
 // hold keeps m for the intake; past the bounds it is dropped (the
-// instance announces again within its interval).
+// instance announces again within its interval). A message that cannot be
+// an announcement (mayAnnounce) is refused first: it takes no place.
 func (f *Fleet) hold(m *nats.Msg) {
 	now := time.Now()
+	if !mayAnnounce(m) {
+		f.inMu.Lock()
+		f.refused++
+		n := f.refused
+		if n > 0 && now.Sub(f.refusedAt) >= refusedLogEvery {
+			f.refused, f.refusedAt = 0, now
+		} else {
+			n = 0
+		}
+		f.inMu.Unlock()
+		if n > 0 {
+			f.log.Warn("discovery: fleet: ignoring messages on announcement subjects that are not announcements (a server's answers to requests naming the subject as their reply subject, say)",
+				"subject", m.Subject, "ignored", n, "every", refusedLogEvery)
+		}
+		return
+	}
 	f.inMu.Lock()
 	q, ok := f.latest[m.Subject]
 	out := 0 // the bytes of the message m replaces
@@ -403,6 +429,53 @@ func (f *Fleet) hold(m *nats.Msg) {
 	case f.arrived <- struct{}{}:
 	default:
 	}
+}
+
+// announcementKeys are the fields of an announcement (wire.Announcement),
+// one of which a msgpack announcement's first key is.
+var announcementKeys = map[string]bool{"v": true, "instance": true, "version": true, "queue": true, "epoch_ms": true,
+	"seq": true, "interval_ms": true, "goodbye": true, "groups": true, "tools": true, "meta": true}
+
+// mayAnnounce is a cheap look at whether m can be an announcement: no
+// header a server sets (Status, Nats-*), and a body that is a JSON
+// object with the JSON header, or else a msgpack map whose first key is
+// an announcement's field. Anyone may make the server publish on any
+// subject (a JetStream API request names it as its reply subject: a
+// caller role may send those), and what it publishes (a JSON answer
+// without headers, a direct get's stored message with its Nats-*
+// headers, or without headers a stored value: group state in JSON, a kept
+// result, a msgpack frame starting with "kind") fails these.
+func mayAnnounce(m *nats.Msg) bool {
+	for k := range m.Header {
+		if k == "Status" || strings.HasPrefix(k, "Nats-") {
+			return false
+		}
+	}
+	if wire.CodecOf(m.Header) == wire.JSON {
+		b := bytes.TrimLeft(m.Data, " \t\r\n")
+		return len(b) > 0 && b[0] == '{'
+	}
+	b := m.Data
+	switch {
+	case len(b) > 0 && b[0]&0xf0 == 0x80: // fixmap
+		b = b[1:]
+	case len(b) > 2 && b[0] == 0xde: // map 16
+		b = b[3:]
+	case len(b) > 4 && b[0] == 0xdf: // map 32
+		b = b[5:]
+	default:
+		return false
+	}
+	var n int
+	switch {
+	case len(b) > 0 && b[0]&0xe0 == 0xa0: // fixstr
+		n, b = int(b[0]&0x1f), b[1:]
+	case len(b) > 1 && b[0] == 0xd9: // str 8
+		n, b = int(b[1]), b[2:]
+	default:
+		return false
+	}
+	return n <= len(b) && announcementKeys[string(b[:n])]
 }
 
 func heldSize(q []heldMsg) (n int) {

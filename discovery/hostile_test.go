@@ -142,6 +142,7 @@ func TestFloodSparesLiveWorker(t *testing.T) {
 func TestHeldBounded(t *testing.T) {
 	f := &Fleet{latest: map[string][]heldMsg{}, arrived: make(chan struct{}, 1), waiting: map[string]time.Time{}}
 	data := make([]byte, 1<<20)
+	copy(data, []byte{0x81, 0xa1, 'v'}) // a map whose first key is an announcement's
 	for i := range 200 {
 		f.hold(&nats.Msg{Subject: fmt.Sprintf("tools.announce.n%d", i%100), Data: data})
 	}
