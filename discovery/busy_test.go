@@ -83,7 +83,7 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 		}
 	}
 	defer release()
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h)})
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), DiscoverWindow: natstest.Guard})
 	worker := natstest.Conn(t, s)
 
 	// The intake is held on a malformed announcement (format 0).
@@ -126,12 +126,13 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	worker.Flush()
-	natstest.WaitFor(t, "w1 and w2 discovered", func() bool {
-		if err := f.Discover(natstest.Ctx(t)); err != nil {
-			t.Fatal(err)
-		}
-		return listed(f, "w1") && listed(f, "w2")
-	})
+	// Discover then waits for the intake to read what arrived: it is
+	// left waiting.
+	ctx, cancel := context.WithCancel(natstest.Ctx(t))
+	discovered := make(chan struct{})
+	go func() { defer close(discovered); f.Discover(ctx) }()
+	defer func() { cancel(); <-discovered }()
+	natstest.WaitFor(t, "w1 and w2 discovered", func() bool { return listed(f, "w1") && listed(f, "w2") })
 
 	// Their TTL runs out while their next messages wait.
 	natstest.WaitFor(t, "the TTLs over", func() bool {
@@ -151,5 +152,65 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 	})
 	if !listed(f, "w1") {
 		t.Error("w1 dropped after its waiting announcement was read")
+	}
+}
+
+// TestDiscoverReadsWhatArrived: Discover (and so NewFleet, and every
+// listing of a client starting) returns once the announcements that
+// arrived within its window have been read, not while they still wait
+// for the intake: a worker whose discover answers were used up by a burst
+// of starting clients answers the rest by a broadcast, and a large
+// announcement takes long to decode; the client listed the fleet without
+// that worker's tools.
+func TestDiscoverReadsWhatArrived(t *testing.T) {
+	s := natstest.Server(t)
+	blocker := wire.AnnounceSubject("blocker")
+	h := &gateHandler{gated: blocker, blocked: make(chan struct{}), open: make(chan struct{})}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(h.open)
+		}
+	}
+	defer release()
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h)})
+	worker := natstest.Conn(t, s)
+	if err := worker.Publish(blocker, []byte{0x81, 0xa1, 'v', 0x00}); err != nil {
+		t.Fatal(err)
+	}
+	worker.Flush()
+	<-h.blocked
+	publishAnnouncement(t, worker, wire.Announcement{Format: 1, Instance: "w1", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
+		Tools: []wire.AnnouncedTool{{Name: "echo", Description: "x", Group: "basic", Idempotency: "unknown",
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}})
+	worker.Flush()
+	natstest.WaitFor(t, "w1's announcement held", func() bool {
+		f.inMu.Lock()
+		defer f.inMu.Unlock()
+		return len(f.latest[wire.AnnounceSubject("w1")]) > 0
+	})
+
+	done := make(chan error, 1)
+	go func() { done <- f.Discover(natstest.Ctx(t)) }()
+	// Discover says it waits for the intake (then the test lets the intake
+	// go on), or returns.
+	natstest.WaitFor(t, "Discover waiting or returned", func() bool {
+		if h.said("", "waiting for the announcements") {
+			release()
+		}
+		select {
+		case err := <-done:
+			done <- err
+			return true
+		default:
+			return false
+		}
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !listed(f, "w1") {
+		t.Fatal("Discover returned before the announcement received within its window was read")
 	}
 }

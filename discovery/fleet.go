@@ -118,6 +118,7 @@ type Fleet struct {
 	// a message of it waits is not expired until the intake has read it
 	// (see expire).
 	waiting map[string]time.Time
+	read    chan struct{} // closed, and replaced, when the intake has read a batch
 	// Messages refused by hold as no announcement, since refusedAt (when
 	// the last were logged).
 	refused   int
@@ -197,6 +198,7 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 		latest:    map[string][]heldMsg{},
 		arrived:   make(chan struct{}, 1),
 		waiting:   map[string]time.Time{},
+		read:      make(chan struct{}),
 		instances: map[string]*instance{},
 		gone:      map[string]goodbyeMark{},
 		watchers:  map[int]func(){},
@@ -217,8 +219,9 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 }
 
 // Discover asks every live instance to announce itself and waits for the
-// discover window (less when no instance is listening at all). Use it to
-// refresh at once, for example after a reconnect.
+// discover window (less when no instance is listening at all), then for
+// the announcements received by then to be read. Use it to refresh at
+// once, for example after a reconnect.
 func (f *Fleet) Discover(ctx context.Context) error {
 	inbox := f.nc.NewInbox()
 	none := make(chan struct{})
@@ -245,7 +248,43 @@ func (f *Fleet) Discover(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("discovery: fleet: discover: %w", context.Cause(ctx))
 	}
-	return nil
+	return f.readArrived(ctx, time.Now())
+}
+
+// readArrived waits until the intake has read the broadcast announcements
+// that arrived by until: a worker answers the discover requests over its
+// bound by a broadcast, and a large announcement takes a while to decode,
+// so the view is complete only once they are read. A subject that has
+// received a later message since is not waited for (a neighbour flooding
+// its subject holds nobody up); the intake reads everything held in one
+// or two batches.
+func (f *Fleet) readArrived(ctx context.Context, until time.Time) error {
+	logged := false
+	for {
+		f.inMu.Lock()
+		pending := 0
+		for _, at := range f.waiting {
+			if !at.After(until) {
+				pending++
+			}
+		}
+		read := f.read
+		f.inMu.Unlock()
+		if pending == 0 {
+			return nil
+		}
+		if !logged {
+			logged = true
+			f.log.Debug("discovery: fleet: discover: waiting for the announcements received to be read", "subjects", pending)
+		}
+		select {
+		case <-read:
+		case <-f.done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("discovery: fleet: discover: waiting for the announcements received to be read: %w", context.Cause(ctx))
+		}
+	}
 }
 
 // Close stops listening and waits for the Fleet's goroutine. The view
@@ -513,6 +552,10 @@ func (f *Fleet) intake() {
 		if merge {
 			f.remerge()
 		}
+		f.inMu.Lock()
+		close(f.read)
+		f.read = make(chan struct{})
+		f.inMu.Unlock()
 	}
 }
 
