@@ -66,10 +66,11 @@ type Announcer struct {
 	mu      sync.Mutex // serialises publishing; guards what follows
 	seq     uint64
 	stopped bool
-	window  time.Time   // when the current answer window began
-	answers int         // discover requests answered in it
-	owed    *time.Timer // the announcement owed to requests over the bound
-	paid    time.Time   // when the last owed announcement went out
+	window  time.Time          // when the current answer window began
+	answers int                // discover requests answered in it
+	owed    *time.Timer        // the announcement owed to requests over the bound
+	paid    time.Time          // when the last owed announcement went out
+	fit     *wire.Announcement // the last announcement that could be published
 }
 
 // Discover requests are answered at most answersPerWindow times per
@@ -227,7 +228,7 @@ func (a *Announcer) announce() error {
 	}
 	a.seq++
 	ann := a.build(a.seq)
-	return a.publish(a.subject, nil, &ann)
+	return a.publishFitting(a.subject, nil, &ann)
 }
 
 // answer replies to a discover request, in JSON when asked.
@@ -254,7 +255,7 @@ func (a *Announcer) answer(m *nats.Msg) {
 	a.answers++
 	a.seq++
 	ann := a.build(a.seq)
-	if err := a.publish(m.Reply, m, &ann); err != nil {
+	if err := a.publishFitting(m.Reply, m, &ann); err != nil {
 		a.log.Error("discovery: answering a discover request", "err", err)
 	}
 }
@@ -267,6 +268,28 @@ func (a *Announcer) payOwed() {
 	if err := a.announce(); err != nil {
 		a.log.Error("discovery: announcing tools", "err", err)
 	}
+}
+
+// publishFitting publishes ann (see publish); when it is over the
+// server's max_payload (the toolkit grew: an MCP server mounted later
+// lists many tools), it publishes the last announcement that fit instead,
+// under ann's seq, so fleets keep the worker listed with the tools it
+// announced then rather than expiring a live worker; the error says so.
+// a.mu is held.
+func (a *Announcer) publishFitting(subject string, req *nats.Msg, ann *wire.Announcement) error {
+	err := a.publish(subject, req, ann)
+	switch {
+	case err == nil:
+		a.fit = ann
+	case errors.Is(err, nats.ErrMaxPayload) && a.fit != nil:
+		last := *a.fit
+		last.Seq = ann.Seq
+		if lerr := a.publish(subject, req, &last); lerr != nil {
+			return errors.Join(err, lerr)
+		}
+		err = fmt.Errorf("%w; the last announcement that fit (%d tools) went out instead", err, len(last.Tools))
+	}
+	return err
 }
 
 // readableAnnouncement is the largest JSON announcement: a bigger one
