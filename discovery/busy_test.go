@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -22,6 +23,10 @@ type gateHandler struct {
 	blocked chan struct{} // closed when a record about gated is being held
 	open    chan struct{}
 	once    sync.Once
+	// gate, when set, holds the first malformed-announcement record about
+	// any subject instead, until it returns.
+	gate     func()
+	gateOnce sync.Once
 
 	mu      sync.Mutex
 	records []string // "instance: message" and "subject: message"
@@ -41,7 +46,10 @@ func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
 		}
 		return true
 	})
-	if subject == h.gated {
+	if h.gate != nil && strings.Contains(r.Message, "malformed") {
+		h.gateOnce.Do(h.gate)
+	}
+	if h.gate == nil && subject == h.gated {
 		h.once.Do(func() { close(h.blocked) })
 		<-h.open
 		return nil
@@ -50,6 +58,18 @@ func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
 	h.records = append(h.records, inst+": "+r.Message, subject+": "+r.Message)
 	h.mu.Unlock()
 	return nil
+}
+
+// count is how many records say word.
+func (h *gateHandler) count(word string) (n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records {
+		if strings.HasPrefix(r, ": ") && strings.Contains(r, word) {
+			n++ // each record is kept twice, once by instance, once by subject
+		}
+	}
+	return n / 2
 }
 
 func (h *gateHandler) said(inst, word string) bool {
@@ -83,7 +103,7 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 		}
 	}
 	defer release()
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), DiscoverWindow: natstest.Guard})
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), DiscoverWindow: 100 * time.Millisecond})
 	worker := natstest.Conn(t, s)
 
 	// The intake is held on a malformed announcement (format 0).
@@ -126,13 +146,17 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	worker.Flush()
-	// Discover then waits for the intake to read what arrived: it is
-	// left waiting.
-	ctx, cancel := context.WithCancel(natstest.Ctx(t))
-	discovered := make(chan struct{})
-	go func() { defer close(discovered); f.Discover(ctx) }()
-	defer func() { cancel(); <-discovered }()
-	natstest.WaitFor(t, "w1 and w2 discovered", func() bool { return listed(f, "w1") && listed(f, "w2") })
+	// Discover reads the answers at the end of its window, then waits for
+	// the intake to read what arrived: each attempt is left waiting there,
+	// and the next one asks again should the answers have come late.
+	for attempt := 1; !listed(f, "w1") || !listed(f, "w2"); attempt++ {
+		ctx, cancel := context.WithCancel(natstest.Ctx(t))
+		discovered := make(chan struct{})
+		go func() { defer close(discovered); f.Discover(ctx) }()
+		natstest.WaitFor(t, "Discover past its window", func() bool { return h.count("waiting for the announcements") >= attempt })
+		cancel()
+		<-discovered
+	}
 
 	// Their TTL runs out while their next messages wait.
 	natstest.WaitFor(t, "the TTLs over", func() bool {
@@ -212,5 +236,49 @@ func TestDiscoverReadsWhatArrived(t *testing.T) {
 	}
 	if !listed(f, "w1") {
 		t.Fatal("Discover returned before the announcement received within its window was read")
+	}
+}
+
+// TestDiscoverKeepsSlowAnswers: answers to a discover request that
+// arrived within the window count, however long the fleet takes to read
+// them. They were decoded one by one on the inbox subscription, which
+// was unsubscribed when the window ended: the answers still queued
+// behind a slow one (a loaded machine, large announcements of many
+// workers) were dropped, and a starting client listed the fleet without
+// those workers.
+func TestDiscoverKeepsSlowAnswers(t *testing.T) {
+	s := natstest.Server(t)
+	nc := natstest.Conn(t, s)
+	// The reading of the first answer (unreadable, so logged) is held
+	// until the discover request's inbox is unsubscribed.
+	var base int
+	ready := make(chan struct{})
+	h := &gateHandler{gate: func() {
+		<-ready
+		for nc.NumSubscriptions() > base {
+			time.Sleep(time.Millisecond)
+		}
+	}}
+	f := startFleet(t, nc, &FleetOptions{Logger: slog.New(h), DiscoverWindow: 100 * time.Millisecond})
+	base = nc.NumSubscriptions()
+	close(ready)
+	worker := natstest.Conn(t, s)
+	w1 := wire.Announcement{Format: 1, Instance: "w1", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
+		Tools: []wire.AnnouncedTool{{Name: "echo", Description: "x", Group: "basic", Idempotency: "unknown",
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}}
+	sub, err := worker.Subscribe(wire.SubjectDiscover, func(m *nats.Msg) {
+		worker.Publish(m.Reply, []byte{0x81, 0xa1, 'v', 0x00})
+		wire.Respond(worker, m, &w1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	worker.Flush()
+	if err := f.Discover(natstest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if !listed(f, "w1") {
+		t.Fatal("an answer received within the discover window was dropped, queued behind a slow one")
 	}
 }

@@ -226,12 +226,25 @@ func (f *Fleet) Discover(ctx context.Context) error {
 	inbox := f.nc.NewInbox()
 	none := make(chan struct{})
 	var once sync.Once
+	// The answers are kept as they come and read once the window is over:
+	// read on the subscription, one slow to decode held up the others,
+	// and those still queued when the window ended were dropped with it.
+	var mu sync.Mutex
+	var answers []heldMsg
+	size, over := 0, 0
 	sub, err := f.nc.Subscribe(inbox, func(m *nats.Msg) {
 		if len(m.Data) == 0 && m.Header.Get(wire.HeaderStatus) == wire.StatusNoResponders {
 			once.Do(func() { close(none) }) // nobody to wait for
 			return
 		}
-		f.receive(m)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(answers) >= maxInstances || size+len(m.Data) > maxInstanceBytes {
+			over++ // more than the fleet keeps
+			return
+		}
+		answers = append(answers, heldMsg{m: m, at: time.Now()})
+		size += len(m.Data)
 	})
 	if err != nil {
 		return fmt.Errorf("discovery: fleet: discover: %w", err)
@@ -248,7 +261,24 @@ func (f *Fleet) Discover(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("discovery: fleet: discover: %w", context.Cause(ctx))
 	}
-	return f.readArrived(ctx, time.Now())
+	end := time.Now()
+	sub.Unsubscribe()
+	mu.Lock()
+	got, dropped := answers, over
+	answers, over = nil, 0
+	mu.Unlock()
+	if dropped > 0 {
+		f.log.Warn("discovery: fleet: discover: answers past the fleet's bounds ignored", "ignored", dropped,
+			"max_instances", maxInstances, "max_bytes", maxInstanceBytes)
+	}
+	merge := false
+	for _, h := range got {
+		merge = f.apply(h.m, h.at) || merge
+	}
+	if merge {
+		f.remerge()
+	}
+	return f.readArrived(ctx, end)
 }
 
 // readArrived waits until the intake has read the broadcast announcements
@@ -591,13 +621,6 @@ func (f *Fleet) remerge() {
 	defer f.mu.Unlock()
 	if !f.closed {
 		f.rebuild()
-	}
-}
-
-// receive handles one announcement (a discover answer) at once.
-func (f *Fleet) receive(m *nats.Msg) {
-	if f.apply(m, time.Now()) {
-		f.remerge()
 	}
 }
 
