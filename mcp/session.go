@@ -425,6 +425,14 @@ type cancelOnClose struct {
 	cancel context.CancelFunc
 }
 
+func (c *cancelOnClose) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Response); ok {
+		markResultless(r)
+	}
+	return m, err
+}
+
 func (c *cancelOnClose) Close() error {
 	err := c.Connection.Close()
 	c.cancel()

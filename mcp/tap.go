@@ -264,6 +264,7 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 		}
 	case *jsonrpc.Response:
+		markResultless(msg)
 		c.mu.Lock()
 		delete(c.calls, msg.ID)
 		list := c.lists[msg.ID]
@@ -275,6 +276,20 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	return m, err
 }
+
+// markResultless makes a response holding neither a result nor an error (JSON-RPC
+// requires one) the server's error answer. The go-sdk decodes the missing
+// result as io.EOF, which reads as the connection's end: the session,
+// sound, was dropped (a stdio server killed with every call on it) and a
+// read-only request sent again.
+func markResultless(r *jsonrpc.Response) {
+	if r.Error == nil && len(r.Result) == 0 {
+		r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: errResultless}
+	}
+}
+
+// errResultless is the message of a response that answered nothing.
+const errResultless = "the MCP server answered without a result (its JSON-RPC response holds neither a result nor an error)"
 
 // callTokenKey carries a call's token in the context of its tools/call
 // request, which the go-sdk passes to the transport (the connection's

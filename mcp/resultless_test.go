@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func init() {
+	if os.Getenv(mountTestServerEnv) == "resultless" {
+		os.Exit(resultlessServerMain())
+	}
+}
+
+// resultlessServerMain is a stdio server, JSON-RPC written by hand, whose
+// tool "bare" is answered with a response holding neither a result nor
+// an error; its tool "pid" answers with the server's process id.
+func resultlessServerMain() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 1<<20)
+	send := func(s string) { fmt.Fprintln(os.Stdout, s) }
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name            string `json:"name"`
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		id := string(m.ID)
+		switch {
+		case m.Method == "initialize":
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"` + m.Params.ProtocolVersion + `","capabilities":{"tools":{}},"serverInfo":{"name":"resultless","version":"1"}}}`)
+		case m.Method == "tools/list":
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":[` +
+				`{"name":"bare","description":"Answers without a result.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},` +
+				`{"name":"pid","description":"The server's process id.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}`)
+		case m.Method == "tools/call" && m.Params.Name == "bare":
+			send(`{"jsonrpc":"2.0","id":` + id + `}`)
+		case m.Method == "tools/call":
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%d"}]}}`, id, os.Getpid()))
+		default:
+			send(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`)
+		}
+	}
+	return 0
+}
+
+// A response holding neither a result nor an error (JSON-RPC requires
+// one) is the server's faulty answer, not a broken connection: the go-sdk
+// decodes its missing result as io.EOF, which was taken for the stdio
+// connection's end. The call ended "the connection ... failed: EOF", the
+// server (alive and well) was killed and started again, with every other
+// call on it, and a read-only tool's call was sent again. It now ends
+// tool_error saying the server answered without a result, once, on a
+// session that stays.
+func TestResultlessAnswerKeepsSession(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := mount(t, ServerConfig{Name: "r", Transport: TransportStdio, Command: exe, Env: map[string]string{mountTestServerEnv: "resultless"}})
+	ctx := testCtx(t)
+	pid := func() string {
+		t.Helper()
+		r := tk.Dispatch(ctx, toolkit.ToolCall{ID: "pid", Name: "mcp__r__pid", Input: map[string]any{}}, toolkit.WriterFuncs{})
+		if r.State != toolkit.StateSuccess {
+			t.Fatalf("pid: %s/%s %q", r.State, r.Code, r.Text())
+		}
+		return r.Text()
+	}
+	before := pid()
+	r := tk.Dispatch(ctx, toolkit.ToolCall{ID: "bare", Name: "mcp__r__bare", Input: map[string]any{}}, toolkit.WriterFuncs{})
+	if r.Code != toolkit.CodeToolError || !strings.Contains(r.Text(), "without a result") || strings.Contains(r.Text(), "EOF") {
+		t.Errorf("a response without a result: %s/%s %q, want tool_error saying the server answered without a result", r.State, r.Code, r.Text())
+	}
+	if after := pid(); after != before {
+		t.Errorf("the server answered without a result and was restarted: process %s, then %s", before, after)
+	}
+}
