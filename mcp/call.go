@@ -126,6 +126,9 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 			defer c.enter(cs, f)()
 			var err error
 			o.res, err = cs.CallTool(cctx, params)
+			if err != nil && cctx.Err() == nil && c.resultlessAnswer(cs, err) {
+				err = &serverFault{errors.New(errResultless)}
+			}
 			if err != nil && unreadableAnswer(err) {
 				err = &serverFault{fmt.Errorf("the MCP server %q answered, but its result cannot be read: %s", c.cfg.Name, cutText(err.Error(), 512))}
 			}

@@ -130,7 +130,8 @@
 //
 // A JSON-RPC error from the server ends the call with tool_error and the
 // server's message, and so does a result that cannot be read (a content
-// type the go-sdk does not know, invalid base64), on a session that stays; a server that cannot be reached with unavailable; a
+// type the go-sdk does not know, invalid base64) or a response holding
+// neither a result nor an error, on a session that stays; a server that cannot be reached with unavailable; a
 // connection that breaks during the call with tool_error (the next call
 // reconnects); ServerConfig.Timeout with timeout.
 //

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -68,7 +71,16 @@ func TestResultlessAnswerKeepsSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, _ := mount(t, ServerConfig{Name: "r", Transport: TransportStdio, Command: exe, Env: map[string]string{mountTestServerEnv: "resultless"}})
+	for transport, cfg := range map[string]ServerConfig{
+		"stdio":           {Name: "r", Transport: TransportStdio, Command: exe, Env: map[string]string{mountTestServerEnv: "resultless"}},
+		"streamable-http": {Name: "r", Transport: TransportStreamableHTTP, URL: resultlessHTTP(t)},
+	} {
+		t.Run(transport, func(t *testing.T) { testResultless(t, cfg) })
+	}
+}
+
+func testResultless(t *testing.T, cfg ServerConfig) {
+	tk, _ := mount(t, cfg)
 	ctx := testCtx(t)
 	pid := func() string {
 		t.Helper()
@@ -84,6 +96,57 @@ func TestResultlessAnswerKeepsSession(t *testing.T) {
 		t.Errorf("a response without a result: %s/%s %q, want tool_error saying the server answered without a result", r.State, r.Code, r.Text())
 	}
 	if after := pid(); after != before {
-		t.Errorf("the server answered without a result and was restarted: process %s, then %s", before, after)
+		t.Errorf("the server answered without a result and its session was replaced: %s, then %s", before, after)
 	}
+}
+
+// resultlessHTTP is a Streamable HTTP server, written by hand, with the
+// tools of resultlessServerMain; "pid" answers with how many sessions
+// it has opened.
+func resultlessHTTP(t *testing.T) string {
+	var sessions atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			if r.Method == http.MethodDelete {
+				return
+			}
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name            string `json:"name"`
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		id := string(m.ID)
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case m.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", fmt.Sprint("s", sessions.Add(1)))
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"protocolVersion":"`+m.Params.ProtocolVersion+`","capabilities":{"tools":{}},"serverInfo":{"name":"resultless","version":"1"}}}`)
+		case m.Method == "tools/list":
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"tools":[`+
+				`{"name":"bare","description":"Answers without a result.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},`+
+				`{"name":"pid","description":"Sessions opened.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}`)
+		case m.Method == "tools/call" && m.Params.Name == "bare":
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":`+id+`}`)
+		case m.Method == "tools/call":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%d"}]}}`, id, sessions.Load())
+		default:
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{}}`)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -373,6 +374,21 @@ func unreadableAnswer(err error) bool {
 	// The go-sdk's content errors (contentFromWire) have no type.
 	msg := err.Error()
 	return strings.Contains(msg, "unrecognized content type") || strings.Contains(msg, "invalid content type") || strings.HasSuffix(msg, ": nil content")
+}
+
+// resultlessAnswer reports err as a Streamable HTTP server's response
+// holding neither a result nor an error, which the go-sdk decodes as
+// io.EOF, wrapped once (calling "tools/call": EOF); stdio and legacy SSE
+// responses are marked on the wire instead (markResultless). A request
+// that failed on the network wraps its io.EOF deeper, and the
+// connection's reader ends with a bare io.EOF only when the client
+// closes it, which marks its session dead first.
+func (c *Client) resultlessAnswer(cs *sdk.ClientSession, err error) bool {
+	if c.cfg.Transport != TransportStreamableHTTP || errors.Unwrap(err) != io.EOF {
+		return false
+	}
+	s := c.sessionOf(cs)
+	return s != nil && !s.dead.Load()
 }
 
 // notDelivered reports errors that prove the server never processed the
