@@ -119,10 +119,12 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 	done := make(chan outcome, 1)
 	f := newInflight(cctx, w) // the server's requests and logs (relay.go)
 	var using atomic.Pointer[sdk.ClientSession]
+	var last atomic.Pointer[session] // the session of the last attempt
 	go func() {
 		var o outcome
 		o.err = c.withSession(cctx, c.retrySafe(tool), func(cs *sdk.ClientSession) error {
 			using.Store(cs)
+			last.Store(c.sessionOf(cs))
 			defer c.enter(cs, f)()
 			var err error
 			o.res, err = cs.CallTool(cctx, params)
@@ -179,7 +181,7 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 			for len(f.do) > 0 {
 				(<-f.do)() // log messages queued before the result
 			}
-			return c.finish(ctx, cctx, tool, o.res, o.err, w)
+			return c.finish(ctx, cctx, tool, o.res, o.err, w, last.Load())
 		}
 	}
 }
@@ -206,7 +208,9 @@ func (c *Client) sessionOf(cs *sdk.ClientSession) *session {
 	return nil
 }
 
-func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToolResult, err error, w toolkit.Writer) error {
+// finish ends a call with its outcome; s is the session it was last sent
+// on, nil if none.
+func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToolResult, err error, w toolkit.Writer, s *session) error {
 	if err == nil {
 		if res == nil {
 			return toolkit.Errorf(toolkit.CodeToolError, "Error occurred when calling MCP tool: the server returned no result for '%s'.", tool)
@@ -243,7 +247,7 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	if c.cfg.Transport == TransportStdio && errors.As(err, &se) {
 		return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the MCP server %q wrote something other than JSON-RPC to its stdout during the call of '%s' (%v), which ends its connection; a server must write its logs to stderr. The next call restarts it.", c.cfg.Name, tool, err)
 	}
-	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v. The next call reconnects.", c.cfg.Name, tool, err)
+	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v%s. The next call reconnects.", c.cfg.Name, tool, err, s.exitNote(ctx))
 }
 
 // retrySafe reports whether the server's annotations make a repeated call

@@ -133,7 +133,9 @@
 // type the go-sdk does not know, invalid base64) or a response holding
 // neither a result nor an error, on a session that stays; a server that cannot be reached with unavailable; a
 // connection that breaks during the call with tool_error (the next call
-// reconnects); ServerConfig.Timeout with timeout.
+// reconnects; for a stdio server the error ends once the server is closed,
+// and says how it exited, unless the client had to signal it, and the
+// end of its stderr); ServerConfig.Timeout with timeout.
 //
 // Progress: each call carries a progress token of its own. Notifications
 // are read off the wire (the stdio connection and HTTP event streams are

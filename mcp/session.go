@@ -30,6 +30,40 @@ type session struct {
 	stderr    *tailBuffer   // stdio only
 	closeWait time.Duration // stdio only: how long a close may take before the server is killed
 	dead      atomic.Bool
+	// ended is closed once the session is closed (a stdio server's
+	// process waited for), with closeErr what closing it returned.
+	ended    chan struct{}
+	endOnce  sync.Once
+	closeErr error
+}
+
+// exitNote says how a stdio server whose connection broke ended, and what
+// it last wrote to its stderr, once its session is closed (at most its
+// closeWait and a second more, the server killed by then), or "" when
+// that is not known before ctx ends. A server the client signalled itself
+// (one that did not exit on its own) is not said to have exited.
+func (s *session) exitNote(ctx context.Context) string {
+	if s == nil || s.cmd == nil {
+		return ""
+	}
+	t := time.NewTimer(s.closeWait + time.Second)
+	defer t.Stop()
+	select {
+	case <-s.ended:
+	case <-ctx.Done():
+		return s.stderr.suffix()
+	case <-t.C:
+		return s.stderr.suffix()
+	}
+	note := ""
+	var ee *exec.ExitError
+	if errors.As(s.closeErr, &ee) {
+		ws, ok := ee.Sys().(syscall.WaitStatus)
+		if ee.Exited() || (ok && ws.Signaled() && ws.Signal() != syscall.SIGTERM && ws.Signal() != syscall.SIGKILL) {
+			note = "; the server exited: " + ee.Error()
+		}
+	}
+	return note + s.stderr.suffix()
 }
 
 // kill ends a stdio server with its whole process group: a server started
@@ -48,7 +82,7 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.connectTimeout())
 	defer cancel()
-	s := &session{}
+	s := &session{ended: make(chan struct{})}
 	var t sdk.Transport
 	switch c.cfg.Transport {
 	case TransportStdio:
@@ -145,6 +179,11 @@ func (c *Client) goBG(f func()) bool {
 // server that stopped reading its stdin blocks the close in a write.
 func (c *Client) closeSession(s *session) {
 	s.dead.Store(true)
+	var err error
+	defer s.endOnce.Do(func() {
+		s.closeErr = err
+		close(s.ended)
+	})
 	if s.cmd != nil {
 		stuck := time.AfterFunc(s.closeWait, s.kill)
 		defer func() {
@@ -152,7 +191,7 @@ func (c *Client) closeSession(s *session) {
 			s.kill()
 		}()
 	}
-	if err := s.cs.Close(); err != nil {
+	if err = s.cs.Close(); err != nil {
 		c.log.Debug("closing MCP session", "error", err)
 	}
 }
