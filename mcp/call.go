@@ -127,7 +127,9 @@ func (c *Client) call(ctx context.Context, tool string, args map[string]any, w t
 			last.Store(c.sessionOf(cs))
 			defer c.enter(cs, f)()
 			var err error
-			o.res, err = cs.CallTool(cctx, params)
+			var status atomic.Int32 // the HTTP answer's
+			o.res, err = cs.CallTool(withStatusMark(cctx, &status), params)
+			err = received(err, int(status.Load()))
 			if err != nil && cctx.Err() == nil && c.resultlessAnswer(cs, err) {
 				err = &serverFault{errors.New(errResultless)}
 			}

@@ -170,7 +170,8 @@
 // ends (a stdio server exits, an HTTP server forgets the session and
 // answers 404) is replaced on the next use. A request that certainly did
 // not reach the server (an expired session, a connection already closed,
-// an HTTP request that could not be sent) is sent again once on a new
+// an HTTP request that could not be sent or was answered 503 or 429; not
+// one answered 500, 502 or 504, which the server received) is sent again once on a new
 // session; one that failed after it may have reached the server is sent
 // again only for tools annotated read-only or idempotent; otherwise the
 // call fails with a message that names the server. Connecting always has

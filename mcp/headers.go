@@ -127,6 +127,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
+	if m := statusMarkOf(req.Context()); m != nil && req.Method == http.MethodPost {
+		m.Store(int32(resp.StatusCode))
+	}
 	media := mediaType(resp.Header.Get("Content-Type"))
 	if media != "text/event-stream" || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The go-sdk reads a JSON answer whole, and the body of an error

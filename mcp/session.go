@@ -435,9 +435,44 @@ func (c *Client) resultlessAnswer(cs *sdk.ClientSession, err error) bool {
 // request that could not be sent), so it is safe to send again on a new
 // session.
 func notDelivered(err error) bool {
+	var re *receivedError
+	if errors.As(err, &re) {
+		return false
+	}
 	var we *jsonrpc.Error
 	return errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, sdk.ErrConnectionClosed) ||
 		(errors.As(err, &we) && we.Code == codeRejectedByTransport)
+}
+
+// receivedError is a request's failure the go-sdk reports "rejected by
+// transport" (as if never sent) though the HTTP server received the
+// request and may have run it: it answered 500, 502 or 504, which the
+// go-sdk takes for transient. A 503 or 429 says the server did not take
+// the request, and stays "rejected".
+type receivedError struct{ error }
+
+func (e *receivedError) Unwrap() error { return e.error }
+
+// received wraps err when status (the HTTP answer to the request, 0 for
+// none) says the server may have run the request.
+func received(err error, status int) error {
+	if err == nil || status < 500 || status == http.StatusServiceUnavailable {
+		return err
+	}
+	return &receivedError{err}
+}
+
+// statusMarkKey carries where headerTransport notes the HTTP status that
+// answered a request sent with the context.
+type statusMarkKey struct{}
+
+func withStatusMark(ctx context.Context, m *atomic.Int32) context.Context {
+	return context.WithValue(ctx, statusMarkKey{}, m)
+}
+
+func statusMarkOf(ctx context.Context) *atomic.Int32 {
+	m, _ := ctx.Value(statusMarkKey{}).(*atomic.Int32)
+	return m
 }
 
 // detachedTransport connects its inner transport with a context that
