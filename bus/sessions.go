@@ -80,6 +80,15 @@ type affinity struct {
 
 	mu    sync.Mutex
 	owned map[string]held // session key → when this worker last read or wrote its pin as its own
+	// expected are the calls another worker probed this one for, by
+	// their reply subjects, and when: that worker passes them on next,
+	// and a stop waits for them (awaitForwards). blind is when a probe
+	// that named no call (a worker of an earlier build) was last
+	// answered; stopped, that the probe subscription is gone: no probe
+	// is answered after it.
+	expected map[string]time.Time
+	blind    time.Time
+	stopped  bool
 
 	// run is where this worker's run began in the bucket's stream: a pin
 	// naming this instance at or before it was written by an earlier run
@@ -148,7 +157,7 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 		a.probe = time.Second
 	}
 	me := wire.SubjectPinnedPrefix + w.opts.Instance
-	if a.subs[0], err = w.nc.Subscribe(me, func(m *nats.Msg) { m.Respond(nil) }); err != nil {
+	if a.subs[0], err = w.nc.Subscribe(me, a.probed); err != nil {
 		return nil, fmt.Errorf("bus: subscribing to %s: %w", me, err)
 	}
 	if a.subs[1], err = w.nc.ChanSubscribe(me+".>", w.inbox); err != nil {
@@ -313,7 +322,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			}
 			return mine(start), "", detour{}
 		}
-		if lost != owner && a.isAlive(owner) {
+		if lost != owner && a.isAlive(owner, in.reply) {
 			if forwarded {
 				// Pinned elsewhere after the worker that passed it on
 				// looked: neither run here, where the session's state is
@@ -588,9 +597,100 @@ const afterNone = ^uint64(0)
 // isAlive probes instance: it answers while it lives and serves. Every
 // pass-on probes first (one round trip), so a call is not sent to a
 // worker that has just gone.
-func (a *affinity) isAlive(instance string) bool {
-	_, err := a.w.nc.Request(wire.SubjectPinnedPrefix+instance, nil, a.probe)
+func (a *affinity) isAlive(instance, reply string) bool {
+	_, err := a.w.nc.Request(wire.SubjectPinnedPrefix+instance, []byte(reply), a.probe)
 	return err == nil
+}
+
+// Probes and stops. A worker that answered a probe is passed the call
+// next, on tools.pinned.<instance>.<tool>. Were it to stop and drain that
+// subscription in between, the call would reach no one: its caller would
+// end it worker_lost at its stall timeout, though no worker was lost. So
+// a probe names the call it is made for (its reply subject, the body),
+// and a stopping worker, whose probe subscription is gone first, drains
+// the calls' subscription only once the calls it was probed for have
+// come (or forwardWait has passed: the prober died, or answered the call
+// itself), and probeWait after the last probe that named none.
+
+// forwardWait bounds how long a stopping worker waits for a call it was
+// probed for; maxExpected bounds the calls it remembers (past it, a probe
+// counts as one that names none).
+const (
+	forwardWait = 5 * time.Second
+	maxExpected = 4096
+)
+
+// probed answers a probe, unless the worker is stopping, and notes the
+// call it is made for.
+func (a *affinity) probed(m *nats.Msg) {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	reply := string(m.Data)
+	if a.expected == nil {
+		a.expected = map[string]time.Time{}
+	}
+	if len(a.expected) >= maxExpected {
+		for r, at := range a.expected {
+			if now.Sub(at) >= forwardWait {
+				delete(a.expected, r)
+			}
+		}
+	}
+	if reply == "" || len(reply) > 1024 || len(a.expected) >= maxExpected {
+		a.blind = now
+	} else {
+		a.expected[reply] = now
+	}
+	a.mu.Unlock()
+	m.Respond(nil)
+}
+
+// arrived notes that a call passed on here (Toolbus-Forwarded) came, by
+// its reply subject.
+func (a *affinity) arrived(reply string) {
+	a.mu.Lock()
+	delete(a.expected, reply)
+	a.mu.Unlock()
+}
+
+// awaitForwards waits, once the probe subscription is gone (stop), until
+// the calls this worker was probed for have come, or ctx is done.
+func (a *affinity) awaitForwards(ctx context.Context) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		a.mu.Lock()
+		now := time.Now()
+		waiting := now.Sub(a.blind) < a.probe
+		for r, at := range a.expected {
+			if now.Sub(at) >= forwardWait {
+				delete(a.expected, r)
+				continue
+			}
+			waiting = true
+		}
+		a.mu.Unlock()
+		if !waiting {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// waitingForwards reports whether a stop waits for calls this worker was
+// probed for (tests).
+func (a *affinity) waitingForwards() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stopped && len(a.expected) > 0
 }
 
 // forward passes the call on to the pinned worker, which answers the
@@ -646,8 +746,12 @@ func (w *Worker) notForwarded(id, owner string, err error) *toolkit.Response {
 // stop ends the probe subscription (its pins stay: the next call of each
 // session finds the worker gone and moves the session) and returns the
 // subscription of the calls passed or sent to this worker, for the worker
-// to drain with its others: a call already on its way is answered.
+// to drain after its others once the calls it was probed for have come
+// (awaitForwards): a call already on its way is answered.
 func (a *affinity) stop() *nats.Subscription {
+	a.mu.Lock()
+	a.stopped = true
+	a.mu.Unlock()
 	if a.subs[0] != nil {
 		a.subs[0].Unsubscribe()
 	}

@@ -804,6 +804,9 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 func (w *Worker) onCall(m *nats.Msg, mem int) *sender {
 	in := received(m)
 	in.mem = mem
+	if w.aff != nil && m.Header.Get(wire.HeaderForwarded) != "" {
+		w.aff.arrived(m.Reply) // a stop may be waiting for it
+	}
 	return w.accept(&in)
 }
 
@@ -1291,10 +1294,9 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		// Durable calls not yet pulled stay in the queue for the others.
 		w.dur.stop()
 	}
+	var pinned *nats.Subscription // calls passed or sent to this instance
 	if w.aff != nil {
-		if sub := w.aff.stop(); sub != nil {
-			subs = append(subs, sub)
-		}
+		pinned = w.aff.stop()
 	}
 	// The goodbye first: fleets stop listing the worker before it stops
 	// taking calls.
@@ -1304,10 +1306,20 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		}
 	}
 
-	for _, s := range subs {
+	drain := func(s *nats.Subscription) {
 		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
 			w.log.Warn("bus: draining a subscription", "subject", s.Subject, "err", err)
 		}
+	}
+	for _, s := range subs {
+		drain(s)
+	}
+	if pinned != nil {
+		// Last, once the calls other workers probed it for are here:
+		// drained before, it would take none of them.
+		w.aff.awaitForwards(ctx)
+		drain(pinned)
+		subs = append(subs, pinned)
 	}
 	// Wait until every delivered call has been handed to a goroutine and
 	// every running call has sent its final.

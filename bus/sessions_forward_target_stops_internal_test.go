@@ -1,0 +1,85 @@
+package bus
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestForwardToAWorkerThatStoppedMeanwhile: c passes a session's call on
+// to a, the session's worker, which answered c's probe and then stopped
+// gracefully (an operator's rolling restart) before the call reached its
+// subject: nothing took the call, and its caller, hearing nothing, ended
+// it worker_lost at its stall timeout, though no worker had been lost.
+// A stopping worker now takes the calls it answered probes for before it
+// drains: the call runs once, on a, where the session's state is.
+func TestForwardToAWorkerThatStoppedMeanwhile(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	ran := map[string]*atomic.Int64{}
+	serve := func(instance string) *Worker {
+		n := &atomic.Int64{}
+		ran[instance] = n
+		tk := toolkit.New(nil)
+		if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			n.Add(1)
+			return w.Write(toolkit.Text("put on " + instance))
+		}), toolkit.SessionBound()); err != nil {
+			t.Fatal(err)
+		}
+		nc := natstest.Connect(t, s)
+		w, err := Serve(nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		return w
+	}
+	a := serve("a")
+	c := serve("c")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	key, err := wire.SessionKey("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.aff.kv.Create(ctx, key, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	// a answered c's probe; its stop is under way (no probe answered any
+	// more, the fleet told) before the call is passed on: it drained its
+	// subscriptions, or waits for the call.
+	stopped := make(chan error, 1)
+	c.aff.beforeForward = func() {
+		go func() { stopped <- a.Stop(ctx) }()
+		natstest.WaitFor(t, "a's stop under way", func() bool {
+			return !a.aff.subs[0].IsValid() && (!a.aff.subs[1].IsValid() || a.aff.waitingForwards())
+		})
+	}
+	cl, err := NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	// Sent to c's own subject, as a client that learnt c for the session.
+	cl.notePin(toolkit.ToolCall{Name: "put", Session: "s"}, &toolkit.Response{Metadata: map[string]any{wire.MetaSessionWorker: "c"}})
+	r := cl.Invoke(ctx, toolkit.ToolCall{Name: "put", Session: "s"})
+	if r.State != toolkit.StateSuccess || r.Text() == "" {
+		t.Fatalf("final: %s %s %q", r.State, r.Code, r.Text())
+	}
+	// On a, where the session's state is: its stop answers a call
+	// already on its way.
+	if na, nc := ran["a"].Load(), ran["c"].Load(); na != 1 || nc != 0 {
+		t.Fatalf("ran %d times on a and %d on c, want once on a", na, nc)
+	}
+	if r.Metadata[wire.MetaSessionWorker] != "a" || r.Metadata[wire.MetaSessionMovedFrom] != nil {
+		t.Fatalf("metadata: %v", r.Metadata)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("a's stop: %v", err)
+	}
+}
