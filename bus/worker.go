@@ -1325,12 +1325,8 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 	// every running call has sent its final.
 	graceErr := w.waitIdle(ctx, subs)
 	if graceErr != nil {
-		// Past the grace nothing more is taken: a drain lasts until the
-		// server confirms it, which a worker cut off from NATS waits for
-		// in vain. Calls already taken are answered interrupted.
-		for _, s := range subs {
-			s.Unsubscribe()
-		}
+		// Past the grace nothing more runs: calls already taken, and
+		// those still arriving, are answered interrupted.
 		w.mu.Lock()
 		w.interrupting = true
 		for _, s := range w.calls {
@@ -1338,6 +1334,15 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		}
 		n := len(w.calls)
 		w.mu.Unlock()
+		// The drains end once the server confirms them, a round trip: the
+		// calls it delivered before that are answered, not dropped with
+		// the subscriptions, whose callers would hear nothing and end them
+		// worker_lost. A worker cut off from NATS waits for that in vain,
+		// so not for long.
+		waitDrained(w.nc, subs, stopFlushTimeout)
+		for _, s := range subs {
+			s.Unsubscribe()
+		}
 		if n == 0 {
 			graceErr = fmt.Errorf("bus: the grace period ended before the worker's subscriptions drained; no call was running: %w", graceErr)
 		} else {
@@ -1380,6 +1385,15 @@ func flushBounded(nc *nats.Conn) error {
 		return nil
 	}
 	return err
+}
+
+// waitDrained waits until the subscriptions' drains have ended, while
+// nc is connected, for at most d.
+func waitDrained(nc *nats.Conn, subs []*nats.Subscription, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for slices.ContainsFunc(subs, (*nats.Subscription).IsValid) && nc.IsConnected() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // waitIdle polls until the subscriptions are drained and no call runs, or
