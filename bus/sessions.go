@@ -616,7 +616,7 @@ func (a *affinity) isAlive(instance, reply string) bool {
 // probed for; maxExpected bounds the calls it remembers (past it, a probe
 // counts as one that names none).
 const (
-	forwardWait = 5 * time.Second
+	forwardWait = 2 * time.Second
 	maxExpected = 4096
 )
 
