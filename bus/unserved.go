@@ -26,8 +26,11 @@ import (
 
 // unserved handles a call of a tool this worker does not serve. It
 // reports false for a call passed on once already, which is then
-// answered as usual: not_found.
-func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string) bool {
+// answered as usual: not_found. A core call passed on goes on numbered
+// after the frames its caller heard here (heartbeats while it waited for
+// input memory) and, given a deadline (it waited), with what is left of
+// its timeout.
+func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string, deadline time.Time) bool {
 	if in.dur != nil {
 		if in.dur.repeatable {
 			in.dur.handBackLater()
@@ -40,7 +43,7 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string) bool {
 	if in.header.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	return w.passOn(context.Background(), in, c, id, scope, 0, time.Time{})
+	return w.passOn(context.Background(), in, c, id, scope, in.seqAfter(), deadline)
 }
 
 // passOn publishes a core call to its tool's queue group, marked with
@@ -85,6 +88,7 @@ func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, sco
 	// (HeaderSeqAfter), or the caller drops it as an old frame.
 	passed := *in
 	passed.header = h
+	passed.beats = 0 // in h's HeaderSeqAfter
 	reply, err := w.passed.add(w, &passed, c, id)
 	if err != nil {
 		w.log.Warn("bus: passing on a call of a tool no longer served", "tool", in.tool, "call", id, "err", err)

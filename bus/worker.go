@@ -903,12 +903,16 @@ func (w *Worker) accept(in *incoming) *sender {
 		in.dur.settle()
 		return nil
 	}
-	if _, served := w.tk.Get(name); !served && w.unserved(in, c, req.ID, toolkit.SessionScope(identity, req.Session)) {
-		return nil
-	}
-	if timeout != nil && !in.received.IsZero() { // counted from when the call came
-		d := *timeout - time.Since(in.received)
+	// A call that waited for input memory: its timeout counts from when
+	// it came.
+	var deadline time.Time
+	if timeout != nil && !in.received.IsZero() {
+		deadline = in.received.Add(*timeout)
+		d := time.Until(deadline)
 		timeout = &d
+	}
+	if _, served := w.tk.Get(name); !served && w.unserved(in, c, req.ID, toolkit.SessionScope(identity, req.Session), deadline) {
+		return nil
 	}
 	if in.dur != nil {
 		if timeout != nil { // counted from when the call was queued
