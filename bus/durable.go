@@ -941,8 +941,9 @@ func (d *durablePath) byDefault(tool string) bool {
 
 // enqueue puts a call that arrived on the core path into the queue and
 // tells the caller so (a queued frame); false when the queue did not take
-// it, and the call is then run here as a core call.
-func (d *durablePath) enqueue(in *incoming, id string) bool {
+// it, and the call is then run here as a core call. deadline is that of
+// a call that waited for input memory, zero for any other.
+func (d *durablePath) enqueue(in *incoming, id string, deadline time.Time) bool {
 	h := nats.Header{}
 	for k, v := range in.header {
 		h[k] = v
@@ -951,6 +952,11 @@ func (d *durablePath) enqueue(in *incoming, id string) bool {
 	h.Set(jetstream.MsgIDHeader, callKey(in.identity, id))
 	// A timeout header stays: the worker that takes the call counts it
 	// from when the call was queued, a moment after the caller sent it.
+	// A call that waited for input memory (deadline) goes with what is
+	// left of it.
+	if !deadline.IsZero() && h.Get(wire.HeaderTimeout) != "" {
+		h.Set(wire.HeaderTimeout, strconv.FormatInt(max(time.Until(deadline).Milliseconds(), 0), 10))
+	}
 	ctx, cancel := context.WithTimeout(d.ctx, enqueueWorkerWait)
 	defer cancel()
 	msg := &nats.Msg{Subject: wire.DurableSubject(in.tool, in.identity), Header: h, Data: in.data}

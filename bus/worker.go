@@ -923,7 +923,7 @@ func (w *Worker) accept(in *incoming) *sender {
 			return nil
 		}
 	} else if w.dur != nil && w.dur.byDefault(name) {
-		if w.dur.enqueue(in, req.ID) {
+		if w.dur.enqueue(in, req.ID, deadline) {
 			return nil
 		}
 	}
