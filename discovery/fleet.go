@@ -592,14 +592,20 @@ func (f *Fleet) intake() {
 // settle ends the wait of the subject of h, the last message of it the
 // intake applied, unless a later one arrived meanwhile; an instance of
 // the subject whose TTL ran out while h waited, and that h did not renew
-// (it was malformed, say), is dropped now. True when the merged view
-// must be rebuilt.
+// (it was malformed, say), is dropped now, unless that later message
+// waits: it is settled in turn. True when the merged view must be
+// rebuilt.
 func (f *Fleet) settle(h heldMsg) bool {
 	f.inMu.Lock()
-	if at, ok := f.waiting[h.m.Subject]; ok && at.Equal(h.at) {
+	at, ok := f.waiting[h.m.Subject]
+	later := ok && !at.Equal(h.at)
+	if ok && !later {
 		delete(f.waiting, h.m.Subject)
 	}
 	f.inMu.Unlock()
+	if later {
+		return false
+	}
 	id, ok := strings.CutPrefix(h.m.Subject, wire.SubjectAnnouncePrefix)
 	if !ok {
 		return false
