@@ -152,6 +152,7 @@ func (w *Worker) lead() (*sender, bool) {
 			// while leading. The waiting call holds only its body.
 			w.handOff()
 			in := received(m)
+			w.arrived(m)
 			in.mem = w.waitForInput(&in, 16*len(m.Data))
 			s := w.accept(&in)
 			w.mayHold.Add(-1)

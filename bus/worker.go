@@ -804,10 +804,16 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 func (w *Worker) onCall(m *nats.Msg, mem int) *sender {
 	in := received(m)
 	in.mem = mem
-	if w.aff != nil && m.Header.Get(wire.HeaderForwarded) != "" {
-		w.aff.arrived(m.Reply) // a stop may be waiting for it
-	}
+	w.arrived(m)
 	return w.accept(&in)
+}
+
+// arrived notes a call passed on here (Toolbus-Forwarded): a stop may be
+// waiting for it (affinity.awaitForwards).
+func (w *Worker) arrived(m *nats.Msg) {
+	if w.aff != nil && m.Header.Get(wire.HeaderForwarded) != "" {
+		w.aff.arrived(m.Reply)
+	}
 }
 
 // received is the core call m as the worker received it.

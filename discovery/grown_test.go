@@ -23,7 +23,7 @@ func TestAnnouncerGrownPastMaxPayload(t *testing.T) {
 	s := natstest.ServerWith(t, func(o *server.Options) { o.MaxPayload = 4096 })
 	var logs natstest.Buffer
 	tk := fleetToolkit(t)
-	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: 100 * time.Millisecond, // TTL 300 ms
+	startAnnouncer(t, natstest.Conn(t, s), tk, &AnnouncerOptions{Instance: "w1", Interval: time.Second, // TTL 3 s: a loaded machine keeps it
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(&natstest.Buffer{}, nil))})
 	natstest.WaitFor(t, "w1 listed", func() bool { return listed(f, "w1") })

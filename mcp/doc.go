@@ -131,11 +131,12 @@
 // A JSON-RPC error from the server ends the call with tool_error and the
 // server's message, and so does a result that cannot be read (a content
 // type the go-sdk does not know, invalid base64) or a response holding
-// neither a result nor an error, on a session that stays; a server that cannot be reached with unavailable; a
-// connection that breaks during the call with tool_error (the next call
-// reconnects; for a stdio server the error ends once the server is closed,
-// and says how it exited, unless the client had to signal it, and the
-// end of its stderr); ServerConfig.Timeout with timeout.
+// neither a result nor an error, on a session that stays; a server that
+// cannot be reached with unavailable; a connection that breaks during the
+// call with tool_error (the next call reconnects; for a stdio server the
+// error waits up to 2 s for the server to be closed, and says how it
+// exited, unless the client had to signal it, and the end of its
+// stderr); ServerConfig.Timeout with timeout.
 //
 // Progress: each call carries a progress token of its own. Notifications
 // are read off the wire (the stdio connection and HTTP event streams are

@@ -38,15 +38,17 @@ type session struct {
 }
 
 // exitNote says how a stdio server whose connection broke ended, and what
-// it last wrote to its stderr, once its session is closed (at most its
-// closeWait and a second more, the server killed by then), or "" when
-// that is not known before ctx ends. A server the client signalled itself
-// (one that did not exit on its own) is not said to have exited.
+// it last wrote to its stderr, once its session is closed, or only the
+// latter when that is not known within exitNoteWait (a server that closed
+// its stdout but runs on, which the close gives its closeWait) or before
+// ctx ends: the caller's final is not held up for long by what is only
+// an explanation. A server the client signalled itself (one that did not
+// exit on its own) is not said to have exited.
 func (s *session) exitNote(ctx context.Context) string {
 	if s == nil || s.cmd == nil {
 		return ""
 	}
-	t := time.NewTimer(s.closeWait + time.Second)
+	t := time.NewTimer(exitNoteWait)
 	defer t.Stop()
 	select {
 	case <-s.ended:
@@ -65,6 +67,10 @@ func (s *session) exitNote(ctx context.Context) string {
 	}
 	return note + s.stderr.suffix()
 }
+
+// exitNoteWait bounds how long a call's error waits to say how its stdio
+// server ended: one that exited is reaped at once.
+const exitNoteWait = 2 * time.Second
 
 // kill ends a stdio server with its whole process group: a server started
 // through a wrapper (a script that sets up its environment first) is a
