@@ -322,7 +322,13 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			}
 			return mine(start), "", detour{}
 		}
-		if lost != owner && a.isAlive(owner, in.reply) {
+		// A forwarded call is passed on no further: its probe names no
+		// call, for which the owner's stop would wait in vain.
+		named := in.reply
+		if forwarded {
+			named = probeNoCall
+		}
+		if lost != owner && a.isAlive(owner, named) {
 			if forwarded {
 				// Pinned elsewhere after the worker that passed it on
 				// looked: neither run here, where the session's state is
@@ -596,7 +602,8 @@ const afterNone = ^uint64(0)
 
 // isAlive probes instance: it answers while it lives and serves. Every
 // pass-on probes first (one round trip), so a call is not sent to a
-// worker that has just gone.
+// worker that has just gone. reply is the reply subject of the call to be
+// passed on, or probeNoCall.
 func (a *affinity) isAlive(instance, reply string) bool {
 	_, err := a.w.nc.Request(wire.SubjectPinnedPrefix+instance, []byte(reply), a.probe)
 	return err == nil
@@ -614,10 +621,14 @@ func (a *affinity) isAlive(instance, reply string) bool {
 
 // forwardWait bounds how long a stopping worker waits for a call it was
 // probed for; maxExpected bounds the calls it remembers (past it, a probe
-// counts as one that names none).
+// counts as one that names none); probeNoCall is the body of a probe
+// after which no call is passed on (a forwarded call's: answered
+// unavailable when its session's worker lives), a wildcard, which is no
+// call's reply subject, and not empty, as an earlier build's probe is.
 const (
 	forwardWait = 2 * time.Second
 	maxExpected = 4096
+	probeNoCall = "*"
 )
 
 // probed answers a probe, unless the worker is stopping, and notes the
@@ -628,8 +639,13 @@ func (a *affinity) probed(m *nats.Msg) {
 		a.mu.Unlock()
 		return
 	}
-	now := time.Now()
 	reply := string(m.Data)
+	if reply == probeNoCall {
+		a.mu.Unlock()
+		m.Respond(nil)
+		return
+	}
+	now := time.Now()
 	if a.expected == nil {
 		a.expected = map[string]time.Time{}
 	}
