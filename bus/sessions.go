@@ -86,9 +86,13 @@ type affinity struct {
 	// that named no call (a worker of an earlier build) was last
 	// answered; stopped, that the probe subscription is gone: no probe
 	// is answered after it.
+	// pruned is when expected was last scanned for stale calls, past
+	// its bound (scans counts them, for tests).
 	expected map[string]time.Time
 	blind    time.Time
 	stopped  bool
+	pruned   time.Time
+	scans    int
 
 	// run is where this worker's run began in the bucket's stream: a pin
 	// naming this instance at or before it was written by an earlier run
@@ -649,7 +653,11 @@ func (a *affinity) probed(m *nats.Msg) {
 	if a.expected == nil {
 		a.expected = map[string]time.Time{}
 	}
-	if len(a.expected) >= maxExpected {
+	if len(a.expected) >= maxExpected && now.Sub(a.pruned) >= forwardWait/8 {
+		// Not at every probe: anyone can send probes, and a scan holds
+		// the lock session routing takes.
+		a.pruned = now
+		a.scans++
 		for r, at := range a.expected {
 			if now.Sub(at) >= forwardWait {
 				delete(a.expected, r)
