@@ -80,15 +80,16 @@ type affinity struct {
 
 	mu    sync.Mutex
 	owned map[string]held // session key → when this worker last read or wrote its pin as its own
-	// expected are the calls another worker probed this one for, by
-	// their reply subjects, and when: that worker passes them on next,
-	// and a stop waits for them (awaitForwards). blind is when a probe
+	// expected are the calls other workers probed this one for, by
+	// their reply subjects (one a caller may share between calls: how
+	// many, and when last): each passes its call on next, and a stop
+	// waits for them (awaitForwards). blind is when a probe
 	// that named no call (a worker of an earlier build) was last
 	// answered; stopped, that the probe subscription is gone: no probe
 	// is answered after it.
 	// pruned is when expected was last scanned for stale calls, past
 	// its bound (scans counts them, for tests).
-	expected map[string]time.Time
+	expected map[string]probeNote
 	blind    time.Time
 	stopped  bool
 	pruned   time.Time
@@ -651,15 +652,15 @@ func (a *affinity) probed(m *nats.Msg) {
 	}
 	now := time.Now()
 	if a.expected == nil {
-		a.expected = map[string]time.Time{}
+		a.expected = map[string]probeNote{}
 	}
 	if len(a.expected) >= maxExpected && now.Sub(a.pruned) >= forwardWait/8 {
 		// Not at every probe: anyone can send probes, and a scan holds
 		// the lock session routing takes.
 		a.pruned = now
 		a.scans++
-		for r, at := range a.expected {
-			if now.Sub(at) >= forwardWait {
+		for r, e := range a.expected {
+			if now.Sub(e.at) >= forwardWait {
 				delete(a.expected, r)
 			}
 		}
@@ -667,17 +668,30 @@ func (a *affinity) probed(m *nats.Msg) {
 	if reply == "" || len(reply) > 1024 || len(a.expected) >= maxExpected {
 		a.blind = now
 	} else {
-		a.expected[reply] = now
+		e := a.expected[reply]
+		a.expected[reply] = probeNote{at: now, n: e.n + 1}
 	}
 	a.mu.Unlock()
 	m.Respond(nil)
+}
+
+// probeNote is how many calls of a reply subject a stop waits for, and
+// when the last was probed for.
+type probeNote struct {
+	at time.Time
+	n  int
 }
 
 // arrived notes that a call passed on here (Toolbus-Forwarded) came, by
 // its reply subject.
 func (a *affinity) arrived(reply string) {
 	a.mu.Lock()
-	delete(a.expected, reply)
+	if e, ok := a.expected[reply]; ok && e.n > 1 {
+		e.n--
+		a.expected[reply] = e
+	} else {
+		delete(a.expected, reply)
+	}
 	a.mu.Unlock()
 }
 
@@ -690,8 +704,8 @@ func (a *affinity) awaitForwards(ctx context.Context) {
 		a.mu.Lock()
 		now := time.Now()
 		waiting := now.Sub(a.blind) < a.probe
-		for r, at := range a.expected {
-			if now.Sub(at) >= forwardWait {
+		for r, e := range a.expected {
+			if now.Sub(e.at) >= forwardWait {
 				delete(a.expected, r)
 				continue
 			}
