@@ -84,8 +84,8 @@ type affinity struct {
 	// their reply subjects (one a caller may share between calls: how
 	// many, and when last): each passes its call on next, and a stop
 	// waits for them (awaitForwards). blind is when a probe
-	// that named no call (a worker of an earlier build) was last
-	// answered; stopped, that the probe subscription is gone: no probe
+	// that named no call it could be waited for by (empty: a worker of
+	// an earlier build; or past the bounds) was last answered; stopped, that the probe subscription is gone: no probe
 	// is answered after it.
 	// pruned is when expected was last scanned for stale calls, past
 	// its bound (scans counts them, for tests).
