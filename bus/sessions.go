@@ -622,7 +622,8 @@ func (a *affinity) isAlive(instance, reply string) bool {
 // and a stopping worker, whose probe subscription is gone first, drains
 // the calls' subscription only once the calls it was probed for have
 // come (or forwardWait has passed: the prober died, or answered the call
-// itself), and probeWait after the last probe that named none.
+// itself), and the probe timeout after the last empty probe (an
+// earlier build's).
 
 // forwardWait bounds how long a stopping worker waits for a call it was
 // probed for; maxExpected bounds the calls it remembers (past it, a probe
