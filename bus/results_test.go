@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -114,7 +115,9 @@ func TestKeptResultOfARetry(t *testing.T) {
 			}
 			t.Fatal("the silent worker never got a call")
 		}
-		if r.ID != id || r.Text() != "found" || fmt.Sprint(r.Metadata[wire.MetaAttempts]) != "2" {
+		// Sent again at least once: more on a loaded machine, where the
+		// real worker's answer can come after a stall timeout of 60 ms.
+		if n, _ := strconv.Atoi(fmt.Sprint(r.Metadata[wire.MetaAttempts])); r.ID != id || r.Text() != "found" || n < 2 {
 			t.Fatalf("the call: %+v", r)
 		}
 		if r := c.Result(ctxT(t), id); r.ID != id || r.Text() != "found" || r.State != toolkit.StateSuccess {
