@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/regularfile"
 )
 
 // Files Init writes into its directory besides the seeds.
@@ -147,16 +149,40 @@ func ensureTokens(path string, identities []string) error {
 	return writeFile(path, b.Bytes(), 0o600)
 }
 
+// MaxTokensFileBytes is the largest bearer-token file ReadTokens reads:
+// some ten thousand callers.
+const MaxTokensFileBytes = 1 << 20
+
+// maxSeedFileBytes is the largest seed file Init reads: a seed is 58
+// characters.
+const maxSeedFileBytes = 4 << 10
+
+// readFile reads path, a regular file of at most limit bytes; its error
+// names path once and keeps fs.ErrNotExist.
+func readFile(path string, limit int64) ([]byte, error) {
+	data, err := regularfile.Read(path, limit)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("auth: %s: %w", path, err)
+	}
+	return data, nil
+}
+
 // MinTokenLen is the shortest bearer token a tokens file may hold (the
 // MCP gateway refuses shorter ones).
 const MinTokenLen = 16
 
 // ReadTokens reads a bearer-token file (lines "IDENTITY TOKEN"; blank
 // lines and lines starting with # are skipped) into token → identity.
+// The file must be a regular file of at most MaxTokensFileBytes: a named
+// pipe or a device is refused, not waited on or read without end.
 func ReadTokens(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, MaxTokensFileBytes)
 	if err != nil {
-		return nil, fmt.Errorf("auth: %w", err)
+		return nil, err
 	}
 	tokens := map[string]string{}
 	for i, line := range strings.Split(string(data), "\n") {
@@ -218,7 +244,7 @@ func writeUser(b *bytes.Buffer, u User, p Permissions) {
 // ensureSeed reads the user seed in path, or creates one there, and
 // returns its public key.
 func ensureSeed(path string) (string, error) {
-	seed, err := os.ReadFile(path)
+	seed, err := readFile(path, maxSeedFileBytes)
 	switch {
 	case err == nil:
 		kp, err := nkeys.FromSeed(bytes.TrimSpace(seed))
@@ -234,7 +260,7 @@ func ensureSeed(path string) (string, error) {
 		}
 		return pub, nil
 	case !errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("auth: %w", err)
+		return "", err
 	}
 	kp, err := nkeys.CreateUser()
 	if err != nil {

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -116,5 +118,78 @@ func TestReadTokensSaysWhy(t *testing.T) {
 		if _, err := auth.ReadTokens(path); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path+":1:") {
 			t.Errorf("ReadTokens of %q: %v, want an error at line 1 saying %s", tc.file, err, tc.want)
 		}
+	}
+}
+
+// A bearer-token file or a seed that is not a regular file of bounded
+// size is refused at once, naming the file: a named pipe no one writes
+// hung toolctl mcp serve --tokens and toolctl auth init in the open, and
+// /dev/zero or a huge file was read whole into memory.
+func TestReadTokensRefusesOddFiles(t *testing.T) {
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "huge")
+	if err := os.WriteFile(huge, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 8<<20); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{huge, "over the limit"},
+		{dir, "is a directory"},
+		{fifo, "a named pipe (FIFO), not a regular file"},
+		{"/dev/zero", "a character device, not a regular file"},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := auth.ReadTokens(tc.path)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+				t.Fatalf("ReadTokens(%s): %v, want an error naming it and saying %q", tc.path, err, tc.want)
+			}
+		case <-time.After(time.Minute): // a guard: it returns at once
+			unblockFIFO(t, fifo)
+			t.Fatalf("ReadTokens(%s) still reads after a minute", tc.path)
+		}
+	}
+}
+
+func TestInitRefusesASeedThatIsAPipe(t *testing.T) {
+	dir := t.TempDir()
+	seed := filepath.Join(dir, auth.SeedFile(auth.RoleWorker, ""))
+	if err := syscall.Mkfifo(seed, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := auth.Init(dir, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "a named pipe (FIFO), not a regular file") || !strings.Contains(err.Error(), seed) {
+			t.Fatalf("Init with %s a FIFO: %v, want an error naming it as a named pipe", seed, err)
+		}
+	case <-time.After(time.Minute): // a guard: it returns at once
+		unblockFIFO(t, seed)
+		t.Fatalf("Init still reads %s after a minute", seed)
+	}
+	if fi, err := os.Lstat(seed); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is gone or changed: %v, %v", fi, err)
+	}
+}
+
+// unblockFIFO opens the FIFO for reading and writing and closes it, so
+// that a reader stuck opening it returns.
+func unblockFIFO(t *testing.T, path string) {
+	if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+		f.Close()
 	}
 }
