@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/toolbus/toolbus/internal/regularfile"
 )
 
 // lockFile is the file in a store directory that the server using it
@@ -24,14 +26,24 @@ func lockStore(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("embedded: JetStream store: %w", err)
 	}
 	path := filepath.Join(dir, lockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// Without blocking, and only a regular file: a named pipe or a
+	// device there would hang, or never end, the read of the pid below.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
+		return nil, fmt.Errorf("embedded: JetStream store %s is not usable: %w", dir, err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is %s, not a regular file: remove it", path, regularfile.Kind(st.Mode()))
+		}
 		return nil, fmt.Errorf("embedded: JetStream store %s is not usable: %w", dir, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder := ""
-		if b, rerr := os.ReadFile(path); rerr == nil {
-			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
+		b := make([]byte, 32) // a pid and a newline
+		if n, _ := f.ReadAt(b, 0); n > 0 {
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b[:n]))); perr == nil {
 				holder = fmt.Sprintf(" (pid %d)", pid)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -79,4 +80,38 @@ func TestShutdownConcurrent(t *testing.T) {
 		t.Errorf("temporary store %s still there after Shutdown: %v", dir, err)
 	}
 	s.Shutdown()
+}
+
+// TestStoreLockNotARegularFile: a store directory whose toolbus.lock is
+// a named pipe or a device is refused at once, naming it. A second
+// server on a store whose lock was a named pipe hung reading the pid of
+// the first from it, and on one whose lock led to /dev/zero read it
+// without end.
+func TestStoreLockNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, lockFile)
+	if err := syscall.Mkfifo(lock, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	first, err := lockStore(dir)
+	if err == nil {
+		defer first.Close()
+		// A second server once the first holds the lock.
+		done := make(chan error, 1)
+		go func() {
+			f, err := lockStore(dir)
+			if f != nil {
+				f.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute): // a guard: it returns at once
+			t.Fatalf("the second server still reads %s after a minute", lock)
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "a named pipe (FIFO), not a regular file") || !strings.Contains(err.Error(), lock) {
+		t.Fatalf("a store whose lock is a FIFO: %v, want an error naming %s a named pipe", err, lock)
+	}
 }
