@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // How the worker takes calls from its inbox (leader and followers).
@@ -151,15 +153,7 @@ func (w *Worker) lead() (*sender, bool) {
 			// Waiting for input memory holds up the calls behind it: not
 			// while leading. The waiting call holds only its body.
 			w.handOff()
-			in := received(m)
-			w.arrived(m)
-			in.mem = w.waitForInput(&in, 16*len(m.Data))
-			s := w.accept(&in)
-			w.mayHold.Add(-1)
-			if s == nil {
-				w.inputs.release(in.mem)
-			}
-			return s, true
+			return w.takeWaiting(m), true
 		}
 		if w.dur != nil && w.dur.byDefault(callTool(m.Subject)) {
 			// Queuing the call waits on JetStream: not while leading.
@@ -189,6 +183,24 @@ func (w *Worker) lead() (*sender, bool) {
 			return nil, true // the clock passed leadership on
 		}
 	}
+}
+
+// takeWaiting takes the call m once the input memory it needs is given
+// back (waitForInput), on the reader that received it, which passed
+// leadership on. Not inlined: its incoming stays off the leader's frame.
+//
+//go:noinline
+func (w *Worker) takeWaiting(m *nats.Msg) *sender {
+	var in incoming
+	in.from(m)
+	w.arrived(m)
+	in.mem = w.waitForInput(&in, 16*len(m.Data))
+	s := w.accept(&in)
+	w.mayHold.Add(-1)
+	if s == nil {
+		w.inputs.release(in.mem)
+	}
+	return s
 }
 
 // inlinable reports whether s runs on the leader, and takes its slot if

@@ -802,7 +802,8 @@ func (w *Worker) closeInbox() { w.closeOnce.Do(func() { close(w.inbox) }) }
 // that came first). mem is the input memory the reader took for it: the
 // sender gives it back, or the reader when there is none.
 func (w *Worker) onCall(m *nats.Msg, mem int) *sender {
-	in := received(m)
+	var in incoming
+	in.from(m)
 	in.mem = mem
 	w.arrived(m)
 	return w.accept(&in)
@@ -816,8 +817,8 @@ func (w *Worker) arrived(m *nats.Msg) {
 	}
 }
 
-// received is the core call m as the worker received it.
-func received(m *nats.Msg) incoming {
+// from sets in to the core call m as the worker received it.
+func (in *incoming) from(m *nats.Msg) {
 	name, identity := callTarget(m.Subject)
 	reply := m.Reply
 	if m.Header != nil && m.Header.Get(wire.HeaderUnserved) != "" {
@@ -825,7 +826,7 @@ func received(m *nats.Msg) incoming {
 			reply = r // passed on: the caller's
 		}
 	}
-	return incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data}
+	*in = incoming{subject: m.Subject, tool: name, identity: identity, reply: reply, header: m.Header, data: m.Data}
 }
 
 // callTarget is the tool and the caller identity a call subject names:
