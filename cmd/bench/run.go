@@ -464,6 +464,11 @@ func injectFaults(ctx context.Context, e *env, faults *atomic.Int64, spec loadSp
 				return
 			case <-t.C:
 			}
+			if ctx.Err() != nil {
+				// A tick that waited while a slow kill replaced its worker
+				// (a loaded machine): the measuring time is over.
+				return
+			}
 			if err := f.killOne(ctx); err != nil && ctx.Err() == nil {
 				fmt.Fprintln(os.Stderr, "bench: replacing a killed worker:", err)
 				return
