@@ -178,70 +178,20 @@ func TestCallWaitingForInputMemoryHeartbeats(t *testing.T) {
 func TestCallWaitingForInputMemoryTimeout(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
-	started := make(chan struct{}, 2)
-	release := make(chan struct{})
-	if err := tk.Add(toolkit.Func("hold", "Holds until released.", func(ctx context.Context, in struct {
-		Text string `json:"text"`
-	}) (int, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-		return len(in.Text), nil
-	})); err != nil {
-		t.Fatal(err)
-	}
+	started, free := addHold(t, tk)
 	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Stop(context.Background()) })
-	var released sync.Once
-	free := func() { released.Do(func() { close(release) }) }
-	t.Cleanup(free)
-	c, err := NewClient(natstest.Connect(t, s), &ClientOptions{StallTimeout: natstest.Guard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	text := strings.Repeat("x", 1_000_000)
-	first := make(chan *toolkit.Response, 1)
-	go func() {
-		first <- c.Invoke(t.Context(), toolkit.ToolCall{ID: "first", Name: "hold", Input: map[string]any{"text": text}})
-	}()
-	select {
-	case <-started:
-	case <-time.After(natstest.Guard):
-		t.Fatal("the first call never started")
-	}
+	first := holdHalf(t, s, started)
 
-	nc := natstest.Connect(t, s)
-	inbox := wire.Inbox("") + "waiting"
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := wire.Msgpack.Marshal(&wire.Request{ID: "waiting", Input: map[string]any{"text": text}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := nats.Header{wire.HeaderHeartbeat: {"50"}, wire.HeaderTimeout: {"200"}}
-	if err := nc.PublishMsg(&nats.Msg{Subject: wire.CallSubject("hold", ""), Reply: inbox, Header: h, Data: data}); err != nil {
-		t.Fatal(err)
-	}
+	next := callWaiting(t, s, "hold", h)
 	natstest.WaitFor(t, "the call to wait for input memory", func() bool { return w.memWaiting.Load() > 0 })
 	var seq uint64
 	for seq < 5 { // its timeout passed meanwhile
-		m, err := sub.NextMsg(natstest.Guard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f wire.Frame
-		if err := wire.Msgpack.Unmarshal(m.Data, &f); err != nil {
-			t.Fatal(err)
-		}
+		f := next()
 		if f.Kind != wire.KindHeartbeat || f.ID != "waiting" || f.Seq != seq+1 {
 			t.Fatalf("frame %d while waiting: %s id %q seq %d", seq+1, f.Kind, f.ID, f.Seq)
 		}
@@ -249,14 +199,7 @@ func TestCallWaitingForInputMemoryTimeout(t *testing.T) {
 	}
 	free()
 	for {
-		m, err := sub.NextMsg(natstest.Guard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f wire.Frame
-		if err := wire.Msgpack.Unmarshal(m.Data, &f); err != nil {
-			t.Fatal(err)
-		}
+		f := next()
 		if f.Seq != seq+1 {
 			t.Fatalf("%s frame numbered %d after %d", f.Kind, f.Seq, seq)
 		}

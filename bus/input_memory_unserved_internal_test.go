@@ -2,10 +2,7 @@ package bus
 
 import (
 	"context"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus/wire"
@@ -22,21 +19,7 @@ import (
 func TestCallWaitingForInputMemoryPassedOn(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
-	started := make(chan struct{}, 2)
-	release := make(chan struct{})
-	if err := tk.Add(toolkit.Func("hold", "Holds until released.", func(ctx context.Context, in struct {
-		Text string `json:"text"`
-	}) (int, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-		return len(in.Text), nil
-	})); err != nil {
-		t.Fatal(err)
-	}
+	started, free := addHold(t, tk)
 	ran := make(chan struct{}, 1)
 	other := func(context.Context, struct {
 		Text string `json:"text"`
@@ -52,52 +35,11 @@ func TestCallWaitingForInputMemoryPassedOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Stop(context.Background()) })
-	var released sync.Once
-	free := func() { released.Do(func() { close(release) }) }
-	t.Cleanup(free)
-	c, err := NewClient(natstest.Connect(t, s), &ClientOptions{StallTimeout: natstest.Guard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	text := strings.Repeat("x", 1_000_000)
-	first := make(chan *toolkit.Response, 1)
-	go func() {
-		first <- c.Invoke(t.Context(), toolkit.ToolCall{ID: "first", Name: "hold", Input: map[string]any{"text": text}})
-	}()
-	select {
-	case <-started:
-	case <-time.After(natstest.Guard):
-		t.Fatal("the first call never started")
-	}
+	first := holdHalf(t, s, started)
 
-	nc := natstest.Connect(t, s)
-	inbox := wire.Inbox("") + "waiting"
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := wire.Msgpack.Marshal(&wire.Request{ID: "waiting", Input: map[string]any{"text": text}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Ten heartbeats of 50 ms outlast the timeout of 300 ms.
 	h := nats.Header{wire.HeaderHeartbeat: {"50"}, wire.HeaderTimeout: {"300"}}
-	if err := nc.PublishMsg(&nats.Msg{Subject: wire.CallSubject("other", ""), Reply: inbox, Header: h, Data: data}); err != nil {
-		t.Fatal(err)
-	}
-	next := func() wire.Frame {
-		t.Helper()
-		m, err := sub.NextMsg(natstest.Guard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f wire.Frame
-		if err := wire.Msgpack.Unmarshal(m.Data, &f); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	next := callWaiting(t, s, "other", h)
 	var seq uint64
 	for seq < 10 {
 		f := next()
@@ -148,21 +90,7 @@ func TestCallWaitingForInputMemoryPassedOn(t *testing.T) {
 func TestCallWaitingForInputMemoryNotServed(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
-	started := make(chan struct{}, 2)
-	release := make(chan struct{})
-	if err := tk.Add(toolkit.Func("hold", "Holds until released.", func(ctx context.Context, in struct {
-		Text string `json:"text"`
-	}) (int, error) {
-		started <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-		return len(in.Text), nil
-	})); err != nil {
-		t.Fatal(err)
-	}
+	started, free := addHold(t, tk)
 	if err := tk.Add(toolkit.Func("other", "Answers at once.", func(context.Context, struct {
 		Text string `json:"text"`
 	}) (int, error) {
@@ -175,49 +103,8 @@ func TestCallWaitingForInputMemoryNotServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Stop(context.Background()) })
-	var released sync.Once
-	free := func() { released.Do(func() { close(release) }) }
-	t.Cleanup(free)
-	c, err := NewClient(natstest.Connect(t, s), &ClientOptions{StallTimeout: natstest.Guard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	text := strings.Repeat("x", 1_000_000)
-	first := make(chan *toolkit.Response, 1)
-	go func() {
-		first <- c.Invoke(t.Context(), toolkit.ToolCall{ID: "first", Name: "hold", Input: map[string]any{"text": text}})
-	}()
-	select {
-	case <-started:
-	case <-time.After(natstest.Guard):
-		t.Fatal("the first call never started")
-	}
-	nc := natstest.Connect(t, s)
-	inbox := wire.Inbox("") + "waiting"
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := wire.Msgpack.Marshal(&wire.Request{ID: "waiting", Input: map[string]any{"text": text}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.PublishMsg(&nats.Msg{Subject: wire.CallSubject("other", ""), Reply: inbox, Header: nats.Header{wire.HeaderHeartbeat: {"50"}}, Data: data}); err != nil {
-		t.Fatal(err)
-	}
-	next := func() wire.Frame {
-		t.Helper()
-		m, err := sub.NextMsg(natstest.Guard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f wire.Frame
-		if err := wire.Msgpack.Unmarshal(m.Data, &f); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	first := holdHalf(t, s, started)
+	next := callWaiting(t, s, "other", nats.Header{wire.HeaderHeartbeat: {"50"}})
 	var seq uint64
 	for seq < 3 {
 		f := next()
