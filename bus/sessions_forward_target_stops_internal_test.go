@@ -83,3 +83,67 @@ func TestForwardToAWorkerThatStoppedMeanwhile(t *testing.T) {
 		t.Fatalf("a's stop: %v", err)
 	}
 }
+
+// TestForwardToAWorkerStoppedPastGrace: as above, but a's stop begins
+// with its grace already over (worker --grace 0, a second signal). It
+// drained tools.pinned.a.> at once, so the call passed on to it after it
+// had answered the probe reached no one and its caller ended it
+// worker_lost at its stall timeout. The stop waits for the calls it was
+// probed for past its grace too (within stopFlushTimeout), and answers
+// them interrupted: they do not run.
+func TestForwardToAWorkerStoppedPastGrace(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	var ran atomic.Int64
+	serve := func(instance string) *Worker {
+		tk := toolkit.New(nil)
+		if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			ran.Add(1)
+			return w.Write(toolkit.Text("put on " + instance))
+		}), toolkit.SessionBound()); err != nil {
+			t.Fatal(err)
+		}
+		nc := natstest.Connect(t, s)
+		w, err := Serve(nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		return w
+	}
+	a := serve("a")
+	c := serve("c")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	key, err := wire.SessionKey("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.aff.kv.Create(ctx, key, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	over, stop := context.WithCancel(context.Background())
+	stop()
+	stopped := make(chan error, 1)
+	c.aff.beforeForward = func() {
+		go func() { stopped <- a.Stop(over) }()
+		natstest.WaitFor(t, "a's stop under way", func() bool {
+			return !a.aff.subs[0].IsValid() && (!a.aff.subs[1].IsValid() || a.aff.waitingForwards())
+		})
+	}
+	cl, err := NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	cl.notePin(toolkit.ToolCall{Name: "put", Session: "s"}, &toolkit.Response{Metadata: map[string]any{wire.MetaSessionWorker: "c"}})
+	r := cl.Invoke(ctx, toolkit.ToolCall{Name: "put", Session: "s"})
+	if r.Code != toolkit.CodeInterrupted {
+		t.Fatalf("final: %s %s %q, want interrupted by a's stop", r.State, r.Code, r.Text())
+	}
+	if n := ran.Load(); n != 0 {
+		t.Fatalf("ran %d times, want none: a's grace was over", n)
+	}
+	if err := <-stopped; err == nil {
+		t.Fatal("a's stop past its grace returned nil")
+	}
+}

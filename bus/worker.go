@@ -1325,16 +1325,22 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 	for _, s := range subs {
 		drain(s)
 	}
-	if pinned != nil {
+	if pinned != nil && ctx.Err() == nil {
 		// Last, once the calls other workers probed it for are here:
 		// drained before, it would take none of them.
 		w.aff.awaitForwards(ctx)
-		drain(pinned)
-		subs = append(subs, pinned)
+		if ctx.Err() == nil {
+			drain(pinned)
+			subs = append(subs, pinned)
+			pinned = nil
+		}
 	}
 	// Wait until every delivered call has been handed to a goroutine and
 	// every running call has sent its final.
-	graceErr := w.waitIdle(ctx, subs)
+	graceErr := ctx.Err() // past it, with the forwards still awaited (pinned)
+	if pinned == nil {
+		graceErr = w.waitIdle(ctx, subs)
+	}
 	if graceErr != nil {
 		// Past the grace nothing more runs: calls already taken, and
 		// those still arriving, are answered interrupted.
@@ -1345,6 +1351,17 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		}
 		n := len(w.calls)
 		w.mu.Unlock()
+		if pinned != nil {
+			// The grace ended before the calls it was probed for came
+			// (or was over when the stop began): they are still waited
+			// for, not long, to be answered interrupted rather than
+			// lost.
+			wait, cancel := context.WithTimeout(context.Background(), stopFlushTimeout)
+			w.aff.awaitForwards(wait)
+			cancel()
+			drain(pinned)
+			subs = append(subs, pinned)
+		}
 		// The drains end once the server confirms them, a round trip: the
 		// calls it delivered before that are answered, not dropped with
 		// the subscriptions, whose callers would hear nothing and end them
