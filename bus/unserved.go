@@ -43,7 +43,18 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string, deadline
 	if in.header.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	return w.passOn(context.Background(), in, c, id, scope, in.seqAfter(), deadline)
+	return w.passOn(context.Background(), in, c, id, scope, in.seqAfter(), deadline, false)
+}
+
+// notRunHere passes on a core call a stopping worker took past its
+// grace, which it does not run, once, to its tool's queue group: another
+// worker runs it (none there, it is answered interrupted). It reports
+// false when it did not: the call is answered interrupted here.
+func (w *Worker) notRunHere(in *incoming, c wire.Codec, id, scope string, deadline time.Time) bool {
+	if in.dur != nil || in.header.Get(wire.HeaderUnserved) != "" {
+		return false
+	}
+	return w.passOn(context.Background(), in, c, id, scope, in.seqAfter(), deadline, true)
 }
 
 // passOn publishes a core call to its tool's queue group, marked with
@@ -51,10 +62,12 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string, deadline
 // own reply subject is the worker's: should no worker subscribe, the
 // server's no-responders status comes back here (only the publisher gets
 // it), and the worker answers the caller not_found, as it would have
-// without passing the call on. scope is the call's session scope; ctx
-// carries the call's span on this worker, if any, whose child the next
-// worker's is. It reports false when the publish failed (logged).
-func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, scope string, seq uint64, deadline time.Time) bool {
+// without passing the call on (stopping: interrupted, as a stopping
+// worker answers a call it does not run). scope is the call's session
+// scope; ctx carries the call's span on this worker, if any, whose child
+// the next worker's is. It reports false when the publish failed
+// (logged).
+func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, scope string, seq uint64, deadline time.Time, stopping bool) bool {
 	// The removed tool's subscriptions are drained first, should the
 	// toolkit's change not have reached them yet: their UNSUB precedes
 	// the call on the connection, so the group cannot hand it back here.
@@ -89,9 +102,13 @@ func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, sco
 	passed := *in
 	passed.header = h
 	passed.beats = 0 // in h's HeaderSeqAfter
-	reply, err := w.passed.add(w, &passed, c, id)
+	why := "bus: passing on a call of a tool no longer served"
+	if stopping {
+		why = "bus: passing on a call the stopping worker did not run"
+	}
+	reply, err := w.passed.add(w, &passed, c, id, stopping)
 	if err != nil {
-		w.log.Warn("bus: passing on a call of a tool no longer served", "tool", in.tool, "call", id, "err", err)
+		w.log.Warn(why, "tool", in.tool, "call", id, "err", err)
 		return false
 	}
 	if w.aff != nil {
@@ -100,10 +117,10 @@ func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, sco
 	m := &nats.Msg{Subject: wire.CallSubject(in.tool, in.identity), Reply: reply, Header: h, Data: in.data}
 	if err := w.nc.PublishMsg(m); err != nil {
 		w.passed.take(reply)
-		w.log.Warn("bus: passing on a call of a tool no longer served", "tool", in.tool, "call", id, "err", err)
+		w.log.Warn(why, "tool", in.tool, "call", id, "err", err)
 		return false
 	}
-	w.log.Debug("bus: passed on a call of a tool no longer served", "tool", in.tool, "call", id)
+	w.log.Debug(why, "tool", in.tool, "call", id)
 	return true
 }
 
@@ -122,10 +139,11 @@ type passedCalls struct {
 }
 
 type passedCall struct {
-	in incoming // the call as the worker received it (no body)
-	c  wire.Codec
-	id string
-	at time.Time
+	in       incoming // the call as the worker received it (no body)
+	c        wire.Codec
+	id       string
+	at       time.Time
+	stopping bool // passed on by a stopping worker, not for its tool
 }
 
 // passedKeep is how long a passed call's no-responders status is awaited;
@@ -137,7 +155,7 @@ const (
 
 // add registers a call about to be passed on and returns its reply
 // subject.
-func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id string) (string, error) {
+func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id string, stopping bool) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sub == nil {
@@ -168,7 +186,7 @@ func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id string) (str
 	reply := p.prefix + strconv.FormatUint(p.next, 36)
 	kept := *in
 	kept.data, kept.dur = nil, nil
-	p.calls[reply] = passedCall{in: kept, c: c, id: id, at: now}
+	p.calls[reply] = passedCall{in: kept, c: c, id: id, at: now, stopping: stopping}
 	p.order = append(p.order, reply)
 	return reply, nil
 }
@@ -204,7 +222,8 @@ func (p *passedCalls) stop() {
 }
 
 // passedBack answers the caller of a call passed on to a queue group
-// nobody subscribes to: not_found.
+// nobody subscribes to: not_found, or interrupted when a stopping worker
+// passed it on.
 func (w *Worker) passedBack(m *nats.Msg) {
 	if !isNoResponders(m) {
 		return
@@ -214,6 +233,10 @@ func (w *Worker) passedBack(m *nats.Msg) {
 	}
 	pc, ok := w.passed.take(m.Subject)
 	if !ok {
+		return
+	}
+	if pc.stopping {
+		w.replyFinal(&pc.in, pc.c, w.cancelledFinal(pc.id, false))
 		return
 	}
 	nf := toolkit.NotFound(pc.in.tool)
@@ -246,7 +269,7 @@ func (s *sender) unserved() bool {
 	} else {
 		to = wire.CallSubject(s.call.Name, s.call.Identity)
 		deadline, _ := s.ctx.Deadline()
-		if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline) {
+		if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline, false) {
 			s.mu.Unlock()
 			return false // runs on here: answered not_found
 		}

@@ -955,6 +955,8 @@ func (w *Worker) accept(in *incoming) *sender {
 		w.mu.Unlock()
 		if ok { // the caller's cancel, not the worker's stop
 			w.count.cancelled.Add(1)
+		} else if w.notRunHere(in, c, req.ID, toolkit.SessionScope(identity, req.Session), deadline) {
+			return nil
 		}
 		w.replyFinal(in, c, w.cancelledFinal(req.ID, tomb.deadline))
 		in.dur.settle()
