@@ -154,3 +154,18 @@ func TestRenameOnlyOnCollision(t *testing.T) {
 		t.Errorf("original name %q", f.OriginalName())
 	}
 }
+
+// TestNilResultIsNull: 2.x FunctionTool writes any result that is not a
+// str as json.dumps(result), so a function that returns None answers
+// "null", as one returning a nil pointer, map or slice does here.
+func TestNilResultIsNull(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("none", "N.", func(ctx context.Context, in struct{}) (any, error) { return nil, nil }))
+	mustAdd(t, tk, toolkit.Func("nilmap", "N.", func(ctx context.Context, in struct{}) (map[string]any, error) { return nil, nil }))
+	for _, name := range []string{"none", "nilmap"} {
+		r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "1", Name: name})
+		if len(r.chunks) != 1 || r.final.State != toolkit.StateSuccess || r.final.Text() != "null" {
+			t.Errorf("%s: %d chunks, final %s %q; want one chunk, success \"null\"", name, len(r.chunks), r.final.State, r.final.Text())
+		}
+	}
+}

@@ -332,7 +332,7 @@ func TestValueChunk(t *testing.T) {
 		none bool
 	}{
 		{in: "plain <text>", want: "plain <text>"},
-		{in: nil, none: true},
+		{in: nil, want: "null"},
 		{in: (*toolkit.Chunk)(nil), none: true},
 		{in: c, want: "pre-made"},
 		{in: &c, want: "pre-made"},
@@ -366,9 +366,9 @@ func TestValueChunk(t *testing.T) {
 			t.Errorf("ValueChunk(%#v) = %q, want %q", tt.in, text, tt.want)
 		}
 	}
-	// A nil result writes no chunk and succeeds.
+	// A nil *Chunk result writes no chunk and succeeds.
 	tk := newToolkit(t, nil)
-	mustAdd(t, tk, toolkit.Func("nothing", "N.", func(ctx context.Context, in struct{}) (any, error) { return nil, nil }))
+	mustAdd(t, tk, toolkit.Func("nothing", "N.", func(ctx context.Context, in struct{}) (*toolkit.Chunk, error) { return nil, nil }))
 	r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "1", Name: "nothing"})
 	if len(r.chunks) != 0 || r.final.State != toolkit.StateSuccess || r.final.Content != nil {
 		t.Errorf("nil result: %d chunks, %+v", len(r.chunks), r.final)

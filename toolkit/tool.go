@@ -315,7 +315,8 @@ func ValidName(name string) bool {
 // without a `default` tag are required; a json.RawMessage field takes any
 // JSON value; titles are stripped). An absent field with a default is
 // given its default before the function runs. The return value becomes
-// one text chunk: a string as is, a Chunk as given, anything else as JSON.
+// one text chunk: a string as is, a Chunk as given, anything else as JSON
+// (nil as "null"; a nil *Chunk writes nothing).
 func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
 	return Stream(name, description, func(ctx context.Context, in In, w Writer) error {
 		out, err := fn(ctx, in)
@@ -505,9 +506,9 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 }
 
 // ValueChunk turns a plain return value into a chunk as AgentScope 2.x
-// does: a string as is, a Chunk or *Chunk unchanged, nil as nothing, any
-// other value as JSON written as Python's json.dumps(v,
-// ensure_ascii=False) writes it: non-ASCII kept, HTML not escaped, ", "
+// does: a string as is, a Chunk or *Chunk unchanged (a nil *Chunk as
+// nothing), any other value, nil included ("null", as json.dumps(None)),
+// as JSON written as Python's json.dumps(v, ensure_ascii=False) writes it: non-ASCII kept, HTML not escaped, ", "
 // and ": " between items (a map's keys sorted, a struct's fields in
 // order, where Python keeps a dict's insertion order). A value JSON
 // cannot encode is printed when it holds no others (a func, a channel,
@@ -517,7 +518,7 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 func ValueChunk(v any) (Chunk, error) {
 	switch x := v.(type) {
 	case nil:
-		return Chunk{}, nil
+		return Text("null"), nil
 	case string:
 		return Text(x), nil
 	case Chunk:
