@@ -65,6 +65,10 @@
 //     before validation and the preset value is used (unlike 1.x, where the
 //     model's input won). They are merged innermost, right before the tool
 //     (as 1.x does): middleware, logs and traces never see their values.
+//     WithPresets refuses, at Add, an empty map and a key that is not a
+//     property of the tool's schema, where 1.x takes any preset_kwargs
+//     (none, or a key only **kwargs would take): a typed tool's decoder
+//     would drop such a key without a word.
 //   - Input is validated against the tool's schema in the toolkit (2.x does
 //     it in the agent), so every transport gets the same checks.
 //   - Name collisions are an error by default; OnConflict(ConflictOverride)

@@ -270,7 +270,9 @@ func ConcurrencyUnsafe() Option {
 }
 
 // WithPresets sets arguments that are hidden from the schema and always
-// win over the model's input.
+// win over the model's input. Each key must be a property of the tool's
+// input schema (Add fails otherwise), and presets must not be empty
+// (ErrInvalidOption).
 func WithPresets(presets map[string]any) Option {
 	return func(r *registration) error {
 		if len(presets) == 0 {
