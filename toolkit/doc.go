@@ -95,7 +95,10 @@
 //     decoded from the model's input, which Python holds as an int.
 //   - The detail after "Input validation failed for tool '<name>': " is the
 //     Go validator's wording (required: missing properties: ["q"]), not
-//     Python jsonschema's ('q' is a required property).
+//     Python jsonschema's ('q' is a required property). So is the message
+//     ToolJSONDecodeError's text quotes from the JSON decoder: Go's
+//     (invalid character 'a' looking for beginning of value), not Python
+//     json's (Expecting value: line 1 column 1 (char 0)).
 //   - StripTitles also strips the titles inside anyOf, oneOf, allOf, not,
 //     patternProperties and definitions, where AgentScope's
 //     _remove_title_field stops at properties, items, additionalProperties
