@@ -89,6 +89,12 @@
 //     false, which AgentScope's pydantic schemas leave out), so an argument
 //     the function does not take ends invalid_input before the tool runs,
 //     where AgentScope's call fails with Python's TypeError.
+//   - A typed tool's schema has jsonschema-go's shapes, not pydantic's: a
+//     nested struct is written inline where pydantic refers to it ($defs
+//     and $ref), and a pointer or slice field takes null as
+//     "type": ["null", T] where pydantic writes Optional[T] = None as
+//     anyOf of T and null with "default": null (a slice, list[T], takes no
+//     null there).
 //   - A Func's float result is written as Go's JSON writes it (10 as "10",
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",
 //     "1e+16"): a float64 cannot tell a computed float from a whole number
