@@ -61,6 +61,13 @@
 //
 // # Decisions where AgentScope is silent or differs
 //
+//   - 1.x's streaming is not kept: chunks are 2.x's deltas, so a tool
+//     ported from 1.x, which yields the whole content so far each time,
+//     writes only what is new, and the stream ends when the tool returns
+//     (there is no is_last). 1.x's per-tool postprocess_func is a tool's
+//     own middleware here (WithMiddleware), as in 2.x, and its background
+//     execution (async_execution with view_task, wait_task and
+//     cancel_task) is not offered.
 //   - Presets are authoritative: a preset key sent by the model is dropped
 //     before validation and the preset value is used (unlike 1.x, where the
 //     model's input won). They are merged innermost, right before the tool
