@@ -81,7 +81,9 @@
 //   - Name collisions are an error by default; OnConflict(ConflictOverride)
 //     replaces in place, OnConflict(ConflictSkip) keeps the first and
 //     OnConflict(ConflictRename) registers the new tool as name_XXXXX
-//     (AgentScope's rename; Tool.OriginalName keeps the name).
+//     (AgentScope's rename; Tool.OriginalName keeps the name). The name
+//     reset_tools is reserved: Add refuses it, where a 2.x tool of that
+//     name replaces the built-in meta tool (with a warning).
 //   - A block with an empty ID never merges by ID (adjacent text still
 //     merges), so tools need not invent IDs.
 //   - A deadline ends the call with state error and code timeout; the
