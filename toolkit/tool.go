@@ -508,13 +508,13 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 // ValueChunk turns a plain return value into a chunk as AgentScope 2.x
 // does: a string as is, a Chunk or *Chunk unchanged (a nil *Chunk as
 // nothing), any other value, nil included ("null", as json.dumps(None)),
-// as JSON written as Python's json.dumps(v, ensure_ascii=False) writes it: non-ASCII kept, HTML not escaped, ", "
-// and ": " between items (a map's keys sorted, a struct's fields in
-// order, where Python keeps a dict's insertion order). A value JSON
-// cannot encode is printed when it holds no others (a func, a channel,
-// NaN); otherwise (a map, slice, array, struct or pointer) JSON's error is
-// returned, since fmt prints a map or slice that holds itself until the
-// stack overflows.
+// as JSON written as Python's json.dumps(v, ensure_ascii=False) writes
+// it: non-ASCII kept, HTML not escaped, ", " and ": " between items (a
+// map's keys sorted, a struct's fields in order, where Python keeps a
+// dict's insertion order). A value JSON cannot encode is printed when it
+// holds no others (a func, a channel, NaN); otherwise (a map, slice,
+// array, struct or pointer) JSON's error is returned, since fmt prints a
+// map or slice that holds itself until the stack overflows.
 func ValueChunk(v any) (Chunk, error) {
 	switch x := v.(type) {
 	case nil:
