@@ -561,7 +561,11 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		groups = append(groups, g.Name+" ("+state+" by default)")
 	}
 	if r.ops != nil {
-		if err := r.ops.serve(httpAddr, r.nc, r.worker, env.mcp, log); err != nil {
+		var stateJS jetstream.JetStream // where the worker keeps state, if anywhere
+		if cfg.State.Groups == config.GroupsKV {
+			stateJS = js
+		}
+		if err := r.ops.serve(httpAddr, r.nc, stateJS, r.worker, env.mcp, log); err != nil {
 			return nil, err
 		}
 	}

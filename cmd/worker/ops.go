@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -20,8 +21,9 @@ import (
 
 // ops is the worker's operator endpoint (--http): Prometheus metrics on
 // /metrics, liveness on /healthz and readiness on /readyz (200 "ready",
-// or "ready, degraded: …" while a mounted MCP server is down; 503 while
-// cut off from NATS or draining). Metric names
+// or "ready, degraded: …" while a mounted MCP server is down or JetStream,
+// where it keeps state, does not answer; 503 while cut off from NATS or
+// draining). Metric names
 // follow Prometheus conventions (toolbus_… , _total, _seconds); labels
 // are bounded: tool names (the ones the worker served at some moment, at
 // most 20,000 names over its life, then _other; _unknown for any other),
@@ -118,7 +120,7 @@ func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
 
 // serve starts the endpoint on addr for the running worker; mcp are its
 // mounted MCP servers (nil: none).
-func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, mcpServers *mcp.Servers, log *slog.Logger) error {
+func (o *ops) serve(addr string, nc *nats.Conn, js jetstream.JetStream, w *bus.Worker, mcpServers *mcp.Servers, log *slog.Logger) error {
 	var clients []*mcp.Client
 	if mcpServers != nil {
 		clients = mcpServers.Clients()
@@ -139,6 +141,10 @@ func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, mcpServers *mcp.S
 			func() float64 { return float64(w.InFlight()) }))
 	o.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)
 	natsReady := opshttp.NATSReady(nc)
+	jsReady := func() (bool, string) { return true, "" }
+	if js != nil {
+		jsReady = opshttp.JetStreamReady(js)
+	}
 	ready := func() (bool, string) {
 		if ok, why := natsReady(); !ok {
 			return false, why
@@ -146,8 +152,13 @@ func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, mcpServers *mcp.S
 		if w.Draining() {
 			return false, "not ready: draining (stopping; no new calls)"
 		}
-		// A mounted MCP server that is down leaves the worker ready (its
-		// other tools serve; the server's calls fail clearly): degraded.
+		// JetStream or a mounted MCP server that is down leaves the worker
+		// ready (its core calls, its other tools serve; the others fail
+		// clearly): degraded.
+		var degraded []string
+		if ok, why := jsReady(); !ok {
+			degraded = append(degraded, why)
+		}
 		var down []string
 		for _, c := range clients {
 			if !c.Up() {
@@ -155,7 +166,10 @@ func (o *ops) serve(addr string, nc *nats.Conn, w *bus.Worker, mcpServers *mcp.S
 			}
 		}
 		if len(down) > 0 {
-			return true, fmt.Sprintf("ready, degraded: MCP server %s down", strings.Join(down, ", "))
+			degraded = append(degraded, fmt.Sprintf("MCP server %s down", strings.Join(down, ", ")))
+		}
+		if len(degraded) > 0 {
+			return true, "ready, degraded: " + strings.Join(degraded, "; ")
 		}
 		return true, "ready"
 	}

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -162,6 +163,34 @@ func NATSReady(nc *nats.Conn) func() (ok bool, why string) {
 		}
 		if last != nil {
 			return false, "not ready: the NATS server does not answer: " + last.Error()
+		}
+		return true, ""
+	}
+}
+
+// JetStreamReady is the JetStream part of a readiness check, for a
+// process that keeps state there (a worker's sessions' groups and pins,
+// kept results, the durable queue): JetStream answers an account
+// information request within natsAnswer. A cluster that lost its quorum,
+// or a server whose JetStream is off or out of resources, leaves NATS up
+// (core calls run) while every call needing JetStream fails: the caller
+// reports that as degraded, not as unready. The answer is kept for two
+// seconds; ok false comes with the reason.
+func JetStreamReady(js jetstream.JetStream) func() (ok bool, why string) {
+	var mu sync.Mutex
+	var at time.Time
+	var last error
+	return func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(at) >= 2*time.Second {
+			ctx, cancel := context.WithTimeout(context.Background(), natsAnswer)
+			_, last = js.AccountInfo(ctx)
+			cancel()
+			at = time.Now()
+		}
+		if last != nil {
+			return false, "JetStream unavailable: " + last.Error()
 		}
 		return true, ""
 	}
