@@ -243,9 +243,13 @@ type durablePath struct {
 	// this worker heard count.
 	cancels jetstream.Stream
 	// heardFrom is the calls stream's last sequence when the worker
-	// began hearing cancels: a call stored up to it may have been
-	// cancelled before (unheard).
+	// began hearing cancels, or heard them again after a reconnect
+	// (heardAt: the connection's reconnects then): a call stored up to
+	// it may have been cancelled before (unheard). rehearing makes one
+	// reading per reconnect.
 	heardFrom atomic.Uint64
+	heardAt   atomic.Uint64
+	rehearing sync.Mutex
 	// cancelsFailed is when a lookup of cancels last failed (unix ns):
 	// the lookups run in turn on the pull loops, so for cancelsPause after
 	// one none is made, and a stream without a leader costs one
@@ -1042,6 +1046,7 @@ const cancelMargin = 5 * time.Second
 // subscription is flushed first, so a cancel the server routes after the
 // reading reaches this worker. Without the reading, every call counts.
 func (d *durablePath) hearing(nc *nats.Conn) {
+	defer d.heardAt.Store(nc.Stats().Reconnects)
 	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
 	defer cancel()
 	err := nc.FlushWithContext(ctx)
@@ -1057,11 +1062,25 @@ func (d *durablePath) hearing(nc *nats.Conn) {
 	d.heardFrom.Store(info.State.LastSeq)
 }
 
+// rehear notes the calls stream's last sequence again once the worker
+// has reconnected: the cancels published while it was cut off went by
+// unheard. The calls taken meanwhile wait for the reading.
+func (d *durablePath) rehear(nc *nats.Conn) {
+	d.rehearing.Lock()
+	defer d.rehearing.Unlock()
+	if nc.Stats().Reconnects != d.heardAt.Load() {
+		d.hearing(nc)
+	}
+}
+
 // unheard reports whether a cancel of the delivered call may have gone by
-// unheard: the call was stored before this worker heard cancels, or long
-// enough ago that its tombstone would be gone, or before a tombstone was
-// pushed out by a flood of them.
+// unheard: the call was stored before this worker heard cancels (at start,
+// or again after a reconnect), or long enough ago that its tombstone would
+// be gone, or before a tombstone was pushed out by a flood of them.
 func (w *Worker) unheard(dur *delivery) bool {
+	if w.nc.Stats().Reconnects != w.dur.heardAt.Load() {
+		w.dur.rehear(w.nc)
+	}
 	if dur.seq <= w.dur.heardFrom.Load() || time.Since(dur.published) > w.opts.TombstoneTTL-cancelMargin {
 		return true
 	}
