@@ -268,22 +268,26 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 		var rev uint64
 		// A server's answer stored under the key (kv.ErrForged) is
 		// replaced like any value: the write is its repair.
-		e, err := kv.Get(ctx, s.js, s.bucket, key)
+		wctx, cancel := context.WithTimeout(ctx, stateTry)
+		e, err := kv.Get(wctx, s.js, s.bucket, key)
 		switch {
 		case errors.Is(err, kv.ErrForged), err == nil && e.Found:
-			rev, err = s.kv.Update(ctx, key, val, e.Revision)
+			rev, err = s.kv.Update(wctx, key, val, e.Revision)
 		case err == nil:
-			rev, err = s.kv.Create(ctx, key, val)
+			rev, err = s.kv.Create(wctx, key, val)
 		}
+		cancel()
 		if err == nil {
 			return rev, nil
 		}
 		// ErrKeyExists: created concurrently (or the read was stale);
-		// ErrKeyRevisionMismatch: updated concurrently. Read again.
+		// ErrKeyRevisionMismatch: updated concurrently; a write
+		// unanswered within stateTry may have been stored. Read again.
 		if kv.Full(err) {
 			return 0, s.full(ctx, session, err)
 		}
-		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
+		unanswered := ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
+		if !unanswered && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
 			return 0, fmt.Errorf("bus: storing groups of session %s: %w", wire.Quote(session), err)
 		}
 		if s.cfg != nil && (askedAt.IsZero() || time.Since(askedAt) >= goneReask) {
@@ -337,7 +341,9 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 	var behind time.Time // when the stream leader was first seen behind minRevision
 	asked := false       // whether the bucket still exists (gone)
 	for {
-		r, err := s.read(ctx, key, minRevision, last)
+		rctx, cancel := context.WithTimeout(ctx, stateTry)
+		r, err := s.read(rctx, key, minRevision, last)
+		cancel()
 		switch {
 		case err == nil && r.behind && minRevision-r.last > RevisionLead:
 			return nil, 0, false, fmt.Errorf("%w: session %s: revision %d is more than %d past the bucket's last revision %d, so the bucket never wrote it (made up, or from before the bucket was made again)",
@@ -359,7 +365,7 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 			if r.behind && behind.IsZero() {
 				behind = time.Now()
 			}
-		case ctx.Err() == nil && !kv.Transient(err):
+		case ctx.Err() == nil && !kv.Transient(err) && !errors.Is(err, context.DeadlineExceeded): // not unanswered within stateTry
 			return nil, 0, false, fmt.Errorf("bus: loading groups of session %s: %w", wire.Quote(session), err)
 		case !asked && s.gone(ctx, err, &asked):
 			return nil, 0, false, nil // the bucket was deleted: no session has state
@@ -392,6 +398,12 @@ func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 	}
 	return r.rev, nil
 }
+
+// stateTry bounds one attempt of Store and of Load: the stream
+// leader stepping down drops the answer to a request on its way (or the
+// request), which would be waited for until the deadline, the call's
+// own when a call stores or loads its session's groups.
+const stateTry = time.Second
 
 // goneReask is how long a Store whose write keeps failing waits before it
 // asks again whether the bucket exists.
