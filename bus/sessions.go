@@ -237,17 +237,29 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 		a.mu.Unlock()
 		return pin{here: true}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	route, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	lost := in.header.Get(wire.HeaderPinLost)
 	forwarded := in.header.Get(wire.HeaderForwarded) != ""
 	var tried uint64 // the revision a lost compare-and-set was made on
 	again := false   // whether a missing bucket was made again (remake)
+	// An attempt is bounded by pinTry: the bucket's leader stepping down
+	// drops the answer to a request on its way. Unanswered, it is made
+	// again, from a read: a write may have been stored (taking: what the
+	// final says of a take-over whose write went unanswered).
+	var taking pin
+	unanswered := func(err error) bool { return route.Err() == nil && errors.Is(err, context.DeadlineExceeded) }
 	for range 5 {
+		ctx, cancel := context.WithTimeout(route, pinTry)
+		defer cancel()
 		start := time.Now() // the pin read is at least this fresh
 		e, err := a.read(ctx, key, tried)
 		if a.afterRead != nil {
 			a.afterRead()
+		}
+		if unanswered(err) {
+			tried = 0
+			continue
 		}
 		if errors.Is(err, kv.ErrForged) {
 			// Not a worker's name (NATS does not check reply subjects:
@@ -261,6 +273,10 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				p.unknownFrom = true
 				return p, "", detour{}
 			}
+			if unanswered(err) {
+				tried, taking = 0, pin{unknownFrom: true}
+				continue
+			}
 			if lostRace(err) {
 				tried = e.Revision
 				continue
@@ -273,6 +289,10 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			if _, err = a.kv.Create(ctx, key, []byte(me)); err == nil {
 				return mine(start), "", detour{}
 			}
+			if unanswered(err) {
+				tried = 0
+				continue
+			}
 			if lostRace(err) {
 				tried = afterNone
 				continue // claimed meanwhile: see by whom
@@ -283,7 +303,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				return pin{}, "", detour{}
 			}
 		}
-		if err != nil && !again && a.remake(ctx, err) {
+		if err != nil && !again && a.remake(route, err) {
 			again, tried = true, 0
 			continue // its pins went with it: claim the session again
 		}
@@ -301,6 +321,10 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				p := mine(start)
 				p.movedFrom = me
 				return p, "", detour{}
+			}
+			if unanswered(err) {
+				tried, taking = 0, pin{movedFrom: me}
+				continue
 			}
 			if lostRace(err) {
 				tried = e.Revision
@@ -325,7 +349,9 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
 				}
 			}
-			return mine(start), "", detour{}
+			p := mine(start)
+			p.movedFrom, p.unknownFrom = taking.movedFrom, taking.unknownFrom
+			return p, "", detour{}
 		}
 		// A forwarded call is passed on no further: its probe names no
 		// call, for which the owner's stop would wait in vain.
@@ -343,13 +369,20 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			}
 			return pin{}, owner, detour{}
 		}
+		// After the probe, which may have waited its whole timeout.
+		ctx, cancel = context.WithTimeout(route, pinTry)
+		defer cancel()
 		if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
 			a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
 			p := mine(start)
 			p.movedFrom = owner
 			return p, "", detour{}
 		}
-		if !lostRace(err) && !again && a.remake(ctx, err) {
+		if unanswered(err) {
+			tried, taking = 0, pin{movedFrom: owner}
+			continue
+		}
+		if !lostRace(err) && !again && a.remake(route, err) {
 			again, tried = true, 0
 			continue
 		}
@@ -372,6 +405,9 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 	a.w.log.Warn("bus: a session's pin kept changing; running the call here", "session", scope)
 	return pin{}, "", detour{}
 }
+
+// pinTry bounds one attempt of route at reading or writing a pin.
+const pinTry = time.Second
 
 // forget ends this worker's memory of holding the session of scope
 // (trust): it gave the session up by passing a call of it on with
