@@ -488,6 +488,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "toolctl: invalid connection settings:\n%v\n", err)
 		return exitUsage
 	}
+	if code, bad := e.checkSession(cfs); bad {
+		return code
+	}
 	bound := opTimeout
 	if !cmd.local && !cmd.long {
 		// A command's --wait (how long to collect the workers' answers)
@@ -515,6 +518,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	return code
+}
+
+// checkSession refuses a --session that no session can be: one too long
+// for its KV key (wire.SessionKey, under the --caller or --identity it
+// belongs to). Sent, it failed on the workers as a store failure (a call
+// ended unavailable) or not at all (a call whose tools need no groups).
+func (e *env) checkSession(fs *flag.FlagSet) (int, bool) {
+	f := fs.Lookup("session")
+	if f == nil || f.Value.String() == "" {
+		return exitOK, false
+	}
+	identity := e.cfg.NATS.Identity
+	if c := fs.Lookup("caller"); c != nil && c.Value.String() != "" {
+		identity = c.Value.String()
+	}
+	if _, err := wire.SessionKey(toolkit.SessionScope(identity, f.Value.String())); err != nil {
+		return e.usagef("--session: %v; give a shorter session name", err), true
+	}
+	return exitOK, false
 }
 
 // loadConfig builds the connection settings: the config file's, then the
