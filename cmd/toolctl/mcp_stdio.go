@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // stdioDrain bounds how long `mcp stdio` answers the requests in flight
@@ -32,14 +34,24 @@ const maxTrackedLine = 4 << 20
 // passed. It works on the bytes, not on the SDK's connection, so the SDK
 // still sees its own connection (and, by it, the negotiated protocol
 // version, by which it refuses JSON-RPC batches from 2025-06-18 on).
+//
+// It hands the SDK whole lines (a line over maxTrackedLine passes as it
+// comes): the SDK ends the session at a line it cannot read as a JSON-RPC
+// message or batch, interrupting the calls in flight, so such a line is
+// answered here with a JSON-RPC error (refusal) and not passed on.
 type drainIO struct {
 	in    io.Reader
 	out   io.Writer
 	drain time.Duration
 
-	line    []byte // the input line read so far
-	long    bool   // the line passed maxTrackedLine: not tracked
-	eof     bool   // in ended; the next Read waits, then says so
+	buf     []byte // what in.Read reads into
+	ready   []byte // input for the SDK, from ready[off:]
+	off     int
+	err     error      // in's error (not io.EOF), returned once ready is read
+	line    []byte     // the input line read so far
+	long    bool       // the line passed maxTrackedLine: passed on as it comes, not tracked
+	eof     bool       // in ended; the next Read waits, then says so
+	wmu     sync.Mutex // one message at a time on out
 	mu      sync.Mutex
 	pending map[string]bool // ids of requests read and not answered
 	early   map[string]bool // ids answered before their line's newline was read
@@ -49,7 +61,7 @@ type drainIO struct {
 }
 
 func newDrainIO(in io.Reader, out io.Writer, drain time.Duration) *drainIO {
-	return &drainIO{in: in, out: out, drain: drain, pending: map[string]bool{}, early: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}
+	return &drainIO{in: in, out: out, drain: drain, buf: make([]byte, 32<<10), pending: map[string]bool{}, early: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 // reader and writer are the two sides given to the SDK's IOTransport.
@@ -59,25 +71,32 @@ func (d *drainIO) writer() io.WriteCloser { return drainWriter{d} }
 type drainReader struct{ d *drainIO }
 type drainWriter struct{ d *drainIO }
 
-// Read returns the input; at its end it first waits for the answers (the
-// SDK has by then been handed every request read).
+// Read returns the input's complete lines; at its end it first waits for
+// the answers (the SDK has by then been handed every request read).
 func (r drainReader) Read(p []byte) (int, error) {
 	d := r.d
-	if d.eof {
-		d.wait()
-		return 0, io.EOF
-	}
-	n, err := d.in.Read(p)
-	d.scan(p[:n])
-	if err == io.EOF {
-		d.eof = true
-		d.scanLine() // a last line without its newline
-		if n > 0 {
-			return n, nil
+	for d.off == len(d.ready) {
+		d.ready, d.off = d.ready[:0], 0
+		switch {
+		case d.err != nil:
+			return 0, d.err
+		case d.eof:
+			d.wait()
+			return 0, io.EOF
 		}
-		d.wait()
+		n, err := d.in.Read(d.buf)
+		d.scan(d.buf[:n])
+		switch {
+		case err == io.EOF:
+			d.eof = true
+			d.scanLine(false) // a last line without its newline
+		case err != nil:
+			d.err = err
+		}
 	}
-	return n, err
+	n := copy(p, d.ready[d.off:])
+	d.off += n
+	return n, nil
 }
 
 // Close ends a wait for answers: the session is over.
@@ -89,7 +108,9 @@ func (r drainReader) Close() error {
 // Write writes one message (or batch) of the SDK's and notes the
 // responses in it.
 func (w drainWriter) Write(p []byte) (int, error) {
+	w.d.wmu.Lock()
 	n, err := w.d.out.Write(p)
+	w.d.wmu.Unlock()
 	w.d.note(p, false)
 	return n, err
 }
@@ -105,24 +126,89 @@ func (d *drainIO) scan(b []byte) {
 			return
 		}
 		d.add(b[:i])
-		d.scanLine()
+		d.scanLine(true)
 		b = b[i+1:]
 	}
 }
 
 func (d *drainIO) add(b []byte) {
-	if d.long || len(d.line)+len(b) > maxTrackedLine {
-		d.long, d.line = true, d.line[:0]
+	if !d.long && len(d.line)+len(b) > maxTrackedLine {
+		d.long, d.ready, d.line = true, append(d.ready, d.line...), d.line[:0]
+	}
+	if d.long {
+		d.ready = append(d.ready, b...)
 		return
 	}
 	d.line = append(d.line, b...)
 }
 
-func (d *drainIO) scanLine() {
+// scanLine ends the line read: it is passed on to the SDK (with its
+// newline, nl), or answered with refusal.
+func (d *drainIO) scanLine(nl bool) {
+	refused := []byte(nil)
 	if !d.long {
+		refused = refusal(d.line)
+	}
+	switch {
+	case d.long:
+	case refused != nil:
+		d.wmu.Lock()
+		d.out.Write(refused)
+		d.wmu.Unlock()
+		d.line = d.line[:0]
+		return
+	default:
 		d.note(d.line, true)
+		d.ready = append(d.ready, d.line...)
+	}
+	if nl {
+		d.ready = append(d.ready, '\n')
 	}
 	d.line, d.long = d.line[:0], false
+}
+
+// refusal is the JSON-RPC error (id null) answering an input line the SDK
+// could not read as a message or batch, or nil for a line it can (or a
+// blank one). JSON-RPC batches under 2025-06-18 and later are left to the
+// SDK, which knows the session's version.
+func refusal(line []byte) []byte {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	code, reason := -32600, ""
+	var batch []json.RawMessage
+	switch {
+	case !json.Valid(line):
+		code, reason = -32700, "Parse error: the line is not one JSON value"
+	case line[0] == '[' && json.Unmarshal(line, &batch) == nil:
+		if len(batch) == 0 {
+			reason = "Invalid Request: an empty batch"
+		}
+		for _, m := range batch {
+			if _, err := jsonrpc.DecodeMessage(m); err != nil {
+				reason = "Invalid Request: " + err.Error()
+				break
+			}
+		}
+	default:
+		if _, err := jsonrpc.DecodeMessage(line); err != nil {
+			reason = "Invalid Request: " + err.Error()
+		}
+	}
+	if reason == "" {
+		return nil
+	}
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string    `json:"jsonrpc"`
+		ID      *struct{} `json:"id"`
+		Error   rpcError  `json:"error"`
+	}{"2.0", nil, rpcError{code, reason + " (the line was skipped; MCP over stdio is one JSON-RPC message per line)"}})
+	return append(b, '\n')
 }
 
 // rpcID is what drainIO reads of a JSON-RPC message.
