@@ -57,6 +57,10 @@ func (o *authOptions) run(_ context.Context, e *env, args []string) int {
 	if len(args) != 1 || args[0] != "init" {
 		return e.usagef("auth takes one subcommand: toolctl auth init [--dir DIR] [--caller ID]...")
 	}
+	if o.dir == "" {
+		// --dir "$DIR" with DIR unset: mkdir "" says nothing of the flag.
+		return e.usagef("--dir needs a directory: where auth init writes server.conf and the keys (default toolbus-auth)")
+	}
 	setup, err := auth.Init(o.dir, o.callers)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
