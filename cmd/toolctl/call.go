@@ -264,6 +264,9 @@ func readInput(arg string, stdin io.Reader) (map[string]any, error) {
 		if data, err = io.ReadAll(io.LimitReader(stdin, maxInputBytes+1)); err != nil {
 			return nil, fmt.Errorf("reading the input from stdin: %w", err)
 		}
+	case arg == "@":
+		// @"$FILE" with FILE unset: opening "" says nothing of the @.
+		return nil, errors.New("@ needs a file name: @input.json reads the input from input.json (- reads stdin)")
 	case strings.HasPrefix(arg, "@"):
 		src = "the input in " + arg[1:]
 		f, err := os.Open(arg[1:])
