@@ -25,11 +25,13 @@ func init() {
 }
 
 type headersOptions struct {
+	fs       *flag.FlagSet
 	instance string
 	wait     time.Duration
 }
 
 func (o *headersOptions) register(fs *flag.FlagSet) {
+	o.fs = fs
 	fs.StringVar(&o.instance, "instance", "", "only this worker `instance` (default: every live worker)")
 	config.DurationVar(fs, &o.wait, "wait", discovery.DefaultDiscoverWindow, "how long to collect the workers' answers when finding them (a `duration`)")
 }
@@ -37,6 +39,10 @@ func (o *headersOptions) register(fs *flag.FlagSet) {
 func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
 		return e.usagef("mcp-headers takes a server name and headers: toolctl mcp-headers SERVER [NAME=VALUE...]")
+	}
+	if !toolkit.ValidName(args[0]) {
+		// No worker mounts it: the fleet would only say so, after its --wait.
+		return e.usagef("invalid server name %s: MCP server names are letters, digits, '_' and '-' (the name under mcp_servers)", wire.Quote(args[0]))
 	}
 	req := wire.HeadersRequest{Server: args[0], Headers: map[string]string{}}
 	for _, kv := range args[1:] {
@@ -50,6 +56,10 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 			}
 		}
 		req.Headers[name] = value
+	}
+	if emptyFlag(o.fs, "instance") {
+		// --instance "$W" with W unset would replace them on every worker.
+		return e.usagef("--instance needs a worker instance name; leave it out for every live worker")
 	}
 	if o.instance != "" && !toolkit.ValidName(o.instance) {
 		return e.usagef("invalid instance %q", o.instance)
