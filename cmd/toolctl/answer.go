@@ -30,6 +30,9 @@ import (
 // character device, which /dev/null (cron's and CI's stdin) and /dev/zero
 // are too.
 func terminal(v any) bool {
+	if o, ok := v.(*outWriter); ok {
+		v = o.w
+	}
 	f, ok := v.(*os.File)
 	return ok && tty.Is(f)
 }

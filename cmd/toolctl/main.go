@@ -466,7 +466,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	out := &outWriter{w: stdout}
+	e := &env{stdin: stdin, stdout: out, stderr: stderr}
 	defer e.close()
 	// A publish the server refuses ends any command, the MCP gateway's
 	// too: with the gateway's key nothing it sends is refused.
@@ -505,6 +506,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer cancel()
 	}
 	code := cmd.run(ctx, e, pos)
+	if err := out.failed(); err != nil {
+		fmt.Fprintf(stderr, "toolctl: writing the output: %v (the output is incomplete)\n", err)
+		if code == exitOK {
+			code = exitError
+		}
+	}
 	if context.Cause(ctx) == errNoAnswer {
 		fmt.Fprintf(stderr, "toolctl: NATS did not answer within %s: its JetStream may have no leader for the moment (a cluster electing, nodes down) or the server is stalled; try again\n", bound)
 		if code == exitOK {
@@ -518,6 +525,34 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	return code
+}
+
+// outWriter is stdout as the commands write it: it keeps the first write
+// error, which their prints drop, so that output lost (a full disk, an I/O
+// write error) fails the command instead of exiting 0.
+type outWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed returns the first write error, or nil.
+func (o *outWriter) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // checkSession refuses a --session that no session can be: one too long
