@@ -370,9 +370,13 @@
 // waiting for a request, from the address holding the most (a request in
 // progress, an event stream included, is never cut; when all are serving
 // one, the new connection is closed at once); and one session runs at
-// most GatewayOptions.MaxSessionCalls tools/call requests at once (256 by
-// default; past it a call ends overloaded without reaching the fleet: a
-// JSON-RPC batch of an old protocol version holds thousands of calls).
+// most GatewayOptions.MaxSessionCalls requests that reach the fleet at
+// once (256 by default), tools/call and resource, prompt and completion
+// requests counted together: past it a call ends overloaded and another
+// request gets a JSON-RPC error, both TooManyCallsError, without reaching
+// the fleet (a JSON-RPC batch of an old protocol version holds thousands
+// of requests, and a resources/read or prompts/get costs a worker as a
+// call does).
 // The http.Server's own ReadTimeout and WriteTimeout
 // would end event streams, which last as long as their sessions, so these
 // deadlines are set and lifted per body and per write. A Gateway mounted as an http.Handler in a

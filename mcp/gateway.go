@@ -124,12 +124,17 @@ type GatewayOptions struct {
 	// means no bound. A Gateway mounted as an http.Handler in a server of
 	// your own has the bounds that server sets.
 	MaxConns int
-	// MaxSessionCalls bounds the tools/call requests one session runs at
-	// once: a call past it ends at once, code overloaded, so that one
-	// client (or one JSON-RPC batch of an old protocol version: thousands
-	// of calls fit in one request body) cannot send the fleet as many
-	// calls as it likes. 0 means DefaultGatewayMaxSessionCalls, negative
-	// means no bound.
+	// MaxSessionCalls bounds the requests one session runs at once that
+	// reach the fleet: tools/call, and the resource, prompt and
+	// completion requests (resources/list, resources/templates/list,
+	// resources/read, resources/subscribe, prompts/list, prompts/get,
+	// completion/complete), all counted together. A call past it ends at
+	// once, code overloaded; another request is answered at once with a
+	// JSON-RPC error; both say TooManyCallsError and name the bound. So
+	// one client (or one JSON-RPC batch of an old protocol version:
+	// thousands of requests fit in one request body) cannot send the fleet
+	// as many requests as it likes. 0 means DefaultGatewayMaxSessionCalls,
+	// negative means no bound.
 	MaxSessionCalls int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// guard (a request on a loopback address with a non-loopback Host

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -31,8 +32,9 @@ type gatewaySession struct {
 	identity string      // the caller identity it calls as
 	c        *bus.Client // the identity's
 	srv      *sdk.Server
-	// calling counts the session's tools/call requests running
-	// (GatewayOptions.MaxSessionCalls).
+	// calling counts the session's requests running that reach the
+	// fleet: tools/call, resource, prompt and completion requests
+	// (GatewayOptions.MaxSessionCalls, enter).
 	calling atomic.Int64
 	// source is what the session counts toward in the shares of
 	// GatewayOptions.MaxSessions (sourceOf; "" over transports other than
@@ -118,12 +120,35 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			if r.Params != nil {
 				return s.call(ctx, r)
 			}
+		case *sdk.ListPromptsRequest, *sdk.GetPromptRequest, *sdk.ListResourcesRequest, *sdk.ListResourceTemplatesRequest,
+			*sdk.ReadResourceRequest, *sdk.SubscribeRequest, *sdk.CompleteRequest:
+			// They read the session's groups and skills and ask the
+			// mounted servers over the bus: the same bound as calls.
+			leave, ok := s.enter()
+			defer leave()
+			if !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+					"TooManyCallsError: this session already runs %d requests (tool calls, resource, prompt and completion requests), the gateway's bound for one session; this %s was not served. Wait for one to end, then send it again.", s.g.opts.MaxSessionCalls, method)}
+			}
 		}
 		if res, handled, err := s.mountedMiddleware(ctx, method, req, next); handled {
 			return res, err
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// enter counts a request of the session that reaches the fleet (a
+// tools/call, or a resource, prompt or completion request) until leave,
+// toward GatewayOptions.MaxSessionCalls; ok is false past the bound (the
+// request must not be served; leave is still due).
+func (s *gatewaySession) enter() (leave func(), ok bool) {
+	max := s.g.opts.MaxSessionCalls
+	if max <= 0 {
+		return func() {}, true
+	}
+	n := s.calling.Add(1)
+	return func() { s.calling.Add(-1) }, n <= int64(max)
 }
 
 // refresh makes the session's server hold exactly the tools the session
@@ -281,14 +306,13 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		s.logCall(name, final, 0)
 		return s.result(final), nil
 	}
-	if max := g.opts.MaxSessionCalls; max > 0 {
-		defer s.calling.Add(-1)
-		if n := s.calling.Add(1); n > int64(max) {
-			final := toolkit.Final("", toolkit.CodeOverloaded, fmt.Sprintf(
-				"TooManyCallsError: this session already runs %d calls, the gateway's bound for one session; '%s' was not called. Wait for a call to end, then call it again.", max, name))
-			s.logCall(name, final, 0)
-			return s.result(final), nil
-		}
+	leave, ok := s.enter()
+	defer leave()
+	if !ok {
+		final := toolkit.Final("", toolkit.CodeOverloaded, fmt.Sprintf(
+			"TooManyCallsError: this session already runs %d requests (tool calls, resource, prompt and completion requests), the gateway's bound for one session; '%s' was not called. Wait for one to end, then call it again.", g.opts.MaxSessionCalls, name))
+		s.logCall(name, final, 0)
+		return s.result(final), nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
