@@ -49,9 +49,10 @@ import (
 // queue and a goroutine of its own: a client that stops reading delays
 // its own updates only. At most maxSessionUpdates URIs (64 KiB of them)
 // wait for one session; an update of a URI already waiting adds nothing,
-// and past the bound new ones are dropped. Unsubscribing
-// stops the session hearing of the URI; the worker keeps its own
-// subscription (others may want it).
+// and past the bound new ones are dropped. A subscribe to a URI the
+// session holds already is answered at once without asking anyone.
+// Unsubscribing stops the session hearing of the URI; the worker keeps
+// its own subscription (others may want it).
 
 // mountedServer is a server some of the fleet's live workers mount.
 type mountedServer struct {
@@ -498,22 +499,23 @@ func (s *gatewaySession) complete(ctx context.Context, req *sdk.CompleteRequest)
 // subscribe takes a session's resources/subscribe: skills' resources
 // (which send no updates) as they are, other URIs by the visible servers
 // offering subscriptions that list the URI, or, when none lists it (a
-// template's URI), by the first that takes the subscription.
+// template's URI), by the first that takes the subscription. A URI the
+// session holds is taken at once, asking nothing: the servers were asked
+// when it was added (and the worker keeps its subscription across
+// reconnects); to ask again, unsubscribe first.
 func (s *gatewaySession) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
 	if req.Params == nil {
 		return nil
 	}
 	added, err := s.holdSubscription(req.Params.URI)
-	if err != nil {
+	if err != nil || !added {
 		return err
 	}
-	err = s.subscribeURI(ctx, req)
-	if err != nil && added {
-		// Only a URI this subscribe added: one held already stays
-		// subscribed in the go-sdk server, and counted.
+	if err := s.subscribeURI(ctx, req); err != nil {
 		s.dropSubscription(req.Params.URI)
+		return err
 	}
-	return err
+	return nil
 }
 
 func (s *gatewaySession) subscribeURI(ctx context.Context, req *sdk.SubscribeRequest) error {
@@ -572,9 +574,11 @@ func (s *gatewaySession) unsubscribe(_ context.Context, req *sdk.UnsubscribeRequ
 // (and a mounted server may take any URI) without bound: a client
 // subscribing to ever new URIs would grow its session without end. Past
 // the bound a subscribe to a URI not held is refused with an error
-// saying so; one held is taken again. (An unsubscribe racing the
+// saying so; one held is taken again, at once. (An unsubscribe racing the
 // subscribe of the same URI, between this count and the go-sdk's record,
-// leaves that one URI held uncounted until the session ends.)
+// leaves that one URI held uncounted until the session ends; so does a
+// subscribe again taken while the first subscribe of its URI is still
+// asking the servers, and then fails.)
 const (
 	maxSessionSubscriptions     = 256
 	maxSessionSubscriptionBytes = 64 << 10

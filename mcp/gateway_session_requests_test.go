@@ -17,12 +17,14 @@ import (
 // heldServer is a go-sdk MCP server over HTTP, mounted by a worker with
 // its resources: its resource held://r and its prompt "held" answer only
 // once release is closed, counting the requests that reach it and wait
-// (held); fast://r and the tool echo answer at once.
+// (held); fast://r and the tool echo answer at once. lists counts the
+// resources/list requests it gets.
 type heldServer struct {
 	url     string
 	release chan struct{}
 	open    sync.Once
 	held    atomic.Int64
+	lists   atomic.Int64
 }
 
 // let answers the held requests, and those to come at once.
@@ -61,6 +63,14 @@ func startHeldServer(t *testing.T) *heldServer {
 			return nil, err
 		}
 		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "held"}}}}, nil
+	})
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == MethodListResources {
+				h.lists.Add(1)
+			}
+			return next(ctx, method, req)
+		}
 	})
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(hs.Close)
@@ -172,5 +182,40 @@ func TestGatewaySessionRequestsBounded(t *testing.T) {
 	}
 	if res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: ToolName("held", "echo"), Arguments: map[string]any{"text": "hi"}}); err != nil || res.IsError {
 		t.Fatalf("the session's call once its requests ended: %+v %v", res, err)
+	}
+}
+
+// TestGatewayResubscribeHeldAsksNothing: a resources/subscribe to a URI
+// the session holds is answered at once; it listed every subscribing
+// server's resources and subscribed again each time, so a client repeating
+// one subscribe kept the workers and servers listing. After an
+// unsubscribe, a subscribe asks again.
+func TestGatewayResubscribeHeldAsksNothing(t *testing.T) {
+	h := startHeldServer(t)
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: heldGateway(t, h, nil)})
+	ctx := natstest.Ctx(t)
+	if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "fast://r"}); err != nil {
+		t.Fatal(err)
+	}
+	first := h.lists.Load()
+	if first == 0 {
+		t.Fatal("the first subscribe listed nothing")
+	}
+	for range 5 {
+		if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "fast://r"}); err != nil {
+			t.Fatalf("subscribing again to a URI held: %v", err)
+		}
+	}
+	if n := h.lists.Load(); n != first {
+		t.Fatalf("5 subscribes again to a URI held listed the server's resources %d times more", n-first)
+	}
+	if err := c.cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "fast://r"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "fast://r"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.lists.Load(); n == first {
+		t.Fatal("a subscribe after an unsubscribe asked nothing")
 	}
 }
