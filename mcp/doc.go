@@ -329,7 +329,9 @@
 // when it ends: its DELETE, no request of it open for SessionTimeout (a
 // client that died mid-call), the gateway's Close, the end of the
 // listener it came through (the go-sdk closes a session only once its
-// calls return), or the bound making room for another source. The
+// calls return), or the bound making room for another source; so are its
+// resource, prompt and completion requests waiting for the fleet (the
+// worker's own bound ends what it passed on to a mounted server). The
 // legacy SSE transport is not served.
 //
 // Subscriptions: a client of protocol 2025-11-25 or older subscribes to a

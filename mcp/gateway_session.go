@@ -130,6 +130,9 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
 					"TooManyCallsError: this session already runs %d requests (tool calls, resource, prompt and completion requests), the gateway's bound for one session; this %s was not served. Wait for one to end, then send it again.", s.g.opts.MaxSessionCalls, method)}
 			}
+			var end context.CancelFunc
+			ctx, end = s.bound(ctx)
+			defer end()
 		}
 		if res, handled, err := s.mountedMiddleware(ctx, method, req, next); handled {
 			return res, err
@@ -149,6 +152,24 @@ func (s *gatewaySession) enter() (leave func(), ok bool) {
 	}
 	n := s.calling.Add(1)
 	return func() { s.calling.Add(-1) }, n <= int64(max)
+}
+
+// bound is ctx, ended also when the session ends, the gateway closes or
+// the listener that opened the session stops: the go-sdk closes a
+// session only once its requests have returned, and does not cancel
+// them itself. end releases it.
+func (s *gatewaySession) bound(ctx context.Context) (_ context.Context, end context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stops := []func() bool{context.AfterFunc(s.ctx, cancel), context.AfterFunc(s.g.calls, cancel)}
+	if s.listener != nil {
+		stops = append(stops, context.AfterFunc(s.listener, cancel))
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
 }
 
 // refresh makes the session's server hold exactly the tools the session
@@ -314,13 +335,8 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		s.logCall(name, final, 0)
 		return s.result(final), nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(s.ctx, cancel)()
-	defer context.AfterFunc(g.calls, cancel)()
-	if s.listener != nil {
-		defer context.AfterFunc(s.listener, cancel)()
-	}
+	ctx, end := s.bound(ctx)
+	defer end()
 	if g.opts.CallTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -217,5 +218,41 @@ func TestGatewayResubscribeHeldAsksNothing(t *testing.T) {
 	}
 	if n := h.lists.Load(); n == first {
 		t.Fatal("a subscribe after an unsubscribe asked nothing")
+	}
+}
+
+// TestGatewayCloseEndsHeldRequests: a resources/read waiting for a mounted
+// server is ended when the gateway closes, as calls are; Close waited for
+// it (the go-sdk closes a session only once its requests returned) for
+// the whole bound of a mounted request, 35 s.
+func TestGatewayCloseEndsHeldRequests(t *testing.T) {
+	h := startHeldServer(t)
+	defer h.let() // before the cleanups: the worker still waits for the server
+	f := mountedFleet(t, ServerConfig{Name: "held", Transport: TransportStreamableHTTP, URL: h.url, ServeResources: true})
+	g, err := NewGateway(natstest.Ctx(t), natstest.Connect(t, f.srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	waitMounted(t, g, "w-mounted")
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	read := make(chan error, 1)
+	go func() {
+		_, err := c.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "held://r"})
+		read <- err
+	}()
+	natstest.WaitFor(t, "the read to reach the server", func() bool { return h.held.Load() == 1 })
+	closed := make(chan struct{})
+	go func() {
+		g.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(mountedTimeout / 2):
+		t.Fatalf("Close did not return in %v with a resources/read waiting for a mounted server", mountedTimeout/2)
+	}
+	if err := <-read; err == nil {
+		t.Fatal("the read waiting when the gateway closed succeeded")
 	}
 }
