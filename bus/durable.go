@@ -176,6 +176,10 @@ type delivery struct {
 	redeliver  time.Duration
 	published  time.Time
 	seq        uint64 // in the calls stream
+	// keep is the message keeping the call's final in the results
+	// bucket: the call is acknowledged once the bucket has it
+	// (keepThenAck).
+	keep *nats.Msg
 }
 
 // mark sets a frame's attempt fields; nothing on the core path.

@@ -129,6 +129,22 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 	return rev, false
 }
 
+// keptFinalMsg is the message keeping resp, the final of call id, under
+// key, as keep writes it, in a buffer of its own (written later).
+func (r *results) keptFinalMsg(key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64) (*nats.Msg, error) {
+	kept := *resp
+	kept.ID = id
+	data, err := wire.AppendFrame(nil, &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept}, meta)
+	if err != nil {
+		return nil, err
+	}
+	msg := keptMsg(r.kv.Bucket(), key, data)
+	if attempt > 0 {
+		msg.Header.Set(wire.HeaderAttempt, strconv.FormatUint(attempt, 10))
+	}
+	return msg, nil
+}
+
 // keepLatest keeps the final of attempt n of a core call (ToolCall.
 // KeepResult; 1 as its caller sent it, n its client's nth sending,
 // keptAttempt) unless a later attempt kept its own: it reads the kept

@@ -607,7 +607,11 @@ func (s *sender) abandoned() *toolkit.Response {
 
 // release frees what the call held once its final is out.
 func (s *sender) release() {
-	s.dur.done()
+	if s.dur != nil && s.dur.keep != nil && !s.dur.handed {
+		s.w.keepThenAck(s.dur)
+	} else {
+		s.dur.done()
+	}
 	s.w.inputs.release(s.mem)
 	if s.stopT != nil {
 		s.stopT()
@@ -952,7 +956,15 @@ func (s *sender) keepFinal(resp *toolkit.Response) {
 	// has it whenever JetStream has the acknowledgement.
 	s.kept = true
 	if s.dur != nil {
-		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, nil, s.attempt)
+		// Written once the final is out; the call is acknowledged once
+		// the bucket has it (release, keepThenAck).
+		msg, err := s.w.results.keptFinalMsg(s.keepKey, s.keepID, resp, &s.w.meta, s.attempt)
+		if err != nil {
+			s.w.count.jsErrors.Add(1)
+			s.w.log.Warn("bus: could not keep a call's result", "call", s.keepID, "err", err)
+			return
+		}
+		s.dur.keep = msg
 		return
 	}
 	// A core call's, not over a later attempt's: read first, so not here

@@ -218,6 +218,7 @@ type Worker struct {
 	stopWatch    func()
 	draining     []*nats.Subscription // call subscriptions of removed tools
 	passed       passedCalls          // calls of removed tools passed on (unserved)
+	keeps        keeps                // durable calls acknowledged once their finals are kept
 	clock        *clock
 	meta         wire.MetaEntry       // wire.MetaWorker and the instance, for finals
 	pinMeta      wire.MetaEntry       // wire.MetaSessionWorker and the instance, then meta: for pinned calls' finals
@@ -1396,6 +1397,7 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		w.log.Warn("bus: flushing at stop", "err", err)
 	}
 	w.passed.stop()
+	w.keeps.stop()
 	return graceErr
 }
 

@@ -1,0 +1,108 @@
+package bus_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestDurableKeptWhileResultsLeaderless: a durable call ends while the
+// results bucket has no leader (its node is down; the calls stream,
+// replicated, goes on), and its caller, reconnecting, misses the final.
+// The final is kept once the bucket is back, and the caller reads it:
+// the call ran and answered, and its answer is not lost.
+func TestDurableKeptWhileResultsLeaderless(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cluster under faults")
+	}
+	cl := natstest.NewCluster(t)
+	ctx := natstest.Ctx(t)
+	// The results bucket on one node; the worker and the caller on the
+	// other two.
+	admin := natstest.JS(t, clusterConn(t, cl, 0))
+	var results int
+	for {
+		b, err := admin.CreateKeyValue(ctx, bus.ResultsBucketConfig(0, 1))
+		if err == nil {
+			st, err := admin.Stream(ctx, "KV_"+b.Bucket())
+			if err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader != "" {
+				for i := range 3 {
+					if st.CachedInfo().Cluster.Leader == cl.Nodes()[i].Name() {
+						results = i
+					}
+				}
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("making the results bucket: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wnode, cnode := (results+1)%3, (results+2)%3
+
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("put", "Puts a value.", func(ctx context.Context, in struct{}) (string, error) {
+		started <- struct{}{}
+		<-release
+		return "put", nil
+	}), toolkit.WithIdempotency(toolkit.Idempotent))
+	wnc := nodeConn(t, cl, wnode)
+	wjs := natstest.JS(t, wnc)
+	w := serve(t, wnc, tk, &bus.WorkerOptions{Instance: "w1",
+		Durable: &bus.DurableOptions{JetStream: wjs, AckWait: 10 * time.Second, Replicas: 3},
+		Results: &bus.ResultsOptions{JetStream: wjs}})
+
+	u, err := url.Parse(cl.Nodes()[cnode].ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := natstest.NewProxy(t, u.Host)
+	cnc, err := nats.Connect(px.URL(), nats.IgnoreDiscoveredServers(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cnc.Close)
+	c := newClient(t, cnc, &bus.ClientOptions{Heartbeat: 100 * time.Millisecond, StallTimeout: time.Second})
+
+	done := make(chan *toolkit.Response, 1)
+	cctx, cancel := context.WithTimeout(context.Background(), 2*guard)
+	defer cancel()
+	go func() { done <- c.Invoke(cctx, toolkit.ToolCall{ID: "p1", Name: "put", Durable: true}) }()
+	<-started
+
+	cl.Stop(results) // the results bucket has no leader
+	px.Cut()         // the caller misses what comes now
+	natstest.WaitFor(t, "the caller to notice the break", func() bool { return !cnc.IsConnected() })
+	close(release)
+	natstest.WaitFor(t, "the worker to end the call", func() bool { return w.InFlight() == 0 })
+	wnc.Flush()
+
+	cl.Start(results)
+	key := wire.ResultKey("", "p1")
+	natstest.WaitFor(t, "the call's final to be kept", func() bool {
+		kctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		b, err := admin.KeyValue(kctx, wire.BucketResults)
+		if err != nil {
+			return false
+		}
+		_, err = b.Get(kctx, key)
+		return err == nil
+	})
+	px.Restore()
+	r := <-done
+	if r.Code != "" || r.Text() != "put" {
+		t.Fatalf("the caller got %s %q; want the call's result", r.Code, r.Text())
+	}
+}

@@ -1,0 +1,186 @@
+package bus
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/toolbus/toolbus/bus/kv"
+)
+
+// keeps are the durable calls whose finals were written to the results
+// bucket and whose acknowledgement waits for the bucket's: a caller that
+// missed a final (reconnecting) and finds its call acknowledged reads the
+// final there (subjects.md: Durable calls). Written without waiting for
+// the answer, a final was lost whenever the bucket had no leader at that
+// moment (its node down, an election) while the calls stream, replicated
+// elsewhere, took the acknowledgement, and the caller ended a call that
+// had answered worker_lost.
+//
+// The bucket answers on one subscription of the worker's (no goroutine
+// or request per call): its answer acknowledges the call. A write
+// unanswered within keepTry, or refused for the moment (no leader), is
+// made again while a sweeper runs, the call marked in progress meanwhile;
+// past keepPatience, or once the worker stops, the call is left
+// unacknowledged and delivered again (its tool runs again where it may,
+// or the next delivery answers that it may have run, and that is kept).
+// A write the bucket refuses otherwise (full) is not made again: the
+// call is acknowledged, its final not kept, as logged.
+type keeps struct {
+	mu       sync.Mutex
+	sub      *nats.Subscription // on prefix + "*", made on the first write
+	prefix   string
+	next     uint64
+	waiting  map[string]*keepWait // by reply subject
+	sweeping bool
+}
+
+type keepWait struct {
+	d          *delivery
+	msg        *nats.Msg
+	first      time.Time // written first
+	sent       time.Time // written last
+	again      bool      // refused for the moment: made again at the next sweep
+	progressed time.Time // the call last marked in progress
+}
+
+// keepTry is how long a write's answer is awaited before it is made
+// again, keepPatience how long a final is written again at most;
+// keepSweep is the sweeper's period.
+const (
+	keepTry      = 2 * time.Second
+	keepPatience = 30 * time.Second
+	keepSweep    = 100 * time.Millisecond
+)
+
+// keepThenAck writes the final kept for delivery d (d.keep) and
+// acknowledges the call once the bucket has it.
+func (w *Worker) keepThenAck(d *delivery) {
+	k := &w.keeps
+	msg := d.keep
+	d.keep = nil
+	k.mu.Lock()
+	if k.sub == nil {
+		k.prefix = w.nc.NewInbox() + ".kept."
+		sub, err := w.nc.Subscribe(k.prefix+"*", w.keptAnswer)
+		if err != nil {
+			k.mu.Unlock()
+			w.count.jsErrors.Add(1)
+			w.log.Warn("bus: could not keep a durable call's result", "err", err)
+			d.msg.Ack()
+			return
+		}
+		k.sub, k.waiting = sub, map[string]*keepWait{}
+	}
+	k.next++
+	msg.Reply = k.prefix + strconv.FormatUint(k.next, 36)
+	now := time.Now()
+	k.waiting[msg.Reply] = &keepWait{d: d, msg: msg, first: now, sent: now, progressed: now}
+	w.finishing.Add(1) // Stop waits for the answer
+	if !k.sweeping {
+		k.sweeping = true
+		go w.sweepKeeps()
+	}
+	k.mu.Unlock()
+	if err := w.nc.PublishMsg(msg); err != nil {
+		k.mu.Lock()
+		if kw := k.waiting[msg.Reply]; kw != nil {
+			kw.again = true
+		}
+		k.mu.Unlock()
+	}
+}
+
+// keptAnswer takes the bucket's answer to a write of keepThenAck.
+func (w *Worker) keptAnswer(m *nats.Msg) {
+	k := &w.keeps
+	k.mu.Lock()
+	kw := k.waiting[m.Subject]
+	if kw == nil {
+		k.mu.Unlock()
+		return
+	}
+	var apiErr *jetstream.APIError
+	if !isNoResponders(m) && bytes.Contains(m.Data, []byte(`"error"`)) {
+		var a struct {
+			Error *jetstream.APIError `json:"error"`
+		}
+		if json.Unmarshal(m.Data, &a) == nil {
+			apiErr = a.Error
+		}
+	}
+	if isNoResponders(m) || apiErr != nil && kv.Transient(apiErr) {
+		kw.again = true // no leader for the moment
+		k.mu.Unlock()
+		return
+	}
+	delete(k.waiting, m.Subject)
+	k.mu.Unlock()
+	w.finishing.Add(-1)
+	if apiErr != nil {
+		w.count.jsErrors.Add(1)
+		w.log.Warn("bus: could not keep a durable call's result", "err", apiErr)
+	}
+	kw.d.msg.Ack()
+}
+
+// sweepKeeps writes again the finals whose writes went unanswered or were
+// refused for the moment, while any waits.
+func (w *Worker) sweepKeeps() {
+	k := &w.keeps
+	t := time.NewTicker(keepSweep)
+	defer t.Stop()
+	for range t.C {
+		var again []*nats.Msg
+		given := 0
+		now := time.Now()
+		k.mu.Lock()
+		if len(k.waiting) == 0 {
+			k.sweeping = false
+			k.mu.Unlock()
+			return
+		}
+		stopping := w.dur.ctx.Err() != nil
+		for r, kw := range k.waiting {
+			if !kw.again && now.Sub(kw.sent) < keepTry {
+				continue
+			}
+			if stopping || now.Sub(kw.first) >= keepPatience {
+				delete(k.waiting, r)
+				given++
+				continue
+			}
+			kw.again, kw.sent = false, now
+			if kw.d.redeliver > 0 && now.Sub(kw.progressed) >= kw.d.redeliver/3 {
+				kw.d.msg.InProgress()
+				kw.progressed = now
+			}
+			again = append(again, kw.msg)
+		}
+		k.mu.Unlock()
+		if given > 0 {
+			w.finishing.Add(-int32(given))
+			w.count.jsErrors.Add(uint64(given))
+			w.log.Warn("bus: could not keep durable calls' results; leaving the calls to be delivered again", "calls", given)
+		}
+		for _, m := range again {
+			w.nc.PublishMsg(m)
+		}
+	}
+}
+
+// stop ends the subscription for the bucket's answers, once none is
+// awaited (Stop waited for them).
+func (k *keeps) stop() {
+	k.mu.Lock()
+	sub := k.sub
+	k.mu.Unlock()
+	if sub != nil {
+		sub.Unsubscribe()
+	}
+}
