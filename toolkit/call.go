@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -345,6 +346,10 @@ func (d *dispatch) prelude(ctx context.Context, tk *Toolkit, tc *ToolCall) (*ent
 	}
 	if g := e.tool.group; g != BasicGroup {
 		active, _, err := tk.ActiveGroups(ctx, tc.Scope(), tc.GroupsRevision)
+		if errors.Is(err, ErrInvalidSession) {
+			d.fail(CodeInvalidInput, fmt.Sprintf("BadRequestError: %v", err))
+			return nil, ctx, false
+		}
 		if err != nil {
 			d.fail(CodeUnavailable, fmt.Sprintf("GroupStateError: could not read the active tool groups: %v", err))
 			return nil, ctx, false

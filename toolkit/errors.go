@@ -140,6 +140,10 @@ var (
 	// ErrCallerGone: the caller went away without cancelling (a worker
 	// found nothing subscribed to the call's reply subject for a while).
 	ErrCallerGone = errors.New("toolkit: the caller is gone")
+	// ErrInvalidSession is wrapped by a GroupState's error for a session
+	// it cannot keep state for (a name too long to be a key): the call
+	// ends invalid_input, not unavailable, since no retry helps.
+	ErrInvalidSession = errors.New("invalid session")
 	// ErrInvalidOption is wrapped by every registration option that rejects
 	// its value.
 	ErrInvalidOption = errors.New("toolkit: invalid option")

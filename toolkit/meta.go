@@ -3,6 +3,7 @@ package toolkit
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -175,6 +176,9 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		}
 	}
 	rev, err := tk.state.Store(ctx, call.Scope(), names)
+	if errors.Is(err, ErrInvalidSession) {
+		return Errorf(CodeInvalidInput, "BadRequestError: %v", err)
+	}
 	if err != nil {
 		return Errorf(CodeUnavailable, "GroupStateError: could not store the active tool groups: %v", err)
 	}

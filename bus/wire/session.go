@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -11,8 +10,9 @@ import (
 
 // ErrInvalidSession is returned (wrapped) for a session name that cannot
 // be a KV key: its encoded key is longer than MaxSessionKeyLen, or a key
-// that no session encodes to.
-var ErrInvalidSession = errors.New("invalid session")
+// that no session encodes to. It is the toolkit's, so a call of such a
+// session ends invalid_input.
+var ErrInvalidSession = toolkit.ErrInvalidSession
 
 var sessionKeyB64 = base64.RawURLEncoding
 
