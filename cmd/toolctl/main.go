@@ -427,8 +427,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	name := gfs.Arg(0)
 	if name == "help" {
-		usage(stdout, gfs)
-		return exitOK
+		switch topic := gfs.Arg(1); {
+		case topic == "":
+			usage(stdout, gfs)
+			return exitOK
+		case gfs.NArg() > 2:
+			fmt.Fprintln(stderr, "toolctl: help takes one command name (toolctl help COMMAND)")
+			return exitUsage
+		default:
+			return run(ctx, []string{topic, "-h"}, stdin, stdout, stderr) // as toolctl COMMAND -h
+		}
 	}
 	cmd, ok := commands[name]
 	if !ok {

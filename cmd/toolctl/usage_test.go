@@ -92,3 +92,20 @@ func TestStateUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpCommand: `toolctl help call` shows call's usage, as `toolctl
+// call -h` does, and `toolctl help bogus` is bad usage; both printed the
+// general help and exited 0.
+func TestHelpCommand(t *testing.T) {
+	code, out, errs := toolctl(t, "help", "call")
+	if code != exitOK || !strings.Contains(out+errs, "Usage: toolctl call NAME") {
+		t.Errorf("toolctl help call: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = toolctl(t, "help", "bogus")
+	if code != exitUsage || !strings.Contains(errs, `unknown command "bogus"`) {
+		t.Errorf("toolctl help bogus: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := toolctl(t, "help"); code != exitOK || !strings.Contains(out, "Commands:") {
+		t.Errorf("toolctl help: exit %d\n%s", code, out)
+	}
+}
