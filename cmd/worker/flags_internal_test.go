@@ -140,6 +140,20 @@ func TestEmptyQueueFlag(t *testing.T) {
 	}
 }
 
+// TestEmptyNamingFlags: --instance "" (--instance "$HOSTNAME" with the
+// variable unset), --log-level "", --log-format "" and --group-state ""
+// took the defaults silently, where --queue "" is refused: a fleet's
+// worker named by a variable started under a random name.
+func TestEmptyNamingFlags(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	for _, name := range []string{"instance", "log-level", "log-format", "group-state"} {
+		var out, errb strings.Builder
+		if code := run([]string{"--check-config", "--" + name, ""}, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "flag --"+name+": empty") {
+			t.Errorf("--%s '': exit %d\nstdout %s\nstderr %s", name, code, out.String(), errb.String())
+		}
+	}
+}
+
 // TestEmptyServerConfigFlag: --server-config "" (--server-config "$CONF"
 // with CONF unset) over a config file's embedded.server_config was
 // "configuration OK" and started the embedded server without that

@@ -185,6 +185,10 @@ func loadConfig(f *flags) (*config.Config, error) {
 		{"server-config", "a nats-server configuration file"},
 		{"workspace", "a directory"},
 		{"queue", "a queue group name such as toolbus"},
+		{"instance", "a name unique in the fleet"},
+		{"log-level", "debug, info, warn or error"},
+		{"log-format", "text or json"},
+		{"group-state", "kv or memory"},
 	} {
 		if fl := f.fs.Lookup(e.name); given(f.fs, e.name) && fl.Value.String() == "" {
 			errs = append(errs, &config.Error{File: "flag --" + e.name, Reason: "empty: give " + e.want + ", or leave the flag out for the default"})
