@@ -30,14 +30,20 @@ import (
 // unacknowledged and delivered again (its tool runs again where it may,
 // or the next delivery answers that it may have run, and that is kept).
 // A write the bucket refuses otherwise (full) is not made again: the
-// call is acknowledged, its final not kept, as logged.
+// call is acknowledged, its final not kept, as logged. At most maxKeeps
+// finals, or maxKeepBytes of them, wait at once (a bucket without a
+// leader for long, under a flood of durable calls): past that a final is
+// written without waiting and its call acknowledged, as before, so what
+// an outage holds is bounded.
 type keeps struct {
-	mu       sync.Mutex
-	sub      *nats.Subscription // on prefix + "*", made on the first write
-	prefix   string
-	next     uint64
-	waiting  map[string]*keepWait // by reply subject
-	sweeping bool
+	mu        sync.Mutex
+	sub       *nats.Subscription // on prefix + "*", made on the first write
+	prefix    string
+	next      uint64
+	waiting   map[string]*keepWait // by reply subject
+	bytes     int                  // of the waiting finals
+	sweeping  bool
+	saturated bool // past the bounds (logged once until below them again)
 }
 
 type keepWait struct {
@@ -56,6 +62,8 @@ const (
 	keepTry      = 2 * time.Second
 	keepPatience = 30 * time.Second
 	keepSweep    = 100 * time.Millisecond
+	maxKeeps     = 16384
+	maxKeepBytes = 64 << 20
 )
 
 // keepThenAck writes the final kept for delivery d (d.keep) and
@@ -77,6 +85,21 @@ func (w *Worker) keepThenAck(d *delivery) {
 		}
 		k.sub, k.waiting = sub, map[string]*keepWait{}
 	}
+	if len(k.waiting) >= maxKeeps || k.bytes+len(msg.Data) > maxKeepBytes {
+		logIt := !k.saturated
+		k.saturated = true
+		k.mu.Unlock()
+		if logIt {
+			w.log.Warn("bus: too many durable calls' results wait for the results bucket; keeping the next ones without waiting", "waiting", maxKeeps, "bytes", maxKeepBytes)
+		}
+		if err := w.nc.PublishMsg(msg); err != nil {
+			w.count.jsErrors.Add(1)
+		}
+		d.msg.Ack()
+		return
+	}
+	k.saturated = false
+	k.bytes += len(msg.Data)
 	k.next++
 	msg.Reply = k.prefix + strconv.FormatUint(k.next, 36)
 	now := time.Now()
@@ -120,6 +143,7 @@ func (w *Worker) keptAnswer(m *nats.Msg) {
 		return
 	}
 	delete(k.waiting, m.Subject)
+	k.bytes -= len(kw.msg.Data)
 	k.mu.Unlock()
 	w.finishing.Add(-1)
 	if apiErr != nil {
@@ -152,6 +176,7 @@ func (w *Worker) sweepKeeps() {
 			}
 			if stopping || now.Sub(kw.first) >= keepPatience {
 				delete(k.waiting, r)
+				k.bytes -= len(kw.msg.Data)
 				given++
 				continue
 			}
