@@ -130,7 +130,8 @@ const maxOwned = 100_000
 // worker takes the session over only after this one failed to answer a
 // probe for that long, which a frozen or cut-off worker cannot have
 // read through; a reconnect since (a client may have found it gone)
-// ends the trust too.
+// ends the trust too, and so does a stop (no probe is answered after
+// it).
 func (a *affinity) trust() time.Duration { return min(a.pinTTL()/2, a.probe/2) }
 
 // pinTTL is the TTL pins expire by, and are renewed on: the bucket's,
@@ -219,8 +220,12 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 	reconnects := a.w.nc.Stats().Reconnects
 	a.mu.Lock()
 	h, ok := a.owned[key]
+	// A stopping worker answers no probe: another takes its sessions
+	// over at once (no responders), so its memory of holding one proves
+	// nothing, and the pin is read.
+	stopping := a.stopped
 	a.mu.Unlock()
-	if ok && !h.gaveUp && h.reconnects == reconnects && time.Since(h.at) < a.trust() {
+	if ok && !stopping && !h.gaveUp && h.reconnects == reconnects && time.Since(h.at) < a.trust() {
 		return pin{here: true}, "", detour{}
 	}
 	mine := func(at time.Time) pin {
