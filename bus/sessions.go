@@ -228,12 +228,18 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 	if ok && !stopping && !h.gaveUp && h.reconnects == reconnects && time.Since(h.at) < a.trust() {
 		return pin{here: true}, "", detour{}
 	}
-	mine := func(at time.Time) pin {
+	// mine notes the session held here as of at: by a write of the pin
+	// (claimed, taken over), or by a read finding it this worker's.
+	mine := func(at time.Time, wrote bool) pin {
 		a.mu.Lock()
 		// A read made before this worker gave the session up (a call of
 		// it passed on with Toolbus-Pin-Lost meanwhile) runs its call
-		// here, but is no ground to hold the session on.
-		if h, ok := a.owned[key]; !ok || !h.gaveUp || h.at.Before(at) {
+		// here, but is no ground to hold the session on; nor is one made
+		// after, which finds the pin this worker's only because the
+		// worker the call went to has not taken the session over yet
+		// (without a probe: Toolbus-Pin-Lost). Only a write of the pin
+		// since, its own, is.
+		if h, ok := a.owned[key]; !ok || !h.gaveUp || wrote && h.at.Before(at) {
 			if len(a.owned) >= maxOwned {
 				clear(a.owned)
 			}
@@ -274,7 +280,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			// runs now.
 			a.w.log.Warn("bus: a session's pin was not written by toolbus (a server's answer stored under its key); taking the session over", "session", scope, "err", err)
 			if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
-				p := mine(start)
+				p := mine(start, true)
 				p.unknownFrom = true
 				return p, "", detour{}
 			}
@@ -292,7 +298,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 		}
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			if _, err = a.kv.Create(ctx, key, []byte(me)); err == nil {
-				return mine(start), "", detour{}
+				return mine(start, true), "", detour{}
 			}
 			if unanswered(err) {
 				tried = 0
@@ -323,7 +329,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			// with it: taken over on its revision, the final saying so.
 			if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
 				a.w.log.Info("bus: took over a session pinned to this worker's earlier run", "session", scope)
-				p := mine(start)
+				p := mine(start, true)
 				p.movedFrom = me
 				return p, "", detour{}
 			}
@@ -354,7 +360,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
 				}
 			}
-			p := mine(start)
+			p := mine(start, taking.moved()) // a take-over of its own, stored unanswered, is a write
 			p.movedFrom, p.unknownFrom = taking.movedFrom, taking.unknownFrom
 			return p, "", detour{}
 		}
@@ -379,7 +385,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 		defer cancel()
 		if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
 			a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
-			p := mine(start)
+			p := mine(start, true)
 			p.movedFrom = owner
 			return p, "", detour{}
 		}
