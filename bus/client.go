@@ -1854,13 +1854,26 @@ func (c *Client) loadActive(ctx context.Context, state toolkit.GroupState, group
 }
 
 // ExportState returns a session's state (AgentScope 1.x state_dict:
-// its active groups).
+// its active groups) that the fleet has, so that ImportState takes it
+// back: a group whose workers are all gone since the session activated
+// it is left out, as toolkit.ExportState leaves out a group removed.
 func (c *Client) ExportState(ctx context.Context, session string) (toolkit.SessionState, error) {
-	active, err := c.ActiveGroups(ctx, session, 0)
+	f, state, err := c.discovery(ctx)
 	if err != nil {
 		return toolkit.SessionState{}, err
 	}
-	return toolkit.SessionState{ActiveGroups: active}, nil
+	groups := f.Groups()
+	active, err := c.loadActive(ctx, state, groups, session, 0)
+	if err != nil {
+		return toolkit.SessionState{}, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
+	}
+	have := make([]string, 0, len(active)) // not in place: the slice is the GroupState's
+	for _, name := range active {
+		if slices.ContainsFunc(groups, func(g toolkit.Group) bool { return g.Name == name }) {
+			have = append(have, name)
+		}
+	}
+	return toolkit.SessionState{ActiveGroups: have}, nil
 }
 
 // ImportState sets a session's state (1.x load_state_dict) through the
