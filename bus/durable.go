@@ -1171,7 +1171,7 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 		return false
 	}
 	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(in.tool, in.dur.attempt)))
-	in.dur.settle()
+	w.settle(in.dur)
 	return false
 }
 

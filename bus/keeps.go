@@ -48,6 +48,7 @@ type keeps struct {
 
 type keepWait struct {
 	d          *delivery
+	term       bool // answered without running: settled, not acknowledged
 	msg        *nats.Msg
 	first      time.Time // written first
 	sent       time.Time // written last
@@ -67,8 +68,9 @@ const (
 )
 
 // keepThenAck writes the final kept for delivery d (d.keep) and
-// acknowledges the call once the bucket has it.
-func (w *Worker) keepThenAck(d *delivery) {
+// acknowledges the call once the bucket has it; with term, it settles
+// the call instead (a final sent without running it: replyFinal).
+func (w *Worker) keepThenAck(d *delivery, term bool) {
 	k := &w.keeps
 	msg := d.keep
 	d.keep = nil
@@ -80,7 +82,7 @@ func (w *Worker) keepThenAck(d *delivery) {
 			k.mu.Unlock()
 			w.count.jsErrors.Add(1)
 			w.log.Warn("bus: could not keep a durable call's result", "err", err)
-			d.msg.Ack()
+			endKept(d, term)
 			return
 		}
 		k.sub, k.waiting = sub, map[string]*keepWait{}
@@ -103,7 +105,7 @@ func (w *Worker) keepThenAck(d *delivery) {
 	k.next++
 	msg.Reply = k.prefix + strconv.FormatUint(k.next, 36)
 	now := time.Now()
-	k.waiting[msg.Reply] = &keepWait{d: d, msg: msg, first: now, sent: now, progressed: now}
+	k.waiting[msg.Reply] = &keepWait{d: d, term: term, msg: msg, first: now, sent: now, progressed: now}
 	w.finishing.Add(1) // Stop waits for the answer
 	if !k.sweeping {
 		k.sweeping = true
@@ -150,7 +152,17 @@ func (w *Worker) keptAnswer(m *nats.Msg) {
 		w.count.jsErrors.Add(1)
 		w.log.Warn("bus: could not keep a durable call's result", "err", apiErr)
 	}
-	kw.d.msg.Ack()
+	endKept(kw.d, kw.term)
+}
+
+// endKept ends a call in the stream once its final is kept:
+// acknowledged, or, with term, settled.
+func endKept(d *delivery, term bool) {
+	if term {
+		d.msg.Term()
+	} else {
+		d.msg.Ack()
+	}
 }
 
 // sweepKeeps writes again the finals whose writes went unanswered or were

@@ -608,7 +608,7 @@ func (s *sender) abandoned() *toolkit.Response {
 // release frees what the call held once its final is out.
 func (s *sender) release() {
 	if s.dur != nil && s.dur.keep != nil && !s.dur.handed {
-		s.w.keepThenAck(s.dur)
+		s.w.keepThenAck(s.dur, false)
 	} else {
 		s.dur.done()
 	}

@@ -36,7 +36,7 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string, deadline
 			in.dur.handBackLater()
 		} else {
 			w.replyFinal(in, c, w.notServed(in.dur, in.tool, id))
-			in.dur.settle()
+			w.settle(in.dur)
 		}
 		return true
 	}

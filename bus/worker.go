@@ -611,7 +611,7 @@ func (w *Worker) badRequest(in *incoming, c wire.Codec, id string, code toolkit.
 	if w.answerable(in, id, msg) {
 		w.replyFinal(in, c, w.finalFor(id, code, msg))
 	}
-	in.dur.settle()
+	w.settle(in.dur)
 }
 
 // answerable reports whether the request in may be answered: it names a
@@ -733,7 +733,15 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 	if in.dur != nil && w.results != nil && wire.ValidCallID(resp.ID) {
 		// A durable call's final is kept, also one sent without running
 		// it: its caller looks for it when the frame is lost on the way.
-		w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil, in.dur.attempt)
+		// A delivery's is written once the final is out, and the call
+		// settled once the bucket has it (settle).
+		var err error
+		if in.dur.msg == nil {
+			w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil, in.dur.attempt)
+		} else if in.dur.keep, err = w.results.keptFinalMsg(callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, in.dur.attempt); err != nil {
+			w.count.jsErrors.Add(1)
+			w.log.Warn("bus: could not keep a call's result", "call", resp.ID, "err", err)
+		}
 	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: in.seqAfter() + 1, Final: resp}
 	in.dur.mark(f)
@@ -745,6 +753,16 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 	if err := w.publish(in.reply, c, wire.KindFinal, data); err != nil {
 		w.log.Error("bus: publishing a final frame", "call", resp.ID, "err", err)
 	}
+}
+
+// settle ends the durable call of d in the stream for good
+// (delivery.settle), once the final replyFinal sent for it is kept.
+func (w *Worker) settle(d *delivery) {
+	if d != nil && d.keep != nil {
+		w.keepThenAck(d, true)
+		return
+	}
+	d.settle()
 }
 
 // publish sends a frame of kind k to a caller and counts it. It is
@@ -946,7 +964,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		if reason, ok := w.dur.cancelled(identity, req.ID, in.dur.published); ok {
 			w.count.cancelled.Add(1)
 			w.replyFinal(in, c, w.cancelledFinal(req.ID, reason == wire.CancelReasonDeadline))
-			in.dur.settle()
+			w.settle(in.dur)
 			return nil
 		}
 	}
@@ -960,7 +978,7 @@ func (w *Worker) accept(in *incoming) *sender {
 			return nil
 		}
 		w.replyFinal(in, c, w.cancelledFinal(req.ID, tomb.deadline))
-		in.dur.settle()
+		w.settle(in.dur)
 		return nil
 	}
 	if _, dup := w.calls[key]; dup {
@@ -977,7 +995,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		w.mu.Unlock()
 		w.count.cancelled.Add(1)
 		w.replyFinal(in, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
-		in.dur.settle()
+		w.settle(in.dur)
 		return nil
 	}
 	// The call keeps what its request holds decoded, not the most its
