@@ -167,6 +167,9 @@ const cancelsBindWait = 5 * time.Second
 type delivery struct {
 	msg    *nats.Msg
 	handed bool // given back to the queue: not acknowledged
+	// unkept: its final could not be kept (keepBeforeFinal); not
+	// acknowledged, it is delivered again.
+	unkept bool
 	// repeatable: the tool is read-only or idempotent, as the worker
 	// knew it when it began pulling its calls (known also once the tool
 	// is removed).
@@ -200,7 +203,7 @@ func (d *delivery) settle() {
 
 // done acknowledges a call whose final was sent.
 func (d *delivery) done() {
-	if d != nil && !d.handed {
+	if d != nil && !d.handed && !d.unkept {
 		d.msg.Ack()
 	}
 }

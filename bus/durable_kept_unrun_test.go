@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,4 +62,51 @@ func TestDurableUnrunKeptOnceBucketBack(t *testing.T) {
 		}
 	}
 	t.Fatalf("kept once the bucket is back: %s %q; want the invalid_input its caller was sent", kept.Code, kept.Text())
+}
+
+// TestDurableLongRunUnkeptDeliveredAgain: a durable call that ran for
+// half its AckWait keeps its final read-first (it may have been
+// delivered again); when the results bucket cannot be read then, the call
+// is not acknowledged but left to be delivered again, whose final is kept
+// once the bucket is back: acknowledged, the call would have ended with
+// nothing kept for a caller that missed its final.
+func TestDurableLongRunUnkeptDeliveredAgain(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	nc := natstest.Connect(t, s)
+	js := natstest.JS(t, nc)
+	ctx := ctxT(t)
+	first, release := make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("put", "Store a value.", func(ctx context.Context, in struct{}) (string, error) {
+		if runs.Add(1) == 1 {
+			close(first)
+			<-release
+		}
+		return "put", nil
+	}), toolkit.WithIdempotency(toolkit.Idempotent))
+	const ackWait = time.Second
+	keepingWorker(t, s, tk, bus.WorkerOptions{Instance: "w1"}, ackWait)
+	c := newClient(t, nc, nil)
+	done := make(chan *toolkit.Response, 1)
+	go func() { done <- c.Invoke(ctx, toolkit.ToolCall{ID: "p1", Name: "put", Durable: true}) }()
+	<-first
+	if err := js.DeleteKeyValue(ctx, wire.BucketResults); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(ackWait / 2) // ran for half its AckWait: kept read-first
+	close(release)
+	if r := <-done; r.Text() != "put" {
+		t.Fatalf("the caller got %s %q", r.Code, r.Text())
+	}
+	if _, err := js.CreateKeyValue(ctx, bus.ResultsBucketConfig(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var kept *toolkit.Response
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if kept = c.Result(ctx, "p1"); kept.Text() == "put" {
+			return
+		}
+	}
+	t.Fatalf("kept once the bucket is back: %s %q (runs: %d); want the call's result", kept.Code, kept.Text(), runs.Load())
 }

@@ -156,8 +156,9 @@ func (r *results) keptFinalMsg(key, id string, resp *toolkit.Response, meta *wir
 // was taken (started) is an earlier call's under the same id, and is
 // written over. A key it cannot read is not written (that may be over a
 // later attempt's): the final is then not kept, and the failure logged.
-// It returns the revision it wrote (0: none).
-func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64, started time.Time) uint64 {
+// It returns the revision it wrote (0: none), and ok false when the final
+// could not be kept (rather than left under a later attempt's).
+func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64, started time.Time) (rev uint64, ok bool) {
 	var err error
 	for tries, unread := 0, 0; tries < 8 && unread < 3; tries++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -167,7 +168,7 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 		switch {
 		case err == nil && e.Found && keptAttemptOf(e.Header) > attempt && e.Created.After(started):
 			log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id, "attempt", attempt)
-			return 0
+			return 0, true
 		case err != nil && !errors.Is(err, kv.ErrForged): // a forged value's attempt is not read
 			// Unread (the bucket's leader is away): not written blindly,
 			// over what may be a later attempt's.
@@ -177,13 +178,13 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 		}
 		rev, conflict := r.keep(nc, true, key, id, resp, meta, log, failed, &e.Revision, attempt)
 		if !conflict {
-			return rev
+			return rev, rev > 0 // 0: refused or unanswered, logged
 		}
 		err = errors.New("its key kept changing")
 	}
 	failed.Add(1)
 	log.Warn("bus: could not keep a call's result", "call", id, "err", err)
-	return 0
+	return 0, false
 }
 
 // keptAttemptOf is the attempt a kept final is of (wire.HeaderAttempt);

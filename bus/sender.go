@@ -305,8 +305,14 @@ func (s *sender) keepBeforeFinal(resp *toolkit.Response) {
 	// over a later attempt's (keepLatest): nor a durable call's that
 	// the queue may have delivered again meanwhile (its worker frozen
 	// or cut off), whose later delivery's final is what its caller got.
-	rev := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
+	rev, ok := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
 	s.mu.Lock()
+	if !ok && s.dur != nil {
+		// Acknowledged, the call would end with nothing kept for a
+		// caller that missed its final: it is delivered again.
+		s.w.log.Warn("bus: leaving a durable call whose result could not be kept to be delivered again", "call", s.id)
+		s.dur.unkept = true
+	}
 	if s.done && s.kept && rev > 0 {
 		// Abandoned while the result was being stored: what the
 		// caller got is what stays kept, over this write only.
