@@ -1308,6 +1308,7 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		}
 	}
 	w.stopping = true
+	over := ctx.Err() != nil // a grace of 0, a second signal
 	w.stopped = make(chan struct{})
 	defer func() {
 		w.stopErr = err
@@ -1321,6 +1322,24 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 	subs = append(subs, w.listSubs[:]...)
 	subs = append(subs, w.svcSubs...)
 	w.mu.Unlock()
+	drain := func(s *nats.Subscription) {
+		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
+			w.log.Warn("bus: draining a subscription", "subject", s.Subject, "err", err)
+		}
+	}
+	if over {
+		// With its grace over already, no call it takes from now on
+		// runs, also one passed on to it after its probe subscription
+		// is gone (below): each is passed on to its tool's queue group
+		// (notRunHere), which it leaves first, so that the group does
+		// not hand the call back here.
+		for _, s := range subs {
+			drain(s)
+		}
+		w.mu.Lock()
+		w.interrupting = true
+		w.mu.Unlock()
+	}
 	w.stopWatch()
 	if w.dur != nil {
 		// Durable calls not yet pulled stay in the queue for the others.
@@ -1338,13 +1357,10 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		}
 	}
 
-	drain := func(s *nats.Subscription) {
-		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
-			w.log.Warn("bus: draining a subscription", "subject", s.Subject, "err", err)
+	if !over {
+		for _, s := range subs {
+			drain(s)
 		}
-	}
-	for _, s := range subs {
-		drain(s)
 	}
 	if pinned != nil && ctx.Err() == nil {
 		// Last, once the calls other workers probed it for are here:
