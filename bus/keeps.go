@@ -43,7 +43,8 @@ type keeps struct {
 	waiting   map[string]*keepWait // by reply subject
 	bytes     int                  // of the waiting finals
 	sweeping  bool
-	saturated bool // past the bounds (logged once until below them again)
+	sweeper   sync.WaitGroup // the sweeper, while it runs
+	saturated bool           // past the bounds (logged once until below them again)
 }
 
 type keepWait struct {
@@ -97,7 +98,7 @@ func (w *Worker) keepThenAck(d *delivery, term bool) {
 		if err := w.nc.PublishMsg(msg); err != nil {
 			w.count.jsErrors.Add(1)
 		}
-		d.msg.Ack()
+		endKept(d, term)
 		return
 	}
 	k.saturated = false
@@ -109,6 +110,7 @@ func (w *Worker) keepThenAck(d *delivery, term bool) {
 	w.finishing.Add(1) // Stop waits for the answer
 	if !k.sweeping {
 		k.sweeping = true
+		k.sweeper.Add(1)
 		go w.sweepKeeps()
 	}
 	k.mu.Unlock()
@@ -147,12 +149,12 @@ func (w *Worker) keptAnswer(m *nats.Msg) {
 	delete(k.waiting, m.Subject)
 	k.bytes -= len(kw.msg.Data)
 	k.mu.Unlock()
-	w.finishing.Add(-1)
 	if apiErr != nil {
 		w.count.jsErrors.Add(1)
 		w.log.Warn("bus: could not keep a durable call's result", "err", apiErr)
 	}
 	endKept(kw.d, kw.term)
+	w.finishing.Add(-1) // once the acknowledgement is out: Stop flushes after
 }
 
 // endKept ends a call in the stream once its final is kept:
@@ -169,6 +171,7 @@ func endKept(d *delivery, term bool) {
 // refused for the moment, while any waits.
 func (w *Worker) sweepKeeps() {
 	k := &w.keeps
+	defer k.sweeper.Done()
 	t := time.NewTicker(keepSweep)
 	defer t.Stop()
 	for range t.C {
@@ -183,6 +186,12 @@ func (w *Worker) sweepKeeps() {
 		}
 		stopping := w.dur.ctx.Err() != nil
 		for r, kw := range k.waiting {
+			// Marked in progress while it waits, so that a short AckWait
+			// does not pass meanwhile.
+			if kw.d.redeliver > 0 && now.Sub(kw.progressed) >= kw.d.redeliver/3 {
+				kw.d.msg.InProgress()
+				kw.progressed = now
+			}
 			if !kw.again && now.Sub(kw.sent) < keepTry {
 				continue
 			}
@@ -193,10 +202,6 @@ func (w *Worker) sweepKeeps() {
 				continue
 			}
 			kw.again, kw.sent = false, now
-			if kw.d.redeliver > 0 && now.Sub(kw.progressed) >= kw.d.redeliver/3 {
-				kw.d.msg.InProgress()
-				kw.progressed = now
-			}
 			again = append(again, kw.msg)
 		}
 		k.mu.Unlock()
@@ -212,7 +217,8 @@ func (w *Worker) sweepKeeps() {
 }
 
 // stop ends the subscription for the bucket's answers, once none is
-// awaited (Stop waited for them).
+// awaited (Stop waited for them), and waits for the sweeper, which
+// ends at its next look.
 func (k *keeps) stop() {
 	k.mu.Lock()
 	sub := k.sub
@@ -220,4 +226,5 @@ func (k *keeps) stop() {
 	if sub != nil {
 		sub.Unsubscribe()
 	}
+	k.sweeper.Wait()
 }

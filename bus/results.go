@@ -72,11 +72,11 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 
 // keep stores a call's final, whole (its content even when it was
 // streamed) and with the worker's metadata; a failure is logged, the call
-// answered as usual. A call that asked for it waits for the bucket's
-// acknowledgement; a durable call's final is published to the bucket on
-// nc and not waited for: the call's own acknowledgement follows it on the
-// same connection, so the stream has the final whenever it has the ack
-// (and without the ack the call is delivered again).
+// answered as usual. With wait, it waits for the bucket's answer;
+// without, the final is published on nc and not waited for (an abandoned
+// call's final over its read-first write). A durable call's final is
+// written by keepThenAck, which acknowledges the call once the bucket
+// has it.
 //
 // With expect, the final is kept only over that revision of key (none: 0),
 // and a waited-for write reports conflict when the key has another (one

@@ -248,6 +248,9 @@ func (s *sender) runSlotted() {
 	if _, served := s.w.tk.Get(s.call.Name); !served && s.unserved() {
 		return // the tool was removed since the call was taken
 	}
+	if s.notRunHere() {
+		return // its worker stopped past its grace before it ran
+	}
 	var unkeep func()
 	if s.pin.here {
 		unkeep = s.w.aff.keep(s.call.Scope())
@@ -953,13 +956,12 @@ func (s *sender) noteEnd(resp *toolkit.Response) {
 	}
 }
 
-// keepFinal stores the final the call answers in the results bucket,
-// before it is published (finalLocked).
+// keepFinal stores the final the call answers in the results bucket
+// (finalLocked): a core call's before it is published, a durable call's
+// after, the call acknowledged once the bucket has it (keepThenAck).
 func (s *sender) keepFinal(resp *toolkit.Response) {
 	// Exactly the final this call answers, and only it (a call handed
-	// back answers nothing here): published before the final and the
-	// durable acknowledgement, on the same connection, so the bucket
-	// has it whenever JetStream has the acknowledgement.
+	// back answers nothing here).
 	s.kept = true
 	if s.dur != nil {
 		// Written once the final is out; the call is acknowledged once

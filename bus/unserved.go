@@ -285,6 +285,35 @@ func (s *sender) unserved() bool {
 	return true
 }
 
+// notRunHere passes on a core call that its stopping worker cancelled
+// past its grace before its tool ran, as Worker.notRunHere does one
+// taken then: once, to its tool's queue group. It reports false when it
+// did not: the call runs on here and ends interrupted.
+func (s *sender) notRunHere() bool {
+	if s.dur != nil || context.Cause(s.ctx) != toolkit.ErrDraining || s.hdr.Get(wire.HeaderUnserved) != "" {
+		return false
+	}
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		<-s.w.slots
+		return true
+	}
+	deadline, _ := s.ctx.Deadline()
+	if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline, true) {
+		s.mu.Unlock()
+		return false
+	}
+	if s.span != nil {
+		routeSpan(s.span, s.call.Name, wire.CallSubject(s.call.Name, s.call.Identity))
+	}
+	s.silenceLocked()
+	s.mu.Unlock()
+	<-s.w.slots
+	s.release()
+	return true
+}
+
 // notServed is the final of a durable call of a tool that may not run
 // again and is no longer served here: worker_lost when an earlier
 // delivery may have run it, else unavailable, saying it did not run.
