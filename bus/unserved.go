@@ -290,7 +290,7 @@ func (s *sender) unserved() bool {
 // taken then: once, to its tool's queue group. It reports false when it
 // did not: the call runs on here and ends interrupted.
 func (s *sender) notRunHere() bool {
-	if s.dur != nil || context.Cause(s.ctx) != toolkit.ErrDraining || s.hdr.Get(wire.HeaderUnserved) != "" {
+	if s.dur != nil || s.ctx.Err() == nil || context.Cause(s.ctx) != toolkit.ErrDraining || s.hdr.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
 	s.mu.Lock()
