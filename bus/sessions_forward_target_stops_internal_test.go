@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -19,37 +20,9 @@ import (
 // A stopping worker now takes the calls it answered probes for before it
 // drains: the call runs once, on a, where the session's state is.
 func TestForwardToAWorkerThatStoppedMeanwhile(t *testing.T) {
-	s := natstest.Embedded(t, false)
-	ran := map[string]*atomic.Int64{}
-	serve := func(instance string) *Worker {
-		n := &atomic.Int64{}
-		ran[instance] = n
-		tk := toolkit.New(nil)
-		if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			n.Add(1)
-			return w.Write(toolkit.Text("put on " + instance))
-		}), toolkit.SessionBound()); err != nil {
-			t.Fatal(err)
-		}
-		nc := natstest.Connect(t, s)
-		w, err := Serve(nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
-		return w
-	}
-	a := serve("a")
-	c := serve("c")
+	s, a, c, ran := pinnedToA(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	key, err := wire.SessionKey("s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.aff.kv.Create(ctx, key, []byte("a")); err != nil {
-		t.Fatal(err)
-	}
 	// a answered c's probe; its stop is under way (no probe answered any
 	// more, the fleet told) before the call is passed on: it drained its
 	// subscriptions, or waits for the call.
@@ -93,35 +66,9 @@ func TestForwardToAWorkerThatStoppedMeanwhile(t *testing.T) {
 // run them but passes them on to the tool's queue group, where c takes
 // the session over and runs the call.
 func TestForwardToAWorkerStoppedPastGrace(t *testing.T) {
-	s := natstest.Embedded(t, false)
-	var ran atomic.Int64
-	serve := func(instance string) *Worker {
-		tk := toolkit.New(nil)
-		if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			ran.Add(1)
-			return w.Write(toolkit.Text("put on " + instance))
-		}), toolkit.SessionBound()); err != nil {
-			t.Fatal(err)
-		}
-		nc := natstest.Connect(t, s)
-		w, err := Serve(nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
-		return w
-	}
-	a := serve("a")
-	c := serve("c")
+	s, a, c, ran := pinnedToA(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	key, err := wire.SessionKey("s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.aff.kv.Create(ctx, key, []byte("a")); err != nil {
-		t.Fatal(err)
-	}
 	over, stop := context.WithCancel(context.Background())
 	stop()
 	stopped := make(chan error, 1)
@@ -141,8 +88,8 @@ func TestForwardToAWorkerStoppedPastGrace(t *testing.T) {
 	if r.State != toolkit.StateSuccess || r.Text() == "" {
 		t.Fatalf("final: %s %s %q", r.State, r.Code, r.Text())
 	}
-	if n := ran.Load(); n != 1 {
-		t.Fatalf("ran %d times, want once", n)
+	if na, nc := ran["a"].Load(), ran["c"].Load(); na != 0 || nc != 1 {
+		t.Fatalf("ran %d times on a and %d on c, want once on c", na, nc)
 	}
 	if r.Metadata[wire.MetaSessionWorker] != "c" || r.Metadata[wire.MetaSessionMovedFrom] != "a" {
 		t.Fatalf("metadata: %v, want the session moved from a to c", r.Metadata)
@@ -150,4 +97,39 @@ func TestForwardToAWorkerStoppedPastGrace(t *testing.T) {
 	if err := <-stopped; err == nil {
 		t.Fatal("a's stop past its grace returned nil")
 	}
+}
+
+// pinnedToA starts workers a and c serving the session-bound tool put,
+// each counting its runs, and pins session "s" to a.
+func pinnedToA(t *testing.T) (*embedded.Server, *Worker, *Worker, map[string]*atomic.Int64) {
+	s := natstest.Embedded(t, false)
+	ran := map[string]*atomic.Int64{}
+	serve := func(instance string) *Worker {
+		n := &atomic.Int64{}
+		ran[instance] = n
+		tk := toolkit.New(nil)
+		if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			n.Add(1)
+			return w.Write(toolkit.Text("put on " + instance))
+		}), toolkit.SessionBound()); err != nil {
+			t.Fatal(err)
+		}
+		nc := natstest.Connect(t, s)
+		w, err := Serve(nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		return w
+	}
+	a := serve("a")
+	c := serve("c")
+	key, err := wire.SessionKey("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.aff.kv.Create(natstest.Ctx(t), key, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	return s, a, c, ran
 }
