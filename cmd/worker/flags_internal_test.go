@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -202,3 +203,22 @@ func TestConnFilesNotWhatTheySay(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputLostFails: --version and --check-config whose answer could
+// not be written (stdout to a full disk) exited 0, so a script checking
+// a configuration before a deployment read a pass that was never
+// printed.
+func TestOutputLostFails(t *testing.T) {
+	t.Setenv("NATS_URL", "")
+	for _, args := range [][]string{{"--version"}, {"--check-config"}} {
+		var errb strings.Builder
+		if code := run(args, fullWriter{}, &errb); code != exitFailed || !strings.Contains(errb.String(), "no space left") {
+			t.Errorf("%v to a full stdout: exit %d\nstderr %s", args, code, errb.String())
+		}
+	}
+}
+
+// fullWriter is a stdout on a full disk.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }

@@ -268,7 +268,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if f.version {
-		fmt.Fprintln(stdout, "toolbus worker", cmp.Or(buildinfo.Version(), "(devel)"))
+		if _, err := fmt.Fprintln(stdout, "toolbus worker", cmp.Or(buildinfo.Version(), "(devel)")); err != nil {
+			fmt.Fprintf(stderr, "worker: writing the version: %v\n", err)
+			return exitFailed
+		}
 		return exitOK
 	}
 	if given(f.fs, "probe") {
@@ -303,7 +306,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "worker: invalid configuration:\n%v\n", err)
 			return exitUsage
 		}
-		fmt.Fprintf(stdout, "configuration OK: %s\n", describe(cfg))
+		// A check whose answer is lost (stdout to a full disk) is not a
+		// pass: a script reading its exit code would go on unchecked.
+		if _, err := fmt.Fprintf(stdout, "configuration OK: %s\n", describe(cfg)); err != nil {
+			fmt.Fprintf(stderr, "worker: writing the check's result: %v\n", err)
+			return exitFailed
+		}
 		return exitOK
 	}
 
