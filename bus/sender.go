@@ -160,6 +160,8 @@ func (s *sender) run() {
 // as one that ended before it ran: at once, not when the clock gives up
 // on a tool that ignores its ended context (AbandonAfter).
 func (s *sender) endedWaiting() {
+	s.w.finishing.Add(1) // until released, as in final
+	defer s.w.finishing.Add(-1)
 	s.mu.Lock()
 	if s.done { // the clock answered it meanwhile
 		s.mu.Unlock()
@@ -570,9 +572,11 @@ func (s *sender) check(now time.Time) {
 		if s.abandonAt.IsZero() {
 			s.abandonAt = now.Add(s.w.opts.AbandonAfter)
 		} else if !now.Before(s.abandonAt) {
+			s.w.finishing.Add(1) // until released, as in final
 			s.abandon()
 			s.mu.Unlock()
 			s.release()
+			s.w.finishing.Add(-1)
 			return
 		}
 	}
@@ -820,6 +824,12 @@ func (s *sender) fail(err error) {
 
 // final publishes the final frame, unless the call was abandoned.
 func (s *sender) final(resp *toolkit.Response) {
+	// Counted in finishing until the call is released: Stop waits for
+	// the final and, for a durable call, for what ends it in the stream
+	// (its acknowledgement once its final is kept, keepThenAck, which
+	// needs the answers' subscription Stop ends last).
+	s.w.finishing.Add(1)
+	defer s.w.finishing.Add(-1)
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
@@ -829,6 +839,9 @@ func (s *sender) final(resp *toolkit.Response) {
 		s.finalLocked(resp)
 	}
 	s.mu.Unlock()
+	if s.w.beforeRelease != nil {
+		s.w.beforeRelease(s)
+	}
 	s.release()
 }
 
@@ -874,9 +887,8 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	}
 	// The id is free before the caller can see the final, so the same call
 	// sent again at once is a new call, not "already running"; Stop waits
-	// for the final through finishing.
-	s.w.finishing.Add(1)
-	defer s.w.finishing.Add(-1)
+	// for the final through finishing, which the callers of finalLocked
+	// count until they release the call (final).
 	s.untrack()
 	defer s.dropHold()
 	if s.codec == wire.JSON { // msgpack finals get it in publish, without a map

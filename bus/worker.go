@@ -199,6 +199,7 @@ type Worker struct {
 	beforeDispatch func(*sender) // tests: after the check that the tool is served, before its dispatch
 	afterAccept    func(*sender) // tests: a core call registered, before its reader goes on with it
 	onPassedBack   func()        // tests: a no-responders status of a call passed on, before it is answered
+	beforeRelease  func(*sender) // tests: a final sent, before what the call held is released
 	cancelSub      *nats.Subscription
 	calls          map[string]*sender // call id → running call
 	tombs          map[string]tombEntry
