@@ -1333,12 +1333,17 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		// runs, also one passed on to it after its probe subscription
 		// is gone (below): each is passed on to its tool's queue group
 		// (notRunHere), which it leaves first, so that the group does
-		// not hand the call back here.
+		// not hand the call back here. So is one it took before and has
+		// not run yet: cancelled now, not once its pull loops and its
+		// goodbye are done, meanwhile running.
 		for _, s := range subs {
 			drain(s)
 		}
 		w.mu.Lock()
 		w.interrupting = true
+		for _, s := range w.calls {
+			s.cancel(toolkit.ErrDraining)
+		}
 		w.mu.Unlock()
 	}
 	w.stopWatch()
