@@ -259,6 +259,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 	// again, from a read: a write may have been stored (taking: what the
 	// final says of a take-over whose write went unanswered).
 	var taking pin
+	var tookAt time.Time // the start of the attempt whose take-over went unanswered
 	unanswered := func(err error) bool { return route.Err() == nil && errors.Is(err, context.DeadlineExceeded) }
 	for range 5 {
 		ctx, cancel := context.WithTimeout(route, pinTry)
@@ -285,7 +286,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				return p, "", detour{}
 			}
 			if unanswered(err) {
-				tried, taking = 0, pin{unknownFrom: true}
+				tried, taking, tookAt = 0, pin{unknownFrom: true}, start
 				continue
 			}
 			if lostRace(err) {
@@ -334,7 +335,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				return p, "", detour{}
 			}
 			if unanswered(err) {
-				tried, taking = 0, pin{movedFrom: me}
+				tried, taking, tookAt = 0, pin{movedFrom: me}, start
 				continue
 			}
 			if lostRace(err) {
@@ -360,7 +361,12 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
 				}
 			}
-			p := mine(start, taking.moved()) // a take-over of its own, stored unanswered, is a write
+			if taking.moved() {
+				// A take-over of its own, stored unanswered, is a write,
+				// made no later than then: a give-up since outlasts it.
+				start = tookAt
+			}
+			p := mine(start, taking.moved())
 			p.movedFrom, p.unknownFrom = taking.movedFrom, taking.unknownFrom
 			return p, "", detour{}
 		}
@@ -390,7 +396,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			return p, "", detour{}
 		}
 		if unanswered(err) {
-			tried, taking = 0, pin{movedFrom: owner}
+			tried, taking, tookAt = 0, pin{movedFrom: owner}, start
 			continue
 		}
 		if !lostRace(err) && !again && a.remake(route, err) {
