@@ -81,8 +81,10 @@ func (w *Worker) keepThenAck(d *delivery, term bool) {
 		sub, err := w.nc.Subscribe(k.prefix+"*", w.keptAnswer)
 		if err != nil {
 			k.mu.Unlock()
-			w.count.jsErrors.Add(1)
-			w.log.Warn("bus: could not keep a durable call's result", "err", err)
+			w.log.Warn("bus: could not wait for the results bucket; keeping a durable call's result without waiting", "err", err)
+			if err := w.nc.PublishMsg(msg); err != nil {
+				w.count.jsErrors.Add(1)
+			}
 			endKept(d, term)
 			return
 		}
@@ -175,7 +177,7 @@ func (w *Worker) sweepKeeps() {
 	t := time.NewTicker(keepSweep)
 	defer t.Stop()
 	for range t.C {
-		var again []*nats.Msg
+		var again, progress []*nats.Msg
 		given := 0
 		now := time.Now()
 		k.mu.Lock()
@@ -187,9 +189,9 @@ func (w *Worker) sweepKeeps() {
 		stopping := w.dur.ctx.Err() != nil
 		for r, kw := range k.waiting {
 			// Marked in progress while it waits, so that a short AckWait
-			// does not pass meanwhile.
+			// does not pass meanwhile (once k.mu is let go).
 			if kw.d.redeliver > 0 && now.Sub(kw.progressed) >= kw.d.redeliver/3 {
-				kw.d.msg.InProgress()
+				progress = append(progress, kw.d.msg)
 				kw.progressed = now
 			}
 			if !kw.again && now.Sub(kw.sent) < keepTry {
@@ -209,6 +211,9 @@ func (w *Worker) sweepKeeps() {
 			w.finishing.Add(-int32(given))
 			w.count.jsErrors.Add(uint64(given))
 			w.log.Warn("bus: could not keep durable calls' results; leaving the calls to be delivered again", "calls", given)
+		}
+		for _, m := range progress {
+			m.InProgress()
 		}
 		for _, m := range again {
 			w.nc.PublishMsg(m)
