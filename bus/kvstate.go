@@ -383,23 +383,47 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 
 // Delete removes the stored state of session, which then falls back to
 // the toolkit's default groups, and returns the revision of the deletion.
+// It retries while the stream has no leader for the moment (until the
+// context's deadline, or KVStateOptions.MaxWait when ctx has none).
 func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 	key, err := wire.SessionKey(session)
 	if err != nil {
 		return 0, err
 	}
-	if err := s.kv.Delete(ctx, key); err != nil {
-		return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.maxWait)
+		defer cancel()
 	}
-	// Delete does not return the marker's revision; the leader knows it.
-	r, err := s.leaderGet(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
+	wait := time.Millisecond
+	for {
+		// A delete unanswered within stateTry may have been stored:
+		// deleting again stores one more marker, whose revision is
+		// returned.
+		dctx, cancel := context.WithTimeout(ctx, stateTry)
+		err := s.kv.Delete(dctx, key)
+		var r stateRead
+		if err == nil {
+			// Delete does not return the marker's revision; the leader
+			// knows it.
+			r, err = s.leaderGet(dctx, key)
+		}
+		cancel()
+		if err == nil {
+			return r.rev, nil
+		}
+		unanswered := ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
+		if !unanswered && !kv.Transient(err) {
+			return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
+		}
+		if serr := kv.Sleep(ctx, wait); serr != nil {
+			return 0, fmt.Errorf("bus: deleting groups of session %s: %w (last error: %v)", wire.Quote(session), serr, err)
+		}
+		wait = min(2*wait, 50*time.Millisecond)
 	}
-	return r.rev, nil
 }
 
-// stateTry bounds one attempt of Store and of Load: the stream
+// stateTry bounds one attempt of Store, Load and Delete: the stream
 // leader stepping down drops the answer to a request on its way (or the
 // request), which would be waited for until the deadline, the call's
 // own when a call stores or loads its session's groups.

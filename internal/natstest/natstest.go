@@ -497,3 +497,32 @@ func (p *Proxy) Restore() {
 	p.down = false
 	p.mu.Unlock()
 }
+
+// Stepdowns asks stream's leader to step down through nc every 100 ms
+// until stop is called, which returns how many stepdowns the cluster
+// took. It stops with the test at the latest.
+func Stepdowns(t testing.TB, nc *nats.Conn, stream string) (stop func() int) {
+	done, stopped := make(chan struct{}), make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { stopped <- n }()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 5*time.Second); err == nil {
+				n++
+			}
+		}
+	}()
+	var once sync.Once
+	n := 0
+	stop = func() int {
+		once.Do(func() { close(done); n = <-stopped })
+		return n
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
