@@ -480,10 +480,17 @@ type keeper struct {
 
 func (k *keeper) renew() {
 	a, me := k.a, k.a.w.opts.Instance
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	renewal, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var err error
-	for again := false; ; again = true {
+	for remade := false; ; {
+		// An attempt is bounded by pinTry, as route's: the bucket's
+		// leader stepping down drops the answer to a request on its
+		// way, which waited for past a short TTL lets the pin expire
+		// under the running call. Unanswered, it is made again from a
+		// read: a write may have been stored.
+		ctx, cancel := context.WithTimeout(renewal, pinTry)
+		defer cancel()
 		var e kv.Entry
 		e, err = readPin(kv.Get(ctx, a.js, a.kv.Bucket(), k.key))
 		switch {
@@ -499,9 +506,16 @@ func (k *keeper) renew() {
 		case err == nil: // expired before this renewal
 			_, err = a.kv.Create(ctx, k.key, []byte(me))
 		}
-		if err == nil || lostRace(err) || again || !a.remake(ctx, err) {
+		if err == nil || lostRace(err) {
 			break
 		}
+		if renewal.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			continue
+		}
+		if remade || !a.remake(renewal, err) {
+			break
+		}
+		remade = true
 	}
 	if err != nil && !lostRace(err) { // a lost race is read again next time
 		a.w.count.jsErrors.Add(1)
