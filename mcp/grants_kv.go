@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,7 +42,16 @@ func OpenGrants(ctx context.Context, js jetstream.JetStream, replicas int) (*KVG
 // with its revision (kv.ErrForged, or the decoding's), never a grant: a
 // login replaces it.
 func (s *KVGrants) Load(ctx context.Context, server string) (*Grant, uint64, error) {
-	e, err := kv.Get(ctx, s.js, s.b.Bucket(), server)
+	var e kv.Entry
+	var err error
+	for {
+		rctx, cancel := context.WithTimeout(ctx, grantTry)
+		e, err = kv.Get(rctx, s.js, s.b.Bucket(), server)
+		cancel()
+		if !s.again(ctx, err) {
+			break
+		}
+	}
 	switch {
 	case errors.Is(err, kv.ErrForged):
 		return nil, e.Revision, fmt.Errorf("mcp: the stored grant of %q was not written by toolbus: %w", server, err)
@@ -63,19 +73,59 @@ func (s *KVGrants) Save(ctx context.Context, server string, g *Grant, rev uint64
 	if err != nil {
 		return 0, err
 	}
-	var n uint64
-	if rev == 0 {
-		n, err = s.b.Create(ctx, server, b)
-	} else {
-		n, err = s.b.Update(ctx, server, b, rev)
+	// stored reports the revision of this grant's write when the
+	// leader's value past rev is this grant: an unanswered write may
+	// have been stored.
+	stored := func() (uint64, bool) {
+		rctx, cancel := context.WithTimeout(ctx, grantTry)
+		defer cancel()
+		e, err := kv.LeaderGet(rctx, s.js, s.b.Bucket(), server)
+		return e.Revision, err == nil && e.Found && e.Revision > rev && bytes.Equal(e.Value, b)
 	}
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return 0, ErrGrantChanged
+	unanswered := false
+	for {
+		var n uint64
+		wctx, cancel := context.WithTimeout(ctx, grantTry)
+		if rev == 0 {
+			n, err = s.b.Create(wctx, server, b)
+		} else {
+			n, err = s.b.Update(wctx, server, b, rev)
+		}
+		cancel()
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			if n, ok := stored(); unanswered && ok {
+				return n, nil // refused on rev by its own earlier write
+			}
+			return 0, ErrGrantChanged
+		}
+		if !s.again(ctx, err) {
+			if err != nil {
+				return 0, fmt.Errorf("mcp: storing the grant of %q: %w", server, err)
+			}
+			return n, nil
+		}
+		// Written again on rev unless stored: refused when another
+		// writer's write landed meanwhile.
+		unanswered = true
+		if n, ok := stored(); ok {
+			return n, nil
+		}
 	}
-	if err != nil {
-		return 0, fmt.Errorf("mcp: storing the grant of %q: %w", server, err)
+}
+
+// grantTry bounds one attempt at reading or writing a grant: the
+// bucket's stream leader stepping down drops the answer to a request on
+// its way, which would be waited for until the caller's deadline.
+const grantTry = time.Second
+
+// again reports whether a request that failed with err is made again,
+// after a pause: unanswered within grantTry, or refused for a moment
+// without a stream leader, while ctx lasts.
+func (s *KVGrants) again(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) && !kv.Transient(err) {
+		return false
 	}
-	return n, nil
+	return kv.Sleep(ctx, 50*time.Millisecond) == nil
 }
 
 // Delete implements GrantStore.
