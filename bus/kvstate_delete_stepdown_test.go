@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 )
 
@@ -21,26 +20,9 @@ func TestKVStateDeleteThroughLeaderStepdowns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a cluster under faults")
 	}
-	cl := natstest.NewCluster(t)
+	w, r, admin := kvStateOnCluster(t)
 	ctx := natstest.Ctx(t)
-	var w *bus.KVState
-	for { // the meta leader may still be settling: retry the R3 create
-		var err error
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		w, err = bus.NewKVState(cctx, natstest.JS(t, clusterConn(t, cl, 0)), &bus.KVStateOptions{Replicas: 3})
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("creating the R3 bucket: %v", err)
-		}
-	}
-	r, err := bus.NewKVState(ctx, natstest.JS(t, clusterConn(t, cl, 2)), &bus.KVStateOptions{Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := natstest.Stepdowns(t, clusterConn(t, cl, 1), "KV_toolbus_groups")
+	stop := natstest.Stepdowns(t, admin, "KV_toolbus_groups")
 	var wg sync.WaitGroup
 	for s := range 8 {
 		session := fmt.Sprint("s", s)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
 )
@@ -21,9 +23,32 @@ func TestKVStateThroughLeaderStepdowns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a cluster under faults")
 	}
+	w, r, admin := kvStateOnCluster(t)
+	ctx := natstest.Ctx(t)
+	stop := natstest.Stepdowns(t, admin, "KV_toolbus_groups")
+	for i := range 150 {
+		want := []string{fmt.Sprint("g", i)}
+		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		rev, err := w.Store(octx, "sess", want)
+		if err != nil {
+			cancel()
+			t.Fatalf("round %d: Store: %v", i, err)
+		}
+		got, grev, ok, err := r.Load(octx, "sess", rev)
+		cancel()
+		if err != nil || !ok || grev < rev || !slices.Equal(got, want) {
+			t.Fatalf("round %d: Load on node 3 = %v, %d, %v, %v; want %v at >= %d", i, got, grev, ok, err, want, rev)
+		}
+	}
+	t.Logf("%d leader stepdowns", stop())
+}
+
+// kvStateOnCluster makes the group-state bucket (R3) on a 3-node
+// cluster and returns it as seen from node 1 (w) and from node 3 (r),
+// and a connection to node 2.
+func kvStateOnCluster(t *testing.T) (w, r *bus.KVState, node2 *nats.Conn) {
 	cl := natstest.NewCluster(t)
 	ctx := natstest.Ctx(t)
-	var w *bus.KVState
 	for { // the meta leader may still be settling: retry the R3 create
 		var err error
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -40,38 +65,5 @@ func TestKVStateThroughLeaderStepdowns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := clusterConn(t, cl, 1)
-	stop, stopped := make(chan struct{}), make(chan int, 1)
-	go func() {
-		n := 0
-		defer func() { stopped <- n }()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			if _, err := admin.Request("$JS.API.STREAM.LEADER.STEPDOWN.KV_toolbus_groups", nil, 5*time.Second); err == nil {
-				n++
-			}
-		}
-	}()
-	for i := range 150 {
-		want := []string{fmt.Sprint("g", i)}
-		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		rev, err := w.Store(octx, "sess", want)
-		if err != nil {
-			cancel()
-			close(stop)
-			t.Fatalf("round %d: Store: %v", i, err)
-		}
-		got, grev, ok, err := r.Load(octx, "sess", rev)
-		cancel()
-		if err != nil || !ok || grev < rev || !slices.Equal(got, want) {
-			close(stop)
-			t.Fatalf("round %d: Load on node 3 = %v, %d, %v, %v; want %v at >= %d", i, got, grev, ok, err, want, rev)
-		}
-	}
-	close(stop)
-	t.Logf("%d leader stepdowns", <-stopped)
+	return w, r, clusterConn(t, cl, 1)
 }

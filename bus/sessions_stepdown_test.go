@@ -3,7 +3,6 @@ package bus_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -30,27 +29,12 @@ func TestSessionPinnedThroughLeaderStepdowns(t *testing.T) {
 	rvWorker(t, conn(1), "w2", so())
 	in := newRVInbox(t, conn(2), []string{nodes[0].ClientURL(), nodes[1].ClientURL(), nodes[2].ClientURL()})
 	admin := conn(2)
-	stop, stopped := make(chan struct{}), make(chan int, 1)
-	go func() {
-		n := 0
-		defer func() { stopped <- n }()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			if _, err := admin.Request("$JS.API.STREAM.LEADER.STEPDOWN.KV_toolbus_sessions", nil, 5*time.Second); err == nil {
-				n++
-			}
-		}
-	}()
+	stop := natstest.Stepdowns(t, admin, "KV_toolbus_sessions")
 	for i := range 100 {
 		f := rvFinal(t, in.call(t, wire.CallSubject("put", ""), nil, fmt.Sprint("s", i), "v", guard))
 		if f.meta(wire.MetaSessionWorker) == "" {
 			t.Errorf("s%d ran unpinned: %+v", i, f.Final)
 		}
 	}
-	close(stop)
-	t.Logf("%d leader stepdowns", <-stopped)
+	t.Logf("%d leader stepdowns", stop())
 }
