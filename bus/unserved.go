@@ -257,6 +257,25 @@ func (s *sender) unserved() bool {
 		s.final(s.w.notServed(s.dur, s.call.Name, s.id))
 		return true
 	}
+	return s.handedOn(false)
+}
+
+// notRunHere passes on a core call that its stopping worker cancelled
+// past its grace before its tool ran, as Worker.notRunHere does one
+// taken then: once, to its tool's queue group. It reports false when it
+// did not: the call runs on here and ends interrupted.
+func (s *sender) notRunHere() bool {
+	if s.dur != nil || s.ctx.Err() == nil || context.Cause(s.ctx) != toolkit.ErrDraining || s.hdr.Get(wire.HeaderUnserved) != "" {
+		return false
+	}
+	return s.handedOn(true)
+}
+
+// handedOn gives up the call's slot to another worker: a durable call
+// back to the queue, a core call passed on once to its tool's queue
+// group (stopping: by a stopping worker, see passOn). It reports false
+// when the pass-on failed: the call runs on here.
+func (s *sender) handedOn(stopping bool) bool {
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
@@ -269,43 +288,14 @@ func (s *sender) unserved() bool {
 	} else {
 		to = wire.CallSubject(s.call.Name, s.call.Identity)
 		deadline, _ := s.ctx.Deadline()
-		if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline, false) {
+		if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline, stopping) {
 			s.mu.Unlock()
-			return false // runs on here: answered not_found
+			return false
 		}
 	}
 	if s.span != nil {
 		// It did not run here: the worker that takes it records that.
 		routeSpan(s.span, s.call.Name, to)
-	}
-	s.silenceLocked()
-	s.mu.Unlock()
-	<-s.w.slots
-	s.release()
-	return true
-}
-
-// notRunHere passes on a core call that its stopping worker cancelled
-// past its grace before its tool ran, as Worker.notRunHere does one
-// taken then: once, to its tool's queue group. It reports false when it
-// did not: the call runs on here and ends interrupted.
-func (s *sender) notRunHere() bool {
-	if s.dur != nil || s.ctx.Err() == nil || context.Cause(s.ctx) != toolkit.ErrDraining || s.hdr.Get(wire.HeaderUnserved) != "" {
-		return false
-	}
-	s.mu.Lock()
-	if s.done {
-		s.mu.Unlock()
-		<-s.w.slots
-		return true
-	}
-	deadline, _ := s.ctx.Deadline()
-	if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline, true) {
-		s.mu.Unlock()
-		return false
-	}
-	if s.span != nil {
-		routeSpan(s.span, s.call.Name, wire.CallSubject(s.call.Name, s.call.Identity))
 	}
 	s.silenceLocked()
 	s.mu.Unlock()
