@@ -84,22 +84,13 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // revision (0 otherwise). attempt, when not 0, is
 // which attempt of its call the final is (keepLatest), written beside it.
 func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, attempt uint64) (rev uint64, conflict bool) {
-	kept := *resp
-	kept.ID = id
 	eb := getBuf()
 	defer putBuf(eb)
-	// The worker's metadata is written beside the response's own, as in
-	// the final sent (AppendFrame), without copying the response's map.
-	data, err := wire.AppendFrame(eb.b[:0], &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept}, meta)
-	eb.b = data
-	var msg *nats.Msg
+	msg, err := r.keptFinalIn(eb.b[:0], key, id, resp, meta, attempt)
 	if err == nil {
-		msg = keptMsg(r.kv.Bucket(), key, data)
+		eb.b = msg.Data
 		if expect != nil {
 			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(*expect, 10))
-		}
-		if attempt > 0 {
-			msg.Header.Set(wire.HeaderAttempt, strconv.FormatUint(attempt, 10))
 		}
 	}
 	switch {
@@ -132,9 +123,16 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 // keptFinalMsg is the message keeping resp, the final of call id, under
 // key, as keep writes it, in a buffer of its own (written later).
 func (r *results) keptFinalMsg(key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64) (*nats.Msg, error) {
+	return r.keptFinalIn(nil, key, id, resp, meta, attempt)
+}
+
+// keptFinalIn is keptFinalMsg's message with its body appended to buf.
+func (r *results) keptFinalIn(buf []byte, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64) (*nats.Msg, error) {
 	kept := *resp
 	kept.ID = id
-	data, err := wire.AppendFrame(nil, &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept}, meta)
+	// The worker's metadata is written beside the response's own, as in
+	// the final sent (AppendFrame), without copying the response's map.
+	data, err := wire.AppendFrame(buf, &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept}, meta)
 	if err != nil {
 		return nil, err
 	}
