@@ -95,11 +95,25 @@ func (e *env) guard(ctx context.Context) (*permission.Guard, int) {
 // sessionFlags are the --session and --caller flags of the permission
 // commands: a session is a caller identity's session, the connection's
 // own (--identity) unless --caller names another (an operator's choice).
-type sessionFlags struct{ session, caller string }
+type sessionFlags struct {
+	session, caller string
+	given           bool // --session was on the command line, "" too
+}
 
 func (f *sessionFlags) register(fs *flag.FlagSet, what string) {
-	fs.StringVar(&f.session, "session", "", what)
+	f.session, f.given = "", false // as StringVar sets its default
+	fs.Var((*sessionFlag)(f), "session", what)
 	fs.StringVar(&f.caller, "caller", "", "the caller `identity` whose session it is (default --identity; an operator names others')")
+}
+
+// sessionFlag is --session, noting that it was given.
+type sessionFlag sessionFlags
+
+func (f *sessionFlag) String() string { return f.session }
+
+func (f *sessionFlag) Set(v string) error {
+	f.session, f.given = v, true
+	return nil
 }
 
 // scope is the session scope the flags name ("" without --session).
@@ -249,6 +263,11 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	if !wire.ValidCallID(id) {
 		return e.badCallID(id)
+	}
+	if o.given && o.session == "" {
+		// Most often an unset variable (--session "$S"): read as no
+		// --session, it would approve the call of any session.
+		return e.usagef("--session is empty: name the call's session, or leave --session out to find the call in any session")
 	}
 	if code, refused := o.checkCaller(e); refused {
 		return code
