@@ -131,6 +131,7 @@ func (k *clock) run() {
 			k.w.watchInline(now)
 			if d := k.dur.Load(); d != nil {
 				d.watchInline(now)
+				d.recheck()
 			}
 			nextTick = time.Time{}
 			if !idle {

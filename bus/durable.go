@@ -262,9 +262,14 @@ type durablePath struct {
 	// one none is made, and a stream without a leader costs one
 	// lookup's wait, not every queued call's.
 	cancelsFailed atomic.Int64
-	ctx           context.Context
-	cancel        context.CancelFunc
-	wg            sync.WaitGroup
+	// checkedAt is the connection's reconnects when the cancels of the
+	// durable calls running here were last looked up (recheck); checking
+	// is set while a lookup runs.
+	checkedAt atomic.Uint64
+	checking  atomic.Bool
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 
 	mu    sync.Mutex
 	loops map[string]*puller // tool → its pull loop
@@ -346,6 +351,7 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 		d.cancels = cs
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.checkedAt.Store(w.nc.Stats().Reconnects)
 	w.clock.dur.Store(d)
 	return d, nil
 }
@@ -1097,11 +1103,52 @@ func (w *Worker) unheard(dur *delivery) bool {
 	return !evicted.IsZero() && !dur.published.After(evicted.Add(cancelMargin))
 }
 
+// recheck looks up, once the worker has reconnected, the cancels of the
+// durable calls running here, and cancels those cancelled: a cancel
+// published while the worker was cut off went by unheard, and the call
+// would run on to its end, its caller long told it was interrupted (the
+// calls taken from the queue after the reconnect look theirs up as they
+// are taken: unheard). The clock calls it while calls run; the lookups
+// run on a goroutine of their own, one at a time.
+func (d *durablePath) recheck() {
+	n := d.w.nc.Stats().Reconnects
+	if n == d.checkedAt.Load() || d.cancels == nil || !d.checking.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer d.checking.Store(false)
+		d.rehear(d.w.nc)
+		d.checkedAt.Store(n)
+		var running []*sender
+		d.w.mu.Lock()
+		for _, s := range d.w.calls {
+			if s.dur != nil {
+				running = append(running, s)
+			}
+		}
+		d.w.mu.Unlock()
+		for _, s := range running {
+			if reason, ok := d.cancelledKey(s.key, s.id, s.dur.published); ok {
+				cause := toolkit.ErrCallerCancelled
+				if reason == wire.CancelReasonDeadline {
+					cause = context.DeadlineExceeded
+				}
+				s.cancel(cause) // counted by its final, as a cancel heard
+			}
+		}
+	}()
+}
+
 // cancelled looks up the cancels stream for a cancel of the call of key
 // recorded after the call was queued (an earlier one is of a call sent
 // before under the same id); its reason, or false. A failed lookup is
 // logged and counts as none.
 func (d *durablePath) cancelled(identity, id string, published time.Time) (reason string, ok bool) {
+	return d.cancelledKey(callKey(identity, id), id, published)
+}
+
+// cancelledKey is cancelled by the call's key (callKey).
+func (d *durablePath) cancelledKey(key, id string, published time.Time) (reason string, ok bool) {
 	if d.cancels == nil || time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
 		return "", false
 	}
@@ -1109,7 +1156,7 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 	// the batches its pull loops hold, and they run on.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	m, err := d.cancels.GetLastMsgForSubject(ctx, wire.CancelledSubject(identity, id))
+	m, err := d.cancels.GetLastMsgForSubject(ctx, wire.SubjectCancelledPrefix+key) // wire.CancelledSubject
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		return "", false
