@@ -365,7 +365,13 @@ func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
 		return err
 	}
 	if s.maxBytes > 0 {
-		st, err := s.approvals.Status(ctx)
+		// Each attempt bounded as a write's: a stepdown may drop the
+		// answer.
+		st, err := kv.Retry(ctx, s.js, func(ctx context.Context) (jetstream.KeyValueStatus, error) {
+			ctx, cancel := context.WithTimeout(ctx, writeTry)
+			defer cancel()
+			return s.approvals.Status(ctx)
+		})
 		if err != nil {
 			return fmt.Errorf("permission: reading the approvals bucket's size: %w", err)
 		}
@@ -373,21 +379,13 @@ func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
 			return fmt.Errorf("permission: the approvals bucket holds %d bytes of %d: no more pending calls are recorded until entries expire", st.Bytes(), s.maxBytes)
 		}
 	}
-	if p.Asked == 0 {
-		return putJSON(ctx, s.approvals, pendingKey(p.Session, p.CallID), p)
-	}
 	// A restored ask: its revision in a header, the value as earlier
 	// builds, which decode it strictly, read it.
-	b, err := json.Marshal(p)
-	if err != nil {
-		return err
+	var hdr nats.Header
+	if p.Asked != 0 {
+		hdr = nats.Header{wire.HeaderAsked: {strconv.FormatUint(p.Asked, 10)}}
 	}
-	msg := &nats.Msg{Subject: "$KV." + s.approvals.Bucket() + "." + pendingKey(p.Session, p.CallID),
-		Header: nats.Header{wire.HeaderAsked: {strconv.FormatUint(p.Asked, 10)}}, Data: b}
-	if _, err := s.js.PublishMsg(ctx, msg); err != nil {
-		return fmt.Errorf("permission: writing pending: %w", err)
-	}
-	return nil
+	return s.putJSON(ctx, pendingKey(p.Session, p.CallID), hdr, p)
 }
 
 // askedHeader is Pending.Asked as a KVStore stores it in the headers h of
@@ -510,7 +508,7 @@ func (s *KVStore) DeletePending(ctx context.Context, session, callID string) err
 	if err := checkKeys(session, callID); err != nil {
 		return err
 	}
-	err := s.approvals.Delete(ctx, pendingKey(session, callID))
+	err := kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(session, callID), 0)
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("permission: deleting a pending call: %w", err)
 	}
@@ -552,10 +550,10 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 	if usedSince(e) {
 		// Answered by that use: not left listed as waiting (a newer ask
 		// under the key stays).
-		_ = s.approvals.Delete(ctx, pendingKey(p.Session, p.CallID), jetstream.LastRevision(p.Revision))
+		_ = kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(p.Session, p.CallID), p.Revision)
 		return false, ErrApprovalUsed
 	}
-	err = s.approvals.Delete(ctx, pendingKey(p.Session, p.CallID), jetstream.LastRevision(p.Revision))
+	err = kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(p.Session, p.CallID), p.Revision)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
 		return false, nil // approved, or asked again, since it was read
@@ -566,12 +564,7 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 		s.afterClaim()
 	}
 	for range maxClaimAttempts {
-		if e.Revision == 0 {
-			_, err = s.approvals.Create(ctx, key, val)
-		} else {
-			_, err = s.approvals.Update(ctx, key, val, e.Revision)
-		}
-		if err == nil {
+		if _, err = kv.Update(ctx, s.js, s.approvals.Bucket(), key, val, e.Revision); err == nil {
 			return true, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
@@ -609,7 +602,7 @@ func (s *KVStore) PutApproval(ctx context.Context, a Approval) error {
 	if err := checkKeys(a.Session, a.CallID); err != nil {
 		return err
 	}
-	return putJSON(ctx, s.approvals, approvalKey(a.Session, a.CallID), a)
+	return s.putJSON(ctx, approvalKey(a.Session, a.CallID), nil, a)
 }
 
 // LoadApproval implements Store.
@@ -637,7 +630,9 @@ func (s *KVStore) ConsumeApproval(ctx context.Context, a Approval) (bool, error)
 	if err := checkKeys(a.Session, a.CallID); err != nil {
 		return false, err
 	}
-	err := s.approvals.Delete(ctx, approvalKey(a.Session, a.CallID), jetstream.LastRevision(a.Revision))
+	// Its own delete, stored but unanswered, is told from another's
+	// (kv.Write): an approval is used once.
+	err := kv.Delete(ctx, s.js, s.approvals.Bucket(), approvalKey(a.Session, a.CallID), a.Revision)
 	switch {
 	case err == nil:
 		return true, nil
@@ -737,12 +732,14 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
-func putJSON(ctx context.Context, kv jetstream.KeyValue, key string, v any) error {
+// putJSON stores v under key of the approvals bucket, with headers hdr
+// (none: a value as KeyValue.Put stores it).
+func (s *KVStore) putJSON(ctx context.Context, key string, hdr nats.Header, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	if _, err := kv.Put(ctx, key, b); err != nil {
+	if _, err := kv.Write(ctx, s.js, s.approvals.Bucket(), key, hdr, b); err != nil {
 		return fmt.Errorf("permission: writing %s: %w", strings.SplitN(key, ".", 2)[0], err)
 	}
 	return nil

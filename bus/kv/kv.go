@@ -253,9 +253,10 @@ type Entry struct {
 	// key expired or was removed, in a bucket made with limit markers),
 	// not a delete or purge a client wrote.
 	Marked bool
-	// Header is the message's stored headers (a found value's), with
-	// the server's Nats-* of a direct get after them from Get, alone
-	// from LeaderGet; nil when the message has none.
+	// Header is the message's stored headers (a found value's, and from
+	// LeaderGet a deletion's too), with the server's Nats-* of a direct
+	// get after them from Get, alone from LeaderGet; nil when the
+	// message has none.
 	Header nats.Header
 }
 
@@ -303,7 +304,7 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 			return Entry{Revision: m.Seq, Created: m.Time}, fmt.Errorf("%w: $KV.%s.%s revision %d: %s", ErrForged, bucket, key, m.Seq, why)
 		}
 		if deleted(hdr) {
-			return Entry{Revision: m.Seq, Created: m.Time, Marked: marked(hdr)}, nil
+			return Entry{Revision: m.Seq, Created: m.Time, Marked: marked(hdr), Header: hdr}, nil
 		}
 	}
 	return Entry{Value: m.Data, Revision: m.Seq, Created: m.Time, Found: true, Header: hdr}, nil

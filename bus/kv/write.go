@@ -1,0 +1,147 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/toolbus/toolbus/bus/wire"
+)
+
+// WriteTry bounds one attempt at a write (Write, Update, Delete, Purge):
+// the bucket's stream leader stepping down drops the answer to a request
+// on its way, which would otherwise be waited for until the caller's
+// deadline.
+const WriteTry = time.Second
+
+// Update stores value under key of bucket when the key's last revision
+// is rev, as KeyValue.Update does, or, with rev 0, when the key has no
+// value (never written, or deleted: KeyValue.Create). It rides out a
+// stream leader stepping down (see Write). A refusal on the revision is
+// jetstream.ErrKeyRevisionMismatch (ErrKeyExists for rev 0).
+func Update(ctx context.Context, js jetstream.JetStream, bucket, key string, value []byte, rev uint64) (uint64, error) {
+	n, err := Write(ctx, js, bucket, key, expect(nil, rev), value)
+	if rev != 0 || !wrongLast(err) {
+		return n, err
+	}
+	// As KeyValue.Create: a key whose last message is its deletion has
+	// no value, and is written on that deletion's revision.
+	e, gerr := Get(ctx, js, bucket, key)
+	if gerr == nil && !e.Found && e.Revision != 0 {
+		if n, err = Write(ctx, js, bucket, key, expect(nil, e.Revision), value); !wrongLast(err) {
+			return n, err
+		}
+	}
+	return 0, fmt.Errorf("%w: %w", err, jetstream.ErrKeyExists)
+}
+
+// Delete places a delete marker on key of bucket, when the key's last
+// revision is rev unless rev is 0, as KeyValue.Delete does (with
+// jetstream.LastRevision), riding out a stream leader stepping down (see
+// Write). A refusal on the revision is jetstream.ErrKeyRevisionMismatch.
+func Delete(ctx context.Context, js jetstream.JetStream, bucket, key string, rev uint64) error {
+	_, err := Write(ctx, js, bucket, key, expect(nats.Header{wire.HeaderKVOperation: {"DEL"}}, rev), nil)
+	return err
+}
+
+// Purge places a purge marker on key of bucket, removing its earlier
+// revisions, as KeyValue.Purge does, riding out a stream leader stepping
+// down (see Write).
+func Purge(ctx context.Context, js jetstream.JetStream, bucket, key string) error {
+	_, err := Write(ctx, js, bucket, key, nats.Header{wire.HeaderKVOperation: {"PURGE"}, jetstream.MsgRollup: {jetstream.MsgRollupSubject}}, nil)
+	return err
+}
+
+// expect adds to hdr the compare-and-set on rev, when rev is not 0 or hdr
+// is nil (a value's write: 0 then means the key has no message).
+func expect(hdr nats.Header, rev uint64) nats.Header {
+	if hdr == nil {
+		hdr = nats.Header{}
+	} else if rev == 0 {
+		return hdr
+	}
+	hdr.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	return hdr
+}
+
+// Write publishes one message to key of bucket, with headers hdr (the
+// KV operation, a compare-and-set; none for a value stored as
+// KeyValue.Put stores it) and data, and answers with its revision. Each attempt is bounded by WriteTry; one unanswered (the
+// stream leader stepping down dropped its answer), or refused for a
+// moment without a leader (Transient), is made again after a pause
+// while ctx lasts. The message carries an id of its own
+// (jetstream.MsgIDHeader): an attempt made again after the first was
+// stored is answered by the server as a duplicate with the first one's
+// revision, not stored twice, and a compare-and-set is not refused by
+// its own earlier write; past the bucket's duplicate window, the key's
+// last message read from the stream leader tells whether it is this one.
+// A refusal on the revision is jetstream.ErrKeyRevisionMismatch.
+func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr nats.Header, data []byte) (uint64, error) {
+	id := nuid.Next()
+	h := make(nats.Header, len(hdr)+1)
+	for k, vs := range hdr {
+		h[k] = vs
+	}
+	h.Set(jetstream.MsgIDHeader, id)
+	// landed reports the revision of this message when it is the key's
+	// last one.
+	landed := func() (uint64, bool) {
+		lctx, cancel := context.WithTimeout(ctx, WriteTry)
+		defer cancel()
+		e, err := LeaderGet(lctx, js, bucket, key)
+		return e.Revision, err == nil && e.Header.Get(jetstream.MsgIDHeader) == id
+	}
+	unanswered := false
+	for {
+		wctx, cancel := context.WithTimeout(ctx, WriteTry)
+		ack, err := js.PublishMsg(wctx, &nats.Msg{Subject: "$KV." + bucket + "." + key, Header: h, Data: data})
+		cancel()
+		switch {
+		case err == nil:
+			return ack.Sequence, nil
+		case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || Transient(err) || inProcess(err)):
+			unanswered = true
+			if n, ok := landed(); ok {
+				return n, nil
+			}
+			if serr := Sleep(ctx, 50*time.Millisecond); serr != nil {
+				return 0, fmt.Errorf("%w (last error: %v)", serr, err)
+			}
+			continue
+		case unanswered:
+			if n, ok := landed(); ok {
+				return n, nil // refused on its own earlier write
+			}
+		}
+		if wrongLast(err) {
+			return 0, fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
+		}
+		return 0, err
+	}
+}
+
+// wrongLast reports a write refused on its expected revision (10071; a
+// replicated stream's 10164).
+func wrongLast(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// errCodeDuplicateInProcess is JetStream's error code for a message
+// whose id is that of one still being stored
+// (JSStreamDuplicateMessageConflict): an earlier attempt's.
+const errCodeDuplicateInProcess = 10158
+
+// inProcess reports a write refused because an earlier attempt of it is
+// still being stored: asked again, it is answered as that one's.
+func inProcess(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess
+}
