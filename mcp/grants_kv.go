@@ -130,7 +130,7 @@ func (s *KVGrants) again(ctx context.Context, err error) bool {
 
 // Delete implements GrantStore.
 func (s *KVGrants) Delete(ctx context.Context, server string) error {
-	if err := s.b.Purge(ctx, server); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if err := kv.Purge(ctx, s.js, s.b.Bucket(), server); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("mcp: deleting the grant of %q: %w", server, err)
 	}
 	return nil
