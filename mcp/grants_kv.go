@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,47 +72,19 @@ func (s *KVGrants) Save(ctx context.Context, server string, g *Grant, rev uint64
 	if err != nil {
 		return 0, err
 	}
-	// stored reports the revision of this grant's write when the
-	// leader's value past rev is this grant: an unanswered write may
-	// have been stored.
-	stored := func() (uint64, bool) {
-		rctx, cancel := context.WithTimeout(ctx, grantTry)
-		defer cancel()
-		e, err := kv.LeaderGet(rctx, s.js, s.b.Bucket(), server)
-		return e.Revision, err == nil && e.Found && e.Revision > rev && bytes.Equal(e.Value, b)
+	// Each attempt bounded, made again when unanswered, its own
+	// earlier write told from another's (kv.Update).
+	n, err := kv.Update(ctx, s.js, s.b.Bucket(), server, b, rev)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return 0, ErrGrantChanged
+	case err != nil:
+		return 0, fmt.Errorf("mcp: storing the grant of %q: %w", server, err)
 	}
-	unanswered := false
-	for {
-		var n uint64
-		wctx, cancel := context.WithTimeout(ctx, grantTry)
-		if rev == 0 {
-			n, err = s.b.Create(wctx, server, b)
-		} else {
-			n, err = s.b.Update(wctx, server, b, rev)
-		}
-		cancel()
-		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			if n, ok := stored(); unanswered && ok {
-				return n, nil // refused on rev by its own earlier write
-			}
-			return 0, ErrGrantChanged
-		}
-		if !s.again(ctx, err) {
-			if err != nil {
-				return 0, fmt.Errorf("mcp: storing the grant of %q: %w", server, err)
-			}
-			return n, nil
-		}
-		// Written again on rev unless stored: refused when another
-		// writer's write landed meanwhile.
-		unanswered = true
-		if n, ok := stored(); ok {
-			return n, nil
-		}
-	}
+	return n, nil
 }
 
-// grantTry bounds one attempt at reading or writing a grant: the
+// grantTry bounds one attempt at reading a grant: the
 // bucket's stream leader stepping down drops the answer to a request on
 // its way, which would be waited for until the caller's deadline.
 const grantTry = time.Second

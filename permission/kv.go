@@ -278,11 +278,6 @@ func (s *KVStore) LoadSession(ctx context.Context, session string) (SessionPolic
 // maxCASAttempts bounds UpdateSession's retries under contention.
 const maxCASAttempts = 32
 
-// writeTry bounds one attempt at a write: the bucket's stream leader
-// stepping down drops the answer to a request on its way, which would be
-// waited for until the caller's deadline.
-const writeTry = time.Second
-
 // UpdateSession implements Store.
 func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*SessionPolicy) error) (SessionPolicy, error) {
 	if s.policies == nil {
@@ -311,31 +306,15 @@ func (s *KVStore) UpdateSession(ctx context.Context, session string, fn func(*Se
 		if err != nil {
 			return SessionPolicy{}, err
 		}
-		wctx, cancel := context.WithTimeout(ctx, writeTry)
-		if rev == 0 {
-			_, err = s.policies.Create(wctx, key, b)
-		} else {
-			_, err = s.policies.Update(wctx, key, b, rev)
-		}
-		cancel()
+		// Each attempt bounded, made again when unanswered or refused
+		// for a moment without a leader, its own earlier write told
+		// from another's (kv.Update).
+		_, err = kv.Update(ctx, s.js, s.policies.Bucket(), key, b, rev)
 		switch {
 		case err == nil:
 			return p, nil
 		case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 			continue // another writer won; read again
-		case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || kv.Transient(err)):
-			// Unanswered within writeTry (the bucket's leader stepping
-			// down drops the answer), or refused for a moment without
-			// a leader. The write may have been stored: read again, and
-			// a policy now past rev that is this one was.
-			if landed, lrev, lerr := s.loadSession(ctx, session); lerr == nil && lrev > rev {
-				if lb, _ := json.Marshal(storedPolicy{Session: session, SessionPolicy: landed}); bytes.Equal(lb, b) {
-					return p, nil
-				}
-			}
-			if err := kv.Sleep(ctx, 50*time.Millisecond); err != nil {
-				return SessionPolicy{}, fmt.Errorf("permission: storing the policy of session %q: %w", session, err)
-			}
 		default:
 			return SessionPolicy{}, fmt.Errorf("permission: storing the policy of session %q: %w", session, err)
 		}
@@ -368,7 +347,7 @@ func (s *KVStore) PutPending(ctx context.Context, p Pending) error {
 		// Each attempt bounded as a write's: a stepdown may drop the
 		// answer.
 		st, err := kv.Retry(ctx, s.js, func(ctx context.Context) (jetstream.KeyValueStatus, error) {
-			ctx, cancel := context.WithTimeout(ctx, writeTry)
+			ctx, cancel := context.WithTimeout(ctx, kv.WriteTry)
 			defer cancel()
 			return s.approvals.Status(ctx)
 		})
