@@ -26,7 +26,7 @@ import (
 // or request per call): its answer acknowledges the call. A write
 // unanswered within keepTry, or refused for the moment (no leader), is
 // made again while a sweeper runs, the call marked in progress meanwhile;
-// past keepPatience, or once the worker stops, the call is left
+// past keepPatience, or once a stop's grace is over, the call is left
 // unacknowledged and delivered again (its tool runs again where it may,
 // or the next delivery answers that it may have run, and that is kept).
 // A write the bucket refuses otherwise (full) is not made again: the
@@ -180,13 +180,17 @@ func (w *Worker) sweepKeeps() {
 		var again, progress []*nats.Msg
 		given := 0
 		now := time.Now()
+		// A stop gives the keeps up once its grace is over (it waits for
+		// them until then), not as it begins.
+		w.mu.Lock()
+		stopping := w.interrupting
+		w.mu.Unlock()
 		k.mu.Lock()
 		if len(k.waiting) == 0 {
 			k.sweeping = false
 			k.mu.Unlock()
 			return
 		}
-		stopping := w.dur.ctx.Err() != nil
 		for r, kw := range k.waiting {
 			// Marked in progress while it waits, so that a short AckWait
 			// does not pass meanwhile (once k.mu is let go).
