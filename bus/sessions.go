@@ -512,10 +512,14 @@ func (k *keeper) renew() {
 		if renewal.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			continue
 		}
-		if remade || !a.remake(renewal, err) {
-			break
+		if !remade && a.remake(renewal, err) {
+			remade = true
+			continue
 		}
-		remade = true
+		if kv.Transient(err) && kv.Sleep(renewal, 50*time.Millisecond) == nil {
+			continue // no leader for the moment: an election
+		}
+		break
 	}
 	if err != nil && !lostRace(err) { // a lost race is read again next time
 		a.w.count.jsErrors.Add(1)

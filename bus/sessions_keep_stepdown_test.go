@@ -19,13 +19,17 @@ import (
 // sessions run on w1 for several of the sessions bucket's TTLs while its
 // stream leader steps down again and again; their pins name w1 all along,
 // and the sessions' other calls, sent to w2 meanwhile, go to w1. A
-// renewal whose answer the stepdown dropped was waited for 5 s, past the
+// renewal whose answer the stepdown dropped was waited for 5 s, past a
 // 2 s TTL, so the pin expired under its running call, and the session's
 // next call reaching w2 would have claimed it there.
 func TestSessionPinKeptWhileCallRunsThroughLeaderStepdowns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a cluster under faults")
 	}
+	// Short enough for the test to span several, long enough that a
+	// loaded machine's slow answers do not let a pin renewed every
+	// quarter of it expire.
+	const pinTTL = 5 * time.Second
 	c := natstest.NewCluster(t)
 	nodes := c.Nodes()
 	conn := func(i int) *nats.Conn { return natstest.URLConn(t, nodes[i].ClientURL()) }
@@ -43,7 +47,7 @@ func TestSessionPinKeptWhileCallRunsThroughLeaderStepdowns(t *testing.T) {
 			}
 		}), toolkit.SessionBound())
 		serve(t, nc, tk, &bus.WorkerOptions{Instance: instance,
-			Sessions: &bus.SessionsOptions{JetStream: natstest.JS(t, nc), TTL: 2 * time.Second, Replicas: 3}})
+			Sessions: &bus.SessionsOptions{JetStream: natstest.JS(t, nc), TTL: pinTTL, Replicas: 3}})
 	}
 	holdWorker(conn(0), "w1")
 	holdWorker(conn(1), "w2")
@@ -68,7 +72,7 @@ func TestSessionPinKeptWhileCallRunsThroughLeaderStepdowns(t *testing.T) {
 	// leader stepping down, is made again), and a call of the session
 	// sent to w2 now and then.
 	js := natstest.JS(t, conn(2))
-	for end, n := time.Now().Add(15*time.Second), 0; time.Now().Before(end) && !t.Failed(); n++ {
+	for end, n := time.Now().Add(3*pinTTL), 0; time.Now().Before(end) && !t.Failed(); n++ {
 		for i := range sessions {
 			key := fmt.Sprint("s", i)
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
