@@ -382,7 +382,10 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	}
 	tw.Flush()
 	fmt.Fprint(w, "\nConnection flags (before or after the command; each has an environment variable):\n")
+	out := fs.Output()
+	fs.SetOutput(w) // the flags go where the rest of the usage goes
 	fs.PrintDefaults()
+	fs.SetOutput(out)
 	fmt.Fprint(w, "\nExit codes: 0 success, 1 error, 2 bad usage or input (or credentials refused), 3 denied, 4 interrupted, 5 NATS unreachable.\n")
 }
 

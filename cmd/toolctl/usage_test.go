@@ -109,3 +109,20 @@ func TestHelpCommand(t *testing.T) {
 		t.Errorf("toolctl help: exit %d\n%s", code, out)
 	}
 }
+
+// TestHelpOneStream: `toolctl help` prints the whole usage, connection
+// flags included, on stdout and in order, so `toolctl help | less` shows
+// all of it.
+func TestHelpOneStream(t *testing.T) {
+	code, out, errs := toolctl(t, "help")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if errs != "" {
+		t.Errorf("toolctl help wrote to stderr:\n%s", errs)
+	}
+	flags, exits := strings.Index(out, "-nats URL"), strings.Index(out, "Exit codes:")
+	if flags < 0 || exits < 0 || flags > exits {
+		t.Errorf("toolctl help's stdout lacks the connection flags before the exit codes:\n%s", out)
+	}
+}
