@@ -437,8 +437,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case gfs.NArg() > 2:
 			fmt.Fprintln(stderr, "toolctl: help takes one command name (toolctl help COMMAND)")
 			return exitUsage
+		case commands[topic] == nil:
+			fmt.Fprintf(stderr, "toolctl: unknown command %q (see toolctl -h)\n", topic)
+			return exitUsage
 		default:
-			return run(ctx, []string{topic, "-h"}, stdin, stdout, stderr) // as toolctl COMMAND -h
+			// As toolctl COMMAND -h, but asked for: on stdout, as toolctl help.
+			return run(ctx, []string{topic, "-h"}, stdin, stdout, stdout)
 		}
 	}
 	cmd, ok := commands[name]

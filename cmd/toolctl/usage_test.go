@@ -126,3 +126,20 @@ func TestHelpOneStream(t *testing.T) {
 		t.Errorf("toolctl help's stdout lacks the connection flags before the exit codes:\n%s", out)
 	}
 }
+
+// TestHelpCommandStdout: `toolctl help COMMAND` prints that command's
+// usage on stdout, as `toolctl help` does; an unknown command is still an
+// error on stderr.
+func TestHelpCommandStdout(t *testing.T) {
+	code, out, errs := toolctl(t, "help", "call")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(out, "Usage: toolctl call") || !strings.Contains(out, "-timeout") || errs != "" {
+		t.Errorf("toolctl help call: stdout\n%s\nstderr\n%s", out, errs)
+	}
+	code, out, errs = toolctl(t, "help", "nosuch")
+	if code != exitUsage || out != "" || !strings.Contains(errs, `unknown command "nosuch"`) {
+		t.Errorf("toolctl help nosuch: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
