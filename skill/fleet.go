@@ -153,24 +153,27 @@ type Declared struct {
 	Instances []string
 }
 
+// announced is the announcement of a skill FleetSkills merged.
+func announced(sk Skill) Announced {
+	return Announced{Name: sk.Name, Description: sk.Description, Group: sk.Group, Dir: sk.Dir}
+}
+
 // VisibleSources is Sources for every skill a session with the active
 // groups sees, in Visible's order, decoding each instance's skills once
 // (Sources for each of them decodes them all each time).
 func VisibleSources(f *discovery.Fleet, active []string, log *slog.Logger) []Declared {
-	type key struct{ name, group string }
-	declared := map[key][]string{}
+	declared := map[Announced][]string{}
 	for _, in := range f.Instances() {
 		skills, _ := instanceSkills(in)
 		for _, a := range skills {
-			k := key{a.Name, a.Group}
-			if ids := declared[k]; len(ids) == 0 || ids[len(ids)-1] != in.ID {
-				declared[k] = append(ids, in.ID)
+			if ids := declared[a]; len(ids) == 0 || ids[len(ids)-1] != in.ID {
+				declared[a] = append(ids, in.ID)
 			}
 		}
 	}
 	var out []Declared
 	for _, sk := range Visible(FleetSkills(f, log), active) {
-		if ids := declared[key{sk.Name, sk.Group}]; len(ids) > 0 {
+		if ids := declared[announced(sk)]; len(ids) > 0 {
 			out = append(out, Declared{Skill: sk, Instances: ids})
 		}
 	}
@@ -178,7 +181,10 @@ func VisibleSources(f *discovery.Fleet, active []string, log *slog.Logger) []Dec
 }
 
 // Sources finds the skill a session with the active groups sees under
-// name, and the instances that declare it (sorted).
+// name, and the instances that declare that very skill (sorted): those
+// announcing it with the same group, description and directory. Another
+// instance's skill of that name and group is one the session does not
+// see (the visible one replaced it), and its body is not this one's.
 func Sources(f *discovery.Fleet, name string, active []string) (group string, instances []string, ok bool) {
 	var sk Skill
 	for _, s := range Visible(FleetSkills(f, nil), active) {
@@ -189,9 +195,10 @@ func Sources(f *discovery.Fleet, name string, active []string) (group string, in
 	if !ok {
 		return "", nil, false
 	}
+	want := announced(sk)
 	for _, in := range f.Instances() {
 		skills, _ := instanceSkills(in)
-		if slices.ContainsFunc(skills, func(a Announced) bool { return a.Name == sk.Name && a.Group == sk.Group }) {
+		if slices.Contains(skills, want) {
 			instances = append(instances, in.ID)
 		}
 	}
