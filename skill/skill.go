@@ -105,10 +105,9 @@ func Parse(doc []byte, dir string) (Skill, error) {
 		for r, n := utf8.DecodeRune(doc); r != utf8.RuneError || n != 1; r, n = utf8.DecodeRune(doc[i:]) {
 			i += n
 		}
-		return Skill{}, fmt.Errorf("not UTF-8: an invalid byte on line %d (a SKILL.md is UTF-8 text)", bytes.Count(doc[:i], []byte("\n"))+1)
+		return Skill{}, fmt.Errorf("not UTF-8: an invalid byte on line %d (a SKILL.md is UTF-8 text)", strings.Count(newlines(string(doc[:i])), "\n")+1)
 	}
-	text := string(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf")))
-	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text := newlines(string(bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))))
 	trimmed := strings.TrimLeftFunc(text, unicode.IsSpace)
 	first := strings.Count(text[:len(text)-len(trimmed)], "\n") + 2 // the front matter's first line
 	text = strings.TrimSpace(trimmed)
@@ -149,6 +148,12 @@ func Parse(doc []byte, dir string) (Skill, error) {
 		Markdown:    strings.TrimSpace(strings.Join(lines[end+1:], "")),
 		Metadata:    meta,
 	}, nil
+}
+
+// newlines turns every line end of s into "\n": CRLF, and a lone CR too,
+// as AgentScope reads a SKILL.md (Python's text mode, universal newlines).
+func newlines(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }
 
 // scalar returns a required front matter field as a string. Numbers,

@@ -24,6 +24,13 @@ func TestParse(t *testing.T) {
 			want: Skill{Name: "a", Description: "b", Markdown: "body\nline 2"},
 		},
 		{
+			// AgentScope reads a SKILL.md in Python's text mode, whose
+			// universal newlines take a lone CR for a line end too.
+			name: "lone CR line ends",
+			doc:  "---\rname: a\rdescription: b\r---\rbody\rline 2\r\nline 3\r",
+			want: Skill{Name: "a", Description: "b", Markdown: "body\nline 2\nline 3"},
+		},
+		{
 			name: "long delimiters and empty body",
 			doc:  "-----\nname: a\ndescription: b\n-----\n",
 			want: Skill{Name: "a", Description: "b"},
