@@ -74,7 +74,8 @@
 //     skipped with a warning naming the line, rather than sent to the
 //     model with bytes no text holds.
 //   - A front matter error names its line in the SKILL.md (counting the
-//     lines before the front matter, a BOM aside; CRLF and a lone CR end a line, as in 2.x), e.g.
+//     lines before the front matter, a BOM aside; CRLF and a lone CR
+//     end a line, as in 2.x), e.g.
 //     "front matter: invalid YAML: line 2: mapping values are not allowed
 //     in this context"; for an error inside a flow or a quoted scalar,
 //     the line where it began.
