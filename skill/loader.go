@@ -281,8 +281,13 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		delete(l.cache, path)
-		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) == l.dir {
-			return nil, nil // a skill root without SKILL.md is simply empty
+		if errors.Is(err, fs.ErrNotExist) {
+			if target, lerr := root.Readlink(rel); lerr == nil {
+				return nil, l.warn(path, fmt.Sprintf("is a link to %q, which does not exist", target))
+			}
+			if filepath.Dir(path) == l.dir {
+				return nil, nil // a skill root without SKILL.md is simply empty
+			}
 		}
 		if _, serr := os.Stat(path); serr == nil {
 			return nil, l.warn(path, "is a link to outside the skill directory, which is not followed")
