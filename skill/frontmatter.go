@@ -179,6 +179,11 @@ func decodeError(err error, root *yaml.Node, first int) error {
 		return fmt.Errorf("%w: invalid YAML: %s", errFrontMatter, strings.Join(msgs, "; "))
 	}
 	line := failingLine(root)
+	if strings.HasPrefix(err.Error(), "yaml: invalid map key") {
+		if k := collectionKey(root); k != nil {
+			line = k.Line
+		}
+	}
 	return fmt.Errorf("%w: invalid YAML: line %d: %s", errFrontMatter, max(first+line-2, first), strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
@@ -215,6 +220,27 @@ func failingLine(root *yaml.Node) int {
 		}
 	}
 	return root.Line
+}
+
+// collectionKey is the first mapping key under n, in document order,
+// that is a list or a mapping (or an alias of one), which no map of the
+// front matter takes ("invalid map key", without a line).
+func collectionKey(n *yaml.Node) *yaml.Node {
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 0 {
+			k := c
+			if k.Kind == yaml.AliasNode && k.Alias != nil {
+				k = k.Alias
+			}
+			if k.Kind == yaml.SequenceNode || k.Kind == yaml.MappingNode {
+				return c
+			}
+		}
+		if k := collectionKey(c); k != nil {
+			return k
+		}
+	}
+	return nil
 }
 
 func kindName(k yaml.Kind) string {

@@ -133,6 +133,10 @@ func TestParseErrorLines(t *testing.T) {
 		{"duplicate key", "---\nname: a\nname: b\ndescription: c\n---\n", `line 3: mapping key "name" already defined at line 2`},
 		{"bad explicit tag", "---\nname: a\ndescription: b\nn: !!int abc\n---\n", "line 4: cannot decode !!str `abc` as a !!int"},
 		{"list for a mapping", "---\n- a\n- b\n---\n", "line 2: "},
+		{"list as a key", "---\nname: a\ndescription: b\nx:\n  ? [1, 2]\n  : v\n---\n", "line 5: invalid map key"},
+		{"mapping as a key", "---\nname: a\ndescription: b\nx: {y: 1}\nz:\n  ? {a: 1}\n  : v\n---\n", "line 6: invalid map key"},
+		{"the first in the document", "---\nname: a\ndescription: b\nx:\n  y: {? [1] : v}\n? [2]\n: w\n---\n", "line 5: invalid map key"},
+		{"alias of a list as a key", "---\nname: a\ndescription: b\nl: &l [1]\nx:\n  *l : v\n---\n", "line 6: invalid map key"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.doc), "/d")
