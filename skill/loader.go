@@ -276,8 +276,16 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 	if err != nil {
 		return nil, l.warn(path, "cannot read: "+err.Error())
 	}
-	// Non-blocking, so that a FIFO does not hang the open; it is then
-	// refused as not a regular file.
+	// Looked at before it is opened: a FIFO or a device is refused
+	// unopened (opening a FIFO releases a writer waiting for a reader,
+	// opening a device runs its driver), on every load.
+	if st, err := root.Stat(rel); err == nil && !st.Mode().IsRegular() {
+		c := cached{mtime: st.ModTime(), size: st.Size(), warn: l.notRegular(path, st.Mode())}
+		l.cache[path] = c
+		return nil, c.warn
+	}
+	// Non-blocking, so that a FIFO put there since does not hang the
+	// open; it is then refused as not a regular file.
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		delete(l.cache, path)
@@ -315,10 +323,8 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 	}
 	c := cached{mtime: st.ModTime(), size: st.Size()}
 	switch {
-	case st.IsDir():
-		c.warn = l.warn(path, "is a directory, not a file")
 	case !st.Mode().IsRegular():
-		c.warn = l.warn(path, "cannot read: "+regularfile.NotRegular(st.Mode()).Error())
+		c.warn = l.notRegular(path, st.Mode())
 	case st.Size() > MaxSkillFile:
 		c.warn = l.warn(path, fmt.Sprintf("cannot read: %d bytes, over the limit of %d", st.Size(), MaxSkillFile))
 	case st.Size() > budget:
@@ -344,6 +350,14 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 	}
 	l.cache[path] = c
 	return c.skill, c.warn
+}
+
+// notRegular is the warning for a SKILL.md of mode m, not a regular file.
+func (l *Loader) notRegular(path string, m fs.FileMode) *Warning {
+	if m.IsDir() {
+		return l.warn(path, "is a directory, not a file")
+	}
+	return l.warn(path, "cannot read: "+regularfile.NotRegular(m).Error())
 }
 
 // origin records the directory of the SKILL.md at path as this load
