@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -179,19 +180,19 @@ func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
 // error wrapping fs.ErrNotExist when there is none).
 func (s Skill) openDir() (*os.Root, error) {
 	if s.from == nil {
-		root, err := os.OpenRoot(s.Dir)
+		root, err := openRoot(nil, s.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("skill %q: %w", s.Name, err)
 		}
 		return root, nil
 	}
 	replaced := fmt.Errorf("skill %q: its directory %s was removed or replaced since the skill was loaded, and is not read", s.Name, s.Dir)
-	base, err := os.OpenRoot(s.from.base)
+	base, err := openRoot(nil, s.from.base)
 	if err != nil {
 		return nil, replaced
 	}
 	defer base.Close()
-	root, err := base.OpenRoot(s.from.rel)
+	root, err := openRoot(base, s.from.rel)
 	if err != nil {
 		return nil, replaced
 	}
@@ -200,6 +201,34 @@ func (s Skill) openDir() (*os.Root, error) {
 		return nil, replaced
 	}
 	return root, nil
+}
+
+// openRoot opens the directory dir (within parent, or from the working
+// directory when parent is nil) as an os.Root, and nothing else:
+// os.OpenRoot and Root.OpenRoot open their path as a file before they
+// look at what it is, and the open of a FIFO put there waits for a
+// writer, forever. The directory is opened as one first (a FIFO is
+// refused at once), and the root made of that very directory through
+// /proc/self/fd; without /proc, of its path again.
+func openRoot(parent *os.Root, dir string) (*os.Root, error) {
+	var d *os.File
+	var err error
+	if parent == nil {
+		d, err = os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	} else {
+		d, err = parent.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	if root, err := os.OpenRoot("/proc/self/fd/" + strconv.Itoa(int(d.Fd()))); err == nil {
+		return root, nil
+	}
+	if parent == nil {
+		return os.OpenRoot(dir)
+	}
+	return parent.OpenRoot(dir)
 }
 
 // MIMEType is the type of a skill's file by its extension: text/markdown

@@ -124,7 +124,7 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 		clear(l.cache)
 		return nil, []Warning{*l.warn(l.dir, "skill directory is not a directory")}
 	}
-	root, err := os.OpenRoot(l.dir)
+	root, err := openRoot(nil, l.dir)
 	if err != nil {
 		clear(l.cache)
 		return nil, []Warning{*l.warn(l.dir, dirReason(err))}
