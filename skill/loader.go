@@ -297,7 +297,7 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 				return nil, nil // a skill root without SKILL.md is simply empty
 			}
 		}
-		if _, serr := os.Stat(path); serr == nil {
+		if _, serr := os.Stat(path); serr == nil && leadsOut(l.dir, path) {
 			return nil, l.warn(path, "is a link to outside the skill directory, which is not followed")
 		}
 		return nil, l.warn(path, "cannot read: "+err.Error())
@@ -350,6 +350,19 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 	}
 	l.cache[path] = c
 	return c.skill, c.warn
+}
+
+// leadsOut says that path, within dir, resolves to a file outside it.
+func leadsOut(dir, path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	rel, err := filepath.Rel(dir, real)
+	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // notRegular is the warning for a SKILL.md of mode m, not a regular file.
