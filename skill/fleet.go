@@ -214,7 +214,8 @@ type Bodies interface {
 
 // Serve answers wire.SkillRequests for the bodies of set's skills on
 // wire.SkillSubject(instance), in the request's encoding, from when it
-// returns until the returned subscription is unsubscribed.
+// returns until the returned subscription is unsubscribed, MaxServing
+// at once (an answer begun may still go out after the unsubscribe).
 func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.Subscription, error) {
 	if !toolkit.ValidName(instance) {
 		return nil, fmt.Errorf("skill: Serve: invalid instance id %q", instance)
@@ -223,20 +224,17 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 		log = slog.Default()
 	}
 	subject := wire.SkillSubject(instance)
+	// Each request is answered on its own goroutine, at most
+	// MaxServing at once (past them, requests wait their turn): one
+	// whose read does not end (a file on a mount that stopped
+	// answering) holds one turn, not every answer of the worker.
+	turns := make(chan struct{}, MaxServing)
 	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		var req wire.SkillRequest
-		var reply wire.SkillReply
-		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil || req.Name == "" {
-			reply.Error = `invalid request: want {"name": NAME, "group": GROUP}`
-		} else {
-			reply = answer(set, &req)
-		}
-		err := wire.RespondFitting(nc, m, &reply, func(max int64) wire.Message {
-			return &wire.SkillReply{Error: fmt.Sprintf("SkillFileTooLargeError: the answer for skill '%s' is larger than the NATS maximum payload (%d bytes).", req.Name, max)}
-		})
-		if err != nil {
-			log.Warn("skill: answering a request for a skill body", "skill", req.Name, "err", err)
-		}
+		turns <- struct{}{}
+		go func() {
+			defer func() { <-turns }()
+			serveOne(nc, m, set, log)
+		}()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("skill: subscribing to %s: %w", subject, err)
@@ -247,6 +245,26 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 		return nil, fmt.Errorf("skill: subscribing to %s: %w", subject, err)
 	}
 	return sub, nil
+}
+
+// MaxServing is how many skill requests a worker answers at once.
+const MaxServing = 16
+
+// serveOne answers one skill request.
+func serveOne(nc *nats.Conn, m *nats.Msg, set Bodies, log *slog.Logger) {
+	var req wire.SkillRequest
+	var reply wire.SkillReply
+	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil || req.Name == "" {
+		reply.Error = `invalid request: want {"name": NAME, "group": GROUP}`
+	} else {
+		reply = answer(set, &req)
+	}
+	err := wire.RespondFitting(nc, m, &reply, func(max int64) wire.Message {
+		return &wire.SkillReply{Error: fmt.Sprintf("SkillFileTooLargeError: the answer for skill '%s' is larger than the NATS maximum payload (%d bytes).", req.Name, max)}
+	})
+	if err != nil {
+		log.Warn("skill: answering a request for a skill body", "skill", req.Name, "err", err)
+	}
 }
 
 // answer is a worker's reply to a request for one of its skills.
