@@ -53,11 +53,14 @@ const MaxAnnounced = 256 << 10
 // read again for every announcement so edited SKILL.md files show within
 // an interval; nil when the set has no skill. Skills that would take it
 // over MaxAnnounced are left out, in catalog order, with a warning to
-// the set's logger when the skills left out change.
+// the set's logger when the skills left out change. An announcement
+// waits AnnounceWait at most for the catalog (a skills directory on a
+// mount that stopped answering): past it, the last catalog read is
+// announced, with a warning, while the read goes on.
 func Announce(s *Set) func() any {
-	var mu sync.Mutex
+	var warnMu sync.Mutex
 	var warned string // the skills left out, as last logged
-	return func() any {
+	build := func() any {
 		var out []Announced
 		var left []string
 		size := 0
@@ -72,10 +75,10 @@ func Announce(s *Set) func() any {
 			out = append(out, a)
 		}
 		key := strings.Join(left, "\x00")
-		mu.Lock()
+		warnMu.Lock()
 		changed := key != warned
 		warned = key
-		mu.Unlock()
+		warnMu.Unlock()
 		if changed && len(left) > 0 {
 			s.log.Warn("skill: skills left out of the announcement, which would be too large: clients of the fleet do not list them",
 				"count", len(left), "limit_bytes", MaxAnnounced, "first", left[0])
@@ -85,7 +88,50 @@ func Announce(s *Set) func() any {
 		}
 		return out
 	}
+	type read struct {
+		done   chan struct{}
+		v      any
+		warned bool // its lateness was logged
+	}
+	var mu sync.Mutex
+	var last any    // the last catalog read
+	var going *read // a read under way; nil when none
+	return func() any {
+		mu.Lock()
+		r := going
+		if r == nil {
+			r = &read{done: make(chan struct{})}
+			going = r
+			go func() {
+				r.v = build()
+				close(r.done)
+			}()
+		}
+		mu.Unlock()
+		wait := time.NewTimer(AnnounceWait)
+		defer wait.Stop()
+		select {
+		case <-r.done:
+			mu.Lock()
+			defer mu.Unlock()
+			if going == r {
+				going, last = nil, r.v
+			}
+			return r.v
+		case <-wait.C:
+			mu.Lock()
+			defer mu.Unlock()
+			if !r.warned {
+				r.warned = true
+				s.log.Warn("skill: reading the skills takes over the announcement's wait (a skills directory that does not answer?): announcing the last skills read", "wait", AnnounceWait)
+			}
+			return last
+		}
+	}
 }
+
+// AnnounceWait is how long an announcement waits for the set's catalog.
+const AnnounceWait = 2 * time.Second
 
 // instanceSkills reads the skills one instance announced.
 func instanceSkills(in discovery.Instance) ([]Announced, error) {

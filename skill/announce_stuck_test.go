@@ -1,0 +1,56 @@
+package skill
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// stuckSource loads one skill, and then, once stuck is closed, does not
+// return from Load until release is (a skills directory on a mount that
+// stopped answering).
+type stuckSource struct {
+	stuck, release chan struct{}
+}
+
+func (s stuckSource) Load() ([]Skill, []Warning) {
+	select {
+	case <-s.stuck:
+		<-s.release
+	default:
+	}
+	return []Skill{{Name: "pdf", Description: "d", Dir: "/skills/pdf"}}, nil
+}
+
+// An announcement does not wait for a catalog that does not come: the
+// announcer calls Announce's function for every announcement, under its
+// lock, so a skills directory that stopped answering stopped the
+// worker's announcements (and its goodbye), and the fleet dropped the
+// worker with all its tools. The last catalog is announced meanwhile.
+func TestAnnounceDoesNotWaitForAStuckDirectory(t *testing.T) {
+	src := stuckSource{stuck: make(chan struct{}), release: make(chan struct{})}
+	set, err := NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Add("", src); err != nil {
+		t.Fatal(err)
+	}
+	announce := Announce(set)
+	first := announce()
+	if a, ok := first.([]Announced); !ok || len(a) != 1 {
+		t.Fatalf("first announcement %#v", first)
+	}
+	close(src.stuck)
+	defer close(src.release)
+	got := make(chan any, 1)
+	go func() { got <- announce() }()
+	select {
+	case v := <-got:
+		if !reflect.DeepEqual(v, first) {
+			t.Fatalf("announced %#v while the directory is stuck, want the last catalog %#v", v, first)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the announcement waits for a skills directory that does not answer")
+	}
+}
