@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // stuckSource loads one skill, and then, once stuck is closed, does not
@@ -52,5 +54,39 @@ func TestAnnounceDoesNotWaitForAStuckDirectory(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the announcement waits for a skills directory that does not answer")
+	}
+}
+
+// The Skill tool's listing (toolkit.ListedWith(set.GroupsWithSkills),
+// read for every Catalog: the announcement's, each session's tools/list)
+// does not wait for a skills directory that does not answer either: it
+// has the groups of the last read meanwhile.
+func TestListingDoesNotWaitForAStuckDirectory(t *testing.T) {
+	src := stuckSource{stuck: make(chan struct{}), release: make(chan struct{})}
+	set, err := NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Add("", src); err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(nil)
+	if err := Install(tk, set); err != nil {
+		t.Fatal(err)
+	}
+	if got := tk.Schemas(nil); len(got) != 1 || got[0].Function.Name != ViewerName {
+		t.Fatalf("schemas %v, want the Skill tool", got)
+	}
+	close(src.stuck)
+	defer close(src.release)
+	got := make(chan []toolkit.FunctionSchema, 1)
+	go func() { got <- tk.Schemas(nil) }()
+	select {
+	case s := <-got:
+		if len(s) != 1 || s[0].Function.Name != ViewerName {
+			t.Fatalf("schemas %v while the directory is stuck, want the Skill tool still", s)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("listing the toolkit's tools waits for a skills directory that does not answer")
 	}
 }

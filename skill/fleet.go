@@ -88,49 +88,15 @@ func Announce(s *Set) func() any {
 		}
 		return out
 	}
-	type read struct {
-		done   chan struct{}
-		v      any
-		warned bool // its lateness was logged
+	var l latest[any]
+	late := func() {
+		s.log.Warn("skill: reading the skills takes over the announcement's wait (a skills directory that does not answer?): announcing the last skills read", "wait", AnnounceWait)
 	}
-	var mu sync.Mutex
-	var last any    // the last catalog read
-	var going *read // a read under way; nil when none
-	return func() any {
-		mu.Lock()
-		r := going
-		if r == nil {
-			r = &read{done: make(chan struct{})}
-			going = r
-			go func() {
-				r.v = build()
-				close(r.done)
-			}()
-		}
-		mu.Unlock()
-		wait := time.NewTimer(AnnounceWait)
-		defer wait.Stop()
-		select {
-		case <-r.done:
-			mu.Lock()
-			defer mu.Unlock()
-			if going == r {
-				going, last = nil, r.v
-			}
-			return r.v
-		case <-wait.C:
-			mu.Lock()
-			defer mu.Unlock()
-			if !r.warned {
-				r.warned = true
-				s.log.Warn("skill: reading the skills takes over the announcement's wait (a skills directory that does not answer?): announcing the last skills read", "wait", AnnounceWait)
-			}
-			return last
-		}
-	}
+	return func() any { return l.get(build, AnnounceWait, late) }
 }
 
-// AnnounceWait is how long an announcement waits for the set's catalog.
+// AnnounceWait is how long an announcement waits for the set's catalog,
+// and a listing of the Skill tool for the groups with skills.
 const AnnounceWait = 2 * time.Second
 
 // instanceSkills reads the skills one instance announced.

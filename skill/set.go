@@ -91,6 +91,8 @@ type Set struct {
 	order   func() []string // the toolkit's group order, once bound
 	dupes   map[string]bool // duplicate warnings already logged
 	removed map[string]int  // skill name → the sources Remove hid it from: seq below this
+
+	withSkills latest[[]string] // GroupsWithSkills' last answer
 }
 
 // source is a Source as added, numbered in the order of adding.
@@ -201,15 +203,24 @@ func (s *Set) groupOrder() []string {
 
 // GroupsWithSkills returns the groups that hold a skill now ("basic" for
 // basic's), in group order: the Skill tool is listed while one of them is
-// basic or active (toolkit.ListedWith; Install registers it so).
+// basic or active (toolkit.ListedWith; Install registers it so). Every
+// listing of the toolkit's tools asks (its announcement too), so it
+// waits AnnounceWait at most for the sources: past it, it returns the
+// groups the last read found, with a warning.
 func (s *Set) GroupsWithSkills() []string {
-	var out []string
-	for _, sk := range s.collect(func(string) bool { return true }, false) {
-		if !slices.Contains(out, sk.Group) {
-			out = append(out, sk.Group)
+	read := func() []string {
+		var out []string
+		for _, sk := range s.collect(func(string) bool { return true }, false) {
+			if !slices.Contains(out, sk.Group) {
+				out = append(out, sk.Group)
+			}
 		}
+		return out
 	}
-	return out
+	late := func() {
+		s.log.Warn("skill: reading the skills takes over a listing's wait (a skills directory that does not answer?): listing the Skill tool with the groups last read", "wait", AnnounceWait)
+	}
+	return slices.Clone(s.withSkills.get(read, AnnounceWait, late))
 }
 
 // Available returns the skills visible with the given active groups: those
