@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.BoolVar(&f.insecure, "insecure", false, "embedded server: allow listening on a non-loopback address without authentication")
 	fs.StringVar(&f.instance, "instance", "", "instance `name` on logs and responses (default <hostname>-<pid>)")
 	fs.StringVar(&f.queue, "queue", "", "NATS queue `group` shared with the other workers (default toolbus)")
-	fs.StringVar(&f.groupState, "group-state", "", "where sessions' active groups live: kv (default; the fleet's JetStream KV) or memory (this worker only; no JetStream needed)")
+	fs.StringVar(&f.groupState, "group-state", "", "where sessions' active groups live (a `store`): kv (default; the fleet's JetStream KV) or memory (this worker only; no JetStream needed)")
 	config.IntVar(fs, &f.kvReplicas, "kv-replicas", 1, "`replicas` of the KV buckets this worker creates (group state, sessions, kept results, MCP grants; the permission buckets and the durable path's streams too unless permissions.kv_replicas or durable.replicas says; 1-5, 3 on a 3-node cluster)")
 	fs.StringVar(&f.workspace, "workspace", "", "`directory` of the file tools and where shell and Python commands start (default "+config.DataDir()+"/workspace)")
 	fs.BoolVar(&f.shared, "shared-workspace", false, "every worker mounts the same workspace: the file, shell and Python tools need no session affinity")
