@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
@@ -131,7 +132,8 @@ func (s *gatewaySession) ask(ctx context.Context, m *mountedServer, method strin
 	if err := remarshal(params, &p); err != nil {
 		return err
 	}
-	data, err := wire.Msgpack.Marshal(&wire.MCPRequest{Server: m.Name, Method: method, Params: p})
+	req := &wire.MCPRequest{Server: m.Name, Method: method, Params: p, ID: nuid.Next()}
+	data, err := wire.Msgpack.Marshal(req)
 	if err != nil {
 		return err
 	}
@@ -147,6 +149,10 @@ func (s *gatewaySession) ask(ctx context.Context, m *mountedServer, method strin
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", id, err))
 			if ctx.Err() != nil {
+				// Given up on (the client cancelled, the session or the
+				// gateway ended): the worker's request to the server need
+				// not run on for its 30 s.
+				s.g.cancelMounted(id, req)
 				break
 			}
 			continue
@@ -164,6 +170,19 @@ func (s *gatewaySession) ask(ctx context.Context, m *mountedServer, method strin
 		}
 	}
 	return fmt.Errorf("mcp: gateway: %s of the MCP server %q: %w", method, m.Name, errors.Join(errs...))
+}
+
+// cancelMounted cancels on the worker instance a request ask gave up on
+// (wire.MCPCancelled); a worker that has answered it already ignores the
+// cancel.
+func (g *Gateway) cancelMounted(instance string, req *wire.MCPRequest) {
+	data, err := wire.Msgpack.Marshal(&wire.MCPRequest{Server: req.Server, Method: wire.MCPCancelled, Params: map[string]any{"requestId": req.ID}})
+	if err == nil {
+		err = g.nc.Publish(wire.MCPSubject(instance), data)
+	}
+	if err != nil {
+		g.log.Warn("mcp: gateway: cancelling a request to a mounted server", "server", req.Server, "instance", instance, "err", err)
+	}
 }
 
 // notFound reports a server's answer that it has no such resource (MCP's

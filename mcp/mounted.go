@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -259,11 +260,27 @@ func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog
 	for _, c := range servers.clients {
 		sems[c] = make(chan struct{}, mountedInFlight)
 	}
+	// The requests running that carry an id, by server and id, for their
+	// cancels (wire.MCPCancelled). Registered on the subscription's
+	// goroutine, so a cancel, which comes after its request on the same
+	// subject, finds it.
+	var runMu sync.Mutex
+	running := map[mountedKey]context.CancelFunc{}
 	sub, err := nc.Subscribe(wire.MCPSubject(instance), func(m *nats.Msg) {
 		var req wire.MCPRequest
 		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &req); err != nil {
 			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("undecodable request: %v", err)}, logger)
 			return
+		}
+		if req.Method == wire.MCPCancelled {
+			id, _ := req.Params["requestId"].(string)
+			runMu.Lock()
+			cancel := running[mountedKey{req.Server, id}]
+			runMu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+			return // a cancel is not answered
 		}
 		c, ok := servers.Get(req.Server)
 		if !ok || !c.cfg.ServeResources {
@@ -277,15 +294,33 @@ func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog
 			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("busy: %d requests to the MCP server %q in flight on this worker", mountedInFlight, req.Server)}, logger)
 			return
 		}
+		ctx, cancel := context.WithTimeout(c.life, mountedTimeout)
+		key := mountedKey{req.Server, req.ID}
+		if req.ID != "" {
+			runMu.Lock()
+			if _, dup := running[key]; dup {
+				key.id = "" // the first of the id keeps its cancel
+			} else {
+				running[key] = cancel
+			}
+			runMu.Unlock()
+		}
+		release := func() {
+			if key.id != "" {
+				runMu.Lock()
+				delete(running, key)
+				runMu.Unlock()
+			}
+			cancel()
+			<-sem
+		}
 		// Not on the subscription's goroutine: one slow server must not
 		// hold up the requests for the others.
 		if !c.goBG(func() {
-			defer func() { <-sem }()
-			ctx, cancel := context.WithTimeout(c.life, mountedTimeout)
-			defer cancel()
+			defer release()
 			respondMounted(nc, m, mountedReply(c.Forward(ctx, req.Method, req.Params)), logger)
 		}) {
-			<-sem
+			release()
 			respondMounted(nc, m, &wire.MCPReply{Error: fmt.Sprintf("the MCP server %q has been shut down in this worker", req.Server)}, logger)
 		}
 	})
@@ -294,6 +329,10 @@ func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog
 	}
 	return sub, nil
 }
+
+// mountedKey names a request passed on to a server for its cancel: the
+// server and the request's id (wire.MCPRequest.ID).
+type mountedKey struct{ server, id string }
 
 // mountedReply is the reply carrying Forward's outcome.
 func mountedReply(res map[string]any, err error) *wire.MCPReply {

@@ -337,14 +337,22 @@ type SkillReply struct {
 // resources/read, resources/subscribe, prompts/list, prompts/get or
 // completion/complete,
 // Params its MCP params (JSON-shaped), Server the server's configured
-// name.
+// name. ID, when set, names the request for its cancel: an MCPRequest
+// with Method MCPCancelled and no reply subject, whose Params'
+// "requestId" is that ID, ends the request of the same server and ID
+// still running on the worker.
 //
 //wire:message
 type MCPRequest struct {
 	Server string         `json:"server" msgpack:"server"`
 	Method string         `json:"method" msgpack:"method"`
 	Params map[string]any `json:"params,omitempty" msgpack:"params,omitempty"`
+	ID     string         `json:"id,omitempty" msgpack:"id,omitempty"`
 }
+
+// MCPCancelled is the Method of an MCPRequest that cancels an earlier
+// one (MCP's own name for a cancel).
+const MCPCancelled = "notifications/cancelled"
 
 // MCPReply answers an MCPRequest: the server's result, or an error. Code
 // is the JSON-RPC error code the server answered with (such as -32002,

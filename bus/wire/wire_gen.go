@@ -1599,6 +1599,9 @@ func appendMCPRequest(b []byte, v *MCPRequest) ([]byte, error) {
 	if len(v.Params) > 0 {
 		n++
 	}
+	if v.ID != "" {
+		n++
+	}
 	b = appendMapLen(b, n)
 	var err error
 	b = append(b, "\xa6server"...)
@@ -1610,6 +1613,10 @@ func appendMCPRequest(b []byte, v *MCPRequest) ([]byte, error) {
 		if b, err = appendMap(b, v.Params); err != nil {
 			return b, err
 		}
+	}
+	if v.ID != "" {
+		b = append(b, "\xa2id"...)
+		b = appendStr(b, v.ID)
 	}
 	return b, nil
 }
@@ -1631,6 +1638,8 @@ func (d *decoder) decodeMCPRequest(v *MCPRequest) error {
 			v.Method, err = d.str()
 		case "params":
 			v.Params, err = d.mapValue()
+		case "id":
+			v.ID, err = d.str()
 		default:
 			err = d.skip()
 		}

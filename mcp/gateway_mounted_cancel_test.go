@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// blockingResourceServer is an MCP server (Streamable HTTP, in this
+// process) whose resource blk://wait is read until the read is cancelled:
+// started is told when a read runs, cancelled when its ctx ends.
+func blockingResourceServer(t *testing.T) (url string, started, cancelled chan struct{}) {
+	t.Helper()
+	started, cancelled = make(chan struct{}, 8), make(chan struct{}, 8)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "blocking", Version: "1"}, nil)
+	srv.AddResource(&sdk.Resource{URI: "blk://wait", Name: "wait"}, func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		cancelled <- struct{}{}
+		return nil, ctx.Err()
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp", started, cancelled
+}
+
+// TestGatewayMountedRequestCancelled: a resources/read the gateway passes
+// on to a mounted server and then gives up on (its client cancelled it,
+// or ended its session, or the gateway closed) is cancelled on the worker:
+// the server's read sees its ctx end, well before the worker's own 30 s
+// bound on the request.
+func TestGatewayMountedRequestCancelled(t *testing.T) {
+	for _, how := range []string{"client cancel", "session delete", "gateway close"} {
+		t.Run(how, func(t *testing.T) {
+			srvURL, started, cancelled := blockingResourceServer(t)
+			f := mountedFleet(t, ServerConfig{Name: "blk", Transport: TransportStreamableHTTP, URL: srvURL, ServeResources: true})
+			g, err := NewGateway(natstest.Ctx(t), natstest.Connect(t, f.srv), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.Close() })
+			waitMounted(t, g, "w-mounted")
+			url := serveGatewayHTTP(t, g)
+			c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
+			waitTracked(t, g, 1)
+			ctx, cancel := context.WithCancel(natstest.Ctx(t))
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "blk://wait"})
+				done <- err
+			}()
+			select {
+			case <-started:
+			case <-time.After(guardTimeout):
+				t.Fatal("the mounted server's read never started")
+			}
+			switch how {
+			case "client cancel":
+				cancel() // the go-sdk client sends notifications/cancelled
+			case "session delete":
+				go func() {
+					req, _ := http.NewRequest(http.MethodDelete, url, nil)
+					req.Header.Set("Mcp-Session-Id", c.cs.ID())
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						resp.Body.Close()
+					}
+				}()
+			case "gateway close":
+				go g.Close()
+			}
+			// The worker gives the request 30 s: a cancel must come well
+			// before.
+			select {
+			case <-cancelled:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s: 20 s later the mounted server's read still runs (no cancel reached the worker)", how)
+			}
+			cancel()
+			<-done
+		})
+	}
+}
