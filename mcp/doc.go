@@ -378,7 +378,10 @@
 // request gets a JSON-RPC error, both TooManyCallsError, without reaching
 // the fleet (a JSON-RPC batch of an old protocol version holds thousands
 // of requests, and a resources/read or prompts/get costs a worker as a
-// call does).
+// call does); all sessions together run at most GatewayOptions.MaxCalls
+// of them at once (4096 by default), refused past it the same way, so
+// that the gateway does not hold MaxSessions × MaxSessionCalls (262,144)
+// requests in memory.
 // The http.Server's own ReadTimeout and WriteTimeout
 // would end event streams, which last as long as their sessions, so these
 // deadlines are set and lifted per body and per write. A Gateway mounted as an http.Handler in a

@@ -43,6 +43,9 @@ const DefaultGatewayMaxConns = 4096
 // GatewayOptions.MaxSessionCalls.
 const DefaultGatewayMaxSessionCalls = 256
 
+// DefaultGatewayMaxCalls is the default of GatewayOptions.MaxCalls.
+const DefaultGatewayMaxCalls = 4096
+
 // DefaultGatewayStreamBuffer is the default of
 // GatewayOptions.StreamBuffer: 10 MiB of stream events across sessions.
 const DefaultGatewayStreamBuffer = 10 << 20
@@ -136,6 +139,18 @@ type GatewayOptions struct {
 	// as many requests as it likes. 0 means DefaultGatewayMaxSessionCalls,
 	// negative means no bound.
 	MaxSessionCalls int
+	// MaxCalls bounds the requests all sessions together run at once that
+	// reach the fleet (those MaxSessionCalls counts), with the same
+	// refusal: a call past it ends at once, code overloaded, another
+	// request is answered at once with a JSON-RPC error, both saying
+	// TooManyCallsError and naming the gateway's bound. Without it the
+	// sessions' bounds alone let one gateway hold MaxSessions ×
+	// MaxSessionCalls requests (262,144 by default), each a goroutine with
+	// its JSON-RPC request and its input held (up to the NATS maximum
+	// payload, encoded and decoded): gigabytes, and as many requests sent
+	// to the fleet. 0 means DefaultGatewayMaxCalls, negative means no
+	// bound.
+	MaxCalls int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// guard (a request on a loopback address with a non-loopback Host
 	// header gets 403); needed behind a reverse proxy on the same host.
@@ -241,6 +256,10 @@ type Gateway struct {
 	// tracked yet, by source; claimed their sum.
 	claims  map[string]int
 	claimed int
+	// calling counts the sessions' requests running that reach the
+	// fleet, all sessions together (GatewayOptions.MaxCalls,
+	// gatewaySession.enter).
+	calling atomic.Int64
 	// uses counts the starts and ends of sessions' requests: the order in
 	// which makeRoom finds the least recently used.
 	uses atomic.Uint64
@@ -280,6 +299,9 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	if o.MaxSessionCalls == 0 {
 		o.MaxSessionCalls = DefaultGatewayMaxSessionCalls
+	}
+	if o.MaxCalls == 0 {
+		o.MaxCalls = DefaultGatewayMaxCalls
 	}
 	var copts bus.ClientOptions
 	if o.Client != nil {

@@ -34,7 +34,7 @@ type gatewaySession struct {
 	srv      *sdk.Server
 	// calling counts the session's requests running that reach the
 	// fleet: tools/call, resource, prompt and completion requests
-	// (GatewayOptions.MaxSessionCalls, enter).
+	// (GatewayOptions.MaxSessionCalls and MaxCalls, enter).
 	calling atomic.Int64
 	// source is what the session counts toward in the shares of
 	// GatewayOptions.MaxSessions (sourceOf; "" over transports other than
@@ -124,11 +124,11 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			*sdk.ReadResourceRequest, *sdk.SubscribeRequest, *sdk.CompleteRequest:
 			// They read the session's groups and skills and ask the
 			// mounted servers over the bus: the same bound as calls.
-			leave, ok := s.enter()
+			leave, over := s.enter()
 			defer leave()
-			if !ok {
+			if over != "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
-					"TooManyCallsError: this session already runs %d requests (tool calls, resource, prompt and completion requests), the gateway's bound for one session; this %s was not served. Wait for one to end, then send it again.", s.g.opts.MaxSessionCalls, method)}
+					"TooManyCallsError: %s; this %s was not served. Wait for one to end, then send it again.", over, method)}
 			}
 			var end context.CancelFunc
 			ctx, end = s.bound(ctx)
@@ -143,15 +143,24 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 
 // enter counts a request of the session that reaches the fleet (a
 // tools/call, or a resource, prompt or completion request) until leave,
-// toward GatewayOptions.MaxSessionCalls; ok is false past the bound (the
-// request must not be served; leave is still due).
-func (s *gatewaySession) enter() (leave func(), ok bool) {
-	max := s.g.opts.MaxSessionCalls
-	if max <= 0 {
-		return func() {}, true
-	}
+// toward GatewayOptions.MaxSessionCalls and GatewayOptions.MaxCalls; over
+// is "" within them, else which bound it is past, in words (the request
+// must not be served; leave is still due).
+func (s *gatewaySession) enter() (leave func(), over string) {
+	g := s.g
 	n := s.calling.Add(1)
-	return func() { s.calling.Add(-1) }, n <= int64(max)
+	all := g.calling.Add(1)
+	leave = func() {
+		s.calling.Add(-1)
+		g.calling.Add(-1)
+	}
+	switch {
+	case g.opts.MaxSessionCalls > 0 && n > int64(g.opts.MaxSessionCalls):
+		over = fmt.Sprintf("this session already runs %d requests (tool calls, resource, prompt and completion requests), the gateway's bound for one session", g.opts.MaxSessionCalls)
+	case g.opts.MaxCalls > 0 && all > int64(g.opts.MaxCalls):
+		over = fmt.Sprintf("the gateway already runs %d requests (tool calls, resource, prompt and completion requests) for all its sessions, its bound", g.opts.MaxCalls)
+	}
+	return leave, over
 }
 
 // bound is ctx, ended also when the session ends, the gateway closes or
@@ -327,11 +336,11 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		s.logCall(name, final, 0)
 		return s.result(final), nil
 	}
-	leave, ok := s.enter()
+	leave, over := s.enter()
 	defer leave()
-	if !ok {
+	if over != "" {
 		final := toolkit.Final("", toolkit.CodeOverloaded, fmt.Sprintf(
-			"TooManyCallsError: this session already runs %d requests (tool calls, resource, prompt and completion requests), the gateway's bound for one session; '%s' was not called. Wait for one to end, then call it again.", g.opts.MaxSessionCalls, name))
+			"TooManyCallsError: %s; '%s' was not called. Wait for one to end, then call it again.", over, name))
 		s.logCall(name, final, 0)
 		return s.result(final), nil
 	}

@@ -57,3 +57,49 @@ func TestGatewaySessionCallsBounded(t *testing.T) {
 	unblock2()
 	<-out2
 }
+
+// The sessions' bounds were the only ones: 1024 sessions of 256 requests
+// each let one gateway hold 262,144 requests in flight (each a goroutine,
+// its JSON-RPC request and its input held encoded and decoded). Past
+// GatewayOptions.MaxCalls, across sessions, a call ends overloaded at
+// once and another request gets a JSON-RPC error, both TooManyCallsError
+// naming the gateway's bound; once one ended, calls go through again.
+func TestGatewayCallsBounded(t *testing.T) {
+	f := startFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{MaxCalls: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	url := serveGatewayHTTP(t, g)
+	a := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
+	b := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
+	waitTracked(t, g, 3)
+
+	unblockA, outA := startSlow(t, f, a)
+	unblockB, outB := startSlow(t, f, b)
+	defer unblockA()
+	defer unblockB()
+
+	res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(resultText(res), "TooManyCallsError") || !strings.Contains(resultText(res), "the gateway already runs 2 requests") {
+		t.Fatalf("a third call of a gateway bounded at 2: %+v %q", res, resultText(res))
+	}
+	if _, err := c.cs.ListPrompts(ctx, nil); err == nil || !strings.Contains(err.Error(), "TooManyCallsError") {
+		t.Fatalf("a prompts/list of a gateway bounded at 2, with 2 calls running: %v", err)
+	}
+	unblockA()
+	<-outA
+	res, err = c.cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil || res.IsError || resultText(res) != "hi" {
+		t.Fatalf("a call once one ended: %+v %v", res, err)
+	}
+	unblockB()
+	<-outB
+}

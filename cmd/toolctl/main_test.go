@@ -289,12 +289,12 @@ func TestCallEmptyID(t *testing.T) {
 	}
 }
 
-// TestMCPServeZeroBounds: --max-sessions, --max-conns and
+// TestMCPServeZeroBounds: --max-sessions, --max-conns, --max-calls and
 // --max-session-calls 0 are bad usage, as --session-timeout 0 is: the
 // gateway took 0 for its default (1024 sessions, say) without a word,
 // while the help offers a number or a negative one for no bound.
 func TestMCPServeZeroBounds(t *testing.T) {
-	for _, name := range []string{"--max-sessions", "--max-conns", "--max-session-calls"} {
+	for _, name := range []string{"--max-sessions", "--max-conns", "--max-session-calls", "--max-calls"} {
 		var out, errb strings.Builder
 		code := run(context.Background(), []string{"--nats", "nats://127.0.0.1:1", "mcp", "serve", "--listen", "127.0.0.1:0", name, "0"}, strings.NewReader(""), &out, &errb)
 		if code != exitUsage || !strings.Contains(errb.String(), name+" must not be 0") {

@@ -69,21 +69,22 @@ func init() {
 }
 
 type mcpOptions struct {
-	listen         string
-	session        string
-	callTimeout    time.Duration
-	sessionTimeout time.Duration
-	maxSessions    int
-	maxConns       int
-	maxCalls       int
-	anyHost        bool
-	tokens         string
-	insecure       bool
-	httpAddr       string
-	expose         string
-	streamPoll     time.Duration
-	loginTimeout   time.Duration
-	force          bool
+	listen          string
+	session         string
+	callTimeout     time.Duration
+	sessionTimeout  time.Duration
+	maxSessions     int
+	maxConns        int
+	maxCalls        int
+	maxGatewayCalls int
+	anyHost         bool
+	tokens          string
+	insecure        bool
+	httpAddr        string
+	expose          string
+	streamPoll      time.Duration
+	loginTimeout    time.Duration
+	force           bool
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -93,6 +94,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	config.DurationVar(fs, &o.sessionTimeout, "session-timeout", mcp.DefaultGatewaySessionTimeout, "serve: close an HTTP session idle for this `duration` (negative: never)")
 	config.IntVar(fs, &o.maxSessions, "max-sessions", mcp.DefaultGatewayMaxSessions, "serve: the most HTTP `sessions` open at once, shared fairly between sources: a client's --tokens identity, else its address (an IPv6 address's /64; X-Forwarded-For is not trusted, so clients behind one NAT or proxy are one source). At the bound, an initialize from a source holding 2 fewer than the source holding the most ends that one's least recently used session; any other is answered 503 (negative: no bound)")
 	config.IntVar(fs, &o.maxCalls, "max-session-calls", mcp.DefaultGatewayMaxSessionCalls, "serve and stdio: the most `requests` reaching the fleet (tools/call, resource, prompt and completion requests) one session runs at once; a call past it ends at once, code overloaded, another request gets an error (negative: no bound)")
+	config.IntVar(fs, &o.maxGatewayCalls, "max-calls", mcp.DefaultGatewayMaxCalls, "serve and stdio: the most `requests` reaching the fleet all sessions together run at once (as --max-session-calls counts them); past it a call ends at once, code overloaded, another request gets an error (negative: no bound)")
 	config.IntVar(fs, &o.maxConns, "max-conns", mcp.DefaultGatewayMaxConns, "serve: the most `connections` held at once; at the bound a new connection takes the place of one waiting for a request (of the address holding the most), and is closed at once when every held one is serving a request or an event stream: keep it above twice --max-sessions and below the file limit (negative: no bound)")
 	fs.BoolVar(&o.anyHost, "any-host", false, "serve: accept a non-loopback Host header on a loopback address (behind a local reverse proxy)")
 	fs.StringVar(&o.tokens, "tokens", "", "serve: admit clients by bearer token: a `file` of IDENTITY TOKEN lines (toolctl auth init writes gateway-tokens); each calls as its identity")
@@ -131,7 +133,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	for _, b := range []struct {
 		name string
 		n    int
-	}{{"max-sessions", o.maxSessions}, {"max-conns", o.maxConns}, {"max-session-calls", o.maxCalls}} {
+	}{{"max-sessions", o.maxSessions}, {"max-conns", o.maxConns}, {"max-session-calls", o.maxCalls}, {"max-calls", o.maxGatewayCalls}} {
 		if b.n == 0 {
 			return e.usagef("--%s must not be 0 (negative means no bound)", b.name)
 		}
@@ -183,7 +185,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}()
 	var m *gatewayMetrics
 	gopts := &mcp.GatewayOptions{
-		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxConns: o.maxConns, MaxSessionCalls: o.maxCalls, DisableLocalhostProtection: o.anyHost,
+		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxConns: o.maxConns, MaxSessionCalls: o.maxCalls, MaxCalls: o.maxGatewayCalls, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
 		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose), StreamPoll: o.streamPoll,
 		// A person's "accept" to the gateway's elicitation approves the
