@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -146,9 +147,16 @@ func TestGatewayDeleteInFlight(t *testing.T) {
 type cutConns struct {
 	mu    sync.Mutex
 	conns []net.Conn
+	dead  bool // die: no connection is made any more
 }
 
 func (d *cutConns) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	dead := d.dead
+	d.mu.Unlock()
+	if dead {
+		return nil, errors.New("the client is gone")
+	}
 	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 	if err == nil {
 		d.mu.Lock()
@@ -156,6 +164,15 @@ func (d *cutConns) dial(ctx context.Context, network, addr string) (net.Conn, er
 		d.mu.Unlock()
 	}
 	return c, err
+}
+
+// die cuts the connections and makes no more (a client that died: its
+// session's DELETE never comes).
+func (d *cutConns) die() {
+	d.mu.Lock()
+	d.dead = true
+	d.mu.Unlock()
+	d.cut()
 }
 
 func (d *cutConns) cut() {
@@ -331,4 +348,28 @@ func TestGatewayListChangedStale(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGatewayCutPostInFlight: a call whose POST's connection is cut while
+// its result cannot reach the client any other way (no StreamBuffer, so
+// no resumption with Last-Event-ID) is cancelled on the worker at once,
+// not when its session has been idle for the session timeout (30
+// minutes by default), or never while the client's event stream stays.
+func TestGatewayCutPostInFlight(t *testing.T) {
+	f := startFleet(t)
+	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+	defer cancel()
+	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{StreamBuffer: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	d := &cutConns{}
+	hc := &http.Client{Transport: &http.Transport{DialContext: d.dial}}
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g), HTTPClient: hc, MaxRetries: -1})
+	waitTracked(t, g, 1)
+	unblock, _ := startSlow(t, f, c)
+	t.Cleanup(unblock)
+	d.die()
+	waitCancelled(t, f, 20*time.Second, "the call's POST cut, no stream to resume")
 }

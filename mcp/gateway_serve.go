@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,9 +56,15 @@ func (g *Gateway) verifyToken(_ context.Context, token string, _ *http.Request) 
 }
 
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	// The gateway's own: a client's is dropped.
+	r.Header.Del(headerPost)
 	// Only the session's own identity acts on it: the go-sdk refuses
 	// another's token below.
 	if s := g.sessionByID(r.Header.Get("Mcp-Session-Id")); s != nil && s.identity == g.identityOf(r) {
+		if r.Method == http.MethodPost {
+			// Its requests' handlers find its context (postContext).
+			defer s.post(r)()
+		}
 		if r.Method == http.MethodDelete && !g.sdkRefuses(r) {
 			// The client ends its session: its calls in flight are
 			// cancelled first (the go-sdk's close waits for them). Not
@@ -98,6 +105,48 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type pendingKey struct{}
+
+// headerPost names, in a session's POST as its requests' handlers see it
+// (sdk.RequestExtra.Header), the POST among the session's (post).
+const headerPost = "Toolbus-Gateway-Post"
+
+// post notes r, a POST of the session, so that the handlers of its
+// requests find its context (postContext), until the returned func is
+// called.
+func (s *gatewaySession) post(r *http.Request) (done func()) {
+	s.postMu.Lock()
+	s.postSeq++
+	token := strconv.FormatUint(s.postSeq, 36)
+	r.Header.Set(headerPost, token)
+	if s.posts == nil {
+		s.posts = map[string]context.Context{}
+	}
+	s.posts[token] = r.Context()
+	s.postMu.Unlock()
+	return func() {
+		s.postMu.Lock()
+		delete(s.posts, token)
+		s.postMu.Unlock()
+	}
+}
+
+// postContext is the context of the POST that carried a request, when
+// its answer can reach the client by that POST's stream only (the
+// gateway keeps no events to resume it with, or the client's protocol
+// version resumes no stream): its end (the connection cut) means nobody
+// will read the answer. Nil otherwise.
+func (s *gatewaySession) postContext(extra *sdk.RequestExtra) context.Context {
+	if extra == nil || extra.Header == nil || s.g.opts.StreamBuffer >= 0 && resumable(extra.Header) {
+		return nil
+	}
+	token := extra.Header.Get(headerPost)
+	if token == "" {
+		return nil
+	}
+	s.postMu.Lock()
+	defer s.postMu.Unlock()
+	return s.posts[token]
+}
 
 // sdkRefuses reports whether the go-sdk answers r, a request of a known
 // session, with an error before it looks at what r asks: its DNS-rebinding

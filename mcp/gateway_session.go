@@ -89,6 +89,11 @@ type gatewaySession struct {
 	subsMu    sync.Mutex
 	subs      map[string]struct{}
 	subsBytes int
+	// posts are the contexts of the session's POSTs in flight, by the
+	// token post set in their headerPost.
+	postMu  sync.Mutex
+	posts   map[string]context.Context
+	postSeq uint64
 }
 
 // middleware answers tools/list in the session's order (the go-sdk's own
@@ -131,7 +136,7 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 					"TooManyCallsError: %s; this %s was not served. Wait for one to end, then send it again.", over, method)}
 			}
 			var end context.CancelFunc
-			ctx, end = s.bound(ctx)
+			ctx, end = s.bound(ctx, req.GetExtra())
 			defer end()
 		}
 		if res, handled, err := s.mountedMiddleware(ctx, method, req, next); handled {
@@ -166,12 +171,18 @@ func (s *gatewaySession) enter() (leave func(), over string) {
 // bound is ctx, ended also when the session ends, the gateway closes or
 // the listener that opened the session stops: the go-sdk closes a
 // session only once its requests have returned, and does not cancel
-// them itself. end releases it.
-func (s *gatewaySession) bound(ctx context.Context) (_ context.Context, end context.CancelFunc) {
+// them itself. Over HTTP it ends too when the POST that carried the
+// request goes away while its answer could reach the client by that
+// POST's stream only (postContext): the go-sdk would run it on for
+// nobody. end releases it.
+func (s *gatewaySession) bound(ctx context.Context, extra *sdk.RequestExtra) (_ context.Context, end context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	stops := []func() bool{context.AfterFunc(s.ctx, cancel), context.AfterFunc(s.g.calls, cancel)}
 	if s.listener != nil {
 		stops = append(stops, context.AfterFunc(s.listener, cancel))
+	}
+	if post := s.postContext(extra); post != nil {
+		stops = append(stops, context.AfterFunc(post, cancel))
 	}
 	return ctx, func() {
 		for _, stop := range stops {
@@ -344,7 +355,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		s.logCall(name, final, 0)
 		return s.result(final), nil
 	}
-	ctx, end := s.bound(ctx)
+	ctx, end := s.bound(ctx, req.Extra)
 	defer end()
 	if g.opts.CallTimeout > 0 {
 		var cancel context.CancelFunc
