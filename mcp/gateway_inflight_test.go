@@ -373,3 +373,32 @@ func TestGatewayCutPostInFlight(t *testing.T) {
 	d.die()
 	waitCancelled(t, f, 20*time.Second, "the call's POST cut, no stream to resume")
 }
+
+// TestGatewayBoundsEndInFlight: a call the gateway's own bounds end, its
+// CallTimeout or Interrupt, is cancelled on the worker.
+func TestGatewayBoundsEndInFlight(t *testing.T) {
+	for _, how := range []string{"call timeout", "interrupt"} {
+		t.Run(how, func(t *testing.T) {
+			f := startFleet(t)
+			ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
+			defer cancel()
+			o := &GatewayOptions{}
+			if how == "call timeout" {
+				o.CallTimeout = 5 * time.Second // the call starts well within it
+			}
+			g, err := NewGateway(ctx, natstest.Connect(t, f.srv), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.Close() })
+			c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+			waitTracked(t, g, 1)
+			unblock, _ := startSlow(t, f, c)
+			t.Cleanup(unblock)
+			if how == "interrupt" {
+				g.Interrupt()
+			}
+			waitCancelled(t, f, 20*time.Second, how)
+		})
+	}
+}
