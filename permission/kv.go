@@ -400,18 +400,15 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 		return []Pending{p}, nil
 	}
 	id := wire.KeyToken(callID)
-	lister, err := s.approvals.ListKeysFiltered(ctx, "pending.*."+id, "pending.*.*."+id)
+	var keys []string
+	err := s.watchPending(ctx, []string{"pending.*." + id, "pending.*.*." + id}, true, func() { keys = keys[:0] }, func(e jetstream.KeyValueEntry) bool {
+		if !slices.Contains(keys, e.Key()) {
+			keys = append(keys, e.Key())
+		}
+		return true
+	})
 	if err != nil {
 		return nil, fmt.Errorf("permission: listing pending calls: %w", err)
-	}
-	var keys []string
-	for k := range lister.Keys() {
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
 	}
 	var out []Pending
 	for _, k := range keys {
@@ -443,40 +440,136 @@ func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([
 	if session != "" {
 		filter = "pending." + wire.ScopedKeyToken(session) + ".*"
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := s.approvals.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, false, fmt.Errorf("permission: listing pending calls: %w", err)
-	}
-	defer w.Stop()
 	var out []Pending
-	for {
-		var e jetstream.KeyValueEntry
-		select {
-		case e = <-w.Updates():
-		case <-ctx.Done():
-			return nil, false, ctx.Err()
-		}
-		if e == nil { // the current values are all read
-			return out, false, nil
-		}
+	var more bool
+	err := s.watchPending(ctx, []string{filter}, false, func() { out, more = out[:0], false }, func(e jetstream.KeyValueEntry) bool {
 		// A watch's entries come without their headers: a value is a
 		// pending call when it decodes as one exactly and is the one its
 		// key names (a server's answer a caller had stored there is not).
 		var p Pending
 		if err := decodeStrict(e.Value(), &p); err != nil || e.Key() != pendingKey(p.Session, p.CallID) {
-			continue // not a pending call this build reads: not listed
+			return true // not a pending call this build reads: not listed
 		}
 		if session != "" && p.Session != session {
-			continue
+			return true
 		}
 		if len(out) == limit {
-			return out, true, nil
+			more = true
+			return false
 		}
 		p.Revision = e.Revision()
 		out = append(out, p)
+		return true
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("permission: listing pending calls: %w", err)
 	}
+	return out, more, nil
+}
+
+// errWatchStalled: a watch of the approvals bucket was not made, or
+// stopped delivering its current values, within kv.ReadTry.
+var errWatchStalled = fmt.Errorf("the watch stalled (a stream leader stepping down?): %w", nats.ErrTimeout)
+
+// errWatchCut: a watch of the approvals bucket ended before its current
+// values were all read.
+var errWatchCut = fmt.Errorf("the watch ended before the listing did: %w", nats.ErrTimeout)
+
+// watchPending reads the latest values under filters of the approvals
+// bucket, deletions left out (meta: their keys alone), calling each for
+// each until it answers false. A watch is made again, after begin, when
+// its consumer is not made within kv.ReadTry (the request's answer
+// dropped by a stream leader stepping down), when it is refused for a
+// moment without a leader (kv.Transient), or when it stops delivering for
+// as long, or ends, before its current values are all read: a listing is
+// begun again while ctx lasts, never answered partial.
+func (s *KVStore) watchPending(ctx context.Context, filters []string, meta bool, begin func(), each func(jetstream.KeyValueEntry) bool) error {
+	opts := []jetstream.WatchOpt{jetstream.IgnoreDeletes()}
+	if meta {
+		opts = append(opts, jetstream.MetaOnly())
+	}
+	_, err := kv.RetryEach(ctx, s.js, kv.ReadTry, func(context.Context) (struct{}, error) {
+		// Not the attempt's context, which would end the watch after
+		// kv.ReadTry whatever it delivers: each of its steps is bounded.
+		begin()
+		return struct{}{}, s.watchOnce(ctx, slices.Clone(filters), opts, each)
+	})
+	return err
+}
+
+// watchOnce is one attempt of watchPending.
+func (s *KVStore) watchOnce(ctx context.Context, filters []string, opts []jetstream.WatchOpt, each func(jetstream.KeyValueEntry) bool) error {
+	// The watch's context also ends its subscription: it is cancelled
+	// when the attempt ends, its making bounded here.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type made struct {
+		w   jetstream.KeyWatcher
+		err error
+	}
+	madeC := make(chan made, 1)
+	go func() {
+		w, err := s.approvals.WatchFiltered(ctx, filters, opts...)
+		madeC <- made{w, err}
+	}()
+	stall := time.NewTimer(kv.ReadTry)
+	defer stall.Stop()
+	var w jetstream.KeyWatcher
+	select {
+	case m := <-madeC:
+		if m.err != nil {
+			return m.err
+		}
+		w = m.w
+	case <-stall.C:
+		cancel()
+		go func() {
+			if m := <-madeC; m.w != nil {
+				stopWatch(m.w)
+			}
+		}()
+		return errWatchStalled
+	}
+	defer stopWatch(w)
+	for {
+		stall.Reset(kv.ReadTry)
+		select {
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return errWatchCut
+			case e == nil: // the current values are all read
+				return nil
+			case !each(e):
+				return nil
+			}
+		case <-stall.C:
+			return errWatchStalled
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stopWatch stops w and reads what it still delivers until it ends: its
+// subscription's handler waits to hand each value over, and would wait
+// for good on a watch left unread.
+func stopWatch(w jetstream.KeyWatcher) {
+	_ = w.Stop()
+	go func() {
+		t := time.NewTimer(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case _, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+			case <-t.C: // its end never told (nats.go's closed handler)
+				return
+			}
+		}
+	}()
 }
 
 // DeletePending implements Store.

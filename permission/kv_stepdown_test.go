@@ -17,6 +17,14 @@ import (
 // node 1) and a connection to node 3 to step their leaders down with.
 func stepdownStore(t *testing.T) (*KVStore, *nats.Conn) {
 	t.Helper()
+	st, admin, _ := stepdownCluster(t)
+	return st, admin
+}
+
+// stepdownCluster is stepdownStore with its cluster, whose store's
+// connection is to node 1.
+func stepdownCluster(t *testing.T) (*KVStore, *nats.Conn, *natstest.TestCluster) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("a cluster under faults")
 	}
@@ -33,7 +41,7 @@ func stepdownStore(t *testing.T) (*KVStore, *nats.Conn) {
 		st, err := NewKVStore(cctx, natstest.JS(t, nc), &KVConfig{Replicas: 3})
 		cancel()
 		if err == nil {
-			return st, natstest.URLConn(t, urls[2])
+			return st, natstest.URLConn(t, urls[2]), cl
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("creating the R3 buckets: %v", err)

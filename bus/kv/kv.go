@@ -75,14 +75,28 @@ func OpenBounded(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyV
 // waits out its whole context unless bounded.
 const attemptTimeout = 5 * time.Second
 
+// ReadTry bounds one attempt at a read (RetryEach): the bucket's stream
+// leader stepping down may drop the answer to a request on its way, which
+// would otherwise be waited for until the caller's deadline, or 5 s
+// (Retry's attempt, the js default timeout) past a call's deadline of a
+// few seconds.
+const ReadTry = time.Second
+
 // Retry runs op until it succeeds, fails for good, or ctx ends: a cluster
 // without a leader for the moment (an election, nodes restarting) fails
 // it (Transient), or leaves an attempt unanswered, and is retried after
-// a pause. Without JetStream at all (NoJetStream) it fails at once.
+// a pause. Without JetStream at all (NoJetStream) it fails at once. Each
+// attempt may last 5 s: for binding and creating buckets; a read is
+// RetryEach with ReadTry.
 func Retry[T any](ctx context.Context, js jetstream.JetStream, op func(context.Context) (T, error)) (T, error) {
+	return RetryEach(ctx, js, attemptTimeout, op)
+}
+
+// RetryEach is Retry with each attempt bounded by try.
+func RetryEach[T any](ctx context.Context, js jetstream.JetStream, try time.Duration, op func(context.Context) (T, error)) (T, error) {
 	wait := 100 * time.Millisecond
 	for {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, try)
 		v, err := op(actx)
 		cancel()
 		switch {
@@ -168,11 +182,16 @@ func Check(cfg jetstream.KeyValueConfig) error {
 
 // Transient reports errors worth retrying until a deadline: JetStream
 // without a leader for the moment (an election, a bucket just created).
-// A full bucket (Full) is not one.
+// A full bucket (Full) is not one. The API errors of nats.go's older
+// JetStream (a KV watch's consumer, made by it) count as jetstream's,
+// but for an account without JetStream.
 func Transient(err error) bool {
 	var apiErr *jetstream.APIError
+	var legacy *nats.APIError
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && (apiErr.Code == 503 && !Full(err) || apiErr.ErrorCode == errCodeStreamOffline))
+		errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && (apiErr.Code == 503 && !Full(err) || apiErr.ErrorCode == errCodeStreamOffline)) ||
+		(errors.As(err, &legacy) && (legacy.Code == 503 || legacy.ErrorCode == errCodeStreamOffline) &&
+			legacy.ErrorCode != nats.JSErrCodeJetStreamNotEnabled && legacy.ErrorCode != nats.JSErrCodeJetStreamNotEnabledForAccount)
 }
 
 // errCodeStreamOffline is JetStream's error code for a stream whose

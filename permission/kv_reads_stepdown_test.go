@@ -1,0 +1,198 @@
+package permission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/bus/kv"
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// TestKVReadsThroughLeaderStepdowns: both buckets' stream leaders step
+// down again and again while policies, approvals and pending calls are
+// read, listed and approved. Every read is answered within its caller's
+// deadline, and a listing is whole: a read whose answer the stepdown
+// dropped was waited for 5 s (kv.Retry's attempt), past a call's deadline
+// of a few seconds, or until the caller's deadline (a listing's consumer,
+// an approval's reads), and a listing cut by a stepdown came back short.
+func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
+	st, admin, cl := stepdownCluster(t)
+	g, err := NewGuard(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// setup runs a write the test needs until it is done.
+	setup := func(fn func(ctx context.Context) error) {
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := fn(ctx)
+			cancel()
+			if err == nil {
+				return
+			}
+		}
+	}
+	const sessions = 4
+	const listed = 40 // pending calls listed, over every session
+	now := time.Now().UTC()
+	for s := range sessions {
+		session := fmt.Sprint("s", s)
+		setup(func(ctx context.Context) error {
+			_, err := st.UpdateSession(ctx, session, func(p *SessionPolicy) error { p.Mode = ModeExplore; return nil })
+			return err
+		})
+		setup(func(ctx context.Context) error {
+			return st.PutApproval(ctx, Approval{Session: session, CallID: "kept", Tool: "t", Digest: "d", By: "op", Created: now})
+		})
+		for i := range listed / sessions {
+			setup(func(ctx context.Context) error {
+				return st.PutPending(ctx, Pending{Session: session, CallID: fmt.Sprint("p", i), Tool: "t", Digest: "d", Created: now})
+			})
+		}
+	}
+	stop := []func() int{
+		natstest.Stepdowns(t, admin, "KV_toolbus_permissions"),
+		natstest.Stepdowns(t, admin, "KV_toolbus_approvals"),
+	}
+	stopped := sync.OnceFunc(func() {
+		for _, stop := range stop {
+			t.Logf("%d leader stepdowns", stop())
+		}
+	})
+	defer stopped()
+	// each runs round, with a deadline of d, in sessions workers at
+	// once, each a round after the other for a few seconds: through
+	// several stepdowns.
+	each := func(t *testing.T, d time.Duration, round func(ctx context.Context, session string, i int) error) {
+		end := time.Now().Add(4 * time.Second)
+		var wg sync.WaitGroup
+		for s := range sessions {
+			session := fmt.Sprint("s", s)
+			wg.Go(func() {
+				for i := 0; time.Now().Before(end) && !t.Failed(); i++ {
+					ctx, cancel := context.WithTimeout(context.Background(), d)
+					t0 := time.Now()
+					err := round(ctx, session, i)
+					if el := time.Since(t0); el > 500*time.Millisecond {
+						t.Logf("%s round %d took %v: %v", session, i, el, err)
+					}
+					cancel()
+					if err != nil {
+						t.Errorf("%s %s round %d: %v", path.Base(t.Name()), session, i, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	// A call's check, with a call's deadline of a few seconds: its
+	// session's policy, then its approval.
+	const callDeadline = 4 * time.Second
+	t.Run("Policy", func(t *testing.T) {
+		each(t, callDeadline, func(ctx context.Context, session string, _ int) error {
+			p, err := g.Policy(ctx, session)
+			if err == nil && p.Mode != ModeExplore {
+				err = fmt.Errorf("mode %q, want %q", p.Mode, ModeExplore)
+			}
+			return err
+		})
+	})
+	t.Run("LoadApproval", func(t *testing.T) {
+		each(t, callDeadline, func(ctx context.Context, session string, _ int) error {
+			_, ok, err := st.LoadApproval(ctx, session, "kept")
+			if err == nil && !ok {
+				err = fmt.Errorf("no approval")
+			}
+			return err
+		})
+	})
+	// toolctl pending: every session's pending calls, all of them.
+	t.Run("ListPending", func(t *testing.T) {
+		each(t, 10*time.Second, func(ctx context.Context, _ string, _ int) error {
+			ps, more, err := g.ListPending(ctx, "", 1000)
+			if err == nil && (len(ps) != listed || more) {
+				err = fmt.Errorf("listed %d pending calls (more: %v), want %d", len(ps), more, listed)
+			}
+			return err
+		})
+	})
+	// toolctl approve without a session: the call id's pending calls of
+	// every session.
+	t.Run("FindPending", func(t *testing.T) {
+		each(t, 10*time.Second, func(ctx context.Context, _ string, i int) error {
+			ps, err := st.FindPending(ctx, "", fmt.Sprint("p", i%(listed/sessions)))
+			if err == nil && len(ps) != sessions {
+				err = fmt.Errorf("found %d pending calls, want %d", len(ps), sessions)
+			}
+			return err
+		})
+	})
+	t.Run("Approve", func(t *testing.T) {
+		each(t, 10*time.Second, func(ctx context.Context, session string, i int) error {
+			id := fmt.Sprint("a", i)
+			setup(func(ctx context.Context) error {
+				return st.PutPending(ctx, Pending{Session: session, CallID: id, Tool: "t", Digest: "d", Created: time.Now().UTC()})
+			})
+			for {
+				// A replica a moment behind may not have the pending
+				// call yet: asked again.
+				_, err := g.Approve(ctx, session, id, "op")
+				if !errors.Is(err, ErrNoPending) || ctx.Err() != nil {
+					return err
+				}
+			}
+		})
+	})
+	// The cluster without a quorum for a moment: no stream has a leader,
+	// no consumer is made. The reads asked meanwhile are answered once it
+	// is back, within their deadline: a listing's consumer asked for
+	// meanwhile was waited for until that deadline, or refused at once
+	// (503), and the listing failed.
+	t.Run("WithoutLeader", func(t *testing.T) {
+		stopped()
+		restore := cl.LoseQuorum()
+		reads := map[string]func(ctx context.Context) error{
+			"ListPending": func(ctx context.Context) error {
+				ps, more, err := g.ListPending(ctx, "", 1000)
+				if err == nil && (len(ps) != listed || more) {
+					err = fmt.Errorf("listed %d pending calls (more: %v), want %d", len(ps), more, listed)
+				}
+				return err
+			},
+			"FindPending": func(ctx context.Context) error {
+				ps, err := st.FindPending(ctx, "", "p0")
+				if err == nil && len(ps) != sessions {
+					err = fmt.Errorf("found %d pending calls, want %d", len(ps), sessions)
+				}
+				return err
+			},
+			"Policy": func(ctx context.Context) error {
+				_, err := g.Policy(ctx, "s0")
+				return err
+			},
+			"LoadApproval": func(ctx context.Context) error {
+				_, _, err := st.LoadApproval(ctx, "s0", "kept")
+				return err
+			},
+		}
+		var wg sync.WaitGroup
+		for name, read := range reads {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := read(ctx); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			})
+		}
+		// The moment without a quorum, while the reads are asked.
+		_ = kv.Sleep(context.Background(), 2*time.Second)
+		restore()
+		wg.Wait()
+	})
+}
