@@ -615,7 +615,7 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 	// an approval (a delete; a forged value, which may hide one). The
 	// server's marker of an approval expired is none: it was not used.
 	usedSince := func(e kv.Entry) bool { return !e.Found && !e.Marked && e.Revision > p.askedAt() }
-	e, err := kv.Get(ctx, s.js, s.approvals.Bucket(), key)
+	e, err := s.get(ctx, key)
 	if err != nil && !errors.Is(err, kv.ErrForged) { // a forged value older than p is replaced
 		return false, fmt.Errorf("permission: reading an approval: %w", err)
 	}
@@ -645,7 +645,7 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 		// The key changed since it was read: an approval used (the call
 		// ran after it asked: nothing left to approve), or another one
 		// stored, which this one, of the latest ask, replaces.
-		if e, err = kv.Get(ctx, s.js, s.approvals.Bucket(), key); err != nil && !errors.Is(err, kv.ErrForged) {
+		if e, err = s.get(ctx, key); err != nil && !errors.Is(err, kv.ErrForged) {
 			break
 		}
 		if usedSince(e) {
@@ -664,6 +664,17 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 		err = errors.Join(err, fmt.Errorf("restoring the pending call: %w", perr))
 	}
 	return false, fmt.Errorf("permission: writing an approval: %w", err)
+}
+
+// get reads key of the approvals bucket with its stored headers
+// (kv.Get), in attempts of kv.ReadTry while ctx lasts: an answer a stream
+// leader's stepdown dropped is asked again, not waited for until ctx's
+// deadline (or js's default timeout, without one). A value a server's
+// answer put there is kv.ErrForged, with its entry.
+func (s *KVStore) get(ctx context.Context, key string) (kv.Entry, error) {
+	return kv.RetryEach(ctx, s.js, kv.ReadTry, func(ctx context.Context) (kv.Entry, error) {
+		return kv.Get(ctx, s.js, s.approvals.Bucket(), key)
+	})
 }
 
 // PutApproval implements Store.
@@ -760,12 +771,14 @@ func (s *KVStore) getJSON(ctx context.Context, b jetstream.KeyValue, key string,
 // stored Header; Found false when the key is absent).
 func (s *KVStore) readJSON(ctx context.Context, b jetstream.KeyValue, key string, v any) (kv.Entry, error) {
 	// A cluster without a leader for the moment (an election, nodes
-	// restarting) is waited out within ctx, as the group state's reads do;
+	// restarting) is waited out within ctx, as the group state's reads do,
+	// in attempts of kv.ReadTry (an answer a stepdown dropped is asked
+	// again, not waited for);
 	// a bucket deleted since it was bound fails the same way (no
 	// responders) and is asked about once (kv.Gone), so it fails at once
 	// rather than for as long as ctx lasts.
 	asked := false
-	e, err := kv.Retry(ctx, s.js, func(ctx context.Context) (kv.Entry, error) {
+	e, err := kv.RetryEach(ctx, s.js, kv.ReadTry, func(ctx context.Context) (kv.Entry, error) {
 		e, err := kv.Get(ctx, s.js, b.Bucket(), key)
 		if !asked && (errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)) {
 			asked = true

@@ -15,11 +15,11 @@ import (
 
 // TestKVReadsThroughLeaderStepdowns: both buckets' stream leaders step
 // down again and again while policies, approvals and pending calls are
-// read, listed and approved. Every read is answered within its caller's
-// deadline, and a listing is whole: a read whose answer the stepdown
-// dropped was waited for 5 s (kv.Retry's attempt), past a call's deadline
-// of a few seconds, or until the caller's deadline (a listing's consumer,
-// an approval's reads), and a listing cut by a stepdown came back short.
+// read, listed and approved, then the cluster loses its quorum for a
+// moment while they are read. Every read is answered within its caller's
+// deadline, and a listing is whole (WithoutLeader: a listing's consumer
+// asked for without a leader was waited for until the caller's deadline,
+// or refused at once with a 503).
 func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
 	st, admin, cl := stepdownCluster(t)
 	g, err := NewGuard(st, nil)
@@ -76,11 +76,7 @@ func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
 			wg.Go(func() {
 				for i := 0; time.Now().Before(end) && !t.Failed(); i++ {
 					ctx, cancel := context.WithTimeout(context.Background(), d)
-					t0 := time.Now()
 					err := round(ctx, session, i)
-					if el := time.Since(t0); el > 500*time.Millisecond {
-						t.Logf("%s round %d took %v: %v", session, i, el, err)
-					}
 					cancel()
 					if err != nil {
 						t.Errorf("%s %s round %d: %v", path.Base(t.Name()), session, i, err)
@@ -183,7 +179,12 @@ func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
 		var wg sync.WaitGroup
 		for name, read := range reads {
 			wg.Go(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				// A call's check has a call's deadline.
+				d := 30 * time.Second
+				if name == "Policy" || name == "LoadApproval" {
+					d = callDeadline
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), d)
 				defer cancel()
 				if err := read(ctx); err != nil {
 					t.Errorf("%s: %v", name, err)
