@@ -467,14 +467,6 @@ func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([
 	return out, more, nil
 }
 
-// errWatchStalled: a watch of the approvals bucket was not made, or
-// stopped delivering its current values, within kv.ReadTry.
-var errWatchStalled = fmt.Errorf("the watch stalled (a stream leader stepping down?): %w", nats.ErrTimeout)
-
-// errWatchCut: a watch of the approvals bucket ended before its current
-// values were all read.
-var errWatchCut = fmt.Errorf("the watch ended before the listing did: %w", nats.ErrTimeout)
-
 // watchPending reads the latest values under filters of the approvals
 // bucket, deletions left out (meta: their keys alone), calling each for
 // each until it answers false. A watch is made again, after begin, when
@@ -499,38 +491,15 @@ func (s *KVStore) watchPending(ctx context.Context, filters []string, meta bool,
 
 // watchOnce is one attempt of watchPending.
 func (s *KVStore) watchOnce(ctx context.Context, filters []string, opts []jetstream.WatchOpt, each func(jetstream.KeyValueEntry) bool) error {
-	// The watch's context also ends its subscription: it is cancelled
-	// when the attempt ends, its making bounded here.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type made struct {
-		w   jetstream.KeyWatcher
-		err error
+	w, stop, err := kv.MakeWatch(ctx, func(ctx context.Context) (jetstream.KeyWatcher, error) {
+		return s.approvals.WatchFiltered(ctx, filters, opts...)
+	})
+	if err != nil {
+		return err
 	}
-	madeC := make(chan made, 1)
-	go func() {
-		w, err := s.approvals.WatchFiltered(ctx, filters, opts...)
-		madeC <- made{w, err}
-	}()
+	defer stop()
 	stall := time.NewTimer(kv.ReadTry)
 	defer stall.Stop()
-	var w jetstream.KeyWatcher
-	select {
-	case m := <-madeC:
-		if m.err != nil {
-			return m.err
-		}
-		w = m.w
-	case <-stall.C:
-		cancel()
-		go func() {
-			if m := <-madeC; m.w != nil {
-				stopWatch(m.w)
-			}
-		}()
-		return errWatchStalled
-	}
-	defer stopWatch(w)
 	for {
 		stall.Reset(kv.ReadTry)
 		select {
@@ -544,33 +513,16 @@ func (s *KVStore) watchOnce(ctx context.Context, filters []string, opts []jetstr
 				return nil
 			}
 		case <-stall.C:
-			return errWatchStalled
+			return kv.ErrWatchStalled
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
 
-// stopWatch stops w and reads what it still delivers until it ends: its
-// subscription's handler waits to hand each value over, and would wait
-// for good on a watch left unread.
-func stopWatch(w jetstream.KeyWatcher) {
-	_ = w.Stop()
-	go func() {
-		t := time.NewTimer(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case _, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-			case <-t.C: // its end never told (nats.go's closed handler)
-				return
-			}
-		}
-	}()
-}
+// errWatchCut: a watch of the approvals bucket ended before its current
+// values were all read.
+var errWatchCut = fmt.Errorf("the watch ended before the listing did: %w", nats.ErrTimeout)
 
 // DeletePending implements Store.
 func (s *KVStore) DeletePending(ctx context.Context, session, callID string) error {

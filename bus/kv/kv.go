@@ -113,6 +113,67 @@ func RetryEach[T any](ctx context.Context, js jetstream.JetStream, try time.Dura
 	}
 }
 
+// ErrWatchStalled is a watch not made, or not delivering, within
+// ReadTry: its consumer's answer dropped by a stream leader stepping
+// down, or asked for while the cluster had no leader. It is Transient.
+var ErrWatchStalled = fmt.Errorf("kv: the watch stalled (no leader for the moment?): %w", nats.ErrTimeout)
+
+// MakeWatch makes a watch with mk, waiting ReadTry at most: the context
+// a KV watch is made with also ends its subscription, so its making
+// cannot be bounded by it, and a consumer's answer never sent would be
+// waited for as long as the watch was to last. stop ends the watch, and
+// reads what it still delivers (its subscription's handler waits to hand
+// each value over, and would wait for good on a watch left unread).
+func MakeWatch(ctx context.Context, mk func(context.Context) (jetstream.KeyWatcher, error)) (w jetstream.KeyWatcher, stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	type made struct {
+		w   jetstream.KeyWatcher
+		err error
+	}
+	madeC := make(chan made, 1)
+	go func() {
+		w, err := mk(ctx)
+		madeC <- made{w, err}
+	}()
+	t := time.NewTimer(ReadTry)
+	defer t.Stop()
+	select {
+	case m := <-madeC:
+		if m.err != nil {
+			cancel()
+			return nil, nil, m.err
+		}
+		return m.w, func() { cancel(); drain(m.w) }, nil
+	case <-t.C:
+		cancel()
+		go func() {
+			if m := <-madeC; m.w != nil {
+				drain(m.w)
+			}
+		}()
+		return nil, nil, ErrWatchStalled
+	}
+}
+
+// drain stops w and reads what it delivers until it ends.
+func drain(w jetstream.KeyWatcher) {
+	_ = w.Stop()
+	go func() {
+		t := time.NewTimer(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case _, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+			case <-t.C: // its end never told (nats.go's closed handler)
+				return
+			}
+		}
+	}()
+}
+
 // streamConfig is the stream of the bucket cfg with at most maxEntries
 // keys, as jetstream.CreateKeyValue makes a bucket's stream (its MaxMsgs
 // aside: TestStreamConfigIsTheBuckets); false without a bound, or for a
