@@ -52,18 +52,6 @@ func TestKVApprovalWritesThroughLeaderStepdowns(t *testing.T) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
-	// setup runs a write a round needs until it is done: not the write
-	// under test.
-	setup := func(t *testing.T, fn func(ctx context.Context) error) {
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			err := fn(ctx)
-			cancel()
-			if err == nil {
-				return
-			}
-		}
-	}
 	// leader reads key's last message from the stream leader.
 	leader := func(key string) kv.Entry {
 		for {
@@ -97,7 +85,7 @@ func TestKVApprovalWritesThroughLeaderStepdowns(t *testing.T) {
 	})
 	t.Run("DeletePending", func(t *testing.T) {
 		each(t, func(session, id string) {
-			setup(t, func(ctx context.Context) error { return st.PutPending(ctx, pending(session, id)) })
+			untilDone(func(ctx context.Context) error { return st.PutPending(ctx, pending(session, id)) })
 			call(t, session+" "+id, func(ctx context.Context) error { return st.DeletePending(ctx, session, id) })
 			stored(t, pendingKey(session, id), false)
 		})
@@ -105,7 +93,7 @@ func TestKVApprovalWritesThroughLeaderStepdowns(t *testing.T) {
 	t.Run("ApprovePending", func(t *testing.T) {
 		each(t, func(session, id string) {
 			p := pending(session, id)
-			setup(t, func(ctx context.Context) error { return st.PutPending(ctx, p) })
+			untilDone(func(ctx context.Context) error { return st.PutPending(ctx, p) })
 			p.Revision = leader(pendingKey(session, id)).Revision
 			call(t, session+" "+id, func(ctx context.Context) error {
 				ok, err := st.ApprovePending(ctx, p, approval(session, id))
@@ -127,7 +115,7 @@ func TestKVApprovalWritesThroughLeaderStepdowns(t *testing.T) {
 	t.Run("ConsumeApproval", func(t *testing.T) {
 		each(t, func(session, id string) {
 			a := approval(session, id)
-			setup(t, func(ctx context.Context) error { return st.PutApproval(ctx, a) })
+			untilDone(func(ctx context.Context) error { return st.PutApproval(ctx, a) })
 			a.Revision = leader(approvalKey(session, id)).Revision
 			// Two workers consume it at once: exactly one may use it.
 			var used atomic.Int32

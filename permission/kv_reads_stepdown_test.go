@@ -26,31 +26,20 @@ func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// setup runs a write the test needs until it is done.
-	setup := func(fn func(ctx context.Context) error) {
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			err := fn(ctx)
-			cancel()
-			if err == nil {
-				return
-			}
-		}
-	}
 	const sessions = 4
 	const listed = 40 // pending calls listed, over every session
 	now := time.Now().UTC()
 	for s := range sessions {
 		session := fmt.Sprint("s", s)
-		setup(func(ctx context.Context) error {
+		untilDone(func(ctx context.Context) error {
 			_, err := st.UpdateSession(ctx, session, func(p *SessionPolicy) error { p.Mode = ModeExplore; return nil })
 			return err
 		})
-		setup(func(ctx context.Context) error {
+		untilDone(func(ctx context.Context) error {
 			return st.PutApproval(ctx, Approval{Session: session, CallID: "kept", Tool: "t", Digest: "d", By: "op", Created: now})
 		})
 		for i := range listed / sessions {
-			setup(func(ctx context.Context) error {
+			untilDone(func(ctx context.Context) error {
 				return st.PutPending(ctx, Pending{Session: session, CallID: fmt.Sprint("p", i), Tool: "t", Digest: "d", Created: now})
 			})
 		}
@@ -131,7 +120,7 @@ func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
 	t.Run("Approve", func(t *testing.T) {
 		each(t, 10*time.Second, func(ctx context.Context, session string, i int) error {
 			id := fmt.Sprint("a", i)
-			setup(func(ctx context.Context) error {
+			untilDone(func(ctx context.Context) error {
 				return st.PutPending(ctx, Pending{Session: session, CallID: id, Tool: "t", Digest: "d", Created: time.Now().UTC()})
 			})
 			for {

@@ -49,6 +49,19 @@ func stepdownCluster(t *testing.T) (*KVStore, *nats.Conn, *natstest.TestCluster)
 	}
 }
 
+// untilDone runs a write a test needs, each try with a deadline, until it
+// is done: not the write under test.
+func untilDone(fn func(ctx context.Context) error) {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := fn(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+}
+
 // TestKVPolicyWritesThroughLeaderStepdowns: the policies bucket's stream
 // leader steps down again and again while sessions' policies are
 // changed. Every change is stored within its caller's deadline: a write
