@@ -262,9 +262,17 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 	return used, nil
 }
 
+// recordWait bounds recordPending: the call's answer is approval_required
+// whether or not its ask is recorded (for Guard.Approve to find), and a
+// cluster without a leader would hold that answer for as long as it
+// lasts, for good for a call without a deadline.
+const recordWait = 5 * time.Second
+
 // recordPending records the call as pending; false when its id is
 // pending with another tool or input, which stays.
 func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decision, digest string) bool {
+	ctx, cancel := context.WithTimeout(ctx, recordWait)
+	defer cancel()
 	in, _ := canonicalJSON(call.Input)
 	if len(in) > MaxPendingInput {
 		in = append(in[:MaxPendingInput:MaxPendingInput], "…"...)

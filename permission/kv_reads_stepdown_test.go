@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus/kv"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestKVReadsThroughLeaderStepdowns: both buckets' stream leaders step
@@ -184,5 +185,25 @@ func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
 		_ = kv.Sleep(context.Background(), 2*time.Second)
 		restore()
 		wg.Wait()
+	})
+	// A call that asks for approval, sent without a deadline while the
+	// cluster has no quorum: it is answered, whether or not its ask could
+	// be recorded. Recording it (PutPending) was waited for as long as
+	// the cluster stayed without a leader: the call hung.
+	t.Run("CallWithoutLeader", func(t *testing.T) {
+		stopped()
+		restore := cl.LoseQuorum()
+		defer restore()
+		w := newWorker(t, st, nil)
+		answered := make(chan *toolkit.Response, 1)
+		go func() { answered <- w.call(t, "s9", "x", "deploy", map[string]any{"env": "prod"}) }()
+		select {
+		case r := <-answered:
+			if r.Code != toolkit.CodeApprovalRequired && r.Code != toolkit.CodeUnavailable {
+				t.Errorf("the call ended with %q, want approval_required or unavailable: %+v", r.Code, r)
+			}
+		case <-time.After(natstest.Guard):
+			t.Fatalf("the call was not answered after %v without a leader", natstest.Guard)
+		}
 	})
 }
