@@ -97,11 +97,20 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 		e, err := LeaderGet(lctx, js, bucket, key)
 		return e.Revision, err == nil && e.Header.Get(jetstream.MsgIDHeader) == id
 	}
-	unanswered := false
+	unanswered, asked := false, false
 	for {
 		wctx, cancel := context.WithTimeout(ctx, WriteTry)
 		ack, err := js.PublishMsg(wctx, &nats.Msg{Subject: "$KV." + bucket + "." + key, Header: h, Data: data})
 		cancel()
+		if !asked && (errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)) {
+			// A bucket deleted since it was bound (nats kv rm, a
+			// JetStream reset) fails as an election does: asked about
+			// once, it fails at once, not for as long as ctx lasts.
+			asked = true
+			if Gone(ctx, js, bucket, err) {
+				return 0, fmt.Errorf("%w (%v)", jetstream.ErrBucketNotFound, err)
+			}
+		}
 		switch {
 		case err == nil:
 			return ack.Sequence, nil
