@@ -1109,16 +1109,25 @@ func (w *Worker) unheard(dur *delivery) bool {
 // would run on to its end, its caller long told it was interrupted (the
 // calls taken from the queue after the reconnect look theirs up as they
 // are taken: unheard). The clock calls it while calls run; the lookups
-// run on a goroutine of their own, one at a time.
+// run on a goroutine of their own, one at a time. Lookups put off
+// (cancelsPause) or failed leave the reconnect unchecked: looked up again
+// once the pause is over.
 func (d *durablePath) recheck() {
+	if d.cancels == nil || time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
+		return
+	}
 	n := d.w.nc.Stats().Reconnects
-	if n == d.checkedAt.Load() || d.cancels == nil || !d.checking.CompareAndSwap(false, true) {
+	if n == d.checkedAt.Load() || !d.checking.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
 		defer d.checking.Store(false)
 		d.rehear(d.w.nc)
-		d.checkedAt.Store(n)
+		defer func() {
+			if time.Since(time.Unix(0, d.cancelsFailed.Load())) >= cancelsPause {
+				d.checkedAt.Store(n) // no lookup failed (or was put off)
+			}
+		}()
 		var running []*sender
 		d.w.mu.Lock()
 		for _, s := range d.w.calls {
