@@ -131,7 +131,7 @@ func (k *clock) run() {
 			k.w.watchInline(now)
 			if d := k.dur.Load(); d != nil {
 				d.watchInline(now)
-				d.recheck()
+				d.recheck(now)
 			}
 			nextTick = time.Time{}
 			if !idle {

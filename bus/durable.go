@@ -267,6 +267,7 @@ type durablePath struct {
 	// is set while a lookup runs.
 	checkedAt atomic.Uint64
 	checking  atomic.Bool
+	rechecked time.Time // the clock's last look (recheck); the clock's goroutine only
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -1112,7 +1113,13 @@ func (w *Worker) unheard(dur *delivery) bool {
 // run on a goroutine of their own, one at a time. Lookups put off
 // (cancelsPause) or failed leave the reconnect unchecked: looked up again
 // once the pause is over.
-func (d *durablePath) recheck() {
+func (d *durablePath) recheck(now time.Time) {
+	// Every recheckEvery, not every tick: the connection's statistics
+	// are read under its lock, which publishes take.
+	if now.Sub(d.rechecked) < recheckEvery {
+		return
+	}
+	d.rechecked = now
 	if d.cancels == nil || time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
 		return
 	}
@@ -1147,6 +1154,10 @@ func (d *durablePath) recheck() {
 		}
 	}()
 }
+
+// recheckEvery is how often the clock looks whether the worker has
+// reconnected (recheck).
+const recheckEvery = 100 * time.Millisecond
 
 // cancelled looks up the cancels stream for a cancel of the call of key
 // recorded after the call was queued (an earlier one is of a call sent
