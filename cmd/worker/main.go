@@ -522,11 +522,12 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		}
 	}
 	var onFinal func(string, toolkit.State, toolkit.Code, time.Duration)
+	var timedOut func()
 	if httpAddr != "" {
 		r.ops = newOps(tk)
-		onFinal = r.ops.onFinal
+		onFinal, timedOut = r.ops.onFinal, r.ops.timedOut
 	}
-	tk.Use(chain(cfg, log, env.middleware)...)
+	tk.Use(chain(cfg, log, env.middleware, timedOut)...)
 	if err := checkFleet(ctx, r.nc, cfg.QueueGroup, r.instance, tk, env.Policy); err != nil {
 		return nil, err
 	}

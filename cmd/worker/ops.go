@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	neturl "net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,6 +37,10 @@ type ops struct {
 	ep    *opshttp.Endpoint
 	addr  string
 	tools *opshttp.ToolLabels // the tool labels, bounded
+	// timeouts counts the calls the worker's middleware.timeouts ended,
+	// which toolbus_worker_cancelled_calls_total adds to the bus's count
+	// of the calls a cancel or the caller's deadline ended.
+	timeouts atomic.Uint64
 }
 
 // unknownTool labels the finals of calls to tools the worker does not
@@ -81,9 +86,16 @@ func (o *ops) onFinal(tool string, state toolkit.State, code toolkit.Code, took 
 	}
 }
 
+// timedOut counts a call the worker's middleware.timeouts ended (chain).
+func (o *ops) timedOut() { o.timeouts.Add(1) }
+
 // workerCollector turns the worker's counters (bus.Worker.Counters) into
-// metrics when scraped.
-type workerCollector struct{ w *bus.Worker }
+// metrics when scraped; timeouts are the calls the worker's
+// middleware.timeouts ended (ops.timeouts).
+type workerCollector struct {
+	w        *bus.Worker
+	timeouts *atomic.Uint64
+}
 
 var (
 	framesDesc = prometheus.NewDesc("toolbus_worker_frames_total",
@@ -91,7 +103,7 @@ var (
 	bytesDesc = prometheus.NewDesc("toolbus_worker_sent_bytes_total",
 		"Bytes of the frames the worker sent to callers (message bodies).", nil, nil)
 	cancelledDesc = prometheus.NewDesc("toolbus_worker_cancelled_calls_total",
-		"Calls on the worker that a cancel or a deadline ended (the caller's cancel or deadline, or the call's own timeout).", nil, nil)
+		"Calls on the worker that a cancel or a deadline ended: the caller's cancel, the caller's deadline (Toolbus-Timeout), or the worker's own (middleware.timeouts, default_timeout); not a tool that reported a timeout of its own.", nil, nil)
 	overloadedDesc = prometheus.NewDesc("toolbus_worker_overloaded_total",
 		"Calls the worker answered overloaded: its max_in_flight calls were running.", nil, nil)
 	callersGoneDesc = prometheus.NewDesc("toolbus_worker_caller_gone_calls_total",
@@ -112,7 +124,7 @@ func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(framesDesc, prometheus.CounterValue, float64(v), string(kind))
 	}
 	ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.CounterValue, float64(n.SentBytes))
-	ch <- prometheus.MustNewConstMetric(cancelledDesc, prometheus.CounterValue, float64(n.Cancelled))
+	ch <- prometheus.MustNewConstMetric(cancelledDesc, prometheus.CounterValue, float64(n.Cancelled+c.timeouts.Load()))
 	ch <- prometheus.MustNewConstMetric(overloadedDesc, prometheus.CounterValue, float64(n.Overloaded))
 	ch <- prometheus.MustNewConstMetric(callersGoneDesc, prometheus.CounterValue, float64(n.CallersGone))
 	ch <- prometheus.MustNewConstMetric(jsErrorsDesc, prometheus.CounterValue, float64(n.JetStreamErrors))
@@ -136,7 +148,7 @@ func (o *ops) serve(addr string, nc *nats.Conn, js jetstream.JetStream, w *bus.W
 			return 0
 		}))
 	}
-	o.reg.MustRegister(workerCollector{w},
+	o.reg.MustRegister(workerCollector{w, &o.timeouts},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_worker_calls_in_flight", Help: "Calls the worker is running."},
 			func() float64 { return float64(w.InFlight()) }))
 	o.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)
