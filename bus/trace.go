@@ -20,7 +20,9 @@ import (
 // that trace, following the GenAI semantic conventions for tool
 // execution: "execute_tool <tool>", kind internal, with
 // gen_ai.operation.name, gen_ai.tool.name, gen_ai.tool.call.id and, when
-// the call fails, error.type (its code) and the span's error status. The
+// the call fails, error.type (its code) and the span's error status (a
+// tool that panicked: also an "exception" event, recorded by the
+// toolkit that recovered the panic). The
 // tool's context carries the span, so work it starts (an MCP call, an
 // HTTP request with the context) is a child of it.
 

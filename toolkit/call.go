@@ -305,8 +305,9 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 			if d.consumerPanicked() {
 				panic(v)
 			}
-			p := PanicText(v)
-			tk.log.Error("toolkit: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", p, "stack", string(debug.Stack()))
+			p, stack := PanicText(v), debug.Stack()
+			tk.log.Error("toolkit: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", p, "stack", string(stack))
+			recordPanic(ctx, v, p, stack)
 			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %s).", tc.Name, p))
 		}
 	}()
@@ -417,8 +418,9 @@ func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Cal
 			if d.consumerPanicked() {
 				panic(v)
 			}
-			p := PanicText(v)
-			tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", p, "stack", string(debug.Stack()))
+			p, stack := PanicText(v), debug.Stack()
+			tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", p, "stack", string(stack))
+			recordPanic(ctx, v, p, stack)
 			err = NewError(CodeInternal, fmt.Sprintf("InternalError: the tool '%s' failed unexpectedly (panic: %s).", call.Name, p))
 		}
 	}()
