@@ -49,6 +49,7 @@
 //
 //	0  success
 //	1  the call ended in error (tool_error, not_found, invalid_input, timeout, …), or the command failed
+//	   (mcp serve and mcp stdio: also when their NATS connection closed for good)
 //	2  bad usage or input: nothing was sent; or the NATS server refused the
 //	   credentials a subject (a caller's key without its --identity, an
 //	   operator's command with a caller's key): toolctl says which key does what

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/auth"
 	"github.com/toolbus/toolbus/bus"
@@ -173,6 +174,24 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(e.stderr, nil)) // stdout is the MCP stream in stdio mode
+	// The connection closed for good (nats.go stopped reconnecting: the
+	// server revoked the gateway's user, or closed it with an error
+	// nats.go takes for fatal): the gateway can relay nothing more, so it
+	// stops as on a signal and exits 1, for its supervisor to start it
+	// again, as a worker does, rather than live on with every call failing.
+	ctx, connLost := context.WithCancelCause(ctx)
+	defer connLost(nil)
+	nc.SetClosedHandler(func(*nats.Conn) { connLost(errConnClosed) })
+	if nc.IsClosed() { // closed before the handler was set
+		connLost(errConnClosed)
+	}
+	closed := func() bool {
+		if !errors.Is(context.Cause(ctx), errConnClosed) {
+			return false
+		}
+		log.Error("NATS connection closed for good; the gateway can relay nothing more and stops", "err", nc.LastError())
+		return true
+	}
 	tracer, shutdownTraces, err := otelenv.Setup(ctx, "toolbus-gateway", "github.com/toolbus/toolbus/mcp", buildinfo.Version())
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
@@ -227,7 +246,11 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		sctx, end := context.WithCancel(context.WithoutCancel(ctx))
 		defer end()
 		defer context.AfterFunc(ctx, func() { g.Interrupt(); d.waitFor(stdioStopWait); end() })()
-		if err := g.Serve(sctx, t, o.session); err != nil {
+		err := g.Serve(sctx, t, o.session)
+		if closed() {
+			return exitError
+		}
+		if err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
@@ -239,12 +262,19 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	log.Info("MCP gateway listening", "url", "http://"+l.Addr().String()+"/mcp")
-	if err := g.ServeListener(ctx, l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err = g.ServeListener(ctx, l)
+	if closed() {
+		return exitError
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
 	return exitOK
 }
+
+// errConnClosed ends a gateway whose NATS connection closed for good.
+var errConnClosed = errors.New("NATS connection closed for good")
 
 // loopback reports whether host is a loopback name or address ("" and the
 // unspecified addresses are every interface).
