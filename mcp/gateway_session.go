@@ -363,6 +363,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		defer cancel()
 	}
 	ctx = s.g.continueTrace(ctx, req)
+	var span trace.Span // nil without GatewayOptions.Tracer
 	if tr := g.opts.Tracer; tr != nil {
 		// The name is the client's: in the span's name only when the
 		// fleet serves it (a trace backend lists every span name as an
@@ -371,9 +372,9 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		if _, ok := g.fleet.Tool(name); ok || name == toolkit.MetaToolName {
 			spanName += " " + name
 		}
-		var span trace.Span
 		ctx, span = tr.Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
-			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", cutText(name, toolkit.MaxNameLen)),
+			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.operation.name", "execute_tool"),
+			attribute.String("gen_ai.tool.name", cutText(name, toolkit.MaxNameLen)),
 			attribute.String("mcp.session.id", s.id)))
 		defer span.End()
 	}
@@ -389,6 +390,9 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		final = s.approveByElicitation(ctx, req, name, input, final)
 	}
 	s.logCall(name, final, time.Since(start))
+	if span != nil {
+		endSpan(span, final)
+	}
 	if name == toolkit.MetaToolName && final.State == toolkit.StateSuccess {
 		s.refresh(ctx, false, 0) // the client now carries the new revision
 	}
