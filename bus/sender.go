@@ -958,7 +958,11 @@ func (s *sender) noteEnd(resp *toolkit.Response) {
 		}
 	}
 	if h := s.w.opts.OnFinal; h != nil {
-		h(s.call.Name, resp.State, resp.Code, took)
+		ran := took
+		if s.unrun {
+			ran = 0 // refused by the toolkit (its input, its group): it did not run
+		}
+		h(s.call.Name, resp.State, resp.Code, ran)
 	}
 	if s.refused || s.unrun {
 		s.w.tk.Refused(s.ctx, s.call, resp) // not dispatched, or refused by the toolkit

@@ -102,8 +102,9 @@ type WorkerOptions struct {
 	Sessions *SessionsOptions
 	// OnFinal, when set, is told of every final the worker sends: the
 	// tool, how the call ended, and how long since the worker took it (0
-	// for a call answered at once without running: a bad request, an
-	// unknown tool). It runs on the call's goroutine and must not block;
+	// for a call answered without running: a bad request, an unknown
+	// tool, input that does not validate, an inactive group). It runs on
+	// the call's goroutine and must not block;
 	// metrics use it.
 	OnFinal func(tool string, state toolkit.State, code toolkit.Code, took time.Duration)
 	// Tracer, when set, records every call as a span (see trace.go), in

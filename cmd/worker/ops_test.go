@@ -54,7 +54,7 @@ func TestOperatorEndpoint(t *testing.T) {
 	}
 	for _, want := range []string{
 		`toolbus_worker_calls_total{code="",state="success",tool="echo"} 2`,
-		`toolbus_worker_call_duration_seconds_count{tool="echo"} 3`,
+		`toolbus_worker_call_duration_seconds_count{tool="echo"} 2`, // the calls that ran
 		`toolbus_worker_calls_total{code="invalid_input",state="error",tool="echo"} 1`,
 		`toolbus_worker_calls_in_flight 0`,
 		`toolbus_nats_connected 1`,
