@@ -525,7 +525,7 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 	// The last delivery's number: the caller reads the final as of it.
 	// replyFinal keeps the final.
 	in.dur = &delivery{attempt: n, max: n, redeliver: d.o.AckWait}
-	d.w.replyFinal(in, c, resp)
+	d.w.replyFinal(in, c, resp, req.Session)
 }
 
 // consumer binds the tool's consumer, creating it when missing.
@@ -989,14 +989,14 @@ func (d *durablePath) enqueue(in *incoming, id string, deadline time.Time) bool 
 		if !again {
 			// The stream has it already and stores nothing: answered
 			// here, or the caller would wait for its deadline.
-			d.w.replyFinal(in, c, duplicateCall(id))
+			d.w.replyFinal(in, c, duplicateCall(id), "")
 			return true
 		}
 		// Sent again after its approval: queued under an id of its own
 		// (a duplicate of that: the approved call runs already).
 		h.Set(jetstream.MsgIDHeader, qid)
 		if ack, _, uncertain, err = queueCall(ctx, d.js, syncPublisher(d.js), time.Time{}, msg); err == nil && ack.Duplicate && !uncertain {
-			d.w.replyFinal(in, c, duplicateCall(id))
+			d.w.replyFinal(in, c, duplicateCall(id), "")
 			return true
 		}
 	}
@@ -1008,7 +1008,7 @@ func (d *durablePath) enqueue(in *incoming, id string, deadline time.Time) bool 
 		// being durable by default says it must not be.
 		resp := d.w.finalFor(id, toolkit.CodeOverloaded, queueFullText(err))
 		resp.Metadata[wire.MetaRetryAfterMS] = queueFullRetry.Milliseconds()
-		d.w.replyFinal(in, c, resp)
+		d.w.replyFinal(in, c, resp, "")
 		return true
 	case !uncertain:
 		d.w.count.jsErrors.Add(1)
@@ -1240,7 +1240,7 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 		in.dur.handBackLater()
 		return false
 	}
-	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(in.tool, in.dur.attempt)))
+	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(in.tool, in.dur.attempt)), "")
 	w.settle(in.dur)
 	return false
 }

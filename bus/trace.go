@@ -22,7 +22,9 @@ import (
 // gen_ai.operation.name, gen_ai.tool.name, gen_ai.tool.call.id and, when
 // the call fails, error.type (its code) and the span's error status (a
 // tool that panicked: also an "exception" event, recorded by the
-// toolkit that recovered the panic). The
+// toolkit that recovered the panic). A call answered without running
+// (a cancel or deadline that came first, a tool not served here, a bad
+// request) gets the same span, started and ended at its answer. The
 // tool's context carries the span, so work it starts (an MCP call, an
 // HTTP request with the context) is a child of it.
 
@@ -87,6 +89,15 @@ func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall) (
 func routeSpan(span trace.Span, tool, to string) {
 	span.SetName("route_tool " + tool)
 	span.SetAttributes(attribute.String("gen_ai.operation.name", "route_tool"), attribute.String("toolbus.forwarded_to", to))
+}
+
+// refusedSpan records the span of a call the worker answers without
+// running it (replyFinal: its cancel or deadline came first, its tool is
+// not served here, its request is bad), started and ended at the answer:
+// named and attributed as a call that ran, and ended as the final says.
+func refusedSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, resp *toolkit.Response) {
+	_, span := startCallSpan(tracer, h, call)
+	endCallSpan(span, resp)
 }
 
 // endCallSpan ends a call's span with how the call ended.

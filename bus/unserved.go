@@ -35,7 +35,7 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string, deadline
 		if in.dur.repeatable {
 			in.dur.handBackLater()
 		} else {
-			w.replyFinal(in, c, w.notServed(in.dur, in.tool, id))
+			w.replyFinal(in, c, w.notServed(in.dur, in.tool, id), "")
 			w.settle(in.dur)
 		}
 		return true
@@ -236,11 +236,11 @@ func (w *Worker) passedBack(m *nats.Msg) {
 		return
 	}
 	if pc.stopping {
-		w.replyFinal(&pc.in, pc.c, w.cancelledFinal(pc.id, false))
+		w.replyFinal(&pc.in, pc.c, w.cancelledFinal(pc.id, false), "")
 		return
 	}
 	nf := toolkit.NotFound(pc.in.tool)
-	w.replyFinal(&pc.in, pc.c, w.finalFor(pc.id, nf.Code, nf.Message))
+	w.replyFinal(&pc.in, pc.c, w.finalFor(pc.id, nf.Code, nf.Message), "")
 }
 
 // unserved ends a call that holds its slot and whose tool was removed

@@ -611,7 +611,7 @@ func (in *incoming) seqAfter() uint64 {
 // or logs it when there is nowhere to answer; a durable one is settled.
 func (w *Worker) badRequest(in *incoming, c wire.Codec, id string, code toolkit.Code, msg string) {
 	if w.answerable(in, id, msg) {
-		w.replyFinal(in, c, w.finalFor(id, code, msg))
+		w.replyFinal(in, c, w.finalFor(id, code, msg), "")
 	}
 	w.settle(in.dur)
 }
@@ -719,12 +719,14 @@ func callKey(identity, id string) string { return wire.ResultKey(identity, id) }
 
 // replyFinal sends a lone final frame (seq 1): the answer to a call that
 // did not run here, which the toolkit hears of (Toolkit.Refused: a
-// logging middleware never saw it).
-func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) {
+// logging middleware never saw it) and which is recorded as a span as a
+// call that ran is (refusedSpan). session is the call's session, ""
+// when unknown (a request that could not be read).
+func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response, session string) {
 	if h := w.opts.OnFinal; h != nil {
 		h(in.tool, resp.State, resp.Code, 0)
 	}
-	call := toolkit.ToolCall{ID: resp.ID, Name: in.tool, Identity: in.identity}
+	call := toolkit.ToolCall{ID: resp.ID, Name: in.tool, Identity: in.identity, Session: session}
 	if in.dur != nil {
 		call.Attempt = int(in.dur.attempt)
 	}
@@ -744,6 +746,9 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response) 
 			w.count.jsErrors.Add(1)
 			w.log.Warn("bus: could not keep a call's result", "call", resp.ID, "err", err)
 		}
+	}
+	if w.opts.Tracer != nil {
+		refusedSpan(w.opts.Tracer, in.header, &call, resp)
 	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: in.seqAfter() + 1, Final: resp}
 	in.dur.mark(f)
@@ -965,7 +970,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		// heard: the cancels stream has it.
 		if reason, ok := w.dur.cancelled(identity, req.ID, in.dur.published); ok {
 			w.count.cancelled.Add(1)
-			w.replyFinal(in, c, w.cancelledFinal(req.ID, reason == wire.CancelReasonDeadline))
+			w.replyFinal(in, c, w.cancelledFinal(req.ID, reason == wire.CancelReasonDeadline), req.Session)
 			w.settle(in.dur)
 			return nil
 		}
@@ -979,7 +984,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		} else if w.notRunHere(in, c, req.ID, toolkit.SessionScope(identity, req.Session), deadline) {
 			return nil
 		}
-		w.replyFinal(in, c, w.cancelledFinal(req.ID, tomb.deadline))
+		w.replyFinal(in, c, w.cancelledFinal(req.ID, tomb.deadline), req.Session)
 		w.settle(in.dur)
 		return nil
 	}
@@ -996,7 +1001,7 @@ func (w *Worker) accept(in *incoming) *sender {
 	if timeout != nil && *timeout <= 0 {
 		w.mu.Unlock()
 		w.count.cancelled.Add(1)
-		w.replyFinal(in, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."))
+		w.replyFinal(in, c, w.finalFor(req.ID, toolkit.CodeTimeout, "TimeoutError: The tool call's deadline had passed before it started."), req.Session)
 		w.settle(in.dur)
 		return nil
 	}
