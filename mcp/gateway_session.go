@@ -333,34 +333,16 @@ func annotations(readOnly bool, level toolkit.Idempotency) *sdk.ToolAnnotations 
 	return a
 }
 
-// call runs one tools/call over the bus in the session.
+// call runs one tools/call over the bus in the session. A call it
+// answers itself (arguments that are no object, a session or gateway at
+// its bound) is recorded and timed as one it sends: its span and the time
+// from the request to its answer.
 func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	start := time.Now()
 	g := s.g
 	name := req.Params.Name
 	if a := s.aliases.Load(); a != nil && (*a)[name] != "" {
 		name = (*a)[name] // an exposed server's tool under its own name
-	}
-	input, err := callArguments(req.Params.Arguments)
-	if err != nil {
-		final := &toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInvalidInput,
-			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InvalidInput: " + err.Error()}}}
-		s.logCall(name, final, 0)
-		return s.result(final), nil
-	}
-	leave, over := s.enter()
-	defer leave()
-	if over != "" {
-		final := toolkit.Final("", toolkit.CodeOverloaded, fmt.Sprintf(
-			"TooManyCallsError: %s; '%s' was not called. Wait for one to end, then call it again.", over, name))
-		s.logCall(name, final, 0)
-		return s.result(final), nil
-	}
-	ctx, end := s.bound(ctx, req.Extra)
-	defer end()
-	if g.opts.CallTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
-		defer cancel()
 	}
 	ctx = s.g.continueTrace(ctx, req)
 	var span trace.Span // nil without GatewayOptions.Tracer
@@ -378,13 +360,32 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			attribute.String("mcp.session.id", s.id)))
 		defer span.End()
 	}
+	input, err := callArguments(req.Params.Arguments)
+	if err != nil {
+		final := &toolkit.Response{State: toolkit.StateError, Code: toolkit.CodeInvalidInput,
+			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "InvalidInput: " + err.Error()}}}
+		return s.refused(name, final, start, span), nil
+	}
+	leave, over := s.enter()
+	defer leave()
+	if over != "" {
+		final := toolkit.Final("", toolkit.CodeOverloaded, fmt.Sprintf(
+			"TooManyCallsError: %s; '%s' was not called. Wait for one to end, then call it again.", over, name))
+		return s.refused(name, final, start, span), nil
+	}
+	ctx, end := s.bound(ctx, req.Extra)
+	defer end()
+	if g.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.opts.CallTimeout)
+		defer cancel()
+	}
 	if req.Session != nil {
 		ctx = bus.WithAsker(ctx, relayAsk(req.Session))
 	}
 	if g.opts.StreamPoll > 0 && g.opts.StreamBuffer >= 0 && req.Extra != nil && req.Extra.CloseSSEStream != nil && resumable(req.Extra.Header) {
 		defer g.pollStream(req.Extra.CloseSSEStream)()
 	}
-	start := time.Now()
 	final := s.send(ctx, req, toolkit.ToolCall{Name: name, Input: input, Session: s.id})
 	if final.Code == toolkit.CodeApprovalRequired {
 		final = s.approveByElicitation(ctx, req, name, input, final)
@@ -397,6 +398,17 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		s.refresh(ctx, false, 0) // the client now carries the new revision
 	}
 	return s.result(final), nil
+}
+
+// refused is the result of a call the gateway answers without sending
+// it, logged, timed and recorded on its span (nil without a tracer) as a
+// call it sends is.
+func (s *gatewaySession) refused(name string, final *toolkit.Response, start time.Time, span trace.Span) *sdk.CallToolResult {
+	s.logCall(name, final, time.Since(start))
+	if span != nil {
+		endSpan(span, final)
+	}
+	return s.result(final)
 }
 
 // resumable reports whether the protocol version of an HTTP request has
