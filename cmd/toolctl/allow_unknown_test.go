@@ -8,7 +8,6 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
-	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -19,16 +18,7 @@ func TestAllowWarnsOfUnservedTool(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	ctx := natstest.Ctx(t)
 	nc := natstest.Connect(t, s)
-	st, err := permission.NewKVStore(ctx, natstest.JS(t, nc), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := permission.NewGuard(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk := toolkit.New(nil)
-	tk.Use(permission.Middleware(g))
+	_, tk := guarded(t, ctx, natstest.JS(t, nc))
 	if err := tk.Add(toolkit.Func("deploy", "Deploy.", func(_ context.Context, _ struct{}) (string, error) { return "deployed", nil })); err != nil {
 		t.Fatal(err)
 	}

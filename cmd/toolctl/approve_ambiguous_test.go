@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/toolbus/toolbus/internal/natstest"
-	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -18,16 +17,7 @@ import (
 func TestApproveAmbiguousNamesTheCaller(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	ctx := natstest.Ctx(t)
-	st, err := permission.NewKVStore(ctx, natstest.JS(t, natstest.Connect(t, s)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := permission.NewGuard(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk := toolkit.New(nil)
-	tk.Use(permission.Middleware(g))
+	_, tk := guarded(t, ctx, natstest.JS(t, natstest.Connect(t, s)))
 	type in struct {
 		Env string `json:"env"`
 	}

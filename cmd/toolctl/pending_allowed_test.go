@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/toolbus/toolbus/internal/natstest"
-	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -18,16 +17,7 @@ func TestPendingLeavesOutCallsAllowedSince(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	ctx := natstest.Ctx(t)
 	js := natstest.JS(t, natstest.Connect(t, s))
-	st, err := permission.NewKVStore(ctx, js, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := permission.NewGuard(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk := toolkit.New(nil)
-	tk.Use(permission.Middleware(g))
+	_, tk := guarded(t, ctx, js)
 	type in struct {
 		Env string `json:"env"`
 	}

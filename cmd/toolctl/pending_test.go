@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -18,16 +20,7 @@ func TestPendingListsWhatWaits(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	ctx := natstest.Ctx(t)
 	js := natstest.JS(t, natstest.Connect(t, s))
-	st, err := permission.NewKVStore(ctx, js, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := permission.NewGuard(st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk := toolkit.New(nil)
-	tk.Use(permission.Middleware(g))
+	_, tk := guarded(t, ctx, js)
 	type in struct {
 		Env string `json:"env"`
 	}
@@ -98,4 +91,22 @@ func TestPendingListsWhatWaits(t *testing.T) {
 	if _, _, code := toolctl("pending", "--limit", "0"); code != exitUsage {
 		t.Errorf("pending --limit 0: exit %d, want %d", code, exitUsage)
 	}
+}
+
+// guarded is a toolkit whose calls go through a permission guard on the
+// fleet's permission store (js's), as a worker with a permissions
+// section has it, and the guard.
+func guarded(t *testing.T, ctx context.Context, js jetstream.JetStream) (*permission.Guard, *toolkit.Toolkit) {
+	t.Helper()
+	st, err := permission.NewKVStore(ctx, js, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := permission.NewGuard(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(nil)
+	tk.Use(permission.Middleware(g))
+	return g, tk
 }

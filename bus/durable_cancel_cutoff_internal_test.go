@@ -12,14 +12,39 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// TestDurableRecheckAfterFailedLookup: a durable call runs on a worker
-// cut off from NATS, and its caller cancels it meanwhile. A lookup of the
+// TestDurableCancelOfRunningCallWhileCutOff: a durable call runs on a
+// worker that is then cut off from NATS; its caller cancels it meanwhile
+// (the cancel is recorded in the cancels stream, and goes by the worker
+// unheard). Back, the worker ran the call on to its end, its caller long
+// told "interrupted": it looks up the cancels of the durable calls it
+// runs once it has reconnected, and cancels them; the final kept says so.
+func TestDurableCancelOfRunningCallWhileCutOff(t *testing.T) {
+	c := cancelledWhileCutOff(t, 30*time.Second, nil)
+	natstest.WaitFor(t, "the kept final", func() bool { return c.Result(natstest.Ctx(t), "mig1").Code != toolkit.CodeNotFound })
+	if r := c.Result(natstest.Ctx(t), "mig1"); r.Code != toolkit.CodeInterrupted {
+		t.Fatalf("kept result: %s %q, want interrupted", r.Code, r.Text())
+	}
+}
+
+// TestDurableRecheckAfterFailedLookup: as above, but a lookup of the
 // cancels stream failed just before the worker was back (one on its way
 // as the connection went), so the lookups after the reconnect are put off
 // for cancelsPause: the running calls' cancels are still looked up once
 // the pause is over, not taken for looked up, the call then left to run
 // to its end.
 func TestDurableRecheckAfterFailedLookup(t *testing.T) {
+	cancelledWhileCutOff(t, cancelsPause+45*time.Second, func(w *Worker) {
+		// A lookup that failed as the connection went.
+		w.dur.cancelsFailed.Store(time.Now().UnixNano())
+	})
+}
+
+// cancelledWhileCutOff runs a durable call (id mig1) whose tool runs until
+// cancelled on a worker, cuts the worker off, cancels the call, calls
+// beforeRestore (unless nil), restores the worker's connection and waits
+// up to wait for the tool to see its cancel. It returns the caller's
+// client.
+func cancelledWhileCutOff(t *testing.T, wait time.Duration, beforeRestore func(*Worker)) *Client {
 	s := natstest.Embedded(t, true)
 	u, err := url.Parse(s.ClientURL())
 	if err != nil {
@@ -83,8 +108,9 @@ func TestDurableRecheckAfterFailedLookup(t *testing.T) {
 		st, err := js.Stream(natstest.Ctx(t), "toolbus_cancels")
 		return err == nil && st.CachedInfo().State.Msgs == 1
 	})
-	// A lookup that failed as the connection went.
-	w.dur.cancelsFailed.Store(time.Now().UnixNano())
+	if beforeRestore != nil {
+		beforeRestore(w)
+	}
 
 	px.Restore()
 	select {
@@ -92,7 +118,8 @@ func TestDurableRecheckAfterFailedLookup(t *testing.T) {
 		if err == nil {
 			t.Fatal("the tool ran to its end after its call was cancelled")
 		}
-	case <-time.After(cancelsPause + 45*time.Second):
-		t.Fatalf("the tool was not cancelled %v after its worker reconnected", cancelsPause+45*time.Second)
+	case <-time.After(wait):
+		t.Fatalf("the tool was not cancelled %v after its worker reconnected", wait)
 	}
+	return c
 }
