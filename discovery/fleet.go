@@ -88,6 +88,9 @@ func (in Instance) DecodeMeta(key string, v any) (ok bool, err error) {
 // arrives, a stopped one disappears on its goodbye, and one that died
 // without a goodbye disappears TTL after its last announcement (by default
 // 3 announce intervals, 6 s with the default interval).
+// Before it drops one, it reads what its connection has received by then
+// (a round trip to the server), so a client frozen for a while keeps the
+// instances whose announcements waited in the connection.
 //
 // Tools served by several instances are merged by name. Where instances
 // disagree about a tool or group, the instance whose id sorts first wins.
@@ -123,6 +126,10 @@ type Fleet struct {
 	// the last were logged).
 	refused   int
 	refusedAt time.Time
+	// handled counts the messages the subscription has handed to hold
+	// (every one, refused or kept), so that catchUp can tell when what the
+	// connection had received is read.
+	handled atomic.Uint64
 
 	mu        sync.Mutex // taken before inMu, never inside it
 	instances map[string]*instance
@@ -131,6 +138,18 @@ type Fleet struct {
 	watchers  map[int]func()
 	nextW     int
 	closed    bool
+	// suspects are the instances whose TTL ran out, kept until the
+	// connection's received messages are read (catchUp): each with the
+	// announcement its timer was set for. At most one per instance.
+	suspects map[string]announced
+	catching bool           // catchUp runs
+	catchers sync.WaitGroup // catchUp
+}
+
+// announced names one announcement of an instance.
+type announced struct {
+	epoch int64
+	seq   uint64
 }
 
 type instance struct {
@@ -202,6 +221,7 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 		instances: map[string]*instance{},
 		gone:      map[string]goodbyeMark{},
 		watchers:  map[int]func(){},
+		suspects:  map[string]announced{},
 	}
 	f.view.Store(&view{})
 	sub, err := nc.Subscribe(wire.SubjectAnnouncePrefix+"*", f.hold)
@@ -333,6 +353,7 @@ func (f *Fleet) Close() error {
 	close(f.done)
 	<-f.ended
 	<-f.taken
+	f.catchers.Wait()
 	return ignoreClosed(f.sub.Unsubscribe())
 }
 
@@ -462,6 +483,7 @@ const refusedLogEvery = time.Minute
 // instance announces again within its interval). A message that cannot be
 // an announcement (mayAnnounce) is refused first: it takes no place.
 func (f *Fleet) hold(m *nats.Msg) {
+	defer f.handled.Add(1)
 	now := time.Now()
 	if !mayAnnounce(m) {
 		f.inMu.Lock()
@@ -711,6 +733,12 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 // intake (received, not read yet: the intake is busy decoding others'
 // announcements, or a large one of its own) was heard from: it is marked
 // overdue and goes only if that message does not renew it (settle).
+//
+// While the connection is up, the instance is first kept until what the
+// connection has received by now is read (catchUp): a client process
+// that was frozen (stopped, asleep, paused, in a long GC stop) runs its
+// overdue timers on waking before it reads the announcements the server
+// sent it meanwhile, and dropped every live instance.
 func (f *Fleet) expire(id string, epoch int64, seq uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -718,17 +746,119 @@ func (f *Fleet) expire(id string, epoch int64, seq uint64) {
 	if f.closed || in == nil || in.ann.EpochMS != epoch || in.ann.Seq != seq {
 		return
 	}
+	if f.nc.IsConnected() {
+		f.suspects[id] = announced{epoch: epoch, seq: seq}
+		f.log.Debug("discovery: fleet: instance's TTL over: reading what the connection has received first", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)
+		if !f.catching {
+			f.catching = true
+			f.catchers.Add(1)
+			go f.catchUp()
+		}
+		return
+	}
+	if f.expireNow(id, in) {
+		f.rebuild()
+	}
+}
+
+// expireNow drops instance id, whose TTL is over, unless a message of it
+// waits for the intake (then it is marked overdue: settle); true when it
+// was dropped. f.mu is held.
+func (f *Fleet) expireNow(id string, in *instance) bool {
 	f.inMu.Lock()
 	at, waiting := f.waiting[wire.AnnounceSubject(id)]
 	f.inMu.Unlock()
 	if waiting {
 		in.overdue = true
 		f.log.Debug("discovery: fleet: instance's TTL over while its next announcement is waiting to be read", "instance", id, "last_seen", in.lastSeen, "arrived", at, "ttl", in.ttl)
-		return
+		return false
 	}
 	f.log.Info("discovery: fleet: instance expired", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)
 	f.drop(id, in)
-	f.rebuild()
+	return true
+}
+
+// catchUpFlush bounds the round trip with which catchUp learns that the
+// connection has received what the server sent it: past it (the link is
+// stalled), the suspects expire as they would have.
+const catchUpFlush = time.Second
+
+// catchUpPoll is how often catchUp looks at the subscription's pending
+// messages while it waits for them to be read.
+const catchUpPoll = 5 * time.Millisecond
+
+// catchUp expires the suspects once what the connection had received
+// when their TTL ran out is read, unless it renewed them; suspects added
+// meanwhile are taken in the next round.
+func (f *Fleet) catchUp() {
+	defer f.catchers.Done()
+	for {
+		f.mu.Lock()
+		batch := f.suspects
+		if len(batch) == 0 || f.closed {
+			f.catching = false
+			f.mu.Unlock()
+			return
+		}
+		f.suspects = map[string]announced{}
+		f.mu.Unlock()
+		f.readReceived()
+		f.mu.Lock()
+		merge := false
+		for id, a := range batch {
+			in := f.instances[id]
+			if f.closed || in == nil || in.ann.EpochMS != a.epoch || in.ann.Seq != a.seq {
+				continue // renewed (or gone) meanwhile
+			}
+			merge = f.expireNow(id, in) || merge
+		}
+		if merge && !f.closed {
+			f.rebuild()
+		}
+		f.mu.Unlock()
+	}
+}
+
+// readReceived returns once the announcement subscription has handed to
+// hold every message the server sent the connection before now: a round
+// trip to the server (the server's answer comes after them) and then the
+// subscription's messages queued by then. Returns early when the fleet
+// closes, and after catchUpFlush when the server does not answer.
+func (f *Fleet) readReceived() {
+	ctx, cancel := context.WithTimeout(context.Background(), catchUpFlush)
+	go func() {
+		select {
+		case <-f.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := f.nc.FlushWithContext(ctx)
+	cancel()
+	if err != nil {
+		return
+	}
+	// Every message queued when pending is read has been handled once
+	// handled, read after it, has grown by pending (pending counts a
+	// message until after its handler has returned, handled from just
+	// before), or once nothing is pending.
+	pending, _, err := f.sub.Pending()
+	if err != nil {
+		return
+	}
+	target := f.handled.Load() + uint64(pending)
+	tick := time.NewTicker(catchUpPoll)
+	defer tick.Stop()
+	for f.handled.Load() < target {
+		select {
+		case <-tick.C:
+		case <-f.done:
+			return
+		}
+		if n, _, err := f.sub.Pending(); err != nil || n == 0 {
+			return
+		}
+	}
 }
 
 // drop forgets instance id; f.mu is held.
