@@ -142,9 +142,23 @@ type Fleet struct {
 	// connection's received messages are read (catchUp): each with the
 	// announcement its timer was set for. At most one per instance.
 	suspects map[string]announced
-	catching bool           // catchUp runs
-	catchers sync.WaitGroup // catchUp
+	catching bool // catchUp runs
+	// Discover's rounds: one runs at a time (discoverRounds), and the calls
+	// made meanwhile share the next, so the answers of one discovery at a
+	// time are held, however many callers ask at once.
+	nextRound   *round
+	discovering bool           // discoverRounds runs
+	helpers     sync.WaitGroup // catchUp and discoverRounds
 }
+
+// round is one discovery and the Discover calls waiting for it.
+type round struct {
+	done chan struct{} // closed when it has ended, with err
+	err  error
+}
+
+// errClosed ends the Discover calls of a closed fleet.
+var errClosed = errors.New("discovery: fleet: discover: the fleet is closed")
 
 // announced names one announcement of an instance.
 type announced struct {
@@ -242,7 +256,73 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 // discover window (less when no instance is listening at all), then for
 // the announcements received by then to be read. Use it to refresh at
 // once, for example after a reconnect.
+//
+// One discovery runs at a time: a call made while one is under way waits
+// for it and then shares the next with every other call made meanwhile
+// (its request is sent after each of theirs). Its ctx ends the wait,
+// not the discovery, which others may share.
 func (f *Fleet) Discover(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("discovery: fleet: discover: %w", context.Cause(ctx))
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return errClosed
+	}
+	r := f.nextRound
+	if r == nil {
+		r = &round{done: make(chan struct{})}
+		f.nextRound = r
+		if !f.discovering {
+			f.discovering = true
+			f.helpers.Add(1)
+			go f.discoverRounds()
+		}
+	}
+	f.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return fmt.Errorf("discovery: fleet: discover: %w", context.Cause(ctx))
+	}
+}
+
+// discoverRounds runs the rounds Discover calls ask for, one at a time,
+// until none is asked for; a round ends early when the fleet closes.
+func (f *Fleet) discoverRounds() {
+	defer f.helpers.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-f.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for {
+		f.mu.Lock()
+		r, closed := f.nextRound, f.closed
+		f.nextRound = nil
+		if r == nil {
+			f.discovering = false
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		if closed {
+			r.err = errClosed
+		} else if r.err = f.discover(ctx); r.err != nil && ctx.Err() != nil {
+			r.err = errClosed
+		}
+		close(r.done)
+	}
+}
+
+// discover is one round of Discover: ctx ends when the fleet closes.
+func (f *Fleet) discover(ctx context.Context) error {
 	inbox := f.nc.NewInbox()
 	none := make(chan struct{})
 	var once sync.Once
@@ -353,7 +433,7 @@ func (f *Fleet) Close() error {
 	close(f.done)
 	<-f.ended
 	<-f.taken
-	f.catchers.Wait()
+	f.helpers.Wait()
 	return ignoreClosed(f.sub.Unsubscribe())
 }
 
@@ -751,7 +831,7 @@ func (f *Fleet) expire(id string, epoch int64, seq uint64) {
 		f.log.Debug("discovery: fleet: instance's TTL over: reading what the connection has received first", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)
 		if !f.catching {
 			f.catching = true
-			f.catchers.Add(1)
+			f.helpers.Add(1)
 			go f.catchUp()
 		}
 		return
@@ -791,7 +871,7 @@ const catchUpPoll = 5 * time.Millisecond
 // when their TTL ran out is read, unless it renewed them; suspects added
 // meanwhile are taken in the next round.
 func (f *Fleet) catchUp() {
-	defer f.catchers.Done()
+	defer f.helpers.Done()
 	for {
 		f.mu.Lock()
 		batch := f.suspects
