@@ -64,3 +64,37 @@ func TestConcurrentDiscoverShared(t *testing.T) {
 		t.Errorf("%d discover requests sent while one discovery was in flight, want 1 (the others share the next)", n)
 	}
 }
+
+// TestDiscoverDuringDiscoveryAsksAgain: a Discover call made while a
+// discovery is under way does not end with it: it waits for the next,
+// whose request is sent after the call, so it sees every instance live
+// when it was made.
+func TestDiscoverDuringDiscoveryAsksAgain(t *testing.T) {
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{DiscoverWindow: 300 * time.Millisecond})
+	listener := natstest.Conn(t, s)
+	requests, err := listener.SubscribeSync(wire.SubjectDiscover)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listener.Flush()
+	first := make(chan error, 1)
+	go func() { first <- f.Discover(natstest.Ctx(t)) }()
+	if _, err := requests.NextMsg(natstest.Guard); err != nil {
+		t.Fatalf("the first discover request: %v", err)
+	}
+	if err := f.Discover(natstest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	// The second call's request was sent before it returned.
+	if err := f.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	listener.Flush()
+	if n, _, _ := requests.Pending(); n != 1 {
+		t.Errorf("%d discover requests after the first, want 1: the call made during the first discovery ended with it", n)
+	}
+}
