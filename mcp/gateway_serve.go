@@ -134,7 +134,10 @@ func (s *gatewaySession) post(r *http.Request) (done func()) {
 // its answer can reach the client by that POST's stream only (the
 // gateway keeps no events to resume it with, or the client's protocol
 // version resumes no stream): its end (the connection cut) means nobody
-// will read the answer. Nil otherwise.
+// will read the answer. Nil otherwise. A POST noted once and gone by now
+// (the go-sdk hands its requests over and returns when its connection
+// goes, and a handler may run only after that) is an ended context: the
+// POST of a request whose handler still runs does not end otherwise.
 func (s *gatewaySession) postContext(extra *sdk.RequestExtra) context.Context {
 	if extra == nil || extra.Header == nil || s.g.opts.StreamBuffer >= 0 && resumable(extra.Header) {
 		return nil
@@ -145,8 +148,18 @@ func (s *gatewaySession) postContext(extra *sdk.RequestExtra) context.Context {
 	}
 	s.postMu.Lock()
 	defer s.postMu.Unlock()
-	return s.posts[token]
+	if ctx := s.posts[token]; ctx != nil {
+		return ctx
+	}
+	return postGone
 }
+
+// postGone is the context of a POST that ended (postContext).
+var postGone = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // sdkRefuses reports whether the go-sdk answers r, a request of a known
 // session, with an error before it looks at what r asks: its DNS-rebinding
