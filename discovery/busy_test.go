@@ -3,8 +3,6 @@ package discovery
 import (
 	"context"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,75 +11,6 @@ import (
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 )
-
-// gateHandler is a logger that holds the goroutine logging about
-// subject gated until open is closed (the fleet logs a malformed
-// announcement from its intake goroutine, so the intake waits there), and
-// records every other record's message and instance.
-type gateHandler struct {
-	gated   string
-	blocked chan struct{} // closed when a record about gated is being held
-	open    chan struct{}
-	once    sync.Once
-	// gate, when set, holds the first malformed-announcement record about
-	// any subject instead, until it returns.
-	gate     func()
-	gateOnce sync.Once
-
-	mu      sync.Mutex
-	records []string // "instance: message" and "subject: message"
-}
-
-func (h *gateHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *gateHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *gateHandler) WithGroup(string) slog.Handler            { return h }
-func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
-	var subject, inst string
-	r.Attrs(func(a slog.Attr) bool {
-		switch a.Key {
-		case "subject":
-			subject = a.Value.String()
-		case "instance":
-			inst = a.Value.String()
-		}
-		return true
-	})
-	if h.gate != nil && strings.Contains(r.Message, "malformed") {
-		h.gateOnce.Do(h.gate)
-	}
-	if h.gate == nil && subject == h.gated {
-		h.once.Do(func() { close(h.blocked) })
-		<-h.open
-		return nil
-	}
-	h.mu.Lock()
-	h.records = append(h.records, inst+": "+r.Message, subject+": "+r.Message)
-	h.mu.Unlock()
-	return nil
-}
-
-// count is how many records say word.
-func (h *gateHandler) count(word string) (n int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, r := range h.records {
-		if strings.HasPrefix(r, ": ") && strings.Contains(r, word) {
-			n++ // each record is kept twice, once by instance, once by subject
-		}
-	}
-	return n / 2
-}
-
-func (h *gateHandler) said(inst, word string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, r := range h.records {
-		if strings.HasPrefix(r, inst+": ") && strings.Contains(r, word) {
-			return true
-		}
-	}
-	return false
-}
 
 // TestBusyFleetKeepsWorker: a fleet whose intake is still busy (decoding
 // other announcements, a large one taking long on a loaded machine) when
@@ -93,49 +22,26 @@ func (h *gateHandler) said(inst, word string) bool {
 // it (here: one that cannot be read) still goes once it is read.
 func TestBusyFleetKeepsWorker(t *testing.T) {
 	s := natstest.Server(t)
-	blocker := wire.AnnounceSubject("blocker")
-	h := &gateHandler{gated: blocker, blocked: make(chan struct{}), open: make(chan struct{})}
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(h.open)
-		}
-	}
-	defer release()
+	h, release := gate(t, wire.AnnounceSubject("blocker"))
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), DiscoverWindow: 100 * time.Millisecond})
 	worker := natstest.Conn(t, s)
 
 	// The intake is held on a malformed announcement (format 0).
-	unreadable := []byte{0x81, 0xa1, 'v', 0x00}
-	if err := worker.Publish(blocker, unreadable); err != nil {
-		t.Fatal(err)
-	}
-	worker.Flush()
-	<-h.blocked
+	h.hold(t, worker, unreadable)
 
 	// The next messages of w1 (its announcement) and w2 (one that cannot
 	// be read) arrive and wait for the intake.
-	ann := func(id string, seq uint64, interval int64, mark string) wire.Announcement {
-		return wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: seq, IntervalMS: interval,
-			Tools: []wire.AnnouncedTool{{Name: mark, Description: "x", Group: "basic", Idempotency: "unknown",
-				Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}}
-	}
-	publishAnnouncement(t, worker, ann("w1", 2, 3_600_000, "second"))
+	publishAnnouncement(t, worker, announcement("w1", 2, 3_600_000, "second"))
 	if err := worker.Publish(wire.AnnounceSubject("w2"), unreadable); err != nil {
 		t.Fatal(err)
 	}
 	worker.Flush()
-	natstest.WaitFor(t, "the messages held for the intake", func() bool {
-		f.inMu.Lock()
-		defer f.inMu.Unlock()
-		return len(f.latest[wire.AnnounceSubject("w1")]) > 0 && len(f.latest[wire.AnnounceSubject("w2")]) > 0
-	})
+	waitHeld(t, f, wire.AnnounceSubject("w1"), wire.AnnounceSubject("w2"))
 
 	// The fleet learns w1 and w2 from earlier messages, answering a
 	// discover request (applied at once, not by the intake), with a TTL
 	// of 300 ms.
-	first := []wire.Announcement{ann("w1", 1, 100, "first"), ann("w2", 1, 100, "other")}
+	first := []wire.Announcement{announcement("w1", 1, 100, "first"), announcement("w2", 1, 100, "other")}
 	sub, err := worker.Subscribe(wire.SubjectDiscover, func(m *nats.Msg) {
 		for i := range first {
 			wire.Respond(worker, m, &first[i])
@@ -188,32 +94,13 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 // that worker's tools.
 func TestDiscoverReadsWhatArrived(t *testing.T) {
 	s := natstest.Server(t)
-	blocker := wire.AnnounceSubject("blocker")
-	h := &gateHandler{gated: blocker, blocked: make(chan struct{}), open: make(chan struct{})}
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(h.open)
-		}
-	}
-	defer release()
+	h, release := gate(t, wire.AnnounceSubject("blocker"))
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h)})
 	worker := natstest.Conn(t, s)
-	if err := worker.Publish(blocker, []byte{0x81, 0xa1, 'v', 0x00}); err != nil {
-		t.Fatal(err)
-	}
+	h.hold(t, worker, unreadable)
+	publishAnnouncement(t, worker, announcement("w1", 1, 3_600_000, "echo"))
 	worker.Flush()
-	<-h.blocked
-	publishAnnouncement(t, worker, wire.Announcement{Format: 1, Instance: "w1", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
-		Tools: []wire.AnnouncedTool{{Name: "echo", Description: "x", Group: "basic", Idempotency: "unknown",
-			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}})
-	worker.Flush()
-	natstest.WaitFor(t, "w1's announcement held", func() bool {
-		f.inMu.Lock()
-		defer f.inMu.Unlock()
-		return len(f.latest[wire.AnnounceSubject("w1")]) > 0
-	})
+	waitHeld(t, f, wire.AnnounceSubject("w1"))
 
 	done := make(chan error, 1)
 	go func() { done <- f.Discover(natstest.Ctx(t)) }()
@@ -263,11 +150,9 @@ func TestDiscoverKeepsSlowAnswers(t *testing.T) {
 	base = nc.NumSubscriptions()
 	close(ready)
 	worker := natstest.Conn(t, s)
-	w1 := wire.Announcement{Format: 1, Instance: "w1", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
-		Tools: []wire.AnnouncedTool{{Name: "echo", Description: "x", Group: "basic", Idempotency: "unknown",
-			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}}
+	w1 := announcement("w1", 1, 3_600_000, "echo")
 	sub, err := worker.Subscribe(wire.SubjectDiscover, func(m *nats.Msg) {
-		worker.Publish(m.Reply, []byte{0x81, 0xa1, 'v', 0x00})
+		worker.Publish(m.Reply, unreadable)
 		wire.Respond(worker, m, &w1)
 	})
 	if err != nil {

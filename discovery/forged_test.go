@@ -54,35 +54,16 @@ func rolesServer(t *testing.T) (*server.Server, func(seed string) *nats.Conn) {
 // headers, a map that is not an announcement's) takes no place.
 func TestCallerCannotCrowdOutAnnouncements(t *testing.T) {
 	_, conn := rolesServer(t)
-	blocker := wire.AnnounceSubject("blocker")
-	h := &gateHandler{gated: blocker, blocked: make(chan struct{}), open: make(chan struct{})}
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(h.open)
-		}
-	}
-	defer release()
+	h, release := gate(t, wire.AnnounceSubject("blocker"))
 	f := startFleet(t, conn("gateway.nk"), &FleetOptions{Logger: slog.New(h)})
 	worker, alice := conn("worker.nk"), conn("caller-alice.nk")
 
 	// The intake is held on a malformed announcement (format 0).
-	if err := worker.Publish(blocker, []byte{0x81, 0xa1, 'v', 0x00}); err != nil {
-		t.Fatal(err)
-	}
-	worker.Flush()
-	<-h.blocked
+	h.hold(t, worker, unreadable)
 
-	publishAnnouncement(t, worker, wire.Announcement{Format: 1, Instance: "w1", EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
-		Tools: []wire.AnnouncedTool{{Name: "echo", Description: "x", Group: "basic", Idempotency: "unknown",
-			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}})
+	publishAnnouncement(t, worker, announcement("w1", 1, 3_600_000, "echo"))
 	worker.Flush()
-	natstest.WaitFor(t, "w1's announcement held", func() bool {
-		f.inMu.Lock()
-		defer f.inMu.Unlock()
-		return len(f.latest[wire.AnnounceSubject("w1")]) > 0
-	})
+	waitHeld(t, f, wire.AnnounceSubject("w1"))
 	const junk = 3
 	for range junk {
 		if err := alice.PublishRequest("$JS.API.INFO", wire.AnnounceSubject("w1"), nil); err != nil {

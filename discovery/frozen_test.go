@@ -19,27 +19,13 @@ import (
 // made meanwhile found no worker.
 func TestFrozenFleetKeepsWorkers(t *testing.T) {
 	s := natstest.Server(t)
-	junk := wire.AnnounceSubject("junk")
-	h := &gateHandler{gated: junk, blocked: make(chan struct{}), open: make(chan struct{})}
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			close(h.open)
-		}
-	}
-	defer release()
+	h, release := gate(t, wire.AnnounceSubject("junk"))
 	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Interval: 50 * time.Millisecond})
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), TTL: 300 * time.Millisecond, DiscoverWindow: 100 * time.Millisecond})
 	natstest.WaitFor(t, "w1 listed", func() bool { return listed(f, "w1") })
 	// A message that is no announcement: the subscription's handler logs
 	// it, and is held there; w1's announcements queue behind it.
-	other := natstest.Conn(t, s)
-	if err := other.Publish(junk, []byte("x")); err != nil {
-		t.Fatal(err)
-	}
-	other.Flush()
-	<-h.blocked
+	h.hold(t, natstest.Conn(t, s), []byte("x"))
 	natstest.WaitFor(t, "w1's TTL over", func() bool { return h.said("w1", "expired") || h.said("w1", "TTL over") })
 	thawed := time.Now()
 	release()

@@ -1,0 +1,146 @@
+package discovery
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// unreadable is a message no fleet can read as an announcement (format
+// 0): the fleet logs it as malformed.
+var unreadable = []byte{0x81, 0xa1, 'v', 0x00}
+
+// gateHandler is a logger that holds the goroutine logging about
+// subject gated until open is closed (the fleet logs a malformed
+// announcement from its intake goroutine, so the intake waits there), and
+// records every other record's message and instance.
+type gateHandler struct {
+	gated   string
+	blocked chan struct{} // closed when a record about gated is being held
+	open    chan struct{}
+	once    sync.Once
+	// gate, when set, holds the first malformed-announcement record about
+	// any subject instead, until it returns.
+	gate     func()
+	gateOnce sync.Once
+
+	mu      sync.Mutex
+	records []string // "instance: message" and "subject: message"
+}
+
+func (h *gateHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *gateHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *gateHandler) WithGroup(string) slog.Handler            { return h }
+func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
+	var subject, inst string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "subject":
+			subject = a.Value.String()
+		case "instance":
+			inst = a.Value.String()
+		}
+		return true
+	})
+	if h.gate != nil && strings.Contains(r.Message, "malformed") {
+		h.gateOnce.Do(h.gate)
+	}
+	if h.gate == nil && subject == h.gated {
+		h.once.Do(func() { close(h.blocked) })
+		<-h.open
+		return nil
+	}
+	h.mu.Lock()
+	h.records = append(h.records, inst+": "+r.Message, subject+": "+r.Message)
+	h.mu.Unlock()
+	return nil
+}
+
+// count is how many records say word.
+func (h *gateHandler) count(word string) (n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records {
+		if strings.HasPrefix(r, ": ") && strings.Contains(r, word) {
+			n++ // each record is kept twice, once by instance, once by subject
+		}
+	}
+	return n / 2
+}
+
+func (h *gateHandler) said(inst, word string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records {
+		if strings.HasPrefix(r, inst+": ") && strings.Contains(r, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// gate returns a gateHandler that holds the goroutine logging about
+// subject, and the release that lets it go on (once; calling it again
+// does nothing). The release also runs when the test ends, as its
+// t.Context is cancelled, before its cleanups: among them the Close of a
+// fleet started after the gate, which waits for the intake the gate
+// holds (a release registered with t.Cleanup would run after that Close,
+// and a test failing before its release would hang there).
+func gate(t *testing.T, subject string) (*gateHandler, func()) {
+	t.Helper()
+	h := &gateHandler{gated: subject, blocked: make(chan struct{}), open: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(h.open) }) }
+	context.AfterFunc(t.Context(), release)
+	return h, release
+}
+
+// hold publishes data on the gated subject from nc and returns once the
+// goroutine logging about it is held.
+func (h *gateHandler) hold(t *testing.T, nc *nats.Conn, data []byte) {
+	t.Helper()
+	if err := nc.Publish(h.gated, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.blocked:
+	case <-time.After(natstest.Guard):
+		t.Fatalf("timed out waiting for the record about %s to be held", h.gated)
+	}
+}
+
+// waitHeld waits until a message of each of subjects waits for f's
+// intake.
+func waitHeld(t *testing.T, f *Fleet, subjects ...string) {
+	t.Helper()
+	natstest.WaitFor(t, fmt.Sprintf("messages of %v held for the intake", subjects), func() bool {
+		f.inMu.Lock()
+		defer f.inMu.Unlock()
+		for _, s := range subjects {
+			if len(f.latest[s]) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// announcement is instance id's announcement number seq (epoch 1) of one
+// basic tool named tool, taking no input, with interval_ms interval.
+func announcement(id string, seq uint64, interval int64, tool string) wire.Announcement {
+	return wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: seq, IntervalMS: interval,
+		Tools: []wire.AnnouncedTool{{Name: tool, Description: "x", Group: "basic", Idempotency: "unknown",
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}}
+}
