@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -77,13 +76,7 @@ func openStream(t *testing.T, u, session string) net.Conn {
 // connection it was offered.)
 func TestGatewayConnectionCap(t *testing.T) {
 	f := startFleet(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{MaxConns: 2})
 	u := serveGatewayHTTP(t, g)
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: guardTimeout}
 	t.Cleanup(hc.CloseIdleConnections)

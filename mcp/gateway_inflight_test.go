@@ -183,25 +183,29 @@ func (d *cutConns) cut() {
 	}
 }
 
-// TestGatewayClientGoneInFlight: an MCP client that dies mid-call (its
-// connections close; no cancel, no DELETE): once its session has been
-// idle for the session timeout, the call is cancelled on the worker and
-// the session forgotten.
-func TestGatewayClientGoneInFlight(t *testing.T) {
-	f := startFleet(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{SessionTimeout: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+// slowCallOverCuttable starts a gateway with opts on f's server and a
+// client of it over HTTP connections the returned cutConns cuts, and
+// returns once the client's call of slow runs on the worker (unblocked
+// when the test ends).
+func slowCallOverCuttable(t *testing.T, f *fleetFixture, opts *GatewayOptions) (*Gateway, *cutConns) {
+	t.Helper()
+	g := startGateway(t, f.srv, opts)
 	d := &cutConns{}
 	hc := &http.Client{Transport: &http.Transport{DialContext: d.dial}}
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g), HTTPClient: hc, MaxRetries: -1})
 	waitTracked(t, g, 1)
 	unblock, _ := startSlow(t, f, c)
 	t.Cleanup(unblock)
+	return g, d
+}
+
+// TestGatewayClientGoneInFlight: an MCP client that dies mid-call (its
+// connections close; no cancel, no DELETE): once its session has been
+// idle for the session timeout, the call is cancelled on the worker and
+// the session forgotten.
+func TestGatewayClientGoneInFlight(t *testing.T) {
+	f := startFleet(t)
+	g, d := slowCallOverCuttable(t, f, &GatewayOptions{SessionTimeout: 500 * time.Millisecond})
 	d.cut()
 	waitCancelled(t, f, 5*time.Second, "client gone, session timeout 500ms")
 	waitTracked(t, g, 0) // the go-sdk's idle close, no longer waiting on the call
@@ -357,19 +361,7 @@ func TestGatewayListChangedStale(t *testing.T) {
 // minutes by default), or never while the client's event stream stays.
 func TestGatewayCutPostInFlight(t *testing.T) {
 	f := startFleet(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{StreamBuffer: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	d := &cutConns{}
-	hc := &http.Client{Transport: &http.Transport{DialContext: d.dial}}
-	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g), HTTPClient: hc, MaxRetries: -1})
-	waitTracked(t, g, 1)
-	unblock, _ := startSlow(t, f, c)
-	t.Cleanup(unblock)
+	_, d := slowCallOverCuttable(t, f, &GatewayOptions{StreamBuffer: -1})
 	d.die()
 	waitCancelled(t, f, 20*time.Second, "the call's POST cut, no stream to resume")
 }
@@ -380,17 +372,11 @@ func TestGatewayBoundsEndInFlight(t *testing.T) {
 	for _, how := range []string{"call timeout", "interrupt"} {
 		t.Run(how, func(t *testing.T) {
 			f := startFleet(t)
-			ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-			defer cancel()
 			o := &GatewayOptions{}
 			if how == "call timeout" {
 				o.CallTimeout = 5 * time.Second // the call starts well within it
 			}
-			g, err := NewGateway(ctx, natstest.Connect(t, f.srv), o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { g.Close() })
+			g := startGateway(t, f.srv, o)
 			c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 			waitTracked(t, g, 1)
 			unblock, _ := startSlow(t, f, c)

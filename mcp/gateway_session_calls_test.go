@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -17,13 +16,8 @@ import (
 // session is not affected, and the session calls again once one ended.
 func TestGatewaySessionCallsBounded(t *testing.T) {
 	f := startFleet(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{MaxSessionCalls: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	ctx := natstest.Ctx(t)
+	g := startGateway(t, f.srv, &GatewayOptions{MaxSessionCalls: 2})
 	url := serveGatewayHTTP(t, g)
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
 	other := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
@@ -66,13 +60,8 @@ func TestGatewaySessionCallsBounded(t *testing.T) {
 // naming the gateway's bound; once one ended, calls go through again.
 func TestGatewayCallsBounded(t *testing.T) {
 	f := startFleet(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{MaxCalls: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	ctx := natstest.Ctx(t)
+	g := startGateway(t, f.srv, &GatewayOptions{MaxCalls: 2})
 	url := serveGatewayHTTP(t, g)
 	a := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
 	b := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})

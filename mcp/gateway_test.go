@@ -172,9 +172,16 @@ func serveWorker(t testing.TB, srv *embedded.Server, tk *toolkit.Toolkit, instan
 
 func newGateway(t testing.TB, f *fleetFixture) *Gateway {
 	t.Helper()
+	return startGateway(t, f.srv, nil)
+}
+
+// startGateway starts a gateway with opts on its own connection to srv,
+// closed when the test ends.
+func startGateway(t testing.TB, srv *embedded.Server, opts *GatewayOptions) *Gateway {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), nil)
+	g, err := NewGateway(ctx, natstest.Connect(t, srv), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
