@@ -2,11 +2,8 @@ package bus
 
 import (
 	"context"
-	"net/url"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -46,10 +43,6 @@ func TestDurableRecheckAfterFailedLookup(t *testing.T) {
 // client.
 func cancelledWhileCutOff(t *testing.T, wait time.Duration, beforeRestore func(*Worker)) *Client {
 	s := natstest.Embedded(t, true)
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := make(chan struct{}, 1)
 	stopped := make(chan error, 1)
 	tk := toolkit.New(nil)
@@ -64,12 +57,8 @@ func cancelledWhileCutOff(t *testing.T, wait time.Duration, beforeRestore func(*
 			return "migrated", nil
 		}
 	}))
-	px := natstest.NewProxy(t, u.Host)
-	wnc, err := nats.Connect(px.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wnc.Close)
+	px := natstest.ProxyTo(t, s)
+	wnc := px.Conn(t)
 	wjs := natstest.JS(t, wnc)
 	w, err := Serve(wnc, tk, &WorkerOptions{Instance: "w1",
 		Durable: &DurableOptions{JetStream: wjs}, Results: &ResultsOptions{JetStream: wjs}})

@@ -2,12 +2,9 @@ package bus_test
 
 import (
 	"context"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
@@ -22,22 +19,14 @@ import (
 // "interrupted".
 func TestDurableCancelWhileWorkerCutOff(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ran atomic.Int32
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, toolkit.Func("charge", "Charges a card.", func(ctx context.Context, in struct{}) (string, error) {
 		ran.Add(1)
 		return "charged", nil
 	}))
-	px := natstest.NewProxy(t, u.Host)
-	wnc, err := nats.Connect(px.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wnc.Close)
+	px := natstest.ProxyTo(t, s)
+	wnc := px.Conn(t)
 	wjs := natstest.JS(t, wnc)
 	serve(t, wnc, tk, &bus.WorkerOptions{Instance: "w1",
 		Durable: &bus.DurableOptions{JetStream: wjs}, Results: &bus.ResultsOptions{JetStream: wjs}})

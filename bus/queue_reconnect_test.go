@@ -1,7 +1,6 @@
 package bus
 
 import (
-	"net/url"
 	"testing"
 	"time"
 
@@ -19,16 +18,8 @@ func TestQueueAcrossReconnect(t *testing.T) {
 	if _, err := natstest.JS(t, natstest.Connect(t, s)).CreateStream(natstest.Ctx(t), CallsStreamConfig(2*time.Minute, 1)); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := natstest.NewProxy(t, u.Host)
-	nc, err := nats.Connect(px.URL(), nats.ReconnectWait(20*time.Millisecond), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	px := natstest.ProxyTo(t, s)
+	nc := px.Conn(t, nats.ReconnectWait(20*time.Millisecond))
 	c, err := NewClient(nc, &ClientOptions{QueueWait: queueTry / 2})
 	if err != nil {
 		t.Fatal(err)

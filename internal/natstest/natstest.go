@@ -426,8 +426,32 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	return p
 }
 
+// ProxyTo is a Proxy (NewProxy) in front of s, which listens on TCP
+// (Embedded with tcp).
+func ProxyTo(t testing.TB, s *embedded.Server) *Proxy {
+	t.Helper()
+	u, err := url.Parse(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewProxy(t, u.Host)
+}
+
 // URL is the proxy's nats:// address.
 func (p *Proxy) URL() string { return "nats://" + p.ln.Addr().String() }
+
+// Conn connects through p, reconnecting for ever every 50 ms after a
+// Cut (opts come after those and may change them); the connection is
+// closed when the test ends.
+func (p *Proxy) Conn(t testing.TB, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(p.URL(), append([]nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(50 * time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
 
 func (p *Proxy) accept() {
 	for {
