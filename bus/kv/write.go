@@ -81,6 +81,9 @@ func expect(hdr nats.Header, rev uint64) nats.Header {
 // revision, not stored twice, and a compare-and-set is not refused by
 // its own earlier write; past the bucket's duplicate window, the key's
 // last message read from the stream leader tells whether it is this one.
+// So does it, within WriteTry past ctx's end, for an attempt whose answer
+// was still to come when ctx ended: a write that was stored is answered
+// with its revision, never with ctx's error.
 // A refusal on the revision is jetstream.ErrKeyRevisionMismatch.
 func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr nats.Header, data []byte) (uint64, error) {
 	id := nuid.Next()
@@ -90,9 +93,11 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 	}
 	h.Set(jetstream.MsgIDHeader, id)
 	// landed reports the revision of this message when it is the key's
-	// last one.
+	// last one. Asked once ctx has ended (an attempt whose answer was
+	// lost as it ended), it asks within WriteTry all the same: a write
+	// that happened is not to be taken for one that did not.
 	landed := func() (uint64, bool) {
-		lctx, cancel := context.WithTimeout(ctx, WriteTry)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTry)
 		defer cancel()
 		e, err := LeaderGet(lctx, js, bucket, key)
 		return e.Revision, err == nil && e.Header.Get(jetstream.MsgIDHeader) == id
@@ -114,7 +119,7 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 		switch {
 		case err == nil:
 			return ack.Sequence, nil
-		case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || Transient(err) || inProcess(err)):
+		case ctx.Err() == nil && maybeStored(err):
 			unanswered = true
 			if n, ok := landed(); ok {
 				return n, nil
@@ -123,9 +128,11 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 				return 0, fmt.Errorf("%w (last error: %v)", serr, err)
 			}
 			continue
-		case unanswered:
+		case unanswered || ctx.Err() != nil && maybeStored(err):
+			// Refused on its own earlier write, or ctx ended with this
+			// attempt's answer on its way.
 			if n, ok := landed(); ok {
-				return n, nil // refused on its own earlier write
+				return n, nil
 			}
 		}
 		if wrongLast(err) {
@@ -133,6 +140,13 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 		}
 		return 0, err
 	}
+}
+
+// maybeStored reports an attempt's error that leaves whether it was
+// stored unknown: its answer not come (an attempt's bound, ctx's end), or
+// a refusal for a moment (no leader; an earlier attempt still stored).
+func maybeStored(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || Transient(err) || inProcess(err)
 }
 
 // wrongLast reports a write refused on its expected revision (10071; a
