@@ -154,7 +154,13 @@
 //   - A store failure fails closed: the call ends with
 //     toolkit.CodeUnavailable and nothing runs. A KVStore's cluster
 //     without a leader for the moment (an election, nodes restarting) is
-//     no failure: its reads wait for one within the call's context.
+//     no failure: its reads and writes wait for one within the call's
+//     context, and the whole check of a call within Options.CheckTimeout
+//     (DefaultCheckTimeout, 30 s) when the call has no earlier deadline.
+//     Past that bound the call ends toolkit.CodeUnavailable with a
+//     PermissionStateError saying the permission state is unreachable,
+//     not run: an outage does not hold calls and worker slots for as long
+//     as it lasts. The bound is the check's only, never the tool's.
 //   - A session whose KV key would be longer than wire.MaxSessionKeyLen
 //     (as for the groups and the pins) cannot have a policy in a KVStore:
 //     its calls end toolkit.CodeInvalidInput (BadRequestError), and its

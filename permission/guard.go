@@ -30,12 +30,26 @@ type Options struct {
 	// ApprovalTTL: an approval older than this is ignored; 0 means what
 	// the store keeps (KVStore.ApprovalTTL), else DefaultApprovalTTL.
 	ApprovalTTL time.Duration
+	// CheckTimeout bounds a call's whole permission check (its policy,
+	// its approval and the approval's use, the record of its ask) when
+	// the call's context has no earlier deadline; 0 means
+	// DefaultCheckTimeout, negative is an error. Past it the call ends
+	// with toolkit.CodeUnavailable, saying the permission state is
+	// unreachable, and does not run: a store that cannot answer (a
+	// KVStore's cluster without a leader) does not hold the call, and
+	// its worker slot, for as long as that lasts.
+	CheckTimeout time.Duration
 	// Logger receives approvals used and store failures; nil means
 	// slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// DefaultCheckTimeout bounds a call's permission check when
+// Options.CheckTimeout is 0: long enough to ride out a JetStream
+// election, short enough that an outage does not hold worker slots.
+const DefaultCheckTimeout = 30 * time.Second
 
 // Guard decides, per session, who may run what: it reads the session's
 // mode and rules from a Store, runs Decide, and handles one-shot approvals.
@@ -67,6 +81,12 @@ func NewGuard(store Store, opts *Options) (*Guard, error) {
 		if err := r.Validate(); err != nil {
 			return nil, err
 		}
+	}
+	switch {
+	case o.CheckTimeout < 0:
+		return nil, fmt.Errorf("permission: negative check timeout %v", o.CheckTimeout)
+	case o.CheckTimeout == 0:
+		o.CheckTimeout = DefaultCheckTimeout
 	}
 	o.Rules = slices.Clone(o.Rules)
 	o.WorkingDirs = slices.Clone(o.WorkingDirs)
@@ -150,64 +170,90 @@ const (
 // tool or input digest differs from the re-sent call ends it with
 // CodeDenied and stays unused. Deny rules are checked before approvals, so
 // a deny rule added after the approval still wins. A store failure ends
-// the call with CodeUnavailable: nothing runs unchecked.
+// the call with CodeUnavailable: nothing runs unchecked. The whole check
+// is bounded by Options.CheckTimeout when the call's context has no
+// earlier deadline; the call itself is not.
 func Middleware(g *Guard) toolkit.Middleware {
 	return func(next toolkit.Handler) toolkit.Handler {
 		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			p, err := g.Policy(ctx, call.Scope())
-			if errors.Is(err, wire.ErrInvalidSession) {
-				// The caller's session cannot have a policy: no retry helps.
-				return toolkit.Errorf(toolkit.CodeInvalidInput, "BadRequestError: %v", err)
-			}
-			if err != nil {
-				return toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not read the session's permissions: %v", err)
-			}
-			d := Decide(p, call.Tool, call.Input)
-			switch d.Behavior {
-			case Allow:
-				return next(ctx, call, w)
-			case Deny:
-				e := toolkit.NewError(toolkit.CodeDenied, "PermissionDeniedError: "+d.Message)
-				e.Metadata = decisionMeta(d)
-				return e
-			}
-			if call.Key() == "" {
-				// Approve takes a call id: a call without one is allowed
-				// by rules only, and is not recorded as pending.
-				e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
-					"PermissionRequiredError: %s The call was not run. It has no call id, so it cannot be approved: send it with an id to have it approved, or allow it with a rule.", d.Message))
-				e.Metadata = decisionMeta(d)
-				return e
-			}
-			digest, err := Digest(call.Input)
-			if err != nil {
-				return toolkit.Errorf(toolkit.CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
-			}
-			run, err := g.useApproval(ctx, call, digest)
-			if err != nil {
+			if err := g.check(ctx, call); err != nil {
 				return err
 			}
-			if run {
-				return next(ctx, call, w)
-			}
-			if !g.recordPending(ctx, call, d, digest) {
-				// Approving the id would approve the other call: this one
-				// is not offered for approval.
-				e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
-					"PermissionRequiredError: %s The call was not run. Call id '%s' is already waiting for approval with another tool or input, so this call cannot be approved under it: send it again with a new id.",
-					d.Message, call.Key()))
-				e.Metadata = decisionMeta(d)
-				return e
-			}
-			e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
-				"PermissionRequiredError: %s The call was not run. A user must approve it (call id '%s'); then send the same call again, with the same id and input.",
-				d.Message, call.Key()))
-			e.Metadata = decisionMeta(d)
-			e.Metadata[MetaApprovalKey] = call.Key()
-			e.Metadata[MetaInputDigest] = digest
-			return e
+			return next(ctx, call, w)
 		}
 	}
+}
+
+// errCheckTimeout is the cause of a check's context ended by
+// Options.CheckTimeout (not by the call's own context).
+var errCheckTimeout = errors.New("permission: the permission check's bound is past")
+
+// check runs the permission check of a call: nil when it may run, else
+// the error that ends it.
+func (g *Guard) check(ctx context.Context, call *toolkit.Call) error {
+	// The bound or the call's own deadline, whichever is earlier.
+	ctx, cancel := context.WithTimeoutCause(ctx, g.opts.CheckTimeout, errCheckTimeout)
+	defer cancel()
+	p, err := g.Policy(ctx, call.Scope())
+	if errors.Is(err, wire.ErrInvalidSession) {
+		// The caller's session cannot have a policy: no retry helps.
+		return toolkit.Errorf(toolkit.CodeInvalidInput, "BadRequestError: %v", err)
+	}
+	if err != nil {
+		return g.stateError(ctx, "could not read the session's permissions", err)
+	}
+	d := Decide(p, call.Tool, call.Input)
+	switch d.Behavior {
+	case Allow:
+		return nil
+	case Deny:
+		e := toolkit.NewError(toolkit.CodeDenied, "PermissionDeniedError: "+d.Message)
+		e.Metadata = decisionMeta(d)
+		return e
+	}
+	if call.Key() == "" {
+		// Approve takes a call id: a call without one is allowed
+		// by rules only, and is not recorded as pending.
+		e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
+			"PermissionRequiredError: %s The call was not run. It has no call id, so it cannot be approved: send it with an id to have it approved, or allow it with a rule.", d.Message))
+		e.Metadata = decisionMeta(d)
+		return e
+	}
+	digest, err := Digest(call.Input)
+	if err != nil {
+		return toolkit.Errorf(toolkit.CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
+	}
+	run, err := g.useApproval(ctx, call, digest)
+	if err != nil || run {
+		return err
+	}
+	if !g.recordPending(ctx, call, d, digest) {
+		// Approving the id would approve the other call: this one
+		// is not offered for approval.
+		e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
+			"PermissionRequiredError: %s The call was not run. Call id '%s' is already waiting for approval with another tool or input, so this call cannot be approved under it: send it again with a new id.",
+			d.Message, call.Key()))
+		e.Metadata = decisionMeta(d)
+		return e
+	}
+	e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
+		"PermissionRequiredError: %s The call was not run. A user must approve it (call id '%s'); then send the same call again, with the same id and input.",
+		d.Message, call.Key()))
+	e.Metadata = decisionMeta(d)
+	e.Metadata[MetaApprovalKey] = call.Key()
+	e.Metadata[MetaInputDigest] = digest
+	return e
+}
+
+// stateError is the unavailable error of a call whose permission state
+// could not be read or written (what failed, with err): one that says
+// the state is unreachable when the check's bound ended it.
+func (g *Guard) stateError(ctx context.Context, what string, err error) error {
+	if context.Cause(ctx) == errCheckTimeout {
+		return toolkit.Errorf(toolkit.CodeUnavailable,
+			"PermissionStateError: the permission state is unreachable: %s within %v (%v). The call was not run; send it again later.", what, g.opts.CheckTimeout, err)
+	}
+	return toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: %s: %v", what, err)
 }
 
 func decisionMeta(d Decision) map[string]any {
@@ -236,7 +282,7 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 		return false, nil
 	}
 	if err != nil {
-		return false, toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not read approvals: %v", err)
+		return false, g.stateError(ctx, "could not read approvals", err)
 	}
 	if !ok || g.opts.Now().Sub(a.Created) > g.opts.ApprovalTTL {
 		return false, nil
@@ -251,7 +297,7 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 	}
 	used, err := g.store.ConsumeApproval(ctx, a)
 	if err != nil {
-		return false, toolkit.Errorf(toolkit.CodeUnavailable, "PermissionStateError: could not consume the approval: %v", err)
+		return false, g.stateError(ctx, "could not consume the approval", err)
 	}
 	if used {
 		g.opts.Logger.Info("permission: approval used", "session", call.Session, "call", call.Key(), "tool", call.Name, "by", a.By)
