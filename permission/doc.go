@@ -151,6 +151,17 @@
 //     pattern kind never match (as 2.x's default match_rule).
 //   - The worker's rules (Options.Rules) and the session's rules apply
 //     together; the session's mode replaces the default mode.
+//   - A call whose ask could not be recorded (a KVStore's cluster
+//     without a leader for 5 s, a full approvals bucket) is still
+//     answered toolkit.CodeApprovalRequired, the decision that was made,
+//     with its suggested rules, which a user can still add; but it is not
+//     offered for approval (no MetaApprovalKey nor MetaInputDigest, as for
+//     an id pending with another input), and its message says that its
+//     request for approval could not be recorded and to send the same
+//     call again later, which asks again. Offering it would send a user
+//     to approve a call Guard.Approve cannot find. Not unavailable: the
+//     permission check did decide, and an agent that treats unavailable
+//     as "retry now" would retry into the same full bucket.
 //   - A store failure fails closed: the call ends with
 //     toolkit.CodeUnavailable and nothing runs. A KVStore's cluster
 //     without a leader for the moment (an election, nodes restarting) is
@@ -174,8 +185,8 @@
 //     without one uses the bucket's). The bucket holds at most
 //     DefaultApprovalsMaxBytes (256 MiB), of which pending calls fill at
 //     most three quarters: past that a call is still answered
-//     approval_required but is not recorded as pending until entries
-//     expire, and approvals still fit. A MemoryStore keeps at most
+//     approval_required but is not recorded as pending (nor offered for
+//     approval) until entries expire, and approvals still fit. A MemoryStore keeps at most
 //     MaxMemoryPending (10,000) pending calls, forgetting the oldest
 //     first (approving one forgotten fails with ErrNoPending: the call is
 //     sent again and asks again), and as many approvals not yet used, the

@@ -159,7 +159,9 @@ const (
 //     metadata. Nothing waits: the worker slot is free immediately. A
 //     call whose id is pending with another tool or input is not offered
 //     for approval (no MetaApprovalKey; approving the id approves the
-//     pending call): it must be sent with a new id.
+//     pending call): it must be sent with a new id. Nor is a call whose
+//     ask the store could not record (no leader within recordWait, a
+//     full bucket): its message says so, and to send it again later.
 //
 // When a human approves the call (Guard.Approve), the agent sends the same
 // call again (same session, id, tool and input): the approval is consumed
@@ -227,12 +229,23 @@ func (g *Guard) check(ctx context.Context, call *toolkit.Call) error {
 	if err != nil || run {
 		return err
 	}
-	if !g.recordPending(ctx, call, d, digest) {
+	switch err := g.recordPending(ctx, call, d, digest); {
+	case errors.Is(err, errPendingOther):
 		// Approving the id would approve the other call: this one
 		// is not offered for approval.
 		e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
 			"PermissionRequiredError: %s The call was not run. Call id '%s' is already waiting for approval with another tool or input, so this call cannot be approved under it: send it again with a new id.",
 			d.Message, call.Key()))
+		e.Metadata = decisionMeta(d)
+		return e
+	case err != nil:
+		// Not offered for approval either: nobody could find it to
+		// approve. Still approval_required, the decision that was made
+		// (a rule suggested still allows it); sent again later, it asks
+		// again.
+		e := toolkit.NewError(toolkit.CodeApprovalRequired, fmt.Sprintf(
+			"PermissionRequiredError: %s The call was not run. Its request for approval could not be recorded (%v), so no user can approve it now: send the same call again later to ask again, or have a user allow it with a rule.",
+			d.Message, err))
 		e.Metadata = decisionMeta(d)
 		return e
 	}
@@ -311,12 +324,17 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 // recordWait bounds recordPending: the call's answer is approval_required
 // whether or not its ask is recorded (for Guard.Approve to find), and a
 // cluster without a leader would hold that answer for as long as it
-// lasts, for good for a call without a deadline.
+// lasts (up to Options.CheckTimeout).
 const recordWait = 5 * time.Second
 
-// recordPending records the call as pending; false when its id is
-// pending with another tool or input, which stays.
-func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decision, digest string) bool {
+// errPendingOther: the call's id is pending with another tool or input.
+var errPendingOther = errors.New("permission: the call id is pending with another tool or input")
+
+// recordPending records the call as pending. It fails with
+// errPendingOther when its id is pending with another tool or input,
+// which stays, and with the store's error when the ask could not be
+// recorded (Guard.Approve would not find it).
+func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decision, digest string) error {
 	ctx, cancel := context.WithTimeout(ctx, recordWait)
 	defer cancel()
 	in, _ := canonicalJSON(call.Input)
@@ -337,14 +355,13 @@ func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decisio
 		(old[0].Digest != digest || old[0].Tool != p.Tool) && p.Created.Sub(old[0].Created) <= g.opts.ApprovalTTL {
 		g.opts.Logger.Warn("permission: a pending call was sent again with another tool or input; the pending call stays",
 			"session", call.Session, "call", call.Key(), "tool", call.Name)
-		return false
+		return errPendingOther
 	}
 	if err := g.store.PutPending(ctx, p); err != nil {
-		// The answer is still approval_required; only Guard.Approve
-		// cannot find this call (rules still work).
 		g.opts.Logger.Error("permission: could not record a pending call", "session", call.Session, "call", call.Key(), "err", err)
+		return err
 	}
-	return true
+	return nil
 }
 
 // Digest returns the digest an approval is bound to: "sha256:" and the hex

@@ -188,7 +188,7 @@ func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
 	})
 	// A call that asks for approval, sent without a deadline while the
 	// cluster has no quorum: it is answered, whether or not its ask could
-	// be recorded. Recording it (PutPending) was waited for as long as
+	// be recorded, and not offered for approval when it could not. Recording it (PutPending) was waited for as long as
 	// the cluster stayed without a leader: the call hung.
 	t.Run("CallWithoutLeader", func(t *testing.T) {
 		stopped()
@@ -201,6 +201,12 @@ func TestKVReadsThroughLeaderStepdowns(t *testing.T) {
 		case r := <-answered:
 			if r.Code != toolkit.CodeApprovalRequired && r.Code != toolkit.CodeUnavailable {
 				t.Errorf("the call ended with %q, want approval_required or unavailable: %+v", r.Code, r)
+			}
+			// Its ask cannot have been recorded without a leader: it is
+			// not offered for approval (toolctl approve would find
+			// nothing).
+			if _, ok := r.Metadata[MetaApprovalKey]; ok {
+				t.Errorf("the call's ask was not recorded, but its final offers it for approval: %q %v", r.Text(), r.Metadata)
 			}
 		case <-time.After(natstest.Guard):
 			t.Fatalf("the call was not answered after %v without a leader", natstest.Guard)
