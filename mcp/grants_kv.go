@@ -114,14 +114,22 @@ func (s *KVGrants) Delete(ctx context.Context, server string) error {
 // nats.go closes it from the subscription's closed handler, which a
 // subscription ended by its context before the handler was set (or on a
 // connection closing meanwhile) never calls.
+//
+// A watch is made under ctx, which also ends its subscription, so its
+// making is bounded by kv.MakeWatch instead: a consumer's answer never
+// sent (no stream leader, an answer a stepdown dropped) would otherwise
+// be waited for until ctx ends, and the server never watched again. Not
+// made, or ended, it is made again after a pause.
 func (s *KVGrants) Watch(ctx context.Context, server string, changed func()) {
 	for ctx.Err() == nil {
-		w, err := s.b.Watch(ctx, server, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+		w, stop, err := kv.MakeWatch(ctx, func(ctx context.Context) (jetstream.KeyWatcher, error) {
+			return s.b.Watch(ctx, server, jetstream.UpdatesOnly(), jetstream.IgnoreDeletes())
+		})
 		if err == nil {
 			watch(ctx, w, changed)
-			_ = w.Stop()
+			stop()
 		}
-		_ = kv.Sleep(ctx, 5*time.Second) // the watch ended (a reconnect?): watch again
+		_ = kv.Sleep(ctx, 5*time.Second) // not made, or ended (a reconnect?): watch again
 	}
 }
 
