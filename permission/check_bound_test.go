@@ -50,8 +50,9 @@ func TestCheckBoundedWithoutLeader(t *testing.T) {
 	// The approval was not used: the call, sent again once a leader is
 	// back, runs. Sent through a worker with the default bound: one of
 	// 2 s may end the approval's use during the election, its delete
-	// stored but its answer not yet read, and the approval is then
-	// spent without the call running.
+	// stored but not yet readable from a leader within kv.WriteTry past
+	// the bound, and the approval is then spent without the call
+	// running.
 	w2 := newWorker(t, st, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*natstest.Guard)
 	defer cancel()
