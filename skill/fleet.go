@@ -227,7 +227,13 @@ type Bodies interface {
 // Serve answers wire.SkillRequests for the bodies of set's skills on
 // wire.SkillSubject(instance), in the request's encoding, from when it
 // returns until the returned subscription is unsubscribed, MaxServing
-// at once (an answer begun may still go out after the unsubscribe).
+// at once (an answer begun may still go out after the unsubscribe). A
+// request that comes while MaxServing are being answered (reads that
+// do not end: a mount that stopped answering) is refused at once with
+// an error saying the worker is busy, which makes a fetcher ask the
+// next instance; the refusals are logged at most once a minute, with
+// their count. The subscription's callback never waits, so its
+// unsubscribe and drain end whatever the answers under way do.
 func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.Subscription, error) {
 	if !toolkit.ValidName(instance) {
 		return nil, fmt.Errorf("skill: Serve: invalid instance id %q", instance)
@@ -237,12 +243,21 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 	}
 	subject := wire.SkillSubject(instance)
 	// Each request is answered on its own goroutine, at most
-	// MaxServing at once (past them, requests wait their turn): one
-	// whose read does not end (a file on a mount that stopped
+	// MaxServing at once (past them, requests are refused as busy):
+	// one whose read does not end (a file on a mount that stopped
 	// answering) holds one turn, not every answer of the worker.
 	turns := make(chan struct{}, MaxServing)
+	var refused refusals
 	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		turns <- struct{}{}
+		select {
+		case turns <- struct{}{}:
+		default:
+			if err := wire.Respond(nc, m, &wire.SkillReply{Error: busyError}); err != nil {
+				log.Warn("skill: refusing a request for a skill body", "err", err)
+			}
+			refused.add(log)
+			return
+		}
 		go func() {
 			defer func() { <-turns }()
 			serveOne(nc, m, set, log)
@@ -261,6 +276,32 @@ func Serve(nc *nats.Conn, instance string, set Bodies, log *slog.Logger) (*nats.
 
 // MaxServing is how many skill requests a worker answers at once.
 const MaxServing = 16
+
+// busyError is the answer to a skill request that comes while a worker
+// answers MaxServing already.
+var busyError = fmt.Sprintf("SkillBusyError: the worker is busy answering %d skill requests (reads that do not end?); ask another worker.", MaxServing)
+
+// refusals counts the requests Serve refused as busy, to log them at
+// most once a minute.
+type refusals struct {
+	mu     sync.Mutex
+	n      int       // refused since the last log line
+	logged time.Time // when last logged
+}
+
+func (r *refusals) add(log *slog.Logger) {
+	r.mu.Lock()
+	r.n++
+	now := time.Now()
+	n := r.n
+	if now.Sub(r.logged) < time.Minute {
+		r.mu.Unlock()
+		return
+	}
+	r.n, r.logged = 0, now
+	r.mu.Unlock()
+	log.Warn("skill: refused skill requests, every serving turn being held (skill files that do not answer?)", "refused", n, "serving", MaxServing)
+}
 
 // serveOne answers one skill request.
 func serveOne(nc *nats.Conn, m *nats.Msg, set Bodies, log *slog.Logger) {
