@@ -2,6 +2,7 @@ package skill
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,5 +89,34 @@ func TestListingDoesNotWaitForAStuckDirectory(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("listing the toolkit's tools waits for a skills directory that does not answer")
+	}
+}
+
+// While a read stays stuck, the announcement says so again, at most
+// every lateEvery, with how long it has been going: it warned once, and
+// then announced the last catalog (none, when the first read hung) for
+// good without a word.
+func TestAnnounceWarnsWhileStuck(t *testing.T) {
+	defer func(d time.Duration) { lateEvery = d }(lateEvery)
+	lateEvery = 0 // every late announcement warns
+	src := stuckSource{stuck: make(chan struct{}), release: make(chan struct{})}
+	close(src.stuck)
+	defer close(src.release)
+	log, buf := newLogger(t)
+	set, err := NewSet(&Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Add("", src); err != nil {
+		t.Fatal(err)
+	}
+	announce := Announce(set)
+	for range 3 {
+		if v := announce(); v != nil {
+			t.Fatalf("announced %#v while the first read is stuck, want nothing", v)
+		}
+	}
+	if n := strings.Count(buf.String(), "stuck_for="); n != 3 {
+		t.Errorf("%d warnings with stuck_for, want 3:\n%s", n, buf.String())
 	}
 }

@@ -56,7 +56,8 @@ const MaxAnnounced = 256 << 10
 // the set's logger when the skills left out change. An announcement
 // waits AnnounceWait at most for the catalog (a skills directory on a
 // mount that stopped answering): past it, the last catalog read is
-// announced, with a warning, while the read goes on.
+// announced, with a warning (again every minute while the read goes on,
+// with how long it has been going), while the read goes on.
 func Announce(s *Set) func() any {
 	var warnMu sync.Mutex
 	var warned string // the skills left out, as last logged
@@ -89,10 +90,13 @@ func Announce(s *Set) func() any {
 		return out
 	}
 	var l latest[any]
-	late := func() {
-		s.log.Warn("skill: reading the skills takes over the announcement's wait (a skills directory that does not answer?): announcing the last skills read", "wait", AnnounceWait)
+	late := func(going time.Duration) {
+		s.log.Warn("skill: reading the skills takes over the announcement's wait (a skills source that does not answer?): announcing the last skills read", "wait", AnnounceWait, "stuck_for", going.Round(time.Second))
 	}
-	return func() any { return l.get(build, AnnounceWait, late) }
+	return func() any {
+		v, _ := l.get(build, AnnounceWait, late)
+		return v
+	}
 }
 
 // AnnounceWait is how long an announcement waits for the set's catalog,

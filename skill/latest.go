@@ -7,9 +7,11 @@ import (
 
 // latest is a value read by a function that may not return for long (a
 // skills directory on a mount that stopped answering): get runs one read
-// at a time and waits for it at most a while, and past that returns what
-// the last finished read gave, while the read goes on. Its zero value is
-// ready for use.
+// at a time, which every get made meanwhile shares, and waits for it at
+// most a while; past that it returns what the last finished read gave,
+// while the read goes on. A read that does not return holds one
+// goroutine, whatever the number of gets. Its zero value is ready for
+// use.
 type latest[T any] struct {
 	mu    sync.Mutex
 	last  T
@@ -17,45 +19,65 @@ type latest[T any] struct {
 }
 
 type latestRead[T any] struct {
-	done   chan struct{}
-	v      T
-	warned bool // its lateness was reported
+	done    chan struct{}
+	v       T
+	started time.Time
+	warned  time.Time // when its lateness was last reported; zero: never
 }
 
+// lateEvery is how often a read that stays late is reported again (a
+// variable for tests).
+var lateEvery = time.Minute
+
 // get returns read's value when a read (this one, or one under way)
-// finishes within wait, and otherwise the last value read, calling late
-// once for the read that is late.
-func (l *latest[T]) get(read func() T, wait time.Duration, late func()) T {
+// finishes within wait, and otherwise the last value read and how long
+// the read under way has been going (0 when the value is fresh). It
+// calls late, with that time, when the read is first late and then at
+// most every lateEvery while it stays so, outside get's lock.
+func (l *latest[T]) get(read func() T, wait time.Duration, late func(going time.Duration)) (T, time.Duration) {
 	l.mu.Lock()
 	r := l.going
 	if r == nil {
-		r = &latestRead[T]{done: make(chan struct{})}
+		r = &latestRead[T]{done: make(chan struct{}), started: time.Now()}
 		l.going = r
 		go func() {
-			r.v = read()
+			v := read()
+			l.mu.Lock()
+			r.v, l.last, l.going = v, v, nil
+			l.mu.Unlock()
 			close(r.done)
 		}()
 	}
 	l.mu.Unlock()
-	t := time.NewTimer(wait)
-	defer t.Stop()
 	select {
 	case <-r.done:
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.going == r {
-			l.going, l.last = nil, r.v
-		}
-		return r.v
-	case <-t.C:
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if !r.warned {
-			r.warned = true
-			if late != nil {
-				late()
-			}
-		}
-		return l.last
+		return r.v, 0
+	default:
 	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-r.done:
+			return r.v, 0
+		case <-t.C:
+		}
+	}
+	l.mu.Lock()
+	if l.going != r { // it finished meanwhile
+		l.mu.Unlock()
+		return r.v, 0
+	}
+	now := time.Now()
+	going := max(now.Sub(r.started), time.Nanosecond)
+	report := r.warned.IsZero() || now.Sub(r.warned) >= lateEvery
+	if report {
+		r.warned = now
+	}
+	last := l.last
+	l.mu.Unlock()
+	if report && late != nil {
+		late(going)
+	}
+	return last, going
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -206,7 +207,8 @@ func (s *Set) groupOrder() []string {
 // basic or active (toolkit.ListedWith; Install registers it so). Every
 // listing of the toolkit's tools asks (its announcement too), so it
 // waits AnnounceWait at most for the sources: past it, it returns the
-// groups the last read found, with a warning.
+// groups the last read found, with a warning (again every minute while
+// the read goes on, with how long it has been going).
 func (s *Set) GroupsWithSkills() []string {
 	read := func() []string {
 		var out []string
@@ -217,10 +219,11 @@ func (s *Set) GroupsWithSkills() []string {
 		}
 		return out
 	}
-	late := func() {
-		s.log.Warn("skill: reading the skills takes over a listing's wait (a skills directory that does not answer?): listing the Skill tool with the groups last read", "wait", AnnounceWait)
+	late := func(going time.Duration) {
+		s.log.Warn("skill: reading the skills takes over a listing's wait (a skills source that does not answer?): listing the Skill tool with the groups last read", "wait", AnnounceWait, "stuck_for", going.Round(time.Second))
 	}
-	return slices.Clone(s.withSkills.get(read, AnnounceWait, late))
+	groups, _ := s.withSkills.get(read, AnnounceWait, late)
+	return slices.Clone(groups)
 }
 
 // Available returns the skills visible with the given active groups: those
