@@ -58,6 +58,14 @@
 //     scan looks at 10000 directory entries at most and descends
 //     MaxScanDepth directories at most, and a loader holds MaxDirBytes
 //     of SKILL.md files at most; past that, a warning.
+//   - A skills directory on a mount that stopped answering holds up no
+//     caller: a Loader reads on a goroutine of its own, one read at a
+//     time shared by the loads made meanwhile, and a load waits
+//     LoadWait at most (a Set, LoadWait for all its loaders), then has
+//     the skills last loaded with a warning naming the directory and
+//     how long its read has been going; that is logged when first seen
+//     and every minute while it lasts. A worker answers MaxServing
+//     skill requests at once and refuses the next as busy at once.
 //   - Only a file named exactly SKILL.md makes a skill. The body is trimmed
 //     of surrounding white space.
 //   - No visible skills render "" (2.x returns None). Active groups nil or

@@ -57,7 +57,8 @@ const MaxAnnounced = 256 << 10
 // waits AnnounceWait at most for the catalog (a skills directory on a
 // mount that stopped answering): past it, the last catalog read is
 // announced, with a warning (again every minute while the read goes on,
-// with how long it has been going), while the read goes on.
+// with how long it has been going), while the read goes on. A Loader
+// itself waits LoadWait at most, and names its directory.
 func Announce(s *Set) func() any {
 	var warnMu sync.Mutex
 	var warned string // the skills left out, as last logged

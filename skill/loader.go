@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -62,15 +61,45 @@ type LoaderOptions struct {
 // change that keeps both the size and the time stamp, within the file
 // system's time resolution, is not seen). A Loader is safe for concurrent
 // use.
+//
+// A read of the directory that does not return (a mount that stopped
+// answering) holds up no caller for long: the directory is read by one
+// goroutine at a time, outside any lock callers wait on, and the loads
+// made while a read is under way share it (so a load may miss an edit
+// made after that read began; the next one sees it). A load waits
+// LoadWait at most; past it, it returns the skills the last finished
+// read found (none, before the first), with its warnings and one more
+// on the directory saying it does not answer and for how long, while
+// the read goes on. That is logged when the read is first late, and
+// again every minute while it stays so. A stuck read holds one
+// goroutine per loader, whatever the number of loads.
 type Loader struct {
 	dir  string
 	scan bool
 	log  *slog.Logger
 
-	mu     sync.Mutex
+	// cache and logged belong to the read under way: loaded runs one
+	// read at a time, each after the last one finished.
 	cache  map[string]cached // by SKILL.md path
 	logged map[string]string // path → the reason last logged for it
+
+	loaded latest[loadResult]
 }
+
+// loadResult is what one read of the directory found: skills that no
+// caller is given (they get copies).
+type loadResult struct {
+	skills []Skill
+	warns  []Warning
+}
+
+// LoadWait is how long a Loader's Load waits for the read of its
+// directory before it returns the skills last read, and how long a Set
+// waits for all its loaders together.
+const LoadWait = time.Second
+
+// loadWait is LoadWait (a variable for tests).
+var loadWait = LoadWait
 
 type cached struct {
 	mtime time.Time
@@ -110,11 +139,36 @@ func (l *Loader) Dir() string { return l.dir }
 
 // Load returns the directory's skills (root first) and a warning for each
 // one it skipped. Returned skills are copies, their Metadata included: a
-// caller may change them without changing the loader's.
+// caller may change them without changing the loader's. It waits
+// LoadWait at most for a read of the directory (see Loader).
 func (l *Loader) Load() ([]Skill, []Warning) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	return l.loadBy(time.Now().Add(loadWait))
+}
 
+// loadBy is Load waiting until deadline at most.
+func (l *Loader) loadBy(deadline time.Time) ([]Skill, []Warning) {
+	late := func(going time.Duration) {
+		l.log.Warn("skill: the skill directory does not answer: using the skills last loaded while its read goes on", "dir", l.dir, "stuck_for", going.Round(time.Second))
+	}
+	r, going := l.loaded.get(l.read, time.Until(deadline), late)
+	var skills []Skill
+	for _, sk := range r.skills {
+		skills = append(skills, sk.clone())
+	}
+	warns := slices.Clone(r.warns)
+	if going > 0 {
+		warns = append(warns, Warning{Path: l.dir, Reason: fmt.Sprintf("skill directory does not answer: a read has been going for %s; the skills last loaded are used meanwhile", going.Round(time.Second))})
+	}
+	return skills, warns
+}
+
+// read reads the directory: the one read under way.
+func (l *Loader) read() loadResult {
+	skills, warns := l.readDir()
+	return loadResult{skills, warns}
+}
+
+func (l *Loader) readDir() ([]Skill, []Warning) {
 	st, err := os.Stat(l.dir)
 	switch {
 	case err != nil:
@@ -143,7 +197,7 @@ func (l *Loader) Load() ([]Skill, []Warning) {
 			continue
 		}
 		if s != nil {
-			sk := s.clone()
+			sk := *s // cloned for each caller by loadBy
 			sk.from = l.origin(root, f)
 			skills = append(skills, sk)
 			budget -= l.cache[f].held

@@ -28,14 +28,15 @@ func TestLoaderUnreadableIsNotALink(t *testing.T) {
 		defer close(done)
 		// Root reads any file: the load runs on a thread of its own
 		// without the capabilities that let it (the thread is dropped
-		// with the goroutine, as it stays locked).
+		// with the goroutine, as it stays locked). The read is made on
+		// it directly: Load reads on a goroutine of its own.
 		runtime.LockOSThread()
 		if os.Geteuid() == 0 {
 			if skip = dropDACOverride(); skip != nil {
 				return
 			}
 		}
-		_, warns = NewLoader(root, &LoaderOptions{ScanSubdirs: true, Logger: slog.New(slog.DiscardHandler)}).Load()
+		_, warns = NewLoader(root, &LoaderOptions{ScanSubdirs: true, Logger: slog.New(slog.DiscardHandler)}).readDir()
 	}()
 	<-done
 	if skip != nil {

@@ -283,12 +283,13 @@ func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 
 	var out []Skill
 	index := map[string]int{}
+	deadline := time.Now().Add(loadWait)
 	for _, g := range groups {
 		if !visible(g) {
 			continue
 		}
 		for _, src := range sources[g] {
-			skills, _ := src.Load()
+			skills, _ := loadBy(src, deadline)
 			for _, sk := range skills {
 				if src.seq < removed[sk.Name] {
 					continue
@@ -305,6 +306,19 @@ func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 		}
 	}
 	return out
+}
+
+// loadBy loads src, a Loader waiting until deadline at most: a set
+// with several loaders on stuck directories waits LoadWait in all, not
+// LoadWait for each.
+func loadBy(src Source, deadline time.Time) ([]Skill, []Warning) {
+	if s, ok := src.(source); ok {
+		src = s.Source
+	}
+	if l, ok := src.(*Loader); ok {
+		return l.loadBy(deadline)
+	}
+	return src.Load()
 }
 
 func (s *Set) warnDuplicate(old, repl Skill) {
@@ -330,8 +344,9 @@ func (s *Set) Warnings() []Warning {
 	}
 	s.mu.Unlock()
 	var out []Warning
+	deadline := time.Now().Add(loadWait)
 	for _, src := range all {
-		_, w := src.Load()
+		_, w := loadBy(src, deadline)
 		out = append(out, w...)
 	}
 	return out
