@@ -16,6 +16,15 @@ type latest[T any] struct {
 	mu    sync.Mutex
 	last  T
 	going *latestRead[T] // a read under way; nil when none
+	read  bool           // a read has finished: last is one's value
+}
+
+// finished reports whether a read has finished, so that get has a value
+// read to fall back on.
+func (l *latest[T]) finished() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.read
 }
 
 type latestRead[T any] struct {
@@ -43,7 +52,7 @@ func (l *latest[T]) get(read func() T, wait time.Duration, late func(going time.
 		go func() {
 			v := read()
 			l.mu.Lock()
-			r.v, l.last, l.going = v, v, nil
+			r.v, l.last, l.going, l.read = v, v, nil, true
 			l.mu.Unlock()
 			close(r.done)
 		}()

@@ -67,10 +67,11 @@ type LoaderOptions struct {
 // goroutine at a time, outside any lock callers wait on, and the loads
 // made while a read is under way share it (so a load may miss an edit
 // made after that read began; the next one sees it). A load waits
-// LoadWait at most; past it, it returns the skills the last finished
-// read found (none, before the first), with its warnings and one more
-// on the directory saying it does not answer and for how long, while
-// the read goes on. That is logged when the read is first late, and
+// LoadWait at most (FirstLoadWait before the first read finished);
+// past it, it returns the skills the last finished read found (none,
+// before the first), with its warnings and one more on the directory
+// saying it does not answer and for how long, while the read goes on.
+// That is logged when the read is first late, and
 // again every minute while it stays so. A stuck read holds one
 // goroutine per loader, whatever the number of loads.
 type Loader struct {
@@ -100,6 +101,16 @@ const LoadWait = time.Second
 
 // loadWait is LoadWait (a variable for tests).
 var loadWait = LoadWait
+
+// FirstLoadWait is how long a load waits for a Loader's first read, with
+// no skills read before to fall back on: a large directory on a slow
+// disk is not taken for an empty one (a worker starting would announce
+// no skills), and a directory that does not answer from the start holds
+// a load that long.
+const FirstLoadWait = 10 * time.Second
+
+// firstLoadWait is FirstLoadWait (a variable for tests).
+var firstLoadWait = FirstLoadWait
 
 type cached struct {
 	mtime time.Time
@@ -150,7 +161,11 @@ func (l *Loader) loadBy(deadline time.Time) ([]Skill, []Warning) {
 	late := func(going time.Duration) {
 		l.log.Warn("skill: the skill directory does not answer: using the skills last loaded while its read goes on", "dir", l.dir, "stuck_for", going.Round(time.Second))
 	}
-	r, going := l.loaded.get(l.read, time.Until(deadline), late)
+	wait := time.Until(deadline)
+	if !l.loaded.finished() {
+		wait = max(wait, firstLoadWait)
+	}
+	r, going := l.loaded.get(l.read, wait, late)
 	var skills []Skill
 	for _, sk := range r.skills {
 		skills = append(skills, sk.clone())

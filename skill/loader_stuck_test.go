@@ -113,8 +113,9 @@ func TestLoaderDoesNotWaitForAStuckRead(t *testing.T) {
 // log says so again (every lateEvery) while the read goes on, naming the
 // directory and how long.
 func TestLoaderFirstReadStuck(t *testing.T) {
-	defer func(d time.Duration) { lateEvery = d }(lateEvery)
+	defer func(d, f time.Duration) { lateEvery, firstLoadWait = d, f }(lateEvery, firstLoadWait)
 	lateEvery = 0 // every late load logs
+	firstLoadWait = loadWait
 	dir := t.TempDir()
 	writeSkill(t, dir, skillDoc("pdf", "d", "# PDF"))
 	log, buf := newLogger(t)
@@ -135,5 +136,22 @@ func TestLoaderFirstReadStuck(t *testing.T) {
 	}
 	if n := strings.Count(buf.String(), "does not answer"); n != 2 || strings.Count(buf.String(), "dir="+l.Dir()+" stuck_for=") != 2 {
 		t.Errorf("log %q, want two warnings naming the directory and how long", buf.String())
+	}
+}
+
+// A loader's first read that is slow (a large directory on a slow disk,
+// a loaded machine) but ends is waited for past LoadWait: with nothing
+// read before to fall back on, a load answered no skills, and a worker
+// starting announced none.
+func TestLoaderFirstReadSlow(t *testing.T) {
+	defer func(w time.Duration, h func(string)) { loadWait, beforeRead = w, h }(loadWait, beforeRead)
+	loadWait = 50 * time.Millisecond
+	dir := t.TempDir()
+	writeSkill(t, dir, skillDoc("pdf", "d", "# PDF"))
+	l := NewLoader(dir, nil)
+	beforeRead = func(string) { time.Sleep(10 * loadWait) }
+	skills, warns := l.Load()
+	if len(skills) != 1 || len(warns) != 0 {
+		t.Fatalf("skills %v, warnings %v: the first read, slow, was not waited for", names(skills), warns)
 	}
 }
