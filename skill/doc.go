@@ -61,7 +61,8 @@
 //   - A skills directory on a mount that stopped answering holds up no
 //     caller: a Loader reads on a goroutine of its own, one read at a
 //     time shared by the loads made meanwhile, and a load waits
-//     LoadWait at most (a Set, LoadWait for all its loaders), then has
+//     LoadWait at most (a Set, LoadWait for all its loaders;
+//     FirstLoadWait for a loader's first read), then has
 //     the skills last loaded with a warning naming the directory and
 //     how long its read has been going; that is logged when first seen
 //     and every minute while it lasts. A worker answers MaxServing
