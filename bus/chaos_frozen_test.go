@@ -2,12 +2,9 @@ package bus_test
 
 import (
 	"context"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
@@ -22,10 +19,6 @@ import (
 // the kept final stays the one it got.
 func TestDurableFrozenWorkerThaws(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := make(chan struct{}, 4)
 	release := make(chan struct{})
 	newTK := func() *toolkit.Toolkit {
@@ -48,12 +41,8 @@ func TestDurableFrozenWorkerThaws(t *testing.T) {
 	}
 	const ackWait = time.Second
 	// The first worker, through a proxy that freezes its link.
-	p := natstest.NewProxy(t, u.Host)
-	nc1, err := nats.Connect(p.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc1.Close)
+	p := natstest.ProxyTo(t, s)
+	nc1 := p.Conn(t)
 	js1 := natstest.JS(t, nc1)
 	serve(t, nc1, newTK(), &bus.WorkerOptions{Instance: "frozen", OnFinal: onFinal,
 		Durable: &bus.DurableOptions{JetStream: js1, AckWait: ackWait}, Results: &bus.ResultsOptions{JetStream: js1}})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -201,16 +200,8 @@ func TestKeptResultMendsLostChunks(t *testing.T) {
 	mustAdd(t, tk, three)
 	wnc := natstest.Connect(t, s)
 	serve(t, wnc, tk, &bus.WorkerOptions{Results: &bus.ResultsOptions{JetStream: natstest.JS(t, wnc)}})
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := natstest.NewProxy(t, u.Host)
-	nc, err := nats.Connect(px.URL(), nats.ReconnectWait(10*time.Millisecond), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	px := natstest.ProxyTo(t, s)
+	nc := px.Conn(t, nats.ReconnectWait(10*time.Millisecond))
 	// Heartbeats far apart: the break is not taken for a lost worker.
 	c := newClient(t, nc, &bus.ClientOptions{Heartbeat: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	var final *toolkit.Response

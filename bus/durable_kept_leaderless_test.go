@@ -3,7 +3,6 @@ package bus_test
 import (
 	"context"
 	"errors"
-	"net/url"
 	"testing"
 	"time"
 
@@ -43,16 +42,8 @@ func TestDurableKeptWhileResultsLeaderless(t *testing.T) {
 		Durable: &bus.DurableOptions{JetStream: wjs, AckWait: 10 * time.Second, Replicas: 3},
 		Results: &bus.ResultsOptions{JetStream: wjs}})
 
-	u, err := url.Parse(cl.Nodes()[cnode].ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := natstest.NewProxy(t, u.Host)
-	cnc, err := nats.Connect(px.URL(), nats.IgnoreDiscoveredServers(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cnc.Close)
+	px := natstest.ProxyTo(t, cl.Nodes()[cnode])
+	cnc := px.Conn(t, nats.IgnoreDiscoveredServers())
 	c := newClient(t, cnc, &bus.ClientOptions{Heartbeat: 100 * time.Millisecond, StallTimeout: time.Second})
 
 	done := make(chan *toolkit.Response, 1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,16 +124,8 @@ func TestDurableSettledFinalIsKept(t *testing.T) {
 			answered.Add(1)
 		}
 	}
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := natstest.NewProxy(t, u.Host)
-	cnc, err := nats.Connect(p.URL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cnc.Close)
+	p := natstest.ProxyTo(t, s)
+	cnc := p.Conn(t)
 	c := newClient(t, cnc, &bus.ClientOptions{Heartbeat: 50 * time.Millisecond})
 
 	w1, nc1 := keepingWorker(t, s, newTK(), bus.WorkerOptions{Instance: "doomed", OnFinal: onFinal}, time.Second)
@@ -365,16 +356,8 @@ func TestDurableKeptFinalStoredLate(t *testing.T) {
 		}()
 	}()
 
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := natstest.NewProxy(t, u.Host)
-	nc, err := nats.Connect(px.URL(), nats.ReconnectWait(10*time.Millisecond), nats.MaxReconnects(-1), nats.CustomInboxPrefix("_INBOX.caller"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	px := natstest.ProxyTo(t, s)
+	nc := px.Conn(t, nats.ReconnectWait(10*time.Millisecond), nats.CustomInboxPrefix("_INBOX.caller"))
 	// Heartbeats far apart: the break is not taken for a lost worker.
 	c := newClient(t, nc, &bus.ClientOptions{Heartbeat: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	var final *toolkit.Response

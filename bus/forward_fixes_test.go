@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,11 +23,7 @@ import (
 // sent a second final, and w2 released the call's input memory twice.
 func TestAbandonedWhileRoutingIsNotForwarded(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := natstest.NewProxy(t, u.Host)
+	px := natstest.ProxyTo(t, s)
 	var ran atomic.Int32 // "put" calls run, on either worker
 	mk := func() *toolkit.Toolkit {
 		tk := toolkit.New(nil)
@@ -50,7 +45,7 @@ func TestAbandonedWhileRoutingIsNotForwarded(t *testing.T) {
 		t.Cleanup(func() { w.Stop(context.Background()) })
 		return w
 	}
-	start(natstest.URLConn(t, px.URL()), "w1")
+	start(px.Conn(t), "w1")
 	w2 := start(natstest.Connect(t, s), "w2")
 	nc := natstest.Connect(t, s)
 
@@ -121,11 +116,7 @@ func TestAbandonedWhileRoutingIsNotForwarded(t *testing.T) {
 // allowed.
 func TestForwardKeepsWhatIsLeftOfTheTimeout(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := natstest.NewProxy(t, u.Host)
+	px := natstest.ProxyTo(t, s)
 	mk := func() *toolkit.Toolkit {
 		tk := toolkit.New(nil)
 		if err := tk.Add(toolkit.Raw("put", "Keep a value.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
@@ -143,7 +134,7 @@ func TestForwardKeepsWhatIsLeftOfTheTimeout(t *testing.T) {
 		}
 		t.Cleanup(func() { w.Stop(context.Background()) })
 	}
-	start(natstest.URLConn(t, px.URL()), "w1")
+	start(px.Conn(t), "w1")
 	start(natstest.Connect(t, s), "w2")
 	nc := natstest.Connect(t, s)
 	// Watches what reaches w1's own subjects.

@@ -3,7 +3,6 @@ package bus_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -95,12 +94,8 @@ func TestRetryLeavesASilentPinnedWorker(t *testing.T) {
 		serve(t, nc, tk, &bus.WorkerOptions{Instance: instance,
 			Sessions: &bus.SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: 200 * time.Millisecond}})
 	}
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	px := natstest.NewProxy(t, u.Host)
-	peekWorker(natstest.URLConn(t, px.URL()), "w1")
+	px := natstest.ProxyTo(t, s)
+	peekWorker(px.Conn(t), "w1")
 	// The stall timeout (3 heartbeats) is longer than the probe with which
 	// a worker takes a session over; the frozen w1 still takes its share
 	// of the queue group's calls, hence attempts enough for any draw.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
-	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -194,23 +192,15 @@ func rvWorker(t *testing.T, nc *nats.Conn, instance string, so *bus.SessionsOpti
 	return serve(t, nc, storeToolkit(t), &bus.WorkerOptions{Instance: instance, Sessions: so})
 }
 
-func proxied(t *testing.T, s *embedded.Server) *natstest.Proxy {
-	u, err := url.Parse(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return natstest.NewProxy(t, u.Host)
-}
-
 // TestSessionStaleOwnerAfterTakeover: w1 holds session s and freezes for
 // longer than the probe timeout; w2 takes the session over. Once w1 is
 // back, the session's calls that reach it go to w2: a worker trusts its
 // memory of holding a pin for less than the probe timeout.
 func TestSessionStaleOwnerAfterTakeover(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	px := proxied(t, s)
+	px := natstest.ProxyTo(t, s)
 	so := func() *bus.SessionsOptions { return &bus.SessionsOptions{ProbeTimeout: 200 * time.Millisecond} }
-	rvWorker(t, natstest.URLConn(t, px.URL()), "w1", so())
+	rvWorker(t, px.Conn(t), "w1", so())
 	rvWorker(t, natstest.Connect(t, s), "w2", so())
 	nc := natstest.Connect(t, s)
 
@@ -243,9 +233,9 @@ func TestSessionStaleOwnerAfterTakeover(t *testing.T) {
 // after them (Toolbus-Seq-After), so the caller takes w1's final.
 func TestSessionForwardAfterHeartbeats(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	px := proxied(t, s)
+	px := natstest.ProxyTo(t, s)
 	so := func() *bus.SessionsOptions { return &bus.SessionsOptions{ProbeTimeout: 5 * time.Second} }
-	rvWorker(t, natstest.URLConn(t, px.URL()), "w1", so())
+	rvWorker(t, px.Conn(t), "w1", so())
 	rvWorker(t, natstest.Connect(t, s), "w2", so())
 	nc := natstest.Connect(t, s)
 	if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "v", 5*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
@@ -368,8 +358,8 @@ func TestSessionTakeoverRaceR3(t *testing.T) {
 // subscription is drained like the queue group's, and the call answered.
 func TestSessionStopAnswersPinnedCall(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	px := proxied(t, s)
-	w1 := rvWorker(t, natstest.URLConn(t, px.URL()), "w1", &bus.SessionsOptions{})
+	px := natstest.ProxyTo(t, s)
+	w1 := rvWorker(t, px.Conn(t), "w1", &bus.SessionsOptions{})
 	nc := natstest.Connect(t, s)
 	if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "v", 5*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
 		t.Fatalf("claim: %+v", f.Final)

@@ -21,7 +21,7 @@ import (
 // answering /readyz 200 "ready" for minutes while calls to it timed out.
 func TestReadyzWhenCutOffFromNATS(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	p := natstest.NewProxy(t, strings.TrimPrefix(s.ClientURL(), "nats://"))
+	p := natstest.ProxyTo(t, s)
 	paused := false
 	t.Cleanup(func() {
 		if paused {

@@ -426,9 +426,9 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	return p
 }
 
-// ProxyTo is a Proxy (NewProxy) in front of s, which listens on TCP
-// (Embedded with tcp).
-func ProxyTo(t testing.TB, s *embedded.Server) *Proxy {
+// ProxyTo is a Proxy (NewProxy) in front of s, which listens on TCP: an
+// embedded server started with tcp (Embedded), or a cluster's node.
+func ProxyTo(t testing.TB, s interface{ ClientURL() string }) *Proxy {
 	t.Helper()
 	u, err := url.Parse(s.ClientURL())
 	if err != nil {
