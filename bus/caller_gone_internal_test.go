@@ -32,11 +32,7 @@ func TestCallerGoneProbesForgotten(t *testing.T) {
 		}
 	}
 	defer close(release)
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{AbandonAfter: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+	w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{AbandonAfter: 200 * time.Millisecond})
 	c, err := NewClient(natstest.Connect(t, s), nil)
 	if err != nil {
 		t.Fatal(err)

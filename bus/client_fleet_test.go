@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -155,18 +156,28 @@ func mustAddT(t *testing.T, tk *toolkit.Toolkit, tool *toolkit.Tool, opts ...too
 	}
 }
 
-func serveKV(t *testing.T, s *server.Server, tk *toolkit.Toolkit, opts *WorkerOptions) *Worker {
+// serve serves tk on nc; the worker stops when the test ends, its calls
+// given natstest.Guard to finish before they are interrupted. Cleanups run
+// last first: one the test adds after serve (releasing a held tool) runs
+// before this stop, which waits for the calls.
+func serve(t *testing.T, nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) *Worker {
 	t.Helper()
-	w, err := Serve(natstest.Conn(t, s), tk, opts)
+	w, err := Serve(nc, tk, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), natstest.Guard)
 		defer cancel()
 		w.Stop(ctx)
 	})
 	return w
+}
+
+// serveKV is serve on an in-process connection to s.
+func serveKV(t *testing.T, s *server.Server, tk *toolkit.Toolkit, opts *WorkerOptions) *Worker {
+	t.Helper()
+	return serve(t, natstest.Conn(t, s), tk, opts)
 }
 
 func clientKV(t *testing.T, s *server.Server) *Client {

@@ -60,16 +60,8 @@ func cancelledWhileCutOff(t *testing.T, wait time.Duration, beforeRestore func(*
 	px := natstest.ProxyTo(t, s)
 	wnc := px.Conn(t)
 	wjs := natstest.JS(t, wnc)
-	w, err := Serve(wnc, tk, &WorkerOptions{Instance: "w1",
+	w := serve(t, wnc, tk, &WorkerOptions{Instance: "w1",
 		Durable: &DurableOptions{JetStream: wjs}, Results: &ResultsOptions{JetStream: wjs}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		w.Stop(ctx)
-	})
 
 	c, err := NewClient(natstest.Connect(t, s), &ClientOptions{CancelGrace: 100 * time.Millisecond})
 	if err != nil {

@@ -31,11 +31,7 @@ func (s *unansweredCancels) GetLastMsgForSubject(context.Context, string) (*jets
 func TestCancelsLookupPausesAfterFailure(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	nc := natstest.Connect(t, s)
-	w, err := Serve(nc, toolkit.New(nil), &WorkerOptions{Durable: &DurableOptions{JetStream: natstest.JS(t, nc)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, nc, toolkit.New(nil), &WorkerOptions{Durable: &DurableOptions{JetStream: natstest.JS(t, nc)}})
 	fake := &unansweredCancels{Stream: w.dur.cancels}
 	w.dur.cancels = fake
 	for _, id := range []string{"a", "b", "c"} {

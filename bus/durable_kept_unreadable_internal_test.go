@@ -44,11 +44,7 @@ func TestExhaustedKeepsUnreadableKept(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(nc, tk, &WorkerOptions{Instance: "w1", Durable: &DurableOptions{JetStream: js}, Results: &ResultsOptions{JetStream: js}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, nc, tk, &WorkerOptions{Instance: "w1", Durable: &DurableOptions{JetStream: js}, Results: &ResultsOptions{JetStream: js}})
 	ctx := natstest.Ctx(t)
 	c, err := NewClient(natstest.Connect(t, s), nil)
 	if err != nil {

@@ -31,15 +31,7 @@ func TestDurableCancelWhileWaitingForSlot(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(nc, tk, &WorkerOptions{Instance: "w1", MaxInFlight: 1, AbandonAfter: time.Hour, Durable: &DurableOptions{JetStream: js}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), guardWait)
-		defer cancel()
-		w.Stop(ctx)
-	})
+	w := serve(t, nc, tk, &WorkerOptions{Instance: "w1", MaxInFlight: 1, AbandonAfter: time.Hour, Durable: &DurableOptions{JetStream: js}})
 	ctx := natstest.Ctx(t)
 	cons, err := w.dur.consumer(ctx, "charge")
 	if err != nil {

@@ -32,11 +32,7 @@ func TestStoppingWorkerHonoursRecordedCancels(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(nc, tk, &WorkerOptions{Instance: "w1", Durable: &DurableOptions{JetStream: js}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, nc, tk, &WorkerOptions{Instance: "w1", Durable: &DurableOptions{JetStream: js}})
 	d := w.dur
 	if d.cancels == nil {
 		t.Fatal("no cancels stream")

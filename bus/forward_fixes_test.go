@@ -37,12 +37,8 @@ func TestAbandonedWhileRoutingIsNotForwarded(t *testing.T) {
 		return tk
 	}
 	start := func(nc *nats.Conn, instance string) *Worker {
-		w, err := Serve(nc, mk(), &WorkerOptions{Instance: instance, AbandonAfter: 50 * time.Millisecond,
+		w := serve(t, nc, mk(), &WorkerOptions{Instance: instance, AbandonAfter: 50 * time.Millisecond,
 			Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: 20 * time.Second}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(context.Background()) })
 		return w
 	}
 	start(px.Conn(t), "w1")
@@ -127,12 +123,8 @@ func TestForwardKeepsWhatIsLeftOfTheTimeout(t *testing.T) {
 		return tk
 	}
 	start := func(nc *nats.Conn, instance string) {
-		w, err := Serve(nc, mk(), &WorkerOptions{Instance: instance,
+		serve(t, nc, mk(), &WorkerOptions{Instance: instance,
 			Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: 20 * time.Second}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(context.Background()) })
 	}
 	start(px.Conn(t), "w1")
 	start(natstest.Connect(t, s), "w2")

@@ -27,12 +27,8 @@ func TestInputMemoryOfCallAnsweredAtOnce(t *testing.T) {
 	}
 	answered := make(chan struct{})
 	var answer sync.Once
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", AbandonAfter: time.Millisecond,
+	w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", AbandonAfter: time.Millisecond,
 		OnFinal: func(string, toolkit.State, toolkit.Code, time.Duration) { answer.Do(func() { close(answered) }) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
 	var held sync.Once
 	w.afterAccept = func(*sender) {
 		held.Do(func() {

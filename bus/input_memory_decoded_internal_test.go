@@ -46,11 +46,7 @@ func TestBigCallsLeaveRoomForOthers(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w"})
 	var released sync.Once
 	free := func() { released.Do(func() { close(release) }) }
 	t.Cleanup(free) // before the stop, which waits for the calls
@@ -124,11 +120,7 @@ func TestCallWaitingForInputMemoryHeartbeats(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
 	var released sync.Once
 	free := func() { released.Do(func() { close(release) }) }
 	t.Cleanup(free)
@@ -179,11 +171,7 @@ func TestCallWaitingForInputMemoryTimeout(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
 	started, free := addHold(t, tk)
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
 	first := holdHalf(t, s, started)
 
 	h := nats.Header{wire.HeaderHeartbeat: {"50"}, wire.HeaderTimeout: {"200"}}

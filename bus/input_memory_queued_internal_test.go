@@ -29,11 +29,7 @@ func TestCallWaitingForInputMemoryQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc := natstest.Connect(t, s)
-	w, err := Serve(nc, tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20, Durable: &DurableOptions{JetStream: natstest.JS(t, nc)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	serve(t, nc, tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20, Durable: &DurableOptions{JetStream: natstest.JS(t, nc)}})
 	first := holdHalf(t, s, started)
 
 	// Ten heartbeats of 50 ms outlast the timeout of 300 ms.

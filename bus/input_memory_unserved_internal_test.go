@@ -30,11 +30,7 @@ func TestCallWaitingForInputMemoryPassedOn(t *testing.T) {
 	if err := tk.Add(toolkit.Func("other", "Answers at once.", other)); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
 	first := holdHalf(t, s, started)
 
 	// Ten heartbeats of 50 ms outlast the timeout of 300 ms.
@@ -53,11 +49,7 @@ func TestCallWaitingForInputMemoryPassedOn(t *testing.T) {
 	if err := tk2.Add(toolkit.Func("other", "Answers at once.", other)); err != nil {
 		t.Fatal(err)
 	}
-	w2, err := Serve(natstest.Connect(t, s), tk2, &WorkerOptions{Instance: "w2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w2.Stop(context.Background()) })
+	serve(t, natstest.Connect(t, s), tk2, &WorkerOptions{Instance: "w2"})
 	tk.Remove("other")
 	free()
 	for {
@@ -98,11 +90,7 @@ func TestCallWaitingForInputMemoryNotServed(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", MaxInputMemory: 4 << 20})
 	first := holdHalf(t, s, started)
 	next := callWaiting(t, s, "other", nats.Header{wire.HeaderHeartbeat: {"50"}})
 	var seq uint64

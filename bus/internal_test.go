@@ -29,11 +29,7 @@ func TestTombstone(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(wnc, tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, wnc, tk, nil)
 	c, err := NewClient(natstest.Connect(t, s), nil)
 	if err != nil {
 		t.Fatal(err)

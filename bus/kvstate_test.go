@@ -616,11 +616,7 @@ func TestGroupActivationAcrossWorkersKV(t *testing.T) {
 		if err := tk.Add(toolkit.Func("secret", "Secret.", func(context.Context, struct{}) (string, error) { return "s3cret", nil }), toolkit.InGroup("vault")); err != nil {
 			t.Fatal(err)
 		}
-		w, err := Serve(nc, tk, &WorkerOptions{Instance: fmt.Sprintf("w%d", i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = w.Stop(context.Background()) })
+		serve(t, nc, tk, &WorkerOptions{Instance: fmt.Sprintf("w%d", i)})
 	}
 	c, err := NewClient(natstest.URLConn(t, nodes[2].ClientURL()), nil)
 	if err != nil {

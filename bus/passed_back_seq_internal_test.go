@@ -24,11 +24,7 @@ func TestPassedBackAfterHeartbeats(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "a"})
 	w.beforeDispatch = func(s *sender) {
 		// Heartbeats went out while the call waited here.
 		natstest.WaitFor(t, "a heartbeat of the held call", func() bool {

@@ -27,11 +27,7 @@ func TestStopAnswersCallsPassedBack(t *testing.T) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w"})
 	const n = 2
 	held, release := make(chan struct{}, n), make(chan struct{})
 	w.beforeDispatch = func(*sender) {

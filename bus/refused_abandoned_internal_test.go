@@ -26,17 +26,13 @@ func TestRefusedAfterAbandon(t *testing.T) {
 		t.Fatal(err)
 	}
 	answered := make(chan struct{}, 1)
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", AbandonAfter: 50 * time.Millisecond,
+	w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: "w", AbandonAfter: 50 * time.Millisecond,
 		OnFinal: func(string, toolkit.State, toolkit.Code, time.Duration) {
 			select {
 			case answered <- struct{}{}:
 			default:
 			}
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
 	held, release := make(chan struct{}), make(chan struct{})
 	w.beforeDispatch = func(*sender) {
 		close(held)

@@ -21,11 +21,7 @@ import (
 func TestForgetDuringRoute(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	nc := natstest.Connect(t, s)
-	w, err := Serve(nc, toolkit.New(nil), &WorkerOptions{Instance: "a", Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+	w := serve(t, nc, toolkit.New(nil), &WorkerOptions{Instance: "a", Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
 	a := w.aff
 	in := &incoming{header: nats.Header{}}
 	if p, to, _ := a.route(in, "s"); !p.here || to != "" {
@@ -57,11 +53,7 @@ func TestGivenUpSessionReadAfterwardIsNotHeld(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	serve := func(instance string, probe time.Duration) *affinity {
 		nc := natstest.Connect(t, s)
-		w, err := Serve(nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: probe}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		w := serve(t, nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: probe}})
 		return w.aff
 	}
 	// a trusts its memory of holding a session for half its probe

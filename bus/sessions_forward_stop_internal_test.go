@@ -31,11 +31,7 @@ func TestSessionCallBeingPassedOnHoldsStop(t *testing.T) {
 			}
 		}
 		nc := natstest.Connect(t, s)
-		w, err := Serve(nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		w := serve(t, nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
 		return w
 	}
 	serveOne("a", "put", "browse")

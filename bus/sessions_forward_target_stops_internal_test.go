@@ -115,11 +115,7 @@ func pinnedToA(t *testing.T) (*embedded.Server, *Worker, *Worker, map[string]*at
 			t.Fatal(err)
 		}
 		nc := natstest.Connect(t, s)
-		w, err := Serve(nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		w := serve(t, nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
 		return w
 	}
 	a := serve("a")

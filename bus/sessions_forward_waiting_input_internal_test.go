@@ -23,11 +23,7 @@ func TestForwardWaitingForInputMemoryArrived(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc := natstest.Connect(t, s)
-	a, err := Serve(nc, tk, &WorkerOptions{Instance: "a", MaxInputMemory: 1 << 20, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Stop(natstest.Ctx(t)) })
+	a := serve(t, nc, tk, &WorkerOptions{Instance: "a", MaxInputMemory: 1 << 20, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
 	// The input memory is taken, until the test ends.
 	held, _ := a.inputs.tryAcquire(1 << 20)
 	t.Cleanup(func() { a.inputs.release(held) })

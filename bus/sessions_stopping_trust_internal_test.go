@@ -34,11 +34,7 @@ func TestStoppingWorkerServesNoSessionFromMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		nc := natstest.Connect(t, s)
-		w, err := Serve(nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: probe}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		w := serve(t, nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: probe}})
 		return w
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

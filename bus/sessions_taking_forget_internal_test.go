@@ -43,11 +43,7 @@ func TestGivenUpDuringUnansweredTakeOverIsNotHeld(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	serve := func(instance string, probe time.Duration) *affinity {
 		nc := natstest.Connect(t, s)
-		w, err := Serve(nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: probe}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		w := serve(t, nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc), ProbeTimeout: probe}})
 		return w.aff
 	}
 	// a trusts its memory of holding a session for half its probe

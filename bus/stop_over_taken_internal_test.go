@@ -32,11 +32,7 @@ func TestStopPastGraceRunsNoCallTakenBefore(t *testing.T) {
 		return tk
 	}
 	// Durable calls too: its stop waits for its pull loops.
-	w1, err := Serve(natstest.Connect(t, s), tools(0), &WorkerOptions{Instance: "w1", AnnounceInterval: -1, Durable: &DurableOptions{JetStream: js}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w1.Stop(context.Background()) })
+	w1 := serve(t, natstest.Connect(t, s), tools(0), &WorkerOptions{Instance: "w1", AnnounceInterval: -1, Durable: &DurableOptions{JetStream: js}})
 	taken := make(chan struct{})
 	var once sync.Once
 	w1.afterAccept = func(*sender) {
@@ -64,11 +60,7 @@ func TestStopPastGraceRunsNoCallTakenBefore(t *testing.T) {
 	result := make(chan *toolkit.Response, 1)
 	go func() { result <- c.Invoke(ctx, toolkit.ToolCall{ID: "e1", Name: "echo"}) }()
 	<-taken
-	w2, err := Serve(natstest.Connect(t, s), tools(1), &WorkerOptions{Instance: "w2", AnnounceInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w2.Stop(context.Background()) })
+	serve(t, natstest.Connect(t, s), tools(1), &WorkerOptions{Instance: "w2", AnnounceInterval: -1})
 	over, cancel := context.WithCancel(context.Background())
 	cancel()
 	go w1.Stop(over)

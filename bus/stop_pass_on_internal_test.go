@@ -29,11 +29,7 @@ func TestStopPastGracePassesOnWhatDidNotRun(t *testing.T) {
 		})); err != nil {
 			t.Fatal(err)
 		}
-		w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{Instance: instance, AnnounceInterval: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Stop(natstest.Ctx(t)) })
+		w := serve(t, natstest.Connect(t, s), tk, &WorkerOptions{Instance: instance, AnnounceInterval: -1})
 		return w
 	}
 	serve("stays")

@@ -23,11 +23,7 @@ func TestTombstoneFloodSparesOtherCallers(t *testing.T) {
 	if err := tk.Add(toolkit.Func("echo", "Echo.", func(ctx context.Context, in struct{}) (string, error) { return "ran", nil })); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Serve(natstest.Connect(t, s), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serve(t, natstest.Connect(t, s), tk, nil)
 
 	nc := natstest.Connect(t, s)
 	if err := nc.PublishMsg(cancelMsg(wire.CancelSubject("bob", "b1"), "")); err != nil {

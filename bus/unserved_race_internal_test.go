@@ -33,21 +33,13 @@ func TestRemovedBeforeDispatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, err := Serve(natstest.Connect(t, s), tkA, &WorkerOptions{Instance: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Stop(context.Background()) })
+	a := serve(t, natstest.Connect(t, s), tkA, &WorkerOptions{Instance: "a"})
 	var once sync.Once
 	removed := make(chan struct{})
 	a.beforeDispatch = func(s *sender) {
 		once.Do(func() { tkA.Remove(s.call.Name); close(removed) })
 	}
-	b, err := Serve(natstest.Connect(t, s), tkB, &WorkerOptions{Instance: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Stop(context.Background()) })
+	serve(t, natstest.Connect(t, s), tkB, &WorkerOptions{Instance: "b"})
 	c, err := NewClient(natstest.Connect(t, s), nil)
 	if err != nil {
 		t.Fatal(err)
