@@ -32,11 +32,7 @@ func TestGatewayBearerTokens(t *testing.T) {
 	const aliceToken, bobToken = "alice-token-0123456789", "bob-token-0123456789ab"
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{Tokens: map[string]string{aliceToken: "alice", bobToken: "bob"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{Tokens: map[string]string{aliceToken: "alice", bobToken: "bob"}})
 	url := serveGatewayHTTP(t, g)
 
 	for _, token := range []string{"", "wrong-token-0123456789"} {
@@ -123,13 +119,7 @@ func TestGatewayTokensBadInput(t *testing.T) {
 // (nil tokens mean no authentication).
 func TestGatewayEmptyTokens(t *testing.T) {
 	f := startFleet(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{Tokens: map[string]string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{Tokens: map[string]string{}})
 	req, _ := http.NewRequest(http.MethodPost, serveGatewayHTTP(t, g), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

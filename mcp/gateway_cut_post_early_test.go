@@ -7,8 +7,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // TestGatewayCutPostBeforeHandled: a call whose POST's connection is cut
@@ -20,13 +18,7 @@ import (
 // had been idle for the session timeout.
 func TestGatewayCutPostBeforeHandled(t *testing.T) {
 	f := startFleet(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{StreamBuffer: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{StreamBuffer: -1})
 	d := &cutConns{}
 	hc := &http.Client{Transport: &http.Transport{DialContext: d.dial}}
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g), HTTPClient: hc, MaxRetries: -1})

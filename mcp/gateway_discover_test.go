@@ -52,15 +52,11 @@ func (l *listedScopes) get() []string {
 func TestGatewayDiscoverProbe(t *testing.T) {
 	f := startFleet(t)
 	listed := &listedScopes{}
-	g, err := NewGateway(testCtx(t), natstest.Connect(t, f.srv), &GatewayOptions{
+	g := startGateway(t, f.srv, &GatewayOptions{
 		MaxSessions:  1,
 		Instructions: "Call echo to hear your text back.",
 		Client:       &bus.ClientOptions{Filter: listed.filter},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
 	u := serveGatewayHTTP(t, g)
 
 	probing := connectClient(t, &sdk.StreamableClientTransport{Endpoint: u})
@@ -129,15 +125,11 @@ func postMCP(t *testing.T, u, version, method, body string) (int, string, map[st
 func TestGatewayDiscoverAnswer(t *testing.T) {
 	f := startFleet(t)
 	listed := &listedScopes{}
-	g, err := NewGateway(testCtx(t), natstest.Connect(t, f.srv), &GatewayOptions{
+	g := startGateway(t, f.srv, &GatewayOptions{
 		MaxSessions:  1,
 		Instructions: "Call echo to hear your text back.",
 		Client:       &bus.ClientOptions{Filter: listed.filter},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
 	u := serveGatewayHTTP(t, g)
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: u})
 	natstest.WaitFor(t, "the session to be tracked", func() bool { return g.Sessions() == 1 })

@@ -3,8 +3,6 @@ package mcp
 import (
 	"context"
 	"testing"
-
-	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // The clients the gateway makes for its bearers' identities list with
@@ -18,11 +16,7 @@ func TestGatewayIdentitiesShareTheFleet(t *testing.T) {
 	f := startFleet(t)
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{Tokens: map[string]string{"alice-token-0123456789": "alice"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{Tokens: map[string]string{"alice-token-0123456789": "alice"}})
 	c, err := g.clientFor("alice")
 	if err != nil {
 		t.Fatal(err)

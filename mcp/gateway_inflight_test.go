@@ -274,11 +274,7 @@ func TestGatewayListChangedStale(t *testing.T) {
 	serveWorker(t, srv, tk, "w1")
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, srv, nil)
 	url := serveGatewayHTTP(t, g)
 	ctx, cancel = context.WithTimeout(context.Background(), 4*guardTimeout) // the rounds take their time
 	defer cancel()

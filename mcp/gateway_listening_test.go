@@ -24,11 +24,7 @@ func TestGatewayListeningSessionStays(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
 	const timeout = 300 * time.Millisecond
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{SessionTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{SessionTimeout: timeout})
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g), MaxRetries: -1})
 	waitTracked(t, g, 1)
 	s := g.sessionByID(c.cs.ID())
@@ -59,11 +55,7 @@ func TestGatewayListeningSessionStays(t *testing.T) {
 // (no request with its id) still ends after SessionTimeout.
 func TestGatewaySilentSessionEnds(t *testing.T) {
 	f := startFleet(t)
-	g, err := NewGateway(testCtx(t), natstest.Connect(t, f.srv), &GatewayOptions{SessionTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{SessionTimeout: 300 * time.Millisecond})
 	req, _ := http.NewRequest(http.MethodPost, serveGatewayHTTP(t, g), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -87,11 +79,7 @@ func TestGatewaySilentSessionEnds(t *testing.T) {
 func TestGatewayIdleTimerStaleFire(t *testing.T) {
 	f := startFleet(t)
 	const timeout = time.Hour
-	g, err := NewGateway(testCtx(t), natstest.Connect(t, f.srv), &GatewayOptions{SessionTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{SessionTimeout: timeout})
 	s := g.sessionByID(openSession(t, serveGatewayHTTP(t, g)))
 	if s == nil {
 		t.Fatal("the session is not tracked")

@@ -93,11 +93,7 @@ func TestGatewayServesMountedServers(t *testing.T) {
 				opts.ExposeServers = []string{"everything"}
 				name = func(own string) string { return own }
 			}
-			g, err := NewGateway(ctx, natstest.Connect(t, f.srv), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { g.Close() })
+			g := startGateway(t, f.srv, opts)
 			waitMounted(t, g, "w-mounted")
 			c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 
@@ -213,11 +209,7 @@ func TestGatewayStreamPoll(t *testing.T) {
 		}
 	})
 	ctx := natstest.Ctx(t)
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{StreamPoll: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, srv, &GatewayOptions{StreamPoll: 100 * time.Millisecond})
 	u := serveGatewayHTTP(t, g)
 	for version, wantResumed := range map[string]bool{"2025-11-25": true, "2025-06-18": false} {
 		t.Run(version, func(t *testing.T) {

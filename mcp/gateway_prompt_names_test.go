@@ -35,11 +35,7 @@ func TestGatewayGetsMountedPromptOfMangledName(t *testing.T) {
 	cfg := ServerConfig{Name: "dp", Transport: TransportStdio, Command: exe, ServeResources: true, Env: map[string]string{mountTestServerEnv: "dottedprompt"}}
 	f := mountedFleet(t, cfg)
 	ctx := natstest.Ctx(t)
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{})
 	waitMounted(t, g, "w-mounted")
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 

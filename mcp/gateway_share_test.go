@@ -97,11 +97,7 @@ func TestGatewayMaxSessionsFairShare(t *testing.T) {
 			const max = 4
 			f := startFleet(t)
 			ctx := testCtx(t)
-			g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{MaxSessions: max, Tokens: tc.tokens})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { g.Close() })
+			g := startGateway(t, f.srv, &GatewayOptions{MaxSessions: max, Tokens: tc.tokens})
 			u := serveGatewayHTTP(t, g)
 			hog, alice := tc.hog(t), tc.alice(t)
 
@@ -156,12 +152,8 @@ func TestGatewayMaxSessionsFairShare(t *testing.T) {
 func TestGatewayMaxSessionsBurst(t *testing.T) {
 	const hogToken, aliceToken, max = "hog-token-0123456789ab", "alice-token-0123456789", 4
 	f := startFleet(t)
-	g, err := NewGateway(testCtx(t), natstest.Connect(t, f.srv), &GatewayOptions{MaxSessions: max,
+	g := startGateway(t, f.srv, &GatewayOptions{MaxSessions: max,
 		Tokens: map[string]string{hogToken: "hog", aliceToken: "alice"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
 	u := serveGatewayHTTP(t, g)
 	hog := &http.Client{Transport: bearer{hogToken, http.DefaultTransport}}
 	alice := &http.Client{Transport: bearer{aliceToken, http.DefaultTransport}}

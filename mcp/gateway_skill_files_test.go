@@ -87,11 +87,7 @@ func TestGatewaySkillFilesAskedTogether(t *testing.T) {
 	}
 
 	ctx := natstest.Ctx(t)
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, srv, nil)
 	waitMounted(t, g, "w1")
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 	resources, err := c.cs.ListResources(ctx, nil)

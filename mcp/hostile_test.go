@@ -421,11 +421,7 @@ func TestGatewayUninitializedSessionEnds(t *testing.T) {
 // Past GatewayOptions.MaxSessions an initialize is answered 503.
 func TestGatewayMaxSessions(t *testing.T) {
 	f := startFleet(t)
-	g, err := NewGateway(testCtx(t), natstest.Connect(t, f.srv), &GatewayOptions{MaxSessions: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{MaxSessions: 3})
 	u := serveGatewayHTTP(t, g)
 	initialize := func() (int, string, string) {
 		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))

@@ -62,11 +62,7 @@ func TestGatewayInstructions(t *testing.T) {
 	serveSkills(t, srv, tk, set)
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{Instructions: "You are served by toolbus."})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, srv, &GatewayOptions{Instructions: "You are served by toolbus."})
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 	got := c.cs.InitializeResult().Instructions
 	for _, want := range []string{"You are served by toolbus.", "Cite the docs you read.", "<name>summarise</name>"} {
@@ -133,11 +129,7 @@ func TestGatewaySkillFiles(t *testing.T) {
 	serveSkills(t, srv, tk, set)
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, srv, nil)
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 	resources, err := c.cs.ListResources(ctx, nil)
 	if err != nil {
@@ -300,16 +292,12 @@ func TestGatewayApprovesByElicitation(t *testing.T) {
 	t.Cleanup(func() { w.Stop(context.Background()) })
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{
+	g := startGateway(t, srv, &GatewayOptions{
 		Approve: func(ctx context.Context, scope, callID, by string) error {
 			_, err := guard.Approve(ctx, scope, callID, by)
 			return err
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
 	u := serveGatewayHTTP(t, g)
 
 	var answer atomic.Value
@@ -423,11 +411,7 @@ func TestGatewayExposesServers(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), &GatewayOptions{ExposeServers: []string{"everything"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, srv, &GatewayOptions{ExposeServers: []string{"everything"}})
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 	names := sortedKeys(listNames(t, c))
 	if want := []string{"add", "echo", "mcp__everything__add"}; !slices.Equal(names, want) {

@@ -30,14 +30,10 @@ func TestGatewayMountedDeepResult(t *testing.T) {
 	t.Cleanup(hs.Close)
 	f := mountedFleet(t, ServerConfig{Name: "deep", Transport: TransportStreamableHTTP, URL: hs.URL, ServeResources: true})
 	ctx := natstest.Ctx(t)
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{ExposeServers: []string{"deep"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, f.srv, &GatewayOptions{ExposeServers: []string{"deep"}})
 	waitMounted(t, g, "w-mounted")
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
-	_, err = c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "deep://one"})
+	_, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "deep://one"})
 	if err == nil || !strings.Contains(err.Error(), "nests deeper") {
 		t.Fatalf("read of a result nested 100 deep: %v, want an error saying it nests too deep", err)
 	}

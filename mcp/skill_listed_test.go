@@ -8,7 +8,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbus/toolbus/embedded"
-	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/skill"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -39,11 +38,7 @@ func TestGatewaySkillToolListedWithGroup(t *testing.T) {
 	serveSkills(t, srv, tk, set)
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, srv, nil)
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 	if _, ok := listNames(t, c)[skill.ViewerName]; ok {
 		t.Fatal("the Skill tool is listed while no skill is visible")

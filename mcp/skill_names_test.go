@@ -11,7 +11,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbus/toolbus/embedded"
-	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/skill"
 )
 
@@ -55,11 +54,7 @@ func TestGatewaySkillNamesAnyText(t *testing.T) {
 	serveSkills(t, srv, tk, set)
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, srv), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGateway(t, srv, nil)
 	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 
 	prompts, err := c.cs.ListPrompts(ctx, nil)
