@@ -25,7 +25,7 @@ import (
 // which often has no deadline, so the call hangs with heartbeats going.
 func TestFetchSkipsFrozenInstance(t *testing.T) {
 	s := natstest.Embedded(t, true)
-	p := natstest.NewProxy(t, strings.TrimPrefix(s.ClientURL(), "nats://"))
+	p := natstest.ProxyTo(t, s)
 	root := t.TempDir()
 	tk, set := skillWorker(t, root)
 
