@@ -1,9 +1,7 @@
 package bus
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -21,46 +19,16 @@ import (
 // timeout finals the worker sent for its callers' cancels and deadlines.
 func TestCancelledCountsCallsEndedBeforeTheyRan(t *testing.T) {
 	s := natstest.Embedded(t, false)
-	tk := toolkit.New(nil)
-	echo := toolkit.Func("echo", "Echo.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})
-	if err := tk.Add(echo); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{AnnounceInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	w := serveEcho(t, s, WorkerOptions{})
 	nc := natstest.Connect(t, s)
 	call := func(id string, h nats.Header) *toolkit.Response {
 		t.Helper()
-		data, err := wire.Msgpack.Marshal(&wire.Request{ID: id, Input: map[string]any{"text": "x"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := nc.RequestMsg(&nats.Msg{Subject: wire.CallSubject("echo", ""), Header: h, Data: data}, 30*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f wire.Frame
-		if err := wire.Msgpack.Unmarshal(m.Data, &f); err != nil || f.Final == nil {
-			t.Fatalf("call %s: %v %+v", id, err, f)
-		}
-		return f.Final
+		return rawFinal(t, nc, wire.CallSubject("echo", ""), h, echoRequest(t, id, ""))
 	}
 	if err := nc.PublishMsg(cancelMsg(wire.CancelSubject("", "c1"), "")); err != nil {
 		t.Fatal(err)
 	}
-	natstest.WaitFor(t, "the worker to keep the cancel", func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		_, ok := w.tombs[callKey("", "c1")]
-		return ok
-	})
+	keepsCancel(t, w, "c1")
 	if r := call("c1", nil); r.Code != toolkit.CodeInterrupted {
 		t.Fatalf("a call its cancel overtook: %+v", r)
 	}

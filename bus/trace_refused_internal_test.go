@@ -3,13 +3,11 @@ package bus
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolbus/toolbus/bus/wire"
@@ -25,22 +23,8 @@ import (
 // caller's trace when the request carried one.
 func TestTraceCallsAnsweredWithoutRunning(t *testing.T) {
 	s := natstest.Embedded(t, false)
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	tk := toolkit.New(nil)
-	echo := toolkit.Func("echo", "Echo.", func(_ context.Context, in struct {
-		Text string `json:"text"`
-	}) (string, error) {
-		return in.Text, nil
-	})
-	if err := tk.Add(echo); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Serve(natstest.Connect(t, s), tk, &WorkerOptions{AnnounceInterval: -1, Tracer: tp.Tracer("worker")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
+	rec, tp := spanRecorder()
+	w := serveEcho(t, s, WorkerOptions{Tracer: tp.Tracer("worker")})
 	nc := natstest.Connect(t, s)
 
 	// The caller's trace.
@@ -50,34 +34,17 @@ func TestTraceCallsAnsweredWithoutRunning(t *testing.T) {
 
 	raw := func(h nats.Header, data []byte) *toolkit.Response {
 		t.Helper()
-		m, err := nc.RequestMsg(&nats.Msg{Subject: wire.CallSubject("echo", ""), Header: h, Data: data}, 30*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f wire.Frame
-		if err := wire.Msgpack.Unmarshal(m.Data, &f); err != nil || f.Final == nil {
-			t.Fatalf("%v %+v", err, f)
-		}
-		return f.Final
+		return rawFinal(t, nc, wire.CallSubject("echo", ""), h, data)
 	}
 	call := func(id, session string, h nats.Header) *toolkit.Response {
 		t.Helper()
-		data, err := wire.Msgpack.Marshal(&wire.Request{ID: id, Session: session, Input: map[string]any{"text": "x"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return raw(h, data)
+		return raw(h, echoRequest(t, id, session))
 	}
 
 	if err := nc.PublishMsg(cancelMsg(wire.CancelSubject("", "t1"), "")); err != nil {
 		t.Fatal(err)
 	}
-	natstest.WaitFor(t, "the worker to keep the cancel", func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		_, ok := w.tombs[callKey("", "t1")]
-		return ok
-	})
+	keepsCancel(t, w, "t1")
 	if r := call("t1", "s1", traced(nil)); r.Code != toolkit.CodeInterrupted {
 		t.Fatalf("a call its cancel overtook: %+v", r)
 	}

@@ -6,10 +6,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
-	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // TestGatewaySpanOfFailedCall: the gateway's span of a tools/call whose
@@ -19,16 +15,7 @@ import (
 // failed calls' like the others.
 func TestGatewaySpanOfFailedCall(t *testing.T) {
 	f := startFleet(t)
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{Tracer: tp.Tracer("gateway")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	_, rec, c := tracedGateway(t, f, GatewayOptions{})
 	if res, err := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": 5}}); err != nil || !res.IsError {
 		t.Fatalf("echo with a number: %+v %v", res, err)
 	}
@@ -40,10 +27,7 @@ func TestGatewaySpanOfFailedCall(t *testing.T) {
 		if sp.SpanKind().String() != "server" || sp.Name() != "tools/call echo" {
 			continue
 		}
-		attrs := map[string]string{}
-		for _, a := range sp.Attributes() {
-			attrs[string(a.Key)] = a.Value.Emit()
-		}
+		attrs := spanAttrs(sp)
 		if attrs["error.type"] != "" {
 			failed++
 			if attrs["error.type"] != "invalid_input" || sp.Status().Code != codes.Error {

@@ -6,10 +6,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -20,16 +17,7 @@ import (
 // line does.
 func TestGatewaySpanOfUnknownTool(t *testing.T) {
 	f := startFleet(t)
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
-	defer cancel()
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{Tracer: tp.Tracer("gateway")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	_, rec, c := tracedGateway(t, f, GatewayOptions{})
 	made := "no_such_" + strings.Repeat("x", 64<<10)
 	if res, err := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: made}); err != nil || !res.IsError {
 		t.Fatalf("unknown tool: %+v %v", res, err)

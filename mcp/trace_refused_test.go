@@ -10,9 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -25,23 +23,16 @@ import (
 // and were timed at 0.
 func TestGatewaySpanOfRefusedCall(t *testing.T) {
 	f := startFleet(t)
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	ctx, cancel := context.WithTimeout(context.Background(), guardTimeout)
 	defer cancel()
 	var mu sync.Mutex
 	took := map[toolkit.Code]time.Duration{}
-	g, err := NewGateway(ctx, natstest.Connect(t, f.srv), &GatewayOptions{Tracer: tp.Tracer("gateway"), MaxSessionCalls: 1,
+	_, rec, c := tracedGateway(t, f, GatewayOptions{MaxSessionCalls: 1,
 		OnCall: func(tool string, state toolkit.State, code toolkit.Code, d time.Duration) {
 			mu.Lock()
 			defer mu.Unlock()
 			took[code] = d
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
-	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
 
 	const traceID = "0af7651916cd43dd8448eb211c80319c"
 	parents := map[toolkit.Code]string{toolkit.CodeInvalidInput: "b7ad6b7169203331", toolkit.CodeOverloaded: "00f067aa0ba902b7"}

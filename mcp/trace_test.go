@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/embedded"
@@ -33,8 +31,7 @@ func TestGatewayContinuesTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	rec, tp := spanRecorder()
 	tk := newWorkerToolkit(t, srv)
 	if err := tk.Add(toolkit.Func("echo", "Echo the text back.", func(ctx context.Context, in textIn) (string, error) { return in.Text, nil })); err != nil {
 		t.Fatal(err)
