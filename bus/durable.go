@@ -961,7 +961,7 @@ func (d *durablePath) byDefault(tool string) bool {
 // tells the caller so (a queued frame); false when the queue did not take
 // it, and the call is then run here as a core call. deadline is that of
 // a call that waited for input memory, zero for any other.
-func (d *durablePath) enqueue(in *incoming, id string, deadline time.Time) bool {
+func (d *durablePath) enqueue(in *incoming, id, session string, deadline time.Time) bool {
 	h := nats.Header{}
 	for k, v := range in.header {
 		h[k] = v
@@ -989,14 +989,14 @@ func (d *durablePath) enqueue(in *incoming, id string, deadline time.Time) bool 
 		if !again {
 			// The stream has it already and stores nothing: answered
 			// here, or the caller would wait for its deadline.
-			d.w.replyFinal(in, c, duplicateCall(id), "")
+			d.w.replyFinal(in, c, duplicateCall(id), session)
 			return true
 		}
 		// Sent again after its approval: queued under an id of its own
 		// (a duplicate of that: the approved call runs already).
 		h.Set(jetstream.MsgIDHeader, qid)
 		if ack, _, uncertain, err = queueCall(ctx, d.js, syncPublisher(d.js), time.Time{}, msg); err == nil && ack.Duplicate && !uncertain {
-			d.w.replyFinal(in, c, duplicateCall(id), "")
+			d.w.replyFinal(in, c, duplicateCall(id), session)
 			return true
 		}
 	}
@@ -1008,7 +1008,7 @@ func (d *durablePath) enqueue(in *incoming, id string, deadline time.Time) bool 
 		// being durable by default says it must not be.
 		resp := d.w.finalFor(id, toolkit.CodeOverloaded, queueFullText(err))
 		resp.Metadata[wire.MetaRetryAfterMS] = queueFullRetry.Milliseconds()
-		d.w.replyFinal(in, c, resp, "")
+		d.w.replyFinal(in, c, resp, session)
 		return true
 	case !uncertain:
 		d.w.count.jsErrors.Add(1)
@@ -1217,7 +1217,7 @@ func isCancelRecord(h nats.Header, body []byte) bool {
 // ended already, and only its acknowledgement was lost: it is settled
 // without running or answering again, and the kept final stays what its
 // caller got (or reads back).
-func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
+func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id, session string) bool {
 	if in.dur.attempt <= 1 {
 		return true
 	}
@@ -1240,7 +1240,7 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id string) bool {
 		in.dur.handBackLater()
 		return false
 	}
-	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(in.tool, in.dur.attempt)), "")
+	w.replyFinal(in, c, w.finalFor(id, toolkit.CodeWorkerLost, mayHaveRunText(in.tool, in.dur.attempt)), session)
 	w.settle(in.dur)
 	return false
 }

@@ -240,18 +240,18 @@ func TestPassedCallsBounded(t *testing.T) {
 	w := &Worker{nc: natstest.Connect(t, s), log: slog.New(slog.DiscardHandler)}
 	in := &incoming{tool: "t", reply: "_INBOX.x"}
 	for i := range maxPassed {
-		if _, err := w.passed.add(w, in, wire.Msgpack, strconv.Itoa(i), false); err != nil {
+		if _, err := w.passed.add(w, in, wire.Msgpack, strconv.Itoa(i), "", false); err != nil {
 			t.Fatalf("call %d of %d: %v", i, maxPassed, err)
 		}
 	}
-	if _, err := w.passed.add(w, in, wire.Msgpack, "over", false); err == nil {
+	if _, err := w.passed.add(w, in, wire.Msgpack, "over", "", false); err == nil {
 		t.Fatalf("%d calls waiting and one more taken", maxPassed)
 	}
 	// Answered ones make room, also behind one still waiting.
 	for i := 1; i < maxPassed; i++ {
 		w.passed.take(w.passed.prefix + strconv.FormatUint(uint64(i+1), 36))
 	}
-	if _, err := w.passed.add(w, in, wire.Msgpack, "after", false); err != nil {
+	if _, err := w.passed.add(w, in, wire.Msgpack, "after", "", false); err != nil {
 		t.Fatalf("after the statuses came back: %v", err)
 	}
 	if n := len(w.passed.order); n > 2 {

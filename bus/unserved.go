@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,13 +30,14 @@ import (
 // answered as usual: not_found. A core call passed on goes on numbered
 // after the frames its caller heard here (heartbeats while it waited for
 // input memory) and, given a deadline (it waited), with what is left of
-// its timeout.
-func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string, deadline time.Time) bool {
+// its timeout. session is the call's (its span's), scope its session
+// scope.
+func (w *Worker) unserved(in *incoming, c wire.Codec, id, session, scope string, deadline time.Time) bool {
 	if in.dur != nil {
 		if in.dur.repeatable {
 			in.dur.handBackLater()
 		} else {
-			w.replyFinal(in, c, w.notServed(in.dur, in.tool, id), "")
+			w.replyFinal(in, c, w.notServed(in.dur, in.tool, id), session)
 			w.settle(in.dur)
 		}
 		return true
@@ -43,18 +45,18 @@ func (w *Worker) unserved(in *incoming, c wire.Codec, id, scope string, deadline
 	if in.header.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	return w.passOn(context.Background(), in, c, id, scope, in.seqAfter(), deadline, false)
+	return w.passOn(context.Background(), in, c, id, session, scope, in.seqAfter(), deadline, false)
 }
 
 // notRunHere passes on a core call a stopping worker took past its
 // grace, which it does not run, once, to its tool's queue group: another
 // worker runs it (none there, it is answered interrupted). It reports
 // false when it did not: the call is answered interrupted here.
-func (w *Worker) notRunHere(in *incoming, c wire.Codec, id, scope string, deadline time.Time) bool {
+func (w *Worker) notRunHere(in *incoming, c wire.Codec, id, session, scope string, deadline time.Time) bool {
 	if in.dur != nil || in.header.Get(wire.HeaderUnserved) != "" {
 		return false
 	}
-	return w.passOn(context.Background(), in, c, id, scope, in.seqAfter(), deadline, true)
+	return w.passOn(context.Background(), in, c, id, session, scope, in.seqAfter(), deadline, true)
 }
 
 // passOn publishes a core call to its tool's queue group, marked with
@@ -63,11 +65,12 @@ func (w *Worker) notRunHere(in *incoming, c wire.Codec, id, scope string, deadli
 // server's no-responders status comes back here (only the publisher gets
 // it), and the worker answers the caller not_found, as it would have
 // without passing the call on (stopping: interrupted, as a stopping
-// worker answers a call it does not run). scope is the call's session
-// scope; ctx carries the call's span on this worker, if any, whose child
+// worker answers a call it does not run). session is the call's, for the
+// span of its answer should it come back; scope is its session scope; ctx
+// carries the call's span on this worker, if any, whose child
 // the next worker's is. It reports false when the publish failed
 // (logged).
-func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, scope string, seq uint64, deadline time.Time, stopping bool) bool {
+func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, session, scope string, seq uint64, deadline time.Time, stopping bool) bool {
 	// The removed tool's subscriptions are drained first, should the
 	// toolkit's change not have reached them yet: their UNSUB precedes
 	// the call on the connection, so the group cannot hand it back here.
@@ -106,7 +109,10 @@ func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, sco
 	if stopping {
 		why = "bus: passing on a call the stopping worker did not run"
 	}
-	reply, err := w.passed.add(w, &passed, c, id, stopping)
+	if w.opts.Tracer == nil {
+		session = "" // kept only for a span
+	}
+	reply, err := w.passed.add(w, &passed, c, id, session, stopping)
 	if err != nil {
 		w.log.Warn(why, "tool", in.tool, "call", id, "err", err)
 		return false
@@ -142,6 +148,7 @@ type passedCall struct {
 	in       incoming // the call as the worker received it (no body)
 	c        wire.Codec
 	id       string
+	session  string // a copy, for the span of its answer; "" without a tracer
 	at       time.Time
 	stopping bool // passed on by a stopping worker, not for its tool
 }
@@ -155,7 +162,7 @@ const (
 
 // add registers a call about to be passed on and returns its reply
 // subject.
-func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id string, stopping bool) (string, error) {
+func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id, session string, stopping bool) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.sub == nil {
@@ -186,7 +193,9 @@ func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id string, stop
 	reply := p.prefix + strconv.FormatUint(p.next, 36)
 	kept := *in
 	kept.data, kept.dur = nil, nil
-	p.calls[reply] = passedCall{in: kept, c: c, id: id, at: now, stopping: stopping}
+	// The session is a copy: it may share the request's body, which is
+	// not kept.
+	p.calls[reply] = passedCall{in: kept, c: c, id: id, session: strings.Clone(session), at: now, stopping: stopping}
 	p.order = append(p.order, reply)
 	return reply, nil
 }
@@ -236,11 +245,11 @@ func (w *Worker) passedBack(m *nats.Msg) {
 		return
 	}
 	if pc.stopping {
-		w.replyFinal(&pc.in, pc.c, w.cancelledFinal(pc.id, false), "")
+		w.replyFinal(&pc.in, pc.c, w.cancelledFinal(pc.id, false), pc.session)
 		return
 	}
 	nf := toolkit.NotFound(pc.in.tool)
-	w.replyFinal(&pc.in, pc.c, w.finalFor(pc.id, nf.Code, nf.Message), "")
+	w.replyFinal(&pc.in, pc.c, w.finalFor(pc.id, nf.Code, nf.Message), pc.session)
 }
 
 // unserved ends a call that holds its slot and whose tool was removed
@@ -288,7 +297,7 @@ func (s *sender) handedOn(stopping bool) bool {
 	} else {
 		to = wire.CallSubject(s.call.Name, s.call.Identity)
 		deadline, _ := s.ctx.Deadline()
-		if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Scope(), s.seq, deadline, stopping) {
+		if !s.w.passOn(s.ctx, &incoming{tool: s.call.Name, identity: s.call.Identity, reply: s.reply, header: s.hdr, data: s.data}, s.codec, s.id, s.call.Session, s.call.Scope(), s.seq, deadline, stopping) {
 			s.mu.Unlock()
 			return false
 		}

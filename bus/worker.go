@@ -609,9 +609,10 @@ func (in *incoming) seqAfter() uint64 {
 
 // badRequest answers a request that cannot run with a final error frame,
 // or logs it when there is nowhere to answer; a durable one is settled.
-func (w *Worker) badRequest(in *incoming, c wire.Codec, id string, code toolkit.Code, msg string) {
+// session is the call's, "" when its request could not be read.
+func (w *Worker) badRequest(in *incoming, c wire.Codec, id, session string, code toolkit.Code, msg string) {
 	if w.answerable(in, id, msg) {
-		w.replyFinal(in, c, w.finalFor(id, code, msg), "")
+		w.replyFinal(in, c, w.finalFor(id, code, msg), session)
 	}
 	w.settle(in.dur)
 }
@@ -894,42 +895,43 @@ func (w *Worker) accept(in *incoming) *sender {
 	c := wire.CodecOf(in.header)
 	name, identity := in.tool, in.identity
 	if v := in.header.Get(wire.HeaderVersion); v != "" && v != wire.Version {
-		w.badRequest(in, c, "", toolkit.CodeInvalidInput, versionError(v))
+		w.badRequest(in, c, "", "", toolkit.CodeInvalidInput, versionError(v))
 		return nil
 	}
 	var req wire.Request
 	if err := c.UnmarshalShared(in.data, &req); err != nil { // the data is ours alone
-		w.badRequest(in, c, "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v%s", c, err, jsonHint(c, in.data)))
+		w.badRequest(in, c, "", "", toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request body is not a valid %s call object: %v%s", c, err, jsonHint(c, in.data)))
 		return nil
 	}
 	switch {
 	case req.ID == "":
-		w.badRequest(in, c, "", toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
+		w.badRequest(in, c, "", req.Session, toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
 		return nil
 	case !wire.ValidCallID(req.ID):
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.ID), wire.MaxCallIDLen))
+		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.ID), wire.MaxCallIDLen))
 		return nil
 	case identity != "" && !wire.ValidIdentity(identity):
 		// A subject token may hold what an identity may not ("a/b"): the
 		// identity names directories and keys further on.
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the caller identity %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(identity), wire.MaxCallIDLen))
+		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the caller identity %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(identity), wire.MaxCallIDLen))
 		return nil
 	case req.Key != "" && !wire.ValidCallID(req.Key):
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.Key), wire.MaxCallIDLen))
+		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.Key), wire.MaxCallIDLen))
 		return nil
 	case req.Name != "" && req.Name != name:
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
+		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
 		return nil
 	case strings.HasPrefix(req.Session, "\x00"):
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: a session name must not start with a NUL character.")
+		// A session refused as invalid is left off the span.
+		w.badRequest(in, c, req.ID, "", toolkit.CodeInvalidInput, "BadRequestError: a session name must not start with a NUL character.")
 		return nil
 	case name == toolkit.MetaToolName && req.Session == "":
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
+		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
 		return nil
 	}
 	hb, timeout, rev, err := w.parseHeaders(in.header)
 	if err != nil {
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
+		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
 		return nil
 	}
 	if !w.answerable(in, req.ID, "") {
@@ -944,7 +946,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		d := time.Until(deadline)
 		timeout = &d
 	}
-	if _, served := w.tk.Get(name); !served && w.unserved(in, c, req.ID, toolkit.SessionScope(identity, req.Session), deadline) {
+	if _, served := w.tk.Get(name); !served && w.unserved(in, c, req.ID, req.Session, toolkit.SessionScope(identity, req.Session), deadline) {
 		return nil
 	}
 	if in.dur != nil {
@@ -952,11 +954,11 @@ func (w *Worker) accept(in *incoming) *sender {
 			d := *timeout - time.Since(in.dur.published)
 			timeout = &d
 		}
-		if !w.mayRepeat(in, c, req.ID) {
+		if !w.mayRepeat(in, c, req.ID, req.Session) {
 			return nil
 		}
 	} else if w.dur != nil && w.dur.byDefault(name) {
-		if w.dur.enqueue(in, req.ID, deadline) {
+		if w.dur.enqueue(in, req.ID, req.Session, deadline) {
 			return nil
 		}
 	}
@@ -981,7 +983,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		w.mu.Unlock()
 		if ok { // the caller's cancel, not the worker's stop
 			w.count.cancelled.Add(1)
-		} else if w.notRunHere(in, c, req.ID, toolkit.SessionScope(identity, req.Session), deadline) {
+		} else if w.notRunHere(in, c, req.ID, req.Session, toolkit.SessionScope(identity, req.Session), deadline) {
 			return nil
 		}
 		w.replyFinal(in, c, w.cancelledFinal(req.ID, tomb.deadline), req.Session)
@@ -995,7 +997,7 @@ func (w *Worker) accept(in *incoming) *sender {
 			// call when it ends.
 			return nil
 		}
-		w.badRequest(in, c, req.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
+		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: a call with id %q is already running here; call ids must be unique.", req.ID))
 		return nil
 	}
 	if timeout != nil && *timeout <= 0 {
