@@ -22,8 +22,9 @@ func spanRecorder() (*tracetest.SpanRecorder, *sdktrace.TracerProvider) {
 }
 
 // serveEcho serves a toolkit with the tool echo (it returns its input's
-// text) on s, with opts (announcements off); stopped at the test's end.
-func serveEcho(t *testing.T, s *embedded.Server, opts WorkerOptions) *Worker {
+// text) and more on s, with opts (announcements off); stopped at the
+// test's end.
+func serveEcho(t *testing.T, s *embedded.Server, opts WorkerOptions, more ...*toolkit.Tool) *Worker {
 	t.Helper()
 	tk := toolkit.New(nil)
 	echo := toolkit.Func("echo", "Echo.", func(_ context.Context, in struct {
@@ -31,8 +32,10 @@ func serveEcho(t *testing.T, s *embedded.Server, opts WorkerOptions) *Worker {
 	}) (string, error) {
 		return in.Text, nil
 	})
-	if err := tk.Add(echo); err != nil {
-		t.Fatal(err)
+	for _, tool := range append([]*toolkit.Tool{echo}, more...) {
+		if err := tk.Add(tool); err != nil {
+			t.Fatal(err)
+		}
 	}
 	opts.AnnounceInterval = -1
 	w, err := Serve(natstest.Connect(t, s), tk, &opts)

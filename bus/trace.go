@@ -6,10 +6,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolbus/toolbus/internal/callspan"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -20,9 +20,11 @@ import (
 // that trace, following the GenAI semantic conventions for tool
 // execution: "execute_tool <tool>", kind internal, with
 // gen_ai.operation.name, gen_ai.tool.name, gen_ai.tool.call.id and, when
-// the call fails, error.type (its code) and the span's error status (a
-// tool that panicked: also an "exception" event, recorded by the
-// toolkit that recovered the panic). A call answered without running
+// the call did not succeed, error.type (its code), with the span's error
+// status when it failed, not when it was interrupted or denied (the rule
+// of internal/callspan, which the gateway's and the MCP client's spans
+// follow too; a tool that panicked: also an "exception" event, recorded
+// by the toolkit that recovered the panic). A call answered without running
 // (a cancel or deadline that came first, a tool not served here, a bad
 // request) gets the same span, started and ended at its answer. The
 // tool's context carries the span, so work it starts (an MCP call, an
@@ -100,13 +102,9 @@ func refusedSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, res
 	endCallSpan(span, resp)
 }
 
-// endCallSpan ends a call's span with how the call ended.
+// endCallSpan ends a call's span with how the call ended
+// (callspan.Outcome).
 func endCallSpan(span trace.Span, resp *toolkit.Response) {
-	if resp.State == toolkit.StateError {
-		span.SetAttributes(attribute.String("error.type", string(resp.Code)))
-		span.SetStatus(codes.Error, string(resp.Code))
-	} else if resp.State == toolkit.StateInterrupted {
-		span.SetAttributes(attribute.String("error.type", string(resp.Code)))
-	}
+	callspan.Outcome(span, string(resp.Code), resp.State == toolkit.StateError, "")
 	span.End()
 }

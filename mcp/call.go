@@ -12,9 +12,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/internal/callspan"
 	"github.com/toolbus/toolbus/toolkit"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -57,11 +57,10 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any, w t
 	err := c.call(ctx, tool, args, ew)
 	switch {
 	case err != nil:
-		span.SetAttributes(attribute.String("error.type", string(toolkit.Failure(ctx, err).Code)))
-		span.SetStatus(codes.Error, err.Error())
+		code := toolkit.Failure(ctx, err).Code
+		callspan.Outcome(span, string(code), code.State() == toolkit.StateError, err.Error())
 	case ew.failed:
-		span.SetAttributes(attribute.String("error.type", string(toolkit.CodeToolError)))
-		span.SetStatus(codes.Error, "the tool's result is an error")
+		callspan.Outcome(span, string(toolkit.CodeToolError), true, "the tool's result is an error")
 	}
 	span.End()
 	return err

@@ -4,11 +4,10 @@ import (
 	"context"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolbus/toolbus/internal/callspan"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -18,7 +17,9 @@ import (
 // (traceparent, tracestate), which stdio servers can read. With
 // Options.Tracer the client also records each tools/call as a client span
 // ("tools/call <tool>", mcp.method.name, gen_ai.tool.name,
-// toolbus.mcp.server, error.type when it fails). The gateway continues the
+// toolbus.mcp.server, and error.type with the error status as
+// callspan.Outcome has it: a cancelled call is interrupted, not failed).
+// The gateway continues the
 // trace of an incoming tools/call from the same headers or _meta, in a
 // server span of its own ("tools/call <tool>", mcp.method.name,
 // gen_ai.operation.name, gen_ai.tool.name, mcp.session.id, and error.type,
@@ -68,16 +69,9 @@ func (g *Gateway) continueTrace(ctx context.Context, req *sdk.CallToolRequest) c
 }
 
 // endSpan records on the gateway's span of a tools/call how the call
-// ended, as the worker records it on its execute_tool span: a failed
-// call's code as error.type with the error status; an interrupted call's
-// code as error.type (a cancel is not a failure); nothing for a success
-// or a denied call.
+// ended, as the worker records it on its execute_tool span
+// (callspan.Outcome): the code as error.type unless it succeeded, and the
+// error status when it failed (an interrupted or denied call did not).
 func endSpan(span trace.Span, final *toolkit.Response) {
-	switch final.State {
-	case toolkit.StateError:
-		span.SetAttributes(attribute.String("error.type", string(final.Code)))
-		span.SetStatus(codes.Error, string(final.Code))
-	case toolkit.StateInterrupted:
-		span.SetAttributes(attribute.String("error.type", string(final.Code)))
-	}
+	callspan.Outcome(span, string(final.Code), final.State == toolkit.StateError, "")
 }
