@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/callspan"
 	"github.com/toolbus/toolbus/toolkit"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -407,12 +408,16 @@ func (s *sender) pinned(resp *toolkit.Response) {
 
 // serve runs the call through the toolkit. A panic that escapes it (the
 // toolkit recovers its own) becomes an internal final instead of killing
-// the worker.
+// the worker, and an exception event on the call's span, as the toolkit
+// records one it recovers.
 func (s *sender) serve() (resp *toolkit.Response) {
 	defer func() {
 		if v := recover(); v != nil {
-			p := toolkit.PanicText(v)
-			s.w.log.Error("bus: serving a call panicked", "tool", s.call.Name, "call", s.id, "panic", p, "stack", string(debug.Stack()))
+			p, stack := toolkit.PanicText(v), debug.Stack()
+			if s.span != nil {
+				callspan.Exception(s.span, v, p, stack)
+			}
+			s.w.log.Error("bus: serving a call panicked", "tool", s.call.Name, "call", s.id, "panic", p, "stack", string(stack))
 			resp = &toolkit.Response{ID: s.id, State: toolkit.StateError, Code: toolkit.CodeInternal,
 				Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %s).", s.call.Name, p)}}}
 		}
