@@ -19,7 +19,10 @@ import (
 // and a worker with WorkerOptions.Tracer records the call as a span of
 // that trace, following the GenAI semantic conventions for tool
 // execution: "execute_tool <tool>", kind internal, with
-// gen_ai.operation.name, gen_ai.tool.name, gen_ai.tool.call.id and, when
+// gen_ai.operation.name, gen_ai.tool.name, gen_ai.tool.call.id,
+// gen_ai.tool.type and gen_ai.tool.description (for a tool served here:
+// "extension" for one proxied from an MCP server, toolkit.KindMCP,
+// "function" for any other; the description cut to 1 KiB) and, when
 // the call did not succeed, error.type (its code), with the span's error
 // status when it failed, not when it was interrupted or denied (the rule
 // of internal/callspan, which the gateway's and the MCP client's spans
@@ -64,8 +67,10 @@ func injectTrace(ctx context.Context, h nats.Header) nats.Header {
 }
 
 // startCallSpan starts the span of a call on the worker, in the trace its
-// request carries (a new trace without one).
-func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall) (context.Context, trace.Span) {
+// request carries (a new trace without one). tool is the call's tool as
+// this worker serves it, nil when it does not: its type and description
+// go on the span (gen_ai.tool.type, gen_ai.tool.description).
+func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, tool *toolkit.Tool) (context.Context, trace.Span) {
 	ctx := context.Background()
 	if h != nil {
 		ctx = traceContext.Extract(ctx, natsCarrier(h))
@@ -76,6 +81,14 @@ func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall) (
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("gen_ai.tool.name", strings.Clone(call.Name)),
 		attribute.String("gen_ai.tool.call.id", strings.Clone(call.ID)),
+	}
+	if tool != nil {
+		typ := callspan.TypeFunction
+		if tool.Kind() == toolkit.KindMCP {
+			typ = callspan.TypeExtension
+		}
+		// The description is the registry's, which the span may keep.
+		attrs = append(attrs, attribute.String("gen_ai.tool.type", typ), attribute.String("gen_ai.tool.description", cutUTF8(tool.Description, callspan.MaxDescription)))
 	}
 	if call.Session != "" {
 		attrs = append(attrs, attribute.String("toolbus.session", strings.Clone(cutUTF8(call.Session, maxSpanSession))))
@@ -98,8 +111,8 @@ func routeSpan(span trace.Span, tool, to string) {
 // running it (replyFinal: its cancel or deadline came first, its tool is
 // not served here, its request is bad), started and ended at the answer:
 // named and attributed as a call that ran, and ended as the final says.
-func refusedSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, resp *toolkit.Response) {
-	_, span := startCallSpan(tracer, h, call)
+func refusedSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, tool *toolkit.Tool, resp *toolkit.Response) {
+	_, span := startCallSpan(tracer, h, call, tool)
 	endCallSpan(span, resp)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/toolbus/toolbus/bus/wire"
@@ -82,5 +83,38 @@ func TestSpanOfCallPanickedPastToolkit(t *testing.T) {
 	}
 	if msg != "the log broke" || sp.Status().Code != codes.Error {
 		t.Errorf("the span of a call whose panic the worker recovered: exception.message %q, status %v; want the log's panic, the error status", msg, sp.Status())
+	}
+}
+
+// TestSpanNamesToolTypeAndDescription: a call's execute_tool span carries
+// gen_ai.tool.type ("function" for a tool the worker runs, "extension"
+// for one it proxies from an MCP server) and gen_ai.tool.description,
+// as the GenAI conventions recommend, also when the call is answered
+// without running; a span of a tool not served here has neither. They
+// were not set.
+func TestSpanNamesToolTypeAndDescription(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	rec, tp := spanRecorder()
+	proxied, err := toolkit.Describe(toolkit.Func("proxied", "A tool of an MCP server.", func(context.Context, struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return "ok", nil
+	}), toolkit.WithKind(toolkit.KindMCP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveEcho(t, s, WorkerOptions{Tracer: tp.Tracer("worker")}, proxied)
+	nc := natstest.Connect(t, s)
+	rawFinal(t, nc, wire.CallSubject("echo", ""), nil, echoRequest(t, "e1", ""))
+	rawFinal(t, nc, wire.CallSubject("proxied", ""), nil, echoRequest(t, "m1", ""))
+	rawFinal(t, nc, wire.CallSubject("echo", ""), nats.Header{wire.HeaderTimeout: {"0"}}, echoRequest(t, "e2", ""))
+	want := map[string][2]string{"e1": {"function", "Echo."}, "m1": {"extension", "A tool of an MCP server."}, "e2": {"function", "Echo."}}
+	natstest.WaitFor(t, "three spans", func() bool { return len(rec.Ended()) >= len(want) })
+	for _, sp := range rec.Ended() {
+		a := spanAttrs(sp)
+		id := a["gen_ai.tool.call.id"]
+		if got := [2]string{a["gen_ai.tool.type"], a["gen_ai.tool.description"]}; got != want[id] {
+			t.Errorf("the span of %s: gen_ai.tool.type, gen_ai.tool.description %q, want %q", id, got, want[id])
+		}
 	}
 }

@@ -749,7 +749,8 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response, 
 		}
 	}
 	if w.opts.Tracer != nil {
-		refusedSpan(w.opts.Tracer, in.header, &call, resp)
+		tool, _ := w.tk.Get(in.tool)
+		refusedSpan(w.opts.Tracer, in.header, &call, tool, resp)
 	}
 	f := &wire.Frame{Kind: wire.KindFinal, ID: resp.ID, Seq: in.seqAfter() + 1, Final: resp}
 	in.dur.mark(f)
@@ -1039,7 +1040,8 @@ func (w *Worker) accept(in *incoming) *sender {
 	}
 	base := context.Background()
 	if w.opts.Tracer != nil {
-		base, s.span = startCallSpan(w.opts.Tracer, in.header, &call)
+		tool, _ := w.tk.Get(name)
+		base, s.span = startCallSpan(w.opts.Tracer, in.header, &call, tool)
 	}
 	s.ctx, s.cancel = context.WithCancelCause(base)
 	if timeout != nil {

@@ -51,6 +51,7 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any, w t
 		attribute.String("mcp.method.name", "tools/call"),
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("gen_ai.tool.name", tool),
+		attribute.String("gen_ai.tool.type", callspan.TypeExtension),
 		attribute.String("toolbus.mcp.server", c.cfg.Name),
 	))
 	ew := &errorSeen{Writer: w}

@@ -17,7 +17,7 @@ import (
 // (traceparent, tracestate), which stdio servers can read. With
 // Options.Tracer the client also records each tools/call as a client span
 // ("tools/call <tool>", mcp.method.name, gen_ai.tool.name,
-// toolbus.mcp.server, and error.type with the error status as
+// gen_ai.tool.type "extension", toolbus.mcp.server, and error.type with the error status as
 // callspan.Outcome has it: a cancelled call is interrupted, not failed).
 // The gateway continues the
 // trace of an incoming tools/call from the same headers or _meta, in a

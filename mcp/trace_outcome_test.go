@@ -88,4 +88,7 @@ func TestClientSpanOfInterruptedCall(t *testing.T) {
 	if a := spanAttrs(sp); a["error.type"] != string(toolkit.CodeInterrupted) || sp.Status().Code == codes.Error {
 		t.Errorf("the cancelled call's span: error.type %q, status %v; want interrupted, not the error status", a["error.type"], sp.Status())
 	}
+	if a := spanAttrs(sp); a["gen_ai.tool.type"] != "extension" {
+		t.Errorf("the client's span: gen_ai.tool.type %q, want extension (a tool of an MCP server)", a["gen_ai.tool.type"])
+	}
 }

@@ -40,6 +40,20 @@ func Outcome(span trace.Span, code string, failed bool, desc string) {
 	}
 }
 
+// Values of gen_ai.tool.type (GenAI semantic conventions): a function
+// is run by the application that was asked to call it (a toolbus worker
+// running its Go tool), an extension calls an external system on the
+// agent's behalf (a tool proxied from an MCP server).
+const (
+	TypeFunction  = "function"
+	TypeExtension = "extension"
+)
+
+// MaxDescription bounds the gen_ai.tool.description a span carries (a
+// tool's description, an MCP server's choice, may be long; each span
+// holds it).
+const MaxDescription = 1024
+
 // Exception records a panic recovered while span's call ran, as the
 // OpenTelemetry conventions record an operation that ended by an
 // exception: an "exception" event with exception.type (the panic value's
