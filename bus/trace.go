@@ -99,6 +99,16 @@ func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, t
 	return tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
+// callSpan starts the span of a call this worker runs (startCallSpan,
+// with the tool as served here). Not inlined: accept's frame, on the
+// path of every call, stays as it is without a tracer.
+//
+//go:noinline
+func (w *Worker) callSpan(h nats.Header, call *toolkit.ToolCall) (context.Context, trace.Span) {
+	tool, _ := w.tk.Get(call.Name)
+	return startCallSpan(w.opts.Tracer, h, call, tool)
+}
+
 // routeSpan turns a call's span into the record of passing the call on:
 // to the worker its session is pinned to, or (its tool removed here) to
 // the tool's queue group or back to the durable queue; to names where.

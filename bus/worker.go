@@ -1040,8 +1040,7 @@ func (w *Worker) accept(in *incoming) *sender {
 	}
 	base := context.Background()
 	if w.opts.Tracer != nil {
-		tool, _ := w.tk.Get(name)
-		base, s.span = startCallSpan(w.opts.Tracer, in.header, &call, tool)
+		base, s.span = w.callSpan(in.header, &call)
 	}
 	s.ctx, s.cancel = context.WithCancelCause(base)
 	if timeout != nil {
