@@ -241,10 +241,16 @@ func (s *KVState) Bucket() string { return s.bucket }
 // revision. It creates the key when absent and otherwise updates it on the
 // revision it read, retrying when another writer got there first or the
 // stream has no leader for the moment (until the context's deadline, or
-// KVStateOptions.MaxWait when ctx has none).
+// KVStateOptions.MaxWait when ctx has none). A write the server stored
+// whose answer was still to come when ctx ended is answered with its
+// revision (kv.Update), not with ctx's error: the groups changed, and
+// the caller's later calls are to carry that revision.
 func (s *KVState) Store(ctx context.Context, session string, groups []string) (uint64, error) {
 	key, err := wire.SessionKey(session)
 	if err != nil {
+		return 0, err
+	}
+	if err := s.writable(); err != nil {
 		return 0, err
 	}
 	if groups == nil {
@@ -266,28 +272,30 @@ func (s *KVState) Store(ctx context.Context, session string, groups []string) (u
 	var askedAt time.Time
 	for {
 		var rev uint64
-		// A server's answer stored under the key (kv.ErrForged) is
-		// replaced like any value: the write is its repair.
-		wctx, cancel := context.WithTimeout(ctx, stateTry)
-		e, err := kv.Get(wctx, s.js, s.bucket, key)
+		rctx, cancel := context.WithTimeout(ctx, stateTry)
+		e, err := kv.Get(rctx, s.js, s.bucket, key)
+		cancel()
 		switch {
 		case errors.Is(err, kv.ErrForged), err == nil && e.Found:
-			rev, err = s.kv.Update(wctx, key, val, e.Revision)
+			// A server's answer stored under the key (kv.ErrForged) is
+			// replaced like any value: the write is its repair.
+			rev, err = kv.Update(ctx, s.js, s.bucket, key, val, e.Revision)
 		case err == nil:
-			rev, err = s.kv.Create(wctx, key, val)
+			rev, err = kv.Update(ctx, s.js, s.bucket, key, val, 0)
 		}
-		cancel()
 		if err == nil {
 			return rev, nil
 		}
 		// ErrKeyExists: created concurrently (or the read was stale);
-		// ErrKeyRevisionMismatch: updated concurrently; a write
-		// unanswered within stateTry may have been stored. Read again.
+		// ErrKeyRevisionMismatch: updated concurrently; a read
+		// unanswered within stateTry. Read again. kv.Update rode out
+		// its own unanswered attempts, and answered one stored as ctx
+		// ended with its revision.
 		if kv.Full(err) {
 			return 0, s.full(ctx, session, err)
 		}
 		unanswered := ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
-		if !unanswered && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) {
+		if !unanswered && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) && !kv.Transient(err) && !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return 0, fmt.Errorf("bus: storing groups of session %s: %w", wire.Quote(session), err)
 		}
 		if s.cfg != nil && (askedAt.IsZero() || time.Since(askedAt) >= goneReask) {
@@ -384,10 +392,14 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 // Delete removes the stored state of session, which then falls back to
 // the toolkit's default groups, and returns the revision of the deletion.
 // It retries while the stream has no leader for the moment (until the
-// context's deadline, or KVStateOptions.MaxWait when ctx has none).
+// context's deadline, or KVStateOptions.MaxWait when ctx has none), and
+// answers a deletion stored as ctx ended with its revision (kv.Write).
 func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 	key, err := wire.SessionKey(session)
 	if err != nil {
+		return 0, err
+	}
+	if err := s.writable(); err != nil {
 		return 0, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -395,32 +407,22 @@ func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 		ctx, cancel = context.WithTimeout(ctx, s.maxWait)
 		defer cancel()
 	}
-	wait := time.Millisecond
-	for {
-		// A delete unanswered within stateTry may have been stored:
-		// deleting again stores one more marker, whose revision is
-		// returned.
-		dctx, cancel := context.WithTimeout(ctx, stateTry)
-		err := s.kv.Delete(dctx, key)
-		var r stateRead
-		if err == nil {
-			// Delete does not return the marker's revision; the leader
-			// knows it.
-			r, err = s.leaderGet(dctx, key)
-		}
-		cancel()
-		if err == nil {
-			return r.rev, nil
-		}
-		unanswered := ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
-		if !unanswered && !kv.Transient(err) {
-			return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
-		}
-		if serr := kv.Sleep(ctx, wait); serr != nil {
-			return 0, fmt.Errorf("bus: deleting groups of session %s: %w (last error: %v)", wire.Quote(session), serr, err)
-		}
-		wait = min(2*wait, 50*time.Millisecond)
+	// kv.Write rides out a moment without a leader and answers a marker
+	// stored as ctx ended with its revision.
+	rev, err := kv.Write(ctx, s.js, s.bucket, key, nats.Header{wire.HeaderKVOperation: {"DEL"}}, nil)
+	if err != nil {
+		return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
 	}
+	return rev, nil
+}
+
+// writable refuses a write to a bucket bound for reading (bindKVState):
+// kv.ErrReadOnly, as its KeyValue's own methods answer.
+func (s *KVState) writable() error {
+	if _, ok := s.kv.(kv.ReadOnly); ok {
+		return fmt.Errorf("%w: %q", kv.ErrReadOnly, s.bucket)
+	}
+	return nil
 }
 
 // stateTry bounds one attempt of Store, Load and Delete: the stream
@@ -437,6 +439,10 @@ const goneReask = 250 * time.Millisecond
 // stream not existing (kv.Gone). It asks (sets *asked) once per Load, and
 // every goneReask while a Store's write fails.
 func (s *KVState) gone(ctx context.Context, err error, asked *bool) bool {
+	if errors.Is(err, jetstream.ErrBucketNotFound) { // kv.Write asked
+		*asked = true
+		return true
+	}
 	if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return false
 	}
