@@ -79,7 +79,8 @@ type affinity struct {
 	remaking sync.Mutex // one remake at a time: the others find it made
 
 	mu    sync.Mutex
-	owned map[string]held // session key → when this worker last read or wrote its pin as its own
+	owned map[string]held     // session key → when this worker last read or wrote its pin as its own
+	wrote map[string]pinWrite // session key → this worker's last write of its pin (age)
 	// expected are the calls other workers probed this one for, by
 	// their reply subjects (one a caller may share between calls: how
 	// many, and when last): each passes its call on next, and a stop
@@ -100,9 +101,10 @@ type affinity struct {
 	// under the same id (earlier).
 	run atomic.Pointer[runStart]
 
-	afterRead     func() // tests: after route read a pin
-	afterForward  func() // tests: after forward passed a call on
-	beforeForward func() // tests: before forward passes a call on
+	now           func() time.Time // the worker's clock (tests: one off the server's)
+	afterRead     func()           // tests: after route read a pin
+	afterForward  func()           // tests: after forward passed a call on
+	beforeForward func()           // tests: before forward passes a call on
 }
 
 // runStart is the sessions stream as a worker found it when it started:
@@ -121,8 +123,16 @@ type held struct {
 	gaveUp     bool
 }
 
-// maxOwned bounds the sessions a worker remembers holding; past it the
-// memory is cleared and the bucket read again.
+// pinWrite is a write of a session's pin by this worker: its revision,
+// and when it began on the worker's clock.
+type pinWrite struct {
+	rev uint64
+	at  time.Time
+}
+
+// maxOwned bounds the sessions a worker remembers holding (and the
+// writes of their pins); past it the memory is cleared and the bucket
+// read again.
 const maxOwned = 100_000
 
 // trust is how long a worker serves a session it found pinned to itself
@@ -150,7 +160,7 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 	if err != nil {
 		return nil, fmt.Errorf("bus: the sessions bucket: %w", err)
 	}
-	a := &affinity{w: w, js: o.JetStream, kv: b, cfg: cfg, max: max, probe: o.ProbeTimeout, owned: map[string]held{}}
+	a := &affinity{w: w, js: o.JetStream, kv: b, cfg: cfg, max: max, probe: o.ProbeTimeout, owned: map[string]held{}, wrote: map[string]pinWrite{}, now: time.Now}
 	a.ttl.Store(int64(cfg.TTL))
 	info, err := a.adoptTTL(ctx)
 	if err != nil {
@@ -280,7 +290,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			// over on its revision, the final saying where the session
 			// runs now.
 			a.w.log.Warn("bus: a session's pin was not written by toolbus (a server's answer stored under its key); taking the session over", "session", scope, "err", err)
-			if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
+			if err = a.pinHere(ctx, key, e.Revision); err == nil {
 				p := mine(start, true)
 				p.unknownFrom = true
 				return p, "", detour{}
@@ -298,7 +308,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			return pin{}, "", detour{}
 		}
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			if _, err = a.kv.Create(ctx, key, []byte(me)); err == nil {
+			if err = a.pinHere(ctx, key, 0); err == nil {
 				return mine(start, true), "", detour{}
 			}
 			if unanswered(err) {
@@ -328,7 +338,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 		if owner == me && a.earlier(ctx, e.Revision) {
 			// Pinned to this id by an earlier run, whose state is gone
 			// with it: taken over on its revision, the final saying so.
-			if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
+			if err = a.pinHere(ctx, key, e.Revision); err == nil {
 				a.w.log.Info("bus: took over a session pinned to this worker's earlier run", "session", scope)
 				p := mine(start, true)
 				p.movedFrom = me
@@ -351,9 +361,12 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 		}
 		if owner == me {
 			// Renewed once half its TTL has passed: it expires TTL after
-			// its last write.
-			if time.Since(e.Created) >= a.pinTTL()/2 {
-				if _, err := a.kv.Update(ctx, key, []byte(me), e.Revision); lostRace(err) {
+			// its last write. Its age is judged on this worker's clock
+			// alone (age), not by the server's stamp of the pin, which
+			// a worker's clock off by half the TTL (a VM's, by a
+			// minute) would judge never due, or always.
+			if a.age(key, e.Revision) >= a.pinTTL()/2 {
+				if err := a.pinHere(ctx, key, e.Revision); lostRace(err) {
 					tried = e.Revision
 					continue // taken over meanwhile
 				} else if err != nil {
@@ -389,7 +402,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 		// After the probe, which may have waited its whole timeout.
 		ctx, cancel = context.WithTimeout(route, pinTry)
 		defer cancel()
-		if _, err = a.kv.Update(ctx, key, []byte(me), e.Revision); err == nil {
+		if err = a.pinHere(ctx, key, e.Revision); err == nil {
 			a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
 			p := mine(start, true)
 			p.movedFrom = owner
@@ -421,6 +434,44 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 	}
 	a.w.log.Warn("bus: a session's pin kept changing; running the call here", "session", scope)
 	return pin{}, "", detour{}
+}
+
+// pinHere writes the pin of key naming this worker, on revision rev (0:
+// creates it, as none), and notes the write for age.
+func (a *affinity) pinHere(ctx context.Context, key string, rev uint64) error {
+	at := a.now() // the write is stored no sooner
+	var n uint64
+	var err error
+	if rev == 0 {
+		n, err = a.kv.Create(ctx, key, []byte(a.w.opts.Instance))
+	} else {
+		n, err = a.kv.Update(ctx, key, []byte(a.w.opts.Instance), rev)
+	}
+	if err == nil {
+		a.mu.Lock()
+		if len(a.wrote) >= maxOwned {
+			clear(a.wrote)
+		}
+		a.wrote[key] = pinWrite{rev: n, at: at}
+		a.mu.Unlock()
+	}
+	return err
+}
+
+// age is how old the pin of key at revision rev is at most: the time
+// since this worker began writing it, on the worker's own clock. Its
+// server's stamp (the entry's Created) is compared with nothing here:
+// the worker's clock may be off the server's by minutes. A pin of this
+// worker whose write it does not know (its answer lost, the memory
+// cleared past maxOwned) is taken for a TTL old: it is renewed.
+func (a *affinity) age(key string, rev uint64) time.Duration {
+	a.mu.Lock()
+	w, ok := a.wrote[key]
+	a.mu.Unlock()
+	if !ok || w.rev != rev {
+		return a.pinTTL()
+	}
+	return a.now().Sub(w.at)
 }
 
 // pinTry bounds one attempt of route at reading or writing a pin.
@@ -498,13 +549,13 @@ func (k *keeper) renew() {
 			// A server's answer stored over this worker's pin: written
 			// again on its revision.
 			a.w.log.Warn("bus: a session's pin was not written by toolbus (a server's answer stored under its key); pinning its running call's session again", "session", k.scope, "err", err)
-			_, err = a.kv.Update(ctx, k.key, []byte(me), e.Revision)
+			err = a.pinHere(ctx, k.key, e.Revision)
 		case err == nil && e.Found && string(e.Value) != me:
 			return // taken over: the session is another worker's now
 		case err == nil && e.Found:
-			_, err = a.kv.Update(ctx, k.key, []byte(me), e.Revision)
+			err = a.pinHere(ctx, k.key, e.Revision)
 		case err == nil: // expired before this renewal
-			_, err = a.kv.Create(ctx, k.key, []byte(me))
+			err = a.pinHere(ctx, k.key, 0)
 		}
 		if err == nil || lostRace(err) {
 			break
