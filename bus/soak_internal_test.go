@@ -79,8 +79,13 @@ func newSoak(t *testing.T) *soak {
 		}
 		return w.Write(toolkit.Text(fmt.Sprint(v)))
 	}))
+	// Tombstones live 5 s, not the default 30 s, so that the rounds'
+	// settle within the guard: not less, as a cancel heard before its
+	// call was read (the call subscription's reader a moment behind the
+	// cancel's on a loaded machine) interrupts the call only while its
+	// tombstone lives; at 100 ms a cancelled slow call ran its 10 s.
 	w, err := Serve(wnc, tk, &WorkerOptions{Instance: "soak",
-		TombstoneTTL: 100 * time.Millisecond, AbandonAfter: 200 * time.Millisecond,
+		TombstoneTTL: 5 * time.Second, AbandonAfter: 200 * time.Millisecond,
 		Durable:  &DurableOptions{JetStream: js, ConsumerIdle: time.Second},
 		Results:  &ResultsOptions{JetStream: js},
 		Sessions: &SessionsOptions{JetStream: js}})
