@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/callspan"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -351,13 +352,24 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 		// fleet serves it (a trace backend lists every span name as an
 		// operation), and cut as the log line cuts it.
 		spanName := "tools/call"
-		if _, ok := g.fleet.Tool(name); ok || name == toolkit.MetaToolName {
-			spanName += " " + name
-		}
-		ctx, span = tr.Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+		attrs := []attribute.KeyValue{
 			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.operation.name", "execute_tool"),
 			attribute.String("gen_ai.tool.name", cutText(name, toolkit.MaxNameLen)),
-			attribute.String("mcp.session.id", s.id)))
+			attribute.String("mcp.session.id", s.id)}
+		t, ok := g.fleet.Tool(name)
+		if ok || name == toolkit.MetaToolName {
+			spanName += " " + name
+		}
+		if ok {
+			// As the worker's execute_tool span has them (bus/trace.go).
+			typ := callspan.TypeFunction
+			if t.Kind == toolkit.KindMCP {
+				typ = callspan.TypeExtension
+			}
+			attrs = append(attrs, attribute.String("gen_ai.tool.type", typ),
+				attribute.String("gen_ai.tool.description", cutText(t.Description, callspan.MaxDescription)))
+		}
+		ctx, span = tr.Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		defer span.End()
 	}
 	input, err := callArguments(req.Params.Arguments)

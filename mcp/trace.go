@@ -22,7 +22,9 @@ import (
 // The gateway continues the
 // trace of an incoming tools/call from the same headers or _meta, in a
 // server span of its own ("tools/call <tool>", mcp.method.name,
-// gen_ai.operation.name, gen_ai.tool.name, mcp.session.id, and error.type,
+// gen_ai.operation.name, gen_ai.tool.name, mcp.session.id, for a tool the
+// fleet serves gen_ai.tool.type and gen_ai.tool.description as the
+// worker's span has them, and error.type,
 // the final's code, when the call did not succeed: endSpan), also for a
 // call it answers itself without sending it (bad arguments, past
 // MaxCalls or MaxSessionCalls).
