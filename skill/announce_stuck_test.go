@@ -97,8 +97,9 @@ func TestListingDoesNotWaitForAStuckDirectory(t *testing.T) {
 // then announced the last catalog (none, when the first read hung) for
 // good without a word.
 func TestAnnounceWarnsWhileStuck(t *testing.T) {
-	defer func(d time.Duration) { lateEvery = d }(lateEvery)
-	lateEvery = 0 // every late announcement warns
+	defer func(d, f time.Duration) { lateEvery, firstLoadWait = d, f }(lateEvery, firstLoadWait)
+	lateEvery = 0     // every late announcement warns
+	firstLoadWait = 0 // the first read waited for as any
 	src := stuckSource{stuck: make(chan struct{}), release: make(chan struct{})}
 	close(src.stuck)
 	defer close(src.release)
@@ -118,5 +119,41 @@ func TestAnnounceWarnsWhileStuck(t *testing.T) {
 	}
 	if n := strings.Count(buf.String(), "stuck_for="); n != 3 {
 		t.Errorf("%d warnings with stuck_for, want 3:\n%s", n, buf.String())
+	}
+}
+
+// slowSource loads one skill after a while (many skills on a slow disk,
+// a loaded machine).
+type slowSource time.Duration
+
+func (s slowSource) Load() ([]Skill, []Warning) {
+	time.Sleep(time.Duration(s))
+	return []Skill{{Name: "pdf", Description: "d", Dir: "/skills/pdf"}}, nil
+}
+
+// The first catalog is waited for past AnnounceWait (FirstLoadWait),
+// having none before to fall back on: a first read slower than the wait
+// announced no skills, and listed the Skill tool with no group, until
+// the next announcement (an interval later).
+func TestAnnounceWaitsForFirstCatalog(t *testing.T) {
+	set, err := NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set.Add("", slowSource(AnnounceWait+500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := Announce(set)().([]Announced); !ok || len(a) != 1 {
+		t.Fatalf("first announcement %#v, want the one skill", a)
+	}
+	set2, err := NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := set2.Add("", slowSource(AnnounceWait+500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if g := set2.GroupsWithSkills(); len(g) != 1 {
+		t.Fatalf("groups with skills %q, want the one source's", g)
 	}
 }

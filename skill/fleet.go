@@ -55,7 +55,8 @@ const MaxAnnounced = 256 << 10
 // over MaxAnnounced are left out, in catalog order, with a warning to
 // the set's logger when the skills left out change. An announcement
 // waits AnnounceWait at most for the catalog (a skills directory on a
-// mount that stopped answering): past it, the last catalog read is
+// mount that stopped answering; FirstLoadWait for the first catalog):
+// past it, the last catalog read is
 // announced, with a warning (again every minute while the read goes on,
 // with how long it has been going), while the read goes on. A Loader
 // itself waits LoadWait at most, and names its directory.
@@ -95,9 +96,19 @@ func Announce(s *Set) func() any {
 		s.log.Warn("skill: reading the skills takes over the announcement's wait (a skills source that does not answer?): announcing the last skills read", "wait", AnnounceWait, "stuck_for", going.Round(time.Second))
 	}
 	return func() any {
-		v, _ := l.get(build, AnnounceWait, late)
+		v, _ := l.get(build, firstWait(&l, AnnounceWait), late)
 		return v
 	}
+}
+
+// firstWait is wait, or FirstLoadWait when l has no value read yet to
+// fall back on: a first read slower than wait (many skills, a slow disk,
+// a loaded machine) is not taken for no skills.
+func firstWait[T any](l *latest[T], wait time.Duration) time.Duration {
+	if l.finished() {
+		return wait
+	}
+	return max(wait, firstLoadWait)
 }
 
 // AnnounceWait is how long an announcement waits for the set's catalog,

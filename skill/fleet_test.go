@@ -254,7 +254,11 @@ func TestAnnounceTooManySkills(t *testing.T) {
 	natstest.WaitFor(t, "w1", func() bool { return len(f.Instances()) == 1 })
 	got := skill.FleetSkills(f, nil)
 	if len(got) == 0 || len(got) >= 1000 || got[0].Name != "s0000" || slices.ContainsFunc(got, func(sk skill.Skill) bool { return sk.Name == "huge" }) {
-		t.Errorf("announced %d skills, the first %q; want the small ones that fit, from s0000, without huge", len(got), got[0].Name)
+		first := ""
+		if len(got) > 0 {
+			first = got[0].Name
+		}
+		t.Errorf("announced %d skills, the first %q; want the small ones that fit, from s0000, without huge", len(got), first)
 	}
 	if !strings.Contains(logs.String(), "left out of the announcement") {
 		t.Errorf("no warning about the skills left out; logs:\n%.2000s", logs.String())

@@ -161,11 +161,7 @@ func (l *Loader) loadBy(deadline time.Time) ([]Skill, []Warning) {
 	late := func(going time.Duration) {
 		l.log.Warn("skill: the skill directory does not answer: using the skills last loaded while its read goes on", "dir", l.dir, "stuck_for", going.Round(time.Second))
 	}
-	wait := time.Until(deadline)
-	if !l.loaded.finished() {
-		wait = max(wait, firstLoadWait)
-	}
-	r, going := l.loaded.get(l.read, wait, late)
+	r, going := l.loaded.get(l.read, firstWait(&l.loaded, time.Until(deadline)), late)
 	var skills []Skill
 	for _, sk := range r.skills {
 		skills = append(skills, sk.clone())

@@ -222,7 +222,7 @@ func (s *Set) GroupsWithSkills() []string {
 	late := func(going time.Duration) {
 		s.log.Warn("skill: reading the skills takes over a listing's wait (a skills source that does not answer?): listing the Skill tool with the groups last read", "wait", AnnounceWait, "stuck_for", going.Round(time.Second))
 	}
-	groups, _ := s.withSkills.get(read, AnnounceWait, late)
+	groups, _ := s.withSkills.get(read, firstWait(&s.withSkills, AnnounceWait), late)
 	return slices.Clone(groups)
 }
 
