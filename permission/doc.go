@@ -171,7 +171,11 @@
 //     Past that bound the call ends toolkit.CodeUnavailable with a
 //     PermissionStateError saying the permission state is unreachable,
 //     not run: an outage does not hold calls and worker slots for as long
-//     as it lasts. The bound is the check's only, never the tool's.
+//     as it lasts. The bound is the check's only, never the tool's. An
+//     approval's use sent to a cluster without a quorum can still be
+//     stored once it has one again, after its call was answered: sent
+//     again, the call then asks for approval again (it never runs
+//     twice, nor without an approval).
 //   - A session whose KV key would be longer than wire.MaxSessionKeyLen
 //     (as for the groups and the pins) cannot have a policy in a KVStore:
 //     its calls end toolkit.CodeInvalidInput (BadRequestError), and its
