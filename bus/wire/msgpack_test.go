@@ -140,6 +140,12 @@ func codecMessages() []Message {
 		&HeadersRequest{Server: "search", Headers: map[string]string{"Authorization": "Bearer x"}},
 		&HeadersRequest{Server: "search"},
 		&HeadersReply{OK: true}, &HeadersReply{Error: "no such server"},
+		&MCPRequest{Server: "docs", Method: "resources/read", Params: map[string]any{"uri": "file:///a"}, ID: "q1"},
+		&MCPRequest{Server: "docs", Method: MCPCancelled, Params: map[string]any{"requestId": "q1"}},
+		&MCPRequest{Server: "docs", Method: "prompts/list"},
+		&MCPReply{Result: map[string]any{"contents": []any{map[string]any{"uri": "file:///a"}, "x"}}},
+		&MCPReply{Code: -32002, Error: "resource not found"},
+		&MCPUpdate{Server: "docs", URI: "file:///a"},
 	}
 }
 
@@ -291,6 +297,12 @@ func newLike(m Message) Message {
 		return new(HeadersRequest)
 	case *HeadersReply:
 		return new(HeadersReply)
+	case *MCPRequest:
+		return new(MCPRequest)
+	case *MCPReply:
+		return new(MCPReply)
+	case *MCPUpdate:
+		return new(MCPUpdate)
 	}
 	return new(Frame)
 }
@@ -388,7 +400,9 @@ func TestDecoderBadInput(t *testing.T) {
 }
 
 // FuzzDecoderMatchesLibrary: whatever the decoder accepts, the library
-// accepts with the same result.
+// accepts with the same result, read as a request, a frame or one of the
+// other messages (codecMessages: the MCP requests a worker passes on and
+// their cancels among them).
 func FuzzDecoderMatchesLibrary(f *testing.F) {
 	for _, fr := range codecFrames() {
 		data, err := Msgpack.Marshal(fr)
@@ -397,8 +411,33 @@ func FuzzDecoderMatchesLibrary(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	for _, m := range codecMessages() {
+		data, err := Msgpack.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameAsLibrary(t, data, false)
+		seen := map[string]bool{}
+		for _, m := range codecMessages() {
+			got := newLike(m)
+			if _, isFrame := got.(*Frame); isFrame || seen[fmt.Sprintf("%T", got)] {
+				continue // sameAsLibrary's, or a type read already
+			}
+			seen[fmt.Sprintf("%T", got)] = true
+			if err := Msgpack.Unmarshal(data, got); err != nil {
+				continue
+			}
+			lib := newLike(m)
+			if err := libDecode(data, lib); err != nil {
+				t.Fatalf("the decoder accepts %x as %T, the library says %v", data, got, err)
+			}
+			if a, b := fmt.Sprintf("%#v", got), fmt.Sprintf("%#v", lib); a != b {
+				t.Fatalf("body %x\nours:    %s\nlibrary: %s", data, a, b)
+			}
+		}
 	})
 }
 
