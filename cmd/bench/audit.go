@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +24,11 @@ const (
 // the caller's inboxes and checks each toolbus call got exactly one final
 // on the wire, with frames numbered without gaps. The client's own checks
 // cannot see a second final: it stops listening after the first.
+//
+// A call the client sent again after a lost attempt (retries) travels
+// under an id of its own per attempt (<id>-r<n>): each attempt is checked
+// as a call of its own (no two finals, no gaps), and the call has its
+// final when one of its attempts has. A lost attempt has none.
 type auditor struct {
 	nc  *nats.Conn
 	sub *nats.Subscription
@@ -38,6 +45,24 @@ type wireCall struct {
 	// worker_lost, ...), an error the point counts already; no final on
 	// the wire is then not counted again.
 	failed bool
+	// retryOf is the id of the call this is an attempt of, sent again;
+	// "" for the call as its caller sent it.
+	retryOf string
+	// attemptFinal: an attempt sent again had its final.
+	attemptFinal bool
+}
+
+// retryOf is the call id an attempt id (<id>-r<n>, n ≥ 2) is an attempt
+// of, or "".
+func retryOf(id string) string {
+	i := strings.LastIndex(id, "-r")
+	if i <= 0 {
+		return ""
+	}
+	if n, err := strconv.Atoi(id[i+2:]); err != nil || n < 2 {
+		return ""
+	}
+	return id[:i]
 }
 
 // newInboxPrefix is the caller connection's inbox prefix, so the
@@ -81,7 +106,12 @@ func (a *auditor) onMsg(m *nats.Msg) {
 	defer a.mu.Unlock()
 	c := a.calls[f.ID]
 	if c == nil {
-		return
+		first := retryOf(f.ID)
+		if a.calls[first] == nil {
+			return
+		}
+		c = &wireCall{retryOf: first}
+		a.calls[f.ID] = c
 	}
 	if f.Seq != c.lastSeq+1 {
 		c.gaps++
@@ -107,8 +137,13 @@ func (a *auditor) settle() map[string]int64 {
 	defer a.mu.Unlock()
 	errs := map[string]int64{}
 	for _, c := range a.calls {
+		if c.retryOf != "" && c.finals > 0 {
+			a.calls[c.retryOf].attemptFinal = true
+		}
+	}
+	for _, c := range a.calls {
 		switch {
-		case c.finals == 0 && !c.failed:
+		case c.finals == 0 && !c.attemptFinal && !c.failed && c.retryOf == "":
 			errs[errWireNoFinal]++
 		case c.finals > 1:
 			errs[errWireDupFinal]++

@@ -112,7 +112,10 @@
 // and reports wire_no_final, wire_duplicate_final and wire_seq_gap per
 // call (it costs some throughput, so it is off by default; the tests run
 // with it). A call the client reports failed (unavailable, worker_lost)
-// is counted under that code, not again as wire_no_final.
+// is counted under that code, not again as wire_no_final. A call the
+// client sent again after a lost attempt travels under each attempt's id
+// (<id>-r<n>): each attempt is checked on its own, and the call has its
+// final when one attempt has. The fault scenario's calls are audited too.
 //
 // # Decisions
 //
