@@ -135,11 +135,17 @@ func (e *env) connect(extra ...nats.Option) (*nats.Conn, error) {
 // call starts a toolbus call, registering it with the auditor first and
 // telling it when the client's final says the call failed.
 func (e *env) call(ctx context.Context, tc toolkit.ToolCall) iter.Seq[toolkit.Event] {
+	return e.callOn(ctx, e.client, tc)
+}
+
+// callOn is call through c, a client of e.caller other than e.client
+// (the fault scenario's, with their own retries): audited as well.
+func (e *env) callOn(ctx context.Context, c *bus.Client, tc toolkit.ToolCall) iter.Seq[toolkit.Event] {
 	if e.audit == nil {
-		return e.client.Call(ctx, tc)
+		return c.Call(ctx, tc)
 	}
 	e.audit.expect(tc.ID)
-	events := e.client.Call(ctx, tc)
+	events := c.Call(ctx, tc)
 	return func(yield func(toolkit.Event) bool) {
 		failed := true // no final at all: no_final
 		defer func() {

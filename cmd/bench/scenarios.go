@@ -206,7 +206,7 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		faultCall := func(c *bus.Client, durable bool) callFunc {
 			return func(ctx context.Context, _, _ int) outcome {
 				id := callID()
-				final, code := consume(c.Call(ctx, toolkit.ToolCall{ID: id, Name: "sleep", Input: in, Durable: durable}), id, nil)
+				final, code := consume(e.callOn(ctx, c, toolkit.ToolCall{ID: id, Name: "sleep", Input: in, Durable: durable}), id, nil)
 				o := checkText(final, code, "slept")
 				o.again = o.code == "" && final.Metadata[wire.MetaAttempts] != nil
 				return o
