@@ -96,11 +96,13 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 	// last one. Asked once ctx has ended (an attempt whose answer was
 	// lost as it ended), it asks within WriteTry all the same: a write
 	// that happened is not to be taken for one that did not.
-	landed := func() (uint64, bool) {
+	// An error: the key could not be read, so whether it is cannot be
+	// told.
+	landed := func() (uint64, bool, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), WriteTry)
 		defer cancel()
 		e, err := LeaderGet(lctx, js, bucket, key)
-		return e.Revision, err == nil && e.Header.Get(jetstream.MsgIDHeader) == id
+		return e.Revision, err == nil && e.Header.Get(jetstream.MsgIDHeader) == id, err
 	}
 	unanswered, asked := false, false
 	for {
@@ -121,7 +123,7 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 			return ack.Sequence, nil
 		case ctx.Err() == nil && maybeStored(err):
 			unanswered = true
-			if n, ok := landed(); ok {
+			if n, ok, _ := landed(); ok {
 				return n, nil
 			}
 			if serr := Sleep(ctx, 50*time.Millisecond); serr != nil {
@@ -131,8 +133,22 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 		case unanswered || ctx.Err() != nil && maybeStored(err):
 			// Refused on its own earlier write, or ctx ended with this
 			// attempt's answer on its way.
-			if n, ok := landed(); ok {
+			n, ok, rerr := landed()
+			switch {
+			case ok:
 				return n, nil
+			case rerr == nil:
+			case ctx.Err() == nil:
+				// Unread (a leader being elected): a refusal now may
+				// be of its own earlier write. Made again (the same
+				// message id) and read again.
+				if serr := Sleep(ctx, 50*time.Millisecond); serr != nil {
+					return 0, fmt.Errorf("%w (last error: %v)", serr, err)
+				}
+				continue
+			default:
+				// Not a refusal then: whether it was stored is unknown.
+				return 0, fmt.Errorf("kv: whether a write to %s was stored could not be read: %w (last attempt: %v)", key, rerr, err)
 			}
 		}
 		if wrongLast(err) {

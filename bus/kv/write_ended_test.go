@@ -69,3 +69,58 @@ func TestWriteLandedAsContextEnded(t *testing.T) {
 		t.Errorf("the key after its deletion: %v", err)
 	}
 }
+
+// refusedAgain is a JetStream whose first publish is stored but its
+// answer lost (an attempt's bound), whose next ones are refused on their
+// expected revision (a replicated stream checks that before it finds
+// the message id a duplicate: the first attempt's own write is the
+// key's last now), and whose first unread reads go to a server without
+// the bucket (a stream leader being elected).
+type refusedAgain struct {
+	jetstream.JetStream
+	elsewhere  *nats.Conn
+	publishes  int
+	conns      int
+	unreadable int
+}
+
+func (r *refusedAgain) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	if r.publishes++; r.publishes > 1 {
+		return nil, &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence"}
+	}
+	if _, err := r.JetStream.PublishMsg(ctx, m, opts...); err != nil {
+		return nil, err
+	}
+	return nil, context.DeadlineExceeded
+}
+
+func (r *refusedAgain) Conn() *nats.Conn {
+	if r.conns++; r.conns <= r.unreadable {
+		return r.elsewhere
+	}
+	return r.JetStream.Conn()
+}
+
+// TestWriteRefusedAgainWhileUnread: a conditional write stored but
+// unanswered, whose attempts made again are refused on their expected
+// revision (its own write is the key's last) while the key cannot be
+// read to tell so, is made again until it can: it was answered a
+// revision mismatch, so an approval's use stored by one worker was taken
+// for another's, and neither used it (seen once through leader
+// stepdowns under load).
+func TestWriteRefusedAgainWhileUnread(t *testing.T) {
+	nc := natstest.Conn(t, natstest.Server(t))
+	js := natstest.JS(t, nc)
+	b, err := js.CreateKeyValue(natstest.Ctx(t), jetstream.KeyValueConfig{Bucket: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := b.Put(natstest.Ctx(t), "k", []byte("approval"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &refusedAgain{JetStream: js, elsewhere: natstest.Conn(t, natstest.Server(t)), unreadable: 2}
+	if err := Delete(natstest.Ctx(t), r, "again", "k", rev); err != nil {
+		t.Fatalf("stored, then refused while unread: %v", err)
+	}
+}
