@@ -81,9 +81,14 @@ func expect(hdr nats.Header, rev uint64) nats.Header {
 // revision, not stored twice, and a compare-and-set is not refused by
 // its own earlier write; past the bucket's duplicate window, the key's
 // last message read from the stream leader tells whether it is this one.
-// So does it, within WriteTry past ctx's end, for an attempt whose answer
-// was still to come when ctx ended: a write that was stored is answered
-// with its revision, never with ctx's error.
+// An attempt whose answer was still to come when ctx ended may be stored
+// after any read of the key (a stream leader storing it late), so the
+// write is then made again under its id for WriteTry past ctx's end (and
+// the reads that tell, WriteTry each): the server answers it as the first
+// one's duplicate, or stores it now, and either way it is answered with
+// its revision, never with ctx's error. A write still not told by then is
+// an error wrapping ctx's, saying whether it was stored is unknown. A
+// write given a ctx already ended makes no attempt: ctx's error.
 // A refusal on the revision is jetstream.ErrKeyRevisionMismatch.
 func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr nats.Header, data []byte) (uint64, error) {
 	id := nuid.Next()
@@ -105,7 +110,11 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 		return e.Revision, err == nil && e.Header.Get(jetstream.MsgIDHeader) == id, err
 	}
 	unanswered, asked := false, false
+	var ended error // ctx's error, once its end was ridden past (WriteTry)
 	for {
+		if ctx.Err() != nil && !unanswered {
+			return 0, ctx.Err() // no attempt was made
+		}
 		wctx, cancel := context.WithTimeout(ctx, WriteTry)
 		ack, err := js.PublishMsg(wctx, &nats.Msg{Subject: "$KV." + bucket + "." + key, Header: h, Data: data})
 		cancel()
@@ -126,29 +135,43 @@ func Write(ctx context.Context, js jetstream.JetStream, bucket, key string, hdr 
 			if n, ok, _ := landed(); ok {
 				return n, nil
 			}
-			if serr := Sleep(ctx, 50*time.Millisecond); serr != nil {
-				return 0, fmt.Errorf("%w (last error: %v)", serr, err)
-			}
+			// ctx ending in the pause: the next attempt fails at once,
+			// and its end is ridden past below.
+			_ = Sleep(ctx, 50*time.Millisecond)
 			continue
-		case unanswered || ctx.Err() != nil && maybeStored(err):
-			// Refused on its own earlier write, or ctx ended with this
-			// attempt's answer on its way.
+		case ctx.Err() != nil && (unanswered || maybeStored(err)):
+			// ctx ended with an attempt's answer on its way: stored
+			// already, or maybe later than any read now.
 			n, ok, rerr := landed()
 			switch {
 			case ok:
 				return n, nil
+			case ended == nil:
+				// Made again under its id, within WriteTry: answered as
+				// the earlier one's duplicate, or stored now.
+				ended, unanswered = ctx.Err(), true
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), WriteTry)
+				defer cancel()
+				continue
+			case rerr == nil && wrongLast(err):
+				return 0, fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
 			case rerr == nil:
-			case ctx.Err() == nil:
+				rerr = errors.New("not its key's last message")
+			}
+			return 0, fmt.Errorf("kv: whether a write to %s was stored could not be told within %v past its context's end: %w (last read: %v; last attempt: %v)", key, WriteTry, ended, rerr, err)
+		case unanswered:
+			// Refused on its own earlier write?
+			n, ok, rerr := landed()
+			switch {
+			case ok:
+				return n, nil
+			case rerr != nil:
 				// Unread (a leader being elected): a refusal now may
 				// be of its own earlier write. Made again (the same
 				// message id) and read again.
-				if serr := Sleep(ctx, 50*time.Millisecond); serr != nil {
-					return 0, fmt.Errorf("%w (last error: %v)", serr, err)
-				}
+				_ = Sleep(ctx, 50*time.Millisecond)
 				continue
-			default:
-				// Not a refusal then: whether it was stored is unknown.
-				return 0, fmt.Errorf("kv: whether a write to %s was stored could not be read: %w (last attempt: %v)", key, rerr, err)
 			}
 		}
 		if wrongLast(err) {
