@@ -4,11 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/toolbus/toolbus/bus/wire"
-	"github.com/toolbus/toolbus/embedded"
-	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestAuditorRetriedCall: a call the client sent again after a lost
@@ -18,42 +14,8 @@ import (
 // two finals or a gap within an attempt are still counted, and a call
 // none of whose attempts had a final is still wire_no_final.
 func TestAuditorRetriedCall(t *testing.T) {
-	s, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
-	connect := func() *nats.Conn {
-		nc, err := s.Connect()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
-	prefix := newInboxPrefix()
-	a, err := newAuditor(connect(), prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := connect()
-	send := func(id string, seq uint64, kind wire.Kind) {
-		t.Helper()
-		f := &wire.Frame{Kind: kind, ID: id, Seq: seq}
-		switch kind {
-		case wire.KindFinal:
-			f.Final = &toolkit.Response{ID: id, State: toolkit.StateSuccess}
-		case wire.KindChunk:
-			f.Chunk = &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}}
-		}
-		data, err := wire.Msgpack.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pub.Publish(prefix+".abc."+id, data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := startHandReplies(t)
+	a, send := h.a, h.send
 	for _, id := range []string{"retried", "late", "twice", "gap", "lost"} {
 		a.expect(id)
 	}
@@ -67,7 +29,7 @@ func TestAuditorRetriedCall(t *testing.T) {
 	send("gap-r3", 3, wire.KindFinal)
 	send("lost-r2", 1, wire.KindChunk)
 	send("stranger-r2", 1, wire.KindFinal)
-	pub.Flush()
+	h.pub.Flush()
 	got := a.settle()
 	want := map[string]int64{errWireNoFinal: 1, errWireDupFinal: 1, errWireSeqGap: 1}
 	if !maps.Equal(got, want) {

@@ -16,10 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/toolbus/toolbus/bus/wire"
-	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -416,42 +413,8 @@ func TestChecks(t *testing.T) {
 // auditor must count a call without a final, one with two finals and one
 // with a sequence gap, and nothing for a correct call or an unknown id.
 func TestAuditor(t *testing.T) {
-	s, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
-	connect := func() *nats.Conn {
-		nc, err := s.Connect()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
-	prefix := newInboxPrefix()
-	a, err := newAuditor(connect(), prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := connect()
-	send := func(id string, seq uint64, kind wire.Kind) {
-		t.Helper()
-		f := &wire.Frame{Kind: kind, ID: id, Seq: seq}
-		switch kind {
-		case wire.KindFinal:
-			f.Final = &toolkit.Response{ID: id, State: toolkit.StateSuccess}
-		case wire.KindChunk:
-			f.Chunk = &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}}
-		}
-		data, err := wire.Msgpack.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pub.Publish(prefix+".abc."+id, data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := startHandReplies(t)
+	a, send := h.a, h.send
 	for _, id := range []string{"ok", "none", "twice", "gap"} {
 		a.expect(id)
 	}
@@ -463,10 +426,10 @@ func TestAuditor(t *testing.T) {
 	send("gap", 1, wire.KindChunk)
 	send("gap", 3, wire.KindFinal)
 	send("stranger", 1, wire.KindFinal)
-	if err := pub.Publish(prefix+".raw", []byte("not a frame")); err != nil {
+	if err := h.pub.Publish(h.prefix+".raw", []byte("not a frame")); err != nil {
 		t.Fatal(err)
 	}
-	pub.Flush()
+	h.pub.Flush()
 	got := a.settle()
 	want := map[string]int64{errWireNoFinal: 1, errWireDupFinal: 1, errWireSeqGap: 1}
 	if !maps.Equal(got, want) {

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/embedded"
 )
 
@@ -200,32 +197,7 @@ func TestSettingsOfCallsPerPoint(t *testing.T) {
 // was counted twice with --audit: under its code, and again as
 // wire_no_final, so the correctness line counted each such call twice.
 func TestAuditDoesNotCountAFailedCallAgain(t *testing.T) {
-	s, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
-	prefix := newInboxPrefix()
-	caller, err := s.Connect(nats.CustomInboxPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(caller.Close)
-	ac, err := s.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ac.Close)
-	a, err := newAuditor(ac, prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := bus.NewClient(caller, &bus.ClientOptions{StallTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	e := &env{cfg: &config{}, caller: caller, client: client, fleet: &localFleet{}, audit: a}
+	e := auditedEnv(t, &config{})
 	// No worker serves echo here: every call ends unavailable at once.
 	s0 := series{system: sysToolbus, call: busCall(e, "echo", func(int) map[string]any { return map[string]any{"text": "x"} }, "x")}
 	var tl tally
