@@ -140,10 +140,8 @@ func TestApprovalTTLBucketMismatch(t *testing.T) {
 // Every ask with a fresh call id wrote a pending record kept for a day,
 // in a bucket without bound: one caller could fill the JetStream store.
 func TestPendingFloodBounded(t *testing.T) {
-	s := natstest.Embedded(t, false)
-	js := natstest.JS(t, natstest.Connect(t, s))
 	const bound = 1 << 20
-	w := newWorker(t, kvStore(t, js, &KVConfig{ApprovalsMaxBytes: bound}), nil)
+	w, js := boundedApprovals(t, bound)
 	big := strings.Repeat("x", 16<<10)
 	const n = 1000
 	for i := range n {

@@ -17,10 +17,7 @@ import (
 // suggested rules are kept. It was answered with the approval key as if
 // recorded, and approving that key found nothing (ErrNoPending).
 func TestAskNotRecordedIsNotOfferedForApproval(t *testing.T) {
-	s := natstest.Embedded(t, false)
-	js := natstest.JS(t, natstest.Connect(t, s))
-	st := kvStore(t, js, &KVConfig{ApprovalsMaxBytes: 64 << 10})
-	w := newWorker(t, st, nil)
+	w, _ := boundedApprovals(t, 64<<10)
 	ctx := natstest.Ctx(t)
 	big := strings.Repeat("x", MaxPendingInput)
 	for i := range 64 { // each ask records about 8 KiB: the bucket fills

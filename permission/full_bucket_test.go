@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -17,10 +19,7 @@ import (
 // A full approvals bucket refused the approvals themselves: a caller
 // asking with fresh ids could block every operator's approval for a day.
 func TestFullPendingLeavesRoomForApprovals(t *testing.T) {
-	s := natstest.Embedded(t, false)
-	js := natstest.JS(t, natstest.Connect(t, s))
-	st := kvStore(t, js, &KVConfig{ApprovalsMaxBytes: 64 << 10})
-	w := newWorker(t, st, nil)
+	w, _ := boundedApprovals(t, 64<<10)
 	ctx := natstest.Ctx(t)
 
 	// A legitimate call, pending for the operator.
@@ -43,4 +42,13 @@ func TestFullPendingLeavesRoomForApprovals(t *testing.T) {
 	if r.State != toolkit.StateSuccess {
 		t.Fatalf("the approved call: %s %s %q", r.State, r.Code, r.Text())
 	}
+}
+
+// boundedApprovals starts a server and returns a worker guarded by a KV
+// store on it whose approvals bucket holds maxBytes, and the server's
+// JetStream.
+func boundedApprovals(t *testing.T, maxBytes int64) (*worker, jetstream.JetStream) {
+	t.Helper()
+	js := natstest.JS(t, natstest.Connect(t, natstest.Embedded(t, false)))
+	return newWorker(t, kvStore(t, js, &KVConfig{ApprovalsMaxBytes: maxBytes}), nil), js
 }
