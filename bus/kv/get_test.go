@@ -55,12 +55,8 @@ func TestGetWithoutDeadlineIsBounded(t *testing.T) {
 // followed by the server's marker (Nats-Marker-Reason: MaxAge), which is
 // the key's absence, as KeyValue.Get reads it, not an empty value.
 func TestGetExpiredByMarker(t *testing.T) {
-	js := natstest.JS(t, natstest.Conn(t, natstest.Server(t)))
+	js, b := newBucket(t, jetstream.KeyValueConfig{Bucket: "marked", TTL: time.Second, LimitMarkerTTL: time.Second})
 	ctx := natstest.Ctx(t)
-	b, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "marked", TTL: time.Second, LimitMarkerTTL: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := b.Put(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
 	}

@@ -36,12 +36,7 @@ func (a answerLost) PublishMsg(ctx context.Context, m *nats.Msg, opts ...jetstre
 // not run, and sent again it asks for approval again). It was told from
 // a write that did not land only while the context lasted.
 func TestWriteLandedAsContextEnded(t *testing.T) {
-	nc := natstest.Conn(t, natstest.Server(t))
-	js := natstest.JS(t, nc)
-	b, err := js.CreateKeyValue(natstest.Ctx(t), jetstream.KeyValueConfig{Bucket: "ended"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, b := newBucket(t, jetstream.KeyValueConfig{Bucket: "ended"})
 	for _, op := range []struct {
 		name  string
 		write func(ctx context.Context, js jetstream.JetStream) error
@@ -109,12 +104,7 @@ func (r *refusedAgain) Conn() *nats.Conn {
 // for another's, and neither used it (seen once through leader
 // stepdowns under load).
 func TestWriteRefusedAgainWhileUnread(t *testing.T) {
-	nc := natstest.Conn(t, natstest.Server(t))
-	js := natstest.JS(t, nc)
-	b, err := js.CreateKeyValue(natstest.Ctx(t), jetstream.KeyValueConfig{Bucket: "again"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, b := newBucket(t, jetstream.KeyValueConfig{Bucket: "again"})
 	rev, err := b.Put(natstest.Ctx(t), "k", []byte("approval"))
 	if err != nil {
 		t.Fatal(err)
@@ -123,4 +113,16 @@ func TestWriteRefusedAgainWhileUnread(t *testing.T) {
 	if err := Delete(natstest.Ctx(t), r, "again", "k", rev); err != nil {
 		t.Fatalf("stored, then refused while unread: %v", err)
 	}
+}
+
+// newBucket starts a server and makes the bucket cfg on it: it returns
+// the server's JetStream and the bucket.
+func newBucket(t *testing.T, cfg jetstream.KeyValueConfig) (jetstream.JetStream, jetstream.KeyValue) {
+	t.Helper()
+	js := natstest.JS(t, natstest.Conn(t, natstest.Server(t)))
+	b, err := js.CreateKeyValue(natstest.Ctx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js, b
 }
