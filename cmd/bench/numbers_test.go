@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolbus/toolbus/embedded"
 )
 
 // The separate-process pass runs at 64 callers whatever -c says: -n 10
@@ -31,20 +29,7 @@ func TestFewCallsRefusedForTheProcPass(t *testing.T) {
 // wire was counted as wire_no_final in the point, whose calls never
 // include the warm-up's.
 func TestAuditLeavesTheWarmUpOut(t *testing.T) {
-	s, err := embedded.Start(&embedded.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
-	nc, err := s.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	a, err := newAuditor(nc, newInboxPrefix())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := startHandReplies(t).a
 	e := &env{cfg: &config{}, fleet: &localFleet{}, audit: a}
 	// The first call of the warm-up and the first measured call each
 	// stand for a call whose final never came on the wire.
