@@ -96,19 +96,19 @@ func Announce(s *Set) func() any {
 		s.log.Warn("skill: reading the skills takes over the announcement's wait (a skills source that does not answer?): announcing the last skills read", "wait", AnnounceWait, "stuck_for", going.Round(time.Second))
 	}
 	return func() any {
-		v, _ := l.get(build, firstWait(&l, AnnounceWait), late)
+		v, _ := l.get(build, firstWait(&l, AnnounceWait, s.wait.first), late)
 		return v
 	}
 }
 
-// firstWait is wait, or FirstLoadWait when l has no value read yet to
+// firstWait is wait, or first (FirstLoadWait) when l has no value read yet to
 // fall back on: a first read slower than wait (many skills, a slow disk,
 // a loaded machine) is not taken for no skills.
-func firstWait[T any](l *latest[T], wait time.Duration) time.Duration {
+func firstWait[T any](l *latest[T], wait, first time.Duration) time.Duration {
 	if l.finished() {
 		return wait
 	}
-	return max(wait, firstLoadWait)
+	return max(wait, first)
 }
 
 // AnnounceWait is how long an announcement waits for the set's catalog,

@@ -38,13 +38,12 @@ type latestRead[T any] struct {
 // variable for tests).
 var lateEvery = time.Minute
 
-// get returns read's value when a read (this one, or one under way)
-// finishes within wait, and otherwise the last value read and how long
-// the read under way has been going (0 when the value is fresh). It
-// calls late, with that time, when the read is first late and then at
-// most every lateEvery while it stays so, outside get's lock.
-func (l *latest[T]) get(read func() T, wait time.Duration, late func(going time.Duration)) (T, time.Duration) {
+// start begins a read, unless one is under way, and returns the one
+// under way: a caller with several values to read starts them all
+// before it waits for any.
+func (l *latest[T]) start(read func() T) *latestRead[T] {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	r := l.going
 	if r == nil {
 		r = &latestRead[T]{done: make(chan struct{}), started: time.Now()}
@@ -57,7 +56,16 @@ func (l *latest[T]) get(read func() T, wait time.Duration, late func(going time.
 			close(r.done)
 		}()
 	}
-	l.mu.Unlock()
+	return r
+}
+
+// get returns read's value when a read (this one, or one under way)
+// finishes within wait, and otherwise the last value read and how long
+// the read under way has been going (0 when the value is fresh). It
+// calls late, with that time, when the read is first late and then at
+// most every lateEvery while it stays so, outside get's lock.
+func (l *latest[T]) get(read func() T, wait time.Duration, late func(going time.Duration)) (T, time.Duration) {
+	r := l.start(read)
 	select {
 	case <-r.done:
 		return r.v, 0

@@ -85,6 +85,7 @@ type Loader struct {
 	logged map[string]string // path → the reason last logged for it
 
 	loaded latest[loadResult]
+	wait   waitFor // LoadWait and FirstLoadWait as they were when it was made
 }
 
 // loadResult is what one read of the directory found: skills that no
@@ -126,7 +127,8 @@ func NewLoader(dir string, opts *LoaderOptions) *Loader {
 	if opts == nil {
 		opts = &LoaderOptions{}
 	}
-	l := &Loader{dir: normalizeDir(dir), scan: opts.ScanSubdirs, log: opts.Logger, cache: map[string]cached{}, logged: map[string]string{}}
+	l := &Loader{dir: normalizeDir(dir), scan: opts.ScanSubdirs, log: opts.Logger, cache: map[string]cached{}, logged: map[string]string{},
+		wait: waitFor{loadWait, firstLoadWait}}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -153,15 +155,37 @@ func (l *Loader) Dir() string { return l.dir }
 // caller may change them without changing the loader's. It waits
 // LoadWait at most for a read of the directory (see Loader).
 func (l *Loader) Load() ([]Skill, []Warning) {
-	return l.loadBy(time.Now().Add(loadWait))
+	return l.loadBy(l.wait.from(time.Now()))
 }
 
-// loadBy is Load waiting until deadline at most.
-func (l *Loader) loadBy(deadline time.Time) ([]Skill, []Warning) {
+// waitFor is how long loads wait: LoadWait, and FirstLoadWait while
+// nothing was read yet (tests shorten them: each Loader and Set keeps
+// those it was made with, which its reads under way may still use).
+type waitFor struct{ load, first time.Duration }
+
+// from is the times to wait until for loads begun at now.
+func (w waitFor) from(now time.Time) waits {
+	return waits{now.Add(w.load), now.Add(w.first)}
+}
+
+// waits are the times a load waits until: deadline, or first while the
+// loader has read nothing yet (FirstLoadWait). A Set's loads share one.
+type waits struct{ deadline, first time.Time }
+
+// begin starts a read of the directory unless one is under way, so that
+// a Set's loaders read at once, not one after another's wait.
+func (l *Loader) begin() { l.loaded.start(l.read) }
+
+// loadBy is Load waiting as w says.
+func (l *Loader) loadBy(w waits) ([]Skill, []Warning) {
 	late := func(going time.Duration) {
 		l.log.Warn("skill: the skill directory does not answer: using the skills last loaded while its read goes on", "dir", l.dir, "stuck_for", going.Round(time.Second))
 	}
-	r, going := l.loaded.get(l.read, firstWait(&l.loaded, time.Until(deadline)), late)
+	wait := time.Until(w.deadline)
+	if !l.loaded.finished() {
+		wait = max(wait, time.Until(w.first))
+	}
+	r, going := l.loaded.get(l.read, wait, late)
 	var skills []Skill
 	for _, sk := range r.skills {
 		skills = append(skills, sk.clone())

@@ -2,6 +2,8 @@ package skill
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -155,3 +157,44 @@ func TestLoaderFirstReadSlow(t *testing.T) {
 		t.Fatalf("skills %v, warnings %v: the first read, slow, was not waited for", names(skills), warns)
 	}
 }
+
+// A Set's loaders are read together, not one after another's wait: on
+// a mount that does not answer from the start, each loader's first load
+// waits FirstLoadWait, and a set of N loaders waited N times that on
+// every listing of its skills (the second loader's read began only once
+// the first's wait was over).
+func TestSetStartsItsLoadersTogether(t *testing.T) {
+	defer func(f time.Duration) { firstLoadWait = f }(firstLoadWait)
+	firstLoadWait = loadWait
+	reads, _ := stuckReads(t)
+	var atFirstWarning atomic.Int32
+	log := slog.New(onWarn(func() { atFirstWarning.CompareAndSwap(0, reads.Load()) }))
+	set, err := NewSet(&Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		dir := t.TempDir()
+		writeSkill(t, dir, skillDoc(fmt.Sprint("s", i), "d", "# S"))
+		if _, err := set.AddDir(fmt.Sprint("g", i), dir, &LoaderOptions{Logger: log}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	within(t, "Warnings", func() { set.Warnings() })
+	if n := atFirstWarning.Load(); n != 3 {
+		t.Errorf("%d of the 3 loaders' reads begun when the first was found late, want all", n)
+	}
+}
+
+// onWarn is a slog handler calling f for each warning.
+type onWarn func()
+
+func (h onWarn) Enabled(context.Context, slog.Level) bool { return true }
+func (h onWarn) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		h()
+	}
+	return nil
+}
+func (h onWarn) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h onWarn) WithGroup(string) slog.Handler      { return h }

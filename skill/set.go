@@ -84,6 +84,7 @@ type Options struct {
 type Set struct {
 	tmpl *template.Template
 	log  *slog.Logger
+	wait waitFor // LoadWait and FirstLoadWait as they were when it was made
 
 	mu      sync.Mutex
 	groups  []string // first-seen order, basic first when present
@@ -107,7 +108,8 @@ func NewSet(opts *Options) (*Set, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Set{tmpl: defaultTmpl, log: opts.Logger, sources: map[string][]source{}, dupes: map[string]bool{}, removed: map[string]int{}}
+	s := &Set{tmpl: defaultTmpl, log: opts.Logger, sources: map[string][]source{}, dupes: map[string]bool{}, removed: map[string]int{},
+		wait: waitFor{loadWait, firstLoadWait}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -222,7 +224,7 @@ func (s *Set) GroupsWithSkills() []string {
 	late := func(going time.Duration) {
 		s.log.Warn("skill: reading the skills takes over a listing's wait (a skills source that does not answer?): listing the Skill tool with the groups last read", "wait", AnnounceWait, "stuck_for", going.Round(time.Second))
 	}
-	groups, _ := s.withSkills.get(read, firstWait(&s.withSkills, AnnounceWait), late)
+	groups, _ := s.withSkills.get(read, firstWait(&s.withSkills, AnnounceWait, s.wait.first), late)
 	return slices.Clone(groups)
 }
 
@@ -283,13 +285,20 @@ func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 
 	var out []Skill
 	index := map[string]int{}
-	deadline := time.Now().Add(loadWait)
+	w := s.wait.from(time.Now())
+	for _, g := range groups {
+		if visible(g) {
+			for _, src := range sources[g] {
+				begin(src)
+			}
+		}
+	}
 	for _, g := range groups {
 		if !visible(g) {
 			continue
 		}
 		for _, src := range sources[g] {
-			skills, _ := loadBy(src, deadline)
+			skills, _ := loadBy(src, w)
 			for _, sk := range skills {
 				if src.seq < removed[sk.Name] {
 					continue
@@ -308,17 +317,31 @@ func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 	return out
 }
 
-// loadBy loads src, a Loader waiting until deadline at most: a set
-// with several loaders on stuck directories waits LoadWait in all, not
-// LoadWait for each.
-func loadBy(src Source, deadline time.Time) ([]Skill, []Warning) {
+// loadBy loads src, a Loader waiting as w says: a set with several
+// loaders on stuck directories waits LoadWait in all (FirstLoadWait
+// before their first reads), not that for each; begin has started their
+// reads together.
+func loadBy(src Source, w waits) ([]Skill, []Warning) {
+	if l := loader(src); l != nil {
+		return l.loadBy(w)
+	}
+	return src.Load()
+}
+
+// begin starts a read of src when it is a Loader (Loader.begin).
+func begin(src Source) {
+	if l := loader(src); l != nil {
+		l.begin()
+	}
+}
+
+// loader is src as a Loader; nil when it is another Source.
+func loader(src Source) *Loader {
 	if s, ok := src.(source); ok {
 		src = s.Source
 	}
-	if l, ok := src.(*Loader); ok {
-		return l.loadBy(deadline)
-	}
-	return src.Load()
+	l, _ := src.(*Loader)
+	return l
 }
 
 func (s *Set) warnDuplicate(old, repl Skill) {
@@ -344,10 +367,13 @@ func (s *Set) Warnings() []Warning {
 	}
 	s.mu.Unlock()
 	var out []Warning
-	deadline := time.Now().Add(loadWait)
+	w := s.wait.from(time.Now())
 	for _, src := range all {
-		_, w := loadBy(src, deadline)
-		out = append(out, w...)
+		begin(src)
+	}
+	for _, src := range all {
+		_, warns := loadBy(src, w)
+		out = append(out, warns...)
 	}
 	return out
 }
