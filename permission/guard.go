@@ -193,9 +193,13 @@ var errCheckTimeout = errors.New("permission: the permission check's bound is pa
 // check runs the permission check of a call: nil when it may run, else
 // the error that ends it.
 func (g *Guard) check(ctx context.Context, call *toolkit.Call) error {
-	// The bound or the call's own deadline, whichever is earlier.
-	ctx, cancel := context.WithTimeoutCause(ctx, g.opts.CheckTimeout, errCheckTimeout)
-	defer cancel()
+	// The bound, unless the call's own deadline comes first: most calls
+	// carry one, and need no timer of the check's own.
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > g.opts.CheckTimeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, g.opts.CheckTimeout, errCheckTimeout)
+		defer cancel()
+	}
 	p, err := g.Policy(ctx, call.Scope())
 	if errors.Is(err, wire.ErrInvalidSession) {
 		// The caller's session cannot have a policy: no retry helps.
