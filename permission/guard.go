@@ -37,7 +37,8 @@ type Options struct {
 	// with toolkit.CodeUnavailable, saying the permission state is
 	// unreachable, and does not run: a store that cannot answer (a
 	// KVStore's cluster without a leader) does not hold the call, and
-	// its worker slot, for as long as that lasts.
+	// its worker slot, for as long as that lasts. A MemoryStore answers
+	// at once: its checks have no bound of their own.
 	CheckTimeout time.Duration
 	// Logger receives approvals used and store failures; nil means
 	// slog.Default().
@@ -60,6 +61,9 @@ const DefaultCheckTimeout = 30 * time.Second
 type Guard struct {
 	store Store
 	opts  Options
+	// bounded: the store may wait (not a MemoryStore, which answers at
+	// once), so a check is bounded by opts.CheckTimeout.
+	bounded bool
 }
 
 // NewGuard returns a Guard over store (nil means a new MemoryStore). It
@@ -102,7 +106,8 @@ func NewGuard(store Store, opts *Options) (*Guard, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Guard{store: store, opts: o}, nil
+	_, atOnce := store.(*MemoryStore)
+	return &Guard{store: store, opts: o, bounded: !atOnce}, nil
 }
 
 // Store returns the guard's store.
@@ -193,9 +198,9 @@ var errCheckTimeout = errors.New("permission: the permission check's bound is pa
 // check runs the permission check of a call: nil when it may run, else
 // the error that ends it.
 func (g *Guard) check(ctx context.Context, call *toolkit.Call) error {
-	// The bound, unless the call's own deadline comes first: most calls
-	// carry one, and need no timer of the check's own.
-	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > g.opts.CheckTimeout {
+	// The bound, for a store that may wait, unless the call's own
+	// deadline comes first: no timer of the check's own otherwise.
+	if dl, ok := ctx.Deadline(); g.bounded && (!ok || time.Until(dl) > g.opts.CheckTimeout) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, g.opts.CheckTimeout, errCheckTimeout)
 		defer cancel()
