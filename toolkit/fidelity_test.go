@@ -7,6 +7,7 @@ package toolkit_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -168,4 +169,129 @@ func TestNilResultIsNull(t *testing.T) {
 			t.Errorf("%s: %d chunks, final %s %q; want one chunk, success \"null\"", name, len(r.chunks), r.final.State, r.final.Text())
 		}
 	}
+}
+
+// TestExtendSchemaMergesDefs: port of toolkit_basic_test.py::
+// test_extended_model_reusing_same_base_model (1.x set_extended_model): an
+// extension given as a whole object schema brings its $defs along; a
+// definition the tool already has with the same body (titles aside) is
+// shared, a new one is added, and one of the same name with another body
+// is an error that changes nothing.
+func TestExtendSchemaMergesDefs(t *testing.T) {
+	base1 := func(title bool) map[string]any {
+		m := map[string]any{
+			"description": "A base model for testing nested $defs merging.",
+			"properties":  map[string]any{"c": map[string]any{"description": "Field c", "type": "integer"}},
+			"required":    []any{"c"},
+			"type":        "object",
+		}
+		if title {
+			m["title"] = "MyBaseModel1"
+		}
+		return m
+	}
+	base2 := func(title bool) map[string]any {
+		m := map[string]any{
+			"description": "A base model that contains nested MyBaseModel1.",
+			"properties": map[string]any{"b": map[string]any{
+				"description": "List of MyBaseModel1", "items": map[string]any{"$ref": "#/$defs/MyBaseModel1"}, "type": "array"}},
+			"required": []any{"b"},
+			"type":     "object",
+		}
+		if title {
+			m["title"] = "MyBaseModel2"
+		}
+		return m
+	}
+	tool := map[string]any{
+		"$defs":      map[string]any{"MyBaseModel1": base1(true), "MyBaseModel2": base2(true)},
+		"properties": map[string]any{"a": map[string]any{"$ref": "#/$defs/MyBaseModel2"}},
+		"required":   []any{"a"},
+		"type":       "object",
+	}
+	// ExtendedModelReusingBaseModel's model_json_schema(), titles and all.
+	extended := map[string]any{
+		"$defs": map[string]any{"MyBaseModel1": base1(true), "MyBaseModel2": base2(true)},
+		"properties": map[string]any{
+			"another_model": map[string]any{"$ref": "#/$defs/MyBaseModel2", "description": "Reusing MyBaseModel2"},
+			"extra_field":   map[string]any{"description": "Extra field", "title": "Extra Field", "type": "string"},
+		},
+		"required": []any{"another_model", "extra_field"},
+		"title":    "ExtendedModelReusingBaseModel",
+		"type":     "object",
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Raw("func_with_nested_model", "Function with nested BaseModel parameter.", tool, echoInput))
+	if err := tk.ExtendSchema("func_with_nested_model", extended); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"$defs": map[string]any{"MyBaseModel1": base1(false), "MyBaseModel2": base2(false)},
+		"properties": map[string]any{
+			"a":             map[string]any{"$ref": "#/$defs/MyBaseModel2"},
+			"another_model": map[string]any{"$ref": "#/$defs/MyBaseModel2", "description": "Reusing MyBaseModel2"},
+			"extra_field":   map[string]any{"description": "Extra field", "type": "string"},
+		},
+		"required": []any{"a", "another_model", "extra_field"},
+		"type":     "object",
+	}
+	s, _ := tk.Schema("func_with_nested_model")
+	jsonEqual(t, "merged", s.Function.Parameters, want)
+	ctx := context.Background()
+	in := map[string]any{"b": []any{map[string]any{"c": 1.0}}}
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: "func_with_nested_model", Input: map[string]any{"a": in, "another_model": in, "extra_field": "x"}}); r.State != toolkit.StateSuccess {
+		t.Errorf("call = %s %q", r.State, r.Text())
+	}
+	if r := tk.Invoke(ctx, toolkit.ToolCall{ID: "2", Name: "func_with_nested_model", Input: map[string]any{"a": in, "another_model": map[string]any{"b": "no"}, "extra_field": "x"}}); r.Code != toolkit.CodeInvalidInput {
+		t.Errorf("call with a bad another_model = %s %q, want invalid_input", r.Code, r.Text())
+	}
+
+	// A definition the tool does not have is added.
+	mustAdd(t, tk, toolkit.Raw("plain", "P.", objectSchema(map[string]any{"q": map[string]any{"type": "string"}}, "q"), echoInput))
+	if err := tk.ExtendSchema("plain", extended); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = tk.Schema("plain")
+	jsonEqual(t, "defs added", s.Function.Parameters, map[string]any{
+		"$defs": map[string]any{"MyBaseModel1": base1(false), "MyBaseModel2": base2(false)},
+		"properties": map[string]any{
+			"q":             map[string]any{"type": "string"},
+			"another_model": map[string]any{"$ref": "#/$defs/MyBaseModel2", "description": "Reusing MyBaseModel2"},
+			"extra_field":   map[string]any{"description": "Extra field", "type": "string"},
+		},
+		"required": []any{"q", "another_model", "extra_field"},
+		"type":     "object",
+	})
+
+	// The same name with another body is refused, and changes nothing.
+	other := base1(false)
+	other["required"] = []any{}
+	conflicting := map[string]any{"type": "object",
+		"$defs":      map[string]any{"MyBaseModel1": other},
+		"properties": map[string]any{"z": map[string]any{"$ref": "#/$defs/MyBaseModel1"}}}
+	before, _ := tk.Schema("func_with_nested_model")
+	err := tk.ExtendSchema("func_with_nested_model", conflicting)
+	if err == nil || !strings.Contains(err.Error(), "MyBaseModel1") || !strings.Contains(err.Error(), "conflicts") {
+		t.Errorf("conflicting $defs: ExtendSchema = %v, want a conflict naming MyBaseModel1", err)
+	}
+	after, _ := tk.Schema("func_with_nested_model")
+	jsonEqual(t, "after the conflict", after.Function.Parameters, before.Function.Parameters)
+
+	// Bodies compare as the JSON they write: a Go schema's []string
+	// "required" is the same as a decoded []any.
+	goDefs := base1(false)
+	goDefs["required"] = []string{"c"}
+	mustAdd(t, tk, toolkit.Raw("go_defs", "G.", map[string]any{"type": "object",
+		"$defs":      map[string]any{"MyBaseModel1": goDefs},
+		"properties": map[string]any{"x": map[string]any{"$ref": "#/$defs/MyBaseModel1"}}}, echoInput))
+	if err := tk.ExtendSchema("go_defs", extended); err != nil {
+		t.Errorf("same definition written with []string: %v", err)
+	}
+
+	// nil takes the extension, its definitions with it, away.
+	if err := tk.ExtendSchema("plain", nil); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = tk.Schema("plain")
+	jsonEqual(t, "extension removed", s.Function.Parameters, objectSchema(map[string]any{"q": map[string]any{"type": "string"}}, "q"))
 }

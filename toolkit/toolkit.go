@@ -1,7 +1,9 @@
 package toolkit
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -128,6 +130,7 @@ type entry struct {
 type extension struct {
 	properties map[string]any
 	required   []string
+	defs       map[string]any // $defs to merge into the tool's
 }
 
 // New returns an empty Toolkit.
@@ -699,6 +702,50 @@ func (tk *Toolkit) Use(mws ...Middleware) {
 	tk.commit(next)
 }
 
+// ExtendSchema is Extend with the extension given as an object schema
+// (AgentScope 1.x set_extended_model, whose pydantic model's schema this
+// is): its properties are added as Extend adds them, its required fields
+// become required, and its $defs are merged into the tool's, so its
+// properties may refer to them ("$ref": "#/$defs/Name"). A $defs key the
+// tool's schema already has must define the same schema (titles aside),
+// as when both come from one model, or ExtendSchema fails. A nil schema
+// removes the extension.
+func (tk *Toolkit) ExtendSchema(name string, schema map[string]any) error {
+	if schema == nil {
+		return tk.Extend(name, nil)
+	}
+	if err := CheckInputSchema(schema); err != nil {
+		return fmt.Errorf("toolkit: extending %q: %w", name, err)
+	}
+	props, _ := schema["properties"].(map[string]any)
+	var required []string
+	switch req := schema["required"].(type) {
+	case nil:
+	case []string:
+		required = req
+	case []any:
+		for _, r := range req {
+			s, ok := r.(string)
+			if !ok {
+				return fmt.Errorf("toolkit: extending %q: \"required\" holds %v, not a property name", name, r)
+			}
+			required = append(required, s)
+		}
+	default:
+		return fmt.Errorf("toolkit: extending %q: \"required\" must be a list of property names", name)
+	}
+	var defs map[string]any
+	if d, ok := schema["$defs"]; ok {
+		if defs, ok = d.(map[string]any); !ok {
+			return fmt.Errorf("toolkit: extending %q: \"$defs\" must be an object", name)
+		}
+	}
+	if props == nil {
+		props = map[string]any{} // an extension of definitions alone is still one
+	}
+	return tk.extend(name, props, required, defs)
+}
+
 // Extend adds properties to a tool's schema at runtime (for example a
 // "thinking" string the model fills in). The fields reach raw handlers and
 // middleware in call.Input, and every handler, typed tools included, in
@@ -706,6 +753,10 @@ func (tk *Toolkit) Use(mws ...Middleware) {
 // calling Extend again replaces the previous extension, and nil removes it.
 // The properties' titles are stripped, as the tool's own are.
 func (tk *Toolkit) Extend(name string, properties map[string]any, required ...string) error {
+	return tk.extend(name, properties, required, nil)
+}
+
+func (tk *Toolkit) extend(name string, properties map[string]any, required []string, defs map[string]any) error {
 	defer tk.lock()()
 	next := tk.reg.Load().clone()
 	e, ok := next.byName[name]
@@ -720,10 +771,14 @@ func (tk *Toolkit) Extend(name string, properties map[string]any, required ...st
 			}
 		}
 		// Placed as the tool's own properties are, and copied with them.
-		if err := CheckInputSchema(map[string]any{"type": "object", "properties": properties}); err != nil {
+		placed := map[string]any{"type": "object", "properties": properties}
+		if defs != nil {
+			placed["$defs"] = defs
+		}
+		if err := CheckInputSchema(placed); err != nil {
 			return fmt.Errorf("toolkit: extending %q: %w", name, err)
 		}
-		ext = &extension{properties: maps.Clone(properties), required: slices.Clone(required)}
+		ext = &extension{properties: maps.Clone(properties), required: slices.Clone(required), defs: maps.Clone(defs)}
 	}
 	ne, err := newEntry(e.tool, ext, next.middleware)
 	if err != nil {
@@ -834,6 +889,31 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 			}
 			props[k] = v
 		}
+		if len(ext.defs) > 0 {
+			// As 1.x merges an extended model's $defs: a name the tool
+			// has must define the same schema (both from one model).
+			have, ok := schema["$defs"].(map[string]any)
+			if _, set := schema["$defs"]; set && !ok {
+				return nil, fmt.Errorf("the schema of %q has a \"$defs\" that is not an object", t.Name)
+			}
+			if have == nil {
+				have = map[string]any{}
+				schema["$defs"] = have
+			}
+			for k, v := range ext.defs {
+				v = cloneJSON(v)
+				if sub, ok := v.(map[string]any); ok {
+					StripTitles(sub)
+				}
+				if old, ok := have[k]; ok {
+					if !sameJSON(old, v) {
+						return nil, fmt.Errorf("the $defs key %q conflicts with the definition in the schema of %q", k, t.Name)
+					}
+					continue
+				}
+				have[k] = v
+			}
+		}
 		if len(ext.required) > 0 {
 			req, _ := schema["required"].([]any)
 			for _, k := range ext.required {
@@ -851,6 +931,14 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	}
 	h := Chain(Chain(unlessEnded(withPresets(t.Handler, t.presets)), t.middleware...), mws...)
 	return &entry{tool: t, schema: schema, validator: v, costly: costly, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
+}
+
+// sameJSON reports whether a and b, JSON-shaped, write the same JSON
+// ([]string and []any, int and float64 alike; maps' keys are sorted).
+func sameJSON(a, b any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // unlessEnded runs the tool only while its call's context lives: a call
