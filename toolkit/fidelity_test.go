@@ -295,3 +295,20 @@ func TestExtendSchemaMergesDefs(t *testing.T) {
 	s, _ = tk.Schema("plain")
 	jsonEqual(t, "extension removed", s.Function.Parameters, objectSchema(map[string]any{"q": map[string]any{"type": "string"}}, "q"))
 }
+
+// TestValueChunkLineSeparators: 2.x FunctionTool writes a plain value with
+// json.dumps(v, ensure_ascii=False), which keeps U+2028 and U+2029 as
+// they are (Go's JSON writer escapes them, for JavaScript), and escapes
+// control characters as Python does; a backslash written before "u2028"
+// stays an escaped backslash.
+func TestValueChunkLineSeparators(t *testing.T) {
+	// json.dumps({"s": "a\u2028b\u2029\b\f\x7f\x01<&>\\u2028"}, ensure_ascii=False)
+	const want = "{\"s\": \"a\u2028b\u2029\\b\\f\x7f\\u0001<&>\\\\u2028\"}"
+	c, err := toolkit.ValueChunk(map[string]any{"s": "a\u2028b\u2029\b\f\x7f\x01<&>\\u2028"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Content[0].Text; got != want {
+		t.Errorf("ValueChunk = %q, want %q", got, want)
+	}
+}

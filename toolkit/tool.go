@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -543,11 +544,20 @@ func ValueChunk(v any) (Chunk, error) {
 }
 
 // pySeparators spaces compact JSON as Python's json.dumps does: a space
-// after each ',' and ':' outside strings.
+// after each ',' and ':' outside strings. It also writes U+2028 and
+// U+2029 as they are, where Go's writer escapes them (for JavaScript) and
+// json.dumps(ensure_ascii=False) does not.
 func pySeparators(compact []byte) []byte {
 	out := make([]byte, 0, len(compact)+len(compact)/4)
 	in, esc := false, false
-	for _, c := range compact {
+	for i := 0; i < len(compact); i++ {
+		c := compact[i]
+		if esc && c == 'u' && i+5 <= len(compact) && string(compact[i+1:i+4]) == "202" && (compact[i+4] == '8' || compact[i+4] == '9') {
+			out = utf8.AppendRune(out[:len(out)-1], rune(0x2020+int(compact[i+4]-'0'))) // drop the backslash
+			i += 4
+			esc = false
+			continue
+		}
 		out = append(out, c)
 		switch {
 		case esc:
