@@ -122,6 +122,13 @@
 //     call tool_error with its own text (not AgentScope's, which prints
 //     both sources' pydantic reprs), and the rest of that chunk is still
 //     accumulated, where append_chunk stops at the failing block.
+//   - RemoveGroup of a group that does not exist is an error, where 1.x
+//     remove_tool_groups ignores the name (it refuses "basic", as here).
+//   - An empty "required" is dropped from every schema the model sees,
+//     as 1.x register_tool_function drops it (2.x keeps an MCP tool's).
+//   - A group's Instructions are a string, so "" is 2.x's None: an
+//     activated group with "" leaves reset_tools' <tool-instructions>
+//     block out, where 2.x writes the block's header for "".
 //   - ImportState refuses a state naming a group that does not exist,
 //     where 1.x load_state_dict ignores such names (its strict refuses
 //     only keys other than active_groups).
