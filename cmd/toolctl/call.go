@@ -189,6 +189,9 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if final.Code == toolkit.CodeNotFound {
 		unknownToolHint(ctx, e, c, name)
 	}
+	if final.Code == toolkit.CodeGroupInactive {
+		inactiveGroupHint(ctx, e, c, name, o.session)
+	}
 	return exitFor(final)
 }
 
@@ -206,6 +209,36 @@ func unknownToolHint(ctx context.Context, e *env, c *bus.Client, name string) {
 	} else {
 		fmt.Fprintf(e.stderr, "toolctl: no worker serves %s: toolctl tools lists the fleet's tools\n", name)
 	}
+}
+
+// inactiveGroupHint follows a call that ended group_inactive: the
+// toolkit's message tells a model to call reset_tools, while the person
+// at toolctl needs the command that activates the group. A call without
+// --session is the default session, which has no groups of its own
+// (groups set and reset_tools refuse it): it names a session to use.
+// groups set activates exactly the groups given, so the command keeps
+// the session's active groups.
+func inactiveGroupHint(ctx context.Context, e *env, c *bus.Client, name, session string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	group := "GROUP"
+	if fleet, err := c.Fleet(ctx); err == nil {
+		if t, ok := fleet.Tool(name); ok && t.Group != "" {
+			group = shellQuote(t.Group)
+		}
+	}
+	if session == "" {
+		fmt.Fprintf(e.stderr, "toolctl: a call without --session cannot activate groups: activate %s for a session with toolctl groups set --session S %s, then toolctl call --session S %s\n", group, group, shellQuote(name))
+		return
+	}
+	groups := []string{}
+	if active, err := c.ActiveGroups(ctx, session, 0); err == nil {
+		for _, g := range active {
+			groups = append(groups, shellQuote(g))
+		}
+	}
+	groups = append(groups, group)
+	fmt.Fprintf(e.stderr, "toolctl: activate its group for the session with: toolctl groups set --session %s %s\n", shellQuote(session), strings.Join(groups, " "))
 }
 
 // nearestTool is the fleet's tool whose name is nearest to name, when

@@ -279,3 +279,26 @@ func TestCallUnknownToolSuggests(t *testing.T) {
 		t.Errorf("call something_else_entirely: exit %d, stderr %q; want exit %d pointing to toolctl tools only", code, errs, exitError)
 	}
 }
+
+// A call of a tool whose group the session has not activated ends
+// group_inactive with the toolkit's message, which tells the model to
+// call reset_tools: a person at toolctl needs the command that does it,
+// and a call without --session cannot have groups at all (reset_tools
+// and groups set both refuse the default session).
+func TestCallInactiveGroupSaysHow(t *testing.T) {
+	url := groupsFleet(t)
+	code, _, errs := toolctl(t, "--nats", url, "call", "search", "{}")
+	if code != exitError || !strings.Contains(errs, "code group_inactive") || !strings.Contains(errs, "toolctl groups set --session S web") || !strings.Contains(errs, "call --session S search") {
+		t.Errorf("call search (no session): exit %d, stderr %q; want exit %d saying to activate web for a session and call with it", code, errs, exitError)
+	}
+	code, _, errs = toolctl(t, "--nats", url, "call", "--session", "s 1", "search", "{}")
+	if code != exitError || !strings.Contains(errs, "toolctl groups set --session 's 1' web") {
+		t.Errorf("call --session 's 1' search: exit %d, stderr %q; want exit %d naming toolctl groups set --session 's 1' web", code, errs, exitError)
+	}
+	if code, out, errs := toolctl(t, "--nats", url, "groups", "set", "--session", "s 1", "web"); code != exitOK {
+		t.Fatalf("groups set --session 's 1' web: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if code, out, errs := toolctl(t, "--nats", url, "call", "--session", "s 1", "search", "{}"); code != exitOK || out != "found\n" {
+		t.Errorf("call --session 's 1' search after groups set: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
