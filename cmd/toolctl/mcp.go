@@ -114,11 +114,14 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 		return o.login(ctx, e, args[0] == "logout", args[1])
 	}
-	if len(args) != 1 || (args[0] != "serve" && args[0] != "stdio") {
-		if len(args) == 0 {
-			return e.usagef("mcp needs serve or stdio: toolctl mcp serve [--listen ADDR] | toolctl mcp stdio [--session S]")
-		}
-		return e.usagef("unexpected arguments %q: toolctl mcp serve [--listen ADDR] | toolctl mcp stdio [--session S]", args)
+	const mcpUsage = "toolctl mcp serve [--listen ADDR] | toolctl mcp stdio [--session S] | toolctl --config FILE mcp login|logout SERVER"
+	switch {
+	case len(args) == 0:
+		return e.usagef("mcp takes a subcommand: serve, stdio, login SERVER or logout SERVER: %s", mcpUsage)
+	case args[0] != "serve" && args[0] != "stdio":
+		return e.usagef("unknown mcp subcommand %q: want serve, stdio, login SERVER or logout SERVER: %s", args[0], mcpUsage)
+	case len(args) > 1:
+		return e.usagef("mcp %s takes no arguments, got %q: %s", args[0], args[1:], mcpUsage)
 	}
 	if o.callTimeout < 0 {
 		return e.usagef("--call-timeout must not be negative, got %v", o.callTimeout)

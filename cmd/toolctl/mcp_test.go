@@ -526,9 +526,11 @@ func TestMCPUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no mode", []string{"mcp"}, 2, "mcp needs serve or stdio"},
-		{"unknown mode", []string{"mcp", "http"}, 2, "unexpected arguments"},
-		{"two modes", []string{"mcp", "serve", "stdio"}, 2, "unexpected arguments"},
+		// The usage lines name every subcommand, login and logout too,
+		// and an unknown one is called that, not "unexpected arguments".
+		{"no mode", []string{"mcp"}, 2, "mcp takes a subcommand: serve, stdio, login SERVER or logout SERVER"},
+		{"unknown mode", []string{"mcp", "http"}, 2, `unknown mcp subcommand "http": want serve, stdio, login SERVER or logout SERVER`},
+		{"two modes", []string{"mcp", "serve", "stdio"}, 2, `mcp serve takes no arguments, got ["stdio"]`},
 		{"negative call timeout", []string{"mcp", "serve", "--call-timeout", "-1s"}, 2, "--call-timeout"},
 		{"negative stream poll", []string{"mcp", "serve", "--stream-poll", "-1s"}, 2, "--stream-poll"},
 		{"zero session timeout", []string{"mcp", "serve", "--session-timeout", "0"}, 2, "--session-timeout"},
