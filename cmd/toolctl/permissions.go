@@ -250,7 +250,7 @@ type approveOptions struct {
 
 func (o *approveOptions) register(fs *flag.FlagSet) {
 	o.sessionFlags.register(fs, "`session` of the call (needed only when several sessions have a pending call with that id)")
-	fs.StringVar(&o.by, "by", "", "who approves, for the workers' logs (default the user name)")
+	fs.StringVar(&o.by, "by", "", "the `name` of who approves, for the workers' logs (default the user name)")
 }
 
 func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
