@@ -1425,6 +1425,8 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		}
 		if n == 0 {
 			graceErr = fmt.Errorf("bus: the grace period ended before the worker's subscriptions drained; no call was running: %w", graceErr)
+		} else if n == 1 {
+			graceErr = fmt.Errorf("bus: the grace period ended with 1 call running; it was interrupted: %w", graceErr)
 		} else {
 			graceErr = fmt.Errorf("bus: the grace period ended with %d calls running; they were interrupted: %w", n, graceErr)
 		}
