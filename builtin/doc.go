@@ -119,6 +119,8 @@
 //     file of a mark alone is empty.
 //   - Files with NUL bytes are refused as binary; files above
 //     Config.MaxFileBytes are refused as too large.
+//   - A file_path over 4096 bytes (Linux's PATH_MAX) is refused as
+//     invalid input, without being quoted back.
 //   - Python code is written to a temporary file outside the workspace and
 //     removed after the run, as AgentScope does. The file has a temporary
 //     directory of its own, which Python puts first on sys.path, so the

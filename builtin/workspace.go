@@ -66,6 +66,11 @@ func within(base, p string) (string, bool) {
 	return rel, true
 }
 
+// maxPathBytes is the longest file_path the file tools take: Linux's
+// PATH_MAX. The system takes no longer path, and resolve's walk and
+// errors would cost in proportion to one of megabytes.
+const maxPathBytes = 4096
+
 // resolve checks a path given by the model and returns it relative to the
 // workspace's real root with every symlink of its existing prefix
 // resolved. The errors are results for the model (*toolkit.Error).
@@ -73,6 +78,9 @@ func (ws *workspace) resolve(p string) (string, error) {
 	switch {
 	case p == "":
 		return "", toolkit.NewError(toolkit.CodeInvalidInput, "InvalidPathError: file_path is empty.")
+	case len(p) > maxPathBytes:
+		// Not quoted: it may be megabytes.
+		return "", toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidPathError: file_path is %d bytes long; a path has at most %d bytes.", len(p), maxPathBytes)
 	case strings.IndexByte(p, 0) >= 0:
 		return "", toolkit.NewError(toolkit.CodeInvalidInput, "InvalidPathError: file_path contains a NUL byte.")
 	}

@@ -1,0 +1,46 @@
+package builtin_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestHugePathRefused: a file_path of megabytes was walked a name at a
+// time (a path of 2 million "x/../" made as many system calls, seconds
+// of them, without looking at the call's context) and then quoted whole
+// in the error, an answer of 10 MB (30 MB for bytes shown as U+FFFD). No
+// system takes a path that long: it is refused at once, unquoted.
+func TestHugePathRefused(t *testing.T) {
+	tk, dir := fileKit(t, builtin.Config{})
+	writeFile(t, filepath.Join(dir, "f"), "keep\n")
+	for name, p := range map[string]string{
+		"one name":  strings.Repeat("a", 10<<20),
+		"dot-dots":  strings.Repeat("x/../", 2<<20) + "f",
+		"invalid":   strings.Repeat("\xff", 1<<20),
+		"just over": strings.Repeat("a/", 2048) + "f",
+	} {
+		for _, c := range []struct {
+			tool string
+			in   map[string]any
+		}{
+			{builtin.ViewTextFile, map[string]any{"file_path": p}},
+			{builtin.WriteTextFile, map[string]any{"file_path": p, "content": "x"}},
+			{builtin.InsertTextFile, map[string]any{"file_path": p, "content": "x", "line_number": 1}},
+		} {
+			r := invoke(t, tk, c.tool, c.in)
+			wantCode(t, r, toolkit.CodeInvalidInput, "InvalidPathError", "4096 bytes")
+			if n := len(r.Text()); n > 1000 {
+				t.Errorf("%s %s: the answer is %d bytes: %.200q", c.tool, name, n, r.Text())
+			}
+		}
+	}
+	// A long path within the limit is still a path.
+	p := strings.Repeat("./", 2000) + "f"
+	if got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": p})); !strings.Contains(got, "1: keep") {
+		t.Errorf("view %d-byte path: %q", len(p), got)
+	}
+}
