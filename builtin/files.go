@@ -138,11 +138,11 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 	var b strings.Builder
 	switch {
 	case n == 0:
-		return fmt.Sprintf("The file %s is empty.", in.FilePath), nil
+		return fmt.Sprintf("The file %s is empty.", shown(in.FilePath)), nil
 	case in.Ranges == nil:
-		fmt.Fprintf(&b, "The content of %s:\n```\n", in.FilePath)
+		fmt.Fprintf(&b, "The content of %s:\n```\n", shown(in.FilePath))
 	default:
-		fmt.Fprintf(&b, "The content of %s, lines %d-%d of %d:\n```\n", in.FilePath, start, end, n)
+		fmt.Fprintf(&b, "The content of %s, lines %d-%d of %d:\n```\n", shown(in.FilePath), start, end, n)
 	}
 	return f.showLines(&b, text, start, end, start), nil
 }
@@ -198,7 +198,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		if err := create(root, rel, in.Content); err != nil {
 			return "", pathError(in.FilePath, err)
 		}
-		msg := fmt.Sprintf("Created %s and wrote %s.", in.FilePath, sizeText(in.Content))
+		msg := fmt.Sprintf("Created %s and wrote %s.", shown(in.FilePath), sizeText(in.Content))
 		if in.Ranges != nil {
 			msg += fmt.Sprintf(" The ranges %v were ignored because the file did not exist.", in.Ranges)
 		}
@@ -213,7 +213,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		if err := replace(root, rel, in.Content); err != nil {
 			return "", pathError(in.FilePath, err)
 		}
-		return fmt.Sprintf("Overwrote %s with %s.", in.FilePath, sizeText(in.Content)), nil
+		return fmt.Sprintf("Overwrote %s with %s.", shown(in.FilePath), sizeText(in.Content)), nil
 	}
 	text, err := f.readFrom(root, rel, in.FilePath, true)
 	if err != nil {
@@ -227,9 +227,9 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 	if err := replace(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
-	what := fmt.Sprintf("Replaced lines %d-%d of %s.", start, end, in.FilePath)
+	what := fmt.Sprintf("Replaced lines %d-%d of %s.", start, end, shown(in.FilePath))
 	if end < start {
-		what = fmt.Sprintf("Appended to %s after its last line.", in.FilePath)
+		what = fmt.Sprintf("Appended to %s after its last line.", shown(in.FilePath))
 	}
 	return what + " The new content around the change:\n" + f.snippet(out, first, last), nil
 }
@@ -249,14 +249,14 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 	if in.LineNumber < 1 || in.LineNumber > n+1 {
 		return "", toolkit.Errorf(toolkit.CodeInvalidInput,
 			"InvalidArgumentsError: line_number %d is out of range: %s has %d lines, so it must be between 1 and %d.",
-			in.LineNumber, in.FilePath, n, n+1)
+			in.LineNumber, shown(in.FilePath), n, n+1)
 	}
 	out, first, last := splice(text, in.LineNumber, in.LineNumber-1, in.Content)
 	if err := replace(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
 	return fmt.Sprintf("Inserted %s before line %d of %s. The new content around the change:\n%s",
-		sizeText(in.Content), in.LineNumber, in.FilePath, f.snippet(out, first, last)), nil
+		sizeText(in.Content), in.LineNumber, shown(in.FilePath), f.snippet(out, first, last)), nil
 }
 
 // open resolves p in the call's workspace and opens the workspace's
@@ -471,6 +471,13 @@ func (f *files) snippet(text string, first, last int) string {
 // kept.
 func numbered(i int, line string) string {
 	return fmt.Sprintf("%d: %s\n", i, strings.ToValidUTF8(strings.TrimSuffix(line, "\n"), "\uFFFD"))
+}
+
+// shown is the path p as the answers name it: valid UTF-8, as the lines
+// of a file are (numbered). The errors quote it (%q), which escapes what
+// is not.
+func shown(p string) string {
+	return strings.ToValidUTF8(p, "\uFFFD")
 }
 
 func sizeText(s string) string {

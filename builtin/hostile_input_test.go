@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/toolkit"
@@ -42,5 +43,28 @@ func TestHugePathRefused(t *testing.T) {
 	p := strings.Repeat("./", 2000) + "f"
 	if got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": p})); !strings.Contains(got, "1: keep") {
 		t.Errorf("view %d-byte path: %q", len(p), got)
+	}
+}
+
+// TestNonUTF8PathAnswersValidUTF8: a file_path that is not UTF-8 (a
+// Latin-1 name, which a msgpack caller can send) was written into the
+// answers as it came, and an answer that is not UTF-8 is no msgpack str
+// for a client in another language. Its invalid bytes are shown as
+// U+FFFD, as a file's are; the file named is still the one used.
+func TestNonUTF8PathAnswersValidUTF8(t *testing.T) {
+	tk, dir := fileKit(t, builtin.Config{})
+	name := "caf\xe9.txt"
+	writeFile(t, filepath.Join(dir, name), "a\n")
+	for _, in := range []map[string]any{
+		{"file_path": name, "content": "x\n", "line_number": 1},
+		{"file_path": name, "content": "x\n", "line_number": 9},
+	} {
+		r := invoke(t, tk, builtin.InsertTextFile, in)
+		if !utf8.ValidString(r.Text()) || !strings.Contains(r.Text(), "caf\uFFFD.txt") {
+			t.Errorf("insert %v: %s %q, want valid UTF-8 naming caf\uFFFD.txt", in["line_number"], r.State, r.Text())
+		}
+	}
+	if got := readFile(t, filepath.Join(dir, name)); got != "x\na\n" {
+		t.Errorf("%q holds %q after the insert", name, got)
 	}
 }
