@@ -27,7 +27,8 @@
 //     ("12: text"), all of it or the lines [start, end]; negative numbers
 //     count from the end ([-100, -1] is the last 100 lines, or all of a
 //     shorter file): a start before the first line and an end past the
-//     last are clamped. Read-only.
+//     last are clamped. Of an empty file, whatever the ranges, it says
+//     the file is empty. Read-only.
 //   - write_text_file {file_path, content, ranges?}: creates the file (and
 //     its parent directories), overwrites it, or with ranges replaces those
 //     lines by the content and shows the result around the change.

@@ -129,6 +129,9 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 		return "", err
 	}
 	n := countLines(text)
+	if n == 0 { // whatever the ranges: there are no lines to show
+		return fmt.Sprintf("The file %s is empty.", shown(in.FilePath)), nil
+	}
 	start, end := 1, n
 	if in.Ranges != nil {
 		if start, end, err = lineRange(in.Ranges, n, false); err != nil {
@@ -137,8 +140,6 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 	}
 	var b strings.Builder
 	switch {
-	case n == 0:
-		return fmt.Sprintf("The file %s is empty.", shown(in.FilePath)), nil
 	case in.Ranges == nil:
 		fmt.Fprintf(&b, "The content of %s:\n```\n", shown(in.FilePath))
 	default:

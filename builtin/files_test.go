@@ -57,6 +57,10 @@ func TestViewTextFile(t *testing.T) {
 			"The content of five.txt, lines 1-2 of 5:\n```\n1: one\n2: two\n```"},
 		{"no final newline", map[string]any{"file_path": "noeol.txt"}, "The content of noeol.txt:\n```\n1: a\n2: b\n```"},
 		{"empty file", map[string]any{"file_path": "empty.txt"}, "The file empty.txt is empty."},
+		// The last lines of an empty file ("the file has only 0 lines")
+		// or any lines of it: it has none, and the answer says why.
+		{"last lines of an empty file", map[string]any{"file_path": "empty.txt", "ranges": []any{-100, -1}}, "The file empty.txt is empty."},
+		{"lines of an empty file", map[string]any{"file_path": "empty.txt", "ranges": []any{1, 10}}, "The file empty.txt is empty."},
 		{"absolute path inside", map[string]any{"file_path": filepath.Join(ws, "noeol.txt"), "ranges": []any{1, 1}},
 			"The content of " + filepath.Join(ws, "noeol.txt") + ", lines 1-1 of 2:\n```\n1: a\n```"},
 	}
