@@ -110,7 +110,8 @@
 //     modes, a file the worker may write is rewritten in place, as
 //     before, without that guarantee.
 //   - A worker makes its edits of one file one after another (through a
-//     symlink too), so concurrent calls never drop each other's changes.
+//     symlink too), so concurrent calls never drop each other's changes;
+//     an edit waiting for its turn ends when its call's context does.
 //     A change made meanwhile by another worker of a shared workspace,
 //     or by a command, is not ordered with them and may be overwritten.
 //   - A line ends after "\n" (a lone "\r" does not end one). An edit of a

@@ -53,40 +53,54 @@ type files struct {
 // the other put there. A file is known by its path with every symlink
 // resolved, so edits through a link wait for those of its target. Only
 // this worker's edits are ordered: a shared workspace's other workers,
-// and the shell, can still change a file under an edit.
+// and the shell, can still change a file under an edit. A wait ends
+// with the call's context: an edit stuck in the file system (a network
+// one) holds its file, not the calls behind it.
 type fileLocks struct {
 	mu sync.Mutex
 	m  map[string]*fileLock
 }
 
 type fileLock struct {
-	sync.Mutex
-	users int // holders and waiters; the entry goes with the last
+	held  chan struct{} // one token: the edit that holds it
+	users int           // holders and waiters; the entry goes with the last
 }
 
-// lock waits for the edits of the file at path to end and returns the
-// function that lets the next one go.
-func (l *fileLocks) lock(path string) (unlock func()) {
+// lock waits for the edits of the file at path to end, or for ctx to
+// end, and returns the function that lets the next one go.
+func (l *fileLocks) lock(ctx context.Context, path string) (unlock func(), err error) {
 	l.mu.Lock()
 	if l.m == nil {
 		l.m = map[string]*fileLock{}
 	}
 	e := l.m[path]
 	if e == nil {
-		e = &fileLock{}
+		e = &fileLock{held: make(chan struct{}, 1)}
 		l.m[path] = e
 	}
 	e.users++
 	l.mu.Unlock()
-	e.Lock()
-	return func() {
-		e.Unlock()
+	leave := func() {
 		l.mu.Lock()
 		if e.users--; e.users == 0 {
 			delete(l.m, path)
 		}
 		l.mu.Unlock()
 	}
+	select {
+	case e.held <- struct{}{}: // free: an ended context does not refuse it
+	default:
+		select {
+		case e.held <- struct{}{}:
+		case <-ctx.Done():
+			leave()
+			return nil, ctx.Err()
+		}
+	}
+	return func() {
+		<-e.held
+		leave()
+	}, nil
 }
 
 // workspace is the call's workspace (its session's own, per session).
@@ -285,7 +299,11 @@ func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel s
 	if err != nil {
 		return nil, "", nil, err
 	}
-	return root, rel, f.edits.lock(filepath.Join(real, rel)), nil
+	if unlock, err = f.edits.lock(ctx, filepath.Join(real, rel)); err != nil {
+		root.Close()
+		return nil, "", nil, err
+	}
+	return root, rel, unlock, nil
 }
 
 // readText reads a text file of the workspace for viewing. The tools
