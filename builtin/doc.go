@@ -58,8 +58,10 @@
 //
 // # Processes
 //
-// A command runs in a session and process group of its own, with no
-// input and no controlling terminal (one that prompts, for a password
+// A command longer than the system takes as one argument (128 KiB on
+// Linux) is refused as invalid input, with the advice to run it from a
+// script file. A command runs in a session and process group of its
+// own, with no input and no controlling terminal (one that prompts, for a password
 // say, fails at once rather than reaching the worker's). Its stdout and
 // stderr are streamed as text chunks, interleaved in the order they are
 // written, a line at a time (a line without "\n" is sent once it has

@@ -158,6 +158,15 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 	pw.Close() // the child has its copies
 	if err != nil {
 		pr.Close()
+		if errors.Is(err, syscall.E2BIG) { // the command line: Linux takes 128 KiB in one argument
+			n := 0
+			for _, a := range args {
+				n += len(a)
+			}
+			return toolkit.Errorf(toolkit.CodeInvalidInput,
+				"InvalidArgumentsError: the command is too long for this system to start (%d bytes; Linux takes at most 128 KiB). "+
+					"Write it to a script file with %s and run the script.", n, WriteTextFile)
+		}
 		return toolkit.Errorf(toolkit.CodeToolError, "ProcessError: cannot start %s: %v", name, err)
 	}
 	pgid := cmd.Process.Pid

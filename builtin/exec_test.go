@@ -67,6 +67,10 @@ func TestShellBadInput(t *testing.T) {
 		// The system refuses the argument, which was reported as a
 		// tool_error "cannot start /bin/sh: invalid argument".
 		{"NUL in the command", map[string]any{"command": "echo a\x00b"}, "NUL"},
+		// Linux takes at most 128 KiB in one argument: "cannot start
+		// /bin/sh: fork/exec /bin/sh: argument list too long", a
+		// tool_error that said neither what was long nor what to do.
+		{"command too long for the system", map[string]any{"command": "echo " + strings.Repeat("x", 200<<10)}, "write_text_file"},
 		{"command not a string", map[string]any{"command": 42}, "command"},
 		{"negative timeout", map[string]any{"command": "true", "timeout": -1}, "timeout"},
 		{"timeout above max", map[string]any{"command": "true", "timeout": 61}, "timeout"},
