@@ -270,6 +270,15 @@ type Permissions struct {
 	// the existing bucket's, or 24h for a new one; set, it must agree with
 	// an existing bucket's.
 	ApprovalTTL time.Duration `yaml:"approval_ttl"`
+	// CheckTimeout bounds a call's whole permission check (reading the
+	// session's policy, using an approval, recording an ask) when the
+	// call has no earlier deadline of its own
+	// (permission.Options.CheckTimeout): past it the call ends with code
+	// unavailable, saying the permission state is unreachable, and does
+	// not run. Raise it for a slow or distant cluster. Unset or 0:
+	// permission.DefaultCheckTimeout (30s); there is no unbounded check,
+	// so give a long duration rather than 0 for a very patient one.
+	CheckTimeout time.Duration `yaml:"check_timeout"`
 	// KVReplicas of the permission buckets when this worker creates them
 	// (1-5). Unset (0): the worker's --kv-replicas, as its other buckets.
 	KVReplicas int `yaml:"kv_replicas"`
@@ -407,6 +416,7 @@ func (c *Config) ApplyDefaults() {
 	}
 	if p := c.Permissions; p != nil {
 		p.Mode = or(p.Mode, string(permission.ModeDefault))
+		p.CheckTimeout = or(p.CheckTimeout, permission.DefaultCheckTimeout)
 	}
 	for i := range c.Middleware.RateLimits {
 		r := &c.Middleware.RateLimits[i]

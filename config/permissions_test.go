@@ -3,6 +3,7 @@ package config_test
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/permission"
@@ -53,9 +54,36 @@ func TestPermissions(t *testing.T) {
 			if p.ApprovalTTL != 0 || p.KVReplicas != 0 {
 				t.Errorf("defaults: ttl %v replicas %d", p.ApprovalTTL, p.KVReplicas)
 			}
+			// An unset check_timeout is the permission package's bound,
+			// shown as such.
+			if p.CheckTimeout != permission.DefaultCheckTimeout {
+				t.Errorf("default check timeout %v, want %v", p.CheckTimeout, permission.DefaultCheckTimeout)
+			}
 			if _, err := permission.ParseMode(p.Mode); err != nil {
 				t.Errorf("mode %q does not parse: %v", p.Mode, err)
 			}
 		})
+	}
+}
+
+// TestPermissionsCheckTimeout: permissions.check_timeout is read as a
+// duration; 0 is the default bound (there is no unbounded check).
+func TestPermissionsCheckTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		yaml string
+		want time.Duration
+	}{
+		{"permissions:\n  check_timeout: 2m\n", 2 * time.Minute},
+		{"permissions:\n  check_timeout: 250ms\n", 250 * time.Millisecond},
+		{"permissions:\n  check_timeout: 0s\n", permission.DefaultCheckTimeout},
+		{"permissions:\n  check_timeout:\n", permission.DefaultCheckTimeout},
+	} {
+		cfg, err := config.Parse("w.yaml", []byte(tt.yaml))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.yaml, err)
+		}
+		if got := cfg.Permissions.CheckTimeout; got != tt.want {
+			t.Errorf("%q: check timeout %v, want %v", tt.yaml, got, tt.want)
+		}
 	}
 }

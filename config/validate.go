@@ -448,6 +448,7 @@ func (k *checker) permissions() {
 	}
 	k.nonNegative("permissions.approval_ttl", p.ApprovalTTL)
 	k.ttl("permissions.approval_ttl", p.ApprovalTTL)
+	k.nonNegative("permissions.check_timeout", p.CheckTimeout)
 	if p.KVReplicas < 0 || p.KVReplicas > 5 {
 		k.fail("permissions.kv_replicas", "replicas must be 1 to 5, got %d", p.KVReplicas)
 	}

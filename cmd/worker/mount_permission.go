@@ -81,7 +81,8 @@ func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
 		return nil, fmt.Errorf("binding the permission buckets: %w", err)
 	}
 	g, err := permission.NewGuard(st, &permission.Options{
-		Mode: mode, Rules: rules, WorkingDirs: env.Config.WorkingDirs(), ApprovalTTL: p.ApprovalTTL, Logger: env.Logger,
+		Mode: mode, Rules: rules, WorkingDirs: env.Config.WorkingDirs(), ApprovalTTL: p.ApprovalTTL,
+		CheckTimeout: p.CheckTimeout, Logger: env.Logger,
 	})
 	if err != nil {
 		return nil, err
@@ -94,6 +95,6 @@ func mountPermission(ctx context.Context, env *mountEnv) (func(), error) {
 		specs = append(specs, string(r.Behavior)+" "+r.String())
 	}
 	env.Logger.Info("permission checks on", "mode", string(mode), "rules", strings.Join(specs, ", "),
-		"working_dirs", strings.Join(env.Config.WorkingDirs(), ","))
+		"working_dirs", strings.Join(env.Config.WorkingDirs(), ","), "check_timeout", p.CheckTimeout.String())
 	return nil, nil
 }
