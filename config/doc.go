@@ -30,7 +30,14 @@
 // path and the reason, and all of them are reported at once (Errors),
 // except after a YAML syntax error or a document that cannot be read as
 // one mapping of keys (a key given twice, a null key, a mapping over
-// MaxMappingKeys keys, a second document), which stops the reading.
+// MaxMappingKeys keys, aliases repeating over MaxAliased values, a second
+// document), which stops the reading.
+//
+// YAML anchors and aliases (&name, *name, and merges "<<: *name") may
+// share values: a value given through an alias is where the alias puts
+// it, so an error about it names the key the alias is under (at the line
+// where the value is written), and it counts as given, as a value
+// written out does.
 //
 // # Defaults and overrides
 //

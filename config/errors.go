@@ -90,6 +90,11 @@ type source struct {
 	// types and typed are typeOf's answers, by place.
 	types []reflect.Type
 	typed []bool
+	// expanding are the anchors whose aliases are being walked, so that
+	// one inside its own anchor is not walked again; aliased counts the
+	// values walked through aliases (see MaxAliased).
+	expanding map[*yaml.Node]bool
+	aliased   int
 	// byValue finds the entries of a line by kind and value (and by the
 	// first 7 bytes of a long value, which yaml.v3 errors shorten), so
 	// that explaining each of many errors does not scan the file; built
@@ -123,6 +128,11 @@ type valueKey struct {
 // MaxMappingKeys is the most keys a mapping of a config file may hold.
 const MaxMappingKeys = 1000
 
+// MaxAliased is the most values the aliases of a config file (*name, and
+// merges "<<: *name") may repeat, all aliases together: aliases that
+// multiply (a billion laughs) are refused before they are decoded.
+const MaxAliased = 1 << 16
+
 // index records the position of every key and value under n, and the
 // problems that stop decoding (fatal).
 func (s *source) index(n *yaml.Node) {
@@ -134,15 +144,29 @@ func (s *source) index(n *yaml.Node) {
 }
 
 // walk indexes n, whose path is the place at with the hash state h.
+//
+// A value given through an alias is walked where the alias is, as the
+// decoder reads it, with the lines of the anchored value (where yaml.v3
+// reports its errors): an error about it names the key the alias is
+// under, and a value so given counts as given (has). The problems of
+// the anchored value itself are recorded where it is written, once.
 func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
+	if s.expanding != nil && len(s.expanding) > 0 {
+		if s.aliased++; s.aliased > MaxAliased {
+			return
+		}
+	}
 	switch n.Kind {
+	case yaml.AliasNode:
+		s.alias(n, at, h, false)
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
 			s.walk(c, at, h)
 		}
 	case yaml.MappingNode:
 		s.entries = append(s.entries, entry{line: n.Line, at: at, kind: "map"})
-		if keys := len(n.Content) / 2; keys > MaxMappingKeys {
+		inAlias := len(s.expanding) > 0
+		if keys := len(n.Content) / 2; keys > MaxMappingKeys && !inAlias {
 			s.fatal = append(s.fatal, &Error{File: s.file, Line: n.Line, Path: s.path(at),
 				Reason: fmt.Sprintf("%d keys in one mapping, over the limit of %d", keys, MaxMappingKeys)})
 		}
@@ -154,6 +178,10 @@ func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
 		first := make(map[id]int, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+				s.merge(v, at, h)
+				continue
+			}
 			kh := h
 			if at >= 0 {
 				kh.WriteByte('.')
@@ -162,11 +190,11 @@ func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
 			p := s.place(kh.Sum64(), place{parent: at, key: k.Value, index: -1, line: k.Line})
 			s.entries = append(s.entries, entry{line: k.Line, value: k.Value, at: p, kind: "key"})
 			// yaml.v3 drops a null key without a word, strict or not.
-			if k.Kind == yaml.ScalarNode && k.Tag == "!!null" {
+			if k.Kind == yaml.ScalarNode && k.Tag == "!!null" && !inAlias {
 				s.fatal = append(s.fatal, &Error{File: s.file, Line: k.Line, Path: s.path(at),
 					Reason: `a key that is null ("~", "null" or nothing): keys are names`})
 			}
-			if line, dup := first[id{k.Kind, k.Value}]; dup {
+			if line, dup := first[id{k.Kind, k.Value}]; dup && !inAlias {
 				s.fatal = append(s.fatal, &Error{File: s.file, Line: k.Line, Path: s.path(p),
 					Reason: fmt.Sprintf("key %q appears twice (first on line %d)", k.Value, line)})
 			} else {
@@ -186,6 +214,45 @@ func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
 			s.places[at].scalar = int32(len(s.entries))
 		}
 		s.entries = append(s.entries, entry{line: n.Line, value: n.Value, at: at, kind: "scalar"})
+	}
+}
+
+// alias walks the value an alias stands for at the alias's place (into
+// the mapping at at, for a merge), unless it is inside that value
+// itself. Past MaxAliased values walked so, it stops, with a fatal
+// error at the alias.
+func (s *source) alias(n *yaml.Node, at int32, h maphash.Hash, merge bool) {
+	target := n.Alias
+	if target == nil || s.expanding[target] || s.aliased > MaxAliased {
+		return
+	}
+	if merge && target.Kind != yaml.MappingNode {
+		return // the decoder refuses it
+	}
+	if s.expanding == nil {
+		s.expanding = map[*yaml.Node]bool{}
+	}
+	s.expanding[target] = true
+	s.walk(target, at, h)
+	delete(s.expanding, target)
+	if s.aliased > MaxAliased && len(s.expanding) == 0 {
+		s.fatal = append(s.fatal, &Error{File: s.file, Line: n.Line, Path: s.path(at),
+			Reason: fmt.Sprintf("the aliases (*%s and those before it) repeat over %d values: write the values out, or use fewer aliases", n.Value, MaxAliased)})
+	}
+}
+
+// merge walks the value of a merge key ("<<") into the mapping at at:
+// an alias of a mapping, a mapping, or a list of them.
+func (s *source) merge(v *yaml.Node, at int32, h maphash.Hash) {
+	switch v.Kind {
+	case yaml.AliasNode:
+		s.alias(v, at, h, true)
+	case yaml.MappingNode:
+		s.walk(v, at, h)
+	case yaml.SequenceNode:
+		for _, c := range v.Content {
+			s.merge(c, at, h)
+		}
 	}
 }
 
@@ -366,7 +433,11 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 		for ; c.at < len(cands); c.at++ {
 			i := cands[c.at]
 			fit := fitExact
-			if into != "" {
+			switch into {
+			case "":
+			case unknownKey:
+				fit = s.unknown(s.entries[i].at)
+			default:
 				fit = s.fits(s.entries[i].at, into)
 			}
 			if fit == fitExact {
@@ -391,7 +462,7 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 	switch {
 	case unknownRE.MatchString(e.Reason):
 		key := unknownRE.FindStringSubmatch(e.Reason)[1]
-		if i, ok := pick(valueKey{line: e.Line, kind: "key", value: key}, ""); ok {
+		if i, ok := pick(valueKey{line: e.Line, kind: "key", value: key}, unknownKey); ok {
 			e.Path = s.path(s.entries[i].at)
 		}
 		e.Reason = fmt.Sprintf("unknown key %q", key)
@@ -425,6 +496,9 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 			e.Reason += ", not one this large"
 		}
 		e.mismatch = true
+	case e.Reason == "document contains excessive aliasing":
+		// yaml.v3's bound: most of what it decoded came through aliases.
+		e.Reason = "the aliases (*name) repeat too many values: write the values out, or use fewer aliases"
 	case duplicateRE.MatchString(e.Reason):
 		sm := duplicateRE.FindStringSubmatch(e.Reason)
 		if c := s.candidates(valueKey{line: e.Line, kind: "key", value: sm[1]}); len(c) > 0 {
@@ -502,6 +576,30 @@ const (
 	fitExact   // the type there is that type
 	fitUnknown // the place is not one of a Config's (below an interface, say)
 )
+
+// unknownKey is explain's "into" for an unknown key: of the keys on the
+// error's line with its name, one that is unknown where it is (another
+// may be the same key, known, under an alias of the same value).
+const unknownKey = "\x00unknown key"
+
+// unknown tells how the key at place at fits an unknown key: not when
+// its mapping is a Go map or a Go struct with it.
+func (s *source) unknown(at int32) int {
+	t := s.typeOf(s.places[at].parent)
+	if t == nil {
+		return fitExact
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return fitNot
+	}
+	if _, ok := fieldByTag(t, s.places[at].key); ok {
+		return fitNot
+	}
+	return fitExact
+}
 
 // fits tells how the value at place at fits the Go type named into.
 func (s *source) fits(at int32, into string) int {
