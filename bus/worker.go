@@ -36,7 +36,7 @@ type WorkerOptions struct {
 	Instance string
 	// MaxInFlight bounds the calls running at once; a call beyond it
 	// waits up to 10ms for one to end, then is answered with code
-	// overloaded. Default 256.
+	// overloaded. Default 256; at most MaxMaxInFlight.
 	MaxInFlight int
 	// MaxInputMemory bounds the memory the decoded requests of the calls
 	// a worker holds at once may take. Each call counts 16 times its body
@@ -252,6 +252,12 @@ type Worker struct {
 // idleReaders is how many readers wait to lead while no calls arrive.
 const idleReaders = 4
 
+// MaxMaxInFlight is the largest WorkerOptions.MaxInFlight: a million
+// calls at once, each with its goroutine's stack, is more than one
+// process holds; past it Serve refuses the options (a number near
+// math.MaxInt made the readers' own bound wrap).
+const MaxMaxInFlight = 1 << 20
+
 // overloadReaders are the readers beyond MaxInFlight: with MaxInFlight
 // calls running, they take the calls that still arrive and answer them
 // overloaded at once.
@@ -309,6 +315,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 	o := opts.withDefaults()
 	if !toolkit.ValidName(o.Queue) {
 		return nil, fmt.Errorf("bus: invalid queue group %q: must match [A-Za-z0-9_-]+", o.Queue)
+	}
+	if o.MaxInFlight > MaxMaxInFlight {
+		return nil, fmt.Errorf("bus: MaxInFlight %d is more than a worker runs at once: at most %d", o.MaxInFlight, MaxMaxInFlight)
 	}
 	if !toolkit.ValidToolName(o.Instance) {
 		// It names subjects (answers, pinned calls) and is announced; a

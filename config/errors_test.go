@@ -196,6 +196,7 @@ func TestRejected(t *testing.T) {
 		{"bad rate key", "middleware:\n  rate_limits:\n    - rate: 1\n      key: user\n",
 			`w.yaml:4: middleware.rate_limits[0].key: invalid value "user": want one of session, tool, global`},
 		{"negative in-flight", "middleware:\n  max_in_flight: -1\n", `w.yaml:2: middleware.max_in_flight: negative limit -1`},
+		{"huge in-flight", "middleware:\n  max_in_flight: 9223372036854775807\n", `w.yaml:2: middleware.max_in_flight: limit 9223372036854775807 is more than a worker runs at once: at most 1048576`},
 		{"result bound below -1", "middleware:\n  max_result_bytes: -2\n",
 			`w.yaml:2: middleware.max_result_bytes: negative size -2: want a size in bytes, 0 for the default or -1 for none`},
 	}

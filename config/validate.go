@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/regularfile"
 	"github.com/toolbus/toolbus/mcp"
@@ -376,6 +377,8 @@ func (k *checker) middleware() {
 	}
 	if m.MaxInFlight < 0 {
 		k.fail("middleware.max_in_flight", "negative limit %d", m.MaxInFlight)
+	} else if m.MaxInFlight > bus.MaxMaxInFlight {
+		k.fail("middleware.max_in_flight", "limit %d is more than a worker runs at once: at most %d", m.MaxInFlight, bus.MaxMaxInFlight)
 	}
 	if m.MaxResultBytes < -1 {
 		k.fail("middleware.max_result_bytes", "negative size %d: want a size in bytes, 0 for the default or -1 for none", m.MaxResultBytes)
