@@ -109,6 +109,14 @@ func Worker() Permissions {
 		"$JS.API.STREAM.MSG.GET."+wire.StreamCancels,
 		"$JS.API.DIRECT.GET."+wire.StreamCancels,
 		"$JS.API.DIRECT.GET."+wire.StreamCancels+".>",
+		// The kept max-deliveries advisories of the calls stream, taken
+		// by the worker that answers the exhausted call.
+		"$JS.API.STREAM.CREATE."+wire.StreamExhausted,
+		"$JS.API.STREAM.INFO."+wire.StreamExhausted,
+		"$JS.API.CONSUMER.CREATE."+wire.StreamExhausted+".>",
+		"$JS.API.CONSUMER.INFO."+wire.StreamExhausted+".>",
+		"$JS.API.CONSUMER.MSG.NEXT."+wire.StreamExhausted+".>",
+		"$JS.ACK."+wire.StreamExhausted+".>",
 		// Session affinity: probing and passing calls on to a session's
 		// worker, and the pins.
 		wire.SubjectPinnedPrefix+">",

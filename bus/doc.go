@@ -126,6 +126,13 @@
 //     happens to a worker starved of CPU.
 //   - MaxInFlight bounds the calls whose tool runs: a call waiting for a
 //     goroutine or sending its final does not count.
+//   - A durable call whose deliveries ran out is answered from
+//     JetStream's max-deliveries advisory, which the exhausted stream
+//     (ExhaustedStreamConfig) keeps until a worker has answered the call:
+//     JetStream publishes it once, also while no worker is up (the fleet
+//     restarting), and one heard on core NATS alone was lost then, the
+//     call left in the calls stream without a final. No cost per call: it
+//     is one consumer the fleet shares.
 //   - msgpack bodies go through package wire's generated codec into
 //     pooled buffers, byte for byte what the msgpack library writes;
 //     strings of a received body share its memory.

@@ -276,7 +276,11 @@ type durablePath struct {
 	loops map[string]*puller // tool → its pull loop
 	live  map[*puller]bool   // the loops running, also those of tools removed
 
-	exhausted *nats.Subscription // max-deliveries advisories
+	// The max-deliveries advisories: taken from the exhausted stream
+	// (exhaustedCC), or, where it cannot be had, heard on a queue
+	// subscription (exhausted).
+	exhausted   *nats.Subscription
+	exhaustedCC jetstream.ConsumeContext
 
 	run runners // the goroutines the pulled calls run on
 }
@@ -442,6 +446,12 @@ func (d *durablePath) stop() {
 	if d.exhausted != nil {
 		d.exhausted.Unsubscribe()
 	}
+	if d.exhaustedCC != nil {
+		// Its subscription goes on its own goroutine: waited for, so that
+		// a stopped worker leaves the connection as it found it.
+		d.exhaustedCC.Stop()
+		<-d.exhaustedCC.Closed()
+	}
 	d.wg.Wait()
 	close(d.run.done)
 }
@@ -452,27 +462,69 @@ func (d *durablePath) stop() {
 const advisoryMaxDeliveries = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + wire.StreamCalls + ".*"
 
 // exhaustedQueue is the queue group in which one worker answers each
-// exhausted call.
+// exhausted call where the exhausted stream cannot be had, and the name
+// of the exhausted stream's consumer, shared by the fleet.
 const exhaustedQueue = "toolbus-exhausted"
+
+// ExhaustedStreamConfig is the exhausted stream as whoever creates it
+// first creates it: the calls stream's max-deliveries advisories, each
+// kept until a worker has answered its call (a work queue), as long as a
+// call waits in the calls stream at most, bounded in count and bytes (the
+// oldest dropped first: their callers end them worker_lost on their own).
+// JetStream publishes an advisory once, when the call's deliveries run
+// out, also while no worker listens (the fleet restarting): kept here,
+// it is answered by the next worker up.
+func ExhaustedStreamConfig(replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        wire.StreamExhausted,
+		Description: "toolbus: durable calls whose deliveries ran out, until a worker has answered them",
+		Subjects:    []string{advisoryMaxDeliveries},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+		MaxAge:      callsMaxAge,
+		MaxMsgs:     1 << 16,
+		MaxBytes:    64 << 20,
+		Discard:     jetstream.DiscardOld,
+	}
+}
+
+// exhaustedAckWait is how long a worker has to answer an exhausted call
+// (read it, read its kept final, keep its own, remove it) before another
+// worker takes the advisory; exhaustedMaxDeliver bounds the tries.
+const (
+	exhaustedAckWait    = time.Minute
+	exhaustedMaxDeliver = 5
+)
+
+// exhaustedBatch bounds the advisories a worker holds at once, so that
+// the fleet shares a burst of them.
+const exhaustedBatch = 16
 
 // watchExhausted answers the calls whose deliveries ran out. JetStream
 // stops delivering such a call but nobody has told its caller: the last
 // worker died before it could. One worker of the fleet answers it
 // worker_lost (unless its final was kept: then the call did end) and
-// removes it from the queue.
+// removes it from the queue. The advisories are taken from the exhausted
+// stream; a worker that cannot bind it (a role set written before it)
+// hears them on a queue subscription, and misses those published while
+// it is down.
 func (d *durablePath) watchExhausted() error {
+	ctx, cancel := context.WithTimeout(d.ctx, cancelsBindWait)
+	defer cancel()
+	err := d.consumeExhausted(ctx)
+	if err == nil {
+		return nil
+	}
+	d.w.log.Warn("bus: without the exhausted stream, a durable call whose deliveries run out while no worker is up stays unanswered in the calls stream", "stream", wire.StreamExhausted, "err", err)
 	sub, err := d.w.nc.QueueSubscribe(advisoryMaxDeliveries, exhaustedQueue, func(m *nats.Msg) {
-		var adv struct {
-			Stream     string `json:"stream"`
-			Consumer   string `json:"consumer"`
-			StreamSeq  uint64 `json:"stream_seq"`
-			Deliveries uint64 `json:"deliveries"`
-		}
-		if err := json.Unmarshal(m.Data, &adv); err != nil || adv.Stream != wire.StreamCalls || adv.StreamSeq == 0 {
-			d.w.log.Warn("bus: ignoring a malformed max-deliveries advisory", "subject", m.Subject, "err", err)
+		if !d.begin() {
 			return
 		}
-		d.exhaust(adv.Consumer, adv.StreamSeq, adv.Deliveries)
+		defer d.wg.Done()
+		if adv, ok := d.advisory(m.Subject, m.Data); ok {
+			d.exhaust(adv.Consumer, adv.StreamSeq, adv.Deliveries)
+		}
 	})
 	if err != nil {
 		return fmt.Errorf("bus: subscribing to the calls stream's advisories: %w", err)
@@ -481,22 +533,105 @@ func (d *durablePath) watchExhausted() error {
 	return nil
 }
 
-// exhaust ends the call at seq, delivered n times, with worker_lost.
-func (d *durablePath) exhaust(tool string, seq, n uint64) {
+// consumeExhausted binds the exhausted stream and its consumer, and
+// takes their advisories: one acknowledged once its call is answered (or
+// was already), one whose call cannot be read yet taken again a second
+// later.
+func (d *durablePath) consumeExhausted(ctx context.Context) error {
+	st, err := bindStream(ctx, d.js, ExhaustedStreamConfig(d.o.Replicas), func(err error) {
+		d.w.log.Warn("bus: the servers have no room to reserve the exhausted stream's bound in bytes; it is made bounded in count only", "stream", wire.StreamExhausted, "err", err)
+	})
+	if err != nil {
+		return err
+	}
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:           exhaustedQueue,
+		Description:       "toolbus: the workers answering exhausted durable calls",
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           exhaustedAckWait,
+		MaxDeliver:        exhaustedMaxDeliver,
+		MaxAckPending:     -1,
+		InactiveThreshold: callsMaxAge,
+	})
+	if err != nil {
+		return err
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		if !d.begin() {
+			return // stopping: another worker takes it after exhaustedAckWait
+		}
+		defer d.wg.Done()
+		adv, ok := d.advisory(m.Subject(), m.Data())
+		switch {
+		case !ok:
+			_ = m.Term()
+		case d.exhaust(adv.Consumer, adv.StreamSeq, adv.Deliveries) != nil:
+			_ = m.NakWithDelay(time.Second)
+		default:
+			_ = m.Ack()
+		}
+	}, jetstream.PullMaxMessages(exhaustedBatch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		d.w.log.Debug("bus: taking exhausted durable calls", "stream", wire.StreamExhausted, "err", err)
+	}))
+	if err != nil {
+		return err
+	}
+	d.exhaustedCC = cc
+	return nil
+}
+
+// begin counts an advisory's handling in d.wg, which stop waits for;
+// false once the worker stops.
+func (d *durablePath) begin() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ctx.Err() != nil {
+		return false
+	}
+	d.wg.Add(1)
+	return true
+}
+
+// maxDeliveries is a max-deliveries advisory: the call at StreamSeq of
+// the calls stream, delivered Deliveries times to Consumer (its tool).
+type maxDeliveries struct {
+	Stream     string `json:"stream"`
+	Consumer   string `json:"consumer"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+// advisory decodes a max-deliveries advisory; false (logged) for one
+// that is not of the calls stream's.
+func (d *durablePath) advisory(subject string, data []byte) (maxDeliveries, bool) {
+	var adv maxDeliveries
+	if err := json.Unmarshal(data, &adv); err != nil || adv.Stream != wire.StreamCalls || adv.StreamSeq == 0 {
+		d.w.log.Warn("bus: ignoring a malformed max-deliveries advisory", "subject", subject, "err", err)
+		return adv, false
+	}
+	return adv, true
+}
+
+// exhaust ends the call at seq, delivered n times, with worker_lost. An
+// error says the call could not be read or removed: it is to be tried
+// again (a kept final, once it is kept, says the call was answered).
+func (d *durablePath) exhaust(tool string, seq, n uint64) (err error) {
 	ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
 	defer cancel()
 	raw, err := d.stream.GetMsg(ctx, seq)
 	if err != nil {
-		if !errors.Is(err, jetstream.ErrMsgNotFound) {
-			d.w.count.jsErrors.Add(1)
-			d.w.log.Warn("bus: reading an exhausted durable call", "tool", tool, "seq", seq, "err", err)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil // acknowledged (answered) meanwhile, or gone
 		}
-		return // acknowledged (answered) meanwhile, or gone
+		d.w.count.jsErrors.Add(1)
+		d.w.log.Warn("bus: reading an exhausted durable call", "tool", tool, "seq", seq, "err", err)
+		return err
 	}
 	defer func() {
-		if err := d.stream.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		if derr := d.stream.DeleteMsg(ctx, seq); derr != nil && !errors.Is(derr, jetstream.ErrMsgNotFound) {
 			d.w.count.jsErrors.Add(1)
-			d.w.log.Warn("bus: removing an exhausted durable call", "tool", tool, "seq", seq, "err", err)
+			d.w.log.Warn("bus: removing an exhausted durable call", "tool", tool, "seq", seq, "err", derr)
+			err = derr
 		}
 	}()
 	_, identity, _ := strings.Cut(strings.TrimPrefix(raw.Subject, wire.SubjectDurablePrefix), ".")
@@ -504,11 +639,11 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 	c := wire.CodecOf(raw.Header)
 	var req wire.Request
 	if err := c.Unmarshal(raw.Data, &req); err != nil || !wire.ValidCallID(req.ID) || !d.w.answerable(in, req.ID, "exhausted") {
-		return
+		return nil
 	}
 	switch ended, err := d.w.ended(ctx, callKey(identity, req.ID)); {
 	case ended:
-		return // its final was sent and kept; only the acknowledgement was lost
+		return nil // its final was sent and kept; only the acknowledgement was lost
 	case err != nil:
 		// Whether it ended cannot be told: a worker_lost kept over its
 		// final would replace what its caller got. Nothing is answered:
@@ -516,7 +651,7 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 		// worker_lost itself.
 		d.w.count.jsErrors.Add(1)
 		d.w.log.Warn("bus: reading the kept final of an exhausted durable call; removing it unanswered", "tool", tool, "call", req.ID, "err", err)
-		return
+		return nil
 	}
 	resp := d.w.finalFor(req.ID, toolkit.CodeWorkerLost, fmt.Sprintf(
 		"WorkerLostError: the call of '%s' was delivered %d times and each time its worker was lost before it answered; it is not delivered again. It may or may not have taken effect.",
@@ -526,6 +661,7 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) {
 	// replyFinal keeps the final.
 	in.dur = &delivery{attempt: n, max: n, redeliver: d.o.AckWait}
 	d.w.replyFinal(in, c, resp, req.Session)
+	return nil
 }
 
 // consumer binds the tool's consumer, creating it when missing.

@@ -93,6 +93,11 @@ const StreamCalls = "toolbus_calls"
 // (SubjectCancelledPrefix), kept as long as a call waits in StreamCalls.
 const StreamCancels = "toolbus_cancels"
 
+// StreamExhausted is the JetStream work-queue stream that keeps the calls
+// stream's max-deliveries advisories until a worker has answered their
+// calls, also those published while no worker was up.
+const StreamExhausted = "toolbus_exhausted"
+
 // MCPUpdated ends the subject (SubjectMCPPrefix + instance + "." +
 // MCPUpdated) on which a worker publishes the resource updates of the MCP
 // servers it mounts (MCPUpdate); gateways subscribe to them all.

@@ -90,6 +90,12 @@ func TestRolesCaller(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
 	ctx := secureCtx(t)
 	alice, anc, av := f.caller(t, "alice")
+	// The worker role may bind the exhausted stream: the worker takes the
+	// calls stream's max-deliveries advisories from it, also those
+	// published while it was down.
+	if strings.Contains(f.proc.stderr.String(), "without the exhausted stream") {
+		t.Errorf("the worker could not bind the exhausted stream:\n%s", f.proc.stderr)
+	}
 
 	// Announcements, and a discover request answered by the worker.
 	ann, err := anc.SubscribeSync(wire.SubjectAnnouncePrefix + "*")
