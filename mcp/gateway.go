@@ -148,8 +148,10 @@ type GatewayOptions struct {
 	// MaxSessionCalls requests (262,144 by default), each a goroutine with
 	// its JSON-RPC request and its input held (up to the NATS maximum
 	// payload, encoded and decoded): gigabytes, and as many requests sent
-	// to the fleet. 0 means DefaultGatewayMaxCalls, negative means no
-	// bound.
+	// to the fleet. A request refused by either bound counts toward
+	// neither, not even while it is answered (OnCall runs for it): one
+	// session at its own bound does not crowd the others out. 0 means
+	// DefaultGatewayMaxCalls, negative means no bound.
 	MaxCalls int
 	// DisableLocalhostProtection turns off the go-sdk's DNS-rebinding
 	// guard (a request on a loopback address with a non-loopback Host
@@ -258,8 +260,11 @@ type Gateway struct {
 	claimed int
 	// calling counts the sessions' requests running that reach the
 	// fleet, all sessions together (GatewayOptions.MaxCalls,
-	// gatewaySession.enter).
-	calling atomic.Int64
+	// gatewaySession.enter); callMu guards it and every session's
+	// calling, so that a request takes its places under both bounds, or
+	// neither, in one step.
+	callMu  sync.Mutex
+	calling int
 	// uses counts the starts and ends of sessions' requests: the order in
 	// which makeRoom finds the least recently used.
 	uses atomic.Uint64

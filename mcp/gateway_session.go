@@ -35,8 +35,8 @@ type gatewaySession struct {
 	srv      *sdk.Server
 	// calling counts the session's requests running that reach the
 	// fleet: tools/call, resource, prompt and completion requests
-	// (GatewayOptions.MaxSessionCalls and MaxCalls, enter).
-	calling atomic.Int64
+	// (GatewayOptions.MaxSessionCalls and MaxCalls, enter); under g.callMu.
+	calling int
 	// source is what the session counts toward in the shares of
 	// GatewayOptions.MaxSessions (sourceOf; "" over transports other than
 	// HTTP); evicted, under g.mu, that makeRoom ended it for another
@@ -150,23 +150,29 @@ func (s *gatewaySession) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 // enter counts a request of the session that reaches the fleet (a
 // tools/call, or a resource, prompt or completion request) until leave,
 // toward GatewayOptions.MaxSessionCalls and GatewayOptions.MaxCalls; over
-// is "" within them, else which bound it is past, in words (the request
-// must not be served; leave is still due).
+// is "" within them, else which bound it is past, in words, and the
+// request must not be served. A refused request takes no place under
+// either bound, not even for a moment (leave does nothing for it): one
+// past its session's bound counted under the gateway's, or the reverse,
+// turned away other sessions' requests (or the session's own) that fit.
 func (s *gatewaySession) enter() (leave func(), over string) {
 	g := s.g
-	n := s.calling.Add(1)
-	all := g.calling.Add(1)
-	leave = func() {
-		s.calling.Add(-1)
-		g.calling.Add(-1)
-	}
+	g.callMu.Lock()
+	defer g.callMu.Unlock()
 	switch {
-	case g.opts.MaxSessionCalls > 0 && n > int64(g.opts.MaxSessionCalls):
-		over = fmt.Sprintf("this session already runs %d requests (tool calls, resource, prompt and completion requests), the gateway's bound for one session", g.opts.MaxSessionCalls)
-	case g.opts.MaxCalls > 0 && all > int64(g.opts.MaxCalls):
-		over = fmt.Sprintf("the gateway already runs %d requests (tool calls, resource, prompt and completion requests) for all its sessions, its bound", g.opts.MaxCalls)
+	case g.opts.MaxSessionCalls > 0 && s.calling >= g.opts.MaxSessionCalls:
+		return func() {}, fmt.Sprintf("this session already runs %d requests (tool calls, resource, prompt and completion requests), the gateway's bound for one session", g.opts.MaxSessionCalls)
+	case g.opts.MaxCalls > 0 && g.calling >= g.opts.MaxCalls:
+		return func() {}, fmt.Sprintf("the gateway already runs %d requests (tool calls, resource, prompt and completion requests) for all its sessions, its bound", g.opts.MaxCalls)
 	}
-	return leave, over
+	s.calling++
+	g.calling++
+	return func() {
+		g.callMu.Lock()
+		s.calling--
+		g.calling--
+		g.callMu.Unlock()
+	}, ""
 }
 
 // bound is ctx, ended also when the session ends, the gateway closes or
