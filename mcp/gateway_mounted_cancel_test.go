@@ -8,7 +8,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 )
 
@@ -85,5 +87,45 @@ func TestGatewayMountedRequestCancelled(t *testing.T) {
 			cancel()
 			<-done
 		})
+	}
+}
+
+// A cancel sent as a NATS request (with a reply subject: `nats req`, or a
+// peer forwarding cancels with Request) was taken and never answered, so
+// its sender waited out its own timeout and took the cancel for lost. It
+// is taken and answered {} at once; the request it cancels ends.
+func TestMountedCancelWithReplyAnswered(t *testing.T) {
+	srvURL, started, cancelled := blockingResourceServer(t)
+	f := mountedFleet(t, ServerConfig{Name: "blk", Transport: TransportStreamableHTTP, URL: srvURL, ServeResources: true})
+	nc := natstest.Connect(t, f.srv)
+	read, err := wire.Msgpack.Marshal(&wire.MCPRequest{Server: "blk", Method: MethodReadResource, Params: map[string]any{"uri": "blk://wait"}, ID: "read-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readDone := make(chan *nats.Msg, 1)
+	go func() {
+		m, _ := nc.Request(wire.MCPSubject("w-mounted"), read, guardTimeout)
+		readDone <- m
+	}()
+	select {
+	case <-started:
+	case <-time.After(guardTimeout):
+		t.Fatal("the mounted server's read never started")
+	}
+	m, err := nc.RequestMsg(&nats.Msg{Subject: wire.MCPSubject("w-mounted"), Header: nats.Header{"Content-Type": {"application/json"}},
+		Data: []byte(`{"server":"blk","method":"notifications/cancelled","params":{"requestId":"read-1"}}`)}, guardTimeout)
+	if err != nil {
+		t.Fatalf("a cancel sent as a request: %v", err)
+	}
+	if string(m.Data) != "{}" {
+		t.Errorf("the answer to a cancel sent as a request: %q, want {}", m.Data)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(guardTimeout):
+		t.Fatal("the cancel sent as a request did not cancel the read")
+	}
+	if m := <-readDone; m == nil {
+		t.Error("the cancelled read was not answered")
 	}
 }

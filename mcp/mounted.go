@@ -231,7 +231,9 @@ func (c *Client) resubscribe(cs *sdk.ClientSession) {
 // (code 0) why the worker has no answer: no such server, the server
 // unreachable, too many requests in flight, a result larger than the
 // connection's maximum payload. msgpack, or JSON both ways when the
-// request has Content-Type: application/json.
+// request has Content-Type: application/json. A cancel
+// (wire.MCPCancelled) ends the request it names; it is answered only
+// when it came with a reply subject, with an empty reply ({}).
 func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog.Logger) (*nats.Subscription, error) {
 	switch {
 	case nc == nil:
@@ -280,7 +282,15 @@ func ServeMounted(nc *nats.Conn, instance string, servers *Servers, logger *slog
 			if cancel != nil {
 				cancel()
 			}
-			return // a cancel is not answered
+			// A cancel is a notification: the gateway publishes it with
+			// no reply subject, and it is not answered. One sent as a
+			// request (nats req, a peer forwarding with Request) is taken
+			// all the same and answered {} at once, found or not, rather
+			// than left to wait out its sender's timeout.
+			if m.Reply != "" {
+				respondMounted(nc, m, &wire.MCPReply{}, logger)
+			}
+			return
 		}
 		c, ok := servers.Get(req.Server)
 		if !ok || !c.cfg.ServeResources {
