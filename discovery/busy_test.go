@@ -1,8 +1,10 @@
 package discovery
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ import (
 func TestBusyFleetKeepsWorker(t *testing.T) {
 	s := natstest.Server(t)
 	h, release := gate(t, wire.AnnounceSubject("blocker"))
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), DiscoverWindow: 100 * time.Millisecond})
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), applying: h.stall, DiscoverWindow: 100 * time.Millisecond})
 	worker := natstest.Conn(t, s)
 
 	// The intake is held on a malformed announcement (format 0).
@@ -95,7 +97,7 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 func TestDiscoverReadsWhatArrived(t *testing.T) {
 	s := natstest.Server(t)
 	h, release := gate(t, wire.AnnounceSubject("blocker"))
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h)})
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), applying: h.stall})
 	worker := natstest.Conn(t, s)
 	h.hold(t, worker, unreadable)
 	publishAnnouncement(t, worker, announcement("w1", 1, 3_600_000, "echo"))
@@ -136,17 +138,22 @@ func TestDiscoverReadsWhatArrived(t *testing.T) {
 func TestDiscoverKeepsSlowAnswers(t *testing.T) {
 	s := natstest.Server(t)
 	nc := natstest.Conn(t, s)
-	// The reading of the first answer (unreadable, so logged) is held
-	// until the discover request's inbox is unsubscribed.
+	// The reading of the first answer (unreadable) is held until the
+	// discover request's inbox is unsubscribed.
 	var base int
 	ready := make(chan struct{})
-	h := &gateHandler{gate: func() {
-		<-ready
-		for nc.NumSubscriptions() > base {
-			time.Sleep(time.Millisecond)
+	var once sync.Once
+	slow := func(m *nats.Msg) {
+		if bytes.Equal(m.Data, unreadable) {
+			once.Do(func() {
+				<-ready
+				for nc.NumSubscriptions() > base {
+					time.Sleep(time.Millisecond)
+				}
+			})
 		}
-	}}
-	f := startFleet(t, nc, &FleetOptions{Logger: slog.New(h), DiscoverWindow: 100 * time.Millisecond})
+	}
+	f := startFleet(t, nc, &FleetOptions{applying: slow, DiscoverWindow: 100 * time.Millisecond})
 	base = nc.NumSubscriptions()
 	close(ready)
 	worker := natstest.Conn(t, s)

@@ -43,4 +43,20 @@
 //     inventing instance ids cannot grow it.
 //   - Each type's goroutines end with its Stop or Close, which wait for
 //     them.
+//
+// # Callbacks and logging
+//
+// A Fleet calls nothing of its user's while it keeps the view, so a
+// callback that is slow or never returns freezes nothing: instances still
+// appear and expire, and Discover still returns.
+//
+//   - FleetOptions.Logger is called on a goroutine of the Fleet's own,
+//     through a queue of 256 records. Past that (a Logger slower than the
+//     log lines come, or one stuck), new records are dropped and counted,
+//     and the count is logged as "log records dropped" once the Logger
+//     takes records again. Close writes what is queued, and waits for the
+//     record being written.
+//   - OnChange functions run one at a time on another goroutine of the
+//     Fleet's, coalesced: one stuck delays only the later notifications.
+//     Close waits for the one running.
 package discovery

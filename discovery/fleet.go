@@ -42,7 +42,14 @@ type FleetOptions struct {
 	// 0 means DefaultDiscoverWindow.
 	DiscoverWindow time.Duration
 	// Logger receives malformed announcements; nil means slog.Default().
+	// It is called on a goroutine of the Fleet's own, never from the
+	// goroutines that keep the view (see the package doc, Logging).
 	Logger *slog.Logger
+
+	// holding and applying, when set, are called with each message as
+	// hold and apply take it: tests hold the subscription or the intake
+	// there.
+	holding, applying func(*nats.Msg)
 }
 
 // Tool is a tool served by one or more instances.
@@ -100,7 +107,8 @@ func (in Instance) DecodeMeta(key string, v any) (ok bool, err error) {
 type Fleet struct {
 	nc     *nats.Conn
 	opts   FleetOptions
-	log    *slog.Logger
+	log    *slog.Logger // queues for opts.Logger (logq)
+	logq   *logQueue
 	sub    *nats.Subscription
 	view   atomic.Pointer[view]
 	notify chan struct{}
@@ -223,7 +231,6 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 	f := &Fleet{
 		nc:        nc,
 		opts:      o,
-		log:       o.Logger,
 		notify:    make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		ended:     make(chan struct{}),
@@ -238,8 +245,10 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 		suspects:  map[string]announced{},
 	}
 	f.view.Store(&view{})
+	f.logq, f.log = newLogQueue(o.Logger.Handler())
 	sub, err := nc.Subscribe(wire.SubjectAnnouncePrefix+"*", f.hold)
 	if err != nil {
+		f.logq.close()
 		return nil, fmt.Errorf("discovery: fleet: subscribing to %s*: %w", wire.SubjectAnnouncePrefix, err)
 	}
 	f.sub = sub
@@ -417,8 +426,9 @@ func (f *Fleet) readArrived(ctx context.Context, until time.Time) error {
 	}
 }
 
-// Close stops listening and waits for the Fleet's goroutine. The view
-// keeps its last state.
+// Close stops listening and waits for the Fleet's goroutines, among them
+// an OnChange function or a Logger call in progress. The view keeps its
+// last state.
 func (f *Fleet) Close() error {
 	f.mu.Lock()
 	if f.closed {
@@ -434,7 +444,9 @@ func (f *Fleet) Close() error {
 	<-f.ended
 	<-f.taken
 	f.helpers.Wait()
-	return ignoreClosed(f.sub.Unsubscribe())
+	err := ignoreClosed(f.sub.Unsubscribe())
+	f.logq.close()
+	return err
 }
 
 // Tools returns the merged tools: instances in id order, each one's tools
@@ -496,8 +508,9 @@ func (f *Fleet) SessionSchemas(ctx context.Context, state toolkit.GroupState, se
 // OnChange registers fn to run whenever the merged view changes (an
 // instance appears or disappears, or announces different tools). Calls
 // are made one at a time from the Fleet's goroutine and coalesced: fn sees
-// the latest view, not every step. It returns a function that unregisters
-// fn.
+// the latest view, not every step. An fn that does not return delays
+// only the later calls (the view goes on changing); Close waits for it.
+// It returns a function that unregisters fn.
 func (f *Fleet) OnChange(fn func()) (stop func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -564,6 +577,9 @@ const refusedLogEvery = time.Minute
 // an announcement (mayAnnounce) is refused first: it takes no place.
 func (f *Fleet) hold(m *nats.Msg) {
 	defer f.handled.Add(1)
+	if f.opts.holding != nil {
+		f.opts.holding(m)
+	}
 	now := time.Now()
 	if !mayAnnounce(m) {
 		f.inMu.Lock()
@@ -735,6 +751,9 @@ func (f *Fleet) remerge() {
 // apply takes one announcement, arrived at at, into the fleet's
 // instances; true when the merged view must be rebuilt.
 func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
+	if f.opts.applying != nil {
+		f.opts.applying(m)
+	}
 	ann, skipped, err := decodeAnnouncement(m)
 	if err != nil {
 		f.log.Warn("discovery: fleet: ignoring a malformed announcement", "subject", m.Subject, "err", err)

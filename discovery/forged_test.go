@@ -55,7 +55,7 @@ func rolesServer(t *testing.T) (*server.Server, func(seed string) *nats.Conn) {
 func TestCallerCannotCrowdOutAnnouncements(t *testing.T) {
 	_, conn := rolesServer(t)
 	h, release := gate(t, wire.AnnounceSubject("blocker"))
-	f := startFleet(t, conn("gateway.nk"), &FleetOptions{Logger: slog.New(h)})
+	f := startFleet(t, conn("gateway.nk"), &FleetOptions{Logger: slog.New(h), applying: h.stall})
 	worker, alice := conn("worker.nk"), conn("caller-alice.nk")
 
 	// The intake is held on a malformed announcement (format 0).

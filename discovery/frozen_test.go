@@ -21,7 +21,7 @@ func TestFrozenFleetKeepsWorkers(t *testing.T) {
 	s := natstest.Server(t)
 	h, release := gate(t, wire.AnnounceSubject("junk"))
 	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Interval: 50 * time.Millisecond})
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), TTL: 300 * time.Millisecond, DiscoverWindow: 100 * time.Millisecond})
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), holding: h.stall, TTL: 300 * time.Millisecond, DiscoverWindow: 100 * time.Millisecond})
 	natstest.WaitFor(t, "w1 listed", func() bool { return listed(f, "w1") })
 	// A message that is no announcement: the subscription's handler logs
 	// it, and is held there; w1's announcements queue behind it.

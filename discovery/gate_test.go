@@ -19,19 +19,15 @@ import (
 // 0): the fleet logs it as malformed.
 var unreadable = []byte{0x81, 0xa1, 'v', 0x00}
 
-// gateHandler is a logger that holds the goroutine logging about
-// subject gated until open is closed (the fleet logs a malformed
-// announcement from its intake goroutine, so the intake waits there), and
-// records every other record's message and instance.
+// gateHandler is a logger that records every record's message and
+// instance; its stall, set as a fleet's holding or applying hook, holds
+// the goroutine taking a message on subject gated (the subscription's, or
+// the intake) until open is closed.
 type gateHandler struct {
 	gated   string
-	blocked chan struct{} // closed when a record about gated is being held
+	blocked chan struct{} // closed when a message on gated is being held
 	open    chan struct{}
 	once    sync.Once
-	// gate, when set, holds the first malformed-announcement record about
-	// any subject instead, until it returns.
-	gate     func()
-	gateOnce sync.Once
 
 	mu      sync.Mutex
 	records []string // "instance: message" and "subject: message"
@@ -51,18 +47,19 @@ func (h *gateHandler) Handle(_ context.Context, r slog.Record) error {
 		}
 		return true
 	})
-	if h.gate != nil && strings.Contains(r.Message, "malformed") {
-		h.gateOnce.Do(h.gate)
-	}
-	if h.gate == nil && subject == h.gated {
-		h.once.Do(func() { close(h.blocked) })
-		<-h.open
-		return nil
-	}
 	h.mu.Lock()
 	h.records = append(h.records, inst+": "+r.Message, subject+": "+r.Message)
 	h.mu.Unlock()
 	return nil
+}
+
+// stall holds the goroutine taking m, a message on the gated subject,
+// until the gate opens.
+func (h *gateHandler) stall(m *nats.Msg) {
+	if m.Subject == h.gated {
+		h.once.Do(func() { close(h.blocked) })
+		<-h.open
+	}
 }
 
 // count is how many records say word.
@@ -88,8 +85,8 @@ func (h *gateHandler) said(inst, word string) bool {
 	return false
 }
 
-// gate returns a gateHandler that holds the goroutine logging about
-// subject, and the release that lets it go on (once; calling it again
+// gate returns a gateHandler whose stall holds the goroutine taking a
+// message on subject, and the release that lets it go on (once; calling it again
 // does nothing). The release also runs when the test ends, as its
 // t.Context is cancelled, before its cleanups: among them the Close of a
 // fleet started after the gate, which waits for the intake the gate
@@ -105,7 +102,7 @@ func gate(t *testing.T, subject string) (*gateHandler, func()) {
 }
 
 // hold publishes data on the gated subject from nc and returns once the
-// goroutine logging about it is held.
+// goroutine taking it is held.
 func (h *gateHandler) hold(t *testing.T, nc *nats.Conn, data []byte) {
 	t.Helper()
 	if err := nc.Publish(h.gated, data); err != nil {
@@ -117,7 +114,7 @@ func (h *gateHandler) hold(t *testing.T, nc *nats.Conn, data []byte) {
 	select {
 	case <-h.blocked:
 	case <-time.After(natstest.Guard):
-		t.Fatalf("timed out waiting for the record about %s to be held", h.gated)
+		t.Fatalf("timed out waiting for the message on %s to be held", h.gated)
 	}
 }
 

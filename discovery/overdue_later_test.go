@@ -30,7 +30,7 @@ func TestOverdueKeptForLaterMessage(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 	worker.Flush()
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), DiscoverWindow: 100 * time.Millisecond})
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), applying: h.stall, DiscoverWindow: 100 * time.Millisecond})
 	if !listed(f, "w2") {
 		t.Fatal("w2 not listed after discovery")
 	}
