@@ -75,3 +75,55 @@ func TestStuckLoggerFreezesNothing(t *testing.T) {
 		})
 	}
 }
+
+// recordingHandler holds its first record until open is closed, and
+// records every message with its "dropped" attribute, if any.
+type recordingHandler struct {
+	held chan struct{}
+	open chan struct{}
+	once sync.Once
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.once.Do(func() { close(h.held); <-h.open })
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "dropped" {
+			msg += " " + a.Value.String()
+		}
+		return true
+	})
+	h.mu.Lock()
+	h.msgs = append(h.msgs, msg)
+	h.mu.Unlock()
+	return nil
+}
+
+// TestLogQueueCountsDropped: records past the queue while the Logger is
+// held are dropped, their count logged once it goes on; the queued ones
+// are written, in order, by close.
+func TestLogQueueCountsDropped(t *testing.T) {
+	h := &recordingHandler{held: make(chan struct{}), open: make(chan struct{})}
+	q, log := newLogQueue(h)
+	log.Info("first")
+	<-h.held
+	const extra = 43
+	for i := range logQueueLen + extra {
+		log.Info("r", "i", i)
+	}
+	close(h.open)
+	q.close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.msgs); n != 2+logQueueLen {
+		t.Fatalf("%d records written, want %d: %q", n, 2+logQueueLen, h.msgs)
+	}
+	if want := "discovery: fleet: log records dropped: the Logger fell behind 43"; h.msgs[1] != want {
+		t.Errorf("after the held record: %q, want %q", h.msgs[1], want)
+	}
+}
