@@ -268,7 +268,12 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 //
 // One discovery runs at a time: a call made while one is under way waits
 // for it and then shares the next with every other call made meanwhile
-// (its request is sent after each of theirs). Its ctx ends the wait,
+// (its request is sent after each of theirs), so it can take up to two
+// windows. It does not end with the running one on purpose: that one's
+// request went out before the call, maybe before the change that made
+// the caller ask (a reconnect, a worker it was told about), and its
+// answers may not show it. Calls made together share one discovery, so
+// a fleet holds the answers of one at a time. Its ctx ends the wait,
 // not the discovery, which others may share.
 func (f *Fleet) Discover(ctx context.Context) error {
 	if ctx.Err() != nil {
