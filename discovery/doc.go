@@ -40,7 +40,9 @@
 //   - A Fleet keeps at most 4,096 instances, whose announcements hold at
 //     most 128 MiB: past that, announcements of new instances (and
 //     growth past the bytes) are ignored and logged, so a neighbour
-//     inventing instance ids cannot grow it.
+//     inventing instance ids cannot grow it. The bytes are counted as
+//     received: decoded, an announcement takes more (about 12 times for
+//     one of 100,000 tools with empty schemas, 8.8 MB on the wire).
 //   - Each type's goroutines end with its Stop or Close, which wait for
 //     them.
 //
