@@ -393,7 +393,7 @@ func (s *KVState) Load(ctx context.Context, session string, minRevision uint64) 
 // the toolkit's default groups, and returns the revision of the deletion.
 // It retries while the stream has no leader for the moment (until the
 // context's deadline, or KVStateOptions.MaxWait when ctx has none), and
-// answers a deletion stored as ctx ended with its revision (kv.Write).
+// answers a deletion stored as ctx ended with its revision (kv.Delete).
 func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 	key, err := wire.SessionKey(session)
 	if err != nil {
@@ -407,9 +407,9 @@ func (s *KVState) Delete(ctx context.Context, session string) (uint64, error) {
 		ctx, cancel = context.WithTimeout(ctx, s.maxWait)
 		defer cancel()
 	}
-	// kv.Write rides out a moment without a leader and answers a marker
+	// kv.Delete rides out a moment without a leader and answers a marker
 	// stored as ctx ended with its revision.
-	rev, err := kv.Write(ctx, s.js, s.bucket, key, nats.Header{wire.HeaderKVOperation: {"DEL"}}, nil)
+	rev, err := kv.Delete(ctx, s.js, s.bucket, key, 0)
 	if err != nil {
 		return 0, fmt.Errorf("bus: deleting groups of session %s: %w", wire.Quote(session), err)
 	}

@@ -532,7 +532,7 @@ func (s *KVStore) DeletePending(ctx context.Context, session, callID string) err
 	if err := checkKeys(session, callID); err != nil {
 		return err
 	}
-	err := kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(session, callID), 0)
+	_, err := kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(session, callID), 0)
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("permission: deleting a pending call: %w", err)
 	}
@@ -574,10 +574,10 @@ func (s *KVStore) ApprovePending(ctx context.Context, p Pending, a Approval) (bo
 	if usedSince(e) {
 		// Answered by that use: not left listed as waiting (a newer ask
 		// under the key stays).
-		_ = kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(p.Session, p.CallID), p.Revision)
+		_, _ = kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(p.Session, p.CallID), p.Revision)
 		return false, ErrApprovalUsed
 	}
-	err = kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(p.Session, p.CallID), p.Revision)
+	_, err = kv.Delete(ctx, s.js, s.approvals.Bucket(), pendingKey(p.Session, p.CallID), p.Revision)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
 		return false, nil // approved, or asked again, since it was read
@@ -667,7 +667,7 @@ func (s *KVStore) ConsumeApproval(ctx context.Context, a Approval) (bool, error)
 	}
 	// Its own delete, stored but unanswered, is told from another's
 	// (kv.Write): an approval is used once.
-	err := kv.Delete(ctx, s.js, s.approvals.Bucket(), approvalKey(a.Session, a.CallID), a.Revision)
+	_, err := kv.Delete(ctx, s.js, s.approvals.Bucket(), approvalKey(a.Session, a.CallID), a.Revision)
 	switch {
 	case err == nil:
 		return true, nil

@@ -43,11 +43,13 @@ func Update(ctx context.Context, js jetstream.JetStream, bucket, key string, val
 
 // Delete places a delete marker on key of bucket, when the key's last
 // revision is rev unless rev is 0, as KeyValue.Delete does (with
-// jetstream.LastRevision), riding out a stream leader stepping down (see
-// Write). A refusal on the revision is jetstream.ErrKeyRevisionMismatch.
-func Delete(ctx context.Context, js jetstream.JetStream, bucket, key string, rev uint64) error {
-	_, err := Write(ctx, js, bucket, key, expect(nats.Header{wire.HeaderKVOperation: {"DEL"}}, rev), nil)
-	return err
+// jetstream.LastRevision), and answers the marker's revision (which
+// KeyValue.Delete does not): a reader may be told to wait for at least
+// it. It rides out a stream leader stepping down, and answers a marker
+// stored as ctx ended with its revision, as Write does. A refusal on the
+// revision is jetstream.ErrKeyRevisionMismatch.
+func Delete(ctx context.Context, js jetstream.JetStream, bucket, key string, rev uint64) (uint64, error) {
+	return Write(ctx, js, bucket, key, expect(nats.Header{wire.HeaderKVOperation: {"DEL"}}, rev), nil)
 }
 
 // Purge places a purge marker on key of bucket, removing its earlier

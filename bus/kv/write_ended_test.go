@@ -50,7 +50,8 @@ func TestWriteLandedAsContextEnded(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return Delete(ctx, js, "ended", "k", e.Revision())
+			_, err = Delete(ctx, js, "ended", "k", e.Revision())
+			return err
 		}},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -110,7 +111,7 @@ func TestWriteRefusedAgainWhileUnread(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &refusedAgain{JetStream: js, elsewhere: natstest.Conn(t, natstest.Server(t)), unreadable: 2}
-	if err := Delete(natstest.Ctx(t), r, "again", "k", rev); err != nil {
+	if _, err := Delete(natstest.Ctx(t), r, "again", "k", rev); err != nil {
 		t.Fatalf("stored, then refused while unread: %v", err)
 	}
 }
@@ -125,4 +126,46 @@ func newBucket(t *testing.T, cfg jetstream.KeyValueConfig) (jetstream.JetStream,
 		t.Fatal(err)
 	}
 	return js, b
+}
+
+// TestDeleteAnswersItsRevision: a deletion answers the revision its
+// marker was stored at, also when its answer was lost as its context
+// ended (a reader waiting for at least that revision must be given it):
+// Delete answered only an error, so a caller wanting the revision wrote
+// the marker by hand.
+func TestDeleteAnswersItsRevision(t *testing.T) {
+	js, b := newBucket(t, jetstream.KeyValueConfig{Bucket: "delrev"})
+	for _, tc := range []struct {
+		name        string
+		conditional bool
+		lost        bool
+	}{{"unconditional", false, false}, {"conditional", true, false}, {"unconditional, answer lost", false, true}, {"conditional, answer lost", true, true}} {
+		put, err := b.Put(natstest.Ctx(t), "k", []byte("v"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rev uint64
+		if tc.conditional {
+			rev = put
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var w jetstream.JetStream = js
+		if tc.lost {
+			w = answerLost{JetStream: js, end: cancel}
+		}
+		n, err := Delete(ctx, w, "delrev", "k", rev)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		e, err := LeaderGet(natstest.Ctx(t), js, "delrev", "k")
+		switch {
+		case err != nil:
+			t.Fatalf("%s: reading the key: %v", tc.name, err)
+		case e.Found:
+			t.Errorf("%s: the key still has a value", tc.name)
+		case n == 0 || n != e.Revision:
+			t.Errorf("%s: answered revision %d, the deletion's is %d", tc.name, n, e.Revision)
+		}
+	}
 }
