@@ -57,6 +57,9 @@ func ResultsBucketConfig(ttl time.Duration, replicas int) jetstream.KeyValueConf
 type results struct {
 	kv jetstream.KeyValue
 	js jetstream.JetStream // to read a kept final with its headers (readKept)
+	// now is the worker's clock (a test's, off the server's), the one
+	// a call's start (keepLatest's started) is read on.
+	now func() time.Time
 }
 
 func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
@@ -67,7 +70,7 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: the results bucket: %w", err)
 	}
-	return &results{kv: b, js: o.JetStream}, nil
+	return &results{kv: b, js: o.JetStream, now: time.Now}, nil
 }
 
 // keep stores a call's final, whole (its content even when it was
@@ -151,8 +154,8 @@ func (r *results) keptFinalIn(buf []byte, key, id string, resp *toolkit.Response
 // sent a call again got the final of its latest attempt, so that one is
 // kept, whichever attempt ends last (an earlier one may run on, cut off,
 // and end after it). A later attempt's final stored before this attempt
-// was taken (started) is an earlier call's under the same id, and is
-// written over. A key it cannot read is not written (that may be over a
+// was taken (started, on r.now's clock; storedSince) is an earlier call's
+// under the same id, and is written over. A key it cannot read is not written (that may be over a
 // later attempt's): the final is then not kept, and the failure logged.
 // It returns the revision it wrote (0: none), and ok false when the final
 // could not be kept (rather than left under a later attempt's).
@@ -164,9 +167,17 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 		e, err = kv.LeaderGet(ctx, r.js, r.kv.Bucket(), key)
 		cancel()
 		switch {
-		case err == nil && e.Found && keptAttemptOf(e.Header) > attempt && e.Created.After(started):
-			log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id, "attempt", attempt)
-			return 0, true
+		case err == nil && e.Found && keptAttemptOf(e.Header) > attempt:
+			var since bool
+			if since, err = r.storedSince(e.Created, started); err != nil {
+				unread++
+				time.Sleep(time.Duration(unread) * 100 * time.Millisecond)
+				continue
+			}
+			if since {
+				log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id, "attempt", attempt)
+				return 0, true
+			}
 		case err != nil && !errors.Is(err, kv.ErrForged): // a forged value's attempt is not read
 			// Unread (the bucket's leader is away): not written blindly,
 			// over what may be a later attempt's.
@@ -183,6 +194,29 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 	failed.Add(1)
 	log.Warn("bus: could not keep a call's result", "call", id, "err", err)
 	return 0, false
+}
+
+// storedSince reports whether a kept final that the server stamped
+// created was stored after the worker took the call (at started, on its
+// own clock). The server's stamp is never compared with the worker's
+// clock, which may be off it by minutes (a VM's): ages are compared, the
+// final's on the server's clock (a fresh stamp of the server's, the
+// results stream's information answered, less created) and the call's on
+// the worker's (its clock once that answer came, less started). The
+// answer takes a moment to come, counted in the call's age: a final
+// stored within that moment of the call's start is taken as stored after
+// it (kept, as what may be a later attempt's), as is every final when the
+// server stamps no answer (before nats-server 2.10). An error: the
+// server could not be asked.
+func (r *results) storedSince(created, started time.Time) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := r.js.Stream(ctx, "KV_"+r.kv.Bucket())
+	if err != nil {
+		return false, fmt.Errorf("asking the server's time: %w", err)
+	}
+	now, at := r.now(), st.CachedInfo().TimeStamp
+	return at.IsZero() || at.Sub(created) < now.Sub(started), nil
 }
 
 // keptAttemptOf is the attempt a kept final is of (wire.HeaderAttempt);
