@@ -49,12 +49,16 @@ func TestHugePathRefused(t *testing.T) {
 // TestNonUTF8PathAnswersValidUTF8: a file_path that is not UTF-8 (a
 // Latin-1 name, which a msgpack caller can send) was written into the
 // answers as it came, and an answer that is not UTF-8 is no msgpack str
-// for a client in another language. Its invalid bytes are shown as
-// U+FFFD, as a file's are; the file named is still the one used.
+// for a client in another language. The toolkit hands a typed tool its
+// input as encoding/json decodes it, so every file tool gets the path
+// with its invalid bytes as U+FFFD and names (and uses) that one file:
+// insert_text_file no longer edits the Latin-1 file that write_text_file
+// and view_text_file do not see.
 func TestNonUTF8PathAnswersValidUTF8(t *testing.T) {
 	tk, dir := fileKit(t, builtin.Config{})
 	name := "caf\xe9.txt"
-	writeFile(t, filepath.Join(dir, name), "a\n")
+	writeFile(t, filepath.Join(dir, name), "latin-1\n")
+	writeFile(t, filepath.Join(dir, "caf\uFFFD.txt"), "a\n")
 	for _, in := range []map[string]any{
 		{"file_path": name, "content": "x\n", "line_number": 1},
 		{"file_path": name, "content": "x\n", "line_number": 9},
@@ -64,7 +68,13 @@ func TestNonUTF8PathAnswersValidUTF8(t *testing.T) {
 			t.Errorf("insert %v: %s %q, want valid UTF-8 naming caf\uFFFD.txt", in["line_number"], r.State, r.Text())
 		}
 	}
-	if got := readFile(t, filepath.Join(dir, name)); got != "x\na\n" {
-		t.Errorf("%q holds %q after the insert", name, got)
+	if got := readFile(t, filepath.Join(dir, "caf\uFFFD.txt")); got != "x\na\n" {
+		t.Errorf("caf\uFFFD.txt holds %q after the insert", got)
+	}
+	if got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": name})); !strings.Contains(got, "1: x") {
+		t.Errorf("view %q after the insert: %q", name, got)
+	}
+	if got := readFile(t, filepath.Join(dir, name)); got != "latin-1\n" {
+		t.Errorf("%q holds %q: a typed tool used the path's invalid bytes", name, got)
 	}
 }

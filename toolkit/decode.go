@@ -4,13 +4,15 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // fieldPlan decodes a model's input (a decoded JSON object) straight into a
 // flat struct of scalar fields, skipping the JSON round trip. It only
 // handles what it can decode exactly as encoding/json would; for anything
 // else (a nested value, an unexpected type, a key that differs only in
-// case) decode answers false and the caller uses encoding/json, which also
+// case, a string that is not valid UTF-8, which encoding/json changes)
+// decode answers false and the caller uses encoding/json, which also
 // reports the error. So it changes the cost of a call, never its outcome.
 type fieldPlan struct {
 	fields map[string]planField
@@ -111,10 +113,11 @@ func setScalar(f reflect.Value, kind reflect.Kind, v any) bool {
 	switch kind {
 	case reflect.String:
 		s, ok := v.(string)
-		if ok {
-			f.SetString(s)
+		if !ok || !utf8.ValidString(s) {
+			return false // encoding/json replaces each invalid byte with U+FFFD
 		}
-		return ok
+		f.SetString(s)
+		return true
 	case reflect.Bool:
 		b, ok := v.(bool)
 		if ok {

@@ -174,6 +174,17 @@
 //     decoded without a JSON round trip. Both only short-cut inputs they
 //     can prove valid; everything else takes the general path, which also
 //     writes the message, so no outcome differs.
+//   - A typed tool (Func, Stream) receives its input as encoding/json
+//     decodes it, so a string that is not valid UTF-8 (msgpack strings
+//     are bytes; decoding a JSON body already replaces them) reaches it
+//     with each invalid byte replaced by U+FFFD, whatever its input
+//     struct, flat or not: a file_path "caf\xe9.txt" names
+//     "caf\uFFFD.txt" in every file tool. AgentScope never sees such a
+//     string (the model's arguments are decoded JSON, a Python str), so
+//     no tool is written to expect one. A Raw tool gets the bytes as
+//     given, and so does the validator, which counts (minLength) and
+//     matches (pattern) an invalid byte as one U+FFFD, so the replaced
+//     string passes as the given one did.
 //
 // Ready middlewares (logging, timeout, rate limit, cache, retry) are in
 // the middleware subpackage.

@@ -132,6 +132,10 @@ func TestFieldPlanAgreesWithJSON(t *testing.T) {
 		{"unknown": map[string]any{"x": 1.0}},
 		{"Skip": "no", "priv": "no"},
 		{"i": 1e300},
+		{"s": "caf\xe9"}, // not UTF-8: encoding/json writes U+FFFD
+		{"Def": "\xff\xfe"},
+		{"s": "café"},
+		{"caf\xe9": "x"},
 	}
 	decoded := 0
 	for _, in := range inputs {
@@ -143,7 +147,7 @@ func TestFieldPlanAgreesWithJSON(t *testing.T) {
 		var slow flatIn
 		err := decodeInput(in, &slow)
 		if ok && (err != nil || !reflect.DeepEqual(fast, slow)) {
-			t.Errorf("input %v: fast %+v, encoding/json %+v (%v)", in, fast, slow, err)
+			t.Errorf("input %#v: fast %#v, encoding/json %#v (%v)", in, fast, slow, err)
 		}
 	}
 	if decoded < 5 {
