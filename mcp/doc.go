@@ -361,7 +361,8 @@
 //
 // Connections: ServeListener (and ListenAndServe) bound what a client on
 // the network can hold: a request's headers must arrive within 10 s, its
-// body (at most 4 MiB, the go-sdk's bound, else 413) within 30 s, and
+// body (at most 4 MiB, the go-sdk's bound, else 413; its JSON-RPC ids
+// checked first, see Gateway) within 30 s, and
 // each write of an answer must be taken within 30 s, else the connection
 // is cut (a client that stops reading would otherwise hold the call
 // writing to it, and the session's DELETE waiting for that call, for

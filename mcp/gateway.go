@@ -219,9 +219,16 @@ type GatewayOptions struct {
 // requests go over the bus.
 //
 // Serve it over Streamable HTTP (a Gateway is an http.Handler; see also
-// ListenAndServe) or stdio (ServeStdio). All methods are safe for
-// concurrent use. Every goroutine the gateway starts runs under its
-// lifetime context and is awaited by Close.
+// ListenAndServe) or stdio (ServeStdio). Over HTTP, a POST whose JSON-RPC
+// ids the go-sdk would answer under other ids is refused whole, HTTP 400
+// with a JSON-RPC Invalid Request (-32600, id null) naming the id: a
+// numeric id that is not an integer (1.5; 1.0 and 1e2 are integers) or
+// beyond ±2^53, and two requests of one batch (protocol 2025-03-26) with
+// the same id (1 and 1.0 are the same), of which the go-sdk answers one
+// (gateway_ids.go).
+//
+// All methods are safe for concurrent use. Every goroutine the gateway
+// starts runs under its lifetime context and is awaited by Close.
 type Gateway struct {
 	opts    GatewayOptions
 	log     *slog.Logger
@@ -363,6 +370,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	hopts := &sdk.StreamableHTTPOptions{
 		DisableLocalhostProtection: o.DisableLocalhostProtection,
 		Logger:                     g.sdkLog,
+		MaxRequestBodyBytes:        gatewayMaxBody,
 	}
 	if o.StreamBuffer >= 0 {
 		store := sdk.NewMemoryEventStore(nil)

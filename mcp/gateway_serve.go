@@ -58,6 +58,11 @@ func (g *Gateway) verifyToken(_ context.Context, token string, _ *http.Request) 
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// The gateway's own: a client's is dropped.
 	r.Header.Del(headerPost)
+	// Ids the go-sdk would answer under others are refused before it reads
+	// the body (gateway_ids.go).
+	if r.Method == http.MethodPost && !checkIDs(w, r) {
+		return
+	}
 	// Only the session's own identity acts on it: the go-sdk refuses
 	// another's token below.
 	if s := g.sessionByID(r.Header.Get("Mcp-Session-Id")); s != nil && s.identity == g.identityOf(r) {
