@@ -28,6 +28,12 @@ import (
 // exactly; the calls of a batch must have distinct ids, compared as the
 // go-sdk compares them. Any other body, valid or not, goes to the go-sdk
 // as it came.
+//
+// Memory: the body is read once from the network and held for the
+// request (the go-sdk then reads it whole again, from memory); the walk
+// adds the decoder's buffer, as large as the body's largest value at most,
+// and the set of a batch's call ids, smaller than what the go-sdk then
+// holds for them.
 
 // gatewayMaxBody bounds a request's body: the go-sdk's bound, which the
 // gateway sets explicitly so that its own read of a POST (checkIDs) holds
@@ -48,7 +54,9 @@ func checkIDs(w http.ResponseWriter, r *http.Request) bool {
 	}
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 && n <= gatewayMaxBody {
-		buf.Grow(int(n) + 1) // the server holds the body to its Content-Length
+		// The server holds the body to its Content-Length; ReadFrom
+		// wants MinRead free to see the end without growing.
+		buf.Grow(int(n) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(io.LimitReader(r.Body, gatewayMaxBody+1))
 	body := buf.Bytes()
