@@ -48,9 +48,10 @@ func recreatedBucket(t *testing.T) (*bus.Client, jetstream.JetStream) {
 	if err := js.DeleteKeyValue(ctx, wire.BucketGroups); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.CreateKeyValue(ctx, bus.GroupsBucketConfig(nil)); err != nil {
-		t.Fatal(err)
-	}
+	natstest.CreateAfterDelete(ctx, t, func() error {
+		_, err := js.CreateKeyValue(ctx, bus.GroupsBucketConfig(nil))
+		return err
+	})
 	return c, js
 }
 

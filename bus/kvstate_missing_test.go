@@ -2,7 +2,6 @@ package bus
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -67,20 +66,10 @@ func TestKVStateBucketMadeAgainLater(t *testing.T) {
 	if err := js.DeleteKeyValue(ctx, wire.BucketGroups); err != nil {
 		t.Fatal(err)
 	}
-	// The server may refuse to make the stream's store for a moment on a
-	// loaded machine (10049, "error creating store for stream"; once seen
-	// in a loaded run): made again, it is not what is tested.
-	for {
+	natstest.CreateAfterDelete(ctx, t, func() error {
 		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "blocker", Subjects: []string{"$KV." + wire.BucketGroups + ".>"}})
-		if err == nil {
-			break
-		}
-		var apiErr *jetstream.APIError
-		if !errors.As(err, &apiErr) || apiErr.ErrorCode != errCodeStreamCreate || ctx.Err() != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	})
 	stored := make(chan error, 1)
 	go func() {
 		_, err := st.Store(ctx, "b", []string{"files"})
@@ -98,7 +87,3 @@ func TestKVStateBucketMadeAgainLater(t *testing.T) {
 		t.Fatalf("load after the bucket was made again: %v, %v, %v", groups, ok, err)
 	}
 }
-
-// errCodeStreamCreate is JetStream's error code for a stream it could
-// not make (JSStreamCreateErrF).
-const errCodeStreamCreate = 10049

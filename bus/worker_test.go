@@ -389,7 +389,7 @@ func TestGracefulStop(t *testing.T) {
 	if r := got["stop-ignorant"]; r.Code != toolkit.CodeInterrupted {
 		t.Fatalf("call outliving the grace period: %+v, want interrupted", r)
 	}
-	if err := <-stopped; !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "with 1 calls running") {
+	if err := <-stopped; !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "with 1 call running") {
 		t.Fatalf("Stop = %v, want the grace period's deadline and the one call it interrupted", err)
 	}
 	// After Stop nobody serves: unavailable at once.

@@ -7,6 +7,7 @@ package natstest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -549,4 +550,28 @@ func Stepdowns(t testing.TB, nc *nats.Conn, stream string) (stop func() int) {
 	}
 	t.Cleanup(func() { stop() })
 	return stop
+}
+
+// errCodeStreamCreate is JetStream's error code for a stream it could
+// not make (JSStreamCreateErrF).
+const errCodeStreamCreate = 10049
+
+// CreateAfterDelete makes a stream or bucket (create) just after one was
+// deleted. The server may refuse to make the stream's store for a moment
+// on a loaded machine (10049, "error creating store for stream"; seen in
+// loaded runs right after a delete): made again, it is not what a test
+// tests (the workers' own makings of their buckets retry).
+func CreateAfterDelete(ctx context.Context, t testing.TB, create func() error) {
+	t.Helper()
+	for {
+		err := create()
+		if err == nil {
+			return
+		}
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != errCodeStreamCreate || ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
