@@ -51,9 +51,10 @@ func TestDurableUnrunKeptOnceBucketBack(t *testing.T) {
 		t.Fatalf("no final: %v", err)
 	}
 
-	if _, err := js.CreateKeyValue(ctx, bus.ResultsBucketConfig(0, 1)); err != nil {
-		t.Fatal(err)
-	}
+	natstest.CreateAfterDelete(ctx, t, func() error {
+		_, err := js.CreateKeyValue(ctx, bus.ResultsBucketConfig(0, 1))
+		return err
+	})
 	c := newClient(t, nc, nil)
 	var kept *toolkit.Response
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -99,9 +100,10 @@ func TestDurableLongRunUnkeptDeliveredAgain(t *testing.T) {
 	if r := <-done; r.Text() != "put" {
 		t.Fatalf("the caller got %s %q", r.Code, r.Text())
 	}
-	if _, err := js.CreateKeyValue(ctx, bus.ResultsBucketConfig(0, 1)); err != nil {
-		t.Fatal(err)
-	}
+	natstest.CreateAfterDelete(ctx, t, func() error {
+		_, err := js.CreateKeyValue(ctx, bus.ResultsBucketConfig(0, 1))
+		return err
+	})
 	var kept *toolkit.Response
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if kept = c.Result(ctx, "p1"); kept.Text() == "put" {
