@@ -30,7 +30,9 @@ import (
 // as it came.
 //
 // Memory: the body is read once from the network and held for the
-// request (the go-sdk then reads it whole again, from memory); the walk
+// request (the go-sdk then reads it whole again, from memory), unless its
+// Content-Length is past the bound, when the go-sdk alone reads it (to
+// answer 413); the walk
 // adds the decoder's buffer, as large as the body's largest value at most,
 // and the set of a batch's call ids, smaller than what the go-sdk then
 // holds for them.
@@ -47,9 +49,10 @@ const maxExactID = 1 << 53
 // checkIDs reads the body of r, a POST, (at most gatewayMaxBody and one
 // byte; a longer one is left to the go-sdk's 413) and puts it back for the
 // go-sdk to read. When its ids cannot be answered under (see above) it
-// answers w itself and reports false.
+// answers w itself and reports false. A body whose Content-Length is
+// already past the bound is not read at all: the go-sdk refuses it.
 func checkIDs(w http.ResponseWriter, r *http.Request) bool {
-	if r.Body == nil || r.Body == http.NoBody {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > gatewayMaxBody {
 		return true
 	}
 	var buf bytes.Buffer
