@@ -442,15 +442,16 @@ func (d *durablePath) sync(tools []string) {
 func (d *durablePath) stop() {
 	d.mu.Lock()
 	d.cancel()
+	cc := d.exhaustedCC
 	d.mu.Unlock()
 	if d.exhausted != nil {
 		d.exhausted.Unsubscribe()
 	}
-	if d.exhaustedCC != nil {
+	if cc != nil {
 		// Its subscription goes on its own goroutine: waited for, so that
 		// a stopped worker leaves the connection as it found it.
-		d.exhaustedCC.Stop()
-		<-d.exhaustedCC.Closed()
+		cc.Stop()
+		<-cc.Closed()
 	}
 	d.wg.Wait()
 	close(d.run.done)
@@ -536,7 +537,8 @@ func (d *durablePath) watchExhausted() error {
 // consumeExhausted binds the exhausted stream and its consumer, and
 // takes their advisories: one acknowledged once its call is answered (or
 // was already), one whose call cannot be read yet taken again a second
-// later.
+// later. When JetStream ends the taking (the consumer or the stream was
+// deleted), they are bound again (rebindExhausted).
 func (d *durablePath) consumeExhausted(ctx context.Context) error {
 	st, err := bindStream(ctx, d.js, ExhaustedStreamConfig(d.o.Replicas), func(err error) {
 		d.w.log.Warn("bus: the servers have no room to reserve the exhausted stream's bound in bytes; it is made bounded in count only", "stream", wire.StreamExhausted, "err", err)
@@ -556,6 +558,7 @@ func (d *durablePath) consumeExhausted(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var ended sync.Once
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		if !d.begin() {
 			return // stopping: another worker takes it after exhaustedAckWait
@@ -571,13 +574,56 @@ func (d *durablePath) consumeExhausted(ctx context.Context) error {
 			_ = m.Ack()
 		}
 	}, jetstream.PullMaxMessages(exhaustedBatch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		d.w.log.Debug("bus: taking exhausted durable calls", "stream", wire.StreamExhausted, "err", err)
+		if !errors.Is(err, jetstream.ErrConsumerDeleted) && !errors.Is(err, jetstream.ErrBadRequest) {
+			d.w.log.Debug("bus: taking exhausted durable calls", "stream", wire.StreamExhausted, "err", err)
+			return
+		}
+		// The errors that end the taking (jetstream's handleStatusMsg).
+		ended.Do(d.rebindExhausted)
 	}))
 	if err != nil {
 		return err
 	}
-	d.exhaustedCC = cc
+	d.mu.Lock()
+	stopped := d.ctx.Err() != nil
+	if !stopped {
+		d.exhaustedCC = cc
+	}
+	d.mu.Unlock()
+	if stopped { // stop has run meanwhile (a rebinding): not left taking
+		cc.Stop()
+		<-cc.Closed()
+	}
 	return nil
+}
+
+// rebindExhausted binds the exhausted stream and its consumer again,
+// after JetStream ended their taking, until it succeeds or the worker
+// stops.
+func (d *durablePath) rebindExhausted() {
+	if !d.begin() {
+		return
+	}
+	d.w.log.Warn("bus: the exhausted stream's consumer is gone; binding it again", "stream", wire.StreamExhausted, "consumer", exhaustedQueue)
+	go func() {
+		defer d.wg.Done()
+		for wait := time.Second; ; wait = min(2*wait, exhaustedAckWait) {
+			select {
+			case <-d.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			ctx, cancel := context.WithTimeout(d.ctx, cancelsBindWait)
+			err := d.consumeExhausted(ctx)
+			cancel()
+			if err == nil {
+				return
+			}
+			if d.ctx.Err() == nil {
+				d.w.log.Warn("bus: binding the exhausted stream again", "stream", wire.StreamExhausted, "err", err, "retry_in", wait)
+			}
+		}
+	}()
 }
 
 // begin counts an advisory's handling in d.wg, which stop waits for;
