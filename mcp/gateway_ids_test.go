@@ -3,7 +3,12 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -123,5 +128,68 @@ func TestGatewayExactInt(t *testing.T) {
 		if (problem != "") != tc.problem || !tc.problem && n != tc.want {
 			t.Errorf("exactInt(%s) = %d, %q; want %d, problem %v", tc.lit, n, problem, tc.want, tc.problem)
 		}
+	}
+}
+
+// replayBody is a request body read again from the start each time it is
+// reset, so that a benchmark does not measure making one.
+type replayBody struct{ bytes.Reader }
+
+func (*replayBody) Close() error { return nil }
+
+// BenchmarkCheckIDs measures the id check on the POST path: "walk" is
+// idProblem alone, "check" is checkIDs reading the body and walking it,
+// "read" only reads the body as checkIDs does (the floor of "check"), on a
+// typical tools/call, a batch of ten, and a call with a 1 MB argument.
+func BenchmarkCheckIDs(b *testing.B) {
+	call := func(id int, arg string) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"` + arg +
+			`","filters":{"lang":["go","rust"],"since":"2024-01-01","max":1.5e3},"limit":10},"_meta":{"progressToken":"p-7"}}}`
+	}
+	batch := make([]string, 10)
+	for i := range batch {
+		batch[i] = call(i+1, "nats jetstream consumer")
+	}
+	for _, bc := range []struct{ name, body string }{
+		{"single", call(42, "nats jetstream consumer")},
+		{"batch10", "[" + strings.Join(batch, ",") + "]"},
+		{"large", call(42, strings.Repeat(`lorem ipsum \"dolor\" sit amet\n`, 1<<20/32))},
+	} {
+		body := []byte(bc.body)
+		if idProblem(body) != "" {
+			b.Fatalf("%s: a problem in %.100s", bc.name, body)
+		}
+		b.Run(bc.name+"/walk", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				idProblem(body)
+			}
+		})
+		rb := &replayBody{}
+		r := httptest.NewRequest(http.MethodPost, "/", rb)
+		r.ContentLength = int64(len(body))
+		w := httptest.NewRecorder()
+		b.Run(bc.name+"/check", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				rb.Reset(body)
+				r.Body = rb
+				if !checkIDs(w, r) {
+					b.Fatal("refused")
+				}
+			}
+		})
+		b.Run(bc.name+"/read", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				rb.Reset(body)
+				var buf bytes.Buffer
+				buf.Grow(len(body) + bytes.MinRead)
+				buf.ReadFrom(io.LimitReader(rb, gatewayMaxBody+1))
+			}
+		})
 	}
 }
