@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,10 +33,9 @@ import (
 // Memory: the body is read once from the network and held for the
 // request (the go-sdk then reads it whole again, from memory), unless its
 // Content-Length is past the bound, when the go-sdk alone reads it (to
-// answer 413); the walk
-// adds the decoder's buffer, as large as the body's largest value at most,
-// and the set of a batch's call ids, smaller than what the go-sdk then
-// holds for them.
+// answer 413); the walk, a scanner over the body, adds only the set of a
+// batch's call ids, smaller than what the go-sdk then holds for them (and
+// nothing at all for a batch of up to 16 calls with ids as sent).
 
 // gatewayMaxBody bounds a request's body: the go-sdk's bound, which the
 // gateway sets explicitly so that its own read of a POST (checkIDs) holds
@@ -117,113 +117,343 @@ type rpcID struct {
 // idProblem walks the top-level JSON-RPC message, or batch of messages, in
 // body and reports what makes its ids unanswerable, or "". It reads only
 // each message's "id" and whether it has a "method" (the go-sdk's fields,
-// case-sensitive, the last of a repeated member winning); every other
+// case-sensitive, the last of a repeated member winning; a key is
+// compared unescaped, as the go-sdk reads "\u0069d" as "id"); every other
 // member's value is skipped without being decoded. What is not a message
-// (not JSON, an element that is no object) is no problem here: the go-sdk
-// refuses it.
+// (not JSON, an element that is no object, an id that is neither number,
+// string nor null) is no problem here: the go-sdk refuses it, and the
+// walk stops there.
+//
+// The walk is a scanner over body that trusts it to be JSON: on a body
+// that is not, it stops or reports nonsense, never reads out of bounds,
+// and checkIDs refuses nothing that is not JSON (json.Valid, once a
+// problem is found). It allocates only to report a problem, to decode a
+// string id of a batch that has escapes, and for a batch of more than
+// len(idSet.few) calls.
 func idProblem(body []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
+	s := idScanner{b: body}
+	s.space()
+	switch s.peek() {
+	case '{':
+		return s.message().problem
+	case '[':
+		s.i++
+	default:
 		return ""
 	}
-	if tok == json.Delim('{') {
-		_, _, problem := messageID(dec)
-		return problem
-	}
-	if tok != json.Delim('[') {
-		return ""
-	}
-	var calls map[rpcID]bool
-	for dec.More() {
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	var calls idSet
+	for {
+		s.space()
+		if s.peek() == ',' {
+			s.i++
+			s.space()
+		}
+		if s.peek() != '{' { // ']', the end, or an element that is no object
 			return ""
 		}
-		id, call, problem := messageID(dec)
-		if problem != "" {
-			return problem
-		}
-		if !call {
+		m := s.message()
+		switch {
+		case m.stop:
+			return ""
+		case m.problem != "":
+			return m.problem
+		case !m.call:
 			continue
 		}
-		if calls == nil {
-			calls = map[rpcID]bool{}
-		}
-		if calls[id] {
-			if id.isStr {
-				return fmt.Sprintf("duplicate id %q among the requests of the batch", id.s)
+		if calls.add(m) {
+			if m.isStr {
+				return fmt.Sprintf("duplicate id %q among the requests of the batch", m.decoded())
 			}
-			return fmt.Sprintf("duplicate id %d among the requests of the batch", id.n)
+			return fmt.Sprintf("duplicate id %d among the requests of the batch", m.n)
 		}
-		calls[id] = true
 	}
-	return ""
 }
 
-// messageID reads the members of an object whose '{' dec has just read,
-// up to its '}': its id, whether it is a call (it has a method and an id
-// that is not null), and the problem of its id.
-func messageID(dec *json.Decoder) (id rpcID, call bool, problem string) {
-	method, hasID := false, false
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return rpcID{}, false, ""
+// idScanner reads JSON from b at i.
+type idScanner struct {
+	b []byte
+	i int
+}
+
+// scannedID is what idScanner.message reads of a message.
+type scannedID struct {
+	n       int64
+	s       []byte // a string id's text as sent, escapes and all
+	isStr   bool
+	call    bool // it has a method and an id that is not null
+	stop    bool // not a message the go-sdk reads: the walk ends
+	problem string
+}
+
+// plain reports whether a string id's text is as sent: no escapes, and
+// UTF-8.
+func (m *scannedID) plain() bool {
+	return bytes.IndexByte(m.s, '\\') < 0 && utf8.Valid(m.s)
+}
+
+// sameText reports whether two string ids have the same decoded text.
+func (m *scannedID) sameText(o *scannedID) bool {
+	if m.plain() && o.plain() {
+		return bytes.Equal(m.s, o.s)
+	}
+	return m.decoded() == o.decoded()
+}
+
+// decoded is a string id's text as the go-sdk reads it.
+func (m *scannedID) decoded() string {
+	if m.plain() {
+		return string(m.s)
+	}
+	// Escapes, or bytes that are not UTF-8 (each read as U+FFFD): rare.
+	var s string
+	q := make([]byte, 0, len(m.s)+2)
+	q = append(append(append(q, '"'), m.s...), '"')
+	if json.Unmarshal(q, &s) != nil {
+		return string(m.s)
+	}
+	return s
+}
+
+func (s *idScanner) peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+func (s *idScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
 		}
-		switch key {
-		case "id":
-			tok, err := dec.Token()
-			if err != nil {
-				return rpcID{}, false, ""
+	}
+}
+
+// str reads the string at i, its '"' included, and returns its text
+// between the quotes as sent.
+func (s *idScanner) str() ([]byte, bool) {
+	start := s.i + 1
+	for j := start; j <= len(s.b); {
+		k := bytes.IndexByte(s.b[j:], '"')
+		if k < 0 {
+			break
+		}
+		q := j + k
+		backslashes := 0
+		for p := q - 1; p >= start && s.b[p] == '\\'; p-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			s.i = q + 1
+			return s.b[start:q], true
+		}
+		j = q + 1
+	}
+	s.i = len(s.b)
+	return nil, false
+}
+
+// skip passes the value at i: a string, an object or array with all in
+// it, or up to the ',', '}' or ']' after any other.
+func (s *idScanner) skip() bool {
+	depth := 0
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '"':
+			if _, ok := s.str(); !ok {
+				return false
 			}
+			if depth == 0 {
+				return true
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return true
+			}
+			if depth--; depth == 0 {
+				s.i++
+				return true
+			}
+		case ',':
+			if depth == 0 {
+				return true
+			}
+		}
+		s.i++
+	}
+	return false
+}
+
+// message reads the object at i, up to its '}': its id, whether it is a
+// call, and the problem of its id.
+func (s *idScanner) message() (m scannedID) {
+	s.i++ // '{'
+	method, hasID := false, false
+	for {
+		s.space()
+		switch s.peek() {
+		case '}':
+			s.i++
+			m.call = method && hasID
+			return m
+		case ',':
+			s.i++
+			s.space()
+		}
+		if s.peek() != '"' {
+			return scannedID{stop: true}
+		}
+		key, _ := s.str()
+		s.space()
+		if s.peek() != ':' {
+			return scannedID{stop: true}
+		}
+		s.i++
+		s.space()
+		switch {
+		case keyIs(key, "id"):
 			// The last id counts, as for the go-sdk.
-			problem = ""
-			switch v := tok.(type) {
-			case json.Number:
-				n, p := exactInt(v.String())
-				if p != "" {
-					problem = fmt.Sprintf("id %s %s", v, p)
+			m.problem = ""
+			switch c := s.peek(); {
+			case c == '"':
+				str, ok := s.str()
+				if !ok {
+					return scannedID{stop: true}
 				}
-				id, hasID = rpcID{n: n}, true
-			case string:
-				id, hasID = rpcID{s: v, isStr: true}, true
-			case nil:
-				id, hasID = rpcID{}, false
+				m.n, m.s, m.isStr, hasID = 0, str, true, true
+			case c == '-' || '0' <= c && c <= '9':
+				start := s.i
+				for s.i < len(s.b) && strings.IndexByte("0123456789+-.eE", s.b[s.i]) >= 0 {
+					s.i++
+				}
+				lit := s.b[start:s.i]
+				n, p := exactInt(string(lit))
+				if p != "" {
+					m.problem = fmt.Sprintf("id %s %s", lit, p)
+				}
+				m.n, m.s, m.isStr, hasID = n, nil, false, true
+			case c == 'n': // null
+				s.i += len("null")
+				m.n, m.s, m.isStr, hasID = 0, nil, false, false
 			default: // not an id: the go-sdk refuses it
-				return rpcID{}, false, ""
+				return scannedID{stop: true}
 			}
-		case "method":
+		case keyIs(key, "method"):
 			method = true
 			fallthrough
 		default:
-			if dec.Decode(&skipValue{}) != nil {
-				return rpcID{}, false, ""
+			if !s.skip() {
+				return scannedID{stop: true}
 			}
 		}
 	}
-	if _, err := dec.Token(); err != nil { // '}'
-		return rpcID{}, false, ""
-	}
-	return id, method && hasID, problem
 }
 
-// skipValue decodes a JSON value into nothing: the decoder scans it
-// without allocating for what is in it.
-type skipValue struct{}
+// keyIs reports whether key, a member's name as sent, is want (ASCII)
+// once its escapes are read: exactly, without folding case.
+func keyIs(key []byte, want string) bool {
+	if bytes.IndexByte(key, '\\') < 0 {
+		return string(key) == want
+	}
+	n := 0
+	for i := 0; i < len(key); n++ {
+		c := key[i]
+		i++
+		if c == '\\' {
+			if i == len(key) {
+				return false
+			}
+			c = key[i]
+			i++
+			switch c {
+			case 'b':
+				c = '\b'
+			case 'f':
+				c = '\f'
+			case 'n':
+				c = '\n'
+			case 'r':
+				c = '\r'
+			case 't':
+				c = '\t'
+			case 'u':
+				if i+4 > len(key) {
+					return false
+				}
+				r, err := strconv.ParseUint(string(key[i:i+4]), 16, 16)
+				if err != nil || r >= utf8.RuneSelf {
+					return false // not ASCII, so not want
+				}
+				c = byte(r)
+				i += 4
+			}
+		}
+		if n >= len(want) || want[n] != c {
+			return false
+		}
+	}
+	return n == len(want)
+}
 
-func (skipValue) UnmarshalJSON([]byte) error { return nil }
+// idSet is the call ids of a batch: the first few in an array, the rest
+// in a map.
+type idSet struct {
+	few  [16]scannedID
+	nfew int
+	many map[rpcID]bool
+}
+
+// add adds the id of m and reports whether it was there already.
+func (set *idSet) add(m scannedID) bool {
+	for _, o := range set.few[:set.nfew] {
+		if o.isStr == m.isStr && o.n == m.n && (!m.isStr || o.sameText(&m)) {
+			return true
+		}
+	}
+	if set.nfew < len(set.few) && set.many == nil {
+		set.few[set.nfew] = m
+		set.nfew++
+		return false
+	}
+	if set.many == nil {
+		set.many = map[rpcID]bool{}
+		for _, o := range set.few[:set.nfew] {
+			set.many[o.key()] = true
+		}
+	}
+	k := m.key()
+	if set.many[k] {
+		return true
+	}
+	set.many[k] = true
+	return false
+}
+
+func (m *scannedID) key() rpcID {
+	if m.isStr {
+		return rpcID{s: m.decoded(), isStr: true}
+	}
+	return rpcID{n: m.n}
+}
 
 // exactInt is the value of lit, a JSON number, when it is an integer the
 // go-sdk answers under exactly (of magnitude at most maxExactID); else
 // why not.
 func exactInt(lit string) (int64, string) {
 	const notInteger, tooLarge = "is not an integer", "is beyond ±2^53, the integers the server answers under exactly"
-	if n, err := strconv.ParseInt(lit, 10, 64); err == nil { // the usual case
-		if n < -maxExactID || n > maxExactID {
-			return 0, tooLarge
+	if isDecimal(lit) { // the usual case
+		if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
+			if n < -maxExactID || n > maxExactID {
+				return 0, tooLarge
+			}
+			return n, ""
 		}
-		return n, ""
 	}
 	neg := strings.HasPrefix(lit, "-")
 	mant, exp, hasExp := strings.Cut(strings.TrimPrefix(lit, "-"), "e")
@@ -256,7 +486,10 @@ func exactInt(lit string) (int64, string) {
 	case int64(len(digits))+scale > 16: // 2^53 has 16 digits
 		return 0, tooLarge
 	}
-	n, _ := strconv.ParseInt(digits+strings.Repeat("0", int(scale)), 10, 64)
+	n, _ := strconv.ParseInt(digits, 10, 64)
+	for ; scale > 0; scale-- {
+		n *= 10
+	}
 	if n > maxExactID {
 		return 0, tooLarge
 	}
@@ -264,4 +497,12 @@ func exactInt(lit string) (int64, string) {
 		n = -n
 	}
 	return n, ""
+}
+
+// isDecimal reports whether lit is an optional '-' and digits only, so
+// that strconv.ParseInt need not make an error (and allocate) to say it
+// is not.
+func isDecimal(lit string) bool {
+	lit = strings.TrimPrefix(lit, "-")
+	return lit != "" && strings.Trim(lit, "0123456789") == ""
 }

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -142,6 +143,141 @@ func TestGatewayExactInt(t *testing.T) {
 	}
 }
 
+// idWalkCases are bodies whose walk is easy to get wrong: escaped and
+// repeated keys, ids of every kind and notation, strings that hide
+// brackets, quotes and backslashes, deep values, batches small and large.
+func idWalkCases() []string {
+	cases := []string{
+		`{"jsonrpc":"2.0","\u0069d":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","\u0069\u0064":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","\u0049D":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","Id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id\u0000":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","\/id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"\u006dethod":"ping"}`,
+		`[{"id":1,"\u006dethod":"ping"},{"id":1,"method":"ping"}]`,
+		`[{"id":1,"Method":"ping"},{"id":1,"method":"ping"}]`,
+		`{"x":"}\"{\\","id":2.5,"method":"a"}`,
+		`{"x":"\\","id":2.5}`,
+		`{"x":"\\\"","id":2.5}`,
+		`{"x":{"id":1.5,"y":[{"id":1.5},"]}"]},"id":3}`,
+		`{"x":[[[[{"a":[]}]]]],"id":-3.25e-1}`,
+		` { "id" : 1e2 , "method" : null } `,
+		"\t{\n\"id\"\r:\n7.5}",
+		`{"id":-0,"method":"a"}`,
+		`{"id":true,"method":"a"}`,
+		`{"id":1.5,"id":true,"method":"a"}`,
+		`{"id":true,"id":1.5,"method":"a"}`,
+		`{"id":{},"method":"a"}`,
+		`{"id":{"id":1.5,"method":"a"},"method":"a"}`,
+		`{"id":null}`, `{"id":1.5,"id":null}`, `{"id":null,"id":1.5}`,
+		`[]`, `[1]`, `[{}]`, `[{},{}]`, `{}`, `"id"`, `1.5`, `null`,
+		`[{"id":1,"method":"a"},1,{"id":1,"method":"a"}]`,
+		`[{"id":1.5,"method":"a"},1]`,
+		`[{"id":1,"method":"a"},{"id":true,"method":"a"},{"id":1,"method":"a"}]`,
+		`[{"id":1,"method":"a"},{"id":{},"method":"a"},{"id":1,"method":"a"}]`,
+		`[{"id":1,"method":"a"},{"id":1}]`,
+		`[{"id":null,"method":"a"},{"id":null,"method":"a"}]`,
+		`[{"id":"a","method":"a"},{"id":"\u0061","method":"a"}]`,
+		`[{"id":"\u00e9","method":"a"},{"id":"é","method":"a"}]`,
+		`[{"id":"\ud83d\ude00","method":"a"},{"id":"😀","method":"a"}]`,
+		`[{"id":"\ud83d","method":"a"},{"id":"\ude00","method":"a"}]`,
+		"[{\"id\":\"\xff\",\"method\":\"a\"},{\"id\":\"\xfe\",\"method\":\"a\"}]",
+		"[{\"id\":\"\xff\",\"method\":\"a\"},{\"id\":\"\\ufffd\",\"method\":\"a\"}]",
+		`[{"id":"1","method":"a"},{"id":1,"method":"a"}]`,
+		`[{"id":"","method":"a"},{"id":"","method":"a"}]`,
+		`[{"id":"a\"b","method":"a"},{"id":"a\u0022b","method":"a"}]`,
+		`[{"id":100,"method":"a"},{"id":1e2,"method":"a"}]`,
+		`[{"id":-0,"method":"a"},{"id":0.0,"method":"a"}]`,
+		`[{"id":1,"method":"a"},{"id":1,"method":"a","id":2}]`,
+		`[{"id":1,"method":"a"} , {"id":2,"method":"a"} ,{"id":1.5}]`,
+	}
+	for _, n := range []int{17, 40} { // past the array of idSet
+		var calls []string
+		for i := range n {
+			calls = append(calls, fmt.Sprintf(`{"id":%d,"method":"a"}`, i), fmt.Sprintf(`{"id":"s%d","method":"a"}`, i))
+		}
+		cases = append(cases, "["+strings.Join(calls, ",")+"]")
+		cases = append(cases, "["+strings.Join(calls, ",")+`,{"id":"s7","method":"a"}]`)
+		cases = append(cases, "["+strings.Join(calls, ",")+`,{"id":"\u00737","method":"a"}]`)
+		cases = append(cases, "["+strings.Join(calls, ",")+`,{"id":7.0,"method":"a"}]`)
+	}
+	return cases
+}
+
+// TestGatewayIDWalk: the scanner comes to the same decisions, with the
+// same words, as the walk on encoding/json's Decoder it replaced.
+func TestGatewayIDWalk(t *testing.T) {
+	for _, body := range idWalkCases() {
+		if !json.Valid([]byte(body)) {
+			t.Fatalf("not JSON: %s", body)
+		}
+		if got, want := idProblem([]byte(body)), idProblemDecoder([]byte(body)); got != want {
+			t.Errorf("%s: idProblem %q, the decoder's walk %q", body, got, want)
+		}
+	}
+}
+
+// FuzzGatewayIDWalkAgreesWithDecoder: on any JSON, the scanner comes to
+// the decision of the walk on encoding/json's Decoder, in the same words,
+// but where a message's id is an array: the go-sdk refuses any body with
+// such an id, and the scanner stops there, where the decoder's walk went
+// on into the array's objects as if they were the batch's.
+func FuzzGatewayIDWalkAgreesWithDecoder(f *testing.F) {
+	for _, c := range idWalkCases() {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if len(body) > 1<<12 || !json.Valid(body) {
+			idProblem(body) // anything, but no panic
+			return
+		}
+		got, want := idProblem(body), idProblemDecoder(body)
+		if got == want {
+			return
+		}
+		if got == "" && sdkRefuses(body) {
+			return
+		}
+		t.Errorf("%s: idProblem %q, the decoder's walk %q", body, got, want)
+	})
+}
+
+// sdkRefuses reports whether the go-sdk refuses body, JSON, for a message
+// it cannot read.
+func sdkRefuses(body []byte) bool {
+	elems := []json.RawMessage{body}
+	if bytes.TrimLeft(body, " \t\r\n")[0] == '[' {
+		elems = nil
+		if err := json.Unmarshal(body, &elems); err != nil || len(elems) == 0 {
+			return true
+		}
+	}
+	for _, e := range elems {
+		if _, err := jsonrpc.DecodeMessage(e); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGatewayIDWalkAllocates: the walk of a request the gateway passes on
+// allocates nothing; the decoder's walk allocated some 50 times for a
+// typical tools/call.
+func TestGatewayIDWalkAllocates(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"search","arguments":{"q":"a \"b\" [c]","n":[1,2.5,{"x":null}]}}}`,
+		`{"jsonrpc":"2.0","id":"req-42","method":"tools/call","params":{"name":"search","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":1e3,"method":"ping"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":"two","method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+	} {
+		b := []byte(body)
+		if n := testing.AllocsPerRun(100, func() { idProblem(b) }); n != 0 {
+			t.Errorf("%s: %v allocations, want none", body, n)
+		}
+	}
+}
+
 // replayBody is a request body read again from the start each time it is
 // reset, so that a benchmark does not measure making one.
 type replayBody struct{ bytes.Reader }
@@ -204,3 +340,106 @@ func BenchmarkCheckIDs(b *testing.B) {
 		})
 	}
 }
+
+// idProblemDecoder is idProblem as it was first written, on encoding/json's
+// Decoder.Token (costly: a token boxed for each key, each skipped value
+// scanned twice), kept as the reference the scanner must agree with. It
+// walks the top-level JSON-RPC message, or batch of messages, in
+// body and reports what makes its ids unanswerable, or "". It reads only
+// each message's "id" and whether it has a "method" (the go-sdk's fields,
+// case-sensitive, the last of a repeated member winning); every other
+// member's value is skipped without being decoded. What is not a message
+// (not JSON, an element that is no object) is no problem here: the go-sdk
+// refuses it.
+func idProblemDecoder(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return ""
+	}
+	if tok == json.Delim('{') {
+		_, _, problem := messageIDDecoder(dec)
+		return problem
+	}
+	if tok != json.Delim('[') {
+		return ""
+	}
+	var calls map[rpcID]bool
+	for dec.More() {
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return ""
+		}
+		id, call, problem := messageIDDecoder(dec)
+		if problem != "" {
+			return problem
+		}
+		if !call {
+			continue
+		}
+		if calls == nil {
+			calls = map[rpcID]bool{}
+		}
+		if calls[id] {
+			if id.isStr {
+				return fmt.Sprintf("duplicate id %q among the requests of the batch", id.s)
+			}
+			return fmt.Sprintf("duplicate id %d among the requests of the batch", id.n)
+		}
+		calls[id] = true
+	}
+	return ""
+}
+
+// messageID reads the members of an object whose '{' dec has just read,
+// up to its '}': its id, whether it is a call (it has a method and an id
+// that is not null), and the problem of its id.
+func messageIDDecoder(dec *json.Decoder) (id rpcID, call bool, problem string) {
+	method, hasID := false, false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return rpcID{}, false, ""
+		}
+		switch key {
+		case "id":
+			tok, err := dec.Token()
+			if err != nil {
+				return rpcID{}, false, ""
+			}
+			// The last id counts, as for the go-sdk.
+			problem = ""
+			switch v := tok.(type) {
+			case json.Number:
+				n, p := exactInt(v.String())
+				if p != "" {
+					problem = fmt.Sprintf("id %s %s", v, p)
+				}
+				id, hasID = rpcID{n: n}, true
+			case string:
+				id, hasID = rpcID{s: v, isStr: true}, true
+			case nil:
+				id, hasID = rpcID{}, false
+			default: // not an id: the go-sdk refuses it
+				return rpcID{}, false, ""
+			}
+		case "method":
+			method = true
+			fallthrough
+		default:
+			if dec.Decode(&skipValueDecoder{}) != nil {
+				return rpcID{}, false, ""
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return rpcID{}, false, ""
+	}
+	return id, method && hasID, problem
+}
+
+// skipValueDecoder decodes a JSON value into nothing: the decoder scans it
+// without allocating for what is in it.
+type skipValueDecoder struct{}
+
+func (skipValueDecoder) UnmarshalJSON([]byte) error { return nil }
