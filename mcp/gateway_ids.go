@@ -61,7 +61,8 @@ func checkIDs(w http.ResponseWriter, r *http.Request) bool {
 		// wants MinRead free to see the end without growing.
 		buf.Grow(int(n) + bytes.MinRead)
 	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, gatewayMaxBody+1))
+	held := &heldBody{orig: r.Body, limit: io.LimitedReader{R: r.Body, N: gatewayMaxBody + 1}}
+	_, err := buf.ReadFrom(&held.limit)
 	body := buf.Bytes()
 	switch {
 	case err != nil:
@@ -73,7 +74,8 @@ func checkIDs(w http.ResponseWriter, r *http.Request) bool {
 		r.Body = bodyOf{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		return true
 	}
-	r.Body = bodyOf{bytes.NewReader(body), r.Body}
+	held.Reset(body)
+	r.Body = held
 	problem := idProblem(body)
 	if problem == "" || !json.Valid(body) { // not JSON: the go-sdk's to refuse
 		return true
@@ -101,6 +103,17 @@ type bodyOf struct {
 	io.Reader
 	io.Closer
 }
+
+// heldBody is a request body read whole into memory and read again from
+// there, closing the original; it holds the limit on the first read too,
+// so that one allocation serves both.
+type heldBody struct {
+	bytes.Reader
+	limit io.LimitedReader
+	orig  io.ReadCloser
+}
+
+func (b *heldBody) Close() error { return b.orig.Close() }
 
 type errReader struct{ err error }
 

@@ -43,3 +43,39 @@ func TestGatewayIDCheckLeavesDeclaredTooLarge(t *testing.T) {
 		t.Errorf("the go-sdk reads %d bytes (err %v), want the %d sent", len(got), err, len(body))
 	}
 }
+
+// TestGatewayIDCheckAllocates: checkIDs passing a request on allocates the
+// buffer it reads the body into and the body it hands the go-sdk, nothing
+// more; it allocated twice besides, for the limit on its read and for a
+// reader over the buffer apart from the body around it.
+func TestGatewayIDCheckAllocates(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"search","arguments":{"q":"a \"b\" [c]","n":[1,2.5,{"x":null}]}}}`)
+	rb := &replayBody{}
+	r := httptest.NewRequest(http.MethodPost, "/", rb)
+	r.ContentLength = int64(len(body))
+	w := httptest.NewRecorder()
+	passed := true
+	n := testing.AllocsPerRun(100, func() {
+		rb.Reset(body)
+		r.Body = rb
+		passed = passed && checkIDs(w, r)
+	})
+	if !passed {
+		t.Fatalf("refused: HTTP %d %s", w.Code, w.Body)
+	}
+	// Growing a buffer allocates once, or twice in a -race build.
+	grow := testing.AllocsPerRun(100, func() {
+		var buf bytes.Buffer
+		buf.Grow(len(body) + bytes.MinRead)
+	})
+	if n > grow+1 {
+		t.Errorf("checkIDs allocates %v times, want %v: the body's buffer (%v) and the body handed on", n, grow+1, grow)
+	}
+	got, err := io.ReadAll(r.Body)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Errorf("the go-sdk reads %q (err %v), want %q", got, err, body)
+	}
+	if err := r.Body.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+}
