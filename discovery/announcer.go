@@ -32,13 +32,19 @@ type AnnouncerOptions struct {
 	Queue string
 	// Interval between announcements; 0 means DefaultInterval.
 	Interval time.Duration
-	// Logger receives publish failures; nil means slog.Default().
+	// Logger receives publish failures; nil means slog.Default(). It is
+	// called on a goroutine of the Announcer's own, through a queue (see
+	// the package doc, Callbacks and logging).
 	Logger *slog.Logger
 	// Meta adds parts to every announcement (wire.Announcement.Meta):
 	// each function is called for every announcement and its value,
 	// turned into JSON-shaped data, travels under its key. Packages
 	// announce their own parts this way (skills, permissions); a value
-	// that cannot be turned into JSON is logged and left out.
+	// that cannot be turned into JSON is logged and left out. The
+	// functions run on goroutines of the Announcer's, and an announcement
+	// waits for each at most the Interval (at most 1 s): one slower goes
+	// out with its last value (see the package doc, Callbacks and
+	// logging).
 	Meta map[string]func() any
 }
 
@@ -48,15 +54,17 @@ type AnnouncerOptions struct {
 // by one broadcast: see answerWindow); Stop publishes a goodbye.
 //
 // All messages of an Announcer are published under one lock, so they
-// leave in Seq order and nothing follows the goodbye. Its one goroutine
-// ends with Stop. Methods are safe for concurrent use.
+// leave in Seq order and nothing follows the goodbye; none of its user's
+// code (Meta functions, Logger) runs under it. Its goroutines end with
+// Stop. Methods are safe for concurrent use.
 type Announcer struct {
 	nc       *nats.Conn
 	tk       *toolkit.Toolkit
 	opts     AnnouncerOptions
 	subject  string
 	epoch    int64
-	log      *slog.Logger
+	log      *slog.Logger // queues for opts.Logger (logq)
+	logq     *logQueue
 	changed  chan struct{}
 	stopLoop chan struct{}
 	loopDone chan struct{}
@@ -71,6 +79,14 @@ type Announcer struct {
 	owed    *time.Timer        // the announcement owed to requests over the bound
 	paid    time.Time          // when the last owed announcement went out
 	fit     *wire.Announcement // the last announcement that could be published
+
+	// The Meta functions (announcer_meta.go); metaMu is taken inside mu,
+	// never around it.
+	metaMu      sync.Mutex
+	metaKeys    []string // sorted
+	meta        map[string]*metaPart
+	metaStopped bool
+	metaCalls   sync.WaitGroup
 }
 
 // Discover requests are answered at most answersPerWindow times per
@@ -124,16 +140,25 @@ func NewAnnouncer(nc *nats.Conn, tk *toolkit.Toolkit, opts *AnnouncerOptions) (*
 		opts:     o,
 		subject:  wire.AnnounceSubject(o.Instance),
 		epoch:    time.Now().UnixMilli(),
-		log:      o.Logger.With("instance", o.Instance),
 		changed:  make(chan struct{}, 1),
 		stopLoop: make(chan struct{}),
 		loopDone: make(chan struct{}),
+		metaKeys: slices.Sorted(maps.Keys(o.Meta)),
+		meta:     make(map[string]*metaPart, len(o.Meta)),
 	}
+	for key, fn := range o.Meta {
+		a.meta[key] = &metaPart{fn: fn}
+	}
+	var log *slog.Logger
+	a.logq, log = newLogQueue("announcer", o.Logger.Handler())
+	a.log = log.With("instance", o.Instance)
 	if err := a.announce(); err != nil {
+		a.release()
 		return nil, err
 	}
 	sub, err := nc.Subscribe(wire.SubjectDiscover, a.answer)
 	if err != nil {
+		a.release()
 		return nil, fmt.Errorf("discovery: announcer %s: subscribing to %s: %w", o.Instance, wire.SubjectDiscover, err)
 	}
 	a.sub = sub
@@ -142,6 +167,7 @@ func NewAnnouncer(nc *nats.Conn, tk *toolkit.Toolkit, opts *AnnouncerOptions) (*
 	// answer, not "no responders".
 	if err := nc.Flush(); err != nil {
 		sub.Unsubscribe()
+		a.release()
 		return nil, fmt.Errorf("discovery: announcer %s: flushing the %s subscription: %w", o.Instance, wire.SubjectDiscover, err)
 	}
 	a.unwatch = tk.OnChange(func() {
@@ -158,16 +184,26 @@ func NewAnnouncer(nc *nats.Conn, tk *toolkit.Toolkit, opts *AnnouncerOptions) (*
 func (a *Announcer) Instance() string { return a.opts.Instance }
 
 // Announcement returns what the announcer would publish now (with the
-// sequence number of its last message).
+// sequence number of its last message). It calls the Meta functions, and
+// waits for them as an announcement does.
 func (a *Announcer) Announcement() wire.Announcement {
+	a.refreshMeta()
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.build(a.seq)
+	ann := a.build(a.seq)
+	a.mu.Unlock()
+	if ann.Meta != nil {
+		// The caller's own copy: the values are shared with later
+		// announcements.
+		m, _ := jsonShaped(ann.Meta)
+		ann.Meta, _ = m.(map[string]any)
+	}
+	return ann
 }
 
 // Stop stops announcing and publishes a goodbye, so fleets drop the
-// instance at once; it returns once the announcer's goroutine has ended.
-// It is idempotent.
+// instance at once; it returns once the announcer's goroutines have
+// ended: the Meta function calls in flight return and the queued log
+// records are written first, however long that takes. It is idempotent.
 func (a *Announcer) Stop() error {
 	a.mu.Lock()
 	if a.stopped {
@@ -188,6 +224,7 @@ func (a *Announcer) Stop() error {
 	uerr := a.sub.Unsubscribe()
 	close(a.stopLoop)
 	<-a.loopDone
+	a.release()
 	if err == nil && a.nc.IsConnected() {
 		// Bounded: a stopping worker cut off from NATS does not wait for
 		// the server; the goodbye goes out if the connection comes back
@@ -196,6 +233,13 @@ func (a *Announcer) Stop() error {
 		err = a.nc.FlushTimeout(2 * time.Second)
 	}
 	return errors.Join(ignoreClosed(err), ignoreClosed(uerr))
+}
+
+// release waits for the Meta function calls in flight, then for the
+// queued log records to be written.
+func (a *Announcer) release() {
+	a.stopMeta()
+	a.logq.close()
 }
 
 func (a *Announcer) loop() {
@@ -221,6 +265,7 @@ func (a *Announcer) loop() {
 
 // announce publishes the current announcement on its subject.
 func (a *Announcer) announce() error {
+	a.refreshMeta()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {
@@ -238,8 +283,8 @@ func (a *Announcer) answer(m *nats.Msg) {
 		return
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.stopped {
+		a.mu.Unlock()
 		return
 	}
 	now := time.Now()
@@ -250,9 +295,17 @@ func (a *Announcer) answer(m *nats.Msg) {
 		if a.owed == nil {
 			a.owed = time.AfterFunc(max(a.paid.Add(owedEvery).Sub(now), 0), a.payOwed)
 		}
+		a.mu.Unlock()
 		return
 	}
 	a.answers++
+	a.mu.Unlock()
+	a.refreshMeta()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return
+	}
 	a.seq++
 	ann := a.build(a.seq)
 	if err := a.publishFitting(m.Reply, m, &ann); err != nil {
@@ -327,7 +380,8 @@ func (a *Announcer) publish(subject string, req *nats.Msg, ann *wire.Announcemen
 	return nil
 }
 
-// build snapshots the toolkit and the meta parts.
+// build snapshots the toolkit and the meta parts' last values; a.mu is
+// held.
 func (a *Announcer) build(seq uint64) wire.Announcement {
 	ann := wire.Announcement{
 		Format:     wire.AnnounceFormat,
@@ -358,20 +412,7 @@ func (a *Announcer) build(seq uint64) wire.Announcement {
 			Conditional: ct.Conditional, ListedWith: ct.ListedWith, Kind: t.Kind(),
 		})
 	}
-	for _, key := range slices.Sorted(maps.Keys(a.opts.Meta)) {
-		v, err := jsonShaped(a.opts.Meta[key]())
-		if err != nil {
-			a.log.Error("discovery: an announcement part cannot be encoded; left out", "key", key, "err", err)
-			continue
-		}
-		if v == nil {
-			continue
-		}
-		if ann.Meta == nil {
-			ann.Meta = map[string]any{}
-		}
-		ann.Meta[key] = v
-	}
+	ann.Meta = a.metaValues()
 	return ann
 }
 

@@ -61,4 +61,23 @@
 //   - OnChange functions run one at a time on another goroutine of the
 //     Fleet's, coalesced: one stuck delays only the later notifications.
 //     Close waits for the one running.
+//
+// Nor does an Announcer call its user's code under the lock its messages
+// go out under, so a worker whose callback is slow or never returns goes
+// on announcing and answering discover requests, and fleets do not
+// expire it.
+//
+//   - AnnouncerOptions.Logger is called the same way as a Fleet's: on a
+//     goroutine of the Announcer's own, through a queue of 256 records,
+//     the records past it dropped and counted. Stop writes what is queued.
+//   - Each Meta function is called on a goroutine of its own for each
+//     announcement (and each answer to a discover request), at most one
+//     call of it at a time. An announcement waits for a call at most the
+//     announce interval, and at most 1 s, from when the call began; a
+//     function that has not returned by then is logged (once per call),
+//     its last value goes out meanwhile (none, if it never returned), and
+//     it is not called again until it returns; the announcement after it
+//     returns carries its value. So a stuck Meta function puts two
+//     intervals at most between announcements once (a fleet's TTL is
+//     three), and none after. Stop waits for the calls in flight.
 package discovery

@@ -245,7 +245,7 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 		suspects:  map[string]announced{},
 	}
 	f.view.Store(&view{})
-	f.logq, f.log = newLogQueue(o.Logger.Handler())
+	f.logq, f.log = newLogQueue("fleet", o.Logger.Handler())
 	sub, err := nc.Subscribe(wire.SubjectAnnouncePrefix+"*", f.hold)
 	if err != nil {
 		f.logq.close()

@@ -109,7 +109,7 @@ func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
 // are written, in order, by close.
 func TestLogQueueCountsDropped(t *testing.T) {
 	h := &recordingHandler{held: make(chan struct{}), open: make(chan struct{})}
-	q, log := newLogQueue(h)
+	q, log := newLogQueue("fleet", h)
 	log.Info("first")
 	<-h.held
 	const extra = 43
