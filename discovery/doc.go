@@ -40,9 +40,17 @@
 //   - A Fleet keeps at most 4,096 instances, whose announcements hold at
 //     most 128 MiB: past that, announcements of new instances (and
 //     growth past the bytes) are ignored and logged, so a neighbour
-//     inventing instance ids cannot grow it. The bytes are counted as
-//     received: decoded, an announcement takes more (about 12 times for
-//     one of 100,000 tools with empty schemas, 8.8 MB on the wire).
+//     inventing instance ids cannot grow it. The bytes are those of the
+//     announcements decoded, as the fleet estimates them from what they
+//     hold (strings, schemas, a fixed cost per tool, group and map), not
+//     as received: decoded, an announcement of many small tools takes
+//     some ten times its bytes on the wire (20,000 tools with empty
+//     schemas: 1.9 MB received, 13 MB on the heap, 12 MB counted), one
+//     of long descriptions about the same. So 128 MiB holds about
+//     200,000 such small tools in all, and the fleet's merged view,
+//     which shares the schemas, adds a fraction of that. One
+//     announcement is decoded before it is counted: it takes up to some
+//     ten times the server's max_payload, for a moment, when ignored.
 //   - Each type's goroutines end with its Stop or Close, which wait for
 //     them.
 //

@@ -141,7 +141,7 @@ type Fleet struct {
 
 	mu        sync.Mutex // taken before inMu, never inside it
 	instances map[string]*instance
-	bytes     int // the instances' announcements: sum of their sizes
+	bytes     int // the instances' announcements decoded: sum of their sizes
 	gone      map[string]goodbyeMark
 	watchers  map[int]func()
 	nextW     int
@@ -179,7 +179,7 @@ type instance struct {
 	lastSeen time.Time // when the announcement arrived
 	ttl      time.Duration
 	timer    *time.Timer
-	size     int  // bytes of the announcement
+	size     int  // bytes of the announcement decoded (decodedSize)
 	overdue  bool // its TTL ran out while a message of it waited for the intake
 }
 
@@ -550,8 +550,10 @@ func (f *Fleet) notifier() {
 // TTL) longer than MaxInterval counts as MaxInterval, an epoch more than
 // maxClockSkew ahead of this clock is ignored, at most maxGoodbyes
 // goodbyes of instances never seen are remembered, and at most
-// maxInstances instances are kept, whose announcements (as received)
-// hold at most maxInstanceBytes: past either, an announcement of an
+// maxInstances instances are kept, whose announcements hold at most
+// maxInstanceBytes decoded (as decodedSize estimates them: counted as
+// received, an announcement of many small tools takes ten times more):
+// past either, an announcement of an
 // instance not kept yet, or one that would grow the total past
 // maxInstanceBytes, is ignored (logged). Any worker may announce any
 // instance id, and each is kept for up to three MaxIntervals: without
@@ -805,12 +807,12 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 		}
 		return cur != nil
 	}
-	size, was := len(m.Data), 0
+	size, was := decodedSize(&ann), 0
 	if cur != nil {
 		was = cur.size
 	}
 	if (cur == nil && len(f.instances) >= maxInstances) || f.bytes-was+size > maxInstanceBytes {
-		f.log.Warn("discovery: fleet: ignoring an announcement past the fleet's bounds", "instance", ann.Instance, "bytes", size,
+		f.log.Warn("discovery: fleet: ignoring an announcement past the fleet's bounds", "instance", ann.Instance, "bytes", len(m.Data), "decoded_bytes", size,
 			"instances", len(f.instances), "max_instances", maxInstances, "held_bytes", f.bytes, "max_bytes", maxInstanceBytes)
 		return false
 	}
