@@ -281,6 +281,14 @@ type durablePath struct {
 	// subscription (exhausted).
 	exhausted   *nats.Subscription
 	exhaustedCC jetstream.ConsumeContext
+	// exhaustSlots holds a token per advisory being handled
+	// (exhaustedBatch at most).
+	exhaustSlots chan struct{}
+	// retryAfter is exhaustedRetry; tests shorten it. beforeExhaust,
+	// when set (tests, under mu, before the advisory is taken), runs
+	// before an advisory's call is read; its error fails the handling.
+	retryAfter    time.Duration
+	beforeExhaust func(seq uint64) error
 
 	run runners // the goroutines the pulled calls run on
 }
@@ -343,7 +351,8 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 		return nil, fmt.Errorf("bus: the calls stream: %w", err)
 	}
 	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]*puller{}, live: map[*puller]bool{},
-		run: runners{next: make(chan *sender), done: make(chan struct{})}}
+		run:          runners{next: make(chan *sender), done: make(chan struct{})},
+		exhaustSlots: make(chan struct{}, exhaustedBatch), retryAfter: exhaustedRetry}
 	// Bounded apart: a worker key of an older role set is refused the
 	// stream, which the server says only to the connection's error
 	// handler, and the request would wait out the whole start.
@@ -449,8 +458,10 @@ func (d *durablePath) stop() {
 	}
 	if cc != nil {
 		// Its subscription goes on its own goroutine: waited for, so that
-		// a stopped worker leaves the connection as it found it.
-		cc.Stop()
+		// a stopped worker leaves the connection as it found it. Drained,
+		// not stopped: the advisories pulled and not yet handled are
+		// handed back (takeExhausted), not left for exhaustedAckWait.
+		cc.Drain()
 		<-cc.Closed()
 	}
 	d.wg.Wait()
@@ -492,14 +503,39 @@ func ExhaustedStreamConfig(replicas int) jetstream.StreamConfig {
 
 // exhaustedAckWait is how long a worker has to answer an exhausted call
 // (read it, read its kept final, keep its own, remove it) before another
-// worker takes the advisory; exhaustedMaxDeliver bounds the tries.
+// worker takes the advisory; the worker tells JetStream it is in
+// progress as it begins, so the time it waited for a slot
+// (exhaustedBatch) does not count. An advisory is delivered until it is
+// answered, however many times (the stream's MaxAge, a day, bounds it):
+// one whose handling failed (the calls stream's leader away, the results
+// bucket's) is taken again after exhaustedRetry, doubled with each
+// delivery up to exhaustedRetryMax, and one a stopping worker holds is
+// handed back after exhaustedHandBack, for another worker. (It was
+// delivered at most 5 times, a second apart: a stream leader away half a
+// minute, or workers stopping while they held it, left its call
+// unanswered in the calls stream for a day.)
 const (
-	exhaustedAckWait    = time.Minute
-	exhaustedMaxDeliver = 5
+	exhaustedAckWait  = time.Minute
+	exhaustedRetry    = time.Second
+	exhaustedRetryMax = time.Minute
+	exhaustedHandBack = 100 * time.Millisecond
 )
 
-// exhaustedBatch bounds the advisories a worker holds at once, so that
-// the fleet shares a burst of them.
+// exhaustedDelay is how long after its nth delivery failed an advisory
+// is delivered again, first being the delay after the first.
+func exhaustedDelay(first time.Duration, n uint64) time.Duration {
+	d := first
+	for ; n > 1 && d < exhaustedRetryMax; n-- {
+		d *= 2
+	}
+	return min(d, exhaustedRetryMax)
+}
+
+// exhaustedBatch bounds the advisories a worker handles at once, and
+// pulls at once, so that the fleet shares a burst of them. They are
+// handled side by side: one after another, the last of a batch on a slow
+// stream waited past exhaustedAckWait and was delivered to a second
+// worker too.
 const exhaustedBatch = 16
 
 // watchExhausted answers the calls whose deliveries ran out. JetStream
@@ -535,10 +571,11 @@ func (d *durablePath) watchExhausted() error {
 }
 
 // consumeExhausted binds the exhausted stream and its consumer, and
-// takes their advisories: one acknowledged once its call is answered (or
-// was already), one whose call cannot be read yet taken again a second
-// later. When JetStream ends the taking (the consumer or the stream was
-// deleted), they are bound again (rebindExhausted).
+// takes their advisories, exhaustedBatch at once, each on a goroutine of
+// its own (takeExhausted). A consumer made before with other settings (an
+// earlier build's MaxDeliver 5) is updated to these. When JetStream ends
+// the taking (the consumer or the stream was deleted), they are bound
+// again (rebindExhausted).
 func (d *durablePath) consumeExhausted(ctx context.Context) error {
 	st, err := bindStream(ctx, d.js, ExhaustedStreamConfig(d.o.Replicas), func(err error) {
 		d.w.log.Warn("bus: the servers have no room to reserve the exhausted stream's bound in bytes; it is made bounded in count only", "stream", wire.StreamExhausted, "err", err)
@@ -551,7 +588,7 @@ func (d *durablePath) consumeExhausted(ctx context.Context) error {
 		Description:       "toolbus: the workers answering exhausted durable calls",
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           exhaustedAckWait,
-		MaxDeliver:        exhaustedMaxDeliver,
+		MaxDeliver:        -1, // until answered (exhaustedAckWait)
 		MaxAckPending:     -1,
 		InactiveThreshold: callsMaxAge,
 	})
@@ -561,18 +598,21 @@ func (d *durablePath) consumeExhausted(ctx context.Context) error {
 	var ended sync.Once
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		if !d.begin() {
-			return // stopping: another worker takes it after exhaustedAckWait
+			_ = m.NakWithDelay(exhaustedHandBack) // stopping: for another worker
+			return
 		}
-		defer d.wg.Done()
-		adv, ok := d.advisory(m.Subject(), m.Data())
-		switch {
-		case !ok:
-			_ = m.Term()
-		case d.exhaust(adv.Consumer, adv.StreamSeq, adv.Deliveries) != nil:
-			_ = m.NakWithDelay(time.Second)
-		default:
-			_ = m.Ack()
+		select {
+		case d.exhaustSlots <- struct{}{}:
+		case <-d.ctx.Done():
+			_ = m.NakWithDelay(exhaustedHandBack)
+			d.wg.Done()
+			return
 		}
+		go func() {
+			defer d.wg.Done()
+			defer func() { <-d.exhaustSlots }()
+			d.takeExhausted(m)
+		}()
 	}, jetstream.PullMaxMessages(exhaustedBatch), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		if !errors.Is(err, jetstream.ErrConsumerDeleted) && !errors.Is(err, jetstream.ErrBadRequest) {
 			d.w.log.Debug("bus: taking exhausted durable calls", "stream", wire.StreamExhausted, "err", err)
@@ -591,10 +631,44 @@ func (d *durablePath) consumeExhausted(ctx context.Context) error {
 	}
 	d.mu.Unlock()
 	if stopped { // stop has run meanwhile (a rebinding): not left taking
-		cc.Stop()
+		cc.Drain()
 		<-cc.Closed()
 	}
 	return nil
+}
+
+// takeExhausted handles an advisory taken from the exhausted stream:
+// acknowledged once its call is answered (or was already), delivered
+// again later when that failed (exhaustedDelay), handed back to another
+// worker when this one stops.
+func (d *durablePath) takeExhausted(m jetstream.Msg) {
+	adv, ok := d.advisory(m.Subject(), m.Data())
+	if !ok {
+		_ = m.Term()
+		return
+	}
+	// Its AckWait counted from its delivery, also while it waited for a
+	// slot; exhaust is bounded well within it (5 s).
+	_ = m.InProgress()
+	var err error
+	if hook := d.beforeExhaust; hook != nil {
+		err = hook(adv.StreamSeq)
+	}
+	if err == nil {
+		err = d.exhaust(adv.Consumer, adv.StreamSeq, adv.Deliveries)
+	}
+	switch {
+	case err == nil:
+		_ = m.Ack()
+	case d.ctx.Err() != nil:
+		_ = m.NakWithDelay(exhaustedHandBack)
+	default:
+		n := uint64(1)
+		if md, merr := m.Metadata(); merr == nil {
+			n = md.NumDelivered
+		}
+		_ = m.NakWithDelay(exhaustedDelay(d.retryAfter, n))
+	}
 }
 
 // rebindExhausted binds the exhausted stream and its consumer again,
@@ -666,15 +740,15 @@ func (d *durablePath) exhaust(tool string, seq, n uint64) (err error) {
 	defer cancel()
 	raw, err := d.stream.GetMsg(ctx, seq)
 	if err != nil {
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil // acknowledged (answered) meanwhile, or gone
+		if errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil // acknowledged (answered) meanwhile, or gone (with the stream)
 		}
 		d.w.count.jsErrors.Add(1)
 		d.w.log.Warn("bus: reading an exhausted durable call", "tool", tool, "seq", seq, "err", err)
 		return err
 	}
 	defer func() {
-		if derr := d.stream.DeleteMsg(ctx, seq); derr != nil && !errors.Is(derr, jetstream.ErrMsgNotFound) {
+		if derr := d.stream.DeleteMsg(ctx, seq); derr != nil && !errors.Is(derr, jetstream.ErrMsgNotFound) && !errors.Is(derr, jetstream.ErrStreamNotFound) {
 			d.w.count.jsErrors.Add(1)
 			d.w.log.Warn("bus: removing an exhausted durable call", "tool", tool, "seq", seq, "err", derr)
 			err = derr
