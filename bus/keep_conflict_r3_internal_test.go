@@ -16,9 +16,12 @@ import (
 
 // A kept final written over a revision the key no longer has is a
 // conflict, which keepLatest reads again for. On a replicated bucket the
-// server says so with another error code (10164, not 10071), which was
-// taken for a failure: the retry's final of a call went unkept, and its
-// earlier attempt's stayed (TestChaosKeptRetryWorkerNodeDown, loaded).
+// server first refuses the writes that find another write of the key in
+// process (10164, not 10071), which was taken for a failure: the retry's
+// final of a call went unkept, and its earlier attempt's stayed
+// (TestChaosKeptRetryWorkerNodeDown, loaded). Such a write is made again
+// (TestKeepRefusedWhileAnotherIsInProcess), and refused on the revision
+// once the other is stored.
 func TestKeepConflictOnAReplicatedBucket(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a cluster")

@@ -84,7 +84,10 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // With expect, the final is kept only over that revision of key (none: 0),
 // and a waited-for write reports conflict when the key has another (one
 // not waited for is refused unheard); a waited-for write returns its own
-// revision (0 otherwise). attempt, when not 0, is
+// revision (0 otherwise). A waited-for write is kv.Write's, for up to
+// 5 s: one refused while another write of the key is in process at a
+// replicated bucket's leader (10164) is made again, not taken for a
+// conflict (the other may never be stored). attempt, when not 0, is
 // which attempt of its call the final is (keepLatest), written beside it.
 func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, attempt uint64) (rev uint64, conflict bool) {
 	eb := getBuf()
@@ -99,22 +102,18 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 	switch {
 	case err != nil:
 	case wait:
+		// kv.Write: a write refused while another write of the key is in
+		// process at a replicated bucket's leader (10164) is no conflict,
+		// and is made again while ctx lasts; one unanswered is told.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		var ack *jetstream.PubAck
-		if ack, err = r.js.PublishMsg(ctx, msg); err == nil {
-			rev = ack.Sequence
-		}
+		rev, err = kv.Write(ctx, r.js, r.kv.Bucket(), key, msg.Header, msg.Data)
 		cancel()
 	default:
 		err = nc.PublishMsg(msg)
 	}
-	var apiErr *jetstream.APIError
 	switch {
 	case err == nil:
-	case expect != nil && errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant):
-		// The second: a replicated bucket's answer while another write of
-		// the key is in flight.
+	case expect != nil && errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 		return 0, true
 	default:
 		failed.Add(1)
