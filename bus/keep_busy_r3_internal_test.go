@@ -3,7 +3,6 @@ package bus
 import (
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,23 +44,8 @@ func TestKeepRefusedWhileAnotherIsInProcess(t *testing.T) {
 		rev, _ = r.keep(nil, true, "k", "k", toolkit.Final("k", "", "attempt 1"), &meta, log, &failed, &none, 1)
 	}
 	stream := "KV_" + wire.BucketResults
-	leader := -1
-	natstest.WaitFor(t, "a stream leader", func() bool {
-		for i, s := range cl.Nodes() {
-			if s != nil && s.JetStreamIsStreamLeader("$G", stream) {
-				leader = i
-				return true
-			}
-		}
-		return false
-	})
-	nc := natstest.URLConn(t, strings.Split(cl.URLs(), ",")[leader])
+	nc := cl.LoneStreamLeader(stream)
 	r = &results{kv: r.kv, js: natstest.JS(t, nc), now: time.Now}
-	for i := range 3 {
-		if i != leader {
-			cl.Stop(i)
-		}
-	}
 	// Another write of the key over the same revision, proposed and left
 	// in process; the leader takes the connection's messages in order.
 	other := nats.NewMsg("$KV." + wire.BucketResults + ".k")

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,18 +14,30 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// holdRefused is a GatewayOptions.OnCall that holds the first call
-// answered overloaded until release is closed, having closed held: the
+// refusedGateway starts a fleet, a gateway over it with the two bounds,
+// and two client sessions, a and b. The gateway's OnCall holds the first
+// call answered overloaded until release, having closed held: the
 // gateway is then answering a refused request, which takes no place.
-func holdRefused() (onCall func(string, toolkit.State, toolkit.Code, time.Duration), held, release chan struct{}) {
-	held, release = make(chan struct{}), make(chan struct{})
+// release may be called more than once; the test's end calls it too.
+func refusedGateway(t *testing.T, maxSessionCalls, maxCalls int) (f *fleetFixture, a, b *mcpClient, held <-chan struct{}, release func()) {
+	h, r := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(r) }) }
+	t.Cleanup(release)
 	var first atomic.Bool // not a sync.Once: a later call must not wait for the first
-	return func(_ string, _ toolkit.State, code toolkit.Code, _ time.Duration) {
+	onCall := func(_ string, _ toolkit.State, code toolkit.Code, _ time.Duration) {
 		if code == toolkit.CodeOverloaded && first.CompareAndSwap(false, true) {
-			close(held)
-			<-release
+			close(h)
+			<-r
 		}
-	}, held, release
+	}
+	f = startFleet(t)
+	g := startGateway(t, f.srv, &GatewayOptions{MaxSessionCalls: maxSessionCalls, MaxCalls: maxCalls, OnCall: onCall})
+	url := serveGatewayHTTP(t, g)
+	a = connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
+	b = connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
+	waitTracked(t, g, 2)
+	return f, a, b, h, release
 }
 
 // A request refused at its session's bound took a place under the
@@ -33,21 +46,8 @@ func holdRefused() (onCall func(string, toolkit.State, toolkit.Code, time.Durati
 // being refused another left no room for a second session's call, which
 // fits.
 func TestGatewaySessionRefusedTakesNoGatewayPlace(t *testing.T) {
-	f := startFleet(t)
+	f, a, b, held, release := refusedGateway(t, 1, 2)
 	ctx := natstest.Ctx(t)
-	onCall, held, release := holdRefused()
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
-	g := startGateway(t, f.srv, &GatewayOptions{MaxSessionCalls: 1, MaxCalls: 2, OnCall: onCall})
-	url := serveGatewayHTTP(t, g)
-	a := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
-	b := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
-	waitTracked(t, g, 2)
 
 	unblockA, outA := startSlow(t, f, a)
 	defer unblockA()
@@ -76,7 +76,7 @@ func TestGatewaySessionRefusedTakesNoGatewayPlace(t *testing.T) {
 	case <-time.After(guardTimeout):
 		t.Fatal("b's call neither ran nor was answered")
 	}
-	close(release)
+	release()
 	if o := <-refused; o.err != nil || !o.res.IsError || !strings.Contains(resultText(o.res), "this session already runs 1 requests") {
 		t.Fatalf("a's second call: %v %q", o.err, textOf(o.res))
 	}
@@ -91,21 +91,8 @@ func TestGatewaySessionRefusedTakesNoGatewayPlace(t *testing.T) {
 // the other session's call ended, the session's next call was refused as
 // if it ran one already.
 func TestGatewayRefusedTakesNoSessionPlace(t *testing.T) {
-	f := startFleet(t)
+	f, a, b, held, release := refusedGateway(t, 1, 1)
 	ctx := natstest.Ctx(t)
-	onCall, held, release := holdRefused()
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
-	g := startGateway(t, f.srv, &GatewayOptions{MaxSessionCalls: 1, MaxCalls: 1, OnCall: onCall})
-	url := serveGatewayHTTP(t, g)
-	a := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
-	b := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url})
-	waitTracked(t, g, 2)
 
 	unblockB, outB := startSlow(t, f, b)
 	defer unblockB()
@@ -126,7 +113,7 @@ func TestGatewayRefusedTakesNoSessionPlace(t *testing.T) {
 	if err != nil || res.IsError || resultText(res) != "hi" {
 		t.Fatalf("a's call with no call running: %v %q", err, textOf(res))
 	}
-	close(release)
+	release()
 	if o := <-refused; o.err != nil || !o.res.IsError || !strings.Contains(resultText(o.res), "the gateway already runs 1 requests") {
 		t.Fatalf("a's first call: %v %q", o.err, textOf(o.res))
 	}

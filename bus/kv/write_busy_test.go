@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,23 +44,8 @@ func TestWriteRefusedWhileAnotherIsInProcess(t *testing.T) {
 	// The stream leader alone stays up, with a client of its own; it
 	// leads on without a quorum for a while, taking proposals it cannot
 	// commit.
-	leader := -1
-	natstest.WaitFor(t, "a stream leader", func() bool {
-		for i, s := range cl.Nodes() {
-			if s != nil && s.JetStreamIsStreamLeader("$G", "KV_busy") {
-				leader = i
-				return true
-			}
-		}
-		return false
-	})
-	nc := natstest.URLConn(t, strings.Split(cl.URLs(), ",")[leader])
+	nc := cl.LoneStreamLeader("KV_busy")
 	js = natstest.JS(t, nc)
-	for i := range 3 {
-		if i != leader {
-			cl.Stop(i)
-		}
-	}
 	// Another worker's conditional delete, proposed and left in process;
 	// its answer is not waited for. The leader takes the connection's
 	// messages in order: this one first.

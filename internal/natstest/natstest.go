@@ -260,6 +260,31 @@ func (c *TestCluster) LoseQuorum() (restore func()) {
 	}
 }
 
+// LoneStreamLeader waits for stream (of account $G) to have a leader,
+// stops every other node, and returns a connection to the leader: it
+// leads on without a quorum for a while, taking proposals it cannot
+// commit (a write it is given stays in process).
+func (c *TestCluster) LoneStreamLeader(stream string) *nats.Conn {
+	c.t.Helper()
+	leader := -1
+	WaitFor(c.t, "a leader of "+stream, func() bool {
+		for i, s := range c.Nodes() {
+			if s != nil && s.JetStreamIsStreamLeader("$G", stream) {
+				leader = i
+				return true
+			}
+		}
+		return false
+	})
+	nc := URLConn(c.t, c.Nodes()[leader].ClientURL())
+	for i := range c.Nodes() {
+		if i != leader {
+			c.Stop(i)
+		}
+	}
+	return nc
+}
+
 // Start starts node i again with its options (no-op when it runs).
 func (c *TestCluster) Start(i int) {
 	c.t.Helper()
