@@ -94,6 +94,12 @@
 //     `minimum` and `maximum` tags add those keywords to the inferred
 //     schema, on the fields of nested structs too; jsonschema-go itself
 //     reads only descriptions. A json.RawMessage field takes any JSON.
+//   - A `json` tag name that encoding/json ignores (isValidTag: one with a
+//     backslash, a quote or another character outside letters, digits,
+//     spaces and !#$%&()*+-./:;<=>?@[]^_{|}~) is refused at Add, on a
+//     nested struct's fields too: the schema would name the property by
+//     the tag while encoding/json decodes the field by its Go name, so the
+//     value the model sent would never reach the tool.
 //   - A typed tool's inferred object schemas are closed ("additionalProperties":
 //     false, which AgentScope's pydantic schemas leave out), so an argument
 //     the function does not take ends invalid_input before the tool runs,

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -314,7 +315,8 @@ func ValidName(name string) bool {
 // those keywords (see applyTags; also on the fields of a nested struct, a
 // pointer to one, a slice or a map of them), fields without omitempty/omitzero and
 // without a `default` tag are required; a json.RawMessage field takes any
-// JSON value; titles are stripped). An absent field with a default is
+// JSON value; titles are stripped; a json tag name encoding/json would
+// ignore is an error at Add). An absent field with a default is
 // given its default before the function runs. The return value becomes
 // one text chunk: a string as is, a Chunk as given, anything else as JSON
 // (nil as "null"; a nil *Chunk writes nothing).
@@ -636,6 +638,9 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	if rt.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("toolkit: tool input type %v is not a struct", rt)
 	}
+	if err := checkJSONTags(rt, map[reflect.Type]bool{}); err != nil {
+		return nil, nil, err
+	}
 	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
 	if err != nil {
 		return nil, nil, fmt.Errorf("toolkit: inferring the schema of %v: %w", rt, err)
@@ -662,6 +667,57 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 		m["properties"] = map[string]any{}
 	}
 	return m, order, nil
+}
+
+// checkJSONTags refuses a json tag name encoding/json ignores (see
+// validJSONName) on the fields of rt and of the types it holds, at any
+// depth. jsonschema-go and the fast path (decode.go) take such a name as
+// the property's, while encoding/json, which decodes every input the fast
+// path does not, takes the Go field name: the schema would require a
+// property whose value never reached the field.
+func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
+	for {
+		switch rt.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			rt = rt.Elem()
+			continue
+		}
+		break
+	}
+	if rt.Kind() != reflect.Struct || seen[rt] {
+		return nil
+	}
+	seen[rt] = true
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		if name, _, _ := strings.Cut(tag, ","); name != "" && !validJSONName(name) {
+			return fmt.Errorf("toolkit: field %s of %v: json tag name %q is one encoding/json ignores (it would decode the field as %q, not as the schema's %q); use letters, digits, spaces and !#$%%&()*+-./:;<=>?@[]^_{|}~", f.Name, rt, name, f.Name, name)
+		}
+		if err := checkJSONTags(f.Type, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validJSONName is encoding/json's isValidTag: a json tag name it does
+// not ignore.
+func validJSONName(s string) bool {
+	for _, c := range s {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return s != ""
 }
 
 // applyTags honours the struct tags jsonschema-go does not read, on the

@@ -1,0 +1,79 @@
+package toolkit_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// A json tag name encoding/json rejects (a backslash, a quote, a comma-free
+// name with characters it refuses) named the schema's property and the
+// fast path's key, while encoding/json ignores such a tag and uses the Go
+// field name: a struct decoded by encoding/json (any non-flat one) got the
+// zero value for a field the schema made required. The tag is refused at
+// registration; until it was, the value the model sent was lost.
+func TestInvalidJSONTagName(t *testing.T) {
+	type quoted struct {
+		Q    string   `json:"q'"`
+		Tags []string `json:"tags,omitempty"` // not flat: encoding/json decodes
+	}
+	type backslash struct {
+		Q    string   `json:"a\\b"`
+		Tags []string `json:"tags,omitempty"`
+	}
+	type inner struct {
+		Q string `json:"q\""`
+	}
+	type nested struct {
+		Items []inner `json:"items"`
+	}
+	cases := []struct {
+		name, field, tag string
+		tool             *toolkit.Tool
+		input            map[string]any
+	}{
+		{"quote", "Q", `q'`, toolkit.Func("quote", "Q.", func(_ context.Context, in quoted) (string, error) { return in.Q, nil }),
+			map[string]any{"q'": "hi"}},
+		{"backslash", "Q", `a\b`, toolkit.Func("backslash", "B.", func(_ context.Context, in backslash) (string, error) { return in.Q, nil }),
+			map[string]any{`a\b`: "hi"}},
+		{"nested", "Q", `q"`, toolkit.Func("nested", "N.", func(_ context.Context, in nested) (string, error) {
+			if len(in.Items) != 1 {
+				return "", nil
+			}
+			return in.Items[0].Q, nil
+		}), map[string]any{"items": []any{map[string]any{`q"`: "hi"}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tk := newToolkit(t, nil)
+			err := tk.Add(c.tool)
+			if err == nil {
+				// Accepted: the property the schema names must reach the tool.
+				r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "c1", Name: c.tool.Name, Input: c.input})
+				t.Fatalf("Add accepted json tag %q; the call's final is %q (%s) with text %q, want the tag refused", c.tag, r.final.State, r.final.Code, r.chunkText())
+			}
+			for _, want := range []string{"field " + c.field, strconv.Quote(c.tag), "encoding/json"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Add error %q does not mention %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// Names encoding/json accepts stay accepted: punctuation it allows, "-"
+// spelled "-,", and an empty name (the field's own).
+func TestValidJSONTagNames(t *testing.T) {
+	type in struct {
+		A string `json:"a-b.c/d:e@f"`
+		B string `json:"-,"`
+		C string `json:",omitempty"`
+		D string `json:"ünï"`
+	}
+	if _, err := toolkit.SchemaFor[in](); err != nil {
+		t.Fatal(err)
+	}
+}
