@@ -78,7 +78,12 @@
 // description; --json for JSON). With --session it prints the exact
 // <agent-skills> prompt for that session's active groups, as the model is
 // to see it, or nothing when no skill is visible. The bodies stay on the
-// workers: the model reads one with the Skill tool.
+// workers: the model reads one with the Skill tool. On a fleet with no
+// skill, `skills` says so on stderr (skills come from the workers' skills
+// directories) and exits 0, as `groups` does for groups. `instructions`
+// prints a session's system prompt (its active groups' instructions, then
+// its <agent-skills> prompt); when there is none it says so on stderr,
+// stdout staying empty for scripts, and exits 0.
 //
 // # What the fleet says, on the terminal
 //

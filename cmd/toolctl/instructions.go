@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/toolbus/toolbus/skill"
@@ -58,8 +59,16 @@ func (o *instructionsOptions) run(ctx context.Context, e *env, args []string) in
 			parts = append(parts, p)
 		}
 	}
-	if len(parts) > 0 {
-		fmt.Fprintln(e.stdout, printableText(strings.Join(parts, "\n\n")))
+	if len(parts) == 0 {
+		// On stderr, as groups and skills say they have none: stdout
+		// stays empty for a script that pastes it into a prompt.
+		session := "the default session"
+		if o.session != "" {
+			session = "session " + strconv.Quote(o.session)
+		}
+		fmt.Fprintf(e.stderr, "toolctl: nothing goes in %s's system prompt: its active groups have no instructions and it sees no skill\n", session)
+		return exitOK
 	}
+	fmt.Fprintln(e.stdout, printableText(strings.Join(parts, "\n\n")))
 	return exitOK
 }

@@ -64,6 +64,10 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 		return e.printJSON(out)
 	}
+	if len(skills) == 0 {
+		fmt.Fprintln(e.stderr, noSkills)
+		return exitOK
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tGROUP\tDIR\tDESCRIPTION")
 	for _, s := range skills {
@@ -72,6 +76,10 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 	tw.Flush()
 	return exitOK
 }
+
+// noSkills says that no worker of the fleet announces a skill (on stderr,
+// as groups says it has none, stdout staying empty for scripts).
+const noSkills = "toolctl: the fleet has no skills: a worker loads them from the skills directories of its configuration (skills:; see README: Skills)"
 
 // skillRow is a skill's line of the table. Its name and directory come
 // from a worker's skills directory, which may hold anything: they are
