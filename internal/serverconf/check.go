@@ -79,7 +79,7 @@ func (c *fileCheck) config(file string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	text := string(data)
+	text := uncommented(string(data))
 	for _, m := range fileKeyRE.FindAllStringSubmatch(text, -1) {
 		name := m[2] + m[3] + m[4]
 		if strings.EqualFold(m[1], "operator") && !exists(name) {
@@ -100,6 +100,48 @@ func (c *fileCheck) config(file string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// uncommented is text without its comments, as nats-server's lexer
+// reads them: from a "#" or "//" outside quotes, at a line's start or
+// after a space, tab or one of "{[,;" (elsewhere, as in abc#def or
+// nats://host, they are part of an unquoted value), to the line's end.
+// Keys written in comments name no files: the server.conf toolctl auth
+// init writes names its roles' commands in its header ("operator
+// toolctl ...").
+func uncommented(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	for line := range strings.Lines(text) {
+		quote, esc := byte(0), false
+		cut := len(line)
+	scan:
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case quote != 0:
+				switch {
+				case esc:
+					esc = false
+				case c == '\\' && quote == '"':
+					esc = true
+				case c == quote:
+					quote = 0
+				}
+			case c == '"' || c == '\'':
+				quote = c
+			case (c == '#' || c == '/' && i+1 < len(line) && line[i+1] == '/') &&
+				(i == 0 || strings.IndexByte(" \t{[,;", line[i-1]) >= 0):
+				cut = i
+				break scan
+			}
+		}
+		b.WriteString(line[:cut])
+		if cut < len(line) && strings.HasSuffix(line, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 func exists(path string) bool {
