@@ -18,8 +18,11 @@ import (
 // as it is), an approval that expires leaves the server's marker under
 // its key. Approve read any marker newer than the pending call as a use
 // of an approval (ErrApprovalUsed: "the call ran"), so the ask of a call
-// that never ran could not be approved. Here the call asks while an
-// approval too old for the guard is still stored, which then expires.
+// that never ran could not be approved. Here the call asks while a value
+// under the approval's key that is no approval (a field toolbus does not
+// write: refused, ErrUnreadable) is still stored, which then expires. (An
+// approval too old for the guard would not do: a KVStore's approvals are
+// aged on the server's clock, and the bucket's max age removes them.)
 func TestApproveAfterAnUnusedApprovalExpired(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -34,8 +37,10 @@ func TestApproveAfterAnUnusedApprovalExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := Approval{Session: "s", CallID: "c1", Tool: "deploy", Digest: digest, By: "alice", Created: time.Now().Add(-2 * time.Hour).UTC()}
-	b, _ := json.Marshal(old)
+	b, _ := json.Marshal(struct {
+		Approval
+		Note string `json:"note"`
+	}{Approval{Session: "s", CallID: "c1", Tool: "deploy", Digest: digest, By: "alice", Created: time.Now().UTC()}, "not toolbus's"})
 	if _, err := st.approvals.Create(ctx, approvalKey("s", "c1"), b, jetstream.KeyTTL(time.Second)); err != nil {
 		t.Fatal(err)
 	}

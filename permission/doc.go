@@ -186,7 +186,24 @@
 //     the worker that creates it: toolctl only binds the buckets
 //     (KVConfig.BindOnly), a store asked
 //     for another TTL than its existing bucket's is an error, and a Guard
-//     without one uses the bucket's). The bucket holds at most
+//     without one uses the bucket's). Their age is judged on one clock,
+//     never the Created its writer stamped with its own clock against
+//     the reader's (machines' clocks may be minutes or hours apart: an
+//     approval given on a machine behind expired early, a call asked on
+//     one behind looked expired to an operator ahead, and Approve said
+//     ErrNoPending). A MemoryStore's are aged on the Guard's clock
+//     (Options.Now; one process, one clock). A KVStore's are aged on the
+//     server's: when the bucket's max age is no longer than the Guard's
+//     ApprovalTTL (the default: the same), the bucket removes them on
+//     the server's clock and a record it still holds is in time, with no
+//     request of its own; with a shorter ApprovalTTL, a record's age is
+//     the server's time now (the approvals stream's information, asked
+//     once when a record is judged: an approval found, a listing, an
+//     approval given, an id pending with another input) less the
+//     server's stamp of its message (Pending.Stored, Approval.Stored). So
+//     a pending call asked again, or restored after an approval that
+//     could not be stored, counts from then. Created is for people to
+//     read. The bucket holds at most
 //     DefaultApprovalsMaxBytes (256 MiB), of which pending calls fill at
 //     most three quarters: past that a call is still answered
 //     approval_required but is not recorded as pending (nor offered for

@@ -27,8 +27,11 @@ type Options struct {
 	// WorkingDirs are trusted by ModeAcceptEdits; relative file paths are
 	// resolved against the first.
 	WorkingDirs []string
-	// ApprovalTTL: an approval older than this is ignored; 0 means what
-	// the store keeps (KVStore.ApprovalTTL), else DefaultApprovalTTL.
+	// ApprovalTTL: an approval older than this is ignored, and a pending
+	// call is no longer listed nor approvable; 0 means what the store
+	// keeps (KVStore.ApprovalTTL), else DefaultApprovalTTL. Ages are on
+	// the store's clock (a KVStore's server's; see the package doc), on
+	// Now for a MemoryStore.
 	ApprovalTTL time.Duration
 	// CheckTimeout bounds a call's whole permission check (its policy,
 	// its approval and the approval's use, the record of its ask) when
@@ -306,7 +309,14 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 	if err != nil {
 		return false, g.stateError(ctx, "could not read approvals", err)
 	}
-	if !ok || g.opts.Now().Sub(a.Created) > g.opts.ApprovalTTL {
+	if !ok {
+		return false, nil
+	}
+	past, err := g.expiry(ctx)
+	if err != nil {
+		return false, g.stateError(ctx, "could not age the approval", err)
+	}
+	if past(a.Created, a.Stored) {
 		return false, nil
 	}
 	if a.Tool != call.Name || a.Digest != digest {
@@ -361,10 +371,17 @@ func (g *Guard) recordPending(ctx context.Context, call *toolkit.Call, d Decisio
 	// decided or expires: a human may be reviewing it, and an approval is
 	// for what the human saw, not for what was sent under the id since.
 	if old, err := g.store.FindPending(ctx, p.Session, p.CallID); err == nil && len(old) == 1 &&
-		(old[0].Digest != digest || old[0].Tool != p.Tool) && p.Created.Sub(old[0].Created) <= g.opts.ApprovalTTL {
-		g.opts.Logger.Warn("permission: a pending call was sent again with another tool or input; the pending call stays",
-			"session", call.Session, "call", call.Key(), "tool", call.Name)
-		return errPendingOther
+		(old[0].Digest != digest || old[0].Tool != p.Tool) {
+		past, err := g.expiry(ctx)
+		if err != nil {
+			g.opts.Logger.Error("permission: could not record a pending call", "session", call.Session, "call", call.Key(), "err", err)
+			return err // not written over what may be a live ask
+		}
+		if !past(old[0].Created, old[0].Stored) {
+			g.opts.Logger.Warn("permission: a pending call was sent again with another tool or input; the pending call stays",
+				"session", call.Session, "call", call.Key(), "tool", call.Name)
+			return errPendingOther
+		}
 	}
 	if err := g.store.PutPending(ctx, p); err != nil {
 		g.opts.Logger.Error("permission: could not record a pending call", "session", call.Session, "call", call.Key(), "err", err)
@@ -435,7 +452,13 @@ func (g *Guard) ListPending(ctx context.Context, session string, limit int) (ps 
 		return nil, false, errors.New("permission: the limit must be positive")
 	}
 	ps, more, err = g.store.ListPending(ctx, session, limit)
-	now := g.opts.Now()
+	if err != nil || len(ps) == 0 {
+		return ps, more, err
+	}
+	past, err := g.expiry(ctx)
+	if err != nil {
+		return nil, false, err
+	}
 	policies := map[string]*Policy{} // by session; nil: unreadable
 	allowed := func(p Pending) bool {
 		pol, ok := policies[p.Session]
@@ -447,7 +470,7 @@ func (g *Guard) ListPending(ctx context.Context, session string, limit int) (ps 
 		}
 		return pol != nil && allowedNow(p, *pol)
 	}
-	return slices.DeleteFunc(ps, func(p Pending) bool { return now.Sub(p.Created) > g.opts.ApprovalTTL || allowed(p) }), more, err
+	return slices.DeleteFunc(ps, func(p Pending) bool { return past(p.Created, p.Stored) || allowed(p) }), more, nil
 }
 
 // allowedNow reports whether pol surely lets p's call run when it is sent
@@ -502,8 +525,13 @@ func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approv
 		if err != nil {
 			return Approval{}, err
 		}
-		now := g.opts.Now()
-		ps = slices.DeleteFunc(ps, func(p Pending) bool { return now.Sub(p.Created) > g.opts.ApprovalTTL })
+		if len(ps) > 0 {
+			past, err := g.expiry(ctx)
+			if err != nil {
+				return Approval{}, err
+			}
+			ps = slices.DeleteFunc(ps, func(p Pending) bool { return past(p.Created, p.Stored) })
+		}
 		switch len(ps) {
 		case 0:
 			return Approval{}, fmt.Errorf("%w %q", ErrNoPending, callID)
@@ -512,7 +540,7 @@ func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approv
 			return Approval{}, fmt.Errorf("%w %q: name the session", ErrAmbiguous, callID)
 		}
 		p := ps[0]
-		a := Approval{Session: p.Session, CallID: p.CallID, Tool: p.Tool, Digest: p.Digest, By: by, Created: now.UTC()}
+		a := Approval{Session: p.Session, CallID: p.CallID, Tool: p.Tool, Digest: p.Digest, By: by, Created: g.opts.Now().UTC()}
 		approved, err := g.store.ApprovePending(ctx, p, a)
 		if errors.Is(err, ErrApprovalUsed) {
 			return Approval{}, fmt.Errorf("%w %q: %w", ErrNoPending, callID, err)
@@ -526,6 +554,48 @@ func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approv
 		// Approved, run, or asked again since it was read: read again.
 	}
 	return Approval{}, fmt.Errorf("permission: approving call %q: it kept changing while it was approved", callID)
+}
+
+// storeClock is a Store with a clock of its own, which stamps the
+// records it reads (Pending.Stored, Approval.Stored) and expires them
+// after ApprovalTTL: a KVStore, on its server's clock.
+type storeClock interface {
+	ApprovalTTL() time.Duration
+	storeNow(ctx context.Context) (time.Time, error)
+}
+
+// expiry returns the test of whether a pending call or approval, created
+// on its writer's clock and stored on the store's, is past
+// Options.ApprovalTTL. Its writer may be another machine, whose clock
+// may be off this one's by minutes or hours: a store with a clock of its
+// own (storeClock) ages records on that clock alone. One that expires
+// them itself within the guard's TTL (a KVStore's bucket max age) holds
+// none past it, so none is judged and nothing is asked; with a shorter
+// TTL, a record's age is the server's time now (asked once, here) less
+// its stamp. A server that stamps nothing (before nats-server 2.10) has
+// records aged by Created on this machine's clock, as a MemoryStore's
+// (one process, one clock) are.
+func (g *Guard) expiry(ctx context.Context) (past func(created, stored time.Time) bool, err error) {
+	ttl := g.opts.ApprovalTTL
+	sc, ok := g.store.(storeClock)
+	if !ok {
+		now := g.opts.Now()
+		return func(created, _ time.Time) bool { return now.Sub(created) > ttl }, nil
+	}
+	if keeps := sc.ApprovalTTL(); keeps > 0 && keeps <= ttl {
+		return func(time.Time, time.Time) bool { return false }, nil
+	}
+	server, err := sc.storeNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := g.opts.Now()
+	return func(created, stored time.Time) bool {
+		if server.IsZero() || stored.IsZero() {
+			return now.Sub(created) > ttl
+		}
+		return server.Sub(stored) > ttl
+	}, nil
 }
 
 // maxClaimAttempts bounds Approve's reads of a pending call that changes

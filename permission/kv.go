@@ -97,7 +97,7 @@ const DefaultApprovalsMaxBytes = 256 << 20
 // just-made approval a moment late and answer approval_required once more);
 // on a single server they are.
 type KVStore struct {
-	js          jetstream.JetStream // reads values with their headers (getJSON)
+	js          jetstream.JetStream // reads values with their headers (readJSON)
 	policies    jetstream.KeyValue  // nil: not created yet (KVConfig.BindOnly)
 	approvals   jetstream.KeyValue  // nil: not created yet (KVConfig.BindOnly)
 	approvalTTL time.Duration       // the approvals bucket's max age
@@ -396,7 +396,7 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 		if err != nil || !e.Found {
 			return nil, err
 		}
-		p.Revision, p.Asked = e.Revision, askedHeader(e.Header)
+		p.Revision, p.Asked, p.Stored = e.Revision, askedHeader(e.Header), e.Created
 		return []Pending{p}, nil
 	}
 	id := wire.KeyToken(callID)
@@ -418,7 +418,7 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 		} else if err != nil {
 			return nil, err
 		} else if e.Found && k == pendingKey(p.Session, p.CallID) {
-			p.Revision, p.Asked = e.Revision, askedHeader(e.Header)
+			p.Revision, p.Asked, p.Stored = e.Revision, askedHeader(e.Header), e.Created
 			out = append(out, p)
 		}
 	}
@@ -457,7 +457,7 @@ func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([
 			more = true
 			return false
 		}
-		p.Revision = e.Revision()
+		p.Revision, p.Stored = e.Revision(), e.Created()
 		out = append(out, p)
 		return true
 	})
@@ -649,12 +649,37 @@ func (s *KVStore) LoadApproval(ctx context.Context, session, callID string) (App
 	if err := checkKeys(session, callID); err != nil {
 		return a, false, err
 	}
-	rev, ok, err := s.getJSON(ctx, s.approvals, approvalKey(session, callID), &a)
-	if err == nil && ok && (a.Session != session || a.CallID != callID) {
+	e, err := s.readJSON(ctx, s.approvals, approvalKey(session, callID), &a)
+	if err != nil || !e.Found {
+		return Approval{}, false, err
+	}
+	if a.Session != session || a.CallID != callID {
 		return Approval{}, false, fmt.Errorf("permission: the approval under %s is of session %q, call %q: not the key's, and is not used", approvalKey(session, callID), a.Session, a.CallID)
 	}
-	a.Revision = rev
-	return a, ok, err
+	a.Revision, a.Stored = e.Revision, e.Created
+	return a, true, nil
+}
+
+// storeNow is the server's time now, as the approvals bucket's stream
+// information stamps it (zero from a server before nats-server 2.10,
+// which does not): what a Guard ages a record's Stored stamp against
+// when its ApprovalTTL is shorter than the bucket's max age. One request
+// to the stream leader, made again within ctx while there is none.
+func (s *KVStore) storeNow(ctx context.Context) (time.Time, error) {
+	if s.approvals == nil {
+		return time.Time{}, errNoApprovals
+	}
+	now, err := kv.RetryEach(ctx, s.js, kv.ReadTry, func(ctx context.Context) (time.Time, error) {
+		st, err := s.js.Stream(ctx, "KV_"+s.approvals.Bucket())
+		if err != nil {
+			return time.Time{}, err
+		}
+		return st.CachedInfo().TimeStamp, nil
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("permission: asking the server's time: %w", err)
+	}
+	return now, nil
 }
 
 // ConsumeApproval implements Store.
@@ -677,7 +702,7 @@ func (s *KVStore) ConsumeApproval(ctx context.Context, a Approval) (bool, error)
 	return false, fmt.Errorf("permission: consuming an approval: %w", err)
 }
 
-// unreadableError is a stored value getJSON refuses: a server's answer a
+// unreadableError is a stored value readJSON refuses: a server's answer a
 // caller had stored under the key (kv.ErrForged), or a value that is not
 // exactly the JSON this build writes there. rev is its revision, so a
 // writer can replace it by compare-and-set.
@@ -703,24 +728,15 @@ func (e *unreadableError) Is(target error) bool { return target == ErrUnreadable
 // approval so refused is no approval.
 var ErrUnreadable = errors.New("permission: the stored value was not written by toolbus")
 
-// getJSON reads key into v; rev is 0 and ok false when the key is absent.
-// The value is read with its stored headers (kv.Get) and decoded
-// strictly (decodeStrict): NATS does not check a request's reply subject,
-// so any client may have the server store its answer to a request of its
-// own under any key (subjects.md: Permission state). Such a value is an
-// error (*unreadableError), never a policy, a pending call, an approval
-// or their absence: a policy that cannot be trusted must not read as a
-// looser one.
-func (s *KVStore) getJSON(ctx context.Context, b jetstream.KeyValue, key string, v any) (rev uint64, ok bool, err error) {
-	e, err := s.readJSON(ctx, b, key, v)
-	if err != nil || !e.Found {
-		return 0, false, err
-	}
-	return e.Revision, true, nil
-}
-
-// readJSON is getJSON, answering with the entry read (its Revision and
-// stored Header; Found false when the key is absent).
+// readJSON reads key into v, answering with the entry read (its
+// Revision, its server stamp Created and its stored Header; Found false
+// when the key is absent). The value is read with its stored headers
+// (kv.Get) and decoded strictly (decodeStrict): NATS does not check a
+// request's reply subject, so any client may have the server store its
+// answer to a request of its own under any key (subjects.md: Permission
+// state). Such a value is an error (*unreadableError), never a policy, a
+// pending call, an approval or their absence: a policy that cannot be
+// trusted must not read as a looser one.
 func (s *KVStore) readJSON(ctx context.Context, b jetstream.KeyValue, key string, v any) (kv.Entry, error) {
 	// A cluster without a leader for the moment (an election, nodes
 	// restarting) is waited out within ctx, as the group state's reads do,

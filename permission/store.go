@@ -58,6 +58,11 @@ type Pending struct {
 	// Revision is the store's version of the pending call, set by
 	// FindPending, used by ApprovePending.
 	Revision uint64 `json:"-" msgpack:"-"`
+	// Stored is when the store stored it, on the store's clock (a
+	// KVStore: the server's stamp of its message), set by FindPending and
+	// ListPending; zero from a MemoryStore. Its age is judged by it, not
+	// by Created, which the worker that asked wrote with its own clock.
+	Stored time.Time `json:"-" msgpack:"-"`
 }
 
 // askedAt is the revision of the ask p records: its own, or that of the
@@ -84,6 +89,11 @@ type Approval struct {
 	// Revision is the store's version of the approval, set by
 	// LoadApproval, used by ConsumeApproval.
 	Revision uint64 `json:"-" msgpack:"-"`
+	// Stored is when the store stored it, on the store's clock (a
+	// KVStore: the server's stamp of its message), set by LoadApproval;
+	// zero from a MemoryStore. Its age is judged by it, not by Created,
+	// which the approver wrote with its own clock.
+	Stored time.Time `json:"-" msgpack:"-"`
 }
 
 // Store keeps per-session policies, pending calls and approvals. A
