@@ -102,7 +102,10 @@ func slowRouteFleet(t *testing.T, hb time.Duration) (maxPayload int, call func(i
 	if err := ghost.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, natstest.Connect(t, es), &bus.ClientOptions{MaxAttempts: 1, Heartbeat: hb})
+	// Heartbeats every hb, but a stall only after 5s: a loaded machine
+	// may leave a call's frames 3 hb apart (the default stall), while a
+	// final dropped as an old frame still ends the call worker_lost.
+	c := newClient(t, natstest.Connect(t, es), &bus.ClientOptions{MaxAttempts: 1, Heartbeat: hb, StallTimeout: 5 * time.Second})
 	return int(ncA.MaxPayload()), func(input map[string]any) (*toolkit.Response, int64) {
 		done := make(chan *toolkit.Response, 1)
 		go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{Name: "put", Session: "s", Input: input}) }()
@@ -119,7 +122,9 @@ func slowRouteFleet(t *testing.T, hb time.Duration) (maxPayload int, call func(i
 // the first worker sent heartbeats (seq 1..n) carries Toolbus-Seq-After,
 // and the worker that runs it numbers its frames after them: numbered
 // afresh, its final would be dropped as an old frame and the call, which
-// ran, end worker_lost at the stall timeout.
+// ran, end worker_lost at the stall timeout (5s here: the default, 3
+// heartbeats, ended calls on a loaded machine before they were passed
+// on).
 func TestUnservedAfterHeartbeats(t *testing.T) {
 	_, call := slowRouteFleet(t, 50*time.Millisecond)
 	r, ranB := call(map[string]any{"value": "x"})

@@ -19,7 +19,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -141,40 +140,35 @@ func TestReliabilityKillWorker(t *testing.T) {
 	observer := connect(nil)
 	waitInstances(t, observer, "w1", "w2")
 	n := 0
-	// kill kills one worker once calls run on both, and starts another.
-	kill := func(after time.Duration) time.Time {
-		time.Sleep(after)
-		name := fmt.Sprint("w", len(workers)+n-1)
-		for id, w := range workers {
-			name = id
-			w.cmd.Process.Kill()
-			delete(workers, id)
-			break
-		}
-		killed := time.Now()
-		n++
-		id := fmt.Sprint("w", len(workers)+n+1)
-		workers[id] = clusterWorker(t, cl, cfg, id)
-		t.Logf("killed %s, started %s", name, id)
-		return killed
+	// kill kills one worker after a while (calls then run on both) and
+	// starts another; the returned channel is closed once that one is
+	// ready. Each subtest waits for it, so no two run at once.
+	kill := func(after time.Duration) (replaced <-chan struct{}) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			time.Sleep(after)
+			name := ""
+			for id, w := range workers {
+				name = id
+				w.cmd.Process.Kill()
+				delete(workers, id)
+				break
+			}
+			n++
+			id := fmt.Sprint("w", len(workers)+n+1)
+			workers[id] = clusterWorker(t, cl, cfg, id)
+			t.Logf("killed %s, started %s", name, id)
+		}()
+		return done
 	}
 
 	t.Run("core", func(t *testing.T) {
 		c := connect(&bus.ClientOptions{MaxAttempts: 1, Heartbeat: 100 * time.Millisecond})
-		var killed atomic.Value
-		go func() { killed.Store(kill(700 * time.Millisecond)) }()
-		var lostAfter []time.Duration
-		var mu sync.Mutex
+		defer func(replaced <-chan struct{}) { <-replaced }(kill(700 * time.Millisecond))
 		rs := load(t, c, 20, 20, func(i int) toolkit.ToolCall {
 			return toolkit.ToolCall{ID: fmt.Sprint("core-", i), Name: "sleep", Input: map[string]any{"seconds": 2}}
 		})
-		for _, r := range rs {
-			if r.Code == toolkit.CodeWorkerLost {
-				mu.Lock()
-				lostAfter = append(lostAfter, time.Since(killed.Load().(time.Time)))
-				mu.Unlock()
-			}
-		}
 		got := codes(rs)
 		if got[toolkit.CodeWorkerLost] == 0 || got[""] == 0 || got[""]+got[toolkit.CodeWorkerLost] != 20 {
 			t.Fatalf("finals by code %v: want worker_lost for the killed worker's calls, success for the others", got)
@@ -184,7 +178,7 @@ func TestReliabilityKillWorker(t *testing.T) {
 
 	t.Run("core retried", func(t *testing.T) {
 		c := connect(&bus.ClientOptions{Heartbeat: 100 * time.Millisecond})
-		go kill(700 * time.Millisecond)
+		defer func(replaced <-chan struct{}) { <-replaced }(kill(700 * time.Millisecond))
 		rs := load(t, c, 20, 20, func(i int) toolkit.ToolCall {
 			return toolkit.ToolCall{ID: fmt.Sprint("retried-", i), Name: "sleep", Input: map[string]any{"seconds": 2}}
 		})
@@ -201,7 +195,7 @@ func TestReliabilityKillWorker(t *testing.T) {
 
 	t.Run("durable", func(t *testing.T) {
 		c := connect(&bus.ClientOptions{Heartbeat: 100 * time.Millisecond})
-		go kill(700 * time.Millisecond)
+		defer func(replaced <-chan struct{}) { <-replaced }(kill(700 * time.Millisecond))
 		rs := load(t, c, 20, 20, func(i int) toolkit.ToolCall {
 			return toolkit.ToolCall{ID: fmt.Sprint("durable-", i), Name: "sleep", Durable: true, Input: map[string]any{"seconds": 2}}
 		})

@@ -64,7 +64,7 @@ func ServerWith(t testing.TB, adjust func(*server.Options)) *server.Server {
 // test ends (before the server shuts down).
 func Conn(t testing.TB, s *server.Server) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect("", nats.InProcessServer(s))
+	nc, err := nats.Connect("", nats.InProcessServer(s), nats.Timeout(connectTimeout))
 	if err != nil {
 		t.Fatalf("connecting in-process: %v", err)
 	}
@@ -75,7 +75,7 @@ func Conn(t testing.TB, s *server.Server) *nats.Conn {
 // URLConn connects over TCP; closed when the test ends.
 func URLConn(t testing.TB, url string) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.Timeout(connectTimeout))
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", url, err)
 	}
@@ -377,10 +377,15 @@ func Embedded(t testing.TB, tcp bool) *embedded.Server {
 	return s
 }
 
+// connectTimeout bounds a test connection's handshake: 10s, not
+// nats.go's 2s, which a loaded machine (the whole suite beside a bench)
+// went past ("read pipe: i/o timeout"), which no test is about.
+const connectTimeout = 10 * time.Second
+
 // Connect connects to an embedded server; closed when the test ends.
 func Connect(t testing.TB, s *embedded.Server) *nats.Conn {
 	t.Helper()
-	nc, err := s.Connect()
+	nc, err := s.Connect(nats.Timeout(connectTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
