@@ -49,10 +49,13 @@ func TestKeepLatestWithClockOff(t *testing.T) {
 	for _, off := range []time.Duration{time.Minute, -time.Minute} {
 		r.now = func() time.Time { return time.Now().Add(off) }
 
-		// Attempt 1 taken, then attempt 2 (its caller's resending)
-		// ends first and keeps its final: attempt 1's is not kept.
+		// Attempt 1 taken, then attempt 2 (its caller's resending, a
+		// stall timeout or more later: a second here, far more than a
+		// read of the server takes) ends first and keeps its final:
+		// attempt 1's is not kept.
 		key := fmt.Sprint("resent", off > 0)
-		started := r.now()
+		started, taken := r.now(), time.Now()
+		natstest.WaitFor(t, "a second past attempt 1's start", func() bool { return time.Since(taken) > time.Second })
 		keep2(key)
 		if rev, ok := r.keepLatest(nc, key, key, toolkit.Final(key, "", "attempt 1"), &meta, slog.Default(), &failed, 1, started); rev != 0 || !ok {
 			t.Errorf("clock off by %v: attempt 1 ending after attempt 2 kept its final: revision %d, ok %v; want not kept", off, rev, ok)

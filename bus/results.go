@@ -201,21 +201,25 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 // clock, which may be off it by minutes (a VM's): ages are compared, the
 // final's on the server's clock (a fresh stamp of the server's, the
 // results stream's information answered, less created) and the call's on
-// the worker's (its clock once that answer came, less started). The
-// answer takes a moment to come, counted in the call's age: a final
-// stored within that moment of the call's start is taken as stored after
-// it (kept, as what may be a later attempt's), as is every final when the
-// server stamps no answer (before nats-server 2.10). An error: the
-// server could not be asked.
+// the worker's (its clock as it asked, less started). The server stamps
+// its answer after the worker asked, so a final stored before the call
+// began is always found older than the call (an earlier call's under a
+// reused id, written over however recently it was kept); one stored
+// after it is found younger unless it was stored within the answer's
+// time of the call's start (a later attempt's comes a stall timeout or
+// more after). Every final is taken as stored after it when the server
+// stamps no answer (before nats-server 2.10). An error: the server could
+// not be asked.
 func (r *results) storedSince(created, started time.Time) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	asked := r.now()
 	st, err := r.js.Stream(ctx, "KV_"+r.kv.Bucket())
 	if err != nil {
 		return false, fmt.Errorf("asking the server's time: %w", err)
 	}
-	now, at := r.now(), st.CachedInfo().TimeStamp
-	return at.IsZero() || at.Sub(created) < now.Sub(started), nil
+	at := st.CachedInfo().TimeStamp
+	return at.IsZero() || at.Sub(created) < asked.Sub(started), nil
 }
 
 // keptAttemptOf is the attempt a kept final is of (wire.HeaderAttempt);
