@@ -461,8 +461,20 @@ func (d *durablePath) stop() {
 		// a stopped worker leaves the connection as it found it. Drained,
 		// not stopped: the advisories pulled and not yet handled are
 		// handed back (takeExhausted), not left for exhaustedAckWait.
-		cc.Drain()
-		<-cc.Closed()
+		// Cut off from NATS, a drain waits for pulls no server ends: it
+		// is stopped then (what it held is taken again after
+		// exhaustedAckWait), and the wait is bounded either way.
+		if d.w.nc.IsConnected() {
+			cc.Drain()
+		} else {
+			cc.Stop()
+		}
+		select {
+		case <-cc.Closed():
+		case <-time.After(stopFlushTimeout):
+			cc.Stop()
+			d.w.log.Warn("bus: the exhausted stream's consumer did not close within the stop's bound", "stream", wire.StreamExhausted, "wait", stopFlushTimeout)
+		}
 	}
 	d.wg.Wait()
 	close(d.run.done)
