@@ -19,6 +19,7 @@ import (
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/regularfile"
+	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -697,7 +698,9 @@ func (c *Config) resolvePaths(dir string) {
 }
 
 // String renders the config as YAML, for logs: passwords, tokens, MCP
-// headers, environment values and OAuth client secrets are masked.
+// headers, environment values and OAuth client secrets are masked, and so
+// are the secrets of the URLs (a NATS URL's password or token, an MCP
+// server URL's password and query values: urlredact).
 func (c *Config) String() string {
 	cp := *c
 	mask := func(s *string) {
@@ -707,9 +710,16 @@ func (c *Config) String() string {
 	}
 	mask(&cp.NATS.Password)
 	mask(&cp.NATS.Token)
+	cp.NATS.URLs = slices.Clone(cp.NATS.URLs)
+	for i, u := range cp.NATS.URLs {
+		cp.NATS.URLs[i] = urlredact.URL(u)
+	}
 	cp.MCPServers = slices.Clone(cp.MCPServers)
 	for i := range cp.MCPServers {
 		s := &cp.MCPServers[i]
+		if s.URL != "" {
+			s.URL = urlredact.URL(s.URL)
+		}
 		s.Env, s.Headers = maskValues(s.Env), maskValues(s.Headers)
 		if s.OAuth != nil {
 			o := *s.OAuth

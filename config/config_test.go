@@ -361,3 +361,27 @@ func TestLoadHomePaths(t *testing.T) {
 		}
 	}
 }
+
+// String hides the secrets a URL carries: a NATS URL's password or
+// token (nats://user:password@host, nats://token@host), an MCP server
+// URL's password and query values (hosted servers take API keys there).
+func TestStringHidesURLSecrets(t *testing.T) {
+	yaml := "nats:\n  urls: ['nats://alice:natspw-s3cret@a:4222', 'nats://tok-s3cret@b:4222']\n" +
+		"mcp_servers:\n  - name: m\n    url: 'https://bob:mcppw-s3cret@mcp.example/mcp?api_key=key-s3cret&v=2'\n"
+	cfg, err := config.Parse("w.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.String()
+	if strings.Contains(s, "s3cret") {
+		t.Errorf("String shows a URL's secret:\n%s", s)
+	}
+	for _, shown := range []string{"alice:***@a:4222", "***@b:4222", "bob:***@mcp.example/mcp?api_key=***&v=***"} {
+		if !strings.Contains(s, shown) {
+			t.Errorf("String lacks %q:\n%s", shown, s)
+		}
+	}
+	if cfg.NATS.URLs[0] != "nats://alice:natspw-s3cret@a:4222" || !strings.Contains(cfg.MCPServers[0].URL, "key-s3cret") {
+		t.Error("String changed the config")
+	}
+}

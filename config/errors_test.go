@@ -393,3 +393,32 @@ func TestNamesAtTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An invalid URL is named in its error without the secrets it carries
+// (the error goes to stderr and the logs): its password or token, an
+// MCP server URL's query values.
+func TestRejectedURLHidesSecrets(t *testing.T) {
+	for _, tt := range []struct{ yaml, want string }{
+		{"nats:\n  urls: ['nats://alice:pw-s3cret@a:notaport']\n",
+			`w.yaml:2: nats.urls[0]: invalid URL "nats://alice:***@a:notaport": invalid port ":notaport" after host`},
+		{"nats:\n  urls: ['nats://alice:pw s3cret@a:4222']\n",
+			`w.yaml:2: nats.urls[0]: invalid URL "nats://alice:***@a:4222": net/url: invalid userinfo`},
+		{"nats:\n  urls: ['http://tok-s3cret@a:4222']\n",
+			`w.yaml:2: nats.urls[0]: invalid URL "http://***@a:4222": scheme "http" is not one of nats, tls, ws, wss`},
+		{"nats:\n  urls: ['alice:pw-s3cret@a:99999']\n",
+			`w.yaml:2: nats.urls[0]: invalid URL "alice:***@a:99999": invalid port "99999"`},
+		{"mcp_servers:\n  - name: a\n    url: 'ftp://bob:pw-s3cret@x/?api_key=key-s3cret'\n",
+			`w.yaml:3: mcp_servers[0].url: invalid URL "ftp://bob:***@x/?api_key=***": scheme "ftp" is not one of http, https`},
+		{"mcp_servers:\n  - name: a\n    url: 'https://x:notaport/?api_key=key-s3cret'\n",
+			`w.yaml:3: mcp_servers[0].url: invalid URL "https://x:notaport/?api_key=***": invalid port ":notaport" after host`},
+	} {
+		_, err := config.Parse("w.yaml", []byte(tt.yaml))
+		if err == nil {
+			t.Errorf("%q accepted", tt.yaml)
+			continue
+		}
+		if err.Error() != tt.want {
+			t.Errorf("%q:\nerr  %v\nwant %s", tt.yaml, err, tt.want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/regularfile"
+	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
@@ -134,7 +135,7 @@ func (k *checker) nats() {
 	n := k.c.NATS
 	for i, u := range n.URLs {
 		if err := checkURL(u, "nats", "tls", "ws", "wss"); err != nil {
-			k.fail(fmt.Sprintf("nats.urls[%d]", i), "invalid URL %q: %v", u, err)
+			k.fail(fmt.Sprintf("nats.urls[%d]", i), "invalid URL %q: %v", urlredact.URL(u), err)
 		}
 	}
 	// The errors about two keys are reported on one that is set, so
@@ -182,7 +183,9 @@ func (k *checker) nats() {
 	}
 }
 
-// checkURL accepts a URL with one of the schemes, or host:port alone.
+// checkURL accepts a URL with one of the schemes, or host:port alone. Its
+// error does not quote raw, which may carry a password: the caller names
+// the URL redacted.
 func checkURL(raw string, schemes ...string) error {
 	if raw == "" {
 		return fmt.Errorf("empty")
@@ -192,7 +195,7 @@ func checkURL(raw string, schemes ...string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("%v", strings.TrimPrefix(err.Error(), "parse "))
+		return urlParseError(err)
 	}
 	if !slices.Contains(schemes, u.Scheme) {
 		return fmt.Errorf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", "))
@@ -455,4 +458,12 @@ func (k *checker) permissions() {
 	if p.KVReplicas < 0 || p.KVReplicas > 5 {
 		k.fail("permissions.kv_replicas", "replicas must be 1 to 5, got %d", p.KVReplicas)
 	}
+}
+
+// urlParseError is url.Parse's error without the URL it quotes.
+func urlParseError(err error) error {
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

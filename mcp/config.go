@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/toolkit"
 	"gopkg.in/yaml.v3"
 )
@@ -231,7 +232,7 @@ func (c *ServerConfig) Validate() error {
 		if c.URL == "" {
 			fail("", "a %s server needs a url", c.Transport)
 		} else if err := checkHTTPURL(c.URL); err != nil {
-			fail("url", "invalid URL %q: %v", c.URL, err)
+			fail("url", "invalid URL %q: %v", urlredact.URL(c.URL), err)
 		}
 		if c.Command != "" || len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
 			fail("", "a %s server is reached by url: command, args, env and cwd are for stdio servers", c.Transport)
@@ -298,9 +299,12 @@ func (c *ServerConfig) Validate() error {
 // checkHTTPURL accepts an absolute http or https URL with a host.
 func checkHTTPURL(raw string) error {
 	u, err := url.Parse(raw)
+	ue := (*url.Error)(nil)
 	switch {
+	case errors.As(err, &ue):
+		return ue.Err // without the URL, which may carry secrets: the caller names it redacted
 	case err != nil:
-		return errors.New(strings.TrimPrefix(err.Error(), "parse "))
+		return err
 	case !strings.Contains(raw, "://"):
 		return errors.New("want an absolute http:// or https:// URL")
 	case u.Scheme != "http" && u.Scheme != "https":

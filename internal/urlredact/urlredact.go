@@ -1,0 +1,59 @@
+// Package urlredact hides the secrets a configured URL may carry, for
+// errors and logs that name the URL: the password of its user info (or
+// the user info itself when it is one word, a NATS token), and the value
+// of every query parameter (hosted MCP servers take API keys there). The
+// rest of the URL stays, so the reader still sees which URL is meant.
+//
+//	urlredact.URL("nats://alice:pw@a:4222")           // nats://alice:***@a:4222
+//	urlredact.URL("nats://token@a:4222")              // nats://***@a:4222
+//	urlredact.URL("https://m.example/mcp?api_key=k")  // https://m.example/mcp?api_key=***
+//
+// It works on the text, not on a parsed URL, so that a URL that does not
+// parse (the very one a validation error names) is redacted too.
+package urlredact
+
+import "strings"
+
+// Hidden replaces a secret.
+const Hidden = "***"
+
+// URL is raw with its secrets replaced by Hidden. A URL without a scheme
+// (host:port, user:password@host:port) is read as if it had one.
+func URL(raw string) string {
+	var scheme string
+	rest := raw
+	if i := strings.Index(raw, "://"); i >= 0 {
+		scheme, rest = raw[:i+3], raw[i+3:]
+	}
+	var frag string
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		rest, frag = rest[:i], rest[i:]
+	}
+	var query string
+	hasQuery := false
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		rest, query, hasQuery = rest[:i], rest[i+1:], true
+	}
+	authority, path := rest, ""
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		authority, path = rest[:i], rest[i:]
+	}
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		if user, _, ok := strings.Cut(authority[:at], ":"); ok {
+			authority = user + ":" + Hidden + authority[at:]
+		} else {
+			authority = Hidden + authority[at:]
+		}
+	}
+	out := scheme + authority + path
+	if hasQuery {
+		params := strings.Split(query, "&")
+		for i, p := range params {
+			if k, v, ok := strings.Cut(p, "="); ok && v != "" {
+				params[i] = k + "=" + Hidden
+			}
+		}
+		out += "?" + strings.Join(params, "&")
+	}
+	return out + frag
+}

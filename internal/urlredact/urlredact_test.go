@@ -1,0 +1,26 @@
+package urlredact_test
+
+import (
+	"testing"
+
+	"github.com/toolbus/toolbus/internal/urlredact"
+)
+
+func TestURL(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"nats://a:4222", "nats://a:4222"},
+		{"nats://alice:pw@a:4222", "nats://alice:***@a:4222"},
+		{"nats://tok@a:4222", "nats://***@a:4222"},
+		{"alice:pw@a:4222", "alice:***@a:4222"},
+		{"a:4222", "a:4222"},
+		{"nats://alice:p@w@a:4222", "nats://alice:***@a:4222"}, // an unescaped @ in the password
+		{"https://m.example/mcp?api_key=k&v=2&flag", "https://m.example/mcp?api_key=***&v=***&flag"},
+		{"https://bob:pw@m.example/a@b?k=v#frag", "https://bob:***@m.example/a@b?k=***#frag"},
+		{"https://m.example/mcp?", "https://m.example/mcp?"},
+		{"", ""},
+	} {
+		if got := urlredact.URL(tt.in); got != tt.want {
+			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
