@@ -23,6 +23,7 @@ import (
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/internal/serverconf"
+	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -182,7 +183,9 @@ func (e *env) conn() (*nats.Conn, error) {
 		case url == defaultURL:
 			hint = " (is a worker running? start one with: go run ./cmd/worker)"
 		}
-		fmt.Fprintf(e.stderr, "toolctl: cannot connect to NATS at %s: %v%s\n", url, err, hint)
+		// Named without the URLs' passwords or tokens: stderr goes to
+		// terminals, CI logs and bug reports.
+		fmt.Fprintf(e.stderr, "toolctl: cannot connect to NATS at %s: %v%s\n", urlredact.List(url), err, hint)
 		return nil, exitStatus{code}
 	}
 	e.nc = nc

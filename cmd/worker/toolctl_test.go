@@ -66,6 +66,9 @@ func TestToolctl(t *testing.T) {
 		{"bad --nats", []string{"--nats", "http://x", "tools"}, 2, "", `flag --nats: nats.urls[0]: invalid URL "http://x"`},
 		{"bad --nats after the command", []string{"tools", "--nats", "http://x"}, 2, "", `flag --nats: nats.urls[0]: invalid URL "http://x"`},
 		{"no server", []string{"--nats", "nats://127.0.0.1:1", "tools"}, 5, "", "cannot connect to NATS at nats://127.0.0.1:1"},
+		// The URL is named without its password (nor a token given as its user).
+		{"no server, password hidden", []string{"--nats", "nats://alice:pw-s3cret@127.0.0.1:1,nats://tok-s3cret@127.0.0.1:2", "tools"}, 5, "",
+			"cannot connect to NATS at nats://alice:***@127.0.0.1:1,nats://***@127.0.0.1:2: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,16 @@ package urlredact
 
 import "strings"
 
+// List is URLs, comma-separated (a NATS server list), each redacted by
+// URL.
+func List(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, u := range parts {
+		parts[i] = URL(u)
+	}
+	return strings.Join(parts, ",")
+}
+
 // Hidden replaces a secret.
 const Hidden = "***"
 

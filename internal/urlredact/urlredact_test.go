@@ -24,3 +24,9 @@ func TestURL(t *testing.T) {
 		}
 	}
 }
+
+func TestList(t *testing.T) {
+	if got, want := urlredact.List("nats://a:pw@h1:1,nats://tok@h2:2,h3:3"), "nats://a:***@h1:1,nats://***@h2:2,h3:3"; got != want {
+		t.Errorf("List = %q, want %q", got, want)
+	}
+}
