@@ -33,6 +33,7 @@ import (
 	"github.com/toolbus/toolbus/internal/buildinfo"
 	"github.com/toolbus/toolbus/internal/gcfloor"
 	"github.com/toolbus/toolbus/internal/otelenv"
+	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -583,7 +584,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		}
 	}
 	log.Info("toolbus worker ready",
-		"nats", redactURL(url), "embedded", r.srv != nil, "queue", cfg.QueueGroup, "http", r.opsAddr(),
+		"nats", urlredact.List(url), "embedded", r.srv != nil, "queue", cfg.QueueGroup, "http", r.opsAddr(),
 		"tools", strings.Join(tools, ","), "groups", cmp.Or(strings.Join(groups, ", "), "none"),
 		"try", tryLine(url, cfg.NATS, tools))
 	return r, nil
@@ -622,7 +623,7 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 	})
 	if errors.Is(err, errNoJetStream) {
 		return nil, fmt.Errorf("NATS at %s has no JetStream, where the fleet keeps sessions' active groups: enable it on the server (nats-server -js, or jetstream {} in its configuration), "+
-			"or run this worker with --group-state memory (groups then live in this worker alone)", redactURL(url))
+			"or run this worker with --group-state memory (groups then live in this worker alone)", urlredact.List(url))
 	}
 	if err != nil {
 		return nil, err
@@ -813,24 +814,6 @@ func stripUserInfo(urls string) (bare, userinfo string) {
 	return strings.Join(parts, ","), userinfo
 }
 
-// redactURL is urls (comma-separated) with the secret of each URL's user
-// info hidden (a password, or a token given as the user), for the log.
-func redactURL(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, u := range parts {
-		prefix, ui, rest := splitUserInfo(u)
-		if ui == "" {
-			continue
-		}
-		if user, _, ok := strings.Cut(ui, ":"); ok {
-			parts[i] = prefix + user + ":xxxxx@" + rest
-		} else {
-			parts[i] = prefix + "xxxxx@" + rest
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
 // splitUserInfo splits a NATS URL into what comes before its user info
 // (the scheme), the user info (without its "@"), and the rest.
 func splitUserInfo(u string) (prefix, userinfo, rest string) {
@@ -998,7 +981,7 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 	var nc *nats.Conn
 	// The URL is in every retry line and in the error that ends them: a
 	// wrong host or port shows at once.
-	err = retry(ctx, log, "connecting to NATS at "+redactURL(cfg.NATS.URL()), func() error {
+	err = retry(ctx, log, "connecting to NATS at "+urlredact.List(cfg.NATS.URL()), func() error {
 		var cerr error
 		nc, cerr = nats.Connect(cfg.NATS.URL(), opts...)
 		return cerr
@@ -1012,7 +995,7 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 	case errors.Is(err, nats.ErrAuthorization) && !cfg.NATS.HasCredentials():
 		return nil, unauthenticated("NATS at " + cfg.NATS.URL())
 	case controlLineExceeded(err):
-		return nil, &usageError{"NATS at " + redactURL(cfg.NATS.URL()) + " refused the worker's connection request as longer than its max_control_line " +
+		return nil, &usageError{"NATS at " + urlredact.List(cfg.NATS.URL()) + " refused the worker's connection request as longer than its max_control_line " +
 			"(4096 bytes unless its configuration says otherwise): the credentials (a token, a user JWT) are too long for it; " +
 			"raise max_control_line in the server's configuration or give shorter credentials"}
 	}
@@ -1068,7 +1051,7 @@ func retry(ctx context.Context, log *slog.Logger, what string, fn func() error, 
 func describe(cfg *config.Config) string {
 	where := "embedded NATS server on " + cfg.Embedded.Listen
 	if u := cfg.NATS.URL(); u != "" {
-		where = "NATS at " + redactURL(u)
+		where = "NATS at " + urlredact.List(u)
 	}
 	tools := builtin.DefaultTools
 	if cfg.Builtins.Tools != nil {
