@@ -16,19 +16,7 @@ import (
 // header and instructions nothing at all, so an operator could not tell
 // an empty answer from a broken one.
 func TestEmptyFleetSaysSo(t *testing.T) {
-	s := natstest.Embedded(t, true)
-	nc := natstest.Connect(t, s)
-	tk := toolkit.New(nil)
-	echo := toolkit.Func("echo", "Echo.", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
-	if err := tk.Add(echo); err != nil {
-		t.Fatal(err)
-	}
-	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
-	url := s.ClientURL()
+	url := echoFleet(t)
 
 	for _, c := range []struct {
 		args []string
@@ -53,4 +41,23 @@ func TestEmptyFleetSaysSo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// echoFleet starts an embedded server with one worker serving a tool
+// echo and nothing else (no groups, no skills), and returns its URL.
+func echoFleet(t *testing.T) string {
+	t.Helper()
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	tk := toolkit.New(nil)
+	echo := toolkit.Func("echo", "Echo.", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
+	if err := tk.Add(echo); err != nil {
+		t.Fatal(err)
+	}
+	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(context.Background()) })
+	return s.ClientURL()
 }

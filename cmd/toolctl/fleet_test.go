@@ -187,19 +187,7 @@ func TestMCPHeadersTwiceIsUsage(t *testing.T) {
 // naming groups must fail naming the missing groups, not exit 0 as if the
 // session now had them. Setting none stays a success.
 func TestGroupsSetWithoutGroups(t *testing.T) {
-	s := natstest.Embedded(t, true)
-	nc := natstest.Connect(t, s)
-	tk := toolkit.New(nil)
-	echo := toolkit.Func("echo", "Echo.", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
-	if err := tk.Add(echo); err != nil {
-		t.Fatal(err)
-	}
-	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: "w1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(context.Background()) })
-	url := s.ClientURL()
+	url := echoFleet(t)
 
 	code, _, errs := toolctl(t, "--nats", url, "groups", "set", "--session", "s1", "exec")
 	if code != exitError || !strings.Contains(errs, `"exec"`) {
