@@ -126,6 +126,11 @@ type Client struct {
 	// disableWarned: the names of DisableTools the server did not have,
 	// warned of once each.
 	disableWarned map[string]bool
+	// synced: a registration was made (sync), so a listing is a re-sync;
+	// missingWarned: the error last warned of at a re-sync for
+	// EnableTools the server no longer lists ("" for none).
+	synced        bool
+	missingWarned string
 }
 
 // NewClient validates cfg (with its defaults, ServerConfig.WithDefaults)

@@ -59,7 +59,10 @@
 //
 // enable_tools and disable_tools filter by the server's own tool names.
 // Validate rejects an overlap; an enable_tools name the server does not
-// list is an error (ErrUnknownTool) when the tools are registered. The
+// list is an error (ErrUnknownTool) when the tools are first registered;
+// at a later re-sync (the server dropped the tool since) the tools it
+// still has are synced, the dropped one leaving the toolkit, with a
+// warning. The
 // tools go in the configured group, which is created (with a generic
 // description) when the toolkit lacks it; create it first to describe it.
 // A server's tools are registered as one batch (toolkit.AddAll): one

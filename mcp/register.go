@@ -33,10 +33,8 @@ const (
 // that does not fit in what is left is skipped with a warning.
 const MaxServerToolBytes = 512 << 10
 
-// ListTools returns the server's tools (every page), filtered by
-// enable_tools and disable_tools. An enable_tools name the server lacks is
-// an error wrapping ErrUnknownTool.
-func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
+// listAll returns the server's tools (every page), unfiltered.
+func (c *Client) listAll(ctx context.Context) ([]*sdk.Tool, error) {
 	ctx, cancel := context.WithTimeout(withListing(ctx), c.cfg.connectTimeout())
 	defer cancel()
 	var all []*sdk.Tool
@@ -75,10 +73,29 @@ func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 		}
 		return nil, &unreachableError{fmt.Errorf("listing the tools of MCP server %q: %w", c.cfg.Name, err)}
 	}
-	return c.filter(all)
+	return all, nil
 }
 
+// ListTools returns the server's tools (every page), filtered by
+// enable_tools and disable_tools. An enable_tools name the server lacks is
+// an error wrapping ErrUnknownTool.
+func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
+	all, err := c.listAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := c.filter(all)
+	if err != nil {
+		return nil, err
+	}
+	return tools, nil
+}
+
+// filter applies enable_tools and disable_tools. When enable_tools names
+// tools the server does not list, it returns the tools it would keep
+// all the same, with an error wrapping ErrUnknownTool.
 func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
+	var missingErr error
 	if len(c.cfg.EnableTools) > 0 {
 		var missing []string
 		for _, n := range c.cfg.EnableTools {
@@ -91,7 +108,7 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 			for i, t := range all {
 				have[i] = t.Name
 			}
-			return nil, fmt.Errorf("%w: MCP server %q has no tool %s (it has %d tools: %s)", ErrUnknownTool, c.cfg.Name,
+			missingErr = fmt.Errorf("%w: MCP server %q has no tool %s (it has %d tools: %s)", ErrUnknownTool, c.cfg.Name,
 				nameList(missing), len(have), nameList(have))
 		}
 	}
@@ -120,7 +137,7 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 		}
 		out = append(out, t)
 	}
-	return out, nil
+	return out, missingErr
 }
 
 // Register lists the server's tools and registers them in tk as
@@ -132,10 +149,34 @@ func (c *Client) filter(all []*sdk.Tool) ([]*sdk.Tool, error) {
 // with a warning. The client re-syncs by itself (see "Keeping the tools
 // current" in the package doc). A Client serves one Toolkit: registering
 // in another is an error.
+//
+// An enable_tools name the server does not list fails the first
+// registration (ErrUnknownTool: a configuration error). At a re-sync the
+// server dropped the tool since: the tools it still has are synced (the
+// one it dropped leaves the toolkit) and the missing names are warned of,
+// once for each set of them; the registration would otherwise stand
+// still, keeping the dropped tool and the others as they were.
 func (c *Client) Register(ctx context.Context, tk *toolkit.Toolkit) error {
-	tools, err := c.ListTools(context.WithValue(ctx, syncingKey{}, true))
+	all, err := c.listAll(context.WithValue(ctx, syncingKey{}, true))
 	if err != nil {
 		return err
+	}
+	tools, err := c.filter(all)
+	c.mu.Lock()
+	resync := c.synced && c.tk == tk
+	warned := c.missingWarned
+	c.missingWarned = ""
+	if err != nil && resync {
+		c.missingWarned = err.Error()
+	}
+	c.mu.Unlock()
+	if err != nil {
+		if !resync {
+			return err
+		}
+		if warned != err.Error() {
+			c.log.Warn("enable_tools names a tool the MCP server no longer lists; the tools it has are re-synced", "error", err)
+		}
 	}
 	return c.sync(tk, tools)
 }
@@ -273,7 +314,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	tk.Remove(stale...)
 	c.defs = defs
 	c.mu.Lock()
-	c.tk, c.names, c.safe = tk, names, safe
+	c.tk, c.names, c.safe, c.synced = tk, names, safe, true
 	c.mu.Unlock()
 	c.refreshPending()
 	return nil
