@@ -189,6 +189,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 		copts.LoggingMessageHandler = c.logMessage
 	}
 	c.sdkc = sdk.NewClient(info, copts)
+	c.sdkc.AddSendingMiddleware(uncachedResults)
 	if cfg.Transport != TransportStdio {
 		origin, _ := url.Parse(cfg.URL) // Validate parsed it
 		c.http = newHeaderTransport(origin, cfg.Headers, &c.router)

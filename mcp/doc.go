@@ -237,6 +237,9 @@
 // Its resources, resource templates, prompts, completions and resource
 // updates are announced and passed on for the gateway (Servers.Announce,
 // ServeMounted, mounted.go; the gateway's side in gateway_mounted.go).
+// What is passed on is never answered from, nor kept in, the go-sdk's
+// result caches (ttlMs, protocol 2026-07-28): the worker's session is
+// long-lived and shared by every gateway client (uncachedResults).
 //
 // # Gateway: the fleet as an MCP server
 //

@@ -130,6 +130,11 @@ func (c *Client) Forward(ctx context.Context, method string, params map[string]a
 	default:
 		return nil, fmt.Errorf("the method %q is not passed on to MCP servers", method)
 	}
+	for _, k := range []string{"uri", "cursor"} {
+		if v, _ := params[k].(string); v == uncachedKey {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: %s %q is reserved", k, v)}
+		}
+	}
 	var res any
 	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
 		// On the shared session, so that what the server sends meanwhile
@@ -144,6 +149,43 @@ func (c *Client) Forward(ctx context.Context, method string, params map[string]a
 	}
 	var out map[string]any
 	return out, remarshal(res, &out)
+}
+
+// uncachedKey is the one key the go-sdk's session caches the results of
+// resources/read, resources/list, resources/templates/list and
+// prompts/list under (uncachedResults); Forward refuses it as a URI or
+// cursor, so no request is ever answered from that cache.
+const uncachedKey = "\x00toolbus: not cached"
+
+// uncachedResults is a sending middleware of the go-sdk client that keeps
+// its session's caches (SEP-2549, protocol 2026-07-28) from holding what
+// a worker passes on for gateways. The go-sdk caches every resources/read
+// result under its URI, and every page of the lists under its cursor,
+// whatever its ttlMs, and lets an entry go only when the same key is
+// asked again or the server says it changed: a long-lived shared
+// session kept each distinct resource an MCP client read through the
+// fleet, for ever. The cache takes the key from the request's params
+// once the answer is back, so the params are given uncachedKey then: at
+// most one result of each kind stays, and no later request finds it.
+// (Answers are not served from a cache either: the fleet's gateways
+// have their own clients, whose caching is theirs.) The tool listing
+// keeps its keys: the go-sdk reads the tools cached to set a call's
+// Mcp-Param headers.
+func uncachedResults(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		switch p := req.GetParams().(type) {
+		case *sdk.ReadResourceParams:
+			p.URI = uncachedKey
+		case *sdk.ListResourcesParams:
+			p.Cursor = uncachedKey
+		case *sdk.ListResourceTemplatesParams:
+			p.Cursor = uncachedKey
+		case *sdk.ListPromptsParams:
+			p.Cursor = uncachedKey
+		}
+		return res, err
+	}
 }
 
 // pass adapts a ClientSession method to Forward: params decode into the
