@@ -114,8 +114,31 @@ func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Res
 		} else {
 			tk.Refused(ctx, call, r)
 		}
+	} else if d.skipped && !d.entered {
+		if nw, ok := out.(NotRunWriter); ok {
+			nw.ToolNotRun()
+		}
 	}
 	return r
+}
+
+// NotRunWriter is a Writer told (ToolNotRun, before Dispatch returns
+// the final) that the call's tool was not run: its middleware chain ran,
+// but the call's context had ended when the chain reached the tool,
+// which was skipped (the final is ContextError's, unless a middleware
+// changed it). A transport that may still send the call elsewhere (the
+// bus, for a call its stopping worker cancelled) can do so, knowing the
+// tool did not start. What the middleware did before the tool (an
+// approval used, a rate-limit token taken, a line logged) stays done,
+// and is done again wherever the call goes.
+//
+// It is not told when the tool was entered at all, also by an earlier
+// run of the chain's rest (a middleware that retries). A middleware that
+// runs the tool with a Call it built anew, rather than a copy of the one
+// it was given (see Call), hides that run from Dispatch.
+type NotRunWriter interface {
+	Writer
+	ToolNotRun()
 }
 
 // RefusalWriter is a Writer that takes the answer to a call Dispatch
@@ -151,7 +174,10 @@ type dispatch struct {
 	meta  map[string]any
 	done  bool
 	ran   bool // the middleware chain was entered
-	max   int  // the bound of the output (Options.MaxResultBytes); ≤ 0, none
+	// entered: the tool was (unlessEnded); skipped: the chain reached
+	// it once at least with the call's context ended (NotRunWriter).
+	entered, skipped bool
+	max              int // the bound of the output (Options.MaxResultBytes); ≤ 0, none
 	// failed is set when the call failed by its output (past max, or a
 	// chunk that could not be merged): what the tool's writes return
 	// from then on, taking nothing more.
@@ -396,7 +422,8 @@ func (d *dispatch) prelude(ctx context.Context, tk *Toolkit, tc *ToolCall) (*ent
 			return nil, ctx, false
 		}
 	}
-	d.call = Call{ToolCall: *tc, Tool: e.tool}
+	// Field by field: a Call literal is built on the stack first.
+	d.call.ToolCall, d.call.Tool, d.call.d = *tc, e.tool, d
 	d.call.Input = input
 	if e.extension != nil {
 		ctx = withExtended(ctx, e.extension, input)

@@ -151,9 +151,15 @@ func SplitScope(scope string) (identity, session string) {
 
 // Call is what a Handler receives: the request plus the tool it resolved
 // to. Middlewares may replace Input; Tool must be treated as read-only.
+// A middleware that changes the call passes its next handler a copy of
+// the Call it was given, not one it builds anew: the copy carries what
+// tells Dispatch whether the tool was entered (NotRunWriter).
 type Call struct {
 	ToolCall
 	Tool *Tool
+	// d is the dispatch running the call, told by unlessEnded whether
+	// the tool was entered; nil for a Call not made by Dispatch.
+	d *dispatch
 }
 
 // Idempotency says what repeating a call does, as in connect-go.

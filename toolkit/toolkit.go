@@ -945,10 +945,17 @@ func sameJSON(a, b any) bool {
 // cancelled, or past its deadline, before its tool starts (it waited for
 // a slot, say) ends so without running it, its caller having been
 // answered; the middleware around it sees the call end as any other.
+// It tells the call's dispatch which it did (NotRunWriter).
 func unlessEnded(h Handler) Handler {
 	return func(ctx context.Context, call *Call, w Writer) error {
 		if ctx.Err() != nil {
+			if call.d != nil {
+				call.d.skipped = true
+			}
 			return ContextError(ctx)
+		}
+		if call.d != nil {
+			call.d.entered = true
 		}
 		return h(ctx, call, w)
 	}

@@ -1,0 +1,98 @@
+package toolkit_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// notRunWriter records whether Dispatch told it the tool was not run.
+type notRunWriter struct {
+	toolkit.WriterFuncs
+	told int
+}
+
+func (w *notRunWriter) ToolNotRun() { w.told++ }
+
+// TestToolNotRun: a Writer that is a NotRunWriter is told when the
+// call's context ended before its tool was entered, its middleware
+// having run (a transport may then send the call elsewhere: it did not
+// start), and only then: not for a call whose tool ran, also once
+// before its context ended (a middleware that runs it again), nor for
+// a call refused before its middleware.
+func TestToolNotRun(t *testing.T) {
+	type how struct {
+		name string
+		ctx  func() context.Context // the call's; Background when nil
+		mw   toolkit.Middleware
+		call string // the tool called
+		told bool
+		code toolkit.Code
+	}
+	cancelled := func() context.Context {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(toolkit.ErrDraining)
+		return ctx
+	}
+	cancelFirst := func(copyCall bool) toolkit.Middleware {
+		return func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				ctx, cancel := context.WithCancelCause(ctx)
+				cancel(toolkit.ErrDraining)
+				if copyCall {
+					c := *call
+					c.Input = map[string]any{"changed": true}
+					call = &c
+				}
+				return next(ctx, call, w)
+			}
+		}
+	}
+	pass := func(next toolkit.Handler) toolkit.Handler { return next }
+	for _, c := range []how{
+		{name: "ran", mw: pass, call: "put", code: ""},
+		{name: "ended before the chain", ctx: cancelled, mw: pass, call: "put", told: true, code: toolkit.CodeInterrupted},
+		{name: "ended in the middleware", mw: cancelFirst(false), call: "put", told: true, code: toolkit.CodeInterrupted},
+		{name: "ended in the middleware, a copy of the call passed on", mw: cancelFirst(true), call: "put", told: true, code: toolkit.CodeInterrupted},
+		{name: "ran, then ended and skipped", mw: func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				ctx, cancel := context.WithCancelCause(ctx)
+				defer cancel(nil)
+				if err := next(ctx, call, w); err != nil {
+					return err
+				}
+				cancel(toolkit.ErrDraining)
+				return next(ctx, call, w)
+			}
+		}, call: "put", code: toolkit.CodeInterrupted},
+		{name: "not found", ctx: cancelled, mw: pass, call: "nothing", code: toolkit.CodeNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk := toolkit.New(nil)
+			tk.Use(c.mw)
+			runs := 0
+			if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				runs++
+				return w.Write(toolkit.Text("put"))
+			})); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if c.ctx != nil {
+				ctx = c.ctx()
+			}
+			w := &notRunWriter{}
+			r := tk.Dispatch(ctx, toolkit.ToolCall{ID: "c", Name: c.call}, w)
+			if r.Code != c.code {
+				t.Fatalf("the call ended %q (%q), want %q", r.Code, r.Text(), c.code)
+			}
+			if told := w.told > 0; told != c.told || w.told > 1 {
+				t.Fatalf("told %d times that the tool was not run (it ran %d times); want told: %v", w.told, runs, c.told)
+			}
+			if c.told && runs > 0 {
+				t.Fatalf("told that the tool was not run, and it ran %d times", runs)
+			}
+		})
+	}
+}
