@@ -58,6 +58,7 @@ type sender struct {
 	batch   bool // the caller reads chunk frames with more chunks (wire.Request.More)
 	refused bool // answered overloaded without running: no run time to count
 	unrun   bool // refused by the toolkit (toolkit.RefusalWriter): reported with its final
+	skipped bool // its tool not entered, its context ended first (toolkit.NotRunWriter)
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -270,7 +271,7 @@ func (s *sender) runSlotted() {
 		// tell a used approval from none given: a used one is gone.)
 		resp = s.approvalUsed()
 	}
-	if s.removedMeanwhile(resp) && s.unserved() {
+	if (s.removedMeanwhile(resp) && s.unserved()) || (s.skipped && s.notRunHere()) {
 		if unkeep != nil {
 			unkeep()
 		}
@@ -439,6 +440,10 @@ func (s *sender) Refused(r *toolkit.Response) {
 		s.w.tk.Refused(s.ctx, s.call, r)
 	}
 }
+
+// ToolNotRun implements toolkit.NotRunWriter: the call's context ended
+// before its tool was entered (runSlotted).
+func (s *sender) ToolNotRun() { s.skipped = true }
 
 // Write implements toolkit.Writer.
 func (s *sender) Write(c toolkit.Chunk) error { return s.write(c, false) }

@@ -271,8 +271,10 @@ func (s *sender) unserved() bool {
 
 // notRunHere passes on a core call that its stopping worker cancelled
 // past its grace before its tool ran, as Worker.notRunHere does one
-// taken then: once, to its tool's queue group. It reports false when it
-// did not: the call runs on here and ends interrupted.
+// taken then: once, to its tool's queue group. runSlotted asks before
+// the call's dispatch and, should the toolkit have skipped its tool
+// (ToolNotRun: cancelled while its middleware ran), after it. It reports
+// false when it did not: the call runs on here and ends interrupted.
 func (s *sender) notRunHere() bool {
 	if s.dur != nil || s.ctx.Err() == nil || context.Cause(s.ctx) != toolkit.ErrDraining || s.hdr.Get(wire.HeaderUnserved) != "" {
 		return false
@@ -283,13 +285,19 @@ func (s *sender) notRunHere() bool {
 // handedOn gives up the call's slot to another worker: a durable call
 // back to the queue, a core call passed on once to its tool's queue
 // group (stopping: by a stopping worker, see passOn). It reports false
-// when the pass-on failed: the call runs on here.
+// when the pass-on failed, or when the call's caller heard some of its
+// output from here (a middleware's chunks, the call dispatched; its
+// progress reports need not stop it): the call runs on here.
 func (s *sender) handedOn(stopping bool) bool {
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
 		<-s.w.slots
 		return true
+	}
+	if s.chunks > 0 {
+		s.mu.Unlock()
+		return false
 	}
 	to := wire.DurableSubject(s.call.Name, s.call.Identity)
 	if s.dur != nil {
