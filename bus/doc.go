@@ -132,7 +132,10 @@
 //     JetStream publishes it once, also while no worker is up (the fleet
 //     restarting), and one heard on core NATS alone was lost then, the
 //     call left in the calls stream without a final. No cost per call: it
-//     is one consumer the fleet shares.
+//     is one consumer the fleet shares, bound in the background as a
+//     worker starts (two JetStream requests, three for the worker that
+//     creates the stream, and one standing pull), so the worker takes
+//     calls meanwhile; an advisory waits in the stream for it.
 //   - msgpack bodies go through package wire's generated codec into
 //     pooled buffers, byte for byte what the msgpack library writes;
 //     strings of a received body share its memory.

@@ -451,33 +451,38 @@ func (d *durablePath) sync(tools []string) {
 func (d *durablePath) stop() {
 	d.mu.Lock()
 	d.cancel()
-	cc := d.exhaustedCC
+	cc, sub := d.exhaustedCC, d.exhausted
 	d.mu.Unlock()
-	if d.exhausted != nil {
-		d.exhausted.Unsubscribe()
+	if sub != nil {
+		sub.Unsubscribe()
 	}
 	if cc != nil {
-		// Its subscription goes on its own goroutine: waited for, so that
-		// a stopped worker leaves the connection as it found it. Drained,
-		// not stopped: the advisories pulled and not yet handled are
-		// handed back (takeExhausted), not left for exhaustedAckWait.
-		// Cut off from NATS, a drain waits for pulls no server ends: it
-		// is stopped then (what it held is taken again after
-		// exhaustedAckWait), and the wait is bounded either way.
-		if d.w.nc.IsConnected() {
-			cc.Drain()
-		} else {
-			cc.Stop()
-		}
-		select {
-		case <-cc.Closed():
-		case <-time.After(stopFlushTimeout):
-			cc.Stop()
-			d.w.log.Warn("bus: the exhausted stream's consumer did not close within the stop's bound", "stream", wire.StreamExhausted, "wait", stopFlushTimeout)
-		}
+		d.closeExhausted(cc)
 	}
 	d.wg.Wait()
 	close(d.run.done)
+}
+
+// closeExhausted ends the taking of the exhausted stream's advisories
+// and waits for it, at most stopFlushTimeout: its subscription goes on
+// its own goroutine, waited for so that a stopped worker leaves the
+// connection as it found it. Drained, not stopped: the advisories pulled
+// and not yet handled are handed back (takeExhausted), not left for
+// exhaustedAckWait. Cut off from NATS, a drain waits for pulls no server
+// ends: it is stopped then (what it held is taken again after
+// exhaustedAckWait).
+func (d *durablePath) closeExhausted(cc jetstream.ConsumeContext) {
+	if d.w.nc.IsConnected() {
+		cc.Drain()
+	} else {
+		cc.Stop()
+	}
+	select {
+	case <-cc.Closed():
+	case <-time.After(stopFlushTimeout):
+		cc.Stop()
+		d.w.log.Warn("bus: the exhausted stream's consumer did not close within the stop's bound", "stream", wire.StreamExhausted, "wait", stopFlushTimeout)
+	}
 }
 
 // advisoryMaxDeliveries is where JetStream says a call of the calls
@@ -558,12 +563,31 @@ const exhaustedBatch = 16
 // stream; a worker that cannot bind it (a role set written before it)
 // hears them on a queue subscription, and misses those published while
 // it is down.
-func (d *durablePath) watchExhausted() error {
+//
+// The binding runs in the background (counted in d.wg, ended by stop):
+// the worker takes calls meanwhile. An advisory waits in the stream for
+// a consumer however late it binds; only a worker that cannot bind it,
+// whose bind waits out cancelsBindWait, misses those published meanwhile
+// that no other worker takes, as it would while down.
+func (d *durablePath) watchExhausted() {
+	if !d.begin() {
+		return
+	}
+	go func() {
+		defer d.wg.Done()
+		d.bindExhausted()
+	}()
+}
+
+// bindExhausted binds the exhausted stream (consumeExhausted), or where
+// that fails, unless the worker stops meanwhile, subscribes to the
+// advisories on core NATS.
+func (d *durablePath) bindExhausted() {
 	ctx, cancel := context.WithTimeout(d.ctx, cancelsBindWait)
 	defer cancel()
 	err := d.consumeExhausted(ctx)
-	if err == nil {
-		return nil
+	if err == nil || d.ctx.Err() != nil {
+		return
 	}
 	d.w.log.Warn("bus: without the exhausted stream, a durable call whose deliveries run out while no worker is up stays unanswered in the calls stream", "stream", wire.StreamExhausted, "err", err)
 	sub, err := d.w.nc.QueueSubscribe(advisoryMaxDeliveries, exhaustedQueue, func(m *nats.Msg) {
@@ -576,10 +600,18 @@ func (d *durablePath) watchExhausted() error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("bus: subscribing to the calls stream's advisories: %w", err)
+		d.w.log.Error("bus: subscribing to the calls stream's advisories; a durable call whose deliveries run out is not answered by this worker", "err", err)
+		return
 	}
-	d.exhausted = sub
-	return nil
+	d.mu.Lock()
+	stopped := d.ctx.Err() != nil
+	if !stopped {
+		d.exhausted = sub
+	}
+	d.mu.Unlock()
+	if stopped {
+		sub.Unsubscribe()
+	}
 }
 
 // consumeExhausted binds the exhausted stream and its consumer, and
@@ -642,9 +674,8 @@ func (d *durablePath) consumeExhausted(ctx context.Context) error {
 		d.exhaustedCC = cc
 	}
 	d.mu.Unlock()
-	if stopped { // stop has run meanwhile (a rebinding): not left taking
-		cc.Drain()
-		<-cc.Closed()
+	if stopped { // stop has run meanwhile (a late bind): not left taking
+		d.closeExhausted(cc)
 	}
 	return nil
 }

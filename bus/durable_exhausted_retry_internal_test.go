@@ -48,10 +48,19 @@ func setExhaustHook(d *durablePath, retry time.Duration, hook func(seq uint64) e
 	d.retryAfter, d.beforeExhaust = retry, hook
 }
 
+// exhaustWorker serves the durable path on nc, returning once the worker
+// takes from the exhausted stream, which it binds in the background (an
+// advisory published before the stream is made has nowhere to go).
 func exhaustWorker(t *testing.T, nc *nats.Conn, instance string) *Worker {
 	t.Helper()
 	tk := toolkit.New(nil)
-	return serve(t, nc, tk, &WorkerOptions{Instance: instance, AnnounceInterval: -1, Durable: &DurableOptions{JetStream: natstest.JS(t, nc)}})
+	w := serve(t, nc, tk, &WorkerOptions{Instance: instance, AnnounceInterval: -1, Durable: &DurableOptions{JetStream: natstest.JS(t, nc)}})
+	natstest.WaitFor(t, "the worker taking from the exhausted stream", func() bool {
+		w.dur.mu.Lock()
+		defer w.dur.mu.Unlock()
+		return w.dur.exhaustedCC != nil
+	})
+	return w
 }
 
 // TestExhaustedRetriedPastFiveFailures: an advisory whose handling

@@ -307,6 +307,9 @@ func announcedMeta(meta map[string]func() any, durable bool) map[string]func() a
 // returns once its tools' consumers of the calls stream are bound, or
 // after at most 5 s when JetStream is slow to bind them (it logs which):
 // until then a durable call of such a tool may be answered not_found.
+// The stream of exhausted calls' advisories is bound in the background:
+// Serve does not wait for it, nor for the 5 s a worker whose roles
+// predate that stream waits before it hears them on core NATS instead.
 // The connection stays the caller's: Stop does not close it.
 func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, error) {
 	if nc == nil || tk == nil {
@@ -357,7 +360,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 			w.results, err = openResults(ctx, ro)
 		}
 		if err == nil && w.dur != nil {
-			err = w.dur.watchExhausted()
+			w.dur.watchExhausted() // in the background
 		}
 		if err == nil && o.Sessions != nil {
 			w.aff, err = startAffinity(ctx, w, o.Sessions)
