@@ -942,6 +942,13 @@ func (w *Worker) accept(in *incoming) *sender {
 		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: %s needs a session: group activation is stored per session.", toolkit.MetaToolName))
 		return nil
 	}
+	// The session outlives the call where it is remembered: the sessions
+	// this worker holds (affinity: owned, wrote), a session-bound tool's
+	// state kept by session, a memory group state. Decoded, it shares the
+	// request's payload, which each of those would keep whole, input and
+	// all, past the call and outside MaxInputMemory: it is given its own
+	// bytes.
+	req.Session = strings.Clone(req.Session)
 	hb, timeout, rev, err := w.parseHeaders(in.header)
 	if err != nil {
 		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, "BadRequestError: "+err.Error())
