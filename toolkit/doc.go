@@ -139,9 +139,11 @@
 //     where 1.x load_state_dict ignores such names (its strict refuses
 //     only keys other than active_groups).
 //   - An integer in a model's arguments beyond float64's exact range
-//     (±2^53) that fits an int64 reaches the tool exact, as Python's json
-//     keeps it (ExactIntegers); an `enum` tag with one is refused, since
-//     the validator holds enums as float64.
+//     (±2^53) that fits an int64, or a uint64 past int64, reaches the
+//     tool exact, as Python's json keeps it (ExactIntegers: as an int64,
+//     or a uint64); an `enum` tag with one is refused, since the
+//     validator holds enums as float64. One past uint64 stays the
+//     nearest float64, which an integer field refuses.
 //   - The skill viewer (SkillViewerName) is listed first, then
 //     reset_tools, as 2.x lists them, and only while a skill of basic or
 //     of an active group exists (ListedWith, which package skill sets).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -55,8 +56,9 @@ func ParseRawInput(raw string) (map[string]any, error) {
 
 // ExactIntegers returns m, which json.Unmarshal decoded from data, with
 // every integer beyond float64's exact range (±2^53) that fits an int64
-// as that int64, as Python's json.loads keeps it: an id a model copies
-// reaches the tool whole. Other numbers stay float64. Only data that
+// as that int64, and one past int64 that fits a uint64 as that uint64, as
+// Python's json.loads keeps them: an id (or hash) a model copies reaches
+// the tool whole. Other numbers stay float64. Only data that
 // MayHoldBigIntegers is decoded again. ParseRawInput, the MCP gateway,
 // toolctl and the JSON wire codec decode arguments with it.
 func ExactIntegers(data []byte, m map[string]any) map[string]any {
@@ -95,8 +97,8 @@ func decodeExact(data []byte) any {
 	return withExactIntegers(v)
 }
 
-// withExactIntegers turns the json.Numbers in v into int64 (beyond ±2^53)
-// or float64, in place.
+// withExactIntegers turns the json.Numbers in v into int64 (beyond ±2^53),
+// uint64 (past int64) or float64, in place.
 func withExactIntegers(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -110,6 +112,9 @@ func withExactIntegers(v any) any {
 	case json.Number:
 		if i, err := x.Int64(); err == nil && (i > 1<<53 || i < -(1<<53)) {
 			return i
+		}
+		if u, err := strconv.ParseUint(string(x), 10, 64); err == nil && u > math.MaxInt64 {
+			return u
 		}
 		f, _ := x.Float64() // it decoded as a float64 before
 		return f

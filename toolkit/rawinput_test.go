@@ -3,6 +3,7 @@ package toolkit_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,5 +202,57 @@ func TestRawArgumentsTruncatedByCharacters(t *testing.T) {
 	want := "your_tool_arguments = 'please echo " + strings.Repeat("数", 88) + "[TRUNCATE]" + strings.Repeat("文", 100) + "'\n"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("306 characters: %v\nwant the snippet %q", err, want)
+	}
+}
+
+// TestRawArgumentsKeepBigUnsignedIntegers: an integer past int64 that
+// fits a uint64 (a hash, an unsigned id) reaches a uint64 field whole, as
+// one within int64 does; it came as the nearest float64, written out as
+// 9223372036854776000, so the tool got an id off by 191 and no error.
+// One past uint64 is still refused by the field, not rounded.
+func TestRawArgumentsKeepBigUnsignedIntegers(t *testing.T) {
+	type getIn struct {
+		ID   uint64   `json:"id"`
+		More []uint64 `json:"more,omitempty"`
+	}
+	tk := toolkit.New(nil)
+	if err := tk.Add(toolkit.Func("get", "Get.", func(ctx context.Context, in getIn) (string, error) {
+		return fmt.Sprint(in.ID, in.More), nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]string{
+		`{"id": 9223372036854775809}`:                                    "9223372036854775809 []",
+		`{"id": 1, "more": [18446744073709551615, 9223372036854775808]}`: "1 [18446744073709551615 9223372036854775808]",
+	} {
+		if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "get", RawInput: raw}); r.Text() != want {
+			t.Errorf("RawInput %s: %s %q, want %q", raw, r.State, r.Text(), want)
+		}
+	}
+	if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "get", RawInput: `{"id": 18446744073709551616}`}); r.Code != toolkit.CodeInvalidInput {
+		t.Errorf("an id past uint64: %s %s %q, want invalid_input", r.State, r.Code, r.Text())
+	}
+	in, err := toolkit.ParseRawInput(`{"u": 18446744073709551615, "i": 9223372036854775807}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in["u"] != uint64(18446744073709551615) || in["i"] != int64(9223372036854775807) {
+		t.Errorf("u = %#v, i = %#v: want uint64 and int64", in["u"], in["i"])
+	}
+	type defIn struct {
+		ID uint64 `json:"id,omitempty" default:"18446744073709551615"`
+	}
+	if err := tk.Add(toolkit.Func("def", "Def.", func(ctx context.Context, in defIn) (string, error) { return fmt.Sprint(in.ID), nil })); err != nil {
+		t.Fatal(err)
+	}
+	if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "def", RawInput: `{}`}); r.Text() != "18446744073709551615" {
+		t.Errorf("the default: %s %q", r.State, r.Text())
+	}
+	type enumIn struct {
+		ID uint64 `json:"id" enum:"18446744073709551615,1"`
+	}
+	err = tk.Add(toolkit.Func("enum", "Enum.", func(ctx context.Context, in enumIn) (string, error) { return "", nil }))
+	if err == nil || !strings.Contains(err.Error(), "18446744073709551615 is beyond ±2^53") {
+		t.Errorf("an enum tag past int64: %v", err)
 	}
 }

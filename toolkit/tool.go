@@ -772,7 +772,8 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 				if err != nil {
 					return fmt.Errorf("toolkit: field %s: enum tag: %w", f.Name, err)
 				}
-				if _, big := v.(int64); big { // tagValue's exact integer beyond ±2^53
+				switch v.(type) {
+				case int64, uint64: // tagValue's exact integer beyond ±2^53
 					return fmt.Errorf("toolkit: field %s: enum tag: %s is beyond ±2^53, where the input validator cannot compare integers exactly", f.Name, strings.TrimSpace(item))
 				}
 				prop.Enum = append(prop.Enum, v)
