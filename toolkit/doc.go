@@ -99,7 +99,11 @@
 //     spaces and !#$%&()*+-./:;<=>?@[]^_{|}~) is refused at Add, on a
 //     nested struct's fields too: the schema would name the property by
 //     the tag while encoding/json decodes the field by its Go name, so the
-//     value the model sent would never reach the tool.
+//     value the model sent would never reach the tool. So is the tag's
+//     string option on a string, number or bool field (`json:"n,string"`):
+//     encoding/json would take only a JSON string holding the value ("5"),
+//     where the schema asks for the field's type (5), so no input could
+//     set the field.
 //   - A typed tool's inferred object schemas are closed ("additionalProperties":
 //     false, which AgentScope's pydantic schemas leave out), so an argument
 //     the function does not take ends invalid_input before the tool runs,

@@ -77,3 +77,56 @@ func TestValidJSONTagNames(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A json tag's string option (`json:"n,string"`) makes encoding/json
+// decode the field from a JSON string holding its value ("5" for an int,
+// "\"a\"" for a string), while the inferred schema asks for the field's
+// own type: an input that follows the schema failed to decode, and one
+// that did not failed validation, so the field could never be set (every
+// call of a tool that required it ended invalid_input). The option is
+// refused at registration, on a nested struct's fields too; on a field
+// encoding/json ignores it for (a slice, a struct), it stays accepted.
+func TestJSONTagStringOption(t *testing.T) {
+	type count struct {
+		N int `json:"n,string"`
+	}
+	type name struct {
+		S *string `json:"s,omitempty,string"`
+	}
+	type inner struct {
+		B bool `json:",string"`
+	}
+	type nested struct {
+		Items []inner `json:"items"`
+	}
+	for _, tool := range []*toolkit.Tool{
+		toolkit.Func("count", "C.", func(_ context.Context, in count) (string, error) { return strconv.Itoa(in.N), nil }),
+		toolkit.Func("name", "N.", func(_ context.Context, in name) (string, error) { return "", nil }),
+		toolkit.Func("nested", "N.", func(_ context.Context, in nested) (string, error) { return "", nil }),
+	} {
+		t.Run(tool.Name, func(t *testing.T) {
+			tk := newToolkit(t, nil)
+			err := tk.Add(tool)
+			if err == nil {
+				t.Fatal("Add accepted a json tag's string option")
+			}
+			if !strings.Contains(err.Error(), "string option") {
+				t.Errorf("Add error %q does not name the string option", err)
+			}
+		})
+	}
+	type ignored struct {
+		L []int `json:"l,string"`
+	}
+	if _, err := toolkit.SchemaFor[ignored](); err != nil {
+		t.Errorf("a string option encoding/json ignores: %v", err)
+	}
+	// Without the fix, the schema's own input failed to decode:
+	tk := newToolkit(t, nil)
+	if err := tk.Add(toolkit.Func("ignored", "I.", func(_ context.Context, in ignored) (string, error) { return strconv.Itoa(len(in.L)), nil })); err != nil {
+		t.Fatal(err)
+	}
+	if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "c1", Name: "ignored", Input: map[string]any{"l": []any{1, 2}}}); r.Text() != "2" {
+		t.Errorf("a string option encoding/json ignores: %s %q", r.Code, r.Text())
+	}
+}

@@ -322,7 +322,8 @@ func ValidName(name string) bool {
 // pointer to one, a slice or a map of them), fields without omitempty/omitzero and
 // without a `default` tag are required; a json.RawMessage field takes any
 // JSON value; titles are stripped; a json tag name encoding/json would
-// ignore is an error at Add). An absent field with a default is
+// ignore, and the tag's string option on a scalar field, are errors at
+// Add). An absent field with a default is
 // given its default before the function runs. The return value becomes
 // one text chunk: a string as is, a Chunk as given, anything else as JSON
 // (nil as "null"; a nil *Chunk writes nothing).
@@ -703,14 +704,34 @@ func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
 		if tag == "-" {
 			continue
 		}
-		if name, _, _ := strings.Cut(tag, ","); name != "" && !validJSONName(name) {
+		name, opts, _ := strings.Cut(tag, ",")
+		if name != "" && !validJSONName(name) {
 			return fmt.Errorf("toolkit: field %s of %v: json tag name %q is one encoding/json ignores (it would decode the field as %q, not as the schema's %q); use letters, digits, spaces and !#$%%&()*+-./:;<=>?@[]^_{|}~", f.Name, rt, name, f.Name, name)
+		}
+		if quotedScalar(f.Type) && slices.Contains(strings.Split(opts, ","), "string") {
+			return fmt.Errorf("toolkit: field %s of %v: the json tag's string option is not supported: encoding/json would decode the field only from a JSON string holding its value, where the schema asks for a %v", f.Name, rt, f.Type)
 		}
 		if err := checkJSONTags(f.Type, seen); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// quotedScalar reports whether encoding/json honours a json tag's string
+// option on a field of type ft: a string, number or bool, or an unnamed
+// pointer to one.
+func quotedScalar(ft reflect.Type) bool {
+	if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	switch ft.Kind() {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
 }
 
 // validJSONName is encoding/json's isValidTag: a json tag name it does
