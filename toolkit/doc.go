@@ -75,7 +75,13 @@
 //     WithPresets refuses, at Add, an empty map and a key that is not a
 //     property of the tool's schema, where 1.x takes any preset_kwargs
 //     (none, or a key only **kwargs would take): a typed tool's decoder
-//     would drop such a key without a word.
+//     would drop such a key without a word. It also refuses a value its
+//     property's schema refuses (a string for an integer), which 1.x
+//     passes to the function: merged after the model's input is
+//     validated, it would fail every call as the model's invalid input,
+//     the decoder's message quoting a number preset. The properties'
+//     schemas are checked alone (with $defs and definitions), not the
+//     root's other keywords, and the error never shows the value.
 //   - Input is validated against the tool's schema in the toolkit (2.x does
 //     it in the agent), so every transport gets the same checks.
 //   - Name collisions are an error by default; OnConflict(ConflictOverride)

@@ -274,8 +274,9 @@ func ConcurrencyUnsafe() Option {
 
 // WithPresets sets arguments that are hidden from the schema and always
 // win over the model's input. Each key must be a property of the tool's
-// input schema (Add fails otherwise), and presets must not be empty
-// (ErrInvalidOption).
+// input schema and each value one that property's schema takes (Add
+// fails otherwise, without showing the value), and presets must not be
+// empty (ErrInvalidOption).
 func WithPresets(presets map[string]any) Option {
 	return func(r *registration) error {
 		if len(presets) == 0 {
@@ -867,10 +868,10 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	schema := cloneJSON(t.InputSchema).(map[string]any)
 	StripTitles(schema)
 	props, _ := schema["properties"].(map[string]any)
+	if err := checkPresets(schema, t.presets); err != nil {
+		return nil, err
+	}
 	for k := range t.presets {
-		if _, ok := props[k]; !ok {
-			return nil, fmt.Errorf("preset %q is not a property of the input schema", k)
-		}
 		delete(props, k)
 		if req, ok := schema["required"].([]any); ok {
 			schema["required"] = slices.DeleteFunc(req, func(v any) bool { return v == k })
@@ -931,6 +932,53 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	}
 	h := Chain(Chain(unlessEnded(withPresets(t.Handler, t.presets)), t.middleware...), mws...)
 	return &entry{tool: t, schema: schema, validator: v, costly: costly, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
+}
+
+// checkPresets reports a preset that is not a property of schema, or
+// whose value the property's schema refuses: merged after validation, it
+// would fail every call of the tool as the model's invalid input (or
+// reach a raw tool unchecked), so it is refused at Add. The error never
+// shows the value: presets are often secrets.
+func checkPresets(schema map[string]any, presets map[string]any) error {
+	if len(presets) == 0 {
+		return nil
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for k := range presets {
+		if _, ok := props[k]; !ok {
+			return fmt.Errorf("preset %q is not a property of the input schema", k)
+		}
+	}
+	// The properties alone, with what their references may name: the
+	// root's other keywords (required, additionalProperties, allOf…) are
+	// about the whole input, which the presets are not.
+	only := map[string]any{"type": "object", "properties": props}
+	for _, k := range []string{"$schema", "$id", "$defs", "definitions"} {
+		if v, ok := schema[k]; ok {
+			only[k] = v
+		}
+	}
+	v, _, err := compileSchema(only)
+	if err != nil {
+		return err
+	}
+	for k, val := range presets {
+		b, err := json.Marshal(val)
+		if err != nil {
+			return fmt.Errorf("preset %q is not a JSON value: %T", k, val)
+		}
+		var decoded any
+		if err := json.Unmarshal(b, &decoded); err != nil {
+			return fmt.Errorf("preset %q is not a JSON value: %T", k, val)
+		}
+		if MayHoldBigIntegers(b) {
+			decoded = decodeExact(b)
+		}
+		if err := v.Validate(map[string]any{k: decoded}); err != nil {
+			return fmt.Errorf("preset %q does not match its property's schema (its value is not shown: presets are often secrets)", k)
+		}
+	}
+	return nil
 }
 
 // sameJSON reports whether a and b, JSON-shaped, write the same JSON
