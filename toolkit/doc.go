@@ -109,7 +109,10 @@
 //     string option on a string, number or bool field (`json:"n,string"`):
 //     encoding/json would take only a JSON string holding the value ("5"),
 //     where the schema asks for the field's type (5), so no input could
-//     set the field.
+//     set the field. So is a field of a non-empty interface type
+//     (fmt.Stringer, error; in a slice or map too): its schema takes any
+//     value, and encoding/json decodes none but null into it. A field
+//     of type any takes any JSON value; one tagged "-" is no input.
 //   - A typed tool's inferred object schemas are closed ("additionalProperties":
 //     false, which AgentScope's pydantic schemas leave out), so an argument
 //     the function does not take ends invalid_input before the tool runs,

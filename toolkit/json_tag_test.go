@@ -2,6 +2,7 @@ package toolkit_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,5 +129,46 @@ func TestJSONTagStringOption(t *testing.T) {
 	}
 	if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "c1", Name: "ignored", Input: map[string]any{"l": []any{1, 2}}}); r.Text() != "2" {
 		t.Errorf("a string option encoding/json ignores: %s %q", r.Code, r.Text())
+	}
+}
+
+// A field of a non-empty interface type (fmt.Stringer, error) has the
+// schema {} (any value), while encoding/json decodes nothing but null into
+// it: every input the schema let through for it failed the decoder, the
+// model blamed for the tool's type. It is refused at Add, as a field the
+// model could never set; one tagged "-" is not an input field.
+func TestNonEmptyInterfaceField(t *testing.T) {
+	type stringer struct {
+		S fmt.Stringer `json:"s"`
+	}
+	type inList struct {
+		Errs []error `json:"errs,omitempty"`
+	}
+	type skipped struct {
+		Text string       `json:"text"`
+		S    fmt.Stringer `json:"-"`
+	}
+	type anyField struct {
+		V any `json:"v"`
+	}
+	for _, c := range []struct {
+		name string
+		tool *toolkit.Tool
+		ok   bool
+	}{
+		{"stringer", toolkit.Func("stringer", "S.", func(_ context.Context, in stringer) (string, error) { return "", nil }), false},
+		{"errors in a list", toolkit.Func("errs", "E.", func(_ context.Context, in inList) (string, error) { return "", nil }), false},
+		{"tagged -", toolkit.Func("skipped", "K.", func(_ context.Context, in skipped) (string, error) { return in.Text, nil }), true},
+		{"empty interface", toolkit.Func("anyfield", "A.", func(_ context.Context, in anyField) (string, error) { return "", nil }), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := newToolkit(t, nil).Add(c.tool)
+			if c.ok && err != nil {
+				t.Fatalf("Add: %v", err)
+			}
+			if !c.ok && (err == nil || !strings.Contains(err.Error(), "interface")) {
+				t.Fatalf("Add of a tool whose input has a non-empty interface field: %v, want it refused naming the interface", err)
+			}
+		})
 	}
 }

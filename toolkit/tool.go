@@ -322,8 +322,8 @@ func ValidName(name string) bool {
 // pointer to one, a slice or a map of them), fields without omitempty/omitzero and
 // without a `default` tag are required; a json.RawMessage field takes any
 // JSON value; titles are stripped; a json tag name encoding/json would
-// ignore, and the tag's string option on a scalar field, are errors at
-// Add). An absent field with a default is
+// ignore, the tag's string option on a scalar field, and a field of a
+// non-empty interface type are errors at Add). An absent field with a default is
 // given its default before the function runs. The return value becomes
 // one text chunk: a string as is, a Chunk as given, anything else as JSON
 // (nil as "null"; a nil *Chunk writes nothing).
@@ -677,20 +677,14 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 }
 
 // checkJSONTags refuses a json tag name encoding/json ignores (see
-// validJSONName) on the fields of rt and of the types it holds, at any
-// depth. jsonschema-go and the fast path (decode.go) take such a name as
+// validJSONName), the tag's string option on a scalar, and a field of a
+// non-empty interface type, on the fields of rt and of the types it
+// holds, at any depth. jsonschema-go and the fast path (decode.go) take such a name as
 // the property's, while encoding/json, which decodes every input the fast
 // path does not, takes the Go field name: the schema would require a
 // property whose value never reached the field.
 func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
-	for {
-		switch rt.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-			rt = rt.Elem()
-			continue
-		}
-		break
-	}
+	rt = heldType(rt)
 	if rt.Kind() != reflect.Struct || seen[rt] {
 		return nil
 	}
@@ -711,11 +705,27 @@ func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
 		if quotedScalar(f.Type) && slices.Contains(strings.Split(opts, ","), "string") {
 			return fmt.Errorf("toolkit: field %s of %v: the json tag's string option is not supported: encoding/json would decode the field only from a JSON string holding its value, where the schema asks for a %v", f.Name, rt, f.Type)
 		}
+		if it := heldType(f.Type); it.Kind() == reflect.Interface && it.NumMethod() > 0 {
+			return fmt.Errorf("toolkit: field %s of %v: a field of the non-empty interface type %v cannot be input: its schema takes any value, which encoding/json cannot decode into it (only null); use a concrete type, any, or json:\"-\"", f.Name, rt, it)
+		}
 		if err := checkJSONTags(f.Type, seen); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// heldType is the type rt holds, through pointers, slices, arrays and
+// maps' values: the type a JSON value for it decodes into at last.
+func heldType(rt reflect.Type) reflect.Type {
+	for {
+		switch rt.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			rt = rt.Elem()
+		default:
+			return rt
+		}
+	}
 }
 
 // quotedScalar reports whether encoding/json honours a json tag's string
