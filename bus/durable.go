@@ -159,8 +159,9 @@ func CancelsStreamConfig(replicas int) jetstream.StreamConfig {
 	}
 }
 
-// cancelsBindWait bounds binding (or creating) the cancels stream at
-// start: without it the worker serves all the same.
+// cancelsBindWait bounds binding (or creating) the cancels stream, and
+// the exhausted stream, at start: without them the worker serves all the
+// same.
 const cancelsBindWait = 5 * time.Second
 
 // delivery is one delivery of a durable call to this worker.
@@ -245,10 +246,17 @@ type durablePath struct {
 	o      DurableOptions
 	js     jetstream.JetStream
 	stream jetstream.Stream
-	// cancels is the cancels stream; nil when it could not be bound (a
+	// cancels is the cancels stream, bound in the background as the
+	// worker starts (bindCancels); cancelsBound is closed once that bind
+	// has ended. cancels is nil after it when it could not be bound (a
 	// worker key of an older role set may not): then only the cancels
-	// this worker heard count.
-	cancels jetstream.Stream
+	// this worker heard count. cancelsCut: the bind was ended by a stop,
+	// and the first lookup binds the stream itself (cancelsStream).
+	// Both under cancelsMu.
+	cancelsBound chan struct{}
+	cancelsMu    sync.Mutex
+	cancels      jetstream.Stream
+	cancelsCut   bool
 	// heardFrom is the calls stream's last sequence when the worker
 	// began hearing cancels, or heard them again after a reconnect
 	// (heardAt: the connection's reconnects then): a call stored up to
@@ -352,22 +360,77 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	}
 	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]*puller{}, live: map[*puller]bool{},
 		run:          runners{next: make(chan *sender), done: make(chan struct{})},
-		exhaustSlots: make(chan struct{}, exhaustedBatch), retryAfter: exhaustedRetry}
-	// Bounded apart: a worker key of an older role set is refused the
-	// stream, which the server says only to the connection's error
-	// handler, and the request would wait out the whole start.
-	cctx, cancel := context.WithTimeout(ctx, cancelsBindWait)
-	defer cancel()
-	cs, err := bindStream(cctx, o.JetStream, CancelsStreamConfig(o.Replicas), nil)
-	if err != nil {
-		w.log.Warn("bus: without the cancels stream, a durable call cancelled before this worker heard cancels may run", "stream", wire.StreamCancels, "err", err)
-	} else {
-		d.cancels = cs
-	}
+		exhaustSlots: make(chan struct{}, exhaustedBatch), retryAfter: exhaustedRetry,
+		cancelsBound: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.checkedAt.Store(w.nc.Stats().Reconnects)
+	d.wg.Add(1) // nothing can stop d yet
+	go func() {
+		defer d.wg.Done()
+		d.bindCancels()
+	}()
 	w.clock.dur.Store(d)
 	return d, nil
+}
+
+// bindCancels binds (or creates) the cancels stream, in the background:
+// the worker takes calls meanwhile. Only a call queued before the worker
+// heard cancels (unheard) needs the stream, to look its cancel up; such a
+// call waits for the bind (cancelsStream), and every other call's cancel
+// the worker hears. Bounded apart (cancelsBindWait): a worker key of an
+// older role set is refused the stream, which the server says only to the
+// connection's error handler, and the request would wait for its
+// context. A stop ends the bind.
+func (d *durablePath) bindCancels() {
+	defer close(d.cancelsBound)
+	ctx, cancel := context.WithTimeout(d.ctx, cancelsBindWait)
+	defer cancel()
+	cs, err := bindStream(ctx, d.js, CancelsStreamConfig(d.o.Replicas), nil)
+	d.cancelsMu.Lock()
+	defer d.cancelsMu.Unlock()
+	switch {
+	case err == nil:
+		d.cancels = cs
+	case d.ctx.Err() != nil:
+		d.cancelsCut = true
+	default:
+		d.w.log.Warn("bus: without the cancels stream, a durable call cancelled before this worker heard cancels may run", "stream", wire.StreamCancels, "err", err)
+	}
+}
+
+// cancelsStream is the cancels stream, once its bind at start has ended;
+// nil when it could not be bound. A bind a stop ended is made here, for
+// the calls of the batches a stopping worker's pull loops still hold,
+// within cancelsBindWait and not bounded by the stop, as the lookups are
+// not (cancelledKey).
+func (d *durablePath) cancelsStream() jetstream.Stream {
+	<-d.cancelsBound
+	d.cancelsMu.Lock()
+	defer d.cancelsMu.Unlock()
+	if d.cancelsCut {
+		d.cancelsCut = false
+		ctx, cancel := context.WithTimeout(context.Background(), cancelsBindWait)
+		defer cancel()
+		cs, err := bindStream(ctx, d.js, CancelsStreamConfig(d.o.Replicas), nil)
+		if err != nil {
+			d.w.log.Warn("bus: without the cancels stream, a durable call cancelled before this worker heard cancels may run", "stream", wire.StreamCancels, "err", err)
+		}
+		d.cancels = cs
+	}
+	return d.cancels
+}
+
+// withoutCancels reports, without waiting, that the worker is without the
+// cancels stream for good: its bind ended and could not bind it.
+func (d *durablePath) withoutCancels() bool {
+	select {
+	case <-d.cancelsBound:
+	default:
+		return false
+	}
+	d.cancelsMu.Lock()
+	defer d.cancelsMu.Unlock()
+	return d.cancels == nil && !d.cancelsCut
 }
 
 // bindStream binds the stream of cfg as it is, creating it with cfg when
@@ -1419,7 +1482,12 @@ func (d *durablePath) recheck(now time.Time) {
 		return
 	}
 	d.rechecked = now
-	if d.cancels == nil || time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
+	select {
+	case <-d.cancelsBound:
+	default:
+		return // checked once the bind at start has ended
+	}
+	if d.withoutCancels() || time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
 		return
 	}
 	n := d.w.nc.Stats().Reconnects
@@ -1468,14 +1536,18 @@ func (d *durablePath) cancelled(identity, id string, published time.Time) (reaso
 
 // cancelledKey is cancelled by the call's key (callKey).
 func (d *durablePath) cancelledKey(key, id string, published time.Time) (reason string, ok bool) {
-	if d.cancels == nil || time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
+	if time.Since(time.Unix(0, d.cancelsFailed.Load())) < cancelsPause {
+		return "", false
+	}
+	cancels := d.cancelsStream()
+	if cancels == nil {
 		return "", false
 	}
 	// Not bounded by d.ctx: a stopping worker still takes the calls of
 	// the batches its pull loops hold, and they run on.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	m, err := d.cancels.GetLastMsgForSubject(ctx, wire.SubjectCancelledPrefix+key) // wire.CancelledSubject
+	m, err := cancels.GetLastMsgForSubject(ctx, wire.SubjectCancelledPrefix+key) // wire.CancelledSubject
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		return "", false

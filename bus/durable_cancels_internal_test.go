@@ -35,8 +35,8 @@ func TestCancelsLookupPausesAfterFailure(t *testing.T) {
 	// A durable path of the worker's own with the stream that does not
 	// answer: the worker's clock reads the worker's (recheck), so it is
 	// not replaced under it.
-	fake := &unansweredCancels{Stream: w.dur.cancels}
-	d := &durablePath{w: w, cancels: fake}
+	fake := &unansweredCancels{Stream: w.dur.cancelsStream()}
+	d := &durablePath{w: w, cancels: fake, cancelsBound: w.dur.cancelsBound}
 	for _, id := range []string{"a", "b", "c"} {
 		if _, ok := d.cancelled("", id, time.Now()); ok {
 			t.Fatalf("call %s: a failed lookup counted as a cancel", id)

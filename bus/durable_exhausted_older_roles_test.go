@@ -25,6 +25,14 @@ import (
 // a role's key.
 func olderRolesServer(t *testing.T) func(seed string) *nats.Conn {
 	t.Helper()
+	return rolesWithout(t, wire.StreamExhausted)
+}
+
+// rolesWithout starts a server with the roles of toolctl auth init (a
+// caller alice) without the permissions naming stream, as roles written
+// before it; it returns a function connecting with a role's key.
+func rolesWithout(t *testing.T, stream string) func(seed string) *nats.Conn {
+	t.Helper()
 	dir := t.TempDir()
 	setup, err := auth.Init(dir, []string{"alice"})
 	if err != nil {
@@ -36,7 +44,7 @@ func olderRolesServer(t *testing.T) func(seed string) *nats.Conn {
 	}
 	for _, u := range fo.Nkeys {
 		if p := u.Permissions; p != nil && p.Publish != nil {
-			p.Publish.Allow = slices.DeleteFunc(p.Publish.Allow, func(s string) bool { return strings.Contains(s, wire.StreamExhausted) })
+			p.Publish.Allow = slices.DeleteFunc(p.Publish.Allow, func(s string) bool { return strings.Contains(s, stream) })
 		}
 	}
 	s := natstest.ServerWith(t, func(o *server.Options) { o.Nkeys, o.Users, o.Accounts = fo.Nkeys, fo.Users, fo.Accounts })

@@ -15,15 +15,49 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
+// cancelsGate is a server's JetStream whose binding of the cancels
+// stream waits for open (or its context): a bind still under way.
+type cancelsGate struct {
+	jetstream.JetStream
+	open chan struct{}
+}
+
+func (g *cancelsGate) Stream(ctx context.Context, name string) (jetstream.Stream, error) {
+	if name == wire.StreamCancels {
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.JetStream.Stream(ctx, name)
+}
+
 // TestStoppingWorkerHonoursRecordedCancels: a stopping worker ends its
 // pull loops, which still take the calls of the batch they hold. Such a
 // call, cancelled while it waited in the queue (its record in the
 // cancels stream, its cancel unheard here), is answered interrupted
-// without running: the lookup of its cancel is not cut short by the stop.
+// without running: the lookup of its cancel is not cut short by the
+// stop, nor lost when the stop came while the worker was still binding
+// the cancels stream (the bind a stop ends is made for the lookup).
 func TestStoppingWorkerHonoursRecordedCancels(t *testing.T) {
+	t.Run("bound", func(t *testing.T) { testStoppingWorkerHonoursRecordedCancels(t, false) })
+	t.Run("bind cut by the stop", func(t *testing.T) { testStoppingWorkerHonoursRecordedCancels(t, true) })
+}
+
+func testStoppingWorkerHonoursRecordedCancels(t *testing.T, cut bool) {
 	s := natstest.Embedded(t, false)
 	nc := natstest.Connect(t, s)
-	js := natstest.JS(t, nc)
+	var js jetstream.JetStream = natstest.JS(t, nc)
+	gate := &cancelsGate{JetStream: js, open: make(chan struct{})}
+	if cut {
+		// The streams exist (another worker made them); this worker's
+		// bind of the cancels stream waits.
+		if _, err := js.CreateStream(natstest.Ctx(t), CancelsStreamConfig(1)); err != nil {
+			t.Fatal(err)
+		}
+		js = gate
+	}
 	var runs atomic.Int32
 	tk := toolkit.New(nil)
 	if err := tk.Add(toolkit.Func("charge", "Charges a card.", func(ctx context.Context, in struct{}) (string, error) {
@@ -34,14 +68,24 @@ func TestStoppingWorkerHonoursRecordedCancels(t *testing.T) {
 	}
 	w := serve(t, nc, tk, &WorkerOptions{Instance: "w1", Durable: &DurableOptions{JetStream: js}})
 	d := w.dur
-	if d.cancels == nil {
+	if !cut && d.cancelsStream() == nil {
 		t.Fatal("no cancels stream")
 	}
-	// The stop has begun: the pull loops are told to end.
+	// The stop has begun: the pull loops are told to end, and so is the
+	// bind.
 	d.mu.Lock()
 	d.cancel()
 	d.mu.Unlock()
 	d.wg.Wait()
+	if cut {
+		d.cancelsMu.Lock()
+		bound := d.cancels != nil
+		d.cancelsMu.Unlock()
+		if bound {
+			t.Fatal("the cancels stream was bound before the stop")
+		}
+		close(gate.open)
+	}
 
 	ctx := natstest.Ctx(t)
 	cnc := natstest.Connect(t, s)

@@ -307,9 +307,12 @@ func announcedMeta(meta map[string]func() any, durable bool) map[string]func() a
 // returns once its tools' consumers of the calls stream are bound, or
 // after at most 5 s when JetStream is slow to bind them (it logs which):
 // until then a durable call of such a tool may be answered not_found.
-// The stream of exhausted calls' advisories is bound in the background:
-// Serve does not wait for it, nor for the 5 s a worker whose roles
-// predate that stream waits before it hears them on core NATS instead.
+// The stream of exhausted calls' advisories and the cancels stream are
+// bound in the background: Serve does not wait for them, nor for the 5 s
+// a worker whose roles predate a stream waits before it goes on without
+// it (hearing the advisories on core NATS instead, counting only the
+// cancels it heard). A durable call queued before the worker heard
+// cancels waits for the cancels stream's bind, to look its cancel up.
 // The connection stays the caller's: Stop does not close it.
 func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, error) {
 	if nc == nil || tk == nil {
@@ -987,9 +990,10 @@ func (w *Worker) accept(in *incoming) *sender {
 		call.Attempt = int(in.dur.attempt)
 	}
 	key := callKey(identity, req.ID)
-	if in.dur != nil && w.dur.cancels != nil && w.unheard(in.dur) {
+	if in.dur != nil && !w.dur.withoutCancels() && w.unheard(in.dur) {
 		// Taken from the queue after a cancel this worker may not have
-		// heard: the cancels stream has it.
+		// heard: the cancels stream has it (looked up once the stream's
+		// bind at start has ended).
 		if reason, ok := w.dur.cancelled(identity, req.ID, in.dur.published); ok {
 			w.count.cancelled.Add(1)
 			w.replyFinal(in, c, w.cancelledFinal(req.ID, reason == wire.CancelReasonDeadline), req.Session)
