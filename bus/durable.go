@@ -159,10 +159,16 @@ func CancelsStreamConfig(replicas int) jetstream.StreamConfig {
 	}
 }
 
-// cancelsBindWait bounds binding (or creating) the cancels stream, and
-// the exhausted stream, at start: without them the worker serves all the
-// same.
-const cancelsBindWait = 5 * time.Second
+// streamsBindWait bounds binding (or creating) the cancels stream, and the
+// exhausted stream, in nanoseconds: without them the worker serves all
+// the same. 5 s; a variable for tests (SetBindWait), which hold a bind
+// under way for as long as they look.
+var streamsBindWait atomic.Int64
+
+func init() { streamsBindWait.Store(int64(5 * time.Second)) }
+
+// streamBindWait is streamsBindWait as a duration.
+func streamBindWait() time.Duration { return time.Duration(streamsBindWait.Load()) }
 
 // delivery is one delivery of a durable call to this worker.
 type delivery struct {
@@ -377,13 +383,13 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 // the worker takes calls meanwhile. Only a call queued before the worker
 // heard cancels (unheard) needs the stream, to look its cancel up; such a
 // call waits for the bind (cancelsStream), and every other call's cancel
-// the worker hears. Bounded apart (cancelsBindWait): a worker key of an
+// the worker hears. Bounded apart (streamsBindWait): a worker key of an
 // older role set is refused the stream, which the server says only to the
 // connection's error handler, and the request would wait for its
 // context. A stop ends the bind.
 func (d *durablePath) bindCancels() {
 	defer close(d.cancelsBound)
-	ctx, cancel := context.WithTimeout(d.ctx, cancelsBindWait)
+	ctx, cancel := context.WithTimeout(d.ctx, streamBindWait())
 	defer cancel()
 	cs, err := bindStream(ctx, d.js, CancelsStreamConfig(d.o.Replicas), nil)
 	d.cancelsMu.Lock()
@@ -401,7 +407,7 @@ func (d *durablePath) bindCancels() {
 // cancelsStream is the cancels stream, once its bind at start has ended;
 // nil when it could not be bound. A bind a stop ended is made here, for
 // the calls of the batches a stopping worker's pull loops still hold,
-// within cancelsBindWait and not bounded by the stop, as the lookups are
+// within streamsBindWait and not bounded by the stop, as the lookups are
 // not (cancelledKey).
 func (d *durablePath) cancelsStream() jetstream.Stream {
 	<-d.cancelsBound
@@ -409,7 +415,7 @@ func (d *durablePath) cancelsStream() jetstream.Stream {
 	defer d.cancelsMu.Unlock()
 	if d.cancelsCut {
 		d.cancelsCut = false
-		ctx, cancel := context.WithTimeout(context.Background(), cancelsBindWait)
+		ctx, cancel := context.WithTimeout(context.Background(), streamBindWait())
 		defer cancel()
 		cs, err := bindStream(ctx, d.js, CancelsStreamConfig(d.o.Replicas), nil)
 		if err != nil {
@@ -630,7 +636,7 @@ const exhaustedBatch = 16
 // The binding runs in the background (counted in d.wg, ended by stop):
 // the worker takes calls meanwhile. An advisory waits in the stream for
 // a consumer however late it binds; only a worker that cannot bind it,
-// whose bind waits out cancelsBindWait, misses those published meanwhile
+// whose bind waits out streamsBindWait, misses those published meanwhile
 // that no other worker takes, as it would while down.
 func (d *durablePath) watchExhausted() {
 	if !d.begin() {
@@ -646,7 +652,7 @@ func (d *durablePath) watchExhausted() {
 // that fails, unless the worker stops meanwhile, subscribes to the
 // advisories on core NATS.
 func (d *durablePath) bindExhausted() {
-	ctx, cancel := context.WithTimeout(d.ctx, cancelsBindWait)
+	ctx, cancel := context.WithTimeout(d.ctx, streamBindWait())
 	defer cancel()
 	err := d.consumeExhausted(ctx)
 	if err == nil || d.ctx.Err() != nil {
@@ -793,7 +799,7 @@ func (d *durablePath) rebindExhausted() {
 				return
 			case <-time.After(wait):
 			}
-			ctx, cancel := context.WithTimeout(d.ctx, cancelsBindWait)
+			ctx, cancel := context.WithTimeout(d.ctx, streamBindWait())
 			err := d.consumeExhausted(ctx)
 			cancel()
 			if err == nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -71,8 +72,22 @@ func rolesWithout(t *testing.T, stream string) func(seed string) *nats.Conn {
 // once, falls back as before, and a stop, during the bind or after the
 // fallback, leaves its connection as it found it.
 func TestDurableExhaustedOlderRolesServesMeanwhile(t *testing.T) {
-	conn := olderRolesServer(t)
-	const fallback = "without the exhausted stream"
+	servesMeanwhile(t, wire.StreamExhausted, "without the exhausted stream", false)
+}
+
+// TestDurableCancelsOlderRolesServesMeanwhile: the same for the cancels
+// stream, whose bind Serve waited for too, so that such a worker took no
+// call at all, core or durable, for its first 5 s.
+func TestDurableCancelsOlderRolesServesMeanwhile(t *testing.T) {
+	servesMeanwhile(t, wire.StreamCancels, "without the cancels stream", true)
+}
+
+// servesMeanwhile checks that a worker whose roles lack stream serves
+// while it binds stream (held under way: SetBindWait), goes on without
+// it once the bind gives up (saying gaveUp in its log), and leaves its
+// connection as it found it when stopped during the bind or after.
+func servesMeanwhile(t *testing.T, stream, gaveUp string, durable bool) {
+	conn := rolesWithout(t, stream)
 	// The subscriptions on a worker's connection before it serves: the
 	// one nats.go answers requests on, made by a first request.
 	base := map[*nats.Conn]int{}
@@ -105,20 +120,28 @@ func TestDurableExhaustedOlderRolesServesMeanwhile(t *testing.T) {
 		}
 	}
 	c := newClient(t, conn(auth.SeedFile(auth.RoleCaller, "alice")), &bus.ClientOptions{Identity: "alice"})
+	call := func(text string) {
+		t.Helper()
+		r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": text}, Durable: durable})
+		if r.Text() != text {
+			t.Fatalf("a call (%s) to a worker of older roles: %s %s", text, r.Code, r.Text())
+		}
+	}
 
+	// The bind held under way for longer than the test looks: Serve
+	// waited for it, the call would wait for Serve.
+	bus.SetBindWait(t, 2*guard)
 	w, nc, log := start("w1")
-	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "meanwhile"}})
-	if r.Text() != "meanwhile" {
-		t.Fatalf("a call to a worker of older roles as it starts: %s %s", r.Code, r.Text())
+	call("meanwhile")
+	if strings.Contains(log.String(), gaveUp) {
+		t.Fatalf("the worker of older roles gave %s up before it served:\n%s", stream, log)
 	}
-	if strings.Contains(log.String(), fallback) {
-		t.Fatalf("the worker of older roles served its first call only once it gave up the exhausted stream:\n%s", log)
-	}
-	natstest.WaitFor(t, "the fallback to the advisories on core NATS", func() bool { return strings.Contains(log.String(), fallback) })
-	stop(w, nc)
+	stop(w, nc) // during the bind: it ends with the stop, nothing left
 
-	// Stopped while it binds the exhausted stream: the bind ends with the
-	// stop.
-	w, nc, _ = start("w2")
+	// The bind giving up at once: the worker goes on without the stream.
+	bus.SetBindWait(t, 50*time.Millisecond)
+	w, nc, log = start("w2")
+	natstest.WaitFor(t, "the worker going on without "+stream, func() bool { return strings.Contains(log.String(), gaveUp) })
+	call("after")
 	stop(w, nc)
 }
