@@ -871,6 +871,13 @@ func (a *affinity) forward(ctx context.Context, in *incoming, owner string, seq 
 	}
 	h = injectTrace(ctx, h) // the pinned worker's span is the routing span's child
 	h.Set(wire.HeaderForwarded, a.w.opts.Instance)
+	// A Toolbus-Pin-Lost is evidence for the worker that had the call
+	// from its sender (a client's publish found no responders; a worker
+	// lacking the tool passed it on): it was used here, where it named
+	// another worker than the pin. Carried on, it would name a worker the
+	// session may have moved back to since, live, and the pinned worker
+	// would take the session over from it without a probe.
+	h.Del(wire.HeaderPinLost)
 	if seq > 0 {
 		h.Set(wire.HeaderSeqAfter, strconv.FormatUint(seq, 10))
 	} else {

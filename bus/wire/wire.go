@@ -161,7 +161,8 @@ const (
 	// HeaderPinLost on a call of a session-bound tool says the worker the
 	// session was pinned to did not answer (the caller's publish to its
 	// PinnedSubject found no responder): the receiving worker takes the
-	// session over at once instead of forwarding the call there.
+	// session over at once instead of forwarding the call there. A worker
+	// passing a call on to the session's worker (HeaderForwarded) drops it.
 	HeaderPinLost = "Toolbus-Pin-Lost"
 	// HeaderForwarded marks a call one worker passed on to the worker its
 	// session is pinned to; it is never forwarded again.

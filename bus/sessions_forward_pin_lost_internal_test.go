@@ -1,0 +1,111 @@
+package bus
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestForwardedPinLostIsNotHonouredAgain: a call carries
+// Toolbus-Pin-Lost: b from its first hop (a client's stale pin sent it to
+// b, which lacked the tool for a moment, a reload, and passed it on
+// giving the session up). c, which got it through the queue group, found
+// the session pinned to a, which answered its probe, and passed the call
+// on to a. Before a read the pin, the session moved to b (a was taken for
+// gone: frozen a moment after it answered c's probe), which lives and
+// serves it. The header went on with the call, and a took it for news
+// of b: a took the session over from the live b without a probe, ran the
+// call there, and said the session moved from b "which is gone". A
+// Toolbus-Pin-Lost is the evidence of the call's hop that had it, used
+// by the worker that passed the call on: the call passed on does not
+// carry it. a probes b, finds it live, and answers the call unavailable,
+// naming b, where the session stays.
+func TestForwardedPinLostIsNotHonouredAgain(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	ran := map[string]*atomic.Int64{}
+	put := func(instance string) *toolkit.Tool {
+		n := ran[instance]
+		return toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			n.Add(1)
+			return w.Write(toolkit.Text("put on " + instance))
+		})
+	}
+	tks := map[string]*toolkit.Toolkit{}
+	serve := func(instance string, withPut bool) *Worker {
+		ran[instance] = &atomic.Int64{}
+		tk := toolkit.New(nil)
+		if withPut {
+			if err := tk.Add(put(instance), toolkit.SessionBound()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tks[instance] = tk
+		nc := natstest.Connect(t, s)
+		return serve(t, nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
+	}
+	// a and b are reloading put (it is back on both before the call
+	// reaches a); only c takes its calls from the queue group meanwhile.
+	serve("a", false)
+	serve("b", false)
+	c := serve("c", true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	key, err := wire.SessionKey("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.aff.kv.Create(ctx, key, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	var forwards atomic.Int64
+	c.aff.beforeForward = func() {
+		forwards.Add(1)
+		for _, w := range []string{"a", "b"} {
+			if err := tks[w].Add(put(w), toolkit.SessionBound()); err != nil {
+				t.Error(err)
+			}
+		}
+		// The session moves to b after c probed a, before a reads the pin.
+		e, err := c.aff.kv.Get(ctx, key)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := c.aff.kv.Update(ctx, key, []byte("b"), e.Revision()); err != nil {
+			t.Error(err)
+		}
+	}
+	cl, err := NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	// Sent to b's own subject, as a client that learnt b for the session.
+	cl.notePin(toolkit.ToolCall{Name: "put", Session: "s"}, &toolkit.Response{Metadata: map[string]any{wire.MetaSessionWorker: "b"}})
+	r := cl.Invoke(ctx, toolkit.ToolCall{Name: "put", Session: "s"})
+	if forwards.Load() != 1 {
+		t.Fatalf("c passed the call on %d times, want once: %+v", forwards.Load(), r)
+	}
+	if n := ran["a"].Load(); n != 0 {
+		t.Fatalf("the call ran on a, which took the session over from the live b: %s %s %q %v", r.State, r.Code, r.Text(), r.Metadata)
+	}
+	if r.Code != toolkit.CodeUnavailable || r.Metadata[wire.MetaSessionWorker] != "b" {
+		t.Fatalf("final: %s %s %q %v", r.State, r.Code, r.Text(), r.Metadata)
+	}
+	e, err := c.aff.kv.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(e.Value()) != "b" {
+		t.Fatalf("the session's pin names %q, want b", e.Value())
+	}
+	// Sent again, it runs on b, which holds the session.
+	if r := cl.Invoke(ctx, toolkit.ToolCall{Name: "put", Session: "s"}); r.Text() != "put on b" || r.Metadata[wire.MetaSessionMovedFrom] != nil {
+		t.Fatalf("again: %s %s %q %v", r.State, r.Code, r.Text(), r.Metadata)
+	}
+}
