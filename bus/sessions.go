@@ -316,8 +316,11 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				continue
 			}
 			if lostRace(err) {
-				tried = afterNone
-				continue // claimed meanwhile: see by whom
+				// Claimed meanwhile: see by whom. A write after the
+				// call's Toolbus-Pin-Lost is later news of its writer,
+				// which is probed like any other.
+				tried, lost = afterNone, ""
+				continue
 			}
 			if kv.Full(err) {
 				a.w.count.jsErrors.Add(1)
@@ -430,7 +433,11 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			a.w.log.Warn("bus: re-pinning a session; running the call here", "session", scope, "err", err)
 			return pin{}, "", detour{}
 		}
-		tried = e.Revision
+		// The pin was written since it was read: by the worker the
+		// call's Toolbus-Pin-Lost names, perhaps (it renewed its pin),
+		// which then lives. The header is older news than that write,
+		// so the pin read next is probed, whoever it names.
+		tried, lost = e.Revision, ""
 	}
 	a.w.log.Warn("bus: a session's pin kept changing; running the call here", "session", scope)
 	return pin{}, "", detour{}

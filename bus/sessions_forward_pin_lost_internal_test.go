@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
@@ -107,5 +109,55 @@ func TestForwardedPinLostIsNotHonouredAgain(t *testing.T) {
 	// Sent again, it runs on b, which holds the session.
 	if r := cl.Invoke(ctx, toolkit.ToolCall{Name: "put", Session: "s"}); r.Text() != "put on b" || r.Metadata[wire.MetaSessionMovedFrom] != nil {
 		t.Fatalf("again: %s %s %q %v", r.State, r.Code, r.Text(), r.Metadata)
+	}
+}
+
+// TestPinLostOwnerWritesMeanwhile: a call reaches y with
+// Toolbus-Pin-Lost: x (its client's publish to x found no responders: x
+// was reconnecting), and y reads the pin naming x; before y's take-over
+// is stored, x rewrites its pin (it renews it: a call of the session
+// runs on it), so y's compare-and-set loses. x's write is later news than
+// the client's: x lives. y read the pin again, found it naming x, and
+// took the session over from it without a probe all the same. After a
+// lost take-over, the pin is probed as any other worker's.
+func TestPinLostOwnerWritesMeanwhile(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	serve := func(instance string) *affinity {
+		nc := natstest.Connect(t, s)
+		return serve(t, nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}}).aff
+	}
+	x, y := serve("x"), serve("y")
+	ctx := natstest.Ctx(t)
+	key, err := wire.SessionKey("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, to, _ := x.route(&incoming{header: nats.Header{}}, "s"); !p.here || to != "" {
+		t.Fatalf("claim: %+v, %q", p, to)
+	}
+	reads := 0
+	y.afterRead = func() {
+		if reads++; reads != 1 {
+			return
+		}
+		e, err := x.kv.Get(ctx, key)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if err := x.pinHere(ctx, key, e.Revision()); err != nil { // x renews its pin
+			t.Error(err)
+		}
+	}
+	lost := &incoming{reply: "_INBOX.caller", header: nats.Header{wire.HeaderPinLost: []string{"x"}}}
+	if p, to, _ := y.route(lost, "s"); p.here || to != "x" {
+		t.Fatalf("y: %+v, %q; want the call passed on to x, which wrote its pin after the client found it gone", p, to)
+	}
+	e, err := x.kv.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(e.Value()) != "x" {
+		t.Fatalf("the pin names %q, want x", e.Value())
 	}
 }
