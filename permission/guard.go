@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"time"
 
@@ -438,40 +439,77 @@ func (g *Guard) Pending(ctx context.Context, session, callID string) ([]Pending,
 
 // ListPending returns at most limit calls waiting for approval, the
 // least recently asked first, for a person to look at before approving;
-// session "" means every session. more says that others were left out.
+// session "" means every session. more says that other calls waiting
+// were left out.
 //
 // Left out as well: calls past the approval TTL, and calls that wait for
 // no approval any more because their session's policy now surely lets
 // them run when they are sent again (allowedNow: a rule added since, such
 // as the one the ask suggested, or ModeBypass). Those stay recorded until
 // they run or expire, and can still be approved; the listing is of what
-// waits for a person. A session whose policy cannot be read keeps its
-// calls listed.
+// waits for a person. They do not count against limit: the calls that
+// wait behind any number of them are listed (a MemoryStore and a
+// KVStore are read one call at a time, holding only those listed; a
+// Store of another kind is asked for ever more calls until limit of
+// them wait or it has no more). A session whose policy cannot be read
+// keeps its calls listed.
 func (g *Guard) ListPending(ctx context.Context, session string, limit int) (ps []Pending, more bool, err error) {
 	if limit <= 0 {
 		return nil, false, errors.New("permission: the limit must be positive")
-	}
-	ps, more, err = g.store.ListPending(ctx, session, limit)
-	if err != nil || len(ps) == 0 {
-		return ps, more, err
 	}
 	past, err := g.expiry(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	policies := map[string]*Policy{} // by session; nil: unreadable
-	allowed := func(p Pending) bool {
+	waits := func(p Pending) bool {
+		if past(p.Created, p.Stored) {
+			return false
+		}
 		pol, ok := policies[p.Session]
 		if !ok {
+			if len(policies) >= maxListedPolicies {
+				clear(policies) // a policy may be large: a bounded cache
+			}
 			if got, err := g.Policy(ctx, p.Session); err == nil {
 				pol = &got
 			}
 			policies[p.Session] = pol
 		}
-		return pol != nil && allowedNow(p, *pol)
+		return pol == nil || !allowedNow(p, *pol)
 	}
-	return slices.DeleteFunc(ps, func(p Pending) bool { return past(p.Created, p.Stored) || allowed(p) }), more, nil
+	if w, ok := g.store.(pendingWalker); ok {
+		err = w.walkPending(ctx, session, func() { ps, more = ps[:0], false }, func(p Pending) bool {
+			switch {
+			case !waits(p):
+				return true
+			case len(ps) == limit:
+				more = true
+				return false
+			}
+			ps = append(ps, p)
+			return true
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		return ps, more, nil
+	}
+	for n := limit; ; n = min(2*n, math.MaxInt/2) {
+		all, allMore, err := g.store.ListPending(ctx, session, n)
+		if err != nil {
+			return nil, false, err
+		}
+		ps = slices.DeleteFunc(all, func(p Pending) bool { return !waits(p) })
+		if len(ps) > limit || !allMore {
+			return ps[:min(len(ps), limit)], len(ps) > limit, nil
+		}
+	}
 }
+
+// maxListedPolicies bounds the sessions' policies ListPending keeps at
+// once while it judges their calls.
+const maxListedPolicies = 256
 
 // allowedNow reports whether pol surely lets p's call run when it is sent
 // again, judged from what the pending call recorded (its tool, why it

@@ -430,19 +430,24 @@ func (s *KVStore) FindPending(ctx context.Context, session, callID string) ([]Pe
 // the order they were last written (a watch of their latest values), so
 // listing a few of a full bucket reads only those.
 func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([]Pending, bool, error) {
+	return listPending(ctx, s, session, limit)
+}
+
+// walkPending implements pendingWalker: the bucket's pending calls of
+// session ("" every session) in the order they were last written, each
+// decoded as it is read (a watch of their latest values).
+func (s *KVStore) walkPending(ctx context.Context, session string, begin func(), each func(Pending) bool) error {
 	if s.approvals == nil {
-		return nil, false, errNoApprovals
+		return errNoApprovals
 	}
 	if err := checkKeys(session, ""); err != nil {
-		return nil, false, err
+		return err
 	}
 	filter := "pending.>"
 	if session != "" {
 		filter = "pending." + wire.ScopedKeyToken(session) + ".*"
 	}
-	var out []Pending
-	var more bool
-	err := s.watchPending(ctx, []string{filter}, false, func() { out, more = out[:0], false }, func(e jetstream.KeyValueEntry) bool {
+	err := s.watchPending(ctx, []string{filter}, false, begin, func(e jetstream.KeyValueEntry) bool {
 		// A watch's entries come without their headers: a value is a
 		// pending call when it decodes as one exactly and is the one its
 		// key names (a server's answer a caller had stored there is not).
@@ -453,18 +458,13 @@ func (s *KVStore) ListPending(ctx context.Context, session string, limit int) ([
 		if session != "" && p.Session != session {
 			return true
 		}
-		if len(out) == limit {
-			more = true
-			return false
-		}
 		p.Revision, p.Stored = e.Revision(), e.Created()
-		out = append(out, p)
-		return true
+		return each(p)
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("permission: listing pending calls: %w", err)
+		return fmt.Errorf("permission: listing pending calls: %w", err)
 	}
-	return out, more, nil
+	return nil
 }
 
 // watchPending reads the latest values under filters of the approvals

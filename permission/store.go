@@ -248,22 +248,57 @@ func (m *MemoryStore) FindPending(_ context.Context, session, callID string) ([]
 }
 
 // ListPending implements Store.
-func (m *MemoryStore) ListPending(_ context.Context, session string, limit int) ([]Pending, bool, error) {
+func (m *MemoryStore) ListPending(ctx context.Context, session string, limit int) ([]Pending, bool, error) {
+	return listPending(ctx, m, session, limit)
+}
+
+// walkPending implements pendingWalker. each runs outside m.mu (a
+// Guard's reads its session's policy from m), over the pending calls as
+// they were when the walk began.
+func (m *MemoryStore) walkPending(_ context.Context, session string, begin func(), each func(Pending) bool) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []Pending
+	var ps []Pending
 	for e := m.order.Front(); e != nil; e = e.Next() {
-		p := e.Value.(Pending)
-		if session != "" && p.Session != session {
-			continue
+		if p := e.Value.(Pending); session == "" || p.Session == session {
+			ps = append(ps, p)
 		}
-		if len(out) == limit {
-			return out, true, nil
-		}
-		p.Suggested = slices.Clone(p.Suggested)
-		out = append(out, p)
 	}
-	return out, false, nil
+	m.mu.Unlock()
+	begin()
+	for _, p := range ps {
+		p.Suggested = slices.Clone(p.Suggested)
+		if !each(p) {
+			break
+		}
+	}
+	return nil
+}
+
+// pendingWalker is a Store that reads its pending calls one by one, the
+// least recently recorded first, of one session or (session "") every
+// session, calling each with each until it answers false; begin runs
+// before the first, and again when the walk starts over (a KVStore's
+// watch made again), so what each gathered is to be forgotten. A Guard
+// lists through it what waits for approval, skipping what does not,
+// holding no more than it lists.
+type pendingWalker interface {
+	walkPending(ctx context.Context, session string, begin func(), each func(Pending) bool) error
+}
+
+// listPending is Store.ListPending over a pendingWalker.
+func listPending(ctx context.Context, w pendingWalker, session string, limit int) (out []Pending, more bool, err error) {
+	err = w.walkPending(ctx, session, func() { out, more = out[:0], false }, func(p Pending) bool {
+		if len(out) == limit {
+			more = true
+			return false
+		}
+		out = append(out, p)
+		return true
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, more, nil
 }
 
 // DeletePending implements Store.
