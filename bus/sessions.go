@@ -260,6 +260,13 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 	}
 	route, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// lost is the worker the call's client found gone (Toolbus-Pin-Lost),
+	// whose pin is taken over without a probe. A compare-and-set of the
+	// pin that lost, whichever it was (a claim, a renewal, a take-over),
+	// lost to a write since the pin was read: by that worker perhaps (it
+	// renewed its pin, or took the session over), which then lives. The
+	// header is older news than that write, so it is dropped, and the pin
+	// read next is probed, whoever it names.
 	lost := in.header.Get(wire.HeaderPinLost)
 	forwarded := in.header.Get(wire.HeaderForwarded) != ""
 	var tried uint64 // the revision a lost compare-and-set was made on
@@ -300,7 +307,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				continue
 			}
 			if lostRace(err) {
-				tried = e.Revision
+				tried, lost = e.Revision, "" // see lost
 				continue
 			}
 			a.w.count.jsErrors.Add(1)
@@ -316,9 +323,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				continue
 			}
 			if lostRace(err) {
-				// Claimed meanwhile: see by whom. A write after the
-				// call's Toolbus-Pin-Lost is later news of its writer,
-				// which is probed like any other.
+				// Claimed meanwhile: see by whom (see lost).
 				tried, lost = afterNone, ""
 				continue
 			}
@@ -352,7 +357,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				continue
 			}
 			if lostRace(err) {
-				tried = e.Revision
+				tried, lost = e.Revision, "" // see lost
 				continue
 			}
 			a.w.count.jsErrors.Add(1)
@@ -370,8 +375,8 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			// minute) would judge never due, or always.
 			if a.age(key, e.Revision) >= a.pinTTL()/2 {
 				if err := a.pinHere(ctx, key, e.Revision); lostRace(err) {
-					tried = e.Revision
-					continue // taken over meanwhile
+					tried, lost = e.Revision, "" // taken over meanwhile (see lost)
+					continue
 				} else if err != nil {
 					a.w.count.jsErrors.Add(1)
 					a.w.log.Warn("bus: renewing a session's pin", "session", scope, "err", err)
@@ -433,10 +438,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			a.w.log.Warn("bus: re-pinning a session; running the call here", "session", scope, "err", err)
 			return pin{}, "", detour{}
 		}
-		// The pin was written since it was read: by the worker the
-		// call's Toolbus-Pin-Lost names, perhaps (it renewed its pin),
-		// which then lives. The header is older news than that write,
-		// so the pin read next is probed, whoever it names.
+		// The pin was written since it was read (see lost).
 		tried, lost = e.Revision, ""
 	}
 	a.w.log.Warn("bus: a session's pin kept changing; running the call here", "session", scope)

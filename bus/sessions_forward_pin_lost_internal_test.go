@@ -161,3 +161,60 @@ func TestPinLostOwnerWritesMeanwhile(t *testing.T) {
 		t.Fatalf("the pin names %q, want x", e.Value())
 	}
 }
+
+// TestPinLostOwnerTakesOverDuringRenewal: a call reaches y with
+// Toolbus-Pin-Lost: x (its client's publish to x found no responders,
+// x reconnecting), and y finds the session pinned to itself, its pin
+// due for renewal. Before y's renewal is stored, x takes the session
+// over (x, alive, had a call of it from a client that still named x), so
+// y's compare-and-set loses. x's write is later news than the client's:
+// x lives. y read the pin again, found it naming x, and took the session
+// over from it without a probe. After any lost write the pin is probed
+// as any other worker's.
+func TestPinLostOwnerTakesOverDuringRenewal(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	serve := func(instance string) *affinity {
+		nc := natstest.Connect(t, s)
+		return serve(t, nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}}).aff
+	}
+	x, y := serve("x"), serve("y")
+	ctx := natstest.Ctx(t)
+	key, err := wire.SessionKey("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, to, _ := y.route(&incoming{header: nats.Header{}}, "s"); !p.here || to != "" {
+		t.Fatalf("claim: %+v, %q", p, to)
+	}
+	// Half its TTL on, the pin is due for renewal when y reads it next
+	// (past y's trust in its memory of holding the session).
+	y.now = func() time.Time { return time.Now().Add(y.pinTTL()) }
+	y.mu.Lock()
+	clear(y.owned)
+	y.mu.Unlock()
+	reads := 0
+	y.afterRead = func() {
+		if reads++; reads != 1 {
+			return
+		}
+		e, err := x.kv.Get(ctx, key)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if err := x.pinHere(ctx, key, e.Revision()); err != nil { // x takes the session over
+			t.Error(err)
+		}
+	}
+	lost := &incoming{reply: "_INBOX.caller", header: nats.Header{wire.HeaderPinLost: []string{"x"}}}
+	if p, to, _ := y.route(lost, "s"); p.here || to != "x" {
+		t.Fatalf("y: %+v, %q; want the call passed on to x, which wrote the pin after the client found it gone", p, to)
+	}
+	e, err := x.kv.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(e.Value()) != "x" {
+		t.Fatalf("the pin names %q, want x", e.Value())
+	}
+}
