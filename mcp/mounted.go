@@ -130,11 +130,6 @@ func (c *Client) Forward(ctx context.Context, method string, params map[string]a
 	default:
 		return nil, fmt.Errorf("the method %q is not passed on to MCP servers", method)
 	}
-	for _, k := range []string{"uri", "cursor"} {
-		if v, _ := params[k].(string); v == uncachedKey {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: %s %q is reserved", k, v)}
-		}
-	}
 	var res any
 	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
 		// On the shared session, so that what the server sends meanwhile
@@ -154,8 +149,31 @@ func (c *Client) Forward(ctx context.Context, method string, params map[string]a
 // uncachedKey is the one key the go-sdk's session caches the results of
 // resources/read, resources/list, resources/templates/list and
 // prompts/list under (uncachedResults); Forward refuses it as a URI or
-// cursor, so no request is ever answered from that cache.
+// cursor (reserved), so no request is ever answered from that cache.
 const uncachedKey = "\x00toolbus: not cached"
+
+// reserved refuses decoded params whose URI or cursor is uncachedKey.
+// The decoded ones, not the map Forward is given: they decode as
+// encoding/json does, a key matching its field whatever its case ("URI",
+// "Cursor"), and the session would answer such a request with the last
+// result another client had.
+func reserved(p any) error {
+	var k, v string
+	switch p := p.(type) {
+	case *sdk.ReadResourceParams:
+		k, v = "uri", p.URI
+	case *sdk.ListResourcesParams:
+		k, v = "cursor", p.Cursor
+	case *sdk.ListResourceTemplatesParams:
+		k, v = "cursor", p.Cursor
+	case *sdk.ListPromptsParams:
+		k, v = "cursor", p.Cursor
+	}
+	if v != uncachedKey {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: %s %q is reserved", k, v)}
+}
 
 // uncachedResults is a sending middleware of the go-sdk client that keeps
 // its session's caches (SEP-2549, protocol 2026-07-28) from holding what
@@ -197,6 +215,9 @@ func pass[P, R any](params map[string]any, method func(*sdk.ClientSession, conte
 			if err := remarshal(params, p); err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 			}
+		}
+		if err := reserved(p); err != nil {
+			return nil, err
 		}
 		return method(cs, ctx, p)
 	}
