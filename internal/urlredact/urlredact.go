@@ -29,41 +29,39 @@ const Hidden = "***"
 
 // URL is raw with its secrets replaced by Hidden. A URL without a scheme
 // (host:port, user:password@host:port) is read as if it had one.
+//
+// The user info runs to the last "@" of the URL: a password or token
+// may hold an unescaped "/", "?" or "#" (a URL that then does not parse,
+// the very one a validation error names), which would otherwise end the
+// host part early and show the secret whole. An "@" in a path or query
+// hides what comes before it as well: safe rather than readable.
 func URL(raw string) string {
 	var scheme string
 	rest := raw
 	if i := strings.Index(raw, "://"); i >= 0 {
 		scheme, rest = raw[:i+3], raw[i+3:]
 	}
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if user, _, ok := strings.Cut(rest[:at], ":"); ok && !strings.ContainsAny(user, "/?#") {
+			scheme += user + ":" + Hidden + "@"
+		} else {
+			scheme += Hidden + "@"
+		}
+		rest = rest[at+1:]
+	}
 	var frag string
 	if i := strings.IndexByte(rest, '#'); i >= 0 {
 		rest, frag = rest[:i], rest[i:]
 	}
-	var query string
-	hasQuery := false
+	out := rest
 	if i := strings.IndexByte(rest, '?'); i >= 0 {
-		rest, query, hasQuery = rest[:i], rest[i+1:], true
-	}
-	authority, path := rest, ""
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		authority, path = rest[:i], rest[i:]
-	}
-	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
-		if user, _, ok := strings.Cut(authority[:at], ":"); ok {
-			authority = user + ":" + Hidden + authority[at:]
-		} else {
-			authority = Hidden + authority[at:]
-		}
-	}
-	out := scheme + authority + path
-	if hasQuery {
-		params := strings.Split(query, "&")
-		for i, p := range params {
+		params := strings.Split(rest[i+1:], "&")
+		for j, p := range params {
 			if k, v, ok := strings.Cut(p, "="); ok && v != "" {
-				params[i] = k + "=" + Hidden
+				params[j] = k + "=" + Hidden
 			}
 		}
-		out += "?" + strings.Join(params, "&")
+		out = rest[:i] + "?" + strings.Join(params, "&")
 	}
-	return out + frag
+	return scheme + out + frag
 }
