@@ -30,10 +30,12 @@ import (
 // go-sdk compares them. Any other body, valid or not, goes to the go-sdk
 // as it came.
 //
-// Memory: the body is read once from the network and held for the
-// request (the go-sdk then reads it whole again, from memory), unless its
-// Content-Length is past the bound, when the go-sdk alone reads it (to
-// answer 413); the walk, a scanner over the body, adds only the set of a
+// Memory: the body is read once from the network and held until the
+// go-sdk has read it whole again, from memory, into a copy of its own
+// (so for a moment a body is held twice: the go-sdk takes it only by
+// reading it; the request, which carries its call until it ends, then
+// holds the gateway's copy no longer), unless its Content-Length is past
+// the bound, when the go-sdk alone reads it (to answer 413); the walk, a scanner over the body, adds only the set of a
 // batch's call ids, smaller than what the go-sdk then holds for them (and
 // nothing at all for a batch of up to 16 calls with ids as sent).
 
@@ -106,11 +108,30 @@ type bodyOf struct {
 
 // heldBody is a request body read whole into memory and read again from
 // there, closing the original; it holds the limit on the first read too,
-// so that one allocation serves both.
+// so that one allocation serves both. At the end of the second read it
+// lets the bytes go: the request, and so its body, lives as long as the
+// call it carries (minutes, for a slow tool), and the go-sdk has its own
+// copy by then.
 type heldBody struct {
 	bytes.Reader
 	limit io.LimitedReader
 	orig  io.ReadCloser
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF {
+		b.Reader.Reset(nil)
+	}
+	return n, err
+}
+
+func (b *heldBody) WriteTo(w io.Writer) (int64, error) {
+	n, err := b.Reader.WriteTo(w)
+	if err == nil {
+		b.Reader.Reset(nil)
+	}
+	return n, err
 }
 
 func (b *heldBody) Close() error { return b.orig.Close() }
