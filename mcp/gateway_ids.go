@@ -34,10 +34,14 @@ import (
 // go-sdk has read it whole again, from memory, into a copy of its own
 // (so for a moment a body is held twice: the go-sdk takes it only by
 // reading it; the request, which carries its call until it ends, then
-// holds the gateway's copy no longer), unless its Content-Length is past
-// the bound, when the go-sdk alone reads it (to answer 413); the walk, a scanner over the body, adds only the set of a
-// batch's call ids, smaller than what the go-sdk then holds for them (and
-// nothing at all for a batch of up to 16 calls with ids as sent).
+// holds the gateway's copy no longer). A body past the bound is not
+// read twice: one whose Content-Length says so the go-sdk alone refuses
+// (413) without reading it, and one of unknown length (chunked) the
+// gateway refuses itself as soon as it has read one byte past the bound,
+// as the go-sdk would. The walk, a scanner over the body, adds only the
+// set of a batch's call ids, smaller than what the go-sdk then holds for
+// them (and nothing at all for a batch of up to 16 calls with ids as
+// sent).
 
 // gatewayMaxBody bounds a request's body: the go-sdk's bound, which the
 // gateway sets explicitly so that its own read of a POST (checkIDs) holds
@@ -49,32 +53,40 @@ const gatewayMaxBody = sdk.DefaultMaxRequestBodyBytes
 const maxExactID = 1 << 53
 
 // checkIDs reads the body of r, a POST, (at most gatewayMaxBody and one
-// byte; a longer one is left to the go-sdk's 413) and puts it back for the
-// go-sdk to read. When its ids cannot be answered under (see above) it
-// answers w itself and reports false. A body whose Content-Length is
+// byte) and puts it back for the go-sdk to read. When its ids cannot be
+// answered under (see above) it answers w itself and reports false; so it
+// does, as the go-sdk would, when the body is longer than the bound (413)
+// or its read failed (400), rather than hand the go-sdk a copy of what it
+// read to read again only to refuse it. A body whose Content-Length is
 // already past the bound is not read at all: the go-sdk refuses it.
 func checkIDs(w http.ResponseWriter, r *http.Request) bool {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > gatewayMaxBody {
 		return true
 	}
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 && n <= gatewayMaxBody {
+	held := &heldBody{orig: r.Body, limit: io.LimitedReader{R: r.Body, N: gatewayMaxBody + 1}}
+	var body []byte
+	var err error
+	if n := r.ContentLength; n > 0 {
 		// The server holds the body to its Content-Length; ReadFrom
 		// wants MinRead free to see the end without growing.
+		var buf bytes.Buffer
 		buf.Grow(int(n) + bytes.MinRead)
+		_, err = buf.ReadFrom(&held.limit)
+		body = buf.Bytes()
+	} else {
+		// Of unknown length (chunked): io.ReadAll allocates about twice
+		// what it reads, a bytes.Buffer doubling to the bound four times.
+		body, err = io.ReadAll(&held.limit)
 	}
-	held := &heldBody{orig: r.Body, limit: io.LimitedReader{R: r.Body, N: gatewayMaxBody + 1}}
-	_, err := buf.ReadFrom(&held.limit)
-	body := buf.Bytes()
 	switch {
 	case err != nil:
-		// The go-sdk reads what came and then the same error, and
-		// answers it as it would have.
-		r.Body = bodyOf{io.MultiReader(bytes.NewReader(body), errReader{err}), r.Body}
-		return true
+		// The go-sdk's answer, which it would give after reading it all
+		// again.
+		http.Error(w, "failed to read body", http.StatusBadRequest)
+		return false
 	case len(body) > gatewayMaxBody:
-		r.Body = bodyOf{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		return true
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", gatewayMaxBody), http.StatusRequestEntityTooLarge)
+		return false
 	}
 	held.Reset(body)
 	r.Body = held
@@ -98,12 +110,6 @@ type invalidRequest struct {
 type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
-}
-
-// bodyOf is a request body read from Reader, closing the original.
-type bodyOf struct {
-	io.Reader
-	io.Closer
 }
 
 // heldBody is a request body read whole into memory and read again from
@@ -135,10 +141,6 @@ func (b *heldBody) WriteTo(w io.Writer) (int64, error) {
 }
 
 func (b *heldBody) Close() error { return b.orig.Close() }
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // rpcID is an id as the go-sdk tells ids apart: a number by its int64
 // value, a string by its decoded text.
