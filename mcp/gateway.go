@@ -225,7 +225,14 @@ type GatewayOptions struct {
 // numeric id that is not an integer (1.5; 1.0 and 1e2 are integers) or
 // beyond ±2^53, and two requests of one batch (protocol 2025-03-26) with
 // the same id (1 and 1.0 are the same), of which the go-sdk answers one
-// (gateway_ids.go).
+// (gateway_ids.go). A request whose id repeats one of its session's
+// requests still in flight (sent in another POST; MCP wants a session's
+// ids unique among those) the go-sdk refuses, HTTP 400 with a JSON-RPC
+// Invalid Request under that id; the request in flight goes on, answered
+// on its own POST, a notifications/cancelled of the id cancels it alone,
+// and once it is answered the id is free again. The gateway keeps no
+// bookkeeping of its own by JSON-RPC id (the requests it sends mounted
+// servers, and cancels, carry ids it makes).
 //
 // All methods are safe for concurrent use. Every goroutine the gateway
 // starts runs under its lifetime context and is awaited by Close.
