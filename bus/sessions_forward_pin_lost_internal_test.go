@@ -121,17 +121,8 @@ func TestForwardedPinLostIsNotHonouredAgain(t *testing.T) {
 // took the session over from it without a probe all the same. After a
 // lost take-over, the pin is probed as any other worker's.
 func TestPinLostOwnerWritesMeanwhile(t *testing.T) {
-	s := natstest.Embedded(t, false)
-	serve := func(instance string) *affinity {
-		nc := natstest.Connect(t, s)
-		return serve(t, nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}}).aff
-	}
-	x, y := serve("x"), serve("y")
+	x, y, key := pinPair(t)
 	ctx := natstest.Ctx(t)
-	key, err := wire.SessionKey("s")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if p, to, _ := x.route(&incoming{header: nats.Header{}}, "s"); !p.here || to != "" {
 		t.Fatalf("claim: %+v, %q", p, to)
 	}
@@ -172,17 +163,8 @@ func TestPinLostOwnerWritesMeanwhile(t *testing.T) {
 // over from it without a probe. After any lost write the pin is probed
 // as any other worker's.
 func TestPinLostOwnerTakesOverDuringRenewal(t *testing.T) {
-	s := natstest.Embedded(t, false)
-	serve := func(instance string) *affinity {
-		nc := natstest.Connect(t, s)
-		return serve(t, nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}}).aff
-	}
-	x, y := serve("x"), serve("y")
+	x, y, key := pinPair(t)
 	ctx := natstest.Ctx(t)
-	key, err := wire.SessionKey("s")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if p, to, _ := y.route(&incoming{header: nats.Header{}}, "s"); !p.here || to != "" {
 		t.Fatalf("claim: %+v, %q", p, to)
 	}
@@ -217,4 +199,20 @@ func TestPinLostOwnerTakesOverDuringRenewal(t *testing.T) {
 	if string(e.Value()) != "x" {
 		t.Fatalf("the pin names %q, want x", e.Value())
 	}
+}
+
+// pinPair starts workers x and y sharing session pins on an embedded
+// server, and returns their affinities and session s's pin key.
+func pinPair(t *testing.T) (x, y *affinity, key string) {
+	t.Helper()
+	s := natstest.Embedded(t, false)
+	start := func(instance string) *affinity {
+		nc := natstest.Connect(t, s)
+		return serve(t, nc, toolkit.New(nil), &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}}).aff
+	}
+	key, err := wire.SessionKey("s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start("x"), start("y"), key
 }
