@@ -89,7 +89,9 @@
 // c=1 ≤ 1.3x raw, echo calls/s at c=64 ≥ 0.8x raw and ≥ 3x mcp-http
 // (on worker processes, --workers, also their CPU per call ≤ 2x raw's),
 // stream chunks/s ≥ 0.8x raw publish, the sleep scale-out and the cancel
-// latencies (ctx.Done p99 < 2ms at c=64, next to raw's). Machines are
+// latencies (ctx.Done p99 < 2ms at c=64, next to raw's); a bar whose
+// baseline made calls of which none ended well is said not checked,
+// with the baseline's errors. Machines are
 // noisy: compare the ratios of one run, not absolute numbers across
 // runs. The systems compared at one point take
 // turns: the point's measuring time is cut into --rounds rounds (4)

@@ -209,6 +209,15 @@ func summarize(rep *report) []string {
 	unchecked := func(sr *scenarioReport, where string) {
 		lines = append(lines, fmt.Sprintf("%s: bars not checked: they are at %s, this run measured c=%s", sr.Name, where, joinInts(slices.Compact(slices.Sorted(slices.Values(pointConcs(sr)))))))
 	}
+	// failed says a bar (or goal) of what at c was not checked against
+	// baseline b, which measured calls there and none ended well: no
+	// ratio was computed, and a bar left out without a word reads as a
+	// run that did not measure it.
+	failed := func(sr *scenarioReport, what string, c int, b, kind string) {
+		if q := at(sr, b, c); q != nil && q.Calls > 0 && q.OK == 0 {
+			lines = append(lines, fmt.Sprintf("%s c=%d: %s not checked: %s had no call that ended well (%s)", what, c, kind, b, errorsText(q.Errors)))
+		}
+	}
 	if sr := find("echo"); sr != nil && at(sr, sysToolbus, 1) == nil && at(sr, sysToolbus, 0) == nil {
 		unchecked(sr, "c=1 and c=64 (or the largest c up to 64)")
 	}
@@ -221,16 +230,22 @@ func summarize(rep *report) []string {
 				}
 				lines = append(lines, fmt.Sprintf("echo c=1: %s calls/s = %.2fx raw, %s (bar: p50 ≤ 1.3x) %s",
 					human(p.CallsPerSec), r.Throughput, p50, verdict(r.P50 > 0 && r.P50 <= 1.3)))
+			} else {
+				failed(sr, "echo", 1, sysRaw, "bar")
 			}
 		}
 		if p := at(sr, sysToolbus, 0); p != nil && p.Conc > 1 {
 			if r, ok := p.Ratios[sysRaw]; ok {
 				lines = append(lines, fmt.Sprintf("echo c=%d: %s calls/s = %sx raw (bar: ≥ 0.8x) %s",
 					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.8), paced(p, r.Throughput >= 0.8)))
+			} else {
+				failed(sr, "echo", p.Conc, sysRaw, "bar")
 			}
 			if r, ok := p.Ratios[sysMCP]; ok {
 				lines = append(lines, fmt.Sprintf("echo c=%d: %sx mcp-http calls/s (bar: ≥ 3x) %s",
 					p.Conc, near(r.Throughput, 3), paced(p, r.Throughput >= 3)))
+			} else {
+				failed(sr, "echo", p.Conc, sysMCP, "bar")
 			}
 			// On worker processes (--workers), their CPU per call has
 			// its bar, as in the separate-process pass.
@@ -249,6 +264,8 @@ func summarize(rep *report) []string {
 				}
 				lines = append(lines, fmt.Sprintf("durable echo c=%d: %s calls/s = %sx raw-js, %s (goal: ≥ 0.7x calls/s) %s",
 					p.Conc, human(p.CallsPerSec), near(r.Throughput, 0.7), p50, paced(p, r.Throughput >= 0.7)))
+			} else {
+				failed(sr, "durable echo", p.Conc, sysRawJS, "goal")
 			}
 			if q := at(sr, sysToolbus, p.Conc); q != nil && q.CallsPerSec > 0 {
 				lines = append(lines, fmt.Sprintf("durable echo c=%d: %.2fx the core path's calls/s, p50 %s vs %s", p.Conc,
@@ -264,10 +281,14 @@ func summarize(rep *report) []string {
 				lines = append(lines, fmt.Sprintf("separate processes, echo c=64: worker CPU %s per call = %sx raw's %s (bar: ≤ 2x) %s; write syscalls per call %.3f vs %.3f",
 					us(p.CPUPerCall), near(p.CPUPerCall/q.CPUPerCall, 2), us(q.CPUPerCall), verdict(p.CPUPerCall <= 2*q.CPUPerCall), p.WritesPerCall, q.WritesPerCall))
 			}
+		} else if p != nil {
+			failed(sr, "separate processes, echo", 64, sysRaw, "bar")
 		}
 		if p, q := at(sr, sysToolbus, 1), at(sr, sysRaw, 1); p != nil && q != nil && q.Latency.P50 > 0 {
 			lines = append(lines, fmt.Sprintf("separate processes, echo c=1: p50 %s = %sx raw (bar: ≤ 1.3x) %s",
 				us(p.Latency.P50), near(p.Latency.P50/q.Latency.P50, 1.3), verdict(p.OK > 0 && p.Latency.P50 <= 1.3*q.Latency.P50)))
+		} else if p != nil {
+			failed(sr, "separate processes, echo", 1, sysRaw, "bar")
 		}
 	}
 	if sr := find("stream" + procSuffix); sr != nil {
@@ -278,6 +299,8 @@ func summarize(rep *report) []string {
 				line += fmt.Sprintf("; worker CPU per call %.2fx raw's", p.CPUPerCall/q.CPUPerCall)
 			}
 			lines = append(lines, line)
+		} else if p != nil {
+			failed(sr, "separate processes, stream", 64, sysRaw, "bar")
 		}
 	}
 	if sr := find("inflight"); sr != nil {
@@ -288,7 +311,12 @@ func summarize(rep *report) []string {
 	}
 	if sr := find("sessions"); sr != nil {
 		for _, p := range sr.Points {
-			if r, ok := p.Ratios[sysQueue]; ok && p.System == sysPinned {
+			if p.System != sysPinned {
+				continue
+			}
+			if r, ok := p.Ratios[sysQueue]; !ok {
+				failed(sr, "sessions", p.Conc, sysQueue, "goal")
+			} else {
 				goal := "calls/s ≥ 0.9x, p50 ≤ 1.2x"
 				if p.Rate > 0 { // open loop: the p50 alone
 					goal = "p50 ≤ 1.2x; calls/s not judged in open loop"
@@ -316,6 +344,8 @@ func summarize(rep *report) []string {
 			if r, ok := p.Ratios[sysRaw]; ok {
 				lines = append(lines, fmt.Sprintf("stream c=%d: %s chunks/s = %sx raw publish (bar: ≥ 0.8x) %s",
 					p.Conc, human(p.UnitsPerSec), near(r.Throughput, 0.8), paced(p, r.Throughput >= 0.8)))
+			} else {
+				failed(sr, "stream", p.Conc, sysRaw, "bar")
 			}
 		}
 	}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A baseline whose calls all failed (its replier broken, say) has no
+// latency or throughput to compare with: no ratio is computed, and the
+// bars against it were left out of the summary without a word, as if
+// the run had not measured them. Each says it was not checked, and why.
+func TestBarAgainstAFailedBaselineSaid(t *testing.T) {
+	good := func(system string, c int) point {
+		return point{System: system, Conc: c, Calls: 100, OK: 100, CallsPerSec: 1000, UnitsPerSec: 100000, Latency: latency{P50: 100}}
+	}
+	failed := func(system string, c int) point {
+		return point{System: system, Conc: c, Calls: 100, Errors: map[string]int64{errNATS: 100}}
+	}
+	var scs []scenarioReport
+	for _, name := range []string{"echo", "echo" + procSuffix, "stream", "stream" + procSuffix} {
+		sr := scenarioReport{Name: name, Baselines: []string{sysRaw}}
+		for _, c := range []int{1, 64} {
+			sr.Points = append(sr.Points, good(sysToolbus, c), failed(sysRaw, c))
+		}
+		scs = append(scs, sr)
+	}
+	scs[0].Baselines = append(scs[0].Baselines, sysMCP, sysRawJS)
+	scs[0].Points = append(scs[0].Points, failed(sysMCP, 64), good(sysDurable, 64), failed(sysRawJS, 64))
+	scs = append(scs, scenarioReport{Name: "sessions", Baselines: []string{sysQueue}, Points: []point{failed(sysQueue, 1), good(sysPinned, 1)}})
+	for i := range scs {
+		computeRatios(&scs[i])
+	}
+	lines := summarize(&report{Scenarios: scs})
+	for _, want := range []string{
+		"echo c=1: bar not checked: raw had no call that ended well",
+		"echo c=64: bar not checked: raw had no call that ended well",
+		"echo c=64: bar not checked: mcp-http had no call that ended well",
+		"durable echo c=64: goal not checked: raw-js had no call that ended well",
+		"separate processes, echo c=1: bar not checked: raw had no call that ended well",
+		"separate processes, echo c=64: bar not checked: raw had no call that ended well",
+		"stream c=64: bar not checked: raw had no call that ended well",
+		"separate processes, stream c=64: bar not checked: raw had no call that ended well",
+		"sessions c=1: goal not checked: queue had no call that ended well",
+	} {
+		if summaryLine(lines, want) == "" {
+			t.Errorf("no %q in the summary:\n%s", want, strings.Join(lines, "\n"))
+		}
+	}
+}
