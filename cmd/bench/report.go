@@ -179,13 +179,19 @@ func summarize(rep *report) []string {
 		}
 		return best
 	}
-	// near prints a ratio set against bar: with two decimals, or three
-	// when two would print the bar itself (0.697 is not "0.70x … MISSED").
+	// near prints a ratio set against bar: with two decimals, or as many
+	// more as it takes not to print the bar itself (0.697 is not "0.70x
+	// … MISSED", nor 1.3004 "1.300x … MISSED").
 	near := func(ratio, bar float64) string {
-		if t := fmt.Sprintf("%.2f", ratio); t != fmt.Sprintf("%.2f", bar) || ratio == bar {
-			return t
+		if ratio == bar {
+			return fmt.Sprintf("%.2f", ratio)
 		}
-		return fmt.Sprintf("%.3f", ratio)
+		for d := 2; d <= 6; d++ {
+			if t := strconv.FormatFloat(ratio, 'f', d, 64); t != strconv.FormatFloat(bar, 'f', d, 64) {
+				return t
+			}
+		}
+		return strconv.FormatFloat(ratio, 'f', -1, 64)
 	}
 	verdict := func(ok bool) string {
 		if ok {

@@ -47,3 +47,24 @@ func TestBarAgainstAFailedBaselineSaid(t *testing.T) {
 		}
 	}
 }
+
+// A ratio within half a thousandth of its bar, on the wrong side of it,
+// was printed with three decimals onto the bar itself: "p50 … = 1.300x
+// raw (bar: p50 ≤ 1.3x) MISSED". It is printed with the decimals that
+// tell it from the bar.
+func TestVerdictRatioNeverPrintedAsTheBar(t *testing.T) {
+	rep := &report{Scenarios: []scenarioReport{{Name: "echo", Points: []point{
+		{Scenario: "echo", System: sysToolbus, Conc: 1, Calls: 100, OK: 100, CallsPerSec: 1000, Latency: latency{P50: 130.04}, Ratios: map[string]ratio{sysRaw: {Throughput: 0.5, P50: 1.3004}}},
+		{Scenario: "echo", System: sysToolbus, Conc: 64, Calls: 100, OK: 100, CallsPerSec: 1000, Latency: latency{P50: 100}, Ratios: map[string]ratio{sysRaw: {Throughput: 0.79996, P50: 1}}},
+	}}}}
+	lines := summarize(rep)
+	for _, tt := range []struct{ prefix, bar, want string }{
+		{"echo c=1:", "1.300x", "1.3004x raw"},
+		{"echo c=64:", "0.800x", "0.79996x raw"},
+	} {
+		l := summaryLine(lines, tt.prefix)
+		if !strings.HasSuffix(l, "MISSED") || strings.Contains(l, tt.bar) || !strings.Contains(l, tt.want) {
+			t.Errorf("want %q, MISSED, and not %q: %q", tt.want, tt.bar, l)
+		}
+	}
+}
