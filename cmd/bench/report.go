@@ -363,6 +363,9 @@ func summarize(rep *report) []string {
 			}
 		}
 	}
+	if sr := find("cancel"); sr != nil && at(sr, sysToolbus, 64) == nil {
+		unchecked(sr, "c=64")
+	}
 	if sr := find("cancel"); sr != nil {
 		for _, p := range sr.Points {
 			if p.System != sysToolbus || p.Extra == nil {

@@ -68,3 +68,19 @@ func TestVerdictRatioNeverPrintedAsTheBar(t *testing.T) {
 		}
 	}
 }
+
+// A run whose -c left out 64 printed the cancel latencies without their
+// bar (ctx.Done p99 < 2ms at c=64) and without saying it was not
+// checked, as echo and stream say of theirs.
+func TestCancelBarWithoutC64Said(t *testing.T) {
+	at := func(system string) point {
+		return point{System: system, Conc: 16, Calls: 100, OK: 100, CallsPerSec: 1000,
+			Latency: latency{P50: 500, P99: 900}, Extra: &latency{P50: 100, P99: 300}}
+	}
+	sr := scenarioReport{Name: "cancel", Baselines: []string{sysRaw}, Points: []point{at(sysToolbus), at(sysRaw)}}
+	computeRatios(&sr)
+	lines := summarize(&report{Scenarios: []scenarioReport{sr}})
+	if l := summaryLine(lines, "cancel:"); !strings.Contains(l, "not checked") || !strings.Contains(l, "c=16") {
+		t.Errorf("the cancel bar, not checked, is not said so: %q", lines)
+	}
+}
