@@ -514,10 +514,14 @@ func (c *Client) forget(first string, box *inbox) {
 }
 
 // Cancel asks the fleet to cancel a call. The call's iterator then ends
-// with the worker's interrupted final. Cancelling an unknown or finished
-// call is harmless. A call this client is not waiting for may be another
-// client's durable call waiting in the queue (toolctl cancel): its
-// cancel is recorded too.
+// with the worker's interrupted final. A call this client is not waiting
+// for (an unknown id, or one whose final came) may be another client's
+// call, a durable one waiting in the queue too (toolctl cancel): its
+// cancel is recorded, so a call sent under that id afterwards ends
+// interrupted without running, for 30 s on the core path (the workers'
+// tombstone) and 24 h on the durable path (the cancels stream). A call
+// id is for one call: reusing one just cancelled, finished or not, is
+// refused so.
 func (c *Client) Cancel(callID string) error {
 	// A call sent again runs under another id (attemptID): its attempt in
 	// flight is cancelled too, and no further attempt starts.
