@@ -169,8 +169,8 @@ func FleetSkills(f *discovery.Fleet, log *slog.Logger) []Skill {
 // skills and an empty slice basic only.
 func FleetInstructions(f *discovery.Fleet, active []string) string {
 	all := FleetSkills(f, nil)
-	if active == nil {
-		return Render(all)
+	if active == nil { // every group, a name once (as Set.All)
+		return Render(visible(all, func(string) bool { return true }))
 	}
 	return Render(Visible(all, active))
 }

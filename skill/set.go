@@ -419,10 +419,15 @@ func (s *Set) Catalog() []Skill {
 // rule as Set: a later skill with the same name replaces the earlier one
 // in its position.
 func Visible(catalog []Skill, active []string) []Skill {
+	return visible(catalog, func(g string) bool { return g == "" || g == toolkit.BasicGroup || slices.Contains(active, g) })
+}
+
+// visible is Visible for the groups seen says are visible.
+func visible(catalog []Skill, seen func(group string) bool) []Skill {
 	var out []Skill
 	index := map[string]int{}
 	for _, sk := range catalog {
-		if sk.Group != "" && sk.Group != toolkit.BasicGroup && !slices.Contains(active, sk.Group) {
+		if !seen(sk.Group) {
 			continue
 		}
 		if i, ok := index[sk.Name]; ok {
