@@ -52,8 +52,11 @@ const MaxAnnounced = 256 << 10
 // discovery.AnnouncerOptions.Meta under wire.MetaSkills): its catalog,
 // read again for every announcement so edited SKILL.md files show within
 // an interval; nil when the set has no skill. Skills that would take it
-// over MaxAnnounced are left out, in catalog order, with a warning to
-// the set's logger when the skills left out change. An announcement
+// over MaxAnnounced are left out, in catalog order, and with one of
+// them every skill of its name (the fleet would otherwise list a skill
+// of that name whose body is not the one the worker answers with), with
+// a warning to the set's logger when the skills left out change. An
+// announcement
 // waits AnnounceWait at most for the catalog (a skills directory on a
 // mount that stopped answering; FirstLoadWait for the first catalog):
 // past it, the last catalog read is
@@ -64,17 +67,31 @@ func Announce(s *Set) func() any {
 	var warnMu sync.Mutex
 	var warned string // the skills left out, as last logged
 	build := func() any {
-		var out []Announced
-		var left []string
+		// A name goes in with all its skills or not at all: with the
+		// later of two left out, the fleet would list the earlier one,
+		// while the worker answers with the later one's body.
+		var all []Announced
+		fits := map[string]bool{} // by name: all its skills fit
 		size := 0
 		for _, sk := range s.Catalog() {
 			a := Announced{Name: sk.Name, Description: sk.Description, Group: cmp.Or(sk.Group, toolkit.BasicGroup), Dir: sk.Dir}
+			all = append(all, a)
 			b, err := json.Marshal(a)
+			ok, seen := fits[a.Name]
 			if err != nil || size+len(b)+1 > MaxAnnounced {
-				left = append(left, a.Group+"/"+a.Name)
+				fits[a.Name] = false
 				continue
 			}
 			size += len(b) + 1
+			fits[a.Name] = ok || !seen
+		}
+		var out []Announced
+		var left []string
+		for _, a := range all {
+			if !fits[a.Name] {
+				left = append(left, a.Group+"/"+a.Name)
+				continue
+			}
 			out = append(out, a)
 		}
 		key := strings.Join(left, "\x00")
