@@ -59,6 +59,14 @@
 // groups; its schema lists every group with its description and whether it
 // is active now.
 //
+// A toolkit serving in a fleet may lack a group another member serves:
+// when a reset_tools call names a group the toolkit does not have and the
+// transport set ToolCall.FleetGroups, the fleet's groups count too (the
+// toolkit's own first, in its order, then the fleet's others, in the
+// fleet's), for the check, the stored state and the instructions in the
+// answer. A session may thus have active a group of which this toolkit
+// has no tool; it lists and runs its own tools as before.
+//
 // # Decisions where AgentScope is silent or differs
 //
 //   - 1.x's streaming is not kept: chunks are 2.x's deltas, so a tool

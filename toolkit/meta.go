@@ -130,11 +130,13 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 			}
 		}
 	}
-	var unknown []string
-	for k := range call.Input {
-		if _, ok := reg.group(k); !ok {
-			unknown = append(unknown, k)
-		}
+	groups := reg.groups
+	unknown := unknownGroups(groups, call.Input)
+	if len(unknown) > 0 && call.FleetGroups != nil {
+		// A name this toolkit lacks may be another worker's group: the
+		// fleet's count as well (and its descriptions and instructions).
+		groups = withFleetGroups(groups, call.FleetGroups(ctx))
+		unknown = unknownGroups(groups, call.Input)
 	}
 	if len(unknown) > 0 {
 		// In the order the model wrote them; without it, sorted.
@@ -142,8 +144,8 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		if at != nil {
 			slices.SortStableFunc(unknown, func(a, b string) int { return cmp.Compare(at[a], at[b]) })
 		}
-		names := make([]string, len(reg.groups))
-		for i, g := range reg.groups {
+		names := make([]string, len(groups))
+		for i, g := range groups {
 			names[i] = g.Name
 		}
 		return Errorf(CodeInvalidInput, "Invalid group name(s): %s. The current available groups are: %s",
@@ -152,7 +154,7 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 	// The first value that is not a bool, in the order the model wrote
 	// them; without it, in group order, so the message is stable.
 	given := make([]string, 0, len(call.Input))
-	for _, g := range reg.groups {
+	for _, g := range groups {
 		if _, ok := call.Input[g.Name]; ok {
 			given = append(given, g.Name)
 		}
@@ -169,7 +171,7 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 	}
 	var activated []Group
 	var names []string
-	for _, g := range reg.groups {
+	for _, g := range groups {
 		if on, _ := call.Input[g.Name].(bool); on {
 			activated = append(activated, g)
 			names = append(names, g.Name)
@@ -192,6 +194,29 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		c.Metadata[MetaActiveGroups] = []string{}
 	}
 	return w.Write(c)
+}
+
+// unknownGroups are the keys of in that name none of groups.
+func unknownGroups(groups []Group, in map[string]any) []string {
+	var unknown []string
+	for k := range in {
+		if !slices.ContainsFunc(groups, func(g Group) bool { return g.Name == k }) {
+			unknown = append(unknown, k)
+		}
+	}
+	return unknown
+}
+
+// withFleetGroups is own, then the groups of fleet it lacks, in the
+// fleet's order (basic is no group to set, as in own).
+func withFleetGroups(own, fleet []Group) []Group {
+	all := slices.Clone(own)
+	for _, g := range fleet {
+		if g.Name != BasicGroup && !slices.ContainsFunc(all, func(x Group) bool { return x.Name == g.Name }) {
+			all = append(all, g)
+		}
+	}
+	return all
 }
 
 func isBool(v any) bool {
