@@ -80,7 +80,14 @@
 //     the client then asks tools.list and reports not_found when workers are
 //     up but none has the tool, unavailable when nobody answers.
 //   - reset_tools over the bus requires a session: state is per session
-//     and shared by the fleet.
+//     and shared by the fleet. So are its groups: a worker taking a
+//     reset_tools that names a group it lacks judges the name against the
+//     fleet's groups (toolkit.ToolCall.FleetGroups), through a
+//     discovery.Fleet it starts on the first such call (one discover
+//     window) and keeps until Stop, so that in a mixed fleet the call
+//     succeeds whichever worker takes it, and bad names cost a read of
+//     that view, never a request to the fleet per call. An active group a
+//     worker does not serve leaves it with none of that group's tools.
 //   - The client remembers, per session, the groups revision returned by
 //     reset_tools and sends it with the session's later calls
 //     (Toolbus-Groups-Revision), so whichever worker runs them reads at

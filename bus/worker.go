@@ -225,6 +225,7 @@ type Worker struct {
 	meta         wire.MetaEntry       // wire.MetaWorker and the instance, for finals
 	pinMeta      wire.MetaEntry       // wire.MetaSessionWorker and the instance, then meta: for pinned calls' finals
 	ann          *discovery.Announcer // nil when announcing is off
+	fleet        fleetGroups          // reset_tools' view of the fleet's groups (fleet_groups.go)
 
 	// Calls arrive on inbox, shared by the call subscriptions; readers
 	// take them (readers.go).
@@ -342,6 +343,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		lists:   newListQueue(),
 	}
 	w.pinMeta = wire.MetaEntry{Key: wire.MetaSessionWorker, Value: o.Instance, Next: &w.meta}
+	w.fleet.nc, w.fleet.log = nc, o.Logger
 	w.clock = newClock(w)
 	go w.clock.run()
 	w.inputs = newMemBudget(o.MaxInputMemory)
@@ -989,6 +991,9 @@ func (w *Worker) accept(in *incoming) *sender {
 	if in.dur != nil {
 		call.Attempt = int(in.dur.attempt)
 	}
+	if name == toolkit.MetaToolName {
+		call.FleetGroups = w.fleet.groups
+	}
 	key := callKey(identity, req.ID)
 	if in.dur != nil && !w.dur.withoutCancels() && w.unheard(in.dur) {
 		// Taken from the queue after a cancel this worker may not have
@@ -1472,6 +1477,7 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 	}
 	w.passed.stop()
 	w.keeps.stop()
+	w.fleet.close()
 	return graceErr
 }
 
