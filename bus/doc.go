@@ -82,7 +82,7 @@
 //   - reset_tools over the bus requires a session: state is per session
 //     and shared by the fleet. So are its groups: a worker taking a
 //     reset_tools that names a group it lacks judges the name against the
-//     fleet's groups (toolkit.ToolCall.FleetGroups), through a
+//     fleet's groups (toolkit.WithFleetGroups), through a
 //     discovery.Fleet it starts on the first such call (one discover
 //     window) and keeps until Stop, so that in a mixed fleet the call
 //     succeeds whichever worker takes it, and bad names cost a read of

@@ -13,7 +13,7 @@ import (
 )
 
 // fleetGroups is a worker's view of the fleet's groups, for reset_tools
-// naming a group the worker lacks (toolkit.ToolCall.FleetGroups): in a
+// naming a group the worker lacks (toolkit.WithFleetGroups): in a
 // mixed fleet, a session may activate a group another worker serves. The
 // discovery.Fleet is started on the first such call and kept until the
 // worker stops, so a caller sending bad names costs a read of that view,

@@ -991,9 +991,6 @@ func (w *Worker) accept(in *incoming) *sender {
 	if in.dur != nil {
 		call.Attempt = int(in.dur.attempt)
 	}
-	if name == toolkit.MetaToolName {
-		call.FleetGroups = w.fleet.groups
-	}
 	key := callKey(identity, req.ID)
 	if in.dur != nil && !w.dur.withoutCancels() && w.unheard(in.dur) {
 		// Taken from the queue after a cancel this worker may not have
@@ -1069,6 +1066,9 @@ func (w *Worker) accept(in *incoming) *sender {
 	base := context.Background()
 	if w.opts.Tracer != nil {
 		base, s.span = w.callSpan(in.header, &call)
+	}
+	if name == toolkit.MetaToolName { // its groups may be other workers' too
+		base = toolkit.WithFleetGroups(base, w.fleet.groups)
 	}
 	s.ctx, s.cancel = context.WithCancelCause(base)
 	if timeout != nil {

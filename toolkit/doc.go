@@ -61,7 +61,7 @@
 //
 // A toolkit serving in a fleet may lack a group another member serves:
 // when a reset_tools call names a group the toolkit does not have and the
-// transport set ToolCall.FleetGroups, the fleet's groups count too (the
+// transport gave the call WithFleetGroups, the fleet's groups count too (the
 // toolkit's own first, in its order, then the fleet's others, in the
 // fleet's), for the check, the stored state and the instructions in the
 // answer. A session may thus have active a group of which this toolkit

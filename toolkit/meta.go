@@ -132,10 +132,10 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 	}
 	groups := reg.groups
 	unknown := unknownGroups(groups, call.Input)
-	if len(unknown) > 0 && call.FleetGroups != nil {
+	if fleet, _ := ctx.Value(fleetGroupsKey{}).(func(context.Context) []Group); len(unknown) > 0 && fleet != nil {
 		// A name this toolkit lacks may be another worker's group: the
 		// fleet's count as well (and its descriptions and instructions).
-		groups = withFleetGroups(groups, call.FleetGroups(ctx))
+		groups = withFleetGroups(groups, fleet(ctx))
 		unknown = unknownGroups(groups, call.Input)
 	}
 	if len(unknown) > 0 {
@@ -206,6 +206,19 @@ func unknownGroups(groups []Group, in map[string]any) []string {
 	}
 	return unknown
 }
+
+// WithFleetGroups returns ctx carrying groups, which returns the groups
+// of the fleet the toolkit serves in (every worker's, as a transport's
+// fleet view has them): a reset_tools call dispatched with ctx asks it
+// only when it names a group the toolkit lacks, and takes such a name
+// when the fleet has it (see the package doc, Groups). A transport sets
+// it, for reset_tools calls alone; groups must be cheap to call again (a
+// view kept, not a request to the fleet each time).
+func WithFleetGroups(ctx context.Context, groups func(context.Context) []Group) context.Context {
+	return context.WithValue(ctx, fleetGroupsKey{}, groups)
+}
+
+type fleetGroupsKey struct{}
 
 // withFleetGroups is own, then the groups of fleet it lacks, in the
 // fleet's order (basic is no group to set, as in own).

@@ -10,7 +10,7 @@ import (
 )
 
 // TestResetToolsFleetGroups: a toolkit serving in a fleet (its transport
-// sets ToolCall.FleetGroups) takes a group name it lacks when the fleet
+// dispatches with WithFleetGroups) takes a group name it lacks when the fleet
 // has it, answers with that group's instructions and stores it; a name
 // the fleet lacks too is refused, listing the fleet's groups, and
 // changes nothing. The fleet is asked only when a name is not the
@@ -29,7 +29,7 @@ func TestResetToolsFleetGroups(t *testing.T) {
 		}
 	}
 	reset := func(in map[string]any) result {
-		return collect(t, tk, context.Background(), toolkit.ToolCall{ID: "r", Name: toolkit.MetaToolName, Session: "s", Input: in, FleetGroups: fleet})
+		return collect(t, tk, toolkit.WithFleetGroups(context.Background(), fleet), toolkit.ToolCall{ID: "r", Name: toolkit.MetaToolName, Session: "s", Input: in})
 	}
 
 	r := reset(map[string]any{"web": true})
@@ -69,7 +69,7 @@ func TestResetToolsFleetGroups(t *testing.T) {
 		t.Fatalf("after refused calls: stored %v, want [web vault]", active)
 	}
 
-	// Without FleetGroups (in process), only the toolkit's own groups.
+	// Without WithFleetGroups (in process), only the toolkit's own groups.
 	r = collect(t, tk, context.Background(), toolkit.ToolCall{ID: "r", Name: toolkit.MetaToolName, Session: "s", Input: map[string]any{"vault": true}})
 	if r.final.Code != toolkit.CodeInvalidInput || !strings.Contains(r.final.Text(), "The current available groups are: web") {
 		t.Fatalf("no fleet: %s %s: %s", r.final.State, r.final.Code, r.final.Text())

@@ -112,14 +112,6 @@ type ToolCall struct {
 	// first), set by the bus worker running it; 0 on the core path and in
 	// process. Not part of any wire message.
 	Attempt int `json:"-" msgpack:"-"`
-	// FleetGroups, when set, returns the groups of the fleet the toolkit
-	// serves in (every worker's, as a transport's fleet view has them):
-	// reset_tools asks it only when the call names a group the toolkit
-	// lacks, and takes such a name when the fleet has it (see the package
-	// doc, Groups). A transport sets it; it must be cheap to call again
-	// (a view kept, not a request to the fleet each time). Not part of
-	// any wire message.
-	FleetGroups func(ctx context.Context) []Group `json:"-" msgpack:"-"`
 }
 
 // Key is the call's idempotency key: IdempotencyKey, or ID when that is
