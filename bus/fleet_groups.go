@@ -19,45 +19,94 @@ import (
 // worker stops, so a caller sending bad names costs a read of that view,
 // not a request to the fleet per call; a start that failed is tried
 // again no sooner than fleetGroupsRetry later.
+//
+// The start is the view's own, not the call's: a call whose ctx ends
+// (cancelled, or a deadline shorter than the discover window) only stops
+// waiting for it, and gets none of the fleet's groups, rather than
+// failing the start and so, for fleetGroupsRetry, every other session's
+// call. close ends a start under way and waits for it.
 type fleetGroups struct {
 	nc  *nats.Conn
 	log *slog.Logger
 
-	mu       sync.Mutex // held while the Fleet starts: one start at a time
+	mu       sync.Mutex
 	fleet    *discovery.Fleet
+	starting chan struct{}      // closed when the start under way ends; nil when none is
+	cancel   context.CancelFunc // ends the start under way
 	failedAt time.Time
 	closed   bool
+	starts   sync.WaitGroup
 }
 
 // fleetGroupsRetry is how long after a failed start of the Fleet the
 // fleet's groups are not asked for again (the call's own groups judge).
 const fleetGroupsRetry = time.Second
 
-// groups returns the fleet's groups, nil when the view cannot be had.
+// groups returns the fleet's groups, nil when the view cannot be had
+// before ctx ends.
 func (g *fleetGroups) groups(ctx context.Context) []toolkit.Group {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.fleet == nil && !g.closed && time.Since(g.failedAt) >= fleetGroupsRetry {
-		f, err := discovery.NewFleet(ctx, g.nc, &discovery.FleetOptions{Logger: g.log})
-		if err != nil {
-			g.failedAt = time.Now()
-			g.log.Warn("bus: starting the fleet view for reset_tools", "err", err)
-		}
-		g.fleet = f
+	if g.fleet == nil && g.starting == nil && !g.closed && time.Since(g.failedAt) >= fleetGroupsRetry {
+		var sctx context.Context
+		sctx, g.cancel = context.WithCancel(context.Background())
+		g.starting = make(chan struct{})
+		g.starts.Add(1)
+		go g.start(sctx, g.starting)
 	}
-	if g.fleet == nil {
+	f, starting := g.fleet, g.starting
+	g.mu.Unlock()
+	if f == nil && starting != nil {
+		select {
+		case <-starting:
+		case <-ctx.Done():
+			return nil
+		}
+		g.mu.Lock()
+		f = g.fleet
+		g.mu.Unlock()
+	}
+	if f == nil {
 		return nil
 	}
-	return g.fleet.Groups()
+	return f.Groups() // a closed Fleet still reads its last view
 }
 
-// close stops the Fleet, if one was started; no other starts after.
+// start starts the Fleet and keeps it, unless close came first.
+func (g *fleetGroups) start(ctx context.Context, done chan struct{}) {
+	defer g.starts.Done()
+	defer close(done)
+	f, err := discovery.NewFleet(ctx, g.nc, &discovery.FleetOptions{Logger: g.log})
+	g.mu.Lock()
+	closed := g.closed
+	g.starting, g.cancel = nil, nil
+	switch {
+	case err != nil:
+		g.failedAt = time.Now()
+	case !closed:
+		g.fleet = f
+	}
+	g.mu.Unlock()
+	switch {
+	case err != nil && !closed:
+		g.log.Warn("bus: starting the fleet view for reset_tools", "err", err)
+	case err == nil && closed:
+		f.Close()
+	}
+}
+
+// close stops the Fleet, if one was started, ending and waiting for a
+// start under way; no other starts after.
 func (g *fleetGroups) close() {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.closed = true
-	if g.fleet != nil {
-		g.fleet.Close()
-		g.fleet = nil
+	f, cancel := g.fleet, g.cancel
+	g.fleet = nil
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	g.starts.Wait()
+	if f != nil {
+		f.Close()
 	}
 }
