@@ -111,7 +111,7 @@ func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "toolctl:", err)
 			return exitError
 		}
-		fmt.Fprintf(e.stdout, "session %s: active groups %v (revision %d)\n", o.session, st.ActiveGroups, rev)
+		fmt.Fprintf(e.stdout, "session %s: active groups %v (revision %d)\n", plain(o.session), st.ActiveGroups, rev)
 		return exitOK
 	}
 	return e.usagef("unknown state command %q: export or import", args[0])
