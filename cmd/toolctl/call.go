@@ -99,10 +99,15 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		ctx, stop = context.WithTimeout(ctx, o.timeout)
 		defer stop()
 	}
-	// The first Ctrl-C (or SIGTERM) cancels the call and waits for its
-	// interrupted final; the second exits at once.
+	// The first Ctrl-C (or SIGTERM, or SIGHUP: the terminal closed)
+	// cancels the call and waits for its interrupted final; the second
+	// exits at once. Killed by a hang-up, toolctl would leave the call
+	// running unseen; started with it ignored (nohup), it ignores it.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(sigs, syscall.SIGHUP)
+	}
 	defer signal.Stop(sigs)
 	done := make(chan struct{})
 	defer close(done)

@@ -41,9 +41,10 @@
 // --answer (answer the tool's requests for input from stdin, as toolctl
 // does on a terminal).
 //
-// The first Ctrl-C (or SIGTERM) publishes a cancel and waits for the
-// worker's interrupted final, which keeps the partial output; a second one
-// quits at once (exit 130).
+// The first Ctrl-C (or SIGTERM, or SIGHUP when its terminal closes, unless
+// started under nohup) publishes a cancel and waits for the worker's
+// interrupted final, which keeps the partial output; a second one quits
+// at once (exit 130).
 //
 // # Exit codes
 //
