@@ -122,35 +122,10 @@ func TestForwardedPinLostIsNotHonouredAgain(t *testing.T) {
 // lost take-over, the pin is probed as any other worker's.
 func TestPinLostOwnerWritesMeanwhile(t *testing.T) {
 	x, y, key := pinPair(t)
-	ctx := natstest.Ctx(t)
 	if p, to, _ := x.route(&incoming{header: nats.Header{}}, "s"); !p.here || to != "" {
 		t.Fatalf("claim: %+v, %q", p, to)
 	}
-	reads := 0
-	y.afterRead = func() {
-		if reads++; reads != 1 {
-			return
-		}
-		e, err := x.kv.Get(ctx, key)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		if err := x.pinHere(ctx, key, e.Revision()); err != nil { // x renews its pin
-			t.Error(err)
-		}
-	}
-	lost := &incoming{reply: "_INBOX.caller", header: nats.Header{wire.HeaderPinLost: []string{"x"}}}
-	if p, to, _ := y.route(lost, "s"); p.here || to != "x" {
-		t.Fatalf("y: %+v, %q; want the call passed on to x, which wrote its pin after the client found it gone", p, to)
-	}
-	e, err := x.kv.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(e.Value()) != "x" {
-		t.Fatalf("the pin names %q, want x", e.Value())
-	}
+	lostToX(t, x, y, key) // x renews its pin
 }
 
 // TestPinLostOwnerTakesOverDuringRenewal: a call reaches y with
@@ -164,7 +139,6 @@ func TestPinLostOwnerWritesMeanwhile(t *testing.T) {
 // as any other worker's.
 func TestPinLostOwnerTakesOverDuringRenewal(t *testing.T) {
 	x, y, key := pinPair(t)
-	ctx := natstest.Ctx(t)
 	if p, to, _ := y.route(&incoming{header: nats.Header{}}, "s"); !p.here || to != "" {
 		t.Fatalf("claim: %+v, %q", p, to)
 	}
@@ -174,31 +148,7 @@ func TestPinLostOwnerTakesOverDuringRenewal(t *testing.T) {
 	y.mu.Lock()
 	clear(y.owned)
 	y.mu.Unlock()
-	reads := 0
-	y.afterRead = func() {
-		if reads++; reads != 1 {
-			return
-		}
-		e, err := x.kv.Get(ctx, key)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		if err := x.pinHere(ctx, key, e.Revision()); err != nil { // x takes the session over
-			t.Error(err)
-		}
-	}
-	lost := &incoming{reply: "_INBOX.caller", header: nats.Header{wire.HeaderPinLost: []string{"x"}}}
-	if p, to, _ := y.route(lost, "s"); p.here || to != "x" {
-		t.Fatalf("y: %+v, %q; want the call passed on to x, which wrote the pin after the client found it gone", p, to)
-	}
-	e, err := x.kv.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(e.Value()) != "x" {
-		t.Fatalf("the pin names %q, want x", e.Value())
-	}
+	lostToX(t, x, y, key) // x takes the session over
 }
 
 // pinPair starts workers x and y sharing session pins on an embedded
@@ -215,4 +165,38 @@ func pinPair(t *testing.T) (x, y *affinity, key string) {
 		t.Fatal(err)
 	}
 	return start("x"), start("y"), key
+}
+
+// lostToX has x write session s's pin as y first reads it, and y route
+// a call with Toolbus-Pin-Lost: x: y's compare-and-set loses to x's
+// write, and y must pass the call on to x (probed, alive), the pin
+// naming x still.
+func lostToX(t *testing.T, x, y *affinity, key string) {
+	t.Helper()
+	ctx := natstest.Ctx(t)
+	reads := 0
+	y.afterRead = func() {
+		if reads++; reads != 1 {
+			return
+		}
+		e, err := x.kv.Get(ctx, key)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if err := x.pinHere(ctx, key, e.Revision()); err != nil {
+			t.Error(err)
+		}
+	}
+	lost := &incoming{reply: "_INBOX.caller", header: nats.Header{wire.HeaderPinLost: []string{"x"}}}
+	if p, to, _ := y.route(lost, "s"); p.here || to != "x" {
+		t.Fatalf("y: %+v, %q; want the call passed on to x, which wrote the pin after the client found it gone", p, to)
+	}
+	e, err := x.kv.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(e.Value()) != "x" {
+		t.Fatalf("the pin names %q, want x", e.Value())
+	}
 }
