@@ -75,7 +75,11 @@ func (l CallLog) Middleware() toolkit.Middleware {
 			start := time.Now()
 			obs := &observer{w: w}
 			defer func() {
-				state, code := toolkit.Outcome(ctx, err, obs.state)
+				ended := err
+				if obs.err != nil && outputFailed(obs.err) {
+					ended = obs.err // the call failed by its output, whatever the handler returned
+				}
+				state, code := toolkit.Outcome(ctx, ended, obs.state)
 				level := l.Success
 				if v := recover(); v != nil {
 					state, code, level = toolkit.StateError, toolkit.CodeInternal, slog.LevelError
@@ -88,8 +92,8 @@ func (l CallLog) Middleware() toolkit.Middleware {
 					return
 				}
 				msg := ""
-				if err != nil {
-					msg = toolkit.Failure(ctx, err).Message
+				if ended != nil {
+					msg = toolkit.Failure(ctx, ended).Message
 				}
 				logger.LogAttrs(ctx, level, "tool call", callAttrs(&call.ToolCall, state, code, time.Since(start), obs.chunks, msg)...)
 			}()

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"errors"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -44,4 +45,15 @@ func (o *observer) Log(m toolkit.LogMessage) error {
 // Ask passes a tool's request to its caller on (toolkit.Asker).
 func (o *observer) Ask(ctx context.Context, method string, params any) (any, error) {
 	return toolkit.Ask(ctx, o.w, method, params)
+}
+
+// outputFailed reports whether err, returned by a toolkit Writer's Write,
+// is the call's failure by its output: the toolkit refused a chunk past
+// Options.MaxResultBytes (ErrOutputTooLarge) or one it could not merge (a
+// tool_error *toolkit.Error). The call then ends with that failure,
+// whatever its handler returns; a transport's own write error (the
+// caller gone, say) is not one.
+func outputFailed(err error) bool {
+	var te *toolkit.Error
+	return errors.Is(err, toolkit.ErrOutputTooLarge) || errors.As(err, &te) && te.Code == toolkit.CodeToolError
 }
