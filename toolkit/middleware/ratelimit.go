@@ -34,7 +34,13 @@ const (
 // whose context has ended takes no token: it will not run. Buckets
 // that have refilled completely are forgotten (a full bucket is the same
 // as a new one), so memory stays proportional to the keys active in the
-// last Burst/Rate seconds.
+// last Burst/Rate seconds, and at most MaxKeys buckets are kept: a new
+// key when that many are forgets one at random, whose key starts again
+// with a full bucket. Sessions are the caller's to choose, so a limit by
+// session bounds each session, not a caller who keeps naming new ones
+// (that caller gets a full bucket for each anyway); give a limit by a key
+// the caller cannot choose (Key, ByTool) for that, and a MaxKeys above
+// the number of such keys active at once.
 type RateLimit struct {
 	// Rate is the sustained number of calls per second per key; zero (or
 	// less) means no limit.
@@ -48,7 +54,13 @@ type RateLimit struct {
 	Key func(call *toolkit.Call) string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// MaxKeys bounds the buckets kept; zero means DefaultRateLimitKeys.
+	MaxKeys int
 }
+
+// DefaultRateLimitKeys is the number of buckets a RateLimit whose MaxKeys
+// is zero keeps at most.
+const DefaultRateLimitKeys = 65536
 
 type bucket struct {
 	tokens float64
@@ -60,7 +72,8 @@ type limiter struct {
 	burst   float64
 	mu      sync.Mutex
 	buckets map[string]*bucket
-	takes   int
+	max     int // the most buckets kept
+	takes   int // since the last sweep
 }
 
 // Middleware returns the middleware with its own buckets.
@@ -78,6 +91,10 @@ func newLimiter(r RateLimit) *limiter {
 	}
 	if l.cfg.Now == nil {
 		l.cfg.Now = time.Now
+	}
+	l.max = r.MaxKeys
+	if l.max <= 0 {
+		l.max = DefaultRateLimitKeys
 	}
 	return l
 }
@@ -124,6 +141,12 @@ func (l *limiter) take(key string) time.Duration {
 	defer l.mu.Unlock()
 	b := l.buckets[key]
 	if b == nil {
+		if len(l.buckets) >= l.max {
+			for k := range l.buckets { // one at random: map order
+				delete(l.buckets, k)
+				break
+			}
+		}
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[key] = b
 	}
@@ -139,8 +162,10 @@ func (l *limiter) take(key string) time.Duration {
 		return max(time.Duration(secs*float64(time.Second)), time.Millisecond)
 	}
 	b.tokens--
-	l.takes++
-	if l.takes%1024 == 0 {
+	// A sweep every max(1024, buckets) takes: its cost, one look at each
+	// bucket, comes to at most one look per take.
+	if l.takes++; l.takes >= max(1024, len(l.buckets)) {
+		l.takes = 0
 		l.sweep(now)
 	}
 	return 0
