@@ -17,6 +17,7 @@ type observer struct {
 	state   toolkit.State
 	onChunk func(toolkit.Chunk) // optional, called before forwarding
 	err     error               // the first error w's Write returned
+	asked   bool                // the tool asked its caller something (Ask)
 }
 
 func (o *observer) Write(c toolkit.Chunk) error {
@@ -44,6 +45,7 @@ func (o *observer) Log(m toolkit.LogMessage) error {
 
 // Ask passes a tool's request to its caller on (toolkit.Asker).
 func (o *observer) Ask(ctx context.Context, method string, params any) (any, error) {
+	o.asked = true
 	return toolkit.Ask(ctx, o.w, method, params)
 }
 

@@ -22,7 +22,9 @@ var DefaultRetryCodes = []toolkit.Code{toolkit.CodeOverloaded, toolkit.CodeUnava
 // as they are written, never buffered, so streaming keeps its latency; once
 // the caller has seen output from an attempt, that attempt's failure is
 // the call's result, because retrying would repeat output the caller
-// already has. Progress reports do not count as output.
+// already has. Nor is an attempt that asked its caller something
+// (toolkit.Ask): its user would be asked again. Progress reports and log
+// messages do not count.
 //
 // A failure is retried when its code (toolkit.CodeOf) is in Codes, the
 // call's context is live, and attempts remain. The wait before attempt n+1
@@ -77,7 +79,7 @@ func (r Retry) Middleware() toolkit.Middleware {
 				call.Input = input
 				obs := &observer{w: w}
 				err := next(ctx, call, obs)
-				if err == nil || obs.chunks > 0 || attempt >= r.MaxAttempts || ctx.Err() != nil ||
+				if err == nil || obs.chunks > 0 || obs.asked || attempt >= r.MaxAttempts || ctx.Err() != nil ||
 					!slices.Contains(r.Codes, toolkit.CodeOf(err)) {
 					return err
 				}
