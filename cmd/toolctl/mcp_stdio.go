@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -19,9 +20,12 @@ const stdioDrain = 30 * time.Second
 // for the interrupted results of its calls to be written.
 const stdioStopWait = 5 * time.Second
 
-// maxTrackedLine: a longer input line is passed on without its request id
-// being noted (the end of input then does not wait for its answer).
-const maxTrackedLine = 4 << 20
+// maxLine bounds an input line (one JSON-RPC message or batch), as the
+// HTTP gateway bounds a request's body: a longer line is dropped as it
+// comes, never held, and answered with a JSON-RPC error (id null). Passed
+// on, it would reach the go-sdk's own frame limit (16 MiB), at which the
+// SDK ends the session, interrupting its calls.
+const maxLine = 4 << 20
 
 // drainIO sits between `mcp stdio`'s stdin/stdout and the SDK's stdio
 // transport so that what was asked is answered before the session ends:
@@ -35,10 +39,11 @@ const maxTrackedLine = 4 << 20
 // still sees its own connection (and, by it, the negotiated protocol
 // version, by which it refuses JSON-RPC batches from 2025-06-18 on).
 //
-// It hands the SDK whole lines (a line over maxTrackedLine passes as it
-// comes): the SDK ends the session at a line it cannot read as a JSON-RPC
-// message or batch, interrupting the calls in flight, so such a line is
-// answered here with a JSON-RPC error (refusal) and not passed on.
+// It hands the SDK whole lines of at most maxLine bytes: the SDK ends the
+// session at a line it cannot read as a JSON-RPC message or batch, or
+// over its frame limit, interrupting the calls in flight, so such a line
+// (and a longer one, dropped as it comes) is answered here with a
+// JSON-RPC error (refusal) and not passed on.
 type drainIO struct {
 	in    io.Reader
 	out   io.Writer
@@ -49,7 +54,8 @@ type drainIO struct {
 	off     int
 	err     error      // in's error (not io.EOF), returned once ready is read
 	line    []byte     // the input line read so far
-	long    bool       // the line passed maxTrackedLine: passed on as it comes, not tracked
+	size    int        // the input line's length so far
+	over    bool       // the line passed maxLine: its bytes are dropped
 	eof     bool       // in ended; the next Read waits, then says so
 	wmu     sync.Mutex // one message at a time on out
 	mu      sync.Mutex
@@ -132,39 +138,36 @@ func (d *drainIO) scan(b []byte) {
 }
 
 func (d *drainIO) add(b []byte) {
-	if !d.long && len(d.line)+len(b) > maxTrackedLine {
-		d.long, d.ready, d.line = true, append(d.ready, d.line...), d.line[:0]
+	d.size += len(b)
+	if !d.over && d.size > maxLine {
+		d.over, d.line = true, nil // drop what was held
 	}
-	if d.long {
-		d.ready = append(d.ready, b...)
-		return
+	if !d.over {
+		d.line = append(d.line, b...)
 	}
-	d.line = append(d.line, b...)
 }
 
 // scanLine ends the line read: it is passed on to the SDK (with its
 // newline, nl), or answered with refusal.
 func (d *drainIO) scanLine(nl bool) {
-	refused := []byte(nil)
-	if !d.long {
+	var refused []byte
+	if d.over {
+		refused = refuse(-32600, fmt.Sprintf("Invalid Request: the line is %d bytes, over the %d a message may have", d.size, maxLine))
+	} else {
 		refused = refusal(d.line)
 	}
-	switch {
-	case d.long:
-	case refused != nil:
+	if refused != nil {
 		d.wmu.Lock()
 		d.out.Write(refused)
 		d.wmu.Unlock()
-		d.line = d.line[:0]
-		return
-	default:
+	} else {
 		d.note(d.line, true)
 		d.ready = append(d.ready, d.line...)
+		if nl {
+			d.ready = append(d.ready, '\n')
+		}
 	}
-	if nl {
-		d.ready = append(d.ready, '\n')
-	}
-	d.line, d.long = d.line[:0], false
+	d.line, d.size, d.over = d.line[:0], 0, false
 }
 
 // refusal is the JSON-RPC error (id null) answering an input line the SDK
@@ -199,6 +202,11 @@ func refusal(line []byte) []byte {
 	if reason == "" {
 		return nil
 	}
+	return refuse(code, reason)
+}
+
+// refuse is the JSON-RPC error (id null) with code and reason, and a line's end.
+func refuse(code int, reason string) []byte {
 	type rpcError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
