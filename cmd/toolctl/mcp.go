@@ -245,10 +245,12 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		t := &sdk.IOTransport{Reader: d.reader(), Writer: d.writer()}
 		// On a signal the calls end interrupted and their results are
 		// written before the session closes: the go-sdk writes nothing
-		// once it closes.
+		// once it closes. Writes still blocked then (a client that
+		// stopped reading stdout) are given up, else the close would
+		// wait for them for ever.
 		sctx, end := context.WithCancel(context.WithoutCancel(ctx))
 		defer end()
-		defer context.AfterFunc(ctx, func() { g.Interrupt(); d.waitFor(stdioStopWait); end() })()
+		defer context.AfterFunc(ctx, func() { g.Interrupt(); d.waitFor(stdioStopWait); d.giveUp(); end() })()
 		err := g.Serve(sctx, t, o.session)
 		if closed() {
 			return exitError

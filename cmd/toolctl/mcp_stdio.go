@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -49,25 +50,27 @@ type drainIO struct {
 	out   io.Writer
 	drain time.Duration
 
-	buf     []byte // what in.Read reads into
-	ready   []byte // input for the SDK, from ready[off:]
-	off     int
-	err     error      // in's error (not io.EOF), returned once ready is read
-	line    []byte     // the input line read so far
-	size    int        // the input line's length so far
-	over    bool       // the line passed maxLine: its bytes are dropped
-	eof     bool       // in ended; the next Read waits, then says so
-	wmu     sync.Mutex // one message at a time on out
-	mu      sync.Mutex
-	pending map[string]bool // ids of requests read and not answered
-	early   map[string]bool // ids answered before their line's newline was read
-	idle    chan struct{}   // a token when pending became empty
-	closed  chan struct{}
-	once    sync.Once
+	buf       []byte // what in.Read reads into
+	ready     []byte // input for the SDK, from ready[off:]
+	off       int
+	err       error         // in's error (not io.EOF), returned once ready is read
+	line      []byte        // the input line read so far
+	size      int           // the input line's length so far
+	over      bool          // the line passed maxLine: its bytes are dropped
+	eof       bool          // in ended; the next Read waits, then says so
+	wslot     chan struct{} // one message at a time on out
+	stuck     chan struct{} // closed by giveUp: writes waiting on out fail
+	stuckOnce sync.Once
+	mu        sync.Mutex
+	pending   map[string]bool // ids of requests read and not answered
+	early     map[string]bool // ids answered before their line's newline was read
+	idle      chan struct{}   // a token when pending became empty
+	closed    chan struct{}
+	once      sync.Once
 }
 
 func newDrainIO(in io.Reader, out io.Writer, drain time.Duration) *drainIO {
-	return &drainIO{in: in, out: out, drain: drain, buf: make([]byte, 32<<10), pending: map[string]bool{}, early: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{})}
+	return &drainIO{in: in, out: out, drain: drain, buf: make([]byte, 32<<10), pending: map[string]bool{}, early: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{}), wslot: make(chan struct{}, 1), stuck: make(chan struct{})}
 }
 
 // reader and writer are the two sides given to the SDK's IOTransport.
@@ -114,12 +117,47 @@ func (r drainReader) Close() error {
 // Write writes one message (or batch) of the SDK's and notes the
 // responses in it.
 func (w drainWriter) Write(p []byte) (int, error) {
-	w.d.wmu.Lock()
-	n, err := w.d.out.Write(p)
-	w.d.wmu.Unlock()
+	if err := w.d.write(p); err != nil {
+		return 0, err
+	}
 	w.d.note(p, false)
-	return n, err
+	return len(p), nil
 }
+
+// errOutputStuck fails the writes still waiting on stdout once the
+// gateway has given up on it (giveUp).
+var errOutputStuck = errors.New("stdout is not being read; the message was not written")
+
+// write writes p on out, one message at a time, and returns when it has
+// been written or when the output is given up: a client that stops
+// reading stdout fills its pipe and blocks the write, and the SDK's
+// session close waits for the requests blocked on their answers' writes,
+// so without giveUp a stop would wait for ever. A write given up goes on
+// in its goroutine until the process exits (a blocked write on a pipe
+// cannot be interrupted), and p with it.
+func (d *drainIO) write(p []byte) error {
+	select {
+	case d.wslot <- struct{}{}:
+	case <-d.stuck:
+		return errOutputStuck
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.out.Write(p)
+		<-d.wslot
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-d.stuck:
+		return errOutputStuck
+	}
+}
+
+// giveUp fails the writes waiting on out, now and from now on: the
+// gateway is stopping and has waited long enough for its client to read.
+func (d *drainIO) giveUp() { d.stuckOnce.Do(func() { close(d.stuck) }) }
 
 func (w drainWriter) Close() error { return nil }
 
@@ -157,9 +195,7 @@ func (d *drainIO) scanLine(nl bool) {
 		refused = refusal(d.line)
 	}
 	if refused != nil {
-		d.wmu.Lock()
-		d.out.Write(refused)
-		d.wmu.Unlock()
+		d.write(refused)
 	} else {
 		d.note(d.line, true)
 		d.ready = append(d.ready, d.line...)
