@@ -16,6 +16,11 @@ import (
 // DefaultCacheEntries is the size of a Cache whose MaxEntries is zero.
 const DefaultCacheEntries = 1024
 
+// DefaultCacheBytes is the bound of a Cache whose MaxBytes is zero: the
+// toolkit's default MaxResultBytes, so one answer of any size the
+// toolkit lets through by default can be kept.
+const DefaultCacheBytes = 64 << 20
+
 // Cache answers repeated calls of read-only tools from memory. Other
 // tools pass through untouched: only a tool that changes nothing
 // (toolkit.ReadOnly) can be answered without running it. The skill
@@ -36,14 +41,26 @@ const DefaultCacheEntries = 1024
 // writes on is not kept), and whose context was still live. A hit replays
 // the stored chunks, in order, and does not run the tool; progress
 // reports are not stored. Concurrent misses of the same key all run the
-// tool. The zero value caches up to DefaultCacheEntries entries with no
-// expiry.
+// tool. The zero value caches up to DefaultCacheEntries entries holding
+// up to DefaultCacheBytes in all, with no expiry.
+//
+// An entry's bytes are its chunks' content and metadata as
+// toolkit.Options.MaxResultBytes counts them (Chunk.Size and
+// Chunk.MetaSize), which is about what the copies it holds take. Storing
+// one evicts the least recently used entries until both bounds hold. An
+// answer larger than MaxBytes is not stored at all (it would evict every
+// other entry and still not fit): its recording stops, and is dropped,
+// as soon as it passes the bound, and what was cached stays.
 type Cache struct {
 	// TTL is how long an entry stays fresh; zero means until evicted.
 	TTL time.Duration
 	// MaxEntries bounds the cache (least recently used out first); zero
 	// means DefaultCacheEntries.
 	MaxEntries int
+	// MaxBytes bounds the bytes the entries hold in all (least recently
+	// used out first); zero means DefaultCacheBytes. An answer larger
+	// than MaxBytes is not cached.
+	MaxBytes int
 	// PerSession keys entries by session too (of the caller's identity:
 	// ToolCall.Scope), for read-only tools whose output depends on who
 	// asks.
@@ -55,6 +72,7 @@ type Cache struct {
 type cacheEntry struct {
 	key     string
 	chunks  []toolkit.Chunk
+	size    int       // bytes of chunks (cacheRecord.add)
 	expires time.Time // zero: never
 }
 
@@ -63,6 +81,29 @@ type cache struct {
 	mu    sync.Mutex
 	ll    *list.List // front = most recently used; values are *cacheEntry
 	items map[string]*list.Element
+	bytes int // sum of the entries' size
+}
+
+// cacheRecord is what a miss records of its answer: copies of the
+// chunks and their bytes, or over once they passed max (then nothing
+// more is kept, and nothing is stored).
+type cacheRecord struct {
+	chunks []toolkit.Chunk
+	size   int
+	max    int
+	over   bool
+}
+
+func (r *cacheRecord) add(ch toolkit.Chunk) {
+	if r.over {
+		return
+	}
+	r.size += ch.Size() + ch.MetaSize()
+	if r.size > r.max {
+		r.over, r.chunks = true, nil
+		return
+	}
+	r.chunks = append(r.chunks, copyChunk(ch))
 }
 
 // Middleware returns the middleware with its own, empty cache.
@@ -71,6 +112,9 @@ func (c Cache) Middleware() toolkit.Middleware { return newCache(c).middleware }
 func newCache(c Cache) *cache {
 	if c.MaxEntries <= 0 {
 		c.MaxEntries = DefaultCacheEntries
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = DefaultCacheBytes
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -95,16 +139,16 @@ func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
 			}
 			return nil
 		}
-		var rec []toolkit.Chunk
+		rec := cacheRecord{max: c.cfg.MaxBytes}
 		obs := &observer{w: w}
 		obs.onChunk = func(ch toolkit.Chunk) {
 			if obs.err == nil { // after a refusal nothing is stored
-				rec = append(rec, copyChunk(ch))
+				rec.add(ch)
 			}
 		}
 		err := next(ctx, call, obs)
-		if err == nil && obs.err == nil && ctx.Err() == nil && obs.state == "" {
-			c.put(key, rec)
+		if err == nil && obs.err == nil && ctx.Err() == nil && obs.state == "" && !rec.over {
+			c.put(key, rec.chunks, rec.size)
 		}
 		return err
 	}
@@ -134,32 +178,42 @@ func (c *cache) get(key string) ([]toolkit.Chunk, bool) {
 	}
 	e := el.Value.(*cacheEntry)
 	if !e.expires.IsZero() && !c.cfg.Now().Before(e.expires) {
-		c.ll.Remove(el)
-		delete(c.items, key)
+		c.remove(el)
 		return nil, false
 	}
 	c.ll.MoveToFront(el)
 	return e.chunks, true
 }
 
-func (c *cache) put(key string, chunks []toolkit.Chunk) {
-	e := &cacheEntry{key: key, chunks: chunks}
+// put stores chunks of size bytes (at most MaxBytes) under key, and
+// evicts the least recently used entries past MaxEntries or MaxBytes.
+func (c *cache) put(key string, chunks []toolkit.Chunk, size int) {
+	e := &cacheEntry{key: key, chunks: chunks, size: size}
 	if c.cfg.TTL > 0 {
 		e.expires = c.cfg.Now().Add(c.cfg.TTL)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[key]; ok {
+		c.bytes -= el.Value.(*cacheEntry).size
 		el.Value = e
 		c.ll.MoveToFront(el)
-		return
+	} else {
+		c.items[key] = c.ll.PushFront(e)
 	}
-	c.items[key] = c.ll.PushFront(e)
-	for c.ll.Len() > c.cfg.MaxEntries {
-		last := c.ll.Back()
-		c.ll.Remove(last)
-		delete(c.items, last.Value.(*cacheEntry).key)
+	c.bytes += size
+	// the new entry is at the front and fits MaxBytes alone: the loop
+	// stops before it
+	for c.ll.Len() > c.cfg.MaxEntries || c.bytes > c.cfg.MaxBytes {
+		c.remove(c.ll.Back())
 	}
+}
+
+// remove drops an entry; c.mu is held.
+func (c *cache) remove(el *list.Element) {
+	e := c.ll.Remove(el).(*cacheEntry)
+	delete(c.items, e.key)
+	c.bytes -= e.size
 }
 
 func (c *cache) len() int {
