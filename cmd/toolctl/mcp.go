@@ -46,7 +46,9 @@ import (
 // only to stderr. Exit codes as
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
 // Requests still running when stdin ends are answered first (for at most
-// 30 s, mcp_stdio.go).
+// 30 s, mcp_stdio.go); answers still blocked 5 s later on a stdout the
+// client no longer reads are dropped (logged), and stdio exits 0 as it
+// does on a signal, rather than wait on the pipe for ever.
 // The gateway is a command of toolctl rather than a worker flag so that
 // it runs wherever the MCP client is, with no tools of its own.
 
@@ -247,13 +249,22 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		// written before the session closes: the go-sdk writes nothing
 		// once it closes. Writes still blocked then (a client that
 		// stopped reading stdout) are given up, else the close would
-		// wait for them for ever.
+		// wait for them for ever. At the end of stdin they are given up
+		// likewise, 5 s after the drain (drainIO.ended).
+		defer d.stop()
 		sctx, end := context.WithCancel(context.WithoutCancel(ctx))
 		defer end()
 		defer context.AfterFunc(ctx, func() { g.Interrupt(); d.waitFor(stdioStopWait); d.giveUp(); end() })()
 		err := g.Serve(sctx, t, o.session)
 		if closed() {
 			return exitError
+		}
+		if errors.Is(err, errOutputStuck) {
+			// The client closed stdin and stopped reading stdout: the
+			// session ended as at any end of its input, less the answers
+			// the client would not take.
+			log.Warn("mcp stdio: answers dropped: stdout was not being read after stdin ended")
+			return exitOK
 		}
 		if err != nil {
 			fmt.Fprintln(e.stderr, "toolctl:", err)

@@ -18,7 +18,9 @@ import (
 const stdioDrain = 30 * time.Second
 
 // stdioStopWait bounds how long `mcp stdio`, stopped by a signal, waits
-// for the interrupted results of its calls to be written.
+// for the interrupted results of its calls to be written; and, at the end
+// of its stdin, how long its session's close waits for the writes still
+// blocked on stdout once the drain is over.
 const stdioStopWait = 5 * time.Second
 
 // maxLine bounds an input line (one JSON-RPC message or batch), as the
@@ -45,10 +47,20 @@ const maxLine = 4 << 20
 // over its frame limit, interrupting the calls in flight, so such a line
 // (and a longer one, dropped as it comes) is answered here with a
 // JSON-RPC error (refusal) and not passed on.
+//
+// Its writes to out can be given up (giveUp): a client that stops reading
+// stdout blocks them, and the SDK's session close waits for them. A stop
+// by a signal gives them up after its wait; the end of the input gives
+// them up stopWait after it has been handed to the SDK (the drain then
+// over), unless stop came first, so that a client that closed stdin and
+// stopped reading does not keep the process for ever.
 type drainIO struct {
 	in    io.Reader
 	out   io.Writer
 	drain time.Duration
+	// stopWait is how long, once the input's end has been handed to the
+	// SDK, writes to out are waited for before they are given up.
+	stopWait time.Duration
 
 	buf       []byte // what in.Read reads into
 	ready     []byte // input for the SDK, from ready[off:]
@@ -62,6 +74,8 @@ type drainIO struct {
 	stuck     chan struct{} // closed by giveUp: writes waiting on out fail
 	stuckOnce sync.Once
 	mu        sync.Mutex
+	giveUpAt  *time.Timer     // started at the input's end: giveUp
+	stopped   bool            // stop was called: no giveUpAt
 	pending   map[string]bool // ids of requests read and not answered
 	early     map[string]bool // ids answered before their line's newline was read
 	idle      chan struct{}   // a token when pending became empty
@@ -70,7 +84,7 @@ type drainIO struct {
 }
 
 func newDrainIO(in io.Reader, out io.Writer, drain time.Duration) *drainIO {
-	return &drainIO{in: in, out: out, drain: drain, buf: make([]byte, 32<<10), pending: map[string]bool{}, early: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{}), wslot: make(chan struct{}, 1), stuck: make(chan struct{})}
+	return &drainIO{in: in, out: out, drain: drain, stopWait: stdioStopWait, buf: make([]byte, 32<<10), pending: map[string]bool{}, early: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{}), wslot: make(chan struct{}, 1), stuck: make(chan struct{})}
 }
 
 // reader and writer are the two sides given to the SDK's IOTransport.
@@ -91,6 +105,7 @@ func (r drainReader) Read(p []byte) (int, error) {
 			return 0, d.err
 		case d.eof:
 			d.wait()
+			d.ended()
 			return 0, io.EOF
 		}
 		n, err := d.in.Read(d.buf)
@@ -158,6 +173,28 @@ func (d *drainIO) write(p []byte) error {
 // giveUp fails the writes waiting on out, now and from now on: the
 // gateway is stopping and has waited long enough for its client to read.
 func (d *drainIO) giveUp() { d.stuckOnce.Do(func() { close(d.stuck) }) }
+
+// ended starts, once, the wait after which the writes on out are given
+// up: the input's end is being handed to the SDK, whose session close
+// waits for the writes blocked on out.
+func (d *drainIO) ended() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.giveUpAt == nil && !d.stopped {
+		d.giveUpAt = time.AfterFunc(d.stopWait, d.giveUp)
+	}
+}
+
+// stop stops the wait started by ended, if it has not given up yet: the
+// session is over.
+func (d *drainIO) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopped = true
+	if d.giveUpAt != nil {
+		d.giveUpAt.Stop()
+	}
+}
 
 func (w drainWriter) Close() error { return nil }
 

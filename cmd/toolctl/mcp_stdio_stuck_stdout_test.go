@@ -18,57 +18,95 @@ import (
 // waited for them, and the process never exited (a host that stops
 // reading, then asks its server to stop, had to kill it).
 func TestMCPStdioSIGTERMStuckStdout(t *testing.T) {
+	s := startStuckStdout(t)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("exit: %v, want 0\n%s", err, s.logs())
+		}
+	case <-time.After(mcpGuard):
+		t.Fatal("toolctl mcp stdio did not stop on SIGTERM while its stdout was not read")
+	}
+}
+
+// TestMCPStdioEOFStuckStdout: at the end of its stdin `toolctl mcp stdio`
+// exits once its calls have had their drain (30 s), even when its client
+// has stopped reading stdout. Before, the answers it was writing blocked
+// on the full pipe, the go-sdk's session close waited for them, and the
+// process never exited: only a signal gave the writes up. The test takes
+// the drain's 30 s and the 5 s given to the client after it.
+func TestMCPStdioEOFStuckStdout(t *testing.T) {
+	s := startStuckStdout(t)
+	s.stdin.Close()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("exit: %v, want 0\n%s", err, s.logs())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("toolctl mcp stdio did not exit at the end of its stdin while its stdout was not read\n%s", s.logs())
+	}
+}
+
+// stuckStdout is a `toolctl mcp stdio` whose stdout nobody reads, with
+// calls whose answers are more than the pipe holds, all of them run.
+type stuckStdout struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	done  chan error // cmd.Wait's result
+	mu    sync.Mutex
+	se    strings.Builder
+}
+
+func (s *stuckStdout) logs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.se.String()
+}
+
+func startStuckStdout(t *testing.T) *stuckStdout {
+	t.Helper()
 	url := startMCPFleet(t)
-	cmd := exec.Command(toolctlBinary(t), "mcp", "stdio")
-	cmd.Env = mcpEnv(t, url)
-	stdin, err := cmd.StdinPipe()
+	s := &stuckStdout{cmd: exec.Command(toolctlBinary(t), "mcp", "stdio"), done: make(chan error, 1)}
+	s.cmd.Env = mcpEnv(t, url)
+	stdin, err := s.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stdin.Close()
+	s.stdin = stdin
+	t.Cleanup(func() { stdin.Close() })
 	// stdout is a pipe nobody reads: its buffer (64 KiB) fills.
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	var se strings.Builder
-	var mu sync.Mutex
-	cmd.Stdout, cmd.Stderr = w, lockedWriter{&mu, &se}
-	if err := cmd.Start(); err != nil {
+	t.Cleanup(func() { r.Close() })
+	s.cmd.Stdout, s.cmd.Stderr = w, lockedWriter{&s.mu, &s.se}
+	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { s.cmd.Process.Kill() })
+	go func() { s.done <- s.cmd.Wait() }()
 	const calls = 8 // their answers (200 KB each) are more than the pipe holds
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
 	for i := range calls {
 		in += fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`+"\n", 10+i, strings.Repeat("b", 200<<10))
 	}
-	go io.WriteString(stdin, in)
+	if _, err := io.WriteString(stdin, in); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(mcpGuard)
 	for {
-		mu.Lock()
-		ran := strings.Count(se.String(), "tool=echo")
-		mu.Unlock()
+		ran := strings.Count(s.logs(), "tool=echo")
 		if ran == calls {
-			break
+			return s
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d calls ran\n%s", ran, calls, se.String())
+			t.Fatalf("%d of %d calls ran\n%s", ran, calls, s.logs())
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit: %v, want 0\n%s", err, se.String())
-		}
-	case <-time.After(mcpGuard):
-		t.Fatal("toolctl mcp stdio did not stop on SIGTERM while its stdout was not read")
 	}
 }
