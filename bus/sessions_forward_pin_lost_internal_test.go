@@ -30,13 +30,7 @@ import (
 func TestForwardedPinLostIsNotHonouredAgain(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	ran := map[string]*atomic.Int64{}
-	put := func(instance string) *toolkit.Tool {
-		n := ran[instance]
-		return toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			n.Add(1)
-			return w.Write(toolkit.Text("put on " + instance))
-		})
-	}
+	put := func(instance string) *toolkit.Tool { return putTool(instance, ran[instance]) }
 	tks := map[string]*toolkit.Toolkit{}
 	serve := func(instance string, withPut bool) *Worker {
 		ran[instance] = &atomic.Int64{}

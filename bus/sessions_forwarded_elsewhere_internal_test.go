@@ -23,18 +23,8 @@ func TestForwardedCallOfAMovedSession(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	ran := map[string]*atomic.Int64{}
 	serve := func(instance string) *Worker {
-		n := &atomic.Int64{}
-		ran[instance] = n
-		tk := toolkit.New(nil)
-		if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			n.Add(1)
-			return w.Write(toolkit.Text("put on " + instance))
-		}), toolkit.SessionBound()); err != nil {
-			t.Fatal(err)
-		}
-		nc := natstest.Connect(t, s)
-		w := serve(t, nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
-		return w
+		ran[instance] = &atomic.Int64{}
+		return putWorker(t, s, instance, ran[instance])
 	}
 	serve("a")
 	serve("b")

@@ -21,15 +21,7 @@ func TestProbeOfAForwardedCallNamesNoCall(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	workers := map[string]*Worker{}
 	for _, instance := range []string{"a", "b", "c"} {
-		tk := toolkit.New(nil)
-		if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			return w.Write(toolkit.Text("put on " + instance))
-		}), toolkit.SessionBound()); err != nil {
-			t.Fatal(err)
-		}
-		nc := natstest.Connect(t, s)
-		w := serve(t, nc, tk, &WorkerOptions{Instance: instance, Sessions: &SessionsOptions{JetStream: natstest.JS(t, nc)}})
-		workers[instance] = w
+		workers[instance] = putWorker(t, s, instance, nil)
 	}
 	b, c := workers["b"], workers["c"]
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
