@@ -87,7 +87,9 @@
 //     property's schema refuses (a string for an integer), which 1.x
 //     passes to the function: merged after the model's input is
 //     validated, it would fail every call as the model's invalid input,
-//     the decoder's message quoting a number preset. The properties'
+//     the decoder's message quoting a number preset; nor a value a typed
+//     tool's decoder refuses though its schema takes it (a time.Time
+//     given another layout), whose message would quote it. The properties'
 //     schemas are checked alone (with $defs and definitions), not the
 //     root's other keywords, and the error never shows the value.
 //   - Input is validated against the tool's schema in the toolkit (2.x does

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -77,4 +78,33 @@ func toString(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return ""
+}
+
+// TestPresetTheDecoderRefuses: a preset its property's schema takes but
+// the typed tool's decoder refuses (a time.Time field, a string in the
+// schema, given a date in another layout) passed Add, and every call then
+// ended invalid_input with encoding/json's message, which quotes the
+// value: `parsing time "\"…\"" as …`, a preset shown to the model. It is
+// refused at Add, without its value.
+func TestPresetTheDecoderRefuses(t *testing.T) {
+	type in struct {
+		Q     string    `json:"q"`
+		Since time.Time `json:"since"`
+	}
+	tool := func() *toolkit.Tool {
+		return toolkit.Func("since", "S.", func(_ context.Context, i in) (string, error) { return i.Q + i.Since.String(), nil })
+	}
+	const secret = "06/12/2026-s3cr3t"
+	tk := newToolkit(t, nil)
+	err := tk.Add(tool(), toolkit.WithPresets(map[string]any{"since": secret}))
+	if err == nil {
+		r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "c1", Name: "since", Input: map[string]any{"q": "x"}})
+		t.Fatalf("Add accepted a preset the decoder refuses; a call ended %s %q", r.Code, r.Text())
+	}
+	if !strings.Contains(err.Error(), `"since"`) || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("Add error %q: want the preset named and its value not shown", err)
+	}
+	if err := newToolkit(t, nil).Add(tool(), toolkit.WithPresets(map[string]any{"since": "2026-12-06T10:00:00Z"})); err != nil {
+		t.Errorf("Add refused a preset the decoder takes: %v", err)
+	}
 }

@@ -216,6 +216,9 @@ type Tool struct {
 	middleware        []Middleware
 	order             []KeyOrder // InputSchema's declaration order (order.go)
 	listedWith        func() []string
+	// decodes decodes an input into a typed tool's input type, for
+	// presets to be checked at Add (checkPresets); nil for a Raw tool.
+	decodes func(input map[string]any) error
 
 	err error // a construction error, reported by Toolkit.Add
 }
@@ -353,6 +356,10 @@ func Stream[In any](name, description string, fn func(ctx context.Context, in In
 	t := &Tool{Name: name, Description: description, InputSchema: schema, order: order, err: err}
 	defaults := schemaDefaults(schema)
 	plan := newFieldPlan(reflect.TypeFor[In]())
+	t.decodes = func(input map[string]any) error {
+		var in In
+		return decodeInput(input, &in)
+	}
 	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
 		input := withDefaults(call.Input, defaults)
 		var in In

@@ -871,6 +871,9 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	if err := checkPresets(schema, t.presets); err != nil {
 		return nil, err
 	}
+	if err := checkDecodes(t); err != nil {
+		return nil, err
+	}
 	for k := range t.presets {
 		delete(props, k)
 		if req, ok := schema["required"].([]any); ok {
@@ -976,6 +979,23 @@ func checkPresets(schema map[string]any, presets map[string]any) error {
 		}
 		if err := v.Validate(map[string]any{k: decoded}); err != nil {
 			return fmt.Errorf("preset %q does not match its property's schema (its value is not shown: presets are often secrets)", k)
+		}
+	}
+	return nil
+}
+
+// checkDecodes reports a preset of a typed tool that its property's
+// schema takes but the tool's decoder refuses (a time.Time field given a
+// date in another layout): merged after validation, it would fail every
+// call as the model's invalid input, encoding/json's message quoting the
+// value. Like checkPresets, the error never shows it.
+func checkDecodes(t *Tool) error {
+	if t.decodes == nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.presets)) {
+		if err := t.decodes(map[string]any{k: t.presets[k]}); err != nil {
+			return fmt.Errorf("preset %q is refused by the tool's decoder of %s's input (its value is not shown: presets are often secrets)", k, t.Name)
 		}
 	}
 	return nil
