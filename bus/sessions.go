@@ -28,7 +28,10 @@ import (
 // client sends the session's later calls directly (it learns the pin from
 // the final's metadata). When the pinned worker is gone (it answers no
 // probe), the worker that has the call takes the session over and the
-// final says so: metadata session_moved_from, and a line of text.
+// final says so: metadata session_moved_from, and a line of text. What a
+// worker remembers of the sessions it holds is bounded by count and by
+// the bytes of their keys (maxOwned, maxOwnedBytes), whatever names its
+// callers invent.
 
 // SessionsOptions turn session affinity on (WorkerOptions.Sessions).
 type SessionsOptions struct {
@@ -81,6 +84,9 @@ type affinity struct {
 	mu    sync.Mutex
 	owned map[string]held     // session key → when this worker last read or wrote its pin as its own
 	wrote map[string]pinWrite // session key → this worker's last write of its pin (age)
+	// ownedBytes and wroteBytes are the bytes of owned's and wrote's
+	// keys (maxOwnedBytes).
+	ownedBytes, wroteBytes int
 	// expected are the calls other workers probed this one for, by
 	// their reply subjects (one a caller may share between calls: how
 	// many, and when last): each passes its call on next, and a stop
@@ -132,8 +138,44 @@ type pinWrite struct {
 
 // maxOwned bounds the sessions a worker remembers holding (and the
 // writes of their pins); past it the memory is cleared and the bucket
-// read again.
-const maxOwned = 100_000
+// read again. maxOwnedBytes bounds the bytes of their keys likewise, in
+// each of the two memories: a key may be up to wire.MaxSessionKeyLen
+// bytes, and callers name sessions at will, so 100,000 of them could be
+// 100 MiB. Past either bound the memory is cleared: each session held is
+// served after a read of its pin (as past the trust), and a pin whose
+// write is forgotten is renewed at its session's next call (age).
+const (
+	maxOwned      = 100_000
+	maxOwnedBytes = 16 << 20
+)
+
+// hold notes that this worker holds the session of key (owned), clearing
+// the memory past its bounds. a.mu is held.
+func (a *affinity) hold(key string, h held) {
+	if len(a.owned) >= maxOwned || a.ownedBytes+len(key) > maxOwnedBytes {
+		clear(a.owned)
+		a.ownedBytes = 0
+	}
+	n := len(a.owned)
+	a.owned[key] = h
+	if len(a.owned) > n {
+		a.ownedBytes += len(key)
+	}
+}
+
+// noteWrite notes this worker's write of the pin of key (wrote), clearing
+// the memory past its bounds. a.mu is held.
+func (a *affinity) noteWrite(key string, pw pinWrite) {
+	if len(a.wrote) >= maxOwned || a.wroteBytes+len(key) > maxOwnedBytes {
+		clear(a.wrote)
+		a.wroteBytes = 0
+	}
+	n := len(a.wrote)
+	a.wrote[key] = pw
+	if len(a.wrote) > n {
+		a.wroteBytes += len(key)
+	}
+}
 
 // trust is how long a worker serves a session it found pinned to itself
 // without reading the pin again: less than the probe timeout. Another
@@ -250,10 +292,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 		// (without a probe: Toolbus-Pin-Lost). Only a write of the pin
 		// since, its own, is.
 		if h, ok := a.owned[key]; !ok || !h.gaveUp || wrote && h.at.Before(at) {
-			if len(a.owned) >= maxOwned {
-				clear(a.owned)
-			}
-			a.owned[key] = held{at: at, reconnects: reconnects}
+			a.hold(key, held{at: at, reconnects: reconnects})
 		}
 		a.mu.Unlock()
 		return pin{here: true}
@@ -458,10 +497,7 @@ func (a *affinity) pinHere(ctx context.Context, key string, rev uint64) error {
 	}
 	if err == nil {
 		a.mu.Lock()
-		if len(a.wrote) >= maxOwned {
-			clear(a.wrote)
-		}
-		a.wrote[key] = pinWrite{rev: n, at: at}
+		a.noteWrite(key, pinWrite{rev: n, at: at})
 		a.mu.Unlock()
 	}
 	return err
@@ -472,7 +508,7 @@ func (a *affinity) pinHere(ctx context.Context, key string, rev uint64) error {
 // server's stamp (the entry's Created) is compared with nothing here:
 // the worker's clock may be off the server's by minutes. A pin of this
 // worker whose write it does not know (its answer lost, the memory
-// cleared past maxOwned) is taken for a TTL old: it is renewed.
+// cleared past maxOwned or maxOwnedBytes) is taken for a TTL old: it is renewed.
 func (a *affinity) age(key string, rev uint64) time.Duration {
 	a.mu.Lock()
 	w, ok := a.wrote[key]
@@ -498,13 +534,10 @@ func (a *affinity) forget(scope string) {
 		return
 	}
 	a.mu.Lock()
-	if len(a.owned) >= maxOwned {
-		clear(a.owned)
-	}
 	// Kept as when it was given up, so that a read of the pin made
 	// before (another call of the session routed meanwhile) does not
 	// hold it again.
-	a.owned[key] = held{at: time.Now(), gaveUp: true}
+	a.hold(key, held{at: time.Now(), gaveUp: true})
 	a.mu.Unlock()
 }
 
