@@ -114,8 +114,9 @@ const (
 	GroupsKV = "kv"
 	// GroupsMemory is this worker's own memory: no JetStream needed, but
 	// the workers of a fleet do not share a session's activation, a
-	// restart forgets it, and past toolkit.MaxMemorySessions sessions the
-	// least recently used is forgotten.
+	// restart forgets it, and past toolkit.MaxMemorySessions sessions (or
+	// toolkit.MaxMemorySessionBytes of their names) the least recently
+	// used is forgotten.
 	GroupsMemory = "memory"
 )
 

@@ -29,19 +29,28 @@ type GroupState interface {
 // MemoryState is an in-process GroupState. Revisions count stores across
 // all sessions.
 //
-// It remembers at most MaxMemorySessions sessions: past it, the session
-// least recently loaded or stored is forgotten, and is back to the
-// toolkit's default groups (as a session whose KV state expired), so a
-// long-running process whose callers invent session names stays bounded.
+// It remembers at most MaxMemorySessions sessions, and
+// MaxMemorySessionBytes of their names: past either, the session least
+// recently loaded or stored is forgotten, and is back to the toolkit's
+// default groups (as a session whose KV state expired), so a
+// long-running process whose callers invent session names, short or
+// long, stays bounded. The session stored last is kept, even alone over
+// MaxMemorySessionBytes.
 type MemoryState struct {
 	mu       sync.Mutex
 	rev      uint64
 	sessions map[string]*list.Element // of *memoryEntry
 	order    list.List                // most recently used first
+	bytes    int                      // of the sessions' names
 }
 
-// MaxMemorySessions bounds the sessions a MemoryState remembers.
-const MaxMemorySessions = 100_000
+// MaxMemorySessions bounds the sessions a MemoryState remembers, and
+// MaxMemorySessionBytes the bytes of their names: a name is the caller's
+// to choose, bounded only by the size of its request.
+const (
+	MaxMemorySessions     = 100_000
+	MaxMemorySessionBytes = 16 << 20
+)
 
 type memoryEntry struct {
 	session string
@@ -77,10 +86,13 @@ func (m *MemoryState) Store(_ context.Context, session string, groups []string) 
 		return m.rev, nil
 	}
 	m.sessions[session] = m.order.PushFront(e)
-	if m.order.Len() > MaxMemorySessions {
+	m.bytes += len(session)
+	for m.order.Len() > 1 && (m.order.Len() > MaxMemorySessions || m.bytes > MaxMemorySessionBytes) {
 		oldest := m.order.Back()
 		m.order.Remove(oldest)
-		delete(m.sessions, oldest.Value.(*memoryEntry).session)
+		gone := oldest.Value.(*memoryEntry).session
+		delete(m.sessions, gone)
+		m.bytes -= len(gone)
 	}
 	return m.rev, nil
 }
