@@ -34,9 +34,9 @@ const (
 // whose context has ended takes no token: it will not run. Buckets
 // that have refilled completely are forgotten (a full bucket is the same
 // as a new one), so memory stays proportional to the keys active in the
-// last Burst/Rate seconds, and at most MaxKeys buckets are kept: a new
-// key when that many are forgets one at random, whose key starts again
-// with a full bucket. Sessions are the caller's to choose, so a limit by
+// last Burst/Rate seconds, and at most MaxKeys buckets are kept, and
+// MaxRateLimitKeyBytes of their keys: a new key past either forgets
+// buckets at random, whose keys start again with a full bucket. Sessions are the caller's to choose, so a limit by
 // session bounds each session, not a caller who keeps naming new ones
 // (that caller gets a full bucket for each anyway); give a limit by a key
 // the caller cannot choose (Key, ByTool) for that, and a MaxKeys above
@@ -62,6 +62,11 @@ type RateLimit struct {
 // is zero keeps at most.
 const DefaultRateLimitKeys = 65536
 
+// MaxRateLimitKeyBytes bounds the bytes of the keys a RateLimit keeps
+// buckets for: a session name is the caller's to choose, bounded only by
+// its request's size. A key alone over it is kept alone.
+const MaxRateLimitKeyBytes = 16 << 20
+
 type bucket struct {
 	tokens float64
 	last   time.Time
@@ -73,6 +78,7 @@ type limiter struct {
 	mu      sync.Mutex
 	buckets map[string]*bucket
 	max     int // the most buckets kept
+	bytes   int // of the buckets' keys (MaxRateLimitKeyBytes)
 	takes   int // since the last sweep
 }
 
@@ -141,14 +147,19 @@ func (l *limiter) take(key string) time.Duration {
 	defer l.mu.Unlock()
 	b := l.buckets[key]
 	if b == nil {
-		if len(l.buckets) >= l.max {
-			for k := range l.buckets { // one at random: map order
+		over := func() bool { return len(l.buckets) >= l.max || l.bytes+len(key) > MaxRateLimitKeyBytes }
+		if over() {
+			for k := range l.buckets { // at random: map order
 				delete(l.buckets, k)
-				break
+				l.bytes -= len(k)
+				if !over() {
+					break
+				}
 			}
 		}
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[key] = b
+		l.bytes += len(key)
 	}
 	if elapsed := now.Sub(b.last).Seconds(); elapsed > 0 {
 		b.tokens = math.Min(l.burst, b.tokens+elapsed*l.cfg.Rate)
@@ -176,6 +187,7 @@ func (l *limiter) sweep(now time.Time) {
 	for k, b := range l.buckets {
 		if b.tokens+now.Sub(b.last).Seconds()*l.cfg.Rate >= l.burst {
 			delete(l.buckets, k)
+			l.bytes -= len(k)
 		}
 	}
 }

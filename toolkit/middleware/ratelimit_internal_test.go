@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,5 +51,55 @@ func TestLimiterKeysBounded(t *testing.T) {
 		if wait := l.take("steady"); wait == 0 {
 			t.Errorf("MaxKeys %d: a third call within the burst of 2 was let through", tt.max)
 		}
+	}
+}
+
+// A session name is the caller's to choose, bounded only by its
+// request's size: MaxKeys buckets of sessions with 64 KiB names held
+// 4 GiB of keys. A limiter keeps at most MaxRateLimitKeyBytes of keys,
+// forgetting buckets at random past it as past MaxKeys.
+func TestLimiterKeyBytesBounded(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now } // never moves: no bucket refills
+	l := newLimiter(RateLimit{Rate: 0.01, Burst: 2, Now: clock})
+	long := strings.Repeat("x", 64<<10)
+	n := MaxRateLimitKeyBytes/len(long) + 100
+	for i := range n {
+		if wait := l.take(fmt.Sprint(i, long)); wait != 0 {
+			t.Fatalf("new key %d refused: %v", i, wait)
+		}
+	}
+	l.mu.Lock()
+	held := 0
+	for k := range l.buckets {
+		held += len(k)
+	}
+	counted := l.bytes
+	l.mu.Unlock()
+	if held > MaxRateLimitKeyBytes {
+		t.Errorf("%d keys of %d KiB: %d KiB of keys kept, want at most %d KiB", n, len(long)>>10, held>>10, MaxRateLimitKeyBytes>>10)
+	}
+	if counted != held {
+		t.Errorf("%d bytes of keys counted, %d held", counted, held)
+	}
+	// The limit still holds for a key that stays.
+	l.take("steady")
+	l.take("steady")
+	if wait := l.take("steady"); wait == 0 {
+		t.Error("a third call within the burst of 2 was let through")
+	}
+	// Swept buckets give their bytes back.
+	now = now.Add(time.Hour)
+	for i := range 1024 {
+		l.take(fmt.Sprint("s", i))
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	held = 0
+	for k := range l.buckets {
+		held += len(k)
+	}
+	if l.bytes != held {
+		t.Errorf("after a sweep %d bytes of keys counted, %d held", l.bytes, held)
 	}
 }
