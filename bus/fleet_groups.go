@@ -22,9 +22,10 @@ import (
 //
 // The start is the view's own, not the call's: a call whose ctx ends
 // (cancelled, or a deadline shorter than the discover window) only stops
-// waiting for it, and gets none of the fleet's groups, rather than
-// failing the start and so, for fleetGroupsRetry, every other session's
-// call. close ends a start under way and waits for it.
+// waiting for it, and ends with its context's outcome (interrupted or
+// timeout: toolkit.WithFleetGroups), rather than failing the start and
+// so, for fleetGroupsRetry, every other session's call. close ends a
+// start under way and waits for it.
 type fleetGroups struct {
 	nc  *nats.Conn
 	log *slog.Logger

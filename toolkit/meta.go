@@ -136,6 +136,12 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 		// A name this toolkit lacks may be another worker's group: the
 		// fleet's count as well (and its descriptions and instructions).
 		groups = withFleetGroups(groups, fleet(ctx))
+		if ctx.Err() != nil {
+			// Its ctx ended while it waited for them (a fleet view
+			// starting): the caller gave up, and a name the groups
+			// did not reach in time is no bad name.
+			return ContextError(ctx)
+		}
 		unknown = unknownGroups(groups, call.Input)
 	}
 	if len(unknown) > 0 {
@@ -213,7 +219,10 @@ func unknownGroups(groups []Group, in map[string]any) []string {
 // only when it names a group the toolkit lacks, and takes such a name
 // when the fleet has it (see the package doc, Groups). A transport sets
 // it, for reset_tools calls alone; groups must be cheap to call again (a
-// view kept, not a request to the fleet each time).
+// view kept, not a request to the fleet each time), and return once ctx
+// ends: a call whose ctx ended by the time groups returned ends with
+// ContextError, whatever groups returned, rather than judging its names
+// against groups it may not have had in time.
 func WithFleetGroups(ctx context.Context, groups func(context.Context) []Group) context.Context {
 	return context.WithValue(ctx, fleetGroupsKey{}, groups)
 }
