@@ -55,14 +55,24 @@ const MaxAnnounced = 256 << 10
 // over MaxAnnounced are left out, in catalog order, and with one of
 // them every skill of its name (the fleet would otherwise list a skill
 // of that name whose body is not the one the worker answers with), with
-// a warning to the set's logger when the skills left out change. An
-// announcement
-// waits AnnounceWait at most for the catalog (a skills directory on a
-// mount that stopped answering; FirstLoadWait for the first catalog):
-// past it, the last catalog read is
-// announced, with a warning (again every minute while the read goes on,
-// with how long it has been going), while the read goes on. A Loader
-// itself waits LoadWait at most, and names its directory.
+// a warning to the set's logger when the skills left out change.
+//
+// An announcement waits for this part as a discovery.Announcer waits
+// for any Meta part: the announce interval, at most 1 s. That bound is
+// the Announcer's, not this package's: it keeps a worker whose skills
+// read slowly (a loaded machine, a mount that stopped answering)
+// announcing its tools within the fleets' TTL. Past it the announcement
+// goes out with the skills last announced (none, the first time), and
+// the Announcer announces again the moment the catalog comes: skills
+// once announced never leave an announcement because a read was slow,
+// and a worker's first skills follow its first announcement as soon as
+// they are read. The function returned waits AnnounceWait at most for
+// the catalog (FirstLoadWait for the first catalog, so a slow first read
+// is not taken for no skills), then returns the last catalog read, with
+// a warning (again every minute while the read goes on, with how long it
+// has been going); that wait bounds how long one call of it runs, and so
+// when a late catalog is announced, not how long an announcement waits.
+// A Loader itself waits LoadWait at most, and names its directory.
 func Announce(s *Set) func() any {
 	var warnMu sync.Mutex
 	var warned string // the skills left out, as last logged
@@ -128,8 +138,10 @@ func firstWait[T any](l *latest[T], wait, first time.Duration) time.Duration {
 	return max(wait, first)
 }
 
-// AnnounceWait is how long an announcement waits for the set's catalog,
-// and a listing of the Skill tool for the groups with skills.
+// AnnounceWait is how long a call of Announce's function waits for the
+// set's catalog (an announcement itself waits for it the Announcer's
+// Meta wait at most: see Announce), and a listing of the Skill tool for
+// the groups with skills.
 const AnnounceWait = 2 * time.Second
 
 // instanceSkills reads the skills one instance announced.
