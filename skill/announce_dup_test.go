@@ -3,6 +3,7 @@ package skill_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,66 @@ func TestAnnounceLeavesOutANameWhole(t *testing.T) {
 	for _, sk := range skill.Visible(got, nil) {
 		if sk.Name == "dup" && sk.Dir != served.Dir {
 			t.Errorf("the fleet lists dup from %s (%q); the worker answers with the one in %s (%q)", sk.Dir, sk.Description, served.Dir, served.Markdown)
+		}
+	}
+}
+
+// A name whose earlier skill does not fit the announcement while its
+// later one does kept neither: the earlier one's being left out took
+// the later one too, though wherever both are visible the later is the
+// one the worker's Skill tool answers with, so listing it alone is
+// true. The later one is announced (the earlier stays out: listed, it
+// would be the one the fleet shows where the later is not visible, but
+// so it is on the worker too, and it did not fit).
+func TestAnnounceKeepsALaterSkillThatFits(t *testing.T) {
+	s := natstest.Server(t)
+	root, vault := t.TempDir(), t.TempDir()
+	// About 220 KiB of basic skills, then a basic dup larger than the
+	// rest of MaxAnnounced (256 KiB), then vault's small dup.
+	for i := range 200 {
+		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), strings.Repeat("d", 1000), "# M")
+	}
+	writeSkill(t, filepath.Join(root, "z-dup"), "dup", "The basic dup, at length "+strings.Repeat("l", 60000), "# Basic")
+	writeSkill(t, filepath.Join(vault, "dup"), "dup", "The vault dup.", "# Vault")
+	set, err := skill.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.AddDir("", root, &skill.LoaderOptions{ScanSubdirs: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.AddDir("vault", vault, &skill.LoaderOptions{ScanSubdirs: true}); err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(nil)
+	if err := tk.AddGroup(toolkit.Group{Name: "vault", Description: "Vault tools."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := skill.Install(tk, set); err != nil {
+		t.Fatal(err)
+	}
+	f := fleet(t, natstest.Conn(t, s))
+	announce(t, natstest.Conn(t, s), tk, "w1", time.Hour, set)
+	natstest.WaitFor(t, "w1's skills", func() bool { return len(skill.FleetSkills(f, nil)) > 0 })
+	got := skill.FleetSkills(f, nil)
+	if len(got) < 200 {
+		t.Fatalf("announced %d skills; want the 200 small ones at least", len(got))
+	}
+	for _, active := range [][]string{nil, {"vault"}} {
+		served, _ := set.Find("dup", active)
+		var listed *skill.Skill
+		for _, sk := range skill.Visible(got, active) {
+			if sk.Name == "dup" {
+				listed = &sk
+			}
+		}
+		switch {
+		case listed != nil && listed.Dir != served.Dir:
+			t.Errorf("active %v: the fleet lists dup from %s; the worker answers with the one in %s", active, listed.Dir, served.Dir)
+		case listed == nil && slices.Contains(active, "vault"):
+			t.Errorf("active %v: the fleet lists no dup; want vault's, which fits and is the one the worker answers with (%s)", active, served.Dir)
+		case listed != nil && active == nil:
+			t.Errorf("active %v: the fleet lists basic's dup, which does not fit the announcement", active)
 		}
 	}
 }

@@ -53,9 +53,16 @@ const MaxAnnounced = 256 << 10
 // read again for every announcement so edited SKILL.md files show within
 // an interval; nil when the set has no skill. Skills that would take it
 // over MaxAnnounced are left out, in catalog order, and with one of
-// them every skill of its name (the fleet would otherwise list a skill
-// of that name whose body is not the one the worker answers with), with
-// a warning to the set's logger when the skills left out change.
+// them every earlier skill of its name, with a warning to the set's
+// logger when the skills left out change. A later skill of a name
+// replaces the earlier wherever both are visible, and is the one the
+// worker's Skill tool answers with; announced without it, the earlier
+// would be listed to sessions that see the later, with a body the
+// worker does not answer with. So a basic skill that fits goes out
+// with a group's skill of its name that does not fit: the fleet lists
+// neither (the announcement has no way to say "basic's, unless that
+// group is active"). A later skill that fits stays when an earlier one
+// does not.
 //
 // An announcement waits for this part as a discovery.Announcer waits
 // for any Meta part: the announce interval, at most 1 s. That bound is
@@ -77,28 +84,37 @@ func Announce(s *Set) func() any {
 	var warnMu sync.Mutex
 	var warned string // the skills left out, as last logged
 	build := func() any {
-		// A name goes in with all its skills or not at all: with the
-		// later of two left out, the fleet would list the earlier one,
-		// while the worker answers with the later one's body.
 		var all []Announced
-		fits := map[string]bool{} // by name: all its skills fit
+		var fit []bool // all[i] fits the bytes left for it
 		size := 0
 		for _, sk := range s.Catalog() {
 			a := Announced{Name: sk.Name, Description: sk.Description, Group: cmp.Or(sk.Group, toolkit.BasicGroup), Dir: sk.Dir}
-			all = append(all, a)
 			b, err := json.Marshal(a)
-			ok, seen := fits[a.Name]
-			if err != nil || size+len(b)+1 > MaxAnnounced {
-				fits[a.Name] = false
-				continue
+			ok := err == nil && size+len(b)+1 <= MaxAnnounced
+			if ok {
+				size += len(b) + 1
 			}
-			size += len(b) + 1
-			fits[a.Name] = ok || !seen
+			all, fit = append(all, a), append(fit, ok)
+		}
+		// A skill goes in only if every later skill of its name does:
+		// the later replaces it wherever both are visible, and the
+		// worker's Skill tool answers with the later, so with the later
+		// left out the fleet would list a description whose body the
+		// worker does not answer with. An earlier one left out costs
+		// the later nothing: where the later is visible, it is the one
+		// listed and the one answered.
+		keep := make([]bool, len(all))
+		gone := map[string]bool{} // a later skill of the name is left out
+		for i := len(all) - 1; i >= 0; i-- {
+			keep[i] = fit[i] && !gone[all[i].Name]
+			if !fit[i] {
+				gone[all[i].Name] = true
+			}
 		}
 		var out []Announced
 		var left []string
-		for _, a := range all {
-			if !fits[a.Name] {
+		for i, a := range all {
+			if !keep[i] {
 				left = append(left, a.Group+"/"+a.Name)
 				continue
 			}
