@@ -102,6 +102,18 @@
 // before it stores the approval: of two people approving the same call at
 // once, one approves it and the other gets ErrNoPending.
 //
+// Guard.Deny refuses a pending call instead, as AgentScope's user who
+// rejects a tool call does: the call is no longer pending (nor listed),
+// and sent again with the same session, id, tool and input it ends
+// toolkit.CodeDenied with the refuser's reason (MetaPermissionReason
+// wire.PermissionUserDenied), every time, rather than asking again,
+// until the refusal expires as an approval does. Another input or tool
+// under the id asks as before (its approval replaces the refusal), and
+// another id is not affected. The refusal is the approval's record,
+// marked Approval.Denied, under the approval's key: a worker of a build
+// before Deny decodes approvals strictly and refuses that record, so to
+// it the call has no approval and asks again; it never runs.
+//
 // Guard.ListPending, what a person reads before approving, leaves out a
 // pending call that its session's policy surely lets run since it asked
 // (a rule added for it, ModeBypass): it waits for nobody, and the re-sent

@@ -320,6 +320,15 @@ func (g *Guard) useApproval(ctx context.Context, call *toolkit.Call, digest stri
 	if past(a.Created, a.Stored) {
 		return false, nil
 	}
+	if a.Denied {
+		if a.Tool != call.Name || a.Digest != digest {
+			// Another call under the id than the one refused: it asks
+			// (and its approval replaces the refusal).
+			return false, nil
+		}
+		g.opts.Logger.Info("permission: denied call sent again", "session", call.Session, "call", call.Key(), "tool", call.Name, "by", a.By)
+		return false, deniedError(a)
+	}
 	if a.Tool != call.Name || a.Digest != digest {
 		g.opts.Logger.Warn("permission: approval replayed with a different call", "session", call.Session, "call", call.Key(),
 			"approved_tool", a.Tool, "tool", call.Name, "approved_digest", a.Digest, "digest", digest)
@@ -419,12 +428,12 @@ func canonicalJSON(input map[string]any) ([]byte, error) {
 // Errors of the operator-facing methods.
 var (
 	// ErrNoPending: no pending call has that id (never asked, expired, or
-	// already approved).
+	// already approved or denied).
 	ErrNoPending = errors.New("permission: no pending call with that id")
 	// ErrApprovalUsed: the call ran with an approval used after it was
 	// recorded as pending (another approver's, given meanwhile): the ask
 	// read is answered, and approving it again would run the call twice.
-	// Approve wraps it in ErrNoPending.
+	// Approve and Deny wrap it in ErrNoPending.
 	ErrApprovalUsed = errors.New("permission: the call ran with an approval given since it asked")
 	// ErrAmbiguous: several sessions have a pending call with that id; name
 	// the session.
@@ -546,11 +555,50 @@ func allowedNow(p Pending, pol Policy) bool {
 	return len(p.Suggested) > 0 && !slices.ContainsFunc(p.Suggested, func(s Rule) bool { return s.Tool != p.Tool || !allows(s.Tool, s.Pattern) })
 }
 
+// deniedError is the final of a call refused by a (Guard.Deny).
+func deniedError(a Approval) error {
+	msg := fmt.Sprintf("PermissionDeniedError: a user denied this call of '%s' (call id '%s').", a.Tool, a.CallID)
+	if a.Reason != "" {
+		msg = fmt.Sprintf("PermissionDeniedError: a user denied this call of '%s' (call id '%s'): %s", a.Tool, a.CallID, a.Reason)
+	}
+	e := toolkit.NewError(toolkit.CodeDenied, msg+" The call was not run, and sent again it is denied again.")
+	e.Metadata = map[string]any{MetaPermissionReason: wire.PermissionUserDenied}
+	return e
+}
+
+// MaxDenyReason bounds the reason of a denial (Guard.Deny).
+const MaxDenyReason = 4 << 10
+
 // Approve turns a pending call into a one-shot approval bound to its
 // session, id, tool and input digest, and returns it. session "" finds the
 // call in any session (ErrAmbiguous if the id is pending in several). by
 // names the approver, for the logs.
 func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approval, error) {
+	return g.settle(ctx, session, callID, Approval{By: by})
+}
+
+// Deny refuses a pending call, as Approve approves it: the call is no
+// longer pending, and the same call sent again (same session, id, tool
+// and input digest) ends toolkit.CodeDenied (state denied, reason
+// wire.PermissionUserDenied) with reason, for the model, rather than
+// asking again, until the refusal expires with Options.ApprovalTTL as
+// an approval does. Another tool or input under the id asks again, and
+// its approval replaces the refusal; another id is not affected. As
+// approvals, a refusal is consulted only when the policy answers ASK: a
+// rule that allows the call, added since, lets it run. It is stored
+// under the approval's key, marked Approval.Denied, which builds before
+// it refuse to read (no approval: the call asks again). reason is at
+// most MaxDenyReason bytes; "" gives none.
+func (g *Guard) Deny(ctx context.Context, session, callID, by, reason string) (Approval, error) {
+	if len(reason) > MaxDenyReason {
+		return Approval{}, fmt.Errorf("permission: the reason is %d bytes, more than %d", len(reason), MaxDenyReason)
+	}
+	return g.settle(ctx, session, callID, Approval{By: by, Denied: true, Reason: reason})
+}
+
+// settle turns the pending call callID of session ("" any) into the
+// record d completed with the call: an approval, or a refusal.
+func (g *Guard) settle(ctx context.Context, session, callID string, d Approval) (Approval, error) {
 	if callID == "" {
 		return Approval{}, errors.New("permission: empty call id")
 	}
@@ -578,7 +626,8 @@ func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approv
 			return Approval{}, fmt.Errorf("%w %q: name the session", ErrAmbiguous, callID)
 		}
 		p := ps[0]
-		a := Approval{Session: p.Session, CallID: p.CallID, Tool: p.Tool, Digest: p.Digest, By: by, Created: g.opts.Now().UTC()}
+		a := d
+		a.Session, a.CallID, a.Tool, a.Digest, a.Created = p.Session, p.CallID, p.Tool, p.Digest, g.opts.Now().UTC()
 		approved, err := g.store.ApprovePending(ctx, p, a)
 		if errors.Is(err, ErrApprovalUsed) {
 			return Approval{}, fmt.Errorf("%w %q: %w", ErrNoPending, callID, err)
@@ -591,7 +640,11 @@ func (g *Guard) Approve(ctx context.Context, session, callID, by string) (Approv
 		}
 		// Approved, run, or asked again since it was read: read again.
 	}
-	return Approval{}, fmt.Errorf("permission: approving call %q: it kept changing while it was approved", callID)
+	what := "approving"
+	if d.Denied {
+		what = "denying"
+	}
+	return Approval{}, fmt.Errorf("permission: %s call %q: it kept changing meanwhile", what, callID)
 }
 
 // storeClock is a Store with a clock of its own, which stamps the

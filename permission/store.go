@@ -78,7 +78,8 @@ func (p Pending) askedAt() uint64 {
 const MaxPendingInput = 8 << 10
 
 // Approval lets one call run once: the call with this session and id,
-// calling this tool with input of this digest.
+// calling this tool with input of this digest. With Denied it is the
+// refusal of that call instead (Guard.Deny), kept under the same key.
 type Approval struct {
 	Session string    `json:"session" msgpack:"session"`
 	CallID  string    `json:"call_id" msgpack:"call_id"`
@@ -86,6 +87,16 @@ type Approval struct {
 	Digest  string    `json:"digest" msgpack:"digest"`
 	By      string    `json:"by,omitempty" msgpack:"by,omitempty"`
 	Created time.Time `json:"created" msgpack:"created"`
+	// Denied marks a refusal: the call, sent again with this tool and
+	// input, ends toolkit.CodeDenied with Reason, each time, until the
+	// record expires; it is never consumed. Builds before it decode
+	// approvals strictly and refuse a record with this field (no
+	// approval: the call asks again), so it is always written, never
+	// false on a denial.
+	Denied bool `json:"denied,omitempty" msgpack:"denied,omitempty"`
+	// Reason is the refuser's reason, for the model (at most
+	// MaxDenyReason bytes); only with Denied.
+	Reason string `json:"reason,omitempty" msgpack:"reason,omitempty"`
 	// Revision is the store's version of the approval, set by
 	// LoadApproval, used by ConsumeApproval.
 	Revision uint64 `json:"-" msgpack:"-"`

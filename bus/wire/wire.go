@@ -262,6 +262,10 @@ const (
 	// tool or input: it did not run, and the approval stays for the
 	// approved call, which may still be sent under that id.
 	PermissionApprovalMismatch = "approval mismatch"
+	// PermissionUserDenied is MetaPermissionReason on the denied final of
+	// a call a user refused (toolctl deny) and that was sent again with
+	// the same tool and input: it did not run, and does not ask again.
+	PermissionUserDenied = "user denied"
 )
 
 // Announcement metadata keys: the parts of an announcement that other
