@@ -9,6 +9,7 @@
 //	toolctl cancel 8iNn9jibbSJWPYNE6USrgH          # cancel a call by id (see call --id, -v)
 //	toolctl skills --session s1                    # the <agent-skills> prompt s1 sees
 //	toolctl approve c1                             # let the approval_required call c1 run once
+//	toolctl deny c1 --reason 'not on prod'         # or refuse it: sent again, it ends denied
 //	toolctl allow --session s1 'execute_shell_command:git status:*'
 //	toolctl mode --session s1 accept_edits         # the session's permission mode
 //
@@ -98,7 +99,7 @@
 // \x1b or \u202e. --json prints them exact, as JSON strings with
 // every unprintable character \u-escaped.
 //
-// # pending, approve, allow and mode
+// # pending, approve, deny, allow and mode
 //
 // They work on the fleet's permission store, the toolbus_permissions and
 // toolbus_approvals KV buckets that workers with a permissions section
@@ -114,7 +115,16 @@
 // `approve CALL-ID` (--session when the id waits in several sessions,
 // --by for the logs) turns the pending call into a one-shot approval bound
 // to its tool and input digest: the same call re-sent with the same id and
-// input runs once, on any worker; another input is denied. `allow --session
+// input runs once, on any worker; another input is denied. `deny CALL-ID`
+// (the same flags, and --reason TEXT) refuses it instead, as a user of
+// AgentScope's permission flow rejects a call: it is no longer pending
+// (`pending` does not list it), and the same call re-sent with the same
+// id and input ends denied (code denied, permission_reason "user
+// denied") with the reason for the model, every time until the approval
+// TTL passes, rather than asking again; another input under the id, or
+// another id, asks as before (a rule that allows the call, added later,
+// still lets it run). Both print the call's session, or "without a
+// session" for a call sent without one. `allow --session
 // S RULE...` adds allow rules (TOOL or TOOL:PATTERN) to a session. `mode
 // --session S [MODE]` shows, or sets, the session's mode and lists its
 // rules. `tools --session S` hides the tools the session can never run

@@ -23,7 +23,7 @@ import (
 
 // The permission commands work on the fleet's permission store (the
 // toolbus_permissions and toolbus_approvals KV buckets the workers with a
-// permissions section share): approve one pending call, add an allow rule
+// permissions section share): approve or deny one pending call, add an allow rule
 // to a session, set a session's mode.
 func init() {
 	var a approveOptions
@@ -33,6 +33,14 @@ func init() {
 		summary: "approve a call that ended approval_required: the same call, re-sent with the same input, then runs once",
 		flags:   a.register,
 		run:     a.run,
+	})
+	d := approveOptions{deny: true}
+	register(&command{
+		name:    "deny",
+		args:    "CALL-ID",
+		summary: "deny a call that ended approval_required: it is no longer pending, and the same call re-sent with the same input ends denied with --reason",
+		flags:   d.register,
+		run:     d.run,
 	})
 	var l allowOptions
 	register(&command{
@@ -243,19 +251,31 @@ func shellQuote(s string) string {
 	return b.String()
 }
 
+// approveOptions are approve's, and deny's (deny true).
 type approveOptions struct {
 	sessionFlags
-	by string
+	by     string
+	deny   bool
+	reason string
 }
 
 func (o *approveOptions) register(fs *flag.FlagSet) {
 	o.sessionFlags.register(fs, "`session` of the call (needed only when several sessions have a pending call with that id)")
-	fs.StringVar(&o.by, "by", "", "the `name` of who approves, for the workers' logs (default the user name)")
+	if !o.deny {
+		fs.StringVar(&o.by, "by", "", "the `name` of who approves, for the workers' logs (default the user name)")
+		return
+	}
+	fs.StringVar(&o.by, "by", "", "the `name` of who denies, for the workers' logs (default the user name)")
+	fs.StringVar(&o.reason, "reason", "", "why, in a `text` the agent's model reads when it sends the call again")
 }
 
 func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
+	verb, done := "approve", "approved"
+	if o.deny {
+		verb, done = "deny", "denied"
+	}
 	if len(args) != 1 {
-		return e.usagef("approve takes one call id: toolctl approve CALL-ID (the id is in the approval_required final)")
+		return e.usagef("%s takes one call id: toolctl %s CALL-ID (the id is in the approval_required final)", verb, verb)
 	}
 	id := args[0]
 	if id == "" {
@@ -266,11 +286,14 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	if o.given && o.session == "" {
 		// Most often an unset variable (--session "$S"): read as no
-		// --session, it would approve the call of any session.
+		// --session, it would settle the call of any session.
 		return e.usagef("--session is empty: name the call's session, or leave --session out to find the call in any session")
 	}
 	if code, refused := o.checkCaller(e); refused {
 		return code
+	}
+	if len(o.reason) > permission.MaxDenyReason {
+		return e.usagef("--reason is %d bytes: at most %d", len(o.reason), permission.MaxDenyReason)
 	}
 	by := o.by
 	if by == "" {
@@ -289,14 +312,19 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
 	}
-	a, err := g.Approve(ctx, scope, id, by)
+	var a permission.Approval
+	if o.deny {
+		a, err = g.Deny(ctx, scope, id, by, o.reason)
+	} else {
+		a, err = g.Approve(ctx, scope, id, by)
+	}
 	switch {
 	case errors.Is(err, permission.ErrNoPending):
 		where := ""
 		if o.session != "" {
 			where = " in session " + scopeName(scope)
 		}
-		fmt.Fprintf(e.stderr, "toolctl: no call %q is waiting for approval%s (never asked, expired, or already approved)\n", id, where)
+		fmt.Fprintf(e.stderr, "toolctl: no call %q is waiting for approval%s (never asked, expired, or already approved or denied)\n", id, where)
 		return exitError
 	case errors.Is(err, permission.ErrAmbiguous):
 		var sessions []string
@@ -320,9 +348,26 @@ func (o *approveOptions) run(ctx context.Context, e *env, args []string) int {
 			input = p.Input
 		}
 	}
-	fmt.Fprintf(e.stdout, "approved call %s of session %s: %s %s\n", a.CallID, scopeName(a.Session), plain(a.Tool), printableJSON(input))
-	fmt.Fprintf(e.stdout, "it runs once when re-sent with this input (%s)\n", a.Digest)
+	fmt.Fprintf(e.stdout, "%s call %s %s: %s %s\n", done, a.CallID, ofSession(a.Session), plain(a.Tool), printableJSON(input))
+	if o.deny {
+		fmt.Fprintf(e.stdout, "re-sent with this input (%s) it ends denied, and does not ask again\n", a.Digest)
+	} else {
+		fmt.Fprintf(e.stdout, "it runs once when re-sent with this input (%s)\n", a.Digest)
+	}
 	return exitOK
+}
+
+// ofSession names a call's session scope in a sentence: "of session
+// S" ("of session IDENTITY/S" for a caller's), or "without a session"
+// ("of caller IDENTITY, without a session") for a call sent without one.
+func ofSession(scope string) string {
+	switch id, session := toolkit.SplitScope(scope); {
+	case session != "":
+		return "of session " + scopeName(scope)
+	case id != "":
+		return "of caller " + id + ", without a session"
+	}
+	return "without a session"
 }
 
 type allowOptions struct {
@@ -505,6 +550,7 @@ func approvalHint(e *env, session string, final *toolkit.Response) {
 			where = caller + " --session " + shellQuote(session)
 		}
 		fmt.Fprintf(e.stderr, "toolctl: to run it once, approve it with: toolctl approve%s %s, then send the same call again (--id %s)\n", where, shellQuote(key), shellQuote(key))
+		fmt.Fprintf(e.stderr, "toolctl: or refuse it: toolctl deny%s %s --reason TEXT (sent again, it ends denied)\n", where, shellQuote(key))
 	}
 	var rules []string
 	switch r := final.Metadata[permission.MetaSuggestedRules].(type) {
