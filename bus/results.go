@@ -297,14 +297,16 @@ func approvalResend(ctx context.Context, js jetstream.JetStream, b jetstream.Key
 // running it, for an approval: approval_required (it runs when sent again
 // after its approval), or denied as an approval mismatch (another tool or
 // input under its id presented its approval, which stays unused for the
-// approved call, sent again after it).
+// approved call, sent again after it), or denied by a user (the refusal
+// is of one input: another input under its id asks, and runs once
+// approved; the refused one, sent again, is denied again).
 func awaitsApproval(r *toolkit.Response) bool {
 	switch r.Code {
 	case toolkit.CodeApprovalRequired:
 		return true
 	case toolkit.CodeDenied:
 		reason, _ := r.Metadata[wire.MetaPermissionReason].(string)
-		return reason == wire.PermissionApprovalMismatch
+		return reason == wire.PermissionApprovalMismatch || reason == wire.PermissionUserDenied
 	}
 	return false
 }

@@ -127,3 +127,26 @@ func TestDurableApprovedResendAfterMismatch(t *testing.T) {
 		t.Fatalf("the approved call sent after a mismatched one: %s %s %q (deploys %d)", r.State, r.Code, r.Text(), deploys.Load())
 	}
 }
+
+// A durable call denied (Guard.Deny) and sent again ends denied, and
+// that final is kept under its id; another input sent under the id
+// afterwards was refused as a duplicate (DuplicateCallError) rather than
+// asking, as it does on the core path: the denial is of one input.
+func TestDurableDeniedThenOtherInput(t *testing.T) {
+	g, c, deploys := durableDeploy(t, nil)
+	call := toolkit.ToolCall{ID: "d5", Name: "deploy", Session: "sess", Durable: true, Input: map[string]any{"env": "prod"}}
+	wantResp(t, c.Invoke(natstest.Ctx(t), call), toolkit.StateDenied, toolkit.CodeApprovalRequired, call.ID)
+	if _, err := g.Deny(natstest.Ctx(t), call.Session, call.ID, "alice", "not on a Friday"); err != nil {
+		t.Fatal(err)
+	}
+	wantResp(t, c.Invoke(natstest.Ctx(t), call), toolkit.StateDenied, toolkit.CodeDenied, "not on a Friday")
+	other := call
+	other.Input = map[string]any{"env": "staging"}
+	wantResp(t, c.Invoke(natstest.Ctx(t), other), toolkit.StateDenied, toolkit.CodeApprovalRequired, call.ID)
+	if _, err := g.Approve(natstest.Ctx(t), call.Session, call.ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Invoke(natstest.Ctx(t), other); r.State != toolkit.StateSuccess || deploys.Load() != 1 {
+		t.Fatalf("the other input, approved: %s %s %q (deploys %d)", r.State, r.Code, r.Text(), deploys.Load())
+	}
+}
