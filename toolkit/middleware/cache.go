@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -44,22 +45,31 @@ const DefaultCacheBytes = 64 << 20
 // tool. The zero value caches up to DefaultCacheEntries entries holding
 // up to DefaultCacheBytes in all, with no expiry.
 //
-// An entry's bytes are its chunks' content and metadata as
-// toolkit.Options.MaxResultBytes counts them (Chunk.Size and
-// Chunk.MetaSize), which is about what the copies it holds take. Storing
-// one evicts the least recently used entries until both bounds hold. An
-// answer larger than MaxBytes is not stored at all (it would evict every
-// other entry and still not fit): its recording stops, and is dropped,
-// as soon as it passes the bound, and what was cached stays.
+// An entry's bytes are its key (the input's JSON, as large as the input
+// is), its chunks' content and metadata as toolkit.Options.MaxResultBytes
+// counts them (Chunk.Size and Chunk.MetaSize), and a fixed allowance for
+// what Go keeps for the entry (256 bytes) and for each chunk (64): about
+// what it takes in memory. Storing one evicts the least recently used
+// entries until both bounds hold. An entry larger than MaxBytes is not
+// stored at all (it would evict every other entry and still not fit):
+// its recording stops, and is dropped, as soon as it passes the bound,
+// and what was cached stays.
+//
+// The misses in flight share one more MaxBytes for the copies they
+// record (so the cache holds at most twice MaxBytes, the entries and the
+// recordings): a miss whose next chunk would take them past it stops
+// recording and gives its bytes back, and its answer is not stored (it
+// reaches its caller all the same).
 type Cache struct {
 	// TTL is how long an entry stays fresh; zero means until evicted.
 	TTL time.Duration
 	// MaxEntries bounds the cache (least recently used out first); zero
 	// means DefaultCacheEntries.
 	MaxEntries int
-	// MaxBytes bounds the bytes the entries hold in all (least recently
-	// used out first); zero means DefaultCacheBytes. An answer larger
-	// than MaxBytes is not cached.
+	// MaxBytes bounds the bytes the entries hold in all, keys included
+	// (least recently used out first), and apart from them the bytes the
+	// misses in flight record; zero means DefaultCacheBytes. An entry
+	// larger than MaxBytes is not cached.
 	MaxBytes int
 	// PerSession keys entries by session too (of the caller's identity:
 	// ToolCall.Scope), for read-only tools whose output depends on who
@@ -72,8 +82,34 @@ type Cache struct {
 type cacheEntry struct {
 	key     string
 	chunks  []toolkit.Chunk
-	size    int       // bytes of chunks (cacheRecord.add)
+	size    int       // bytes the entry counts (entrySize)
 	expires time.Time // zero: never
+}
+
+// entryHeld is about what an entry takes besides its key's bytes and its
+// chunks: its cacheEntry, list element and map slot (with the map's room
+// to grow). chunkHeld is about what a chunk takes besides its content
+// and metadata: its struct in the entry's slice, with the slice's room to
+// grow. Without them a flood of tiny entries would count next to nothing.
+const (
+	entryHeld = 256
+	chunkHeld = 64
+)
+
+// chunkBytes is what a cached chunk counts: its content and metadata as
+// toolkit.Options.MaxResultBytes counts them (Chunk.Size and MetaSize),
+// and chunkHeld.
+func chunkBytes(ch *toolkit.Chunk) int { return ch.Size() + ch.MetaSize() + chunkHeld }
+
+// entrySize is what an entry of key and chunks counts against MaxBytes:
+// its key (the input's JSON, as large as the input), its chunks and
+// entryHeld.
+func entrySize(key string, chunks []toolkit.Chunk) int {
+	n := len(key) + entryHeld
+	for i := range chunks {
+		n += chunkBytes(&chunks[i])
+	}
+	return n
 }
 
 type cache struct {
@@ -82,28 +118,59 @@ type cache struct {
 	ll    *list.List // front = most recently used; values are *cacheEntry
 	items map[string]*list.Element
 	bytes int // sum of the entries' size
+	// recording is the bytes the misses in flight hold (cacheRecord),
+	// at most MaxBytes in all.
+	recording atomic.Int64
 }
 
 // cacheRecord is what a miss records of its answer: copies of the
-// chunks and their bytes, or over once they passed max (then nothing
-// more is kept, and nothing is stored).
+// chunks, and the bytes they and the key count (entrySize), reserved of
+// the cache's recording; or over once they passed MaxBytes, or would
+// have taken the misses in flight past it (then nothing more is kept,
+// the reservation is given back, and nothing is stored).
 type cacheRecord struct {
+	c      *cache
 	chunks []toolkit.Chunk
 	size   int
-	max    int
 	over   bool
 }
 
-func (r *cacheRecord) add(ch toolkit.Chunk) {
+func (c *cache) record(key string) *cacheRecord {
+	r := &cacheRecord{c: c}
+	r.reserve(len(key) + entryHeld)
+	return r
+}
+
+// reserve takes n bytes more of the cache's recording, or gives the
+// record up when they do not fit.
+func (r *cacheRecord) reserve(n int) bool {
 	if r.over {
-		return
+		return false
 	}
-	r.size += ch.Size() + ch.MetaSize()
-	if r.size > r.max {
+	fits := r.size+n <= r.c.cfg.MaxBytes
+	if fits && r.c.recording.Add(int64(n)) > int64(r.c.cfg.MaxBytes) {
+		r.c.recording.Add(-int64(n)) // the other misses in flight hold the rest
+		fits = false
+	}
+	if !fits {
+		r.release()
 		r.over, r.chunks = true, nil
-		return
+		return false
 	}
-	r.chunks = append(r.chunks, copyChunk(ch))
+	r.size += n
+	return true
+}
+
+func (r *cacheRecord) add(ch toolkit.Chunk) {
+	if r.reserve(chunkBytes(&ch)) {
+		r.chunks = append(r.chunks, copyChunk(ch))
+	}
+}
+
+// release gives the record's reservation back.
+func (r *cacheRecord) release() {
+	r.c.recording.Add(-int64(r.size))
+	r.size = 0
 }
 
 // Middleware returns the middleware with its own, empty cache.
@@ -139,7 +206,8 @@ func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
 			}
 			return nil
 		}
-		rec := cacheRecord{max: c.cfg.MaxBytes}
+		rec := c.record(key)
+		defer rec.release()
 		obs := &observer{w: w}
 		obs.onChunk = func(ch toolkit.Chunk) {
 			if obs.err == nil { // after a refusal nothing is stored
@@ -185,7 +253,8 @@ func (c *cache) get(key string) ([]toolkit.Chunk, bool) {
 	return e.chunks, true
 }
 
-// put stores chunks of size bytes (at most MaxBytes) under key, and
+// put stores chunks under key, counting size (entrySize, at most
+// MaxBytes), and
 // evicts the least recently used entries past MaxEntries or MaxBytes.
 func (c *cache) put(key string, chunks []toolkit.Chunk, size int) {
 	e := &cacheEntry{key: key, chunks: chunks, size: size}

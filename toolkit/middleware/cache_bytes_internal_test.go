@@ -9,16 +9,16 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// heldBytes walks the cache's entries and adds up what their chunks hold
-// (content and metadata, as toolkit.Options.MaxResultBytes counts them).
+// heldBytes walks the cache's entries and adds up what they count: their
+// keys, their chunks (content and metadata, as
+// toolkit.Options.MaxResultBytes counts them) and overheads (entrySize).
 func heldBytes(c *cache) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
 	for el := c.ll.Front(); el != nil; el = el.Next() {
-		for _, ch := range el.Value.(*cacheEntry).chunks {
-			n += ch.Size() + ch.MetaSize()
-		}
+		e := el.Value.(*cacheEntry)
+		n += entrySize(e.key, e.chunks)
 	}
 	return n
 }
@@ -124,9 +124,8 @@ func TestCacheSkipsAnAnswerPastMaxBytes(t *testing.T) {
 func TestCacheCountsBytesOnReplaceAndExpiry(t *testing.T) {
 	now := time.Unix(1000, 0)
 	c := newCache(Cache{MaxBytes: 1 << 20, TTL: time.Minute, Now: func() time.Time { return now }})
-	text := func(n int) ([]toolkit.Chunk, int) {
-		ch := toolkit.Text(strings.Repeat("y", n))
-		return []toolkit.Chunk{ch}, ch.Size()
+	text := func(n int) []toolkit.Chunk {
+		return []toolkit.Chunk{toolkit.Text(strings.Repeat("y", n))}
 	}
 	check := func(step string) {
 		t.Helper()
@@ -135,8 +134,8 @@ func TestCacheCountsBytesOnReplaceAndExpiry(t *testing.T) {
 		}
 	}
 	put := func(key string, n int) {
-		chunks, size := text(n)
-		c.put(key, chunks, size)
+		chunks := text(n)
+		c.put(key, chunks, entrySize(key, chunks))
 	}
 	put("a", 300<<10)
 	put("b", 300<<10)

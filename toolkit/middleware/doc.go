@@ -31,11 +31,12 @@
 // the toolkit.Middleware value its Middleware method returns: call
 // Middleware once and share the result.
 //
-// State is bounded in memory. The cache counts entries and bytes
-// (Cache.MaxEntries, Cache.MaxBytes: 64 MiB by default, one default
-// MaxResultBytes), evicting the least recently used until both hold; an
-// answer larger than MaxBytes is not cached, and recording it stops as
-// soon as it passes the bound, so a miss holds no more than that either.
+// State is bounded in memory. The cache counts entries and bytes, keys
+// included (Cache.MaxEntries, Cache.MaxBytes: 64 MiB by default, one
+// default MaxResultBytes), evicting the least recently used until both
+// hold; an answer larger than MaxBytes is not cached, and the misses in
+// flight together record at most MaxBytes more: past it, a miss stops
+// recording and its answer is not cached.
 //
 // Refusals are results, not Go errors: a rate-limited call ends with code
 // overloaded and RetryAfter (the final response's metadata carries
