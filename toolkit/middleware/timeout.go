@@ -14,7 +14,11 @@ import (
 // context.Cause.
 var ErrTimeout = errors.New("middleware: tool deadline from the timeout middleware")
 
-// Timeout gives calls a deadline. The zero value adds none.
+// Timeout gives calls a deadline. The zero value adds none. A negative
+// duration is a mistake, not "none": Middleware panics on one (as
+// toolkit.Toolkit.Use does on a nil middleware), so a deadline computed
+// wrong does not silently go; a configuration read at run time is checked
+// before (the worker's config refuses negative timeouts).
 //
 // The deadline is the shorter of the caller's and the tool's: Timeout
 // never extends a call. When its deadline passes the call's context is
@@ -32,10 +36,17 @@ type Timeout struct {
 }
 
 // Middleware returns the middleware. It reads the configuration now, so
-// later changes to t (or its map) have no effect.
+// later changes to t (or its map) have no effect. It panics if Default
+// or a PerTool duration is negative.
 func (t Timeout) Middleware() toolkit.Middleware {
+	if t.Default < 0 {
+		panic(fmt.Sprintf("middleware: Timeout.Default is negative (%v): want a deadline, or zero for none", t.Default))
+	}
 	per := make(map[string]time.Duration, len(t.PerTool))
 	for k, v := range t.PerTool {
+		if v < 0 {
+			panic(fmt.Sprintf("middleware: Timeout.PerTool[%q] is negative (%v): want a deadline, or zero to exempt the tool", k, v))
+		}
 		per[k] = v
 	}
 	def := t.Default

@@ -129,3 +129,26 @@ func TestTimeoutNeverExtends(t *testing.T) {
 	default: // the deadline passed before the tool started (a busy machine): it did not run
 	}
 }
+
+// A negative deadline was silently no deadline at all: Middleware now
+// refuses it, naming the field, as a registration mistake.
+func TestTimeoutRefusesNegative(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  middleware.Timeout
+		want string
+	}{
+		{"default", middleware.Timeout{Default: -time.Second}, "Timeout.Default"},
+		{"per tool", middleware.Timeout{Default: time.Second, PerTool: map[string]time.Duration{"slow": -time.Minute}}, `Timeout.PerTool["slow"]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				v := recover()
+				if msg := fmt.Sprint(v); v == nil || !strings.Contains(msg, tt.want) || !strings.Contains(msg, "negative") {
+					t.Errorf("Middleware() panicked with %v, want a message naming %s as negative", v, tt.want)
+				}
+			}()
+			tt.cfg.Middleware()
+		})
+	}
+}
