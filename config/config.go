@@ -357,6 +357,11 @@ type RateLimit struct {
 	Rate float64 `yaml:"rate"`
 	// Burst is the bucket's size. Default: Rate rounded up, at least 1.
 	Burst int `yaml:"burst"`
+	// MaxKeys bounds the buckets kept (middleware.RateLimit.MaxKeys): a
+	// new key when that many are forgets one at random, whose key starts
+	// again with a full bucket. 0 (the default) means
+	// middleware.DefaultRateLimitKeys (65536).
+	MaxKeys int `yaml:"max_keys"`
 }
 
 // Defaults.

@@ -193,6 +193,8 @@ func TestRejected(t *testing.T) {
 			`w.yaml:2: state.max_sessions: negative count -2: give a number of sessions, or -1 for no bound`},
 		{"result ttl under JetStream's least", "state:\n  result_ttl: 50ms\n",
 			`w.yaml:2: state.result_ttl: 50ms is too short: JetStream keeps entries at least 100ms`},
+		{"negative rate limit max keys", "middleware:\n  rate_limits:\n    - rate: 1\n      max_keys: -1\n",
+			`w.yaml:4: middleware.rate_limits[0].max_keys: negative bound -1: want the most buckets kept, or 0 for the default (65536)`},
 		{"bad rate key", "middleware:\n  rate_limits:\n    - rate: 1\n      key: user\n",
 			`w.yaml:4: middleware.rate_limits[0].key: invalid value "user": want one of session, tool, global`},
 		{"negative in-flight", "middleware:\n  max_in_flight: -1\n", `w.yaml:2: middleware.max_in_flight: negative limit -1`},

@@ -21,6 +21,7 @@ import (
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
+	"github.com/toolbus/toolbus/toolkit/middleware"
 )
 
 // MaxNameLen bounds an instance name and a queue group (as
@@ -370,6 +371,9 @@ func (k *checker) middleware() {
 		}
 		if r.Burst < 0 {
 			k.fail(p+".burst", "negative burst %d", r.Burst)
+		}
+		if r.MaxKeys < 0 {
+			k.fail(p+".max_keys", "negative bound %d: want the most buckets kept, or 0 for the default (%d)", r.MaxKeys, middleware.DefaultRateLimitKeys)
 		}
 		k.oneOf(p+".key", r.Key, KeySession, KeyTool, KeyGlobal)
 		for j, t := range r.Tools {

@@ -58,7 +58,7 @@ func timeouts(t middleware.Timeout, timedOut func()) toolkit.Middleware {
 // rateLimit turns one configured token bucket into middleware. A limit
 // with a tool list lets the other tools through untouched.
 func rateLimit(r config.RateLimit) toolkit.Middleware {
-	rl := middleware.RateLimit{Rate: r.Rate, Burst: r.Burst}
+	rl := middleware.RateLimit{Rate: r.Rate, Burst: r.Burst, MaxKeys: r.MaxKeys}
 	switch r.Key {
 	case config.KeyTool:
 		rl.By = middleware.ByTool
