@@ -204,7 +204,7 @@ func (d *dispatch) refuse(c *Chunk) error {
 // append_chunk error ends its call, nothing the tool writes after it is
 // taken, and the error chunk ends the output.
 func (d *dispatch) unmergeable(err error) error {
-	d.failed = NewError(CodeToolError, err.Error())
+	d.failed = &Error{Code: CodeToolError, Message: err.Error(), cause: fmt.Errorf("%w: %w", ErrUnmergeable, err)}
 	d.fail(CodeToolError, err.Error())
 	return d.failed
 }

@@ -154,4 +154,10 @@ var (
 	// reached Options.MaxResultBytes: the call has failed, and a tool that
 	// sees it should return.
 	ErrOutputTooLarge = errors.New("toolkit: the call's output is over its limit")
+	// ErrUnmergeable is wrapped by the *Error (code tool_error) Write
+	// returns once the call has failed by a chunk the toolkit could not
+	// merge into its output (Accumulator.Add's error): with
+	// ErrOutputTooLarge, it tells the toolkit's refusals from a writer's
+	// own errors of that code.
+	ErrUnmergeable = errors.New("toolkit: a chunk could not be merged into the call's output")
 )

@@ -56,3 +56,36 @@ func TestLoggingOutputRefused(t *testing.T) {
 		})
 	}
 }
+
+// sinkWriter is a consumer whose Write fails with a tool_error of its
+// own, as any writer may.
+type sinkWriter struct{}
+
+func (sinkWriter) Write(toolkit.Chunk) error {
+	return toolkit.NewError(toolkit.CodeToolError, "SinkError: the sink is full")
+}
+func (sinkWriter) Progress(toolkit.Progress) error { return nil }
+
+// A writer's own tool_error from Write was read as the toolkit refusing
+// the call's output, so the line said the call failed with the writer's
+// text while the final, which the toolkit builds, said success. Only the
+// toolkit's refusals end the call now (toolkit.ErrUnmergeable,
+// toolkit.ErrOutputTooLarge); the line says what the final says.
+func TestLoggingWriterErrorIsNotARefusal(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	tk := toolkit.New(nil)
+	tk.Use(middleware.Logging(logger))
+	mustAdd(t, tk, raw("out", func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		_ = w.Write(toolkit.Text("a"))
+		return nil // the writer's error ignored
+	}))
+	final := tk.Dispatch(context.Background(), toolkit.ToolCall{ID: "c", Name: "out"}, sinkWriter{})
+	var line map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(buf.Bytes()), &line); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if line["state"] != string(final.State) || line["code"] != string(final.Code) {
+		t.Errorf("log line %v, want state %q and code %q (the final's)", line, final.State, final.Code)
+	}
+}

@@ -51,11 +51,10 @@ func (o *observer) Ask(ctx context.Context, method string, params any) (any, err
 
 // outputFailed reports whether err, returned by a toolkit Writer's Write,
 // is the call's failure by its output: the toolkit refused a chunk past
-// Options.MaxResultBytes (ErrOutputTooLarge) or one it could not merge (a
-// tool_error *toolkit.Error). The call then ends with that failure,
-// whatever its handler returns; a transport's own write error (the
-// caller gone, say) is not one.
+// Options.MaxResultBytes (ErrOutputTooLarge) or one it could not merge
+// (ErrUnmergeable). The call then ends with that failure, whatever its
+// handler returns; a writer's own write error (the caller gone, say, or
+// a tool_error of its own) is not one.
 func outputFailed(err error) bool {
-	var te *toolkit.Error
-	return errors.Is(err, toolkit.ErrOutputTooLarge) || errors.As(err, &te) && te.Code == toolkit.CodeToolError
+	return errors.Is(err, toolkit.ErrOutputTooLarge) || errors.Is(err, toolkit.ErrUnmergeable)
 }
