@@ -321,8 +321,13 @@
 // client publishes the call's cancel, the tool sees ctx.Done, and the
 // session stays usable. GatewayOptions.CallTimeout bounds calls;
 // SessionTimeout closes idle HTTP sessions (30 minutes by default), and
-// MaxSessions bounds those open at once (1024 by default; a
-// server/discover probe opens no session), fairly between sources: at the
+// MaxSessions bounds those open at once (1024 by default; only a POST
+// whose body holds an initialize the go-sdk may serve opens a session:
+// a server/discover probe, a ping, a notification or a request the go-sdk
+// refuses is answered as the go-sdk answers it, with no session built over
+// the bus and no room made for it, and one the go-sdk refuses from its
+// headers alone without its body read; see gateway_refused.go), fairly
+// between sources: at the
 // bound, an initialize from a source holding at least two sessions fewer
 // than the source holding the most ends that one's least recently used
 // session (preferring one without a call in flight), and any other

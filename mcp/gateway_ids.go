@@ -89,6 +89,7 @@ func checkIDs(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	held.Reset(body)
+	held.data = body
 	r.Body = held
 	problem := idProblem(body)
 	if problem == "" || !json.Valid(body) { // not JSON: the go-sdk's to refuse
@@ -122,12 +123,14 @@ type heldBody struct {
 	bytes.Reader
 	limit io.LimitedReader
 	orig  io.ReadCloser
+	data  []byte // the bytes, until their second read ends (mayInitialize)
 }
 
 func (b *heldBody) Read(p []byte) (int, error) {
 	n, err := b.Reader.Read(p)
 	if err == io.EOF {
 		b.Reader.Reset(nil)
+		b.data = nil
 	}
 	return n, err
 }
@@ -136,6 +139,7 @@ func (b *heldBody) WriteTo(w io.Writer) (int64, error) {
 	n, err := b.Reader.WriteTo(w)
 	if err == nil {
 		b.Reader.Reset(nil)
+		b.data = nil
 	}
 	return n, err
 }

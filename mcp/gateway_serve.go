@@ -58,14 +58,24 @@ func (g *Gateway) verifyToken(_ context.Context, token string, _ *http.Request) 
 func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// The gateway's own: a client's is dropped.
 	r.Header.Del(headerPost)
-	// Ids the go-sdk would answer under others are refused before it reads
-	// the body (gateway_ids.go).
-	if r.Method == http.MethodPost && !checkIDs(w, r) {
-		return
+	s := g.sessionByID(r.Header.Get("Mcp-Session-Id"))
+	if r.Method == http.MethodPost {
+		// A POST the go-sdk refuses from its headers alone (gateway_refused.go)
+		// is its to answer, before anything reads the body and without a
+		// session made for it: base serves it (getServer).
+		if g.refusedUnread(r, s) {
+			g.http.ServeHTTP(w, r)
+			return
+		}
+		// Ids the go-sdk would answer under others are refused before it
+		// reads the body (gateway_ids.go).
+		if !checkIDs(w, r) {
+			return
+		}
 	}
 	// Only the session's own identity acts on it: the go-sdk refuses
 	// another's token below.
-	if s := g.sessionByID(r.Header.Get("Mcp-Session-Id")); s != nil && s.identity == g.identityOf(r) {
+	if s != nil && s.identity == g.identityOf(r) {
 		if r.Method == http.MethodPost {
 			// Its requests' handlers find its context (postContext).
 			defer s.post(r)()
@@ -81,11 +91,13 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.request(g.opts.SessionTimeout, r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") != "")()
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
-		if r.Method != http.MethodPost || discoverProbe(r) {
-			// No session can come of it (only a POST initializes; the
-			// go-sdk answers another method without a session 400 or 405):
-			// base answers it (getServer), without a session made for it
-			// over the bus, and it does not count toward MaxSessions.
+		if r.Method != http.MethodPost || discoverProbe(r) || !mayInitialize(r) {
+			// No session can come of it (only a POST whose body holds an
+			// initialize opens one; the go-sdk answers another method
+			// without a session 400 or 405, and another POST with an error
+			// or without a session): base answers it (getServer), without
+			// a session made for it over the bus, and it does not count
+			// toward MaxSessions.
 			g.http.ServeHTTP(w, r)
 			return
 		}
@@ -478,6 +490,8 @@ func (g *Gateway) newServer(id string, s *gatewaySession, instructions string) *
 	srv := sdk.NewServer(g.opts.Implementation, opts)
 	if s != nil {
 		srv.AddReceivingMiddleware(s.middleware)
+	} else {
+		srv.AddReceivingMiddleware(refuseInitialize)
 	}
 	return srv
 }
