@@ -68,7 +68,15 @@ func (c *config) settings() map[string]string {
 		"text": strconv.Itoa(c.textSize), "in": strconv.Itoa(c.inSize), "out": strconv.Itoa(c.outSize),
 		"chunks": strconv.Itoa(c.chunks), "chunk_size": strconv.Itoa(c.chunkSize),
 		"sleep": c.sleep.String(), "slots": strconv.Itoa(c.slots), "iters": strconv.Itoa(c.iters),
+		"sleep_workers": joinInts(c.sleepWorkers),
 	}
+	var systems []string
+	for _, sys := range knownSystems {
+		if c.systems[sys] {
+			systems = append(systems, sys)
+		}
+	}
+	s["systems"] = strings.Join(systems, ",")
 	if c.calls > 0 {
 		// A point of -n calls is measured in one go, for as long as its
 		// calls take: neither -d nor --rounds applies.
@@ -92,6 +100,10 @@ func joinInts(v []int) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// knownSystems are the systems --systems takes, in the order the
+// settings list them.
+var knownSystems = []string{sysToolbus, sysRaw, sysMCP, sysDurable, sysRawJS}
 
 // minRate is the lowest --rate: one call every 1000s (a lower one's
 // interval between calls would soon overflow a time.Duration).
@@ -176,7 +188,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if cfg.scenarios, err = parseList(strings.Join(list, ","), "-s", allScenarios); err != nil {
 		return nil, err
 	}
-	sys, err := parseList(*systems, "--systems", []string{sysToolbus, sysRaw, sysMCP, sysDurable, sysRawJS})
+	sys, err := parseList(*systems, "--systems", knownSystems)
 	if err != nil {
 		return nil, err
 	}

@@ -206,3 +206,17 @@ func TestHumanSmallRates(t *testing.T) {
 		}
 	}
 }
+
+// The JSON's settings left out --systems and --sleep-workers: a report
+// could not say which baselines were asked for, nor which fleet sizes
+// the sleep scenario compared.
+func TestSettingsNameSystemsAndSleepWorkers(t *testing.T) {
+	cfg, err := parseFlags([]string{"--systems", "raw-js,toolbus,raw", "--sleep-workers", "2,1,4"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.settings()
+	if s["systems"] != "toolbus,raw,raw-js" || s["sleep_workers"] != "2,1,4" {
+		t.Errorf("settings %v: want systems toolbus,raw,raw-js (in the order of --systems' list) and sleep_workers 2,1,4", s)
+	}
+}
