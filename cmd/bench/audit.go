@@ -20,6 +20,11 @@ const (
 	errWireSeqGap   = "wire_seq_gap"
 )
 
+// isAuditCode says whether code is one of the auditor's.
+func isAuditCode(code string) bool {
+	return code == errWireNoFinal || code == errWireDupFinal || code == errWireSeqGap
+}
+
 // auditor listens, on its own connection, to every reply frame sent to
 // the caller's inboxes and checks each toolbus call got exactly one final
 // on the wire, with frames numbered without gaps. The client's own checks

@@ -117,7 +117,10 @@
 // is counted under that code, not again as wire_no_final. A call the
 // client sent again after a lost attempt travels under each attempt's id
 // (<id>-r<n>): each attempt is checked on its own, and the call has its
-// final when one attempt has. The fault scenario's calls are audited too.
+// final when one attempt has. The fault scenario's calls are audited too;
+// its summary counts as lost the calls that ended without a good final,
+// and lists the auditor's findings apart ("wire audit: ..."): they are
+// about frames, and the call they were found on may have ended well.
 //
 // # Decisions
 //

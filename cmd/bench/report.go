@@ -334,12 +334,24 @@ func summarize(rep *report) []string {
 	}
 	if sr := find("fault"); sr != nil {
 		for _, p := range sr.Points {
-			lost := int64(0)
-			for _, n := range p.Errors {
+			// The auditor's findings (--audit) are about frames on the
+			// wire, not calls lost: the call they were found on may have
+			// ended well. They are listed apart.
+			lost, failed, wire := int64(0), map[string]int64{}, map[string]int64{}
+			for code, n := range p.Errors {
+				if isAuditCode(code) {
+					wire[code] += n
+					continue
+				}
+				failed[code] += n
 				lost += n
 			}
-			lines = append(lines, fmt.Sprintf("fault %s c=%d: %d calls, %d completed (%d of them sent or delivered again), %d lost (%s), %d workers killed",
-				p.System, p.Conc, p.Calls, p.OK, p.Again, lost, errorsText(p.Errors), p.Faults))
+			line := fmt.Sprintf("fault %s c=%d: %d calls, %d completed (%d of them sent or delivered again), %d lost (%s), %d workers killed",
+				p.System, p.Conc, p.Calls, p.OK, p.Again, lost, errorsText(failed), p.Faults)
+			if len(wire) > 0 {
+				line += "; wire audit: " + errorsText(wire)
+			}
+			lines = append(lines, line)
 		}
 	}
 	if sr := find("stream"); sr != nil && at(sr, sysToolbus, 0) == nil {

@@ -172,3 +172,24 @@ func TestFaultsOnlyWhileMeasuring(t *testing.T) {
 		t.Errorf("%d workers killed in a measuring time of %v with a fault every %v: the faults went on after it", rd.faults, cfg.dur, cfg.faultEvery)
 	}
 }
+
+// With --audit the fault summary counted the auditor's findings (a seq
+// gap, a duplicated final on the wire) as lost calls, though the calls
+// they were found on may have ended well: "1 lost" for a series whose
+// every call completed. They are listed apart from the lost calls.
+func TestFaultSummaryKeepsAuditApart(t *testing.T) {
+	rep := &report{Scenarios: []scenarioReport{{Name: "fault", Points: []point{
+		{Scenario: "fault", System: "core+retry", Conc: 8, Calls: 100, OK: 100, Faults: 2,
+			Errors: map[string]int64{errWireSeqGap: 1, errWireDupFinal: 2}},
+		{Scenario: "fault", System: "core", Conc: 8, Calls: 100, OK: 97, Faults: 2,
+			Errors: map[string]int64{string(toolkit.CodeWorkerLost): 3, errWireNoFinal: 1}},
+	}}}}
+	lines := summarize(rep)
+	if l := summaryLine(lines, "fault core+retry "); !strings.Contains(l, "100 completed") || !strings.Contains(l, " 0 lost") ||
+		!strings.Contains(l, "wire audit: wire_duplicate_final:2,wire_seq_gap:1") {
+		t.Errorf("%q: want 0 lost and the audit's findings apart", l)
+	}
+	if l := summaryLine(lines, "fault core "); !strings.Contains(l, " 3 lost (worker_lost:3)") || !strings.Contains(l, "wire audit: wire_no_final:1") {
+		t.Errorf("%q: want 3 lost (worker_lost:3) and the audit's finding apart", l)
+	}
+}
