@@ -146,6 +146,10 @@
 //     hold limit, so the chunks travel as chunk frames; smaller streams
 //     that end within the flush delay are folded into one final, and
 //     count the same chunks.
+//   - --max-payload is 4096 at least (a flag error below): a worker's
+//     announcement of the bench tools, with their schemas, and the
+//     JetStream requests that create its buckets and streams must each
+//     fit in one message, and below that the run could not start.
 //   - --cpuprofile profiles the bench process; with in-process workers
 //     that covers client, server and worker.
 package main

@@ -105,6 +105,13 @@ func joinInts(v []int) string {
 // settings list them.
 var knownSystems = []string{sysToolbus, sysRaw, sysMCP, sysDurable, sysRawJS}
 
+// minMaxPayload is the lowest --max-payload: a bench worker's
+// announcement of its tools (with their schemas, about 3.5 KB) and the
+// JetStream requests that create its buckets and streams must each fit
+// in one message. TestMaxPayloadMinimum runs the scenarios that use them
+// there.
+const minMaxPayload = 4096
+
 // minRate is the lowest --rate: one call every 1000s (a lower one's
 // interval between calls would soon overflow a time.Duration).
 const minRate = 0.001
@@ -137,7 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.natsURL, "nats", "", "external NATS server URL; workers must then be started separately unless --workers is given")
 	fs.IntVar(&cfg.workers, "workers", 0, "start N worker processes on loopback (re-executing this binary); 0 = workers in this process")
 	fs.StringVar(&cfg.mcpURL, "mcp", "", "MCP Streamable HTTP endpoint serving echo, for the mcp-http baseline (default: one the bench starts)")
-	maxPayload := fs.Int("max-payload", 0, "embedded server max_payload in bytes (0 = 1 MiB)")
+	maxPayload := fs.Int("max-payload", 0, "embedded server max_payload in bytes, 4096 or more (0 = 1 MiB)")
 	tbconfig.DurationVar(fs, &cfg.stall, "stall", 10*time.Second, "a call with no answer for this long is an error (guard, not a measurement) (a `duration`)")
 	fs.IntVar(&cfg.textSize, "text", 128, "echo: text size in bytes")
 	fs.IntVar(&cfg.inSize, "in", 1024, "payload: input size in bytes")
@@ -235,6 +242,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		{cfg.workers < 0 || cfg.workers > 64, "--workers must be 0 to 64"},
 		{*maxPayload < 0 || *maxPayload > 64<<20, "--max-payload must be 0 to 64 MiB"},
 		{*maxPayload != 0 && cfg.natsURL != "", "--max-payload sets the embedded server's limit; it cannot be used with --nats"},
+		{*maxPayload > 0 && *maxPayload < minMaxPayload, fmt.Sprintf("--max-payload %d is under the %d bytes the bench needs (a worker's announcement of its tools and the JetStream requests must fit in one message): give %d or more, or 0 for the server's 1 MiB", *maxPayload, minMaxPayload, minMaxPayload)},
 		{cfg.stall <= 0, "--stall must be positive"},
 		{cfg.textSize < 0 || cfg.textSize > maxOut, fmt.Sprintf("--text must be 0 to %d", maxOut)},
 		{cfg.inSize < 0 || cfg.inSize > maxOut, fmt.Sprintf("--in must be 0 to %d", maxOut)},
