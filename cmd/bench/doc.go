@@ -130,8 +130,14 @@
 //     a system that falls behind shows its queue instead of hiding it.
 //     Every system is then offered the same rate, so the summary does not
 //     judge the throughput bars (both at the rate read 1.00x), only the
-//     latency and CPU ones. Each round starts its schedule anew: a rate
-//     that fits less than one call in a round (-d / --rounds) is refused.
+//     latency and CPU ones. A point has one schedule, from which each
+//     round takes the calls of its stretch of the point's time (round r
+//     of --rounds 4 the calls due in the r-th quarter of -d), so the
+//     point sends the calls of its rate, up to one call more (at t=0)
+//     for a rate × -d that is not whole; a round does not start a
+//     schedule of its own with a call, which sent up to twice the rate
+//     at 1-2 calls a round. A rate that fits less than one call in a
+//     round (-d / --rounds) is refused: some rounds would send none.
 //   - Calls in flight when a point's time is up are finished and counted.
 //   - The sleep tool waits for one of its worker's --slots before
 //     sleeping, like a worker with a fixed pool of some scarce resource;

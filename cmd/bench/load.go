@@ -39,6 +39,11 @@ type loadSpec struct {
 	calls  int // > 0: stop after this many calls instead of dur
 	warmup time.Duration
 	rate   float64 // calls/s in total; 0 = closed loop
+	// phase is where this round starts in its point's one schedule
+	// (open loop, measured for dur): the round sends the calls scheduled
+	// in [phase, phase+dur), so the rounds of a point together send what
+	// one round of all their time would, not a call at each start.
+	phase time.Duration
 }
 
 // loadResult is the raw measurement of one run.
@@ -150,15 +155,48 @@ func drive(ctx, stop context.Context, spec loadSpec, call callFunc, done *atomic
 		go func() {
 			defer close(tickets)
 			start := time.Now()
-			interval := time.Duration(float64(time.Second) / spec.rate)
-			for k := 0; next(); k++ {
-				at := start.Add(time.Duration(k) * interval)
+			// sched is the k-th call's time in the point's schedule; a
+			// call belongs to the round whose [phase, phase+dur) holds
+			// it, the same function deciding for every round.
+			sched := func(k int64) time.Duration { return time.Duration(float64(k) * float64(time.Second) / spec.rate) }
+			windowed := spec.calls <= 0 && spec.dur > 0
+			// A round measured for dur sends the calls of its stretch by
+			// the schedule, not by its timer (started a moment before
+			// this clock): a late wake-up still sends a call that was
+			// due, when a caller is free to take it.
+			waitStop := stop.Done()
+			if windowed {
+				waitStop = nil
+			}
+			k := max(int64(spec.phase.Seconds()*spec.rate)-1, 0)
+			for sched(k) < spec.phase {
+				k++
+			}
+			for ; ; k++ {
+				off := sched(k) - spec.phase
+				if windowed && off >= spec.dur {
+					// The round's last call is out; the round still lasts
+					// its time, the measure of its calls/s.
+					<-stop.Done()
+					return
+				}
+				if windowed && ctx.Err() != nil || !windowed && !next() {
+					return
+				}
+				at := start.Add(off)
 				if d := time.Until(at); d > 0 {
 					select {
 					case <-time.After(d):
-					case <-stop.Done():
+					case <-waitStop:
+						return
+					case <-ctx.Done():
 						return
 					}
+				}
+				select {
+				case tickets <- at:
+					continue
+				default:
 				}
 				select {
 				case tickets <- at:

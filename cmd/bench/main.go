@@ -233,9 +233,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		{cfg.rounds < 1 || cfg.rounds > 100, "--rounds must be 1 to 100"},
 		// NaN compares false with everything: it would run the closed loop.
 		{math.IsNaN(cfg.rate) || cfg.rate < 0 || cfg.rate > 0 && cfg.rate < minRate || cfg.rate > 1e7, "--rate must be 0 (closed loop) or 0.001 to 10000000 calls/s"},
-		// Each round starts its schedule with a call: a round too short
-		// for one interval would still make that call, and report more
-		// calls/s than the rate asked for.
+		// The rounds of a point take their calls from one schedule: a
+		// round too short for one interval would send none in some
+		// rounds, a system measured then with nothing to measure.
 		{cfg.rate >= minRate && cfg.calls <= 0 && cfg.rate*(cfg.dur/time.Duration(max(cfg.rounds, 1))).Seconds() < 1,
 			fmt.Sprintf("--rate %v schedules fewer than one call per round (-d %v cut into --rounds %d): raise --rate or -d, or give --rounds 1", cfg.rate, cfg.dur, cfg.rounds)},
 		{cfg.transport != "inproc" && cfg.transport != "tcp", fmt.Sprintf("--transport must be inproc or tcp, not %q", cfg.transport)},

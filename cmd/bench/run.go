@@ -286,6 +286,7 @@ func measureGroup(ctx context.Context, e *env, sc *scenario, group []series, c i
 	tallies := make([]tally, len(group))
 	for r := range rounds {
 		spec := loadSpec{conc: c, dur: e.cfg.dur / time.Duration(rounds), calls: e.cfg.calls, rate: e.cfg.rate}
+		spec.phase = time.Duration(r) * spec.dur
 		if r == 0 {
 			spec.warmup = e.cfg.warmup
 		}
