@@ -32,6 +32,12 @@
 //	sleep    IO-bound: each call sleeps --sleep in one of a worker's
 //	         --slots; run with each fleet size of --sleep-workers
 //	cpu      CPU-bound: --iters sha256 rounds per call
+//	inflight --inflight sleep calls (--sleep, 2s or more) at once on
+//	         worker processes; memory is read once every call has been
+//	         seen started by its worker (the sleep tool reports progress
+//	         when it holds its slot), and a call that ended before then is
+//	         counted ended_before_measured. NATS spreads the calls at
+//	         random: give each worker --slots for more than its share
 //	cancel   a call of a tool that waits to be cancelled; latency is
 //	         cancel → the caller's interrupted final, "extra" is
 //	         cancel → the tool's ctx.Done; raw is the same with nothing

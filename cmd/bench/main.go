@@ -280,7 +280,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		case cfg.sleep < 2*time.Second:
 			return nil, errors.New("-s inflight needs --sleep 2s or more: the calls must all be running when memory is read")
 		case cfg.slots*cfg.workers < cfg.inflight:
-			return nil, fmt.Errorf("-s inflight: %d workers with --slots %d cannot run %d sleeps at once; raise --slots (to %d at most) or give more --workers", cfg.workers, cfg.slots, cfg.inflight, workerMaxInFlight)
+			return nil, fmt.Errorf("-s inflight: %d workers with --slots %d cannot run %d sleeps at once; raise --slots (to %d at most; NATS spreads the calls at random, so leave room above an even share) or give more --workers", cfg.workers, cfg.slots, cfg.inflight, workerMaxInFlight)
 		}
 	}
 	switch cfg.fault {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -86,11 +87,13 @@ func TestStreamProcCPURatioNeedsBoth(t *testing.T) {
 // correctness line summed both.
 func TestInFlightFailedCallCountedOnce(t *testing.T) {
 	e := &env{cfg: &config{inflight: 3, sleep: 100 * time.Millisecond}, fleet: &localFleet{}}
-	s0 := series{system: sysToolbus, call: func(ctx context.Context, g, _ int) outcome {
-		if g == 0 {
+	var n atomic.Int64
+	s0 := series{system: sysToolbus, held: func(ctx context.Context, seen func()) outcome {
+		if n.Add(1) == 1 {
 			return outcome{code: "overloaded"}
 		}
-		select { // well after memory is read, half of --sleep after the start
+		seen()
+		select { // well after memory is read, once both were seen started
 		case <-time.After(time.Second):
 		case <-ctx.Done():
 		}
@@ -150,7 +153,8 @@ func pointsOf(sc *scenario) []point {
 // cpu_cores).
 func TestInFlightClaimsNoCPU(t *testing.T) {
 	e := &env{cfg: &config{inflight: 2, sleep: 20 * time.Millisecond}, fleet: &localFleet{}}
-	s0 := series{system: sysToolbus, call: func(context.Context, int, int) outcome {
+	s0 := series{system: sysToolbus, held: func(_ context.Context, seen func()) outcome {
+		seen()
 		time.Sleep(50 * time.Millisecond)
 		return outcome{}
 	}}

@@ -625,8 +625,11 @@ func runProcPass(ctx context.Context, cfg *config, rep *report, out, progress io
 var testInFlightSent func()
 
 // measureInFlight starts --inflight calls at once, reads the memory of the
-// worker processes and of this process while they all run (half their
-// sleep after the last was sent), and waits for their finals.
+// worker processes and of this process while they all run (once every
+// call has been seen started by its worker, or has ended: the sleep tool
+// reports progress when it holds its slot), and waits for their finals.
+// A call that ended well before memory was read was not in flight then:
+// counted as ended_before_measured.
 func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) (point, error) {
 	if err := ctx.Err(); err != nil {
 		return point{}, err
@@ -639,17 +642,31 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 	stopBar := startBar(progress, fmt.Sprintf("%-7s %-12s n=%-6d", "inflight", s.label(), n), loadSpec{conc: n, calls: n}, &done)
 	outs := make([]outcome, n)
 	lats := make([]time.Duration, n)
+	// pending counts the calls neither seen started nor ended; the last
+	// to leave it closes allStarted.
+	var pending atomic.Int64
+	pending.Store(int64(n))
+	allStarted := make(chan struct{})
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range n {
 		wg.Go(func() {
+			var once sync.Once
+			leave := func() {
+				once.Do(func() {
+					if pending.Add(-1) == 0 {
+						close(allStarted)
+					}
+				})
+			}
 			t := time.Now()
-			outs[i] = s.call(ctx, i, 0)
+			outs[i] = s.held(ctx, leave)
 			lats[i] = time.Since(t)
 			if outs[i].code == "" {
 				endedWell.Add(1)
 			}
 			done.Add(1)
+			leave() // after the counts: memory may be read at once
 		})
 	}
 	if testInFlightSent != nil {
@@ -658,7 +675,7 @@ func measureInFlight(ctx context.Context, e *env, s series, progress io.Writer) 
 	// An interrupt here ends the wait: the calls, cancelled with ctx,
 	// end, and nothing is reported of a point cut short.
 	select {
-	case <-time.After(e.cfg.sleep / 2):
+	case <-allStarted:
 	case <-ctx.Done():
 	}
 	during, selfDuring := usageOf(pids), readUsage("self")

@@ -73,6 +73,9 @@ type series struct {
 	// byFleet: the label names the fleet size (scenarios that compare
 	// fleet sizes).
 	byFleet bool
+	// held is call for the inflight scenario: it calls seen once its
+	// worker has started the call (before the final).
+	held func(ctx context.Context, seen func()) outcome
 }
 
 func (s series) label() string {
@@ -182,8 +185,23 @@ func buildScenario(ctx context.Context, e *env, name string) (*scenario, error) 
 		// Measured by measureInFlight: --inflight sleep calls at once.
 		sc.note = fmt.Sprintf("%d sleep calls of %s in flight at once; memory per in-flight call: the worker processes' RSS, and the bench process's (client and embedded server), while they run, over before",
 			cfg.inflight, cfg.sleep)
-		in := map[string]any{"ms": float64(cfg.sleep) / float64(time.Millisecond)}
+		in := map[string]any{"ms": float64(cfg.sleep) / float64(time.Millisecond), "started": true}
 		add(sysToolbus, busCall(e, "sleep", func(int) map[string]any { return in }, "slept"), nil)
+		sc.series[0].held = func(ctx context.Context, seen func()) outcome {
+			id := callID()
+			events := e.call(ctx, toolkit.ToolCall{ID: id, Name: "sleep", Input: in})
+			final, code := consume(func(yield func(toolkit.Event) bool) {
+				for ev := range events {
+					if ev.Progress != nil {
+						seen()
+					}
+					if !yield(ev) {
+						return
+					}
+				}
+			}, id, nil)
+			return checkText(final, code, "slept")
+		}
 	case "cpu":
 		sc.baselines = []string{sysRaw}
 		digest := cpuWork(cfg.iters)

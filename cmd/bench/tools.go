@@ -99,7 +99,14 @@ type streamIn struct {
 
 type sleepIn struct {
 	MS float64 `json:"ms" jsonschema:"milliseconds to sleep"`
+	// Started asks for a progress report once the call holds its slot
+	// (the inflight scenario reads memory when every call has said so).
+	Started bool `json:"started,omitempty" jsonschema:"report progress once sleeping"`
 }
+
+// writerKey carries the sleep tool's Writer to its function (a Func, so
+// that its result takes the same path as before the progress report).
+type writerKey struct{}
 
 type cpuIn struct {
 	Iters int `json:"iters" jsonschema:"sha256 rounds"`
@@ -138,7 +145,7 @@ func benchToolkit(state toolkit.GroupState, slots int) (*toolkit.Toolkit, error)
 				}
 				return nil
 			}),
-		toolkit.Func("sleep", "Sleep ms milliseconds in one of the worker's slots.",
+		withWriter(toolkit.Func("sleep", "Sleep ms milliseconds in one of the worker's slots.",
 			func(ctx context.Context, in sleepIn) (string, error) {
 				if in.MS < 0 || in.MS > maxSleep {
 					return "", badInput("ms must be 0 to %d, got %g.", maxSleep, in.MS)
@@ -149,6 +156,11 @@ func benchToolkit(state toolkit.GroupState, slots int) (*toolkit.Toolkit, error)
 					return "", ctx.Err()
 				}
 				defer func() { <-sem }()
+				if w, ok := ctx.Value(writerKey{}).(toolkit.Writer); ok && in.Started {
+					if err := w.Progress(toolkit.Progress{Message: "started"}); err != nil {
+						return "", err
+					}
+				}
 				t := time.NewTimer(time.Duration(in.MS * float64(time.Millisecond)))
 				defer t.Stop()
 				select {
@@ -157,7 +169,7 @@ func benchToolkit(state toolkit.GroupState, slots int) (*toolkit.Toolkit, error)
 				case <-ctx.Done():
 					return "", ctx.Err()
 				}
-			}),
+			})),
 		toolkit.Func("cpu", "Hash a block iters times and return the digest.",
 			func(_ context.Context, in cpuIn) (string, error) {
 				if in.Iters < 0 || in.Iters > maxIters {
@@ -479,4 +491,13 @@ func cachedPattern(n int) string {
 	s := pattern(n)
 	patternCache.Store(n, s)
 	return s
+}
+
+// withWriter hands t's function the call's Writer in its ctx (writerKey).
+func withWriter(t *toolkit.Tool) *toolkit.Tool {
+	h := t.Handler
+	t.Handler = func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return h(context.WithValue(ctx, writerKey{}, w), call, w)
+	}
+	return t
 }
