@@ -28,7 +28,8 @@ import (
 // of internal/callspan, which the gateway's and the MCP client's spans
 // follow too; a tool that panicked: also an "exception" event, recorded
 // by the toolkit that recovered the panic, or by the worker for a panic
-// past the toolkit's recovery). A call answered without running
+// past the toolkit's recovery; its message cut to 4 KiB,
+// callspan.MaxMessage). A call answered without running
 // (a cancel or deadline that came first, a tool not served here, a bad
 // request) gets the same span, started and ended at its answer. The
 // tool's context carries the span, so work it starts (an MCP call, an

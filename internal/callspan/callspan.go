@@ -19,6 +19,7 @@ package callspan
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -27,7 +28,7 @@ import (
 
 // Outcome records on span how a call ended: code is the final's code
 // ("" for a success), failed whether its state is error; desc is the
-// error status's description ("" means the code).
+// error status's description ("" means the code; cut to MaxMessage).
 func Outcome(span trace.Span, code string, failed bool, desc string) {
 	if code != "" {
 		span.SetAttributes(attribute.String("error.type", code))
@@ -36,7 +37,7 @@ func Outcome(span trace.Span, code string, failed bool, desc string) {
 		if desc == "" {
 			desc = code
 		}
-		span.SetStatus(codes.Error, desc)
+		span.SetStatus(codes.Error, Cut(desc, MaxMessage))
 	}
 }
 
@@ -54,20 +55,39 @@ const (
 // holds it).
 const MaxDescription = 1024
 
+// MaxMessage bounds the texts a span carries of how a call ended: the
+// error status's description (Outcome) and an exception's message
+// (Exception). They may be a tool's panic value or an MCP server's error,
+// a megabyte as easily as a line, and a span waits in the exporter's
+// queue with thousands of others.
+const MaxMessage = 4096
+
+// Cut is s cut to at most n bytes, at the start of a rune.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // Exception records a panic recovered while span's call ran, as the
 // OpenTelemetry conventions record an operation that ended by an
 // exception: an "exception" event with exception.type (the panic value's
-// Go type), exception.message (text) and exception.stacktrace (stack,
-// the panicking goroutine's), and the span's error status. Nothing when
-// span is not recording.
+// Go type), exception.message (text, cut to MaxMessage) and
+// exception.stacktrace (stack, the panicking goroutine's, which Go's
+// traceback bounds at 100 frames), and the span's error status. Nothing
+// when span is not recording.
 func Exception(span trace.Span, v any, text string, stack []byte) {
 	if !span.IsRecording() {
 		return
 	}
 	span.AddEvent("exception", trace.WithAttributes(
 		attribute.String("exception.type", fmt.Sprintf("%T", v)),
-		attribute.String("exception.message", text),
+		attribute.String("exception.message", Cut(text, MaxMessage)),
 		attribute.String("exception.stacktrace", string(stack)),
 	))
-	span.SetStatus(codes.Error, text)
+	span.SetStatus(codes.Error, Cut(text, MaxMessage))
 }
