@@ -112,13 +112,19 @@ func (e *Error) Is(target error) bool {
 
 // CodeOf classifies err: "" for nil, the code of an *Error in its chain,
 // CodeTimeout for context.DeadlineExceeded, CodeInterrupted for
-// context.Canceled and CodeToolError for anything else.
+// context.Canceled and CodeToolError for anything else. An *Error whose
+// code is not one of the closed set (Valid) is a tool's failure,
+// CodeToolError: a final carries only codes of the set (the wire refuses
+// others, and metrics label calls by code).
 func CodeOf(err error) Code {
 	if err == nil {
 		return ""
 	}
 	var e *Error
 	if errors.As(err, &e) && e.Code != "" {
+		if !e.Code.Valid() {
+			return CodeToolError
+		}
 		return e.Code
 	}
 	switch {
