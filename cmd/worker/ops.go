@@ -24,7 +24,11 @@ import (
 // /metrics, liveness on /healthz and readiness on /readyz (200 "ready",
 // or "ready, degraded: …" while a mounted MCP server is down or JetStream,
 // where it keeps state, does not answer; 503 while cut off from NATS or
-// draining). Metric names
+// draining). A worker running max_in_flight calls stays ready: NATS's
+// queue group, not a load balancer reading /readyz, spreads calls, and
+// one answered overloaded (toolbus_worker_overloaded_total) is retried
+// by its caller; unready, a saturated fleet's pods would be restarted
+// or taken out of rotation for being busy. Metric names
 // follow Prometheus conventions (toolbus_… , _total, _seconds); labels
 // are bounded: tool names (the ones the worker served at some moment, at
 // most 20,000 names over its life, then _other; _unknown for any other),
