@@ -109,7 +109,10 @@
 //     it, so the tool must not see Go's zero value instead). `enum`,
 //     `minimum` and `maximum` tags add those keywords to the inferred
 //     schema, on the fields of nested structs too; jsonschema-go itself
-//     reads only descriptions. A json.RawMessage field takes any JSON.
+//     reads only descriptions. On a list field they constrain the
+//     elements ("items"), as pydantic writes list[Literal["a", "b"]], and
+//     the enum of a field that takes null (a pointer) takes null too, as
+//     Optional[Literal[...]] = None does. A json.RawMessage field takes any JSON.
 //   - A `json` tag name that encoding/json ignores (isValidTag: one with a
 //     backslash, a quote or another character outside letters, digits,
 //     spaces and !#$%&()*+-./:;<=>?@[]^_{|}~) is refused at Add, on a

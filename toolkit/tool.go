@@ -773,6 +773,11 @@ func validJSONName(s string) bool {
 //	minimum:"1"   inclusive numeric bounds
 //	maximum:"10"
 //
+// On a list field (a slice or array, through pointers; not []byte) enum,
+// minimum and maximum constrain its elements ("items"), as pydantic
+// writes list[Literal["a", "b"]]; default stays on the field. Where the
+// constrained schema takes null (a pointer, or a list of pointers), the
+// enum takes null too, as pydantic's Optional[Literal[...]] = None does.
 // A value that does not parse is an error at registration.
 func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 	for _, f := range reflect.VisibleFields(rt) {
@@ -803,10 +808,16 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 			prop.Default = raw
 			s.Required = removeString(s.Required, name)
 		}
+		// What enum, minimum and maximum constrain: the value, or a
+		// list's elements.
+		target, elem := prop, derefType(f.Type)
+		if (elem.Kind() == reflect.Slice && elem.Elem().Kind() != reflect.Uint8 || elem.Kind() == reflect.Array) && prop.Items != nil {
+			target, elem = prop.Items, derefType(elem.Elem())
+		}
 		if enum, ok := f.Tag.Lookup("enum"); ok {
-			prop.Enum = nil
+			target.Enum = nil
 			for _, item := range strings.Split(enum, ",") {
-				v, err := tagValue(item, isString, false)
+				v, err := tagValue(item, elem.Kind() == reflect.String, false)
 				if err != nil {
 					return fmt.Errorf("toolkit: field %s: enum tag: %w", f.Name, err)
 				}
@@ -814,10 +825,13 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 				case int64, uint64: // tagValue's exact integer beyond ±2^53
 					return fmt.Errorf("toolkit: field %s: enum tag: %s is beyond ±2^53, where the input validator cannot compare integers exactly", f.Name, strings.TrimSpace(item))
 				}
-				prop.Enum = append(prop.Enum, v)
+				target.Enum = append(target.Enum, v)
+			}
+			if slices.Contains(target.Types, "null") && !slices.Contains(target.Enum, nil) {
+				target.Enum = append(target.Enum, nil)
 			}
 		}
-		for tag, dst := range map[string]**float64{"minimum": &prop.Minimum, "maximum": &prop.Maximum} {
+		for tag, dst := range map[string]**float64{"minimum": &target.Minimum, "maximum": &target.Maximum} {
 			text, ok := f.Tag.Lookup(tag)
 			if !ok {
 				continue
@@ -886,6 +900,14 @@ func tagValue(text string, isString, lenient bool) (any, error) {
 		v = decodeExact([]byte(text))
 	}
 	return v, nil
+}
+
+// derefType is t without its pointers.
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 func removeString(list []string, s string) []string {
