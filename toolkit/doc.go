@@ -170,6 +170,15 @@
 //     or a uint64); an `enum` tag with one is refused, since the
 //     validator holds enums as float64. One past uint64 stays the
 //     nearest float64, which an integer field refuses.
+//   - reset_tools' schema is not 2.x's word for word: its description
+//     ends with "\n\nCurrently active groups: a, b." (or "none."), and
+//     each group's property description with " (currently active)" or
+//     " (currently inactive)" (agentscope #2413; 2.x's schema shows no
+//     activation, so its models activate active groups again). Its
+//     answer's text is 2.x's, but its metadata carries active_groups and
+//     groups_revision (MetaActiveGroups, MetaGroupsRevision), where 2.x's
+//     is {}, and its chunk is running, as every tool's (2.x main writes
+//     that one chunk as success; the final is success in both).
 //   - The skill viewer (SkillViewerName) is listed first, then
 //     reset_tools, as 2.x lists them, and only while a skill of basic or
 //     of an active group exists (ListedWith, which package skill sets).
