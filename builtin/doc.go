@@ -49,7 +49,15 @@
 // outside, or when a symbolic link on the way points outside (symlinks of
 // the existing part of the path are resolved; links that stay inside are
 // followed). The file operation itself then goes through an os.Root, so a
-// link swapped in after the check cannot escape either. What paths cannot
+// link swapped in after the check cannot escape either. That root is
+// opened once, at Register, and held: the workspace is the directory its
+// path named then. A call that finds the path no longer naming it (the
+// directory moved away, or swapped for a symbolic link or another
+// directory) is refused with code unavailable rather than followed; one
+// that was removed is made again (or the directory since made there is
+// taken), unless a symbolic link is on the path. A session's own
+// directory (PerSessionWorkspace) is opened through that root, so a link
+// put in its place cannot lead out of the workspace either. What paths cannot
 // show is not caught: a hard link to an outside file, or a bind mount,
 // placed in the workspace by someone else. Shell and Python
 // are not confined: they run as the worker's user, with its environment,

@@ -135,10 +135,14 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 	if err != nil {
 		return err
 	}
-	ws, err := r.ws.forSession(ctx, r.sessions)
+	// The directory is checked to be the workspace's, then named by its
+	// path: a swap in between is not caught, and a command is not
+	// confined anyway.
+	ws, _, release, err := r.ws.forSession(ctx, r.sessions)
 	if err != nil {
 		return err
 	}
+	release()
 	// One pipe for both streams, so the output interleaves exactly as the
 	// command wrote it.
 	pr, pw, err := os.Pipe()

@@ -103,11 +103,6 @@ func (l *fileLocks) lock(ctx context.Context, path string) (unlock func(), err e
 	}, nil
 }
 
-// workspace is the call's workspace (its session's own, per session).
-func (f *files) workspace(ctx context.Context) (*workspace, error) {
-	return f.ws.forSession(ctx, f.sessions)
-}
-
 func (f *files) viewTool() *toolkit.Tool {
 	t := toolkit.Func(ViewTextFile,
 		"View the content of a text file with line numbers, optionally only a range of lines. "+
@@ -196,12 +191,11 @@ func (f *files) showLines(b *strings.Builder, text string, start, end, must int)
 }
 
 func (f *files) write(ctx context.Context, in writeInput) (string, error) {
-	root, rel, unlock, err := f.openForEdit(ctx, in.FilePath)
+	root, rel, done, err := f.openForEdit(ctx, in.FilePath)
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
-	defer root.Close()
+	defer done()
 	fi, err := root.Stat(rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -250,12 +244,11 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 }
 
 func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
-	root, rel, unlock, err := f.openForEdit(ctx, in.FilePath)
+	root, rel, done, err := f.openForEdit(ctx, in.FilePath)
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
-	defer root.Close()
+	defer done()
 	text, err := f.readFrom(root, rel, in.FilePath, true)
 	if err != nil {
 		return "", err
@@ -274,36 +267,35 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 		sizeText(in.Content), in.LineNumber, shown(in.FilePath), f.snippet(out, first, last)), nil
 }
 
-// open resolves p in the call's workspace and opens the workspace's
-// root, which the caller closes; rel is p's path below it, and real the
-// workspace's own path.
-func (f *files) open(ctx context.Context, p string) (root *os.Root, rel, real string, err error) {
-	ws, err := f.workspace(ctx)
+// open resolves p in the call's workspace and returns the workspace's
+// root, which the caller releases; rel is p's path below it, and real
+// the workspace's own path.
+func (f *files) open(ctx context.Context, p string) (root *os.Root, rel, real string, release func(), err error) {
+	ws, root, release, err := f.ws.forSession(ctx, f.sessions)
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", "", nil, err
 	}
 	if rel, err = ws.resolve(p); err != nil {
-		return nil, "", "", err
+		release()
+		return nil, "", "", nil, err
 	}
-	if root, err = ws.root(); err != nil {
-		return nil, "", "", err
-	}
-	return root, rel, ws.real, nil
+	return root, rel, ws.real, release, nil
 }
 
 // openForEdit is open for a tool that changes the file: it also waits
-// for the file's other edits to end. The caller calls unlock when its
+// for the file's other edits to end. The caller calls done when its
 // own has.
-func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel string, unlock func(), err error) {
-	root, rel, real, err := f.open(ctx, p)
+func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel string, done func(), err error) {
+	root, rel, real, release, err := f.open(ctx, p)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if unlock, err = f.edits.lock(ctx, filepath.Join(real, rel)); err != nil {
-		root.Close()
+	unlock, err := f.edits.lock(ctx, filepath.Join(real, rel))
+	if err != nil {
+		release()
 		return nil, "", nil, err
 	}
-	return root, rel, unlock, nil
+	return root, rel, func() { unlock(); release() }, nil
 }
 
 // readText reads a text file of the workspace for viewing. The tools
@@ -311,11 +303,11 @@ func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel s
 // that a call costs a few times the file's size whatever its lines (a
 // slice costs 16 bytes a line on top of them).
 func (f *files) readText(ctx context.Context, p string) (string, error) {
-	root, rel, _, err := f.open(ctx, p)
+	root, rel, _, release, err := f.open(ctx, p)
 	if err != nil {
 		return "", err
 	}
-	defer root.Close()
+	defer release()
 	return f.readFrom(root, rel, p, false)
 }
 

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -20,14 +22,24 @@ import (
 // A path is checked twice: resolve gives the model a precise error (which
 // rule the path broke) and turns the path into a symlink-free path
 // relative to the root; the file operation then goes through an os.Root
-// opened on that root, so a symlink swapped in between the check and the
+// held on that root, so a symlink swapped in between the check and the
 // use still cannot lead outside.
+//
+// The root itself is opened once, when the workspace is, and held: the
+// tree is the directory real named then. A call first checks that real
+// still names it (current); one moved away, or swapped for a symbolic
+// link or another directory, is refused rather than followed. One that
+// was removed (rm -rf "$PWD" from a command) is made again at real, or
+// the directory now there taken, provided real holds no symlink.
 type workspace struct {
 	// dir is the root as configured, made absolute (it may contain
 	// symlinks); the model may use absolute paths under it.
 	dir string
 	// real is dir with every symlink resolved.
 	real string
+
+	mu   sync.Mutex
+	held *os.Root // the directory real named when opened, or made again
 }
 
 // openWorkspace makes dir (created if missing) the root of a workspace.
@@ -53,7 +65,93 @@ func openWorkspace(dir string) (*workspace, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("builtin: workspace %q is not a directory", dir)
 	}
-	return &workspace{dir: abs, real: real}, nil
+	held, err := openAt(real)
+	if err != nil {
+		return nil, fmt.Errorf("builtin: workspace %q: %w", dir, err)
+	}
+	return &workspace{dir: abs, real: real, held: held}, nil
+}
+
+// errReplaced is what openAt and current say of a directory whose path
+// no longer names it.
+var errReplaced = errors.New("moved or replaced")
+
+// openAt opens the directory at real, a path without symlinks, and
+// checks that what it opened is what real names (no link swapped in
+// between).
+func openAt(real string) (*os.Root, error) {
+	if r, err := filepath.EvalSymlinks(real); err != nil {
+		return nil, err
+	} else if r != real {
+		return nil, fmt.Errorf("%w: %s now goes through a symbolic link", errReplaced, real)
+	}
+	root, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, err
+	}
+	if !sameDir(root, real) {
+		root.Close()
+		return nil, fmt.Errorf("%w: %s was replaced while it was opened", errReplaced, real)
+	}
+	return root, nil
+}
+
+// sameDir reports whether path, not followed if a link, is root's
+// directory.
+func sameDir(root *os.Root, path string) bool {
+	held, err := root.Stat(".")
+	if err != nil {
+		return false
+	}
+	at, err := os.Lstat(path)
+	return err == nil && os.SameFile(held, at)
+}
+
+// removed reports whether root's directory was removed: it has no links
+// left (or cannot even be looked at).
+func removed(root *os.Root) bool {
+	fi, err := root.Stat(".")
+	if err != nil {
+		return true
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink == 0
+}
+
+// current returns the held root after checking that real still names
+// it, making the workspace again if it was removed. The root is shared:
+// callers do not close it.
+func (ws *workspace) current() (*os.Root, error) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if sameDir(ws.held, ws.real) {
+		return ws.held, nil
+	}
+	if !removed(ws.held) {
+		return nil, ws.replaced()
+	}
+	// Removed: made again, or taken where another was made. The old
+	// root is left to in-flight calls (and the garbage collector).
+	if _, err := os.Lstat(ws.real); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(ws.real, 0o755); err != nil {
+			return nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the workspace was removed and cannot be made again: %v", err)
+		}
+	}
+	held, err := openAt(ws.real)
+	if errors.Is(err, errReplaced) {
+		return nil, ws.replaced()
+	}
+	if err != nil {
+		return nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the workspace was removed and cannot be opened again: %v", err)
+	}
+	ws.held = held
+	return held, nil
+}
+
+func (ws *workspace) replaced() error {
+	return toolkit.Errorf(toolkit.CodeUnavailable,
+		"WorkspaceError: the workspace directory %s was moved or replaced (by a symbolic link or another directory) since the worker started; "+
+			"the tools do not follow it out of the tree they were given. The operator must put it back or restart the worker.", ws.dir)
 }
 
 // within returns p relative to base when p (clean, absolute) is base or
@@ -153,15 +251,6 @@ func (ws *workspace) outside(p, why string) error {
 		p, why, ws.dir)
 }
 
-// root opens the workspace for one operation.
-func (ws *workspace) root() (*os.Root, error) {
-	r, err := os.OpenRoot(ws.real)
-	if err != nil {
-		return nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the workspace cannot be opened: %v", err)
-	}
-	return r, nil
-}
-
 // pathError turns a file-system error into a message for the model,
 // naming the path the model gave rather than the resolved one.
 func pathError(p string, err error) error {
@@ -228,23 +317,46 @@ func dirName(name string) string {
 	return d
 }
 
-// forSession is the workspace of the call in ctx's session: ws itself,
-// or its session's own directory (created on first use) when per is set.
-// A workspace removed since (a command's rm -rf "$PWD") is made again:
-// otherwise no tool, the shell included, could work until a restart.
-func (ws *workspace) forSession(ctx context.Context, per bool) (*workspace, error) {
+// forSession is the workspace of the call in ctx's session, and its
+// root checked (current) for one operation: ws itself, or its session's
+// own directory (created on first use) when per is set. The caller calls
+// release when done with the root. A workspace removed since (a
+// command's rm -rf "$PWD") is made again: otherwise no tool, the shell
+// included, could work until a restart. A session's directory is
+// opened through the workspace's root: a link put in its place may lead
+// elsewhere in the workspace, never out of it.
+func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, root *os.Root, release func(), err error) {
+	root, err = ws.current()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if !per {
-		if _, err := os.Lstat(ws.real); errors.Is(err, fs.ErrNotExist) {
-			if err := os.MkdirAll(ws.real, 0o755); err != nil {
-				return nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the workspace was removed and cannot be made again: %v", err)
-			}
-		}
-		return ws, nil
+		return ws, root, func() {}, nil
 	}
 	scope, _ := ctx.Value(scopeKey{}).(string)
-	s, err := openWorkspace(filepath.Join(ws.real, sessionDir(scope)))
-	if err != nil {
-		return nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the session's workspace cannot be opened: %v", err)
+	name := sessionDir(scope)
+	fail := func(err error) (*workspace, *os.Root, func(), error) {
+		return nil, nil, nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the session's workspace cannot be opened: %v", err)
 	}
-	return s, nil
+	if err := root.MkdirAll(name, 0o755); err != nil {
+		return fail(err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(ws.real, name))
+	if err != nil {
+		return fail(err)
+	}
+	rel, ok := within(ws.real, real)
+	if !ok {
+		return fail(fmt.Errorf("%s leads outside the workspace", name))
+	}
+	sr, err := root.OpenRoot(rel)
+	if err != nil {
+		return fail(err)
+	}
+	if !sameDir(sr, real) {
+		sr.Close()
+		return fail(fmt.Errorf("%s was replaced while it was opened", name))
+	}
+	s = &workspace{dir: filepath.Join(ws.dir, name), real: real, held: sr}
+	return s, sr, func() { sr.Close() }, nil
 }
