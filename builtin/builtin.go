@@ -98,7 +98,8 @@ type Config struct {
 	// shows; the excess is dropped and the result says how much. Default
 	// 1 MiB.
 	MaxOutputBytes int
-	// MaxFileBytes is the largest file the file tools read. Default 10 MiB.
+	// MaxFileBytes is the largest file the file tools read, and write:
+	// an edit that would make a larger file is refused. Default 10 MiB.
 	MaxFileBytes int64
 }
 

@@ -130,7 +130,9 @@
 //     order mark at the start of a file stays there, and is no line: a
 //     file of a mark alone is empty.
 //   - Files with NUL bytes are refused as binary; files above
-//     Config.MaxFileBytes are refused as too large.
+//     Config.MaxFileBytes are refused as too large. An edit refuses,
+//     writing nothing, content with a NUL byte or a file that would be
+//     over the limit: the tools make no file they cannot read back.
 //   - A file_path over 4096 bytes (Linux's PATH_MAX) is refused as
 //     invalid input, without being quoted back.
 //   - Python code is written to a temporary file outside the workspace and

@@ -191,6 +191,12 @@ func (f *files) showLines(b *strings.Builder, text string, start, end, must int)
 }
 
 func (f *files) write(ctx context.Context, in writeInput) (string, error) {
+	if err := hasNUL(in.Content); err != nil {
+		return "", err
+	}
+	if err := f.fits(in.FilePath, in.Content); err != nil {
+		return "", err
+	}
 	root, rel, done, err := f.openForEdit(ctx, in.FilePath)
 	if err != nil {
 		return "", err
@@ -233,6 +239,9 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		return "", err
 	}
 	out, first, last := splice(text, start, end, in.Content)
+	if err := f.fits(in.FilePath, out); err != nil {
+		return "", err
+	}
 	if err := replace(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
@@ -244,6 +253,9 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 }
 
 func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
+	if err := hasNUL(in.Content); err != nil {
+		return "", err
+	}
 	root, rel, done, err := f.openForEdit(ctx, in.FilePath)
 	if err != nil {
 		return "", err
@@ -260,6 +272,9 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 			in.LineNumber, shown(in.FilePath), n, n+1)
 	}
 	out, first, last := splice(text, in.LineNumber, in.LineNumber-1, in.Content)
+	if err := f.fits(in.FilePath, out); err != nil {
+		return "", err
+	}
 	if err := replace(root, rel, out); err != nil {
 		return "", pathError(in.FilePath, err)
 	}
@@ -358,6 +373,27 @@ func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, er
 		return "", toolkit.Errorf(toolkit.CodeToolError, "BinaryFileError: %q looks like a binary file (it contains NUL bytes); the text file tools cannot show or edit it.", p)
 	}
 	return text, nil
+}
+
+// fits refuses to write a file the file tools would then refuse to read:
+// one over the size limit.
+func (f *files) fits(p, content string) error {
+	if int64(len(content)) > f.maxFile {
+		return toolkit.Errorf(toolkit.CodeInvalidInput,
+			"FileTooLargeError: %q would be %d bytes, over the limit of %d bytes for text files; the file tools could not read it back. Nothing was written.",
+			p, len(content), f.maxFile)
+	}
+	return nil
+}
+
+// hasNUL refuses content the file tools would then refuse to read as
+// binary.
+func hasNUL(content string) error {
+	if strings.IndexByte(content, 0) >= 0 {
+		return toolkit.NewError(toolkit.CodeInvalidInput,
+			"InvalidArgumentsError: content contains a NUL byte, which makes a binary file the text file tools cannot read back. Nothing was written.")
+	}
+	return nil
 }
 
 // countLines is the number of lines of s: each ends after a "\n", and

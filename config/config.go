@@ -227,7 +227,7 @@ type Builtins struct {
 	MaxTimeout time.Duration `yaml:"max_timeout"`
 	// MaxOutputBytes one call may return. Default 1 MiB.
 	MaxOutputBytes int `yaml:"max_output_bytes"`
-	// MaxFileBytes is the largest file the file tools read. Default 10 MiB.
+	// MaxFileBytes is the largest file the file tools read or write. Default 10 MiB.
 	MaxFileBytes int64 `yaml:"max_file_bytes"`
 }
 

@@ -1,0 +1,58 @@
+package builtin_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// The edits wrote a file over MaxFileBytes, which view_text_file and
+// the edits then refused as too large: a tool made a file it could not
+// read back. An edit whose file would be over the limit is now refused,
+// and the file stays as it was.
+func TestWriteOverMaxFileBytesRefused(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{MaxFileBytes: 100})
+	big := strings.Repeat("x", 101)
+
+	r := invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "new.txt", "content": big})
+	wantCode(t, r, toolkit.CodeInvalidInput, "101 bytes", "limit of 100 bytes")
+	if _, err := os.Lstat(filepath.Join(ws, "new.txt")); err == nil {
+		t.Error("the file was created")
+	}
+
+	writeFile(t, filepath.Join(ws, "f.txt"), "a\nb\n")
+	r = invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": big})
+	wantCode(t, r, toolkit.CodeInvalidInput, "limit of 100 bytes")
+	r = invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": strings.Repeat("y", 98), "ranges": []int{1, 1}})
+	wantCode(t, r, toolkit.CodeInvalidInput, "101 bytes", "limit of 100 bytes")
+	r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": strings.Repeat("y", 97), "line_number": 3})
+	wantCode(t, r, toolkit.CodeInvalidInput, "101 bytes", "limit of 100 bytes")
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "a\nb\n" {
+		t.Errorf("f.txt = %q", got)
+	}
+
+	// At the limit, it is written and read back.
+	wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": big[:100]}))
+	wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "f.txt"}))
+}
+
+// write_text_file wrote content holding NUL bytes, a file the file tools
+// then refused as binary.
+func TestWriteNULRefused(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{})
+	r := invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "new.txt", "content": "a\x00b"})
+	wantCode(t, r, toolkit.CodeInvalidInput, "NUL")
+	if _, err := os.Lstat(filepath.Join(ws, "new.txt")); err == nil {
+		t.Error("the file was created")
+	}
+	writeFile(t, filepath.Join(ws, "f.txt"), "a\n")
+	r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": "\x00\n", "line_number": 1})
+	wantCode(t, r, toolkit.CodeInvalidInput, "NUL")
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "a\n" {
+		t.Errorf("f.txt = %q", got)
+	}
+}
