@@ -93,7 +93,13 @@
 // each command's end waits for every ended child of the process in a
 // session other than its own that is not a running command, so a program
 // embedding these tools as PID 1 that starts children in sessions of
-// their own and waits for them itself may find them gone). Output beyond
+// their own and waits for them itself may find them gone). The group
+// and the session are known by the number of the command's own
+// process, which the system may give another once that process is
+// reaped: on Linux it is reaped only after the last signal to them (a
+// cancel or timeout while a process that left the session still holds
+// the output included); elsewhere it is reaped first, and a kill after a
+// PID wrap could reach another's group. Output beyond
 // Config.MaxOutputBytes is dropped and the result says how many bytes
 // were.
 //

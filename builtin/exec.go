@@ -175,12 +175,21 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 	}
 	pgid := cmd.Process.Pid
 	// The group, the command itself, which may have left the group for
-	// another of its session (setpgid): cmd.Wait waits for it, and every
-	// other process of its session.
+	// another of its session (setpgid), and every other process of its
+	// session. The group and the session are named by the leader's pid,
+	// which the system may give another process once the leader is
+	// reaped and the group empty: they are signalled only while the
+	// leader is an unreaped child (running, or ended and left so by
+	// waitExited), which holds the number.
+	var killMu sync.Mutex
+	owned := true
 	kill := func() {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		killMu.Lock()
+		defer killMu.Unlock()
+		if owned {
+			signalGroup(pgid)
+		}
 		_ = cmd.Process.Kill()
-		killSession(pgid)
 	}
 
 	tctx, cancel := context.WithTimeoutCause(ctx, d, errCommandTimeout)
@@ -194,18 +203,28 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, nam
 
 	waited := make(chan error, 1)
 	go func() {
-		err := cmd.Wait()
+		var err error
+		held := waitExited(pgid)
+		if !held { // no way to wait without reaping: as before
+			err = cmd.Wait()
+		}
 		kill() // leftovers of the group
-		reap(pgid)
-		leaders.mu.Lock()
-		delete(leaders.m, pgid)
-		reapOrphans()
-		leaders.mu.Unlock()
 		select {
 		case <-readDone:
 		case <-time.After(pipeGrace):
 			pr.Close() // unblocks the reader
 		}
+		killMu.Lock()
+		owned = false
+		killMu.Unlock()
+		if held {
+			err = cmd.Wait()
+		}
+		reap(pgid)
+		leaders.mu.Lock()
+		delete(leaders.m, pgid)
+		reapOrphans()
+		leaders.mu.Unlock()
 		waited <- err
 	}()
 
@@ -273,6 +292,13 @@ loop:
 }
 
 var errCommandTimeout = errors.New("builtin: command timeout")
+
+// signalGroup sends SIGKILL to process group pgid and to every process
+// of the session of the same id. A variable for a test to watch.
+var signalGroup = func(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	killSession(pgid)
+}
 
 // leaders are the process ids of the commands running, which reapOrphans
 // leaves to their cmd.Wait. A command is started with mu held, so it is

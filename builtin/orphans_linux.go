@@ -127,3 +127,17 @@ func procStat(pid string) ([]string, bool) {
 	f := strings.Fields(s[i+2:])
 	return f, len(f) >= 4
 }
+
+// waitExited waits for the child pid to end and leaves it unreaped (a
+// zombie, whose pid names no other process, nor its group or session,
+// until cmd.Wait reaps it). It reports false if it could not wait.
+func waitExited(pid int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil
+	}
+}
