@@ -157,7 +157,10 @@ type GatewayOptions struct {
 	// guard (a request on a loopback address with a non-loopback Host
 	// header gets 403); needed behind a reverse proxy on the same host.
 	DisableLocalhostProtection bool
-	// Logger receives skipped tools and failed refreshes; nil means
+	// Logger receives skipped tools and failed refreshes, and the go-sdk's
+	// warnings and errors: at most 100 of the go-sdk's lines a second
+	// (a client causes some at will, one per message it sends), the next
+	// one passed counting those left out ("suppressed"). Nil means
 	// slog.Default().
 	Logger *slog.Logger
 	// Tokens admit HTTP clients by bearer token (the go-sdk's
@@ -239,7 +242,7 @@ type GatewayOptions struct {
 type Gateway struct {
 	opts    GatewayOptions
 	log     *slog.Logger
-	sdkLog  *slog.Logger     // the go-sdk's own log: warnings and errors only
+	sdkLog  *slog.Logger     // the go-sdk's own log: warnings and errors only, sdkLogPerSecond a second
 	client  *bus.Client      // Client.Identity's: stdio, and HTTP without tokens
 	fleet   *discovery.Fleet // the client's
 	copts   bus.ClientOptions
@@ -285,6 +288,8 @@ type Gateway struct {
 	// bodyTimeout, writeTimeout, idleTimeout: ServeListener's bounds on a
 	// client (gateway_serve.go).
 	bodyTimeout, writeTimeout, idleTimeout time.Duration
+	// sdkLimit bounds sdkLog's lines (sdkLogPerSecond).
+	sdkLimit *lineLimit
 }
 
 // NewGateway builds a gateway on nc: a bus client for the listings and
@@ -361,12 +366,13 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	g := &Gateway{
 		opts: o, log: o.Logger, client: client, fleet: fleet, copts: copts, nc: nc,
-		sdkLog:   slog.New(minLevel{o.Logger.Handler(), slog.LevelWarn}),
+		sdkLimit: &lineLimit{now: time.Now},
 		changed:  make(chan struct{}, 1),
 		sessions: map[*gatewaySession]*sdk.ServerSession{},
 		byID:     map[string]*gatewaySession{},
 		clients:  map[string]*bus.Client{copts.Identity: client},
 	}
+	g.sdkLog = slog.New(limited{minLevel{o.Logger.Handler(), slog.LevelWarn}, g.sdkLimit})
 	g.bodyTimeout, g.writeTimeout, g.idleTimeout = defaultGatewayBodyTimeout, defaultGatewayWriteTimeout, defaultGatewayIdleTimeout
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.calls, g.interrupt = context.WithCancel(g.ctx)

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"log/slog"
+	"sync"
+	"time"
 )
 
 // minLevel drops records below a level: the go-sdk logs every session's
@@ -22,4 +24,68 @@ func (h minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h minLevel) WithGroup(name string) slog.Handler {
 	return minLevel{h.Handler.WithGroup(name), h.min}
+}
+
+// sdkLogPerSecond bounds the go-sdk's lines the gateway passes on to its
+// logger a second. A client causes some of them at will, as many as it
+// sends messages: the go-sdk logs an error for each duplicate
+// notifications/initialized of a session and for each request of a
+// session-less POST that does not initialize, and one batch POST of an
+// old protocol version holds thousands of them.
+const sdkLogPerSecond = 100
+
+// lineLimit lets at most sdkLogPerSecond lines a second through (as the
+// bus worker's logLimit), all sessions' together: a client flooding the
+// log crowds out the others' lines for that second, whose number the next
+// line passed then says.
+type lineLimit struct {
+	mu         sync.Mutex
+	now        func() time.Time
+	window     time.Time
+	written    int
+	suppressed int
+}
+
+// take reports whether a line may be written now, and how many were left
+// out since the last one written.
+func (l *lineLimit) take() (suppressed int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := l.now(); now.Sub(l.window) >= time.Second || now.Before(l.window) {
+		l.window, l.written = now, 0
+	}
+	if l.written >= sdkLogPerSecond {
+		l.suppressed++
+		return 0, false
+	}
+	l.written++
+	suppressed, l.suppressed = l.suppressed, 0
+	return suppressed, true
+}
+
+// limited passes at most what its lineLimit lets through, the first line
+// after some were left out saying how many ("suppressed").
+type limited struct {
+	slog.Handler
+	l *lineLimit
+}
+
+func (h limited) Handle(ctx context.Context, r slog.Record) error {
+	left, ok := h.l.take()
+	if !ok {
+		return nil
+	}
+	if left > 0 {
+		r = r.Clone()
+		r.AddAttrs(slog.Int("suppressed", left))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h limited) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return limited{h.Handler.WithAttrs(attrs), h.l}
+}
+
+func (h limited) WithGroup(name string) slog.Handler {
+	return limited{h.Handler.WithGroup(name), h.l}
 }
