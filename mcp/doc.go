@@ -388,9 +388,10 @@
 // once (256 by default), tools/call and resource, prompt and completion
 // requests counted together: past it a call ends overloaded and another
 // request gets a JSON-RPC error, both TooManyCallsError, without reaching
-// the fleet (a JSON-RPC batch of an old protocol version holds thousands
-// of requests, and a resources/read or prompts/get costs a worker as a
-// call does); all sessions together run at most GatewayOptions.MaxCalls
+// the fleet (a JSON-RPC batch of an old protocol version holds up to
+// 1024 messages, a longer one refused whole with HTTP 400 and a JSON-RPC
+// Invalid Request naming the bound, and a resources/read or prompts/get
+// costs a worker as a call does); all sessions together run at most GatewayOptions.MaxCalls
 // of them at once (4096 by default), refused past it the same way, so
 // that the gateway does not hold MaxSessions × MaxSessionCalls (262,144)
 // requests in memory.

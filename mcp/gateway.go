@@ -228,7 +228,12 @@ type GatewayOptions struct {
 // numeric id that is not an integer (1.5; 1.0 and 1e2 are integers) or
 // beyond ±2^53, and two requests of one batch (protocol 2025-03-26) with
 // the same id (1 and 1.0 are the same), of which the go-sdk answers one
-// (gateway_ids.go). A request whose id repeats one of its session's
+// (gateway_ids.go). So is a batch of more than 1024 messages (maxBatch),
+// naming the bound: MaxSessionCalls counts only requests that reach the
+// fleet, and the go-sdk decodes and holds every message of a batch and
+// handles each ping on a goroutine of its own, so a 4 MiB body of some
+// 70,000 pings or notifications cost the gateway that much for one POST.
+// A request whose id repeats one of its session's
 // requests still in flight (sent in another POST; MCP wants a session's
 // ids unique among those) the go-sdk refuses, HTTP 400 with a JSON-RPC
 // Invalid Request under that id; the request in flight goes on, answered

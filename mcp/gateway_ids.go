@@ -28,7 +28,8 @@ import (
 // are integers) of magnitude at most 2^53, the integers a float64 holds
 // exactly; the calls of a batch must have distinct ids, compared as the
 // go-sdk compares them. Any other body, valid or not, goes to the go-sdk
-// as it came.
+// as it came. A batch of more than maxBatch messages is refused the same
+// way, naming the bound, whatever its ids.
 //
 // Memory: the body is read once from the network and held until the
 // go-sdk has read it whole again, from memory, into a copy of its own
@@ -47,6 +48,14 @@ import (
 // gateway sets explicitly so that its own read of a POST (checkIDs) holds
 // no more than the go-sdk would.
 const gatewayMaxBody = sdk.DefaultMaxRequestBodyBytes
+
+// maxBatch bounds the messages of a JSON-RPC batch (protocol 2025-03-26
+// and older; see Gateway).
+const maxBatch = 1024
+
+// tooLongBatch is idProblem's answer to a batch of more than maxBatch
+// messages.
+var tooLongBatch = "a batch of more than " + strconv.Itoa(maxBatch) + " messages: send at most " + strconv.Itoa(maxBatch) + " in one POST"
 
 // maxExactID is the largest magnitude of a numeric id the go-sdk answers
 // under exactly: it reads ids as float64.
@@ -164,6 +173,10 @@ type rpcID struct {
 // string nor null) is no problem here: the go-sdk refuses it, and the
 // walk stops there.
 //
+// It counts a batch's messages too: a batch of more than maxBatch is a
+// problem of its own (tooLongBatch), the first message past the bound
+// reported whatever it holds.
+//
 // The walk is a scanner over body that trusts it to be JSON: on a body
 // that is not, it stops or reports nonsense, never reads out of bounds,
 // and checkIDs refuses nothing that is not JSON (json.Valid, once a
@@ -182,7 +195,7 @@ func idProblem(body []byte) string {
 		return ""
 	}
 	var calls idSet
-	for {
+	for n := 1; ; n++ {
 		s.space()
 		if s.peek() == ',' {
 			s.i++
@@ -190,6 +203,9 @@ func idProblem(body []byte) string {
 		}
 		if s.peek() != '{' { // ']', the end, or an element that is no object
 			return ""
+		}
+		if n > maxBatch {
+			return tooLongBatch
 		}
 		m := s.message()
 		switch {

@@ -192,6 +192,11 @@ func idWalkCases() []string {
 		`[{"id":1,"method":"a"},{"id":1,"method":"a","id":2}]`,
 		`[{"id":1,"method":"a"} , {"id":2,"method":"a"} ,{"id":1.5}]`,
 	}
+	for _, n := range []int{maxBatch - 1, maxBatch, maxBatch + 1} {
+		cases = append(cases, "["+strings.Repeat(`{"method":"a"},`, n-1)+`{"method":"a"}]`)
+		cases = append(cases, "["+strings.Repeat(`{"method":"a"},`, n-1)+`1]`)
+		cases = append(cases, "["+strings.Repeat(`{"id":1,"method":"a"},`, n-1)+`{"method":"a"}]`)
+	}
 	for _, n := range []int{17, 40} { // past the array of idSet
 		var calls []string
 		for i := range n {
@@ -366,9 +371,12 @@ func idProblemDecoder(body []byte) string {
 		return ""
 	}
 	var calls map[rpcID]bool
-	for dec.More() {
+	for n := 1; dec.More(); n++ {
 		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 			return ""
+		}
+		if n > maxBatch {
+			return tooLongBatch
 		}
 		id, call, problem := messageIDDecoder(dec)
 		if problem != "" {

@@ -31,7 +31,7 @@ func (h minLevel) WithGroup(name string) slog.Handler {
 // sends messages: the go-sdk logs an error for each duplicate
 // notifications/initialized of a session and for each request of a
 // session-less POST that does not initialize, and one batch POST of an
-// old protocol version holds thousands of them.
+// old protocol version holds up to maxBatch of them.
 const sdkLogPerSecond = 100
 
 // lineLimit lets at most sdkLogPerSecond lines a second through (as the
