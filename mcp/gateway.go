@@ -190,6 +190,15 @@ type GatewayOptions struct {
 	// for the approval and re-sends the call when they accept, instead of
 	// ending it approval_required. Nil leaves such calls as they are.
 	Approve func(ctx context.Context, scope, callID, by string) error
+	// Deny, when set, records a person's refusal of such a call
+	// (permission.Guard.Deny: session scope, call id, who, why): a
+	// "decline" to the gateway's prompt is recorded through it, so the
+	// call is no longer pending (toolctl pending), and sent again under
+	// its id it ends denied without asking. A prompt dismissed ("cancel")
+	// decides nothing: the call stays pending, for the prompt of its next
+	// sending or toolctl approve/deny. Nil records nothing: a decline
+	// only ends the call denied.
+	Deny func(ctx context.Context, scope, callID, by, reason string) error
 	// StreamBuffer bounds the memory (bytes) of the events the gateway
 	// keeps so an HTTP client whose stream broke can resume it with
 	// Last-Event-ID (SEP-1699): every response stream starts with a

@@ -515,8 +515,9 @@ func (s *gatewaySession) send(ctx context.Context, req *sdk.CallToolRequest, cal
 // the gateway can approve (GatewayOptions.Approve) and the MCP client
 // takes elicitations: it asks the person (the tool, the input's digest,
 // why), records an accept as the approval of that call and sends the call
-// again, which then runs; a decline ends the call denied. Otherwise the
-// final stays as it was.
+// again, which then runs; a decline ends the call denied, recorded as its
+// refusal (GatewayOptions.Deny), and a dismissed prompt (cancel) ends it
+// denied too, recording nothing. Otherwise the final stays as it was.
 func (s *gatewaySession) approveByElicitation(ctx context.Context, req *sdk.CallToolRequest, name string, input map[string]any, final *toolkit.Response) *toolkit.Response {
 	g := s.g
 	key, _ := final.Metadata[metaApprovalKey].(string)
@@ -540,16 +541,25 @@ func (s *gatewaySession) approveByElicitation(ctx context.Context, req *sdk.Call
 		g.log.Warn("mcp: gateway: asking for an approval", "tool", name, "session", s.id, "err", err)
 		return final
 	}
+	scope, by := toolkit.SessionScope(s.identity, s.id), "mcp-gateway:"+s.identity
 	if res.Action != "accept" {
+		if res.Action == "decline" && g.opts.Deny != nil {
+			if err := g.opts.Deny(ctx, scope, key, by, declinedReason); err != nil {
+				g.log.Warn("mcp: gateway: recording a refusal", "tool", name, "session", s.id, "err", err)
+			}
+		}
 		return &toolkit.Response{ID: final.ID, State: toolkit.StateDenied, Code: toolkit.CodeDenied,
 			Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("PermissionDeniedError: the user did not approve the call to '%s' (%s).", name, res.Action)}}}
 	}
-	if err := g.opts.Approve(ctx, toolkit.SessionScope(s.identity, s.id), key, "mcp-gateway:"+s.identity); err != nil {
+	if err := g.opts.Approve(ctx, scope, key, by); err != nil {
 		g.log.Warn("mcp: gateway: recording an approval", "tool", name, "session", s.id, "err", err)
 		return final
 	}
 	return s.send(ctx, req, toolkit.ToolCall{ID: key, Name: name, Input: input, Session: s.id})
 }
+
+// declinedReason is the reason of the refusal a decline records.
+const declinedReason = "declined in the MCP client's approval prompt"
 
 // The metadata of an approval_required final (package permission's
 // MetaApprovalKey, MetaInputDigest).

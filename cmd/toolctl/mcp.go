@@ -222,6 +222,16 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 			_, err := g.Approve(ctx, scope, callID, by)
 			return err
 		},
+		// A "decline" refuses it (as toolctl deny would): no longer
+		// pending, and denied when sent again.
+		Deny: func(ctx context.Context, scope, callID, by, reason string) error {
+			g, _ := e.guard(ctx)
+			if g == nil {
+				return errors.New("the permission store is not reachable")
+			}
+			_, err := g.Deny(ctx, scope, callID, by, reason)
+			return err
+		},
 	}
 	if o.httpAddr != "" && args[0] == "serve" {
 		m = newGatewayMetrics()
