@@ -10,7 +10,7 @@ import (
 )
 
 // One session's calls were not bounded: a client (or one batch POST of
-// an old protocol version: 41k calls fit in a 4 MiB body) could send the
+// an old protocol version, up to 1024 messages: maxBatch) could send the
 // fleet as many calls at once as it liked through the gateway. Past
 // GatewayOptions.MaxSessionCalls a call ends overloaded at once; another
 // session is not affected, and the session calls again once one ended.
