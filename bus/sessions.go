@@ -150,31 +150,29 @@ const (
 )
 
 // hold notes that this worker holds the session of key (owned), clearing
-// the memory past its bounds. a.mu is held.
+// the memory past its bounds for a key not already in it. a.mu is held.
 func (a *affinity) hold(key string, h held) {
-	if len(a.owned) >= maxOwned || a.ownedBytes+len(key) > maxOwnedBytes {
-		clear(a.owned)
-		a.ownedBytes = 0
-	}
-	n := len(a.owned)
-	a.owned[key] = h
-	if len(a.owned) > n {
+	if _, ok := a.owned[key]; !ok {
+		if len(a.owned) >= maxOwned || a.ownedBytes+len(key) > maxOwnedBytes {
+			clear(a.owned)
+			a.ownedBytes = 0
+		}
 		a.ownedBytes += len(key)
 	}
+	a.owned[key] = h
 }
 
 // noteWrite notes this worker's write of the pin of key (wrote), clearing
-// the memory past its bounds. a.mu is held.
+// the memory past its bounds for a key not already in it. a.mu is held.
 func (a *affinity) noteWrite(key string, pw pinWrite) {
-	if len(a.wrote) >= maxOwned || a.wroteBytes+len(key) > maxOwnedBytes {
-		clear(a.wrote)
-		a.wroteBytes = 0
-	}
-	n := len(a.wrote)
-	a.wrote[key] = pw
-	if len(a.wrote) > n {
+	if _, ok := a.wrote[key]; !ok {
+		if len(a.wrote) >= maxOwned || a.wroteBytes+len(key) > maxOwnedBytes {
+			clear(a.wrote)
+			a.wroteBytes = 0
+		}
 		a.wroteBytes += len(key)
 	}
+	a.wrote[key] = pw
 }
 
 // trust is how long a worker serves a session it found pinned to itself
