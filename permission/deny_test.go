@@ -135,3 +135,20 @@ func TestDenialIsNoApprovalToEarlierBuilds(t *testing.T) {
 		t.Fatalf("an earlier build no longer reads an approval: %v", err)
 	}
 }
+
+// TestDeniedErrorText: the operator's reason sits between two sentences
+// of the denial the model reads; one without its own full stop ran into
+// the next ("…: no secrets in .env The call was not run").
+func TestDeniedErrorText(t *testing.T) {
+	for _, c := range []struct{ reason, want string }{
+		{"", "PermissionDeniedError: a user denied this call of 'deploy' (call id 'c1'). The call was not run, and sent again it is denied again."},
+		{"no secrets in .env", "PermissionDeniedError: a user denied this call of 'deploy' (call id 'c1'): no secrets in .env. The call was not run, and sent again it is denied again."},
+		{"not on a Friday!", "PermissionDeniedError: a user denied this call of 'deploy' (call id 'c1'): not on a Friday! The call was not run, and sent again it is denied again."},
+		{"ask Bob first.\n", "PermissionDeniedError: a user denied this call of 'deploy' (call id 'c1'): ask Bob first. The call was not run, and sent again it is denied again."},
+	} {
+		var e *toolkit.Error
+		if !errors.As(deniedError(Approval{Tool: "deploy", CallID: "c1", Reason: c.reason}), &e) || e.Message != c.want {
+			t.Errorf("reason %q: %v\nwant %s", c.reason, e, c.want)
+		}
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
@@ -558,8 +560,13 @@ func allowedNow(p Pending, pol Policy) bool {
 // deniedError is the final of a call refused by a (Guard.Deny).
 func deniedError(a Approval) error {
 	msg := fmt.Sprintf("PermissionDeniedError: a user denied this call of '%s' (call id '%s').", a.Tool, a.CallID)
-	if a.Reason != "" {
-		msg = fmt.Sprintf("PermissionDeniedError: a user denied this call of '%s' (call id '%s'): %s", a.Tool, a.CallID, a.Reason)
+	if reason := strings.TrimRightFunc(a.Reason, unicode.IsSpace); reason != "" {
+		// The reason is a sentence of the text: ended, so the next one
+		// does not run on from it.
+		if !strings.HasSuffix(reason, ".") && !strings.HasSuffix(reason, "!") && !strings.HasSuffix(reason, "?") {
+			reason += "."
+		}
+		msg = fmt.Sprintf("PermissionDeniedError: a user denied this call of '%s' (call id '%s'): %s", a.Tool, a.CallID, reason)
 	}
 	e := toolkit.NewError(toolkit.CodeDenied, msg+" The call was not run, and sent again it is denied again.")
 	e.Metadata = map[string]any{MetaPermissionReason: wire.PermissionUserDenied}
