@@ -282,6 +282,10 @@ func (e *env) refusal() error {
 	return e.refused
 }
 
+// operatorCommands are the commands a caller's key may not run (README:
+// Roles): they read or write every caller's state.
+const operatorCommands = "pending, approve, deny, allow, setting a mode, sessions, top and mcp-headers"
+
 // refusedHint says what to do about a refusal of command name (with its
 // arguments): which credentials may do what (README: Security).
 func (e *env) refusedHint(name string, args []string) {
@@ -293,12 +297,12 @@ func (e *env) refusedHint(name string, args []string) {
 	case name == "mcp" && len(args) > 0 && (args[0] == "serve" || args[0] == "stdio"):
 		fmt.Fprintf(e.stderr, refused+"mcp %s is the MCP gateway, which runs with the gateway's key (--nkey gateway.nk, written by toolctl auth init; see README: Security)\n", args[0])
 	case caller && e.cfg.NATS.Identity == id:
-		fmt.Fprintf(e.stderr, refused+"caller-%s.nk calls tools as %s; pending, approve, deny, allow, setting a mode, top and mcp-headers need the operator's key (see README: Security)\n", id, id)
+		fmt.Fprintf(e.stderr, refused+"caller-%s.nk calls tools as %s; "+operatorCommands+" need the operator's key (see README: Security)\n", id, id)
 	default:
 		if !caller {
 			id = "ID"
 		}
-		fmt.Fprintf(e.stderr, refused+"a caller's key calls only as its own identity (--identity %s for caller-%s.nk); pending, approve, deny, allow, setting a mode, top and mcp-headers need the operator's key (see README: Security)\n", id, id)
+		fmt.Fprintf(e.stderr, refused+"a caller's key calls only as its own identity (--identity %s for caller-%s.nk); "+operatorCommands+" need the operator's key (see README: Security)\n", id, id)
 	}
 }
 

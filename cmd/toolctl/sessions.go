@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -46,6 +47,9 @@ func (o *sessionsOptions) run(ctx context.Context, e *env, args []string) int {
 		return exitCode(err)
 	}
 	pins, err := c.Sessions(ctx)
+	if errors.Is(context.Cause(ctx), errRefused) {
+		return exitUsage // the server refused the bucket to these credentials: run says why
+	}
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError
