@@ -19,7 +19,8 @@ const (
 )
 
 // clock is the worker's one timer goroutine. A call arms no timer of its
-// own: the clock flushes held chunks when their FlushDelay is up (the
+// own: the clock reads what NATS dropped every dropCheck (dropped.go),
+// flushes held chunks when their FlushDelay is up (the
 // deadlines come in order, since the delay is the same for all calls, so
 // a queue is enough), and while calls are running it looks at each every
 // clockTick to send heartbeats after silence and abandon tools that ignore
@@ -80,7 +81,8 @@ func (k *clock) run() {
 	defer t.Stop()
 	var due []flushEntry
 	var nextTick time.Time // zero: not ticking
-	empty := 0             // ticks in a row without a running call
+	nextDrops := time.Now().Add(dropCheck)
+	empty := 0 // ticks in a row without a running call
 	for {
 		now := time.Now()
 		k.mu.Lock()
@@ -139,14 +141,19 @@ func (k *clock) run() {
 			}
 			clear(k.calls)
 		}
+		if !now.Before(nextDrops) {
+			// Also while idle: a stuck or starved worker may run no
+			// call while NATS drops its messages.
+			k.w.checkDrops()
+			nextDrops = now.Add(dropCheck)
+		}
 		if !nextTick.IsZero() && (next.IsZero() || nextTick.Before(next)) {
 			next = nextTick
 		}
-		if next.IsZero() {
-			t.Stop()
-		} else {
-			t.Reset(max(time.Until(next), 0))
+		if next.IsZero() || nextDrops.Before(next) {
+			next = nextDrops
 		}
+		t.Reset(max(time.Until(next), 0))
 		select {
 		case <-t.C:
 		case <-k.wake:

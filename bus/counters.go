@@ -30,6 +30,12 @@ type WorkerCounters struct {
 	// JetStreamErrors counts the JetStream operations of the durable path,
 	// kept results and session affinity that failed (each also logged).
 	JetStreamErrors uint64
+	// Dropped counts the messages NATS dropped because the worker did
+	// not take them in time, by kind of subscription (DroppedCalls,
+	// DroppedCancels, …: every kind is present). A dropped call is never
+	// answered: its caller sees worker_lost after its stall timeout.
+	// Counted once a second, and when Counters is called (dropped.go).
+	Dropped map[string]uint64
 }
 
 // counters are the atomics behind WorkerCounters.
@@ -77,10 +83,11 @@ func frameIndex(k wire.Kind) int {
 
 // Counters returns the worker's totals so far.
 func (w *Worker) Counters() WorkerCounters {
+	w.drops.read()
 	c := &w.count
 	out := WorkerCounters{Frames: make(map[wire.Kind]uint64, len(frameKinds)),
 		SentBytes: c.bytes.Load(), Cancelled: c.cancelled.Load(), Overloaded: c.overloaded.Load(),
-		CallersGone: c.callerGone.Load(), JetStreamErrors: c.jsErrors.Load()}
+		CallersGone: c.callerGone.Load(), JetStreamErrors: c.jsErrors.Load(), Dropped: w.drops.counts()}
 	for i, k := range frameKinds {
 		out.Frames[k] = c.frames[i].Load()
 	}

@@ -130,7 +130,11 @@
 //     (those answer overloaded while MaxInFlight calls run); after it all
 //     but a few end. The channel holds 32768 calls not yet taken; NATS
 //     drops calls beyond (their callers see worker_lost), which only
-//     happens to a worker starved of CPU.
+//     happens to a worker starved of CPU or with its leader stuck. Such
+//     drops are counted (WorkerCounters.Dropped, by kind of
+//     subscription) and warned of, at most once a second for each kind:
+//     the clock reads nats.Subscription.Dropped of every subscription
+//     once a second, adding nothing to a call's path.
 //   - MaxInFlight bounds the calls whose tool runs: a call waiting for a
 //     goroutine or sending its final does not count.
 //   - A durable call whose deliveries ran out is answered from

@@ -672,6 +672,7 @@ func (d *durablePath) bindExhausted() {
 		d.w.log.Error("bus: subscribing to the calls stream's advisories; a durable call whose deliveries run out is not answered by this worker", "err", err)
 		return
 	}
+	d.w.drops.watch(DroppedReplies, sub)
 	d.mu.Lock()
 	stopped := d.ctx.Err() != nil
 	if !stopped {

@@ -89,6 +89,7 @@ func (w *Worker) keepThenAck(d *delivery, term bool) {
 			return
 		}
 		k.sub, k.waiting = sub, map[string]*keepWait{}
+		w.drops.watch(DroppedReplies, sub)
 	}
 	if len(k.waiting) >= maxKeeps || k.bytes+len(msg.Data) > maxKeepBytes {
 		logIt := !k.saturated

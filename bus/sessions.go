@@ -220,6 +220,8 @@ func startAffinity(ctx context.Context, w *Worker, o *SessionsOptions) (*affinit
 		a.subs[0].Unsubscribe()
 		return nil, fmt.Errorf("bus: subscribing to %s.>: %w", me, err)
 	}
+	w.drops.watch(DroppedProbes, a.subs[0])
+	w.drops.watch(DroppedCalls, a.subs[1])
 	return a, nil
 }
 

@@ -172,6 +172,7 @@ func (p *passedCalls) add(w *Worker, in *incoming, c wire.Codec, id, session str
 			return "", err
 		}
 		p.sub, p.calls = sub, map[string]passedCall{}
+		w.drops.watch(DroppedReplies, sub)
 	}
 	now := time.Now()
 	for len(p.order) > 0 {

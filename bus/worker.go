@@ -115,6 +115,9 @@ type WorkerOptions struct {
 	// (discovery.AnnouncerOptions.Meta): packages such as skill and
 	// permission announce what they add to the worker this way.
 	Meta map[string]func() any
+
+	// inboxLen, when positive, replaces callQueue (tests).
+	inboxLen int
 }
 
 // Defaults of WorkerOptions and ClientOptions.
@@ -238,6 +241,7 @@ type Worker struct {
 	asks      map[string]chan answerOf // by token; guarded by mu
 	probes    map[string]*sender       // calls probing their caller's inbox, by token (callerGone); guarded by mu
 	count     counters
+	drops     dropWatch     // what NATS dropped (dropped.go)
 	mayHold   atomic.Int32  // readers waiting on inbox or registering a call they took
 	slots     chan struct{} // one per call whose tool runs: MaxInFlight of them
 	finishing atomic.Int32  // finals being published, and calls being passed on to their session's worker (both already out of calls)
@@ -342,6 +346,9 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		rd:      readers{max: o.MaxInFlight + overloadReaders, alive: 1, baton: make(chan struct{})},
 		lists:   newListQueue(),
 	}
+	if o.inboxLen > 0 {
+		w.inbox = make(chan *nats.Msg, o.inboxLen)
+	}
 	w.pinMeta = wire.MetaEntry{Key: wire.MetaSessionWorker, Value: o.Instance, Next: &w.meta}
 	w.fleet.nc, w.fleet.log = nc, o.Logger
 	w.clock = newClock(w)
@@ -380,6 +387,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to cancels: %w", err)
 	}
+	w.drops.watch(DroppedCancels, w.cancelSub)
 	if w.dur != nil {
 		w.dur.hearing(nc)
 	}
@@ -389,12 +397,14 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 			w.abort()
 			return nil, fmt.Errorf("bus: subscribing to %s: %w", subject, err)
 		}
+		w.drops.watch(DroppedLists, w.listSubs[i])
 	}
 	if w.answerSub, err = nc.Subscribe(wire.AnswerSubject(o.Instance, "*"), w.onAnswer); err != nil {
 		w.unsubscribeAll()
 		w.abort()
 		return nil, fmt.Errorf("bus: subscribing to answers: %w", err)
 	}
+	w.drops.watch(DroppedAnswers, w.answerSub)
 	w.started = time.Now()
 	for _, subject := range w.serviceSubjects() {
 		sub, err := nc.Subscribe(subject, w.onService)
@@ -403,6 +413,7 @@ func Serve(nc *nats.Conn, tk *toolkit.Toolkit, opts *WorkerOptions) (*Worker, er
 			w.abort()
 			return nil, fmt.Errorf("bus: subscribing to %s: %w", subject, err)
 		}
+		w.drops.watch(DroppedServices, sub)
 		w.mu.Lock()
 		w.svcSubs = append(w.svcSubs, sub)
 		w.mu.Unlock()
@@ -558,6 +569,7 @@ func (w *Worker) syncLocked() error {
 				errs = append(errs, fmt.Errorf("bus: subscribing to %s: %w", subject, err))
 				break
 			}
+			w.drops.watch(DroppedCalls, subs[i])
 		}
 		if err != nil {
 			for _, sub := range subs {
@@ -1360,6 +1372,9 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 	subs = append(subs, w.listSubs[:]...)
 	subs = append(subs, w.svcSubs...)
 	w.mu.Unlock()
+	// What NATS dropped since the clock last looked, before the
+	// subscriptions end (their counts go with them).
+	w.checkDrops()
 	drain := func(s *nats.Subscription) {
 		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
 			w.log.Warn("bus: draining a subscription", "subject", s.Subject, "err", err)
