@@ -97,7 +97,7 @@ func (o *ops) timedOut() { o.timeouts.Add(1) }
 // metrics when scraped; timeouts are the calls the worker's
 // middleware.timeouts ended (ops.timeouts).
 type workerCollector struct {
-	w        *bus.Worker
+	counters func() bus.WorkerCounters
 	timeouts *atomic.Uint64
 }
 
@@ -114,16 +114,18 @@ var (
 		"Calls the worker cancelled because their caller was gone (nothing subscribed to their reply subject for a while).", nil, nil)
 	jsErrorsDesc = prometheus.NewDesc("toolbus_worker_jetstream_errors_total",
 		"JetStream operations of the durable path, kept results and session affinity that failed (each logged).", nil, nil)
+	droppedDesc = prometheus.NewDesc("toolbus_worker_dropped_messages_total",
+		"Messages NATS dropped because the worker did not take them in time, by subscription (calls, cancels, lists, answers, services, probes, replies); a dropped call's caller sees worker_lost after its stall timeout.", []string{"subscription"}, nil)
 )
 
 func (c workerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{framesDesc, bytesDesc, cancelledDesc, overloadedDesc, callersGoneDesc, jsErrorsDesc} {
+	for _, d := range []*prometheus.Desc{framesDesc, bytesDesc, cancelledDesc, overloadedDesc, callersGoneDesc, jsErrorsDesc, droppedDesc} {
 		ch <- d
 	}
 }
 
 func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
-	n := c.w.Counters()
+	n := c.counters()
 	for kind, v := range n.Frames {
 		ch <- prometheus.MustNewConstMetric(framesDesc, prometheus.CounterValue, float64(v), string(kind))
 	}
@@ -132,6 +134,10 @@ func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(overloadedDesc, prometheus.CounterValue, float64(n.Overloaded))
 	ch <- prometheus.MustNewConstMetric(callersGoneDesc, prometheus.CounterValue, float64(n.CallersGone))
 	ch <- prometheus.MustNewConstMetric(jsErrorsDesc, prometheus.CounterValue, float64(n.JetStreamErrors))
+	// The kinds are the bus's few constants: the label is bounded.
+	for kind, v := range n.Dropped {
+		ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(v), kind)
+	}
 }
 
 // serve starts the endpoint on addr for the running worker; mcp are its
@@ -152,7 +158,7 @@ func (o *ops) serve(addr string, nc *nats.Conn, js jetstream.JetStream, w *bus.W
 			return 0
 		}))
 	}
-	o.reg.MustRegister(workerCollector{w, &o.timeouts},
+	o.reg.MustRegister(workerCollector{w.Counters, &o.timeouts},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_worker_calls_in_flight", Help: "Calls the worker is running."},
 			func() float64 { return float64(w.InFlight()) }))
 	o.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -50,5 +54,37 @@ func TestCallsOfRemovedToolKeepTheirLabel(t *testing.T) {
 	}
 	if got["echo"] != 1 || got["late"] != 1 || got[unknownTool] != 1 || len(got) != 3 {
 		t.Errorf("toolbus_worker_calls_total by tool: %v, want echo 1, late 1 and %s 1 (made_up)", got, unknownTool)
+	}
+}
+
+// TestDroppedMessagesMetric: the messages NATS dropped for the worker
+// (bus.WorkerCounters.Dropped) had no metric, so a worker losing calls
+// to a full inbox showed nothing on /metrics. They are
+// toolbus_worker_dropped_messages_total, by kind of subscription.
+func TestDroppedMessagesMetric(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var timeouts atomic.Uint64
+	reg.MustRegister(workerCollector{counters: func() bus.WorkerCounters {
+		return bus.WorkerCounters{Dropped: map[string]uint64{bus.DroppedCalls: 16, bus.DroppedCancels: 0}}
+	}, timeouts: &timeouts})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "toolbus_worker_dropped_messages_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "subscription" {
+					got[l.GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	if got[bus.DroppedCalls] != 16 || len(got) != 2 {
+		t.Errorf("toolbus_worker_dropped_messages_total by subscription: %v, want calls 16, cancels 0", got)
 	}
 }

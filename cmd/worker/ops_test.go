@@ -66,6 +66,9 @@ func TestOperatorEndpoint(t *testing.T) {
 		`toolbus_worker_overloaded_total 0`,
 		`toolbus_worker_caller_gone_calls_total 0`,
 		`toolbus_worker_jetstream_errors_total 0`,
+		`toolbus_worker_dropped_messages_total{subscription="calls"} 0`,
+		`toolbus_worker_dropped_messages_total{subscription="cancels"} 0`,
+		`# TYPE toolbus_worker_dropped_messages_total counter`,
 		`# TYPE toolbus_worker_sent_bytes_total counter`,
 	} {
 		if !strings.Contains(metrics, want) {
