@@ -115,6 +115,12 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 	case err == nil:
 	case expect != nil && errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 		return 0, true
+	case errors.Is(err, nats.ErrMaxPayload):
+		// A kept result is one message: a final its caller got split
+		// into chunks may be too large for it. Nothing to try again.
+		failed.Add(1)
+		log.Warn("bus: could not keep a call's result: the final is larger than the server's max_payload, so reading it back (Client.Result) answers not_found",
+			"call", id, "bytes", len(msg.Data), "max_payload", nc.MaxPayload())
 	default:
 		failed.Add(1)
 		log.Warn("bus: could not keep a call's result", "call", id, "err", err)
