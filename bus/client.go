@@ -118,6 +118,17 @@ type ClientOptions struct {
 	// caller reads cannot grow the caller without end. 0 means
 	// DefaultMaxPending.
 	MaxPending int64
+	// MaxPendingTotal bounds the same memory over all the client's calls
+	// together, which MaxPending alone lets grow to MaxPending times the
+	// calls whose callers stall. When a frame would take the total past
+	// it, the call holding the most unread (not the one whose frame came,
+	// which may be a caller keeping up) is shed: its unread frames are
+	// dropped at once, and, unless it was over MaxPending already, it is
+	// cancelled and ends interrupted (SlowConsumerError) with the output
+	// its caller took. A batch already being handed to a caller is not
+	// dropped (its caller holds it), but counts. 0 means 4 × MaxPending
+	// (256 MiB with the default MaxPending); negative, no bound.
+	MaxPendingTotal int64
 	// MaxResultBytes bounds the output of one call the client
 	// accumulates (toolkit.Chunk.Size and MetaSize of the chunks
 	// received, and 256 bytes for each block kept apart: a block that
@@ -178,6 +189,12 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	if r.MaxPending <= 0 {
 		r.MaxPending = DefaultMaxPending
 	}
+	if r.MaxPendingTotal == 0 {
+		r.MaxPendingTotal = math.MaxInt64
+		if r.MaxPending <= math.MaxInt64/4 {
+			r.MaxPendingTotal = 4 * r.MaxPending
+		}
+	}
 	if r.MaxResultBytes == 0 {
 		r.MaxResultBytes = toolkit.DefaultMaxResultBytes
 	}
@@ -196,6 +213,9 @@ type Client struct {
 	sub    *nats.Subscription
 	hbHdr  string
 	next   atomic.Uint64
+	// queued is what the pending calls hold for their callers (the sum of
+	// their inbox.pending), bounded by MaxPendingTotal.
+	queued atomic.Int64
 
 	mu      sync.Mutex
 	pending map[string]*inbox
@@ -258,14 +278,25 @@ type inbox struct {
 	// pending is what msgs and the batch taken last cost to hold
 	// (heldCost; handed is the batch's share): the client hands a batch to
 	// its caller before it takes the next. Past limit (MaxPending) the
-	// inbox is over: it takes nothing more, and the call ends.
+	// inbox is over: it takes nothing more, and the call ends. total is
+	// its client's queued, which pending's changes are added to.
 	pending, handed, limit int64
-	over                   bool
+	total                  *atomic.Int64
+	over                   overReason
 	// stallAfter is the silence after which the call is looked at:
 	// StallTimeout.
 	stallAfter time.Duration
 	spare      [2][4]*nats.Msg
 }
+
+// overReason says why an inbox takes no more frames.
+type overReason uint8
+
+const (
+	notOver   overReason = iota
+	overCall             // past its MaxPending
+	overTotal            // shed for the client's MaxPendingTotal
+)
 
 var inboxPool = sync.Pool{New: func() any { return &inbox{signal: make(chan struct{}, 1)} }}
 
@@ -280,14 +311,41 @@ func (b *inbox) notify() {
 // whether m made the inbox over.
 func (b *inbox) push(m *nats.Msg, now time.Time) (over bool) {
 	b.mu.Lock()
-	if b.over {
+	if b.over != notOver {
 		b.mu.Unlock()
 		return false
 	}
 	b.msgs = append(b.msgs, m)
 	b.last, b.stalled = now, false
-	if b.pending += heldCost(m); b.pending > b.limit {
-		b.over, over = true, true
+	cost := heldCost(m)
+	b.total.Add(cost)
+	if b.pending += cost; b.pending > b.limit {
+		b.over, over = overCall, true
+	}
+	b.mu.Unlock()
+	b.notify()
+	return over
+}
+
+// unread is what the inbox's queued messages cost, the batch being
+// handed left out: what shed would give back.
+func (b *inbox) unread() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pending - b.handed
+}
+
+// shed drops the queued messages, not the batch being handed, and makes
+// the inbox over (MaxPendingTotal) unless it was over already; it
+// reports whether it made it over.
+func (b *inbox) shed() (over bool) {
+	b.mu.Lock()
+	clear(b.msgs)
+	b.msgs = b.msgs[:0]
+	b.total.Add(b.handed - b.pending)
+	b.pending = b.handed
+	if b.over == notOver {
+		b.over, over = overTotal, true
 	}
 	b.mu.Unlock()
 	b.notify()
@@ -313,25 +371,29 @@ func heldCost(m *nats.Msg) int64 {
 }
 
 // take swaps the queued messages with buf, which the caller has used up;
-// over: messages after these were not taken (MaxPending).
-func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, lost, stalled, over bool) {
+// over: messages after these were not taken (MaxPending,
+// MaxPendingTotal).
+func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, lost, stalled bool, over overReason) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	clear(buf) // the batch taken before: handed over
 	msgs, b.msgs = b.msgs, buf[:0]
+	b.total.Add(-b.handed)
 	b.pending -= b.handed
 	b.handed = b.pending
 	return msgs, b.closed, b.lost, b.stalled, b.over
 }
 
-// reset readies a used inbox for the pool; it is in no c.pending.
+// reset readies a used inbox for the pool, giving back what it held to
+// its client's total; it is in no c.pending.
 func (b *inbox) reset(buf []*nats.Msg) {
+	b.total.Add(-b.pending)
 	clear(b.msgs)
 	clear(buf)
 	clear(b.spare[0][:])
 	clear(b.spare[1][:])
 	b.msgs, b.closed, b.lost, b.stalled, b.cancelled = b.spare[0][:0], false, false, false, false
-	b.pending, b.handed, b.over = 0, 0, false
+	b.pending, b.handed, b.over = 0, 0, notOver
 	b.durable.Store(false)
 	select {
 	case <-b.signal:
@@ -373,8 +435,9 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: subscribing the client inbox: %w", err)
 	}
-	// Calls may stream many frames; the per-call queues bound nothing, so
-	// neither does the subscription.
+	// Calls may stream many frames: the client bounds what it queues
+	// itself, per call (MaxPending) and in all (MaxPendingTotal), and
+	// never blocks in its callback, so the subscription bounds nothing.
 	sub.SetPendingLimits(-1, -1)
 	c.sub = sub
 	c.publish = c.queuePublish
@@ -427,24 +490,51 @@ func (c *Client) Close() error {
 func (c *Client) onMsg(m *nats.Msg) {
 	token := m.Subject[len(c.prefix):]
 	now := time.Now()
-	var over *inbox
-	var id string
-	var durable bool
+	var over, shed *inbox
+	var id, shedID, shedReply string
+	var durable, shedDurable bool
 	c.mu.Lock()
 	if b := c.pending[token]; b != nil {
 		if b.push(m, now) {
 			over, id, durable = b, b.id, b.durable.Load()
+		}
+		if bound := c.opts.MaxPendingTotal; bound > 0 && c.queued.Load() > bound {
+			if t, s := c.largestLocked(); s != nil && s.shed() {
+				shed, shedID, shedReply, shedDurable = s, s.id, c.prefix+t, s.durable.Load()
+			}
 		}
 	} else if ch := c.acks[token]; ch != nil {
 		delete(c.acks, token) // one answer
 		ch <- ackReply{m: m}
 	}
 	c.mu.Unlock()
+	// At once, while their callers may still be busy with earlier events:
+	// the tools stop writing what nobody will read.
 	if over != nil {
-		// At once, while its caller may still be busy with earlier events:
-		// the tool stops writing what nobody will read.
 		c.cancel(id, "", durable, m.Subject)
 	}
+	if shed != nil {
+		c.cancel(shedID, "", shedDurable, shedReply)
+	}
+}
+
+// largestLocked is the pending call holding the most unread, to be shed
+// for MaxPendingTotal, and its token; c.mu is held. Taking the largest
+// rather than the call whose frame came spares a caller that keeps up;
+// the look at every pending call is only past the bound, and the call
+// shed gives back at least what the frame that passed the bound cost
+// (that frame's call holds it unread), so the total is under the bound
+// again; unless that call's caller took the frame meanwhile (take does
+// not hold c.mu), which may leave it over by about a frame until the
+// next frame sheds again.
+func (c *Client) largestLocked() (token string, b *inbox) {
+	var most int64
+	for t, x := range c.pending {
+		if n := x.unread(); n > most {
+			most, token, b = n, t, x
+		}
+	}
+	return token, b
 }
 
 // watch is the stall watchdog: while calls are pending it looks at them
@@ -1029,7 +1119,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	token := reply[len(c.prefix):]
 	box := inboxPool.Get().(*inbox)
 	box.msgs, box.last, box.id, box.first, box.stallAfter = box.spare[0][:0], time.Now(), call.ID, first, c.opts.StallTimeout
-	box.limit = c.opts.MaxPending
+	box.limit, box.total = c.opts.MaxPending, &c.queued
 	box.durable.Store(call.Durable)
 	buf := box.spare[1][:0]
 	c.mu.Lock()
@@ -1265,10 +1355,14 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client was closed during the call.")
 		case lost:
 			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client's NATS connection was closed during the call (the tool may have run).")
-		case over: // cancelled when it went over (onMsg)
+		case over == overCall: // cancelled when it went over (onMsg)
 			return st.partial(toolkit.CodeInterrupted, fmt.Sprintf(
 				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: over %d bytes waited unread (ClientOptions.MaxPending), so the call was cancelled.",
 				call.Name, c.opts.MaxPending))
+		case over == overTotal: // cancelled when it was shed (onMsg)
+			return st.partial(toolkit.CodeInterrupted, fmt.Sprintf(
+				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: the client's calls together had over %d bytes waiting unread (ClientOptions.MaxPendingTotal), this call the most, so its unread output was dropped and the call was cancelled.",
+				call.Name, c.opts.MaxPendingTotal))
 		case stalled && grace == nil && *durable:
 			// Silence on the durable path: the final may have been lost
 			// on its way (it is kept), or the call waits in the queue, or

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // MaxPending could arrive meanwhile: twice the bound.
 func TestInboxCountsTheBatchBeingHanded(t *testing.T) {
 	m := &nats.Msg{Subject: "_INBOX.x.y", Data: make([]byte, 1000)}
-	b := &inbox{limit: 10 * heldCost(m)}
+	b := &inbox{limit: 10 * heldCost(m), total: new(atomic.Int64)}
 	now := time.Now()
 	for range 8 {
 		if b.push(m, now) {
