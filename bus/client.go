@@ -36,8 +36,9 @@ type ClientOptions struct {
 	Heartbeat time.Duration
 	// StallTimeout ends a call as worker_lost (and publishes its cancel)
 	// when no frame arrived for that long; calls are looked at every
-	// StallTimeout/8, so it ends at most an eighth later. Default 3 ×
-	// Heartbeat.
+	// StallTimeout/8, so it ends at most an eighth later. A call with
+	// KeepResult whose final is kept (lost on its way, its link down
+	// meanwhile) ends with that final instead. Default 3 × Heartbeat.
 	StallTimeout time.Duration
 	// CancelGrace is how long a call whose ctx ended waits for the
 	// worker's final (interrupted or timeout, with the partial output)
@@ -701,7 +702,9 @@ func (c *Client) Invoke(ctx context.Context, call toolkit.ToolCall) *toolkit.Res
 //   - no worker serves the tool: unavailable at once (not_found when
 //     workers are up but none has the tool);
 //   - the request is over the server's max_payload: invalid_input;
-//   - no frame for StallTimeout: worker_lost, and a cancel is published;
+//   - no frame for StallTimeout: worker_lost, and a cancel is published
+//     (with KeepResult, the call's kept final when there is one: its
+//     final frame was lost on the way);
 //   - ctx is cancelled or its deadline passes: a cancel is published and
 //     the worker's interrupted or timeout final is awaited for CancelGrace.
 //
@@ -1335,7 +1338,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					// durable call's is published without waiting for the
 					// bucket, so the caller holding the final may read
 					// before it is stored: look again.
-					if r, ok := c.kept(ctx, first, stale, true); ok {
+					if r, ok := c.kept(ctx, first, stale, "", true); ok {
 						r.ID = call.ID
 						return r
 					}
@@ -1368,7 +1371,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			// on its way (it is kept), or the call waits in the queue, or
 			// it will be delivered again. Only silence on its last
 			// delivery with nothing kept ends it.
-			if r, ok := c.kept(ctx, call.ID, stale, false); ok {
+			if r, ok := c.kept(ctx, call.ID, stale, "", false); ok {
 				return r
 			}
 			if st.attempt > 0 && c.settled(ctx, call.Name, queued) {
@@ -1376,7 +1379,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				// final came and none is kept (the server that kept it
 				// restarted: kept finals are in memory storage). Nothing
 				// will deliver it again.
-				if r, ok := c.kept(ctx, call.ID, stale, true); ok {
+				if r, ok := c.kept(ctx, call.ID, stale, "", true); ok {
 					return r
 				}
 				return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
@@ -1401,6 +1404,17 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			}
 			fallthrough
 		case stalled && grace == nil: // after a cancel, the grace period decides
+			if call.KeepResult && !*durable {
+				// The final may have been lost on its way (the client's
+				// link down meanwhile, or cut as a slow consumer): the
+				// worker kept it before sending it, under the id its
+				// caller gave, with this call's reply subject, which no
+				// earlier call under that id had.
+				if r, ok := c.kept(ctx, first, 0, reply, false); ok {
+					r.ID = call.ID
+					return r
+				}
+			}
 			c.cancel(call.ID, "", *durable, reply)
 			if pinned != "" {
 				// A silent worker keeps its subscriptions (frozen, cut off):

@@ -88,11 +88,12 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // 5 s: one refused while another write of the key is in process at a
 // replicated bucket's leader (10164) is made again, not taken for a
 // conflict (the other may never be stored). attempt, when not 0, is
-// which attempt of its call the final is (keepLatest), written beside it.
-func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, attempt uint64) (rev uint64, conflict bool) {
+// which attempt of its call the final is (keepLatest), written beside it;
+// so is reply, when not "": a core call's reply subject (callOf).
+func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, attempt uint64, reply string) (rev uint64, conflict bool) {
 	eb := getBuf()
 	defer putBuf(eb)
-	msg, err := r.keptFinalIn(eb.b[:0], key, id, resp, meta, attempt)
+	msg, err := r.keptFinalIn(eb.b[:0], key, id, resp, meta, attempt, reply)
 	if err == nil {
 		eb.b = msg.Data
 		if expect != nil {
@@ -130,12 +131,12 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 
 // keptFinalMsg is the message keeping resp, the final of call id, under
 // key, as keep writes it, in a buffer of its own (written later).
-func (r *results) keptFinalMsg(key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64) (*nats.Msg, error) {
-	return r.keptFinalIn(nil, key, id, resp, meta, attempt)
+func (r *results) keptFinalMsg(key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64, reply string) (*nats.Msg, error) {
+	return r.keptFinalIn(nil, key, id, resp, meta, attempt, reply)
 }
 
 // keptFinalIn is keptFinalMsg's message with its body appended to buf.
-func (r *results) keptFinalIn(buf []byte, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64) (*nats.Msg, error) {
+func (r *results) keptFinalIn(buf []byte, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64, reply string) (*nats.Msg, error) {
 	kept := *resp
 	kept.ID = id
 	// The worker's metadata is written beside the response's own, as in
@@ -147,6 +148,9 @@ func (r *results) keptFinalIn(buf []byte, key, id string, resp *toolkit.Response
 	msg := keptMsg(r.kv.Bucket(), key, data)
 	if attempt > 0 {
 		msg.Header.Set(wire.HeaderAttempt, strconv.FormatUint(attempt, 10))
+	}
+	if reply != "" {
+		msg.Header.Set(wire.HeaderReply, reply)
 	}
 	return msg, nil
 }
@@ -163,8 +167,9 @@ func (r *results) keptFinalIn(buf []byte, key, id string, resp *toolkit.Response
 // under the same id, and is written over. A key it cannot read is not written (that may be over a
 // later attempt's): the final is then not kept, and the failure logged.
 // It returns the revision it wrote (0: none), and ok false when the final
-// could not be kept (rather than left under a later attempt's).
-func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64, started time.Time) (rev uint64, ok bool) {
+// could not be kept (rather than left under a later attempt's). reply is
+// the call's reply subject, written beside the final (keep).
+func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64, started time.Time, reply string) (rev uint64, ok bool) {
 	var err error
 	for tries, unread := 0, 0; tries < 8 && unread < 3; tries++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -190,7 +195,7 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 			time.Sleep(time.Duration(unread) * 100 * time.Millisecond)
 			continue
 		}
-		rev, conflict := r.keep(nc, true, key, id, resp, meta, log, failed, &e.Revision, attempt)
+		rev, conflict := r.keep(nc, true, key, id, resp, meta, log, failed, &e.Revision, attempt, reply)
 		if !conflict {
 			return rev, rev > 0 // 0: refused or unanswered, logged
 		}
@@ -292,11 +297,11 @@ func approvalResend(ctx context.Context, js jetstream.JetStream, b jetstream.Key
 	if b == nil {
 		return "", 0, false
 	}
-	r, rev, ok, err := readKept(ctx, js, b.Bucket(), key, true)
+	r, of, ok, err := readKept(ctx, js, b.Bucket(), key, true)
 	if err != nil || !ok || !awaitsApproval(r) {
 		return "", 0, false
 	}
-	return msgID + "~" + strconv.FormatUint(rev, 10), rev, true
+	return msgID + "~" + strconv.FormatUint(of.rev, 10), of.rev, true
 }
 
 // awaitsApproval reports whether a kept final ended its call without
@@ -321,34 +326,48 @@ func awaitsApproval(r *toolkit.Response) bool {
 // about a second in all.
 var lookAgain = []time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond, 600 * time.Millisecond}
 
-// kept is the kept final of call id when there is one stored after
-// revision stale (read within a short bound: it is looked for when a
-// durable call falls silent). A call sent again after its approval has
-// the revision of its earlier approval_required final as stale: that
-// final is not its answer. With again (the caller holds the call's final)
-// a key not found is looked for again, as by Result.
-func (c *Client) kept(ctx context.Context, id string, stale uint64, again bool) (*toolkit.Response, bool) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	r, rev, ok, err := c.lookup(ctx, id, again)
-	return r, ok && err == nil && rev > stale
+// keptOf says which call a kept final is of: its revision in the
+// results bucket, and the reply subject of the core call that kept it
+// (wire.HeaderReply; "" on a durable call's, or one kept by an earlier
+// build).
+type keptOf struct {
+	rev   uint64
+	reply string
 }
 
-// lookup reads the kept final of the client's call id and its revision
-// (again: see readKept).
-func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Response, uint64, bool, error) {
+// kept is the kept final of call id when there is one stored after
+// revision stale and, with reply not "", kept by the core call with that
+// reply subject (read within a short bound: it is looked for when a call
+// falls silent). A call sent again after its approval has the revision of
+// its earlier approval_required final as stale: that final is not its
+// answer. A core call's kept final is its own only when it carries its
+// reply subject: an earlier call under the same id (ids may be reused,
+// and a final is kept for an hour) kept its own with another. With again
+// (the caller holds the call's final) a key not found is looked for
+// again, as by Result.
+func (c *Client) kept(ctx context.Context, id string, stale uint64, reply string, again bool) (*toolkit.Response, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	r, of, ok, err := c.lookup(ctx, id, again)
+	return r, ok && err == nil && of.rev > stale && (reply == "" || of.reply == reply)
+}
+
+// lookup reads the kept final of the client's call id and which call it
+// is of (again: see readKept).
+func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Response, keptOf, bool, error) {
 	b, err := c.resultsBucket(ctx)
 	if err != nil || b == nil {
-		return nil, 0, false, err
+		return nil, keptOf{}, false, err
 	}
 	js, err := c.jetStream()
 	if err != nil {
-		return nil, 0, false, err
+		return nil, keptOf{}, false, err
 	}
 	return readKept(ctx, js, b.Bucket(), wire.ResultKey(c.opts.Identity, id), again)
 }
 
-// readKept reads the final kept under key in bucket and its revision.
+// readKept reads the final kept under key in bucket, and which call it
+// is of (its revision, and a core call's reply subject).
 // With again, a key not found is looked for again for about a second
 // (lookAgain): a durable call's final is published to the bucket without
 // waiting for it (results.keep), so a caller holding the final can read
@@ -361,7 +380,7 @@ func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Re
 // worker writes a kept final with the wire version alone (keptMsg); one
 // without it (a copy asked with no_hdr), or without a final frame in it
 // (a JSON API response), is not read and is an error too.
-func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, again bool) (*toolkit.Response, uint64, bool, error) {
+func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, again bool) (*toolkit.Response, keptOf, bool, error) {
 	e, err := kv.Get(ctx, js, bucket, key)
 	for _, wait := range lookAgain {
 		if !again || err != nil || e.Found || kv.Sleep(ctx, wait) != nil {
@@ -371,20 +390,20 @@ func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, a
 	}
 	switch {
 	case errors.Is(err, kv.ErrForged):
-		return nil, 0, false, fmt.Errorf("the kept result under %q was not written by a worker, and is not read: %w", key, err)
+		return nil, keptOf{}, false, fmt.Errorf("the kept result under %q was not written by a worker, and is not read: %w", key, err)
 	case err != nil:
-		return nil, 0, false, err
+		return nil, keptOf{}, false, err
 	case !e.Found:
-		return nil, 0, false, nil
+		return nil, keptOf{}, false, nil
 	}
 	if !versioned(e.Header) {
-		return nil, 0, false, fmt.Errorf("the kept result under %q was not written by a worker (it carries no %s), and is not read", key, wire.HeaderVersion)
+		return nil, keptOf{}, false, fmt.Errorf("the kept result under %q was not written by a worker (it carries no %s), and is not read", key, wire.HeaderVersion)
 	}
 	var f wire.Frame
 	if err := wire.Msgpack.Unmarshal(e.Value, &f); err != nil || f.Final == nil || f.Kind != wire.KindFinal {
-		return nil, 0, false, fmt.Errorf("the kept result under %q cannot be read: %v", key, err)
+		return nil, keptOf{}, false, fmt.Errorf("the kept result under %q cannot be read: %v", key, err)
 	}
-	return f.Final, e.Revision, true, nil
+	return f.Final, keptOf{rev: e.Revision, reply: e.Header.Get(wire.HeaderReply)}, true, nil
 }
 
 // resultsBucket is the results bucket, bound once; nil while there is none.

@@ -312,7 +312,7 @@ func (s *sender) keepBeforeFinal(resp *toolkit.Response) {
 	// over a later attempt's (keepLatest): nor a durable call's that
 	// the queue may have delivered again meanwhile (its worker frozen
 	// or cut off), whose later delivery's final is what its caller got.
-	rev, ok := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
+	rev, ok := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started, s.keptReply())
 	s.mu.Lock()
 	if !ok && s.dur != nil {
 		// Acknowledged, the call would end with nothing kept for a
@@ -323,10 +323,21 @@ func (s *sender) keepBeforeFinal(resp *toolkit.Response) {
 	if s.done && s.kept && rev > 0 {
 		// Abandoned while the result was being stored: what the
 		// caller got is what stays kept, over this write only.
-		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, &rev, s.attempt)
+		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, &rev, s.attempt, s.keptReply())
 	}
 	s.kept = true
 	s.mu.Unlock()
+}
+
+// keptReply is what a core call's kept final carries beside it: the
+// call's reply subject, which tells its caller that final from one an
+// earlier call under the same id kept (subjects.md: Kept results); ""
+// for a durable call's.
+func (s *sender) keptReply() string {
+	if s.dur != nil {
+		return ""
+	}
+	return s.reply
 }
 
 // removedMeanwhile reports whether resp is the toolkit's answer to a
@@ -992,7 +1003,7 @@ func (s *sender) keepFinal(resp *toolkit.Response) {
 	if s.dur != nil {
 		// Written once the final is out; the call is acknowledged once
 		// the bucket has it (release, keepThenAck).
-		msg, err := s.w.results.keptFinalMsg(s.keepKey, s.keepID, resp, &s.w.meta, s.attempt)
+		msg, err := s.w.results.keptFinalMsg(s.keepKey, s.keepID, resp, &s.w.meta, s.attempt, "")
 		if err != nil {
 			s.w.count.jsErrors.Add(1)
 			s.w.log.Warn("bus: could not keep a call's result", "call", s.keepID, "err", err)
@@ -1009,7 +1020,7 @@ func (s *sender) keepFinal(resp *toolkit.Response) {
 	s.w.finishing.Add(1)
 	go func() {
 		defer s.w.finishing.Add(-1)
-		s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, &kept, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started)
+		s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, &kept, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started, s.keptReply())
 	}()
 }
 

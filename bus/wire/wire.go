@@ -137,7 +137,9 @@ const (
 	// on a cancel (tools.cancel.…), the reply subject of the call it
 	// cancels: a worker then cancels, or leaves a tombstone for, that call
 	// only, and not a later call under the same id (one without it
-	// cancels any call under its id).
+	// cancels any call under its id); and, on a core call's kept final,
+	// the reply subject of the call that kept it, which tells its caller
+	// that final from one an earlier call under the same id kept.
 	HeaderReply = "Toolbus-Reply"
 	// HeaderHeartbeat is the heartbeat interval the caller asks for, in
 	// milliseconds; the worker clamps it to [MinHeartbeat, MaxHeartbeat].
