@@ -1337,8 +1337,14 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					// final is sent, under the id its caller gave). A
 					// durable call's is published without waiting for the
 					// bucket, so the caller holding the final may read
-					// before it is stored: look again.
-					if r, ok := c.kept(ctx, first, stale, "", true); ok {
+					// before it is stored: look again. A core call's is
+					// its own only with its reply subject (kept): one
+					// whose worker kept nothing finds an earlier call's.
+					own := ""
+					if !*durable {
+						own = reply
+					}
+					if r, ok := c.kept(ctx, first, stale, own, true); ok {
 						r.ID = call.ID
 						return r
 					}

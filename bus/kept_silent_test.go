@@ -2,10 +2,14 @@ package bus_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -89,5 +93,41 @@ func TestSilentCallOfAReusedIDIgnoresAnEarlierKeptFinal(t *testing.T) {
 	}
 	if r.Code != toolkit.CodeWorkerLost {
 		t.Fatalf("the silent call under a reused id ended %s %q; want worker_lost, not the earlier call's kept final", r.Code, r.Text())
+	}
+}
+
+// TestMendingLostChunksIgnoresAnEarlierKeptFinal: a KeepResult call under
+// a reused id whose chunks were lost on the way (its link broke
+// mid-stream) and whose own final was not kept (its worker keeps
+// nothing) is not mended with the final an earlier call under the id
+// kept: it ends with the output it received, its lost chunks counted.
+func TestMendingLostChunksIgnoresAnEarlierKeptFinal(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	keeper := toolkit.New(nil)
+	mustAdd(t, keeper, echoTool())
+	knc := natstest.Connect(t, s)
+	kw := serve(t, knc, keeper, &bus.WorkerOptions{Results: &bus.ResultsOptions{JetStream: natstest.JS(t, knc)}})
+	px := natstest.ProxyTo(t, s)
+	nc := px.Conn(t, nats.ReconnectWait(10*time.Millisecond))
+	// Heartbeats far apart: the break is not taken for a lost worker.
+	c := newClient(t, nc, &bus.ClientOptions{Heartbeat: 20 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+	ctx := ctxT(t)
+	if r := c.Invoke(ctx, toolkit.ToolCall{ID: "mend-2", Name: "echo", KeepResult: true, Input: map[string]any{"text": "earlier"}}); r.Text() != "earlier" {
+		t.Fatalf("the earlier call: %s %q", r.Code, r.Text())
+	}
+	kw.Stop(ctx)
+	tk := toolkit.New(nil)
+	three, release, wrote := threeTool()
+	mustAdd(t, tk, three)
+	serve(t, natstest.Connect(t, s), tk, nil) // keeps nothing
+	var final *toolkit.Response
+	for ev := range c.Call(ctx, toolkit.ToolCall{ID: "mend-2", Name: "three", KeepResult: true}) {
+		if ev.Chunk != nil && ev.Chunk.Content[0].Text == "a" {
+			loseFrames(t, px, nc, release, wrote)
+		}
+		final = ev.Final
+	}
+	if final == nil || final.Text() != "ac" || final.Metadata[wire.MetaLostChunks] == nil {
+		t.Fatalf("final %+v, want the output received (ac) with its lost chunk counted, not the earlier call's kept final", final)
 	}
 }
