@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -93,6 +94,9 @@ func (o *headersOptions) run(ctx context.Context, e *env, args []string) int {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		m, err := nc.RequestWithContext(rctx, wire.HeadersSubject(id), body)
 		cancel()
+		if errors.Is(context.Cause(ctx), errRefused) {
+			return exitUsage // the server refused the request to these credentials: run says why
+		}
 		if err != nil {
 			if o.instance != "" {
 				fmt.Fprintf(e.stderr, "toolctl: worker %s: %v (it serves no MCP servers, or is gone)\n", id, err)

@@ -78,6 +78,9 @@ func (e *env) store(ctx context.Context, cfg *permission.KVConfig) (*permission.
 		cfg = &permission.KVConfig{BindOnly: true} // the workers create the buckets, with their settings
 	}
 	st, err := permission.NewKVStore(ctx, js, cfg)
+	if errors.Is(context.Cause(ctx), errRefused) {
+		return nil, exitUsage // the server refused the bucket to these credentials: run says why
+	}
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl: opening the permission store:", err)
 		return nil, exitError

@@ -6,21 +6,46 @@ import (
 	"testing"
 )
 
-// TestSessionsRefusedToCaller: toolctl sessions lists every caller's
-// pins, which a caller's key may not read. Refused, it exits 2 and its
-// hint names sessions among the commands that need the operator's key
-// (it named the others only), with no "context canceled" line of the
-// bucket lookup the refusal ended.
-func TestSessionsRefusedToCaller(t *testing.T) {
+// TestOperatorCommandsRefusedToCaller: the operator's commands (README:
+// Roles) read or write every caller's state, which a caller's key may
+// not. Refused, each exits 2 with the server's refusal and a hint naming
+// the command among those that need the operator's key, and nothing
+// else: no "context canceled" of the lookup the refusal ended, no "no
+// worker serves" of the requests it dropped.
+func TestOperatorCommandsRefusedToCaller(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
-	_, se, code := toolctl(t, f.worker.url, "--nkey", filepath.Join(f.auth, "caller-alice.nk"), "--identity", "alice", "sessions")
-	var hint string
-	for line := range strings.Lines(se) {
-		if strings.Contains(line, "need the operator's key") {
-			hint = line
-		}
-	}
-	if code != 2 || !strings.Contains(hint, " sessions,") || strings.Contains(se, "context canceled") {
-		t.Fatalf("exit %d, want 2 saying sessions needs the operator's key and nothing of a cancelled context:\n%s", code, se)
+	for _, c := range []struct {
+		name string // as the hint names it
+		args []string
+	}{
+		{"pending", []string{"pending"}},
+		{"approve", []string{"approve", "call-1"}},
+		{"deny", []string{"deny", "call-1"}},
+		{"allow", []string{"allow", "--session", "s1", "echo"}},
+		{"allow", []string{"allow", "--session", "s1", "--remove", "echo"}},
+		{"mode", []string{"mode", "--session", "s1", "explore"}},
+		{"mode", []string{"mode", "--session", "s1", "--unset"}},
+		{"sessions", []string{"sessions"}},
+		{"top", []string{"top", "--once"}},
+		{"mcp-headers", []string{"mcp-headers", "search", "Authorization=Bearer x"}},
+		{"mcp-headers", []string{"mcp-headers", "--instance", "secure-w", "search"}},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			args := append([]string{"--nkey", filepath.Join(f.auth, "caller-alice.nk"), "--identity", "alice"}, c.args...)
+			_, se, code := toolctl(t, f.worker.url, args...)
+			hint, other := "", ""
+			for line := range strings.Lines(se) {
+				switch {
+				case strings.Contains(line, "need the operator's key"):
+					hint = line
+				case strings.HasPrefix(line, "toolctl: NATS: ") && strings.Contains(line, "Permissions Violation"):
+				default:
+					other += line
+				}
+			}
+			if code != 2 || !strings.Contains(hint, " "+c.name+",") && !strings.Contains(hint, " "+c.name+" ") || other != "" {
+				t.Fatalf("exit %d, want 2 with the refusal and a hint naming %s alone:\n%s", code, c.name, se)
+			}
+		})
 	}
 }
