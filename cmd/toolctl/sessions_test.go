@@ -107,3 +107,66 @@ func TestSessionsPrintsWorkerPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsMarksGoneWorkers: a session stays pinned to a worker that
+// has stopped until its next call moves it (README: session affinity);
+// toolctl sessions listed such a pin like a live one. A pin whose worker
+// no live worker of the fleet answers for is marked "(gone)" now, and
+// worker_gone in JSON; a live worker's pin is not.
+func TestSessionsMarksGoneWorkers(t *testing.T) {
+	s := natstest.Embedded(t, true)
+	serve := func(instance string) *bus.Worker {
+		nc := natstest.Connect(t, s)
+		tk := toolkit.New(nil)
+		touch := toolkit.Func("touch", "Keep state here.", func(context.Context, struct{}) (string, error) { return "ok", nil })
+		if err := tk.Add(touch, toolkit.SessionBound()); err != nil {
+			t.Fatal(err)
+		}
+		w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Instance: instance, Sessions: &bus.SessionsOptions{JetStream: natstest.JS(t, nc)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Stop(context.Background()) })
+		return w
+	}
+	c, err := bus.NewClient(natstest.Connect(t, s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := natstest.Ctx(t)
+	// s1 is pinned to w1, the only worker; w1 stops once w2 serves, and
+	// s2 is pinned to w2.
+	w1 := serve("w1")
+	if r := c.Invoke(ctx, toolkit.ToolCall{Name: "touch", Session: "s1"}); r.Text() != "ok" {
+		t.Fatalf("touch: %+v", r)
+	}
+	serve("w2")
+	if err := w1.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Invoke(ctx, toolkit.ToolCall{Name: "touch", Session: "s2"}); r.Text() != "ok" {
+		t.Fatalf("touch: %+v", r)
+	}
+	// --wait: the live worker's answer may come late on a loaded machine.
+	code, out, errs := toolctl(t, "--nats", s.ClientURL(), "sessions", "--wait", "5s")
+	rows := map[string]string{}
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) > 3 {
+			rows[f[0]] = strings.Join(f[2:4], " ")
+		}
+	}
+	if code != exitOK || !strings.HasPrefix(rows["s1"], "w1 (gone)") || strings.Contains(rows["s2"], "gone") || !strings.HasPrefix(rows["s2"], "w2") {
+		t.Fatalf("sessions: exit %d, want s1 on w1 (gone), s2 on w2:\n%s%s", code, out, errs)
+	}
+	code, out, errs = toolctl(t, "--nats", s.ClientURL(), "sessions", "--wait", "5s", "--json")
+	var got []sessionJSON
+	if err := json.Unmarshal([]byte(out), &got); code != exitOK || err != nil || len(got) != 2 {
+		t.Fatalf("sessions --json: exit %d (%v): %s%s", code, err, out, errs)
+	}
+	for _, p := range got {
+		if p.WorkerGone != (p.Worker == "w1") {
+			t.Fatalf("sessions --json: %s on %s: worker_gone %v:\n%s", p.Session, p.Worker, p.WorkerGone, out)
+		}
+	}
+}
