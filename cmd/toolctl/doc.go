@@ -20,7 +20,12 @@
 // before or after the command, or with --config and a worker's config file
 // (its nats: section, or the address of its embedded server: its
 // embedded.listen, else the listen of its embedded.server_config, as the
-// worker reads them).
+// worker reads them). A flag beats its variable, which beats the file,
+// setting by setting: --nats or NATS_URL replaces the file's urls only,
+// its TLS settings still apply (an auth flag or variable replaces the
+// file's whole authentication). A connection that fails with settings of
+// both the file and flags or variables says which were combined, and
+// where each came from.
 //
 // # call
 //

@@ -94,6 +94,8 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	cfg            *config.Config
+	configPath     string            // --config, or ""
+	sources        map[string]string // config key → the flag or variable that set it
 	nc             *nats.Conn
 	client         *bus.Client
 	closers        []func() error // run by close, before the connection closes
@@ -180,16 +182,65 @@ func (e *env) conn() (*nats.Conn, error) {
 		case errors.Is(err, nats.ErrAuthorization):
 			// The server was reached and refused the credentials.
 			hint, code = " (the server admits only its users: give your key with --nkey FILE, and --identity ID for a caller; see README: Security)", exitUsage
+		case errors.Is(err, nats.ErrSecureConnWanted):
+			hint = " (TLS is set, and the server does not offer TLS)"
 		case url == defaultURL:
 			hint = " (is a worker running? start one with: go run ./cmd/worker)"
 		}
 		// Named without the URLs' passwords or tokens: stderr goes to
 		// terminals, CI logs and bug reports.
 		fmt.Fprintf(e.stderr, "toolctl: cannot connect to NATS at %s: %v%s\n", urlredact.List(url), err, hint)
+		if mixed := e.combined(url); mixed != "" {
+			fmt.Fprintln(e.stderr, "toolctl:", mixed)
+		}
 		return nil, exitStatus{code}
 	}
 	e.nc = nc
 	return nc, nil
+}
+
+// combined says, for a connection that failed, which server URL and
+// which TLS settings were dialled together and where each came from,
+// when some came from the --config file and some from flags or
+// variables: each of those replaces only its own setting of the file
+// (NATS_URL the file's urls, not its tls), so a URL meant for one server
+// may meet the TLS settings of another. "" otherwise, or when no TLS is
+// set.
+func (e *env) combined(url string) string {
+	// from says where the setting key came from, and whether that is the
+	// config file.
+	from := func(key string) (string, bool) {
+		if src, ok := e.sources[key]; ok {
+			return src, false
+		}
+		if e.configPath != "" {
+			return "--config " + e.configPath, true
+		}
+		return "the default", false
+	}
+	urlFrom, urlInFile := from("nats.urls")
+	if e.cfg.NATS.URL() == "" && !urlInFile {
+		urlFrom = "the default"
+	}
+	parts := []string{urlredact.List(url) + " from " + urlFrom}
+	mixed := false
+	for _, s := range []struct{ key, value string }{
+		{"nats.tls.ca", e.cfg.NATS.TLS.CA},
+		{"nats.tls.cert", e.cfg.NATS.TLS.Cert},
+		{"nats.tls.key", e.cfg.NATS.TLS.Key},
+	} {
+		if s.value == "" {
+			continue
+		}
+		src, inFile := from(s.key)
+		parts = append(parts, s.key+" "+s.value+" from "+src)
+		mixed = mixed || inFile != urlInFile
+	}
+	if !mixed {
+		return ""
+	}
+	return "these settings were combined: " + strings.Join(parts, "; ") +
+		". A flag or variable replaces only its own setting of the --config file (--nats and NATS_URL its urls, not its tls): give the server's TLS settings with its URL (--tls-ca, NATS_CA, ...), or leave out --config"
 }
 
 // bus returns a Client on the connection.
@@ -507,7 +558,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return e.usagef("--config needs a file: a worker's configuration, to connect the way that worker does")
 		}
 	}
-	if e.cfg, err = loadConfig(path, gfs, gconn, cfs); err != nil {
+	e.configPath = path
+	if e.cfg, e.sources, err = loadConfig(path, gfs, gconn, cfs); err != nil {
 		fmt.Fprintf(stderr, "toolctl: invalid connection settings:\n%v\n", err)
 		return exitUsage
 	}
@@ -601,12 +653,12 @@ func (e *env) checkSession(fs *flag.FlagSet) (int, bool) {
 // after the command are one command line: one after it beats the same
 // one before it, and beside the environment both count alike (an
 // authentication of each is refused, as two of the flags are).
-func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *flag.FlagSet) (*config.Config, error) {
+func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *flag.FlagSet) (*config.Config, map[string]string, error) {
 	cfg := config.Default()
 	if path != "" {
 		var err error
 		if cfg, err = config.Load(path); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var err error
@@ -616,11 +668,11 @@ func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *fl
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sources := gconn.Apply(gfs, &cfg.NATS, true)
 	if err := cfg.Validate(); err != nil {
-		return nil, config.Attribute(err, sources)
+		return nil, nil, config.Attribute(err, sources)
 	}
 	// The worker's server listens where its server configuration says
 	// unless the config file says where (cmd/worker): dial it there. A
@@ -631,7 +683,7 @@ func loadConfig(path string, gfs *flag.FlagSet, gconn *config.ConnFlags, cfs *fl
 			cfg.Embedded.Listen = listen
 		}
 	}
-	return cfg, nil
+	return cfg, sources, nil
 }
 
 // parseInterspersed parses flags that may come before, between and after
