@@ -2,9 +2,9 @@ package bus
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"strings"
+	"regexp"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -12,6 +12,10 @@ import (
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
+
+// callsDropped matches a warning of dropped calls: how many since the
+// last, and the total.
+var callsDropped = regexp.MustCompile(`subscription=calls dropped=(\d+) total=(\d+)`)
 
 // TestDroppedCallsCounted: calls NATS dropped because the worker's inbox
 // was full (its leader stuck) were dropped silently: no count, no line,
@@ -52,18 +56,34 @@ func TestDroppedCallsCounted(t *testing.T) {
 
 	pub := natstest.Connect(t, s)
 	const flood = 20
-	for range flood {
-		if err := pub.Publish(wire.CallSubject("echo", ""), []byte(`{}`)); err != nil {
+	send := func(n int) {
+		for range n {
+			if err := pub.Publish(wire.CallSubject("echo", ""), []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := pub.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := pub.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	// The clock reads the counts once a second, whenever that falls: here
+	// between the flood's drops, which its warnings then tell in two.
+	send(flood / 2)
+	natstest.WaitFor(t, "the first drops", func() bool { return w.Counters().Dropped[DroppedCalls] == flood/2-inboxLen })
+	w.checkDrops()
+	send(flood / 2)
 	// inboxLen of them wait in the inbox, NATS dropped the others.
 	const dropped = flood - inboxLen
-	natstest.WaitFor(t, "a warning of the dropped calls", func() bool {
-		return strings.Contains(logs.String(), fmt.Sprintf("subscription=calls dropped=%d total=%d", dropped, dropped))
+	// Every drop is told once, in as many warnings as readings found
+	// some, each with the total so far.
+	natstest.WaitFor(t, "warnings of every dropped call", func() bool {
+		told, total := 0, 0
+		for _, m := range callsDropped.FindAllStringSubmatch(logs.String(), -1) {
+			n, _ := strconv.Atoi(m[1])
+			told += n
+			total, _ = strconv.Atoi(m[2])
+		}
+		return told == dropped && total == dropped
 	})
 	if n := w.Counters().Dropped[DroppedCalls]; n != dropped {
 		t.Errorf("Counters().Dropped[calls] = %d, want %d", n, dropped)
