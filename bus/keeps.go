@@ -30,7 +30,9 @@ import (
 // unacknowledged and delivered again (its tool runs again where it may,
 // or the next delivery answers that it may have run, and that is kept).
 // A write the bucket refuses otherwise (full) is not made again: the
-// call is acknowledged, its final not kept, as logged. At most maxKeeps
+// call is acknowledged, its final not kept, as logged. (A final too large
+// for one message is never written: keptFinalIn replaced it by a small
+// one saying so.) At most maxKeeps
 // finals, or maxKeepBytes of them, wait at once (a bucket without a
 // leader for long, under a flood of durable calls): past that a final is
 // written without waiting and its call acknowledged, as before, so what

@@ -13,9 +13,10 @@ import (
 
 // TestKeptResultOverMaxPayload: a final larger than the server's
 // max_payload reaches its caller (split into chunks) but cannot be kept
-// (a KV value is one message): reading it back answers not_found. The
-// worker's line said only that it "could not keep a call's result"; it
-// now says why and what the caller will see.
+// (a KV value is one message): what is kept instead says so, and how the
+// call ended (it answered not_found, as if the call had kept nothing).
+// The worker's line said only that it "could not keep a call's result";
+// it now says why and what the caller will see.
 func TestKeptResultOverMaxPayload(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	big := strings.Repeat("x", 2<<20) // over the default max_payload, 1 MiB
@@ -29,11 +30,11 @@ func TestKeptResultOverMaxPayload(t *testing.T) {
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "big1", Name: "big", KeepResult: true}); r.Text() != big {
 		t.Fatalf("the call: %s %s, %d bytes", r.State, r.Code, len(r.Text()))
 	}
-	if r := c.Result(ctxT(t), "big1"); r.Code != toolkit.CodeNotFound {
+	if r := c.Result(ctxT(t), "big1"); r.Code != toolkit.CodeInternal || !strings.Contains(r.Text(), "ResultTooLargeError: call 'big1' ended success") {
 		t.Fatalf("the result of a final over max_payload: %s %s %.200q", r.State, r.Code, r.Text())
 	}
 	line := logs.String()
-	for _, want := range []string{"could not keep a call's result", "call=big1", "max_payload", "not_found"} {
+	for _, want := range []string{"could not keep a call's result", "call=big1", "max_payload", "ResultTooLargeError"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("the worker's line lacks %q:\n%s", want, line)
 		}

@@ -93,9 +93,12 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, attempt uint64, reply string) (rev uint64, conflict bool) {
 	eb := getBuf()
 	defer putBuf(eb)
-	msg, err := r.keptFinalIn(eb.b[:0], key, id, resp, meta, attempt, reply)
+	msg, over, err := r.keptFinalIn(nc, eb.b[:0], key, id, resp, meta, attempt, reply)
 	if err == nil {
 		eb.b = msg.Data
+		if over > 0 {
+			tooLargeToKeep(log, failed, nc, id, over)
+		}
 		if expect != nil {
 			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(*expect, 10))
 		}
@@ -117,10 +120,10 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 	case expect != nil && errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 		return 0, true
 	case errors.Is(err, nats.ErrMaxPayload):
-		// A kept result is one message: a final its caller got split
-		// into chunks may be too large for it. Nothing to try again.
+		// Past keptFinalIn's room for the headers (a server with a
+		// smaller max_payload since): nothing to try again.
 		failed.Add(1)
-		log.Warn("bus: could not keep a call's result: the final is larger than the server's max_payload, so reading it back (Client.Result) answers not_found",
+		log.Warn("bus: could not keep a call's result: its kept message is larger than the server's max_payload",
 			"call", id, "bytes", len(msg.Data), "max_payload", nc.MaxPayload())
 	default:
 		failed.Add(1)
@@ -130,29 +133,75 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 }
 
 // keptFinalMsg is the message keeping resp, the final of call id, under
-// key, as keep writes it, in a buffer of its own (written later).
-func (r *results) keptFinalMsg(key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64, reply string) (*nats.Msg, error) {
-	return r.keptFinalIn(nil, key, id, resp, meta, attempt, reply)
+// key, as keep writes it, in a buffer of its own (written later); a
+// final too large to keep is logged (keptFinalIn).
+func (r *results) keptFinalMsg(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64, reply string, log *slog.Logger, failed *atomic.Uint64) (*nats.Msg, error) {
+	msg, over, err := r.keptFinalIn(nc, nil, key, id, resp, meta, attempt, reply)
+	if over > 0 {
+		tooLargeToKeep(log, failed, nc, id, over)
+	}
+	return msg, err
 }
 
+// keptRoom is what keptFinalIn leaves of nc's max_payload for the kept
+// message's headers (the wire version, the attempt, a compare-and-set's
+// and kv.Write's: well under it).
+const keptRoom = 1 << 10
+
 // keptFinalIn is keptFinalMsg's message with its body appended to buf.
-func (r *results) keptFinalIn(buf []byte, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64, reply string) (*nats.Msg, error) {
+// A final that would make a message larger than nc's max_payload (less
+// keptRoom) cannot be kept (a KV value is one message; its caller gets
+// it split into chunks): no write of it would ever be taken, and a
+// durable call would wait for one and be delivered again, its tool run
+// again. The final kept instead says how the call ended and that its
+// result was too large to keep (tooLargeFinal); over is the size of the
+// final it replaced (0: none).
+func (r *results) keptFinalIn(nc *nats.Conn, buf []byte, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64, reply string) (msg *nats.Msg, over int, err error) {
 	kept := *resp
 	kept.ID = id
 	// The worker's metadata is written beside the response's own, as in
 	// the final sent (AppendFrame), without copying the response's map.
 	data, err := wire.AppendFrame(buf, &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: &kept}, meta)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	msg := keptMsg(r.kv.Bucket(), key, data)
+	if nc != nil && int64(len(data))+keptRoom > nc.MaxPayload() {
+		over = len(data)
+		if data, err = wire.AppendFrame(data[:0], &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 1, Final: tooLargeFinal(id, resp, over, nc.MaxPayload())}, meta); err != nil {
+			return nil, 0, err
+		}
+	}
+	msg = keptMsg(r.kv.Bucket(), key, data)
 	if attempt > 0 {
 		msg.Header.Set(wire.HeaderAttempt, strconv.FormatUint(attempt, 10))
 	}
 	if reply != "" {
 		msg.Header.Set(wire.HeaderReply, reply)
 	}
-	return msg, nil
+	return msg, over, nil
+}
+
+// tooLargeFinal is the final kept for call id in place of resp, whose
+// kept message would have been size bytes, over maxPayload: code
+// internal (a frame that could not be delivered), saying how the call
+// ended, so that a caller reading it back is told that, rather than
+// not_found, and does not send the call again.
+func tooLargeFinal(id string, resp *toolkit.Response, size int, maxPayload int64) *toolkit.Response {
+	ended := string(resp.State)
+	if resp.Code != "" {
+		ended += " (" + string(resp.Code) + ")"
+	}
+	return toolkit.Final(id, toolkit.CodeInternal, fmt.Sprintf(
+		"ResultTooLargeError: call '%s' ended %s, but its final (%d bytes) is larger than the server's max_payload (%d bytes) lets a result be kept: it was sent to its caller, in chunks, and is not kept.",
+		id, ended, size, maxPayload))
+}
+
+// tooLargeToKeep logs (and counts in failed) a final of call id that was
+// not kept for its size (keptFinalIn).
+func tooLargeToKeep(log *slog.Logger, failed *atomic.Uint64, nc *nats.Conn, id string, size int) {
+	failed.Add(1)
+	log.Warn("bus: could not keep a call's result: the final is larger than the server's max_payload; kept instead is a final saying so (Client.Result answers internal, ResultTooLargeError)",
+		"call", id, "bytes", size, "max_payload", nc.MaxPayload())
 }
 
 // keepLatest keeps the final of attempt n of a core call (ToolCall.

@@ -1003,7 +1003,7 @@ func (s *sender) keepFinal(resp *toolkit.Response) {
 	if s.dur != nil {
 		// Written once the final is out; the call is acknowledged once
 		// the bucket has it (release, keepThenAck).
-		msg, err := s.w.results.keptFinalMsg(s.keepKey, s.keepID, resp, &s.w.meta, s.attempt, "")
+		msg, err := s.w.results.keptFinalMsg(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.attempt, "", s.w.log, &s.w.count.jsErrors)
 		if err != nil {
 			s.w.count.jsErrors.Add(1)
 			s.w.log.Warn("bus: could not keep a call's result", "call", s.keepID, "err", err)
