@@ -116,7 +116,9 @@ type ClientOptions struct {
 	// frames (progress reports) would otherwise multiply: past it
 	// the call is cancelled and ends interrupted (SlowConsumerError) with
 	// the output taken so far, so a tool that writes faster than its
-	// caller reads cannot grow the caller without end. 0 means
+	// caller reads cannot grow the caller without end. No frame after
+	// the one that passed the bound is taken, its final neither: the text
+	// says the tool may have finished, and taken effect. 0 means
 	// DefaultMaxPending.
 	MaxPending int64
 	// MaxPendingTotal bounds the same memory over all the client's calls
@@ -126,7 +128,13 @@ type ClientOptions struct {
 	// which may be a caller keeping up) is shed: its unread frames are
 	// dropped at once, and, unless it was over MaxPending already, it is
 	// cancelled and ends interrupted (SlowConsumerError) with the output
-	// its caller took. A batch already being handed to a caller is not
+	// its caller took, saying it may have taken effect (its tool may
+	// finish before the cancel reaches it). Its final is never dropped:
+	// a call whose final has arrived unread (its tool finished; it will
+	// not grow) has its chunks dropped, is not cancelled, and ends with
+	// its real outcome, the chunks dropped counted in lost_chunks (the
+	// kept final, whole, for a KeepResult or durable call, as for chunks
+	// lost on the way). A batch already being handed to a caller is not
 	// dropped (its caller holds it), but counts. 0 means 4 × MaxPending
 	// (256 MiB with the default MaxPending); negative, no bound.
 	MaxPendingTotal int64
@@ -280,10 +288,12 @@ type inbox struct {
 	// (heldCost; handed is the batch's share): the client hands a batch to
 	// its caller before it takes the next. Past limit (MaxPending) the
 	// inbox is over: it takes nothing more, and the call ends. total is
-	// its client's queued, which pending's changes are added to.
-	pending, handed, limit int64
-	total                  *atomic.Int64
-	over                   overReason
+	// its client's queued, which pending's changes are added to. ends is
+	// what the frames that end the call cost that shed kept in msgs (see
+	// shed), which shedding again would not give back.
+	pending, handed, limit, ends int64
+	total                        *atomic.Int64
+	over                         overReason
 	// stallAfter is the silence after which the call is looked at:
 	// StallTimeout.
 	stallAfter time.Duration
@@ -329,28 +339,58 @@ func (b *inbox) push(m *nats.Msg, now time.Time) (over bool) {
 }
 
 // unread is what the inbox's queued messages cost, the batch being
-// handed left out: what shed would give back.
+// handed and the frames shed kept left out: what shed would give back.
 func (b *inbox) unread() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.pending - b.handed
+	return b.pending - b.handed - b.ends
 }
 
-// shed drops the queued messages, not the batch being handed, and makes
-// the inbox over (MaxPendingTotal) unless it was over already; it
-// reports whether it made it over.
+// shed drops the queued messages, not the batch being handed, nor a
+// frame that ends the call (its final, or a no-responders status): a call
+// whose final has arrived has finished, and sending nothing more it will
+// not grow, so it ends with its real outcome (the chunks dropped counted
+// as lost_chunks), neither cancelled nor made over. Without such a frame
+// shed makes the inbox over (MaxPendingTotal) unless it was over already;
+// it reports whether it made it over, and the call is then to be
+// cancelled.
 func (b *inbox) shed() (over bool) {
 	b.mu.Lock()
-	clear(b.msgs)
-	b.msgs = b.msgs[:0]
-	b.total.Add(b.handed - b.pending)
-	b.pending = b.handed
-	if b.over == notOver {
+	kept := b.msgs[:0]
+	var ends int64
+	for _, m := range b.msgs {
+		if endsCall(m) {
+			kept = append(kept, m)
+			ends += heldCost(m)
+		}
+	}
+	clear(b.msgs[len(kept):])
+	b.msgs = kept
+	b.total.Add(b.handed + ends - b.pending)
+	b.pending, b.ends = b.handed+ends, ends
+	if len(kept) == 0 && b.over == notOver {
 		b.over, over = overTotal, true
 	}
 	b.mu.Unlock()
 	b.notify()
 	return over
+}
+
+// endsCall reports whether m would end its call: a final frame, or a
+// no-responders status. A final as the Go worker encodes it (a msgpack
+// map whose first key is kind) is told by its first bytes; any other
+// frame is decoded (only when a call is shed, rarely).
+func endsCall(m *nats.Msg) bool {
+	if isNoResponders(m) {
+		return true
+	}
+	const kind, final = "\xa4kind", "\xa5final"
+	if d := m.Data; len(d) > len(kind) && d[0]&0xf0 == 0x80 && string(d[1:1+len(kind)]) == kind && wire.CodecOf(m.Header) == wire.Msgpack {
+		d = d[1+len(kind):]
+		return len(d) >= len(final) && string(d[:len(final)]) == final
+	}
+	var f wire.Frame
+	return decodeFrame(&f, m) == nil && f.Kind == wire.KindFinal
 }
 
 // msgHeld is about what a received message costs its receiver beyond
@@ -381,7 +421,7 @@ func (b *inbox) take(buf []*nats.Msg) (msgs []*nats.Msg, closed, lost, stalled b
 	msgs, b.msgs = b.msgs, buf[:0]
 	b.total.Add(-b.handed)
 	b.pending -= b.handed
-	b.handed = b.pending
+	b.handed, b.ends = b.pending, 0
 	return msgs, b.closed, b.lost, b.stalled, b.over
 }
 
@@ -394,7 +434,7 @@ func (b *inbox) reset(buf []*nats.Msg) {
 	clear(b.spare[0][:])
 	clear(b.spare[1][:])
 	b.msgs, b.closed, b.lost, b.stalled, b.cancelled = b.spare[0][:0], false, false, false, false
-	b.pending, b.handed, b.over = 0, 0, notOver
+	b.pending, b.handed, b.ends, b.over = 0, 0, 0, notOver
 	b.durable.Store(false)
 	select {
 	case <-b.signal:
@@ -491,17 +531,24 @@ func (c *Client) Close() error {
 func (c *Client) onMsg(m *nats.Msg) {
 	token := m.Subject[len(c.prefix):]
 	now := time.Now()
-	var over, shed *inbox
-	var id, shedID, shedReply string
-	var durable, shedDurable bool
+	var over *inbox
+	var id string
+	var durable bool
+	var shed []shedCall
 	c.mu.Lock()
 	if b := c.pending[token]; b != nil {
 		if b.push(m, now) {
 			over, id, durable = b, b.id, b.durable.Load()
 		}
-		if bound := c.opts.MaxPendingTotal; bound > 0 && c.queued.Load() > bound {
-			if t, s := c.largestLocked(); s != nil && s.shed() {
-				shed, shedID, shedReply, shedDurable = s, s.id, c.prefix+t, s.durable.Load()
+		// Each call is shed at most once here: shed leaves it nothing to
+		// give back but the frames that end it.
+		for bound, n := c.opts.MaxPendingTotal, len(c.pending); bound > 0 && n > 0 && c.queued.Load() > bound; n-- {
+			t, s := c.largestLocked()
+			if s == nil {
+				break
+			}
+			if s.shed() {
+				shed = append(shed, shedCall{s.id, c.prefix + t, s.durable.Load()})
 			}
 		}
 	} else if ch := c.acks[token]; ch != nil {
@@ -514,20 +561,27 @@ func (c *Client) onMsg(m *nats.Msg) {
 	if over != nil {
 		c.cancel(id, "", durable, m.Subject)
 	}
-	if shed != nil {
-		c.cancel(shedID, "", shedDurable, shedReply)
+	for _, s := range shed {
+		c.cancel(s.id, "", s.durable, s.reply)
 	}
 }
 
-// largestLocked is the pending call holding the most unread, to be shed
-// for MaxPendingTotal, and its token; c.mu is held. Taking the largest
+// shedCall is a call shed for MaxPendingTotal, to be cancelled.
+type shedCall struct {
+	id, reply string
+	durable   bool
+}
+
+// largestLocked is the pending call holding the most unread that
+// shedding would give back (unread), to be shed for MaxPendingTotal, and
+// its token; nil when none holds any. c.mu is held. Taking the largest
 // rather than the call whose frame came spares a caller that keeps up;
-// the look at every pending call is only past the bound, and the call
-// shed gives back at least what the frame that passed the bound cost
-// (that frame's call holds it unread), so the total is under the bound
-// again; unless that call's caller took the frame meanwhile (take does
-// not hold c.mu), which may leave it over by about a frame until the
-// next frame sheds again.
+// the look at every pending call is only past the bound. onMsg sheds
+// until the total is under the bound again, or every call holding
+// anything unread was shed; what is left over the bound then is batches
+// being handed and frames that end calls, which their callers hold (a
+// caller that took its frame meanwhile, take not holding c.mu, is found
+// holding nothing).
 func (c *Client) largestLocked() (token string, b *inbox) {
 	var most int64
 	for t, x := range c.pending {
@@ -1366,11 +1420,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			return st.partial(toolkit.CodeUnavailable, "ToolUnavailableError: the client's NATS connection was closed during the call (the tool may have run).")
 		case over == overCall: // cancelled when it went over (onMsg)
 			return st.partial(toolkit.CodeInterrupted, fmt.Sprintf(
-				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: over %d bytes waited unread (ClientOptions.MaxPending), so the call was cancelled.",
+				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: over %d bytes waited unread (ClientOptions.MaxPending), so the call was cancelled; its tool may have finished before the cancel reached it (a final after that is not taken), so it may have taken effect.",
 				call.Name, c.opts.MaxPending))
 		case over == overTotal: // cancelled when it was shed (onMsg)
 			return st.partial(toolkit.CodeInterrupted, fmt.Sprintf(
-				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: the client's calls together had over %d bytes waiting unread (ClientOptions.MaxPendingTotal), this call the most, so its unread output was dropped and the call was cancelled.",
+				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: the client's calls together had over %d bytes waiting unread (ClientOptions.MaxPendingTotal), this call the most and its final not yet among them, so its unread output was dropped and the call was cancelled; its tool may have finished before the cancel reached it (a final after that is not taken), so it may have taken effect.",
 				call.Name, c.opts.MaxPendingTotal))
 		case stalled && grace == nil && *durable:
 			// Silence on the durable path: the final may have been lost

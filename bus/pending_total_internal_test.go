@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -192,4 +194,246 @@ func TestPendingTotalShedsTheLargest(t *testing.T) {
 	delete(c.pending, "large")
 	delete(c.pending, "small")
 	c.mu.Unlock()
+}
+
+// boxOf is the pending inbox of call id, nil when there is none.
+func boxOf(c *Client, id string) *inbox {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.pending {
+		if b.id == id {
+			return b
+		}
+	}
+	return nil
+}
+
+// queuedFrames is how many frames b holds that its caller has not taken.
+func queuedFrames(b *inbox) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.msgs)
+}
+
+// TestShedKeepsAnArrivedFinal: a call shed for MaxPendingTotal whose
+// final had already arrived (its caller had not read that far) ended
+// interrupted, "the call was cancelled", though its tool had finished:
+// a caller of a tool that must not run twice took it for not done. Its
+// unread chunks are dropped, but the final is kept, no cancel is sent,
+// and the call ends with its real outcome, the chunks it lost counted.
+func TestShedKeepsAnArrivedFinal(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	// The frames are a worker's, published by hand: which frames sit in
+	// which inbox when the bound is passed is then the test's to say.
+	rnc := natstest.Connect(t, s)
+	requests := make(chan *nats.Msg, 4)
+	if _, err := rnc.ChanSubscribe(wire.CallSubject("*", ""), requests); err != nil {
+		t.Fatal(err)
+	}
+	if err := rnc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(natstest.Connect(t, s), &ClientOptions{MaxPending: 1 << 20, MaxPendingTotal: 64 << 10, StallTimeout: natstest.Guard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := natstest.Ctx(t)
+	text := strings.Repeat("x", 1000)
+	publish := func(reply string, f *wire.Frame) {
+		t.Helper()
+		data, err := wire.Msgpack.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rnc.Publish(reply, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chunk := func(id string, seq uint64) *wire.Frame {
+		return &wire.Frame{Kind: wire.KindChunk, ID: id, Seq: seq, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: text}}}}
+	}
+	final := func(id string, seq uint64) *wire.Frame {
+		return &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: seq, Chunks: seq - 1, Final: &toolkit.Response{ID: id, State: toolkit.StateSuccess}}
+	}
+	release := make(chan struct{})
+	var released sync.Once
+	t.Cleanup(func() { released.Do(func() { close(release) }) })
+	// start makes call id, whose caller takes its first chunk and then
+	// nothing until released; it returns the call's reply subject.
+	start := func(id string, finals chan<- *toolkit.Response) string {
+		took := make(chan struct{})
+		go func() {
+			var last *toolkit.Response
+			got := false
+			for ev := range c.Call(ctx, toolkit.ToolCall{ID: id, Name: "charge"}) {
+				if ev.Chunk != nil && !got {
+					got = true
+					close(took)
+					<-release
+				}
+				if ev.Final != nil {
+					last = ev.Final
+				}
+			}
+			finals <- last
+		}()
+		var req *nats.Msg
+		select {
+		case req = <-requests:
+		case <-ctx.Done():
+			t.Fatal("no request came")
+		}
+		publish(req.Reply, chunk(id, 1))
+		select {
+		case <-took:
+		case <-ctx.Done():
+			t.Fatal("the first chunk was not taken")
+		}
+		return req.Reply
+	}
+	const n = 30 // chunks after the first: about 36 KiB unread
+	doneFinal := make(chan *toolkit.Response, 1)
+	done := start("done", doneFinal)
+	for seq := uint64(2); seq <= n+1; seq++ {
+		publish(done, chunk("done", seq))
+	}
+	publish(done, final("done", n+2)) // the tool finished
+	natstest.WaitFor(t, "the finished call's frames to arrive", func() bool { return queuedFrames(boxOf(c, "done")) == n+1 })
+	// Another stalled call passes the bound; the finished one holds the
+	// most unread.
+	otherFinal := make(chan *toolkit.Response, 1)
+	other := start("other", otherFinal)
+	for seq := uint64(2); seq <= n+1; seq++ {
+		publish(other, chunk("other", seq))
+	}
+	natstest.WaitFor(t, "the other call's frames to arrive", func() bool { return queuedFrames(boxOf(c, "other")) == n })
+	b := boxOf(c, "done")
+	b.mu.Lock()
+	over, frames := b.over, len(b.msgs)
+	b.mu.Unlock()
+	if frames != 1 || over != notOver {
+		t.Errorf("the finished call shed: %d frames held, over %d; want its final alone, not over (no cancel sent)", frames, over)
+	}
+	if held, bound := heldBytes(c), c.opts.MaxPendingTotal; held > bound {
+		t.Errorf("%d bytes held, over the bound of %d", held, bound)
+	}
+	publish(other, final("other", n+2))
+	released.Do(func() { close(release) })
+	r := <-doneFinal
+	if r == nil || r.State != toolkit.StateSuccess || fmt.Sprint(r.Metadata[wire.MetaLostChunks]) != fmt.Sprint(n) {
+		t.Fatalf("the finished call shed ended %+v; want success with lost_chunks %d", r, n)
+	}
+	if r := <-otherFinal; r == nil || r.State != toolkit.StateSuccess || r.Metadata[wire.MetaLostChunks] != nil {
+		t.Errorf("the other call ended %+v; want success, nothing lost", r)
+	}
+}
+
+// TestOverMaxPendingSaysItMayHaveRun: a call cancelled for MaxPending
+// takes no frame after the one that made it over, its final included: a
+// tool that finished meanwhile ended "the call was cancelled", which a
+// caller of a tool that must not run twice takes for not done. The text
+// says it may have taken effect.
+func TestOverMaxPendingSaysItMayHaveRun(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	rnc := natstest.Connect(t, s)
+	requests := make(chan *nats.Msg, 1)
+	if _, err := rnc.ChanSubscribe(wire.CallSubject("charge", ""), requests); err != nil {
+		t.Fatal(err)
+	}
+	if err := rnc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(natstest.Connect(t, s), &ClientOptions{MaxPending: 8 << 10, StallTimeout: natstest.Guard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := natstest.Ctx(t)
+	text := strings.Repeat("x", 1000)
+	publish := func(reply string, f *wire.Frame) {
+		t.Helper()
+		data, err := wire.Msgpack.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rnc.Publish(reply, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took, release := make(chan struct{}), make(chan struct{})
+	var released sync.Once
+	t.Cleanup(func() { released.Do(func() { close(release) }) })
+	finals := make(chan *toolkit.Response, 1)
+	go func() {
+		var last *toolkit.Response
+		got := false
+		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "pay", Name: "charge"}) {
+			if ev.Chunk != nil && !got {
+				got = true
+				close(took)
+				<-release
+			}
+			if ev.Final != nil {
+				last = ev.Final
+			}
+		}
+		finals <- last
+	}()
+	req := <-requests
+	const n = 12 // past MaxPending
+	for seq := uint64(1); seq <= n; seq++ {
+		publish(req.Reply, &wire.Frame{Kind: wire.KindChunk, ID: "pay", Seq: seq, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: text}}}})
+		if seq == 1 {
+			<-took
+		}
+	}
+	publish(req.Reply, &wire.Frame{Kind: wire.KindFinal, ID: "pay", Seq: n + 1, Chunks: n, Final: &toolkit.Response{ID: "pay", State: toolkit.StateSuccess}})
+	natstest.WaitFor(t, "the call to go over MaxPending", func() bool {
+		b := boxOf(c, "pay")
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.over == overCall
+	})
+	// The final comes after the frame that made the call over (one
+	// publisher: in order), so it is not taken, whenever it arrives.
+	released.Do(func() { close(release) })
+	r := <-finals
+	if r == nil || r.Code != toolkit.CodeInterrupted || !strings.Contains(r.Text(), "SlowConsumerError") || !strings.Contains(r.Text(), "may have taken effect") {
+		t.Fatalf("a call over MaxPending whose tool finished ended %+v; want interrupted, saying it may have taken effect", r)
+	}
+}
+
+// TestEndsCall: shed keeps the frames that end a call, told by their
+// first bytes when the Go worker encoded them, by decoding otherwise.
+func TestEndsCall(t *testing.T) {
+	final := &wire.Frame{Kind: wire.KindFinal, ID: "a", Seq: 2, Final: &toolkit.Response{ID: "a", State: toolkit.StateSuccess}}
+	chunk := &wire.Frame{Kind: wire.KindChunk, ID: "a", Seq: 1, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "final"}}}}
+	msg := func(c wire.Codec, f *wire.Frame) *nats.Msg {
+		data, err := c.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &nats.Msg{Subject: "x", Data: data}
+		if c == wire.JSON {
+			m.Header = c.Header()
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		m    *nats.Msg
+		want bool
+	}{
+		{"msgpack final", msg(wire.Msgpack, final), true},
+		{"msgpack chunk", msg(wire.Msgpack, chunk), false},
+		{"json final", msg(wire.JSON, final), true},
+		{"json chunk", msg(wire.JSON, chunk), false},
+		{"no responders", &nats.Msg{Subject: "x", Header: nats.Header{"Status": {"503"}}}, true},
+		{"garbage", &nats.Msg{Subject: "x", Data: []byte("\x85\xa4kin")}, false},
+	} {
+		if got := endsCall(tc.m); got != tc.want {
+			t.Errorf("%s: endsCall %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
