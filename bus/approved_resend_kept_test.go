@@ -22,13 +22,21 @@ import (
 // gets the approved run's result when a worker takes the call.
 func TestApprovedResendIgnoresStaleKept(t *testing.T) {
 	s := natstest.Embedded(t, false)
-	var runs atomic.Int32
+	var asks, runs atomic.Int32
 	newTK := func() *toolkit.Toolkit {
 		tk := toolkit.New(nil)
-		mustAdd(t, tk, toolkit.Func("deploy", "Deploy.", func(ctx context.Context, in struct{}) (string, error) {
-			if runs.Add(1) == 1 {
-				return "", toolkit.NewError(toolkit.CodeApprovalRequired, "ApprovalRequiredError: approve first")
+		// As the permission checks ask (a tool that answers so itself
+		// ran: its id sent again is a duplicate).
+		tk.Use(func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				if asks.Add(1) == 1 {
+					return toolkit.NewError(toolkit.CodeApprovalRequired, "ApprovalRequiredError: approve first")
+				}
+				return next(ctx, call, w)
 			}
+		})
+		mustAdd(t, tk, toolkit.Func("deploy", "Deploy.", func(ctx context.Context, in struct{}) (string, error) {
+			runs.Add(1)
 			return "deployed", nil
 		}))
 		return tk
@@ -79,5 +87,5 @@ func TestApprovedResendIgnoresStaleKept(t *testing.T) {
 	if r.State != toolkit.StateSuccess || r.Text() != "deployed" {
 		t.Fatalf("the approved call re-sent ended %s %q for its caller (runs %d)", r.Code, r.Text(), runs.Load())
 	}
-	natstest.WaitFor(t, "the approved call to run", func() bool { return runs.Load() == 2 })
+	natstest.WaitFor(t, "the approved call to run", func() bool { return runs.Load() == 1 })
 }

@@ -1626,13 +1626,14 @@ func (w *Worker) mayRepeat(in *incoming, c wire.Codec, id, session string) bool 
 // ended reports whether the call of key has a kept final that ended it;
 // err when the results bucket could not be read (it may have). A kept
 // approval_required final (or an approval mismatch) ended without
-// running: the call sent again after its approval runs (approvalResend).
+// running, unless its tool ran (keptFinal.awaitsApproval): the call sent
+// again after its approval runs (approvalResend).
 func (w *Worker) ended(ctx context.Context, key string) (bool, error) {
 	if w.results == nil {
 		return false, nil
 	}
-	r, _, ok, err := readKept(ctx, w.results.js, w.results.kv.Bucket(), key, false)
-	return err == nil && ok && !awaitsApproval(r), err
+	k, ok, err := readKept(ctx, w.results.js, w.results.kv.Bucket(), key, false)
+	return err == nil && ok && !k.awaitsApproval(), err
 }
 
 func mayHaveRunText(tool string, attempt uint64) string {

@@ -41,7 +41,7 @@ func TestKeepRefusedWhileAnotherIsInProcess(t *testing.T) {
 	var rev uint64
 	for rev == 0 { // the stream's first leader may still be settling
 		none := uint64(0)
-		rev, _ = r.keep(nil, true, "k", "k", toolkit.Final("k", "", "attempt 1"), &meta, log, &failed, &none, 1, "")
+		rev, _ = r.keep(nil, true, "k", "k", toolkit.Final("k", "", "attempt 1"), &meta, log, &failed, &none, keptOf{attempt: 1})
 	}
 	stream := "KV_" + wire.BucketResults
 	nc := cl.LoneStreamLeader(stream)
@@ -55,7 +55,7 @@ func TestKeepRefusedWhileAnotherIsInProcess(t *testing.T) {
 	if err := nc.PublishMsg(other); err != nil {
 		t.Fatal(err)
 	}
-	got, conflict := r.keep(nc, true, "k", "k", toolkit.Final("k", "", "attempt 2"), &meta, log, &failed, &rev, 2, "")
+	got, conflict := r.keep(nc, true, "k", "k", toolkit.Final("k", "", "attempt 2"), &meta, log, &failed, &rev, keptOf{attempt: 2})
 	e, err := kv.LeaderGet(natstest.Ctx(t), r.js, wire.BucketResults, "k")
 	switch {
 	case err != nil:

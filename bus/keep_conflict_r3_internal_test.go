@@ -48,7 +48,7 @@ func TestKeepConflictOnAReplicatedBucket(t *testing.T) {
 		for i := range 16 {
 			wg.Go(func() {
 				resp := toolkit.Final(key, "", fmt.Sprint("attempt ", i))
-				rev, conflict := r.keep(nc, true, key, key, resp, &meta, slog.Default(), &failed, &none, uint64(i+1), "")
+				rev, conflict := r.keep(nc, true, key, key, resp, &meta, slog.Default(), &failed, &none, keptOf{attempt: uint64(i + 1)})
 				switch {
 				case conflict:
 					conflicts.Add(1)

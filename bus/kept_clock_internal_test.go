@@ -42,7 +42,7 @@ func TestKeepLatestWithClockOff(t *testing.T) {
 	keep2 := func(key string) {
 		t.Helper()
 		var none uint64
-		if rev, conflict := r.keep(nc, true, key, key, toolkit.Final(key+"-r2", "", "attempt 2"), &meta, slog.Default(), &failed, &none, 2, ""); rev == 0 || conflict {
+		if rev, conflict := r.keep(nc, true, key, key, toolkit.Final(key+"-r2", "", "attempt 2"), &meta, slog.Default(), &failed, &none, keptOf{attempt: 2}); rev == 0 || conflict {
 			t.Fatalf("keeping attempt 2 of %s: revision %d, conflict %v", key, rev, conflict)
 		}
 	}
@@ -57,7 +57,7 @@ func TestKeepLatestWithClockOff(t *testing.T) {
 		started, taken := r.now(), time.Now()
 		natstest.WaitFor(t, "a second past attempt 1's start", func() bool { return time.Since(taken) > time.Second })
 		keep2(key)
-		if rev, ok := r.keepLatest(nc, key, key, toolkit.Final(key, "", "attempt 1"), &meta, slog.Default(), &failed, 1, started, ""); rev != 0 || !ok {
+		if rev, ok := r.keepLatest(nc, key, key, toolkit.Final(key, "", "attempt 1"), &meta, slog.Default(), &failed, started, keptOf{attempt: 1}); rev != 0 || !ok {
 			t.Errorf("clock off by %v: attempt 1 ending after attempt 2 kept its final: revision %d, ok %v; want not kept", off, rev, ok)
 		}
 		if n, _ := keptAttemptIn(key); n != 2 {
@@ -73,7 +73,7 @@ func TestKeepLatestWithClockOff(t *testing.T) {
 		_, e := keptAttemptIn(key)
 		natstest.WaitFor(t, "a second past the earlier call's final", func() bool { return time.Since(e.Created) > time.Second })
 		started = r.now()
-		if rev, ok := r.keepLatest(nc, key, key, toolkit.Final(key, "", "attempt 1"), &meta, slog.Default(), &failed, 1, started, ""); rev == 0 || !ok {
+		if rev, ok := r.keepLatest(nc, key, key, toolkit.Final(key, "", "attempt 1"), &meta, slog.Default(), &failed, started, keptOf{attempt: 1}); rev == 0 || !ok {
 			t.Errorf("clock off by %v: a call under a reused id kept nothing over the earlier call's final: revision %d, ok %v", off, rev, ok)
 		}
 		if n, _ := keptAttemptIn(key); n != 1 {

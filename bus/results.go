@@ -87,13 +87,12 @@ func openResults(ctx context.Context, o *ResultsOptions) (*results, error) {
 // revision (0 otherwise). A waited-for write is kv.Write's, for up to
 // 5 s: one refused while another write of the key is in process at a
 // replicated bucket's leader (10164) is made again, not taken for a
-// conflict (the other may never be stored). attempt, when not 0, is
-// which attempt of its call the final is (keepLatest), written beside it;
-// so is reply, when not "": a core call's reply subject (callOf).
-func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, attempt uint64, reply string) (rev uint64, conflict bool) {
+// conflict (the other may never be stored). of is written beside the
+// final (keptOf).
+func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, expect *uint64, of keptOf) (rev uint64, conflict bool) {
 	eb := getBuf()
 	defer putBuf(eb)
-	msg, over, err := r.keptFinalIn(nc, eb.b[:0], key, id, resp, meta, attempt, reply)
+	msg, over, err := r.keptFinalIn(nc, eb.b[:0], key, id, resp, meta, of)
 	if err == nil {
 		eb.b = msg.Data
 		if over > 0 {
@@ -135,8 +134,8 @@ func (r *results) keep(nc *nats.Conn, wait bool, key, id string, resp *toolkit.R
 // keptFinalMsg is the message keeping resp, the final of call id, under
 // key, as keep writes it, in a buffer of its own (written later); a
 // final too large to keep is logged (keptFinalIn).
-func (r *results) keptFinalMsg(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64, reply string, log *slog.Logger, failed *atomic.Uint64) (*nats.Msg, error) {
-	msg, over, err := r.keptFinalIn(nc, nil, key, id, resp, meta, attempt, reply)
+func (r *results) keptFinalMsg(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, of keptOf, log *slog.Logger, failed *atomic.Uint64) (*nats.Msg, error) {
+	msg, over, err := r.keptFinalIn(nc, nil, key, id, resp, meta, of)
 	if over > 0 {
 		tooLargeToKeep(log, failed, nc, id, over)
 	}
@@ -144,7 +143,7 @@ func (r *results) keptFinalMsg(nc *nats.Conn, key, id string, resp *toolkit.Resp
 }
 
 // keptRoom is what keptFinalIn leaves of nc's max_payload for the kept
-// message's headers (the wire version, the attempt, a compare-and-set's
+// message's headers (the wire version, keptOf's, a compare-and-set's
 // and kv.Write's: well under it).
 const keptRoom = 1 << 10
 
@@ -156,7 +155,7 @@ const keptRoom = 1 << 10
 // again. The final kept instead says how the call ended and that its
 // result was too large to keep (tooLargeFinal); over is the size of the
 // final it replaced (0: none).
-func (r *results) keptFinalIn(nc *nats.Conn, buf []byte, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, attempt uint64, reply string) (msg *nats.Msg, over int, err error) {
+func (r *results) keptFinalIn(nc *nats.Conn, buf []byte, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, of keptOf) (msg *nats.Msg, over int, err error) {
 	kept := *resp
 	kept.ID = id
 	// The worker's metadata is written beside the response's own, as in
@@ -172,11 +171,14 @@ func (r *results) keptFinalIn(nc *nats.Conn, buf []byte, key, id string, resp *t
 		}
 	}
 	msg = keptMsg(r.kv.Bucket(), key, data)
-	if attempt > 0 {
-		msg.Header.Set(wire.HeaderAttempt, strconv.FormatUint(attempt, 10))
+	if of.attempt > 0 {
+		msg.Header.Set(wire.HeaderAttempt, strconv.FormatUint(of.attempt, 10))
 	}
-	if reply != "" {
-		msg.Header.Set(wire.HeaderReply, reply)
+	if of.reply != "" {
+		msg.Header.Set(wire.HeaderReply, of.reply)
+	}
+	if of.ran {
+		msg.Header.Set(wire.HeaderRan, "1")
 	}
 	return msg, over, nil
 }
@@ -204,9 +206,9 @@ func tooLargeToKeep(log *slog.Logger, failed *atomic.Uint64, nc *nats.Conn, id s
 		"call", id, "bytes", size, "max_payload", nc.MaxPayload())
 }
 
-// keepLatest keeps the final of attempt n of a core call (ToolCall.
-// KeepResult; 1 as its caller sent it, n its client's nth sending,
-// keptAttempt) unless a later attempt kept its own: it reads the kept
+// keepLatest keeps the final of attempt n (of.attempt) of a core call
+// (ToolCall.KeepResult; 1 as its caller sent it, n its client's nth
+// sending, keptAttempt) unless a later attempt kept its own: it reads the kept
 // final through the stream leader and writes over exactly the revision
 // read, reading again when another write came between. A caller that
 // sent a call again got the final of its latest attempt, so that one is
@@ -216,9 +218,9 @@ func tooLargeToKeep(log *slog.Logger, failed *atomic.Uint64, nc *nats.Conn, id s
 // under the same id, and is written over. A key it cannot read is not written (that may be over a
 // later attempt's): the final is then not kept, and the failure logged.
 // It returns the revision it wrote (0: none), and ok false when the final
-// could not be kept (rather than left under a later attempt's). reply is
-// the call's reply subject, written beside the final (keep).
-func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, attempt uint64, started time.Time, reply string) (rev uint64, ok bool) {
+// could not be kept (rather than left under a later attempt's). of is
+// written beside the final (keep).
+func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Response, meta *wire.MetaEntry, log *slog.Logger, failed *atomic.Uint64, started time.Time, of keptOf) (rev uint64, ok bool) {
 	var err error
 	for tries, unread := 0, 0; tries < 8 && unread < 3; tries++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -226,7 +228,7 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 		e, err = kv.LeaderGet(ctx, r.js, r.kv.Bucket(), key)
 		cancel()
 		switch {
-		case err == nil && e.Found && keptAttemptOf(e.Header) > attempt:
+		case err == nil && e.Found && keptAttemptOf(e.Header) > of.attempt:
 			var since bool
 			if since, err = r.storedSince(e.Created, started); err != nil {
 				unread++
@@ -234,7 +236,7 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 				continue
 			}
 			if since {
-				log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id, "attempt", attempt)
+				log.Info("bus: a later attempt of the call kept its final; this attempt's is not kept", "call", id, "attempt", of.attempt)
 				return 0, true
 			}
 		case err != nil && !errors.Is(err, kv.ErrForged): // a forged value's attempt is not read
@@ -244,7 +246,7 @@ func (r *results) keepLatest(nc *nats.Conn, key, id string, resp *toolkit.Respon
 			time.Sleep(time.Duration(unread) * 100 * time.Millisecond)
 			continue
 		}
-		rev, conflict := r.keep(nc, true, key, id, resp, meta, log, failed, &e.Revision, attempt, reply)
+		rev, conflict := r.keep(nc, true, key, id, resp, meta, log, failed, &e.Revision, of)
 		if !conflict {
 			return rev, rev > 0 // 0: refused or unanswered, logged
 		}
@@ -323,7 +325,7 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 	if !wire.ValidCallID(id) {
 		return toolkit.Final(id, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(id), wire.MaxCallIDLen))
 	}
-	r, _, ok, err := c.lookup(ctx, id, true)
+	k, ok, err := c.lookup(ctx, id, true)
 	switch {
 	case err != nil:
 		return toolkit.Final(id, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: reading kept results: %v", err))
@@ -331,7 +333,7 @@ func (c *Client) Result(ctx context.Context, id string) *toolkit.Response {
 		return toolkit.Final(id, toolkit.CodeNotFound, fmt.Sprintf(
 			"ResultNotFoundError: no result is kept for call '%s': it was not sent to keep its result, has not ended yet, or its result expired.", id))
 	}
-	return r
+	return k.final
 }
 
 // approvalResend is the message id under which a durable call that the
@@ -346,11 +348,11 @@ func approvalResend(ctx context.Context, js jetstream.JetStream, b jetstream.Key
 	if b == nil {
 		return "", 0, false
 	}
-	r, of, ok, err := readKept(ctx, js, b.Bucket(), key, true)
-	if err != nil || !ok || !awaitsApproval(r) {
+	k, ok, err := readKept(ctx, js, b.Bucket(), key, true)
+	if err != nil || !ok || !k.awaitsApproval() {
 		return "", 0, false
 	}
-	return msgID + "~" + strconv.FormatUint(of.rev, 10), of.rev, true
+	return msgID + "~" + strconv.FormatUint(k.rev, 10), k.rev, true
 }
 
 // awaitsApproval reports whether a kept final ended its call without
@@ -359,7 +361,10 @@ func approvalResend(ctx context.Context, js jetstream.JetStream, b jetstream.Key
 // input under its id presented its approval, which stays unused for the
 // approved call, sent again after it), or denied by a user (the refusal
 // is of one input: another input under its id asks, and runs once
-// approved; the refused one, sent again, is denied again).
+// approved; the refused one, sent again, is denied again). Only a final
+// whose tool was not entered ended so: a tool can end its call with such
+// a code and metadata itself, having run (keptOf.ran), and
+// awaitsApproval is not asked of it.
 func awaitsApproval(r *toolkit.Response) bool {
 	switch r.Code {
 	case toolkit.CodeApprovalRequired:
@@ -375,13 +380,35 @@ func awaitsApproval(r *toolkit.Response) bool {
 // about a second in all.
 var lookAgain = []time.Duration{10 * time.Millisecond, 40 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond, 600 * time.Millisecond}
 
-// keptOf says which call a kept final is of: its revision in the
-// results bucket, and the reply subject of the core call that kept it
-// (wire.HeaderReply; "" on a durable call's, or one kept by an earlier
-// build).
+// keptOf is what a worker writes beside a kept final, in its headers
+// (keptFinalIn), and readKept reads back: which call, and which attempt
+// of it, the final is of, and whether its tool ran. A kept final of an
+// earlier build may carry none of them.
 type keptOf struct {
-	rev   uint64
+	// attempt is which attempt of its call the final is (keepLatest;
+	// wire.HeaderAttempt): 0 when it does not say.
+	attempt uint64
+	// reply is the reply subject of the core call that kept it
+	// (wire.HeaderReply; callOf): "" on a durable call's.
 	reply string
+	// ran: the call's tool was entered and the call did not succeed
+	// (toolkit.RanWriter; wire.HeaderRan).
+	ran bool
+}
+
+// keptFinal is a kept final as readKept reads it: the final, its
+// revision in the results bucket, and what was written beside it.
+type keptFinal struct {
+	final *toolkit.Response
+	rev   uint64
+	keptOf
+}
+
+// awaitsApproval reports whether the kept final ended its call without
+// running it, for an approval (awaitsApproval): not one its tool ended
+// the call with.
+func (k keptFinal) awaitsApproval() bool {
+	return !k.ran && awaitsApproval(k.final)
 }
 
 // kept is the kept final of call id when there is one stored after
@@ -397,26 +424,26 @@ type keptOf struct {
 func (c *Client) kept(ctx context.Context, id string, stale uint64, reply string, again bool) (*toolkit.Response, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	r, of, ok, err := c.lookup(ctx, id, again)
-	return r, ok && err == nil && of.rev > stale && (reply == "" || of.reply == reply)
+	k, ok, err := c.lookup(ctx, id, again)
+	return k.final, ok && err == nil && k.rev > stale && (reply == "" || k.reply == reply)
 }
 
-// lookup reads the kept final of the client's call id and which call it
-// is of (again: see readKept).
-func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Response, keptOf, bool, error) {
+// lookup reads the kept final of the client's call id (again: see
+// readKept).
+func (c *Client) lookup(ctx context.Context, id string, again bool) (keptFinal, bool, error) {
 	b, err := c.resultsBucket(ctx)
 	if err != nil || b == nil {
-		return nil, keptOf{}, false, err
+		return keptFinal{}, false, err
 	}
 	js, err := c.jetStream()
 	if err != nil {
-		return nil, keptOf{}, false, err
+		return keptFinal{}, false, err
 	}
 	return readKept(ctx, js, b.Bucket(), wire.ResultKey(c.opts.Identity, id), again)
 }
 
-// readKept reads the final kept under key in bucket, and which call it
-// is of (its revision, and a core call's reply subject).
+// readKept reads the final kept under key in bucket, with its revision
+// and what was written beside it (keptOf).
 // With again, a key not found is looked for again for about a second
 // (lookAgain): a durable call's final is published to the bucket without
 // waiting for it (results.keep), so a caller holding the final can read
@@ -429,7 +456,7 @@ func (c *Client) lookup(ctx context.Context, id string, again bool) (*toolkit.Re
 // worker writes a kept final with the wire version alone (keptMsg); one
 // without it (a copy asked with no_hdr), or without a final frame in it
 // (a JSON API response), is not read and is an error too.
-func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, again bool) (*toolkit.Response, keptOf, bool, error) {
+func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, again bool) (keptFinal, bool, error) {
 	e, err := kv.Get(ctx, js, bucket, key)
 	for _, wait := range lookAgain {
 		if !again || err != nil || e.Found || kv.Sleep(ctx, wait) != nil {
@@ -439,20 +466,21 @@ func readKept(ctx context.Context, js jetstream.JetStream, bucket, key string, a
 	}
 	switch {
 	case errors.Is(err, kv.ErrForged):
-		return nil, keptOf{}, false, fmt.Errorf("the kept result under %q was not written by a worker, and is not read: %w", key, err)
+		return keptFinal{}, false, fmt.Errorf("the kept result under %q was not written by a worker, and is not read: %w", key, err)
 	case err != nil:
-		return nil, keptOf{}, false, err
+		return keptFinal{}, false, err
 	case !e.Found:
-		return nil, keptOf{}, false, nil
+		return keptFinal{}, false, nil
 	}
 	if !versioned(e.Header) {
-		return nil, keptOf{}, false, fmt.Errorf("the kept result under %q was not written by a worker (it carries no %s), and is not read", key, wire.HeaderVersion)
+		return keptFinal{}, false, fmt.Errorf("the kept result under %q was not written by a worker (it carries no %s), and is not read", key, wire.HeaderVersion)
 	}
 	var f wire.Frame
 	if err := wire.Msgpack.Unmarshal(e.Value, &f); err != nil || f.Final == nil || f.Kind != wire.KindFinal {
-		return nil, keptOf{}, false, fmt.Errorf("the kept result under %q cannot be read: %v", key, err)
+		return keptFinal{}, false, fmt.Errorf("the kept result under %q cannot be read: %v", key, err)
 	}
-	return f.Final, keptOf{rev: e.Revision, reply: e.Header.Get(wire.HeaderReply)}, true, nil
+	of := keptOf{attempt: keptAttemptOf(e.Header), reply: e.Header.Get(wire.HeaderReply), ran: e.Header.Get(wire.HeaderRan) == "1"}
+	return keptFinal{final: f.Final, rev: e.Revision, keptOf: of}, true, nil
 }
 
 // resultsBucket is the results bucket, bound once; nil while there is none.

@@ -59,6 +59,9 @@ type sender struct {
 	refused bool // answered overloaded without running: no run time to count
 	unrun   bool // refused by the toolkit (toolkit.RefusalWriter): reported with its final
 	skipped bool // its tool not entered, its context ended first (toolkit.NotRunWriter)
+	// ran: its tool was entered and the call did not succeed
+	// (toolkit.RanWriter); kept with its final (keptOf). Under mu.
+	ran     bool
 	codec   wire.Codec
 	hbEvery time.Duration
 	call    toolkit.ToolCall
@@ -289,7 +292,7 @@ func (s *sender) runSlotted() {
 	// that ended for an approval sends the call again at once, and reads
 	// the kept final to tell that from a duplicate (approvalResend): it
 	// is stored first.
-	if s.keep && (s.dur == nil || s.dur.mayBeAgain(s.started) || awaitsApproval(resp)) && !s.isDone() {
+	if s.keep && (s.dur == nil || s.dur.mayBeAgain(s.started) || awaitsApproval(resp) && !s.toolRan()) && !s.isDone() {
 		s.keepBeforeFinal(resp)
 	}
 	s.final(resp)
@@ -312,7 +315,7 @@ func (s *sender) keepBeforeFinal(resp *toolkit.Response) {
 	// over a later attempt's (keepLatest): nor a durable call's that
 	// the queue may have delivered again meanwhile (its worker frozen
 	// or cut off), whose later delivery's final is what its caller got.
-	rev, ok := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started, s.keptReply())
+	rev, ok := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.started, s.keptOf(s.toolRan()))
 	s.mu.Lock()
 	if !ok && s.dur != nil {
 		// Acknowledged, the call would end with nothing kept for a
@@ -323,21 +326,23 @@ func (s *sender) keepBeforeFinal(resp *toolkit.Response) {
 	if s.done && s.kept && rev > 0 {
 		// Abandoned while the result was being stored: what the
 		// caller got is what stays kept, over this write only.
-		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, &rev, s.attempt, s.keptReply())
+		s.w.results.keep(s.w.nc, false, s.keepKey, s.keepID, s.abandoned(), &s.w.meta, s.w.log, &s.w.count.jsErrors, &rev, s.keptOf(s.ran))
 	}
 	s.kept = true
 	s.mu.Unlock()
 }
 
-// keptReply is what a core call's kept final carries beside it: the
-// call's reply subject, which tells its caller that final from one an
-// earlier call under the same id kept (subjects.md: Kept results); ""
-// for a durable call's.
-func (s *sender) keptReply() string {
-	if s.dur != nil {
-		return ""
+// keptOf is what the call's kept final carries beside it: its attempt;
+// a core call's reply subject, which tells its caller that final from
+// one an earlier call under the same id kept (subjects.md: Kept
+// results; none on a durable call's); and ran, s.ran as its caller read
+// it (under mu, or toolRan).
+func (s *sender) keptOf(ran bool) keptOf {
+	of := keptOf{attempt: s.attempt, ran: ran}
+	if s.dur == nil {
+		of.reply = s.reply
 	}
-	return s.reply
+	return of
 }
 
 // removedMeanwhile reports whether resp is the toolkit's answer to a
@@ -455,6 +460,22 @@ func (s *sender) Refused(r *toolkit.Response) {
 // ToolNotRun implements toolkit.NotRunWriter: the call's context ended
 // before its tool was entered (runSlotted).
 func (s *sender) ToolNotRun() { s.skipped = true }
+
+// ToolRan implements toolkit.RanWriter: the call's tool was entered, and
+// the call did not succeed. Under mu: a final abandoned meanwhile is
+// kept with it (keepFinal).
+func (s *sender) ToolRan() {
+	s.mu.Lock()
+	s.ran = true
+	s.mu.Unlock()
+}
+
+// toolRan reports s.ran.
+func (s *sender) toolRan() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ran
+}
 
 // Write implements toolkit.Writer.
 func (s *sender) Write(c toolkit.Chunk) error { return s.write(c, false) }
@@ -1003,7 +1024,7 @@ func (s *sender) keepFinal(resp *toolkit.Response) {
 	if s.dur != nil {
 		// Written once the final is out; the call is acknowledged once
 		// the bucket has it (release, keepThenAck).
-		msg, err := s.w.results.keptFinalMsg(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.attempt, "", s.w.log, &s.w.count.jsErrors)
+		msg, err := s.w.results.keptFinalMsg(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.keptOf(s.ran), s.w.log, &s.w.count.jsErrors)
 		if err != nil {
 			s.w.count.jsErrors.Add(1)
 			s.w.log.Warn("bus: could not keep a call's result", "call", s.keepID, "err", err)
@@ -1017,10 +1038,11 @@ func (s *sender) keepFinal(resp *toolkit.Response) {
 	// final's metadata gains the worker in finalLocked.
 	kept := *resp
 	kept.Metadata = maps.Clone(resp.Metadata)
+	of := s.keptOf(s.ran)
 	s.w.finishing.Add(1)
 	go func() {
 		defer s.w.finishing.Add(-1)
-		s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, &kept, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.attempt, s.started, s.keptReply())
+		s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, &kept, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.started, of)
 	}()
 }
 

@@ -114,12 +114,36 @@ func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Res
 		} else {
 			tk.Refused(ctx, call, r)
 		}
-	} else if d.skipped && !d.entered {
+	} else if d.entered {
+		if r.Code != "" { // a call that failed: nothing more on success
+			if rw, ok := out.(RanWriter); ok {
+				rw.ToolRan()
+			}
+		}
+	} else if d.skipped {
 		if nw, ok := out.(NotRunWriter); ok {
 			nw.ToolNotRun()
 		}
 	}
 	return r
+}
+
+// RanWriter is a Writer told (ToolRan, before Dispatch returns the
+// final) that the call's tool was entered, when the call did not succeed
+// (the final has a Code; a call that succeeded is not told). The code of
+// such a final may be one a middleware answers without running the tool
+// (CodeApprovalRequired, CodeDenied, with their metadata): a tool can end
+// its call with it too, after its effects. A transport that takes such a
+// final for a call that never ran (the bus, which lets a call
+// that awaited an approval be sent again under its id) tells the two
+// apart with it.
+//
+// It is told also when the tool was entered by an earlier run of the
+// chain's rest (a middleware that retries), and not when a middleware
+// runs the tool with a Call it built anew (see NotRunWriter).
+type RanWriter interface {
+	Writer
+	ToolRan()
 }
 
 // NotRunWriter is a Writer told (ToolNotRun, before Dispatch returns

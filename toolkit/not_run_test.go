@@ -96,3 +96,58 @@ func TestToolNotRun(t *testing.T) {
 		})
 	}
 }
+
+// ranWriter records whether Dispatch told it the tool was entered.
+type ranWriter struct {
+	toolkit.WriterFuncs
+	told int
+}
+
+func (w *ranWriter) ToolRan() { w.told++ }
+
+// TestToolRan: a Writer that is a RanWriter is told when the call's tool
+// was entered and the call did not succeed, also when the tool itself
+// ended it with a code a middleware answers without running it
+// (approval_required), so a transport can tell the two apart; not when a
+// middleware answered so without running the tool, nor for a call that
+// succeeded.
+func TestToolRan(t *testing.T) {
+	ask := func(next toolkit.Handler) toolkit.Handler {
+		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			return toolkit.NewError(toolkit.CodeApprovalRequired, "approve first")
+		}
+	}
+	pass := func(next toolkit.Handler) toolkit.Handler { return next }
+	for _, c := range []struct {
+		name string
+		mw   toolkit.Middleware
+		tool error // what the tool returns
+		runs int
+		told bool
+		code toolkit.Code
+	}{
+		{name: "succeeded", mw: pass, runs: 1},
+		{name: "the tool asked", mw: pass, tool: toolkit.NewError(toolkit.CodeApprovalRequired, "approve me"), runs: 1, told: true, code: toolkit.CodeApprovalRequired},
+		{name: "the middleware asked", mw: ask, code: toolkit.CodeApprovalRequired},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk := toolkit.New(nil)
+			tk.Use(c.mw)
+			runs := 0
+			if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				runs++
+				return c.tool
+			})); err != nil {
+				t.Fatal(err)
+			}
+			w := &ranWriter{}
+			r := tk.Dispatch(context.Background(), toolkit.ToolCall{ID: "c", Name: "put"}, w)
+			if r.Code != c.code || runs != c.runs {
+				t.Fatalf("the call ended %q (%q), the tool ran %d times; want %q, %d", r.Code, r.Text(), runs, c.code, c.runs)
+			}
+			if told := w.told > 0; told != c.told || w.told > 1 {
+				t.Fatalf("told %d times that the tool ran; want told: %v", w.told, c.told)
+			}
+		})
+	}
+}

@@ -160,6 +160,12 @@ const (
 	// delivery. A later attempt's kept final is not replaced by an
 	// earlier one's.
 	HeaderAttempt = "Toolbus-Attempt"
+	// HeaderRan, "1" on a kept final, says the call's tool was entered
+	// and the call did not succeed: a final approval_required, or denied
+	// for an approval, that the tool itself ended its call with, which is
+	// not one that ended the call without running it (the same id may
+	// not be sent again to run).
+	HeaderRan = "Toolbus-Ran"
 	// HeaderPinLost on a call of a session-bound tool says the worker the
 	// session was pinned to did not answer (the caller's publish to its
 	// PinnedSubject found no responder): the receiving worker takes the
