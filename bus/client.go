@@ -1391,14 +1391,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					// final is sent, under the id its caller gave). A
 					// durable call's is published without waiting for the
 					// bucket, so the caller holding the final may read
-					// before it is stored: look again. A core call's is
-					// its own only with its reply subject (kept): one
-					// whose worker kept nothing finds an earlier call's.
-					own := ""
-					if !*durable {
-						own = reply
-					}
-					if r, ok := c.kept(ctx, first, stale, own, true); ok {
+					// before it is stored: look again. It is its own only
+					// with its reply subject (kept): one whose worker kept
+					// nothing finds an earlier call's.
+					if r, ok := c.kept(ctx, first, stale, keptBy{reply: reply, anyOld: *durable}, true); ok {
 						r.ID = call.ID
 						return r
 					}
@@ -1431,7 +1427,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			// on its way (it is kept), or the call waits in the queue, or
 			// it will be delivered again. Only silence on its last
 			// delivery with nothing kept ends it.
-			if r, ok := c.kept(ctx, call.ID, stale, "", false); ok {
+			if r, ok := c.kept(ctx, call.ID, stale, keptBy{reply: reply, anyOld: true}, false); ok {
 				return r
 			}
 			if st.attempt > 0 && c.settled(ctx, call.Name, queued) {
@@ -1439,7 +1435,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				// final came and none is kept (the server that kept it
 				// restarted: kept finals are in memory storage). Nothing
 				// will deliver it again.
-				if r, ok := c.kept(ctx, call.ID, stale, "", true); ok {
+				if r, ok := c.kept(ctx, call.ID, stale, keptBy{reply: reply, anyOld: true}, true); ok {
 					return r
 				}
 				return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
@@ -1470,7 +1466,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				// worker kept it before sending it, under the id its
 				// caller gave, with this call's reply subject, which no
 				// earlier call under that id had.
-				if r, ok := c.kept(ctx, first, 0, reply, false); ok {
+				if r, ok := c.kept(ctx, first, 0, keptBy{reply: reply}, false); ok {
 					r.ID = call.ID
 					return r
 				}

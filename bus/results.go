@@ -412,20 +412,29 @@ func (k keptFinal) awaitsApproval() bool {
 }
 
 // kept is the kept final of call id when there is one stored after
-// revision stale and, with reply not "", kept by the core call with that
-// reply subject (read within a short bound: it is looked for when a call
-// falls silent). A call sent again after its approval has the revision of
-// its earlier approval_required final as stale: that final is not its
-// answer. A core call's kept final is its own only when it carries its
-// reply subject: an earlier call under the same id (ids may be reused,
-// and a final is kept for an hour) kept its own with another. With again
-// (the caller holds the call's final) a key not found is looked for
-// again, as by Result.
-func (c *Client) kept(ctx context.Context, id string, stale uint64, reply string, again bool) (*toolkit.Response, bool) {
+// revision stale and kept by the call of reply subject own (read within a
+// short bound: it is looked for when a call falls silent). A call sent
+// again after its approval has the revision of its earlier
+// approval_required final as stale: that final is not its answer. A kept
+// final is the call's own only when it carries its reply subject: another
+// call under the same id (ids may be reused, and a final is kept for an
+// hour) kept its own with another. own.anyOld takes one that carries
+// none too (kept by an earlier build, which wrote none on a durable
+// call's). With again (the caller holds the call's final) a key not found
+// is looked for again, as by Result.
+func (c *Client) kept(ctx context.Context, id string, stale uint64, own keptBy, again bool) (*toolkit.Response, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	k, ok, err := c.lookup(ctx, id, again)
-	return k.final, ok && err == nil && k.rev > stale && (reply == "" || k.reply == reply)
+	return k.final, ok && err == nil && k.rev > stale && (k.reply == own.reply || own.anyOld && k.reply == "")
+}
+
+// keptBy names the call whose kept final Client.kept takes: its reply
+// subject, and whether one kept without any (by an earlier build) is
+// taken too, as durable calls did before their kept finals carried it.
+type keptBy struct {
+	reply  string
+	anyOld bool
 }
 
 // lookup reads the kept final of the client's call id (again: see

@@ -333,16 +333,11 @@ func (s *sender) keepBeforeFinal(resp *toolkit.Response) {
 }
 
 // keptOf is what the call's kept final carries beside it: its attempt;
-// a core call's reply subject, which tells its caller that final from
-// one an earlier call under the same id kept (subjects.md: Kept
-// results; none on a durable call's); and ran, s.ran as its caller read
-// it (under mu, or toolRan).
+// its caller's reply subject, which tells its caller that final from one
+// another call under the same id kept (subjects.md: Kept results); and
+// ran, s.ran as its caller read it (under mu, or toolRan).
 func (s *sender) keptOf(ran bool) keptOf {
-	of := keptOf{attempt: s.attempt, ran: ran}
-	if s.dur == nil {
-		of.reply = s.reply
-	}
-	return of
+	return keptOf{attempt: s.attempt, reply: s.reply, ran: ran}
 }
 
 // removedMeanwhile reports whether resp is the toolkit's answer to a

@@ -771,8 +771,8 @@ func (w *Worker) replyFinal(in *incoming, c wire.Codec, resp *toolkit.Response, 
 		// settled once the bucket has it (settle).
 		var err error
 		if in.dur.msg == nil {
-			w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil, keptOf{attempt: in.dur.attempt})
-		} else if in.dur.keep, err = w.results.keptFinalMsg(w.nc, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, keptOf{attempt: in.dur.attempt}, w.log, &w.count.jsErrors); err != nil {
+			w.results.keep(w.nc, false, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, w.log, &w.count.jsErrors, nil, keptOf{attempt: in.dur.attempt, reply: in.reply})
+		} else if in.dur.keep, err = w.results.keptFinalMsg(w.nc, callKey(in.identity, resp.ID), resp.ID, resp, &w.meta, keptOf{attempt: in.dur.attempt, reply: in.reply}, w.log, &w.count.jsErrors); err != nil {
 			w.count.jsErrors.Add(1)
 			w.log.Warn("bus: could not keep a call's result", "call", resp.ID, "err", err)
 		}

@@ -137,7 +137,7 @@ const (
 	// on a cancel (tools.cancel.…), the reply subject of the call it
 	// cancels: a worker then cancels, or leaves a tombstone for, that call
 	// only, and not a later call under the same id (one without it
-	// cancels any call under its id); and, on a core call's kept final,
+	// cancels any call under its id); and, on a kept final,
 	// the reply subject of the call that kept it, which tells its caller
 	// that final from one an earlier call under the same id kept.
 	HeaderReply = "Toolbus-Reply"
