@@ -266,12 +266,14 @@ func (s *sender) runSlotted() {
 		s.w.beforeDispatch(s)
 	}
 	resp := s.serve()
-	if s.dur != nil && s.dur.attempt > 1 && resp.Code == toolkit.CodeApprovalRequired {
+	if s.dur != nil && s.dur.attempt > 1 && resp.Code == toolkit.CodeApprovalRequired && !s.toolRan() {
 		// An approved call's approval is used by the delivery that runs
 		// it: delivered again after that delivery's worker was lost, it
 		// finds the approval used and does not run. That says nothing of
 		// the lost delivery, which may have run. (Nor can this worker
-		// tell a used approval from none given: a used one is gone.)
+		// tell a used approval from none given: a used one is gone.) A
+		// tool that answered approval_required itself ran: its answer
+		// is the call's.
 		resp = s.approvalUsed()
 	}
 	if (s.removedMeanwhile(resp) && s.unserved()) || (s.skipped && s.notRunHere()) {
