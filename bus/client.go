@@ -829,13 +829,14 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			}
 			if !again {
 				answer = final
-				if lost != nil && notRun(final.Code) {
+				if lost != nil && notRun(final) {
 					// This attempt did not run the tool (an approved call's
 					// approval was used by the lost attempt; no worker
 					// serves the tool now; the fleet is overloaded; the
 					// client was closed before sending it). It says nothing
 					// of the lost attempt, which may have run: the call ends
-					// as that one did.
+					// as that one did. (A tool that answered so itself ran:
+					// its answer is the call's.)
 					final = lost
 				}
 				if n > 1 {
@@ -1095,13 +1096,15 @@ func cancelledBeforeRetry(id string) *toolkit.Response {
 	return toolkit.Final(id, toolkit.CodeInterrupted, "InterruptedError: the call was cancelled before it was sent again.")
 }
 
-// notRun reports whether a final with code, of an attempt sent again
-// after a lost one, says that attempt's tool did not run: its answer then
-// says nothing of the call, whose lost attempt may have run.
-func notRun(code toolkit.Code) bool {
-	switch code {
+// notRun reports whether final, of an attempt sent again after a lost
+// one, says that attempt's tool did not run: its answer then says nothing
+// of the call, whose lost attempt may have run. Its code says so unless
+// its worker says the tool ran (wire.MetaToolRan: the tool answered with
+// that code itself; a worker of an earlier build does not say).
+func notRun(final *toolkit.Response) bool {
+	switch final.Code {
 	case toolkit.CodeApprovalRequired, toolkit.CodeUnavailable, toolkit.CodeOverloaded, toolkit.CodeNotFound:
-		return true
+		return final.Metadata[wire.MetaToolRan] != true
 	}
 	return false
 }

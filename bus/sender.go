@@ -276,6 +276,14 @@ func (s *sender) runSlotted() {
 		// is the call's.
 		resp = s.approvalUsed()
 	}
+	if resp.Code != "" && s.toolRan() {
+		// Its caller tells this final from one that ended the call
+		// before its tool ran (Client.Call's notRun).
+		if resp.Metadata == nil {
+			resp.Metadata = map[string]any{}
+		}
+		resp.Metadata[wire.MetaToolRan] = true
+	}
 	if (s.removedMeanwhile(resp) && s.unserved()) || (s.skipped && s.notRunHere()) {
 		if unkeep != nil {
 			unkeep()

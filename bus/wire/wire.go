@@ -253,6 +253,12 @@ const (
 	// MetaAttempts is set by the client on a call it sent more than once
 	// (a retry after worker_lost or overloaded): how many times.
 	MetaAttempts = "attempts"
+	// MetaToolRan, true, is set by the worker on the final of a call
+	// whose tool was entered and that did not succeed (never on a
+	// success): its code is the tool's, or came after the tool ran, even
+	// one the bus or the permission checks answer without running it
+	// (approval_required, unavailable, overloaded, not_found).
+	MetaToolRan = "tool_ran"
 	// MetaSessionWorker is set on the final of a session-bound tool's
 	// call: the worker instance its session (or the default session, for
 	// a call without one) is pinned to. The
