@@ -52,6 +52,45 @@ func TestConnSettingsCombinedSaid(t *testing.T) {
 	}
 }
 
+// TestConnDefaultURLNotFromConfig: a --config file without urls leaves
+// the URL at the default, but a failed connection counted that URL as
+// the file's: with the file's TLS CA it said nothing of the two being
+// combined, and with a CA given by flag it said the URL came "from
+// --config FILE", though the file never named a server. The default URL
+// is said to be the default.
+func TestConnDefaultURLNotFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	ca := writeCA(t, dir)
+	cfg := filepath.Join(dir, "worker.yaml")
+	// No urls, no embedded.listen: toolctl dials the default URL, and
+	// whatever answers there cannot pass for a server of this fresh CA.
+	if err := os.WriteFile(cfg, []byte("nats:\n  tls:\n    ca: "+ca+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"--config", cfg, "tools"}, strings.NewReader(""), &out, &errb)
+	se := errb.String()
+	for _, want := range []string{
+		defaultURL + " from the default",
+		"nats.tls.ca " + ca + " from --config " + cfg,
+	} {
+		if !strings.Contains(se, want) {
+			t.Fatalf("exit %d, want the error to say %q:\n%s", code, want, se)
+		}
+	}
+	if code != exitNoNATS {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitNoNATS, se)
+	}
+
+	// The CA by flag and the default URL: nothing of the file was dialled.
+	errb.Reset()
+	code = run(context.Background(), []string{"--config", cfg, "--tls-ca", ca, "tools"}, strings.NewReader(""), &out, &errb)
+	se = errb.String()
+	if code != exitNoNATS || strings.Contains(se, "from --config") || !strings.Contains(se, "cannot connect to NATS at "+defaultURL) {
+		t.Fatalf("exit %d, want %d, the default URL and no setting from --config:\n%s", code, exitNoNATS, se)
+	}
+}
+
 // writeCA writes a self-signed CA certificate as PEM and returns its
 // file.
 func writeCA(t *testing.T, dir string) string {

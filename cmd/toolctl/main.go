@@ -199,48 +199,18 @@ func (e *env) conn() (*nats.Conn, error) {
 	return nc, nil
 }
 
-// combined says, for a connection that failed, which server URL and
-// which TLS settings were dialled together and where each came from,
-// when some came from the --config file and some from flags or
-// variables: each of those replaces only its own setting of the file
-// (NATS_URL the file's urls, not its tls), so a URL meant for one server
-// may meet the TLS settings of another. "" otherwise, or when no TLS is
-// set.
+// combined is config.Combined's text for a connection to url that
+// failed: which settings came from the --config file, and which from
+// flags, variables or defaults.
 func (e *env) combined(url string) string {
-	// from says where the setting key came from, and whether that is the
-	// config file.
-	from := func(key string) (string, bool) {
-		if src, ok := e.sources[key]; ok {
-			return src, false
-		}
-		if e.configPath != "" {
-			return "--config " + e.configPath, true
-		}
-		return "the default", false
+	listenKey := "" // url is the default, unless the file gave it
+	switch {
+	case e.cfg.Has("embedded.listen"):
+		listenKey = "embedded.listen"
+	case e.cfg.Embedded.ServerConfig != "" && e.cfg.Embedded.Listen != config.DefaultListen:
+		listenKey = "embedded.server_config"
 	}
-	urlFrom, urlInFile := from("nats.urls")
-	if e.cfg.NATS.URL() == "" && !urlInFile {
-		urlFrom = "the default"
-	}
-	parts := []string{urlredact.List(url) + " from " + urlFrom}
-	mixed := false
-	for _, s := range []struct{ key, value string }{
-		{"nats.tls.ca", e.cfg.NATS.TLS.CA},
-		{"nats.tls.cert", e.cfg.NATS.TLS.Cert},
-		{"nats.tls.key", e.cfg.NATS.TLS.Key},
-	} {
-		if s.value == "" {
-			continue
-		}
-		src, inFile := from(s.key)
-		parts = append(parts, s.key+" "+s.value+" from "+src)
-		mixed = mixed || inFile != urlInFile
-	}
-	if !mixed {
-		return ""
-	}
-	return "these settings were combined: " + strings.Join(parts, "; ") +
-		". A flag or variable replaces only its own setting of the --config file (--nats and NATS_URL its urls, not its tls): give the server's TLS settings with its URL (--tls-ca, NATS_CA, ...), or leave out --config"
+	return config.Combined(e.cfg.NATS, e.configPath, e.sources, url, listenKey)
 }
 
 // bus returns a Client on the connection.

@@ -26,7 +26,12 @@
 // --group-state, and the connection flags --creds, --nkey, --user,
 // --password, --token, --tls-ca, --tls-cert, --tls-key (envs NATS_CREDS,
 // NATS_NKEY, NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CA, NATS_CERT,
-// NATS_KEY). A flag beats its environment variable, which beats the file.
+// NATS_KEY). A flag beats its environment variable, which beats the file,
+// setting by setting: --nats or NATS_URL replaces the file's urls only,
+// its TLS settings still apply. A connection that fails with settings of
+// both the file and flags or variables says which were combined and where
+// each came from (config.Combined, as toolctl says it), and one refused
+// for TLS the server does not offer is not retried.
 // --kv-replicas sets the replicas of the KV buckets and streams this
 // worker creates (the permission buckets' and the durable path's unless
 // permissions.kv_replicas or durable.replicas is set). --http serves

@@ -81,6 +81,9 @@ type flags struct {
 	logLevel   string
 	version    bool
 	probe      string
+	// sources are, for each config key a flag or variable set, which
+	// one (config.ConnFlags.Apply's, and the worker's own flags').
+	sources map[string]string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -141,6 +144,7 @@ func loadConfig(f *flags) (*config.Config, error) {
 		}
 	}
 	sources := f.conn.Apply(f.fs, &cfg.NATS, true)
+	f.sources = sources
 	f.fs.Visit(func(fl *flag.Flag) {
 		src := "flag --" + fl.Name
 		switch fl.Name {
@@ -349,7 +353,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			interrupted <- nil
 		}
 	}()
-	w, err := start(startCtx, cfg, instance, f.kvReplicas, f.httpAddr, log)
+	// Said when the connection fails: a URL of one source may meet the
+	// TLS settings of another.
+	combined := config.Combined(cfg.NATS, f.configPath, f.sources, cfg.NATS.URL(), "")
+	w, err := start(startCtx, cfg, instance, f.kvReplicas, f.httpAddr, combined, log)
 	close(started)
 	s := <-interrupted
 	if err != nil {
@@ -435,7 +442,9 @@ func (r *running) opsAddr() string {
 }
 
 // start brings a worker up; on error everything started is stopped again.
-func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas int, httpAddr string, log *slog.Logger) (_ *running, err error) {
+// combined is config.Combined's text, added to a failed connection's
+// error.
+func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas int, httpAddr, combined string, log *slog.Logger) (_ *running, err error) {
 	r := &running{instance: instance}
 	defer func() {
 		if err != nil {
@@ -466,7 +475,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 			}
 			return nil, fmt.Errorf("connecting to the embedded server: %w", err)
 		}
-	} else if r.nc, err = connect(ctx, cfg, r.instance, log); err != nil {
+	} else if r.nc, err = connect(ctx, cfg, r.instance, combined, log); err != nil {
 		return nil, err
 	}
 
@@ -956,8 +965,11 @@ const jsReplicasNotSupported = 10074
 // (a cluster that is starting) for up to startupWait. Reconnection after
 // that is nats.go's, forever (also through servers refusing the worker's
 // credentials for a while: a rotation, a server restarted with an old
-// configuration), and logged, as are nats.go's asynchronous errors.
-func connect(ctx context.Context, cfg *config.Config, instance string, log *slog.Logger) (*nats.Conn, error) {
+// configuration), and logged, as are nats.go's asynchronous errors. A
+// server that offers no TLS while TLS is set is not retried either. The
+// error that ends the tries says combined (config.Combined's text) after
+// it, when that is not "".
+func connect(ctx context.Context, cfg *config.Config, instance, combined string, log *slog.Logger) (*nats.Conn, error) {
 	auth, err := cfg.NATS.Options()
 	if err != nil {
 		return nil, err
@@ -988,7 +1000,7 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 	}, func(err error) bool {
 		// Wrong credentials or certificates do not get better by waiting.
 		return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
-			errors.Is(err, nats.ErrAuthRevoked) || strings.Contains(err.Error(), "tls:") ||
+			errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrSecureConnWanted) || strings.Contains(err.Error(), "tls:") ||
 			strings.Contains(err.Error(), "x509:") || controlLineExceeded(err)
 	})
 	switch {
@@ -998,6 +1010,13 @@ func connect(ctx context.Context, cfg *config.Config, instance string, log *slog
 		return nil, &usageError{"NATS at " + urlredact.List(cfg.NATS.URL()) + " refused the worker's connection request as longer than its max_control_line " +
 			"(4096 bytes unless its configuration says otherwise): the credentials (a token, a user JWT) are too long for it; " +
 			"raise max_control_line in the server's configuration or give shorter credentials"}
+	case err != nil && ctx.Err() == nil:
+		if errors.Is(err, nats.ErrSecureConnWanted) {
+			err = fmt.Errorf("%w (TLS is set, and the server does not offer TLS)", err)
+		}
+		if combined != "" {
+			err = fmt.Errorf("%w; %s", err, combined)
+		}
 	}
 	return nc, err
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+)
+
+// TestConnSettingsCombinedSaid: --config takes the file's nats settings
+// and NATS_URL (or --nats) replaces its urls only, so its TLS CA stays.
+// Against a server without TLS the worker retried for two minutes on
+// nats.go's "secure connection not available" and then failed with it
+// alone, which said neither that TLS came from the file nor that the URL
+// came from the variable. It now fails at once, and names each setting
+// combined and where it came from, as toolctl does.
+func TestConnSettingsCombinedSaid(t *testing.T) {
+	s := natstest.Embedded(t, true) // no TLS
+	dir := t.TempDir()
+	ca := writeCA(t, dir)
+	cfg := filepath.Join(dir, "worker.yaml")
+	yaml := "nats:\n  urls:\n    - nats://10.0.0.1:4222\n  tls:\n    ca: " + ca + "\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "NATS_") {
+			t.Setenv(name, "")
+		}
+	}
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("NATS_URL", s.ClientURL())
+	var out, errb bytes.Buffer
+	code := run([]string{"--config", cfg}, &out, &errb)
+	se := errb.String()
+	for _, want := range []string{
+		s.ClientURL() + " from env NATS_URL",
+		"nats.tls.ca " + ca + " from --config " + cfg,
+		"does not offer TLS",
+	} {
+		if !strings.Contains(se, want) {
+			t.Fatalf("exit %d, want the error to say %q:\n%s", code, want, se)
+		}
+	}
+	if strings.Contains(se, "retrying") {
+		t.Fatalf("a server without TLS does not offer it later: want no retries:\n%s", se)
+	}
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitFailed, se)
+	}
+}
+
+// writeCA writes a self-signed CA certificate as PEM and returns its
+// file.
+func writeCA(t *testing.T, dir string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := pem.Encode(&b, &pem.Block{Type: "CERTIFICATE", Bytes: der}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(p, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

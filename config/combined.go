@@ -1,0 +1,63 @@
+package config
+
+import (
+	"strings"
+
+	"github.com/toolbus/toolbus/internal/urlredact"
+)
+
+// Combined says, for a connection to url that failed, which server URL
+// and which TLS settings of n were dialled together and where each came
+// from, when some came from the config file (file; "" when there is
+// none) and some from flags, variables or defaults: a flag or variable
+// replaces only its own setting of the file (NATS_URL the file's urls,
+// not its tls), so a URL meant for one server may meet the TLS settings
+// of another. It is "" otherwise, and when no TLS is set.
+//
+// sources are ConnFlags.Apply's. listenKey is the key of the file url
+// came from when neither n.URLs nor a flag or variable gave it (toolctl
+// dials a worker's embedded.listen, or the listen of its
+// embedded.server_config), or "" when url is the default. The text is a
+// sentence to print after the error, with the URL redacted.
+func Combined(n NATS, file string, sources map[string]string, url, listenKey string) string {
+	// from says where the setting at key came from, and whether that is
+	// the config file.
+	from := func(key string) (string, bool) {
+		if src, ok := sources[key]; ok {
+			return src, false
+		}
+		if file != "" {
+			return "--config " + file, true
+		}
+		return "the default", false
+	}
+	var urlFrom string
+	var urlInFile bool
+	switch {
+	case sources["nats.urls"] != "" || n.URL() != "":
+		urlFrom, urlInFile = from("nats.urls")
+	case listenKey != "" && file != "":
+		urlFrom, urlInFile = "--config "+file+" (its "+listenKey+")", true
+	default:
+		urlFrom = "the default"
+	}
+	parts := []string{urlredact.List(url) + " from " + urlFrom}
+	mixed := false
+	for _, s := range []struct{ key, value string }{
+		{"nats.tls.ca", n.TLS.CA},
+		{"nats.tls.cert", n.TLS.Cert},
+		{"nats.tls.key", n.TLS.Key},
+	} {
+		if s.value == "" {
+			continue
+		}
+		src, inFile := from(s.key)
+		parts = append(parts, s.key+" "+s.value+" from "+src)
+		mixed = mixed || inFile != urlInFile
+	}
+	if !mixed {
+		return ""
+	}
+	return "these settings were combined: " + strings.Join(parts, "; ") +
+		". A flag or variable replaces only its own setting of the --config file (--nats and NATS_URL its urls, not its tls): give the server's TLS settings with its URL (--tls-ca, NATS_CA, ...), or leave out --config"
+}
