@@ -113,3 +113,47 @@ func TestAnnounceKeepsALaterSkillThatFits(t *testing.T) {
 		}
 	}
 }
+
+// A skill left out because a later skill of its name does not fit still
+// took its share of MaxAnnounced, so a skill after it that fits the
+// skills announced was left out too. The budget counts only the skills
+// announced.
+func TestAnnounceBudgetCountsOnlyAnnounced(t *testing.T) {
+	s := natstest.Server(t)
+	root := t.TempDir()
+	// An early dup of about 30 KB, about 220 KB of small skills, a later
+	// dup of about 60 KB, larger than the rest of MaxAnnounced (256 KiB),
+	// and a skill of about 20 KB: it fits without the early dup, which
+	// is left out with the later one, and not with it.
+	writeSkill(t, filepath.Join(root, "a-dup"), "dup", "The early dup, at length "+strings.Repeat("e", 30000), "# Early")
+	for i := range 200 {
+		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), strings.Repeat("d", 1000), "# M")
+	}
+	writeSkill(t, filepath.Join(root, "y-dup"), "dup", "The later dup, at length "+strings.Repeat("l", 60000), "# Later")
+	writeSkill(t, filepath.Join(root, "zz-big"), "zz-big", "A large skill, at length "+strings.Repeat("z", 20000), "# Big")
+	set, err := skill.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.AddDir("", root, &skill.LoaderOptions{ScanSubdirs: true}); err != nil {
+		t.Fatal(err)
+	}
+	tk := toolkit.New(nil)
+	if err := skill.Install(tk, set); err != nil {
+		t.Fatal(err)
+	}
+	f := fleet(t, natstest.Conn(t, s))
+	announce(t, natstest.Conn(t, s), tk, "w1", time.Hour, set)
+	natstest.WaitFor(t, "w1's skills", func() bool { return len(skill.FleetSkills(f, nil)) > 0 })
+	got := skill.FleetSkills(f, nil)
+	var names []string
+	for _, sk := range got {
+		names = append(names, sk.Name)
+	}
+	if slices.Contains(names, "dup") {
+		t.Errorf("the fleet lists dup, whose later skill does not fit the announcement: %v", got[slices.Index(names, "dup")].Dir)
+	}
+	if !slices.Contains(names, "zz-big") {
+		t.Errorf("announced %d skills without zz-big, which fits beside the skills announced", len(got))
+	}
+}

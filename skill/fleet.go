@@ -62,7 +62,9 @@ const MaxAnnounced = 256 << 10
 // with a group's skill of its name that does not fit: the fleet lists
 // neither (the announcement has no way to say "basic's, unless that
 // group is active"). A later skill that fits stays when an earlier one
-// does not.
+// does not. Only the skills announced count towards MaxAnnounced: one
+// left out with a later skill of its name leaves its bytes to the skills
+// after it.
 //
 // An announcement waits for this part as a discovery.Announcer waits
 // for any Meta part: the announce interval, at most 1 s. That bound is
@@ -85,32 +87,16 @@ func Announce(s *Set) func() any {
 	var warned string // the skills left out, as last logged
 	build := func() any {
 		var all []Announced
-		var fit []bool // all[i] fits the bytes left for it
-		size := 0
+		var sizes []int // all[i]'s bytes in the announcement; -1: it has none
 		for _, sk := range s.Catalog() {
 			a := Announced{Name: sk.Name, Description: sk.Description, Group: cmp.Or(sk.Group, toolkit.BasicGroup), Dir: sk.Dir}
-			b, err := json.Marshal(a)
-			ok := err == nil && size+len(b)+1 <= MaxAnnounced
-			if ok {
-				size += len(b) + 1
+			n := -1
+			if b, err := json.Marshal(a); err == nil {
+				n = len(b) + 1
 			}
-			all, fit = append(all, a), append(fit, ok)
+			all, sizes = append(all, a), append(sizes, n)
 		}
-		// A skill goes in only if every later skill of its name does:
-		// the later replaces it wherever both are visible, and the
-		// worker's Skill tool answers with the later, so with the later
-		// left out the fleet would list a description whose body the
-		// worker does not answer with. An earlier one left out costs
-		// the later nothing: where the later is visible, it is the one
-		// listed and the one answered.
-		keep := make([]bool, len(all))
-		gone := map[string]bool{} // a later skill of the name is left out
-		for i := len(all) - 1; i >= 0; i-- {
-			keep[i] = fit[i] && !gone[all[i].Name]
-			if !fit[i] {
-				gone[all[i].Name] = true
-			}
-		}
+		keep := fitting(all, sizes)
 		var out []Announced
 		var left []string
 		for i, a := range all {
@@ -141,6 +127,51 @@ func Announce(s *Set) func() any {
 	return func() any {
 		v, _ := l.get(build, firstWait(&l, AnnounceWait, s.wait.first), late)
 		return v
+	}
+}
+
+// fitting says which of all (a catalog, in its order, with the bytes
+// each takes in the announcement, -1 for none) go into an announcement
+// of at most MaxAnnounced bytes: each in catalog order while it fits,
+// and a skill only if every later skill of its name goes in too. The
+// later replaces it wherever both are visible, and the worker's Skill
+// tool answers with the later, so with the later left out the fleet
+// would list a description whose body the worker does not answer with.
+// An earlier one left out costs the later nothing: where the later is
+// visible, it is the one listed and the one answered.
+//
+// The budget counts only the skills that go in: a skill left out for a
+// later one of its name gives its bytes back, to be taken again in
+// catalog order, and that may let in a skill after it (and so leave out
+// a further earlier one of that skill's name, which gives its bytes
+// back too). A skill once left out for a later one stays out, though
+// the later may fit with the bytes given back: letting the earlier in
+// again would take them again, so the choice would not settle.
+func fitting(all []Announced, sizes []int) []bool {
+	keep := make([]bool, len(all))
+	out := make([]bool, len(all)) // left out for a later skill of its name
+	for {
+		fit := make([]bool, len(all))
+		size := 0
+		for i, n := range sizes {
+			if fit[i] = !out[i] && n >= 0 && size+n <= MaxAnnounced; fit[i] {
+				size += n
+			}
+		}
+		gone := map[string]bool{} // a later skill of the name is left out
+		again := false
+		for i := len(all) - 1; i >= 0; i-- {
+			keep[i] = fit[i] && !gone[all[i].Name]
+			if !keep[i] {
+				gone[all[i].Name] = true
+			}
+			if fit[i] && !keep[i] {
+				out[i], again = true, true
+			}
+		}
+		if !again {
+			return keep
+		}
 	}
 }
 
