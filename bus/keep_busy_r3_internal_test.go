@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -67,30 +66,7 @@ func TestKeepRefusedWhileAnotherIsInProcess(t *testing.T) {
 	// The lone node's own store: its leader may have stepped down by now
 	// for the quorum it lost (a loaded machine stretches the write's
 	// time past that), and then no one answers a read of the key.
-	if last := lastSeq(t, cl, stream); last != rev {
+	if last := cl.LoneLastSeq(stream); last != rev {
 		t.Fatalf("the stream's last message is %d without a quorum, want the key's revision %d", last, rev)
 	}
-}
-
-// lastSeq reads the last sequence of stream in the store of the one node
-// of cl still running, leader or not.
-func lastSeq(t *testing.T, cl *natstest.TestCluster, stream string) uint64 {
-	t.Helper()
-	for _, s := range cl.Nodes() {
-		if s == nil {
-			continue
-		}
-		a, err := s.JszAccount(&server.JSzOptions{Account: "$G", Streams: true})
-		if err != nil {
-			t.Fatalf("reading the node's streams: %v", err)
-		}
-		for _, d := range a.Streams {
-			if d.Name == stream {
-				return d.State.LastSeq
-			}
-		}
-		t.Fatalf("the node has no stream %s", stream)
-	}
-	t.Fatal("no node runs")
-	return 0
 }

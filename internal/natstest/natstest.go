@@ -285,6 +285,31 @@ func (c *TestCluster) LoneStreamLeader(stream string) *nats.Conn {
 	return nc
 }
 
+// LoneLastSeq is the last sequence of stream in the store of the one
+// node LoneStreamLeader left running, read from the node itself: a leader
+// left without its quorum steps down after a while, and then no one
+// answers a read through the JetStream API.
+func (c *TestCluster) LoneLastSeq(stream string) uint64 {
+	c.t.Helper()
+	for _, s := range c.Nodes() {
+		if s == nil {
+			continue
+		}
+		a, err := s.JszAccount(&server.JSzOptions{Account: "$G", Streams: true})
+		if err != nil {
+			c.t.Fatalf("reading the node's streams: %v", err)
+		}
+		for _, d := range a.Streams {
+			if d.Name == stream {
+				return d.State.LastSeq
+			}
+		}
+		c.t.Fatalf("the node has no stream %s", stream)
+	}
+	c.t.Fatal("no node runs")
+	return 0
+}
+
 // Start starts node i again with its options (no-op when it runs).
 func (c *TestCluster) Start(i int) {
 	c.t.Helper()
