@@ -230,10 +230,12 @@ type Client struct {
 	pending map[string]*inbox
 	// byFirst indexes pending by the id their callers gave (inbox.first),
 	// for Cancel.
-	byFirst  map[string][]*inbox
-	acks     map[string]chan ackReply // queue publishes awaiting their acknowledgement (queueOnce)
-	retrying map[string]*retryEntry   // calls that may be sent again, by the id their caller gave
-	revs     *lru[revision]           // session → latest groups revision seen
+	byFirst map[string][]*inbox
+	acks    map[string]chan ackReply // queue publishes awaiting their acknowledgement (queueOnce)
+	// retrying holds, by the id their caller gave, a stop for each Call
+	// that may be sent again: Cancel(id) closes those there at the time.
+	retrying map[string][]chan struct{}
+	revs     *lru[revision] // session → latest groups revision seen
 	// revClock counts the revisions noted; revHigh is at least every
 	// remembered revision, the one noted at revHighAt.
 	revClock, revHigh, revHighAt uint64
@@ -659,14 +661,19 @@ func (c *Client) forget(first string, box *inbox) {
 }
 
 // Cancel asks the fleet to cancel a call. The call's iterator then ends
-// with the worker's interrupted final. A call this client is not waiting
-// for (an unknown id, or one whose final came) may be another client's
-// call, a durable one waiting in the queue too (toolctl cancel): its
-// cancel is recorded, so a call sent under that id afterwards ends
-// interrupted without running, for 30 s on the core path (the workers'
-// tombstone) and 24 h on the durable path (the cancels stream). A call
-// id is for one call: reusing one just cancelled, finished or not, is
-// refused so.
+// with the worker's interrupted final. Cancel stops the calls of the id
+// this client has at the time, also one waiting to be sent again after a
+// lost or overloaded attempt: that one is not sent again and ends at
+// once, interrupted (worker_lost when it would not have been sent again:
+// its tool may have run). A call this client is not waiting for (an
+// unknown id, or one whose final came) may be another client's call, a
+// durable one waiting in the queue too (toolctl cancel): its cancel is
+// recorded, so a call sent under that id afterwards ends interrupted
+// without running, for 30 s on the core path (the workers' tombstone)
+// and 24 h on the durable path (the cancels stream). A call id is for one
+// call: reusing one just cancelled, finished or not, is refused so, by
+// the workers; the client itself sends a call started under the id after
+// the Cancel as any other, and again after a lost or overloaded attempt.
 func (c *Client) Cancel(callID string) error {
 	// A call sent again runs under another id (attemptID): its attempt in
 	// flight is cancelled too, and no further attempt starts.
@@ -676,9 +683,14 @@ func (c *Client) Cancel(callID string) error {
 	}
 	var attempts []attempt
 	c.mu.Lock()
-	e, mine := c.retrying[callID]
-	if mine && !stopped(e.stop) {
-		close(e.stop)
+	// The calls of the id there now, each with a stop of its own: a call
+	// started under the id afterwards is not stopped by this Cancel.
+	stops := c.retrying[callID]
+	mine := len(stops) > 0
+	for _, stop := range stops {
+		if !stopped(stop) {
+			close(stop)
+		}
 	}
 	durable := false
 	for _, b := range c.byFirst[callID] {
@@ -1031,18 +1043,12 @@ func (c *Client) resends(ctx context.Context, tool string) bool {
 // a worker that asks for more ends the call overloaded.
 const maxRetryWait = 2 * time.Second
 
-// retryEntry is a call id the client may send again: Cancel(id) closes
-// stop. calls counts the Calls of the id holding it (a caller may reuse
-// an id while its earlier call runs): it is forgotten when the last ends.
-type retryEntry struct {
-	stop  chan struct{}
-	calls int
-}
-
-// mayRetry registers call id (the id its caller gave) as one the client
-// may send again, for one Call, which passes the channel returned to
-// doneRetrying when it ends: until then Cancel(id) closes it, which stops
-// the retries.
+// mayRetry registers one Call of id (the id its caller gave) as one the
+// client may send again; the Call passes the channel returned to
+// doneRetrying when it ends. Until then Cancel(id) closes it, which stops
+// that Call's retries. Each Call has a stop of its own (a caller may
+// reuse an id while its earlier call runs): a Cancel stops the Calls of
+// the id registered at the time, not one registered after it.
 func (c *Client) mayRetry(id string) chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -1051,33 +1057,23 @@ func (c *Client) mayRetry(id string) chan struct{} {
 
 func (c *Client) mayRetryLocked(id string) chan struct{} {
 	if c.retrying == nil {
-		c.retrying = map[string]*retryEntry{}
+		c.retrying = map[string][]chan struct{}{}
 	}
-	e := c.retrying[id]
-	if e == nil {
-		e = &retryEntry{stop: make(chan struct{})}
-		c.retrying[id] = e
-	}
-	e.calls++
-	return e.stop
+	stop := make(chan struct{})
+	c.retrying[id] = append(c.retrying[id], stop)
+	return stop
 }
 
-// doneRetrying ends a Call's hold on id, which mayRetry returned stop for.
+// doneRetrying forgets the Call of id which mayRetry returned stop for.
 func (c *Client) doneRetrying(id string, stop chan struct{}) {
 	c.mu.Lock()
-	if e := c.retrying[id]; e != nil && e.stop == stop {
-		if e.calls--; e.calls == 0 {
-			delete(c.retrying, id)
-		}
+	stops := slices.DeleteFunc(c.retrying[id], func(s chan struct{}) bool { return s == stop })
+	if len(stops) == 0 {
+		delete(c.retrying, id)
+	} else {
+		c.retrying[id] = stops
 	}
 	c.mu.Unlock()
-}
-
-// retryStopped reports whether Cancel(id) stopped the retries of id.
-// c.mu is held.
-func (c *Client) retryStoppedLocked(id string) bool {
-	e := c.retrying[id]
-	return e != nil && stopped(e.stop)
 }
 
 // stopped reports whether stop is closed; false for nil.
@@ -1189,7 +1185,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		inboxPool.Put(box)
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, "ToolUnavailableError: the client is closed.")
 	}
-	if first != call.ID && c.retryStoppedLocked(first) {
+	if first != call.ID && stopped(*retry) {
 		// Cancel(first) came before this attempt was pending.
 		c.mu.Unlock()
 		box.reset(buf)
