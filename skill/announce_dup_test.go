@@ -1,6 +1,7 @@
 package skill_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -155,5 +156,73 @@ func TestAnnounceBudgetCountsOnlyAnnounced(t *testing.T) {
 	}
 	if !slices.Contains(names, "zz-big") {
 		t.Errorf("announced %d skills without zz-big, which fits beside the skills announced", len(got))
+	}
+}
+
+// A skill left out for a later skill of its name stayed out once the
+// catalog was fitted again, though the later one went in then with bytes
+// another name gave back, and it fitted beside every skill announced:
+// the fleet's prompt lacked a skill the announcement had room for.
+func TestAnnounceRefitKeepsAnEarlierSkillThatFits(t *testing.T) {
+	s := natstest.Server(t)
+	root := t.TempDir()
+	// In catalog order: aa (about 20 KB), x (20 KB), 180 small skills
+	// (about 200 KB), a later x (30 KB) and a later aa (45 KB). Fitted in
+	// order, the later x and aa do not fit, so the earlier ones leave
+	// too; with their bytes back the later x fits, and the earlier x
+	// beside it: only aa, whose later skill fits in no way, stays out.
+	writeSkill(t, filepath.Join(root, "a-aa"), "aa", "The early aa, at length "+strings.Repeat("a", 20000), "# Early aa")
+	writeSkill(t, filepath.Join(root, "b-x"), "x", "The early x, at length "+strings.Repeat("e", 20000), "# Early x")
+	for i := range 180 {
+		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), strings.Repeat("d", 1000), "# M")
+	}
+	writeSkill(t, filepath.Join(root, "y-x"), "x", "The later x, at length "+strings.Repeat("l", 30000), "# Later x")
+	writeSkill(t, filepath.Join(root, "z-aa"), "aa", "The later aa, at length "+strings.Repeat("z", 45000), "# Later aa")
+	set, err := skill.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.AddDir("", root, &skill.LoaderOptions{ScanSubdirs: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The catalog is as built: each inequality below holds by some KB.
+	size := map[string]int{}
+	for _, sk := range set.Catalog() {
+		b, err := json.Marshal(skill.Announced{Name: sk.Name, Description: sk.Description, Group: toolkit.BasicGroup, Dir: sk.Dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := filepath.Base(sk.Dir)
+		if strings.HasPrefix(key, "m") {
+			key = "m"
+		}
+		size[key] += len(b) + 1
+	}
+	earlyAA, earlyX, m, laterX, laterAA := size["a-aa"], size["b-x"], size["m"], size["y-x"], size["z-aa"]
+	switch {
+	case earlyAA+earlyX+m > skill.MaxAnnounced:
+		t.Fatal("the small skills do not fit after the early ones")
+	case earlyAA+earlyX+m+laterX <= skill.MaxAnnounced, earlyAA+earlyX+m+laterAA <= skill.MaxAnnounced:
+		t.Fatal("a later skill fits beside the early ones")
+	case earlyX+m+laterX > skill.MaxAnnounced:
+		t.Fatal("the x skills do not fit beside the small ones")
+	case m+laterX+laterAA <= skill.MaxAnnounced:
+		t.Fatal("the later aa fits beside the later x")
+	}
+	tk := toolkit.New(nil)
+	if err := skill.Install(tk, set); err != nil {
+		t.Fatal(err)
+	}
+	f := fleet(t, natstest.Conn(t, s))
+	announce(t, natstest.Conn(t, s), tk, "w1", time.Hour, set)
+	natstest.WaitFor(t, "w1's skills", func() bool { return len(skill.FleetSkills(f, nil)) > 0 })
+	var dirs []string
+	for _, sk := range skill.FleetSkills(f, nil) {
+		if !strings.HasPrefix(filepath.Base(sk.Dir), "m") {
+			dirs = append(dirs, filepath.Base(sk.Dir))
+		}
+	}
+	if want := []string{"b-x", "y-x"}; !slices.Equal(dirs, want) {
+		t.Errorf("announced, beside the small skills, %v; want %v (the early x fits beside the skills announced, and its later x is announced)", dirs, want)
 	}
 }

@@ -2,6 +2,7 @@ package skill
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,7 +65,9 @@ const MaxAnnounced = 256 << 10
 // group is active"). A later skill that fits stays when an earlier one
 // does not. Only the skills announced count towards MaxAnnounced: one
 // left out with a later skill of its name leaves its bytes to the skills
-// after it.
+// after it, and goes in after all when its later skills do and it fits
+// in the bytes left: no skill is left out that fits beside the skills
+// announced and whose later skills of its name are all announced.
 //
 // An announcement waits for this part as a discovery.Announcer waits
 // for any Meta part: the announce interval, at most 1 s. That bound is
@@ -144,35 +147,76 @@ func Announce(s *Set) func() any {
 // later one of its name gives its bytes back, to be taken again in
 // catalog order, and that may let in a skill after it (and so leave out
 // a further earlier one of that skill's name, which gives its bytes
-// back too). A skill once left out for a later one stays out, though
-// the later may fit with the bytes given back: letting the earlier in
-// again would take them again, so the choice would not settle.
+// back too). A skill left out for a later one stays out of these
+// refits, though the later may fit with the bytes given back: letting
+// the earlier in again would take them again, so the choice would not
+// settle. Once it settles, the bytes left are given in catalog order to
+// the skills left out whose later skills of their name all went in (and
+// then to the skill before each that goes in): such a skill fits beside
+// every skill announced or it stays out, and taking bytes no skill
+// announced holds, it leaves none out, so nothing that fits is left
+// out. Each refit leaves out one more skill at least, so the work is
+// bounded by the catalog's length squared, never a search of its
+// subsets.
 func fitting(all []Announced, sizes []int) []bool {
+	next := make([]int, len(all)) // the next skill of all[i]'s name; -1: none
+	prev := make([]int, len(all)) // the skill before all[i] of its name; -1: none
+	last := map[string]int{}
+	for i, a := range all {
+		prev[i], next[i] = -1, -1
+		if j, ok := last[a.Name]; ok {
+			prev[i], next[j] = j, i
+		}
+		last[a.Name] = i
+	}
 	keep := make([]bool, len(all))
 	out := make([]bool, len(all)) // left out for a later skill of its name
-	for {
-		fit := make([]bool, len(all))
-		size := 0
+	size := 0
+	for again := true; again; {
+		size, again = 0, false
 		for i, n := range sizes {
-			if fit[i] = !out[i] && n >= 0 && size+n <= MaxAnnounced; fit[i] {
+			if keep[i] = !out[i] && n >= 0 && size+n <= MaxAnnounced; keep[i] {
 				size += n
 			}
 		}
-		gone := map[string]bool{} // a later skill of the name is left out
-		again := false
 		for i := len(all) - 1; i >= 0; i-- {
-			keep[i] = fit[i] && !gone[all[i].Name]
-			if !keep[i] {
-				gone[all[i].Name] = true
+			if keep[i] && next[i] >= 0 && !keep[next[i]] {
+				keep[i], out[i], again = false, true, true
+				size -= sizes[i]
 			}
-			if fit[i] && !keep[i] {
-				out[i], again = true, true
-			}
-		}
-		if !again {
-			return keep
 		}
 	}
+	var waiting indexHeap // left out, every later skill of its name in
+	for i := range all {
+		if !keep[i] && (next[i] < 0 || keep[next[i]]) {
+			heap.Push(&waiting, i)
+		}
+	}
+	for waiting.Len() > 0 {
+		i := heap.Pop(&waiting).(int)
+		if n := sizes[i]; n < 0 || size+n > MaxAnnounced {
+			continue // the bytes left only shrink: it never fits
+		}
+		keep[i], size = true, size+sizes[i]
+		if prev[i] >= 0 {
+			heap.Push(&waiting, prev[i])
+		}
+	}
+	return keep
+}
+
+// indexHeap is a container/heap of catalog indexes, the first first.
+type indexHeap []int
+
+func (h indexHeap) Len() int           { return len(h) }
+func (h indexHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h indexHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *indexHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *indexHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // firstWait is wait, or first (FirstLoadWait) when l has no value read yet to
