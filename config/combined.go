@@ -20,22 +20,11 @@ import (
 // embedded.server_config), or "" when url is the default. The text is a
 // sentence to print after the error, with the URL redacted.
 func Combined(n NATS, file string, sources map[string]string, url, listenKey string) string {
-	// from says where the setting at key came from, and whether that is
-	// the config file.
-	from := func(key string) (string, bool) {
-		if src, ok := sources[key]; ok {
-			return src, false
-		}
-		if file != "" {
-			return "--config " + file, true
-		}
-		return "the default", false
-	}
 	var urlFrom string
 	var urlInFile bool
 	switch {
 	case sources["nats.urls"] != "" || n.URL() != "":
-		urlFrom, urlInFile = from("nats.urls")
+		urlFrom, urlInFile = settingFrom(file, sources, "nats.urls")
 	case listenKey != "" && file != "":
 		urlFrom, urlInFile = "--config "+file+" (its "+listenKey+")", true
 	default:
@@ -43,6 +32,38 @@ func Combined(n NATS, file string, sources map[string]string, url, listenKey str
 	}
 	parts := []string{urlredact.List(url) + " from " + urlFrom}
 	mixed := false
+	for _, s := range tlsSettings(n, file, sources) {
+		parts = append(parts, s.said)
+		mixed = mixed || s.inFile != urlInFile
+	}
+	if !mixed {
+		return ""
+	}
+	return "these settings were combined: " + strings.Join(parts, "; ") +
+		". A flag or variable replaces only its own setting of the --config file (--nats and NATS_URL its urls, not its tls): give the server's TLS settings with its URL (--tls-ca, NATS_CA, ...), or leave out --config"
+}
+
+// TLSFrom says the TLS settings of n that are set and where each came
+// from, as Combined does ("nats.tls.ca ca.pem from --config worker.yaml;
+// nats.tls.cert ... from env NATS_CERT"), or "" when none is. file and
+// sources are as for Combined.
+func TLSFrom(n NATS, file string, sources map[string]string) string {
+	var parts []string
+	for _, s := range tlsSettings(n, file, sources) {
+		parts = append(parts, s.said)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// tlsSetting is a TLS setting that is set, said with where it came
+// from, and whether that is the config file.
+type tlsSetting struct {
+	said   string
+	inFile bool
+}
+
+func tlsSettings(n NATS, file string, sources map[string]string) []tlsSetting {
+	var out []tlsSetting
 	for _, s := range []struct{ key, value string }{
 		{"nats.tls.ca", n.TLS.CA},
 		{"nats.tls.cert", n.TLS.Cert},
@@ -51,13 +72,20 @@ func Combined(n NATS, file string, sources map[string]string, url, listenKey str
 		if s.value == "" {
 			continue
 		}
-		src, inFile := from(s.key)
-		parts = append(parts, s.key+" "+s.value+" from "+src)
-		mixed = mixed || inFile != urlInFile
+		src, inFile := settingFrom(file, sources, s.key)
+		out = append(out, tlsSetting{s.key + " " + s.value + " from " + src, inFile})
 	}
-	if !mixed {
-		return ""
+	return out
+}
+
+// settingFrom says where the setting at key came from, and whether that
+// is the config file.
+func settingFrom(file string, sources map[string]string, key string) (string, bool) {
+	if src, ok := sources[key]; ok {
+		return src, false
 	}
-	return "these settings were combined: " + strings.Join(parts, "; ") +
-		". A flag or variable replaces only its own setting of the --config file (--nats and NATS_URL its urls, not its tls): give the server's TLS settings with its URL (--tls-ca, NATS_CA, ...), or leave out --config"
+	if file != "" {
+		return "--config " + file, true
+	}
+	return "the default", false
 }

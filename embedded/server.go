@@ -225,6 +225,20 @@ func Check(opts *Options) (auth bool, err error) {
 	return authenticates(so), nil
 }
 
+// OffersTLS reports whether the server Start would start with opts
+// offers its clients TLS: only a tls block in opts.ConfigFile gives it
+// TLS. It starts nothing and opens no port; err is Check's.
+func OffersTLS(opts *Options) (bool, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	so, err := serverOptions(opts)
+	if err != nil {
+		return false, err
+	}
+	return so.TLSConfig != nil, nil
+}
+
 // FileDefaults reads a nats-server configuration file for what it says
 // of the fields Options overrides: its client address ("host:port", with
 // nats-server's default host 0.0.0.0 when it gives only a port, and port

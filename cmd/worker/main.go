@@ -297,8 +297,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "worker: invalid configuration:\n%v\n", err)
 		return exitUsage
 	}
+	// Said when the connection fails: a URL of one source may meet the
+	// TLS settings of another, and TLS settings may meet a server that
+	// offers no TLS.
+	said := connSaid{
+		combined: config.Combined(cfg.NATS, f.configPath, f.sources, cfg.NATS.URL(), ""),
+		tls:      config.TLSFrom(cfg.NATS, f.configPath, f.sources),
+	}
 	if f.check {
-		if err := checkEmbedded(cfg); err != nil {
+		if err := checkEmbedded(cfg, said.tls); err != nil {
 			var u *usageError
 			if errors.As(err, &u) {
 				fmt.Fprintf(stderr, "worker: %v\n", err)
@@ -353,10 +360,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			interrupted <- nil
 		}
 	}()
-	// Said when the connection fails: a URL of one source may meet the
-	// TLS settings of another.
-	combined := config.Combined(cfg.NATS, f.configPath, f.sources, cfg.NATS.URL(), "")
-	w, err := start(startCtx, cfg, instance, f.kvReplicas, f.httpAddr, combined, log)
+	w, err := start(startCtx, cfg, instance, f.kvReplicas, f.httpAddr, said, log)
 	close(started)
 	s := <-interrupted
 	if err != nil {
@@ -441,10 +445,16 @@ func (r *running) opsAddr() string {
 	return r.ops.addr
 }
 
+// connSaid is what a failed connection to NATS says of the settings
+// behind it.
+type connSaid struct {
+	combined string // config.Combined's text
+	tls      string // config.TLSFrom's: the TLS settings set, and where each came from
+}
+
 // start brings a worker up; on error everything started is stopped again.
-// combined is config.Combined's text, added to a failed connection's
-// error.
-func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas int, httpAddr, combined string, log *slog.Logger) (_ *running, err error) {
+// said is added to a failed connection's error.
+func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas int, httpAddr string, said connSaid, log *slog.Logger) (_ *running, err error) {
 	r := &running{instance: instance}
 	defer func() {
 		if err != nil {
@@ -454,7 +464,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 
 	url := cfg.NATS.URL()
 	if url == "" {
-		if err := checkEmbedded(cfg); err != nil {
+		if err := checkEmbedded(cfg, said.tls); err != nil {
 			return nil, err
 		}
 		if r.srv, err = startServer(cfg.Embedded); err != nil {
@@ -473,9 +483,12 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 			if errors.Is(err, nats.ErrAuthorization) {
 				err = fmt.Errorf("%w (the server configuration requires authentication: give the worker role's key, e.g. --nkey worker.nk from toolctl auth init)", err)
 			}
+			if said.tls != "" {
+				err = fmt.Errorf("%w; TLS settings: %s", err, said.tls)
+			}
 			return nil, fmt.Errorf("connecting to the embedded server: %w", err)
 		}
-	} else if r.nc, err = connect(ctx, cfg, r.instance, combined, log); err != nil {
+	} else if r.nc, err = connect(ctx, cfg, r.instance, said.combined, log); err != nil {
 		return nil, err
 	}
 
@@ -931,8 +944,10 @@ func (e *usageError) Error() string { return e.msg }
 
 // checkEmbedded says, before anything starts, why the embedded server
 // (when there is one) would be refused: a listener beyond loopback that
-// admits anyone, unless --insecure.
-func checkEmbedded(cfg *config.Config) error {
+// admits anyone, unless --insecure; or why the worker's connection to it
+// would be: TLS settings (tls, config.TLSFrom's text: which and where
+// from) while the server offers no TLS.
+func checkEmbedded(cfg *config.Config, tls string) error {
 	if cfg.NATS.URL() != "" {
 		return nil
 	}
@@ -948,8 +963,20 @@ func checkEmbedded(cfg *config.Config) error {
 	case errors.As(err, &exposed):
 		return &usageError{fmt.Sprintf("refusing the %s listener of the server configuration on %s without authentication: whoever reaches it could use the whole bus; "+
 			"give it authorization, bind it to 127.0.0.1, or pass --insecure (embedded.insecure: true) to open it anyway", exposed.Listener, exposed.Addr)}
+	case err != nil || tls == "":
+		return err
 	}
-	return err
+	// The worker connects to its embedded server in process, with its
+	// TLS settings as to any server: set for a server that offers no
+	// TLS, the connection fails with nats.go's "secure connection not
+	// available" alone. They are what the worker trusts and shows when
+	// it joins NATS servers; they give the embedded server no TLS.
+	if offers, err := embedded.OffersTLS(embeddedOptions(cfg.Embedded)); err != nil || offers {
+		return err
+	}
+	return &usageError{"TLS is set (" + tls + "), but no NATS URL is (nats.urls, --nats, NATS_URL), so the worker runs its embedded server, " +
+		"which offers no TLS: nats.tls (--tls-ca, --tls-cert, --tls-key) is what the worker uses to join NATS servers over TLS, not TLS for the embedded server " +
+		"(that is a tls block in its embedded.server_config, --server-config). Give the URLs of the servers these settings are for, or leave them out"}
 }
 
 // jsStreamInvalidConfig is JetStream's error code for a stream
