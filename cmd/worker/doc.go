@@ -30,13 +30,14 @@
 // setting by setting: --nats or NATS_URL replaces the file's urls only,
 // its TLS settings still apply. A connection that fails with settings of
 // both the file and flags or variables says which were combined and where
-// each came from (config.Combined, as toolctl says it), and one refused
-// for TLS the server does not offer is not retried. The TLS settings are
-// for the servers the worker joins: the embedded server gets TLS only
-// from a tls block in its --server-config, and the worker refuses to
-// start (and --check-config fails), naming each TLS setting and where it
-// came from, when TLS is set and no URL is, and its embedded server
-// would offer none.
+// each came from (config.Combined, as toolctl says it), in the error
+// that ends the connect retries and in each retry line's settings, and
+// one refused for TLS the server does not offer is not retried. The TLS
+// settings are for the servers the worker joins: the embedded server
+// gets TLS only from a tls block in its --server-config, and the worker
+// refuses to start (and --check-config fails), naming each TLS setting
+// and where it came from, when TLS is set and no URL is, and its
+// embedded server would offer none.
 // --kv-replicas sets the replicas of the KV buckets and streams this
 // worker creates (the permission buckets' and the durable path's unless
 // permissions.kv_replicas or durable.replicas is set). --http serves

@@ -622,7 +622,7 @@ func groupState(ctx context.Context, cfg *config.Config, js jetstream.JetStream,
 		return toolkit.NewMemoryState(), nil
 	}
 	var state *bus.KVState
-	err := retry(ctx, log, "binding the group-state bucket", func() error {
+	err := retry(ctx, log, "binding the group-state bucket", nil, func() error {
 		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if _, err := js.AccountInfo(bctx); errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
@@ -993,9 +993,9 @@ const jsReplicasNotSupported = 10074
 // that is nats.go's, forever (also through servers refusing the worker's
 // credentials for a while: a rotation, a server restarted with an old
 // configuration), and logged, as are nats.go's asynchronous errors. A
-// server that offers no TLS while TLS is set is not retried either. The
-// error that ends the tries says combined (config.Combined's text) after
-// it, when that is not "".
+// server that offers no TLS while TLS is set is not retried either. Each
+// retry line and the error that ends the tries say combined
+// (config.Combined's text), when that is not "".
 func connect(ctx context.Context, cfg *config.Config, instance, combined string, log *slog.Logger) (*nats.Conn, error) {
 	auth, err := cfg.NATS.Options()
 	if err != nil {
@@ -1020,7 +1020,13 @@ func connect(ctx context.Context, cfg *config.Config, instance, combined string,
 	var nc *nats.Conn
 	// The URL is in every retry line and in the error that ends them: a
 	// wrong host or port shows at once.
-	err = retry(ctx, log, "connecting to NATS at "+urlredact.List(cfg.NATS.URL()), func() error {
+	// The retry lines say the settings combined too: what is wrong may
+	// show long before the tries end.
+	var said []any
+	if combined != "" {
+		said = []any{"settings", combined}
+	}
+	err = retry(ctx, log, "connecting to NATS at "+urlredact.List(cfg.NATS.URL()), said, func() error {
 		var cerr error
 		nc, cerr = nats.Connect(cfg.NATS.URL(), opts...)
 		return cerr
@@ -1068,8 +1074,8 @@ func natsErrors(log *slog.Logger) nats.Option {
 }
 
 // retry runs fn until it succeeds, ctx ends, startupWait passes or fatal
-// says the error is final, logging each failure.
-func retry(ctx context.Context, log *slog.Logger, what string, fn func() error, fatal func(error) bool) error {
+// says the error is final, logging each failure with attrs.
+func retry(ctx context.Context, log *slog.Logger, what string, attrs []any, fn func() error, fatal func(error) bool) error {
 	deadline := time.Now().Add(startupWait)
 	wait := 250 * time.Millisecond
 	for {
@@ -1083,7 +1089,7 @@ func retry(ctx context.Context, log *slog.Logger, what string, fn func() error, 
 		if (fatal != nil && fatal(err)) || time.Now().After(deadline) {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		log.Warn(what+": retrying", "err", err, "in", wait)
+		log.Warn(what+": retrying", append([]any{"err", err, "in", wait}, attrs...)...)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
