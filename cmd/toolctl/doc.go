@@ -25,7 +25,8 @@
 // its TLS settings still apply (an auth flag or variable replaces the
 // file's whole authentication). A connection that fails with settings of
 // both the file and flags or variables says which were combined, and
-// where each came from.
+// where each came from; one refused because TLS is set and the server
+// offers none names each TLS setting and where it came from.
 //
 // # call
 //

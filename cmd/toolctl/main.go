@@ -183,7 +183,7 @@ func (e *env) conn() (*nats.Conn, error) {
 			// The server was reached and refused the credentials.
 			hint, code = " (the server admits only its users: give your key with --nkey FILE, and --identity ID for a caller; see README: Security)", exitUsage
 		case errors.Is(err, nats.ErrSecureConnWanted):
-			hint = " (TLS is set, and the server does not offer TLS)"
+			hint = " (TLS is set (" + config.TLSFrom(e.cfg.NATS, e.configPath, e.sources) + "), and the server does not offer TLS)"
 		case url == defaultURL:
 			hint = " (is a worker running? start one with: go run ./cmd/worker)"
 		}

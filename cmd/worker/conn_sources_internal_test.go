@@ -92,3 +92,25 @@ func writeCA(t *testing.T, dir string) string {
 	}
 	return p
 }
+
+// TestConnTLSSettingsSaid: TLS settings and a URL of one kind of source
+// (here both variables) are not combined, so nothing named them when the
+// server offered no TLS: "TLS is set" alone left a CA in a variable
+// forgotten in the shell unseen. The error names each TLS setting and
+// where it came from.
+func TestConnTLSSettingsSaid(t *testing.T) {
+	s := natstest.Embedded(t, true) // no TLS
+	ca := writeCA(t, t.TempDir())
+	noNATSEnv(t)
+	t.Setenv("NATS_URL", s.ClientURL())
+	t.Setenv("NATS_CA", ca)
+	var out, errb bytes.Buffer
+	code := run(nil, &out, &errb)
+	se := errb.String()
+	if want := "TLS is set (nats.tls.ca " + ca + " from env NATS_CA), and the server does not offer TLS"; !strings.Contains(se, want) {
+		t.Fatalf("exit %d, want the error to say %q:\n%s", code, want, se)
+	}
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitFailed, se)
+	}
+}

@@ -488,7 +488,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 			}
 			return nil, fmt.Errorf("connecting to the embedded server: %w", err)
 		}
-	} else if r.nc, err = connect(ctx, cfg, r.instance, said.combined, log); err != nil {
+	} else if r.nc, err = connect(ctx, cfg, r.instance, said, log); err != nil {
 		return nil, err
 	}
 
@@ -993,10 +993,10 @@ const jsReplicasNotSupported = 10074
 // that is nats.go's, forever (also through servers refusing the worker's
 // credentials for a while: a rotation, a server restarted with an old
 // configuration), and logged, as are nats.go's asynchronous errors. A
-// server that offers no TLS while TLS is set is not retried either. Each
-// retry line and the error that ends the tries say combined
-// (config.Combined's text), when that is not "".
-func connect(ctx context.Context, cfg *config.Config, instance, combined string, log *slog.Logger) (*nats.Conn, error) {
+// server that offers no TLS while TLS is set is not retried either, and
+// its error names the TLS settings (said.tls). Each retry line and the
+// error that ends the tries say said.combined, when that is not "".
+func connect(ctx context.Context, cfg *config.Config, instance string, said connSaid, log *slog.Logger) (*nats.Conn, error) {
 	auth, err := cfg.NATS.Options()
 	if err != nil {
 		return nil, err
@@ -1022,11 +1022,11 @@ func connect(ctx context.Context, cfg *config.Config, instance, combined string,
 	// wrong host or port shows at once.
 	// The retry lines say the settings combined too: what is wrong may
 	// show long before the tries end.
-	var said []any
-	if combined != "" {
-		said = []any{"settings", combined}
+	var attrs []any
+	if said.combined != "" {
+		attrs = []any{"settings", said.combined}
 	}
-	err = retry(ctx, log, "connecting to NATS at "+urlredact.List(cfg.NATS.URL()), said, func() error {
+	err = retry(ctx, log, "connecting to NATS at "+urlredact.List(cfg.NATS.URL()), attrs, func() error {
 		var cerr error
 		nc, cerr = nats.Connect(cfg.NATS.URL(), opts...)
 		return cerr
@@ -1045,10 +1045,10 @@ func connect(ctx context.Context, cfg *config.Config, instance, combined string,
 			"raise max_control_line in the server's configuration or give shorter credentials"}
 	case err != nil && ctx.Err() == nil:
 		if errors.Is(err, nats.ErrSecureConnWanted) {
-			err = fmt.Errorf("%w (TLS is set, and the server does not offer TLS)", err)
+			err = fmt.Errorf("%w (TLS is set (%s), and the server does not offer TLS)", err, said.tls)
 		}
-		if combined != "" {
-			err = fmt.Errorf("%w; %s", err, combined)
+		if said.combined != "" {
+			err = fmt.Errorf("%w; %s", err, said.combined)
 		}
 	}
 	return nc, err
