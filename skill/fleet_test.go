@@ -119,7 +119,7 @@ func TestFleetSkillsMerge(t *testing.T) {
 	}
 	announce(t, natstest.Conn(t, s), tk1, "w1", time.Hour, set)
 	announce(t, natstest.Conn(t, s), tk1, "w2", time.Hour, set)
-	natstest.WaitFor(t, "w1 and w2", func() bool { return len(f.Instances()) == 3 })
+	natstest.WaitFor(t, "w1 and w2 with their skills", func() bool { return len(f.Instances()) == 3 && len(skill.FleetSkills(f, nil)) == 2 })
 	var names []string
 	for _, sk := range skill.FleetSkills(f, nil) {
 		names = append(names, sk.Group+"/"+sk.Name)
