@@ -46,6 +46,10 @@ type AnnouncerOptions struct {
 	// out with its last value (see the package doc, Callbacks and
 	// logging).
 	Meta map[string]func() any
+
+	// clock, when set, is the announcer's clock instead of time.Now:
+	// tests start workers whose clocks disagree.
+	clock func() time.Time
 }
 
 // Announcer announces a Toolkit's tools for a worker: at start, whenever
@@ -62,6 +66,7 @@ type Announcer struct {
 	tk       *toolkit.Toolkit
 	opts     AnnouncerOptions
 	subject  string
+	run      string // a random id of this run: wire.Announcement.Incarnation
 	epoch    int64
 	log      *slog.Logger // queues for opts.Logger (logq)
 	logq     *logQueue
@@ -134,12 +139,17 @@ func NewAnnouncer(nc *nats.Conn, tk *toolkit.Toolkit, opts *AnnouncerOptions) (*
 		o.Logger = slog.Default()
 	}
 	o.Meta = maps.Clone(o.Meta)
+	now := time.Now
+	if o.clock != nil {
+		now = o.clock
+	}
 	a := &Announcer{
 		nc:       nc,
 		tk:       tk,
 		opts:     o,
 		subject:  wire.AnnounceSubject(o.Instance),
-		epoch:    time.Now().UnixMilli(),
+		run:      rand.Text(),
+		epoch:    now().UnixMilli(),
 		changed:  make(chan struct{}, 1),
 		stopLoop: make(chan struct{}),
 		loopDone: make(chan struct{}),
@@ -216,7 +226,7 @@ func (a *Announcer) Stop() error {
 	}
 	a.seq++
 	bye := wire.Announcement{Format: wire.AnnounceFormat, Instance: a.opts.Instance, Version: a.opts.Version, Queue: a.opts.Queue,
-		EpochMS: a.epoch, Seq: a.seq, IntervalMS: a.opts.Interval.Milliseconds(), Goodbye: true,
+		Incarnation: a.run, EpochMS: a.epoch, Seq: a.seq, IntervalMS: a.opts.Interval.Milliseconds(), Goodbye: true,
 		Groups: []wire.AnnouncedGroup{}, Tools: []wire.AnnouncedTool{}}
 	err := a.publish(a.subject, nil, &bye)
 	a.mu.Unlock()
@@ -384,15 +394,16 @@ func (a *Announcer) publish(subject string, req *nats.Msg, ann *wire.Announcemen
 // held.
 func (a *Announcer) build(seq uint64) wire.Announcement {
 	ann := wire.Announcement{
-		Format:     wire.AnnounceFormat,
-		Instance:   a.opts.Instance,
-		Version:    a.opts.Version,
-		Queue:      a.opts.Queue,
-		EpochMS:    a.epoch,
-		Seq:        seq,
-		IntervalMS: a.opts.Interval.Milliseconds(),
-		Groups:     []wire.AnnouncedGroup{},
-		Tools:      []wire.AnnouncedTool{},
+		Format:      wire.AnnounceFormat,
+		Instance:    a.opts.Instance,
+		Version:     a.opts.Version,
+		Queue:       a.opts.Queue,
+		EpochMS:     a.epoch,
+		Incarnation: a.run,
+		Seq:         seq,
+		IntervalMS:  a.opts.Interval.Milliseconds(),
+		Groups:      []wire.AnnouncedGroup{},
+		Tools:       []wire.AnnouncedTool{},
 	}
 	c := a.tk.Catalog()
 	groups := map[string]bool{toolkit.BasicGroup: true}

@@ -418,7 +418,7 @@ func TestDiscoverEncodings(t *testing.T) {
 			t.Errorf("JSON tool has no %q: %v", k, echo)
 		}
 	}
-	for _, k := range []string{"epoch_ms", "seq", "interval_ms", "groups", "queue"} {
+	for _, k := range []string{"incarnation", "epoch_ms", "seq", "interval_ms", "groups", "queue"} {
 		if _, ok := doc[k]; !ok && k != "queue" {
 			t.Errorf("JSON announcement has no %q", k)
 		}
@@ -508,6 +508,7 @@ func TestFleetBadAnnouncements(t *testing.T) {
 		{"no format", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Instance: "x", EpochMS: 1, Seq: 1}), "format version"},
 		{"bad instance", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "x.y", EpochMS: 1, Seq: 1}), "invalid instance id"},
 		{"negative interval", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "x", IntervalMS: -1}), "negative interval"},
+		{"long incarnation", "tools.announce.x", nil, mustMsgpack(t, wire.Announcement{Format: 1, Instance: "x", Incarnation: strings.Repeat("i", 65), EpochMS: 1, Seq: 1}), "incarnation of 65 bytes, over 64"},
 		{"subject mismatch", "tools.announce.y", nil, mustMsgpack(t, good("x", 1, ok)), "another instance's subject"},
 		{"non-object schema", "tools.announce.z", nil, mustMsgpack(t, good("z", 1,
 			wire.AnnouncedTool{Name: "bad_schema", Description: "x", Group: "basic", Parameters: map[string]any{"type": "string"}})), `tool \"bad_schema\"`},
@@ -542,8 +543,11 @@ func TestFleetBadAnnouncements(t *testing.T) {
 	}
 }
 
-// Messages of one instance are ordered by (epoch, seq): older ones are
-// ignored, a goodbye is final for its epoch, a restart (newer epoch) wins.
+// Messages of one run of an instance (here of announcers that send no
+// incarnation: their epoch names the run) are ordered by seq: older ones
+// are ignored, and a goodbye is final for its run. A restart (another
+// run) wins when its message arrives, whatever its epoch, and the
+// replaced run's late messages are ignored.
 func TestFleetOrdersAnnouncements(t *testing.T) {
 	s := natstest.Server(t)
 	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{})
@@ -590,6 +594,21 @@ func TestFleetOrdersAnnouncements(t *testing.T) {
 	sync()
 	if !has("restarted") {
 		t.Fatalf("restart with a newer epoch not applied: %v", toolNames(f))
+	}
+	pub(ann(7, 1, false, tool("behind")))
+	sync()
+	if !has("behind") || has("restarted") {
+		t.Fatalf("restart with an older epoch (a clock behind) not applied: %v", toolNames(f))
+	}
+	pub(ann(11, 2, false, tool("restarted")))
+	sync()
+	if !has("behind") || has("restarted") {
+		t.Fatalf("a late message of the replaced run applied: %v", toolNames(f))
+	}
+	pub(ann(7, 2, false, tool("behind"), tool("grown")))
+	sync()
+	if !has("grown") {
+		t.Fatalf("the next message of the current run not applied: %v", toolNames(f))
 	}
 }
 

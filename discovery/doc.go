@@ -28,9 +28,13 @@
 //     dies disappears at most one TTL (3 × its interval) after its last
 //     announcement arrived; one whose next announcement has arrived but
 //     waits to be read (a fleet busy decoding) is not expired meanwhile.
-//   - The messages of one instance are applied in (epoch, seq) order,
-//     whatever order they arrive in; a restart with the same instance id
-//     replaces the old entry.
+//   - The messages of one run of an instance (from an Announcer's start
+//     to its goodbye) are applied in seq order, whatever order they
+//     arrive in. A restart with the same instance id replaces the old
+//     entry with its first message, whatever the clocks of the machines
+//     say: two runs are ordered by when their messages arrive, never by
+//     their start times; the old run's messages arriving later are
+//     ignored.
 //   - An announcement that cannot be read is ignored and logged; a tool or
 //     group in it that cannot be listed is left out and logged, the rest
 //     counts. A message that cannot be an announcement at all (a server's

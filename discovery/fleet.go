@@ -142,10 +142,12 @@ type Fleet struct {
 	mu        sync.Mutex // taken before inMu, never inside it
 	instances map[string]*instance
 	bytes     int // the instances' announcements decoded: sum of their sizes
-	gone      map[string]goodbyeMark
-	watchers  map[int]func()
-	nextW     int
-	closed    bool
+	// retired are, per instance id, its runs that ended (said goodbye, or
+	// another run followed): their messages arriving later are stale.
+	retired  map[string][]retiredRun
+	watchers map[int]func()
+	nextW    int
+	closed   bool
 	// suspects are the instances whose TTL ran out, kept until the
 	// connection's received messages are read (catchUp): each with the
 	// announcement its timer was set for. At most one per instance.
@@ -168,10 +170,21 @@ type round struct {
 // errClosed ends the Discover calls of a closed fleet.
 var errClosed = errors.New("discovery: fleet: discover: the fleet is closed")
 
+// run names one run of an instance's announcer, from the start of a
+// process announcing under the instance id to its goodbye: its
+// incarnation and epoch (wire.Announcement.Incarnation; older announcers
+// send no incarnation, and their epoch alone names the run).
+type run struct {
+	incarnation string
+	epoch       int64
+}
+
+func runOf(ann *wire.Announcement) run { return run{incarnation: ann.Incarnation, epoch: ann.EpochMS} }
+
 // announced names one announcement of an instance.
 type announced struct {
-	epoch int64
-	seq   uint64
+	run run
+	seq uint64
 }
 
 type instance struct {
@@ -190,11 +203,13 @@ type heldMsg struct {
 	at time.Time
 }
 
-// goodbyeMark remembers a goodbye so that older messages of the same
-// instance arriving late do not bring it back.
-type goodbyeMark struct {
-	epoch int64
-	seq   uint64
+// retiredRun remembers a run of an instance that ended, by its goodbye
+// or because a message of another run arrived after its last, so that
+// its messages arriving late (a discover answer read at the end of the
+// window, one delayed on its way through a cluster) do not bring it back
+// until until.
+type retiredRun struct {
+	run   run
 	until time.Time
 }
 
@@ -240,7 +255,7 @@ func NewFleet(ctx context.Context, nc *nats.Conn, opts *FleetOptions) (*Fleet, e
 		waiting:   map[string]time.Time{},
 		read:      make(chan struct{}),
 		instances: map[string]*instance{},
-		gone:      map[string]goodbyeMark{},
+		retired:   map[string][]retiredRun{},
 		watchers:  map[int]func(){},
 		suspects:  map[string]announced{},
 	}
@@ -547,9 +562,10 @@ func (f *Fleet) notifier() {
 }
 
 // Bounds on what announcements may ask of a fleet: an interval (so a
-// TTL) longer than MaxInterval counts as MaxInterval, an epoch more than
-// maxClockSkew ahead of this clock is ignored, at most maxGoodbyes
-// goodbyes of instances never seen are remembered, and at most
+// TTL) longer than MaxInterval counts as MaxInterval, an incarnation
+// takes at most maxIncarnation bytes, at most maxGoodbyes instances
+// never seen have goodbyes remembered (each instance at most
+// retiredPerInstance ended runs), and at most
 // maxInstances instances are kept, whose announcements hold at most
 // maxInstanceBytes decoded (as decodedSize estimates them: counted as
 // received, an announcement of many small tools takes ten times more):
@@ -559,11 +575,12 @@ func (f *Fleet) notifier() {
 // instance id, and each is kept for up to three MaxIntervals: without
 // the bound, one neighbour inventing ids kept the fleet growing.
 const (
-	MaxInterval      = time.Hour
-	maxClockSkew     = time.Hour
-	maxGoodbyes      = 1024
-	maxInstances     = 4096
-	maxInstanceBytes = 128 << 20
+	MaxInterval        = time.Hour
+	maxIncarnation     = 64
+	maxGoodbyes        = 1024
+	retiredPerInstance = 4
+	maxInstances       = 4096
+	maxInstanceBytes   = 128 << 20
 )
 
 // maxHeld bounds the subjects whose announcements wait for the intake,
@@ -627,7 +644,7 @@ func (f *Fleet) hold(m *nats.Msg) {
 
 // announcementKeys are the fields of an announcement (wire.Announcement),
 // one of which a msgpack announcement's first key is.
-var announcementKeys = map[string]bool{"v": true, "instance": true, "version": true, "queue": true, "epoch_ms": true,
+var announcementKeys = map[string]bool{"v": true, "instance": true, "version": true, "queue": true, "incarnation": true, "epoch_ms": true,
 	"seq": true, "interval_ms": true, "goodbye": true, "groups": true, "tools": true, "meta": true}
 
 // mayAnnounce is a cheap look at whether m can be an announcement: no
@@ -774,33 +791,39 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 		return false
 	}
 	now := time.Now()
-	if ann.EpochMS > now.Add(maxClockSkew).UnixMilli() {
-		// Newer than anything its instance will send for years: taken, it
-		// would hide the real instance (a forgery, or a clock far ahead).
-		f.log.Warn("discovery: fleet: ignoring an announcement from the future", "instance", ann.Instance, "epoch_ms", ann.EpochMS)
-		return false
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return false
 	}
-	for id, g := range f.gone {
-		if now.After(g.until) {
-			delete(f.gone, id)
-		}
+	f.pruneRetired(now)
+	r := runOf(&ann)
+	if f.isRetired(ann.Instance, r) {
+		return false // a run that ended: after its goodbye, or another run's
 	}
-	if g, ok := f.gone[ann.Instance]; ok && !newer(ann.EpochMS, ann.Seq, g.epoch, g.seq) {
-		return false // from before the goodbye
-	}
+	// The messages of one run are ordered by their seq; those of two runs
+	// by when they arrived here, never by their epochs: the clocks of two
+	// machines, or of one before and after it was set back, disagree.
 	cur := f.instances[ann.Instance]
-	if cur != nil && !newer(ann.EpochMS, ann.Seq, cur.ann.EpochMS, cur.ann.Seq) {
-		return false // reordered: an older message
+	restart := false // the message ends cur's run
+	switch {
+	case cur == nil:
+	case runOf(&cur.ann) == r:
+		if ann.Seq <= cur.ann.Seq {
+			return false // reordered: an older message
+		}
+	case at.Before(cur.lastSeen):
+		return false // another run's message that arrived before the current run's last
+	default:
+		restart = true
 	}
 	ttl := f.ttl(ann)
 	if ann.Goodbye {
-		if cur != nil || len(f.gone) < maxGoodbyes { // marks of instances never seen are bounded
-			f.gone[ann.Instance] = goodbyeMark{epoch: ann.EpochMS, seq: ann.Seq, until: now.Add(ttl)}
+		if restart {
+			f.retire(ann.Instance, runOf(&cur.ann), now.Add(cur.ttl))
+		}
+		if cur != nil || len(f.retired) < maxGoodbyes { // marks of instances never seen are bounded
+			f.retire(ann.Instance, r, now.Add(ttl))
 		}
 		if cur != nil {
 			f.drop(ann.Instance, cur)
@@ -816,6 +839,10 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 			"instances", len(f.instances), "max_instances", maxInstances, "held_bytes", f.bytes, "max_bytes", maxInstanceBytes)
 		return false
 	}
+	if restart {
+		f.log.Info("discovery: fleet: instance restarted: its new run replaces the old", "instance", ann.Instance)
+		f.retire(ann.Instance, runOf(&cur.ann), now.Add(cur.ttl))
+	}
 	changed := cur == nil || !sameOffer(cur.ann, ann)
 	if cur != nil {
 		cur.timer.Stop()
@@ -825,8 +852,8 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 		at = cur.lastSeen // a discover answer read while this waited
 	}
 	in := &instance{ann: ann, lastSeen: at, ttl: ttl, size: size}
-	epoch, seq := ann.EpochMS, ann.Seq
-	in.timer = time.AfterFunc(max(time.Until(at.Add(ttl)), 0), func() { f.expire(ann.Instance, epoch, seq) })
+	a := announced{run: r, seq: ann.Seq}
+	in.timer = time.AfterFunc(max(time.Until(at.Add(ttl)), 0), func() { f.expire(ann.Instance, a) })
 	f.instances[ann.Instance] = in
 	if !changed {
 		f.refreshTimes()
@@ -845,15 +872,15 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 // that was frozen (stopped, asleep, paused, in a long GC stop) runs its
 // overdue timers on waking before it reads the announcements the server
 // sent it meanwhile, and dropped every live instance.
-func (f *Fleet) expire(id string, epoch int64, seq uint64) {
+func (f *Fleet) expire(id string, a announced) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	in := f.instances[id]
-	if f.closed || in == nil || in.ann.EpochMS != epoch || in.ann.Seq != seq {
+	if f.closed || in == nil || !in.is(a) {
 		return
 	}
 	if f.nc.IsConnected() {
-		f.suspects[id] = announced{epoch: epoch, seq: seq}
+		f.suspects[id] = a
 		f.log.Debug("discovery: fleet: instance's TTL over: reading what the connection has received first", "instance", id, "last_seen", in.lastSeen, "ttl", in.ttl)
 		if !f.catching {
 			f.catching = true
@@ -913,7 +940,7 @@ func (f *Fleet) catchUp() {
 		merge := false
 		for id, a := range batch {
 			in := f.instances[id]
-			if f.closed || in == nil || in.ann.EpochMS != a.epoch || in.ann.Seq != a.seq {
+			if f.closed || in == nil || !in.is(a) {
 				continue // renewed (or gone) meanwhile
 			}
 			merge = f.expireNow(id, in) || merge
@@ -1086,6 +1113,8 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 		return ann, nil, fmt.Errorf("invalid instance id %q", ann.Instance)
 	case ann.IntervalMS < 0:
 		return ann, nil, fmt.Errorf("negative interval %d ms", ann.IntervalMS)
+	case len(ann.Incarnation) > maxIncarnation:
+		return ann, nil, fmt.Errorf("incarnation of %d bytes, over %d", len(ann.Incarnation), maxIncarnation)
 	}
 	var errs []error
 	groups := map[string]bool{toolkit.BasicGroup: true}
@@ -1161,9 +1190,39 @@ func listedWith(t *wire.AnnouncedTool, groups map[string]bool) (left int) {
 	return n - len(t.ListedWith)
 }
 
-// newer reports whether (e1, s1) comes after (e2, s2).
-func newer(e1 int64, s1 uint64, e2 int64, s2 uint64) bool {
-	return e1 > e2 || (e1 == e2 && s1 > s2)
+// is reports whether a names the instance's announcement.
+func (in *instance) is(a announced) bool { return runOf(&in.ann) == a.run && in.ann.Seq == a.seq }
+
+// retire remembers that run r of instance id ended, until until; f.mu is
+// held. An instance keeps its retiredPerInstance latest ended runs.
+func (f *Fleet) retire(id string, r run, until time.Time) {
+	rs := f.retired[id]
+	if i := slices.IndexFunc(rs, func(x retiredRun) bool { return x.run == r }); i >= 0 {
+		rs = slices.Delete(rs, i, i+1)
+	}
+	if len(rs) == retiredPerInstance {
+		rs = slices.Delete(rs, 0, 1)
+	}
+	f.retired[id] = append(rs, retiredRun{run: r, until: until})
+}
+
+// isRetired reports whether run r of instance id ended; f.mu is held.
+func (f *Fleet) isRetired(id string, r run) bool {
+	return slices.ContainsFunc(f.retired[id], func(x retiredRun) bool { return x.run == r })
+}
+
+// pruneRetired forgets the ended runs remembered until before now; f.mu
+// is held.
+func (f *Fleet) pruneRetired(now time.Time) {
+	for id, rs := range f.retired {
+		kept := slices.DeleteFunc(rs, func(x retiredRun) bool { return now.After(x.until) })
+		switch {
+		case len(kept) == 0:
+			delete(f.retired, id)
+		case len(kept) < len(rs):
+			f.retired[id] = kept
+		}
+	}
 }
 
 // sameOffer reports whether two announcements of an instance offer the

@@ -28,7 +28,7 @@ const (
 // (TestFleetCountsDecodedSize keeps the estimate within a factor of two
 // of what the heap shows).
 func decodedSize(ann *wire.Announcement) int {
-	n := int(unsafe.Sizeof(*ann)) + len(ann.Instance) + len(ann.Version) + len(ann.Queue)
+	n := int(unsafe.Sizeof(*ann)) + len(ann.Instance) + len(ann.Version) + len(ann.Queue) + len(ann.Incarnation)
 	n += cap(ann.Groups) * int(unsafe.Sizeof(wire.AnnouncedGroup{}))
 	for _, g := range ann.Groups {
 		n += len(g.Name) + len(g.Description) + len(g.Instructions)

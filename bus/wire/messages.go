@@ -231,11 +231,16 @@ type Announcement struct {
 	Version string `json:"version,omitempty" msgpack:"version,omitempty"`
 	// Queue is the queue group the instance serves calls in.
 	Queue string `json:"queue,omitempty" msgpack:"queue,omitempty"`
-	// EpochMS is when the announcer started (Unix milliseconds) and Seq
-	// counts its announcements from 1: (EpochMS, Seq) orders the messages
-	// of one instance id, also across a restart with the same id.
-	EpochMS int64  `json:"epoch_ms" msgpack:"epoch_ms"`
-	Seq     uint64 `json:"seq" msgpack:"seq"`
+	// Incarnation is a random id of the announcer's run, new each time a
+	// process starts announcing under Instance; EpochMS is when it started
+	// (Unix milliseconds, by its own clock), and Seq counts its messages
+	// from 1. Together, Incarnation and EpochMS name the run (older
+	// announcers send no Incarnation: EpochMS alone names theirs); Seq
+	// orders the messages of one run. Fleets never compare EpochMS
+	// between runs: machines' clocks disagree.
+	Incarnation string `json:"incarnation,omitempty" msgpack:"incarnation,omitempty"`
+	EpochMS     int64  `json:"epoch_ms" msgpack:"epoch_ms"`
+	Seq         uint64 `json:"seq" msgpack:"seq"`
 	// IntervalMS is the announcer's repeat interval in milliseconds; a
 	// fleet derives the instance's TTL from it.
 	IntervalMS int64 `json:"interval_ms" msgpack:"interval_ms"`

@@ -1339,6 +1339,9 @@ func appendAnnouncement(b []byte, v *Announcement) ([]byte, error) {
 	if v.Queue != "" {
 		n++
 	}
+	if v.Incarnation != "" {
+		n++
+	}
 	if v.Goodbye {
 		n++
 	}
@@ -1358,6 +1361,10 @@ func appendAnnouncement(b []byte, v *Announcement) ([]byte, error) {
 	if v.Queue != "" {
 		b = append(b, "\xa5queue"...)
 		b = appendStr(b, v.Queue)
+	}
+	if v.Incarnation != "" {
+		b = append(b, "\xabincarnation"...)
+		b = appendStr(b, v.Incarnation)
 	}
 	b = append(b, "\xa8epoch_ms"...)
 	b = appendInt(b, int64(v.EpochMS))
@@ -1419,6 +1426,8 @@ func (d *decoder) decodeAnnouncement(v *Announcement) error {
 			v.Version, err = d.str()
 		case "queue":
 			v.Queue, err = d.str()
+		case "incarnation":
+			v.Incarnation, err = d.str()
 		case "epoch_ms":
 			v.EpochMS, err = d.int()
 		case "seq":

@@ -119,17 +119,18 @@ func (l fListReply) schemaNames() []string {
 
 // Announcement (subjects.md: Discovery).
 type fAnnouncement struct {
-	V          int            `json:"v"`
-	Instance   string         `json:"instance"`
-	Version    string         `json:"version"`
-	Queue      string         `json:"queue"`
-	EpochMS    int64          `json:"epoch_ms"`
-	Seq        uint64         `json:"seq"`
-	IntervalMS int64          `json:"interval_ms"`
-	Goodbye    bool           `json:"goodbye"`
-	Groups     []fGroup       `json:"groups"`
-	Tools      []fTool        `json:"tools"`
-	Meta       map[string]any `json:"meta"`
+	V           int            `json:"v"`
+	Instance    string         `json:"instance"`
+	Version     string         `json:"version"`
+	Queue       string         `json:"queue"`
+	Incarnation string         `json:"incarnation"`
+	EpochMS     int64          `json:"epoch_ms"`
+	Seq         uint64         `json:"seq"`
+	IntervalMS  int64          `json:"interval_ms"`
+	Goodbye     bool           `json:"goodbye"`
+	Groups      []fGroup       `json:"groups"`
+	Tools       []fTool        `json:"tools"`
+	Meta        map[string]any `json:"meta"`
 }
 
 type fGroup struct {
@@ -765,7 +766,7 @@ builtins:
 				t.Errorf("announced tool %+v", tl)
 			}
 		}
-		if a.V != 1 || a.Instance != w.instance || a.Seq == 0 || a.EpochMS == 0 || a.Queue != "toolbus" || a.Meta["durable"] != true ||
+		if a.V != 1 || a.Instance != w.instance || a.Seq == 0 || a.EpochMS == 0 || a.Incarnation == "" || len(a.Incarnation) > 64 || a.Queue != "toolbus" || a.Meta["durable"] != true ||
 			len(a.Groups) != 1 || a.Groups[0].Name != "exec" || a.Groups[0].Description == "" ||
 			!slices.Equal(tools, []string{"echo/basic", "sleep/basic", "execute_shell_command/exec"}) {
 			t.Errorf("announcement %+v (tools %v)", a, tools)
@@ -778,7 +779,7 @@ builtins:
 				t.Errorf("broadcast Content-Type %q", ct)
 			}
 			strict(t, "broadcast announcement", m.Data, &b)
-			if b.Instance != w.instance || b.EpochMS != a.EpochMS || b.IntervalMS != 2000 || len(b.Tools) != len(a.Tools) {
+			if b.Instance != w.instance || b.Incarnation != a.Incarnation || b.EpochMS != a.EpochMS || b.IntervalMS != 2000 || len(b.Tools) != len(a.Tools) {
 				t.Errorf("broadcast %+v, discover reply %+v", b, a)
 			}
 		case <-time.After(guard):
