@@ -85,7 +85,9 @@
 // `skills` lists the skills the workers declare (name, group, directory,
 // description; --json for JSON). With --session it prints the exact
 // <agent-skills> prompt for that session's active groups, as the model is
-// to see it, or nothing when no skill is visible. The bodies stay on the
+// to see it; when the session sees no skill, stdout stays empty and
+// stderr says why (the fleet has no skills, or its skills are in groups
+// the session has not activated). The bodies stay on the
 // workers: the model reads one with the Skill tool. On a fleet with no
 // skill, `skills` says so on stderr (skills come from the workers' skills
 // directories) and exits 0, as `groups` does for groups. `instructions`

@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/toolbus/toolbus/skill"
@@ -22,7 +25,7 @@ func init() {
 type skillsOptions struct{ fleetFlags }
 
 func (o *skillsOptions) register(fs *flag.FlagSet) {
-	o.add(fs, "print the <agent-skills> prompt this `session` sees (basic and its active groups); nothing when it sees no skill",
+	o.add(fs, "print the <agent-skills> prompt this `session` sees (basic and its active groups); when it sees no skill, stdout stays empty and stderr says so",
 		"print JSON: an array of skills (name, description, group, dir)")
 }
 
@@ -53,7 +56,20 @@ func (o *skillsOptions) run(ctx context.Context, e *env, args []string) int {
 		}
 		if prompt := skill.FleetInstructions(fleet, active); prompt != "" {
 			fmt.Fprintln(e.stdout, printableText(prompt))
+			return exitOK
 		}
+		// On stderr, as noSkills: the prompt is empty, and so is stdout.
+		var groups []string
+		for _, s := range skill.FleetSkills(fleet, nil) {
+			if g := plain(s.Group); !slices.Contains(groups, g) {
+				groups = append(groups, g)
+			}
+		}
+		if len(groups) == 0 {
+			fmt.Fprintln(e.stderr, noSkills)
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "toolctl: session %s sees no skill, so its prompt has none: the fleet's skills are in groups it has not activated (%s)\n", strconv.Quote(o.session), strings.Join(groups, ", "))
 		return exitOK
 	}
 	skills := skill.FleetSkills(fleet, nil)
