@@ -26,7 +26,7 @@ func TestStopPastGraceBeforeToolPassesOn(t *testing.T) {
 		want     string
 	}{
 		{name: "passed on", want: "put on stays"},
-		{name: "output heard", streamed: true, want: "held" + toolkit.InterruptedText},
+		{name: "output heard", streamed: true, want: "held" + toolkit.DrainedText},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := natstest.Embedded(t, false)

@@ -246,7 +246,7 @@ func (w *Worker) passedBack(m *nats.Msg) {
 		return
 	}
 	if pc.stopping {
-		w.replyFinal(&pc.in, pc.c, w.cancelledFinal(pc.id, false), pc.session)
+		w.replyFinal(&pc.in, pc.c, w.drainedFinal(pc.id), pc.session)
 		return
 	}
 	nf := toolkit.NotFound(pc.in.tool)

@@ -1019,12 +1019,15 @@ func (w *Worker) accept(in *incoming) *sender {
 	w.mu.Lock()
 	if tomb, ok := w.popTombstoneLocked(key, in.reply); w.interrupting || ok {
 		w.mu.Unlock()
+		final := w.cancelledFinal(req.ID, tomb.deadline)
 		if ok { // the caller's cancel, not the worker's stop
 			w.count.cancelled.Add(1)
 		} else if w.notRunHere(in, c, req.ID, req.Session, toolkit.SessionScope(identity, req.Session), deadline) {
 			return nil
+		} else {
+			final = w.drainedFinal(req.ID)
 		}
-		w.replyFinal(in, c, w.cancelledFinal(req.ID, tomb.deadline), req.Session)
+		w.replyFinal(in, c, final, req.Session)
 		w.settle(in.dur)
 		return nil
 	}
@@ -1324,6 +1327,13 @@ func (w *Worker) cancelledFinal(id string, deadline bool) *toolkit.Response {
 	return w.finalFor(id, toolkit.CodeInterrupted, toolkit.InterruptedText)
 }
 
+// drainedFinal is the final of a call the worker does not run because it
+// is stopping past its grace: interrupted, saying so (toolkit.DrainedText),
+// as a running call its stop interrupts says it.
+func (w *Worker) drainedFinal(id string) *toolkit.Response {
+	return w.finalFor(id, toolkit.CodeInterrupted, toolkit.DrainedText)
+}
+
 // popTombstoneLocked returns (and forgets) a live tombstone for id that
 // cancels the call with reply subject reply: one of another call under
 // the same id (an earlier one's cancel, come after it ended) is left.
@@ -1340,7 +1350,8 @@ func (w *Worker) popTombstoneLocked(id, reply string) (tombEntry, bool) {
 // announcing), stops taking calls (calls
 // already delivered to it still run), waits for the running calls to
 // finish until ctx is done, then interrupts the rest (their callers get
-// an interrupted final, cause toolkit.ErrDraining) and waits for their
+// an interrupted final, cause toolkit.ErrDraining, whose notice is
+// toolkit.DrainedText) and waits for their
 // finals to be sent. The connection is flushed, not closed. Stop returns
 // an error wrapping ctx's, saying how many calls it interrupted, when the
 // grace period ran out, nil otherwise. A Stop while another runs waits

@@ -34,8 +34,9 @@
 //
 // A tool's error becomes tool_error, a panic internal (the process keeps
 // serving), a cancelled context interrupted (with AgentScope's
-// <system-reminder> chunk; partial output is kept) and a passed deadline
-// timeout. Go errors are for programmers only: Add, AddGroup and friends
+// <system-reminder> chunk, InterruptedText, "interrupted by the user";
+// DrainedText instead when the cause is ErrDraining, its worker shut
+// down; partial output is kept) and a passed deadline timeout. Go errors are for programmers only: Add, AddGroup and friends
 // reject bad definitions when they are registered.
 //
 // Registration is copy-on-write: a call sees the registry as it was when

@@ -12,8 +12,15 @@ import (
 // they make themselves (a call that never reached a toolkit, a lost
 // worker, a deadline the caller saw first) with Final and ContextError.
 
-// InterruptedText is the chunk text that ends an interrupted call.
+// InterruptedText is the chunk text that ends an interrupted call:
+// AgentScope's, word for word, for an interrupt by the user (the
+// caller's cancel).
 const InterruptedText = "<system-reminder>The tool call has been interrupted by the user.</system-reminder>"
+
+// DrainedText is the chunk text that ends a call interrupted because the
+// worker serving it shut down (cause ErrDraining: its grace period ended),
+// where InterruptedText would tell the model that the user stopped it.
+const DrainedText = "<system-reminder>The tool call has been interrupted because the worker serving it shut down.</system-reminder>"
 
 // TimeoutText is the chunk text that ends a call whose deadline passed.
 const TimeoutText = "TimeoutError: The tool call exceeded its deadline and was stopped."
@@ -27,7 +34,8 @@ const MetaRetryAfterMS = "retry_after_ms"
 // (the context's error or cause, ErrStopped, or a plain tool error), it is
 // ContextError(ctx); otherwise an *Error in err's chain, or CodeOf(err)
 // with err's whole text, keeping the RetryAfter and Metadata of an *Error
-// in its chain. An interrupted call's message is InterruptedText.
+// in its chain. An interrupted call's message is InterruptedText, or
+// DrainedText when ctx ended by its worker's stop (ErrDraining).
 func Failure(ctx context.Context, err error) *Error {
 	if ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx)) ||
 		errors.Is(err, ErrStopped) || CodeOf(err) == CodeToolError) {
@@ -35,7 +43,7 @@ func Failure(ctx context.Context, err error) *Error {
 	}
 	f := &Error{Code: CodeOf(err), Message: err.Error(), cause: err}
 	if f.Code == CodeInterrupted {
-		f.Message = InterruptedText
+		f.Message = interruptedText(ctx)
 	}
 	var te *Error
 	if errors.As(err, &te) {
@@ -48,13 +56,23 @@ func Failure(ctx context.Context, err error) *Error {
 // CodeTimeout with TimeoutText when its deadline passed (its error or its
 // cause is context.DeadlineExceeded: a deadline given a cause of its own,
 // context.WithDeadlineCause, is still a deadline), otherwise
-// CodeInterrupted with InterruptedText. Transports use it for the finals
-// they make themselves, so every path says the same.
+// CodeInterrupted, with DrainedText when its cause is ErrDraining and
+// InterruptedText for any other. Transports use it for the finals they
+// make themselves, so every path says the same.
 func ContextError(ctx context.Context) *Error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		return NewError(CodeTimeout, TimeoutText)
 	}
-	return NewError(CodeInterrupted, InterruptedText)
+	return NewError(CodeInterrupted, interruptedText(ctx))
+}
+
+// interruptedText is the notice that ends a call interrupted with ctx:
+// DrainedText when its worker's stop ended it, InterruptedText otherwise.
+func interruptedText(ctx context.Context) string {
+	if errors.Is(context.Cause(ctx), ErrDraining) {
+		return DrainedText
+	}
+	return InterruptedText
 }
 
 // StateCode is the code of a call that returned no error but whose chunks
