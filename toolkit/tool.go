@@ -784,10 +784,11 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 		if !f.IsExported() {
 			continue
 		}
-		name := strings.Split(f.Tag.Get("json"), ",")[0]
-		if name == "-" {
+		tag := f.Tag.Get("json")
+		if tag == "-" { // left out; `json:"-,"` names a field "-"
 			continue
 		}
+		name, _, _ := strings.Cut(tag, ",")
 		if name == "" {
 			name = f.Name
 		}
