@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -139,8 +140,8 @@ func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Res
 // apart with it.
 //
 // It is told also when the tool was entered by an earlier run of the
-// chain's rest (a middleware that retries), and not when a middleware
-// runs the tool with a Call it built anew (see NotRunWriter).
+// chain's rest (a middleware that retries), and when a middleware runs
+// the tool with a Call it built anew (see Call).
 type RanWriter interface {
 	Writer
 	ToolRan()
@@ -157,9 +158,8 @@ type RanWriter interface {
 // and is done again wherever the call goes.
 //
 // It is not told when the tool was entered at all, also by an earlier
-// run of the chain's rest (a middleware that retries). A middleware that
-// runs the tool with a Call it built anew, rather than a copy of the one
-// it was given (see Call), hides that run from Dispatch.
+// run of the chain's rest (a middleware that retries), or with a Call a
+// middleware built anew (see Call).
 type NotRunWriter interface {
 	Writer
 	ToolNotRun()
@@ -206,6 +206,47 @@ type dispatch struct {
 	// chunk that could not be merged): what the tool's writes return
 	// from then on, taking nothing more.
 	failed error
+	// parent is the caller's context, under the chain's (callCtx).
+	parent context.Context
+}
+
+// callCtx is the context a call's middleware chain gets: the caller's
+// (its dispatch's parent), carrying the dispatch, which unlessEnded tells
+// whether the tool was entered (RanWriter, NotRunWriter). Call carries
+// it too, but a middleware may hand the tool a Call it built anew; the
+// context it hands on derives from the one it was given (or it would
+// lose the call's cancellation), and still carries it. The dispatch is
+// the context, as another type: the chain's context costs no
+// allocation, and neither is the other's interface.
+type callCtx dispatch
+
+// dispatchKey is callCtx's key for its dispatch.
+type dispatchKey struct{}
+
+func (c *callCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+func (c *callCtx) Done() <-chan struct{}       { return c.parent.Done() }
+func (c *callCtx) Err() error                  { return c.parent.Err() }
+
+// String names the context as the context package's do (not the
+// dispatch's fields, the call's input among them).
+func (c *callCtx) String() string { return fmt.Sprint(c.parent) + ".WithValue(toolkit.dispatchKey)" }
+
+func (c *callCtx) Value(key any) any {
+	if key == (dispatchKey{}) {
+		return (*dispatch)(c)
+	}
+	return c.parent.Value(key)
+}
+
+// dispatchOf is the dispatch running call, with ctx: call's, or, for a
+// Call a middleware built anew, ctx's; nil for neither (a handler called
+// outside Dispatch).
+func dispatchOf(ctx context.Context, call *Call) *dispatch {
+	if call.d != nil {
+		return call.d
+	}
+	d, _ := ctx.Value(dispatchKey{}).(*dispatch)
+	return d
 }
 
 // refuse returns the error a write of c gets without c being taken: the
@@ -366,7 +407,8 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 		return
 	}
 	d.ran = true
-	err := d.invoke(ctx, tk, e.handler, &d.call)
+	d.parent = ctx
+	err := d.invoke((*callCtx)(d), tk, e.handler, &d.call)
 	if err == nil || d.failed != nil {
 		return // the call failed when its output did
 	}

@@ -35,17 +35,12 @@ func TestToolNotRun(t *testing.T) {
 		cancel(toolkit.ErrDraining)
 		return ctx
 	}
-	cancelFirst := func(copyCall bool) toolkit.Middleware {
+	cancelFirst := func(pass func(*toolkit.Call) *toolkit.Call) toolkit.Middleware {
 		return func(next toolkit.Handler) toolkit.Handler {
 			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 				ctx, cancel := context.WithCancelCause(ctx)
 				cancel(toolkit.ErrDraining)
-				if copyCall {
-					c := *call
-					c.Input = map[string]any{"changed": true}
-					call = &c
-				}
-				return next(ctx, call, w)
+				return next(ctx, pass(call), w)
 			}
 		}
 	}
@@ -53,8 +48,9 @@ func TestToolNotRun(t *testing.T) {
 	for _, c := range []how{
 		{name: "ran", mw: pass, call: "put", code: ""},
 		{name: "ended before the chain", ctx: cancelled, mw: pass, call: "put", told: true, code: toolkit.CodeInterrupted},
-		{name: "ended in the middleware", mw: cancelFirst(false), call: "put", told: true, code: toolkit.CodeInterrupted},
-		{name: "ended in the middleware, a copy of the call passed on", mw: cancelFirst(true), call: "put", told: true, code: toolkit.CodeInterrupted},
+		{name: "ended in the middleware", mw: cancelFirst(same), call: "put", told: true, code: toolkit.CodeInterrupted},
+		{name: "ended in the middleware, a copy of the call passed on", mw: cancelFirst(copied), call: "put", told: true, code: toolkit.CodeInterrupted},
+		{name: "ended in the middleware, a call built anew passed on", mw: cancelFirst(anew), call: "put", told: true, code: toolkit.CodeInterrupted},
 		{name: "ran, then ended and skipped", mw: func(next toolkit.Handler) toolkit.Handler {
 			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 				ctx, cancel := context.WithCancelCause(ctx)
@@ -97,6 +93,22 @@ func TestToolNotRun(t *testing.T) {
 	}
 }
 
+// What a middleware hands its next handler: the Call it was given, a
+// copy of it with another input, or one built anew with that input.
+func same(call *toolkit.Call) *toolkit.Call { return call }
+
+func copied(call *toolkit.Call) *toolkit.Call {
+	c := *call
+	c.Input = map[string]any{"changed": true}
+	return &c
+}
+
+func anew(call *toolkit.Call) *toolkit.Call {
+	tc := call.ToolCall
+	tc.Input = map[string]any{"changed": true}
+	return &toolkit.Call{ToolCall: tc, Tool: call.Tool}
+}
+
 // ranWriter records whether Dispatch told it the tool was entered.
 type ranWriter struct {
 	toolkit.WriterFuncs
@@ -105,12 +117,18 @@ type ranWriter struct {
 
 func (w *ranWriter) ToolRan() { w.told++ }
 
+// handOnKey marks the context a middleware hands on: one of its own,
+// derived from the one it was given.
+type handOnKey struct{}
+
 // TestToolRan: a Writer that is a RanWriter is told when the call's tool
 // was entered and the call did not succeed, also when the tool itself
 // ended it with a code a middleware answers without running it
 // (approval_required), so a transport can tell the two apart; not when a
 // middleware answered so without running the tool, nor for a call that
-// succeeded.
+// succeeded. A middleware may hand the tool a Call and context of its
+// own (a copy of the call or one built anew, a context derived from its
+// own): the tool ran all the same.
 func TestToolRan(t *testing.T) {
 	ask := func(next toolkit.Handler) toolkit.Handler {
 		return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
@@ -118,6 +136,13 @@ func TestToolRan(t *testing.T) {
 		}
 	}
 	pass := func(next toolkit.Handler) toolkit.Handler { return next }
+	handOn := func(pass func(*toolkit.Call) *toolkit.Call) toolkit.Middleware {
+		return func(next toolkit.Handler) toolkit.Handler {
+			return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				return next(context.WithValue(ctx, handOnKey{}, true), pass(call), w)
+			}
+		}
+	}
 	for _, c := range []struct {
 		name string
 		mw   toolkit.Middleware
@@ -129,6 +154,9 @@ func TestToolRan(t *testing.T) {
 		{name: "succeeded", mw: pass, runs: 1},
 		{name: "the tool asked", mw: pass, tool: toolkit.NewError(toolkit.CodeApprovalRequired, "approve me"), runs: 1, told: true, code: toolkit.CodeApprovalRequired},
 		{name: "the middleware asked", mw: ask, code: toolkit.CodeApprovalRequired},
+		{name: "the tool asked, given a copy of the call", mw: handOn(copied), tool: toolkit.NewError(toolkit.CodeApprovalRequired, "approve me"), runs: 1, told: true, code: toolkit.CodeApprovalRequired},
+		{name: "the tool asked, given a call built anew", mw: handOn(anew), tool: toolkit.NewError(toolkit.CodeApprovalRequired, "approve me"), runs: 1, told: true, code: toolkit.CodeApprovalRequired},
+		{name: "succeeded, given a call built anew", mw: handOn(anew), runs: 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tk := toolkit.New(nil)

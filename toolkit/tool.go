@@ -151,14 +151,18 @@ func SplitScope(scope string) (identity, session string) {
 
 // Call is what a Handler receives: the request plus the tool it resolved
 // to. Middlewares may replace Input; Tool must be treated as read-only.
-// A middleware that changes the call passes its next handler a copy of
-// the Call it was given, not one it builds anew: the copy carries what
-// tells Dispatch whether the tool was entered (NotRunWriter).
+// A middleware that changes the call may pass its next handler a copy of
+// the Call it was given or one it builds anew, with the context it was
+// given or one derived from it: Dispatch learns from either whether the
+// tool was entered (RanWriter, NotRunWriter). One that hands on neither
+// (a Call built anew with a context not derived from its own, such as
+// context.Background()) hides the tool's run from Dispatch.
 type Call struct {
 	ToolCall
 	Tool *Tool
 	// d is the dispatch running the call, told by unlessEnded whether
-	// the tool was entered; nil for a Call not made by Dispatch.
+	// the tool was entered; nil for a Call not made by Dispatch (a
+	// middleware's own carries it on the context: dispatchOf).
 	d *dispatch
 }
 

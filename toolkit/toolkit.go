@@ -1016,14 +1016,15 @@ func sameJSON(a, b any) bool {
 // It tells the call's dispatch which it did (NotRunWriter).
 func unlessEnded(h Handler) Handler {
 	return func(ctx context.Context, call *Call, w Writer) error {
+		d := dispatchOf(ctx, call)
 		if ctx.Err() != nil {
-			if call.d != nil {
-				call.d.skipped = true
+			if d != nil {
+				d.skipped = true
 			}
 			return ContextError(ctx)
 		}
-		if call.d != nil {
-			call.d.entered = true
+		if d != nil {
+			d.entered = true
 		}
 		return h(ctx, call, w)
 	}
