@@ -319,7 +319,13 @@
 // progressToken (nothing when it sent none), in order and all before the
 // result. Cancel: notifications/cancelled cancels the handler, the bus
 // client publishes the call's cancel, the tool sees ctx.Done, and the
-// session stays usable. GatewayOptions.CallTimeout bounds calls;
+// session stays usable. A call ended by the gateway's own stop (its
+// Interrupt, as toolctl mcp calls on a signal, or the end of the listener
+// or stdio session it came through) ends interrupted with
+// GatewayStoppedText, "The tool call has been interrupted because the MCP
+// gateway serving it shut down.", in place of the worker's
+// toolkit.InterruptedText, which would tell the model that the user
+// stopped it; the output before it is kept. GatewayOptions.CallTimeout bounds calls;
 // SessionTimeout closes idle HTTP sessions (30 minutes by default), and
 // MaxSessions bounds those open at once (1024 by default; only a POST
 // whose body holds an initialize the go-sdk may serve opens a session:

@@ -449,6 +449,14 @@ func (g *Gateway) Sessions() int {
 // Fleet returns the discovery view the gateway lists tools from.
 func (g *Gateway) Fleet() *discovery.Fleet { return g.fleet }
 
+// GatewayStoppedText is the chunk text that ends a call interrupted
+// because the gateway serving it stopped: its Interrupt, or the end of
+// the listener or stdio session the call came through (Close ends calls
+// so too, but closes their sessions, so their clients may get nothing).
+// The worker's own text, toolkit.InterruptedText, would tell the model
+// that the user stopped it.
+const GatewayStoppedText = "<system-reminder>The tool call has been interrupted because the MCP gateway serving it shut down.</system-reminder>"
+
 // Interrupt ends every call in flight, interrupted (on the bus too), and
 // every later one at once, leaving the sessions open so that the calls'
 // results reach their clients: a server that stops calls it, lets the

@@ -233,7 +233,7 @@ func TestGatewayServeListenerEndInFlight(t *testing.T) {
 	waitCancelled(t, f, 5*time.Second, "after ServeListener's ctx ended")
 	select {
 	case o := <-outcome:
-		if o.err != nil || !o.res.IsError || len(o.res.Content) != 1 || o.res.Content[0].(*sdk.TextContent).Text != toolkit.InterruptedText {
+		if o.err != nil || !o.res.IsError || len(o.res.Content) != 1 || o.res.Content[0].(*sdk.TextContent).Text != GatewayStoppedText {
 			t.Errorf("the client got %+v, %v; want the interrupted result", o.res, o.err)
 		}
 	case <-time.After(guardTimeout):

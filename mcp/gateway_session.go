@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -181,12 +182,16 @@ func (s *gatewaySession) enter() (leave func(), over string) {
 // them itself. Over HTTP it ends too when the POST that carried the
 // request goes away while its answer could reach the client by that
 // POST's stream only (postContext): the go-sdk would run it on for
-// nobody. end releases it.
+// nobody. The gateway's own stop (Interrupt, Close, the listener's end)
+// ends it with the cause errGatewayStopped (stoppedFinal). end releases
+// it.
 func (s *gatewaySession) bound(ctx context.Context, extra *sdk.RequestExtra) (_ context.Context, end context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	stops := []func() bool{context.AfterFunc(s.ctx, cancel), context.AfterFunc(s.g.calls, cancel)}
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
+	stopped := func() { cancelCause(errGatewayStopped) }
+	stops := []func() bool{context.AfterFunc(s.ctx, cancel), context.AfterFunc(s.g.calls, stopped)}
 	if s.listener != nil {
-		stops = append(stops, context.AfterFunc(s.listener, cancel))
+		stops = append(stops, context.AfterFunc(s.listener, stopped))
 	}
 	if post := s.postContext(extra); post != nil {
 		stops = append(stops, context.AfterFunc(post, cancel))
@@ -197,6 +202,26 @@ func (s *gatewaySession) bound(ctx context.Context, extra *sdk.RequestExtra) (_ 
 		}
 		cancel()
 	}
+}
+
+// errGatewayStopped is the cause of a call's context ended by the
+// gateway's own stop.
+var errGatewayStopped = errors.New("mcp: gateway stopped")
+
+// stoppedFinal is final with GatewayStoppedText for the interrupted text
+// it ends with when the gateway's stop ended ctx: the worker (or the bus
+// client, for a worker that did not answer the cancel in time) took the
+// gateway's cancel for the user's. The output before it is kept.
+func stoppedFinal(ctx context.Context, final *toolkit.Response) *toolkit.Response {
+	if final.Code != toolkit.CodeInterrupted || !errors.Is(context.Cause(ctx), errGatewayStopped) || len(final.Content) == 0 {
+		return final
+	}
+	last := &final.Content[len(final.Content)-1]
+	if last.Type != toolkit.BlockText || !strings.HasSuffix(last.Text, toolkit.InterruptedText) {
+		return final
+	}
+	last.Text = strings.TrimSuffix(last.Text, toolkit.InterruptedText) + GatewayStoppedText
+	return final
 }
 
 // refresh makes the session's server hold exactly the tools the session
@@ -408,6 +433,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 	if final.Code == toolkit.CodeApprovalRequired {
 		final = s.approveByElicitation(ctx, req, name, input, final)
 	}
+	final = stoppedFinal(ctx, final)
 	s.logCall(name, final, time.Since(start))
 	if span != nil {
 		endSpan(span, final)
