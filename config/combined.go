@@ -20,16 +20,7 @@ import (
 // embedded.server_config), or "" when url is the default. The text is a
 // sentence to print after the error, with the URL redacted.
 func Combined(n NATS, file string, sources map[string]string, url, listenKey string) string {
-	var urlFrom string
-	var urlInFile bool
-	switch {
-	case sources["nats.urls"] != "" || n.URL() != "":
-		urlFrom, urlInFile = settingFrom(file, sources, "nats.urls")
-	case listenKey != "" && file != "":
-		urlFrom, urlInFile = "--config "+file+" (its "+listenKey+")", true
-	default:
-		urlFrom = "the default"
-	}
+	urlFrom, urlInFile := urlSource(n, file, sources, listenKey)
 	parts := []string{urlredact.List(url) + " from " + urlFrom}
 	mixed := false
 	for _, s := range tlsSettings(n, file, sources) {
@@ -41,6 +32,41 @@ func Combined(n NATS, file string, sources map[string]string, url, listenKey str
 	}
 	return "these settings were combined: " + strings.Join(parts, "; ") +
 		". A flag or variable replaces only its own setting of the --config file (--nats and NATS_URL its urls, not its tls): give the server's TLS settings with its URL (--tls-ca, NATS_CA, ...), or leave out --config"
+}
+
+// urlSource says where the server URL dialled came from, as Combined
+// takes it, and whether that is the config file.
+func urlSource(n NATS, file string, sources map[string]string, listenKey string) (string, bool) {
+	switch {
+	case sources["nats.urls"] != "" || n.URL() != "":
+		return settingFrom(file, sources, "nats.urls")
+	case listenKey != "" && file != "":
+		return "--config " + file + " (its " + listenKey + ")", true
+	default:
+		return "the default", false
+	}
+}
+
+// SystemRoots says, for a connection to url whose TLS handshake failed
+// to verify the server's certificate, that no TLS CA is set, so the
+// certificate was checked against the system's roots, why TLS was used
+// (with no TLS settings and a nats:// URL, because the server requires
+// it: nats.go then upgrades by itself) and where url came from. It is ""
+// when a CA is set. file, sources and listenKey are as for Combined.
+func SystemRoots(n NATS, file string, sources map[string]string, url, listenKey string) string {
+	if n.TLS.CA != "" {
+		return ""
+	}
+	from, _ := urlSource(n, file, sources, listenKey)
+	why := "the server requires TLS"
+	switch {
+	case n.TLS.Cert != "":
+		why = "TLS is set (" + TLSFrom(n, file, sources) + ")"
+	case strings.Contains(url, "tls://"):
+		why = "the URL asks for TLS"
+	}
+	return why + " (" + urlredact.List(url) + " from " + from + ") and no TLS CA is set (--tls-ca, NATS_CA or nats.tls.ca), " +
+		"so the server's certificate was checked against the system's roots: give the CA that signed it"
 }
 
 // TLSFrom says the TLS settings of n that are set and where each came

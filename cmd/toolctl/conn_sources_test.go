@@ -142,3 +142,31 @@ func TestConnTLSSettingsSaid(t *testing.T) {
 		t.Fatalf("exit %d, want %d:\n%s", code, exitNoNATS, se)
 	}
 }
+
+// TestConnSystemRootsSaid: with no TLS settings, a server that requires
+// TLS gets it from nats.go by itself, and the handshake failed with
+// "certificate signed by unknown authority" alone: nothing said that the
+// server asked for TLS, that no CA was set (so the system's roots were
+// used), nor where the URL came from. The error says all three.
+func TestConnSystemRootsSaid(t *testing.T) {
+	_, url := natstest.TLSServer(t)
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "NATS_") {
+			t.Setenv(name, "")
+		}
+	}
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"--nats", url, "tools"}, strings.NewReader(""), &out, &errb)
+	se := errb.String()
+	for _, want := range []string{
+		"x509: certificate signed by unknown authority",
+		"the server requires TLS (" + url + " from flag --nats) and no TLS CA is set (--tls-ca, NATS_CA or nats.tls.ca), so the server's certificate was checked against the system's roots",
+	} {
+		if !strings.Contains(se, want) {
+			t.Fatalf("exit %d, want the error to say %q:\n%s", code, want, se)
+		}
+	}
+	if code != exitNoNATS {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitNoNATS, se)
+	}
+}

@@ -26,7 +26,10 @@
 // file's whole authentication). A connection that fails with settings of
 // both the file and flags or variables says which were combined, and
 // where each came from; one refused because TLS is set and the server
-// offers none names each TLS setting and where it came from.
+// offers none names each TLS setting and where it came from; one whose
+// server certificate the system's roots do not verify, with no CA set
+// (a server that requires TLS gets it without any TLS setting), says so
+// and where the URL came from.
 //
 // # call
 //

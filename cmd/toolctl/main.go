@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -184,6 +185,8 @@ func (e *env) conn() (*nats.Conn, error) {
 			hint, code = " (the server admits only its users: give your key with --nkey FILE, and --identity ID for a caller; see README: Security)", exitUsage
 		case errors.Is(err, nats.ErrSecureConnWanted):
 			hint = " (TLS is set (" + config.TLSFrom(e.cfg.NATS, e.configPath, e.sources) + "), and the server does not offer TLS)"
+		case errors.Is(err, nats.ErrTLS) && errors.As(err, new(*tls.CertificateVerificationError)) && e.cfg.NATS.TLS.CA == "":
+			hint = " (" + config.SystemRoots(e.cfg.NATS, e.configPath, e.sources, url, e.listenKey()) + ")"
 		case url == defaultURL:
 			hint = " (is a worker running? start one with: go run ./cmd/worker)"
 		}
@@ -203,14 +206,20 @@ func (e *env) conn() (*nats.Conn, error) {
 // failed: which settings came from the --config file, and which from
 // flags, variables or defaults.
 func (e *env) combined(url string) string {
-	listenKey := "" // url is the default, unless the file gave it
+	return config.Combined(e.cfg.NATS, e.configPath, e.sources, url, e.listenKey())
+}
+
+// listenKey is the key of the --config file the URL dialled came from
+// when no URL was given (a worker's embedded.listen, or the listen of its
+// embedded.server_config), or "" when the URL is the default or given.
+func (e *env) listenKey() string {
 	switch {
 	case e.cfg.Has("embedded.listen"):
-		listenKey = "embedded.listen"
+		return "embedded.listen"
 	case e.cfg.Embedded.ServerConfig != "" && e.cfg.Embedded.Listen != config.DefaultListen:
-		listenKey = "embedded.server_config"
+		return "embedded.server_config"
 	}
-	return config.Combined(e.cfg.NATS, e.configPath, e.sources, url, listenKey)
+	return ""
 }
 
 // bus returns a Client on the connection.

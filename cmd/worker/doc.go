@@ -32,7 +32,10 @@
 // both the file and flags or variables says which were combined and where
 // each came from (config.Combined, as toolctl says it), in the error
 // that ends the connect retries and in each retry line's settings, and
-// one refused for TLS the server does not offer is not retried. The TLS
+// one refused for TLS the server does not offer is not retried, nor one
+// whose server certificate is not verified; with no CA set (a server that
+// requires TLS gets it without any TLS setting) that error says the
+// system's roots were used, and where the URL came from. The TLS
 // settings are for the servers the worker joins: the embedded server
 // gets TLS only from a tls block in its --server-config, and the worker
 // refuses to start (and --check-config fails), naming each TLS setting

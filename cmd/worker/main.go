@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -304,6 +305,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		combined: config.Combined(cfg.NATS, f.configPath, f.sources, cfg.NATS.URL(), ""),
 		tls:      config.TLSFrom(cfg.NATS, f.configPath, f.sources),
 	}
+	if cfg.NATS.URL() != "" {
+		said.roots = config.SystemRoots(cfg.NATS, f.configPath, f.sources, cfg.NATS.URL(), "")
+	}
 	if f.check {
 		if err := checkEmbedded(cfg, said.tls); err != nil {
 			var u *usageError
@@ -450,6 +454,7 @@ func (r *running) opsAddr() string {
 type connSaid struct {
 	combined string // config.Combined's text
 	tls      string // config.TLSFrom's: the TLS settings set, and where each came from
+	roots    string // config.SystemRoots's: no CA is set, so a server's certificate meets the system's roots
 }
 
 // start brings a worker up; on error everything started is stopped again.
@@ -994,7 +999,8 @@ const jsReplicasNotSupported = 10074
 // credentials for a while: a rotation, a server restarted with an old
 // configuration), and logged, as are nats.go's asynchronous errors. A
 // server that offers no TLS while TLS is set is not retried either, and
-// its error names the TLS settings (said.tls). Each retry line and the
+// its error names the TLS settings (said.tls); a server's certificate
+// not verified with no CA set says said.roots. Each retry line and the
 // error that ends the tries say said.combined, when that is not "".
 func connect(ctx context.Context, cfg *config.Config, instance string, said connSaid, log *slog.Logger) (*nats.Conn, error) {
 	auth, err := cfg.NATS.Options()
@@ -1046,6 +1052,10 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 	case err != nil && ctx.Err() == nil:
 		if errors.Is(err, nats.ErrSecureConnWanted) {
 			err = fmt.Errorf("%w (TLS is set (%s), and the server does not offer TLS)", err, said.tls)
+		}
+		var verify *tls.CertificateVerificationError
+		if said.roots != "" && errors.Is(err, nats.ErrTLS) && errors.As(err, &verify) {
+			err = fmt.Errorf("%w (%s)", err, said.roots)
 		}
 		if said.combined != "" {
 			err = fmt.Errorf("%w; %s", err, said.combined)
