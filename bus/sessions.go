@@ -149,30 +149,26 @@ const (
 	maxOwnedBytes = 16 << 20
 )
 
-// hold notes that this worker holds the session of key (owned), clearing
-// the memory past its bounds for a key not already in it. a.mu is held.
-func (a *affinity) hold(key string, h held) {
-	if _, ok := a.owned[key]; !ok {
-		if len(a.owned) >= maxOwned || a.ownedBytes+len(key) > maxOwnedBytes {
-			clear(a.owned)
-			a.ownedBytes = 0
-		}
-		a.ownedBytes += len(key)
-	}
-	a.owned[key] = h
-}
+// hold notes that this worker holds the session of key (owned). a.mu is
+// held.
+func (a *affinity) hold(key string, h held) { remember(a.owned, &a.ownedBytes, key, h) }
 
-// noteWrite notes this worker's write of the pin of key (wrote), clearing
-// the memory past its bounds for a key not already in it. a.mu is held.
-func (a *affinity) noteWrite(key string, pw pinWrite) {
-	if _, ok := a.wrote[key]; !ok {
-		if len(a.wrote) >= maxOwned || a.wroteBytes+len(key) > maxOwnedBytes {
-			clear(a.wrote)
-			a.wroteBytes = 0
+// noteWrite notes this worker's write of the pin of key (wrote). a.mu is
+// held.
+func (a *affinity) noteWrite(key string, pw pinWrite) { remember(a.wrote, &a.wroteBytes, key, pw) }
+
+// remember puts v under key in m, whose keys take *bytes, clearing m
+// first when a key not already in it would take it past maxOwned keys or
+// maxOwnedBytes: a key already held costs nothing.
+func remember[V any](m map[string]V, bytes *int, key string, v V) {
+	if _, ok := m[key]; !ok {
+		if len(m) >= maxOwned || *bytes+len(key) > maxOwnedBytes {
+			clear(m)
+			*bytes = 0
 		}
-		a.wroteBytes += len(key)
+		*bytes += len(key)
 	}
-	a.wrote[key] = pw
+	m[key] = v
 }
 
 // trust is how long a worker serves a session it found pinned to itself
