@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/internal/loglimit"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -193,7 +194,7 @@ type Worker struct {
 	log  *slog.Logger
 	// unanswered bounds the lines of requests that may not be answered
 	// (answerable).
-	unanswered logLimit
+	unanswered loglimit.Limit
 
 	mu       sync.Mutex
 	subs     map[string][2]*nats.Subscription // tool name → its call subscriptions: anonymous, by identity
@@ -659,13 +660,13 @@ func (w *Worker) badRequest(in *incoming, c wire.Codec, id, session string, code
 func (w *Worker) answerable(in *incoming, id, why string) bool {
 	switch {
 	case in.reply == "":
-		if left, ok := w.unanswered.take(); ok {
+		if left, ok := w.unanswered.Take(unansweredPerSecond, time.Now()); ok {
 			w.log.Warn("bus: dropping a request without a reply subject", suppressedArgs(left, "subject", in.subject, "call", cutLog(id, wire.MaxCallIDLen),
 				"reason", cutLog(why, maxLoggedReason))...)
 		}
 		return false
 	case !wire.ReplyAllowed(in.reply, in.identity):
-		if left, ok := w.unanswered.take(); ok {
+		if left, ok := w.unanswered.Take(unansweredPerSecond, time.Now()); ok {
 			w.log.Warn("bus: refusing a request whose reply subject is outside the caller's inbox", suppressedArgs(left, "subject", in.subject,
 				"reply", in.reply, "identity", in.identity, "call", cutLog(id, wire.MaxCallIDLen), "allowed", wire.Inbox(in.identity)+">")...)
 		}
@@ -688,31 +689,6 @@ const unansweredPerSecond = 100
 
 // maxLoggedReason bounds the reason a dropped request's line gives.
 const maxLoggedReason = 200
-
-// logLimit lets at most unansweredPerSecond lines a second through.
-type logLimit struct {
-	mu         sync.Mutex
-	window     time.Time
-	written    int
-	suppressed int
-}
-
-// take reports whether a line may be written now, and how many were
-// left out since the last one written.
-func (l *logLimit) take() (suppressed int, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now := time.Now(); now.Sub(l.window) >= time.Second {
-		l.window, l.written = now, 0
-	}
-	if l.written >= unansweredPerSecond {
-		l.suppressed++
-		return 0, false
-	}
-	l.written++
-	suppressed, l.suppressed = l.suppressed, 0
-	return suppressed, true
-}
 
 // cutLog is s cut to at most max bytes (at a character's start) for a log
 // line, saying how long it was.

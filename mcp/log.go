@@ -3,8 +3,9 @@ package mcp
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/loglimit"
 )
 
 // minLevel drops records below a level: the go-sdk logs every session's
@@ -35,32 +36,18 @@ func (h minLevel) WithGroup(name string) slog.Handler {
 const sdkLogPerSecond = 100
 
 // lineLimit lets at most sdkLogPerSecond lines a second through (as the
-// bus worker's logLimit), all sessions' together: a client flooding the
-// log crowds out the others' lines for that second, whose number the next
-// line passed then says.
+// bus worker does its unanswerable requests' lines), all sessions'
+// together: a client flooding the log crowds out the others' lines for
+// that second, whose number the next line passed then says.
 type lineLimit struct {
-	mu         sync.Mutex
-	now        func() time.Time
-	window     time.Time
-	written    int
-	suppressed int
+	now func() time.Time
+	l   loglimit.Limit
 }
 
 // take reports whether a line may be written now, and how many were left
 // out since the last one written.
 func (l *lineLimit) take() (suppressed int, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now := l.now(); now.Sub(l.window) >= time.Second || now.Before(l.window) {
-		l.window, l.written = now, 0
-	}
-	if l.written >= sdkLogPerSecond {
-		l.suppressed++
-		return 0, false
-	}
-	l.written++
-	suppressed, l.suppressed = l.suppressed, 0
-	return suppressed, true
+	return l.l.Take(sdkLogPerSecond, l.now())
 }
 
 // limited passes at most what its lineLimit lets through, the first line
