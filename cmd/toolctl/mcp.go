@@ -42,7 +42,8 @@ import (
 // on SIGINT or SIGTERM (exit 0): its calls in flight end interrupted and
 // their clients get those results; stdio ends when the
 // client closes stdin, or on SIGINT or SIGTERM as serve does (its calls'
-// interrupted results written first, for at most 5 s; exit 0), and logs
+// interrupted results written first, for at most 5 s; exit 0; the
+// answers not delivered by then are counted in one warning), and logs
 // only to stderr. Exit codes as
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
 // Requests still running when stdin ends are answered first (for at most
@@ -266,14 +267,28 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		defer end()
 		defer context.AfterFunc(ctx, func() { g.Interrupt(); d.waitFor(stdioStopWait); d.giveUp(); end() })()
 		err := g.Serve(sctx, t, o.session)
+		if ctx.Err() != nil {
+			// Stopping (a signal, or the NATS connection closed for
+			// good): the answers not delivered are said in one line,
+			// not one per answer.
+			if n, gaveUp := d.dropped(); n > 0 {
+				why := "the session closed before they were written"
+				if gaveUp {
+					why = "stdout was not read within the stop's wait"
+				}
+				log.Warn("mcp stdio: answers dropped while stopping", "dropped", n, "reason", why, "wait", stdioStopWait)
+			}
+		}
 		if closed() {
 			return exitError
 		}
 		if errors.Is(err, errOutputStuck) {
 			// The client closed stdin and stopped reading stdout: the
 			// session ended as at any end of its input, less the answers
-			// the client would not take.
-			log.Warn("mcp stdio: answers dropped: stdout was not being read after stdin ended")
+			// the client would not take. (On a stop, said above.)
+			if ctx.Err() == nil {
+				log.Warn("mcp stdio: answers dropped: stdout was not being read after stdin ended")
+			}
 			return exitOK
 		}
 		if err != nil {

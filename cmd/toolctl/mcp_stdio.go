@@ -76,6 +76,7 @@ type drainIO struct {
 	mu        sync.Mutex
 	giveUpAt  *time.Timer     // started at the input's end: giveUp
 	stopped   bool            // stop was called: no giveUpAt
+	gaveUp    int             // writes failed by giveUp
 	pending   map[string]bool // ids of requests read and not answered
 	early     map[string]bool // ids answered before their line's newline was read
 	idle      chan struct{}   // a token when pending became empty
@@ -154,7 +155,7 @@ func (d *drainIO) write(p []byte) error {
 	select {
 	case d.wslot <- struct{}{}:
 	case <-d.stuck:
-		return errOutputStuck
+		return d.givenUp()
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -166,8 +167,25 @@ func (d *drainIO) write(p []byte) error {
 	case err := <-done:
 		return err
 	case <-d.stuck:
-		return errOutputStuck
+		return d.givenUp()
 	}
+}
+
+// givenUp counts a write failed by giveUp and returns errOutputStuck.
+func (d *drainIO) givenUp() error {
+	d.mu.Lock()
+	d.gaveUp++
+	d.mu.Unlock()
+	return errOutputStuck
+}
+
+// dropped is how many requests read were not answered on out (their
+// answers never written, or their writes given up), and whether any write
+// was given up.
+func (d *drainIO) dropped() (n int, gaveUp bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pending), d.gaveUp > 0
 }
 
 // giveUp fails the writes waiting on out, now and from now on: the

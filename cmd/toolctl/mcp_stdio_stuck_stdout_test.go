@@ -110,3 +110,32 @@ func startStuckStdout(t *testing.T) *stuckStdout {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestMCPStdioSIGTERMDroppedWarned: on SIGTERM, answers `toolctl mcp
+// stdio` could not write (its client stopped reading stdout) are named on
+// stderr, in one line with how many and why. Before, they were dropped
+// without a word (or said to be dropped after stdin ended, which it had
+// not).
+func TestMCPStdioSIGTERMDroppedWarned(t *testing.T) {
+	s := startStuckStdout(t)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("exit: %v, want 0\n%s", err, s.logs())
+		}
+	case <-time.After(mcpGuard):
+		t.Fatal("toolctl mcp stdio did not stop on SIGTERM while its stdout was not read")
+	}
+	logs := s.logs()
+	var warned []string
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "answers dropped") {
+			warned = append(warned, l)
+		}
+	}
+	// The 8 calls' answers: the first blocks on the full pipe, the others wait behind it.
+	if len(warned) != 1 || !strings.Contains(warned[0], "dropped=8") || !strings.Contains(warned[0], "stopping") {
+		t.Errorf("want one warning naming 8 answers dropped while stopping, got %q\n%s", warned, logs)
+	}
+}
