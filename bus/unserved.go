@@ -93,6 +93,14 @@ func (w *Worker) passOn(ctx context.Context, in *incoming, c wire.Codec, id, ses
 	// at once, without the probe this worker's memory of holding the pin
 	// counts on (affinity.trust): from now on it reads the pin.
 	h.Set(wire.HeaderPinLost, w.opts.Instance)
+	// A Toolbus-Forwarded, set by the worker that passed the call on to
+	// this one as the session's, is news of that hop only: carried on,
+	// the receiving worker would take the call for one forwarded to it,
+	// and answer it unavailable should the session be pinned to another
+	// live worker, instead of passing it there. Toolbus-Unserved, which
+	// stays on the call, keeps it from going around: it is forwarded at
+	// most once more, and passed on no further.
+	h.Del(wire.HeaderForwarded)
 	if seq > 0 { // frames (heartbeats) this worker sent the caller already
 		h.Set(wire.HeaderSeqAfter, strconv.FormatUint(seq, 10))
 	}
