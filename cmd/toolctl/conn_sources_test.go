@@ -1,20 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolbus/toolbus/internal/natstest"
 )
@@ -28,7 +19,7 @@ import (
 func TestConnSettingsCombinedSaid(t *testing.T) {
 	s := natstest.Embedded(t, true) // no TLS
 	dir := t.TempDir()
-	ca := writeCA(t, dir)
+	ca, _, _ := natstest.WriteServerTLS(t, dir)
 	cfg := filepath.Join(dir, "worker.yaml")
 	yaml := "nats:\n  urls:\n    - nats://10.0.0.1:4222\n  tls:\n    ca: " + ca + "\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
@@ -60,7 +51,7 @@ func TestConnSettingsCombinedSaid(t *testing.T) {
 // is said to be the default.
 func TestConnDefaultURLNotFromConfig(t *testing.T) {
 	dir := t.TempDir()
-	ca := writeCA(t, dir)
+	ca, _, _ := natstest.WriteServerTLS(t, dir)
 	cfg := filepath.Join(dir, "worker.yaml")
 	// No urls, no embedded.listen: toolctl dials the default URL, and
 	// whatever answers there cannot pass for a server of this fresh CA.
@@ -91,38 +82,6 @@ func TestConnDefaultURLNotFromConfig(t *testing.T) {
 	}
 }
 
-// writeCA writes a self-signed CA certificate as PEM and returns its
-// file.
-func writeCA(t *testing.T, dir string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := pem.Encode(&b, &pem.Block{Type: "CERTIFICATE", Bytes: der}); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(p, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // TestConnTLSSettingsSaid: TLS settings and a URL of one kind of source
 // (here both from flags and variables) are not combined, so nothing named
 // them when the server offered no TLS: "TLS is set" alone left a CA in a
@@ -130,7 +89,7 @@ func writeCA(t *testing.T, dir string) string {
 // setting and where it came from.
 func TestConnTLSSettingsSaid(t *testing.T) {
 	s := natstest.Embedded(t, true) // no TLS
-	ca := writeCA(t, t.TempDir())
+	ca, _, _ := natstest.WriteServerTLS(t, t.TempDir())
 	t.Setenv("NATS_CA", ca)
 	var out, errb strings.Builder
 	code := run(context.Background(), []string{"--nats", s.ClientURL(), "tools"}, strings.NewReader(""), &out, &errb)

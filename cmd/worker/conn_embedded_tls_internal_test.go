@@ -22,7 +22,7 @@ import (
 // where it came from, and what the settings are for.
 func TestEmbeddedTLSNotOffered(t *testing.T) {
 	dir := t.TempDir()
-	ca := writeCA(t, dir)
+	ca, _, _ := natstest.WriteServerTLS(t, dir)
 	cfg := filepath.Join(dir, "worker.yaml")
 	yaml := "nats:\n  tls:\n    ca: " + ca + "\nembedded:\n  listen: 127.0.0.1:0\n  store_dir: " + filepath.Join(dir, "js") + "\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
