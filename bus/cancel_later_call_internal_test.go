@@ -28,29 +28,9 @@ func TestCancelSparesLaterCallOfTheID(t *testing.T) {
 		runs.Add(1)
 		return "ran", nil
 	}), toolkit.ReadOnly())
-	w := serveKV(t, s, tk, nil)
-	c, err := NewClient(natstest.Conn(t, s), &ClientOptions{Heartbeat: MinHeartbeat, MaxAttempts: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	natstest.WaitFor(t, "the fleet to list probe", func() bool {
-		f, err := c.Fleet(t.Context())
-		if err != nil {
-			return false
-		}
-		_, ok := f.Tool("probe")
-		return ok
-	})
 	// The worker stays announced but takes no call: the attempts go to a
 	// subscriber that never answers (a lost worker) until it leaves.
-	w.mu.Lock()
-	for _, sub := range w.subs["probe"] {
-		if sub != nil {
-			sub.Unsubscribe()
-		}
-	}
-	w.mu.Unlock()
+	_, c := lostProbe(t, s, tk, &ClientOptions{Heartbeat: MinHeartbeat, MaxAttempts: 2})
 	hnc := natstest.Conn(t, s)
 	var taken atomic.Int32
 	hole, err := hnc.QueueSubscribe(wire.CallSubject("probe", ""), DefaultQueue, func(*nats.Msg) { taken.Add(1) })

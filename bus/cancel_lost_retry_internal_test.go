@@ -22,31 +22,9 @@ func TestCancelLostRetryNotResent(t *testing.T) {
 	mustAddT(t, tk, toolkit.Func("probe", "Answers at once.", func(context.Context, struct{}) (string, error) {
 		return "ran", nil
 	}), toolkit.ReadOnly())
-	w := serveKV(t, s, tk, nil)
-	c, err := NewClient(natstest.Conn(t, s), &ClientOptions{Heartbeat: MinHeartbeat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	listed := func() bool {
-		f, err := c.Fleet(t.Context())
-		if err != nil {
-			return false
-		}
-		_, ok := f.Tool("probe")
-		return ok
-	}
-	natstest.WaitFor(t, "the fleet to list probe", listed)
-
 	// The worker stays announced but takes no call: every attempt goes to
 	// a subscriber that never answers (a lost worker).
-	w.mu.Lock()
-	for _, sub := range w.subs["probe"] {
-		if sub != nil {
-			sub.Unsubscribe()
-		}
-	}
-	w.mu.Unlock()
+	w, c := lostProbe(t, s, tk, &ClientOptions{Heartbeat: MinHeartbeat})
 	hnc := natstest.Conn(t, s)
 	var taken atomic.Int32
 	if _, err := hnc.QueueSubscribe(wire.CallSubject("probe", ""), DefaultQueue, func(*nats.Msg) { taken.Add(1) }); err != nil {
@@ -58,7 +36,14 @@ func TestCancelLostRetryNotResent(t *testing.T) {
 	go func() { done <- c.Invoke(natstest.Ctx(t), toolkit.ToolCall{ID: "job", Name: "probe"}) }()
 	natstest.WaitFor(t, "the second attempt", func() bool { return taken.Load() == 2 })
 	w.Stop(context.Background())
-	natstest.WaitFor(t, "the fleet to drop probe", func() bool { return !listed() })
+	natstest.WaitFor(t, "the fleet to drop probe", func() bool {
+		f, err := c.Fleet(t.Context())
+		if err != nil {
+			return false
+		}
+		_, ok := f.Tool("probe")
+		return !ok
+	})
 	if err := c.Cancel("job"); err != nil {
 		t.Fatal(err)
 	}

@@ -22,34 +22,13 @@ func TestLostThenUnservedStaysLost(t *testing.T) {
 	mustAddT(t, tk, toolkit.Func("probe", "Answers at once.", func(context.Context, struct{}) (string, error) {
 		return "ran", nil
 	}), toolkit.ReadOnly())
-	w := serveKV(t, s, tk, nil)
-	c, err := NewClient(natstest.Conn(t, s), &ClientOptions{Heartbeat: MinHeartbeat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	natstest.WaitFor(t, "the fleet to list probe", func() bool {
-		f, err := c.Fleet(t.Context())
-		if err != nil {
-			return false
-		}
-		_, ok := f.Tool("probe")
-		return ok
-	})
-
 	// The worker stays announced but takes no call; the first attempt goes
 	// to a subscriber that never answers and leaves with it (a lost worker).
-	w.mu.Lock()
-	for _, sub := range w.subs["probe"] {
-		if sub != nil {
-			sub.Unsubscribe()
-		}
-	}
-	w.mu.Unlock()
+	_, c := lostProbe(t, s, tk, &ClientOptions{Heartbeat: MinHeartbeat})
 	hnc := natstest.Conn(t, s)
 	var taken atomic.Int32
 	var hole *nats.Subscription
-	hole, err = hnc.QueueSubscribe(wire.CallSubject("probe", ""), DefaultQueue, func(*nats.Msg) {
+	hole, err := hnc.QueueSubscribe(wire.CallSubject("probe", ""), DefaultQueue, func(*nats.Msg) {
 		taken.Add(1)
 		hole.Unsubscribe()
 	})

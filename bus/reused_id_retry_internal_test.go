@@ -23,29 +23,9 @@ func TestCancelReusedIDBetweenAttempts(t *testing.T) {
 	mustAddT(t, tk, toolkit.Func("probe", "Answers at once.", func(context.Context, struct{}) (string, error) {
 		return "ran", nil
 	}), toolkit.ReadOnly())
-	w := serveKV(t, s, tk, nil)
-	c, err := NewClient(natstest.Conn(t, s), &ClientOptions{Heartbeat: MinHeartbeat, MaxAttempts: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	natstest.WaitFor(t, "the fleet to list probe", func() bool {
-		f, err := c.Fleet(t.Context())
-		if err != nil {
-			return false
-		}
-		_, ok := f.Tool("probe")
-		return ok
-	})
 	// The worker stays announced but takes no call: every attempt goes to
 	// a subscriber that never answers (a lost worker).
-	w.mu.Lock()
-	for _, sub := range w.subs["probe"] {
-		if sub != nil {
-			sub.Unsubscribe()
-		}
-	}
-	w.mu.Unlock()
+	_, c := lostProbe(t, s, tk, &ClientOptions{Heartbeat: MinHeartbeat, MaxAttempts: 2})
 	hnc := natstest.Conn(t, s)
 	var taken atomic.Int32
 	if _, err := hnc.QueueSubscribe(wire.CallSubject("probe", ""), DefaultQueue, func(*nats.Msg) { taken.Add(1) }); err != nil {
