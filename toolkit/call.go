@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -108,6 +109,7 @@ func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Res
 	d := &dispatch{out: out, max: tk.maxResult}
 	d.acc.blocks = d.first[:0]
 	d.run(ctx, tk, call)
+	tool := d.seal()
 	r := d.final(call.ID)
 	if !d.ran {
 		if rw, ok := out.(RefusalWriter); ok {
@@ -115,13 +117,13 @@ func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Res
 		} else {
 			tk.Refused(ctx, call, r)
 		}
-	} else if d.entered {
+	} else if tool&toolEntered != 0 {
 		if r.Code != "" { // a call that failed: nothing more on success
 			if rw, ok := out.(RanWriter); ok {
 				rw.ToolRan()
 			}
 		}
-	} else if d.skipped {
+	} else if tool&toolSkipped != 0 {
 		if nw, ok := out.(NotRunWriter); ok {
 			nw.ToolNotRun()
 		}
@@ -198,10 +200,11 @@ type dispatch struct {
 	meta  map[string]any
 	done  bool
 	ran   bool // the middleware chain was entered
-	// entered: the tool was (unlessEnded); skipped: the chain reached
-	// it once at least with the call's context ended (NotRunWriter).
-	entered, skipped bool
-	max              int // the bound of the output (Options.MaxResultBytes); ≤ 0, none
+	// tool is what the chain did with the tool (toolEntered,
+	// toolSkipped), told from whatever goroutine the chain runs on,
+	// and toolSealed once Dispatch has read it.
+	tool atomic.Uint32
+	max  int // the bound of the output (Options.MaxResultBytes); ≤ 0, none
 	// failed is set when the call failed by its output (past max, or a
 	// chunk that could not be merged): what the tool's writes return
 	// from then on, taking nothing more.
@@ -209,6 +212,30 @@ type dispatch struct {
 	// parent is the caller's context, under the chain's (callCtx).
 	parent context.Context
 }
+
+// The bits of dispatch.tool. A middleware may run the chain's rest on
+// goroutines of its own, several at once (a hedge), or leave it running
+// when it returns (with a writer of its own): the bits are set and read
+// atomically, and once Dispatch has read them (seal) the tool is not
+// entered for the call any more, so what Dispatch told (RanWriter,
+// NotRunWriter) stays true.
+const (
+	toolEntered uint32 = 1 << iota // the tool was entered (enter)
+	toolSkipped                    // the chain reached the tool with the call's context ended, once at least
+	toolSealed                     // Dispatch has read the bits
+)
+
+// enter records that the tool is entered, unless Dispatch has already
+// read what the chain did (seal): false then, and the tool must not run.
+func (d *dispatch) enter() bool { return d.tool.Or(toolEntered)&toolSealed == 0 }
+
+// skip records that the chain reached the tool with the call's context
+// ended.
+func (d *dispatch) skip() { d.tool.Or(toolSkipped) }
+
+// seal returns what the chain did with the tool and ends its entries:
+// the chain has returned, and the call is answered by what it did so far.
+func (d *dispatch) seal() uint32 { return d.tool.Or(toolSealed) }
 
 // callCtx is the context a call's middleware chain gets: the caller's
 // (its dispatch's parent), carrying the dispatch, which unlessEnded tells

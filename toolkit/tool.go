@@ -34,6 +34,14 @@ type Handler func(ctx context.Context, call *Call, w Writer) error
 // A middleware may rewrite call.Input before calling next, transform or
 // drop the chunks it passes on (by wrapping w), short-circuit by writing its
 // own chunks and not calling next, or end the call with an error.
+//
+// It may run next on goroutines of its own: handing it w, it waits for it
+// before returning (w is not used after the handler returns, nor from
+// several goroutines at once); several runs at once (a hedge) each get a
+// writer of their own. One that returns while next still runs, with a
+// writer of its own, leaves the tool to the call's answer: Dispatch tells
+// a RanWriter or NotRunWriter what the tool did until then, and a tool not
+// entered by then is not run for the call (its next returns ErrStopped).
 type Middleware func(next Handler) Handler
 
 // Chain composes middlewares around h, first = outermost.

@@ -1014,17 +1014,21 @@ func sameJSON(a, b any) bool {
 // a slot, say) ends so without running it, its caller having been
 // answered; the middleware around it sees the call end as any other.
 // It tells the call's dispatch which it did (NotRunWriter).
+//
+// A chain's rest left running by a middleware that returned does not
+// enter the tool once Dispatch has answered the call: that answer said
+// whether the tool ran. The tool's handler returns ErrStopped then.
 func unlessEnded(h Handler) Handler {
 	return func(ctx context.Context, call *Call, w Writer) error {
 		d := dispatchOf(ctx, call)
 		if ctx.Err() != nil {
 			if d != nil {
-				d.skipped = true
+				d.skip()
 			}
 			return ContextError(ctx)
 		}
-		if d != nil {
-			d.entered = true
+		if d != nil && !d.enter() {
+			return ErrStopped
 		}
 		return h(ctx, call, w)
 	}
