@@ -142,8 +142,10 @@ func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Res
 // apart with it.
 //
 // It is told also when the tool was entered by an earlier run of the
-// chain's rest (a middleware that retries), and when a middleware runs
-// the tool with a Call it built anew (see Call).
+// chain's rest (a middleware that retries), when a middleware runs the
+// tool by its Handler (Call.Tool.Handler) instead of the chain's rest,
+// and when a middleware runs the tool with a Call it built anew, unless
+// the context it hands on does not derive from its own (see Call).
 type RanWriter interface {
 	Writer
 	ToolRan()

@@ -106,14 +106,15 @@ func (tk *Toolkit) metaEntry(reg *registry) *entry {
 		kind:        KindMeta,
 		idempotency: Idempotent,
 	}
-	t.Handler = func(ctx context.Context, call *Call, w Writer) error {
+	t.run = func(ctx context.Context, call *Call, w Writer) error {
 		return tk.resetTools(ctx, call, w)
 	}
+	t.Handler = marked(t.run)
 	// No validator: unknown names and non-booleans get AgentScope's own
 	// messages below.
 	// unlessEnded, as every tool: a call whose context ended before it
 	// runs changes no session's groups.
-	return &entry{tool: t, schema: t.InputSchema, handler: Chain(unlessEnded(t.Handler), reg.middleware...)}
+	return &entry{tool: t, schema: t.InputSchema, handler: Chain(unlessEnded(t.run), reg.middleware...)}
 }
 
 func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {

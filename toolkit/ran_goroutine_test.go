@@ -130,3 +130,69 @@ func TestToolRanChainOnAnotherGoroutine(t *testing.T) {
 		})
 	}
 }
+
+// TestToolRanHandlerCalled: a middleware that runs the tool by its
+// Handler (call.Tool.Handler), not by the chain's rest, ran it all the
+// same: a RanWriter is told so, as when the chain's rest runs it. A
+// middleware that leaves it running does not run it after Dispatch
+// answered the call.
+func TestToolRanHandlerCalled(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mw   func(wg *sync.WaitGroup, release <-chan struct{}) toolkit.Middleware
+		runs int
+		code toolkit.Code
+		ran  bool
+	}{
+		{name: "called", mw: func(*sync.WaitGroup, <-chan struct{}) toolkit.Middleware {
+			return func(next toolkit.Handler) toolkit.Handler {
+				return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+					return call.Tool.Handler(ctx, call, w)
+				}
+			}
+		}, runs: 1, code: toolkit.CodeApprovalRequired, ran: true},
+		{name: "called with a call built anew", mw: func(*sync.WaitGroup, <-chan struct{}) toolkit.Middleware {
+			return func(next toolkit.Handler) toolkit.Handler {
+				return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+					return call.Tool.Handler(context.WithValue(ctx, handOnKey{}, true), anew(call), w)
+				}
+			}
+		}, runs: 1, code: toolkit.CodeApprovalRequired, ran: true},
+		{name: "called after the call ended", mw: func(wg *sync.WaitGroup, release <-chan struct{}) toolkit.Middleware {
+			return func(next toolkit.Handler) toolkit.Handler {
+				return func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+					wg.Go(func() {
+						<-release
+						_ = call.Tool.Handler(ctx, call, toolkit.WriterFuncs{})
+					})
+					return toolkit.NewError(toolkit.CodeUnavailable, "gave up waiting")
+				}
+			}
+		}, runs: 0, code: toolkit.CodeUnavailable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			release := make(chan struct{})
+			tk := toolkit.New(nil)
+			tk.Use(c.mw(&wg, release))
+			var runs atomic.Int32
+			if err := tk.Add(toolkit.Raw("put", "Put.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				runs.Add(1)
+				return toolkit.NewError(toolkit.CodeApprovalRequired, "approve me")
+			})); err != nil {
+				t.Fatal(err)
+			}
+			w := &toldWriter{}
+			r := tk.Dispatch(context.Background(), toolkit.ToolCall{ID: "c", Name: "put"}, w)
+			close(release)
+			wg.Wait()
+			n := int(runs.Load())
+			if r.Code != c.code || n != c.runs {
+				t.Fatalf("the call ended %q (%q), the tool ran %d times; want %q, %d", r.Code, r.Text(), n, c.code, c.runs)
+			}
+			if told := w.ran > 0; told != c.ran || w.ran > 1 {
+				t.Fatalf("told %d times that the tool ran; want told: %v", w.ran, c.ran)
+			}
+		})
+	}
+}

@@ -42,6 +42,13 @@ type Handler func(ctx context.Context, call *Call, w Writer) error
 // writer of its own, leaves the tool to the call's answer: Dispatch tells
 // a RanWriter or NotRunWriter what the tool did until then, and a tool not
 // entered by then is not run for the call (its next returns ErrStopped).
+//
+// It may run the tool itself by its Handler (call.Tool.Handler), which
+// skips the chain's rest: the middleware after it, the tool's own
+// (WithMiddleware), its presets (WithPresets) and the check that the
+// call's context has not ended. Whichever it calls, Dispatch learns that
+// the tool ran from the Call or the context handed on, one at least of
+// which must come from the middleware's own (see Call).
 type Middleware func(next Handler) Handler
 
 // Chain composes middlewares around h, first = outermost.
@@ -159,12 +166,16 @@ func SplitScope(scope string) (identity, session string) {
 
 // Call is what a Handler receives: the request plus the tool it resolved
 // to. Middlewares may replace Input; Tool must be treated as read-only.
-// A middleware that changes the call may pass its next handler a copy of
-// the Call it was given or one it builds anew, with the context it was
-// given or one derived from it: Dispatch learns from either whether the
-// tool was entered (RanWriter, NotRunWriter). One that hands on neither
-// (a Call built anew with a context not derived from its own, such as
-// context.Background()) hides the tool's run from Dispatch.
+// A middleware that changes the call may pass its next handler (or the
+// tool's Handler, Call.Tool.Handler) a copy of the Call it was given or
+// one it builds anew, with the context it was given or one derived from
+// it: Dispatch learns from either whether the tool was entered
+// (RanWriter, NotRunWriter). One that hands on neither (a Call built anew
+// with a context not derived from its own, such as context.Background())
+// hides the tool's run from Dispatch, nothing then tying the run to its
+// call: a RanWriter is not told that the tool ran, and a transport takes
+// the call's failure for one that came before its tool (the bus does not
+// mark its final tool_ran).
 type Call struct {
 	ToolCall
 	Tool *Tool
@@ -212,8 +223,18 @@ type Tool struct {
 	Description string
 	// InputSchema is the JSON schema (type object) of the input.
 	InputSchema map[string]any
-	// Handler runs the tool.
+	// Handler runs the tool. A registered tool's (Get, Tools,
+	// Call.Tool) is the one it was registered with, marked: a middleware
+	// that calls it itself, not through the chain's rest, has the call's
+	// Dispatch told that the tool ran (RanWriter), as the chain's rest
+	// does, and it does not run the tool for a call Dispatch has
+	// answered (ErrStopped). It runs the tool alone: without its presets
+	// (WithPresets), its own middleware (WithMiddleware) or the check
+	// that the call's context has not ended.
 	Handler Handler
+	// run is a registered tool's own handler, which its chain runs;
+	// Handler is it marked (marked).
+	run Handler
 
 	readOnly          bool
 	durable           bool

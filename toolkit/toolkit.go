@@ -334,6 +334,7 @@ func describe(t *Tool, opts []Option) (registration, error) {
 		return registration{}, fmt.Errorf("toolkit: tool %q: %w", t.Name, t.err)
 	}
 	cp := *t
+	cp.run = nil // t may be a registered tool (Get): its Handler is what it describes
 	r := registration{tool: &cp}
 	for _, o := range opts {
 		if o == nil {
@@ -492,6 +493,7 @@ func prepare(t *Tool, opts []Option) (registration, error) {
 	if err := CheckInputSchema(cp.InputSchema); err != nil {
 		return registration{}, fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
 	}
+	cp.run, cp.Handler = cp.Handler, marked(cp.Handler)
 	return r, nil
 }
 
@@ -933,7 +935,7 @@ func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := Chain(Chain(unlessEnded(withPresets(t.Handler, t.presets)), t.middleware...), mws...)
+	h := Chain(Chain(unlessEnded(withPresets(t.run, t.presets)), t.middleware...), mws...)
 	return &entry{tool: t, schema: schema, validator: v, costly: costly, quick: newQuickSchema(schema), handler: h, extension: ext}, nil
 }
 
@@ -1017,7 +1019,7 @@ func sameJSON(a, b any) bool {
 //
 // A chain's rest left running by a middleware that returned does not
 // enter the tool once Dispatch has answered the call: that answer said
-// whether the tool ran. The tool's handler returns ErrStopped then.
+// whether the tool ran. It returns ErrStopped then, without running it.
 func unlessEnded(h Handler) Handler {
 	return func(ctx context.Context, call *Call, w Writer) error {
 		d := dispatchOf(ctx, call)
@@ -1029,6 +1031,21 @@ func unlessEnded(h Handler) Handler {
 		}
 		if d != nil && !d.enter() {
 			return ErrStopped
+		}
+		return h(ctx, call, w)
+	}
+}
+
+// marked is a registered tool's Handler (Tool.Handler): h, run by a
+// middleware itself instead of by the chain's rest (which runs h
+// unmarked), telling the call's dispatch that the tool was entered as
+// unlessEnded does, and not running for a call Dispatch has answered.
+func marked(h Handler) Handler {
+	return func(ctx context.Context, call *Call, w Writer) error {
+		if call != nil {
+			if d := dispatchOf(ctx, call); d != nil && !d.enter() {
+				return ErrStopped
+			}
 		}
 		return h(ctx, call, w)
 	}

@@ -254,8 +254,9 @@ const (
 	// (a retry after worker_lost or overloaded): how many times.
 	MetaAttempts = "attempts"
 	// MetaToolRan, true, is set by the worker on the final of a call
-	// whose tool was entered (however its middleware handed the call on:
-	// toolkit.RanWriter) and that did not succeed (never on a success):
+	// whose tool was entered (however its middleware handed the call on,
+	// but for the one way toolkit.Call says hides it: toolkit.RanWriter)
+	// and that did not succeed (never on a success):
 	// its code is the tool's, or came after the tool ran, even
 	// one the bus or the permission checks answer without running it
 	// (approval_required, unavailable, overloaded, not_found).
