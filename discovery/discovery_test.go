@@ -62,7 +62,7 @@ func startAnnouncer(t *testing.T, nc *nats.Conn, tk *toolkit.Toolkit, cfg *Annou
 	return a
 }
 
-func startFleet(t *testing.T, nc *nats.Conn, cfg *FleetOptions) *Fleet {
+func startFleet(t testing.TB, nc *nats.Conn, cfg *FleetOptions) *Fleet {
 	t.Helper()
 	f, err := NewFleet(natstest.Ctx(t), nc, cfg)
 	if err != nil {

@@ -55,6 +55,9 @@
 //     which shares the schemas, adds a fraction of that. One
 //     announcement is decoded before it is counted: it takes up to some
 //     ten times the server's max_payload, for a moment, when ignored.
+//     The ended runs whose late messages it ignores (subjects.md,
+//     Goodbye) are at most 16,384, forgotten soonest-ending first past
+//     that.
 //   - Each type's goroutines end with its Stop or Close, which wait for
 //     them.
 //

@@ -3,6 +3,7 @@ package discovery
 import (
 	"bytes"
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -144,10 +145,15 @@ type Fleet struct {
 	bytes     int // the instances' announcements decoded: sum of their sizes
 	// retired are, per instance id, its runs that ended (said goodbye, or
 	// another run followed): their messages arriving later are stale.
-	retired  map[string][]retiredRun
-	watchers map[int]func()
-	nextW    int
-	closed   bool
+	// nRetired counts them; retiredBy holds a mark of each (and of the
+	// runs replaced since), soonest forgotten first, so pruneRetired
+	// looks only at the runs it forgets.
+	retired   map[string][]retiredRun
+	nRetired  int
+	retiredBy retiredMarks
+	watchers  map[int]func()
+	nextW     int
+	closed    bool
 	// suspects are the instances whose TTL ran out, kept until the
 	// connection's received messages are read (catchUp): each with the
 	// announcement its timer was set for. At most one per instance.
@@ -211,6 +217,26 @@ type heldMsg struct {
 type retiredRun struct {
 	run   run
 	until time.Time
+}
+
+// retiredMark is a retiredRun of instance id, as retiredMarks orders it.
+type retiredMark struct {
+	id string
+	retiredRun
+}
+
+// retiredMarks is a min-heap (container/heap) of marks by until.
+type retiredMarks []retiredMark
+
+func (h retiredMarks) Len() int           { return len(h) }
+func (h retiredMarks) Less(i, j int) bool { return h[i].until.Before(h[j].until) }
+func (h retiredMarks) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *retiredMarks) Push(x any)        { *h = append(*h, x.(retiredMark)) }
+func (h *retiredMarks) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // view is an immutable merged snapshot.
@@ -565,7 +591,8 @@ func (f *Fleet) notifier() {
 // TTL) longer than MaxInterval counts as MaxInterval, an incarnation
 // takes at most maxIncarnation bytes, at most maxGoodbyes instances
 // never seen have goodbyes remembered (each instance at most
-// retiredPerInstance ended runs), and at most
+// retiredPerInstance ended runs, and the fleet maxRetired in all: those
+// of instances that came and went under ever new ids), and at most
 // maxInstances instances are kept, whose announcements hold at most
 // maxInstanceBytes decoded (as decodedSize estimates them: counted as
 // received, an announcement of many small tools takes ten times more):
@@ -579,6 +606,7 @@ const (
 	maxIncarnation     = 64
 	maxGoodbyes        = 1024
 	retiredPerInstance = 4
+	maxRetired         = retiredPerInstance * maxInstances
 	maxInstances       = 4096
 	maxInstanceBytes   = 128 << 20
 )
@@ -1194,16 +1222,29 @@ func listedWith(t *wire.AnnouncedTool, groups map[string]bool) (left int) {
 func (in *instance) is(a announced) bool { return runOf(&in.ann) == a.run && in.ann.Seq == a.seq }
 
 // retire remembers that run r of instance id ended, until until; f.mu is
-// held. An instance keeps its retiredPerInstance latest ended runs.
+// held. An instance keeps its retiredPerInstance latest ended runs, and
+// the fleet maxRetired in all: past it, the run forgotten soonest goes
+// first.
 func (f *Fleet) retire(id string, r run, until time.Time) {
+	if f.nRetired >= maxRetired {
+		f.forgetSoonest()
+	}
 	rs := f.retired[id]
 	if i := slices.IndexFunc(rs, func(x retiredRun) bool { return x.run == r }); i >= 0 {
 		rs = slices.Delete(rs, i, i+1)
+		f.nRetired--
 	}
 	if len(rs) == retiredPerInstance {
 		rs = slices.Delete(rs, 0, 1)
+		f.nRetired--
 	}
-	f.retired[id] = append(rs, retiredRun{run: r, until: until})
+	x := retiredRun{run: r, until: until}
+	f.retired[id] = append(rs, x)
+	f.nRetired++
+	heap.Push(&f.retiredBy, retiredMark{id: id, retiredRun: x})
+	if len(f.retiredBy) > 2*max(f.nRetired, 64) {
+		f.remarkRetired() // most marks are of runs replaced since
+	}
 }
 
 // isRetired reports whether run r of instance id ended; f.mu is held.
@@ -1214,15 +1255,47 @@ func (f *Fleet) isRetired(id string, r run) bool {
 // pruneRetired forgets the ended runs remembered until before now; f.mu
 // is held.
 func (f *Fleet) pruneRetired(now time.Time) {
+	for len(f.retiredBy) > 0 && now.After(f.retiredBy[0].until) {
+		f.forget(heap.Pop(&f.retiredBy).(retiredMark))
+	}
+}
+
+// forgetSoonest forgets the ended run remembered until the soonest;
+// f.mu is held.
+func (f *Fleet) forgetSoonest() {
+	for len(f.retiredBy) > 0 && !f.forget(heap.Pop(&f.retiredBy).(retiredMark)) {
+	}
+}
+
+// forget forgets the ended run m marks, unless it was replaced since
+// (retired again, or pushed out by its instance's later runs): false
+// then. f.mu is held.
+func (f *Fleet) forget(m retiredMark) bool {
+	rs := f.retired[m.id]
+	i := slices.IndexFunc(rs, func(x retiredRun) bool { return x.run == m.run && x.until.Equal(m.until) })
+	if i < 0 {
+		return false
+	}
+	f.nRetired--
+	if len(rs) == 1 {
+		delete(f.retired, m.id)
+	} else {
+		f.retired[m.id] = slices.Delete(rs, i, i+1)
+	}
+	return true
+}
+
+// remarkRetired rebuilds retiredBy from retired, leaving out the marks
+// of runs replaced since; f.mu is held.
+func (f *Fleet) remarkRetired() {
+	marks := make(retiredMarks, 0, f.nRetired)
 	for id, rs := range f.retired {
-		kept := slices.DeleteFunc(rs, func(x retiredRun) bool { return now.After(x.until) })
-		switch {
-		case len(kept) == 0:
-			delete(f.retired, id)
-		case len(kept) < len(rs):
-			f.retired[id] = kept
+		for _, x := range rs {
+			marks = append(marks, retiredMark{id: id, retiredRun: x})
 		}
 	}
+	heap.Init(&marks)
+	f.retiredBy = marks
 }
 
 // sameOffer reports whether two announcements of an instance offer the
