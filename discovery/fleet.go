@@ -496,7 +496,9 @@ func (f *Fleet) Close() error {
 }
 
 // Tools returns the merged tools: instances in id order, each one's tools
-// in its registration order, the first occurrence of a name kept.
+// in its registration order, the first occurrence of a name kept. They
+// are the caller's own (copied, schemas and all, on each call): changing
+// them changes nothing of the fleet's nor of another caller's.
 func (f *Fleet) Tools() []Tool {
 	v := f.view.Load()
 	out := make([]Tool, len(v.tools))
@@ -506,7 +508,7 @@ func (f *Fleet) Tools() []Tool {
 	return out
 }
 
-// Tool returns one merged tool.
+// Tool returns one merged tool, the caller's own as Tools' are.
 func (f *Fleet) Tool(name string) (Tool, bool) {
 	v := f.view.Load()
 	if i, ok := v.toolAt[name]; ok {
@@ -533,7 +535,10 @@ func (f *Fleet) Instances() []Instance {
 
 // Catalog returns the merged groups and tools as a toolkit.Catalog: its
 // Schemas lists the fleet for a set of active groups exactly as one
-// toolkit lists itself.
+// toolkit lists itself. Its lists of groups and tools are the caller's
+// own; what a tool of it holds (its schema, key order and the groups it
+// is listed with) is the fleet's, shared with every caller: read it,
+// never change it (Schemas returns copies of the schemas).
 func (f *Fleet) Catalog() toolkit.Catalog {
 	c := f.view.Load().catalog
 	return toolkit.Catalog{Groups: slices.Clone(c.Groups), Tools: slices.Clone(c.Tools)}
@@ -1306,11 +1311,39 @@ func sameOffer(a, b wire.Announcement) bool {
 		reflect.DeepEqual(a.Meta, b.Meta)
 }
 
+// cloneTool copies every part of t a caller could change: its
+// instances, schema, key order and the groups it is listed with.
 func cloneTool(t Tool) Tool {
 	t.Instances = slices.Clone(t.Instances)
 	if t.Parameters != nil {
-		p, _ := jsonShaped(t.Parameters)
-		t.Parameters, _ = p.(map[string]any)
+		t.Parameters = cloneJSON(t.Parameters).(map[string]any)
 	}
+	if t.Order != nil {
+		t.Order = slices.Clone(t.Order)
+		for i := range t.Order {
+			t.Order[i].Keys = slices.Clone(t.Order[i].Keys)
+		}
+	}
+	t.ListedWith = slices.Clone(t.ListedWith)
 	return t
+}
+
+// cloneJSON deep-copies a JSON-shaped value (jsonShaped): its maps and
+// slices; the scalars are immutable.
+func cloneJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(v))
+		for k, e := range v {
+			c[k] = cloneJSON(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(v))
+		for i, e := range v {
+			c[i] = cloneJSON(e)
+		}
+		return c
+	}
+	return v
 }
