@@ -325,7 +325,14 @@
 // GatewayStoppedText, "The tool call has been interrupted because the MCP
 // gateway serving it shut down.", in place of the worker's
 // toolkit.InterruptedText, which would tell the model that the user
-// stopped it; the output before it is kept. GatewayOptions.CallTimeout bounds calls;
+// stopped it; the output before it is kept. So does a call whose session
+// the gateway closes for its bounds, with GatewayIdleClosedText (no
+// request of the session open for SessionTimeout) or GatewayMadeRoomText
+// (ended to make room for another source's session, MaxSessions): the
+// session is closed once such calls' results are written (for at most
+// 5 s), so a client whose call's POST is open gets that result rather
+// than a stream ended without one, and the gateway's warning for the call
+// says why it ended. GatewayOptions.CallTimeout bounds calls;
 // SessionTimeout closes idle HTTP sessions (30 minutes by default), and
 // MaxSessions bounds those open at once (1024 by default; only a POST
 // whose body holds an initialize the go-sdk may serve opens a session:

@@ -93,8 +93,9 @@ type GatewayOptions struct {
 	// CallTimeout bounds every call; 0 means no bound beyond the MCP
 	// client's own cancellation.
 	CallTimeout time.Duration
-	// SessionTimeout closes an idle HTTP session; 0 means
-	// DefaultGatewaySessionTimeout, negative means never.
+	// SessionTimeout closes an HTTP session without a request open for
+	// that long (its calls in flight end with GatewayIdleClosedText); 0
+	// means DefaultGatewaySessionTimeout, negative means never.
 	SessionTimeout time.Duration
 	// MaxSessions bounds the HTTP sessions open at once: each holds a
 	// server with the session's tools until it ends (its DELETE, or
@@ -104,7 +105,8 @@ type GatewayOptions struct {
 	// /64; never X-Forwarded-For) has a fair share: at the bound, an
 	// initialize from a source holding at least two sessions fewer than
 	// the source holding the most ends that source's least recently used
-	// session (one without a call in flight first) and opens; any other
+	// session (one without a call in flight first; the calls of one with
+	// calls end with GatewayMadeRoomText) and opens; any other
 	// is answered 503 (a server/discover probe, which opens no session,
 	// is answered still). So one client may use the whole bound while
 	// nobody else needs it, and cannot lock others out. 0 means
@@ -457,6 +459,22 @@ func (g *Gateway) Fleet() *discovery.Fleet { return g.fleet }
 // that the user stopped it.
 const GatewayStoppedText = "<system-reminder>The tool call has been interrupted because the MCP gateway serving it shut down.</system-reminder>"
 
+// GatewayIdleClosedText and GatewayMadeRoomText are the chunk texts that
+// end a call interrupted because the gateway closed its session for its
+// own bounds, in place of toolkit.InterruptedText as GatewayStoppedText
+// is: the session had no request open for GatewayOptions.SessionTimeout
+// (its client gone mid-call, and its stream not resumed since), or it
+// was ended to make room for another source's session under
+// GatewayOptions.MaxSessions. The gateway closes such a session once the
+// results of its calls are written (for at most 5 s), so a client whose
+// call's POST is still open gets that result; an idle session's client
+// has no request open to get it by, and the gateway's warning for the
+// call carries it.
+const (
+	GatewayIdleClosedText = "<system-reminder>The tool call has been interrupted because the MCP gateway closed its session, idle for longer than the gateway's session timeout.</system-reminder>"
+	GatewayMadeRoomText   = "<system-reminder>The tool call has been interrupted because the MCP gateway closed its session to make room for another client's session.</system-reminder>"
+)
+
 // Interrupt ends every call in flight, interrupted (on the bus too), and
 // every later one at once, leaving the sessions open so that the calls'
 // results reach their clients: a server that stops calls it, lets the
@@ -596,7 +614,9 @@ func (g *Gateway) live() []*gatewaySession {
 	return out
 }
 
-// errGatewayClosed and errSessionEvicted are why track refuses a session.
+// errGatewayClosed and errSessionEvicted are why track refuses a session;
+// errSessionEvicted is also the cause the session's end (and its calls')
+// has (stoppedText).
 var (
 	errGatewayClosed  = errors.New("mcp: gateway closed")
 	errSessionEvicted = errors.New("mcp: gateway: this session was ended to make room for another client's (too many were open from here): initialize a new one")
@@ -637,7 +657,7 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) error {
 	g.log.Info("mcp: gateway: session opened", "session", s.id, "identity", s.identity)
 	g.goroutine(func() {
 		ss.Wait()
-		s.end()
+		s.end(nil)
 		s.stopIdle()
 		g.mu.Lock()
 		delete(g.sessions, s)

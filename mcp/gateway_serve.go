@@ -85,7 +85,7 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			// cancelled first (the go-sdk's close waits for them). Not
 			// when the go-sdk answers the DELETE with an error: the
 			// session stays, and its calls must go on.
-			s.end()
+			s.end(nil)
 		}
 		// All but the standalone event stream may carry a call.
 		defer s.request(g.opts.SessionTimeout, r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") != "")()
@@ -510,7 +510,7 @@ func (g *Gateway) newSession(ctx context.Context, id, identity, source string) *
 		updates: newUpdateQueue()}
 	// Not under the gateway's context: a session that never connects is
 	// only garbage, not a child that context keeps.
-	s.ctx, s.end = context.WithCancel(context.Background())
+	s.ctx, s.end = context.WithCancelCause(context.Background())
 	s.listener, _ = ctx.Value(listenerKey{}).(context.Context)
 	s.srv = g.newServer(id, s, g.sessionInstructions(ctx, c, id))
 	s.refresh(ctx, true, 0)

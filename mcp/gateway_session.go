@@ -47,13 +47,14 @@ type gatewaySession struct {
 	evicted bool
 	claim   *claim
 	// A session's calls are cancelled, on the bus too, when it ends (ctx:
-	// its DELETE, or it closed), when the gateway closes and when the
-	// listener that opened it stops (listener: ServeListener's context, or
-	// Serve's):
-	// the go-sdk closes a session only once its requests have returned,
-	// and does not cancel them itself.
+	// its DELETE, or it closed; the cause errSessionIdle or
+	// errSessionEvicted when the gateway's bounds end it), when the gateway
+	// closes and when the listener that opened it stops (listener:
+	// ServeListener's context, or Serve's): the go-sdk closes a session
+	// only once its requests have returned, and does not cancel them
+	// itself.
 	ctx      context.Context
-	end      context.CancelFunc
+	end      context.CancelCauseFunc
 	listener context.Context
 
 	// HTTP requests of the session in flight, and the timer that ends the
@@ -65,9 +66,11 @@ type gatewaySession struct {
 	idle   *time.Timer
 	idleAt time.Time // when idle is due
 	// calls are those of the active requests that may carry a call (all
-	// but a standalone event stream); used is g.uses at the last start or
-	// end of a request, for makeRoom.
+	// but a standalone event stream), and quiet, when not nil, is closed
+	// once there are none (quietCalls); used is g.uses at the last start
+	// or end of a request, for makeRoom.
 	calls int
+	quiet chan struct{}
 	used  uint64
 
 	mu    sync.Mutex        // serialises refreshes
@@ -183,13 +186,14 @@ func (s *gatewaySession) enter() (leave func(), over string) {
 // request goes away while its answer could reach the client by that
 // POST's stream only (postContext): the go-sdk would run it on for
 // nobody. The gateway's own stop (Interrupt, Close, the listener's end)
-// ends it with the cause errGatewayStopped (stoppedFinal). end releases
-// it.
+// ends it with the cause errGatewayStopped, and the session's end with
+// the session's cause (stoppedFinal). end releases it.
 func (s *gatewaySession) bound(ctx context.Context, extra *sdk.RequestExtra) (_ context.Context, end context.CancelFunc) {
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(nil) }
 	stopped := func() { cancelCause(errGatewayStopped) }
-	stops := []func() bool{context.AfterFunc(s.ctx, cancel), context.AfterFunc(s.g.calls, stopped)}
+	ended := func() { cancelCause(context.Cause(s.ctx)) }
+	stops := []func() bool{context.AfterFunc(s.ctx, ended), context.AfterFunc(s.g.calls, stopped)}
 	if s.listener != nil {
 		stops = append(stops, context.AfterFunc(s.listener, stopped))
 	}
@@ -205,23 +209,44 @@ func (s *gatewaySession) bound(ctx context.Context, extra *sdk.RequestExtra) (_ 
 }
 
 // errGatewayStopped is the cause of a call's context ended by the
-// gateway's own stop.
-var errGatewayStopped = errors.New("mcp: gateway stopped")
+// gateway's own stop; errSessionIdle (and errSessionEvicted) that of a
+// session's, and so its calls', ended by SessionTimeout (by makeRoom).
+var (
+	errGatewayStopped = errors.New("mcp: gateway stopped")
+	errSessionIdle    = errors.New("mcp: gateway: session closed, idle for the session timeout")
+)
 
-// stoppedFinal is final with GatewayStoppedText for the interrupted text
-// it ends with when the gateway's stop ended ctx: the worker (or the bus
-// client, for a worker that did not answer the cancel in time) took the
-// gateway's cancel for the user's. The output before it is kept.
+// stoppedFinal is final with the gateway's text for why it ended ctx
+// (stoppedText) in place of the interrupted text it ends with: the
+// worker (or the bus client, for a worker that did not answer the cancel
+// in time) took the gateway's cancel for the user's. The output before
+// it is kept.
 func stoppedFinal(ctx context.Context, final *toolkit.Response) *toolkit.Response {
-	if final.Code != toolkit.CodeInterrupted || !errors.Is(context.Cause(ctx), errGatewayStopped) || len(final.Content) == 0 {
+	text := stoppedText(context.Cause(ctx))
+	if final.Code != toolkit.CodeInterrupted || text == "" || len(final.Content) == 0 {
 		return final
 	}
 	last := &final.Content[len(final.Content)-1]
 	if last.Type != toolkit.BlockText || !strings.HasSuffix(last.Text, toolkit.InterruptedText) {
 		return final
 	}
-	last.Text = strings.TrimSuffix(last.Text, toolkit.InterruptedText) + GatewayStoppedText
+	last.Text = strings.TrimSuffix(last.Text, toolkit.InterruptedText) + text
 	return final
+}
+
+// stoppedText is the text that ends a call the gateway ended for cause:
+// its stop, or its bounds closing the call's session; "" for another
+// cause (the user's cancel, the session's DELETE).
+func stoppedText(cause error) string {
+	switch {
+	case errors.Is(cause, errGatewayStopped):
+		return GatewayStoppedText
+	case errors.Is(cause, errSessionIdle):
+		return GatewayIdleClosedText
+	case errors.Is(cause, errSessionEvicted):
+		return GatewayMadeRoomText
+	}
+	return ""
 }
 
 // refresh makes the session's server hold exactly the tools the session
@@ -722,7 +747,10 @@ func (s *gatewaySession) request(timeout time.Duration, call bool) (done func())
 		s.idleMu.Lock()
 		defer s.idleMu.Unlock()
 		if call {
-			s.calls--
+			if s.calls--; s.calls == 0 && s.quiet != nil {
+				close(s.quiet)
+				s.quiet = nil
+			}
 		}
 		s.used = s.g.uses.Add(1)
 		if s.active--; s.active == 0 {
@@ -754,15 +782,52 @@ func (s *gatewaySession) idleClose() {
 	if busy {
 		return
 	}
-	s.end()
+	s.end(errSessionIdle)
 	g := s.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	// Under the lock, as makeRoom does: a closed gateway has closed its
 	// sessions, and Close's wait must see every goroutine started.
 	if ss := g.sessions[s]; ss != nil && !g.closed {
-		g.goroutine(func() { ss.Close() })
+		g.goroutine(func() { s.close(ss) })
 	}
+}
+
+// sessionCloseWait bounds how long close waits for the results of an
+// ended session's calls to be written.
+const sessionCloseWait = 5 * time.Second
+
+// close closes ss, the go-sdk session of s, which the gateway ended
+// (s.end): once the requests of s that may carry a call have returned,
+// for at most sessionCloseWait (or until the gateway closes). Once
+// closing, the go-sdk writes no response: the results of the calls the
+// end cancelled would not reach their clients, whose POSTs would end
+// without them.
+func (s *gatewaySession) close(ss *sdk.ServerSession) {
+	t := time.NewTimer(sessionCloseWait)
+	defer t.Stop()
+	select {
+	case <-s.quietCalls():
+	case <-t.C:
+	case <-s.g.ctx.Done():
+	}
+	ss.Close()
+}
+
+// quietCalls is closed once no request of the session that may carry a
+// call is in flight.
+func (s *gatewaySession) quietCalls() <-chan struct{} {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	if s.calls == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if s.quiet == nil {
+		s.quiet = make(chan struct{})
+	}
+	return s.quiet
 }
 
 // stopIdle stops the idle timer of a session that ended.

@@ -104,9 +104,9 @@ func (g *Gateway) makeRoom(source string, limit int) *claim {
 		delete(g.byID, victim.id)
 	}
 	victim.evicted = true
-	// Its calls first: the go-sdk's close waits for them.
-	victim.end()
-	g.goroutine(func() { ss.Close() })
+	// Its calls first, then its close once their results are written.
+	victim.end(errSessionEvicted)
+	g.goroutine(func() { victim.close(ss) })
 	g.claim(c)
 	g.log.Info("mcp: gateway: session ended to make room for another source's", "session", victim.id, "identity", victim.identity,
 		"source", victim.source, "held", most, "for", source, "for_held", held[source])

@@ -62,10 +62,15 @@ func TestGatewayStopInterruptText(t *testing.T) {
 
 // TestStoppedFinalKeepsOutput: the gateway's text replaces only the
 // interrupted notice the final ends with, the tool's output before it
-// kept, and only when the gateway's stop ended the call.
+// kept, and only when the gateway's stop, or its bounds closing the
+// call's session, ended the call.
 func TestStoppedFinalKeepsOutput(t *testing.T) {
-	stopped, stop := context.WithCancelCause(context.Background())
-	stop(errGatewayStopped)
+	ended := func(cause error) context.Context {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(cause)
+		return ctx
+	}
+	stopped := ended(errGatewayStopped)
 	user, cancel := context.WithCancel(context.Background())
 	cancel()
 	text := func(s string) toolkit.Block { return toolkit.Block{Type: toolkit.BlockText, Text: s} }
@@ -79,6 +84,9 @@ func TestStoppedFinalKeepsOutput(t *testing.T) {
 		{"after a data block", stopped, []toolkit.Block{{Type: toolkit.BlockData, Data: "aGk="}, text(toolkit.InterruptedText)}, []toolkit.Block{{Type: toolkit.BlockData, Data: "aGk="}, text(GatewayStoppedText)}},
 		{"the user's cancel", user, []toolkit.Block{text(toolkit.InterruptedText)}, []toolkit.Block{text(toolkit.InterruptedText)}},
 		{"the worker's stop", stopped, []toolkit.Block{text(toolkit.DrainedText)}, []toolkit.Block{text(toolkit.DrainedText)}},
+		{"the session idle", ended(errSessionIdle), []toolkit.Block{text("partial " + toolkit.InterruptedText)}, []toolkit.Block{text("partial " + GatewayIdleClosedText)}},
+		{"the session made room", ended(errSessionEvicted), []toolkit.Block{text("partial " + toolkit.InterruptedText)}, []toolkit.Block{text("partial " + GatewayMadeRoomText)}},
+		{"a session's DELETE", ended(nil), []toolkit.Block{text(toolkit.InterruptedText)}, []toolkit.Block{text(toolkit.InterruptedText)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &toolkit.Response{State: toolkit.StateInterrupted, Code: toolkit.CodeInterrupted, Content: tc.in}
