@@ -1,7 +1,12 @@
 package config
 
 import (
+	"cmp"
+	"crypto/tls"
+	"errors"
 	"strings"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/internal/urlredact"
 )
@@ -50,23 +55,54 @@ func urlSource(n NATS, file string, sources map[string]string, listenKey string)
 // SystemRoots says, for a connection to url whose TLS handshake failed
 // to verify the server's certificate, that no TLS CA is set, so the
 // certificate was checked against the system's roots, why TLS was used
-// (with no TLS settings and a nats:// URL, because the server requires
-// it: nats.go then upgrades by itself) and where url came from. It is ""
-// when a CA is set. file, sources and listenKey are as for Combined.
+// (tlsAsked's; with no TLS settings and a nats:// URL, because the server
+// requires it: nats.go then upgrades by itself) and where url came from.
+// url is one server's URL: n's URLs, or the one dialled when n has none.
+// It is "" when a CA is set. file, sources and listenKey are as for
+// Combined.
 func SystemRoots(n NATS, file string, sources map[string]string, url, listenKey string) string {
 	if n.TLS.CA != "" {
 		return ""
 	}
 	from, _ := urlSource(n, file, sources, listenKey)
-	why := "the server requires TLS"
-	switch {
-	case n.TLS.Cert != "":
-		why = "TLS is set (" + TLSFrom(n, file, sources) + ")"
-	case strings.Contains(url, "tls://"):
-		why = "the URL asks for TLS"
-	}
+	why := cmp.Or(tlsAsked(n, file, sources, url), "the server requires TLS")
 	return why + " (" + urlredact.List(url) + " from " + from + ") and no TLS CA is set (--tls-ca, NATS_CA or nats.tls.ca), " +
 		"so the server's certificate was checked against the system's roots: give the CA that signed it"
+}
+
+// ConnNote says what likely caused err, the failure of a connection to
+// the server at url (as for SystemRoots): a server that offers no TLS
+// when TLS was asked of it (which settings, or which URL, asked, and
+// where each came from), or SystemRoots's text for a certificate not
+// verified with no CA set. It is "" for any other error.
+func ConnNote(n NATS, file string, sources map[string]string, url, listenKey string, err error) string {
+	switch {
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return cmp.Or(tlsAsked(n, file, sources, url), "TLS is set") + ", and the server does not offer TLS"
+	case errors.Is(err, nats.ErrTLS) && errors.As(err, new(*tls.CertificateVerificationError)):
+		return SystemRoots(n, file, sources, url, listenKey)
+	}
+	return ""
+}
+
+// tlsAsked says why the client asked the server at url for TLS: its TLS
+// settings (which, and where from), url's scheme, or the scheme of
+// another URL of n's, as nats.go asks every server of a list for TLS
+// when one URL does. It is "" when nothing did (a server that requires
+// TLS then gets it from nats.go by itself).
+func tlsAsked(n NATS, file string, sources map[string]string, url string) string {
+	if set := TLSFrom(n, file, sources); set != "" {
+		return "TLS is set (" + set + ")"
+	}
+	if asksTLS(url) {
+		return "the URL asks for TLS"
+	}
+	for _, u := range n.URLs {
+		if asksTLS(u) {
+			return "another URL of the list asks for TLS (" + urlredact.URL(u) + "), which nats.go then asks of every server of it"
+		}
+	}
+	return ""
 }
 
 // TLSFrom says the TLS settings of n that are set and where each came

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,43 @@ func TestConnSystemRootsSaid(t *testing.T) {
 	for _, want := range []string{
 		"x509: certificate signed by unknown authority",
 		"the server requires TLS (" + url + " from flag --nats) and no TLS CA is set (--tls-ca, NATS_CA or nats.tls.ca), so the server's certificate was checked against the system's roots",
+	} {
+		if !strings.Contains(se, want) {
+			t.Fatalf("exit %d, want the error to say %q:\n%s", code, want, se)
+		}
+	}
+	if code != exitNoNATS {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitNoNATS, se)
+	}
+}
+
+// TestConnServersEachSaid: with two servers given, one whose certificate
+// the system's roots do not verify and a closed port, toolctl said
+// nats.go's error of whichever it tried last (its list is shuffled): the
+// certificate's, with the note of a server requiring TLS but no word of
+// the other, or "no servers available for connection" with no word of
+// the certificate. It names each server's failure, with the note of the
+// one it concerns.
+func TestConnServersEachSaid(t *testing.T) {
+	_, tlsURL := natstest.TLSServer(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "nats://" + l.Addr().String()
+	l.Close()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "NATS_") {
+			t.Setenv(name, "")
+		}
+	}
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"--nats", closed + "," + tlsURL, "tools"}, strings.NewReader(""), &out, &errb)
+	se := errb.String()
+	for _, want := range []string{
+		"cannot connect to NATS at " + closed + "," + tlsURL + ": " + closed + ": connection refused; ",
+		tlsURL + ": nats: tls error: tls: failed to verify certificate: x509: certificate signed by unknown authority " +
+			"(the server requires TLS (" + tlsURL + " from flag --nats) and no TLS CA is set",
 	} {
 		if !strings.Contains(se, want) {
 			t.Fatalf("exit %d, want the error to say %q:\n%s", code, want, se)

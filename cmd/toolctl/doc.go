@@ -29,7 +29,8 @@
 // offers none names each TLS setting and where it came from; one whose
 // server certificate the system's roots do not verify, with no CA set
 // (a server that requires TLS gets it without any TLS setting), says so
-// and where the URL came from.
+// and where the URL came from. With several server URLs the error names
+// each server's failure, and says these of the server they concern.
 //
 // # call
 //

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -176,17 +175,24 @@ func (e *env) conn() (*nats.Conn, error) {
 		// it running with every call failing.
 		opts = append(opts, nats.MaxReconnects(-1))
 	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := config.Dial(url, opts...)
 	if err != nil {
 		hint, code := "", exitNoNATS
+		// Several servers' failures each say their own likely cause.
+		var each config.ServersError
+		if errors.As(err, &each) {
+			for _, s := range each {
+				s.Note = config.ConnNote(e.cfg.NATS, e.configPath, e.sources, s.URL, e.listenKey(), s.Err)
+			}
+		}
+		note := config.ConnNote(e.cfg.NATS, e.configPath, e.sources, url, e.listenKey(), err)
 		switch {
 		case errors.Is(err, nats.ErrAuthorization):
 			// The server was reached and refused the credentials.
 			hint, code = " (the server admits only its users: give your key with --nkey FILE, and --identity ID for a caller; see README: Security)", exitUsage
-		case errors.Is(err, nats.ErrSecureConnWanted):
-			hint = " (TLS is set (" + config.TLSFrom(e.cfg.NATS, e.configPath, e.sources) + "), and the server does not offer TLS)"
-		case errors.Is(err, nats.ErrTLS) && errors.As(err, new(*tls.CertificateVerificationError)) && e.cfg.NATS.TLS.CA == "":
-			hint = " (" + config.SystemRoots(e.cfg.NATS, e.configPath, e.sources, url, e.listenKey()) + ")"
+		case each != nil: // said server by server
+		case note != "":
+			hint = " (" + note + ")"
 		case url == defaultURL:
 			hint = " (is a worker running? start one with: go run ./cmd/worker)"
 		}

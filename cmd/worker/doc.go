@@ -35,7 +35,9 @@
 // one refused for TLS the server does not offer is not retried, nor one
 // whose server certificate is not verified; with no CA set (a server that
 // requires TLS gets it without any TLS setting) that error says the
-// system's roots were used, and where the URL came from. The TLS
+// system's roots were used, and where the URL came from; with several
+// server URLs it names each server's failure and what it says of that
+// server (config.Dial). The TLS
 // settings are for the servers the worker joins: the embedded server
 // gets TLS only from a tls block in its --server-config, and the worker
 // refuses to start (and --check-config fails), naming each TLS setting

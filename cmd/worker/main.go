@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -304,9 +303,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	said := connSaid{
 		combined: config.Combined(cfg.NATS, f.configPath, f.sources, cfg.NATS.URL(), ""),
 		tls:      config.TLSFrom(cfg.NATS, f.configPath, f.sources),
-	}
-	if cfg.NATS.URL() != "" {
-		said.roots = config.SystemRoots(cfg.NATS, f.configPath, f.sources, cfg.NATS.URL(), "")
+		note: func(url string, err error) string {
+			return config.ConnNote(cfg.NATS, f.configPath, f.sources, url, "", err)
+		},
 	}
 	if f.check {
 		if err := checkEmbedded(cfg, said.tls); err != nil {
@@ -454,7 +453,10 @@ func (r *running) opsAddr() string {
 type connSaid struct {
 	combined string // config.Combined's text
 	tls      string // config.TLSFrom's: the TLS settings set, and where each came from
-	roots    string // config.SystemRoots's: no CA is set, so a server's certificate meets the system's roots
+	// note is config.ConnNote's for the server at url (one of the URLs)
+	// failing with err: TLS asked of a server that offers none, a
+	// certificate not verified with no CA set.
+	note func(url string, err error) string
 }
 
 // start brings a worker up; on error everything started is stopped again.
@@ -998,10 +1000,11 @@ const jsReplicasNotSupported = 10074
 // that is nats.go's, forever (also through servers refusing the worker's
 // credentials for a while: a rotation, a server restarted with an old
 // configuration), and logged, as are nats.go's asynchronous errors. A
-// server that offers no TLS while TLS is set is not retried either, and
-// its error names the TLS settings (said.tls); a server's certificate
-// not verified with no CA set says said.roots. Each retry line and the
-// error that ends the tries say said.combined, when that is not "".
+// server that offers no TLS while TLS is set is not retried either, nor
+// one whose certificate is not verified, and the error says said.note of
+// it: with several servers, each server's own failure and note
+// (config.Dial). Each retry line and the error that ends the tries say
+// said.combined, when that is not "".
 func connect(ctx context.Context, cfg *config.Config, instance string, said connSaid, log *slog.Logger) (*nats.Conn, error) {
 	auth, err := cfg.NATS.Options()
 	if err != nil {
@@ -1034,7 +1037,13 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 	}
 	err = retry(ctx, log, "connecting to NATS at "+urlredact.List(cfg.NATS.URL()), attrs, func() error {
 		var cerr error
-		nc, cerr = nats.Connect(cfg.NATS.URL(), opts...)
+		nc, cerr = config.Dial(cfg.NATS.URL(), opts...)
+		var each config.ServersError
+		if errors.As(cerr, &each) {
+			for _, s := range each {
+				s.Note = said.note(s.URL, s.Err)
+			}
+		}
 		return cerr
 	}, func(err error) bool {
 		// Wrong credentials or certificates do not get better by waiting.
@@ -1050,12 +1059,9 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 			"(4096 bytes unless its configuration says otherwise): the credentials (a token, a user JWT) are too long for it; " +
 			"raise max_control_line in the server's configuration or give shorter credentials"}
 	case err != nil && ctx.Err() == nil:
-		if errors.Is(err, nats.ErrSecureConnWanted) {
-			err = fmt.Errorf("%w (TLS is set (%s), and the server does not offer TLS)", err, said.tls)
-		}
-		var verify *tls.CertificateVerificationError
-		if said.roots != "" && errors.Is(err, nats.ErrTLS) && errors.As(err, &verify) {
-			err = fmt.Errorf("%w (%s)", err, said.roots)
+		// Several servers' failures each say their own note.
+		if note := said.note(cfg.NATS.URL(), err); note != "" && !errors.As(err, new(config.ServersError)) {
+			err = fmt.Errorf("%w (%s)", err, note)
 		}
 		if said.combined != "" {
 			err = fmt.Errorf("%w; %s", err, said.combined)
