@@ -48,8 +48,10 @@ import (
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
 // Requests still running when stdin ends are answered first (for at most
 // 30 s, mcp_stdio.go); answers still blocked 5 s later on a stdout the
-// client no longer reads are dropped (logged), and stdio exits 0 as it
-// does on a signal, rather than wait on the pipe for ever.
+// client no longer reads are dropped, and stdio exits 0 as it does on a
+// signal, rather than wait on the pipe for ever. The answers not
+// delivered then (calls still running after the 30 s, answers the client
+// did not read) are counted in one warning with why, as on a signal.
 // The gateway is a command of toolctl rather than a worker flag so that
 // it runs wherever the MCP client is, with no tools of its own.
 
@@ -267,17 +269,24 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		defer end()
 		defer context.AfterFunc(ctx, func() { g.Interrupt(); d.waitFor(stdioStopWait); d.giveUp(); end() })()
 		err := g.Serve(sctx, t, o.session)
-		if ctx.Err() != nil {
-			// Stopping (a signal, or the NATS connection closed for
-			// good): the answers not delivered are said in one line,
-			// not one per answer.
-			if n, gaveUp := d.dropped(); n > 0 {
-				why := "the session closed before they were written"
-				if gaveUp {
-					why = "stdout was not read within the stop's wait"
-				}
-				log.Warn("mcp stdio: answers dropped while stopping", "dropped", n, "reason", why, "wait", stdioStopWait)
+		// The answers not delivered are said in one line, not one per
+		// answer, with why: on a stop (a signal, or the NATS connection
+		// closed for good), and at the end of stdin.
+		n, gaveUp := d.dropped()
+		switch {
+		case n == 0:
+		case ctx.Err() != nil:
+			why := "the session closed before they were written"
+			if gaveUp {
+				why = "stdout was not read within the stop's wait"
 			}
+			log.Warn("mcp stdio: answers dropped while stopping", "dropped", n, "reason", why, "wait", stdioStopWait)
+		default:
+			why := "their calls were still running when the drain ended, and the session's end interrupted them"
+			if gaveUp {
+				why = "stdout was not read within the wait after the drain"
+			}
+			log.Warn("mcp stdio: answers dropped after stdin ended", "dropped", n, "reason", why, "drain", stdioDrain, "wait", stdioStopWait)
 		}
 		if closed() {
 			return exitError
@@ -285,9 +294,10 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		if errors.Is(err, errOutputStuck) {
 			// The client closed stdin and stopped reading stdout: the
 			// session ended as at any end of its input, less the answers
-			// the client would not take. (On a stop, said above.)
-			if ctx.Err() == nil {
-				log.Warn("mcp stdio: answers dropped: stdout was not being read after stdin ended")
+			// the client would not take (said above; a notification
+			// given up is no answer, and is said here).
+			if ctx.Err() == nil && n == 0 {
+				log.Warn("mcp stdio: messages dropped: stdout was not being read after stdin ended")
 			}
 			return exitOK
 		}

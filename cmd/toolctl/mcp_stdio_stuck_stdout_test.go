@@ -34,8 +34,10 @@ func TestMCPStdioSIGTERMStuckStdout(t *testing.T) {
 // exits once its calls have had their drain (30 s), even when its client
 // has stopped reading stdout. Before, the answers it was writing blocked
 // on the full pipe, the go-sdk's session close waited for them, and the
-// process never exited: only a signal gave the writes up. The test takes
-// the drain's 30 s and the 5 s given to the client after it.
+// process never exited: only a signal gave the writes up. The answers
+// dropped are said in one line with how many and why, as on SIGTERM
+// (TestMCPStdioSIGTERMDroppedWarned); before, the line said neither. The
+// test takes the drain's 30 s and the 5 s given to the client after it.
 func TestMCPStdioEOFStuckStdout(t *testing.T) {
 	s := startStuckStdout(t)
 	s.stdin.Close()
@@ -47,6 +49,45 @@ func TestMCPStdioEOFStuckStdout(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("toolctl mcp stdio did not exit at the end of its stdin while its stdout was not read\n%s", s.logs())
 	}
+	// The 8 calls' answers: the first blocks on the full pipe, the others wait behind it.
+	warned := droppedLines(s.logs())
+	if len(warned) != 1 || !strings.Contains(warned[0], "dropped=8") || !strings.Contains(warned[0], "stdin ended") ||
+		!strings.Contains(warned[0], `reason="stdout was not read`) {
+		t.Errorf("want one warning naming 8 answers dropped after stdin ended as stdout was not read, got %q\n%s", warned, s.logs())
+	}
+}
+
+// TestMCPStdioEOFDrainDroppedWarned: at the end of its stdin `toolctl
+// mcp stdio` waits 30 s for the answers of the calls still running, then
+// ends the session, and those calls' answers are never written: it said
+// nothing of them. It says how many, and why, in one line.
+func TestMCPStdioEOFDrainDroppedWarned(t *testing.T) {
+	url := startMCPFleet(t)
+	// The steps take 100 s; the drain waits 30 s.
+	stdout, stderr, err, exited := stdioAtEOF(t, url, 2*time.Minute,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":5000}}}`)
+	if !exited || err != nil {
+		t.Fatalf("exited %v: %v, want exit 0 after the drain\n%s", exited, err, stderr)
+	}
+	if strings.Contains(stdout, `"id":2,"result"`) {
+		t.Fatalf("the call was answered:\n%s", stdout)
+	}
+	warned := droppedLines(stderr)
+	if len(warned) != 1 || !strings.Contains(warned[0], "dropped=1") || !strings.Contains(warned[0], "stdin ended") ||
+		!strings.Contains(warned[0], "still running") {
+		t.Errorf("want one warning naming 1 answer dropped after stdin ended, its call still running, got %q\n%s", warned, stderr)
+	}
+}
+
+// droppedLines are the lines of logs that say answers were dropped.
+func droppedLines(logs string) []string {
+	var warned []string
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "answers dropped") {
+			warned = append(warned, l)
+		}
+	}
+	return warned
 }
 
 // stuckStdout is a `toolctl mcp stdio` whose stdout nobody reads, with
@@ -128,12 +169,7 @@ func TestMCPStdioSIGTERMDroppedWarned(t *testing.T) {
 		t.Fatal("toolctl mcp stdio did not stop on SIGTERM while its stdout was not read")
 	}
 	logs := s.logs()
-	var warned []string
-	for _, l := range strings.Split(logs, "\n") {
-		if strings.Contains(l, "answers dropped") {
-			warned = append(warned, l)
-		}
-	}
+	warned := droppedLines(logs)
 	// The 8 calls' answers: the first blocks on the full pipe, the others wait behind it.
 	if len(warned) != 1 || !strings.Contains(warned[0], "dropped=8") || !strings.Contains(warned[0], "stopping") {
 		t.Errorf("want one warning naming 8 answers dropped while stopping, got %q\n%s", warned, logs)
