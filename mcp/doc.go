@@ -320,12 +320,14 @@
 // result. Cancel: notifications/cancelled cancels the handler, the bus
 // client publishes the call's cancel, the tool sees ctx.Done, and the
 // session stays usable. A call ended by the gateway's own stop (its
-// Interrupt, as toolctl mcp calls on a signal, or the end of the listener
-// or stdio session it came through) ends interrupted with
+// Interrupt, as toolctl mcp calls on a signal, its Close, or the end of
+// the listener or stdio session it came through) ends interrupted with
 // GatewayStoppedText, "The tool call has been interrupted because the MCP
 // gateway serving it shut down.", in place of the worker's
 // toolkit.InterruptedText, which would tell the model that the user
-// stopped it; the output before it is kept. So does a call whose session
+// stopped it; the output before it is kept. Close closes the HTTP
+// sessions only once those results are written (for at most 5 s), so a
+// client whose call's POST is open gets its result. So does a call whose session
 // the gateway closes for its bounds, with GatewayIdleClosedText (no
 // request of the session open for SessionTimeout) or GatewayMadeRoomText
 // (ended to make room for another source's session, MaxSessions): the

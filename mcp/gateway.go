@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -452,11 +453,10 @@ func (g *Gateway) Sessions() int {
 func (g *Gateway) Fleet() *discovery.Fleet { return g.fleet }
 
 // GatewayStoppedText is the chunk text that ends a call interrupted
-// because the gateway serving it stopped: its Interrupt, or the end of
-// the listener or stdio session the call came through (Close ends calls
-// so too, but closes their sessions, so their clients may get nothing).
-// The worker's own text, toolkit.InterruptedText, would tell the model
-// that the user stopped it.
+// because the gateway serving it stopped: its Interrupt, its Close, or
+// the end of the listener or stdio session the call came through. The
+// worker's own text, toolkit.InterruptedText, would tell the model that
+// the user stopped it.
 const GatewayStoppedText = "<system-reminder>The tool call has been interrupted because the MCP gateway serving it shut down.</system-reminder>"
 
 // GatewayIdleClosedText and GatewayMadeRoomText are the chunk texts that
@@ -483,6 +483,12 @@ func (g *Gateway) Interrupt() { g.interrupt() }
 
 // Close ends every MCP session, stops listening to the fleet and waits
 // for the gateway's goroutines. It does not close the NATS connection.
+// The calls in flight end first, interrupted with GatewayStoppedText (as
+// by Interrupt), and the HTTP sessions are closed once the requests that
+// may carry their results have returned, for at most 5 s, so that a
+// client whose call's POST is open gets its result; a call sent
+// meanwhile ends at once. The sessions of Serve and ServeStdio are closed
+// without that wait, as when their context ends (see Serve).
 func (g *Gateway) Close() error {
 	g.mu.Lock()
 	if g.closed {
@@ -490,13 +496,26 @@ func (g *Gateway) Close() error {
 		return nil
 	}
 	g.closed = true
-	var live []*sdk.ServerSession
-	for _, ss := range g.sessions {
-		live = append(live, ss)
-	}
+	live := make(map[*gatewaySession]*sdk.ServerSession, len(g.sessions))
+	maps.Copy(live, g.sessions)
 	g.mu.Unlock()
 	g.unwatch()
 	g.updates.Unsubscribe()
+	// The calls first, then the sessions once their results are written:
+	// the go-sdk writes no response once a session is closing. The
+	// sessions the gateway closes for its bounds (gatewaySession.close)
+	// wait so too, each for at most sessionCloseWait from its end.
+	g.interrupt()
+	wait := time.NewTimer(sessionCloseWait)
+	defer wait.Stop()
+quiet:
+	for s := range live {
+		select {
+		case <-s.quietCalls():
+		case <-wait.C:
+			break quiet
+		}
+	}
 	g.cancel()
 	for _, ss := range live {
 		ss.Close()

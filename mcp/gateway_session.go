@@ -799,17 +799,17 @@ const sessionCloseWait = 5 * time.Second
 
 // close closes ss, the go-sdk session of s, which the gateway ended
 // (s.end): once the requests of s that may carry a call have returned,
-// for at most sessionCloseWait (or until the gateway closes). Once
-// closing, the go-sdk writes no response: the results of the calls the
-// end cancelled would not reach their clients, whose POSTs would end
-// without them.
+// for at most sessionCloseWait. Once closing, the go-sdk writes no
+// response: the results of the calls the end cancelled would not reach
+// their clients, whose POSTs would end without them. Not cut short by
+// the gateway's Close, which waits so for its own sessions, and for this
+// goroutine: the wait stays bounded.
 func (s *gatewaySession) close(ss *sdk.ServerSession) {
 	t := time.NewTimer(sessionCloseWait)
 	defer t.Stop()
 	select {
 	case <-s.quietCalls():
 	case <-t.C:
-	case <-s.g.ctx.Done():
 	}
 	ss.Close()
 }
