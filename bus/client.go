@@ -70,17 +70,20 @@ type ClientOptions struct {
 	// permission.ListFilter leaves out the tools a session can never run.
 	Filter ListFilter
 	// MaxAttempts bounds how often a call is sent when it ends
-	// worker_lost or overloaded before any chunk reached the caller and
-	// its tool is read-only or idempotent (as the fleet announces it): the
-	// client sends it again, at once after worker_lost, after
+	// worker_lost, overloaded, or interrupted by its worker's stop (past
+	// its grace period: wire.MetaDrained, not the caller's cancel) before
+	// any chunk reached the caller and its tool is read-only or
+	// idempotent (as the fleet announces it): the client sends it again,
+	// at once after worker_lost or such an interrupt, after
 	// retry_after_ms (up to 2s; longer ends the call) after overloaded,
-	// within the call's deadline. The
+	// within the call's deadline, unless Cancel or ctx ended it. The
 	// final's metadata says how many attempts were made (wire.MetaAttempts)
-	// when more than one. A call whose last attempt, after a lost one,
-	// did not run its tool (answered approval_required because the lost
-	// attempt used the call's approval, unavailable, overloaded or
-	// not_found) ends with the lost attempt's worker_lost: that one may
-	// have run. 0 means 3; 1 never sends a call twice.
+	// when more than one. A call whose last attempt, after a lost or
+	// interrupted one, did not run its tool (answered approval_required
+	// because the lost attempt used the call's approval, unavailable,
+	// overloaded or not_found) ends with that attempt's worker_lost
+	// (that one may have run) or interrupted final. 0 means 3; 1 never
+	// sends a call twice.
 	MaxAttempts int
 	// Identity is the caller identity the client calls as (one token of
 	// [A-Za-z0-9_-]; "" calls anonymously). Its calls, cancels and
@@ -799,7 +802,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			_, since = c.sessionRevision(call.Session)
 		}
 		var final, answer *toolkit.Response // the call's final; its last attempt's
-		var lost *toolkit.Response          // an earlier attempt's worker_lost: it may have run
+		var lost *toolkit.Response          // an earlier attempt's worker_lost (it may have run) or drained final
 		var stop chan struct{}              // closed by Cancel(call.ID) once the call may be sent again
 		defer func() {
 			if stop != nil {
@@ -814,25 +817,27 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			if c.afterRun != nil {
 				c.afterRun(attempt.ID)
 			}
-			if cancelled && retryable(final.Code) && (final.Code == toolkit.CodeOverloaded ||
+			if cancelled && retryable(final) && !drained(final) && (final.Code == toolkit.CodeOverloaded ||
 				n < c.opts.MaxAttempts && !chunks && !durable && c.resends(ctx, call.Name)) {
 				// The cancel stopped a resend. A lost attempt that would not
 				// have been sent again stays worker_lost: the tool may have
 				// run, whatever the cancel.
 				final = cancelledBeforeRetry(attempt.ID)
 			}
-			if final.Code == toolkit.CodeWorkerLost {
+			if final.Code == toolkit.CodeWorkerLost || drained(final) {
 				lost = final
 			}
-			// A durable call was delivered again by the queue already.
-			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final.Code)
-			if retryable(final.Code) && stop == nil {
+			// A durable call was delivered again by the queue already. A
+			// drained final that came after the call's Cancel is its answer
+			// (interrupted, as the cancel would have it).
+			again := n < c.opts.MaxAttempts && !chunks && !durable && retryable(final) && !(cancelled && drained(final))
+			if retryable(final) && stop == nil {
 				// Unless run registered it already (as the attempt stopped
 				// pending, so that a Cancel in between is not lost).
 				stop = c.mayRetry(call.ID)
 			}
 			if again && (!c.retry(ctx, call.Name, final, stop) || stopped(stop)) {
-				if stopped(stop) && (final.Code == toolkit.CodeOverloaded || c.resends(ctx, call.Name)) {
+				if stopped(stop) && !drained(final) && (final.Code == toolkit.CodeOverloaded || c.resends(ctx, call.Name)) {
 					// The cancel stopped a resend (as above: a lost attempt
 					// that would not have been sent again stays worker_lost).
 					final = cancelledBeforeRetry(call.ID)
@@ -846,9 +851,10 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 					// approval was used by the lost attempt; no worker
 					// serves the tool now; the fleet is overloaded; the
 					// client was closed before sending it). It says nothing
-					// of the lost attempt, which may have run: the call ends
-					// as that one did. (A tool that answered so itself ran:
-					// its answer is the call's.)
+					// of the lost attempt, which may have run, nor of a
+					// drained one, which its worker's stop cut: the call
+					// ends as that one did. (A tool that answered so itself
+					// ran: its answer is the call's.)
 					final = lost
 				}
 				if n > 1 {
@@ -990,6 +996,10 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	var wait time.Duration
 	switch final.Code {
 	case toolkit.CodeWorkerLost:
+	case toolkit.CodeInterrupted:
+		if !drained(final) {
+			return false
+		}
 	case toolkit.CodeOverloaded:
 		select {
 		case <-c.closing:
@@ -1105,10 +1115,17 @@ func notRun(final *toolkit.Response) bool {
 	return false
 }
 
-// retryable reports whether a final with code may be retried by the
-// client (worker_lost, overloaded); retry decides.
-func retryable(code toolkit.Code) bool {
-	return code == toolkit.CodeWorkerLost || code == toolkit.CodeOverloaded
+// retryable reports whether final may be retried by the client
+// (worker_lost, overloaded, drained); retry decides.
+func retryable(final *toolkit.Response) bool {
+	return final.Code == toolkit.CodeWorkerLost || final.Code == toolkit.CodeOverloaded || drained(final)
+}
+
+// drained reports whether final is the interrupted final of a call its
+// worker's stop ended (wire.MetaDrained), not its caller's cancel: sent
+// again, like a lost worker's, when its tool may run twice.
+func drained(final *toolkit.Response) bool {
+	return final.Code == toolkit.CodeInterrupted && final.Metadata[wire.MetaDrained] == true
 }
 
 // attemptID is the id of the nth attempt of call id: its own, so that the
@@ -1216,7 +1233,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		delete(c.pending, token)
 		c.forget(first, box)
 		*cancelled = box.cancelled
-		if final != nil && retryable(final.Code) && !box.cancelled && *retry == nil {
+		if final != nil && retryable(final) && !box.cancelled && *retry == nil {
 			// The call may be sent again: from this moment Cancel(first)
 			// finds it among the retrying, not in neither (Call).
 			*retry = c.mayRetryLocked(first)

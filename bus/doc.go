@@ -68,6 +68,14 @@
 //     after chunks arrived (worker_lost, unavailable at Close, a cancel
 //     the worker did not answer in time) appends its message to the
 //     result without a chunk event.
+//   - The client sends a call again (ClientOptions.MaxAttempts) only
+//     while none of its chunks reached the caller and its tool is
+//     read-only or idempotent: after worker_lost, after overloaded, and
+//     after an interrupt by its worker's stop past the grace period (a
+//     rolling deploy), which the worker marks (wire.MetaDrained) so that
+//     it is not taken for the caller's cancel. Another worker then runs
+//     it; a call whose output reached its caller, or of a tool that may
+//     have effects, ends interrupted with toolkit.DrainedText.
 //   - Listing is fleet-wide: Serve announces its toolkit (a
 //     discovery.Announcer) unless WorkerOptions.AnnounceInterval is
 //     negative, and Client.SessionSchemas merges every worker's

@@ -284,6 +284,7 @@ func (s *sender) runSlotted() {
 		}
 		resp.Metadata[wire.MetaToolRan] = true
 	}
+	s.markDrained(resp)
 	if (s.removedMeanwhile(resp) && s.unserved()) || (s.skipped && s.notRunHere()) {
 		if unkeep != nil {
 			unkeep()
@@ -654,6 +655,7 @@ func (s *sender) abandon() {
 	// Streaming now: the final carries no content, the caller accumulates
 	// the chunks, this notice included; a kept final carries the notice.
 	resp := s.abandoned()
+	s.markDrained(resp)
 	s.sendChunk(&toolkit.Chunk{Content: resp.Content, State: resp.State})
 	s.finalLocked(resp)
 }
@@ -663,6 +665,19 @@ func (s *sender) abandoned() *toolkit.Response {
 	e := toolkit.ContextError(s.ctx)
 	return &toolkit.Response{ID: s.id, State: e.Code.State(), Code: e.Code,
 		Content: []toolkit.Block{{Type: toolkit.BlockText, Text: e.Message}}}
+}
+
+// markDrained marks resp, the call's final, as one its worker's stop
+// ended (wire.MetaDrained: not its caller's cancel) when it is
+// interrupted and the stop cancelled the call.
+func (s *sender) markDrained(resp *toolkit.Response) {
+	if resp.Code != toolkit.CodeInterrupted || !errors.Is(context.Cause(s.ctx), toolkit.ErrDraining) {
+		return
+	}
+	if resp.Metadata == nil {
+		resp.Metadata = map[string]any{}
+	}
+	resp.Metadata[wire.MetaDrained] = true
 }
 
 // release frees what the call held once its final is out.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -60,6 +61,9 @@ func TestStopInterruptSaysWorkerStopped(t *testing.T) {
 		if r.Code != toolkit.CodeInterrupted || r.Text() != "partial"+toolkit.InterruptedText {
 			t.Errorf("a caller's cancel: %s %q, want interrupted with the partial output and %q", r.Code, r.Text(), toolkit.InterruptedText)
 		}
+		if r.Metadata[wire.MetaDrained] != nil {
+			t.Errorf("a caller's cancel is marked as its worker's stop: %v", r.Metadata)
+		}
 	})
 
 	t.Run("running past the grace", func(t *testing.T) {
@@ -79,6 +83,9 @@ func TestStopInterruptSaysWorkerStopped(t *testing.T) {
 			t.Fatalf("a call outliving the grace: %q lost its partial output", r.Text())
 		}
 		workerStopped("a call outliving the grace", text)
+		if r.Metadata[wire.MetaDrained] != true {
+			t.Errorf("a call outliving the grace: metadata %v, want %s", r.Metadata, wire.MetaDrained)
+		}
 	})
 
 	t.Run("taken, passed on to nobody", func(t *testing.T) {
@@ -114,5 +121,8 @@ func TestStopInterruptSaysWorkerStopped(t *testing.T) {
 			t.Fatalf("a call taken at the stop, no other worker: %s %q, want interrupted", r.Code, r.Text())
 		}
 		workerStopped("a call taken at the stop", r.Text())
+		if r.Metadata[wire.MetaDrained] != true {
+			t.Errorf("a call taken at the stop: metadata %v, want %s", r.Metadata, wire.MetaDrained)
+		}
 	})
 }

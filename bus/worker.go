@@ -1304,10 +1304,12 @@ func (w *Worker) cancelledFinal(id string, deadline bool) *toolkit.Response {
 }
 
 // drainedFinal is the final of a call the worker does not run because it
-// is stopping past its grace: interrupted, saying so (toolkit.DrainedText),
-// as a running call its stop interrupts says it.
+// is stopping past its grace: interrupted, saying so (toolkit.DrainedText,
+// wire.MetaDrained), as a running call its stop interrupts says it.
 func (w *Worker) drainedFinal(id string) *toolkit.Response {
-	return w.finalFor(id, toolkit.CodeInterrupted, toolkit.DrainedText)
+	r := w.finalFor(id, toolkit.CodeInterrupted, toolkit.DrainedText)
+	r.Metadata[wire.MetaDrained] = true
+	return r
 }
 
 // popTombstoneLocked returns (and forgets) a live tombstone for id that

@@ -251,7 +251,7 @@ const (
 	// active groups now.
 	MetaActiveGroups = toolkit.MetaActiveGroups
 	// MetaAttempts is set by the client on a call it sent more than once
-	// (a retry after worker_lost or overloaded): how many times.
+	// (a retry after worker_lost, overloaded or MetaDrained): how many times.
 	MetaAttempts = "attempts"
 	// MetaToolRan, true, is set by the worker on the final of a call
 	// whose tool was entered (however its middleware handed the call on,
@@ -261,6 +261,12 @@ const (
 	// one the bus or the permission checks answer without running it
 	// (approval_required, unavailable, overloaded, not_found).
 	MetaToolRan = "tool_ran"
+	// MetaDrained, true, is set by the worker on an interrupted final of
+	// a call its stop ended (its grace period over, cause
+	// toolkit.ErrDraining, notice toolkit.DrainedText), run or not: not
+	// the caller's cancel. The Go client sends such a call of a read-only
+	// or idempotent tool again as it does one whose worker was lost.
+	MetaDrained = "drained"
 	// MetaSessionWorker is set on the final of a session-bound tool's
 	// call: the worker instance its session (or the default session, for
 	// a call without one) is pinned to. The
