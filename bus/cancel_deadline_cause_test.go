@@ -28,7 +28,7 @@ func TestCancelOfDeadlineWithCauseSaysDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	taken := hole(t, nc, "echo", nil) // takes the call and never answers
+	hole(t, nc, "echo", nil) // takes the call and never answers
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{MaxAttempts: 1, CancelGrace: 50 * time.Millisecond, StallTimeout: natstest.Guard})
 	ctx, cancel := context.WithTimeoutCause(ctxT(t), 2*time.Second, errors.New("the agent's budget ran out"))
 	defer cancel()
@@ -36,11 +36,8 @@ func TestCancelOfDeadlineWithCauseSaysDeadline(t *testing.T) {
 	go func() {
 		done <- c.Invoke(ctx, toolkit.ToolCall{ID: "dl1", Name: "echo", Input: map[string]any{"text": "x"}})
 	}()
-	select {
-	case <-taken:
-	case r := <-done:
-		t.Fatalf("the call ended before a worker took it: %s %s %q", r.State, r.Code, r.Text())
-	}
+	// Whether the hole takes the call before its deadline or (a loaded
+	// machine) after it, the cancel comes when the deadline passes.
 	select {
 	case m := <-cancels:
 		if string(m.Data) != wire.CancelReasonDeadline {
