@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,7 +50,8 @@ type fixture struct {
 	tk       *toolkit.Toolkit
 	gate     chan struct{} // released by the test to let "stream" go on
 	started  chan struct{} // closed when "block" runs
-	observed chan error    // what "block" saw when its ctx ended
+	runs     atomic.Int64  // how often "block" ran (wrote its partial output)
+	observed chan error    // what "block" saw when its ctx ended, for each run
 	returned chan struct{} // closed when "stream" returns
 }
 
@@ -76,7 +78,7 @@ func newFixture(t *testing.T, state toolkit.GroupState) *fixture {
 		tk:       toolkit.New(&toolkit.Options{State: state, Logger: slog.New(slog.DiscardHandler)}),
 		gate:     make(chan struct{}),
 		started:  make(chan struct{}),
-		observed: make(chan error, 1),
+		observed: make(chan error, 8),
 		returned: make(chan struct{}),
 	}
 	tk := f.tk
@@ -120,7 +122,9 @@ func newFixture(t *testing.T, state toolkit.GroupState) *fixture {
 			if err := w.Write(toolkit.Text("partial")); err != nil {
 				return err
 			}
-			close(f.started)
+			if f.runs.Add(1) == 1 {
+				close(f.started)
+			}
 			<-ctx.Done()
 			f.observed <- ctx.Err()
 			return ctx.Err()
@@ -387,11 +391,26 @@ func testCancel(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
 }
 
 func testDeadline(t *testing.T, f *fixture, c toolkit.Caller, unary bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	_, final := collect(t, c, ctx, toolkit.ToolCall{ID: "deadline-1", Name: "block"})
-	if final.State != toolkit.StateError || final.Code != toolkit.CodeTimeout {
-		t.Fatalf("final = %+v, want error/timeout", final)
+	// The deadline is to pass while the tool runs. One that passes before
+	// the tool started (a loaded machine) ends the call timeout without
+	// it, which says nothing of what a running tool leaves: such a call
+	// is made again with twice the time.
+	var final *toolkit.Response
+	for d, n := 300*time.Millisecond, 1; ; d, n = 2*d, n+1 {
+		ran := f.runs.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		_, final = collect(t, c, ctx, toolkit.ToolCall{ID: fmt.Sprint("deadline-", n), Name: "block"})
+		cancel()
+		if final.State != toolkit.StateError || final.Code != toolkit.CodeTimeout {
+			t.Fatalf("final = %+v, want error/timeout", final)
+		}
+		if f.runs.Load() > ran {
+			break
+		}
+		if d > guard {
+			t.Fatalf("the tool never started within its call's deadline, %v at last", d)
+		}
+		t.Logf("the deadline of %v passed before the tool started; again with %v", d, 2*d)
 	}
 	if !strings.HasPrefix(final.Text(), "partial") && !(unary && final.Text() == toolkit.TimeoutText) {
 		t.Fatalf("final text %q: the partial output is lost", final.Text())
