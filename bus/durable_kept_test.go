@@ -73,31 +73,53 @@ func TestDurableHandBackKeepsNothing(t *testing.T) {
 
 // TestDurableAbandonKeepsItsAnswer: a durable call whose tool ignores its
 // ended context is answered without it (abandoned) and acknowledged; what
-// is kept is that answer, also after the tool returns late.
+// is kept is that answer, also after the tool returns late. The deadline
+// is to pass while the tool runs: a call whose deadline passed before its
+// tool started (a loaded machine, the call still on its way) ends timeout
+// without it, and is made again with twice the time.
 func TestDurableAbandonKeepsItsAnswer(t *testing.T) {
 	s := natstest.Embedded(t, false)
-	returned := make(chan struct{})
+	var runs atomic.Int64
+	release := make(chan struct{})
+	returned := make(chan struct{}, 4)
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, toolkit.Func("slow", "Ignores its context.", func(ctx context.Context, in struct{}) (string, error) {
-		defer close(returned)
-		time.Sleep(800 * time.Millisecond)
+		runs.Add(1)
+		defer func() { returned <- struct{}{} }()
+		<-release
 		return "late success", nil
 	}))
 	keepingWorker(t, s, tk, bus.WorkerOptions{Instance: "w1", AbandonAfter: 100 * time.Millisecond}, 0)
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{CancelGrace: guard})
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	r := c.Invoke(ctx, toolkit.ToolCall{ID: "ab1", Name: "slow", Durable: true})
-	if r.Code != toolkit.CodeTimeout || r.Metadata[wire.MetaWorker] != "w1" {
-		t.Fatalf("the caller got %s from %v: want the worker's timeout", r.Code, r.Metadata[wire.MetaWorker])
-	}
-	if kept := c.Result(ctxT(t), "ab1"); kept.Code != toolkit.CodeTimeout {
-		t.Fatalf("kept right after: %s %q", kept.Code, kept.Text())
-	}
-	<-returned
-	time.Sleep(200 * time.Millisecond)
-	if kept := c.Result(ctxT(t), "ab1"); kept.Code != toolkit.CodeTimeout {
-		t.Fatalf("kept after the tool returned: %s %q", kept.Code, kept.Text())
+	for d, n := 200*time.Millisecond, 1; ; d, n = 2*d, n+1 {
+		id := fmt.Sprint("ab", n)
+		ran := runs.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		r := c.Invoke(ctx, toolkit.ToolCall{ID: id, Name: "slow", Durable: true})
+		cancel()
+		if r.Code != toolkit.CodeTimeout {
+			t.Fatalf("the caller got %s %q: want timeout", r.Code, r.Text())
+		}
+		if runs.Load() == ran {
+			if d > guard {
+				t.Fatalf("the tool never started within its call's deadline, %v at last", d)
+			}
+			t.Logf("the deadline of %v passed before the tool started; again with %v", d, 2*d)
+			continue
+		}
+		if r.Metadata[wire.MetaWorker] != "w1" {
+			t.Fatalf("the caller got %s from %v: want the worker's timeout", r.Code, r.Metadata[wire.MetaWorker])
+		}
+		if kept := c.Result(ctxT(t), id); kept.Code != toolkit.CodeTimeout {
+			t.Fatalf("kept right after: %s %q", kept.Code, kept.Text())
+		}
+		close(release)
+		<-returned
+		time.Sleep(200 * time.Millisecond)
+		if kept := c.Result(ctxT(t), id); kept.Code != toolkit.CodeTimeout {
+			t.Fatalf("kept after the tool returned: %s %q", kept.Code, kept.Text())
+		}
+		return
 	}
 }
 
