@@ -204,14 +204,14 @@ func TestSessionStaleOwnerAfterTakeover(t *testing.T) {
 	rvWorker(t, natstest.Connect(t, s), "w2", so())
 	nc := natstest.Connect(t, s)
 
-	f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "old", 5*time.Second))
+	f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "old", guard))
 	if f.meta(wire.MetaSessionWorker) != "w1" {
 		t.Fatalf("claim: %+v", f.Final)
 	}
 	px.Pause()
 	// A call of the session reaches w2 (as from the queue group): w1 does
 	// not answer the probe, w2 takes the session over.
-	f = rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w2", "put", ""), nil, "s", "new", 5*time.Second))
+	f = rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w2", "put", ""), nil, "s", "new", guard))
 	px.Resume()
 	if f.meta(wire.MetaSessionWorker) != "w2" || f.meta(wire.MetaSessionMovedFrom) != "w1" {
 		t.Fatalf("take-over: %+v", f.Final)
@@ -219,7 +219,7 @@ func TestSessionStaleOwnerAfterTakeover(t *testing.T) {
 	// w1 is back. The session's calls through the queue group.
 	ran := map[string]int{}
 	for range 20 {
-		f := rvFinal(t, rvCall(t, nc, wire.CallSubject("get", ""), nil, "s", "", 5*time.Second))
+		f := rvFinal(t, rvCall(t, nc, wire.CallSubject("get", ""), nil, "s", "", guard))
 		ran[f.meta(wire.MetaWorker)+"="+f.text()]++
 	}
 	if len(ran) != 1 || ran["w2=new"] != 20 {
@@ -238,12 +238,12 @@ func TestSessionForwardAfterHeartbeats(t *testing.T) {
 	rvWorker(t, px.Conn(t), "w1", so())
 	rvWorker(t, natstest.Connect(t, s), "w2", so())
 	nc := natstest.Connect(t, s)
-	if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "v", 5*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
+	if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "v", guard)); f.meta(wire.MetaSessionWorker) != "w1" {
 		t.Fatalf("claim: %+v", f.Final)
 	}
 	px.Pause()
 	time.AfterFunc(300*time.Millisecond, px.Resume)
-	frames := rvCall(t, nc, wire.PinnedSubject("w2", "get", ""), nats.Header{wire.HeaderHeartbeat: {"20"}}, "s", "", 5*time.Second)
+	frames := rvCall(t, nc, wire.PinnedSubject("w2", "get", ""), nats.Header{wire.HeaderHeartbeat: {"20"}}, "s", "", guard)
 	var seqs []string
 	for _, f := range frames {
 		seqs = append(seqs, fmt.Sprintf("%s:%d", f.Kind, f.Seq))
@@ -268,7 +268,7 @@ func TestSessionReclaimRenews(t *testing.T) {
 	so := func() *bus.SessionsOptions { return &bus.SessionsOptions{TTL: ttl} }
 	nc := natstest.Connect(t, s)
 	w1 := rvWorker(t, natstest.Connect(t, s), "w1", so())
-	f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "one", 5*time.Second))
+	f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "one", guard))
 	if f.meta(wire.MetaSessionWorker) != "w1" {
 		t.Fatalf("claim: %+v", f.Final)
 	}
@@ -285,7 +285,7 @@ func TestSessionReclaimRenews(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(claimed.Add(ttl/2 + 500*time.Millisecond)))
-	f = rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "two", 5*time.Second))
+	f = rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "two", guard))
 	if f.meta(wire.MetaSessionWorker) != "w1" {
 		t.Fatalf("used: %+v", f.Final)
 	}
@@ -299,8 +299,8 @@ func TestSessionReclaimRenews(t *testing.T) {
 		_, err := b.Get(context.Background(), "s")
 		return err == jetstream.ErrKeyNotFound || (err != nil && err.Error() == jetstream.ErrKeyNotFound.Error())
 	})
-	f2 := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w2", "put", ""), nil, "s", "three", 5*time.Second))
-	f1 := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "get", ""), nil, "s", "", 5*time.Second))
+	f2 := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w2", "put", ""), nil, "s", "three", guard))
+	f1 := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "get", ""), nil, "s", "", guard))
 	if f2.meta(wire.MetaSessionWorker) == "w2" && f1.meta(wire.MetaWorker) == "w1" {
 		t.Fatalf("both hold the session: w2 claimed it (%q), w1 ran a call of it (%q, session_worker %q) %v after its claim",
 			f2.text(), f1.text(), f1.meta(wire.MetaSessionWorker), time.Since(claimed).Round(time.Millisecond))
@@ -361,7 +361,7 @@ func TestSessionStopAnswersPinnedCall(t *testing.T) {
 	px := natstest.ProxyTo(t, s)
 	w1 := rvWorker(t, px.Conn(t), "w1", &bus.SessionsOptions{})
 	nc := natstest.Connect(t, s)
-	if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "v", 5*time.Second)); f.meta(wire.MetaSessionWorker) != "w1" {
+	if f := rvFinal(t, rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "v", guard)); f.meta(wire.MetaSessionWorker) != "w1" {
 		t.Fatalf("claim: %+v", f.Final)
 	}
 	// The same for the queue group, for comparison.
@@ -372,10 +372,10 @@ func TestSessionStopAnswersPinnedCall(t *testing.T) {
 	}
 	out := make(chan res, 2)
 	go func() {
-		out <- res{"pinned", rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "x", 4*time.Second)}
+		out <- res{"pinned", rvCall(t, nc, wire.PinnedSubject("w1", "put", ""), nil, "s", "x", guard)}
 	}()
 	go func() {
-		out <- res{"queue", rvCall(t, nc, wire.CallSubject("put", ""), nil, "s", "y", 4*time.Second)}
+		out <- res{"queue", rvCall(t, nc, wire.CallSubject("put", ""), nil, "s", "y", guard)}
 	}()
 	time.Sleep(200 * time.Millisecond) // both delivered to w1's connection
 	stopped := make(chan struct{})
@@ -407,7 +407,7 @@ func TestSessionRestartedUnderSameID(t *testing.T) {
 			so := func() *bus.SessionsOptions { return &bus.SessionsOptions{} }
 			nc := natstest.Connect(t, s)
 			w1 := rvWorker(t, natstest.Connect(t, s), "w1", so())
-			f := rvFinal(t, rvCall(t, nc, wire.CallSubject("put", ""), nil, "s", "one", 5*time.Second))
+			f := rvFinal(t, rvCall(t, nc, wire.CallSubject("put", ""), nil, "s", "one", guard))
 			if f.meta(wire.MetaSessionWorker) != "w1" {
 				t.Fatalf("claim: %+v", f.Final)
 			}
@@ -418,11 +418,11 @@ func TestSessionRestartedUnderSameID(t *testing.T) {
 				rvWorker(t, natstest.Connect(t, s), "w2", so())
 				subject = wire.CallSubject("get", "")
 			}
-			f = rvFinal(t, rvCall(t, nc, subject, nil, "s", "", 5*time.Second))
+			f = rvFinal(t, rvCall(t, nc, subject, nil, "s", "", guard))
 			if f.meta(wire.MetaSessionWorker) != "w1" || f.meta(wire.MetaSessionMovedFrom) != "w1" || !strings.Contains(f.text(), "earlier run of worker w1") {
 				t.Fatalf("the first call after the restart: %q, metadata %v; want it to say the session's state on w1's earlier run is gone", f.text(), f.Final.Metadata)
 			}
-			f = rvFinal(t, rvCall(t, nc, subject, nil, "s", "", 5*time.Second))
+			f = rvFinal(t, rvCall(t, nc, subject, nil, "s", "", guard))
 			if f.meta(wire.MetaSessionWorker) != "w1" || f.meta(wire.MetaSessionMovedFrom) != "" || strings.Contains(f.text(), "[toolbus]") {
 				t.Fatalf("the next call: %q, metadata %v; want it on w1 without a notice", f.text(), f.Final.Metadata)
 			}
