@@ -18,7 +18,8 @@ func TestCancelDuringLostFirstAttempt(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	var runs atomic.Int64
 	started := make(chan struct{}, 4)
-	slow := func() *toolkit.Toolkit {
+	// A tool that runs for d unless cancelled.
+	slow := func(d time.Duration) *toolkit.Toolkit {
 		tk := toolkit.New(nil)
 		mustAdd(t, tk, toolkit.Raw("slow", "Slow.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 			runs.Add(1)
@@ -26,14 +27,14 @@ func TestCancelDuringLostFirstAttempt(t *testing.T) {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(2 * time.Second):
+			case <-time.After(d):
 				return w.Write(toolkit.Text("finished"))
 			}
 		}), toolkit.ReadOnly())
 		return tk
 	}
 	ncA := natstest.Connect(t, s)
-	serve(t, ncA, slow(), nil)
+	serve(t, ncA, slow(2*time.Second), nil) // its run ends unheard: its worker is lost
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond, StallTimeout: 400 * time.Millisecond})
 	if _, err := c.Fleet(ctxT(t)); err != nil {
 		t.Fatal(err)
@@ -41,8 +42,10 @@ func TestCancelDuringLostFirstAttempt(t *testing.T) {
 	done := make(chan *toolkit.Response, 1)
 	go func() { done <- c.Invoke(ctxT(t), toolkit.ToolCall{ID: "job-l", Name: "slow"}) }()
 	<-started
-	serve(t, natstest.Connect(t, s), slow(), nil) // worker B, for the retry
-	ncA.Close()                                   // worker A is lost mid-call
+	// Worker B, for the retry: a run there that a cancel does not reach
+	// finishes, however long the cancel takes.
+	serve(t, natstest.Connect(t, s), slow(guard), nil)
+	ncA.Close() // worker A is lost mid-call
 	if err := c.Cancel("job-l"); err != nil {
 		t.Fatal(err)
 	}
