@@ -48,7 +48,9 @@ func main() {
 				return ctx.Err()
 			}
 		})))
-	nc, err := nats.Connect(*url)
+	// 10 s for the handshake, not nats.go's 2 s, which a loaded machine
+	// goes past (as internal/natstest's connections do).
+	nc, err := nats.Connect(*url, nats.Timeout(10*time.Second))
 	must(err)
 	w, err := bus.Serve(nc, tk, &bus.WorkerOptions{Queue: *queue, Instance: *instance})
 	must(err)
