@@ -60,6 +60,34 @@ type Tool struct {
 	Instances []string
 }
 
+// ToolInfo is a merged tool without its input schema (Parameters and
+// Order): what Tool holds besides, for a caller that reads a tool's
+// flags, group or instances (Fleet.ToolInfo).
+type ToolInfo struct {
+	Name        string
+	Description string
+	// Group is "basic" or one of the fleet's groups.
+	Group           string
+	ReadOnly        bool
+	ConcurrencySafe bool
+	// Idempotency is toolkit.Idempotency's String; IdempotencyLevel
+	// parses it.
+	Idempotency string
+	// Conditional and ListedWith are wire.AnnouncedTool's: the tool is
+	// listed only while one of ListedWith is basic or active.
+	Conditional bool
+	ListedWith  []string
+	// Kind is what its builder declared it to be ("" for a function tool).
+	Kind string
+	// Instances serving the tool, sorted.
+	Instances []string
+}
+
+// IdempotencyLevel parses Idempotency as wire.AnnouncedTool's does.
+func (t ToolInfo) IdempotencyLevel() toolkit.Idempotency {
+	return wire.AnnouncedTool{Idempotency: t.Idempotency}.IdempotencyLevel()
+}
+
 // Instance is a live worker instance as a Fleet knows it.
 type Instance struct {
 	ID       string
@@ -508,13 +536,30 @@ func (f *Fleet) Tools() []Tool {
 	return out
 }
 
-// Tool returns one merged tool, the caller's own as Tools' are.
+// Tool returns one merged tool, the caller's own as Tools' are. For its
+// flags alone, ToolInfo copies far less.
 func (f *Fleet) Tool(name string) (Tool, bool) {
 	v := f.view.Load()
 	if i, ok := v.toolAt[name]; ok {
 		return cloneTool(v.tools[i]), true
 	}
 	return Tool{}, false
+}
+
+// ToolInfo returns one merged tool as Tool does, without its schema:
+// the caller's own too, but it copies only the lists of instances and
+// groups where Tool copies the whole schema, so a caller that reads
+// flags once per tool of a listing pays little for it.
+func (f *Fleet) ToolInfo(name string) (ToolInfo, bool) {
+	v := f.view.Load()
+	if i, ok := v.toolAt[name]; ok {
+		t := v.tools[i]
+		return ToolInfo{Name: t.Name, Description: t.Description, Group: t.Group,
+			ReadOnly: t.ReadOnly, ConcurrencySafe: t.ConcurrencySafe, Idempotency: t.Idempotency,
+			Conditional: t.Conditional, ListedWith: slices.Clone(t.ListedWith), Kind: t.Kind,
+			Instances: slices.Clone(t.Instances)}, true
+	}
+	return ToolInfo{}, false
 }
 
 // Groups returns the merged non-basic groups, in the same order rule as

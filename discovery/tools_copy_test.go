@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
@@ -13,11 +14,13 @@ import (
 )
 
 // copyAnnouncement announces a conditional tool whose schema nests maps
-// and arrays, with a key order, so that every part of a Tool is filled.
+// and arrays, with a key order and every flag set, so that every part of
+// a Tool is filled.
 func copyAnnouncement(id string) wire.Announcement {
 	return wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: 1, IntervalMS: 3_600_000,
 		Groups: []wire.AnnouncedGroup{{Name: "web", Description: "Web access."}},
-		Tools: []wire.AnnouncedTool{{Name: "viewer", Description: "Views.", Group: "basic", Idempotency: "unknown",
+		Tools: []wire.AnnouncedTool{{Name: "viewer", Description: "Views.", Group: "basic", Idempotency: toolkit.Idempotent.String(),
+			ReadOnly: true, ConcurrencySafe: true, Kind: toolkit.KindShell,
 			Parameters: map[string]any{"type": "object", "required": []any{"path"},
 				"properties": map[string]any{"path": map[string]any{"type": "string", "enum": []any{"a", "b"}}, "n": map[string]any{"type": "integer"}}},
 			Order:       []toolkit.KeyOrder{{Path: "/properties", Keys: []string{"path", "n"}}},
@@ -73,8 +76,74 @@ func TestToolsCopied(t *testing.T) {
 	}
 }
 
-// BenchmarkTools: Tools per op, and Tool per op (a listing looks up each
-// of its tools), over a fleet of 10,000 tools with schemas of a few
+// TestToolInfo: ToolInfo holds every part of Tool but the schema
+// (Parameters, Order), equal to Tool's, and what it returns is the
+// caller's own: a caller changing its lists of instances and groups
+// changes neither the fleet's view nor another caller's result.
+func TestToolInfo(t *testing.T) {
+	s := natstest.Server(t)
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	publishAnnouncement(t, natstest.Conn(t, s), copyAnnouncement("w1"))
+	publishAnnouncement(t, natstest.Conn(t, s), copyAnnouncement("w2"))
+	natstest.WaitFor(t, "w1 and w2 listed", func() bool { return listed(f, "w1") && listed(f, "w2") })
+
+	tool, ok := f.Tool("viewer")
+	if !ok {
+		t.Fatal("Tool(viewer) not found")
+	}
+	info, ok := f.ToolInfo("viewer")
+	if !ok {
+		t.Fatal("ToolInfo(viewer) not found")
+	}
+	// Every field of Tool but the schema, by name: one added to
+	// wire.AnnouncedTool and left out of ToolInfo fails here.
+	tv, iv := reflect.ValueOf(tool), reflect.ValueOf(info)
+	fields := reflect.VisibleFields(tv.Type())
+	matched := 0
+	for _, sf := range fields {
+		if sf.Anonymous || sf.Name == "Parameters" || sf.Name == "Order" {
+			continue
+		}
+		matched++
+		want := tv.FieldByIndex(sf.Index)
+		got := iv.FieldByName(sf.Name)
+		switch {
+		case !got.IsValid():
+			t.Errorf("ToolInfo has no %s", sf.Name)
+		case want.IsZero():
+			t.Errorf("the test's tool leaves %s zero: fill it so that the comparison means something", sf.Name)
+		case !reflect.DeepEqual(got.Interface(), want.Interface()):
+			t.Errorf("ToolInfo.%s = %#v, Tool's %#v", sf.Name, got.Interface(), want.Interface())
+		}
+	}
+	if n := iv.NumField(); n != matched {
+		t.Errorf("ToolInfo has %d fields, Tool %d besides its schema", n, matched)
+	}
+	if got, want := info.IdempotencyLevel(), tool.IdempotencyLevel(); got != want || got != toolkit.Idempotent {
+		t.Errorf("IdempotencyLevel = %v, Tool's %v, want %v", got, want, toolkit.Idempotent)
+	}
+	if got, ok := f.ToolInfo("nothing"); ok || !reflect.DeepEqual(got, ToolInfo{}) {
+		t.Errorf("ToolInfo(nothing) = %+v, %v; want none", got, ok)
+	}
+
+	print := func(v any) string { return fmt.Sprintf("%#v", v) }
+	want, wantTool := print(info), print(tool)
+	other, _ := f.ToolInfo("viewer")
+	info.Instances[0], info.Instances[1] = "changed", "changed"
+	info.ListedWith[0] = "changed"
+	if now, _ := f.ToolInfo("viewer"); print(now) != want {
+		t.Errorf("a caller changing what ToolInfo returned changed the fleet's:\n got %s\nwant %s", print(now), want)
+	}
+	if now, _ := f.Tool("viewer"); print(now) != wantTool {
+		t.Errorf("a caller changing what ToolInfo returned changed Tool:\n got %s\nwant %s", print(now), wantTool)
+	}
+	if now := print(other); now != want {
+		t.Errorf("a caller changing what ToolInfo returned changed another caller's:\n got %s\nwant %s", now, want)
+	}
+}
+
+// BenchmarkTools: Tools per op, and Tool or ToolInfo per op (a listing
+// looks up each of its tools), over a fleet of 10,000 tools with schemas of a few
 // properties.
 func BenchmarkTools(b *testing.B) {
 	s := natstest.Server(b)
@@ -101,6 +170,14 @@ func BenchmarkTools(b *testing.B) {
 	b.Run("Tool", func(b *testing.B) {
 		for i := range b.N {
 			if _, ok := f.Tool(ann.Tools[i%n].Name); !ok {
+				b.Fatal("not found")
+			}
+		}
+	})
+	b.Run("ToolInfo", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			if _, ok := f.ToolInfo(ann.Tools[i%n].Name); !ok {
 				b.Fatal("not found")
 			}
 		}
