@@ -160,7 +160,7 @@ func ListFilter(store func(ctx context.Context) (Store, error), log *slog.Logger
 			return nil, err
 		}
 		lookup := func(name string) (*toolkit.Tool, bool) {
-			t, ok := f.Tool(name)
+			t, ok := f.ToolInfo(name)
 			if !ok {
 				return nil, false
 			}
@@ -194,7 +194,7 @@ func ListFilter(store func(ctx context.Context) (Store, error), log *slog.Logger
 			}
 		}
 		return slices.DeleteFunc(slices.Clone(schemas), func(s toolkit.FunctionSchema) bool {
-			t, ok := f.Tool(s.Function.Name)
+			t, ok := f.ToolInfo(s.Function.Name)
 			if !ok {
 				return false // reset_tools: not announced, served everywhere
 			}
