@@ -371,7 +371,7 @@ func (g *Gateway) mcpTool(fs toolkit.FunctionSchema) (*sdk.Tool, error) {
 		return nil, err
 	}
 	t := &sdk.Tool{Name: fs.Function.Name, Description: fs.Function.Description, InputSchema: json.RawMessage(b)}
-	if ft, ok := g.fleet.Tool(fs.Function.Name); ok {
+	if ft, ok := g.fleet.ToolInfo(fs.Function.Name); ok {
 		t.Annotations = annotations(ft.ReadOnly, ft.IdempotencyLevel())
 	}
 	return t, nil
