@@ -1045,7 +1045,7 @@ func (c *Client) resends(ctx context.Context, tool string) bool {
 	if err != nil {
 		return false
 	}
-	t, ok := f.Tool(tool)
+	t, ok := f.ToolInfo(tool)
 	return ok && (t.ReadOnly || t.IdempotencyLevel().Retryable())
 }
 
