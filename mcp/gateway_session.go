@@ -412,7 +412,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 			attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.operation.name", "execute_tool"),
 			attribute.String("gen_ai.tool.name", cutText(name, toolkit.MaxNameLen)),
 			attribute.String("mcp.session.id", s.id)}
-		t, ok := g.fleet.Tool(name)
+		t, ok := g.fleet.ToolInfo(name)
 		if ok || name == toolkit.MetaToolName {
 			spanName += " " + name
 		}

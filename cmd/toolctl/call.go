@@ -228,7 +228,7 @@ func inactiveGroupHint(ctx context.Context, e *env, c *bus.Client, name, session
 	defer cancel()
 	group := "GROUP"
 	if fleet, err := c.Fleet(ctx); err == nil {
-		if t, ok := fleet.Tool(name); ok && t.Group != "" {
+		if t, ok := fleet.ToolInfo(name); ok && t.Group != "" {
 			group = shellQuote(t.Group)
 		}
 	}

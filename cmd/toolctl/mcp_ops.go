@@ -48,7 +48,7 @@ func (m *gatewayMetrics) onCall(tool string, state toolkit.State, code toolkit.C
 	if tool != toolkit.MetaToolName {
 		if g := m.g; g == nil {
 			tool = unknownTool
-		} else if _, ok := g.Fleet().Tool(tool); !ok {
+		} else if _, ok := g.Fleet().ToolInfo(tool); !ok {
 			tool = unknownTool
 		} else {
 			tool = m.tools.Label(tool) // the fleet's tools change, labels stay

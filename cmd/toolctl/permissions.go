@@ -460,7 +460,7 @@ func (e *env) warnUnserved(ctx context.Context, tools []string) {
 		return
 	}
 	for _, name := range tools {
-		if _, ok := fleet.Tool(name); ok {
+		if _, ok := fleet.ToolInfo(name); ok {
 			continue
 		}
 		if near := nearestTool(fleet, name); near != "" {
