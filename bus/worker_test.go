@@ -399,15 +399,20 @@ func TestGracefulStop(t *testing.T) {
 }
 
 // TestHeartbeats: a call silent for many heartbeat intervals is not lost.
+// The stall timeout is a hundred heartbeats long, so a busy machine
+// holding the worker off the CPU for a while does not end the call.
 func TestHeartbeats(t *testing.T) {
 	s := natstest.Embedded(t, false)
+	const stall = 2 * time.Second
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, toolkit.Func("quiet", "Silent for a while.", func(ctx context.Context, in struct{}) (string, error) {
-		time.Sleep(time.Second) // 50 heartbeat intervals, 2.5 stall timeouts
+		time.Sleep(stall * 5 / 2) // 250 heartbeat intervals, 2.5 stall timeouts
 		return "awake", nil
 	}))
-	serve(t, natstest.Connect(t, s), tk, nil)
-	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: 400 * time.Millisecond})
+	// Probes off: a probe of the caller's inbox (every second) is a
+	// heartbeat too, and would keep the call alive on its own.
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{CallerGoneAfter: -1})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 20 * time.Millisecond, StallTimeout: stall})
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "quiet"}); r.State != toolkit.StateSuccess || r.Text() != "awake" {
 		t.Fatalf("%+v", r)
 	}
@@ -416,9 +421,12 @@ func TestHeartbeats(t *testing.T) {
 // TestHeartbeatsWhileResultHeld: a function tool's result is held for
 // the final without a flush scheduled; while a middleware works on after
 // the tool returned (writing nothing), the worker still sends heartbeats,
-// so the caller does not take it for lost.
+// so the caller does not take it for lost. The stall timeout is forty
+// heartbeats long, so a busy machine holding the worker off the CPU for
+// a while does not end the call.
 func TestHeartbeatsWhileResultHeld(t *testing.T) {
 	s := natstest.Embedded(t, false)
+	const stall = 2 * time.Second
 	tk := toolkit.New(nil)
 	mustAdd(t, tk, echoTool())
 	tk.Use(func(next toolkit.Handler) toolkit.Handler {
@@ -426,12 +434,14 @@ func TestHeartbeatsWhileResultHeld(t *testing.T) {
 			if err := next(ctx, c, w); err != nil {
 				return err
 			}
-			time.Sleep(600 * time.Millisecond) // after the tool: an audit write, say
+			time.Sleep(2 * stall) // after the tool: an audit write, say
 			return nil
 		}
 	})
-	serve(t, natstest.Connect(t, s), tk, nil)
-	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond, StallTimeout: 300 * time.Millisecond})
+	// Probes off: a probe of the caller's inbox (every second) is a
+	// heartbeat too, and would keep the call alive on its own.
+	serve(t, natstest.Connect(t, s), tk, &bus.WorkerOptions{CallerGoneAfter: -1})
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond, StallTimeout: stall})
 	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "RESULT"}}); r.State != toolkit.StateSuccess || r.Text() != "RESULT" {
 		t.Fatalf("final %s %s %.200q: want success RESULT", r.State, r.Code, r.Text())
 	}
