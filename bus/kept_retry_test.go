@@ -49,9 +49,10 @@ func TestKeptResultOfRetriedCallStays(t *testing.T) {
 		}
 	}
 	t.Cleanup(stop)
-	// Heartbeats every second (the default), a stall after 200ms: the
-	// first attempt looks lost while its tool still runs.
-	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: 200 * time.Millisecond, CancelGrace: time.Minute})
+	// Heartbeats every minute, a stall after 2s: the first attempt looks
+	// lost while its tool still runs; the second answers at once, in far
+	// less than 2s even on a busy machine.
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: bus.MaxHeartbeat, StallTimeout: 2 * time.Second, CancelGrace: time.Minute})
 	if _, err := c.Fleet(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
