@@ -249,6 +249,9 @@ type Client struct {
 	watching                     bool          // the stall watchdog runs (while calls are pending)
 
 	afterRun func(attemptID string) // tests: after an attempt's run, before a retry is decided
+	// retryTimer, when set (tests), makes the timer of a wait for
+	// retry_after_ms in place of time.NewTimer: its channel and its stop.
+	retryTimer func(time.Duration) (<-chan time.Time, func() bool)
 
 	// The discovery view of SessionSchemas and ActiveGroups, made on
 	// first use; fleetMu is taken before mu, never inside it.
@@ -1023,19 +1026,35 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
 		return false
 	}
-	if wait > 0 {
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		select {
-		case <-ctx.Done():
-			return false
-		case <-stop:
-			return false
-		case <-c.closing: // the next attempt finds the client closed
-		case <-timer.C:
-		}
+	if wait > 0 && !c.waitRetry(ctx, wait, stop) {
+		return false
 	}
 	return ctx.Err() == nil
+}
+
+// waitRetry waits out an overloaded attempt's retry_after_ms before the
+// call is sent again; false when ctx ends or stop closes first. Close
+// ends the wait: the next attempt finds the client closed.
+func (c *Client) waitRetry(ctx context.Context, wait time.Duration, stop <-chan struct{}) bool {
+	var over <-chan time.Time
+	if c.retryTimer != nil {
+		ch, stopTimer := c.retryTimer(wait)
+		defer stopTimer()
+		over = ch
+	} else {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		over = timer.C
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-stop:
+		return false
+	case <-c.closing:
+	case <-over:
+	}
+	return true
 }
 
 // resends reports whether the fleet's announcements let the client send

@@ -12,3 +12,11 @@ func SetBindWait(t testing.TB, d time.Duration) {
 	old := streamsBindWait.Swap(int64(d))
 	t.Cleanup(func() { streamsBindWait.Store(old) })
 }
+
+// SetRetryTimer has c make the timer of each wait for an overloaded
+// attempt's retry_after_ms with f (its channel and its stop) in place of
+// time.NewTimer: a test holds the wait open, or ends it, itself. Set it
+// before c's first call.
+func SetRetryTimer(c *Client, f func(time.Duration) (<-chan time.Time, func() bool)) {
+	c.retryTimer = f
+}
