@@ -38,6 +38,16 @@ var (
 	buildErr   error
 )
 
+// TestMain removes the toolctl binary toolctlBinary built, so that
+// every run does not leave one in the temporary directory.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if toolctlExe != "" {
+		os.RemoveAll(filepath.Dir(toolctlExe))
+	}
+	os.Exit(code)
+}
+
 // toolctlBinary builds cmd/toolctl once per test run.
 func toolctlBinary(t *testing.T) string {
 	t.Helper()
