@@ -1046,10 +1046,14 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 		}
 		return cerr
 	}, func(err error) bool {
-		// Wrong credentials or certificates do not get better by waiting.
-		return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
-			errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrSecureConnWanted) || strings.Contains(err.Error(), "tls:") ||
-			strings.Contains(err.Error(), "x509:") || controlLineExceeded(err)
+		// Wrong credentials or certificates do not get better by waiting:
+		// with several servers, any one's (config.Dial's error names each
+		// by its URL, which may hold "tls:" itself).
+		var each config.ServersError
+		if errors.As(err, &each) {
+			return slices.ContainsFunc(each, func(s *config.ServerError) bool { return connFatal(s.Err) })
+		}
+		return connFatal(err)
 	})
 	switch {
 	case errors.Is(err, nats.ErrAuthorization) && !cfg.NATS.HasCredentials():
@@ -1068,6 +1072,15 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 		}
 	}
 	return nc, err
+}
+
+// connFatal reports whether err, nats.go's failure to connect to a
+// server (or a list), is one that waiting does not mend: wrong
+// credentials or certificates, or credentials too long for the server.
+func connFatal(err error) bool {
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
+		errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrSecureConnWanted) || strings.Contains(err.Error(), "tls:") ||
+		strings.Contains(err.Error(), "x509:") || controlLineExceeded(err)
 }
 
 // controlLineExceeded reports whether the server refused the connection
