@@ -154,7 +154,10 @@ var (
 	// its value.
 	ErrInvalidOption = errors.New("toolkit: invalid option")
 	// ErrStopped is returned by Writer methods once the consumer has gone
-	// away; a tool that sees it should return.
+	// away; a tool that sees it should return. It is also what a chain's
+	// rest left running by a middleware that returned (and a registered
+	// tool's Handler, Tool.Handler) returns, without running the tool,
+	// once Dispatch has answered the call (see Middleware).
 	ErrStopped = errors.New("toolkit: stream consumer stopped")
 	// ErrOutputTooLarge is returned by Write once the call's output has
 	// reached Options.MaxResultBytes: the call has failed, and a tool that
