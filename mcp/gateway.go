@@ -305,6 +305,11 @@ type Gateway struct {
 	// bodyTimeout, writeTimeout, idleTimeout: ServeListener's bounds on a
 	// client (gateway_serve.go).
 	bodyTimeout, writeTimeout, idleTimeout time.Duration
+	// resultWait bounds how long the results of calls the gateway ended
+	// may take to be handed over before what carries them is closed:
+	// ServeListener's shutdown, Close and a session closed for the
+	// gateway's bounds (defaultResultWait).
+	resultWait time.Duration
 	// sdkLimit bounds sdkLog's lines (sdkLogPerSecond).
 	sdkLimit *lineLimit
 }
@@ -391,6 +396,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	g.sdkLog = slog.New(limited{minLevel{o.Logger.Handler(), slog.LevelWarn}, g.sdkLimit})
 	g.bodyTimeout, g.writeTimeout, g.idleTimeout = defaultGatewayBodyTimeout, defaultGatewayWriteTimeout, defaultGatewayIdleTimeout
+	g.resultWait = defaultResultWait
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.calls, g.interrupt = context.WithCancel(g.ctx)
 	g.base = g.newServer("", nil, g.opts.Instructions)
@@ -504,9 +510,9 @@ func (g *Gateway) Close() error {
 	// The calls first, then the sessions once their results are written:
 	// the go-sdk writes no response once a session is closing. The
 	// sessions the gateway closes for its bounds (gatewaySession.close)
-	// wait so too, each for at most sessionCloseWait from its end.
+	// wait so too, each for at most resultWait from its end.
 	g.interrupt()
-	wait := time.NewTimer(sessionCloseWait)
+	wait := time.NewTimer(g.resultWait)
 	defer wait.Stop()
 quiet:
 	for s := range live {

@@ -87,8 +87,7 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			// session stays, and its calls must go on.
 			s.end(nil)
 		}
-		// All but the standalone event stream may carry a call.
-		defer s.request(g.opts.SessionTimeout, r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") != "")()
+		defer s.request(g.opts.SessionTimeout, carriesCall(r))()
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
 		if r.Method != http.MethodPost || discoverProbe(r) || !mayInitialize(r) {
@@ -122,6 +121,21 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type pendingKey struct{}
+
+// carriesCall reports whether r, a request of a session, may carry a
+// call's result: all but the session's own event stream, a GET without
+// Last-Event-ID or one resuming that stream (the go-sdk numbers its
+// events "_<n>", the stream's id being empty). A GET resuming a call's
+// response stream ("<stream>_<n>") carries that call's result, and the
+// go-sdk ends it once the stream's calls are answered. A Last-Event-ID
+// the go-sdk cannot read it answers 400 at once.
+func carriesCall(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return true
+	}
+	stream, _, _ := strings.Cut(r.Header.Get("Last-Event-ID"), "_")
+	return stream != ""
+}
 
 // headerPost names, in a session's POST as its requests' handlers see it
 // (sdk.RequestExtra.Header), the POST among the session's (post).
@@ -275,8 +289,9 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	// The calls of the sessions opened here end with ctx (interrupted),
 	// and the requests that carry them outlive ctx until they have handed
 	// those results to the clients; only then do the event streams that
-	// carry no call (GET without Last-Event-ID) end, since a client may
-	// take a lost stream for a lost session and fail its calls.
+	// carry no call (a session's own, resumed or not: carriesCall) end,
+	// since a client may take a lost stream for a lost session and fail
+	// its calls.
 	reqs, endReqs := context.WithCancel(context.WithoutCancel(ctx))
 	defer endReqs()
 	streams, endStreams := context.WithCancel(reqs)
@@ -284,7 +299,7 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	var carrying atomic.Int64 // requests that may carry a call's result
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "" {
+		if !carriesCall(r) {
 			rctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
 			defer context.AfterFunc(streams, cancel)()
@@ -307,7 +322,7 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 		return fmt.Errorf("mcp: gateway: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), g.resultWait)
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- hs.Shutdown(sctx) }() // no new connections; waits for the requests

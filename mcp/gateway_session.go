@@ -66,7 +66,7 @@ type gatewaySession struct {
 	idle   *time.Timer
 	idleAt time.Time // when idle is due
 	// calls are those of the active requests that may carry a call (all
-	// but a standalone event stream), and quiet, when not nil, is closed
+	// but the session's own event stream, carriesCall), and quiet, when not nil, is closed
 	// once there are none (quietCalls); used is g.uses at the last start
 	// or end of a request, for makeRoom.
 	calls int
@@ -793,19 +793,20 @@ func (s *gatewaySession) idleClose() {
 	}
 }
 
-// sessionCloseWait bounds how long close waits for the results of an
-// ended session's calls to be written.
-const sessionCloseWait = 5 * time.Second
+// defaultResultWait bounds how long the results of calls the gateway
+// ended may take to be written (Gateway.resultWait): an ended session's
+// close, Close and ServeListener's shutdown wait for them so long.
+const defaultResultWait = 5 * time.Second
 
 // close closes ss, the go-sdk session of s, which the gateway ended
 // (s.end): once the requests of s that may carry a call have returned,
-// for at most sessionCloseWait. Once closing, the go-sdk writes no
+// for at most g.resultWait. Once closing, the go-sdk writes no
 // response: the results of the calls the end cancelled would not reach
 // their clients, whose POSTs would end without them. Not cut short by
 // the gateway's Close, which waits so for its own sessions, and for this
 // goroutine: the wait stays bounded.
 func (s *gatewaySession) close(ss *sdk.ServerSession) {
-	t := time.NewTimer(sessionCloseWait)
+	t := time.NewTimer(s.g.resultWait)
 	defer t.Stop()
 	select {
 	case <-s.quietCalls():
