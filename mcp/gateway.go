@@ -292,6 +292,11 @@ type Gateway struct {
 	// tracked yet, by source; claimed their sum.
 	claims  map[string]int
 	claimed int
+	// gone are the HTTP sessions the gateway ended for its bounds, by id,
+	// the last maxGone of them (goneOrder, oldest first), so that a
+	// client coming back is told why (gateway_gone.go).
+	gone      map[string]goneSession
+	goneOrder []string
 	// calling counts the sessions' requests running that reach the
 	// fleet, all sessions together (GatewayOptions.MaxCalls,
 	// gatewaySession.enter); callMu guards it and every session's
@@ -475,7 +480,8 @@ const GatewayStoppedText = "<system-reminder>The tool call has been interrupted 
 // results of its calls are written (for at most 5 s), so a client whose
 // call's POST is still open gets that result; an idle session's client
 // has no request open to get it by, and the gateway's warning for the
-// call carries it.
+// call carries it. A client that comes back with such a session's id is
+// answered 404 (as MCP wants for an ended session) saying why.
 const (
 	GatewayIdleClosedText = "<system-reminder>The tool call has been interrupted because the MCP gateway closed its session, idle for longer than the gateway's session timeout.</system-reminder>"
 	GatewayMadeRoomText   = "<system-reminder>The tool call has been interrupted because the MCP gateway closed its session to make room for another client's session.</system-reminder>"
@@ -688,6 +694,7 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) error {
 		delete(g.sessions, s)
 		if g.byID[s.id] == s {
 			delete(g.byID, s.id)
+			g.rememberGoneLocked(s, context.Cause(s.ctx))
 		}
 		g.mu.Unlock()
 		g.log.Info("mcp: gateway: session closed", "session", s.id, "identity", s.identity, "lasted", time.Since(opened))

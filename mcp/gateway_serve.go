@@ -59,6 +59,9 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// The gateway's own: a client's is dropped.
 	r.Header.Del(headerPost)
 	s := g.sessionByID(r.Header.Get("Mcp-Session-Id"))
+	if s == nil && g.answerGone(w, r) {
+		return
+	}
 	if r.Method == http.MethodPost {
 		// A POST the go-sdk refuses from its headers alone (gateway_refused.go)
 		// is its to answer, before anything reads the body and without a

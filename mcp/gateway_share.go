@@ -102,6 +102,7 @@ func (g *Gateway) makeRoom(source string, limit int) *claim {
 	delete(g.sessions, victim)
 	if g.byID[victim.id] == victim {
 		delete(g.byID, victim.id)
+		g.rememberGoneLocked(victim, errSessionEvicted)
 	}
 	victim.evicted = true
 	// Its calls first, then its close once their results are written.
