@@ -66,9 +66,9 @@ type gatewaySession struct {
 	idle   *time.Timer
 	idleAt time.Time // when idle is due
 	// calls are those of the active requests that may carry a call (all
-	// but the session's own event stream, carriesCall), and quiet, when not nil, is closed
-	// once there are none (quietCalls); used is g.uses at the last start
-	// or end of a request, for makeRoom.
+	// but the session's own event stream, carriesCall), and quiet, when
+	// not nil, is closed once there are none (quietCalls); used is g.uses
+	// at the last start or end of a request, for makeRoom.
 	calls int
 	quiet chan struct{}
 	used  uint64
