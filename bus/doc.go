@@ -75,7 +75,10 @@
 //     rolling deploy), which the worker marks (wire.MetaDrained) so that
 //     it is not taken for the caller's cancel. Another worker then runs
 //     it; a call whose output reached its caller, or of a tool that may
-//     have effects, ends interrupted with toolkit.DrainedText.
+//     have effects, ends interrupted with toolkit.DrainedText. Only the
+//     worker marks it: the worker drops wire.MetaDrained and
+//     wire.MetaToolRan from the metadata a tool or its middleware writes
+//     (in a chunk, a result or a *toolkit.Error).
 //   - Listing is fleet-wide: Serve announces its toolkit (a
 //     discovery.Announcer) unless WorkerOptions.AnnounceInterval is
 //     negative, and Client.SessionSchemas merges every worker's

@@ -445,7 +445,23 @@ func (s *sender) serve() (resp *toolkit.Response) {
 				Content: []toolkit.Block{{Type: toolkit.BlockText, Text: fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %s).", s.call.Name, p)}}}
 		}
 	}()
-	return s.w.tk.Dispatch(s.ctx, s.call, s)
+	resp = s.w.tk.Dispatch(s.ctx, s.call, s)
+	dropWorkerKeys(resp.Metadata)
+	return resp
+}
+
+// dropWorkerKeys deletes from meta, what a tool or its middleware wrote
+// (a final's or a chunk's metadata, the sender's own copy), the keys only
+// the worker sets: wire.MetaDrained (its stop cut the call: the client
+// sends a read-only or idempotent call again) and wire.MetaToolRan (the
+// tool was entered). A tool that wrote them would claim a stop that did
+// not happen, and be run again, or a run that did not happen.
+func dropWorkerKeys(meta map[string]any) {
+	if len(meta) == 0 {
+		return
+	}
+	delete(meta, wire.MetaDrained)
+	delete(meta, wire.MetaToolRan)
 }
 
 // Refused implements toolkit.RefusalWriter: the toolkit refused the call
@@ -515,6 +531,7 @@ func (s *sender) write(c toolkit.Chunk, result bool) error {
 		c.Content = hb.blocks[start:len(hb.blocks):len(hb.blocks)]
 	}
 	c.Metadata = maps.Clone(c.Metadata)
+	dropWorkerKeys(c.Metadata)
 	if c.State != "" && !c.State.Valid() {
 		// Not one of the states the wire carries (a frame with it is
 		// dropped unread), and one that says nothing to the result

@@ -259,13 +259,17 @@ const (
 	// and that did not succeed (never on a success):
 	// its code is the tool's, or came after the tool ran, even
 	// one the bus or the permission checks answer without running it
-	// (approval_required, unavailable, overloaded, not_found).
+	// (approval_required, unavailable, overloaded, not_found). The
+	// worker drops the key from what its tool and middleware write.
 	MetaToolRan = "tool_ran"
 	// MetaDrained, true, is set by the worker on an interrupted final of
 	// a call its stop ended (its grace period over, cause
 	// toolkit.ErrDraining, notice toolkit.DrainedText), run or not: not
 	// the caller's cancel. The Go client sends such a call of a read-only
 	// or idempotent tool again as it does one whose worker was lost.
+	// Only the worker sets it: it drops the key from what its tool and
+	// middleware write (a chunk's metadata, a *toolkit.Error's), so no
+	// tool can have its call sent again by claiming a stop.
 	MetaDrained = "drained"
 	// MetaSessionWorker is set on the final of a session-bound tool's
 	// call: the worker instance its session (or the default session, for
