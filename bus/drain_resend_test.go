@@ -23,13 +23,19 @@ import (
 // remain), and it ends with the other worker's result. A call of a tool
 // that may have effects, and one whose output reached its caller, still
 // end interrupted with toolkit.DrainedText, and so does a read-only
-// tool's call with no other worker left to send it to.
+// tool's call with no other worker left to send it to. A tool that
+// ignores its interrupt is abandoned (WorkerOptions.AbandonAfter) and
+// its call ends the same way: the stop's notice, all its caller heard of
+// it, does not count as output that reached the caller (it came as a
+// chunk, and such a call ended interrupted though it could have been
+// sent again).
 func TestDrainedCallSentAgain(t *testing.T) {
 	cases := []struct {
 		name   string
 		opts   []toolkit.Option
 		stream bool // the tool writes a chunk, which reaches the caller, before the stop
 		alone  bool // no other worker comes up
+		ignore bool // the tool ignores its interrupt: it is abandoned
 		again  bool
 	}{
 		{name: "read-only", opts: []toolkit.Option{toolkit.ReadOnly()}, again: true},
@@ -37,11 +43,17 @@ func TestDrainedCallSentAgain(t *testing.T) {
 		{name: "may have effects"},
 		{name: "read-only, output sent", opts: []toolkit.Option{toolkit.ReadOnly()}, stream: true},
 		{name: "read-only, no other worker", opts: []toolkit.Option{toolkit.ReadOnly()}, alone: true},
+		{name: "read-only, abandoned", opts: []toolkit.Option{toolkit.ReadOnly()}, ignore: true, again: true},
+		{name: "idempotent, abandoned", opts: []toolkit.Option{toolkit.WithIdempotency(toolkit.Idempotent)}, ignore: true, again: true},
+		{name: "may have effects, abandoned", ignore: true},
+		{name: "read-only, output sent, abandoned", opts: []toolkit.Option{toolkit.ReadOnly()}, stream: true, ignore: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := natstest.Embedded(t, false)
 			entered := make(chan string, 4)
+			release := make(chan struct{}) // an abandoned tool returns at the end
+			t.Cleanup(func() { close(release) })
 			tools := func(instance string, block bool) *toolkit.Toolkit {
 				tk := toolkit.New(nil)
 				mustAdd(t, tk, toolkit.Raw("scan", "Scans.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
@@ -55,11 +67,14 @@ func TestDrainedCallSentAgain(t *testing.T) {
 						}
 					}
 					<-ctx.Done()
+					if tc.ignore {
+						<-release
+					}
 					return ctx.Err()
 				}), tc.opts...)
 				return tk
 			}
-			a := serve(t, natstest.Connect(t, s), tools("a", true), &bus.WorkerOptions{Instance: "a"})
+			a := serve(t, natstest.Connect(t, s), tools("a", true), &bus.WorkerOptions{Instance: "a", AbandonAfter: 50 * time.Millisecond})
 			c := newClient(t, natstest.Connect(t, s), nil)
 			ctx := ctxT(t)
 

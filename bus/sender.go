@@ -669,11 +669,22 @@ func (s *sender) abandon() {
 		return // another worker runs it, as if the tool had returned
 	}
 	s.flush() // what the tool wrote first, held or not
-	// Streaming now: the final carries no content, the caller accumulates
-	// the chunks, this notice included; a kept final carries the notice.
 	resp := s.abandoned()
 	s.markDrained(resp)
-	s.sendChunk(&toolkit.Chunk{Content: resp.Content, State: resp.State})
+	if s.chunks > 0 {
+		// Streamed: the final carries no content, the caller accumulates
+		// the chunks, this notice included; a kept final carries the
+		// notice.
+		s.sendChunk(&toolkit.Chunk{Content: resp.Content, State: resp.State})
+	} else {
+		// None of the call's output went out (progress and log frames
+		// are not output): the notice is the final's content, as a fast
+		// call's is, not a chunk its caller would take for output heard.
+		// A read-only or idempotent call its worker's stop cut is then
+		// sent again (Client.Call), as when its tool heeds the interrupt
+		// (or its durable call is handed back: handBackLocked).
+		s.streaming = false
+	}
 	s.finalLocked(resp)
 }
 
