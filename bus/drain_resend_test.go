@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +37,7 @@ func TestDrainedCallSentAgain(t *testing.T) {
 		stream bool // the tool writes a chunk, which reaches the caller, before the stop
 		alone  bool // no other worker comes up
 		ignore bool // the tool ignores its interrupt: it is abandoned
+		report bool // the tool reports progress, which reaches the caller, before the stop
 		again  bool
 	}{
 		{name: "read-only", opts: []toolkit.Option{toolkit.ReadOnly()}, again: true},
@@ -46,6 +48,8 @@ func TestDrainedCallSentAgain(t *testing.T) {
 		{name: "read-only, abandoned", opts: []toolkit.Option{toolkit.ReadOnly()}, ignore: true, again: true},
 		{name: "idempotent, abandoned", opts: []toolkit.Option{toolkit.WithIdempotency(toolkit.Idempotent)}, ignore: true, again: true},
 		{name: "may have effects, abandoned", ignore: true},
+		{name: "read-only, progress reported", opts: []toolkit.Option{toolkit.ReadOnly()}, report: true, again: true},
+		{name: "read-only, progress reported, abandoned", opts: []toolkit.Option{toolkit.ReadOnly()}, report: true, ignore: true, again: true},
 		{name: "read-only, output sent, abandoned", opts: []toolkit.Option{toolkit.ReadOnly()}, stream: true, ignore: true},
 	}
 	for _, tc := range cases {
@@ -66,6 +70,11 @@ func TestDrainedCallSentAgain(t *testing.T) {
 							return err
 						}
 					}
+					if tc.report {
+						if err := w.Progress(toolkit.Progress{Progress: 1, Total: 2, Message: "half"}); err != nil {
+							return err
+						}
+					}
 					<-ctx.Done()
 					if tc.ignore {
 						<-release
@@ -80,6 +89,8 @@ func TestDrainedCallSentAgain(t *testing.T) {
 
 			res := make(chan *toolkit.Response, 1)
 			chunked := make(chan struct{})
+			reported := make(chan struct{})
+			var reportedOnce sync.Once
 			go func() {
 				var final *toolkit.Response
 				var text string
@@ -91,6 +102,9 @@ func TestDrainedCallSentAgain(t *testing.T) {
 						for _, b := range ev.Chunk.Content {
 							text += b.Text
 						}
+					}
+					if ev.Progress != nil {
+						reportedOnce.Do(func() { close(reported) })
 					}
 					if ev.Final != nil {
 						final = ev.Final
@@ -106,6 +120,9 @@ func TestDrainedCallSentAgain(t *testing.T) {
 			}
 			if tc.stream {
 				<-chunked
+			}
+			if tc.report {
+				<-reported
 			}
 			f, err := c.Fleet(ctx)
 			if err != nil {

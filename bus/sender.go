@@ -544,11 +544,26 @@ func (s *sender) write(c toolkit.Chunk, result bool) error {
 
 // ContentDelivered implements toolkit.Delivered: once chunks were
 // streamed, the final frame carries no content (the caller accumulates
-// the chunks), so the toolkit need not build it; a kept result needs it.
+// the chunks), so the toolkit need not build it; a kept result needs it,
+// and so does the final of a call a stop cut before any of its chunks
+// went out (cutUnheard).
 func (s *sender) ContentDelivered() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.streaming && !s.keep && s.sendErr == nil
+	return s.streaming && !s.cutUnheard() && !s.keep && s.sendErr == nil
+}
+
+// cutUnheard reports (s.mu held) whether the call's worker's stop cut it
+// (cause toolkit.ErrDraining) before any of its chunks went out; progress
+// or log frames may have. Its final then carries its whole content, the
+// stop's notice included (ContentDelivered, finalLocked, abandon), as a
+// fast call's does, rather than the notice going out as a chunk its
+// caller would take for output heard: a read-only or idempotent call is
+// sent again (Client.Call) whatever progress it reported. Other calls
+// that streamed anything keep sending what is held (their last progress
+// reports are not dropped, as a fast call's are).
+func (s *sender) cutUnheard() bool {
+	return s.chunks == 0 && errors.Is(context.Cause(s.ctx), toolkit.ErrDraining)
 }
 
 // Progress implements toolkit.Writer.
@@ -671,19 +686,12 @@ func (s *sender) abandon() {
 	s.flush() // what the tool wrote first, held or not
 	resp := s.abandoned()
 	s.markDrained(resp)
-	if s.chunks > 0 {
-		// Streamed: the final carries no content, the caller accumulates
-		// the chunks, this notice included; a kept final carries the
-		// notice.
+	if !s.cutUnheard() {
+		// Streaming now: the final carries no content, the caller
+		// accumulates the chunks, this notice included; a kept final
+		// carries the notice. (Cut by the stop before any of its output
+		// went out, the final carries the notice: finalLocked.)
 		s.sendChunk(&toolkit.Chunk{Content: resp.Content, State: resp.State})
-	} else {
-		// None of the call's output went out (progress and log frames
-		// are not output): the notice is the final's content, as a fast
-		// call's is, not a chunk its caller would take for output heard.
-		// A read-only or idempotent call its worker's stop cut is then
-		// sent again (Client.Call), as when its tool heeds the interrupt
-		// (or its durable call is handed back: handBackLocked).
-		s.streaming = false
 	}
 	s.finalLocked(resp)
 }
@@ -987,7 +995,9 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 		}
 		resp.Metadata[wire.MetaWorker] = s.w.opts.Instance
 	}
-	if s.sendErr == nil && !s.streaming {
+	// A final built without its content (ContentDelivered, asked before
+	// a stop cut the call) goes out streamed all the same.
+	if s.sendErr == nil && (!s.streaming || s.cutUnheard() && len(resp.Content) > 0) {
 		if s.publishFinal(resp, false) == nil {
 			return
 		}
