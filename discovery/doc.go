@@ -29,8 +29,13 @@
 //     announcement arrived; one whose next announcement has arrived but
 //     waits to be read (a fleet busy decoding) is not expired meanwhile.
 //   - The messages of one run of an instance (from an Announcer's start
-//     to its goodbye) are applied in seq order, whatever order they
-//     arrive in. A restart with the same instance id replaces the old
+//     to its goodbye) are applied in seq order, whatever order they are
+//     read in (a discover answer is read after the broadcasts that
+//     arrived within its window). They leave the announcer's connection,
+//     and so arrive, in seq order: a message that arrives more than a
+//     second after the one applied last is applied whatever its seq, so
+//     one forged off the subject with a seq far ahead (2^63, say) hides
+//     the run's real messages for a second, not for good. A restart with the same instance id replaces the old
 //     entry with its first message, whatever the clocks of the machines
 //     say: two runs are ordered by when their messages arrive, never by
 //     their start times; the old run's messages arriving later are

@@ -51,6 +51,10 @@ type FleetOptions struct {
 	// hold and apply take it: tests hold the subscription or the intake
 	// there.
 	holding, applying func(*nats.Msg)
+	// clock, when set, is the fleet's clock instead of time.Now: what it
+	// stamps messages with as they arrive, and what their TTLs count
+	// from. Tests move it on.
+	clock func() time.Time
 }
 
 // Tool is a tool served by one or more instances.
@@ -426,7 +430,7 @@ func (f *Fleet) discover(ctx context.Context) error {
 			over++ // more than the fleet keeps
 			return
 		}
-		answers = append(answers, heldMsg{m: m, at: time.Now()})
+		answers = append(answers, heldMsg{m: m, at: f.now()})
 		size += len(m.Data)
 	})
 	if err != nil {
@@ -444,7 +448,7 @@ func (f *Fleet) discover(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("discovery: fleet: discover: %w", context.Cause(ctx))
 	}
-	end := time.Now()
+	end := f.now()
 	sub.Unsubscribe()
 	mu.Lock()
 	got, dropped := answers, over
@@ -682,7 +686,7 @@ func (f *Fleet) hold(m *nats.Msg) {
 	if f.opts.holding != nil {
 		f.opts.holding(m)
 	}
-	now := time.Now()
+	now := f.now()
 	if !mayAnnounce(m) {
 		f.inMu.Lock()
 		f.refused++
@@ -868,7 +872,7 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 		f.log.Warn("discovery: fleet: ignoring an announcement on another instance's subject", "subject", m.Subject, "instance", ann.Instance)
 		return false
 	}
-	now := time.Now()
+	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -887,7 +891,15 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 	switch {
 	case cur == nil:
 	case runOf(&cur.ann) == r:
-		if ann.Seq <= cur.ann.Seq {
+		// A run's messages leave one connection in seq order, so they
+		// arrive in it, but for a discover answer read after a later
+		// broadcast: one with a seq not above the last applied is such an
+		// answer if it arrived before that one, or soon after (the two
+		// subscriptions stamp them apart). One that arrives well after
+		// it is the run going on, the last one applied a forgery (a seq
+		// far ahead, copied off the subject): it is applied, so a forged
+		// seq shadows the run for reorderHorizon at most.
+		if ann.Seq <= cur.ann.Seq && !at.After(cur.lastSeen.Add(reorderHorizon)) {
 			return false // reordered: an older message
 		}
 	case at.Before(cur.lastSeen):
@@ -931,7 +943,7 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 	}
 	in := &instance{ann: ann, lastSeen: at, ttl: ttl, size: size}
 	a := announced{run: r, seq: ann.Seq}
-	in.timer = time.AfterFunc(max(time.Until(at.Add(ttl)), 0), func() { f.expire(ann.Instance, a) })
+	in.timer = time.AfterFunc(max(at.Add(ttl).Sub(now), 0), func() { f.expire(ann.Instance, a) })
 	f.instances[ann.Instance] = in
 	if !changed {
 		f.refreshTimes()
@@ -1077,6 +1089,14 @@ func (f *Fleet) drop(id string, in *instance) {
 	in.timer.Stop()
 	delete(f.instances, id)
 	f.bytes -= in.size
+}
+
+// now is the time on the fleet's clock.
+func (f *Fleet) now() time.Time {
+	if f.opts.clock != nil {
+		return f.opts.clock()
+	}
+	return time.Now()
 }
 
 func (f *Fleet) ttl(ann wire.Announcement) time.Duration {
@@ -1392,3 +1412,10 @@ func cloneJSON(v any) any {
 	}
 	return v
 }
+
+// reorderHorizon is how much later than the message of a run applied
+// last another message of the run with a seq not above it may arrive and
+// still be ignored as reordered: a discover answer and a broadcast are
+// stamped on arrival by two subscriptions, which a busy machine runs
+// apart. Past it, the message is applied (see apply).
+const reorderHorizon = time.Second
