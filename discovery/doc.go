@@ -62,7 +62,11 @@
 //     ten times the server's max_payload, for a moment, when ignored.
 //     The ended runs whose late messages it ignores (subjects.md,
 //     Goodbye) are at most 16,384, forgotten soonest-ending first past
-//     that.
+//     that; of them, the goodbyes of instances it does not list (a worker
+//     that stops while its discover answer waits to be read) are at most
+//     1,024, counted on their own and forgotten oldest first past that, so
+//     goodbyes under invented ids push a real one out only by outnumbering
+//     it before its answer is read.
 //   - Each type's goroutines end with its Stop or Close, which wait for
 //     them.
 //

@@ -183,9 +183,14 @@ type Fleet struct {
 	retired   map[string][]retiredRun
 	nRetired  int
 	retiredBy retiredMarks
-	watchers  map[int]func()
-	nextW     int
-	closed    bool
+	// unseen holds a mark of each goodbye of an instance not listed that
+	// retired holds (and of some forgotten since), oldest first; nUnseen
+	// counts those retired holds.
+	unseen   []retiredMark
+	nUnseen  int
+	watchers map[int]func()
+	nextW    int
+	closed   bool
 	// suspects are the instances whose TTL ran out, kept until the
 	// connection's received messages are read (catchUp): each with the
 	// announcement its timer was set for. At most one per instance.
@@ -249,6 +254,9 @@ type heldMsg struct {
 type retiredRun struct {
 	run   run
 	until time.Time
+	// unseen: the goodbye of an instance the fleet did not list
+	// (retireUnseen).
+	unseen bool
 }
 
 // retiredMark is a retiredRun of instance id, as retiredMarks orders it.
@@ -643,8 +651,9 @@ func (f *Fleet) notifier() {
 
 // Bounds on what announcements may ask of a fleet: an interval (so a
 // TTL) longer than MaxInterval counts as MaxInterval, an incarnation
-// takes at most maxIncarnation bytes, at most maxGoodbyes instances
-// never seen have goodbyes remembered (each instance at most
+// takes at most maxIncarnation bytes, at most maxGoodbyes goodbyes of
+// instances not listed are remembered, the oldest forgotten first past
+// that (each instance at most
 // retiredPerInstance ended runs, and the fleet maxRetired in all: those
 // of instances that came and went under ever new ids), and at most
 // maxInstances instances are kept, whose announcements hold at most
@@ -912,8 +921,10 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 		if restart {
 			f.retire(ann.Instance, runOf(&cur.ann), now.Add(cur.ttl))
 		}
-		if cur != nil || len(f.retired) < maxGoodbyes { // marks of instances never seen are bounded
+		if cur != nil {
 			f.retire(ann.Instance, r, now.Add(ttl))
+		} else {
+			f.retireUnseen(ann.Instance, r, now.Add(ttl))
 		}
 		if cur != nil {
 			f.drop(ann.Instance, cur)
@@ -1296,24 +1307,70 @@ func (in *instance) is(a announced) bool { return runOf(&in.ann) == a.run && in.
 // the fleet maxRetired in all: past it, the run forgotten soonest goes
 // first.
 func (f *Fleet) retire(id string, r run, until time.Time) {
+	f.retireRun(id, retiredRun{run: r, until: until})
+}
+
+// retireUnseen remembers the goodbye of run r of instance id, which the
+// fleet does not list (a discover answer of it may wait to be read),
+// until until, as retire does; f.mu is held. Such goodbyes are
+// remembered maxGoodbyes at most, on their own: past that, the oldest of
+// them is forgotten, so goodbyes of invented ids cannot keep a real one
+// from being remembered (nor can the ended runs of instances listed).
+func (f *Fleet) retireUnseen(id string, r run, until time.Time) {
+	if f.nUnseen >= maxGoodbyes {
+		f.forgetOldestUnseen()
+	}
+	x := retiredRun{run: r, until: until, unseen: true}
+	f.retireRun(id, x)
+	f.unseen = append(f.unseen, retiredMark{id: id, retiredRun: x})
+	if len(f.unseen) > 2*max(f.nUnseen, 64) { // most of them forgotten since
+		f.unseen = slices.DeleteFunc(f.unseen, func(m retiredMark) bool { return !slices.Contains(f.retired[m.id], m.retiredRun) })
+	}
+}
+
+// forgetOldestUnseen forgets the oldest goodbye retireUnseen remembers;
+// f.mu is held.
+func (f *Fleet) forgetOldestUnseen() {
+	for len(f.unseen) > 0 {
+		m := f.unseen[0]
+		f.unseen = f.unseen[1:]
+		if f.forget(m) {
+			return
+		}
+	}
+}
+
+// retireRun remembers x, an ended run of instance id; f.mu is held.
+func (f *Fleet) retireRun(id string, x retiredRun) {
 	if f.nRetired >= maxRetired {
 		f.forgetSoonest()
 	}
 	rs := f.retired[id]
-	if i := slices.IndexFunc(rs, func(x retiredRun) bool { return x.run == r }); i >= 0 {
+	if i := slices.IndexFunc(rs, func(y retiredRun) bool { return y.run == x.run }); i >= 0 {
+		f.uncount(rs[i])
 		rs = slices.Delete(rs, i, i+1)
-		f.nRetired--
 	}
 	if len(rs) == retiredPerInstance {
+		f.uncount(rs[0])
 		rs = slices.Delete(rs, 0, 1)
-		f.nRetired--
 	}
-	x := retiredRun{run: r, until: until}
 	f.retired[id] = append(rs, x)
 	f.nRetired++
+	if x.unseen {
+		f.nUnseen++
+	}
 	heap.Push(&f.retiredBy, retiredMark{id: id, retiredRun: x})
 	if len(f.retiredBy) > 2*max(f.nRetired, 64) {
 		f.remarkRetired() // most marks are of runs replaced since
+	}
+}
+
+// uncount takes x, an ended run no longer remembered, off the counts;
+// f.mu is held.
+func (f *Fleet) uncount(x retiredRun) {
+	f.nRetired--
+	if x.unseen {
+		f.nUnseen--
 	}
 }
 
@@ -1342,11 +1399,11 @@ func (f *Fleet) forgetSoonest() {
 // then. f.mu is held.
 func (f *Fleet) forget(m retiredMark) bool {
 	rs := f.retired[m.id]
-	i := slices.IndexFunc(rs, func(x retiredRun) bool { return x.run == m.run && x.until.Equal(m.until) })
+	i := slices.IndexFunc(rs, func(x retiredRun) bool { return x.run == m.run && x.until.Equal(m.until) && x.unseen == m.unseen })
 	if i < 0 {
 		return false
 	}
-	f.nRetired--
+	f.uncount(rs[i])
 	if len(rs) == 1 {
 		delete(f.retired, m.id)
 	} else {
