@@ -34,12 +34,13 @@
 //     arrived within its window). They leave the announcer's connection,
 //     and so arrive, in seq order: a message that arrives more than a
 //     second after the one applied last is applied whatever its seq, so
-//     one forged off the subject with a seq far ahead (2^63, say) hides
-//     the run's real messages for a second, not for good. A restart with the same instance id replaces the old
-//     entry with its first message, whatever the clocks of the machines
-//     say: two runs are ordered by when their messages arrive, never by
-//     their start times; the old run's messages arriving later are
-//     ignored.
+//     one forged off the subject with a seq far ahead (2^63, say) shadows
+//     the run's real messages only until the first of them that arrives
+//     a second after it, not until its TTL. A restart with the same
+//     instance id replaces the old entry with its first message,
+//     whatever the clocks of the machines say: two runs are ordered by
+//     when their messages arrive, never by their start times; the old
+//     run's messages arriving later are ignored.
 //   - An announcement that cannot be read is ignored and logged; a tool or
 //     group in it that cannot be listed is left out and logged, the rest
 //     counts. A message that cannot be an announcement at all (a server's
