@@ -18,6 +18,7 @@ func TestDurationFlagsWithoutUnit(t *testing.T) {
 		{"mcp", "serve", "--call-timeout", "10"},
 		{"mcp", "serve", "--session-timeout", "10"},
 		{"mcp", "serve", "--stream-poll", "10"},
+		{"mcp", "stdio", "--drain", "10"},
 		{"mcp", "login", "--login-timeout", "10", "srv"},
 	} {
 		code, _, errs := toolctl(t, args...)

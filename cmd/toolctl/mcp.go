@@ -47,11 +47,12 @@ import (
 // only to stderr. Exit codes as
 // for every command: 2 bad usage, 5 NATS unreachable, 1 anything else.
 // Requests still running when stdin ends are answered first (for at most
-// 30 s, mcp_stdio.go); answers still blocked 5 s later on a stdout the
-// client no longer reads are dropped, and stdio exits 0 as it does on a
-// signal, rather than wait on the pipe for ever. The answers not
-// delivered then (calls still running after the 30 s, answers the client
-// did not read) are counted in one warning with why, as on a signal.
+// --drain, 30 s by default, mcp_stdio.go); answers still blocked 5 s
+// later on a stdout the client no longer reads are dropped, and stdio
+// exits 0 as it does on a signal, rather than wait on the pipe for ever.
+// The answers not delivered then (calls still running after the drain,
+// answers the client did not read) are counted in one warning with why,
+// as on a signal.
 // The gateway is a command of toolctl rather than a worker flag so that
 // it runs wherever the MCP client is, with no tools of its own.
 
@@ -91,6 +92,7 @@ type mcpOptions struct {
 	streamPoll      time.Duration
 	loginTimeout    time.Duration
 	force           bool
+	drain           time.Duration
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -107,6 +109,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
 	fs.StringVar(&o.expose, "expose-server", "", "list the tools of these MCP `servers` (comma-separated names of mcp_servers the workers mount) under their own names: the gateway as a proxy of those servers")
 	config.DurationVar(fs, &o.streamPoll, "stream-poll", 0, "serve: close the HTTP stream of a call still running after this `duration`; the client resumes it (SEP-1699) and gets the result there (0: never)")
+	config.DurationVar(fs, &o.drain, "drain", stdioDrain, "stdio: once stdin ends, answer the requests still running for at most this `duration`; calls still running after it end interrupted and their answers are dropped (0: do not wait)")
 	config.DurationVar(fs, &o.loginTimeout, "login-timeout", 5*time.Minute, "login: how long to wait for the browser to come back (a `duration`)")
 	fs.BoolVar(&o.force, "force", false, "login: authorize again even when the stored grant still works")
 	fs.StringVar(&o.httpAddr, "http", "", "serve: the operator endpoint's `address` (Prometheus /metrics, /healthz, /readyz); off when empty")
@@ -133,6 +136,9 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	if o.streamPoll < 0 {
 		return e.usagef("--stream-poll must not be negative, got %v", o.streamPoll)
+	}
+	if o.drain < 0 {
+		return e.usagef("--drain must not be negative, got %v", o.drain)
 	}
 	if o.sessionTimeout == 0 {
 		return e.usagef("--session-timeout must not be 0 (negative means never)")
@@ -256,7 +262,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		log.Info("operator endpoint", "http", ep.Addr)
 	}
 	if args[0] == "stdio" {
-		d := newDrainIO(e.stdin, e.stdout, stdioDrain)
+		d := newDrainIO(e.stdin, e.stdout, o.drain)
 		t := &sdk.IOTransport{Reader: d.reader(), Writer: d.writer()}
 		// On a signal the calls end interrupted and their results are
 		// written before the session closes: the go-sdk writes nothing
@@ -286,7 +292,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 			if gaveUp {
 				why = "stdout was not read within the wait after the drain"
 			}
-			log.Warn("mcp stdio: answers dropped after stdin ended", "dropped", n, "reason", why, "drain", stdioDrain, "wait", stdioStopWait)
+			log.Warn("mcp stdio: answers dropped after stdin ended", "dropped", n, "reason", why, "drain", d.drain, "wait", stdioStopWait)
 		}
 		if closed() {
 			return exitError

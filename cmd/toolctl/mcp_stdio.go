@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// stdioDrain bounds how long `mcp stdio` answers the requests in flight
-// once its stdin has ended.
+// stdioDrain is how long `mcp stdio` answers the requests in flight once
+// its stdin has ended, unless --drain says otherwise.
 const stdioDrain = 30 * time.Second
 
 // stdioStopWait bounds how long `mcp stdio`, stopped by a signal, waits

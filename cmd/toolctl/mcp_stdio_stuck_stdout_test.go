@@ -38,22 +38,23 @@ func (s *stuckStdout) stopBySIGTERM(t *testing.T) {
 }
 
 // TestMCPStdioEOFStuckStdout: at the end of its stdin `toolctl mcp stdio`
-// exits once its calls have had their drain (30 s), even when its client
-// has stopped reading stdout. Before, the answers it was writing blocked
-// on the full pipe, the go-sdk's session close waited for them, and the
-// process never exited: only a signal gave the writes up. The answers
-// dropped are said in one line with how many and why, as on SIGTERM
-// (TestMCPStdioSIGTERMDroppedWarned); before, the line said neither. The
-// test takes the drain's 30 s and the 5 s given to the client after it.
+// exits once its calls have had their drain (--drain), even when its
+// client has stopped reading stdout. Before, the answers it was writing
+// blocked on the full pipe, the go-sdk's session close waited for them,
+// and the process never exited: only a signal gave the writes up. The
+// answers dropped are said in one line with how many and why, as on
+// SIGTERM (TestMCPStdioSIGTERMDroppedWarned); before, the line said
+// neither. The test takes its 1 s drain and the 5 s given to the client
+// after it.
 func TestMCPStdioEOFStuckStdout(t *testing.T) {
-	s := startStuckStdout(t)
+	s := startStuckStdout(t, "--drain", "1s")
 	s.stdin.Close()
 	select {
 	case err := <-s.done:
 		if err != nil {
 			t.Errorf("exit: %v, want 0\n%s", err, s.logs())
 		}
-	case <-time.After(2 * time.Minute):
+	case <-time.After(2 * mcpGuard):
 		t.Fatalf("toolctl mcp stdio did not exit at the end of its stdin while its stdout was not read\n%s", s.logs())
 	}
 	// The 8 calls' answers: the first blocks on the full pipe, the others wait behind it.
@@ -65,24 +66,32 @@ func TestMCPStdioEOFStuckStdout(t *testing.T) {
 }
 
 // TestMCPStdioEOFDrainDroppedWarned: at the end of its stdin `toolctl
-// mcp stdio` waits 30 s for the answers of the calls still running, then
-// ends the session, and those calls' answers are never written: it said
-// nothing of them. It says how many, and why, in one line.
+// mcp stdio` waits for the answers of the calls still running, for at
+// most its drain (--drain), then ends the session, and those calls'
+// answers are never written: it said nothing of them. It says how many,
+// and why, in one line, with the drain it gave them.
 func TestMCPStdioEOFDrainDroppedWarned(t *testing.T) {
 	url := startMCPFleet(t)
-	// The steps take 100 s; the drain waits 30 s.
-	stdout, stderr, err, exited := stdioAtEOF(t, url, 2*time.Minute,
+	// The steps take 100 s; the drain waits 2 s.
+	const drain = 2 * time.Second
+	start := time.Now()
+	stdout, stderr, err, exited := stdioAtEOFWith(t, url, []string{"--drain", drain.String()}, 2*mcpGuard,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":5000}}}`)
 	if !exited || err != nil {
 		t.Fatalf("exited %v: %v, want exit 0 after the drain\n%s", exited, err, stderr)
+	}
+	// A floor, which load only lengthens: the call still running was
+	// waited for, not dropped at stdin's end.
+	if took := time.Since(start); took < drain {
+		t.Errorf("exited %v after it started, before its %v drain was over\n%s", took, drain, stderr)
 	}
 	if strings.Contains(stdout, `"id":2,"result"`) {
 		t.Fatalf("the call was answered:\n%s", stdout)
 	}
 	warned := droppedLines(stderr)
 	if len(warned) != 1 || !strings.Contains(warned[0], "dropped=1") || !strings.Contains(warned[0], "stdin ended") ||
-		!strings.Contains(warned[0], "still running") {
-		t.Errorf("want one warning naming 1 answer dropped after stdin ended, its call still running, got %q\n%s", warned, stderr)
+		!strings.Contains(warned[0], "still running") || !strings.Contains(warned[0], "drain="+drain.String()) {
+		t.Errorf("want one warning naming 1 answer dropped after stdin ended, its call still running after the %v drain, got %q\n%s", drain, warned, stderr)
 	}
 }
 
@@ -113,10 +122,10 @@ func (s *stuckStdout) logs() string {
 	return s.se.String()
 }
 
-func startStuckStdout(t *testing.T) *stuckStdout {
+func startStuckStdout(t *testing.T, flags ...string) *stuckStdout {
 	t.Helper()
 	url := startMCPFleet(t)
-	s := &stuckStdout{cmd: exec.Command(toolctlBinary(t), "mcp", "stdio"), done: make(chan error, 1)}
+	s := &stuckStdout{cmd: exec.Command(toolctlBinary(t), append([]string{"mcp", "stdio"}, flags...)...), done: make(chan error, 1)}
 	s.cmd.Env = mcpEnv(t, url)
 	stdin, err := s.cmd.StdinPipe()
 	if err != nil {

@@ -348,8 +348,9 @@ func TestMCPStdioBatchRefused(t *testing.T) {
 // the end of input does not wait for one.
 func TestMCPStdioCancelledAtEOF(t *testing.T) {
 	url := startMCPFleet(t)
-	// The steps take 100 s; the drain would wait 30 s.
-	stdout, _, _, exited := stdioAtEOF(t, url, 20*time.Second,
+	// The steps take 100 s; the drain would wait 10 min, far past the
+	// test's wait: only not waiting for the cancelled request ends it.
+	stdout, _, _, exited := stdioAtEOFWith(t, url, []string{"--drain", "10m"}, mcpGuard,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":5000}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"changed my mind"}}`)
 	if !exited {
@@ -362,11 +363,17 @@ func TestMCPStdioCancelledAtEOF(t *testing.T) {
 // (exited false) it is killed.
 func stdioAtEOF(t *testing.T, url string, wait time.Duration, lines ...string) (stdout, stderr string, err error, exited bool) {
 	t.Helper()
+	return stdioAtEOFWith(t, url, nil, wait, lines...)
+}
+
+// stdioAtEOFWith is stdioAtEOF with flags given to mcp stdio.
+func stdioAtEOFWith(t *testing.T, url string, flags []string, wait time.Duration, lines ...string) (stdout, stderr string, err error, exited bool) {
+	t.Helper()
 	in := strings.Join(append([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 	}, lines...), "\n") + "\n"
-	cmd := exec.Command(toolctlBinary(t), "mcp", "stdio")
+	cmd := exec.Command(toolctlBinary(t), append([]string{"mcp", "stdio"}, flags...)...)
 	cmd.Env = mcpEnv(t, url)
 	cmd.Stdin = strings.NewReader(in)
 	var so, se strings.Builder
@@ -543,6 +550,7 @@ func TestMCPUsage(t *testing.T) {
 		{"two modes", []string{"mcp", "serve", "stdio"}, 2, `mcp serve takes no arguments, got ["stdio"]`},
 		{"negative call timeout", []string{"mcp", "serve", "--call-timeout", "-1s"}, 2, "--call-timeout"},
 		{"negative stream poll", []string{"mcp", "serve", "--stream-poll", "-1s"}, 2, "--stream-poll"},
+		{"negative drain", []string{"mcp", "stdio", "--drain", "-1s"}, 2, "--drain must not be negative"},
 		{"zero session timeout", []string{"mcp", "serve", "--session-timeout", "0"}, 2, "--session-timeout"},
 		{"unknown flag", []string{"mcp", "serve", "--bogus"}, 2, "bogus"},
 		{"max conns not a number", []string{"mcp", "serve", "--max-conns", "x"}, 2, "want a whole number"},
