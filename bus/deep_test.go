@@ -91,15 +91,11 @@ func TestAnswerUnreadable(t *testing.T) {
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Asker: func(context.Context, string, any) (any, error) {
 		return map[string]any{"action": "accept", "content": nested(70)}, nil
 	}})
-	ctx, cancel := context.WithTimeout(ctxT(t), 20*time.Second)
-	defer cancel()
-	start := time.Now()
-	r := c.Invoke(ctx, toolkit.ToolCall{Name: "greet"})
+	// Only hearing why the answer was not sent ends the tool's wait
+	// before the test's guard does (the call then ends timeout).
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "greet"})
 	if !strings.Contains(r.Text(), "no answer: ") || !strings.Contains(r.Text(), "its reader would refuse it") {
-		t.Errorf("final %s %s: %q", r.State, r.Code, r.Text())
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("the tool heard after %s", took)
+		t.Errorf("the tool never heard that its answer could not be sent: final %s %s: %q", r.State, r.Code, r.Text())
 	}
 }
 
