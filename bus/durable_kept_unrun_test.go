@@ -57,12 +57,13 @@ func TestDurableUnrunKeptOnceBucketBack(t *testing.T) {
 	})
 	c := newClient(t, nc, nil)
 	var kept *toolkit.Response
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if kept = c.Result(ctx, "u1"); kept.Code == toolkit.CodeInvalidInput {
+	rctx := ctxT(t) // the test's ctx may be near its end
+	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if kept = c.Result(rctx, "u1"); kept.Code == toolkit.CodeInvalidInput {
 			return
 		}
 	}
-	t.Fatalf("kept once the bucket is back: %s %q; want the invalid_input its caller was sent", kept.Code, kept.Text())
+	t.Fatalf("not kept %v after the bucket is back: %s %q; want the invalid_input its caller was sent", guard, kept.Code, kept.Text())
 }
 
 // TestDurableLongRunUnkeptDeliveredAgain: a durable call that ran for
@@ -105,10 +106,11 @@ func TestDurableLongRunUnkeptDeliveredAgain(t *testing.T) {
 		return err
 	})
 	var kept *toolkit.Response
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if kept = c.Result(ctx, "p1"); kept.Text() == "put" {
+	rctx := ctxT(t) // the test's ctx may be near its end
+	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if kept = c.Result(rctx, "p1"); kept.Text() == "put" {
 			return
 		}
 	}
-	t.Fatalf("kept once the bucket is back: %s %q (runs: %d); want the call's result", kept.Code, kept.Text(), runs.Load())
+	t.Fatalf("not kept %v after the bucket is back: %s %q (runs: %d); want the call's result", guard, kept.Code, kept.Text(), runs.Load())
 }
