@@ -39,8 +39,8 @@ func TestKVWriteToDeletedBucketFails(t *testing.T) {
 			} else {
 				t.Logf("%s as expected: %v", name, err)
 			}
-		case <-time.After(15 * time.Second):
-			t.Errorf("%s to a deleted bucket, without a deadline, still waits after 15 s", name)
+		case <-time.After(natstest.Guard):
+			t.Errorf("%s to a deleted bucket, without a deadline, still waits after %v", name, natstest.Guard)
 			cancel()
 			<-done
 		}
