@@ -76,13 +76,13 @@ func TestChaosKeptRetryWorkerNodeDown(t *testing.T) {
 		// (an earlier attempt's final, written over since). A final kept
 		// wrongly stays so.
 		var kept *toolkit.Response
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(guard); ; time.Sleep(100 * time.Millisecond) {
 			if kept = c.Result(ctxT(t), id); (kept.Code == "" && kept.Text() == r.Text()) || time.Now().After(deadline) {
 				break
 			}
 		}
 		if kept.Code != "" || kept.Text() != r.Text() {
-			t.Errorf("%s: the caller got %q, kept is %s %q", id, r.Text(), kept.Code, kept.Text())
+			t.Errorf("%s: the caller got %q, kept is %s %q %v later", id, r.Text(), kept.Code, kept.Text(), guard)
 		}
 	}
 	t.Logf("%d of %d calls sent again", retried, len(calls))
