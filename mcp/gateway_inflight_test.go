@@ -67,7 +67,13 @@ func waitCancelled(t *testing.T, f *fleetFixture, within time.Duration, what str
 	t.Helper()
 	select {
 	case err := <-f.cancelled:
-		t.Logf("the worker saw %v", err)
+		// The worker ends a call on its own once its caller's reply
+		// subject is gone (toolkit.ErrCallerGone): that is no cancel.
+		if cause := f.lastCause(); errors.Is(cause, toolkit.ErrCallerGone) {
+			t.Errorf("%s: the worker's call ended only as its caller was gone (%v): no cancel reached it", what, cause)
+			return true
+		}
+		t.Logf("the worker saw %v (%v)", err, f.lastCause())
 		return true
 	case <-time.After(within):
 		t.Errorf("%s: %v later the worker's call is still running (no cancel reached it)", what, within)
@@ -96,10 +102,10 @@ func TestGatewayCloseInFlight(t *testing.T) {
 	go func() { closed <- g.Close() }()
 	select {
 	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Error("Gateway.Close has not returned 10s after it was called with a call in flight")
+	case <-time.After(guardTimeout):
+		t.Errorf("Gateway.Close has not returned %v after it was called with a call in flight", guardTimeout)
 	}
-	if !waitCancelled(t, f, 5*time.Second, "after Gateway.Close") {
+	if !waitCancelled(t, f, guardTimeout, "after Gateway.Close") {
 		unblock() // the MCP client's cancel: lets Close return so the test ends
 		<-closed
 	}
@@ -132,10 +138,10 @@ func TestGatewayDeleteInFlight(t *testing.T) {
 	select {
 	case code := <-deleted:
 		t.Logf("DELETE: %d", code)
-	case <-time.After(10 * time.Second):
-		t.Error("the DELETE of the session is unanswered 10s later")
+	case <-time.After(guardTimeout):
+		t.Errorf("the DELETE of the session is unanswered %v later", guardTimeout)
 	}
-	waitCancelled(t, f, 5*time.Second, "after the session's DELETE")
+	waitCancelled(t, f, guardTimeout, "after the session's DELETE")
 	// The session is let go once its call has returned, which on a busy
 	// machine may be a moment after the worker saw the cancel.
 	waitTracked(t, g, 0)
@@ -207,7 +213,7 @@ func TestGatewayClientGoneInFlight(t *testing.T) {
 	f := startFleet(t)
 	g, d := slowCallOverCuttable(t, f, &GatewayOptions{SessionTimeout: 500 * time.Millisecond})
 	d.cut()
-	waitCancelled(t, f, 5*time.Second, "client gone, session timeout 500ms")
+	waitCancelled(t, f, guardTimeout, "client gone, session timeout 500ms")
 	waitTracked(t, g, 0) // the go-sdk's idle close, no longer waiting on the call
 }
 
@@ -230,7 +236,7 @@ func TestGatewayServeListenerEndInFlight(t *testing.T) {
 	unblock, outcome := startSlow(t, f, c)
 	t.Cleanup(unblock)
 	cancel()
-	waitCancelled(t, f, 5*time.Second, "after ServeListener's ctx ended")
+	waitCancelled(t, f, guardTimeout, "after ServeListener's ctx ended")
 	select {
 	case o := <-outcome:
 		if o.err != nil || !o.res.IsError || len(o.res.Content) != 1 || o.res.Content[0].(*sdk.TextContent).Text != GatewayStoppedText {
@@ -359,7 +365,7 @@ func TestGatewayCutPostInFlight(t *testing.T) {
 	f := startFleet(t)
 	_, d := slowCallOverCuttable(t, f, &GatewayOptions{StreamBuffer: -1})
 	d.die()
-	waitCancelled(t, f, 20*time.Second, "the call's POST cut, no stream to resume")
+	waitCancelled(t, f, guardTimeout, "the call's POST cut, no stream to resume")
 }
 
 // TestGatewayBoundsEndInFlight: a call the gateway's own bounds end, its
@@ -380,7 +386,7 @@ func TestGatewayBoundsEndInFlight(t *testing.T) {
 			if how == "interrupt" {
 				g.Interrupt()
 			}
-			waitCancelled(t, f, 20*time.Second, how)
+			waitCancelled(t, f, guardTimeout, how)
 		})
 	}
 }

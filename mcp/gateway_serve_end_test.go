@@ -43,7 +43,7 @@ func TestGatewayServeEndInFlight(t *testing.T) {
 			unblock, outcome := startSlow(t, f, c)
 			t.Cleanup(unblock)
 			cancel()
-			waitCancelled(t, f, 10*time.Second, "after Serve's ctx ended")
+			waitCancelled(t, f, guardTimeout, "after Serve's ctx ended")
 			select {
 			case o := <-outcome:
 				// The session closes with ctx: an error (the connection

@@ -67,6 +67,15 @@ type fleetFixture struct {
 	url       string
 	started   chan struct{} // "slow" is running
 	cancelled chan error    // what "slow" saw when its ctx ended
+	mu        sync.Mutex
+	cause     error // why "slow"'s ctx ended last (context.Cause)
+}
+
+// lastCause is why "slow"'s ctx ended last.
+func (f *fleetFixture) lastCause() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cause
 }
 
 type textIn struct {
@@ -108,6 +117,9 @@ func startFleet(t testing.TB) *fleetFixture {
 		toolkit.Func("slow", "Block until cancelled.", func(ctx context.Context, in struct{}) (string, error) {
 			f.started <- struct{}{}
 			<-ctx.Done()
+			f.mu.Lock()
+			f.cause = context.Cause(ctx)
+			f.mu.Unlock()
 			f.cancelled <- ctx.Err()
 			return "", ctx.Err()
 		}),

@@ -412,7 +412,7 @@ func TestGatewayUninitializedSessionEnds(t *testing.T) {
 	} else {
 		dresp.Body.Close()
 	}
-	waitCancelled(t, f, 5*time.Second, "after the DELETE of a session that never sent notifications/initialized")
+	waitCancelled(t, f, guardTimeout, "after the DELETE of a session that never sent notifications/initialized")
 }
 
 // Every initialize opened an HTTP session holding a go-sdk server with
