@@ -28,7 +28,7 @@ func TestGrantWatchEndsWithItsContext(t *testing.T) {
 	cancel()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the watch did not end with its context")
+	case <-time.After(guardTimeout):
+		t.Fatalf("the watch did not end with its context within %v", guardTimeout)
 	}
 }

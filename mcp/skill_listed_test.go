@@ -51,8 +51,8 @@ func TestGatewaySkillToolListedWithGroup(t *testing.T) {
 	}
 	select {
 	case <-c.changed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no list_changed after the skill's group was activated")
+	case <-time.After(guardTimeout):
+		t.Fatalf("no list_changed %v after the skill's group was activated", guardTimeout)
 	}
 	if _, ok := listNames(t, c)[skill.ViewerName]; !ok {
 		t.Fatal("the Skill tool is not listed with its skill's group active")
