@@ -827,7 +827,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				// run, whatever the cancel.
 				final = cancelledBeforeRetry(attempt.ID)
 			}
-			if final.Code == toolkit.CodeWorkerLost || drained(final) {
+			if workerLost(final) || drained(final) {
 				lost = final
 			}
 			// A durable call was delivered again by the queue already. A
@@ -999,6 +999,9 @@ func (c *Client) retry(ctx context.Context, tool string, final *toolkit.Response
 	var wait time.Duration
 	switch final.Code {
 	case toolkit.CodeWorkerLost:
+		if !workerLost(final) {
+			return false
+		}
 	case toolkit.CodeInterrupted:
 		if !drained(final) {
 			return false
@@ -1137,7 +1140,18 @@ func notRun(final *toolkit.Response) bool {
 // retryable reports whether final may be retried by the client
 // (worker_lost, overloaded, drained); retry decides.
 func retryable(final *toolkit.Response) bool {
-	return final.Code == toolkit.CodeWorkerLost || final.Code == toolkit.CodeOverloaded || drained(final)
+	return workerLost(final) || final.Code == toolkit.CodeOverloaded || drained(final)
+}
+
+// workerLost reports whether final says the worker that took the attempt
+// went silent (worker_lost): it may have run, and a read-only or
+// idempotent call is sent again. Not when its worker says the tool ran
+// (wire.MetaToolRan), which a worker never says of a worker_lost of its
+// own: a worker of an earlier build passes on one its tool answered
+// itself (a worker of this build sends that tool_error), which is the
+// call's answer.
+func workerLost(final *toolkit.Response) bool {
+	return final.Code == toolkit.CodeWorkerLost && final.Metadata[wire.MetaToolRan] != true
 }
 
 // drained reports whether final is the interrupted final of a call its

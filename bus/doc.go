@@ -79,6 +79,12 @@
 //     worker marks it: the worker drops wire.MetaDrained and
 //     wire.MetaToolRan from the metadata a tool or its middleware writes
 //     (in a chunk, a result or a *toolkit.Error).
+//   - worker_lost is the bus's verdict alone: a call a tool or its
+//     middleware ends with toolkit.CodeWorkerLost (say, passing on
+//     another call's answer) goes out tool_error, its message and
+//     metadata kept, and is not sent again; a worker_lost final with
+//     wire.MetaToolRan (a worker of an earlier build passing on its
+//     tool's) is the call's answer too.
 //   - Listing is fleet-wide: Serve announces its toolkit (a
 //     discovery.Announcer) unless WorkerOptions.AnnounceInterval is
 //     negative, and Client.SessionSchemas merges every worker's

@@ -447,6 +447,15 @@ func (s *sender) serve() (resp *toolkit.Response) {
 	}()
 	resp = s.w.tk.Dispatch(s.ctx, s.call, s)
 	dropWorkerKeys(resp.Metadata)
+	if resp.Code == toolkit.CodeWorkerLost {
+		// Only the bus says a worker went silent with a call: its
+		// caller sends a read-only or idempotent call again, and takes
+		// it for an attempt that may have run. A tool or middleware
+		// that ends its call so (say, passing on another call's
+		// answer) failed itself: its message and metadata go out as
+		// tool_error's, as a code outside the set does.
+		resp.Code = toolkit.CodeToolError
+	}
 	return resp
 }
 
