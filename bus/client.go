@@ -820,7 +820,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			if c.afterRun != nil {
 				c.afterRun(attempt.ID)
 			}
-			if cancelled && retryable(final) && !drained(final) && (final.Code == toolkit.CodeOverloaded ||
+			if cancelled && retryable(final) && !drained(final) && (refusedForLoad(final) ||
 				n < c.opts.MaxAttempts && !chunks && !durable && c.resends(ctx, call.Name)) {
 				// The cancel stopped a resend. A lost attempt that would not
 				// have been sent again stays worker_lost: the tool may have
@@ -840,7 +840,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				stop = c.mayRetry(call.ID)
 			}
 			if again && (!c.retry(ctx, call.Name, final, stop) || stopped(stop)) {
-				if stopped(stop) && !drained(final) && (final.Code == toolkit.CodeOverloaded || c.resends(ctx, call.Name)) {
+				if stopped(stop) && !drained(final) && (refusedForLoad(final) || c.resends(ctx, call.Name)) {
 					// The cancel stopped a resend (as above: a lost attempt
 					// that would not have been sent again stays worker_lost).
 					final = cancelledBeforeRetry(call.ID)
@@ -1152,6 +1152,17 @@ func retryable(final *toolkit.Response) bool {
 // call's answer.
 func workerLost(final *toolkit.Response) bool {
 	return final.Code == toolkit.CodeWorkerLost && final.Metadata[wire.MetaToolRan] != true
+}
+
+// refusedForLoad reports whether final is an overloaded answer given
+// before the call's tool ran (a worker's in-flight limit, a rate-limiting
+// middleware): the call did not run, whatever its tool, so a Cancel
+// before it was sent again ends it interrupted. An overloaded answer with
+// wire.MetaToolRan is the tool's own, after its run (an upstream refusing
+// it for load): sent again as other attempts are, only for a read-only or
+// idempotent tool, and the call's answer otherwise.
+func refusedForLoad(final *toolkit.Response) bool {
+	return final.Code == toolkit.CodeOverloaded && final.Metadata[wire.MetaToolRan] != true
 }
 
 // drained reports whether final is the interrupted final of a call its

@@ -84,7 +84,14 @@
 //     another call's answer) goes out tool_error, its message and
 //     metadata kept, and is not sent again; a worker_lost final with
 //     wire.MetaToolRan (a worker of an earlier build passing on its
-//     tool's) is the call's answer too.
+//     tool's) is the call's answer too. overloaded is a tool's own
+//     answer when the final carries wire.MetaToolRan (an upstream
+//     refused it for load after it ran): sent again, after
+//     retry_after_ms, only for a read-only or idempotent tool, as the
+//     Retry middleware does in process, and a Cancel meanwhile leaves it
+//     the call's answer for any other tool; without the key the call was
+//     refused before its tool ran (the worker's MaxInFlight, a
+//     rate-limiting middleware).
 //   - Listing is fleet-wide: Serve announces its toolkit (a
 //     discovery.Announcer) unless WorkerOptions.AnnounceInterval is
 //     negative, and Client.SessionSchemas merges every worker's
