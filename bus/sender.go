@@ -46,7 +46,11 @@ type sender struct {
 	hdr  nats.Header
 	data []byte
 	pin  pin
-	keep bool // store the final for Client.Result
+	// movedNote is the note that the call moved its session (pinned),
+	// under mu: in the final's content, and a last chunk when the final
+	// goes out after chunks (finalLocked), whenever they went.
+	movedNote string
+	keep      bool // store the final for Client.Result
 	// keepID is the id the final is stored under: the call's, or the one
 	// its caller gave a retry (wire.HeaderKeepResult); keepKey its key.
 	keepID, keepKey string
@@ -306,6 +310,9 @@ func (s *sender) runSlotted() {
 	if s.keep && (s.dur == nil || s.dur.mayBeAgain(s.started) || awaitsApproval(resp) && !s.toolRan()) && !s.isDone() {
 		s.keepBeforeFinal(resp)
 	}
+	if s.w.beforeFinal != nil {
+		s.w.beforeFinal(s)
+	}
 	s.final(resp)
 }
 
@@ -419,14 +426,13 @@ func (s *sender) pinned(resp *toolkit.Response) {
 	if s.pin.movedFrom != "" {
 		resp.Metadata[wire.MetaSessionMovedFrom] = s.pin.movedFrom
 	}
-	note := toolkit.Block{Type: toolkit.BlockText, Text: movedText(s.pin.movedFrom, s.w.opts.Instance, s.pin.full)}
-	resp.Content = append(resp.Content, note)
+	note := movedText(s.pin.movedFrom, s.w.opts.Instance, s.pin.full)
+	resp.Content = append(resp.Content, toolkit.Block{Type: toolkit.BlockText, Text: note})
+	// Whether the final carries its content is known only as it goes
+	// out: a timed flush may stream what the tool wrote before then.
 	s.mu.Lock()
-	streaming := s.streaming
+	s.movedNote = note
 	s.mu.Unlock()
-	if streaming {
-		s.Write(toolkit.Chunk{Content: []toolkit.Block{note}})
-	}
 }
 
 // serve runs the call through the toolkit. A panic that escapes it (the
@@ -1015,6 +1021,11 @@ func (s *sender) finalLocked(resp *toolkit.Response) {
 	}
 	if s.sendErr == nil {
 		s.flush() // what is still held goes out before the final
+		if s.movedNote != "" {
+			// The final's content stays behind: its caller gets the
+			// note as a last chunk (pinned).
+			s.sendChunk(&toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: s.movedNote}}})
+		}
 	}
 	if s.sendErr != nil {
 		s.internalFinal("InternalError: part of the tool's output could not be delivered: " + s.sendErr.Error())

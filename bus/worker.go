@@ -205,6 +205,7 @@ type Worker struct {
 	afterAccept    func(*sender) // tests: a core call registered, before its reader goes on with it
 	onPassedBack   func()        // tests: a no-responders status of a call passed on, before it is answered
 	beforeRelease  func(*sender) // tests: a final sent, before what the call held is released
+	beforeFinal    func(*sender) // tests: a call's tool returned, its final about to be sent (runSlotted)
 	cancelSub      *nats.Subscription
 	calls          map[string]*sender // call id → running call
 	tombs          map[string]tombEntry
