@@ -35,7 +35,10 @@ const (
 	// CodeOverloaded: the call was refused for load (rate limit, in-flight
 	// limit); it may be retried after Error.RetryAfter.
 	CodeOverloaded Code = "overloaded"
-	// CodeWorkerLost: the worker running the call went silent.
+	// CodeWorkerLost: the worker running the call went silent. It is the
+	// bus's verdict, not a tool's: a tool (or middleware) that answers it
+	// on a worker has its answer sent as CodeToolError, message and
+	// metadata kept, so that it does not have the call sent again.
 	CodeWorkerLost Code = "worker_lost"
 	// CodeInternal: a bug: a panic or an impossible state.
 	CodeInternal Code = "internal"
