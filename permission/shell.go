@@ -312,8 +312,12 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			// is no argument; it is a word as any other (quotes,
 			// substitutions).
 			redirect, input = isOut, !isOut
-			hereString = hereString || c == '<' && next == '<' && i+2 < len(rs) && rs[i+2] == '<'
-			if c == '<' && next == '<' && (i+2 >= len(rs) || rs[i+2] != '<') {
+			if c == '<' && next == '<' && i+2 < len(rs) && rs[i+2] == '<' {
+				// <<< is a here-string: its word, not a here-document
+				// whose body would take the lines after it.
+				hereString = true
+				i += 2
+			} else if c == '<' && next == '<' {
 				i++ // << (<<< is a here-string, a word)
 				unsure = unsure || parens > 0
 				delimNext = parens == 0
@@ -471,7 +475,11 @@ func substitution(rs []rune, i int, out *shellLine, depth int) (end int, err err
 				docs = nil
 			}
 		case '<':
-			if j+2 < len(rs) && rs[j+1] == '<' && rs[j+2] != '<' {
+			if j+2 < len(rs) && rs[j+1] == '<' && rs[j+2] == '<' {
+				j += 2 // a here-string (<<<): a word, no here-document
+				continue
+			}
+			if j+2 < len(rs) && rs[j+1] == '<' {
 				if len(open) > 0 {
 					unsure = true
 					continue
