@@ -247,11 +247,13 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				i++
 				continue
 			}
-			if next != 0 {
-				inWord, quoted = true, true
-				word.WriteRune(next)
-				i++
+			inWord, quoted = true, true
+			if next == 0 { // escaping nothing: the shell keeps it
+				word.WriteRune(c)
+				continue
 			}
+			word.WriteRune(next)
+			i++
 		case c == '`', c == '$' && next == '(', (c == '<' || c == '>') && next == '(':
 			end, err := substitution(rs, i, &out, 0)
 			if err != nil {
