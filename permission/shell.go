@@ -220,6 +220,9 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			for ; j < len(rs) && rs[j] != '"'; j++ {
 				switch {
 				case rs[j] == '\\' && j+1 < len(rs):
+					if rs[j+1] == '\n' && joinsToken(rs, j) {
+						return out, errSplitToken
+					}
 					j++
 					word.WriteRune(rs[j])
 					continue
@@ -244,6 +247,9 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			i = j
 		case c == '\\':
 			if next == '\n' {
+				if joinsToken(rs, i) {
+					return out, errSplitToken
+				}
 				i++
 				continue
 			}
@@ -354,6 +360,27 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	return out, nil
 }
 
+// joinsToken reports whether the backslash and newline at rs[i] (and
+// any more right after) join the characters around them into one token
+// of two, such as "$(" or "<<": the shell removes them before it reads
+// operators and expansions, where this reading takes each character as
+// it comes.
+func joinsToken(rs []rune, i int) bool {
+	k := i
+	for k+1 < len(rs) && rs[k] == '\\' && rs[k+1] == '\n' {
+		k += 2
+	}
+	if i == 0 || k >= len(rs) {
+		return false
+	}
+	return slices.Contains(twoCharTokens, string([]rune{rs[i-1], rs[k]}))
+}
+
+// twoCharTokens are the starts of the operators and expansions whose
+// first character does not already decide them.
+var twoCharTokens = []string{"<<", "<>", "<&", "<(", ">>", ">|", ">&", ">(", "&&", "&>", "||", "|&", ";;", ";&",
+	"$(", "${", "$'", "$\"", "$[", "(("}
+
 // hereDoc is a here-document whose body is still to be read: its
 // delimiter (quotes removed); literal when quotes in the delimiter make
 // the body plain text (otherwise its substitutions run); strip for <<-,
@@ -373,6 +400,11 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 	i := nl // the newline before the next line
 	for _, d := range docs {
 		from, to := i+1, len(rs) // the body; to: where its delimiter's line starts
+		// Where the delimiter is unquoted, bash joins a line ending with
+		// a backslash to the next before it compares (dash does not):
+		// the body ends at the first line either reads as the delimiter,
+		// and the lines after it are read as commands.
+		joined, lstart, joining := "", 0, false
 		for i+1 < len(rs) {
 			start := i + 1
 			i = start
@@ -387,6 +419,21 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 				to = start
 				break
 			}
+			if d.literal {
+				continue
+			}
+			if !joining {
+				joined, lstart = "", start
+			}
+			backslashes := len(line) - len(strings.TrimRight(line, "\\"))
+			if joining = backslashes%2 == 1; joining {
+				joined += line[:len(line)-1]
+				continue
+			}
+			if joined += line; joined == d.delim && lstart != start {
+				to = lstart
+				break
+			}
 		}
 		body := rs[min(from, to):to]
 		if out != nil {
@@ -399,6 +446,9 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 		for k := 0; k < len(body); k++ {
 			switch {
 			case body[k] == '\\':
+				if k+1 < len(body) && body[k+1] == '\n' && joinsToken(body, k) {
+					return 0, errSplitToken
+				}
 				k++
 			case body[k] == '`', body[k] == '$' && k+1 < len(body) && body[k+1] == '(':
 				end, err := substitution(body, k, out, 0)
@@ -561,6 +611,7 @@ func caseAt(rs []rune, i int) bool {
 var (
 	errCaseInSubstitution = errors.New("a case inside a substitution")
 	errHereDocInParens    = errors.New("a here-document or shift inside parentheses")
+	errSplitToken         = errors.New("a backslash and a newline inside an operator or expansion")
 )
 
 // hereDocDelim reads the delimiter word of a here-document after "<<" at
