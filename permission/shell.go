@@ -292,8 +292,8 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			}
 		case c == '>' || c == '<' || c == '&' && next == '>':
 			// A file-descriptor number right before the operator (2>)
-			// is not a word.
-			if inWord && isDigits(word.String()) {
+			// is not a word; quoted digits ('2'>, \2>) are one.
+			if inWord && !quoted && isDigits(word.String()) {
 				resetWord()
 			} else {
 				flushWord()
