@@ -292,8 +292,9 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			}
 		case c == '>' || c == '<' || c == '&' && next == '>':
 			// A file-descriptor number right before the operator (2>)
-			// is not a word; quoted digits ('2'>, \2>) are one.
-			if inWord && !quoted && isDigits(word.String()) {
+			// is not a word; quoted digits ('2'>, \2>) are one, and so
+			// are digits a redirection before names (dash: <>21>&2).
+			if inWord && !quoted && !redirect && !input && isDigits(word.String()) {
 				resetWord()
 			} else {
 				flushWord()
