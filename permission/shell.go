@@ -126,6 +126,12 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	// be a shift, so a line with one cannot be read (unsure). paren: the
 	// last character was one, after which a "#" begins a comment.
 	parens, paren, unsure := 0, false, false
+	// params counts the unquoted "{" opened since a "${" (its own
+	// included) and not closed: inside a parameter expansion "#" and
+	// "<<" are characters of the word, not a comment or a here-document
+	// (counting every "{" in it may find it open longer than the shell
+	// does, which reads more of the line as commands, never less).
+	params := 0
 	// What the shell does to the current word: a $-expansion; a brace
 	// expansion, an unquoted "}" closing a "{" with a "," or ".." at its
 	// own level. open holds, for each "{" not closed yet, whether one was
@@ -191,7 +197,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 		afterParen := paren
 		paren = false
 		switch {
-		case c == '#' && (!inWord || afterParen):
+		case c == '#' && (!inWord || afterParen) && params == 0:
 			// A comment, to the end of the line (quotes in it included).
 			for i+1 < len(rs) && rs[i+1] != '\n' {
 				i++
@@ -329,7 +335,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			} else if c == '<' && next == '<' {
 				i++ // << (<<< is a here-string, a word)
 				unsure = unsure || parens > 0
-				delimNext = parens == 0
+				delimNext = parens == 0 && params == 0
 				if stripNext = i+1 < len(rs) && rs[i+1] == '-'; stripNext {
 					i++
 				}
@@ -339,6 +345,11 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 		default:
 			inWord = true
 			word.WriteRune(c)
+			if c == '{' && (params > 0 || i > 0 && rs[i-1] == '$') {
+				params++
+			} else if c == '}' && params > 0 {
+				params--
+			}
 			switch {
 			case c == '$' && next != 0 && next != ' ' && next != '\t' && next != '\n' && next != '\'':
 				// (In the sh reading "$'" is a "$" and a quoted string.)
