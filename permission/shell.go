@@ -299,8 +299,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 		case c == '>' || c == '<' || c == '&' && next == '>':
 			// A file-descriptor number right before the operator (2>)
 			// is not a word; quoted digits ('2'>, \2>) are one, and so
-			// are digits a redirection before names (dash: <>21>&2).
-			if inWord && !quoted && !redirect && !input && isDigits(word.String()) {
+			// are digits a redirection before names (dash: <>21>&2), and
+			// more than one digit (dash takes one; bash's 10> read as a
+			// word only adds an argument).
+			if w := word.String(); inWord && !quoted && !redirect && !input && len(w) == 1 && isDigits(w) {
 				resetWord()
 			} else {
 				flushWord()
