@@ -387,13 +387,14 @@ func joinsToken(rs []rune, i int) bool {
 	if i == 0 || k >= len(rs) {
 		return false
 	}
-	return slices.Contains(twoCharTokens, string([]rune{rs[i-1], rs[k]}))
+	// After a "$", whatever follows makes an expansion with it ($$,
+	// $x, ${, $().
+	return rs[i-1] == '$' || slices.Contains(twoCharTokens, string([]rune{rs[i-1], rs[k]}))
 }
 
-// twoCharTokens are the starts of the operators and expansions whose
-// first character does not already decide them.
-var twoCharTokens = []string{"<<", "<>", "<&", "<(", ">>", ">|", ">&", ">(", "&&", "&>", "||", "|&", ";;", ";&",
-	"$(", "${", "$'", "$\"", "$[", "(("}
+// twoCharTokens are the starts of the operators whose first character
+// does not already decide them.
+var twoCharTokens = []string{"<<", "<>", "<&", "<(", ">>", ">|", ">&", ">(", "&&", "&>", "||", "|&", ";;", ";&", "(("}
 
 // hereDoc is a here-document whose body is still to be read: its
 // delimiter (quotes removed); literal when quotes in the delimiter make

@@ -11,7 +11,8 @@ import "testing"
 // `<<EOF` and a command on the next line, were read-only and allowed
 // without asking, even in explore mode. So was a here-document whose
 // delimiter line bash reads from two lines joined (`EO\` and `F`), the
-// commands after it hidden in its body.
+// commands after it hidden in its body, and `cat $\` with `${x:- #}<<E`
+// next (to the shell "$$", then a comment).
 func TestContinuationJoinsTokens(t *testing.T) {
 	for _, c := range []string{
 		"echo $\\\n(touch f)",
@@ -22,6 +23,7 @@ func TestContinuationJoinsTokens(t *testing.T) {
 		"ls >\\\n(touch f)",
 		"echo $\\\n{x@P}",
 		"cat <<EOF\nEO\\\nF\ntouch f\nEOF",
+		"cat $\\\n${x:- #}<<E\ntouch f",
 	} {
 		if shellReadOnly(c) {
 			t.Errorf("%q is read as read-only", c)
