@@ -126,11 +126,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	// be a shift, so a line with one cannot be read (unsure). paren: the
 	// last character was one, after which a "#" begins a comment.
 	parens, paren, unsure := 0, false, false
-	// params counts the unquoted "{" opened since a "${" (its own
-	// included) and not closed: inside a parameter expansion "#" and
-	// "<<" are characters of the word, not a comment or a here-document
-	// (counting every "{" in it may find it open longer than the shell
-	// does, which reads more of the line as commands, never less).
+	// params counts the parameter expansions ("${") open: inside one "#"
+	// and "<<" are characters of the word, not a comment or a
+	// here-document. The shell ends one at its first unquoted "}" (a
+	// plain "{" inside opens nothing), and "$${" is "$$" and a "{".
 	params := 0
 	// What the shell does to the current word: a $-expansion; a brace
 	// expansion, an unquoted "}" closing a "{" with a "," or ".." at its
@@ -347,7 +346,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 		default:
 			inWord = true
 			word.WriteRune(c)
-			if c == '{' && (params > 0 || i > 0 && rs[i-1] == '$') {
+			if c == '{' && opensParam(rs, i) {
 				params++
 			} else if c == '}' && params > 0 {
 				params--
@@ -372,6 +371,25 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	}
 	flushCmd()
 	return out, nil
+}
+
+// opensParam reports whether the "{" at rs[i] opens a parameter
+// expansion: it follows an odd run of "$" (the first not escaped by a
+// backslash), as "$$" is a parameter of its own.
+func opensParam(rs []rune, i int) bool {
+	j := i
+	for j > 0 && rs[j-1] == '$' {
+		j--
+	}
+	n := i - j
+	escapes := 0
+	for k := j; k > 0 && rs[k-1] == '\\'; k-- {
+		escapes++
+	}
+	if escapes%2 == 1 {
+		n-- // \$ is a "$" of the word
+	}
+	return n%2 == 1
 }
 
 // joinsToken reports whether the backslash and newline at rs[i] (and

@@ -14,6 +14,12 @@ func TestParameterExpansionHidesNothing(t *testing.T) {
 		"ls ${x:-<<E}\ntouch f",
 		"cat ${x=<<E\n}\ntouch f",
 		"echo ${x:-${y:- #}}; touch f",
+		"echo \\$${x:- #}; touch f",
+		// The first "}" ends ${…}, and "$${" opens none: the "#" after
+		// is a comment, where a quote would hide the line after it.
+		"echo ${x:-{a} #'\ntouch f\n'",
+		"echo $${x:- #'\ntouch f\n'",
+		"echo $${x:- #}EO\\\nF\n",
 	} {
 		if shellReadOnly(c) {
 			t.Errorf("%q is read as read-only", c)
