@@ -318,8 +318,13 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				for j < len(rs) && !strings.ContainsRune(" \t;&|<>\n", rs[j]) {
 					j++
 				}
-				if t := string(rs[i+2 : j]); isDigits(t) || t == "-" {
+				t := string(rs[i+2 : j])
+				if isDigits(t) || t == "-" {
 					i = j - 1 // >&2, 2>&1, >&-: a descriptor, not a file
+					continue
+				}
+				if strings.HasPrefix(t, "-") {
+					i += 2 // <&-rm: bash closes, and rm is the next word
 					continue
 				}
 				i++ // >&word: bash sends both outputs to the file word
