@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -161,6 +162,24 @@ type rpcID struct {
 	n     int64
 	s     string
 	isStr bool
+}
+
+// CheckIDs reports what makes the JSON-RPC ids of b, one message or a
+// batch, such that the go-sdk would answer under ids other than the ones
+// sent, as the Gateway refuses a POST for it (see Gateway): a numeric id
+// that is not an integer or is beyond ±2^53, two requests of a batch with
+// one id, a batch of more than 1024 messages; nil when there is none, or
+// when b is not a JSON-RPC message or batch (the go-sdk's to refuse). A
+// transport that hands Serve its messages (`toolctl mcp stdio`) refuses
+// such a message with it. It is safe for concurrent use.
+func CheckIDs(b []byte) error {
+	if !json.Valid(b) {
+		return nil
+	}
+	if p := idProblem(b); p != "" {
+		return errors.New(p)
+	}
+	return nil
 }
 
 // idProblem walks the top-level JSON-RPC message, or batch of messages, in

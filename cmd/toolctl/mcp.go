@@ -52,7 +52,9 @@ import (
 // exits 0 as it does on a signal, rather than wait on the pipe for ever.
 // The answers not delivered then (calls still running after the drain,
 // answers the client did not read) are counted in one warning with why,
-// as on a signal.
+// as on a signal. A line of stdin whose ids the go-sdk would answer under
+// other ids (1.5 as 1) is refused at once, -32600 under the id as sent,
+// as serve refuses such a POST (mcp.CheckIDs), and is not waited for.
 // The gateway is a command of toolctl rather than a worker flag so that
 // it runs wherever the MCP client is, with no tools of its own.
 

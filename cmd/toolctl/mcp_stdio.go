@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/toolbus/toolbus/mcp"
 )
 
 // stdioDrain is how long `mcp stdio` answers the requests in flight once
@@ -245,7 +247,7 @@ func (d *drainIO) add(b []byte) {
 func (d *drainIO) scanLine(nl bool) {
 	var refused []byte
 	if d.over {
-		refused = refuse(-32600, fmt.Sprintf("Invalid Request: the line is %d bytes, over the %d a message may have", d.size, maxLine))
+		refused = refuse(nil, -32600, fmt.Sprintf("Invalid Request: the line is %d bytes, over the %d a message may have (the line was skipped; MCP over stdio is one JSON-RPC message per line)", d.size, maxLine))
 	} else {
 		refused = refusal(d.line)
 	}
@@ -261,15 +263,21 @@ func (d *drainIO) scanLine(nl bool) {
 	d.line, d.size, d.over = d.line[:0], 0, false
 }
 
-// refusal is the JSON-RPC error (id null) answering an input line the SDK
-// could not read as a message or batch, or nil for a line it can (or a
-// blank one). JSON-RPC batches under 2025-06-18 and later are left to the
-// SDK, which knows the session's version.
+// refusal is the JSON-RPC error answering an input line the SDK could
+// not read as a message or batch, or would answer under ids other than
+// the ones sent (mcp.CheckIDs: 1.5 would be answered as 1), or nil for a
+// line it can (or a blank one): its id is null, or that of a lone
+// request refused for its id, as sent, so that its client finds it (a
+// response's, which the SDK would match to another of its requests, is
+// refused likewise, with id null).
+// JSON-RPC batches under 2025-06-18 and later are left to the SDK, which
+// knows the session's version.
 func refusal(line []byte) []byte {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
+	const skipped = " (the line was skipped; MCP over stdio is one JSON-RPC message per line)"
 	code, reason := -32600, ""
 	var batch []json.RawMessage
 	switch {
@@ -285,73 +293,117 @@ func refusal(line []byte) []byte {
 				break
 			}
 		}
-	default:
-		if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		if err := mcp.CheckIDs(line); reason == "" && err != nil {
 			reason = "Invalid Request: " + err.Error()
+		}
+	default:
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			reason = "Invalid Request: " + err.Error()
+			break
+		}
+		if err := mcp.CheckIDs(line); err != nil {
+			var id json.RawMessage // a response's: null, it is answered by nothing
+			if _, ok := msg.(*jsonrpc.Request); ok {
+				id = idText(line)
+			}
+			return refuse(id, code, "Invalid Request: "+err.Error()+" (the message was skipped; MCP request ids are strings or integers)")
 		}
 	}
 	if reason == "" {
 		return nil
 	}
-	return refuse(code, reason)
+	return refuse(nil, code, reason+skipped)
 }
 
-// refuse is the JSON-RPC error (id null) with code and reason, and a line's end.
-func refuse(code int, reason string) []byte {
+// idText is the text of the "id" member of the JSON object b as sent, as
+// the SDK reads it: the key matched exactly (not in another case), the
+// last one if repeated; nil for none.
+func idText(b []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var id json.RawMessage
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return id
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return id
+		}
+		if k == "id" {
+			id = v
+		}
+	}
+	return id
+}
+
+// refuse is the JSON-RPC error with code and message, and a line's end;
+// its id is id, or null.
+func refuse(id json.RawMessage, code int, message string) []byte {
 	type rpcError struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	b, _ := json.Marshal(struct {
-		JSONRPC string    `json:"jsonrpc"`
-		ID      *struct{} `json:"id"`
-		Error   rpcError  `json:"error"`
-	}{"2.0", nil, rpcError{code, reason + " (the line was skipped; MCP over stdio is one JSON-RPC message per line)"}})
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{"2.0", id, rpcError{code, message}})
 	return append(b, '\n')
-}
-
-// rpcID is what drainIO reads of a JSON-RPC message.
-type rpcID struct {
-	ID     json.RawMessage `json:"id"`
-	Method *string         `json:"method"`
 }
 
 // note adds the ids of the requests in a message or batch (read) or
 // removes those of its responses (written). The SDK decodes a message
 // without waiting for its newline, so a response may come before its
 // request's line is noted: that request is noted as answered (MCP ids are
-// not reused within a session).
+// not reused within a session). Messages are read as the SDK reads them
+// (jsonrpc.DecodeMessage), so that a request is one the SDK answers, under
+// the id it answers it with.
 func (d *drainIO) note(b []byte, read bool) {
 	b = bytes.TrimSpace(b)
-	var msgs []rpcID
+	var raws []json.RawMessage
 	switch {
 	case len(b) == 0:
 		return
 	case b[0] == '[':
-		if json.Unmarshal(b, &msgs) != nil {
+		if json.Unmarshal(b, &raws) != nil {
 			return
 		}
 	default:
-		var m rpcID
-		if json.Unmarshal(b, &m) != nil {
-			return
-		}
-		msgs = []rpcID{m}
+		raws = []json.RawMessage{b}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, m := range msgs {
-		id, ok := idKey(m.ID)
+	for _, raw := range raws {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			continue
+		}
+		var id jsonrpc.ID
+		req, isReq := msg.(*jsonrpc.Request)
+		if isReq {
+			id = req.ID
+		} else {
+			id = msg.(*jsonrpc.Response).ID
+		}
+		key, ok := idKey(id)
 		switch {
 		case !ok:
-		case read && m.Method != nil && d.early[id]:
-			delete(d.early, id)
-		case read && m.Method != nil:
-			d.pending[id] = true
-		case !read && m.Method == nil && d.pending[id]:
-			delete(d.pending, id)
-		case !read && m.Method == nil:
-			d.early[id] = true
+		case read && isReq && d.early[key]:
+			delete(d.early, key)
+		case read && isReq:
+			d.pending[key] = true
+		case !read && !isReq && d.pending[key]:
+			delete(d.pending, key)
+		case !read && !isReq:
+			d.early[key] = true
 		}
 	}
 	if !read && len(d.pending) == 0 {
@@ -362,19 +414,16 @@ func (d *drainIO) note(b []byte, read bool) {
 	}
 }
 
-// idKey is a request id as the SDK writes it back: a number in its
-// shortest form (7.0 is answered as 7), a string unescaped; ok is false
-// for no id or null.
-func idKey(raw json.RawMessage) (key string, ok bool) {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
-		return "", false
-	}
-	switch v := v.(type) {
+// idKey is a request id as the SDK holds it, and writes it back: an
+// int64 (a number id read as a float and converted: -0 is answered as 0,
+// 7.0 as 7; refusal refuses the ids the conversion changes) or a string;
+// ok is false for no id or null.
+func idKey(id jsonrpc.ID) (key string, ok bool) {
+	switch v := id.Raw().(type) {
 	case string:
 		return "s" + v, true
-	case float64:
-		return "n" + strconv.FormatFloat(v, 'g', -1, 64), true
+	case int64:
+		return "n" + strconv.FormatInt(v, 10), true
 	}
 	return "", false
 }
