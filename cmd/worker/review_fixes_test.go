@@ -91,7 +91,21 @@ func refusedForAWhile(t *testing.T) (*authWorker, string, int, func(string) (int
 	if _, ok := w.stderr.wait(func(l string) bool { return strings.Contains(l, "NATS connection lost") }); !ok {
 		t.Fatalf("the worker did not notice:\n%s", w.stderr)
 	}
-	time.Sleep(8 * time.Second) // a few of nats.go's reconnect attempts (2s apart)
+	// Refused more than twice (nats.go's default gives up after two
+	// authorization errors): each refused reconnect is logged.
+	refused := 0
+	if _, ok := w.stderr.wait(func(l string) bool {
+		if strings.Contains(strings.ToLower(l), "authorization violation") {
+			refused++
+		}
+		return refused > 2
+	}); !ok {
+		select {
+		case <-w.done: // exited: acceptable, a supervisor restarts it
+		default:
+			t.Fatalf("the worker, alive, was refused %d times, not more than twice, %v after the server changed its password:\n%s", refused, guard, w.stderr)
+		}
+	}
 	_, body := get("/readyz")
 	t.Logf("/readyz while refused: %q", body)
 	s2.Shutdown()
