@@ -51,6 +51,22 @@ func TestGatewayMountedRequestCancelled(t *testing.T) {
 			url := serveGatewayHTTP(t, g)
 			c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
 			waitTracked(t, g, 1)
+			// The worker ends the request by itself at its own 30 s bound:
+			// the cancels sent to it tell a cancel from that.
+			sent := make(chan struct{}, 8)
+			snc := natstest.Connect(t, f.srv)
+			_, err = snc.Subscribe(wire.MCPSubject("w-mounted"), func(m *nats.Msg) {
+				var req wire.MCPRequest
+				if wire.CodecOf(m.Header).Unmarshal(m.Data, &req) == nil && req.Method == wire.MCPCancelled && req.Server == "blk" {
+					sent <- struct{}{}
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := snc.Flush(); err != nil {
+				t.Fatal(err)
+			}
 			ctx, cancel := context.WithCancel(natstest.Ctx(t))
 			defer cancel()
 			done := make(chan error, 1)
@@ -77,12 +93,15 @@ func TestGatewayMountedRequestCancelled(t *testing.T) {
 			case "gateway close":
 				go g.Close()
 			}
-			// The worker gives the request 30 s: a cancel must come well
-			// before.
 			select {
 			case <-cancelled:
-			case <-time.After(20 * time.Second):
-				t.Fatalf("%s: 20 s later the mounted server's read still runs (no cancel reached the worker)", how)
+			case <-time.After(2 * guardTimeout):
+				t.Fatalf("%s: %v later the mounted server's read still runs", how, 2*guardTimeout)
+			}
+			select {
+			case <-sent:
+			case <-time.After(guardTimeout):
+				t.Fatalf("%s: the mounted server's read ended, but no cancel was sent to the worker (its own bound ended the read)", how)
 			}
 			cancel()
 			<-done
