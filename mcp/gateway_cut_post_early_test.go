@@ -2,11 +2,14 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestGatewayCutPostBeforeHandled: a call whose POST's connection is cut
@@ -54,12 +57,21 @@ func TestGatewayCutPostBeforeHandled(t *testing.T) {
 		t.Fatal("the call never reached the gateway")
 	}
 	d.die()
+	// The worker ends a call on its own once its caller's reply subject
+	// is gone (toolkit.ErrCallerGone): that is no cancel.
 	select {
-	case <-handled: // ended without reaching the worker
-	case err := <-f.cancelled:
-		t.Logf("the worker saw %v", err)
-	case <-time.After(20 * time.Second):
-		t.Error("the call's POST cut before its handler ran, no stream to resume: 20s later the call still runs")
+	case <-handled: // ended, without reaching the worker or cancelled on it
+		if cause := f.lastCause(); errors.Is(cause, toolkit.ErrCallerGone) {
+			t.Errorf("the call's POST cut before its handler ran: the worker's call ended only as its caller was gone (%v): no cancel reached it", cause)
+		}
+	case <-f.cancelled:
+		if cause := f.lastCause(); errors.Is(cause, toolkit.ErrCallerGone) {
+			t.Errorf("the call's POST cut before its handler ran: the worker's call ended only as its caller was gone (%v): no cancel reached it", cause)
+		} else {
+			t.Logf("the worker saw %v", cause)
+		}
+	case <-time.After(guardTimeout):
+		t.Errorf("the call's POST cut before its handler ran, no stream to resume: %v later the call still runs (no cancel reached the worker)", guardTimeout)
 		g.Close() // ends the call, so that the test ends
 	}
 }
