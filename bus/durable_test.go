@@ -244,11 +244,12 @@ func quickOnPullLoop(t *testing.T, s *embedded.Server, tk *toolkit.Toolkit, tool
 
 // TestDurableStopWithRemovedToolInline: a tool is removed while its pull
 // loop runs one of its calls (one that ends with its context): the loop
-// is still handed on, and Stop ends within its grace.
+// is still handed on (the clock watched only the loops of tools served),
+// and ends while the call runs, and Stop ends within its grace.
 func TestDurableStopWithRemovedToolInline(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	tk := toolkit.New(nil)
-	running := make(chan struct{}, 1)
+	running, ended := make(chan struct{}, 1), make(chan struct{})
 	mustAdd(t, tk, toolkit.Func("flip", "Quick unless told to block.", func(ctx context.Context, in struct {
 		Block bool `json:"block,omitempty"`
 	}) (string, error) {
@@ -256,13 +257,25 @@ func TestDurableStopWithRemovedToolInline(t *testing.T) {
 			tk.Remove("flip") // the tool goes away while this call runs
 			running <- struct{}{}
 			<-ctx.Done()
+			close(ended)
 			return "", ctx.Err()
 		}
 		return "ok", nil
 	}))
 	w, c := quickOnPullLoop(t, s, tk, "flip")
-	go c.Invoke(ctxT(t), toolkit.ToolCall{Name: "flip", Durable: true, Input: map[string]any{"block": true}})
+	// No deadline: the call ends only as Stop ends it.
+	callCtx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go c.Invoke(callCtx, toolkit.ToolCall{Name: "flip", Durable: true, Input: map[string]any{"block": true}})
 	<-running
+	natstest.WaitFor(t, "the removed tool's pull loop, running its call, to be handed on and end", func() bool {
+		select {
+		case <-ended:
+			t.Fatal("the removed tool's call ended before its pull loop was handed on")
+		default:
+		}
+		return bus.DurableLoops(w) == 0
+	})
 	stopped := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

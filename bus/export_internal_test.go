@@ -20,3 +20,15 @@ func SetBindWait(t testing.TB, d time.Duration) {
 func SetRetryTimer(c *Client, f func(time.Duration) (<-chan time.Time, func() bool)) {
 	c.retryTimer = f
 }
+
+// DurableLoops is how many durable pull loops w runs, those of tools
+// removed (which end after their batch) included.
+func DurableLoops(w *Worker) int {
+	d := w.dur
+	if d == nil {
+		return 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.live)
+}
