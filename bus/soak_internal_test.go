@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ type soak struct {
 	c     *Client          // the long-lived anonymous client
 	ids   int              // identities made so far
 	calls jetstream.Stream // the calls stream: its consumers
+	gone  *atomic.Int32    // slow calls that ended only as their callers were gone
 }
 
 // soakMaxSessions is the clients' ClientOptions.MaxSessions.
@@ -55,12 +57,22 @@ func newSoak(t *testing.T) *soak {
 	}
 	add(toolkit.Func("echo", "Echo.", func(ctx context.Context, in in) (string, error) { return in.Text, nil }), toolkit.ReadOnly())
 	add(toolkit.Func("secret", "Secret.", func(ctx context.Context, in struct{}) (string, error) { return "s3cret", nil }), toolkit.InGroup("vault"))
+	// slow is made only to be cancelled or to pass its deadline: it ends
+	// then, not on its own after a while (that ended cancels that came
+	// late on a loaded machine in success), and a call it sees end only
+	// as its caller is gone (toolkit.ErrCallerGone) had no cancel reach
+	// it (settled). Past the guard it ends, so that a lost cancel shows in
+	// settled, and the worker stops.
+	gone := &atomic.Int32{}
 	add(toolkit.Func("slow", "Waits for its end.", func(ctx context.Context, in struct{}) (string, error) {
 		select {
 		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), toolkit.ErrCallerGone) {
+				gone.Add(1)
+			}
 			return "", ctx.Err()
-		case <-time.After(10 * time.Second):
-			return "slept", nil
+		case <-time.After(3 * natstest.Guard):
+			return "", errors.New("slow: never cancelled")
 		}
 	}))
 	add(toolkit.Func("pinned", "Session-bound.", func(ctx context.Context, in struct{}) (string, error) { return "here", nil }), toolkit.SessionBound())
@@ -97,7 +109,7 @@ func newSoak(t *testing.T) *soak {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk := &soak{t: t, s: s, tk: tk, w: w, calls: calls}
+	sk := &soak{t: t, s: s, tk: tk, w: w, calls: calls, gone: gone}
 	sk.c = sk.client("")
 	t.Cleanup(func() { sk.c.Close() })
 	return sk
@@ -315,6 +327,9 @@ func (sk *soak) settled(base soakSizes, baseG int) soakSizes {
 		}
 		if g > baseG+4 {
 			off = append(off, fmt.Sprintf("goroutines %d (was %d)", g, baseG))
+		}
+		if n := sk.gone.Load(); n > 0 {
+			sk.t.Fatalf("%d slow calls, cancelled or past their deadline, ended only as their callers were gone: no cancel reached them", n)
 		}
 		if len(off) == 0 {
 			return z
