@@ -5,14 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
-	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -25,34 +23,11 @@ func TestHugeRetryAfterIsNotRetried(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	// The fleet announces the tool read-only; the only one taking its
 	// calls answers every one overloaded, "retry in 10^13 ms".
-	tk := toolkit.New(nil)
-	mustAdd(t, tk, toolkit.Func("busy", "Always busy.", func(context.Context, struct{}) (string, error) { return "", nil }), toolkit.ReadOnly())
-	a, err := discovery.NewAnnouncer(natstest.Connect(t, s), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Stop() })
-	nc := natstest.Connect(t, s)
-	var calls atomic.Int32
-	if _, err := nc.QueueSubscribe(wire.CallSubject("busy", ""), bus.DefaultQueue, func(m *nats.Msg) {
-		calls.Add(1)
-		var req wire.Request
-		if err := wire.Msgpack.Unmarshal(m.Data, &req); err != nil {
-			t.Error(err)
-			return
-		}
-		f := &wire.Frame{Kind: wire.KindFinal, ID: req.ID, Seq: 1, Final: toolkit.Final(req.ID, toolkit.CodeOverloaded, "OverloadedError: busy.")}
-		f.Final.Metadata = map[string]any{wire.MetaRetryAfterMS: uint64(10_000_000_000_000)}
-		data, err := wire.Msgpack.Marshal(f)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		m.Respond(data)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	nc.Flush()
+	calls := answeringReadOnly(t, s, "busy", func(id string) *toolkit.Response {
+		r := toolkit.Final(id, toolkit.CodeOverloaded, "OverloadedError: busy.")
+		r.Metadata = map[string]any{wire.MetaRetryAfterMS: uint64(10_000_000_000_000)}
+		return r
+	})
 	c := newClient(t, natstest.Connect(t, s), nil)
 	if _, err := c.Fleet(ctxT(t)); err != nil { // the fleet view knows busy is read-only
 		t.Fatal(err)

@@ -3,12 +3,15 @@ package bus_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -118,4 +121,40 @@ func loseFrames(t *testing.T, px *natstest.Proxy, nc *nats.Conn, release chan<- 
 		t.Fatal(err)
 	}
 	release <- struct{}{}
+}
+
+// answeringReadOnly announces a read-only tool called name on s (a
+// toolkit's announcer) and takes its calls on a plain NATS subscription
+// of the worker's queue group, answering each with the final answer
+// makes of the call's id, as a worker of another build could. It returns
+// the count of calls taken.
+func answeringReadOnly(t *testing.T, s *embedded.Server, name string, answer func(id string) *toolkit.Response) *atomic.Int32 {
+	t.Helper()
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func(name, "Reads.", func(context.Context, struct{}) (string, error) { return "", nil }), toolkit.ReadOnly())
+	a, err := discovery.NewAnnouncer(natstest.Connect(t, s), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Stop() })
+	nc := natstest.Connect(t, s)
+	calls := new(atomic.Int32)
+	if _, err := nc.QueueSubscribe(wire.CallSubject(name, ""), bus.DefaultQueue, func(m *nats.Msg) {
+		calls.Add(1)
+		var req wire.Request
+		if err := wire.Msgpack.Unmarshal(m.Data, &req); err != nil {
+			t.Error(err)
+			return
+		}
+		data, err := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: req.ID, Seq: 1, Final: answer(req.ID)})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		m.Respond(data)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	return calls
 }

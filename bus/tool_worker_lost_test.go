@@ -6,10 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
-	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -121,34 +119,11 @@ func TestToolCannotClaimBusCodes(t *testing.T) {
 // the tool's answer: a read-only call is not sent again.
 func TestEarlierWorkerToolWorkerLostNotRetried(t *testing.T) {
 	s := natstest.Embedded(t, false)
-	tk := toolkit.New(nil)
-	mustAdd(t, tk, toolkit.Func("peek", "Peeks.", func(context.Context, struct{}) (string, error) { return "", nil }), toolkit.ReadOnly())
-	a, err := discovery.NewAnnouncer(natstest.Connect(t, s), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Stop() })
-	nc := natstest.Connect(t, s)
-	var calls atomic.Int32
-	if _, err := nc.QueueSubscribe(wire.CallSubject("peek", ""), bus.DefaultQueue, func(m *nats.Msg) {
-		calls.Add(1)
-		var req wire.Request
-		if err := wire.Msgpack.Unmarshal(m.Data, &req); err != nil {
-			t.Error(err)
-			return
-		}
-		f := &wire.Frame{Kind: wire.KindFinal, ID: req.ID, Seq: 1, Final: toolkit.Final(req.ID, toolkit.CodeWorkerLost, "WorkerLostError: the upstream's worker went away")}
-		f.Final.Metadata = map[string]any{wire.MetaToolRan: true, wire.MetaWorker: "old"}
-		data, err := wire.Msgpack.Marshal(f)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		m.Respond(data)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	nc.Flush()
+	calls := answeringReadOnly(t, s, "peek", func(id string) *toolkit.Response {
+		r := toolkit.Final(id, toolkit.CodeWorkerLost, "WorkerLostError: the upstream's worker went away")
+		r.Metadata = map[string]any{wire.MetaToolRan: true, wire.MetaWorker: "old"}
+		return r
+	})
 	c := newClient(t, natstest.Connect(t, s), nil)
 	if _, err := c.Fleet(ctxT(t)); err != nil { // the fleet view knows peek is read-only
 		t.Fatal(err)
