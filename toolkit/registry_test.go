@@ -359,24 +359,34 @@ func TestToolDescribedOneWay(t *testing.T) {
 	}
 }
 
-// TestOnChangeOutsideTheLock: an OnChange function may use the toolkit;
-// it runs after the change, outside the toolkit's lock.
+// TestOnChangeOutsideTheLock: an OnChange function may use the toolkit,
+// even its writers' lock: it runs after the change, outside the lock. A
+// one-shot function that unregisters itself (which takes the lock) shows
+// it; run inside the lock, it would never return.
 func TestOnChangeOutsideTheLock(t *testing.T) {
 	tk := newToolkit(t, nil)
 	seen := make(chan int, 4)
-	tk.OnChange(func() { seen <- len(tk.Tools()) + len(tk.Schemas(nil)) })
+	var stop func()
+	stop = tk.OnChange(func() {
+		seen <- len(tk.Tools()) + len(tk.Schemas(nil))
+		stop()
+	})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		mustAdd(t, tk, writes("a", nil))
+		mustAdd(t, tk, writes("b", nil))
 	}()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Add never returned: the OnChange function blocked on the toolkit")
 	}
 	if n := <-seen; n != 2 {
 		t.Errorf("the OnChange function saw %d tools and schemas, want the new tool (2)", n)
+	}
+	if len(seen) != 0 {
+		t.Errorf("the OnChange function ran again after it unregistered itself (saw %d)", <-seen)
 	}
 }
 
