@@ -54,7 +54,8 @@
 // ${NAME@P}, printf -v, test -v, whose array subscripts run it; long
 // options count abbreviated, as GNU takes them; a command whose arguments
 // are checked is not read-only with an argument the shell rewrites:
-// $VAR, ${VAR:-x}, $'…', {a,b}); a line of several
+// $VAR, ${VAR:-x}, $'…', {a,b}, or a pattern *, ?, […] that names any
+// files, `uniq *` among them); a line of several
 // commands (;, &&, ||, |, &) is read-only when every command is. Dangerous
 // (safety) commands: command or process substitution, an unparsable line,
 // rm of /, the home directory or a top-level directory, mkfs, dd to a

@@ -18,8 +18,10 @@ type simpleCmd struct {
 	args    []string
 	outputs []string
 	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}, and a
-	// command substitution, whose output the word holds) or a brace
-	// expansion, so its words are not known here; dollar: a
+	// command substitution, whose output the word holds), a brace
+	// expansion or a pattern (*, ?, […]) the shell replaces with the
+	// names of files, which may be any number and read as flags, so its
+	// words are not known here; dollar: a
 	// $-expansion; nameDollar: in the command's name, which may then be
 	// any command.
 	expands, dollar, nameDollar bool
@@ -135,18 +137,19 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	// expansion, an unquoted "}" closing a "{" with a "," or ".." at its
 	// own level. open holds, for each "{" not closed yet, whether one was
 	// seen.
-	var dollar, brace bool
+	// glob: an unquoted "*" or "?", or "]" after an unquoted "[" (bracket).
+	var dollar, brace, glob, bracket bool
 	var open []bool
 	resetWord := func() {
 		word.Reset()
-		inWord, dollar, brace, open, quoted = false, false, false, open[:0], false
+		inWord, dollar, brace, glob, bracket, open, quoted = false, false, false, false, false, open[:0], false
 	}
 	flushWord := func() {
 		if !inWord {
 			return
 		}
 		w := word.String()
-		expands, braced, dollarWord, quotedWord := dollar || brace, brace, dollar, quoted
+		expands, braced, dollarWord, quotedWord := dollar || brace || glob, brace, dollar, quoted
 		resetWord()
 		if input {
 			if delimNext {
@@ -367,6 +370,10 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			case len(open) > 0 && c == '}':
 				brace = brace || open[len(open)-1]
 				open = open[:len(open)-1]
+			case c == '*' || c == '?' || c == ']' && bracket:
+				glob = true
+			case c == '[':
+				bracket = true
 			case c == '(':
 				parens, paren = parens+1, true
 			case c == ')':
