@@ -879,10 +879,13 @@ func shortFlagHas(args []string, letter rune) bool {
 }
 
 // operands are the arguments that are not flags; "-" (stdin or stdout)
-// is one.
+// is one, and so is every argument after "--".
 func operands(args []string) []string {
 	var out []string
-	for _, a := range args {
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
 		if a == "-" || !strings.HasPrefix(a, "-") {
 			out = append(out, a)
 		}
