@@ -51,7 +51,9 @@
 // Read-only shell commands are ls, pwd, cat, head, tail, wc, echo, grep,
 // find (without -exec/-delete), git status/log/diff/show/… and the like,
 // without output redirection (<> included) or command substitution (and
-// ${NAME@P}, printf -v, test -v, whose array subscripts run it; long
+// ${NAME@P}, printf -v, test -v, and bash's $[…], ${!NAME}, ${NAME[…]}
+// and ${NAME:OFFSET}, which read a value as a name or an expression,
+// whose array subscripts run it; long
 // options count abbreviated, as GNU takes them; a command whose arguments
 // are checked is not read-only with an argument the shell rewrites:
 // $VAR, ${VAR:-x}, $'…', {a,b}, or a pattern *, ?, […] that names any

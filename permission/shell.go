@@ -242,7 +242,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 					word.WriteString(string(rs[j : end+1]))
 					j, dollar = end, true // its output is the word's: as a $VAR
 					continue
-				case pr.at(rs, j):
+				case pr.at(rs, j) || evaluatesValue(rs, j):
 					out.subst = true
 				case rs[j] == '$' && j+1 < len(rs) && rs[j+1] != '"':
 					dollar = true
@@ -276,7 +276,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			inWord, dollar = true, true // its output is the word's: as a $VAR
 			word.WriteString(string(rs[i : end+1]))
 			i = end
-		case pr.at(rs, i):
+		case pr.at(rs, i) || evaluatesValue(rs, i):
 			out.subst = true
 			inWord = true
 			word.WriteRune(c)
@@ -501,7 +501,7 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 					return 0, err
 				}
 				k = end
-			case pr.at(body, k):
+			case pr.at(body, k) || evaluatesValue(body, k):
 				out.subst = true
 			}
 		}
@@ -717,6 +717,45 @@ func newPrompts(rs []rune) prompts {
 // at reports a prompt expansion at rs[i].
 func (p prompts) at(rs []rune, i int) bool {
 	return rs[i] == '$' && i+1 < len(rs) && rs[i+1] == '{' && (p.any || p.lastClose < i)
+}
+
+// evaluatesValue reports an expansion at rs[i] in which bash reads a
+// variable's value as an arithmetic expression or a name, where an array
+// subscript in it runs its command substitutions: $[…], ${!NAME}
+// (indirection), ${NAME[…]} and ${NAME:OFFSET} (an offset, not :-, :=, :?
+// or :+). The value need not be on the line: `echo 'a[$(rm x)]'; echo
+// ${!_}` runs rm, as "_" holds the last argument of the command before.
+func evaluatesValue(rs []rune, i int) bool {
+	if rs[i] != '$' || i+1 == len(rs) {
+		return false
+	}
+	if rs[i+1] == '[' {
+		return true
+	}
+	if rs[i+1] != '{' {
+		return false
+	}
+	j := i + 2
+	if j < len(rs) && rs[j] == '!' {
+		return true
+	}
+	if j < len(rs) && rs[j] == '#' {
+		j++
+	}
+	if j < len(rs) && strings.ContainsRune("@*#?$!-", rs[j]) {
+		j++
+	} else {
+		for j < len(rs) && (rs[j] == '_' || rs[j] >= 'a' && rs[j] <= 'z' || rs[j] >= 'A' && rs[j] <= 'Z' || rs[j] >= '0' && rs[j] <= '9') {
+			j++
+		}
+	}
+	switch {
+	case j < len(rs) && rs[j] == '[':
+		return true
+	case j+1 < len(rs) && rs[j] == ':':
+		return !strings.ContainsRune("-=?+", rs[j+1])
+	}
+	return false
 }
 
 // ansiCString reads a $'…' string from rs[from] (after the opening

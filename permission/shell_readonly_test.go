@@ -324,7 +324,9 @@ func TestPromptExpansionNested(t *testing.T) {
 			t.Errorf("shellReadOnly(%q) = true, want false", c)
 		}
 	}
-	for _, c := range []string{"echo ${HOME} \"${x:-y}\"", "cat ${a[${#i}]}"} {
+	// (A subscript, ${a[${#i}]}, reads a value as an expression: not
+	// read-only, TestValuesEvaluatedAsExpressions.)
+	for _, c := range []string{"echo ${HOME} \"${x:-y}\"", "cat ${a:-${#i}}"} {
 		if !shellReadOnly(c) {
 			t.Errorf("shellReadOnly(%q) = false, want true", c)
 		}
