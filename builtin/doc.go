@@ -115,7 +115,10 @@
 //     (".toolbus-*.tmp"), is synced, takes the file's mode, its extended
 //     attributes (POSIX ACLs among them; the security namespace is the
 //     system's to label) and its owner and group, each where the worker
-//     may give it, and is renamed over the file. A file whose attributes
+//     may give it (a copy that is not its owner's drops the set-user-ID
+//     and set-group-ID bits, one not of its group set-group-ID, as the
+//     kernel does when another user writes it), and is renamed over the
+//     file. A file whose attributes
 //     cannot all be carried over (or are over 1 MiB) is rewritten in
 //     place instead, as below. A reader sees the old file or the new
 //     one, never part of one, and a failed write leaves the file as it

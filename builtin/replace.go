@@ -148,12 +148,13 @@ func writeTemp(root *os.Root, rel, content string, like fs.FileInfo, attrs []xat
 		return "", err
 	}
 	_, err = io.WriteString(file, content)
+	var drop fs.FileMode
 	if err == nil && like != nil {
-		keepOwner(file, like)
+		drop = keepOwner(file, like)
 		err = setXattrs(file, attrs) // before the mode, which sets an ACL's mask
 	}
 	if err == nil && like != nil {
-		err = file.Chmod(like.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky))
+		err = file.Chmod(like.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky) &^ drop)
 	}
 	if err == nil {
 		err = file.Sync()
@@ -172,22 +173,44 @@ func writeTemp(root *os.Root, rel, content string, like fs.FileInfo, attrs []xat
 // otherwise the new file stays the worker's, as any file it creates is.
 // Before the mode is set, since a change of owner clears the set-user-ID
 // and set-group-ID bits.
-func keepOwner(file *os.File, like fs.FileInfo) {
+//
+// It returns the bits the new file must not take from like: set-user-ID
+// and set-group-ID where the owner is not like's (whoever ran another
+// user's program would run it as the worker; the kernel drops both when
+// a user writes another's file in place), set-group-ID where the group
+// is not like's; both when it cannot tell.
+func keepOwner(file *os.File, like fs.FileInfo) (drop fs.FileMode) {
+	const both = fs.ModeSetuid | fs.ModeSetgid
 	want, ok := like.Sys().(*syscall.Stat_t)
 	if !ok {
-		return
+		return both
 	}
 	fi, err := file.Stat()
 	if err != nil {
-		return
+		return both
 	}
 	have, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || (have.Uid == want.Uid && have.Gid == want.Gid) {
-		return
+	if !ok {
+		return both
 	}
-	if file.Chown(int(want.Uid), int(want.Gid)) != nil && have.Gid != want.Gid {
-		_ = file.Chown(-1, int(want.Gid))
+	if have.Uid != want.Uid || have.Gid != want.Gid {
+		if file.Chown(int(want.Uid), int(want.Gid)) != nil && have.Gid != want.Gid {
+			_ = file.Chown(-1, int(want.Gid))
+		}
+		if fi, err = file.Stat(); err != nil {
+			return both
+		}
+		if have, ok = fi.Sys().(*syscall.Stat_t); !ok {
+			return both
+		}
 	}
+	switch {
+	case have.Uid != want.Uid:
+		return both
+	case have.Gid != want.Gid:
+		return fs.ModeSetgid
+	}
+	return 0
 }
 
 // syncDir makes rel's directory entry durable. The file is in place
