@@ -133,6 +133,9 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	// here-document. The shell ends one at its first unquoted "}" (a
 	// plain "{" inside opens nothing), and "$${" is "$$" and a "{".
 	params := 0
+	// paramChecked: the index of the "}" of the last ${…} inside double
+	// quotes checked by quoteInParam.
+	paramChecked := -1
 	// What the shell does to the current word: a $-expansion; a brace
 	// expansion, an unquoted "}" closing a "{" with a "," or ".." at its
 	// own level. open holds, for each "{" not closed yet, whether one was
@@ -226,6 +229,13 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			inWord, quoted = true, true
 			j := i + 1
 			for ; j < len(rs) && rs[j] != '"'; j++ {
+				if rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '{' && j > paramChecked {
+					// (Once for an outermost ${…}: it checks those inside.)
+					var quote bool
+					if paramChecked, quote = quoteInParam(rs, j+2); quote {
+						return out, errQuoteInParam
+					}
+				}
 				switch {
 				case rs[j] == '\\' && j+1 < len(rs):
 					if rs[j+1] == '\n' && joinsToken(rs, j) {
@@ -383,6 +393,34 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 	}
 	flushCmd()
 	return out, nil
+}
+
+// quoteInParam reports a quote or a backquote inside the ${…} whose
+// body starts at rs[from], within double quotes: the shell reads quotes
+// there as quotes of their own ("${x:-"'"}" is one word, the "'" quoted),
+// where this reading would end the double-quoted word at the inner one.
+// Such a line cannot be read (errQuoteInParam); the first unescaped "}"
+// of the same depth ends the ${…}.
+// It returns the index of that "}"; one without is a quote too (the
+// shell refuses it).
+func quoteInParam(rs []rune, from int) (end int, quote bool) {
+	depth := 1
+	for j := from; j < len(rs); j++ {
+		switch {
+		case rs[j] == '\\':
+			j++
+		case strings.ContainsRune("\"'`", rs[j]):
+			return j, true
+		case rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '{':
+			depth++
+			j++
+		case rs[j] == '}':
+			if depth--; depth == 0 {
+				return j, false
+			}
+		}
+	}
+	return len(rs), true
 }
 
 // opensParam reports whether the "{" at rs[i] opens a parameter
@@ -657,6 +695,7 @@ var (
 	errCaseInSubstitution = errors.New("a case inside a substitution")
 	errHereDocInParens    = errors.New("a here-document or shift inside parentheses")
 	errSplitToken         = errors.New("a backslash and a newline inside an operator or expansion")
+	errQuoteInParam       = errors.New("a quote inside ${…} inside double quotes")
 )
 
 // hereDocDelim reads the delimiter word of a here-document after "<<" at
