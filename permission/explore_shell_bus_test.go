@@ -46,6 +46,8 @@ func TestExploreShellWritesNothing(t *testing.T) {
 		{"echo secret >\\3>/dev/null", "3"},
 		{"echo secret >\\", "\\"},
 		{"grep x <>21>&2", "21"},
+		{"uniq /dev/null -- -made7", "-made7"},
+		{"echo \"${x:-\"'\"}\"\ntouch made8\necho \"'\"\n\"", "made8"},
 	} {
 		r := c.Invoke(natstest.Ctx(t), toolkit.ToolCall{ID: "c" + string(rune('a'+i)), Name: builtin.ExecuteShellCommand,
 			Session: "s1", Input: map[string]any{"command": tc.command}})
