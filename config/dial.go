@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -49,48 +51,83 @@ func (e ServersError) Unwrap() []error {
 }
 
 // Dial connects to urls (comma-separated, as nats.Connect takes them)
-// with opts. When that fails and urls names more than one server, the
-// error nats.Connect returns is the last its shuffled list tried (a
-// refused connection there hides every other server's error behind "no
-// servers available for connection"), which may not be the server that
-// matters. Each server is then dialled alone, in the list's order, with
-// TLS asked of it when any URL of the list asks for TLS (as nats.go does
-// for the whole list), and the error is a ServersError of each that
-// failed; nats.Connect's stays when none fails alone. A refused
-// connection says "connection refused". The handlers of opts (connect,
-// closed, errors...) are not called for the servers dialled alone.
+// with opts. With one server it is nats.Connect. With several, the error
+// nats.Connect returns is the last its shuffled list tried (a refused
+// connection there hides every other server's error behind "no servers
+// available for connection"), which may not be the server that matters;
+// so Dial dials each server alone, in the order nats.go would try them
+// (shuffled unless opts say nats.DontRandomize), with TLS asked of it
+// when any URL of the list asks for TLS (as nats.go does for the whole
+// list), until one takes the connection. It then connects to the list
+// with that server first, so that the connection keeps every server to
+// reconnect to. When none does, each server has been dialled once, and
+// the error is a ServersError of each one's failure, in the list's
+// order. A refused connection says "connection refused". An option that
+// fails is said once, before anything is dialled. The handlers of opts
+// (connect, closed, errors...) are not called for the servers dialled
+// alone.
 //
 // Dial is safe for concurrent use; it may take the connect timeout of
-// opts once for the list and once more for each server.
+// opts once for each server.
 func Dial(urls string, opts ...nats.Option) (*nats.Conn, error) {
-	nc, err := nats.Connect(urls, opts...)
 	list := splitURLs(urls)
-	if err == nil || len(list) < 2 {
-		return nc, err
+	if len(list) < 2 {
+		return nats.Connect(urls, opts...)
 	}
-	// The caller's handlers are for its connection, not for these.
-	alone := append(opts[:len(opts):len(opts)], nats.ConnectHandler(nil), nats.ClosedHandler(nil),
-		nats.DisconnectHandler(nil), nats.DisconnectErrHandler(nil), nats.ReconnectHandler(nil),
-		nats.ReconnectErrHandler(nil), nats.DiscoveredServersHandler(nil), nats.LameDuckModeHandler(nil),
-		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
-	if anyAsksTLS(list) {
-		alone = append(alone, nats.Secure())
-	}
-	var each ServersError
-	for _, u := range list {
-		one, oerr := nats.Connect(u, alone...)
-		if oerr == nil {
-			one.Close()
+	o := nats.GetDefaultOptions()
+	o.Servers = list
+	for _, opt := range opts {
+		if opt == nil {
 			continue
 		}
-		if errors.Is(oerr, nats.ErrNoServers) {
-			// nats.go says a single server's refused connection so.
-			oerr = refused{oerr}
+		if err := opt(&o); err != nil {
+			return nil, err
 		}
-		each = append(each, &ServerError{URL: u, Err: oerr})
 	}
-	if len(each) == 0 {
-		return nil, err
+	// The caller's handlers are for its connection, not for these.
+	alone := o
+	alone.ConnectedCB, alone.ClosedCB, alone.DisconnectedCB, alone.DisconnectedErrCB = nil, nil, nil, nil
+	alone.ReconnectedCB, alone.ReconnectErrCB, alone.DiscoveredServersCB, alone.LameDuckModeHandler = nil, nil, nil, nil
+	alone.AsyncErrorCB = func(*nats.Conn, *nats.Subscription, error) {}
+	alone.RetryOnFailedConnect = false
+	if anyAsksTLS(list) {
+		if err := nats.Secure()(&alone); err != nil {
+			return nil, err
+		}
+	}
+	order := make([]int, len(list))
+	for i := range order {
+		order[i] = i
+	}
+	if !o.NoRandomize {
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	}
+	failed := make([]*ServerError, len(list))
+	for _, i := range order {
+		one := alone
+		one.Servers = []string{list[i]}
+		nc, err := one.Connect()
+		if err != nil {
+			if errors.Is(err, nats.ErrNoServers) {
+				// nats.go says a single server's refused connection so.
+				err = refused{err}
+			}
+			failed[i] = &ServerError{URL: list[i], Err: err}
+			continue
+		}
+		nc.Close()
+		// The server that answered first, then the others (shuffled by
+		// nats.go as it would the list).
+		first := o
+		first.Url = list[i]
+		first.Servers = slices.Delete(slices.Clone(list), i, i+1)
+		return first.Connect()
+	}
+	var each ServersError
+	for _, f := range failed {
+		if f != nil {
+			each = append(each, f)
+		}
 	}
 	return nil, each
 }

@@ -4,10 +4,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/internal/natstest"
@@ -92,5 +95,73 @@ func TestDialOneServer(t *testing.T) {
 	var each ServersError
 	if !errors.Is(err, nats.ErrNoServers) || errors.As(err, &each) {
 		t.Fatalf("want nats.ErrNoServers alone, got %v", err)
+	}
+}
+
+// TestDialOptionErrorOnce: an option that fails (a CA file missing) came
+// back once for each server of the list, as Dial dialled each alone
+// after the list failed. It is said once, and no server is dialled.
+func TestDialOptionErrorOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing-ca.pem")
+	_, err := Dial(closedURL(t)+","+closedURL(t), nats.RootCAs(missing))
+	if err == nil {
+		t.Fatal("connected")
+	}
+	if errors.As(err, new(ServersError)) || strings.Count(err.Error(), missing) != 1 {
+		t.Fatalf("want the option's error once, not per server: %v", err)
+	}
+}
+
+// TestDialEachServerOnce: when a list failed, Dial dialled each of its
+// servers again, alone, to say each one's error: every server was
+// dialled twice, and one that times out took the connect timeout twice,
+// on every try of a worker starting. Each server of a list that fails is
+// dialled once.
+func TestDialEachServerOnce(t *testing.T) {
+	s := natstest.ServerWith(t, func(o *server.Options) {
+		o.DontListen, o.Host, o.Port = false, "127.0.0.1", -1
+		o.Username, o.Password = "someone", "secret"
+	})
+	before := varzConnections(t, s)
+	_, err := Dial(s.ClientURL()+","+closedURL(t), nats.Timeout(10*time.Second))
+	if !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("want the server's authorization violation, got %v", err)
+	}
+	if n := varzConnections(t, s) - before; n != 1 {
+		t.Fatalf("the server was dialled %d times, want once: %v", n, err)
+	}
+}
+
+// varzConnections is the number of client connections s has taken.
+func varzConnections(t *testing.T, s *server.Server) uint64 {
+	t.Helper()
+	v, err := s.Varz(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.TotalConnections
+}
+
+// TestDialListKept: the connection Dial makes to a list keeps every
+// server of it to reconnect to, though it connected to one that answered.
+func TestDialListKept(t *testing.T) {
+	live := natstest.Embedded(t, true).ClientURL()
+	closed := closedURL(t)
+	for _, list := range [][]string{{closed, live}, {live, closed}} {
+		nc, err := Dial(strings.Join(list, ","), nats.Timeout(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers := nc.Servers()
+		url := nc.ConnectedUrl()
+		nc.Close()
+		if url != live {
+			t.Fatalf("connected to %q, want %s", url, live)
+		}
+		for _, u := range list {
+			if !slices.Contains(servers, u) {
+				t.Fatalf("the connection's servers %v lack %s", servers, u)
+			}
+		}
 	}
 }
