@@ -39,29 +39,41 @@ func authServer(t *testing.T, port int, store, password string) *server.Server {
 // password rotated in two steps, a server restarted with an old
 // configuration): nats.go's default closes the connection after two
 // authorization errors, which left a worker serving nothing and never
-// exiting, its /readyz 503 for good.
+// exiting, its /readyz 503 for good, and since it exits then, would end
+// a worker that only had to wait. The worker stays up through the
+// refusals, reconnects once the server admits it again, and serves.
 func TestReconnectsThroughAuthErrors(t *testing.T) {
 	w, url, port, get := refusedForAWhile(t)
 	// The server admits the worker's password again.
 	authServer(t, port, w.store, "s3cret")
-
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	if _, ok := w.stderr.wait(func(l string) bool { return strings.Contains(l, "NATS reconnected") }); !ok {
 		select {
 		case <-w.done:
-			t.Logf("worker exited (acceptable: a supervisor restarts it)")
-			return
+			t.Fatalf("the worker exited instead of reconnecting:\n%s", w.stderr)
+		default:
+			t.Fatalf("the worker did not reconnect within %v of the server admitting it again:\n%s", guard, w.stderr)
+		}
+	}
+	// Its subscriptions reach the server after the reconnect: ask until
+	// the call is served.
+	deadline := time.Now().Add(guard)
+	for {
+		select {
+		case <-w.done:
+			t.Fatalf("the worker exited after reconnecting:\n%s", w.stderr)
 		default:
 		}
-		if code, _ := get("/readyz"); code == http.StatusOK {
+		code, body := get("/readyz")
+		if code == http.StatusOK {
 			if _, _, c := toolctl(t, url, "--user", "fleet", "--password", "s3cret", "call", "echo", `{"text":"after"}`); c == 0 {
 				return // reconnected and serving
 			}
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker reconnected but did not serve within %v: /readyz %d %q\nworker log:\n%s", guard, code, body, w.stderr)
+		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	code, body := get("/readyz")
-	t.Fatalf("30s after the server admits the worker again it neither serves nor exited: /readyz %d %q\nworker log:\n%s", code, body, w.stderr)
 }
 
 // authWorker is a worker started by refusedForAWhile.
@@ -101,7 +113,8 @@ func refusedForAWhile(t *testing.T) (*authWorker, string, int, func(string) (int
 		return refused > 2
 	}); !ok {
 		select {
-		case <-w.done: // exited: acceptable, a supervisor restarts it
+		case <-w.done:
+			t.Fatalf("the worker exited after %d refusals instead of trying on:\n%s", refused, w.stderr)
 		default:
 			t.Fatalf("the worker, alive, was refused %d times, not more than twice, %v after the server changed its password:\n%s", refused, guard, w.stderr)
 		}
