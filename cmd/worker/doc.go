@@ -33,7 +33,8 @@
 // each came from (config.Combined, as toolctl says it), in the error
 // that ends the connect retries and in each retry line's settings, and
 // one refused for TLS the server does not offer is not retried, nor one
-// whose server certificate is not verified; with no CA set (a server that
+// whose server certificate is not verified (with several servers, while
+// none of the others answers: see Decisions); with no CA set (a server that
 // requires TLS gets it without any TLS setting) that error says the
 // system's roots were used, and where the URL came from; with several
 // server URLs it names each server's failure and what it says of that
@@ -84,9 +85,13 @@
 //     worker serves on.
 //   - Joining a cluster, the worker retries connecting and binding the KV
 //     bucket for up to two minutes (a cluster that is starting, as under
-//     docker compose), then exits 1. Wrong credentials or certificates are
-//     not retried, nor credentials too long for the server's
-//     max_control_line (exit 2, naming it), nor a key of another role than the worker's (checked
+//     docker compose), then exits 1. Wrong credentials or certificates,
+//     or credentials too long for the server's max_control_line (exit 2,
+//     naming it), are not retried when every server of the list says so;
+//     while another server does not answer yet (a fleet starting beside
+//     one misconfigured server), each such refusal is logged as an error
+//     ("NATS server refused the worker"), naming the server, and the
+//     worker waits for the others. Nor is a key of another role than the worker's (checked
 //     first: it may take the fleet's cancels and answer into any inbox;
 //     its calls may be confined to some tools or its queue group) or a JetStream
 //     request the server refuses. Once connected it reconnects forever,

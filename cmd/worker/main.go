@@ -1000,11 +1000,14 @@ const jsReplicasNotSupported = 10074
 // that is nats.go's, forever (also through servers refusing the worker's
 // credentials for a while: a rotation, a server restarted with an old
 // configuration), and logged, as are nats.go's asynchronous errors. A
-// server that offers no TLS while TLS is set is not retried either, nor
-// one whose certificate is not verified, and the error says said.note of
-// it: with several servers, each server's own failure and note
-// (config.Dial). Each retry line and the error that ends the tries say
-// said.combined, when that is not "".
+// server that refuses the worker's credentials or offers no TLS while TLS
+// is set is not retried either, nor one whose certificate is not
+// verified, and the error says said.note of it: with several servers,
+// each server's own failure and note (config.Dial), and the tries end so
+// only when every server fails so; while another does not answer (a
+// fleet starting), each refusal is logged as an error and the worker
+// waits for the others. Each retry line and the error that ends the
+// tries say said.combined, when that is not "".
 func connect(ctx context.Context, cfg *config.Config, instance string, said connSaid, log *slog.Logger) (*nats.Conn, error) {
 	auth, err := cfg.NATS.Options()
 	if err != nil {
@@ -1035,6 +1038,9 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 	if said.combined != "" {
 		attrs = []any{"settings", said.combined}
 	}
+	// A server's refusal said while the others are waited for, by its
+	// URL: said again only when it says something else.
+	refusals := map[string]string{}
 	err = retry(ctx, log, "connecting to NATS at "+urlredact.List(cfg.NATS.URL()), attrs, func() error {
 		var cerr error
 		nc, cerr = config.Dial(cfg.NATS.URL(), opts...)
@@ -1043,15 +1049,26 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 			for _, s := range each {
 				s.Note = said.note(s.URL, s.Err)
 			}
+			if serversFatal(each) {
+				return cerr
+			}
+			for _, s := range each {
+				if connFatal(s.Err) && refusals[s.URL] != s.Error() {
+					refusals[s.URL] = s.Error()
+					log.Error("NATS server refused the worker; waiting for the other servers, which did not answer", append([]any{"err", s}, attrs...)...)
+				}
+			}
 		}
 		return cerr
 	}, func(err error) bool {
-		// Wrong credentials or certificates do not get better by waiting:
-		// with several servers, any one's (config.Dial's error names each
-		// by its URL, which may hold "tls:" itself).
+		// Wrong credentials or certificates do not get better by waiting.
+		// With several servers (config.Dial's error names each by its URL,
+		// which may hold "tls:" itself), only when every server says so:
+		// one misconfigured server does not end the wait for the others of
+		// a fleet that is starting.
 		var each config.ServersError
 		if errors.As(err, &each) {
-			return slices.ContainsFunc(each, func(s *config.ServerError) bool { return connFatal(s.Err) })
+			return serversFatal(each)
 		}
 		return connFatal(err)
 	})
@@ -1072,6 +1089,13 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 		}
 	}
 	return nc, err
+}
+
+// serversFatal reports whether every server of a list failed in a way
+// that waiting does not mend (connFatal): while one did not answer, the
+// worker waits for it.
+func serversFatal(each config.ServersError) bool {
+	return !slices.ContainsFunc(each, func(s *config.ServerError) bool { return !connFatal(s.Err) })
 }
 
 // connFatal reports whether err, nats.go's failure to connect to a
