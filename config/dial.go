@@ -107,6 +107,9 @@ func Dial(urls string, opts ...nats.Option) (*nats.Conn, error) {
 		one := alone
 		one.Servers = []string{list[i]}
 		nc, err := one.Connect()
+		if preDial(err) {
+			return nil, err // the options', whatever the server
+		}
 		if err != nil {
 			if errors.Is(err, nats.ErrNoServers) {
 				// nats.go says a single server's refused connection so.
@@ -130,6 +133,12 @@ func Dial(urls string, opts ...nats.Option) (*nats.Conn, error) {
 		}
 	}
 	return nil, each
+}
+
+// preDial reports whether err is one nats.go finds in the options
+// before it dials: every server would say it.
+func preDial(err error) bool {
+	return errors.Is(err, nats.ErrBadTimeout) || errors.Is(err, nats.ErrNkeyAndUser) || errors.Is(err, nats.ErrNkeyButNoSigCB)
 }
 
 // refused is a lone server's ErrNoServers: nats.go's word for a refused

@@ -98,17 +98,27 @@ func TestDialOneServer(t *testing.T) {
 	}
 }
 
-// TestDialOptionErrorOnce: an option that fails (a CA file missing) came
-// back once for each server of the list, as Dial dialled each alone
-// after the list failed. It is said once, and no server is dialled.
+// TestDialOptionErrorOnce: an option that fails (a CA file missing, a
+// negative timeout, an nkey without its signer) came back once for each
+// server of the list, as Dial dialled each alone after the list failed.
+// It is said once.
 func TestDialOptionErrorOnce(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing-ca.pem")
-	_, err := Dial(closedURL(t)+","+closedURL(t), nats.RootCAs(missing))
-	if err == nil {
-		t.Fatal("connected")
-	}
-	if errors.As(err, new(ServersError)) || strings.Count(err.Error(), missing) != 1 {
-		t.Fatalf("want the option's error once, not per server: %v", err)
+	for _, tc := range []struct {
+		opt  nats.Option
+		says string
+	}{
+		{nats.RootCAs(missing), missing},
+		{nats.Timeout(-time.Second), nats.ErrBadTimeout.Error()},
+		{nats.Nkey("UAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", nil), nats.ErrNkeyButNoSigCB.Error()},
+	} {
+		_, err := Dial(closedURL(t)+","+closedURL(t), tc.opt)
+		if err == nil {
+			t.Fatal("connected")
+		}
+		if errors.As(err, new(ServersError)) || strings.Count(err.Error(), tc.says) != 1 {
+			t.Errorf("want %q once, not per server: %v", tc.says, err)
+		}
 	}
 }
 
