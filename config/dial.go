@@ -51,24 +51,29 @@ func (e ServersError) Unwrap() []error {
 }
 
 // Dial connects to urls (comma-separated, as nats.Connect takes them)
-// with opts. With one server it is nats.Connect. With several, the error
-// nats.Connect returns is the last its shuffled list tried (a refused
-// connection there hides every other server's error behind "no servers
-// available for connection"), which may not be the server that matters;
-// so Dial dials each server alone, in the order nats.go would try them
-// (shuffled unless opts say nats.DontRandomize), with TLS asked of it
-// when any URL of the list asks for TLS (as nats.go does for the whole
-// list), until one takes the connection. It then connects to the list
-// with that server first, so that the connection keeps every server to
-// reconnect to. When none does, each server has been dialled once, and
-// the error is a ServersError of each one's failure, in the list's
-// order. A refused connection says "connection refused". An option that
-// fails is said once, before anything is dialled. The handlers of opts
-// (connect, closed, errors...) are not called for the servers dialled
-// alone.
+// with opts. With one server it is nats.Connect. With several, the
+// options are applied once (an option that fails is said once, before
+// anything is dialled) and the list is dialled as nats.Connect dials it:
+// a list that connects is dialled once, with no probe before it (each
+// server's handshake, TLS and authentication happen once). When the list
+// fails, nats.go's error is the last server its shuffled list tried (a
+// refused connection there hides every other server's error behind "no
+// servers available for connection"), which may not be the server that
+// matters; so Dial then dials each server alone, in the order nats.go
+// would try them (shuffled unless opts say nats.DontRandomize), with TLS
+// asked of it when any URL of the list asks for TLS (as nats.go does for
+// the whole list), until one takes the connection (a server that came
+// up meanwhile): it then connects to the list with that server first,
+// so that the connection keeps every server to reconnect to. When none
+// does, the error is a ServersError of each one's failure, in the
+// list's order. A refused connection says "connection refused". The
+// handlers of opts (connect, closed, errors...) are not called for the
+// servers dialled alone.
 //
-// Dial is safe for concurrent use; it may take the connect timeout of
-// opts once for each server.
+// Dial is safe for concurrent use. A list that fails has each server
+// dialled twice (with the list, then alone), so it may take the connect
+// timeout of opts twice for each server: the price of naming each one's
+// failure, paid only when nothing answers.
 func Dial(urls string, opts ...nats.Option) (*nats.Conn, error) {
 	list := splitURLs(urls)
 	if len(list) < 2 {
@@ -83,6 +88,10 @@ func Dial(urls string, opts ...nats.Option) (*nats.Conn, error) {
 		if err := opt(&o); err != nil {
 			return nil, err
 		}
+	}
+	nc, err := o.Connect()
+	if err == nil || preDial(err) {
+		return nc, err
 	}
 	// The caller's handlers are for its connection, not for these.
 	alone := o

@@ -122,23 +122,35 @@ func TestDialOptionErrorOnce(t *testing.T) {
 	}
 }
 
-// TestDialEachServerOnce: when a list failed, Dial dialled each of its
-// servers again, alone, to say each one's error: every server was
-// dialled twice, and one that times out took the connect timeout twice,
-// on every try of a worker starting. Each server of a list that fails is
-// dialled once.
-func TestDialEachServerOnce(t *testing.T) {
+// TestDialListOnce: a list that connects is dialled once: no server is
+// dialled alone before it (a probe would double every connection's
+// handshake, TLS and authentication, an auth callout's too, on every
+// start of a worker or toolctl), and a list that fails names each
+// server's failure.
+func TestDialListOnce(t *testing.T) {
 	s := natstest.ServerWith(t, func(o *server.Options) {
+		o.DontListen, o.Host, o.Port = false, "127.0.0.1", -1
+	})
+	closed := closedURL(t)
+	for _, list := range [][]string{{s.ClientURL(), closed}, {closed, s.ClientURL()}} {
+		before := varzConnections(t, s)
+		nc, err := Dial(strings.Join(list, ","), nats.Timeout(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.Close()
+		if n := varzConnections(t, s) - before; n != 1 {
+			t.Fatalf("the server was dialled %d times for one connection, want once", n)
+		}
+	}
+	a := natstest.ServerWith(t, func(o *server.Options) {
 		o.DontListen, o.Host, o.Port = false, "127.0.0.1", -1
 		o.Username, o.Password = "someone", "secret"
 	})
-	before := varzConnections(t, s)
-	_, err := Dial(s.ClientURL()+","+closedURL(t), nats.Timeout(10*time.Second))
-	if !errors.Is(err, nats.ErrAuthorization) {
-		t.Fatalf("want the server's authorization violation, got %v", err)
-	}
-	if n := varzConnections(t, s) - before; n != 1 {
-		t.Fatalf("the server was dialled %d times, want once: %v", n, err)
+	_, err := Dial(a.ClientURL()+","+closed, nats.Timeout(10*time.Second))
+	var each ServersError
+	if !errors.As(err, &each) || len(each) != 2 || !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("want each server's failure, the authorization violation among them: %v", err)
 	}
 }
 
