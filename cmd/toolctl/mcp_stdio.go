@@ -40,9 +40,9 @@ const maxLine = 4 << 20
 // JSON-RPC message or batch per line, as MCP's stdio transport frames
 // them) and of the responses written, and holds back the end of the input
 // until every request read has had its response, or until drain has
-// passed. It works on the bytes, not on the SDK's connection, so the SDK
-// still sees its own connection (and, by it, the negotiated protocol
-// version, by which it refuses JSON-RPC batches from 2025-06-18 on).
+// passed. It works on the bytes, not on the SDK's connection. It hands
+// the SDK no JSON-RPC batch as one, but its messages one per line, and
+// writes the responses to its requests as one array (mcp_stdio_batch.go).
 //
 // It hands the SDK whole lines of at most maxLine bytes: the SDK ends the
 // session at a line it cannot read as a JSON-RPC message or batch, or
@@ -76,18 +76,21 @@ type drainIO struct {
 	stuck     chan struct{} // closed by giveUp: writes waiting on out fail
 	stuckOnce sync.Once
 	mu        sync.Mutex
-	giveUpAt  *time.Timer     // started at the input's end: giveUp
-	stopped   bool            // stop was called: no giveUpAt
-	gaveUp    int             // writes failed by giveUp
-	pending   map[string]bool // ids of requests read and not answered
-	early     map[string]bool // ids answered before their line's newline was read
-	idle      chan struct{}   // a token when pending became empty
+	giveUpAt  *time.Timer            // started at the input's end: giveUp
+	stopped   bool                   // stop was called: no giveUpAt
+	gaveUp    int                    // writes failed by giveUp
+	pending   map[string]bool        // ids of requests read and not answered
+	early     map[string]bool        // ids answered before their line's newline was read
+	batches   map[string]*stdioBatch // the batches unanswered, by their requests' idKey
+	initID    string                 // the idKey of an initialize read and not answered
+	version   string                 // the protocol version initialize settled on
+	idle      chan struct{}          // a token when pending became empty
 	closed    chan struct{}
 	once      sync.Once
 }
 
 func newDrainIO(in io.Reader, out io.Writer, drain time.Duration) *drainIO {
-	return &drainIO{in: in, out: out, drain: drain, stopWait: stdioStopWait, buf: make([]byte, 32<<10), pending: map[string]bool{}, early: map[string]bool{}, idle: make(chan struct{}, 1), closed: make(chan struct{}), wslot: make(chan struct{}, 1), stuck: make(chan struct{})}
+	return &drainIO{in: in, out: out, drain: drain, stopWait: stdioStopWait, buf: make([]byte, 32<<10), pending: map[string]bool{}, early: map[string]bool{}, batches: map[string]*stdioBatch{}, idle: make(chan struct{}, 1), closed: make(chan struct{}), wslot: make(chan struct{}, 1), stuck: make(chan struct{})}
 }
 
 // reader and writer are the two sides given to the SDK's IOTransport.
@@ -135,10 +138,14 @@ func (r drainReader) Close() error {
 // Write writes one message (or batch) of the SDK's and notes the
 // responses in it.
 func (w drainWriter) Write(p []byte) (int, error) {
-	if err := w.d.write(p); err != nil {
+	out, held := w.d.batched(p)
+	if held {
+		return len(p), nil
+	}
+	if err := w.d.write(out); err != nil {
 		return 0, err
 	}
-	w.d.note(p, false)
+	w.d.note(out, false)
 	return len(p), nil
 }
 
@@ -251,14 +258,17 @@ func (d *drainIO) scanLine(nl bool) {
 	} else {
 		refused = refusal(d.line)
 	}
-	if refused != nil {
-		d.write(refused)
-	} else {
+	if refused == nil && isBatch(d.line) {
+		refused = d.unbatch(d.line)
+	} else if refused == nil {
 		d.note(d.line, true)
 		d.ready = append(d.ready, d.line...)
 		if nl {
 			d.ready = append(d.ready, '\n')
 		}
+	}
+	if refused != nil {
+		d.write(refused)
 	}
 	d.line, d.size, d.over = d.line[:0], 0, false
 }
@@ -270,14 +280,13 @@ func (d *drainIO) scanLine(nl bool) {
 // request refused for its id, as sent, so that its client finds it (a
 // response's, which the SDK would match to another of its requests, is
 // refused likewise, with id null).
-// JSON-RPC batches under 2025-06-18 and later are left to the SDK, which
-// knows the session's version.
+// A batch it passes is refused later when the session's version has no
+// batches (drainIO.unbatch).
 func refusal(line []byte) []byte {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
-	const skipped = " (the line was skipped; MCP over stdio is one JSON-RPC message per line)"
 	code, reason := -32600, ""
 	var batch []json.RawMessage
 	switch {
@@ -341,6 +350,9 @@ func idText(b []byte) json.RawMessage {
 	return id
 }
 
+// skipped ends the message of a line's refusal.
+const skipped = " (the line was skipped; MCP over stdio is one JSON-RPC message per line)"
+
 // refuse is the JSON-RPC error with code and message, and a line's end;
 // its id is id, or null.
 func refuse(id json.RawMessage, code int, message string) []byte {
@@ -400,6 +412,9 @@ func (d *drainIO) note(b []byte, read bool) {
 			delete(d.early, key)
 		case read && isReq:
 			d.pending[key] = true
+			if req.Method == "initialize" {
+				d.initID = key
+			}
 		case !read && !isReq && d.pending[key]:
 			delete(d.pending, key)
 		case !read && !isReq:

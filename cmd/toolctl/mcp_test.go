@@ -286,9 +286,12 @@ func TestMCPStdioEOF(t *testing.T) {
 	}
 }
 
-// TestMCPStdioBatchRefused: holding back the end of stdin leaves the SDK
-// its connection, so under 2025-06-18 a JSON-RPC batch is still refused
-// (batches were removed from MCP in that version).
+// TestMCPStdioBatchRefused: under 2025-06-18 (batches were removed from
+// MCP in that version) a JSON-RPC batch is refused with a JSON-RPC error
+// (-32600, id null) saying so, and the session and its calls go on.
+// Before, the go-sdk ended the session at the batch: exit 1, the call in
+// flight interrupted with its answer never written, and the requests after
+// the batch never read.
 func TestMCPStdioBatchRefused(t *testing.T) {
 	bin := toolctlBinary(t)
 	url := startMCPFleet(t)
@@ -328,18 +331,46 @@ func TestMCPStdioBatchRefused(t *testing.T) {
 		t.Fatalf("initialize not answered\nstderr:\n%s", stderr.String())
 	}
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	fmt.Fprintln(stdin, `[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"steps","arguments":{"n":10}}}`)
+	for _, batch := range []string{
+		`[{"jsonrpc":"2.0","id":4,"method":"ping"},{"jsonrpc":"2.0","id":5,"method":"ping"}]`,
+		`[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`,
+	} {
+		fmt.Fprintln(stdin, batch)
+	}
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":6,"method":"ping"}`)
 	stdin.Close()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v, want 0\nstderr:\n%s", err, stderr.String())
+		}
 	case <-time.After(mcpGuard):
 		cmd.Process.Kill()
 		t.Fatal("toolctl mcp stdio did not exit after stdin closed")
 	}
+	var got []string
+	refused := 0
 	for line := range lines {
-		if strings.Contains(line, `"result"`) {
+		got = append(got, line)
+		if strings.Contains(line, `"id":null,"error":{"code":-32600`) && strings.Contains(line, "batch") {
+			refused++
+		}
+		if strings.Contains(line, `"id":4`) || strings.Contains(line, `"id":5`) {
 			t.Errorf("a batch under 2025-06-18 was answered: %s", line)
 		}
+	}
+	out := strings.Join(got, "\n")
+	if refused != 2 {
+		t.Errorf("%d batches refused with -32600 naming batches, want 2\nstdout:\n%s", refused, out)
+	}
+	for _, want := range []string{`"id":2,"result"`, `"id":6,"result"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %s\nstdout:\n%s\nstderr:\n%s", want, out, stderr.String())
+		}
+	}
+	if strings.Contains(out, `"interrupted"`) {
+		t.Errorf("a call was interrupted:\n%s", out)
 	}
 }
 
@@ -369,8 +400,15 @@ func stdioAtEOF(t *testing.T, url string, wait time.Duration, lines ...string) (
 // stdioAtEOFWith is stdioAtEOF with flags given to mcp stdio.
 func stdioAtEOFWith(t *testing.T, url string, flags []string, wait time.Duration, lines ...string) (stdout, stderr string, err error, exited bool) {
 	t.Helper()
+	return stdioAtEOFVersion(t, url, "2025-06-18", flags, wait, lines...)
+}
+
+// stdioAtEOFVersion is stdioAtEOFWith with the protocol version the
+// initialization asks for.
+func stdioAtEOFVersion(t *testing.T, url, version string, flags []string, wait time.Duration, lines ...string) (stdout, stderr string, err error, exited bool) {
+	t.Helper()
 	in := strings.Join(append([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 	}, lines...), "\n") + "\n"
 	cmd := exec.Command(toolctlBinary(t), append([]string{"mcp", "stdio"}, flags...)...)
