@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,6 +79,10 @@ func TestMCPStdioIDAnsweredAsGiven(t *testing.T) {
 			case c.answer != "":
 				want = []string{"1", c.answer, "3"}
 			}
+			// The go-sdk answers pings concurrently: their order is not
+			// the order they were sent in.
+			slices.Sort(answered)
+			slices.Sort(want)
 			if strings.Join(answered, " ") != strings.Join(want, " ") || strings.Join(refused, " ") != strings.Join(wantRefused, " ") {
 				t.Errorf("answered ids %q, refused %q; want answered %q, refused %q\nstdout:\n%s", answered, refused, want, wantRefused, stdout)
 			}
