@@ -18,18 +18,21 @@ import (
 //
 // The go-sdk (v1.8.0) reads a numeric id as a float64 and keeps its int64
 // part (jsonrpc2.MakeID): 1.5 is answered as 1, 9007199254740993 as
-// 9007199254740992, 1e30 as -9223372036854775808. And it collects the
-// calls of a batch (protocol 2025-03-26 and older) in a map by id, so two
-// calls with the same id (1 and 1, 1 and 1.0, "a" and "\u0061") get one
-// answer and the other none. Either way a client cannot match its answers.
-// The gateway refuses such a POST whole, with HTTP 400 and a JSON-RPC
-// Invalid Request (-32600, id null) naming the id, rather than answer
-// under an id the client did not send: a numeric id must be an integer
-// (JSON-RPC 2.0: numbers SHOULD NOT contain fractional parts; 1.0 and 1e2
-// are integers) of magnitude at most 2^53, the integers a float64 holds
-// exactly; the calls of a batch must have distinct ids, compared as the
-// go-sdk compares them. Any other body, valid or not, goes to the go-sdk
-// as it came. A batch of more than maxBatch messages is refused the same
+// 9007199254740992, 1e30 as -9223372036854775808. It reads each byte of a
+// string id that is not UTF-8, and each unpaired surrogate (\uD800), as
+// U+FFFD: "a\xffb" and "a\xfeb" are both answered as "a\ufffdb". And it
+// collects the calls of a batch (protocol 2025-03-26 and older) in a map
+// by id, so two calls with the same id (1 and 1, 1 and 1.0, "a" and
+// "\u0061") get one answer and the other none. Either way a client cannot
+// match its answers. The gateway refuses such a POST whole, with HTTP 400
+// and a JSON-RPC Invalid Request (-32600, id null) naming the id, rather
+// than answer under an id the client did not send: a numeric id must be
+// an integer (JSON-RPC 2.0: numbers SHOULD NOT contain fractional parts;
+// 1.0 and 1e2 are integers) of magnitude at most 2^53, the integers a
+// float64 holds exactly; a string id must be Unicode text as sent (UTF-8,
+// surrogates escaped only in pairs); the calls of a batch must have
+// distinct ids, compared as the go-sdk compares them. Any other body,
+// valid or not, goes to the go-sdk as it came. A batch of more than maxBatch messages is refused the same
 // way, naming the bound, whatever its ids.
 //
 // Memory: the body is read once from the network and held until the
@@ -167,7 +170,9 @@ type rpcID struct {
 // CheckIDs reports what makes the JSON-RPC ids of b, one message or a
 // batch, such that the go-sdk would answer under ids other than the ones
 // sent, as the Gateway refuses a POST for it (see Gateway): a numeric id
-// that is not an integer or is beyond ±2^53, two requests of a batch with
+// that is not an integer or is beyond ±2^53, a string id that is not
+// Unicode text as sent (a byte that is not UTF-8, an unpaired
+// surrogate), two requests of a batch with
 // one id, a batch of more than 1024 messages; nil when there is none, or
 // when b is not a JSON-RPC message or batch (the go-sdk's to refuse). A
 // transport that hands Serve its messages (`toolctl mcp stdio`) refuses
@@ -401,6 +406,9 @@ func (s *idScanner) message() (m scannedID) {
 				if !ok {
 					return scannedID{stop: true}
 				}
+				if !exactText(str) {
+					m.problem = fmt.Sprintf("id %q %s", str, notText)
+				}
 				m.n, m.s, m.isStr, hasID = 0, str, true, true
 			case c == '-' || '0' <= c && c <= '9':
 				start := s.i
@@ -428,6 +436,53 @@ func (s *idScanner) message() (m scannedID) {
 			}
 		}
 	}
+}
+
+// notText is the problem of a string id that is not Unicode text as sent.
+const notText = "is not Unicode text (a byte that is not UTF-8, or an unpaired surrogate \\uD800-\\uDFFF): the server would answer under U+FFFD in its place"
+
+// exactText reports whether s, a JSON string's text as sent, is read as
+// sent: UTF-8, with no escaped surrogate (\uD800-\uDFFF) but a high one
+// followed by a low one. The go-sdk reads each byte that is not UTF-8,
+// and each surrogate alone, as U+FFFD: "a\xffb" and "a\xfeb" are one id
+// to it, "a\ufffdb", and a client is answered under neither.
+func exactText(s []byte) bool {
+	if !utf8.Valid(s) {
+		return false
+	}
+	for i := bytes.IndexByte(s, '\\'); i >= 0 && i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character
+		r, ok := escapedUnit(s, i)
+		switch {
+		case !ok: // not a \u escape
+		case 0xDC00 <= r && r <= 0xDFFF:
+			return false // a low surrogate alone
+		case 0xD800 <= r && r <= 0xDBFF:
+			if i+6 >= len(s) || s[i+5] != '\\' {
+				return false
+			}
+			if low, ok := escapedUnit(s, i+6); !ok || low < 0xDC00 || low > 0xDFFF {
+				return false
+			}
+			i += 10 // to the low surrogate's last digit
+		default:
+			i += 4
+		}
+	}
+	return true
+}
+
+// escapedUnit is the UTF-16 unit of the escape \uXXXX whose 'u' is at
+// s[i], if it is one.
+func escapedUnit(s []byte, i int) (rune, bool) {
+	if i+5 > len(s) || s[i] != 'u' {
+		return 0, false
+	}
+	r, err := strconv.ParseUint(string(s[i+1:i+5]), 16, 16)
+	return rune(r), err == nil
 }
 
 // keyIs reports whether key, a member's name as sent, is want (ASCII)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -49,6 +50,10 @@ func FuzzGatewayIDsAgreeWithSDK(f *testing.F) {
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1.0,"method":"ping"}]`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":"1","method":"ping"}]`,
 		`[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"\u0061","method":null}]`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}",
+		`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud83d\ude00\ufffd\\ud800","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\udc00\ud800","method":"ping"}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":1,"result":{}}]`,
 		`[{"jsonrpc":"2.0","id":null,"method":"ping"},{"jsonrpc":"2.0","id":null,"method":"ping"}]`,
 		`[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`,
@@ -93,7 +98,13 @@ func FuzzGatewayIDsAgreeWithSDK(f *testing.F) {
 				return
 			}
 			sent := members["id"]
-			if len(sent) == 0 || sent[0] == '"' || string(sent) == "null" {
+			if len(sent) > 0 && sent[0] == '"' {
+				if s, _ := id.Raw().(string); unanswerable == "" && strings.Count(s, "\uFFFD") != meantFFFD(sent) {
+					unanswerable = "answered as " + s
+				}
+				continue
+			}
+			if len(sent) == 0 || string(sent) == "null" {
 				continue
 			}
 			if i := bytes.IndexAny(sent, "eE"); i >= 0 && len(bytes.TrimLeft(sent[i+1:], "+-0")) > 3 {
@@ -411,22 +422,29 @@ func messageIDDecoder(dec *json.Decoder) (id rpcID, call bool, problem string) {
 		}
 		switch key {
 		case "id":
-			tok, err := dec.Token()
-			if err != nil {
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
 				return rpcID{}, false, ""
 			}
 			// The last id counts, as for the go-sdk.
 			problem = ""
-			switch v := tok.(type) {
-			case json.Number:
-				n, p := exactInt(v.String())
+			switch c := raw[0]; {
+			case c == '-' || '0' <= c && c <= '9':
+				n, p := exactInt(string(raw))
 				if p != "" {
-					problem = fmt.Sprintf("id %s %s", v, p)
+					problem = fmt.Sprintf("id %s %s", raw, p)
 				}
 				id, hasID = rpcID{n: n}, true
-			case string:
+			case c == '"':
+				var v string
+				if json.Unmarshal(raw, &v) != nil {
+					return rpcID{}, false, ""
+				}
+				if strings.Count(v, "\uFFFD") != meantFFFD(raw) {
+					problem = fmt.Sprintf("id %q %s", raw[1:len(raw)-1], notText)
+				}
 				id, hasID = rpcID{s: v, isStr: true}, true
-			case nil:
+			case c == 'n':
 				id, hasID = rpcID{}, false
 			default: // not an id: the go-sdk refuses it
 				return rpcID{}, false, ""
@@ -444,6 +462,32 @@ func messageIDDecoder(dec *json.Decoder) (id rpcID, call bool, problem string) {
 		return rpcID{}, false, ""
 	}
 	return id, method && hasID, problem
+}
+
+// meantFFFD is how many U+FFFD the JSON string raw, as sent, holds: as
+// UTF-8 or escaped (\ufffd). Each other one its decoding holds stands for
+// what was not text.
+func meantFFFD(raw []byte) int {
+	n := 0
+	for i := 0; i < len(raw); {
+		if raw[i] == '\\' {
+			if i+6 <= len(raw) && raw[i+1] == 'u' && strings.EqualFold(string(raw[i+2:i+6]), "fffd") {
+				n++
+			}
+			if i+1 < len(raw) && raw[i+1] == 'u' {
+				i += 6
+			} else {
+				i += 2
+			}
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && size == 3 {
+			n++
+		}
+		i += size
+	}
+	return n
 }
 
 // skipValueDecoder decodes a JSON value into nothing: the decoder scans it

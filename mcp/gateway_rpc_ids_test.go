@@ -116,6 +116,9 @@ func TestGatewayRefusesUnanswerableIDs(t *testing.T) {
 		{"two calls with id 1", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":1,"method":"ping"}]`, "duplicate"},
 		{"ids 1 and 1.0", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":1.0,"method":"ping"}]`, "duplicate"},
 		{"ids 1 and 1.5", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":1.5,"method":"ping"}]`, "1.5"},
+		{"id not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}", "not Unicode text"},
+		{"id with an unpaired surrogate", `{"jsonrpc":"2.0","id":"a\ud800b","method":"ping"}`, "not Unicode text"},
+		{"ids not UTF-8 in a batch", "[{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":\"\xfe\",\"method\":\"ping\"}]", "not Unicode text"},
 		{"the same string id twice", `[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":"\u0061","method":"ping"}]`, "duplicate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +146,7 @@ func TestGatewayRefusesUnanswerableIDs(t *testing.T) {
 	}{
 		{"integer id", `{"jsonrpc":"2.0","id":7,"method":"ping"}`, []any{float64(7)}},
 		{"string id", `{"jsonrpc":"2.0","id":"1.5","method":"ping"}`, []any{"1.5"}},
+		{"string id with a surrogate pair", `{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"ping"}`, []any{"😀"}},
 		{"batch of distinct ids", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":"1","method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"id":2}},{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}]`,
 			[]any{float64(1), "1", float64(2)}},
 	} {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -277,7 +278,8 @@ func (d *drainIO) scanLine(nl bool) {
 // not read as a message or batch, or would answer under ids other than
 // the ones sent (mcp.CheckIDs: 1.5 would be answered as 1), or nil for a
 // line it can (or a blank one): its id is null, or that of a lone
-// request refused for its id, as sent, so that its client finds it (a
+// request refused for its id, as sent, so that its client finds it,
+// unless the line is not UTF-8 (stdout stays UTF-8) (a
 // response's, which the SDK would match to another of its requests, is
 // refused likewise, with id null).
 // A batch it passes is refused later when the session's version has no
@@ -313,8 +315,8 @@ func refusal(line []byte) []byte {
 		}
 		if err := mcp.CheckIDs(line); err != nil {
 			var id json.RawMessage // a response's: null, it is answered by nothing
-			if _, ok := msg.(*jsonrpc.Request); ok {
-				id = idText(line)
+			if _, ok := msg.(*jsonrpc.Request); ok && utf8.Valid(line) {
+				id = idText(line) // what is not UTF-8 is not written back
 			}
 			return refuse(id, code, "Invalid Request: "+err.Error()+" (the message was skipped; MCP request ids are strings or integers)")
 		}

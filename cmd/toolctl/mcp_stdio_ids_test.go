@@ -17,7 +17,12 @@ import (
 // as dropped. Before, 1.5 was answered as 1 and 1e30 or 2^64 as
 // -9223372036854775808, the request stayed unanswered in the drain's
 // eyes and the end of stdin waited out --drain, then warned of an answer
-// dropped that had been written. An integer id answered as an equal
+// dropped that had been written. So is a string id that is not Unicode
+// text as sent, a byte that is not UTF-8 or an unpaired surrogate
+// (\ud800), which the server would answer under U+FFFD in its place, as
+// it answered "a\xffb" and "a\xfeb" both as "a\ufffdb" (a byte that is
+// not UTF-8 is refused under id null, so that stdout stays UTF-8). An
+// integer id answered as an equal
 // number (-0 as 0, 7.0 as 7) is answered, and a message whose id is under
 // another key's case ("Id", no id to the server) is no request to wait for.
 func TestMCPStdioIDAnsweredAsGiven(t *testing.T) {
@@ -36,6 +41,10 @@ func TestMCPStdioIDAnsweredAsGiven(t *testing.T) {
 		{line: `{"jsonrpc":"2.0","id":7.0,"method":"ping"}`, answer: "7"},
 		{line: `{"jsonrpc":"2.0","id":"1.5","method":"ping"}`, answer: `"1.5"`},
 		{line: `{"jsonrpc":"2.0","Id":8,"method":"ping"}`},
+		{line: "{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}", refused: "null"},
+		{line: `{"jsonrpc":"2.0","id":"a\ud800b","method":"ping"}`, refused: `"a\ud800b"`},
+		{line: `{"jsonrpc":"2.0","id":"\udc00","method":"ping"}`, refused: `"\udc00"`},
+		{line: `{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"ping"}`, answer: `"😀"`},
 	} {
 		t.Run(c.line, func(t *testing.T) {
 			t.Parallel()
