@@ -293,7 +293,9 @@ func refusal(line []byte) []byte {
 	var batch []json.RawMessage
 	switch {
 	case !json.Valid(line):
-		code, reason = -32700, "Parse error: the line is not one JSON value"
+		// Why, as encoding/json says it: a character where it does not
+		// belong, or nesting past its 10000 levels.
+		code, reason = -32700, "Parse error: the line is not one JSON value: "+json.Unmarshal(line, new(json.RawMessage)).Error()
 	case line[0] == '[' && json.Unmarshal(line, &batch) == nil:
 		if len(batch) == 0 {
 			reason = "Invalid Request: an empty batch"
