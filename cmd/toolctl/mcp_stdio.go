@@ -281,7 +281,9 @@ func (d *drainIO) scanLine(nl bool) {
 // request refused for its id, as sent, so that its client finds it,
 // unless the line is not UTF-8 (stdout stays UTF-8) (a
 // response's, which the SDK would match to another of its requests, is
-// refused likewise, with id null).
+// refused likewise, with id null); a lone request the SDK cannot read is
+// refused under its id too, when it has one it could answer under
+// (requestID).
 // A batch it passes is refused later when the session's version has no
 // batches (drainIO.unbatch).
 func refusal(line []byte) []byte {
@@ -312,8 +314,7 @@ func refusal(line []byte) []byte {
 	default:
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
-			reason = "Invalid Request: " + err.Error()
-			break
+			return refuse(requestID(line), code, "Invalid Request: "+err.Error()+skipped)
 		}
 		if err := mcp.CheckIDs(line); err != nil {
 			var id json.RawMessage // a response's: null, it is answered by nothing
@@ -327,6 +328,24 @@ func refusal(line []byte) []byte {
 		return nil
 	}
 	return refuse(nil, code, reason+skipped)
+}
+
+// requestID is the id of the request in line, one JSON object the SDK
+// cannot read as a message, as sent, so that its client's request is
+// answered (with the error) rather than waited for: nil (null) unless the
+// object has a method and an id, a string or a number, the SDK would
+// answer under as sent (mcp.CheckIDs), and the line is UTF-8.
+func requestID(line []byte) json.RawMessage {
+	var m map[string]json.RawMessage
+	if !utf8.Valid(line) || json.Unmarshal(line, &m) != nil || m["method"] == nil || mcp.CheckIDs(line) != nil {
+		return nil
+	}
+	switch id := m["id"]; {
+	case len(id) == 0:
+	case id[0] == '"', id[0] == '-', '0' <= id[0] && id[0] <= '9':
+		return id
+	}
+	return nil
 }
 
 // idText is the text of the "id" member of the JSON object b as sent, as
