@@ -16,6 +16,11 @@ import (
 	"github.com/toolbus/toolbus/mcp"
 )
 
+// maxBatch bounds the messages of a JSON-RPC batch, as the HTTP gateway
+// bounds them: the SDK handles each request of a batch on a goroutine of
+// its own, and some 70,000 notifications or pings fit in one line.
+const maxBatch = 1024
+
 // stdioDrain is how long `mcp stdio` answers the requests in flight once
 // its stdin has ended, unless --drain says otherwise.
 const stdioDrain = 30 * time.Second
@@ -299,17 +304,13 @@ func refusal(line []byte) []byte {
 		// belong, or nesting past its 10000 levels.
 		code, reason = -32700, "Parse error: the line is not one JSON value: "+json.Unmarshal(line, new(json.RawMessage)).Error()
 	case line[0] == '[' && json.Unmarshal(line, &batch) == nil:
-		if len(batch) == 0 {
+		// Its messages are checked one by one as it is handed on
+		// (drainIO.unbatch).
+		switch {
+		case len(batch) == 0:
 			reason = "Invalid Request: an empty batch"
-		}
-		for _, m := range batch {
-			if _, err := jsonrpc.DecodeMessage(m); err != nil {
-				reason = "Invalid Request: " + err.Error()
-				break
-			}
-		}
-		if err := mcp.CheckIDs(line); reason == "" && err != nil {
-			reason = "Invalid Request: " + err.Error()
+		case len(batch) > maxBatch:
+			reason = fmt.Sprintf("Invalid Request: a batch of more than %d messages: send at most %d in one line", maxBatch, maxBatch)
 		}
 	default:
 		msg, err := jsonrpc.DecodeMessage(line)

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/toolbus/toolbus/mcp"
 )
 
 // noBatchesFrom is the first MCP version without JSON-RPC batches.
@@ -24,9 +27,9 @@ const noBatchesFrom = "2025-06-18"
 // notifications alone is answered with nothing). A session whose
 // initialization settled on 2025-06-18 or later has its batches refused
 // instead, with a JSON-RPC error (-32600, id null), and goes on; a batch
-// that comes before the answer to initialize is served. A batch that
-// reuses the id of a request not yet answered is refused likewise: its
-// answers could not be told apart.
+// that comes before the answer to initialize is served. A message of a
+// batch that would be refused as a line of its own is answered in the
+// batch's array (unbatch).
 
 // stdioBatch is a batch of the input whose requests have not all been
 // answered.
@@ -45,7 +48,14 @@ func isBatch(line []byte) bool {
 
 // unbatch hands the SDK the messages of line, a batch refusal has passed,
 // one per line, noting its requests as one batch; or it returns the
-// JSON-RPC error refusing the batch.
+// JSON-RPC error refusing the batch. A message of the batch the SDK
+// cannot read, or would answer under another id than the one sent, is
+// not handed on but answered in the batch's array, with the error a lone
+// one gets (under its id when it is a request with an id that can be
+// answered under, else null), as JSON-RPC 2.0 answers each message of a
+// batch on its own. Two requests of one id, or one reusing the id of a
+// request not yet answered, refuse the whole batch: its answers could not
+// be told apart.
 func (d *drainIO) unbatch(line []byte) []byte {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(line, &raws); err != nil { // refusal has read it
@@ -58,11 +68,14 @@ func (d *drainIO) unbatch(line []byte) []byte {
 		return refuse(nil, -32600, "Invalid Request: a JSON-RPC batch, which MCP "+v+", this session's version, does not have: send its messages one per line"+skipped)
 	}
 	b := &stdioBatch{index: map[string]int{}}
+	var pass []json.RawMessage
 	for _, raw := range raws {
-		msg, err := jsonrpc.DecodeMessage(raw)
-		if err != nil {
-			continue // refusal has read it
+		if e := elementError(raw); e != nil {
+			b.responses = append(b.responses, e)
+			continue
 		}
+		pass = append(pass, raw)
+		msg, _ := jsonrpc.DecodeMessage(raw) // elementError has read it
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok || !req.IsCall() {
 			continue
@@ -71,23 +84,70 @@ func (d *drainIO) unbatch(line []byte) []byte {
 		if !ok {
 			continue
 		}
-		if d.pending[key] || d.batches[key] != nil {
+		switch _, dup := b.index[key]; {
+		case dup:
 			d.mu.Unlock()
-			return refuse(nil, -32600, fmt.Sprintf("Invalid Request: the batch reuses the id %v of a request not yet answered", req.ID.Raw())+skipped)
+			return refuse(nil, -32600, fmt.Sprintf("Invalid Request: duplicate id %v among the requests of the batch", jsonID(req.ID))+skipped)
+		case d.pending[key] || d.batches[key] != nil:
+			d.mu.Unlock()
+			return refuse(nil, -32600, fmt.Sprintf("Invalid Request: the batch reuses the id %v of a request not yet answered", jsonID(req.ID))+skipped)
 		}
 		b.index[key] = len(b.responses)
 		b.responses = append(b.responses, nil)
+		b.left++
 	}
-	b.left = len(b.responses)
 	for key := range b.index {
 		d.batches[key] = b
 	}
 	d.mu.Unlock()
-	for _, raw := range raws {
+	for _, raw := range pass {
 		d.note(raw, true)
 		d.ready = append(append(d.ready, raw...), '\n')
 	}
+	if b.left == 0 && len(b.responses) > 0 { // errors only: answered now
+		d.write(b.array())
+	}
 	return nil
+}
+
+// elementError is the error answering raw, a message of a batch, when the
+// SDK cannot read it or would answer it under another id (as refusal
+// answers a lone one), or nil.
+func elementError(raw json.RawMessage) json.RawMessage {
+	const skippedOne = " (the message was skipped)"
+	var e []byte
+	msg, err := jsonrpc.DecodeMessage(raw)
+	switch {
+	case err != nil:
+		e = refuse(requestID(raw), -32600, "Invalid Request: "+err.Error()+skippedOne)
+	case mcp.CheckIDs(raw) != nil:
+		var id json.RawMessage
+		if _, ok := msg.(*jsonrpc.Request); ok && utf8.Valid(raw) {
+			id = idText(raw)
+		}
+		e = refuse(id, -32600, "Invalid Request: "+mcp.CheckIDs(raw).Error()+skippedOne)
+	default:
+		return nil
+	}
+	return bytes.TrimSuffix(e, []byte{'\n'})
+}
+
+// jsonID is an id as JSON writes it.
+func jsonID(id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw())
+	return string(b)
+}
+
+// array is the batch's responses as one JSON array, and a line's end.
+func (b *stdioBatch) array() []byte {
+	out := []byte{'['}
+	for i, r := range b.responses {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, r...)
+	}
+	return append(out, ']', '\n')
 }
 
 // batched looks at p, a message the SDK writes: the answer to initialize
@@ -130,12 +190,5 @@ func (d *drainIO) batched(p []byte) (out []byte, held bool) {
 	if b.left--; b.left > 0 {
 		return nil, true
 	}
-	out = []byte{'['}
-	for i, r := range b.responses {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, r...)
-	}
-	return append(out, ']', '\n'), false
+	return b.array(), false
 }
