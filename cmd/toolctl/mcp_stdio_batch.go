@@ -34,9 +34,9 @@ const noBatchesFrom = "2025-06-18"
 // stdioBatch is a batch of the input whose requests have not all been
 // answered.
 type stdioBatch struct {
-	index     map[string]int    // a request's idKey: its place in responses
-	responses []json.RawMessage // in the order of the requests
-	left      int               // responses still to come
+	index     map[string]int    // a request's idKey: the place of its answer in responses
+	responses []json.RawMessage // in the order of the batch's messages: answers, and errors (elementError)
+	left      int               // answers still to come
 }
 
 // isBatch reports whether line, one the SDK can read (refusal has passed
