@@ -62,12 +62,14 @@
 //     announcement is decoded before it is counted: it takes up to some
 //     ten times the server's max_payload, for a moment, when ignored.
 //     The ended runs whose late messages it ignores (subjects.md,
-//     Goodbye) are at most 16,384, forgotten soonest-ending first past
-//     that; of them, the goodbyes of instances it does not list (a worker
-//     that stops while its discover answer waits to be read) are at most
-//     1,024, counted on their own and forgotten oldest first past that, so
-//     goodbyes under invented ids push a real one out only by outnumbering
-//     it before its answer is read.
+//     Goodbye) are at most 16,384, the one that ended first forgotten
+//     first past that, whatever TTL it asked, so runs a neighbour makes
+//     up push a real one out only by ending 16,384 after it; of them,
+//     the goodbyes of instances it does not list (a worker that stops
+//     while its discover answer waits to be read) are at most 1,024,
+//     counted on their own and forgotten oldest first past that, so
+//     goodbyes under invented ids push a real one out only by
+//     outnumbering it before its answer is read.
 //   - Each type's goroutines end with its Stop or Close, which wait for
 //     them.
 //

@@ -179,10 +179,12 @@ type Fleet struct {
 	// another run followed): their messages arriving later are stale.
 	// nRetired counts them; retiredBy holds a mark of each (and of the
 	// runs replaced since), soonest forgotten first, so pruneRetired
-	// looks only at the runs it forgets.
+	// looks only at the runs it forgets; retiredIn holds one too, in the
+	// order they ended, so that past maxRetired the oldest goes first.
 	retired   map[string][]retiredRun
 	nRetired  int
 	retiredBy retiredMarks
+	retiredIn []retiredMark
 	// unseen holds a mark of each goodbye of an instance not listed that
 	// retired holds (and of some forgotten since), oldest first; nUnseen
 	// counts those retired holds.
@@ -1304,8 +1306,11 @@ func (in *instance) is(a announced) bool { return runOf(&in.ann) == a.run && in.
 
 // retire remembers that run r of instance id ended, until until; f.mu is
 // held. An instance keeps its retiredPerInstance latest ended runs, and
-// the fleet maxRetired in all: past it, the run forgotten soonest goes
-// first.
+// the fleet maxRetired in all: past it, the run that ended first goes
+// first, whatever its TTL. Runs made up by a neighbour asking the
+// longest TTL pushed out the real runs ending soonest (a worker's
+// goodbye, kept for 6 s) at once; now a run is forgotten early only once
+// maxRetired runs have ended after it.
 func (f *Fleet) retire(id string, r run, until time.Time) {
 	f.retireRun(id, retiredRun{run: r, until: until})
 }
@@ -1343,7 +1348,7 @@ func (f *Fleet) forgetOldestUnseen() {
 // retireRun remembers x, an ended run of instance id; f.mu is held.
 func (f *Fleet) retireRun(id string, x retiredRun) {
 	if f.nRetired >= maxRetired {
-		f.forgetSoonest()
+		f.forgetOldest()
 	}
 	rs := f.retired[id]
 	if i := slices.IndexFunc(rs, func(y retiredRun) bool { return y.run == x.run }); i >= 0 {
@@ -1359,9 +1364,14 @@ func (f *Fleet) retireRun(id string, x retiredRun) {
 	if x.unseen {
 		f.nUnseen++
 	}
-	heap.Push(&f.retiredBy, retiredMark{id: id, retiredRun: x})
+	m := retiredMark{id: id, retiredRun: x}
+	heap.Push(&f.retiredBy, m)
 	if len(f.retiredBy) > 2*max(f.nRetired, 64) {
 		f.remarkRetired() // most marks are of runs replaced since
+	}
+	f.retiredIn = append(f.retiredIn, m)
+	if len(f.retiredIn) > 2*max(f.nRetired, 64) { // most of them forgotten or replaced since
+		f.retiredIn = slices.DeleteFunc(f.retiredIn, func(m retiredMark) bool { return !slices.Contains(f.retired[m.id], m.retiredRun) })
 	}
 }
 
@@ -1387,10 +1397,15 @@ func (f *Fleet) pruneRetired(now time.Time) {
 	}
 }
 
-// forgetSoonest forgets the ended run remembered until the soonest;
-// f.mu is held.
-func (f *Fleet) forgetSoonest() {
-	for len(f.retiredBy) > 0 && !f.forget(heap.Pop(&f.retiredBy).(retiredMark)) {
+// forgetOldest forgets the ended run remembered the longest; f.mu is
+// held.
+func (f *Fleet) forgetOldest() {
+	for len(f.retiredIn) > 0 {
+		m := f.retiredIn[0]
+		f.retiredIn = f.retiredIn[1:]
+		if f.forget(m) {
+			return
+		}
 	}
 }
 

@@ -114,8 +114,8 @@ func TestRetiredForgottenAtTTL(t *testing.T) {
 		if !maps.EqualFunc(f.retired, want, slices.Equal) || f.nRetired != n {
 			t.Fatalf("step %d: remembered %v (%d runs counted), want %v", i, f.retired, f.nRetired, want)
 		}
-		if !pruned && len(f.retiredBy) > 2*max(n, 64) { // a retire drops the marks of replaced runs past that
-			t.Fatalf("step %d: %d marks kept for %d ended runs", i, len(f.retiredBy), n)
+		if !pruned && (len(f.retiredBy) > 2*max(n, 64) || len(f.retiredIn) > 2*max(n, 64)) { // a retire drops the marks of replaced runs past that
+			t.Fatalf("step %d: %d and %d marks kept for %d ended runs", i, len(f.retiredBy), len(f.retiredIn), n)
 		}
 	}
 }
