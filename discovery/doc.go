@@ -36,7 +36,9 @@
 //     second after the one applied last is applied whatever its seq, so
 //     one forged off the subject with a seq far ahead (2^63, say) shadows
 //     the run's real messages only until the first of them that arrives
-//     a second after it, not until its TTL. A restart with the same
+//     a second after it, not until its TTL; so does a goodbye forged so
+//     (the worker is listed again with that message), unless another run
+//     of the instance is listed by then. A restart with the same
 //     instance id replaces the old entry with its first message,
 //     whatever the clocks of the machines say: two runs are ordered by
 //     when their messages arrive, never by their start times; the old

@@ -256,6 +256,9 @@ type heldMsg struct {
 type retiredRun struct {
 	run   run
 	until time.Time
+	// bye is when the run's goodbye arrived; zero when another run
+	// ended it.
+	bye time.Time
 	// unseen: the goodbye of an instance the fleet did not list
 	// (retireUnseen).
 	unseen bool
@@ -891,13 +894,13 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 	}
 	f.pruneRetired(now)
 	r := runOf(&ann)
-	if f.isRetired(ann.Instance, r) {
+	cur := f.instances[ann.Instance]
+	if f.isRetired(ann.Instance, r, at, cur) {
 		return false // a run that ended: after its goodbye, or another run's
 	}
 	// The messages of one run are ordered by their seq; those of two runs
 	// by when they arrived here, never by their epochs: the clocks of two
 	// machines, or of one before and after it was set back, disagree.
-	cur := f.instances[ann.Instance]
 	restart := false // the message ends cur's run
 	switch {
 	case cur == nil:
@@ -924,9 +927,9 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 			f.retire(ann.Instance, runOf(&cur.ann), now.Add(cur.ttl))
 		}
 		if cur != nil {
-			f.retire(ann.Instance, r, now.Add(ttl))
+			f.retireRun(ann.Instance, retiredRun{run: r, until: now.Add(ttl), bye: at})
 		} else {
-			f.retireUnseen(ann.Instance, r, now.Add(ttl))
+			f.retireUnseen(ann.Instance, r, now.Add(ttl), at)
 		}
 		if cur != nil {
 			f.drop(ann.Instance, cur)
@@ -1315,17 +1318,17 @@ func (f *Fleet) retire(id string, r run, until time.Time) {
 	f.retireRun(id, retiredRun{run: r, until: until})
 }
 
-// retireUnseen remembers the goodbye of run r of instance id, which the
-// fleet does not list (a discover answer of it may wait to be read),
-// until until, as retire does; f.mu is held. Such goodbyes are
+// retireUnseen remembers the goodbye of run r of instance id, arrived at
+// bye, which the fleet does not list (a discover answer of it may wait
+// to be read), until until, as retire does; f.mu is held. Such goodbyes are
 // remembered maxGoodbyes at most, on their own: past that, the oldest of
 // them is forgotten, so goodbyes of invented ids cannot keep a real one
 // from being remembered (nor can the ended runs of instances listed).
-func (f *Fleet) retireUnseen(id string, r run, until time.Time) {
+func (f *Fleet) retireUnseen(id string, r run, until, bye time.Time) {
 	if f.nUnseen >= maxGoodbyes {
 		f.forgetOldestUnseen()
 	}
-	x := retiredRun{run: r, until: until, unseen: true}
+	x := retiredRun{run: r, until: until, bye: bye, unseen: true}
 	f.retireRun(id, x)
 	f.unseen = append(f.unseen, retiredMark{id: id, retiredRun: x})
 	if len(f.unseen) > 2*max(f.nUnseen, 64) { // most of them forgotten since
@@ -1384,9 +1387,19 @@ func (f *Fleet) uncount(x retiredRun) {
 	}
 }
 
-// isRetired reports whether run r of instance id ended; f.mu is held.
-func (f *Fleet) isRetired(id string, r run) bool {
-	return slices.ContainsFunc(f.retired[id], func(x retiredRun) bool { return x.run == r })
+// isRetired reports whether a message of run r of instance id that
+// arrived at at is of a run that ended, cur the instance as listed (or
+// nil); f.mu is held. After a goodbye, the run's messages that arrived
+// up to reorderHorizon after it (a discover answer read late) are; a
+// later one is the run going on, unless another run is listed: a run's
+// messages leave one connection in seq order, the goodbye last, so the
+// goodbye was forged (copied off the subject with a later seq), and the
+// worker is listed again with its next announcement rather than hidden
+// for the goodbye's TTL.
+func (f *Fleet) isRetired(id string, r run, at time.Time, cur *instance) bool {
+	return slices.ContainsFunc(f.retired[id], func(x retiredRun) bool {
+		return x.run == r && (x.bye.IsZero() || !at.After(x.bye.Add(reorderHorizon)) || (cur != nil && runOf(&cur.ann) != r))
+	})
 }
 
 // pruneRetired forgets the ended runs remembered until before now; f.mu
@@ -1414,7 +1427,9 @@ func (f *Fleet) forgetOldest() {
 // then. f.mu is held.
 func (f *Fleet) forget(m retiredMark) bool {
 	rs := f.retired[m.id]
-	i := slices.IndexFunc(rs, func(x retiredRun) bool { return x.run == m.run && x.until.Equal(m.until) && x.unseen == m.unseen })
+	i := slices.IndexFunc(rs, func(x retiredRun) bool {
+		return x.run == m.run && x.until.Equal(m.until) && x.bye.Equal(m.bye) && x.unseen == m.unseen
+	})
 	if i < 0 {
 		return false
 	}
