@@ -926,10 +926,17 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 		if restart {
 			f.retire(ann.Instance, runOf(&cur.ann), now.Add(cur.ttl))
 		}
-		if cur != nil {
-			f.retireRun(ann.Instance, retiredRun{run: r, until: now.Add(ttl), bye: at})
-		} else {
+		switch {
+		case cur == nil:
 			f.retireUnseen(ann.Instance, r, now.Add(ttl), at)
+		case restart:
+			f.retireRun(ann.Instance, retiredRun{run: r, until: now.Add(ttl), bye: at})
+		default:
+			// An announcer's interval does not change within a run: a
+			// goodbye of the run listed asking a longer one is forged
+			// (copied off the subject), and, followed by a made-up run
+			// of the instance, it hid the worker for up to three hours.
+			f.retireRun(ann.Instance, retiredRun{run: r, until: now.Add(min(ttl, cur.ttl)), bye: at})
 		}
 		if cur != nil {
 			f.drop(ann.Instance, cur)
