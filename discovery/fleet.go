@@ -252,7 +252,8 @@ type heldMsg struct {
 // or because a message of another run arrived after its last, so that
 // its messages arriving late (a discover answer read at the end of the
 // window, one delayed on its way through a cluster) do not bring it back
-// until until.
+// until until; after its goodbye, those that arrived by reorderHorizon
+// after it (isRetired).
 type retiredRun struct {
 	run   run
 	until time.Time
