@@ -16,12 +16,12 @@ import (
 // Their discover requests were once bounded to 32 per answer window, the
 // rest answered by a broadcast at the end of the announcer's window,
 // after most fleets' own windows: they came up without the worker. The
-// fleets here wait 2 s, not the default 250 ms: a machine busy enough can
+// fleets here wait 5 s, not the default 250 ms: a machine busy enough can
 // delay an answer past 250 ms, which says nothing of the bound.
 func TestFleetBurstFindsWorker(t *testing.T) {
 	s := natstest.Server(t)
 	startAnnouncer(t, natstest.Conn(t, s), fleetToolkit(t), &AnnouncerOptions{Instance: "w1", Interval: time.Hour})
-	quiet := &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DiscoverWindow: 2 * time.Second}
+	quiet := &FleetOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DiscoverWindow: 5 * time.Second}
 	const n = 100
 	var missing atomic.Int64
 	var wg sync.WaitGroup
