@@ -335,11 +335,13 @@
 // 5 s), so a client whose call's POST is open gets that result rather
 // than a stream ended without one, and the gateway's warning for the call
 // says why it ended. A client that comes back with the id of a session
-// so closed (a GET, POST or DELETE) is answered 404, as MCP wants for a
+// so closed, of one its DELETE ended (from the DELETE's answer on) or of
+// one the gateway's Close ended (a gateway mounted on a server that goes
+// on serving) is answered 404 (a GET, POST or DELETE), as MCP wants for a
 // session that ended (the client initializes a new one), with a text
 // saying why and to initialize a new session (the last 1024 such
-// sessions are remembered; another id gets the go-sdk's "session not
-// found"). GatewayOptions.CallTimeout bounds calls;
+// sessions are remembered, the oldest forgotten first; another id gets
+// the go-sdk's "session not found"). GatewayOptions.CallTimeout bounds calls;
 // SessionTimeout closes idle HTTP sessions (30 minutes by default), and
 // MaxSessions bounds those open at once (1024 by default; only a POST
 // whose body holds an initialize the go-sdk may serve opens a session:

@@ -481,7 +481,8 @@ const GatewayStoppedText = "<system-reminder>The tool call has been interrupted 
 // call's POST is still open gets that result; an idle session's client
 // has no request open to get it by, and the gateway's warning for the
 // call carries it. A client that comes back with such a session's id is
-// answered 404 (as MCP wants for an ended session) saying why.
+// answered 404 (as MCP wants for an ended session) saying why, as is one
+// whose session its DELETE or Close ended.
 const (
 	GatewayIdleClosedText = "<system-reminder>The tool call has been interrupted because the MCP gateway closed its session, idle for longer than the gateway's session timeout.</system-reminder>"
 	GatewayMadeRoomText   = "<system-reminder>The tool call has been interrupted because the MCP gateway closed its session to make room for another client's session.</system-reminder>"
@@ -529,7 +530,8 @@ quiet:
 		}
 	}
 	g.cancel()
-	for _, ss := range live {
+	for s, ss := range live {
+		s.end(errGatewayClosed) // unless it ended already
 		ss.Close()
 	}
 	g.wg.Wait()
@@ -646,8 +648,8 @@ func (g *Gateway) live() []*gatewaySession {
 }
 
 // errGatewayClosed and errSessionEvicted are why track refuses a session;
-// errSessionEvicted is also the cause the session's end (and its calls')
-// has (stoppedText).
+// each is also the cause the end of a session (and its calls') has when
+// Close, or makeRoom, ended it (stoppedText, goneWhy).
 var (
 	errGatewayClosed  = errors.New("mcp: gateway closed")
 	errSessionEvicted = errors.New("mcp: gateway: this session was ended to make room for another client's (too many were open from here): initialize a new one")
@@ -688,21 +690,29 @@ func (g *Gateway) track(s *gatewaySession, ss *sdk.ServerSession) error {
 	g.log.Info("mcp: gateway: session opened", "session", s.id, "identity", s.identity)
 	g.goroutine(func() {
 		ss.Wait()
-		s.end(nil)
-		s.stopIdle()
-		g.mu.Lock()
-		delete(g.sessions, s)
-		if g.byID[s.id] == s {
-			delete(g.byID, s.id)
-			g.rememberGoneLocked(s, context.Cause(s.ctx))
-		}
-		g.mu.Unlock()
+		g.untrack(s)
 		g.log.Info("mcp: gateway: session closed", "session", s.id, "identity", s.identity, "lasted", time.Since(opened))
 	})
 	g.goroutine(s.tellUpdates)
 	// The fleet may have changed since the session's tools were read.
 	g.goroutine(func() { s.refresh(g.ctx, false, 0) })
 	return nil
+}
+
+// untrack forgets s, whose go-sdk session has closed, as the session's
+// end (its calls cancelled), remembering why it ended for a client that
+// comes back with its id (gateway_gone.go). Calling it again does
+// nothing.
+func (g *Gateway) untrack(s *gatewaySession) {
+	s.end(nil)
+	s.stopIdle()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.sessions, s)
+	if g.byID[s.id] == s {
+		delete(g.byID, s.id)
+		g.rememberGoneLocked(s, context.Cause(s.ctx))
+	}
 }
 
 func (g *Gateway) signal() {

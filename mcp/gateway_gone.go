@@ -8,27 +8,32 @@ import (
 
 // A client whose session the gateway ended for its bounds (SessionTimeout,
 // MaxSessions) may have had no request open to hear why: an idle session's
-// calls' GatewayIdleClosedText reached only the gateway's log. When it
-// comes back with the session's id it is answered 404, as MCP wants for a
-// session that ended (the client initializes a new one; the go-sdk's
-// client sees ErrSessionMissing, a plain-text body leaves that so), with
-// a text saying why, rather than the go-sdk's bare "session not found".
+// calls' GatewayIdleClosedText reached only the gateway's log. Nor is a
+// client told that its session ended by its own DELETE (another process
+// of the client, or one that lost the DELETE's answer) or by the
+// gateway's Close (a gateway mounted on a server that goes on serving).
+// When it comes back with the session's id it is answered 404, as MCP
+// wants for a session that ended (the client initializes a new one; the
+// go-sdk's client sees ErrSessionMissing, a plain-text body leaves that
+// so), with a text saying why, rather than the go-sdk's bare "session not
+// found".
 
 // maxGone bounds the ended sessions remembered (their ids and why), the
 // oldest forgotten first: about 100 bytes each.
 const maxGone = 1024
 
-// goneSession is why the gateway ended a session (errSessionIdle or
-// errSessionEvicted), and whose it was: only its identity is told.
+// goneSession is why a session ended (errSessionIdle, errSessionEvicted,
+// errSessionDeleted or errGatewayClosed), and whose it was: only its
+// identity is told.
 type goneSession struct {
 	identity string
 	cause    error
 }
 
-// rememberGoneLocked notes that the gateway ended s, an HTTP session, for
-// cause, when that is one of its bounds. g.mu is held.
+// rememberGoneLocked notes that s, an HTTP session, ended for cause, when
+// that is one a client is told (goneSession). g.mu is held.
 func (g *Gateway) rememberGoneLocked(s *gatewaySession, cause error) {
-	if s.source == "" || !errors.Is(cause, errSessionIdle) && !errors.Is(cause, errSessionEvicted) {
+	if s.source == "" || g.goneWhy(cause) == "" {
 		return
 	}
 	if _, ok := g.gone[s.id]; ok {
@@ -45,8 +50,24 @@ func (g *Gateway) rememberGoneLocked(s *gatewaySession, cause error) {
 	g.goneOrder = append(g.goneOrder, s.id)
 }
 
+// goneWhy is why a session ended for cause, in the words a client is
+// told; "" for a cause not told.
+func (g *Gateway) goneWhy(cause error) string {
+	switch {
+	case errors.Is(cause, errSessionIdle):
+		return fmt.Sprintf("the gateway closed it, idle for longer than its session timeout (%v)", g.opts.SessionTimeout)
+	case errors.Is(cause, errSessionEvicted):
+		return "the gateway ended it to make room for another client's session (too many were open from this client's address or identity)"
+	case errors.Is(cause, errSessionDeleted):
+		return "the client ended it (DELETE)"
+	case errors.Is(cause, errGatewayClosed):
+		return "the gateway was closed"
+	}
+	return ""
+}
+
 // goneText is the answer to a request of identity naming session id, one
-// the gateway does not hold, when the gateway ended it for its bounds;
+// the gateway does not hold, when it remembers why that session ended;
 // "" otherwise (the go-sdk answers).
 func (g *Gateway) goneText(id, identity string) string {
 	g.mu.Lock()
@@ -55,16 +76,12 @@ func (g *Gateway) goneText(id, identity string) string {
 	if !ok || gs.identity != identity {
 		return ""
 	}
-	why := "the gateway ended it to make room for another client's session (too many were open from this client's address or identity)"
-	if errors.Is(gs.cause, errSessionIdle) {
-		why = fmt.Sprintf("the gateway closed it, idle for longer than its session timeout (%v)", g.opts.SessionTimeout)
-	}
-	return "session not found: " + why + "; initialize a new session"
+	return "session not found: " + g.goneWhy(gs.cause) + "; initialize a new session"
 }
 
 // answerGone answers r, a request naming a session the gateway does not
-// hold, when the gateway ended that session for its bounds, and reports
-// whether it did.
+// hold, when it remembers why that session ended, and reports whether it
+// did.
 func (g *Gateway) answerGone(w http.ResponseWriter, r *http.Request) bool {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" || g.sdkRefuses(r) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,18 @@ func goneAnswer(t *testing.T, hc *http.Client, u, method, id string) (int, strin
 	return resp.StatusCode, string(b)
 }
 
+// checkGone checks that a GET and a POST in session id, which ended, are
+// answered 404 saying why (why) and to initialize a new session.
+func checkGone(t *testing.T, u, id, why string) {
+	t.Helper()
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		code, body := goneAnswer(t, http.DefaultClient, u, method, id)
+		if code != http.StatusNotFound || !strings.Contains(body, why) || !strings.Contains(body, "initialize a new session") {
+			t.Errorf("%s in the ended session: %d %q; want 404 saying %q and to initialize a new session", method, code, body, why)
+		}
+	}
+}
+
 // TestGatewayGoneSessionSaysWhy: a client coming back (GET or POST) with
 // the id of a session the gateway closed for its bounds got the go-sdk's
 // bare "session not found"; with no request open when its session went,
@@ -47,15 +60,7 @@ func goneAnswer(t *testing.T, hc *http.Client, u, method, id string) (int, strin
 // ended it and what to do; an unknown id gets the go-sdk's answer.
 func TestGatewayGoneSessionSaysWhy(t *testing.T) {
 	f := startFleet(t)
-	check := func(t *testing.T, u, id, why string) {
-		t.Helper()
-		for _, method := range []string{http.MethodGet, http.MethodPost} {
-			code, body := goneAnswer(t, http.DefaultClient, u, method, id)
-			if code != http.StatusNotFound || !strings.Contains(body, why) || !strings.Contains(body, "initialize a new session") {
-				t.Errorf("%s in the ended session: %d %q; want 404 saying %q and to initialize a new session", method, code, body, why)
-			}
-		}
-	}
+	check := checkGone
 	t.Run("idle", func(t *testing.T) {
 		g := startGateway(t, f.srv, &GatewayOptions{SessionTimeout: 100 * time.Millisecond})
 		u := serveGatewayHTTP(t, g)
@@ -100,21 +105,21 @@ func TestGatewayGoneSessionSaysWhy(t *testing.T) {
 }
 
 // TestGatewayGoneBounded: the gateway remembers the last maxGone sessions
-// it ended for its bounds, forgetting the oldest first, and only those it
-// ended for them.
+// that ended for a reason a client is told (goneWhy), forgetting the
+// oldest first, and only those.
 func TestGatewayGoneBounded(t *testing.T) {
 	g := &Gateway{}
 	g.mu.Lock()
 	for i := range maxGone + 1 {
 		g.rememberGoneLocked(&gatewaySession{id: fmt.Sprint("s", i), source: "address 127.0.0.1"}, errSessionIdle)
 	}
-	g.rememberGoneLocked(&gatewaySession{id: "deleted", source: "address 127.0.0.1"}, context.Canceled)
+	g.rememberGoneLocked(&gatewaySession{id: "no reason", source: "address 127.0.0.1"}, context.Canceled)
 	g.rememberGoneLocked(&gatewaySession{id: "stdio"}, errSessionIdle)
 	g.mu.Unlock()
 	if len(g.gone) != maxGone || len(g.goneOrder) != maxGone {
 		t.Fatalf("%d sessions remembered (%d in order), want %d", len(g.gone), len(g.goneOrder), maxGone)
 	}
-	for id, want := range map[string]bool{"s0": false, "s1": true, fmt.Sprint("s", maxGone): true, "deleted": false, "stdio": false} {
+	for id, want := range map[string]bool{"s0": false, "s1": true, fmt.Sprint("s", maxGone): true, "no reason": false, "stdio": false} {
 		if got := g.goneText(id, "") != ""; got != want {
 			t.Errorf("session %s remembered: %v, want %v", id, got, want)
 		}
@@ -122,4 +127,46 @@ func TestGatewayGoneBounded(t *testing.T) {
 	if got := g.goneText("s1", "someone-else"); got != "" {
 		t.Errorf("another identity is told %q", got)
 	}
+}
+
+// TestGatewayEndedSessionSaysWhy: a client coming back with the id of a
+// session its DELETE ended, or one the gateway's Close ended (a gateway
+// mounted on a server that goes on serving), got the go-sdk's bare
+// "session not found", while one the gateway closed for its bounds was
+// told why; right after the DELETE's answer, a session still being
+// forgotten was the go-sdk's to answer. Both are answered 404 saying why
+// and to initialize a new session, from the DELETE's answer on.
+func TestGatewayEndedSessionSaysWhy(t *testing.T) {
+	f := startFleet(t)
+	t.Run("deleted", func(t *testing.T) {
+		g := newGateway(t, f)
+		u := serveGatewayHTTP(t, g)
+		for range 3 {
+			id := openSession(t, u)
+			if code, body := rawSessionRequest(t, http.MethodDelete, u, id, "2025-06-18", "", nil); code != http.StatusNoContent {
+				t.Fatalf("DELETE: %d %q, want 204", code, body)
+			}
+			checkGone(t, u, id, "the client ended it (DELETE)")
+		}
+		if code, body := rawSessionRequest(t, http.MethodDelete, u, "no-such-session", "2025-06-18", "", nil); code != http.StatusNotFound || body != "session not found\n" {
+			t.Errorf("a DELETE of an unknown session: %d %q; want the go-sdk's 404", code, body)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		g := newGateway(t, f)
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", g)
+		hs := httptest.NewServer(mux)
+		t.Cleanup(hs.Close)
+		u := hs.URL + "/mcp"
+		id := openSession(t, u)
+		waitTracked(t, g, 1)
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		checkGone(t, u, id, "the gateway was closed")
+		if code, body := goneAnswer(t, http.DefaultClient, u, http.MethodPost, "no-such-session"); code != http.StatusNotFound || body != "session not found\n" {
+			t.Errorf("a ping in an unknown session: %d %q; want the go-sdk's 404", code, body)
+		}
+	})
 }

@@ -83,14 +83,16 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			// Its requests' handlers find its context (postContext).
 			defer s.post(r)()
 		}
+		defer s.request(g.opts.SessionTimeout, carriesCall(r))()
 		if r.Method == http.MethodDelete && !g.sdkRefuses(r) {
 			// The client ends its session: its calls in flight are
 			// cancelled first (the go-sdk's close waits for them). Not
 			// when the go-sdk answers the DELETE with an error: the
 			// session stays, and its calls must go on.
-			s.end(nil)
+			s.end(errSessionDeleted)
+			g.delete(w, r, s)
+			return
 		}
-		defer s.request(g.opts.SessionTimeout, carriesCall(r))()
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" {
 		if r.Method != http.MethodPost || discoverProbe(r) || !mayInitialize(r) {
@@ -124,6 +126,41 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 type pendingKey struct{}
+
+// delete serves r, the DELETE that ends s. Once the go-sdk has closed
+// the session (204) it is forgotten before the client has the answer, so
+// that the client's next request with its id is told the session ended
+// (answerGone) rather than served by the go-sdk, whose answer is a bare
+// 404.
+func (g *Gateway) delete(w http.ResponseWriter, r *http.Request, s *gatewaySession) {
+	sw := &statusWriter{ResponseWriter: w}
+	g.http.ServeHTTP(sw, r)
+	if sw.status == http.StatusNoContent {
+		g.untrack(s)
+	}
+}
+
+// statusWriter notes the status of the response written through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // carriesCall reports whether r, a request of a session, may carry a
 // call's result: all but the session's own event stream, a GET without

@@ -47,8 +47,9 @@ type gatewaySession struct {
 	evicted bool
 	claim   *claim
 	// A session's calls are cancelled, on the bus too, when it ends (ctx:
-	// its DELETE, or it closed; the cause errSessionIdle or
-	// errSessionEvicted when the gateway's bounds end it), when the gateway
+	// its DELETE, the cause errSessionDeleted; or it closed; the cause
+	// errSessionIdle or errSessionEvicted when the gateway's bounds end it,
+	// errGatewayClosed when its Close does), when the gateway
 	// closes and when the listener that opened it stops (listener:
 	// ServeListener's context, or Serve's): the go-sdk closes a session
 	// only once its requests have returned, and does not cancel them
@@ -210,10 +211,13 @@ func (s *gatewaySession) bound(ctx context.Context, extra *sdk.RequestExtra) (_ 
 
 // errGatewayStopped is the cause of a call's context ended by the
 // gateway's own stop; errSessionIdle (and errSessionEvicted) that of a
-// session's, and so its calls', ended by SessionTimeout (by makeRoom).
+// session's, and so its calls', ended by SessionTimeout (by makeRoom),
+// errSessionDeleted that of one its client ended (DELETE), and
+// errGatewayClosed that of one Close ended.
 var (
 	errGatewayStopped = errors.New("mcp: gateway stopped")
 	errSessionIdle    = errors.New("mcp: gateway: session closed, idle for the session timeout")
+	errSessionDeleted = errors.New("mcp: gateway: session ended by its client (DELETE)")
 )
 
 // stoppedFinal is final with the gateway's text for why it ended ctx
@@ -239,7 +243,7 @@ func stoppedFinal(ctx context.Context, final *toolkit.Response) *toolkit.Respons
 // cause (the user's cancel, the session's DELETE).
 func stoppedText(cause error) string {
 	switch {
-	case errors.Is(cause, errGatewayStopped):
+	case errors.Is(cause, errGatewayStopped), errors.Is(cause, errGatewayClosed):
 		return GatewayStoppedText
 	case errors.Is(cause, errSessionIdle):
 		return GatewayIdleClosedText
