@@ -325,7 +325,9 @@
 // GatewayStoppedText, "The tool call has been interrupted because the MCP
 // gateway serving it shut down.", in place of the worker's
 // toolkit.InterruptedText, which would tell the model that the user
-// stopped it; the output before it is kept. Close closes the HTTP
+// stopped it; the output before it is kept. (A second Close, from
+// anywhere, returns once the first one's shutdown is done, with its
+// error.) Close closes the HTTP
 // sessions only once those results are written (for at most 5 s), so a
 // client whose call's POST is open gets its result. So does a call whose session
 // the gateway closes for its bounds, with GatewayIdleClosedText (no

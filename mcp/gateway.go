@@ -280,7 +280,11 @@ type Gateway struct {
 	// Interrupt too.
 	calls     context.Context
 	interrupt context.CancelFunc
-	wg        sync.WaitGroup     // every goroutine the gateway starts
+	wg        sync.WaitGroup // every goroutine the gateway starts
+	// closeOnce runs Close's shutdown once, closeErr its error: a later
+	// Close waits for it and returns that.
+	closeOnce sync.Once
+	closeErr  error
 	updates   *nats.Subscription // the fleet's resource updates (gateway_mounted.go)
 
 	mu       sync.Mutex
@@ -502,12 +506,20 @@ func (g *Gateway) Interrupt() { g.interrupt() }
 // client whose call's POST is open gets its result; a call sent
 // meanwhile ends at once. The sessions of Serve and ServeStdio are closed
 // without that wait, as when their context ends (see Serve).
+//
+// Close may be called more than once, from any goroutine: every call
+// returns once the first call's shutdown is done, with its error, as the
+// callers of http.Server.Shutdown all wait for the one shutdown. It must
+// not be called from the gateway's callbacks (OnCall, Approve, Deny),
+// which run in the requests it waits for.
 func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() { g.closeErr = g.close() })
+	return g.closeErr
+}
+
+// close is Close's shutdown, run once.
+func (g *Gateway) close() error {
 	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return nil
-	}
 	g.closed = true
 	live := make(map[*gatewaySession]*sdk.ServerSession, len(g.sessions))
 	maps.Copy(live, g.sessions)

@@ -4,10 +4,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestGatewayCloseResult: a call in flight when the gateway's Close is
@@ -82,5 +86,45 @@ func TestGatewayCloseBounded(t *testing.T) {
 	}
 	if n := g.Sessions(); n != 0 {
 		t.Errorf("%d sessions open after Close", n)
+	}
+}
+
+// TestGatewayCloseTwice: a second Close while the first waits (here for
+// a request of a session that may carry a call's result, noted in flight
+// and never ended, as a call whose worker is slow to answer its cancel
+// holds it) returned nil at once, the sessions still open and the bus
+// clients not closed, so a caller that closed the gateway from two
+// places went on while it was still shutting down. It waits for the
+// first Close's shutdown, as http.Server.Shutdown's callers do, and
+// returns its error.
+func TestGatewayCloseTwice(t *testing.T) {
+	f := startFleet(t)
+	g := newGateway(t, f)
+	connectClient(t, &sdk.StreamableClientTransport{Endpoint: serveGatewayHTTP(t, g)})
+	waitTracked(t, g, 1)
+	g.live()[0].request(0, true) // never done: the first Close waits its bound
+	first := make(chan error, 1)
+	go func() { first <- g.Close() }()
+	natstest.WaitFor(t, "the first Close to start", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.closed
+	})
+	if err := g.Close(); err != nil {
+		t.Errorf("the second Close: %v", err)
+	}
+	if n := g.Sessions(); n != 0 {
+		t.Errorf("%d sessions open after the second Close returned", n)
+	}
+	if final := g.client.Invoke(natstest.Ctx(t), toolkit.ToolCall{Name: "echo", Input: map[string]any{"text": "x"}}); !strings.Contains(final.Text(), "the client is closed") {
+		t.Errorf("a call through the gateway's bus client after the second Close returned: %s %q, want it closed", final.Code, final.Text())
+	}
+	select {
+	case err := <-first:
+		if err != nil {
+			t.Errorf("the first Close: %v", err)
+		}
+	case <-time.After(guardTimeout):
+		t.Fatal("the first Close has not returned")
 	}
 }
