@@ -366,6 +366,12 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- hs.Shutdown(sctx) }() // no new connections; waits for the requests
+	// A poll, not a notification of the last such request's return: its
+	// lag (up to 10 ms) is what lets a client read the result that
+	// request wrote before it sees its event stream end, which a client
+	// without retries takes for a lost session, failing the call it has
+	// not read yet. Ended at the return itself, the streams ended first
+	// for most such clients (TestGatewayServeListenerEndInFlight).
 	for carrying.Load() > 0 && sctx.Err() == nil {
 		time.Sleep(10 * time.Millisecond)
 	}
