@@ -784,7 +784,12 @@ func (c *Client) Invoke(ctx context.Context, call toolkit.ToolCall) *toolkit.Res
 // the client still yields its content as one chunk event first (see
 // finalChunk), so a consumer sees chunks then the final over the bus as in
 // process. Chunk frames that never arrived are counted in the final's
-// metadata (wire.MetaLostChunks) and logged. Stopping the iteration early
+// metadata (wire.MetaLostChunks) and logged. A call sent again (see
+// ClientOptions.MaxAttempts), or a durable call delivered again, runs its
+// tool from the start, whose progress reports would repeat what the caller
+// saw: progress never goes back over a call, a later attempt's report
+// being yielded only when its Progress is above the highest yielded
+// before (the first attempt's come as they are). Stopping the iteration early
 // cancels the call. Each ranging over the sequence sends the call anew
 // (with an empty call.ID, under a new id each time), also on several
 // goroutines at once.
@@ -795,8 +800,12 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 			call.ID = nuid.Next()
 		}
 		chunks := false
+		var floor progressFloor // the call's progress, over its attempts
 		pass := func(ev toolkit.Event) bool {
 			chunks = chunks || ev.Chunk != nil
+			if ev.Progress != nil && !floor.let(ev.Progress) {
+				return true // a resent attempt's report, not past what the caller saw
+			}
 			return yield(ev)
 		}
 		attempt := call
@@ -814,7 +823,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 		}()
 		for n := 1; ; n++ {
 			durable, cancelled := call.Durable, false
-			if final = c.run(ctx, attempt, call.ID, pass, &durable, &cancelled, &stop); final == nil {
+			if final = c.run(ctx, attempt, call.ID, pass, &floor, &durable, &cancelled, &stop); final == nil {
 				return
 			}
 			if c.afterRun != nil {
@@ -870,6 +879,7 @@ func (c *Client) Call(ctx context.Context, call toolkit.ToolCall) iter.Seq[toolk
 				break
 			}
 			attempt.ID, attempt.IdempotencyKey = attemptID(call.ID, n+1), call.Key()
+			floor.again = true
 		}
 		c.noteRevision(call, final, since)
 		if answer.Code == toolkit.CodeUnavailable && strings.HasPrefix(answer.Text(), groupStateError) {
@@ -1118,6 +1128,31 @@ func stopped(stop chan struct{}) bool {
 	}
 }
 
+// progressFloor keeps a call's progress from going back when it starts
+// over: an attempt sent again (Call), or a durable call delivered again,
+// runs its tool from the start, whose reports would repeat what its
+// caller saw of the earlier attempt (MCP, whose gateway passes them on,
+// has progress only ever grow). Once the call started over, a report is
+// passed on only when its progress is above the highest passed on so
+// far; until then the call started over, a tool's reports are passed on
+// as they come.
+type progressFloor struct {
+	top   float64 // the highest progress passed on
+	seen  bool    // a report was passed on
+	again bool    // the call started over
+}
+
+// let reports whether p goes to the caller, and notes it when it does.
+func (f *progressFloor) let(p *toolkit.Progress) bool {
+	if f.again && f.seen && !(p.Progress > f.top) {
+		return false
+	}
+	if !math.IsNaN(p.Progress) && (!f.seen || p.Progress > f.top) {
+		f.top, f.seen = p.Progress, true
+	}
+	return true
+}
+
 // cancelledBeforeRetry is the final of a call whose Cancel came before
 // the client sent it again.
 func cancelledBeforeRetry(id string) *toolkit.Response {
@@ -1214,7 +1249,9 @@ func finalChunk(r *toolkit.Response) *toolkit.Chunk {
 // Cancel(first) came while the call was pending (its cancel may have
 // reached no one: a lost worker). When the call may be sent again, it
 // registers first as retrying for its Call, once (*retry, see mayRetry).
-func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, durable, cancelled *bool, retry *chan struct{}) (final *toolkit.Response) {
+// It notes in floor a delivery again of a durable call, whose progress
+// starts over.
+func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, yield func(toolkit.Event) bool, floor *progressFloor, durable, cancelled *bool, retry *chan struct{}) (final *toolkit.Response) {
 	if !wire.ValidCallID(call.ID) {
 		return toolkit.Final(call.ID, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(call.ID), wire.MaxCallIDLen))
 	}
@@ -1394,6 +1431,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					continue // a late frame of an earlier delivery
 				}
 				st.next(&f)
+				floor.again = floor.again || f.Attempt > 1 // delivered again: its tool starts over
 				*durable = true
 				box.durable.Store(true)
 			}

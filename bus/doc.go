@@ -74,7 +74,10 @@
 //     after an interrupt by its worker's stop past the grace period (a
 //     rolling deploy), which the worker marks (wire.MetaDrained) so that
 //     it is not taken for the caller's cancel. Another worker then runs
-//     it; a call whose output reached its caller, or of a tool that may
+//     it from the start, and its progress reports are yielded only once
+//     they pass the highest the caller saw (progress never goes back
+//     over a call's attempts, nor over a durable call's deliveries); a
+//     call whose output reached its caller, or of a tool that may
 //     have effects, ends interrupted with toolkit.DrainedText. Only the
 //     worker marks it: the worker drops wire.MetaDrained and
 //     wire.MetaToolRan from the metadata a tool or its middleware writes
