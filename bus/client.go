@@ -1536,7 +1536,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				if r, ok := c.kept(ctx, call.ID, stale, keptBy{reply: reply, anyOld: true}, true); ok {
 					return r
 				}
-				return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
+				return st.lost(fmt.Sprintf(
 					"WorkerLostError: '%s' ended on delivery %d but its final was lost on the way and is not kept; it may or may not have taken effect.",
 					call.Name, st.attempt))
 			}
@@ -1578,11 +1578,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				c.forgetPin(call, pinned)
 			}
 			if st.attempt > 0 {
-				return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
+				return st.lost(fmt.Sprintf(
 					"WorkerLostError: the worker running '%s' went silent (delivery %d) and the durable queue did not deliver the call again; the call was cancelled. It may or may not have taken effect.",
 					call.Name, st.attempt))
 			}
-			return st.partial(toolkit.CodeWorkerLost, fmt.Sprintf(
+			return st.lost(fmt.Sprintf(
 				"WorkerLostError: the worker running '%s' went silent for %s and is presumed lost; the call was cancelled. It may or may not have taken effect.",
 				call.Name, c.opts.StallTimeout))
 		}
@@ -1714,6 +1714,21 @@ func (st *callState) partial(code toolkit.Code, msg string) *toolkit.Response {
 	st.acc.Add(&c)
 	r := st.acc.Response(st.id)
 	r.Code = code
+	return r
+}
+
+// lost ends the call worker_lost on the client side: the output so far
+// and msg, as partial, but none of the chunks' metadata. A worker's own
+// worker_lost carries its instance (wire.MetaWorker) and nothing of the
+// tool's; the client knows no more of the call than that it went silent
+// (which worker, it is not told), and the chunks' keys would say what
+// nobody said of this final: the tool's status of a run cut short, a
+// session's worker (notePin would pin the session to the lost worker) or
+// a run the worker reported (wire.MetaToolRan: an earlier build passing
+// on a tool's key).
+func (st *callState) lost(msg string) *toolkit.Response {
+	r := st.partial(toolkit.CodeWorkerLost, msg)
+	r.Metadata = nil
 	return r
 }
 

@@ -67,7 +67,9 @@
 //     the chunks with toolkit.Accumulator. A final the client makes itself
 //     after chunks arrived (worker_lost, unavailable at Close, a cancel
 //     the worker did not answer in time) appends its message to the
-//     result without a chunk event.
+//     result without a chunk event; its worker_lost carries none of the
+//     chunks' metadata (the client knows only that the worker went
+//     silent).
 //   - The client sends a call again (ClientOptions.MaxAttempts) only
 //     while none of its chunks reached the caller and its tool is
 //     read-only or idempotent: after worker_lost, after overloaded, and

@@ -1,0 +1,66 @@
+package bus_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/toolbus/toolbus/bus"
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestClientWorkerLostCarriesNoChunkMetadata: a worker streams a chunk
+// whose metadata says session_worker (a tool's key, or one an earlier
+// build passed on), tool_ran and a status of the tool's, then goes
+// silent. The worker_lost final the client made at its stall timeout
+// carried all three, copied from the chunk: the client pinned the
+// session to the named worker (Pin), and the final claimed a run its
+// worker never reported. A worker's own worker_lost carries its instance
+// and nothing of the tool's; the client's now carries nothing it does
+// not know itself (the partial output stays in its content, as the
+// chunk events gave it).
+func TestClientWorkerLostCarriesNoChunkMetadata(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Func("probe", "Probes.", func(context.Context, struct{}) (string, error) { return "", nil }))
+	a, err := discovery.NewAnnouncer(natstest.Connect(t, s), tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Stop() })
+	nc := natstest.Connect(t, s)
+	if _, err := nc.QueueSubscribe(wire.CallSubject("probe", ""), bus.DefaultQueue, func(m *nats.Msg) {
+		var req wire.Request
+		if err := wire.Msgpack.Unmarshal(m.Data, &req); err != nil {
+			t.Error(err)
+			return
+		}
+		chunk := toolkit.Text("partial")
+		chunk.Metadata = map[string]any{wire.MetaSessionWorker: "ghost", wire.MetaToolRan: true, "status": "half"}
+		data, err := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindChunk, ID: req.ID, Seq: 1, Chunk: &chunk})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		m.Respond(data) // and then nothing: the worker is lost
+	}); err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: 300 * time.Millisecond})
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "probe-1", Name: "probe", Session: "s1"})
+	if r.Code != toolkit.CodeWorkerLost || !strings.HasPrefix(r.Text(), "partial") {
+		t.Fatalf("the call ended %s %q, want worker_lost with the partial output", r.Code, r.Text())
+	}
+	if len(r.Metadata) != 0 {
+		t.Errorf("the client's worker_lost final carries metadata %v, want none (nothing of the chunks')", r.Metadata)
+	}
+	if pin := c.Pin("s1"); pin != "" {
+		t.Errorf("the session is pinned to %q after its call's worker was lost, want no pin", pin)
+	}
+}
