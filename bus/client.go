@@ -1691,10 +1691,14 @@ func (st *callState) final(c *Client, f *wire.Frame) *toolkit.Response {
 	built := st.acc.Response(st.id)
 	built.State, built.Code = r.State, r.Code
 	// The chunks' metadata merged with the final's: a final may leave out
-	// what the chunks carried.
+	// what the chunks carried. But not the worker's own keys, which a
+	// worker of this build puts on the final alone (it drops them from
+	// what the tool writes): in a chunk they are a tool's, passed on by a
+	// worker of an earlier build.
 	if built.Metadata == nil {
 		built.Metadata = r.Metadata
 	} else {
+		dropWorkerKeys(built.Metadata)
 		maps.Copy(built.Metadata, r.Metadata)
 	}
 	if f.Chunks > st.chunks {
@@ -1714,6 +1718,7 @@ func (st *callState) partial(code toolkit.Code, msg string) *toolkit.Response {
 	st.acc.Add(&c)
 	r := st.acc.Response(st.id)
 	r.Code = code
+	dropWorkerKeys(r.Metadata) // a chunk's are a tool's (final)
 	return r
 }
 

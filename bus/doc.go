@@ -83,7 +83,12 @@
 //     have effects, ends interrupted with toolkit.DrainedText. Only the
 //     worker marks it: the worker drops wire.MetaDrained and
 //     wire.MetaToolRan from the metadata a tool or its middleware writes
-//     (in a chunk, a result or a *toolkit.Error).
+//     (in a chunk, a result or a *toolkit.Error), and the client reads
+//     them from the final's own metadata alone, not from the chunks'. A
+//     worker of an earlier build passes a tool's own keys on in its
+//     final, which nothing on the wire tells from its verdict (replies
+//     carry no version): upgrade the workers (subjects.md, Final
+//     responses and metadata).
 //   - worker_lost is the bus's verdict alone: a call a tool or its
 //     middleware ends with toolkit.CodeWorkerLost (say, passing on
 //     another call's answer) goes out tool_error, its message and
