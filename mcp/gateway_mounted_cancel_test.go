@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,7 +113,9 @@ func TestGatewayMountedRequestCancelled(t *testing.T) {
 // A cancel sent as a NATS request (with a reply subject: `nats req`, or a
 // peer forwarding cancels with Request) was taken and never answered, so
 // its sender waited out its own timeout and took the cancel for lost. It
-// is taken and answered {} at once; the request it cancels ends.
+// is taken and answered {} at once; the request it cancels ends, by the
+// cancel: answered "context canceled", not by the worker's own bound on
+// the request, which a cancel that never reached it would wait for.
 func TestMountedCancelWithReplyAnswered(t *testing.T) {
 	srvURL, started, cancelled := blockingResourceServer(t)
 	f := mountedFleet(t, ServerConfig{Name: "blk", Transport: TransportStreamableHTTP, URL: srvURL, ServeResources: true})
@@ -123,7 +126,8 @@ func TestMountedCancelWithReplyAnswered(t *testing.T) {
 	}
 	readDone := make(chan *nats.Msg, 1)
 	go func() {
-		m, _ := nc.Request(wire.MCPSubject("w-mounted"), read, guardTimeout)
+		// Longer than the worker's own bound, which then answers it.
+		m, _ := nc.Request(wire.MCPSubject("w-mounted"), read, 2*guardTimeout)
 		readDone <- m
 	}()
 	select {
@@ -140,11 +144,22 @@ func TestMountedCancelWithReplyAnswered(t *testing.T) {
 		t.Errorf("the answer to a cancel sent as a request: %q, want {}", m.Data)
 	}
 	select {
-	case <-cancelled:
-	case <-time.After(guardTimeout):
-		t.Fatal("the cancel sent as a request did not cancel the read")
+	case <-cancelled: // by the cancel, or the worker's bound (below)
+	case <-time.After(2 * guardTimeout):
+		t.Fatalf("%v later the mounted server's read still runs", 2*guardTimeout)
 	}
-	if m := <-readDone; m == nil {
-		t.Error("the cancelled read was not answered")
+	m = <-readDone
+	if m == nil {
+		t.Fatal("the cancelled read was not answered")
+	}
+	var reply wire.MCPReply
+	if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &reply); err != nil {
+		t.Fatalf("the answer to the cancelled read: %v", err)
+	}
+	// The worker ends the read by itself at its own 30 s bound
+	// (mountedTimeout) too, which also cancels the server's read: its
+	// answer then says the deadline passed. Only the cancel ends it so.
+	if !strings.Contains(reply.Error, context.Canceled.Error()) {
+		t.Fatalf("the read ended %q, not %q: not by the cancel (the worker's own bound on the request ends it %q)", reply.Error, context.Canceled.Error(), context.DeadlineExceeded.Error())
 	}
 }
