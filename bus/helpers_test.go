@@ -130,8 +130,21 @@ func loseFrames(t *testing.T, px *natstest.Proxy, nc *nats.Conn, release chan<- 
 // the count of calls taken.
 func answeringReadOnly(t *testing.T, s *embedded.Server, name string, answer func(id string) *toolkit.Response) *atomic.Int32 {
 	t.Helper()
+	return standIn(t, s, name, func(id string) []*wire.Frame {
+		return []*wire.Frame{{Kind: wire.KindFinal, ID: id, Seq: 1, Final: answer(id)}}
+	}, toolkit.ReadOnly())
+}
+
+// standIn announces a tool called name, added with opts, on s (a
+// toolkit's announcer) and takes its calls on a plain NATS subscription
+// of the worker's queue group, as a worker of another build could: it
+// publishes the frames frames makes of each call's id on the call's reply
+// subject, in their order (and then nothing: a final left out is a worker
+// lost). It returns the count of calls taken.
+func standIn(t *testing.T, s *embedded.Server, name string, frames func(id string) []*wire.Frame, opts ...toolkit.Option) *atomic.Int32 {
+	t.Helper()
 	tk := toolkit.New(nil)
-	mustAdd(t, tk, toolkit.Func(name, "Reads.", func(context.Context, struct{}) (string, error) { return "", nil }), toolkit.ReadOnly())
+	mustAdd(t, tk, toolkit.Func(name, "Stands in.", func(context.Context, struct{}) (string, error) { return "", nil }), opts...)
 	a, err := discovery.NewAnnouncer(natstest.Connect(t, s), tk, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -146,12 +159,17 @@ func answeringReadOnly(t *testing.T, s *embedded.Server, name string, answer fun
 			t.Error(err)
 			return
 		}
-		data, err := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindFinal, ID: req.ID, Seq: 1, Final: answer(req.ID)})
-		if err != nil {
-			t.Error(err)
-			return
+		for i, f := range frames(req.ID) {
+			data, err := wire.Msgpack.Marshal(f)
+			if err != nil {
+				t.Error(i, err)
+				return
+			}
+			if err := nc.Publish(m.Reply, data); err != nil {
+				t.Error(i, err)
+				return
+			}
 		}
-		m.Respond(data)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,12 @@
 package bus_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
-	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -26,32 +23,11 @@ import (
 // chunk events gave it).
 func TestClientWorkerLostCarriesNoChunkMetadata(t *testing.T) {
 	s := natstest.Embedded(t, false)
-	tk := toolkit.New(nil)
-	mustAdd(t, tk, toolkit.Func("probe", "Probes.", func(context.Context, struct{}) (string, error) { return "", nil }))
-	a, err := discovery.NewAnnouncer(natstest.Connect(t, s), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Stop() })
-	nc := natstest.Connect(t, s)
-	if _, err := nc.QueueSubscribe(wire.CallSubject("probe", ""), bus.DefaultQueue, func(m *nats.Msg) {
-		var req wire.Request
-		if err := wire.Msgpack.Unmarshal(m.Data, &req); err != nil {
-			t.Error(err)
-			return
-		}
+	standIn(t, s, "probe", func(id string) []*wire.Frame {
 		chunk := toolkit.Text("partial")
 		chunk.Metadata = map[string]any{wire.MetaSessionWorker: "ghost", wire.MetaToolRan: true, "status": "half"}
-		data, err := wire.Msgpack.Marshal(&wire.Frame{Kind: wire.KindChunk, ID: req.ID, Seq: 1, Chunk: &chunk})
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		m.Respond(data) // and then nothing: the worker is lost
-	}); err != nil {
-		t.Fatal(err)
-	}
-	nc.Flush()
+		return []*wire.Frame{{Kind: wire.KindChunk, ID: id, Seq: 1, Chunk: &chunk}} // and then nothing: the worker is lost
+	})
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{StallTimeout: 300 * time.Millisecond})
 	r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "probe-1", Name: "probe", Session: "s1"})
 	if r.Code != toolkit.CodeWorkerLost || !strings.HasPrefix(r.Text(), "partial") {

@@ -1,13 +1,9 @@
 package bus_test
 
 import (
-	"context"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
-	"github.com/toolbus/toolbus/discovery"
 	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -22,43 +18,17 @@ import (
 // them from there only, never from a chunk.
 func TestChunkWorkerKeysNotTakenForVerdict(t *testing.T) {
 	s := natstest.Embedded(t, false)
-	tk := toolkit.New(nil)
-	mustAdd(t, tk, toolkit.Func("probe", "Probes.", func(context.Context, struct{}) (string, error) { return "", nil }))
-	a, err := discovery.NewAnnouncer(natstest.Connect(t, s), tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Stop() })
-	nc := natstest.Connect(t, s)
-	if _, err := nc.QueueSubscribe(wire.CallSubject("probe", ""), bus.DefaultQueue, func(m *nats.Msg) {
-		var req wire.Request
-		if err := wire.Msgpack.Unmarshal(m.Data, &req); err != nil {
-			t.Error(err)
-			return
-		}
+	standIn(t, s, "probe", func(id string) []*wire.Frame {
 		chunk := toolkit.Text("partial")
 		chunk.Metadata = map[string]any{wire.MetaDrained: true, wire.MetaToolRan: true, "status": "half"}
-		final := toolkit.Final(req.ID, toolkit.CodeInterrupted, "")
+		final := toolkit.Final(id, toolkit.CodeInterrupted, "")
 		final.Content = nil
 		final.Metadata = map[string]any{wire.MetaWorker: "older"}
-		for i, f := range []*wire.Frame{
-			{Kind: wire.KindChunk, ID: req.ID, Seq: 1, Chunk: &chunk},
-			{Kind: wire.KindFinal, ID: req.ID, Seq: 2, Final: final, Chunks: 1},
-		} {
-			data, err := wire.Msgpack.Marshal(f)
-			if err != nil {
-				t.Error(i, err)
-				return
-			}
-			if err := nc.Publish(m.Reply, data); err != nil {
-				t.Error(i, err)
-				return
-			}
+		return []*wire.Frame{
+			{Kind: wire.KindChunk, ID: id, Seq: 1, Chunk: &chunk},
+			{Kind: wire.KindFinal, ID: id, Seq: 2, Final: final, Chunks: 1},
 		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	nc.Flush()
+	})
 	c := newClient(t, natstest.Connect(t, s), nil)
 	r := c.Invoke(ctxT(t), toolkit.ToolCall{ID: "probe-1", Name: "probe"})
 	if r.Code != toolkit.CodeInterrupted || r.Text() != "partial" {
