@@ -53,27 +53,7 @@ func TestResentProgressNeverGoesBack(t *testing.T) {
 	c := newClient(t, natstest.Connect(t, s), nil)
 	ctx := ctxT(t)
 
-	reported := make(chan struct{})
-	type result struct {
-		progress []string
-		final    *toolkit.Response
-	}
-	res := make(chan result, 1)
-	go func() {
-		var r result
-		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "scan-1", Name: "scan"}) {
-			if ev.Progress != nil {
-				if len(r.progress) == 0 {
-					close(reported)
-				}
-				r.progress = append(r.progress, ev.Progress.Message)
-			}
-			if ev.Final != nil {
-				r.final = ev.Final
-			}
-		}
-		res <- r
-	}()
+	reported, res := progressCall(c, ctx, toolkit.ToolCall{ID: "scan-1", Name: "scan"})
 	if got := <-entered; got != "a" {
 		t.Fatalf("the tool was entered on %s, want a", got)
 	}
@@ -132,27 +112,7 @@ func TestRedeliveredProgressNeverGoesBack(t *testing.T) {
 	}
 	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 50 * time.Millisecond})
 	w1, nc1 := durableWorker(t, s, newTK(true), ackWait, "doomed")
-	reported := make(chan struct{})
-	type result struct {
-		progress []string
-		final    *toolkit.Response
-	}
-	res := make(chan result, 1)
-	go func() {
-		var r result
-		for ev := range c.Call(ctxT(t), toolkit.ToolCall{ID: "k-put", Name: "put", Durable: true}) {
-			if ev.Progress != nil {
-				if len(r.progress) == 0 {
-					close(reported)
-				}
-				r.progress = append(r.progress, ev.Progress.Message)
-			}
-			if ev.Final != nil {
-				r.final = ev.Final
-			}
-		}
-		res <- r
-	}()
+	reported, res := progressCall(c, ctxT(t), toolkit.ToolCall{ID: "k-put", Name: "put", Durable: true})
 	<-started
 	<-reported
 	nc1.Close() // the worker is gone without a final
@@ -167,4 +127,34 @@ func TestRedeliveredProgressNeverGoesBack(t *testing.T) {
 	if want := []string{"doomed 3", "heir 4"}; !slices.Equal(r.progress, want) {
 		t.Fatalf("the caller saw progress %q, want %q (never going back, the new delivery's new reports kept)", r.progress, want)
 	}
+}
+
+// progressResult is what a caller saw of a call: its progress reports'
+// messages, in order, and its final.
+type progressResult struct {
+	progress []string
+	final    *toolkit.Response
+}
+
+// progressCall makes call through c on a goroutine of its own, which
+// closes reported at the first progress report and sends what it saw on
+// res once the call ends.
+func progressCall(c *bus.Client, ctx context.Context, call toolkit.ToolCall) (reported chan struct{}, res chan progressResult) {
+	reported, res = make(chan struct{}), make(chan progressResult, 1)
+	go func() {
+		var r progressResult
+		for ev := range c.Call(ctx, call) {
+			if ev.Progress != nil {
+				if len(r.progress) == 0 {
+					close(reported)
+				}
+				r.progress = append(r.progress, ev.Progress.Message)
+			}
+			if ev.Final != nil {
+				r.final = ev.Final
+			}
+		}
+		res <- r
+	}()
+	return reported, res
 }
