@@ -313,8 +313,8 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 
 // ListenAndServe serves Streamable HTTP on addr at /mcp until ctx ends,
 // then shuts the listener down: the calls in flight end interrupted, their
-// clients get those results (for at most 5 s), then the event streams end.
-// It returns once the server has stopped.
+// clients get those results (for at most 5 s), then, after a grace of
+// 200 ms for the clients to read them, the event streams end. It returns once the server has stopped.
 func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -366,14 +366,26 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- hs.Shutdown(sctx) }() // no new connections; waits for the requests
-	// A poll, not a notification of the last such request's return: its
-	// lag (up to 10 ms) is what lets a client read the result that
-	// request wrote before it sees its event stream end, which a client
-	// without retries takes for a lost session, failing the call it has
-	// not read yet. Ended at the return itself, the streams ended first
-	// for most such clients (TestGatewayServeListenerEndInFlight).
+	// Then a grace (streamEndGrace) before the event streams end: a
+	// client reads the result such a request wrote on a connection of its
+	// own, and one without retries that sees its event stream end first
+	// takes it for a lost session, failing the call it has not read yet
+	// (the go-sdk's client checks for a failed connection before it reads
+	// a message waiting). Ended at the request's return itself, the
+	// streams ended first for most such clients; after a 10 ms poll's lag
+	// alone, for some on a loaded machine
+	// (TestGatewayServeListenerEndInFlight). Only the client can close
+	// that race; the grace narrows it.
+	waited := false
 	for carrying.Load() > 0 && sctx.Err() == nil {
+		waited = true
 		time.Sleep(10 * time.Millisecond)
+	}
+	if waited {
+		select {
+		case <-time.After(streamEndGrace):
+		case <-sctx.Done():
+		}
 	}
 	endStreams()
 	err := <-shut
@@ -403,6 +415,10 @@ const (
 	// defaultGatewayIdleTimeout closes a kept-alive connection without a
 	// request for that long.
 	defaultGatewayIdleTimeout = 2 * time.Minute
+	// streamEndGrace is how long ServeListener's shutdown lets the clients
+	// of the requests that carried calls' results read them before their
+	// event streams end (see ServeListener).
+	streamEndGrace = 200 * time.Millisecond
 )
 
 // bounded gives r's body a read deadline of g.bodyTimeout, lifted once the
