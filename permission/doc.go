@@ -71,6 +71,15 @@
 // (s without the e and w flags, d, p, …), never with a command that runs
 // or writes elsewhere (e, w, r, -f FILE).
 //
+// The read-only reading is of the command line alone. git's read-only
+// subcommands run what the repository's own configuration names
+// (core.fsmonitor for status and diff, diff.external, a textconv
+// driver), and git status may refresh .git/index: a repository whose
+// .git/config came from elsewhere (an archive, a copied tree; a clone
+// writes its own) can run a program through them with no approval. A
+// write inside .git is a safety ask, so the model cannot set that up;
+// the workspace's repository configuration is trusted as the operator's.
+//
 // Path globs: "*" and "?" stay within one path segment, "**" crosses
 // segments, [seq] and [!seq] match one character of seq or not (as
 // fnmatch reads them: ranges a-z, "]" first is itself, an unclosed "["
