@@ -127,7 +127,11 @@
 //     directory refuses the replacement (not writable by the worker, or
 //     sticky and the file another user's) or the file system has no
 //     modes, a file the worker may write is rewritten in place, as
-//     before, without that guarantee.
+//     before, without that guarantee: the room for the new content is
+//     taken first (on Linux), so a full disk, a quota or a file size
+//     limit fails the edit with the file untouched, and a failure after
+//     the writing began says the file may hold part of the new content.
+//     A failed edit's error says whether anything was written.
 //   - A worker makes its edits of one file one after another (through a
 //     symlink too), so concurrent calls never drop each other's changes;
 //     an edit waiting for its turn ends when its call's context does.

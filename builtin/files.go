@@ -211,7 +211,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 			}
 		}
 		if err := create(root, rel, in.Content); err != nil {
-			return "", pathError(in.FilePath, err)
+			return "", editError(in.FilePath, err, false)
 		}
 		msg := fmt.Sprintf("Created %s and wrote %s.", shown(in.FilePath), sizeText(in.Content))
 		if in.Ranges != nil {
@@ -226,7 +226,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 	}
 	if in.Ranges == nil {
 		if err := replace(root, rel, in.Content); err != nil {
-			return "", pathError(in.FilePath, err)
+			return "", editError(in.FilePath, err, true)
 		}
 		return fmt.Sprintf("Overwrote %s with %s.", shown(in.FilePath), sizeText(in.Content)), nil
 	}
@@ -243,7 +243,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		return "", err
 	}
 	if err := replace(root, rel, out); err != nil {
-		return "", pathError(in.FilePath, err)
+		return "", editError(in.FilePath, err, true)
 	}
 	what := fmt.Sprintf("Replaced lines %d-%d of %s.", start, end, shown(in.FilePath))
 	if end < start {
@@ -276,7 +276,7 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 		return "", err
 	}
 	if err := replace(root, rel, out); err != nil {
-		return "", pathError(in.FilePath, err)
+		return "", editError(in.FilePath, err, true)
 	}
 	return fmt.Sprintf("Inserted %s before line %d of %s. The new content around the change:\n%s",
 		sizeText(in.Content), in.LineNumber, shown(in.FilePath), f.snippet(out, first, last)), nil
@@ -373,6 +373,26 @@ func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, er
 		return "", toolkit.Errorf(toolkit.CodeToolError, "BinaryFileError: %q looks like a binary file (it contains NUL bytes); the text file tools cannot show or edit it.", p)
 	}
 	return text, nil
+}
+
+// editError is pathError for a failed create or replace, saying what
+// became of the file (existed: there was one to keep).
+func editError(p string, err error, existed bool) error {
+	e := pathError(p, err)
+	var te *toolkit.Error
+	if !errors.As(e, &te) || te.Code == toolkit.CodeDenied {
+		return e
+	}
+	var partial partialError
+	switch {
+	case errors.As(err, &partial):
+		te.Message += " The file was being rewritten in place (its directory refuses a replacement) and may hold part of the new content: view it before editing it again."
+	case existed:
+		te.Message += " Nothing was written: the file is as it was."
+	default:
+		te.Message += " Nothing was written."
+	}
+	return te
 }
 
 // fits refuses to write a file the file tools would then refuse to read:

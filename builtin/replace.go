@@ -115,22 +115,65 @@ func refused(err error) bool {
 // tools did before they replaced files: where the directory refuses a
 // replacement, a file the worker may write is still edited (not
 // atomically). It opens without blocking and checks what it opened.
+//
+// The room for the new content is taken first (reserve): a file system
+// without it (full, over a quota, over the process's file size limit)
+// fails the edit before the file is touched. Only then is the content
+// written over the old and the file cut to its length, so a failure
+// past that point (partialError) is one of the device.
 func inPlace(root *os.Root, rel, content string) error {
-	file, _, err := openRegular(root, rel)
+	file, fi, err := openRegular(root, rel)
 	if file == nil {
 		return err
 	}
 	if err == nil {
-		err = file.Truncate(0)
+		err = reserve(file, fi.Size(), int64(len(content)))
 	}
+	if err != nil {
+		return errors.Join(err, file.Close())
+	}
+	_, err = io.WriteString(file, content) // at the start: the file was just opened
 	if err == nil {
-		_, err = io.WriteString(file, content)
+		err = file.Truncate(int64(len(content)))
 	}
 	if err == nil {
 		err = file.Sync()
 	}
-	return errors.Join(err, file.Close())
+	if err = errors.Join(err, file.Close()); err != nil {
+		return partialError{err}
+	}
+	return nil
 }
+
+// errNoReserve says the file system cannot allocate a file's blocks
+// ahead of writing them.
+var errNoReserve = errors.New("cannot allocate ahead")
+
+// reserve takes the room for n bytes of content in file, now size bytes
+// long, without changing what it holds. Where that cannot be done ahead
+// (the file system has no fallocate), the file is written without.
+func reserve(file *os.File, size, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	err := allocate(file, n)
+	if err == nil || errors.Is(err, errNoReserve) {
+		return nil
+	}
+	// A failed allocation may have grown the file by what it did get.
+	if terr := file.Truncate(size); terr != nil {
+		return partialError{errors.Join(err, terr)}
+	}
+	return fmt.Errorf("no room for the new content's %d bytes: %w", n, err)
+}
+
+// partialError is the failure of an edit made in place after it began
+// to write: the file may hold part of the new content. Every other
+// failure of create, replace and inPlace leaves the file as it was.
+type partialError struct{ err error }
+
+func (e partialError) Error() string { return e.err.Error() }
+func (e partialError) Unwrap() error { return e.err }
 
 // writeTemp writes content to a new temporary file in rel's directory and
 // syncs it. With like, the file gets like's mode and owner (the owner
