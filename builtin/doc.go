@@ -135,8 +135,12 @@
 //   - A worker makes its edits of one file one after another (through a
 //     symlink too), so concurrent calls never drop each other's changes;
 //     an edit waiting for its turn ends when its call's context does.
-//     A change made meanwhile by another worker of a shared workspace,
-//     or by a command, is not ordered with them and may be overwritten.
+//     The workers of a shared workspace order theirs too: an edit holds
+//     an exclusive flock on the file it changes, and another worker's
+//     edit reads the file once it is in place (where the file system
+//     has flock; a network one may not). A change made meanwhile by a
+//     command, or by a program that takes no such lock, is not ordered
+//     with them and may be overwritten.
 //   - A line ends after "\n" (a lone "\r" does not end one). An edit of a
 //     file whose first line ends with "\r\n" writes "\r\n" breaks, in the
 //     content too, so the file keeps one kind of line break. A byte

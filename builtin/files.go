@@ -52,8 +52,9 @@ type files struct {
 // replaces it with a changed copy, so two at once would each drop what
 // the other put there. A file is known by its path with every symlink
 // resolved, so edits through a link wait for those of its target. Only
-// this worker's edits are ordered: a shared workspace's other workers,
-// and the shell, can still change a file under an edit. A wait ends
+// this worker's edits are ordered here; those of a shared workspace's
+// other workers are by a flock on the file (lockShared), and the shell
+// can still change a file under an edit. A wait ends
 // with the call's context: an edit stuck in the file system (a network
 // one) holds its file, not the calls behind it.
 type fileLocks struct {
@@ -298,8 +299,9 @@ func (f *files) open(ctx context.Context, p string) (root *os.Root, rel, real st
 }
 
 // openForEdit is open for a tool that changes the file: it also waits
-// for the file's other edits to end. The caller calls done when its
-// own has.
+// for the file's other edits to end, this worker's (fileLocks) and then
+// those of the other workers of a shared workspace (lockShared). The
+// caller calls done when its own has.
 func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel string, done func(), err error) {
 	root, rel, real, release, err := f.open(ctx, p)
 	if err != nil {
@@ -310,7 +312,13 @@ func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel s
 		release()
 		return nil, "", nil, err
 	}
-	return root, rel, func() { unlock(); release() }, nil
+	unlockShared, err := lockShared(ctx, root, rel)
+	if err != nil {
+		unlock()
+		release()
+		return nil, "", nil, err
+	}
+	return root, rel, func() { unlockShared(); unlock(); release() }, nil
 }
 
 // readText reads a text file of the workspace for viewing. The tools

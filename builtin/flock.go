@@ -1,0 +1,91 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// The workers of a shared workspace (Config.SharedWorkspace, one volume
+// for the fleet) edit the same files, and fileLocks orders only one
+// worker's edits. An edit therefore also takes an exclusive flock on
+// the file it changes, which every worker's edits take: the one that
+// waited reads the file only once the other's edit is in place. Since an
+// edit puts a new file in the old one's place, a lock won on a file its
+// path no longer names (replaced meanwhile by the edit that held it) is
+// let go, and the new file locked. A file system without flock (some
+// network ones refuse it on a file opened for reading) leaves the edits
+// of different workers unordered, as commands' changes always are.
+
+// lockShared waits for the other workers' edits of the existing regular
+// file rel, or for ctx to end, and returns the function that lets the
+// next one go. A path that names no regular file has nothing to lock:
+// the edit finds out what it is.
+func lockShared(ctx context.Context, root *os.Root, rel string) (unlock func(), err error) {
+	none := func() {}
+	for {
+		if fi, err := root.Stat(rel); err != nil || !fi.Mode().IsRegular() {
+			return none, nil
+		}
+		// Without blocking: a named pipe swapped in is not waited on.
+		f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			return none, nil // unreadable: the edit says why, or overwrites it unordered
+		}
+		held, err := f.Stat()
+		if err != nil || !held.Mode().IsRegular() {
+			f.Close()
+			return none, nil
+		}
+		if err := flockWait(ctx, f); err != nil {
+			f.Close()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return none, nil // no flock here
+		}
+		if now, err := root.Stat(rel); err == nil && os.SameFile(held, now) {
+			return func() { f.Close() }, nil // closing lets the lock go
+		}
+		f.Close() // replaced by the edit that held it: lock the new file
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// flockWait takes an exclusive flock on f, waiting while another holds
+// it (polled, so the wait ends with ctx), and fails when the file system
+// has none.
+func flockWait(ctx context.Context, f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	wait := time.Millisecond
+	for {
+		var ferr error
+		if err := rc.Control(func(fd uintptr) {
+			for {
+				if ferr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB); ferr != syscall.EINTR {
+					return
+				}
+			}
+		}); err != nil {
+			return err
+		}
+		if !errors.Is(ferr, syscall.EWOULDBLOCK) {
+			return ferr
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
