@@ -114,8 +114,9 @@
 //     content goes to a temporary file in the same directory
 //     (".toolbus-*.tmp"), is synced, takes the file's mode, its extended
 //     attributes (POSIX ACLs among them; the security namespace is the
-//     system's to label) and its owner and group, each where the worker
-//     may give it (a copy that is not its owner's drops the set-user-ID
+//     system's to label) and no others (not the ACL a directory's
+//     default ACL gives a file made in it), and its owner and group,
+//     each where the worker may give it (a copy that is not its owner's drops the set-user-ID
 //     and set-group-ID bits, one not of its group set-group-ID, as the
 //     kernel does when another user writes it), and is renamed over the
 //     file. A file whose attributes

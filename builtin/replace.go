@@ -177,8 +177,8 @@ func (e partialError) Unwrap() error { return e.err }
 
 // writeTemp writes content to a new temporary file in rel's directory and
 // syncs it. With like, the file gets like's mode and owner (the owner
-// only where the worker may give it) and the extended attributes attrs;
-// without, the mode a created file gets (0644 less the umask). On failure
+// only where the worker may give it) and the extended attributes attrs,
+// and no others (not one inherited from the directory); without, the mode a created file gets (0644 less the umask). On failure
 // nothing is left behind.
 func writeTemp(root *os.Root, rel, content string, like fs.FileInfo, attrs []xattr) (string, error) {
 	tmp := filepath.Join(filepath.Dir(rel), ".toolbus-"+rand.Text()+".tmp")

@@ -3,6 +3,7 @@ package builtin
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -82,17 +83,30 @@ func fdXattrs(fd int) ([]xattr, error) {
 	return attrs, nil
 }
 
-// setXattrs gives file the attributes attrs.
+// setXattrs gives file, new, the attributes attrs and no others of its
+// own: a file made in a directory with a default ACL inherits it as its
+// access ACL, which the file it replaces may not have (made before the
+// directory had one, or stripped of it to keep it private), and an edit
+// must not widen who may use the file. The security namespace is the
+// system's, and left alone.
 func setXattrs(file *os.File, attrs []xattr) error {
-	if len(attrs) == 0 {
-		return nil
-	}
 	rc, err := file.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var serr error
 	err = rc.Control(func(fd uintptr) {
+		inherited, err := fdXattrNames(int(fd))
+		if err != nil {
+			serr = err
+			return
+		}
+		for _, name := range inherited {
+			if !slices.ContainsFunc(attrs, func(a xattr) bool { return a.name == name }) && unix.Fremovexattr(int(fd), name) != nil {
+				serr = errXattrs
+				return
+			}
+		}
 		for _, a := range attrs {
 			if unix.Fsetxattr(int(fd), a.name, a.value, 0) != nil {
 				serr = errXattrs
@@ -101,4 +115,29 @@ func setXattrs(file *os.File, attrs []xattr) error {
 		}
 	})
 	return errors.Join(err, serr)
+}
+
+// fdXattrNames lists the names of fd's extended attributes, but those of
+// the security namespace. A file system without them has none.
+func fdXattrNames(fd int) ([]string, error) {
+	size, err := unix.Flistxattr(fd, nil)
+	switch {
+	case errors.Is(err, unix.ENOTSUP):
+		return nil, nil
+	case err != nil || size > maxXattrBytes:
+		return nil, errXattrs
+	case size == 0:
+		return nil, nil
+	}
+	list := make([]byte, size)
+	if size, err = unix.Flistxattr(fd, list); err != nil {
+		return nil, errXattrs
+	}
+	var names []string
+	for name := range strings.SplitSeq(strings.TrimSuffix(string(list[:size]), "\x00"), "\x00") {
+		if name != "" && !strings.HasPrefix(name, "security.") {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
