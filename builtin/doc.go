@@ -139,7 +139,9 @@
 //     The workers of a shared workspace order theirs too: an edit holds
 //     an exclusive flock on the file it changes, and another worker's
 //     edit reads the file once it is in place (where the file system
-//     has flock; a network one may not). A change made meanwhile by a
+//     has flock; a network one may not). A file another program keeps
+//     locked (flock) for 30 seconds fails the edit as unavailable,
+//     nothing written. A change made meanwhile by a
 //     command, or by a program that takes no such lock, is not ordered
 //     with them and may be overwritten.
 //   - A line ends after "\n" (a lone "\r" does not end one). An edit of a

@@ -316,6 +316,11 @@ func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel s
 	if err != nil {
 		unlock()
 		release()
+		if errors.Is(err, errLocked) {
+			return nil, "", nil, toolkit.Errorf(toolkit.CodeUnavailable,
+				"FileBusyError: %q stayed locked (flock) by another process for %v: not an edit of another worker, which takes a moment, but a program holding it. Nothing was written; try again once it is done.",
+				p, sharedLockWait)
+		}
 		return nil, "", nil, err
 	}
 	return root, rel, func() { unlockShared(); unlock(); release() }, nil

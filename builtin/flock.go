@@ -18,6 +18,18 @@ import (
 // let go, and the new file locked. A file system without flock (some
 // network ones refuse it on a file opened for reading) leaves the edits
 // of different workers unordered, as commands' changes always are.
+//
+// An edit holds its lock for as long as it takes to read and write one
+// file. A lock held much longer is another program's (flock(1) around a
+// command, say): an edit that waited sharedLockWait for it fails, saying
+// so, rather than waiting as long as the call may, or for ever.
+
+// sharedLockWait is how long an edit waits for another's flock on its
+// file (a variable for tests).
+var sharedLockWait = 30 * time.Second
+
+// errLocked says the file stayed locked by another for sharedLockWait.
+var errLocked = errors.New("locked")
 
 // lockShared waits for the other workers' edits of the existing regular
 // file rel, or for ctx to end, and returns the function that lets the
@@ -44,6 +56,9 @@ func lockShared(ctx context.Context, root *os.Root, rel string) (unlock func(), 
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			if errors.Is(err, errLocked) {
+				return nil, err
+			}
 			return none, nil // no flock here
 		}
 		if now, err := root.Stat(rel); err == nil && os.SameFile(held, now) {
@@ -57,14 +72,15 @@ func lockShared(ctx context.Context, root *os.Root, rel string) (unlock func(), 
 }
 
 // flockWait takes an exclusive flock on f, waiting while another holds
-// it (polled, so the wait ends with ctx), and fails when the file system
-// has none.
+// it (polled, so the wait ends with ctx) for sharedLockWait at most
+// (errLocked), and fails when the file system has none.
 func flockWait(ctx context.Context, f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	wait := time.Millisecond
+	deadline := time.Now().Add(sharedLockWait)
 	for {
 		var ferr error
 		if err := rc.Control(func(fd uintptr) {
@@ -78,6 +94,9 @@ func flockWait(ctx context.Context, f *os.File) error {
 		}
 		if !errors.Is(ferr, syscall.EWOULDBLOCK) {
 			return ferr
+		}
+		if time.Now().After(deadline) {
+			return errLocked
 		}
 		t := time.NewTimer(wait)
 		select {

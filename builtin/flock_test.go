@@ -1,0 +1,56 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestEditOfFileLockedByAProgram: edits take a flock on their file to
+// keep the other workers' edits (TestSharedWorkspaceEditsKeepEachOther),
+// so a program holding a flock on it (flock(1) around a long command)
+// would hold every edit of the file for as long as the call may last.
+// An edit waits sharedLockWait for it, then fails saying why, the file
+// as it was; once the program lets go, edits go through.
+func TestEditOfFileLockedByAProgram(t *testing.T) {
+	defer func(d time.Duration) { sharedLockWait = d }(sharedLockWait)
+	sharedLockWait = 50 * time.Millisecond
+	ws, err := openWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(ws.real, "f.txt")
+	if err := os.WriteFile(path, []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &files{ws: ws, maxFile: DefaultMaxFileBytes, maxOutput: DefaultMaxOutputBytes}
+	held, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Skipf("no flock here: %v", err)
+	}
+	_, err = f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1})
+	var te *toolkit.Error
+	if !errors.As(err, &te) || te.Code != toolkit.CodeUnavailable {
+		t.Fatalf("edit of a locked file: %v, want FileBusyError (unavailable)", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "a\n" {
+		t.Errorf("f.txt is %q after the refused edit", got)
+	}
+	held.Close()
+	if _, err := f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "x\na\n" {
+		t.Errorf("f.txt is %q", got)
+	}
+}
