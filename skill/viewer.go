@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/toolbus/toolbus/toolkit"
 	"go.opentelemetry.io/otel"
@@ -35,7 +37,8 @@ func ViewerSchema() map[string]any {
 // skill among those visible to the calling session, whose active groups it
 // reads from tk (so it works with any GroupState, the bus's included), and
 // returns its markdown body. An unknown or invisible skill ends the call
-// with CodeToolError and "SkillNotFoundError: Skill '<name>' not found.".
+// with CodeToolError and "SkillNotFoundError: Skill '<name>' not found."
+// (the name as valid UTF-8, cut after 256 bytes).
 // Register it with Install, or with tk.Add(Viewer(set, tk),
 // toolkit.ReadOnly(), toolkit.WithKind(toolkit.KindSkill),
 // toolkit.ListedWith(set.GroupsWithSkills)).
@@ -43,9 +46,10 @@ func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 	return toolkit.Raw(ViewerName, ViewerDescription, ViewerSchema(),
 		func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
 			name, _ := call.Input["skill"].(string) // the schema guarantees a string
+			shown := shownName(name)
 			// A child of the call's span when traces are on (the global
 			// provider is then the process's); a no-op otherwise.
-			ctx, span := tracer().Start(ctx, "skill.load "+name, trace.WithAttributes(attribute.String("toolbus.skill.name", name)))
+			ctx, span := tracer().Start(ctx, "skill.load "+shown, trace.WithAttributes(attribute.String("toolbus.skill.name", shown)))
 			defer span.End()
 			active, _, err := tk.ActiveGroups(ctx, call.Scope(), call.GroupsRevision)
 			if err != nil {
@@ -54,11 +58,30 @@ func Viewer(set *Set, tk *toolkit.Toolkit) *toolkit.Tool {
 			sk, ok := set.Find(name, active)
 			if !ok {
 				span.SetStatus(codes.Error, "skill not found")
-				return toolkit.NewError(toolkit.CodeToolError, fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", name))
+				return toolkit.NewError(toolkit.CodeToolError, fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", shown))
 			}
 			span.SetAttributes(attribute.String("toolbus.skill.group", sk.Group), attribute.Int("toolbus.skill.bytes", len(sk.Markdown)))
 			return w.Write(toolkit.Text(sk.Markdown))
 		})
+}
+
+// maxShownName is how much of a skill name the viewer's answers and
+// spans quote.
+const maxShownName = 256
+
+// shownName is a skill name as the viewer quotes it: the tool is raw, so
+// the name is as the caller sent it, and an answer must be UTF-8 (a
+// msgpack str) and small. Invalid bytes are shown as U+FFFD, and a long
+// name is cut, marked with "…".
+func shownName(name string) string {
+	if len(name) > maxShownName {
+		n := maxShownName
+		for n > 0 && !utf8.RuneStart(name[n]) {
+			n--
+		}
+		name = name[:n] + "…"
+	}
+	return strings.ToValidUTF8(name, "\uFFFD")
 }
 
 // tracer records skill loads and fetches in the process's traces: the
