@@ -137,11 +137,13 @@
 //     symlink too), so concurrent calls never drop each other's changes;
 //     an edit waiting for its turn ends when its call's context does.
 //     The workers of a shared workspace order theirs too: an edit holds
-//     an exclusive flock on the file it changes, and another worker's
-//     edit reads the file once it is in place (where the file system
-//     has flock; a network one may not). A file another program keeps
-//     locked (flock) for 30 seconds fails the edit as unavailable,
-//     nothing written. A change made meanwhile by a
+//     an exclusive lock on the file it changes (on Linux an open file
+//     description lock, which NFS takes on the server; elsewhere a
+//     flock), and another worker's edit reads the file once it is in
+//     place. A file the worker may not open for writing, or on a file
+//     system without such locks, is edited unordered. A file another
+//     program keeps locked for 30 seconds fails the edit as
+//     unavailable, nothing written. A change made meanwhile by a
 //     command, or by a program that takes no such lock, is not ordered
 //     with them and may be overwritten.
 //   - A line ends after "\n" (a lone "\r" does not end one). An edit of a

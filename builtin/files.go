@@ -53,7 +53,7 @@ type files struct {
 // the other put there. A file is known by its path with every symlink
 // resolved, so edits through a link wait for those of its target. Only
 // this worker's edits are ordered here; those of a shared workspace's
-// other workers are by a flock on the file (lockShared), and the shell
+// other workers are by a lock on the file (lockShared), and the shell
 // can still change a file under an edit. A wait ends
 // with the call's context: an edit stuck in the file system (a network
 // one) holds its file, not the calls behind it.
@@ -318,7 +318,7 @@ func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel s
 		release()
 		if errors.Is(err, errLocked) {
 			return nil, "", nil, toolkit.Errorf(toolkit.CodeUnavailable,
-				"FileBusyError: %q stayed locked (flock) by another process for %v: not an edit of another worker, which takes a moment, but a program holding it. Nothing was written; try again once it is done.",
+				"FileBusyError: %q stayed locked by another process for %v: not an edit of another worker, which takes a moment, but a program holding a lock on it. Nothing was written; try again once it is done.",
 				p, sharedLockWait)
 		}
 		return nil, "", nil, err

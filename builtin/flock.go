@@ -10,21 +10,26 @@ import (
 
 // The workers of a shared workspace (Config.SharedWorkspace, one volume
 // for the fleet) edit the same files, and fileLocks orders only one
-// worker's edits. An edit therefore also takes an exclusive flock on
-// the file it changes, which every worker's edits take: the one that
-// waited reads the file only once the other's edit is in place. Since an
-// edit puts a new file in the old one's place, a lock won on a file its
-// path no longer names (replaced meanwhile by the edit that held it) is
-// let go, and the new file locked. A file system without flock (some
-// network ones refuse it on a file opened for reading) leaves the edits
-// of different workers unordered, as commands' changes always are.
+// worker's edits. An edit therefore also takes an exclusive lock on the
+// file it changes, which every worker's edits take: the one that waited
+// reads the file only once the other's edit is in place. Since an edit
+// puts a new file in the old one's place, a lock won on a file its path
+// no longer names (replaced meanwhile by the edit that held it) is let
+// go, and the new file locked. On Linux the lock is an open file
+// description lock (F_OFD_SETLK) on the whole file, which an NFS client
+// takes on the server, so workers on different machines keep each other
+// too; elsewhere a flock. The file is opened for writing to lock it (a
+// write lock needs it); one the worker may not open so, or a file
+// system without such locks, leaves the edits of different workers
+// unordered, as commands' changes always are.
 //
 // An edit holds its lock for as long as it takes to read and write one
-// file. A lock held much longer is another program's (flock(1) around a
-// command, say): an edit that waited sharedLockWait for it fails, saying
-// so, rather than waiting as long as the call may, or for ever.
+// file. A lock held much longer is another program's (one that locks
+// the file around a long job): an edit that waited sharedLockWait for it
+// fails, saying so, rather than waiting as long as the call may, or for
+// ever.
 
-// sharedLockWait is how long an edit waits for another's flock on its
+// sharedLockWait is how long an edit waits for another's lock on its
 // file (a variable for tests).
 var sharedLockWait = 30 * time.Second
 
@@ -42,9 +47,9 @@ func lockShared(ctx context.Context, root *os.Root, rel string) (unlock func(), 
 			return none, nil
 		}
 		// Without blocking: a named pipe swapped in is not waited on.
-		f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, err := root.OpenFile(rel, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
-			return none, nil // unreadable: the edit says why, or overwrites it unordered
+			return none, nil // not writable: the edit says why, or makes it unordered
 		}
 		held, err := f.Stat()
 		if err != nil || !held.Mode().IsRegular() {
@@ -59,7 +64,7 @@ func lockShared(ctx context.Context, root *os.Root, rel string) (unlock func(), 
 			if errors.Is(err, errLocked) {
 				return nil, err
 			}
-			return none, nil // no flock here
+			return none, nil // no locks here
 		}
 		if now, err := root.Stat(rel); err == nil && os.SameFile(held, now) {
 			return func() { f.Close() }, nil // closing lets the lock go
@@ -71,9 +76,10 @@ func lockShared(ctx context.Context, root *os.Root, rel string) (unlock func(), 
 	}
 }
 
-// flockWait takes an exclusive flock on f, waiting while another holds
-// it (polled, so the wait ends with ctx) for sharedLockWait at most
-// (errLocked), and fails when the file system has none.
+// flockWait takes an exclusive lock on f (lockFile), waiting while
+// another holds it (polled, so the wait ends with ctx) for
+// sharedLockWait at most (errLocked), and fails when the file system
+// has none.
 func flockWait(ctx context.Context, f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -82,18 +88,18 @@ func flockWait(ctx context.Context, f *os.File) error {
 	wait := time.Millisecond
 	deadline := time.Now().Add(sharedLockWait)
 	for {
-		var ferr error
+		var lerr error
 		if err := rc.Control(func(fd uintptr) {
 			for {
-				if ferr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB); ferr != syscall.EINTR {
+				if lerr = lockFile(int(fd)); lerr != syscall.EINTR {
 					return
 				}
 			}
 		}); err != nil {
 			return err
 		}
-		if !errors.Is(ferr, syscall.EWOULDBLOCK) {
-			return ferr
+		if !errors.Is(lerr, syscall.EWOULDBLOCK) && !errors.Is(lerr, syscall.EAGAIN) && !errors.Is(lerr, syscall.EACCES) {
+			return lerr
 		}
 		if time.Now().After(deadline) {
 			return errLocked

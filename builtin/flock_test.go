@@ -1,3 +1,5 @@
+//go:build linux
+
 package builtin
 
 import (
@@ -5,17 +7,19 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// TestEditOfFileLockedByAProgram: edits take a flock on their file to
+// TestEditOfFileLockedByAProgram: edits take a lock on their file to
 // keep the other workers' edits (TestSharedWorkspaceEditsKeepEachOther),
-// so a program holding a flock on it (flock(1) around a long command)
-// would hold every edit of the file for as long as the call may last.
+// so a program holding a lock on it (a whole-file fcntl lock around a
+// long job, here) would hold every edit of the file for as long as the
+// call may last.
 // An edit waits sharedLockWait for it, then fails saying why, the file
 // as it was; once the program lets go, edits go through.
 func TestEditOfFileLockedByAProgram(t *testing.T) {
@@ -30,13 +34,13 @@ func TestEditOfFileLockedByAProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &files{ws: ws, maxFile: DefaultMaxFileBytes, maxOutput: DefaultMaxOutputBytes}
-	held, err := os.Open(path)
+	held, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
-		t.Skipf("no flock here: %v", err)
+	if err := unix.FcntlFlock(held.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK}); err != nil {
+		t.Skipf("no locks here: %v", err)
 	}
 	_, err = f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1})
 	var te *toolkit.Error
