@@ -274,15 +274,21 @@ func pathError(p string, err error) error {
 	return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q %s.", p, reason)
 }
 
-// scopeKey carries a call's session scope (toolkit.ToolCall.Scope) to the
-// tools of per-session workspaces.
+// scopeKey carries a call's identity and session to the tools of
+// per-session workspaces.
 type scopeKey struct{}
 
-// withScope wraps a tool's handler to hand it its call's session scope.
+// callScope is who a call is for: its identity and its session, kept
+// apart. The session scope joins them with NUL bytes, which a caller of
+// the toolkit may put in either, so split again it could name another's.
+type callScope struct{ identity, session string }
+
+// withScope wraps a tool's handler to hand it its call's identity and
+// session.
 func withScope(t *toolkit.Tool) {
 	h := t.Handler
 	t.Handler = func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-		return h(context.WithValue(ctx, scopeKey{}, call.Scope()), call, w)
+		return h(context.WithValue(ctx, scopeKey{}, callScope{call.Identity, call.Session}), call, w)
 	}
 }
 
@@ -291,8 +297,7 @@ func withScope(t *toolkit.Tool) {
 // <session> for an identity's. A session name that is not one token of
 // [A-Za-z0-9_-] is written "=" + its unpadded base64url (the default
 // session, "", is "="), a long one by its SHA-256.
-func sessionDir(scope string) string {
-	identity, session := toolkit.SplitScope(scope)
+func sessionDir(identity, session string) string {
 	if identity == "" {
 		return filepath.Join("sessions", dirName(session))
 	}
@@ -333,8 +338,8 @@ func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, ro
 	if !per {
 		return ws, root, func() {}, nil
 	}
-	scope, _ := ctx.Value(scopeKey{}).(string)
-	name := sessionDir(scope)
+	scope, _ := ctx.Value(scopeKey{}).(callScope)
+	name := sessionDir(scope.identity, scope.session)
 	fail := func(err error) (*workspace, *os.Root, func(), error) {
 		return nil, nil, nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the session's workspace cannot be opened: %v", err)
 	}
