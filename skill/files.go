@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/toolbus/toolbus/bus/wire"
 )
 
@@ -33,6 +35,10 @@ const (
 	MaxFileBytes = 512 << 10
 	MaxFileDepth = 6
 )
+
+// beforeFileOpen, when set, runs between ReadFile's look at the path and
+// its open (a hook for tests).
+var beforeFileOpen func()
 
 // maxWalk is how many directory entries a listing looks at (a variable
 // for tests).
@@ -133,13 +139,16 @@ func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
 			return wire.SkillReply{}, fmt.Errorf("skill %q: %q is not a regular file", s.Name, name)
 		}
 	}
-	// Non-blocking, so that a FIFO put there does not hang the open; it
-	// is then refused as not a regular file.
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return wire.SkillReply{}, fmt.Errorf("skill %q has no file %q", s.Name, name)
-		}
+	if beforeFileOpen != nil {
+		beforeFileOpen()
+	}
+	f, err := openNoLinks(root, parts)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return wire.SkillReply{}, fmt.Errorf("skill %q has no file %q", s.Name, name)
+	case errors.Is(err, syscall.ELOOP):
+		return wire.SkillReply{}, fmt.Errorf("skill %q: %q is reached through a link, which skills do not serve", s.Name, name)
+	case err != nil:
 		return wire.SkillReply{}, fmt.Errorf("skill %q: %w", s.Name, err)
 	}
 	defer f.Close()
@@ -170,6 +179,60 @@ func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
 		typ = "application/octet-stream"
 	}
 	return wire.SkillReply{Blob: base64.StdEncoding.EncodeToString(data), MIMEType: typ}, nil
+}
+
+// openNoLinks opens the file at parts (names without "." or "..") below
+// root for reading, a name at a time, following no link: one swapped in
+// since the path was looked at fails the open (ELOOP, or ENOTDIR for a
+// directory's name) rather than being followed, also to a place inside
+// the skill. The open is non-blocking, so that a FIFO put there does
+// not hang it; the caller refuses what is not a regular file.
+func openNoLinks(root *os.Root, parts []string) (*os.File, error) {
+	dir, err := root.OpenFile(".", os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	rc, err := dir.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var fd int
+	var oerr error
+	if err := rc.Control(func(at uintptr) {
+		fd, oerr = int(at), nil
+		for i, part := range parts {
+			flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+			if i < len(parts)-1 {
+				flags |= unix.O_DIRECTORY
+			} else {
+				flags |= unix.O_NONBLOCK
+			}
+			var next int
+			for {
+				if next, oerr = unix.Openat(fd, part, flags, 0); oerr != unix.EINTR {
+					break
+				}
+			}
+			var st unix.Stat_t
+			if oerr == unix.ENOTDIR && unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				oerr = unix.ELOOP // a directory's name, now a link
+			}
+			if fd != int(at) {
+				unix.Close(fd)
+			}
+			if oerr != nil {
+				return
+			}
+			fd = next
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if oerr != nil {
+		return nil, &fs.PathError{Op: "open", Path: path.Join(parts...), Err: oerr}
+	}
+	return os.NewFile(uintptr(fd), path.Join(parts...)), nil
 }
 
 // openDir opens the skill's directory as a root that no path or link
