@@ -341,9 +341,15 @@
 // one the gateway's Close ended (a gateway mounted on a server that goes
 // on serving) is answered 404 (a GET, POST or DELETE), as MCP wants for a
 // session that ended (the client initializes a new one), with a text
-// saying why and to initialize a new session (the last 1024 such
-// sessions are remembered, the oldest forgotten first; another id gets
-// the go-sdk's "session not found"). GatewayOptions.CallTimeout bounds calls;
+// saying why and to initialize a new session. At most 1024 such sessions
+// are remembered (another id gets the go-sdk's "session not found"), by
+// source as MaxSessions counts them (below: the bearer token's identity,
+// else the peer's address; the gateway authenticates clients by bearer
+// token or not at all, and without tokens every session calls as one
+// identity, so the address is what tells clients apart): at the bound the
+// oldest of the source holding the most is forgotten, so a client that
+// opens and ends sessions in a loop forgets its own, not another
+// client's. GatewayOptions.CallTimeout bounds calls;
 // SessionTimeout closes idle HTTP sessions (30 minutes by default), and
 // MaxSessions bounds those open at once (1024 by default; only a POST
 // whose body holds an initialize the go-sdk may serve opens a session:

@@ -296,11 +296,14 @@ type Gateway struct {
 	// tracked yet, by source; claimed their sum.
 	claims  map[string]int
 	claimed int
-	// gone are the HTTP sessions the gateway ended for its bounds, by id,
-	// the last maxGone of them (goneOrder, oldest first), so that a
-	// client coming back is told why (gateway_gone.go).
-	gone      map[string]goneSession
-	goneOrder []string
+	// gone are the HTTP sessions that ended for a reason a client is
+	// told, by id, at most maxGone of them, so that a client coming back
+	// is told why (gateway_gone.go); goneBySource the same by source,
+	// oldest first (goneSeq numbers them), the oldest of the source
+	// holding the most forgotten first.
+	gone         map[string]goneSession
+	goneBySource map[string][]goneEntry
+	goneSeq      uint64
 	// calling counts the sessions' requests running that reach the
 	// fleet, all sessions together (GatewayOptions.MaxCalls,
 	// gatewaySession.enter); callMu guards it and every session's

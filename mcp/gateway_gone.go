@@ -18,8 +18,24 @@ import (
 // so), with a text saying why, rather than the go-sdk's bare "session not
 // found".
 
-// maxGone bounds the ended sessions remembered (their ids and why), the
-// oldest forgotten first: about 100 bytes each.
+// maxGone bounds the ended sessions remembered (their ids and why):
+// about 150 bytes each.
+//
+// They are remembered by source, as MaxSessions counts sessions
+// (sourceOf): the bearer token's identity when the gateway has Tokens,
+// else the peer's address (an IPv6 peer's /64). Those are the identities
+// the gateway knows a client by: it authenticates HTTP clients by bearer
+// token or not at all (it serves no OAuth of its own; the package's OAuth
+// is a worker's, to mounted servers), and without tokens every session
+// calls as Client.Identity, which tells no client from another, while a
+// peer's address is not the client's to choose (X-Forwarded-For is not
+// read). At the bound, the oldest record of the source holding the most
+// is forgotten (the new record's own source's when it is among those
+// holding the most): a client that opens and ends sessions in a loop
+// forgets its own records, not another's, and a source's record goes only
+// when no source holds more than it does, which takes a flood from about
+// maxGone sources at once. Clients behind one NAT or proxy, or sharing a
+// token, are one source, and share.
 const maxGone = 1024
 
 // goneSession is why a session ended (errSessionIdle, errSessionEvicted,
@@ -30,8 +46,16 @@ type goneSession struct {
 	cause    error
 }
 
+// goneEntry is a remembered session of a source's (Gateway.goneBySource):
+// its id, and when it was remembered (Gateway.goneSeq).
+type goneEntry struct {
+	id  string
+	seq uint64
+}
+
 // rememberGoneLocked notes that s, an HTTP session, ended for cause, when
-// that is one a client is told (goneSession). g.mu is held.
+// that is one a client is told (goneSession), making room at the bound
+// (maxGone). g.mu is held.
 func (g *Gateway) rememberGoneLocked(s *gatewaySession, cause error) {
 	if s.source == "" || g.goneWhy(cause) == "" {
 		return
@@ -41,13 +65,45 @@ func (g *Gateway) rememberGoneLocked(s *gatewaySession, cause error) {
 	}
 	if g.gone == nil {
 		g.gone = map[string]goneSession{}
+		g.goneBySource = map[string][]goneEntry{}
 	}
-	if len(g.goneOrder) == maxGone {
-		delete(g.gone, g.goneOrder[0])
-		g.goneOrder = g.goneOrder[1:]
+	if len(g.gone) >= maxGone {
+		g.forgetGoneLocked(s.source)
 	}
+	g.goneSeq++
 	g.gone[s.id] = goneSession{identity: s.identity, cause: cause}
-	g.goneOrder = append(g.goneOrder, s.id)
+	g.goneBySource[s.source] = append(g.goneBySource[s.source], goneEntry{id: s.id, seq: g.goneSeq})
+}
+
+// forgetGoneLocked forgets the oldest record of the source holding the
+// most: source's own when it is one of them, else the one whose oldest
+// record is the oldest. g.mu is held.
+func (g *Gateway) forgetGoneLocked(source string) {
+	victim := ""
+	for src, q := range g.goneBySource {
+		if victim == "" {
+			victim = src
+			continue
+		}
+		v := g.goneBySource[victim]
+		if len(q) > len(v) || len(q) == len(v) && q[0].seq < v[0].seq {
+			victim = src
+		}
+	}
+	if n := len(g.goneBySource[source]); n > 0 && n == len(g.goneBySource[victim]) {
+		victim = source
+	}
+	q := g.goneBySource[victim]
+	if len(q) == 0 {
+		return
+	}
+	delete(g.gone, q[0].id)
+	q[0] = goneEntry{} // the array outlives the slice's start
+	if q = q[1:]; len(q) == 0 {
+		delete(g.goneBySource, victim)
+	} else {
+		g.goneBySource[victim] = q
+	}
 }
 
 // goneWhy is why a session ended for cause, in the words a client is

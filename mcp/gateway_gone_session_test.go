@@ -105,8 +105,9 @@ func TestGatewayGoneSessionSaysWhy(t *testing.T) {
 }
 
 // TestGatewayGoneBounded: the gateway remembers the last maxGone sessions
-// that ended for a reason a client is told (goneWhy), forgetting the
-// oldest first, and only those.
+// of a source that ended for a reason a client is told (goneWhy),
+// forgetting the oldest first, and only those (TestGatewayGoneShare: of
+// many sources).
 func TestGatewayGoneBounded(t *testing.T) {
 	g := &Gateway{}
 	g.mu.Lock()
@@ -116,8 +117,8 @@ func TestGatewayGoneBounded(t *testing.T) {
 	g.rememberGoneLocked(&gatewaySession{id: "no reason", source: "address 127.0.0.1"}, context.Canceled)
 	g.rememberGoneLocked(&gatewaySession{id: "stdio"}, errSessionIdle)
 	g.mu.Unlock()
-	if len(g.gone) != maxGone || len(g.goneOrder) != maxGone {
-		t.Fatalf("%d sessions remembered (%d in order), want %d", len(g.gone), len(g.goneOrder), maxGone)
+	if q := g.goneBySource["address 127.0.0.1"]; len(g.gone) != maxGone || len(q) != maxGone || len(g.goneBySource) != 1 {
+		t.Fatalf("%d sessions remembered (%d of %d sources in order), want %d", len(g.gone), len(q), len(g.goneBySource), maxGone)
 	}
 	for id, want := range map[string]bool{"s0": false, "s1": true, fmt.Sprint("s", maxGone): true, "no reason": false, "stdio": false} {
 		if got := g.goneText(id, "") != ""; got != want {
