@@ -341,8 +341,12 @@
 // one the gateway's Close ended (a gateway mounted on a server that goes
 // on serving) is answered 404 (a GET, POST or DELETE), as MCP wants for a
 // session that ended (the client initializes a new one), with a text
-// saying why and to initialize a new session. At most 1024 such sessions
-// are remembered (another id gets the go-sdk's "session not found"), by
+// saying why and to initialize a new session; once the gateway is closed,
+// saying that it is closed and opens no new sessions instead, and an
+// initialize is answered 503 saying so (a status Streamable HTTP clients,
+// the go-sdk's among them, take for a passing refusal, to try again
+// later, when a gateway may serve there again). At most 1024 such
+// sessions are remembered (another id gets the go-sdk's "session not found"), by
 // source as MaxSessions counts them (below: the bearer token's identity,
 // else the peer's address; the gateway authenticates clients by bearer
 // token or not at all, and without tokens every session calls as one

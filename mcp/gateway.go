@@ -508,7 +508,12 @@ func (g *Gateway) Interrupt() { g.interrupt() }
 // may carry their results have returned, for at most 5 s, so that a
 // client whose call's POST is open gets its result; a call sent
 // meanwhile ends at once. The sessions of Serve and ServeStdio are closed
-// without that wait, as when their context ends (see Serve).
+// without that wait, as when their context ends (see Serve). A closed
+// gateway that goes on being served (mounted on a server that goes on
+// serving) opens no new session: an initialize is answered 503 (a client
+// tries again later), and a request of a session it ended, or one ended
+// before, 404 saying that the gateway is closed and opens no new
+// sessions.
 //
 // Close may be called more than once, from any goroutine: every call
 // returns once the first call's shutdown is done, with its error, as the

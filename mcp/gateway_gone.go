@@ -16,7 +16,12 @@ import (
 // wants for a session that ended (the client initializes a new one; the
 // go-sdk's client sees ErrSessionMissing, a plain-text body leaves that
 // so), with a text saying why, rather than the go-sdk's bare "session not
-// found".
+// found". Once the gateway is closed, the text says so, and that it
+// opens no new sessions, instead of to initialize one: its initialize
+// would be answered 503 (serveHTTP). The status stays 404, which is true
+// of the session; the 503 is what a client is told of the gateway (the
+// go-sdk's takes it for a passing refusal: its Connect fails, to be tried
+// again later, against a gateway serving there by then).
 
 // maxGone bounds the ended sessions remembered (their ids and why):
 // about 150 bytes each.
@@ -117,7 +122,7 @@ func (g *Gateway) goneWhy(cause error) string {
 	case errors.Is(cause, errSessionDeleted):
 		return "the client ended it (DELETE)"
 	case errors.Is(cause, errGatewayClosed):
-		return "the gateway was closed"
+		return "the gateway ended it as it shut down (Close)"
 	}
 	return ""
 }
@@ -128,11 +133,27 @@ func (g *Gateway) goneWhy(cause error) string {
 func (g *Gateway) goneText(id, identity string) string {
 	g.mu.Lock()
 	gs, ok := g.gone[id]
+	closed := g.closed
 	g.mu.Unlock()
 	if !ok || gs.identity != identity {
 		return ""
 	}
-	return "session not found: " + g.goneWhy(gs.cause) + "; initialize a new session"
+	next := "initialize a new session"
+	if closed {
+		next = closedText
+	}
+	return "session not found: " + g.goneWhy(gs.cause) + "; " + next
+}
+
+// closedText is what a client is told of a closed gateway: answering a
+// request of a session that ended (goneText), and an initialize (503).
+const closedText = "the gateway is closed and opens no new sessions"
+
+// isClosed reports whether Close has been called.
+func (g *Gateway) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
 }
 
 // answerGone answers r, a request naming a session the gateway does not

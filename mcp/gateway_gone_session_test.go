@@ -136,7 +136,8 @@ func TestGatewayGoneBounded(t *testing.T) {
 // "session not found", while one the gateway closed for its bounds was
 // told why; right after the DELETE's answer, a session still being
 // forgotten was the go-sdk's to answer. Both are answered 404 saying why
-// and to initialize a new session, from the DELETE's answer on.
+// and to initialize a new session (or, once the gateway is closed, that
+// it opens none), from the DELETE's answer on.
 func TestGatewayEndedSessionSaysWhy(t *testing.T) {
 	f := startFleet(t)
 	t.Run("deleted", func(t *testing.T) {
@@ -165,7 +166,14 @@ func TestGatewayEndedSessionSaysWhy(t *testing.T) {
 		if err := g.Close(); err != nil {
 			t.Fatal(err)
 		}
-		checkGone(t, u, id, "the gateway was closed")
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			// As checkGone, but a closed gateway opens no new session
+			// (TestGatewayClosedSaysSo).
+			if code, body := goneAnswer(t, http.DefaultClient, u, method, id); code != http.StatusNotFound ||
+				body != "session not found: the gateway ended it as it shut down (Close); "+closedText+"\n" {
+				t.Errorf("%s in the ended session: %d %q; want 404 saying the gateway ended it and is closed", method, code, body)
+			}
+		}
 		if code, body := goneAnswer(t, http.DefaultClient, u, http.MethodPost, "no-such-session"); code != http.StatusNotFound || body != "session not found\n" {
 			t.Errorf("a ping in an unknown session: %d %q; want the go-sdk's 404", code, body)
 		}

@@ -105,6 +105,14 @@ func (g *Gateway) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			g.http.ServeHTTP(w, r)
 			return
 		}
+		if g.isClosed() {
+			// Else the go-sdk would answer it 200 with a JSON-RPC error and
+			// the id of a session nobody holds (400 for a token's identity
+			// not served yet): 503 tells a client to try later, when a
+			// gateway may serve here again (goneText).
+			http.Error(w, closedText, http.StatusServiceUnavailable)
+			return
+		}
 		p := &pendingSession{}
 		if n := g.opts.MaxSessions; n > 0 {
 			if p.claim = g.makeRoom(g.sourceOf(r), n); p.claim == nil {
