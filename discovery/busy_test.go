@@ -2,7 +2,6 @@ package discovery
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"sync"
 	"testing"
@@ -25,14 +24,21 @@ import (
 func TestBusyFleetKeepsWorker(t *testing.T) {
 	s := natstest.Server(t)
 	h, release := gate(t, wire.AnnounceSubject("blocker"))
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), applying: h.stall, DiscoverWindow: 100 * time.Millisecond})
+	clk := &testClock{}
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), applying: h.stall, clock: clk.now})
 	worker := natstest.Conn(t, s)
+
+	// w1 and w2 announce every hour (a TTL of 3 h); the fleet reads
+	// those announcements only once its clock is past their TTL.
+	firstAt := clk.now()
+	clk.advance(DefaultTTLFactor*time.Hour + time.Second)
 
 	// The intake is held on a malformed announcement (format 0).
 	h.hold(t, worker, unreadable)
 
-	// The next messages of w1 (its announcement) and w2 (one that cannot
-	// be read) arrive and wait for the intake.
+	// The next messages of w1 (its announcement, of the same run and
+	// interval) and w2 (one that cannot be read) arrive and wait for the
+	// intake.
 	publishAnnouncement(t, worker, announcement("w1", 2, 3_600_000, "second"))
 	if err := worker.Publish(wire.AnnounceSubject("w2"), unreadable); err != nil {
 		t.Fatal(err)
@@ -40,33 +46,13 @@ func TestBusyFleetKeepsWorker(t *testing.T) {
 	worker.Flush()
 	waitHeld(t, f, wire.AnnounceSubject("w1"), wire.AnnounceSubject("w2"))
 
-	// The fleet learns w1 and w2 from earlier messages, answering a
-	// discover request (applied at once, not by the intake), with a TTL
-	// of 300 ms.
-	first := []wire.Announcement{announcement("w1", 1, 100, "first"), announcement("w2", 1, 100, "other")}
-	sub, err := worker.Subscribe(wire.SubjectDiscover, func(m *nats.Msg) {
-		for i := range first {
-			wire.Respond(worker, m, &first[i])
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	worker.Flush()
-	// Discover reads the answers at the end of its window, then waits for
-	// the intake to read what arrived: each attempt is left waiting there,
-	// and the next one asks again should the answers have come late.
-	for attempt := 1; !listed(f, "w1") || !listed(f, "w2"); attempt++ {
-		ctx, cancel := context.WithCancel(natstest.Ctx(t))
-		discovered := make(chan struct{})
-		go func() { defer close(discovered); f.Discover(ctx) }()
-		natstest.WaitFor(t, "Discover past its window", func() bool { return h.count("waiting for the announcements") >= attempt })
-		cancel()
-		<-discovered
+	// The fleet learns w1 and w2 from their first messages, read outside
+	// the intake as a discover answer is: their TTL has run out.
+	for _, ann := range []wire.Announcement{announcement("w1", 1, 3_600_000, "first"), announcement("w2", 1, 3_600_000, "other")} {
+		applyNow(t, f, ann, firstAt)
 	}
 
-	// Their TTL runs out while their next messages wait.
+	// Their TTL is over while their next messages wait.
 	natstest.WaitFor(t, "the TTLs over", func() bool {
 		return (h.said("w1", "expired") || h.said("w1", "waiting")) && (h.said("w2", "expired") || h.said("w2", "waiting"))
 	})

@@ -28,6 +28,10 @@
 //     dies disappears at most one TTL (3 × its interval) after its last
 //     announcement arrived; one whose next announcement has arrived but
 //     waits to be read (a fleet busy decoding) is not expired meanwhile.
+//     The interval is the one the first message of the worker's run the
+//     fleet heard asked, at most (an announcer's does not change within
+//     a run): a message forged off its subject asking an hour keeps a
+//     dead worker listed no longer than its own TTL.
 //   - The messages of one run of an instance (from an Announcer's start
 //     to its goodbye) are applied in seq order, whatever order they are
 //     read in (a discover answer is read after the broadcasts that

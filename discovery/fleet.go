@@ -94,11 +94,16 @@ func (t ToolInfo) IdempotencyLevel() toolkit.Idempotency {
 
 // Instance is a live worker instance as a Fleet knows it.
 type Instance struct {
-	ID       string
-	Version  string
-	Queue    string
-	Groups   []string // non-basic groups, in the instance's order
-	Tools    []string // in the instance's order
+	ID      string
+	Version string
+	Queue   string
+	Groups  []string // non-basic groups, in the instance's order
+	Tools   []string // in the instance's order
+	// Interval is the announce interval its TTL counts with: the one its
+	// last announcement asked (DefaultInterval when none, MaxInterval at
+	// most), never longer than the first announcement of its run the
+	// fleet heard asked (an announcer's interval does not change within
+	// a run).
 	Interval time.Duration
 	LastSeen time.Time
 	// Expires is when the instance is dropped unless heard from again.
@@ -239,6 +244,10 @@ type instance struct {
 	timer    *time.Timer
 	size     int  // bytes of the announcement decoded (decodedSize)
 	overdue  bool // its TTL ran out while a message of it waited for the intake
+	// interval is the announce interval ttl counts with: the one ann
+	// asked (Fleet.interval), never longer than runInterval, the one the
+	// first message of its run the fleet heard asked.
+	interval, runInterval time.Duration
 }
 
 // heldMsg is a broadcast announcement waiting for the intake, and when
@@ -922,7 +931,24 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 	default:
 		restart = true
 	}
-	ttl := f.ttl(ann)
+	// An announcer's interval is the same on every message of a run: a
+	// message of the run listed asking a longer one than the run's first
+	// was forged (copied off the subject), and kept a worker that died
+	// listed for its TTL, up to three hours. It counts with the run's;
+	// one asking a shorter one with its own (a forgery heard first is
+	// no bound on the real messages), which bounds only that message:
+	// the run's next counts with the run's again.
+	iv := f.interval(ann)
+	runIv := iv
+	if cur != nil && !restart {
+		runIv = cur.runInterval
+		if iv > runIv {
+			f.log.Warn("discovery: fleet: an announcement asks a longer interval than its run's first: counted with the run's (an announcer's interval does not change within a run)",
+				"instance", ann.Instance, "interval", iv, "run_interval", runIv)
+			iv = runIv
+		}
+	}
+	ttl := f.ttlOf(iv)
 	if ann.Goodbye {
 		if restart {
 			f.retire(ann.Instance, runOf(&cur.ann), now.Add(cur.ttl))
@@ -965,7 +991,7 @@ func (f *Fleet) apply(m *nats.Msg, at time.Time) bool {
 	if cur != nil && cur.lastSeen.After(at) {
 		at = cur.lastSeen // a discover answer read while this waited
 	}
-	in := &instance{ann: ann, lastSeen: at, ttl: ttl, size: size}
+	in := &instance{ann: ann, lastSeen: at, interval: iv, runInterval: runIv, ttl: ttl, size: size}
 	a := announced{run: r, seq: ann.Seq}
 	in.timer = time.AfterFunc(max(at.Add(ttl).Sub(now), 0), func() { f.expire(ann.Instance, a) })
 	f.instances[ann.Instance] = in
@@ -1123,13 +1149,19 @@ func (f *Fleet) now() time.Time {
 	return time.Now()
 }
 
-func (f *Fleet) ttl(ann wire.Announcement) time.Duration {
+// interval is the announce interval ann asks: DefaultInterval when
+// none, MaxInterval at most.
+func (f *Fleet) interval(ann wire.Announcement) time.Duration {
+	if ann.IntervalMS <= 0 {
+		return DefaultInterval
+	}
+	return time.Duration(min(ann.IntervalMS, MaxInterval.Milliseconds())) * time.Millisecond
+}
+
+// ttlOf is the TTL of an instance announcing every iv.
+func (f *Fleet) ttlOf(iv time.Duration) time.Duration {
 	if f.opts.TTL > 0 {
 		return f.opts.TTL
-	}
-	iv := DefaultInterval
-	if ann.IntervalMS > 0 {
-		iv = time.Duration(min(ann.IntervalMS, MaxInterval.Milliseconds())) * time.Millisecond
 	}
 	return DefaultTTLFactor * iv
 }
@@ -1147,7 +1179,7 @@ func (f *Fleet) instanceList() []Instance {
 	for _, id := range ids {
 		in := f.instances[id]
 		x := Instance{ID: id, Version: in.ann.Version, Queue: in.ann.Queue,
-			Interval: time.Duration(min(in.ann.IntervalMS, MaxInterval.Milliseconds())) * time.Millisecond,
+			Interval: in.interval,
 			LastSeen: in.lastSeen, Expires: in.lastSeen.Add(in.ttl), Meta: in.ann.Meta}
 		for _, g := range in.ann.Groups {
 			x.Groups = append(x.Groups, g.Name)

@@ -62,18 +62,6 @@ func (h *gateHandler) stall(m *nats.Msg) {
 	}
 }
 
-// count is how many records say word.
-func (h *gateHandler) count(word string) (n int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, r := range h.records {
-		if strings.HasPrefix(r, ": ") && strings.Contains(r, word) {
-			n++ // each record is kept twice, once by instance, once by subject
-		}
-	}
-	return n / 2
-}
-
 func (h *gateHandler) said(inst, word string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -140,4 +128,13 @@ func announcement(id string, seq uint64, interval int64, tool string) wire.Annou
 	return wire.Announcement{Format: 1, Instance: id, EpochMS: 1, Seq: seq, IntervalMS: interval,
 		Tools: []wire.AnnouncedTool{{Name: tool, Description: "x", Group: "basic", Idempotency: "unknown",
 			Parameters: map[string]any{"type": "object", "properties": map[string]any{}}}}}
+}
+
+// applyNow applies ann, arrived at at, as the intake does: the view
+// is merged again at once.
+func applyNow(t *testing.T, f *Fleet, ann wire.Announcement, at time.Time) {
+	t.Helper()
+	if f.apply(announcementMsg(t, ann), at) {
+		f.remerge()
+	}
 }

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"bytes"
 	"log/slog"
 	"testing"
 	"time"
@@ -20,35 +21,38 @@ func TestOverdueKeptForLaterMessage(t *testing.T) {
 	s := natstest.Server(t)
 	w2 := wire.AnnounceSubject("w2")
 	h, release := gate(t, w2)
+	clk := &testClock{}
+	// The intake is held taking w2's unreadable message; the test's own
+	// reads of w2's announcements go on.
+	stall := func(m *nats.Msg) {
+		if bytes.Equal(m.Data, unreadable) {
+			h.stall(m)
+		}
+	}
+	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), applying: stall, clock: clk.now})
 	worker := natstest.Conn(t, s)
-	// The fleet learns w2 answering its discover request, with a TTL of
-	// 300 ms.
-	first := announcement("w2", 1, 100, "echo")
-	sub, err := worker.Subscribe(wire.SubjectDiscover, func(m *nats.Msg) { wire.Respond(worker, m, &first) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	worker.Flush()
-	f := startFleet(t, natstest.Conn(t, s), &FleetOptions{Logger: slog.New(h), applying: h.stall, DiscoverWindow: 100 * time.Millisecond})
-	if !listed(f, "w2") {
-		t.Fatal("w2 not listed after discovery")
-	}
-	// An unreadable message of w2: the intake is held logging it.
+	// An unreadable message of w2: the intake is held taking it.
 	h.hold(t, worker, unreadable)
+	// Meanwhile the fleet learns w2 from its announcement (every hour: a
+	// TTL of 3 h), read outside the intake as a discover answer is, once
+	// the fleet's clock is past its TTL: its TTL is over while its
+	// message is read.
+	firstAt := clk.now()
+	clk.advance(DefaultTTLFactor*time.Hour + time.Second)
+	applyNow(t, f, announcement("w2", 1, 3_600_000, "echo"), firstAt)
 	natstest.WaitFor(t, "w2's TTL over while its message is read", func() bool { return h.said("w2", "waiting") })
-	// w2's next announcement arrives and waits.
-	publishAnnouncement(t, worker, announcement("w2", 2, 3_600_000, "echo"))
+	if !listed(f, "w2") {
+		t.Fatal("w2 expired while its message was read")
+	}
+	// w2's next announcement (the same run and interval) arrives and
+	// waits.
+	publishAnnouncement(t, worker, announcement("w2", 2, 3_600_000, "next"))
 	worker.Flush()
 	waitHeld(t, f, w2)
 	release()
 	natstest.WaitFor(t, "w2's next announcement read", func() bool {
-		for _, in := range f.Instances() {
-			if in.ID == "w2" && in.Interval == time.Hour {
-				return true
-			}
-		}
-		return false
+		_, ok := f.Tool("next")
+		return ok
 	})
 	if h.said("w2", "expired") {
 		t.Error("w2 expired while its next announcement waited for the intake")
