@@ -58,7 +58,9 @@
 // are checked is not read-only with an argument the shell rewrites:
 // $VAR, ${VAR:-x}, $'…', {a,b}, or a pattern *, ?, […] that names any
 // files, `uniq *` among them); a line of several
-// commands (;, &&, ||, |, &) is read-only when every command is. Dangerous
+// commands (;, &&, ||, |, &) is read-only when every command is, as bash
+// and as dash split it ("&>" is a redirection to bash, "&" and ">" to
+// dash: `ls &>/dev/null touch x` runs touch). Dangerous
 // (safety) commands: command or process substitution, an unparsable line,
 // rm of /, the home directory or a top-level directory, mkfs, dd to a
 // device, and any write that touches a dangerous path (brace expansions

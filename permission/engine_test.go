@@ -546,7 +546,8 @@ func TestParseShell(t *testing.T) {
 		{line: `FOO=1 BAR="x y" make build`, cmds: []string{"make build"}},
 		{line: `echo x > out.txt 2>&1`, cmds: []string{"echo x"}, outputs: []string{"out.txt"}},
 		{line: `cmd 2> err.log >> all.log`, cmds: []string{"cmd"}, outputs: []string{"err.log", "all.log"}},
-		{line: `cmd &> both.log`, cmds: []string{"cmd"}, outputs: []string{"both.log"}},
+		// bash's reading (one command), then dash's ("cmd &" and "> both.log").
+		{line: `cmd &> both.log`, cmds: []string{"cmd", "cmd", ""}, outputs: []string{"both.log", "both.log"}},
 		{line: `sort < in.txt`, cmds: []string{"sort"}},
 		{line: `echo a\ b \\`, cmds: []string{`echo a b \`}},
 		{line: "echo a \\\n b", cmds: []string{"echo a b"}},

@@ -61,11 +61,14 @@ var errUnterminated = errors.New("unterminated quote")
 // | and newlines, removing quotes. It is deliberately small: anything it
 // cannot classify is treated as not read-only by its callers.
 //
-// A line with $'…' is read twice: as bash reads it (ANSI-C quoting, where
-// \' is a quote inside the string) and as sh (dash) does ("$" and a plain
-// single-quoted string). The two may split the line into different
-// commands, so the result has both readings' commands, the substitution
-// either has, and the error either has (with the commands read before it).
+// A line with $'…' or "&>" is read twice: as bash reads it (ANSI-C
+// quoting, where \' is a quote inside the string; "&>" redirecting both
+// outputs) and as sh (dash) does ("$" and a plain single-quoted string;
+// "&" ending a command run in the background, and ">" starting the next:
+// `ls &>/dev/null touch x` runs touch). The two may split the line into
+// different commands, so the result has both readings' commands, the
+// substitution either has, and the error either has (with the commands
+// read before it).
 //
 // The command lines of substitutions are read too (nested ones up to
 // maxNesting deep), and their commands added to the line's.
@@ -84,7 +87,7 @@ func parseNested(line string, depth int) (shellLine, error) {
 		return shellLine{subst: true}, errTooDeep
 	}
 	bash, err := parseShellAs(line, true)
-	if strings.Contains(line, "$'") {
+	if strings.Contains(line, "$'") || strings.Contains(line, "&>") {
 		sh, shErr := parseShellAs(line, false)
 		bash.cmds = append(bash.cmds, sh.cmds...)
 		bash.subst = bash.subst || sh.subst
@@ -109,9 +112,10 @@ func parseNested(line string, depth int) (shellLine, error) {
 	return bash, err
 }
 
-// parseShellAs is parseShell with one reading of $'…': ANSI-C quoting
-// (bash) or not (sh).
-func parseShellAs(line string, ansiC bool) (shellLine, error) {
+// parseShellAs is parseShell with one reading of $'…' and "&>": bash's
+// (ANSI-C quoting, a redirection) or sh's (a "$" and a quoted string, "&"
+// and ">").
+func parseShellAs(line string, bash bool) (shellLine, error) {
 	var out shellLine
 	var cur simpleCmd
 	var word strings.Builder
@@ -207,7 +211,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			for i+1 < len(rs) && rs[i+1] != '\n' {
 				i++
 			}
-		case ansiC && c == '$' && next == '\'':
+		case bash && c == '$' && next == '\'':
 			inWord, quoted = true, true
 			j, ok := ansiCString(rs, i+2, &word)
 			if !ok {
@@ -290,7 +294,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 			out.subst = true
 			inWord = true
 			word.WriteRune(c)
-		case c == ';' || c == '\n' || c == '|' || c == '&' && next != '>':
+		case c == ';' || c == '\n' || c == '|' || c == '&' && (next != '>' || !bash):
 			if c == '|' && next == '&' { // |& pipes stderr too
 				i++
 			}
@@ -308,7 +312,7 @@ func parseShellAs(line string, ansiC bool) (shellLine, error) {
 				}
 				i, docs = end, nil
 			}
-		case c == '>' || c == '<' || c == '&' && next == '>':
+		case c == '>' || c == '<' || bash && c == '&' && next == '>':
 			// A file-descriptor number right before the operator (2>)
 			// is not a word; quoted digits ('2'>, \2>) are one, and so
 			// are digits a redirection before names (dash: <>21>&2), and
@@ -982,17 +986,23 @@ func nonFlags(args []string) []string {
 }
 
 // readOnlyCmd reports whether one simple command only reads: a known
-// read-only command, no output redirection except to harmless devices, no
+// read-only command (or none, only redirections), no output redirection
+// except to harmless devices, no
 // variable assignments (PATH=…; ls, LD_PRELOAD=… cat), and when its
 // arguments are checked, none that the shell rewrites (find -{delete,x}).
 func readOnlyCmd(c simpleCmd) bool {
-	if len(c.args) == 0 || len(c.assigns) > 0 {
+	if len(c.assigns) > 0 {
 		return false
 	}
 	for _, o := range c.outputs {
 		if !slices.Contains(harmlessDevices, o) {
 			return false
 		}
+	}
+	if len(c.args) == 0 {
+		// Redirections alone: only opening harmless devices (dash reads
+		// `grep x f &>/dev/null` as `grep x f &` and `>/dev/null`).
+		return len(c.outputs) > 0
 	}
 	check, ok := readOnlyCommands[c.args[0]]
 	return ok && (check == nil || !c.expands && check(c.args[1:]))
