@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // simpleCmd is one command of a shell line: its leading VAR=value
@@ -803,15 +804,32 @@ func evaluatesValue(rs []rune, i int) bool {
 
 // ansiCString reads a $'…' string from rs[from] (after the opening
 // quote) into word, decoding bash's escapes; it returns the index of the
-// closing quote, ok false when there is none.
+// closing quote, ok false when there is none. Where the string ends is
+// bash's reading of the line: a backslash takes the one character after
+// it, whatever the escape, and the first quote not so taken ends it; the
+// escapes are decoded in the string alone after that ("\c" at its end
+// takes no quote: $'\c' is a backslash and a c).
 func ansiCString(rs []rune, from int, word *strings.Builder) (int, bool) {
+	end := -1
+	for j := from; j < len(rs) && end < 0; j++ {
+		switch rs[j] {
+		case '\\':
+			j++
+		case '\'':
+			end = j
+		}
+	}
+	if end < 0 {
+		return len(rs), false
+	}
+	s := rs[from:end]
 	simple := map[rune]rune{'a': '\a', 'b': '\b', 'e': 0x1b, 'E': 0x1b, 'f': '\f', 'n': '\n', 'r': '\r',
 		't': '\t', 'v': '\v', '\\': '\\', '\'': '\'', '"': '"', '?': '?'}
-	// digits reads up to n digits of base at rs[j:] as one code point.
+	// digits reads up to n digits of base at s[j:] as one code point.
 	digits := func(j, n, base int) (rune, int) {
 		v, k := 0, j
-		for ; k < len(rs) && k-j < n; k++ {
-			d, err := strconv.ParseInt(string(rs[k]), base, 32)
+		for ; k < len(s) && k-j < n; k++ {
+			d, err := strconv.ParseInt(string(s[k]), base, 32)
 			if err != nil {
 				break
 			}
@@ -819,16 +837,13 @@ func ansiCString(rs []rune, from int, word *strings.Builder) (int, bool) {
 		}
 		return rune(v), k
 	}
-	for j := from; j < len(rs); j++ {
-		switch {
-		case rs[j] == '\'':
-			return j, true
-		case rs[j] != '\\' || j+1 == len(rs):
-			word.WriteRune(rs[j])
+	for j := 0; j < len(s); j++ {
+		if s[j] != '\\' || j+1 == len(s) {
+			word.WriteRune(s[j])
 			continue
 		}
 		j++
-		e := rs[j]
+		e := s[j]
 		if r, ok := simple[e]; ok {
 			word.WriteRune(r)
 			continue
@@ -844,8 +859,15 @@ func ansiCString(rs []rune, from int, word *strings.Builder) (int, bool) {
 			r, k = digits(j+1, 4, 16)
 		case e == 'U':
 			r, k = digits(j+1, 8, 16)
-		case e == 'c' && j+1 < len(rs):
-			r, k = rs[j+1]&0x1f, j+2
+		case e == 'c' && j+1 < len(s):
+			n := j + 1
+			if s[n] == '\\' && n+1 < len(s) && s[n+1] == '\\' {
+				n++ // \c\\ is the control character of one backslash
+			}
+			r, k = unicode.ToUpper(s[n])&0x1f, n+1
+			if s[n] == '?' {
+				r = 0x7f
+			}
 		}
 		if k == j || k == j+1 && e != 'c' && (e == 'x' || e == 'u' || e == 'U') {
 			word.WriteRune('\\') // not an escape: kept as written
@@ -855,7 +877,7 @@ func ansiCString(rs []rune, from int, word *strings.Builder) (int, bool) {
 		word.WriteRune(r)
 		j = k - 1
 	}
-	return len(rs), false
+	return end, true
 }
 
 var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
