@@ -917,7 +917,7 @@ var readOnlyCommands = map[string]func(args []string) bool{
 	"tree":     func(a []string) bool { return !shortFlagHas(a, 'o') && !shortFlagHas(a, 'R') },
 	"realpath": nil, "readlink": nil, "diff": nil, "cut": nil, "tr": nil, "true": nil,
 	"false": nil, "nl": nil, "md5sum": nil, "sha256sum": nil,
-	"date": func(a []string) bool { return !shortFlagHas(a, 's') && !longFlag(a, "set") },
+	"date": dateReadOnly,
 	// hostname NAME, -F FILE, --file, -b set the host name.
 	"hostname": func(a []string) bool {
 		return !slices.ContainsFunc(a, func(x string) bool { return !slices.Contains(hostnameShows, x) })
@@ -948,6 +948,57 @@ var readOnlyCommands = map[string]func(args []string) bool{
 		}
 		return false
 	},
+}
+
+// dateReadOnly reports whether GNU date only shows a date: it sets the
+// clock with -s (--set) and with an operand not starting with "+"
+// (MMDDhhmm[[CC]YY][.ss]). The values of -d, -f, -r (attached or the next
+// word) and of -I (attached only) are no operands.
+func dateReadOnly(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return !slices.ContainsFunc(args[i+1:], func(o string) bool { return !strings.HasPrefix(o, "+") })
+		case strings.HasPrefix(a, "--"):
+			name, _, attached := strings.Cut(a[2:], "=")
+			if longFlag([]string{a}, "set") {
+				return false
+			}
+			if !attached && dateTakesValue(name) {
+				i++
+			}
+		case len(a) > 1 && a[0] == '-':
+			for k, c := range a[1:] {
+				if c == 's' {
+					return false
+				}
+				if c == 'I' {
+					break // the rest is its value
+				}
+				if strings.ContainsRune("dfr", c) {
+					if k == len(a)-2 {
+						i++ // the next word is its value
+					}
+					break
+				}
+			}
+		case !strings.HasPrefix(a, "+"):
+			return false
+		}
+	}
+	return true
+}
+
+// dateTakesValue reports a long option of date, written whole or
+// abbreviated, that takes the next word as its value; an abbreviation of
+// one without a value too is not taken (getopt refuses it as ambiguous).
+func dateTakesValue(name string) bool {
+	of := func(names ...string) bool {
+		return name != "" && slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, name) })
+	}
+	return of("date", "file", "reference", "rfc-3339") &&
+		!of("debug", "iso-8601", "resolution", "rfc-email", "rfc-822", "rfc-2822", "uct", "universal", "utc", "help", "version")
 }
 
 func hasFlag(args []string, flags ...string) bool {
