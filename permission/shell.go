@@ -853,6 +853,7 @@ func ansiCString(rs []rune, from int, word *strings.Builder) (int, bool) {
 		switch {
 		case e >= '0' && e <= '7':
 			r, k = digits(j, 3, 8)
+			r &= 0xff // bash keeps the low byte: \544 is "d"
 		case e == 'x':
 			r, k = digits(j+1, 2, 16)
 		case e == 'u':
