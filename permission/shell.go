@@ -808,7 +808,8 @@ func evaluatesValue(rs []rune, i int) bool {
 // bash's reading of the line: a backslash takes the one character after
 // it, whatever the escape, and the first quote not so taken ends it; the
 // escapes are decoded in the string alone after that ("\c" at its end
-// takes no quote: $'\c' is a backslash and a c).
+// takes no quote: $'\c' is a backslash and a c), up to one that makes a
+// NUL, where bash's string ends.
 func ansiCString(rs []rune, from int, word *strings.Builder) (int, bool) {
 	end := -1
 	for j := from; j < len(rs) && end < 0; j++ {
@@ -874,6 +875,9 @@ func ansiCString(rs []rune, from int, word *strings.Builder) (int, bool) {
 			word.WriteRune('\\') // not an escape: kept as written
 			word.WriteRune(e)
 			continue
+		}
+		if r == 0 {
+			break // bash's string ends at a NUL: the rest is dropped
 		}
 		word.WriteRune(r)
 		j = k - 1
