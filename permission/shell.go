@@ -770,34 +770,48 @@ func (p prompts) at(rs []rune, i int) bool {
 // or :+). The value need not be on the line: `echo 'a[$(rm x)]'; echo
 // ${!_}` runs rm, as "_" holds the last argument of the command before.
 func evaluatesValue(rs []rune, i int) bool {
-	if rs[i] != '$' || i+1 == len(rs) {
+	// The shell removes a backslash and a newline before it reads the
+	// expansion (${PWD\<newline>:_} is ${PWD:_}): skip returns the index
+	// of the first character at or after j that is not one.
+	skip := func(j int) int {
+		for j+1 < len(rs) && rs[j] == '\\' && rs[j+1] == '\n' {
+			j += 2
+		}
+		return j
+	}
+	if rs[i] != '$' {
 		return false
 	}
-	if rs[i+1] == '[' {
+	j := skip(i + 1)
+	if j == len(rs) {
+		return false
+	}
+	if rs[j] == '[' {
 		return true
 	}
-	if rs[i+1] != '{' {
+	if rs[j] != '{' {
 		return false
 	}
-	j := i + 2
+	j = skip(j + 1)
 	if j < len(rs) && rs[j] == '!' {
 		return true
 	}
 	if j < len(rs) && rs[j] == '#' {
-		j++
+		j = skip(j + 1)
 	}
 	if j < len(rs) && strings.ContainsRune("@*#?$!-", rs[j]) {
-		j++
+		j = skip(j + 1)
 	} else {
 		for j < len(rs) && (rs[j] == '_' || rs[j] >= 'a' && rs[j] <= 'z' || rs[j] >= 'A' && rs[j] <= 'Z' || rs[j] >= '0' && rs[j] <= '9') {
-			j++
+			j = skip(j + 1)
 		}
 	}
 	switch {
 	case j < len(rs) && rs[j] == '[':
 		return true
-	case j+1 < len(rs) && rs[j] == ':':
-		return !strings.ContainsRune("-=?+", rs[j+1])
+	case j < len(rs) && rs[j] == ':':
+		k := skip(j + 1)
+		return k < len(rs) && !strings.ContainsRune("-=?+", rs[k])
 	}
 	return false
 }
