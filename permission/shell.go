@@ -380,7 +380,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 				dollar = true
 			case c == '{':
 				open = append(open, false)
-			case len(open) > 0 && (c == ',' || c == '.' && next == '.'):
+			case len(open) > 0 && (c == ',' || c == '.' && joinedNext(rs, i) == '.'):
 				open[len(open)-1] = true
 			case len(open) > 0 && c == '}':
 				brace = brace || open[len(open)-1]
@@ -463,6 +463,20 @@ func joinsToken(rs []rune, i int) bool {
 	// After a "$", whatever follows makes an expansion with it ($$,
 	// $x, ${, $().
 	return rs[i-1] == '$' || slices.Contains(twoCharTokens, string([]rune{rs[i-1], rs[k]}))
+}
+
+// joinedNext is the character after rs[i] once the shell has removed
+// the backslashes and newlines right after it (0 at the end):
+// "{d.\<newline>.d}" is the sequence {d..d}.
+func joinedNext(rs []rune, i int) rune {
+	j := i + 1
+	for j+1 < len(rs) && rs[j] == '\\' && rs[j+1] == '\n' {
+		j += 2
+	}
+	if j >= len(rs) {
+		return 0
+	}
+	return rs[j]
 }
 
 // twoCharTokens are the starts of the operators whose first character
