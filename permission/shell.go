@@ -360,8 +360,10 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 				i++ // << (<<< is a here-string, a word)
 				unsure = unsure || parens > 0
 				delimNext = parens == 0 && params == 0
-				if stripNext = i+1 < len(rs) && rs[i+1] == '-'; stripNext {
-					i++
+				// (<<\<newline>- is <<- too.)
+				stripNext = false
+				if j := joinedIndex(rs, i); j < len(rs) && rs[j] == '-' {
+					stripNext, i = true, j
 				}
 			}
 		case c == ' ' || c == '\t':
@@ -469,14 +471,19 @@ func joinsToken(rs []rune, i int) bool {
 // the backslashes and newlines right after it (0 at the end):
 // "{d.\<newline>.d}" is the sequence {d..d}.
 func joinedNext(rs []rune, i int) rune {
+	if j := joinedIndex(rs, i); j < len(rs) {
+		return rs[j]
+	}
+	return 0
+}
+
+// joinedIndex is the index of joinedNext (len(rs) at the end).
+func joinedIndex(rs []rune, i int) int {
 	j := i + 1
 	for j+1 < len(rs) && rs[j] == '\\' && rs[j+1] == '\n' {
 		j += 2
 	}
-	if j >= len(rs) {
-		return 0
-	}
-	return rs[j]
+	return min(j, len(rs))
 }
 
 // twoCharTokens are the starts of the operators whose first character
