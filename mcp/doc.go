@@ -239,7 +239,9 @@
 // ServeMounted, mounted.go; the gateway's side in gateway_mounted.go).
 // What is passed on is never answered from, nor kept in, the go-sdk's
 // result caches (ttlMs, protocol 2026-07-28): the worker's session is
-// long-lived and shared by every gateway client (uncachedResults).
+// long-lived and shared by every gateway client (uncachedResults). Of
+// the tools listed it keeps the last listing only, whatever cursors the
+// server pages it with.
 //
 // # Gateway: the fleet as an MCP server
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -186,13 +187,24 @@ func reserved(p any) error {
 // once the answer is back, so the params are given uncachedKey then: at
 // most one result of each kind stays, and no later request finds it.
 // (Answers are not served from a cache either: the fleet's gateways
-// have their own clients, whose caching is theirs.) The tool listing
-// keeps its keys: the go-sdk reads the tools cached to set a call's
-// Mcp-Param headers.
+// have their own clients, whose caching is theirs.)
+//
+// The tools listed are cached too, each page under its cursor, and a
+// server paging with new cursors each time had every page of every
+// re-listing kept. But the go-sdk reads the tools cached to set a call's
+// Mcp-Param headers: every page goes under toolsKey, so that one entry
+// is kept, and the last page of a listing (listAll) is handed on with
+// the tools of the pages before it, so that entry holds the whole
+// listing (mergedPage).
 func uncachedResults(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
 		switch p := req.GetParams().(type) {
+		case *sdk.ListToolsParams:
+			p.Cursor = toolsKey
+			if page, ok := res.(*sdk.ListToolsResult); ok && err == nil {
+				res = mergedPage(ctx, page)
+			}
 		case *sdk.ReadResourceParams:
 			p.URI = uncachedKey
 		case *sdk.ListResourcesParams:
@@ -204,6 +216,37 @@ func uncachedResults(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return res, err
 	}
+}
+
+// toolsKey is the one key the go-sdk's session caches tools/list pages
+// under (uncachedResults); a listing refuses it as a cursor (listAll).
+const toolsKey = "\x00toolbus: the tools listed"
+
+// toolListing is the state of one listing (listAll) for uncachedResults,
+// in the context of its requests.
+type toolListing struct {
+	tools []*sdk.Tool // of the pages read so far
+	// merged: the last page read was handed on after tools (mergedPage)
+	merged bool
+}
+
+type toolListingKey struct{}
+
+// mergedPage is page, or, when it is the last page of a listing, a copy
+// of it that holds the tools of the pages before it first: the result
+// the go-sdk caches (the last page listed) then holds them all.
+func mergedPage(ctx context.Context, page *sdk.ListToolsResult) *sdk.ListToolsResult {
+	l, _ := ctx.Value(toolListingKey{}).(*toolListing)
+	if l == nil {
+		return page
+	}
+	l.merged = page.NextCursor == "" && len(l.tools) > 0
+	if !l.merged {
+		return page
+	}
+	all := *page
+	all.Tools = append(slices.Clone(l.tools), page.Tools...)
+	return &all
 }
 
 // pass adapts a ClientSession method to Forward: params decode into the

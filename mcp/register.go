@@ -37,9 +37,10 @@ const MaxServerToolBytes = 512 << 10
 func (c *Client) listAll(ctx context.Context) ([]*sdk.Tool, error) {
 	ctx, cancel := context.WithTimeout(withListing(ctx), c.cfg.connectTimeout())
 	defer cancel()
-	var all []*sdk.Tool
+	l := &toolListing{} // the go-sdk's cache of the listing (uncachedResults)
+	ctx = context.WithValue(ctx, toolListingKey{}, l)
 	err := c.withSession(ctx, true, func(cs *sdk.ClientSession) error {
-		all = all[:0]
+		l.tools, l.merged = nil, false
 		seen := map[string]bool{}
 		params := &sdk.ListToolsParams{}
 		size := 0
@@ -48,16 +49,25 @@ func (c *Client) listAll(ctx context.Context) ([]*sdk.Tool, error) {
 			if err != nil {
 				return err
 			}
-			all = append(all, res.Tools...)
-			b, _ := json.Marshal(res.Tools)      // at most one message's worth
+			page := res.Tools
+			if l.merged { // the last page, after the tools of the pages before
+				if len(page) < len(l.tools) {
+					return &serverFault{fmt.Errorf("MCP server %q: its tool list's last page lost the tools of the pages before", c.cfg.Name)}
+				}
+				page = page[len(l.tools):]
+			}
+			l.tools = append(l.tools, page...)
+			b, _ := json.Marshal(page)           // at most one message's worth
 			size += len(b) + len(res.NextCursor) // the cursors are kept (seen) and sent back
 			switch {
-			case len(all) > MaxListedTools:
+			case len(l.tools) > MaxListedTools:
 				return &serverFault{fmt.Errorf("MCP server %q lists more than %d tools", c.cfg.Name, MaxListedTools)}
 			case size > MaxMessageBytes:
 				return &serverFault{fmt.Errorf("MCP server %q lists more than %d MiB of tools", c.cfg.Name, MaxMessageBytes>>20)}
 			case res.NextCursor == "":
 				return nil
+			case res.NextCursor == toolsKey:
+				return &serverFault{fmt.Errorf("MCP server %q pages its tool list with a reserved cursor %q", c.cfg.Name, toolsKey)}
 			case seen[res.NextCursor] || pages >= maxListPages:
 				return &serverFault{fmt.Errorf("MCP server %q pages its tool list without end (%d pages)", c.cfg.Name, pages)}
 			}
@@ -65,6 +75,7 @@ func (c *Client) listAll(ctx context.Context) ([]*sdk.Tool, error) {
 			params.Cursor = res.NextCursor
 		}
 	})
+	all := l.tools
 	c.orders.keep(all) // those of the tools listed (when it failed: of those it got)
 	if err != nil {
 		var ue *unreachableError
