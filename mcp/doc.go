@@ -44,10 +44,11 @@
 // coming back to the same value without descending into it) or past
 // 10,000 subschemas on one value, or cannot follow (internal/schemagraph),
 // is skipped with a warning, as
-// is a tool past MaxServerToolBytes (512 KiB of one server's names,
-// descriptions and schemas: the worker announces all its tools in one
-// NATS message, and one refused past max_payload would drop the worker
-// from the fleet). The input schema is the server's, with "type": "object" and
+// is a tool past MaxServerToolBytes (512 KiB of one server's tools as
+// the worker's announcement encodes them, names, descriptions, schemas
+// and the rest: the worker announces all its tools in one NATS message,
+// and one refused past max_payload would drop the worker from the fleet,
+// or keep it from starting). The input schema is the server's, with "type": "object" and
 // "properties" defaulted and titles stripped; $defs, $ref, anyOf and the
 // rest are kept, and the toolkit validates input against it before a call
 // is sent. Flags come from the annotations:

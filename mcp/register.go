@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -26,12 +29,32 @@ const (
 )
 
 // MaxServerToolBytes bounds the size of one server's registered tools
-// (names, descriptions and input schemas as JSON): its worker announces
-// every tool to the fleet in one NATS message, which the NATS server
-// refuses past its max_payload (1 MiB by default), and a worker whose
-// announcement fails drops out of the fleet with all its tools. A tool
+// as its worker announces them (announcedSize: each tool's entry of the
+// announcement, name, description, input schema and the rest, as the
+// announcer encodes a large one): its worker announces every tool to
+// the fleet in one NATS message, which the NATS server refuses past its
+// max_payload (1 MiB by default), and a worker whose announcement fails
+// drops out of the fleet with all its tools, or does not start. A tool
 // that does not fit in what is left is skipped with a warning.
 const MaxServerToolBytes = 512 << 10
+
+// emptyAnnouncement is the size of an announcement of no tools.
+var emptyAnnouncement = sync.OnceValue(func() int {
+	b, _ := wire.Msgpack.Marshal(&wire.Announcement{Tools: []wire.AnnouncedTool{}})
+	return len(b)
+})
+
+// announcedSize is the bytes t adds to its worker's announcement, in
+// msgpack (as the announcer sends one of more than a few tools: msgpack
+// is not always the smaller, a number takes 9 bytes); a tool that cannot
+// be encoded counts as too large.
+func announcedSize(t wire.AnnouncedTool) int {
+	b, err := wire.Msgpack.Marshal(&wire.Announcement{Tools: []wire.AnnouncedTool{t}})
+	if err != nil {
+		return math.MaxInt
+	}
+	return len(b) - emptyAnnouncement()
+}
 
 // listAll returns the server's tools (every page), unfiltered.
 func (c *Client) listAll(ctx context.Context) ([]*sdk.Tool, error) {
@@ -259,13 +282,13 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 				desc = t.Title
 			}
 			b, _ := json.Marshal(schema) // it was made from JSON
-			n := len(name) + len(desc) + len(b)
-			if size+n > MaxServerToolBytes {
+			order := c.orders.of(t.Name)
+			n := announcedSize(announced(name, desc, c.cfg.Group, schema, order, t.Annotations))
+			if n > MaxServerToolBytes-size {
 				warn("MCP tool skipped: the server's tools would be over MaxServerToolBytes", "tool", cutText(t.Name, toolkit.MaxNameLen),
 					"bytes", n, "limit", MaxServerToolBytes)
 				continue
 			}
-			order := c.orders.of(t.Name)
 			ann, _ := json.Marshal(t.Annotations)
 			ord, _ := json.Marshal(order)
 			// The MCP name too: another one that sanitises the same needs a
@@ -329,6 +352,23 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	c.mu.Unlock()
 	c.refreshPending()
 	return nil
+}
+
+// announced is a tool's entry in its worker's announcement, as far as
+// its registration decides it (toolOptions).
+func announced(name, desc, group string, schema map[string]any, order []toolkit.KeyOrder, a *sdk.ToolAnnotations) wire.AnnouncedTool {
+	if group == "" {
+		group = toolkit.BasicGroup
+	}
+	idem := toolkit.IdempotencyUnknown
+	switch {
+	case a != nil && a.ReadOnlyHint:
+		idem = toolkit.NoSideEffects
+	case a != nil && a.IdempotentHint:
+		idem = toolkit.Idempotent
+	}
+	return wire.AnnouncedTool{Name: name, Description: desc, Group: group, ReadOnly: idem == toolkit.NoSideEffects,
+		Idempotency: idem.String(), Parameters: schema, Order: order, Kind: toolkit.KindMCP}
 }
 
 // refreshPending re-lists once a toolkit is known when the server
