@@ -235,6 +235,9 @@
 //
 // A server's sampling and elicitation requests and its log messages go to
 // the caller of the call they belong to (relay.go: attributed by session).
+// A stdio server has at most maxServerAsks requests (maxServerAskBytes
+// of params) unanswered: its further ones are dropped unanswered, as
+// when it sends them without reading the answers (tap.go).
 // Its resources, resource templates, prompts, completions and resource
 // updates are announced and passed on for the gateway (Servers.Announce,
 // ServeMounted, mounted.go; the gateway's side in gateway_mounted.go).

@@ -114,7 +114,7 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 			td = 500 * time.Millisecond
 		}
 		s.closeWait = td + 3*time.Second
-		t = &tapTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: td}, router: &c.router, orders: &c.orders}
+		t = &tapTransport{inner: &sdk.CommandTransport{Command: cmd, TerminateDuration: td}, router: &c.router, orders: &c.orders, log: c.log}
 	case TransportStreamableHTTP:
 		t = &sdk.StreamableClientTransport{
 			Endpoint:             c.cfg.URL,
