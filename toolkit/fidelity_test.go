@@ -312,3 +312,47 @@ func TestValueChunkLineSeparators(t *testing.T) {
 		t.Errorf("ValueChunk = %q, want %q", got, want)
 	}
 }
+
+// TestWholeFloatIsAFloatForPython: a number the model wrote with a point
+// or an exponent (1.0, 1e3) is a float to json.loads, so AgentScope's
+// messages name <class 'float'>, whole as its value is: reset_tools'
+// non-bool argument and ToolJSONDecodeError's non-object arguments.
+func TestWholeFloatIsAFloatForPython(t *testing.T) {
+	ctx := context.Background()
+	tk := newToolkit(t, nil)
+	mustAddGroup(t, tk, toolkit.Group{Name: "g1", Description: "G1."})
+	for _, tt := range []struct{ raw, want string }{
+		{`{"g1": 1.0}`, "<class 'float'>"},
+		{`{"g1": 1e3}`, "<class 'float'>"},
+		{`{"g1": -2E0}`, "<class 'float'>"},
+		{`{"g1": 1}`, "<class 'int'>"},
+		{`{"g1": 1.0,}`, "<class 'float'>"}, // repaired
+	} {
+		r := tk.Invoke(ctx, toolkit.ToolCall{ID: "1", Name: toolkit.MetaToolName, Session: "s", RawInput: tt.raw})
+		want := "Invalid arguments: the argument 'g1' should be a bool value, but got " + tt.want + "."
+		if r.State != toolkit.StateError || r.Text() != want {
+			t.Errorf("reset_tools %s: %s %q, want %q", tt.raw, r.State, r.Text(), want)
+		}
+	}
+	for _, tt := range []struct{ raw, want string }{
+		{`1.0`, "<class 'float'>"},
+		{`2e1`, "<class 'float'>"},
+		{`7`, "<class 'int'>"},
+	} {
+		_, err := toolkit.ParseRawInput(tt.raw)
+		if want := "decoded into a " + tt.want + " object"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRawInput(%s) = %v, want it to say %q", tt.raw, err, want)
+		}
+	}
+}
+
+// TestWholeFloatWrittenTwice: of a key written twice json.loads keeps
+// the last value, so the type named is the last one's.
+func TestWholeFloatWrittenTwice(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAddGroup(t, tk, toolkit.Group{Name: "g1", Description: "G1."})
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: toolkit.MetaToolName, Session: "s", RawInput: `{"g1": 1.0, "g1": 2}`})
+	if want := "Invalid arguments: the argument 'g1' should be a bool value, but got <class 'int'>."; r.Text() != want {
+		t.Errorf("reset_tools: %q, want %q", r.Text(), want)
+	}
+}

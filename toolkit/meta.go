@@ -123,7 +123,8 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 	// (ToolCall.RawInput): AgentScope reads them in that order. A decoded
 	// object has none.
 	var at map[string]int
-	if keys := rawKeys(call.RawInput); len(keys) > 0 {
+	keys, lits := rawFields(call.RawInput)
+	if len(keys) > 0 {
 		at = make(map[string]int, len(keys))
 		for i, k := range keys {
 			if _, dup := at[k]; !dup {
@@ -172,8 +173,9 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 	for _, name := range given {
 		if v := call.Input[name]; !isBool(v) {
 			// AgentScope names the Python type; this is the type
-			// json.loads gives the same JSON value.
-			return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %s.", name, pyType(v))
+			// json.loads gives the same JSON value (as the model
+			// wrote it, when its text is there: 1.0 is a float).
+			return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %s.", name, pyTypeOf(v, lits[name]))
 		}
 	}
 	var activated []Group

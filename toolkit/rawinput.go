@@ -34,7 +34,7 @@ func ParseRawInput(raw string) (map[string]any, error) {
 		if m, ok := v.(map[string]any); ok {
 			return ExactIntegers([]byte(raw), m), nil
 		}
-		msg = fmt.Sprintf("Error: Your argument string is decoded into a %s object, but a dict object is expected!", pyType(v))
+		msg = fmt.Sprintf("Error: Your argument string is decoded into a %s object, but a dict object is expected!", pyTypeOf(v, bytes.TrimSpace([]byte(raw))))
 	} else {
 		msg = fmt.Sprintf("Error: When decoding your tool arguments from JSON format to a Python dictionary, a JSONDecodeError was raised with message: %s.", err)
 	}
@@ -391,30 +391,49 @@ func (r *repairer) literal() bool {
 // order it wrote them (repaired as ParseRawInput does); nil when it is not
 // an object.
 func rawKeys(raw string) []string {
+	keys, _ := rawFields(raw)
+	return keys
+}
+
+// rawFields are rawKeys and, for each key, the JSON text of its value as
+// the model wrote it (repaired as ParseRawInput does).
+func rawFields(raw string) ([]string, map[string]json.RawMessage) {
 	data := []byte(raw)
 	if !json.Valid(data) {
 		repaired, ok := repairJSON(raw)
 		if !ok {
-			return nil
+			return nil, nil
 		}
 		data = repaired
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return nil
+		return nil, nil
 	}
 	var keys []string
+	values := map[string]json.RawMessage{}
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
-			return keys
+			return keys, values
 		}
 		k, _ := t.(string)
 		keys = append(keys, k)
-		var skip json.RawMessage
-		if d.Decode(&skip) != nil {
-			return keys
+		var v json.RawMessage
+		if d.Decode(&v) != nil {
+			return keys, values
 		}
+		values[k] = v // the last of a key written twice, as json.loads keeps
 	}
-	return keys
+	return keys, values
+}
+
+// pyTypeOf is pyType of v, a value json.Unmarshal decoded from lit (nil
+// when its text is not known): a number written with a point or an
+// exponent (1.0, 1e3) is a float to json.loads, whole as its value is.
+func pyTypeOf(v any, lit json.RawMessage) string {
+	if len(lit) > 0 && (lit[0] == '-' || lit[0] >= '0' && lit[0] <= '9') && bytes.ContainsAny(lit, ".eE") {
+		return "<class 'float'>"
+	}
+	return pyType(v)
 }
