@@ -171,8 +171,9 @@ func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 var reservedHeaders = []string{"host", "content-length", "connection", "transfer-encoding", "content-type", "accept", "mcp-session-id", "mcp-protocol-version"}
 
 // WithDefaults returns a copy with the defaults filled in: the transport
-// follows from what is set (stdio with a command, streamable-http with a
-// url) and the mode is stateful. The worker's configuration applies it
+// follows from what is set (stdio with a command; with a url, sse when
+// its path ends in /sse or /messages/, as AgentScope's MCPClient picks,
+// else streamable-http) and the mode is stateful. The worker's configuration applies it
 // when it is loaded; NewClient and Mount apply it too.
 func (c ServerConfig) WithDefaults() ServerConfig {
 	if c.Transport == "" {
@@ -181,6 +182,9 @@ func (c ServerConfig) WithDefaults() ServerConfig {
 			c.Transport = TransportStdio
 		case c.URL != "" && c.Command == "":
 			c.Transport = TransportStreamableHTTP
+			if u, err := url.Parse(c.URL); err == nil && (strings.HasSuffix(u.Path, "/sse") || strings.HasSuffix(u.Path, "/messages/")) {
+				c.Transport = TransportSSE
+			}
 		}
 	}
 	if c.Mode == "" {
