@@ -105,6 +105,16 @@
 //
 // # Decisions where AgentScope is silent or differs
 //
+//   - The file tools answer with AgentScope's texts ("The content of f in
+//     [3, 5] lines:", "Create and write f successfully.", "Overwrite f
+//     successfully.", "Write f successfully. The new content snippet:",
+//     "Insert content into f at line n successfully. The new content
+//     between lines a-b is:"), with its context around an edit (5 lines
+//     before, 5 after a write's content and 6 after an insert's), but a
+//     last line without "\n" is shown ending its line before the closing
+//     fence, where AgentScope runs it into the fence; what ranges clamp,
+//     and a write's ranges starting right after the last line (which
+//     append), are answered as any other range.
 //   - Output is streamed and interleaved like a terminal, instead of being
 //     returned at the end as separate <stdout> and <stderr> blocks.
 //   - File tool failures are errors (state error, or denied for paths

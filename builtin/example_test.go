@@ -52,6 +52,6 @@ func Example() {
 	// write_text_file: denied denied
 	// execute_shell_command: error group_inactive
 	// reset_tools: success
-	// write_text_file: "Created notes/a.txt and wrote 8 bytes in 2 lines."
+	// write_text_file: "Create and write notes/a.txt successfully."
 	// execute_shell_command: "2\n<returncode>2</returncode>"
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -144,6 +145,10 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 	}
 	start, end := 1, n
 	if in.Ranges != nil {
+		if len(in.Ranges) == 2 && in.Ranges[0] > n {
+			return "", toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentError: The range '%s' is out of bounds for the file '%s', which has only %d lines.",
+				pyList(in.Ranges), shown(in.FilePath), n)
+		}
 		if start, end, err = lineRange(in.Ranges, n, false); err != nil {
 			return "", err
 		}
@@ -153,7 +158,7 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 	case in.Ranges == nil:
 		fmt.Fprintf(&b, "The content of %s:\n```\n", shown(in.FilePath))
 	default:
-		fmt.Fprintf(&b, "The content of %s, lines %d-%d of %d:\n```\n", shown(in.FilePath), start, end, n)
+		fmt.Fprintf(&b, "The content of %s in %s lines:\n```\n", shown(in.FilePath), pyList(in.Ranges))
 	}
 	return f.showLines(&b, text, start, end, start), nil
 }
@@ -214,9 +219,9 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		if err := create(root, rel, in.Content); err != nil {
 			return "", editError(in.FilePath, err, false)
 		}
-		msg := fmt.Sprintf("Created %s and wrote %s.", shown(in.FilePath), sizeText(in.Content))
+		msg := fmt.Sprintf("Create and write %s successfully.", shown(in.FilePath))
 		if in.Ranges != nil {
-			msg += fmt.Sprintf(" The ranges %v were ignored because the file did not exist.", in.Ranges)
+			msg += fmt.Sprintf(" The ranges %s is ignored because the file does not exist.", pyList(in.Ranges))
 		}
 		return msg, nil
 	case err != nil:
@@ -229,7 +234,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 		if err := replace(root, rel, in.Content); err != nil {
 			return "", editError(in.FilePath, err, true)
 		}
-		return fmt.Sprintf("Overwrote %s with %s.", shown(in.FilePath), sizeText(in.Content)), nil
+		return fmt.Sprintf("Overwrite %s successfully.", shown(in.FilePath)), nil
 	}
 	text, err := f.readFrom(root, rel, in.FilePath, true)
 	if err != nil {
@@ -246,11 +251,11 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 	if err := replace(root, rel, out); err != nil {
 		return "", editError(in.FilePath, err, true)
 	}
-	what := fmt.Sprintf("Replaced lines %d-%d of %s.", start, end, shown(in.FilePath))
-	if end < start {
-		what = fmt.Sprintf("Appended to %s after its last line.", shown(in.FilePath))
-	}
-	return what + " The new content around the change:\n" + f.snippet(out, first, last), nil
+	// The content with 5 lines around it (a deletion's: around where the
+	// lines were), as AgentScope shows it.
+	n := countLines(out)
+	return fmt.Sprintf("Write %s successfully. The new content snippet:\n", shown(in.FilePath)) +
+		f.snippet(out, max(1, first-5), min(last+5, n), first), nil
 }
 
 func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
@@ -269,8 +274,7 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 	n := countLines(text)
 	if in.LineNumber < 1 || in.LineNumber > n+1 {
 		return "", toolkit.Errorf(toolkit.CodeInvalidInput,
-			"InvalidArgumentsError: line_number %d is out of range: %s has %d lines, so it must be between 1 and %d.",
-			in.LineNumber, shown(in.FilePath), n, n+1)
+			"InvalidArgumentsError: The given line_number (%d) is not in the valid range [1, %d].", in.LineNumber, n+1)
 	}
 	out, first, last := splice(text, in.LineNumber, in.LineNumber-1, in.Content)
 	if err := f.fits(in.FilePath, out); err != nil {
@@ -279,8 +283,11 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 	if err := replace(root, rel, out); err != nil {
 		return "", editError(in.FilePath, err, true)
 	}
-	return fmt.Sprintf("Inserted %s before line %d of %s. The new content around the change:\n%s",
-		sizeText(in.Content), in.LineNumber, shown(in.FilePath), f.snippet(out, first, last)), nil
+	// 5 lines before the content and 6 after it, as AgentScope shows
+	// them (its view ends 5 lines past line_number plus the lines added).
+	from, to := max(1, first-5), min(last+6, countLines(out))
+	return fmt.Sprintf("Insert content into %s at line %d successfully. The new content between lines %d-%d is:\n%s",
+		shown(in.FilePath), in.LineNumber, from, to, f.snippet(out, from, to, first)), nil
 }
 
 // open resolves p in the call's workspace and returns the workspace's
@@ -537,11 +544,22 @@ func splice(text string, start, end int, content string) (out string, first, las
 // of a file.
 const bom = "\uFEFF"
 
-// snippet shows the changed lines of text with three lines of context.
-func (f *files) snippet(text string, first, last int) string {
+// snippet shows lines from to to of text, in a code block; line must
+// (the first changed) is shown, cut if need be, whatever the output
+// limit.
+func (f *files) snippet(text string, from, to, must int) string {
 	var b strings.Builder
 	b.WriteString("```\n")
-	return f.showLines(&b, text, max(1, first-3), min(countLines(text), max(last, first)+3), first)
+	return f.showLines(&b, text, from, to, min(must, to))
+}
+
+// pyList writes line numbers as Python prints a list: [3, 5].
+func pyList(r []int) string {
+	parts := make([]string, len(r))
+	for i, v := range r {
+		parts[i] = strconv.Itoa(v)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // numbered is line i as shown to the model: "i: text\n". A file need not
@@ -558,10 +576,6 @@ func numbered(i int, line string) string {
 // is not.
 func shown(p string) string {
 	return strings.ToValidUTF8(p, "\uFFFD")
-}
-
-func sizeText(s string) string {
-	return fmt.Sprintf("%d bytes in %d lines", len(s), countLines(s))
 }
 
 // regular refuses anything but a regular file, saying what it is.

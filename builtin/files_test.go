@@ -40,21 +40,21 @@ func TestViewTextFile(t *testing.T) {
 		{"whole file", map[string]any{"file_path": "five.txt"},
 			"The content of five.txt:\n```\n1: one\n2: two\n3: three\n4: four\n5: five\n```"},
 		{"range", map[string]any{"file_path": "five.txt", "ranges": []any{2, 3}},
-			"The content of five.txt, lines 2-3 of 5:\n```\n2: two\n3: three\n```"},
+			"The content of five.txt in [2, 3] lines:\n```\n2: two\n3: three\n```"},
 		{"last lines", map[string]any{"file_path": "five.txt", "ranges": []any{-2, -1}},
-			"The content of five.txt, lines 4-5 of 5:\n```\n4: four\n5: five\n```"},
+			"The content of five.txt in [-2, -1] lines:\n```\n4: four\n5: five\n```"},
 		{"end clamped", map[string]any{"file_path": "five.txt", "ranges": []any{4, 100}},
-			"The content of five.txt, lines 4-5 of 5:\n```\n4: four\n5: five\n```"},
+			"The content of five.txt in [4, 100] lines:\n```\n4: four\n5: five\n```"},
 		{"one line", map[string]any{"file_path": "five.txt", "ranges": []any{3, 3}},
-			"The content of five.txt, lines 3-3 of 5:\n```\n3: three\n```"},
+			"The content of five.txt in [3, 3] lines:\n```\n3: three\n```"},
 		// The schema's own example, [-100, -1] for the last 100 lines, was
 		// refused for a file of fewer lines ("the file has only 5 lines"):
 		// a start before the first line is the first line, as an end
 		// after the last is the last.
 		{"start before the first line", map[string]any{"file_path": "five.txt", "ranges": []any{-100, -1}},
-			"The content of five.txt, lines 1-5 of 5:\n```\n1: one\n2: two\n3: three\n4: four\n5: five\n```"},
+			"The content of five.txt in [-100, -1] lines:\n```\n1: one\n2: two\n3: three\n4: four\n5: five\n```"},
 		{"start before the first line, end inside", map[string]any{"file_path": "five.txt", "ranges": []any{-9, -4}},
-			"The content of five.txt, lines 1-2 of 5:\n```\n1: one\n2: two\n```"},
+			"The content of five.txt in [-9, -4] lines:\n```\n1: one\n2: two\n```"},
 		{"no final newline", map[string]any{"file_path": "noeol.txt"}, "The content of noeol.txt:\n```\n1: a\n2: b\n```"},
 		{"empty file", map[string]any{"file_path": "empty.txt"}, "The file empty.txt is empty."},
 		// The last lines of an empty file ("the file has only 0 lines")
@@ -62,7 +62,7 @@ func TestViewTextFile(t *testing.T) {
 		{"last lines of an empty file", map[string]any{"file_path": "empty.txt", "ranges": []any{-100, -1}}, "The file empty.txt is empty."},
 		{"lines of an empty file", map[string]any{"file_path": "empty.txt", "ranges": []any{1, 10}}, "The file empty.txt is empty."},
 		{"absolute path inside", map[string]any{"file_path": filepath.Join(ws, "noeol.txt"), "ranges": []any{1, 1}},
-			"The content of " + filepath.Join(ws, "noeol.txt") + ", lines 1-1 of 2:\n```\n1: a\n```"},
+			"The content of " + filepath.Join(ws, "noeol.txt") + " in [1, 1] lines:\n```\n1: a\n```"},
 	}
 	for _, tt := range ok {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestViewTextFile(t *testing.T) {
 		{"through a file", map[string]any{"file_path": "five.txt/x"}, toolkit.CodeToolError, "not a directory"},
 		{"line zero", map[string]any{"file_path": "five.txt", "ranges": []any{0, 2}}, toolkit.CodeInvalidInput, "0 is not a line"},
 		{"start after end", map[string]any{"file_path": "five.txt", "ranges": []any{3, 2}}, toolkit.CodeInvalidInput, "start line 3 is after the end line 2"},
-		{"past the end", map[string]any{"file_path": "five.txt", "ranges": []any{6, 7}}, toolkit.CodeInvalidInput, "has 5 lines"},
+		{"past the end", map[string]any{"file_path": "five.txt", "ranges": []any{6, 7}}, toolkit.CodeInvalidInput, "which has only 5 lines"},
 		{"all before the first line", map[string]any{"file_path": "five.txt", "ranges": []any{-9, -7}}, toolkit.CodeInvalidInput, "only 5 lines"},
 		{"one number", map[string]any{"file_path": "five.txt", "ranges": []any{1}}, toolkit.CodeInvalidInput, "ranges"},
 		{"three numbers", map[string]any{"file_path": "five.txt", "ranges": []any{1, 2, 3}}, toolkit.CodeInvalidInput, "ranges"},
@@ -118,20 +118,20 @@ func TestWriteTextFile(t *testing.T) {
 		after    string
 		response string
 	}{
-		{"create", nil, map[string]any{"content": "hello\n"}, "hello\n", "Created f.txt and wrote 6 bytes in 1 lines."},
+		{"create", nil, map[string]any{"content": "hello\n"}, "hello\n", "Create and write f.txt successfully."},
 		{"create ignoring ranges", nil, map[string]any{"content": "x", "ranges": []any{2, 3}}, "x",
-			"Created f.txt and wrote 1 bytes in 1 lines. The ranges [2 3] were ignored because the file did not exist."},
-		{"overwrite", ptr("old\nold\n"), map[string]any{"content": "new"}, "new", "Overwrote f.txt with 3 bytes in 1 lines."},
+			"Create and write f.txt successfully. The ranges [2, 3] is ignored because the file does not exist."},
+		{"overwrite", ptr("old\nold\n"), map[string]any{"content": "new"}, "new", "Overwrite f.txt successfully."},
 		{"replace middle lines", ptr("1\n2\n3\n4\n"), map[string]any{"content": "two\nthree", "ranges": []any{2, 3}}, "1\ntwo\nthree\n4\n",
-			"Replaced lines 2-3 of f.txt. The new content around the change:\n```\n1: 1\n2: two\n3: three\n4: 4\n```"},
+			"Write f.txt successfully. The new content snippet:\n```\n1: 1\n2: two\n3: three\n4: 4\n```"},
 		{"replace by more lines", ptr("1\n2\n3\n"), map[string]any{"content": "a\nb\nc\n", "ranges": []any{2, 2}}, "1\na\nb\nc\n3\n",
-			"Replaced lines 2-2 of f.txt. The new content around the change:\n```\n1: 1\n2: a\n3: b\n4: c\n5: 3\n```"},
+			"Write f.txt successfully. The new content snippet:\n```\n1: 1\n2: a\n3: b\n4: c\n5: 3\n```"},
 		{"delete lines", ptr("1\n2\n3\n"), map[string]any{"content": "", "ranges": []any{1, 2}}, "3\n",
-			"Replaced lines 1-2 of f.txt. The new content around the change:\n```\n1: 3\n```"},
+			"Write f.txt successfully. The new content snippet:\n```\n1: 3\n```"},
 		{"replace last line, negative", ptr("1\n2\n3\n"), map[string]any{"content": "end\n", "ranges": []any{-1, -1}}, "1\n2\nend\n",
-			"Replaced lines 3-3 of f.txt. The new content around the change:\n```\n1: 1\n2: 2\n3: end\n```"},
+			"Write f.txt successfully. The new content snippet:\n```\n1: 1\n2: 2\n3: end\n```"},
 		{"append after a line without newline", ptr("1\n2"), map[string]any{"content": "3", "ranges": []any{3, 3}}, "1\n2\n3",
-			"Appended to f.txt after its last line. The new content around the change:\n```\n1: 1\n2: 2\n3: 3\n```"},
+			"Write f.txt successfully. The new content snippet:\n```\n1: 1\n2: 2\n3: 3\n```"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,15 +212,15 @@ func TestInsertTextFile(t *testing.T) {
 		response string
 	}{
 		{"at the start", "1\n2\n", 1, "0", "0\n1\n2\n",
-			"Inserted 1 bytes in 1 lines before line 1 of f.txt. The new content around the change:\n```\n1: 0\n2: 1\n3: 2\n```"},
+			"Insert content into f.txt at line 1 successfully. The new content between lines 1-3 is:\n```\n1: 0\n2: 1\n3: 2\n```"},
 		{"in the middle", "1\n3\n", 2, "2\n", "1\n2\n3\n",
-			"Inserted 2 bytes in 1 lines before line 2 of f.txt. The new content around the change:\n```\n1: 1\n2: 2\n3: 3\n```"},
+			"Insert content into f.txt at line 2 successfully. The new content between lines 1-3 is:\n```\n1: 1\n2: 2\n3: 3\n```"},
 		{"append", "1\n2\n", 3, "3\n", "1\n2\n3\n",
-			"Inserted 2 bytes in 1 lines before line 3 of f.txt. The new content around the change:\n```\n1: 1\n2: 2\n3: 3\n```"},
+			"Insert content into f.txt at line 3 successfully. The new content between lines 1-3 is:\n```\n1: 1\n2: 2\n3: 3\n```"},
 		{"append after a line without newline", "1", 2, "2", "1\n2",
-			"Inserted 1 bytes in 1 lines before line 2 of f.txt. The new content around the change:\n```\n1: 1\n2: 2\n```"},
+			"Insert content into f.txt at line 2 successfully. The new content between lines 1-2 is:\n```\n1: 1\n2: 2\n```"},
 		{"into an empty file", "", 1, "x\n", "x\n",
-			"Inserted 2 bytes in 1 lines before line 1 of f.txt. The new content around the change:\n```\n1: x\n```"},
+			"Insert content into f.txt at line 1 successfully. The new content between lines 1-1 is:\n```\n1: x\n```"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,7 +248,7 @@ func TestInsertTextFileBadInput(t *testing.T) {
 		frag  string
 	}{
 		{"line zero", map[string]any{"file_path": "f.txt", "content": "x", "line_number": 0}, toolkit.CodeInvalidInput, "line_number"},
-		{"line past the end", map[string]any{"file_path": "f.txt", "content": "x", "line_number": 4}, toolkit.CodeInvalidInput, "must be between 1 and 3"},
+		{"line past the end", map[string]any{"file_path": "f.txt", "content": "x", "line_number": 4}, toolkit.CodeInvalidInput, "not in the valid range [1, 3]"},
 		{"missing file", map[string]any{"file_path": "g.txt", "content": "x", "line_number": 1}, toolkit.CodeToolError, "does not exist. Create it with write_text_file"},
 		{"no line number", map[string]any{"file_path": "f.txt", "content": "x"}, toolkit.CodeInvalidInput, "line_number"},
 	}
@@ -424,11 +424,11 @@ func TestEditOutputLimit(t *testing.T) {
 		want  string
 	}{
 		{builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": big, "line_number": 2},
-			"Inserted 11000 bytes in 1000 lines before line 2 of f.txt. The new content around the change:\n```\n1: a\n2: 0123456789\n3: 0123456789\n4: 0123456789\n5: 0123456789\n6: 0123456789\n```\n[Lines 7-1004 are not shown: the output limit of 80 bytes was reached. View them with ranges.]"},
+			"Insert content into f.txt at line 2 successfully. The new content between lines 1-1004 is:\n```\n1: a\n2: 0123456789\n3: 0123456789\n4: 0123456789\n5: 0123456789\n6: 0123456789\n```\n[Lines 7-1004 are not shown: the output limit of 80 bytes was reached. View them with ranges.]"},
 		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": big, "ranges": []any{2, 2}},
-			"Replaced lines 2-2 of f.txt. The new content around the change:\n```\n1: a\n2: 0123456789\n3: 0123456789\n4: 0123456789\n5: 0123456789\n6: 0123456789\n```\n[Lines 7-1003 are not shown: the output limit of 80 bytes was reached. View them with ranges.]"},
+			"Write f.txt successfully. The new content snippet:\n```\n1: a\n2: 0123456789\n3: 0123456789\n4: 0123456789\n5: 0123456789\n6: 0123456789\n```\n[Lines 7-1003 are not shown: the output limit of 80 bytes was reached. View them with ranges.]"},
 		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": strings.Repeat("x", 500), "ranges": []any{2, 2}},
-			"Replaced lines 2-2 of f.txt. The new content around the change:\n```\n1: a\n2: " + strings.Repeat("x", 68) + "\n```\n[Line 2 is cut after 71 of its 504 bytes: the output limit of 80 bytes was reached. Lines 3-4 are not shown; view them with ranges.]"},
+			"Write f.txt successfully. The new content snippet:\n```\n1: a\n2: " + strings.Repeat("x", 68) + "\n```\n[Line 2 is cut after 71 of its 504 bytes: the output limit of 80 bytes was reached. Lines 3-4 are not shown; view them with ranges.]"},
 	} {
 		writeFile(t, path, "a\nb\nc\nd\n")
 		got := wantOK(t, invoke(t, tk, tc.tool, tc.input))

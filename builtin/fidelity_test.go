@@ -1,0 +1,105 @@
+package builtin_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// TestTextFileToolsAnswerAsAgentScope: port of AgentScope's
+// tool_test.py (test_view_text_file, test_write_text_file,
+// test_insert_text_file): the answers are AgentScope's, word for word,
+// with its 5 lines of context. Failures stay errors (state error), with
+// AgentScope's texts; a last line without "\n" is still shown ending the
+// line before the closing fence.
+func TestTextFileToolsAnswerAsAgentScope(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{})
+	path := filepath.Join(ws, "tmp.txt")
+	writeFile(t, path, "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
+	view := func(ranges any) *toolkit.Response {
+		in := map[string]any{"file_path": "tmp.txt"}
+		if ranges != nil {
+			in["ranges"] = ranges
+		}
+		return invoke(t, tk, builtin.ViewTextFile, in)
+	}
+	for _, tt := range []struct {
+		ranges any
+		want   string
+	}{
+		{nil, "The content of tmp.txt:\n```\n1: 1\n2: 2\n3: 3\n4: 4\n5: 5\n6: 6\n7: 7\n8: 8\n9: 9\n10: 10\n```"},
+		{[]any{3, 5}, "The content of tmp.txt in [3, 5] lines:\n```\n3: 3\n4: 4\n5: 5\n```"},
+		{[]any{8, 13}, "The content of tmp.txt in [8, 13] lines:\n```\n8: 8\n9: 9\n10: 10\n```"},
+	} {
+		if got := wantOK(t, view(tt.ranges)); got != tt.want {
+			t.Errorf("view %v:\n got %q\nwant %q", tt.ranges, got, tt.want)
+		}
+	}
+	if r := view([]any{11, 13}); r.State != toolkit.StateError || r.Text() != "InvalidArgumentError: The range '[11, 13]' is out of bounds for the file 'tmp.txt', which has only 10 lines." {
+		t.Errorf("view [11, 13]: %s %q", r.State, r.Text())
+	}
+
+	write := func(content string, ranges any) string {
+		in := map[string]any{"file_path": "w.txt", "content": content}
+		if ranges != nil {
+			in["ranges"] = ranges
+		}
+		return wantOK(t, invoke(t, tk, builtin.WriteTextFile, in))
+	}
+	for _, tt := range []struct {
+		content string
+		ranges  any
+		want    string
+	}{
+		{"a\nb\nc\n", nil, "Create and write w.txt successfully."},
+		{"d\n", []any{2, 2}, "Write w.txt successfully. The new content snippet:\n```\n1: a\n2: d\n3: c\n```"},
+		{"x\n", nil, "Overwrite w.txt successfully."},
+	} {
+		if got := write(tt.content, tt.ranges); got != tt.want {
+			t.Errorf("write %q %v:\n got %q\nwant %q", tt.content, tt.ranges, got, tt.want)
+		}
+	}
+	if got, want := wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "new.txt", "content": "x", "ranges": []any{2, 3}})),
+		"Create and write new.txt successfully. The ranges [2, 3] is ignored because the file does not exist."; got != want {
+		t.Errorf("write new with ranges:\n got %q\nwant %q", got, want)
+	}
+	var fifty []string
+	for i := range 50 {
+		fifty = append(fifty, fmt.Sprint(i))
+	}
+	writeFile(t, path, strings.Join(fifty, "\n"))
+	numbered := func(from int, lines ...string) string {
+		var b strings.Builder
+		for i, l := range lines {
+			fmt.Fprintf(&b, "%d: %s\n", from+i, l)
+		}
+		return b.String()
+	}
+	for _, tt := range []struct {
+		content string
+		line    int
+		want    string
+	}{
+		{"d", 1, "Insert content into tmp.txt at line 1 successfully. The new content between lines 1-7 is:\n```\n" +
+			numbered(1, "d", "0", "1", "2", "3", "4", "5") + "```"},
+		{"e", 25, "Insert content into tmp.txt at line 25 successfully. The new content between lines 20-31 is:\n```\n" +
+			numbered(20, "18", "19", "20", "21", "22", "e", "23", "24", "25", "26", "27", "28") + "```"},
+		{"a\nb\nc\nd\ne\nf\ng\nh\ni\nj", 25, "Insert content into tmp.txt at line 25 successfully. The new content between lines 20-40 is:\n```\n" +
+			numbered(20, "18", "19", "20", "21", "22", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "e", "23", "24", "25", "26", "27") + "```"},
+		{"The\nlast\nline", 63, "Insert content into tmp.txt at line 63 successfully. The new content between lines 58-65 is:\n```\n" +
+			numbered(58, "45", "46", "47", "48", "49", "The", "last", "line") + "```"},
+	} {
+		got := wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "tmp.txt", "content": tt.content, "line_number": tt.line}))
+		if got != tt.want {
+			t.Errorf("insert %q at %d:\n got %q\nwant %q", tt.content, tt.line, got, tt.want)
+		}
+	}
+	r := invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "tmp.txt", "content": "end\nof\ntest", "line_number": 100})
+	if want := "InvalidArgumentsError: The given line_number (100) is not in the valid range [1, 66]."; r.State != toolkit.StateError || r.Text() != want {
+		t.Errorf("insert at 100: %s %q, want %q", r.State, r.Text(), want)
+	}
+}
