@@ -173,7 +173,7 @@ var reservedHeaders = []string{"host", "content-length", "connection", "transfer
 // WithDefaults returns a copy with the defaults filled in: the transport
 // follows from what is set (stdio with a command; with a url, sse when
 // its path ends in /sse or /messages/, as AgentScope's MCPClient picks,
-// else streamable-http) and the mode is stateful. The worker's configuration applies it
+// unless OAuth is set, else streamable-http) and the mode is stateful. The worker's configuration applies it
 // when it is loaded; NewClient and Mount apply it too.
 func (c ServerConfig) WithDefaults() ServerConfig {
 	if c.Transport == "" {
@@ -182,7 +182,8 @@ func (c ServerConfig) WithDefaults() ServerConfig {
 			c.Transport = TransportStdio
 		case c.URL != "" && c.Command == "":
 			c.Transport = TransportStreamableHTTP
-			if u, err := url.Parse(c.URL); err == nil && (strings.HasSuffix(u.Path, "/sse") || strings.HasSuffix(u.Path, "/messages/")) {
+			// OAuth is streamable HTTP's alone: such a server stays one.
+			if u, err := url.Parse(c.URL); err == nil && c.OAuth == nil && (strings.HasSuffix(u.Path, "/sse") || strings.HasSuffix(u.Path, "/messages/")) {
 				c.Transport = TransportSSE
 			}
 		}

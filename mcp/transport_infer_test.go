@@ -5,7 +5,8 @@ import "testing"
 // TestTransportInferredFromURL: with no transport set, a URL whose path
 // ends in /sse or /messages/ is a legacy SSE server, any other a
 // streamable HTTP one, as AgentScope's MCPClient picks (a query string
-// does not hide the path); a transport that is set is kept.
+// does not hide the path), unless OAuth is set; a transport that is set
+// is kept.
 func TestTransportInferredFromURL(t *testing.T) {
 	for _, tt := range []struct {
 		url       string
@@ -29,5 +30,11 @@ func TestTransportInferredFromURL(t *testing.T) {
 		if c.Transport != tt.want {
 			t.Errorf("WithDefaults(url %q, transport %q).Transport = %q, want %q", tt.url, tt.transport, c.Transport, tt.want)
 		}
+	}
+	// OAuth is streamable HTTP's alone: a configuration that authorizes
+	// its server so, which worked before the path was looked at, still does.
+	c := ServerConfig{Name: "s", URL: "https://h.example/sse", OAuth: &OAuthConfig{}}.WithDefaults()
+	if c.Transport != TransportStreamableHTTP {
+		t.Errorf("WithDefaults(url with /sse, OAuth set).Transport = %q, want %q", c.Transport, TransportStreamableHTTP)
 	}
 }
