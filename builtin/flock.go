@@ -42,6 +42,7 @@ var errLocked = errors.New("locked")
 // the edit finds out what it is.
 func lockShared(ctx context.Context, root *os.Root, rel string) (unlock func(), err error) {
 	none := func() {}
+	tries := 0
 	for {
 		if fi, err := root.Stat(rel); err != nil || !fi.Mode().IsRegular() {
 			return none, nil
@@ -66,15 +67,29 @@ func lockShared(ctx context.Context, root *os.Root, rel string) (unlock func(), 
 			}
 			return none, nil // no locks here
 		}
-		if now, err := root.Stat(rel); err == nil && os.SameFile(held, now) {
+		if now, err := root.Stat(rel); err == nil && sameFile(held, now) {
 			return func() { f.Close() }, nil // closing lets the lock go
 		}
 		f.Close() // replaced by the edit that held it: lock the new file
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if tries++; tries == sharedLockTries {
+			// A file system giving one file another identity at each
+			// look (some FUSE mounts) never matches: as one without locks.
+			return none, nil
+		}
 	}
 }
+
+// sharedLockTries bounds how many times lockShared locks a file its path
+// no longer names and tries again; each try waited for an edit that
+// replaced the file, so only a file system whose files never match
+// their path's (or a program replacing the file without end) reaches it.
+const sharedLockTries = 64
+
+// sameFile is os.SameFile (a variable for tests).
+var sameFile = os.SameFile
 
 // flockWait takes an exclusive lock on f (lockFile), waiting while
 // another holds it (polled, so the wait ends with ctx) for

@@ -58,3 +58,33 @@ func TestEditOfFileLockedByAProgram(t *testing.T) {
 		t.Errorf("f.txt is %q", got)
 	}
 }
+
+// TestEditWhereLockedFileNeverMatches: an edit locks its file and then
+// checks that the path still names it (an edit that held the lock may
+// have put a new file there); a file system that gives one file another
+// identity at each look (some FUSE mounts) never matched, and the edit
+// locked again until its call's context ended, for ever without a
+// deadline. After a bounded number of tries the edit goes on without
+// the lock, as on a file system without locks.
+func TestEditWhereLockedFileNeverMatches(t *testing.T) {
+	defer func(f func(a, b os.FileInfo) bool) { sameFile = f }(sameFile)
+	sameFile = func(a, b os.FileInfo) bool { return false }
+	ws, err := openWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(ws.real, "f.txt")
+	if err := os.WriteFile(path, []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &files{ws: ws, maxFile: DefaultMaxFileBytes, maxOutput: DefaultMaxOutputBytes}
+	// A guard, not a measure: the edit needs no time it could run out of.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := f.insert(ctx, insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1}); err != nil {
+		t.Fatalf("edit: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "x\na\n" {
+		t.Errorf("f.txt is %q", got)
+	}
+}
