@@ -159,13 +159,19 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	}
 	name := args[0]
 	if body, ok := definedBody(args); ok {
+		// And as the command it may be as well: "( rm x )" and "! ( rm
+		// x )" read as a case clause's "PATTERN ) BODY" too.
 		add(body)
-		return out, err
 	}
 	switch {
-	case strings.HasPrefix(name, "(") || strings.HasPrefix(name, "{") && name != "{":
-		// "(rm" and "{rm" are "(" or "{" and "rm".
-		add(append([]string{strings.TrimLeft(name, "({")}, args[1:]...))
+	case strings.HasPrefix(name, "(") || strings.HasPrefix(name, "{"):
+		// "(rm" and "{rm" are "(" or "{" and "rm"; "( rm", and dash's
+		// "(( rm" (two subshells), run the next word.
+		if rest := strings.TrimLeft(name, "({"); rest != "" {
+			add(append([]string{rest}, args[1:]...))
+		} else {
+			add(slices.Clone(args[1:]))
+		}
 		return out, err
 	case strings.Contains(name, "/"):
 		add(append([]string{filepath.Base(name)}, args[1:]...))
@@ -303,7 +309,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	}
 	w, ok := wrappers[name]
 	if !ok || name == "command" && (slices.Contains(args, "-v") || slices.Contains(args, "-V")) {
-		return nil, nil // command -v only looks the name up
+		return out, err // command -v only looks the name up
 	}
 	if name == "runuser" && runsAsUser(args) {
 		w.noCommand = false // runuser -u USER COMMAND…
