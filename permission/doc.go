@@ -165,7 +165,8 @@
 //     (/bin/rm is rm); allow rules cover the
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a
-//     command whose name the shell computes ($X, ${x:-rm}, $(echo rm)), matches every
+//     command whose name the shell computes ($X, ${x:-rm}, $(echo rm), a
+//     pattern such as /bin/r[m] or r?), matches every
 //     deny and ask pattern of the tool and no allow pattern but "*"; so
 //     does a command whose commands cannot be told from its words (GNU
 //     parallel and sem, which run their input lines too; gdb and lldb,

@@ -26,6 +26,9 @@ type simpleCmd struct {
 	// $-expansion; nameDollar: in the command's name, which may then be
 	// any command.
 	expands, dollar, nameDollar bool
+	// nameGlob: the command's name has a pattern (/bin/r[m], r?), which
+	// the shell replaces with a file's name: it may be any command too.
+	nameGlob bool
 	// braced are the arguments with a brace expansion ({a,b}, {1..3}).
 	braced []string
 }
@@ -157,7 +160,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			return
 		}
 		w := word.String()
-		expands, braced, dollarWord, quotedWord := dollar || brace || glob, brace, dollar, quoted
+		expands, braced, dollarWord, quotedWord, globWord := dollar || brace || glob, brace, dollar, quoted, glob
 		resetWord()
 		if input {
 			if delimNext {
@@ -180,6 +183,14 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 		}
 		if len(cur.args) == 0 && dollarWord {
 			cur.nameDollar = true
+		}
+		// A case clause's pattern ("*)", "* )", with an unquoted ")")
+		// is no command's name.
+		if len(cur.args) == 0 && globWord && !strings.HasSuffix(w, ")") {
+			cur.nameGlob = true
+		}
+		if len(cur.args) == 1 && w == ")" && !quotedWord {
+			cur.nameGlob = false
 		}
 		cur.args = append(cur.args, w)
 		cur.expands = cur.expands || expands

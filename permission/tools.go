@@ -311,10 +311,10 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		for _, w := range inner {
 			out = append(out, subject{text: w.text(), denyOnly: true})
 		}
-		// A name the shell computes ($X, ${x:-rm}, $(echo rm)) may be any
-		// command, as may one a wrapper runs by such a name (sudo $X,
-		// sudo `echo rm`).
-		if err != nil || c.nameDollar || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && strings.ContainsAny(w.args[0], "$`") }) {
+		// A name the shell computes ($X, ${x:-rm}, $(echo rm), a pattern
+		// /bin/r[m]) may be any command, as may one a wrapper runs by
+		// such a name (sudo $X, sudo `echo rm`, sudo /bin/r?).
+		if err != nil || c.nameDollar || c.nameGlob || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && computedName(w.args[0]) }) {
 			out = append(out, subject{text: c.text(), opaque: true})
 		}
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
@@ -327,6 +327,17 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		}
 	}
 	return out
+}
+
+// computedName reports a command name, its quotes removed, that the
+// shell may compute: an expansion or a pattern ("*", "?", "[…]"). A
+// quoted pattern reads as one too: deny and ask rules then match more.
+func computedName(name string) bool {
+	if strings.ContainsAny(name, "$`*?") {
+		return true
+	}
+	i := strings.Index(name, "[")
+	return i >= 0 && strings.Contains(name[i+1:], "]")
 }
 
 func shellCheck(p Policy, t *toolkit.Tool, in map[string]any) Decision {
