@@ -193,6 +193,24 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			}
 		}
 		return out, err
+	case name == "hash":
+		// bash's hash -p PATH NAME: NAME runs PATH from then on (hash
+		// -p /bin/rm r; r x runs rm), as an alias's value does.
+		for i := 1; i < len(args); i++ {
+			a := args[i]
+			if a == "--" || !strings.HasPrefix(a, "-") {
+				break
+			}
+			if k := strings.IndexByte(a, 'p'); k > 0 {
+				if v := a[k+1:]; v != "" {
+					add([]string{v}) // -p/bin/rm
+				} else if i+1 < len(args) {
+					add([]string{args[i+1]})
+				}
+				break
+			}
+		}
+		return out, err
 	case name == "coproc":
 		// coproc COMMAND, or coproc NAME COMPOUND: either may be what runs.
 		add(slices.Clone(args[1:]))
