@@ -162,8 +162,9 @@
 //     git runs: git -c core.pager='…', alias.x='!…', GIT_PAGER=… git), as
 //     find's -exec, as a busybox applet, as the program bash's hash -p
 //     gives a name, in the body of a function or a
-//     case clause written on the line, and by the base name of its path
-//     (/bin/rm is rm); allow rules cover the
+//     case clause written on the line, by the base name of its path
+//     (/bin/rm is rm), and as its brace expansions make it ({sudo,rm,x}
+//     runs rm); allow rules cover the
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm), a

@@ -304,9 +304,8 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 			out = append(out, subject{text: w.text(), denyOnly: true})
 		}
 	}
-	for _, c := range line.cmds {
-		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
-		// And the commands it runs (sudo rm, sh -c 'rm', find -exec rm).
+	// The commands c runs (sudo rm, sh -c 'rm', find -exec rm).
+	runs := func(c simpleCmd) {
 		inner, err := wrapped(c, 0)
 		for _, w := range inner {
 			out = append(out, subject{text: w.text(), denyOnly: true})
@@ -317,12 +316,17 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		if err != nil || c.nameDollar || c.nameGlob || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && computedName(w.args[0]) }) {
 			out = append(out, subject{text: c.text(), opaque: true})
 		}
+	}
+	for _, c := range line.cmds {
+		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
+		runs(c)
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
 			// And the command its brace expansions make ("{rm,} x" is
-			// "rm x"), which rules must see as well (one too large to
-			// expand is a safety ask).
+			// "rm x", "{sudo,rm,x}" runs rm), which rules must see as
+			// well (one too large to expand is a safety ask).
 			if e, ok := expanded(c); ok {
 				out = append(out, subject{text: e.text(), allowText: e.fullText()})
+				runs(e)
 			}
 		}
 	}
