@@ -52,19 +52,20 @@ var suOptions = wrapper{
 
 // wrappers are the commands that run the command after their own options.
 var wrappers = map[string]wrapper{
-	"sudo":    {valued: []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout"}},
-	"doas":    {valued: []string{"-u", "-C"}},
+	"sudo": {valued: []string{"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "-a", "-c", "--user", "--group", "--chdir", "--host",
+		"--prompt", "--role", "--type", "--other-user", "--command-timeout", "--chroot", "--auth-type", "--login-class", "--close-from"}},
+	"doas":    {valued: []string{"-u", "-C", "-a"}},
 	"pkexec":  {valued: []string{"-u", "--user"}},
-	"env":     {valued: []string{"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}},
+	"env":     {valued: []string{"-u", "-C", "-S", "-a", "--unset", "--chdir", "--split-string", "--argv0"}},
 	"nice":    {valued: []string{"-n", "--adjustment"}},
 	"ionice":  {valued: []string{"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}},
 	"chrt":    {valued: []string{"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"}, count: 1},
 	"taskset": {count: 1}, // the mask or CPU list (-c is a flag)
 	"nohup":   {},
 	"setsid":  {},
-	"stdbuf":  {valued: []string{"-i", "-o", "-e"}},
+	"stdbuf":  {valued: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
 	"timeout": {valued: []string{"-s", "-k", "--signal", "--kill-after"}, count: 1},
-	"xargs":   {valued: []string{"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--max-lines", "--process-slot-var"}},
+	"xargs":   {valued: []string{"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}}, // --max-lines[=N], -l[N], -i[R], -e[E]: optional
 	"command": {},
 	"builtin": {},
 	"exec":    {valued: []string{"-a"}},
