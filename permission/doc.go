@@ -160,7 +160,8 @@
 //     of su, runuser, script and flock -c, sg's command string, watch's
 //     words joined as sh -c joins them, a git configuration value that
 //     git runs: git -c core.pager='…', alias.x='!…', GIT_PAGER=… git), as
-//     find's -exec, as a busybox applet, as the program bash's hash -p
+//     find's -exec, as go's -exec and -toolexec (on the line or in
+//     GOFLAGS, env's assignments included), as a busybox applet, as the program bash's hash -p
 //     gives a name, in the body of a function or a
 //     case clause written on the line, by the base name of its path
 //     (/bin/rm is rm), and as its brace expansions make it ({sudo,rm,x}

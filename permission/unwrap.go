@@ -290,6 +290,34 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			err = worse(err, errOpaque)
 		}
 		return out, err
+	case name == "go":
+		// go test -exec PROG and the build flag -toolexec PROG run PROG
+		// (its words split as a shell splits them), given on the line or
+		// in GOFLAGS.
+		goRuns := func(words []string) {
+			for i := 0; i < len(words); i++ {
+				a := words[i]
+				if !strings.HasPrefix(a, "-") {
+					continue
+				}
+				k, v, has := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+				if k != "exec" && k != "toolexec" {
+					continue
+				}
+				if !has && i+1 < len(words) {
+					i++
+					v = words[i]
+				}
+				script(v)
+			}
+		}
+		for _, a := range c.assigns {
+			if k, v, _ := strings.Cut(a, "="); k == "GOFLAGS" {
+				goRuns(strings.Fields(v))
+			}
+		}
+		goRuns(args[1:])
+		return out, err
 	case name == "parallel" || name == "sem":
 		// GNU parallel runs its command words, or each input line or
 		// argument (parallel ::: 'rm x'), as shell scripts.
@@ -333,10 +361,18 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	if name == "runuser" && runsAsUser(args) {
 		w.noCommand = false // runuser -u USER COMMAND…
 	}
+	var assigns []string // env's NAME=VALUE words: the command's environment
 	run := func(rest []string) {
-		if w.joined {
+		switch {
+		case w.joined:
 			script(strings.Join(rest, " "))
-		} else {
+		case len(assigns) > 0 && len(rest) > 0:
+			r := simpleCmd{args: slices.Clone(rest), assigns: assigns}
+			out = append(out, r)
+			more, e := wrapped(r, depth+1)
+			out = append(out, more...)
+			err = worse(err, e)
+		default:
 			add(slices.Clone(rest))
 		}
 	}
@@ -348,6 +384,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		}
 		switch {
 		case name == "env" && isAssignment(a):
+			assigns = append(assigns, a)
 		case a == "--" && w.noCommand:
 			// su USER -- ARGS…: the shell's arguments, -c among them.
 		case a == "--":
