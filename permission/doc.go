@@ -164,7 +164,8 @@
 //     GOFLAGS, env's assignments included), as a busybox applet, as the program bash's hash -p
 //     gives a name, in the body of a function or a
 //     case clause written on the line, by the base name of its path
-//     (/bin/rm is rm), and as its brace expansions make it ({sudo,rm,x}
+//     (/bin/rm is rm), as git's subcommand without git's own options
+//     before it (git -C dir push is git push; so is git-push), and as its brace expansions make it ({sudo,rm,x}
 //     runs rm); allow rules cover the
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a

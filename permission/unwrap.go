@@ -177,6 +177,10 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	case strings.Contains(name, "/"):
 		add(append([]string{filepath.Base(name)}, args[1:]...))
 		return out, err
+	case strings.HasPrefix(name, "git-") && len(name) > 4:
+		// git-push, as git's exec path holds it, is git push.
+		add(append([]string{"git", name[4:]}, args[1:]...))
+		return out, err
 	case name == "eval":
 		script(strings.Join(args[1:], " "))
 		return out, err
@@ -262,6 +266,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 				opaque = true
 			}
 		}
+		sub := 0 // the subcommand's index
 	options:
 		for i := 1; i < len(args); i++ {
 			a := args[i]
@@ -283,8 +288,14 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			case slices.Contains([]string{"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"}, a):
 				i++ // its value
 			case !strings.HasPrefix(a, "-"):
+				sub = i
 				break options // the subcommand: the rest are its
 			}
+		}
+		if sub > 1 {
+			// git -C dir push is git push run elsewhere: rules on "git
+			// push" see it.
+			add(append([]string{"git"}, args[sub:]...))
 		}
 		if opaque {
 			err = worse(err, errOpaque)
