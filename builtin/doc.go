@@ -142,7 +142,10 @@
 //     taken first (on Linux), so a full disk, a quota or a file size
 //     limit fails the edit with the file untouched, and a failure after
 //     the writing began says the file may hold part of the new content.
-//     A failed edit's error says whether anything was written.
+//     A failed edit's error says whether anything was written and, on
+//     Linux, names the inode flag that refused it, which binds root too:
+//     a file immutable or append-only (chattr +i, +a), or an immutable
+//     directory for a new file.
 //   - A worker makes its edits of one file one after another (through a
 //     symlink too), so concurrent calls never drop each other's changes;
 //     an edit waiting for its turn ends when its call's context does.

@@ -30,7 +30,7 @@ import (
 func create(root *os.Root, rel, content string) error {
 	tmp, err := writeTemp(root, rel, content, nil, nil)
 	if err != nil {
-		return err
+		return explain(root, rel, true, err)
 	}
 	defer root.Remove(tmp)
 	if err := root.Link(tmp, rel); err != nil {
@@ -54,7 +54,8 @@ func create(root *os.Root, rel, content string) error {
 // before (a file without write permission, a named pipe swapped in since
 // the file was looked at) and the new file takes the mode of the file it
 // replaces.
-func replace(root *os.Root, rel, content string) error {
+func replace(root *os.Root, rel, content string) (err error) {
+	defer func() { err = explain(root, rel, false, err) }()
 	file, fi, err := openRegular(root, rel)
 	var attrs []xattr
 	if err == nil {
@@ -267,4 +268,47 @@ func syncDir(root *os.Root, rel string) {
 	}
 	_ = dir.Sync()
 	dir.Close()
+}
+
+// The inode flags (FS_*_FL of linux/fs.h) that refuse an edit to root
+// too, where permission bits would not.
+const (
+	flagImmutable  = 0x10 // chattr +i: no change at all
+	flagAppendOnly = 0x20 // chattr +a: writes at the end only; no removal or rename
+)
+
+// flagError is a refusal the inode flags of the file or of its directory
+// explain: reason says which, and what lifts it.
+type flagError struct {
+	err    error
+	reason string
+}
+
+func (e flagError) Error() string { return e.err.Error() }
+func (e flagError) Unwrap() error { return e.err }
+
+// explain gives a refused edit of rel the reason inode flags give (on
+// Linux): a permission error alone does not say why root was refused,
+// nor what to do. For an existing file those are the file's own: an
+// immutable directory does not refuse its files' edits, which are made
+// in place. For a new one (made) they are the directory's. Other errors
+// are returned as they are.
+func explain(root *os.Root, rel string, made bool, err error) error {
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	if made {
+		if inodeFlags(root, filepath.Dir(rel))&flagImmutable != 0 {
+			return flagError{err, "cannot be made: its directory is immutable (its inode flag i is set), so nothing may be added to it; removing the flag (chattr -i) allows it"}
+		}
+		return err
+	}
+	flags := inodeFlags(root, rel)
+	switch {
+	case flags&flagImmutable != 0:
+		return flagError{err, "is immutable (its inode flag i is set): no one, root included, may change it; removing the flag (chattr -i) allows it"}
+	case flags&flagAppendOnly != 0:
+		return flagError{err, "is append-only (its inode flag a is set): it may only be added to at its end, and these tools rewrite it; removing the flag (chattr -a) allows it"}
+	}
+	return err
 }

@@ -255,7 +255,10 @@ func (ws *workspace) outside(p, why string) error {
 // naming the path the model gave rather than the resolved one.
 func pathError(p string, err error) error {
 	var reason string
+	var flagged flagError
 	switch {
+	case errors.As(err, &flagged):
+		reason = flagged.reason
 	case errors.Is(err, fs.ErrNotExist):
 		reason = "does not exist"
 	case errors.Is(err, fs.ErrPermission):
