@@ -136,10 +136,12 @@
 //     was. A path that is a symlink to a file of the workspace edits its
 //     target; the link stays. A file's other hard links keep the old content. Where the
 //     directory refuses the replacement (not writable by the worker, or
-//     sticky and the file another user's) or the file system has no
-//     modes, a file the worker may write is rewritten in place, as
-//     before, without that guarantee: the room for the new content is
-//     taken first (on Linux), so a full disk, a quota or a file size
+//     sticky and the file another user's, or on Linux append-only,
+//     chattr +a, where a temporary file could not be removed) or the
+//     file system has no modes, a file the worker may write is
+//     rewritten in place, as before, without that guarantee (a new file
+//     in an append-only directory is written where it is made): the
+//     room for the new content is taken first (on Linux), so a full disk, a quota or a file size
 //     limit fails the edit with the file untouched, and a failure after
 //     the writing began says the file may hold part of the new content.
 //     A failed edit's error says whether anything was written and, on

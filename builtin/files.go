@@ -406,7 +406,7 @@ func editError(p string, err error, existed bool) error {
 	var partial partialError
 	switch {
 	case errors.As(err, &partial):
-		te.Message += " The file was being rewritten in place (its directory refuses a replacement) and may hold part of the new content: view it before editing it again."
+		te.Message += " The file was being written in place (its directory refuses a replacement) and may hold part of the new content: view it before editing it again."
 	case existed:
 		te.Message += " Nothing was written: the file is as it was."
 	default:

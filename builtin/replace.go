@@ -23,11 +23,16 @@ import (
 // and the link stays. Where the directory refuses that (the worker may
 // write the file but not the directory, or not rename over another
 // user's file in a sticky directory) or the file system has no modes, an
-// existing file is rewritten in place instead, as before (inPlace).
+// existing file is rewritten in place instead, as before (inPlace). So
+// is one in an append-only directory, where a temporary file could not
+// be removed; a new file there is written where it is made (writeNew).
 
 // create writes a new file rel. As an exclusive create, it fails if rel
 // exists by the time the file is put in place.
 func create(root *os.Root, rel, content string) error {
+	if appendOnlyDir(root, rel) {
+		return explain(root, rel, true, writeNew(root, rel, content))
+	}
 	tmp, err := writeTemp(root, rel, content, nil, nil)
 	if err != nil {
 		return explain(root, rel, true, err)
@@ -69,6 +74,9 @@ func replace(root *os.Root, rel, content string) (err error) {
 	}
 	if err != nil {
 		return err
+	}
+	if appendOnlyDir(root, rel) {
+		return inPlace(root, rel, content)
 	}
 	tmp, err := writeTemp(root, rel, content, fi, attrs)
 	if refused(err) {
@@ -143,6 +151,39 @@ func inPlace(root *os.Root, rel, content string) error {
 	if err = errors.Join(err, file.Close()); err != nil {
 		return partialError{err}
 	}
+	return nil
+}
+
+// appendOnlyDir reports whether rel's directory is append-only (on
+// Linux, chattr +a): a file may be made there, but not removed or
+// renamed over, so a temporary file could neither replace rel nor be
+// cleaned up. Edits there are made in place.
+func appendOnlyDir(root *os.Root, rel string) bool {
+	return inodeFlags(root, filepath.Dir(rel))&flagAppendOnly != 0
+}
+
+// writeNew makes the file rel and writes content into it, for a
+// directory where a temporary file could not be cleaned up
+// (appendOnlyDir): a reader may see the file before it holds all of
+// it. The room for the content is taken first, and a failure after
+// the file was made leaves it there (it cannot be removed), maybe
+// holding part of the content (partialError).
+func writeNew(root *os.Root, rel, content string) error {
+	file, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	err = reserve(file, 0, int64(len(content)))
+	if err == nil {
+		_, err = io.WriteString(file, content)
+	}
+	if err == nil {
+		err = file.Sync()
+	}
+	if err = errors.Join(err, file.Close()); err != nil {
+		return partialError{err}
+	}
+	syncDir(root, rel)
 	return nil
 }
 
