@@ -165,7 +165,13 @@
 //     gives a name, in the body of a function or a
 //     case clause written on the line, by the base name of its path
 //     (/bin/rm is rm), as git's subcommand without git's own options
-//     before it (git -C dir push is git push; so is git-push), and as its brace expansions make it ({sudo,rm,x}
+//     before it (git -C dir push is git push; so is git-push), as the
+//     subcommand of npm, pnpm, yarn, docker, podman, kubectl, helm,
+//     cargo, pip, pip3, terraform and gh without their global options
+//     before it (npm --loglevel silent publish is npm publish, kubectl -n
+//     ns delete is kubectl delete, cargo +nightly publish is cargo
+//     publish; an option not known to take a value is read both as taking
+//     the next word and as not), and as its brace expansions make it ({sudo,rm,x}
 //     runs rm); allow rules cover the
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a

@@ -107,6 +107,81 @@ func withNoCommand(w wrapper) wrapper {
 	return w
 }
 
+// toolOptions are, for tools whose global options may stand before their
+// subcommand, the options that take the next word as their value
+// (kubectl -n NS delete); the rest of a word (-nNS, --namespace=NS) is
+// one too. Deny and ask rules see the subcommand without them
+// (toolSubcommands).
+var toolOptions = map[string][]string{
+	"npm": {"-C", "-w", "--prefix", "--workspace", "--loglevel", "--registry", "--userconfig", "--globalconfig", "--cache",
+		"--cwd", "--scope", "--tag", "--otp", "--access", "--omit", "--include"},
+	"pnpm": {"-C", "-F", "--dir", "--filter", "--filter-prod", "--workspace-dir", "--reporter", "--loglevel", "--store-dir",
+		"--registry", "--config-dir", "--virtual-store-dir"},
+	"yarn": {"--cwd", "--cache-folder", "--modules-folder", "--mutex", "--network-timeout", "--registry", "--use-yarnrc",
+		"--global-folder", "--link-folder", "--preferred-cache-folder", "--network-concurrency", "--otp"},
+	"docker": {"-c", "-H", "-l", "--context", "--host", "--log-level", "--config", "--tlscacert", "--tlscert", "--tlskey"},
+	"podman": {"-c", "--connection", "--url", "--identity", "--root", "--runroot", "--storage-driver", "--storage-opt",
+		"--log-level", "--cgroup-manager", "--conmon", "--events-backend", "--hooks-dir", "--module", "--network-cmd-path",
+		"--network-config-dir", "--runtime", "--runtime-flag", "--tmpdir", "--volumepath", "--imagestore", "--ssh", "--out",
+		"--config", "--cdi-spec-dir", "--db-backend", "--network-backend"},
+	"kubectl": {"-n", "-s", "-v", "--namespace", "--context", "--cluster", "--user", "--server", "--kubeconfig", "--token",
+		"--as", "--as-group", "--as-uid", "--certificate-authority", "--client-certificate", "--client-key", "--cache-dir",
+		"--request-timeout", "--tls-server-name", "--v", "--vmodule", "--log-file", "--log-dir", "--profile", "--profile-output"},
+	"helm": {"-n", "--namespace", "--kube-context", "--kubeconfig", "--kube-apiserver", "--kube-as-user", "--kube-as-group",
+		"--kube-ca-file", "--kube-token", "--kube-tls-server-name", "--registry-config", "--repository-cache",
+		"--repository-config", "--burst-limit", "--qps", "--content-cache"},
+	"cargo": {"-C", "-Z", "--config", "--color"},
+	"pip": {"--python", "--log", "--log-file", "--cache-dir", "--proxy", "--retries", "--timeout", "--exists-action",
+		"--trusted-host", "--cert", "--client-cert", "--keyring-provider", "--use-feature", "--use-deprecated",
+		"--progress-bar", "--resume-retries", "--src"},
+	"terraform": {}, // -chdir=DIR: the value is always in the word
+	"gh":        {"-R", "--repo", "--hostname"},
+}
+
+func init() {
+	toolOptions["pip3"] = toolOptions["pip"]
+}
+
+// toolSubcommands are the indexes in args (a toolOptions tool's words)
+// where its subcommand may stand after global options (none when it
+// comes first). An option not known to take a value may take the next
+// word or not (npm --new-option VALUE publish): both words are read; so
+// are the words of an option cluster (-nns). cargo's +TOOLCHAIN is an
+// option.
+func toolSubcommands(args []string) []int {
+	valued := toolOptions[args[0]]
+	var out []int
+	maybe := false // the word before may be an option's value
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				out = append(out, i+1)
+			}
+			return out
+		case strings.HasPrefix(a, "-") && a != "-" || args[0] == "cargo" && strings.HasPrefix(a, "+"):
+			if slices.Contains(valued, a) {
+				i++ // its value
+				maybe = false
+				continue
+			}
+			// --opt=VALUE holds its value; any other may take the next
+			// word.
+			maybe = !strings.Contains(a, "=")
+		default:
+			if i > 1 {
+				out = append(out, i)
+			}
+			if !maybe {
+				return out
+			}
+			maybe = false
+		}
+	}
+	return out
+}
+
 // debuggers run what their commands say.
 var debuggers = []string{"gdb", "gdb-multiarch", "cgdb", "lldb"}
 
@@ -239,6 +314,13 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 				}
 				break
 			}
+		}
+		return out, err
+	case toolOptions[name] != nil:
+		// npm --loglevel silent publish is npm publish: rules on "npm
+		// publish" see it.
+		for _, sub := range toolSubcommands(args) {
+			add(append([]string{name}, args[sub:]...))
 		}
 		return out, err
 	case name == "git":
