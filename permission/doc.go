@@ -176,7 +176,12 @@
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm), a
-//     pattern such as /bin/r[m] or r?), matches every
+//     pattern such as /bin/r[m] or r?), and a command that sets a
+//     variable whose value a shell runs or that makes it run code
+//     (BASH_ENV, ENV, ZDOTDIR, PROMPT_COMMAND, PS0 to PS4, SHELLOPTS,
+//     BASHOPTS, BASH_FUNC_NAME%%; before its words, as a bare assignment,
+//     or through env, export, declare, typeset, local or readonly: BASH_ENV=f
+//     bash -c …, PS4='$(…)' bash -x), matches every
 //     deny and ask pattern of the tool and no allow pattern but "*"; so
 //     does a command whose commands cannot be told from its words (GNU
 //     parallel and sem, which run their input lines too; gdb and lldb,

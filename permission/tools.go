@@ -3,6 +3,7 @@ package permission
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -313,7 +314,10 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		// A name the shell computes ($X, ${x:-rm}, $(echo rm), a pattern
 		// /bin/r[m]) may be any command, as may one a wrapper runs by
 		// such a name (sudo $X, sudo `echo rm`, sudo /bin/r?).
-		if err != nil || c.nameDollar || c.nameGlob || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && computedName(w.args[0]) }) {
+		// So may a shell given a variable whose value it runs
+		// (BASH_ENV=f bash, PS4='$(rm x)', export PROMPT_COMMAND=…).
+		if err != nil || c.nameDollar || c.nameGlob || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && computedName(w.args[0]) }) ||
+			setsCodeVar(c) || slices.ContainsFunc(inner, setsCodeVar) {
 			out = append(out, subject{text: c.text(), opaque: true})
 		}
 	}
@@ -331,6 +335,53 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		}
 	}
 	return out
+}
+
+// codeVars are the variables whose value a shell runs, or that make it
+// run code: BASH_ENV and ENV name a file bash (sh -i, a POSIX-mode bash)
+// sources, zsh sources $ZDOTDIR/.zshenv, PROMPT_COMMAND runs before a
+// prompt, the prompts' command substitutions run when shown (PS4's under
+// xtrace), SHELLOPTS and BASHOPTS set options (xtrace, extdebug) in the
+// shells that inherit them; BASH_FUNC_NAME%% (codeVarPrefix) defines a
+// function NAME in them.
+var codeVars = []string{"BASH_ENV", "ENV", "ZDOTDIR", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "SHELLOPTS", "BASHOPTS"}
+
+const codeVarPrefix = "BASH_FUNC_"
+
+// declarers are the commands whose NAME=VALUE words set variables.
+var declarers = []string{"env", "export", "declare", "typeset", "local", "readonly"}
+
+// assignWordRE is a word the shell reads as an assignment before a
+// command: NAME=, NAME+=, NAME[SUBSCRIPT]=.
+var assignWordRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`)
+
+// setsCodeVar reports whether c sets one of codeVars: before its words
+// (BASH_ENV=f bash, PS4+=x bash), as a bare assignment, or through
+// env, export, declare, typeset, local or readonly.
+func setsCodeVar(c simpleCmd) bool {
+	isCodeVar := func(w string) bool {
+		name, _, ok := strings.Cut(w, "=")
+		if !ok {
+			return false
+		}
+		name, _, _ = strings.Cut(strings.TrimSuffix(name, "+"), "[")
+		return slices.Contains(codeVars, name) || strings.HasPrefix(name, codeVarPrefix)
+	}
+	if slices.ContainsFunc(c.assigns, isCodeVar) {
+		return true
+	}
+	if len(c.args) > 0 && slices.Contains(declarers, c.args[0]) {
+		return slices.ContainsFunc(c.args[1:], isCodeVar)
+	}
+	for _, a := range c.args {
+		if !assignWordRE.MatchString(a) {
+			break
+		}
+		if isCodeVar(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // computedName reports a command name, its quotes removed, that the
