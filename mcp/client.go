@@ -194,6 +194,9 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 		origin, _ := url.Parse(cfg.URL) // Validate parsed it
 		c.http = newHeaderTransport(origin, cfg.Headers, &c.router)
 		c.http.orders = &c.orders
+		if cfg.Transport == TransportStreamableHTTP {
+			c.http.answers = newAnswerLimit(c.log)
+		}
 		c.secrets = urlSecrets(origin)
 	}
 	if cfg.OAuth != nil {

@@ -237,7 +237,11 @@
 // the caller of the call they belong to (relay.go: attributed by session).
 // A stdio server has at most maxServerAsks requests (maxServerAskBytes
 // of params) unanswered: its further ones are dropped unanswered, as
-// when it sends them without reading the answers (tap.go).
+// when it sends them without reading the answers (tap.go). A Streamable
+// HTTP server has at most maxServerAsks answers in flight, each POST
+// given answerPostTimeout to be accepted: further answers are dropped
+// unsent, with a warning, as when it never completes their POSTs
+// (answers.go).
 // Its resources, resource templates, prompts, completions and resource
 // updates are announced and passed on for the gateway (Servers.Announce,
 // ServeMounted, mounted.go; the gateway's side in gateway_mounted.go).

@@ -71,6 +71,9 @@ type headerTransport struct {
 	// refused is the last request refused for its origin: the go-sdk may
 	// report the connection it closed on that refusal instead.
 	refused atomic.Pointer[error]
+	// answers bounds the answers to the server's requests in flight
+	// (Streamable HTTP only; answers.go)
+	answers *answerLimit
 }
 
 func newHeaderTransport(origin *url.URL, static map[string]string, router *progressRouter) *headerTransport {
@@ -123,9 +126,26 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			traceContext.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 		}
 	}
+	var release func()
+	if t.answers != nil && isAnswer(req) {
+		timed, rel, err := t.answers.take(req)
+		if err != nil {
+			if req.Body != nil {
+				req.Body.Close() // a RoundTripper closes the body, on errors too
+			}
+			return nil, err
+		}
+		req, release = timed, rel
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
+		if release != nil {
+			release()
+		}
 		return resp, err
+	}
+	if release != nil {
+		resp.Body = &releaseBody{ReadCloser: resp.Body, release: release}
 	}
 	if m := statusMarkOf(req.Context()); m != nil && req.Method == http.MethodPost {
 		m.Store(int32(resp.StatusCode))
