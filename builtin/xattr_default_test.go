@@ -4,7 +4,6 @@ package builtin_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,18 +18,7 @@ import (
 // file made in the directory inherits: the owner rwx, user uid rwx, the
 // owning group rx, mask rwx, others nothing.
 func defaultACL(uid uint32) []byte {
-	var b bytes.Buffer
-	put := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
-	put(uint32(2)) // version
-	for _, e := range []struct {
-		tag, perm uint16
-		id        uint32
-	}{{0x01, 7, 0xffffffff}, {0x02, 7, uid}, {0x04, 5, 0xffffffff}, {0x10, 7, 0xffffffff}, {0x20, 0, 0xffffffff}} {
-		put(e.tag)
-		put(e.perm)
-		put(e.id)
-	}
-	return b.Bytes()
+	return aclXattr([]aclEntry{{0x01, 7, 0xffffffff}, {0x02, 7, uid}, {0x04, 5, 0xffffffff}, {0x10, 7, 0xffffffff}, {0x20, 0, 0xffffffff}})
 }
 
 // TestEditAddsNoInheritedACL: an edit puts a new file in the old one's

@@ -18,13 +18,22 @@ import (
 // posixACL is a POSIX access ACL in the kernel's xattr form: the owner
 // rw, user uid r, the owning group r, mask r, others nothing.
 func posixACL(uid uint32) []byte {
+	return aclXattr([]aclEntry{{0x01, 6, 0xffffffff}, {0x02, 4, uid}, {0x04, 4, 0xffffffff}, {0x10, 4, 0xffffffff}, {0x20, 0, 0xffffffff}})
+}
+
+// aclEntry is one entry of a POSIX ACL: its tag (owner, user, group,
+// mask, other), permission bits and id.
+type aclEntry struct {
+	tag, perm uint16
+	id        uint32
+}
+
+// aclXattr is a POSIX ACL of entries in the kernel's xattr form.
+func aclXattr(entries []aclEntry) []byte {
 	var b bytes.Buffer
 	put := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
 	put(uint32(2)) // version
-	for _, e := range []struct {
-		tag, perm uint16
-		id        uint32
-	}{{0x01, 6, 0xffffffff}, {0x02, 4, uid}, {0x04, 4, 0xffffffff}, {0x10, 4, 0xffffffff}, {0x20, 0, 0xffffffff}} {
+	for _, e := range entries {
 		put(e.tag)
 		put(e.perm)
 		put(e.id)
