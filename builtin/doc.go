@@ -125,11 +125,14 @@
 //     (".toolbus-*.tmp"), is synced, takes the file's mode, its extended
 //     attributes (POSIX ACLs among them; the security namespace is the
 //     system's to label) and no others (not the ACL a directory's
-//     default ACL gives a file made in it), and its owner and group,
+//     default ACL gives a file made in it), on Linux the inode flags
+//     a file's owner may set (chattr d, A, S, c, C, m, s, u) and no
+//     others of them (not those its directory passes to a file made
+//     in it), and its owner and group,
 //     each where the worker may give it (a copy that is not its owner's drops the set-user-ID
 //     and set-group-ID bits, one not of its group set-group-ID, as the
 //     kernel does when another user writes it), and is renamed over the
-//     file. A file whose attributes
+//     file. A file whose attributes or flags
 //     cannot all be carried over (or are over 1 MiB) is rewritten in
 //     place instead, as below. A reader sees the old file or the new
 //     one, never part of one, and a failed write leaves the file as it

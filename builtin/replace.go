@@ -33,7 +33,7 @@ func create(root *os.Root, rel, content string) error {
 	if appendOnlyDir(root, rel) {
 		return explain(root, rel, true, writeNew(root, rel, content))
 	}
-	tmp, err := writeTemp(root, rel, content, nil, nil)
+	tmp, err := writeTemp(root, rel, content, nil)
 	if err != nil {
 		return explain(root, rel, true, err)
 	}
@@ -53,7 +53,8 @@ func create(root *os.Root, rel, content string) error {
 }
 
 // replace puts content in place of the existing regular file rel, keeping
-// its mode, its extended attributes and, where allowed, its owner. It
+// its mode, its extended attributes, the inode flags its owner may set
+// and, where allowed, its owner. It
 // first opens rel for writing, without blocking, and checks what it
 // opened, so that what could not be written in place is refused as
 // before (a file without write permission, a named pipe swapped in since
@@ -63,8 +64,10 @@ func replace(root *os.Root, rel, content string) (err error) {
 	defer func() { err = explain(root, rel, false, err) }()
 	file, fi, err := openRegular(root, rel)
 	var attrs []xattr
+	var flags uint32
 	if err == nil {
 		attrs, err = readXattrs(file)
+		flags, _ = fileFlags(file)
 	}
 	if file != nil {
 		err = errors.Join(err, file.Close())
@@ -78,7 +81,7 @@ func replace(root *os.Root, rel, content string) (err error) {
 	if appendOnlyDir(root, rel) {
 		return inPlace(root, rel, content)
 	}
-	tmp, err := writeTemp(root, rel, content, fi, attrs)
+	tmp, err := writeTemp(root, rel, content, &original{fi, attrs, flags})
 	if refused(err) {
 		return inPlace(root, rel, content)
 	}
@@ -115,9 +118,11 @@ func openRegular(root *os.Root, rel string) (*os.File, fs.FileInfo, error) {
 // refused reports whether the directory or the file system refused what
 // the atomic replacement needs while the file itself may be writable: a
 // directory the worker may not write (a temporary file), a sticky one
-// (renaming over another user's file), a file system without modes.
+// (renaming over another user's file), a file system without modes, a
+// file whose extended attributes or inode flags the new one cannot take.
 func refused(err error) bool {
-	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, errXattrs)
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) ||
+		errors.Is(err, errXattrs) || errors.Is(err, errFlags)
 }
 
 // inPlace rewrites the existing regular file rel in place, as the file
@@ -217,12 +222,21 @@ type partialError struct{ err error }
 func (e partialError) Error() string { return e.err.Error() }
 func (e partialError) Unwrap() error { return e.err }
 
+// original is what an edit keeps of the file it replaces: its mode and
+// owner (fi), its extended attributes and its inode flags.
+type original struct {
+	fi    fs.FileInfo
+	attrs []xattr
+	flags uint32
+}
+
 // writeTemp writes content to a new temporary file in rel's directory and
 // syncs it. With like, the file gets like's mode and owner (the owner
-// only where the worker may give it) and the extended attributes attrs,
-// and no others (not one inherited from the directory); without, the mode a created file gets (0644 less the umask). On failure
-// nothing is left behind.
-func writeTemp(root *os.Root, rel, content string, like fs.FileInfo, attrs []xattr) (string, error) {
+// only where the worker may give it), extended attributes and the inode
+// flags its owner may set, and no others (not one inherited from the
+// directory); without, the mode a created file gets (0644 less the
+// umask). On failure nothing is left behind.
+func writeTemp(root *os.Root, rel, content string, like *original) (string, error) {
 	tmp := filepath.Join(filepath.Dir(rel), ".toolbus-"+rand.Text()+".tmp")
 	perm := fs.FileMode(0o644)
 	if like != nil {
@@ -232,14 +246,19 @@ func writeTemp(root *os.Root, rel, content string, like fs.FileInfo, attrs []xat
 	if err != nil {
 		return "", err
 	}
-	_, err = io.WriteString(file, content)
+	if like != nil {
+		err = setKeptFlags(file, like.flags) // while empty, and the worker's
+	}
+	if err == nil {
+		_, err = io.WriteString(file, content)
+	}
 	var drop fs.FileMode
 	if err == nil && like != nil {
-		drop = keepOwner(file, like)
-		err = setXattrs(file, attrs) // before the mode, which sets an ACL's mask
+		drop = keepOwner(file, like.fi)
+		err = setXattrs(file, like.attrs) // before the mode, which sets an ACL's mask
 	}
 	if err == nil && like != nil {
-		err = file.Chmod(like.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky) &^ drop)
+		err = file.Chmod(like.fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky) &^ drop)
 	}
 	if err == nil {
 		err = file.Sync()
