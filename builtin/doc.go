@@ -136,7 +136,13 @@
 //     cannot all be carried over (or are over 1 MiB) is rewritten in
 //     place instead, as below. A reader sees the old file or the new
 //     one, never part of one, and a failed write leaves the file as it
-//     was. A path that is a symlink to a file of the workspace edits its
+//     was. A worker killed half-way leaves its temporary file behind:
+//     a later edit in that directory removes it once it has not
+//     changed for 15 minutes and no edit holds it (an edit holds a lock
+//     on its own temporary file, the same lock as below). Only regular
+//     files named as the tools name theirs (".toolbus-", 26 letters
+//     and digits of base32, ".tmp") are removed; each worker looks in a
+//     directory once in 15 minutes at most. A path that is a symlink to a file of the workspace edits its
 //     target; the link stays. A file's other hard links keep the old content. Where the
 //     directory refuses the replacement (not writable by the worker, or
 //     sticky and the file another user's, or on Linux append-only,

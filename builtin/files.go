@@ -47,6 +47,7 @@ type files struct {
 	maxFile   int64
 	maxOutput int
 	edits     fileLocks // one edit of a file at a time
+	swept     sweeps    // when killed edits' temporary files were looked for
 }
 
 // fileLocks orders the edits of each file: an edit reads the file and
@@ -308,7 +309,8 @@ func (f *files) open(ctx context.Context, p string) (root *os.Root, rel, real st
 // openForEdit is open for a tool that changes the file: it also waits
 // for the file's other edits to end, this worker's (fileLocks) and then
 // those of the other workers of a shared workspace (lockShared). The
-// caller calls done when its own has.
+// caller calls done when its own has; done then removes what killed
+// edits left in the file's directory (sweepTemps).
 func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel string, done func(), err error) {
 	root, rel, real, release, err := f.open(ctx, p)
 	if err != nil {
@@ -330,7 +332,12 @@ func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel s
 		}
 		return nil, "", nil, err
 	}
-	return root, rel, func() { unlockShared(); unlock(); release() }, nil
+	return root, rel, func() {
+		unlockShared()
+		unlock()
+		f.swept.sweepTemps(root, real, filepath.Dir(rel))
+		release()
+	}, nil
 }
 
 // readText reads a text file of the workspace for viewing. The tools

@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -33,10 +32,11 @@ func create(root *os.Root, rel, content string) error {
 	if appendOnlyDir(root, rel) {
 		return explain(root, rel, true, writeNew(root, rel, content))
 	}
-	tmp, err := writeTemp(root, rel, content, nil)
+	tmp, hold, err := writeTemp(root, rel, content, nil)
 	if err != nil {
 		return explain(root, rel, true, err)
 	}
+	defer hold.Close()
 	defer root.Remove(tmp)
 	if err := root.Link(tmp, rel); err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -81,13 +81,14 @@ func replace(root *os.Root, rel, content string) (err error) {
 	if appendOnlyDir(root, rel) {
 		return inPlace(root, rel, content)
 	}
-	tmp, err := writeTemp(root, rel, content, &original{fi, attrs, flags})
+	tmp, hold, err := writeTemp(root, rel, content, &original{fi, attrs, flags})
 	if refused(err) {
 		return inPlace(root, rel, content)
 	}
 	if err != nil {
 		return err
 	}
+	defer hold.Close()
 	if err := root.Rename(tmp, rel); err != nil {
 		root.Remove(tmp)
 		if refused(err) {
@@ -235,17 +236,20 @@ type original struct {
 // only where the worker may give it), extended attributes and the inode
 // flags its owner may set, and no others (not one inherited from the
 // directory); without, the mode a created file gets (0644 less the
-// umask). On failure nothing is left behind.
-func writeTemp(root *os.Root, rel, content string, like *original) (string, error) {
-	tmp := filepath.Join(filepath.Dir(rel), ".toolbus-"+rand.Text()+".tmp")
+// umask). On failure nothing is left behind. The caller closes hold, a
+// lock on the file (tempfiles.go), once it put the file in place or
+// removed it; hold may be nil, whose Close does nothing.
+func writeTemp(root *os.Root, rel, content string, like *original) (tmp string, hold *os.File, err error) {
+	tmp = tempName(filepath.Dir(rel))
 	perm := fs.FileMode(0o644)
 	if like != nil {
 		perm = 0o600 // until it has like's mode, which the umask must not narrow
 	}
 	file, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	hold = holdTemp(root, tmp)
 	if like != nil {
 		err = setKeptFlags(file, like.flags) // while empty, and the worker's
 	}
@@ -265,9 +269,10 @@ func writeTemp(root *os.Root, rel, content string, like *original) (string, erro
 	}
 	if err := errors.Join(err, file.Close()); err != nil {
 		root.Remove(tmp)
-		return "", err
+		hold.Close()
+		return "", nil, err
 	}
-	return tmp, nil
+	return tmp, hold, nil
 }
 
 // keepOwner gives file like's owner and group when they differ from its
