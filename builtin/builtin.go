@@ -75,7 +75,12 @@ type Config struct {
 	// Workspace (sessions/<session>, identities/<identity>/<session>),
 	// created on its first call: the file tools are confined to it and
 	// the shell and Python tools start in it, so two agents never see or
-	// overwrite each other's files.
+	// overwrite each other's files. The directory's name keeps the case
+	// of the session's and the identity's (sessionDir), so on a file
+	// system that folds case (macOS's and Windows' by default, an ext4
+	// directory with chattr +F) names that differ only in case ("Bob",
+	// "bob") share one directory: sessions there need names that differ
+	// otherwise.
 	PerSessionWorkspace bool
 	// Tools lists the tools to register, in order, each with its group.
 	// nil means DefaultTools in their default groups; an empty non-nil

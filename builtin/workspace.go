@@ -313,6 +313,13 @@ func sessionDir(identity, session string) string {
 // dirName is name as one directory: itself when it is one token of
 // [A-Za-z0-9_-], else "=" + its unpadded base64url, or "#" + its SHA-256
 // when that is long.
+//
+// The name keeps the case of name's letters, and base64url is made of
+// both cases, so on a file system that folds case two names may be one
+// directory ("Bob" and "bob"). A name is not folded, nor encoded in one
+// case, on such a system: the directories existing sessions have on
+// every system would then not be found, and where two sessions already
+// share one, moving it would give their files to one of them.
 func dirName(name string) string {
 	d := name
 	if !toolkit.ValidName(name) {
