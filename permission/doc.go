@@ -172,7 +172,18 @@
 //     ns delete is kubectl delete, cargo +nightly publish is cargo
 //     publish; an option not known to take a value is read both as taking
 //     the next word and as not), and as its brace expansions make it ({sudo,rm,x}
-//     runs rm); allow rules cover the
+//     runs rm). A command another runs (behind a wrapper or xargs, as
+//     find's or go's -exec, npm's --script-shell, a script of sh -c, eval
+//     or a git configuration value) is a command of the line for allow
+//     rules too, as those of "a && b" are: "find:*" allows "find . -exec
+//     rm x {} ;", "xargs:*" "xargs rm" and "sudo:*" "sudo rm x" only with
+//     a rule that also covers "rm x" (or when it only reads: "find . -exec
+//     cat {} ;"); a prefix rule on the running command that reaches the
+//     command it runs names it and covers it ("sudo rm:*", "xargs rm:*",
+//     "timeout 10 make:*"), and the rules suggested for such a line
+//     cover it ("find:*" and "rm:*"). Another reading of the same command (/bin/rm as rm, git
+//     -C dir push as git push, npm's subcommand without its options, the
+//     command after a keyword) is covered by the rule that covers the
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm), a

@@ -31,6 +31,11 @@ type simpleCmd struct {
 	nameGlob bool
 	// braced are the arguments with a brace expansion ({a,b}, {1..3}).
 	braced []string
+	// reading: a command wrapped found as another reading of the command
+	// it came from (its path's base name, git's subcommand without git's
+	// options, the command after a keyword), which runs nothing more: an
+	// allow rule that covers that one covers it.
+	reading bool
 }
 
 // text is the command as deny and ask rules see it: its words (without
@@ -1618,6 +1623,26 @@ func matchCommand(pattern, cmd string) bool {
 		return matchStars(strings.Split(pattern, "*"), cmd)
 	}
 	return cmd == strings.Join(strings.Fields(pattern), " ")
+}
+
+// namesInner reports whether a shell allow pattern that matches outer,
+// a command, names the words of inner, a command outer runs that its
+// words end with, up to inner's name at least: "sudo rm:*" (or "sudo
+// rm *", or "sudo rm -rf x" itself) for "sudo rm -rf x" running "rm
+// -rf x", where "sudo:*" names only sudo. Other wildcards name nothing.
+func namesInner(pattern, outer, inner string) bool {
+	if !matchCommand(pattern, outer) || inner == "" || !strings.HasSuffix(outer, " "+inner) {
+		return false
+	}
+	prefix, ok := strings.CutSuffix(pattern, ":*")
+	if !ok {
+		prefix, ok = strings.CutSuffix(pattern, " *")
+	}
+	if !ok && strings.Contains(pattern, "*") {
+		return false
+	}
+	prefix = strings.Join(strings.Fields(prefix), " ")
+	return len(prefix) > len(outer)-len(inner)
 }
 
 // matchStars reports whether s is parts joined by runs of any text

@@ -221,8 +221,13 @@ type subject struct {
 	// (a shell command with its variable assignments).
 	allowText string
 	readOnly  bool
-	// denyOnly: a command another runs (sudo rm, sh -c 'rm'), for deny and
-	// ask rules; allow rules cover the command that runs it.
+	// outer, for a command another runs, is the line's command that runs
+	// it (with its assignments): an allow rule on it that names this
+	// command's words too ("sudo rm:*" for "sudo rm x") covers it.
+	outer string
+	// denyOnly: for deny and ask rules only: another reading of a command
+	// (/bin/rm as rm, git -C dir push as git push), which allow rules
+	// cover as written, and a here-document's command.
 	denyOnly bool
 	// opaque: what runs cannot be told (an unparsable line, scripts or
 	// wrappers nested too deep): every deny and ask pattern matches it,
@@ -309,7 +314,11 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 	runs := func(c simpleCmd) {
 		inner, err := wrapped(c, 0)
 		for _, w := range inner {
-			out = append(out, subject{text: w.text(), denyOnly: true})
+			// A command c runs is one of the line's for allow rules too
+			// (find -exec rm, xargs rm, sudo rm); another reading of c
+			// (/bin/rm as rm) is covered by the rule that covers c.
+			out = append(out, subject{text: w.text(), allowText: w.fullText(), denyOnly: w.reading,
+				readOnly: !line.subst && readOnlyCmd(w), outer: c.fullText()})
 		}
 		// A name the shell computes ($X, ${x:-rm}, $(echo rm), a pattern
 		// /bin/r[m]) may be any command, as may one a wrapper runs by
@@ -414,10 +423,25 @@ func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 	}
 	var out []Rule
 	seen := map[string]bool{}
+	// The line's commands, and those they run that the rule suggested for
+	// the command running them does not name (find -exec rm: "rm:*").
+	var cmds []simpleCmd
 	for _, c := range line.cmds {
 		if readOnlyCmd(c) {
 			continue
 		}
+		cmds = append(cmds, c)
+		inner, err := wrapped(c, 0)
+		if err != nil {
+			return nil // only a one-shot approval fits
+		}
+		for _, w := range inner {
+			if !w.reading && !readOnlyCmd(w) && !namesInner(suggestPrefix(c), c.fullText(), w.text()) {
+				cmds = append(cmds, w)
+			}
+		}
+	}
+	for _, c := range cmds {
 		r := Rule{Tool: t.Name, Pattern: suggestPrefix(c), Behavior: Allow, Source: "suggested"}
 		if r.Pattern == "" || seen[r.Pattern] {
 			continue

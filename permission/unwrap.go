@@ -102,6 +102,10 @@ var wrappers = map[string]wrapper{
 	"!": {}, "then": {}, "do": {}, "else": {}, "elif": {}, "if": {}, "while": {}, "until": {}, "{": {}, "(": {},
 }
 
+// keywords are the wrappers that are the shell's words before a command,
+// no program: the command after one is the line's, not one it runs.
+var keywords = []string{"!", "then", "do", "else", "elif", "if", "while", "until", "{", "("}
+
 func withNoCommand(w wrapper) wrapper {
 	w.noCommand = true
 	return w
@@ -113,9 +117,9 @@ func withNoCommand(w wrapper) wrapper {
 // one too. Deny and ask rules see the subcommand without them
 // (toolSubcommands).
 var toolOptions = map[string][]string{
-	"npm": {"-C", "-w", "--prefix", "--workspace", "--loglevel", "--registry", "--userconfig", "--globalconfig", "--cache",
+	"npm": {"-C", "-w", "--script-shell", "--prefix", "--workspace", "--loglevel", "--registry", "--userconfig", "--globalconfig", "--cache",
 		"--cwd", "--scope", "--tag", "--otp", "--access", "--omit", "--include"},
-	"pnpm": {"-C", "-F", "--dir", "--filter", "--filter-prod", "--workspace-dir", "--reporter", "--loglevel", "--store-dir",
+	"pnpm": {"-C", "-F", "--script-shell", "--dir", "--filter", "--filter-prod", "--workspace-dir", "--reporter", "--loglevel", "--store-dir",
 		"--registry", "--config-dir", "--virtual-store-dir"},
 	"yarn": {"--cwd", "--cache-folder", "--modules-folder", "--mutex", "--network-timeout", "--registry", "--use-yarnrc",
 		"--global-folder", "--link-folder", "--preferred-cache-folder", "--network-concurrency", "--otp"},
@@ -182,6 +186,35 @@ func toolSubcommands(args []string) []int {
 	return out
 }
 
+// scriptShells are the programs npm (and pnpm) is told to run its
+// scripts with: --script-shell PROG, --script-shell=PROG (abbreviated
+// too, as npm takes long options), and npm_config_script_shell=PROG
+// before it (npm reads such variables whatever their case).
+func scriptShells(c simpleCmd) []string {
+	var out []string
+	for _, a := range c.assigns {
+		if k, v, _ := strings.Cut(a, "="); strings.EqualFold(k, "npm_config_script_shell") {
+			out = append(out, v)
+		}
+	}
+	for i := 1; i < len(c.args); i++ {
+		a := c.args[i]
+		if a == "--" {
+			break
+		}
+		long, v, has := strings.Cut(a, "=")
+		if len(long) < len("--script") || !strings.HasPrefix("--script-shell", long) {
+			continue
+		}
+		if !has && i+1 < len(c.args) {
+			i++
+			v = c.args[i]
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // debuggers run what their commands say.
 var debuggers = []string{"gdb", "gdb-multiarch", "cgdb", "lldb"}
 
@@ -209,16 +242,20 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	if depth > maxNesting {
 		return nil, errTooDeep
 	}
-	add := func(args []string) {
+	// add records a command c runs; alias another reading of c itself.
+	// Either takes c's expansions: the words are those the shell made.
+	push := func(args []string, reading bool) {
 		if len(args) == 0 {
 			return
 		}
-		w := simpleCmd{args: args}
+		w := simpleCmd{args: args, expands: c.expands, reading: reading}
 		out = append(out, w)
 		more, e := wrapped(w, depth+1)
 		out = append(out, more...)
 		err = worse(err, e)
 	}
+	add := func(args []string) { push(args, false) }
+	alias := func(args []string) { push(args, true) }
 	script := func(line string) {
 		l, e := parseNested(line, depth+1)
 		for _, w := range l.cmds {
@@ -237,24 +274,24 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	if body, ok := definedBody(args); ok {
 		// And as the command it may be as well: "( rm x )" and "! ( rm
 		// x )" read as a case clause's "PATTERN ) BODY" too.
-		add(body)
+		alias(body)
 	}
 	switch {
 	case strings.HasPrefix(name, "(") || strings.HasPrefix(name, "{"):
 		// "(rm" and "{rm" are "(" or "{" and "rm"; "( rm", and dash's
 		// "(( rm" (two subshells), run the next word.
 		if rest := strings.TrimLeft(name, "({"); rest != "" {
-			add(append([]string{rest}, args[1:]...))
+			alias(append([]string{rest}, args[1:]...))
 		} else {
-			add(slices.Clone(args[1:]))
+			alias(slices.Clone(args[1:]))
 		}
 		return out, err
 	case strings.Contains(name, "/"):
-		add(append([]string{filepath.Base(name)}, args[1:]...))
+		alias(append([]string{filepath.Base(name)}, args[1:]...))
 		return out, err
 	case strings.HasPrefix(name, "git-") && len(name) > 4:
 		// git-push, as git's exec path holds it, is git push.
-		add(append([]string{"git", name[4:]}, args[1:]...))
+		alias(append([]string{"git", name[4:]}, args[1:]...))
 		return out, err
 	case name == "eval":
 		script(strings.Join(args[1:], " "))
@@ -283,9 +320,9 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			}
 			if k := strings.IndexByte(a, 'p'); k > 0 {
 				if v := a[k+1:]; v != "" {
-					add([]string{v}) // -p/bin/rm
+					alias([]string{v}) // -p/bin/rm
 				} else if i+1 < len(args) {
-					add([]string{args[i+1]})
+					alias([]string{args[i+1]})
 				}
 				break
 			}
@@ -320,7 +357,12 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		// npm --loglevel silent publish is npm publish: rules on "npm
 		// publish" see it.
 		for _, sub := range toolSubcommands(args) {
-			add(append([]string{name}, args[sub:]...))
+			alias(append([]string{name}, args[sub:]...))
+		}
+		if name == "npm" || name == "pnpm" {
+			for _, sh := range scriptShells(c) {
+				add([]string{sh}) // npm test --script-shell=PROG runs PROG -c SCRIPT
+			}
 		}
 		return out, err
 	case name == "git":
@@ -377,7 +419,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		if sub > 1 {
 			// git -C dir push is git push run elsewhere: rules on "git
 			// push" see it.
-			add(append([]string{"git"}, args[sub:]...))
+			alias(append([]string{"git"}, args[sub:]...))
 		}
 		if opaque {
 			err = worse(err, errOpaque)
@@ -460,11 +502,13 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		case w.joined:
 			script(strings.Join(rest, " "))
 		case len(assigns) > 0 && len(rest) > 0:
-			r := simpleCmd{args: slices.Clone(rest), assigns: assigns}
+			r := simpleCmd{args: slices.Clone(rest), assigns: assigns, expands: c.expands}
 			out = append(out, r)
 			more, e := wrapped(r, depth+1)
 			out = append(out, more...)
 			err = worse(err, e)
+		case slices.Contains(keywords, name):
+			alias(slices.Clone(rest)) // then rm: the command after the keyword
 		default:
 			add(slices.Clone(rest))
 		}
@@ -493,7 +537,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 				// Its value or the command (an option that may take none,
 				// or a flag of the abbreviation's exact name): read both,
 				// the value skipped below, the command here.
-				add(append([]string{name}, args[i+1:]...))
+				alias(append([]string{name}, args[i+1:]...))
 				opt = cmp.Or(opt, long)
 			}
 			if opt == "" {
