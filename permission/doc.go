@@ -156,7 +156,8 @@
 //     taskset, chrt, unshare, nsenter, strace, ltrace, catchsegv,
 //     firejail, valgrind, unbuffer, proxychains, faketime, …; their options read as getopt reads them: clusters,
 //     abbreviated long options, strace -o '|cmd') or a keyword (then,
-//     do, !, "(", "{"), as the script of sh -c, eval, trap or alias (and
+//     do, !, "(", "{"), as the script of sh -c, eval, trap, alias or
+//     mapfile's -C callback (and
 //     of su, runuser, script and flock -c, sg's command string, watch's
 //     words joined as sh -c joins them, a git configuration value that
 //     git runs: git -c core.pager='…', alias.x='!…', GIT_PAGER=… git), as
@@ -191,8 +192,10 @@
 //     variable whose value a shell runs or that makes it run code
 //     (BASH_ENV, ENV, ZDOTDIR, PROMPT_COMMAND, PS0 to PS4, SHELLOPTS,
 //     BASHOPTS, BASH_FUNC_NAME%%; before its words, as a bare assignment,
-//     or through env, export, declare, typeset, local or readonly: BASH_ENV=f
-//     bash -c …, PS4='$(…)' bash -x), matches every
+//     or through env, export, declare, typeset, local or readonly, or
+//     by printf -v, read, mapfile or readarray: BASH_ENV=f bash -c …,
+//     PS4='$(…)' bash -x, printf -v PS4 …; and in a here-document's
+//     body on a line that runs a shell: bash <<EOF), matches every
 //     deny and ask pattern of the tool and no allow pattern but "*"; so
 //     does a command whose commands cannot be told from its words (GNU
 //     parallel and sem, which run their input lines too; gdb and lldb,

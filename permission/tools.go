@@ -304,10 +304,16 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		line.subst = true // nothing here is read-only
 	}
 	// The commands of here-documents' bodies, which may be scripts (bash
-	// <<EOF): for deny and ask rules.
+	// <<EOF): for deny and ask rules. On a line that runs a shell, a body
+	// that sets a variable whose code a shell runs (PS4, BASH_ENV) may
+	// run anything, as such an assignment on the line does.
+	feeds := len(line.data) > 0 && runsShell(line)
 	for _, c := range line.data {
 		for _, w := range append([]simpleCmd{c}, wrappedOrNone(c)...) {
 			out = append(out, subject{text: w.text(), denyOnly: true})
+			if feeds && setsCodeVar(w) {
+				out = append(out, subject{text: w.text(), denyOnly: true, opaque: true})
+			}
 		}
 	}
 	// The commands c runs (sudo rm, sh -c 'rm', find -exec rm).
@@ -346,6 +352,19 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 	return out
 }
 
+// runsShell reports whether a command of the line, or one it runs, is a
+// shell (sh, bash, sudo bash, /bin/sh), which may read its script from a
+// here-document or from a pipe.
+func runsShell(line shellLine) bool {
+	isShell := func(c simpleCmd) bool { return len(c.args) > 0 && slices.Contains(shells, filepath.Base(c.args[0])) }
+	for _, c := range line.cmds {
+		if isShell(c) || slices.ContainsFunc(wrappedOrNone(c), isShell) {
+			return true
+		}
+	}
+	return false
+}
+
 // codeVars are the variables whose value a shell runs, or that make it
 // run code: BASH_ENV and ENV name a file bash (sh -i, a POSIX-mode bash)
 // sources, zsh sources $ZDOTDIR/.zshenv, PROMPT_COMMAND runs before a
@@ -370,17 +389,33 @@ var assignWordRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=`)
 func setsCodeVar(c simpleCmd) bool {
 	isCodeVar := func(w string) bool {
 		name, _, ok := strings.Cut(w, "=")
-		if !ok {
-			return false
-		}
-		name, _, _ = strings.Cut(strings.TrimSuffix(name, "+"), "[")
-		return slices.Contains(codeVars, name) || strings.HasPrefix(name, codeVarPrefix)
+		return ok && isCodeName(strings.TrimSuffix(name, "+"))
 	}
 	if slices.ContainsFunc(c.assigns, isCodeVar) {
 		return true
 	}
 	if len(c.args) > 0 && slices.Contains(declarers, c.args[0]) {
 		return slices.ContainsFunc(c.args[1:], isCodeVar)
+	}
+	if len(c.args) > 0 {
+		// Builtins that set the variables they name: printf -v NAME,
+		// read [-a NAME] NAME…, mapfile and readarray [ARRAY].
+		var named []string
+		switch c.args[0] {
+		case "printf":
+			named, _ = builtinWords(c.args, "v", "")
+		case "read":
+			var operands []string
+			named, operands = builtinWords(c.args, "a", "dinNptu")
+			named = append(named, operands...)
+		case "mapfile", "readarray":
+			var operands []string
+			_, operands = builtinWords(c.args, "", "CcdnOsu")
+			named = operands
+		}
+		if slices.ContainsFunc(named, isCodeName) {
+			return true
+		}
 	}
 	for _, a := range c.args {
 		if !assignWordRE.MatchString(a) {
@@ -391,6 +426,51 @@ func setsCodeVar(c simpleCmd) bool {
 		}
 	}
 	return false
+}
+
+// isCodeName reports whether a variable's name, its subscript aside
+// (PS4[0]), is one of codeVars or a function's (codeVarPrefix).
+func isCodeName(name string) bool {
+	name, _, _ = strings.Cut(name, "[")
+	return slices.Contains(codeVars, name) || strings.HasPrefix(name, codeVarPrefix)
+}
+
+// builtinWords reads a bash builtin's words as its getopt does: short
+// options, clustered, up to "--" or the first operand. named are the
+// values of the options in named (letters), which name variables;
+// options in valued take a value too (the rest of the word or the next
+// one). operands are the words after the options.
+func builtinWords(args []string, named, valued string) (names, operands []string) {
+	i := 1
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			break
+		}
+		for k := 1; k < len(a); k++ {
+			letter := a[k]
+			if !strings.ContainsRune(named+valued, rune(letter)) {
+				continue
+			}
+			v := a[k+1:]
+			if v == "" && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			if strings.ContainsRune(named, rune(letter)) {
+				names = append(names, v)
+			}
+			break
+		}
+	}
+	if i < len(args) {
+		operands = args[i:]
+	}
+	return names, operands
 }
 
 // computedName reports a command name, its quotes removed, that the

@@ -453,6 +453,13 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		}
 		goRuns(args[1:])
 		return out, err
+	case name == "mapfile" || name == "readarray":
+		// mapfile -C CALLBACK: bash evaluates the callback as it reads.
+		callbacks, _ := builtinWords(args, "C", "cdnOsu")
+		for _, cb := range callbacks {
+			script(cb)
+		}
+		return out, err
 	case name == "parallel" || name == "sem":
 		// GNU parallel runs its command words, or each input line or
 		// argument (parallel ::: 'rm x'), as shell scripts.
