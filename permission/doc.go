@@ -172,8 +172,15 @@
 //     before it (npm --loglevel silent publish is npm publish, kubectl -n
 //     ns delete is kubectl delete, cargo +nightly publish is cargo
 //     publish; an option not known to take a value is read both as taking
-//     the next word and as not), and as its brace expansions make it ({sudo,rm,x}
-//     runs rm). A command another runs (behind a wrapper or xargs, as
+//     the next word and as not), as the module python -m runs (python3
+//     -m pip install x is pip install x; so is uv pip install x), as the
+//     command a package runner runs after its options, its version aside
+//     (npx eslint@8 . is eslint .; npm exec, pnpm dlx and exec, yarn dlx
+//     and exec, bunx, uvx, uv run, uv tool run, pipx run; the script of
+//     npx -c and npm exec --call, and pnpm dlx -c's words as one), and
+//     as its brace expansions make it ({sudo,rm,x}
+//     runs rm). A command another runs (behind a wrapper, xargs or a
+//     package runner, as
 //     find's or go's -exec, npm's --script-shell, a script of sh -c, eval
 //     or a git configuration value) is a command of the line for allow
 //     rules too, as those of "a && b" are: "find:*" allows "find . -exec
@@ -183,8 +190,8 @@
 //     command it runs names it and covers it ("sudo rm:*", "xargs rm:*",
 //     "timeout 10 make:*"), and the rules suggested for such a line
 //     cover it ("find:*" and "rm:*"). Another reading of the same command (/bin/rm as rm, git
-//     -C dir push as git push, npm's subcommand without its options, the
-//     command after a keyword) is covered by the rule that covers the
+//     -C dir push as git push, npm's subcommand without its options,
+//     python -m's module, the command after a keyword) is covered by the rule that covers the
 //     command as written. A line that cannot be read (unparsable, or
 //     substitutions, scripts or wrappers nested more than 8 deep), and a
 //     command whose name the shell computes ($X, ${x:-rm}, $(echo rm), a

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -215,6 +216,143 @@ func scriptShells(c simpleCmd) []string {
 	return out
 }
 
+// packageRunner is how a command that runs a package's command (npx,
+// pnpm dlx, uvx, …) reads its words: the command is the first operand
+// after its options. valued options take the next word; flags do not;
+// any other option may or may not (both readings are read). The value
+// of a script option is a shell script it runs (npx -c); with a
+// shellMode flag the command's words are one (pnpm dlx -c).
+type packageRunner struct {
+	valued, flags, script, shellMode []string
+}
+
+var (
+	npxRunner = packageRunner{
+		valued: []string{"-p", "--package", "-c", "--call", "-w", "--workspace", "--prefix", "--loglevel", "--registry", "--cache", "--userconfig"},
+		flags:  []string{"-y", "--yes", "--no", "-q", "--quiet", "--ws", "--workspaces", "--include-workspace-root"},
+		script: []string{"-c", "--call"},
+	}
+	uvxRunner = packageRunner{
+		valued: []string{"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p", "--index", "--default-index",
+			"--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--directory", "--project", "--config-file", "--cache-dir",
+			"--color", "--env-file", "--package", "--extra", "--group", "--constraints", "--overrides"},
+		flags: []string{"-q", "--quiet", "-v", "--verbose", "--isolated", "--no-sync", "--frozen", "--locked", "--no-project",
+			"--all-extras", "--active", "--offline", "--no-cache", "-m", "--module", "--script"},
+	}
+)
+
+// packageRunners are the package runners by their command (and
+// subcommand).
+var packageRunners = map[string]packageRunner{
+	"npx": npxRunner, "npm exec": npxRunner, "npm x": npxRunner,
+	"pnpm dlx":  {valued: []string{"--package"}, flags: []string{"-s", "--silent"}, shellMode: []string{"-c", "--shell-mode"}},
+	"pnpm exec": {flags: []string{"-r", "--recursive", "--parallel", "--no-bail", "--report-summary"}, shellMode: []string{"-c", "--shell-mode"}},
+	"yarn dlx":  {valued: []string{"-p", "--package"}, flags: []string{"-q", "--quiet"}},
+	"yarn exec": {},
+	"bunx":      {valued: []string{"-p", "--package"}, flags: []string{"--bun"}},
+	"uvx":       uvxRunner, "uv run": uvxRunner,
+	"pipx run": {valued: []string{"--spec", "--python", "--pip-args", "--index-url", "-i"},
+		flags: []string{"--no-cache", "--path", "--pypackages", "-q", "--quiet", "-v", "--verbose"}},
+}
+
+// runPackage reads the words after a package runner (key: "npx", "pnpm
+// dlx", …; none when key is not one) and records the command it runs
+// (run), its version aside (eslint@8, ruff==0.4 are eslint and ruff),
+// or the scripts (script).
+func runPackage(key string, words []string, run func([]string), script func(string)) {
+	r, ok := packageRunners[key]
+	if !ok {
+		return
+	}
+	shellMode := false
+	var starts []int
+	maybe := false
+	for i := 0; i < len(words); i++ {
+		a := words[i]
+		opt, v, has := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			if i+1 < len(words) {
+				starts = append(starts, i+1)
+			}
+			i = len(words)
+		case strings.HasPrefix(a, "-") && a != "-":
+			maybe = false
+			switch {
+			case slices.Contains(r.shellMode, opt):
+				shellMode = true
+			case slices.Contains(r.valued, opt):
+				if !has && i+1 < len(words) {
+					i++
+					v = words[i]
+				}
+				if slices.Contains(r.script, opt) {
+					script(v)
+				}
+			case !slices.Contains(r.flags, opt):
+				maybe = !has
+			}
+		default:
+			starts = append(starts, i)
+			if !maybe {
+				i = len(words)
+			}
+			maybe = false
+		}
+	}
+	for _, i := range starts {
+		cmd := slices.Clone(words[i:])
+		if shellMode {
+			script(strings.Join(cmd, " "))
+			continue
+		}
+		cmd[0], _, _ = strings.Cut(cmd[0], "==")
+		if at := strings.LastIndex(cmd[0], "@"); at > 0 {
+			cmd[0] = cmd[0][:at]
+		}
+		run(cmd)
+	}
+}
+
+// pythonRE is a Python interpreter's name: python, python3, python3.12,
+// pypy3.
+var pythonRE = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
+
+// pythonModule reads python's options (clustered short ones; -X and -W
+// take a value) up to -m MODULE, whose words follow; ok is false when a
+// script, -c's code or "-" comes first.
+func pythonModule(args []string) (mod string, rest []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			return "", nil, false
+		}
+		if strings.HasPrefix(a, "--") {
+			if a == "--check-hash-based-pycs" {
+				i++
+			}
+			continue
+		}
+		for k := 1; k < len(a); k++ {
+			switch a[k] {
+			case 'c':
+				return "", nil, false
+			case 'm', 'X', 'W':
+				v := a[k+1:]
+				if v == "" && i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+				if a[k] == 'm' {
+					return v, args[i+1:], v != ""
+				}
+				k = len(a)
+			}
+		}
+	}
+	return "", nil, false
+}
+
 // debuggers run what their commands say.
 var debuggers = []string{"gdb", "gdb-multiarch", "cgdb", "lldb"}
 
@@ -363,6 +501,28 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			for _, sh := range scriptShells(c) {
 				add([]string{sh}) // npm test --script-shell=PROG runs PROG -c SCRIPT
 			}
+		}
+		if len(args) > 1 {
+			runPackage(name+" "+args[1], args[2:], add, script)
+		}
+		return out, err
+	case name == "npx" || name == "bunx" || name == "uvx":
+		runPackage(name, args[1:], add, script)
+		return out, err
+	case name == "uv" && len(args) > 1 && args[1] == "pip":
+		alias(append([]string{"pip"}, args[2:]...)) // uv's pip interface
+		return out, err
+	case name == "uv" && len(args) > 2 && args[1] == "tool" && args[2] == "run":
+		runPackage("uvx", args[3:], add, script)
+		return out, err
+	case (name == "uv" || name == "pipx") && len(args) > 1:
+		runPackage(name+" "+args[1], args[2:], add, script)
+		return out, err
+	case pythonRE.MatchString(name):
+		// python -m MODULE ARGS runs the module as its command (python -m
+		// pip install x is pip install x).
+		if mod, rest, ok := pythonModule(args[1:]); ok {
+			alias(append([]string{mod}, rest...))
 		}
 		return out, err
 	case name == "git":
