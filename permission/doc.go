@@ -148,7 +148,17 @@
 //     a deny or ask rule. Variable assignments before a command (PATH=…;
 //     LD_PRELOAD=… cat) make it not read-only, and an allow rule must name
 //     them ("NODE_ENV=test npm test:*"); deny and ask rules match the
-//     command without them. The commands of command and process
+//     command without them. An output redirection (>, >>, &>, <>) to a
+//     file outside the working directories (symbolic links resolved;
+//     with none, outside the shell's directory: an absolute path, "~",
+//     "..") or to one the shell names ($OUT) is the write
+//     write_text_file would ask for: a rule that names the command does
+//     not cover it ("ls:*" does not allow "ls > /srv/other/x"; only "*"
+//     or a name-level rule does, and no rule is suggested for it), so it
+//     falls to the mode. One inside them is the command's ("make:*"
+//     allows "make > build.log"). In explore mode no redirection runs
+//     (the line is not read-only), and one to a dangerous path is a
+//     safety ask whatever the rules. The commands of command and process
 //     substitutions ($(…), `…`, <(…)) are the line's commands too, for
 //     every rule. Deny and ask rules (and the safety checks) also see the
 //     commands a command runs: behind a wrapper (sudo, doas, pkexec, env,

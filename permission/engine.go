@@ -153,8 +153,11 @@ func allRules(rules []Rule, tool string, match func(pattern, subject string) boo
 		var hit *Rule
 		for i := range rules {
 			r := &rules[i]
-			if r.Behavior == Allow && r.Tool == tool && r.Pattern != "" && (s.opaque && r.Pattern == "*" ||
-				!s.opaque && (match(r.Pattern, cmp.Or(s.allowText, s.text)) || s.outer != "" && namesInner(r.Pattern, s.outer, s.text))) {
+			if r.Behavior != Allow || r.Tool != tool || r.Pattern == "" {
+				continue
+			}
+			if (s.opaque || s.writes) && r.Pattern == "*" ||
+				!s.opaque && !s.writes && (match(r.Pattern, cmp.Or(s.allowText, s.text)) || s.outer != "" && namesInner(r.Pattern, s.outer, s.text)) {
 				hit = r
 				break
 			}

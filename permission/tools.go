@@ -229,6 +229,10 @@ type subject struct {
 	// (/bin/rm as rm, git -C dir push as git push), which allow rules
 	// cover as written, and a here-document's command.
 	denyOnly bool
+	// writes: the command redirects its output to a file outside the
+	// working directories (writesOutside), which a rule naming the
+	// command does not cover: no allow pattern but "*" does.
+	writes bool
 	// opaque: what runs cannot be told (an unparsable line, scripts or
 	// wrappers nested too deep): every deny and ask pattern matches it,
 	// no allow pattern covers it.
@@ -294,7 +298,7 @@ func escapeGlob(s string) string {
 	return b.String()
 }
 
-func shellSubjects(_ Policy, in map[string]any) []subject {
+func shellSubjects(p Policy, in map[string]any) []subject {
 	cmd := str(in, "command")
 	line, err := parseShell(cmd)
 	var out []subject
@@ -324,7 +328,7 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 			// (find -exec rm, xargs rm, sudo rm); another reading of c
 			// (/bin/rm as rm) is covered by the rule that covers c.
 			out = append(out, subject{text: w.text(), allowText: w.fullText(), denyOnly: w.reading,
-				readOnly: !line.subst && readOnlyCmd(w), outer: c.fullText()})
+				readOnly: !line.subst && readOnlyCmd(w), outer: c.fullText(), writes: writesOutside(w, p.WorkingDirs)})
 		}
 		// A name the shell computes ($X, ${x:-rm}, $(echo rm), a pattern
 		// /bin/r[m]) may be any command, as may one a wrapper runs by
@@ -337,19 +341,43 @@ func shellSubjects(_ Policy, in map[string]any) []subject {
 		}
 	}
 	for _, c := range line.cmds {
-		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c)})
+		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c),
+			writes: writesOutside(c, p.WorkingDirs)})
 		runs(c)
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
 			// And the command its brace expansions make ("{rm,} x" is
 			// "rm x", "{sudo,rm,x}" runs rm), which rules must see as
 			// well (one too large to expand is a safety ask).
 			if e, ok := expanded(c); ok {
-				out = append(out, subject{text: e.text(), allowText: e.fullText()})
+				out = append(out, subject{text: e.text(), allowText: e.fullText(), writes: writesOutside(e, p.WorkingDirs)})
 				runs(e)
 			}
 		}
 	}
 	return out
+}
+
+// writesOutside reports an output redirection of c to a file outside
+// the working directories (symbolic links resolved), or one the shell
+// names ($OUT, ~user); with no working directories, to an absolute path,
+// "~" or a path with "..", outside the shell's directory. Writing there
+// is what write_text_file asks for, so a rule that names the command
+// does not cover it. /dev/null, /dev/stdout and /dev/stderr are no file.
+func writesOutside(c simpleCmd, workingDirs []string) bool {
+	for _, o := range c.outputs {
+		switch {
+		case slices.Contains(harmlessDevices, o):
+		case shellExpands(o):
+			return true
+		case len(workingDirs) == 0:
+			if filepath.IsAbs(o) || strings.HasPrefix(o, "~") || slices.Contains(strings.Split(filepath.ToSlash(o), "/"), "..") {
+				return true
+			}
+		case !inWorkingDirs(absPath(o, workingDirs), workingDirs):
+			return true
+		}
+	}
+	return false
 }
 
 // runsShell reports whether a command of the line, or one it runs, is a
@@ -520,6 +548,9 @@ func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 				cmds = append(cmds, w)
 			}
 		}
+	}
+	if slices.ContainsFunc(cmds, func(c simpleCmd) bool { return writesOutside(c, p.WorkingDirs) }) {
+		return nil // no command rule covers the write: a one-shot approval fits
 	}
 	for _, c := range cmds {
 		r := Rule{Tool: t.Name, Pattern: suggestPrefix(c), Behavior: Allow, Source: "suggested"}
