@@ -63,8 +63,9 @@
 // dash: `ls &>/dev/null touch x` runs touch). Dangerous
 // (safety) commands: command or process substitution, an unparsable line,
 // rm of /, the home directory or a top-level directory, mkfs, dd to a
-// device, and any write that touches a dangerous path (brace expansions
-// expanded, at most 256 words: more is a safety ask). Dangerous paths:
+// device, and any write that touches a dangerous path, by a command
+// of the line or one it runs (sh -c 'echo x > ~/.bashrc; ls'; brace
+// expansions expanded, at most 256 words: more is a safety ask). Dangerous paths:
 // shell start-up and credential files (.bashrc, .profile, .zshrc,
 // .gitconfig, .netrc, .npmrc, …), anything inside .git, .ssh, .gnupg,
 // .aws, .kube, .docker, .vscode or .idea, system trees (/etc, /usr, /bin,

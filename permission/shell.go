@@ -1383,6 +1383,9 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 			if why := dangerousRemoval(w, workingDirs); why != "" {
 				return why
 			}
+			if why := dangerousWrite(w, workingDirs); why != "" {
+				return why // sh -c 'echo x > ~/.bashrc; ls'
+			}
 		}
 		if len(c.args) > 0 {
 			name := c.args[0]
@@ -1393,13 +1396,23 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 				return "it is a fork bomb"
 			}
 		}
-		if readOnlyCmd(c) {
-			continue
+		if why := dangerousWrite(c, workingDirs); why != "" {
+			return why
 		}
-		for _, p := range append(pathLikeArgs(c.args[min(1, len(c.args)):]), c.outputs...) {
-			if why := dangerousPath(absPath(p, workingDirs)); why != "" {
-				return "it touches " + p + ": " + why
-			}
+	}
+	return ""
+}
+
+// dangerousWrite says why a command that is not read-only touches a
+// dangerous path (an argument that looks like a path, or an output
+// redirection), or "".
+func dangerousWrite(c simpleCmd, workingDirs []string) string {
+	if readOnlyCmd(c) {
+		return ""
+	}
+	for _, p := range append(pathLikeArgs(c.args[min(1, len(c.args)):]), c.outputs...) {
+		if why := dangerousPath(absPath(p, workingDirs)); why != "" {
+			return "it touches " + p + ": " + why
 		}
 	}
 	return ""
