@@ -197,10 +197,12 @@
 //     rules too, as those of "a && b" are: "find:*" allows "find . -exec
 //     rm x {} ;", "xargs:*" "xargs rm" and "sudo:*" "sudo rm x" only with
 //     a rule that also covers "rm x" (or when it only reads: "find . -exec
-//     cat {} ;"); a prefix rule on the running command that reaches the
-//     command it runs names it and covers it ("sudo rm:*", "xargs rm:*",
-//     "timeout 10 make:*"), and the rules suggested for such a line
-//     cover it ("find:*" and "rm:*"). Another reading of the same command (/bin/rm as rm, git
+//     cat {} ;"; not a script's command whose script has a substitution:
+//     bash -c 'echo $(date)'); a prefix rule on the running command that
+//     reaches the command it runs names it and covers it ("sudo rm:*",
+//     "xargs rm:*", "timeout 10 make:*"), so does a rule that is the whole
+//     command as written, and the rules suggested for such a line cover
+//     it ("find:*" and "rm:*"). Another reading of the same command (/bin/rm as rm, git
 //     -C dir push as git push, npm's subcommand without its options,
 //     python -m's module, the command after a keyword) is covered by the rule that covers the
 //     command as written. A line that cannot be read (unparsable, or

@@ -36,6 +36,10 @@ type simpleCmd struct {
 	// options, the command after a keyword), which runs nothing more: an
 	// allow rule that covers that one covers it.
 	reading bool
+	// subst: a command of a script (sh -c, eval) whose line uses
+	// substitution (shellLine.subst), which can run anything: it is not
+	// read-only.
+	subst bool
 }
 
 // text is the command as deny and ask rules see it: its words (without
@@ -1120,7 +1124,7 @@ func nonFlags(args []string) []string {
 // variable assignments (PATH=…; ls, LD_PRELOAD=… cat), and when its
 // arguments are checked, none that the shell rewrites (find -{delete,x}).
 func readOnlyCmd(c simpleCmd) bool {
-	if len(c.assigns) > 0 {
+	if len(c.assigns) > 0 || c.subst {
 		return false
 	}
 	for _, o := range c.outputs {
@@ -1642,16 +1646,20 @@ func matchCommand(pattern, cmd string) bool {
 // a command, names the words of inner, a command outer runs that its
 // words end with, up to inner's name at least: "sudo rm:*" (or "sudo
 // rm *", or "sudo rm -rf x" itself) for "sudo rm -rf x" running "rm
-// -rf x", where "sudo:*" names only sudo. Other wildcards name nothing.
+// -rf x", where "sudo:*" names only sudo. A pattern without "*" that
+// matches outer names all it runs; other wildcards name nothing.
 func namesInner(pattern, outer, inner string) bool {
-	if !matchCommand(pattern, outer) || inner == "" || !strings.HasSuffix(outer, " "+inner) {
+	if !matchCommand(pattern, outer) || inner == "" {
 		return false
+	}
+	if !strings.Contains(pattern, "*") {
+		return true // the whole command, as written, names all it runs
 	}
 	prefix, ok := strings.CutSuffix(pattern, ":*")
 	if !ok {
 		prefix, ok = strings.CutSuffix(pattern, " *")
 	}
-	if !ok && strings.Contains(pattern, "*") {
+	if !ok || !strings.HasSuffix(outer, " "+inner) {
 		return false
 	}
 	prefix = strings.Join(strings.Fields(prefix), " ")

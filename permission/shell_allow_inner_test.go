@@ -68,6 +68,11 @@ func TestAllowRuleNeedsInnerCommands(t *testing.T) {
 		{[]string{"bash -c ls:*"}, "bash -c 'ls; rm x'", Ask},
 		{[]string{"sudo -u rm:*"}, "sudo -u rm rm -rf x", Ask},
 		{[]string{"sudo * x"}, "sudo rm -rf x", Ask},
+		{[]string{`find . -exec rm -rf x {} ;`}, `find . -exec rm -rf x {} \;`, Allow},
+		// A script's command whose line has a substitution is not read-only.
+		{[]string{"bash:*"}, "bash -c 'echo ${x@P}'", Ask},
+		{[]string{"bash:*"}, "bash -c 'echo $(rm x)'", Ask},
+		{[]string{"bash:*"}, "bash -c 'echo $(date)'", Ask},
 		// Readings of the command itself.
 		{[]string{"/usr/bin/make:*"}, "/usr/bin/make all", Allow},
 		{[]string{"git -C sub push:*"}, "git -C sub push origin main", Allow},

@@ -386,7 +386,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		if len(args) == 0 {
 			return
 		}
-		w := simpleCmd{args: args, expands: c.expands, reading: reading}
+		w := simpleCmd{args: args, expands: c.expands, subst: c.subst, reading: reading}
 		out = append(out, w)
 		more, e := wrapped(w, depth+1)
 		out = append(out, more...)
@@ -397,6 +397,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	script := func(line string) {
 		l, e := parseNested(line, depth+1)
 		for _, w := range l.cmds {
+			w.subst = w.subst || l.subst
 			out = append(out, w)
 			more, e := wrapped(w, depth+1)
 			out = append(out, more...)
@@ -669,7 +670,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		case w.joined:
 			script(strings.Join(rest, " "))
 		case len(assigns) > 0 && len(rest) > 0:
-			r := simpleCmd{args: slices.Clone(rest), assigns: assigns, expands: c.expands}
+			r := simpleCmd{args: slices.Clone(rest), assigns: assigns, expands: c.expands, subst: c.subst}
 			out = append(out, r)
 			more, e := wrapped(r, depth+1)
 			out = append(out, more...)
