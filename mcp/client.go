@@ -50,6 +50,14 @@ type Options struct {
 	// machine). Without it a server that wants an authorization fails
 	// with ErrNeedsAuthorization until a grant is stored.
 	AuthorizationCodeFetcher auth.AuthorizationCodeFetcher
+	// MaxToolBytes bounds the bytes the registered tools of the servers
+	// mounted together (one Mount; a Client of NewClient alone) add to
+	// their worker's announcement, each server's within
+	// MaxServerToolBytes too. Zero means DefaultMaxToolBytes; a negative
+	// value leaves no room. A worker gives its NATS server's max_payload
+	// less what the rest of its announcement needs (see "Registration"
+	// in the package doc).
+	MaxToolBytes int
 }
 
 var (
@@ -83,6 +91,9 @@ type Client struct {
 	http *headerTransport // nil for stdio
 	// orders is the servers' schemas' key order (schema_order.go).
 	orders schemaOrders
+	// budget is the room in the announcement this client's tools share
+	// with those of the servers mounted with it (budget.go).
+	budget *toolBudget
 	// oauth authorizes a server with ServerConfig.OAuth (oauth.go).
 	oauth auth.OAuthHandler
 
@@ -146,6 +157,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 	if opts != nil {
 		c.opts = *opts
 	}
+	c.budget = newToolBudget(c.opts.MaxToolBytes)
 	if c.opts.RetryInterval <= 0 {
 		c.opts.RetryInterval = 2 * time.Second
 	}
@@ -368,6 +380,7 @@ func (c *Client) Close() error {
 	if tk != nil {
 		tk.Remove(names...)
 	}
+	c.budget.release(c)
 	if s != nil {
 		c.closeSession(s)
 	}

@@ -48,7 +48,20 @@
 // the worker's announcement encodes them, names, descriptions, schemas
 // and the rest: the worker announces all its tools in one NATS message,
 // and one refused past max_payload would drop the worker from the fleet,
-// or keep it from starting). The input schema is the server's, with "type": "object" and
+// or keep it from starting). The servers of one Mount share
+// Options.MaxToolBytes besides (DefaultMaxToolBytes, 512 KiB, unless set;
+// a worker gives its NATS server's max_payload less 384 KiB for the rest
+// of its announcement): a server's registration takes only what the
+// tools the others registered leave, first come first served (in
+// configuration order at Mount; a server that comes up later, or grows
+// at a re-listing, gets what is left and never pushes out another's
+// tools). A tool that does not fit is left out, the tools that fit are
+// registered, and the registration logs one error naming the server, how
+// many tools were left out and the first, their bytes, the bytes
+// registered, the room there was, the other servers' bytes and the
+// limit. When a registration or a Close frees room, the servers that had
+// tools left out list theirs again.
+// The input schema is the server's, with "type": "object" and
 // "properties" defaulted and titles stripped; $defs, $ref, anyOf and the
 // rest are kept, and the toolkit validates input against it before a call
 // is sent. Flags come from the annotations:

@@ -253,16 +253,27 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	// out frees room under MaxServerToolBytes, and its sanitised name for
 	// another of the server's), and the warnings are those of the choice
 	// that was registered.
+	//
+	// The room is what the servers mounted with this one leave of
+	// Options.MaxToolBytes (budget.go), held until the registration is
+	// made so that two servers registering at once do not both take it.
+	c.budget.mu.Lock()
+	defer c.budget.mu.Unlock()
+	others := c.budget.others(c)
+	room := min(MaxServerToolBytes, c.budget.limit-others)
 	refused := map[int]bool{} // by index in tools
 	var names []string
 	var defs map[string]string
+	var size int
+	var leftOut []string // for want of room in the announcement
+	var leftBytes int
 	for {
 		var batch []toolkit.Registration
 		var from []int // the index in tools of each of batch
 		var warnings []func()
 		warn := func(msg string, args ...any) { warnings = append(warnings, func() { c.log.Warn(msg, args...) }) }
 		names, defs = nil, map[string]string{}
-		size := 0
+		size, leftOut, leftBytes = 0, nil, 0
 		for i, t := range tools {
 			if refused[i] {
 				continue
@@ -287,6 +298,11 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			if n > MaxServerToolBytes-size {
 				warn("MCP tool skipped: the server's tools would be over MaxServerToolBytes", "tool", cutText(t.Name, toolkit.MaxNameLen),
 					"bytes", n, "limit", MaxServerToolBytes)
+				continue
+			}
+			if n > room-size {
+				leftOut = append(leftOut, t.Name)
+				leftBytes += n
 				continue
 			}
 			ann, _ := json.Marshal(t.Annotations)
@@ -346,6 +362,14 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		}
 	}
 	tk.Remove(stale...)
+	for _, o := range c.budget.set(c, size, len(leftOut) > 0) {
+		o.relist() // room freed: it may fit more now
+	}
+	if len(leftOut) > 0 {
+		c.log.Error("MCP server's tools left out: no room left for them in the worker's announcement, which the servers mounted together share (MaxToolBytes); the tools that fit are served",
+			"server", c.cfg.Name, "tools_left_out", len(leftOut), "first", cutText(leftOut[0], toolkit.MaxNameLen),
+			"bytes_left_out", leftBytes, "registered_bytes", size, "room", max(room, 0), "other_servers_bytes", others, "limit", c.budget.limit)
+	}
 	c.defs = defs
 	c.mu.Lock()
 	c.tk, c.names, c.safe, c.synced = tk, names, safe, true

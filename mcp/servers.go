@@ -21,7 +21,9 @@ type Servers struct {
 // a Client per server and registers its tools in tk (see Client.Start): a
 // server that is down is skipped with a warning and retried in the
 // background; a configuration error stops the mount, and the servers
-// started so far are closed again.
+// started so far are closed again. The servers' tools share
+// Options.MaxToolBytes in configuration order (see "Registration" in the
+// package doc).
 func Mount(ctx context.Context, tk *toolkit.Toolkit, cfgs []ServerConfig, opts *Options) (*Servers, error) {
 	seen := map[string]bool{}
 	for i := range cfgs {
@@ -35,12 +37,17 @@ func Mount(ctx context.Context, tk *toolkit.Toolkit, cfgs []ServerConfig, opts *
 		seen[cfgs[i].Name] = true
 	}
 	s := &Servers{}
+	var budget *toolBudget // shared: one announcement holds every server's tools
 	for _, cfg := range cfgs {
 		c, err := NewClient(cfg, opts)
 		if err != nil {
 			_ = s.Close()
 			return nil, err
 		}
+		if budget == nil {
+			budget = c.budget
+		}
+		c.budget = budget
 		s.clients = append(s.clients, c)
 		if err := c.Start(ctx, tk); err != nil {
 			_ = s.Close()

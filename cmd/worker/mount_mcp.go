@@ -35,6 +35,12 @@ import (
 // --group-state memory (no JetStream) the worker has no bucket to read:
 // such servers stay unauthorized.
 //
+// The servers' tools share what the worker's announcement leaves
+// (mcpToolBytes: its NATS server's max_payload less announceReserve),
+// first come first served in configuration order: a server whose tools
+// do not fit in what the servers before it left has those tools left
+// out, with an error naming it and the sizes (mcp.Options.MaxToolBytes).
+//
 // The servers' resources, prompts and completions are announced
 // (wire.MetaMCPServers) and passed on to them for the gateway on
 // tools.mcp.<instance> (mcp.ServeMounted).
@@ -88,6 +94,9 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 		return nil, nil
 	}
 	opts := &mcp.Options{Logger: env.Logger, Tracer: env.Tracer}
+	if env.Conn != nil {
+		opts.MaxToolBytes = mcpToolBytes(env.Conn.MaxPayload())
+	}
 	if needsGrants(cfgs) {
 		if env.Config.State.Groups == config.GroupsMemory {
 			env.Logger.Warn("MCP servers with oauth need the fleet's toolbus_oauth bucket (JetStream) for their grants; with --group-state memory they stay unauthorized")
@@ -129,6 +138,23 @@ func mountMCP(ctx context.Context, env *mountEnv) (func(), error) {
 			env.Logger.Warn("closing the MCP servers", "err", err)
 		}
 	}, nil
+}
+
+// announceReserve is what a worker keeps of its NATS server's
+// max_payload for the rest of its announcement, beside the MCP servers'
+// tools: skills (up to skill.MaxAnnounced, 256 KiB) and 128 KiB for its
+// own tools, its groups and its other parts.
+const announceReserve = 384 << 10
+
+// mcpToolBytes is the room the mounted MCP servers' tools share in the
+// worker's announcement (mcp.Options.MaxToolBytes): 640 KiB of the
+// default max_payload of 1 MiB. A max_payload of announceReserve or less
+// leaves none: every server's tools are left out, each with an error.
+func mcpToolBytes(maxPayload int64) int {
+	if maxPayload <= announceReserve {
+		return -1
+	}
+	return int(min(maxPayload-announceReserve, 1<<30))
 }
 
 // needsGrants: some server is authorized by a grant a person gave.
