@@ -248,9 +248,13 @@
 //
 // A server's sampling and elicitation requests and its log messages go to
 // the caller of the call they belong to (relay.go: attributed by session).
-// A stdio server has at most maxServerAsks requests (maxServerAskBytes
-// of params) unanswered: its further ones are dropped unanswered, as
-// when it sends them without reading the answers (tap.go). A Streamable
+// A stdio or legacy SSE server has at most maxServerAsks requests
+// (maxServerAskBytes of params) unanswered: its further ones are dropped
+// unread, unanswered, with a warning, as when it sends them without
+// reading the answers or completing their POSTs (asks.go; the go-sdk's
+// SSE client takes a failed POST of an answer for a broken connection,
+// so no answer is failed, and one whose POST the server never completes
+// holds its place until the session ends). A Streamable
 // HTTP server has at most maxServerAsks answers in flight, each POST
 // given answerPostTimeout to be accepted: further answers are dropped
 // unsent, with a warning, as when it never completes their POSTs

@@ -191,7 +191,7 @@ func (t *tapTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tapConn{Connection: c, router: t.router, orders: t.orders, log: t.log}, nil
+	return &tapConn{Connection: c, router: t.router, orders: t.orders, log: t.log, asks: askBound{log: t.log, transport: "stdio"}}, nil
 }
 
 type tapConn struct {
@@ -208,29 +208,16 @@ type tapConn struct {
 	// order (schema_order.go)
 	orders *schemaOrders
 	lists  map[jsonrpc.ID]bool
-	// asks: the server's requests read and not answered yet (the size
-	// of their params), askBytes their sum, dropped those dropped
-	// unread (maxServerAsks)
-	asks     map[jsonrpc.ID]int
-	askBytes int
-	dropped  int
+	// asks bounds the server's requests read and not answered yet
+	// (asks.go)
+	asks askBound
 }
-
-// The bounds of a stdio server's requests the client has read and not
-// answered yet: the go-sdk answers each on a goroutine of its own,
-// holding the request, and a server that does not read its stdin has
-// every answer wait in its write. Past them the server's requests are
-// dropped unread, unanswered.
-const (
-	maxServerAsks     = 256
-	maxServerAskBytes = 4 * MaxMessageBytes
-)
 
 func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	if resp, ok := m.(*jsonrpc.Response); ok {
 		// The answer to a request of the server: it is no longer waiting
 		// once the write returns, whatever came of it.
-		defer c.answered(resp.ID)
+		defer c.asks.answered(resp.ID)
 	}
 	if req, ok := m.(*jsonrpc.Request); ok {
 		c.mu.Lock()
@@ -266,7 +253,7 @@ func (c *tapConn) Write(ctx context.Context, m jsonrpc.Message) error {
 
 func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
-	for err == nil && !c.ask(m) {
+	for err == nil && !c.asks.admit(m) {
 		m, err = c.Connection.Read(ctx)
 	}
 	switch msg := m.(type) {
@@ -302,44 +289,6 @@ func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	return m, err
-}
-
-// ask records m when it is a request of the server, and reports whether
-// it is to be passed on: not past maxServerAsks or maxServerAskBytes.
-func (c *tapConn) ask(m jsonrpc.Message) bool {
-	req, ok := m.(*jsonrpc.Request)
-	if !ok || !req.IsCall() {
-		return true
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, dup := c.asks[req.ID]; dup {
-		return true // the go-sdk refuses it on the reader's goroutine
-	}
-	size := len(req.Params)
-	if len(c.asks) >= maxServerAsks || c.askBytes+size > maxServerAskBytes {
-		if c.dropped++; c.dropped == 1 && c.log != nil {
-			c.log.Warn("mcp: the stdio server sends requests faster than it reads their answers; dropping them unanswered",
-				"method", cutText(req.Method, 64), "unanswered", len(c.asks), "max", maxServerAsks)
-		}
-		return false
-	}
-	if c.asks == nil {
-		c.asks = map[jsonrpc.ID]int{}
-	}
-	c.asks[req.ID] = size
-	c.askBytes += size
-	return true
-}
-
-// answered forgets the server's request id once its answer is written.
-func (c *tapConn) answered(id jsonrpc.ID) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if size, ok := c.asks[id]; ok {
-		delete(c.asks, id)
-		c.askBytes -= size
-	}
 }
 
 // markResultless makes a response holding neither a result nor an error (JSON-RPC
