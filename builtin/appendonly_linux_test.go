@@ -25,7 +25,7 @@ func TestEditInAppendOnlyDirectory(t *testing.T) {
 
 	wantOK(t, invoke(t, tk, builtin.WriteTextFile, editInput("logs/f.txt", map[string]any{"content": "one\ntwo\nthree\n"})))
 	wantOK(t, invoke(t, tk, builtin.WriteTextFile, editInput("logs/f.txt", map[string]any{"content": "2\n", "ranges": []any{2, 2}})))
-	wantOK(t, invoke(t, tk, builtin.InsertTextFile, editInput("logs/f.txt", map[string]any{"content": "zero\n", "line_number": 1})))
+	wantOK(t, invoke(t, tk, builtin.InsertTextFile, editInput("logs/f.txt", map[string]any{"content": "zero", "line_number": 1})))
 	wantOK(t, invoke(t, tk, builtin.WriteTextFile, editInput("logs/g.txt", map[string]any{"content": "new\n"})))
 
 	if got := readFile(t, path); got != "zero\none\n2\nthree\n" {

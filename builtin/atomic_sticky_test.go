@@ -21,7 +21,7 @@ func TestEditInStickyDirectory(t *testing.T) {
 	if ws := os.Getenv(editStickyEnv); ws != "" {
 		tk, _ := fileKit(t, builtin.Config{Workspace: ws})
 		wantOK(t, invoke(t, tk, builtin.WriteTextFile, editInput("shared/f.txt", map[string]any{"content": "two\n", "ranges": []any{2, 2}})))
-		wantOK(t, invoke(t, tk, builtin.InsertTextFile, editInput("shared/f.txt", map[string]any{"content": "zero\n", "line_number": 1})))
+		wantOK(t, invoke(t, tk, builtin.InsertTextFile, editInput("shared/f.txt", map[string]any{"content": "zero", "line_number": 1})))
 		return
 	}
 	if os.Geteuid() != 0 {

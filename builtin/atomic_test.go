@@ -23,7 +23,7 @@ var edits = []struct {
 }{
 	{"overwrite", builtin.WriteTextFile, map[string]any{"content": "new\n"}, "new\n"},
 	{"replace lines", builtin.WriteTextFile, map[string]any{"content": "two\n", "ranges": []any{2, 2}}, "1\ntwo\n3\n"},
-	{"insert", builtin.InsertTextFile, map[string]any{"content": "zero\n", "line_number": 1}, "zero\n1\n2\n3\n"},
+	{"insert", builtin.InsertTextFile, map[string]any{"content": "zero", "line_number": 1}, "zero\n1\n2\n3\n"},
 }
 
 func editInput(path string, in map[string]any) map[string]any {

@@ -32,8 +32,13 @@
 //   - write_text_file {file_path, content, ranges?}: creates the file (and
 //     its parent directories), overwrites it, or with ranges replaces those
 //     lines by the content and shows the result around the change.
-//   - insert_text_file {file_path, content, line_number}: inserts before
-//     the line; the number of lines plus one appends.
+//   - insert_text_file {file_path, content, line_number}: inserts the
+//     content and a line break before the line; the number of lines plus
+//     one appends a line break and then the content. As in AgentScope,
+//     content that ends with "\n" thus leaves an empty line after it, an
+//     append to a file whose last line ends with its break leaves one
+//     before it, and an insert into an empty file starts it with one; a
+//     line number of 0 or less is refused before the file is looked at.
 //   - execute_shell_command {command, timeout?} and execute_python_code
 //     {code, timeout?}: run `sh -c command` or `python3 -u file` in the
 //     workspace directory; see below.
@@ -110,7 +115,8 @@
 //     successfully.", "Write f successfully. The new content snippet:",
 //     "Insert content into f at line n successfully. The new content
 //     between lines a-b is:"), with its context around an edit (5 lines
-//     before, 5 after a write's content and 6 after an insert's), but a
+//     before, 5 after a write's content, 5 after an insert's line plus
+//     the lines the file gained), but a
 //     last line without "\n" is shown ending its line before the closing
 //     fence, where AgentScope runs it into the fence; what ranges clamp,
 //     and a write's ranges starting right after the last line (which

@@ -30,7 +30,7 @@ func TestEditWaitEndsWithItsContext(t *testing.T) {
 
 	calls := []func(context.Context) error{
 		func(ctx context.Context) error {
-			_, err := f.insert(ctx, insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1})
+			_, err := f.insert(ctx, insertInput{FilePath: "f.txt", Content: "x", LineNumber: 1})
 			return err
 		},
 		func(ctx context.Context) error {
@@ -60,7 +60,7 @@ func TestEditWaitEndsWithItsContext(t *testing.T) {
 		t.Errorf("%d files are still known to the edit locks after every edit ended", n)
 	}
 	// The file is free again: an edit goes through.
-	if _, err := f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1}); err != nil {
+	if _, err := f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x", LineNumber: 1}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -103,3 +103,66 @@ func TestTextFileToolsAnswerAsAgentScope(t *testing.T) {
 		t.Errorf("insert at 100: %s %q, want %q", r.State, r.Text(), want)
 	}
 }
+
+// TestInsertTextFileAsAgentScope: AgentScope's insert_text_file writes
+// the content followed by a line break before the line (so content
+// ending in "\n" leaves an empty line after it), and at the number of
+// lines plus one appends a line break and then the content (so after a
+// last line with its break an empty line comes first, and an empty
+// file starts with one); it refuses a line number of 0 or less before
+// it looks at the file, and names a missing file with its own text.
+func TestInsertTextFileAsAgentScope(t *testing.T) {
+	for _, tt := range []struct {
+		name, before string
+		line         int
+		content      string
+		after, want  string
+	}{
+		{"line 1", "1\n2\n", 1, "0", "0\n1\n2\n",
+			"Insert content into f.txt at line 1 successfully. The new content between lines 1-3 is:\n```\n1: 0\n2: 1\n3: 2\n```"},
+		{"content ending in a break", "1\n2\n", 2, "x\n", "1\nx\n\n2\n",
+			"Insert content into f.txt at line 2 successfully. The new content between lines 1-4 is:\n```\n1: 1\n2: x\n3: \n4: 2\n```"},
+		{"empty content", "1\n2\n", 1, "", "\n1\n2\n",
+			"Insert content into f.txt at line 1 successfully. The new content between lines 1-3 is:\n```\n1: \n2: 1\n3: 2\n```"},
+		{"append after a line break", "1\n2\n", 3, "3", "1\n2\n\n3",
+			"Insert content into f.txt at line 3 successfully. The new content between lines 1-4 is:\n```\n1: 1\n2: 2\n3: \n4: 3\n```"},
+		{"append after a line without a break", "1\n2", 3, "3", "1\n2\n3",
+			"Insert content into f.txt at line 3 successfully. The new content between lines 1-3 is:\n```\n1: 1\n2: 2\n3: 3\n```"},
+		{"into an empty file", "", 1, "x", "\nx",
+			"Insert content into f.txt at line 1 successfully. The new content between lines 1-2 is:\n```\n1: \n2: x\n```"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tk, ws := fileKit(t, builtin.Config{})
+			path := filepath.Join(ws, "f.txt")
+			writeFile(t, path, tt.before)
+			r := invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": tt.content, "line_number": tt.line})
+			if got := wantOK(t, r); got != tt.want {
+				t.Errorf("answer\n got %q\nwant %q", got, tt.want)
+			}
+			if got := readFile(t, path); got != tt.after {
+				t.Errorf("file = %q, want %q", got, tt.after)
+			}
+		})
+	}
+	tk, ws := fileKit(t, builtin.Config{})
+	writeFile(t, filepath.Join(ws, "f.txt"), "1\n2\n")
+	for _, tt := range []struct {
+		file string
+		line int
+		want string
+	}{
+		{"f.txt", 0, "InvalidArgumentsError: The line number 0 is invalid. "},
+		{"f.txt", -3, "InvalidArgumentsError: The line number -3 is invalid. "},
+		{"g.txt", 0, "InvalidArgumentsError: The line number 0 is invalid. "}, // before the file is looked at
+		{"f.txt", 4, "InvalidArgumentsError: The given line_number (4) is not in the valid range [1, 3]."},
+		{"g.txt", 1, "InvalidArgumentsError: The target file g.txt does not exist. "},
+	} {
+		r := invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": tt.file, "content": "x", "line_number": tt.line})
+		if r.State != toolkit.StateError || r.Text() != tt.want {
+			t.Errorf("insert into %s at %d: %s %q, want %q", tt.file, tt.line, r.State, r.Text(), tt.want)
+		}
+	}
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "1\n2\n" {
+		t.Errorf("a refused insert changed the file: %q", got)
+	}
+}

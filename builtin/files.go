@@ -37,7 +37,7 @@ type writeInput struct {
 type insertInput struct {
 	FilePath   string `json:"file_path"`
 	Content    string `json:"content" jsonschema:"The content to insert."`
-	LineNumber int    `json:"line_number" jsonschema:"The line the content is inserted before, starting from 1. The number of lines plus one appends to the end of the file."`
+	LineNumber int    `json:"line_number" jsonschema:"The line the content is inserted before, starting from 1; a line break follows the content. The number of lines plus one appends a line break and then the content to the end of the file."`
 }
 
 // files holds what the file tools share.
@@ -131,7 +131,6 @@ func (f *files) writeTool() *toolkit.Tool {
 func (f *files) insertTool() *toolkit.Tool {
 	t := toolkit.Func(InsertTextFile, "Insert content into an existing text file before the given line.", f.insert)
 	describe(t, "file_path", filePathDoc)
-	prop(t, "line_number")["minimum"] = 1
 	return t
 }
 
@@ -260,6 +259,10 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 }
 
 func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
+	if in.LineNumber <= 0 {
+		// Before the file is looked at, as AgentScope does.
+		return "", toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: The line number %d is invalid. ", in.LineNumber)
+	}
 	if err := hasNUL(in.Content); err != nil {
 		return "", err
 	}
@@ -268,27 +271,63 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 		return "", err
 	}
 	defer done()
+	if _, err := root.Stat(rel); errors.Is(err, fs.ErrNotExist) {
+		return "", toolkit.Errorf(toolkit.CodeToolError, "InvalidArgumentsError: The target file %s does not exist. ", shown(in.FilePath))
+	}
 	text, err := f.readFrom(root, rel, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
 	n := countLines(text)
-	if in.LineNumber < 1 || in.LineNumber > n+1 {
+	if in.LineNumber > n+1 {
 		return "", toolkit.Errorf(toolkit.CodeInvalidInput,
 			"InvalidArgumentsError: The given line_number (%d) is not in the valid range [1, %d].", in.LineNumber, n+1)
 	}
-	out, first, last := splice(text, in.LineNumber, in.LineNumber-1, in.Content)
+	out := insertLine(text, in.LineNumber, in.Content)
 	if err := f.fits(in.FilePath, out); err != nil {
 		return "", err
 	}
 	if err := replace(root, rel, out); err != nil {
 		return "", editError(in.FilePath, err, true)
 	}
-	// 5 lines before the content and 6 after it, as AgentScope shows
-	// them (its view ends 5 lines past line_number plus the lines added).
-	from, to := max(1, first-5), min(last+6, countLines(out))
+	// AgentScope's view: 5 lines before line_number, and 5 past it plus
+	// the lines the file gained.
+	m := countLines(out)
+	from, to := max(1, in.LineNumber-5), min(in.LineNumber+m-n+5, m)
 	return fmt.Sprintf("Insert content into %s at line %d successfully. The new content between lines %d-%d is:\n%s",
-		shown(in.FilePath), in.LineNumber, from, to, f.snippet(out, from, to, first)), nil
+		shown(in.FilePath), in.LineNumber, from, to, f.snippet(out, from, to, in.LineNumber)), nil
+}
+
+// insertLine inserts content into text as AgentScope's insert_text_file
+// does: before line (1-based) followed by a line break, or, at the
+// number of lines plus one, after a line break, at the end (so after a
+// last line that ends with its break an empty line comes first). The
+// breaks it writes are the file's, as splice's; a byte order mark stays
+// first.
+func insertLine(text string, line int, content string) string {
+	eol := eolOf(text)
+	if eol != "\n" {
+		content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\n", eol)
+	}
+	if line == countLines(text)+1 {
+		return text + eol + content
+	}
+	off := lineOffset(text, line)
+	head, tail := text[:off], text[off:]
+	if line == 1 && strings.HasPrefix(text, bom) {
+		head, tail = bom, strings.TrimPrefix(tail, bom)
+		content = strings.TrimPrefix(content, bom)
+	}
+	return head + content + eol + tail
+}
+
+// eolOf is the line break of text: "\r\n" when its first line ends with
+// one, else "\n".
+func eolOf(text string) string {
+	if i := strings.IndexByte(text, '\n'); i > 0 && text[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 // open resolves p in the call's workspace and returns the workspace's
@@ -527,9 +566,8 @@ func splice(text string, start, end int, content string) (out string, first, las
 		tail = strings.TrimPrefix(tail, bom) // an insert before line 1
 		content = strings.TrimPrefix(content, bom)
 	}
-	eol := "\n"
-	if i := strings.IndexByte(text, '\n'); i > 0 && text[i-1] == '\r' {
-		eol = "\r\n"
+	eol := eolOf(text)
+	if eol != "\n" {
 		content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\n", eol)
 	}
 	var b strings.Builder

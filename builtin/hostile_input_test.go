@@ -60,8 +60,8 @@ func TestNonUTF8PathAnswersValidUTF8(t *testing.T) {
 	writeFile(t, filepath.Join(dir, name), "latin-1\n")
 	writeFile(t, filepath.Join(dir, "caf\uFFFD.txt"), "a\n")
 	for _, in := range []map[string]any{
-		{"file_path": name, "content": "x\n", "line_number": 1},
-		{"file_path": name, "content": "x\n", "line_number": 9},
+		{"file_path": name, "content": "x", "line_number": 1},
+		{"file_path": name, "content": "x", "line_number": 9},
 	} {
 		r := invoke(t, tk, builtin.InsertTextFile, in)
 		if r.State != toolkit.StateSuccess { // AgentScope's out-of-range text names no file

@@ -50,9 +50,9 @@ func TestEditNamesInodeFlag(t *testing.T) {
 	}{
 		{"overwrite immutable", builtin.WriteTextFile, editInput("frozen.txt", map[string]any{"content": "x\n"}), []string{`"frozen.txt" is immutable`, "chattr -i", "Nothing was written"}},
 		{"ranges immutable", builtin.WriteTextFile, editInput("frozen.txt", map[string]any{"content": "x\n", "ranges": []any{1, 1}}), []string{`"frozen.txt" is immutable`, "chattr -i"}},
-		{"insert immutable", builtin.InsertTextFile, editInput("frozen.txt", map[string]any{"content": "x\n", "line_number": 1}), []string{`"frozen.txt" is immutable`, "chattr -i"}},
+		{"insert immutable", builtin.InsertTextFile, editInput("frozen.txt", map[string]any{"content": "x", "line_number": 1}), []string{`"frozen.txt" is immutable`, "chattr -i"}},
 		{"overwrite append-only", builtin.WriteTextFile, editInput("log.txt", map[string]any{"content": "x\n"}), []string{`"log.txt" is append-only`, "chattr -a", "Nothing was written"}},
-		{"insert append-only", builtin.InsertTextFile, editInput("log.txt", map[string]any{"content": "x\n", "line_number": 3}), []string{`"log.txt" is append-only`, "chattr -a"}},
+		{"insert append-only", builtin.InsertTextFile, editInput("log.txt", map[string]any{"content": "x", "line_number": 3}), []string{`"log.txt" is append-only`, "chattr -a"}},
 		{"create in immutable directory", builtin.WriteTextFile, editInput("locked/new.txt", map[string]any{"content": "x\n"}), []string{`"locked/new.txt"`, "cannot be made: its directory is immutable", "chattr -i"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -86,7 +86,7 @@ func TestFileToolsAnswerValidUTF8(t *testing.T) {
 	if i := strings.Index(text, "\n```\n["); i < 0 || i > 60 {
 		t.Errorf("view of a Latin-1 file: %q, want line 2 left out by the limit of 60 bytes", text)
 	}
-	text = wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "latin1.txt", "content": "x\n", "line_number": 2}))
+	text = wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "latin1.txt", "content": "x", "line_number": 2}))
 	if !utf8.ValidString(text) {
 		t.Errorf("insert into a Latin-1 file: %q, want valid UTF-8", text)
 	}
@@ -109,7 +109,7 @@ func TestFileToolsMemoryOfManyLines(t *testing.T) {
 	}{
 		{builtin.ViewTextFile, map[string]any{"file_path": "nl.txt", "ranges": []any{-2, -1}}},
 		{builtin.WriteTextFile, map[string]any{"file_path": "nl.txt", "ranges": []any{2, 3}, "content": "x\n"}},
-		{builtin.InsertTextFile, map[string]any{"file_path": "nl.txt", "line_number": 5, "content": "y\n"}},
+		{builtin.InsertTextFile, map[string]any{"file_path": "nl.txt", "line_number": 5, "content": "y"}},
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

@@ -35,7 +35,7 @@ func TestSharedWorkspaceEditsKeepEachOther(t *testing.T) {
 			if i%3 == 0 { // the last line, "end", by a new line and itself
 				r = invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "ranges": []any{-1, -1}, "content": fmt.Sprintf("edit %d\nend\n", i)})
 			} else {
-				r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "line_number": 1, "content": fmt.Sprintf("edit %d\n", i)})
+				r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "line_number": 1, "content": fmt.Sprintf("edit %d", i)})
 			}
 			if r.State != toolkit.StateSuccess {
 				errs <- fmt.Sprintf("edit %d: %s %s", i, r.Code, r.Text())

@@ -160,7 +160,7 @@ func TestWorkspaceInsideIsFine(t *testing.T) {
 		if got := readFile(t, filepath.Join(ws, "sub", "new.txt")); got != "new\n" {
 			t.Errorf("file = %q", got)
 		}
-		wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "abs-in/new.txt", "content": "first\n", "line_number": 1}))
+		wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "abs-in/new.txt", "content": "first", "line_number": 1}))
 		if got := readFile(t, filepath.Join(ws, "sub", "new.txt")); got != "first\nnew\n" {
 			t.Errorf("file = %q", got)
 		}
@@ -277,7 +277,7 @@ func TestWorkspaceDotDotAfterSymlink(t *testing.T) {
 	if got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "deep/../x.txt"})); !strings.Contains(got, "1: sub\n") {
 		t.Errorf("view deep/../x.txt: %s", got)
 	}
-	wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "deep/../x.txt", "line_number": 1, "content": "new\n"}))
+	wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "deep/../x.txt", "line_number": 1, "content": "new"}))
 	wantOK(t, invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": ws + "/deep/../y.txt", "content": "y\n"}))
 	for path, want := range map[string]string{"x.txt": "top\n", "sub/x.txt": "new\nsub\n", "sub/y.txt": "y\n"} {
 		if got := readFile(t, filepath.Join(ws, path)); got != want {

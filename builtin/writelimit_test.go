@@ -29,7 +29,7 @@ func TestWriteOverMaxFileBytesRefused(t *testing.T) {
 	wantCode(t, r, toolkit.CodeInvalidInput, "limit of 100 bytes")
 	r = invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": strings.Repeat("y", 98), "ranges": []int{1, 1}})
 	wantCode(t, r, toolkit.CodeInvalidInput, "101 bytes", "limit of 100 bytes")
-	r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": strings.Repeat("y", 97), "line_number": 3})
+	r = invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": strings.Repeat("y", 96), "line_number": 3})
 	wantCode(t, r, toolkit.CodeInvalidInput, "101 bytes", "limit of 100 bytes")
 	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "a\nb\n" {
 		t.Errorf("f.txt = %q", got)
