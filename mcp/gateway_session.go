@@ -458,7 +458,7 @@ func (s *gatewaySession) call(ctx context.Context, req *sdk.CallToolRequest) (*s
 	if g.opts.StreamPoll > 0 && g.opts.StreamBuffer >= 0 && req.Extra != nil && req.Extra.CloseSSEStream != nil && resumable(req.Extra.Header) {
 		defer g.pollStream(req.Extra.CloseSSEStream)()
 	}
-	final := s.send(ctx, req, toolkit.ToolCall{Name: name, Input: input, Session: s.id})
+	final := s.send(ctx, req, asWritten(toolkit.ToolCall{Name: name, Input: input, Session: s.id}, req.Params.Arguments))
 	if final.Code == toolkit.CodeApprovalRequired {
 		final = s.approveByElicitation(ctx, req, name, input, final)
 	}
@@ -610,7 +610,19 @@ func (s *gatewaySession) approveByElicitation(ctx context.Context, req *sdk.Call
 		g.log.Warn("mcp: gateway: recording an approval", "tool", name, "session", s.id, "err", err)
 		return final
 	}
-	return s.send(ctx, req, toolkit.ToolCall{ID: key, Name: name, Input: input, Session: s.id})
+	return s.send(ctx, req, asWritten(toolkit.ToolCall{ID: key, Name: name, Input: input, Session: s.id}, req.Params.Arguments))
+}
+
+// asWritten is call, a call of reset_tools with its arguments' text
+// (ToolCall.RawInput) in place of the map decoded from it: the map keeps
+// neither the order the model wrote the groups in nor a 1.0 apart from
+// a 1, which reset_tools' answer to unknown names or a value that is not
+// a bool tells apart as AgentScope's does.
+func asWritten(call toolkit.ToolCall, args json.RawMessage) toolkit.ToolCall {
+	if call.Name == toolkit.MetaToolName && len(call.Input) > 0 && len(args) > 0 {
+		call.RawInput, call.Input = string(args), nil
+	}
+	return call
 }
 
 // declinedReason is the reason of the refusal a decline records.

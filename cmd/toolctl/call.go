@@ -77,9 +77,10 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 		return e.badCallID(o.id)
 	}
 	var input map[string]any
+	var text []byte
 	if len(args) == 2 {
 		var err error
-		if input, err = readInput(args[1], e.stdin); err != nil {
+		if input, text, err = readInput(args[1], e.stdin); err != nil {
 			return e.usagef("%v", err)
 		}
 	}
@@ -142,6 +143,13 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	out := &printer{w: e.stdout, escape: terminal(e.stdout)}
 	var final *toolkit.Response
 	call := toolkit.ToolCall{ID: id, Name: name, Input: input, Session: o.session, Durable: o.durable, KeepResult: o.keep}
+	if name == toolkit.MetaToolName && len(input) > 0 {
+		// The text, which keeps what the map loses: the order the groups
+		// were written in, and a 1.0 apart from a 1, which reset_tools'
+		// answer to unknown names or a value that is not a bool tells
+		// apart as AgentScope's does.
+		call.RawInput, call.Input = string(text), nil
+	}
 	for ev := range c.Call(ctx, call) {
 		switch {
 		case errors.Is(context.Cause(ctx), errRefused):
@@ -292,35 +300,36 @@ func editDistance(a, b string) int {
 const maxInputBytes = 64 << 20
 
 // readInput reads a call's input: a JSON object given inline, in a file
-// (@file) or on stdin (-), of at most maxInputBytes.
-func readInput(arg string, stdin io.Reader) (map[string]any, error) {
+// (@file) or on stdin (-), of at most maxInputBytes; it returns the text
+// too.
+func readInput(arg string, stdin io.Reader) (map[string]any, []byte, error) {
 	src, data := "the input", []byte(arg)
 	switch {
 	case arg == "-":
 		var err error
 		src = "the input on stdin"
 		if data, err = io.ReadAll(io.LimitReader(stdin, maxInputBytes+1)); err != nil {
-			return nil, fmt.Errorf("reading the input from stdin: %w", err)
+			return nil, nil, fmt.Errorf("reading the input from stdin: %w", err)
 		}
 	case arg == "@":
 		// @"$FILE" with FILE unset: opening "" says nothing of the @.
-		return nil, errors.New("@ needs a file name: @input.json reads the input from input.json (- reads stdin)")
+		return nil, nil, errors.New("@ needs a file name: @input.json reads the input from input.json (- reads stdin)")
 	case strings.HasPrefix(arg, "@"):
 		src = "the input in " + arg[1:]
 		f, err := os.Open(arg[1:])
 		if err != nil {
-			return nil, fmt.Errorf("reading the input: %w", err)
+			return nil, nil, fmt.Errorf("reading the input: %w", err)
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > maxInputBytes {
-			return nil, fmt.Errorf("%s is %d bytes, over the %d a call's input may be", src, st.Size(), maxInputBytes)
+			return nil, nil, fmt.Errorf("%s is %d bytes, over the %d a call's input may be", src, st.Size(), maxInputBytes)
 		}
 		if data, err = io.ReadAll(io.LimitReader(f, maxInputBytes+1)); err != nil {
-			return nil, fmt.Errorf("reading the input: %w", err)
+			return nil, nil, fmt.Errorf("reading the input: %w", err)
 		}
 	}
 	if len(data) > maxInputBytes {
-		return nil, fmt.Errorf("%s is over the %d bytes a call's input may be", src, maxInputBytes)
+		return nil, nil, fmt.Errorf("%s is over the %d bytes a call's input may be", src, maxInputBytes)
 	}
 	if !utf8.Valid(data) {
 		at := 0
@@ -331,24 +340,24 @@ func readInput(arg string, stdin io.Reader) (map[string]any, error) {
 			}
 			at, rest = at+n, rest[n:]
 		}
-		return nil, fmt.Errorf("%s is not valid UTF-8 (at byte offset %d): JSON is UTF-8, and a byte that is not would be changed, not sent", src, at)
+		return nil, nil, fmt.Errorf("%s is not valid UTF-8 (at byte offset %d): JSON is UTF-8, and a byte that is not would be changed, not sent", src, at)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s is empty; give a JSON object such as '{\"text\":\"hi\"}'", src)
+			return nil, nil, fmt.Errorf("%s is empty; give a JSON object such as '{\"text\":\"hi\"}'", src)
 		}
-		return nil, fmt.Errorf("%s is not valid JSON: %v%s", src, err, jsonHint(arg, data, err))
+		return nil, nil, fmt.Errorf("%s is not valid JSON: %v%s", src, err, jsonHint(arg, data, err))
 	}
 	if moreAfter(dec, data) {
-		return nil, fmt.Errorf("%s has more than one JSON value; give one object", src)
+		return nil, nil, fmt.Errorf("%s has more than one JSON value; give one object", src)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%s must be a JSON object of arguments such as '{\"text\":\"hi\"}', got %s", src, jsonKind(v))
+		return nil, nil, fmt.Errorf("%s must be a JSON object of arguments such as '{\"text\":\"hi\"}', got %s", src, jsonKind(v))
 	}
-	return toolkit.ExactIntegers(data, obj), nil
+	return toolkit.ExactIntegers(data, obj), data, nil
 }
 
 // moreAfter reports whether data holds more than white space after the

@@ -10,7 +10,7 @@ import (
 // bad input that says a file name is missing; it said "reading the input:
 // open : no such file or directory".
 func TestCallInputAtWithoutFile(t *testing.T) {
-	_, err := readInput("@", strings.NewReader(""))
+	_, _, err := readInput("@", strings.NewReader(""))
 	if err == nil || !strings.Contains(err.Error(), "@ needs a file name") {
 		t.Errorf("readInput(@) = %v; want it to say @ needs a file name", err)
 	}

@@ -290,3 +290,21 @@ func TestCallInactiveGroupSaysHow(t *testing.T) {
 		t.Errorf("call --session 's 1' search after groups set: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// A call of reset_tools answers as AgentScope does for the input as
+// written: unknown groups in the order written, 1.0 a <class 'float'>
+// and 1 a <class 'int'>, where the map the input is decoded into keeps
+// neither.
+func TestCallResetToolsAsWritten(t *testing.T) {
+	url := groupsFleet(t)
+	for _, tt := range []struct{ in, want string }{
+		{`{"zeta": true, "web": true, "omega": false}`, "Invalid group name(s): zeta, omega. The current available groups are: web"},
+		{`{"web": 1.0}`, "Invalid arguments: the argument 'web' should be a bool value, but got <class 'float'>."},
+		{`{"web": 1}`, "Invalid arguments: the argument 'web' should be a bool value, but got <class 'int'>."},
+	} {
+		code, out, errs := toolctl(t, "--nats", url, "call", "--session", "s", "reset_tools", tt.in)
+		if code != exitError || !strings.Contains(out, tt.want) {
+			t.Errorf("call reset_tools %s: exit %d, stdout %q, stderr %q; want %q", tt.in, code, out, errs, tt.want)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func TestReadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.arg, func(t *testing.T) {
-			got, err := readInput(tt.arg, strings.NewReader(tt.stdin))
+			got, _, err := readInput(tt.arg, strings.NewReader(tt.stdin))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -222,7 +222,7 @@ func TestStateImportMoreAfterValue(t *testing.T) {
 		}
 	}
 	for _, in := range []string{`{}}`, `{"a":1}]`} {
-		if _, err := readInput(in, nil); err == nil || !strings.Contains(err.Error(), "more than one JSON value") {
+		if _, _, err := readInput(in, nil); err == nil || !strings.Contains(err.Error(), "more than one JSON value") {
 			t.Errorf("input %s: err = %v", in, err)
 		}
 	}
