@@ -977,6 +977,12 @@ func (w *Worker) accept(in *incoming) *sender {
 		}
 	}
 	call := toolkit.ToolCall{ID: req.ID, Name: name, Input: req.Input, RawInput: req.RawInput, Session: req.Session, Identity: identity, GroupsRevision: rev, IdempotencyKey: req.Key}
+	if name == toolkit.MetaToolName && len(req.Input) > 0 {
+		// The order the caller wrote the groups in, and the values it
+		// sent as floats, which its answer to a bad value names as
+		// AgentScope does; the map has neither.
+		call.InputKeys, call.InputFloats = wire.InputShape(c, in.data)
+	}
 	if in.dur != nil {
 		call.Attempt = int(in.dur.attempt)
 	}

@@ -356,3 +356,35 @@ func TestWholeFloatWrittenTwice(t *testing.T) {
 		t.Errorf("reset_tools: %q, want %q", r.Text(), want)
 	}
 }
+
+// TestResetToolsReadsInputKeysAndFloats: a decoded Input read with its
+// keys' order and its floats (ToolCall.InputKeys, InputFloats, as the
+// bus's worker reads them off the request) is judged as the text it was
+// read from: unknown names listed, and the first value that is not a
+// bool named, in the order written; a whole float64 sent as a float is a
+// <class 'float'>, one not said to be is the integer JSON's 1 decodes to.
+func TestResetToolsReadsInputKeysAndFloats(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAddGroup(t, tk, toolkit.Group{Name: "alpha", Description: "A."})
+	mustAddGroup(t, tk, toolkit.Group{Name: "web", Description: "W."})
+	for _, tt := range []struct {
+		call toolkit.ToolCall
+		want string
+	}{
+		{toolkit.ToolCall{Input: map[string]any{"zeta": true, "omega": true}, InputKeys: []string{"zeta", "omega"}},
+			"Invalid group name(s): zeta, omega. The current available groups are: alpha, web"},
+		{toolkit.ToolCall{Input: map[string]any{"web": "yes", "alpha": 1.0}, InputKeys: []string{"web", "alpha"}},
+			"Invalid arguments: the argument 'web' should be a bool value, but got <class 'str'>."},
+		{toolkit.ToolCall{Input: map[string]any{"web": 1.0}, InputFloats: []string{"web"}},
+			"Invalid arguments: the argument 'web' should be a bool value, but got <class 'float'>."},
+		{toolkit.ToolCall{Input: map[string]any{"web": 1.0}},
+			"Invalid arguments: the argument 'web' should be a bool value, but got <class 'int'>."},
+		{toolkit.ToolCall{Input: map[string]any{"web": "1.0"}, InputFloats: []string{"web"}}, // replaced since
+			"Invalid arguments: the argument 'web' should be a bool value, but got <class 'str'>."},
+	} {
+		tt.call.ID, tt.call.Name, tt.call.Session = "1", toolkit.MetaToolName, "s"
+		if r := tk.Invoke(context.Background(), tt.call); r.Code != toolkit.CodeInvalidInput || r.Text() != tt.want {
+			t.Errorf("%v %v %v: %s %q, want %q", tt.call.Input, tt.call.InputKeys, tt.call.InputFloats, r.Code, r.Text(), tt.want)
+		}
+	}
+}

@@ -120,10 +120,13 @@ func (tk *Toolkit) metaEntry(reg *registry) *entry {
 func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 	reg := tk.reg.Load()
 	// The order the model wrote the names in, when its text is there
-	// (ToolCall.RawInput): AgentScope reads them in that order. A decoded
-	// object has none.
+	// (ToolCall.RawInput) or its decoder read it (InputKeys): AgentScope
+	// reads them in that order. A decoded object has none.
 	var at map[string]int
 	keys, lits := rawFields(call.RawInput)
+	if call.RawInput == "" {
+		keys = call.InputKeys
+	}
 	if len(keys) > 0 {
 		at = make(map[string]int, len(keys))
 		for i, k := range keys {
@@ -175,7 +178,11 @@ func (tk *Toolkit) resetTools(ctx context.Context, call *Call, w Writer) error {
 			// AgentScope names the Python type; this is the type
 			// json.loads gives the same JSON value (as the model
 			// wrote it, when its text is there: 1.0 is a float).
-			return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %s.", name, pyTypeOf(v, lits[name]))
+			typ := pyTypeOf(v, lits[name])
+			if _, f := v.(float64); f && call.RawInput == "" && slices.Contains(call.InputFloats, name) {
+				typ = "<class 'float'>" // whole, but sent as a float
+			}
+			return Errorf(CodeInvalidInput, "Invalid arguments: the argument '%s' should be a bool value, but got %s.", name, typ)
 		}
 	}
 	var activated []Group

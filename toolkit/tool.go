@@ -101,6 +101,18 @@ type ToolCall struct {
 	// (ParseRawInput); what cannot be repaired ends the call
 	// invalid_input with a message telling the model to resend it.
 	RawInput string `json:"raw_input,omitempty" msgpack:"raw_input,omitempty"`
+	// InputKeys are Input's keys in the order the caller wrote them, and
+	// InputFloats those of its keys whose values the caller wrote as
+	// floating-point numbers (1.0, 1e3, a msgpack float), where whoever
+	// decoded Input read them (the bus's worker does for reset_tools); a
+	// map keeps neither. AgentScope reads the model's arguments in the
+	// order written, and json.loads makes 1.0 a float: reset_tools names
+	// unknown groups and the first value that is not a bool in this
+	// order, and a whole float64 value, which encoding/json also makes of
+	// 1, as the float InputFloats says it is. RawInput, when set, gives
+	// both itself. Not part of any wire message.
+	InputKeys   []string `json:"-" msgpack:"-"`
+	InputFloats []string `json:"-" msgpack:"-"`
 	// Session keys the group activation state (and, with the bus, more).
 	Session string `json:"session,omitempty" msgpack:"session,omitempty"`
 	// Identity is the caller the call is made for, as the transport
