@@ -6,6 +6,7 @@ package toolkit_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -385,6 +386,29 @@ func TestResetToolsReadsInputKeysAndFloats(t *testing.T) {
 		tt.call.ID, tt.call.Name, tt.call.Session = "1", toolkit.MetaToolName, "s"
 		if r := tk.Invoke(context.Background(), tt.call); r.Code != toolkit.CodeInvalidInput || r.Text() != tt.want {
 			t.Errorf("%v %v %v: %s %q, want %q", tt.call.Input, tt.call.InputKeys, tt.call.InputFloats, r.Code, r.Text(), tt.want)
+		}
+	}
+}
+
+// TestValueChunkRawJSONKeepsKeyOrder: a Go map has no order, so a map a
+// tool returns comes out with its keys sorted; a tool that must keep
+// the order of an object it was given, as json.dumps keeps a dict's,
+// returns it as json.RawMessage, whose keys stay as written, spaced and
+// with non-ASCII kept as json.dumps(ensure_ascii=False) writes them.
+func TestValueChunkRawJSONKeepsKeyOrder(t *testing.T) {
+	for _, tt := range []struct {
+		v    any
+		want string
+	}{
+		{json.RawMessage(`{"city":"成都","b":[1,2],"a":{"z":1,"y":null}}`), `{"city": "成都", "b": [1, 2], "a": {"z": 1, "y": null}}`},
+		{map[string]any{"city": "成都", "b": 1}, `{"b": 1, "city": "成都"}`},
+	} {
+		c, err := toolkit.ValueChunk(tt.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Content[0].Text; got != tt.want {
+			t.Errorf("ValueChunk(%v) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
 }

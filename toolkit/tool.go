@@ -573,10 +573,12 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 // as JSON written as Python's json.dumps(v, ensure_ascii=False) writes
 // it: non-ASCII kept, HTML not escaped, ", " and ": " between items (a
 // map's keys sorted, a struct's fields in order, where Python keeps a
-// dict's insertion order). A value JSON cannot encode is printed when it
-// holds no others (a func, a channel, NaN); otherwise (a map, slice,
-// array, struct or pointer) JSON's error is returned, since fmt prints a
-// map or slice that holds itself until the stack overflows.
+// dict's insertion order: a tool that must keep an object's key order
+// returns it as a json.RawMessage, whose keys stay as written). A value
+// JSON cannot encode is printed when it holds no others (a func, a
+// channel, NaN); otherwise (a map, slice, array, struct or pointer)
+// JSON's error is returned, since fmt prints a map or slice that holds
+// itself until the stack overflows.
 func ValueChunk(v any) (Chunk, error) {
 	switch x := v.(type) {
 	case nil:
