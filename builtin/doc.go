@@ -120,7 +120,9 @@
 //     last line without "\n" is shown ending its line before the closing
 //     fence, where AgentScope runs it into the fence; what ranges clamp,
 //     and a write's ranges starting right after the last line (which
-//     append), are answered as any other range.
+//     append), are answered as any other range. A write's ranges
+//     starting further on are refused with AgentScope's "Error: The
+//     start line s is invalid. The file only has n lines."
 //   - Output is streamed and interleaved like a terminal, instead of being
 //     returned at the end as separate <stdout> and <stderr> blocks.
 //   - File tool failures are errors (state error, or denied for paths

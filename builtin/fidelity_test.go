@@ -166,3 +166,26 @@ func TestInsertTextFileAsAgentScope(t *testing.T) {
 		t.Errorf("a refused insert changed the file: %q", got)
 	}
 }
+
+// TestWriteTextFileRangeErrorsAsAgentScope: write_text_file's ranges
+// starting past the end of the file (beyond the line after the last,
+// which appends here) are refused with AgentScope's text.
+func TestWriteTextFileRangeErrorsAsAgentScope(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{})
+	writeFile(t, filepath.Join(ws, "f.txt"), "1\n2\n")
+	for _, tt := range []struct {
+		ranges any
+		want   string
+	}{
+		{[]any{4, 5}, "Error: The start line 4 is invalid. The file only has 2 lines."},
+		{[]any{9, 9}, "Error: The start line 9 is invalid. The file only has 2 lines."},
+	} {
+		r := invoke(t, tk, builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "x", "ranges": tt.ranges})
+		if r.State != toolkit.StateError || r.Text() != tt.want {
+			t.Errorf("write ranges %v: %s %q, want %q", tt.ranges, r.State, r.Text(), tt.want)
+		}
+	}
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "1\n2\n" {
+		t.Errorf("a refused write changed the file: %q", got)
+	}
+}

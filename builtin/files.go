@@ -240,6 +240,9 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if n := countLines(text); len(in.Ranges) == 2 && in.Ranges[0] > n+1 {
+		return "", toolkit.Errorf(toolkit.CodeInvalidInput, "Error: The start line %d is invalid. The file only has %d lines.", in.Ranges[0], n)
+	}
 	start, end, err := lineRange(in.Ranges, countLines(text), true)
 	if err != nil {
 		return "", err
