@@ -69,7 +69,7 @@ func TestEditKeepsInodeFlags(t *testing.T) {
 	}
 
 	wantOK(t, invoke(t, tk, builtin.WriteTextFile, editInput("f.txt", map[string]any{"content": "two\n", "ranges": []any{2, 2}})))
-	wantOK(t, invoke(t, tk, builtin.InsertTextFile, editInput("f.txt", map[string]any{"content": "zero\n", "line_number": 1})))
+	wantOK(t, invoke(t, tk, builtin.InsertTextFile, editInput("f.txt", map[string]any{"content": "zero", "line_number": 1})))
 	wantOK(t, invoke(t, tk, builtin.WriteTextFile, editInput("plain.txt", map[string]any{"content": "one\n"})))
 
 	if got := readFile(t, path); got != "zero\n1\ntwo\n3\n" {

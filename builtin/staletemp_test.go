@@ -72,7 +72,7 @@ func TestEditRemovesStaleTempFiles(t *testing.T) {
 	f := &files{ws: ws, maxFile: DefaultMaxFileBytes, maxOutput: DefaultMaxOutputBytes}
 	edit := func() {
 		t.Helper()
-		if _, err := f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x\n", LineNumber: 1}); err != nil {
+		if _, err := f.insert(context.Background(), insertInput{FilePath: "f.txt", Content: "x", LineNumber: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
