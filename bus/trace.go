@@ -33,7 +33,9 @@ import (
 // (a cancel or deadline that came first, a tool not served here, a bad
 // request) gets the same span, started and ended at its answer. The
 // tool's context carries the span, so work it starts (an MCP call, an
-// HTTP request with the context) is a child of it.
+// HTTP request with the context) is a child of it. The trace keeps at
+// most callspan.MaxTraceState bytes of the caller's tracestate (W3C
+// Trace Context's cut), which the tool's requests in the trace carry on.
 
 // maxSpanSession bounds the session name a span carries.
 const maxSpanSession = 256
@@ -74,7 +76,9 @@ func injectTrace(ctx context.Context, h nats.Header) nats.Header {
 func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, tool *toolkit.Tool) (context.Context, trace.Span) {
 	ctx := context.Background()
 	if h != nil {
-		ctx = traceContext.Extract(ctx, natsCarrier(h))
+		// The caller writes the tracestate: the trace goes on with at
+		// most callspan.MaxTraceState bytes of it.
+		ctx = callspan.BoundTraceState(traceContext.Extract(ctx, natsCarrier(h)))
 	}
 	// Copies: the call's strings share the request's body, which a span
 	// waiting in the exporter's queue must not keep.

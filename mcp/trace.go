@@ -55,16 +55,18 @@ func (m metaCarrier) Keys() []string {
 }
 
 // continueTrace is ctx in the trace an incoming request carries: in the
-// HTTP request's W3C headers, else in its _meta.
+// HTTP request's W3C headers, else in its _meta; with at most
+// callspan.MaxTraceState bytes of its tracestate, which the fleet's and
+// the mounted servers' requests carry on.
 func (g *Gateway) continueTrace(ctx context.Context, req *sdk.CallToolRequest) context.Context {
 	if req.Extra != nil && req.Extra.Header != nil && req.Extra.Header.Get("traceparent") != "" {
 		if c := traceContext.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header)); trace.SpanContextFromContext(c).IsValid() {
-			return c
+			return callspan.BoundTraceState(c)
 		}
 	}
 	if meta := req.Params.GetMeta(); meta != nil {
 		if _, ok := meta["traceparent"].(string); ok {
-			return traceContext.Extract(ctx, metaCarrier(meta))
+			return callspan.BoundTraceState(traceContext.Extract(ctx, metaCarrier(meta)))
 		}
 	}
 	return ctx

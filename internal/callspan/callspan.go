@@ -1,7 +1,8 @@
 // Package callspan holds what every span toolbus records of a tool call
 // shares (the worker's execute_tool span, the gateway's tools/call span,
 // the MCP client's tools/call span): how a call's end is recorded, how a
-// panic is, and the tool's type.
+// panic is, the tool's type, and how much of a caller's tracestate a
+// trace continued from it keeps (BoundTraceState).
 //
 // The one rule for a call's end (Outcome), after the final's state and
 // code (toolkit.Code.State):
@@ -18,7 +19,9 @@
 package callspan
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -90,4 +93,62 @@ func Exception(span trace.Span, v any, text string, stack []byte) {
 		attribute.String("exception.stacktrace", string(stack)),
 	))
 	span.SetStatus(codes.Error, Cut(text, MaxMessage))
+}
+
+// MaxTraceState bounds the tracestate of a trace continued from a caller
+// (BoundTraceState): the 512 bytes W3C Trace Context asks a vendor to pass
+// on at least. The caller writes the header, up to 32 members of 513
+// bytes; whatever the trace's spans hold, every request a tool makes in
+// the trace carries it (an MCP server's HTTP requests, as a tracestate
+// header), and 16 KB of it there is more than many HTTP servers take
+// (Node's take 16 KiB of headers in all): the server's refusal of one
+// call broke the MCP session every caller of its tools shares.
+const MaxTraceState = 512
+
+// maxTraceStateMember: members longer than this are the first dropped
+// (W3C Trace Context, "Tracestate Limits").
+const maxTraceStateMember = 128
+
+// BoundTraceState is ctx, as a propagator's Extract returned it, with the
+// tracestate of its span context cut to at most MaxTraceState bytes as
+// W3C Trace Context has a vendor cut one: members longer than 128 bytes
+// are dropped first, then members from the end. ctx itself when its
+// tracestate is within the bound.
+func BoundTraceState(ctx context.Context) context.Context {
+	sc := trace.SpanContextFromContext(ctx)
+	ts := sc.TraceState()
+	if ts.Len() == 0 {
+		return ctx
+	}
+	size := -1 // members and the commas between them
+	ts.Walk(func(k, v string) bool {
+		size += 1 + len(k) + 1 + len(v)
+		return true
+	})
+	if size <= MaxTraceState {
+		return ctx
+	}
+	var kept []string
+	size = -1
+	ts.Walk(func(k, v string) bool {
+		m := len(k) + 1 + len(v)
+		if m > maxTraceStateMember {
+			return true
+		}
+		if size+1+m > MaxTraceState {
+			return false
+		}
+		kept = append(kept, k+"="+v)
+		size += 1 + m
+		return true
+	})
+	cut, err := trace.ParseTraceState(strings.Join(kept, ","))
+	if err != nil { // members of a parsed tracestate: not expected
+		cut = trace.TraceState{}
+	}
+	sc = sc.WithTraceState(cut)
+	if sc.IsRemote() {
+		return trace.ContextWithRemoteSpanContext(ctx, sc)
+	}
+	return trace.ContextWithSpanContext(ctx, sc)
 }
