@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -144,6 +147,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, err
 	}
+	if req.Method == http.MethodPost && tooLarge(resp.StatusCode) {
+		refusedAlone(resp)
+	}
 	if release != nil {
 		resp.Body = &releaseBody{ReadCloser: resp.Body, release: release}
 	}
@@ -172,6 +178,47 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = newSSETap(resp.Body, t.router, token)
 	}
 	return resp, nil
+}
+
+// tooLarge reports the statuses by which an HTTP server refuses a request
+// for its size alone: 413 Content Too Large (its body: a call's
+// arguments, an answer to the server's question, which a caller chooses),
+// 414 URI Too Long and 431 Request Header Fields Too Large.
+func tooLarge(status int) bool {
+	return status == http.StatusRequestEntityTooLarge || status == http.StatusRequestURITooLong || status == http.StatusRequestHeaderFieldsTooLarge
+}
+
+// refusedAlone makes resp, an error status refusing one POST for its size,
+// fail that request alone. Its body, the server's, seldom holds a
+// JSON-RPC error (a Node server's 413 and 431, a proxy's), and the go-sdk
+// takes an error status without one for a broken connection: every
+// request running on the MCP session failed with it, and the session
+// ended. The body is replaced by a JSON-RPC error saying the server
+// refused the request as too large, which the go-sdk reports as that
+// request's failure (ErrRejected) and reads nothing else of: the id is
+// not the request's, which it does not look at.
+func refusedAlone(resp *http.Response) {
+	resp.Body.Close()
+	what := "the request"
+	switch resp.StatusCode {
+	case http.StatusRequestEntityTooLarge:
+		what = "its body (the arguments, or an answer)"
+	case http.StatusRequestHeaderFieldsTooLarge:
+		what = "its headers"
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "error": map[string]any{
+		"code":    jsonrpc.CodeInvalidRequest,
+		"message": fmt.Sprintf("the MCP server refused the request as too large (HTTP %d %s): %s is more than it takes", resp.StatusCode, http.StatusText(resp.StatusCode), what),
+	}})
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	h := resp.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Content-Type", "application/json")
+	resp.Header = h
+	h.Del("Content-Encoding")
 }
 
 // sameOrigin reports whether u has the scheme, host and port of origin.
