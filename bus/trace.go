@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/callspan"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -36,6 +37,9 @@ import (
 // HTTP request with the context) is a child of it. The trace keeps at
 // most callspan.MaxTraceState bytes of the caller's tracestate (W3C
 // Trace Context's cut), which the tool's requests in the trace carry on.
+// What the caller chose (the tool's name, the call id, the session) goes
+// on the span as UTF-8, each byte that is not replaced by U+FFFD: OTLP
+// exports no batch holding a string that is not.
 
 // maxSpanSession bounds the session name a span carries.
 const maxSpanSession = 256
@@ -81,11 +85,14 @@ func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, t
 		ctx = callspan.BoundTraceState(traceContext.Extract(ctx, natsCarrier(h)))
 	}
 	// Copies: the call's strings share the request's body, which a span
-	// waiting in the exporter's queue must not keep.
+	// waiting in the exporter's queue must not keep. The caller chose
+	// them, so they go on the span as UTF-8 (callspan.Text) and bounded:
+	// a call id the worker refused may be as long as a request.
+	name := strings.Clone(callspan.Text(call.Name, toolkit.MaxNameLen))
 	attrs := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", "execute_tool"),
-		attribute.String("gen_ai.tool.name", strings.Clone(call.Name)),
-		attribute.String("gen_ai.tool.call.id", strings.Clone(call.ID)),
+		attribute.String("gen_ai.tool.name", name),
+		attribute.String("gen_ai.tool.call.id", strings.Clone(callspan.Text(call.ID, wire.MaxCallIDLen))),
 	}
 	if tool != nil {
 		typ := callspan.TypeFunction
@@ -96,12 +103,12 @@ func startCallSpan(tracer trace.Tracer, h nats.Header, call *toolkit.ToolCall, t
 		attrs = append(attrs, attribute.String("gen_ai.tool.type", typ), attribute.String("gen_ai.tool.description", cutUTF8(tool.Description, callspan.MaxDescription)))
 	}
 	if call.Session != "" {
-		attrs = append(attrs, attribute.String("toolbus.session", strings.Clone(cutUTF8(call.Session, maxSpanSession))))
+		attrs = append(attrs, attribute.String("toolbus.session", strings.Clone(callspan.Text(call.Session, maxSpanSession))))
 	}
 	if call.Attempt > 0 {
 		attrs = append(attrs, attribute.Int("toolbus.attempt", call.Attempt))
 	}
-	return tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	return tracer.Start(ctx, "execute_tool "+name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
 // callSpan starts the span of a call this worker runs (startCallSpan,
@@ -118,7 +125,7 @@ func (w *Worker) callSpan(h nats.Header, call *toolkit.ToolCall) (context.Contex
 // to the worker its session is pinned to, or (its tool removed here) to
 // the tool's queue group or back to the durable queue; to names where.
 func routeSpan(span trace.Span, tool, to string) {
-	span.SetName("route_tool " + tool)
+	span.SetName("route_tool " + callspan.Text(tool, toolkit.MaxNameLen))
 	span.SetAttributes(attribute.String("gen_ai.operation.name", "route_tool"), attribute.String("toolbus.forwarded_to", to))
 }
 

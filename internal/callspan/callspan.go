@@ -40,7 +40,7 @@ func Outcome(span trace.Span, code string, failed bool, desc string) {
 		if desc == "" {
 			desc = code
 		}
-		span.SetStatus(codes.Error, Cut(desc, MaxMessage))
+		span.SetStatus(codes.Error, Text(desc, MaxMessage))
 	}
 }
 
@@ -64,6 +64,21 @@ const MaxDescription = 1024
 // a megabyte as easily as a line, and a span waits in the exporter's
 // queue with thousands of others.
 const MaxMessage = 4096
+
+// Text is s as a span carries it: cut to at most n bytes (Cut), each run
+// of bytes in it that is not UTF-8 replaced by U+FFFD. OTLP carries a
+// span's name and strings as protobuf strings, which must be UTF-8: one
+// that is not fails the export of its whole batch ("string field
+// contains invalid UTF-8"), every caller's spans with it. A caller's
+// msgpack strings and subjects may hold any bytes, so what a caller chose
+// goes on a span through Text.
+func Text(s string, n int) string {
+	s = Cut(s, n)
+	if utf8.ValidString(s) {
+		return s
+	}
+	return Cut(strings.ToValidUTF8(s, "\uFFFD"), n)
+}
 
 // Cut is s cut to at most n bytes, at the start of a rune.
 func Cut(s string, n int) string {
@@ -89,10 +104,10 @@ func Exception(span trace.Span, v any, text string, stack []byte) {
 	}
 	span.AddEvent("exception", trace.WithAttributes(
 		attribute.String("exception.type", fmt.Sprintf("%T", v)),
-		attribute.String("exception.message", Cut(text, MaxMessage)),
-		attribute.String("exception.stacktrace", string(stack)),
+		attribute.String("exception.message", Text(text, MaxMessage)),
+		attribute.String("exception.stacktrace", strings.ToValidUTF8(string(stack), "\uFFFD")),
 	))
-	span.SetStatus(codes.Error, Cut(text, MaxMessage))
+	span.SetStatus(codes.Error, Text(text, MaxMessage))
 }
 
 // MaxTraceState bounds the tracestate of a trace continued from a caller
