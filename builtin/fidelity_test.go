@@ -2,6 +2,7 @@ package builtin_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -187,5 +188,25 @@ func TestWriteTextFileRangeErrorsAsAgentScope(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "1\n2\n" {
 		t.Errorf("a refused write changed the file: %q", got)
+	}
+}
+
+// TestViewTextFileErrorsAsAgentScope: view_text_file on a missing file
+// or a directory answers in AgentScope's words ("Error: The file f does
+// not exist.", "Error: The path d is not a file."), with the tool_error
+// code of every file tool's refusal.
+func TestViewTextFileErrorsAsAgentScope(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{})
+	if err := os.Mkdir(filepath.Join(ws, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ file, want string }{
+		{"nope.txt", "Error: The file nope.txt does not exist."},
+		{"d", "Error: The path d is not a file."},
+	} {
+		r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": tt.file})
+		if r.Code != toolkit.CodeToolError || r.Text() != tt.want {
+			t.Errorf("view %s: %s %q, want %s %q", tt.file, r.Code, r.Text(), toolkit.CodeToolError, tt.want)
+		}
 	}
 }

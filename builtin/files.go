@@ -396,22 +396,34 @@ func (f *files) readText(ctx context.Context, p string) (string, error) {
 }
 
 // readFrom reads the text file rel of root, which the model named p.
-// forEdit words the error for a missing file for the tools that edit.
+// forEdit words the error for a missing file for the tools that edit;
+// for viewing, a missing file and a directory are refused in
+// AgentScope's view_text_file's words.
 func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, error) {
+	isRegular := func(fi fs.FileInfo) error {
+		if fi.IsDir() && !forEdit {
+			return toolkit.Errorf(toolkit.CodeToolError, "Error: The path %s is not a file.", shown(p))
+		}
+		return regular(p, fi)
+	}
 	// Look first, so that a socket or a device is named rather than
 	// failing to open; then open without blocking (opening a named pipe
 	// must not wait for a writer, and a call stuck in open keeps its OS
 	// thread) and check what was opened, so a swap after the first look
 	// cannot slip a pipe in.
 	if fi, err := root.Stat(rel); err == nil {
-		if err := regular(p, fi); err != nil {
+		if err := isRegular(fi); err != nil {
 			return "", err
 		}
 	}
 	file, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && forEdit {
+		switch {
+		case !errors.Is(err, fs.ErrNotExist):
+		case forEdit:
 			return "", toolkit.Errorf(toolkit.CodeToolError, "FileError: %q does not exist. Create it with %s first.", p, WriteTextFile)
+		default:
+			return "", toolkit.Errorf(toolkit.CodeToolError, "Error: The file %s does not exist.", shown(p))
 		}
 		return "", pathError(p, err)
 	}
@@ -420,7 +432,7 @@ func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, er
 	if err != nil {
 		return "", pathError(p, err)
 	}
-	if err := regular(p, fi); err != nil {
+	if err := isRegular(fi); err != nil {
 		return "", err
 	}
 	if fi.Size() > f.maxFile {

@@ -77,8 +77,8 @@ func TestViewTextFile(t *testing.T) {
 		code  toolkit.Code
 		frag  string
 	}{
-		{"missing file", map[string]any{"file_path": "nope.txt"}, toolkit.CodeToolError, `"nope.txt" does not exist`},
-		{"directory", map[string]any{"file_path": "dir"}, toolkit.CodeToolError, "is a directory"},
+		{"missing file", map[string]any{"file_path": "nope.txt"}, toolkit.CodeToolError, "Error: The file nope.txt does not exist."},
+		{"directory", map[string]any{"file_path": "dir"}, toolkit.CodeToolError, "Error: The path dir is not a file."},
 		{"binary", map[string]any{"file_path": "bin.dat"}, toolkit.CodeToolError, "binary"},
 		{"too large", map[string]any{"file_path": "big.txt"}, toolkit.CodeToolError, "1001 bytes, over the limit of 1000"},
 		{"through a file", map[string]any{"file_path": "five.txt/x"}, toolkit.CodeToolError, "not a directory"},

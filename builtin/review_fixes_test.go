@@ -198,7 +198,7 @@ func TestPathEndingInDot(t *testing.T) {
 		t.Errorf(`f.txt is %q after writes to "f.txt/."`, got)
 	}
 	// "." itself is the workspace, a directory.
-	wantCode(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "."}), toolkit.CodeToolError, "is a directory")
+	wantCode(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "."}), toolkit.CodeToolError, "is not a file")
 }
 
 // TestPathEndingInDotDot: a path whose last name is ".." names a
