@@ -29,8 +29,13 @@ type askBound struct {
 	log       *slog.Logger
 	transport string // in the warning: "stdio", "SSE"
 
-	mu      sync.Mutex
-	asks    map[jsonrpc.ID]int
+	mu sync.Mutex
+	// asks holds the params' size of each request read and not answered,
+	// by id: a server may reuse the id of one whose answer is being
+	// written (the go-sdk takes it as free then), and each holds its
+	// answer's goroutine.
+	asks    map[jsonrpc.ID][]int
+	n       int // requests in asks
 	bytes   int
 	dropped int
 }
@@ -45,32 +50,51 @@ func (b *askBound) admit(m jsonrpc.Message) bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, dup := b.asks[req.ID]; dup {
-		return true // the go-sdk refuses it on the reader's goroutine
-	}
+	// One whose id is waiting for its answer counts as well: the go-sdk
+	// refuses it (an answer without an id, see answered) when it has not
+	// started writing the earlier one's answer, and answers it as a new
+	// request once it has.
 	size := len(req.Params)
-	if len(b.asks) >= maxServerAsks || b.bytes+size > maxServerAskBytes {
+	if b.n >= maxServerAsks || b.bytes+size > maxServerAskBytes {
 		if b.dropped++; b.dropped == 1 && b.log != nil {
 			b.log.Warn("mcp: the "+b.transport+" server sends requests faster than it takes their answers; dropping them unanswered",
-				"method", cutText(req.Method, 64), "unanswered", len(b.asks), "max", maxServerAsks)
+				"method", cutText(req.Method, 64), "unanswered", b.n, "max", maxServerAsks)
 		}
 		return false
 	}
 	if b.asks == nil {
-		b.asks = map[jsonrpc.ID]int{}
+		b.asks = map[jsonrpc.ID][]int{}
 	}
-	b.asks[req.ID] = size
+	b.asks[req.ID] = append(b.asks[req.ID], size)
+	b.n++
 	b.bytes += size
 	return true
 }
 
-// answered forgets the server's request id once its answer is written.
+// answered forgets one of the server's requests of id once its answer is
+// written. An answer without an id is the go-sdk's refusal of a request
+// whose id was waiting: it forgets one of an id read more than once.
 func (b *askBound) answered(id jsonrpc.ID) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if size, ok := b.asks[id]; ok {
+	if !id.IsValid() {
+		for k, sizes := range b.asks {
+			if len(sizes) > 1 {
+				id = k
+				break
+			}
+		}
+	}
+	sizes := b.asks[id]
+	if len(sizes) == 0 {
+		return
+	}
+	b.n--
+	b.bytes -= sizes[len(sizes)-1]
+	if len(sizes) == 1 {
 		delete(b.asks, id)
-		b.bytes -= size
+	} else {
+		b.asks[id] = sizes[:len(sizes)-1]
 	}
 }
 
