@@ -183,6 +183,16 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 		}
 		if redirect {
 			redirect = false
+			// The shell brace-expands the target, and writes to it when
+			// that makes one word (> {/srv/x,} writes /srv/x): checks
+			// see the words it makes.
+			if braced {
+				work := maxBraceWork
+				if ws, ok := expandBraces(w, maxBraceWords, &work); ok {
+					cur.outputs = append(cur.outputs, ws...)
+					return
+				}
+			}
 			cur.outputs = append(cur.outputs, w)
 			return
 		}
