@@ -193,7 +193,8 @@
 //     runs rm). A command another runs (behind a wrapper, xargs or a
 //     package runner, as
 //     find's or go's -exec, npm's --script-shell, a script of sh -c, eval
-//     or a git configuration value) is a command of the line for allow
+//     or a git configuration value, the body of a here-document or
+//     here-string on a line that runs a shell: bash <<EOF) is a command of the line for allow
 //     rules too, as those of "a && b" are: "find:*" allows "find . -exec
 //     rm x {} ;", "xargs:*" "xargs rm" and "sudo:*" "sudo rm x" only with
 //     a rule that also covers "rm x" (or when it only reads: "find . -exec

@@ -308,13 +308,21 @@ func shellSubjects(p Policy, in map[string]any) []subject {
 		line.subst = true // nothing here is read-only
 	}
 	// The commands of here-documents' bodies, which may be scripts (bash
-	// <<EOF): for deny and ask rules. On a line that runs a shell, a body
+	// <<EOF): for deny and ask rules, and on a line that runs a shell for
+	// allow rules as well. On a line that runs a shell, a body
 	// that sets a variable whose code a shell runs (PS4, BASH_ENV) may
 	// run anything, as such an assignment on the line does.
 	feeds := len(line.data) > 0 && runsShell(line)
 	for _, c := range line.data {
 		for _, w := range append([]simpleCmd{c}, wrappedOrNone(c)...) {
-			out = append(out, subject{text: w.text(), denyOnly: true})
+			if feeds && !w.reading {
+				// A shell may run the body as its script (bash <<EOF):
+				// its commands are the line's for allow rules too.
+				out = append(out, subject{text: w.text(), allowText: w.fullText(), readOnly: !line.subst && readOnlyCmd(w),
+					writes: writesOutside(w, p.WorkingDirs)})
+			} else {
+				out = append(out, subject{text: w.text(), denyOnly: true})
+			}
 			if feeds && setsCodeVar(w) {
 				out = append(out, subject{text: w.text(), denyOnly: true, opaque: true})
 			}
