@@ -14,12 +14,12 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// pingFloodSSEServer is a legacy SSE server with one tool, "flood",
-// whose call it answers with n ping requests on its event stream and
-// then a progress notification; it never completes a POST carrying an
-// answer (answers counts them), holding each until done is closed.
-func pingFloodSSEServer(t *testing.T, n int, answers *atomic.Int64, done chan struct{}) string {
-	stream := make(chan string, 16)
+// askSSEServer is a legacy SSE server with one tool, named tool: its
+// call is handed to onCall with the call's progress token and the
+// server's event stream, and each POST carrying an answer to onAnswer,
+// then held until done is closed (never completed).
+func askSSEServer(t *testing.T, tool string, done chan struct{}, onCall func(token string, stream chan<- string), onAnswer func(stream chan<- string)) string {
+	stream := make(chan string, maxServerAsks+16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -53,8 +53,7 @@ func pingFloodSSEServer(t *testing.T, n int, answers *atomic.Int64, done chan st
 			return
 		}
 		if m.Method == "" {
-			// An answer to one of the pings: never completed.
-			answers.Add(1)
+			onAnswer(stream)
 			select {
 			case <-done:
 			case <-r.Context().Done():
@@ -67,14 +66,9 @@ func pingFloodSSEServer(t *testing.T, n int, answers *atomic.Int64, done chan st
 		case "initialize":
 			result = fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"p","version":"1"}}`, m.Params.ProtocolVersion)
 		case "tools/list":
-			result = `{"tools":[{"name":"flood","inputSchema":{"type":"object"}}]}`
+			result = fmt.Sprintf(`{"tools":[{"name":%q,"inputSchema":{"type":"object"}}]}`, tool)
 		case "tools/call":
-			var pings []byte
-			for i := range n {
-				pings = fmt.Appendf(pings, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i)
-			}
-			stream <- string(pings)
-			stream <- fmt.Sprintf("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%q,\"progress\":1}}\n\n", m.Params.Meta.Token)
+			onCall(m.Params.Meta.Token, stream)
 			return
 		default:
 			if m.ID == nil {
@@ -86,6 +80,25 @@ func pingFloodSSEServer(t *testing.T, n int, answers *atomic.Int64, done chan st
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/sse"
+}
+
+// progressEvent is the event of a progress notification for token.
+func progressEvent(token string) string {
+	return fmt.Sprintf("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%q,\"progress\":1}}\n\n", token)
+}
+
+// pingFloodSSEServer is an askSSEServer whose tool "flood" answers its
+// call with n ping requests on its event stream and then a progress
+// notification; answers counts the POSTs carrying an answer.
+func pingFloodSSEServer(t *testing.T, n int, answers *atomic.Int64, done chan struct{}) string {
+	return askSSEServer(t, "flood", done, func(token string, stream chan<- string) {
+		var pings []byte
+		for i := range n {
+			pings = fmt.Appendf(pings, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i)
+		}
+		stream <- string(pings)
+		stream <- progressEvent(token)
+	}, func(chan<- string) { answers.Add(1) })
 }
 
 // The go-sdk answers each request of a legacy SSE server on a goroutine

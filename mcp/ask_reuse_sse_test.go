@@ -1,11 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,84 +8,27 @@ import (
 	"github.com/toolbus/toolbus/toolkit"
 )
 
-// pingReuseSSEServer is a legacy SSE server with one tool, "reuse",
-// whose call it answers with a ping of id "p"; each POST of an answer it
-// holds until done is closed (answers counts them) and, the first
-// maxServerAsks times, answers with another ping of the same id "p".
-// After the last ping it sends a progress notification.
+// pingReuseSSEServer is an askSSEServer whose tool "reuse" answers its
+// call with a ping of id "p"; each POST of an answer (answers counts
+// them), the first maxServerAsks times, brings another ping of the same
+// id "p", and the last a progress notification after it.
 func pingReuseSSEServer(t *testing.T, answers *atomic.Int64, done chan struct{}) string {
-	stream := make(chan string, maxServerAsks+16)
 	var token atomic.Value
 	ping := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\n\n"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, "event: endpoint\ndata: /message\n\n")
-			w.(http.Flusher).Flush()
-			for {
-				select {
-				case m := <-stream:
-					fmt.Fprint(w, m)
-					w.(http.Flusher).Flush()
-				case <-done:
-					return
-				case <-r.Context().Done():
-					return
-				}
-			}
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				Meta            struct {
-					Token string `json:"progressToken"`
-				} `json:"_meta"`
-			} `json:"params"`
-		}
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if r.Method != http.MethodPost || json.Unmarshal(body, &m) != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		if m.Method == "" {
-			// An answer to the ping: the client took the id as free again
-			// once it wrote it, so the next ping reuses it. Never completed.
-			switch n := answers.Add(1); {
-			case n < maxServerAsks:
-				stream <- ping
-			case n == maxServerAsks:
-				stream <- ping
-				stream <- fmt.Sprintf("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%q,\"progress\":1}}\n\n", token.Load())
-			}
-			select {
-			case <-done:
-			case <-r.Context().Done():
-			}
-			return
-		}
-		w.WriteHeader(http.StatusAccepted)
-		var result string
-		switch m.Method {
-		case "initialize":
-			result = fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"p","version":"1"}}`, m.Params.ProtocolVersion)
-		case "tools/list":
-			result = `{"tools":[{"name":"reuse","inputSchema":{"type":"object"}}]}`
-		case "tools/call":
-			token.Store(m.Params.Meta.Token)
+	return askSSEServer(t, "reuse", done, func(tok string, stream chan<- string) {
+		token.Store(tok)
+		stream <- ping
+	}, func(stream chan<- string) {
+		// The client took the id as free again once it wrote the
+		// answer, so the next ping reuses it.
+		switch n := answers.Add(1); {
+		case n < maxServerAsks:
 			stream <- ping
-			return
-		default:
-			if m.ID == nil {
-				return
-			}
-			result = `{}`
+		case n == maxServerAsks:
+			stream <- ping
+			stream <- progressEvent(token.Load().(string))
 		}
-		stream <- fmt.Sprintf("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", m.ID, result)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/sse"
+	})
 }
 
 // A legacy SSE server reusing the id of a request whose answer's POST it
