@@ -338,7 +338,6 @@ type sseTap struct {
 	data   [][]byte
 	size   int  // of data
 	over   bool // the event outgrew maxTapLine: not a notification
-	events int
 	// event: the bytes of the event being read, all its lines; past
 	// maxEventBytes the stream fails (Read).
 	event int

@@ -387,16 +387,10 @@ func (r *repairer) literal() bool {
 	return true
 }
 
-// rawKeys are the top-level keys of a model's arguments string in the
-// order it wrote them (repaired as ParseRawInput does); nil when it is not
+// rawFields are the top-level keys of a model's arguments string in the
+// order it wrote them and, for each key, the JSON text of its value as
+// the model wrote it (repaired as ParseRawInput does); nil when it is not
 // an object.
-func rawKeys(raw string) []string {
-	keys, _ := rawFields(raw)
-	return keys
-}
-
-// rawFields are rawKeys and, for each key, the JSON text of its value as
-// the model wrote it (repaired as ParseRawInput does).
 func rawFields(raw string) ([]string, map[string]json.RawMessage) {
 	data := []byte(raw)
 	if !json.Valid(data) {

@@ -855,15 +855,6 @@ func (r *registry) lookup(name string) *entry {
 	return r.byName[name]
 }
 
-func (r *registry) group(name string) (Group, bool) {
-	for _, g := range r.groups {
-		if g.Name == name {
-			return g, true
-		}
-	}
-	return Group{}, false
-}
-
 // newEntry computes the effective schema, its validator and the handler
 // chain.
 func newEntry(t *Tool, ext *extension, mws []Middleware) (*entry, error) {
