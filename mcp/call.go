@@ -34,7 +34,9 @@ func (c *Client) handler(tool string) toolkit.Handler {
 // *toolkit.Error:
 //
 //   - a JSON-RPC error from the server: tool_error with the server's message;
-//   - a result that cannot be read: tool_error saying so (the session stays);
+//   - a result that cannot be read, or a Streamable HTTP response stream
+//     that ends without the result: tool_error saying so (the session
+//     stays);
 //   - the server cannot be reached: unavailable;
 //   - the connection failed during the call: tool_error (the next call
 //     reconnects);

@@ -149,10 +149,13 @@
 // server's message, and so does a result that cannot be read (a content
 // type the go-sdk does not know, invalid base64) or a response holding
 // neither a result nor an error, on a session that stays, and so does a
-// Streamable HTTP server's refusal of the request as too large (HTTP 413,
-// 414 or 431, which the go-sdk alone takes for a broken connection: one
-// caller's large arguments would end every call on the session); a server that
-// cannot be reached with unavailable; a connection that breaks during the
+// Streamable HTTP server's refusal of the request as too
+// large (HTTP 413, 414 or 431, which the go-sdk alone takes for a broken
+// connection: one caller's large arguments would end every call on the
+// session), and so does a Streamable HTTP response stream that ends
+// without the call's result (also when the server refuses to resume it
+// from its last event id; a 404 there still says the session is gone);
+// a server that cannot be reached with unavailable; a connection that breaks during the
 // call with tool_error (the next call reconnects; for a stdio server the
 // error waits up to 2 s for the server to be closed, and says how it
 // exited, unless the client had to signal it, and the end of its

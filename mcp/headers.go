@@ -150,6 +150,10 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPost && tooLarge(resp.StatusCode) {
 		refusedAlone(resp)
 	}
+	if req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") != "" && (resp.StatusCode < 200 || resp.StatusCode > 299) &&
+		resp.StatusCode != http.StatusNotFound {
+		resumeRefused(resp)
+	}
 	if release != nil {
 		resp.Body = &releaseBody{ReadCloser: resp.Body, release: release}
 	}
@@ -219,6 +223,22 @@ func refusedAlone(resp *http.Response) {
 	h.Set("Content-Type", "application/json")
 	resp.Header = h
 	h.Del("Content-Encoding")
+}
+
+// resumeRefused makes resp, an error status refusing to resume an event
+// stream (a GET with Last-Event-ID: a POST's response stream that ended
+// without its request's result, which the go-sdk resumes when its events
+// had ids), an event stream that ends at once. The go-sdk takes the error
+// status for a broken connection and closes the session, with every
+// request running on it; an empty stream it takes for the end of that
+// request's response without its result, which fails that request alone
+// (streamCut). A 404 still says the session is gone.
+func resumeRefused(resp *http.Response) {
+	resp.Body.Close()
+	resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
+	resp.Body = http.NoBody
+	resp.ContentLength = 0
+	resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
 }
 
 // sameOrigin reports whether u has the scheme, host and port of origin.

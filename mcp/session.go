@@ -348,14 +348,14 @@ func (c *Client) onSession(ctx context.Context, retrySafe bool, f func(*sdk.Clie
 			}
 			c.closeSession(s)
 		}()
-		return f(s.cs)
+		return c.streamCut(s, f(s.cs))
 	}
 	for attempt := 0; ; attempt++ {
 		s, err := c.session(ctx)
 		if err != nil {
 			return err
 		}
-		err = f(s.cs)
+		err = c.streamCut(s, f(s.cs))
 		if err == nil || ctx.Err() != nil || isProtocolError(err) {
 			return err
 		}
@@ -366,6 +366,29 @@ func (c *Client) onSession(ctx context.Context, retrySafe bool, f func(*sdk.Clie
 		}
 		return err
 	}
+}
+
+// sdkStreamCut is the go-sdk's error for a request whose Streamable HTTP
+// response was an event stream that ended without the request's result
+// and without an event id to resume it from.
+const sdkStreamCut = "request terminated without response"
+
+// streamCut makes err, when it is a Streamable HTTP response stream that
+// ended without its request's result (a server whose handler of the
+// request failed, a proxy that cut the stream), the server's fault: the
+// go-sdk fails that request alone and the session goes on, but the
+// error read as a broken connection, and the session was closed with
+// every other request running on it (a read-only one sent again).
+func (c *Client) streamCut(s *session, err error) error {
+	if err == nil || c.cfg.Transport != TransportStreamableHTTP || s.dead.Load() {
+		return err
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == sdkStreamCut {
+			return &serverFault{fmt.Errorf("the MCP server %q ended its response stream without the result", c.cfg.Name)}
+		}
+	}
+	return err
 }
 
 // JSON-RPC codes the go-sdk uses for local transport failures, not for
