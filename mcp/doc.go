@@ -149,7 +149,7 @@
 // server's message, and so does a result that cannot be read (a content
 // type the go-sdk does not know, invalid base64) or a response holding
 // neither a result nor an error, on a session that stays, and so does a
-// Streamable HTTP server's refusal of the request as too
+// Streamable HTTP or legacy SSE server's refusal of the request as too
 // large (HTTP 413, 414 or 431, which the go-sdk alone takes for a broken
 // connection: one caller's large arguments would end every call on the
 // session), and so does a Streamable HTTP response stream that ends

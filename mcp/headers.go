@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -203,16 +205,9 @@ func tooLarge(status int) bool {
 // not the request's, which it does not look at.
 func refusedAlone(resp *http.Response) {
 	resp.Body.Close()
-	what := "the request"
-	switch resp.StatusCode {
-	case http.StatusRequestEntityTooLarge:
-		what = "its body (the arguments, or an answer)"
-	case http.StatusRequestHeaderFieldsTooLarge:
-		what = "its headers"
-	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "error": map[string]any{
 		"code":    jsonrpc.CodeInvalidRequest,
-		"message": fmt.Sprintf("the MCP server refused the request as too large (HTTP %d %s): %s is more than it takes", resp.StatusCode, http.StatusText(resp.StatusCode), what),
+		"message": tooLargeText(resp.StatusCode),
 	}})
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
@@ -239,6 +234,51 @@ func resumeRefused(resp *http.Response) {
 	resp.Body = http.NoBody
 	resp.ContentLength = 0
 	resp.Header = http.Header{"Content-Type": {"text/event-stream"}}
+}
+
+// tooLargeText says that the server refused a request with status (one
+// of tooLarge's) as too large.
+func tooLargeText(status int) string {
+	what := "the request"
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		what = "its body (the arguments, or an answer)"
+	case http.StatusRequestHeaderFieldsTooLarge:
+		what = "its headers"
+	}
+	return fmt.Sprintf("the MCP server refused the request as too large (HTTP %d %s): %s is more than it takes", status, http.StatusText(status), what)
+}
+
+// refusingTransport makes a legacy SSE server's refusal of a POST for its
+// size (tooLarge) fail that request alone: the go-sdk's SSE client takes
+// any failed POST for a broken connection (its jsonrpc2 layer sets the
+// connection's write error), ending the session with every request
+// running on it. Such a refusal is returned as the server's error
+// answer, wrapping the go-sdk's "rejected by transport", which leaves
+// the connection as it is.
+type refusingTransport struct{ inner sdk.Transport }
+
+func (t *refusingTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &refusingConn{c}, nil
+}
+
+type refusingConn struct{ sdk.Connection }
+
+func (c *refusingConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	var status atomic.Int32 // the POST's, noted by headerTransport
+	err := c.Connection.Write(withStatusMark(ctx, &status), m)
+	if outer := statusMarkOf(ctx); outer != nil {
+		outer.Store(status.Load())
+	}
+	if s := int(status.Load()); err != nil && tooLarge(s) {
+		return fmt.Errorf("%w: %w", &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: tooLargeText(s)},
+			&jsonrpc.Error{Code: codeRejectedByTransport, Message: "rejected by transport"})
+	}
+	return err
 }
 
 // sameOrigin reports whether u has the scheme, host and port of origin.

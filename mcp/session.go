@@ -125,8 +125,8 @@ func (c *Client) open(ctx context.Context) (*session, error) {
 			t.(*sdk.StreamableClientTransport).OAuthHandler = c.oauth
 		}
 	case TransportSSE:
-		t = &detachedTransport{inner: &askTransport{inner: &sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: c.http}},
-			log: c.log, transport: "SSE"}}
+		sse := &refusingTransport{&sdk.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: &http.Client{Transport: c.http}}}
+		t = &detachedTransport{inner: &askTransport{inner: sse, log: c.log, transport: "SSE"}}
 	}
 	var so *sdk.ClientSessionOptions
 	if c.cfg.ProtocolVersion != "" {
