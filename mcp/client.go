@@ -142,6 +142,9 @@ type Client struct {
 	// EnableTools the server no longer lists ("" for none).
 	synced        bool
 	missingWarned string
+	// dupWarned: the names the last listing had more than once, as
+	// warned of ("" for none)
+	dupWarned string
 }
 
 // NewClient validates cfg (with its defaults, ServerConfig.WithDefaults)

@@ -36,7 +36,11 @@
 // outside [A-Za-z0-9_-] becomes 'x' (ToolName), and the original name is
 // what the server is called with. A server name holds no "__" and no '_'
 // at either end, so a tool name (which may hold "__") never makes another
-// server's tool's name. A tool whose sanitised name collides
+// server's tool's name. A server listing two tools under one name has
+// the first one listed served, whole (its description, schema and key
+// order, annotations), and the others not, with one warning for as long
+// as its listings repeat them (ListTools returns the first too). A tool
+// whose sanitised name collides
 // with another, whose name is taken in the toolkit or over
 // toolkit.MaxNameLen bytes, whose schema the toolkit refuses (nested
 // deeper than toolkit.MaxSchemaDepth, say), or whose schema's references

@@ -308,7 +308,9 @@ func TestSchemaOrdersBounded(t *testing.T) {
 	c.orders.mu.Lock()
 	n := len(c.orders.m)
 	c.orders.mu.Unlock()
-	if n > 500 || c.orders.of(fmt.Sprintf("t%d_0", listing.Load())) == nil {
+	var schema any
+	_ = json.Unmarshal([]byte(`{"type":"object","properties":{"b":{},"a":{}}}`), &schema)
+	if n > 500 || c.orders.of(fmt.Sprintf("t%d_0", listing.Load()), schema) == nil {
 		t.Errorf("after 10 listings of 500 new tools each, the client keeps the schema order of %d tools; want those of the last listing's 500", n)
 	}
 }

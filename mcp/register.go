@@ -98,7 +98,7 @@ func (c *Client) listAll(ctx context.Context) ([]*sdk.Tool, error) {
 			params.Cursor = res.NextCursor
 		}
 	})
-	all := l.tools
+	all, dups := firstOfEach(l.tools)
 	c.orders.keep(all) // those of the tools listed (when it failed: of those it got)
 	if err != nil {
 		var ue *unreachableError
@@ -107,11 +107,38 @@ func (c *Client) listAll(ctx context.Context) ([]*sdk.Tool, error) {
 		}
 		return nil, &unreachableError{fmt.Errorf("listing the tools of MCP server %q: %w", c.cfg.Name, err)}
 	}
+	c.mu.Lock()
+	warned := c.dupWarned
+	c.dupWarned = strings.Join(dups, "\x00")
+	c.mu.Unlock()
+	if len(dups) > 0 && warned != strings.Join(dups, "\x00") {
+		c.log.Warn("MCP server lists tools more than once under one name; the first listed of each is served", "tools", nameList(dups))
+	}
 	return all, nil
 }
 
-// ListTools returns the server's tools (every page), filtered by
-// enable_tools and disable_tools. An enable_tools name the server lacks is
+// firstOfEach returns tools without those under a name listed before
+// them: a server listing two tools under one name has the first served,
+// as MCP clients do, and nothing of the other (its description, schema,
+// key order or annotations). dups are the names listed more than once.
+func firstOfEach(tools []*sdk.Tool) (kept []*sdk.Tool, dups []string) {
+	seen := make(map[string]bool, len(tools))
+	kept = tools[:0:0]
+	for _, t := range tools {
+		if seen[t.Name] {
+			if !slices.Contains(dups, t.Name) {
+				dups = append(dups, t.Name)
+			}
+			continue
+		}
+		seen[t.Name] = true
+		kept = append(kept, t)
+	}
+	return kept, dups
+}
+
+// ListTools returns the server's tools (every page; of a name listed
+// twice, the first), filtered by enable_tools and disable_tools. An enable_tools name the server lacks is
 // an error wrapping ErrUnknownTool.
 func (c *Client) ListTools(ctx context.Context) ([]*sdk.Tool, error) {
 	all, err := c.listAll(ctx)
@@ -293,7 +320,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 				desc = t.Title
 			}
 			b, _ := json.Marshal(schema) // it was made from JSON
-			order := c.orders.of(t.Name)
+			order := c.orders.of(t.Name, t.InputSchema)
 			n := announcedSize(announced(name, desc, c.cfg.Group, schema, order, t.Annotations))
 			if n > MaxServerToolBytes-size {
 				warn("MCP tool skipped: the server's tools would be over MaxServerToolBytes", "tool", cutText(t.Name, toolkit.MaxNameLen),

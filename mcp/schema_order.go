@@ -3,8 +3,10 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"io"
+	"maps"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,13 +28,34 @@ import (
 const maxListTap = 8 << 20
 
 // schemaOrders is what a client learned of its server's tools' schema
-// order, by tool name. Safe for concurrent use.
+// order, by tool name and schema: an order is given only to a tool of
+// its name whose input schema has the content it was learned with, so
+// that a server listing two tools under one name (firstOfEach keeps the
+// first) cannot give one the other's order, on one page or on two. Safe
+// for concurrent use.
 type schemaOrders struct {
 	mu sync.Mutex
-	m  map[string][]toolkit.KeyOrder
+	m  map[orderKey][]toolkit.KeyOrder
 }
 
-// learn reads a tools/list result.
+// orderKey is a tool's name and the digest of its input schema's content
+// (its JSON with the keys sorted, as encoding/json writes a decoded
+// value).
+type orderKey struct {
+	name   string
+	schema [sha256.Size]byte
+}
+
+func keyOf(name string, schema any) (orderKey, bool) {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return orderKey{}, false
+	}
+	return orderKey{name, sha256.Sum256(b)}, true
+}
+
+// learn reads a tools/list result. A name it lists again keeps the
+// order of its first tool.
 func (o *schemaOrders) learn(result []byte) {
 	var r struct {
 		Tools []struct {
@@ -43,40 +66,59 @@ func (o *schemaOrders) learn(result []byte) {
 	if json.Unmarshal(result, &r) != nil || len(r.Tools) == 0 {
 		return
 	}
+	learned := make(map[orderKey][]toolkit.KeyOrder, len(r.Tools))
+	listed := make(map[string]bool, len(r.Tools))
+	for _, t := range r.Tools {
+		if listed[t.Name] {
+			continue
+		}
+		listed[t.Name] = true
+		var schema any
+		if json.Unmarshal(t.InputSchema, &schema) != nil {
+			continue
+		}
+		k, ok := keyOf(t.Name, schema)
+		if order, err := toolkit.OrderOf(t.InputSchema); ok && err == nil {
+			learned[k] = order
+		}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.m == nil {
-		o.m = map[string][]toolkit.KeyOrder{}
+		o.m = map[orderKey][]toolkit.KeyOrder{}
 	}
-	for _, t := range r.Tools {
-		if order, err := toolkit.OrderOf(t.InputSchema); err == nil {
-			o.m[t.Name] = order
-		}
-	}
+	maps.Copy(o.m, learned)
 }
 
 // keep forgets the orders of tools other than those listed: a server
-// naming its tools anew at every listing would otherwise grow them
-// without end.
+// naming its tools anew at every listing (or changing their schemas)
+// would otherwise grow them without end.
 func (o *schemaOrders) keep(listed []*sdk.Tool) {
-	names := make(map[string]bool, len(listed))
+	keys := make(map[orderKey]bool, len(listed))
 	for _, t := range listed {
-		names[t.Name] = true
+		if k, ok := keyOf(t.Name, t.InputSchema); ok {
+			keys[k] = true
+		}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for n := range o.m {
-		if !names[n] {
-			delete(o.m, n)
+	for k := range o.m {
+		if !keys[k] {
+			delete(o.m, k)
 		}
 	}
 }
 
-// of is the order of a tool's input schema, nil when unknown.
-func (o *schemaOrders) of(tool string) []toolkit.KeyOrder {
+// of is the order of the input schema of the tool named tool, nil when
+// unknown.
+func (o *schemaOrders) of(tool string, schema any) []toolkit.KeyOrder {
+	k, ok := keyOf(tool, schema)
+	if !ok {
+		return nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.m[tool]
+	return o.m[k]
 }
 
 // listingKey marks the context of a listing's requests.
