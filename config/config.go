@@ -641,6 +641,9 @@ func decode(name string, data []byte) (c *Config, typeErrs Errors, err error) {
 	src := &source{file: name}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
+		if e := notUTF8(name, data); e != nil && strings.Contains(err.Error(), "UTF-8") {
+			return nil, nil, Errors{e}
+		}
 		return nil, nil, src.yamlErrors(err)
 	}
 	src.index(&root)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolbus/toolbus/internal/yamlerr"
 	"gopkg.in/yaml.v3"
@@ -391,6 +393,31 @@ var (
 
 // yamlErrors turns a yaml.v3 error into Errors with lines, key paths and
 // reasons worded for a person.
+// notUTF8 is an error naming the line and column (in characters) of
+// the first byte of data that is not UTF-8, which yaml.v3 does not say;
+// nil when there is none, or when data is UTF-16 (with its byte order
+// mark, as YAML reads it).
+func notUTF8(file string, data []byte) *Error {
+	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return &Error{File: file, Line: line,
+				Reason: fmt.Sprintf("the file is not UTF-8 text: byte 0x%02x at column %d is not UTF-8 (YAML files are UTF-8, or UTF-16 with a byte order mark)", data[i], col)}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	return nil
+}
+
 func (s *source) yamlErrors(err error) Errors {
 	var msgs []string
 	if te, ok := err.(*yaml.TypeError); ok {
