@@ -65,7 +65,10 @@
 // rm of /, the home directory or a top-level directory, mkfs, dd to a
 // device, and any write that touches a dangerous path, by a command
 // of the line or one it runs (sh -c 'echo x > ~/.bashrc; ls'; brace
-// expansions expanded, at most 256 words: more is a safety ask). Dangerous paths:
+// expansions expanded, at most 256 words: more is a safety ask), through
+// a redirection, an argument that looks like a path or one that names a
+// file written (sort -o~/.bashrc, dd of=/etc/passwd, curl -o
+// .git/hooks/pre-commit URL: those below). Dangerous paths:
 // shell start-up and credential files (.bashrc, .profile, .zshrc,
 // .gitconfig, .netrc, .npmrc, …), anything inside .git, .ssh, .gnupg,
 // .aws, .kube, .docker, .vscode or .idea, system trees (/etc, /usr, /bin,
@@ -156,8 +159,20 @@
 //     write_text_file would ask for: a rule that names the command does
 //     not cover it ("ls:*" does not allow "ls > /srv/other/x"; only "*"
 //     or a name-level rule does, and no rule is suggested for it), so it
-//     falls to the mode. One inside them is the command's ("make:*"
-//     allows "make > build.log"). In explore mode no redirection runs
+//     falls to the mode. So is a file there that a command's arguments
+//     name for writing, as the command reads its options (clusters,
+//     abbreviated long options): find's -fprint, -fprint0, -fprintf
+//     and -fls; sort -o; git's --output (log, diff, show, …),
+//     format-patch's -o and --output-directory (without, the current
+//     directory) and archive's -o, after git -C DIR under DIR; tee's
+//     files; the destination of cp, install and ln (-t DIR or the last
+//     operand; install -d's directories) and every file of mv; dd's
+//     of=; curl's -o, --output-dir, -D, -c, --trace and the like (-O:
+//     the current directory); wget's -O, -o, -a and -P (without -O, the
+//     current directory). ("sort:*" does not allow "sort -o /srv/x f",
+//     nor "curl:*" "curl -o ~/x URL".) One inside them is the command's
+//     ("make:*" allows "make > build.log", "sort:*" "sort -o s.txt
+//     f"). In explore mode no redirection runs
 //     (the line is not read-only), and one to a dangerous path is a
 //     safety ask whatever the rules. The commands of command and process
 //     substitutions ($(…), `…`, <(…)) are the line's commands too, for

@@ -1418,13 +1418,14 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 }
 
 // dangerousWrite says why a command that is not read-only touches a
-// dangerous path (an argument that looks like a path, or an output
-// redirection), or "".
+// dangerous path (an argument that looks like a path, an output
+// redirection, or a file an argument names for writing: sort
+// -o~/.bashrc), or "".
 func dangerousWrite(c simpleCmd, workingDirs []string) string {
 	if readOnlyCmd(c) {
 		return ""
 	}
-	for _, p := range append(pathLikeArgs(c.args[min(1, len(c.args)):]), c.outputs...) {
+	for _, p := range append(pathLikeArgs(c.args[min(1, len(c.args)):]), writtenPaths(c)...) {
 		if why := dangerousPath(absPath(p, workingDirs)); why != "" {
 			return "it touches " + p + ": " + why
 		}

@@ -365,14 +365,15 @@ func shellSubjects(p Policy, in map[string]any) []subject {
 	return out
 }
 
-// writesOutside reports an output redirection of c to a file outside
-// the working directories (symbolic links resolved), or one the shell
-// names ($OUT, ~user); with no working directories, to an absolute path,
-// "~" or a path with "..", outside the shell's directory. Writing there
-// is what write_text_file asks for, so a rule that names the command
-// does not cover it. /dev/null, /dev/stdout and /dev/stderr are no file.
+// writesOutside reports a write of c (an output redirection, or a file
+// its arguments name for writing: writtenPaths) to a file outside the
+// working directories (symbolic links resolved), or one the shell names
+// ($OUT, ~user); with no working directories, to an absolute path, "~"
+// or a path with "..", outside the shell's directory. Writing there is
+// what write_text_file asks for, so a rule that names the command does
+// not cover it. /dev/null, /dev/stdout and /dev/stderr are no file.
 func writesOutside(c simpleCmd, workingDirs []string) bool {
-	for _, o := range c.outputs {
+	for _, o := range writtenPaths(c) {
 		switch {
 		case slices.Contains(harmlessDevices, o):
 		case shellExpands(o):
@@ -552,6 +553,9 @@ func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 			return nil // only a one-shot approval fits
 		}
 		for _, w := range inner {
+			if writesOutside(w, p.WorkingDirs) {
+				return nil // sudo sort -o /srv/x: no rule covers the write
+			}
 			if !w.reading && !readOnlyCmd(w) && !namesInner(suggestPrefix(c), c.fullText(), w.text()) {
 				cmds = append(cmds, w)
 			}

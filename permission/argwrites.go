@@ -1,0 +1,273 @@
+package permission
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// writtenPaths are the files a command writes that the line names: its
+// output redirections and the files its arguments name for writing
+// (argWrites).
+func writtenPaths(c simpleCmd) []string {
+	return append(slices.Clone(c.outputs), argWrites(c)...)
+}
+
+// argWrites are the files (and directories written into) that a
+// command's arguments name for writing, as the command reads its
+// arguments: find's -fprint, -fprint0, -fprintf and -fls; sort -o; git's
+// --output (log, diff, show, …), format-patch's -o and
+// --output-directory (or the current directory) and archive's -o; tee's
+// operands; the destination of cp, install and ln (-t DIR, or the last
+// operand; every operand of install -d); every operand of mv, whose
+// sources go too; dd's of=; curl's -o, --output-dir, -D, -c and the
+// other files it writes (the current directory for -O); wget's -O, -o,
+// -a and -P (or the current directory). "." stands for the current
+// directory, "-" for the standard output, which is no file.
+func argWrites(c simpleCmd) []string {
+	if len(c.args) == 0 {
+		return nil
+	}
+	args := c.args[1:]
+	var out []string
+	add := func(p string) {
+		if p != "" && p != "-" {
+			out = append(out, p)
+		}
+	}
+	switch filepath.Base(c.args[0]) {
+	case "find":
+		for i := 0; i+1 < len(args); i++ {
+			if slices.Contains([]string{"-fprint", "-fprint0", "-fprintf", "-fls"}, args[i]) {
+				i++
+				add(args[i])
+			}
+		}
+	case "sort":
+		getopt(args, "kSoTt", sortLong, func(opt, v string) {
+			if opt == "-o" || opt == "--output" {
+				add(v)
+			}
+		})
+	case "tee":
+		for _, o := range getopt(args, "", nil, nil) {
+			add(o)
+		}
+	case "cp", "mv", "install", "ln":
+		out = append(out, copyWrites(filepath.Base(c.args[0]), args)...)
+	case "dd":
+		for _, a := range args {
+			if v, ok := strings.CutPrefix(a, "of="); ok {
+				add(v)
+			}
+		}
+	case "curl":
+		getopt(args, "oDc", curlLong, func(opt, v string) {
+			switch {
+			case opt == "-O" || opt == "-J" || opt == "--remote-name" || opt == "--remote-name-all":
+				add(".") // the file is named after the URL, or by the server
+			case slices.Contains(curlWrites, opt):
+				add(v)
+			}
+		})
+	case "wget":
+		named := false // -O: not into the current directory
+		getopt(args, "OoaP", wgetLong, func(opt, v string) {
+			switch opt {
+			case "-O", "--output-document":
+				named = true
+				add(v)
+			case "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix":
+				add(v)
+			}
+		})
+		if !named {
+			add(".")
+		}
+	case "git":
+		out = append(out, gitWrites(args)...)
+	}
+	return out
+}
+
+// getopt reads args as GNU getopt_long does: clusters of short options
+// (-uo FILE, -oFILE), whose letters in valued take a value (the rest of
+// the word or the next word); long options, written whole or
+// abbreviated, those in long ending with "=" taking a value ("=VALUE" or
+// the next word); operands anywhere, and every word after "--". It calls
+// each (if not nil) for every option, with "-X" or "--NAME" (NAME whole
+// for one in long) and its value, and returns the operands ("-" is one).
+//
+// An abbreviation is taken as the first name in long it abbreviates, an
+// exact name first: one a command would refuse as ambiguous reads as
+// one it takes, so a word is more often taken as a file written than
+// not.
+func getopt(args []string, valued string, long []string, each func(opt, value string)) (operands []string) {
+	call := func(opt, v string) {
+		if each != nil {
+			each(opt, v)
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(operands, args[i+1:]...)
+		case strings.HasPrefix(a, "--"):
+			name, v, attached := strings.Cut(a[2:], "=")
+			full := ""
+			for _, l := range long {
+				if strings.TrimSuffix(l, "=") == name {
+					full = l
+					break
+				}
+				if full == "" && strings.HasPrefix(l, name) {
+					full = l
+				}
+			}
+			full, hasValue := strings.CutSuffix(full, "=")
+			if full == "" {
+				full = name
+			}
+			if hasValue && !attached && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			call("--"+full, v)
+		case len(a) > 1 && a[0] == '-':
+			for k := 1; k < len(a); k++ {
+				letter := a[k]
+				if !strings.ContainsRune(valued, rune(letter)) {
+					call("-"+string(letter), "")
+					continue
+				}
+				v := a[k+1:]
+				if v == "" && i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+				call("-"+string(letter), v)
+				break
+			}
+		default:
+			operands = append(operands, a)
+		}
+	}
+	return operands
+}
+
+// The long options (for getopt) of the commands argWrites reads: those
+// that take a value, and the flags an abbreviation of one of those could
+// be taken for.
+var (
+	sortLong = []string{"batch-size=", "buffer-size=", "compress-program=", "field-separator=", "files0-from=",
+		"key=", "output=", "parallel=", "random-source=", "sort=", "temporary-directory="}
+	// curlWrites are curl's options whose value is a file it writes (or
+	// a directory it writes into).
+	curlWrites = []string{"-o", "-D", "-c", "--output", "--output-dir", "--dump-header", "--cookie-jar",
+		"--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"}
+	curlLong = []string{"output=", "output-dir=", "dump-header=", "cookie-jar=", "trace=", "trace-ascii=",
+		"stderr=", "libcurl=", "etag-save=", "hsts=", "alt-svc=", "remote-name", "remote-name-all"}
+	wgetLong = []string{"output-document=", "output-file=", "append-output=", "directory-prefix="}
+	gitLong  = []string{"output=", "output-directory="}
+)
+
+// copyLong are the long options (for getopt) of cp, mv, install and ln,
+// and copyShort their short options that take a value.
+var (
+	copyLong = map[string][]string{
+		"cp":      {"no-preserve=", "sparse=", "suffix=", "target-directory="},
+		"mv":      {"suffix=", "target-directory="},
+		"install": {"directory", "group=", "mode=", "owner=", "strip", "strip-program=", "suffix=", "target-directory="},
+		"ln":      {"suffix=", "target-directory="},
+	}
+	copyShort = map[string]string{"cp": "St", "mv": "St", "install": "gmoSt", "ln": "St"}
+)
+
+// copyWrites are the paths cp, mv, install or ln (name) writes, given
+// its arguments: the directory of -t (--target-directory), or else the
+// last operand; all operands for mv (its sources are removed) and for
+// install -d (directories it makes); for ln with one operand, its base
+// name in the current directory.
+func copyWrites(name string, args []string) []string {
+	var dirs []string
+	dirsOnly := false // install -d
+	operands := getopt(args, copyShort[name], copyLong[name], func(opt, v string) {
+		switch {
+		case opt == "-t" || opt == "--target-directory":
+			dirs = append(dirs, v)
+		case name == "install" && (opt == "-d" || opt == "--directory"):
+			dirsOnly = true
+		}
+	})
+	switch {
+	case name == "mv" || dirsOnly:
+		return append(dirs, operands...)
+	case len(dirs) > 0:
+		return dirs
+	case len(operands) == 1 && name == "ln":
+		return []string{filepath.Base(operands[0])}
+	case len(operands) > 1:
+		return operands[len(operands)-1:]
+	}
+	return nil
+}
+
+// gitWrites are the files git writes that its arguments name: after
+// git's own options (with -C DIR, relative to DIR), any subcommand's
+// --output=FILE (git log, diff, show, …, archive), format-patch's -o DIR
+// and --output-directory DIR (without, the current directory) and
+// archive's -o FILE.
+func gitWrites(args []string) []string {
+	dir := "" // -C's, relative paths are under it
+	sub := -1
+global:
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "-C" && i+1 < len(args):
+			i++
+			dir = underDir(dir, args[i])
+		case slices.Contains([]string{"-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--list-cmds"}, a):
+			i++
+		case !strings.HasPrefix(a, "-"):
+			sub = i
+			break global
+		}
+	}
+	if sub < 0 {
+		return nil
+	}
+	var out []string
+	add := func(p string) {
+		if p != "" && p != "-" {
+			out = append(out, underDir(dir, p))
+		}
+	}
+	name, rest := args[sub], args[sub+1:]
+	short := ""
+	if name == "format-patch" || name == "archive" {
+		short = "o"
+	}
+	named := false
+	getopt(rest, short, gitLong, func(opt, v string) {
+		switch {
+		case opt == "--output" || opt == "-o" || opt == "--output-directory":
+			named = true
+			add(v)
+		}
+	})
+	if name == "format-patch" && !named {
+		add(".")
+	}
+	return out
+}
+
+// underDir is p as a path relative to dir ("" for the current
+// directory) would be: p when absolute or there is no dir, "DIR/p"
+// otherwise (not cleaned: ".." after a symbolic link is the kernel's).
+func underDir(dir, p string) string {
+	if dir == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$HOME") {
+		return p
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + p
+}
