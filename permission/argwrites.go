@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -8,9 +9,10 @@ import (
 
 // writtenPaths are the files a command writes that the line names: its
 // output redirections and the files its arguments name for writing
-// (argWrites).
+// (argWrites), a relative one also under each directory a cd before it
+// may have led to (inDirs).
 func writtenPaths(c simpleCmd) []string {
-	return append(slices.Clone(c.outputs), argWrites(c)...)
+	return inDirs(c, append(slices.Clone(c.outputs), argWrites(c)...))
 }
 
 // argWrites are the files (and directories written into) that a
@@ -270,4 +272,142 @@ func underDir(dir, p string) string {
 		return p
 	}
 	return strings.TrimSuffix(dir, "/") + "/" + p
+}
+
+// The directories a command may run in (simpleCmd.dirs) follow the cd
+// and pushd commands before it on the line. Each is kept with the
+// shell's own directory, which the command may still run in (the cd
+// failed, ran in a subshell or a pipeline, or is in a script another
+// shell runs), so a relative path is checked as written and under each.
+// A directory this cannot know is a word the shell expands: "$HOME"
+// (cd, cd ~: its paths are checked there too), "$OLDPWD" (cd -),
+// "$DIRSTACK" (popd, pushd +N), the word itself ($X), "$PWD" (a
+// pattern, a brace expansion, more than maxDirs, CDPATH set): a path
+// under one is outside the working directories.
+
+// maxDirs bounds the directories followed for one command.
+const maxDirs = 16
+
+// followDirs sets the dirs of each of cmds, in order, from dirs and the
+// cd and pushd commands before it, and returns the dirs after them all.
+// With deep, cmds are a line's commands, and the commands each runs
+// (eval 'cd x', { cd x; }) are looked at too; otherwise cmds are those
+// already (what wrapped finds).
+func followDirs(cmds []simpleCmd, dirs []string, deep bool) []string {
+	cdpath := os.Getenv("CDPATH") != ""
+	for i := range cmds {
+		cmds[i].dirs = dirs
+		seen := []simpleCmd{cmds[i]}
+		if deep {
+			seen = append(seen, wrappedOrNone(cmds[i])...)
+		}
+		for _, w := range seen {
+			if slices.ContainsFunc(append(slices.Clone(w.assigns), w.args...), func(a string) bool { return strings.Contains(a, "CDPATH") }) {
+				cdpath = true // CDPATH=/srv cd x, export CDPATH=…
+			}
+			dirs = cdDirs(w, dirs, cdpath)
+		}
+	}
+	return dirs
+}
+
+// cdDirs is dirs after c when c changes the directory (cd, pushd, popd,
+// builtin cd), dirs otherwise. cdpath: CDPATH may be set, so a relative
+// directory may be found under any of its directories.
+func cdDirs(c simpleCmd, dirs []string, cdpath bool) []string {
+	args := c.args
+	if len(args) > 1 && args[0] == "builtin" {
+		args = args[1:]
+	}
+	if len(args) == 0 || !slices.Contains([]string{"cd", "pushd", "popd"}, args[0]) {
+		return dirs
+	}
+	var operand string
+	found := false
+	for i, a := range args[1:] {
+		if a == "--" {
+			if i+2 < len(args) {
+				operand, found = args[i+2], true
+			}
+			break
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") || args[0] != "cd" {
+			operand, found = a, true // pushd -N, popd -N: a place in the stack
+			break
+		}
+	}
+	var to string
+	switch {
+	case args[0] == "popd" || args[0] == "pushd" && (!found || strings.HasPrefix(operand, "+") || strings.HasPrefix(operand, "-")):
+		to = "$DIRSTACK"
+	case !found || operand == "~" || strings.HasPrefix(operand, "~/"):
+		to = "$HOME" + strings.TrimPrefix(operand, "~")
+	case operand == "-":
+		to = "$OLDPWD"
+	case shellExpands(operand):
+		to = operand
+	case strings.ContainsAny(operand, "*?[") || slices.Contains(c.braced, operand) ||
+		cdpath && !filepath.IsAbs(operand) && !strings.HasPrefix(operand, "."):
+		to = "$PWD"
+	}
+	var next []string
+	add := func(d string) {
+		if !slices.Contains(next, d) {
+			next = append(next, d)
+		}
+	}
+	for _, d := range dirs {
+		add(d)
+	}
+	if to != "" {
+		add(to)
+	} else {
+		add(operand)
+		for _, d := range dirs {
+			add(underDir(d, operand))
+		}
+	}
+	if len(next) > maxDirs {
+		return []string{"$PWD"}
+	}
+	return next
+}
+
+// inDirs are paths, each relative one also under each of c's dirs.
+func inDirs(c simpleCmd, paths []string) []string {
+	out := slices.Clone(paths)
+	for _, p := range paths {
+		for _, d := range c.dirs {
+			if q := underDir(d, p); q != p {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// wrappedIn is what wrapped finds, in the directories c may run in and
+// those its own cd commands lead to (sh -c 'cd /srv; ls > f').
+func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
+	inner, err := wrapped(c, 0)
+	followDirs(inner, c.dirs, false)
+	return inner, err
+}
+
+// removalAfterCd says why an rm or rmdir after a cd removes the root,
+// the home directory or a top-level directory (cd / && rm -rf usr, cd
+// && rm -rf .), or "". A directory not known here is no reason.
+func removalAfterCd(c simpleCmd, workingDirs []string) string {
+	for _, a := range nonFlags(c.args[1:]) {
+		for _, d := range c.dirs {
+			q := underDir(d, a)
+			if q == a || shellExpands(strings.TrimPrefix(q, "$HOME")) {
+				continue
+			}
+			if p := absPath(q, workingDirs); filepath.IsAbs(p) && (p == "/" || p == home() || filepath.Dir(p) == "/") {
+				return "it removes " + p
+			}
+		}
+	}
+	return ""
 }

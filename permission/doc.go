@@ -170,9 +170,16 @@
 //     of=; curl's -o, --output-dir, -D, -c, --trace and the like (-O:
 //     the current directory); wget's -O, -o, -a and -P (without -O, the
 //     current directory). ("sort:*" does not allow "sort -o /srv/x f",
-//     nor "curl:*" "curl -o ~/x URL".) One inside them is the command's
-//     ("make:*" allows "make > build.log", "sort:*" "sort -o s.txt
-//     f"). In explore mode no redirection runs
+//     nor "curl:*" "curl -o ~/x URL".) A relative path written after
+//     a cd or pushd on the line (or in a script it runs) is checked under
+//     the directory that leads to as well as under the shell's (the cd
+//     may fail, or run in a subshell): "cd /srv && ls > f" writes
+//     /srv/f, and "cd /var && echo x > lib/dpkg/status" is a safety
+//     ask; after one to a directory not known here (cd $X, cd -, cd, cd
+//     ~, popd, a pattern, with CDPATH set) it is outside. One inside
+//     them is the command's ("make:*" allows "make > build.log",
+//     "sort:*" "sort -o s.txt f", with "cd:*" "cd sub && make >
+//     log"). In explore mode no redirection runs
 //     (the line is not read-only), and one to a dangerous path is a
 //     safety ask whatever the rules. The commands of command and process
 //     substitutions ($(…), `…`, <(…)) are the line's commands too, for

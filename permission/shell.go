@@ -40,6 +40,9 @@ type simpleCmd struct {
 	// substitution (shellLine.subst), which can run anything: it is not
 	// read-only.
 	subst bool
+	// dirs are the directories other than the shell's that a cd or
+	// pushd before the command may have led to (followDirs).
+	dirs []string
 }
 
 // text is the command as deny and ask rules see it: its words (without
@@ -85,8 +88,13 @@ var errUnterminated = errors.New("unterminated quote")
 //
 // The command lines of substitutions are read too (nested ones up to
 // maxNesting deep), and their commands added to the line's.
+//
+// Each command's dirs are those the cd and pushd commands before it may
+// lead to (followDirs).
 func parseShell(line string) (shellLine, error) {
-	return parseNested(line, 0)
+	l, err := parseNested(line, 0)
+	followDirs(l.data, followDirs(l.cmds, nil, true), true)
+	return l, err
 }
 
 // maxNesting bounds the substitutions (and sh -c scripts) read inside
@@ -1347,6 +1355,9 @@ func dangerousRemoval(c simpleCmd, workingDirs []string) string {
 	if len(c.args) == 0 || c.args[0] != "rm" && c.args[0] != "rmdir" {
 		return ""
 	}
+	if why := removalAfterCd(c, workingDirs); why != "" {
+		return why
+	}
 	for _, a := range nonFlags(c.args[1:]) {
 		if a == "*" || a == "/*" || a == "~/*" {
 			return "it removes everything matching " + a
@@ -1389,7 +1400,7 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 		if why := dangerousRemoval(c, workingDirs); why != "" {
 			return why
 		}
-		inner, err := wrapped(c, 0)
+		inner, err := wrappedIn(c)
 		if err != nil && !errors.Is(err, errOpaque) {
 			return "a script it runs cannot be parsed (" + err.Error() + ")"
 		}
@@ -1425,7 +1436,7 @@ func dangerousWrite(c simpleCmd, workingDirs []string) string {
 	if readOnlyCmd(c) {
 		return ""
 	}
-	for _, p := range append(pathLikeArgs(c.args[min(1, len(c.args)):]), writtenPaths(c)...) {
+	for _, p := range append(inDirs(c, pathLikeArgs(c.args[min(1, len(c.args)):])), writtenPaths(c)...) {
 		if why := dangerousPath(absPath(p, workingDirs)); why != "" {
 			return "it touches " + p + ": " + why
 		}
@@ -1436,7 +1447,7 @@ func dangerousWrite(c simpleCmd, workingDirs []string) string {
 // wrappedOrNone is what wrapped finds, nothing when a script cannot be
 // read.
 func wrappedOrNone(c simpleCmd) []simpleCmd {
-	w, _ := wrapped(c, 0)
+	w, _ := wrappedIn(c)
 	return w
 }
 

@@ -330,7 +330,7 @@ func shellSubjects(p Policy, in map[string]any) []subject {
 	}
 	// The commands c runs (sudo rm, sh -c 'rm', find -exec rm).
 	runs := func(c simpleCmd) {
-		inner, err := wrapped(c, 0)
+		inner, err := wrappedIn(c)
 		for _, w := range inner {
 			// A command c runs is one of the line's for allow rules too
 			// (find -exec rm, xargs rm, sudo rm); another reading of c
@@ -548,7 +548,7 @@ func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 			continue
 		}
 		cmds = append(cmds, c)
-		inner, err := wrapped(c, 0)
+		inner, err := wrappedIn(c)
 		if err != nil {
 			return nil // only a one-shot approval fits
 		}
