@@ -225,7 +225,9 @@
 //     reaches the command it runs names it and covers it ("sudo rm:*",
 //     "xargs rm:*", "timeout 10 make:*"), so does a rule that is the whole
 //     command as written, and the rules suggested for such a line cover
-//     it ("find:*" and "rm:*"). Another reading of the same command (/bin/rm as rm, git
+//     it ("find:*" and "rm:*"; "bash:*" and "rm:*" for bash <<< 'rm -rf
+//     x', each command of a here-document's script with its own rule).
+//     Another reading of the same command (/bin/rm as rm, git
 //     -C dir push as git push, npm's subcommand without its options,
 //     python -m's module, the command after a keyword) is covered by the rule that covers the
 //     command as written. A line that cannot be read (unparsable, or

@@ -561,6 +561,13 @@ func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 			}
 		}
 	}
+	// And those of a script a shell reads from a here-document or a
+	// here-string (bash <<EOF).
+	body, ok := scriptBodyCommands(line)
+	if !ok {
+		return nil // only a one-shot approval fits
+	}
+	cmds = append(cmds, body...)
 	if slices.ContainsFunc(cmds, func(c simpleCmd) bool { return writesOutside(c, p.WorkingDirs) }) {
 		return nil // no command rule covers the write: a one-shot approval fits
 	}
