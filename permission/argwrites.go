@@ -302,7 +302,8 @@ func followDirs(cmds []simpleCmd, dirs []string, deep bool) []string {
 			seen = append(seen, wrappedOrNone(cmds[i])...)
 		}
 		for _, w := range seen {
-			if slices.ContainsFunc(append(slices.Clone(w.assigns), w.args...), func(a string) bool { return strings.Contains(a, "CDPATH") }) {
+			mentions := func(a string) bool { return strings.Contains(a, "CDPATH") }
+			if slices.ContainsFunc(w.assigns, mentions) || slices.ContainsFunc(w.args, mentions) {
 				cdpath = true // CDPATH=/srv cd x, export CDPATH=…
 			}
 			dirs = cdDirs(w, dirs, cdpath)
