@@ -64,11 +64,13 @@
 // (safety) commands: command or process substitution, an unparsable line,
 // rm of /, the home directory or a top-level directory, mkfs, dd to a
 // device, and any write that touches a dangerous path, by a command
-// of the line or one it runs (sh -c 'echo x > ~/.bashrc; ls'; brace
+// of the line or one it runs (sh -c 'echo x > ~/.bashrc; ls', bash <<<
+// 'echo x > ~/.bashrc' and a here-document a shell reads; brace
 // expansions expanded, at most 256 words: more is a safety ask), through
 // a redirection, an argument that looks like a path or one that names a
 // file written (sort -o~/.bashrc, dd of=/etc/passwd, curl -o
-// .git/hooks/pre-commit URL: those below). Dangerous paths:
+// .git/hooks/pre-commit URL; the arguments read so are listed below,
+// with allow rules). Dangerous paths:
 // shell start-up and credential files (.bashrc, .profile, .zshrc,
 // .gitconfig, .netrc, .npmrc, …), anything inside .git, .ssh, .gnupg,
 // .aws, .kube, .docker, .vscode or .idea, system trees (/etc, /usr, /bin,

@@ -1392,6 +1392,9 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 			}
 		}
 	}
+	if why := scriptBodySafety(line, workingDirs); why != "" {
+		return why
+	}
 	for _, c := range line.cmds {
 		c, ok := expanded(c)
 		if !ok {

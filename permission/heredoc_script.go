@@ -22,3 +22,21 @@ func scriptBodyCommands(line shellLine) (cmds []simpleCmd, ok bool) {
 	}
 	return cmds, true
 }
+
+// scriptBodySafety says why the here-documents' bodies and here-strings
+// of a line that runs a shell, as its script, touch a dangerous path
+// (bash <<< 'echo x > ~/.bashrc'), as dangerousWrite does for the line's
+// commands, or "".
+func scriptBodySafety(line shellLine, workingDirs []string) string {
+	if len(line.data) == 0 || !runsShell(line) {
+		return ""
+	}
+	for _, c := range line.data {
+		for _, w := range append([]simpleCmd{c}, wrappedOrNone(c)...) {
+			if why := dangerousWrite(w, workingDirs); why != "" {
+				return why + " (in a script a shell reads from a here-document or here-string)"
+			}
+		}
+	}
+	return ""
+}
