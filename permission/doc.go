@@ -192,7 +192,10 @@
 //     firejail, valgrind, unbuffer, proxychains, faketime, …; their options read as getopt reads them: clusters,
 //     abbreviated long options, strace -o '|cmd') or a keyword (then,
 //     do, !, "(", "{"), as the script of sh -c, eval, trap, alias or
-//     mapfile's -C callback (and
+//     mapfile's -C callback, as the script a shell with no -c and no
+//     script file reads from its input when the line writes it (echo
+//     'rm x' | bash, printf 'rm x\n' | sh, echo -e and dash's echo
+//     escapes read both ways, printf's %s and %b, cat <<EOF | bash) (and
 //     of su, runuser, script and flock -c, sg's command string, watch's
 //     words joined as sh -c joins them, a git configuration value that
 //     git runs: git -c core.pager='…', alias.x='!…', GIT_PAGER=… git), as
@@ -218,7 +221,8 @@
 //     package runner, as
 //     find's or go's -exec, npm's --script-shell, a script of sh -c, eval
 //     or a git configuration value, the body of a here-document or
-//     here-string on a line that runs a shell: bash <<EOF) is a command of the line for allow
+//     here-string on a line that runs a shell: bash <<EOF, a script
+//     echo or printf pipes to a shell) is a command of the line for allow
 //     rules too, as those of "a && b" are: "find:*" allows "find . -exec
 //     rm x {} ;", "xargs:*" "xargs rm" and "sudo:*" "sudo rm x" only with
 //     a rule that also covers "rm x" (or when it only reads: "find . -exec
@@ -248,8 +252,10 @@
 //     parallel and sem, which run their input lines too; gdb and lldb,
 //     which run what their commands say, -ex 'shell …' among them; git
 //     with -c include.path, core.hooksPath or protocol.*.allow, --config-env of
-//     a command's key, --exec-path=DIR, GIT_CONFIG_*), without the
-//     safety ask of a line that cannot be read.
+//     a command's key, --exec-path=DIR, GIT_CONFIG_*; a shell that
+//     reads its script from a file or a command whose output the line
+//     does not hold: bash < f, cat f | bash, curl … | sh, echo "$X" |
+//     sh), without the safety ask of a line that cannot be read.
 //   - Rules are keyed by exact tool name; patterns on tools without a
 //     pattern kind never match (as 2.x's default match_rule).
 //   - The worker's rules (Options.Rules) and the session's rules apply

@@ -43,6 +43,13 @@ type simpleCmd struct {
 	// dirs are the directories other than the shell's that a cd or
 	// pushd before the command may have led to (followDirs).
 	dirs []string
+	// What the command reads as its standard input, where the line says
+	// (stdin.go): from, the command before it in a pipeline; inputs, the
+	// files redirected to it (<); here, its here-documents' bodies and
+	// here-strings.
+	from   *simpleCmd
+	inputs []string
+	here   []string
 }
 
 // text is the command as deny and ask rules see it: its words (without
@@ -180,11 +187,14 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 		expands, braced, dollarWord, quotedWord, globWord := dollar || brace || glob, brace, dollar, quoted, glob
 		resetWord()
 		if input {
-			if delimNext {
-				docs = append(docs, hereDoc{delim: w, literal: quotedWord, strip: stripNext})
-			}
-			if hereString {
+			switch {
+			case delimNext:
+				docs = append(docs, hereDoc{delim: w, literal: quotedWord, strip: stripNext, cmd: len(out.cmds)})
+			case hereString:
 				out.bodies = append(out.bodies, w) // bash <<< 'rm x' runs it
+				cur.here = append(cur.here, w)
+			default:
+				cur.inputs = append(cur.inputs, w)
 			}
 			input, delimNext, hereString = false, false, false
 			return
@@ -226,10 +236,16 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			cur.braced = append(cur.braced, w)
 		}
 	}
+	// pipes: the index of the command piped into each command of the
+	// line (-1: none); piped, of the command before the "|" read last.
+	var pipes []int
+	piped := -1
 	flushCmd := func() {
 		flushWord()
 		if len(cur.args) > 0 || len(cur.outputs) > 0 || len(cur.assigns) > 0 {
 			out.cmds = append(out.cmds, cur)
+			pipes = append(pipes, piped)
+			piped = -1
 		}
 		cur = simpleCmd{}
 		redirect, input, delimNext, hereString = false, false, false, false
@@ -334,13 +350,18 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			inWord = true
 			word.WriteRune(c)
 		case c == ';' || c == '\n' || c == '|' || c == '&' && (next != '>' || !bash):
+			pipe := c == '|' && next != '|'
 			if c == '|' && next == '&' { // |& pipes stderr too
 				i++
 			}
 			if (c == '&' || c == '|') && next == c {
 				i++
 			}
+			n := len(out.cmds)
 			flushCmd()
+			if pipe && len(out.cmds) > n {
+				piped = n
+			}
 			if c == '\n' && unsure {
 				return out, errHereDocInParens
 			}
@@ -437,6 +458,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 		}
 	}
 	flushCmd()
+	linkPipes(out.cmds, pipes)
 	return out, nil
 }
 
@@ -535,6 +557,7 @@ var twoCharTokens = []string{"<<", "<>", "<&", "<(", ">>", ">|", ">&", ">(", "&&
 type hereDoc struct {
 	delim          string
 	literal, strip bool
+	cmd            int // the index of its command in the line's
 }
 
 // hereDocBodies skips the bodies of docs, which begin after the newline
@@ -585,6 +608,9 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 		body := rs[min(from, to):to]
 		if out != nil {
 			out.bodies = append(out.bodies, string(body))
+			if d.cmd < len(out.cmds) {
+				out.cmds[d.cmd].here = append(out.cmds[d.cmd].here, string(body))
+			}
 		}
 		if d.literal || out == nil {
 			continue // no substitutions, or none to record

@@ -387,6 +387,10 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			return
 		}
 		w := simpleCmd{args: args, expands: c.expands, subst: c.subst, reading: reading}
+		if c.args[0] != "xargs" {
+			// It reads c's input (xargs gives it none).
+			w.from, w.inputs, w.here = c.from, c.inputs, c.here
+		}
 		out = append(out, w)
 		more, e := wrapped(w, depth+1)
 		out = append(out, more...)
@@ -490,6 +494,14 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 				}
 				break
 			}
+		}
+		// Without -c or a script file, it runs its input.
+		scripts, opaque := shellStdin(c)
+		for _, s := range scripts {
+			script(s)
+		}
+		if opaque {
+			err = worse(err, errOpaque)
 		}
 		return out, err
 	case toolOptions[name] != nil:
@@ -670,7 +682,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		case w.joined:
 			script(strings.Join(rest, " "))
 		case len(assigns) > 0 && len(rest) > 0:
-			r := simpleCmd{args: slices.Clone(rest), assigns: assigns, expands: c.expands, subst: c.subst}
+			r := simpleCmd{args: slices.Clone(rest), assigns: assigns, expands: c.expands, subst: c.subst, from: c.from, inputs: c.inputs, here: c.here}
 			out = append(out, r)
 			more, e := wrapped(r, depth+1)
 			out = append(out, more...)
