@@ -199,8 +199,16 @@
 //     of su, runuser, script and flock -c, sg's command string, watch's
 //     words joined as sh -c joins them, a git configuration value that
 //     git runs: git -c core.pager='…', alias.x='!…', GIT_PAGER=… git), as
-//     find's -exec, as go's -exec and -toolexec (on the line or in
-//     GOFLAGS, env's assignments included), as a busybox applet, as the program bash's hash -p
+//     find's -exec, as go's -exec and -toolexec and go vet's -vettool
+//     (on the line or in GOFLAGS, env's assignments included), as the
+//     command of git rebase --exec (-x), git submodule foreach, git
+//     bisect run, git filter-branch's filters, git difftool --extcmd,
+//     git grep -O, --upload-pack and --receive-pack, as tar's
+//     --to-command, --use-compress-program (-I), --info-script (-F),
+//     --new-volume-script, --rsh-command and --checkpoint-action=exec=
+//     (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), rg's --pre
+//     and --hostname-bin, and make's SHELL= (also in MAKEFLAGS), as a
+//     busybox applet, as the program bash's hash -p
 //     gives a name, in the body of a function or a
 //     case clause written on the line, by the base name of its path
 //     (/bin/rm is rm), as git's subcommand without git's own options
@@ -219,7 +227,8 @@
 //     as its brace expansions make it ({sudo,rm,x}
 //     runs rm). A command another runs (behind a wrapper, xargs or a
 //     package runner, as
-//     find's or go's -exec, npm's --script-shell, a script of sh -c, eval
+//     find's or go's -exec, git rebase --exec, tar --to-command, rsync
+//     -e, rg --pre, make SHELL=, npm's --script-shell, a script of sh -c, eval
 //     or a git configuration value, the body of a here-document or
 //     here-string on a line that runs a shell: bash <<EOF, a script
 //     echo or printf pipes to a shell) is a command of the line for allow
@@ -255,7 +264,12 @@
 //     a command's key, --exec-path=DIR, GIT_CONFIG_*; a shell that
 //     reads its script from a file or a command whose output the line
 //     does not hold: bash < f, cat f | bash, curl … | sh, echo "$X" |
-//     sh), without the safety ask of a line that cannot be read.
+//     sh; awk code that calls system() or pipes to or from a command,
+//     print | "cmd" and "cmd" | getline, sed's e command and the e flag
+//     of s, an awk or sed program read from a file, -f; make --eval;
+//     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
+//     arguments: tar --to-command=bash, rg --pre sh), without the
+//     safety ask of a line that cannot be read.
 //   - Rules are keyed by exact tool name; patterns on tools without a
 //     pattern kind never match (as 2.x's default match_rule).
 //   - The worker's rules (Options.Rules) and the session's rules apply

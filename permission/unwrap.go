@@ -419,6 +419,13 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		// x )" read as a case clause's "PATTERN ) BODY" too.
 		alias(body)
 	}
+	if opaque, ok := toolRuns(c, add, script); ok {
+		// tar --to-command, rsync -e, rg --pre, make SHELL=, awk, sed.
+		if opaque {
+			err = worse(err, errOpaque)
+		}
+		return out, err
+	}
 	switch {
 	case strings.HasPrefix(name, "(") || strings.HasPrefix(name, "{"):
 		// "(rm" and "{rm" are "(" or "{" and "rm"; "( rm", and dash's
@@ -594,14 +601,17 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			// push" see it.
 			alias(append([]string{"git"}, args[sub:]...))
 		}
+		if sub > 0 {
+			gitRuns(args[sub:], add, script) // git rebase --exec CMD
+		}
 		if opaque {
 			err = worse(err, errOpaque)
 		}
 		return out, err
 	case name == "go":
 		// go test -exec PROG and the build flag -toolexec PROG run PROG
-		// (its words split as a shell splits them), given on the line or
-		// in GOFLAGS.
+		// (its words split as a shell splits them), go vet -vettool=PROG
+		// runs PROG, given on the line or in GOFLAGS.
 		goRuns := func(words []string) {
 			for i := 0; i < len(words); i++ {
 				a := words[i]
@@ -609,14 +619,18 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 					continue
 				}
 				k, v, has := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
-				if k != "exec" && k != "toolexec" {
+				if k != "exec" && k != "toolexec" && k != "vettool" {
 					continue
 				}
 				if !has && i+1 < len(words) {
 					i++
 					v = words[i]
 				}
-				script(v)
+				if k == "vettool" {
+					add([]string{v}) // go vet -vettool=PROG runs PROG
+				} else {
+					script(v)
+				}
 			}
 		}
 		for _, a := range c.assigns {

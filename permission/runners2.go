@@ -1,0 +1,495 @@
+package permission
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// optSpec is how a tool's options are read, as getopt_long reads them:
+// short holds the letters that take a value (the rest of the word, or
+// the next word), long the long options that take one (--name=V or
+// --name V; abbreviated when abbrev, unless the word is one of flags);
+// optional those whose value is only the rest of the word (sed -i.bak).
+// Options and operands mix unless stopAtOperand; "--" ends the
+// options. oldStyle: a first word without "-" is a cluster of letters
+// whose values are the words after it, in order (tar xf a.tar).
+type optSpec struct {
+	short, optional                 string
+	long, flags                     []string
+	abbrev, stopAtOperand, oldStyle bool
+}
+
+// optValue is an option given a value: opt as the spec names it ("-I",
+// "--to-command").
+type optValue struct{ opt, v string }
+
+// values reads words (a command's words after its name).
+func (s optSpec) values(words []string) (vals []optValue, operands []string) {
+	i := 0
+	if s.oldStyle && len(words) > 0 && !strings.HasPrefix(words[0], "-") {
+		next := 1
+		for _, l := range words[0] {
+			if strings.ContainsRune(s.short, l) && next < len(words) {
+				vals = append(vals, optValue{"-" + string(l), words[next]})
+				next++
+			}
+		}
+		i = next
+	}
+	for ; i < len(words); i++ {
+		a := words[i]
+		switch {
+		case a == "--":
+			return vals, append(operands, words[i+1:]...)
+		case strings.HasPrefix(a, "--"):
+			name, v, has := strings.Cut(a, "=")
+			opt := s.longName(name)
+			if opt == "" {
+				continue
+			}
+			if !has {
+				if i+1 == len(words) {
+					continue
+				}
+				i++
+				v = words[i]
+			}
+			vals = append(vals, optValue{opt, v})
+		case len(a) > 1 && a[0] == '-':
+			for k := 1; k < len(a); k++ {
+				if strings.IndexByte(s.optional, a[k]) >= 0 {
+					if a[k+1:] != "" {
+						vals = append(vals, optValue{"-" + a[k:k+1], a[k+1:]})
+					}
+					break
+				}
+				if strings.IndexByte(s.short, a[k]) < 0 {
+					continue
+				}
+				v := a[k+1:]
+				if v == "" && i+1 < len(words) {
+					i++
+					v = words[i]
+				}
+				vals = append(vals, optValue{"-" + a[k:k+1], v})
+				break
+			}
+		case s.stopAtOperand:
+			return vals, append(operands, words[i:]...)
+		default:
+			operands = append(operands, a)
+		}
+	}
+	return vals, operands
+}
+
+// longName is the long option a word names, "" for a flag.
+func (s optSpec) longName(name string) string {
+	if slices.Contains(s.long, name) {
+		return name
+	}
+	if !s.abbrev || slices.Contains(s.flags, name) {
+		return ""
+	}
+	for _, l := range s.long {
+		if abbreviates(name, l) {
+			return l
+		}
+	}
+	return ""
+}
+
+var (
+	tarOptions = optSpec{short: "bCfFgHIKLNTVX", abbrev: true, oldStyle: true,
+		long: []string{"--use-compress-program", "--to-command", "--checkpoint-action", "--info-script",
+			"--new-volume-script", "--rsh-command"},
+		flags: []string{"--checkpoint"}}
+	rsyncOptions = optSpec{short: "eBfMT@", long: []string{"--rsh"}}
+	rgOptions    = optSpec{short: "eEfgtTABCmMjrd", long: []string{"--pre", "--hostname-bin"}}
+	makeOptions  = optSpec{short: "CfIoWE", long: []string{"--eval"}, abbrev: true}
+	awkOptions   = optSpec{short: "fvFeiElW", abbrev: true, stopAtOperand: true,
+		long: []string{"--file", "--assign", "--field-separator", "--source", "--include", "--exec", "--load"}}
+	sedOptions = optSpec{short: "efl", optional: "i", long: []string{"--expression", "--file", "--line-length"}, abbrev: true}
+)
+
+// awks are the awk interpreters; seds, sed.
+var (
+	awks = []string{"awk", "gawk", "mawk", "nawk"}
+	seds = []string{"sed", "gsed"}
+)
+
+// makeShellRE is make's SHELL variable set on its command line
+// (SHELL=, SHELL:=, SHELL::=, SHELL+=, SHELL?=, SHELL!=).
+var makeShellRE = regexp.MustCompile(`^SHELL(:{0,3}|[+?!])=`)
+
+// toolRuns reads the commands a tool runs by its options and operands:
+// tar's --to-command, --use-compress-program (-I), --info-script (-F),
+// --new-volume-script, --rsh-command and --checkpoint-action=exec=
+// (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), rg's --pre and
+// --hostname-bin, make's SHELL= (also in MAKEFLAGS), awk's and sed's
+// code. Scripts are given to script and programs to add; opaque when
+// what runs cannot be read (awk or sed code that runs a command, or
+// read from a file; make --eval; a shell fed what the tool chooses:
+// tar --to-command=bash, rg --pre sh). ok is false for other commands.
+func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok bool) {
+	if len(c.args) == 0 {
+		return false, false
+	}
+	name, words := c.args[0], c.args[1:]
+	env := func(key string) []string {
+		var out []string
+		for _, a := range c.assigns {
+			if k, v, _ := strings.Cut(a, "="); k == key {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	// fed: a program the tool gives its own input or arguments (a
+	// file's contents, a path), which a shell would run as its script.
+	fed := func(v string) {
+		if f := strings.Fields(v); len(f) > 0 && slices.Contains(shells, filepath.Base(f[0])) {
+			opaque = true
+		}
+		script(v)
+	}
+	switch {
+	case name == "tar":
+		vals, _ := tarOptions.values(words)
+		for _, o := range env("TAR_OPTIONS") {
+			more, _ := tarOptions.values(strings.Fields(o))
+			vals = append(vals, more...)
+		}
+		for _, o := range vals {
+			switch o.opt {
+			case "-I", "--use-compress-program", "--to-command":
+				fed(o.v)
+			case "-F", "--info-script", "--new-volume-script", "--rsh-command":
+				script(o.v)
+			case "--checkpoint-action":
+				if cmd, ok := strings.CutPrefix(o.v, "exec="); ok {
+					script(cmd)
+				}
+			}
+		}
+	case name == "rsync":
+		for _, v := range env("RSYNC_RSH") {
+			fed(v)
+		}
+		vals, _ := rsyncOptions.values(words)
+		for _, o := range vals {
+			if o.opt == "-e" || o.opt == "--rsh" {
+				fed(o.v)
+			}
+		}
+	case name == "rg":
+		if len(env("RIPGREP_CONFIG_PATH")) > 0 {
+			opaque = true // its options from a file
+		}
+		vals, _ := rgOptions.values(words)
+		for _, o := range vals {
+			if o.opt == "--pre" || o.opt == "--hostname-bin" {
+				fed(o.v)
+			}
+		}
+	case name == "make" || name == "gmake":
+		for _, f := range append(env("MAKEFLAGS"), env("MFLAGS")...) {
+			words = append(strings.Fields(f), words...)
+		}
+		vals, operands := makeOptions.values(words)
+		for _, o := range vals {
+			if o.opt == "-E" || o.opt == "--eval" {
+				opaque = true // makefile text: rules and recipes
+			}
+		}
+		for _, a := range operands {
+			if m := makeShellRE.FindString(a); m != "" {
+				script(a[len(m):])
+			}
+		}
+	case slices.Contains(awks, name):
+		vals, operands := awkOptions.values(words)
+		var programs []string
+		for _, o := range vals {
+			switch o.opt {
+			case "-e", "--source":
+				programs = append(programs, o.v)
+			case "-v", "--assign", "-F", "--field-separator":
+			default:
+				opaque = true // a program, or an extension, from a file
+			}
+		}
+		if len(programs) == 0 && len(operands) > 0 && !opaque {
+			programs = operands[:1]
+		}
+		opaque = opaque || slices.ContainsFunc(programs, awkRuns)
+	case slices.Contains(seds, name):
+		vals, operands := sedOptions.values(words)
+		var scripts []string
+		for _, o := range vals {
+			switch o.opt {
+			case "-e", "--expression":
+				scripts = append(scripts, o.v)
+			case "-f", "--file":
+				opaque = true // its script from a file
+			}
+		}
+		if len(scripts) == 0 && len(operands) > 0 {
+			scripts = operands[:1]
+		}
+		opaque = opaque || sedRuns(strings.Join(scripts, "\n"))
+	default:
+		return false, false
+	}
+	return opaque, true
+}
+
+// awkKeywords are the words after which "/" begins a regular expression,
+// not a division.
+var awkKeywords = []string{"print", "printf", "return", "in", "case", "if", "while", "for", "do", "else"}
+
+// awkRuns reports whether an awk program runs a command: it calls
+// system() or pipes to or from one (print | "cmd", "cmd" | getline,
+// gawk's |&). Strings, regular expressions and comments are skipped.
+func awkRuns(prog string) bool {
+	operand := false // the last token ends an operand: "/" divides
+	for i := 0; i < len(prog); i++ {
+		c := prog[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\\' && i+1 < len(prog) && prog[i+1] == '\n':
+			if c == '\\' {
+				i++
+			}
+		case c == '#':
+			for i+1 < len(prog) && prog[i+1] != '\n' {
+				i++
+			}
+		case c == '"' || c == '/' && !operand:
+			// A string, or a regular expression ("/" inside [...] is
+			// no end).
+			bracket := false
+			for i++; i < len(prog) && (prog[i] != c || bracket); i++ {
+				switch {
+				case prog[i] == '\\':
+					i++
+				case c == '/' && prog[i] == '[':
+					bracket = true
+				case prog[i] == ']':
+					bracket = false
+				}
+			}
+			operand = true
+		case c == '|':
+			if i+1 < len(prog) && prog[i+1] == '|' {
+				i++
+				operand = false
+				continue
+			}
+			return true // print | "cmd", "cmd" | getline, |&
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < len(prog) && (prog[j] == '_' || prog[j] >= 'a' && prog[j] <= 'z' || prog[j] >= 'A' && prog[j] <= 'Z' || prog[j] >= '0' && prog[j] <= '9') {
+				j++
+			}
+			word := prog[i:j]
+			if word == "system" && strings.HasPrefix(strings.TrimLeft(prog[j:], " \t"), "(") {
+				return true
+			}
+			operand = !slices.Contains(awkKeywords, word)
+			i = j - 1
+		case c >= '0' && c <= '9' || c == '.' || c == ')' || c == ']':
+			operand = true
+		default:
+			operand = false
+		}
+	}
+	return false
+}
+
+// sedRuns reports whether a sed script runs a command (GNU sed's e
+// command, the e flag of s), or cannot be read (sed refuses it).
+func sedRuns(sc string) bool {
+	i, n := 0, len(sc)
+	skip := func(set string) {
+		for i < n && strings.IndexByte(set, sc[i]) >= 0 {
+			i++
+		}
+	}
+	upTo := func(set string) {
+		for i < n && strings.IndexByte(set, sc[i]) < 0 {
+			i++
+		}
+	}
+	// delimited reads past the next unescaped delim.
+	delimited := func(delim byte) bool {
+		for ; i < n; i++ {
+			switch sc[i] {
+			case '\\':
+				i++
+			case '\n':
+				return false
+			case delim:
+				i++
+				return true
+			}
+		}
+		return false
+	}
+	address := func() bool {
+		switch {
+		case i < n && sc[i] == '$':
+			i++
+		case i < n && sc[i] >= '0' && sc[i] <= '9':
+			skip("0123456789~")
+		case i < n && (sc[i] == '/' || sc[i] == '\\'):
+			if sc[i] == '\\' {
+				i++
+			}
+			if i >= n {
+				return false
+			}
+			i++
+			if !delimited(sc[i-1]) {
+				return false
+			}
+			skip("IM")
+		}
+		return true
+	}
+	for {
+		skip(" \t\n;}")
+		if i >= n {
+			return false
+		}
+		if sc[i] == '#' {
+			upTo("\n")
+			continue
+		}
+		if !address() {
+			return true
+		}
+		skip(" \t")
+		if i < n && sc[i] == ',' {
+			i++
+			skip(" \t")
+			if i < n && (sc[i] == '+' || sc[i] == '~') {
+				i++
+				skip("0123456789")
+			} else if !address() {
+				return true
+			}
+		}
+		skip(" \t!")
+		if i >= n {
+			return true
+		}
+		c := sc[i]
+		i++
+		switch c {
+		case '{':
+			continue // a block: its commands follow
+		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case 'e':
+			return true
+		case 's', 'y':
+			if i >= n || sc[i] == '\\' || sc[i] == '\n' {
+				return true
+			}
+			delim := sc[i]
+			i++
+			if !delimited(delim) || !delimited(delim) {
+				return true
+			}
+			for c == 's' && i < n && strings.IndexByte("gpiImMe0123456789w", sc[i]) >= 0 {
+				if sc[i] == 'e' {
+					return true
+				}
+				if sc[i] == 'w' {
+					upTo("\n") // its file, to the end of the line
+					break
+				}
+				i++
+			}
+		case 'a', 'i', 'c':
+			// Text to write, to the end of the line ("\" before a newline
+			// goes on).
+			for ; i < n && sc[i] != '\n'; i++ {
+				if sc[i] == '\\' {
+					i++
+				}
+			}
+		case 'r', 'R', 'w', 'W':
+			upTo("\n") // a file
+		case 'b', 't', 'T', ':', 'v':
+			upTo(";\n") // a label
+		case 'q', 'Q', 'l', 'L':
+			skip(" \t")
+			skip("0123456789")
+		default:
+			return true
+		}
+		skip(" \t")
+		if i < n && strings.IndexByte("\n;}#", sc[i]) < 0 {
+			return true
+		}
+	}
+}
+
+// gitRunners are, for git's subcommands, the options whose value is a
+// command git runs (by the shell): git rebase --exec (-x), git
+// filter-branch's filters, git difftool --extcmd (-x), git grep
+// --open-files-in-pager (-O), and the programs a fetch or push starts
+// for a repository on this machine (--upload-pack, --receive-pack).
+var gitRunners = map[string]optSpec{
+	"rebase":        {short: "xsXC", optional: "S", long: []string{"--exec"}, abbrev: true},
+	"difftool":      {short: "xt", long: []string{"--extcmd"}, abbrev: true},
+	"grep":          {short: "OefmABC", optional: "O", long: []string{"--open-files-in-pager"}, abbrev: true},
+	"filter-branch": {long: []string{"--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter"}},
+	"clone":         {short: "uobc", long: []string{"--upload-pack"}, abbrev: true},
+	"fetch":         {long: []string{"--upload-pack"}, abbrev: true},
+	"pull":          {long: []string{"--upload-pack"}, abbrev: true},
+	"ls-remote":     {long: []string{"--upload-pack"}, abbrev: true},
+	"archive":       {long: []string{"--exec"}, abbrev: true},
+	"push":          {long: []string{"--receive-pack", "--exec"}, abbrev: true},
+	"send-pack":     {long: []string{"--receive-pack", "--exec"}, abbrev: true},
+}
+
+// gitRuns reads the commands a git subcommand runs (words[0] is the
+// subcommand): those of gitRunners, git submodule foreach's command (its
+// words joined, as git gives them to the shell) and git bisect run's.
+func gitRuns(words []string, add func([]string), script func(string)) {
+	switch sub := words[0]; sub {
+	case "submodule", "bisect":
+		verb := map[string]string{"submodule": "foreach", "bisect": "run"}[sub]
+		i := 1
+		for i < len(words) && strings.HasPrefix(words[i], "-") {
+			i++ // git submodule --quiet foreach
+		}
+		if i == len(words) || words[i] != verb {
+			return
+		}
+		rest := words[i+1:]
+		for sub == "submodule" && len(rest) > 0 && slices.Contains([]string{"--recursive", "-q", "--quiet", "--"}, rest[0]) {
+			rest = rest[1:]
+		}
+		if sub == "submodule" {
+			script(strings.Join(rest, " "))
+		} else {
+			add(slices.Clone(rest))
+		}
+	default:
+		spec, ok := gitRunners[sub]
+		if !ok {
+			return
+		}
+		vals, _ := spec.values(words[1:])
+		for _, o := range vals {
+			if o.opt == "-x" && sub == "rebase" || o.opt == "-x" && sub == "difftool" || o.opt == "-O" || o.opt == "-u" ||
+				strings.HasPrefix(o.opt, "--") {
+				script(o.v)
+			}
+		}
+	}
+}
