@@ -198,7 +198,7 @@ func escapeAt(s string, i int, format bool) (piece string, next int, stop bool) 
 		}
 		v, _ := strconv.ParseUint(s[i+2:j], 16, 8)
 		return string([]byte{byte(v)}), j, false
-	case c >= '0' && c <= '7':
+	case c >= '0' && c <= '7' && (format || c == '0'):
 		from := i + 1
 		if c == '0' && !format {
 			from = i + 2
