@@ -129,7 +129,7 @@ var makeShellRE = regexp.MustCompile(`^SHELL(:{0,3}|[+?!])=`)
 // --new-volume-script, --rsh-command and --checkpoint-action=exec=
 // (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), rg's --pre and
 // --hostname-bin, make's SHELL= (also in MAKEFLAGS), awk's and sed's
-// code. Scripts are given to script and programs to add; opaque when
+// code, and the input source (or ".") of /dev/stdin runs. Scripts are given to script and programs to add; opaque when
 // what runs cannot be read (awk or sed code that runs a command, or
 // read from a file; make --eval; a shell fed what the tool chooses:
 // tar --to-command=bash, rg --pre sh). ok is false for other commands.
@@ -156,6 +156,13 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 		script(v)
 	}
 	switch {
+	case (name == "source" || name == ".") && len(words) > 0 && slices.Contains(stdinPaths, words[0]):
+		// source /dev/stdin runs its input, as a shell reading it does.
+		var texts []string
+		texts, opaque = stdinText(c)
+		for _, t := range texts {
+			script(t)
+		}
 	case name == "tar":
 		vals, _ := tarOptions.values(words)
 		for _, o := range env("TAR_OPTIONS") {

@@ -210,10 +210,13 @@ func escapeAt(s string, i int, format bool) (piece string, next int, stop bool) 
 	return s[i : i+2], i + 2, false
 }
 
+// stdinPaths name a process's standard input as a file.
+var stdinPaths = []string{"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
+
 // shellReadsStdin reports whether a shell's words leave it reading its
-// script from its standard input: no -c, and -s or no script operand
-// after its options (-o and -O take a value, as do --rcfile and
-// --init-file; "-" and "--" end them).
+// script from its standard input: no -c, and -s, no script operand
+// after its options or one of stdinPaths (-o and -O take a value, as do
+// --rcfile and --init-file; "-" and "--" end them).
 func shellReadsStdin(args []string) bool {
 	if len(args) == 0 || filepath.Base(args[0]) == "busybox" {
 		return false
@@ -222,7 +225,7 @@ func shellReadsStdin(args []string) bool {
 		a := args[i]
 		switch {
 		case a == "-" || a == "--":
-			return i+1 == len(args)
+			return i+1 == len(args) || slices.Contains(stdinPaths, args[i+1])
 		case strings.HasPrefix(a, "--"):
 			if a == "--rcfile" || a == "--init-file" {
 				i++
@@ -236,7 +239,7 @@ func shellReadsStdin(args []string) bool {
 			}
 			i += strings.Count(a[1:], "o") + strings.Count(a[1:], "O")
 		default:
-			return false // a script file
+			return slices.Contains(stdinPaths, a) // a script file
 		}
 	}
 	return true
