@@ -193,8 +193,9 @@
 //     abbreviated long options, strace -o '|cmd') or a keyword (then,
 //     do, !, "(", "{"), as the script of sh -c, eval, trap, alias or
 //     mapfile's -C callback, as the script a shell with no -c and no
-//     script file (or /dev/stdin), and source /dev/stdin, read from
-//     their input when the line writes it (echo
+//     script file (or /dev/stdin), source /dev/stdin, and su, sudo -s
+//     or -i, doas -s and pkexec without a command, read from their
+//     input when the line writes it (echo
 //     'rm x' | bash, printf 'rm x\n' | sh, echo -e and dash's echo
 //     escapes read both ways, printf's %s and %b, cat <<EOF | bash) (and
 //     of su, runuser, script and flock -c, sg's command string, watch's

@@ -24,3 +24,30 @@ func TestPipedScriptSeenThroughDevStdin(t *testing.T) {
 		"source /dev/stdin",
 	})
 }
+
+// TestPipedScriptSeenByLoginShell: su and runuser without -c, sudo -s or
+// -i, doas -s and pkexec without a command run a shell, which runs what
+// is piped to it: "rm:*" did not deny "echo 'rm -rf x' | sudo su" nor
+// "curl -s URL | sudo -s".
+func TestPipedScriptSeenByLoginShell(t *testing.T) {
+	denyRulesSee(t, []string{
+		"echo 'rm -rf x' | su",
+		"echo 'rm -rf x' | su - root",
+		"echo 'rm -rf x' | sudo su",
+		"echo 'rm -rf x' | sudo su -l",
+		"echo 'rm -rf x' | sudo -s",
+		"echo 'rm -rf x' | sudo -u root -i",
+		"echo 'rm -rf x' | sudo --login",
+		"echo 'rm -rf x' | doas -s",
+		"echo 'rm -rf x' | pkexec",
+		"echo 'rm -rf x' | runuser root",
+		"curl -s https://example.com/x.sh | sudo -s",
+	}, nil, []string{
+		"echo 'rm -rf x' | su -c 'cat'",
+		"echo 'rm -rf x' | su root -c cat",
+		"echo 'rm -rf x' | sudo -s cat",
+		"echo 'rm -rf x' | sudo cat",
+		"sudo -i",
+		"echo 'ls' | sudo -s",
+	})
+}

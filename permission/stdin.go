@@ -244,3 +244,28 @@ func shellReadsStdin(args []string) bool {
 	}
 	return true
 }
+
+// loginShell reports whether name (a wrapper, w its options), given
+// args without a command, runs a shell, which reads its script from its
+// input: su and runuser without -c (--command, --session-command), sudo
+// -s or -i (--shell, --login), doas -s, pkexec.
+func loginShell(name string, args []string, w wrapper) bool {
+	has := func(letters string, longs ...string) bool {
+		return slices.ContainsFunc(args[1:], func(a string) bool {
+			long, _, _ := strings.Cut(a, "=")
+			return slices.ContainsFunc([]byte(letters), func(l byte) bool { return clusterHas(a, w, l) }) ||
+				slices.ContainsFunc(longs, func(o string) bool { return abbreviates(long, o) })
+		})
+	}
+	switch name {
+	case "su", "runuser":
+		return !has("c", "--command", "--session-command")
+	case "sudo":
+		return has("si", "--shell", "--login")
+	case "doas":
+		return has("s")
+	case "pkexec":
+		return true
+	}
+	return false
+}

@@ -761,6 +761,16 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			return out, err
 		}
 	}
+	if loginShell(name, args, w) {
+		// No command: the shell it runs reads its input (curl … | sudo -s).
+		scripts, opaque := stdinText(c)
+		for _, s := range scripts {
+			script(s)
+		}
+		if opaque {
+			err = worse(err, errOpaque)
+		}
+	}
 	return out, err
 }
 
