@@ -38,15 +38,16 @@ func shellStdin(c simpleCmd) (scripts []string, opaque bool) {
 }
 
 // stdinText is what c reads as its standard input, when the line says:
-// its here-documents, the files redirected to it, or what the command
-// piped into it writes; none when the line does not say (the worker's
-// input, which is empty).
+// the files redirected to it (of several redirections the last counts,
+// so a file read may follow a here-string: bash <<< ls < f), its
+// here-documents, or what the command piped into it writes; none when
+// the line does not say (the worker's input, which is empty).
 func stdinText(c simpleCmd) (texts []string, opaque bool) {
 	switch {
-	case len(c.here) > 0:
-		return c.here, false
 	case slices.ContainsFunc(c.inputs, func(f string) bool { return f != "/dev/null" }):
 		return nil, true
+	case len(c.here) > 0:
+		return c.here, false
 	case len(c.inputs) > 0:
 		return nil, false
 	case c.from != nil:
