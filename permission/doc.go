@@ -204,8 +204,9 @@
 //     find's -exec, as go's -exec and -toolexec and go vet's -vettool
 //     (on the line or in GOFLAGS, env's assignments included), as the
 //     command of git rebase --exec (-x), git submodule foreach, git
-//     bisect run, git filter-branch's filters, git difftool --extcmd,
-//     git grep -O, --upload-pack and --receive-pack, as tar's
+//     bisect run, git filter-branch's filters and --setup, git difftool
+//     --extcmd, git grep -O, git send-email's --sendmail-cmd, --to-cmd,
+//     --cc-cmd and --header-cmd, --upload-pack and --receive-pack, as tar's
 //     --to-command, --use-compress-program (-I), --info-script (-F),
 //     --new-volume-script, --rsh-command and --checkpoint-action=exec=
 //     (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), rg's --pre

@@ -444,23 +444,34 @@ func sedRuns(sc string) bool {
 	}
 }
 
-// gitRunners are, for git's subcommands, the options whose value is a
-// command git runs (by the shell): git rebase --exec (-x), git
-// filter-branch's filters, git difftool --extcmd (-x), git grep
-// --open-files-in-pager (-O), and the programs a fetch or push starts
-// for a repository on this machine (--upload-pack, --receive-pack).
-var gitRunners = map[string]optSpec{
-	"rebase":        {short: "xsXC", optional: "S", long: []string{"--exec"}, abbrev: true},
-	"difftool":      {short: "xt", long: []string{"--extcmd"}, abbrev: true},
-	"grep":          {short: "OefmABC", optional: "O", long: []string{"--open-files-in-pager"}, abbrev: true},
-	"filter-branch": {long: []string{"--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter"}},
-	"clone":         {short: "uobc", long: []string{"--upload-pack"}, abbrev: true},
-	"fetch":         {long: []string{"--upload-pack"}, abbrev: true},
-	"pull":          {long: []string{"--upload-pack"}, abbrev: true},
-	"ls-remote":     {long: []string{"--upload-pack"}, abbrev: true},
-	"archive":       {long: []string{"--exec"}, abbrev: true},
-	"push":          {long: []string{"--receive-pack", "--exec"}, abbrev: true},
-	"send-pack":     {long: []string{"--receive-pack", "--exec"}, abbrev: true},
+// gitRunner is how a git subcommand's options are read (opts) and
+// which of them take a command it runs (by the shell) as their value:
+// runs, the short ones, and every long one of opts.
+type gitRunner struct {
+	opts optSpec
+	runs string
+}
+
+// gitRunners are the git subcommands with options whose value is a
+// command git runs: git rebase --exec (-x), filter-branch's filters and
+// --setup, difftool --extcmd (-x), grep --open-files-in-pager (-O),
+// send-email's --sendmail-cmd, --to-cmd, --cc-cmd and --header-cmd,
+// and the programs a fetch or push starts for a repository on this
+// machine (--upload-pack, -u, --receive-pack, --exec).
+var gitRunners = map[string]gitRunner{
+	"rebase":   {optSpec{short: "xsXC", optional: "S", long: []string{"--exec"}, abbrev: true}, "x"},
+	"difftool": {optSpec{short: "xt", long: []string{"--extcmd"}, abbrev: true}, "x"},
+	"grep":     {optSpec{short: "efmABC", optional: "O", long: []string{"--open-files-in-pager"}, abbrev: true}, "O"},
+	"filter-branch": {optSpec{long: []string{"--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
+		"--msg-filter", "--commit-filter", "--tag-name-filter"}}, ""},
+	"send-email": {optSpec{long: []string{"--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd"}, flags: []string{"--to", "--cc"}, abbrev: true}, ""},
+	"clone":      {optSpec{short: "uobc", long: []string{"--upload-pack"}, abbrev: true}, "u"},
+	"fetch":      {optSpec{long: []string{"--upload-pack"}, abbrev: true}, ""},
+	"pull":       {optSpec{long: []string{"--upload-pack"}, abbrev: true}, ""},
+	"ls-remote":  {optSpec{long: []string{"--upload-pack"}, abbrev: true}, ""},
+	"archive":    {optSpec{long: []string{"--exec"}, abbrev: true}, ""},
+	"push":       {optSpec{long: []string{"--receive-pack", "--exec"}, abbrev: true}, ""},
+	"send-pack":  {optSpec{long: []string{"--receive-pack", "--exec"}, abbrev: true}, ""},
 }
 
 // gitRuns reads the commands a git subcommand runs (words[0] is the
@@ -487,14 +498,13 @@ func gitRuns(words []string, add func([]string), script func(string)) {
 			add(slices.Clone(rest))
 		}
 	default:
-		spec, ok := gitRunners[sub]
+		r, ok := gitRunners[sub]
 		if !ok {
 			return
 		}
-		vals, _ := spec.values(words[1:])
+		vals, _ := r.opts.values(words[1:])
 		for _, o := range vals {
-			if o.opt == "-x" && sub == "rebase" || o.opt == "-x" && sub == "difftool" || o.opt == "-O" || o.opt == "-u" ||
-				strings.HasPrefix(o.opt, "--") {
+			if strings.HasPrefix(o.opt, "--") || strings.Contains(r.runs, o.opt[1:]) {
 				script(o.v)
 			}
 		}

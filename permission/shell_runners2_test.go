@@ -166,7 +166,7 @@ var everydayRunnerLines = []string{
 func TestAllowRuleNeedsCommandsToolsRun(t *testing.T) {
 	var p Policy
 	for _, pat := range []string{"git rebase:*", "git submodule:*", "git bisect:*", "go vet:*", "tar:*", "rsync:*", "rg:*",
-		"make:*", "gmake:*", "awk:*", "gawk:*", "sed:*", "git push:*", "ssh:*"} {
+		"make:*", "gmake:*", "awk:*", "gawk:*", "sed:*", "git push:*", "ssh:*", "git send-email:*"} {
 		p.Rules = append(p.Rules, rule(t, "execute_shell_command:"+pat, Allow))
 	}
 	for _, c := range []struct {
@@ -191,6 +191,8 @@ func TestAllowRuleNeedsCommandsToolsRun(t *testing.T) {
 		{"awk 'BEGIN { system(\"ls\") }'", Ask},
 		{"sed 's/a/b/e' f", Ask},
 		{"sed -f script.sed f", Ask},
+		{"git send-email --to-cmd=./addrs 0001.patch", Ask},
+		{"git send-email --to=a@example.com --cc b@example.com 0001.patch", Allow},
 	} {
 		if d := Decide(p, shell, cmd(c.line)); d.Behavior != c.want {
 			t.Errorf("%q: %s (%s), want %s", c.line, d.Behavior, d.Reason, c.want)
@@ -204,13 +206,17 @@ func TestAllowRuleNeedsCommandsToolsRun(t *testing.T) {
 }
 
 // TestDenyRuleSeesGitCommandsRun: git's other options whose value is a
-// command it runs: filter-branch's filters, difftool --extcmd, grep -O,
-// and --upload-pack and --receive-pack (run here for a repository on
-// this machine).
+// command it runs: filter-branch's filters and --setup, difftool
+// --extcmd, grep -O, send-email's --to-cmd and the like, and
+// --upload-pack and --receive-pack (run here for a repository on this
+// machine).
 func TestDenyRuleSeesGitCommandsRun(t *testing.T) {
 	denyRulesSee(t, []string{
 		"git filter-branch --tree-filter 'rm -rf x' HEAD",
 		"git filter-branch --msg-filter='rm -rf x' HEAD",
+		"git filter-branch --setup 'rm -rf x' --tree-filter true HEAD",
+		"git send-email --to-cmd='rm -rf x' 0001.patch",
+		"git send-email --sendmail-cmd 'rm -rf x' 0001.patch",
 		"git difftool -x 'rm -rf x' HEAD",
 		"git difftool --extcmd='rm -rf x' HEAD",
 		"git grep -O'rm -rf x' foo",
@@ -228,5 +234,6 @@ func TestDenyRuleSeesGitCommandsRun(t *testing.T) {
 		"git clone -b main src dst",
 		"git fetch origin",
 		"git filter-branch --subdirectory-filter sub HEAD",
+		"git send-email --to=a@example.com 0001.patch",
 	})
 }
