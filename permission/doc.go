@@ -269,7 +269,8 @@
 //     does not hold: bash < f, cat f | bash, curl … | sh, echo "$X" |
 //     sh; awk code that calls system() or pipes to or from a command,
 //     print | "cmd" and "cmd" | getline, sed's e command and the e flag
-//     of s, an awk or sed program read from a file, -f; make --eval;
+//     of s, an awk or sed program read from a file, -f, or gawk's
+//     @load and @include; make --eval;
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

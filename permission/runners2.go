@@ -259,7 +259,9 @@ var awkKeywords = []string{"print", "printf", "return", "in", "case", "if", "whi
 
 // awkRuns reports whether an awk program runs a command: it calls
 // system() or pipes to or from one (print | "cmd", "cmd" | getline,
-// gawk's |&). Strings, regular expressions and comments are skipped.
+// gawk's |&), or runs code it does not hold (gawk's @load of an
+// extension, @include of a file). Strings, regular expressions and
+// comments are skipped.
 func awkRuns(prog string) bool {
 	operand := false // the last token ends an operand: "/" divides
 	for i := 0; i < len(prog); i++ {
@@ -295,6 +297,8 @@ func awkRuns(prog string) bool {
 				continue
 			}
 			return true // print | "cmd", "cmd" | getline, |&
+		case c == '@' && (strings.HasPrefix(prog[i+1:], "load") || strings.HasPrefix(prog[i+1:], "include")):
+			return true
 		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
 			j := i
 			for j < len(prog) && (prog[j] == '_' || prog[j] >= 'a' && prog[j] <= 'z' || prog[j] >= 'A' && prog[j] <= 'Z' || prog[j] >= '0' && prog[j] <= '9') {
