@@ -676,7 +676,9 @@ func (c *Client) forget(first string, box *inbox) {
 // durable one waiting in the queue too (toolctl cancel): its cancel is
 // recorded, so a call sent under that id afterwards ends interrupted
 // without running, for 30 s on the core path (the workers' tombstone)
-// and 24 h on the durable path (the cancels stream). A call id is for one
+// and 24 h on the durable path (the cancels stream; an error wrapping
+// ErrCancelNotRecorded says the stream refused the record, when full,
+// and Cancel waits for its answer at most 2 s). A call id is for one
 // call: reusing one just cancelled, finished or not, is refused so, by
 // the workers; the client itself sends a call started under the id after
 // the Cancel as any other, and again after a lost or overloaded attempt.
@@ -710,8 +712,12 @@ func (c *Client) Cancel(callID string) error {
 	}
 	c.mu.Unlock()
 	// Not this client's call: it may be another's, waiting in the queue.
-	durable = durable || !mine
-	err := c.cancel(callID, "", durable, "")
+	var err error
+	if durable || !mine {
+		err = c.cancelRecorded(callID, "", "")
+	} else {
+		err = c.cancel(callID, "", false, "")
+	}
 	for _, a := range attempts {
 		err = errors.Join(err, c.cancel(a.id, "", a.durable, ""))
 	}
@@ -741,6 +747,71 @@ func (c *Client) cancel(callID, reason string, durable bool, reply string) error
 		m.Header.Set(wire.HeaderReply, reply)
 	}
 	return errors.Join(err, c.nc.PublishMsg(m))
+}
+
+// ErrCancelNotRecorded is the error (errors.Is) of a cancel of a durable
+// call that went out, but whose record the cancels stream refused (full,
+// or a record too large): a worker that takes the call from the durable
+// queue later, without having heard the cancel, runs it.
+var ErrCancelNotRecorded = errors.New("bus: the cancel was not recorded")
+
+// recordWait bounds how long a cancel waits for the cancels stream's
+// answer to its record (cancelRecorded).
+const recordWait = 2 * time.Second
+
+// cancelRecorded is cancel for a durable call whose caller learns whether
+// the cancels stream kept the record: the record carries a reply subject
+// of the client's inbox, and the stream's answer is awaited, at most
+// recordWait, once the cancel went out. It returns ErrCancelNotRecorded
+// (with the stream's reason) when the stream refused the record. No
+// answer (a server whose roles predate the stream refuses the publish,
+// which the flush brings back first; no stream at all) is as before:
+// the cancel counts where it was heard.
+func (c *Client) cancelRecorded(callID, reason, reply string) error {
+	if !wire.ValidCallID(callID) {
+		return fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
+	}
+	ackTo, ch, done := c.awaitAck()
+	if ch == nil { // closed
+		return c.cancel(callID, reason, true, reply)
+	}
+	defer done()
+	rec := cancelMsg(wire.CancelledSubject(c.opts.Identity, callID), reason)
+	rec.Reply = ackTo
+	err := c.nc.PublishMsg(rec)
+	m := cancelMsg(wire.CancelSubject(c.opts.Identity, callID), reason)
+	if reply != "" {
+		m.Header.Set(wire.HeaderReply, reply)
+	}
+	if err = errors.Join(err, c.nc.PublishMsg(m)); err != nil {
+		return err
+	}
+	t := time.NewTimer(recordWait)
+	defer t.Stop()
+	var r ackReply
+	select {
+	case r = <-ch:
+	default:
+		// The flush brings back a refusal of the publish (older roles),
+		// which no answer follows.
+		ferr := c.nc.FlushTimeout(recordWait)
+		if le := c.nc.LastError(); ferr != nil || errors.Is(le, nats.ErrPermissionViolation) && strings.Contains(le.Error(), rec.Subject) {
+			return nil
+		}
+		select {
+		case r = <-ch:
+		case <-t.C:
+			return nil
+		}
+	}
+	if r.err != nil {
+		return nil
+	}
+	var apiErr *jetstream.APIError
+	if _, err := pubAck(r.m); errors.As(err, &apiErr) {
+		return fmt.Errorf("%w: the cancel of %s went out, but the %s stream refused its record (%s), so a worker that takes the call from the durable queue later runs it", ErrCancelNotRecorded, wire.Quote(callID), wire.StreamCancels, apiErr.Description)
+	}
+	return nil
 }
 
 // Revision returns the latest groups revision the client has seen for a
@@ -1376,6 +1447,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	defer st.endAsks()
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time // after a cancel: how long the worker's final is awaited
+	var unrecorded error       // the cancel's record, refused
 	for {
 		if ctxDone == nil && grace == nil {
 			<-box.signal
@@ -1388,12 +1460,21 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				if deadlinePassed(ctx) {
 					reason = wire.CancelReasonDeadline
 				}
-				c.cancel(call.ID, reason, *durable, reply)
+				if *durable {
+					unrecorded = c.cancelRecorded(call.ID, reason, reply)
+				} else {
+					c.cancel(call.ID, reason, false, reply)
+				}
 				t := time.NewTimer(c.opts.CancelGrace)
 				defer t.Stop()
 				grace = t.C
 				continue
 			case <-grace:
+				if errors.Is(unrecorded, ErrCancelNotRecorded) {
+					// Still queued, perhaps: it may run later.
+					e := toolkit.ContextError(ctx)
+					return st.partial(e.Code, e.Message+" "+strings.TrimPrefix(unrecorded.Error(), "bus: ")+".")
+				}
 				return c.ctxFinal(ctx, call.ID, &st)
 			}
 		}

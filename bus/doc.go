@@ -181,6 +181,13 @@
 //     worker starts (two JetStream requests, three for the worker that
 //     creates the stream, and one standing pull), so the worker takes
 //     calls meanwhile; an advisory waits in the stream for it.
+//   - The cancels stream, which keeps durable calls' cancels for the
+//     worker that takes a call later, is every caller's: full, it refuses
+//     a new record rather than dropping its oldest (CancelsStreamConfig),
+//     so no caller's records push out another's, and the client waits
+//     for the stream's answer to a record (at most 2 s, once the cancel
+//     went out) to tell its caller of a refusal (ErrCancelNotRecorded:
+//     the call may run when a worker takes it from the queue).
 //   - msgpack bodies go through package wire's generated codec into
 //     pooled buffers, byte for byte what the msgpack library writes;
 //     strings of a received body share its memory.

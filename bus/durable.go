@@ -141,7 +141,14 @@ const (
 // CancelsStreamConfig is the cancels stream as whoever creates it first
 // creates it: the last cancel of each durable call (the client publishes
 // it next to the cancel), kept as long as a call may wait in the calls
-// stream and bounded in count and bytes.
+// stream and bounded in count and bytes. Every caller of the account
+// shares it, so a full stream refuses a new record (DiscardNew) rather
+// than dropping the oldest, which would let one caller's records push
+// out another's, whose cancelled call would then run; the refusal goes
+// back to the caller (Client.Cancel's error). A record is at most
+// CancelRecordMaxBytes. A stream made earlier, or by an operator, keeps
+// its own settings: a worker binding one that drops its oldest records
+// says so in a warning (`nats stream edit toolbus_cancels --discard new`).
 func CancelsStreamConfig(replicas int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:              wire.StreamCancels,
@@ -154,10 +161,15 @@ func CancelsStreamConfig(replicas int) jetstream.StreamConfig {
 		MaxMsgsPerSubject: 1,
 		MaxMsgs:           1 << 20,
 		MaxBytes:          128 << 20,
-		Discard:           jetstream.DiscardOld,
+		MaxMsgSize:        CancelRecordMaxBytes,
+		Discard:           jetstream.DiscardNew,
 		AllowDirect:       true,
 	}
 }
+
+// CancelRecordMaxBytes bounds a record in the cancels stream, its
+// headers and body: a cancel's are a few dozen bytes.
+const CancelRecordMaxBytes = 1 << 10
 
 // streamsBindWait bounds binding (or creating) the cancels stream, and the
 // exhausted stream, in nanoseconds: without them the worker serves all
@@ -397,10 +409,20 @@ func (d *durablePath) bindCancels() {
 	switch {
 	case err == nil:
 		d.cancels = cs
+		d.dropsOldest(cs)
 	case d.ctx.Err() != nil:
 		d.cancelsCut = true
 	default:
 		d.w.log.Warn("bus: without the cancels stream, a durable call cancelled before this worker heard cancels may run", "stream", wire.StreamCancels, "err", err)
+	}
+}
+
+// dropsOldest warns of a cancels stream, made by an earlier build, that
+// drops its oldest records when full: one caller's records can push out
+// another's (CancelsStreamConfig).
+func (d *durablePath) dropsOldest(cs jetstream.Stream) {
+	if cs.CachedInfo().Config.Discard != jetstream.DiscardNew {
+		d.w.log.Warn("bus: the cancels stream drops its oldest records when full, so one caller's records can push out another's and a durable call cancelled while queued may then run; make it refuse new ones: nats stream edit "+wire.StreamCancels+" --discard new", "stream", wire.StreamCancels)
 	}
 }
 
@@ -1231,23 +1253,33 @@ type ackReply struct {
 	err error
 }
 
-func (c *Client) queueOnce(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+// awaitAck makes a reply subject of the client's inbox for a stream's
+// acknowledgement, which comes on ch; done forgets it. ch is nil once the
+// client is closed.
+func (c *Client) awaitAck() (reply string, ch chan ackReply, done func()) {
 	var rb [96]byte
-	reply := string(strconv.AppendUint(append(append(rb[:0], c.prefix...), ackToken), c.next.Add(1), 36))
+	reply = string(strconv.AppendUint(append(append(rb[:0], c.prefix...), ackToken), c.next.Add(1), 36))
 	token := reply[len(c.prefix):]
-	ch := make(chan ackReply, 1)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.closed {
-		c.mu.Unlock()
-		return nil, errClientClosed
+		return "", nil, nil
 	}
+	ch = make(chan ackReply, 1)
 	c.acks[token] = ch
-	c.mu.Unlock()
-	defer func() {
+	return reply, ch, func() {
 		c.mu.Lock()
 		delete(c.acks, token)
 		c.mu.Unlock()
-	}()
+	}
+}
+
+func (c *Client) queueOnce(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	reply, ch, done := c.awaitAck()
+	if ch == nil {
+		return nil, errClientClosed
+	}
+	defer done()
 	m := *msg
 	m.Reply = reply
 	if err := c.nc.PublishMsg(&m); err != nil {

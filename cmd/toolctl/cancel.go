@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 )
 
@@ -28,7 +31,11 @@ func runCancel(_ context.Context, e *env, args []string) int {
 	if err != nil {
 		return exitCode(err)
 	}
-	if err := c.Cancel(args[0]); err != nil {
+	if err := c.Cancel(args[0]); errors.Is(err, bus.ErrCancelNotRecorded) {
+		// Sent, but a durable call taken from the queue later runs.
+		fmt.Fprintln(e.stderr, "toolctl:", strings.TrimPrefix(err.Error(), "bus: "))
+		return exitError
+	} else if err != nil {
 		return e.usagef("%v", err)
 	}
 	if err := e.nc.FlushTimeout(5 * time.Second); err != nil {
