@@ -180,7 +180,12 @@
 //     is one consumer the fleet shares, bound in the background as a
 //     worker starts (two JetStream requests, three for the worker that
 //     creates the stream, and one standing pull), so the worker takes
-//     calls meanwhile; an advisory waits in the stream for it.
+//     calls meanwhile; an advisory waits in the stream for it. Any
+//     caller can have the server store its answers in that stream (a
+//     request's reply subject is not checked) and push real advisories
+//     out: a worker that takes a message there that is no advisory looks
+//     for the exhausted calls of its tools in the calls stream itself,
+//     once a second while such messages come (sweepExhausted).
 //   - The cancels stream, which keeps durable calls' cancels for the
 //     worker that takes a call later, is every caller's: full, it refuses
 //     a new record rather than dropping its oldest (CancelsStreamConfig),

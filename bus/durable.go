@@ -315,6 +315,11 @@ type durablePath struct {
 	// before an advisory's call is read; its error fails the handling.
 	retryAfter    time.Duration
 	beforeExhaust func(seq uint64) error
+	// sweeping is set while a sweep of the calls stream for exhausted
+	// calls is due or runs (sweepSoon); sweepDue, when another is due
+	// after it.
+	sweeping atomic.Bool
+	sweepDue atomic.Bool
 
 	run runners // the goroutines the pulled calls run on
 }
@@ -686,8 +691,10 @@ func (d *durablePath) bindExhausted() {
 			return
 		}
 		defer d.wg.Done()
-		if adv, ok := d.advisory(m.Subject, m.Data); ok {
+		if adv, ok := d.advisory(m.Data); ok {
 			d.exhaust(adv.Consumer, adv.StreamSeq, adv.Deliveries)
+		} else {
+			d.w.log.Warn("bus: ignoring a malformed max-deliveries advisory", "subject", m.Subject)
 		}
 	})
 	if err != nil {
@@ -777,9 +784,10 @@ func (d *durablePath) consumeExhausted(ctx context.Context) error {
 // again later when that failed (exhaustedDelay), handed back to another
 // worker when this one stops.
 func (d *durablePath) takeExhausted(m jetstream.Msg) {
-	adv, ok := d.advisory(m.Subject(), m.Data())
+	adv, ok := d.advisory(m.Data())
 	if !ok {
 		_ = m.Term()
+		d.sweepSoon(m.Subject())
 		return
 	}
 	// Its AckWait counted from its delivery, also while it waited for a
@@ -856,15 +864,109 @@ type maxDeliveries struct {
 	Deliveries uint64 `json:"deliveries"`
 }
 
-// advisory decodes a max-deliveries advisory; false (logged) for one
-// that is not of the calls stream's.
-func (d *durablePath) advisory(subject string, data []byte) (maxDeliveries, bool) {
+// advisory decodes a max-deliveries advisory; false for one that is not
+// of the calls stream's.
+func (d *durablePath) advisory(data []byte) (maxDeliveries, bool) {
 	var adv maxDeliveries
 	if err := json.Unmarshal(data, &adv); err != nil || adv.Stream != wire.StreamCalls || adv.StreamSeq == 0 {
-		d.w.log.Warn("bus: ignoring a malformed max-deliveries advisory", "subject", subject, "err", err)
 		return adv, false
 	}
 	return adv, true
+}
+
+// sweepWait is how long after a message in the exhausted stream that is
+// no advisory a worker sweeps the calls stream (sweepSoon), and the
+// least time between its sweeps while such messages keep coming.
+const sweepWait = time.Second
+
+// sweepSoon sweeps the calls stream for exhausted calls (sweepExhausted)
+// sweepWait after a message taken from the exhausted stream that is no
+// max-deliveries advisory, and again while more come. NATS does not check
+// a request's reply subject, so any caller can have the server publish
+// its answers on the advisory subject, which the exhausted stream keeps,
+// the oldest dropped first: such a flood pushes real advisories out, and
+// their calls are then found only in the calls stream. One sweep at a
+// time, and a warning per sweep, not per message.
+func (d *durablePath) sweepSoon(subject string) {
+	d.sweepDue.Store(true)
+	if !d.sweeping.CompareAndSwap(false, true) {
+		return
+	}
+	if !d.begin() {
+		d.sweeping.Store(false)
+		return
+	}
+	d.w.log.Warn("bus: the exhausted stream holds messages that are no max-deliveries advisory (a server's answers a caller had sent there), which may have pushed real ones out; looking for exhausted durable calls in the calls stream", "subject", subject)
+	go func() {
+		defer d.wg.Done()
+		for d.sweepDue.Swap(false) {
+			select {
+			case <-d.ctx.Done():
+				d.sweeping.Store(false)
+				return
+			case <-time.After(sweepWait):
+			}
+			d.sweepExhausted()
+		}
+		d.sweeping.Store(false)
+		if d.sweepDue.Load() { // came after the last look
+			d.sweepSoon(subject)
+		}
+	}()
+}
+
+// sweepExhausted answers the exhausted calls of the tools this worker
+// pulls as their advisories would have (exhaust). A call still in the
+// calls stream that its tool's consumer has delivered is either awaiting
+// its acknowledgement or exhausted; JetStream lists neither, so a tool is
+// swept only while none of its calls awaits one (its consumer's
+// NumAckPending is 0): every delivered call then left in the stream is
+// exhausted (an acknowledged or settled one is removed). A tool with
+// calls in progress at the sweep, and one no live worker pulls, keeps
+// what the flood hid from it: its callers end those calls worker_lost
+// after their stall timeout.
+func (d *durablePath) sweepExhausted() {
+	d.mu.Lock()
+	tools := make([]string, 0, len(d.loops))
+	for tool := range d.loops {
+		tools = append(tools, tool)
+	}
+	d.mu.Unlock()
+	for _, tool := range tools {
+		if d.ctx.Err() != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+		cons, err := d.stream.Consumer(ctx, tool)
+		cancel()
+		if err != nil {
+			if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+				d.w.log.Warn("bus: reading a durable tool's consumer to find its exhausted calls", "tool", tool, "err", err)
+			}
+			continue
+		}
+		info := cons.CachedInfo()
+		last, n := info.Delivered.Stream, info.Config.MaxDeliver
+		if last == 0 || n <= 0 {
+			continue
+		}
+		if info.NumAckPending > 0 {
+			d.w.log.Warn("bus: not looking for a durable tool's exhausted calls while some of its calls are in progress; those a flood hid from the workers end worker_lost by their callers", "tool", tool, "in_progress", info.NumAckPending)
+			continue
+		}
+		for _, subject := range []string{wire.DurableSubject(tool, ""), wire.DurableSubject(tool, "*")} {
+			for seq := uint64(1); seq <= last && d.ctx.Err() == nil; {
+				ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+				raw, err := d.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+				cancel()
+				if err != nil || raw.Sequence > last {
+					break // none left that was delivered, or a failed read: the next sweep looks again
+				}
+				d.exhaust(tool, raw.Sequence, uint64(n))
+				seq = raw.Sequence + 1
+			}
+		}
+	}
 }
 
 // exhaust ends the call at seq, delivered n times, with worker_lost. An
