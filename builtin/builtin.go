@@ -277,11 +277,3 @@ func prop(t *toolkit.Tool, name string) map[string]any {
 }
 
 func describe(t *toolkit.Tool, name, description string) { prop(t, name)["description"] = description }
-
-// pairOfInts makes an optional integer array property take exactly two
-// items.
-func pairOfInts(t *toolkit.Tool, name string) {
-	p := prop(t, name)
-	p["minItems"] = 2
-	p["maxItems"] = 2
-}

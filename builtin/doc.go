@@ -123,6 +123,18 @@
 //     append), are answered as any other range. A write's ranges
 //     starting further on are refused with AgentScope's "Error: The
 //     start line s is invalid. The file only has n lines."
+//   - ranges may be any list (the schema says array or null): one that
+//     is not two integers gets AgentScope's answer, "Error: Invalid range
+//     format. Expected a list of two integers, but got [1, 2, 3]." (from
+//     view_text_file "InvalidArgumentError: Invalid range format. …"),
+//     the list printed as Python prints it; a start after the end gets
+//     "InvalidArgumentError: The start line is greater than the end line
+//     in the given range [5, 3]." from both tools (AgentScope's
+//     write_text_file has no such check and keeps the lines between
+//     twice). An empty list views the whole file, and creating a file
+//     ignores it silently, as in AgentScope. Unlike Python, true and
+//     false are not line numbers, nor is 2.0 told from 2 (a JSON number
+//     reaches the tool as a float64 either way).
 //   - Output is streamed and interleaved like a terminal, instead of being
 //     returned at the end as separate <stdout> and <stderr> blocks.
 //   - File tool failures are errors (state error, or denied for paths

@@ -2,13 +2,13 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,15 +23,17 @@ const filePathDoc = "The path of the file: relative to the workspace directory, 
 const rangesDoc = "The lines to %s, [start, end], 1-based and inclusive (e.g. [1, 100] for lines 1 to 100). " +
 	"Negative numbers count from the end: [-100, -1] is the last 100 lines."
 
+// Ranges are taken as any JSON list and checked by the tools, which
+// answer a malformed one as AgentScope's do (ranges.go).
 type viewInput struct {
-	FilePath string `json:"file_path" jsonschema:"The path of the file: relative to the workspace directory, or absolute inside it."`
-	Ranges   []int  `json:"ranges,omitempty"`
+	FilePath string          `json:"file_path" jsonschema:"The path of the file: relative to the workspace directory, or absolute inside it."`
+	Ranges   json.RawMessage `json:"ranges,omitempty"`
 }
 
 type writeInput struct {
-	FilePath string `json:"file_path"`
-	Content  string `json:"content" jsonschema:"The content to write."`
-	Ranges   []int  `json:"ranges,omitempty"`
+	FilePath string          `json:"file_path"`
+	Content  string          `json:"content" jsonschema:"The content to write."`
+	Ranges   json.RawMessage `json:"ranges,omitempty"`
 }
 
 type insertInput struct {
@@ -112,8 +114,7 @@ func (f *files) viewTool() *toolkit.Tool {
 			"Without ranges the whole file is returned.",
 		f.view)
 	describe(t, "file_path", filePathDoc)
-	describe(t, "ranges", fmt.Sprintf(rangesDoc, "view"))
-	pairOfInts(t, "ranges")
+	rangesProp(t, "view")
 	return t
 }
 
@@ -123,8 +124,7 @@ func (f *files) writeTool() *toolkit.Tool {
 			"by the content; without, the whole file is overwritten (or created, with its parent directories).",
 		f.write)
 	describe(t, "file_path", filePathDoc)
-	describe(t, "ranges", fmt.Sprintf(rangesDoc, "replace"))
-	pairOfInts(t, "ranges")
+	rangesProp(t, "replace")
 	return t
 }
 
@@ -139,26 +139,30 @@ func (f *files) view(ctx context.Context, in viewInput) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	given, r, pair, err := viewRanges(in.Ranges)
+	if err != nil {
+		return "", err
+	}
 	n := countLines(text)
 	if n == 0 { // whatever the ranges: there are no lines to show
 		return fmt.Sprintf("The file %s is empty.", shown(in.FilePath)), nil
 	}
 	start, end := 1, n
-	if in.Ranges != nil {
-		if len(in.Ranges) == 2 && in.Ranges[0] > n {
+	if pair {
+		if r[0] > n {
 			return "", toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentError: The range '%s' is out of bounds for the file '%s', which has only %d lines.",
-				pyList(in.Ranges), shown(in.FilePath), n)
+				pyStr(in.Ranges), shown(in.FilePath), n)
 		}
-		if start, end, err = lineRange(in.Ranges, n, false); err != nil {
+		if start, end, err = lineRange(r, n, false); err != nil {
 			return "", err
 		}
 	}
 	var b strings.Builder
 	switch {
-	case in.Ranges == nil:
+	case !given:
 		fmt.Fprintf(&b, "The content of %s:\n```\n", shown(in.FilePath))
 	default:
-		fmt.Fprintf(&b, "The content of %s in %s lines:\n```\n", shown(in.FilePath), pyList(in.Ranges))
+		fmt.Fprintf(&b, "The content of %s in %s lines:\n```\n", shown(in.FilePath), pyStr(in.Ranges))
 	}
 	return f.showLines(&b, text, start, end, start), nil
 }
@@ -220,8 +224,8 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 			return "", editError(in.FilePath, err, false)
 		}
 		msg := fmt.Sprintf("Create and write %s successfully.", shown(in.FilePath))
-		if in.Ranges != nil {
-			msg += fmt.Sprintf(" The ranges %s is ignored because the file does not exist.", pyList(in.Ranges))
+		if truthy(in.Ranges) {
+			msg += fmt.Sprintf(" The ranges %s is ignored because the file does not exist.", pyStr(in.Ranges))
 		}
 		return msg, nil
 	case err != nil:
@@ -230,20 +234,27 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 	if err := regular(in.FilePath, fi); err != nil {
 		return "", err
 	}
-	if in.Ranges == nil {
+	if isNull(in.Ranges) {
 		if err := replace(root, rel, in.Content); err != nil {
 			return "", editError(in.FilePath, err, true)
 		}
 		return fmt.Sprintf("Overwrite %s successfully.", shown(in.FilePath)), nil
 	}
+	r, ok := pairOf(in.Ranges)
+	if !ok {
+		return "", toolkit.Errorf(toolkit.CodeInvalidInput, "Error: Invalid range format. Expected a list of two integers, but got %s.", pyStr(in.Ranges))
+	}
 	text, err := f.readFrom(root, rel, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
-	if n := countLines(text); len(in.Ranges) == 2 && in.Ranges[0] > n+1 {
-		return "", toolkit.Errorf(toolkit.CodeInvalidInput, "Error: The start line %d is invalid. The file only has %d lines.", in.Ranges[0], n)
+	if n := countLines(text); r[0] > n+1 {
+		return "", toolkit.Errorf(toolkit.CodeInvalidInput, "Error: The start line %d is invalid. The file only has %d lines.", r[0], n)
 	}
-	start, end, err := lineRange(in.Ranges, countLines(text), true)
+	if err := ordered(r); err != nil {
+		return "", err
+	}
+	start, end, err := lineRange(r, countLines(text), true)
 	if err != nil {
 		return "", err
 	}
@@ -536,10 +547,7 @@ func nextLine(s string) string {
 // past the last line is clamped, and so, for viewing, is a negative
 // start before the first ([-100, -1] of a shorter file is all of it).
 // For edits, start may be n+1 (append).
-func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
-	if len(r) != 2 {
-		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges must be two line numbers [start, end], got %v.", r)
-	}
+func lineRange(r [2]int, n int, forEdit bool) (start, end int, err error) {
 	conv := func(v int) int {
 		if v < 0 {
 			return n + v + 1
@@ -556,13 +564,13 @@ func lineRange(r []int, n int, forEdit bool) (start, end int, err error) {
 	}
 	switch {
 	case r[0] == 0 || r[1] == 0:
-		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v: line numbers start at 1 (or -1 for the last line); 0 is not a line.", r)
+		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %s: line numbers start at 1 (or -1 for the last line); 0 is not a line.", pyPair(r))
 	case start < 1 || end < 1:
-		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v: the file has only %d lines.", r, n)
+		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %s: the file has only %d lines.", pyPair(r), n)
 	case start > limit:
-		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v start after the end of the file, which has %d lines.", r, n)
+		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %s start after the end of the file, which has %d lines.", pyPair(r), n)
 	case end < start:
-		return 0, 0, toolkit.Errorf(toolkit.CodeInvalidInput, "InvalidArgumentsError: ranges %v: the start line %d is after the end line %d.", r, start, end)
+		return 0, 0, startAfterEnd(r)
 	}
 	return start, min(end, n), nil
 }
@@ -611,15 +619,6 @@ func (f *files) snippet(text string, from, to, must int) string {
 	var b strings.Builder
 	b.WriteString("```\n")
 	return f.showLines(&b, text, from, to, min(must, to))
-}
-
-// pyList writes line numbers as Python prints a list: [3, 5].
-func pyList(r []int) string {
-	parts := make([]string, len(r))
-	for i, v := range r {
-		parts[i] = strconv.Itoa(v)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // numbered is line i as shown to the model: "i: text\n". A file need not
