@@ -190,11 +190,18 @@
 //     unavailable, nothing written. A change made meanwhile by a
 //     command, or by a program that takes no such lock, is not ordered
 //     with them and may be overwritten.
-//   - A line ends after "\n" (a lone "\r" does not end one). An edit of a
-//     file whose first line ends with "\r\n" writes "\r\n" breaks, in the
-//     content too, so the file keeps one kind of line break. A byte
-//     order mark at the start of a file stays there, and is no line: a
-//     file of a mark alone is empty.
+//   - A line ends after "\n", "\r\n" or a lone "\r", as in AgentScope,
+//     which reads files with Python's universal newlines, and is shown
+//     ending with "\n" whichever it is. AgentScope then writes every line
+//     break of an edited file as "\n"; here an edit keeps the file's
+//     bytes but for the lines it changes, and in a file whose first line
+//     ends with "\r\n" (or "\r") writes that break, in the content too,
+//     so the file keeps one kind of line break. A byte order mark at the
+//     start of a file stays there, and is no line: a file of a mark alone
+//     is empty.
+//     write_text_file without ranges writes the content as it is given,
+//     as AgentScope's open(path, "w") does on Linux and macOS: the old
+//     file's mark and breaks go with it.
 //   - Files with NUL bytes are refused as binary; files above
 //     Config.MaxFileBytes are refused as too large. An edit refuses,
 //     writing nothing, content with a NUL byte or a file that would be

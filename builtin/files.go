@@ -320,9 +320,7 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 // first.
 func insertLine(text string, line int, content string) string {
 	eol := eolOf(text)
-	if eol != "\n" {
-		content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\n", eol)
-	}
+	content = breaksAs(content, eol)
 	if line == countLines(text)+1 {
 		return text + eol + content
 	}
@@ -335,13 +333,25 @@ func insertLine(text string, line int, content string) string {
 	return head + content + eol + tail
 }
 
-// eolOf is the line break of text: "\r\n" when its first line ends with
-// one, else "\n".
+// eolOf is the line break of text: its first line's ("\r\n", or a lone
+// "\r"), else "\n".
 func eolOf(text string) string {
-	if i := strings.IndexByte(text, '\n'); i > 0 && text[i-1] == '\r' {
-		return "\r\n"
+	if i, w := lineBreak(text); i >= 0 {
+		return text[i : i+w]
 	}
 	return "\n"
+}
+
+// breaksAs writes content's line breaks as eol, so that an edit keeps the
+// file's one kind of break; in a file of "\n" breaks (or none) content
+// is written as it is, as AgentScope writes it.
+func breaksAs(content, eol string) string {
+	if eol == "\n" || strings.IndexByte(content, '\r') < 0 && strings.IndexByte(content, '\n') < 0 {
+		return content
+	}
+	content = strings.ReplaceAll(content, "\r\n", "\n")
+	content = strings.ReplaceAll(content, "\r", "\n")
+	return strings.ReplaceAll(content, "\n", eol)
 }
 
 // open resolves p in the call's workspace and returns the workspace's
@@ -508,16 +518,36 @@ func hasNUL(content string) error {
 	return nil
 }
 
-// countLines is the number of lines of s: each ends after a "\n", and
-// the last may lack one. A byte order mark is the file's, not a line: a
-// file of a mark alone has none.
+// countLines is the number of lines of s: each ends after a line break,
+// and the last may lack one. A line break is "\n", "\r\n" or a lone
+// "\r", as Python's universal newlines, in which AgentScope reads files,
+// have it. A byte order mark is the file's, not a line: a file of a mark
+// alone has none.
 func countLines(s string) int {
 	s = strings.TrimPrefix(s, bom)
-	n := strings.Count(s, "\n")
-	if s != "" && s[len(s)-1] != '\n' {
+	n := strings.Count(s, "\n") + strings.Count(s, "\r") - strings.Count(s, "\r\n")
+	if s != "" && !endsLine(s) {
 		n++
 	}
 	return n
+}
+
+// lineBreak is where the first line break of s starts, and its width;
+// -1 when s has none.
+func lineBreak(s string) (i, width int) {
+	i = strings.IndexAny(s, "\r\n")
+	switch {
+	case i < 0:
+		return -1, 0
+	case s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n':
+		return i, 2
+	}
+	return i, 1
+}
+
+// endsLine reports whether s ends with a line break.
+func endsLine(s string) bool {
+	return strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "\r")
 }
 
 // lineOffset is where line i (1-based) of s starts; len(s) past its last
@@ -525,19 +555,19 @@ func countLines(s string) int {
 func lineOffset(s string, i int) int {
 	off := 0
 	for ; i > 1; i-- {
-		j := strings.IndexByte(s[off:], '\n')
+		j, w := lineBreak(s[off:])
 		if j < 0 {
 			return len(s)
 		}
-		off += j + 1
+		off += j + w
 	}
 	return off
 }
 
-// nextLine is the line s starts with, with its "\n".
+// nextLine is the line s starts with, with its line break.
 func nextLine(s string) string {
-	if j := strings.IndexByte(s, '\n'); j >= 0 {
-		return s[:j+1]
+	if j, w := lineBreak(s); j >= 0 {
+		return s[:j+w]
 	}
 	return s
 }
@@ -579,7 +609,7 @@ func lineRange(r [2]int, n int, forEdit bool) (start, end int, err error) {
 // start-1 inserts) with content, keeping line breaks intact on both sides.
 // It returns the new text and the 1-based span the content now occupies.
 // The breaks it writes are the file's: in a file whose first line ends
-// with "\r\n", the content's "\n" breaks become "\r\n" too. A byte order
+// with "\r\n" (or a lone "\r"), the content's breaks become that too. A byte order
 // mark is the file's, not its first line's: it stays first.
 func splice(text string, start, end int, content string) (out string, first, last int) {
 	head, tail := text[:lineOffset(text, start)], text[lineOffset(text, end+1):]
@@ -590,18 +620,16 @@ func splice(text string, start, end int, content string) (out string, first, las
 		content = strings.TrimPrefix(content, bom)
 	}
 	eol := eolOf(text)
-	if eol != "\n" {
-		content = strings.ReplaceAll(strings.ReplaceAll(content, "\r\n", "\n"), "\n", eol)
-	}
+	content = breaksAs(content, eol)
 	var b strings.Builder
 	b.Grow(len(mark) + len(head) + len(content) + len(tail) + 2)
 	b.WriteString(mark)
 	b.WriteString(head)
-	if head != "" && content != "" && !strings.HasSuffix(head, "\n") {
+	if head != "" && content != "" && !endsLine(head) {
 		b.WriteString(eol) // appending after a last line without a line break
 	}
 	b.WriteString(content)
-	if tail != "" && content != "" && !strings.HasSuffix(content, "\n") {
+	if tail != "" && content != "" && !endsLine(content) {
 		b.WriteString(eol)
 	}
 	b.WriteString(tail)
@@ -627,7 +655,10 @@ func (f *files) snippet(text string, from, to, must int) string {
 // tool's output is. Edits splice the file's own lines, so its bytes are
 // kept.
 func numbered(i int, line string) string {
-	return fmt.Sprintf("%d: %s\n", i, strings.ToValidUTF8(strings.TrimSuffix(line, "\n"), "\uFFFD"))
+	if j, _ := lineBreak(line); j >= 0 {
+		line = line[:j] // its break, whichever, is shown as "\n", as AgentScope shows it
+	}
+	return fmt.Sprintf("%d: %s\n", i, strings.ToValidUTF8(line, "\uFFFD"))
 }
 
 // shown is the path p as the answers name it: valid UTF-8, as the lines
