@@ -2221,9 +2221,10 @@ func (c *Client) loadActive(ctx context.Context, state toolkit.GroupState, group
 }
 
 // ExportState returns a session's state (AgentScope 1.x state_dict:
-// its active groups) that the fleet has, so that ImportState takes it
-// back: a group whose workers are all gone since the session activated
-// it is left out, as toolkit.ExportState leaves out a group removed.
+// its active groups) that the fleet has, in the fleet's group order
+// (Fleet.Groups), so that ImportState takes it back: a group whose
+// workers are all gone since the session activated it is left out, as
+// toolkit.ExportState leaves out a group removed.
 func (c *Client) ExportState(ctx context.Context, session string) (toolkit.SessionState, error) {
 	f, state, err := c.discovery(ctx)
 	if err != nil {
@@ -2234,13 +2235,7 @@ func (c *Client) ExportState(ctx context.Context, session string) (toolkit.Sessi
 	if err != nil {
 		return toolkit.SessionState{}, fmt.Errorf("bus: reading the groups of session %s: %w", wire.Quote(session), err)
 	}
-	have := make([]string, 0, len(active)) // not in place: the slice is the GroupState's
-	for _, name := range active {
-		if slices.ContainsFunc(groups, func(g toolkit.Group) bool { return g.Name == name }) {
-			have = append(have, name)
-		}
-	}
-	return toolkit.SessionState{ActiveGroups: have}, nil
+	return toolkit.SessionState{ActiveGroups: toolkit.InGroupOrder(groups, active)}, nil
 }
 
 // ImportState sets a session's state (1.x load_state_dict) through the

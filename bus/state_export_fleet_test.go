@@ -61,3 +61,52 @@ func TestExportStateLeavesOutGroupsTheFleetLost(t *testing.T) {
 		t.Fatalf("importing the export: %v", err)
 	}
 }
+
+// TestExportStateInFleetGroupOrder: Client.ExportState listed a
+// session's groups in the order the worker that stored them had its
+// groups, not in the fleet's group order (Fleet.Groups, which
+// reset_tools' schema lists), so the same state exported in another
+// order once another worker led the fleet. As toolkit.ExportState (and
+// AgentScope 1.x's state_dict), it lists them in the group order of
+// what it exports from: the fleet.
+func TestExportStateInFleetGroupOrder(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	worker := func(instance string, groups ...string) {
+		nc := natstest.Connect(t, s)
+		state, err := bus.NewKVState(ctxT(t), natstest.JS(t, nc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk := toolkit.New(&toolkit.Options{State: state})
+		for _, g := range groups {
+			if err := tk.AddGroup(toolkit.Group{Name: g, Description: g + " tools."}); err != nil {
+				t.Fatal(err)
+			}
+			mustAdd(t, tk, toolkit.Func(g+"_tool", "A tool.", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil }), toolkit.InGroup(g))
+		}
+		serve(t, nc, tk, &bus.WorkerOptions{Instance: instance})
+	}
+	worker("b", "web", "vault")
+	c := newClient(t, natstest.Connect(t, s), nil)
+	if _, err := c.ImportState(ctxT(t), "s", toolkit.SessionState{ActiveGroups: []string{"vault", "web"}}); err != nil {
+		t.Fatal(err)
+	}
+	worker("a", "vault", "web") // first by id: the fleet's groups are now in its order
+	f, err := c.Fleet(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, "the fleet in a's group order", func() bool {
+		return len(f.Instances()) == 2
+	})
+	if g := f.Groups(); len(g) != 2 || g[0].Name != "vault" {
+		t.Fatalf("fleet groups %v, want vault first", g)
+	}
+	st, err := c.ExportState(ctxT(t), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.ActiveGroups, []string{"vault", "web"}) {
+		t.Fatalf("exported %v, want [vault web]: the fleet's group order", st.ActiveGroups)
+	}
+}

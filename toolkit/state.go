@@ -104,22 +104,30 @@ type SessionState struct {
 }
 
 // ExportState returns a session's state (1.x state_dict): its active
-// groups that the toolkit has, so that ImportState takes it back. A group
-// removed since the session activated it is left out, as 1.x's
-// remove_tool_groups takes it out of the state.
+// groups that the toolkit has, in the toolkit's group order (as 1.x
+// lists them, whatever order they were activated or stored in, by this
+// toolkit or another sharing its GroupState), so that ImportState takes
+// it back. A group removed since the session activated it is left out,
+// as 1.x's remove_tool_groups takes it out of the state.
 func (tk *Toolkit) ExportState(ctx context.Context, session string) (SessionState, error) {
 	groups := tk.Groups()
 	active, _, err := LoadActive(ctx, tk.state, groups, session, 0)
 	if err != nil {
 		return SessionState{}, err
 	}
-	have := make([]string, 0, len(active)) // not in place: the slice is the GroupState's
-	for _, name := range active {
-		if slices.ContainsFunc(groups, func(g Group) bool { return g.Name == name }) {
-			have = append(have, name)
+	return SessionState{ActiveGroups: InGroupOrder(groups, active)}, nil
+}
+
+// InGroupOrder returns the names of active that name one of groups, in
+// the order of groups; never nil.
+func InGroupOrder(groups []Group, active []string) []string {
+	out := make([]string, 0, len(active))
+	for _, g := range groups {
+		if slices.Contains(active, g.Name) && !slices.Contains(out, g.Name) {
+			out = append(out, g.Name)
 		}
 	}
-	return SessionState{ActiveGroups: have}, nil
+	return out
 }
 
 // ImportState sets a session's state (1.x load_state_dict). Unlike 1.x,
