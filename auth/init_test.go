@@ -5,13 +5,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/toolbus/toolbus/auth"
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // TestInit: the configuration loads in nats-server with every user and
@@ -135,7 +135,7 @@ func TestReadTokensRefusesOddFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := ostest.Mkfifo(t, fifo, 0o600); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
 	for _, tc := range []struct{ path, want string }{
@@ -164,7 +164,7 @@ func TestReadTokensRefusesOddFiles(t *testing.T) {
 func TestInitRefusesASeedThatIsAPipe(t *testing.T) {
 	dir := t.TempDir()
 	seed := filepath.Join(dir, auth.SeedFile(auth.RoleWorker, ""))
-	if err := syscall.Mkfifo(seed, 0o600); err != nil {
+	if err := ostest.Mkfifo(t, seed, 0o600); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
 	done := make(chan error, 1)

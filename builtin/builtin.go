@@ -167,6 +167,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.DefaultTimeout > cfg.MaxTimeout {
 		errs = append(errs, fmt.Errorf("builtin: default timeout %v is above the max timeout %v", cfg.DefaultTimeout, cfg.MaxTimeout))
 	}
+	errs = append(errs, unsupported(cfg)...)
 	return cfg, errors.Join(errs...)
 }
 

@@ -108,6 +108,19 @@
 // Config.MaxOutputBytes is dropped and the result says how many bytes
 // were.
 //
+// # Other systems
+//
+// The package builds for Unix systems and for Windows. On
+// Windows, Register refuses execute_shell_command and
+// execute_python_code, and Config.SharedWorkspace, each with an error
+// saying why: a cancelled command's every process cannot be found and
+// killed there (no process groups or sessions), and the file tools take
+// no file locks there to order the edits of different workers. The file
+// tools work, with these differences: an edit does not carry a file's
+// owner over, a killed edit's temporary file is not removed later (no
+// lock tells it from a live edit's), and no open refuses a directory
+// swapped for a named pipe.
+//
 // # Decisions where AgentScope is silent or differs
 //
 //   - The file tools answer with AgentScope's texts ("The content of f in

@@ -296,7 +296,7 @@ var errCommandTimeout = errors.New("builtin: command timeout")
 // signalGroup sends SIGKILL to process group pgid and to every process
 // of the session of the same id. A variable for a test to watch.
 var signalGroup = func(pgid int) {
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	killGroup(pgid)
 	killSession(pgid)
 }
 
@@ -307,30 +307,6 @@ var leaders = struct {
 	mu sync.Mutex
 	m  map[int]bool
 }{m: map[int]bool{}}
-
-// reap waits for the members of the killed process group pgid that are
-// the worker's children: a worker that is the parent of last resort (PID
-// 1 of a container, a subreaper) receives the orphans of its commands,
-// and what it does not wait for stays a zombie for as long as it runs.
-// Elsewhere the group has no member that is the worker's child (the
-// command, its leader, was waited for) and it returns at once.
-//
-// What left the group (setsid) is not killed and may end at any time
-// later: each command's end also reaps those that have ended by then
-// (reapOrphans), so they are zombies until the next command ends, not
-// for the worker's life; a signal handler reaping at once would need a
-// goroutine of the package's own, owned by nobody.
-func reap(pgid int) {
-	for {
-		_, err := syscall.Wait4(-pgid, nil, 0, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil { // ECHILD: none left
-			return
-		}
-	}
-}
 
 // exitCode is the process's exit status, or -1 when a signal ended it.
 func exitCode(cmd *exec.Cmd, err error) int {

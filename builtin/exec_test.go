@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -278,7 +279,7 @@ func TestShellTimeoutKillsCommandThatLeftItsGroup(t *testing.T) {
 	t.Cleanup(func() { // whatever happened, the command does not outlive the test
 		if b, err := os.ReadFile(filepath.Join(ws, "pid")); err == nil {
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				_ = ostest.Kill(pid, syscall.SIGKILL)
 			}
 		}
 	})

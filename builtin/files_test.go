@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -268,7 +268,7 @@ func TestInsertTextFileBadInput(t *testing.T) {
 // OS thread is left behind either).
 func TestSpecialFilesRefused(t *testing.T) {
 	tk, ws := fileKit(t, builtin.Config{})
-	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+	if err := ostest.Mkfifo(t, filepath.Join(ws, "pipe"), 0o644); err != nil {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
 	l, err := net.Listen("unix", filepath.Join(ws, "sock"))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -99,7 +100,7 @@ func readFile(t *testing.T, path string) string {
 // processGone reports whether pid no longer runs: it does not exist, or it
 // is a zombie waiting for a parent that does not reap.
 func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+	if err := ostest.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")

@@ -290,7 +290,7 @@ func writeTemp(root *os.Root, rel, content string, like *original) (tmp string, 
 // is not like's; both when it cannot tell.
 func keepOwner(file *os.File, like fs.FileInfo) (drop fs.FileMode) {
 	const both = fs.ModeSetuid | fs.ModeSetgid
-	want, ok := like.Sys().(*syscall.Stat_t)
+	want, ok := ownerOf(like)
 	if !ok {
 		return both
 	}
@@ -298,18 +298,18 @@ func keepOwner(file *os.File, like fs.FileInfo) (drop fs.FileMode) {
 	if err != nil {
 		return both
 	}
-	have, ok := fi.Sys().(*syscall.Stat_t)
+	have, ok := ownerOf(fi)
 	if !ok {
 		return both
 	}
 	if have.Uid != want.Uid || have.Gid != want.Gid {
-		if file.Chown(int(want.Uid), int(want.Gid)) != nil && have.Gid != want.Gid {
-			_ = file.Chown(-1, int(want.Gid))
+		if file.Chown(want.Uid, want.Gid) != nil && have.Gid != want.Gid {
+			_ = file.Chown(-1, want.Gid)
 		}
 		if fi, err = file.Stat(); err != nil {
 			return both
 		}
-		if have, ok = fi.Sys().(*syscall.Stat_t); !ok {
+		if have, ok = ownerOf(fi); !ok {
 			return both
 		}
 	}
@@ -327,7 +327,7 @@ func keepOwner(file *os.File, like fs.FileInfo) (drop fs.FileMode) {
 // only, without blocking: what was swapped in for the directory since is
 // refused rather than waited on (a named pipe, for a writer).
 func syncDir(root *os.Root, rel string) {
-	dir, err := root.OpenFile(filepath.Dir(rel), os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	dir, err := root.OpenFile(filepath.Dir(rel), openDir, 0)
 	if err != nil {
 		return
 	}

@@ -3,9 +3,10 @@ package builtin
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // syncDir opens the directory of the file it made durable by its name,
@@ -15,7 +16,7 @@ import (
 // behind it. It opens a directory only.
 func TestSyncDirDoesNotOpenAPipe(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(dir, "d"), 0o644); err != nil {
+	if err := ostest.Mkfifo(t, filepath.Join(dir, "d"), 0o644); err != nil {
 		t.Skip("no named pipes:", err)
 	}
 	root, err := os.OpenRoot(dir)

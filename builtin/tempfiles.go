@@ -119,7 +119,7 @@ func (s *sweeps) sweepTemps(root *os.Root, real, dir string) {
 		return
 	}
 	defer sub.Close()
-	d, err := sub.OpenFile(".", os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	d, err := sub.OpenFile(".", openDir, 0)
 	if err != nil {
 		return
 	}

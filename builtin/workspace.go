@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -114,8 +113,8 @@ func removed(root *os.Root) bool {
 	if err != nil {
 		return true
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink == 0
+	n, ok := linkCount(fi)
+	return ok && n == 0
 }
 
 // current returns the held root after checking that real still names

@@ -8,12 +8,12 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolbus/toolbus/builtin"
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/mcp"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -290,7 +290,7 @@ func TestGraceZero(t *testing.T) {
 func TestLoadOddFiles(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.yaml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := ostest.Mkfifo(t, fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	big := filepath.Join(dir, "big.yaml")
@@ -321,7 +321,7 @@ func TestLoadOddFiles(t *testing.T) {
 func TestNamedFilesRegular(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "seed.nk")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := ostest.Mkfifo(t, fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	big := filepath.Join(dir, "ca.pem")

@@ -4,11 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolbus/toolbus/embedded"
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // TestConfigFilesBounded: the files a server configuration includes or
@@ -18,7 +18,7 @@ import (
 func TestConfigFilesBounded(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := ostest.Mkfifo(t, fifo, 0o600); err != nil {
 		t.Skip("no named pipes:", err)
 	}
 	big := filepath.Join(dir, "big.conf")

@@ -227,6 +227,9 @@ func (c *ServerConfig) Validate() error {
 		if c.Command == "" {
 			fail("", "a stdio server needs a command")
 		}
+		if stdioUnsupported != "" {
+			fail("transport", "%s", stdioUnsupported)
+		}
 		if c.URL != "" {
 			fail("url", "a stdio server has no url")
 		}

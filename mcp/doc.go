@@ -213,7 +213,9 @@
 // session closes or fails to connect (a wrapper script's children with
 // it), and on Linux the kernel kills it when the worker's process dies
 // without closing it (SIGKILL, the OOM killer); a wrapper's children
-// survive that one.
+// survive that one. Windows has no process groups: there a stdio
+// server is refused when the configuration is checked, saying so, rather
+// than started with nothing to end its children; HTTP servers work.
 //
 // Stateless mode opens a fresh session for every call and every listing
 // (stdio: a new process each time, closed in the background; HTTP: no

@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -70,7 +71,7 @@ func TestFailedConnectEndsWrappedServer(t *testing.T) {
 		t.Fatalf("the wrapper never started its server: %v (connect: %v)", rerr, err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { _ = ostest.Kill(pid, syscall.SIGKILL) })
 	natstest.WaitFor(t, "the wrapped server to end after the failed connect", func() bool { return !alive(pid) })
 }
 
@@ -188,7 +189,7 @@ func TestStdioServerDiesWithWorker(t *testing.T) {
 	if _, err := fmt.Fscan(out, &pid); err != nil {
 		t.Fatalf("the host printed no server pid: %v", err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { _ = ostest.Kill(pid, syscall.SIGKILL) })
 	if !alive(pid) {
 		t.Fatalf("server %d is not running", pid)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -217,7 +218,7 @@ func TestWrappedStdioServerEndsOnClose(t *testing.T) {
 	t.Logf("bash pid %d, its descendants %v", top, below)
 	t.Cleanup(func() {
 		for _, p := range below {
-			_ = syscall.Kill(p, syscall.SIGKILL)
+			_ = ostest.Kill(p, syscall.SIGKILL)
 		}
 	})
 	start := time.Now()

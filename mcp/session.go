@@ -77,7 +77,7 @@ const exitNoteWait = 2 * time.Second
 // grandchild the transport's signals do not reach.
 func (s *session) kill() {
 	if s.cmd != nil && s.cmd.Process != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(s.cmd.Process.Pid)
 	}
 }
 

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/toolbus/toolbus/bus/wire"
 )
 
@@ -68,7 +66,7 @@ func (s Skill) Files() (files []string, truncated bool, err error) {
 	// first in the directories' own order.
 	var walk func(dir string) bool // false: stop
 	walk = func(dir string) bool {
-		d, err := root.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+		d, err := root.OpenFile(dir, openDirNoFollow, 0)
 		if err != nil {
 			return true // an unreadable directory is left out
 		}
@@ -181,60 +179,6 @@ func (s Skill) ReadFile(name string) (wire.SkillReply, error) {
 	return wire.SkillReply{Blob: base64.StdEncoding.EncodeToString(data), MIMEType: typ}, nil
 }
 
-// openNoLinks opens the file at parts (names without "." or "..") below
-// root for reading, a name at a time, following no link: one swapped in
-// since the path was looked at fails the open (ELOOP, or ENOTDIR for a
-// directory's name) rather than being followed, also to a place inside
-// the skill. The open is non-blocking, so that a FIFO put there does
-// not hang it; the caller refuses what is not a regular file.
-func openNoLinks(root *os.Root, parts []string) (*os.File, error) {
-	dir, err := root.OpenFile(".", os.O_RDONLY|syscall.O_DIRECTORY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	rc, err := dir.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	var fd int
-	var oerr error
-	if err := rc.Control(func(at uintptr) {
-		fd, oerr = int(at), nil
-		for i, part := range parts {
-			flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-			if i < len(parts)-1 {
-				flags |= unix.O_DIRECTORY
-			} else {
-				flags |= unix.O_NONBLOCK
-			}
-			var next int
-			for {
-				if next, oerr = unix.Openat(fd, part, flags, 0); oerr != unix.EINTR {
-					break
-				}
-			}
-			var st unix.Stat_t
-			if oerr == unix.ENOTDIR && unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-				oerr = unix.ELOOP // a directory's name, now a link
-			}
-			if fd != int(at) {
-				unix.Close(fd)
-			}
-			if oerr != nil {
-				return
-			}
-			fd = next
-		}
-	}); err != nil {
-		return nil, err
-	}
-	if oerr != nil {
-		return nil, &fs.PathError{Op: "open", Path: path.Join(parts...), Err: oerr}
-	}
-	return os.NewFile(uintptr(fd), path.Join(parts...)), nil
-}
-
 // openDir opens the skill's directory as a root that no path or link
 // leaves. A skill from a Loader is opened within the loader's directory,
 // and only while it is the directory the load found there: one swapped
@@ -277,9 +221,9 @@ func openRoot(parent *os.Root, dir string) (*os.Root, error) {
 	var d *os.File
 	var err error
 	if parent == nil {
-		d, err = os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+		d, err = os.OpenFile(dir, openDirOnly, 0)
 	} else {
-		d, err = parent.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+		d, err = parent.OpenFile(dir, openDirOnly, 0)
 	}
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // A skill's directory that is a FIFO (a skill given in Go naming one, or
@@ -24,11 +26,11 @@ func TestSkillFilesDirectoryIsAFIFO(t *testing.T) {
 	if err := os.Rename(root, root+".old"); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(root, 0o644); err != nil {
+	if err := ostest.Mkfifo(t, root, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	given := filepath.Join(parent, "given")
-	if err := syscall.Mkfifo(given, 0o644); err != nil {
+	if err := ostest.Mkfifo(t, given, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []Skill{skills[0], {Name: "given", Dir: given}} {

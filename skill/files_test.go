@@ -8,9 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // TestSkillFilesStayInTheDirectory: a skill's files are its directory's
@@ -42,7 +43,7 @@ func TestSkillFilesStayInTheDirectory(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "link.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+	if err := ostest.Mkfifo(t, filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// Links that stay inside but name hidden files.

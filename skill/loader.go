@@ -313,7 +313,7 @@ func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
 	tooDeep := false
 	var walk func(rel string, depth int) bool // false: stop
 	walk = func(rel string, depth int) bool {
-		d, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+		d, err := root.OpenFile(rel, openDirNoFollow, 0)
 		if err != nil {
 			warns = append(warns, *l.warn(filepath.Join(l.dir, rel), "cannot list: "+err.Error()))
 			return true

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // writeSkill writes dir/SKILL.md and returns its path.
@@ -287,7 +287,7 @@ func TestLoaderRefusesHostileFiles(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := ostest.Mkfifo(t, fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	huge := writeSkill(t, filepath.Join(root, "huge"), skillDoc("huge", "too big", strings.Repeat("x", MaxSkillFile)))

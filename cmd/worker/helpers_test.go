@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // The worker and toolctl binaries, built once by TestMain.
@@ -274,7 +275,7 @@ func toolctl(t testing.TB, url string, args ...string) (stdout, stderr string, c
 // gone reports whether no live process has the pid (a zombie counts as
 // gone: it runs nothing and only waits to be reaped).
 func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+	if err := ostest.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
 	state, err := procState(pid)
@@ -305,7 +306,7 @@ func procState(pid int) (byte, error) {
 // can be long enough for the process to answer one more message.
 func freeze(t testing.TB, p *os.Process) {
 	t.Helper()
-	if err := p.Signal(syscall.SIGSTOP); err != nil {
+	if err := p.Signal(ostest.Stop); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, "the process to stop", func() bool {

@@ -29,6 +29,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -266,7 +267,7 @@ func TestReliabilityStoppedWorker(t *testing.T) {
 	defer c.Close()
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		w.cmd.Process.Signal(syscall.SIGSTOP)
+		w.cmd.Process.Signal(ostest.Stop)
 	}()
 	rs := load(t, c, 10, 10, func(i int) toolkit.ToolCall {
 		return toolkit.ToolCall{ID: fmt.Sprint("frozen-", i), Name: "sleep", Input: map[string]any{"seconds": 1}}
@@ -274,7 +275,7 @@ func TestReliabilityStoppedWorker(t *testing.T) {
 	if got := codes(rs); got[toolkit.CodeWorkerLost] != 10 {
 		t.Fatalf("calls of a frozen worker: %v; want all worker_lost", got)
 	}
-	w.cmd.Process.Signal(syscall.SIGCONT)
+	w.cmd.Process.Signal(ostest.Cont)
 	// Its late frames (and the finals of the calls it still runs) arrive
 	// for calls that ended: each yielded its one final already (callOnce).
 	time.Sleep(1500 * time.Millisecond)
@@ -381,7 +382,7 @@ func TestReliabilitySlowConsumer(t *testing.T) {
 	// does not read.
 	dialer := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
 		var serr error
-		if err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) }); err != nil {
+		if err := rc.Control(func(fd uintptr) { serr = ostest.SetRecvBuffer(fd, 4096) }); err != nil {
 			return err
 		}
 		return serr

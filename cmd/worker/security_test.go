@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,6 +33,7 @@ import (
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/embedded"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -580,7 +580,7 @@ func TestSecurityHostileBodies(t *testing.T) {
 func TestSecurityFIFO(t *testing.T) {
 	f := startSecureFleet(t, secureConfig)
 	fifo := filepath.Join(f.ws, "pipe")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := ostest.Mkfifo(t, fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := secureCtx(t)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -54,7 +55,7 @@ func TestSessionsKillMidCommand(t *testing.T) {
 		f, _ := os.ReadFile(filepath.Join(dir, "f.txt"))
 		return pid > 0 && string(f) == "one\n"
 	})
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { ostest.Kill(pid, syscall.SIGKILL) })
 	w1.cmd.Process.Kill()
 	w1.exit(t)
 	if r := <-done; r.Code != toolkit.CodeWorkerLost {

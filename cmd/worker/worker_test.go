@@ -20,6 +20,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -408,7 +409,7 @@ func TestShellCancelKillsChildren(t *testing.T) {
 	deadline := time.Now().Add(guard)
 	for !gone(pid) {
 		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
+			ostest.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("the child %d survived the cancel", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -454,7 +455,7 @@ func TestSecondSignals(t *testing.T) {
 			t.Fatalf("no progress:\n%s", call.stderr)
 		}
 		// A stopped worker cannot answer the cancel.
-		t.Cleanup(func() { w.cmd.Process.Signal(syscall.SIGCONT) })
+		t.Cleanup(func() { w.cmd.Process.Signal(ostest.Cont) })
 		freeze(t, w.cmd.Process)
 		call.cmd.Process.Signal(syscall.SIGINT)
 		if _, ok := call.stderr.wait(func(s string) bool { return strings.Contains(s, "cancelling call") }); !ok {

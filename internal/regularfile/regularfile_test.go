@@ -4,9 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/internal/regularfile"
 )
 
@@ -17,7 +17,7 @@ func TestRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := ostest.Mkfifo(t, fifo, 0o600); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
 	if b, err := regularfile.Read(ok, 5); err != nil || string(b) != "hello" {
