@@ -39,6 +39,15 @@ func Combined(n NATS, file string, sources map[string]string, url, listenKey str
 		". A flag or variable replaces only its own setting of the --config file (--nats and NATS_URL its urls, not its tls): give the server's TLS settings with its URL (--tls-ca, NATS_CA, ...), or leave out --config"
 }
 
+// URLFrom says where the server URL dialled came from, as Combined
+// says it: "flag --nats", "env NATS_URL", "--config FILE", "--config FILE
+// (its embedded.listen)" or "the default". n, file, sources and
+// listenKey are as for Combined.
+func URLFrom(n NATS, file string, sources map[string]string, listenKey string) string {
+	from, _ := urlSource(n, file, sources, listenKey)
+	return from
+}
+
 // urlSource says where the server URL dialled came from, as Combined
 // takes it, and whether that is the config file.
 func urlSource(n NATS, file string, sources map[string]string, listenKey string) (string, bool) {

@@ -190,11 +190,15 @@ func (e *env) conn() (*nats.Conn, error) {
 		case errors.Is(err, nats.ErrAuthorization):
 			// The server was reached and refused the credentials.
 			hint, code = " (the server admits only its users: give your key with --nkey FILE, and --identity ID for a caller; see README: Security)", exitUsage
+		case each != nil && allRefused(each):
+			hint = e.nothingListens(true)
 		case each != nil: // said server by server
 		case note != "":
 			hint = " (" + note + ")"
 		case url == defaultURL:
 			hint = " (is a worker running? start one with: go run ./cmd/worker)"
+		case errors.Is(err, nats.ErrNoServers):
+			hint = e.nothingListens(false)
 		}
 		// Named without the URLs' passwords or tokens: stderr goes to
 		// terminals, CI logs and bug reports.
@@ -206,6 +210,29 @@ func (e *env) conn() (*nats.Conn, error) {
 	}
 	e.nc = nc
 	return nc, nil
+}
+
+// nothingListens is the hint for a URL, given or from a --config file,
+// where no server takes the connection: where the URL came from, and
+// what to do.
+func (e *env) nothingListens(several bool) string {
+	where, what := "there", "URL"
+	if several {
+		where, what = "at any of them", "URLs"
+	}
+	from := config.URLFrom(e.cfg.NATS, e.configPath, e.sources, e.listenKey())
+	return " (no NATS server listens " + where + "; the " + what + " came from " + from +
+		": start the worker or NATS server first, or give the address it listens on, the nats= of a worker's ready line, with --nats or NATS_URL)"
+}
+
+// allRefused reports whether no server of the list took the connection.
+func allRefused(each config.ServersError) bool {
+	for _, s := range each {
+		if !errors.Is(s.Err, nats.ErrNoServers) {
+			return false
+		}
+	}
+	return true
 }
 
 // combined is config.Combined's text for a connection to url that
