@@ -306,6 +306,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		note: func(url string, err error) string {
 			return config.ConnNote(cfg.NATS, f.configPath, f.sources, url, "", err)
 		},
+		from: config.URLFrom(cfg.NATS, f.configPath, f.sources, ""),
 	}
 	if f.check {
 		if err := checkEmbedded(cfg, said.tls); err != nil {
@@ -457,6 +458,7 @@ type connSaid struct {
 	// failing with err: TLS asked of a server that offers none, a
 	// certificate not verified with no CA set.
 	note func(url string, err error) string
+	from string // config.URLFrom's: where the servers' URL came from
 }
 
 // start brings a worker up; on error everything started is stopped again.
@@ -1059,6 +1061,9 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 				}
 			}
 		}
+		if hint := said.nothingListens(cerr); hint != "" {
+			cerr = fmt.Errorf("%w (%s)", cerr, hint)
+		}
 		return cerr
 	}, func(err error) bool {
 		// Wrong credentials or certificates do not get better by waiting.
@@ -1089,6 +1094,28 @@ func connect(ctx context.Context, cfg *config.Config, instance string, said conn
 		}
 	}
 	return nc, err
+}
+
+// nothingListens says, for err, a failure to connect where no server
+// of the URL (or of any URL of the list) took the connection, where the
+// URL came from and what to do; "" for any other error. A user who meant
+// --nats to start a server there learns that the worker starts one only
+// without it.
+func (said connSaid) nothingListens(err error) string {
+	if err == nil || !errors.Is(err, nats.ErrNoServers) {
+		return ""
+	}
+	where, what := "there", "URL"
+	var each config.ServersError
+	if errors.As(err, &each) {
+		if slices.ContainsFunc(each, func(s *config.ServerError) bool { return !errors.Is(s.Err, nats.ErrNoServers) }) {
+			return ""
+		}
+		where, what = "at any of them", "URLs"
+	}
+	return "no NATS server listens " + where + "; the " + what + " came from " + said.from +
+		": start the NATS server first, or give the address of one with --nats, NATS_URL or nats.urls; " +
+		"with none of them the worker starts an embedded server of its own"
 }
 
 // serversFatal reports whether every server of a list failed in a way
