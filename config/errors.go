@@ -494,7 +494,7 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 		}
 		e.Reason = fmt.Sprintf("unknown key %q", key)
 		if allowed := keysAt(parent(e.Path)); len(allowed) > 0 {
-			e.Reason += " (allowed here: " + strings.Join(allowed, ", ") + ")"
+			e.Reason += " (" + nearKey(key, allowed) + "allowed here: " + strings.Join(allowed, ", ") + ")"
 		}
 	case cannotRE.MatchString(e.Reason):
 		sm := cannotRE.FindStringSubmatch(e.Reason)
@@ -730,4 +730,20 @@ func yamlName(f reflect.StructField) string {
 		return ""
 	}
 	return name
+}
+
+// nearKey is "did you mean KEY? " when key is within two edits of an
+// allowed key (a typo, most often), the nearest and first of them, else
+// "".
+func nearKey(key string, allowed []string) string {
+	best, dist := "", 3
+	for _, k := range allowed {
+		if d := editDistance(key, k); d < dist {
+			best, dist = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "did you mean " + best + "? "
 }

@@ -23,9 +23,11 @@ func TestRejected(t *testing.T) {
 	}{
 		// Decoding.
 		{"unknown top-level key", "queue_grup: x\n",
-			`w.yaml:1: queue_grup: unknown key "queue_grup" (allowed here: instance, queue_group, grace_period, log_format, log_level, log_calls, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`},
+			`w.yaml:1: queue_grup: unknown key "queue_grup" (did you mean queue_group? allowed here: instance, queue_group, grace_period, log_format, log_level, log_calls, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`},
 		{"unknown nested key", "builtins:\n  tools:\n    - name: echo\n      grop: x\n",
-			`w.yaml:4: builtins.tools[0].grop: unknown key "grop" (allowed here: name, group)`},
+			`w.yaml:4: builtins.tools[0].grop: unknown key "grop" (did you mean group? allowed here: name, group)`},
+		{"unknown key near an allowed one", "nats:\n  url: nats://x:4222\n",
+			`w.yaml:2: nats.url: unknown key "url" (did you mean urls? allowed here: urls, credentials, nkey_seed, user, password, token, tls, identity)`},
 		{"unknown key in a map value", "nats:\n  tls:\n    cafile: x\n",
 			`w.yaml:3: nats.tls.cafile: unknown key "cafile" (allowed here: ca, cert, key)`},
 		{"duration without unit", "grace_period: 30\n",
@@ -102,7 +104,7 @@ func TestRejected(t *testing.T) {
 		{"empty key", "\"\": 1\n",
 			`w.yaml:1: unknown key "" (allowed here: instance, queue_group, grace_period, log_format, log_level, log_calls, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`},
 		{"unknown permission key", "permissions:\n  allowed: [echo]\n",
-			`w.yaml:2: permissions.allowed: unknown key "allowed" (allowed here: mode, allow, deny, ask, working_dirs, approval_ttl, check_timeout, kv_replicas)`},
+			`w.yaml:2: permissions.allowed: unknown key "allowed" (did you mean allow? allowed here: mode, allow, deny, ask, working_dirs, approval_ttl, check_timeout, kv_replicas)`},
 		{"negative grace period", "grace_period: -5s\n", `w.yaml:1: grace_period: negative duration -5s`},
 		{"negative middleware timeout", "middleware:\n  default_timeout: -1m\n", `w.yaml:2: middleware.default_timeout: negative duration -1m0s`},
 		{"zero per-tool timeout", "middleware:\n  timeouts:\n    sleep: 0s\n", `w.yaml:3: middleware.timeouts.sleep: the timeout must be positive, got 0s`},
@@ -253,7 +255,7 @@ func TestRejectedAll(t *testing.T) {
 		`w.yaml:5: groups[2].name: duplicate group "g"`,
 		`w.yaml:7: queue_group: invalid queue group "a b": use letters, digits, '_' and '-' (the worker refuses anything else)`,
 		`w.yaml:8: foo: unknown key "foo" (allowed here: instance, queue_group, grace_period, log_format, log_level, log_calls, nats, embedded, groups, builtins, mcp_servers, skills, middleware, permissions, state, durable)`,
-		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (allowed here: name, transport, command, args, env, cwd, url, headers, mode, session_bound, group, enable_tools, presets, disable_tools, timeout, connect_timeout, protocol_version, serve_resources, log_level, oauth)`,
+		`w.yaml:10: mcp_servers[0].comand: unknown key "comand" (did you mean command? allowed here: name, transport, command, args, env, cwd, url, headers, mode, session_bound, group, enable_tools, presets, disable_tools, timeout, connect_timeout, protocol_version, serve_resources, log_level, oauth)`,
 		`w.yaml:10: mcp_servers[0].name: invalid server name "a b": use letters, digits, '_' and '-'`,
 		`w.yaml:10: mcp_servers[0]: give either a command (stdio) or a url (streamable-http, sse), or set transport`,
 	}, "\n")
