@@ -486,6 +486,9 @@ func globalFlags(name string, stderr io.Writer) (*flag.FlagSet, *string, *config
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		args = []string{"version"} // as worker --version
+	}
 	gfs, configPath, gconn := globalFlags("toolctl", stderr)
 	gfs.Usage = func() { usage(stderr, gfs) }
 	if err := config.ParseFlags(gfs, args, "toolctl -h"); err != nil {

@@ -202,11 +202,15 @@ func TestPrinter(t *testing.T) {
 	}
 }
 
-// TestVersionCommand: toolctl version prints its version without NATS.
+// TestVersionCommand: toolctl version prints its version without NATS;
+// so does toolctl --version, as worker --version does (it was refused as
+// an unknown flag).
 func TestVersionCommand(t *testing.T) {
-	var out, errb strings.Builder
-	if code := run(context.Background(), []string{"version"}, strings.NewReader(""), &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "toolctl ") {
-		t.Fatalf("toolctl version: exit %d %q %q", code, out.String(), errb.String())
+	for _, arg := range []string{"version", "--version", "-version"} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), []string{arg}, strings.NewReader(""), &out, &errb); code != exitOK || !strings.HasPrefix(out.String(), "toolctl ") {
+			t.Errorf("toolctl %s: exit %d %q %q", arg, code, out.String(), errb.String())
+		}
 	}
 }
 

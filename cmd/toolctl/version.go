@@ -11,7 +11,7 @@ import (
 func init() {
 	register(&command{
 		name:    "version",
-		summary: "print toolctl's version",
+		summary: "print toolctl's version (also toolctl --version)",
 		local:   true,
 		run: func(_ context.Context, e *env, args []string) int {
 			if len(args) > 0 {
