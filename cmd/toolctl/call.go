@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -205,7 +207,88 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if final.Code == toolkit.CodeGroupInactive {
 		inactiveGroupHint(ctx, e, c, name, o.session)
 	}
+	if final.Code == toolkit.CodeInvalidInput && strings.HasPrefix(final.Text(), "Input validation failed for tool ") {
+		invalidInputHint(ctx, e, c, name)
+	}
 	return exitFor(final)
+}
+
+// invalidInputHint follows a call whose input the tool's schema refused:
+// the validator's message names what is wrong, not what the tool takes,
+// so the person at toolctl is told its parameters and where the whole
+// schema is.
+func invalidInputHint(ctx context.Context, e *env, c *bus.Client, name string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	fleet, err := c.Fleet(ctx)
+	if err != nil {
+		return
+	}
+	for _, t := range fleet.Tools() {
+		if t.Name == name {
+			fmt.Fprintf(e.stderr, "toolctl: %s takes %s; toolctl tools --json shows its whole input schema\n", plain(name), paramSummary(t.Parameters, t.Order))
+			return
+		}
+	}
+}
+
+// maxParamsSaid bounds the parameters paramSummary names.
+const maxParamsSaid = 20
+
+// paramSummary says the top-level parameters of a tool's input schema,
+// in declaration order when order gives it: "a JSON object of: text
+// (string, required), n (integer)".
+func paramSummary(schema map[string]any, order []toolkit.KeyOrder) string {
+	props, _ := schema["properties"].(map[string]any)
+	if len(props) == 0 {
+		return "no parameters: give {}"
+	}
+	var names []string
+	for _, o := range order {
+		if o.Path == "/properties" {
+			names = slices.DeleteFunc(slices.Clone(o.Keys), func(k string) bool { _, ok := props[k]; return !ok })
+		}
+	}
+	if len(names) != len(props) {
+		names = slices.Sorted(maps.Keys(props))
+	}
+	required := map[string]bool{}
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	parts := make([]string, 0, min(len(names), maxParamsSaid)+1)
+	for i, n := range names {
+		if i == maxParamsSaid {
+			parts = append(parts, fmt.Sprintf("and %d more", len(names)-i))
+			break
+		}
+		typ := "any"
+		if p, ok := props[n].(map[string]any); ok {
+			switch v := p["type"].(type) {
+			case string:
+				typ = v
+			case []any:
+				var ts []string
+				for _, x := range v {
+					if s, ok := x.(string); ok {
+						ts = append(ts, s)
+					}
+				}
+				if len(ts) > 0 {
+					typ = strings.Join(ts, " or ")
+				}
+			}
+		}
+		if required[n] {
+			typ += ", required"
+		}
+		parts = append(parts, plain(n)+" ("+plain(typ)+")")
+	}
+	return "a JSON object of: " + strings.Join(parts, ", ")
 }
 
 // unknownToolHint follows a call of a tool no worker serves: the fleet's

@@ -52,6 +52,8 @@ func TestToolctl(t *testing.T) {
 		{"unknown tool", []string{"call", "nope", "{}"}, 1, "ToolNotFoundError", "code not_found"},
 		{"misspelt tool", []string{"call", "ecoh", `{"text":"x"}`}, 1, "ToolNotFoundError", "did you mean echo?"},
 		{"invalid input", []string{"call", "echo", `{"text":5}`}, 1, "Input validation failed", "code invalid_input"},
+		{"invalid input names the parameters", []string{"call", "echo", `{"txt":"x"}`}, 1, "Input validation failed",
+			"toolctl: echo takes a JSON object of: text (string, required); toolctl tools --json shows its whole input schema"},
 		{"timeout", []string{"call", "sleep", `{"seconds":30}`, "--timeout", "300ms"}, 1, "", "code timeout"},
 		{"groups set without a session", []string{"groups", "set", "exec"}, 2, "", "groups set needs --session"},
 		{"groups set on a fleet without groups", []string{"groups", "set", "--session", "s", "exec"}, 1, "", `no group "exec": the fleet has no tool groups besides basic`},
