@@ -452,19 +452,31 @@ func moreAfter(dec *json.Decoder, data []byte) bool {
 // jsonHint helps with a JSON syntax error: where it is in a file or on
 // stdin; how to quote the input for the shell, which drops double quotes
 // and splits at spaces unless the JSON is in single quotes.
+// A single quote where JSON wants a value or a key is JSON written as
+// Python or JavaScript write it ({'text': 'hi'}): the shell passed it
+// as typed, so quoting the argument again would not help.
 func jsonHint(arg string, data []byte, err error) string {
+	var se *json.SyntaxError
+	singleQuote := errors.As(err, &se) && se.Offset > 0 && int(se.Offset) <= len(data) && data[se.Offset-1] == '\''
+	const doubleQuotes = "\n  JSON takes double quotes around keys and strings, not single ones: {\"text\":\"hi\"}"
 	inline := arg != "-" && !strings.HasPrefix(arg, "@")
 	if inline {
+		if singleQuote {
+			return doubleQuotes + ", in single quotes for the shell: toolctl call NAME '{\"text\":\"hi\"}'"
+		}
 		return "\n  put the JSON in single quotes: toolctl call NAME '{\"text\":\"hi\"}', or give @file or - for stdin"
 	}
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
+	if se == nil {
 		return ""
 	}
 	before := data[:min(int(se.Offset), len(data))]
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := len(before) - bytes.LastIndexByte(before, '\n') - 1
-	return fmt.Sprintf(" (line %d, column %d)", line, col)
+	hint := fmt.Sprintf(" (line %d, column %d)", line, col)
+	if singleQuote {
+		hint += doubleQuotes
+	}
+	return hint
 }
 
 func jsonKind(v any) string {

@@ -79,6 +79,11 @@ func TestReadInput(t *testing.T) {
 		{arg: `{"a":`, err: "the input is not valid JSON"},
 		{arg: `{text:hi}`, err: `put the JSON in single quotes: toolctl call NAME '{"text":"hi"}', or give @file or - for stdin`},
 		{arg: "-", stdin: `{text:hi}`, err: "the input on stdin is not valid JSON: invalid character 't' looking for beginning of object key string (line 1, column 2)"},
+		// Single quotes in the JSON (as Python writes it): quoting it
+		// for the shell again would not help.
+		{arg: `{'text':'hi'}`, err: `JSON takes double quotes around keys and strings, not single ones: {"text":"hi"}, in single quotes for the shell: toolctl call NAME '{"text":"hi"}'`},
+		{arg: `{"text":'hi'}`, err: `JSON takes double quotes around keys and strings, not single ones`},
+		{arg: "-", stdin: "{\n 'text': 'hi'}", err: "invalid character '\\'' looking for beginning of object key string (line 2, column 2)\n  JSON takes double quotes around keys and strings, not single ones"},
 		{arg: `{} {}`, err: "more than one JSON value"},
 		{arg: `[1]`, err: "got an array"},
 		{arg: `"hi"`, err: "got a string"},
