@@ -421,6 +421,22 @@ func (e *env) printJSON(v any) int {
 	return exitOK
 }
 
+// nearCommand is ": did you mean NAME?" for the command whose name is
+// nearest to name, when near enough to be a typo of it; else "".
+func nearCommand(name string) string {
+	near, best := "", 0
+	for n := range commands {
+		d := editDistance(strings.ToLower(name), n)
+		if d <= max(1, len(name)/3) && (near == "" || d < best || d == best && n < near) {
+			near, best = n, d
+		}
+	}
+	if near == "" {
+		return ""
+	}
+	return ": did you mean " + near + "?"
+}
+
 // usagef prints a usage problem and returns exitUsage.
 func (e *env) usagef(format string, args ...any) int {
 	fmt.Fprintf(e.stderr, "toolctl: "+format+"\n", args...)
@@ -511,7 +527,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintln(stderr, "toolctl: help takes one command name (toolctl help COMMAND)")
 			return exitUsage
 		case commands[topic] == nil:
-			fmt.Fprintf(stderr, "toolctl: unknown command %q (see toolctl -h)\n", topic)
+			fmt.Fprintf(stderr, "toolctl: unknown command %q%s (see toolctl -h)\n", topic, nearCommand(topic))
 			return exitUsage
 		default:
 			// As toolctl COMMAND -h, but asked for: on stdout, as toolctl help.
@@ -520,7 +536,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "toolctl: unknown command %q (see toolctl -h)\n", name)
+		fmt.Fprintf(stderr, "toolctl: unknown command %q%s (see toolctl -h)\n", name, nearCommand(name))
 		return exitUsage
 	}
 

@@ -143,3 +143,25 @@ func TestHelpCommandStdout(t *testing.T) {
 		t.Errorf("toolctl help nosuch: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// TestUnknownCommandNearest: a misspelt command ("tool", "cal") was
+// refused with "see toolctl -h" alone; it now names the command of the
+// nearest name, as an unknown flag and an unknown tool name theirs.
+func TestUnknownCommandNearest(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tool"}, `unknown command "tool": did you mean tools? (see toolctl -h)`},
+		{[]string{"cal", "echo"}, `unknown command "cal": did you mean call? (see toolctl -h)`},
+		{[]string{"approv", "c1"}, `unknown command "approv": did you mean approve? (see toolctl -h)`},
+		{[]string{"Sesions"}, `unknown command "Sesions": did you mean sessions? (see toolctl -h)`},
+		{[]string{"help", "cal"}, `unknown command "cal": did you mean call? (see toolctl -h)`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" (see toolctl -h)`},
+	} {
+		code, _, errs := toolctl(t, tt.args...)
+		if code != exitUsage || !strings.Contains(errs, tt.want) {
+			t.Errorf("toolctl %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tt.args, " "), code, errs, exitUsage, tt.want)
+		}
+	}
+}
