@@ -732,11 +732,11 @@ func yamlName(f reflect.StructField) string {
 	return name
 }
 
-// nearKey is "did you mean KEY? " when key is within two edits of an
-// allowed key (a typo, most often), the nearest and first of them, else
-// "".
+// nearKey is "did you mean KEY? " when key is within an edit per three
+// letters (two at most, one for a short key) of an allowed key (a typo,
+// most often), the nearest and first of them, else "".
 func nearKey(key string, allowed []string) string {
-	best, dist := "", 3
+	best, dist := "", min(2, max(1, len(key)/3))+1
 	for _, k := range allowed {
 		if d := editDistance(key, k); d < dist {
 			best, dist = k, d

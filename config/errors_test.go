@@ -28,6 +28,8 @@ func TestRejected(t *testing.T) {
 			`w.yaml:4: builtins.tools[0].grop: unknown key "grop" (did you mean group? allowed here: name, group)`},
 		{"unknown key near an allowed one", "nats:\n  url: nats://x:4222\n",
 			`w.yaml:2: nats.url: unknown key "url" (did you mean urls? allowed here: urls, credentials, nkey_seed, user, password, token, tls, identity)`},
+		{"short unknown key two edits from an allowed one", "permissions:\n  ab: x\n",
+			`w.yaml:2: permissions.ab: unknown key "ab" (allowed here: mode, allow, deny, ask, working_dirs, approval_ttl, check_timeout, kv_replicas)`},
 		{"unknown key in a map value", "nats:\n  tls:\n    cafile: x\n",
 			`w.yaml:3: nats.tls.cafile: unknown key "cafile" (allowed here: ca, cert, key)`},
 		{"duration without unit", "grace_period: 30\n",
