@@ -29,8 +29,10 @@
 // offers none names each TLS setting and where it came from; one whose
 // server certificate the system's roots do not verify, with no CA set
 // (a server that requires TLS gets it without any TLS setting), says so
-// and where the URL came from. With several server URLs the error names
-// each server's failure, and says these of the server they concern.
+// and where the URL came from. One where no server listens at a URL
+// given (by flag, variable or --config file) says so, where the URL came
+// from and what to do. With several server URLs the error names each
+// server's failure, and says these of the server they concern.
 //
 // # call
 //
@@ -41,7 +43,9 @@
 // text runs on from chunk to chunk; data blocks, the bus's "[toolbus]"
 // notes and each block of an unstreamed final start on a line of their own. A call that
 // does not succeed prints "toolctl: call ID ended STATE (code CODE)" on
-// stderr. The output is the tool's: on a terminal its unprintable
+// stderr, followed for a tool no worker serves by the fleet's tool of the
+// nearest name, and for an input the tool's schema refuses by the tool's
+// parameters (names, types, which are required). The output is the tool's: on a terminal its unprintable
 // characters but line breaks and tabs are printed Go-escaped (\x1b, \r,
 // \u202e), so that a tool cannot drive the terminal; to a file or a pipe,
 // and as JSON with --json, it is exact. Flags: --session, --timeout (the call ends with code timeout),
