@@ -85,7 +85,9 @@
 //     worker serves on.
 //   - Joining a cluster, the worker retries connecting and binding the KV
 //     bucket for up to two minutes (a cluster that is starting, as under
-//     docker compose), then exits 1. Wrong credentials or certificates,
+//     docker compose), then exits 1; while no server listens at the URL,
+//     each retry line says so, where the URL came from, and that without
+//     one the worker starts an embedded server. Wrong credentials or certificates,
 //     or credentials too long for the server's max_control_line (exit 2,
 //     naming it), are not retried when every server of the list says so;
 //     while another server does not answer yet (a fleet starting beside
