@@ -317,7 +317,11 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	l, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "toolctl:", err)
+		hint := ""
+		if errors.Is(err, syscall.EADDRINUSE) {
+			hint = " (is another gateway running there? give another address with --listen ADDR; port 0 picks a free one, which the log line \"MCP gateway listening\" names)"
+		}
+		fmt.Fprintf(e.stderr, "toolctl: mcp serve cannot listen on --listen %s: %v%s\n", o.listen, err, hint)
 		return exitError
 	}
 	log.Info("MCP gateway listening", "url", "http://"+l.Addr().String()+"/mcp")
