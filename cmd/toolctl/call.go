@@ -23,6 +23,7 @@ import (
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -210,7 +211,21 @@ func (o *callOptions) run(ctx context.Context, e *env, args []string) int {
 	if final.Code == toolkit.CodeInvalidInput && strings.HasPrefix(final.Text(), "Input validation failed for tool ") {
 		invalidInputHint(ctx, e, c, name)
 	}
+	if final.Code == toolkit.CodeUnavailable {
+		noWorkersHint(ctx, e, c)
+	}
 	return exitFor(final)
+}
+
+// noWorkersHint follows a call no worker could take: when no worker
+// answers on the server at all (a NATS server of its own, started
+// without workers), it says so and how to start one.
+func noWorkersHint(ctx context.Context, e *env, c *bus.Client) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if fleet, err := c.Fleet(ctx); err == nil && len(fleet.Instances()) == 0 {
+		fmt.Fprintf(e.stderr, "toolctl: no worker answers on %s (start a worker joined to that server: worker --nats URL)\n", urlredact.List(e.url()))
+	}
 }
 
 // invalidInputHint follows a call whose input the tool's schema refused:

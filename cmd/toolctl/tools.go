@@ -15,6 +15,7 @@ import (
 	"github.com/toolbus/toolbus/bus"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/permission"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -107,6 +108,10 @@ func (o *toolsOptions) run(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
+// noWorkerHint follows the word that no worker answered on a server
+// that took the connection: a NATS server of its own, or a busy fleet.
+const noWorkerHint = " (start a worker joined to that server, worker --nats URL; on a busy fleet, give a longer --wait)"
+
 // fleet returns the client the fleet commands list through (collecting
 // the workers' announcements for wait, leaving out of a session's listing
 // what it can never run) and its view of the fleet; with no worker it
@@ -132,7 +137,7 @@ func (e *env) fleet(ctx context.Context, wait time.Duration) (*bus.Client, *disc
 		return nil, nil, exitError
 	}
 	if len(fleet.Instances()) == 0 {
-		fmt.Fprintf(e.stderr, "toolctl: no worker answered on %s within %v\n", e.url(), wait)
+		fmt.Fprintf(e.stderr, "toolctl: no worker answered on %s within %v%s\n", urlredact.List(e.url()), wait, noWorkerHint)
 		return nil, nil, exitError
 	}
 	return c, fleet, exitOK

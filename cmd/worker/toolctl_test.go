@@ -188,9 +188,10 @@ func TestToolctlNoWorkers(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{[]string{"tools", "--wait", "100ms"}, 1, "", "no worker answered on " + s.ClientURL() + " within 100ms"},
+		{[]string{"tools", "--wait", "100ms"}, 1, "", "no worker answered on " + s.ClientURL() + " within 100ms " +
+			"(start a worker joined to that server, worker --nats URL; on a busy fleet, give a longer --wait)"},
 		{[]string{"groups"}, 1, "", "no worker answered"},
-		{[]string{"call", "echo", "{}"}, 1, "", "code unavailable"},
+		{[]string{"call", "echo", "{}"}, 1, "", "code unavailable)\ntoolctl: no worker answers on " + s.ClientURL() + " (start a worker joined to that server: worker --nats URL)"},
 		{[]string{"groups", "set", "--session", "s", "exec"}, 1, "", "code unavailable"},
 		{[]string{"cancel", "c1"}, 0, "", "cancel sent"},
 	}
