@@ -185,7 +185,8 @@
 //     request's reply subject is not checked) and push real advisories
 //     out: a worker that takes a message there that is no advisory looks
 //     for the exhausted calls of its tools in the calls stream itself,
-//     once a second while such messages come (sweepExhausted).
+//     once a second while such messages come, and for a tool with calls
+//     in progress then, each second until none is (sweepExhausted).
 //   - The cancels stream, which keeps durable calls' cancels for the
 //     worker that takes a call later, is every caller's: full, it refuses
 //     a new record rather than dropping its oldest (CancelsStreamConfig),

@@ -899,14 +899,17 @@ func (d *durablePath) sweepSoon(subject string) {
 	d.w.log.Warn("bus: the exhausted stream holds messages that are no max-deliveries advisory (a server's answers a caller had sent there), which may have pushed real ones out; looking for exhausted durable calls in the calls stream", "subject", subject)
 	go func() {
 		defer d.wg.Done()
-		for d.sweepDue.Swap(false) {
+		// The tools skipped for calls in progress: looked at again each
+		// sweepWait, without new messages too, until each is swept.
+		var busy map[string]bool
+		for due := d.sweepDue.Swap(false); due || len(busy) > 0; due = d.sweepDue.Swap(false) {
 			select {
 			case <-d.ctx.Done():
 				d.sweeping.Store(false)
 				return
 			case <-time.After(sweepWait):
 			}
-			d.sweepExhausted()
+			busy = d.sweepExhausted(due || d.sweepDue.Load(), busy)
 		}
 		d.sweeping.Store(false)
 		if d.sweepDue.Load() { // came after the last look
@@ -916,25 +919,29 @@ func (d *durablePath) sweepSoon(subject string) {
 }
 
 // sweepExhausted answers the exhausted calls of the tools this worker
-// pulls as their advisories would have (exhaust). A call still in the
-// calls stream that its tool's consumer has delivered is either awaiting
-// its acknowledgement or exhausted; JetStream lists neither, so a tool is
-// swept only while none of its calls awaits one (its consumer's
-// NumAckPending is 0): every delivered call then left in the stream is
-// exhausted (an acknowledged or settled one is removed). A tool with
-// calls in progress at the sweep, and one no live worker pulls, keeps
-// what the flood hid from it: its callers end those calls worker_lost
-// after their stall timeout.
-func (d *durablePath) sweepExhausted() {
+// pulls as their advisories would have (exhaust): every tool with all,
+// else only those of busy. A call still in the calls stream that its
+// tool's consumer has delivered is either awaiting its acknowledgement
+// or exhausted; JetStream lists neither, so a tool is swept only while
+// none of its calls awaits one (its consumer's NumAckPending is 0): every
+// delivered call then left in the stream is exhausted (an acknowledged or
+// settled one is removed). It returns the tools skipped for calls in
+// progress, which the next sweep looks at again (warned of once); a tool
+// no live worker pulls keeps what the flood hid from it: its callers end
+// those calls worker_lost after their stall timeout.
+func (d *durablePath) sweepExhausted(all bool, busy map[string]bool) map[string]bool {
 	d.mu.Lock()
 	tools := make([]string, 0, len(d.loops))
 	for tool := range d.loops {
-		tools = append(tools, tool)
+		if all || busy[tool] {
+			tools = append(tools, tool)
+		}
 	}
 	d.mu.Unlock()
+	still := map[string]bool{}
 	for _, tool := range tools {
 		if d.ctx.Err() != nil {
-			return
+			return nil
 		}
 		ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
 		cons, err := d.stream.Consumer(ctx, tool)
@@ -951,7 +958,10 @@ func (d *durablePath) sweepExhausted() {
 			continue
 		}
 		if info.NumAckPending > 0 {
-			d.w.log.Warn("bus: not looking for a durable tool's exhausted calls while some of its calls are in progress; those a flood hid from the workers end worker_lost by their callers", "tool", tool, "in_progress", info.NumAckPending)
+			if !busy[tool] {
+				d.w.log.Warn("bus: not looking for a durable tool's exhausted calls while some of its calls are in progress; looking again each second until none is", "tool", tool, "in_progress", info.NumAckPending)
+			}
+			still[tool] = true
 			continue
 		}
 		for _, subject := range []string{wire.DurableSubject(tool, ""), wire.DurableSubject(tool, "*")} {
@@ -959,14 +969,20 @@ func (d *durablePath) sweepExhausted() {
 				ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
 				raw, err := d.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
 				cancel()
-				if err != nil || raw.Sequence > last {
-					break // none left that was delivered, or a failed read: the next sweep looks again
+				if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+					still[tool] = true // a failed read: the next sweep looks again
 				}
-				d.exhaust(tool, raw.Sequence, uint64(n))
+				if err != nil || raw.Sequence > last {
+					break
+				}
+				if d.exhaust(tool, raw.Sequence, uint64(n)) != nil {
+					still[tool] = true
+				}
 				seq = raw.Sequence + 1
 			}
 		}
 	}
+	return still
 }
 
 // exhaust ends the call at seq, delivered n times, with worker_lost. An
