@@ -1612,13 +1612,14 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			if st.attempt > 0 && c.settled(ctx, call.Name, queued) {
 				// A worker took it and the queue is done with it, but no
 				// final came and none is kept (the server that kept it
-				// restarted: kept finals are in memory storage). Nothing
-				// will deliver it again.
+				// restarted: kept finals are in memory storage; or its
+				// deliveries ran out, later ones unheard, and no worker
+				// answered). Nothing will deliver it again.
 				if r, ok := c.kept(ctx, call.ID, stale, keptBy{reply: reply, anyOld: true}, true); ok {
 					return r
 				}
 				return st.lost(fmt.Sprintf(
-					"WorkerLostError: '%s' ended on delivery %d but its final was lost on the way and is not kept; it may or may not have taken effect.",
+					"WorkerLostError: '%s' ended (last heard of on delivery %d) but its final was lost on the way and is not kept; it may or may not have taken effect.",
 					call.Name, st.attempt))
 			}
 			if st.attempt == 0 {

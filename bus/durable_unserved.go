@@ -154,9 +154,11 @@ func (c *Client) untaken(ctx context.Context, call toolkit.ToolCall) *toolkit.Re
 }
 
 // settled reports whether the calls stream's consumer of tool is done
-// with the message at seq (its ack floor passed it: acknowledged, or
-// ended), so that the call will not be delivered again. false whenever
-// it cannot tell (seq unknown, no answer).
+// with the message at seq, so that the call will not be delivered again:
+// its ack floor passed it (acknowledged, or ended), or it delivered it
+// and awaits no acknowledgement at all (acknowledged, ended, or its
+// deliveries ran out: the ack floor does not move past such a call).
+// false whenever it cannot tell (seq unknown, no answer).
 func (c *Client) settled(ctx context.Context, tool string, seq uint64) bool {
 	if seq == 0 {
 		return false
@@ -171,5 +173,6 @@ func (c *Client) settled(ctx context.Context, tool string, seq uint64) bool {
 	if err != nil {
 		return false
 	}
-	return cons.CachedInfo().AckFloor.Stream >= seq
+	info := cons.CachedInfo()
+	return info.AckFloor.Stream >= seq || info.Delivered.Stream >= seq && info.NumAckPending == 0
 }
