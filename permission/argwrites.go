@@ -23,9 +23,11 @@ func writtenPaths(c simpleCmd) []string {
 // operands; the destination of cp, install and ln (-t DIR, or the last
 // operand; every operand of install -d); every operand of mv, whose
 // sources go too; dd's of=; curl's -o, --output-dir, -D, -c and the
-// other files it writes (the current directory for -O); wget's -O, -o,
-// -a and -P (or the current directory). "." stands for the current
-// directory, "-" for the standard output, which is no file.
+// other files it writes, the files of --write-out's %output{FILE} (the
+// current directory for -O); wget's -O, -o, -a, -P, --save-cookies and
+// the other files it writes, also given as wgetrc commands (-e
+// output_document=FILE), or the current directory. "." stands for the
+// current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -64,23 +66,35 @@ func argWrites(c simpleCmd) []string {
 			}
 		}
 	case "curl":
-		getopt(args, "oDc", curlLong, func(opt, v string) {
+		getopt(args, "oDcw", curlLong, func(opt, v string) {
 			switch {
 			case opt == "-O" || opt == "-J" || opt == "--remote-name" || opt == "--remote-name-all":
 				add(".") // the file is named after the URL, or by the server
 			case slices.Contains(curlWrites, opt):
 				add(v)
+			case opt == "-w" || opt == "--write-out":
+				for _, p := range writeOutFiles(v) {
+					add(p)
+				}
 			}
 		})
 	case "wget":
 		named := false // -O: not into the current directory
-		getopt(args, "OoaP", wgetLong, func(opt, v string) {
+		getopt(args, "OoaPe", wgetLong, func(opt, v string) {
 			switch opt {
 			case "-O", "--output-document":
 				named = true
 				add(v)
-			case "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix":
+			case "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix",
+				"--save-cookies", "--rejected-log", "--hsts-file", "--warc-file":
 				add(v)
+			case "-e", "--execute":
+				key, p, ok := strings.Cut(v, "=")
+				key = strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(strings.TrimSpace(key)))
+				if ok && slices.Contains(wgetrcWrites, key) {
+					named = named || key == "outputdocument"
+					add(strings.TrimSpace(p))
+				}
 			}
 		})
 		if !named {
@@ -169,10 +183,30 @@ var (
 	curlWrites = []string{"-o", "-D", "-c", "--output", "--output-dir", "--dump-header", "--cookie-jar",
 		"--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"}
 	curlLong = []string{"output=", "output-dir=", "dump-header=", "cookie-jar=", "trace=", "trace-ascii=",
-		"stderr=", "libcurl=", "etag-save=", "hsts=", "alt-svc=", "remote-name", "remote-name-all"}
-	wgetLong = []string{"output-document=", "output-file=", "append-output=", "directory-prefix="}
-	gitLong  = []string{"output=", "output-directory="}
+		"stderr=", "libcurl=", "etag-save=", "hsts=", "alt-svc=", "remote-name", "remote-name-all", "write-out="}
+	wgetLong = []string{"output-document=", "output-file=", "append-output=", "directory-prefix=", "execute=",
+		"save-cookies=", "rejected-log=", "hsts", "hsts-file=", "warc-file="}
+	// wgetrcWrites are the wgetrc commands (wget -e, written without "_"
+	// and "-" as wget compares them) whose value is a file wget writes
+	// (or a directory it writes into).
+	wgetrcWrites = []string{"outputdocument", "logfile", "dirprefix", "savecookies", "rejectedlog", "hstsfile", "warcfile"}
+	gitLong      = []string{"output=", "output-directory="}
 )
+
+// writeOutFiles are the files curl's --write-out format writes to:
+// "%output{FILE}", "%output{>>FILE}".
+func writeOutFiles(format string) []string {
+	var out []string
+	for {
+		_, rest, ok := strings.Cut(format, "%output{")
+		if !ok {
+			return out
+		}
+		name, after, _ := strings.Cut(rest, "}")
+		out = append(out, strings.TrimPrefix(name, ">>"))
+		format = after
+	}
+}
 
 // copyLong are the long options (for getopt) of cp, mv, install and ln,
 // and copyShort their short options that take a value.
