@@ -17,7 +17,8 @@ func writtenPaths(c simpleCmd) []string {
 
 // argWrites are the files (and directories written into) that a
 // command's arguments name for writing, as the command reads its
-// arguments: find's -fprint, -fprint0, -fprintf and -fls; sort -o; git's
+// arguments: find's -fprint, -fprint0, -fprintf and -fls, and its
+// starting points with -delete (findDeleted); sort -o; git's
 // --output (log, diff, show, …), format-patch's -o and
 // --output-directory (or the current directory) and archive's -o; tee's
 // operands; the destination of cp, install and ln (-t DIR, or the last
@@ -26,7 +27,8 @@ func writtenPaths(c simpleCmd) []string {
 // other files it writes, the files of --write-out's %output{FILE} (the
 // current directory for -O); wget's -O, -o, -a, -P, --save-cookies and
 // the other files it writes, also given as wgetrc commands (-e
-// output_document=FILE), or the current directory. "." stands for the
+// output_document=FILE), or the current directory; the files rm, touch,
+// chmod, sed -i and the like change (fileChanges). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
 	if len(c.args) == 0 {
@@ -41,6 +43,7 @@ func argWrites(c simpleCmd) []string {
 	}
 	switch filepath.Base(c.args[0]) {
 	case "find":
+		out = append(out, findDeleted(args)...)
 		for i := 0; i+1 < len(args); i++ {
 			if slices.Contains([]string{"-fprint", "-fprint0", "-fprintf", "-fls"}, args[i]) {
 				i++
@@ -102,6 +105,11 @@ func argWrites(c simpleCmd) []string {
 		}
 	case "git":
 		out = append(out, gitWrites(args)...)
+	default:
+		files, _ := fileChanges(filepath.Base(c.args[0]), args)
+		for _, f := range files {
+			add(f)
+		}
 	}
 	return out
 }

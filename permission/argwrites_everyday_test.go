@@ -18,7 +18,8 @@ func TestEverydayWritesInsideStayAllowed(t *testing.T) {
 	}
 	var rules []Rule
 	for _, name := range []string{"make", "go test", "go build", "tee", "sort", "cd", "pushd", "popd", "npm test",
-		"cp", "mv", "git format-patch", "git diff", "curl", "wget", "find", "dd", "install", "ln"} {
+		"cp", "mv", "git format-patch", "git diff", "curl", "wget", "find", "dd", "install", "ln",
+		"rm", "rmdir", "touch", "mkdir", "sed", "chmod", "chown", "truncate", "shred"} {
 		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
 	}
 	for _, dirs := range [][]string{{wd}, nil} {
@@ -51,6 +52,21 @@ func TestEverydayWritesInsideStayAllowed(t *testing.T) {
 			"dd if=/dev/zero of=disk.img bs=1M count=1",
 			"install -m 0755 build/app bin/app",
 			"ln -sf ../shared/config.yaml config.yaml",
+			"rm -rf build dist",
+			"rm -f *.o",
+			"mkdir -p build && touch build/.stamp",
+			"cd sub && rm -rf build && mkdir build",
+			"rmdir sub/empty",
+			"chmod +x scripts/run.sh",
+			"chmod -R u+w build",
+			"chown -R $USER build",
+			"sed -i 's/old/new/g' main.go",
+			"sed -i.bak -e 's|/usr/local|/opt|' config.txt",
+			"sed 's/a/b/' in.txt > out.txt",
+			"truncate -s 0 build.log",
+			"shred -u secret.txt",
+			"find . -name '*.pyc' -delete",
+			"find build -type f -name '*.o' -delete",
 		} {
 			if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
 				t.Errorf("%q (dirs %q): %s (%s), want allow", line, dirs, d.Behavior, d.Reason)

@@ -169,12 +169,17 @@
 //     directory) and archive's -o, after git -C DIR under DIR; tee's
 //     files; the destination of cp, install and ln (-t DIR or the last
 //     operand; install -d's directories) and every file of mv; dd's
-//     of=; curl's -o, --output-dir, -D, -c, --trace and the like, and
-//     -w's %output{FILE} (-O: the current directory); wget's -O, -o, -a,
-//     -P, --save-cookies and the like, also as -e output_document=FILE
-//     (without -O, the current directory). ("sort:*" does not allow "sort -o /srv/x f",
-//     nor "curl:*" "curl -o ~/x URL".) A relative path written after
-//     a cd or pushd on the line (or in a script it runs) is checked under
+//     of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
+//     chgrp, truncate and shred change or remove (their operands, but
+//     for chmod's mode, chown's owner and chgrp's group), those sed -i
+//     edits, and the starting points of find -delete (without, the
+//     current directory); curl's -o, --output-dir, -D, -c, --trace and
+//     the like, and -w's %output{FILE} (-O: the current directory);
+//     wget's -O, -o, -a, -P, --save-cookies and the like, also as -e
+//     output_document=FILE (without -O, the current directory).
+//     ("sort:*" does not allow "sort -o /srv/x f", nor "curl:*" "curl -o
+//     ~/x URL", nor "rm:*" "rm -rf /srv/x".) A relative path written
+//     after a cd or pushd on the line (or in a script it runs) is checked under
 //     the directory that leads to as well as under the shell's (the cd
 //     may fail, or run in a subshell): "cd /srv && ls > f" writes
 //     /srv/f, and "cd /var && echo x > lib/dpkg/status" is a safety

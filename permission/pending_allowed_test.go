@@ -87,7 +87,7 @@ func TestListPendingKeepsPartlyAllowed(t *testing.T) {
 	ctx := context.Background()
 	st := NewMemoryStore()
 	w := newWorker(t, st, nil)
-	in := map[string]any{"command": "touch /tmp/toolbus-never-a && mkdir /tmp/toolbus-never-b"}
+	in := map[string]any{"command": "touch toolbus-never-a && mkdir toolbus-never-b"}
 	r := w.call(t, "s", "two", ShellTool, in)
 	if r.Code != "approval_required" {
 		t.Fatalf("the two-command line: %s %q, want approval_required", r.Code, r.Text())

@@ -1,0 +1,128 @@
+package permission
+
+import (
+	"slices"
+	"strings"
+)
+
+// fileChanges are the files that rm, rmdir, unlink, touch, mkdir,
+// chmod, chown, chgrp, truncate, shred and sed -i (name) change or
+// remove, given its arguments (as the command reads them): their
+// operands, but for chmod's mode, chown's owner and chgrp's group
+// (without --reference) and sed's script (without -e or -f). ok is false
+// for another command.
+func fileChanges(name string, args []string) (files []string, ok bool) {
+	switch name {
+	case "rm", "rmdir", "unlink":
+		return getopt(args, "", nil, nil), true
+	case "touch":
+		return getopt(args, "dtr", []string{"date=", "reference=", "time="}, nil), true
+	case "mkdir":
+		return getopt(args, "m", []string{"mode="}, nil), true
+	case "truncate":
+		return getopt(args, "sr", []string{"size=", "reference=", "io-blocks", "no-create"}, nil), true
+	case "shred":
+		return getopt(args, "ns", []string{"iterations=", "size=", "random-source=", "remove"}, nil), true
+	case "chmod", "chown", "chgrp":
+		return attributeChanges(name, args), true
+	case "sed":
+		return sedInPlace(args), true
+	}
+	return nil, false
+}
+
+// attributeChanges are the files chmod, chown or chgrp (name) changes:
+// its operands after the first (the mode, owner or group), or all of
+// them with --reference. chmod takes a mode that starts with "-" (-w,
+// -x,g+r) for the mode, as chmod itself does.
+func attributeChanges(name string, args []string) []string {
+	modeSeen := false
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if name == "chmod" && !modeSeen && len(a) > 1 && a[0] == '-' && a[1] != '-' &&
+			strings.Trim(a[1:], "rwxXstugoa+-=,01234567") == "" {
+			modeSeen = true
+			continue
+		}
+		rest = append(rest, a)
+	}
+	reference := false
+	operands := getopt(rest, "", []string{"from=", "reference="}, func(opt, _ string) {
+		reference = reference || opt == "--reference"
+	})
+	if modeSeen || reference || len(operands) == 0 {
+		return operands
+	}
+	return operands[1:]
+}
+
+// sedInPlace are the files sed edits in place (-i[SUFFIX],
+// --in-place[=SUFFIX]): its operands but the script, the first of them
+// when no -e or -f gives one; none without -i.
+func sedInPlace(args []string) []string {
+	inPlace := false
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if len(a) > 1 && a[0] == '-' && a[1] != '-' {
+			// -i's suffix is the rest of the word: -ni, -i.bak, -Ei~.
+			if k := strings.IndexAny(a, "iefl"); k > 0 && a[k] == 'i' {
+				inPlace = true
+				if a = a[:k]; a == "-" {
+					continue
+				}
+			}
+		}
+		rest = append(rest, a)
+	}
+	scripted := false
+	operands := getopt(rest, "efl", []string{"expression=", "file=", "follow-symlinks", "in-place", "line-length="}, func(opt, _ string) {
+		switch opt {
+		case "-e", "--expression", "-f", "--file":
+			scripted = true
+		case "--in-place":
+			inPlace = true
+		}
+	})
+	if !inPlace {
+		return nil
+	}
+	if !scripted && len(operands) > 0 {
+		operands = operands[1:]
+	}
+	return operands
+}
+
+// findDeleted are the starting points of a find with -delete (the
+// current directory when it names none), whose files it may remove;
+// none without -delete.
+func findDeleted(args []string) []string {
+	if !slices.Contains(args, "-delete") {
+		return nil
+	}
+	i := 0 // past find's own options: -H, -L, -P, -D DEBUGOPTS, -OLEVEL
+	for i < len(args) && (slices.Contains([]string{"-H", "-L", "-P", "-D"}, args[i]) || strings.HasPrefix(args[i], "-O")) {
+		if args[i] == "-D" {
+			i++
+		}
+		i++
+	}
+	var out []string
+	for _, a := range args[min(i, len(args)):] {
+		if strings.HasPrefix(a, "-") || a == "(" || a == "!" || a == "," {
+			break
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		out = append(out, ".")
+	}
+	return out
+}
