@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,20 +140,7 @@ func getopt(args []string, valued string, long []string, each func(opt, value st
 			return append(operands, args[i+1:]...)
 		case strings.HasPrefix(a, "--"):
 			name, v, attached := strings.Cut(a[2:], "=")
-			full := ""
-			for _, l := range long {
-				if strings.TrimSuffix(l, "=") == name {
-					full = l
-					break
-				}
-				if full == "" && strings.HasPrefix(l, name) {
-					full = l
-				}
-			}
-			full, hasValue := strings.CutSuffix(full, "=")
-			if full == "" {
-				full = name
-			}
+			full, hasValue := longOption(name, long)
 			if hasValue && !attached && i+1 < len(args) {
 				i++
 				v = args[i]
@@ -178,6 +166,23 @@ func getopt(args []string, valued string, long []string, each func(opt, value st
 		}
 	}
 	return operands
+}
+
+// longOption is the option of long that --name is (name itself when
+// none), as getopt reads it, and whether it takes a value.
+func longOption(name string, long []string) (full string, hasValue bool) {
+	name, _, _ = strings.Cut(name, "=")
+	for _, l := range long {
+		if strings.TrimSuffix(l, "=") == name {
+			full = l
+			break
+		}
+		if full == "" && strings.HasPrefix(l, name) {
+			full = l
+		}
+	}
+	full, hasValue = strings.CutSuffix(full, "=")
+	return cmp.Or(full, name), hasValue
 }
 
 // The long options (for getopt) of the commands argWrites reads: those
@@ -429,12 +434,80 @@ func inDirs(c simpleCmd, paths []string) []string {
 	return out
 }
 
-// wrappedIn is what wrapped finds, in the directories c may run in and
-// those its own cd commands lead to (sh -c 'cd /srv; ls > f').
+// wrappedIn is what wrapped finds, in the directories c may run in,
+// those a wrapper's option leads to (env -C DIR, sudo -D DIR, find
+// -execdir: wrapperDirs) and those its own cd commands lead to (sh -c
+// 'cd /srv; ls > f'). A wrapper's directory is taken for every command
+// c runs, which may be more than run there.
 func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 	inner, err := wrapped(c, 0)
-	followDirs(inner, c.dirs, false)
+	dirs := c.dirs
+	for _, w := range append([]simpleCmd{c}, inner...) {
+		for _, d := range wrapperDirs(w) {
+			dirs = cdDirs(simpleCmd{args: []string{"cd", "--", d}}, dirs, false)
+		}
+	}
+	followDirs(inner, dirs, false)
 	return inner, err
+}
+
+// wrapperDirs are the directories the command c runs is run in, when c
+// says: env's -C and --chdir, sudo's -D and --chdir (read until the
+// command, as they read their options), and the starting points of a
+// find with -execdir or -okdir, under which it runs the command in the
+// directories of the files found.
+func wrapperDirs(c simpleCmd) []string {
+	if len(c.args) == 0 {
+		return nil
+	}
+	name := filepath.Base(c.args[0])
+	var dirs []string
+	each := func(opt, v string) {
+		if opt == "-C" && name == "env" || opt == "-D" && name == "sudo" || opt == "--chdir" {
+			dirs = append(dirs, v)
+		}
+	}
+	switch name {
+	case "env":
+		getoptUntilOperand(c.args[1:], "uCSa", []string{"unset=", "chdir=", "split-string=", "argv0="}, each)
+	case "sudo":
+		getoptUntilOperand(c.args[1:], "ugCDhprtUTRac", []string{"user=", "group=", "chdir=", "close-from=", "host=",
+			"prompt=", "role=", "type=", "other-user=", "command-timeout=", "chroot=", "login-class="}, each)
+	case "find":
+		if slices.Contains(c.args, "-execdir") || slices.Contains(c.args, "-okdir") {
+			dirs = findStartingPoints(c.args[1:])
+		}
+	}
+	return dirs
+}
+
+// getoptUntilOperand is getopt for a command that reads its options up
+// to its first operand (the command it runs: env, sudo), given the words
+// after its name.
+func getoptUntilOperand(args []string, valued string, long []string, each func(opt, value string)) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			return
+		}
+		n := 1
+		if i+1 < len(args) && takesNext(a, valued, long) {
+			n = 2 // the option's value is the next word
+		}
+		getopt(args[i:i+n], valued, long, each)
+		i += n - 1
+	}
+}
+
+// takesNext reports whether the option word a, as getopt reads it, ends
+// with an option whose value is the next word.
+func takesNext(a, valued string, long []string) bool {
+	if name, ok := strings.CutPrefix(a, "--"); ok {
+		_, hasValue := longOption(name, long)
+		return hasValue && !strings.Contains(name, "=")
+	}
+	k := strings.IndexAny(a[1:], valued)
+	return k >= 0 && k+2 == len(a)
 }
 
 // removalAfterCd says why an rm or rmdir after a cd removes the root,

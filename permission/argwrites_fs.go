@@ -107,6 +107,12 @@ func findDeleted(args []string) []string {
 	if !slices.Contains(args, "-delete") {
 		return nil
 	}
+	return findStartingPoints(args)
+}
+
+// findStartingPoints are the starting points of find, given its
+// arguments (the current directory when they name none).
+func findStartingPoints(args []string) []string {
 	i := 0 // past find's own options: -H, -L, -P, -D DEBUGOPTS, -OLEVEL
 	for i < len(args) && (slices.Contains([]string{"-H", "-L", "-P", "-D"}, args[i]) || strings.HasPrefix(args[i], "-O")) {
 		if args[i] == "-D" {

@@ -184,7 +184,9 @@
 //     may fail, or run in a subshell): "cd /srv && ls > f" writes
 //     /srv/f, and "cd /var && echo x > lib/dpkg/status" is a safety
 //     ask; after one to a directory not known here (cd $X, cd -, cd, cd
-//     ~, popd, a pattern, with CDPATH set) it is outside. One inside
+//     ~, popd, a pattern, with CDPATH set) it is outside. The same holds
+//     for a command env -C DIR, sudo -D DIR or find -execdir (under its
+//     starting points) runs in another directory. One inside
 //     them is the command's ("make:*" allows "make > build.log",
 //     "sort:*" "sort -o s.txt f", with "cd:*" "cd sub && make >
 //     log"). In explore mode no redirection runs
