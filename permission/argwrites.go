@@ -262,13 +262,16 @@ func copyWrites(name string, args []string) []string {
 	return nil
 }
 
-// gitWrites are the files git writes that its arguments name: after
-// git's own options (with -C DIR, relative to DIR), any subcommand's
+// gitWrites are the files git writes that its arguments name: the
+// directories of -C, --git-dir and --work-tree for a subcommand that is
+// not read-only (git -C DIR commit); after git's own options (with -C
+// DIR, relative to DIR), any subcommand's
 // --output=FILE (git log, diff, show, …, archive), format-patch's -o DIR
 // and --output-directory DIR (without, the current directory) and
 // archive's -o FILE.
 func gitWrites(args []string) []string {
-	dir := "" // -C's, relative paths are under it
+	dir := ""          // -C's, relative paths are under it
+	var repos []string // the repositories and work trees git works on
 	sub := -1
 global:
 	for i := 0; i < len(args); i++ {
@@ -276,7 +279,14 @@ global:
 		case a == "-C" && i+1 < len(args):
 			i++
 			dir = underDir(dir, args[i])
-		case slices.Contains([]string{"-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--list-cmds"}, a):
+			repos = append(repos, dir)
+		case (a == "--git-dir" || a == "--work-tree") && i+1 < len(args):
+			i++
+			repos = append(repos, underDir(dir, args[i]))
+		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree="):
+			_, v, _ := strings.Cut(a, "=")
+			repos = append(repos, underDir(dir, v))
+		case slices.Contains([]string{"-c", "--namespace", "--super-prefix", "--config-env", "--list-cmds"}, a):
 			i++
 		case !strings.HasPrefix(a, "-"):
 			sub = i
@@ -287,6 +297,11 @@ global:
 		return nil
 	}
 	var out []string
+	if !readOnlyCommands["git"](args[sub:]) {
+		// git -C ../other reset --hard, git --work-tree=/srv checkout .:
+		// a command that is not read-only writes there.
+		out = append(out, repos...)
+	}
 	add := func(p string) {
 		if p != "" && p != "-" {
 			out = append(out, underDir(dir, p))

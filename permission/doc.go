@@ -166,7 +166,9 @@
 //     abbreviated long options): find's -fprint, -fprint0, -fprintf
 //     and -fls; sort -o; git's --output (log, diff, show, …),
 //     format-patch's -o and --output-directory (without, the current
-//     directory) and archive's -o, after git -C DIR under DIR; tee's
+//     directory) and archive's -o, after git -C DIR under DIR, and for
+//     a git command that is not read-only the directories of -C,
+//     --git-dir and --work-tree ("git -C ../other reset --hard"); tee's
 //     files; the destination of cp, install and ln (-t DIR or the last
 //     operand; install -d's directories) and every file of mv; dd's
 //     of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
