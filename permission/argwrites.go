@@ -28,7 +28,8 @@ func writtenPaths(c simpleCmd) []string {
 // other files it writes, the files of --write-out's %output{FILE} (the
 // current directory for -O); wget's -O, -o, -a, -P, --save-cookies and
 // the other files it writes, also given as wgetrc commands (-e
-// output_document=FILE), or the current directory; the files rm, touch,
+// output_document=FILE), or the current directory; go's -o,
+// -coverprofile and the like (goWrites); the files rm, touch,
 // chmod, sed -i and the like change (fileChanges). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
@@ -106,6 +107,8 @@ func argWrites(c simpleCmd) []string {
 		}
 	case "git":
 		out = append(out, gitWrites(args)...)
+	case "go":
+		out = append(out, goWrites(args)...)
 	default:
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {

@@ -168,7 +168,9 @@
 //     format-patch's -o and --output-directory (without, the current
 //     directory) and archive's -o, after git -C DIR under DIR, and for
 //     a git command that is not read-only the directories of -C,
-//     --git-dir and --work-tree ("git -C ../other reset --hard"); tee's
+//     --git-dir and --work-tree ("git -C ../other reset --hard"); go's
+//     -o, -coverprofile, -cpuprofile and the like (after go -C DIR,
+//     under DIR); tee's
 //     files; the destination of cp, install and ln (-t DIR or the last
 //     operand; install -d's directories) and every file of mv; dd's
 //     of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
