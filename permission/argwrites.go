@@ -29,8 +29,9 @@ func writtenPaths(c simpleCmd) []string {
 // current directory for -O); wget's -O, -o, -a, -P, --save-cookies and
 // the other files it writes, also given as wgetrc commands (-e
 // output_document=FILE), or the current directory; go's -o,
-// -coverprofile and the like (goWrites); the files rm, touch,
-// chmod, sed -i and the like change (fileChanges). "." stands for the
+// -coverprofile and the like (goWrites); where tar and unzip extract
+// and the archive tar creates (tarWrites, unzipWrites); the files rm,
+// touch, chmod, sed -i and the like change (fileChanges). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
 	if len(c.args) == 0 {
@@ -109,6 +110,10 @@ func argWrites(c simpleCmd) []string {
 		out = append(out, gitWrites(args)...)
 	case "go":
 		out = append(out, goWrites(args)...)
+	case "tar":
+		out = append(out, tarWrites(args)...)
+	case "unzip":
+		out = append(out, unzipWrites(args)...)
 	default:
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {

@@ -170,7 +170,9 @@
 //     a git command that is not read-only the directories of -C,
 //     --git-dir and --work-tree ("git -C ../other reset --hard"); go's
 //     -o, -coverprofile, -cpuprofile and the like (after go -C DIR,
-//     under DIR); tee's
+//     under DIR); where tar extracts (-C DIR, or the current directory)
+//     and the archive it creates (-f), where unzip extracts (-d DIR, or
+//     the current directory); tee's
 //     files; the destination of cp, install and ln (-t DIR or the last
 //     operand; install -d's directories) and every file of mv; dd's
 //     of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
