@@ -29,7 +29,8 @@ func writtenPaths(c simpleCmd) []string {
 // current directory for -O); wget's -O, -o, -a, -P, --save-cookies and
 // the other files it writes, also given as wgetrc commands (-e
 // output_document=FILE), or the current directory; go's -o,
-// -coverprofile and the like (goWrites); where tar and unzip extract
+// -coverprofile and the like (goWrites), a C compiler's -o
+// (compilerWrites); where tar and unzip extract
 // and the archive tar creates (tarWrites, unzipWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges). "." stands for the
 // current directory, "-" for the standard output, which is no file.
@@ -115,6 +116,9 @@ func argWrites(c simpleCmd) []string {
 	case "unzip":
 		out = append(out, unzipWrites(args)...)
 	default:
+		if slices.Contains(compilers, filepath.Base(c.args[0])) {
+			return append(out, compilerWrites(args)...)
+		}
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {
 			add(f)

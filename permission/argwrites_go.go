@@ -48,3 +48,26 @@ func goWrites(args []string) []string {
 	}
 	return out
 }
+
+// compilers are the C compilers and linkers whose -o names the file
+// they write.
+var compilers = []string{"cc", "c++", "gcc", "g++", "clang", "clang++", "ld", "ld.gold", "ld.lld", "tcc"}
+
+// compilerWrites is the file a C compiler or linker writes that its
+// arguments name: -o FILE, -oFILE, --output FILE, --output=FILE.
+func compilerWrites(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case (a == "-o" || a == "--output") && i+1 < len(args):
+			i++
+			out = append(out, args[i])
+		case strings.HasPrefix(a, "--output="):
+			out = append(out, strings.TrimPrefix(a, "--output="))
+		case strings.HasPrefix(a, "-o") && len(a) > 2:
+			out = append(out, a[2:])
+		}
+	}
+	return out
+}

@@ -170,7 +170,7 @@
 //     a git command that is not read-only the directories of -C,
 //     --git-dir and --work-tree ("git -C ../other reset --hard"); go's
 //     -o, -coverprofile, -cpuprofile and the like (after go -C DIR,
-//     under DIR); where tar extracts (-C DIR, or the current directory)
+//     under DIR); the -o of cc, gcc, clang and ld; where tar extracts (-C DIR, or the current directory)
 //     and the archive it creates (-f), where unzip extracts (-d DIR, or
 //     the current directory); tee's
 //     files; the destination of cp, install and ln (-t DIR or the last
