@@ -275,9 +275,9 @@ func copyWrites(name string, args []string) []string {
 }
 
 // gitWrites are the files git writes that its arguments name: the
-// directories of -C, --git-dir and --work-tree for a subcommand that is
-// not read-only (git -C DIR commit); after git's own options (with -C
-// DIR, relative to DIR), any subcommand's
+// directories of -C, --work-tree and --git-dir (gitPlace) for a
+// subcommand that is not read-only (git -C DIR commit); after git's own
+// options (with -C DIR, relative to DIR), any subcommand's
 // --output=FILE (git log, diff, show, …, archive), format-patch's -o DIR
 // and --output-directory DIR (without, the current directory) and
 // archive's -o FILE.
@@ -294,10 +294,10 @@ global:
 			repos = append(repos, dir)
 		case (a == "--git-dir" || a == "--work-tree") && i+1 < len(args):
 			i++
-			repos = append(repos, underDir(dir, args[i]))
+			repos = append(repos, gitPlace(dir, a, args[i]))
 		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree="):
-			_, v, _ := strings.Cut(a, "=")
-			repos = append(repos, underDir(dir, v))
+			opt, v, _ := strings.Cut(a, "=")
+			repos = append(repos, gitPlace(dir, opt, v))
 		case slices.Contains([]string{"-c", "--namespace", "--super-prefix", "--config-env", "--list-cmds"}, a):
 			i++
 		case !strings.HasPrefix(a, "-"):
@@ -336,6 +336,17 @@ global:
 		add(".")
 	}
 	return out
+}
+
+// gitPlace is the directory git's option opt (--git-dir or
+// --work-tree) with value v names, under dir (-C's): for --git-dir, the
+// one that holds the repository, as -C names it (a repository's own
+// .git is where git writes, no hook put there).
+func gitPlace(dir, opt, v string) string {
+	if opt == "--git-dir" && !shellExpands(v) {
+		v = filepath.Dir(filepath.Clean(v))
+	}
+	return underDir(dir, v)
 }
 
 // underDir is p as a path relative to dir ("" for the current

@@ -29,6 +29,9 @@ func TestGitWritesWhereItWorks(t *testing.T) {
 		"git -C sub -C " + other + " clean -fdx",
 		"git --git-dir=" + other + "/r.git --work-tree=" + other + " checkout .",
 		"git --work-tree " + other + " checkout .",
+		"git --git-dir=" + other + "/.git fetch",
+		"git --git-dir=" + other + "/.git/ fetch",
+		"git --git-dir=$REPO commit -am x",
 		"git -C $REPO reset --hard",
 		"cd " + other + " && git -C sub stash",
 	} {
@@ -48,6 +51,7 @@ func TestGitWritesWhereItWorks(t *testing.T) {
 		"git -C " + other + " diff",
 		"git commit -am x",
 		"git --no-pager log",
+		"git --git-dir=.git --work-tree=. commit -am x",
 	} {
 		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
 			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)

@@ -167,8 +167,9 @@
 //     and -fls; sort -o; git's --output (log, diff, show, …),
 //     format-patch's -o and --output-directory (without, the current
 //     directory) and archive's -o, after git -C DIR under DIR, and for
-//     a git command that is not read-only the directories of -C,
-//     --git-dir and --work-tree ("git -C ../other reset --hard"); go's
+//     a git command that is not read-only the directories of -C and
+//     --work-tree and the one holding --git-dir's ("git -C ../other
+//     reset --hard"); go's
 //     -o, -coverprofile, -cpuprofile and the like (after go -C DIR,
 //     under DIR); the -o of cc, gcc, clang and ld; where tar extracts (-C DIR, or the current directory)
 //     and the archive it creates (-f), where unzip extracts (-d DIR, or
