@@ -279,8 +279,9 @@ func copyWrites(name string, args []string) []string {
 // subcommand that is not read-only (git -C DIR commit); after git's own
 // options (with -C DIR, relative to DIR), any subcommand's
 // --output=FILE (git log, diff, show, …, archive), format-patch's -o DIR
-// and --output-directory DIR (without, the current directory) and
-// archive's -o FILE.
+// and --output-directory DIR (without, the current directory),
+// archive's -o FILE, and what clone, init, worktree add and bundle
+// create make (gitMakes).
 func gitWrites(args []string) []string {
 	dir := ""          // -C's, relative paths are under it
 	var repos []string // the repositories and work trees git works on
@@ -334,6 +335,9 @@ global:
 	})
 	if name == "format-patch" && !named {
 		add(".")
+	}
+	for _, p := range gitMakes(name, rest) {
+		add(p)
 	}
 	return out
 }

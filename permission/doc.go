@@ -169,14 +169,15 @@
 //     directory) and archive's -o, after git -C DIR under DIR, and for
 //     a git command that is not read-only the directories of -C and
 //     --work-tree and the one holding --git-dir's ("git -C ../other
-//     reset --hard"); go's
-//     -o, -coverprofile, -cpuprofile and the like (after go -C DIR,
-//     under DIR); the -o of cc, gcc, clang and ld; where tar extracts (-C DIR, or the current directory)
-//     and the archive it creates (-f), where unzip extracts (-d DIR, or
-//     the current directory); tee's
-//     files; the destination of cp, install and ln (-t DIR or the last
-//     operand; install -d's directories) and every file of mv; dd's
-//     of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
+//     reset --hard"), and what git clone, init, worktree add and bundle
+//     create make (a clone's or init's directory, without one the
+//     current directory); go's -o, -coverprofile, -cpuprofile and the
+//     like (after go -C DIR, under DIR); the -o of cc, gcc, clang and
+//     ld; where tar extracts (-C DIR, or the current directory) and the
+//     archive it creates (-f), and where unzip extracts (-d DIR, or the
+//     current directory); tee's files; the destination of cp, install
+//     and ln (-t DIR or the last operand; install -d's directories) and
+//     every file of mv; dd's of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
 //     chgrp, truncate and shred change or remove (their operands, but
 //     for chmod's mode, chown's owner and chgrp's group), those sed -i
 //     edits, and the starting points of find -delete (without, the
