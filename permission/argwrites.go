@@ -30,7 +30,8 @@ func writtenPaths(c simpleCmd) []string {
 // the other files it writes, also given as wgetrc commands (-e
 // output_document=FILE), or the current directory; go's -o,
 // -coverprofile and the like (goWrites), a C compiler's -o
-// (compilerWrites); where tar and unzip extract
+// (compilerWrites), the logs of strace, ltrace, time and script
+// (tracerWrites); where tar and unzip extract
 // and the archive tar creates (tarWrites, unzipWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges). "." stands for the
 // current directory, "-" for the standard output, which is no file.
@@ -111,6 +112,8 @@ func argWrites(c simpleCmd) []string {
 		out = append(out, gitWrites(args)...)
 	case "go":
 		out = append(out, goWrites(args)...)
+	case "strace", "ltrace", "time", "script":
+		out = append(out, tracerWrites(filepath.Base(c.args[0]), args)...)
 	case "tar":
 		out = append(out, tarWrites(args)...)
 	case "unzip":

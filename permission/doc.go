@@ -173,7 +173,8 @@
 //     create make (a clone's or init's directory, without one the
 //     current directory); go's -o, -coverprofile, -cpuprofile and the
 //     like (after go -C DIR, under DIR); the -o of cc, gcc, clang and
-//     ld; where tar extracts (-C DIR, or the current directory) and the
+//     ld, and of strace, ltrace and GNU time; script's typescript and
+//     logs; where tar extracts (-C DIR, or the current directory) and the
 //     archive it creates (-f), and where unzip extracts (-d DIR, or the
 //     current directory); tee's files; the destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories) and
