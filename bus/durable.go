@@ -187,7 +187,7 @@ type delivery struct {
 	msg    *nats.Msg
 	handed bool // given back to the queue: not acknowledged
 	// unkept: its final could not be kept (keepBeforeFinal); not
-	// acknowledged, it is delivered again.
+	// acknowledged, it is delivered again (not on its last delivery).
 	unkept bool
 	// repeatable: the tool is read-only or idempotent, as the worker
 	// knew it when it began pulling its calls (known also once the tool
@@ -239,6 +239,12 @@ func (d *delivery) handBack() {
 func (d *delivery) handBackLater() {
 	d.handed = true
 	d.msg.NakWithDelay(fetchWait)
+}
+
+// last reports whether this is the call's last delivery: left
+// unacknowledged, it is not delivered again but ends worker_lost.
+func (d *delivery) last() bool {
+	return d.max > 0 && d.attempt >= d.max
 }
 
 // mayBeAgain reports whether the queue may have delivered the call again

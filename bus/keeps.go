@@ -28,7 +28,10 @@ import (
 // made again while a sweeper runs, the call marked in progress meanwhile;
 // past keepPatience, or once a stop's grace is over, the call is left
 // unacknowledged and delivered again (its tool runs again where it may,
-// or the next delivery answers that it may have run, and that is kept).
+// or the next delivery answers that it may have run, and that is kept),
+// except on its last delivery, which is acknowledged then, its final not
+// kept: delivered no more, the call would end worker_lost, kept over the
+// answer its caller got.
 // A write the bucket refuses otherwise (full) is not made again: the
 // call is acknowledged, its final not kept, as logged. (A final too large
 // for one message is never written: keptFinalIn replaced it by a small
@@ -181,6 +184,7 @@ func (w *Worker) sweepKeeps() {
 	defer t.Stop()
 	for range t.C {
 		var again, progress []*nats.Msg
+		var ended []*keepWait
 		given := 0
 		now := time.Now()
 		// A stop gives the keeps up once its grace is over (it waits for
@@ -208,6 +212,9 @@ func (w *Worker) sweepKeeps() {
 				delete(k.waiting, r)
 				k.bytes -= len(kw.msg.Data)
 				given++
+				if kw.d.last() {
+					ended = append(ended, kw)
+				}
 				continue
 			}
 			kw.again, kw.sent = false, now
@@ -215,9 +222,21 @@ func (w *Worker) sweepKeeps() {
 		}
 		k.mu.Unlock()
 		if given > 0 {
+			// A last delivery's call is not delivered again: left
+			// unacknowledged, it would end worker_lost, kept over
+			// the answer its caller got. It ends as answered,
+			// nothing kept.
+			for _, kw := range ended {
+				endKept(kw.d, kw.term)
+			}
 			w.finishing.Add(-int32(given))
 			w.count.jsErrors.Add(uint64(given))
-			w.log.Warn("bus: could not keep durable calls' results; leaving the calls to be delivered again", "calls", given)
+			if again := given - len(ended); again > 0 {
+				w.log.Warn("bus: could not keep durable calls' results; leaving the calls to be delivered again", "calls", again)
+			}
+			if len(ended) > 0 {
+				w.log.Warn("bus: could not keep the results of durable calls' last deliveries; acknowledging them, their answers sent", "calls", len(ended))
+			}
 		}
 		for _, m := range progress {
 			m.InProgress()

@@ -335,7 +335,24 @@ func (s *sender) keepBeforeFinal(resp *toolkit.Response) {
 	// or cut off), whose later delivery's final is what its caller got.
 	rev, ok := s.w.results.keepLatest(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.w.log, &s.w.count.jsErrors, s.started, s.keptOf(s.toolRan()))
 	s.mu.Lock()
-	if !ok && s.dur != nil {
+	switch {
+	case ok || s.dur == nil:
+	case s.dur.last():
+		// Left unacknowledged, its last delivery would run out and
+		// end the call worker_lost, kept over the answer its caller
+		// got. No later delivery can keep over this one's: the final
+		// is written again once it is out, and the call acknowledged
+		// once the bucket has it, or when that is given up
+		// (keepThenAck).
+		msg, err := s.w.results.keptFinalMsg(s.w.nc, s.keepKey, s.keepID, resp, &s.w.meta, s.keptOf(s.ran), s.w.log, &s.w.count.jsErrors)
+		if err != nil {
+			s.w.count.jsErrors.Add(1)
+			s.w.log.Warn("bus: could not keep the result of a durable call's last delivery; acknowledging it, its answer sent", "call", s.id, "err", err)
+		} else {
+			s.w.log.Warn("bus: could not keep the result of a durable call's last delivery yet; writing it again after its answer", "call", s.id)
+			s.dur.keep = msg
+		}
+	default:
 		// Acknowledged, the call would end with nothing kept for a
 		// caller that missed its final: it is delivered again.
 		s.w.log.Warn("bus: leaving a durable call whose result could not be kept to be delivered again", "call", s.id)
