@@ -7,7 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/toolbus/toolbus/internal/pyrepr"
 )
 
 // pyStr writes a JSON value as Python's str() prints what json.loads
@@ -68,7 +69,7 @@ func pyRepr(dec *json.Decoder, tok json.Token, b *strings.Builder) error {
 		}
 		b.WriteRune(rune(end))
 	case string:
-		b.WriteString(pyQuote(v))
+		b.WriteString(pyrepr.Quote(v))
 	case json.Number:
 		b.WriteString(pyNumber(v))
 	case bool:
@@ -113,39 +114,4 @@ func pyNumber(n json.Number) string {
 		p += ".0"
 	}
 	return p
-}
-
-// pyQuote is Python's repr of a str: in single quotes, or double ones
-// when it holds a single quote and no double one, with what is not
-// printable escaped.
-func pyQuote(s string) string {
-	q := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
 }

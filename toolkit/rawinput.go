@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolbus/toolbus/internal/pyrepr"
 )
 
 // Raw model arguments (ToolCall.RawInput). AgentScope 2.x takes the
@@ -50,7 +52,7 @@ func ParseRawInput(raw string) (map[string]any, error) {
 		hint = `(Because the JSON string is too long, a truncated label "[TRUNCATE]" is used here to indicate the truncation)`
 	}
 	return nil, errors.New("<system-reminder>" + msg + "\n\nYour argument string is decoded by the following code snippet" + hint +
-		":\n```python\nimport json\n\nyour_tool_arguments = " + pyRepr(shown) + "\njson.loads(your_tool_arguments)\n```\n\n" +
+		":\n```python\nimport json\n\nyour_tool_arguments = " + pyrepr.Quote(shown) + "\njson.loads(your_tool_arguments)\n```\n\n" +
 		"**You should recorrect the arguments in JSON format.**</system-reminder>")
 }
 
@@ -166,38 +168,6 @@ func pyType(v any) string {
 		return "<class 'NoneType'>"
 	}
 	return "<class 'object'>"
-}
-
-// pyRepr writes s as Python's repr would: single quotes unless s has a
-// single quote and no double quote.
-func pyRepr(s string) string {
-	q := byte('\'')
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteByte(q)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
 }
 
 // repairJSON rewrites the JSON-like text s as strict JSON; false when it
