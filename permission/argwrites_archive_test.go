@@ -14,10 +14,7 @@ import "testing"
 func TestArchiveExtractsAndCreates(t *testing.T) {
 	wd := t.TempDir()
 	other := t.TempDir()
-	var rules []Rule
-	for _, name := range []string{"tar", "unzip", "cd"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "tar", "unzip", "cd")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	for _, line := range []string{
 		"tar -xzf a.tgz -C " + other,

@@ -11,10 +11,7 @@ import "testing"
 func TestCompilerOutputs(t *testing.T) {
 	wd := t.TempDir()
 	other := t.TempDir()
-	var rules []Rule
-	for _, name := range []string{"gcc", "g++", "cc", "clang", "clang++", "ld", "cd"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "gcc", "g++", "cc", "clang", "clang++", "ld", "cd")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	out := other + "/x"
 	for _, line := range []string{

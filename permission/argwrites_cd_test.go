@@ -22,10 +22,7 @@ func TestRedirectionAfterCd(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(wd, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var rules []Rule
-	for _, name := range []string{"cd", "pushd", "popd", "ls", "make", "sort", "tee", "bash", "eval", "echo", "cp", "go test", "rm"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "cd", "pushd", "popd", "ls", "make", "sort", "tee", "bash", "eval", "echo", "cp", "go test", "rm")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	for _, line := range []string{
 		"cd " + other + " && ls > f",

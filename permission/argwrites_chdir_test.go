@@ -18,10 +18,7 @@ func TestWrapperChdir(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(wd, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var rules []Rule
-	for _, name := range []string{"env", "sudo", "find", "sort", "tee", "touch", "rm", "ls", "bash"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "env", "sudo", "find", "sort", "tee", "touch", "rm", "ls", "bash")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	for _, line := range []string{
 		"env -C " + other + " sort -o x in.txt",

@@ -25,11 +25,8 @@ func TestAllowRuleDoesNotCoverFileChanges(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(wd, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var rules []Rule
-	for _, name := range []string{"rm", "rmdir", "touch", "mkdir", "sed", "chmod", "chown", "chgrp", "truncate",
-		"shred", "find", "cd", "sudo", "xargs"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "rm", "rmdir", "touch", "mkdir", "sed", "chmod", "chown", "chgrp", "truncate",
+		"shred", "find", "cd", "sudo", "xargs")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	out := other + "/x"
 	for _, line := range []string{

@@ -11,10 +11,7 @@ import "testing"
 func TestGitMakesDirectories(t *testing.T) {
 	wd := t.TempDir()
 	other := t.TempDir()
-	var rules []Rule
-	for _, name := range []string{"git", "git clone", "git worktree", "git init", "git bundle"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "git", "git clone", "git worktree", "git init", "git bundle")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	for _, line := range []string{
 		"git clone https://example.com/r.git " + other + "/r",

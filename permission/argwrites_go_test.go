@@ -10,10 +10,7 @@ import "testing"
 func TestGoBuildOutputs(t *testing.T) {
 	wd := t.TempDir()
 	other := t.TempDir()
-	var rules []Rule
-	for _, name := range []string{"go build", "go test", "go install", "go mod", "go"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "go build", "go test", "go install", "go mod", "go")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	out := other + "/x"
 	for _, line := range []string{

@@ -9,11 +9,8 @@ import (
 // argWriteRules allow, by name, the commands that write files their
 // arguments name.
 func argWriteRules(t *testing.T) []Rule {
-	var rules []Rule
-	for _, name := range []string{"find", "sort", "git log", "git diff", "git show", "git format-patch", "tee",
-		"cp", "mv", "install", "ln", "dd", "curl", "wget", "make", "go test", "sudo"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "find", "sort", "git log", "git diff", "git show", "git format-patch", "tee",
+		"cp", "mv", "install", "ln", "dd", "curl", "wget", "make", "go test", "sudo")
 	return rules
 }
 
@@ -153,4 +150,15 @@ func TestAllowRuleDoesNotCoverArgumentWrites(t *testing.T) {
 			t.Errorf("%q: %s (%s), want a safety ask", line, d.Behavior, d.Reason)
 		}
 	}
+}
+
+// shellAllowRules are allow rules for execute_shell_command, one
+// "NAME:*" for each name.
+func shellAllowRules(t *testing.T, names ...string) []Rule {
+	t.Helper()
+	rules := make([]Rule, 0, len(names))
+	for _, name := range names {
+		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
+	}
+	return rules
 }

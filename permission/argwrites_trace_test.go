@@ -11,10 +11,7 @@ import "testing"
 func TestTracersLogFiles(t *testing.T) {
 	wd := t.TempDir()
 	other := t.TempDir()
-	var rules []Rule
-	for _, name := range []string{"strace", "ltrace", "time", "/usr/bin/time", "script", "ls", "make"} {
-		rules = append(rules, rule(t, "execute_shell_command:"+name+":*", Allow))
-	}
+	rules := shellAllowRules(t, "strace", "ltrace", "time", "/usr/bin/time", "script", "ls", "make")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	out := other + "/x"
 	for _, line := range []string{
