@@ -591,7 +591,8 @@ func validationMessage(err error) string {
 	}
 	// jsonschema-go prints the number as a fraction and the bound with six
 	// decimals ("1000/1 is greater than 100.000000"); say "1000 is greater
-	// than 100", and an integer float64 cannot hold exactly whole.
+	// than 100", both as JSON writes them (3000000000, not 3e+09), and an
+	// integer float64 cannot hold exactly whole.
 	return boundRE.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := boundRE.FindStringSubmatch(m)
 		n, ok := new(big.Rat).SetString(sub[2])
@@ -601,10 +602,19 @@ func validationMessage(err error) string {
 		}
 		num := n.Num().String() // an integer beyond float64's exact range, as sent
 		if f, exact := n.Float64(); exact || !n.IsInt() {
-			num = strconv.FormatFloat(f, 'g', -1, 64)
+			num = jsonFloat(f)
 		}
-		return sub[1] + ": " + num + " " + sub[3] + " " + strconv.FormatFloat(bound, 'g', -1, 64)
+		return sub[1] + ": " + num + " " + sub[3] + " " + jsonFloat(bound)
 	})
+}
+
+// jsonFloat writes f as encoding/json does: digits without an exponent
+// from 1e-6 up to 1e21, so a whole number reads as the integer it is.
+func jsonFloat(f float64) string {
+	if b, err := json.Marshal(f); err == nil {
+		return string(b)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64) // NaN or ±Inf, which JSON has not
 }
 
 // maxValidationMessage bounds the validator's message in a final.
