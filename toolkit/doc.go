@@ -165,6 +165,20 @@
 //   - ImportState refuses a state naming a group that does not exist,
 //     where 1.x load_state_dict ignores such names (its strict refuses
 //     only keys other than active_groups).
+//   - A number without a fraction is an integer, as JSON Schema (2020-12
+//     and draft-07 alike) counts one: 3.0 passes "type": "integer", so a
+//     Go caller whose Input encoding/json decoded (where every number is
+//     a float64), or a client sending msgpack floats, needs no RawInput,
+//     and a typed tool's int…int64 and uint…uint64 fields receive the
+//     number converted (3), in nested values too, as pydantic's lax int
+//     converts 3.0. A fraction (3.5), NaN and ±Inf fail "type"; a number
+//     outside the field's Go type fails the inferred minimum and maximum
+//     (int8 to int32, uint8 to uint32, and 0 for every unsigned type) or,
+//     for int, int64 and uint64, whose bounds a float64 cannot hold, the
+//     decoder ("cannot unmarshal number 10000000000000000000 … of type
+//     int"). All end invalid_input before the tool runs. A float64
+//     beyond ±2^53 is whole and is taken as the integer it holds, which
+//     may be a neighbour of the one the caller wrote (see below).
 //   - An integer in a model's arguments beyond float64's exact range
 //     (±2^53) that fits an int64, or a uint64 past int64, reaches the
 //     tool exact, as Python's json keeps it (ExactIntegers: as an int64,

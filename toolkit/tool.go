@@ -94,7 +94,9 @@ type ToolCall struct {
 	ID string `json:"id" msgpack:"id"`
 	// Name is the tool's name.
 	Name string `json:"name" msgpack:"name"`
-	// Input is the model's arguments, a JSON object.
+	// Input is the model's arguments, a JSON object, as encoding/json
+	// decodes one into a map: a number may be a float64 even where the
+	// schema asks for an integer, which a whole one (3.0) is.
 	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
 	// RawInput is the model's arguments as the text it wrote, instead of
 	// Input: it is parsed, and repaired when it is not strict JSON
@@ -372,7 +374,10 @@ func ValidName(name string) bool {
 // JSON value; titles are stripped; a json tag name encoding/json would
 // ignore, the tag's string option on a scalar field, and a field of a
 // non-empty interface type are errors at Add). An absent field with a default is
-// given its default before the function runs. The return value becomes
+// given its default before the function runs. An integer field takes a
+// whole number sent as a float (3.0, a float64 from encoding/json) as
+// that integer, and refuses a fraction or one beyond its type's range
+// (see the package doc). The return value becomes
 // one text chunk: a string as is, a Chunk as given, anything else as JSON
 // (nil as "null"; a nil *Chunk writes nothing).
 func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
