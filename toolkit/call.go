@@ -589,6 +589,17 @@ func validationMessage(err error) string {
 		}
 		msg = fmt.Sprintf("%s… (%d more bytes of the message cut)", msg[:cut], len(msg)-cut)
 	}
+	// A number of the wrong type is printed as Go's %v prints a float,
+	// from a million up in exponent form ("type: 3e+09 has type
+	// "integer""): write it as JSON does.
+	msg = typeRE.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := typeRE.FindStringSubmatch(m)
+		f, err := strconv.ParseFloat(sub[1], 64)
+		if err != nil {
+			return m
+		}
+		return "type: " + jsonFloat(f) + sub[2]
+	})
 	// jsonschema-go prints the number as a fraction and the bound with six
 	// decimals ("1000/1 is greater than 100.000000"); say "1000 is greater
 	// than 100", both as JSON writes them (3000000000, not 3e+09), and an
@@ -619,6 +630,8 @@ func jsonFloat(f float64) string {
 
 // maxValidationMessage bounds the validator's message in a final.
 const maxValidationMessage = 1024
+
+var typeRE = regexp.MustCompile(`type: (-?\d+(?:\.\d+)?e[+-]\d+)( has type "(?:integer|number)")`)
 
 var boundRE = regexp.MustCompile(`(multipleOf|minimum|maximum|exclusiveMinimum|exclusiveMaximum): (-?\d+/\d+) (is [a-z ]+?) (-?\d+\.\d+)`)
 

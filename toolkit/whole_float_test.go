@@ -45,6 +45,36 @@ func TestBoundsWrittenAsJSONWrites(t *testing.T) {
 	}
 }
 
+// TestTypeMessageWritesNumbersAsJSON: a number of the wrong type is
+// written in the message as JSON writes it: 1500000.5 sent for an
+// integer was told "type: 1.5000005e+06 has type "number"".
+func TestTypeMessageWritesNumbersAsJSON(t *testing.T) {
+	tk := newToolkit(t, nil)
+	if err := tk.Add(toolkit.Raw("typed", "Typed.", map[string]any{"type": "object", "properties": map[string]any{
+		"n": map[string]any{"type": "integer"},
+		"s": map[string]any{"type": "string"},
+		"o": map[string]any{"type": []any{"string", "null"}},
+	}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		in   map[string]any
+		want string
+	}{
+		{map[string]any{"n": 1500000.5}, `validating /properties/n: type: 1500000.5 has type "number", want "integer"`},
+		{map[string]any{"n": -2.5e-7}, `validating /properties/n: type: -2.5e-7 has type "number", want "integer"`},
+		{map[string]any{"s": 3e9}, `validating /properties/s: type: 3000000000 has type "integer", want "string"`},
+		{map[string]any{"s": 1e21}, `validating /properties/s: type: 1e+21 has type "integer", want "string"`},
+		{map[string]any{"o": 2.5e6}, `validating /properties/o: type: 2500000 has type "integer", want one of "string, null"`},
+		{map[string]any{"n": "1e+06"}, `validating /properties/n: type: 1e+06 has type "string", want "integer"`},
+	} {
+		r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "typed", Input: tt.in})
+		if want := "Input validation failed for tool 'typed': " + tt.want; r.Code != toolkit.CodeInvalidInput || r.Text() != want {
+			t.Errorf("%v: %s %q, want %q", tt.in, r.Code, r.Text(), want)
+		}
+	}
+}
+
 // wholeFlat is decoded field by field (the flat struct's fast path),
 // wholeNested by encoding/json.
 type wholeFlat struct {
