@@ -89,7 +89,10 @@
 // one moved to a group of its own (setpgid, a shell's job control); a
 // process it started that left the session, with setsid, is beyond
 // reach: its pipes are closed after two seconds. A timeout ends the
-// call with code timeout, keeping the output so far. When the command
+// call with code timeout, keeping the output so far, followed by
+// AgentScope's "TimeoutError: The command execution exceeded the timeout
+// of N seconds." ("The code execution" for Python) and
+// "<returncode>-1</returncode>". When the command
 // exits by itself, whatever it left running in its session is killed
 // too, so no call leaves processes behind (nor zombies, where the
 // worker is their parent of last resort: PID 1 of a container, or a

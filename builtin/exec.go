@@ -66,7 +66,7 @@ func (r *runner) shellTool() *toolkit.Tool {
 			case strings.IndexByte(in.Command, 0) >= 0:
 				return toolkit.NewError(toolkit.CodeInvalidInput, "InvalidArgumentsError: command contains a NUL byte, which no command line can hold.")
 			}
-			return r.run(ctx, w, in.Timeout, r.shell, "-c", in.Command)
+			return r.run(ctx, w, in.Timeout, "command", r.shell, "-c", in.Command)
 		})
 	r.describeTimeout(t)
 	return t
@@ -100,7 +100,7 @@ func (r *runner) pythonTool() *toolkit.Tool {
 			if err := os.WriteFile(file, []byte(in.Code), 0o600); err != nil {
 				return toolkit.Errorf(toolkit.CodeUnavailable, "TempFileError: cannot store the code: %v", err)
 			}
-			return r.run(ctx, w, in.Timeout, py, "-u", file)
+			return r.run(ctx, w, in.Timeout, "code", py, "-u", file)
 		})
 	r.describeTimeout(t)
 	return t
@@ -129,8 +129,9 @@ func (r *runner) timeout(seconds float64) (time.Duration, error) {
 // (without the worker's controlling terminal), streams its output to
 // w and reports the exit code. Cancelling ctx or passing the timeout kills
 // the whole group; when the command exits, whatever it left running in its
-// group is killed too, so no call leaves processes behind.
-func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, name string, args ...string) error {
+// group is killed too, so no call leaves processes behind. what names
+// the run in a timeout's answer: "command" or "code", as AgentScope's.
+func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, what, name string, args ...string) error {
 	d, err := r.timeout(seconds)
 	if err != nil {
 		return err
@@ -280,9 +281,11 @@ loop:
 		tail = "\n" + tail
 	}
 	if code == -1 && errors.Is(context.Cause(tctx), errCommandTimeout) {
+		// AgentScope's sentence, then the code its text shows (-1), last
+		// as every ending writes it.
 		e := toolkit.Errorf(toolkit.CodeTimeout,
-			"%sTimeoutError: the command did not finish within %g seconds and was killed, with every process it started.",
-			tail, d.Seconds())
+			"%sTimeoutError: The %s execution exceeded the timeout of %g seconds.\n<returncode>%d</returncode>",
+			tail, what, d.Seconds(), code)
 		e.Metadata = map[string]any{"exit_code": code}
 		return e
 	}

@@ -148,7 +148,7 @@ func TestShellCancelKillsChildren(t *testing.T) {
 func TestShellTimeoutKillsChildren(t *testing.T) {
 	tk, _ := execKit(t, builtin.Config{})
 	r := invoke(t, tk, builtin.ExecuteShellCommand, map[string]any{"command": "sleep 100 & echo pid=$!; wait", "timeout": 0.5})
-	wantCode(t, r, toolkit.CodeTimeout, "pid=", "did not finish within 0.5 seconds")
+	wantCode(t, r, toolkit.CodeTimeout, "pid=", "exceeded the timeout of 0.5 seconds")
 	if r.State != toolkit.StateError {
 		t.Errorf("state = %s, want error", r.State)
 	}
