@@ -151,6 +151,18 @@
 //     ignores it silently, as in AgentScope. Unlike Python, true and
 //     false are not line numbers, nor is 2.0 told from 2 (a JSON number
 //     reaches the tool as a float64 either way).
+//   - write_text_file with ranges ends a content that lacks a line break
+//     with the file's break when lines follow it, where AgentScope writes
+//     the content as given and so joins its last line to the next ("X"
+//     over line 2 of "a\nb\nc\n" makes "a\nXc\n" there, "a\nX\nc\n"
+//     here); an empty content removes the lines, as there.
+//   - view_text_file of an empty file answers "The file f is empty.",
+//     whatever the ranges, where AgentScope shows an empty code block
+//     ("The content of f:\n```\n```") or, for ranges, says they are out
+//     of bounds of a file "which has only 0 lines".
+//   - A file_path is not expanded as AgentScope's os.path.expanduser
+//     does: "~/notes.txt" names a directory "~" of the workspace, not
+//     the worker's home, which is no place of the workspace.
 //   - Output is streamed and interleaved like a terminal, instead of being
 //     returned at the end as separate <stdout> and <stderr> blocks.
 //   - File tool failures are errors (state error, or denied for paths
