@@ -140,7 +140,11 @@
 //   - A Func's float result is written as Go's JSON writes it (10 as "10",
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",
 //     "1e+16"): a float64 cannot tell a computed float from a whole number
-//     decoded from the model's input, which Python holds as an int.
+//     decoded from the model's input, which Python holds as an int. A
+//     NaN or an infinity alone is written as json.dumps writes it ("NaN",
+//     "Infinity"); inside a map, slice or struct it ends the call
+//     tool_error with the JSON encoder's error, where json.dumps writes
+//     it there too.
 //   - The detail after "Input validation failed for tool '<name>': " is the
 //     Go validator's wording (required: missing properties: ["q"]), not
 //     Python jsonschema's ('q' is a required property). So is the message

@@ -7,6 +7,7 @@ package toolkit_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -410,5 +411,32 @@ func TestValueChunkRawJSONKeepsKeyOrder(t *testing.T) {
 		if got := c.Content[0].Text; got != tt.want {
 			t.Errorf("ValueChunk(%v) = %q, want %q", tt.v, got, tt.want)
 		}
+	}
+}
+
+// TestNonFiniteFloatResultAsPython: 2.x FunctionTool writes a float
+// result as json.dumps(result, ensure_ascii=False) (tool/_adapters.py:
+// 176-179), which allows NaN and writes infinities as JavaScript names
+// them: "Infinity" and "-Infinity", where fmt prints "+Inf" and "-Inf".
+func TestNonFiniteFloatResultAsPython(t *testing.T) {
+	for _, tt := range []struct {
+		v    any
+		want string
+	}{
+		{math.Inf(1), "Infinity"},
+		{math.Inf(-1), "-Infinity"},
+		{math.NaN(), "NaN"},
+		{float32(math.Inf(1)), "Infinity"},
+		{float32(math.Inf(-1)), "-Infinity"},
+	} {
+		c, err := toolkit.ValueChunk(tt.v)
+		if err != nil || len(c.Content) != 1 || c.Content[0].Text != tt.want {
+			t.Errorf("ValueChunk(%v) = %+v, %v; want text %q", tt.v, c.Content, err, tt.want)
+		}
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("inf", "I.", func(ctx context.Context, in struct{}) (float64, error) { return math.Inf(1), nil }))
+	if r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "inf"}); r.State != toolkit.StateSuccess || r.Text() != "Infinity" {
+		t.Errorf("inf: %s %q, want success \"Infinity\"", r.State, r.Text())
 	}
 }

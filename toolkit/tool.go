@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -579,11 +580,13 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 // it: non-ASCII kept, HTML not escaped, ", " and ": " between items (a
 // map's keys sorted, a struct's fields in order, where Python keeps a
 // dict's insertion order: a tool that must keep an object's key order
-// returns it as a json.RawMessage, whose keys stay as written). A value
-// JSON cannot encode is printed when it holds no others (a func, a
-// channel, NaN); otherwise (a map, slice, array, struct or pointer)
-// JSON's error is returned, since fmt prints a map or slice that holds
-// itself until the stack overflows.
+// returns it as a json.RawMessage, whose keys stay as written). A float
+// JSON cannot encode is written as json.dumps writes it ("NaN",
+// "Infinity", "-Infinity"); another value JSON cannot encode is printed
+// when it holds no others (a func, a channel); otherwise (a map, slice,
+// array, struct or pointer, also one holding a NaN, which json.dumps
+// writes) JSON's error is returned, since fmt prints a map or slice that
+// holds itself until the stack overflows.
 func ValueChunk(v any) (Chunk, error) {
 	switch x := v.(type) {
 	case nil:
@@ -602,9 +605,20 @@ func ValueChunk(v any) (Chunk, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		switch reflect.ValueOf(v).Kind() {
+		rv := reflect.ValueOf(v)
+		switch rv.Kind() {
 		case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
 			return Chunk{}, err
+		case reflect.Float32, reflect.Float64:
+			// NaN or an infinity, which json.dumps writes as JavaScript
+			// names them, where fmt prints "+Inf".
+			switch f := rv.Float(); {
+			case math.IsInf(f, 1):
+				return Text("Infinity"), nil
+			case math.IsInf(f, -1):
+				return Text("-Infinity"), nil
+			}
+			return Text("NaN"), nil
 		}
 		return Text(fmt.Sprint(v)), nil
 	}
