@@ -91,4 +91,10 @@
 //   - name and description may be YAML numbers, booleans or dates, taken
 //     as the text written (1.10, True, 2024-01-01; 2.x takes str() of
 //     the value, which makes 1.10 "1.1"); lists and maps are rejected.
+//     2.x reads YAML 1.1 (PyYAML), where yes, no, on and off are
+//     booleans too, and skips a skill whose name or description is
+//     false there as missing (0, 0.0, false, no, off); here those are
+//     the text written, as is yes (2.x "True"). Both are trimmed of
+//     surrounding white space here, where 2.x keeps it (a quoted value's
+//     spaces, the line break ending a "|" block scalar).
 package skill
