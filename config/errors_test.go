@@ -189,6 +189,8 @@ func TestRejected(t *testing.T) {
 			`w.yaml:4: mcp_servers[0].mode: invalid value "lazy": want one of stateful, stateless`},
 		{"mcp enabled and disabled", "mcp_servers:\n  - name: a\n    command: x\n    enable_tools: [t1, t2]\n    disable_tools: [t2]\n",
 			`w.yaml:5: mcp_servers[0].disable_tools: tool "t2" is both enabled and disabled`},
+		{"mcp empty enable_tools", "mcp_servers:\n  - name: a\n    command: x\n    enable_tools: []\n",
+			`w.yaml:4: mcp_servers[0].enable_tools: empty: it would enable none of the server's tools, as AgentScope's enable_tools=[] does; leave enable_tools out to register them all, or the server out to register none`},
 		{"mcp negative timeout", "mcp_servers:\n  - name: a\n    command: x\n    timeout: -1s\n",
 			`w.yaml:4: mcp_servers[0].timeout: negative duration -1s`},
 		{"mcp undeclared group", "mcp_servers:\n  - name: a\n    command: x\n    group: g\n",

@@ -97,7 +97,8 @@ type ServerConfig struct {
 	Group string `yaml:"group,omitempty" json:"group,omitempty"`
 	// EnableTools, when non-empty, lists the only tools (by their MCP
 	// names) that are registered. A name the server does not have is an
-	// error.
+	// error. An empty list, not nil, is refused: AgentScope registers no
+	// tool for it, and nil registers all.
 	EnableTools []string `yaml:"enable_tools,omitempty" json:"enable_tools,omitempty"`
 	// Presets fixes arguments of the server's tools (by their MCP names):
 	// each tool's preset arguments are hidden from its schema and always
@@ -273,6 +274,11 @@ func (c *ServerConfig) Validate() error {
 		if slices.Contains(list.names, "") {
 			fail(list.field, "contains an empty name")
 		}
+	}
+	if c.EnableTools != nil && len(c.EnableTools) == 0 {
+		// AgentScope filters by any list given, so [] enables no tool
+		// there; here it would read as no filter, every tool.
+		fail("enable_tools", "empty: it would enable none of the server's tools, as AgentScope's enable_tools=[] does; leave enable_tools out to register them all, or the server out to register none")
 	}
 	for tool, p := range c.Presets {
 		if tool == "" || len(p) == 0 {

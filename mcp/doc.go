@@ -76,7 +76,9 @@
 //	(always)                 → not concurrency-safe
 //
 // enable_tools and disable_tools filter by the server's own tool names.
-// Validate rejects an overlap; an enable_tools name the server does not
+// Validate rejects an overlap, and an empty enable_tools (AgentScope
+// registers no tool for enable_tools=[], where a list left out here
+// registers all); an enable_tools name the server does not
 // list is an error (ErrUnknownTool) when the tools are first registered;
 // at a later re-sync (the server dropped the tool since) the tools it
 // still has are synced, the dropped one leaving the toolkit, with a
