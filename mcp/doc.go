@@ -484,6 +484,10 @@
 //   - Resource links and blob resources are converted, not dropped, and
 //     structuredContent is kept in the metadata (and, when the result has
 //     no content, given to the model as JSON text).
+//   - A tool the server gives no description is described by its title,
+//     where AgentScope's description is then "".
+//   - A result with isError and no content reads "The MCP tool reported
+//     an error without a message.", where AgentScope's error is empty.
 //   - Timeout bounds a call; ConnectTimeout bounds connecting and listing.
 //   - Roots are not offered to servers (a worker has none); sampling and
 //     elicitation are, and go to the caller of the call (relay.go).
