@@ -239,5 +239,8 @@
 //   - Python code is written to a temporary file outside the workspace and
 //     removed after the run, as AgentScope does. The file has a temporary
 //     directory of its own, which Python puts first on sys.path, so the
-//     code imports nothing that others left in the shared one.
+//     code imports nothing that others left in the shared one. It runs
+//     with PYTHONUTF8=1 and PYTHONIOENCODING=utf-8, as AgentScope's does,
+//     so its output and what open() reads and writes by default are UTF-8
+//     whatever the worker's locale.
 package builtin

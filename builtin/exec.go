@@ -66,7 +66,7 @@ func (r *runner) shellTool() *toolkit.Tool {
 			case strings.IndexByte(in.Command, 0) >= 0:
 				return toolkit.NewError(toolkit.CodeInvalidInput, "InvalidArgumentsError: command contains a NUL byte, which no command line can hold.")
 			}
-			return r.run(ctx, w, in.Timeout, "command", r.shell, "-c", in.Command)
+			return r.run(ctx, w, in.Timeout, "command", nil, r.shell, "-c", in.Command)
 		})
 	r.describeTimeout(t)
 	return t
@@ -100,7 +100,9 @@ func (r *runner) pythonTool() *toolkit.Tool {
 			if err := os.WriteFile(file, []byte(in.Code), 0o600); err != nil {
 				return toolkit.Errorf(toolkit.CodeUnavailable, "TempFileError: cannot store the code: %v", err)
 			}
-			return r.run(ctx, w, in.Timeout, "code", py, "-u", file)
+			// UTF-8 whatever the worker's locale, as AgentScope runs it:
+			// the output, and open()'s default encoding.
+			return r.run(ctx, w, in.Timeout, "code", []string{"PYTHONUTF8=1", "PYTHONIOENCODING=utf-8"}, py, "-u", file)
 		})
 	r.describeTimeout(t)
 	return t
@@ -130,8 +132,9 @@ func (r *runner) timeout(seconds float64) (time.Duration, error) {
 // w and reports the exit code. Cancelling ctx or passing the timeout kills
 // the whole group; when the command exits, whatever it left running in its
 // group is killed too, so no call leaves processes behind. what names
-// the run in a timeout's answer: "command" or "code", as AgentScope's.
-func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, what, name string, args ...string) error {
+// the run in a timeout's answer: "command" or "code", as AgentScope's;
+// env is set over the worker's environment.
+func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, what string, env []string, name string, args ...string) error {
 	d, err := r.timeout(seconds)
 	if err != nil {
 		return err
@@ -152,6 +155,9 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, wha
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Dir = ws.real
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = commandAttr()
 	leaders.mu.Lock()
