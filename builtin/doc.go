@@ -230,6 +230,9 @@
 //     write_text_file without ranges writes the content as it is given,
 //     as AgentScope's open(path, "w") does on Linux and macOS: the old
 //     file's mark and breaks go with it.
+//   - A file that is not UTF-8 is shown with each invalid byte as U+FFFD
+//     and edited keeping its bytes, where AgentScope's tools, which read
+//     it as UTF-8, fail ("'utf-8' codec can't decode byte 0xe9 …").
 //   - Files with NUL bytes are refused as binary; files above
 //     Config.MaxFileBytes are refused as too large. An edit refuses,
 //     writing nothing, content with a NUL byte or a file that would be
