@@ -77,8 +77,10 @@
 //   - The Skill tool is listed while a skill of basic or of an active
 //     group exists (2.x), in a fleet while one does on some worker. A
 //     call of it while it is not listed still runs it (2.x answers
-//     ToolNotFoundError): with nothing visible it answers
-//     SkillNotFoundError. Its failure code is tool_error.
+//     ToolNotFoundError, or, while an inactive group has skills,
+//     ToolGroupInactiveError naming the group 'basic', the viewer's):
+//     with nothing visible it answers SkillNotFoundError. Its failure
+//     code is tool_error.
 //   - A SKILL.md must be UTF-8 text, its body too: one that is not is
 //     skipped with a warning naming the line, rather than sent to the
 //     model with bytes no text holds.
