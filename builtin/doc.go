@@ -79,7 +79,8 @@
 // stderr are streamed as text chunks, interleaved in the order they are
 // written, a line at a time (a line without "\n" is sent once it has
 // waited 200ms for one, or at 64 KiB). The final chunk is "<returncode>N</returncode>"
-// (-1 when a signal ended the process) and the response's metadata holds
+// (minus the signal's number when a signal ended the process, -9 for
+// SIGKILL, as AgentScope shows Python's returncode) and the response's metadata holds
 // "exit_code". A non-zero exit code is still a successful call: the
 // command ran, and the model reads the code.
 //

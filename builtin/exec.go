@@ -286,9 +286,11 @@ loop:
 	if out.kept() > 0 && !out.endsWithNewline() {
 		tail = "\n" + tail
 	}
-	if code == -1 && errors.Is(context.Cause(tctx), errCommandTimeout) {
-		// AgentScope's sentence, then the code its text shows (-1), last
-		// as every ending writes it.
+	if code < 0 && errors.Is(context.Cause(tctx), errCommandTimeout) {
+		// Killed for its timeout: AgentScope's sentence, then the code
+		// its text shows then (-1, not the kill's -9), last as every
+		// ending writes it.
+		code = -1
 		e := toolkit.Errorf(toolkit.CodeTimeout,
 			"%sTimeoutError: The %s execution exceeded the timeout of %g seconds.\n<returncode>%d</returncode>",
 			tail, what, d.Seconds(), code)
@@ -317,10 +319,14 @@ var leaders = struct {
 	m  map[int]bool
 }{m: map[int]bool{}}
 
-// exitCode is the process's exit status, or -1 when a signal ended it.
+// exitCode is the process's exit status or, when a signal ended it,
+// minus the signal's number, as Python's returncode is (-9 for SIGKILL).
 func exitCode(cmd *exec.Cmd, err error) int {
-	if cmd.ProcessState != nil {
-		return cmd.ProcessState.ExitCode()
+	if ps := cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -int(ws.Signal())
+		}
+		return ps.ExitCode()
 	}
 	if err != nil {
 		return -1

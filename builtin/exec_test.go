@@ -38,7 +38,7 @@ func TestShellResults(t *testing.T) {
 		{"no trailing newline", map[string]any{"command": "printf abc"}, "abc\n<returncode>0</returncode>", 0},
 		{"no output", map[string]any{"command": "true"}, "<returncode>0</returncode>", 0},
 		{"runs in the workspace", map[string]any{"command": "cat here.txt"}, "in the workspace\n<returncode>0</returncode>", 0},
-		{"killed by a signal", map[string]any{"command": "kill -9 $$"}, "<returncode>-1</returncode>", -1},
+		{"killed by a signal", map[string]any{"command": "kill -9 $$"}, "<returncode>-9</returncode>", -9},
 		{"output limit", map[string]any{"command": "yes | head -c 1000"},
 			strings.Repeat("y\n", 50) + "[900 bytes of output omitted: the limit is 100 bytes]\n<returncode>0</returncode>", 0},
 		{"invalid UTF-8 is replaced", map[string]any{"command": `printf 'a\377b\n'`}, "a\uFFFDb\n<returncode>0</returncode>", 0},
