@@ -40,6 +40,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -84,7 +85,11 @@ func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger)
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--http %s: %w", addr, err)
+		hint := ""
+		if errors.Is(err, syscall.EADDRINUSE) {
+			hint = " (is another worker or gateway serving its endpoint there? give another address with --http ADDR; port 0 picks a free one, which its log then names as http=ADDR)"
+		}
+		return nil, fmt.Errorf("--http %s: %w%s", addr, err, hint)
 	}
 	// Bounded in number (maxConns) and per connection: a client that opens
 	// many and keeps them (idle, or reading slowly) costs the worker file
