@@ -208,7 +208,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		log.Error("NATS connection closed for good; the gateway can relay nothing more and stops", "err", nc.LastError())
 		return true
 	}
-	tracer, shutdownTraces, err := otelenv.Setup(ctx, "toolbus-gateway", "github.com/toolbus/toolbus/mcp", buildinfo.Version())
+	tracer, shutdownTraces, err := otelenv.Setup(ctx, "toolbus-gateway", "github.com/toolbus/toolbus/mcp", buildinfo.Version(), log)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "toolctl:", err)
 		return exitError

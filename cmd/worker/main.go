@@ -531,7 +531,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		return nil, err
 	}
 	// Traces when the OTEL_* environment asks for them (internal/otelenv).
-	tracer, shutdownTraces, err := otelenv.Setup(ctx, "toolbus-worker", "github.com/toolbus/toolbus/bus", buildinfo.Version())
+	tracer, shutdownTraces, err := otelenv.Setup(ctx, "toolbus-worker", "github.com/toolbus/toolbus/bus", buildinfo.Version(), log)
 	if err != nil {
 		return nil, err
 	}

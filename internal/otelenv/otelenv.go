@@ -14,8 +14,10 @@ package otelenv
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -24,6 +26,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolbus/toolbus/internal/loglimit"
+	"github.com/toolbus/toolbus/internal/urlredact"
 )
 
 // Enabled reports whether the environment asks for traces.
@@ -35,10 +40,11 @@ func Enabled() bool {
 }
 
 // Setup starts the exporter when Enabled and makes it the global tracer
-// provider (with the W3C propagator). It returns the provider's tracer
+// provider (with the W3C propagator); the SDK's errors (spans not
+// exported) go to log. It returns the provider's tracer
 // for scope, and a shutdown that flushes what is buffered; nil, a no-op
 // shutdown and no error when tracing is off.
-func Setup(ctx context.Context, service, scope, version string) (trace.Tracer, func(context.Context) error, error) {
+func Setup(ctx context.Context, service, scope, version string, log *slog.Logger) (trace.Tracer, func(context.Context) error, error) {
 	noop := func(context.Context) error { return nil }
 	if !Enabled() {
 		return nil, noop, nil
@@ -62,9 +68,36 @@ func Setup(ctx context.Context, service, scope, version string) (trace.Tracer, f
 		return nil, noop, fmt.Errorf("OTel resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	otel.SetErrorHandler(errorLog(log))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	return tp.Tracer(scope), tp.Shutdown, nil
+}
+
+// errorLog says the SDK's errors (spans that could not be exported: no
+// collector at the endpoint, one refusing them) on the process's log, at
+// most a few lines a second, in place of the SDK's default, a plain line
+// on stderr outside the log's format and level.
+func errorLog(log *slog.Logger) otel.ErrorHandler {
+	variable := "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	endpoint := os.Getenv(variable)
+	if endpoint == "" {
+		variable = "OTEL_EXPORTER_OTLP_ENDPOINT"
+		endpoint = os.Getenv(variable)
+	}
+	msg := "traces: OpenTelemetry reported an error, spans may not be exported: check that an OTLP/HTTP collector answers at the endpoint (" + variable + "; unset it, or set OTEL_TRACES_EXPORTER=none, to turn traces off)"
+	var limit loglimit.Limit
+	return otel.ErrorHandlerFunc(func(err error) {
+		left, ok := limit.Take(5, time.Now())
+		if !ok {
+			return
+		}
+		attrs := []any{"err", err, "endpoint", urlredact.URL(endpoint)}
+		if left > 0 {
+			attrs = append(attrs, "suppressed", left)
+		}
+		log.Warn(msg, attrs...)
+	})
 }
 
 // newResource is the SDK's own attributes, then the process's service

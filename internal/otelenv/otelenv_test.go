@@ -2,6 +2,7 @@ package otelenv
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -20,7 +21,7 @@ func TestOffWithoutVariables(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 		t.Setenv(env[0], env[1])
 		before := otel.GetTracerProvider()
-		tracer, shutdown, err := Setup(context.Background(), "test", "test", "v0")
+		tracer, shutdown, err := Setup(context.Background(), "test", "test", "v0", slog.Default())
 		if err != nil || tracer != nil || otel.GetTracerProvider() != before {
 			t.Errorf("%s=%q: tracer %v, err %v, provider changed %v", env[0], env[1], tracer, err, otel.GetTracerProvider() != before)
 		}
@@ -35,7 +36,7 @@ func TestOffWithoutVariables(t *testing.T) {
 func TestUnsupportedExporter(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-	if _, _, err := Setup(context.Background(), "test", "test", "v0"); err == nil {
+	if _, _, err := Setup(context.Background(), "test", "test", "v0", slog.Default()); err == nil {
 		t.Fatal("OTEL_EXPORTER_OTLP_PROTOCOL=grpc accepted")
 	}
 }
