@@ -46,6 +46,28 @@ type counters struct {
 	overloaded atomic.Uint64
 	callerGone atomic.Uint64
 	jsErrors   atomic.Uint64
+	// shownFrames and shownBytes are the most Counters reported: a frame
+	// is counted before its publish and taken back when that fails
+	// (publishProbe), so a read in between saw one frame more than the
+	// next would; reported totals never go back (a Prometheus counter that
+	// does reads as a reset), the frame taken back staying counted until
+	// the frames sent since pass it.
+	shownFrames [len(frameKinds)]atomic.Uint64
+	shownBytes  atomic.Uint64
+}
+
+// atLeastShown returns the larger of v and what shown holds, and keeps it
+// there.
+func atLeastShown(shown *atomic.Uint64, v uint64) uint64 {
+	for {
+		old := shown.Load()
+		if v <= old {
+			return old
+		}
+		if shown.CompareAndSwap(old, v) {
+			return v
+		}
+	}
 }
 
 var frameKinds = [...]wire.Kind{wire.KindChunk, wire.KindProgress, wire.KindHeartbeat, wire.KindQueued, wire.KindLog, wire.KindAsk, wire.KindFinal}
@@ -81,15 +103,17 @@ func frameIndex(k wire.Kind) int {
 	return i
 }
 
-// Counters returns the worker's totals so far.
+// Counters returns the worker's totals so far. Each never goes back from
+// one call to the next (a frame whose publish failed after a call counted
+// it stays counted until the frames sent since pass it).
 func (w *Worker) Counters() WorkerCounters {
 	w.drops.read()
 	c := &w.count
 	out := WorkerCounters{Frames: make(map[wire.Kind]uint64, len(frameKinds)),
-		SentBytes: c.bytes.Load(), Cancelled: c.cancelled.Load(), Overloaded: c.overloaded.Load(),
+		SentBytes: atLeastShown(&c.shownBytes, c.bytes.Load()), Cancelled: c.cancelled.Load(), Overloaded: c.overloaded.Load(),
 		CallersGone: c.callerGone.Load(), JetStreamErrors: c.jsErrors.Load(), Dropped: w.drops.counts()}
 	for i, k := range frameKinds {
-		out.Frames[k] = c.frames[i].Load()
+		out.Frames[k] = atLeastShown(&c.shownFrames[i], c.frames[i].Load())
 	}
 	return out
 }
