@@ -443,7 +443,11 @@ func (s *sender) pinned(resp *toolkit.Response) {
 	if s.pin.movedFrom != "" {
 		resp.Metadata[wire.MetaSessionMovedFrom] = s.pin.movedFrom
 	}
-	note := movedText(s.pin.movedFrom, s.w.opts.Instance, s.pin.full)
+	lacking := ""
+	if s.pin.lacked {
+		lacking = s.call.Name
+	}
+	note := movedText(s.pin.movedFrom, s.w.opts.Instance, s.pin.full, lacking)
 	resp.Content = append(resp.Content, toolkit.Block{Type: toolkit.BlockText, Text: note})
 	// Whether the final carries its content is known only as it goes
 	// out: a timed flush may stream what the tool wrote before then.

@@ -234,6 +234,11 @@ type pin struct {
 	// bucket at its bound refuses the take-over too): the final says so,
 	// without session_worker.
 	full bool
+	// lacked: the session's worker (movedFrom) lives, but does not serve
+	// the call's tool (it passed the call on, Toolbus-Unserved, and
+	// answers a probe): a fleet whose workers serve different
+	// session-bound tools. The final says so, not that it is gone.
+	lacked bool
 }
 
 // detour is why a session-bound call neither runs here nor is passed on
@@ -423,7 +428,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 				start = tookAt
 			}
 			p := mine(start, taking.moved())
-			p.movedFrom, p.unknownFrom = taking.movedFrom, taking.unknownFrom
+			p.movedFrom, p.unknownFrom, p.lacked = taking.movedFrom, taking.unknownFrom, taking.lacked
 			return p, "", detour{}
 		}
 		// A forwarded call is passed on no further: its probe names no
@@ -442,17 +447,26 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			}
 			return pin{}, owner, detour{}
 		}
+		// A call the session's worker passed on, as it does not serve the
+		// tool (Toolbus-Unserved), or is stopping (then it answers no
+		// probe): whether it lives is only for the final's word, not to
+		// send the call back.
+		lacked := lost == owner && in.header.Get(wire.HeaderUnserved) == owner && a.isAlive(owner, probeNoCall)
 		// After the probe, which may have waited its whole timeout.
 		ctx, cancel = context.WithTimeout(route, pinTry)
 		defer cancel()
 		if err = a.pinHere(ctx, key, e.Revision); err == nil {
-			a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
+			if lacked {
+				a.w.log.Info("bus: took over a session whose worker does not serve the call's tool", "session", scope, "from", owner, "tool", in.tool)
+			} else {
+				a.w.log.Info("bus: took over a session whose worker is gone", "session", scope, "from", owner)
+			}
 			p := mine(start, true)
-			p.movedFrom = owner
+			p.movedFrom, p.lacked = owner, lacked
 			return p, "", detour{}
 		}
 		if unanswered(err) {
-			tried, taking, tookAt = 0, pin{movedFrom: owner}, start
+			tried, taking, tookAt = 0, pin{movedFrom: owner, lacked: lacked}, start
 			continue
 		}
 		if !lostRace(err) && !again && a.remake(route, err) {
@@ -466,7 +480,7 @@ func (a *affinity) route(in *incoming, scope string) (p pin, forwardTo string, d
 			// all the same, and the final says so.
 			a.w.count.jsErrors.Add(1)
 			a.w.log.Warn("bus: the sessions bucket is full (SessionsOptions.MaxSessions): a session whose worker is gone runs unpinned until pins expire", "session", scope, "from", owner, "bucket", a.cfg.Bucket, "err", err)
-			return pin{movedFrom: owner, full: true}, "", detour{}
+			return pin{movedFrom: owner, full: true, lacked: lacked}, "", detour{}
 		}
 		if !lostRace(err) {
 			a.w.count.jsErrors.Add(1)
@@ -965,15 +979,20 @@ func (a *affinity) stop() *nats.Subscription {
 }
 
 // movedText is the line a final gets when its call moved the session
-// (from "": its pin named no worker, pin.unknownFrom). Its "[toolbus] "
+// (from "": its pin named no worker, pin.unknownFrom; lacking: the tool
+// that from, alive, does not serve, pin.lacked). Its "[toolbus] "
 // prefix marks it as the bus's (toolctl prints it on a line of its own,
 // after the tool's streamed text).
-func movedText(from, to string, full bool) string {
+func movedText(from, to string, full bool, lacking string) string {
+	gone := "which is gone"
+	if lacking != "" {
+		gone = "which does not serve " + lacking
+	}
 	if full && from == to {
 		return fmt.Sprintf("[toolbus] This session's stateful tools ran on an earlier run of worker %s, which was started again since; the sessions bucket is full, so the session is pinned to no worker and its calls may each run on another until pins expire: files and other state from earlier calls may be missing.", to)
 	}
 	if full {
-		return fmt.Sprintf("[toolbus] This session's stateful tools ran on worker %s, which is gone; this call ran on worker %s, but the sessions bucket is full, so the session is pinned to no worker and its calls may each run on another until pins expire: files and other state from earlier calls may be missing.", from, to)
+		return fmt.Sprintf("[toolbus] This session's stateful tools ran on worker %s, %s; this call ran on worker %s, but the sessions bucket is full, so the session is pinned to no worker and its calls may each run on another until pins expire: files and other state from earlier calls may be missing.", from, gone, to)
 	}
 	if from == "" {
 		return fmt.Sprintf("[toolbus] This session's stateful tools now run on worker %s: its pin was not written by toolbus and names no worker, so files and other state from earlier calls may be missing.", to)
@@ -981,7 +1000,7 @@ func movedText(from, to string, full bool) string {
 	if from == to {
 		return fmt.Sprintf("[toolbus] This session's stateful tools ran on an earlier run of worker %s, which was started again since: files and other state from earlier calls may be missing.", to)
 	}
-	return fmt.Sprintf("[toolbus] This session's stateful tools moved from worker %s, which is gone, to worker %s: files and other state from earlier calls may be missing.", from, to)
+	return fmt.Sprintf("[toolbus] This session's stateful tools moved from worker %s, %s, to worker %s: files and other state from earlier calls may be missing.", from, gone, to)
 }
 
 // SessionPin is one session pinned to a worker (Client.Sessions).

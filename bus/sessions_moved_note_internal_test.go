@@ -65,7 +65,7 @@ func TestMovedNoteSurvivesFlushBeforeFinal(t *testing.T) {
 	if r.Metadata[wire.MetaSessionWorker] != "b" || r.Metadata[wire.MetaSessionMovedFrom] != "a" {
 		t.Fatalf("the call after a stopped: %s %q %v", r.State, r.Text(), r.Metadata)
 	}
-	if !strings.HasPrefix(r.Text(), "put on b") || !strings.Contains(r.Text(), movedText("a", "b", false)) {
+	if !strings.HasPrefix(r.Text(), "put on b") || !strings.Contains(r.Text(), movedText("a", "b", false, "")) {
 		t.Fatalf("the caller got %q, without the note that the session moved", r.Text())
 	}
 }
