@@ -403,6 +403,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	log.Info("draining: no new calls; running calls may finish", "signal", s.String(),
 		"in_flight", w.worker.InFlight(), "grace", cfg.GracePeriod)
+	if others := w.otherClients(); others > 0 {
+		// The grace covers this worker's calls, not those the fleet runs
+		// through its server.
+		log.Warn("this worker's embedded NATS server stops with it, once its own calls are done: the other workers and callers connected to it lose their bus, and calls running on those workers end worker_lost; stop them first, or run a NATS cluster (README: Scaling out)",
+			"other_connections", others)
+	}
 	graceCtx, cancelGrace := context.WithTimeout(context.Background(), cfg.GracePeriod)
 	defer cancelGrace()
 	go func() {
@@ -439,6 +445,15 @@ func (r *running) connClosed() <-chan struct{} {
 		done(r.nc)
 	}
 	return ch
+}
+
+// otherClients is how many connections other than the worker's own its
+// embedded server holds (0 without one).
+func (r *running) otherClients() int {
+	if r.srv == nil {
+		return 0
+	}
+	return max(r.srv.NATS().NumClients()-1, 0)
 }
 
 // opsAddr is the --http endpoint's address, "" without one.
