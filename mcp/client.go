@@ -210,7 +210,10 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 		c.http = newHeaderTransport(origin, cfg.Headers, &c.router)
 		c.http.orders = &c.orders
 		if cfg.Transport == TransportStreamableHTTP {
+			// Its requests past the bound are refused unhandled
+			// (answers.go).
 			c.http.answers = newAnswerLimit(c.log)
+			c.sdkc.AddReceivingMiddleware(c.http.answers.admit)
 		}
 		c.secrets = urlSecrets(origin)
 	}

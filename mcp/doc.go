@@ -268,11 +268,13 @@
 // reading the answers or completing their POSTs (asks.go; the go-sdk's
 // SSE client takes a failed POST of an answer for a broken connection,
 // so no answer is failed, and one whose POST the server never completes
-// holds its place until the session ends). A Streamable
-// HTTP server has at most maxServerAsks answers in flight, each POST
-// given answerPostTimeout to be accepted: further answers are dropped
-// unsent, with a warning, as when it never completes their POSTs
-// (answers.go).
+// holds its place until the session ends). A Streamable HTTP server
+// has at most maxServerAsks requests being handled or answered, each
+// answer's POST given answerPostTimeout to be accepted: its further
+// requests are refused unhandled (a sampling or elicitation request
+// never reaches a caller) and further answers, those refusals too,
+// dropped unsent, with a warning (once per Client), as when it never
+// completes their POSTs (answers.go).
 // Its resources, resource templates, prompts, completions and resource
 // updates are announced and passed on for the gateway (Servers.Announce,
 // ServeMounted, mounted.go; the gateway's side in gateway_mounted.go).

@@ -27,7 +27,9 @@ import (
 // overlap as stateless (mode: stateless). At most maxPendingAsks
 // requests of one call wait for its caller at a time; the server's
 // further ones are refused at once, as is a request nested deeper than
-// maxMetadataDepth (the bus could not carry it to the caller).
+// maxMetadataDepth (the bus could not carry it to the caller). A
+// server's requests past maxServerAsks unanswered never get here
+// (asks.go, answers.go).
 //
 // Log messages are read off the wire with the progress reports (tap.go),
 // in order and before the result: on Streamable HTTP those on a call's
