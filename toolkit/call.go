@@ -493,6 +493,13 @@ func (d *dispatch) prelude(ctx context.Context, tk *Toolkit, tc *ToolCall) (*ent
 			return nil, ctx, false
 		}
 		input = in
+	} else if in, err := inputNumbers(input); err != nil {
+		// A json.Number is the number it spells (a caller's decoder
+		// with UseNumber): validated and converted as that number.
+		d.fail(CodeInvalidInput, fmt.Sprintf("Input validation failed for tool '%s': %v", tc.Name, err))
+		return nil, ctx, false
+	} else {
+		input = in
 	}
 	if len(e.tool.presets) > 0 {
 		input = maps.Clone(input)

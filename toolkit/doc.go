@@ -189,6 +189,17 @@
 //     or a uint64); an `enum` tag with one is refused, since the
 //     validator holds enums as float64. One past uint64 stays the
 //     nearest float64, which an integer field refuses.
+//   - A json.Number in Input (a Go caller's encoding/json Decoder with
+//     UseNumber, which keeps big integers exact), in nested maps and
+//     slices too, is the number it spells, as encoding/json writes it:
+//     before validation each becomes its NumberValue (an integer as an
+//     int64, or a uint64 past int64; any other number a float64) in a
+//     copy of the caller's maps and slices, so it passes "type":
+//     "integer" or "number" as that number, an integer beyond ±2^53
+//     reaches an int64 or uint64 field exact, and a tool's Call.Input
+//     holds no json.Number. One that is not a JSON number ("abc", "0x10",
+//     "") or is beyond a float64's range (1e400) ends invalid_input,
+//     naming where it is (/l/1: json.Number "abc" is not a number).
 //   - reset_tools' schema is not 2.x's word for word: its description
 //     ends with "\n\nCurrently active groups: a, b." (or "none."), and
 //     each group's property description with " (currently active)" or

@@ -97,7 +97,9 @@ type ToolCall struct {
 	Name string `json:"name" msgpack:"name"`
 	// Input is the model's arguments, a JSON object, as encoding/json
 	// decodes one into a map: a number may be a float64 even where the
-	// schema asks for an integer, which a whole one (3.0) is.
+	// schema asks for an integer, which a whole one (3.0) is. A
+	// json.Number (Decoder.UseNumber) is the number it spells, at any
+	// depth (NumberValue).
 	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
 	// RawInput is the model's arguments as the text it wrote, instead of
 	// Input: it is parsed, and repaired when it is not strict JSON
