@@ -200,6 +200,9 @@
 //     holds no json.Number. One that is not a JSON number ("abc", "0x10",
 //     "") or is beyond a float64's range (1e400) ends invalid_input,
 //     naming where it is (/l/1: json.Number "abc" is not a number).
+//     The bus's client writes a json.Number as that number too (a
+//     msgpack integer, or a float64), and refuses one NumberValue
+//     refuses as invalid_input before sending the call.
 //   - reset_tools' schema is not 2.x's word for word: its description
 //     ends with "\n\nCurrently active groups: a, b." (or "none."), and
 //     each group's property description with " (currently active)" or

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -10,13 +11,15 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // The msgpack primitives the generated codec (wire_gen.go) is built from.
 // The encoder writes exactly what the msgpack library writes with compact
 // integers (same keys, empty fields omitted, same widths), so either side
-// may be the library. The decoder reads what any msgpack writer produces
+// may be the library; but a json.Number, which the library writes as a
+// string, is written as the number it spells. The decoder reads what any msgpack writer produces
 // for these messages, with the library's conversions (a number of any
 // width where a field wants another, nil for an empty field, str or bin
 // for strings, the timestamp extension), and checks every length against
@@ -124,7 +127,8 @@ func appendFloat64(b []byte, f float64) []byte {
 }
 
 // appendValue appends one value of a tool's input or metadata. The types
-// a decoded JSON or msgpack object holds are written here; any other Go
+// a decoded JSON or msgpack object holds (a json.Number as its
+// toolkit.NumberValue) are written here; any other Go
 // value (a struct, a time.Time, a named type) is written by the msgpack
 // library.
 func appendValue(b []byte, v any) ([]byte, error) {
@@ -178,6 +182,14 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		return b, nil
 	case map[string]any:
 		return appendMap(b, x)
+	case json.Number:
+		// A number to its caller (a decoder's UseNumber), which
+		// encoding/json writes bare and the library as a string.
+		n, err := toolkit.NumberValue(x)
+		if err != nil {
+			return b, err
+		}
+		return appendValue(b, n)
 	}
 	return appendLibrary(b, v)
 }

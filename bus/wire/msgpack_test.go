@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -489,4 +490,38 @@ func BenchmarkCodec(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestAppendJSONNumber: a json.Number (a Go caller's UseNumber) is
+// written as the number it spells, where the library writes a string:
+// an integer as the msgpack integer of its int64 (a uint64 past int64),
+// any other number as a float64, in arrays and maps too; one that is no
+// number is an error.
+func TestAppendJSONNumber(t *testing.T) {
+	for _, tt := range []struct {
+		n    json.Number
+		want any
+	}{
+		{"0", int64(0)}, {"-0", int64(0)}, {"3", int64(3)}, {"-33", int64(-33)}, {"255", int64(255)},
+		{"9007199254740993", int64(9007199254740993)}, {"-9223372036854775808", int64(math.MinInt64)},
+		{"18446744073709551615", uint64(math.MaxUint64)}, {"18446744073709551616", 18446744073709551616.0},
+		{"3.0", 3.0}, {"2.5", 2.5}, {"1e2", 100.0}, {"-1E-7", -1e-7},
+	} {
+		got, err := appendValue(nil, tt.n)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.n, err)
+		}
+		if want := libEncode(t, tt.want); !bytes.Equal(got, want) {
+			t.Errorf("%s: wrote %x, want %x (%T %v)", tt.n, got, want, tt.want, tt.want)
+		}
+	}
+	got, err := appendValue(nil, map[string]any{"l": []any{json.Number("7")}})
+	if want := libEncode(t, map[string]any{"l": []any{int64(7)}}); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("nested: wrote %x (%v), want %x", got, err, want)
+	}
+	for _, n := range []json.Number{"", "abc", "0x10", "1.", "+1", "01", " 1", "NaN", "1e400"} {
+		if _, err := appendValue(nil, n); err == nil || !strings.Contains(err.Error(), "json.Number") {
+			t.Errorf("%q: %v, want an error naming the json.Number", n, err)
+		}
+	}
 }
