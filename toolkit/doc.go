@@ -199,7 +199,9 @@
 //     reaches an int64 or uint64 field exact, and a tool's Call.Input
 //     holds no json.Number. One that is not a JSON number ("abc", "0x10",
 //     "") or is beyond a float64's range (1e400) ends invalid_input,
-//     naming where it is (/l/1: json.Number "abc" is not a number).
+//     naming where it is (/l/1: json.Number "abc" is not a number), and
+//     so does an Input nested deeper than the walk looks (10000 levels,
+//     which only a map holding itself reaches).
 //     The bus's client writes a json.Number as that number too (a
 //     msgpack integer, or a float64), and refuses one NumberValue
 //     refuses as invalid_input before sending the call.

@@ -127,3 +127,21 @@ func TestJSONNumberInputIsANumber(t *testing.T) {
 		t.Errorf("a tool ran for %d refused inputs", ran)
 	}
 }
+
+// TestInputHoldingItselfRefused: looking for json.Numbers follows an
+// Input's nesting only so deep, so a map that holds itself (which no
+// decoder gives) ends invalid_input instead of recursing without end.
+func TestInputHoldingItselfRefused(t *testing.T) {
+	tk := newToolkit(t, nil)
+	ran := false
+	mustAdd(t, tk, toolkit.Raw("raw", "Raw.", objectSchema(map[string]any{"self": map[string]any{}}), func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		ran = true
+		return nil
+	}))
+	in := map[string]any{}
+	in["self"] = []any{in, in}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "raw", Input: in})
+	if want := "Input validation failed for tool 'raw': the input is nested deeper than 10000"; r.Code != toolkit.CodeInvalidInput || r.Text() != want || ran {
+		t.Errorf("%s %q (ran %v), want invalid_input %q", r.Code, r.Text(), ran, want)
+	}
+}
