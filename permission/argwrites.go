@@ -360,22 +360,30 @@ func gitPlace(dir, opt, v string) string {
 // directory) would be: p when absolute or there is no dir, "DIR/p"
 // otherwise (not cleaned: ".." after a symbolic link is the kernel's).
 func underDir(dir, p string) string {
-	if dir == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$HOME") {
+	if dir == "" || anchored(p) {
 		return p
 	}
 	return strings.TrimSuffix(dir, "/") + "/" + p
 }
 
+// anchored reports a path that is the same under any directory:
+// absolute, or under the home directory.
+func anchored(p string) bool {
+	return filepath.IsAbs(p) || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$HOME")
+}
+
 // The directories a command may run in (simpleCmd.dirs) follow the cd
-// and pushd commands before it on the line. Each is kept with the
-// shell's own directory, which the command may still run in (the cd
-// failed, ran in a subshell or a pipeline, or is in a script another
-// shell runs), so a relative path is checked as written and under each.
-// A directory this cannot know is a word the shell expands: "$HOME"
-// (cd, cd ~: its paths are checked there too), "$OLDPWD" (cd -),
-// "$DIRSTACK" (popd, pushd +N), the word itself ($X), "$PWD" (a
-// pattern, a brace expansion, more than maxDirs, CDPATH set): a path
-// under one is outside the working directories.
+// and pushd commands before it on the line. A cd may fail, or run in a
+// subshell, a pipeline or a script another shell runs, so the directory
+// before it is kept with the one it leads to, and a relative path is
+// checked under each. Only a command joined by && to a literal cd
+// before it (cd sub && make > ../log: cdTo) runs where that cd led
+// alone, when the line's cds are the shell's own and stay where they
+// lead (cdsHold). A directory this cannot know is a word the shell
+// expands: "$HOME" (cd, cd ~: its paths are checked there too),
+// "$OLDPWD" (cd -), "$DIRSTACK" (popd, pushd +N), the word itself ($X),
+// "$PWD" (a pattern, a brace expansion, more than maxDirs, CDPATH set):
+// a path under one is outside the working directories.
 
 // maxDirs bounds the directories followed for one command.
 const maxDirs = 16
@@ -384,91 +392,184 @@ const maxDirs = 16
 // cd and pushd commands before it, and returns the dirs after them all.
 // With deep, cmds are a line's commands, and the commands each runs
 // (eval 'cd x', { cd x; }) are looked at too; otherwise cmds are those
-// already (what wrapped finds).
-func followDirs(cmds []simpleCmd, dirs []string, deep bool) []string {
+// already (what wrapped finds). With ands (cdsHold), the links of cmds
+// are the shell's: a command joined by && runs only where the shell may
+// be when the commands before succeeded, which is only where a literal
+// cd right before led; one joined by | where the command before began
+// (with its cds' directories, as before: a pipeline's commands run in
+// subshells); any other anywhere the shell may be (|| too: where the
+// commands before failed, or its cd did).
+func followDirs(cmds []simpleCmd, dirs []string, deep, ands bool) []string {
 	cdpath := os.Getenv("CDPATH") != ""
+	if len(dirs) == 0 {
+		dirs = []string{""}
+	}
+	// all: where the shell may be, whatever ran; ok: where it may be when
+	// the last pipeline succeeded.
+	all, ok := dirs, dirs
 	for i := range cmds {
-		cmds[i].dirs = dirs
+		here := all
+		if ands && (cmds[i].link == "&&" || cmds[i].link == "|") {
+			// a | b: b starts where a did, which ok holds (a is taken
+			// as succeeded only as a literal cd before &&).
+			here = ok
+		}
+		cmds[i].dirs = here
 		seen := []simpleCmd{cmds[i]}
 		if deep {
 			seen = append(seen, wrappedOrNone(cmds[i])...)
 		}
+		after := here // the cd failed or not
 		for _, w := range seen {
 			mentions := func(a string) bool { return strings.Contains(a, "CDPATH") }
 			if slices.ContainsFunc(w.assigns, mentions) || slices.ContainsFunc(w.args, mentions) {
 				cdpath = true // CDPATH=/srv cd x, export CDPATH=…
 			}
-			dirs = cdDirs(w, dirs, cdpath)
+			after = cdDirs(w, after, cdpath)
 		}
+		succeeded := after
+		if to, literal, _ := cdTo(cmds[i], here, cdpath); literal && ands && i+1 < len(cmds) && cmds[i+1].link == "&&" {
+			succeeded = to // cd sub && …
+		}
+		if ands && (cmds[i].link == "||" || cmds[i].link == "|") {
+			// a || b: a may have succeeded; a | cd x: a pipeline's
+			// commands run in subshells, and the shell stays where a ran.
+			ok = addDirs(ok, succeeded...)
+		} else {
+			ok = succeeded
+		}
+		all = addDirs(all, after...)
 	}
-	return dirs
+	return all
 }
 
+// cdsHold reports whether the cd commands of a line are the shell's
+// and the shell stays where they lead, as followDirs takes them for
+// ands: the line is not grouped (a subshell's cd, a function named cd),
+// and none of its commands, nor those they run (builtin eval …), may
+// change what a later cd does or where the shell is between its
+// commands (unsettles). A line without && needs no answer: false.
+func cdsHold(l shellLine) bool {
+	if l.grouped || !slices.ContainsFunc(l.cmds, func(c simpleCmd) bool { return c.link == "&&" }) {
+		return false
+	}
+	for _, c := range l.cmds {
+		inner, _ := wrapped(c, 0)
+		if unsettles(c) || slices.ContainsFunc(inner, unsettles) {
+			return false
+		}
+	}
+	return true
+}
+
+// unsettles reports a command that may change what a later cd does or
+// where the shell is: function (function cd { :; }), alias (sh expands
+// aliases), trap (trap 'cd ..' DEBUG runs before each command), source
+// and . (a file's functions and cds), shopt (cdable_vars), enable
+// (enable -n cd), a command that sets a variable an expansion names
+// (export ${X}ATH=…: CDPATH), and one whose name the shell computes,
+// which may be any of those.
+func unsettles(c simpleCmd) bool {
+	if len(c.args) == 0 {
+		return false
+	}
+	return c.nameDollar || c.nameGlob || slices.Contains(unsettlers, c.args[0]) ||
+		c.dollar && slices.Contains(setters, c.args[0])
+}
+
+// unsettlers and setters are the commands unsettles names.
+var (
+	unsettlers = []string{"function", "alias", "trap", ".", "source", "shopt", "enable"}
+	setters    = []string{"export", "declare", "typeset", "local", "readonly", "read", "printf", "mapfile", "readarray", "getopts", "let"}
+)
+
 // cdDirs is dirs after c when c changes the directory (cd, pushd, popd,
-// builtin cd), dirs otherwise. cdpath: CDPATH may be set, so a relative
+// builtin cd), which it may fail to do: dirs and those c leads to from
+// them; dirs otherwise. cdpath: CDPATH may be set, so a relative
 // directory may be found under any of its directories.
 func cdDirs(c simpleCmd, dirs []string, cdpath bool) []string {
+	to, _, cd := cdTo(c, dirs, cdpath)
+	if !cd {
+		return dirs
+	}
+	return addDirs(dirs, to...)
+}
+
+// cdTo is where c leads from dirs when c changes the directory (cd): a
+// directory this cannot know (a word the shell expands), or c's operand
+// under each of dirs. literal: c is cd or pushd with one operand that
+// is a directory as written, and no option but -L, -P and -e, which
+// changes the directory when it succeeds (not pushd -n, nor cd OLD NEW
+// as zsh takes it).
+func cdTo(c simpleCmd, dirs []string, cdpath bool) (to []string, literal, cd bool) {
 	args := c.args
 	if len(args) > 1 && args[0] == "builtin" {
 		args = args[1:]
 	}
 	if len(args) == 0 || !slices.Contains([]string{"cd", "pushd", "popd"}, args[0]) {
-		return dirs
+		return nil, false, false
 	}
-	var operand string
-	found := false
-	for i, a := range args[1:] {
-		if a == "--" {
-			if i+2 < len(args) {
-				operand, found = args[i+2], true
-			}
+	rest, plain := args[1:], true
+	for args[0] == "cd" && len(rest) > 0 && rest[0] != "-" && strings.HasPrefix(rest[0], "-") {
+		opt := rest[0]
+		rest = rest[1:]
+		if opt == "--" {
 			break
 		}
-		if a == "-" || !strings.HasPrefix(a, "-") || args[0] != "cd" {
-			operand, found = a, true // pushd -N, popd -N: a place in the stack
-			break
-		}
+		plain = plain && strings.Trim(opt[1:], "LPe") == ""
 	}
-	var to string
+	operand, found := "", len(rest) > 0 // pushd -N, popd -N: a place in the stack
+	if found {
+		operand = rest[0]
+	}
+	var stand string
 	switch {
 	case args[0] == "popd" || args[0] == "pushd" && (!found || strings.HasPrefix(operand, "+") || strings.HasPrefix(operand, "-")):
-		to = "$DIRSTACK"
+		stand = "$DIRSTACK"
 	case !found || operand == "~" || strings.HasPrefix(operand, "~/"):
-		to = "$HOME" + strings.TrimPrefix(operand, "~")
+		stand = "$HOME" + strings.TrimPrefix(operand, "~")
 	case operand == "-":
-		to = "$OLDPWD"
+		stand = "$OLDPWD"
 	case shellExpands(operand):
-		to = operand
+		stand = operand
 	case strings.ContainsAny(operand, "*?[") || slices.Contains(c.braced, operand) ||
 		cdpath && !filepath.IsAbs(operand) && !strings.HasPrefix(operand, "."):
-		to = "$PWD"
+		stand = "$PWD"
 	}
-	var next []string
-	add := func(d string) {
-		if !slices.Contains(next, d) {
-			next = append(next, d)
-		}
+	if stand != "" {
+		return []string{stand}, false, true
 	}
 	for _, d := range dirs {
-		add(d)
+		to = addDirs(to, underDir(d, operand))
 	}
-	if to != "" {
-		add(to)
-	} else {
-		add(operand)
-		for _, d := range dirs {
-			add(underDir(d, operand))
-		}
-	}
-	if len(next) > maxDirs {
-		return []string{"$PWD"}
-	}
-	return next
+	return to, plain && len(rest) == 1, true
 }
 
-// inDirs are paths, each relative one also under each of c's dirs.
+// addDirs is dirs with more added, each once (a new slice); past
+// maxDirs, the shell's own directory and "$PWD".
+func addDirs(dirs []string, more ...string) []string {
+	out := slices.Clone(dirs)
+	for _, d := range more {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	if len(out) > maxDirs {
+		return []string{"", "$PWD"}
+	}
+	return out
+}
+
+// inDirs are paths, each relative one under each of c's dirs (as
+// written for the shell's own).
 func inDirs(c simpleCmd, paths []string) []string {
-	out := slices.Clone(paths)
+	var out []string
+	own := len(c.dirs) == 0 || slices.Contains(c.dirs, "")
+	for _, p := range paths {
+		if own || anchored(p) {
+			out = append(out, p)
+		}
+	}
 	for _, p := range paths {
 		for _, d := range c.dirs {
 			if q := underDir(d, p); q != p {
@@ -492,7 +593,7 @@ func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 			dirs = cdDirs(simpleCmd{args: []string{"cd", "--", d}}, dirs, false)
 		}
 	}
-	followDirs(inner, dirs, false)
+	followDirs(inner, dirs, false, false)
 	return inner, err
 }
 

@@ -195,7 +195,15 @@
 //     ask; after one to a directory not known here (cd $X, cd -, cd, cd
 //     ~, popd, a pattern, with CDPATH set) it is outside. The same holds
 //     for a command env -C DIR, sudo -D DIR or find -execdir (under its
-//     starting points) runs in another directory. One inside
+//     starting points) runs in another directory. A command joined by
+//     && to a literal cd or pushd right before it runs only where that
+//     led ("cd sub && make && cd .. && ls > f" writes ./f, "cd sub &&
+//     rm -rf ../build" ./build), but not one after ;, ||, & or a
+//     newline, in a pipeline, after a cd in a subshell, a group or
+//     another shell, nor on a line with parentheses, [[ … ]], or a
+//     command that may change what cd does or where the shell is
+//     (function, alias, trap, source, shopt, enable, a name the shell
+//     computes). One inside
 //     them is the command's ("make:*" allows "make > build.log",
 //     "sort:*" "sort -o s.txt f", with "cd:*" "cd sub && make >
 //     log"). In explore mode no redirection runs

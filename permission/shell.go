@@ -40,9 +40,14 @@ type simpleCmd struct {
 	// substitution (shellLine.subst), which can run anything: it is not
 	// read-only.
 	subst bool
-	// dirs are the directories other than the shell's that a cd or
-	// pushd before the command may have led to (followDirs).
+	// dirs are the directories a cd or pushd before the command may
+	// have led to, "" standing for the shell's own; none: the shell's
+	// own only (followDirs).
 	dirs []string
+	// link is the operator joining the command to the one before it on
+	// its line: "&&", "||" or "|"; "" for the first of a list (after
+	// ";", "&" or a newline, or two operators in a row).
+	link string
 	// What the command reads as its standard input, where the line says
 	// (stdin.go): from, the command before it in a pipeline; inputs, the
 	// files redirected to it (<); here, its here-documents' bodies and
@@ -76,6 +81,13 @@ type shellLine struct {
 	// body is as often prose.
 	bodies []string
 	data   []simpleCmd
+	// grouped: the line has what reading it as commands joined by
+	// operators does not follow: a parenthesis outside a substitution
+	// (a subshell, arithmetic, a function's definition, a case pattern),
+	// [[ … ]], whose && and || are its own, or an operator inside ${…},
+	// which is the word's. Its links are not taken for the shell's
+	// (cdsHold).
+	grouped bool
 }
 
 var errUnterminated = errors.New("unterminated quote")
@@ -100,7 +112,7 @@ var errUnterminated = errors.New("unterminated quote")
 // lead to (followDirs).
 func parseShell(line string) (shellLine, error) {
 	l, err := parseNested(line, 0)
-	followDirs(l.data, followDirs(l.cmds, nil, true), true)
+	followDirs(l.data, followDirs(l.cmds, nil, true, err == nil && cdsHold(l)), true, false)
 	return l, err
 }
 
@@ -119,6 +131,7 @@ func parseNested(line string, depth int) (shellLine, error) {
 		sh, shErr := parseShellAs(line, false)
 		bash.cmds = append(bash.cmds, sh.cmds...)
 		bash.subst = bash.subst || sh.subst
+		bash.grouped = bash.grouped || sh.grouped
 		bash.inner = append(bash.inner, sh.inner...)
 		bash.bodies = append(bash.bodies, sh.bodies...)
 		err = cmp.Or(err, shErr)
@@ -127,6 +140,7 @@ func parseNested(line string, depth int) (shellLine, error) {
 		l, e := parseNested(in, depth+1)
 		bash.cmds = append(bash.cmds, l.cmds...)
 		bash.data = append(bash.data, l.data...)
+		bash.grouped = bash.grouped || l.grouped
 		err = cmp.Or(err, e)
 	}
 	for _, b := range slices.Compact(slices.Sorted(slices.Values(bash.bodies))) {
@@ -229,6 +243,9 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 		if len(cur.args) == 1 && w == ")" && !quotedWord {
 			cur.nameGlob = false
 		}
+		if w == "[[" && !quotedWord {
+			out.grouped = true
+		}
 		cur.args = append(cur.args, w)
 		cur.expands = cur.expands || expands
 		cur.dollar = cur.dollar || dollarWord
@@ -240,9 +257,11 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 	// line (-1: none); piped, of the command before the "|" read last.
 	var pipes []int
 	piped := -1
+	link := "" // the next command's
 	flushCmd := func() {
 		flushWord()
 		if len(cur.args) > 0 || len(cur.outputs) > 0 || len(cur.assigns) > 0 {
+			cur.link = link
 			out.cmds = append(out.cmds, cur)
 			pipes = append(pipes, piped)
 			piped = -1
@@ -354,13 +373,25 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			if c == '|' && next == '&' { // |& pipes stderr too
 				i++
 			}
-			if (c == '&' || c == '|') && next == c {
+			op := "" // the operator, as a link: ";", "&" and newlines end a list
+			switch {
+			case pipe:
+				op = "|"
+			case (c == '&' || c == '|') && next == c:
+				op = string([]rune{c, c})
 				i++
 			}
 			n := len(out.cmds)
 			flushCmd()
 			if pipe && len(out.cmds) > n {
 				piped = n
+			}
+			if params > 0 {
+				out.grouped = true // ${x:-a; b}: one word
+			}
+			link = ""
+			if len(out.cmds) > n {
+				link = op
 			}
 			if c == '\n' && unsure {
 				return out, errHereDocInParens
@@ -451,9 +482,9 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			case c == '[':
 				bracket = true
 			case c == '(':
-				parens, paren = parens+1, true
+				parens, paren, out.grouped = parens+1, true, true
 			case c == ')':
-				parens, paren = max(parens-1, 0), true
+				parens, paren, out.grouped = max(parens-1, 0), true, true
 			}
 		}
 	}
