@@ -32,7 +32,9 @@ func writtenPaths(c simpleCmd) []string {
 // -coverprofile and the like (goWrites), a C compiler's -o
 // (compilerWrites), the logs of strace, ltrace, time and script
 // (tracerWrites); where tar and unzip extract
-// and the archive tar creates (tarWrites, unzipWrites); the files rm,
+// and the archive tar creates (tarWrites, unzipWrites); the destination
+// here of rsync and scp (rsyncWrites, scpWrites); where patch writes
+// (patchWrites) and the prefix of split and csplit (splitWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
@@ -118,6 +120,14 @@ func argWrites(c simpleCmd) []string {
 		out = append(out, tarWrites(args)...)
 	case "unzip":
 		out = append(out, unzipWrites(args)...)
+	case "rsync":
+		out = append(out, rsyncWrites(args)...)
+	case "scp":
+		out = append(out, scpWrites(args)...)
+	case "patch":
+		out = append(out, patchWrites(args)...)
+	case "split", "csplit":
+		out = append(out, splitWrites(filepath.Base(c.args[0]), args)...)
 	default:
 		if slices.Contains(compilers, filepath.Base(c.args[0])) {
 			return append(out, compilerWrites(args)...)

@@ -18,7 +18,8 @@ func TestEverydayWritesInsideStayAllowed(t *testing.T) {
 	}
 	rules := shellAllowRules(t, "make", "go test", "go build", "tee", "sort", "cd", "pushd", "popd", "npm test",
 		"cp", "mv", "git format-patch", "git diff", "curl", "wget", "find", "dd", "install", "ln",
-		"rm", "rmdir", "touch", "mkdir", "sed", "chmod", "chown", "truncate", "shred")
+		"rm", "rmdir", "touch", "mkdir", "sed", "chmod", "chown", "truncate", "shred",
+		"rsync", "scp", "patch", "split")
 	for _, dirs := range [][]string{{wd}, nil} {
 		p := Policy{Rules: rules, WorkingDirs: dirs}
 		for _, line := range []string{
@@ -64,6 +65,11 @@ func TestEverydayWritesInsideStayAllowed(t *testing.T) {
 			"shred -u secret.txt",
 			"find . -name '*.pyc' -delete",
 			"find build -type f -name '*.o' -delete",
+			"rsync -a --delete src/ backup/",
+			"scp host:/var/log/app.log logs/",
+			"patch -p1 < fix.diff",
+			"cd sub && patch -p0 -i ../fix.diff",
+			"split -b 1M big.tar parts/big.tar.",
 		} {
 			if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
 				t.Errorf("%q (dirs %q): %s (%s), want allow", line, dirs, d.Behavior, d.Reason)

@@ -176,7 +176,11 @@
 //     ld, and of strace, ltrace and GNU time; script's typescript and
 //     logs; where tar extracts (-C DIR, or the current directory) and the
 //     archive it creates (-f), and where unzip extracts (-d DIR, or the
-//     current directory); tee's files; the destination of cp, install
+//     current directory); the destination of rsync and scp when not
+//     another host's (HOST:PATH), rsync's --log-file, batch and -T, and
+//     its sources with --remove-source-files; where patch writes (-d
+//     DIR, or the current directory; -o's file) and the prefix split
+//     and csplit write to; tee's files; the destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories) and
 //     every file of mv; dd's of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
 //     chgrp, truncate and shred change or remove (their operands, but
