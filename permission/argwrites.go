@@ -34,7 +34,9 @@ func writtenPaths(c simpleCmd) []string {
 // (tracerWrites); where tar and unzip extract
 // and the archive tar creates (tarWrites, unzipWrites); the destination
 // here of rsync and scp (rsyncWrites, scpWrites); where patch writes
-// (patchWrites) and the prefix of split and csplit (splitWrites); the files rm,
+// (patchWrites) and the prefix of split and csplit (splitWrites); the
+// files a sed script's w commands and an awk program's print > "FILE"
+// write (programWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
@@ -128,6 +130,15 @@ func argWrites(c simpleCmd) []string {
 		out = append(out, patchWrites(args)...)
 	case "split", "csplit":
 		out = append(out, splitWrites(filepath.Base(c.args[0]), args)...)
+	case "sed", "gsed":
+		files, _ := fileChanges("sed", args)
+		for _, f := range append(files, programWrites("sed", args)...) {
+			add(f)
+		}
+	case "awk", "gawk", "mawk", "nawk":
+		for _, f := range programWrites("awk", args) {
+			add(f)
+		}
 	default:
 		if slices.Contains(compilers, filepath.Base(c.args[0])) {
 			return append(out, compilerWrites(args)...)

@@ -19,7 +19,7 @@ func TestEverydayWritesInsideStayAllowed(t *testing.T) {
 	rules := shellAllowRules(t, "make", "go test", "go build", "tee", "sort", "cd", "pushd", "popd", "npm test",
 		"cp", "mv", "git format-patch", "git diff", "curl", "wget", "find", "dd", "install", "ln",
 		"rm", "rmdir", "touch", "mkdir", "sed", "chmod", "chown", "truncate", "shred",
-		"rsync", "scp", "patch", "split")
+		"rsync", "scp", "patch", "split", "awk")
 	for _, dirs := range [][]string{{wd}, nil} {
 		p := Policy{Rules: rules, WorkingDirs: dirs}
 		for _, line := range []string{
@@ -70,6 +70,8 @@ func TestEverydayWritesInsideStayAllowed(t *testing.T) {
 			"patch -p1 < fix.diff",
 			"cd sub && patch -p0 -i ../fix.diff",
 			"split -b 1M big.tar parts/big.tar.",
+			"sed -n '/ERROR/w errors.log' app.log",
+			"awk '$3 > 100 {print $1 > \"slow.txt\"}' times.txt",
 		} {
 			if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
 				t.Errorf("%q (dirs %q): %s (%s), want allow", line, dirs, d.Behavior, d.Reason)

@@ -217,40 +217,57 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 			}
 		}
 	case slices.Contains(awks, name):
-		vals, operands := awkOptions.values(words)
-		var programs []string
-		for _, o := range vals {
-			switch o.opt {
-			case "-e", "--source":
-				programs = append(programs, o.v)
-			case "-v", "--assign", "-F", "--field-separator":
-			default:
-				opaque = true // a program, or an extension, from a file
-			}
-		}
-		if len(programs) == 0 && len(operands) > 0 && !opaque {
-			programs = operands[:1]
-		}
-		opaque = opaque || slices.ContainsFunc(programs, awkRuns)
+		programs, fromFile := awkPrograms(words)
+		opaque = fromFile || slices.ContainsFunc(programs, awkRuns)
 	case slices.Contains(seds, name):
-		vals, operands := sedOptions.values(words)
-		var scripts []string
-		for _, o := range vals {
-			switch o.opt {
-			case "-e", "--expression":
-				scripts = append(scripts, o.v)
-			case "-f", "--file":
-				opaque = true // its script from a file
-			}
-		}
-		if len(scripts) == 0 && len(operands) > 0 {
-			scripts = operands[:1]
-		}
-		opaque = opaque || sedRuns(strings.Join(scripts, "\n"))
+		script, fromFile := sedScript(words)
+		opaque = fromFile || sedRuns(script)
 	default:
 		return false, false
 	}
 	return opaque, true
+}
+
+// awkPrograms are the programs an awk command runs, given its words
+// after its name: those of -e (--source), or else its first operand;
+// fromFile when it also runs one from a file, or an extension (-f, -i,
+// -l, -E, -W and the like), which cannot be read here.
+func awkPrograms(words []string) (programs []string, fromFile bool) {
+	vals, operands := awkOptions.values(words)
+	for _, o := range vals {
+		switch o.opt {
+		case "-e", "--source":
+			programs = append(programs, o.v)
+		case "-v", "--assign", "-F", "--field-separator":
+		default:
+			fromFile = true
+		}
+	}
+	if len(programs) == 0 && len(operands) > 0 && !fromFile {
+		programs = operands[:1]
+	}
+	return programs, fromFile
+}
+
+// sedScript is the script a sed command runs, given its words after
+// its name: those of -e (--expression), one a line, or else its first
+// operand; fromFile when one comes from a file (-f, --file), which
+// cannot be read here.
+func sedScript(words []string) (script string, fromFile bool) {
+	vals, operands := sedOptions.values(words)
+	var scripts []string
+	for _, o := range vals {
+		switch o.opt {
+		case "-e", "--expression":
+			scripts = append(scripts, o.v)
+		case "-f", "--file":
+			fromFile = true
+		}
+	}
+	if len(scripts) == 0 && len(operands) > 0 {
+		scripts = operands[:1]
+	}
+	return strings.Join(scripts, "\n"), fromFile
 }
 
 // awkKeywords are the words after which "/" begins a regular expression,
@@ -322,6 +339,20 @@ func awkRuns(prog string) bool {
 // sedRuns reports whether a sed script runs a command (GNU sed's e
 // command, the e flag of s), or cannot be read (sed refuses it).
 func sedRuns(sc string) bool {
+	runs, _ := sedRead(sc)
+	return runs
+}
+
+// sedWrites are the files a sed script writes: those of its w and W
+// commands and of s///w, each to the end of its line.
+func sedWrites(sc string) []string {
+	_, files := sedRead(sc)
+	return files
+}
+
+// sedRead reads a sed script for sedRuns and sedWrites; the files are
+// those read up to where it cannot be read.
+func sedRead(sc string) (runs bool, files []string) {
 	i, n := 0, len(sc)
 	skip := func(set string) {
 		for i < n && strings.IndexByte(set, sc[i]) >= 0 {
@@ -331,6 +362,15 @@ func sedRuns(sc string) bool {
 	upTo := func(set string) {
 		for i < n && strings.IndexByte(set, sc[i]) < 0 {
 			i++
+		}
+	}
+	// file reads a file's name, after blanks, to the end of the line.
+	file := func() {
+		skip(" \t")
+		start := i
+		upTo("\n")
+		if start < i {
+			files = append(files, sc[start:i])
 		}
 	}
 	// delimited reads past the next unescaped delim.
@@ -372,14 +412,14 @@ func sedRuns(sc string) bool {
 	for {
 		skip(" \t\n;}")
 		if i >= n {
-			return false
+			return false, files
 		}
 		if sc[i] == '#' {
 			upTo("\n")
 			continue
 		}
 		if !address() {
-			return true
+			return true, files
 		}
 		skip(" \t")
 		if i < n && sc[i] == ',' {
@@ -389,12 +429,12 @@ func sedRuns(sc string) bool {
 				i++
 				skip("0123456789")
 			} else if !address() {
-				return true
+				return true, files
 			}
 		}
 		skip(" \t!")
 		if i >= n {
-			return true
+			return true, files
 		}
 		c := sc[i]
 		i++
@@ -403,22 +443,23 @@ func sedRuns(sc string) bool {
 			continue // a block: its commands follow
 		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
 		case 'e':
-			return true
+			return true, files
 		case 's', 'y':
 			if i >= n || sc[i] == '\\' || sc[i] == '\n' {
-				return true
+				return true, files
 			}
 			delim := sc[i]
 			i++
 			if !delimited(delim) || !delimited(delim) {
-				return true
+				return true, files
 			}
 			for c == 's' && i < n && strings.IndexByte("gpiImMe0123456789w", sc[i]) >= 0 {
 				if sc[i] == 'e' {
-					return true
+					return true, files
 				}
 				if sc[i] == 'w' {
-					upTo("\n") // its file, to the end of the line
+					i++
+					file()
 					break
 				}
 				i++
@@ -431,19 +472,21 @@ func sedRuns(sc string) bool {
 					i++
 				}
 			}
-		case 'r', 'R', 'w', 'W':
-			upTo("\n") // a file
+		case 'w', 'W':
+			file()
+		case 'r', 'R':
+			upTo("\n") // a file read
 		case 'b', 't', 'T', ':', 'v':
 			upTo(";\n") // a label
 		case 'q', 'Q', 'l', 'L':
 			skip(" \t")
 			skip("0123456789")
 		default:
-			return true
+			return true, files
 		}
 		skip(" \t")
 		if i < n && strings.IndexByte("\n;}#", sc[i]) < 0 {
-			return true
+			return true, files
 		}
 	}
 }

@@ -1,0 +1,83 @@
+package permission
+
+import "testing"
+
+// TestSedAwkProgramWrites: "sed:*" and "awk:*" allowed a sed script's w
+// and W commands and s///w, and an awk program's print and printf
+// redirections, writing outside the working directories ("sed 'w
+// /srv/x' f", "sed -e 's/a/b/w /srv/x' f", "awk '{print >
+// \"/srv/x\"}' f"), where the same write through a shell redirection
+// asks, and one on a dangerous path was no safety ask; those files are
+// now writes, and an awk redirection to a file its program computes
+// ("print > $1") is one to a place not known here, outside.
+func TestSedAwkProgramWrites(t *testing.T) {
+	wd := t.TempDir()
+	other := t.TempDir()
+	rules := shellAllowRules(t, "sed", "gsed", "awk", "gawk")
+	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
+	out := other + "/x"
+	for _, line := range []string{
+		"sed 'w " + out + "' a.txt",
+		"sed -n '/err/w " + out + "' a.txt",
+		"sed -n '/err/W " + out + "' a.txt",
+		"sed -e 's/a/b/w " + out + "' a.txt",
+		"sed -e 's/a/b/gw " + out + "' a.txt",
+		"sed --expression='s|a|b|w " + out + "' a.txt",
+		"sed -e p -e 'w " + out + "' a.txt",
+		"sed 's/a/b/\nw " + out + "' a.txt",
+		"sed '/x/{w " + out + "\n}' a.txt",
+		"sed -i 's/a/b/;w " + out + "' a.txt",
+		"gsed 'w " + out + "' a.txt",
+		"awk '{print > \"" + out + "\"}' a.txt",
+		"awk '{print >> \"" + out + "\"}' a.txt",
+		"awk '/err/ {print $1, $2 > \"" + out + "\"}' a.txt",
+		"awk '{printf \"%s\\n\", $0 > \"" + out + "\"}' a.txt",
+		"awk '{printf(\"%s\\n\", $0) >> \"" + out + "\"}' a.txt",
+		"awk '{print > $1}' a.txt",
+		"awk '{print > ($1 \".txt\")}' a.txt",
+		"awk '{f = \"x\"; print > f}' a.txt",
+		"awk -F: '{print $1 > \"" + out + "\"}' a.txt",
+		"gawk -e 'END {print NR > \"" + out + "\"}' a.txt",
+		"awk '{print > \"" + out + "\"; print > \"b.txt\"}' a.txt",
+	} {
+		d := Decide(p, shell, cmd(line))
+		if d.Behavior != Ask || d.Safety {
+			t.Errorf("%q: %s (%s, safety %v), want ask (not a safety ask)", line, d.Behavior, d.Reason, d.Safety)
+		}
+		if len(d.Suggested) > 0 {
+			t.Errorf("%q: suggested %v, want none", line, d.Suggested)
+		}
+	}
+	for _, line := range []string{
+		"sed -n 'w ~/.bashrc' a.txt",
+		"sed 's/a/b/w ~/.ssh/authorized_keys' a.txt",
+		"awk '{print > \"/etc/passwd\"}' a.txt",
+	} {
+		if d := Decide(p, shell, cmd(line)); !d.Safety {
+			t.Errorf("%q: %s (%s), want a safety ask", line, d.Behavior, d.Reason)
+		}
+	}
+	for _, line := range []string{
+		"sed 's/a/b/' a.txt",
+		"sed -n '/err/w errors.txt' a.txt",
+		"sed -e 's/a/b/w changed.txt' a.txt",
+		"sed -n 'w /dev/stdout' a.txt",
+		"sed 's/w/x/g' a.txt",
+		"sed -n '/w/p' a.txt",
+		"sed -e 'y/abc/xyz/' -e '/x/r other.txt' a.txt",
+		"awk '{print $1}' a.txt",
+		"awk '$3 > 10 {print $1}' a.txt",
+		"awk '{if ($1 > $2) print $1}' a.txt",
+		"awk '{print ($1 > $2)}' a.txt",
+		"awk '{print > \"out.txt\"}' a.txt",
+		"awk '{print $2 >> \"logs/b.txt\"}' a.txt",
+		"awk '{print > \"/dev/stderr\"}' a.txt",
+		"awk 'NR > 1 {printf \"%s\\n\", $0 > \"out.txt\"}' a.txt",
+		"awk -v n=2 'n > 1' a.txt",
+		"awk 'BEGIN {while ((getline line < \"in.txt\") > 0) n++; print n}'",
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
+			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
+		}
+	}
+}
