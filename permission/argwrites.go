@@ -28,7 +28,8 @@ func writtenPaths(c simpleCmd) []string {
 // other files it writes, the files of --write-out's %output{FILE} (the
 // current directory for -O); wget's -O, -o, -a, -P, --save-cookies and
 // the other files it writes, also given as wgetrc commands (-e
-// output_document=FILE), or the current directory; go's -o,
+// output_document=FILE), or the current directory; unknownFile for
+// curl -K (--config) and wget --config, whose file may name any; go's -o,
 // -coverprofile and the like (goWrites), a C compiler's -o
 // (compilerWrites), the logs of strace, ltrace, time and script
 // (tracerWrites); where tar and unzip extract
@@ -78,10 +79,12 @@ func argWrites(c simpleCmd) []string {
 			}
 		}
 	case "curl":
-		getopt(args, "oDcw", curlLong, func(opt, v string) {
+		getopt(args, "oDcwK", curlLong, func(opt, v string) {
 			switch {
 			case opt == "-O" || opt == "-J" || opt == "--remote-name" || opt == "--remote-name-all":
 				add(".") // the file is named after the URL, or by the server
+			case opt == "-K" || opt == "--config":
+				add(unknownFile) // its options, outputs too, are in the file
 			case slices.Contains(curlWrites, opt):
 				add(v)
 			case opt == "-w" || opt == "--write-out":
@@ -97,6 +100,8 @@ func argWrites(c simpleCmd) []string {
 			case "-O", "--output-document":
 				named = true
 				add(v)
+			case "--config":
+				add(unknownFile) // a wgetrc, which may name any file
 			case "-o", "--output-file", "-a", "--append-output", "-P", "--directory-prefix",
 				"--save-cookies", "--rejected-log", "--hsts-file", "--warc-file":
 				add(v)
@@ -150,6 +155,11 @@ func argWrites(c simpleCmd) []string {
 	}
 	return out
 }
+
+// unknownFile stands for a file written whose name is not on the line
+// (awk's print > $1, an output a curl config file names): as a word the
+// shell expands, it is outside the working directories.
+const unknownFile = "$UNKNOWN_FILE"
 
 // getopt reads args as GNU getopt_long does: clusters of short options
 // (-uo FILE, -oFILE), whose letters in valued take a value (the rest of
@@ -232,9 +242,10 @@ var (
 	curlWrites = []string{"-o", "-D", "-c", "--output", "--output-dir", "--dump-header", "--cookie-jar",
 		"--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"}
 	curlLong = []string{"output=", "output-dir=", "dump-header=", "cookie-jar=", "trace=", "trace-ascii=",
-		"stderr=", "libcurl=", "etag-save=", "hsts=", "alt-svc=", "remote-name", "remote-name-all", "write-out="}
+		"stderr=", "libcurl=", "etag-save=", "hsts=", "alt-svc=", "remote-name", "remote-name-all", "write-out=",
+		"config="}
 	wgetLong = []string{"output-document=", "output-file=", "append-output=", "directory-prefix=", "execute=",
-		"save-cookies=", "rejected-log=", "hsts", "hsts-file=", "warc-file="}
+		"save-cookies=", "rejected-log=", "hsts", "hsts-file=", "warc-file=", "config="}
 	// wgetrcWrites are the wgetrc commands (wget -e, written without "_"
 	// and "-" as wget compares them) whose value is a file wget writes
 	// (or a directory it writes into).

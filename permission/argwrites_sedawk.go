@@ -5,11 +5,6 @@ import (
 	"strings"
 )
 
-// unknownFile stands for a file written whose name a program computes
-// (awk's print > $1): as a word the shell expands, it is outside the
-// working directories.
-const unknownFile = "$UNKNOWN_FILE"
-
 // programWrites are the files the sed script or the awk programs of a
 // sed or awk command (name) write, given its words after its name: sed's
 // w and W commands and s///w (sedWrites), awk's print and printf

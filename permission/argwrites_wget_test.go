@@ -61,3 +61,42 @@ func TestDownloadersOtherWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestDownloadersConfigFiles: "curl:*" and "wget:*" allowed curl -K
+// FILE (--config) and wget --config=FILE, whose file can name any
+// output ("output = /srv/x", "output_document = ~/.bashrc"), so a rule
+// naming the command covered writes it cannot see; such a command's
+// writes are now in a place not known here, outside the working
+// directories, as a file the shell names is.
+func TestDownloadersConfigFiles(t *testing.T) {
+	wd := t.TempDir()
+	p := Policy{Rules: argWriteRules(t), WorkingDirs: []string{wd}}
+	for _, line := range []string{
+		"curl -K curl.cfg https://example.com/x",
+		"curl -sK curl.cfg",
+		"curl --config curl.cfg",
+		"curl --config=curl.cfg",
+		"curl -K - https://example.com/x",
+		"wget --config=wget.rc https://example.com/x",
+		"wget --config wget.rc https://example.com/x",
+	} {
+		d := Decide(p, shell, cmd(line))
+		if d.Behavior != Ask || d.Safety {
+			t.Errorf("%q: %s (%s, safety %v), want ask (not a safety ask)", line, d.Behavior, d.Reason, d.Safety)
+		}
+		if len(d.Suggested) > 0 {
+			t.Errorf("%q: suggested %v, want none", line, d.Suggested)
+		}
+	}
+	for _, line := range []string{
+		"curl -fsSL https://example.com/x",
+		"curl -fsSL -o x.tgz https://example.com/x",
+		"curl -c cookies.txt -b cookies.txt https://example.com/x",
+		"curl --output-dir dl -O https://example.com/x",
+		"wget -q https://example.com/x",
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
+			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
+		}
+	}
+}

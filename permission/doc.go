@@ -191,7 +191,9 @@
 //     current directory); curl's -o, --output-dir, -D, -c, --trace and
 //     the like, and -w's %output{FILE} (-O: the current directory);
 //     wget's -O, -o, -a, -P, --save-cookies and the like, also as -e
-//     output_document=FILE (without -O, the current directory).
+//     output_document=FILE (without -O, the current directory); with
+//     curl -K FILE (--config) or wget --config=FILE, whose file may name
+//     any output, a file outside.
 //     ("sort:*" does not allow "sort -o /srv/x f", nor "curl:*" "curl -o
 //     ~/x URL", nor "rm:*" "rm -rf /srv/x".) A relative path written
 //     after a cd or pushd on the line (or in a script it runs) is checked under
