@@ -631,7 +631,8 @@ func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 
 // wrapperDirs are the directories the command c runs is run in, when c
 // says: env's -C and --chdir, sudo's -D and --chdir (read until the
-// command, as they read their options), and the starting points of a
+// command, as they read their options), one not known here ("$PWD")
+// for sudo's -R and --chroot, and the starting points of a
 // find with -execdir or -okdir, under which it runs the command in the
 // directories of the files found.
 func wrapperDirs(c simpleCmd) []string {
@@ -641,8 +642,11 @@ func wrapperDirs(c simpleCmd) []string {
 	name := filepath.Base(c.args[0])
 	var dirs []string
 	each := func(opt, v string) {
-		if opt == "-C" && name == "env" || opt == "-D" && name == "sudo" || opt == "--chdir" {
+		switch {
+		case opt == "-C" && name == "env" || opt == "-D" && name == "sudo" || opt == "--chdir":
 			dirs = append(dirs, v)
+		case opt == "-R" && name == "sudo" || opt == "--chroot":
+			dirs = append(dirs, "$PWD") // under another root: not known here
 		}
 	}
 	switch name {

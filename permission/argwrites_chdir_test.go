@@ -69,3 +69,37 @@ func TestWrapperChdir(t *testing.T) {
 		}
 	}
 }
+
+// TestSudoChroot: sudo -R DIR (--chroot) runs its command with DIR for
+// its root, so the files it writes are not where the line names them,
+// but "sudo:*" and "touch:*" allowed "sudo -R /srv touch x", writing
+// under /srv; a relative path such a command writes is now in a
+// directory not known here, outside the working directories.
+func TestSudoChroot(t *testing.T) {
+	wd := t.TempDir()
+	other := t.TempDir()
+	rules := shellAllowRules(t, "sudo", "sort", "touch", "tee", "ls")
+	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
+	for _, line := range []string{
+		"sudo -R " + other + " touch x",
+		"sudo -R" + other + " touch x",
+		"sudo --chroot=" + other + " sort -o x in.txt",
+		"sudo --chroot " + other + " tee x",
+		"sudo -u root -R " + other + " touch x",
+		"sudo -R . touch x",
+	} {
+		d := Decide(p, shell, cmd(line))
+		if d.Behavior != Ask || d.Safety {
+			t.Errorf("%q: %s (%s, safety %v), want ask (not a safety ask)", line, d.Behavior, d.Reason, d.Safety)
+		}
+	}
+	for _, line := range []string{
+		"sudo touch x",
+		"sudo -u nobody sort -o x in.txt",
+		"sudo -R " + other + " ls",
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
+			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
+		}
+	}
+}

@@ -203,7 +203,9 @@
 //     ask; after one to a directory not known here (cd $X, cd -, cd, cd
 //     ~, popd, a pattern, with CDPATH set) it is outside. The same holds
 //     for a command env -C DIR, sudo -D DIR or find -execdir (under its
-//     starting points) runs in another directory. A command joined by
+//     starting points) runs in another directory, and for one sudo -R
+//     DIR (--chroot) runs under another root, a directory not known
+//     here. A command joined by
 //     && to a literal cd or pushd right before it runs only where that
 //     led ("cd sub && make && cd .. && ls > f" writes ./f, "cd sub &&
 //     rm -rf ../build" ./build), but not one after ;, ||, & or a
