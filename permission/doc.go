@@ -305,7 +305,9 @@
 //     sh; awk code that calls system() or pipes to or from a command,
 //     print | "cmd" and "cmd" | getline, sed's e command and the e flag
 //     of s, an awk or sed program read from a file, -f, or gawk's
-//     @load and @include; make --eval;
+//     @load and @include; make --eval; npm told to read a config file,
+//     which may set its script-shell, by --userconfig or --globalconfig
+//     (the project's .npmrc is trusted as its package.json is);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

@@ -216,6 +216,31 @@ func scriptShells(c simpleCmd) []string {
 	return out
 }
 
+// npmConfigFile reports whether npm is told to read its configuration
+// from a file the line names, which may set the script-shell it runs
+// scripts with: --userconfig FILE, --globalconfig FILE (abbreviated
+// too), npm_config_userconfig=FILE or npm_config_globalconfig=FILE
+// before it.
+func npmConfigFile(c simpleCmd) bool {
+	for _, a := range c.assigns {
+		k, _, _ := strings.Cut(a, "=")
+		if strings.EqualFold(k, "npm_config_userconfig") || strings.EqualFold(k, "npm_config_globalconfig") {
+			return true
+		}
+	}
+	for _, a := range c.args[min(1, len(c.args)):] {
+		if a == "--" {
+			break
+		}
+		long, _, _ := strings.Cut(a, "=")
+		if len(long) >= len("--userc") && strings.HasPrefix("--userconfig", long) ||
+			len(long) >= len("--globalc") && strings.HasPrefix("--globalconfig", long) {
+			return true
+		}
+	}
+	return false
+}
+
 // packageRunner is how a command that runs a package's command (npx,
 // pnpm dlx, uvx, …) reads its words: the command is the first operand
 // after its options. valued options take the next word; flags do not;
@@ -521,6 +546,9 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 			for _, sh := range scriptShells(c) {
 				add([]string{sh}) // npm test --script-shell=PROG runs PROG -c SCRIPT
 			}
+		}
+		if name == "npm" && npmConfigFile(c) {
+			err = worse(err, errOpaque) // the file may set script-shell
 		}
 		if len(args) > 1 {
 			runPackage(name+" "+args[1], args[2:], add, script)
