@@ -266,7 +266,8 @@
 //     runs rm). A command another runs (behind a wrapper, xargs or a
 //     package runner, as
 //     find's or go's -exec, git rebase --exec, tar --to-command, rsync
-//     -e, rg --pre, make SHELL=, npm's --script-shell, a script of sh -c, eval
+//     -e, split --filter, sort --compress-program, rg --pre, make SHELL=,
+//     npm's --script-shell, a script of sh -c, eval
 //     or a git configuration value, the body of a here-document or
 //     here-string on a line that runs a shell: bash <<EOF, a script
 //     echo or printf pipes to a shell) is a command of the line for allow

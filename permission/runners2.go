@@ -111,7 +111,12 @@ var (
 	makeOptions  = optSpec{short: "CfIoWE", long: []string{"--eval"}, abbrev: true}
 	awkOptions   = optSpec{short: "fvFeiElW", abbrev: true, stopAtOperand: true,
 		long: []string{"--file", "--assign", "--field-separator", "--source", "--include", "--exec", "--load"}}
-	sedOptions = optSpec{short: "efl", optional: "i", long: []string{"--expression", "--file", "--line-length"}, abbrev: true}
+	sedOptions   = optSpec{short: "efl", optional: "i", long: []string{"--expression", "--file", "--line-length"}, abbrev: true}
+	splitOptions = optSpec{short: "abClnt", abbrev: true, long: []string{"--filter", "--suffix-length", "--additional-suffix",
+		"--bytes", "--line-bytes", "--lines", "--number", "--separator"}}
+	sortOptions = optSpec{short: "kSoTt", abbrev: true, long: []string{"--compress-program", "--batch-size", "--buffer-size",
+		"--field-separator", "--files0-from", "--key", "--output", "--parallel", "--random-source", "--sort",
+		"--temporary-directory"}}
 )
 
 // awks are the awk interpreters; seds, sed.
@@ -127,7 +132,8 @@ var makeShellRE = regexp.MustCompile(`^SHELL(:{0,3}|[+?!])=`)
 // toolRuns reads the commands a tool runs by its options and operands:
 // tar's --to-command, --use-compress-program (-I), --info-script (-F),
 // --new-volume-script, --rsh-command and --checkpoint-action=exec=
-// (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), rg's --pre and
+// (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), split's
+// --filter, sort's --compress-program, rg's --pre and
 // --hostname-bin, make's SHELL= (also in MAKEFLAGS), awk's and sed's
 // code, and the input source (or ".") of /dev/stdin runs. Scripts are given to script and programs to add; opaque when
 // what runs cannot be read (awk or sed code that runs a command, or
@@ -189,6 +195,20 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 		for _, o := range vals {
 			if o.opt == "-e" || o.opt == "--rsh" {
 				fed(o.v)
+			}
+		}
+	case name == "split":
+		vals, _ := splitOptions.values(words)
+		for _, o := range vals {
+			if o.opt == "--filter" {
+				fed(o.v) // run by the shell, each piece its input
+			}
+		}
+	case name == "sort":
+		vals, _ := sortOptions.values(words)
+		for _, o := range vals {
+			if o.opt == "--compress-program" {
+				fed(o.v) // given the data to compress
 			}
 		}
 	case name == "rg":
