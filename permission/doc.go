@@ -266,7 +266,8 @@
 //     runs rm). A command another runs (behind a wrapper, xargs or a
 //     package runner, as
 //     find's or go's -exec, git rebase --exec, tar --to-command, rsync
-//     -e, split --filter, sort --compress-program, rg --pre, make SHELL=,
+//     -e, split --filter, sort --compress-program, ssh's (scp's, sftp's)
+//     -o ProxyCommand and LocalCommand, scp -S, rg --pre, make SHELL=,
 //     npm's --script-shell, a script of sh -c, eval
 //     or a git configuration value, the body of a here-document or
 //     here-string on a line that runs a shell: bash <<EOF, a script
@@ -306,7 +307,8 @@
 //     sh; awk code that calls system() or pipes to or from a command,
 //     print | "cmd" and "cmd" | getline, sed's e command and the e flag
 //     of s, an awk or sed program read from a file, -f, or gawk's
-//     @load and @include; make --eval; npm told to read a config file,
+//     @load and @include; make --eval; an ssh config file named by -F;
+//     npm told to read a config file,
 //     which may set its script-shell, by --userconfig or --globalconfig
 //     (the project's .npmrc is trusted as its package.json is);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or

@@ -133,11 +133,13 @@ var makeShellRE = regexp.MustCompile(`^SHELL(:{0,3}|[+?!])=`)
 // tar's --to-command, --use-compress-program (-I), --info-script (-F),
 // --new-volume-script, --rsh-command and --checkpoint-action=exec=
 // (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), split's
-// --filter, sort's --compress-program, rg's --pre and
+// --filter, sort's --compress-program, the commands ssh, scp and sftp
+// run here (sshRuns), rg's --pre and
 // --hostname-bin, make's SHELL= (also in MAKEFLAGS), awk's and sed's
 // code, and the input source (or ".") of /dev/stdin runs. Scripts are given to script and programs to add; opaque when
 // what runs cannot be read (awk or sed code that runs a command, or
-// read from a file; make --eval; a shell fed what the tool chooses:
+// read from a file; make --eval; an ssh config file named on the line;
+// a shell fed what the tool chooses:
 // tar --to-command=bash, rg --pre sh). ok is false for other commands.
 func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok bool) {
 	if len(c.args) == 0 {
@@ -196,6 +198,10 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 			if o.opt == "-e" || o.opt == "--rsh" {
 				fed(o.v)
 			}
+		}
+	case name == "ssh" || name == "scp" || name == "sftp":
+		if sshRuns(name, words, fed) {
+			opaque = true
 		}
 	case name == "split":
 		vals, _ := splitOptions.values(words)
