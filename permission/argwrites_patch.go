@@ -18,7 +18,7 @@ func patchWrites(args []string) []string {
 	dir, output := "", ""
 	var named []string
 	dryRun := false
-	operands := getopt(args, "bBdDFgiopPrVxYz", patchLong, func(opt, v string) {
+	operands := getopt(args, "BdDFgioprVxYz", patchLong, func(opt, v string) {
 		switch opt {
 		case "-d", "--directory":
 			dir = underDir(dir, v)

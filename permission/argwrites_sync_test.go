@@ -34,6 +34,8 @@ func TestCopiersPatchSplitWrites(t *testing.T) {
 		"patch --directory=" + other + " -p1 -i fix.diff",
 		"patch -p1 " + out + " fix.diff",
 		"patch -r " + out + " -p1 < fix.diff",
+		"patch -b " + out + " fix.diff",
+		"patch -bp1 -d " + other + " < fix.diff",
 		"split -b 1M big " + other + "/part-",
 		"split -l 1000 --additional-suffix=.txt big " + out,
 		"csplit -f " + other + "/part- big 10",
