@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -8,7 +9,7 @@ import (
 // programWrites are the files the sed script or the awk programs of a
 // sed or awk command (name) write, given its words after its name: sed's
 // w and W commands and s///w (sedWrites), awk's print and printf
-// redirections (awkWrites). A script or program read from a file is
+// redirections (awkWrites) and gawk's own (gawkFiles). A script or program read from a file is
 // opaque (toolRuns) and not read here.
 func programWrites(name string, words []string) []string {
 	if slices.Contains(seds, name) {
@@ -16,7 +17,7 @@ func programWrites(name string, words []string) []string {
 		return sedWrites(script)
 	}
 	programs, _ := awkPrograms(words)
-	var out []string
+	out := gawkFiles(words)
 	for _, p := range programs {
 		out = append(out, awkWrites(p)...)
 	}
@@ -110,6 +111,55 @@ func awkWrites(prog string) []string {
 			operand = false
 		default:
 			operand = false
+		}
+	}
+	return out
+}
+
+// gawkOutputs are gawk's options that write a file, short and long,
+// with the file written when none is given.
+var gawkOutputs = []struct {
+	short     byte
+	long, def string
+}{{'d', "--dump-variables", "awkvars.out"}, {'o', "--pretty-print", "awkprof.out"}, {'p', "--profile", "awkprof.out"}}
+
+// gawkFiles are the files gawk writes for its options, given its words
+// after its name: those of -d (--dump-variables), -o (--pretty-print)
+// and -p (--profile), whose value is only the rest of the word, or
+// without one awkvars.out or awkprof.out; read up to its program, as
+// awkOptions reads them (an abbreviation as any option it may stand for).
+func gawkFiles(words []string) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		a := words[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			break
+		}
+		if name, v, has := strings.Cut(a, "="); strings.HasPrefix(name, "--") {
+			for _, o := range gawkOutputs {
+				if len(name) > 2 && strings.HasPrefix(o.long, name) {
+					out = append(out, cmp.Or(v, o.def))
+				}
+			}
+			if !has && awkOptions.longName(name) != "" {
+				i++ // its value
+			}
+			continue
+		}
+	letters:
+		for k := 1; k < len(a); k++ {
+			for _, o := range gawkOutputs {
+				if a[k] == o.short {
+					out = append(out, cmp.Or(a[k+1:], o.def))
+					break letters
+				}
+			}
+			if strings.IndexByte(awkOptions.short, a[k]) >= 0 {
+				if k+1 == len(a) {
+					i++ // its value
+				}
+				break
+			}
 		}
 	}
 	return out

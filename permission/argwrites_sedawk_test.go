@@ -9,7 +9,9 @@ import "testing"
 // \"/srv/x\"}' f"), where the same write through a shell redirection
 // asks, and one on a dangerous path was no safety ask; those files are
 // now writes, and an awk redirection to a file its program computes
-// ("print > $1") is one to a place not known here, outside.
+// ("print > $1") is one to a place not known here, outside. So are
+// the files gawk's -o (--pretty-print), -p (--profile) and -d
+// (--dump-variables) write.
 func TestSedAwkProgramWrites(t *testing.T) {
 	wd := t.TempDir()
 	other := t.TempDir()
@@ -39,6 +41,15 @@ func TestSedAwkProgramWrites(t *testing.T) {
 		"awk -F: '{print $1 > \"" + out + "\"}' a.txt",
 		"gawk -e 'END {print NR > \"" + out + "\"}' a.txt",
 		"awk '{print > \"" + out + "\"; print > \"b.txt\"}' a.txt",
+		"gawk -o" + out + " '{print}' a.txt",
+		"gawk --pretty-print=" + out + " '{print}' a.txt",
+		"gawk -p" + out + " '{print}' a.txt",
+		"gawk --profile=" + out + " '{print}' a.txt",
+		"gawk --prof=" + out + " '{print}' a.txt",
+		"gawk -d" + out + " '{print}' a.txt",
+		"gawk -F: -d" + out + " -e '{print}' a.txt",
+		"gawk --dump-variables=" + out + " '{print}' a.txt",
+		"awk -v x=1 -p" + out + " '{print}' a.txt",
 	} {
 		d := Decide(p, shell, cmd(line))
 		if d.Behavior != Ask || d.Safety {
@@ -74,6 +85,10 @@ func TestSedAwkProgramWrites(t *testing.T) {
 		"awk '{print > \"/dev/stderr\"}' a.txt",
 		"awk 'NR > 1 {printf \"%s\\n\", $0 > \"out.txt\"}' a.txt",
 		"awk -v n=2 'n > 1' a.txt",
+		"gawk -p '{print}' a.txt",
+		"gawk --profile=prof.out '{print}' a.txt",
+		"gawk -d '{print}' a.txt",
+		"gawk -v out=x '{print}' a.txt",
 		"awk 'BEGIN {while ((getline line < \"in.txt\") > 0) n++; print n}'",
 	} {
 		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {

@@ -182,7 +182,8 @@
 //     DIR, or the current directory; -o's file) and the prefix split
 //     and csplit write to; the files of a sed script's w and W commands
 //     and s///w, and of an awk program's print > "FILE" and >> (one it
-//     computes, print > $1, is outside); tee's files; the destination of cp, install
+//     computes, print > $1, is outside), and those of gawk's -d, -o and
+//     -p; tee's files; the destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories) and
 //     every file of mv; dd's of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
 //     chgrp, truncate and shred change or remove (their operands, but
