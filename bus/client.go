@@ -500,7 +500,11 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 // Close unsubscribes the inbox and stops the discovery Fleet; calls still
 // running are cancelled on their workers and end with code unavailable
 // (worker_lost for a call sent again after a lost attempt, which may have
-// run: see MaxAttempts).
+// run: see MaxAttempts). A durable call's cancel is recorded for the
+// worker that takes it from the queue later: Close waits for the cancels
+// stream's answers (at most 2 s in all), and its error wraps
+// ErrCancelNotRecorded, naming the call, for each record the stream
+// refused (full): that call may still run.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -509,9 +513,21 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	close(c.closing)
+	var recs []*record
 	for token, b := range c.pending {
 		// Nobody will read the call's answer: its tool need not run on.
-		if err := c.cancel(b.id, "", b.durable.Load(), c.prefix+token); err != nil {
+		var err error
+		if b.durable.Load() {
+			// Whether the cancels stream keeps its record is Close's to
+			// tell: the call may still run when a worker takes it.
+			rec := c.recordLocked(b.id)
+			if err = rec.publish("", c.prefix+token); err == nil {
+				recs = append(recs, rec)
+			}
+		} else {
+			err = c.cancel(b.id, "", b.durable.Load(), c.prefix+token)
+		}
+		if err != nil {
 			c.log.Warn("bus: cancelling a call at close", "call", b.id, "err", err)
 		}
 		b.mu.Lock()
@@ -522,6 +538,12 @@ func (c *Client) Close() error {
 	c.pending = map[string]*inbox{}
 	c.byFirst = map[string][]*inbox{}
 	c.mu.Unlock()
+	// The records went out together: their answers are awaited at most
+	// recordWait in all.
+	var rerr error
+	for _, rec := range recs {
+		rerr = errors.Join(rerr, rec.wait())
+	}
 	c.endAcks(errClientClosed)
 	c.fleetMu.Lock()
 	var ferr error
@@ -533,7 +555,7 @@ func (c *Client) Close() error {
 	}
 	c.nc.RemoveStatusListener(c.connClosed)
 	c.fleetMu.Unlock()
-	return errors.Join(c.sub.Unsubscribe(), ferr)
+	return errors.Join(rerr, c.sub.Unsubscribe(), ferr)
 }
 
 func (c *Client) onMsg(m *nats.Msg) {
@@ -771,45 +793,120 @@ func (c *Client) cancelRecorded(callID, reason, reply string) error {
 	if !wire.ValidCallID(callID) {
 		return fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
 	}
-	ackTo, ch, done := c.awaitAck()
-	if ch == nil { // closed
+	c.mu.Lock()
+	closed := c.closed
+	var rec *record
+	if !closed {
+		rec = c.recordLocked(callID)
+	}
+	c.mu.Unlock()
+	if closed {
 		return c.cancel(callID, reason, true, reply)
 	}
-	defer done()
-	rec := cancelMsg(wire.CancelledSubject(c.opts.Identity, callID), reason)
-	rec.Reply = ackTo
+	if err := rec.publish(reason, reply); err != nil {
+		c.forgetAck(rec.ackTo)
+		return err
+	}
+	return rec.wait()
+}
+
+// notRecorded is what a call's final adds when err, its cancel's, says
+// the cancels stream refused the record: the call may still run. "" for
+// any other err.
+func notRecorded(err error) string {
+	if !errors.Is(err, ErrCancelNotRecorded) {
+		return ""
+	}
+	return " " + strings.TrimPrefix(err.Error(), "bus: ") + "."
+}
+
+// cancelEnding is cancel for a call the client ends itself: for a call
+// that may wait in the durable queue, the cancels stream's answer to its
+// record is awaited (cancelRecorded), and what the call's final adds is
+// returned (notRecorded).
+func (c *Client) cancelEnding(callID, reason string, durable bool, reply string) string {
+	if !durable {
+		c.cancel(callID, reason, false, reply)
+		return ""
+	}
+	return notRecorded(c.cancelRecorded(callID, reason, reply))
+}
+
+// recordedAgain is what the final of a call cancelled in onMsg adds
+// (cancelEnding): onMsg, which must not wait, published a durable call's
+// record without awaiting the stream's answer, so the caller's path
+// publishes it again (a record replaces its call's own, also in a full
+// stream) and awaits the answer.
+func (c *Client) recordedAgain(callID string, durable bool, reply string) string {
+	if !durable {
+		return ""
+	}
+	return c.cancelEnding(callID, "", true, reply)
+}
+
+// record is a durable call's cancel with its record, whose answer from
+// the cancels stream is awaited.
+type record struct {
+	c      *Client
+	callID string
+	ackTo  string // the record's reply subject
+	ch     chan ackReply
+	until  time.Time
+}
+
+// recordLocked awaits the answer to the record of the cancel of callID (a
+// valid id), which publish then sends; c.mu is held, also by Close, which
+// awaits its records before it ends the acknowledgements awaited.
+func (c *Client) recordLocked(callID string) *record {
+	ackTo, ch := c.awaitAckLocked()
+	return &record{c: c, callID: callID, ackTo: ackTo, ch: ch}
+}
+
+// publish publishes the record, with its reply subject, and the cancel.
+func (r *record) publish(reason, reply string) error {
+	c := r.c
+	rec := cancelMsg(wire.CancelledSubject(c.opts.Identity, r.callID), reason)
+	rec.Reply = r.ackTo
 	err := c.nc.PublishMsg(rec)
-	m := cancelMsg(wire.CancelSubject(c.opts.Identity, callID), reason)
+	m := cancelMsg(wire.CancelSubject(c.opts.Identity, r.callID), reason)
 	if reply != "" {
 		m.Header.Set(wire.HeaderReply, reply)
 	}
 	if err = errors.Join(err, c.nc.PublishMsg(m)); err != nil {
 		return err
 	}
-	t := time.NewTimer(recordWait)
+	r.until = time.Now().Add(recordWait)
+	return nil
+}
+
+// wait awaits the stream's answer to the record until recordWait has
+// passed since it went out, as cancelRecorded tells.
+func (r *record) wait() error {
+	defer r.c.forgetAck(r.ackTo)
+	t := time.NewTimer(max(time.Until(r.until), 0))
 	defer t.Stop()
-	var r ackReply
+	var a ackReply
 	select {
-	case r = <-ch:
+	case a = <-r.ch:
 	default:
 		// The flush brings back a refusal of the publish (older roles),
 		// which no answer follows.
-		ferr := c.nc.FlushTimeout(recordWait)
-		if le := c.nc.LastError(); ferr != nil || errors.Is(le, nats.ErrPermissionViolation) && strings.Contains(le.Error(), rec.Subject) {
+		ferr := r.c.nc.FlushTimeout(max(time.Until(r.until), time.Millisecond))
+		if le := r.c.nc.LastError(); ferr != nil || errors.Is(le, nats.ErrPermissionViolation) && strings.Contains(le.Error(), wire.CancelledSubject(r.c.opts.Identity, r.callID)) {
 			return nil
 		}
 		select {
-		case r = <-ch:
+		case a = <-r.ch:
 		case <-t.C:
 			return nil
 		}
 	}
-	if r.err != nil {
+	if a.err != nil {
 		return nil
 	}
 	var apiErr *jetstream.APIError
-	if _, err := pubAck(r.m); errors.As(err, &apiErr) {
-		return fmt.Errorf("%w: the cancel of %s went out, but the %s stream refused its record (%s), so a worker that takes the call from the durable queue later runs it", ErrCancelNotRecorded, wire.Quote(callID), wire.StreamCancels, apiErr.Description)
+	if _, err := pubAck(a.m); errors.As(err, &apiErr) {
+		return fmt.Errorf("%w: the cancel of %s went out, but the %s stream refused its record (%s), so a worker that takes the call from the durable queue later runs it", ErrCancelNotRecorded, wire.Quote(r.callID), wire.StreamCancels, apiErr.Description)
 	}
 	return nil
 }
@@ -850,6 +947,12 @@ func (c *Client) Invoke(ctx context.Context, call toolkit.ToolCall) *toolkit.Res
 //     final frame was lost on the way);
 //   - ctx is cancelled or its deadline passes: a cancel is published and
 //     the worker's interrupted or timeout final is awaited for CancelGrace.
+//
+// A durable call's cancel, the caller's or one the client sends as it
+// ends the call itself, is recorded in the cancels stream for a worker
+// that takes the call from the queue later; when the stream refuses the
+// record (full), the final says after its message that the cancel was
+// not recorded (ErrCancelNotRecorded's words): the call may still run.
 //
 // A fast call travels as one message, the final with the whole result;
 // the client still yields its content as one chunk event first (see
@@ -1011,9 +1114,9 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 		// An attempt went unanswered: the stream may have stored the call,
 		// which would then run with nobody waiting for its answer. The
 		// workers that see the cancel first answer it interrupted instead.
-		c.cancel(call.ID, "", true, reply)
+		note := c.cancelEnding(call.ID, "", true, reply)
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
-			"ToolUnavailableError: the calls stream did not acknowledge the durable call (%v); it may have been stored all the same, so a cancel was sent for it. Should it run anyway, its final is kept under its id (Client.Result, toolctl result). Send it again later under a new call id.", err))
+			"ToolUnavailableError: the calls stream did not acknowledge the durable call (%v); it may have been stored all the same, so a cancel was sent for it. Should it run anyway, its final is kept under its id (Client.Result, toolctl result). Send it again later under a new call id.", err)+note)
 	case errors.Is(err, jetstream.ErrNoStreamResponse), errors.Is(err, nats.ErrNoResponders):
 		if time.Now().After(until) && ctx.Err() == nil {
 			return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf(
@@ -1037,8 +1140,10 @@ func (c *Client) enqueue(ctx context.Context, call toolkit.ToolCall, reply strin
 			if deadlinePassed(ctx) {
 				reason = wire.CancelReasonDeadline
 			}
-			c.cancel(call.ID, reason, true, reply)
-			return c.ctxFinal(ctx, call.ID, nil)
+			note := c.cancelEnding(call.ID, reason, true, reply)
+			r := c.ctxFinal(ctx, call.ID, nil)
+			r.Content[len(r.Content)-1].Text += note
+			return r
 		}
 		return toolkit.Final(call.ID, toolkit.CodeUnavailable, fmt.Sprintf("ToolUnavailableError: the durable call could not be queued: %v", err))
 	case ack.Duplicate && !uncertain: // after an unanswered try, the duplicate is that try, stored
@@ -1378,8 +1483,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		if final == nil {
 			// The consumer stopped: a break, or a panic in its loop body,
 			// which unwinds through here all the same. The tool need not
-			// run on for nobody.
-			c.cancel(call.ID, "", *durable, reply)
+			// run on for nobody; no final says that a durable call's
+			// cancel was not recorded, a warning does.
+			if note := c.cancelEnding(call.ID, "", *durable, reply); note != "" {
+				c.log.Warn("bus: a durable call its caller stopped may still run"+note, "call", call.ID)
+			}
 		}
 		c.mu.Lock()
 		delete(c.pending, token)
@@ -1470,10 +1578,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				grace = t.C
 				continue
 			case <-grace:
-				if errors.Is(unrecorded, ErrCancelNotRecorded) {
+				if note := notRecorded(unrecorded); note != "" {
 					// Still queued, perhaps: it may run later.
 					e := toolkit.ContextError(ctx)
-					return st.partial(e.Code, e.Message+" "+strings.TrimPrefix(unrecorded.Error(), "bus: ")+".")
+					return st.partial(e.Code, e.Message+note)
 				}
 				return c.ctxFinal(ctx, call.ID, &st)
 			}
@@ -1544,10 +1652,10 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					break
 				}
 				if st.over {
-					c.cancel(call.ID, "", *durable, reply)
+					note := c.cancelEnding(call.ID, "", *durable, reply)
 					return st.partial(toolkit.CodeToolError, fmt.Sprintf(
 						"ToolOutputTooLargeError: the output of '%s' passed the limit of %d bytes one call may return here (ClientOptions.MaxResultBytes), so the call was cancelled.",
-						call.Name, c.opts.MaxResultBytes))
+						call.Name, c.opts.MaxResultBytes)+note)
 				}
 				return nil
 			case wire.KindProgress:
@@ -1596,11 +1704,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 		case over == overCall: // cancelled when it went over (onMsg)
 			return st.partial(toolkit.CodeInterrupted, fmt.Sprintf(
 				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: over %d bytes waited unread (ClientOptions.MaxPending), so the call was cancelled; its tool may have finished before the cancel reached it (a final after that is not taken), so it may have taken effect.",
-				call.Name, c.opts.MaxPending))
+				call.Name, c.opts.MaxPending)+c.recordedAgain(call.ID, *durable, reply))
 		case over == overTotal: // cancelled when it was shed (onMsg)
 			return st.partial(toolkit.CodeInterrupted, fmt.Sprintf(
 				"SlowConsumerError: the output of '%s' arrived faster than its caller took it: the client's calls together had over %d bytes waiting unread (ClientOptions.MaxPendingTotal), this call the most and its final not yet among them, so its unread output was dropped and the call was cancelled; its tool may have finished before the cancel reached it (a final after that is not taken), so it may have taken effect.",
-				call.Name, c.opts.MaxPendingTotal))
+				call.Name, c.opts.MaxPendingTotal)+c.recordedAgain(call.ID, *durable, reply))
 		case stalled && grace == nil && *durable:
 			// Silence on the durable path: the final may have been lost
 			// on its way (it is kept), or the call waits in the queue, or
@@ -1625,7 +1733,8 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			if st.attempt == 0 {
 				// Untaken for as long: perhaps no live worker can take it.
 				if r := c.untaken(ctx, call); r != nil {
-					c.cancel(call.ID, "", true, reply) // recorded: a durable worker back later does not run it
+					// Recorded: a durable worker back later does not run it.
+					r.Content[len(r.Content)-1].Text += c.cancelEnding(call.ID, "", true, reply)
 					return r
 				}
 			}
@@ -1651,7 +1760,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					return r
 				}
 			}
-			c.cancel(call.ID, "", *durable, reply)
+			note := c.cancelEnding(call.ID, "", *durable, reply)
 			if pinned != "" {
 				// A silent worker keeps its subscriptions (frozen, cut off):
 				// the session's next calls, and a retry of this one, go
@@ -1662,11 +1771,11 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			if st.attempt > 0 {
 				return st.lost(fmt.Sprintf(
 					"WorkerLostError: the worker running '%s' went silent (delivery %d) and the durable queue did not deliver the call again; the call was cancelled. It may or may not have taken effect.",
-					call.Name, st.attempt))
+					call.Name, st.attempt) + note)
 			}
 			return st.lost(fmt.Sprintf(
 				"WorkerLostError: the worker running '%s' went silent for %s and is presumed lost; the call was cancelled. It may or may not have taken effect.",
-				call.Name, c.opts.StallTimeout))
+				call.Name, c.opts.StallTimeout) + note)
 		}
 	}
 }

@@ -193,7 +193,11 @@
 //     so no caller's records push out another's, and the client waits
 //     for the stream's answer to a record (at most 2 s, once the cancel
 //     went out) to tell its caller of a refusal (ErrCancelNotRecorded:
-//     the call may run when a worker takes it from the queue).
+//     the call may run when a worker takes it from the queue). So it
+//     does for the cancels it sends itself, of a durable call it ends
+//     (stalled, untaken, over a bound): the call's final says so after
+//     its message; Close's error says so, and a call its caller stopped
+//     reading has it logged.
 //   - msgpack bodies go through package wire's generated codec into
 //     pooled buffers, byte for byte what the msgpack library writes;
 //     strings of a received body share its memory.

@@ -1381,21 +1381,30 @@ type ackReply struct {
 // acknowledgement, which comes on ch; done forgets it. ch is nil once the
 // client is closed.
 func (c *Client) awaitAck() (reply string, ch chan ackReply, done func()) {
-	var rb [96]byte
-	reply = string(strconv.AppendUint(append(append(rb[:0], c.prefix...), ackToken), c.next.Add(1), 36))
-	token := reply[len(c.prefix):]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return "", nil, nil
 	}
+	reply, ch = c.awaitAckLocked()
+	return reply, ch, func() { c.forgetAck(reply) }
+}
+
+// awaitAckLocked is awaitAck with c.mu held, also while Close ends the
+// client (until endAcks); forgetAck forgets it.
+func (c *Client) awaitAckLocked() (reply string, ch chan ackReply) {
+	var rb [96]byte
+	reply = string(strconv.AppendUint(append(append(rb[:0], c.prefix...), ackToken), c.next.Add(1), 36))
 	ch = make(chan ackReply, 1)
-	c.acks[token] = ch
-	return reply, ch, func() {
-		c.mu.Lock()
-		delete(c.acks, token)
-		c.mu.Unlock()
-	}
+	c.acks[reply[len(c.prefix):]] = ch
+	return reply, ch
+}
+
+// forgetAck forgets the acknowledgement awaited on reply.
+func (c *Client) forgetAck(reply string) {
+	c.mu.Lock()
+	delete(c.acks, reply[len(c.prefix):])
+	c.mu.Unlock()
 }
 
 func (c *Client) queueOnce(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
