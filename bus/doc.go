@@ -186,7 +186,8 @@
 //     out: a worker that takes a message there that is no advisory looks
 //     for the exhausted calls of its tools in the calls stream itself,
 //     once a second while such messages come, and for a tool with calls
-//     in progress then, each second until none is (sweepExhausted).
+//     in progress then, or whose consumer or calls could not be read,
+//     each second until none is and they are read (sweepExhausted).
 //   - The cancels stream, which keeps durable calls' cancels for the
 //     worker that takes a call later, is every caller's: full, it refuses
 //     a new record rather than dropping its oldest (CancelsStreamConfig),

@@ -932,9 +932,10 @@ func (d *durablePath) sweepSoon(subject string) {
 // none of its calls awaits one (its consumer's NumAckPending is 0): every
 // delivered call then left in the stream is exhausted (an acknowledged or
 // settled one is removed). It returns the tools skipped for calls in
-// progress, which the next sweep looks at again (warned of once); a tool
-// no live worker pulls keeps what the flood hid from it: its callers end
-// those calls worker_lost after their stall timeout.
+// progress, or whose consumer or calls could not be read, which the next
+// sweep looks at again (warned of once); a tool no live worker pulls
+// keeps what the flood hid from it: its callers end those calls
+// worker_lost after their stall timeout.
 func (d *durablePath) sweepExhausted(all bool, busy map[string]bool) map[string]bool {
 	d.mu.Lock()
 	tools := make([]string, 0, len(d.loops))
@@ -954,7 +955,11 @@ func (d *durablePath) sweepExhausted(all bool, busy map[string]bool) map[string]
 		cancel()
 		if err != nil {
 			if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-				d.w.log.Warn("bus: reading a durable tool's consumer to find its exhausted calls", "tool", tool, "err", err)
+				// A failed read: the next sweep looks again.
+				if !busy[tool] {
+					d.w.log.Warn("bus: reading a durable tool's consumer to find its exhausted calls; looking again each second until it is read", "tool", tool, "err", err)
+				}
+				still[tool] = true
 			}
 			continue
 		}
