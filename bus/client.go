@@ -700,7 +700,8 @@ func (c *Client) forget(first string, box *inbox) {
 // without running, for 30 s on the core path (the workers' tombstone)
 // and 24 h on the durable path (the cancels stream; an error wrapping
 // ErrCancelNotRecorded says the stream refused the record, when full,
-// and Cancel waits for its answer at most 2 s). A call id is for one
+// also that of an attempt sent again that its worker queued, and Cancel
+// waits for its answer at most 2 s). A call id is for one
 // call: reusing one just cancelled, finished or not, is refused so, by
 // the workers; the client itself sends a call started under the id after
 // the Cancel as any other, and again after a lost or overloaded attempt.
@@ -741,7 +742,11 @@ func (c *Client) Cancel(callID string) error {
 		err = c.cancel(callID, "", false, "")
 	}
 	for _, a := range attempts {
-		err = errors.Join(err, c.cancel(a.id, "", a.durable, ""))
+		if a.durable { // queued by its worker: recorded as the id's own
+			err = errors.Join(err, c.cancelRecorded(a.id, "", ""))
+		} else {
+			err = errors.Join(err, c.cancel(a.id, "", false, ""))
+		}
 	}
 	return err
 }

@@ -172,3 +172,63 @@ func TestDurableStalledCancelNotRecorded(t *testing.T) {
 		t.Fatal("the stalled call's final did not come")
 	}
 }
+
+// TestCancelRetriedQueuedNotRecorded: a call sent again after its first
+// worker was lost runs under the id of its attempt; one its worker queued
+// on the durable path (the tool's calls are durable by default) has its
+// cancel recorded for a worker that takes it from the queue. Client.Cancel
+// published that record without waiting for the cancels stream's answer,
+// so when the full stream refused it Cancel returned nil. It returns
+// ErrCancelNotRecorded, as for a durable call under the id given.
+func TestCancelRetriedQueuedNotRecorded(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	fullCancels(t, s)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Stream("wait", "Writes, then waits to be cancelled.", func(ctx context.Context, in struct{}, w toolkit.Writer) error {
+		if err := w.Write(toolkit.Text("begun")); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}), toolkit.ReadOnly(), toolkit.Durable())
+
+	// The first attempt goes to a worker that is gone at once; then the
+	// real worker comes up, and queues the call sent again.
+	hole(t, natstest.Connect(t, s), "wait", func() { durableWorker(t, s, tk, 0, "w") })
+	c := newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Heartbeat: 100 * time.Millisecond, StallTimeout: 2 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan *toolkit.Response, 1)
+	heard := make(chan struct{})
+	go func() {
+		first := heard
+		for ev := range c.Call(ctx, toolkit.ToolCall{ID: "job-1", Name: "wait"}) {
+			if ev.Chunk != nil && len(ev.Chunk.Content) > 0 && ev.Chunk.Content[0].Text == "begun" && first != nil {
+				close(first)
+				first = nil
+			}
+			if ev.Final != nil {
+				done <- ev.Final
+			}
+		}
+	}()
+	select {
+	case <-heard:
+	case r := <-done:
+		t.Fatalf("the call ended before its attempt from the queue ran: %s %q", r.Code, r.Text())
+	case <-time.After(guard):
+		t.Fatal("the call's output did not come")
+	}
+	err := c.Cancel("job-1")
+	if !errors.Is(err, bus.ErrCancelNotRecorded) || !strings.Contains(err.Error(), "job-1-r2") {
+		t.Errorf("Cancel of a call whose queued attempt's cancel the full stream refused: %v, want ErrCancelNotRecorded naming the attempt", err)
+	}
+	select {
+	case r := <-done:
+		if r.Code != toolkit.CodeInterrupted {
+			t.Errorf("the call after Cancel: %s %q, want interrupted", r.Code, r.Text())
+		}
+	case <-time.After(guard):
+		t.Fatal("Cancel did not end the call")
+	}
+}
