@@ -83,7 +83,11 @@
 //     code is tool_error.
 //   - A SKILL.md must be UTF-8 text, its body too: one that is not is
 //     skipped with a warning naming the line, rather than sent to the
-//     model with bytes no text holds.
+//     model with bytes no text holds. So must the path of its directory,
+//     which the prompt's <dir> and the announcements give as text: a
+//     skill in a directory whose name is not UTF-8 is skipped with a
+//     warning saying to rename it (a loader's directory so named, one
+//     warning on it).
 //   - A front matter error names its line in the SKILL.md (counting the
 //     lines before the front matter, a BOM aside; CRLF and a lone CR
 //     end a line, as in 2.x), e.g.

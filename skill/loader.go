@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolbus/toolbus/internal/regularfile"
 )
@@ -212,6 +213,9 @@ func (l *Loader) readDir() ([]Skill, []Warning) {
 	case !st.IsDir():
 		clear(l.cache)
 		return nil, []Warning{*l.warn(l.dir, "skill directory is not a directory")}
+	case !utf8.ValidString(l.dir):
+		clear(l.cache)
+		return nil, []Warning{*l.warn(l.dir, notUTF8Dir)}
 	}
 	root, err := openRoot(nil, l.dir)
 	if err != nil {
@@ -365,6 +369,9 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 	if err != nil {
 		return nil, l.warn(path, "cannot read: "+err.Error())
 	}
+	if !utf8.ValidString(rel) {
+		return nil, l.warn(path, notUTF8Dir)
+	}
 	// Looked at before it is opened: a FIFO or a device is refused
 	// unopened (opening a FIFO releases a writer waiting for a reader,
 	// opening a device runs its driver), on every load.
@@ -440,6 +447,11 @@ func (l *Loader) loadFile(root *os.Root, path string, budget int64) (*Skill, *Wa
 	l.cache[path] = c
 	return c.skill, c.warn
 }
+
+// notUTF8Dir is the warning for a skill whose directory's path is not
+// UTF-8: the model is given it (the prompt's <dir>), and the fleet (a
+// msgpack str), as text.
+const notUTF8Dir = "the path of its directory is not UTF-8 text, and the model and the fleet are given it as text: rename the directory (a UTF-8 name)"
 
 // leadsOut says that path, within dir, resolves to a file outside it.
 func leadsOut(dir, path string) bool {
