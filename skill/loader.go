@@ -336,6 +336,12 @@ func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
 		for _, e := range entries {
 			p := filepath.Join(rel, e.Name())
 			switch {
+			case e.Name() == FileName:
+				// A directory of that name too: loadFile warns of it (the
+				// root's is the first file).
+				if rel != "." {
+					files = append(files, filepath.Join(l.dir, p))
+				}
 			case e.IsDir() && depth == MaxScanDepth:
 				if !tooDeep {
 					tooDeep = true
@@ -345,8 +351,6 @@ func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
 				if !walk(p, depth+1) {
 					return false
 				}
-			case e.Name() == FileName && rel != ".":
-				files = append(files, filepath.Join(l.dir, p))
 			}
 		}
 		if cut {

@@ -50,3 +50,30 @@ func TestLoaderSkipsDirectoriesNotUTF8(t *testing.T) {
 		t.Errorf("a loader of %q: skills %v, warnings %q; want one warning on the directory", bad, skills, warns)
 	}
 }
+
+// A directory named SKILL.md where a skill's file is expected (mkdir -p
+// skills/pdf/SKILL.md) is warned of below the loader's directory as at
+// its root, rather than scanned as one more directory in silence.
+func TestLoaderWarnsOfSkillFileThatIsADirectory(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{filepath.Join(root, FileName), filepath.Join(root, "pdf", FileName)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSkill(t, filepath.Join(root, "good"), skillDoc("good", "d", "body"))
+	skills, warns := NewLoader(root, &LoaderOptions{ScanSubdirs: true, Logger: slog.New(slog.DiscardHandler)}).Load()
+	if len(skills) != 1 || skills[0].Name != "good" {
+		t.Errorf("skills %v, want good alone", skills)
+	}
+	want := map[string]bool{filepath.Join(root, FileName): true, filepath.Join(root, "pdf", FileName): true}
+	for _, w := range warns {
+		if !want[w.Path] || w.Reason != "is a directory, not a file" {
+			t.Errorf("warning %q", w)
+		}
+		delete(want, w.Path)
+	}
+	if len(want) > 0 {
+		t.Errorf("no warning for %v", want)
+	}
+}
