@@ -3,6 +3,7 @@ package config_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -297,8 +298,17 @@ func TestLoadOddFiles(t *testing.T) {
 	if err := os.WriteFile(big, []byte("# "+strings.Repeat("x", config.MaxFileBytes)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A socket cannot be opened at all: its open fails "no such device
+	// or address", which says nothing of the file.
+	sock := filepath.Join(dir, "sock.yaml")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	for _, tc := range []struct{ path, want string }{
 		{fifo, fifo + ": cannot read the config file: a named pipe (FIFO), not a regular file: give the path of a regular file"},
+		{sock, sock + ": cannot read the config file: a socket, not a regular file: give the path of a regular file"},
 		{"/dev/zero", "/dev/zero: cannot read the config file: a character device, not a regular file: give the path of a regular file"},
 		{big, big + fmt.Sprintf(": cannot read the config file: %d bytes, over the limit of %d", config.MaxFileBytes+3, config.MaxFileBytes)},
 	} {

@@ -16,11 +16,11 @@ import (
 // Read reads path, which must be a regular file of at most limit bytes.
 // It opens without blocking and checks the file before reading; the
 // errors say what the file is ("is a directory", "a named pipe (FIFO),
-// not a regular file: …", "N bytes, over the limit of L").
+// not a regular file: …", "a socket, …", "N bytes, over the limit of L").
 func Read(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, unopened(err, func() (fs.FileInfo, error) { return os.Stat(path) })
 	}
 	return read(f, limit)
 }
@@ -30,9 +30,19 @@ func Read(path string, limit int64) ([]byte, error) {
 func ReadIn(root *os.Root, name string, limit int64) ([]byte, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, unopened(err, func() (fs.FileInfo, error) { return root.Stat(name) })
 	}
 	return read(f, limit)
+}
+
+// unopened is the error for a file whose open failed with err: what it
+// is when it is no regular file (a socket cannot be opened at all, and
+// its open says only "no such device or address"), err otherwise.
+func unopened(err error, stat func() (fs.FileInfo, error)) error {
+	if st, serr := stat(); serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		return NotRegular(st.Mode())
+	}
+	return err
 }
 
 // Kind names what a file that is not a regular file is, for a person:

@@ -1,6 +1,7 @@
 package regularfile_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +63,29 @@ func TestReadIn(t *testing.T) {
 		if b, err := regularfile.ReadIn(root, name, 10); err == nil {
 			t.Errorf("ReadIn(%s) = %q, want an error", name, b)
 		}
+	}
+}
+
+// A socket is not opened at all (open fails with "no such device or
+// address"): the error still says what the file is.
+func TestReadSocket(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Skip("no unix sockets here:", err)
+	}
+	defer l.Close()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	want := "a socket, not a regular file: give the path of a regular file"
+	if _, err := regularfile.Read(sock, 10); err == nil || err.Error() != want {
+		t.Errorf("Read: %v, want %q", err, want)
+	}
+	if _, err := regularfile.ReadIn(root, "sock", 10); err == nil || err.Error() != want {
+		t.Errorf("ReadIn: %v, want %q", err, want)
 	}
 }
