@@ -22,7 +22,8 @@ import (
 // a named pipe among them hangs the start, /dev/zero fills memory, and an
 // include of itself overflows the stack. checkFiles reads the
 // configuration as nats-server's lexer does for these keys and refuses
-// such files before nats-server sees them, naming the file.
+// such files before nats-server sees them, naming the file; and a file
+// nested deeper than maxNesting, naming its line.
 //
 // Check runs before nats-server (package embedded) or Listen reads a
 // configuration.
@@ -38,6 +39,12 @@ const (
 	maxIncludes = 64
 	// maxIncludeDepth bounds how deep includes nest.
 	maxIncludeDepth = 8
+	// maxNesting bounds how deep a file's blocks and arrays ({ and [)
+	// nest: nats-server takes the digest of what it read as JSON, whose
+	// encoding checks every level again: its cost grows as the square of
+	// the depth, and 100000 levels (200 KB) held a worker's start for
+	// minutes at full CPU; real ones nest a few.
+	maxNesting = 64
 )
 
 var (
@@ -80,6 +87,9 @@ func (c *fileCheck) config(file string, depth int) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	text := uncommented(string(data))
+	if line := tooDeep(text); line > 0 {
+		return fmt.Errorf("%s:%d: nested deeper than %d levels of { and [: write the configuration flatter", file, line, maxNesting)
+	}
 	for _, m := range fileKeyRE.FindAllStringSubmatch(text, -1) {
 		name := m[2] + m[3] + m[4]
 		if strings.EqualFold(m[1], "operator") && !exists(name) {
@@ -142,6 +152,39 @@ func uncommented(text string) string {
 		}
 	}
 	return b.String()
+}
+
+// tooDeep is the line (from 1) of text, a configuration without its
+// comments, where its { and [ outside quotes nest deeper than
+// maxNesting; 0 when they do not.
+func tooDeep(text string) int {
+	depth, n := 0, 0
+	for line := range strings.Lines(text) {
+		n++
+		quote, esc := byte(0), false
+		for i := 0; i < len(line); i++ {
+			switch c := line[i]; {
+			case quote != 0:
+				switch {
+				case esc:
+					esc = false
+				case c == '\\' && quote == '"':
+					esc = true
+				case c == quote:
+					quote = 0
+				}
+			case c == '"' || c == '\'':
+				quote = c
+			case c == '{' || c == '[':
+				if depth++; depth > maxNesting {
+					return n
+				}
+			case c == '}' || c == ']':
+				depth = max(depth-1, 0)
+			}
+		}
+	}
+	return 0
 }
 
 func exists(path string) bool {
