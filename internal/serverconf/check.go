@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/nats-io/nats-server/v2/conf"
+
 	"github.com/toolbus/toolbus/internal/regularfile"
 )
 
@@ -23,7 +25,8 @@ import (
 // include of itself overflows the stack. checkFiles reads the
 // configuration as nats-server's lexer does for these keys and refuses
 // such files before nats-server sees them, naming the file; and a file
-// nested deeper than maxNesting, naming its line.
+// nested deeper than maxNesting, naming its line, or whose variables
+// make over maxValues values written out.
 //
 // Check runs before nats-server (package embedded) or Listen reads a
 // configuration.
@@ -45,6 +48,11 @@ const (
 	// the depth, and 100000 levels (200 KB) held a worker's start for
 	// minutes at full CPU; real ones nest a few.
 	maxNesting = 64
+	// maxValues bounds the values a configuration holds with its
+	// variables ($name) written out, as nats-server's digest of it (JSON)
+	// writes them: references that multiply (a billion laughs) filled
+	// the memory.
+	maxValues = 1 << 20
 )
 
 var (
@@ -58,7 +66,41 @@ var (
 // Check checks file and what it includes and names (see above).
 func Check(file string) error {
 	c := &fileCheck{seen: map[string]bool{}}
-	return c.config(file, 0)
+	if err := c.config(file, 0); err != nil {
+		return err
+	}
+	// Parsed, each reference shares the value it names: counted as
+	// written out, no further than the bound.
+	m, err := conf.ParseFile(file)
+	if err != nil {
+		return nil // nats-server says what is wrong
+	}
+	if left := count(m, maxValues); left < 0 {
+		return fmt.Errorf("%s: its variables ($name) make over %d values written out, as nats-server writes them: refer to fewer or smaller ones", file, maxValues)
+	}
+	return nil
+}
+
+// count is left less the values under v, stopping once it is below 0.
+func count(v any, left int) int {
+	if left--; left < 0 {
+		return left
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			if left = count(e, left); left < 0 {
+				return left
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if left = count(e, left); left < 0 {
+				return left
+			}
+		}
+	}
+	return left
 }
 
 type fileCheck struct {
