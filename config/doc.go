@@ -27,7 +27,8 @@
 // (a duration must carry its unit: "30s", not 30), a key given twice and a
 // second YAML document are errors. Validate checks the values and the
 // references between them. Every error names the file, the line, the key
-// path and the reason (for an unknown key, the keys allowed there, and
+// path and the reason, quoting 64 bytes at most of a longer value, with
+// its length (for an unknown key, the keys allowed there, and
 // first the nearest of them when it is a likely typo: "did you mean
 // queue_group?"), and all of them are reported at once (Errors),
 // except after a YAML syntax error or a document that cannot be read as

@@ -198,7 +198,7 @@ func (s *source) walk(n *yaml.Node, at int32, h maphash.Hash) {
 			}
 			if line, dup := first[id{k.Kind, k.Value}]; dup && !inAlias {
 				s.fatal = append(s.fatal, &Error{File: s.file, Line: k.Line, Path: s.path(p),
-					Reason: fmt.Sprintf("key %q appears twice (first on line %d)", k.Value, line)})
+					Reason: fmt.Sprintf("key %s appears twice (first on line %d)", quoted(k.Value), line)})
 			} else {
 				first[id{k.Kind, k.Value}] = k.Line
 			}
@@ -492,7 +492,7 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 		if i, ok := pick(valueKey{line: e.Line, kind: "key", value: key}, unknownKey); ok {
 			e.Path = s.path(s.entries[i].at)
 		}
-		e.Reason = fmt.Sprintf("unknown key %q", key)
+		e.Reason = fmt.Sprintf("unknown key %s", quoted(key))
 		if allowed := keysAt(parent(e.Path)); len(allowed) > 0 {
 			e.Reason += " (" + nearKey(key, allowed) + "allowed here: " + strings.Join(allowed, ", ") + ")"
 		}
@@ -531,7 +531,7 @@ func (s *source) explain(e *Error, next map[pickKey]*cursor) {
 		if c := s.candidates(valueKey{line: e.Line, kind: "key", value: sm[1]}); len(c) > 0 {
 			e.Path = s.path(s.entries[c[0]].at)
 		}
-		e.Reason = fmt.Sprintf("key %q appears twice (first on line %s)", sm[1], sm[2])
+		e.Reason = fmt.Sprintf("key %s appears twice (first on line %s)", quoted(sm[1]), sm[2])
 	}
 }
 
@@ -544,7 +544,25 @@ func shown(kind, value string) string {
 	case "null":
 		return "(null)"
 	}
-	return strconv.Quote(value)
+	return quoted(value)
+}
+
+// maxQuoted is how much of a value an error quotes: of a longer one, its
+// start and its length, so that an error stays a line (a value of 1 MB
+// was quoted whole, in each error about it).
+const maxQuoted = 64
+
+// quoted is s quoted as %q does, cut after maxQuoted bytes (on a
+// character's start) with "…" and its length in bytes.
+func quoted(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(s[:n]) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 // durationRE is the syntax of time.ParseDuration, but for "0".

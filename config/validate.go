@@ -109,7 +109,7 @@ func (k *checker) ttl(path string, d time.Duration) {
 
 func (k *checker) oneOf(path, v string, allowed ...string) {
 	if v != "" && !slices.Contains(allowed, v) {
-		k.fail(path, "invalid value %q: want one of %s", v, strings.Join(allowed, ", "))
+		k.fail(path, "invalid value %s: want one of %s", quoted(v), strings.Join(allowed, ", "))
 	}
 }
 
@@ -136,7 +136,7 @@ func (k *checker) nats() {
 	n := k.c.NATS
 	for i, u := range n.URLs {
 		if err := checkURL(u, "nats", "tls", "ws", "wss"); err != nil {
-			k.fail(fmt.Sprintf("nats.urls[%d]", i), "invalid URL %q: %v", urlredact.URL(u), err)
+			k.fail(fmt.Sprintf("nats.urls[%d]", i), "invalid URL %s: %v", quoted(urlredact.URL(u)), err)
 		}
 	}
 	// The errors about two keys are reported on one that is set, so
@@ -180,7 +180,7 @@ func (k *checker) nats() {
 		k.fail("nats.tls.key", "a client key needs its certificate (nats.tls.cert, --tls-cert or NATS_CERT)")
 	}
 	if n.Identity != "" && !wire.ValidIdentity(n.Identity) {
-		k.fail("nats.identity", "invalid identity %q: it must be 1-%d characters of [A-Za-z0-9_-]", n.Identity, wire.MaxCallIDLen)
+		k.fail("nats.identity", "invalid identity %s: it must be 1-%d characters of [A-Za-z0-9_-]", quoted(n.Identity), wire.MaxCallIDLen)
 	}
 }
 
@@ -199,7 +199,7 @@ func checkURL(raw string, schemes ...string) error {
 		return urlParseError(err)
 	}
 	if !slices.Contains(schemes, u.Scheme) {
-		return fmt.Errorf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", "))
+		return fmt.Errorf("scheme %s is not one of %s", quoted(u.Scheme), strings.Join(schemes, ", "))
 	}
 	if u.Host == "" {
 		return fmt.Errorf("no host")
@@ -208,19 +208,19 @@ func checkURL(raw string, schemes ...string) error {
 	case strings.HasPrefix(u.Host, "[") && strings.HasSuffix(u.Host, "]"):
 		// An IPv6 literal without a port: nats.go dials the default one.
 		if _, err := netip.ParseAddr(u.Hostname()); err != nil {
-			return fmt.Errorf("invalid host %q: want host, host:port, [IPv6] or [IPv6]:port", u.Host)
+			return fmt.Errorf("invalid host %s: want host, host:port, [IPv6] or [IPv6]:port", quoted(u.Host))
 		}
 	case strings.Contains(u.Host, ":"):
 		// url.Parse takes "a::" for a host (Port is empty), which only
 		// fails when the connection is dialled; "a:", an empty port, is
 		// refused with it.
 		if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" {
-			return fmt.Errorf("invalid host %q: want host, host:port, [IPv6] or [IPv6]:port", u.Host)
+			return fmt.Errorf("invalid host %s: want host, host:port, [IPv6] or [IPv6]:port", quoted(u.Host))
 		}
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("invalid port %q", p)
+			return fmt.Errorf("invalid port %s", quoted(p))
 		}
 	}
 	return nil
@@ -232,11 +232,11 @@ func (k *checker) embedded() {
 		n, perr := strconv.Atoi(port)
 		switch {
 		case err != nil:
-			k.fail("embedded.listen", "invalid address %q: want host:port, e.g. 127.0.0.1:4222", l)
+			k.fail("embedded.listen", "invalid address %s: want host:port, e.g. 127.0.0.1:4222", quoted(l))
 		case perr != nil || n < 0 || n > 65535:
-			k.fail("embedded.listen", "invalid port %q in %q", port, l)
+			k.fail("embedded.listen", "invalid port %s in %s", quoted(port), quoted(l))
 		case host != "" && net.ParseIP(host) == nil && host != "localhost":
-			k.fail("embedded.listen", "invalid host %q in %q: want an IP address or localhost", host, l)
+			k.fail("embedded.listen", "invalid host %s in %s: want an IP address or localhost", quoted(host), quoted(l))
 		}
 	}
 	k.fileExists("embedded.server_config", k.c.Embedded.ServerConfig)
@@ -252,14 +252,14 @@ func (k *checker) groups() map[string]bool {
 		case g.Name == "":
 			k.fail(p, "a group needs a name")
 		case g.Name == toolkit.BasicGroup:
-			k.fail(p+".name", "%q is implicit and always active; it cannot be declared", g.Name)
+			k.fail(p+".name", "%s is implicit and always active; it cannot be declared", quoted(g.Name))
 		case !toolkit.ValidName(g.Name):
-			k.fail(p+".name", "invalid group name %q: use letters, digits, '_' and '-'", g.Name)
+			k.fail(p+".name", "invalid group name %s: use letters, digits, '_' and '-'", quoted(g.Name))
 		case known[g.Name]:
-			k.fail(p+".name", "duplicate group %q", g.Name)
+			k.fail(p+".name", "duplicate group %s", quoted(g.Name))
 		}
 		if g.Description == "" {
-			k.fail(p+".description", "group %q needs a description (the model reads it)", g.Name)
+			k.fail(p+".description", "group %s needs a description (the model reads it)", quoted(g.Name))
 		}
 		known[g.Name] = true
 	}
@@ -268,7 +268,7 @@ func (k *checker) groups() map[string]bool {
 
 func (k *checker) group(path, g string, known map[string]bool) {
 	if g != "" && !known[g] {
-		k.fail(path, "group %q is not declared under groups", g)
+		k.fail(path, "group %s is not declared under groups", quoted(g))
 	}
 }
 
@@ -281,9 +281,9 @@ func (k *checker) builtins(known map[string]bool) {
 		case t.Name == "":
 			k.fail(p, "a tool needs a name (one of %s)", strings.Join(builtin.Names, ", "))
 		case !builtin.Known(t.Name):
-			k.fail(p+".name", "unknown built-in tool %q: want one of %s", t.Name, strings.Join(builtin.Names, ", "))
+			k.fail(p+".name", "unknown built-in tool %s: want one of %s", quoted(t.Name), strings.Join(builtin.Names, ", "))
 		case seen[t.Name]:
-			k.fail(p+".name", "tool %q is listed twice", t.Name)
+			k.fail(p+".name", "tool %s is listed twice", quoted(t.Name))
 		}
 		seen[t.Name] = true
 		if t.Group != builtin.ExecGroup {
@@ -318,7 +318,7 @@ func (k *checker) mcpServers(known map[string]bool) {
 	for i, s := range k.c.MCPServers {
 		p := fmt.Sprintf("mcp_servers[%d]", i)
 		if s.Name != "" && seen[s.Name] {
-			k.fail(p+".name", "duplicate MCP server %q", s.Name)
+			k.fail(p+".name", "duplicate MCP server %s", quoted(s.Name))
 		}
 		seen[s.Name] = true
 		var joined interface{ Unwrap() []error }
@@ -358,7 +358,7 @@ func (k *checker) middleware() {
 	for name, d := range m.Timeouts {
 		p := "middleware.timeouts." + name
 		if !toolkit.ValidName(name) {
-			k.fail(p, "invalid tool name %q", name)
+			k.fail(p, "invalid tool name %s", quoted(name))
 		}
 		if d <= 0 {
 			k.fail(p, "the timeout must be positive, got %v", d)
@@ -378,7 +378,7 @@ func (k *checker) middleware() {
 		k.oneOf(p+".key", r.Key, KeySession, KeyTool, KeyGlobal)
 		for j, t := range r.Tools {
 			if !toolkit.ValidName(t) {
-				k.fail(fmt.Sprintf("%s.tools[%d]", p, j), "invalid tool name %q", t)
+				k.fail(fmt.Sprintf("%s.tools[%d]", p, j), "invalid tool name %s", quoted(t))
 			}
 		}
 	}
@@ -397,7 +397,7 @@ func (k *checker) state() {
 	switch st.Groups {
 	case GroupsKV, GroupsMemory:
 	default:
-		k.fail("state.groups", "unknown group state %q: want kv or memory", st.Groups)
+		k.fail("state.groups", "unknown group state %s: want kv or memory", quoted(st.Groups))
 	}
 	if st.SessionTTL < 0 {
 		k.fail("state.session_ttl", "negative TTL %v", st.SessionTTL)
@@ -422,7 +422,7 @@ func (k *checker) state() {
 	}
 	for i, t := range d.Tools {
 		if !toolkit.ValidName(t) {
-			k.fail(fmt.Sprintf("durable.tools[%d]", i), "invalid tool name %q", t)
+			k.fail(fmt.Sprintf("durable.tools[%d]", i), "invalid tool name %s", quoted(t))
 		}
 	}
 	if st.Groups == GroupsMemory && k.c.Permissions != nil {
@@ -437,7 +437,7 @@ func (k *checker) permissions() {
 	}
 	if p.Mode != "" {
 		if _, err := permission.ParseMode(p.Mode); err != nil {
-			k.fail("permissions.mode", "invalid mode %q: want one of default, accept_edits, explore, bypass, dont_ask", p.Mode)
+			k.fail("permissions.mode", "invalid mode %s: want one of default, accept_edits, explore, bypass, dont_ask", quoted(p.Mode))
 		}
 	}
 	for _, list := range []struct {
@@ -447,7 +447,9 @@ func (k *checker) permissions() {
 	}{{"allow", p.Allow, permission.Allow}, {"deny", p.Deny, permission.Deny}, {"ask", p.Ask, permission.Ask}} {
 		for i, spec := range list.specs {
 			if _, err := permission.ParseRule(spec, list.b); err != nil {
-				k.fail(fmt.Sprintf("permissions.%s[%d]", list.key, i), "invalid rule %q: %v (write TOOL or TOOL:PATTERN)", spec, err)
+				// Its error names the rule again, whole.
+				why := strings.TrimPrefix(err.Error(), fmt.Sprintf("permission: invalid rule %q: ", spec))
+				k.fail(fmt.Sprintf("permissions.%s[%d]", list.key, i), "invalid rule %s: %s (write TOOL or TOOL:PATTERN)", quoted(spec), why)
 			}
 		}
 	}
