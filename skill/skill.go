@@ -133,11 +133,11 @@ func Parse(doc []byte, dir string) (Skill, error) {
 	if err != nil {
 		return Skill{}, err
 	}
-	name, err := scalar(meta, node, "name")
+	name, err := scalar(meta, node, "name", first)
 	if err != nil {
 		return Skill{}, err
 	}
-	desc, err := scalar(meta, node, "description")
+	desc, err := scalar(meta, node, "description", first)
 	if err != nil {
 		return Skill{}, err
 	}
@@ -158,8 +158,9 @@ func newlines(s string) string {
 
 // scalar returns a required front matter field as a string. Numbers,
 // booleans and dates are accepted as the text written (1.10, True,
-// 2024-01-01), as YAML users expect; node is the front matter's mapping.
-func scalar(meta map[string]any, node *yaml.Node, key string) (string, error) {
+// 2024-01-01), as YAML users expect; node is the front matter's mapping,
+// whose first line is line first of the SKILL.md.
+func scalar(meta map[string]any, node *yaml.Node, key string, first int) (string, error) {
 	v, ok := meta[key]
 	if !ok || v == nil {
 		return "", fmt.Errorf("%w: required field %q is missing", errFrontMatter, key)
@@ -173,7 +174,19 @@ func scalar(meta map[string]any, node *yaml.Node, key string) (string, error) {
 			s = fmt.Sprint(x)
 		}
 	default:
-		return "", fmt.Errorf("%w: field %q must be a string, got %T", errFrontMatter, key, v)
+		what := fmt.Sprintf("%T", v)
+		switch v.(type) {
+		case []any:
+			what = "a list"
+		case map[string]any, map[any]any:
+			what = "a mapping"
+		}
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			if k := node.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
+				return "", fmt.Errorf("%w: line %d: field %q must be a string, not %s", errFrontMatter, first+k.Line-2, key, what)
+			}
+		}
+		return "", fmt.Errorf("%w: field %q must be a string, not %s", errFrontMatter, key, what) // merged in
 	}
 	if !utf8.ValidString(s) { // !!binary
 		return "", fmt.Errorf("%w: field %q is not UTF-8 text", errFrontMatter, key)

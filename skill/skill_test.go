@@ -67,8 +67,10 @@ func TestParse(t *testing.T) {
 		{name: "missing description", doc: "---\nname: a\n---\n", wantErr: `required field "description" is missing`},
 		{name: "null name", doc: "---\nname:\ndescription: b\n---\n", wantErr: `required field "name" is missing`},
 		{name: "blank description", doc: "---\nname: a\ndescription: '  '\n---\n", wantErr: `required field "description" is empty`},
-		{name: "name is a list", doc: "---\nname: [a, b]\ndescription: b\n---\n", wantErr: `field "name" must be a string`},
-		{name: "description is a map", doc: "---\nname: a\ndescription: {x: 1}\n---\n", wantErr: `field "description" must be a string`},
+		// In words, with its line, not as a Go type ("got []interface {}").
+		{name: "name is a list", doc: "---\nname: [a, b]\ndescription: b\n---\n", wantErr: `front matter: line 2: field "name" must be a string, not a list`},
+		{name: "description is a map", doc: "\n---\nname: a\ndescription:\n  x: 1\n---\n", wantErr: `front matter: line 4: field "description" must be a string, not a mapping`},
+		{name: "merged name is a list", doc: "---\nb: &b {name: [a]}\n<<: *b\ndescription: b\n---\n", wantErr: `front matter: field "name" must be a string, not a list`},
 		{name: "too many keys", doc: "---\nname: a\ndescription: b\n" + keys(MaxMappingKeys-1) + "---\n", wantErr: "front matter: 1001 keys in one mapping, over the limit of 1000"},
 		{name: "front matter too large", doc: "---\nname: a\ndescription: " + strings.Repeat("x", MaxFrontMatterBytes) + "\n---\nbody", wantErr: "front matter: 65558 bytes, over the limit of 65536"},
 		{name: "front matter at the limit", doc: "---\nname: a\ndescription: " + strings.Repeat("x", MaxFrontMatterBytes-len("name: a\ndescription: \n")) + "\n---\nbody",
