@@ -23,6 +23,7 @@ import (
 	"github.com/toolbus/toolbus/bus/wire"
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/discovery"
+	"github.com/toolbus/toolbus/internal/regularfile"
 	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -397,6 +398,19 @@ func editDistance(a, b string) int {
 // could not be sent, and /dev/zero or a runaway pipe must not fill memory.
 const maxInputBytes = 64 << 20
 
+// openInput opens a file of input, which may be a pipe (<(cmd)); a file
+// that cannot be opened for what it is, a socket say, is named so (its
+// open says only "no such device or address").
+func openInput(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
+			return nil, fmt.Errorf("%s is %s: give a file, or - for stdin", path, regularfile.Kind(st.Mode()))
+		}
+	}
+	return f, err
+}
+
 // readInput reads a call's input: a JSON object given inline, in a file
 // (@file) or on stdin (-), of at most maxInputBytes; it returns the text
 // too.
@@ -414,7 +428,7 @@ func readInput(arg string, stdin io.Reader) (map[string]any, []byte, error) {
 		return nil, nil, errors.New("@ needs a file name: @input.json reads the input from input.json (- reads stdin)")
 	case strings.HasPrefix(arg, "@"):
 		src = "the input in " + arg[1:]
-		f, err := os.Open(arg[1:])
+		f, err := openInput(arg[1:])
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading the input: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,11 +64,20 @@ func TestReadInput(t *testing.T) {
 	if err := os.Truncate(big, maxInputBytes+2); err != nil {
 		t.Fatal(err)
 	}
+	// A socket cannot be opened ("no such device or address"): the
+	// error says what it is.
+	sock := filepath.Join(t.TempDir(), "in.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	tests := []struct {
 		arg, stdin string
 		want       map[string]any
 		err        string
 	}{
+		{arg: "@" + sock, err: "reading the input: " + sock + " is a socket: give a file, or - for stdin"},
 		{arg: `{"text":"hi"}`, want: map[string]any{"text": "hi"}},
 		{arg: " {} ", want: map[string]any{}},
 		{arg: "-", stdin: `{"a":[1,true]}`, want: map[string]any{"a": []any{1.0, true}}},

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -56,7 +55,7 @@ func (o *stateOptions) run(ctx context.Context, e *env, args []string) int {
 	if args[0] == "import" {
 		var r io.Reader = e.stdin
 		if len(args) == 2 && args[1] != "-" {
-			f, err := os.Open(args[1])
+			f, err := openInput(args[1])
 			if err != nil {
 				return e.usagef("%v", err)
 			}
