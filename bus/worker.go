@@ -250,6 +250,9 @@ type Worker struct {
 	inputs    *memBudget    // what MaxInputMemory bounds
 	// memWaiting counts the readers waiting for input memory (tests).
 	memWaiting atomic.Int32
+	// stopCutOff: the stop found the worker not connected to NATS and
+	// ended its subscriptions without draining them (cutOff).
+	stopCutOff atomic.Bool
 	dur        *durablePath // nil without WorkerOptions.Durable
 	results    *results     // nil without WorkerOptions.Results
 	aff        *affinity    // nil without WorkerOptions.Sessions
@@ -1339,8 +1342,12 @@ func (w *Worker) popTombstoneLocked(id, reply string) (tombEntry, bool) {
 // toolkit.DrainedText) and waits for their
 // finals to be sent. The connection is flushed, not closed. Stop returns
 // an error wrapping ctx's, saying how many calls it interrupted, when the
-// grace period ran out, nil otherwise. A Stop while another runs waits
-// for it (or for its own ctx) and returns what it returned.
+// grace period ran out, nil otherwise. A worker not connected to NATS
+// (its server gone, the client reconnecting) has nothing to drain: it
+// ends its subscriptions at once, logs that it stopped without draining,
+// and waits only for its running calls, as above; with none it returns
+// nil, whatever ctx. A Stop while another runs waits for it (or for its
+// own ctx) and returns what it returned.
 func (w *Worker) Stop(ctx context.Context) (err error) {
 	w.mu.Lock()
 	if w.stopping {
@@ -1457,12 +1464,17 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		// calls it delivered before that are answered, not dropped with
 		// the subscriptions, whose callers would hear nothing and end them
 		// worker_lost. A worker cut off from NATS waits for that in vain,
-		// so not for long.
+		// so not for long, and not at all once it knows (cutOff).
+		w.cutOff(subs)
 		waitDrained(w.nc, subs, stopFlushTimeout)
 		for _, s := range subs {
 			s.Unsubscribe()
 		}
-		if n == 0 {
+		if n == 0 && w.stopCutOff.Load() {
+			// Nothing ran, nothing could be drained: the grace
+			// did not end too soon for anything.
+			graceErr = nil
+		} else if n == 0 {
 			graceErr = fmt.Errorf("bus: the grace period ended before the worker's subscriptions drained; no call was running: %w", graceErr)
 		} else if n == 1 {
 			graceErr = fmt.Errorf("bus: the grace period ended with 1 call running; it was interrupted: %w", graceErr)
@@ -1519,13 +1531,41 @@ func waitDrained(nc *nats.Conn, subs []*nats.Subscription, d time.Duration) {
 	}
 }
 
+// cutOff ends the subscriptions of a stop when the worker is not
+// connected to NATS (its server gone, the client reconnecting), reporting
+// whether it did. Such a worker has nothing to drain: the server delivers
+// it nothing more, and cannot confirm the drains, which nats.go would
+// wait for until its flush timeout (10s) or the reconnect. The calls
+// delivered before are in the inbox, and still run. Unsubscribed while
+// reconnecting, the subscriptions are not made again on the server when
+// the connection is back.
+func (w *Worker) cutOff(subs []*nats.Subscription) bool {
+	if !slices.ContainsFunc(subs, (*nats.Subscription).IsValid) || w.nc.IsConnected() {
+		return false
+	}
+	for _, s := range subs {
+		s.Unsubscribe()
+	}
+	w.stopCutOff.Store(true)
+	w.mu.Lock()
+	n := len(w.calls)
+	w.mu.Unlock()
+	if n == 0 {
+		w.log.Warn("bus: not connected to NATS: stopped without draining; no call was running", "in_flight", n)
+	} else {
+		w.log.Warn("bus: not connected to NATS: stopped without draining; the running calls may finish within the grace period, their finals sent if the connection is back before it closes",
+			"in_flight", n)
+	}
+	return true
+}
+
 // waitIdle polls until the subscriptions are drained and no call runs, or
 // ctx is done.
 func (w *Worker) waitIdle(ctx context.Context, subs []*nats.Subscription) error {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
-		idle := !slices.ContainsFunc(subs, (*nats.Subscription).IsValid)
+		idle := !slices.ContainsFunc(subs, (*nats.Subscription).IsValid) || w.cutOff(subs)
 		if idle {
 			// Nothing delivers to the inbox anymore; the readers finish
 			// what it holds, then end. Once it is empty, a call taken
