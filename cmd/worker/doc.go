@@ -127,6 +127,10 @@
 //     the server's JetStream store); past it a new session's reset_tools
 //     fails saying so, its session-bound calls run unpinned and its mode
 //     or rules cannot be set, until entries expire.
-//   - A worker stopped while its NATS server is unreachable cannot drain:
-//     it waits out the grace period, then interrupts its calls and exits.
+//   - A worker stopped while its NATS server is unreachable has nothing
+//     to drain: it logs "not connected to NATS: stopped without
+//     draining", lets its running calls finish within the grace period
+//     (their finals are lost unless the connection is back before the
+//     worker exits: their callers end them worker_lost), and exits; with
+//     none running, at once.
 package main
