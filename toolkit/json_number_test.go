@@ -145,3 +145,47 @@ func TestInputHoldingItselfRefused(t *testing.T) {
 		t.Errorf("%s %q (ran %v), want invalid_input %q", r.Code, r.Text(), ran, want)
 	}
 }
+
+// TestInputSharingMapsWalkedOnce: an Input whose maps and slices are
+// shared (in process; no decoder gives one), each level holding the next
+// twice, is walked for json.Numbers once per map and slice, not once per
+// path to it, which is 2^levels: the call runs, its numbers converted.
+func TestInputSharingMapsWalkedOnce(t *testing.T) {
+	for _, number := range []bool{false, true} {
+		t.Run(fmt.Sprint("number=", number), func(t *testing.T) {
+			tk := newToolkit(t, nil)
+			var got map[string]any
+			mustAdd(t, tk, toolkit.Raw("raw", "Raw.", objectSchema(map[string]any{"top": map[string]any{}}), func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+				got = call.Input
+				return nil
+			}))
+			leaf := map[string]any{"n": 3}
+			if number {
+				leaf["n"] = json.Number("3")
+			}
+			level := leaf
+			const levels = 100
+			for range levels {
+				level = map[string]any{"a": level, "b": []any{level}}
+			}
+			r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "raw", Input: map[string]any{"top": level}})
+			if r.Code != "" {
+				t.Fatalf("%s %q, want success", r.Code, r.Text())
+			}
+			v := got["top"]
+			for range levels {
+				v = v.(map[string]any)["b"].([]any)[0]
+			}
+			want := any(3)
+			if number {
+				want = int64(3)
+			}
+			if n := v.(map[string]any)["n"]; n != want {
+				t.Errorf("leaf n = %#v, want %#v", n, want)
+			}
+			if _, ok := leaf["n"].(json.Number); number && !ok {
+				t.Errorf("the caller's leaf was written: n = %#v", leaf["n"])
+			}
+		})
+	}
+}

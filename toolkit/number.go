@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // NumberValue is the number n spells, as a decoded input holds one: an
@@ -124,15 +126,67 @@ func under(seg string, err error) error {
 // replaced by its NumberValue: input itself when it holds none, which
 // costs a look at each value and no allocation; else a copy of the maps
 // and slices on the way to one, so the caller's input is never changed.
+// A map or slice the input holds more than once (in process; no decoder
+// gives one) is walked once past the first memoAfter values, its result
+// then reused: the paths to it may be 2^levels.
 func inputNumbers(input map[string]any) (map[string]any, error) {
-	m, _, err := mapNumbers(input, 0)
+	var w numberWalk
+	m, _, err := w.mapNumbers(input, 0)
 	return m, err
 }
 
-func mapNumbers(m map[string]any, depth int) (map[string]any, bool, error) {
+// memoAfter is how many values inputNumbers looks at before it notes
+// the maps and slices it walked, as a decoded input of that size holds
+// none twice.
+const memoAfter = 1 << 16
+
+// numberWalk is one walk of inputNumbers.
+type numberWalk struct {
+	seen int                      // values looked at
+	done map[walked]numbersResult // the maps and slices walked, past memoAfter
+}
+
+// walked is a map, or a slice by its elements and length.
+type walked struct {
+	p unsafe.Pointer
+	n int
+}
+
+type numbersResult struct {
+	v       any
+	changed bool
+}
+
+// memo is the result of the map or slice at k if walked before, ok
+// false while none is; key is called past memoAfter values only, from
+// when the walk notes its maps and slices.
+func (w *numberWalk) memo(key func() walked) (k walked, r numbersResult, ok bool) {
+	if w.done == nil {
+		if w.seen <= memoAfter {
+			return k, r, false
+		}
+		w.done = map[walked]numbersResult{}
+	}
+	k = key()
+	r, ok = w.done[k]
+	return k, r, ok
+}
+
+// note notes the result of the map or slice at k, once the walk does.
+func (w *numberWalk) note(k walked, v any, changed bool) {
+	if w.done != nil && k.p != nil {
+		w.done[k] = numbersResult{v, changed}
+	}
+}
+
+func (w *numberWalk) mapNumbers(m map[string]any, depth int) (map[string]any, bool, error) {
+	k, r, ok := w.memo(func() walked { return walked{p: reflect.ValueOf(m).UnsafePointer()} })
+	if ok {
+		return r.v.(map[string]any), r.changed, nil
+	}
 	var out map[string]any
 	for k, v := range m {
-		nv, changed, err := valueNumbers(v, depth)
+		nv, changed, err := w.valueNumbers(v, depth)
 		if err != nil {
 			return nil, false, under(escapePointer(k), err)
 		}
@@ -144,12 +198,15 @@ func mapNumbers(m map[string]any, depth int) (map[string]any, bool, error) {
 		}
 	}
 	if out == nil {
+		w.note(k, m, false)
 		return m, false, nil
 	}
+	w.note(k, out, true)
 	return out, true, nil
 }
 
-func valueNumbers(v any, depth int) (any, bool, error) {
+func (w *numberWalk) valueNumbers(v any, depth int) (any, bool, error) {
+	w.seen++
 	switch x := v.(type) {
 	case json.Number:
 		n, err := NumberValue(x)
@@ -161,16 +218,20 @@ func valueNumbers(v any, depth int) (any, bool, error) {
 		if depth >= maxNumberDepth {
 			return nil, false, errNumbersTooDeep
 		}
-		if m, changed, err := mapNumbers(x, depth+1); changed || err != nil {
+		if m, changed, err := w.mapNumbers(x, depth+1); changed || err != nil {
 			return m, changed, err
 		}
 	case []any:
 		if depth >= maxNumberDepth {
 			return nil, false, errNumbersTooDeep
 		}
+		k, r, ok := w.memo(func() walked { return walked{unsafe.Pointer(unsafe.SliceData(x)), len(x)} })
+		if ok {
+			return r.v, r.changed, nil
+		}
 		var out []any
 		for i, e := range x {
-			ne, changed, err := valueNumbers(e, depth+1)
+			ne, changed, err := w.valueNumbers(e, depth+1)
 			if err != nil {
 				return nil, false, under(strconv.Itoa(i), err)
 			}
@@ -182,8 +243,10 @@ func valueNumbers(v any, depth int) (any, bool, error) {
 			}
 		}
 		if out != nil {
+			w.note(k, out, true)
 			return out, true, nil
 		}
+		w.note(k, x, false)
 	}
 	return v, false, nil
 }
