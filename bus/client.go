@@ -735,18 +735,31 @@ func (c *Client) Cancel(callID string) error {
 	}
 	c.mu.Unlock()
 	// Not this client's call: it may be another's, waiting in the queue.
+	// The records go out together and their answers are awaited
+	// together, recordWait in all.
 	var err error
+	var recs []*record
+	recorded := func(id string) {
+		rec, rerr := c.sendRecorded(id, "", "")
+		err = errors.Join(err, rerr)
+		if rec != nil {
+			recs = append(recs, rec)
+		}
+	}
 	if durable || !mine {
-		err = c.cancelRecorded(callID, "", "")
+		recorded(callID)
 	} else {
 		err = c.cancel(callID, "", false, "")
 	}
 	for _, a := range attempts {
 		if a.durable { // queued by its worker: recorded as the id's own
-			err = errors.Join(err, c.cancelRecorded(a.id, "", ""))
+			recorded(a.id)
 		} else {
 			err = errors.Join(err, c.cancel(a.id, "", false, ""))
 		}
+	}
+	for _, rec := range recs {
+		err = errors.Join(err, rec.wait())
 	}
 	return err
 }
@@ -795,8 +808,21 @@ const recordWait = 2 * time.Second
 // which the flush brings back first; no stream at all) is as before:
 // the cancel counts where it was heard.
 func (c *Client) cancelRecorded(callID, reason, reply string) error {
+	rec, err := c.sendRecorded(callID, reason, reply)
+	if rec == nil {
+		return err
+	}
+	return rec.wait()
+}
+
+// sendRecorded publishes the cancel of callID with its record, as
+// cancelRecorded does, and returns the record whose answer is to be
+// awaited (nil, with the error, when there is none to await: a publish
+// failed, or the client is closed and the cancel went out unawaited).
+// Cancels that go out together are awaited together (Cancel, Close).
+func (c *Client) sendRecorded(callID, reason, reply string) (*record, error) {
 	if !wire.ValidCallID(callID) {
-		return fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
+		return nil, fmt.Errorf("bus: invalid call id %s", wire.Quote(callID))
 	}
 	c.mu.Lock()
 	closed := c.closed
@@ -806,13 +832,13 @@ func (c *Client) cancelRecorded(callID, reason, reply string) error {
 	}
 	c.mu.Unlock()
 	if closed {
-		return c.cancel(callID, reason, true, reply)
+		return nil, c.cancel(callID, reason, true, reply)
 	}
 	if err := rec.publish(reason, reply); err != nil {
 		c.forgetAck(rec.ackTo)
-		return err
+		return nil, err
 	}
-	return rec.wait()
+	return rec, nil
 }
 
 // notRecorded is what a call's final adds when err, its cancel's, says
