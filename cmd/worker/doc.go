@@ -47,8 +47,14 @@
 // --kv-replicas sets the replicas of the KV buckets and streams this
 // worker creates (the permission buckets' and the durable path's unless
 // permissions.kv_replicas or durable.replicas is set). --http serves
-// metrics and health, --probe checks one and exits, --check-config
-// validates and exits, and --version prints the version and exits.
+// metrics and health; it listens before the worker connects to NATS (an
+// address in use stops the worker with nothing taken), /healthz answers
+// "ok" at once and /readyz 503 with what the start is at ("not ready:
+// connecting to NATS at URL", "not ready: starting") until the worker
+// serves, and /metrics serves what exists by then (the Go and process
+// collectors, toolbus_nats_connected 0). --probe checks one and exits,
+// --check-config validates and exits, and --version prints the version
+// and exits.
 //
 // The configuration is validated as a whole before anything starts; every
 // problem is printed with its source ("worker.yaml:12: ..." or

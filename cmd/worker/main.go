@@ -485,9 +485,19 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 			r.close()
 		}
 	}()
+	// The operator endpoint first: an address in use stops the worker
+	// before it takes anything, and probes are answered while it waits
+	// for NATS.
+	if httpAddr != "" {
+		r.ops = newOps()
+		if err := r.ops.listen(httpAddr, log); err != nil {
+			return nil, err
+		}
+	}
 
 	url := cfg.NATS.URL()
 	if url == "" {
+		r.ops.notReady("starting the embedded NATS server")
 		if err := checkEmbedded(cfg, said.tls); err != nil {
 			return nil, err
 		}
@@ -512,9 +522,14 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 			}
 			return nil, fmt.Errorf("connecting to the embedded server: %w", err)
 		}
-	} else if r.nc, err = connect(ctx, cfg, r.instance, said, log); err != nil {
-		return nil, err
+	} else {
+		r.ops.notReady("connecting to NATS at " + urlredact.List(url))
+		if r.nc, err = connect(ctx, cfg, r.instance, said, log); err != nil {
+			return nil, err
+		}
 	}
+	r.ops.connected(r.nc)
+	r.ops.notReady("starting")
 
 	if err := checkRole(r.nc); err != nil {
 		return nil, err
@@ -570,8 +585,8 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 	}
 	var onFinal func(string, toolkit.State, toolkit.Code, time.Duration)
 	var timedOut func()
-	if httpAddr != "" {
-		r.ops = newOps(tk)
+	if r.ops != nil {
+		r.ops.watch(tk)
 		onFinal, timedOut = r.ops.onFinal, r.ops.timedOut
 	}
 	tk.Use(chain(cfg, log, env.middleware, timedOut)...)
@@ -625,9 +640,7 @@ func start(ctx context.Context, cfg *config.Config, instance string, kvReplicas 
 		if cfg.State.Groups == config.GroupsKV {
 			stateJS = js
 		}
-		if err := r.ops.serve(httpAddr, r.nc, stateJS, r.worker, env.mcp, log); err != nil {
-			return nil, err
-		}
+		r.ops.serve(r.nc, stateJS, r.worker, env.mcp)
 	}
 	log.Info("toolbus worker ready",
 		"nats", urlredact.List(url), "embedded", r.srv != nil, "queue", cfg.QueueGroup, "http", r.opsAddr(),

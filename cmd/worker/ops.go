@@ -24,7 +24,14 @@ import (
 // /metrics, liveness on /healthz and readiness on /readyz (200 "ready",
 // or "ready, degraded: …" while a mounted MCP server is down or JetStream,
 // where it keeps state, does not answer; 503 while cut off from NATS or
-// draining). A worker running max_in_flight calls stays ready: NATS's
+// draining). It listens before the worker does anything else, so an
+// address in use stops the worker before it connects to NATS, and while
+// the worker starts (waiting for its NATS server, up to startupWait)
+// /healthz answers "ok" and /readyz 503 with what the start is at
+// ("not ready: connecting to NATS at URL", "not ready: starting");
+// /metrics serves the metrics that exist by then: the Go and process
+// collectors and toolbus_nats_connected (0), the worker's once it serves.
+// A worker running max_in_flight calls stays ready: NATS's
 // queue group, not a load balancer reading /readyz, spreads calls, and
 // one answered overloaded (toolbus_worker_overloaded_total) is retried
 // by its caller; unready, a saturated fleet's pods would be restarted
@@ -34,7 +41,7 @@ import (
 // most 20,000 names over its life, then _other; _unknown for any other),
 // states and codes, never call or session ids.
 type ops struct {
-	tk    *toolkit.Toolkit
+	tk    *toolkit.Toolkit // set by watch, before the worker serves
 	reg   *prometheus.Registry
 	calls *prometheus.CounterVec
 	dur   *prometheus.HistogramVec
@@ -45,23 +52,17 @@ type ops struct {
 	// which toolbus_worker_cancelled_calls_total adds to the bus's count
 	// of the calls a cancel or the caller's deadline ended.
 	timeouts atomic.Uint64
+	nc       atomic.Pointer[nats.Conn]     // the worker's connection, once made
+	ready    atomic.Pointer[opshttp.Ready] // what /readyz answers now
 }
 
 // unknownTool labels the finals of calls to tools the worker does not
 // serve.
 const unknownTool = "_unknown"
 
-func newOps(tk *toolkit.Toolkit) *ops {
-	o := &ops{reg: prometheus.NewRegistry(), tk: tk, tools: opshttp.NewToolLabels(opshttp.MaxToolLabels)}
-	// Every tool served gets its label when it is added: its calls that
-	// end after it was removed (on their way, or running) keep it.
-	label := func() {
-		for _, t := range tk.Tools() {
-			o.tools.Label(t.Name)
-		}
-	}
-	label()
-	tk.OnChange(label)
+func newOps() *ops {
+	o := &ops{reg: prometheus.NewRegistry(), tools: opshttp.NewToolLabels(opshttp.MaxToolLabels)}
+	o.notReady("starting")
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "toolbus_worker_calls_total",
 		Help: "Calls the worker answered, by tool and how they ended (state and code; code is empty on success), refused ones included.",
@@ -73,7 +74,64 @@ func newOps(tk *toolkit.Toolkit) *ops {
 	}, []string{"tool"})
 	o.reg.MustRegister(o.calls, o.dur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Not connected (0) until the worker's connection is made.
+	o.reg.MustRegister(opshttp.NATSMetrics(func() bool {
+		nc := o.nc.Load()
+		return nc != nil && nc.IsConnected()
+	}, func() uint64 {
+		if nc := o.nc.Load(); nc != nil {
+			return nc.Stats().Reconnects
+		}
+		return 0
+	})...)
 	return o
+}
+
+// listen starts the endpoint on addr, answering /readyz not ready until
+// serve; nil o (no --http) does nothing.
+func (o *ops) listen(addr string, log *slog.Logger) error {
+	if o == nil {
+		return nil
+	}
+	e, err := opshttp.Start(addr, o.reg, func() (bool, string) { return (*o.ready.Load())() }, log)
+	if err != nil {
+		return err
+	}
+	o.ep, o.addr = e, e.Addr
+	log.Info("operator endpoint listening; not ready until the worker serves", "http", o.addr)
+	return nil
+}
+
+// notReady makes /readyz answer 503 "not ready: why" (nil o: nothing).
+func (o *ops) notReady(why string) {
+	if o == nil {
+		return
+	}
+	ready := opshttp.Ready(func() (bool, string) { return false, "not ready: " + why })
+	o.ready.Store(&ready)
+}
+
+// connected gives the endpoint the worker's connection, for
+// toolbus_nats_connected and toolbus_nats_reconnects_total (nil o:
+// nothing).
+func (o *ops) connected(nc *nats.Conn) {
+	if o != nil {
+		o.nc.Store(nc)
+	}
+}
+
+// watch labels the tools of tk, before the worker serves it.
+func (o *ops) watch(tk *toolkit.Toolkit) {
+	o.tk = tk
+	// Every tool served gets its label when it is added: its calls that
+	// end after it was removed (on their way, or running) keep it.
+	label := func() {
+		for _, t := range tk.Tools() {
+			o.tools.Label(t.Name)
+		}
+	}
+	label()
+	tk.OnChange(label)
 }
 
 // onFinal counts every final the worker sends (bus.WorkerOptions.OnFinal),
@@ -140,9 +198,9 @@ func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// serve starts the endpoint on addr for the running worker; mcp are its
-// mounted MCP servers (nil: none).
-func (o *ops) serve(addr string, nc *nats.Conn, js jetstream.JetStream, w *bus.Worker, mcpServers *mcp.Servers, log *slog.Logger) error {
+// serve adds the running worker's metrics to the endpoint and makes
+// /readyz answer for it; mcp are its mounted MCP servers (nil: none).
+func (o *ops) serve(nc *nats.Conn, js jetstream.JetStream, w *bus.Worker, mcpServers *mcp.Servers) {
 	var clients []*mcp.Client
 	if mcpServers != nil {
 		clients = mcpServers.Clients()
@@ -161,13 +219,12 @@ func (o *ops) serve(addr string, nc *nats.Conn, js jetstream.JetStream, w *bus.W
 	o.reg.MustRegister(workerCollector{w.Counters, &o.timeouts},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_worker_calls_in_flight", Help: "Calls the worker is running."},
 			func() float64 { return float64(w.InFlight()) }))
-	o.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)
 	natsReady := opshttp.NATSReady(nc)
 	jsReady := func() (bool, string) { return true, "" }
 	if js != nil {
 		jsReady = opshttp.JetStreamReady(js)
 	}
-	ready := func() (bool, string) {
+	ready := opshttp.Ready(func() (bool, string) {
 		if ok, why := natsReady(); !ok {
 			return false, why
 		}
@@ -194,13 +251,8 @@ func (o *ops) serve(addr string, nc *nats.Conn, js jetstream.JetStream, w *bus.W
 			return true, "ready, degraded: " + strings.Join(degraded, "; ")
 		}
 		return true, "ready"
-	}
-	e, err := opshttp.Start(addr, o.reg, ready, log)
-	if err != nil {
-		return err
-	}
-	o.ep, o.addr = e, e.Addr
-	return nil
+	})
+	o.ready.Store(&ready)
 }
 
 func (o *ops) stop() {

@@ -26,7 +26,8 @@ func TestCallsOfRemovedToolKeepTheirLabel(t *testing.T) {
 	if err := tk.Add(echo); err != nil {
 		t.Fatal(err)
 	}
-	o := newOps(tk)
+	o := newOps()
+	o.watch(tk)
 	late := toolkit.Func("late", "Added after the worker started.", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
 	if err := tk.Add(late); err != nil {
 		t.Fatal(err)

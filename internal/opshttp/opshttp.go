@@ -1,8 +1,12 @@
 // Package opshttp is the operator HTTP endpoint of toolbus's processes
 // (the worker's --http, the MCP gateway's --http): Prometheus metrics on
-// /metrics, liveness on /healthz ("ok" while the process serves) and
-// readiness on /readyz (200 with a line saying so, 503 with the reason
-// while not ready), and Probe, the GET a container healthcheck runs.
+// /metrics, liveness on /healthz ("ok" while the process runs, also while
+// it starts) and readiness on /readyz (200 with a line saying so, 503 with
+// the reason while not ready), and Probe, the GET a container healthcheck
+// runs. The worker starts its endpoint before it connects to NATS, so an
+// address in use is said before it takes anything, and its probes are
+// answered while it waits for its server (the MCP gateway starts its
+// endpoint once connected).
 //
 // The endpoint holds at most 64 connections at once, so a neighbour that
 // opens thousands and sends nothing costs the process 64 file descriptors,
