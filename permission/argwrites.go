@@ -572,9 +572,26 @@ func cdTo(c simpleCmd, dirs []string, cdpath bool) (to []string, literal, cd boo
 		return []string{stand}, false, true
 	}
 	for _, d := range dirs {
-		to = addDirs(to, underDir(d, operand))
+		to = addDirs(to, underDir(d, operand), logicalDir(underDir(d, operand)))
 	}
 	return to, plain && len(rest) == 1, true
+}
+
+// logicalDir is where cd (-L, the shell's default) goes for dir, a path
+// as the cds before it wrote it: each ".." removes the name before it
+// (cd link && cd .. is back where cd link began, not in the parent of
+// link's target, where the kernel's ".." leads and where the shell
+// goes when that fails, which dir is), "" standing for the shell's own
+// directory; dir when it has no "..", or is a directory not known
+// here ($OLDPWD/..).
+func logicalDir(dir string) string {
+	if !slices.Contains(strings.Split(dir, "/"), "..") || strings.HasPrefix(dir, "$") || strings.HasPrefix(dir, "~") {
+		return dir
+	}
+	if c := filepath.Clean(dir); c != "." {
+		return c
+	}
+	return ""
 }
 
 // addDirs is dirs with more added, each once (a new slice); past
