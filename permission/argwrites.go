@@ -565,7 +565,7 @@ func cdTo(c simpleCmd, dirs []string, cdpath bool) (to []string, literal, cd boo
 	case shellExpands(operand):
 		stand = operand
 	case strings.ContainsAny(operand, "*?[") || slices.Contains(c.braced, operand) ||
-		cdpath && !filepath.IsAbs(operand) && !strings.HasPrefix(operand, "."):
+		cdpath && !skipsCDPATH(operand):
 		stand = "$PWD"
 	}
 	if stand != "" {
@@ -592,6 +592,13 @@ func logicalDir(dir string) string {
 		return c
 	}
 	return ""
+}
+
+// skipsCDPATH reports a cd's directory the shell does not look up in
+// CDPATH: absolute, ".", "..", or starting with "./" or "../" (not
+// ".x", which it looks up).
+func skipsCDPATH(dir string) bool {
+	return filepath.IsAbs(dir) || dir == "." || dir == ".." || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "../")
 }
 
 // addDirs is dirs with more added, each once (a new slice); past

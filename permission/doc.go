@@ -202,7 +202,8 @@
 //     may fail, or run in a subshell): "cd /srv && ls > f" writes
 //     /srv/f, and "cd /var && echo x > lib/dpkg/status" is a safety
 //     ask; after one to a directory not known here (cd $X, cd -, cd, cd
-//     ~, popd, a pattern, with CDPATH set) it is outside. A ".." in a
+//     ~, popd, a pattern, with CDPATH set one not starting with "/",
+//     "./" or "../", such as .x) it is outside. A ".." in a
 //     cd's directory leads where the shell takes it (cd -L: "cd link &&
 //     cd .." is back where "cd link" began) and where the kernel does
 //     (the parent of link's target, where cd -P goes). The same holds
