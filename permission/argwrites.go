@@ -649,6 +649,9 @@ func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 			dirs = cdDirs(simpleCmd{args: []string{"cd", "--", d}}, dirs, false)
 		}
 	}
+	if repeats(inner) {
+		dirs = followDirs(inner, dirs, false, false)
+	}
 	followDirs(inner, dirs, false, false)
 	return inner, err
 }

@@ -206,7 +206,11 @@
 //     "./" or "../", such as .x) it is outside. A ".." in a
 //     cd's directory leads where the shell takes it (cd -L: "cd link &&
 //     cd .." is back where "cd link" began) and where the kernel does
-//     (the parent of link's target, where cd -P goes). The same holds
+//     (the parent of link's target, where cd -P goes). On a line (or
+//     in a script it runs) with a loop or a function's definition, whose
+//     commands may run again after the cds below them, each command is
+//     checked where any of its cds may lead too ("for i in 1 2; do :;
+//     touch f; cd /srv; done" touches /srv/f). The same holds
 //     for a command env -C DIR, sudo -D DIR or find -execdir (under its
 //     starting points) runs in another directory, and for one sudo -R
 //     DIR (--chroot) runs under another root, a directory not known

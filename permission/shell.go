@@ -112,8 +112,33 @@ var errUnterminated = errors.New("unterminated quote")
 // lead to (followDirs).
 func parseShell(line string) (shellLine, error) {
 	l, err := parseNested(line, 0)
-	followDirs(l.data, followDirs(l.cmds, nil, true, err == nil && cdsHold(l)), true, false)
+	hold := err == nil && cdsHold(l)
+	dirs := followDirs(l.cmds, nil, true, hold)
+	if repeats(l.cmds) {
+		dirs = followDirs(l.cmds, dirs, true, hold)
+	}
+	followDirs(l.data, dirs, true, false)
 	return l, err
+}
+
+// repeats reports commands of which some may run again after the cds
+// below them (a loop's body, a function's), so that each may run where
+// any cd of them led, as a second pass of followDirs from there finds:
+// a loop (for, while, until, select), a function's definition
+// (function f, f()).
+func repeats(cmds []simpleCmd) bool {
+	return slices.ContainsFunc(cmds, func(c simpleCmd) bool {
+		for _, a := range c.args {
+			switch {
+			case slices.Contains([]string{"for", "while", "until", "select", "function"}, a),
+				strings.HasSuffix(a, "()"):
+				return true
+			case !slices.Contains(keywords, a):
+				return false
+			}
+		}
+		return false
+	})
 }
 
 // maxNesting bounds the substitutions (and sh -c scripts) read inside
