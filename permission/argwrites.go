@@ -480,18 +480,28 @@ func followDirs(cmds []simpleCmd, dirs []string, deep, ands bool) []string {
 // ands: the line is not grouped (a subshell's cd, a function named cd),
 // and none of its commands, nor those they run (builtin eval …), may
 // change what a later cd does or where the shell is between its
-// commands (unsettles). A line without && needs no answer: false.
+// commands (unsettles), nor define a function in a script the shell
+// runs itself (definesFunction). A line without && needs no answer:
+// false.
 func cdsHold(l shellLine) bool {
 	if l.grouped || !slices.ContainsFunc(l.cmds, func(c simpleCmd) bool { return c.link == "&&" }) {
 		return false
 	}
 	for _, c := range l.cmds {
 		inner, _ := wrapped(c, 0)
-		if unsettles(c) || slices.ContainsFunc(inner, unsettles) {
+		if unsettles(c) || slices.ContainsFunc(inner, unsettles) || slices.ContainsFunc(inner, definesFunction) {
 			return false
 		}
 	}
 	return true
+}
+
+// definesFunction reports a command of a script the line runs (eval
+// 'cd() { :; }', mapfile -C) that may define a function (a parenthesis
+// in its first two words): its parentheses were inside a quoted word,
+// which does not make the line grouped.
+func definesFunction(c simpleCmd) bool {
+	return slices.ContainsFunc(c.args[:min(2, len(c.args))], func(a string) bool { return strings.ContainsAny(a, "()") })
 }
 
 // unsettles reports a command that may change what a later cd does or
