@@ -454,8 +454,8 @@ func followDirs(cmds []simpleCmd, dirs []string, deep, ands bool) []string {
 		after := here // the cd failed or not
 		for _, w := range seen {
 			mentions := func(a string) bool { return strings.Contains(a, "CDPATH") }
-			if slices.ContainsFunc(w.assigns, mentions) || slices.ContainsFunc(w.args, mentions) {
-				cdpath = true // CDPATH=/srv cd x, export CDPATH=…
+			if slices.ContainsFunc(w.assigns, mentions) || slices.ContainsFunc(w.args, mentions) || setsExpanded(w) {
+				cdpath = true // CDPATH=/srv cd x, export CDPATH=…, export CDPAT{H,}=…
 			}
 			after = cdDirs(w, after, cdpath)
 		}
@@ -509,14 +509,20 @@ func definesFunction(c simpleCmd) bool {
 // aliases), trap (trap 'cd ..' DEBUG runs before each command), source
 // and . (a file's functions and cds), shopt (cdable_vars), enable
 // (enable -n cd), a command that sets a variable an expansion names
-// (export ${X}ATH=…: CDPATH), and one whose name the shell computes,
+// (export ${X}ATH=…, export CDPAT{H,}=…: CDPATH), and one whose name the shell computes,
 // which may be any of those.
 func unsettles(c simpleCmd) bool {
 	if len(c.args) == 0 {
 		return false
 	}
-	return c.nameDollar || c.nameGlob || slices.Contains(unsettlers, c.args[0]) ||
-		c.dollar && slices.Contains(setters, c.args[0])
+	return c.nameDollar || c.nameGlob || slices.Contains(unsettlers, c.args[0]) || setsExpanded(c)
+}
+
+// setsExpanded reports a command that sets variables (setters) named by
+// a word the shell expands (export ${X}ATH=…, export CDPAT{H,}=…), which
+// may be any, CDPATH too.
+func setsExpanded(c simpleCmd) bool {
+	return c.expands && len(c.args) > 0 && slices.Contains(setters, c.args[0])
 }
 
 // unsettlers and setters are the commands unsettles names.

@@ -79,7 +79,11 @@ func TestWritesAfterCdAnd(t *testing.T) {
 			t.Errorf("%q: %s (%s, safety %v), want ask (not a safety ask)", line, d.Behavior, d.Reason, d.Safety)
 		}
 		// The rules cover the line writing inside: it is the write
-		// that asks.
+		// that asks. (Not with CDPATH set by an expanded name: cd sub
+		// may go to ../sub.)
+		if strings.Contains(line, "${X}ATH") {
+			continue
+		}
 		inside := strings.ReplaceAll(line, "../f", "f")
 		if d := Decide(p, shell, cmd(inside)); d.Behavior != Allow {
 			t.Errorf("%q: %s (%s), want allow", inside, d.Behavior, d.Reason)

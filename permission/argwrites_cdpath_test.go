@@ -36,3 +36,37 @@ func TestWritesAfterCdDotNameCDPATH(t *testing.T) {
 		}
 	}
 }
+
+// TestWritesAfterCdCDPATHBraced: "export CDPAT{H,}=/srv" sets CDPATH
+// (bash brace-expands the word, which names no variable as written), so
+// "cd sub" may go to /srv/sub; the line was taken as setting none, and
+// "export CDPAT{H,}=/srv; cd sub && ls > ../f" wrote /srv/f unasked. A
+// command that sets variables (export, declare, read, …) with a word the
+// shell expands may set CDPATH, as with a $-expansion.
+func TestWritesAfterCdCDPATHBraced(t *testing.T) {
+	wd := t.TempDir()
+	out, err := os.MkdirTemp("", "srv") // not t.TempDir(): its name has "CDPATH"
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(out) })
+	for _, d := range []string{filepath.Join(wd, "sub"), filepath.Join(out, "sub")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := Policy{Rules: shellAllowRules(t, "cd", "ls", "export"), WorkingDirs: []string{wd}}
+	for _, line := range []string{
+		"export CDPAT{H,}=" + out + "; cd sub && ls > ../f",
+		"export CDPAT{H,}=" + out + "; cd sub; ls > f",
+		"export CDPAT?=" + out + "; cd sub && ls > ../f",
+		"export X=CDP; export ${X}ATH=..; cd sub && ls > f", // ../sub/f
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Ask {
+			t.Errorf("%q: %s (%s), want ask", line, d.Behavior, d.Reason)
+		}
+	}
+	if line := "export X=1; cd sub && ls > ../f"; Decide(p, shell, cmd(line)).Behavior != Allow {
+		t.Errorf("%q: %+v want allow", line, Decide(p, shell, cmd(line)))
+	}
+}
