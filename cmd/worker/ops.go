@@ -52,8 +52,7 @@ type ops struct {
 	// which toolbus_worker_cancelled_calls_total adds to the bus's count
 	// of the calls a cancel or the caller's deadline ended.
 	timeouts atomic.Uint64
-	nc       atomic.Pointer[nats.Conn]     // the worker's connection, once made
-	ready    atomic.Pointer[opshttp.Ready] // what /readyz answers now
+	stage    opshttp.Stage // what /readyz answers now, the connection once made
 }
 
 // unknownTool labels the finals of calls to tools the worker does not
@@ -62,7 +61,6 @@ const unknownTool = "_unknown"
 
 func newOps() *ops {
 	o := &ops{reg: prometheus.NewRegistry(), tools: opshttp.NewToolLabels(opshttp.MaxToolLabels)}
-	o.notReady("starting")
 	o.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "toolbus_worker_calls_total",
 		Help: "Calls the worker answered, by tool and how they ended (state and code; code is empty on success), refused ones included.",
@@ -75,15 +73,7 @@ func newOps() *ops {
 	o.reg.MustRegister(o.calls, o.dur,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Not connected (0) until the worker's connection is made.
-	o.reg.MustRegister(opshttp.NATSMetrics(func() bool {
-		nc := o.nc.Load()
-		return nc != nil && nc.IsConnected()
-	}, func() uint64 {
-		if nc := o.nc.Load(); nc != nil {
-			return nc.Stats().Reconnects
-		}
-		return 0
-	})...)
+	o.reg.MustRegister(o.stage.NATSMetrics()...)
 	return o
 }
 
@@ -93,7 +83,7 @@ func (o *ops) listen(addr string, log *slog.Logger) error {
 	if o == nil {
 		return nil
 	}
-	e, err := opshttp.Start(addr, o.reg, func() (bool, string) { return (*o.ready.Load())() }, log)
+	e, err := opshttp.Start(addr, o.reg, o.stage.Ready, log)
 	if err != nil {
 		return err
 	}
@@ -107,8 +97,7 @@ func (o *ops) notReady(why string) {
 	if o == nil {
 		return
 	}
-	ready := opshttp.Ready(func() (bool, string) { return false, "not ready: " + why })
-	o.ready.Store(&ready)
+	o.stage.NotReady(why)
 }
 
 // connected gives the endpoint the worker's connection, for
@@ -116,7 +105,7 @@ func (o *ops) notReady(why string) {
 // nothing).
 func (o *ops) connected(nc *nats.Conn) {
 	if o != nil {
-		o.nc.Store(nc)
+		o.stage.Connected(nc)
 	}
 }
 
@@ -224,7 +213,7 @@ func (o *ops) serve(nc *nats.Conn, js jetstream.JetStream, w *bus.Worker, mcpSer
 	if js != nil {
 		jsReady = opshttp.JetStreamReady(js)
 	}
-	ready := opshttp.Ready(func() (bool, string) {
+	o.stage.Serve(func() (bool, string) {
 		if ok, why := natsReady(); !ok {
 			return false, why
 		}
@@ -252,7 +241,6 @@ func (o *ops) serve(nc *nats.Conn, js jetstream.JetStream, w *bus.Worker, mcpSer
 		}
 		return true, "ready"
 	})
-	o.ready.Store(&ready)
 }
 
 func (o *ops) stop() {
