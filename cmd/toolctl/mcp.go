@@ -22,6 +22,7 @@ import (
 	"github.com/toolbus/toolbus/config"
 	"github.com/toolbus/toolbus/internal/buildinfo"
 	"github.com/toolbus/toolbus/internal/otelenv"
+	"github.com/toolbus/toolbus/internal/urlredact"
 	"github.com/toolbus/toolbus/mcp"
 )
 
@@ -37,8 +38,9 @@ import (
 // cancels go over the bus. With --tokens, serve admits HTTP clients by
 // bearer token and each calls as its token's identity; without, it
 // refuses to listen beyond loopback unless --insecure. serve logs "MCP gateway listening url=…" on
-// stderr (and, with --http ADDR, "operator endpoint http=…": metrics and
-// health, see mcp_ops.go), logs each session and tools/call, and stops
+// stderr (and, with --http ADDR, "operator endpoint http=…" before it
+// connects to NATS: metrics and health, see mcp_ops.go), logs each
+// session and tools/call, and stops
 // on SIGINT or SIGTERM (exit 0): its calls in flight end interrupted and
 // their clients get those results; stdio ends when the
 // client closes stdin, or on SIGINT or SIGTERM as serve does (its calls'
@@ -182,14 +184,31 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 			return e.usagef("refusing to serve MCP on %s without --tokens: anyone who reaches it could call every tool; give --tokens FILE (toolctl auth init writes one), or --insecure", o.listen)
 		}
 	}
+	log := slog.New(slog.NewTextHandler(e.stderr, nil)) // stdout is the MCP stream in stdio mode
+	// The operator endpoint first: an address in use stops the gateway
+	// before it connects, and probes are answered while it connects.
+	var m *gatewayMetrics
+	if o.httpAddr != "" && args[0] == "serve" {
+		m = newGatewayMetrics()
+		ep, err := m.listen(o.httpAddr, log)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "toolctl:", err)
+			return exitError
+		}
+		defer ep.Stop()
+		m.stage.NotReady("connecting to NATS at " + urlredact.List(e.url()))
+	}
 	e.serving = true
 	nc, err := e.conn()
 	if err != nil {
 		return exitCode(err)
 	}
+	if m != nil {
+		m.stage.Connected(nc)
+		m.stage.NotReady("starting")
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := slog.New(slog.NewTextHandler(e.stderr, nil)) // stdout is the MCP stream in stdio mode
 	// The connection closed for good (nats.go stopped reconnecting: the
 	// server revoked the gateway's user, or closed it with an error
 	// nats.go takes for fatal): the gateway can relay nothing more, so it
@@ -218,7 +237,6 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		defer cancel()
 		shutdownTraces(sctx)
 	}()
-	var m *gatewayMetrics
 	gopts := &mcp.GatewayOptions{
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxConns: o.maxConns, MaxSessionCalls: o.maxCalls, MaxCalls: o.maxGatewayCalls, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
@@ -244,8 +262,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 			return err
 		},
 	}
-	if o.httpAddr != "" && args[0] == "serve" {
-		m = newGatewayMetrics()
+	if m != nil {
 		gopts.OnCall = m.onCall
 	}
 	g, err := mcp.NewGateway(ctx, nc, gopts)
@@ -255,13 +272,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	defer g.Close()
 	if m != nil {
-		ep, err := m.serve(o.httpAddr, nc, g, log)
-		if err != nil {
-			fmt.Fprintln(e.stderr, "toolctl:", err)
-			return exitError
-		}
-		defer ep.Stop()
-		log.Info("operator endpoint", "http", ep.Addr)
+		m.serve(nc, g)
 	}
 	if args[0] == "stdio" {
 		d := newDrainIO(e.stdin, e.stdout, o.drain)

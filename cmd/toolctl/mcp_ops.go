@@ -20,7 +20,8 @@ import (
 // labels stay bounded.
 type gatewayMetrics struct {
 	reg   *prometheus.Registry
-	g     *mcp.Gateway
+	g     *mcp.Gateway  // set by serve, before the gateway serves
+	stage opshttp.Stage // what /readyz answers, the connection once made
 	calls *prometheus.CounterVec
 	dur   *prometheus.HistogramVec
 	tools *opshttp.ToolLabels // the tool labels, bounded
@@ -41,6 +42,8 @@ func newGatewayMetrics() *gatewayMetrics {
 		Buckets: []float64{.0005, .001, .005, .01, .05, .1, .5, 1, 5, 30, 120},
 	}, []string{"tool"})
 	m.reg.MustRegister(m.calls, m.dur, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Not connected (0) until the gateway's connection is made.
+	m.reg.MustRegister(m.stage.NATSMetrics()...)
 	return m
 }
 
@@ -58,17 +61,28 @@ func (m *gatewayMetrics) onCall(tool string, state toolkit.State, code toolkit.C
 	m.dur.WithLabelValues(tool).Observe(took.Seconds())
 }
 
-// serve starts the endpoint for the running gateway.
-func (m *gatewayMetrics) serve(addr string, nc *nats.Conn, g *mcp.Gateway, log *slog.Logger) (*opshttp.Endpoint, error) {
+// listen starts the endpoint on addr, before the gateway connects to
+// NATS: /readyz answers not ready (m.stage) until serve.
+func (m *gatewayMetrics) listen(addr string, log *slog.Logger) (*opshttp.Endpoint, error) {
+	ep, err := opshttp.Start(addr, m.reg, m.stage.Ready, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("operator endpoint", "http", ep.Addr)
+	return ep, nil
+}
+
+// serve adds the running gateway's metrics to the endpoint and makes
+// /readyz answer for it.
+func (m *gatewayMetrics) serve(nc *nats.Conn, g *mcp.Gateway) {
 	m.g = g
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolbus_gateway_sessions", Help: "MCP sessions connected to the gateway."},
 		func() float64 { return float64(g.Sessions()) }))
-	m.reg.MustRegister(opshttp.NATSMetrics(nc.IsConnected, func() uint64 { return nc.Stats().Reconnects })...)
 	natsReady := opshttp.NATSReady(nc)
-	return opshttp.Start(addr, m.reg, func() (bool, string) {
+	m.stage.Serve(func() (bool, string) {
 		if ok, why := natsReady(); !ok {
 			return false, why
 		}
 		return true, "ready"
-	}, log)
+	})
 }

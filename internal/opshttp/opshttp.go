@@ -3,10 +3,10 @@
 // /metrics, liveness on /healthz ("ok" while the process runs, also while
 // it starts) and readiness on /readyz (200 with a line saying so, 503 with
 // the reason while not ready), and Probe, the GET a container healthcheck
-// runs. The worker starts its endpoint before it connects to NATS, so an
-// address in use is said before it takes anything, and its probes are
-// answered while it waits for its server (the MCP gateway starts its
-// endpoint once connected).
+// runs. The worker and the MCP gateway start their endpoint before they
+// connect to NATS, so an address in use is said before they take
+// anything, and their probes are answered while they connect (Stage:
+// /readyz says what the start is at until they serve).
 //
 // The endpoint holds at most 64 connections at once, so a neighbour that
 // opens thousands and sends nothing costs the process 64 file descriptors,
