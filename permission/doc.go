@@ -67,8 +67,9 @@
 // of the line or one it runs (sh -c 'echo x > ~/.bashrc; ls', bash <<<
 // 'echo x > ~/.bashrc' and a here-document a shell reads; brace
 // expansions expanded, at most 256 words: more is a safety ask), through
-// a redirection, an argument that looks like a path or one that names a
-// file written (sort -o~/.bashrc, dd of=/etc/passwd, curl -o
+// a redirection, an argument that looks like a path (not of a command
+// read-only but for its redirections, which reads it: head -c 9
+// /dev/urandom > f) or one that names a file written (sort -o~/.bashrc, dd of=/etc/passwd, curl -o
 // .git/hooks/pre-commit URL; the arguments read so are listed below,
 // with allow rules). Dangerous paths:
 // shell start-up and credential files (.bashrc, .profile, .zshrc,

@@ -1516,12 +1516,22 @@ func shellSafety(line shellLine, parseErr error, workingDirs []string) string {
 // dangerousWrite says why a command that is not read-only touches a
 // dangerous path (an argument that looks like a path, an output
 // redirection, or a file an argument names for writing: sort
-// -o~/.bashrc), or "".
+// -o~/.bashrc), or "". The arguments of a command that is read-only
+// but for its output redirections are files it reads: only where it
+// writes counts.
 func dangerousWrite(c simpleCmd, workingDirs []string) string {
 	if readOnlyCmd(c) {
 		return ""
 	}
-	for _, p := range append(inDirs(c, pathLikeArgs(c.args[min(1, len(c.args)):])), writtenPaths(c)...) {
+	paths := writtenPaths(c)
+	if r := c; len(c.args) > 0 {
+		// A command that only reads but for its redirections reads the
+		// paths its arguments name (head -c 9 /dev/urandom > f).
+		if r.outputs = nil; !readOnlyCmd(r) {
+			paths = append(inDirs(c, pathLikeArgs(c.args[1:])), paths...)
+		}
+	}
+	for _, p := range paths {
 		if why := dangerousPath(absPath(p, workingDirs)); why != "" {
 			return "it touches " + p + ": " + why
 		}
