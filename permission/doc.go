@@ -155,7 +155,10 @@
 //     a deny or ask rule. Variable assignments before a command (PATH=…;
 //     LD_PRELOAD=… cat) make it not read-only, and an allow rule must name
 //     them ("NODE_ENV=test npm test:*"); deny and ask rules match the
-//     command without them. An output redirection (>, >>, &>, <>) to a
+//     command without them. The ">" that dash reads after the "&" of
+//     "&>" ("make &> log": "make &" and "> log") is covered by the rules
+//     for the line's other commands when its file is inside, as bash's
+//     reading is. An output redirection (>, >>, &>, <>) to a
 //     file outside the working directories (symbolic links resolved;
 //     with none, outside the shell's directory: an absolute path, "~",
 //     "..") or to one the shell names ($OUT) is the write

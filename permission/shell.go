@@ -36,6 +36,10 @@ type simpleCmd struct {
 	// options, the command after a keyword), which runs nothing more: an
 	// allow rule that covers that one covers it.
 	reading bool
+	// ampOut: as dash reads "&>", the redirection after its "&", which
+	// begins a command of its own (`make &> log` is `make &` and
+	// `> log`).
+	ampOut bool
 	// subst: a command of a script (sh -c, eval) whose line uses
 	// substitution (shellLine.subst), which can run anything: it is not
 	// read-only.
@@ -408,6 +412,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			}
 			n := len(out.cmds)
 			flushCmd()
+			cur.ampOut = c == '&' && next == '>' // dash's reading of "&>"
 			if pipe && len(out.cmds) > n {
 				piped = n
 			}

@@ -349,8 +349,13 @@ func shellSubjects(p Policy, in map[string]any) []subject {
 		}
 	}
 	for _, c := range line.cmds {
-		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && readOnlyCmd(c),
-			writes: writesOutside(c, p.WorkingDirs)})
+		writes := writesOutside(c, p.WorkingDirs)
+		// As dash reads "&>", the ">" after its "&" only makes a file:
+		// inside, the rules for the line's other commands cover it as
+		// bash's reading (a redirection of the command before) is.
+		made := c.ampOut && len(c.args) == 0 && len(c.assigns) == 0 && !writes
+		out = append(out, subject{text: c.text(), allowText: c.fullText(), readOnly: !line.subst && (readOnlyCmd(c) || made),
+			writes: writes})
 		runs(c)
 		if len(c.braced) > 0 && !readOnlyCmd(c) {
 			// And the command its brace expansions make ("{rm,} x" is
