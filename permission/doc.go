@@ -69,9 +69,11 @@
 // expansions expanded, at most 256 words: more is a safety ask), through
 // a redirection, an argument that looks like a path (not of a command
 // read-only but for its redirections, which reads it: head -c 9
-// /dev/urandom > f) or one that names a file written (sort -o~/.bashrc, dd of=/etc/passwd, curl -o
-// .git/hooks/pre-commit URL; the arguments read so are listed below,
-// with allow rules). Dangerous paths:
+// /dev/urandom > f; nor the pattern after rsync's --exclude and
+// --include, tar's --exclude or find's -path, -name and the like: rsync
+// --exclude .git) or one that names a file written (sort -o~/.bashrc,
+// dd of=/etc/passwd, curl -o .git/hooks/pre-commit URL; the arguments
+// read so are listed below, with allow rules). Dangerous paths:
 // shell start-up and credential files (.bashrc, .profile, .zshrc,
 // .gitconfig, .netrc, .npmrc, …), anything inside .git, .ssh, .gnupg,
 // .aws, .kube, .docker, .vscode or .idea, system trees (/etc, /usr, /bin,

@@ -1533,7 +1533,7 @@ func dangerousWrite(c simpleCmd, workingDirs []string) string {
 		// A command that only reads but for its redirections reads the
 		// paths its arguments name (head -c 9 /dev/urandom > f).
 		if r.outputs = nil; !readOnlyCmd(r) {
-			paths = append(inDirs(c, pathLikeArgs(c.args[1:])), paths...)
+			paths = append(inDirs(c, pathLikeArgs(withoutPatterns(c.args))), paths...)
 		}
 	}
 	for _, p := range paths {
@@ -1542,6 +1542,31 @@ func dangerousWrite(c simpleCmd, workingDirs []string) string {
 		}
 	}
 	return ""
+}
+
+// patternOptions are, for a command, its options whose value, the next
+// word, is a pattern it matches names against, not a file it touches
+// (rsync --exclude .git, find -path ./.git -prune).
+var patternOptions = map[string][]string{
+	"rsync": {"--exclude", "--include"},
+	"tar":   {"--exclude"},
+	"find":  {"-path", "-ipath", "-name", "-iname", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname"},
+}
+
+// withoutPatterns are a command's arguments without its name and the
+// values of its patternOptions. Where a command writes (writtenPaths)
+// is found apart, from all its words.
+func withoutPatterns(args []string) []string {
+	opts := patternOptions[args[0]]
+	var out []string
+	for i := 1; i < len(args); i++ {
+		if slices.Contains(opts, args[i]) {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // wrappedOrNone is what wrapped finds, nothing when a script cannot be
