@@ -343,8 +343,11 @@ func shellSubjects(p Policy, in map[string]any) []subject {
 		// such a name (sudo $X, sudo `echo rm`, sudo /bin/r?).
 		// So may a shell given a variable whose value it runs
 		// (BASH_ENV=f bash, PS4='$(rm x)', export PROMPT_COMMAND=…).
+		// And so may a package manager told to run another project's
+		// scripts (npm test --prefix /srv/other).
+		elsewhere := func(w simpleCmd) bool { return otherProject(w, p.WorkingDirs) }
 		if err != nil || c.nameDollar || c.nameGlob || slices.ContainsFunc(inner, func(w simpleCmd) bool { return len(w.args) > 0 && computedName(w.args[0]) }) ||
-			setsCodeVar(c) || slices.ContainsFunc(inner, setsCodeVar) {
+			setsCodeVar(c) || slices.ContainsFunc(inner, setsCodeVar) || elsewhere(c) || slices.ContainsFunc(inner, elsewhere) {
 			out = append(out, subject{text: c.text(), opaque: true})
 		}
 	}
@@ -378,20 +381,31 @@ func shellSubjects(p Policy, in map[string]any) []subject {
 // what write_text_file asks for, so a rule that names the command does
 // not cover it. /dev/null, /dev/stdout and /dev/stderr are no file.
 func writesOutside(c simpleCmd, workingDirs []string) bool {
-	for _, o := range writtenPaths(c) {
-		switch {
-		case slices.Contains(harmlessDevices, o):
-		case shellExpands(o):
-			return true
-		case len(workingDirs) == 0:
-			if filepath.IsAbs(o) || strings.HasPrefix(o, "~") || slices.Contains(strings.Split(filepath.ToSlash(o), "/"), "..") {
-				return true
-			}
-		case !inWorkingDirs(absPath(o, workingDirs), workingDirs):
-			return true
-		}
+	return slices.ContainsFunc(writtenPaths(c), func(o string) bool {
+		return !slices.Contains(harmlessDevices, o) && outside(o, workingDirs)
+	})
+}
+
+// outside reports a path (as the shell gives it to a command) outside
+// the working directories (symbolic links resolved), or one the shell
+// names ($OUT, ~user); with no working directories, an absolute path,
+// "~" or a path with "..", outside the shell's directory.
+func outside(p string, workingDirs []string) bool {
+	switch {
+	case shellExpands(p):
+		return true
+	case len(workingDirs) == 0:
+		return filepath.IsAbs(p) || strings.HasPrefix(p, "~") || slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..")
 	}
-	return false
+	return !inWorkingDirs(absPath(p, workingDirs), workingDirs)
+}
+
+// otherProject reports a package manager c told to run the scripts of
+// a project outside the working directories (projectDirs), which rules
+// naming its scripts do not trust: that project's package.json says
+// what they run.
+func otherProject(c simpleCmd, workingDirs []string) bool {
+	return slices.ContainsFunc(inDirs(c, projectDirs(c)), func(d string) bool { return outside(d, workingDirs) })
 }
 
 // runsShell reports whether a command of the line, or one it runs, is a

@@ -241,6 +241,51 @@ func npmConfigFile(c simpleCmd) bool {
 	return false
 }
 
+// projectDirs are the directories whose package.json c, a package
+// manager, runs the scripts of, as it reads its options up to "--":
+// npm's --prefix DIR and -C DIR (--prefix abbreviated to --prefi
+// too), pnpm's --dir DIR and -C DIR, yarn's --cwd DIR (or
+// --OPTION=DIR).
+func projectDirs(c simpleCmd) []string {
+	if len(c.args) == 0 {
+		return nil
+	}
+	var long []string // the long option, and its shortest abbreviation
+	switch c.args[0] {
+	case "npm":
+		long = []string{"--prefix", "--prefi"}
+	case "pnpm":
+		long = []string{"--dir", "--dir"}
+	case "yarn":
+		long = []string{"--cwd", "--cwd"}
+	default:
+		return nil
+	}
+	var out []string
+	for i := 1; i < len(c.args); i++ {
+		a := c.args[i]
+		if a == "--" {
+			break
+		}
+		opt, v, has := strings.Cut(a, "=")
+		switch {
+		case opt == "-C" && c.args[0] != "yarn":
+		case len(opt) >= len(long[1]) && strings.HasPrefix(long[0], opt):
+		default:
+			continue
+		}
+		if !has {
+			if i+1 == len(c.args) {
+				break
+			}
+			i++
+			v = c.args[i]
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // packageRunner is how a command that runs a package's command (npx,
 // pnpm dlx, uvx, …) reads its words: the command is the first operand
 // after its options. valued options take the next word; flags do not;
