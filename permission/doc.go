@@ -283,7 +283,9 @@
 //     find's or go's -exec, git rebase --exec, tar --to-command, rsync
 //     -e, split --filter, sort --compress-program, ssh's (scp's, sftp's)
 //     -o ProxyCommand and LocalCommand, scp -S, rg --pre, make SHELL=,
-//     npm's --script-shell, a script of sh -c, eval
+//     npm's --script-shell (npm_config_script_shell=, and
+//     --script_shell= or --SCRIPT-SHELL=, which npm passes to the npm
+//     a script runs; pnpm's --config.script-shell=), a script of sh -c, eval
 //     or a git configuration value, the body of a here-document or
 //     here-string on a line that runs a shell: bash <<EOF, a script
 //     echo or printf pipes to a shell) is a command of the line for allow

@@ -190,7 +190,11 @@ func toolSubcommands(args []string) []int {
 // scriptShells are the programs npm (and pnpm) is told to run its
 // scripts with: --script-shell PROG, --script-shell=PROG (abbreviated
 // too, as npm takes long options), and npm_config_script_shell=PROG
-// before it (npm reads such variables whatever their case).
+// before it (npm reads such variables whatever their case). An option
+// npm does not know but keeps, --script_shell=PROG or
+// --SCRIPT-SHELL=PROG, it passes to its scripts as
+// npm_config_script_shell, which an npm a script runs takes: such a
+// spelling counts as well, as does pnpm's --config.script-shell=PROG.
 func scriptShells(c simpleCmd) []string {
 	var out []string
 	for _, a := range c.assigns {
@@ -204,6 +208,11 @@ func scriptShells(c simpleCmd) []string {
 			break
 		}
 		long, v, has := strings.Cut(a, "=")
+		if key := strings.TrimPrefix(strings.TrimPrefix(long, "--"), "config."); has && strings.HasPrefix(long, "--") &&
+			strings.EqualFold(strings.ReplaceAll(key, "_", "-"), "script-shell") {
+			out = append(out, v)
+			continue
+		}
 		if len(long) < len("--script") || !strings.HasPrefix("--script-shell", long) {
 			continue
 		}
