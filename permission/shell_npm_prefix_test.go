@@ -12,8 +12,8 @@ import (
 // workspace's scripts, allowed "npm test --prefix /srv/other" running
 // another project's; a project directory outside the working
 // directories is now asked unless a rule of "*" covers it, as a config
-// file npm is told to read is. One inside stays allowed, the shell's
-// cd and a wrapper's directory taken.
+// file npm is told to read is, with no rule suggested. One inside stays
+// allowed, the shell's cd taken.
 func TestNpmPrefixOtherProject(t *testing.T) {
 	wd := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(wd, "sub", "deep"), 0o755); err != nil {
@@ -44,6 +44,7 @@ func TestNpmPrefixOtherProject(t *testing.T) {
 			"cd sub && npm test --prefix ../../other",
 			"sudo npm test --prefix /srv/other",
 			"sh -c 'npm test --prefix /srv/other'",
+			"sh <<EOF\nnpm test --prefix /srv/other\nEOF",
 			"pnpm --dir /srv/other test",
 			"pnpm --dir=/srv/other test",
 			"pnpm -C /srv/other build",
@@ -53,6 +54,10 @@ func TestNpmPrefixOtherProject(t *testing.T) {
 		} {
 			if d := Decide(p, shell, cmd(line)); d.Behavior != Ask {
 				t.Errorf("%v %q: %s (%s), want ask", dirs, line, d.Behavior, d.Reason)
+			}
+			// No rule but "*" allows it: only a one-shot approval fits.
+			if d := Decide(Policy{WorkingDirs: dirs}, shell, cmd(line)); len(d.Suggested) > 0 {
+				t.Errorf("%v %q: suggests %v, want none", dirs, line, d.Suggested)
 			}
 		}
 		allowed := []string{

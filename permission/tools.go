@@ -568,11 +568,11 @@ func shellSuggest(p Policy, t *toolkit.Tool, in map[string]any) []Rule {
 		}
 		cmds = append(cmds, c)
 		inner, err := wrappedIn(c)
-		if err != nil {
+		if err != nil || otherProject(c, p.WorkingDirs) {
 			return nil // only a one-shot approval fits
 		}
 		for _, w := range inner {
-			if writesOutside(w, p.WorkingDirs) {
+			if writesOutside(w, p.WorkingDirs) || otherProject(w, p.WorkingDirs) {
 				return nil // sudo sort -o /srv/x: no rule covers the write
 			}
 			if !w.reading && !readOnlyCmd(w) && !namesInner(suggestPrefix(c), c.fullText(), w.text()) {
