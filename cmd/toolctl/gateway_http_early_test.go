@@ -5,41 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/toolbus/toolbus/internal/natstest"
 )
-
-// rangePort is a loopback port of from..to that was free a moment ago.
-func rangePort(t *testing.T, from, to int) int {
-	t.Helper()
-	for port := from; port <= to; port++ {
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			l.Close()
-			return port
-		}
-	}
-	t.Fatalf("no port of %d-%d is free", from, to)
-	return 0
-}
-
-// httpGet GETs url: the status and body, or 0 and the error.
-func httpGet(url string) (int, string) {
-	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 // heldNATS listens at a NATS URL and holds the connections it takes,
 // forwarding nothing, until release connects them to the server at
@@ -110,8 +83,8 @@ func (h *heldNATS) release(t *testing.T, target string) {
 // what exists (toolbus_nats_connected 0); once the server answers the
 // gateway serves and /readyz answers ready.
 func TestGatewayHTTPBeforeNATS(t *testing.T) {
-	natsAddr := fmt.Sprintf("127.0.0.1:%d", rangePort(t, 51180, 51183))
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", rangePort(t, 51184, 51186))
+	natsAddr := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
 	natsURL := "nats://" + natsAddr
 	h := holdNATS(t, natsAddr)
 	ctx, cancel := context.WithCancel(natstest.Ctx(t))
@@ -129,13 +102,13 @@ func TestGatewayHTTPBeforeNATS(t *testing.T) {
 	}()
 	natstest.WaitFor(t, "the gateway to reach its NATS server", func() bool { return h.held() > 0 })
 	base := "http://" + httpAddr
-	if code, body := httpGet(base + "/healthz"); code != 200 || body != "ok\n" {
+	if code, body := natstest.HTTPGet(base + "/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz while connecting: %d %q", code, body)
 	}
-	if code, body := httpGet(base + "/readyz"); code != 503 || !strings.Contains(body, "not ready: connecting to NATS at "+natsURL) {
+	if code, body := natstest.HTTPGet(base + "/readyz"); code != 503 || !strings.Contains(body, "not ready: connecting to NATS at "+natsURL) {
 		t.Errorf("/readyz while connecting: %d %q, want 503 saying it connects to %s", code, body, natsURL)
 	}
-	code, metrics := httpGet(base + "/metrics")
+	code, metrics := natstest.HTTPGet(base + "/metrics")
 	if code != 200 {
 		t.Errorf("/metrics while connecting: %d %q", code, metrics)
 	}
@@ -146,15 +119,15 @@ func TestGatewayHTTPBeforeNATS(t *testing.T) {
 	}
 
 	s := natstest.ServerWith(t, func(o *server.Options) {
-		o.DontListen, o.Host, o.Port = false, "127.0.0.1", rangePort(t, 51187, 51189)
+		o.DontListen, o.Host, o.Port = false, "127.0.0.1", natstest.FreePort(t)
 	})
 	h.release(t, s.Addr().String())
 	natstest.WaitFor(t, "the gateway to serve", func() bool { return strings.Contains(stderr.String(), "MCP gateway listening") })
 	natstest.WaitFor(t, "/readyz to answer ready", func() bool {
-		code, body := httpGet(base + "/readyz")
+		code, body := natstest.HTTPGet(base + "/readyz")
 		return code == 200 && body == "ready\n"
 	})
-	_, metrics = httpGet(base + "/metrics")
+	_, metrics = natstest.HTTPGet(base + "/metrics")
 	for _, want := range []string{"toolbus_nats_connected 1", "toolbus_gateway_sessions 0", "go_goroutines "} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics once serving lacks %q:\n%s", want, metrics)
@@ -167,13 +140,13 @@ func TestGatewayHTTPBeforeNATS(t *testing.T) {
 // gateway. The endpoint now listens before any NATS work: the gateway
 // exits with the endpoint's error and never connects to its server.
 func TestGatewayHTTPAddressInUseBeforeNATS(t *testing.T) {
-	held, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", rangePort(t, 51184, 51186)))
+	held, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Close()
 	s := natstest.ServerWith(t, func(o *server.Options) {
-		o.DontListen, o.Host, o.Port = false, "127.0.0.1", rangePort(t, 51180, 51183)
+		o.DontListen, o.Host, o.Port = false, "127.0.0.1", natstest.FreePort(t)
 	})
 	code, _, errs := toolctl(t, "--nats", "nats://"+s.Addr().String(), "mcp", "serve", "--listen", "127.0.0.1:0", "--http", held.Addr().String())
 	if code != exitError {

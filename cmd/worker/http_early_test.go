@@ -2,42 +2,14 @@ package main_test
 
 import (
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/toolbus/toolbus/internal/natstest"
 )
-
-// rangePort is a loopback port of from..to that was free a moment ago.
-func rangePort(t *testing.T, from, to int) int {
-	t.Helper()
-	for port := from; port <= to; port++ {
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			l.Close()
-			return port
-		}
-	}
-	t.Fatalf("no port of %d-%d is free", from, to)
-	return 0
-}
-
-// httpGet GETs url: the status and body, or 0 and the error.
-func httpGet(url string) (int, string) {
-	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 // TestHTTPBeforeNATS: the --http endpoint started only once the worker
 // served, so while it waited for its NATS server (up to two minutes)
@@ -47,23 +19,23 @@ func httpGet(url string) (int, string) {
 // what exists (toolbus_nats_connected 0); once the server is up the
 // worker serves and /readyz answers ready.
 func TestHTTPBeforeNATS(t *testing.T) {
-	natsPort := rangePort(t, 51160, 51164)
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", rangePort(t, 51165, 51169))
+	natsPort := natstest.FreePort(t)
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
 	natsURL := fmt.Sprintf("nats://127.0.0.1:%d", natsPort)
 	args := []string{"--log-format", "json", "--nats", natsURL, "--http", httpAddr}
 	p := startProc(t, cleanEnv(t), workerBin, args...)
 	base := "http://" + httpAddr
 	natstest.WaitFor(t, "/healthz to answer while the worker waits for NATS", func() bool {
-		code, _ := httpGet(base + "/healthz")
+		code, _ := natstest.HTTPGet(base + "/healthz")
 		return code == 200
 	})
-	if code, body := httpGet(base + "/healthz"); code != 200 || body != "ok\n" {
+	if code, body := natstest.HTTPGet(base + "/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz while connecting: %d %q", code, body)
 	}
-	if code, body := httpGet(base + "/readyz"); code != 503 || !strings.Contains(body, "not ready: connecting to NATS at "+natsURL) {
+	if code, body := natstest.HTTPGet(base + "/readyz"); code != 503 || !strings.Contains(body, "not ready: connecting to NATS at "+natsURL) {
 		t.Errorf("/readyz while connecting: %d %q, want 503 saying it connects to %s", code, body, natsURL)
 	}
-	code, metrics := httpGet(base + "/metrics")
+	code, metrics := natstest.HTTPGet(base + "/metrics")
 	if code != 200 {
 		t.Errorf("/metrics while connecting: %d %q", code, metrics)
 	}
@@ -78,10 +50,10 @@ func TestHTTPBeforeNATS(t *testing.T) {
 
 	natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", natsPort })
 	ready(t, p, args)
-	if code, body := httpGet(base + "/readyz"); code != 200 || body != "ready\n" {
+	if code, body := natstest.HTTPGet(base + "/readyz"); code != 200 || body != "ready\n" {
 		t.Errorf("/readyz once serving: %d %q", code, body)
 	}
-	_, metrics = httpGet(base + "/metrics")
+	_, metrics = natstest.HTTPGet(base + "/metrics")
 	for _, want := range []string{"toolbus_nats_connected 1", "toolbus_worker_calls_in_flight 0", "go_goroutines "} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics once serving lacks %q:\n%s", want, metrics)
@@ -96,12 +68,12 @@ func TestHTTPBeforeNATS(t *testing.T) {
 // NATS work: the worker exits with the endpoint's error and never
 // connects to its server.
 func TestHTTPAddressInUseBeforeNATS(t *testing.T) {
-	held, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", rangePort(t, 51165, 51169)))
+	held, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	natsPort := rangePort(t, 51160, 51164)
+	natsPort := natstest.FreePort(t)
 	s := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", natsPort })
 	p := startProc(t, cleanEnv(t), workerBin, "--log-format", "json",
 		"--nats", fmt.Sprintf("nats://127.0.0.1:%d", natsPort), "--http", held.Addr().String())

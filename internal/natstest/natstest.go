@@ -9,8 +9,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -632,4 +634,17 @@ func CreateAfterDelete(ctx context.Context, t testing.TB, create func() error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// HTTPGet GETs url, waiting 10 s at most: the status and body, or 0 and
+// the error's text.
+func HTTPGet(url string) (int, string) {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
