@@ -185,9 +185,11 @@
 //     request's reply subject is not checked) and push real advisories
 //     out: a worker that takes a message there that is no advisory looks
 //     for the exhausted calls of its tools in the calls stream itself,
-//     once a second while such messages come, and for a tool with calls
-//     in progress then, or whose consumer or calls could not be read,
-//     each second until none is and they are read (sweepExhausted).
+//     once a second while such messages come; a tool with calls in
+//     progress then it looks at again each second until none is, and one
+//     whose consumer or calls could not be read at waits doubling from a
+//     second up to a minute until they are read, logging each change of
+//     a tool's state once (sweepExhausted).
 //   - The cancels stream, which keeps durable calls' cancels for the
 //     worker that takes a call later, is every caller's: full, it refuses
 //     a new record rather than dropping its oldest (CancelsStreamConfig),

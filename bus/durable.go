@@ -323,9 +323,13 @@ type durablePath struct {
 	beforeExhaust func(seq uint64) error
 	// sweeping is set while a sweep of the calls stream for exhausted
 	// calls is due or runs (sweepSoon); sweepDue, when another is due
-	// after it.
-	sweeping atomic.Bool
-	sweepDue atomic.Bool
+	// after it. sweepAfter, sweepMax and sweepRead are sweepWait,
+	// sweepWaitMax and sweepReadWait; tests shorten them.
+	sweeping   atomic.Bool
+	sweepDue   atomic.Bool
+	sweepAfter time.Duration
+	sweepMax   time.Duration
+	sweepRead  time.Duration
 
 	run runners // the goroutines the pulled calls run on
 }
@@ -390,6 +394,7 @@ func startDurable(ctx context.Context, w *Worker, opts *DurableOptions) (*durabl
 	d := &durablePath{w: w, o: o, js: o.JetStream, stream: st, loops: map[string]*puller{}, live: map[*puller]bool{},
 		run:          runners{next: make(chan *sender), done: make(chan struct{})},
 		exhaustSlots: make(chan struct{}, exhaustedBatch), retryAfter: exhaustedRetry,
+		sweepAfter: sweepWait, sweepMax: sweepWaitMax, sweepRead: sweepReadWait,
 		cancelsBound: make(chan struct{})}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.checkedAt.Store(w.nc.Stats().Reconnects)
@@ -883,7 +888,29 @@ func (d *durablePath) advisory(data []byte) (maxDeliveries, bool) {
 // sweepWait is how long after a message in the exhausted stream that is
 // no advisory a worker sweeps the calls stream (sweepSoon), and the
 // least time between its sweeps while such messages keep coming.
-const sweepWait = time.Second
+// sweepWaitMax is the most time between two looks at a tool whose
+// consumer or calls could not be read: the wait doubles from sweepWait
+// with each failed look, up to it. sweepReadWait bounds one read.
+const (
+	sweepWait     = time.Second
+	sweepWaitMax  = time.Minute
+	sweepReadWait = 5 * time.Second
+)
+
+// sweepHeld is why a sweep left a tool to be looked at again: calls in
+// progress (looked at each sweepWait) or a failed read (sweepUnread,
+// looked at after wait, which doubles with each failed look), and when.
+type sweepHeld struct {
+	why  string
+	wait time.Duration
+	next time.Time
+}
+
+// The reasons of sweepHeld.
+const (
+	sweepBusy   = "busy"
+	sweepUnread = "unread"
+)
 
 // sweepSoon sweeps the calls stream for exhausted calls (sweepExhausted)
 // sweepWait after a message taken from the exhausted stream that is no
@@ -905,17 +932,18 @@ func (d *durablePath) sweepSoon(subject string) {
 	d.w.log.Warn("bus: the exhausted stream holds messages that are no max-deliveries advisory (a server's answers a caller had sent there), which may have pushed real ones out; looking for exhausted durable calls in the calls stream", "subject", subject)
 	go func() {
 		defer d.wg.Done()
-		// The tools skipped for calls in progress: looked at again each
-		// sweepWait, without new messages too, until each is swept.
-		var busy map[string]bool
-		for due := d.sweepDue.Swap(false); due || len(busy) > 0; due = d.sweepDue.Swap(false) {
+		// The tools left for later (calls in progress, a failed read):
+		// looked at again when their time comes, without new messages
+		// too, until each is swept.
+		var held map[string]*sweepHeld
+		for due := d.sweepDue.Swap(false); due || len(held) > 0; due = d.sweepDue.Swap(false) {
 			select {
 			case <-d.ctx.Done():
 				d.sweeping.Store(false)
 				return
-			case <-time.After(sweepWait):
+			case <-time.After(d.sweepAfter):
 			}
-			busy = d.sweepExhausted(due || d.sweepDue.Load(), busy)
+			held = d.sweepExhausted(due || d.sweepDue.Load(), held)
 		}
 		d.sweeping.Store(false)
 		if d.sweepDue.Load() { // came after the last look
@@ -926,74 +954,106 @@ func (d *durablePath) sweepSoon(subject string) {
 
 // sweepExhausted answers the exhausted calls of the tools this worker
 // pulls as their advisories would have (exhaust): every tool with all,
-// else only those of busy. A call still in the calls stream that its
-// tool's consumer has delivered is either awaiting its acknowledgement
-// or exhausted; JetStream lists neither, so a tool is swept only while
-// none of its calls awaits one (its consumer's NumAckPending is 0): every
-// delivered call then left in the stream is exhausted (an acknowledged or
-// settled one is removed). It returns the tools skipped for calls in
-// progress, or whose consumer or calls could not be read, which the next
-// sweep looks at again (warned of once); a tool no live worker pulls
-// keeps what the flood hid from it: its callers end those calls
-// worker_lost after their stall timeout.
-func (d *durablePath) sweepExhausted(all bool, busy map[string]bool) map[string]bool {
+// else only those held, each held one once its time has come. A call
+// still in the calls stream that its tool's consumer has delivered is
+// either awaiting its acknowledgement or exhausted; JetStream lists
+// neither, so a tool is swept only while none of its calls awaits one
+// (its consumer's NumAckPending is 0): every delivered call then left in
+// the stream is exhausted (an acknowledged or settled one is removed).
+// It returns the tools held for later: those with calls in progress,
+// looked at again at the next sweep, and those whose consumer or calls
+// could not be read, looked at again after a wait that doubles with each
+// failed look, up to sweepMax, for as long as the tool is pulled here.
+// Each change of a tool's state is logged once: held for calls in
+// progress, held for a failed read, swept after it was held. A tool no
+// live worker pulls keeps what the flood hid from it: its callers end
+// those calls worker_lost after their stall timeout.
+func (d *durablePath) sweepExhausted(all bool, held map[string]*sweepHeld) map[string]*sweepHeld {
+	now := time.Now()
+	still := map[string]*sweepHeld{}
 	d.mu.Lock()
 	tools := make([]string, 0, len(d.loops))
 	for tool := range d.loops {
-		if all || busy[tool] {
+		switch h := held[tool]; {
+		case h != nil && now.Before(h.next):
+			still[tool] = h // not yet: its wait runs
+		case all || h != nil:
 			tools = append(tools, tool)
 		}
 	}
 	d.mu.Unlock()
-	still := map[string]bool{}
+	hold := func(tool, why string, args ...any) {
+		h := held[tool]
+		if h == nil || h.why != why {
+			h = &sweepHeld{why: why, wait: d.sweepAfter}
+			if why == sweepBusy {
+				d.w.log.Warn("bus: not looking for a durable tool's exhausted calls while some of its calls are in progress; looking again each second until none is", append([]any{"tool", tool}, args...)...)
+			} else {
+				d.w.log.Warn("bus: reading a durable tool's consumer or calls to find its exhausted calls; looking again, at waits doubling up to a minute, until they are read", append([]any{"tool", tool}, args...)...)
+			}
+		} else if why == sweepUnread {
+			h = &sweepHeld{why: why, wait: min(2*h.wait, d.sweepMax)}
+		}
+		h.next = time.Now().Add(h.wait)
+		still[tool] = h
+	}
 	for _, tool := range tools {
 		if d.ctx.Err() != nil {
 			return nil
 		}
-		ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
-		cons, err := d.stream.Consumer(ctx, tool)
-		cancel()
-		if err != nil {
-			if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-				// A failed read: the next sweep looks again.
-				if !busy[tool] {
-					d.w.log.Warn("bus: reading a durable tool's consumer to find its exhausted calls; looking again each second until it is read", "tool", tool, "err", err)
-				}
-				still[tool] = true
-			}
-			continue
-		}
-		info := cons.CachedInfo()
-		last, n := info.Delivered.Stream, info.Config.MaxDeliver
-		if last == 0 || n <= 0 {
-			continue
-		}
-		if info.NumAckPending > 0 {
-			if !busy[tool] {
-				d.w.log.Warn("bus: not looking for a durable tool's exhausted calls while some of its calls are in progress; looking again each second until none is", "tool", tool, "in_progress", info.NumAckPending)
-			}
-			still[tool] = true
-			continue
-		}
-		for _, subject := range []string{wire.DurableSubject(tool, ""), wire.DurableSubject(tool, "*")} {
-			for seq := uint64(1); seq <= last && d.ctx.Err() == nil; {
-				ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
-				raw, err := d.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
-				cancel()
-				if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-					still[tool] = true // a failed read: the next sweep looks again
-				}
-				if err != nil || raw.Sequence > last {
-					break
-				}
-				if d.exhaust(tool, raw.Sequence, uint64(n)) != nil {
-					still[tool] = true
-				}
-				seq = raw.Sequence + 1
-			}
+		switch why, args := d.sweepTool(tool); {
+		case why != "":
+			hold(tool, why, args...)
+		case held[tool] != nil:
+			d.w.log.Info("bus: looked again for the exhausted calls of a durable tool left for later: read, and any found answered", "tool", tool)
 		}
 	}
 	return still
+}
+
+// sweepTool answers the exhausted calls of tool (sweepExhausted). It
+// returns why the tool is to be looked at again, with what to log of it:
+// "" when it was swept, or when it has no consumer.
+func (d *durablePath) sweepTool(tool string) (string, []any) {
+	ctx, cancel := context.WithTimeout(d.ctx, d.sweepRead)
+	cons, err := d.stream.Consumer(ctx, tool)
+	cancel()
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return sweepUnread, []any{"err", err}
+		}
+		return "", nil
+	}
+	info := cons.CachedInfo()
+	last, n := info.Delivered.Stream, info.Config.MaxDeliver
+	if last == 0 || n <= 0 {
+		return "", nil
+	}
+	if info.NumAckPending > 0 {
+		return sweepBusy, []any{"in_progress", info.NumAckPending}
+	}
+	var failed error
+	for _, subject := range []string{wire.DurableSubject(tool, ""), wire.DurableSubject(tool, "*")} {
+		for seq := uint64(1); seq <= last && d.ctx.Err() == nil; {
+			ctx, cancel := context.WithTimeout(d.ctx, d.sweepRead)
+			raw, err := d.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+			cancel()
+			if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+				failed = err
+			}
+			if err != nil || raw.Sequence > last {
+				break
+			}
+			if err := d.exhaust(tool, raw.Sequence, uint64(n)); err != nil {
+				failed = err
+			}
+			seq = raw.Sequence + 1
+		}
+	}
+	if failed != nil {
+		return sweepUnread, []any{"err", failed}
+	}
+	return "", nil
 }
 
 // exhaust ends the call at seq, delivered n times, with worker_lost. An

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -56,17 +57,18 @@ func TestSweepExhaustedConsumerUnread(t *testing.T) {
 	}
 	reload(info)
 	busy := w.dur.sweepExhausted(true, nil)
-	if !busy["put"] {
+	if busy["put"] == nil {
 		t.Fatalf("a look whose read of the tool's consumer failed: looks again at %v, want put", busy)
 	}
-	if busy = w.dur.sweepExhausted(false, busy); !busy["put"] {
+	busy["put"].next = time.Time{} // its wait over
+	if busy = w.dur.sweepExhausted(false, busy); busy["put"] == nil {
 		t.Errorf("the look again, its read failed again: looks again at %v, want put", busy)
 	}
 	if n := strings.Count(logs.String(), "reading a durable tool's consumer"); n != 1 {
 		t.Errorf("warned %d times of the failed reads, want once:\n%s", n, logs.String())
 	}
 	reload()
-	if busy := w.dur.sweepExhausted(false, map[string]bool{"put": true}); len(busy) != 0 {
+	if busy := w.dur.sweepExhausted(false, map[string]*sweepHeld{"put": {why: sweepUnread}}); len(busy) != 0 {
 		t.Errorf("the look again, the consumer read: looks again at %v, want none", busy)
 	}
 }
