@@ -148,6 +148,9 @@ func (w *Worker) lead() (*sender, bool) {
 			w.rd.close()
 			return nil, false
 		}
+		if w.beforeAccept != nil {
+			w.beforeAccept(m)
+		}
 		mem, ok := w.inputs.tryAcquire(16 * len(m.Data))
 		if !ok {
 			// Waiting for input memory holds up the calls behind it: not

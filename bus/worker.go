@@ -201,11 +201,12 @@ type Worker struct {
 	listSubs [2]*nats.Subscription
 	lists    *listQueue // list requests not yet answered (lists.go)
 
-	beforeDispatch func(*sender) // tests: after the check that the tool is served, before its dispatch
-	afterAccept    func(*sender) // tests: a core call registered, before its reader goes on with it
-	onPassedBack   func()        // tests: a no-responders status of a call passed on, before it is answered
-	beforeRelease  func(*sender) // tests: a final sent, before what the call held is released
-	beforeFinal    func(*sender) // tests: a call's tool returned, its final about to be sent (runSlotted)
+	beforeDispatch func(*sender)   // tests: after the check that the tool is served, before its dispatch
+	afterAccept    func(*sender)   // tests: a core call registered, before its reader goes on with it
+	beforeAccept   func(*nats.Msg) // tests: a core call taken from the inbox, before anything else
+	onPassedBack   func()          // tests: a no-responders status of a call passed on, before it is answered
+	beforeRelease  func(*sender)   // tests: a final sent, before what the call held is released
+	beforeFinal    func(*sender)   // tests: a call's tool returned, its final about to be sent (runSlotted)
 	cancelSub      *nats.Subscription
 	calls          map[string]*sender // call id → running call
 	tombs          map[string]tombEntry
@@ -253,10 +254,13 @@ type Worker struct {
 	// stopCutOff: the stop found the worker not connected to NATS and
 	// ended its subscriptions without draining them (cutOff).
 	stopCutOff atomic.Bool
-	dur        *durablePath // nil without WorkerOptions.Durable
-	results    *results     // nil without WorkerOptions.Results
-	aff        *affinity    // nil without WorkerOptions.Sessions
-	closeOnce  sync.Once
+	// stopDrained counts the calls the stop answered interrupted without
+	// running them (drainedFinal).
+	stopDrained atomic.Int32
+	dur         *durablePath // nil without WorkerOptions.Durable
+	results     *results     // nil without WorkerOptions.Results
+	aff         *affinity    // nil without WorkerOptions.Sessions
+	closeOnce   sync.Once
 }
 
 // idleReaders is how many readers wait to lead while no calls arrive.
@@ -1317,6 +1321,7 @@ func (w *Worker) cancelledFinal(id string, deadline bool) *toolkit.Response {
 // is stopping past its grace: interrupted, saying so (toolkit.DrainedText,
 // wire.MetaDrained), as a running call its stop interrupts says it.
 func (w *Worker) drainedFinal(id string) *toolkit.Response {
+	w.stopDrained.Add(1)
 	r := w.finalFor(id, toolkit.CodeInterrupted, toolkit.DrainedText)
 	r.Metadata[wire.MetaDrained] = true
 	return r
@@ -1342,11 +1347,13 @@ func (w *Worker) popTombstoneLocked(id, reply string) (tombEntry, bool) {
 // toolkit.DrainedText) and waits for their
 // finals to be sent. The connection is flushed, not closed. Stop returns
 // an error wrapping ctx's, saying how many calls it interrupted, when the
-// grace period ran out, nil otherwise. A worker not connected to NATS
-// (its server gone, the client reconnecting) has nothing to drain: it
-// ends its subscriptions at once, logs that it stopped without draining,
-// and waits only for its running calls, as above; with none it returns
-// nil, whatever ctx. A Stop while another runs waits for it (or for its
+// grace period ran out, nil otherwise; the calls it interrupted are those
+// running then and those taken and not yet run that it answered
+// interrupted (a call passed on to another worker is not one). A worker
+// not connected to NATS (its server gone, the client reconnecting) has
+// nothing to drain: it ends its subscriptions at once, logs that it
+// stopped without draining, and waits only for its running calls, as
+// above; when it interrupted none, it returns nil, whatever ctx. A Stop while another runs waits for it (or for its
 // own ctx) and returns what it returned.
 func (w *Worker) Stop(ctx context.Context) (err error) {
 	w.mu.Lock()
@@ -1470,20 +1477,14 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		for _, s := range subs {
 			s.Unsubscribe()
 		}
-		if n == 0 && w.stopCutOff.Load() {
-			// Nothing ran, nothing could be drained: the grace
-			// did not end too soon for anything.
-			graceErr = nil
-		} else if n == 0 {
-			graceErr = fmt.Errorf("bus: the grace period ended before the worker's subscriptions drained; no call was running: %w", graceErr)
-		} else if n == 1 {
-			graceErr = fmt.Errorf("bus: the grace period ended with 1 call running; it was interrupted: %w", graceErr)
-		} else {
-			graceErr = fmt.Errorf("bus: the grace period ended with %d calls running; they were interrupted: %w", n, graceErr)
-		}
 		// Each sender gives its tool AbandonAfter, then sends the final
 		// itself, so this wait is bounded.
 		w.waitIdle(context.Background(), subs)
+		graceErr = w.graceOver(graceErr, n)
+	} else if over && w.stopDrained.Load() > 0 {
+		// Over from the start, the calls taken before were answered
+		// interrupted (drainedFinal) before the subscriptions drained.
+		graceErr = w.graceOver(ctx.Err(), 0)
 	}
 	// The list subscriptions are drained: the requests they took are
 	// answered before the connection is flushed.
@@ -1502,6 +1503,37 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 	w.keeps.stop()
 	w.fleet.close()
 	return graceErr
+}
+
+// graceOver is Stop's error once its grace ended (err) with n calls
+// running, which it interrupted: it also counts the calls it answered
+// interrupted without running them (taken, not yet run), and is nil when
+// there were neither and the worker, cut off from NATS, had nothing to
+// drain.
+func (w *Worker) graceOver(err error, n int) error {
+	m := int(w.stopDrained.Load())
+	notRun := ""
+	switch m {
+	case 0:
+	case 1:
+		notRun = "; 1 call taken and not run was answered interrupted"
+	default:
+		notRun = fmt.Sprintf("; %d calls taken and not run were answered interrupted", m)
+	}
+	switch {
+	case n == 0 && m == 0 && w.stopCutOff.Load():
+		// Nothing ran, nothing could be drained: the grace did not
+		// end too soon for anything.
+		return nil
+	case n == 0 && m == 0:
+		return fmt.Errorf("bus: the grace period ended before the worker's subscriptions drained; no call was running: %w", err)
+	case n == 0:
+		return fmt.Errorf("bus: the grace period ended with no call running%s: %w", notRun, err)
+	case n == 1:
+		return fmt.Errorf("bus: the grace period ended with 1 call running; it was interrupted%s: %w", notRun, err)
+	default:
+		return fmt.Errorf("bus: the grace period ended with %d calls running; they were interrupted%s: %w", n, notRun, err)
+	}
 }
 
 // stopFlushTimeout bounds the flushes of a stop: a connection that is down

@@ -138,5 +138,7 @@
 //     draining", lets its running calls finish within the grace period
 //     (their finals are lost unless the connection is back before the
 //     worker exits: their callers end them worker_lost), and exits; with
-//     none running, at once.
+//     none running, at once. It logs "grace period over" when the grace
+//     ended with a call running or taken and not yet run, which it
+//     answered interrupted.
 package main
