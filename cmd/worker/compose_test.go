@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/toolbus/toolbus/auth"
+	"github.com/toolbus/toolbus/internal/natstest"
 )
 
 // composeFile is the part of docker-compose.yml the test reads.
@@ -24,7 +27,10 @@ type composeFile struct {
 		Volumes     []string `yaml:"volumes"`
 		Environment any      `yaml:"environment"` // a list of K=V or a map
 		StopGrace   string   `yaml:"stop_grace_period"`
-		Deploy      struct {
+		Healthcheck struct {
+			Test []string `yaml:"test"`
+		} `yaml:"healthcheck"`
+		Deploy struct {
 			Replicas int `yaml:"replicas"`
 		} `yaml:"deploy"`
 	} `yaml:"services"`
@@ -32,8 +38,9 @@ type composeFile struct {
 
 // TestCompose keeps docker-compose.yml and the Dockerfile honest: every
 // worker command line is accepted by `worker --check-config`, the workers
-// reach every NATS node of the compose cluster, and the KV replicas fit
-// the cluster.
+// reach every NATS node of the compose cluster, the KV replicas fit
+// the cluster, and each worker's healthcheck probes its liveness
+// (composeHealthcheck).
 func TestCompose(t *testing.T) {
 	data, err := os.ReadFile("../../docker-compose.yml")
 	if err != nil {
@@ -134,6 +141,7 @@ func TestCompose(t *testing.T) {
 			if err != nil || replicas != len(natsNodes) {
 				t.Errorf("--kv-replicas %q, want %d (one per node, so any node can fail)", flagValue(s.Command, "--kv-replicas"), len(natsNodes))
 			}
+			composeHealthcheck(t, s.Healthcheck.Test, flagValue(s.Command, "--http"))
 		})
 	}
 	if workers == 0 {
@@ -163,6 +171,48 @@ func TestCompose(t *testing.T) {
 		if !strings.Contains(string(dockerfile), want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
+	}
+}
+
+// composeHealthcheck: the compose healthcheck probed /readyz, so a worker
+// waiting for its cluster (up to 2 minutes, as under docker compose up)
+// was unhealthy and could be restarted by its orchestrator, as could every
+// worker while NATS was away. A healthcheck says whether to restart the
+// container: it probes liveness. test is the healthcheck's command, which
+// must probe the worker's own --http address (httpAddr); run against a
+// worker that waits for a NATS server that does not answer, it succeeds.
+func composeHealthcheck(t *testing.T, test []string, httpAddr string) {
+	t.Helper()
+	if len(test) != 4 || test[0] != "CMD" || test[1] != "/usr/local/bin/worker" || test[2] != "--probe" {
+		t.Fatalf("healthcheck test %q, want [CMD /usr/local/bin/worker --probe URL] (the image has no shell or curl)", test)
+	}
+	u, err := url.Parse(test[3])
+	if err != nil {
+		t.Fatalf("healthcheck URL %q: %v", test[3], err)
+	}
+	if httpAddr == "" || u.Host != httpAddr {
+		t.Fatalf("healthcheck probes %s, not the worker's --http %q", u.Host, httpAddr)
+	}
+	// The worker as the container runs it while its cluster does not
+	// answer yet: the healthcheck's probe, at the test's address.
+	addr := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
+	p := startProc(t, cleanEnv(t), workerBin, "--log-format", "json",
+		"--nats", fmt.Sprintf("nats://127.0.0.1:%d", natstest.FreePort(t)), "--http", addr)
+	natstest.WaitFor(t, "the worker's endpoint to listen", func() bool {
+		code, _ := natstest.HTTPGet("http://" + addr + "/metrics")
+		return code == 200
+	})
+	if code, body := natstest.HTTPGet("http://" + addr + "/readyz"); code != 503 {
+		t.Fatalf("/readyz of a worker waiting for NATS: %d %q, want 503", code, body)
+	}
+	probe := *u
+	probe.Host = addr
+	out, err := exec.Command(workerBin, "--probe", probe.String()).CombinedOutput()
+	if err != nil {
+		t.Errorf("the healthcheck (worker --probe %s) fails on a live worker waiting for NATS, which its orchestrator would restart: %v\n%s", test[3], err, out)
+	}
+	if strings.Contains(p.stderr.String(), `"toolbus worker ready"`) {
+		t.Fatalf("the worker is ready with no NATS server:\n%s", p.stderr)
 	}
 }
 

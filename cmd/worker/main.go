@@ -113,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.httpAddr, "http", "", "serve Prometheus /metrics, /healthz and /readyz on this `address` (e.g. 127.0.0.1:9464; port 0 picks one); off by default")
 	fs.StringVar(&f.logLevel, "log-level", "", "log `level`: debug, info, warn or error (default info)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
-	fs.StringVar(&f.probe, "probe", "", "GET this `URL` (a worker's /readyz, say; http:// when it has no scheme) and exit 0 when it answers 200: a healthcheck for images without curl")
+	fs.StringVar(&f.probe, "probe", "", "GET this `URL` (a worker's /healthz for a container healthcheck, its /readyz for readiness; http:// when it has no scheme) and exit 0 when it answers 200: a healthcheck for images without curl")
 	fs.StringVar(&f.logFormat, "log-format", "", "log `format`: text or json (default text)")
 	config.DurationVar(fs, &f.grace, "grace", 0, "on SIGTERM/SIGINT/SIGHUP, how long running calls may finish before they are interrupted (a `duration`; default 30s; 0 interrupts at once)")
 	if err := config.ParseFlags(fs, args, "worker -h"); err != nil {
@@ -281,7 +281,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if given(f.fs, "probe") {
 		if f.probe == "" {
-			fmt.Fprintln(stderr, "worker: --probe needs a URL, such as http://127.0.0.1:9464/readyz (the worker's --http address and /readyz)")
+			fmt.Fprintln(stderr, "worker: --probe needs a URL, such as http://127.0.0.1:9464/healthz (the worker's --http address and /healthz)")
 			return exitUsage
 		}
 		return probe(f.probe, stderr)

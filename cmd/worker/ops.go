@@ -256,7 +256,7 @@ func probe(url string, stderr io.Writer) int {
 		url = "http://" + url
 	}
 	if _, err := neturl.Parse(url); err != nil {
-		fmt.Fprintf(stderr, "worker: --probe: %v; want a URL such as http://127.0.0.1:9464/readyz\n", err)
+		fmt.Fprintf(stderr, "worker: --probe: %v; want a URL such as http://127.0.0.1:9464/healthz\n", err)
 		return exitUsage
 	}
 	if err := opshttp.Probe(url); err != nil {
