@@ -219,6 +219,14 @@ type GatewayOptions struct {
 	// resumable streams (2025-11-25 up to 2026-07-28) are polled, others
 	// keep their stream.
 	StreamPoll time.Duration
+	// StopGrace is how long ServeListener (and ListenAndServe), once its
+	// context ends, lets the calls in flight of its sessions finish before
+	// it interrupts them (GatewayStoppedText); meanwhile it takes no new
+	// connection and no new request (http.Server.Shutdown: the listener
+	// closes, an idle connection closes, a busy one closes once its
+	// request is answered). 0 interrupts them at once. Interrupt and
+	// Close still interrupt them at once.
+	StopGrace time.Duration
 	// Tracer, when set, records each tools/call as a server span,
 	// "tools/call <tool>" ("tools/call" alone for a name the fleet does
 	// not serve, which the client made up); the trace an MCP client sends (W3C headers, or _meta) continues over

@@ -320,9 +320,11 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 }
 
 // ListenAndServe serves Streamable HTTP on addr at /mcp until ctx ends,
-// then shuts the listener down: the calls in flight end interrupted, their
-// clients get those results (for at most 5 s), then, after a grace of
-// 200 ms for the clients to read them, the event streams end. It returns once the server has stopped.
+// then shuts the listener down: it takes no new connection or request,
+// the calls in flight end interrupted (after GatewayOptions.StopGrace, if
+// they have not finished by then), their clients get those results (for
+// at most 5 s), then, after a grace of 200 ms for the clients to read
+// them, the event streams end. It returns once the server has stopped.
 func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -335,15 +337,18 @@ func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 // example on port 0, to learn the address first). It closes l.
 func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	// The calls of the sessions opened here end with ctx (interrupted),
-	// and the requests that carry them outlive ctx until they have handed
-	// those results to the clients; only then do the event streams that
-	// carry no call (a session's own, resumed or not: carriesCall) end,
-	// since a client may take a lost stream for a lost session and fail
-	// its calls.
+	// or StopGrace after it, and the requests that carry them outlive ctx
+	// until they have handed those results to the clients; only then do
+	// the event streams that carry no call (a session's own, resumed or
+	// not: carriesCall) end, since a client may take a lost stream for a
+	// lost session and fail its calls.
 	reqs, endReqs := context.WithCancel(context.WithoutCancel(ctx))
 	defer endReqs()
 	streams, endStreams := context.WithCancel(reqs)
 	defer endStreams()
+	// The calls end with ctx, or StopGrace after it.
+	calls, endCalls := context.WithCancel(context.WithoutCancel(ctx))
+	defer endCalls()
 	var carrying atomic.Int64 // requests that may carry a call's result
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
@@ -359,7 +364,7 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 		g.ServeHTTP(g.bounded(w, r))
 	})
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: gatewayHeaderTimeout, IdleTimeout: g.idleTimeout,
-		BaseContext: func(net.Listener) context.Context { return context.WithValue(reqs, listenerKey{}, ctx) }}
+		BaseContext: func(net.Listener) context.Context { return context.WithValue(reqs, listenerKey{}, calls) }}
 	if n := g.opts.MaxConns; n > 0 {
 		l = conncap.Cap(hs, l, n) // the operator endpoint's rules
 	}
@@ -370,10 +375,27 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 		return fmt.Errorf("mcp: gateway: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), g.resultWait)
+	// Shutdown gets up to StopGrace for the calls, then resultWait for
+	// their results (rctx).
+	sctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	shut := make(chan error, 1)
-	go func() { shut <- hs.Shutdown(sctx) }() // no new connections; waits for the requests
+	go func() { shut <- hs.Shutdown(sctx) }() // no new connections nor requests; waits for the requests
+	waited := false
+	if grace := g.opts.StopGrace; grace > 0 {
+		// The calls in flight may finish: their requests return once
+		// answered.
+		over := time.NewTimer(grace)
+		for carrying.Load() > 0 && !fired(over) {
+			waited = true
+			time.Sleep(10 * time.Millisecond)
+		}
+		over.Stop()
+	}
+	endCalls()
+	rctx, cancelResults := context.WithTimeout(context.Background(), g.resultWait)
+	defer cancelResults()
+	defer context.AfterFunc(rctx, cancel)()
 	// Then a grace (streamEndGrace) before the event streams end: a
 	// client reads the result such a request wrote on a connection of its
 	// own, and one without retries that sees its event stream end first
@@ -384,15 +406,14 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	// alone, for some on a loaded machine
 	// (TestGatewayServeListenerEndInFlight). Only the client can close
 	// that race; the grace narrows it.
-	waited := false
-	for carrying.Load() > 0 && sctx.Err() == nil {
+	for carrying.Load() > 0 && rctx.Err() == nil {
 		waited = true
 		time.Sleep(10 * time.Millisecond)
 	}
 	if waited {
 		select {
 		case <-time.After(streamEndGrace):
-		case <-sctx.Done():
+		case <-rctx.Done():
 		}
 	}
 	endStreams()
@@ -403,6 +424,16 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	}
 	<-errc
 	return err
+}
+
+// fired reports whether t has fired.
+func fired(t *time.Timer) bool {
+	select {
+	case <-t.C:
+		return true
+	default:
+		return false
+	}
 }
 
 // The bounds ServeListener puts on a client's connection. The server's

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,10 +41,13 @@ import (
 // refuses to listen beyond loopback unless --insecure. serve logs "MCP gateway listening url=…" on
 // stderr (and, with --http ADDR, "operator endpoint http=…" before it
 // connects to NATS: metrics and health, see mcp_ops.go), logs each
-// session and tools/call, and stops
-// on SIGINT or SIGTERM (exit 0): its calls in flight end interrupted and
-// their clients get those results; stdio ends when the
-// client closes stdin, or on SIGINT or SIGTERM as serve does (its calls'
+// session and tools/call, and stops on SIGINT or SIGTERM (exit 0) as a
+// worker does: it logs "draining", takes no new connection or request,
+// lets its calls in flight finish for --grace (30 s by default, as the
+// worker's), then ends the rest interrupted and their clients get those
+// results (a second signal ends them at once; a NATS connection closed
+// for good at once too); stdio ends when the client closes stdin, or on
+// SIGINT or SIGTERM at once, its calls in flight interrupted (their
 // interrupted results written first, for at most 5 s; exit 0; the
 // answers not delivered by then are counted in one warning), and logs
 // only to stderr. Exit codes as
@@ -97,6 +101,7 @@ type mcpOptions struct {
 	loginTimeout    time.Duration
 	force           bool
 	drain           time.Duration
+	grace           time.Duration
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -113,6 +118,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
 	fs.StringVar(&o.expose, "expose-server", "", "list the tools of these MCP `servers` (comma-separated names of mcp_servers the workers mount) under their own names: the gateway as a proxy of those servers")
 	config.DurationVar(fs, &o.streamPoll, "stream-poll", 0, "serve: close the HTTP stream of a call still running after this `duration`; the client resumes it (SEP-1699) and gets the result there (0: never)")
+	config.DurationVar(fs, &o.grace, "grace", config.DefaultGracePeriod, "serve: on SIGTERM or SIGINT, how long the calls in flight may finish before they are interrupted, while new connections and requests are refused (a `duration`; 0 interrupts at once; a second signal interrupts them then)")
 	config.DurationVar(fs, &o.drain, "drain", stdioDrain, "stdio: once stdin ends, answer the requests still running for at most this `duration`; calls still running after it end interrupted and their answers are dropped (0: do not wait)")
 	config.DurationVar(fs, &o.loginTimeout, "login-timeout", 5*time.Minute, "login: how long to wait for the browser to come back (a `duration`)")
 	fs.BoolVar(&o.force, "force", false, "login: authorize again even when the stored grant still works")
@@ -143,6 +149,9 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	if o.drain < 0 {
 		return e.usagef("--drain must not be negative, got %v", o.drain)
+	}
+	if o.grace < 0 {
+		return e.usagef("--grace must not be negative, got %v", o.grace)
 	}
 	if o.sessionTimeout == 0 {
 		return e.usagef("--session-timeout must not be 0 (negative means never)")
@@ -207,8 +216,38 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		m.stage.Connected(nc)
 		m.stage.NotReady("starting")
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// The first signal stops the gateway (serve lets the calls in flight
+	// finish for --grace), a second interrupts those calls at once.
+	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var serving atomic.Pointer[mcp.Gateway] // serve's, for a second signal
+	served, watched := make(chan struct{}), make(chan struct{})
+	stopped := ctx.Done()
+	go func() {
+		defer close(watched)
+		select {
+		case s := <-sigs:
+			if args[0] == "serve" {
+				log.Info("draining: no new requests; calls in flight may finish", "signal", s.String(), "grace", o.grace)
+			}
+			stop()
+		case <-stopped:
+		case <-served:
+			return
+		}
+		select {
+		case s := <-sigs:
+			if g := serving.Load(); g != nil {
+				log.Warn("second signal: interrupting the calls in flight now", "signal", s.String())
+				g.Interrupt()
+			}
+		case <-served:
+		}
+	}()
+	defer func() { close(served); <-watched }()
 	// The connection closed for good (nats.go stopped reconnecting: the
 	// server revoked the gateway's user, or closed it with an error
 	// nats.go takes for fatal): the gateway can relay nothing more, so it
@@ -240,7 +279,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	gopts := &mcp.GatewayOptions{
 		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxConns: o.maxConns, MaxSessionCalls: o.maxCalls, MaxCalls: o.maxGatewayCalls, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
-		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose), StreamPoll: o.streamPoll,
+		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose), StreamPoll: o.streamPoll, StopGrace: o.grace,
 		// A person's "accept" to the gateway's elicitation approves the
 		// call (as toolctl approve would) and the gateway sends it again.
 		Approve: func(ctx context.Context, scope, callID, by string) error {
@@ -336,6 +375,13 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		return exitError
 	}
 	log.Info("MCP gateway listening", "url", "http://"+l.Addr().String()+"/mcp")
+	serving.Store(g)
+	// Calls cannot finish over a connection closed for good: no grace.
+	defer context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), errConnClosed) {
+			g.Interrupt()
+		}
+	})()
 	err = g.ServeListener(ctx, l)
 	if closed() {
 		return exitError

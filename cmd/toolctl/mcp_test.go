@@ -589,6 +589,7 @@ func TestMCPUsage(t *testing.T) {
 		{"negative call timeout", []string{"mcp", "serve", "--call-timeout", "-1s"}, 2, "--call-timeout"},
 		{"negative stream poll", []string{"mcp", "serve", "--stream-poll", "-1s"}, 2, "--stream-poll"},
 		{"negative drain", []string{"mcp", "stdio", "--drain", "-1s"}, 2, "--drain must not be negative"},
+		{"negative grace", []string{"mcp", "serve", "--grace", "-1s"}, 2, "--grace must not be negative"},
 		{"zero session timeout", []string{"mcp", "serve", "--session-timeout", "0"}, 2, "--session-timeout"},
 		{"unknown flag", []string{"mcp", "serve", "--bogus"}, 2, "bogus"},
 		{"max conns not a number", []string{"mcp", "serve", "--max-conns", "x"}, 2, "want a whole number"},

@@ -72,10 +72,11 @@
 // cuts the grace period short (the calls are still interrupted and
 // answered). The worker reloads nothing: SIGHUP (a closed terminal, or
 // an operator expecting a reload) is a stop like the others; restart it
-// to apply a changed configuration. A worker running the embedded server
-// stops it too once its own calls are done, whatever runs through it on
-// other workers; it warns when other connections are still there
-// (other_connections).
+// to apply a changed configuration. The MCP gateway (toolctl mcp serve)
+// stops the same way, with the same --grace. A worker running the
+// embedded server stops it too once its own calls are done, whatever runs
+// through it on other workers; it warns when other connections are still
+// there (other_connections).
 //
 // # Exit codes
 //
