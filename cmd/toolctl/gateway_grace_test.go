@@ -298,3 +298,38 @@ func TestGatewayStopGraceOver(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayReadyzWhileStopping: once mcp serve began to stop on
+// SIGTERM, its /readyz still answered 200 "ready" while it refused new
+// connections, so a balancer went on sending it clients. From the moment
+// its stop begins, /readyz answers 503 saying it drains, while /healthz
+// answers "ok" until it exits.
+func TestGatewayReadyzWhileStopping(t *testing.T) {
+	f := startHeldFleet(t)
+	g := startServingGateway(t, f.url, "--grace", "10m")
+	base := "http://" + g.ops
+	if code, body := natstest.HTTPGet(base + "/readyz"); code != 200 || body != "ready\n" {
+		t.Fatalf("/readyz before the stop: %d %q", code, body)
+	}
+	cs, _ := connectMCP(t, &sdk.StreamableClientTransport{Endpoint: g.url, MaxRetries: -1})
+	outcome := callHold(cs)
+	waitStarted(t, f)
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	natstest.WaitFor(t, "a new initialize to be refused after SIGTERM", func() bool { return initialize(g.url) != nil })
+	if code, body := natstest.HTTPGet(base + "/readyz"); code != 503 || !strings.Contains(body, "not ready: draining") {
+		t.Errorf("/readyz while stopping: %d %q, want 503 saying it drains", code, body)
+	}
+	if code, body := natstest.HTTPGet(base + "/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz while stopping: %d %q", code, body)
+	}
+	f.release()
+	select {
+	case o := <-outcome:
+		if o.err != nil || o.res.IsError {
+			t.Errorf("the call in flight got %+v, %v; want its result", o.res, o.err)
+		}
+	case <-time.After(mcpGuard):
+		t.Fatal("the call in flight got no answer")
+	}
+	g.exit(t)
+}

@@ -42,11 +42,11 @@ import (
 // stderr (and, with --http ADDR, "operator endpoint http=…" before it
 // connects to NATS: metrics and health, see mcp_ops.go), logs each
 // session and tools/call, and stops on SIGINT or SIGTERM (exit 0) as a
-// worker does: it logs "draining", takes no new connection or request,
-// lets its calls in flight finish for --grace (30 s by default, as the
-// worker's), then ends the rest interrupted and their clients get those
-// results (a second signal ends them at once; a NATS connection closed
-// for good at once too); stdio ends when the client closes stdin, or on
+// worker does: it logs "draining", answers /readyz 503 from then on,
+// takes no new connection or request, lets its calls in flight finish
+// for --grace (30 s by default, as the worker's), then ends the rest
+// interrupted and their clients get those results (a second signal ends
+// them at once; a NATS connection closed for good at once too); stdio ends when the client closes stdin, or on
 // SIGINT or SIGTERM at once, its calls in flight interrupted (their
 // interrupted results written first, for at most 5 s; exit 0; the
 // answers not delivered by then are counted in one warning), and logs
@@ -231,6 +231,8 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		select {
 		case s := <-sigs:
 			if args[0] == "serve" {
+				// Not ready before it refuses anything.
+				m.drain()
 				log.Info("draining: no new requests; calls in flight may finish", "signal", s.String(), "grace", o.grace)
 			}
 			stop()

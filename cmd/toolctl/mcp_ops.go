@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -25,6 +26,10 @@ type gatewayMetrics struct {
 	calls *prometheus.CounterVec
 	dur   *prometheus.HistogramVec
 	tools *opshttp.ToolLabels // the tool labels, bounded
+
+	// draining is set once the gateway stops: /readyz answers 503 from
+	// then on, as a draining worker's does.
+	draining atomic.Bool
 }
 
 // unknownTool labels the calls of tools the fleet does not serve.
@@ -80,9 +85,25 @@ func (m *gatewayMetrics) serve(nc *nats.Conn, g *mcp.Gateway) {
 		func() float64 { return float64(g.Sessions()) }))
 	natsReady := opshttp.NATSReady(nc)
 	m.stage.Serve(func() (bool, string) {
+		if m.draining.Load() {
+			return false, "not ready: " + drainingWhy
+		}
 		if ok, why := natsReady(); !ok {
 			return false, why
 		}
 		return true, "ready"
 	})
+}
+
+// drainingWhy is why /readyz answers 503 once the gateway stops.
+const drainingWhy = "draining (stopping; no new requests)"
+
+// drain makes /readyz answer 503 saying so, at once and from then on,
+// whatever stage the gateway is at (nil m: nothing).
+func (m *gatewayMetrics) drain() {
+	if m == nil {
+		return
+	}
+	m.draining.Store(true)
+	m.stage.NotReady(drainingWhy)
 }
