@@ -83,7 +83,7 @@ func awkWrites(prog string) []string {
 				}
 			}
 			out = append(out, target)
-			printing = false
+			printing, operand = false, false
 		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
 			j := i
 			for j < len(prog) && (prog[j] == '_' || prog[j] >= 'a' && prog[j] <= 'z' || prog[j] >= 'A' && prog[j] <= 'Z' || prog[j] >= '0' && prog[j] <= '9') {

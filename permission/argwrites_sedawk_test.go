@@ -1,6 +1,9 @@
 package permission
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestSedAwkProgramWrites: "sed:*" and "awk:*" allowed a sed script's w
 // and W commands and s///w, and an awk program's print and printf
@@ -94,5 +97,24 @@ func TestSedAwkProgramWrites(t *testing.T) {
 		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
 			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
 		}
+	}
+}
+
+// TestAwkWritesAfterRegexTarget: after a redirection's ">" awkWrites
+// kept the token before it as an operand, so a regular expression as
+// its target (print $1 > /"/, which awk writes to a file named 0 or 1)
+// was read as a division and its quote as opening a string, which hid
+// the redirections after it; awkRuns, which reads ">" as an operator,
+// did see them. "execute_shell_command:*" then allowed a write to
+// /etc/passwd that is a safety ask when written plainly.
+func TestAwkWritesAfterRegexTarget(t *testing.T) {
+	prog := `{print $1 > /"/; print > "/etc/passwd"; s = "\""}`
+	if got, want := awkWrites(prog), []string{unknownFile, "/etc/passwd"}; !slices.Equal(got, want) {
+		t.Errorf("awkWrites(%q) = %q, want %q", prog, got, want)
+	}
+	p := Policy{Rules: []Rule{rule(t, "execute_shell_command:*", Allow)}, WorkingDirs: []string{t.TempDir()}}
+	line := "awk '" + prog + "' a.txt"
+	if d := Decide(p, shell, cmd(line)); d.Behavior != Ask || !d.Safety {
+		t.Errorf("%q: %s (%s, safety %v), want a safety ask", line, d.Behavior, d.Reason, d.Safety)
 	}
 }
