@@ -118,3 +118,53 @@ func TestAwkWritesAfterRegexTarget(t *testing.T) {
 		t.Errorf("%q: %s (%s, safety %v), want a safety ask", line, d.Behavior, d.Reason, d.Safety)
 	}
 }
+
+// TestSedRegexBracketHoldsDelimiter: GNU sed reads a bracket expression
+// in a regular expression whole, the delimiter in it a character as any
+// other ("s/[/]/x/" replaces a "/"), but sed's scripts were read as if
+// the "/" in "[/]" ended the expression, so "s/[/]/;a/w FILE", which
+// writes FILE, was read as s/[/]/ and a command appending text: "sed:*"
+// allowed it with FILE outside or dangerous, and ACCEPT_EDITS allowed
+// it with sed -i, as it did "/[/!a]/w FILE" and "s/[/]/;a/e", which
+// runs the lines as commands.
+func TestSedRegexBracketHoldsDelimiter(t *testing.T) {
+	wd := t.TempDir()
+	out := t.TempDir() + "/x"
+	p := Policy{Rules: shellAllowRules(t, "sed"), WorkingDirs: []string{wd}}
+	edits := Policy{Mode: ModeAcceptEdits, WorkingDirs: []string{wd}}
+	for _, script := range []string{
+		"s/[/]/;a/w " + out,
+		"s/[]/]/;a/w " + out,
+		"s/[^]/]/;a/w " + out,
+		"s/[[:alpha:]/]/;a/w " + out,
+		"s|[|]|;a|w " + out,
+		"/[/!a]/w " + out,
+		`\%[%!a]%w ` + out,
+		"s/[/]/;a/e",
+		"/[/!a]/e touch x",
+	} {
+		line := "sed '" + script + "' a.txt"
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Ask {
+			t.Errorf("%q: %s (%s), want ask", line, d.Behavior, d.Reason)
+		}
+		line = "sed -i '" + script + "' " + wd + "/a.txt"
+		if d := Decide(edits, shell, cmd(line)); d.Behavior == Allow {
+			t.Errorf("accept_edits %q: allowed (%s)", line, d.Reason)
+		}
+	}
+	line := "sed 's/[/]/;#/w ~/.bashrc' a.txt"
+	if d := Decide(p, shell, cmd(line)); !d.Safety {
+		t.Errorf("%q: %s (%s), want a safety ask", line, d.Behavior, d.Reason)
+	}
+	for _, line := range []string{
+		"sed 's/[/]/_/g' a.txt",
+		"sed -n '/[/]/p' a.txt",
+		"sed 's/[^]/]*//' a.txt",
+		"sed 's/[[:space:]/]*$//' a.txt",
+		"sed 's/[/]/;a text/' a.txt",
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
+			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
+		}
+	}
+}

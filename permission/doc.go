@@ -187,7 +187,8 @@
 //     its sources with --remove-source-files; where patch writes (-d
 //     DIR, or the current directory; -o's file) and the prefix split
 //     and csplit write to; the files of a sed script's w and W commands
-//     and s///w, and of an awk program's print > "FILE" and >> (one it
+//     and s///w (its regular expressions read as GNU sed reads them, a
+//     bracket expression whole: s/[/]/x/w FILE), and of an awk program's print > "FILE" and >> (one it
 //     computes, print > $1, is outside), and those of gawk's -d, -o and
 //     -p; tee's files; the destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories) and

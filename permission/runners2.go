@@ -399,17 +399,22 @@ func sedRead(sc string) (runs bool, files []string) {
 			files = append(files, sc[start:i])
 		}
 	}
-	// delimited reads past the next unescaped delim.
-	delimited := func(delim byte) bool {
+	// delimited reads past the next unescaped delim, and in a regular
+	// expression (re) past a bracket expression whole.
+	delimited := func(delim byte, re bool) bool {
 		for ; i < n; i++ {
-			switch sc[i] {
-			case '\\':
+			switch {
+			case sc[i] == '\\':
 				i++
-			case '\n':
+			case sc[i] == '\n':
 				return false
-			case delim:
+			case sc[i] == delim:
 				i++
 				return true
+			case re && sc[i] == '[':
+				if i = sedBracketEnd(sc, i); i < 0 {
+					return false
+				}
 			}
 		}
 		return false
@@ -428,7 +433,7 @@ func sedRead(sc string) (runs bool, files []string) {
 				return false
 			}
 			i++
-			if !delimited(sc[i-1]) {
+			if !delimited(sc[i-1], true) {
 				return false
 			}
 			skip("IM")
@@ -476,7 +481,7 @@ func sedRead(sc string) (runs bool, files []string) {
 			}
 			delim := sc[i]
 			i++
-			if !delimited(delim) || !delimited(delim) {
+			if !delimited(delim, c == 's') || !delimited(delim, false) {
 				return true, files
 			}
 			for c == 's' && i < n && strings.IndexByte("gpiImMe0123456789w", sc[i]) >= 0 {
@@ -515,6 +520,35 @@ func sedRead(sc string) (runs bool, files []string) {
 			return true, files
 		}
 	}
+}
+
+// sedBracketEnd is the index of the "]" that closes the bracket
+// expression sc[i] opens in a regular expression of a sed script, or -1
+// when none does on its line. GNU sed reads it whole: the delimiter and
+// "\" in it are characters as any other ("s/[/]/x/" replaces a "/"),
+// and so is a "]" first in it ("[]/]", "[^]/]"); "[:", "[." and "[="
+// open a class that ends at ":]", ".]" and "=]" ("[[:alpha:]/]").
+func sedBracketEnd(sc string, i int) int {
+	i++
+	if i < len(sc) && sc[i] == '^' {
+		i++
+	}
+	if i < len(sc) && sc[i] == ']' {
+		i++
+	}
+	for ; i < len(sc) && sc[i] != '\n'; i++ {
+		switch {
+		case sc[i] == ']':
+			return i
+		case sc[i] == '[' && i+1 < len(sc) && strings.IndexByte(":.=", sc[i+1]) >= 0:
+			end := strings.Index(sc[i+2:], sc[i+1:i+2]+"]")
+			if end < 0 || strings.Contains(sc[i+2:i+2+end], "\n") {
+				return -1
+			}
+			i += 2 + end + 1
+		}
+	}
+	return -1
 }
 
 // gitRunner is how a git subcommand's options are read (opts) and

@@ -1334,17 +1334,22 @@ func plainSedScript(sc string) bool {
 			i++
 		}
 	}
-	// delimited reads up to the next unescaped delim, after sc[i-1].
-	delimited := func(delim byte) bool {
+	// delimited reads up to the next unescaped delim, after sc[i-1], and
+	// in a regular expression (re) past a bracket expression whole.
+	delimited := func(delim byte, re bool) bool {
 		for ; i < len(sc); i++ {
-			switch sc[i] {
-			case '\\':
+			switch {
+			case sc[i] == '\\':
 				i++
-			case '\n':
+			case sc[i] == '\n':
 				return false
-			case delim:
+			case sc[i] == delim:
 				i++
 				return true
+			case re && sc[i] == '[':
+				if i = sedBracketEnd(sc, i); i < 0 {
+					return false
+				}
 			}
 		}
 		return false
@@ -1359,7 +1364,7 @@ func plainSedScript(sc string) bool {
 			}
 		case i < len(sc) && sc[i] == '/':
 			i++
-			if !delimited('/') {
+			if !delimited('/', true) {
 				return false
 			}
 			for i < len(sc) && (sc[i] == 'I' || sc[i] == 'M') {
@@ -1393,7 +1398,7 @@ func plainSedScript(sc string) bool {
 			}
 			delim := sc[i]
 			i++
-			if !delimited(delim) || !delimited(delim) {
+			if !delimited(delim, c == 's') || !delimited(delim, false) {
 				return false
 			}
 			for c == 's' && i < len(sc) && strings.IndexByte("gpiImM0123456789", sc[i]) >= 0 {
