@@ -1308,10 +1308,9 @@ func sedTargets(args []string) ([]string, bool) {
 		}
 		scripts, operands = operands[:1], operands[1:]
 	}
-	for _, sc := range scripts {
-		if !plainSedScript(sc) {
-			return nil, false
-		}
+	// sed reads its scripts as one, a line each, as sedScript joins them.
+	if !plainSedScript(strings.Join(scripts, "\n")) {
+		return nil, false
 	}
 	return operands, len(operands) > 0
 }

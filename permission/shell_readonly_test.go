@@ -361,3 +361,29 @@ func TestBraceExpansionBounded(t *testing.T) {
 		t.Errorf("cp {,}{,}x {a,b}: %q %v", e.args, ok)
 	}
 }
+
+// TestAcceptEditsSedScriptsJoined: sed joins its -e scripts with
+// newlines, so text to append that ends in "\" goes on into the next
+// ("sed -e '1a\' -e 'w x' f" appends a line "w x"), as sedRead, which
+// reads what sed writes, took it; ACCEPT_EDITS read each script alone
+// and asked for that edit of f as if it wrote x.
+func TestAcceptEditsSedScriptsJoined(t *testing.T) {
+	wd := t.TempDir()
+	p := Policy{Mode: ModeAcceptEdits, WorkingDirs: []string{wd}}
+	for _, c := range []string{
+		"sed -i -e '1a\\' -e 'w not a file' f",
+		"sed -i -e '$a footer\\' -e 'e not a command' f",
+	} {
+		if d := Decide(p, shell, cmd(c)); d.Behavior != Allow {
+			t.Errorf("accept_edits %q: %s (%s), want allow", c, d.Behavior, d.Reason)
+		}
+	}
+	for _, c := range []string{
+		"sed -i -e '1a\\' -e 'w x' -e 'w /tmp/out' f",
+		"sed -i -e 's/a/b/' -e 'w /tmp/out' f",
+	} {
+		if d := Decide(p, shell, cmd(c)); d.Behavior == Allow {
+			t.Errorf("accept_edits %q: allowed (%s)", c, d.Reason)
+		}
+	}
+}
