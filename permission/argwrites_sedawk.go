@@ -28,89 +28,39 @@ func programWrites(name string, words []string) []string {
 // write to (print > "FILE", print >> "FILE"): a ">" outside parentheses
 // in such a statement is a redirection, not a comparison. A target that
 // is not one string ("dir/" $1, a variable) is unknownFile. Strings,
-// regular expressions and comments are skipped, as awkRuns skips them.
+// regular expressions and comments are skipped (awkTokens).
 func awkWrites(prog string) []string {
 	var out []string
-	operand := false // the last token ends an operand: "/" divides
 	printing := false
 	depth := 0 // parentheses and brackets opened since print
-	// str reads past the string or regular expression prog[i] opens;
-	// it returns the index of its closing character.
-	str := func(i int) int {
-		c := prog[i]
-		bracket := false
-		for i++; i < len(prog) && (prog[i] != c || bracket); i++ {
-			switch {
-			case prog[i] == '\\':
-				i++
-			case c == '/' && prog[i] == '[':
-				bracket = true
-			case prog[i] == ']':
-				bracket = false
+	toks := awkTokens(prog)
+	for k, t := range toks {
+		switch t {
+		case "print", "printf":
+			printing, depth = true, 0
+		case "(", "[":
+			depth++
+		case ")", "]":
+			depth--
+		case ";", "{", "}", "\n":
+			// A statement ends (a newline after "," does not).
+			if t != "\n" || k == 0 || toks[k-1] != "," {
+				printing = false
 			}
-		}
-		return i
-	}
-	for i := 0; i < len(prog); i++ {
-		c := prog[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\\' && i+1 < len(prog) && prog[i+1] == '\n':
-			if c == '\\' {
-				i++
-			}
-		case c == '#':
-			for i+1 < len(prog) && prog[i+1] != '\n' {
-				i++
-			}
-		case c == '"' || c == '/' && !operand:
-			i = str(i)
-			operand = true
-		case c == '>' && printing && depth == 0 && !strings.HasPrefix(prog[i+1:], "="):
-			if strings.HasPrefix(prog[i+1:], ">") {
-				i++
-			}
-			j := i + 1
-			for j < len(prog) && (prog[j] == ' ' || prog[j] == '\t') {
-				j++
+		case ">", ">>":
+			if !printing || depth != 0 {
+				break
 			}
 			target := unknownFile
-			if j < len(prog) && prog[j] == '"' {
-				end := str(j)
-				rest := strings.TrimLeft(prog[min(end+1, len(prog)):], " \t")
-				name := prog[j+1 : min(end, len(prog))]
-				if end < len(prog) && !strings.Contains(name, `\`) && (rest == "" || strings.ContainsRune(";\n}#", rune(rest[0]))) {
-					target = name
+			if k+1 < len(toks) {
+				name := toks[k+1]
+				ends := k+2 == len(toks) || slices.Contains([]string{";", "\n", "}"}, toks[k+2])
+				if len(name) > 1 && name[0] == '"' && name[len(name)-1] == '"' && !strings.Contains(name, `\`) && ends {
+					target = name[1 : len(name)-1]
 				}
 			}
 			out = append(out, target)
-			printing, operand = false, false
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-			j := i
-			for j < len(prog) && (prog[j] == '_' || prog[j] >= 'a' && prog[j] <= 'z' || prog[j] >= 'A' && prog[j] <= 'Z' || prog[j] >= '0' && prog[j] <= '9') {
-				j++
-			}
-			word := prog[i:j]
-			if word == "print" || word == "printf" {
-				printing, depth = true, 0
-			}
-			operand = !slices.Contains(awkKeywords, word)
-			i = j - 1
-		case c == '(' || c == '[':
-			depth++
-			operand = false
-		case c == ')' || c == ']':
-			depth--
-			operand = true
-		case c >= '0' && c <= '9' || c == '.':
-			operand = true
-		case c == ';' || c == '\n' || c == '{' || c == '}':
-			// A statement ends (a newline after "," or "&&" does not).
-			if c != '\n' || !strings.HasSuffix(strings.TrimRight(prog[:i], " \t"), ",") {
-				printing = false
-			}
-			operand = false
-		default:
-			operand = false
+			printing = false
 		}
 	}
 	return out

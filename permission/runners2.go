@@ -300,63 +300,82 @@ func sedScript(words []string) (script string, fromFile bool) {
 // not a division.
 var awkKeywords = []string{"print", "printf", "return", "in", "case", "if", "while", "for", "do", "else"}
 
+// awkTokens are the tokens of an awk program, as awkRuns and awkWrites
+// read them: words (gawk's @load and @include among them), numbers,
+// strings and regular expressions whole with their quotes or slashes (one
+// not closed runs to the end), newlines, "||", ">>" and ">=", and any
+// other character alone; blanks, a "\" before a newline and comments are
+// skipped. A "/" after an operand (a word but a keyword, a number, a
+// string, a regular expression, ")" or "]") divides; elsewhere it begins
+// a regular expression, in which a "/" inside [...] is no end.
+func awkTokens(prog string) []string {
+	word := func(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	digit := func(c byte) bool { return c >= '0' && c <= '9' || c == '.' }
+	var toks []string
+	operand := false // the last token ends an operand: "/" divides
+	for i := 0; i < len(prog); {
+		c, j := prog[i], i+1
+		ends := c == ')' || c == ']'
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+			continue
+		case c == '\\' && j < len(prog) && prog[j] == '\n':
+			i += 2
+			continue
+		case c == '#':
+			for j < len(prog) && prog[j] != '\n' {
+				j++
+			}
+			i = j
+			continue
+		case c == '"' || c == '/' && !operand:
+			bracket := false
+			for ; j < len(prog) && (prog[j] != c || bracket); j++ {
+				switch {
+				case prog[j] == '\\':
+					j++
+				case c == '/' && prog[j] == '[':
+					bracket = true
+				case prog[j] == ']':
+					bracket = false
+				}
+			}
+			j = min(j+1, len(prog))
+			ends = true
+		case word(c) || c == '@' && j < len(prog) && word(prog[j]):
+			for j < len(prog) && (word(prog[j]) || prog[j] >= '0' && prog[j] <= '9') {
+				j++
+			}
+			ends = !slices.Contains(awkKeywords, prog[i:j])
+		case digit(c):
+			for j < len(prog) && digit(prog[j]) {
+				j++
+			}
+			ends = true
+		case slices.Contains([]string{"||", ">>", ">="}, prog[i:min(i+2, len(prog))]):
+			j++
+		}
+		toks = append(toks, prog[i:j])
+		operand = ends
+		i = j
+	}
+	return toks
+}
+
 // awkRuns reports whether an awk program runs a command: it calls
 // system() or pipes to or from one (print | "cmd", "cmd" | getline,
 // gawk's |&), or runs code it does not hold (gawk's @load of an
 // extension, @include of a file). Strings, regular expressions and
-// comments are skipped.
+// comments are skipped (awkTokens).
 func awkRuns(prog string) bool {
-	operand := false // the last token ends an operand: "/" divides
-	for i := 0; i < len(prog); i++ {
-		c := prog[i]
+	toks := awkTokens(prog)
+	for k, t := range toks {
 		switch {
-		case c == ' ' || c == '\t' || c == '\\' && i+1 < len(prog) && prog[i+1] == '\n':
-			if c == '\\' {
-				i++
-			}
-		case c == '#':
-			for i+1 < len(prog) && prog[i+1] != '\n' {
-				i++
-			}
-		case c == '"' || c == '/' && !operand:
-			// A string, or a regular expression ("/" inside [...] is
-			// no end).
-			bracket := false
-			for i++; i < len(prog) && (prog[i] != c || bracket); i++ {
-				switch {
-				case prog[i] == '\\':
-					i++
-				case c == '/' && prog[i] == '[':
-					bracket = true
-				case prog[i] == ']':
-					bracket = false
-				}
-			}
-			operand = true
-		case c == '|':
-			if i+1 < len(prog) && prog[i+1] == '|' {
-				i++
-				operand = false
-				continue
-			}
-			return true // print | "cmd", "cmd" | getline, |&
-		case c == '@' && (strings.HasPrefix(prog[i+1:], "load") || strings.HasPrefix(prog[i+1:], "include")):
+		case t == "|", strings.HasPrefix(t, "@load"), strings.HasPrefix(t, "@include"):
 			return true
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-			j := i
-			for j < len(prog) && (prog[j] == '_' || prog[j] >= 'a' && prog[j] <= 'z' || prog[j] >= 'A' && prog[j] <= 'Z' || prog[j] >= '0' && prog[j] <= '9') {
-				j++
-			}
-			word := prog[i:j]
-			if word == "system" && strings.HasPrefix(strings.TrimLeft(prog[j:], " \t"), "(") {
-				return true
-			}
-			operand = !slices.Contains(awkKeywords, word)
-			i = j - 1
-		case c >= '0' && c <= '9' || c == '.' || c == ')' || c == ']':
-			operand = true
-		default:
-			operand = false
+		case t == "system" && k+1 < len(toks) && toks[k+1] == "(":
+			return true
 		}
 	}
 	return false
@@ -377,8 +396,33 @@ func sedWrites(sc string) []string {
 }
 
 // sedRead reads a sed script for sedRuns and sedWrites; the files are
-// those read up to where it cannot be read.
+// those read up to where it cannot be read or runs a command.
 func sedRead(sc string) (runs bool, files []string) {
+	cmds, ok := sedCommands(sc)
+	for _, c := range cmds {
+		switch {
+		case c.name == 'e' || c.name == 's' && strings.Contains(c.flags, "e"):
+			return true, files
+		case c.file != "" && (c.name == 'w' || c.name == 'W' || c.name == 's'):
+			files = append(files, c.file)
+		}
+	}
+	return !ok, files
+}
+
+// sedCommand is a command of a sed script: its name ('s', 'w', 'a', …,
+// '{' and '}' for a block's ends, '#' for a comment), the flags of s
+// (w last), and the file of w, W, r, R and s///w.
+type sedCommand struct {
+	name        byte
+	flags, file string
+}
+
+// sedCommands are the commands of a sed script, as GNU sed reads them,
+// and whether it could be read to its end: not when sed refuses it or
+// it is written in a way not read here; the commands are those read up
+// to there.
+func sedCommands(sc string) (cmds []sedCommand, ok bool) {
 	i, n := 0, len(sc)
 	skip := func(set string) {
 		for i < n && strings.IndexByte(set, sc[i]) >= 0 {
@@ -391,13 +435,11 @@ func sedRead(sc string) (runs bool, files []string) {
 		}
 	}
 	// file reads a file's name, after blanks, to the end of the line.
-	file := func() {
+	file := func() string {
 		skip(" \t")
 		start := i
 		upTo("\n")
-		if start < i {
-			files = append(files, sc[start:i])
-		}
+		return sc[start:i]
 	}
 	// delimited reads past the next unescaped delim, and in a regular
 	// expression (re) past a bracket expression whole.
@@ -441,16 +483,21 @@ func sedRead(sc string) (runs bool, files []string) {
 		return true
 	}
 	for {
-		skip(" \t\n;}")
+		for ; i < n && strings.IndexByte(" \t\n;}", sc[i]) >= 0; i++ {
+			if sc[i] == '}' {
+				cmds = append(cmds, sedCommand{name: '}'})
+			}
+		}
 		if i >= n {
-			return false, files
+			return cmds, true
 		}
 		if sc[i] == '#' {
+			cmds = append(cmds, sedCommand{name: '#'})
 			upTo("\n")
 			continue
 		}
 		if !address() {
-			return true, files
+			return cmds, false
 		}
 		skip(" \t")
 		if i < n && sc[i] == ',' {
@@ -460,40 +507,40 @@ func sedRead(sc string) (runs bool, files []string) {
 				i++
 				skip("0123456789")
 			} else if !address() {
-				return true, files
+				return cmds, false
 			}
 		}
 		skip(" \t!")
 		if i >= n {
-			return true, files
+			return cmds, false
 		}
-		c := sc[i]
+		c := sedCommand{name: sc[i]}
 		i++
-		switch c {
+		switch c.name {
 		case '{':
+			cmds = append(cmds, c)
 			continue // a block: its commands follow
 		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
 		case 'e':
-			return true, files
+			upTo("\n") // a command to run
 		case 's', 'y':
 			if i >= n || sc[i] == '\\' || sc[i] == '\n' {
-				return true, files
+				return cmds, false
 			}
 			delim := sc[i]
 			i++
-			if !delimited(delim, c == 's') || !delimited(delim, false) {
-				return true, files
+			if !delimited(delim, c.name == 's') || !delimited(delim, false) {
+				return cmds, false
 			}
-			for c == 's' && i < n && strings.IndexByte("gpiImMe0123456789w", sc[i]) >= 0 {
-				if sc[i] == 'e' {
-					return true, files
-				}
-				if sc[i] == 'w' {
+			if c.name == 's' {
+				start := i
+				skip("gpiImMe0123456789")
+				c.flags = sc[start:i]
+				if i < n && sc[i] == 'w' {
 					i++
-					file()
-					break
+					c.flags += "w"
+					c.file = file()
 				}
-				i++
 			}
 		case 'a', 'i', 'c':
 			// Text to write, to the end of the line ("\" before a newline
@@ -503,21 +550,20 @@ func sedRead(sc string) (runs bool, files []string) {
 					i++
 				}
 			}
-		case 'w', 'W':
-			file()
-		case 'r', 'R':
-			upTo("\n") // a file read
+		case 'w', 'W', 'r', 'R':
+			c.file = file()
 		case 'b', 't', 'T', ':', 'v':
 			upTo(";\n") // a label
 		case 'q', 'Q', 'l', 'L':
 			skip(" \t")
 			skip("0123456789")
 		default:
-			return true, files
+			return cmds, false
 		}
+		cmds = append(cmds, c)
 		skip(" \t")
 		if i < n && strings.IndexByte("\n;}#", sc[i]) < 0 {
-			return true, files
+			return cmds, false
 		}
 	}
 }

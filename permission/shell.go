@@ -1322,104 +1322,18 @@ var sedPlainFlags = []string{"-E", "-r", "-n", "-s", "-z", "-u", "--regexp-exten
 
 // plainSedScript reports whether a sed script only edits the lines it is
 // given: commands separated by ";" or newlines, each with optional
-// addresses (N, $, /RE/, A,B, !), being s/RE/REPL/FLAGS without the e and
-// w flags, y/SRC/DST/, a/i/c with their text (to the end of the line),
-// or one of d p D P n N g G h H x z =. Anything else (e, w, r, R, W,
-// blocks) is not taken.
+// addresses, being s/RE/REPL/FLAGS without the e and w flags,
+// y/SRC/DST/, a/i/c with their text (to the end of the line), or one of
+// d p D P n N g G h H x z =, as sedCommands reads them. Anything else (e,
+// w, r, R, W, blocks, comments) is not taken.
 func plainSedScript(sc string) bool {
-	i := 0
-	skip := func() {
-		for i < len(sc) && strings.IndexByte(" \t\n;", sc[i]) >= 0 {
-			i++
-		}
-	}
-	// delimited reads up to the next unescaped delim, after sc[i-1], and
-	// in a regular expression (re) past a bracket expression whole.
-	delimited := func(delim byte, re bool) bool {
-		for ; i < len(sc); i++ {
-			switch {
-			case sc[i] == '\\':
-				i++
-			case sc[i] == '\n':
-				return false
-			case sc[i] == delim:
-				i++
-				return true
-			case re && sc[i] == '[':
-				if i = sedBracketEnd(sc, i); i < 0 {
-					return false
-				}
-			}
-		}
-		return false
-	}
-	address := func() bool {
-		switch {
-		case i < len(sc) && sc[i] == '$':
-			i++
-		case i < len(sc) && sc[i] >= '0' && sc[i] <= '9':
-			for i < len(sc) && (sc[i] >= '0' && sc[i] <= '9' || sc[i] == '~') {
-				i++
-			}
-		case i < len(sc) && sc[i] == '/':
-			i++
-			if !delimited('/', true) {
-				return false
-			}
-			for i < len(sc) && (sc[i] == 'I' || sc[i] == 'M') {
-				i++
-			}
-		}
-		return true
-	}
-	for skip(); i < len(sc); skip() {
-		if !address() {
+	cmds, ok := sedCommands(sc)
+	for _, c := range cmds {
+		if strings.IndexByte("syaicdpDPnNgGhHxz=", c.name) < 0 || strings.ContainsAny(c.flags, "ew") {
 			return false
 		}
-		if i < len(sc) && sc[i] == ',' {
-			i++
-			if !address() {
-				return false
-			}
-		}
-		for i < len(sc) && (sc[i] == '!' || sc[i] == ' ') {
-			i++
-		}
-		if i == len(sc) {
-			return false
-		}
-		c := sc[i]
-		i++
-		switch {
-		case c == 's' || c == 'y': // s/RE/REPL/FLAGS, y/SRC/DST/
-			if i == len(sc) || sc[i] == '\\' || sc[i] == '\n' {
-				return false
-			}
-			delim := sc[i]
-			i++
-			if !delimited(delim, c == 's') || !delimited(delim, false) {
-				return false
-			}
-			for c == 's' && i < len(sc) && strings.IndexByte("gpiImM0123456789", sc[i]) >= 0 {
-				i++
-			}
-		case c == 'a' || c == 'i' || c == 'c':
-			// Text to write, to the end of the line ("\" before a newline
-			// goes on): data, never a command or a file.
-			for ; i < len(sc) && sc[i] != '\n'; i++ {
-				if sc[i] == '\\' {
-					i++
-				}
-			}
-		case strings.IndexByte("dpDPnNgGhHxz=", c) >= 0:
-		default:
-			return false
-		}
-		if i < len(sc) && strings.IndexByte(" \t\n;", sc[i]) < 0 {
-			return false // e.g. the e or w flag
-		}
 	}
-	return true
+	return ok
 }
 
 func plainTargets(args []string) ([]string, bool) {
