@@ -168,3 +168,35 @@ func TestSedRegexBracketHoldsDelimiter(t *testing.T) {
 		}
 	}
 }
+
+// TestAwkRegexBracket: awk reads a bracket expression in a regular
+// expression whole, a "]" first in it (after "^") one of its characters
+// and a class such as [:alpha:] ending at its ":]", so /[]/"]/ and
+// /[[:alpha:]/"]/ match a "]", "/" or '"'; awkTokens ended them at that
+// first "]", took the quote after as opening a string and so hid the
+// rest of the program: "awk:*" allowed a system() or a pipe to a
+// command after one, and a write to /etc/passwd was no safety ask.
+func TestAwkRegexBracket(t *testing.T) {
+	p := Policy{Rules: shellAllowRules(t, "awk"), WorkingDirs: []string{t.TempDir()}}
+	for _, re := range []string{`/[]/"]/`, `/[^]/"]/`, `/[[:alpha:]/"]/`, `/[\]/"]/`} {
+		for _, rest := range []string{`system("sh")`, `print | "sh"`, `"sh" | getline`} {
+			line := "awk '{x = " + re + "; " + rest + `; s = "\""}' a.txt`
+			if d := Decide(p, shell, cmd(line)); d.Behavior != Ask {
+				t.Errorf("%q: %s (%s), want ask", line, d.Behavior, d.Reason)
+			}
+		}
+		line := "awk '{x = " + re + `; print > "/etc/passwd"; s = "\""}' a.txt`
+		if d := Decide(p, shell, cmd(line)); !d.Safety {
+			t.Errorf("%q: %s (%s), want a safety ask", line, d.Behavior, d.Reason)
+		}
+	}
+	for _, line := range []string{
+		`awk '/[]/]/ {print}' a.txt`,
+		`awk '{gsub(/[[:space:]/]+/, "_"); print > "out.txt"}' a.txt`,
+		`awk '$1 ~ /^[^]/]+$/' a.txt`,
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
+			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
+		}
+	}
+}

@@ -307,7 +307,8 @@ var awkKeywords = []string{"print", "printf", "return", "in", "case", "if", "whi
 // other character alone; blanks, a "\" before a newline and comments are
 // skipped. A "/" after an operand (a word but a keyword, a number, a
 // string, a regular expression, ")" or "]") divides; elsewhere it begins
-// a regular expression, in which a "/" inside [...] is no end.
+// a regular expression, in which a "/" inside a bracket expression is no
+// end ("[/]", "[]/]", "[^]/]", "[[:alpha:]/]", as awk reads them).
 func awkTokens(prog string) []string {
 	word := func(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 	digit := func(c byte) bool { return c >= '0' && c <= '9' || c == '.' }
@@ -335,8 +336,18 @@ func awkTokens(prog string) []string {
 				switch {
 				case prog[j] == '\\':
 					j++
-				case c == '/' && prog[j] == '[':
+				case c == '/' && prog[j] == '[' && !bracket:
 					bracket = true
+					if strings.HasPrefix(prog[j+1:], "^") {
+						j++
+					}
+					if strings.HasPrefix(prog[j+1:], "]") {
+						j++ // a "]" first is itself
+					}
+				case bracket && strings.HasPrefix(prog[j:], "[:"):
+					if end := strings.Index(prog[j+2:], ":]"); end >= 0 {
+						j += 2 + end + 1 // a class, [:alpha:]
+					}
 				case prog[j] == ']':
 					bracket = false
 				}
