@@ -197,11 +197,17 @@
 //     copy of the caller's maps and slices, so it passes "type":
 //     "integer" or "number" as that number, an integer beyond ±2^53
 //     reaches an int64 or uint64 field exact, and a tool's Call.Input
-//     holds no json.Number. One that is not a JSON number ("abc", "0x10",
-//     "") or is beyond a float64's range (1e400) ends invalid_input,
-//     naming where it is (/l/1: json.Number "abc" is not a number), and
-//     so does an Input nested deeper than the walk looks (10000 levels,
-//     which only a map holding itself reaches).
+//     holds no json.Number. So is one in a typed slice or string-keyed
+//     map a Go caller builds ([]json.Number, map[string]json.Number, a
+//     []map[string]any holding one), which then reaches the tool as the
+//     []any or map[string]any a decoder gives; typed slices and maps
+//     whose elements cannot hold one ([]string, []int, map[string]int)
+//     are not walked, and are validated and reach the tool as given
+//     (a typed tool's fields as from []any). One that is not a JSON
+//     number ("abc", "0x10", "") or is beyond a float64's range (1e400)
+//     ends invalid_input, naming where it is (/l/1: json.Number "abc" is
+//     not a number), and so does an Input nested deeper than the walk
+//     looks (10000 levels, which only a map holding itself reaches).
 //     The bus's client writes a json.Number as that number too (a
 //     msgpack integer, or a float64), and refuses one NumberValue
 //     refuses as invalid_input before sending the call.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -126,6 +127,11 @@ func under(seg string, err error) error {
 // replaced by its NumberValue: input itself when it holds none, which
 // costs a look at each value and no allocation; else a copy of the maps
 // and slices on the way to one, so the caller's input is never changed.
+// A typed slice, array or map (string-keyed) whose elements may hold a
+// json.Number ([]json.Number, map[string]json.Number, []map[string]any)
+// is walked too, and one that holds a json.Number becomes a []any or
+// map[string]any, as a decoder gives it; one whose elements cannot
+// ([]string, map[string]int) is left as it is, unwalked.
 // A map or slice the input holds more than once (in process; no decoder
 // gives one) is walked once past the first memoAfter values, its result
 // then reused: the paths to it may be 2^levels.
@@ -146,10 +152,12 @@ type numberWalk struct {
 	done map[walked]numbersResult // the maps and slices walked, past memoAfter
 }
 
-// walked is a map, or a slice by its elements and length.
+// walked is a map, or a slice by its elements and length, and the type
+// of a typed one (nil for map[string]any and []any).
 type walked struct {
 	p unsafe.Pointer
 	n int
+	t reflect.Type
 }
 
 type numbersResult struct {
@@ -225,7 +233,7 @@ func (w *numberWalk) valueNumbers(v any, depth int) (any, bool, error) {
 		if depth >= maxNumberDepth {
 			return nil, false, errNumbersTooDeep
 		}
-		k, r, ok := w.memo(func() walked { return walked{unsafe.Pointer(unsafe.SliceData(x)), len(x)} })
+		k, r, ok := w.memo(func() walked { return walked{unsafe.Pointer(unsafe.SliceData(x)), len(x), nil} })
 		if ok {
 			return r.v, r.changed, nil
 		}
@@ -247,6 +255,128 @@ func (w *numberWalk) valueNumbers(v any, depth int) (any, bool, error) {
 			return out, true, nil
 		}
 		w.note(k, x, false)
+	case string, bool, float64, int, int64, nil:
+	default:
+		return w.typedNumbers(v, depth)
 	}
 	return v, false, nil
+}
+
+// typedNumbers is valueNumbers of a value of another type: a typed
+// slice, array or string-keyed map whose elements may hold a
+// json.Number is walked, by reflection, and becomes a []any or
+// map[string]any when one is in it; any other value is left as it is.
+func (w *numberWalk) typedNumbers(v any, depth int) (any, bool, error) {
+	t := reflect.TypeOf(v)
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+	default:
+		return v, false, nil
+	}
+	if !mayHoldNumber(t) {
+		return v, false, nil
+	}
+	if depth >= maxNumberDepth {
+		return nil, false, errNumbersTooDeep
+	}
+	rv := reflect.ValueOf(v)
+	if t.Kind() == reflect.Map {
+		if rv.IsNil() {
+			return v, false, nil
+		}
+		k, r, ok := w.memo(func() walked { return walked{p: rv.UnsafePointer(), t: t} })
+		if ok {
+			return r.v, r.changed, nil
+		}
+		var out map[string]any
+		for it := rv.MapRange(); it.Next(); {
+			key := it.Key().String()
+			nv, changed, err := w.valueNumbers(it.Value().Interface(), depth+1)
+			if err != nil {
+				return nil, false, under(escapePointer(key), err)
+			}
+			if changed {
+				if out == nil {
+					out = make(map[string]any, rv.Len())
+					for it := rv.MapRange(); it.Next(); {
+						out[it.Key().String()] = it.Value().Interface()
+					}
+				}
+				out[key] = nv
+			}
+		}
+		if out == nil {
+			w.note(k, v, false)
+			return v, false, nil
+		}
+		w.note(k, out, true)
+		return out, true, nil
+	}
+	var k walked
+	if t.Kind() == reflect.Slice {
+		var r numbersResult
+		var ok bool
+		k, r, ok = w.memo(func() walked { return walked{rv.UnsafePointer(), rv.Len(), t} })
+		if ok {
+			return r.v, r.changed, nil
+		}
+	}
+	var out []any
+	for i := range rv.Len() {
+		ne, changed, err := w.valueNumbers(rv.Index(i).Interface(), depth+1)
+		if err != nil {
+			return nil, false, under(strconv.Itoa(i), err)
+		}
+		if changed {
+			if out == nil {
+				out = make([]any, rv.Len())
+				for j := range out {
+					out[j] = rv.Index(j).Interface()
+				}
+			}
+			out[i] = ne
+		}
+	}
+	if out == nil {
+		w.note(k, v, false)
+		return v, false, nil
+	}
+	w.note(k, out, true)
+	return out, true, nil
+}
+
+var jsonNumberType = reflect.TypeFor[json.Number]()
+
+// mayHold caches mayHoldNumber's answers by type.
+var mayHold sync.Map // reflect.Type → bool
+
+// mayHoldNumber reports whether a value of type t may hold a json.Number
+// that inputNumbers reaches: t is json.Number or an interface, or a
+// slice, array or string-keyed map of such (at any depth).
+func mayHoldNumber(t reflect.Type) bool {
+	if b, ok := mayHold.Load(t); ok {
+		return b.(bool)
+	}
+	b := holdsNumber(t, map[reflect.Type]bool{})
+	mayHold.Store(t, b)
+	return b
+}
+
+// holdsNumber is mayHoldNumber, uncached; seen holds the types on the
+// way to t, so a type that refers to itself (type T []T) ends.
+func holdsNumber(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if t == jsonNumberType || t.Kind() == reflect.Interface {
+		return true
+	}
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return holdsNumber(t.Elem(), seen)
+	case reflect.Map:
+		return t.Key().Kind() == reflect.String && holdsNumber(t.Elem(), seen)
+	}
+	return false
 }

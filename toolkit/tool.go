@@ -99,7 +99,10 @@ type ToolCall struct {
 	// decodes one into a map: a number may be a float64 even where the
 	// schema asks for an integer, which a whole one (3.0) is. A
 	// json.Number (Decoder.UseNumber) is the number it spells, at any
-	// depth (NumberValue).
+	// depth and in typed slices and maps too (NumberValue). Typed slices
+	// and maps a Go caller builds ([]string, map[string]int) are
+	// validated and reach the tool as their elements would in []any and
+	// map[string]any.
 	Input map[string]any `json:"input,omitempty" msgpack:"input,omitempty"`
 	// RawInput is the model's arguments as the text it wrote, instead of
 	// Input: it is parsed, and repaired when it is not strict JSON
