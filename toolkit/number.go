@@ -141,6 +141,22 @@ func inputNumbers(input map[string]any) (map[string]any, error) {
 	return m, err
 }
 
+// NumberValues returns v with each json.Number in it, at any depth,
+// replaced by its NumberValue, as a call's Input is read: v itself when
+// it holds none; else a copy of the maps and slices on the way to one,
+// where a typed slice or map holding one ([]json.Number,
+// []map[string]any) becomes a []any or map[string]any. It fails as
+// NumberValue does, and for a value nested deeper than 10000 levels
+// (one holding itself). It never changes v.
+func NumberValues(v any) (any, error) {
+	var w numberWalk
+	nv, _, err := w.valueNumbers(v, 0)
+	if ne, ok := err.(*numberError); ok {
+		return nil, ne.err
+	}
+	return nv, err
+}
+
 // memoAfter is how many values inputNumbers looks at before it notes
 // the maps and slices it walked, as a decoded input of that size holds
 // none twice.

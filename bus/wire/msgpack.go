@@ -128,9 +128,9 @@ func appendFloat64(b []byte, f float64) []byte {
 
 // appendValue appends one value of a tool's input or metadata. The types
 // a decoded JSON or msgpack object holds (a json.Number as its
-// toolkit.NumberValue) are written here; any other Go
-// value (a struct, a time.Time, a named type) is written by the msgpack
-// library.
+// toolkit.NumberValue, in typed slices and maps too: toolkit.NumberValues)
+// are written here; any other Go value (a struct, a time.Time, a named
+// type, a []string) is written by the msgpack library.
 func appendValue(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -190,6 +190,18 @@ func appendValue(b []byte, v any) ([]byte, error) {
 			return b, err
 		}
 		return appendValue(b, n)
+	}
+	// A typed slice or map that holds a json.Number comes back as the
+	// []any or map[string]any written above; the library would write
+	// the number as a string. One that holds itself is refused here,
+	// where the library would recurse until the stack overflows.
+	nv, err := toolkit.NumberValues(v)
+	if err != nil {
+		return b, err
+	}
+	switch nv.(type) {
+	case []any, map[string]any:
+		return appendValue(b, nv)
 	}
 	return appendLibrary(b, v)
 }

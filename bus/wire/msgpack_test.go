@@ -525,3 +525,39 @@ func TestAppendJSONNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendJSONNumberInTypedContainers: a json.Number in a typed slice
+// or map a Go caller builds ([]json.Number, map[string]json.Number, a
+// []map[string]any holding one) is written as the number it spells, as
+// in []any and map[string]any, not as the msgpack library's string;
+// typed slices and maps that hold none are written as the library
+// writes them, and one that is not a number, or a typed container
+// holding itself, is an error, not a crash.
+func TestAppendJSONNumberInTypedContainers(t *testing.T) {
+	for _, tt := range []struct {
+		v, want any
+	}{
+		{[]json.Number{"1", "2.5"}, []any{int64(1), 2.5}},
+		{[2]json.Number{"1", "18446744073709551615"}, []any{int64(1), uint64(math.MaxUint64)}},
+		{map[string]json.Number{"k": "9007199254740993"}, map[string]any{"k": int64(9007199254740993)}},
+		{[]map[string]any{{"k": json.Number("4")}}, []any{map[string]any{"k": int64(4)}}},
+		{map[string][]json.Number{"k": {"-3"}}, map[string]any{"k": []any{int64(-3)}}},
+		{[]json.Number(nil), nil},
+		{[]string{"a"}, []string{"a"}},
+		{[]int{1, 300}, []int{1, 300}},
+		{map[string]int{"k": 1}, map[string]int{"k": 1}},
+		{[]map[string]any{{"k": 1}}, []map[string]any{{"k": 1}}},
+	} {
+		got, err := appendValue(nil, tt.v)
+		if want := libEncode(t, tt.want); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%#v: wrote %x (%v), want %x (%#v)", tt.v, got, err, want, tt.want)
+		}
+	}
+	self := []map[string]any{{}}
+	self[0]["self"] = self
+	for _, v := range []any{[]json.Number{"1", "abc"}, map[string]json.Number{"k": "1e400"}, self} {
+		if _, err := appendValue(nil, map[string]any{"v": v}); err == nil {
+			t.Errorf("%T: no error", v)
+		}
+	}
+}
