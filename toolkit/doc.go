@@ -141,10 +141,13 @@
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",
 //     "1e+16"): a float64 cannot tell a computed float from a whole number
 //     decoded from the model's input, which Python holds as an int. A
-//     NaN or an infinity alone is written as json.dumps writes it ("NaN",
-//     "Infinity"); inside a map, slice or struct it ends the call
-//     tool_error with the JSON encoder's error, where json.dumps writes
-//     it there too.
+//     NaN or an infinity is written as json.dumps writes it, alone
+//     ("NaN", "Infinity", "-Infinity") and inside a map, slice or struct
+//     ({"mean": NaN, "max": Infinity}: not JSON, as json.dumps's is not),
+//     where encoding/json refuses it. Only one it cannot tell from the
+//     value (in a `json:",string"` field, or beside a float spelling
+//     the stand-in it is written as, a subnormal float near 2.2e-308)
+//     still ends the call tool_error with the JSON encoder's error.
 //   - The detail after "Input validation failed for tool '<name>': " is the
 //     Go validator's wording (required: missing properties: ["q"]), not
 //     Python jsonschema's ('q' is a required property). So is the message

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -587,11 +588,11 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 // dict's insertion order: a tool that must keep an object's key order
 // returns it as a json.RawMessage, whose keys stay as written). A float
 // JSON cannot encode is written as json.dumps writes it ("NaN",
-// "Infinity", "-Infinity"); another value JSON cannot encode is printed
-// when it holds no others (a func, a channel); otherwise (a map, slice,
-// array, struct or pointer, also one holding a NaN, which json.dumps
-// writes) JSON's error is returned, since fmt prints a map or slice that
-// holds itself until the stack overflows.
+// "Infinity", "-Infinity"), alone and inside a map, slice, array,
+// struct or pointer (nonFiniteJSON); another value JSON cannot encode
+// is printed when it holds no others (a func, a channel); otherwise (a
+// map, slice, array, struct or pointer) JSON's error is returned, since
+// fmt prints a map or slice that holds itself until the stack overflows.
 func ValueChunk(v any) (Chunk, error) {
 	switch x := v.(type) {
 	case nil:
@@ -613,6 +614,12 @@ func ValueChunk(v any) (Chunk, error) {
 		rv := reflect.ValueOf(v)
 		switch rv.Kind() {
 		case reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer, reflect.Interface:
+			var uv *json.UnsupportedValueError
+			if errors.As(err, &uv) && (uv.Str == "NaN" || uv.Str == "+Inf" || uv.Str == "-Inf") {
+				if b, ok := nonFiniteJSON(v); ok {
+					return Text(string(pySeparators(b))), nil
+				}
+			}
 			return Chunk{}, err
 		case reflect.Float32, reflect.Float64:
 			// NaN or an infinity, which json.dumps writes as JavaScript
