@@ -95,3 +95,31 @@ func TestTypedContainersOverBus(t *testing.T) {
 		}
 	}
 }
+
+// TestInputHoldingItselfOverBus: a call whose Input holds itself through
+// its maps and slices (in process; no decoder gives one) ends
+// invalid_input at the client, where its encoder recursed until the
+// stack overflowed and the caller's process died; nothing runs.
+func TestInputHoldingItselfOverBus(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	var ran atomic.Int32
+	mustAdd(t, tk, toolkit.Raw("raw", "Raw.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		ran.Add(1)
+		return nil
+	}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	in := map[string]any{}
+	in["self"] = []any{in}
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "raw", Input: in})
+	if want := "BadRequestError: the input cannot be encoded: msgpack: the value is nested deeper than 10000"; r.Code != toolkit.CodeInvalidInput || r.Text() != want {
+		t.Errorf("%s %q, want invalid_input %q", r.Code, r.Text(), want)
+	}
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "raw", Input: map[string]any{"ok": []any{map[string]any{}}}}); r.State != toolkit.StateSuccess {
+		t.Errorf("a call after it: %s %s %q", r.State, r.Code, r.Text())
+	}
+	if n := ran.Load(); n != 1 {
+		t.Errorf("the tool ran %d times, want 1 (the call after)", n)
+	}
+}

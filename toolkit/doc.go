@@ -213,9 +213,9 @@
 //     looks (10000 levels, which only a map holding itself reaches).
 //     The bus's client writes a json.Number as that number too (a
 //     msgpack integer, or a float64), in typed slices and maps too
-//     (NumberValues), and refuses one NumberValue refuses, or a typed
-//     slice or map holding itself, as invalid_input before sending the
-//     call.
+//     (NumberValues), and refuses one NumberValue refuses, or an Input
+//     whose maps or slices hold themselves, as invalid_input before
+//     sending the call.
 //   - reset_tools' schema is not 2.x's word for word: its description
 //     ends with "\n\nCurrently active groups: a, b." (or "none."), and
 //     each group's property description with " (currently active)" or

@@ -131,7 +131,18 @@ func appendFloat64(b []byte, f float64) []byte {
 // toolkit.NumberValue, in typed slices and maps too: toolkit.NumberValues)
 // are written here; any other Go value (a struct, a time.Time, a named
 // type, a []string) is written by the msgpack library.
-func appendValue(b []byte, v any) ([]byte, error) {
+func appendValue(b []byte, v any) ([]byte, error) { return appendValueAt(b, v, 0) }
+
+// maxEncodeDepth bounds the nesting appendValue follows: far deeper than
+// any reader takes (MaxDepth), so only a value that holds itself (in
+// process; no decoder gives one) reaches it, which would otherwise
+// recurse until the stack overflows, a crash no recover catches.
+const maxEncodeDepth = 10000
+
+var errEncodeTooDeep = fmt.Errorf("msgpack: the value is nested deeper than %d", maxEncodeDepth)
+
+// appendValueAt is appendValue of a value depth maps and slices down.
+func appendValueAt(b []byte, v any, depth int) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return appendNil(b), nil
@@ -172,16 +183,19 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		if x == nil {
 			return appendNil(b), nil
 		}
+		if depth >= maxEncodeDepth {
+			return b, errEncodeTooDeep
+		}
 		b = appendArrayLen(b, len(x))
 		var err error
 		for _, e := range x {
-			if b, err = appendValue(b, e); err != nil {
+			if b, err = appendValueAt(b, e, depth+1); err != nil {
 				return b, err
 			}
 		}
 		return b, nil
 	case map[string]any:
-		return appendMap(b, x)
+		return appendMapAt(b, x, depth)
 	case json.Number:
 		// A number to its caller (a decoder's UseNumber), which
 		// encoding/json writes bare and the library as a string.
@@ -189,7 +203,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		if err != nil {
 			return b, err
 		}
-		return appendValue(b, n)
+		return appendValueAt(b, n, depth)
 	}
 	// A typed slice or map that holds a json.Number comes back as the
 	// []any or map[string]any written above; the library would write
@@ -201,20 +215,26 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	}
 	switch nv.(type) {
 	case []any, map[string]any:
-		return appendValue(b, nv)
+		return appendValueAt(b, nv, depth)
 	}
 	return appendLibrary(b, v)
 }
 
 // appendMap appends a map as the library does (nil is nil).
-func appendMap(b []byte, m map[string]any) ([]byte, error) {
+func appendMap(b []byte, m map[string]any) ([]byte, error) { return appendMapAt(b, m, 0) }
+
+// appendMapAt is appendMap of a map depth maps and slices down.
+func appendMapAt(b []byte, m map[string]any, depth int) ([]byte, error) {
 	if m == nil {
 		return appendNil(b), nil
+	}
+	if depth >= maxEncodeDepth {
+		return b, errEncodeTooDeep
 	}
 	b = appendMapLen(b, len(m))
 	var err error
 	for k, v := range m {
-		if b, err = appendValue(appendStr(b, k), v); err != nil {
+		if b, err = appendValueAt(appendStr(b, k), v, depth+1); err != nil {
 			return b, err
 		}
 	}

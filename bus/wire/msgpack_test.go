@@ -561,3 +561,29 @@ func TestAppendJSONNumberInTypedContainers(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendValueHoldingItself: an input or metadata whose map or slice
+// holds itself (in process; no decoder gives one) is an error, not a
+// recursion until the stack overflows, which no recover catches; one
+// nested deep but finite is written.
+func TestAppendValueHoldingItself(t *testing.T) {
+	m := map[string]any{}
+	m["self"] = []any{m}
+	l := []any{nil}
+	l[0] = l
+	for _, v := range []any{m, l} {
+		if _, err := appendValue(nil, v); err == nil || !strings.Contains(err.Error(), "nested deeper than") {
+			t.Errorf("%T holding itself: %v, want an error saying it is nested too deep", v, err)
+		}
+	}
+	if _, err := Msgpack.Append(nil, &Request{ID: "c1", Input: m}); err == nil {
+		t.Error("a request whose input holds itself: no error")
+	}
+	var deep any = "leaf"
+	for range 1000 {
+		deep = []any{deep}
+	}
+	if _, err := appendValue(nil, deep); err != nil {
+		t.Errorf("1000 levels: %v", err)
+	}
+}
