@@ -23,7 +23,8 @@ func writtenPaths(c simpleCmd) []string {
 // --output (log, diff, show, …), format-patch's -o and
 // --output-directory (or the current directory) and archive's -o; tee's
 // operands; the destination of cp, install and ln (-t DIR, or the last
-// operand; every operand of install -d); every operand of mv, whose
+// operand; every operand of install -d), and the files a hard link is
+// made to (ln without -s, cp -l); every operand of mv, whose
 // sources go too; dd's of=; curl's -o, --output-dir, -D, -c and the
 // other files it writes, the files of --write-out's %output{FILE} (the
 // current directory for -O); wget's -O, -o, -a, -P, --save-cookies and
@@ -272,10 +273,10 @@ func writeOutFiles(format string) []string {
 // and copyShort their short options that take a value.
 var (
 	copyLong = map[string][]string{
-		"cp":      {"no-preserve=", "sparse=", "suffix=", "target-directory="},
+		"cp":      {"link", "no-preserve=", "sparse=", "suffix=", "symbolic-link", "target-directory="},
 		"mv":      {"suffix=", "target-directory="},
 		"install": {"directory", "group=", "mode=", "owner=", "strip", "strip-program=", "suffix=", "target-directory="},
-		"ln":      {"suffix=", "target-directory="},
+		"ln":      {"suffix=", "symbolic", "target-directory="},
 	}
 	copyShort = map[string]string{"cp": "St", "mv": "St", "install": "gmoSt", "ln": "St"}
 )
@@ -284,27 +285,41 @@ var (
 // its arguments: the directory of -t (--target-directory), or else the
 // last operand; all operands for mv (its sources are removed) and for
 // install -d (directories it makes); for ln with one operand, its base
-// name in the current directory.
+// name in the current directory. The files a hard link is made to (ln
+// without -s, cp -l) are written too: the link is another name of each,
+// through which a later write changes it.
 func copyWrites(name string, args []string) []string {
 	var dirs []string
 	dirsOnly := false // install -d
+	hard, symbolic := name == "ln", false
 	operands := getopt(args, copyShort[name], copyLong[name], func(opt, v string) {
 		switch {
 		case opt == "-t" || opt == "--target-directory":
 			dirs = append(dirs, v)
 		case name == "install" && (opt == "-d" || opt == "--directory"):
 			dirsOnly = true
+		case name == "cp" && (opt == "-l" || opt == "--link"):
+			hard = true
+		case opt == "-s" || opt == "--symbolic" || opt == "--symbolic-link":
+			symbolic = true
 		}
 	})
+	var linked []string // the files hard links are made to
+	if hard && !symbolic {
+		linked = operands
+		if len(dirs) == 0 && len(operands) > 1 {
+			linked = operands[:len(operands)-1]
+		}
+	}
 	switch {
 	case name == "mv" || dirsOnly:
 		return append(dirs, operands...)
 	case len(dirs) > 0:
-		return dirs
+		return append(dirs, linked...)
 	case len(operands) == 1 && name == "ln":
-		return []string{filepath.Base(operands[0])}
+		return append([]string{filepath.Base(operands[0])}, linked...)
 	case len(operands) > 1:
-		return operands[len(operands)-1:]
+		return append(operands[len(operands)-1:], linked...)
 	}
 	return nil
 }

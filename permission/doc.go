@@ -191,8 +191,9 @@
 //     bracket expression whole: s/[/]/x/w FILE), and of an awk program's print > "FILE" and >> (one it
 //     computes, print > $1, is outside), and those of gawk's -d, -o and
 //     -p; tee's files; the destination of cp, install
-//     and ln (-t DIR or the last operand; install -d's directories) and
-//     every file of mv; dd's of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
+//     and ln (-t DIR or the last operand; install -d's directories), the
+//     files a hard link is made to (ln without -s, cp -l: a write
+//     through the link changes them), and every file of mv; dd's of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
 //     chgrp, truncate and shred change or remove (their operands, but
 //     for chmod's mode, chown's owner and chgrp's group), those sed -i
 //     edits, and the starting points of find -delete (without, the
