@@ -684,6 +684,7 @@ func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 		dirs = followDirs(inner, dirs, false, false)
 	}
 	followDirs(inner, dirs, false, false)
+	followLinks(inner, c.links, false, repeats(inner))
 	return inner, err
 }
 

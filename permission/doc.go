@@ -204,7 +204,11 @@
 //     curl -K FILE (--config) or wget --config=FILE, whose file may name
 //     any output, a file outside.
 //     ("sort:*" does not allow "sort -o /srv/x f", nor "curl:*" "curl -o
-//     ~/x URL", nor "rm:*" "rm -rf /srv/x".) A relative path written
+//     ~/x URL", nor "rm:*" "rm -rf /srv/x".) A path written through a
+//     symbolic link that a command before it on the line (or in a
+//     script it runs; any of a loop's) makes, ln -s or cp -s, which
+//     does not exist yet to be resolved, is checked where the link leads
+//     too ("ln -s /srv out && echo x > out/f" writes /srv/f). A relative path written
 //     after a cd or pushd on the line (or in a script it runs) is checked under
 //     the directory that leads to as well as under the shell's (the cd
 //     may fail, or run in a subshell): "cd /srv && ls > f" writes

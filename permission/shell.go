@@ -48,6 +48,10 @@ type simpleCmd struct {
 	// have led to, "" standing for the shell's own; none: the shell's
 	// own only (followDirs).
 	dirs []string
+	// links are the symbolic links commands before it on its line
+	// make, through which a path it writes may lead elsewhere
+	// (followLinks).
+	links []symlink
 	// link is the operator joining the command to the one before it on
 	// its line: "&&", "||" or "|"; "" for the first of a list (after
 	// ";", "&" or a newline, or two operators in a row).
@@ -122,6 +126,7 @@ func parseShell(line string) (shellLine, error) {
 		dirs = followDirs(l.cmds, dirs, true, hold)
 	}
 	followDirs(l.data, dirs, true, false)
+	followLinks(l.cmds, nil, true, repeats(l.cmds))
 	return l, err
 }
 
@@ -1446,7 +1451,7 @@ func dangerousWrite(c simpleCmd, workingDirs []string) string {
 	if readOnlyCmd(c) {
 		return ""
 	}
-	paths := writtenPaths(c)
+	paths := throughLinks(c, writtenPaths(c), workingDirs)
 	if r := c; len(c.args) > 0 {
 		// A command that only reads but for its redirections reads the
 		// paths its arguments name (head -c 9 /dev/urandom > f).

@@ -381,7 +381,7 @@ func shellSubjects(p Policy, in map[string]any) []subject {
 // what write_text_file asks for, so a rule that names the command does
 // not cover it. /dev/null, /dev/stdout and /dev/stderr are no file.
 func writesOutside(c simpleCmd, workingDirs []string) bool {
-	return slices.ContainsFunc(writtenPaths(c), func(o string) bool {
+	return slices.ContainsFunc(throughLinks(c, writtenPaths(c), workingDirs), func(o string) bool {
 		return !slices.Contains(harmlessDevices, o) && outside(o, workingDirs)
 	})
 }
