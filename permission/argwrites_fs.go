@@ -6,11 +6,11 @@ import (
 )
 
 // fileChanges are the files that rm, rmdir, unlink, touch, mkdir,
-// chmod, chown, chgrp, truncate, shred and sed -i (name) change or
-// remove, given its arguments (as the command reads them): their
-// operands, but for chmod's mode, chown's owner and chgrp's group
-// (without --reference) and sed's script (without -e or -f). ok is false
-// for another command.
+// chmod, chown, chgrp, truncate, shred, sed -i and the compressors
+// (compressed) (name) change or remove, given its arguments (as the
+// command reads them): their operands, but for chmod's mode, chown's
+// owner and chgrp's group (without --reference) and sed's script
+// (without -e or -f). ok is false for another command.
 func fileChanges(name string, args []string) (files []string, ok bool) {
 	switch name {
 	case "rm", "rmdir", "unlink":
@@ -27,8 +27,32 @@ func fileChanges(name string, args []string) (files []string, ok bool) {
 		return attributeChanges(name, args), true
 	case "sed":
 		return sedInPlace(args), true
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd":
+		return compressed(args), true
 	}
 	return nil, false
+}
+
+// compressed are the files a compressor (gzip, xz, bzip2, zstd, …)
+// writes, given its arguments: each operand, which it replaces with its
+// compressed or decompressed copy beside it (with -k, keeps beside it),
+// or zstd -o's file; none with -c, -l or -t, which write the standard
+// output or nothing.
+func compressed(args []string) []string {
+	stdout := false
+	var named []string
+	operands := getopt(args, "oS", []string{"list", "output=", "stdout", "suffix=", "test", "to-stdout"}, func(opt, v string) {
+		switch opt {
+		case "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test":
+			stdout = true
+		case "-o", "--output":
+			named = append(named, v)
+		}
+	})
+	if stdout || len(named) > 0 {
+		return named
+	}
+	return operands
 }
 
 // attributeChanges are the files chmod, chown or chgrp (name) changes:
