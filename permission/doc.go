@@ -331,7 +331,12 @@
 //     sh; awk code that calls system() or pipes to or from a command,
 //     print | "cmd" and "cmd" | getline, sed's e command and the e flag
 //     of s, an awk or sed program read from a file, -f, or gawk's
-//     @load and @include; make --eval; an ssh config file named by -F;
+//     @load and @include; sqlite3 with a dot-command (in its arguments,
+//     -cmd, or a here-document or here-string it reads) that is not
+//     known to only read or set its output's form (.shell, .system,
+//     .once |cmd, .sh, .output FILE, …), with SQL that runs a program or
+//     writes a file (edit(), load_extension(), writefile(), ATTACH,
+//     VACUUM INTO), or with -A; make --eval; an ssh config file named by -F;
 //     npm told to read a config file,
 //     which may set its script-shell, by --userconfig or --globalconfig
 //     (the project's .npmrc is trusted as its package.json is); npm,

@@ -248,6 +248,8 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 	case slices.Contains(seds, name):
 		script, fromFile := sedScript(words)
 		opaque = fromFile || sedRuns(script)
+	case name == "sqlite3":
+		opaque = sqliteRuns(c)
 	default:
 		return false, false
 	}
