@@ -342,7 +342,9 @@
 //     (the project's .npmrc is trusted as its package.json is); npm,
 //     pnpm or yarn told to run the scripts of a project outside the
 //     working directories (npm --prefix DIR or -C DIR, pnpm --dir DIR
-//     or -C DIR, yarn --cwd DIR; one inside is the workspace's);
+//     or -C DIR, yarn --cwd DIR, or without one the directory a cd
+//     before it may have led to: cd /srv/other && npm test; one inside
+//     is the workspace's);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

@@ -254,7 +254,8 @@ func npmConfigFile(c simpleCmd) bool {
 // manager, runs the scripts of, as it reads its options up to "--":
 // npm's --prefix DIR and -C DIR (--prefix abbreviated to --prefi
 // too), pnpm's --dir DIR and -C DIR, yarn's --cwd DIR (or
-// --OPTION=DIR).
+// --OPTION=DIR); without one, the current directory ("."), which the
+// cds before c may have changed.
 func projectDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -291,6 +292,9 @@ func projectDirs(c simpleCmd) []string {
 			v = c.args[i]
 		}
 		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return []string{"."} // the current directory's, which a cd may have changed
 	}
 	return out
 }
