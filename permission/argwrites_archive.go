@@ -11,12 +11,14 @@ var tarLong = []string{"directory=", "file=", "extract", "get", "create", "appen
 	"concatenate", "delete", "index-file=", "files-from=", "exclude-from=", "listed-incremental=",
 	"blocking-factor=", "info-script=", "new-volume-script=", "starting-file=", "newer=", "label=",
 	"tape-length=", "use-compress-program=", "exclude=", "transform=", "xform=", "owner=", "group=",
-	"mode=", "mtime=", "format=", "to-command="}
+	"mode=", "mtime=", "format=", "to-command=", "absolute-names"}
 
 // tarWrites are the files tar writes that its arguments name: where it
 // extracts (each -C DIR, or the current directory), the archive it
 // creates or changes (-f with -c, -r, -u, -A or --delete) and
-// --index-file's. A first word without a dash is read as tar reads it:
+// --index-file's; with -P (--absolute-names), which extracts members
+// under their names, "/" and ".." kept, a file not known here
+// (unknownFile). A first word without a dash is read as tar reads it:
 // each letter an option, the values of those that take one following in
 // order (tar xfC a.tar DIR).
 func tarWrites(args []string) []string {
@@ -33,7 +35,7 @@ func tarWrites(args []string) []string {
 		args = append(opts, args[next:]...)
 	}
 	var dirs, archives, out []string
-	extract, changes := false, false
+	extract, changes, absolute := false, false, false
 	getopt(args, tarValued, tarLong, func(opt, v string) {
 		switch opt {
 		case "-C", "--directory":
@@ -46,6 +48,8 @@ func tarWrites(args []string) []string {
 			extract = true
 		case "-c", "--create", "-r", "--append", "-u", "--update", "-A", "--catenate", "--concatenate", "--delete":
 			changes = true
+		case "-P", "--absolute-names":
+			absolute = true
 		}
 	})
 	if extract {
@@ -53,6 +57,9 @@ func tarWrites(args []string) []string {
 			dirs = []string{"."}
 		}
 		out = append(out, dirs...)
+		if absolute {
+			out = append(out, unknownFile)
+		}
 	}
 	if changes {
 		out = append(out, archives...)
@@ -61,10 +68,12 @@ func tarWrites(args []string) []string {
 }
 
 // unzipWrites are the directories unzip extracts into: -d DIR, or the
-// current directory; none when it only lists, tests, shows or pipes
+// current directory, and with -: (members' ".." kept) a file not known
+// here (unknownFile); none when it only lists, tests, shows or pipes
 // (-l, -t, -v, -Z, -z, -p, -c).
 func unzipWrites(args []string) []string {
 	dir := "."
+	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if len(a) < 2 || a[0] != '-' {
@@ -74,6 +83,8 @@ func unzipWrites(args []string) []string {
 			switch a[k] {
 			case 'l', 't', 'v', 'Z', 'z', 'p', 'c':
 				return nil
+			case ':':
+				out = []string{unknownFile}
 			case 'd', 'P', 'O', 'I': // their value: the rest of the word, or the next
 				v := a[k+1:]
 				if v == "" && i+1 < len(args) {
@@ -87,5 +98,5 @@ func unzipWrites(args []string) []string {
 			}
 		}
 	}
-	return []string{dir}
+	return append(out, dir)
 }

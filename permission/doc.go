@@ -182,7 +182,8 @@
 //     ld, and of strace, ltrace and GNU time; script's typescript and
 //     logs; where tar extracts (-C DIR, or the current directory) and the
 //     archive it creates (-f), and where unzip extracts (-d DIR, or the
-//     current directory); the destination of rsync and scp when not
+//     current directory), with tar -P (--absolute-names) or unzip -:,
+//     which keep a member's "/" or "..", a file outside; the destination of rsync and scp when not
 //     another host's (HOST:PATH), rsync's --log-file, batch and -T, and
 //     its sources with --remove-source-files; where patch writes (-d
 //     DIR, or the current directory; -o's file) and the prefix split
