@@ -156,3 +156,27 @@ func findStartingPoints(args []string) []string {
 	}
 	return out
 }
+
+// outputFiles are the files uniq and xxd (name) write, their second
+// operand, and those iconv and tree write, -o's (iconv's --output).
+func outputFiles(name string, args []string) []string {
+	var out []string
+	named := func(opt, v string) {
+		if opt == "-o" || opt == "--output" {
+			out = append(out, v)
+		}
+	}
+	switch name {
+	case "uniq":
+		operands := getopt(args, "fsw", []string{"all-repeated", "check-chars=", "group", "skip-chars=", "skip-fields="}, nil)
+		return operands[min(1, len(operands)):min(2, len(operands))]
+	case "xxd":
+		operands := getopt(args, "cglnosR", nil, nil)
+		return operands[min(1, len(operands)):min(2, len(operands))]
+	case "iconv":
+		getopt(args, "fto", []string{"from-code=", "output=", "to-code="}, named)
+	case "tree":
+		getopt(args, "HILPTo", []string{"charset=", "filelimit=", "fromfile", "sort=", "timefmt="}, named)
+	}
+	return out
+}
