@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,13 +10,19 @@ import (
 // symlink is a symbolic link a command of a line makes: name, where
 // the link is (under the directories the command may run in), and
 // target, where it leads as written (relative to name's directory).
-type symlink struct{ name, target string }
+// With copied, name is a copy cp makes of target (relative to the
+// current directory), which is a link when target is one.
+type symlink struct {
+	name, target string
+	copied       bool
+}
 
-// linksMade are the symbolic links c makes (ln -s, cp -s): each name
-// the link may get (the last operand, or the base name of its target
-// under -t DIR, under the last operand when that is a directory, or in
-// the current directory for one operand), under each directory c may
-// run in (inDirs).
+// linksMade are the symbolic links c makes (ln -s, cp -s), and the
+// copies cp makes that keep a source's link (cp -a, -d, -P, -r without
+// -L or -H): each name the link may get (the last operand, or the base
+// name of its target under -t DIR, under the last operand when that is
+// a directory, or in the current directory for one operand), under
+// each directory c may run in.
 func linksMade(c simpleCmd) []symlink {
 	if e, ok := expanded(c); ok {
 		c = e
@@ -28,16 +35,21 @@ func linksMade(c simpleCmd) []symlink {
 		return nil
 	}
 	var dirs []string
-	symbolic := false
+	symbolic, keeps, follows := false, false, false
 	operands := getopt(c.args[1:], copyShort[name], copyLong[name], func(opt, v string) {
 		switch opt {
 		case "-t", "--target-directory":
 			dirs = append(dirs, v)
 		case "-s", "--symbolic", "--symbolic-link":
 			symbolic = true
+		case "-a", "--archive", "-d", "-P", "--no-dereference", "-r", "-R", "--recursive":
+			keeps = true
+		case "-L", "-H", "--dereference":
+			follows = true
 		}
 	})
-	if !symbolic || len(operands) == 0 {
+	copied := name == "cp" && !symbolic && keeps && !follows
+	if !symbolic && !copied || len(operands) == 0 {
 		return nil
 	}
 	targets, named := operands, false
@@ -50,18 +62,28 @@ func linksMade(c simpleCmd) []symlink {
 		dirs = operands[len(operands)-1:]
 		named = len(targets) == 1
 	}
-	var out []symlink
+	var pairs [][2]string
 	if named {
 		// ln -s TARGET NAME, or into NAME/ when it is a directory
-		for _, n := range inDirs(c, dirs) {
-			out = append(out, symlink{n, targets[0]})
-		}
+		pairs = append(pairs, [2]string{dirs[0], targets[0]})
 	}
 	for _, d := range dirs {
 		for _, t := range targets {
-			for _, n := range inDirs(c, []string{filepath.Join(d, filepath.Base(t))}) {
-				out = append(out, symlink{n, t})
+			pairs = append(pairs, [2]string{filepath.Join(d, filepath.Base(t)), t})
+		}
+	}
+	places := c.dirs
+	if len(places) == 0 {
+		places = []string{""} // the shell's own
+	}
+	var out []symlink
+	for _, d := range places {
+		for _, p := range pairs {
+			l := symlink{name: underDir(d, p[0]), target: p[1], copied: copied}
+			if copied {
+				l.target = underDir(d, p[1])
 			}
+			out = append(out, l)
 		}
 	}
 	return out
@@ -94,8 +116,8 @@ func followLinks(cmds []simpleCmd, made []symlink, deep, loop bool) {
 }
 
 // throughLinks are paths c writes, and where each may lead through the
-// symbolic links made on its line before it (c.links), which do not
-// exist yet to be resolved: "ln -s /srv out && echo x > out/f" writes
+// symbolic links made on its line before it (c.links; a copy of a
+// source that is a link), which do not exist yet to be resolved: "ln -s /srv out && echo x > out/f" writes
 // /srv/f. The last link made is followed first, so a link through
 // another leads on through it.
 func throughLinks(c simpleCmd, paths, workingDirs []string) []string {
@@ -104,7 +126,13 @@ func throughLinks(c simpleCmd, paths, workingDirs []string) []string {
 		l := c.links[i]
 		name := absPath(l.name, workingDirs)
 		target := l.target
-		if !filepath.IsAbs(expandHome(target)) && !shellExpands(target) && !strings.HasPrefix(target, "~") {
+		switch {
+		case l.copied:
+			target = absPath(target, workingDirs)
+			if fi, err := os.Lstat(target); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				continue // a copy of a file, or of a directory
+			}
+		case !filepath.IsAbs(expandHome(target)) && !shellExpands(target) && !strings.HasPrefix(target, "~"):
 			target = filepath.Join(filepath.Dir(name), target)
 		}
 		for _, p := range slices.Clone(out) {
