@@ -37,7 +37,8 @@ func writtenPaths(c simpleCmd) []string {
 // and the archive tar creates (tarWrites, unzipWrites); the destination
 // here of rsync and scp (rsyncWrites, scpWrites); where patch writes
 // (patchWrites) and the prefix of split and csplit (splitWrites); the
-// output files of uniq, xxd, iconv and tree (outputFiles); the
+// output files of uniq, xxd, iconv, tree and openssl, and those gofmt
+// -w rewrites (outputFiles); the
 // files a sed script's w commands and an awk program's print > "FILE"
 // write (programWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges). "." stands for the
@@ -146,7 +147,7 @@ func argWrites(c simpleCmd) []string {
 		for _, f := range programWrites("awk", args) {
 			add(f)
 		}
-	case "uniq", "xxd", "iconv", "tree":
+	case "uniq", "xxd", "iconv", "tree", "gofmt", "goimports", "openssl":
 		for _, f := range outputFiles(filepath.Base(c.args[0]), args) {
 			add(f)
 		}

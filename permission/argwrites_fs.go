@@ -2,6 +2,7 @@ package permission
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -158,7 +159,9 @@ func findStartingPoints(args []string) []string {
 }
 
 // outputFiles are the files uniq and xxd (name) write, their second
-// operand, and those iconv and tree write, -o's (iconv's --output).
+// operand, those iconv and tree write, -o's (iconv's --output), those
+// gofmt and goimports rewrite with -w (gofmtWrites), and openssl's
+// -out and -keyout.
 func outputFiles(name string, args []string) []string {
 	var out []string
 	named := func(opt, v string) {
@@ -177,6 +180,54 @@ func outputFiles(name string, args []string) []string {
 		getopt(args, "fto", []string{"from-code=", "output=", "to-code="}, named)
 	case "tree":
 		getopt(args, "HILPTo", []string{"charset=", "filelimit=", "fromfile", "sort=", "timefmt="}, named)
+	case "gofmt", "goimports":
+		return gofmtWrites(args)
+	case "openssl":
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-out" || args[i] == "-keyout" {
+				i++
+				out = append(out, args[i])
+			}
+		}
+	}
+	return out
+}
+
+// gofmtWrites are the files gofmt (or goimports) writes, given its
+// arguments as Go's flag package reads them (flags up to the first
+// operand or "--", -NAME or --NAME, =VALUE or the next word): with -w,
+// its operands (files, and directories it rewrites the files of), and
+// the profiles it writes.
+func gofmtWrites(args []string) []string {
+	var out, operands []string
+	write := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			operands = args[i+1:]
+			break
+		}
+		if a == "-" || !strings.HasPrefix(a, "-") {
+			operands = args[i:]
+			break
+		}
+		name, v, has := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "w":
+			on, err := strconv.ParseBool(v)
+			write = !has || err != nil || on
+		case "r", "local", "srcdir", "cpuprofile", "memprofile", "memrate", "trace":
+			if !has && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			if strings.HasSuffix(name, "profile") || name == "trace" {
+				out = append(out, v)
+			}
+		}
+	}
+	if write {
+		out = append(out, operands...)
 	}
 	return out
 }
