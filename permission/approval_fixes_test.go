@@ -68,7 +68,10 @@ func TestPendingToolSwapKeepsTheSeenTool(t *testing.T) {
 func TestHugeShellLineSuggestions(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	js := natstest.JS(t, natstest.Connect(t, s))
-	w := newWorker(t, kvStore(t, js, nil), nil)
+	// The check's own bound (DefaultCheckTimeout, 30 s) is not what this
+	// test is about: under the race detector on a loaded machine the
+	// check of this line has taken longer than that.
+	w := newWorker(t, kvStore(t, js, nil), &Options{CheckTimeout: 10 * time.Minute})
 	var b strings.Builder
 	for i := range 40000 { // about 270 KB
 		fmt.Fprintf(&b, "c%d;", i)
