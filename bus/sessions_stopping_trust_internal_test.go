@@ -64,7 +64,24 @@ func TestStoppingWorkerServesNoSessionFromMemory(t *testing.T) {
 	a.aff.mu.Unlock()
 	stopped := make(chan error, 1)
 	go func() { stopped <- a.Stop(ctx) }()
-	natstest.WaitFor(t, "a's stop waiting for the probed call", a.aff.waitingForwards)
+	// And its tool subscriptions drained (the server has dropped them
+	// from the queue group): until then the group may still hand a the
+	// next call, which a, still holding the session, rightly runs.
+	natstest.WaitFor(t, "a's stop waiting for the probed call, out of the queue group", func() bool {
+		if !a.aff.waitingForwards() {
+			return false
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, subs := range a.subs {
+			for _, s := range subs {
+				if s != nil && s.IsValid() {
+					return false
+				}
+			}
+		}
+		return true
+	})
 
 	// Another caller of the session reaches b through the queue group: a
 	// answers no probe, so b takes the session over.
