@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -271,7 +270,7 @@ func TestSpecialFilesRefused(t *testing.T) {
 	if err := ostest.Mkfifo(t, filepath.Join(ws, "pipe"), 0o644); err != nil {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
-	l, err := net.Listen("unix", filepath.Join(ws, "sock"))
+	l, err := ostest.ListenUnix(t, filepath.Join(ws, "sock"))
 	if err != nil {
 		t.Fatal(err)
 	}

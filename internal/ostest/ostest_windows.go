@@ -2,6 +2,7 @@ package ostest
 
 import (
 	"errors"
+	"net"
 	"os"
 	"syscall"
 	"testing"
@@ -28,4 +29,10 @@ var (
 // SetRecvBuffer sets the receive buffer of the socket fd to n bytes.
 func SetRecvBuffer(fd uintptr, n int) error {
 	return syscall.SetsockoptInt(syscall.Handle(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
+}
+
+// ListenUnix listens on a Unix socket made at path.
+func ListenUnix(t testing.TB, path string) (net.Listener, error) {
+	t.Helper()
+	return net.Listen("unix", path)
 }
