@@ -3,7 +3,6 @@ package config_test
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -301,7 +300,7 @@ func TestLoadOddFiles(t *testing.T) {
 	// A socket cannot be opened at all: its open fails "no such device
 	// or address", which says nothing of the file.
 	sock := filepath.Join(dir, "sock.yaml")
-	l, err := net.Listen("unix", sock)
+	l, err := ostest.ListenUnix(t, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
