@@ -1,7 +1,6 @@
 package regularfile_test
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +70,7 @@ func TestReadIn(t *testing.T) {
 func TestReadSocket(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "sock")
-	l, err := net.Listen("unix", sock)
+	l, err := ostest.ListenUnix(t, sock)
 	if err != nil {
 		t.Skip("no unix sockets here:", err)
 	}
