@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolbus/toolbus/config"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -67,7 +67,7 @@ func TestReadInput(t *testing.T) {
 	// A socket cannot be opened ("no such device or address"): the
 	// error says what it is.
 	sock := filepath.Join(t.TempDir(), "in.sock")
-	l, err := net.Listen("unix", sock)
+	l, err := ostest.ListenUnix(t, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
