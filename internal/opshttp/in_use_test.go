@@ -2,7 +2,6 @@ package opshttp
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -17,16 +16,13 @@ import (
 // worker started with the first one's flags) is said with the flag and
 // what to do, not only as the bind error.
 func TestAddressInUse(t *testing.T) {
-	var held net.Listener
-	for port := 51095; port <= 51099 && held == nil; port++ {
-		held, _ = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	}
-	if held == nil {
-		t.Fatal("no port of 51095-51099 is free")
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
 	defer held.Close()
 	addr := held.Addr().String()
-	_, err := Start(addr, prometheus.NewRegistry(), func() (bool, string) { return true, "ready" },
+	_, err = Start(addr, prometheus.NewRegistry(), func() (bool, string) { return true, "ready" },
 		slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	if err == nil {
 		t.Fatalf("an endpoint started on %s, which is held", addr)
