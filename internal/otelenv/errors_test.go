@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -39,18 +38,14 @@ func (b *syncBuffer) String() string {
 // JSON record with --log-format json), naming the endpoint, not by the
 // OpenTelemetry SDK's default handler as a plain line on stderr.
 func TestExportErrorsLogged(t *testing.T) {
-	// An endpoint where nothing listens: a port of the range taken and
-	// let go again.
-	var endpoint string
-	for port := 51095; port <= 51099 && endpoint == ""; port++ {
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			endpoint = "http://" + l.Addr().String()
-			l.Close()
-		}
+	// An endpoint where nothing listens: a free port taken and let go
+	// again.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if endpoint == "" {
-		t.Fatal("no port of 51095-51099 is free")
-	}
+	endpoint := "http://" + l.Addr().String()
+	l.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
 	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")
 	before, handler := otel.GetTracerProvider(), otel.GetErrorHandler()
