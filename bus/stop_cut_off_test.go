@@ -20,12 +20,13 @@ import (
 // the 10s nats.go's drain waits for the server to confirm it (Flush).
 const cutOffGrace = 5 * time.Second
 
-// cutOffWorker serves tk on a TCP server at 127.0.0.1:port, through a
-// connection that reconnects for ever, then shuts the server down and
-// returns once the worker's connection is reconnecting: a worker cut off
-// from NATS. log holds what the worker logged.
-func cutOffWorker(t *testing.T, port int, tk *toolkit.Toolkit, opts bus.WorkerOptions, before func(*server.Server)) (w *bus.Worker, log *natstest.Buffer) {
+// cutOffWorker serves tk on a TCP server on a free port of 127.0.0.1,
+// through a connection that reconnects for ever, then shuts the server
+// down and returns once the worker's connection is reconnecting: a worker
+// cut off from NATS. log holds what the worker logged.
+func cutOffWorker(t *testing.T, tk *toolkit.Toolkit, opts bus.WorkerOptions, before func(*server.Server)) (w *bus.Worker, log *natstest.Buffer) {
 	t.Helper()
+	port := natstest.FreePort(t)
 	s := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", port })
 	nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
@@ -59,16 +60,15 @@ func cutOffWorker(t *testing.T, port int, tk *toolkit.Toolkit, opts bus.WorkerOp
 func TestStopCutOffNothingToDrain(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		port  int
 		grace time.Duration // 0: over when Stop is called
 	}{
-		{"grace", 51150, cutOffGrace},
-		{"no grace", 51151, 0},
+		{"grace", cutOffGrace},
+		{"no grace", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tk := toolkit.New(nil)
 			mustAdd(t, tk, echoTool())
-			w, log := cutOffWorker(t, tc.port, tk, bus.WorkerOptions{}, nil)
+			w, log := cutOffWorker(t, tk, bus.WorkerOptions{}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), tc.grace)
 			defer cancel()
 			if err := w.Stop(ctx); err != nil {
@@ -98,7 +98,7 @@ func TestStopCutOffWaitsForRunningCall(t *testing.T) {
 	}))
 	var finals atomic.Int32
 	opts := bus.WorkerOptions{OnFinal: func(string, toolkit.State, toolkit.Code, time.Duration) { finals.Add(1) }}
-	w, log := cutOffWorker(t, 51152, tk, opts, func(s *server.Server) {
+	w, log := cutOffWorker(t, tk, opts, func(s *server.Server) {
 		c := newClient(t, natstest.Conn(t, s), nil)
 		go c.Invoke(ctxT(t), toolkit.ToolCall{Name: "hold"})
 		<-started
