@@ -17,7 +17,8 @@ import (
 // says it stopped without draining, not connected to NATS, and stops
 // without its grace running out.
 func TestStopCutOffSaysSo(t *testing.T) {
-	s := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", 51153 })
+	port := natstest.FreePort(t)
+	s := natstest.ServerWith(t, func(o *server.Options) { o.DontListen, o.Host, o.Port = false, "127.0.0.1", port })
 	w := startWorker(t, "--nats", s.ClientURL(), "--grace", "5s")
 	s.Shutdown()
 	s.WaitForShutdown()
