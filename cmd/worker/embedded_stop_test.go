@@ -3,7 +3,6 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 
@@ -18,16 +17,7 @@ import (
 // the operator why nor what to do. It now warns, with the number of
 // other connections, to stop those first or run a NATS cluster.
 func TestEmbeddedStopSaysOthersLoseTheirBus(t *testing.T) {
-	var listen string
-	for port := 51096; port <= 51099 && listen == ""; port++ {
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			listen = l.Addr().String()
-			l.Close()
-		}
-	}
-	if listen == "" {
-		t.Fatal("no port of 51096-51099 is free")
-	}
+	listen := fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t))
 	a := startWorker(t, "--listen", listen, "--store-dir", t.TempDir())
 	b := startWorker(t, "--nats", a.url, "--workspace", t.TempDir())
 	natstest.URLConn(t, a.url) // a caller
