@@ -162,6 +162,13 @@ func TestAnnounceBudgetCountsOnlyAnnounced(t *testing.T) {
 	}
 }
 
+// smallDescription is the description of the small skills that fill an
+// announcement under root, about 1 KB. Each skill is announced with its
+// directory, root's name in it: the description is shorter by what that
+// name takes past 64 bytes (about its length under /tmp), so that the
+// skills come to the same bytes under a TMPDIR of any length.
+func smallDescription(root string) string { return strings.Repeat("d", 1064-len(root)) }
+
 // A skill left out for a later skill of its name stayed out once the
 // catalog was fitted again, though the later one went in then with bytes
 // another name gave back, and it fitted beside every skill announced:
@@ -177,7 +184,7 @@ func TestAnnounceRefitKeepsAnEarlierSkillThatFits(t *testing.T) {
 	writeSkill(t, filepath.Join(root, "a-aa"), "aa", "The early aa, at length "+strings.Repeat("a", 20000), "# Early aa")
 	writeSkill(t, filepath.Join(root, "b-x"), "x", "The early x, at length "+strings.Repeat("e", 20000), "# Early x")
 	for i := range 180 {
-		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), strings.Repeat("d", 1000), "# M")
+		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), smallDescription(root), "# M")
 	}
 	writeSkill(t, filepath.Join(root, "y-x"), "x", "The later x, at length "+strings.Repeat("l", 30000), "# Later x")
 	writeSkill(t, filepath.Join(root, "z-aa"), "aa", "The later aa, at length "+strings.Repeat("z", 45000), "# Later aa")
