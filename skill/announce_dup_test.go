@@ -71,7 +71,7 @@ func TestAnnounceKeepsALaterSkillThatFits(t *testing.T) {
 	// About 220 KiB of basic skills, then a basic dup larger than the
 	// rest of MaxAnnounced (256 KiB), then vault's small dup.
 	for i := range 200 {
-		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), strings.Repeat("d", 1000), "# M")
+		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), smallDescription(root), "# M")
 	}
 	writeSkill(t, filepath.Join(root, "z-dup"), "dup", "The basic dup, at length "+strings.Repeat("l", 60000), "# Basic")
 	writeSkill(t, filepath.Join(vault, "dup"), "dup", "The vault dup.", "# Vault")
@@ -131,7 +131,7 @@ func TestAnnounceBudgetCountsOnlyAnnounced(t *testing.T) {
 	// is left out with the later one, and not with it.
 	writeSkill(t, filepath.Join(root, "a-dup"), "dup", "The early dup, at length "+strings.Repeat("e", 30000), "# Early")
 	for i := range 200 {
-		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), strings.Repeat("d", 1000), "# M")
+		writeSkill(t, filepath.Join(root, fmt.Sprintf("m%03d", i)), fmt.Sprintf("m%03d", i), smallDescription(root), "# M")
 	}
 	writeSkill(t, filepath.Join(root, "y-dup"), "dup", "The later dup, at length "+strings.Repeat("l", 60000), "# Later")
 	writeSkill(t, filepath.Join(root, "zz-big"), "zz-big", "A large skill, at length "+strings.Repeat("z", 20000), "# Big")
