@@ -207,6 +207,7 @@ type Worker struct {
 	onPassedBack   func()          // tests: a no-responders status of a call passed on, before it is answered
 	beforeRelease  func(*sender)   // tests: a final sent, before what the call held is released
 	beforeFinal    func(*sender)   // tests: a call's tool returned, its final about to be sent (runSlotted)
+	afterDrains    func()          // tests: a stop's subscriptions drained (or ended, cut off), before it waits
 	cancelSub      *nats.Subscription
 	calls          map[string]*sender // call id → running call
 	tombs          map[string]tombEntry
@@ -1386,6 +1387,11 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 	// subscriptions end (their counts go with them).
 	w.checkDrops()
 	drain := func(s *nats.Subscription) {
+		if w.cutOff([]*nats.Subscription{s}) {
+			// Drained while reconnecting, it would be made again on
+			// the server once the connection is back (cutOff).
+			return
+		}
 		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrBadSubscription) {
 			w.log.Warn("bus: draining a subscription", "subject", s.Subject, "err", err)
 		}
@@ -1429,6 +1435,9 @@ func (w *Worker) Stop(ctx context.Context) (err error) {
 		for _, s := range subs {
 			drain(s)
 		}
+	}
+	if w.afterDrains != nil {
+		w.afterDrains()
 	}
 	if pinned != nil && ctx.Err() == nil {
 		// Last, once the calls other workers probed it for are here:
@@ -1570,7 +1579,12 @@ func waitDrained(nc *nats.Conn, subs []*nats.Subscription, d time.Duration) {
 // wait for until its flush timeout (10s) or the reconnect. The calls
 // delivered before are in the inbox, and still run. Unsubscribed while
 // reconnecting, the subscriptions are not made again on the server when
-// the connection is back.
+// the connection is back; drained, they would be: nats.go sends no UNSUB
+// for a drain while reconnecting, makes every subscription it holds
+// again on the reconnected server, draining ones included, and then
+// ends the drains on its side only, so the server would go on handing
+// the stopped worker calls its client drops. The stop's drains look
+// here first. It logs the first time only.
 func (w *Worker) cutOff(subs []*nats.Subscription) bool {
 	if !slices.ContainsFunc(subs, (*nats.Subscription).IsValid) || w.nc.IsConnected() {
 		return false
@@ -1578,7 +1592,9 @@ func (w *Worker) cutOff(subs []*nats.Subscription) bool {
 	for _, s := range subs {
 		s.Unsubscribe()
 	}
-	w.stopCutOff.Store(true)
+	if w.stopCutOff.Swap(true) {
+		return true
+	}
 	w.mu.Lock()
 	n := len(w.calls)
 	w.mu.Unlock()
