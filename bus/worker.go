@@ -557,9 +557,19 @@ func (w *Worker) syncLocked() error {
 	for name, subs := range w.subs {
 		if !want[name] {
 			// Drain: calls already delivered to us are still taken, and
-			// passed on to the queue group (unserved).
+			// passed on to the queue group (unserved). Not while
+			// reconnecting: nats.go would make the draining
+			// subscriptions again on the server once the connection is
+			// back and end them on its side only (cutOff), leaving this
+			// worker in the tool's queue group, its calls dropped.
+			// Ended at once instead; nothing is delivered meanwhile.
 			w.draining = slices.DeleteFunc(w.draining, func(s *nats.Subscription) bool { return !s.IsValid() })
+			connected := w.nc.IsConnected()
 			for _, sub := range subs {
+				if !connected {
+					sub.Unsubscribe()
+					continue
+				}
 				if err := sub.Drain(); err != nil {
 					errs = append(errs, err)
 				}
