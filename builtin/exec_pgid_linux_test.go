@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbus/toolbus/internal/natstest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -38,7 +39,8 @@ func TestGroupSignalledOnlyWhileLeaderHeld(t *testing.T) {
 	t.Cleanup(func() { signalGroup = orig })
 
 	tk := toolkit.New(nil)
-	if err := Register(tk, Config{Workspace: t.TempDir(), Tools: []Tool{{Name: ExecuteShellCommand, Group: toolkit.BasicGroup}}}); err != nil {
+	ws := t.TempDir()
+	if err := Register(tk, Config{Workspace: ws, Tools: []Tool{{Name: ExecuteShellCommand, Group: toolkit.BasicGroup}}}); err != nil {
 		t.Fatal(err)
 	}
 	call := func(in map[string]any) *toolkit.Response {
@@ -51,14 +53,18 @@ func TestGroupSignalledOnlyWhileLeaderHeld(t *testing.T) {
 		t.Fatalf("%s: %s", r.State, r.Text())
 	}
 	// Ends by itself, leaving a process that left the session holding
-	// the output pipe; the timeout passes while it is read.
-	r := call(map[string]any{"timeout": 1, "command": `setsid sh -c 'echo $$ > pid; exec sleep 60' &
+	// the output pipe; the timeout passes while it is read (on a loaded
+	// machine it may pass before: the groups are then signalled while
+	// the command runs, which the check below holds to the same rule).
+	call(map[string]any{"timeout": 3, "command": `setsid sh -c 'echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 60' &
 		while [ ! -s pid ]; do sleep 0.01; done; cat pid`})
-	if pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(r.Text(), "\n", 2)[0])); err == nil {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	} else {
-		t.Fatalf("%s: %s", r.State, r.Text())
-	}
+	var pid int
+	natstest.WaitFor(t, "the session leader's pid", func() bool {
+		b, err := os.ReadFile(ws + "/pid")
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 	mu.Lock()
 	defer mu.Unlock()
 	if signals == 0 {
