@@ -55,3 +55,44 @@ func TestWriteThroughCopiedLink(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteThroughCopiedRelativeLink: cp -a copies a link's text, so a
+// relative link leads from where its copy is: with "sub/deep/up" leading
+// to "../.." (the workspace), "cp -a sub/deep/up up && echo x > up/f"
+// writes f two directories above the workspace, but it was checked
+// where the source leads (the workspace) and allowed by "cp:*" and
+// "echo:*". A relative link's copy is now followed from the copy's
+// directory, as for a link made on the line.
+func TestWriteThroughCopiedRelativeLink(t *testing.T) {
+	root := t.TempDir()
+	wd := filepath.Join(root, "a", "wd")
+	if err := os.MkdirAll(filepath.Join(wd, "sub", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../..", filepath.Join(wd, "sub", "deep", "up")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("..", filepath.Join(wd, "sub", "back")); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Rules: shellAllowRules(t, "cp", "echo", "cd"), WorkingDirs: []string{wd}}
+	for _, line := range []string{
+		"cp -a sub/deep/up up && echo x > up/f",
+		"cp -P sub/back b && echo x > b/f",
+		"cp -a sub/deep/up . && echo x > up/f",
+		"cd sub && cp -a deep/up u && echo x > u/f",
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Ask || d.Safety {
+			t.Errorf("%q: %s (%s, safety %v), want ask (not a safety ask)", line, d.Behavior, d.Reason, d.Safety)
+		}
+	}
+	for _, line := range []string{
+		"cp -a sub/deep/up sub/deep/u && echo x > sub/deep/u/f",
+		"cp -a sub/back sub/b && echo x > sub/b/f",
+		"cp -aL sub/deep/up up && echo x > up/f",
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
+			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
+		}
+	}
+}

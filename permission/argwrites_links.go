@@ -117,7 +117,7 @@ func followLinks(cmds []simpleCmd, made []symlink, deep, loop bool) {
 
 // throughLinks are paths c writes, and where each may lead through the
 // symbolic links made on its line before it (c.links; a copy of a
-// source that is a link), which do not exist yet to be resolved: "ln -s /srv out && echo x > out/f" writes
+// source that is a link, which holds the source's text), which do not exist yet to be resolved: "ln -s /srv out && echo x > out/f" writes
 // /srv/f. The last link made is followed first, so a link through
 // another leads on through it.
 func throughLinks(c simpleCmd, paths, workingDirs []string) []string {
@@ -131,6 +131,14 @@ func throughLinks(c simpleCmd, paths, workingDirs []string) []string {
 			target = absPath(target, workingDirs)
 			if fi, err := os.Lstat(target); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 				continue // a copy of a file, or of a directory
+			}
+			// The copy holds the link's text: a relative one leads
+			// from the copy's directory, not the source's.
+			if text, err := os.Readlink(target); err == nil {
+				target = text
+				if !filepath.IsAbs(text) {
+					target = filepath.Join(filepath.Dir(name), text)
+				}
 			}
 		case !filepath.IsAbs(expandHome(target)) && !shellExpands(target) && !strings.HasPrefix(target, "~"):
 			target = filepath.Join(filepath.Dir(name), target)

@@ -215,7 +215,8 @@
 //     does not exist yet to be resolved, is checked where the link leads
 //     too ("ln -s /srv out && echo x > out/f" writes /srv/f), and so is
 //     one through a copy cp makes of a link (cp -a, -d, -P, -r without
-//     -L or -H: "cp -a out o && echo x > o/f", out leading to /srv). A relative path written
+//     -L or -H: "cp -a out o && echo x > o/f", out leading to /srv; a
+//     relative link's copy from the copy's directory). A relative path written
 //     after a cd or pushd on the line (or in a script it runs) is checked under
 //     the directory that leads to as well as under the shell's (the cd
 //     may fail, or run in a subshell): "cd /srv && ls > f" writes
