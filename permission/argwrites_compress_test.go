@@ -51,3 +51,41 @@ func TestCompressorWritesItsFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelCompressorWritesItsFiles: pigz and pbzip2, which a build
+// script runs in place of gzip and bzip2, and lzip and lzop replace (or
+// write beside) each file they are given as gzip does, but "pigz:*"
+// allowed "pigz /srv/other/data.db", only gzip's family being read so.
+// They are now read as compressors too.
+func TestParallelCompressorWritesItsFiles(t *testing.T) {
+	wd := t.TempDir()
+	other := t.TempDir()
+	p := Policy{Rules: shellAllowRules(t, "pigz", "unpigz", "pbzip2", "lzip", "plzip", "lzop"), WorkingDirs: []string{wd}}
+	for _, line := range []string{
+		"pigz " + other + "/data.db",
+		"pigz -k -p 4 " + other + "/data.db",
+		"unpigz " + other + "/x.gz",
+		"pbzip2 " + other + "/x",
+		"lzip " + other + "/x",
+		"plzip -d " + other + "/x.lz",
+		"lzop " + other + "/x",
+		"lzip x -o " + other + "/x.lz",
+	} {
+		d := Decide(p, shell, cmd(line))
+		if d.Behavior != Ask || d.Safety {
+			t.Errorf("%q: %s (%s, safety %v), want ask (not a safety ask)", line, d.Behavior, d.Reason, d.Safety)
+		}
+	}
+	for _, line := range []string{
+		"pigz -k build.log",
+		"pigz -dc " + other + "/x.gz > x",
+		"unpigz -c " + other + "/x.gz > x",
+		"pbzip2 -dc " + other + "/x.bz2 > x",
+		"lzip -l " + other + "/x.lz",
+		"lzop -t " + other + "/x.lzo",
+	} {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
+			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
+		}
+	}
+}

@@ -28,13 +28,14 @@ func fileChanges(name string, args []string) (files []string, ok bool) {
 		return attributeChanges(name, args), true
 	case "sed":
 		return sedInPlace(args), true
-	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd":
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd",
+		"pigz", "unpigz", "pbzip2", "lzip", "plzip", "lzop":
 		return compressed(args), true
 	}
 	return nil, false
 }
 
-// compressed are the files a compressor (gzip, xz, bzip2, zstd, …)
+// compressed are the files a compressor (gzip, xz, bzip2, zstd, pigz, …)
 // writes, given its arguments: each operand, which it replaces with its
 // compressed or decompressed copy beside it (with -k, keeps beside it),
 // or zstd -o's file; none with -c, -l or -t, which write the standard

@@ -200,7 +200,8 @@
 //     through the link changes them), and every file of mv; dd's of=; the files rm, rmdir, unlink, touch, mkdir, chmod, chown,
 //     chgrp, truncate and shred change or remove (their operands, but
 //     for chmod's mode, chown's owner and chgrp's group), those sed -i
-//     edits, those gzip, xz, bzip2, zstd and the like replace (their
+//     edits, those gzip, xz, bzip2, zstd and the like (pigz, pbzip2,
+//     lzip, lzop) replace (their
 //     operands, without -c, -l or -t; zstd -o's file), and the starting points of find -delete (without, the
 //     current directory); curl's -o, --output-dir, -D, -c, --trace and
 //     the like, and -w's %output{FILE} (-O: the current directory);
