@@ -162,7 +162,7 @@ func findStartingPoints(args []string) []string {
 // outputFiles are the files uniq and xxd (name) write, their second
 // operand, those iconv and tree write, -o's (iconv's --output), those
 // gofmt and goimports rewrite with -w (gofmtWrites), and openssl's
-// -out and -keyout.
+// -out, -keyout and the like (opensslWritten; --out, -out=FILE).
 func outputFiles(name string, args []string) []string {
 	var out []string
 	named := func(opt, v string) {
@@ -184,15 +184,29 @@ func outputFiles(name string, args []string) []string {
 	case "gofmt", "goimports":
 		return gofmtWrites(args)
 	case "openssl":
-		for i := 0; i+1 < len(args); i++ {
-			if args[i] == "-out" || args[i] == "-keyout" {
-				i++
-				out = append(out, args[i])
+		for i := 0; i < len(args); i++ {
+			// Its parser takes -NAME or --NAME, the value glued
+			// (=VALUE) or the next word.
+			name, v, glued := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(args[i], "-"), "-"), "=")
+			if !strings.HasPrefix(args[i], "-") || !slices.Contains(opensslWritten, name) {
+				continue
 			}
+			if !glued {
+				if i+1 == len(args) {
+					break
+				}
+				i++
+				v = args[i]
+			}
+			out = append(out, v)
 		}
 	}
 	return out
 }
+
+// opensslWritten are the options of openssl's commands that name a file
+// (or, -outdir, a directory) it writes.
+var opensslWritten = []string{"out", "keyout", "writerand", "sess_out", "keylogfile", "reqout", "respout", "outdir", "CAserial"}
 
 // gofmtWrites are the files gofmt (or goimports) writes, given its
 // arguments as Go's flag package reads them (flags up to the first

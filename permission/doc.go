@@ -192,7 +192,9 @@
 //     bracket expression whole: s/[/]/x/w FILE), and of an awk program's print > "FILE" and >> (one it
 //     computes, print > $1, is outside), and those of gawk's -d, -o and
 //     -p; tee's files; the second operand of uniq and xxd, the -o
-//     file of iconv and tree, openssl's -out and -keyout, the files
+//     file of iconv and tree, openssl's -out and -keyout (--out and
+//     -out=FILE too; also -writerand, -sess_out, -keylogfile, -reqout,
+//     -respout, -CAserial, and -outdir's directory), the files
 //     and directories gofmt -w (goimports -w) rewrites; the
 //     destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories), the
