@@ -311,6 +311,8 @@ func TestEverydayCorpusAllowed(t *testing.T) {
 		"grep -r foo ../other",
 		"make -C sub",
 		"make -C sub test > test.log",
+		"make -f build/rules.mk test",
+		"cd sub && go test ./...",
 		"cmake -S . -B build && cmake --build build",
 		"cmake -B build -DCMAKE_BUILD_TYPE=Debug",
 		"go -C sub test ./...",

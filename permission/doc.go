@@ -354,7 +354,12 @@
 //     working directories (npm --prefix DIR or -C DIR, pnpm --dir DIR
 //     or -C DIR, yarn --cwd DIR, or without one the directory a cd
 //     before it may have led to: cd /srv/other && npm test; one inside
-//     is the workspace's);
+//     is the workspace's); make running the recipes of a directory or
+//     makefile outside them (make -C DIR, -f FILE, FILE under -C's
+//     DIR, or without -C the directory a cd before it may have led
+//     to: cd /srv/other && make), and go test, go run or go generate
+//     running the code of a module outside them (go -C DIR, or after
+//     cd /srv/other);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

@@ -255,13 +255,20 @@ func npmConfigFile(c simpleCmd) bool {
 // npm's --prefix DIR and -C DIR (--prefix abbreviated to --prefi
 // too), pnpm's --dir DIR and -C DIR, yarn's --cwd DIR (or
 // --OPTION=DIR); without one, the current directory ("."), which the
-// cds before c may have changed.
+// cds before c may have changed. So too the directory of make's
+// Makefile and the makefiles it runs the recipes of (makeProject), and
+// that of the module whose code go test, go run and go generate run
+// (goProject).
 func projectDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
 	}
 	var long []string // the long option, and its shortest abbreviation
 	switch c.args[0] {
+	case "make", "gmake":
+		return makeProject(c.args[1:])
+	case "go":
+		return goProject(c.args[1:])
 	case "npm":
 		long = []string{"--prefix", "--prefi"}
 	case "pnpm":
@@ -297,6 +304,50 @@ func projectDirs(c simpleCmd) []string {
 		return []string{"."} // the current directory's, which a cd may have changed
 	}
 	return out
+}
+
+// makeProjectOptions are make's options naming its directory and its
+// makefiles.
+var makeProjectOptions = optSpec{short: "CfIoWE", long: []string{"--directory", "--file", "--makefile", "--eval"}, abbrev: true}
+
+// makeProject are the directory make runs in, given its words after its
+// name (-C DIR, --directory=DIR, each under the one before, or "."), and
+// the makefiles it reads there (-f FILE, --file, --makefile), whose
+// recipes it runs.
+func makeProject(words []string) []string {
+	vals, _ := makeProjectOptions.values(words)
+	dir := ""
+	var files []string
+	for _, o := range vals {
+		switch o.opt {
+		case "-C", "--directory":
+			dir = underDir(dir, o.v)
+		case "-f", "--file", "--makefile":
+			files = append(files, o.v)
+		}
+	}
+	out := []string{cmp.Or(dir, ".")}
+	for _, f := range files {
+		out = append(out, underDir(dir, f))
+	}
+	return out
+}
+
+// goProject is the directory of the module whose code go test, go run
+// and go generate run, given go's words after its name: -C DIR's, or
+// "."; none for go's other commands.
+func goProject(words []string) []string {
+	dir := "."
+	if len(words) > 1 && (words[0] == "-C" || words[0] == "--C") {
+		dir, words = words[1], words[2:]
+	} else if len(words) > 0 && (strings.HasPrefix(words[0], "-C=") || strings.HasPrefix(words[0], "--C=")) {
+		_, dir, _ = strings.Cut(words[0], "=")
+		words = words[1:]
+	}
+	if len(words) > 0 && slices.Contains([]string{"test", "run", "generate"}, words[0]) {
+		return []string{dir}
+	}
+	return nil
 }
 
 // packageRunner is how a command that runs a package's command (npx,
