@@ -38,7 +38,9 @@ func writtenPaths(c simpleCmd) []string {
 // here of rsync and scp (rsyncWrites, scpWrites); where patch writes
 // (patchWrites) and the prefix of split and csplit (splitWrites); the
 // output files of uniq, xxd, iconv, tree and openssl, and those gofmt
-// -w rewrites (outputFiles); the
+// -w rewrites (outputFiles); those prettier --write, black, ruff check
+// --fix, ruff format, isort and eslint --fix rewrite, and their
+// reports (formatterWrites, ruffWrites); the
 // files a sed script's w commands and an awk program's print > "FILE"
 // write (programWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges). "." stands for the
@@ -145,6 +147,14 @@ func argWrites(c simpleCmd) []string {
 		}
 	case "awk", "gawk", "mawk", "nawk":
 		for _, f := range programWrites("awk", args) {
+			add(f)
+		}
+	case "prettier", "black", "isort", "eslint":
+		for _, f := range formatterWrites(filepath.Base(c.args[0]), args) {
+			add(f)
+		}
+	case "ruff":
+		for _, f := range ruffWrites(args) {
 			add(f)
 		}
 	case "uniq", "xxd", "iconv", "tree", "gofmt", "goimports", "openssl":

@@ -32,7 +32,7 @@ func TestEverydayCorpusAllowed(t *testing.T) {
 		"exec", "sqlite3", "terraform", "helm", "kubectl", "openssl", "base64", "iconv", "envsubst", "wget",
 		"install", "nohup", "if", "then", "fi", "do", "done", "(cd", "make)", "./bin/app",
 		"./scripts/test.sh", "bash", "sh", "readlink", "realpath", "sleep", "kill", "ps", "cmp", "split",
-		"tree", "go-licenses")
+		"tree", "go-licenses", "isort")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	lines := []string{
 		"go build ./...",
@@ -332,6 +332,13 @@ func TestEverydayCorpusAllowed(t *testing.T) {
 		"prettier --write 'src/**/*.ts'",
 		"black .",
 		"ruff check --fix .",
+		"prettier --write src/",
+		"prettier --check .",
+		"ruff format .",
+		"ruff check",
+		"isort src",
+		"black --check .",
+		"eslint --fix",
 		"mypy src",
 		"uv run pytest",
 		"poetry install",

@@ -195,7 +195,13 @@
 //     file of iconv and tree, openssl's -out and -keyout (--out and
 //     -out=FILE too; also -writerand, -sess_out, -keylogfile, -reqout,
 //     -respout, -CAserial, and -outdir's directory), the files
-//     and directories gofmt -w (goimports -w) rewrites; the
+//     and directories gofmt -w (goimports -w) rewrites, and those
+//     prettier --write (-w), black (not with --check, --diff or -c),
+//     ruff check --fix (--fix-only, --add-noqa; not with --diff), ruff
+//     format (not with --check or --diff), isort (not with
+//     --check-only, --diff or --stdout) and eslint --fix rewrite (ruff
+//     and eslint with no operand the current directory), ruff's and
+//     eslint's -o (--output-file) and cache files; the
 //     destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories), the
 //     files a hard link is made to (ln without -s, cp -l: a write
