@@ -40,7 +40,10 @@ func writtenPaths(c simpleCmd) []string {
 // output files of uniq, xxd, iconv, tree and openssl, and those gofmt
 // -w rewrites (outputFiles); those prettier --write, black, ruff check
 // --fix, ruff format, isort and eslint --fix rewrite, and their
-// reports (formatterWrites, ruffWrites); the
+// reports (formatterWrites, ruffWrites); the archive zip writes (and
+// with -m the files it removes), cmake's build directory and install
+// prefix, protoc's outputs, tsc's and javac's, pip's --target, --prefix
+// and --root, cargo's --target-dir (buildWrites); the
 // files a sed script's w commands and an awk program's print > "FILE"
 // write (programWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges). "." stands for the
@@ -151,6 +154,10 @@ func argWrites(c simpleCmd) []string {
 		}
 	case "prettier", "black", "isort", "eslint":
 		for _, f := range formatterWrites(filepath.Base(c.args[0]), args) {
+			add(f)
+		}
+	case "zip", "cmake", "protoc", "tsc", "javac", "pip", "pip3", "cargo":
+		for _, f := range buildWrites(filepath.Base(c.args[0]), args) {
 			add(f)
 		}
 	case "ruff":

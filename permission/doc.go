@@ -201,7 +201,17 @@
 //     format (not with --check or --diff), isort (not with
 //     --check-only, --diff or --stdout) and eslint --fix rewrite (ruff
 //     and eslint with no operand the current directory), ruff's and
-//     eslint's -o (--output-file) and cache files; the
+//     eslint's -o (--output-file) and cache files; zip's archive (and
+//     -O's, and with -m the files it adds, which it removes); cmake's
+//     build directory (-B, --build, or the current one it configures)
+//     and install prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX=,
+//     --install's --prefix); protoc's --LANG_out directories and -o
+//     file; tsc's --outDir, --outFile, --declarationDir and -p project
+//     (without --outDir or --outFile, and no --noEmit, the sources
+//     given, beside which it writes .js); javac's -d, -s and -h (without
+//     -d, the sources, beside which it writes .class); pip's --target
+//     (-t), --prefix and --root, download's -d and wheel's -w; cargo's
+//     --target-dir and install --root; the
 //     destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories), the
 //     files a hard link is made to (ln without -s, cp -l: a write

@@ -1,0 +1,254 @@
+package permission
+
+import (
+	"slices"
+	"strings"
+)
+
+// buildWrites are the files and directories a build tool (name) writes
+// that its arguments name: zipWrites, cmakeWrites, protocWrites,
+// tscWrites, javacWrites, pipWrites, and cargo's --target-dir and
+// install --root.
+func buildWrites(name string, args []string) []string {
+	var out []string
+	named := func(opts ...string) func(opt, v string) {
+		return func(opt, v string) {
+			if slices.Contains(opts, opt) {
+				out = append(out, v)
+			}
+		}
+	}
+	switch name {
+	case "zip":
+		return zipWrites(args)
+	case "cmake":
+		return cmakeWrites(args)
+	case "protoc":
+		return protocWrites(args)
+	case "tsc":
+		return tscWrites(args)
+	case "javac":
+		return javacWrites(args)
+	case "pip", "pip3":
+		getopt(args, "tdwcer", pipLong, named("-t", "--target", "--prefix", "--root", "--src", "-d", "--dest",
+			"-w", "--wheel-dir"))
+	case "cargo":
+		getopt(args, "pFjZC", cargoLong, named("--target-dir", "--root"))
+	}
+	return out
+}
+
+// The long options (for getopt) of pip and cargo: those that take a
+// value, and the flags an abbreviation of one could be taken for.
+var (
+	pipLong = []string{"target=", "prefix=", "root=", "src=", "dest=", "wheel-dir=", "requirement=",
+		"constraint=", "editable=", "index-url=", "extra-index-url=", "find-links=", "python=", "platform=",
+		"python-version=", "implementation=", "abi=", "upgrade-strategy=", "log=", "cache-dir=", "proxy=",
+		"trusted-host=", "cert=", "client-cert=", "progress-bar=", "root-user-action=", "report=",
+		"config-settings=", "global-option=", "no-binary=", "only-binary=", "exists-action=", "timeout=",
+		"retries=", "user", "upgrade", "pre", "progress", "prefer-binary"}
+	cargoLong = []string{"target-dir=", "root=", "package=", "features=", "jobs=", "target=", "manifest-path=",
+		"profile=", "bin=", "example=", "test=", "bench=", "lib", "config=", "color=", "message-format=",
+		"exclude=", "timings", "version=", "git=", "branch=", "tag=", "rev=", "path=", "registry=", "index="}
+)
+
+// zipWrites are the files zip writes, given its arguments: its archive
+// (the first operand; -O's file when given) and log (-lf), and the
+// files it adds with -m (--move), which it removes. -x and -i take the
+// words up to the next option.
+func zipWrites(args []string) []string {
+	var out, operands []string
+	move := false
+	valued := []string{"-b", "--temp-path", "-n", "--suffixes", "-t", "--from-date", "-tt", "--before-date",
+		"-P", "--password", "-Z", "--compression-method", "-s", "--split-size", "-ds", "--dot-size"}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			operands = append(operands, args[i+1:]...)
+			i = len(args)
+		case a == "-O" || a == "--output-file" || a == "-lf" || a == "--logfile-path":
+			if i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+		case slices.Contains(valued, a):
+			i++
+		case a == "-x" || a == "-i" || a == "--exclude" || a == "--include":
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+			}
+		case a == "--move":
+			move = true
+		case strings.HasPrefix(a, "--") || a == "-" || a == "-@":
+			if a == "-" {
+				operands = append(operands, a)
+			}
+		case strings.HasPrefix(a, "-"):
+			move = move || strings.Contains(a[1:], "m")
+		default:
+			operands = append(operands, a)
+		}
+	}
+	if len(operands) > 0 {
+		out = append(out, operands[0])
+		if move {
+			out = append(out, operands[1:]...)
+		}
+	}
+	return out
+}
+
+// cmakeWrites are the directories cmake writes, given its arguments: the
+// build directory it configures (-B DIR, or the current directory given
+// a source operand or -S) or builds (--build DIR), and the install
+// prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX=, --install's
+// --prefix).
+func cmakeWrites(args []string) []string {
+	var out []string
+	build, configure := false, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		next := func() string {
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		switch {
+		case a == "-E" || a == "-P" || a == "--":
+			return out // a command or a script, not a build
+		case a == "-B" || a == "--build" || a == "--install-prefix" || a == "--prefix":
+			build = true
+			out = append(out, next())
+		case strings.HasPrefix(a, "-B"):
+			build = true
+			out = append(out, a[2:])
+		case strings.HasPrefix(a, "--install-prefix=") || strings.HasPrefix(a, "--prefix="):
+			_, v, _ := strings.Cut(a, "=")
+			out = append(out, v)
+		case strings.HasPrefix(a, "-DCMAKE_INSTALL_PREFIX=") || strings.HasPrefix(a, "-DCMAKE_INSTALL_PREFIX:"):
+			_, v, _ := strings.Cut(a, "=")
+			out = append(out, v)
+		case a == "--install":
+			build = true
+			next()
+		case a == "-S":
+			configure = true
+			next()
+		case slices.Contains([]string{"-C", "-G", "-T", "-A", "-D", "-U", "--preset", "--target", "-t", "--config",
+			"--component", "-j", "--parallel"}, a):
+			next()
+		case !strings.HasPrefix(a, "-"):
+			configure = true
+		}
+	}
+	if configure && !build {
+		out = append(out, ".")
+	}
+	return out
+}
+
+// protocWrites are the directories and files protoc writes, given its
+// arguments: those of its --LANG_out options (after the parameters
+// before a ":"), -o (--descriptor_set_out) and --dependency_out.
+func protocWrites(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, v, attached := strings.Cut(a, "=")
+		switch {
+		case strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
+			v, attached = a[2:], a != "-o"
+		case strings.HasPrefix(name, "--") && strings.HasSuffix(name, "_out"):
+		default:
+			continue
+		}
+		if !attached && i+1 < len(args) {
+			i++
+			v = args[i]
+		}
+		if k := strings.LastIndex(v, ":"); k >= 0 {
+			v = v[k+1:]
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// tscWrites are the files and directories tsc writes, given its
+// arguments (options named in any case, as tsc reads them): --outDir,
+// --outFile (--out), --declarationDir, --tsBuildInfoFile and the
+// project of -p (--project); with none of the first two and no
+// --noEmit, the sources it is given, beside which it writes each .js.
+func tscWrites(args []string) []string {
+	var out, sources []string
+	dirs, emit := false, true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, v, attached := strings.Cut(strings.ToLower(a), "=")
+		if attached {
+			_, v, _ = strings.Cut(a, "=")
+		}
+		value := func() {
+			if !attached && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+		}
+		switch name {
+		case "--outdir", "--outfile", "--out":
+			dirs = true
+			value()
+			out = append(out, v)
+		case "--declarationdir", "--tsbuildinfofile", "-p", "--project":
+			value()
+			out = append(out, v)
+		case "--noemit":
+			emit = false
+		default:
+			if !strings.HasPrefix(a, "-") {
+				sources = append(sources, a)
+			}
+		}
+	}
+	if emit && !dirs {
+		out = append(out, sources...)
+	}
+	return out
+}
+
+// javacValued are javac's options that take a value.
+var javacValued = []string{"-cp", "-classpath", "--class-path", "-sourcepath", "--source-path", "-source",
+	"--source", "-target", "--target", "--release", "-encoding", "-processorpath", "--processor-path",
+	"-processor", "-bootclasspath", "--boot-class-path", "-p", "--module-path", "-m", "--module",
+	"--module-source-path", "--upgrade-module-path", "--system", "--add-modules", "--limit-modules",
+	"--add-exports", "--add-reads", "--patch-module", "-extdirs", "-endorseddirs", "--processor-module-path"}
+
+// javacWrites are the directories javac writes, given its arguments: -d
+// (classes), -s (generated sources) and -h (headers); without -d, the
+// sources it is given, beside which it writes each .class.
+func javacWrites(args []string) []string {
+	var out, sources []string
+	classes := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-d" || a == "-s" || a == "-h":
+			classes = classes || a == "-d"
+			if i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+		case slices.Contains(javacValued, a):
+			i++
+		case !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "@"):
+			sources = append(sources, a)
+		}
+	}
+	if !classes {
+		out = append(out, sources...)
+	}
+	return out
+}
