@@ -131,7 +131,7 @@ func argWrites(c simpleCmd) []string {
 		out = append(out, goWrites(args)...)
 	case "strace", "ltrace", "time", "script":
 		out = append(out, tracerWrites(filepath.Base(c.args[0]), args)...)
-	case "tar":
+	case "tar", "gtar", "bsdtar":
 		out = append(out, tarWrites(args)...)
 	case "unzip":
 		out = append(out, unzipWrites(args)...)

@@ -180,8 +180,8 @@
 //     current directory); go's -o, -coverprofile, -cpuprofile and the
 //     like (after go -C DIR, under DIR); the -o of cc, gcc, clang and
 //     ld, and of strace, ltrace and GNU time; script's typescript and
-//     logs; where tar extracts (-C DIR, or the current directory) and the
-//     archive it creates (-f), and where unzip extracts (-d DIR, or the
+//     logs; where tar (gtar and bsdtar too) extracts (-C DIR, or the
+//     current directory) and the archive it creates (-f), and where unzip extracts (-d DIR, or the
 //     current directory), with tar -P (--absolute-names) or unzip -:,
 //     which keep a member's "/" or "..", a file outside; the destination of rsync and scp when not
 //     another host's (HOST:PATH), rsync's --log-file, batch and -T, and

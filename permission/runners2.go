@@ -119,10 +119,12 @@ var (
 		"--temporary-directory"}}
 )
 
-// awks are the awk interpreters; seds, sed.
+// awks are the awk interpreters; seds, sed; tars, tar (GNU tar
+// installed as gtar, libarchive's bsdtar).
 var (
 	awks = []string{"awk", "gawk", "mawk", "nawk"}
 	seds = []string{"sed", "gsed"}
+	tars = []string{"tar", "gtar", "bsdtar"}
 )
 
 // makeShellRE is make's SHELL variable set on its command line
@@ -171,7 +173,7 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 		for _, t := range texts {
 			script(t)
 		}
-	case name == "tar":
+	case slices.Contains(tars, name):
 		vals, _ := tarOptions.values(words)
 		for _, o := range env("TAR_OPTIONS") {
 			more, _ := tarOptions.values(strings.Fields(o))

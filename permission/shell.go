@@ -1471,9 +1471,11 @@ func dangerousWrite(c simpleCmd, workingDirs []string) string {
 // word, is a pattern it matches names against, not a file it touches
 // (rsync --exclude .git, find -path ./.git -prune).
 var patternOptions = map[string][]string{
-	"rsync": {"--exclude", "--include"},
-	"tar":   {"--exclude"},
-	"find":  {"-path", "-ipath", "-name", "-iname", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname"},
+	"rsync":  {"--exclude", "--include"},
+	"tar":    {"--exclude"},
+	"gtar":   {"--exclude"},
+	"bsdtar": {"--exclude"},
+	"find":   {"-path", "-ipath", "-name", "-iname", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname"},
 }
 
 // withoutPatterns are a command's arguments without its name and the
