@@ -1,15 +1,11 @@
 package bus
 
 import (
-	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/toolbus/toolbus/internal/natstest"
-	"github.com/toolbus/toolbus/toolkit"
 )
 
 // TestToolRemovedWhileReconnectingLeavesQueueGroup: of two workers
@@ -26,21 +22,10 @@ import (
 func TestToolRemovedWhileReconnectingLeavesQueueGroup(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	px := natstest.ProxyTo(t, s)
-	tools := func(instance string) *toolkit.Toolkit {
-		tk := toolkit.New(nil)
-		for _, name := range []string{"echo", "keep"} {
-			if err := tk.Add(toolkit.Raw(name, "Echoes.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-				return w.Write(toolkit.Text("ran on " + instance))
-			})); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return tk
-	}
 	anc := px.Conn(t)
-	atk := tools("a")
+	atk := ranOn(t, "a", "echo", "keep")
 	a := serve(t, anc, atk, &WorkerOptions{Instance: "a", AnnounceInterval: -1})
-	serve(t, natstest.Connect(t, s), tools("b"), &WorkerOptions{Instance: "b", AnnounceInterval: -1})
+	serve(t, natstest.Connect(t, s), ranOn(t, "b", "echo", "keep"), &WorkerOptions{Instance: "b", AnnounceInterval: -1})
 	if err := anc.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +50,5 @@ func TestToolRemovedWhileReconnectingLeavesQueueGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Through the queue group, every echo runs on b: none is handed to a
-	// (the group picks at random; 20 calls all reach b only if a left).
-	for i := range 20 {
-		call, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r := c.Invoke(call, toolkit.ToolCall{ID: fmt.Sprintf("after-%d", i), Name: "echo"})
-		cancel()
-		if r.State != toolkit.StateSuccess || r.Text() != "ran on b" {
-			t.Fatalf("call %d after echo left a: %s %s: %q", i, r.State, r.Code, r.Text())
-		}
-	}
+	allRunOnB(t, c, "echo left a")
 }

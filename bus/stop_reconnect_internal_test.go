@@ -27,18 +27,9 @@ import (
 func TestStopReconnectedLeavesQueueGroup(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	px := natstest.ProxyTo(t, s)
-	tools := func(instance string) *toolkit.Toolkit {
-		tk := toolkit.New(nil)
-		if err := tk.Add(toolkit.Raw("echo", "Echoes.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
-			return w.Write(toolkit.Text("ran on " + instance))
-		})); err != nil {
-			t.Fatal(err)
-		}
-		return tk
-	}
 	anc := px.Conn(t)
-	a := serve(t, anc, tools("a"), &WorkerOptions{Instance: "a", AnnounceInterval: -1})
-	serve(t, natstest.Connect(t, s), tools("b"), &WorkerOptions{Instance: "b", AnnounceInterval: -1})
+	a := serve(t, anc, ranOn(t, "a", "echo"), &WorkerOptions{Instance: "a", AnnounceInterval: -1})
+	serve(t, natstest.Connect(t, s), ranOn(t, "b", "echo"), &WorkerOptions{Instance: "b", AnnounceInterval: -1})
 	if err := anc.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +68,35 @@ func TestStopReconnectedLeavesQueueGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Through the queue group, every call runs on b: none is handed to a
-	// (the group picks at random; 20 calls all reach b only if a left).
+	allRunOnB(t, c, "a's stop")
+}
+
+// ranOn is a toolkit of the tools named, each answering "ran on
+// instance".
+func ranOn(t *testing.T, instance string, names ...string) *toolkit.Toolkit {
+	t.Helper()
+	tk := toolkit.New(nil)
+	for _, name := range names {
+		if err := tk.Add(toolkit.Raw(name, "Echoes.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+			return w.Write(toolkit.Text("ran on " + instance))
+		})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tk
+}
+
+// allRunOnB fails unless echo calls through the queue group all run on
+// worker b: none is handed to a (the group picks at random; 20 calls all
+// reach b only if a left).
+func allRunOnB(t *testing.T, c *Client, after string) {
+	t.Helper()
 	for i := range 20 {
 		call, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		r := c.Invoke(call, toolkit.ToolCall{ID: fmt.Sprintf("after-%d", i), Name: "echo"})
 		cancel()
 		if r.State != toolkit.StateSuccess || r.Text() != "ran on b" {
-			t.Fatalf("call %d after a's stop: %s %s: %q", i, r.State, r.Code, r.Text())
+			t.Fatalf("call %d after %s: %s %s: %q", i, after, r.State, r.Code, r.Text())
 		}
 	}
 }
