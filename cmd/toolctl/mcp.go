@@ -46,7 +46,9 @@ import (
 // takes no new connection or request, lets its calls in flight finish
 // for --grace (30 s by default, as the worker's), then ends the rest
 // interrupted and their clients get those results (a second signal ends
-// them at once; a NATS connection closed for good at once too); stdio ends when the client closes stdin, or on
+// them at once, as a NATS connection closed for good before the stop
+// does; one closed during the grace ends each call as a silent worker
+// does, worker_lost within seconds); stdio ends when the client closes stdin, or on
 // SIGINT or SIGTERM at once, its calls in flight interrupted (their
 // interrupted results written first, for at most 5 s; exit 0; the
 // answers not delivered by then are counted in one warning), and logs
