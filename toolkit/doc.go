@@ -214,8 +214,10 @@
 //     The bus's client writes a json.Number as that number too (a
 //     msgpack integer, or a float64), in typed slices and maps too
 //     (NumberValues), and refuses one NumberValue refuses, or an Input
-//     whose maps or slices hold themselves, as invalid_input before
-//     sending the call.
+//     nested deeper than 10000 levels (its maps, slices, structs and
+//     pointers, as one holding itself is), as invalid_input before
+//     sending the call; a tool's output nested so deep ends its call
+//     internal.
 //   - reset_tools' schema is not 2.x's word for word: its description
 //     ends with "\n\nCurrently active groups: a, b." (or "none."), and
 //     each group's property description with " (currently active)" or

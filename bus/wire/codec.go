@@ -174,6 +174,10 @@ func appendJSON(b []byte, v any) (_ []byte, err error) {
 // itself overflows the stack, a crash no recover catches.
 func errPanicked(err *error) {
 	if v := recover(); v != nil {
+		if _, ok := v.(tooDeep); ok {
+			*err = errEncodeTooDeep
+			return
+		}
 		*err = fmt.Errorf("wire: encoding a value panicked: %s", toolkit.PanicText(v))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -312,8 +313,56 @@ var libPool = sync.Pool{New: func() any {
 }}
 
 type libEncoder struct {
-	buf bytes.Buffer
+	buf libBuffer
 	enc *msgpack.Encoder
+}
+
+// The msgpack library follows a value (a struct, a pointer, a
+// CustomEncoder) as deep as it goes, with no bound of its own: one that
+// holds itself would recurse until the stack overflows, a crash no
+// recover catches. The buffer it writes to counts its writes and, every
+// libCheckEvery of them, refuses to go on (a panic errPanicked
+// recovers as errEncodeTooDeep) once the goroutine is libMaxFrames calls
+// deep: far more than maxEncodeDepth levels of the hand-written encoder
+// and of the library (each level a few calls, and a write) take, far
+// less than the stack holds.
+const (
+	libCheckEvery = 4096
+	libMaxFrames  = 16 * maxEncodeDepth
+)
+
+// libBuffer is the library's buffer, which bounds its depth.
+type libBuffer struct {
+	bytes.Buffer
+	writes int
+}
+
+// tooDeep is the panic of a libBuffer too deep.
+type tooDeep struct{}
+
+func (w *libBuffer) check() {
+	if w.writes++; w.writes%libCheckEvery != 0 {
+		return
+	}
+	var pc [1]uintptr
+	if runtime.Callers(libMaxFrames, pc[:]) > 0 {
+		panic(tooDeep{})
+	}
+}
+
+func (w *libBuffer) Write(p []byte) (int, error) {
+	w.check()
+	return w.Buffer.Write(p)
+}
+
+func (w *libBuffer) WriteByte(c byte) error {
+	w.check()
+	return w.Buffer.WriteByte(c)
+}
+
+func (w *libBuffer) WriteString(s string) (int, error) {
+	w.check()
+	return w.Buffer.WriteString(s)
 }
 
 // appendLibrary appends the msgpack library's encoding of a Go value the
@@ -323,6 +372,7 @@ func appendLibrary(b []byte, v any) (_ []byte, err error) {
 	le := libPool.Get().(*libEncoder)
 	defer libPool.Put(le)
 	le.buf.Reset()
+	le.buf.writes = 0
 	le.enc.Reset(&le.buf)
 	le.enc.UseCompactInts(true)
 	if err := le.enc.Encode(v); err != nil {

@@ -1,0 +1,73 @@
+package bus_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// selfNode is a struct that holds itself through a pointer, which the
+// msgpack library follows with no bound.
+type selfNode struct {
+	Name string
+	Next *selfNode
+}
+
+// TestStructHoldingItselfOverBus: a call whose Input holds a struct that
+// holds itself ends invalid_input at the client, and a tool's metadata
+// holding one ends its call internal, where the encoder recursed
+// until the stack overflowed and the caller's or the worker's process
+// died; both serve the next call. In a child process, as a stack
+// overflow is no panic a test survives.
+func TestStructHoldingItselfOverBus(t *testing.T) {
+	if os.Getenv("TOOLBUS_TEST_CYCLES_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "TOOLBUS_TEST_CYCLES_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			text := string(out)
+			if len(text) > 3000 {
+				text = text[:3000] + "…"
+			}
+			t.Fatalf("the child failed (%v):\n%s", err, text)
+		}
+		return
+	}
+	self := &selfNode{Name: "a"}
+	self.Next = self
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	var ran atomic.Int32
+	mustAdd(t, tk, toolkit.Raw("raw", "Raw.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		ran.Add(1)
+		return nil
+	}))
+	mustAdd(t, tk, toolkit.Stream("selfmeta", "Answer with metadata holding itself.",
+		func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
+			c := toolkit.Text("out")
+			c.Metadata = map[string]any{"v": self}
+			return w.Write(c)
+		}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "raw", Input: map[string]any{"n": self}})
+	if want := "BadRequestError: the input cannot be encoded: msgpack: the value is nested deeper than 10000"; r.Code != toolkit.CodeInvalidInput || r.Text() != want {
+		t.Errorf("input: %s %q, want invalid_input %q", r.Code, r.Text(), want)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the tool ran %d times, want 0", n)
+	}
+	r = c.Invoke(ctxT(t), toolkit.ToolCall{Name: "selfmeta", Input: map[string]any{}})
+	if r.Code != toolkit.CodeInternal || !strings.Contains(r.Text(), "nested deeper than 10000") {
+		t.Errorf("metadata: final %s %s %q, want internal saying it is nested too deep", r.State, r.Code, r.Text())
+	}
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "raw", Input: map[string]any{}}); r.State != toolkit.StateSuccess {
+		t.Errorf("a call after them: %s %s %q", r.State, r.Code, r.Text())
+	}
+}

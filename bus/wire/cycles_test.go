@@ -1,0 +1,92 @@
+package wire
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// cycleNode is a struct the msgpack library writes, which may hold
+// itself through a pointer.
+type cycleNode struct {
+	Name string
+	Next *cycleNode
+}
+
+// customNode writes itself (msgpack.CustomEncoder): an array of its name
+// and the next node.
+type customNode struct {
+	name string
+	next *customNode
+}
+
+func (c *customNode) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if err := enc.EncodeArrayLen(2); err != nil {
+		return err
+	}
+	if err := enc.EncodeString(c.name); err != nil {
+		return err
+	}
+	return enc.Encode(c.next)
+}
+
+// TestLibraryValueHoldingItself: a value the msgpack library writes (a
+// struct holding itself through a pointer, a chain of them a million
+// deep, a CustomEncoder holding itself) in a call's Input or a tool's
+// metadata or chunk values is an error saying it is nested too deep, not
+// a recursion until the stack overflows, which kills the process; a
+// struct nested deep but within the limit is written. The encodings run
+// in a child process, as a stack overflow is no panic a test survives.
+func TestLibraryValueHoldingItself(t *testing.T) {
+	if os.Getenv("TOOLBUS_TEST_CYCLES_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "TOOLBUS_TEST_CYCLES_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			text := string(out)
+			if len(text) > 2000 {
+				text = text[:2000] + "…"
+			}
+			t.Fatalf("the encodings failed (%v):\n%s", err, text)
+		}
+		return
+	}
+	self := &cycleNode{Name: "a"}
+	self.Next = self
+	chain := &cycleNode{Name: "leaf"}
+	for range 1_000_000 {
+		chain = &cycleNode{Name: "n", Next: chain}
+	}
+	custom := &customNode{name: "c"}
+	custom.next = custom
+	within := &cycleNode{Name: "leaf"}
+	for range maxEncodeDepth {
+		within = &cycleNode{Name: "n", Next: within}
+	}
+	for name, v := range map[string]any{
+		"a struct holding itself":        self,
+		"a chain a million deep":         chain,
+		"a CustomEncoder holding itself": custom,
+		"in a map":                       map[string]any{"n": []any{self}},
+		"a typed slice of them":          []*cycleNode{self},
+	} {
+		for what, msg := range map[string]Message{
+			"input":            &Request{ID: "c1", Input: map[string]any{"v": v}},
+			"final's metadata": &Frame{Kind: KindFinal, ID: "c1", Seq: 1, Final: &toolkit.Response{Metadata: map[string]any{"v": v}}},
+			"chunk's metadata": &Frame{Kind: KindChunk, ID: "c1", Seq: 1, Chunk: &toolkit.Chunk{Metadata: map[string]any{"v": v}}},
+			"log's data":       &Frame{Kind: KindLog, ID: "c1", Seq: 1, Log: &toolkit.LogMessage{Level: "info", Data: v}},
+			"ask's params":     &Frame{Kind: KindAsk, ID: "c1", Seq: 1, Ask: &Ask{Method: "elicitation/create", Params: v, Reply: "r"}},
+		} {
+			if _, err := Msgpack.Append(nil, msg); err == nil || !strings.Contains(err.Error(), "nested deeper than") {
+				t.Errorf("%s in a %s: %v, want an error saying it is nested too deep", name, what, err)
+			}
+		}
+	}
+	if _, err := Msgpack.Append(nil, &Request{ID: "c1", Input: map[string]any{"v": within}}); err != nil {
+		t.Errorf("a struct chain %d deep: %v", maxEncodeDepth, err)
+	}
+}
