@@ -144,10 +144,33 @@ func throughLinks(c simpleCmd, paths, workingDirs []string) []string {
 			target = filepath.Join(filepath.Dir(name), target)
 		}
 		for _, p := range slices.Clone(out) {
-			if rest, ok := strings.CutPrefix(absPath(p, workingDirs), name); ok && (rest == "" || rest[0] == '/') {
-				out = append(out, target+rest)
+			// Cleaned, "x/../f" would be "f", past the link: the
+			// kernel takes ".." from where x leads.
+			for _, q := range []string{absPath(p, workingDirs), keepDotDot(p, workingDirs)} {
+				if rest, ok := strings.CutPrefix(q, name); ok && (rest == "" || rest[0] == '/') {
+					out = append(out, target+rest)
+					break
+				}
 			}
 		}
 	}
 	return out
+}
+
+// keepDotDot is p absolute (under the first working directory) without
+// its "." and empty elements, but with its "..": "x/./../f" is
+// "WD/x/../f".
+func keepDotDot(p string, workingDirs []string) string {
+	p = expandHome(p)
+	if !filepath.IsAbs(p) && len(workingDirs) > 0 {
+		p = workingDirs[0] + "/" + p
+	}
+	parts := strings.Split(p, "/")
+	kept := parts[:1]
+	for _, e := range parts[1:] {
+		if e != "" && e != "." {
+			kept = append(kept, e)
+		}
+	}
+	return strings.Join(kept, "/")
 }

@@ -232,7 +232,9 @@
 //     symbolic link that a command before it on the line (or in a
 //     script it runs; any of a loop's) makes, ln -s or cp -s, which
 //     does not exist yet to be resolved, is checked where the link leads
-//     too ("ln -s /srv out && echo x > out/f" writes /srv/f), and so is
+//     too ("ln -s /srv out && echo x > out/f" writes /srv/f; "ln -s
+//     /srv/a x && cd x && ls > ../f", whose ".." the kernel takes from
+//     /srv/a, /srv/f), and so is
 //     one through a copy cp makes of a link (cp -a, -d, -P, -r without
 //     -L or -H: "cp -a out o && echo x > o/f", out leading to /srv; a
 //     relative link's copy from the copy's directory). A relative path written
