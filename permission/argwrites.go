@@ -42,7 +42,7 @@ func writtenPaths(c simpleCmd) []string {
 // --fix, ruff format, isort and eslint --fix rewrite, and their
 // reports (formatterWrites, ruffWrites); the archive zip writes (and
 // with -m the files it removes), cmake's build directory and install
-// prefix, protoc's outputs, tsc's and javac's, pip's --target, --prefix
+// prefix and the files of its -E commands, protoc's outputs, tsc's and javac's, pip's --target, --prefix
 // and --root, cargo's --target-dir (buildWrites); the
 // files a sed script's w commands and an awk program's print > "FILE"
 // write (programWrites); the files rm,

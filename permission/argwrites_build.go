@@ -117,8 +117,10 @@ func cmakeWrites(args []string) []string {
 			return ""
 		}
 		switch {
-		case a == "-E" || a == "-P" || a == "--":
-			return out // a command or a script, not a build
+		case a == "-E":
+			return cmakeCommandWrites(args[i+1:])
+		case a == "-P" || a == "--":
+			return out // a script, not a build
 		case a == "-B" || a == "--build" || a == "--install-prefix" || a == "--prefix":
 			build = true
 			out = append(out, next())
@@ -150,6 +152,49 @@ func cmakeWrites(args []string) []string {
 	return out
 }
 
+// cmakeCommandWrites are the files a command of cmake -E (words: the
+// command and its arguments) writes or removes: those of rm, remove,
+// remove_directory, make_directory, touch and touch_nocreate, both of
+// rename and create_hardlink (as ln's), the destination of the copy
+// commands (the last operand, or -t's) and create_symlink, and the
+// archive tar creates.
+func cmakeCommandWrites(words []string) []string {
+	if len(words) == 0 {
+		return nil
+	}
+	var operands []string
+	dest := ""
+	for i := 1; i < len(words); i++ {
+		switch a := words[i]; {
+		case a == "--":
+			operands = append(operands, words[i+1:]...)
+			i = len(words)
+		case a == "-t" && strings.HasPrefix(words[0], "copy") && i+1 < len(words):
+			i++
+			dest = words[i]
+		case !strings.HasPrefix(a, "-"):
+			operands = append(operands, a)
+		}
+	}
+	switch words[0] {
+	case "rm", "remove", "remove_directory", "make_directory", "touch", "touch_nocreate", "rename", "create_hardlink":
+		return operands
+	case "copy", "copy_if_different", "copy_if_newer", "copy_directory", "copy_directory_if_different",
+		"copy_directory_if_newer", "create_symlink":
+		if dest != "" {
+			return []string{dest}
+		}
+		if len(operands) > 0 {
+			return operands[len(operands)-1:]
+		}
+	case "tar":
+		if len(words) > 2 && strings.Contains(strings.TrimPrefix(words[1], "-"), "c") {
+			return words[2:3]
+		}
+	}
+	return nil
+}
+
 // protocWrites are the directories and files protoc writes, given its
 // arguments: those of its --LANG_out options (after the parameters
 // before a ":"), -o (--descriptor_set_out) and --dependency_out.
@@ -179,8 +224,8 @@ func protocWrites(args []string) []string {
 
 // tscWrites are the files and directories tsc writes, given its
 // arguments (options named in any case, as tsc reads them): --outDir,
-// --outFile (--out), --declarationDir, --tsBuildInfoFile and the
-// project of -p (--project); with none of the first two and no
+// --outFile (--out), --declarationDir, --tsBuildInfoFile, the project
+// of -p (--project); with none of the first two and no
 // --noEmit, the sources it is given, beside which it writes each .js.
 func tscWrites(args []string) []string {
 	var out, sources []string

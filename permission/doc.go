@@ -205,7 +205,10 @@
 //     -O's, and with -m the files it adds, which it removes); cmake's
 //     build directory (-B, --build, or the current one it configures)
 //     and install prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX=,
-//     --install's --prefix); protoc's --LANG_out directories and -o
+//     --install's --prefix), and the files cmake -E's commands write or
+//     remove (rm, remove_directory, make_directory, touch, rename, the
+//     copy commands' destination, create_symlink's link, both files of
+//     create_hardlink, the archive of tar c); protoc's --LANG_out directories and -o
 //     file; tsc's --outDir, --outFile, --declarationDir and -p project
 //     (without --outDir or --outFile, and no --noEmit, the sources
 //     given, beside which it writes .js); javac's -d, -s and -h (without
