@@ -7,8 +7,9 @@ import (
 
 // buildWrites are the files and directories a build tool (name) writes
 // that its arguments name: zipWrites, cmakeWrites, protocWrites,
-// tscWrites, javacWrites, pipWrites, and cargo's --target-dir and
-// install --root.
+// tscWrites, javacWrites, pip's --target, --prefix, --root, --src,
+// download's -d, wheel's -w, --log and --report, and cargo's
+// --target-dir and install --root.
 func buildWrites(name string, args []string) []string {
 	var out []string
 	named := func(opts ...string) func(opt, v string) {
@@ -31,7 +32,7 @@ func buildWrites(name string, args []string) []string {
 		return javacWrites(args)
 	case "pip", "pip3":
 		getopt(args, "tdwcer", pipLong, named("-t", "--target", "--prefix", "--root", "--src", "-d", "--dest",
-			"-w", "--wheel-dir"))
+			"-w", "--wheel-dir", "--log", "--log-file", "--local-log", "--report"))
 	case "cargo":
 		getopt(args, "pFjZC", cargoLong, named("--target-dir", "--root"))
 	}
@@ -43,10 +44,10 @@ func buildWrites(name string, args []string) []string {
 var (
 	pipLong = []string{"target=", "prefix=", "root=", "src=", "dest=", "wheel-dir=", "requirement=",
 		"constraint=", "editable=", "index-url=", "extra-index-url=", "find-links=", "python=", "platform=",
-		"python-version=", "implementation=", "abi=", "upgrade-strategy=", "log=", "cache-dir=", "proxy=",
-		"trusted-host=", "cert=", "client-cert=", "progress-bar=", "root-user-action=", "report=",
-		"config-settings=", "global-option=", "no-binary=", "only-binary=", "exists-action=", "timeout=",
-		"retries=", "user", "upgrade", "pre", "progress", "prefer-binary"}
+		"python-version=", "implementation=", "abi=", "upgrade-strategy=", "log=", "log-file=", "local-log=",
+		"cache-dir=", "proxy=", "trusted-host=", "cert=", "client-cert=", "progress-bar=", "root-user-action=",
+		"report=", "config-settings=", "global-option=", "no-binary=", "only-binary=", "exists-action=",
+		"timeout=", "retries=", "user", "upgrade", "pre", "progress", "prefer-binary"}
 	cargoLong = []string{"target-dir=", "root=", "package=", "features=", "jobs=", "target=", "manifest-path=",
 		"profile=", "bin=", "example=", "test=", "bench=", "lib", "config=", "color=", "message-format=",
 		"exclude=", "timings", "version=", "git=", "branch=", "tag=", "rev=", "path=", "registry=", "index="}
@@ -225,7 +226,8 @@ func protocWrites(args []string) []string {
 // tscWrites are the files and directories tsc writes, given its
 // arguments (options named in any case, as tsc reads them): --outDir,
 // --outFile (--out), --declarationDir, --tsBuildInfoFile, the project
-// of -p (--project); with none of the first two and no
+// of -p (--project), --generateTrace's directory and
+// --generateCpuProfile's file; with none of the first two and no
 // --noEmit, the sources it is given, beside which it writes each .js.
 func tscWrites(args []string) []string {
 	var out, sources []string
@@ -247,7 +249,7 @@ func tscWrites(args []string) []string {
 			dirs = true
 			value()
 			out = append(out, v)
-		case "--declarationdir", "--tsbuildinfofile", "-p", "--project":
+		case "--declarationdir", "--tsbuildinfofile", "-p", "--project", "--generatetrace", "--generatecpuprofile":
 			value()
 			out = append(out, v)
 		case "--noemit":
@@ -272,7 +274,8 @@ var javacValued = []string{"-cp", "-classpath", "--class-path", "-sourcepath", "
 	"--add-exports", "--add-reads", "--patch-module", "-extdirs", "-endorseddirs", "--processor-module-path"}
 
 // javacWrites are the directories javac writes, given its arguments: -d
-// (classes), -s (generated sources) and -h (headers); without -d, the
+// (classes), -s (generated sources) and -h (headers), and -Xstdout's
+// file; without -d, the
 // sources it is given, beside which it writes each .class.
 func javacWrites(args []string) []string {
 	var out, sources []string
@@ -280,7 +283,7 @@ func javacWrites(args []string) []string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "-d" || a == "-s" || a == "-h":
+		case a == "-d" || a == "-s" || a == "-h" || a == "-Xstdout":
 			classes = classes || a == "-d"
 			if i+1 < len(args) {
 				i++

@@ -211,9 +211,11 @@
 //     create_hardlink, the archive of tar c); protoc's --LANG_out directories and -o
 //     file; tsc's --outDir, --outFile, --declarationDir and -p project
 //     (without --outDir or --outFile, and no --noEmit, the sources
-//     given, beside which it writes .js); javac's -d, -s and -h (without
-//     -d, the sources, beside which it writes .class); pip's --target
-//     (-t), --prefix and --root, download's -d and wheel's -w; cargo's
+//     given, beside which it writes .js), --generateTrace directory and
+//     --generateCpuProfile file; javac's -d, -s, -h and -Xstdout
+//     (without -d, the sources, beside which it writes .class); pip's
+//     --target (-t), --prefix and --root, download's -d and wheel's -w,
+//     and its --log (--log-file, --local-log) and --report; cargo's
 //     --target-dir and install --root; the
 //     destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories), the
