@@ -61,7 +61,8 @@ func zipWrites(args []string) []string {
 	var out, operands []string
 	move := false
 	valued := []string{"-b", "--temp-path", "-n", "--suffixes", "-t", "--from-date", "-tt", "--before-date",
-		"-P", "--password", "-Z", "--compression-method", "-s", "--split-size", "-ds", "--dot-size"}
+		"-P", "--password", "-Z", "--compression-method", "-s", "--split-size", "-ds", "--dot-size", "-TT",
+		"--unzip-command"}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {

@@ -300,7 +300,8 @@
 //     --to-command, --use-compress-program (-I), --info-script (-F),
 //     --new-volume-script, --rsh-command and --checkpoint-action=exec=
 //     (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), rg's --pre
-//     and --hostname-bin, and make's SHELL= (also in MAKEFLAGS), as a
+//     and --hostname-bin, zip's -TT (--unzip-command), and make's SHELL=
+//     (also in MAKEFLAGS), as a
 //     busybox applet, as the program bash's hash -p
 //     gives a name, in the body of a function or a
 //     case clause written on the line, by the base name of its path

@@ -137,7 +137,8 @@ var makeShellRE = regexp.MustCompile(`^SHELL(:{0,3}|[+?!])=`)
 // (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), split's
 // --filter, sort's --compress-program, the commands ssh, scp and sftp
 // run here (sshRuns), rg's --pre and
-// --hostname-bin, make's SHELL= (also in MAKEFLAGS), awk's and sed's
+// --hostname-bin, make's SHELL= (also in MAKEFLAGS), zip's -TT
+// (--unzip-command), awk's and sed's
 // code, and the input source (or ".") of /dev/stdin runs. Scripts are given to script and programs to add; opaque when
 // what runs cannot be read (awk or sed code that runs a command, or
 // read from a file; make --eval; an ssh config file named on the line;
@@ -252,6 +253,14 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 		opaque = fromFile || sedRuns(script)
 	case name == "sqlite3":
 		opaque = sqliteRuns(c)
+	case name == "zip":
+		for i, w := range words {
+			if v, ok := strings.CutPrefix(w, "--unzip-command="); ok {
+				fed(v)
+			} else if (w == "-TT" || w == "--unzip-command") && i+1 < len(words) {
+				fed(words[i+1]) // run by the shell, given the archive's name
+			}
+		}
 	default:
 		return false, false
 	}
