@@ -301,7 +301,8 @@
 //     --new-volume-script, --rsh-command and --checkpoint-action=exec=
 //     (also in TAR_OPTIONS), rsync's -e (--rsh, RSYNC_RSH), rg's --pre
 //     and --hostname-bin, zip's -TT (--unzip-command), and make's SHELL=
-//     (also in MAKEFLAGS), as a
+//     (also in MAKEFLAGS), as the command of cmake -E env, time and
+//     chdir, as a
 //     busybox applet, as the program bash's hash -p
 //     gives a name, in the body of a function or a
 //     case clause written on the line, by the base name of its path

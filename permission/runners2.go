@@ -138,7 +138,8 @@ var makeShellRE = regexp.MustCompile(`^SHELL(:{0,3}|[+?!])=`)
 // --filter, sort's --compress-program, the commands ssh, scp and sftp
 // run here (sshRuns), rg's --pre and
 // --hostname-bin, make's SHELL= (also in MAKEFLAGS), zip's -TT
-// (--unzip-command), awk's and sed's
+// (--unzip-command), the command of cmake -E env, time and chdir
+// (cmakeCommandRuns), awk's and sed's
 // code, and the input source (or ".") of /dev/stdin runs. Scripts are given to script and programs to add; opaque when
 // what runs cannot be read (awk or sed code that runs a command, or
 // read from a file; make --eval; an ssh config file named on the line;
@@ -253,6 +254,8 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 		opaque = fromFile || sedRuns(script)
 	case name == "sqlite3":
 		opaque = sqliteRuns(c)
+	case name == "cmake" && len(words) > 1 && words[0] == "-E":
+		add(cmakeCommandRuns(words[1:]))
 	case name == "zip":
 		for i, w := range words {
 			if v, ok := strings.CutPrefix(w, "--unzip-command="); ok {
@@ -265,6 +268,31 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 		return false, false
 	}
 	return opaque, true
+}
+
+// cmakeCommandRuns is the command cmake -E env, time or chdir (words:
+// the -E command and its arguments) runs: after env's --unset=NAME,
+// --modify OP and NAME=VALUE words (or a "--"), after time's name, after
+// chdir's directory. Other -E commands run none.
+func cmakeCommandRuns(words []string) []string {
+	switch {
+	case words[0] == "time":
+		return words[1:]
+	case words[0] == "chdir" && len(words) > 2:
+		return words[2:]
+	case words[0] == "env":
+		for i := 1; i < len(words); i++ {
+			switch w := words[i]; {
+			case w == "--":
+				return words[i+1:]
+			case w == "--modify":
+				i++
+			case !strings.HasPrefix(w, "--") && !strings.Contains(w, "="):
+				return words[i:]
+			}
+		}
+	}
+	return nil
 }
 
 // awkPrograms are the programs an awk command runs, given its words
