@@ -104,8 +104,8 @@ func zipWrites(args []string) []string {
 // cmakeWrites are the directories cmake writes, given its arguments: the
 // build directory it configures (-B DIR, or the current directory given
 // a source operand or -S) or builds (--build DIR), and the install
-// prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX=, --install's
-// --prefix).
+// prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX= or -D
+// CMAKE_INSTALL_PREFIX=, --install's --prefix).
 func cmakeWrites(args []string) []string {
 	var out []string
 	build, configure := false, false
@@ -135,13 +135,19 @@ func cmakeWrites(args []string) []string {
 		case strings.HasPrefix(a, "-DCMAKE_INSTALL_PREFIX=") || strings.HasPrefix(a, "-DCMAKE_INSTALL_PREFIX:"):
 			_, v, _ := strings.Cut(a, "=")
 			out = append(out, v)
+		case a == "-D":
+			// -D VAR=VALUE, as -DVAR=VALUE.
+			if d := next(); strings.HasPrefix(d, "CMAKE_INSTALL_PREFIX=") || strings.HasPrefix(d, "CMAKE_INSTALL_PREFIX:") {
+				_, v, _ := strings.Cut(d, "=")
+				out = append(out, v)
+			}
 		case a == "--install":
 			build = true
 			next()
 		case a == "-S":
 			configure = true
 			next()
-		case slices.Contains([]string{"-C", "-G", "-T", "-A", "-D", "-U", "--preset", "--target", "-t", "--config",
+		case slices.Contains([]string{"-C", "-G", "-T", "-A", "-U", "--preset", "--target", "-t", "--config",
 			"--component", "-j", "--parallel"}, a):
 			next()
 		case !strings.HasPrefix(a, "-"):

@@ -204,8 +204,8 @@
 //     eslint's -o (--output-file) and cache files; zip's archive (and
 //     -O's, and with -m the files it adds, which it removes); cmake's
 //     build directory (-B, --build, or the current one it configures)
-//     and install prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX=,
-//     --install's --prefix), and the files cmake -E's commands write or
+//     and install prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX= or
+//     -D CMAKE_INSTALL_PREFIX=, --install's --prefix), and the files cmake -E's commands write or
 //     remove (rm, remove_directory, make_directory, touch, rename, the
 //     copy commands' destination, create_symlink's link, both files of
 //     create_hardlink, the archive of tar c); protoc's --LANG_out directories and -o
