@@ -9,7 +9,7 @@ import (
 // that its arguments name: zipWrites, cmakeWrites, protocWrites,
 // tscWrites, javacWrites, pip's --target, --prefix, --root, --src,
 // download's -d, wheel's -w, --log and --report, and cargo's
-// --target-dir and install --root.
+// --target-dir (or --config build.target-dir=) and install --root.
 func buildWrites(name string, args []string) []string {
 	var out []string
 	named := func(opts ...string) func(opt, v string) {
@@ -34,7 +34,15 @@ func buildWrites(name string, args []string) []string {
 		getopt(args, "tdwcer", pipLong, named("-t", "--target", "--prefix", "--root", "--src", "-d", "--dest",
 			"-w", "--wheel-dir", "--log", "--log-file", "--local-log", "--report"))
 	case "cargo":
-		getopt(args, "pFjZC", cargoLong, named("--target-dir", "--root"))
+		getopt(args, "pFjZC", cargoLong, func(opt, v string) {
+			k, dir, set := strings.Cut(v, "=") // --config KEY=VALUE, VALUE a TOML string
+			switch {
+			case opt == "--target-dir" || opt == "--root":
+				out = append(out, v)
+			case opt == "--config" && set && strings.TrimSpace(k) == "build.target-dir":
+				out = append(out, strings.Trim(strings.TrimSpace(dir), `"'`))
+			}
+		})
 	}
 	return out
 }

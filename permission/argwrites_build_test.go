@@ -60,6 +60,8 @@ func TestBuildToolOutputs(t *testing.T) {
 			"cargo build --target-dir " + other,
 			"cargo test --target-dir=" + other,
 			"cargo install --root " + other + " ripgrep",
+			"cargo build --config 'build.target-dir=\"" + other + "\"'",
+			"cargo --config=\"build.target-dir = '" + other + "'\" build",
 		} {
 			d := Decide(p, shell, cmd(line))
 			if d.Behavior != Ask || d.Safety {
@@ -92,6 +94,7 @@ func TestBuildToolOutputs(t *testing.T) {
 			"pip install -t vendor requests",
 			"cargo build --release",
 			"cargo build --target-dir target",
+			"cargo build --config 'build.target-dir=\"target2\"' --config profile.release.debug=true",
 			"cargo build --target x86_64-unknown-linux-musl",
 		} {
 			if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
