@@ -5,7 +5,6 @@ package builtin_test
 import (
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,47 +12,28 @@ import (
 	"testing"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
 // fileSizeLimitEnv marks the child process TestFailedWriteLeavesFileUntouched
-// runs its body in.
+// runs its body in (ostest.InChild). The file size limit is the whole
+// process's: set in the test binary go test runs, it also held the log
+// go test has the binary write (-test.testlogfile, for its cache), and a
+// flush of that log while the limit held failed the package ("can't
+// write testlog.txt: file too large") when earlier tests had grown the
+// log past the limit, which depended on the length of the temporary
+// directory's name.
 const fileSizeLimitEnv = "TOOLBUS_TEST_FSIZE_CHILD"
-
-// inLimitChild reports whether this process is the child test runs in;
-// if not, it runs test again in a child (a copy of this process, with
-// no -test.testlogfile) and fails t with the child's output if the
-// child fails. The file size limit is the whole process's: set in the
-// test binary go test runs, it also held the log go test has the binary
-// write (-test.testlogfile, for its cache), and a flush of that log
-// while the limit held failed the package ("can't write testlog.txt:
-// file too large") when earlier tests had grown the log past the limit,
-// which depended on the length of the temporary directory's name.
-func inLimitChild(t *testing.T, test string) bool {
-	t.Helper()
-	if os.Getenv(fileSizeLimitEnv) != "" {
-		return true
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), fileSizeLimitEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s in a child process: %v\n%s", test, err, out)
-	}
-	if !strings.Contains(string(out), "--- PASS: "+test) {
-		t.Fatalf("%s in a child process ran nothing:\n%s", test, out)
-	}
-	return false
-}
 
 // withFileSizeLimit runs fn with the process's file size limit
 // (RLIMIT_FSIZE) at n bytes: a write past it fails with EFBIG, as one
-// on a full disk fails with ENOSPC. Only a child inLimitChild started
-// may call it.
+// on a full disk fails with ENOSPC. Only the child ostest.InChild
+// starts with fileSizeLimitEnv may call it.
 func withFileSizeLimit(t *testing.T, n uint64, fn func()) {
 	t.Helper()
 	if os.Getenv(fileSizeLimitEnv) == "" {
-		t.Fatal("withFileSizeLimit outside a child started by inLimitChild")
+		t.Fatal("withFileSizeLimit outside its child process")
 	}
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
@@ -77,7 +57,7 @@ func withFileSizeLimit(t *testing.T, n uint64, fn func()) {
 // the file as it was and no temporary file behind; a file being created
 // is not created.
 func TestFailedWriteLeavesFileUntouched(t *testing.T) {
-	if !inLimitChild(t, "TestFailedWriteLeavesFileUntouched") {
+	if !ostest.InChild(t, fileSizeLimitEnv) {
 		return
 	}
 	const limit = 64 << 10

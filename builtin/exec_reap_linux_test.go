@@ -2,13 +2,13 @@ package builtin_test
 
 import (
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // A worker that is the parent of last resort (PID 1 of a container, or a
@@ -74,22 +74,12 @@ func TestShellEscapedOrphansAreReaped(t *testing.T) {
 // is), and reports its result here; it skips where the process cannot
 // become one.
 func asSubreaper(t *testing.T, body func()) {
-	if os.Getenv("TOOLBUS_TEST_REAP_HELPER") == "1" {
-		const prSetChildSubreaper = 36
-		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-			t.Skip("cannot become a subreaper:", errno)
-		}
-		body()
+	if !ostest.InChild(t, "TOOLBUS_TEST_REAP_HELPER") {
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
-	cmd.Env = append(os.Environ(), "TOOLBUS_TEST_REAP_HELPER=1")
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Errorf("the helper failed (%v):\n%s", err, out.String())
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		t.Skip("cannot become a subreaper:", errno)
 	}
-	if strings.Contains(out.String(), "--- SKIP") {
-		t.Skip(out.String())
-	}
+	body()
 }

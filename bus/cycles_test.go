@@ -2,13 +2,12 @@ package bus_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -26,17 +25,7 @@ type selfNode struct {
 // died; both serve the next call. In a child process, as a stack
 // overflow is no panic a test survives.
 func TestStructHoldingItselfOverBus(t *testing.T) {
-	if os.Getenv("TOOLBUS_TEST_CYCLES_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "TOOLBUS_TEST_CYCLES_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			text := string(out)
-			if len(text) > 3000 {
-				text = text[:3000] + "…"
-			}
-			t.Fatalf("the child failed (%v):\n%s", err, text)
-		}
+	if !ostest.InChild(t, "TOOLBUS_TEST_CYCLES_CHILD") {
 		return
 	}
 	self := &selfNode{Name: "a"}

@@ -1,11 +1,10 @@
 package wire
 
 import (
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -42,17 +41,7 @@ func (c *customNode) EncodeMsgpack(enc *msgpack.Encoder) error {
 // struct nested deep but within the limit is written. The encodings run
 // in a child process, as a stack overflow is no panic a test survives.
 func TestLibraryValueHoldingItself(t *testing.T) {
-	if os.Getenv("TOOLBUS_TEST_CYCLES_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "TOOLBUS_TEST_CYCLES_CHILD=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			text := string(out)
-			if len(text) > 2000 {
-				text = text[:2000] + "…"
-			}
-			t.Fatalf("the encodings failed (%v):\n%s", err, text)
-		}
+	if !ostest.InChild(t, "TOOLBUS_TEST_CYCLES_CHILD") {
 		return
 	}
 	self := &cycleNode{Name: "a"}
