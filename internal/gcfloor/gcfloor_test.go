@@ -1,11 +1,22 @@
 package gcfloor
 
 import (
+	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
 )
+
+// TestMain starts the collector at GOGC=100, the percentage of a process
+// started without GOGC, which is the one Start adjusts: the runtime read
+// GOGC when the test binary started, and a binary run with GOGC set would
+// otherwise fail every test here while testing nothing of Start.
+func TestMain(m *testing.M) {
+	debug.SetGCPercent(100)
+	os.Exit(m.Run())
+}
 
 func read(name string) uint64 {
 	s := []metrics.Sample{{Name: name}}

@@ -48,10 +48,11 @@ func TestExportErrorsLogged(t *testing.T) {
 	l.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
 	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")
-	before, handler := otel.GetTracerProvider(), otel.GetErrorHandler()
+	before, handler, propagator := otel.GetTracerProvider(), otel.GetErrorHandler(), otel.GetTextMapPropagator()
 	t.Cleanup(func() {
 		otel.SetTracerProvider(before)
 		otel.SetErrorHandler(handler)
+		otel.SetTextMapPropagator(propagator)
 	})
 	var out syncBuffer
 	log := slog.New(slog.NewJSONHandler(&out, nil))
