@@ -60,7 +60,9 @@
 // directory moved away, or swapped for a symbolic link or another
 // directory) is refused with code unavailable rather than followed; one
 // that was removed is made again (or the directory since made there is
-// taken), unless a symbolic link is on the path. A session's own
+// taken), unless a symbolic link is on the path; anything else put
+// there (a named pipe, say) is refused as a replacement, at once, never
+// opened as a file. A session's own
 // directory (PerSessionWorkspace) is opened through that root, so a link
 // put in its place cannot lead out of the workspace either. What paths cannot
 // show is not caught: a hard link to an outside file, or a bind mount,

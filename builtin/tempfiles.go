@@ -114,7 +114,7 @@ func (s *sweeps) sweepTemps(root *os.Root, real, dir string) {
 	if !s.due(filepath.Join(real, dir), now) {
 		return
 	}
-	sub, err := root.OpenRoot(dir)
+	sub, err := root.OpenRoot(dirOnly(dir))
 	if err != nil {
 		return
 	}

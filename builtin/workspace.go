@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -84,7 +85,10 @@ func openAt(real string) (*os.Root, error) {
 	} else if r != real {
 		return nil, fmt.Errorf("%w: %s now goes through a symbolic link", errReplaced, real)
 	}
-	root, err := os.OpenRoot(real)
+	root, err := os.OpenRoot(dirOnly(real))
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%w: %s is no directory now", errReplaced, real)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +97,14 @@ func openAt(real string) (*os.Root, error) {
 		return nil, fmt.Errorf("%w: %s was replaced while it was opened", errReplaced, real)
 	}
 	return root, nil
+}
+
+// dirOnly is path as os.OpenRoot and Root.OpenRoot are to be given it:
+// they open their path as a file before they look at what it is, and
+// the open of a named pipe put there waits for a writer, for ever. Its
+// "." is opened in a directory only: a pipe's path fails at once.
+func dirOnly(path string) string {
+	return path + string(filepath.Separator) + "."
 }
 
 // sameDir reports whether path, not followed if a link, is root's
@@ -149,7 +161,7 @@ func (ws *workspace) current() (*os.Root, error) {
 
 func (ws *workspace) replaced() error {
 	return toolkit.Errorf(toolkit.CodeUnavailable,
-		"WorkspaceError: the workspace directory %s was moved or replaced (by a symbolic link or another directory) since the worker started; "+
+		"WorkspaceError: the workspace directory %s was moved or replaced (by a symbolic link, another directory or a file) since the worker started; "+
 			"the tools do not follow it out of the tree they were given. The operator must put it back or restart the worker.", ws.dir)
 }
 
@@ -363,7 +375,7 @@ func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, ro
 	if !ok {
 		return fail(fmt.Errorf("%s leads outside the workspace", name))
 	}
-	sr, err := root.OpenRoot(rel)
+	sr, err := root.OpenRoot(dirOnly(rel))
 	if err != nil {
 		return fail(err)
 	}

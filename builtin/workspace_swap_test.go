@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -114,4 +116,43 @@ func TestWorkspaceRemovedForSymlink(t *testing.T) {
 	}
 	r := invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "secret.txt"})
 	wantCode(t, r, toolkit.CodeUnavailable, "moved or replaced")
+}
+
+// A workspace removed and a named pipe put in its place (rm -rf "$PWD";
+// mkfifo "$PWD" from a command) was opened to be taken for the
+// workspace made again, and the open waited for a writer of the pipe:
+// that call hung, holding the workspace's lock, and every later call of
+// the file tools and the shell hung behind it. The pipe is refused as
+// another thing in the workspace's place, at once.
+func TestWorkspaceRemovedForNamedPipe(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "ws")
+	tk, _ := kit(t, builtin.Config{Workspace: ws, Tools: allTools()})
+	if err := os.RemoveAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := ostest.Mkfifo(t, ws, 0o644); err != nil {
+		t.Skip("no named pipes:", err)
+	}
+	for _, c := range []struct {
+		tool string
+		in   map[string]any
+	}{
+		{builtin.ViewTextFile, map[string]any{"file_path": "f.txt"}},
+		{builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "x\n"}},
+		{builtin.ExecuteShellCommand, map[string]any{"command": "echo hi"}},
+	} {
+		done := make(chan *toolkit.Response, 1)
+		go func() { done <- invoke(t, tk, c.tool, c.in) }()
+		select {
+		case r := <-done:
+			wantCode(t, r, toolkit.CodeUnavailable, "moved or replaced")
+		case <-time.After(30 * time.Second):
+			// Let the open go, so the test can end.
+			if w, err := os.OpenFile(ws, os.O_WRONLY, 0); err == nil {
+				w.Close()
+			}
+			<-done
+			t.Fatalf("%s waited for a writer of the named pipe in the workspace's place", c.tool)
+		}
+	}
 }
