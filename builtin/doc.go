@@ -187,7 +187,9 @@
 //     cannot all be carried over (or are over 1 MiB) is rewritten in
 //     place instead, as below. A reader sees the old file or the new
 //     one, never part of one, and a failed write leaves the file as it
-//     was. A worker killed half-way leaves its temporary file behind:
+//     was. The directory is opened once for the edit: one renamed
+//     meanwhile (mv by a command) has the new file under its new name,
+//     as if the edit came first. A worker killed half-way leaves its temporary file behind:
 //     a later edit in that directory removes it once it has not
 //     changed for 15 minutes and no edit holds it (an edit holds a lock
 //     on its own temporary file, the same lock as below). Only regular

@@ -29,28 +29,53 @@ import (
 // create writes a new file rel. As an exclusive create, it fails if rel
 // exists by the time the file is put in place.
 func create(root *os.Root, rel, content string) error {
-	if appendOnlyDir(root, rel) {
-		return explain(root, rel, true, writeNew(root, rel, content))
-	}
-	tmp, hold, err := writeTemp(root, rel, content, nil)
+	dir, name, err := parentOf(root, rel)
 	if err != nil {
-		return explain(root, rel, true, err)
+		return err
+	}
+	defer dir.Close()
+	if appendOnlyDir(dir, name) {
+		return explain(dir, name, true, writeNew(dir, name, content))
+	}
+	tmp, hold, err := writeTemp(dir, name, content, nil)
+	if err != nil {
+		return explain(dir, name, true, err)
 	}
 	defer hold.Close()
-	defer root.Remove(tmp)
-	if err := root.Link(tmp, rel); err != nil {
+	defer dir.Remove(tmp)
+	if beforePlace != nil {
+		beforePlace()
+	}
+	if err := dir.Link(tmp, name); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return err
 		}
 		// A file system without hard links: rename, which would
 		// replace a file that appeared since rel was looked at.
-		if err := root.Rename(tmp, rel); err != nil {
+		if err := dir.Rename(tmp, name); err != nil {
 			return err
 		}
 	}
-	syncDir(root, rel)
+	syncDir(dir, name)
 	return nil
 }
+
+// parentOf opens rel's directory and returns it with rel's name in it.
+// An edit makes its temporary file, puts it in place or removes it, in
+// that one directory: where it went by name, a rename of the directory
+// meanwhile failed the edit with the file "not existing" and left the
+// temporary file, holding the content, in the directory's new place.
+func parentOf(root *os.Root, rel string) (dir *os.Root, name string, err error) {
+	dir, err = root.OpenRoot(dirOnly(filepath.Dir(rel)))
+	if err != nil {
+		return nil, "", err
+	}
+	return dir, filepath.Base(rel), nil
+}
+
+// beforePlace, when set, runs between the writing of an edit's
+// temporary file and its putting in place (a hook for tests).
+var beforePlace func()
 
 // replace puts content in place of the existing regular file rel, keeping
 // its mode, its extended attributes, the inode flags its owner may set
@@ -61,8 +86,13 @@ func create(root *os.Root, rel, content string) error {
 // the file was looked at) and the new file takes the mode of the file it
 // replaces.
 func replace(root *os.Root, rel, content string) (err error) {
-	defer func() { err = explain(root, rel, false, err) }()
-	file, fi, err := openRegular(root, rel)
+	dir, name, err := parentOf(root, rel)
+	if err != nil {
+		return explain(root, rel, false, err)
+	}
+	defer dir.Close()
+	defer func() { err = explain(dir, name, false, err) }()
+	file, fi, err := openRegular(dir, name)
 	var attrs []xattr
 	var flags uint32
 	if err == nil {
@@ -73,30 +103,33 @@ func replace(root *os.Root, rel, content string) (err error) {
 		err = errors.Join(err, file.Close())
 	}
 	if errors.Is(err, errXattrs) {
-		return inPlace(root, rel, content)
+		return inPlace(dir, name, content)
 	}
 	if err != nil {
 		return err
 	}
-	if appendOnlyDir(root, rel) {
-		return inPlace(root, rel, content)
+	if appendOnlyDir(dir, name) {
+		return inPlace(dir, name, content)
 	}
-	tmp, hold, err := writeTemp(root, rel, content, &original{fi, attrs, flags})
+	tmp, hold, err := writeTemp(dir, name, content, &original{fi, attrs, flags})
 	if refused(err) {
-		return inPlace(root, rel, content)
+		return inPlace(dir, name, content)
 	}
 	if err != nil {
 		return err
 	}
 	defer hold.Close()
-	if err := root.Rename(tmp, rel); err != nil {
-		root.Remove(tmp)
+	if beforePlace != nil {
+		beforePlace()
+	}
+	if err := dir.Rename(tmp, name); err != nil {
+		dir.Remove(tmp)
 		if refused(err) {
-			return inPlace(root, rel, content)
+			return inPlace(dir, name, content)
 		}
 		return err
 	}
-	syncDir(root, rel)
+	syncDir(dir, name)
 	return nil
 }
 
