@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -461,10 +462,11 @@ func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, er
 	}
 	// To the end, whatever the size said: a file of /proc says 0, and a
 	// file being appended to grows while it is read. The limit applies
-	// to what is read.
+	// to what is read: a byte past it tells a file over it (not past
+	// math.MaxInt64, where the bound would turn negative and read none).
 	var b strings.Builder // one allocation of the file's size, no copy
 	b.Grow(int(fi.Size()) + 1)
-	if _, err := io.Copy(&b, io.LimitReader(file, f.maxFile+1)); err != nil {
+	if _, err := io.Copy(&b, io.LimitReader(file, min(f.maxFile, math.MaxInt64-1)+1)); err != nil {
 		return "", pathError(p, err)
 	}
 	if int64(b.Len()) > f.maxFile {

@@ -1,6 +1,7 @@
 package builtin_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,5 +55,22 @@ func TestWriteNULRefused(t *testing.T) {
 	wantCode(t, r, toolkit.CodeInvalidInput, "NUL")
 	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "a\n" {
 		t.Errorf("f.txt = %q", got)
+	}
+}
+
+// A MaxFileBytes of math.MaxInt64 (a configuration's "no limit") made
+// the read's bound, one byte past the limit, overflow to a negative
+// number, so every file read as empty: view_text_file said so, and an
+// insert replaced the file with the inserted line alone, the file's
+// content gone. The whole file is read.
+func TestLargestMaxFileBytesReadsTheFile(t *testing.T) {
+	tk, ws := fileKit(t, builtin.Config{MaxFileBytes: math.MaxInt64})
+	writeFile(t, filepath.Join(ws, "f.txt"), "keep\nthis\n")
+	if got := wantOK(t, invoke(t, tk, builtin.ViewTextFile, map[string]any{"file_path": "f.txt"})); !strings.Contains(got, "1: keep\n2: this\n") {
+		t.Errorf("view: %q", got)
+	}
+	wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": "x", "line_number": 1}))
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "x\nkeep\nthis\n" {
+		t.Errorf("after the insert f.txt = %q, want %q", got, "x\nkeep\nthis\n")
 	}
 }
