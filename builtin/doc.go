@@ -189,8 +189,9 @@
 //     one, never part of one, and a failed write leaves the file as it
 //     was. The directory is opened once for the edit: one renamed
 //     meanwhile (mv by a command) has the new file under its new name,
-//     as if the edit came first. A worker killed half-way leaves its temporary file behind:
-//     a later edit in that directory removes it once it has not
+//     as if the edit came first. A worker killed half-way leaves its
+//     temporary file behind: a later edit in that directory removes it
+//     once it has not
 //     changed for 15 minutes and no edit holds it (an edit holds a lock
 //     on its own temporary file, the same lock as below). Only regular
 //     files named as the tools name theirs (".toolbus-", 26 letters
