@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -464,19 +465,39 @@ func (f *files) readFrom(root *os.Root, rel, p string, forEdit bool) (string, er
 	// file being appended to grows while it is read. The limit applies
 	// to what is read: a byte past it tells a file over it (not past
 	// math.MaxInt64, where the bound would turn negative and read none).
-	var b strings.Builder // one allocation of the file's size, no copy
-	b.Grow(int(fi.Size()) + 1)
-	if _, err := io.Copy(&b, io.LimitReader(file, min(f.maxFile, math.MaxInt64-1)+1)); err != nil {
+	// The size is reserved at once up to 64 MiB (one allocation, no
+	// copy); past it the text grows as it is read, and a NUL ends the
+	// read: a sparse file of a terabyte, under a limit as large, is
+	// binary after its first block, not a reservation the process dies of.
+	b := textOnly{new(strings.Builder)}
+	b.Grow(int(min(fi.Size(), reserveAtOnce)) + 1)
+	if _, err := io.Copy(b, io.LimitReader(file, min(f.maxFile, math.MaxInt64-1)+1)); err != nil {
+		if errors.Is(err, errNUL) {
+			return "", toolkit.Errorf(toolkit.CodeToolError, "BinaryFileError: %q looks like a binary file (it contains NUL bytes); the text file tools cannot show or edit it.", p)
+		}
 		return "", pathError(p, err)
 	}
 	if int64(b.Len()) > f.maxFile {
 		return "", toolkit.Errorf(toolkit.CodeToolError, "FileTooLargeError: %q is over the limit of %d bytes for text files.", p, f.maxFile)
 	}
-	text := b.String()
-	if strings.IndexByte(text, 0) >= 0 {
-		return "", toolkit.Errorf(toolkit.CodeToolError, "BinaryFileError: %q looks like a binary file (it contains NUL bytes); the text file tools cannot show or edit it.", p)
+	return b.String(), nil
+}
+
+// reserveAtOnce is the most of a file's size a read reserves before
+// reading.
+const reserveAtOnce = 64 << 20
+
+// errNUL ends the read of a file holding a NUL byte.
+var errNUL = errors.New("a NUL byte")
+
+// textOnly collects a text file, refusing the first write holding a NUL.
+type textOnly struct{ *strings.Builder }
+
+func (t textOnly) Write(p []byte) (int, error) {
+	if bytes.IndexByte(p, 0) >= 0 {
+		return 0, errNUL
 	}
-	return text, nil
+	return t.Builder.Write(p)
 }
 
 // editError is pathError for a failed create or replace, saying what

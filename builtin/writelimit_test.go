@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/internal/ostest"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -72,5 +73,32 @@ func TestLargestMaxFileBytesReadsTheFile(t *testing.T) {
 	wantOK(t, invoke(t, tk, builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": "x", "line_number": 1}))
 	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "x\nkeep\nthis\n" {
 		t.Errorf("after the insert f.txt = %q, want %q", got, "x\nkeep\nthis\n")
+	}
+}
+
+// TestSparseFileUnderAHugeLimit: with a limit of a terabyte or more, a
+// sparse file of a terabyte passed the size check and the read reserved
+// its whole size in memory at once, which the runtime could not give: the
+// worker died (fatal error: out of memory) rather than call the file
+// binary. Run in a child, so that a crash fails the test alone.
+func TestSparseFileUnderAHugeLimit(t *testing.T) {
+	if !ostest.InChild(t, "TOOLBUS_TEST_SPARSE_CHILD") {
+		return
+	}
+	tk, ws := fileKit(t, builtin.Config{MaxFileBytes: math.MaxInt64})
+	f, err := os.Create(filepath.Join(ws, "sparse.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Skipf("no sparse file of a terabyte here: %v", err)
+	}
+	for _, name := range []string{builtin.ViewTextFile, builtin.InsertTextFile} {
+		in := map[string]any{"file_path": "sparse.txt"}
+		if name == builtin.InsertTextFile {
+			in["content"], in["line_number"] = "x", 1
+		}
+		wantCode(t, invoke(t, tk, name, in), toolkit.CodeToolError, "BinaryFileError")
 	}
 }
