@@ -263,8 +263,9 @@
 //     here. A command joined by
 //     && to a literal cd or pushd right before it runs only where that
 //     led ("cd sub && make && cd .. && ls > f" writes ./f, "cd sub &&
-//     rm -rf ../build" ./build), but not one after ;, ||, & or a
-//     newline, in a pipeline, after a cd in a subshell, a group or
+//     rm -rf ../build" ./build; a newline right after && joins the
+//     command on the next line, as the shell reads it), but not one
+//     after ;, ||, & or a newline, in a pipeline, after a cd in a subshell, a group or
 //     another shell, nor on a line with parentheses, [[ … ]], or a
 //     command that may change what cd does or where the shell is
 //     (function, alias, trap, source, shopt, enable, a name the shell

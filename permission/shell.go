@@ -53,8 +53,9 @@ type simpleCmd struct {
 	// (followLinks).
 	links []symlink
 	// link is the operator joining the command to the one before it on
-	// its line: "&&", "||" or "|"; "" for the first of a list (after
-	// ";", "&" or a newline, or two operators in a row).
+	// its line: "&&", "||" or "|", a newline after one included; "" for
+	// the first of a list (after ";", "&" or a newline, or two operators
+	// in a row).
 	link string
 	// What the command reads as its standard input, where the line says
 	// (stdin.go): from, the command before it in a pipeline; inputs, the
@@ -424,9 +425,14 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			if params > 0 {
 				out.grouped = true // ${x:-a; b}: one word
 			}
-			link = ""
-			if len(out.cmds) > n {
+			// A newline right after &&, || or | (or blank and comment
+			// lines after one) does not end the list: the command after
+			// it is joined by that operator.
+			switch {
+			case len(out.cmds) > n:
 				link = op
+			case c != '\n':
+				link = ""
 			}
 			if c == '\n' && unsure {
 				return out, errHereDocInParens

@@ -1,0 +1,64 @@
+package permission
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// cdSafePolicy is a workspace with a directory sub (and sub/deep), a
+// directory outside it, and allow rules naming every command the lines
+// of the tests below run.
+func cdSafePolicy(t *testing.T) (p Policy, other string) {
+	t.Helper()
+	wd := t.TempDir()
+	other = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(wd, "sub", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules := shellAllowRules(t, "cd", "echo", "exit", "set", "builtin", "npm", "true", "false", "ls", "cat",
+		"{", "}", "(cd", "(", "!", "f()", "function", "if", "then", "fi", "while", "do", "done", "eval")
+	return Policy{Rules: rules, WorkingDirs: []string{wd}}, other
+}
+
+// checkLines fails for each of allow that is not allowed and each of ask
+// that is not an ask (and no safety ask).
+func checkLines(t *testing.T, p Policy, allow, ask []string) {
+	t.Helper()
+	for _, line := range allow {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
+			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
+		}
+	}
+	for _, line := range ask {
+		if d := Decide(p, shell, cmd(line)); d.Behavior != Ask || d.Safety {
+			t.Errorf("%q: %s (%s, safety %v), want ask (not a safety ask)", line, d.Behavior, d.Reason, d.Safety)
+		}
+	}
+}
+
+// TestWriteAfterCdAndNewline: the shell reads the command after "&&"
+// (or "||", "|") on the next line as joined to it, but the newline was
+// taken as ending the list, so "cd sub &&" and a newline before "echo
+// hi > ../out.txt" was checked where the cd may have failed too, and
+// asked though it writes ./out.txt; the operator now joins the command
+// after the newline (and blank or comment lines), as a backslash before
+// the newline does. "cd sub;" and a newline, or a newline alone, still
+// end the list.
+func TestWriteAfterCdAndNewline(t *testing.T) {
+	p, _ := cdSafePolicy(t)
+	checkLines(t, p, []string{
+		"cd sub &&\necho hi > ../out.txt",
+		"cd sub &&\n\n  echo hi > ../out.txt",
+		"cd sub && # into sub\necho hi > ../out.txt",
+		"cd sub && \\\necho hi > ../out.txt",
+		"cd sub/deep &&\ncd .. &&\necho hi > ../out.txt",
+	}, []string{
+		"cd sub\necho hi > ../out.txt",
+		"cd sub;\necho hi > ../out.txt",
+		"cd sub ||\necho hi > ../out.txt",
+		"cd sub &&\ntrue ||\necho hi > ../out.txt",
+		"cd sub &\necho hi > ../out.txt",
+		"cd sub |\ncat && echo hi > ../out.txt",
+	})
+}
