@@ -498,8 +498,11 @@ func followDirs(cmds []simpleCmd, dirs []string, deep, ands bool) []string {
 			after = cdDirs(w, after, cdpath)
 		}
 		succeeded := after
-		if to, literal, _ := cdTo(cmds[i], here, cdpath); literal && ands && i+1 < len(cmds) && cmds[i+1].link == "&&" {
-			succeeded = to // cd sub && …
+		if to, literal, _ := cdTo(ungrouped(cmds[i]), here, cdpath); literal && ands && andAfter(cmds, i) {
+			succeeded = to // cd sub && …, { cd sub; } && …
+		}
+		if ands && i > 0 && closesGroup(cmds[i]) && !cmds[i-1].bg {
+			succeeded = ok // the group's status is its last command's
 		}
 		if ands && (cmds[i].link == "||" || cmds[i].link == "|") {
 			// a || b: a may have succeeded; a | cd x: a pipeline's
@@ -511,6 +514,30 @@ func followDirs(cmds []simpleCmd, dirs []string, deep, ands bool) []string {
 		all = addDirs(all, after...)
 	}
 	return all
+}
+
+// ungrouped is c without the "{" opening a group before it.
+func ungrouped(c simpleCmd) simpleCmd {
+	for len(c.args) > 1 && c.args[0] == "{" {
+		c.args = c.args[1:]
+	}
+	return c
+}
+
+// closesGroup reports a "}" ending a group ({ cd sub; }), which stands
+// as a command of its own after the group's last command.
+func closesGroup(c simpleCmd) bool {
+	return len(c.args) == 1 && c.args[0] == "}" && c.link == ""
+}
+
+// andAfter reports whether the command after cmds[i] is joined to it by
+// &&, or, when the group cmds[i] is the last command of closes right
+// after it, to that group: which runs only when cmds[i] succeeded.
+func andAfter(cmds []simpleCmd, i int) bool {
+	if i+1 < len(cmds) && closesGroup(cmds[i+1]) && !cmds[i].bg {
+		i++
+	}
+	return i+1 < len(cmds) && cmds[i+1].link == "&&"
 }
 
 // cdsHold reports whether the cd commands of a line are the shell's

@@ -15,8 +15,8 @@ import (
 // ../build" asked. A command
 // joined by && to a literal cd before it now runs only where that cd
 // led; a command that may run after a cd failed (;, ||, a newline, &),
-// or one the cd does not reach (a pipeline's, a subshell's, a group's,
-// another shell's, eval's), is still checked in the directory before
+// or one the cd does not reach (a pipeline's, a subshell's, a group's
+// other than its last, another shell's, eval's), is still checked in the directory before
 // it too, and so is every command of a line that may not run the
 // shell's own cd (a function or an alias named cd, a trap, a sourced
 // file, shopt, enable, CDPATH set by an expanded name).
@@ -42,6 +42,7 @@ func TestWritesAfterCdAnd(t *testing.T) {
 		"pushd sub && make > ../build.log && popd",
 		"cd sub && git diff > ../changes.patch",
 		"cd sub; cd deep && ls > ../f", // from here, or sub: deep's parent either way
+		"{ cd sub; } && ls > ../f",     // the group's status is its cd's
 	} {
 		if d := Decide(p, shell, cmd(line)); d.Behavior != Allow {
 			t.Errorf("%q: %s (%s), want allow", line, d.Behavior, d.Reason)
@@ -60,7 +61,6 @@ func TestWritesAfterCdAnd(t *testing.T) {
 		"cd sub other && ls > ../f",
 		"( cd sub ) && ls > ../f",
 		"(cd sub) && ls > ../f",
-		"{ cd sub; } && ls > ../f",
 		"! cd sub && ls > ../f",
 		"eval 'cd sub; true' && ls > ../f",
 		"bash -c 'cd sub' && ls > ../f",

@@ -62,3 +62,35 @@ func TestWriteAfterCdAndNewline(t *testing.T) {
 		"cd sub |\ncat && echo hi > ../out.txt",
 	})
 }
+
+// TestWriteAfterCdInGroup: "{ cd sub; } && echo hi > ../out.txt" asked
+// though the group's status is its cd's, so the echo runs only in sub
+// and writes ./out.txt; a command joined by && (or the || list after it)
+// to a group whose last command is a literal cd runs only where that
+// cd led now. A group whose cd may have failed (another command after
+// it, in the background), or one run in a subshell (in a pipeline),
+// still asks.
+func TestWriteAfterCdInGroup(t *testing.T) {
+	p, other := cdSafePolicy(t)
+	checkLines(t, p, []string{
+		"{ cd sub; } && echo hi > ../out.txt",
+		"{ cd sub; } && echo hi > out.txt",
+		"{ cd sub/deep; } && { cd ..; } && echo hi > ../out.txt",
+		"{ builtin cd sub; } && echo hi > ../out.txt",
+		"{ true; cd sub; } && echo hi > ../out.txt",
+	}, []string{
+		"{ cd " + other + "; } && echo hi > out.txt",
+		"{ cd sub; true; } && echo hi > ../out.txt",
+		"{ cd sub && true; } || echo hi > ../out.txt",
+		"{ cd sub; } || echo hi > ../out.txt",
+		"{ cd sub & } && echo hi > ../out.txt",
+		"{ cd sub; } | cat && echo hi > ../out.txt",
+		"cat | { cd sub; } && echo hi > ../out.txt",
+		"{ cd sub; }; echo hi > ../out.txt",
+		"{ ! cd sub; } && echo hi > ../out.txt",
+		"{ cd sub; } & echo hi > ../out.txt",
+		"function f { cd sub; } && echo hi > ../out.txt",
+		"f() { cd sub; } && echo hi > ../out.txt",
+		"} && echo hi > ../out.txt",
+	})
+}

@@ -264,9 +264,12 @@
 //     && to a literal cd or pushd right before it runs only where that
 //     led ("cd sub && make && cd .. && ls > f" writes ./f, "cd sub &&
 //     rm -rf ../build" ./build; a newline right after && joins the
-//     command on the next line, as the shell reads it), but not one
-//     after ;, ||, & or a newline, in a pipeline, after a cd in a subshell, a group or
-//     another shell, nor on a line with parentheses, [[ … ]], or a
+//     command on the next line, as the shell reads it), and so does
+//     one joined by && to a group whose last command is such a cd ("{
+//     cd sub; } && ls > ../f"), but not one after ;, ||, & or a
+//     newline, in a pipeline, after a cd in a subshell, a group (but
+//     for its last command) or another shell, nor on a line with
+//     parentheses, [[ … ]], or a
 //     command that may change what cd does or where the shell is
 //     (function, alias, trap, source, shopt, enable, a name the shell
 //     computes). One inside

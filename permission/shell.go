@@ -36,6 +36,9 @@ type simpleCmd struct {
 	// options, the command after a keyword), which runs nothing more: an
 	// allow rule that covers that one covers it.
 	reading bool
+	// bg: the command ends a list the shell runs in the background
+	// (&), in a subshell of its own.
+	bg bool
 	// ampOut: as dash reads "&>", the redirection after its "&", which
 	// begins a command of its own (`make &> log` is `make &` and
 	// `> log`).
@@ -421,6 +424,9 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			cur.ampOut = c == '&' && next == '>' // dash's reading of "&>"
 			if pipe && len(out.cmds) > n {
 				piped = n
+			}
+			if c == '&' && op == "" && len(out.cmds) > n {
+				out.cmds[n].bg = true
 			}
 			if params > 0 {
 				out.grouped = true // ${x:-a; b}: one word
