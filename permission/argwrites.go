@@ -469,15 +469,16 @@ const maxDirs = 16
 // (with its cds' directories, as before: a pipeline's commands run in
 // subshells); any other anywhere the shell may be (|| too: where the
 // commands before failed, or its cd did).
-func followDirs(cmds []simpleCmd, dirs []string, deep, ands bool) []string {
+func followDirs(cmds []simpleCmd, dirs []string, deep, ands, exits bool) []string {
 	cdpath := os.Getenv("CDPATH") != ""
 	if len(dirs) == 0 {
 		dirs = []string{""}
 	}
 	// all: where the shell may be, whatever ran; ok: where it may be when
-	// the last pipeline succeeded.
-	all, ok := dirs, dirs
+	// the last pipeline succeeded; ever: where any command may have run.
+	all, ok, ever := dirs, dirs, dirs
 	for i := range cmds {
+		okBefore := ok
 		here := all
 		if ands && (cmds[i].link == "&&" || cmds[i].link == "|") {
 			// a | b: b starts where a did, which ok holds (a is taken
@@ -512,8 +513,12 @@ func followDirs(cmds []simpleCmd, dirs []string, deep, ands bool) []string {
 			ok = succeeded
 		}
 		all = addDirs(all, after...)
+		ever = addDirs(ever, after...)
+		if exits && exitsShell(cmds, i) {
+			all, ok = okBefore, okBefore // cd sub || exit 1
+		}
 	}
-	return all
+	return ever
 }
 
 // ungrouped is c without the "{" opening a group before it.
@@ -537,7 +542,29 @@ func andAfter(cmds []simpleCmd, i int) bool {
 	if i+1 < len(cmds) && closesGroup(cmds[i+1]) && !cmds[i].bg {
 		i++
 	}
-	return i+1 < len(cmds) && cmds[i+1].link == "&&"
+	return i+1 < len(cmds) && (cmds[i+1].link == "&&" || cmds[i+1].link == "||")
+}
+
+// exitsShell reports an exit joined by || to the list before it (cd sub
+// || exit 1), which ends the shell unless that list succeeded: exit
+// with at most a number, no redirection (one that fails keeps exit from
+// running), not in a pipeline (a subshell) nor in a list run in the
+// background. The caller makes sure it is no compound command's (a
+// subshell's, a function's, a loop's): followDirs's exits.
+func exitsShell(cmds []simpleCmd, i int) bool {
+	c := cmds[i]
+	if c.link != "||" || len(c.assigns) > 0 || len(c.outputs) > 0 || len(c.inputs) > 0 || len(c.here) > 0 ||
+		len(c.args) == 0 || c.args[0] != "exit" || len(c.args) > 2 || len(c.args) == 2 && !isDigits(c.args[1]) {
+		return false
+	}
+	j := i
+	for j+1 < len(cmds) && cmds[j+1].link != "" {
+		if cmds[j+1].link == "|" && j == i {
+			return false // cd sub || exit 1 | cat
+		}
+		j++
+	}
+	return !cmds[j].bg
 }
 
 // cdsHold reports whether the cd commands of a line are the shell's
@@ -546,10 +573,10 @@ func andAfter(cmds []simpleCmd, i int) bool {
 // and none of its commands, nor those they run (builtin eval …), may
 // change what a later cd does or where the shell is between its
 // commands (unsettles), nor define a function in a script the shell
-// runs itself (definesFunction). A line without && needs no answer:
-// false.
+// runs itself (definesFunction). A line without && and || needs no
+// answer: false.
 func cdsHold(l shellLine) bool {
-	if l.grouped || !slices.ContainsFunc(l.cmds, func(c simpleCmd) bool { return c.link == "&&" }) {
+	if l.grouped || !slices.ContainsFunc(l.cmds, func(c simpleCmd) bool { return c.link == "&&" || c.link == "||" }) {
 		return false
 	}
 	for _, c := range l.cmds {
@@ -560,6 +587,28 @@ func cdsHold(l shellLine) bool {
 	}
 	return true
 }
+
+// exitsHold reports whether, on a line whose cds hold (cdsHold), a
+// command that ends the shell when the commands before it failed (cd
+// sub || exit 1) leaves the shell only where they succeeded, as
+// followDirs takes it for exits: the line is read once (not also as sh
+// reads $'…' and "&>", whose commands follow the first reading's),
+// runs no substitution, and has no compound command (a loop, if, case,
+// a group, a function, !, time, coproc), inside which exit may end a
+// subshell only (cat | while …; do cd x || exit; done) or not run.
+func exitsHold(l shellLine, line string) bool {
+	if strings.Contains(line, "$'") || strings.Contains(line, "&>") || l.subst {
+		return false
+	}
+	return !slices.ContainsFunc(l.cmds, func(c simpleCmd) bool {
+		return len(c.args) > 0 && slices.Contains(compoundWords, c.args[0])
+	})
+}
+
+// compoundWords are the shell's words that begin (or go on with) a
+// compound command, or run the command after them otherwise.
+var compoundWords = []string{"!", "{", "}", "if", "then", "else", "elif", "fi", "case", "esac", "for", "select",
+	"while", "until", "do", "done", "function", "in", "time", "[[", "coproc"}
 
 // definesFunction reports a command of a script the line runs (eval
 // 'cd() { :; }', mapfile -C) that may define a function (a parenthesis
@@ -731,9 +780,9 @@ func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 		}
 	}
 	if repeats(inner) {
-		dirs = followDirs(inner, dirs, false, false)
+		dirs = followDirs(inner, dirs, false, false, false)
 	}
-	followDirs(inner, dirs, false, false)
+	followDirs(inner, dirs, false, false, false)
 	followLinks(inner, c.links, false, repeats(inner))
 	return inner, err
 }

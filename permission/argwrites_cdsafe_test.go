@@ -94,3 +94,49 @@ func TestWriteAfterCdInGroup(t *testing.T) {
 		"} && echo hi > ../out.txt",
 	})
 }
+
+// TestWriteAfterCdOrExit: "cd sub || exit 1; echo hi > ../out.txt"
+// asked though the shell goes on only when the cd succeeded, so the
+// echo writes ./out.txt; after a list ending with "|| exit" the
+// commands now run only where the shell is when the list succeeded.
+// Where exit may not end the shell (in a subshell, a pipeline, the
+// background, a compound command, with more than one argument or a
+// redirection that may fail) or the list may succeed where its cd
+// failed (! cd, || echo, || true), the line still asks, and so does
+// a line with the cd leading outside.
+func TestWriteAfterCdOrExit(t *testing.T) {
+	p, other := cdSafePolicy(t)
+	checkLines(t, p, []string{
+		"cd sub || exit 1; echo hi > ../out.txt",
+		"cd sub || exit 1; echo hi > out.txt",
+		"cd sub || exit; echo hi > ../out.txt",
+		"cd sub/deep || exit 1\necho hi > ../../out.txt",
+		"cd sub && cd deep || exit 1; echo hi > ../../out.txt",
+		"cd sub || exit 1; cd deep || exit 1; echo hi > ../../out.txt",
+		"cd sub || exit 1 && echo hi > ../out.txt",
+		"cd sub && npm test || exit 1; cd .. && npm test",
+		"cd sub || exit 1; cd .. && npm test",
+		"cd sub || true; echo hi > out.txt", // here or in sub: inside either way
+	}, []string{
+		"cd " + other + " || exit 1; echo hi > out.txt",
+		"cd sub || true; echo hi > ../out.txt",
+		"cd sub || echo failed || exit 1; echo hi > ../out.txt",
+		"! cd sub || exit 1; echo hi > ../out.txt",
+		"cd sub && exit 1; echo hi > ../out.txt",
+		"cd sub || exit 1 2; echo hi > ../out.txt",
+		"cd sub || exit 1 < missing.txt; echo hi > ../out.txt",
+		"cd sub || exit $X; echo hi > ../out.txt",
+		"cd sub || exit 1 | cat; echo hi > ../out.txt",
+		"cd sub || exit 1 & echo hi > ../out.txt",
+		"cd sub | cat || exit 1; echo hi > ../out.txt",
+		"true | cd sub || exit 1; echo hi > ../out.txt",
+		"(cd sub || exit 1); echo hi > ../out.txt",
+		"true | { cd sub || exit 1; }; echo hi > ../out.txt",
+		"if false; then cd sub || exit 1; fi; echo hi > ../out.txt",
+		"while false; do cd sub || exit 1; done; echo hi > ../out.txt",
+		"f() { cd sub || exit 1; }; echo hi > ../out.txt",
+		"function f { cd sub || exit 1; }; echo hi > ../out.txt",
+		"eval 'cd sub || exit 1'; echo hi > ../out.txt",
+		"cd sub && npm test; cd .. && npm test", // where cd sub failed, cd .. leaves
+	})
+}

@@ -263,17 +263,21 @@
 //     here. A command joined by
 //     && to a literal cd or pushd right before it runs only where that
 //     led ("cd sub && make && cd .. && ls > f" writes ./f, "cd sub &&
-//     rm -rf ../build" ./build; a newline right after && joins the
-//     command on the next line, as the shell reads it), and so does
-//     one joined by && to a group whose last command is such a cd ("{
-//     cd sub; } && ls > ../f"), but not one after ;, ||, & or a
-//     newline, in a pipeline, after a cd in a subshell, a group (but
-//     for its last command) or another shell, nor on a line with
-//     parentheses, [[ … ]], or a
-//     command that may change what cd does or where the shell is
-//     (function, alias, trap, source, shopt, enable, a name the shell
-//     computes). One inside
-//     them is the command's ("make:*" allows "make > build.log",
+//     rm -rf ../build" ./build), as does one joined by && to a group
+//     whose last command is such a cd ("{ cd sub; } && ls > ../f"); a
+//     newline right after && joins the command on the next line to
+//     it, as the shell reads it. After a list ending with "|| exit" (or
+//     "|| exit N") the shell goes on only where the list succeeded
+//     ("cd sub || exit 1; ls > ../f" writes ./f), on a line read once,
+//     without substitutions or compound commands (loops, if, case,
+//     groups, functions, !), inside which exit may end a subshell
+//     only. Any other command after ;, ||, & or a newline, in a
+//     pipeline, after a cd in a subshell, a group (but for its last
+//     command) or another shell runs where the shell was before the
+//     cd too, and so does every command of a line with parentheses,
+//     [[ … ]], or a command that may change what cd does or where the
+//     shell is (function, alias, trap, source, shopt, enable, a name
+//     the shell computes). One inside them is the command's ("make:*" allows "make > build.log",
 //     "sort:*" "sort -o s.txt f", with "cd:*" "cd sub && make >
 //     log"). In explore mode no redirection runs
 //     (the line is not read-only), and one to a dangerous path is a

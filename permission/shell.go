@@ -125,11 +125,12 @@ var errUnterminated = errors.New("unterminated quote")
 func parseShell(line string) (shellLine, error) {
 	l, err := parseNested(line, 0)
 	hold := err == nil && cdsHold(l)
-	dirs := followDirs(l.cmds, nil, true, hold)
+	exits := hold && exitsHold(l, line)
+	dirs := followDirs(l.cmds, nil, true, hold, exits)
 	if repeats(l.cmds) {
-		dirs = followDirs(l.cmds, dirs, true, hold)
+		dirs = followDirs(l.cmds, dirs, true, hold, exits)
 	}
-	followDirs(l.data, dirs, true, false)
+	followDirs(l.data, dirs, true, false, false)
 	followLinks(l.cmds, nil, true, repeats(l.cmds))
 	return l, err
 }
