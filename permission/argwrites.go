@@ -477,6 +477,7 @@ func followDirs(cmds []simpleCmd, dirs []string, deep, ands, exits bool) []strin
 	// all: where the shell may be, whatever ran; ok: where it may be when
 	// the last pipeline succeeded; ever: where any command may have run.
 	all, ok, ever := dirs, dirs, dirs
+	errexit := false // set -e is on
 	for i := range cmds {
 		okBefore := ok
 		here := all
@@ -516,6 +517,12 @@ func followDirs(cmds []simpleCmd, dirs []string, deep, ands, exits bool) []strin
 		ever = addDirs(ever, after...)
 		if exits && exitsShell(cmds, i) {
 			all, ok = okBefore, okBefore // cd sub || exit 1
+		}
+		if to, literal, _ := cdTo(cmds[i], here, cdpath); exits && errexit && literal && alone(cmds, i) {
+			all, ok = to, to // set -e; cd sub; …: a cd that fails ends the shell
+		}
+		if exits {
+			errexit = errexitAfter(cmds, i, seen, errexit)
 		}
 	}
 	return ever
@@ -573,10 +580,12 @@ func exitsShell(cmds []simpleCmd, i int) bool {
 // and none of its commands, nor those they run (builtin eval …), may
 // change what a later cd does or where the shell is between its
 // commands (unsettles), nor define a function in a script the shell
-// runs itself (definesFunction). A line without && and || needs no
-// answer: false.
+// runs itself (definesFunction). A line without &&, || and set needs
+// no answer: false.
 func cdsHold(l shellLine) bool {
-	if l.grouped || !slices.ContainsFunc(l.cmds, func(c simpleCmd) bool { return c.link == "&&" || c.link == "||" }) {
+	if l.grouped || !slices.ContainsFunc(l.cmds, func(c simpleCmd) bool {
+		return c.link == "&&" || c.link == "||" || len(c.args) > 0 && c.args[0] == "set"
+	}) {
 		return false
 	}
 	for _, c := range l.cmds {
@@ -603,6 +612,56 @@ func exitsHold(l shellLine, line string) bool {
 	return !slices.ContainsFunc(l.cmds, func(c simpleCmd) bool {
 		return len(c.args) > 0 && slices.Contains(compoundWords, c.args[0])
 	})
+}
+
+// alone reports a command that is a list of its own, neither in a
+// pipeline nor joined by && or || (whose failure does not end the shell
+// under set -e), nor run in the background.
+func alone(cmds []simpleCmd, i int) bool {
+	return cmds[i].link == "" && !cmds[i].bg && (i+1 == len(cmds) || cmds[i+1].link == "")
+}
+
+// errexitAfter is whether set -e is on after cmds[i] (seen: it and the
+// commands it runs), given was, before it: on after a set that turns
+// it on (-e, -o errexit, and no +e or +o errexit after them) and runs
+// in the shell itself, in a list of its own with no redirection (one
+// that fails keeps set from running); off after any other command that
+// names set or errexit (set +e, eval 'set +e'), as it may turn it off.
+func errexitAfter(cmds []simpleCmd, i int, seen []simpleCmd, was bool) bool {
+	names := func(w simpleCmd) bool { return slices.Contains(w.args, "set") || slices.Contains(w.args, "errexit") }
+	if !slices.ContainsFunc(seen, names) {
+		return was
+	}
+	c := cmds[i]
+	if !alone(cmds, i) || len(c.args) == 0 || c.args[0] != "set" || c.expands || len(c.assigns) > 0 || len(c.outputs) > 0 ||
+		len(c.inputs) > 0 || len(c.here) > 0 {
+		return false
+	}
+	on := was
+	for j := 1; j < len(c.args); j++ {
+		a := c.args[j]
+		if a == "-" || a == "--" || !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
+			return false // the positional parameters: set -- -e
+		}
+		set := a[0] == '-'
+		if strings.Count(a, "o") > 1 {
+			return false
+		}
+		for _, f := range a[1:] {
+			switch f {
+			case 'e':
+				on = set
+			case 'o':
+				if j++; j == len(c.args) {
+					return false
+				}
+				if c.args[j] == "errexit" {
+					on = set
+				}
+			}
+		}
+	}
+	return on
 }
 
 // compoundWords are the shell's words that begin (or go on with) a

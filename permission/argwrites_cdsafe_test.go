@@ -140,3 +140,53 @@ func TestWriteAfterCdOrExit(t *testing.T) {
 		"cd sub && npm test; cd .. && npm test", // where cd sub failed, cd .. leaves
 	})
 }
+
+// TestWriteAfterCdUnderErrexit: "set -e; cd sub; echo hi > ../out.txt"
+// asked though with errexit on a cd that fails ends the shell, so the
+// echo runs only in sub and writes ./out.txt; after set -e (-eu, -o
+// errexit, …) a cd standing alone in its list now leads the commands
+// after it only where it led. Where errexit may be off (never set, set
+// in a pipeline, the background, a function or after a list that may
+// fail, turned off by set +e or a script the line runs), or does not
+// end the shell for that cd (in an && or || list, after !, in an if's
+// condition, in a pipeline or the background), the line still asks.
+func TestWriteAfterCdUnderErrexit(t *testing.T) {
+	p, other := cdSafePolicy(t)
+	checkLines(t, p, []string{
+		"set -e; cd sub; echo hi > ../out.txt",
+		"set -e; cd sub; echo hi > out.txt",
+		"set -e\ncd sub\necho hi > ../out.txt",
+		"set -eu; cd sub; echo hi > ../out.txt",
+		"set -euo pipefail; cd sub; echo hi > ../out.txt",
+		"set -o errexit; cd sub; echo hi > ../out.txt",
+		"set -e -x; cd sub; echo hi > ../out.txt",
+		"set -e; set -x; cd sub; echo hi > ../out.txt",
+		"set -e; cd sub; cd deep; echo hi > ../../out.txt",
+		"set -e; cd sub; npm test; cd ..; npm test",
+		"cd sub; echo hi > out.txt", // here or in sub: inside either way
+	}, []string{
+		"set -e; cd " + other + "; echo hi > out.txt",
+		"cd sub; echo hi > ../out.txt",
+		"cd sub; set -e; echo hi > ../out.txt",
+		"set -e; set +e; cd sub; echo hi > ../out.txt",
+		"set -e; set +o errexit; cd sub; echo hi > ../out.txt",
+		"set -e; set -x +e; cd sub; echo hi > ../out.txt",
+		"set -e; eval 'set +e'; cd sub; echo hi > ../out.txt",
+		"set -e; builtin set +e; cd sub; echo hi > ../out.txt",
+		"set -- -e; cd sub; echo hi > ../out.txt",
+		"set -e < missing.txt; cd sub; echo hi > ../out.txt",
+		"false && set -e; cd sub; echo hi > ../out.txt",
+		"set -e | cat; cd sub; echo hi > ../out.txt",
+		"set -e & cd sub; echo hi > ../out.txt",
+		"f() { set -e; }; cd sub; echo hi > ../out.txt",
+		"function f { set -e; }; cd sub; echo hi > ../out.txt",
+		"set -e; cd sub || true; echo hi > ../out.txt",
+		"set -e; cd sub && true; echo hi > ../out.txt",
+		"set -e; ! cd sub; echo hi > ../out.txt",
+		"set -e; if cd sub; then true; fi; echo hi > ../out.txt",
+		"set -e; cd sub | cat; echo hi > ../out.txt",
+		"set -e; cd sub & echo hi > ../out.txt",
+		"set -e; (cd sub); echo hi > ../out.txt",
+		"set -e; cd sub && npm test; cd .. && npm test", // cd sub && … may fail and go on
+	})
+}

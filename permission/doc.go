@@ -268,10 +268,13 @@
 //     newline right after && joins the command on the next line to
 //     it, as the shell reads it. After a list ending with "|| exit" (or
 //     "|| exit N") the shell goes on only where the list succeeded
-//     ("cd sub || exit 1; ls > ../f" writes ./f), on a line read once,
-//     without substitutions or compound commands (loops, if, case,
-//     groups, functions, !), inside which exit may end a subshell
-//     only. Any other command after ;, ||, & or a newline, in a
+//     ("cd sub || exit 1; ls > ../f" writes ./f), and after set -e (-o
+//     errexit) only where a cd standing alone in its list led ("set
+//     -e; cd sub; ls > ../f"), unless a command naming set or errexit
+//     may have turned it off; both on a line read once, without
+//     substitutions or compound commands (loops, if, case, groups,
+//     functions, !), inside which exit may end a subshell only and
+//     errexit not apply. Any other command after ;, ||, & or a newline, in a
 //     pipeline, after a cd in a subshell, a group (but for its last
 //     command) or another shell runs where the shell was before the
 //     cd too, and so does every command of a line with parentheses,
