@@ -17,7 +17,7 @@ func cdSafePolicy(t *testing.T) (p Policy, other string) {
 		t.Fatal(err)
 	}
 	rules := shellAllowRules(t, "cd", "echo", "exit", "set", "builtin", "npm", "true", "false", "ls", "cat",
-		"{", "}", "(cd", "(", "!", "f()", "function", "if", "then", "fi", "while", "do", "done", "eval")
+		"{", "}", "(cd", "(set", "(", "!", "f()", "function", "if", "then", "fi", "while", "do", "done", "eval")
 	return Policy{Rules: rules, WorkingDirs: []string{wd}}, other
 }
 
@@ -188,5 +188,36 @@ func TestWriteAfterCdUnderErrexit(t *testing.T) {
 		"set -e; cd sub & echo hi > ../out.txt",
 		"set -e; (cd sub); echo hi > ../out.txt",
 		"set -e; cd sub && npm test; cd .. && npm test", // cd sub && … may fail and go on
+	})
+}
+
+// TestWriteInSubshellAfterCd: "(cd sub && echo hi > ../out.txt)" asked
+// though inside the subshell the echo runs only where the cd led, and
+// writes ./out.txt; a line that is one subshell is now read as its
+// commands on their own, the cds being the subshell's and nothing
+// running after it. A cd in a subshell still leads nothing after it
+// ("(cd sub) && echo hi > ../out.txt" writes ../out.txt), and a write
+// inside the subshell that leaves the workspace still asks.
+func TestWriteInSubshellAfterCd(t *testing.T) {
+	p, other := cdSafePolicy(t)
+	checkLines(t, p, []string{
+		"(cd sub && echo hi > ../out.txt)",
+		"( cd sub && echo hi > ../out.txt )",
+		"(cd sub/deep && cd .. && echo hi > ../out.txt)",
+		"(cd sub || exit 1; echo hi > ../out.txt)",
+		"(set -e; cd sub; echo hi > ../out.txt)",
+		"(cd sub && npm test)",
+	}, []string{
+		"(cd sub && echo hi > ../../out.txt)",
+		"(cd " + other + " && echo hi > out.txt)",
+		"(cd sub; echo hi > ../out.txt)",
+		"(cd sub || true; echo hi > ../out.txt)",
+		"(cd sub) && echo hi > ../out.txt",
+		"(cd sub); echo hi > ../out.txt",
+		"(cd sub) && (echo hi > ../out.txt)",
+		"(cd sub && true) | (echo hi > ../out.txt)",
+		"((cd sub) && echo hi > ../out.txt)",
+		"(cd sub && echo hi > ../out.txt) > ../log.txt",
+		"(cd sub && echo hi > ../out.txt) && echo hi > ../x.txt",
 	})
 }

@@ -274,7 +274,9 @@
 //     may have turned it off; both on a line read once, without
 //     substitutions or compound commands (loops, if, case, groups,
 //     functions, !), inside which exit may end a subshell only and
-//     errexit not apply. Any other command after ;, ||, & or a newline, in a
+//     errexit not apply. A line that is one subshell and nothing else
+//     is read as the list inside it, whose cds are the subshell's ("(cd
+//     sub && make > ../log)" writes ./log). Any other command after ;, ||, & or a newline, in a
 //     pipeline, after a cd in a subshell, a group (but for its last
 //     command) or another shell runs where the shell was before the
 //     cd too, and so does every command of a line with parentheses,

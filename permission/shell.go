@@ -124,15 +124,48 @@ var errUnterminated = errors.New("unterminated quote")
 // lead to (followDirs).
 func parseShell(line string) (shellLine, error) {
 	l, err := parseNested(line, 0)
+	dirs := lineDirs(l, line, err)
+	if in, il, ok := wholeSubshell(line, l, err); ok {
+		dirs = lineDirs(il, in, nil)
+		for i := range l.cmds {
+			l.cmds[i].dirs = il.cmds[i].dirs
+		}
+	}
+	followDirs(l.data, dirs, true, false, false)
+	followLinks(l.cmds, nil, true, repeats(l.cmds))
+	return l, err
+}
+
+// lineDirs sets the dirs of the commands of l, line parsed (with err),
+// and returns the dirs after them all (followDirs).
+func lineDirs(l shellLine, line string, err error) []string {
 	hold := err == nil && cdsHold(l)
 	exits := hold && exitsHold(l, line)
 	dirs := followDirs(l.cmds, nil, true, hold, exits)
 	if repeats(l.cmds) {
 		dirs = followDirs(l.cmds, dirs, true, hold, exits)
 	}
-	followDirs(l.data, dirs, true, false, false)
-	followLinks(l.cmds, nil, true, repeats(l.cmds))
-	return l, err
+	return dirs
+}
+
+// wholeSubshell reads a line that is one subshell and nothing else,
+// "(cd sub && make > ../log)": in is the command list inside, il its
+// parse, whose commands are l's (the parentheses aside), in order. Its
+// cds are the subshell's own and nothing runs after them, so where its
+// commands run is where they would as a line of their own. ok is false
+// for any other line, and for one whose list has parentheses itself
+// ("(cd a) && (ls > f)", whose first "(" is closed before the end).
+func wholeSubshell(line string, l shellLine, err error) (in string, il shellLine, ok bool) {
+	t := strings.TrimSpace(line)
+	if err != nil || !strings.HasPrefix(t, "(") || strings.HasPrefix(t, "((") || !strings.HasSuffix(t, ")") || len(t) < 2 {
+		return "", il, false
+	}
+	in = t[1 : len(t)-1]
+	il, err = parseNested(in, 0)
+	if err != nil || il.grouped || len(il.cmds) != len(l.cmds) {
+		return "", il, false
+	}
+	return in, il, true
 }
 
 // repeats reports commands of which some may run again after the cds
