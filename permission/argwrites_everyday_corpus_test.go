@@ -8,7 +8,10 @@ import (
 
 // TestEverydayCorpusAllowed: the lines a developer runs in a project
 // (building, testing, git, searching, pipelines, redirections and
-// here-documents into files inside, archives, copies, loops) are allowed
+// here-documents into files inside, archives, copies, loops, writes
+// after a cd the shell is known to have made: "cd sub || exit 1",
+// "set -e; cd sub", "{ cd sub; } &&", a line that is one subshell, &&
+// before a newline) are allowed
 // in the default mode by the allow rules naming their commands, with no
 // safety ask. Each writes only inside the working directory and runs
 // only the commands the rules name.
@@ -32,7 +35,7 @@ func TestEverydayCorpusAllowed(t *testing.T) {
 		"exec", "sqlite3", "terraform", "helm", "kubectl", "openssl", "base64", "iconv", "envsubst", "wget",
 		"install", "nohup", "if", "then", "fi", "do", "done", "(cd", "make)", "./bin/app",
 		"./scripts/test.sh", "bash", "sh", "readlink", "realpath", "sleep", "kill", "ps", "cmp", "split",
-		"tree", "go-licenses", "isort")
+		"tree", "go-licenses", "isort", "exit", "set", "{", "}", "builtin")
 	p := Policy{Rules: rules, WorkingDirs: []string{wd}}
 	lines := []string{
 		"go build ./...",
@@ -474,6 +477,19 @@ func TestEverydayCorpusAllowed(t *testing.T) {
 		"iconv -f latin1 -t utf-8 in.txt -o out.txt",
 		"tree -o tree.txt",
 		"tree -a -I node_modules",
+		"cd sub &&\ngo test ./... > ../test.log",
+		"cd sub || exit 1; make > ../build.log 2>&1",
+		"set -euo pipefail; cd sub; go test ./... 2>&1 | tee ../test.log",
+		"(cd sub && go test ./... > ../test.log)",
+		"{ cd sub; } && make > ../build.log",
+		"cd sub && npm test || exit 1; cd .. && npm test",
+		"cd sub || exit 1; echo hi > out.txt",
+		"set -e; cd sub; echo hi > out.txt",
+		"(cd sub && echo hi > ../out.txt)",
+		"{ cd sub; } && echo hi > out.txt",
+		"builtin cd sub && echo hi > ../out.txt",
+		"cd sub && \\\necho hi > ../out.txt",
+		"cd sub &&\necho hi > ../out.txt",
 	}
 	if len(lines) < 150 {
 		t.Fatalf("%d lines, want at least 150", len(lines))
