@@ -110,8 +110,8 @@ func (c *nonFiniteCopy) copy(v reflect.Value, depth int) (reflect.Value, bool) {
 		out := reflect.New(t).Elem()
 		out.Set(v)
 		for i := range t.NumField() {
-			if !t.Field(i).IsExported() {
-				continue
+			if f := t.Field(i); !f.IsExported() || f.Tag.Get("json") == "-" {
+				continue // not written
 			}
 			f, ok := c.copy(v.Field(i), depth+1)
 			if !ok {

@@ -74,3 +74,30 @@ func TestNonFiniteFloatNestedAsPython(t *testing.T) {
 		}
 	}
 }
+
+// TestNonFiniteFloatInIgnoredField: a struct field JSON leaves out
+// (`json:"-"`) holding a NaN or an infinity does not keep the ones
+// written from being written as json.dumps writes them: the result is
+// the value without that field, as encoding/json writes it, where the
+// call ended tool_error with the JSON encoder's error.
+func TestNonFiniteFloatInIgnoredField(t *testing.T) {
+	type stats struct {
+		Mean  float64   `json:"mean"`
+		Cache float64   `json:"-"`
+		Seen  []float64 `json:"-"`
+		Dash  float64   `json:"-,"`
+	}
+	for _, tt := range []struct {
+		v    any
+		want string
+	}{
+		{stats{Mean: math.NaN(), Cache: math.NaN()}, `{"mean": NaN, "-": 0}`},
+		{[]stats{{Mean: math.Inf(1), Seen: []float64{math.Inf(-1)}, Dash: math.NaN()}}, `[{"mean": Infinity, "-": NaN}]`},
+		{map[string]any{"s": &stats{Mean: 1, Cache: math.Inf(1)}, "n": math.NaN()}, `{"n": NaN, "s": {"mean": 1, "-": 0}}`},
+	} {
+		c, err := toolkit.ValueChunk(tt.v)
+		if err != nil || len(c.Content) != 1 || c.Content[0].Text != tt.want {
+			t.Errorf("ValueChunk(%#v) = %+v, %v; want text %q", tt.v, c.Content, err, tt.want)
+		}
+	}
+}
