@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -77,5 +79,39 @@ func TestLibraryValueHoldingItself(t *testing.T) {
 	}
 	if _, err := Msgpack.Append(nil, &Request{ID: "c1", Input: map[string]any{"v": within}}); err != nil {
 		t.Errorf("a struct chain %d deep: %v", maxEncodeDepth, err)
+	}
+}
+
+// TestLibraryValueHoldingItselfRefusedSoon: the msgpack library's
+// recursion into a value that holds itself is stopped after walking the
+// goroutine's stack about as far as the bound, in all, not once per few
+// thousand writes all the way down: the refusal cost the worker's call
+// goroutine most of a second (seconds under the race detector), in
+// which its caller heard nothing and could end the call worker_lost
+// (TestStructHoldingItselfOverBus). The stack it grew to stays within
+// twice the bound. In a child process, as a stack overflow is no panic a
+// test survives.
+func TestLibraryValueHoldingItselfRefusedSoon(t *testing.T) {
+	if !ostest.InChild(t, "TOOLBUS_TEST_CYCLES_CHILD") {
+		return
+	}
+	self := &cycleNode{Name: "a"}
+	self.Next = self
+	pcs := make([]uintptr, 4*libMaxFrames)
+	var walked, deepest int
+	libLooked = func() {
+		n := runtime.Callers(0, pcs)
+		walked += min(n, libMaxFrames)
+		deepest = max(deepest, n)
+	}
+	defer func() { libLooked = nil }()
+	if _, err := Msgpack.Append(nil, &Request{ID: "c1", Input: map[string]any{"v": self}}); !errors.Is(err, errEncodeTooDeep) {
+		t.Fatalf("a struct holding itself: %v, want %v", err, errEncodeTooDeep)
+	}
+	if walked > 4*libMaxFrames {
+		t.Errorf("refusing a struct holding itself walked %d frames of the stack in all, want at most %d (4 times the bound)", walked, 4*libMaxFrames)
+	}
+	if deepest > 2*libMaxFrames {
+		t.Errorf("the stack grew %d frames deep, want at most %d (twice the bound)", deepest, 2*libMaxFrames)
 	}
 }

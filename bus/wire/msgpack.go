@@ -323,12 +323,16 @@ type libEncoder struct {
 // recover catches. The buffer it writes to counts its writes and, every
 // libCheckEvery of them, refuses to go on (a panic errPanicked
 // recovers as errEncodeTooDeep) once the goroutine is libMaxFrames calls
-// deep: far more than maxEncodeDepth levels of the hand-written encoder
-// and of the library (each level a few calls, and a write) take, far
-// less than the stack holds.
+// deep: more than maxEncodeDepth levels of the library take (each level
+// up to 5 calls, and a write or more), far less than the stack holds.
+// A look walks the stack, up to libMaxFrames calls, so it comes after
+// half as many writes: the looks walk at most two calls per write
+// however deep the value, and one holding itself is refused after
+// walking a few times the bound in all, not once per few thousand
+// writes all the way down.
 const (
-	libCheckEvery = 4096
-	libMaxFrames  = 16 * maxEncodeDepth
+	libMaxFrames  = 8 * maxEncodeDepth
+	libCheckEvery = libMaxFrames / 2
 )
 
 // libBuffer is the library's buffer, which bounds its depth.
@@ -344,11 +348,17 @@ func (w *libBuffer) check() {
 	if w.writes++; w.writes%libCheckEvery != 0 {
 		return
 	}
+	if libLooked != nil {
+		libLooked()
+	}
 	var pc [1]uintptr
 	if runtime.Callers(libMaxFrames, pc[:]) > 0 {
 		panic(tooDeep{})
 	}
 }
+
+// libLooked, when set (tests), is called at each look at the depth.
+var libLooked func()
 
 func (w *libBuffer) Write(p []byte) (int, error) {
 	w.check()
