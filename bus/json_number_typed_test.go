@@ -83,7 +83,7 @@ func TestTypedContainersOverBus(t *testing.T) {
 		}{
 			{map[string]any{"i": []json.Number{"1", "abc"}}, `json.Number "abc" is not a number`},
 			{map[string]any{"lm": []map[string]any{{"k": json.Number("1e400")}}}, `json.Number "1e400" is beyond a float64's range`},
-			{map[string]any{"lm": self}, `the input is nested deeper than 10000`},
+			{map[string]any{"lm": self}, `msgpack: the value is nested deeper than 10000`},
 		} {
 			r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "typed", Durable: durable, Input: tt.in})
 			if want := "BadRequestError: the input cannot be encoded: " + tt.want; r.Code != toolkit.CodeInvalidInput || r.Text() != want {

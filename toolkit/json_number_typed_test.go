@@ -3,6 +3,7 @@ package toolkit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -147,5 +148,16 @@ func TestJSONNumberInTypedContainers(t *testing.T) {
 	}
 	if ran != 0 {
 		t.Errorf("a tool ran for %d refused inputs", ran)
+	}
+}
+
+// TestNumberValuesHoldingItself: NumberValues refuses a typed slice or
+// map that holds itself with ErrNestedTooDeep, which says "the value",
+// not "the input", as its caller may be writing a tool's output.
+func TestNumberValuesHoldingItself(t *testing.T) {
+	self := []map[string]any{{}}
+	self[0]["self"] = self
+	if _, err := toolkit.NumberValues(self); !errors.Is(err, toolkit.ErrNestedTooDeep) || err.Error() != "toolkit: the value is nested deeper than 10000" {
+		t.Errorf("NumberValues of a slice holding itself: %v, want %v", err, toolkit.ErrNestedTooDeep)
 	}
 }

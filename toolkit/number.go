@@ -100,6 +100,10 @@ const maxNumberDepth = 10000
 
 var errNumbersTooDeep = fmt.Errorf("the input is nested deeper than %d", maxNumberDepth)
 
+// ErrNestedTooDeep is NumberValues' error for a value nested deeper than
+// 10000 levels, as one holding itself is.
+var ErrNestedTooDeep = fmt.Errorf("toolkit: the value is nested deeper than %d", maxNumberDepth)
+
 // numberError is a json.Number NumberValue refused, and where it is in
 // the input: the keys and indexes on the way to it, innermost first.
 type numberError struct {
@@ -147,12 +151,15 @@ func inputNumbers(input map[string]any) (map[string]any, error) {
 // where a typed slice or map holding one ([]json.Number,
 // []map[string]any) becomes a []any or map[string]any. It fails as
 // NumberValue does, and for a value nested deeper than 10000 levels
-// (one holding itself). It never changes v.
+// (one holding itself: ErrNestedTooDeep). It never changes v.
 func NumberValues(v any) (any, error) {
 	var w numberWalk
 	nv, _, err := w.valueNumbers(v, 0)
 	if ne, ok := err.(*numberError); ok {
 		return nil, ne.err
+	}
+	if err == errNumbersTooDeep {
+		return nil, ErrNestedTooDeep
 	}
 	return nv, err
 }

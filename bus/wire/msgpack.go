@@ -211,6 +211,9 @@ func appendValueAt(b []byte, v any, depth int) ([]byte, error) {
 	// the number as a string. One that holds itself is refused here,
 	// where the library would recurse until the stack overflows.
 	nv, err := toolkit.NumberValues(v)
+	if errors.Is(err, toolkit.ErrNestedTooDeep) {
+		return b, errEncodeTooDeep
+	}
 	if err != nil {
 		return b, err
 	}

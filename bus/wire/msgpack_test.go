@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -585,5 +586,31 @@ func TestAppendValueHoldingItself(t *testing.T) {
 	}
 	if _, err := appendValue(nil, deep); err != nil {
 		t.Errorf("1000 levels: %v", err)
+	}
+}
+
+// TestTypedContainerHoldingItselfSaysValue: a typed slice or map that
+// holds itself (and may hold a json.Number, so the encoder walks it) in
+// a tool's metadata, log data or ask params, or a call's input, is
+// refused with the writer's error, "msgpack: the value is nested deeper
+// than 10000", as subjects.md says and as a map holding itself is, where
+// it said "the input is nested deeper than 10000" of a tool's output too.
+func TestTypedContainerHoldingItselfSaysValue(t *testing.T) {
+	type list []any
+	l := list{nil}
+	l[0] = l
+	lm := []map[string]any{{}}
+	lm[0]["self"] = lm
+	for _, v := range []any{l, lm} {
+		for what, msg := range map[string]Message{
+			"call's input":     &Request{ID: "c1", Input: map[string]any{"v": v}},
+			"final's metadata": &Frame{Kind: KindFinal, ID: "c1", Seq: 1, Final: &toolkit.Response{Metadata: map[string]any{"v": v}}},
+			"log's data":       &Frame{Kind: KindLog, ID: "c1", Seq: 1, Log: &toolkit.LogMessage{Level: "info", Data: v}},
+			"ask's params":     &Frame{Kind: KindAsk, ID: "c1", Seq: 1, Ask: &Ask{Method: "elicitation/create", Params: v, Reply: "r"}},
+		} {
+			if _, err := Msgpack.Append(nil, msg); !errors.Is(err, errEncodeTooDeep) || err.Error() != "msgpack: the value is nested deeper than 10000" {
+				t.Errorf("%T holding itself in a %s: %v, want %q", v, what, err, errEncodeTooDeep)
+			}
+		}
 	}
 }
