@@ -6,7 +6,11 @@
 // runs. The worker and the MCP gateway start their endpoint before they
 // connect to NATS, so an address in use is said before they take
 // anything, and their probes are answered while they connect (Stage:
-// /readyz says what the start is at until they serve).
+// /readyz says what the start is at until they serve). At most four
+// scrapes of /metrics are gathered at once; one that comes meanwhile
+// waits its turn (10 s at most, the wait included), rather than being
+// refused while a neighbour polls /metrics in a loop; one address has at
+// most four scrapes in progress or waiting, its others answered 503.
 //
 // The endpoint holds at most 64 connections at once, so a neighbour that
 // opens thousands and sends nothing costs the process 64 file descriptors,
@@ -42,6 +46,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,7 +82,8 @@ type Endpoint struct {
 // (other methods are answered 405).
 func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger) (*Endpoint, error) {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: 4, Timeout: 10 * time.Second}))
+	mux.Handle("GET /metrics", http.TimeoutHandler(takeTurns(maxGathers, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})),
+		scrapeTimeout, fmt.Sprintf("Exceeded configured timeout of %v.\n", scrapeTimeout)))
 	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
 	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, _ *http.Request) {
 		ok, line := ready()
@@ -108,6 +114,70 @@ func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger)
 		}
 	}()
 	return e, nil
+}
+
+// maxGathers is how many scrapes of /metrics are gathered at once, and
+// scrapeTimeout how long one may take, its wait for its turn included.
+const (
+	maxGathers    = 4
+	scrapeTimeout = 10 * time.Second
+)
+
+// takeTurns serves at most n requests of h at once; the others wait their
+// turn, first come first served, until their context ends. promhttp's
+// MaxRequestsInFlight answers those 503 at once, so a neighbour polling
+// /metrics in a loop failed most of Prometheus's scrapes. One source (an
+// address, the /64 for IPv6, as the connection cap counts them) has at
+// most n requests in progress or waiting, its others answered 503 at
+// once: a neighbour's flood holds few connections waiting, which would
+// be places the cap never takes, and a scrape from elsewhere waits for
+// at most n of its requests. Under http.TimeoutHandler, h writes to
+// memory: a turn ends when the answer is gathered, not when a slow client
+// has read it.
+func takeTurns(n int, h http.Handler) http.Handler {
+	turns := make(chan struct{}, n)
+	var mu sync.Mutex
+	held := map[netip.Prefix]int{} // requests in progress or waiting, by source
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		src := sourceOf(r)
+		mu.Lock()
+		if held[src] >= n {
+			mu.Unlock()
+			http.Error(rw, fmt.Sprintf("%d scrapes from this address are in progress or waiting; try again later", n), http.StatusServiceUnavailable)
+			return
+		}
+		held[src]++
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			if held[src]--; held[src] == 0 {
+				delete(held, src)
+			}
+			mu.Unlock()
+		}()
+		select {
+		case turns <- struct{}{}:
+		case <-r.Context().Done():
+			return // TimeoutHandler answers 503
+		}
+		defer func() { <-turns }()
+		h.ServeHTTP(rw, r)
+	})
+}
+
+// sourceOf is where r comes from, as conncap counts sources: its address,
+// the /64 for IPv6.
+func sourceOf(r *http.Request) netip.Prefix {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	ip := ap.Addr().Unmap()
+	if ip.Is4() {
+		return netip.PrefixFrom(ip, 32)
+	}
+	p, _ := ip.Prefix(64)
+	return p
 }
 
 // Stop closes the endpoint (waiting up to 2s for requests in progress).
