@@ -16,9 +16,10 @@ import (
 
 // gatewayMetrics are the MCP gateway's metrics (toolctl mcp serve --http):
 // sessions connected, tools/call answered by tool, state and code, their
-// duration, and the NATS connection. A tool the fleet does not serve is
-// counted as "_unknown": MCP clients choose the names they call, and
-// labels stay bounded.
+// duration, and the NATS connection. A tool the fleet does not serve, and
+// did not when an earlier call of it was counted, is counted as
+// "_unknown": MCP clients choose the names they call, and labels stay
+// bounded.
 type gatewayMetrics struct {
 	reg   *prometheus.Registry
 	g     *mcp.Gateway  // set by serve, before the gateway serves
@@ -56,10 +57,12 @@ func (m *gatewayMetrics) onCall(tool string, state toolkit.State, code toolkit.C
 	if tool != toolkit.MetaToolName {
 		if g := m.g; g == nil {
 			tool = unknownTool
-		} else if _, ok := g.Fleet().ToolInfo(tool); !ok {
+		} else if _, ok := g.Fleet().ToolInfo(tool); !ok && !m.tools.Labelled(tool) {
 			tool = unknownTool
 		} else {
-			tool = m.tools.Label(tool) // the fleet's tools change, labels stay
+			// The fleet's tools change, labels stay: a call answered after
+			// its tool left the fleet (its worker lost) keeps the label.
+			tool = m.tools.Label(tool)
 		}
 	}
 	m.calls.WithLabelValues(tool, string(state), string(code)).Inc()
