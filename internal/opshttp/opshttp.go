@@ -33,7 +33,11 @@
 // pipelined) gives way to a probe within seconds, not at the 30 s write
 // timeout. Only when all 64 are serving requests to clients
 // that read is a new connection closed at once: the probe or scrape fails
-// at once, as it would against an overloaded process. A scraper's keep-alive
+// at once, as it would against an overloaded process. The endpoints read
+// no request body: a request announcing one is answered without waiting
+// for it, and its connection closed (a GET announcing a body it never
+// sends would otherwise hold its place as a request in progress until
+// the 10 s read timeout). A scraper's keep-alive
 // connection closed while idle costs it nothing: Go's HTTP client,
 // Prometheus's, sends the GET again on a new one.
 package opshttp
@@ -64,8 +68,12 @@ import (
 const maxConns = 64
 
 // writeTimeout bounds the writing of one answer (a variable for a test
-// that needs longer to set its scene on a loaded machine).
-var writeTimeout = 30 * time.Second
+// that needs longer to set its scene on a loaded machine), readTimeout
+// the reading of one request (for a test that outwaits it).
+var (
+	writeTimeout = 30 * time.Second
+	readTimeout  = 10 * time.Second
+)
 
 // Ready says whether the process is ready, and the line /readyz answers
 // (the reason when not).
@@ -104,8 +112,8 @@ func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger)
 	// Bounded in number (maxConns) and per connection: a client that opens
 	// many and keeps them (idle, or reading slowly) costs the worker file
 	// descriptors its NATS connection and its tools need.
-	e := &Endpoint{srv: &http.Server{Handler: mux,
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	e := &Endpoint{srv: &http.Server{Handler: noBody(mux),
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: readTimeout,
 		WriteTimeout: writeTimeout, IdleTimeout: 10 * time.Second, MaxHeaderBytes: 8 << 10}, Addr: ln.Addr().String()}
 	cl := conncap.Cap(e.srv, ln, maxConns)
 	go func() {
@@ -114,6 +122,24 @@ func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger)
 		}
 	}()
 	return e, nil
+}
+
+// noBody serves h to requests that announce a body as to others, and
+// closes their connection after without reading the body: the endpoints
+// read none, and net/http would read up to 256 KB of it, for keep-alive,
+// until ReadTimeout. Meanwhile the connection serves a request, a place
+// the connection cap never takes: 64 GETs announcing bodies never sent
+// held every place, and the probes of other addresses were closed at
+// once.
+func noBody(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 { // -1: chunked, of unknown length
+			// Reading the body fails at once: net/http answers with
+			// "Connection: close" and closes the connection.
+			http.NewResponseController(rw).SetReadDeadline(time.Now())
+		}
+		h.ServeHTTP(rw, r)
+	})
 }
 
 // maxGathers is how many scrapes of /metrics are gathered at once, and
