@@ -469,6 +469,11 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 	if o.Identity != "" {
 		prefix = wire.Inbox(o.Identity) + nuid.Next() + "."
 	}
+	// A call's reply subject is the prefix and a base-36 counter (at
+	// most 13 bytes); workers answer none past wire.MaxReplyLen.
+	if len(prefix)+13 > wire.MaxReplyLen {
+		return nil, fmt.Errorf("bus: the connection's inbox prefix is %d bytes: workers answer no reply subject past %d bytes (nats.CustomInboxPrefix)", len(prefix)-1, wire.MaxReplyLen)
+	}
 	c := &Client{
 		nc: nc, opts: o, log: o.Logger,
 		closing: make(chan struct{}),

@@ -669,8 +669,9 @@ func (w *Worker) badRequest(in *incoming, c wire.Codec, id, session string, code
 // answerable reports whether the request in may be answered: it names a
 // reply subject, and that subject is under the caller's inbox
 // (wire.ReplyAllowed). A reply subject elsewhere (a KV key, another
-// caller's inbox, another tool) is refused and logged: the worker never
-// publishes where a request tells it to but there.
+// caller's inbox, another tool) or longer than wire.MaxReplyLen is
+// refused and logged: the worker never publishes where a request tells
+// it to but there.
 //
 // Those lines are the caller's to cause, as many as it sends: at most
 // unansweredPerSecond a second are written, the next one counting those
@@ -687,7 +688,7 @@ func (w *Worker) answerable(in *incoming, id, why string) bool {
 	case !wire.ReplyAllowed(in.reply, in.identity):
 		if left, ok := w.unanswered.Take(unansweredPerSecond, time.Now()); ok {
 			w.log.Warn("bus: refusing a request whose reply subject is outside the caller's inbox", suppressedArgs(left, "subject", in.subject,
-				"reply", in.reply, "identity", in.identity, "call", cutLog(id, wire.MaxCallIDLen), "allowed", wire.Inbox(in.identity)+">")...)
+				"reply", cutLog(in.reply, wire.MaxReplyLen), "identity", in.identity, "call", cutLog(id, wire.MaxCallIDLen), "allowed", wire.Inbox(in.identity)+">")...)
 		}
 		return false
 	}

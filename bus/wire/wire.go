@@ -323,6 +323,12 @@ const (
 	// MaxSessionKeyLen is the longest encoded KV key of a session (see
 	// SessionKey), far below the server's 4 KiB control-line limit.
 	MaxSessionKeyLen = 1024
+	// MaxReplyLen is the longest reply subject a worker answers on: a
+	// caller names it in a header of a durable or passed-on call
+	// (HeaderReply), as long as it likes, and a publish to a subject
+	// past the server's control line (4 KiB) makes the server close the
+	// publisher's connection.
+	MaxReplyLen = 1024
 )
 
 // InboxPrefix starts every subject a worker replies on: a reply subject
@@ -381,10 +387,11 @@ func ValidIdentity(identity string) bool { return ValidCallID(identity) }
 // is all of InboxPrefix, identities' inboxes included: nats.go's own
 // inboxes (_INBOX.<nuid>.) cannot be told from an identity's. With the
 // roles of package auth only the gateway, the workers and the operator
-// publish anonymous calls.
+// publish anonymous calls. A subject longer than MaxReplyLen is nobody's
+// inbox.
 func ReplyAllowed(subject, identity string) bool {
 	prefix := Inbox(identity)
-	return len(subject) > len(prefix) && subject[:len(prefix)] == prefix
+	return len(subject) > len(prefix) && len(subject) <= MaxReplyLen && subject[:len(prefix)] == prefix
 }
 
 // ResultKey is the key of a kept result in BucketResults: the call id, or
