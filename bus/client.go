@@ -1766,6 +1766,19 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					"WorkerLostError: '%s' ended (last heard of on delivery %d) but its final was lost on the way and is not kept; it may or may not have taken effect.",
 					call.Name, st.attempt))
 			}
+			if st.attempt == 0 && c.settled(ctx, call.Name, queued) {
+				// Never heard of, and the queue is done with it: removed
+				// from the stream (its message deleted, the stream
+				// purged) before a worker took it, or taken with every
+				// frame lost and its final not kept. Nothing will
+				// deliver it.
+				if r, ok := c.kept(ctx, call.ID, stale, keptBy{reply: reply, anyOld: true}, true); ok {
+					return r
+				}
+				return st.lost(fmt.Sprintf(
+					"WorkerLostError: '%s' is no longer in the calls stream and no worker was heard of with it: it was removed from the stream (its message deleted, or the stream purged) before a worker took it, or a worker took it and all its frames, its final too, were lost on the way and it is not kept; it may or may not have taken effect.",
+					call.Name))
+			}
 			if st.attempt == 0 {
 				// Untaken for as long: perhaps no live worker can take it.
 				if r := c.untaken(ctx, call); r != nil {

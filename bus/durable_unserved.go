@@ -157,8 +157,11 @@ func (c *Client) untaken(ctx context.Context, call toolkit.ToolCall) *toolkit.Re
 // with the message at seq, so that the call will not be delivered again:
 // its ack floor passed it (acknowledged, or ended), or it delivered it
 // and awaits no acknowledgement at all (acknowledged, ended, or its
-// deliveries ran out: the ack floor does not move past such a call).
-// false whenever it cannot tell (seq unknown, no answer).
+// deliveries ran out: the ack floor does not move past such a call), or
+// it has nothing left to deliver nor awaits an acknowledgement, so that
+// the call is no longer in the stream: taken and ended, or removed (its
+// message deleted, the stream purged), which moves neither. false
+// whenever it cannot tell (seq unknown, no answer).
 func (c *Client) settled(ctx context.Context, tool string, seq uint64) bool {
 	if seq == 0 {
 		return false
@@ -174,5 +177,6 @@ func (c *Client) settled(ctx context.Context, tool string, seq uint64) bool {
 		return false
 	}
 	info := cons.CachedInfo()
-	return info.AckFloor.Stream >= seq || info.Delivered.Stream >= seq && info.NumAckPending == 0
+	return info.AckFloor.Stream >= seq || info.Delivered.Stream >= seq && info.NumAckPending == 0 ||
+		info.NumPending == 0 && info.NumAckPending == 0
 }
