@@ -1120,7 +1120,7 @@ func (w *Worker) finalFor(id string, code toolkit.Code, msg string) *toolkit.Res
 // versionError is the answer to a request in a wire version this worker
 // does not speak.
 func versionError(v string) string {
-	return fmt.Sprintf("BadRequestError: header %s: wire version %q is not supported; this worker speaks version %s.", wire.HeaderVersion, v, wire.Version)
+	return fmt.Sprintf("BadRequestError: header %s: wire version %s is not supported; this worker speaks version %s.", wire.HeaderVersion, wire.Quote(v), wire.Version)
 }
 
 // seqAfter is the sequence number a call's frames follow: 0, or on a
@@ -1148,7 +1148,7 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 	if v := h.Get(wire.HeaderHeartbeat); v != "" {
 		ms, perr := parseMillis(v)
 		if perr != nil {
-			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", wire.HeaderHeartbeat, v)
+			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %s", wire.HeaderHeartbeat, wire.Quote(v))
 		}
 		// Clamped, as the contract says: 0 or less is the minimum. The
 		// bound is checked before multiplying, which could overflow.
@@ -1160,7 +1160,7 @@ func (w *Worker) parseHeaders(h nats.Header) (hb time.Duration, timeout *time.Du
 	if v := h.Get(wire.HeaderTimeout); v != "" {
 		ms, perr := parseMillis(v)
 		if perr != nil {
-			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %q", wire.HeaderTimeout, v)
+			return 0, nil, 0, fmt.Errorf("header %s must be a number of milliseconds, got %s", wire.HeaderTimeout, wire.Quote(v))
 		}
 		// ≤ 0: timeout at once; past a century (a "never" deadline) it is
 		// clamped there; never an overflow.
@@ -1201,7 +1201,7 @@ func parseRevision(h nats.Header) (uint64, error) {
 	}
 	r, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("header %s must be an unsigned integer, got %q", wire.HeaderGroupsRevision, v)
+		return 0, fmt.Errorf("header %s must be an unsigned integer, got %s", wire.HeaderGroupsRevision, wire.Quote(v))
 	}
 	return r, nil
 }
