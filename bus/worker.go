@@ -695,6 +695,19 @@ func (w *Worker) answerable(in *incoming, id, why string) bool {
 	return true
 }
 
+// cutID is an invalid call id as an answer names it: its first
+// wire.MaxCallIDLen bytes (cut at a character's start).
+func cutID(id string) string {
+	if len(id) <= wire.MaxCallIDLen {
+		return id
+	}
+	cut := wire.MaxCallIDLen
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut]
+}
+
 // suppressedArgs are a line's args, with the count of lines left out
 // before it when there were.
 func suppressedArgs(left int, args ...any) []any {
@@ -934,7 +947,9 @@ func (w *Worker) accept(in *incoming) *sender {
 		w.badRequest(in, c, "", req.Session, toolkit.CodeInvalidInput, `BadRequestError: the request has no call id; set "id" (one token of [A-Za-z0-9_-], unique per call).`)
 		return nil
 	case !wire.ValidCallID(req.ID):
-		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.ID), wire.MaxCallIDLen))
+		// Named in the answer as given, up to MaxCallIDLen bytes: one as
+		// long as a request, twice in the final, would not fit in it.
+		w.badRequest(in, c, cutID(req.ID), req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the call id %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.ID), wire.MaxCallIDLen))
 		return nil
 	case identity != "" && !wire.ValidIdentity(identity):
 		// A subject token may hold what an identity may not ("a/b"): the
@@ -945,7 +960,7 @@ func (w *Worker) accept(in *incoming) *sender {
 		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the idempotency key %s is invalid: it must be 1-%d characters of [A-Za-z0-9_-].", wire.Quote(req.Key), wire.MaxCallIDLen))
 		return nil
 	case req.Name != "" && req.Name != name:
-		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %q but was sent to %s%s.", req.Name, wire.SubjectCallPrefix, name))
+		w.badRequest(in, c, req.ID, req.Session, toolkit.CodeInvalidInput, fmt.Sprintf("BadRequestError: the request names the tool %s but was sent to %s%s.", wire.Quote(req.Name), wire.SubjectCallPrefix, name))
 		return nil
 	case strings.HasPrefix(req.Session, "\x00"):
 		// A session refused as invalid is left off the span.
