@@ -1248,6 +1248,9 @@ func (w *Worker) onCancel(m *nats.Msg) {
 	// cancel that comes after its call ended (it raced the final, or the
 	// call's worker was lost) then spares a later call under the same id.
 	reply := m.Header.Get(wire.HeaderReply)
+	if len(reply) > wire.MaxReplyLen {
+		return // no call answered here has it (answerable)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s := w.calls[key]; s != nil {
@@ -1282,7 +1285,9 @@ func (w *Worker) onCancel(m *nats.Msg) {
 		return
 	}
 	exp := now.Add(w.opts.TombstoneTTL)
-	w.tombs[key] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded, reply: reply}
+	// A copy: the header's value is a part of the cancel's whole header
+	// block, which a caller may pad as it likes.
+	w.tombs[key] = tombEntry{exp: exp, deadline: cause == context.DeadlineExceeded, reply: strings.Clone(reply)}
 	w.tombQ = append(w.tombQ, tombstone{id: key, identity: identity, exp: exp})
 	w.tombsBy[identity]++
 }
