@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/toolbus/toolbus/bus/wire"
 )
 
@@ -102,13 +104,28 @@ func (w *Worker) waitForInput(in *incoming, need int) int {
 	return mem
 }
 
+// inputNeed is the input memory a request m takes before it is decoded:
+// 16 times its body (the most a body may decode to) and its headers.
+func inputNeed(m *nats.Msg) int { return 16*len(m.Data) + heldHeaders(m.Header) }
+
+// heldHeaders is about how much memory a request's headers hold while its
+// call runs: the header block as received (its body shares that
+// allocation) and its decoded keys and values, which a caller may make as
+// large as its body.
+func heldHeaders(h nats.Header) int {
+	if len(h) == 0 {
+		return 0
+	}
+	return 2 * headerSize(h)
+}
+
 // heldInput is about how much memory a decoded request holds while its
 // call runs: its body (kept to pass the call on, and shared by decoded
-// msgpack strings) and its decoded input, each string counted again as if
-// copied. A raw_input is decoded when the call runs: it counts the most
-// it may decode to (wire.Budget).
-func heldInput(data []byte, req *wire.Request) int {
-	n := len(data) + len(req.Session) + 16 + heldValue(req.Input)
+// msgpack strings), its headers (heldHeaders) and its decoded input, each
+// string counted again as if copied. A raw_input is decoded when the call
+// runs: it counts the most it may decode to (wire.Budget).
+func heldInput(data []byte, h nats.Header, req *wire.Request) int {
+	n := len(data) + heldHeaders(h) + len(req.Session) + 16 + heldValue(req.Input)
 	if req.RawInput != "" {
 		n += wire.Budget(len(req.RawInput))
 	}

@@ -151,7 +151,7 @@ func (w *Worker) lead() (*sender, bool) {
 		if w.beforeAccept != nil {
 			w.beforeAccept(m)
 		}
-		mem, ok := w.inputs.tryAcquire(16 * len(m.Data))
+		mem, ok := w.inputs.tryAcquire(inputNeed(m))
 		if !ok {
 			// Waiting for input memory holds up the calls behind it: not
 			// while leading. The waiting call holds only its body.
@@ -197,7 +197,7 @@ func (w *Worker) takeWaiting(m *nats.Msg) *sender {
 	var in incoming
 	in.from(m)
 	w.arrived(m)
-	in.mem = w.waitForInput(&in, 16*len(m.Data))
+	in.mem = w.waitForInput(&in, inputNeed(m))
 	s := w.accept(&in)
 	w.mayHold.Add(-1)
 	if s == nil {

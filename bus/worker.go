@@ -41,10 +41,11 @@ type WorkerOptions struct {
 	MaxInFlight int
 	// MaxInputMemory bounds the memory the decoded requests of the calls
 	// a worker holds at once may take. Each call counts 16 times its body
-	// (the most a body may decode to: wire.Budget) from before it is
-	// decoded, then what its request holds decoded (about its body and
-	// its input again; a raw_input the 16 times it may decode to) until
-	// its final is sent. A request that would pass the bound waits until
+	// (the most a body may decode to: wire.Budget) and twice its headers
+	// (as received, and decoded) from before it is decoded, then what its
+	// request holds decoded (about its body, its headers and its input
+	// again; a raw_input the 16 times it may decode to) until its final
+	// is sent. A request that would pass the bound waits until
 	// calls end, on a goroutine of its own: the calls behind it, which
 	// fit, are taken meanwhile; its caller hears heartbeats while it
 	// waits, and its timeout counts from when it came. A single request
@@ -1070,7 +1071,7 @@ func (w *Worker) accept(in *incoming) *sender {
 	// registered (whoever sends its final from then on gives back what
 	// it kept), before its reader takes the next call.
 	mem, spare := in.mem, 0
-	if held := heldInput(in.data, &req); held < mem {
+	if held := heldInput(in.data, in.header, &req); held < mem {
 		mem, spare = held, mem-held
 	}
 	now := time.Now()
