@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strconv"
@@ -289,6 +290,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	others := c.budget.others(c)
 	room := min(MaxServerToolBytes, c.budget.limit-others)
 	refused := map[int]bool{} // by index in tools
+	alone := false            // refusedAlone has looked at the tools
 	var names []string
 	var defs map[string]string
 	var size int
@@ -308,6 +310,12 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			name := ToolName(c.cfg.Name, t.Name)
 			if _, taken := defs[name]; taken {
 				warn("MCP tool skipped: its name collides with another tool of the server after sanitising", "tool", cutText(t.Name, toolkit.MaxNameLen), "name", name)
+				continue
+			}
+			if _, ok := tk.Get(name); ok && !ownedSet[name] {
+				// Refused whichever of the server's tools under the name
+				// comes: the others are not tried one pass each.
+				warn("MCP tool skipped: its name is taken in the toolkit", "tool", cutText(t.Name, toolkit.MaxNameLen), "name", name)
 				continue
 			}
 			schema, err := inputSchema(t.InputSchema)
@@ -345,20 +353,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 				// which the worker announces to the whole fleet.
 				continue
 			}
-			opts := toolOptions(t, c.cfg.Group)
-			if c.cfg.SessionBound {
-				opts = append(opts, toolkit.SessionBound())
-			}
-			if p := c.cfg.Presets[t.Name]; len(p) > 0 {
-				opts = append(opts, toolkit.WithPresets(p))
-			}
-			if ownedSet[name] {
-				opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
-			}
-			if order != nil {
-				opts = append(opts, toolkit.WithSchemaOrder(order))
-			}
-			batch = append(batch, toolkit.Registration{Tool: toolkit.Raw(name, desc, schema, c.handler(t.Name)), Options: opts})
+			batch = append(batch, c.registration(t, name, desc, schema, order, ownedSet[name]))
 			from = append(from, i)
 		}
 		err := tk.AddAll(batch...)
@@ -375,6 +370,15 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		for i, ierr := range be.Failed {
 			c.log.Warn("MCP tool skipped", "tool", cutText(tools[from[i]].Name, toolkit.MaxNameLen), "error", ierr)
 			refused[from[i]] = true
+		}
+		if !alone {
+			// Each refusal hands the tool's name and room to another,
+			// which the next pass may find refused in turn: a pass each
+			// for thousands of tools under one sanitised name, the whole
+			// batch validated every time. Those the toolkit refuses
+			// whatever else it holds are found now, all at once.
+			alone = true
+			c.refusedAlone(tools, refused)
 		}
 	}
 	for tool := range c.cfg.Presets {
@@ -403,6 +407,63 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	c.mu.Unlock()
 	c.refreshPending()
 	return nil
+}
+
+// registration is the server's tool t registered as name; override
+// replaces the tool of that name (the client's own).
+func (c *Client) registration(t *sdk.Tool, name, desc string, schema map[string]any, order []toolkit.KeyOrder, override bool) toolkit.Registration {
+	opts := toolOptions(t, c.cfg.Group)
+	if c.cfg.SessionBound {
+		opts = append(opts, toolkit.SessionBound())
+	}
+	if p := c.cfg.Presets[t.Name]; len(p) > 0 {
+		opts = append(opts, toolkit.WithPresets(p))
+	}
+	if override {
+		opts = append(opts, toolkit.OnConflict(toolkit.ConflictOverride))
+	}
+	if order != nil {
+		opts = append(opts, toolkit.WithSchemaOrder(order))
+	}
+	return toolkit.Registration{Tool: toolkit.Raw(name, desc, schema, c.handler(t.Name)), Options: opts}
+}
+
+// refusedAlone marks in refused, with a warning each, the tools of tools
+// (by index) that a toolkit refuses whatever else it holds: a schema it
+// does not take, a preset that is not a property. They are registered
+// in one batch in a toolkit of their own, under their names, each
+// replacing another of its name.
+func (c *Client) refusedAlone(tools []*sdk.Tool, refused map[int]bool) {
+	own := toolkit.New(&toolkit.Options{Logger: slog.New(slog.DiscardHandler)})
+	if g := c.cfg.Group; g != "" {
+		if err := own.AddGroup(toolkit.Group{Name: g, Description: g}); err != nil {
+			return
+		}
+	}
+	var batch []toolkit.Registration
+	var from []int
+	for i, t := range tools {
+		if refused[i] {
+			continue
+		}
+		schema, err := inputSchema(t.InputSchema)
+		if err != nil {
+			continue // skipped with a warning by the registration
+		}
+		desc := t.Description
+		if desc == "" {
+			desc = t.Title
+		}
+		batch = append(batch, c.registration(t, ToolName(c.cfg.Name, t.Name), desc, schema, c.orders.of(t.Name, t.InputSchema), true))
+		from = append(from, i)
+	}
+	var be *toolkit.BatchError
+	if errors.As(own.AddAll(batch...), &be) {
+		for i, err := range be.Failed {
+			c.log.Warn("MCP tool skipped", "tool", cutText(tools[from[i]].Name, toolkit.MaxNameLen), "error", err)
+			refused[from[i]] = true
+		}
+	}
 }
 
 // announced is a tool's entry in its worker's announcement, as far as
