@@ -213,6 +213,7 @@ func NewClient(cfg ServerConfig, opts *Options) (*Client, error) {
 			// Its requests past the bound are refused unhandled
 			// (answers.go).
 			c.http.answers = newAnswerLimit(c.log)
+			c.http.streamable = true
 			c.sdkc.AddReceivingMiddleware(c.http.answers.admit)
 		}
 		c.secrets = urlSecrets(origin)

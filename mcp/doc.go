@@ -158,7 +158,11 @@
 // Streamable HTTP or legacy SSE server's refusal of the request as too
 // large (HTTP 413, 414 or 431, which the go-sdk alone takes for a broken
 // connection: one caller's large arguments would end every call on the
-// session), and so does a Streamable HTTP response stream that ends
+// session), and so does a Streamable HTTP server's successful answer to
+// a request in another media type than application/json or
+// text/event-stream (a proxy's HTML page: the error names the type and
+// the answer's first 200 bytes; the go-sdk alone takes it for a broken
+// connection), and so does a Streamable HTTP response stream that ends
 // without the call's result (also when the server refuses to resume it
 // from its last event id; a 404 there still says the session is gone);
 // a server that cannot be reached with unavailable; a connection that breaks during the

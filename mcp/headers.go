@@ -79,6 +79,9 @@ type headerTransport struct {
 	// answers bounds the answers to the server's requests in flight
 	// (Streamable HTTP only; answers.go)
 	answers *answerLimit
+	// streamable: a POST is answered with its request's result
+	// (Streamable HTTP; a legacy SSE server's come on its stream)
+	streamable bool
 }
 
 func newHeaderTransport(origin *url.URL, static map[string]string, router *progressRouter) *headerTransport {
@@ -163,6 +166,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		m.Store(int32(resp.StatusCode))
 	}
 	media := mediaType(resp.Header.Get("Content-Type"))
+	if t.streamable && req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode <= 299 && resp.StatusCode != http.StatusAccepted &&
+		resp.StatusCode != http.StatusNoContent && media != "application/json" && media != "text/event-stream" && isCall(req) {
+		answeredAmiss(resp, media)
+		media = "application/json"
+	}
 	if media != "text/event-stream" || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The go-sdk reads a JSON answer whole, and the body of an error
 		// status too, whatever its type (looking for a JSON-RPC error in
@@ -218,6 +226,68 @@ func refusedAlone(resp *http.Response) {
 	h.Set("Content-Type", "application/json")
 	resp.Header = h
 	h.Del("Content-Encoding")
+}
+
+// isCall reports whether req posts a JSON-RPC request that awaits an
+// answer (one with an id), as the go-sdk sends them: "method" before
+// "id", or "id" before "method".
+func isCall(req *http.Request) bool {
+	if req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	dec := json.NewDecoder(body)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	method, id := false, false
+	for range 8 {
+		tok, err := dec.Token()
+		if err != nil || tok == json.Delim('}') {
+			return false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return false
+		}
+		switch tok {
+		case "method":
+			method = true
+		case "id":
+			id = string(v) != "null"
+		}
+		if method && id {
+			return true
+		}
+	}
+	return false
+}
+
+// answeredAmiss makes resp, a successful status answering a request
+// (isCall) with a body of another media type than application/json or
+// text/event-stream (an HTML page of a proxy, a text, nothing), fail
+// that request alone, as refusedAlone does: the go-sdk takes such an
+// answer for a broken connection, which ended the session with every
+// request running on it, and a read-only call was sent again. Its body
+// becomes a JSON-RPC error naming the type, the status and the body's
+// start, under an error status (the go-sdk reads a JSON-RPC error only
+// there).
+func answeredAmiss(resp *http.Response, media string) {
+	start, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	resp.Body.Close()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "error": map[string]any{
+		"code": jsonrpc.CodeInternalError,
+		"message": fmt.Sprintf("the MCP server answered the request with HTTP %d and Content-Type %q, not the application/json or text/event-stream MCP requires; the answer begins %q",
+			resp.StatusCode, media, start),
+	}})
+	resp.StatusCode, resp.Status = http.StatusBadRequest, "400 Bad Request"
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header = http.Header{"Content-Type": {"application/json"}}
 }
 
 // resumeRefused makes resp, an error status refusing to resume an event

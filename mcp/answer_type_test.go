@@ -1,0 +1,49 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// A Streamable HTTP server (or a proxy before it) answering a call 200
+// with a body that is neither JSON nor an event stream (an HTML page, a
+// text, nothing) had the go-sdk take the session for broken: every call
+// running on it failed with "unsupported content type", the session
+// ended, and the read-only tool was called a second time. The call now
+// ends alone with tool_error naming the type and the start of the body;
+// it is not sent again, and the session stays.
+func TestUnsupportedAnswerTypeFailsCallAlone(t *testing.T) {
+	for _, tc := range []struct{ contentType, body string }{
+		{"text/html; charset=utf-8", "<html><title>Blocked by policy</title></html>"},
+		{"text/plain", "upstream timed out"},
+		{"", ""},
+	} {
+		t.Run(tc.contentType, func(t *testing.T) {
+			var calls atomic.Int64
+			u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, _ string) {
+				calls.Add(1)
+				w.Header()["Content-Type"] = nil // no sniffing: the type the case gives, none for ""
+				if tc.contentType != "" {
+					w.Header().Set("Content-Type", tc.contentType)
+				}
+				fmt.Fprint(w, tc.body)
+			})
+			tk, c := mount(t, ServerConfig{Name: "amiss", Transport: TransportStreamableHTTP, URL: u})
+			before := c.current()
+			r := run(t, testCtx(t), tk, "mcp__amiss__echo", map[string]any{"text": "x"})
+			t.Logf("final %s/%s %.400q", r.final.State, r.final.Code, r.final.Text())
+			want := fmt.Sprintf("%q", strings.Split(tc.contentType, ";")[0])
+			if r.final.Code != toolkit.CodeToolError || strings.Contains(r.final.Text(), "MCPConnectionError") || !strings.Contains(r.final.Text(), want) ||
+				!strings.Contains(r.final.Text(), tc.body) || calls.Load() != 1 || c.current() != before {
+				t.Errorf("a call answered %s %q: final %s/%s %.300q; sent %d times; session kept %v; want tool_error naming %s and the body, sent once, session kept",
+					tc.contentType, tc.body, r.final.State, r.final.Code, r.final.Text(), calls.Load(), c.current() == before, want)
+			}
+		})
+	}
+}
