@@ -47,3 +47,36 @@ func TestUnsupportedAnswerTypeFailsCallAlone(t *testing.T) {
 		})
 	}
 }
+
+// A Streamable HTTP server answering a call 200 application/json with a
+// body that is not JSON (a proxy's HTML page under the API's type, a
+// body cut short, a JSON error of its own) had the go-sdk take the session for broken, as with
+// another type: every call running on it failed, the session ended, and
+// the read-only tool was called a second time. The call now ends alone
+// with tool_error saying the answer is not a JSON-RPC message, and the
+// session stays.
+func TestInvalidJSONAnswerFailsCallAlone(t *testing.T) {
+	for _, body := range []string{
+		"<html><title>Blocked by policy</title></html>",
+		`{"jsonrpc":"2.0","id":`,
+		`{"error":"upstream"}`,
+	} {
+		t.Run(body, func(t *testing.T) {
+			var calls atomic.Int64
+			u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, _ string) {
+				calls.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, body)
+			})
+			tk, c := mount(t, ServerConfig{Name: "amiss", Transport: TransportStreamableHTTP, URL: u})
+			before := c.current()
+			r := run(t, testCtx(t), tk, "mcp__amiss__echo", map[string]any{"text": "x"})
+			t.Logf("final %s/%s %.400q", r.final.State, r.final.Code, r.final.Text())
+			if r.final.Code != toolkit.CodeToolError || strings.Contains(r.final.Text(), "MCPConnectionError") || !strings.Contains(r.final.Text(), "not a JSON-RPC message") ||
+				calls.Load() != 1 || c.current() != before {
+				t.Errorf("a call answered application/json %q: final %s/%s %.300q; sent %d times; session kept %v; want tool_error saying it is not a JSON-RPC message, sent once, session kept",
+					body, r.final.State, r.final.Code, r.final.Text(), calls.Load(), c.current() == before)
+			}
+		})
+	}
+}

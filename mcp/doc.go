@@ -161,8 +161,9 @@
 // session), and so does a Streamable HTTP server's successful answer to
 // a request in another media type than application/json or
 // text/event-stream (a proxy's HTML page: the error names the type and
-// the answer's first 200 bytes; the go-sdk alone takes it for a broken
-// connection), and so does a Streamable HTTP response stream that ends
+// the answer's first 200 bytes), or in application/json that is not a
+// JSON-RPC message (read whole before the go-sdk reads it; the go-sdk
+// alone takes either for a broken connection), and so does a Streamable HTTP response stream that ends
 // without the call's result (also when the server refuses to resume it
 // from its last event id; a 404 there still says the session is gone);
 // a server that cannot be reached with unavailable; a connection that breaks during the

@@ -166,10 +166,13 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		m.Store(int32(resp.StatusCode))
 	}
 	media := mediaType(resp.Header.Get("Content-Type"))
-	if t.streamable && req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode <= 299 && resp.StatusCode != http.StatusAccepted &&
-		resp.StatusCode != http.StatusNoContent && media != "application/json" && media != "text/event-stream" && isCall(req) {
-		answeredAmiss(resp, media)
-		media = "application/json"
+	answer := t.streamable && req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode <= 299 &&
+		resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent && media != "text/event-stream"
+	if answer && media != "application/json" && isCall(req) {
+		start, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		answeredAmiss(resp, fmt.Sprintf("the MCP server answered the request with HTTP %d and Content-Type %q, not the application/json or text/event-stream MCP requires; the answer begins %q",
+			resp.StatusCode, media, start))
+		media, answer = "application/json", false
 	}
 	if media != "text/event-stream" || resp.StatusCode < 200 || resp.StatusCode > 299 {
 		// The go-sdk reads a JSON answer whole, and the body of an error
@@ -177,6 +180,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// it); only a successful event stream is read event by event,
 		// each event bounded.
 		resp.Body = &boundedBody{body: resp.Body, left: MaxMessageBytes}
+	}
+	if answer && isCall(req) {
+		checkAnswer(resp)
 	}
 	if t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
 		resp.Body = &listTap{body: resp.Body, orders: t.orders, stream: media == "text/event-stream"}
@@ -268,27 +274,56 @@ func isCall(req *http.Request) bool {
 }
 
 // answeredAmiss makes resp, a successful status answering a request
-// (isCall) with a body of another media type than application/json or
-// text/event-stream (an HTML page of a proxy, a text, nothing), fail
-// that request alone, as refusedAlone does: the go-sdk takes such an
-// answer for a broken connection, which ended the session with every
+// (isCall) with a body the go-sdk cannot take, fail that request alone
+// with message, as refusedAlone does: the go-sdk takes such an answer
+// (of another media type than application/json or text/event-stream, an
+// HTML page of a proxy, a text, nothing; or JSON that is not a JSON-RPC
+// message) for a broken connection, which ended the session with every
 // request running on it, and a read-only call was sent again. Its body
-// becomes a JSON-RPC error naming the type, the status and the body's
-// start, under an error status (the go-sdk reads a JSON-RPC error only
-// there).
-func answeredAmiss(resp *http.Response, media string) {
-	start, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+// becomes a JSON-RPC error, under an error status (the go-sdk reads a
+// JSON-RPC error only there).
+func answeredAmiss(resp *http.Response, message string) {
 	resp.Body.Close()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "error": map[string]any{
-		"code": jsonrpc.CodeInternalError,
-		"message": fmt.Sprintf("the MCP server answered the request with HTTP %d and Content-Type %q, not the application/json or text/event-stream MCP requires; the answer begins %q",
-			resp.StatusCode, media, start),
+		"code":    jsonrpc.CodeInternalError,
+		"message": message,
 	}})
 	resp.StatusCode, resp.Status = http.StatusBadRequest, "400 Bad Request"
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	resp.Header = http.Header{"Content-Type": {"application/json"}}
 }
+
+// checkAnswer reads resp's body, a JSON answer to a request, which the
+// go-sdk reads whole too (bounded by boundedBody), and makes one that is
+// not a JSON-RPC message that request's failure (answeredAmiss). A body
+// that could not be read whole is passed on as it came, with its error.
+func checkAnswer(resp *http.Response) {
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		resp.Body = &readBody{Reader: io.MultiReader(bytes.NewReader(b), errReader{err}), body: resp.Body}
+		return
+	}
+	if _, derr := jsonrpc.DecodeMessage(b); derr != nil {
+		answeredAmiss(resp, fmt.Sprintf("the MCP server answered the request with HTTP %d and a body that is not a JSON-RPC message (%s); the answer begins %q",
+			resp.StatusCode, cutText(derr.Error(), 200), b[:min(len(b), 200)]))
+		return
+	}
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+}
+
+// readBody is the rest of a body read in part; closing it closes body.
+type readBody struct {
+	io.Reader
+	body io.Closer
+}
+
+func (b *readBody) Close() error { return b.body.Close() }
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
 // resumeRefused makes resp, an error status refusing to resume an event
 // stream (a GET with Last-Event-ID: a POST's response stream that ended
