@@ -145,6 +145,9 @@ type Client struct {
 	// dupWarned: the names the last listing had more than once, as
 	// warned of ("" for none)
 	dupWarned string
+	// skipWarned: the warnings of the tools the last registration
+	// skipped (skipWarning.key), under regMu
+	skipWarned map[string]bool
 }
 
 // NewClient validates cfg (with its defaults, ServerConfig.WithDefaults)

@@ -47,8 +47,8 @@
 // the validator would follow for ever ($ref, allOf, anyOf and their kin
 // coming back to the same value without descending into it) or past
 // 10,000 subschemas on one value, or cannot follow (internal/schemagraph),
-// is skipped with a warning, as
-// is a tool past MaxServerToolBytes (512 KiB of one server's tools as
+// is skipped with a warning (once for as long as its listings repeat
+// it), as is a tool past MaxServerToolBytes (512 KiB of one server's tools as
 // the worker's announcement encodes them, names, descriptions, schemas
 // and the rest: the worker announces all its tools in one NATS message,
 // and one refused past max_payload would drop the worker from the fleet,

@@ -289,8 +289,9 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	defer c.budget.mu.Unlock()
 	others := c.budget.others(c)
 	room := min(MaxServerToolBytes, c.budget.limit-others)
-	refused := map[int]bool{} // by index in tools
-	alone := false            // refusedAlone has looked at the tools
+	refused := map[int]bool{}  // by index in tools
+	var refusals []skipWarning // why the toolkit refused them
+	alone := false             // refusedAlone has looked at the tools
 	var names []string
 	var defs map[string]string
 	var size int
@@ -299,8 +300,10 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 	for {
 		var batch []toolkit.Registration
 		var from []int // the index in tools of each of batch
-		var warnings []func()
-		warn := func(msg string, args ...any) { warnings = append(warnings, func() { c.log.Warn(msg, args...) }) }
+		var warnings []skipWarning
+		warn := func(t *sdk.Tool, msg string, args ...any) {
+			warnings = append(warnings, newSkipWarning(t, msg, args...))
+		}
 		names, defs = nil, map[string]string{}
 		size, leftOut, leftBytes = 0, nil, 0
 		for i, t := range tools {
@@ -309,18 +312,18 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			}
 			name := ToolName(c.cfg.Name, t.Name)
 			if _, taken := defs[name]; taken {
-				warn("MCP tool skipped: its name collides with another tool of the server after sanitising", "tool", cutText(t.Name, toolkit.MaxNameLen), "name", name)
+				warn(t, "MCP tool skipped: its name collides with another tool of the server after sanitising", "name", name)
 				continue
 			}
 			if _, ok := tk.Get(name); ok && !ownedSet[name] {
 				// Refused whichever of the server's tools under the name
 				// comes: the others are not tried one pass each.
-				warn("MCP tool skipped: its name is taken in the toolkit", "tool", cutText(t.Name, toolkit.MaxNameLen), "name", name)
+				warn(t, "MCP tool skipped: its name is taken in the toolkit", "name", name)
 				continue
 			}
 			schema, err := inputSchema(t.InputSchema)
 			if err != nil {
-				warn("MCP tool skipped", "tool", cutText(t.Name, toolkit.MaxNameLen), "error", err)
+				warn(t, "MCP tool skipped", "error", err)
 				continue
 			}
 			desc := t.Description
@@ -331,7 +334,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			order := c.orders.of(t.Name, t.InputSchema)
 			n := announcedSize(announced(name, desc, c.cfg.Group, schema, order, t.Annotations))
 			if n > MaxServerToolBytes-size {
-				warn("MCP tool skipped: the server's tools would be over MaxServerToolBytes", "tool", cutText(t.Name, toolkit.MaxNameLen),
+				warn(t, "MCP tool skipped: the server's tools would be over MaxServerToolBytes",
 					"bytes", n, "limit", MaxServerToolBytes)
 				continue
 			}
@@ -358,9 +361,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 		}
 		err := tk.AddAll(batch...)
 		if err == nil {
-			for _, w := range warnings {
-				w()
-			}
+			c.warnSkipped(append(refusals, warnings...))
 			break
 		}
 		var be *toolkit.BatchError
@@ -368,7 +369,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			return fmt.Errorf("mcp: server %q: registering its tools: %w", c.cfg.Name, err)
 		}
 		for i, ierr := range be.Failed {
-			c.log.Warn("MCP tool skipped", "tool", cutText(tools[from[i]].Name, toolkit.MaxNameLen), "error", ierr)
+			refusals = append(refusals, newSkipWarning(tools[from[i]], "MCP tool skipped", "error", ierr))
 			refused[from[i]] = true
 		}
 		if !alone {
@@ -378,7 +379,7 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 			// batch validated every time. Those the toolkit refuses
 			// whatever else it holds are found now, all at once.
 			alone = true
-			c.refusedAlone(tools, refused)
+			refusals = append(refusals, c.refusedAlone(tools, refused)...)
 		}
 	}
 	for tool := range c.cfg.Presets {
@@ -428,16 +429,42 @@ func (c *Client) registration(t *sdk.Tool, name, desc string, schema map[string]
 	return toolkit.Registration{Tool: toolkit.Raw(name, desc, schema, c.handler(t.Name)), Options: opts}
 }
 
-// refusedAlone marks in refused, with a warning each, the tools of tools
-// (by index) that a toolkit refuses whatever else it holds: a schema it
-// does not take, a preset that is not a property. They are registered
-// in one batch in a toolkit of their own, under their names, each
-// replacing another of its name.
-func (c *Client) refusedAlone(tools []*sdk.Tool, refused map[int]bool) {
+// skipWarning is the warning of a tool skipped at registration.
+type skipWarning struct {
+	key  string // the message and the tool's whole name
+	msg  string
+	args []any
+}
+
+func newSkipWarning(t *sdk.Tool, msg string, args ...any) skipWarning {
+	return skipWarning{key: msg + "\x00" + t.Name, msg: msg, args: append([]any{"tool", cutText(t.Name, toolkit.MaxNameLen)}, args...)}
+}
+
+// warnSkipped logs the warnings of a registration but those the last
+// one logged too: a server's listings repeat its tools, and one
+// re-listed every second would have the same warnings written each
+// time, thousands for a server of thousands of skipped tools.
+func (c *Client) warnSkipped(warnings []skipWarning) {
+	now := make(map[string]bool, len(warnings))
+	for _, w := range warnings {
+		if !c.skipWarned[w.key] && !now[w.key] {
+			c.log.Warn(w.msg, w.args...)
+		}
+		now[w.key] = true
+	}
+	c.skipWarned = now
+}
+
+// refusedAlone marks in refused the tools of tools (by index) that a
+// toolkit refuses whatever else it holds (a schema it does not take, a
+// preset that is not a property) and returns their warnings. They are
+// registered in one batch in a toolkit of their own, under their names,
+// each replacing another of its name.
+func (c *Client) refusedAlone(tools []*sdk.Tool, refused map[int]bool) []skipWarning {
 	own := toolkit.New(&toolkit.Options{Logger: slog.New(slog.DiscardHandler)})
 	if g := c.cfg.Group; g != "" {
 		if err := own.AddGroup(toolkit.Group{Name: g, Description: g}); err != nil {
-			return
+			return nil
 		}
 	}
 	var batch []toolkit.Registration
@@ -458,12 +485,15 @@ func (c *Client) refusedAlone(tools []*sdk.Tool, refused map[int]bool) {
 		from = append(from, i)
 	}
 	var be *toolkit.BatchError
-	if errors.As(own.AddAll(batch...), &be) {
-		for i, err := range be.Failed {
-			c.log.Warn("MCP tool skipped", "tool", cutText(tools[from[i]].Name, toolkit.MaxNameLen), "error", err)
-			refused[from[i]] = true
-		}
+	if !errors.As(own.AddAll(batch...), &be) {
+		return nil
 	}
+	var warnings []skipWarning
+	for i, err := range be.Failed {
+		warnings = append(warnings, newSkipWarning(tools[from[i]], "MCP tool skipped", "error", err))
+		refused[from[i]] = true
+	}
+	return warnings
 }
 
 // announced is a tool's entry in its worker's announcement, as far as
