@@ -169,8 +169,8 @@
 // a server that cannot be reached with unavailable; a connection that breaks during the
 // call with tool_error (the next call reconnects; for a stdio server the
 // error waits up to 2 s for the server to be closed, and says how it
-// exited, unless the client had to signal it, and the end of its
-// stderr); ServerConfig.Timeout with timeout.
+// exited, unless the client had to signal it, or that it closed its
+// stdout and had not exited by then, and the end of its stderr); ServerConfig.Timeout with timeout.
 //
 // Progress: each call carries a progress token of its own. Notifications
 // are read off the wire (the stdio connection and HTTP event streams are

@@ -40,11 +40,12 @@ type session struct {
 // exitNote says how a stdio server whose connection broke ended, and what
 // it last wrote to its stderr, once its session is closed, or only the
 // latter when that is not known within exitNoteWait (a server that closed
-// its stdout but runs on, which the close gives its closeWait) or before
-// ctx ends: the caller's final is not held up for long by what is only
-// an explanation. A server the client signalled itself (one that did not
-// exit on its own) is not said to have exited.
-func (s *session) exitNote(ctx context.Context) string {
+// its stdout but runs on, which the close gives its closeWait; said so
+// when eof, the connection having ended with the end of its stdout) or
+// before ctx ends: the caller's final is not held up for long by what is
+// only an explanation. A server the client signalled itself (one that
+// did not exit on its own) is not said to have exited.
+func (s *session) exitNote(ctx context.Context, eof bool) string {
 	if s == nil || s.cmd == nil {
 		return ""
 	}
@@ -55,6 +56,9 @@ func (s *session) exitNote(ctx context.Context) string {
 	case <-ctx.Done():
 		return s.stderr.suffix()
 	case <-t.C:
+		if eof {
+			return fmt.Sprintf("; the server closed its stdout and had not exited %v later", exitNoteWait) + s.stderr.suffix()
+		}
 		return s.stderr.suffix()
 	}
 	note := ""
