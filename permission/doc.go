@@ -397,7 +397,10 @@
 //     DIR, or without -C the directory a cd before it may have led
 //     to: cd /srv/other && make), and go test, go run or go generate
 //     running the code of a module outside them (go -C DIR, or after
-//     cd /srv/other);
+//     cd /srv/other), and cargo building a project outside them, whose
+//     build.rs it runs (--manifest-path FILE, install --path DIR, -C
+//     DIR, or the directory a cd before it may have led to, whose
+//     .cargo/config.toml it reads: cd /srv/other && cargo build);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

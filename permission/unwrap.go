@@ -256,9 +256,10 @@ func npmConfigFile(c simpleCmd) bool {
 // too), pnpm's --dir DIR and -C DIR, yarn's --cwd DIR (or
 // --OPTION=DIR); without one, the current directory ("."), which the
 // cds before c may have changed. So too the directory of make's
-// Makefile and the makefiles it runs the recipes of (makeProject), and
-// that of the module whose code go test, go run and go generate run
-// (goProject).
+// Makefile and the makefiles it runs the recipes of (makeProject), that
+// of the module whose code go test, go run and go generate run
+// (goProject), and the Cargo project whose build scripts cargo runs
+// (cargoProject).
 func projectDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -269,6 +270,8 @@ func projectDirs(c simpleCmd) []string {
 		return makeProject(c.args[1:])
 	case "go":
 		return goProject(c.args[1:])
+	case "cargo":
+		return cargoProject(c.args[1:])
 	case "npm":
 		long = []string{"--prefix", "--prefi"}
 	case "pnpm":
@@ -348,6 +351,35 @@ func goProject(words []string) []string {
 		return []string{dir}
 	}
 	return nil
+}
+
+// cargoProject are the directory cargo runs in (-C DIR, or "."), whose
+// .cargo/config.toml it reads (a rustc wrapper, a runner), and the
+// manifest of the project whose build scripts (build.rs), tests and
+// binaries it runs (--manifest-path FILE under -C's DIR; cargo install's
+// --path DIR), given its words after its name.
+func cargoProject(words []string) []string {
+	dir := ""
+	var manifests, paths []string
+	operands := getopt(words, "pFjZC", cargoLong, func(opt, v string) {
+		switch opt {
+		case "-C":
+			dir = underDir(dir, v)
+		case "--manifest-path":
+			manifests = append(manifests, v)
+		case "--path":
+			paths = append(paths, v)
+		}
+	})
+	operands = slices.DeleteFunc(operands, func(w string) bool { return strings.HasPrefix(w, "+") }) // cargo +nightly
+	if len(operands) > 0 && operands[0] == "install" {
+		manifests = append(manifests, paths...)
+	}
+	out := []string{cmp.Or(dir, ".")}
+	for _, m := range manifests {
+		out = append(out, underDir(dir, m))
+	}
+	return out
 }
 
 // packageRunner is how a command that runs a package's command (npx,
