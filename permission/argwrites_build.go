@@ -9,7 +9,8 @@ import (
 // that its arguments name: zipWrites, cmakeWrites, protocWrites,
 // tscWrites, javacWrites, pip's --target, --prefix, --root, --src,
 // download's -d, wheel's -w, --log and --report, and cargo's
-// --target-dir (or --config build.target-dir=) and install --root.
+// --target-dir (or --config build.target-dir=), install --root and the
+// directory cargo new and cargo init make a project in.
 func buildWrites(name string, args []string) []string {
 	var out []string
 	named := func(opts ...string) func(opt, v string) {
@@ -34,7 +35,7 @@ func buildWrites(name string, args []string) []string {
 		getopt(args, "tdwcer", pipLong, named("-t", "--target", "--prefix", "--root", "--src", "-d", "--dest",
 			"-w", "--wheel-dir", "--log", "--log-file", "--local-log", "--report"))
 	case "cargo":
-		getopt(args, "pFjZC", cargoLong, func(opt, v string) {
+		operands := getopt(args, "pFjZC", cargoLong, func(opt, v string) {
 			k, dir, set := strings.Cut(v, "=") // --config KEY=VALUE, VALUE a TOML string
 			switch {
 			case opt == "--target-dir" || opt == "--root":
@@ -43,6 +44,18 @@ func buildWrites(name string, args []string) []string {
 				out = append(out, strings.Trim(strings.TrimSpace(dir), `"'`))
 			}
 		})
+		if sub := cargoSubcommand(operands); sub == "new" || sub == "init" {
+			// The project's directory, which it makes (init's, without
+			// one, the current directory); --bin and --lib take no
+			// value here.
+			operands = getopt(args, "ZC", []string{"name=", "vcs=", "edition=", "registry=", "config=", "color="}, nil)
+			operands = slices.DeleteFunc(operands, func(w string) bool { return strings.HasPrefix(w, "+") })
+			if len(operands) > 1 {
+				out = append(out, operands[1:]...)
+			} else {
+				out = append(out, ".")
+			}
+		}
 	}
 	return out
 }
@@ -60,6 +73,17 @@ var (
 		"profile=", "bin=", "example=", "test=", "bench=", "lib", "config=", "color=", "message-format=",
 		"exclude=", "timings", "version=", "git=", "branch=", "tag=", "rev=", "path=", "registry=", "index="}
 )
+
+// cargoSubcommand is cargo's subcommand, given the operands getopt
+// reads in its arguments: the first, past a toolchain (+nightly).
+func cargoSubcommand(operands []string) string {
+	for _, w := range operands {
+		if !strings.HasPrefix(w, "+") {
+			return w
+		}
+	}
+	return ""
+}
 
 // zipWrites are the files zip writes, given its arguments: its archive
 // (the first operand; -O's file when given) and log (-lf), and the

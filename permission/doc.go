@@ -216,7 +216,9 @@
 //     (without -d, the sources, beside which it writes .class); pip's
 //     --target (-t), --prefix and --root, download's -d and wheel's -w,
 //     and its --log (--log-file, --local-log) and --report; cargo's
-//     --target-dir (--config build.target-dir=) and install --root; the
+//     --target-dir (--config build.target-dir=), install --root and
+//     the directory cargo new and init make (init's, without one, the
+//     current directory); the
 //     destination of cp, install
 //     and ln (-t DIR or the last operand; install -d's directories), the
 //     files a hard link is made to (ln without -s, cp -l: a write

@@ -371,8 +371,7 @@ func cargoProject(words []string) []string {
 			paths = append(paths, v)
 		}
 	})
-	operands = slices.DeleteFunc(operands, func(w string) bool { return strings.HasPrefix(w, "+") }) // cargo +nightly
-	if len(operands) > 0 && operands[0] == "install" {
+	if cargoSubcommand(operands) == "install" {
 		manifests = append(manifests, paths...)
 	}
 	out := []string{cmp.Or(dir, ".")}
