@@ -394,7 +394,9 @@
 //     working directories (npm --prefix DIR or -C DIR, pnpm --dir DIR
 //     or -C DIR, yarn --cwd DIR, or without one the directory a cd
 //     before it may have led to: cd /srv/other && npm test; one inside
-//     is the workspace's); make running the recipes of a directory or
+//     is the workspace's), npx (--prefix DIR) and bunx running a command
+//     there, whose node_modules/.bin comes first (cd /srv/other && npx
+//     eslint .); make running the recipes of a directory or
 //     makefile outside them (make -C DIR, -f FILE, FILE under -C's
 //     DIR, or without -C the directory a cd before it may have led
 //     to: cd /srv/other && make), and go test, go run or go generate

@@ -255,7 +255,9 @@ func npmConfigFile(c simpleCmd) bool {
 // npm's --prefix DIR and -C DIR (--prefix abbreviated to --prefi
 // too), pnpm's --dir DIR and -C DIR, yarn's --cwd DIR (or
 // --OPTION=DIR); without one, the current directory ("."), which the
-// cds before c may have changed. So too the directory of make's
+// cds before c may have changed. So too that of npx (its options up to
+// the command it runs, npm's --prefix and -C among them) and bunx,
+// which run the command of the project's node_modules/.bin first. So too the directory of make's
 // Makefile and the makefiles it runs the recipes of (makeProject), that
 // of the module whose code go test, go run and go generate run
 // (goProject), and the Cargo project whose build scripts cargo runs
@@ -272,8 +274,10 @@ func projectDirs(c simpleCmd) []string {
 		return goProject(c.args[1:])
 	case "cargo":
 		return cargoProject(c.args[1:])
-	case "npm":
+	case "npm", "npx":
 		long = []string{"--prefix", "--prefi"}
+	case "bunx":
+		return []string{"."}
 	case "pnpm":
 		long = []string{"--dir", "--dir"}
 	case "yarn":
@@ -291,6 +295,12 @@ func projectDirs(c simpleCmd) []string {
 		switch {
 		case opt == "-C" && c.args[0] != "yarn":
 		case len(opt) >= len(long[1]) && strings.HasPrefix(long[0], opt):
+		case c.args[0] == "npx" && !strings.HasPrefix(a, "-"):
+			i = len(c.args) // the command npx runs: the rest are its words
+			continue
+		case c.args[0] == "npx" && !has && slices.Contains(npxRunner.valued, a):
+			i++ // its value
+			continue
 		default:
 			continue
 		}
