@@ -850,9 +850,10 @@ func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 // wrapperDirs are the directories the command c runs is run in, when c
 // says: env's -C and --chdir, sudo's -D and --chdir (read until the
 // command, as they read their options), one not known here ("$PWD")
-// for sudo's -R and --chroot, and the starting points of a
+// for sudo's -R and --chroot, the starting points of a
 // find with -execdir or -okdir, under which it runs the command in the
-// directories of the files found.
+// directories of the files found, and the directory of cmake -E chdir
+// DIR CMD.
 func wrapperDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -876,6 +877,10 @@ func wrapperDirs(c simpleCmd) []string {
 	case "find":
 		if slices.Contains(c.args, "-execdir") || slices.Contains(c.args, "-okdir") {
 			dirs = findStartingPoints(c.args[1:])
+		}
+	case "cmake":
+		if len(c.args) > 4 && c.args[1] == "-E" && c.args[2] == "chdir" {
+			dirs = append(dirs, c.args[3])
 		}
 	}
 	return dirs

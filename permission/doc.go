@@ -259,8 +259,8 @@
 //     commands may run again after the cds below them, each command is
 //     checked where any of its cds may lead too ("for i in 1 2; do :;
 //     touch f; cd /srv; done" touches /srv/f). The same holds
-//     for a command env -C DIR, sudo -D DIR or find -execdir (under its
-//     starting points) runs in another directory, and for one sudo -R
+//     for a command env -C DIR, sudo -D DIR, cmake -E chdir DIR or find
+//     -execdir (under its starting points) runs in another directory, and for one sudo -R
 //     DIR (--chroot) runs under another root, a directory not known
 //     here. A command joined by
 //     && to a literal cd or pushd right before it runs only where that
