@@ -86,13 +86,14 @@ func cargoSubcommand(operands []string) string {
 }
 
 // zipWrites are the files zip writes, given its arguments: its archive
-// (the first operand; -O's file when given) and log (-lf), and the
-// files it adds with -m (--move), which it removes. -x and -i take the
+// (the first operand; -O's file when given), log (-lf) and the
+// directory of its temporary archive (-b, --temp-path), and the files
+// it adds with -m (--move), which it removes. -x and -i take the
 // words up to the next option.
 func zipWrites(args []string) []string {
 	var out, operands []string
 	move := false
-	valued := []string{"-b", "--temp-path", "-n", "--suffixes", "-t", "--from-date", "-tt", "--before-date",
+	valued := []string{"-n", "--suffixes", "-t", "--from-date", "-tt", "--before-date",
 		"-P", "--password", "-Z", "--compression-method", "-s", "--split-size", "-ds", "--dot-size", "-TT",
 		"--unzip-command"}
 	for i := 0; i < len(args); i++ {
@@ -101,7 +102,7 @@ func zipWrites(args []string) []string {
 		case a == "--":
 			operands = append(operands, args[i+1:]...)
 			i = len(args)
-		case a == "-O" || a == "--output-file" || a == "-lf" || a == "--logfile-path":
+		case a == "-O" || a == "--output-file" || a == "-lf" || a == "--logfile-path" || a == "-b" || a == "--temp-path":
 			if i+1 < len(args) {
 				i++
 				out = append(out, args[i])

@@ -202,7 +202,8 @@
 //     --check-only, --diff or --stdout) and eslint --fix rewrite (ruff
 //     and eslint with no operand the current directory), ruff's and
 //     eslint's -o (--output-file) and cache files; zip's archive (and
-//     -O's, and with -m the files it adds, which it removes); cmake's
+//     -O's, -b's temporary directory, and with -m the files it adds,
+//     which it removes); cmake's
 //     build directory (-B, --build, or the current one it configures)
 //     and install prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX= or
 //     -D CMAKE_INSTALL_PREFIX=, --install's --prefix), and the files cmake -E's commands write or
