@@ -8,7 +8,7 @@ import (
 
 // fileChanges are the files that rm, rmdir, unlink, touch, mkdir,
 // chmod, chown, chgrp, truncate, shred, sed -i and the compressors
-// (compressed) (name) change or remove, given its arguments (as the
+// (compressed, lz4Written) (name) change or remove, given its arguments (as the
 // command reads them): their operands, but for chmod's mode, chown's
 // owner and chgrp's group (without --reference) and sed's script
 // (without -e or -f). ok is false for another command.
@@ -31,6 +31,8 @@ func fileChanges(name string, args []string) (files []string, ok bool) {
 	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd",
 		"pigz", "unpigz", "pbzip2", "lzip", "plzip", "lzop":
 		return compressed(args), true
+	case "lz4", "unlz4":
+		return lz4Written(args), true
 	}
 	return nil, false
 }
@@ -55,6 +57,30 @@ func compressed(args []string) []string {
 		return named
 	}
 	return operands
+}
+
+// lz4Written are the files lz4 (unlz4) writes, given its arguments: its
+// second operand, the file it writes the first into; with one, that
+// one, beside which it writes its compressed (or decompressed) copy;
+// with -m (--multiple), each operand so; none with -c, -t or --list,
+// which write the standard output or nothing.
+func lz4Written(args []string) []string {
+	stdout, multiple := false, false
+	operands := getopt(args, "D", []string{"dictionary=", "list", "multiple", "stdout", "test", "to-stdout"}, func(opt, _ string) {
+		switch opt {
+		case "-c", "--stdout", "--to-stdout", "-t", "--test", "--list":
+			stdout = true
+		case "-m", "--multiple":
+			multiple = true
+		}
+	})
+	switch {
+	case stdout:
+		return nil
+	case multiple || len(operands) < 2:
+		return operands
+	}
+	return operands[1:2]
 }
 
 // attributeChanges are the files chmod, chown or chgrp (name) changes:

@@ -228,7 +228,9 @@
 //     for chmod's mode, chown's owner and chgrp's group), those sed -i
 //     edits, those gzip, xz, bzip2, zstd and the like (pigz, pbzip2,
 //     lzip, lzop) replace (their
-//     operands, without -c, -l or -t; zstd -o's file), and the starting points of find -delete (without, the
+//     operands, without -c, -l or -t; zstd -o's file) and lz4 writes
+//     (its second operand, or with one, or -m, its operands; none with
+//     -c, -t or --list), and the starting points of find -delete (without, the
 //     current directory); curl's -o, --output-dir, -D, -c, --trace and
 //     the like, and -w's %output{FILE} (-O: the current directory);
 //     wget's -O, -o, -a, -P, --save-cookies and the like, also as -e
