@@ -29,23 +29,27 @@ func fileChanges(name string, args []string) (files []string, ok bool) {
 	case "sed":
 		return sedInPlace(args), true
 	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd",
-		"pigz", "unpigz", "pbzip2", "lzip", "plzip", "lzop":
-		return compressed(args), true
+		"pigz", "unpigz", "pbzip2", "lzip", "plzip", "lzop", "brotli":
+		return compressed(name, args), true
 	case "lz4", "unlz4":
 		return lz4Written(args), true
 	}
 	return nil, false
 }
 
-// compressed are the files a compressor (gzip, xz, bzip2, zstd, pigz, …)
-// writes, given its arguments: each operand, which it replaces with its
-// compressed or decompressed copy beside it (with -k, keeps beside it),
-// or zstd -o's file; none with -c, -l or -t, which write the standard
-// output or nothing.
-func compressed(args []string) []string {
+// compressed are the files a compressor (name: gzip, xz, bzip2, zstd,
+// pigz, brotli, …) writes, given its arguments: each operand, which it
+// replaces with its compressed or decompressed copy beside it (with -k,
+// keeps beside it), or zstd's and brotli's -o file; none with -c, -l or
+// -t, which write the standard output or nothing.
+func compressed(name string, args []string) []string {
+	valued, long := "oS", []string{"list", "output=", "stdout", "suffix=", "test", "to-stdout"}
+	if name == "brotli" {
+		valued, long = "oSqwD", append(long, "quality=", "lgwin=", "large_window=", "dictionary=")
+	}
 	stdout := false
 	var named []string
-	operands := getopt(args, "oS", []string{"list", "output=", "stdout", "suffix=", "test", "to-stdout"}, func(opt, v string) {
+	operands := getopt(args, valued, long, func(opt, v string) {
 		switch opt {
 		case "-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test":
 			stdout = true

@@ -227,8 +227,8 @@
 //     chgrp, truncate and shred change or remove (their operands, but
 //     for chmod's mode, chown's owner and chgrp's group), those sed -i
 //     edits, those gzip, xz, bzip2, zstd and the like (pigz, pbzip2,
-//     lzip, lzop) replace (their
-//     operands, without -c, -l or -t; zstd -o's file) and lz4 writes
+//     lzip, lzop, brotli) replace (their
+//     operands, without -c, -l or -t; zstd's and brotli's -o file) and lz4 writes
 //     (its second operand, or with one, or -m, its operands; none with
 //     -c, -t or --list), and the starting points of find -delete (without, the
 //     current directory); curl's -o, --output-dir, -D, -c, --trace and
