@@ -192,7 +192,8 @@ func findStartingPoints(args []string) []string {
 // outputFiles are the files uniq and xxd (name) write, their second
 // operand, those iconv and tree write, -o's (iconv's --output), those
 // gofmt and goimports rewrite with -w (gofmtWrites), and openssl's
-// -out, -keyout and the like (opensslWritten; --out, -out=FILE).
+// -out, -keyout and the like (opensslWritten; --out, -out=FILE), and
+// the serial file x509 -CAcreateserial writes beside -CA's file.
 func outputFiles(name string, args []string) []string {
 	var out []string
 	named := func(opt, v string) {
@@ -214,11 +215,16 @@ func outputFiles(name string, args []string) []string {
 	case "gofmt", "goimports":
 		return gofmtWrites(args)
 	case "openssl":
+		ca, createSerial, serial := "", false, false
 		for i := 0; i < len(args); i++ {
 			// Its parser takes -NAME or --NAME, the value glued
 			// (=VALUE) or the next word.
 			name, v, glued := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(args[i], "-"), "-"), "=")
-			if !strings.HasPrefix(args[i], "-") || !slices.Contains(opensslWritten, name) {
+			if !strings.HasPrefix(args[i], "-") {
+				continue
+			}
+			createSerial = createSerial || name == "CAcreateserial"
+			if name != "CA" && !slices.Contains(opensslWritten, name) {
 				continue
 			}
 			if !glued {
@@ -228,7 +234,21 @@ func outputFiles(name string, args []string) []string {
 				i++
 				v = args[i]
 			}
+			if name == "CA" {
+				ca = v
+				continue
+			}
+			serial = serial || name == "CAserial"
 			out = append(out, v)
+		}
+		if createSerial && ca != "" && !serial {
+			// x509 -CAcreateserial writes the CA's serial file, named
+			// as openssl names it: -CA's file up to its last ".", then
+			// ".srl".
+			if k := strings.LastIndex(ca, "."); k >= 0 {
+				ca = ca[:k]
+			}
+			out = append(out, ca+".srl")
 		}
 	}
 	return out

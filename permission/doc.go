@@ -194,7 +194,9 @@
 //     -p; tee's files; the second operand of uniq and xxd, the -o
 //     file of iconv and tree, openssl's -out and -keyout (--out and
 //     -out=FILE too; also -writerand, -sess_out, -keylogfile, -reqout,
-//     -respout, -CAserial, and -outdir's directory), the files
+//     -respout, -CAserial, -outdir's directory, and with
+//     -CAcreateserial the CA's serial file, -CA's file with its
+//     extension made .srl), the files
 //     and directories gofmt -w (goimports -w) rewrites, and those
 //     prettier --write (-w), black (not with --check, --diff or -c),
 //     ruff check --fix (--fix-only, --add-noqa; not with --diff), ruff
