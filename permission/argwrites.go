@@ -43,7 +43,7 @@ func writtenPaths(c simpleCmd) []string {
 // reports (formatterWrites, ruffWrites); the archive zip writes (and
 // with -m the files it removes), cmake's build directory and install
 // prefix and the files of its -E commands, protoc's outputs, tsc's and javac's, pip's --target, --prefix
-// and --root, cargo's --target-dir and the directory of cargo new and
+// and --root and install --user's site, cargo's --target-dir and the directory of cargo new and
 // init (buildWrites); the
 // files a sed script's w commands and an awk program's print > "FILE"
 // write (programWrites); the files rm,

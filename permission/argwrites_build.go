@@ -8,7 +8,8 @@ import (
 // buildWrites are the files and directories a build tool (name) writes
 // that its arguments name: zipWrites, cmakeWrites, protocWrites,
 // tscWrites, javacWrites, pip's --target, --prefix, --root, --src,
-// download's -d, wheel's -w, --log and --report, and cargo's
+// download's -d, wheel's -w, --log and --report, install --user's
+// site (~/.local), and cargo's
 // --target-dir (or --config build.target-dir=), install --root and the
 // directory cargo new and cargo init make a project in.
 func buildWrites(name string, args []string) []string {
@@ -32,8 +33,16 @@ func buildWrites(name string, args []string) []string {
 	case "javac":
 		return javacWrites(args)
 	case "pip", "pip3":
-		getopt(args, "tdwcer", pipLong, named("-t", "--target", "--prefix", "--root", "--src", "-d", "--dest",
-			"-w", "--wheel-dir", "--log", "--log-file", "--local-log", "--report"))
+		written := named("-t", "--target", "--prefix", "--root", "--src", "-d", "--dest",
+			"-w", "--wheel-dir", "--log", "--log-file", "--local-log", "--report")
+		user := false
+		operands := getopt(args, "tdwcer", pipLong, func(opt, v string) {
+			written(opt, v)
+			user = user || opt == "--user"
+		})
+		if user && len(operands) > 0 && operands[0] == "install" {
+			out = append(out, "~/.local") // the user's site (or PYTHONUSERBASE's), and its bin
+		}
 	case "cargo":
 		operands := getopt(args, "pFjZC", cargoLong, func(opt, v string) {
 			k, dir, set := strings.Cut(v, "=") // --config KEY=VALUE, VALUE a TOML string

@@ -218,7 +218,8 @@
 //     --generateCpuProfile file; javac's -d, -s, -h and -Xstdout
 //     (without -d, the sources, beside which it writes .class); pip's
 //     --target (-t), --prefix and --root, download's -d and wheel's -w,
-//     and its --log (--log-file, --local-log) and --report; cargo's
+//     its --log (--log-file, --local-log) and --report, and the user's
+//     site install --user writes (~/.local); cargo's
 //     --target-dir (--config build.target-dir=), install --root and
 //     the directory cargo new and init make (init's, without one, the
 //     current directory); the
