@@ -47,7 +47,8 @@ func writtenPaths(c simpleCmd) []string {
 // init (buildWrites); the
 // files a sed script's w commands and an awk program's print > "FILE"
 // write (programWrites); the files rm,
-// touch, chmod, sed -i and the like change (fileChanges). "." stands for the
+// touch, chmod, sed -i and the like change (fileChanges); and those of
+// python -m pip, black, isort and ruff, as the command's (pythonWriters). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
 	if len(c.args) == 0 {
@@ -173,6 +174,10 @@ func argWrites(c simpleCmd) []string {
 		if slices.Contains(compilers, filepath.Base(c.args[0])) {
 			return append(out, compilerWrites(args)...)
 		}
+		if mod, rest, ok := pythonModule(args); ok && pythonRE.MatchString(filepath.Base(c.args[0])) &&
+			slices.Contains(pythonWriters, mod) {
+			return argWrites(simpleCmd{args: append([]string{mod}, rest...)})
+		}
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {
 			add(f)
@@ -180,6 +185,10 @@ func argWrites(c simpleCmd) []string {
 	}
 	return out
 }
+
+// pythonWriters are the modules python -m runs (pythonModule) that are
+// the commands of the same name, whose files written argWrites reads.
+var pythonWriters = []string{"pip", "black", "isort", "ruff"}
 
 // unknownFile stands for a file written whose name is not on the line
 // (awk's print > $1, an output a curl config file names): as a word the

@@ -203,7 +203,9 @@
 //     format (not with --check or --diff), isort (not with
 //     --check-only, --diff or --stdout) and eslint --fix rewrite (ruff
 //     and eslint with no operand the current directory), ruff's and
-//     eslint's -o (--output-file) and cache files; zip's archive (and
+//     eslint's -o (--output-file) and cache files (black, isort, ruff
+//     and pip, below, also as python -m runs them: python -m black
+//     FILE); zip's archive (and
 //     -O's, -b's temporary directory, and with -m the files it adds,
 //     which it removes); cmake's
 //     build directory (-B, --build, or the current one it configures)
