@@ -48,7 +48,8 @@ func writtenPaths(c simpleCmd) []string {
 // files a sed script's w commands and an awk program's print > "FILE"
 // write (programWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges); and those of
-// python -m pip, black, isort and ruff, as the command's (pythonWriters). "." stands for the
+// python -m pip, black, isort and ruff, as the command's (pythonWriters),
+// and of uv pip, as pip's. "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
 	if len(c.args) == 0 {
@@ -177,6 +178,9 @@ func argWrites(c simpleCmd) []string {
 		if mod, rest, ok := pythonModule(args); ok && pythonRE.MatchString(filepath.Base(c.args[0])) &&
 			slices.Contains(pythonWriters, mod) {
 			return argWrites(simpleCmd{args: append([]string{mod}, rest...)})
+		}
+		if filepath.Base(c.args[0]) == "uv" && len(args) > 0 && args[0] == "pip" {
+			return argWrites(simpleCmd{args: args}) // uv's pip interface
 		}
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {

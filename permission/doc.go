@@ -205,7 +205,7 @@
 //     and eslint with no operand the current directory), ruff's and
 //     eslint's -o (--output-file) and cache files (black, isort, ruff
 //     and pip, below, also as python -m runs them: python -m black
-//     FILE); zip's archive (and
+//     FILE; and pip's as uv pip); zip's archive (and
 //     -O's, -b's temporary directory, and with -m the files it adds,
 //     which it removes); cmake's
 //     build directory (-B, --build, or the current one it configures)
