@@ -542,18 +542,20 @@ func followDirs(cmds []simpleCmd, dirs []string, deep, ands, exits bool) []strin
 	return ever
 }
 
-// ungrouped is c without the "{" opening a group before it.
+// ungrouped is c without the "{" opening a group before it (not a
+// quoted one, which is a command: simpleCmd.braces).
 func ungrouped(c simpleCmd) simpleCmd {
-	for len(c.args) > 1 && c.args[0] == "{" {
-		c.args = c.args[1:]
+	for len(c.args) > 1 && c.args[0] == "{" && c.braces > 0 {
+		c.args, c.braces = c.args[1:], c.braces-1
 	}
 	return c
 }
 
 // closesGroup reports a "}" ending a group ({ cd sub; }), which stands
-// as a command of its own after the group's last command.
+// as a command of its own after the group's last command (not a
+// quoted one, which is a command: simpleCmd.braces).
 func closesGroup(c simpleCmd) bool {
-	return len(c.args) == 1 && c.args[0] == "}" && c.link == ""
+	return len(c.args) == 1 && c.args[0] == "}" && c.braces == 1 && c.link == ""
 }
 
 // andAfter reports whether the command after cmds[i] is joined to it by

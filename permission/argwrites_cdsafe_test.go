@@ -221,3 +221,32 @@ func TestWriteInSubshellAfterCd(t *testing.T) {
 		"(cd sub && echo hi > ../out.txt) && echo hi > ../x.txt",
 	})
 }
+
+// TestQuotedBraceIsNoGroup: a "}" or "{" the shell does not read as a
+// reserved word (quoted, escaped, after an assignment or a
+// redirection) is a command, which "hash -p ./ok.sh }" or a PATH of the
+// workspace's makes one that succeeds; it was taken as the group's
+// brace, so "{ cd nosuch; '}' && echo hi > ../out.txt; }" was read as
+// the group's cd leading the echo, and allowed though where the cd
+// fails the echo writes ../out.txt. Only an unquoted brace standing
+// first in its command closes (or opens) a group now.
+func TestQuotedBraceIsNoGroup(t *testing.T) {
+	p, _ := cdSafePolicy(t)
+	p.Rules = append(p.Rules, shellAllowRules(t, "hash", "export")...)
+	checkLines(t, p, []string{
+		"hash -p ./ok.sh x; { cd sub; } && echo hi > ../out.txt",
+		"{ cd sub; } 2>/dev/null && echo hi > ../out.txt",
+	}, []string{
+		"hash -p ./ok.sh }; { cd sub; '}' && echo hi > ../out.txt; }",
+		"hash -p ./ok.sh }; { cd sub; \"}\" && echo hi > ../out.txt; }",
+		"hash -p ./ok.sh }; { cd sub; \\} && echo hi > ../out.txt; }",
+		"hash -p ./ok.sh }; { cd sub; X= } && echo hi > ../out.txt; }",
+		"hash -p ./ok.sh }; { cd sub; >/dev/null } && echo hi > ../out.txt; }",
+		"hash -p ./ok.sh }; { cd sub; >&2 } && echo hi > ../out.txt; }",
+		"hash -p ./ok.sh }; { cd sub; <<<x } && echo hi > ../out.txt; }",
+		"export PATH=bin:/usr/bin:/bin; { cd sub; \\} && echo hi > ../out.txt; }",
+		"hash -p ./ok.sh {; { '{' cd sub; } && echo hi > ../out.txt",
+		"hash -p ./ok.sh {; { \\{ cd sub; } && echo hi > ../out.txt",
+		"hash -p ./ok.sh {; >&2 { cd sub; } && echo hi > ../out.txt",
+	})
+}

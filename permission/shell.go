@@ -39,6 +39,11 @@ type simpleCmd struct {
 	// bg: the command ends a list the shell runs in the background
 	// (&), in a subshell of its own.
 	bg bool
+	// braces: how many of its first words are a brace the shell reads as
+	// a reserved word, opening or closing a group: unquoted, with no
+	// assignment or redirection before it ('}', \}, >&2 } and X= } are
+	// commands of that name).
+	braces int
 	// ampOut: as dash reads "&>", the redirection after its "&", which
 	// begins a command of its own (`make &> log` is `make &` and
 	// `> log`).
@@ -241,6 +246,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 	delimNext, stripNext := false, false
 	var docs []hereDoc
 	hereString := false // the next word is a here-string (<<<), a body
+	redirected := false // the current command has a redirection
 	quoted := false     // the current word has quotes or escapes
 	// Unquoted parentheses open (subshells, (( … ))): a "<<" inside may
 	// be a shift, so a line with one cannot be read (unsure). paren: the
@@ -318,6 +324,9 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 		if w == "[[" && !quotedWord {
 			out.grouped = true
 		}
+		if (w == "{" || w == "}") && !quotedWord && cur.braces == len(cur.args) && len(cur.assigns) == 0 && !redirected {
+			cur.braces++
+		}
 		cur.args = append(cur.args, w)
 		cur.expands = cur.expands || expands
 		cur.dollar = cur.dollar || dollarWord
@@ -339,7 +348,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			piped = -1
 		}
 		cur = simpleCmd{}
-		redirect, input, delimNext, hereString = false, false, false, false
+		redirect, input, delimNext, hereString, redirected = false, false, false, false, false
 	}
 	rs := []rune(line)
 	pr := newPrompts(rs)
@@ -485,6 +494,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 				i, docs = end, nil
 			}
 		case c == '>' || c == '<' || bash && c == '&' && next == '>':
+			redirected = true
 			// A file-descriptor number right before the operator (2>)
 			// is not a word; quoted digits ('2'>, \2>) are one, and so
 			// are digits a redirection before names (dash: <>21>&2), and
