@@ -664,21 +664,34 @@ func errexitAfter(cmds []simpleCmd, i int, seen []simpleCmd, was bool) bool {
 			return false
 		}
 		for _, f := range a[1:] {
-			switch f {
-			case 'e':
+			switch {
+			case f == 'e':
 				on = set
-			case 'o':
-				if j++; j == len(c.args) {
+			case f == 'o':
+				if j++; j == len(c.args) || !slices.Contains(setNames, c.args[j]) {
 					return false
 				}
 				if c.args[j] == "errexit" {
 					on = set
 				}
+			case !strings.ContainsRune(setFlags, f):
+				return false // set -Ze: bash sets nothing, and goes on
 			}
 		}
 	}
 	return on
 }
+
+// setFlags and setNames are the options bash's set takes (set -o
+// lists the names); with any other it sets none and fails, and the
+// shell goes on unless errexit was on already.
+var (
+	setFlags = "abefhkmnptuvxBCEHPT"
+	setNames = []string{"allexport", "braceexpand", "emacs", "errexit", "errtrace", "functrace", "hashall",
+		"histexpand", "history", "ignoreeof", "interactive-comments", "keyword", "monitor", "noclobber", "noexec",
+		"noglob", "nolog", "notify", "nounset", "onecmd", "physical", "pipefail", "posix", "privileged", "verbose",
+		"vi", "xtrace"}
+)
 
 // compoundWords are the shell's words that begin (or go on with) a
 // compound command, or run the command after them otherwise.

@@ -250,3 +250,25 @@ func TestQuotedBraceIsNoGroup(t *testing.T) {
 		"hash -p ./ok.sh {; >&2 { cd sub; } && echo hi > ../out.txt",
 	})
 }
+
+// TestWriteAfterCdUnderFailedSet: bash's set turns on no option when
+// one of its arguments is not an option it takes (-Z, -i, -c, -s, -o
+// bogus), and the shell goes on; "set -Ze; cd nosuch; echo hi >
+// ../out.txt" was read as turning errexit on, and allowed though the
+// echo runs where the cd failed and writes ../out.txt. errexit is on
+// now only after a set whose every option is one set takes.
+func TestWriteAfterCdUnderFailedSet(t *testing.T) {
+	p, _ := cdSafePolicy(t)
+	checkLines(t, p, []string{
+		"set -euxo pipefail; cd sub; echo hi > ../out.txt",
+		"set -eE -o nounset; cd sub; echo hi > ../out.txt",
+	}, []string{
+		"set -Ze; cd sub; echo hi > ../out.txt",
+		"set -e -Z; cd sub; echo hi > ../out.txt",
+		"set -ei; cd sub; echo hi > ../out.txt",
+		"set -e -c; cd sub; echo hi > ../out.txt",
+		"set -es; cd sub; echo hi > ../out.txt",
+		"set -e -l; cd sub; echo hi > ../out.txt",
+		"set -o bogus -e; cd sub; echo hi > ../out.txt",
+	})
+}
