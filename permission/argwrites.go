@@ -571,12 +571,12 @@ func andAfter(cmds []simpleCmd, i int) bool {
 // exitsShell reports an exit joined by || to the list before it (cd sub
 // || exit 1), which ends the shell unless that list succeeded: exit
 // with at most a number, no redirection (one that fails keeps exit from
-// running), not in a pipeline (a subshell) nor in a list run in the
+// running: >&5 where 5 is not open), not in a pipeline (a subshell) nor in a list run in the
 // background. The caller makes sure it is no compound command's (a
 // subshell's, a function's, a loop's): followDirs's exits.
 func exitsShell(cmds []simpleCmd, i int) bool {
 	c := cmds[i]
-	if c.link != "||" || len(c.assigns) > 0 || len(c.outputs) > 0 || len(c.inputs) > 0 || len(c.here) > 0 ||
+	if c.link != "||" || len(c.assigns) > 0 || len(c.outputs) > 0 || len(c.inputs) > 0 || len(c.here) > 0 || c.redirected ||
 		len(c.args) == 0 || c.args[0] != "exit" || len(c.args) > 2 || len(c.args) == 2 && !isDigits(c.args[1]) {
 		return false
 	}
@@ -650,7 +650,7 @@ func errexitAfter(cmds []simpleCmd, i int, seen []simpleCmd, was bool) bool {
 	}
 	c := cmds[i]
 	if !alone(cmds, i) || len(c.args) == 0 || c.args[0] != "set" || c.expands || len(c.assigns) > 0 || len(c.outputs) > 0 ||
-		len(c.inputs) > 0 || len(c.here) > 0 {
+		len(c.inputs) > 0 || len(c.here) > 0 || c.redirected {
 		return false
 	}
 	on := was

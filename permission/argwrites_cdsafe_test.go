@@ -272,3 +272,28 @@ func TestWriteAfterCdUnderFailedSet(t *testing.T) {
 		"set -o bogus -e; cd sub; echo hi > ../out.txt",
 	})
 }
+
+// TestWriteAfterExitOrSetWithDescriptor: a redirection that duplicates
+// a descriptor not open (>&5, 2>&9, <&7) fails, and the command does
+// not run; it was not taken as one that may fail, as it names no file,
+// so "cd nosuch || exit 1 >&5; echo hi > ../out.txt" and "set -e >&5;
+// cd nosuch; echo hi > ../out.txt" were allowed though the exit (or
+// set) did not run and the echo wrote ../out.txt. An exit or set with
+// any redirection is now taken as one that may not run.
+func TestWriteAfterExitOrSetWithDescriptor(t *testing.T) {
+	p, _ := cdSafePolicy(t)
+	checkLines(t, p, []string{
+		"cd sub || exit 1; echo hi > ../out.txt",
+		"set -e; cd sub; echo hi > ../out.txt",
+	}, []string{
+		"cd sub || exit 1 >&5; echo hi > ../out.txt",
+		"cd sub || exit 1 2>&9; echo hi > ../out.txt",
+		"cd sub || exit 1 <&7; echo hi > ../out.txt",
+		"cd sub || exit >&5; echo hi > ../out.txt",
+		"cd sub || exit 1 3>&4; echo hi > ../out.txt",
+		"set -e >&5; cd sub; echo hi > ../out.txt",
+		"set -e 2>&9; cd sub; echo hi > ../out.txt",
+		"set -e <&7; cd sub; echo hi > ../out.txt",
+		"set -euo pipefail 1>&8; cd sub; echo hi > ../out.txt",
+	})
+}

@@ -44,6 +44,11 @@ type simpleCmd struct {
 	// assignment or redirection before it ('}', \}, >&2 } and X= } are
 	// commands of that name).
 	braces int
+	// redirected: the command has a redirection, which may fail and
+	// keep it from running: one that outputs and inputs list, a
+	// here-document, or one that duplicates a descriptor (>&5 fails
+	// where 5 is not open).
+	redirected bool
 	// ampOut: as dash reads "&>", the redirection after its "&", which
 	// begins a command of its own (`make &> log` is `make &` and
 	// `> log`).
@@ -246,7 +251,6 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 	delimNext, stripNext := false, false
 	var docs []hereDoc
 	hereString := false // the next word is a here-string (<<<), a body
-	redirected := false // the current command has a redirection
 	quoted := false     // the current word has quotes or escapes
 	// Unquoted parentheses open (subshells, (( … ))): a "<<" inside may
 	// be a shift, so a line with one cannot be read (unsure). paren: the
@@ -324,7 +328,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 		if w == "[[" && !quotedWord {
 			out.grouped = true
 		}
-		if (w == "{" || w == "}") && !quotedWord && cur.braces == len(cur.args) && len(cur.assigns) == 0 && !redirected {
+		if (w == "{" || w == "}") && !quotedWord && cur.braces == len(cur.args) && len(cur.assigns) == 0 && !cur.redirected {
 			cur.braces++
 		}
 		cur.args = append(cur.args, w)
@@ -348,7 +352,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 			piped = -1
 		}
 		cur = simpleCmd{}
-		redirect, input, delimNext, hereString, redirected = false, false, false, false, false
+		redirect, input, delimNext, hereString = false, false, false, false
 	}
 	rs := []rune(line)
 	pr := newPrompts(rs)
@@ -494,7 +498,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 				i, docs = end, nil
 			}
 		case c == '>' || c == '<' || bash && c == '&' && next == '>':
-			redirected = true
+			cur.redirected = true
 			// A file-descriptor number right before the operator (2>)
 			// is not a word; quoted digits ('2'>, \2>) are one, and so
 			// are digits a redirection before names (dash: <>21>&2), and
