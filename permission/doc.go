@@ -274,14 +274,19 @@
 //     && to a literal cd or pushd right before it runs only where that
 //     led ("cd sub && make && cd .. && ls > f" writes ./f, "cd sub &&
 //     rm -rf ../build" ./build), as does one joined by && to a group
-//     whose last command is such a cd ("{ cd sub; } && ls > ../f"); a
+//     whose last command is such a cd ("{ cd sub; } && ls > ../f"; a
+//     brace quoted, escaped or after a redirection is a command of that
+//     name, not the group's); a
 //     newline right after && joins the command on the next line to
 //     it, as the shell reads it. After a list ending with "|| exit" (or
-//     "|| exit N") the shell goes on only where the list succeeded
-//     ("cd sub || exit 1; ls > ../f" writes ./f), and after set -e (-o
-//     errexit) only where a cd standing alone in its list led ("set
-//     -e; cd sub; ls > ../f"), unless a command naming set or errexit
-//     may have turned it off; both on a line read once, without
+//     "|| exit N", with no redirection: >&5 fails where 5 is not open,
+//     and exit does not run) the shell goes on only where the list
+//     succeeded ("cd sub || exit 1; ls > ../f" writes ./f), and after
+//     set -e (-o errexit, by a set with no redirection and only options
+//     bash's set takes: "set -Ze" turns nothing on) only where a cd
+//     standing alone in its list led ("set -e; cd sub; ls > ../f"),
+//     unless a command naming set or errexit may have turned it off;
+//     both on a line read once, without
 //     substitutions or compound commands (loops, if, case, groups,
 //     functions, !), inside which exit may end a subshell only and
 //     errexit not apply. A line that is one subshell and nothing else
