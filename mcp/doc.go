@@ -314,6 +314,18 @@
 // --session my-agent` (a toolctl command rather than a worker flag, so it
 // runs wherever the MCP client is and needs no tools of its own).
 //
+// Stopping: once ServeListener's ctx ends, with GatewayOptions.StopGrace
+// the calls in flight may finish for that long before they end
+// interrupted. A call is in flight while a request carries it, and while
+// its response stream, closed for polling (GatewayOptions.StreamPoll),
+// awaits its client's resume. Meanwhile the listener stays open for those
+// calls' clients and serves only what serves them: a call's stream
+// resumed with Last-Event-ID, a session's POST carrying only answers and
+// notifications (the answer to a call's elicitation, a cancel), and a
+// session's DELETE; anything else, a new session or call among them, is
+// answered 503, and a connection closes after its answer. Without
+// StopGrace the listener closes at once.
+//
 // Sessions: every MCP session is a toolbus session. Over Streamable HTTP
 // (stateful) it is the Mcp-Session-Id the gateway assigns (128 random
 // bits); over stdio there is one session per process, named by the caller

@@ -221,11 +221,15 @@ type GatewayOptions struct {
 	StreamPoll time.Duration
 	// StopGrace is how long ServeListener (and ListenAndServe), once its
 	// context ends, lets the calls in flight of its sessions finish before
-	// it interrupts them (GatewayStoppedText); meanwhile it takes no new
-	// connection and no new request (http.Server.Shutdown: the listener
-	// closes, an idle connection closes, a busy one closes once its
-	// request is answered). 0 interrupts them at once. Interrupt and
-	// Close still interrupt them at once.
+	// it interrupts them (GatewayStoppedText). A call whose response
+	// stream StreamPoll closed is in flight until its client resumes the
+	// stream. Meanwhile the listener stays open for those calls' clients:
+	// it serves a call's stream resumed with Last-Event-ID, a session's
+	// POST of answers and notifications only (an answer to a call's
+	// elicitation) and a session's DELETE, answers anything else 503 (a
+	// new session, a new call), and closes each connection once answered.
+	// 0 interrupts them at once, the listener closed. Interrupt and Close
+	// still interrupt them at once.
 	StopGrace time.Duration
 	// Tracer, when set, records each tools/call as a server span,
 	// "tools/call <tool>" ("tools/call" alone for a name the fleet does

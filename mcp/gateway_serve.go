@@ -320,11 +320,13 @@ func (g *Gateway) getServer(r *http.Request) *sdk.Server {
 }
 
 // ListenAndServe serves Streamable HTTP on addr at /mcp until ctx ends,
-// then shuts the listener down: it takes no new connection or request,
-// the calls in flight end interrupted (after GatewayOptions.StopGrace, if
-// they have not finished by then), their clients get those results (for
-// at most 5 s), then, after a grace of 200 ms for the clients to read
-// them, the event streams end. It returns once the server has stopped.
+// then shuts the listener down: it takes no new session or call (with
+// GatewayOptions.StopGrace, only what serves the calls in flight until
+// they end: gateway_stop.go), the calls in flight end interrupted (after
+// StopGrace, if they have not finished by then), their clients get those
+// results (for at most 5 s), then, after a grace of 200 ms for the
+// clients to read them, the event streams end. It returns once the
+// server has stopped.
 func (g *Gateway) ListenAndServe(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -350,8 +352,17 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	calls, endCalls := context.WithCancel(context.WithoutCancel(ctx))
 	defer endCalls()
 	var carrying atomic.Int64 // requests that may carry a call's result
+	var polled polledStreams  // calls' streams closed for polling, not yet resumed
+	var stopping atomic.Bool  // in the stop grace (gateway_stop.go)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		w, r = g.bounded(w, r)
+		if stopping.Load() {
+			var ok bool
+			if r, ok = servedStopping(w, r); !ok {
+				return
+			}
+		}
 		if !carriesCall(r) {
 			rctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
@@ -360,8 +371,9 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 		} else {
 			carrying.Add(1)
 			defer carrying.Add(-1)
+			w = newPollWatch(w, r, &polled)
 		}
-		g.ServeHTTP(g.bounded(w, r))
+		g.ServeHTTP(w, r)
 	})
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: gatewayHeaderTimeout, IdleTimeout: g.idleTimeout,
 		BaseContext: func(net.Listener) context.Context { return context.WithValue(reqs, listenerKey{}, calls) }}
@@ -380,13 +392,28 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	sctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	shut := make(chan error, 1)
-	go func() { shut <- hs.Shutdown(sctx) }() // no new connections nor requests; waits for the requests
+	shutdown := func() { go func() { shut <- hs.Shutdown(sctx) }() } // no new connections nor requests; waits for the requests
+	grace := g.opts.StopGrace
+	if grace > 0 {
+		// The listener stays open for the clients of the calls in flight
+		// (a stream closed for polling is resumed on a new connection),
+		// taking only what serves those calls (servedStopping); the other
+		// connections close once idle.
+		stopping.Store(true)
+		hs.SetKeepAlivesEnabled(false)
+	} else {
+		shutdown()
+	}
+	// A call is in flight while a request may carry its result, or its
+	// stream, closed for polling, awaits its client's resume (which only
+	// an open listener takes).
+	inFlight := func() bool { return carrying.Load() > 0 || grace > 0 && polled.awaiting() }
 	waited := false
-	if grace := g.opts.StopGrace; grace > 0 {
+	if grace > 0 {
 		// The calls in flight may finish: their requests return once
 		// answered.
 		over := time.NewTimer(grace)
-		for carrying.Load() > 0 && !fired(over) {
+		for inFlight() && !fired(over) {
 			waited = true
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -406,7 +433,7 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 	// alone, for some on a loaded machine
 	// (TestGatewayServeListenerEndInFlight). Only the client can close
 	// that race; the grace narrows it.
-	for carrying.Load() > 0 && rctx.Err() == nil {
+	for inFlight() && rctx.Err() == nil {
 		waited = true
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -415,6 +442,9 @@ func (g *Gateway) ServeListener(ctx context.Context, l net.Listener) error {
 		case <-time.After(streamEndGrace):
 		case <-rctx.Done():
 		}
+	}
+	if grace > 0 {
+		shutdown()
 	}
 	endStreams()
 	err := <-shut

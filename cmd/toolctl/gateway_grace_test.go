@@ -232,7 +232,7 @@ func TestGatewayStopGrace(t *testing.T) {
 	waitStarted(t, f)
 
 	g.cmd.Process.Signal(syscall.SIGTERM)
-	// A new connection is refused once the stop has begun.
+	// A new session is refused once the stop has begun.
 	natstest.WaitFor(t, "a new initialize to be refused after SIGTERM", func() bool { return initialize(g.url) != nil })
 	// And a new request of a session open before it.
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)

@@ -43,8 +43,9 @@ import (
 // connects to NATS: metrics and health, see mcp_ops.go), logs each
 // session and tools/call, and stops on SIGINT or SIGTERM (exit 0) as a
 // worker does: it logs "draining", answers /readyz 503 from then on,
-// takes no new connection or request, lets its calls in flight finish
-// for --grace (30 s by default, as the worker's), then ends the rest
+// takes no new session or call (503), lets its calls in flight finish
+// for --grace (30 s by default, as the worker's; their clients may still
+// resume a stream and answer an elicitation), then ends the rest
 // interrupted and their clients get those results (a second signal ends
 // them at once, as a NATS connection closed for good before the stop
 // does; one closed during the grace ends each call as a silent worker
@@ -120,7 +121,7 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.insecure, "insecure", false, "serve: allow listening on a non-loopback address without --tokens")
 	fs.StringVar(&o.expose, "expose-server", "", "list the tools of these MCP `servers` (comma-separated names of mcp_servers the workers mount) under their own names: the gateway as a proxy of those servers")
 	config.DurationVar(fs, &o.streamPoll, "stream-poll", 0, "serve: close the HTTP stream of a call still running after this `duration`; the client resumes it (SEP-1699) and gets the result there (0: never)")
-	config.DurationVar(fs, &o.grace, "grace", config.DefaultGracePeriod, "serve: on SIGTERM or SIGINT, how long the calls in flight may finish before they are interrupted, while new connections and requests are refused (a `duration`; 0 interrupts at once; a second signal interrupts them then)")
+	config.DurationVar(fs, &o.grace, "grace", config.DefaultGracePeriod, "serve: on SIGTERM or SIGINT, how long the calls in flight may finish before they are interrupted, while new sessions and calls are refused (a `duration`; 0 interrupts at once; a second signal interrupts them then)")
 	config.DurationVar(fs, &o.drain, "drain", stdioDrain, "stdio: once stdin ends, answer the requests still running for at most this `duration`; calls still running after it end interrupted and their answers are dropped (0: do not wait)")
 	config.DurationVar(fs, &o.loginTimeout, "login-timeout", 5*time.Minute, "login: how long to wait for the browser to come back (a `duration`)")
 	fs.BoolVar(&o.force, "force", false, "login: authorize again even when the stored grant still works")

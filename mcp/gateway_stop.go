@@ -1,0 +1,149 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// During ServeListener's stop grace (GatewayOptions.StopGrace) the
+// listener stays open for the clients of the calls in flight, and takes
+// only what serves those calls (servedStopping): a call's response stream
+// resumed with Last-Event-ID (a stream StreamPoll closed must be resumed
+// for its result) and a session's POST of answers and notifications only
+// (an answer to the gateway's elicitation for a call in flight, a
+// notifications/cancelled). Anything else, a new session or a new call
+// among them, is answered 503.
+
+// stoppingText is the body of a request refused during the stop grace.
+const stoppingText = "mcp: gateway: stopping: it serves the calls in flight only"
+
+// servedStopping reports whether r is served during the stop grace, and
+// answers 503 to one that is not. A POST's body is read here (within
+// gatewayMaxBody); the request returned carries it again.
+func servedStopping(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	switch {
+	case r.Method == http.MethodGet && carriesCall(r), r.Method == http.MethodDelete:
+		return r, true
+	case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" && r.Body != nil:
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, gatewayMaxBody))
+		if err == nil && answersOnly(body) {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			return r, true
+		}
+	}
+	w.Header().Set("Connection", "close")
+	http.Error(w, stoppingText, http.StatusServiceUnavailable)
+	return r, false
+}
+
+// answersOnly reports whether body is a JSON-RPC message, or a batch of
+// them, with no request among them: answers (results, errors) and
+// notifications.
+func answersOnly(body []byte) bool {
+	var msgs []struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] != '[' {
+		body = append(append([]byte{'['}, body...), ']')
+	}
+	if json.Unmarshal(body, &msgs) != nil || len(msgs) == 0 {
+		return false
+	}
+	for _, m := range msgs {
+		if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+			return false
+		}
+	}
+	return true
+}
+
+// polledStreams counts, for each call's response stream (session and
+// stream id), the times the gateway closed it for polling
+// (GatewayOptions.StreamPoll) less the times its client resumed it since:
+// a stream closed and not yet resumed carries a call in flight that no
+// request holds.
+type polledStreams struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// closed notes the close of a stream for polling.
+func (p *polledStreams) closed(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == nil {
+		p.n = map[string]int{}
+	}
+	p.n[key]++
+}
+
+// resumed notes a request resuming a stream: it holds the stream's call
+// from now on.
+func (p *polledStreams) resumed(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n[key] > 1 {
+		p.n[key]--
+	} else {
+		delete(p.n, key)
+	}
+}
+
+// awaiting reports whether a stream closed for polling awaits its client.
+func (p *polledStreams) awaiting() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.n) > 0
+}
+
+// pollWatch notes in polled the close for polling (an SSE "close" event)
+// of the response stream written through it: the stream's id is the
+// Last-Event-ID a GET resumed, or that of the first event a POST's
+// response wrote. The go-sdk writes each event whole in one Write.
+type pollWatch struct {
+	http.ResponseWriter
+	polled  *polledStreams
+	session string
+	stream  string
+}
+
+// streamKey is the key of a session's stream in polledStreams.
+func streamKey(session, stream string) string { return session + "/" + stream }
+
+// newPollWatch watches w, the response to r, a request that carries a
+// call, noting r's resume of a stream first.
+func newPollWatch(w http.ResponseWriter, r *http.Request, polled *polledStreams) *pollWatch {
+	pw := &pollWatch{ResponseWriter: w, polled: polled, session: r.Header.Get("Mcp-Session-Id")}
+	if r.Method == http.MethodGet {
+		pw.stream, _, _ = strings.Cut(r.Header.Get("Last-Event-ID"), "_")
+		polled.resumed(streamKey(pw.session, pw.stream))
+	}
+	return pw
+}
+
+func (w *pollWatch) Write(p []byte) (int, error) {
+	if w.stream == "" {
+		for line := range bytes.Lines(p) {
+			if id, ok := bytes.CutPrefix(line, []byte("id: ")); ok {
+				w.stream, _, _ = strings.Cut(strings.TrimSpace(string(id)), "_")
+				break
+			}
+			if bytes.HasPrefix(line, []byte("data:")) {
+				break
+			}
+		}
+	}
+	if w.stream != "" && bytes.HasPrefix(p, []byte("event: close\n")) {
+		// Before the client can read it, and so resume the stream.
+		w.polled.closed(streamKey(w.session, w.stream))
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *pollWatch) Unwrap() http.ResponseWriter { return w.ResponseWriter }
