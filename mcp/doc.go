@@ -318,7 +318,8 @@
 // the calls in flight may finish for that long before they end
 // interrupted. A call is in flight while a request carries it, and while
 // its response stream, closed for polling (GatewayOptions.StreamPoll),
-// awaits its client's resume. Meanwhile the listener stays open for those
+// awaits its client's resume (a stream not resumed within a minute of its
+// close is taken as abandoned, and not waited for). Meanwhile the listener stays open for those
 // calls' clients and serves only what serves them: a call's stream
 // resumed with Last-Event-ID, a session's POST carrying only answers and
 // notifications (the answer to a call's elicitation, a cancel), and a

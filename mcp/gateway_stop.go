@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // During ServeListener's stop grace (GatewayOptions.StopGrace) the
@@ -67,10 +68,34 @@ func answersOnly(body []byte) bool {
 // stream id), the times the gateway closed it for polling
 // (GatewayOptions.StreamPoll) less the times its client resumed it since:
 // a stream closed and not yet resumed carries a call in flight that no
-// request holds.
+// request holds. A client that has not resumed its stream within
+// polledStale of its last close has gone (a client resumes after the
+// close's retry hint): its stream is forgotten, so that neither the
+// gateway's memory nor a later stop's grace waits for it, and at most
+// maxPolled streams are awaited at once.
 type polledStreams struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu  sync.Mutex
+	n   map[string]polledStream
+	now func() time.Time // time.Now; tests set it
+}
+
+// polledStream is a stream's count of closes not resumed, and the time
+// of its last close.
+type polledStream struct {
+	n    int
+	last time.Time
+}
+
+const (
+	polledStale = time.Minute
+	maxPolled   = 1 << 16
+)
+
+func (p *polledStreams) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
 }
 
 // closed notes the close of a stream for polling.
@@ -78,9 +103,17 @@ func (p *polledStreams) closed(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.n == nil {
-		p.n = map[string]int{}
+		p.n = map[string]polledStream{}
 	}
-	p.n[key]++
+	now := p.clock()
+	if _, ok := p.n[key]; !ok && len(p.n) >= maxPolled {
+		p.forgetStale(now)
+		if len(p.n) >= maxPolled {
+			return // not awaited: a stop's grace may end before its client resumes
+		}
+	}
+	st := p.n[key]
+	p.n[key] = polledStream{n: st.n + 1, last: now}
 }
 
 // resumed notes a request resuming a stream: it holds the stream's call
@@ -88,8 +121,9 @@ func (p *polledStreams) closed(key string) {
 func (p *polledStreams) resumed(key string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.n[key] > 1 {
-		p.n[key]--
+	if st := p.n[key]; st.n > 1 {
+		st.n--
+		p.n[key] = st
 	} else {
 		delete(p.n, key)
 	}
@@ -99,7 +133,18 @@ func (p *polledStreams) resumed(key string) {
 func (p *polledStreams) awaiting() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.forgetStale(p.clock())
 	return len(p.n) > 0
+}
+
+// forgetStale forgets the streams not resumed within polledStale of
+// their last close.
+func (p *polledStreams) forgetStale(now time.Time) {
+	for key, st := range p.n {
+		if now.Sub(st.last) > polledStale {
+			delete(p.n, key)
+		}
+	}
 }
 
 // pollWatch notes in polled the close for polling (an SSE "close" event)
