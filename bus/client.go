@@ -2352,7 +2352,9 @@ func (c *Client) SessionSchemas(ctx context.Context, session string, minRevision
 // from the groups KV bucket (ClientOptions.GroupsBucket) at least at
 // minRevision and the latest revision the client saw for the session;
 // while the bucket does not exist no session has stored state, and a
-// session without state has the groups the fleet announces active.
+// session without state has the groups the fleet announces active. A
+// session name starting with a NUL is refused (toolkit.ErrInvalidSession),
+// as workers refuse it in a call.
 func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision uint64) ([]string, error) {
 	f, state, err := c.discovery(ctx)
 	if err != nil {
@@ -2368,8 +2370,13 @@ func (c *Client) ActiveGroups(ctx context.Context, session string, minRevision u
 // loadActive reads the session's active groups at least at minRevision
 // and the revision the client remembers for the session; when that
 // revision turns out not to be reachable (see Revision), it is forgotten
-// and the groups read once more.
+// and the groups read once more. A session name starting with a NUL is
+// refused, as workers refuse it in a call or a list: as an anonymous
+// client's it would read an identity's session (toolkit.SessionScope).
 func (c *Client) loadActive(ctx context.Context, state toolkit.GroupState, groups []toolkit.Group, session string, minRevision uint64) ([]string, error) {
+	if strings.HasPrefix(session, "\x00") {
+		return nil, fmt.Errorf("%w: a session name must not start with a NUL character", toolkit.ErrInvalidSession)
+	}
 	scope := toolkit.SessionScope(c.opts.Identity, session)
 	rev := c.Revision(session)
 	active, _, err := toolkit.LoadActive(ctx, state, groups, scope, max(minRevision, rev))
