@@ -81,9 +81,10 @@
 //     over a call's attempts, nor over a durable call's deliveries); a
 //     call whose output reached its caller, or of a tool that may
 //     have effects, ends interrupted with toolkit.DrainedText. Only the
-//     worker marks it: the worker drops wire.MetaDrained and
-//     wire.MetaToolRan from the metadata a tool or its middleware writes
-//     (in a chunk, a result or a *toolkit.Error), and the client reads
+//     worker marks it: the worker drops wire.MetaDrained,
+//     wire.MetaToolRan, wire.MetaSessionWorker and
+//     wire.MetaSessionMovedFrom from the metadata a tool or its middleware
+//     writes (in a chunk, a result or a *toolkit.Error), and the client reads
 //     them from the final's own metadata alone, not from the chunks'. A
 //     worker of an earlier build passes a tool's own keys on in its
 //     final, which nothing on the wire tells from its verdict (replies

@@ -489,15 +489,20 @@ func (s *sender) serve() (resp *toolkit.Response) {
 // dropWorkerKeys deletes from meta, what a tool or its middleware wrote
 // (a final's or a chunk's metadata, the sender's own copy), the keys only
 // the worker sets: wire.MetaDrained (its stop cut the call: the client
-// sends a read-only or idempotent call again) and wire.MetaToolRan (the
-// tool was entered). A tool that wrote them would claim a stop that did
-// not happen, and be run again, or a run that did not happen.
+// sends a read-only or idempotent call again), wire.MetaToolRan (the
+// tool was entered), wire.MetaSessionWorker and wire.MetaSessionMovedFrom
+// (where the session's stateful tools run, and that they moved). A tool
+// that wrote them would claim a stop that did not happen, and be run
+// again, or a run that did not happen, or pin its session, for its
+// caller, to a worker of its choosing.
 func dropWorkerKeys(meta map[string]any) {
 	if len(meta) == 0 {
 		return
 	}
 	delete(meta, wire.MetaDrained)
 	delete(meta, wire.MetaToolRan)
+	delete(meta, wire.MetaSessionWorker)
+	delete(meta, wire.MetaSessionMovedFrom)
 }
 
 // Refused implements toolkit.RefusalWriter: the toolkit refused the call
