@@ -125,7 +125,10 @@
 //     where the schema asks for the field's type (5), so no input could
 //     set the field. So is a field of a non-empty interface type
 //     (fmt.Stringer, error; in a slice or map too): its schema takes any
-//     value, and encoding/json decodes none but null into it. A field
+//     value, and encoding/json decodes none but null into it. So is an
+//     embedded pointer to an unexported struct type (struct{ *paging }):
+//     its fields are in the schema, and encoding/json cannot allocate
+//     the struct to decode them. A field
 //     of type any takes any JSON value; one tagged "-" is no input.
 //   - A typed tool's inferred object schemas are closed ("additionalProperties":
 //     false, which AgentScope's pydantic schemas leave out), so an argument

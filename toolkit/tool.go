@@ -762,9 +762,10 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 }
 
 // checkJSONTags refuses a json tag name encoding/json ignores (see
-// validJSONName), the tag's string option on a scalar, and a field of a
-// non-empty interface type, on the fields of rt and of the types it
-// holds, at any depth. jsonschema-go and the fast path (decode.go) take such a name as
+// validJSONName), the tag's string option on a scalar, a field of a
+// non-empty interface type, and an embedded pointer to an unexported
+// struct type (whose fields the schema has and encoding/json never
+// decodes), on the fields of rt and of the types it holds, at any depth. jsonschema-go and the fast path (decode.go) take such a name as
 // the property's, while encoding/json, which decodes every input the fast
 // path does not, takes the Go field name: the schema would require a
 // property whose value never reached the field.
@@ -784,6 +785,9 @@ func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && !f.IsExported() && name == "" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+			return fmt.Errorf("toolkit: field %s of %v: an embedded pointer to the unexported struct type %v cannot be input: encoding/json cannot allocate it to decode its fields (json: cannot set embedded pointer to unexported struct); embed the struct as a value, or export its type", f.Name, rt, f.Type.Elem())
+		}
 		if name != "" && !validJSONName(name) {
 			return fmt.Errorf("toolkit: field %s of %v: json tag name %q is one encoding/json ignores (it would decode the field as %q, not as the schema's %q); use letters, digits, spaces and !#$%%&()*+-./:;<=>?@[]^_{|}~", f.Name, rt, name, f.Name, name)
 		}
