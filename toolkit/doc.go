@@ -139,7 +139,10 @@
 //     and $ref), and a pointer or slice field takes null as
 //     "type": ["null", T] where pydantic writes Optional[T] = None as
 //     anyOf of T and null with "default": null (a slice, list[T], takes no
-//     null there).
+//     null there). A field whose type decodes itself from text (a
+//     TextUnmarshaler that is not a json.Unmarshaler: net.IP,
+//     netip.Addr) is a string, the only value encoding/json gives it,
+//     and a big.Int an integer.
 //   - A Func's float result is written as Go's JSON writes it (10 as "10",
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",
 //     "1e+16"): a float64 cannot tell a computed float from a whole number

@@ -3,11 +3,13 @@ package toolkit
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -716,9 +718,62 @@ func openSchemas(schema map[string]any) {
 
 // typeSchemas are the schemas of types jsonschema-go gets wrong for a
 // tool's input: a json.RawMessage field takes any JSON value (a
-// free-form argument), not an array of bytes.
+// free-form argument), not an array of bytes; a big.Int, a JSON number
+// (its UnmarshalJSON refuses a string), not a string. See also
+// inputTypeSchemas.
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[json.RawMessage](): {},
+	reflect.TypeFor[big.Int]():         {Type: "integer"},
+}
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// inputTypeSchemas is typeSchemas with the schema of a string for each
+// type the fields of rt hold, at any depth, that encoding/json decodes
+// with its UnmarshalText (a TextUnmarshaler that is not a
+// json.Unmarshaler: net.IP, netip.Addr): it takes a JSON string (or
+// null) and nothing else, where jsonschema-go writes the schema of its
+// Go kind (an array of bytes, an object without properties), which no
+// string passes.
+func inputTypeSchemas(rt reflect.Type) map[reflect.Type]*jsonschema.Schema {
+	m := typeSchemas
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if seen[t] || typeSchemas[t] != nil {
+			return
+		}
+		seen[t] = true
+		if pt := reflect.PointerTo(t); pt.Implements(textUnmarshalerType) && !pt.Implements(jsonUnmarshalerType) {
+			if len(m) == len(typeSchemas) {
+				m = maps.Clone(typeSchemas)
+			}
+			m[t] = &jsonschema.Schema{Type: "string"}
+			return
+		}
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array, reflect.Map:
+			walk(t.Elem())
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if f := t.Field(i); f.IsExported() || f.Anonymous {
+					walk(f.Type)
+				}
+			}
+		}
+	}
+	for i := range rt.NumField() { // the input itself is an object
+		if f := rt.Field(i); f.IsExported() || f.Anonymous {
+			walk(f.Type)
+		}
+	}
+	return m
 }
 
 // schemaFor is SchemaFor with the schema's declaration order (the fields'
@@ -733,7 +788,7 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	if err := checkJSONTags(rt, map[reflect.Type]bool{}); err != nil {
 		return nil, nil, err
 	}
-	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
+	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: inputTypeSchemas(rt)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("toolkit: inferring the schema of %v: %w", rt, err)
 	}

@@ -1,0 +1,52 @@
+package toolkit_test
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"net"
+	"net/netip"
+	"reflect"
+	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// A field whose type encoding/json decodes with its UnmarshalText (net.IP,
+// netip.Addr: a TextUnmarshaler that is not a json.Unmarshaler) takes a
+// JSON string, and jsonschema-go wrote the schema of its Go kind (an
+// array of bytes, an object without properties); a big.Int decodes from
+// a JSON number, and its schema was a string. The tool was registered
+// and no input reached it: the string failed the schema, the value the
+// schema took failed the decoder. Their schemas are now the values the
+// decoder takes, in lists, pointers and nested structs too.
+func TestTextUnmarshalerFieldIsString(t *testing.T) {
+	type hosts struct {
+		IP     net.IP        `json:"ip"`
+		Addr   netip.Addr    `json:"addr"`
+		Prefix *netip.Prefix `json:"prefix"`
+		Peers  []netip.Addr  `json:"peers"`
+		Inner  struct {
+			Gateway netip.Addr `json:"gateway"`
+		} `json:"inner"`
+		Big big.Int `json:"big"`
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("hosts", "H.", func(_ context.Context, in hosts) (string, error) {
+		return fmt.Sprint(in.IP, " ", in.Addr, " ", in.Prefix, " ", in.Peers, " ", in.Inner.Gateway, " ", &in.Big), nil
+	}))
+	s, _ := tk.Schema("hosts")
+	props := s.Function.Parameters["properties"].(map[string]any)
+	for name, want := range map[string]any{"ip": "string", "addr": "string", "prefix": []any{"null", "string"}, "big": "integer"} {
+		if got := props[name].(map[string]any)["type"]; !reflect.DeepEqual(got, want) {
+			t.Errorf("schema of %s: type %v, want %v", name, got, want)
+		}
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "hosts", Input: map[string]any{
+		"ip": "10.0.0.1", "addr": "10.0.0.2", "prefix": "10.0.0.0/24", "peers": []any{"10.0.0.3"},
+		"inner": map[string]any{"gateway": "10.0.0.254"}, "big": 12345678901234567,
+	}})
+	if want := "10.0.0.1 10.0.0.2 10.0.0.0/24 [10.0.0.3] 10.0.0.254 12345678901234567"; r.State != toolkit.StateSuccess || r.Text() != want {
+		t.Errorf("final = %s/%s %q, want success %q", r.State, r.Code, r.Text(), want)
+	}
+}
