@@ -128,7 +128,11 @@
 //     value, and encoding/json decodes none but null into it. So is an
 //     embedded pointer to an unexported struct type (struct{ *paging }):
 //     its fields are in the schema, and encoding/json cannot allocate
-//     the struct to decode them. A field
+//     the struct to decode them. So are two fields under one JSON name
+//     (two tags alike, a tag naming another field, a field and one an
+//     embedded struct promotes): the schema has one property, with the
+//     last one's type, and encoding/json decodes its value into the
+//     field it prefers, or into neither. A field
 //     of type any takes any JSON value; one tagged "-" is no input.
 //   - A typed tool's inferred object schemas are closed ("additionalProperties":
 //     false, which AgentScope's pydantic schemas leave out), so an argument

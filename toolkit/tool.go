@@ -830,6 +830,9 @@ func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
 		return nil
 	}
 	seen[rt] = true
+	if err := checkJSONNames(rt); err != nil {
+		return err
+	}
 	for i := range rt.NumField() {
 		f := rt.Field(i)
 		if !f.IsExported() && !f.Anonymous {
@@ -855,6 +858,33 @@ func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
 		if err := checkJSONTags(f.Type, seen); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkJSONNames refuses a struct two of whose fields (its own, or
+// promoted from the structs it embeds) have one JSON name: jsonschema-go
+// writes the property once, with the last one's schema, and lists it
+// twice in "required", while encoding/json decodes the value into the
+// field it prefers (a tagged one, then the shallower) or, between two
+// alike, into neither.
+func checkJSONNames(rt reflect.Type) error {
+	names := map[string]reflect.StructField{}
+	for _, f := range reflect.VisibleFields(rt) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		name, _, found := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" && !found {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if g, ok := names[name]; ok {
+			return fmt.Errorf("toolkit: fields %s and %s of %v are both the JSON property %q: encoding/json decodes its value into one of them, or neither, where the schema has one property; give each a name of its own, or tag one json:\"-\"", g.Name, f.Name, rt, name)
+		}
+		names[name] = f
 	}
 	return nil
 }
