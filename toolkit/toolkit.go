@@ -47,7 +47,9 @@ type Options struct {
 	// toolkit order. Empty means DefaultMetaResponseTemplate.
 	MetaResponseTemplate string
 	// MaxResultBytes bounds the output one call accumulates (the
-	// Chunk.Size and Chunk.MetaSize of each chunk written): a chunk that would take it past the bound
+	// Chunk.Size and Chunk.MetaSize of each chunk written, and 256 bytes
+	// for each block kept after the first, what the accumulator holds for
+	// one beyond its bytes): a chunk that would take it past the bound
 	// is neither kept nor streamed, the call fails with tool_error
 	// (ToolOutputTooLargeError), and the tool's writes from then on
 	// return ErrOutputTooLarge. 0 means DefaultMaxResultBytes; negative,
