@@ -47,7 +47,10 @@ func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
 // chunks and progress as they are accumulated. Like Call, it runs the tool
 // on the caller's goroutine and returns when the tool does: a tool that
 // ignores ctx holds Invoke past ctx's deadline, and nothing of the call
-// is left running once it returns.
+// is left running once it returns. A tool or middleware that calls
+// runtime.Goexit (t.FailNow) ends the caller's goroutine, since nothing
+// can stop a Goexit: the call is never answered, and the toolkit's log
+// names the tool.
 func (tk *Toolkit) Invoke(ctx context.Context, call ToolCall) *Response {
 	return tk.Dispatch(ctx, call, discard{})
 }
@@ -548,20 +551,34 @@ func (d *dispatch) setMeta(k string, v any) {
 	d.meta[k] = v
 }
 
-// invoke runs the handler chain, turning a panic into CodeInternal.
+// invoke runs the handler chain, turning a panic into CodeInternal. A
+// runtime.Goexit in the chain cannot be stopped: it ends the caller's
+// goroutine with the call unanswered, and is logged as an error.
 func (d *dispatch) invoke(ctx context.Context, tk *Toolkit, h Handler, call *Call) (err error) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			if d.consumerPanicked() {
-				panic(v)
-			}
-			p, stack := PanicText(v), debug.Stack()
-			tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", p, "stack", string(stack))
-			recordPanic(ctx, v, p, stack)
-			err = NewError(CodeInternal, fmt.Sprintf("InternalError: the tool '%s' failed unexpectedly (panic: %s).", call.Name, p))
+		if returned {
+			return
 		}
+		v := recover()
+		if v == nil { // a Goexit: panic(nil) is a *runtime.PanicNilError
+			if d.consumerPanicked() {
+				return // in Call's loop body (t.FailNow there): the consumer's
+			}
+			tk.log.Error("toolkit: the tool or a middleware called runtime.Goexit, which ends the goroutine that called the toolkit, leaving the call unanswered", "tool", call.Name, "call", call.ID, "stack", string(debug.Stack()))
+			return
+		}
+		if d.consumerPanicked() {
+			panic(v)
+		}
+		p, stack := PanicText(v), debug.Stack()
+		tk.log.Error("toolkit: tool panicked", "tool", call.Name, "call", call.ID, "panic", p, "stack", string(stack))
+		recordPanic(ctx, v, p, stack)
+		err = NewError(CodeInternal, fmt.Sprintf("InternalError: the tool '%s' failed unexpectedly (panic: %s).", call.Name, p))
 	}()
-	return h(ctx, call, d)
+	err = h(ctx, call, d)
+	returned = true
+	return err
 }
 
 // PanicText describes a panic's value for the model and the log. A value
