@@ -380,9 +380,11 @@ func ValidName(name string) bool {
 // those keywords (see applyTags; also on the fields of a nested struct, a
 // pointer to one, a slice or a map of them), fields without omitempty/omitzero and
 // without a `default` tag are required; a json.RawMessage field takes any
-// JSON value; titles are stripped; a json tag name encoding/json would
-// ignore, the tag's string option on a scalar field, and a field of a
-// non-empty interface type are errors at Add). An absent field with a default is
+// JSON value, and a field decoding itself from text (net.IP) a string;
+// titles are stripped; a json tag name encoding/json would ignore, the
+// tag's string option on a scalar field, a field of a non-empty
+// interface type, an embedded pointer to an unexported struct and two
+// fields under one JSON name are errors at Add). An absent field with a default is
 // given its default before the function runs. An integer field takes a
 // whole number sent as a float (3.0, a float64 from encoding/json) as
 // that integer, and refuses a fraction or one beyond its type's range
