@@ -459,7 +459,28 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	for k, v := range f.Metadata {
 		d.setMeta(k, v)
 	}
-	d.fail(f.Code, f.Message)
+	msg := f.Message
+	if d.max > 0 { // the tool's words (a command's whole output, say) within the bound
+		msg = cutMessage(msg, max(d.max-d.acc.Size()-keptPerBlock, minErrorMessage))
+	}
+	d.fail(f.Code, msg)
+}
+
+// minErrorMessage is how much of a failed call's message is kept, when
+// its output has filled Options.MaxResultBytes already.
+const minErrorMessage = 1024
+
+// cutMessage cuts msg to at most n bytes, at a character's start, saying
+// how much was cut.
+func cutMessage(msg string, n int) string {
+	if len(msg) <= n {
+		return msg
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes of the message cut)", msg[:cut], len(msg)-cut)
 }
 
 // prelude finds the call's tool and checks the call (its group active,
@@ -614,13 +635,7 @@ func validationMessage(err error) string {
 	msg = strings.TrimPrefix(msg, "validating root: ")
 	// The validator prints the offending value whole: an input built to
 	// hurt would come back twice its size. Keep what the model can use.
-	if len(msg) > maxValidationMessage {
-		cut := maxValidationMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = fmt.Sprintf("%s… (%d more bytes of the message cut)", msg[:cut], len(msg)-cut)
-	}
+	msg = cutMessage(msg, maxValidationMessage)
 	// A number of the wrong type is printed as Go's %v prints a float,
 	// from a million up in exponent form ("type: 3e+09 has type
 	// "integer""): write it as JSON does.

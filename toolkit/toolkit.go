@@ -52,8 +52,9 @@ type Options struct {
 	// one beyond its bytes): a chunk that would take it past the bound
 	// is neither kept nor streamed, the call fails with tool_error
 	// (ToolOutputTooLargeError), and the tool's writes from then on
-	// return ErrOutputTooLarge. 0 means DefaultMaxResultBytes; negative,
-	// no bound.
+	// return ErrOutputTooLarge. The message of an error that ends a call
+	// is cut to what the bound leaves (1 KiB at least), saying how much
+	// was cut. 0 means DefaultMaxResultBytes; negative, no bound.
 	MaxResultBytes int
 	// OnRefused, when set, is told of every call answered without
 	// running its middleware chain, which a logging middleware therefore
