@@ -430,14 +430,19 @@ func (d *dispatch) final(id string) *Response {
 
 func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	// The prelude (group state, validation) runs under a recover too: a
-	// GroupState or validator that panics ends the call, not the process.
+	// GroupState or validator that panics ends the call, not the process;
+	// so does what reads the chain's error (an Error method that panics).
 	defer func() {
 		if v := recover(); v != nil {
 			if d.consumerPanicked() {
 				panic(v)
 			}
 			p, stack := PanicText(v), debug.Stack()
-			tk.log.Error("toolkit: a call panicked before its tool ran", "tool", tc.Name, "call", tc.ID, "panic", p, "stack", string(stack))
+			what := "toolkit: a call panicked before its tool ran"
+			if d.ran {
+				what = "toolkit: a call panicked after its tool returned: the error it returned panicked when read, or the writer did"
+			}
+			tk.log.Error(what, "tool", tc.Name, "call", tc.ID, "panic", p, "stack", string(stack))
 			recordPanic(ctx, v, p, stack)
 			d.fail(CodeInternal, fmt.Sprintf("InternalError: the call to '%s' failed unexpectedly (panic: %s).", tc.Name, p))
 		}
