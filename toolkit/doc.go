@@ -145,8 +145,9 @@
 //     anyOf of T and null with "default": null (a slice, list[T], takes no
 //     null there). A field whose type decodes itself from text (a
 //     TextUnmarshaler that is not a json.Unmarshaler: net.IP,
-//     netip.Addr) is a string, the only value encoding/json gives it,
-//     and a big.Int an integer.
+//     netip.Addr) is a string, the only value encoding/json gives it
+//     (its enum and default tags are strings too), and a big.Int an
+//     integer.
 //   - A Func's float result is written as Go's JSON writes it (10 as "10",
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",
 //     "1e+16"): a float64 cannot tell a computed float from a whole number

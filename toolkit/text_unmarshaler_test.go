@@ -50,3 +50,29 @@ func TestTextUnmarshalerFieldIsString(t *testing.T) {
 		t.Errorf("final = %s/%s %q, want success %q", r.State, r.Code, r.Text(), want)
 	}
 }
+
+// The enum and default tags of such a field are strings, as its schema
+// is: enum:"10.0.0.2,10.0.0.3" on a netip.Addr was refused at Add as "not
+// a JSON value".
+func TestTextUnmarshalerFieldTags(t *testing.T) {
+	type in struct {
+		Addr netip.Addr  `json:"addr" enum:"10.0.0.2,10.0.0.3"`
+		Mask *netip.Addr `json:"mask,omitempty" enum:"255.255.255.0"`
+		Via  netip.Addr  `json:"via" default:"10.0.0.1"`
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("route", "R.", func(_ context.Context, in in) (string, error) {
+		return fmt.Sprint(in.Addr, " ", in.Via), nil
+	}))
+	s, _ := tk.Schema("route")
+	addr := s.Function.Parameters["properties"].(map[string]any)["addr"].(map[string]any)
+	if want := []any{"10.0.0.2", "10.0.0.3"}; !reflect.DeepEqual(addr["enum"], want) {
+		t.Errorf("enum of addr: %#v, want %#v", addr["enum"], want)
+	}
+	for in, want := range map[string]string{"10.0.0.3": "success", "10.0.0.9": "error"} {
+		r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "route", Input: map[string]any{"addr": in}})
+		if string(r.State) != want || want == "success" && r.Text() != in+" 10.0.0.1" {
+			t.Errorf("addr %s: final %s/%s %q, want %s", in, r.State, r.Code, r.Text(), want)
+		}
+	}
+}

@@ -733,6 +733,14 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
+// decodesFromText reports whether encoding/json decodes a t with its
+// UnmarshalText: t (or *t) is a TextUnmarshaler and not a
+// json.Unmarshaler. Such a value is a JSON string.
+func decodesFromText(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(textUnmarshalerType) && !pt.Implements(jsonUnmarshalerType)
+}
+
 // inputTypeSchemas is typeSchemas with the schema of a string for each
 // type the fields of rt hold, at any depth, that encoding/json decodes
 // with its UnmarshalText (a TextUnmarshaler that is not a
@@ -752,7 +760,7 @@ func inputTypeSchemas(rt reflect.Type) map[reflect.Type]*jsonschema.Schema {
 			return
 		}
 		seen[t] = true
-		if pt := reflect.PointerTo(t); pt.Implements(textUnmarshalerType) && !pt.Implements(jsonUnmarshalerType) {
+		if decodesFromText(t) {
 			if len(m) == len(typeSchemas) {
 				m = maps.Clone(typeSchemas)
 			}
@@ -965,7 +973,7 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 		if prop == nil {
 			continue
 		}
-		isString := f.Type.Kind() == reflect.String
+		isString := f.Type.Kind() == reflect.String || decodesFromText(derefType(f.Type))
 		if def, ok := f.Tag.Lookup("default"); ok {
 			v, err := tagValue(def, isString, true)
 			if err != nil {
@@ -987,7 +995,7 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 		if enum, ok := f.Tag.Lookup("enum"); ok {
 			target.Enum = nil
 			for _, item := range strings.Split(enum, ",") {
-				v, err := tagValue(item, elem.Kind() == reflect.String, false)
+				v, err := tagValue(item, elem.Kind() == reflect.String || decodesFromText(elem), false)
 				if err != nil {
 					return fmt.Errorf("toolkit: field %s: enum tag: %w", f.Name, err)
 				}
