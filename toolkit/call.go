@@ -30,7 +30,9 @@ import (
 // tool failure, panic, interrupt and timeout all end in a final response
 // with the matching State and Code. Call runs the tool on the caller's
 // goroutine; stopping the iteration early makes the tool's next Write
-// return ErrStopped and yields nothing more. A panic in the loop body is
+// return ErrStopped and yields nothing more. Each range over the sequence
+// runs the call anew, its tool and middleware too (where an AgentScope
+// generator, once consumed, yields nothing): range it once. A panic in the loop body is
 // the caller's: it leaves the tool's Write and reaches the caller as it
 // was, not as the tool's panic.
 func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
