@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -31,7 +32,9 @@ var DefaultRetryCodes = []toolkit.Code{toolkit.CodeOverloaded, toolkit.CodeUnava
 // is Base·2^(n-1), capped at Max, with jitter (a uniform pick in its upper
 // half); an error's RetryAfter, when longer, is honoured, and one longer
 // than Max ends the retrying instead. Each attempt gets the input the
-// first one got, whatever inner middleware did to it.
+// first one got, whatever inner middleware or the tool did to it: a new
+// map handed on, or keys of the map set or deleted in place (each
+// attempt gets a copy; values nested in it are shared).
 //
 // The zero value makes up to 3 attempts, waits from 100ms up to 2s, and
 // retries DefaultRetryCodes.
@@ -76,7 +79,7 @@ func (r Retry) Middleware() toolkit.Middleware {
 			}
 			input := call.Input
 			for attempt := 1; ; attempt++ {
-				call.Input = input
+				call.Input = maps.Clone(input) // kept as it came, whatever an attempt changes in place
 				obs := &observer{w: w}
 				err := next(ctx, call, obs)
 				if err == nil || obs.chunks > 0 || obs.asked || attempt >= r.MaxAttempts || ctx.Err() != nil ||
