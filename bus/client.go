@@ -1906,7 +1906,7 @@ func (st *callState) next(f *wire.Frame) {
 // caller stopped, or when the chunk would take the output past its bound
 // (over).
 func (st *callState) chunk(c *toolkit.Chunk, yield func(toolkit.Event) bool) bool {
-	if st.bound > 0 && st.acc.Size()+keptPerBlock*(st.acc.Len()+len(c.Content))+c.Size()+c.MetaSize() > st.bound {
+	if st.bound > 0 && st.acc.HeldWith(c) > st.bound {
 		st.over = true
 		return false
 	}
@@ -1914,11 +1914,6 @@ func (st *callState) chunk(c *toolkit.Chunk, yield func(toolkit.Event) bool) boo
 	st.acc.Add(c)
 	return yield(toolkit.Event{Chunk: c})
 }
-
-// keptPerBlock is about what the accumulator keeps for a block beyond
-// the bytes its Size counts: its own record, the growth of the list, an
-// index entry. Blocks that merge into one (text after text) cost it once.
-const keptPerBlock = 256
 
 // final turns a final frame into the response: the frame's content when
 // nothing was streamed, the accumulated chunks otherwise.

@@ -283,14 +283,6 @@ func dispatchOf(ctx context.Context, call *Call) *dispatch {
 	return d
 }
 
-// keptPerBlock is about what the accumulator keeps for a block beyond
-// the bytes its Size counts: its own record, the growth of the list, an
-// index entry (the bus's client counts the same). The first block is
-// kept in the dispatch (dispatch.first), and blocks that merge into one
-// (text after text) cost it once; blocks that do not (data under a new
-// ID each) would otherwise hold ten times the bound.
-const keptPerBlock = 256
-
 // refuse returns the error a write of c gets without c being taken: the
 // call's failure by its output, or ErrOutputTooLarge when c takes the
 // output past its bound, which fails the call.
@@ -298,7 +290,7 @@ func (d *dispatch) refuse(c *Chunk) error {
 	switch {
 	case d.failed != nil:
 		return d.failed
-	case d.max <= 0 || d.acc.Size()+keptPerBlock*max(d.acc.Len()+len(c.Content)-1, 0)+c.Size()+c.MetaSize() <= d.max:
+	case d.max <= 0 || d.acc.HeldWith(c) <= d.max:
 		return nil
 	}
 	d.failed = ErrOutputTooLarge

@@ -322,6 +322,21 @@ type rawText struct {
 // written again counts once).
 func (a *Accumulator) Size() int { return a.size + a.meta }
 
+// HeldWith is about how many bytes the accumulator holds once c is added,
+// for a bound on a call's output: Size and c's Chunk.Size and MetaSize,
+// and keptPerBlock for each block past the first, which Size does not
+// count (blocks that do not merge, data under a new ID each, would
+// otherwise hold ten times the bound). Blocks that merge into one (text
+// after text) are counted once each as they come: an upper bound.
+func (a *Accumulator) HeldWith(c *Chunk) int {
+	return a.Size() + keptPerBlock*max(a.Len()+len(c.Content)-1, 0) + c.Size() + c.MetaSize()
+}
+
+// keptPerBlock is about what an accumulator keeps for a block beyond the
+// bytes its Size counts: the block's own record, the growth of the list,
+// an index entry.
+const keptPerBlock = 256
+
 // Add folds one chunk in. It returns an error only for a merge AgentScope
 // also rejects (data with a URL source under an existing ID); the rest of
 // the chunk is still applied.
