@@ -198,10 +198,12 @@ func (s *sender) routed() bool {
 	if err := d.unkeyed; err != nil {
 		// A session that cannot be pinned (its key is over the bucket's
 		// bound): run here, its calls would each keep their state on
-		// whichever worker took them, and no final would say so.
+		// whichever worker took them, and no final would say so. The
+		// caller's input is at fault, as for a group-gated tool's call of
+		// it: invalid_input, which no caller retries.
 		s.refuse()
-		s.final(s.w.finalFor(s.id, toolkit.CodeUnavailable, fmt.Sprintf(
-			"ToolUnavailableError: '%s' keeps its state on one worker per session, and this session cannot be pinned to one: %v. It did not run; use a shorter session name.",
+		s.final(s.w.finalFor(s.id, toolkit.CodeInvalidInput, fmt.Sprintf(
+			"BadRequestError: '%s' keeps its state on one worker per session, and this session cannot be pinned to one: %v. It did not run; use a shorter session name.",
 			s.call.Name, err)))
 		return true
 	}

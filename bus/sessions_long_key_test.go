@@ -12,9 +12,12 @@ import (
 
 // A session whose name cannot be a key of the sessions bucket (its key
 // is over wire.MaxSessionKeyLen) cannot be pinned: its session-bound
-// calls end unavailable without running, rather than running unpinned
+// calls end invalid_input without running, rather than running unpinned
 // on whichever worker the queue group picks, each keeping its own state
-// and no final saying so. Its stateless calls run as any other.
+// and no final saying so. Its stateless calls run as any other. The code
+// is the one a group-gated tool's call of the same session gets
+// (TestKVStateLongSessionIsInvalidInput): no retry helps, and
+// unavailable reads as an outage callers retry.
 func TestSessionKeyTooLongIsNotRunUnpinned(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	for _, name := range []string{"w1", "w2"} {
@@ -31,7 +34,7 @@ func TestSessionKeyTooLongIsNotRunUnpinned(t *testing.T) {
 			cl = newClient(t, natstest.Connect(t, s), &bus.ClientOptions{Identity: tc.identity})
 		}
 		r := cl.Invoke(ctxT(t), toolkit.ToolCall{Name: "put", Session: tc.session, Input: map[string]any{"value": "v"}})
-		if r.Code != toolkit.CodeUnavailable || !strings.Contains(r.Text(), "session") || r.Metadata[wire.MetaSessionWorker] != nil {
+		if r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "session") || r.Metadata[wire.MetaSessionWorker] != nil {
 			t.Fatalf("put in a session of %d bytes (identity %q): %+v", len(tc.session), tc.identity, r)
 		}
 		if r := cl.Invoke(ctxT(t), toolkit.ToolCall{Name: "echo", Session: tc.session, Input: map[string]any{"text": "x"}}); r.Code != "" || r.Text() != "x" {
