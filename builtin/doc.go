@@ -64,7 +64,9 @@
 // there (a named pipe, say) is refused as a replacement, at once, never
 // opened as a file. A session's own
 // directory (PerSessionWorkspace) is opened through that root, so a link
-// put in its place cannot lead out of the workspace either. What paths cannot
+// put in its place cannot lead out of the workspace either; anything
+// else there that is not a directory (a file, a named pipe) fails the
+// session's calls with code unavailable, saying what is in the way. What paths cannot
 // show is not caught: a hard link to an outside file, or a bind mount,
 // placed in the workspace by someone else. Shell and Python
 // are not confined: they run as the worker's user, with its environment,

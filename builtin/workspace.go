@@ -365,6 +365,9 @@ func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, ro
 		return nil, nil, nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the session's workspace cannot be opened: %v", err)
 	}
 	if err := root.MkdirAll(name, 0o755); err != nil {
+		if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTDIR) {
+			err = notDir(root, name, err)
+		}
 		return fail(err)
 	}
 	real, err := filepath.EvalSymlinks(filepath.Join(ws.real, name))
@@ -376,6 +379,9 @@ func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, ro
 		return fail(fmt.Errorf("%s leads outside the workspace", name))
 	}
 	sr, err := root.OpenRoot(dirOnly(rel))
+	if errors.Is(err, syscall.ENOTDIR) {
+		err = fmt.Errorf("%s is not a directory: it is a symbolic link to %s, which is none", name, rel)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -385,4 +391,45 @@ func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, ro
 	}
 	s = &workspace{dir: filepath.Join(ws.dir, name), real: real, held: sr}
 	return s, sr, func() { sr.Close() }, nil
+}
+
+// notDir names what stands where the directory name, or one above it,
+// should be, for err, an error of making name that says something
+// exists there.
+func notDir(root *os.Root, name string, err error) error {
+	at := ""
+	for _, part := range strings.Split(name, string(filepath.Separator)) {
+		at = filepath.Join(at, part)
+		fi, lerr := root.Lstat(at)
+		if lerr != nil {
+			break
+		}
+		kind := ""
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if fi, lerr = root.Stat(at); lerr == nil && !fi.IsDir() {
+				kind = "a symbolic link to " + kindOf(fi.Mode())
+			}
+		} else if !fi.IsDir() {
+			kind = kindOf(fi.Mode())
+		}
+		if kind != "" {
+			return fmt.Errorf("%s is not a directory but %s: the operator must remove it", at, kind)
+		}
+	}
+	return err
+}
+
+// kindOf says what kind of file a file of mode m is.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a file of mode " + m.Type().String()
 }
