@@ -73,9 +73,12 @@ type Config struct {
 	SharedWorkspace bool
 	// PerSessionWorkspace gives each session its own sub-directory of
 	// Workspace (sessions/<session>, identities/<identity>/<session>),
-	// created on its first call: the file tools are confined to it and
-	// the shell and Python tools start in it, so two agents never see or
-	// overwrite each other's files. The directory's name keeps the case
+	// created by its first call that writes a file or runs a command (a
+	// view_text_file or insert_text_file call makes none: in a session
+	// without one, no file exists), and kept: the file tools are
+	// confined to it and the shell and Python tools start in it, so two
+	// agents never see or overwrite each other's files. The directory's
+	// name keeps the case
 	// of the session's and the identity's (sessionDir), so on a file
 	// system that folds case (macOS's and Windows' by default, an ext4
 	// directory with chattr +F) names that differ only in case ("Bob",

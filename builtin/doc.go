@@ -73,6 +73,15 @@
 // and only start in the workspace. That is why they are off by default
 // and, when on, sit in a group a session must activate.
 //
+// # Per-session workspaces
+//
+// With Config.PerSessionWorkspace a session's directory is made by its
+// first call that writes a file or runs a command (write_text_file, the
+// shell, Python). A call that only reads makes none: view_text_file, or insert_text_file, in a
+// session without a directory answers that the file does not exist, so
+// a caller reading under ever new session names costs the worker no
+// disk.
+//
 // # Processes
 //
 // A command longer than the system takes as one argument (128 KiB on

@@ -142,7 +142,7 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, wha
 	// The directory is checked to be the workspace's, then named by its
 	// path: a swap in between is not caught, and a command is not
 	// confined anyway.
-	ws, _, release, err := r.ws.forSession(ctx, r.sessions)
+	ws, _, release, err := r.ws.forSession(ctx, r.sessions, true)
 	if err != nil {
 		return err
 	}

@@ -209,7 +209,7 @@ func (f *files) write(ctx context.Context, in writeInput) (string, error) {
 	if err := f.fits(in.FilePath, in.Content); err != nil {
 		return "", err
 	}
-	root, rel, done, err := f.openForEdit(ctx, in.FilePath)
+	root, rel, done, err := f.openForEdit(ctx, in.FilePath, true)
 	if err != nil {
 		return "", err
 	}
@@ -282,11 +282,16 @@ func (f *files) insert(ctx context.Context, in insertInput) (string, error) {
 	if err := hasNUL(in.Content); err != nil {
 		return "", err
 	}
-	root, rel, done, err := f.openForEdit(ctx, in.FilePath)
+	// Of a file that does not exist there is nothing to insert into: a
+	// session without a directory is not given one.
+	root, rel, done, err := f.openForEdit(ctx, in.FilePath, false)
 	if err != nil {
 		return "", err
 	}
 	defer done()
+	if root == nil {
+		return "", toolkit.Errorf(toolkit.CodeToolError, "InvalidArgumentsError: The target file %s does not exist. ", shown(in.FilePath))
+	}
 	if _, err := root.Stat(rel); errors.Is(err, fs.ErrNotExist) {
 		return "", toolkit.Errorf(toolkit.CodeToolError, "InvalidArgumentsError: The target file %s does not exist. ", shown(in.FilePath))
 	}
@@ -358,9 +363,10 @@ func breaksAs(content, eol string) string {
 
 // open resolves p in the call's workspace and returns the workspace's
 // root, which the caller releases; rel is p's path below it, and real
-// the workspace's own path.
-func (f *files) open(ctx context.Context, p string) (root *os.Root, rel, real string, release func(), err error) {
-	ws, root, release, err := f.ws.forSession(ctx, f.sessions)
+// the workspace's own path. create makes a session's directory that is
+// missing; without it, root is nil for a session that has none.
+func (f *files) open(ctx context.Context, p string, create bool) (root *os.Root, rel, real string, release func(), err error) {
+	ws, root, release, err := f.ws.forSession(ctx, f.sessions, create)
 	if err != nil {
 		return nil, "", "", nil, err
 	}
@@ -375,11 +381,15 @@ func (f *files) open(ctx context.Context, p string) (root *os.Root, rel, real st
 // for the file's other edits to end, this worker's (fileLocks) and then
 // those of the other workers of a shared workspace (lockShared). The
 // caller calls done when its own has; done then removes what killed
-// edits left in the file's directory (sweepTemps).
-func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel string, done func(), err error) {
-	root, rel, real, release, err := f.open(ctx, p)
+// edits left in the file's directory (sweepTemps). As open, without
+// create it returns a nil root for a session that has no directory.
+func (f *files) openForEdit(ctx context.Context, p string, create bool) (root *os.Root, rel string, done func(), err error) {
+	root, rel, real, release, err := f.open(ctx, p, create)
 	if err != nil {
 		return nil, "", nil, err
+	}
+	if root == nil {
+		return nil, rel, release, nil
 	}
 	unlock, err := f.edits.lock(ctx, filepath.Join(real, rel))
 	if err != nil {
@@ -410,11 +420,17 @@ func (f *files) openForEdit(ctx context.Context, p string) (root *os.Root, rel s
 // that a call costs a few times the file's size whatever its lines (a
 // slice costs 16 bytes a line on top of them).
 func (f *files) readText(ctx context.Context, p string) (string, error) {
-	root, rel, _, release, err := f.open(ctx, p)
+	root, rel, _, release, err := f.open(ctx, p, false)
 	if err != nil {
 		return "", err
 	}
 	defer release()
+	if root == nil { // a session without a directory: nothing exists
+		if rel == "." {
+			return "", toolkit.Errorf(toolkit.CodeToolError, "Error: The path %s is not a file.", shown(p))
+		}
+		return "", toolkit.Errorf(toolkit.CodeToolError, "Error: The file %s does not exist.", shown(p))
+	}
 	return f.readFrom(root, rel, p, false)
 }
 

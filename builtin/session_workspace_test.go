@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,53 @@ func TestSessionWorkspaceNotADirectory(t *testing.T) {
 				t.Errorf("%s in session %s: %s", c.tool, s, r.Text())
 			}
 		}
+	}
+}
+
+// sessionDirs lists what the workspace holds under sessions/.
+func sessionDirs(t *testing.T, ws string) []string {
+	t.Helper()
+	es, err := os.ReadDir(filepath.Join(ws, "sessions"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// Any call of a new session made its directory, a view of a missing file
+// too, and none was ever removed: a caller cycling session names, each
+// reading a missing file, grew the worker's disk and inodes without
+// bound. A call that only reads makes no directory: in a session that
+// has none, a file does not exist.
+func TestSessionWorkspaceNotMadeByReads(t *testing.T) {
+	call, ws := sessionKit(t, builtin.Config{})
+	for i := range 50 {
+		s := "flood-" + strconv.Itoa(i)
+		wantCode(t, call(s, builtin.ViewTextFile, map[string]any{"file_path": "missing.txt"}), toolkit.CodeToolError, "Error: The file missing.txt does not exist.")
+	}
+	wantCode(t, call("i", builtin.InsertTextFile, map[string]any{"file_path": "missing.txt", "content": "x", "line_number": 1}),
+		toolkit.CodeToolError, "The target file missing.txt does not exist.")
+	r := call("r", builtin.ViewTextFile, map[string]any{"file_path": filepath.Join(ws, "sessions", "r", "sub", "f.txt")})
+	wantCode(t, r, toolkit.CodeToolError, "does not exist")
+	wantCode(t, call("r", builtin.ViewTextFile, map[string]any{"file_path": "."}), toolkit.CodeToolError, "is not a file")
+	// The paths a session may not use are refused as ever.
+	wantCode(t, call("r", builtin.ViewTextFile, map[string]any{"file_path": "../other/f.txt"}), toolkit.CodeDenied, "PathOutsideWorkspaceError")
+	wantCode(t, call("r", builtin.ViewTextFile, map[string]any{"file_path": "/etc/passwd"}), toolkit.CodeDenied, "outside the workspace")
+	wantCode(t, call("r", builtin.ViewTextFile, map[string]any{"file_path": "d/"}), toolkit.CodeInvalidInput, "names a directory")
+	if got := sessionDirs(t, ws); len(got) != 0 {
+		t.Fatalf("reads made session directories: %v", got)
+	}
+	// A write makes it, and the session then reads what it wrote.
+	wantOK(t, call("r", builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "mine\n"}))
+	wantOK(t, call("r", builtin.InsertTextFile, map[string]any{"file_path": "f.txt", "content": "first", "line_number": 1}))
+	if got := wantOK(t, call("r", builtin.ViewTextFile, map[string]any{"file_path": "f.txt"})); !strings.Contains(got, "1: first\n2: mine") {
+		t.Fatalf("view after the write: %s", got)
+	}
+	if got := sessionDirs(t, ws); len(got) != 1 || got[0] != "r" {
+		t.Fatalf("session directories = %v, want [r]", got)
 	}
 }

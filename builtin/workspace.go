@@ -345,13 +345,16 @@ func dirName(name string) string {
 
 // forSession is the workspace of the call in ctx's session, and its
 // root checked (current) for one operation: ws itself, or its session's
-// own directory (created on first use) when per is set. The caller calls
-// release when done with the root. A workspace removed since (a
-// command's rm -rf "$PWD") is made again: otherwise no tool, the shell
-// included, could work until a restart. A session's directory is
-// opened through the workspace's root: a link put in its place may lead
-// elsewhere in the workspace, never out of it.
-func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, root *os.Root, release func(), err error) {
+// own directory when per is set, made if missing when create is. The
+// caller calls release when done with the root. A call that does not
+// create gets, for a session without a directory, a workspace with a nil
+// root: its paths can be resolved, but nothing exists there. A
+// workspace removed since (a command's rm -rf "$PWD") is made again:
+// otherwise no tool, the shell included, could work until a restart. A
+// session's directory is opened through the workspace's root: a link
+// put in its place may lead elsewhere in the workspace, never out of
+// it.
+func (ws *workspace) forSession(ctx context.Context, per, create bool) (s *workspace, root *os.Root, release func(), err error) {
 	root, err = ws.current()
 	if err != nil {
 		return nil, nil, nil, err
@@ -364,13 +367,27 @@ func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, ro
 	fail := func(err error) (*workspace, *os.Root, func(), error) {
 		return nil, nil, nil, toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the session's workspace cannot be opened: %v", err)
 	}
-	if err := root.MkdirAll(name, 0o755); err != nil {
-		if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTDIR) {
-			err = notDir(root, name, err)
+	absent := func() (*workspace, *os.Root, func(), error) {
+		return &workspace{dir: filepath.Join(ws.dir, name), real: filepath.Join(ws.real, name)}, nil, func() {}, nil
+	}
+	if create {
+		if err := root.MkdirAll(name, 0o755); err != nil {
+			if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTDIR) {
+				err = notDir(root, name, err)
+			}
+			return fail(err)
 		}
+	} else if _, err := root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		return absent()
+	} else if errors.Is(err, syscall.ENOTDIR) {
+		return fail(notDir(root, name, err))
+	} else if err != nil {
 		return fail(err)
 	}
 	real, err := filepath.EvalSymlinks(filepath.Join(ws.real, name))
+	if !create && errors.Is(err, fs.ErrNotExist) {
+		return absent() // removed meanwhile, or a link to nothing
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -379,8 +396,11 @@ func (ws *workspace) forSession(ctx context.Context, per bool) (s *workspace, ro
 		return fail(fmt.Errorf("%s leads outside the workspace", name))
 	}
 	sr, err := root.OpenRoot(dirOnly(rel))
+	if !create && errors.Is(err, fs.ErrNotExist) {
+		return absent()
+	}
 	if errors.Is(err, syscall.ENOTDIR) {
-		err = fmt.Errorf("%s is not a directory: it is a symbolic link to %s, which is none", name, rel)
+		err = notDir(root, name, err)
 	}
 	if err != nil {
 		return fail(err)

@@ -210,7 +210,8 @@ type Builtins struct {
 	SharedWorkspace bool `yaml:"shared_workspace"`
 	// PerSessionWorkspace gives each session its own sub-directory of
 	// Workspace, to which its file tools are confined and in which its
-	// shell and Python commands start. Default false.
+	// shell and Python commands start, made by the session's first write
+	// or command (not by a view). Default false.
 	PerSessionWorkspace bool `yaml:"per_session_workspace"`
 	// Tools lists the tools that are on. Absent means builtin.DefaultTools
 	// (echo, sleep and the file tools); an empty list means none.
