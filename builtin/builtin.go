@@ -85,6 +85,18 @@ type Config struct {
 	// "bob") share one directory: sessions there need names that differ
 	// otherwise.
 	PerSessionWorkspace bool
+	// MaxSessionWorkspaces is the most session directories of
+	// PerSessionWorkspace the workspace holds (those under sessions/ and
+	// identities/<identity>/, whoever made them). The worker removes
+	// none: past the limit a session without a directory gets none, and
+	// its writes and commands end unavailable, saying so, until the
+	// operator removes directories of sessions that ended or raises the
+	// limit; its views still answer, and sessions that have a directory
+	// go on. The worker counts the directories again at most once a
+	// second, so directories removed are seen within a second, and on a
+	// shared workspace other workers' new directories too. Default
+	// 10,000 (DefaultMaxSessionWorkspaces).
+	MaxSessionWorkspaces int
 	// Tools lists the tools to register, in order, each with its group.
 	// nil means DefaultTools in their default groups; an empty non-nil
 	// slice registers nothing.
@@ -129,6 +141,8 @@ const (
 	DefaultMaxTimeout     = time.Hour
 	DefaultMaxOutputBytes = 1 << 20
 	DefaultMaxFileBytes   = 10 << 20
+
+	DefaultMaxSessionWorkspaces = 10_000
 )
 
 // withDefaults validates cfg and fills in its defaults.
@@ -145,6 +159,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxFileBytes < 0 {
 		errs = append(errs, fmt.Errorf("builtin: negative max file bytes %d", cfg.MaxFileBytes))
+	}
+	if cfg.MaxSessionWorkspaces < 0 {
+		errs = append(errs, fmt.Errorf("builtin: negative max session workspaces %d", cfg.MaxSessionWorkspaces))
 	}
 	if cfg.Tools == nil {
 		for _, n := range DefaultTools {
@@ -167,6 +184,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	cfg.DefaultTimeout = cmp(cfg.DefaultTimeout, min(DefaultCommandTimeout, cfg.MaxTimeout))
 	cfg.MaxOutputBytes = cmp(cfg.MaxOutputBytes, DefaultMaxOutputBytes)
 	cfg.MaxFileBytes = cmp(cfg.MaxFileBytes, DefaultMaxFileBytes)
+	cfg.MaxSessionWorkspaces = cmp(cfg.MaxSessionWorkspaces, DefaultMaxSessionWorkspaces)
 	if cfg.DefaultTimeout > cfg.MaxTimeout {
 		errs = append(errs, fmt.Errorf("builtin: default timeout %v is above the max timeout %v", cfg.DefaultTimeout, cfg.MaxTimeout))
 	}
@@ -222,6 +240,9 @@ func Register(tk *toolkit.Toolkit, cfg Config) error {
 	var f *files
 	var r *runner
 	if ws != nil {
+		if cfg.PerSessionWorkspace {
+			ws.limit = &sessionLimit{max: cfg.MaxSessionWorkspaces}
+		}
 		f = &files{ws: ws, sessions: cfg.PerSessionWorkspace, maxFile: cfg.MaxFileBytes, maxOutput: cfg.MaxOutputBytes}
 		r = &runner{ws: ws, sessions: cfg.PerSessionWorkspace, shell: cfg.Shell, python: cfg.Python,
 			defTimeout: cfg.DefaultTimeout, maxTimeout: cfg.MaxTimeout, maxOutput: cfg.MaxOutputBytes}

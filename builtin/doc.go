@@ -82,6 +82,21 @@
 // a caller reading under ever new session names costs the worker no
 // disk.
 //
+// The workspace holds at most Config.MaxSessionWorkspaces session
+// directories (10,000 by default), whoever made them: past it a session
+// without one gets none, and its writes and commands end unavailable
+// with an error naming the limit and how to raise it, while the
+// sessions that have one go on. The directories are counted when a
+// session first needs one, and again, when a new one is wanted, once a
+// second at most: those an operator removes free their places within a
+// second, and on a shared workspace those other workers made count from
+// the next count on (so the fleet may go past the limit by what the
+// other workers make within a second). No directory is removed by the worker: a session's files are its
+// own, and only the operator knows when a session ended, so removing
+// them (of sessions idle for long, say) is the operator's. Reaping
+// idle directories was not chosen: a call of a session may start
+// whenever, and its directory must not vanish under it.
+//
 // # Processes
 //
 // A command longer than the system takes as one argument (128 KiB on

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,4 +117,83 @@ func TestSessionWorkspaceNotMadeByReads(t *testing.T) {
 	if got := sessionDirs(t, ws); len(got) != 1 || got[0] != "r" {
 		t.Fatalf("session directories = %v, want [r]", got)
 	}
+}
+
+// Every new session that wrote a file or ran a command made a directory,
+// and none was removed: a caller cycling session names grew the
+// worker's disk and inodes without bound. The workspace now holds at
+// most Config.MaxSessionWorkspaces session directories: a new session
+// past it gets none, its writes and commands ending unavailable with an
+// error naming the limit and how to raise it; reads still answer, and
+// the sessions that have a directory keep working.
+func TestSessionWorkspaceLimit(t *testing.T) {
+	ws := t.TempDir()
+	// Directories made before the worker started count too, an
+	// identity's sessions as well.
+	if err := os.MkdirAll(filepath.Join(ws, "sessions", "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	call, _ := sessionKit(t, builtin.Config{Workspace: ws, MaxSessionWorkspaces: 4})
+	tk := toolkit.New(nil)
+	if err := builtin.Register(tk, builtin.Config{Workspace: ws, PerSessionWorkspace: true, MaxSessionWorkspaces: 4,
+		Tools: []builtin.Tool{{Name: builtin.WriteTextFile}}}); err != nil {
+		t.Fatal(err)
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{Name: builtin.WriteTextFile, Identity: "alice", Session: "a",
+		Input: map[string]any{"file_path": "f.txt", "content": "alice's\n"}})
+	wantOK(t, r)
+	// Ten sessions at once for the two places left.
+	var wg sync.WaitGroup
+	results := make([]*toolkit.Response, 10)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = call("new-"+strconv.Itoa(i), builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "x\n"})
+		}()
+	}
+	wg.Wait()
+	var made []string
+	for i, r := range results {
+		if r.State == toolkit.StateSuccess {
+			made = append(made, "new-"+strconv.Itoa(i))
+			continue
+		}
+		wantCode(t, r, toolkit.CodeUnavailable, "4 session directories", "MaxSessionWorkspaces", "max_session_workspaces")
+	}
+	if len(made) != 2 {
+		t.Fatalf("%d new sessions got a directory, want 2", len(made))
+	}
+	if got := sessionDirs(t, ws); len(got) != 3 {
+		t.Fatalf("session directories = %v, want old and two new", got)
+	}
+	// Past the limit a new session reads, but writes nothing and runs
+	// nothing.
+	wantCode(t, call("late", builtin.ExecuteShellCommand, map[string]any{"command": "echo hi"}), toolkit.CodeUnavailable, "MaxSessionWorkspaces")
+	wantCode(t, call("late", builtin.ViewTextFile, map[string]any{"file_path": "f.txt"}), toolkit.CodeToolError, "does not exist")
+	// The sessions that have a directory keep working.
+	for _, s := range append(made, "old") {
+		wantOK(t, call(s, builtin.WriteTextFile, map[string]any{"file_path": "g.txt", "content": "y\n"}))
+		if got := wantOK(t, call(s, builtin.ExecuteShellCommand, map[string]any{"command": "cat g.txt"})); !strings.HasPrefix(got, "y\n") {
+			t.Fatalf("session %s: %s", s, got)
+		}
+	}
+	// A directory removed makes room for a new session, once the
+	// workspace is counted again.
+	if err := os.RemoveAll(filepath.Join(ws, "sessions", "old")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := call("late", builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "late\n"})
+		if r.State == toolkit.StateSuccess {
+			break
+		}
+		wantCode(t, r, toolkit.CodeUnavailable, "MaxSessionWorkspaces")
+		if time.Now().After(deadline) {
+			t.Fatalf("a new session is still refused after a directory was removed: %s", r.Text())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wantCode(t, call("later", builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "x\n"}), toolkit.CodeUnavailable, "MaxSessionWorkspaces")
 }

@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -40,6 +42,10 @@ type workspace struct {
 
 	mu   sync.Mutex
 	held *os.Root // the directory real named when opened, or made again
+
+	// limit bounds the sessions' directories of a workspace with
+	// per-session directories; nil for a session's own.
+	limit *sessionLimit
 }
 
 // openWorkspace makes dir (created if missing) the root of a workspace.
@@ -371,6 +377,9 @@ func (ws *workspace) forSession(ctx context.Context, per, create bool) (s *works
 		return &workspace{dir: filepath.Join(ws.dir, name), real: filepath.Join(ws.real, name)}, nil, func() {}, nil
 	}
 	if create {
+		if err := ws.limit.room(root, name); err != nil {
+			return nil, nil, nil, err
+		}
 		if err := root.MkdirAll(name, 0o755); err != nil {
 			if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTDIR) {
 				err = notDir(root, name, err)
@@ -452,4 +461,99 @@ func kindOf(m fs.FileMode) string {
 		return "a device"
 	}
 	return "a file of mode " + m.Type().String()
+}
+
+// sessionLimit bounds how many sessions' directories a workspace holds
+// (Config.MaxSessionWorkspaces).
+type sessionLimit struct {
+	max int
+
+	mu      sync.Mutex // held while a session's directory is made
+	n       int        // directories as counted, and made since
+	counted time.Time  // when counted; zero: never
+}
+
+// recountEvery is how often a workspace's session directories are
+// counted again at most: directories removed meanwhile, or made by
+// other workers of a shared workspace, are seen then.
+const recountEvery = time.Second
+
+// room makes name, a session's directory missing from root, when the
+// limit leaves room for it; it does nothing when name exists (of any
+// kind: making it says what is wrong). Its error is the call's.
+func (l *sessionLimit) room(root *os.Root, name string) error {
+	if l == nil {
+		return nil
+	}
+	if _, err := root.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := root.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		return nil // made meanwhile
+	}
+	if l.counted.IsZero() || time.Since(l.counted) >= recountEvery {
+		n, err := countSessionDirs(root)
+		if err != nil {
+			return toolkit.Errorf(toolkit.CodeUnavailable, "WorkspaceError: the session directories of the workspace cannot be counted: %v", err)
+		}
+		l.n, l.counted = n, time.Now()
+	}
+	if l.n >= l.max {
+		return toolkit.Errorf(toolkit.CodeUnavailable,
+			"WorkspaceError: the workspace holds %d session directories, and its limit is %d, so this session gets none: nothing can be written nor run in it on this worker (it can still view files, of which it has none). "+
+				"The operator can remove the directories of sessions that ended, under sessions/ and identities/ in the workspace, or raise the limit "+
+				"(MaxSessionWorkspaces of builtin.Config, builtins.max_session_workspaces in the worker's configuration).", l.n, l.max)
+	}
+	if err := root.MkdirAll(name, 0o755); err != nil {
+		return nil // making it again says why
+	}
+	l.n++
+	return nil
+}
+
+// countSessionDirs counts the entries of sessions/ and of every
+// identities/<identity>/ under root, reading a directory a batch of
+// names at a time. What is not a directory there holds none (nor is
+// opened: a named pipe's open would wait for a writer).
+func countSessionDirs(root *os.Root) (int, error) {
+	count := func(dir string, each func(name string) error) (int, error) {
+		d, err := root.Open(dirOnly(dir))
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		defer d.Close()
+		n := 0
+		for {
+			names, err := d.Readdirnames(1024)
+			for _, name := range names {
+				if each != nil {
+					if err := each(name); err != nil {
+						return n, err
+					}
+				}
+			}
+			n += len(names)
+			if errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			if err != nil {
+				return n, err
+			}
+		}
+	}
+	n, err := count("sessions", nil)
+	if err != nil {
+		return 0, err
+	}
+	_, err = count("identities", func(identity string) error {
+		m, err := count(filepath.Join("identities", identity), nil)
+		n += m
+		return err
+	})
+	return n, err
 }

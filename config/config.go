@@ -213,6 +213,11 @@ type Builtins struct {
 	// shell and Python commands start, made by the session's first write
 	// or command (not by a view). Default false.
 	PerSessionWorkspace bool `yaml:"per_session_workspace"`
+	// MaxSessionWorkspaces is the most session directories (of
+	// PerSessionWorkspace) the workspace holds: past it a new session's
+	// writes and commands end unavailable, until the operator removes
+	// directories of sessions that ended or raises it. Default 10,000.
+	MaxSessionWorkspaces int `yaml:"max_session_workspaces"`
 	// Tools lists the tools that are on. Absent means builtin.DefaultTools
 	// (echo, sleep and the file tools); an empty list means none.
 	Tools []BuiltinTool `yaml:"tools"`
@@ -490,15 +495,16 @@ func (c *Config) ToolkitGroups() []toolkit.Group {
 func (c *Config) BuiltinConfig() builtin.Config {
 	b := c.Builtins
 	cfg := builtin.Config{
-		Workspace:           b.Workspace,
-		SharedWorkspace:     b.SharedWorkspace,
-		PerSessionWorkspace: b.PerSessionWorkspace,
-		Shell:               b.Shell,
-		Python:              b.Python,
-		DefaultTimeout:      b.DefaultTimeout,
-		MaxTimeout:          b.MaxTimeout,
-		MaxOutputBytes:      b.MaxOutputBytes,
-		MaxFileBytes:        b.MaxFileBytes,
+		Workspace:            b.Workspace,
+		SharedWorkspace:      b.SharedWorkspace,
+		PerSessionWorkspace:  b.PerSessionWorkspace,
+		MaxSessionWorkspaces: b.MaxSessionWorkspaces,
+		Shell:                b.Shell,
+		Python:               b.Python,
+		DefaultTimeout:       b.DefaultTimeout,
+		MaxTimeout:           b.MaxTimeout,
+		MaxOutputBytes:       b.MaxOutputBytes,
+		MaxFileBytes:         b.MaxFileBytes,
 	}
 	if b.Tools != nil {
 		cfg.Tools = make([]builtin.Tool, len(b.Tools))

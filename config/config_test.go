@@ -49,6 +49,8 @@ func TestExample(t *testing.T) {
 		{"view group", cfg.Builtins.Tools[2], config.BuiltinTool{Name: "view_text_file", Group: "files"}},
 		{"builtin default timeout", cfg.Builtins.DefaultTimeout, 2 * time.Minute},
 		{"max output", cfg.Builtins.MaxOutputBytes, 262144},
+		{"max session workspaces", cfg.Builtins.MaxSessionWorkspaces, 5000},
+		{"max session workspaces passed on", cfg.BuiltinConfig().MaxSessionWorkspaces, 5000},
 		{"mcp stdio", string(cfg.MCPServers[0].Transport) + " " + cfg.MCPServers[0].Command + " " + strings.Join(cfg.MCPServers[0].Args, " "), "stdio npx -y @modelcontextprotocol/server-everything"},
 		{"mcp env", cfg.MCPServers[0].Env, map[string]string{"LOG_LEVEL": "warn"}},
 		{"mcp cwd made absolute", cfg.MCPServers[0].Cwd, dir},
