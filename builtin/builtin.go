@@ -95,7 +95,10 @@ type Config struct {
 	// go on. The worker counts the directories again at most once a
 	// second, so directories removed are seen within a second, and on a
 	// shared workspace other workers' new directories too. Default
-	// 10,000 (DefaultMaxSessionWorkspaces).
+	// 100,000 (DefaultMaxSessionWorkspaces): a fleet making a session a
+	// second reaches it in about a day, so an operator using
+	// per-session workspaces removes those of sessions that ended from
+	// time to time. -1: no limit.
 	MaxSessionWorkspaces int
 	// Tools lists the tools to register, in order, each with its group.
 	// nil means DefaultTools in their default groups; an empty non-nil
@@ -142,7 +145,7 @@ const (
 	DefaultMaxOutputBytes = 1 << 20
 	DefaultMaxFileBytes   = 10 << 20
 
-	DefaultMaxSessionWorkspaces = 10_000
+	DefaultMaxSessionWorkspaces = 100_000
 )
 
 // withDefaults validates cfg and fills in its defaults.
@@ -160,8 +163,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxFileBytes < 0 {
 		errs = append(errs, fmt.Errorf("builtin: negative max file bytes %d", cfg.MaxFileBytes))
 	}
-	if cfg.MaxSessionWorkspaces < 0 {
-		errs = append(errs, fmt.Errorf("builtin: negative max session workspaces %d", cfg.MaxSessionWorkspaces))
+	if cfg.MaxSessionWorkspaces < -1 {
+		errs = append(errs, fmt.Errorf("builtin: max session workspaces %d: want a count, or -1 for no limit", cfg.MaxSessionWorkspaces))
 	}
 	if cfg.Tools == nil {
 		for _, n := range DefaultTools {
@@ -241,7 +244,9 @@ func Register(tk *toolkit.Toolkit, cfg Config) error {
 	var r *runner
 	if ws != nil {
 		if cfg.PerSessionWorkspace {
-			ws.limit = &sessionLimit{max: cfg.MaxSessionWorkspaces}
+			if cfg.MaxSessionWorkspaces > 0 {
+				ws.limit = &sessionLimit{max: cfg.MaxSessionWorkspaces}
+			}
 		}
 		f = &files{ws: ws, sessions: cfg.PerSessionWorkspace, maxFile: cfg.MaxFileBytes, maxOutput: cfg.MaxOutputBytes}
 		r = &runner{ws: ws, sessions: cfg.PerSessionWorkspace, shell: cfg.Shell, python: cfg.Python,

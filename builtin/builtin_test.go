@@ -136,7 +136,7 @@ func TestRegisterErrors(t *testing.T) {
 		{"negative max timeout", builtin.Config{Workspace: t.TempDir(), MaxTimeout: -time.Second}, "negative max timeout"},
 		{"negative output", builtin.Config{Workspace: t.TempDir(), MaxOutputBytes: -1}, "negative max output"},
 		{"negative file size", builtin.Config{Workspace: t.TempDir(), MaxFileBytes: -1}, "negative max file"},
-		{"negative session workspaces", builtin.Config{Workspace: t.TempDir(), PerSessionWorkspace: true, MaxSessionWorkspaces: -1}, "negative max session workspaces"},
+		{"negative session workspaces", builtin.Config{Workspace: t.TempDir(), PerSessionWorkspace: true, MaxSessionWorkspaces: -2}, "max session workspaces -2"},
 		{"default above max", builtin.Config{Workspace: t.TempDir(), DefaultTimeout: time.Hour, MaxTimeout: time.Minute}, "above the max timeout"},
 	}
 	for _, tt := range tests {

@@ -83,7 +83,7 @@
 // disk.
 //
 // The workspace holds at most Config.MaxSessionWorkspaces session
-// directories (10,000 by default), whoever made them: past it a session
+// directories (100,000 by default, -1 for no limit), whoever made them: past it a session
 // without one gets none, and its writes and commands end unavailable
 // with an error naming the limit and how to raise it, while the
 // sessions that have one go on. The directories are counted when a

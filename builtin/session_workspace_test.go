@@ -197,3 +197,19 @@ func TestSessionWorkspaceLimit(t *testing.T) {
 	}
 	wantCode(t, call("later", builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "x\n"}), toolkit.CodeUnavailable, "MaxSessionWorkspaces")
 }
+
+// MaxSessionWorkspaces -1 sets no limit: sessions past what a limit of
+// one would allow still get their directories.
+func TestSessionWorkspaceNoLimit(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "sessions", "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	call, _ := sessionKit(t, builtin.Config{Workspace: ws, MaxSessionWorkspaces: -1})
+	for i := range 5 {
+		wantOK(t, call("s-"+strconv.Itoa(i), builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "x\n"}))
+	}
+	if got := sessionDirs(t, ws); len(got) != 6 {
+		t.Fatalf("session directories = %v, want old and five new", got)
+	}
+}

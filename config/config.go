@@ -216,7 +216,8 @@ type Builtins struct {
 	// MaxSessionWorkspaces is the most session directories (of
 	// PerSessionWorkspace) the workspace holds: past it a new session's
 	// writes and commands end unavailable, until the operator removes
-	// directories of sessions that ended or raises it. Default 10,000.
+	// directories of sessions that ended or raises it. Default 100,000;
+	// -1: no limit.
 	MaxSessionWorkspaces int `yaml:"max_session_workspaces"`
 	// Tools lists the tools that are on. Absent means builtin.DefaultTools
 	// (echo, sleep and the file tools); an empty list means none.
