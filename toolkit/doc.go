@@ -147,7 +147,13 @@
 //     TextUnmarshaler that is not a json.Unmarshaler: net.IP,
 //     netip.Addr) is a string, the only value encoding/json gives it
 //     (its enum and default tags are strings too), and a big.Int an
-//     integer.
+//     integer. A field whose type decodes itself from JSON (a
+//     json.Unmarshaler: a struct read from "5s", an int from "high")
+//     takes any value, {} (with its jsonschema tag's description; an
+//     enum tag constrains it, in JSON), since only its UnmarshalJSON
+//     knows what it takes: what that refuses ends invalid_input, quoting
+//     its error. Its own fields are no input, and are not checked.
+//     time.Time and slog.Level are strings, as jsonschema-go writes them.
 //   - A Func's float result is written as Go's JSON writes it (10 as "10",
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",
 //     "1e+16"): a float64 cannot tell a computed float from a whole number

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"math/big"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -380,7 +382,9 @@ func ValidName(name string) bool {
 // those keywords (see applyTags; also on the fields of a nested struct, a
 // pointer to one, a slice or a map of them), fields without omitempty/omitzero and
 // without a `default` tag are required; a json.RawMessage field takes any
-// JSON value, and a field decoding itself from text (net.IP) a string;
+// JSON value, a field decoding itself from text (net.IP) a string, and
+// one decoding itself from JSON (a json.Unmarshaler but time.Time,
+// slog.Level and big.Int) any value;
 // titles are stripped; a json tag name encoding/json would ignore, the
 // tag's string option on a scalar field, a field of a non-empty
 // interface type, an embedded pointer to an unexported struct and two
@@ -721,11 +725,14 @@ func openSchemas(schema map[string]any) {
 // typeSchemas are the schemas of types jsonschema-go gets wrong for a
 // tool's input: a json.RawMessage field takes any JSON value (a
 // free-form argument), not an array of bytes; a big.Int, a JSON number
-// (its UnmarshalJSON refuses a string), not a string. See also
-// inputTypeSchemas.
+// (its UnmarshalJSON refuses a string), not a string. time.Time and
+// slog.Level, json.Unmarshalers whose schema jsonschema-go knows (a
+// string), keep it. See also inputTypeSchemas.
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[json.RawMessage](): {},
 	reflect.TypeFor[big.Int]():         {Type: "integer"},
+	reflect.TypeFor[time.Time]():       {Type: "string"},
+	reflect.TypeFor[slog.Level]():      {Type: "string"},
 }
 
 var (
@@ -741,13 +748,34 @@ func decodesFromText(t reflect.Type) bool {
 	return pt.Implements(textUnmarshalerType) && !pt.Implements(jsonUnmarshalerType)
 }
 
+// decodesFromJSON reports whether encoding/json decodes a t with its
+// UnmarshalJSON: t (or *t) is a json.Unmarshaler. What JSON it takes
+// only its method knows.
+func decodesFromJSON(t reflect.Type) bool {
+	return reflect.PointerTo(t).Implements(jsonUnmarshalerType)
+}
+
+// takesAnyValue reports whether the schema of t in a tool's input
+// (inputTypeSchemas) takes any value: {}, which jsonschema-go, for a
+// pointer to t, makes {"type": ["null"]}.
+func takesAnyValue(t reflect.Type) bool {
+	if s := typeSchemas[t]; s != nil {
+		return s.Type == "" && s.Types == nil
+	}
+	return decodesFromJSON(t)
+}
+
 // inputTypeSchemas is typeSchemas with the schema of a string for each
 // type the fields of rt hold, at any depth, that encoding/json decodes
 // with its UnmarshalText (a TextUnmarshaler that is not a
 // json.Unmarshaler: net.IP, netip.Addr): it takes a JSON string (or
 // null) and nothing else, where jsonschema-go writes the schema of its
 // Go kind (an array of bytes, an object without properties), which no
-// string passes.
+// string passes. A type decoding itself with its UnmarshalJSON (a
+// json.Unmarshaler typeSchemas does not name) takes any value, {}: its
+// Go kind says nothing of the JSON its method takes (a struct read from
+// a string), and the method refuses what it does not take, as
+// invalid_input.
 func inputTypeSchemas(rt reflect.Type) map[reflect.Type]*jsonschema.Schema {
 	m := typeSchemas
 	seen := map[reflect.Type]bool{}
@@ -760,11 +788,18 @@ func inputTypeSchemas(rt reflect.Type) map[reflect.Type]*jsonschema.Schema {
 			return
 		}
 		seen[t] = true
-		if decodesFromText(t) {
+		var s *jsonschema.Schema
+		switch {
+		case decodesFromText(t):
+			s = &jsonschema.Schema{Type: "string"}
+		case decodesFromJSON(t):
+			s = &jsonschema.Schema{}
+		}
+		if s != nil {
 			if len(m) == len(typeSchemas) {
 				m = maps.Clone(typeSchemas)
 			}
-			m[t] = &jsonschema.Schema{Type: "string"}
+			m[t] = s
 			return
 		}
 		switch t.Kind() {
@@ -864,6 +899,9 @@ func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
 		}
 		if it := heldType(f.Type); it.Kind() == reflect.Interface && it.NumMethod() > 0 {
 			return fmt.Errorf("toolkit: field %s of %v: a field of the non-empty interface type %v cannot be input: its schema takes any value, which encoding/json cannot decode into it (only null); use a concrete type, any, or json:\"-\"", f.Name, rt, it)
+		}
+		if ht := heldType(f.Type); decodesFromJSON(ht) || decodesFromText(ht) {
+			continue // its fields are not input: its method decodes it
 		}
 		if err := checkJSONTags(f.Type, seen); err != nil {
 			return err
@@ -1030,14 +1068,14 @@ func applyTags(rt reflect.Type, s *jsonschema.Schema) error {
 // applyNestedTags applies the tags of a struct that a field holds (itself,
 // through pointers, as the elements of a slice or an array, or as the
 // values of a map) to that struct's schema within the field's.
-// A pointer to a type of typeSchemas that takes any value keeps that
-// schema.
+// A pointer to a type whose schema takes any value (takesAnyValue)
+// keeps that schema.
 func applyNestedTags(ft reflect.Type, prop *jsonschema.Schema) error {
 	pointer := ft.Kind() == reflect.Pointer
 	for ft.Kind() == reflect.Pointer {
 		ft = ft.Elem()
 	}
-	if s := typeSchemas[ft]; pointer && s != nil && s.Type == "" && s.Types == nil {
+	if pointer && takesAnyValue(ft) {
 		// jsonschema-go adds "null" to the types of a pointer's schema:
 		// to one of no type (a *json.RawMessage's {}), which takes null
 		// already, that leaves nothing but null.

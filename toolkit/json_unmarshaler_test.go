@@ -1,0 +1,115 @@
+package toolkit_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// wait decodes itself from a JSON string ("5s"), though it is a struct.
+type wait struct{ D time.Duration }
+
+func (w *wait) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	d, err := time.ParseDuration(s)
+	w.D = d
+	return err
+}
+
+// source decodes itself from a JSON string, naming one of its sources;
+// its field is no input.
+type source struct{ S fmt.Stringer }
+
+func (s *source) UnmarshalJSON(b []byte) error {
+	var name string
+	if err := json.Unmarshal(b, &name); err != nil {
+		return err
+	}
+	s.S = time.Duration(len(name))
+	return nil
+}
+
+// level decodes itself from a JSON string ("low", "high"), though it is
+// an int.
+type level int
+
+func (l *level) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	switch s {
+	case "low":
+		*l = 1
+	case "high":
+		*l = 2
+	default:
+		return fmt.Errorf("unknown level %q", s)
+	}
+	return nil
+}
+
+// A field whose type decodes itself from JSON (a json.Unmarshaler) had
+// the schema of its Go kind (an object of its fields for a struct read
+// from a string, an integer for an int read from a name), so the value
+// its UnmarshalJSON takes failed the schema and no input the schema took
+// decoded: the tool never ran. Its schema is now {}, any value, which
+// its UnmarshalJSON judges; time.Time and big.Int keep theirs. Its own
+// fields are no input, and no longer refused at Add (a field of an
+// interface type).
+func TestJSONUnmarshalerFieldTakesAnyValue(t *testing.T) {
+	type in struct {
+		Wait   wait    `json:"wait" jsonschema:"how long, as 5s"`
+		Level  level   `json:"level"`
+		Maybe  *wait   `json:"maybe"`
+		Levels []level `json:"levels"`
+		Inner  struct {
+			Wait wait `json:"wait"`
+		} `json:"inner"`
+		Since time.Time `json:"since"`
+		From  source    `json:"from,omitempty"`
+	}
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("sleep", "S.", func(_ context.Context, in in) (string, error) {
+		return fmt.Sprint(in.Wait.D, " ", in.Level, " ", in.Maybe.D, " ", in.Levels, " ", in.Inner.Wait.D, " ", in.Since.Year()), nil
+	}))
+	s, _ := tk.Schema("sleep")
+	props := s.Function.Parameters["properties"].(map[string]any)
+	for name, want := range map[string]map[string]any{
+		"wait":   {"description": "how long, as 5s"},
+		"level":  {},
+		"maybe":  {},
+		"levels": {"type": []any{"null", "array"}, "items": map[string]any{}},
+		"since":  {"type": "string"},
+	} {
+		if got := props[name]; !reflect.DeepEqual(got, want) {
+			t.Errorf("schema of %s: %v, want %v", name, got, want)
+		}
+	}
+	if got := props["inner"].(map[string]any)["properties"].(map[string]any)["wait"]; !reflect.DeepEqual(got, map[string]any{}) {
+		t.Errorf("schema of inner.wait: %v, want {}", got)
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "sleep", Input: map[string]any{
+		"wait": "5s", "level": "high", "maybe": "1m", "levels": []any{"low", "high"},
+		"inner": map[string]any{"wait": "2h"}, "since": "2024-01-02T03:04:05Z",
+	}})
+	if want := "5s 2 1m0s [1 2] 2h0m0s 2024"; r.State != toolkit.StateSuccess || r.Text() != want {
+		t.Errorf("final = %s/%s %q, want success %q", r.State, r.Code, r.Text(), want)
+	}
+	r = tk.Invoke(context.Background(), toolkit.ToolCall{ID: "2", Name: "sleep", Input: map[string]any{
+		"wait": "5s", "level": "medium", "maybe": nil, "levels": nil,
+		"inner": map[string]any{"wait": "2h"}, "since": "2024-01-02T03:04:05Z",
+	}})
+	if r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), `unknown level "medium"`) {
+		t.Errorf("a level UnmarshalJSON refuses: final %s/%s %q, want invalid_input quoting its error", r.State, r.Code, r.Text())
+	}
+}
