@@ -455,14 +455,50 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	if f.RetryAfter > 0 {
 		d.setMeta(MetaRetryAfterMS, f.RetryAfter.Milliseconds())
 	}
-	for k, v := range f.Metadata {
-		d.setMeta(k, v)
-	}
-	msg := f.Message
+	msg, meta := f.Message, f.Metadata
 	if d.max > 0 { // the tool's words (a command's whole output, say) within the bound
 		msg = cutMessage(msg, max(d.max-d.acc.Size()-keptPerBlock, minErrorMessage))
+		var dropped string
+		meta, dropped = boundMeta(meta, d.max-d.acc.Size()-keptPerBlock-len(msg))
+		if dropped != "" {
+			msg += fmt.Sprintf(" (the error's metadata %s dropped: past the limit of %d bytes one call may return)", dropped, d.max)
+		}
+	}
+	for k, v := range meta {
+		d.setMeta(k, v)
 	}
 	d.fail(f.Code, msg)
+}
+
+// boundMeta is the entries of an error's metadata that fit in room bytes
+// (counted as Chunk.MetaSize counts them), taken in key order, and the
+// keys of those left out, named (the first few) for the message; meta
+// itself when it all fits.
+func boundMeta(meta map[string]any, room int) (map[string]any, string) {
+	total := 0
+	for k, v := range meta {
+		total += metaEntrySize(k, v)
+	}
+	if total <= room {
+		return meta, ""
+	}
+	kept := map[string]any{}
+	var dropped []string
+	n := 0
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		if size := metaEntrySize(k, meta[k]); size <= room {
+			kept[k], room = meta[k], room-size
+			continue
+		}
+		if n++; len(dropped) < 3 {
+			dropped = append(dropped, fmt.Sprintf("%.64q", k))
+		}
+	}
+	names := strings.Join(dropped, ", ")
+	if n > len(dropped) {
+		names += fmt.Sprintf(" and %d more", n-len(dropped))
+	}
+	return kept, names
 }
 
 // minErrorMessage is how much of a failed call's message is kept, when

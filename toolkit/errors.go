@@ -82,7 +82,8 @@ type Error struct {
 	// RetryAfter, when non-zero, tells the caller when a retry may succeed
 	// (CodeOverloaded).
 	RetryAfter time.Duration
-	// Metadata is merged into the final response's metadata.
+	// Metadata is merged into the final response's metadata, within
+	// Options.MaxResultBytes (entries past it are dropped).
 	Metadata map[string]any
 	cause    error
 }

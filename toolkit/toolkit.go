@@ -54,7 +54,10 @@ type Options struct {
 	// (ToolOutputTooLargeError), and the tool's writes from then on
 	// return ErrOutputTooLarge. The message of an error that ends a call
 	// is cut to what the bound leaves (1 KiB at least), saying how much
-	// was cut. 0 means DefaultMaxResultBytes; negative, no bound.
+	// was cut; its Error.Metadata counts as a chunk's metadata does, and
+	// the entries that do not fit what the message leaves (taken in key
+	// order) are dropped, the message naming them. 0 means
+	// DefaultMaxResultBytes; negative, no bound.
 	MaxResultBytes int
 	// OnRefused, when set, is told of every call answered without
 	// running its middleware chain, which a logging middleware therefore
