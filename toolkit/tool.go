@@ -353,7 +353,8 @@ const BasicGroup = "basic"
 // default), so a subscription or call under a longer name would cut the
 // worker or caller off the bus. It is also the name of the tool's
 // consumer of the durable calls stream, which JetStream bounds at 255
-// bytes.
+// bytes. It bounds a group's name too (AddGroup, InGroup), which travels
+// in its tools' announcements and in the session state the bus stores.
 const MaxNameLen = 255
 
 // ValidToolName reports whether name can be a tool's name: a ValidName

@@ -188,6 +188,9 @@ func InGroup(group string) Option {
 		if group == "" {
 			return fmt.Errorf("%w: empty group name", ErrInvalidOption)
 		}
+		if len(group) > MaxNameLen {
+			return fmt.Errorf("%w: group name %.64q…: %d bytes, over the %d a group name may be", ErrInvalidOption, group, len(group), MaxNameLen)
+		}
 		r.tool.group = group
 		return nil
 	}
@@ -520,7 +523,7 @@ type batch struct {
 func (tk *Toolkit) place(b *batch, r registration) (done func(), _ error) {
 	cp, next := r.tool, b.next
 	if cp.group != BasicGroup && !slices.ContainsFunc(next.groups, func(g Group) bool { return g.Name == cp.group }) {
-		return nil, fmt.Errorf("toolkit: tool %q: group %q not found", cp.Name, cp.group)
+		return nil, fmt.Errorf("toolkit: tool %q: group %.128q not found", cp.Name, cp.group)
 	}
 	e, err := newEntry(cp, nil, next.middleware)
 	if err != nil {
@@ -647,14 +650,17 @@ func (tk *Toolkit) Tools() []*Tool {
 // Groups returns the non-basic groups in registration order.
 func (tk *Toolkit) Groups() []Group { return slices.Clone(tk.reg.Load().groups) }
 
-// AddGroup registers a group. The name must be a valid token, not "basic"
-// and not taken; the description is required.
+// AddGroup registers a group. The name must be a valid token of at most
+// MaxNameLen bytes, not "basic" and not taken; the description is
+// required.
 func (tk *Toolkit) AddGroup(g Group) error {
 	switch {
 	case g.Name == BasicGroup:
 		return fmt.Errorf("toolkit: group %q is implicit and always active", BasicGroup)
 	case !ValidName(g.Name):
-		return fmt.Errorf("toolkit: invalid group name %q: must match [A-Za-z0-9_-]+", g.Name)
+		return fmt.Errorf("toolkit: invalid group name %.128q: must match [A-Za-z0-9_-]+", g.Name)
+	case len(g.Name) > MaxNameLen:
+		return fmt.Errorf("toolkit: invalid group name %.64q…: %d bytes, over the %d a group name may be", g.Name, len(g.Name), MaxNameLen)
 	case g.Description == "":
 		return fmt.Errorf("toolkit: group %q needs a description", g.Name)
 	}
