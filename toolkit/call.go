@@ -35,10 +35,15 @@ import (
 // generator, once consumed, yields nothing): range it once. A panic in the loop body is
 // the caller's: it leaves the tool's Write and reaches the caller as it
 // was, not as the tool's panic.
+//
+// The chain gets a copy of call.Input: a middleware or tool that sets or
+// deletes its keys in place leaves the caller's map as it was. The copy
+// is shallow: the maps and slices nested in it are the caller's, and one
+// that changes them must copy them first.
 func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		w := &yieldWriter{yield: yield}
-		resp := tk.Dispatch(ctx, call, w)
+		resp := tk.dispatch(ctx, call, w, true)
 		if !w.stopped {
 			yield(Event{Final: resp})
 		}
@@ -52,9 +57,9 @@ func (tk *Toolkit) Call(ctx context.Context, call ToolCall) iter.Seq[Event] {
 // is left running once it returns. A tool or middleware that calls
 // runtime.Goexit (t.FailNow) ends the caller's goroutine, since nothing
 // can stop a Goexit: the call is never answered, and the toolkit's log
-// names the tool.
+// names the tool. The chain gets a copy of call.Input, as with Call.
 func (tk *Toolkit) Invoke(ctx context.Context, call ToolCall) *Response {
-	return tk.Dispatch(ctx, call, discard{})
+	return tk.dispatch(ctx, call, discard{}, true)
 }
 
 type discard struct{}
@@ -110,8 +115,19 @@ func (w *yieldWriter) Progress(p Progress) error { return w.emit(Event{Progress:
 // (CodeInvalidInput), then the middleware chain runs and, innermost, the
 // tool with the presets merged into its input. The error chunk of each
 // failure is written to out too.
+//
+// Unlike Call and Invoke, Dispatch hands the chain call.Input itself
+// (unless presets or a json.Number made a copy): a middleware or tool
+// may set or delete its keys in place, so a transport passes a map of
+// its own (one it decoded), which it does not read after.
 func (tk *Toolkit) Dispatch(ctx context.Context, call ToolCall, out Writer) *Response {
-	d := &dispatch{out: out, max: tk.maxResult}
+	return tk.dispatch(ctx, call, out, false)
+}
+
+// dispatch is Dispatch; copyInput hands the chain a copy of call.Input
+// (Call, Invoke), whose caller may read its map after.
+func (tk *Toolkit) dispatch(ctx context.Context, call ToolCall, out Writer, copyInput bool) *Response {
+	d := &dispatch{out: out, max: tk.maxResult, copyInput: copyInput}
 	d.acc.blocks = d.first[:0]
 	d.run(ctx, tk, call)
 	tool := d.seal()
@@ -218,6 +234,9 @@ type dispatch struct {
 	failed error
 	// parent is the caller's context, under the chain's (callCtx).
 	parent context.Context
+	// copyInput: the chain gets a copy of the call's Input, whose caller
+	// may read it after (Call, Invoke).
+	copyInput bool
 }
 
 // The bits of dispatch.tool. A middleware may run the chain's rest on
@@ -548,7 +567,7 @@ func (d *dispatch) prelude(ctx context.Context, tk *Toolkit, tc *ToolCall) (*ent
 			return nil, ctx, false
 		}
 	}
-	input := tc.Input
+	input, own := tc.Input, !d.copyInput // own: the chain may change it in place
 	if tc.RawInput != "" {
 		if tc.Input != nil {
 			d.fail(CodeInvalidInput, "BadRequestError: the call has both input and raw_input; send one of them.")
@@ -559,14 +578,14 @@ func (d *dispatch) prelude(ctx context.Context, tk *Toolkit, tc *ToolCall) (*ent
 			d.fail(CodeInvalidInput, err.Error())
 			return nil, ctx, false
 		}
-		input = in
-	} else if in, err := inputNumbers(input); err != nil {
+		input, own = in, true
+	} else if in, changed, err := inputNumbers(input); err != nil {
 		// A json.Number is the number it spells (a caller's decoder
 		// with UseNumber): validated and converted as that number.
 		d.fail(CodeInvalidInput, fmt.Sprintf("Input validation failed for tool '%s': %v", tc.Name, err))
 		return nil, ctx, false
 	} else {
-		input = in
+		input, own = in, own || changed
 	}
 	if len(e.tool.presets) > 0 {
 		input = maps.Clone(input)
@@ -576,6 +595,8 @@ func (d *dispatch) prelude(ctx context.Context, tk *Toolkit, tc *ToolCall) (*ent
 		for k := range e.tool.presets {
 			delete(input, k) // hidden from the model: never validated, never trusted
 		}
+	} else if !own && input != nil {
+		input = maps.Clone(input) // the caller's map stays as it was
 	}
 	if e.validator != nil && (e.quick == nil || !e.quick.accepts(input)) {
 		var inst any = input

@@ -138,11 +138,11 @@ func under(seg string, err error) error {
 // ([]string, map[string]int) is left as it is, unwalked.
 // A map or slice the input holds more than once (in process; no decoder
 // gives one) is walked once past the first memoAfter values, its result
-// then reused: the paths to it may be 2^levels.
-func inputNumbers(input map[string]any) (map[string]any, error) {
+// then reused: the paths to it may be 2^levels. It reports whether it
+// returns a copy.
+func inputNumbers(input map[string]any) (map[string]any, bool, error) {
 	var w numberWalk
-	m, _, err := w.mapNumbers(input, 0)
-	return m, err
+	return w.mapNumbers(input, 0)
 }
 
 // NumberValues returns v with each json.Number in it, at any depth,

@@ -39,7 +39,11 @@ type Handler func(ctx context.Context, call *Call, w Writer) error
 //
 // A middleware may rewrite call.Input before calling next, transform or
 // drop the chunks it passes on (by wrapping w), short-circuit by writing its
-// own chunks and not calling next, or end the call with an error.
+// own chunks and not calling next, or end the call with an error. It may
+// set or delete Input's keys in place (Call and Invoke hand the chain a
+// copy of their caller's map, Dispatch the transport's own), but not
+// change a map or slice nested in it, which is the caller's: it copies
+// that first.
 //
 // It may run next on goroutines of its own: handing it w, it waits for it
 // before returning (w is not used after the handler returns, nor from
@@ -190,7 +194,8 @@ func SplitScope(scope string) (identity, session string) {
 }
 
 // Call is what a Handler receives: the request plus the tool it resolved
-// to. Middlewares may replace Input; Tool must be treated as read-only.
+// to. Middlewares may replace Input or change its keys (see Middleware);
+// Tool must be treated as read-only.
 // A middleware that changes the call may pass its next handler (or the
 // tool's Handler, Call.Tool.Handler) a copy of the Call it was given or
 // one it builds anew, with the context it was given or one derived from
