@@ -400,11 +400,13 @@ func ValidName(name string) bool {
 // that integer, and refuses a fraction or one beyond its type's range
 // (see the package doc). The return value becomes
 // one text chunk: a string as is, a Chunk as given, anything else as JSON
-// (nil as "null"; a nil *Chunk writes nothing).
+// (nil as "null"; a nil *Chunk writes nothing). An error holding a nil
+// pointer (var err *MyError; return out, err) is no error, as the
+// function most likely meant, and so is one Stream's function returns.
 func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
 	return Stream(name, description, func(ctx context.Context, in In, w Writer) error {
 		out, err := fn(ctx, in)
-		if err != nil {
+		if err != nil && !nilPointer(err) {
 			return err
 		}
 		var c Chunk
@@ -441,9 +443,20 @@ func Stream[In any](name, description string, fn func(ctx context.Context, in In
 				return Errorf(CodeInvalidInput, "Input validation failed for tool '%s': %v", call.Name, err)
 			}
 		}
-		return fn(ctx, in, w)
+		if err := fn(ctx, in, w); err != nil && !nilPointer(err) {
+			return err
+		}
+		return nil
 	}
 	return t
+}
+
+// nilPointer reports whether err holds a nil pointer (var e *MyError;
+// return e): a typed tool's function meant no error by it, and its Error
+// method would most likely panic.
+func nilPointer(err error) bool {
+	v := reflect.ValueOf(err)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // defaults are the defaults of an object schema's properties, and those of
