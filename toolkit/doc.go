@@ -132,8 +132,12 @@
 //     (two tags alike, a tag naming another field, a field and one an
 //     embedded struct promotes): the schema has one property, with the
 //     last one's type, and encoding/json decodes its value into the
-//     field it prefers, or into neither. A field
-//     of type any takes any JSON value; one tagged "-" is no input.
+//     field it prefers, or into neither. So is a recursive type (a tree:
+//     a struct holding itself through a slice, a map or a pointer),
+//     whose schema jsonschema-go does not infer; the error names the
+//     field, which a json.RawMessage (or a type decoding itself) can
+//     take the place of, or a Raw tool's schema can refer to itself. A
+//     field of type any takes any JSON value; one tagged "-" is no input.
 //   - A typed tool's inferred object schemas are closed ("additionalProperties":
 //     false, which AgentScope's pydantic schemas leave out), so an argument
 //     the function does not take ends invalid_input before the tool runs,

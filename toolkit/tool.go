@@ -393,8 +393,8 @@ func ValidName(name string) bool {
 // slog.Level and big.Int) any value;
 // titles are stripped; a json tag name encoding/json would ignore, the
 // tag's string option on a scalar field, a field of a non-empty
-// interface type, an embedded pointer to an unexported struct and two
-// fields under one JSON name are errors at Add). An absent field with a default is
+// interface type, an embedded pointer to an unexported struct, two
+// fields under one JSON name and a recursive type are errors at Add). An absent field with a default is
 // given its default before the function runs. An integer field takes a
 // whole number sent as a float (3.0, a float64 from encoding/json) as
 // that integer, and refuses a fraction or one beyond its type's range
@@ -852,6 +852,9 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	if err := checkJSONTags(rt, map[reflect.Type]bool{}); err != nil {
 		return nil, nil, err
 	}
+	if err := checkRecursion(rt, map[reflect.Type]bool{}, map[reflect.Type]bool{}); err != nil {
+		return nil, nil, err
+	}
 	s, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: inputTypeSchemas(rt)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("toolkit: inferring the schema of %v: %w", rt, err)
@@ -927,6 +930,52 @@ func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
 		}
 	}
 	return nil
+}
+
+// checkRecursion refuses an input type holding a struct that holds
+// itself (a tree, through a slice, a map or a pointer), naming the field
+// where it recurs: jsonschema-go infers no schema for it ("cycle
+// detected"). onPath holds the structs being walked, done those walked.
+// A type decoding itself (json.Unmarshaler, TextUnmarshaler) or of
+// typeSchemas is not walked: its schema is not its fields'.
+func checkRecursion(t reflect.Type, onPath, done map[reflect.Type]bool) error {
+	t = schemaHeld(t)
+	if t.Kind() != reflect.Struct || done[t] || typeSchemas[t] != nil || decodesFromJSON(t) || decodesFromText(t) {
+		return nil
+	}
+	onPath[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() && !f.Anonymous || f.Tag.Get("json") == "-" ||
+			f.Anonymous && derefType(f.Type).Kind() != reflect.Struct { // jsonschema-go leaves it out
+			continue
+		}
+		if held := schemaHeld(f.Type); onPath[held] {
+			return fmt.Errorf("toolkit: field %s of %v: the input type %v is recursive (the field holds it again), and no schema is inferred for a recursive type; make the field a json.RawMessage (any JSON, which the tool decodes), or give the tool a Raw schema that refers to itself ($defs and $ref)", f.Name, t, held)
+		}
+		if err := checkRecursion(f.Type, onPath, done); err != nil {
+			return err
+		}
+	}
+	delete(onPath, t)
+	done[t] = true
+	return nil
+}
+
+// schemaHeld is the type whose schema t's holds, through pointers,
+// slices, arrays and maps' values (heldType), stopping at a type whose
+// schema is not its Go kind's: one of typeSchemas, or one decoding
+// itself (json.Unmarshaler, TextUnmarshaler).
+func schemaHeld(t reflect.Type) reflect.Type {
+	for typeSchemas[t] == nil && !decodesFromJSON(t) && !decodesFromText(t) {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			t = t.Elem()
+		default:
+			return t
+		}
+	}
+	return t
 }
 
 // checkJSONNames refuses a struct two of whose fields (its own, or
