@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 	"runtime"
 	"strings"
@@ -89,14 +90,16 @@ func TestLibraryValueHoldingItself(t *testing.T) {
 // goroutine most of a second (seconds under the race detector), in
 // which its caller heard nothing and could end the call worker_lost
 // (TestStructHoldingItselfOverBus). The stack it grew to stays within
-// twice the bound. In a child process, as a stack overflow is no panic a
-// test survives.
+// twice the bound. The value is a CustomEncoder holding itself, which
+// libWalk does not follow (a struct holding itself it refuses before the
+// library sees it). In a child process, as a stack overflow is no panic
+// a test survives.
 func TestLibraryValueHoldingItselfRefusedSoon(t *testing.T) {
 	if !ostest.InChild(t, "TOOLBUS_TEST_CYCLES_CHILD") {
 		return
 	}
-	self := &cycleNode{Name: "a"}
-	self.Next = self
+	self := &customNode{name: "a"}
+	self.next = self
 	pcs := make([]uintptr, 4*libMaxFrames)
 	var walked, deepest int
 	libLooked = func() {
@@ -106,12 +109,88 @@ func TestLibraryValueHoldingItselfRefusedSoon(t *testing.T) {
 	}
 	defer func() { libLooked = nil }()
 	if _, err := Msgpack.Append(nil, &Request{ID: "c1", Input: map[string]any{"v": self}}); !errors.Is(err, errEncodeTooDeep) {
-		t.Fatalf("a struct holding itself: %v, want %v", err, errEncodeTooDeep)
+		t.Fatalf("a CustomEncoder holding itself: %v, want %v", err, errEncodeTooDeep)
+	}
+	if walked == 0 {
+		t.Fatal("the depth watch never looked")
 	}
 	if walked > 4*libMaxFrames {
-		t.Errorf("refusing a struct holding itself walked %d frames of the stack in all, want at most %d (4 times the bound)", walked, 4*libMaxFrames)
+		t.Errorf("refusing a CustomEncoder holding itself walked %d frames of the stack in all, want at most %d (4 times the bound)", walked, 4*libMaxFrames)
 	}
 	if deepest > 2*libMaxFrames {
 		t.Errorf("the stack grew %d frames deep, want at most %d (twice the bound)", deepest, 2*libMaxFrames)
+	}
+}
+
+// pointerBox is a struct the msgpack library writes whose field may
+// hold a pointer to an interface holding itself.
+type pointerBox struct {
+	Name string
+	V    any
+}
+
+// TestLibraryValueRecursingWithoutWriting: a value the msgpack library
+// follows through pointers and interfaces alone, writing nothing (var x
+// any; x = &x, two holding each other, a chain of them a million deep),
+// in a call's Input or a tool's metadata, log data or ask params, in a
+// struct's field or a typed slice or map, is an error saying it is
+// nested too deep, not a recursion until the stack overflows, which
+// kills the process: the depth watch looks only when the library
+// writes. Pointers within the bound are written as the library writes
+// them. In a child process, as a stack overflow is no panic a test
+// survives.
+func TestLibraryValueRecursingWithoutWriting(t *testing.T) {
+	if !ostest.InChild(t, "TOOLBUS_TEST_CYCLES_CHILD") {
+		return
+	}
+	var self any
+	self = &self
+	var a, b any
+	a, b = &b, &a
+	var chain any = "leaf"
+	for range 1_000_000 {
+		prev := chain
+		chain = &prev
+	}
+	for name, v := range map[string]any{
+		"a pointer to an interface holding it": self,
+		"two holding each other":               a,
+		"a chain a million deep":               chain,
+		"in a struct's field":                  pointerBox{Name: "b", V: self},
+		"in a pointer to a struct":             &pointerBox{Name: "b", V: self},
+		"in a typed slice":                     []*any{&self},
+		"in a typed map":                       map[string]*any{"p": &self},
+		"in a map":                             map[string]any{"n": []any{self}},
+	} {
+		for what, msg := range map[string]Message{
+			"input":            &Request{ID: "c1", Input: map[string]any{"v": v}},
+			"final's metadata": &Frame{Kind: KindFinal, ID: "c1", Seq: 1, Final: &toolkit.Response{Metadata: map[string]any{"v": v}}},
+			"chunk's metadata": &Frame{Kind: KindChunk, ID: "c1", Seq: 1, Chunk: &toolkit.Chunk{Metadata: map[string]any{"v": v}}},
+			"log's data":       &Frame{Kind: KindLog, ID: "c1", Seq: 1, Log: &toolkit.LogMessage{Level: "info", Data: v}},
+			"ask's params":     &Frame{Kind: KindAsk, ID: "c1", Seq: 1, Ask: &Ask{Method: "elicitation/create", Params: v, Reply: "r"}},
+		} {
+			if _, err := Msgpack.Append(nil, msg); !errors.Is(err, errEncodeTooDeep) {
+				t.Errorf("%s in a %s: %v, want %v", name, what, err, errEncodeTooDeep)
+			}
+		}
+	}
+	var within any = "leaf"
+	for range maxEncodeDepth {
+		prev := within
+		within = &prev
+	}
+	for name, v := range map[string]any{
+		"a chain of pointers 10000 deep": within,
+		"a struct holding pointers":      &pointerBox{Name: "b", V: &within},
+		"a typed slice of pointers":      []*pointerBox{{Name: "x", V: 1}, nil},
+	} {
+		got, err := appendValue(nil, v)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if want := libEncode(t, v); !bytes.Equal(got, want) {
+			t.Errorf("%s: wrote % x, the library % x", name, got, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"sync"
 	"time"
@@ -332,7 +333,8 @@ type libEncoder struct {
 // half as many writes: the looks walk at most two calls per write
 // however deep the value, and one holding itself is refused after
 // walking a few times the bound in all, not once per few thousand
-// writes all the way down.
+// writes all the way down. What the library follows without writing
+// (pointers, interfaces), the watch never sees: libWalk bounds it.
 const (
 	libMaxFrames  = 8 * maxEncodeDepth
 	libCheckEvery = libMaxFrames / 2
@@ -379,9 +381,14 @@ func (w *libBuffer) WriteString(s string) (int, error) {
 }
 
 // appendLibrary appends the msgpack library's encoding of a Go value the
-// hand-written encoder does not know.
+// hand-written encoder does not know, once libWalk has followed it.
 func appendLibrary(b []byte, v any) (_ []byte, err error) {
 	defer errPanicked(&err)
+	if v != nil {
+		if err := libWalk(reflect.ValueOf(v), 0); err != nil {
+			return b, err
+		}
+	}
 	le := libPool.Get().(*libEncoder)
 	defer libPool.Put(le)
 	le.buf.Reset()

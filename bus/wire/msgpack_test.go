@@ -443,6 +443,14 @@ func FuzzDecoderMatchesLibrary(f *testing.F) {
 	})
 }
 
+// benchItem is a tool's typed value, which the msgpack library writes.
+type benchItem struct {
+	Name string
+	Tags []string
+	Next *benchItem
+	Meta any
+}
+
 func BenchmarkCodec(b *testing.B) {
 	final := &Frame{Kind: KindFinal, ID: "call-1", Seq: 1, Final: &toolkit.Response{ID: "call-1", State: toolkit.StateSuccess,
 		Content: []toolkit.Block{{Type: toolkit.BlockText, Text: strings.Repeat("x", 128)}}}}
@@ -480,6 +488,15 @@ func BenchmarkCodec(b *testing.B) {
 		var buf []byte
 		for b.Loop() {
 			buf, _ = Msgpack.Append(buf[:0], req)
+		}
+	})
+	typed := &Request{ID: "call-1", Input: map[string]any{"item": &benchItem{Name: "a", Tags: []string{"x", "y"},
+		Next: &benchItem{Name: "b", Meta: map[string]any{"k": 1}}}}}
+	b.Run("encode-request-typed", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf, _ = Msgpack.Append(buf[:0], typed)
 		}
 	})
 	b.Run("decode-request", func(b *testing.B) {
