@@ -61,6 +61,45 @@ func TestStructHoldingItselfOverBus(t *testing.T) {
 	}
 }
 
+// embedsItself embeds a pointer to itself, a type the msgpack library
+// cannot make its encoder for.
+type embedsItself struct {
+	*embedsItself
+	N int
+}
+
+// TestTypeEmbeddingItselfOverBus: a tool's metadata holding a struct
+// that embeds a pointer to itself (type E struct{ *E }), nil, ends its
+// call internal naming the type, where the msgpack library recursed
+// making its encoder until the stack overflowed and the worker's
+// process died; the worker serves the next call. In a child process, as
+// a stack overflow is no panic a test survives.
+func TestTypeEmbeddingItselfOverBus(t *testing.T) {
+	if !ostest.InChild(t, "TOOLBUS_TEST_CYCLES_CHILD") {
+		return
+	}
+	s := natstest.Embedded(t, false)
+	tk := toolkit.New(nil)
+	mustAdd(t, tk, toolkit.Raw("raw", "Raw.", map[string]any{"type": "object", "properties": map[string]any{}}, func(ctx context.Context, call *toolkit.Call, w toolkit.Writer) error {
+		return nil
+	}))
+	mustAdd(t, tk, toolkit.Stream("selftype", "Answer with metadata of a type embedding itself.",
+		func(ctx context.Context, _ struct{}, w toolkit.Writer) error {
+			c := toolkit.Text("out")
+			c.Metadata = map[string]any{"v": embedsItself{N: 1}}
+			return w.Write(c)
+		}))
+	serve(t, natstest.Connect(t, s), tk, nil)
+	c := newClient(t, natstest.Connect(t, s), nil)
+	r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "selftype", Input: map[string]any{}})
+	if r.Code != toolkit.CodeInternal || !strings.Contains(r.Text(), "embedsItself embeds itself") {
+		t.Errorf("metadata: final %s %s %q, want internal saying the type embeds itself", r.State, r.Code, r.Text())
+	}
+	if r := c.Invoke(ctxT(t), toolkit.ToolCall{Name: "raw", Input: map[string]any{}}); r.State != toolkit.StateSuccess {
+		t.Errorf("a call after it: %s %s %q", r.State, r.Code, r.Text())
+	}
+}
+
 // TestPointerHoldingItselfOverBus: a call whose Input holds a pointer to
 // an interface holding itself (var x any; x = &x), which the msgpack
 // library follows writing nothing, ends invalid_input at the client, and

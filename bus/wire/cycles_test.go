@@ -194,3 +194,72 @@ func TestLibraryValueRecursingWithoutWriting(t *testing.T) {
 		}
 	}
 }
+
+// selfPtr is a pointer to itself.
+type selfPtr *selfPtr
+
+// embedSelf embeds a pointer to itself, and embedA and embedB each
+// other, which the msgpack library inlines.
+type (
+	embedSelf struct {
+		*embedSelf
+		N int
+	}
+	embedA struct {
+		*embedB
+		A int
+	}
+	embedB struct {
+		*embedA
+		B int
+	}
+	embedsBox struct {
+		*pointerBox
+		N int
+	}
+)
+
+// TestLibraryTypeRecursing: a value of a type the msgpack library
+// cannot make its encoder for (a pointer to itself, type P *P; a struct
+// embedding a pointer to itself, type E struct{ *E }), which it tried
+// until the stack overflowed whatever the value (a nil one too), is an
+// error naming the type; a struct embedding a pointer to another is
+// written as the library writes it. In a child process, as a stack
+// overflow is no panic a test survives.
+func TestLibraryTypeRecursing(t *testing.T) {
+	if !ostest.InChild(t, "TOOLBUS_TEST_CYCLES_CHILD") {
+		return
+	}
+	var p selfPtr
+	p = &p
+	for name, tt := range map[string]struct {
+		v    any
+		want string
+	}{
+		"a pointer to itself":              {p, "selfPtr is a pointer to itself"},
+		"a nil pointer to itself":          {selfPtr(nil), "selfPtr is a pointer to itself"},
+		"in a struct's field":              {struct{ P selfPtr }{}, "selfPtr is a pointer to itself"},
+		"a struct embedding itself":        {embedSelf{N: 1}, "embedSelf embeds itself"},
+		"a pointer to one":                 {&embedSelf{N: 1}, "embedSelf embeds itself"},
+		"two structs embedding each other": {embedA{A: 1}, "embedA embeds itself"},
+		"in a typed slice":                 {[]embedB{{B: 1}}, "embedB embeds itself"},
+	} {
+		_, err := Msgpack.Append(nil, &Request{ID: "c1", Input: map[string]any{"v": tt.v}})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, tt.want)
+		}
+	}
+	for name, v := range map[string]any{
+		"a struct embedding a pointer to another": embedsBox{pointerBox: &pointerBox{Name: "b", V: 1}, N: 2},
+		"one embedding nil":                       embedsBox{N: 2},
+	} {
+		got, err := appendValue(nil, v)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if want := libEncode(t, v); !bytes.Equal(got, want) {
+			t.Errorf("%s: wrote % x, the library % x", name, got, want)
+		}
+	}
+}

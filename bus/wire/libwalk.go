@@ -2,7 +2,9 @@ package wire
 
 import (
 	"encoding"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,6 +47,7 @@ var (
 type libType struct {
 	walked bool  // a value of it may hold a pointer or an interface the library follows
 	fields []int // a struct's fields the library may write
+	loop   error // the library cannot make its encoder for it (typeLoop)
 }
 
 // libTypes caches libTypeOf's answers by type.
@@ -54,7 +57,7 @@ func libTypeOf(t reflect.Type) *libType {
 	if lt, ok := libTypes.Load(t); ok {
 		return lt.(*libType)
 	}
-	lt := &libType{walked: holdsPointer(t, map[reflect.Type]bool{})}
+	lt := &libType{walked: holdsPointer(t, map[reflect.Type]bool{}), loop: typeLoop(t, map[reflect.Type]bool{})}
 	if t.Kind() == reflect.Struct {
 		lt.fields = libFields(t)
 	}
@@ -116,10 +119,94 @@ func holdsPointer(t reflect.Type, seen map[reflect.Type]bool) bool {
 	return false
 }
 
+// typeLoop returns an error if the library, making its encoder for t or
+// for a type t holds, would recurse until the stack overflows, whatever
+// the value (a nil one too): for a pointer type that is a pointer to
+// itself (type P *P), as it makes the pointer's encoder from its
+// element's, and for a struct embedding a pointer to itself (type E
+// struct{ *E }, or two embedding each other), as it reads the fields of
+// an embedded struct to inline them. It follows every type the library
+// may (more than it does at once), so seen holds the types looked at.
+func typeLoop(t reflect.Type, seen map[reflect.Type]bool) error {
+	if seen[t] || ownEncoder(t) {
+		return nil
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer:
+		chain := map[reflect.Type]bool{t: true}
+		for e := t.Elem(); e.Kind() == reflect.Pointer; e = e.Elem() {
+			if chain[e] {
+				return fmt.Errorf("msgpack: the type %s is a pointer to itself, which the msgpack library cannot write", e)
+			}
+			chain[e] = true
+		}
+		return typeLoop(t.Elem(), seen)
+	case reflect.Slice, reflect.Array:
+		return typeLoop(t.Elem(), seen)
+	case reflect.Map:
+		if err := typeLoop(t.Key(), seen); err != nil {
+			return err
+		}
+		return typeLoop(t.Elem(), seen)
+	case reflect.Struct:
+		if u := embedLoop(t, map[reflect.Type]bool{}); u != nil {
+			return fmt.Errorf("msgpack: the type %s embeds itself, which the msgpack library cannot write", u)
+		}
+		for _, i := range libFields(t) {
+			if err := typeLoop(t.Field(i).Type, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// embedLoop returns the struct type that embeds itself among struct
+// type t and the ones it embeds (through pointers too, not tagged
+// noinline), which the library inlines, or nil; path holds the
+// embedding ones on the way to t.
+func embedLoop(t reflect.Type, path map[reflect.Type]bool) reflect.Type {
+	if path[t] {
+		return t
+	}
+	path[t] = true
+	defer delete(path, t)
+	for _, i := range libFields(t) {
+		f := t.Field(i)
+		if !f.Anonymous || slices.Contains(tagOptions(f.Tag.Get("msgpack")), "noinline") {
+			continue
+		}
+		u := f.Type
+		for u.Kind() == reflect.Pointer {
+			u = u.Elem()
+		}
+		if u.Kind() != reflect.Struct || ownEncoder(u) {
+			continue
+		}
+		if loop := embedLoop(u, path); loop != nil {
+			return loop
+		}
+	}
+	return nil
+}
+
+// tagOptions returns the options of a msgpack tag, after its name.
+func tagOptions(tag string) []string {
+	opts := strings.Split(tag, ",")[1:]
+	for i, o := range opts {
+		opts[i] = strings.TrimSpace(o)
+	}
+	return opts
+}
+
 // libWalk follows v, steps levels down, as the library writes it, and
 // fails with errEncodeTooDeep past libMaxSteps.
 func libWalk(v reflect.Value, steps int) error {
 	lt := libTypeOf(v.Type())
+	if lt.loop != nil {
+		return lt.loop
+	}
 	if !lt.walked {
 		return nil
 	}
