@@ -204,7 +204,24 @@
 //     reading has it logged.
 //   - msgpack bodies go through package wire's generated codec into
 //     pooled buffers, byte for byte what the msgpack library writes;
-//     strings of a received body share its memory.
+//     strings of a received body share its memory. A value in a Go
+//     caller's Input or a tool's metadata, log data or ask params that
+//     is not a map[string]any, []any, string, number, bool or nil (a
+//     struct, a pointer, a typed slice) is written by the msgpack
+//     library, which follows it with no bound: the codec first follows
+//     its pointers and interfaces as the library will, and refuses one
+//     holding itself (var x any; x = &x; n.Next = n), nested deeper
+//     than 10000 levels, or of a type the library cannot write (type P
+//     *P, type E struct{ *E }), so the call ends invalid_input at the
+//     client or internal at the worker. What a type's own encoder does
+//     (msgpack.CustomEncoder, msgpack.Marshaler, MarshalBinary,
+//     MarshalText) cannot be followed: one writing through the Encoder
+//     it is given is bounded as it writes, but one recursing without
+//     writing there (an EncodeMsgpack calling enc.Encode on its own
+//     receiver, or on a pointer holding itself; a MarshalMsgpack calling
+//     msgpack.Marshal on a value holding itself) overflows the stack,
+//     which kills the process, with every call running in it. A tool's
+//     own encoder must end on every value it is given.
 //
 // Measurements of this path (per-call cost against raw NATS, cancel
 // latency, allocations) are in the README's benchmark section and in the

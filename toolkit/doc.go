@@ -235,10 +235,13 @@
 //     The bus's client writes a json.Number as that number too (a
 //     msgpack integer, or a float64), in typed slices and maps too
 //     (NumberValues), and refuses one NumberValue refuses, or an Input
-//     nested deeper than 10000 levels (its maps, slices, structs and
-//     pointers, as one holding itself is), as invalid_input before
-//     sending the call; a tool's output nested so deep ends its call
-//     internal.
+//     nested deeper than 10000 levels (its maps, slices, structs,
+//     pointers and interfaces, as one holding itself is), as
+//     invalid_input before sending the call; a tool's output nested so
+//     deep ends its call internal. A type's own msgpack encoder
+//     (EncodeMsgpack, MarshalMsgpack) is not followed: one recursing on
+//     itself without writing kills the process that runs it (package
+//     bus says which).
 //   - reset_tools' schema is not 2.x's word for word: its description
 //     ends with "\n\nCurrently active groups: a, b." (or "none."), and
 //     each group's property description with " (currently active)" or
