@@ -321,9 +321,11 @@
 // awaits its client's resume (a stream not resumed within a minute of its
 // close is taken as abandoned, and not waited for). Meanwhile the listener stays open for those
 // calls' clients and serves only what serves them: a call's stream
-// resumed with Last-Event-ID, a session's POST carrying only answers and
-// notifications (the answer to a call's elicitation, a cancel), and a
-// session's DELETE; anything else, a new session or call among them, is
+// resumed with Last-Event-ID, a session's POST carrying only answers,
+// notifications and pings (the answer to a call's elicitation, a cancel,
+// a keepalive ping, which a client failing it may take for a lost
+// session), and a session's DELETE; anything else, a new session or call
+// among them, is
 // answered 503, and a connection closes after its answer. Without
 // StopGrace the listener closes at once.
 //

@@ -225,8 +225,9 @@ type GatewayOptions struct {
 	// stream StreamPoll closed is in flight until its client resumes the
 	// stream. Meanwhile the listener stays open for those calls' clients:
 	// it serves a call's stream resumed with Last-Event-ID, a session's
-	// POST of answers and notifications only (an answer to a call's
-	// elicitation) and a session's DELETE, answers anything else 503 (a
+	// POST of answers, notifications and pings only (an answer to a
+	// call's elicitation, a keepalive) and a session's DELETE, answers
+	// anything else 503 (a
 	// new session, a new call), and closes each connection once answered.
 	// 0 interrupts them at once, the listener closed. Interrupt and Close
 	// still interrupt them at once.

@@ -14,10 +14,11 @@ import (
 // listener stays open for the clients of the calls in flight, and takes
 // only what serves those calls (servedStopping): a call's response stream
 // resumed with Last-Event-ID (a stream StreamPoll closed must be resumed
-// for its result) and a session's POST of answers and notifications only
-// (an answer to the gateway's elicitation for a call in flight, a
-// notifications/cancelled). Anything else, a new session or a new call
-// among them, is answered 503.
+// for its result) and a session's POST of answers, notifications and
+// pings only (an answer to the gateway's elicitation for a call in
+// flight, a notifications/cancelled, a keepalive ping: the go-sdk's
+// client closes its session, its calls with it, on a ping that fails).
+// Anything else, a new session or a new call among them, is answered 503.
 
 // stoppingText is the body of a request refused during the stop grace.
 const stoppingText = "mcp: gateway: stopping: it serves the calls in flight only"
@@ -31,7 +32,7 @@ func servedStopping(w http.ResponseWriter, r *http.Request) (*http.Request, bool
 		return r, true
 	case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" && r.Body != nil:
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, gatewayMaxBody))
-		if err == nil && answersOnly(body) {
+		if err == nil && noNewWork(body) {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			return r, true
 		}
@@ -41,10 +42,10 @@ func servedStopping(w http.ResponseWriter, r *http.Request) (*http.Request, bool
 	return r, false
 }
 
-// answersOnly reports whether body is a JSON-RPC message, or a batch of
-// them, with no request among them: answers (results, errors) and
-// notifications.
-func answersOnly(body []byte) bool {
+// noNewWork reports whether body is a JSON-RPC message, or a batch of
+// them, with no request among them but pings: answers (results, errors),
+// notifications and pings.
+func noNewWork(body []byte) bool {
 	var msgs []struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
@@ -57,7 +58,7 @@ func answersOnly(body []byte) bool {
 		return false
 	}
 	for _, m := range msgs {
-		if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+		if m.Method != "" && m.Method != "ping" && len(m.ID) > 0 && string(m.ID) != "null" {
 			return false
 		}
 	}

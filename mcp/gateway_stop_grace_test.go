@@ -246,3 +246,45 @@ func TestGatewayStopGraceAnswersAsk(t *testing.T) {
 		t.Fatal("ServeListener did not return once its calls were answered")
 	}
 }
+
+// TestGatewayStopGraceAnswersPing: during the stop grace, a session's
+// ping is answered. It was answered 503 as a new call is, and the go-sdk's
+// client with ClientOptions.KeepAlive closes its session on a ping that
+// fails, so a call in flight that would have finished within the grace
+// was lost to its client at the next keepalive.
+func TestGatewayStopGraceAnswersPing(t *testing.T) {
+	f := startFleet(t)
+	g := startGateway(t, f.srv, &GatewayOptions{StopGrace: 10 * time.Minute})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + l.Addr().String() + "/mcp"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- g.ServeListener(ctx, l) }()
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: u, MaxRetries: -1})
+	waitTracked(t, g, 1)
+	unblock, outcome := startSlow(t, f, c)
+	t.Cleanup(unblock)
+	cancel()
+	waitNewSessionRefused(t, u)
+	if err := c.cs.Ping(natstest.Ctx(t), nil); err != nil {
+		t.Errorf("the session's ping during the stop grace failed: %v", err)
+	}
+	unblock()
+	select {
+	case o := <-outcome:
+		if o.err != nil || len(o.res.Content) != 1 || o.res.Content[0].(*sdk.TextContent).Text == GatewayStoppedText {
+			t.Errorf("the client got %+v, %v; want the result of its call cancelled on the bus, not the gateway's stop", o.res, o.err)
+		}
+	case <-time.After(guardTimeout):
+		t.Fatal("the client got nothing for its call")
+	}
+	select {
+	case <-done:
+	case <-time.After(guardTimeout):
+		t.Fatal("ServeListener did not return once its calls were answered")
+	}
+}

@@ -45,7 +45,7 @@ import (
 // worker does: it logs "draining", answers /readyz 503 from then on,
 // takes no new session or call (503), lets its calls in flight finish
 // for --grace (30 s by default, as the worker's; their clients may still
-// resume a stream and answer an elicitation), then ends the rest
+// resume a stream, answer an elicitation and ping), then ends the rest
 // interrupted and their clients get those results (a second signal ends
 // them at once, as a NATS connection closed for good before the stop
 // does; one closed during the grace ends each call as a silent worker
