@@ -143,10 +143,10 @@ type ClientOptions struct {
 	MaxPendingTotal int64
 	// MaxResultBytes bounds the output of one call the client
 	// accumulates (toolkit.Chunk.Size and MetaSize of the chunks
-	// received, and 256 bytes for each block kept apart: a block that
-	// merges into the one before it costs nothing more), as
-	// toolkit.Options.MaxResultBytes does on the worker (which counts
-	// no bytes per block): past it the call is cancelled and ends tool_error
+	// received, and 256 bytes for each block kept after the first: a
+	// block that merges into the one before it costs nothing more), as
+	// toolkit.Options.MaxResultBytes does on the worker, counting alike
+	// (toolkit.Accumulator.HeldWith): past it the call is cancelled and ends tool_error
 	// (ToolOutputTooLargeError) with the output up to the bound. 0 means
 	// toolkit.DefaultMaxResultBytes; negative, no bound.
 	MaxResultBytes int
