@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,6 +77,35 @@ func TestInvalidJSONAnswerFailsCallAlone(t *testing.T) {
 				calls.Load() != 1 || c.current() != before {
 				t.Errorf("a call answered application/json %q: final %s/%s %.300q; sent %d times; session kept %v; want tool_error saying it is not a JSON-RPC message, sent once, session kept",
 					body, r.final.State, r.final.Code, r.final.Text(), calls.Load(), c.current() == before)
+			}
+		})
+	}
+}
+
+// A Streamable HTTP server (or a proxy before it) answering a call 202
+// Accepted or 204 No Content, as a notification is answered, with no
+// result, had the go-sdk take the session for broken, as with a 200 of
+// another type: every call running on it failed with "unsupported
+// content type", the session ended, and the read-only tool was called a
+// second time. The call now ends alone with tool_error naming the
+// status, and the session stays.
+func TestAcceptedAnswerToCallFailsCallAlone(t *testing.T) {
+	for _, status := range []int{http.StatusAccepted, http.StatusNoContent} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			var calls atomic.Int64
+			u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, _ string) {
+				calls.Add(1)
+				w.WriteHeader(status)
+			})
+			tk, c := mount(t, ServerConfig{Name: "amiss", Transport: TransportStreamableHTTP, URL: u})
+			before := c.current()
+			r := run(t, testCtx(t), tk, "mcp__amiss__echo", map[string]any{"text": "x"})
+			t.Logf("final %s/%s %.400q", r.final.State, r.final.Code, r.final.Text())
+			want := fmt.Sprintf("HTTP %d", status)
+			if r.final.Code != toolkit.CodeToolError || strings.Contains(r.final.Text(), "MCPConnectionError") || !strings.Contains(r.final.Text(), want) ||
+				calls.Load() != 1 || c.current() != before {
+				t.Errorf("a call answered %d: final %s/%s %.300q; sent %d times; session kept %v; want tool_error naming %s, sent once, session kept",
+					status, r.final.State, r.final.Code, r.final.Text(), calls.Load(), c.current() == before, want)
 			}
 		})
 	}

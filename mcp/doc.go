@@ -160,8 +160,9 @@
 // connection: one caller's large arguments would end every call on the
 // session), and so does a Streamable HTTP server's successful answer to
 // a request in another media type than application/json or
-// text/event-stream (a proxy's HTML page: the error names the type and
-// the answer's first 200 bytes), or in application/json that is not a
+// text/event-stream (a proxy's HTML page, a 202 or 204 with nothing: the
+// error names the status, the type and the answer's first 200 bytes),
+// or in application/json that is not a
 // JSON-RPC message (read whole before the go-sdk reads it; the go-sdk
 // alone takes either for a broken connection), and so does a Streamable HTTP response stream that ends
 // without the call's result (also when the server refuses to resume it

@@ -166,8 +166,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		m.Store(int32(resp.StatusCode))
 	}
 	media := mediaType(resp.Header.Get("Content-Type"))
+	// Any success answering a POST, 202 and 204 too: they answer a
+	// notification or a response, but the go-sdk takes either, answering
+	// a request (isCall), for a broken session.
 	answer := t.streamable && req.Method == http.MethodPost && resp.StatusCode >= 200 && resp.StatusCode <= 299 &&
-		resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent && media != "text/event-stream"
+		media != "text/event-stream"
 	if answer && media != "application/json" && isCall(req) {
 		start, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		answeredAmiss(resp, fmt.Sprintf("the MCP server answered the request with HTTP %d and Content-Type %q, not the application/json or text/event-stream MCP requires; the answer begins %q",
