@@ -470,9 +470,16 @@ func NewClient(nc *nats.Conn, opts *ClientOptions) (*Client, error) {
 		prefix = wire.Inbox(o.Identity) + nuid.Next() + "."
 	}
 	// A call's reply subject is the prefix and a base-36 counter (at
-	// most 13 bytes); workers answer none past wire.MaxReplyLen.
+	// most 13 bytes); workers answer none past wire.MaxReplyLen. Only a
+	// connection's own inbox prefix can be that long.
 	if len(prefix)+13 > wire.MaxReplyLen {
-		return nil, fmt.Errorf("bus: the connection's inbox prefix is %d bytes: workers answer no reply subject past %d bytes (nats.CustomInboxPrefix)", len(prefix)-1, wire.MaxReplyLen)
+		own := len(nc.Opts.InboxPrefix)
+		if own == 0 {
+			own = len(nats.InboxPrefix) - 1
+		}
+		added := len(prefix) + 13 - own // a dot, a unique part, a dot, a call's number
+		return nil, fmt.Errorf("bus: the connection's inbox prefix (nats.CustomInboxPrefix) is %d bytes, and may be at most %d: workers answer no reply subject past %d bytes, and a call's adds %d to it",
+			own, wire.MaxReplyLen-added, wire.MaxReplyLen, added)
 	}
 	c := &Client{
 		nc: nc, opts: o, log: o.Logger,

@@ -111,3 +111,36 @@ func TestLongInboxPrefixRefused(t *testing.T) {
 		t.Fatalf("a client of a connection whose inbox prefix is over %d bytes: %v", wire.MaxReplyLen, err)
 	}
 }
+
+// TestLongInboxPrefixSaysItsLength: the refusal of a connection whose
+// inbox prefix is too long named the length of one of its inboxes (the
+// prefix, a dot and a unique part) as the prefix's, under the bound on
+// reply subjects: a prefix of 1000 bytes was said to be "1023 bytes"
+// where workers answer up to 1024, which reads as no reason at all. It
+// names the prefix's own length and the most the bound leaves it.
+func TestLongInboxPrefixSaysItsLength(t *testing.T) {
+	s := natstest.Embedded(t, false)
+	prefix := wire.Inbox("") + strings.Repeat("a", 1000-len(wire.Inbox("")))
+	nc, err := s.Connect(nats.CustomInboxPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c, err := bus.NewClient(nc, nil)
+	if c != nil {
+		c.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "is 1000 bytes") || !strings.Contains(err.Error(), "at most 987") {
+		t.Fatalf("a client of a connection whose inbox prefix is 1000 bytes: %v; want its length and the most it may be (987 bytes)", err)
+	}
+	longest, err := s.Connect(nats.CustomInboxPrefix(prefix[:987]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer longest.Close()
+	c, err = bus.NewClient(longest, nil)
+	if err != nil {
+		t.Fatalf("a client of a connection whose inbox prefix is 987 bytes: %v", err)
+	}
+	c.Close()
+}
