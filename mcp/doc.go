@@ -171,7 +171,8 @@
 // call with tool_error (the next call reconnects; for a stdio server the
 // error waits up to 2 s for the server to be closed, and says how it
 // exited, unless the client had to signal it, or that it closed its
-// stdout and had not exited by then, and the end of its stderr); ServerConfig.Timeout with timeout.
+// stdout and had not exited by then or when the client's close signalled
+// it, and the end of its stderr); ServerConfig.Timeout with timeout.
 //
 // Progress: each call carries a progress token of its own. Notifications
 // are read off the wire (the stdio connection and HTTP event streams are

@@ -44,7 +44,8 @@ type session struct {
 // when eof, the connection having ended with the end of its stdout) or
 // before ctx ends: the caller's final is not held up for long by what is
 // only an explanation. A server the client signalled itself (one that
-// did not exit on its own) is not said to have exited.
+// did not exit on its own) is not said to have exited; with eof, one its
+// close's SIGTERM ended is said to have closed its stdout and run on.
 func (s *session) exitNote(ctx context.Context, eof bool) string {
 	if s == nil || s.cmd == nil {
 		return ""
@@ -65,8 +66,13 @@ func (s *session) exitNote(ctx context.Context, eof bool) string {
 	var ee *exec.ExitError
 	if errors.As(s.closeErr, &ee) {
 		ws, ok := ee.Sys().(syscall.WaitStatus)
-		if ee.Exited() || (ok && ws.Signaled() && ws.Signal() != syscall.SIGTERM && ws.Signal() != syscall.SIGKILL) {
+		switch {
+		case ee.Exited() || (ok && ws.Signaled() && ws.Signal() != syscall.SIGTERM && ws.Signal() != syscall.SIGKILL):
 			note = "; the server exited: " + ee.Error()
+		case eof && ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM:
+			// The close's SIGTERM, which stateless mode sends sooner
+			// than exitNoteWait: it had not exited on its own.
+			note = "; the server closed its stdout and had not exited when the client's close signalled it"
 		}
 	}
 	return note + s.stderr.suffix()
