@@ -18,7 +18,7 @@ import (
 // client made up: an operator watching the tool's error rate lost exactly
 // those failures, and _unknown rose as if clients sent garbage. A tool
 // labelled once keeps its label, as on the worker; a name the fleet never
-// served is still _unknown.
+// served is still <unknown>.
 func TestGatewayCallsOfToolGoneKeepTheirLabel(t *testing.T) {
 	s := natstest.Embedded(t, true)
 	state, err := bus.NewKVState(natstest.Ctx(t), natstest.JS(t, natstest.Connect(t, s)), nil)

@@ -18,8 +18,8 @@ import (
 // sessions connected, tools/call answered by tool, state and code, their
 // duration, and the NATS connection. A tool the fleet does not serve, and
 // did not when an earlier call of it was counted, is counted as
-// "_unknown": MCP clients choose the names they call, and labels stay
-// bounded.
+// "<unknown>" (no tool's name): MCP clients choose the names they call,
+// and labels stay bounded.
 type gatewayMetrics struct {
 	reg   *prometheus.Registry
 	g     *mcp.Gateway  // set by serve, before the gateway serves
@@ -34,7 +34,7 @@ type gatewayMetrics struct {
 }
 
 // unknownTool labels the calls of tools the fleet does not serve.
-const unknownTool = "_unknown"
+const unknownTool = opshttp.UnknownTool
 
 func newGatewayMetrics() *gatewayMetrics {
 	m := &gatewayMetrics{reg: prometheus.NewRegistry(), tools: opshttp.NewToolLabels(opshttp.MaxToolLabels)}

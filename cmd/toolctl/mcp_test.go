@@ -504,7 +504,7 @@ func TestMCPServe(t *testing.T) {
 		_, metrics := get("/metrics")
 		for _, want := range []string{
 			`toolbus_gateway_calls_total{code="",state="success",tool="echo"} 1`,
-			`toolbus_gateway_calls_total{code="not_found",state="error",tool="_unknown"} 1`,
+			`toolbus_gateway_calls_total{code="not_found",state="error",tool="<unknown>"} 1`,
 			`toolbus_gateway_call_duration_seconds_count{tool="echo"} 1`,
 			`toolbus_gateway_sessions 1`,
 			`toolbus_nats_connected 1`,

@@ -38,7 +38,8 @@ import (
 // or taken out of rotation for being busy. Metric names
 // follow Prometheus conventions (toolbus_… , _total, _seconds); labels
 // are bounded: tool names (the ones the worker served at some moment, at
-// most 20,000 names over its life, then _other; _unknown for any other),
+// most 20,000 names over its life, then <other>; <unknown> for any other,
+// labels no tool can have),
 // states and codes, never call or session ids.
 type ops struct {
 	tk    *toolkit.Toolkit // set by watch, before the worker serves
@@ -57,7 +58,7 @@ type ops struct {
 
 // unknownTool labels the finals of calls to tools the worker does not
 // serve.
-const unknownTool = "_unknown"
+const unknownTool = opshttp.UnknownTool
 
 func newOps() *ops {
 	o := &ops{reg: prometheus.NewRegistry(), tools: opshttp.NewToolLabels(opshttp.MaxToolLabels)}

@@ -40,7 +40,7 @@ func TestOperatorEndpoint(t *testing.T) {
 		t.Fatal("echo with a number: exit 0")
 	}
 	// A made-up tool name on the worker's pinned subject: answered
-	// not_found, counted under _unknown (labels stay bounded).
+	// not_found, counted under <unknown> (labels stay bounded).
 	nc := natstest.URLConn(t, w.url)
 	if m, err := nc.RequestMsg(&nats.Msg{Subject: wire.PinnedSubject(w.instance, "made_up_tool", ""),
 		Header: nats.Header{wire.HeaderContentType: {wire.ContentTypeJSON}}, Data: []byte(`{"id":"m1"}`)}, guard); err != nil {
@@ -49,7 +49,7 @@ func TestOperatorEndpoint(t *testing.T) {
 		t.Fatalf("made-up tool: %q", m.Data)
 	}
 	_, metrics := get("/metrics")
-	if strings.Contains(metrics, "made_up_tool") || !strings.Contains(metrics, `toolbus_worker_calls_total{code="not_found",state="error",tool="_unknown"} 1`) {
+	if strings.Contains(metrics, "made_up_tool") || !strings.Contains(metrics, `toolbus_worker_calls_total{code="not_found",state="error",tool="<unknown>"} 1`) {
 		t.Errorf("a made-up tool's call in /metrics:\n%s", metrics)
 	}
 	for _, want := range []string{

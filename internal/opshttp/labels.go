@@ -2,8 +2,14 @@ package opshttp
 
 import "sync"
 
-// OtherTool labels the calls of tools past ToolLabels' bound.
-const OtherTool = "_other"
+// OtherTool labels the calls of tools past ToolLabels' bound, and
+// UnknownTool those of names the process does not serve (made up by a
+// caller). Neither is a tool name (a token of [A-Za-z0-9_-]), so no tool's
+// series is ever one of theirs: tool="_other" is the tool of that name.
+const (
+	OtherTool   = "<other>"
+	UnknownTool = "<unknown>"
+)
 
 // ToolLabels bounds the tool names a metric is labelled with. The names
 // are ones the fleet serves, but which those are changes over time (an

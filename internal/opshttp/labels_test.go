@@ -3,6 +3,8 @@ package opshttp
 import (
 	"strconv"
 	"testing"
+
+	"github.com/toolbus/toolbus/toolkit"
 )
 
 // Tool labels were made for every name the fleet served at some moment
@@ -23,5 +25,20 @@ func TestToolLabelsBounded(t *testing.T) {
 	}
 	if n := len(l.seen); n != 3 {
 		t.Errorf("%d names kept, want 3", n)
+	}
+}
+
+// TestOtherToolIsNoToolName: "_other", the label of the names past the
+// bound, is a valid tool name, so a tool named _other labelled before the
+// bound shared its series with every tool past it. The bucket's label is
+// one no tool can have.
+func TestOtherToolIsNoToolName(t *testing.T) {
+	l := NewToolLabels(1)
+	real := l.Label("_other")
+	if over := l.Label("t1"); real == over {
+		t.Errorf("the tool _other and a tool past the bound are both labelled %q", real)
+	}
+	if toolkit.ValidToolName(OtherTool) {
+		t.Errorf("OtherTool %q is a valid tool name", OtherTool)
 	}
 }

@@ -40,6 +40,12 @@
 // the 10 s read timeout). A scraper's keep-alive
 // connection closed while idle costs it nothing: Go's HTTP client,
 // Prometheus's, sends the GET again on a new one.
+//
+// Metrics labelled by tool (ToolLabels) carry the tool's name as it is,
+// and two buckets under labels no tool can have (a tool's name is a token
+// of [A-Za-z0-9_-]): "<other>" (OtherTool) for the tools past the
+// 20,000 names labelled, "<unknown>" (UnknownTool) for names the process
+// does not serve. tool="_other" is the tool of that name, never a bucket.
 package opshttp
 
 import (
