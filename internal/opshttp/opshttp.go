@@ -6,7 +6,10 @@
 // runs. The worker and the MCP gateway start their endpoint before they
 // connect to NATS, so an address in use is said before they take
 // anything, and their probes are answered while they connect (Stage:
-// /readyz says what the start is at until they serve). At most four
+// /readyz says what the start is at until they serve). /readyz asks the
+// NATS server for a round trip (NATSReady) at most once a second; one
+// that comes while it is on its way answers the last one's result rather
+// than wait for it, and /healthz and /metrics never wait for it. At most four
 // scrapes of /metrics are gathered at once; one that comes meanwhile
 // waits its turn (10 s at most, the wait included), rather than being
 // refused while a neighbour polls /metrics in a loop; one address has at
@@ -258,25 +261,46 @@ func NATSMetrics(connected func() bool, reconnects func() uint64) []prometheus.C
 // silent without closing (a partition, a half-open TCP connection) leaves
 // the connection "connected" for minutes, while calls sent to the process
 // time out; the round trip notices at once. The answer is kept for a
-// second, so /readyz polled by anyone costs the server little. ok false
-// comes with the reason.
+// second, so /readyz polled by anyone costs the server little, and while
+// a round trip is on its way (up to natsAnswer) other callers get the
+// last one's answer at once (kept). ok false comes with the reason.
 func NATSReady(nc *nats.Conn) func() (ok bool, why string) {
-	var mu sync.Mutex
-	var at time.Time
-	var last error
+	check := kept(time.Second, func() error { return nc.FlushTimeout(natsAnswer) })
 	return func() (bool, string) {
 		if !nc.IsConnected() {
 			return false, "not ready: not connected to NATS (" + nc.Status().String() + ")"
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(at) >= time.Second {
-			last, at = nc.FlushTimeout(natsAnswer), time.Now()
-		}
-		if last != nil {
-			return false, "not ready: the NATS server does not answer: " + last.Error()
+		if err := check(); err != nil {
+			return false, "not ready: the NATS server does not answer: " + err.Error()
 		}
 		return true, ""
+	}
+}
+
+// kept runs check for one caller at a time, at most once every period,
+// and answers its last result otherwise: a caller that comes while check
+// runs does not wait for it (a /readyz behind a round trip to a silent
+// server, 2 s, would fail its probe's timeout). The result before the
+// first is nil (for NATSReady: the connection's own round trip worked).
+func kept(period time.Duration, check func() error) func() error {
+	var mu sync.Mutex
+	var at time.Time
+	var last error
+	var running bool
+	return func() error {
+		mu.Lock()
+		if running || time.Since(at) < period {
+			err := last
+			mu.Unlock()
+			return err
+		}
+		running = true
+		mu.Unlock()
+		err := check()
+		mu.Lock()
+		last, at, running = err, time.Now(), false
+		mu.Unlock()
+		return err
 	}
 }
 
@@ -287,26 +311,23 @@ func NATSReady(nc *nats.Conn) func() (ok bool, why string) {
 // or a server whose JetStream is off or out of resources, leaves NATS up
 // (core calls run) while every call needing JetStream fails: the caller
 // reports that as degraded, not as unready. The answer is kept for two
-// seconds; ok false comes with the reason.
+// seconds, and while a request is on its way other callers get the last
+// one's answer at once; ok false comes with the reason.
 func JetStreamReady(js jetstream.JetStream) func() (ok bool, why string) {
-	var mu sync.Mutex
-	var at time.Time
-	var last error
+	check := kept(2*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), natsAnswer)
+		defer cancel()
+		_, err := js.AccountInfo(ctx)
+		return err
+	})
 	return func() (bool, string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(at) >= 2*time.Second {
-			ctx, cancel := context.WithTimeout(context.Background(), natsAnswer)
-			_, last = js.AccountInfo(ctx)
-			cancel()
-			at = time.Now()
-		}
-		if last != nil {
-			return false, "JetStream unavailable: " + last.Error()
+		if err := check(); err != nil {
+			return false, "JetStream unavailable: " + err.Error()
 		}
 		return true, ""
 	}
 }
 
-// natsAnswer is how long NATSReady waits for the server's answer.
-const natsAnswer = 2 * time.Second
+// natsAnswer is how long NATSReady waits for the server's answer (a
+// variable for a test that needs a round trip to last).
+var natsAnswer = 2 * time.Second
