@@ -472,7 +472,10 @@
 // Connections: ServeListener (and ListenAndServe) bound what a client on
 // the network can hold: a request's headers must arrive within 10 s, its
 // body (at most 4 MiB, the go-sdk's bound, else 413; its JSON-RPC ids
-// checked first, see Gateway) within 30 s, and
+// checked first, see Gateway) within 30 s (only a POST's body is read:
+// a GET or DELETE announcing one is served without it and its connection
+// closed after, rather than held as a request in progress while the body
+// does not come), and
 // each write of an answer must be taken within 30 s, else the connection
 // is cut (a client that stops reading would otherwise hold the call
 // writing to it, and the session's DELETE waiting for that call, for

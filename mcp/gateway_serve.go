@@ -490,12 +490,23 @@ const (
 	streamEndGrace = 200 * time.Millisecond
 )
 
-// bounded gives r's body a read deadline of g.bodyTimeout, lifted once the
-// body has been read, and w a write deadline of g.writeTimeout on each
-// write, lifted after it.
+// bounded gives a POST's body a read deadline of g.bodyTimeout, lifted
+// once the body has been read, and w a write deadline of g.writeTimeout
+// on each write, lifted after it. Only a POST's body is read: another
+// request announcing one (a GET, a DELETE) is served without it, and its
+// connection closed after. net/http would read up to 256 KB of it, for
+// keep-alive, until the body timeout, the connection meanwhile serving a
+// request, a place MaxConns never takes: MaxConns GETs announcing bodies
+// never sent held every place, as on the operator endpoint (opshttp).
 func (g *Gateway) bounded(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
 	rc := http.NewResponseController(w)
-	if r.Body != nil && r.Body != http.NoBody {
+	switch {
+	case r.Body == nil || r.Body == http.NoBody:
+	case r.Method != http.MethodPost:
+		// Reading the body fails at once: net/http answers with
+		// "Connection: close" and closes the connection.
+		rc.SetReadDeadline(time.Now())
+	default:
 		rc.SetReadDeadline(time.Now().Add(g.bodyTimeout))
 		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
 	}
