@@ -11,9 +11,15 @@
 // that comes while it is on its way answers the last one's result rather
 // than wait for it, and /healthz and /metrics never wait for it. At most four
 // scrapes of /metrics are gathered at once; one that comes meanwhile
-// waits its turn (10 s at most, the wait included), rather than being
-// refused while a neighbour polls /metrics in a loop; one address has at
-// most four scrapes in progress or waiting, its others answered 503.
+// waits its turn (10 s at most), rather than being refused while a
+// neighbour polls /metrics in a loop; one address has at most four
+// scrapes in progress or waiting, its others answered 503. A page is
+// gathered in memory, then written, and given back as its client takes
+// it: the pages held for clients that have not read them yet are at most
+// 128 MiB, 64 MiB for one address, a scrape past that answered 503 (a
+// worker's 20,000 tool labels make a page of some 30 MB, a few MB
+// compressed as Prometheus asks for it), so scrapes that a neighbour
+// does not read cost the process 64 MiB, not a page each.
 //
 // The endpoint holds at most 64 connections at once, so a neighbour that
 // opens thousands and sends nothing costs the process 64 file descriptors,
@@ -99,8 +105,7 @@ type Endpoint struct {
 // (other methods are answered 405).
 func Start(addr string, reg *prometheus.Registry, ready Ready, log *slog.Logger) (*Endpoint, error) {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", http.TimeoutHandler(takeTurns(maxGathers, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})),
-		scrapeTimeout, fmt.Sprintf("Exceeded configured timeout of %v.\n", scrapeTimeout)))
+	mux.Handle("GET /metrics", heldPages(takeTurns(maxGathers, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) { fmt.Fprintln(rw, "ok") })
 	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, _ *http.Request) {
 		ok, line := ready()
@@ -166,9 +171,9 @@ const (
 // most n requests in progress or waiting, its others answered 503 at
 // once: a neighbour's flood holds few connections waiting, which would
 // be places the cap never takes, and a scrape from elsewhere waits for
-// at most n of its requests. Under http.TimeoutHandler, h writes to
-// memory: a turn ends when the answer is gathered, not when a slow client
-// has read it.
+// at most n of its requests. Under heldPages, h writes to memory: a turn
+// ends when the answer is gathered, not when a slow client has read it.
+// One whose context ends while it waits is answered 503.
 func takeTurns(n int, h http.Handler) http.Handler {
 	turns := make(chan struct{}, n)
 	var mu sync.Mutex
@@ -193,7 +198,8 @@ func takeTurns(n int, h http.Handler) http.Handler {
 		select {
 		case turns <- struct{}{}:
 		case <-r.Context().Done():
-			return // TimeoutHandler answers 503
+			http.Error(rw, fmt.Sprintf("Exceeded configured timeout of %v.", scrapeTimeout), http.StatusServiceUnavailable)
+			return
 		}
 		defer func() { <-turns }()
 		h.ServeHTTP(rw, r)
