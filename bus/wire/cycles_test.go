@@ -263,3 +263,41 @@ func TestLibraryTypeRecursing(t *testing.T) {
 		}
 	}
 }
+
+// pointerLabels is a map type of pointers a struct embeds unexported,
+// whose entries the msgpack library writes as fields of the struct's.
+type pointerLabels map[string]*string
+
+type labelled struct {
+	Name string
+	pointerLabels
+}
+
+// TestLibraryWalkSharedAndEmbedded: values the msgpack library writes
+// are written, not refused by the walk before it: a pointer two fields
+// share (a DAG, no cycle), and a map of pointers reached through an
+// unexported embedded field, which the walk cannot copy entries from as
+// it copies those of other maps.
+func TestLibraryWalkSharedAndEmbedded(t *testing.T) {
+	shared := &cycleNode{Name: "shared"}
+	v := "v"
+	for name, in := range map[string]any{
+		"two fields sharing a pointer": &struct{ A, B *cycleNode }{shared, shared},
+		"a slice sharing a pointer":    []*cycleNode{shared, shared, shared},
+		"an embedded map of pointers":  labelled{Name: "x", pointerLabels: pointerLabels{"k": &v}},
+		"a pointer to one":             &labelled{Name: "x", pointerLabels: pointerLabels{"nil": nil}},
+	} {
+		want, err := msgpack.Marshal(map[string]any{"v": in})
+		if err != nil {
+			t.Fatalf("%s: the library: %v", name, err)
+		}
+		got, err := Msgpack.Append(nil, &Request{ID: "c1", Input: map[string]any{"v": in}})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if !bytes.Contains(got, want[1:]) {
+			t.Errorf("%s: encoded % x, want the library's % x within", name, got, want[1:])
+		}
+	}
+}

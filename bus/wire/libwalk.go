@@ -241,7 +241,8 @@ var mapStringAnyType = reflect.TypeFor[map[string]any]()
 
 // libWalkMap is libWalk of a map. It copies the keys and values it
 // follows into one variable each, where a Value of each would be an
-// allocation of its own; a map[string]any (a field of a tool's struct)
+// allocation of its own (but for a map the library reaches through an
+// unexported embedded field, which cannot be copied from); a map[string]any (a field of a tool's struct)
 // is ranged over as Go does.
 func libWalkMap(v reflect.Value, steps int) error {
 	if v.Len() == 0 {
@@ -266,16 +267,30 @@ func libWalkMap(v reflect.Value, steps int) error {
 	if libTypeOf(t.Elem()).walked {
 		e = reflect.New(t.Elem()).Elem()
 	}
+	// A map reached through an unexported embedded field, which the
+	// library writes, cannot be copied from: its keys and values are
+	// taken a Value each.
+	copied := v.CanInterface()
 	for it := v.MapRange(); it.Next(); {
 		if k.IsValid() {
-			k.SetIterKey(it)
-			if err := libWalk(k, steps+1); err != nil {
+			key := k
+			if copied {
+				k.SetIterKey(it)
+			} else {
+				key = it.Key()
+			}
+			if err := libWalk(key, steps+1); err != nil {
 				return err
 			}
 		}
 		if e.IsValid() {
-			e.SetIterValue(it)
-			if err := libWalk(e, steps+1); err != nil {
+			elem := e
+			if copied {
+				e.SetIterValue(it)
+			} else {
+				elem = it.Value()
+			}
+			if err := libWalk(elem, steps+1); err != nil {
 				return err
 			}
 		}
