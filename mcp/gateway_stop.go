@@ -44,12 +44,11 @@ func servedStopping(w http.ResponseWriter, r *http.Request) (*http.Request, bool
 
 // noNewWork reports whether body is a JSON-RPC message, or a batch of
 // them, with no request among them but pings: answers (results, errors),
-// notifications and pings.
+// notifications and pings. Its keys are read as written, as the go-sdk
+// reads them: a struct's fields would also take "Method" or "ID", so a
+// call carrying "Method": "ping" as well would pass for a ping.
 func noNewWork(body []byte) bool {
-	var msgs []struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
+	var msgs []map[string]json.RawMessage
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] != '[' {
 		body = append(append([]byte{'['}, body...), ']')
@@ -58,7 +57,11 @@ func noNewWork(body []byte) bool {
 		return false
 	}
 	for _, m := range msgs {
-		if m.Method != "" && m.Method != "ping" && len(m.ID) > 0 && string(m.ID) != "null" {
+		var method string
+		if raw, ok := m["method"]; ok && json.Unmarshal(raw, &method) != nil {
+			return false
+		}
+		if id := m["id"]; method != "" && method != "ping" && len(id) > 0 && string(id) != "null" {
 			return false
 		}
 	}

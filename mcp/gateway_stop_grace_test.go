@@ -288,3 +288,62 @@ func TestGatewayStopGraceAnswersPing(t *testing.T) {
 		t.Fatal("ServeListener did not return once its calls were answered")
 	}
 }
+
+// TestGatewayStopGraceRefusesCallSpelledAsPing: during the stop grace a
+// session's POST of a call is answered 503 however its keys are spelled.
+// A call carrying a second key "Method": "ping" (or "Method": "", or
+// "ID": null) was taken for a ping (a notification), as encoding/json
+// matched that key to "method" ("id") too, while the go-sdk, which reads
+// keys as written, ran it as the new call it was.
+func TestGatewayStopGraceRefusesCallSpelledAsPing(t *testing.T) {
+	f := startFleet(t)
+	g := startGateway(t, f.srv, &GatewayOptions{StopGrace: 10 * time.Minute})
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", natstest.FreePort(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + l.Addr().String() + "/mcp"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- g.ServeListener(ctx, l) }()
+	c := connectClient(t, &sdk.StreamableClientTransport{Endpoint: u, MaxRetries: -1})
+	waitTracked(t, g, 1)
+	unblock, outcome := startSlow(t, f, c)
+	t.Cleanup(unblock)
+	cancel()
+	waitNewSessionRefused(t, u)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","Method":"ping","params":{"name":"slow","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","Method":"","params":{"name":"slow","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","ID":null,"params":{"name":"slow","arguments":{}}}`,
+	} {
+		req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", c.cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", c.cs.InitializeResult().ProtocolVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("%s during the stop grace: status %d, want 503", body, resp.StatusCode)
+		}
+	}
+	unblock()
+	select {
+	case <-outcome:
+	case <-time.After(guardTimeout):
+		t.Fatal("the client got nothing for its call")
+	}
+	select {
+	case <-done:
+	case <-time.After(guardTimeout):
+		t.Fatal("ServeListener did not return once its calls were answered")
+	}
+}
