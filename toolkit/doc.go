@@ -156,7 +156,10 @@
 //     takes any value, {} (with its jsonschema tag's description; an
 //     enum tag constrains it, in JSON), since only its UnmarshalJSON
 //     knows what it takes: what that refuses ends invalid_input, quoting
-//     its error. Its own fields are no input, and are not checked.
+//     its error. Its own fields are no input, and are not checked. Such
+//     a type embedded (it or one decoding itself from text) is an error
+//     at Add: it adds no properties, and its method, promoted, would
+//     decode the whole input; a field of its own name takes its place.
 //     time.Time and slog.Level are strings, as jsonschema-go writes them.
 //   - A Func's float result is written as Go's JSON writes it (10 as "10",
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",

@@ -113,3 +113,45 @@ func TestJSONUnmarshalerFieldTakesAnyValue(t *testing.T) {
 		t.Errorf("a level UnmarshalJSON refuses: final %s/%s %q, want invalid_input quoting its error", r.State, r.Code, r.Text())
 	}
 }
+
+// TestEmbeddedJSONUnmarshalerRefused: an input struct embedding a type
+// that decodes itself (wait's UnmarshalJSON), with a json name or not,
+// is refused at Add naming the field and the way out, a named field.
+// jsonschema-go refused it in its own words ("custom schema for embedded
+// struct must have type \"object\""), as its schema is no object's, and
+// its method, promoted, would decode the whole input, the struct's other
+// fields never set. A named field is a property taking what its method
+// takes.
+func TestEmbeddedJSONUnmarshalerRefused(t *testing.T) {
+	type embedsWait struct {
+		wait
+		Name string `json:"name"`
+	}
+	type embedsWaitNamed struct {
+		wait `json:"wait"`
+		Name string `json:"name"`
+	}
+	for name, tool := range map[string]*toolkit.Tool{
+		"embedded":             toolkit.Func("t", "d", func(context.Context, embedsWait) (string, error) { return "", nil }),
+		"embedded with a name": toolkit.Func("t", "d", func(context.Context, embedsWaitNamed) (string, error) { return "", nil }),
+	} {
+		err := toolkit.New(nil).Add(tool)
+		if err == nil || !strings.Contains(err.Error(), "field wait of") || !strings.Contains(err.Error(), "field of its own name") {
+			t.Errorf("%s: Add: %v, want an error naming the field wait and the way out", name, err)
+		}
+	}
+	type namesWait struct {
+		Wait wait   `json:"wait"`
+		Name string `json:"name"`
+	}
+	tk := toolkit.New(nil)
+	if err := tk.Add(toolkit.Func("t", "d", func(_ context.Context, in namesWait) (string, error) {
+		return in.Wait.D.String() + " " + in.Name, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{Name: "t", Input: map[string]any{"wait": "5s", "name": "n"}})
+	if r.State != toolkit.StateSuccess || r.Text() != "5s n" {
+		t.Fatalf("a named field: %s %s", r.State, r.Text())
+	}
+}

@@ -393,7 +393,8 @@ func ValidName(name string) bool {
 // slog.Level and big.Int) any value;
 // titles are stripped; a json tag name encoding/json would ignore, the
 // tag's string option on a scalar field, a field of a non-empty
-// interface type, an embedded pointer to an unexported struct, two
+// interface type, an embedded pointer to an unexported struct, an
+// embedded type decoding itself (UnmarshalJSON, UnmarshalText), two
 // fields under one JSON name and a recursive type are errors at Add). An absent field with a default is
 // given its default before the function runs. An integer field takes a
 // whole number sent as a float (3.0, a float64 from encoding/json) as
@@ -923,6 +924,9 @@ func checkJSONTags(rt reflect.Type, seen map[reflect.Type]bool) error {
 			return fmt.Errorf("toolkit: field %s of %v: a field of the non-empty interface type %v cannot be input: its schema takes any value, which encoding/json cannot decode into it (only null); use a concrete type, any, or json:\"-\"", f.Name, rt, it)
 		}
 		if ht := heldType(f.Type); decodesFromJSON(ht) || decodesFromText(ht) {
+			if f.Anonymous {
+				return fmt.Errorf("toolkit: field %s of %v: the embedded type %v decodes itself (UnmarshalJSON or UnmarshalText), so it adds no properties of its own to %v's object, and its method, promoted to %v, would decode the whole input, leaving the other fields unset; make it a field of its own name (X %v `json:\"x\"`), a property taking what its method takes", f.Name, rt, f.Type, rt, rt, f.Type)
+			}
 			continue // its fields are not input: its method decodes it
 		}
 		if err := checkJSONTags(f.Type, seen); err != nil {
