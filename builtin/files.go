@@ -364,11 +364,20 @@ func breaksAs(content, eol string) string {
 // open resolves p in the call's workspace and returns the workspace's
 // root, which the caller releases; rel is p's path below it, and real
 // the workspace's own path. create makes a session's directory that is
-// missing; without it, root is nil for a session that has none.
+// missing, once p is found fit to use there (a write refused for its path
+// makes none); without it, root is nil for a session that has none.
 func (f *files) open(ctx context.Context, p string, create bool) (root *os.Root, rel, real string, release func(), err error) {
-	ws, root, release, err := f.ws.forSession(ctx, f.sessions, create)
+	ws, root, release, err := f.ws.forSession(ctx, f.sessions, false)
 	if err != nil {
 		return nil, "", "", nil, err
+	}
+	if root == nil && create {
+		if _, err := ws.resolve(p); err != nil {
+			return nil, "", "", nil, err
+		}
+		if ws, root, release, err = f.ws.forSession(ctx, f.sessions, true); err != nil {
+			return nil, "", "", nil, err
+		}
 	}
 	if rel, err = ws.resolve(p); err != nil {
 		release()

@@ -119,6 +119,35 @@ func TestSessionWorkspaceNotMadeByReads(t *testing.T) {
 	}
 }
 
+// TestSessionWorkspaceNotMadeByRefusedWrites: a new session's write
+// refused for its path (outside the workspace, naming a directory) made
+// the session's directory all the same, taking a place of
+// MaxSessionWorkspaces for a session that wrote nothing. The path is
+// checked first now: no directory is made, and the error is the path's.
+func TestSessionWorkspaceNotMadeByRefusedWrites(t *testing.T) {
+	call, ws := sessionKit(t, builtin.Config{MaxSessionWorkspaces: 1})
+	for i, c := range []struct {
+		path string
+		code toolkit.Code
+		want string
+	}{
+		{"../other/f.txt", toolkit.CodeDenied, "PathOutsideWorkspaceError"},
+		{"/etc/f.txt", toolkit.CodeDenied, "outside the workspace"},
+		{"d/", toolkit.CodeInvalidInput, "names a directory"},
+	} {
+		s := "refused-" + strconv.Itoa(i)
+		wantCode(t, call(s, builtin.WriteTextFile, map[string]any{"file_path": c.path, "content": "x\n"}), c.code, c.want)
+	}
+	if got := sessionDirs(t, ws); len(got) != 0 {
+		t.Fatalf("refused writes made session directories: %v", got)
+	}
+	// The one place left is the first good write's.
+	wantOK(t, call("good", builtin.WriteTextFile, map[string]any{"file_path": "sub/f.txt", "content": "x\n"}))
+	if got := sessionDirs(t, ws); len(got) != 1 || got[0] != "good" {
+		t.Fatalf("session directories = %v, want [good]", got)
+	}
+}
+
 // Every new session that wrote a file or ran a command made a directory,
 // and none was removed: a caller cycling session names grew the
 // worker's disk and inodes without bound. The workspace now holds at
