@@ -60,7 +60,10 @@
 // files, `uniq *` among them); a line of several
 // commands (;, &&, ||, |, &) is read-only when every command is, as bash
 // and as dash split it ("&>" is a redirection to bash, "&" and ">" to
-// dash: `ls &>/dev/null touch x` runs touch). Dangerous
+// dash: `ls &>/dev/null touch x` runs touch; a here-document whose
+// body bash, which joins a line ending with a backslash to the next
+// before it looks for the delimiter, and dash end after different lines
+// is an unparsable line). Dangerous
 // (safety) commands: command or process substitution, an unparsable line,
 // rm of /, the home directory or a top-level directory, mkfs, dd to a
 // device, and any write that touches a dangerous path, by a command

@@ -686,6 +686,15 @@ type hereDoc struct {
 	cmd            int // the index of its command in the line's
 }
 
+// endsAt reports a line of d's body that is its delimiter (<<- strips
+// its leading tabs first).
+func (d hereDoc) endsAt(line string) bool {
+	if d.strip {
+		line = strings.TrimLeft(line, "\t")
+	}
+	return line == d.delim
+}
+
 // hereDocBodies skips the bodies of docs, which begin after the newline
 // at rs[nl], as the shell reads them: each ends at the line that is its
 // delimiter (or the end of the line). With out, it records the bodies
@@ -697,39 +706,56 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 	for _, d := range docs {
 		from, to := i+1, len(rs) // the body; to: where its delimiter's line starts
 		// Where the delimiter is unquoted, bash joins a line ending with
-		// a backslash to the next before it compares (dash does not):
-		// the body ends at the first line either reads as the delimiter,
-		// and the lines after it are read as commands.
-		joined, lstart, joining := "", 0, false
-		for i+1 < len(rs) {
+		// a backslash to the next before it compares (and strips <<-'s
+		// tabs from the joined line), and dash does not. ends are where
+		// the lines sh and bash read as the delimiter start, lineEnds
+		// where they end. Where both end the body, after different
+		// lines, the lines between are commands to one shell and the
+		// body to the other, and a here-document of the other's among
+		// them may hide commands it runs: the line cannot be read.
+		// Where only one ends it, the other reads the rest as the body.
+		ends, lineEnds := [2]int{-1, -1}, [2]int{}
+		var joined strings.Builder
+		lstart, joining := 0, false
+		for i+1 < len(rs) && (ends[0] < 0 || ends[1] < 0 && !d.literal) {
 			start := i + 1
 			i = start
 			for i < len(rs) && rs[i] != '\n' {
 				i++
 			}
 			line := string(rs[start:i])
-			if d.strip {
-				line = strings.TrimLeft(line, "\t")
+			if ends[0] < 0 && d.endsAt(line) {
+				ends[0], lineEnds[0] = start, i
 			}
-			if line == d.delim {
-				to = start
-				break
-			}
-			if d.literal {
+			if d.literal || ends[1] >= 0 {
 				continue
 			}
 			if !joining {
-				joined, lstart = "", start
+				joined.Reset()
+				lstart = start
 			}
 			backslashes := len(line) - len(strings.TrimRight(line, "\\"))
 			if joining = backslashes%2 == 1; joining {
-				joined += line[:len(line)-1]
+				joined.WriteString(line[:len(line)-1])
 				continue
 			}
-			if joined += line; joined == d.delim && lstart != start {
-				to = lstart
-				break
+			if joined.WriteString(line); d.endsAt(joined.String()) {
+				ends[1], lineEnds[1] = lstart, i
 			}
+		}
+		if d.literal {
+			ends[1], lineEnds[1] = ends[0], lineEnds[0]
+		}
+		switch {
+		case ends[0] >= 0 && ends[1] >= 0 && lineEnds[0] != lineEnds[1]:
+			return 0, errHereDocEnds
+		case ends[1] >= 0:
+			to, i = ends[1], lineEnds[1]
+			if ends[0] >= 0 {
+				to = min(to, ends[0]) // <tab>\ and <tab>EOF under <<-
+			}
+		case ends[0] >= 0:
+			to, i = ends[0], lineEnds[0]
 		}
 		body := rs[min(from, to):to]
 		if out != nil {
@@ -911,6 +937,7 @@ var (
 	errCaseInSubstitution = errors.New("a case inside a substitution")
 	errHereDocInParens    = errors.New("a here-document or shift inside parentheses")
 	errSplitToken         = errors.New("a backslash and a newline inside an operator or expansion")
+	errHereDocEnds        = errors.New("a here-document whose body bash and sh end at different lines")
 	errQuoteInParam       = errors.New("a quote inside ${…} inside double quotes")
 )
 
