@@ -96,7 +96,9 @@ func cargoSubcommand(operands []string) string {
 
 // zipWrites are the files zip writes, given its arguments: its archive
 // (the first operand; -O's file when given), log (-lf) and the
-// directory of its temporary archive (-b, --temp-path), and the files
+// directory of its temporary archive (-b, --temp-path; a short option's
+// value also glued, a long one's after "=" and its name abbreviated,
+// as zip takes them), and the files
 // it adds with -m (--move), which it removes. -x and -i take the
 // words up to the next option.
 func zipWrites(args []string) []string {
@@ -111,11 +113,22 @@ func zipWrites(args []string) []string {
 		case a == "--":
 			operands = append(operands, args[i+1:]...)
 			i = len(args)
-		case a == "-O" || a == "--output-file" || a == "-lf" || a == "--logfile-path" || a == "-b" || a == "--temp-path":
-			if i+1 < len(args) {
+		case a == "-O" || a == "-lf" || a == "-b" || strings.HasPrefix(a, "--") && zipWritten(a):
+			_, v, glued := strings.Cut(a, "=")
+			if !glued && i+1 < len(args) {
 				i++
-				out = append(out, args[i])
+				v = args[i]
 			}
+			out = append(out, v)
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && zipGlued(a) > 0:
+			k := zipGlued(a) // -bDIR, -rbDIR, -OFILE
+			move = move || strings.Contains(a[1:k], "m")
+			v := a[k+1:]
+			if v == "" && i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+			out = append(out, v)
 		case slices.Contains(valued, a):
 			i++
 		case a == "-x" || a == "-i" || a == "--exclude" || a == "--include":
@@ -141,6 +154,27 @@ func zipWrites(args []string) []string {
 		}
 	}
 	return out
+}
+
+// zipWritten reports a long option of zip's (--NAME or --NAME=VALUE)
+// whose value is a file written: --output-file, --logfile-path and
+// --temp-path, or an abbreviation of one, which zip takes.
+func zipWritten(a string) bool {
+	name, _, _ := strings.Cut(a, "=")
+	return len(name) > 3 && slices.ContainsFunc([]string{"--output-file", "--logfile-path", "--temp-path"},
+		func(o string) bool { return strings.HasPrefix(o, name) })
+}
+
+// zipGlued is where -b or -O stands in a word of zip's short options,
+// before its value (the rest of the word, or the next word): -bDIR,
+// -rbDIR; 0 for none (in -db and -sb, b is part of the option).
+func zipGlued(a string) int {
+	for k := 1; k < len(a); k++ {
+		if a[k] == 'O' || a[k] == 'b' && a[k-1] != 'd' && a[k-1] != 's' {
+			return k
+		}
+	}
+	return 0
 }
 
 // cmakeWrites are the directories cmake writes, given its arguments: the

@@ -209,8 +209,9 @@
 //     eslint's -o (--output-file) and cache files (black, isort, ruff
 //     and pip, below, also as python -m runs them: python -m black
 //     FILE; and pip's as uv pip); zip's archive (and
-//     -O's, -b's temporary directory, and with -m the files it adds,
-//     which it removes); cmake's
+//     -O's, -b's temporary directory, also glued, -bDIR, -rbDIR, or
+//     long, --temp-path=DIR, abbreviated, and with -m the files it
+//     adds, which it removes); cmake's
 //     build directory (-B, --build, or the current one it configures)
 //     and install prefix (--install-prefix, -DCMAKE_INSTALL_PREFIX= or
 //     -D CMAKE_INSTALL_PREFIX=, --install's --prefix), and the files cmake -E's commands write or
