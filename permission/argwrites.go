@@ -49,7 +49,7 @@ func writtenPaths(c simpleCmd) []string {
 // write (programWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges); and those of
 // python -m pip, black, isort and ruff, as the command's (pythonWriters),
-// and of uv pip, as pip's. "." stands for the
+// and of uv pip, as pip's, with compile's -o (uvPipWrites). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
 	if len(c.args) == 0 {
@@ -180,12 +180,27 @@ func argWrites(c simpleCmd) []string {
 			return argWrites(simpleCmd{args: append([]string{mod}, rest...)})
 		}
 		if filepath.Base(c.args[0]) == "uv" && len(args) > 0 && args[0] == "pip" {
-			return argWrites(simpleCmd{args: args}) // uv's pip interface
+			return append(argWrites(simpleCmd{args: args}), uvPipWrites(args[1:])...) // uv's pip interface
 		}
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {
 			add(f)
 		}
+	}
+	return out
+}
+
+// uvPipWrites are the files uv pip writes that pip does not: compile's
+// -o (--output-file).
+func uvPipWrites(args []string) []string {
+	var out []string
+	operands := getopt(args, "ocrpifPCet", []string{"output-file="}, func(opt, v string) {
+		if opt == "-o" || opt == "--output-file" {
+			out = append(out, v)
+		}
+	})
+	if len(operands) == 0 || operands[0] != "compile" {
+		return nil
 	}
 	return out
 }

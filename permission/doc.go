@@ -208,7 +208,8 @@
 //     and eslint with no operand the current directory), ruff's and
 //     eslint's -o (--output-file) and cache files (black, isort, ruff
 //     and pip, below, also as python -m runs them: python -m black
-//     FILE; and pip's as uv pip); zip's archive (and
+//     FILE; and pip's as uv pip, with uv pip compile's -o, --output-file);
+//     zip's archive (and
 //     -O's, -b's temporary directory, also glued, -bDIR, -rbDIR, or
 //     long, --temp-path=DIR, abbreviated, and with -m the files it
 //     adds, which it removes); cmake's
