@@ -49,7 +49,8 @@ func writtenPaths(c simpleCmd) []string {
 // write (programWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges); and those of
 // python -m pip, black, isort and ruff, as the command's (pythonWriters),
-// and of uv pip, as pip's, with compile's -o (uvPipWrites). "." stands for the
+// and of uv pip, as pip's, with compile's -o and the site --system and
+// --python change (uvPipWrites). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
 	if len(c.args) == 0 {
@@ -191,18 +192,34 @@ func argWrites(c simpleCmd) []string {
 }
 
 // uvPipWrites are the files uv pip writes that pip does not: compile's
-// -o (--output-file).
+// -o (--output-file), and the site of the interpreter install, sync and
+// uninstall change when it is not the virtual environment's: the
+// system's (--system), or the one --python (-p) names, a path (.venv,
+// /srv/venv/bin/python), or finds (3.12, python3), which may be the
+// system's too: a directory not known here.
 func uvPipWrites(args []string) []string {
-	var out []string
-	operands := getopt(args, "ocrpifPCet", []string{"output-file="}, func(opt, v string) {
-		if opt == "-o" || opt == "--output-file" {
-			out = append(out, v)
+	var output, site []string
+	operands := getopt(args, "ocrpifPCet", []string{"output-file=", "python=", "system"}, func(opt, v string) {
+		switch {
+		case opt == "-o" || opt == "--output-file":
+			output = append(output, v)
+		case opt == "--system":
+			site = append(site, unknownFile)
+		case (opt == "-p" || opt == "--python") && (strings.Contains(v, "/") || strings.HasPrefix(v, ".")):
+			site = append(site, v) // .venv, .venv/bin/python
+		case opt == "-p" || opt == "--python":
+			site = append(site, unknownFile)
 		}
 	})
-	if len(operands) == 0 || operands[0] != "compile" {
+	switch {
+	case len(operands) == 0:
 		return nil
+	case operands[0] == "compile":
+		return output
+	case slices.Contains([]string{"install", "sync", "uninstall"}, operands[0]):
+		return site
 	}
-	return out
+	return nil
 }
 
 // pythonWriters are the modules python -m runs (pythonModule) that are

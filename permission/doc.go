@@ -208,7 +208,10 @@
 //     and eslint with no operand the current directory), ruff's and
 //     eslint's -o (--output-file) and cache files (black, isort, ruff
 //     and pip, below, also as python -m runs them: python -m black
-//     FILE; and pip's as uv pip, with uv pip compile's -o, --output-file);
+//     FILE; and pip's as uv pip, with uv pip compile's -o, --output-file,
+//     and the site uv pip install, sync and uninstall change with
+//     --system, a directory not known here, or --python (-p): the path
+//     it names, or one not known here for a version it finds);
 //     zip's archive (and
 //     -O's, -b's temporary directory, also glued, -bDIR, -rbDIR, or
 //     long, --temp-path=DIR, abbreviated, and with -m the files it
