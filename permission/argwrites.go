@@ -48,7 +48,9 @@ func writtenPaths(c simpleCmd) []string {
 // files a sed script's w commands and an awk program's print > "FILE"
 // write (programWrites); the files rm,
 // touch, chmod, sed -i and the like change (fileChanges); and those of
-// python -m pip, black, isort and ruff, as the command's (pythonWriters),
+// python -m pip, black, isort, ruff and gzip, as the command's
+// (pythonWriters), and of python -m zipfile, tarfile and json.tool
+// (pythonModuleWrites),
 // and of uv pip, as pip's, with compile's -o and the site --system and
 // --python change (uvPipWrites). "." stands for the
 // current directory, "-" for the standard output, which is no file.
@@ -176,9 +178,13 @@ func argWrites(c simpleCmd) []string {
 		if slices.Contains(compilers, filepath.Base(c.args[0])) {
 			return append(out, compilerWrites(args)...)
 		}
-		if mod, rest, ok := pythonModule(args); ok && pythonRE.MatchString(filepath.Base(c.args[0])) &&
-			slices.Contains(pythonWriters, mod) {
-			return argWrites(simpleCmd{args: append([]string{mod}, rest...)})
+		if mod, rest, ok := pythonModule(args); ok && pythonRE.MatchString(filepath.Base(c.args[0])) {
+			switch {
+			case slices.Contains(pythonWriters, mod):
+				return argWrites(simpleCmd{args: append([]string{mod}, rest...)})
+			case mod == "zipfile" || mod == "tarfile" || mod == "json.tool":
+				return pythonModuleWrites(mod, rest)
+			}
 		}
 		if filepath.Base(c.args[0]) == "uv" && len(args) > 0 && args[0] == "pip" {
 			return append(argWrites(simpleCmd{args: args}), uvPipWrites(args[1:])...) // uv's pip interface
@@ -223,8 +229,43 @@ func uvPipWrites(args []string) []string {
 }
 
 // pythonWriters are the modules python -m runs (pythonModule) that are
-// the commands of the same name, whose files written argWrites reads.
-var pythonWriters = []string{"pip", "black", "isort", "ruff"}
+// the commands of the same name, whose files written argWrites reads
+// (python -m gzip FILE writes FILE.gz, as gzip does).
+var pythonWriters = []string{"pip", "black", "isort", "ruff", "gzip"}
+
+// pythonModuleWrites are the files the command lines of Python's
+// zipfile, tarfile and json.tool modules write, given their arguments:
+// the archive -c (--create) makes, the directory -e (--extract)
+// extracts into (its second value; tarfile's, without one, the
+// current directory), json.tool's second operand.
+func pythonModuleWrites(mod string, args []string) []string {
+	if mod == "json.tool" {
+		operands := getopt(args, "", []string{"indent=", "sort-keys", "no-ensure-ascii", "json-lines", "tab",
+			"no-indent", "compact"}, nil)
+		if len(operands) > 1 {
+			return operands[1:2]
+		}
+		return nil
+	}
+	var out []string
+	extract := false
+	operands := getopt(args, "ce", []string{"create=", "extract=", "list=", "test=", "filter=",
+		"metadata-encoding="}, func(opt, v string) {
+		switch opt {
+		case "-c", "--create":
+			out = append(out, v)
+		case "-e", "--extract":
+			extract = true
+		}
+	})
+	switch {
+	case extract && len(operands) > 0:
+		out = append(out, operands[0])
+	case extract && mod == "tarfile":
+		out = append(out, ".") // zipfile requires one
+	}
+	return out
+}
 
 // unknownFile stands for a file written whose name is not on the line
 // (awk's print > $1, an output a curl config file names): as a word the

@@ -207,8 +207,11 @@
 //     --check-only, --diff or --stdout) and eslint --fix rewrite (ruff
 //     and eslint with no operand the current directory), ruff's and
 //     eslint's -o (--output-file) and cache files (black, isort, ruff
-//     and pip, below, also as python -m runs them: python -m black
-//     FILE; and pip's as uv pip, with uv pip compile's -o, --output-file,
+//     and pip, below, and gzip's, also as python -m runs them: python
+//     -m black FILE; the archive python -m zipfile and tarfile create
+//     (-c) and the directory they extract into (-e; tarfile's, without
+//     one, the current directory), python -m json.tool's second
+//     operand; and pip's as uv pip, with uv pip compile's -o, --output-file,
 //     and the site uv pip install, sync and uninstall change with
 //     --system, a directory not known here, or --python (-p): the path
 //     it names, or one not known here for a version it finds);
