@@ -426,7 +426,8 @@
 //     to: cd /srv/other && make), and go test, go run or go generate
 //     running the code of a module outside them (go -C DIR, or after
 //     cd /srv/other), and cargo building a project outside them, whose
-//     build.rs it runs (--manifest-path FILE, install --path DIR, -C
+//     build.rs it runs (--manifest-path FILE, install --path DIR; add
+//     --path DIR, whose build.rs every later build runs; -C
 //     DIR, or the directory a cd before it may have led to, whose
 //     .cargo/config.toml it reads: cd /srv/other && cargo build);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or

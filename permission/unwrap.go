@@ -367,7 +367,8 @@ func goProject(words []string) []string {
 // .cargo/config.toml it reads (a rustc wrapper, a runner), and the
 // manifest of the project whose build scripts (build.rs), tests and
 // binaries it runs (--manifest-path FILE under -C's DIR; cargo install's
-// --path DIR), given its words after its name.
+// --path DIR, and add's, a dependency whose build scripts every later
+// build runs), given its words after its name.
 func cargoProject(words []string) []string {
 	dir := ""
 	var manifests, paths []string
@@ -381,7 +382,7 @@ func cargoProject(words []string) []string {
 			paths = append(paths, v)
 		}
 	})
-	if cargoSubcommand(operands) == "install" {
+	if sub := cargoSubcommand(operands); sub == "install" || sub == "add" {
 		manifests = append(manifests, paths...)
 	}
 	out := []string{cmp.Or(dir, ".")}
