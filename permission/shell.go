@@ -686,9 +686,14 @@ type hereDoc struct {
 	cmd            int // the index of its command in the line's
 }
 
-// endsAt reports a line of d's body that is its delimiter (<<- strips
-// its leading tabs first).
-func (d hereDoc) endsAt(line string) bool {
+// endsAt reports a line of d's body that is its delimiter, as bash
+// (bash) or dash reads it: <<- strips the line's leading tabs first,
+// where bash compares the line as it is too (<<-'<tab>EOF' ends at
+// "<tab>EOF" in bash, never in dash).
+func (d hereDoc) endsAt(line string, bash bool) bool {
+	if bash && line == d.delim {
+		return true
+	}
 	if d.strip {
 		line = strings.TrimLeft(line, "\t")
 	}
@@ -717,17 +722,23 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 		ends, lineEnds := [2]int{-1, -1}, [2]int{}
 		var joined strings.Builder
 		lstart, joining := 0, false
-		for i+1 < len(rs) && (ends[0] < 0 || ends[1] < 0 && !d.literal) {
+		for i+1 < len(rs) && (ends[0] < 0 || ends[1] < 0) {
 			start := i + 1
 			i = start
 			for i < len(rs) && rs[i] != '\n' {
 				i++
 			}
 			line := string(rs[start:i])
-			if ends[0] < 0 && d.endsAt(line) {
+			if ends[0] < 0 && d.endsAt(line, false) {
 				ends[0], lineEnds[0] = start, i
 			}
-			if d.literal || ends[1] >= 0 {
+			if ends[1] >= 0 {
+				continue
+			}
+			if d.literal {
+				if d.endsAt(line, true) {
+					ends[1], lineEnds[1] = start, i
+				}
 				continue
 			}
 			if !joining {
@@ -739,12 +750,9 @@ func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, erro
 				joined.WriteString(line[:len(line)-1])
 				continue
 			}
-			if joined.WriteString(line); d.endsAt(joined.String()) {
+			if joined.WriteString(line); d.endsAt(joined.String(), true) {
 				ends[1], lineEnds[1] = lstart, i
 			}
-		}
-		if d.literal {
-			ends[1], lineEnds[1] = ends[0], lineEnds[0]
 		}
 		switch {
 		case ends[0] >= 0 && ends[1] >= 0 && lineEnds[0] != lineEnds[1]:
