@@ -63,7 +63,8 @@
 // dash: `ls &>/dev/null touch x` runs touch; a here-document whose
 // body bash, which joins a line ending with a backslash to the next
 // before it looks for the delimiter, and dash end after different lines
-// is an unparsable line). Dangerous
+// is an unparsable line, and so is one whose delimiter has a newline,
+// which dash finds across two lines and bash never). Dangerous
 // (safety) commands: command or process substitution, an unparsable line,
 // rm of /, the home directory or a top-level directory, mkfs, dd to a
 // device, and any write that touches a dangerous path, by a command

@@ -709,6 +709,11 @@ func (d hereDoc) endsAt(line string, bash bool) bool {
 func hereDocBodies(rs []rune, nl int, docs []hereDoc, out *shellLine) (int, error) {
 	i := nl // the newline before the next line
 	for _, d := range docs {
+		if strings.Contains(d.delim, "\n") {
+			// <<'E<newline>F': bash compares one line at a time and
+			// never ends the body, dash ends it at the lines E and F.
+			return 0, errHereDocEnds
+		}
 		from, to := i+1, len(rs) // the body; to: where its delimiter's line starts
 		// Where the delimiter is unquoted, bash joins a line ending with
 		// a backslash to the next before it compares (and strips <<-'s
