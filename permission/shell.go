@@ -404,7 +404,9 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 					if rs[j+1] == '\n' && joinsToken(rs, j) {
 						return out, errSplitToken
 					}
-					j++
+					if j++; !strings.ContainsRune("$`\"\\\n", rs[j]) {
+						word.WriteRune('\\') // "a\b" is a\b
+					}
 					word.WriteRune(rs[j])
 					continue
 				case rs[j] == '`', rs[j] == '$' && j+1 < len(rs) && rs[j+1] == '(':
