@@ -52,7 +52,8 @@ func writtenPaths(c simpleCmd) []string {
 // (pythonWriters), and of python -m zipfile, tarfile and json.tool
 // (pythonModuleWrites),
 // and of uv pip, as pip's, with compile's -o and the site --system and
-// --python change (uvPipWrites). "." stands for the
+// --python change, past uv's global options, and uv's --cache-dir
+// (uvWrites). "." stands for the
 // current directory, "-" for the standard output, which is no file.
 func argWrites(c simpleCmd) []string {
 	if len(c.args) == 0 {
@@ -186,8 +187,8 @@ func argWrites(c simpleCmd) []string {
 				return pythonModuleWrites(mod, rest)
 			}
 		}
-		if filepath.Base(c.args[0]) == "uv" && len(args) > 0 && args[0] == "pip" {
-			return append(argWrites(simpleCmd{args: args}), uvPipWrites(args[1:])...) // uv's pip interface
+		if filepath.Base(c.args[0]) == "uv" {
+			return uvWrites(args)
 		}
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {
@@ -195,6 +196,92 @@ func argWrites(c simpleCmd) []string {
 		}
 	}
 	return out
+}
+
+// uvWrites are the files uv writes that its arguments name, as it
+// reads its global options (uvGlobals): --cache-dir's directory, and
+// uv pip's files, as pip's, with uvPipWrites'; a relative one under
+// --directory's directory, where uv runs.
+func uvWrites(args []string) []string {
+	g := uvGlobals(args)
+	out := g.caches
+	if g.sub >= 0 && args[g.sub] == "pip" {
+		out = append(out, argWrites(simpleCmd{args: args[g.sub:]})...) // uv's pip interface
+		out = append(out, uvPipWrites(args[g.sub+1:])...)
+	}
+	for i, p := range out {
+		out[i] = underDir(g.dir, p)
+	}
+	return out
+}
+
+// uvValued are uv's global options that take a value (uv --help: the
+// cache, global and Python options); the others (-q, -v, -n,
+// --offline, --no-cache, …) are flags. uv takes no abbreviation.
+var uvValued = []string{"--directory", "--project", "--cache-dir", "--config-file", "--color", "--allow-insecure-host",
+	"--trusted-host", "--python-preference", "--python-fetch", "--preview-features", "--preview-feature"}
+
+// uvOptions is what uv's global options say, as uvGlobals reads them.
+type uvOptions struct {
+	sub      int      // the subcommand's index in uv's words, -1 for none
+	dir      string   // --directory's: uv runs there, relative paths under it
+	projects []string // --directory's and --project's, where uv finds its project
+	caches   []string // --cache-dir's, which uv writes
+}
+
+// uvGlobals reads uv's words after its name as uv reads its global
+// options, which may stand before its subcommand or after it (uv
+// --directory DIR sync, uv sync --directory DIR), up to "--", and for
+// uv run and uv tool run up to the command they run, whose words are its
+// own (their options' values read as runPackage reads them).
+func uvGlobals(words []string) (g uvOptions) {
+	g.sub = -1
+	defer func() { // --project's under --directory's, wherever it stands
+		for i, p := range g.projects {
+			g.projects[i] = underDir(g.dir, p)
+		}
+		if g.dir != "" {
+			g.projects = append(g.projects, g.dir)
+		}
+	}()
+	runs := false
+	for i := 0; i < len(words); i++ {
+		a := words[i]
+		opt, v, has := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			return g
+		case strings.HasPrefix(a, "-") && a != "-":
+			valued := slices.Contains(uvValued, opt)
+			if !valued && (!runs || !slices.Contains(uvxRunner.valued, opt)) {
+				continue
+			}
+			if !has {
+				if i+1 == len(words) {
+					return g
+				}
+				i++
+				v = words[i]
+			}
+			switch opt {
+			case "--directory":
+				g.dir = v // the last one given
+			case "--project":
+				g.projects = append(g.projects, v)
+			case "--cache-dir":
+				g.caches = append(g.caches, v)
+			}
+		case g.sub < 0:
+			g.sub = i
+			runs = a == "run" || a == "tool" && i+1 < len(words) && words[i+1] == "run"
+			if a == "tool" && runs {
+				i++
+			}
+		case runs:
+			return g // the command uv run runs
+		}
+	}
+	return g
 }
 
 // uvPipWrites are the files uv pip writes that pip does not: compile's
@@ -953,8 +1040,8 @@ func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 // command, as they read their options), one not known here ("$PWD")
 // for sudo's -R and --chroot, the starting points of a
 // find with -execdir or -okdir, under which it runs the command in the
-// directories of the files found, and the directory of cmake -E chdir
-// DIR CMD.
+// directories of the files found, the directory of cmake -E chdir
+// DIR CMD, and uv's --directory (uv --directory DIR run CMD).
 func wrapperDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -978,6 +1065,10 @@ func wrapperDirs(c simpleCmd) []string {
 	case "find":
 		if slices.Contains(c.args, "-execdir") || slices.Contains(c.args, "-okdir") {
 			dirs = findStartingPoints(c.args[1:])
+		}
+	case "uv":
+		if dir := uvGlobals(c.args[1:]).dir; dir != "" {
+			dirs = append(dirs, dir)
 		}
 	case "cmake":
 		if len(c.args) > 4 && c.args[1] == "-E" && c.args[2] == "chdir" {

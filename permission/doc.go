@@ -215,7 +215,11 @@
 //     operand; and pip's as uv pip, with uv pip compile's -o, --output-file,
 //     and the site uv pip install, sync and uninstall change with
 //     --system, a directory not known here, or --python (-p): the path
-//     it names, or one not known here for a version it finds);
+//     it names, or one not known here for a version it finds; uv's
+//     global options read before its subcommand or after it, as uv
+//     reads them: uv -q pip install --target DIR writes DIR, a relative
+//     path under --directory's DIR, and --cache-dir's directory is
+//     written);
 //     zip's archive (and
 //     -O's, -b's temporary directory, also glued, -bDIR, -rbDIR, or
 //     long, --temp-path=DIR, abbreviated, and with -m the files it
@@ -354,7 +358,8 @@
 //     ns delete is kubectl delete, cargo +nightly publish is cargo
 //     publish; an option not known to take a value is read both as taking
 //     the next word and as not), as the module python -m runs (python3
-//     -m pip install x is pip install x; so is uv pip install x), as the
+//     -m pip install x is pip install x; so is uv pip install x, and
+//     uv -q pip install x without uv's global options), as the
 //     command a package runner runs after its options, its version aside
 //     (npx eslint@8 . is eslint .; npm exec, pnpm dlx and exec, yarn dlx
 //     and exec, bunx, uvx, uv run, uv tool run, pipx run; the script of
@@ -430,7 +435,10 @@
 //     build.rs it runs (--manifest-path FILE, install --path DIR; add
 //     --path DIR, whose build.rs every later build runs; -C
 //     DIR, or the directory a cd before it may have led to, whose
-//     .cargo/config.toml it reads: cd /srv/other && cargo build);
+//     .cargo/config.toml it reads: cd /srv/other && cargo build), and
+//     uv told to find its project outside them (uv --directory DIR,
+//     --project DIR: uv --project /srv/other sync syncs and builds
+//     it, uv --directory /srv/other run pytest runs its code);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

@@ -260,8 +260,10 @@ func npmConfigFile(c simpleCmd) bool {
 // which run the command of the project's node_modules/.bin first. So too the directory of make's
 // Makefile and the makefiles it runs the recipes of (makeProject), that
 // of the module whose code go test, go run and go generate run
-// (goProject), and the Cargo project whose build scripts cargo runs
-// (cargoProject).
+// (goProject), the Cargo project whose build scripts cargo runs
+// (cargoProject), and the directories uv is told to find its project in
+// (--directory, --project: uvGlobals), whose environment it syncs and
+// whose code it builds and runs.
 func projectDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -274,6 +276,8 @@ func projectDirs(c simpleCmd) []string {
 		return goProject(c.args[1:])
 	case "cargo":
 		return cargoProject(c.args[1:])
+	case "uv":
+		return uvGlobals(c.args[1:]).projects
 	case "npm", "npx":
 		long = []string{"--prefix", "--prefi"}
 	case "bunx":
@@ -707,6 +711,11 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		return out, err
 	case name == "npx" || name == "bunx" || name == "uvx":
 		runPackage(name, args[1:], add, script)
+		return out, err
+	case name == "uv" && uvGlobals(args[1:]).sub > 0:
+		// uv -q pip install x is uv pip install x: rules on "uv pip"
+		// see it, and pip's on "pip install" (uvGlobals).
+		alias(append([]string{"uv"}, args[1+uvGlobals(args[1:]).sub:]...))
 		return out, err
 	case name == "uv" && len(args) > 1 && args[1] == "pip":
 		alias(append([]string{"pip"}, args[2:]...)) // uv's pip interface
