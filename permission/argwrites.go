@@ -324,7 +324,10 @@ var pythonWriters = []string{"pip", "black", "isort", "ruff", "gzip"}
 // zipfile, tarfile and json.tool modules write, given their arguments:
 // the archive -c (--create) makes, the directory -e (--extract)
 // extracts into (its second value; tarfile's, without one, the
-// current directory), json.tool's second operand.
+// current directory), json.tool's second operand; and for tarfile -e
+// without --filter data or --filter tar, which refuse a member outside
+// that directory, a file not known here (unknownFile), as for tar -P:
+// a member's "/" and ".." are kept. zipfile drops them, as unzip does.
 func pythonModuleWrites(mod string, args []string) []string {
 	if mod == "json.tool" {
 		operands := getopt(args, "", []string{"indent=", "sort-keys", "no-ensure-ascii", "json-lines", "tab",
@@ -336,6 +339,7 @@ func pythonModuleWrites(mod string, args []string) []string {
 	}
 	var out []string
 	extract := false
+	filter := ""
 	operands := getopt(args, "ce", []string{"create=", "extract=", "list=", "test=", "filter=",
 		"metadata-encoding="}, func(opt, v string) {
 		switch opt {
@@ -343,6 +347,8 @@ func pythonModuleWrites(mod string, args []string) []string {
 			out = append(out, v)
 		case "-e", "--extract":
 			extract = true
+		case "--filter":
+			filter = v // the last one given
 		}
 	})
 	switch {
@@ -350,6 +356,11 @@ func pythonModuleWrites(mod string, args []string) []string {
 		out = append(out, operands[0])
 	case extract && mod == "tarfile":
 		out = append(out, ".") // zipfile requires one
+	}
+	if extract && mod == "tarfile" && filter != "data" && filter != "tar" {
+		// Before Python 3.14, no filter is fully_trusted: members are
+		// extracted under their names, "/" and ".." kept (tar -P).
+		out = append(out, unknownFile)
 	}
 	return out
 }

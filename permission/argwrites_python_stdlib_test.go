@@ -22,7 +22,7 @@ func TestPythonStdlibModuleWrites(t *testing.T) {
 			"python3 -m zipfile -e dist.zip out",
 			"python3 -m zipfile -l " + other + "/a.zip",
 			"python3 -m tarfile -c dist.tar.gz src",
-			"python3 -m tarfile -e dist.tar.gz",
+			"python3 -m tarfile --filter data -e dist.tar.gz",
 			"python3 -m tarfile -t " + other + "/a.tar",
 			"python -m json.tool " + other + "/in.json",
 			"python -m json.tool in.json out.json",

@@ -211,7 +211,9 @@
 //     and pip, below, and gzip's, also as python -m runs them: python
 //     -m black FILE; the archive python -m zipfile and tarfile create
 //     (-c) and the directory they extract into (-e; tarfile's, without
-//     one, the current directory), python -m json.tool's second
+//     one, the current directory; without --filter data or --filter
+//     tar, a file outside as well, as with tar -P, for a Python before
+//     3.14 keeps a member's "/" and ".."), python -m json.tool's second
 //     operand; and pip's as uv pip, with uv pip compile's -o, --output-file,
 //     and the site uv pip install, sync and uninstall change with
 //     --system, a directory not known here, or --python (-p): the path
