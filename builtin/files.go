@@ -364,16 +364,20 @@ func breaksAs(content, eol string) string {
 // open resolves p in the call's workspace and returns the workspace's
 // root, which the caller releases; rel is p's path below it, and real
 // the workspace's own path. create makes a session's directory that is
-// missing, once p is found fit to use there (a write refused for its path
-// makes none); without it, root is nil for a session that has none.
+// missing, once p is found fit to use there (a write refused for its
+// path, or naming the session's directory itself, makes none); without
+// it, root is nil for a session that has none.
 func (f *files) open(ctx context.Context, p string, create bool) (root *os.Root, rel, real string, release func(), err error) {
 	ws, root, release, err := f.ws.forSession(ctx, f.sessions, false)
 	if err != nil {
 		return nil, "", "", nil, err
 	}
 	if root == nil && create {
-		if _, err := ws.resolve(p); err != nil {
+		if rel, err := ws.resolve(p); err != nil {
 			return nil, "", "", nil, err
+		} else if rel == "." {
+			// The session's directory itself, once made: no file.
+			return nil, "", "", nil, isDir(p)
 		}
 		if ws, root, release, err = f.ws.forSession(ctx, f.sessions, true); err != nil {
 			return nil, "", "", nil, err
@@ -716,11 +720,16 @@ func shown(p string) string {
 	return strings.ToValidUTF8(p, "\uFFFD")
 }
 
+// isDir is the error of a file tool given p, a directory.
+func isDir(p string) error {
+	return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is a directory, not a regular file.", p)
+}
+
 // regular refuses anything but a regular file, saying what it is.
 func regular(p string, fi fs.FileInfo) error {
 	switch {
 	case fi.IsDir():
-		return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is a directory, not a regular file.", p)
+		return isDir(p)
 	case !fi.Mode().IsRegular():
 		return toolkit.Errorf(toolkit.CodeToolError, "FileError: %q is %s, not a regular file; the file tools read and write regular files only.", p, regularfile.Kind(fi.Mode()))
 	}

@@ -148,6 +148,71 @@ func TestSessionWorkspaceNotMadeByRefusedWrites(t *testing.T) {
 	}
 }
 
+// TestSessionWorkspaceNotMadeByWriteToItsRoot: a new session's
+// write_text_file to "." (or to the session's directory by its absolute
+// path) made the session's directory, taking a place of
+// MaxSessionWorkspaces, and then failed "is a directory": a place taken
+// for a call that wrote nothing. The path is found to name the
+// session's directory before it is made: the answer is the same, and no
+// directory is made.
+func TestSessionWorkspaceNotMadeByWriteToItsRoot(t *testing.T) {
+	call, ws := sessionKit(t, builtin.Config{MaxSessionWorkspaces: 1})
+	for i, p := range []string{".", filepath.Join(ws, "sessions", "root-1")} {
+		s := "root-" + strconv.Itoa(i)
+		wantCode(t, call(s, builtin.WriteTextFile, map[string]any{"file_path": p, "content": "x\n"}), toolkit.CodeToolError, "is a directory, not a regular file")
+	}
+	if got := sessionDirs(t, ws); len(got) != 0 {
+		t.Fatalf("writes to the session's directory made session directories: %v", got)
+	}
+	// A session that has its directory is answered the same.
+	wantOK(t, call("good", builtin.WriteTextFile, map[string]any{"file_path": "f.txt", "content": "x\n"}))
+	wantCode(t, call("good", builtin.WriteTextFile, map[string]any{"file_path": ".", "content": "x\n"}), toolkit.CodeToolError, "is a directory, not a regular file")
+	if got := sessionDirs(t, ws); len(got) != 1 || got[0] != "good" {
+		t.Fatalf("session directories = %v, want [good]", got)
+	}
+}
+
+// TestSessionWorkspaceNotMadeByRefusedCommands: a new session's command
+// refused before it runs (empty, holding a NUL byte, a timeout out of
+// range) makes no directory, and answers why it was refused.
+func TestSessionWorkspaceNotMadeByRefusedCommands(t *testing.T) {
+	ws := t.TempDir()
+	tk := toolkit.New(nil)
+	if err := builtin.Register(tk, builtin.Config{Workspace: ws, PerSessionWorkspace: true, MaxSessionWorkspaces: 1,
+		Tools: []builtin.Tool{{Name: builtin.ExecuteShellCommand, Group: toolkit.BasicGroup}, {Name: builtin.ExecutePythonCode, Group: toolkit.BasicGroup}}}); err != nil {
+		t.Fatal(err)
+	}
+	call := func(session, tool string, in map[string]any) *toolkit.Response {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return tk.Invoke(ctx, toolkit.ToolCall{ID: "c", Name: tool, Session: session, Input: in})
+	}
+	for i, c := range []struct {
+		tool string
+		in   map[string]any
+		want string
+	}{
+		{builtin.ExecuteShellCommand, map[string]any{"command": ""}, "command is empty"},
+		{builtin.ExecuteShellCommand, map[string]any{"command": "echo a\x00b"}, "NUL byte"},
+		{builtin.ExecuteShellCommand, map[string]any{"command": "echo hi", "timeout": -1}, "timeout"},
+		{builtin.ExecuteShellCommand, map[string]any{"command": "echo hi", "timeout": 1e9}, "timeout"},
+		{builtin.ExecutePythonCode, map[string]any{"code": ""}, "code is empty"},
+		{builtin.ExecutePythonCode, map[string]any{"code": "print(1)", "timeout": 1e9}, "timeout"},
+	} {
+		s := "refused-" + strconv.Itoa(i)
+		wantCode(t, call(s, c.tool, c.in), toolkit.CodeInvalidInput, c.want)
+	}
+	if got := sessionDirs(t, ws); len(got) != 0 {
+		t.Fatalf("refused commands made session directories: %v", got)
+	}
+	if got := wantOK(t, call("good", builtin.ExecuteShellCommand, map[string]any{"command": "echo hi"})); !strings.HasPrefix(got, "hi\n") {
+		t.Fatalf("echo hi: %s", got)
+	}
+	if got := sessionDirs(t, ws); len(got) != 1 || got[0] != "good" {
+		t.Fatalf("session directories = %v, want [good]", got)
+	}
+}
+
 // Every new session that wrote a file or ran a command made a directory,
 // and none was removed: a caller cycling session names grew the
 // worker's disk and inodes without bound. The workspace now holds at
