@@ -476,18 +476,48 @@ func (d *dispatch) run(ctx context.Context, tk *Toolkit, tc ToolCall) {
 	}
 	msg, meta := f.Message, f.Metadata
 	if d.max > 0 { // the tool's words (a command's whole output, say) within the bound
-		msg = cutMessage(msg, max(d.max-d.acc.Size()-keptPerBlock, minErrorMessage))
-		var dropped string
-		meta, dropped = boundMeta(meta, d.max-d.acc.Size()-keptPerBlock-len(msg))
-		if dropped != "" {
-			msg += fmt.Sprintf(" (the error's metadata %s dropped: past the limit of %d bytes one call may return)", dropped, d.max)
-		}
+		msg, meta = boundError(msg, meta, d.max-d.acc.Size()-keptPerBlock-(&Block{}).Size(), d.max)
 	}
 	for k, v := range meta {
 		d.setMeta(k, v)
 	}
 	d.fail(f.Code, msg)
 }
+
+// boundError is an error's message and metadata within room bytes, the
+// message (cut to a KiB at least) before the entries, and a note naming
+// the entries dropped counted with them: first the note as the entries
+// that fit without it make it, then that one's length kept for it, then
+// the longest a note of meta's can be, which always holds. limit is the
+// bound the note names.
+func boundError(msg string, meta map[string]any, room, limit int) (string, map[string]any) {
+	reserve := 0
+	for try := 0; ; try++ {
+		m := cutMessage(msg, max(room-reserve, minErrorMessage))
+		kept, dropped := boundMeta(meta, room-reserve-len(m))
+		if dropped == "" {
+			return m, kept
+		}
+		note := metaNote(dropped, limit)
+		if len(note) <= reserve || try == 2 {
+			return m + note, kept
+		}
+		reserve = len(note)
+		if try == 1 {
+			reserve = len(metaNote(strings.Repeat("x", 3*maxNamed+2*len(", "))+fmt.Sprintf(" and %d more", len(meta)), limit))
+		}
+	}
+}
+
+// metaNote is what an error's message says of its metadata entries
+// dropped, named as boundMeta names them.
+func metaNote(dropped string, limit int) string {
+	return fmt.Sprintf(" (the error's metadata %s dropped: past the limit of %d bytes one call may return)", dropped, limit)
+}
+
+// maxNamed is the longest a key is named in metaNote: %.64q of 64
+// characters each written \U0010ffff at most.
+const maxNamed = 2 + 64*len(`\U0010ffff`)
 
 // boundMeta is the entries of an error's metadata that fit in room bytes
 // (counted as Chunk.MetaSize counts them), taken in key order, and the

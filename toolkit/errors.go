@@ -83,7 +83,8 @@ type Error struct {
 	// (CodeOverloaded).
 	RetryAfter time.Duration
 	// Metadata is merged into the final response's metadata, within
-	// Options.MaxResultBytes (entries past it are dropped).
+	// Options.MaxResultBytes (entries past it are dropped, and the
+	// message names them, the note counted within the bound).
 	Metadata map[string]any
 	cause    error
 }
