@@ -65,6 +65,7 @@ func TestAddRejectsBadDefinitions(t *testing.T) {
 		{name: "bad idempotency level", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.WithIdempotency(7)}, want: "idempotency level", invalid: true},
 		{name: "bad conflict strategy", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.OnConflict(9)}, want: "conflict strategy", invalid: true},
 		{name: "nil middleware", tool: raw("t", okSchema), opts: []toolkit.Option{toolkit.WithMiddleware(nil)}, want: "nil middleware", invalid: true},
+		{name: "nil option", tool: raw("t", okSchema), opts: []toolkit.Option{nil}, want: "nil option", invalid: true},
 		{
 			name:  "name taken",
 			setup: func(tk *toolkit.Toolkit) { _ = tk.Add(raw("t", okSchema)) },
@@ -84,6 +85,11 @@ func TestAddRejectsBadDefinitions(t *testing.T) {
 			}
 			if errors.Is(err, toolkit.ErrInvalidOption) != tt.invalid {
 				t.Errorf("errors.Is(err, ErrInvalidOption) = %v, want %v", !tt.invalid, tt.invalid)
+			}
+			// The package names itself once ("toolkit: tool "t": toolkit:
+			// invalid option: ..." said it twice).
+			if n := strings.Count(err.Error(), "toolkit:"); n != 1 {
+				t.Errorf("Add = %q, which says \"toolkit:\" %d times, want once", err, n)
 			}
 			if after := schemaNames(tk.Schemas(nil)); !slices.Equal(before, after) {
 				t.Errorf("a failed Add changed the registry: %v → %v", before, after)

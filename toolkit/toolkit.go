@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/template"
@@ -340,22 +341,41 @@ func describe(t *Tool, opts []Option) (registration, error) {
 		return registration{}, errors.New("toolkit: nil tool")
 	}
 	if t.err != nil {
-		return registration{}, fmt.Errorf("toolkit: tool %q: %w", t.Name, t.err)
+		return registration{}, toolError(t.Name, t.err)
 	}
 	cp := *t
 	cp.run = nil // t may be a registered tool (Get): its Handler is what it describes
 	r := registration{tool: &cp}
 	for _, o := range opts {
 		if o == nil {
-			return registration{}, fmt.Errorf("toolkit: tool %q: %w: nil option", t.Name, ErrInvalidOption)
+			return registration{}, toolError(t.Name, fmt.Errorf("%w: nil option", ErrInvalidOption))
 		}
 		if err := o(&r); err != nil {
-			return registration{}, fmt.Errorf("toolkit: tool %q: %w", t.Name, err)
+			return registration{}, toolError(t.Name, err)
 		}
 	}
 	cp.group = cp.Group()
 	return r, nil
 }
+
+// toolError is err, of registering the tool named name, said of it:
+// "toolkit: tool "x": " and err's words, without their own "toolkit: "
+// (an option's error, ErrInvalidOption's, or Func's), so that the
+// package names itself once. errors.Is and errors.As see err.
+func toolError(name string, err error) error {
+	return &namedToolError{name: name, err: err}
+}
+
+type namedToolError struct {
+	name string
+	err  error
+}
+
+func (e *namedToolError) Error() string {
+	return fmt.Sprintf("toolkit: tool %q: %s", e.name, strings.TrimPrefix(e.err.Error(), "toolkit: "))
+}
+
+func (e *namedToolError) Unwrap() error { return e.err }
 
 // Add registers a tool (a copy of t, described by opts). The copy is
 // shallow: the registered Tool's InputSchema (what Get and Call.Tool
@@ -500,7 +520,7 @@ func prepare(t *Tool, opts []Option) (registration, error) {
 		return registration{}, fmt.Errorf("toolkit: tool %q has no handler", cp.Name)
 	}
 	if err := CheckInputSchema(cp.InputSchema); err != nil {
-		return registration{}, fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+		return registration{}, toolError(cp.Name, err)
 	}
 	cp.run, cp.Handler = cp.Handler, marked(cp.Handler)
 	return r, nil
@@ -527,7 +547,7 @@ func (tk *Toolkit) place(b *batch, r registration) (done func(), _ error) {
 	}
 	e, err := newEntry(cp, nil, next.middleware)
 	if err != nil {
-		return nil, fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+		return nil, toolError(cp.Name, err)
 	}
 	if _, ok := next.byName[cp.Name]; ok && r.conflict == ConflictRename {
 		renamed, err := freeName(next, cp.Name)
@@ -543,7 +563,7 @@ func (tk *Toolkit) place(b *batch, r registration) (done func(), _ error) {
 		}
 		cp.Name = renamed
 		if e, err = newEntry(cp, nil, next.middleware); err != nil {
-			return nil, fmt.Errorf("toolkit: tool %q: %w", cp.Name, err)
+			return nil, toolError(cp.Name, err)
 		}
 	}
 	if _, ok := next.byName[cp.Name]; ok {
