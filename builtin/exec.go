@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -116,6 +117,27 @@ func (r *runner) describeTimeout(t *toolkit.Tool) {
 	p["maximum"] = r.maxTimeout.Seconds()
 }
 
+// maxArgBytes is the longest argument the system starts a program with,
+// where it is known: Linux's MAX_ARG_STRLEN (32 pages, 128 KiB, its NUL
+// included); elsewhere 0, and a start refused says so (E2BIG).
+func maxArgBytes() int {
+	if runtime.GOOS == "linux" {
+		return 32*os.Getpagesize() - 1
+	}
+	return 0
+}
+
+// tooLong is the error of a command line args the system does not start.
+func tooLong(args []string) error {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	return toolkit.Errorf(toolkit.CodeInvalidInput,
+		"InvalidArgumentsError: the command is too long for this system to start (%d bytes; Linux takes at most 128 KiB). "+
+			"Write it to a script file with %s and run the script.", n, WriteTextFile)
+}
+
 // timeout turns the model's seconds into a duration; 0 means the default.
 func (r *runner) timeout(seconds float64) (time.Duration, error) {
 	switch {
@@ -138,6 +160,15 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, wha
 	d, err := r.timeout(seconds)
 	if err != nil {
 		return err
+	}
+	// Before the session's directory is made: a command the system will
+	// not start makes none.
+	if m := maxArgBytes(); m > 0 {
+		for _, a := range args {
+			if len(a) > m {
+				return tooLong(args)
+			}
+		}
 	}
 	// The directory is checked to be the workspace's, then named by its
 	// path: a swap in between is not caught, and a command is not
@@ -170,13 +201,7 @@ func (r *runner) run(ctx context.Context, w toolkit.Writer, seconds float64, wha
 	if err != nil {
 		pr.Close()
 		if errors.Is(err, syscall.E2BIG) { // the command line: Linux takes 128 KiB in one argument
-			n := 0
-			for _, a := range args {
-				n += len(a)
-			}
-			return toolkit.Errorf(toolkit.CodeInvalidInput,
-				"InvalidArgumentsError: the command is too long for this system to start (%d bytes; Linux takes at most 128 KiB). "+
-					"Write it to a script file with %s and run the script.", n, WriteTextFile)
+			return tooLong(args)
 		}
 		return toolkit.Errorf(toolkit.CodeToolError, "ProcessError: cannot start %s: %v", name, err)
 	}

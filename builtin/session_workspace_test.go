@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -174,7 +175,9 @@ func TestSessionWorkspaceNotMadeByWriteToItsRoot(t *testing.T) {
 
 // TestSessionWorkspaceNotMadeByRefusedCommands: a new session's command
 // refused before it runs (empty, holding a NUL byte, a timeout out of
-// range) makes no directory, and answers why it was refused.
+// range) makes no directory, and answers why it was refused. One too
+// long for the system to start (past Linux's 128 KiB an argument) made
+// the directory, then failed: it is refused before now.
 func TestSessionWorkspaceNotMadeByRefusedCommands(t *testing.T) {
 	ws := t.TempDir()
 	tk := toolkit.New(nil)
@@ -187,18 +190,23 @@ func TestSessionWorkspaceNotMadeByRefusedCommands(t *testing.T) {
 		defer cancel()
 		return tk.Invoke(ctx, toolkit.ToolCall{ID: "c", Name: tool, Session: session, Input: in})
 	}
-	for i, c := range []struct {
+	type refused struct {
 		tool string
 		in   map[string]any
 		want string
-	}{
+	}
+	cases := []refused{
 		{builtin.ExecuteShellCommand, map[string]any{"command": ""}, "command is empty"},
 		{builtin.ExecuteShellCommand, map[string]any{"command": "echo a\x00b"}, "NUL byte"},
 		{builtin.ExecuteShellCommand, map[string]any{"command": "echo hi", "timeout": -1}, "timeout"},
 		{builtin.ExecuteShellCommand, map[string]any{"command": "echo hi", "timeout": 1e9}, "timeout"},
 		{builtin.ExecutePythonCode, map[string]any{"code": ""}, "code is empty"},
 		{builtin.ExecutePythonCode, map[string]any{"code": "print(1)", "timeout": 1e9}, "timeout"},
-	} {
+	}
+	if runtime.GOOS == "linux" { // 2 MiB: past 32 pages of up to 64 KiB
+		cases = append(cases, refused{builtin.ExecuteShellCommand, map[string]any{"command": "echo " + strings.Repeat("a", 2<<20)}, "too long for this system to start"})
+	}
+	for i, c := range cases {
 		s := "refused-" + strconv.Itoa(i)
 		wantCode(t, call(s, c.tool, c.in), toolkit.CodeInvalidInput, c.want)
 	}
