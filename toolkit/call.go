@@ -554,13 +554,15 @@ func boundMeta(meta map[string]any, room int) (map[string]any, string) {
 // its output has filled Options.MaxResultBytes already.
 const minErrorMessage = 1024
 
-// cutMessage cuts msg to at most n bytes, at a character's start, saying
-// how much was cut.
+// cutMessage cuts msg to at most n bytes, at a character's start, with a
+// note of how much was cut counted in them (past n only when n is
+// shorter than the note).
 func cutMessage(msg string, n int) string {
 	if len(msg) <= n {
 		return msg
 	}
-	cut := n
+	// The note at its longest: fewer bytes than the whole are cut.
+	cut := max(n-len(fmt.Sprintf("… (%d more bytes of the message cut)", len(msg))), 0)
 	for cut > 0 && !utf8.RuneStart(msg[cut]) {
 		cut--
 	}

@@ -56,3 +56,47 @@ func TestErrorMetadataNoteWithinBound(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorMessageCutWithinBound: an error's message cut to fit
+// Options.MaxResultBytes was cut to what the bound left and then given
+// the note saying how much was cut, so the final passed the bound by the
+// note, and by the note of metadata dropped after it. The notes are
+// counted before the message is cut: the final holds no more than the
+// bound.
+func TestErrorMessageCutWithinBound(t *testing.T) {
+	const limit = 64 << 10
+	out := strings.Repeat("x", limit/4)
+	long := "failed: " + strings.Repeat("é", limit)
+	for _, c := range []struct {
+		name string
+		meta map[string]any
+	}{
+		{"no metadata", nil},
+		{"metadata dropped", map[string]any{"exit": 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk := New(&Options{MaxResultBytes: limit})
+			if err := tk.Add(Raw("loud", "L.", nil, func(ctx context.Context, call *Call, w Writer) error {
+				if err := w.Write(Text(out)); err != nil {
+					return err
+				}
+				return &Error{Code: CodeToolError, Message: long, Metadata: c.meta}
+			})); err != nil {
+				t.Fatal(err)
+			}
+			r := tk.Invoke(context.Background(), ToolCall{ID: "1", Name: "loud"})
+			text, ok := strings.CutPrefix(r.Text(), out)
+			if !ok || !strings.HasPrefix(text, "failed: éé") || !strings.Contains(text, "more bytes of the message cut)") {
+				t.Fatalf("message %.100q…, want the tool's, cut", text)
+			}
+			if c.meta != nil && !strings.Contains(text, `"exit" dropped`) {
+				t.Errorf("message …%q, want the metadata dropped named", text[max(len(text)-200, 0):])
+			}
+			held := (&Chunk{Content: []Block{{Type: BlockText, Text: out}}}).Size() + keptPerBlock +
+				(&Block{Type: BlockText, Text: text}).Size() + (&Chunk{Metadata: r.Metadata}).MetaSize()
+			if held > limit {
+				t.Errorf("the final holds %d bytes under a bound of %d", held, limit)
+			}
+		})
+	}
+}
