@@ -266,6 +266,8 @@ type Client struct {
 	results    jetstream.KeyValue // nil until bound
 	// consumers are the tools whose durable consumer was seen (unserved).
 	consumers consumersSeen
+	// looks are the latest looks at the tools' consumers (settled).
+	looks consumerLooks
 }
 
 // durableLookEvery bounds how often a durable call that hears nothing
@@ -1568,12 +1570,14 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	}
 	hdr = injectTrace(ctx, hdr)
 
-	var stale uint64  // a kept final up to it is an earlier send's (enqueue)
-	var queued uint64 // the durable call's sequence in the calls stream (enqueue)
+	var stale uint64     // a kept final up to it is an earlier send's (enqueue)
+	var queued uint64    // the durable call's sequence in the calls stream (enqueue)
+	var stored time.Time // when queued was known stored
 	if call.Durable {
 		if final := c.enqueue(ctx, call, reply, hdr, data, &stale, &queued); final != nil {
 			return final
 		}
+		stored = time.Now()
 	} else {
 		subject := wire.CallSubject(call.Name, c.opts.Identity)
 		if pinned != "" {
@@ -1656,7 +1660,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				// Queued by its worker: the client's own enqueue knows
 				// it. Read before the delivery check: the frames of the
 				// worker the queue delivered it to may come first.
-				queued = f.Stream
+				queued, stored = f.Stream, time.Now()
 			}
 			if f.Attempt != st.attempt {
 				if f.Attempt < st.attempt {
@@ -1760,7 +1764,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			if r, ok := c.kept(ctx, call.ID, stale, keptBy{reply: reply, anyOld: true}, false); ok {
 				return r
 			}
-			if st.attempt > 0 && c.settled(ctx, call.Name, queued) {
+			if st.attempt > 0 && c.settled(ctx, call.Name, queued, stored) {
 				// A worker took it and the queue is done with it, but no
 				// final came and none is kept (the server that kept it
 				// restarted: kept finals are in memory storage; or its
@@ -1773,7 +1777,7 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 					"WorkerLostError: '%s' ended (last heard of on delivery %d) but its final was lost on the way and is not kept; it may or may not have taken effect.",
 					call.Name, st.attempt))
 			}
-			if st.attempt == 0 && c.settled(ctx, call.Name, queued) {
+			if st.attempt == 0 && c.settled(ctx, call.Name, queued, stored) {
 				// Never heard of, and the queue is done with it: removed
 				// from the stream (its message deleted, the stream
 				// purged) before a worker took it, or taken with every

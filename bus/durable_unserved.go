@@ -161,22 +161,95 @@ func (c *Client) untaken(ctx context.Context, call toolkit.ToolCall) *toolkit.Re
 // it has nothing left to deliver nor awaits an acknowledgement, so that
 // the call is no longer in the stream: taken and ended, or removed (its
 // message deleted, the stream purged), which moves neither. false
-// whenever it cannot tell (seq unknown, no answer).
-func (c *Client) settled(ctx context.Context, tool string, seq uint64) bool {
+// whenever it cannot tell (seq unknown, no answer). since is when the
+// message was known stored: a look asked before then cannot tell.
+func (c *Client) settled(ctx context.Context, tool string, seq uint64, since time.Time) bool {
 	if seq == 0 {
 		return false
 	}
+	info := c.looks.look(ctx, c, tool, since)
+	return info != nil && (info.AckFloor.Stream >= seq || info.Delivered.Stream >= seq && info.NumAckPending == 0 ||
+		info.NumPending == 0 && info.NumAckPending == 0)
+}
+
+// consumerLooks shares a client's looks at its tools' consumers of the
+// calls stream (settled) among the calls waiting on them: a backlog of
+// silent durable calls would otherwise ask JetStream for the consumer's
+// info once per call at each of their looks. A look answers the calls
+// whose message was stored before it was asked (an earlier one may not
+// count their message), for half a stall timeout, the least a silent
+// call waits between its looks (at most durableLookEvery/2); one in
+// flight is awaited rather than asked again.
+type consumerLooks struct {
+	mu   sync.Mutex
+	last map[string]*consumerLook // tool → its latest look; answered ones swept past maxConsumersSeen
+}
+
+// consumerLook is one look at a tool's consumer. info, nil when the look
+// went unanswered, is set before done is closed and not changed after.
+type consumerLook struct {
+	asked time.Time
+	done  chan struct{}
+	info  *jetstream.ConsumerInfo
+}
+
+// look answers the info of tool's consumer asked after since, shared
+// with the client's other calls (nil when it cannot be had).
+func (l *consumerLooks) look(ctx context.Context, c *Client, tool string, since time.Time) *jetstream.ConsumerInfo {
+	fresh := min(c.opts.StallTimeout, durableLookEvery) / 2
+	l.mu.Lock()
+	cl := l.last[tool]
+	if cl == nil || !cl.asked.After(since) || cl.answered() && time.Since(cl.asked) >= fresh {
+		if l.last == nil {
+			l.last = make(map[string]*consumerLook)
+		}
+		if _, ok := l.last[tool]; !ok && len(l.last) >= maxConsumersSeen {
+			for name, old := range l.last {
+				if old.answered() {
+					delete(l.last, name)
+				}
+			}
+		}
+		cl = &consumerLook{asked: time.Now(), done: make(chan struct{})}
+		l.last[tool] = cl
+		l.mu.Unlock()
+		// Asked for every call sharing it: one caller's end does not
+		// cut it short for the others.
+		cl.info = c.consumerInfo(context.WithoutCancel(ctx), tool)
+		close(cl.done)
+		return cl.info
+	}
+	l.mu.Unlock()
+	select {
+	case <-cl.done:
+		return cl.info
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// answered reports whether the look has its answer.
+func (cl *consumerLook) answered() bool {
+	select {
+	case <-cl.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// consumerInfo asks JetStream for the info of tool's consumer of the
+// calls stream, within lookupWait; nil when it cannot be had.
+func (c *Client) consumerInfo(ctx context.Context, tool string) *jetstream.ConsumerInfo {
 	js, err := c.jetStream()
 	if err != nil {
-		return false
+		return nil
 	}
-	lctx, cancel := context.WithTimeout(ctx, lookupWait)
+	ctx, cancel := context.WithTimeout(ctx, lookupWait)
 	defer cancel()
-	cons, err := js.Consumer(lctx, wire.StreamCalls, tool)
+	cons, err := js.Consumer(ctx, wire.StreamCalls, tool)
 	if err != nil {
-		return false
+		return nil
 	}
-	info := cons.CachedInfo()
-	return info.AckFloor.Stream >= seq || info.Delivered.Stream >= seq && info.NumAckPending == 0 ||
-		info.NumPending == 0 && info.NumAckPending == 0
+	return cons.CachedInfo()
 }
