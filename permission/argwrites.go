@@ -227,6 +227,7 @@ type uvOptions struct {
 	dir      string   // --directory's: uv runs there, relative paths under it
 	projects []string // --directory's and --project's, where uv finds its project
 	caches   []string // --cache-dir's, which uv writes
+	froms    []string // uv tool run's --from, the package it runs the command of
 }
 
 // uvGlobals reads uv's words after its name as uv reads its global
@@ -270,6 +271,8 @@ func uvGlobals(words []string) (g uvOptions) {
 				g.projects = append(g.projects, v)
 			case "--cache-dir":
 				g.caches = append(g.caches, v)
+			case "--from":
+				g.froms = append(g.froms, v)
 			}
 		case g.sub < 0:
 			g.sub = i
@@ -1079,6 +1082,10 @@ func wrapperDirs(c simpleCmd) []string {
 		}
 	case "uv":
 		if dir := uvGlobals(c.args[1:]).dir; dir != "" {
+			dirs = append(dirs, dir)
+		}
+	case "uvx":
+		if dir := uvGlobals(append([]string{"tool", "run"}, c.args[1:]...)).dir; dir != "" {
 			dirs = append(dirs, dir)
 		}
 	case "cmake":

@@ -438,9 +438,14 @@
 //     --path DIR, whose build.rs every later build runs; -C
 //     DIR, or the directory a cd before it may have led to, whose
 //     .cargo/config.toml it reads: cd /srv/other && cargo build), and
-//     uv told to find its project outside them (uv --directory DIR,
+//     uv working on a project outside them (uv --directory DIR,
 //     --project DIR: uv --project /srv/other sync syncs and builds
-//     it, uv --directory /srv/other run pytest runs its code);
+//     it, uv --directory /srv/other run pytest runs its code; or
+//     without one the directory a cd before it may have led to, whose
+//     pyproject.toml and uv.toml uv reads for every command but uv
+//     tool, self and help: cd /srv/other && uv run pytest, uv sync, uv
+//     build, uv pip install; uvx and uv tool run with --directory DIR,
+//     or building --from's path: cd /srv/other && uvx --from . tool);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

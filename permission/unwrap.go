@@ -261,9 +261,8 @@ func npmConfigFile(c simpleCmd) bool {
 // Makefile and the makefiles it runs the recipes of (makeProject), that
 // of the module whose code go test, go run and go generate run
 // (goProject), the Cargo project whose build scripts cargo runs
-// (cargoProject), and the directories uv is told to find its project in
-// (--directory, --project: uvGlobals), whose environment it syncs and
-// whose code it builds and runs.
+// (cargoProject), and that of the project uv works on, whose
+// environment it syncs and whose code it builds and runs (uvProject).
 func projectDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -277,7 +276,9 @@ func projectDirs(c simpleCmd) []string {
 	case "cargo":
 		return cargoProject(c.args[1:])
 	case "uv":
-		return uvGlobals(c.args[1:]).projects
+		return uvProject(c.args[1:])
+	case "uvx":
+		return uvProject(append([]string{"tool", "run"}, c.args[1:]...)) // uv tool run
 	case "npm", "npx":
 		long = []string{"--prefix", "--prefi"}
 	case "bunx":
@@ -319,6 +320,35 @@ func projectDirs(c simpleCmd) []string {
 	}
 	if len(out) == 0 {
 		return []string{"."} // the current directory's, which a cd may have changed
+	}
+	return out
+}
+
+// uvUserLevel are uv's subcommands that work on no project, and read
+// no configuration of the current directory (uv tool run: uvx).
+var uvUserLevel = []string{"", "tool", "self", "help", "generate-shell-completion"}
+
+// uvProject are the directories of the projects uv works on, given its
+// words after its name: those it is told to find its project in
+// (--directory, --project: uvGlobals), or else the current directory
+// ("."), whose pyproject.toml and uv.toml uv reads, as cargo and npm
+// read theirs, for every subcommand but uvUserLevel's (uv run pytest,
+// uv sync, uv build, uv pip install); and for uv tool run (uvx) the path
+// --from names, whose project it builds (uvx --from . tool).
+func uvProject(words []string) []string {
+	g := uvGlobals(words)
+	out := g.projects
+	sub := ""
+	if g.sub >= 0 {
+		sub = words[g.sub]
+	}
+	if len(out) == 0 && !slices.Contains(uvUserLevel, sub) {
+		out = []string{"."}
+	}
+	for _, f := range g.froms {
+		if f, ok := strings.CutPrefix(f, "file://"); ok || strings.HasPrefix(f, ".") || strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~") {
+			out = append(out, underDir(g.dir, f))
+		}
 	}
 	return out
 }
