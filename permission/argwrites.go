@@ -187,8 +187,11 @@ func argWrites(c simpleCmd) []string {
 				return pythonModuleWrites(mod, rest)
 			}
 		}
-		if filepath.Base(c.args[0]) == "uv" {
-			return uvWrites(args)
+		switch filepath.Base(c.args[0]) {
+		case "uv":
+			return uvWrites(c.assigns, args)
+		case "uvx":
+			return uvWrites(c.assigns, append([]string{"tool", "run"}, args...)) // uv tool run
 		}
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {
@@ -201,8 +204,11 @@ func argWrites(c simpleCmd) []string {
 // uvWrites are the files uv writes that its arguments name, as it
 // reads its global options (uvGlobals): --cache-dir's directory, and
 // uv pip's files, as pip's, with uvPipWrites'; a relative one under
-// --directory's directory, where uv runs.
-func uvWrites(args []string) []string {
+// --directory's directory, where uv runs. A configuration file
+// (--config-file FILE, or UV_CONFIG_FILE=FILE among assigns, the
+// variables set before uv) may name any (pip's target, prefix and
+// system, the cache directory): unknownFile, as for curl -K.
+func uvWrites(assigns, args []string) []string {
 	g := uvGlobals(args)
 	out := g.caches
 	if g.sub >= 0 && args[g.sub] == "pip" {
@@ -211,6 +217,9 @@ func uvWrites(args []string) []string {
 	}
 	for i, p := range out {
 		out[i] = underDir(g.dir, p)
+	}
+	if g.config || slices.ContainsFunc(assigns, func(a string) bool { return strings.HasPrefix(a, "UV_CONFIG_FILE=") }) {
+		out = append(out, unknownFile)
 	}
 	return out
 }
@@ -228,6 +237,7 @@ type uvOptions struct {
 	projects []string // --directory's and --project's, where uv finds its project
 	caches   []string // --cache-dir's, which uv writes
 	froms    []string // uv tool run's --from, the package it runs the command of
+	config   bool     // a configuration file named (--config-file)
 }
 
 // uvGlobals reads uv's words after its name as uv reads its global
@@ -273,6 +283,8 @@ func uvGlobals(words []string) (g uvOptions) {
 				g.caches = append(g.caches, v)
 			case "--from":
 				g.froms = append(g.froms, v)
+			case "--config-file":
+				g.config = true
 			}
 		case g.sub < 0:
 			g.sub = i

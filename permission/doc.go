@@ -221,7 +221,9 @@
 //     global options read before its subcommand or after it, as uv
 //     reads them: uv -q pip install --target DIR writes DIR, a relative
 //     path under --directory's DIR, and --cache-dir's directory is
-//     written);
+//     written, uvx's too; with uv --config-file FILE or UV_CONFIG_FILE=FILE
+//     before it, whose uv.toml may set pip's target, prefix or system
+//     and the cache directory, a file outside, as with curl -K);
 //     zip's archive (and
 //     -O's, -b's temporary directory, also glued, -bDIR, -rbDIR, or
 //     long, --temp-path=DIR, abbreviated, and with -m the files it
