@@ -202,15 +202,19 @@ func argWrites(c simpleCmd) []string {
 }
 
 // uvWrites are the files uv writes that its arguments name, as it
-// reads its global options (uvGlobals): --cache-dir's directory, and
+// reads its global options (uvGlobals, with the variables set before it,
+// assigns): --cache-dir's directory, UV_PROJECT_ENVIRONMENT's but for
+// uvUserLevel's subcommands, and
 // uv pip's files, as pip's, with uvPipWrites'; a relative one under
 // --directory's directory, where uv runs. A configuration file
-// (--config-file FILE, or UV_CONFIG_FILE=FILE among assigns, the
-// variables set before uv) may name any (pip's target, prefix and
-// system, the cache directory): unknownFile, as for curl -K.
+// (--config-file FILE, UV_CONFIG_FILE=FILE) may name any (pip's target,
+// prefix and system, the cache directory): unknownFile, as for curl -K.
 func uvWrites(assigns, args []string) []string {
-	g := uvGlobals(args)
+	g := uvGlobals(assigns, args)
 	out := g.caches
+	if sub := g.subcommand(args); !slices.Contains(uvUserLevel, sub) {
+		out = append(out, g.envs...)
+	}
 	if g.sub >= 0 && args[g.sub] == "pip" {
 		out = append(out, argWrites(simpleCmd{args: args[g.sub:]})...) // uv's pip interface
 		out = append(out, uvPipWrites(args[g.sub+1:])...)
@@ -218,7 +222,7 @@ func uvWrites(assigns, args []string) []string {
 	for i, p := range out {
 		out[i] = underDir(g.dir, p)
 	}
-	if g.config || slices.ContainsFunc(assigns, func(a string) bool { return strings.HasPrefix(a, "UV_CONFIG_FILE=") }) {
+	if g.config {
 		out = append(out, unknownFile)
 	}
 	return out
@@ -236,16 +240,34 @@ type uvOptions struct {
 	dir      string   // --directory's: uv runs there, relative paths under it
 	projects []string // --directory's and --project's, where uv finds its project
 	caches   []string // --cache-dir's, which uv writes
+	envs     []string // UV_PROJECT_ENVIRONMENT's, the project's environment it makes and changes
 	froms    []string // uv tool run's --from, the package it runs the command of
 	config   bool     // a configuration file named (--config-file)
+}
+
+// uvEnvOptions are the variables uv reads as its global options, which
+// those on the line override (uv --help: [env: …]).
+var uvEnvOptions = map[string]string{"UV_WORKING_DIR": "--directory", "UV_PROJECT": "--project",
+	"UV_CACHE_DIR": "--cache-dir", "UV_CONFIG_FILE": "--config-file"}
+
+// subcommand is the subcommand of uv's words as g reads them, "" for
+// none.
+func (g uvOptions) subcommand(words []string) string {
+	if g.sub < 0 {
+		return ""
+	}
+	return words[g.sub]
 }
 
 // uvGlobals reads uv's words after its name as uv reads its global
 // options, which may stand before its subcommand or after it (uv
 // --directory DIR sync, uv sync --directory DIR), up to "--", and for
 // uv run and uv tool run up to the command they run, whose words are its
-// own (their options' values read as runPackage reads them).
-func uvGlobals(words []string) (g uvOptions) {
+// own (their options' values read as runPackage reads them); and the
+// variables among assigns, those set before uv, that stand for its
+// options (uvEnvOptions) and UV_PROJECT_ENVIRONMENT. An empty one uv
+// takes as unset.
+func uvGlobals(assigns, words []string) (g uvOptions) {
 	g.sub = -1
 	defer func() { // --project's under --directory's, wherever it stands
 		for i, p := range g.projects {
@@ -255,6 +277,29 @@ func uvGlobals(words []string) (g uvOptions) {
 			g.projects = append(g.projects, g.dir)
 		}
 	}()
+	set := func(opt, v string) {
+		switch opt {
+		case "--directory":
+			g.dir = v // the last one given
+		case "--project":
+			g.projects = append(g.projects, v)
+		case "--cache-dir":
+			g.caches = append(g.caches, v)
+		case "--from":
+			g.froms = append(g.froms, v)
+		case "--config-file":
+			g.config = true
+		}
+	}
+	for _, a := range assigns {
+		switch k, v, _ := strings.Cut(a, "="); {
+		case v == "":
+		case k == "UV_PROJECT_ENVIRONMENT":
+			g.envs = append(g.envs, v)
+		case uvEnvOptions[k] != "":
+			set(uvEnvOptions[k], v)
+		}
+	}
 	runs := false
 	for i := 0; i < len(words); i++ {
 		a := words[i]
@@ -274,18 +319,7 @@ func uvGlobals(words []string) (g uvOptions) {
 				i++
 				v = words[i]
 			}
-			switch opt {
-			case "--directory":
-				g.dir = v // the last one given
-			case "--project":
-				g.projects = append(g.projects, v)
-			case "--cache-dir":
-				g.caches = append(g.caches, v)
-			case "--from":
-				g.froms = append(g.froms, v)
-			case "--config-file":
-				g.config = true
-			}
+			set(opt, v)
 		case g.sub < 0:
 			g.sub = i
 			runs = a == "run" || a == "tool" && i+1 < len(words) && words[i+1] == "run"
@@ -1067,7 +1101,8 @@ func wrappedIn(c simpleCmd) ([]simpleCmd, error) {
 // for sudo's -R and --chroot, the starting points of a
 // find with -execdir or -okdir, under which it runs the command in the
 // directories of the files found, the directory of cmake -E chdir
-// DIR CMD, and uv's --directory (uv --directory DIR run CMD).
+// DIR CMD, and uv's and uvx's --directory (uv --directory DIR run CMD;
+// UV_WORKING_DIR=DIR before it).
 func wrapperDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -1093,11 +1128,11 @@ func wrapperDirs(c simpleCmd) []string {
 			dirs = findStartingPoints(c.args[1:])
 		}
 	case "uv":
-		if dir := uvGlobals(c.args[1:]).dir; dir != "" {
+		if dir := uvGlobals(c.assigns, c.args[1:]).dir; dir != "" {
 			dirs = append(dirs, dir)
 		}
 	case "uvx":
-		if dir := uvGlobals(append([]string{"tool", "run"}, c.args[1:]...)).dir; dir != "" {
+		if dir := uvGlobals(c.assigns, append([]string{"tool", "run"}, c.args[1:]...)).dir; dir != "" {
 			dirs = append(dirs, dir)
 		}
 	case "cmake":

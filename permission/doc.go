@@ -221,9 +221,13 @@
 //     global options read before its subcommand or after it, as uv
 //     reads them: uv -q pip install --target DIR writes DIR, a relative
 //     path under --directory's DIR, and --cache-dir's directory is
-//     written, uvx's too; with uv --config-file FILE or UV_CONFIG_FILE=FILE
-//     before it, whose uv.toml may set pip's target, prefix or system
-//     and the cache directory, a file outside, as with curl -K);
+//     written, uvx's too; the variables set before uv read as the
+//     options they stand for, UV_WORKING_DIR= as --directory,
+//     UV_PROJECT= as --project, UV_CACHE_DIR= as --cache-dir,
+//     UV_CONFIG_FILE= as --config-file, and UV_PROJECT_ENVIRONMENT=DIR
+//     written but by uv tool, self and help; with uv --config-file FILE
+//     or UV_CONFIG_FILE=FILE, whose uv.toml may set pip's target, prefix
+//     or system and the cache directory, a file outside, as with curl -K);
 //     zip's archive (and
 //     -O's, -b's temporary directory, also glued, -bDIR, -rbDIR, or
 //     long, --temp-path=DIR, abbreviated, and with -m the files it
@@ -441,7 +445,8 @@
 //     DIR, or the directory a cd before it may have led to, whose
 //     .cargo/config.toml it reads: cd /srv/other && cargo build), and
 //     uv working on a project outside them (uv --directory DIR,
-//     --project DIR: uv --project /srv/other sync syncs and builds
+//     --project DIR, or UV_WORKING_DIR=DIR or UV_PROJECT=DIR before it:
+//     uv --project /srv/other sync syncs and builds
 //     it, uv --directory /srv/other run pytest runs its code; or
 //     without one the directory a cd before it may have led to, whose
 //     pyproject.toml and uv.toml uv reads for every command but uv

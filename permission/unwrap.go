@@ -276,9 +276,9 @@ func projectDirs(c simpleCmd) []string {
 	case "cargo":
 		return cargoProject(c.args[1:])
 	case "uv":
-		return uvProject(c.args[1:])
+		return uvProject(c.assigns, c.args[1:])
 	case "uvx":
-		return uvProject(append([]string{"tool", "run"}, c.args[1:]...)) // uv tool run
+		return uvProject(c.assigns, append([]string{"tool", "run"}, c.args[1:]...)) // uv tool run
 	case "npm", "npx":
 		long = []string{"--prefix", "--prefi"}
 	case "bunx":
@@ -328,21 +328,18 @@ func projectDirs(c simpleCmd) []string {
 // no configuration of the current directory (uv tool run: uvx).
 var uvUserLevel = []string{"", "tool", "self", "help", "generate-shell-completion"}
 
-// uvProject are the directories of the projects uv works on, given its
-// words after its name: those it is told to find its project in
-// (--directory, --project: uvGlobals), or else the current directory
+// uvProject are the directories of the projects uv works on, given the
+// variables set before it and its words after its name: those it is
+// told to find its project in (--directory, --project, UV_WORKING_DIR=,
+// UV_PROJECT=: uvGlobals), or else the current directory
 // ("."), whose pyproject.toml and uv.toml uv reads, as cargo and npm
 // read theirs, for every subcommand but uvUserLevel's (uv run pytest,
 // uv sync, uv build, uv pip install); and for uv tool run (uvx) the path
 // --from names, whose project it builds (uvx --from . tool).
-func uvProject(words []string) []string {
-	g := uvGlobals(words)
+func uvProject(assigns, words []string) []string {
+	g := uvGlobals(assigns, words)
 	out := g.projects
-	sub := ""
-	if g.sub >= 0 {
-		sub = words[g.sub]
-	}
-	if len(out) == 0 && !slices.Contains(uvUserLevel, sub) {
+	if len(out) == 0 && !slices.Contains(uvUserLevel, g.subcommand(words)) {
 		out = []string{"."}
 	}
 	for _, f := range g.froms {
@@ -742,10 +739,10 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 	case name == "npx" || name == "bunx" || name == "uvx":
 		runPackage(name, args[1:], add, script)
 		return out, err
-	case name == "uv" && uvGlobals(args[1:]).sub > 0:
+	case name == "uv" && uvGlobals(nil, args[1:]).sub > 0:
 		// uv -q pip install x is uv pip install x: rules on "uv pip"
 		// see it, and pip's on "pip install" (uvGlobals).
-		alias(append([]string{"uv"}, args[1+uvGlobals(args[1:]).sub:]...))
+		alias(append([]string{"uv"}, args[1+uvGlobals(nil, args[1:]).sub:]...))
 		return out, err
 	case name == "uv" && len(args) > 1 && args[1] == "pip":
 		alias(append([]string{"pip"}, args[2:]...)) // uv's pip interface
