@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolbus/toolbus/internal/regularfile"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -436,31 +437,16 @@ func notDir(root *os.Root, name string, err error) error {
 		kind := ""
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if fi, lerr = root.Stat(at); lerr == nil && !fi.IsDir() {
-				kind = "a symbolic link to " + kindOf(fi.Mode())
+				kind = "a symbolic link to " + regularfile.Kind(fi.Mode())
 			}
 		} else if !fi.IsDir() {
-			kind = kindOf(fi.Mode())
+			kind = regularfile.Kind(fi.Mode())
 		}
 		if kind != "" {
 			return fmt.Errorf("%s is not a directory but %s: the operator must remove it", at, kind)
 		}
 	}
 	return err
-}
-
-// kindOf says what kind of file a file of mode m is.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "a regular file"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a file of mode " + m.Type().String()
 }
 
 // sessionLimit bounds how many sessions' directories a workspace holds
