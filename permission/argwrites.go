@@ -219,6 +219,9 @@ func uvWrites(assigns, args []string) []string {
 		out = append(out, argWrites(simpleCmd{args: args[g.sub:]})...) // uv's pip interface
 		out = append(out, uvPipWrites(args[g.sub+1:])...)
 	}
+	if g.sub >= 0 && args[g.sub] == "venv" {
+		out = append(out, uvVenvWrites(args[g.sub+1:])...)
+	}
 	for i, p := range out {
 		out[i] = underDir(g.dir, p)
 	}
@@ -331,6 +334,23 @@ func uvGlobals(assigns, words []string) (g uvOptions) {
 		}
 	}
 	return g
+}
+
+// uvVenvWrites is the directory uv venv makes: its operand, .venv
+// without one. A value of an option not read here stands as an operand,
+// so more is taken as written than is.
+func uvVenvWrites(args []string) []string {
+	long := []string{"python=", "prompt=", "index=", "default-index=", "index-url=", "extra-index-url=", "find-links=",
+		"index-strategy=", "keyring-provider=", "exclude-newer=", "link-mode=", "seed", "allow-existing", "clear",
+		"system-site-packages", "relocatable", "no-project", "no-index", "offline", "quiet", "verbose"}
+	for _, o := range uvValued {
+		long = append(long, strings.TrimPrefix(o, "--")+"=")
+	}
+	operands := getopt(args, "pif", long, nil)
+	if len(operands) == 0 {
+		return []string{".venv"}
+	}
+	return operands
 }
 
 // uvPipWrites are the files uv pip writes that pip does not: compile's

@@ -217,7 +217,8 @@
 //     operand; and pip's as uv pip, with uv pip compile's -o, --output-file,
 //     and the site uv pip install, sync and uninstall change with
 //     --system, a directory not known here, or --python (-p): the path
-//     it names, or one not known here for a version it finds; uv's
+//     it names, or one not known here for a version it finds; the
+//     directory uv venv makes (its operand, .venv without one); uv's
 //     global options read before its subcommand or after it, as uv
 //     reads them: uv -q pip install --target DIR writes DIR, a relative
 //     path under --directory's DIR, and --cache-dir's directory is
