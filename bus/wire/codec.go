@@ -59,6 +59,9 @@ func (c Codec) Append(b []byte, m Message) ([]byte, error) {
 	var out []byte
 	var err error
 	if c == JSON {
+		if err := walkJSON(m); err != nil {
+			return b, err
+		}
 		out, err = appendMessageJSON(b, m)
 	} else {
 		out, err = appendMessage(b, m)
@@ -87,6 +90,46 @@ func holdsValues(m Message) bool {
 		return v.Result != nil
 	}
 	return false
+}
+
+// walkJSON walks the values m carries of a tool's or a caller's making
+// (walkValue) before encoding/json writes them: it follows a value
+// however deep, and writes a value met twice twice.
+func walkJSON(m Message) error {
+	var values []any
+	switch v := m.(type) {
+	case *Request:
+		if v.Input != nil {
+			values = append(values, v.Input)
+		}
+	case *Frame:
+		if !holdsValues(v) {
+			return nil
+		}
+		if v.Final != nil {
+			values = append(values, v.Final.Metadata)
+		}
+		if v.Chunk != nil {
+			values = append(values, v.Chunk.Metadata)
+		}
+		if v.Log != nil {
+			values = append(values, v.Log.Data)
+		}
+		if v.Ask != nil {
+			values = append(values, v.Ask.Params)
+		}
+		for i := range v.More {
+			values = append(values, v.More[i].Metadata)
+		}
+	case *Answer:
+		values = append(values, v.Result)
+	}
+	for _, v := range values {
+		if err := walkValue(jsonRules, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readable checks a body just written as its reader will before decoding
@@ -174,8 +217,12 @@ func appendJSON(b []byte, v any) (_ []byte, err error) {
 // itself overflows the stack, a crash no recover catches.
 func errPanicked(err *error) {
 	if v := recover(); v != nil {
-		if _, ok := v.(tooDeep); ok {
+		switch v.(type) {
+		case tooDeep:
 			*err = errEncodeTooDeep
+			return
+		case tooLarge:
+			*err = errEncodeTooLarge
 			return
 		}
 		*err = fmt.Errorf("wire: encoding a value panicked: %s", toolkit.PanicText(v))

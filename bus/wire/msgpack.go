@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"runtime"
 	"sync"
 	"time"
@@ -143,6 +142,16 @@ const maxEncodeDepth = 10000
 
 var errEncodeTooDeep = fmt.Errorf("msgpack: the value is nested deeper than %d", maxEncodeDepth)
 
+// maxEncodedBytes bounds what one message's encoding may hold: eight
+// times the largest payload a NATS server is advised to allow (8 MiB),
+// the default bound of a call's output (toolkit.DefaultMaxResultBytes),
+// so no message a connection could carry is refused. A value met twice
+// is written twice, and one that doubles at each level (a list holding
+// the same list twice, forty deep) would otherwise be written whole.
+const maxEncodedBytes = 64 << 20
+
+var errEncodeTooLarge = fmt.Errorf("msgpack: the value would encode to more than %d MiB", maxEncodedBytes>>20)
+
 // appendValueAt is appendValue of a value depth maps and slices down.
 func appendValueAt(b []byte, v any, depth int) ([]byte, error) {
 	switch x := v.(type) {
@@ -191,6 +200,9 @@ func appendValueAt(b []byte, v any, depth int) ([]byte, error) {
 		b = appendArrayLen(b, len(x))
 		var err error
 		for _, e := range x {
+			if len(b) > maxEncodedBytes {
+				return b, errEncodeTooLarge
+			}
 			if b, err = appendValueAt(b, e, depth+1); err != nil {
 				return b, err
 			}
@@ -239,6 +251,9 @@ func appendMapAt(b []byte, m map[string]any, depth int) ([]byte, error) {
 	b = appendMapLen(b, len(m))
 	var err error
 	for k, v := range m {
+		if len(b) > maxEncodedBytes {
+			return b, errEncodeTooLarge
+		}
 		if b, err = appendValueAt(appendStr(b, k), v, depth+1); err != nil {
 			return b, err
 		}
@@ -334,22 +349,33 @@ type libEncoder struct {
 // however deep the value, and one holding itself is refused after
 // walking a few times the bound in all, not once per few thousand
 // writes all the way down. What the library follows without writing
-// (pointers, interfaces), the watch never sees: libWalk bounds it.
+// (pointers, interfaces), the watch never sees: walkValue bounds it.
+// Past maxEncodedBytes the buffer refuses any write (errEncodeTooLarge):
+// what a type's own encoder writes, or a list of the same long list
+// many times, no walk counts.
 const (
 	libMaxFrames  = 8 * maxEncodeDepth
 	libCheckEvery = libMaxFrames / 2
 )
 
-// libBuffer is the library's buffer, which bounds its depth.
+// libBuffer is the library's buffer, which bounds its depth and size.
 type libBuffer struct {
 	bytes.Buffer
 	writes int
 }
 
-// tooDeep is the panic of a libBuffer too deep.
-type tooDeep struct{}
+// tooDeep and tooLarge are the panics of a libBuffer too deep and too
+// large.
+type (
+	tooDeep  struct{}
+	tooLarge struct{}
+)
 
-func (w *libBuffer) check() {
+// check looks before n more bytes are written.
+func (w *libBuffer) check(n int) {
+	if w.Len()+n > maxEncodedBytes {
+		panic(tooLarge{})
+	}
 	if w.writes++; w.writes%libCheckEvery != 0 {
 		return
 	}
@@ -366,31 +392,37 @@ func (w *libBuffer) check() {
 var libLooked func()
 
 func (w *libBuffer) Write(p []byte) (int, error) {
-	w.check()
+	w.check(len(p))
 	return w.Buffer.Write(p)
 }
 
 func (w *libBuffer) WriteByte(c byte) error {
-	w.check()
+	w.check(1)
 	return w.Buffer.WriteByte(c)
 }
 
 func (w *libBuffer) WriteString(s string) (int, error) {
-	w.check()
+	w.check(len(s))
 	return w.Buffer.WriteString(s)
 }
 
+// libKeptBytes is the largest buffer an encoder back in libPool keeps.
+const libKeptBytes = 1 << 20
+
 // appendLibrary appends the msgpack library's encoding of a Go value the
-// hand-written encoder does not know, once libWalk has followed it.
+// hand-written encoder does not know, once walkValue has followed it.
 func appendLibrary(b []byte, v any) (_ []byte, err error) {
 	defer errPanicked(&err)
-	if v != nil {
-		if err := libWalk(reflect.ValueOf(v), 0); err != nil {
-			return b, err
-		}
+	if err := walkValue(libRules, v); err != nil {
+		return b, err
 	}
 	le := libPool.Get().(*libEncoder)
-	defer libPool.Put(le)
+	defer func() {
+		if le.buf.Cap() > libKeptBytes {
+			le.buf = libBuffer{} // a pool keeps no large value's buffer
+		}
+		libPool.Put(le)
+	}()
 	le.buf.Reset()
 	le.buf.writes = 0
 	le.enc.Reset(&le.buf)
