@@ -20,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/toolbus/toolbus/internal/valuewalk"
 )
 
 // Handler runs one call. It streams its output through w and returns nil on
@@ -621,6 +623,12 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 // is printed when it holds no others (a func, a channel); otherwise (a
 // map, slice, array, struct or pointer) JSON's error is returned, since
 // fmt prints a map or slice that holds itself until the stack overflows.
+// A value nested deeper than 10000 levels (ErrNestedTooDeep), as one
+// holding itself is, or that would write more than three times
+// DefaultMaxResultBytes values (one whose two fields point to the same
+// next node, forty levels down, is a terabyte written) is an error
+// before encoding/json follows it (internal/valuewalk): it would recurse
+// until the stack overflows, or write until the process is killed.
 func ValueChunk(v any) (Chunk, error) {
 	switch x := v.(type) {
 	case nil:
@@ -634,6 +642,12 @@ func ValueChunk(v any) (Chunk, error) {
 			return Chunk{}, nil
 		}
 		return *x, nil
+	}
+	switch err := valuewalk.JSON.Walk(v, 4*maxNumberDepth, 3*DefaultMaxResultBytes); err {
+	case valuewalk.ErrTooDeep:
+		return Chunk{}, ErrNestedTooDeep
+	case valuewalk.ErrTooLarge:
+		return Chunk{}, errValueTooLarge
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -664,6 +678,10 @@ func ValueChunk(v any) (Chunk, error) {
 	}
 	return Text(string(pySeparators(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))), nil
 }
+
+// errValueTooLarge is ValueChunk's error for a value that would write
+// too much.
+var errValueTooLarge = fmt.Errorf("toolkit: the value would encode to more than %d MiB", DefaultMaxResultBytes>>20)
 
 // pySeparators spaces compact JSON as Python's json.dumps does: a space
 // after each ',' and ':' outside strings. It also writes U+2028 and

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/toolbus/toolbus/internal/valuewalk"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -125,7 +126,7 @@ func walkJSON(m Message) error {
 		values = append(values, v.Result)
 	}
 	for _, v := range values {
-		if err := walkValue(jsonRules, v); err != nil {
+		if err := walkValue(valuewalk.JSON, v); err != nil {
 			return err
 		}
 	}

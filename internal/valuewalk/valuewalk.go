@@ -1,0 +1,326 @@
+// Package valuewalk follows a Go value as an encoder will write it,
+// before the encoder does, and refuses one the encoder would not
+// survive. encoding/json and the msgpack library both follow a value as
+// deep as it goes, with no bound of their own, so a chain of structs or
+// lists a million deep (or, for the msgpack library, one holding itself
+// through pointers and interfaces) recursed until the stack overflowed,
+// a crash no recover catches; and both write a value met twice (a
+// pointer two fields share) twice, so a value a few hundred bytes in
+// memory that doubles at each of forty levels was written whole, a
+// terabyte, until the process was killed. A walk refuses a value deeper
+// than its steps (ErrTooDeep) or counting more than its values
+// (ErrTooLarge), a value met again counted without being walked again.
+//
+// A value whose type holds no pointer or interface the encoder follows
+// (a []string, a struct of strings and numbers) is not walked: its depth
+// is its type's, and what it writes is bounded by the encoder's buffer
+// where the caller bounds it (a list of the same long list a hundred
+// thousand times is written by encoding/json whole). Nor is what a
+// type's own encoder writes (Rules.Own), which no walk can follow.
+package valuewalk
+
+import (
+	"encoding"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"sync"
+)
+
+// Rules is what a walk follows of one encoder's.
+type Rules struct {
+	// Fields returns the indexes of a struct type's fields the encoder
+	// may write (more than it writes, never less).
+	Fields func(reflect.Type) []int
+	// Own reports whether the encoder writes a value of the type with
+	// the type's own method, which the walk does not follow.
+	Own func(reflect.Type) bool
+	// Loop, when set, returns an error for a type the encoder cannot
+	// make its encoder for, whatever the value.
+	Loop func(reflect.Type) error
+
+	types sync.Map // reflect.Type → *typeInfo
+}
+
+// JSON is encoding/json's rules.
+var JSON = &Rules{Fields: jsonFields, Own: jsonOwn}
+
+// ErrTooDeep and ErrTooLarge are what a walk refuses.
+var (
+	ErrTooDeep  = errors.New("the value is nested too deep")
+	ErrTooLarge = errors.New("the value would encode to too much")
+)
+
+// typeInfo is what a walk knows of a type.
+type typeInfo struct {
+	walked bool  // a value of it may hold a pointer or an interface the encoder follows
+	fields []int // a struct's fields the encoder may write
+	loop   error // Rules.Loop's answer
+}
+
+func (r *Rules) typeOf(t reflect.Type) *typeInfo {
+	if ti, ok := r.types.Load(t); ok {
+		return ti.(*typeInfo)
+	}
+	ti := &typeInfo{walked: r.holdsPointer(t, map[reflect.Type]bool{})}
+	if r.Loop != nil {
+		ti.loop = r.Loop(t)
+	}
+	if t.Kind() == reflect.Struct {
+		ti.fields = r.Fields(t)
+	}
+	r.types.Store(t, ti)
+	return ti
+}
+
+// holdsPointer is typeOf(t).walked, uncached; seen holds the types on
+// the way to t, so a type that refers to itself ends.
+func (r *Rules) holdsPointer(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] || r.Own(t) {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return true
+	case reflect.Slice, reflect.Array:
+		return r.holdsPointer(t.Elem(), seen)
+	case reflect.Map:
+		return r.holdsPointer(t.Key(), seen) || r.holdsPointer(t.Elem(), seen)
+	case reflect.Struct:
+		for _, i := range r.Fields(t) {
+			if r.holdsPointer(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// jsonFields returns the indexes of the fields of struct type t
+// encoding/json may write: exported or embedded, and not tagged "-".
+func jsonFields(t reflect.Type) []int {
+	var out []int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("json") == "-" {
+			continue
+		}
+		if f.IsExported() || f.Anonymous {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// jsonOwn reports whether encoding/json writes a value of type t with
+// the type's own method (MarshalJSON or MarshalText).
+func jsonOwn(t reflect.Type) bool {
+	for _, m := range [...]reflect.Type{jsonMarshalerType, textMarshalerType} {
+		if t.Implements(m) || t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// memoAfter is how many values a walk counts before it notes the
+// pointers, maps and slices it walks, so that one met again is counted,
+// not walked again: a value that size holds few twice, if any.
+const memoAfter = 1 << 16
+
+// walk is one walk of a value (Walk).
+type walk struct {
+	rules           *Rules
+	maxSteps, nodes int                  // the bound of steps down, and values left to count
+	memo            map[walkKey]walkSeen // past memoAfter values, the walked ones by where they are
+	counted         int
+}
+
+// walkKey is a pointer, map or slice (by its elements and length) of a
+// type.
+type walkKey struct {
+	p uintptr
+	n int
+	t reflect.Type
+}
+
+// walkSeen is what a walk counted below a value: its values, and how
+// many steps deep they went.
+type walkSeen struct{ nodes, height int }
+
+// Walk follows v as the encoder of r writes it and refuses it
+// (ErrTooDeep) past maxSteps pointers, interfaces, structs, slices,
+// arrays and maps down (a map[string]any's entry two), or (ErrTooLarge)
+// past maxNodes values in all, a value met twice counted twice; or it
+// returns Rules.Loop's error for a type it meets. A walk's stack grows
+// with the steps it takes: a few hundred bytes each.
+func (r *Rules) Walk(v any, maxSteps, maxNodes int) error {
+	if v == nil {
+		return nil
+	}
+	w := walk{rules: r, maxSteps: maxSteps, nodes: maxNodes}
+	_, err := w.value(reflect.ValueOf(v), 0)
+	return err
+}
+
+// value walks v, steps levels down, and returns how many steps deeper
+// it went.
+func (w *walk) value(v reflect.Value, steps int) (height int, err error) {
+	ti := w.rules.typeOf(v.Type())
+	if ti.loop != nil {
+		return 0, ti.loop
+	}
+	if !ti.walked {
+		return 0, nil
+	}
+	if steps >= w.maxSteps {
+		return 0, ErrTooDeep
+	}
+	if err := w.count(1); err != nil {
+		return 0, err
+	}
+	var key walkKey
+	if w.counted > memoAfter {
+		if key = keyOf(v); key.t != nil {
+			if s, ok := w.memo[key]; ok {
+				if steps+s.height >= w.maxSteps {
+					return 0, ErrTooDeep
+				}
+				return s.height, w.count(s.nodes)
+			}
+		}
+	}
+	before := w.counted
+	height, err = w.below(v, ti, steps)
+	if err == nil && key.t != nil {
+		if w.memo == nil {
+			w.memo = map[walkKey]walkSeen{}
+		}
+		w.memo[key] = walkSeen{nodes: w.counted - before, height: height}
+	}
+	return height, err
+}
+
+// count counts n more values.
+func (w *walk) count(n int) error {
+	w.counted += n
+	if w.nodes -= n; w.nodes < 0 {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+// keyOf is where v is, for a pointer, a map or a slice; none (t nil)
+// for other values, and for a nil or empty one.
+func keyOf(v reflect.Value) walkKey {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map:
+		if !v.IsNil() {
+			return walkKey{p: v.Pointer(), t: v.Type()}
+		}
+	case reflect.Slice:
+		if v.Len() > 0 {
+			return walkKey{p: v.Pointer(), n: v.Len(), t: v.Type()}
+		}
+	}
+	return walkKey{}
+}
+
+// below walks what v holds, steps levels down.
+func (w *walk) below(v reflect.Value, ti *typeInfo, steps int) (height int, err error) {
+	deeper := func(e reflect.Value, by int) error {
+		h, err := w.value(e, steps+by)
+		height = max(height, h+by)
+		return err
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return 0, nil
+		}
+		return height, deeper(v.Elem(), 1)
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if err := deeper(v.Index(i), 1); err != nil {
+				return height, err
+			}
+		}
+	case reflect.Map:
+		return height, w.walkMap(v, deeper)
+	case reflect.Struct:
+		for _, i := range ti.fields {
+			if err := deeper(v.Field(i), 1); err != nil {
+				return height, err
+			}
+		}
+	}
+	return height, nil
+}
+
+var mapStringAnyType = reflect.TypeFor[map[string]any]()
+
+// walkMap walks the keys and values of map v (deeper). It copies the
+// keys and values it follows into one variable each, where a Value of
+// each would be an allocation of its own (but for a map the encoder
+// reaches through an unexported embedded field, which cannot be copied
+// from); a map[string]any (a field of a tool's struct) is ranged over
+// as Go does.
+func (w *walk) walkMap(v reflect.Value, deeper func(reflect.Value, int) error) error {
+	if v.Len() == 0 {
+		return nil
+	}
+	t := v.Type()
+	if t == mapStringAnyType && v.CanInterface() {
+		for _, e := range v.Interface().(map[string]any) {
+			if e == nil {
+				continue
+			}
+			if err := deeper(reflect.ValueOf(e), 2); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var k, e reflect.Value
+	if w.rules.typeOf(t.Key()).walked {
+		k = reflect.New(t.Key()).Elem()
+	}
+	if w.rules.typeOf(t.Elem()).walked {
+		e = reflect.New(t.Elem()).Elem()
+	}
+	// A map reached through an unexported embedded field, which the
+	// encoder writes, cannot be copied from: its keys and values are
+	// taken a Value each.
+	copied := v.CanInterface()
+	for it := v.MapRange(); it.Next(); {
+		if k.IsValid() {
+			key := k
+			if copied {
+				k.SetIterKey(it)
+			} else {
+				key = it.Key()
+			}
+			if err := deeper(key, 1); err != nil {
+				return err
+			}
+		}
+		if e.IsValid() {
+			elem := e
+			if copied {
+				e.SetIterValue(it)
+			} else {
+				elem = it.Value()
+			}
+			if err := deeper(elem, 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

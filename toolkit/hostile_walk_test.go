@@ -1,0 +1,78 @@
+package toolkit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolbus/toolbus/internal/ostest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// walkNode is a result a function tool may return: a chain through
+// Next, or a value doubling at each level through A and B.
+type walkNode struct {
+	Name string    `json:"name,omitempty"`
+	Next *walkNode `json:"next,omitempty"`
+	A    *walkNode `json:"a,omitempty"`
+	B    *walkNode `json:"b,omitempty"`
+}
+
+// TestHostileResultDeepOrDoubling: a function tool's result that is a
+// chain of structs or lists a million deep, or a value a few hundred
+// bytes in memory that doubles at each of forty levels when written
+// (two fields pointing to the same next node), ends its call tool_error
+// saying so, where encoding/json recursed until the stack overflowed
+// (a crash no recover catches) or wrote a terabyte until the process
+// was killed, every call in it lost; the same shapes a few levels deep
+// are written as encoding/json writes them. In a child process, as the
+// crash is no panic a test survives.
+func TestHostileResultDeepOrDoubling(t *testing.T) {
+	if !ostest.InChild(t, "TOOLBUS_TEST_RESULT_WALK_CHILD") {
+		return
+	}
+	chain := &walkNode{Name: "leaf"}
+	for range 1_000_000 {
+		chain = &walkNode{Next: chain}
+	}
+	var list any = "leaf"
+	for range 1_000_000 {
+		list = []any{list}
+	}
+	doubling := func(depth int) *walkNode {
+		var n *walkNode
+		for range depth {
+			n = &walkNode{A: n, B: n}
+		}
+		return n
+	}
+	tk := newToolkit(t, nil)
+	for i, tt := range []struct {
+		name, want string
+		out        any
+	}{
+		{"a chain of structs", "nested deeper than 10000", chain},
+		{"a chain of lists", "nested deeper than 10000", list},
+		{"a struct doubling forty times", "would encode to more than 64 MiB", doubling(40)},
+	} {
+		name := "w" + string(rune('a'+i))
+		mustAdd(t, tk, toolkit.Func(name, "W.", func(ctx context.Context, in struct{}) (any, error) { return tt.out, nil }))
+		r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "1", Name: name})
+		if r.final.State != toolkit.StateError || r.final.Code != toolkit.CodeToolError || !strings.Contains(r.final.Text(), tt.want) {
+			t.Errorf("%s: final = %s/%q %q, want tool_error saying %q", tt.name, r.final.State, r.final.Code, r.final.Text(), tt.want)
+		}
+	}
+	small := doubling(8)
+	want, err := json.Marshal(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, tk, toolkit.Func("small", "S.", func(ctx context.Context, in struct{}) (*walkNode, error) { return small, nil }))
+	r := collect(t, tk, context.Background(), toolkit.ToolCall{ID: "2", Name: "small"})
+	var got bytes.Buffer
+	if r.final.State != toolkit.StateSuccess || json.Compact(&got, []byte(r.final.Text())) != nil || got.String() != string(want) {
+		t.Errorf("a struct doubling eight times: final = %s %.80q…, want success with encoding/json's %.80q… (spaced as json.dumps spaces it)", r.final.State, r.final.Text(), want)
+	}
+}
