@@ -26,9 +26,10 @@ type planField struct {
 }
 
 // newFieldPlan returns nil unless rt is a struct whose visible fields are
-// all exported scalars named by plain json tags.
+// all exported scalars named by plain json tags, and it does not decode
+// itself (its UnmarshalJSON, not its fields, takes the input).
 func newFieldPlan(rt reflect.Type) *fieldPlan {
-	if rt.Kind() != reflect.Struct {
+	if rt.Kind() != reflect.Struct || decodesFromJSON(rt) {
 		return nil
 	}
 	p := &fieldPlan{fields: map[string]planField{}}

@@ -160,6 +160,13 @@
 //     a type embedded (it or one decoding itself from text) is an error
 //     at Add: it adds no properties, and its method, promoted, would
 //     decode the whole input; a field of its own name takes its place.
+//     An input struct decoding itself from JSON (its own UnmarshalJSON)
+//     is an open object, {"type": "object", "properties": {}}, taking
+//     any properties: its fields do not say what its method takes, so
+//     every input reaches the method, and what it refuses ends
+//     invalid_input. A schema set on the Tool before Add (Tool.InputSchema)
+//     takes its place, as it does any inferred one; a preset needs one
+//     naming its property.
 //     time.Time and slog.Level are strings, as jsonschema-go writes them.
 //   - A Func's float result is written as Go's JSON writes it (10 as "10",
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",

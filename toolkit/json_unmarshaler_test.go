@@ -155,3 +155,80 @@ func TestEmbeddedJSONUnmarshalerRefused(t *testing.T) {
 		t.Fatalf("a named field: %s %s", r.State, r.Text())
 	}
 }
+
+// search decodes itself from the whole input: its query as "q" or
+// "query", trimmed, and a limit of 10 when none is sent. Its fields say
+// nothing of that.
+type search struct {
+	Q     string `json:"q"`
+	Limit int    `json:"limit"`
+}
+
+func (s *search) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Q, Query string
+		Limit    *int
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	s.Q = strings.TrimSpace(raw.Q + raw.Query)
+	if s.Q == "" {
+		return fmt.Errorf("q or query is required")
+	}
+	s.Limit = 10
+	if raw.Limit != nil {
+		s.Limit = *raw.Limit
+	}
+	return nil
+}
+
+// An input struct decoding itself (its own UnmarshalJSON) had the schema
+// of its fields, closed and requiring them, so input its method takes
+// ({"query": "go"}) ended invalid_input and never reached it, and input
+// of the fields' shape was put in the fields without it (untrimmed, no
+// default limit). Its schema is now an open object, {"type": "object",
+// "properties": {}}, and every input is its method's to judge; a schema
+// set on the Tool before Add still wins.
+func TestJSONUnmarshalerInputOpenObject(t *testing.T) {
+	run := func(_ context.Context, in search) (string, error) { return fmt.Sprint(in.Q, " ", in.Limit), nil }
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("search", "S.", run))
+	s, _ := tk.Schema("search")
+	if want := map[string]any{"type": "object", "properties": map[string]any{}}; !reflect.DeepEqual(s.Function.Parameters, want) {
+		t.Errorf("schema: %v, want %v", s.Function.Parameters, want)
+	}
+	if got, err := toolkit.SchemaFor[*search](); err != nil || !reflect.DeepEqual(got, map[string]any{"type": "object", "properties": map[string]any{}}) {
+		t.Errorf("SchemaFor: %v, %v, want an open object", got, err)
+	}
+	for _, c := range []struct {
+		input map[string]any
+		want  string
+	}{
+		{map[string]any{"query": " go "}, "go 10"},
+		{map[string]any{"q": " x ", "limit": 3}, "x 3"},
+		{map[string]any{"q": "x"}, "x 10"},
+	} {
+		r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: "search", Input: c.input})
+		if r.State != toolkit.StateSuccess || r.Text() != c.want {
+			t.Errorf("input %v: final %s/%s %q, want success %q", c.input, r.State, r.Code, r.Text(), c.want)
+		}
+	}
+	r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "2", Name: "search", Input: map[string]any{"limit": 3}})
+	if r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "q or query is required") {
+		t.Errorf("its method refuses: final %s/%s %q, want invalid_input quoting its error", r.State, r.Code, r.Text())
+	}
+
+	own := toolkit.Func("search", "S.", run)
+	own.InputSchema = map[string]any{"type": "object", "properties": map[string]any{"query": map[string]any{"type": "string"}}, "required": []any{"query"}}
+	tk = newToolkit(t, nil)
+	mustAdd(t, tk, own)
+	s, _ = tk.Schema("search")
+	if props := s.Function.Parameters["properties"].(map[string]any); len(props) != 1 || props["query"] == nil {
+		t.Errorf("a schema set on the Tool: %v, want it", s.Function.Parameters)
+	}
+	r = tk.Invoke(context.Background(), toolkit.ToolCall{ID: "3", Name: "search", Input: map[string]any{"q": "x"}})
+	if r.Code != toolkit.CodeInvalidInput || !strings.Contains(r.Text(), "query") {
+		t.Errorf("a schema set on the Tool refuses: final %s/%s %q, want invalid_input", r.State, r.Code, r.Text())
+	}
+}

@@ -392,7 +392,9 @@ func ValidName(name string) bool {
 // without a `default` tag are required; a json.RawMessage field takes any
 // JSON value, a field decoding itself from text (net.IP) a string, and
 // one decoding itself from JSON (a json.Unmarshaler but time.Time,
-// slog.Level and big.Int) any value;
+// slog.Level and big.Int) any value; an In decoding itself from JSON
+// (its own UnmarshalJSON) is an open object, {"type": "object",
+// "properties": {}}, every input its method's to judge;
 // titles are stripped; a json tag name encoding/json would ignore, the
 // tag's string option on a scalar field, a field of a non-empty
 // interface type, an embedded pointer to an unexported struct, an
@@ -793,6 +795,21 @@ func decodesFromJSON(t reflect.Type) bool {
 	return reflect.PointerTo(t).Implements(jsonUnmarshalerType)
 }
 
+// decodesItself reports whether encoding/json decodes the struct rt, a
+// tool's whole input, with an UnmarshalJSON of its own, not one promoted
+// from a type it embeds (which checkJSONTags refuses).
+func decodesItself(rt reflect.Type) bool {
+	if !decodesFromJSON(rt) {
+		return false
+	}
+	for i := range rt.NumField() {
+		if f := rt.Field(i); f.Anonymous && decodesFromJSON(heldType(f.Type)) {
+			return false
+		}
+	}
+	return true
+}
+
 // takesAnyValue reports whether the schema of t in a tool's input
 // (inputTypeSchemas) takes any value: {}, which jsonschema-go, for a
 // pointer to t, makes {"type": ["null"]}.
@@ -867,6 +884,9 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	}
 	if rt.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("toolkit: tool input type %v is not a struct", rt)
+	}
+	if decodesItself(rt) { // its method, not its fields, says what it takes
+		return map[string]any{"type": "object", "properties": map[string]any{}}, nil, nil
 	}
 	if err := checkJSONTags(rt, map[reflect.Type]bool{}); err != nil {
 		return nil, nil, err
