@@ -130,6 +130,10 @@ func TestRejected(t *testing.T) {
 		{"instance", "instance: w.1\n", `w.yaml:1: instance: invalid instance name "w.1": use letters, digits, '_' and '-' (it may appear in NATS subjects)`},
 		{"invalid group name", "groups:\n  - name: my tools\n    description: d\n",
 			`w.yaml:2: groups[0].name: invalid group name "my tools": use letters, digits, '_' and '-'`},
+		{"long group name", "groups:\n  - name: " + strings.Repeat("g", 300) + "\n    description: d\n",
+			`w.yaml:2: groups[0].name: a group name of 300 bytes: at most 255`},
+		{"long mcp server group", "mcp_servers:\n  - name: a\n    command: x\n    group: " + strings.Repeat("g", 300) + "\n",
+			`w.yaml:4: mcp_servers[0].group: a group name of 300 bytes: at most 255`},
 		{"duplicate group", "groups:\n  - name: g\n    description: d\n  - name: g\n    description: e\n",
 			`w.yaml:4: groups[1].name: duplicate group "g"`},
 		{"basic declared", "groups:\n  - name: basic\n    description: d\n",
@@ -403,7 +407,8 @@ func TestMappingKeysBounded(t *testing.T) {
 // Names at their limits are valid.
 func TestNamesAtTheLimit(t *testing.T) {
 	yaml := "instance: " + strings.Repeat("i", config.MaxNameLen) + "\nqueue_group: " + strings.Repeat("q", config.MaxNameLen) +
-		"\nmcp_servers:\n  - name: " + strings.Repeat("m", 247) + "\n    command: x\n"
+		"\nmcp_servers:\n  - name: " + strings.Repeat("m", 247) + "\n    command: x\n    group: " + strings.Repeat("g", 255) +
+		"\ngroups:\n  - name: " + strings.Repeat("g", 255) + "\n    description: d\n"
 	if _, err := config.Parse("w.yaml", []byte(yaml)); err != nil {
 		t.Fatal(err)
 	}

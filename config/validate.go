@@ -255,6 +255,8 @@ func (k *checker) groups() map[string]bool {
 			k.fail(p+".name", "%s is implicit and always active; it cannot be declared", quoted(g.Name))
 		case !toolkit.ValidName(g.Name):
 			k.fail(p+".name", "invalid group name %s: use letters, digits, '_' and '-'", quoted(g.Name))
+		case len(g.Name) > toolkit.MaxNameLen:
+			k.fail(p+".name", "a group name of %d bytes: at most %d", len(g.Name), toolkit.MaxNameLen)
 		case known[g.Name]:
 			k.fail(p+".name", "duplicate group %s", quoted(g.Name))
 		}
@@ -336,7 +338,7 @@ func (k *checker) mcpServers(known map[string]bool) {
 				}
 			}
 		}
-		if toolkit.ValidName(s.Group) {
+		if toolkit.ValidName(s.Group) && len(s.Group) <= toolkit.MaxNameLen { // else Validate said so
 			k.group(p+".group", s.Group, known)
 		}
 	}

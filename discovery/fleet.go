@@ -1251,7 +1251,8 @@ func (f *Fleet) rebuild() {
 
 // decodeAnnouncement decodes (JSON when the message says so, msgpack
 // otherwise) and checks an announcement. Tools and groups that cannot be
-// listed (a name that is not a token, a schema that is not an object
+// listed (a name that is not a token of at most toolkit.MaxNameLen
+// bytes, a schema that is not an object
 // schema, an unknown group, a group without a description, a name
 // announced before in the same announcement) are left out, and so are
 // listed_with names that are not basic or a group of it; the rest counts; skipped says what was left out and why. Parameters are
@@ -1274,8 +1275,8 @@ func decodeAnnouncement(m *nats.Msg) (ann wire.Announcement, skipped, err error)
 	groups := map[string]bool{toolkit.BasicGroup: true}
 	ann.Groups = slices.DeleteFunc(ann.Groups, func(g wire.AnnouncedGroup) bool {
 		switch {
-		case !toolkit.ValidName(g.Name) || g.Name == toolkit.BasicGroup:
-			errs = append(errs, fmt.Errorf("group %q: invalid name", g.Name))
+		case !toolkit.ValidName(g.Name) || len(g.Name) > toolkit.MaxNameLen || g.Name == toolkit.BasicGroup:
+			errs = append(errs, fmt.Errorf("group %.128q: invalid name (a token of [A-Za-z0-9_-] of at most %d bytes, not basic)", g.Name, toolkit.MaxNameLen))
 		case groups[g.Name]:
 			errs = append(errs, fmt.Errorf("group %q: announced twice", g.Name))
 		case g.Description == "":

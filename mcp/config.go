@@ -93,7 +93,8 @@ type ServerConfig struct {
 	SessionBound bool `yaml:"session_bound,omitempty" json:"session_bound,omitempty"`
 	// Group is the toolkit group the tools go in; empty means "basic".
 	// A group that does not exist yet is created with a generic
-	// description.
+	// description. Its name is a token of [A-Za-z0-9_-] of at most
+	// toolkit.MaxNameLen bytes.
 	Group string `yaml:"group,omitempty" json:"group,omitempty"`
 	// EnableTools, when non-empty, lists the only tools (by their MCP
 	// names) that are registered. A name the server does not have is an
@@ -259,7 +260,11 @@ func (c *ServerConfig) Validate() error {
 	default:
 		fail("mode", "invalid value %q: want one of stateful, stateless", c.Mode)
 	}
-	if c.Group != "" && !toolkit.ValidName(c.Group) {
+	switch {
+	case len(c.Group) > toolkit.MaxNameLen:
+		// The toolkit would refuse it once the server is connected.
+		fail("group", "a group name of %d bytes: at most %d", len(c.Group), toolkit.MaxNameLen)
+	case c.Group != "" && !toolkit.ValidName(c.Group):
 		fail("group", "invalid group name %q: use letters, digits, '_' and '-'", c.Group)
 	}
 	for key := range c.Env {

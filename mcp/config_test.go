@@ -58,6 +58,10 @@ func TestValidate(t *testing.T) {
 		{"bad header value", with(web, func(c *ServerConfig) { c.Headers = map[string]string{"A": "b\nc"} }), "control character"},
 		{"unknown mode", with(stdio, func(c *ServerConfig) { c.Mode = "sometimes" }), "invalid value \"sometimes\""},
 		{"bad group", with(stdio, func(c *ServerConfig) { c.Group = "my group" }), "group"},
+		{"group at the bound", with(stdio, func(c *ServerConfig) { c.Group = strings.Repeat("g", toolkit.MaxNameLen) }), ""},
+		// The toolkit refuses it at AddGroup and InGroup, once the server
+		// is connected.
+		{"long group", with(stdio, func(c *ServerConfig) { c.Group = strings.Repeat("g", 300) }), "group: a group name of 300 bytes: at most 255"},
 		{"empty enable name", with(stdio, func(c *ServerConfig) { c.EnableTools = []string{""} }), "enable_tools: contains an empty name"},
 		{"overlap", with(stdio, func(c *ServerConfig) { c.EnableTools, c.DisableTools = []string{"a", "b"}, []string{"b", "c"} }), `tool "b" is both enabled and disabled`},
 		{"protocol version", with(stdio, func(c *ServerConfig) { c.ProtocolVersion = "2025-11-25" }), ""},
