@@ -34,7 +34,8 @@ var DefaultRetryCodes = []toolkit.Code{toolkit.CodeOverloaded, toolkit.CodeUnava
 // than Max ends the retrying instead. Each attempt gets the input the
 // first one got, whatever inner middleware or the tool did to it: a new
 // map handed on, or keys of the map set or deleted in place (each
-// attempt gets a copy; values nested in it are shared).
+// attempt but the last gets a copy, values nested in it shared; the
+// last, which no attempt follows, gets the input itself).
 //
 // The zero value makes up to 3 attempts, waits from 100ms up to 2s, and
 // retries DefaultRetryCodes.
@@ -79,7 +80,10 @@ func (r Retry) Middleware() toolkit.Middleware {
 			}
 			input := call.Input
 			for attempt := 1; ; attempt++ {
-				call.Input = maps.Clone(input) // kept as it came, whatever an attempt changes in place
+				call.Input = input
+				if attempt < r.MaxAttempts { // kept as it came for the next, whatever this one changes in place
+					call.Input = maps.Clone(input)
+				}
 				obs := &observer{w: w}
 				err := next(ctx, call, obs)
 				if err == nil || obs.chunks > 0 || obs.asked || attempt >= r.MaxAttempts || ctx.Err() != nil ||
