@@ -166,7 +166,10 @@
 //     every input reaches the method, and what it refuses ends
 //     invalid_input. A schema set on the Tool before Add (Tool.InputSchema)
 //     takes its place, as it does any inferred one; a preset needs one
-//     naming its property.
+//     naming its property. An input struct decoding itself from text
+//     alone (UnmarshalText, no UnmarshalJSON) is an error at Add:
+//     encoding/json decodes it from a JSON string only, never from an
+//     object.
 //     time.Time and slog.Level are strings, as jsonschema-go writes them.
 //   - A Func's float result is written as Go's JSON writes it (10 as "10",
 //     1e16 as "10000000000000000"), not as Python's float repr ("10.0",

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/toolbus/toolbus/toolkit"
@@ -74,5 +75,39 @@ func TestTextUnmarshalerFieldTags(t *testing.T) {
 		if string(r.State) != want || want == "success" && r.Text() != in+" 10.0.0.1" {
 			t.Errorf("addr %s: final %s/%s %q, want %s", in, r.State, r.Code, r.Text(), want)
 		}
+	}
+}
+
+// target decodes itself from text ("host:port"); encoding/json gives its
+// UnmarshalText a JSON string only.
+type target struct {
+	Host string `json:"host"`
+	Port int    `json:"port"`
+}
+
+func (t *target) UnmarshalText(b []byte) error {
+	host, port, ok := strings.Cut(string(b), ":")
+	if !ok {
+		return fmt.Errorf("want host:port, got %q", b)
+	}
+	t.Host = host
+	_, err := fmt.Sscan(port, &t.Port)
+	return err
+}
+
+// An input struct decoding itself from text (a TextUnmarshaler that is
+// not a json.Unmarshaler) was registered, with the schema of its fields,
+// though encoding/json decodes it from a JSON string only, never from
+// the object a tool's input is: its calls ended invalid_input ("cannot
+// unmarshal object"), but those the fast path decoded, whose fields it
+// set without the method. It is now refused at Add, naming the way out.
+func TestTextUnmarshalerInputRefused(t *testing.T) {
+	tool := toolkit.Func("connect", "C.", func(_ context.Context, in target) (string, error) { return in.Host, nil })
+	err := toolkit.New(nil).Add(tool)
+	if err == nil || !strings.Contains(err.Error(), "decodes itself from text") || !strings.Contains(err.Error(), "UnmarshalJSON") {
+		t.Errorf("Add: %v, want an error saying why and what to do", err)
+	}
+	if _, err := toolkit.SchemaFor[target](); err == nil {
+		t.Error("SchemaFor: no error")
 	}
 }

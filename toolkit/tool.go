@@ -394,7 +394,8 @@ func ValidName(name string) bool {
 // one decoding itself from JSON (a json.Unmarshaler but time.Time,
 // slog.Level and big.Int) any value; an In decoding itself from JSON
 // (its own UnmarshalJSON) is an open object, {"type": "object",
-// "properties": {}}, every input its method's to judge;
+// "properties": {}}, every input its method's to judge, and one decoding
+// itself from text (UnmarshalText only) an error at Add;
 // titles are stripped; a json tag name encoding/json would ignore, the
 // tag's string option on a scalar field, a field of a non-empty
 // interface type, an embedded pointer to an unexported struct, an
@@ -890,6 +891,9 @@ func schemaFor(rt reflect.Type) (map[string]any, []KeyOrder, error) {
 	}
 	if err := checkJSONTags(rt, map[reflect.Type]bool{}); err != nil {
 		return nil, nil, err
+	}
+	if decodesFromText(rt) {
+		return nil, nil, fmt.Errorf("toolkit: tool input type %v decodes itself from text (UnmarshalText), which encoding/json does from a JSON string only, never from the object a tool's input is; give it an UnmarshalJSON, or remove its UnmarshalText", rt)
 	}
 	if err := checkRecursion(rt, map[reflect.Type]bool{}, map[reflect.Type]bool{}); err != nil {
 		return nil, nil, err
