@@ -91,6 +91,13 @@ type GatewayOptions struct {
 	// through: its GroupsBucket must be the bucket the workers use, its
 	// Filter (permission.ListFilter) narrows what sessions see.
 	Client *bus.ClientOptions
+	// KVReplicas are the replicas of the group-state bucket when the
+	// gateway creates it (started before any worker): 1 to 5, 0 means 1,
+	// as a worker's --kv-replicas. Give the workers' value (3 on a 3-node
+	// cluster): a bucket keeps the replicas it was made with, so one made
+	// with 1 is lost with its node whatever the workers say later. A
+	// bucket that exists is bound as it is.
+	KVReplicas int
 	// CallTimeout bounds every call; 0 means no bound beyond the MCP
 	// client's own cancellation.
 	CallTimeout time.Duration
@@ -340,8 +347,9 @@ type Gateway struct {
 }
 
 // NewGateway builds a gateway on nc: a bus client for the listings and
-// calls, and a watch on the group-state bucket (created when missing) for
-// activations made elsewhere. Close releases them; nc stays open.
+// calls, and a watch on the group-state bucket (created when missing,
+// with GatewayOptions.KVReplicas replicas) for activations made
+// elsewhere. Close releases them; nc stays open.
 func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gateway, error) {
 	if nc == nil {
 		return nil, errors.New("mcp: NewGateway needs a NATS connection")
@@ -358,6 +366,9 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	}
 	if o.CallTimeout < 0 {
 		return nil, fmt.Errorf("mcp: NewGateway: negative call timeout %v", o.CallTimeout)
+	}
+	if o.KVReplicas < 0 || o.KVReplicas > 5 {
+		return nil, fmt.Errorf("mcp: NewGateway: the group-state bucket's replicas must be 1 to 5, got %d", o.KVReplicas)
 	}
 	if o.SessionTimeout == 0 {
 		o.SessionTimeout = DefaultGatewaySessionTimeout
@@ -398,7 +409,7 @@ func NewGateway(ctx context.Context, nc *nats.Conn, opts *GatewayOptions) (*Gate
 	if err != nil {
 		return nil, fmt.Errorf("mcp: gateway: %w", err)
 	}
-	groups, err := kv.OpenBounded(ctx, js, bus.GroupsBucketConfig(&bus.KVStateOptions{Bucket: copts.GroupsBucket}), bus.MaxSessionsFor(0))
+	groups, err := kv.OpenBounded(ctx, js, bus.GroupsBucketConfig(&bus.KVStateOptions{Bucket: copts.GroupsBucket, Replicas: o.KVReplicas}), bus.MaxSessionsFor(0))
 	if err != nil {
 		return nil, fmt.Errorf("mcp: gateway: group state: %w", err)
 	}
