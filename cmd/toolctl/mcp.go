@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/toolbus/toolbus/auth"
 	"github.com/toolbus/toolbus/bus"
@@ -64,6 +65,13 @@ import (
 // as on a signal. A line of stdin whose ids the go-sdk would answer under
 // other ids (1.5 as 1) is refused at once, -32600 under the id as sent,
 // as serve refuses such a POST (mcp.CheckIDs), and is not waited for.
+// serve and stdio create the group-state bucket when no worker has yet,
+// login and logout the grants bucket, with --kv-replicas replicas (1 by
+// default, as a worker's --kv-replicas; 1 to 5): give the workers' value,
+// 3 on a 3-node cluster, since a bucket keeps the replicas it is made
+// with, and one of 1 is lost with its node. A bucket that exists is bound
+// as it is. Replicas above 1 on a server that is no cluster stop the
+// command, exit 1, saying so.
 // The gateway is a command of toolctl rather than a worker flag so that
 // it runs wherever the MCP client is, with no tools of its own.
 
@@ -105,6 +113,7 @@ type mcpOptions struct {
 	force           bool
 	drain           time.Duration
 	grace           time.Duration
+	kvReplicas      int
 }
 
 func (o *mcpOptions) register(fs *flag.FlagSet) {
@@ -125,10 +134,14 @@ func (o *mcpOptions) register(fs *flag.FlagSet) {
 	config.DurationVar(fs, &o.drain, "drain", stdioDrain, "stdio: once stdin ends, answer the requests still running for at most this `duration`; calls still running after it end interrupted and their answers are dropped (0: do not wait)")
 	config.DurationVar(fs, &o.loginTimeout, "login-timeout", 5*time.Minute, "login: how long to wait for the browser to come back (a `duration`)")
 	fs.BoolVar(&o.force, "force", false, "login: authorize again even when the stored grant still works")
+	config.IntVar(fs, &o.kvReplicas, "kv-replicas", 1, "serve, stdio and login: the `replicas` of the KV bucket it creates when no worker has yet (serve and stdio the group state, login and logout the MCP grants), as a worker's --kv-replicas: give the workers' value (1-5, 3 on a 3-node cluster)")
 	fs.StringVar(&o.httpAddr, "http", "", "serve: the operator endpoint's `address` (Prometheus /metrics, /healthz, /readyz); off when empty")
 }
 
 func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
+	if o.kvReplicas < 1 || o.kvReplicas > 5 {
+		return e.usagef("--kv-replicas: replicas must be 1 to 5, got %d", o.kvReplicas)
+	}
 	if len(args) > 0 && (args[0] == "login" || args[0] == "logout") {
 		if len(args) != 2 {
 			return e.usagef("toolctl --config FILE mcp %s SERVER: name one of the config's mcp_servers", args[0])
@@ -282,7 +295,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 		shutdownTraces(sctx)
 	}()
 	gopts := &mcp.GatewayOptions{
-		Logger: log, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxConns: o.maxConns, MaxSessionCalls: o.maxCalls, MaxCalls: o.maxGatewayCalls, DisableLocalhostProtection: o.anyHost,
+		Logger: log, KVReplicas: o.kvReplicas, CallTimeout: o.callTimeout, SessionTimeout: o.sessionTimeout, MaxSessions: o.maxSessions, MaxConns: o.maxConns, MaxSessionCalls: o.maxCalls, MaxCalls: o.maxGatewayCalls, DisableLocalhostProtection: o.anyHost,
 		Client: &bus.ClientOptions{Filter: e.permissionFilter(log), Identity: e.cfg.NATS.Identity},
 		Tokens: tokens, Tracer: tracer, ExposeServers: splitList(o.expose), StreamPoll: o.streamPoll, StopGrace: o.grace,
 		// A person's "accept" to the gateway's elicitation approves the
@@ -311,7 +324,7 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 	}
 	g, err := mcp.NewGateway(ctx, nc, gopts)
 	if err != nil {
-		fmt.Fprintln(e.stderr, "toolctl:", err)
+		fmt.Fprintln(e.stderr, "toolctl:", needCluster(err, o.kvReplicas))
 		return exitError
 	}
 	defer g.Close()
@@ -400,6 +413,20 @@ func (o *mcpOptions) run(ctx context.Context, e *env, args []string) int {
 
 // errConnClosed ends a gateway whose NATS connection closed for good.
 var errConnClosed = errors.New("NATS connection closed for good")
+
+// jsReplicasNotSupported is JetStream's error code for a stream of more
+// than one replica on a server that is no cluster
+// (JSStreamReplicasNotSupportedErr), as the worker names it.
+const jsReplicasNotSupported = 10074
+
+// needCluster says what to do when the server refused a bucket its
+// --kv-replicas for being a single node, as the worker says it.
+func needCluster(err error, replicas int) error {
+	if api := (*jetstream.APIError)(nil); errors.As(err, &api) && api.ErrorCode == jsReplicasNotSupported {
+		return fmt.Errorf("%w: replicas above 1 (--kv-replicas %d) need a NATS cluster, and this server is a single node", err, replicas)
+	}
+	return err
+}
 
 // loopback reports whether host is a loopback name or address ("" and the
 // unspecified addresses are every interface).

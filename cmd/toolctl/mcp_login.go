@@ -38,6 +38,9 @@ import (
 //
 // toolctl mcp logout SERVER deletes the stored grant: workers keep the
 // token they hold until it expires, then fail asking for a login.
+//
+// Either creates the toolbus_oauth bucket when no worker has yet, with
+// --kv-replicas replicas (1 by default, as a worker's --kv-replicas).
 
 func (o *mcpOptions) login(ctx context.Context, e *env, logout bool, name string) int {
 	i := slices.IndexFunc(e.cfg.MCPServers, func(c mcp.ServerConfig) bool { return c.Name == name })
@@ -72,10 +75,10 @@ func (o *mcpOptions) login(ctx context.Context, e *env, logout bool, name string
 		return exitError
 	}
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	grants, err := mcp.OpenGrants(bctx, js, 1)
+	grants, err := mcp.OpenGrants(bctx, js, o.kvReplicas)
 	cancel()
 	if err != nil {
-		fmt.Fprintln(e.stderr, "toolctl: the fleet's grant bucket (JetStream):", err)
+		fmt.Fprintln(e.stderr, "toolctl: the fleet's grant bucket (JetStream):", needCluster(err, o.kvReplicas))
 		return exitError
 	}
 	if logout {

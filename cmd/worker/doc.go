@@ -46,9 +46,13 @@
 // embedded server would offer none.
 // --kv-replicas sets the replicas of the KV buckets and streams this
 // worker creates (the permission buckets' and the durable path's unless
-// permissions.kv_replicas or durable.replicas is set). --http serves
-// metrics and health; it listens before the worker connects to NATS (an
-// address in use stops the worker with nothing taken), /healthz answers
+// permissions.kv_replicas or durable.replicas is set); 1 by default, 3 on
+// a 3-node cluster. toolctl mcp serve, mcp stdio and mcp login take the
+// same flag, with the same default, for the buckets they create when no
+// worker has yet (group state, MCP grants): give them the same value.
+// --http serves metrics and health; it listens before the worker
+// connects to NATS (an address in use stops the worker with nothing
+// taken), /healthz answers
 // "ok" at once and /readyz 503 with what the start is at ("not ready:
 // connecting to NATS at URL", "not ready: starting") until the worker
 // serves, and /metrics serves what exists by then (the Go and process
