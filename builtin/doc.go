@@ -78,7 +78,8 @@
 // With Config.PerSessionWorkspace a session's directory is made by its
 // first call that writes a file or runs a command (write_text_file, the
 // shell, Python); a write refused for its path (outside the workspace,
-// naming a directory, "." the session's own included) makes none, nor
+// naming a directory, "." the session's own included, a name longer
+// than the system takes: 255 bytes on Linux) makes none, nor
 // does a command refused before it runs (empty, its timeout out of
 // range, too long for the system to start). A call that only reads makes none: view_text_file, or insert_text_file, in a
 // session without a directory answers that the file does not exist, so

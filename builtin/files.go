@@ -365,7 +365,8 @@ func breaksAs(content, eol string) string {
 // root, which the caller releases; rel is p's path below it, and real
 // the workspace's own path. create makes a session's directory that is
 // missing, once p is found fit to use there (a write refused for its
-// path, or naming the session's directory itself, makes none); without
+// path, naming the session's directory itself or a name too long for
+// the system, makes none); without
 // it, root is nil for a session that has none.
 func (f *files) open(ctx context.Context, p string, create bool) (root *os.Root, rel, real string, release func(), err error) {
 	ws, root, release, err := f.ws.forSession(ctx, f.sessions, false)
@@ -378,6 +379,8 @@ func (f *files) open(ctx context.Context, p string, create bool) (root *os.Root,
 		} else if rel == "." {
 			// The session's directory itself, once made: no file.
 			return nil, "", "", nil, isDir(p)
+		} else if err := namesFit(p, rel); err != nil {
+			return nil, "", "", nil, err
 		}
 		if ws, root, release, err = f.ws.forSession(ctx, f.sessions, true); err != nil {
 			return nil, "", "", nil, err

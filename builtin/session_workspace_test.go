@@ -149,6 +149,37 @@ func TestSessionWorkspaceNotMadeByRefusedWrites(t *testing.T) {
 	}
 }
 
+// TestSessionWorkspaceNotMadeByLongNames: a new session's write of a
+// path with a name longer than the system takes (Linux's 255 bytes) made
+// the session's directory, taking a place of MaxSessionWorkspaces, then
+// failed "file name too long" having written nothing; the next new
+// session was then refused for the limit rather than for its path. The
+// name is found too long before the directory is made, with the answer a
+// session that has its directory gets.
+func TestSessionWorkspaceNotMadeByLongNames(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the longest name is known on Linux only")
+	}
+	call, ws := sessionKit(t, builtin.Config{MaxSessionWorkspaces: 1})
+	long := strings.Repeat("n", 256)
+	paths := []string{long + ".txt", "sub/" + long + "/f.txt", filepath.Join(ws, "sessions", "long-2", long)}
+	for i, p := range paths {
+		s := "long-" + strconv.Itoa(i)
+		wantCode(t, call(s, builtin.WriteTextFile, map[string]any{"file_path": p, "content": "x\n"}), toolkit.CodeToolError, "file name too long")
+	}
+	if got := sessionDirs(t, ws); len(got) != 0 {
+		t.Fatalf("writes of names too long made session directories: %v", got)
+	}
+	// A session that has its directory is answered the same.
+	wantOK(t, call("good", builtin.WriteTextFile, map[string]any{"file_path": strings.Repeat("n", 255), "content": "x\n"}))
+	for _, p := range paths[:2] {
+		wantCode(t, call("good", builtin.WriteTextFile, map[string]any{"file_path": p, "content": "x\n"}), toolkit.CodeToolError, "file name too long")
+	}
+	if got := sessionDirs(t, ws); len(got) != 1 || got[0] != "good" {
+		t.Fatalf("session directories = %v, want [good]", got)
+	}
+}
+
 // TestSessionWorkspaceNotMadeByWriteToItsRoot: a new session's
 // write_text_file to "." (or to the session's directory by its absolute
 // path) made the session's directory, taking a place of

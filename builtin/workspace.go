@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -186,6 +187,30 @@ func within(base, p string) (string, bool) {
 // PATH_MAX. The system takes no longer path, and resolve's walk and
 // errors would cost in proportion to one of megabytes.
 const maxPathBytes = 4096
+
+// maxNameBytes is the longest name of a file the system takes, where it
+// is known: Linux's NAME_MAX (255 bytes); elsewhere 0.
+func maxNameBytes() int {
+	if runtime.GOOS == "linux" {
+		return 255
+	}
+	return 0
+}
+
+// namesFit refuses rel, p resolved, when a name in it is longer than the
+// system takes, with the answer the system's refusal gets (pathError):
+// in a session without a directory nothing exists to refuse it, and
+// the directory would be made for a write that then fails.
+func namesFit(p, rel string) error {
+	if m := maxNameBytes(); m > 0 {
+		for _, name := range strings.Split(rel, string(filepath.Separator)) {
+			if len(name) > m {
+				return pathError(p, syscall.ENAMETOOLONG)
+			}
+		}
+	}
+	return nil
+}
 
 // resolve checks a path given by the model and returns it relative to the
 // workspace's real root with every symlink of its existing prefix
