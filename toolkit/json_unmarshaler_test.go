@@ -232,3 +232,54 @@ func TestJSONUnmarshalerInputOpenObject(t *testing.T) {
 		t.Errorf("a schema set on the Tool refuses: final %s/%s %q, want invalid_input", r.State, r.Code, r.Text())
 	}
 }
+
+// scaled is an input type that decodes itself: its UnmarshalJSON reads
+// "a" and keeps ten times it.
+type scaled struct {
+	A int `json:"a"`
+}
+
+func (s *scaled) UnmarshalJSON(b []byte) error {
+	var m struct{ A int }
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	s.A = m.A * 10
+	return nil
+}
+
+// scaledNested is scaled with a field the flat decode does not take.
+type scaledNested struct {
+	A int      `json:"a"`
+	L []string `json:"l,omitempty"`
+}
+
+func (s *scaledNested) UnmarshalJSON(b []byte) error {
+	var m struct{ A int }
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	s.A = m.A * 10
+	return nil
+}
+
+// TestInputTypeUnmarshalJSONDecodesIt: a Func or Stream whose input type
+// decodes itself (UnmarshalJSON) got its fields set straight from the
+// input, its method never called, when they were all scalars (the flat
+// decode), and through its method otherwise: the tool's input depended
+// on a field's kind. The method decodes it always, as encoding/json
+// does.
+func TestInputTypeUnmarshalJSONDecodesIt(t *testing.T) {
+	tk := newToolkit(t, nil)
+	mustAdd(t, tk, toolkit.Func("flat", "F.", func(_ context.Context, in scaled) (string, error) { return fmt.Sprint(in.A), nil }))
+	mustAdd(t, tk, toolkit.Func("nested", "N.", func(_ context.Context, in scaledNested) (string, error) { return fmt.Sprint(in.A), nil }))
+	mustAdd(t, tk, toolkit.Stream("stream", "S.", func(_ context.Context, in scaled, w toolkit.Writer) error {
+		return w.Write(toolkit.Text(fmt.Sprint(in.A)))
+	}))
+	for _, name := range []string{"flat", "nested", "stream"} {
+		r := tk.Invoke(context.Background(), toolkit.ToolCall{ID: "1", Name: name, Input: map[string]any{"a": 2}})
+		if r.State != toolkit.StateSuccess || r.Text() != "20" {
+			t.Errorf("%s: final %s/%s %q, want success \"20\" (its UnmarshalJSON's)", name, r.State, r.Code, r.Text())
+		}
+	}
+}
