@@ -95,3 +95,55 @@ func TestUnreadScrapesHoldBoundedPages(t *testing.T) {
 		t.Errorf("a scrape from another address beside them: %s, %d bytes", resp.Status, n)
 	}
 }
+
+// TestPartlyReadPagesGiveBackTheirMemory: a page's blocks were given
+// back to the bound as its client took them, but kept in memory until
+// the whole page was written, so scrapes read most of the way and then
+// left unread held a whole page each while the bound counted what was
+// left of them: the memory held passed the bound. A block taken by its
+// client is let go as it is given back.
+func TestPartlyReadPagesGiveBackTheirMemory(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 5 * time.Minute // the unread answers outlast the test
+	const page, read, scrapes = 32 << 20, 24 << 20, 4
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(bigCollector{prometheus.NewDesc("big", "A big page.", []string{"l"}, nil), page / (8 << 10), strings.Repeat("x", 8<<10)})
+	e, err := Start("127.0.0.1:51690", reg, func() (bool, string) { return true, "ready" }, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range scrapes {
+		c, err := net.Dial("tcp", e.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetReadBuffer(256 << 10) // past a segment of the loopback's, or the stream stalls
+		}
+		if _, err := io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(time.Minute))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || resp.ContentLength < page {
+			t.Fatalf("a scrape: %s, %d bytes; want 200 and a page of %d MiB", resp.Status, resp.ContentLength, page>>20)
+		}
+		if n, err := io.CopyN(io.Discard, resp.Body, read); err != nil { // the rest left unread
+			t.Fatalf("scrape %d: read %d bytes: %v", i, n, err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > scrapes*(page-read)+16<<20 {
+		t.Errorf("%d scrapes of a %d MiB page, %d MiB of each read: %d MiB held, want at most about %d MiB (what is left unread)",
+			scrapes, page>>20, read>>20, held>>20, scrapes*(page-read)>>20)
+	}
+}

@@ -50,6 +50,7 @@ func heldPages(h http.Handler) http.Handler {
 		rw.WriteHeader(p.code)
 		for len(p.blocks) > 0 {
 			b := p.blocks[0]
+			p.blocks[0] = nil // let go as it is given back: the rest of the slice holds the array
 			p.blocks = p.blocks[1:]
 			_, err := rw.Write(b)
 			held.give(p.src, pageBlock)
