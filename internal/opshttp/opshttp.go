@@ -157,7 +157,9 @@ func noBody(h http.Handler) http.Handler {
 }
 
 // maxGathers is how many scrapes of /metrics are gathered at once, and
-// scrapeTimeout how long one may take, its wait for its turn included.
+// scrapeTimeout how long one waits for its turn (takeTurns). The gather
+// itself is not bounded: promhttp gathers with no context, and the
+// writing of the page is bounded by writeTimeout.
 const (
 	maxGathers    = 4
 	scrapeTimeout = 10 * time.Second
