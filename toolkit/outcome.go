@@ -133,8 +133,15 @@ func Final(id string, code Code, msg string) *Response {
 // NotFound is the error of a call to a tool nobody has, in AgentScope's
 // words.
 func NotFound(name string) *Error {
-	if len(name) > MaxNameLen { // not echoed whole: no tool has it
-		name = fmt.Sprintf("%.64s… (%d bytes)", name, len(name))
+	return NewError(CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", unheldName(name)))
+}
+
+// unheldName is a name no tool or group has, for an error: whole, or,
+// past MaxNameLen, its first 64 bytes and its length, as no name that
+// long exists to be meant.
+func unheldName(name string) string {
+	if len(name) > MaxNameLen {
+		return fmt.Sprintf("%.64s… (%d bytes)", name, len(name))
 	}
-	return NewError(CodeNotFound, fmt.Sprintf("ToolNotFoundError: The tool named '%s' doesn't exist.", name))
+	return name
 }

@@ -3,6 +3,7 @@ package toolkit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -138,6 +139,15 @@ func TestGroups(t *testing.T) {
 	}
 	if err := tk.RemoveGroup("nope"); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("RemoveGroup(nope) = %v", err)
+	}
+	// A name no group can have (over MaxNameLen) is not quoted whole:
+	// removing or importing a megabyte name made a megabyte error.
+	long := strings.Repeat("g", 1<<20)
+	if err := tk.RemoveGroup(long); err == nil || !strings.Contains(err.Error(), "not found") || len(err.Error()) > 200 {
+		t.Errorf("RemoveGroup(a 1 MiB name) = %.300v (%d bytes), want not found within 200 bytes", err, len(fmt.Sprint(err)))
+	}
+	if _, err := tk.ImportState(context.Background(), "s", toolkit.SessionState{ActiveGroups: []string{long}}); err == nil || !strings.Contains(err.Error(), "does not exist") || len(err.Error()) > 200 {
+		t.Errorf("ImportState(a 1 MiB group name) = %.300v (%d bytes), want does not exist within 200 bytes", err, len(fmt.Sprint(err)))
 	}
 
 	// Removing a group removes its tools; the meta tool goes with the last group.

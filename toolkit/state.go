@@ -138,7 +138,7 @@ func (tk *Toolkit) ImportState(ctx context.Context, session string, st SessionSt
 	groups := tk.Groups()
 	for _, g := range st.ActiveGroups {
 		if !slices.ContainsFunc(groups, func(x Group) bool { return x.Name == g }) {
-			return 0, fmt.Errorf("toolkit: the state names the group %q, which does not exist", g)
+			return 0, fmt.Errorf("toolkit: the state names the group %q, which does not exist", unheldName(g))
 		}
 	}
 	var ordered []string // in group order, as reset_tools stores them

@@ -703,7 +703,7 @@ func (tk *Toolkit) RemoveGroup(name string) error {
 	next := tk.reg.Load().clone()
 	i := slices.IndexFunc(next.groups, func(g Group) bool { return g.Name == name })
 	if i < 0 {
-		return fmt.Errorf("toolkit: group %q not found", name)
+		return fmt.Errorf("toolkit: group %q not found", unheldName(name))
 	}
 	next.groups = slices.Delete(next.groups, i, i+1)
 	next.order = slices.DeleteFunc(next.order, func(e *entry) bool {
