@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -18,16 +19,32 @@ import (
 )
 
 // stall is how long a write of an answer takes nothing (its client reads
-// nothing) before its connection may give its place to a new one.
+// nothing), or a read of a request's body gets nothing (its client sends
+// nothing), before its connection may give its place to a new one.
 const stall = 2 * time.Second
+
+// answerGrace is how long a connection whose place was taken while its
+// request's body did not come is given for that request's answer before
+// it is closed.
+const answerGrace = 10 * time.Second
+
+// aLongTimeAgo is a deadline past, which makes a read in progress return.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// epoch starts clock.
+var epoch = time.Now()
+
+// clock is a monotonic reading of now, never 0.
+func clock() int64 { return int64(time.Since(epoch)) + 1 }
 
 // capListener holds at most max of the connections it accepts. It keeps
 // accepting, so the kernel's queue never fills with connections that would
 // wait there behind whoever holds the slots. A connection that arrives when
 // max are open takes the place of one without a request in progress, or of
-// one whose client has read nothing of its answer for stall (victim says
-// which); when every open connection is serving a request to a client that
-// reads, the new one is closed at once.
+// one whose client has read nothing of its answer for stall, or of one
+// whose request's body has not come for stall (victim says which); when
+// every open connection is serving a request to a client that reads and
+// sends, the new one is closed at once.
 //
 // Connections it returns must be served by a server whose ConnState and
 // ConnContext are the listener's and whose handler is wrapped by serving.
@@ -54,6 +71,21 @@ type capConn struct {
 	// stalled: a write is in progress and its last round (stall long)
 	// wrote nothing; the client reads nothing of its answer.
 	stalled atomic.Bool
+	// reading: the clock when the Read in progress began, 0 between
+	// reads.
+	reading atomic.Int64
+	// body: the clock when the Read of the request's body in progress (by
+	// its handler) began, 0 between reads.
+	body atomic.Int64
+	// answered: the clock when the handler of the request in progress
+	// returned, 0 while it runs and between requests: a Read begun after
+	// it reads the body the handler left, which the server discards to
+	// keep the connection.
+	answered atomic.Int64
+	// cut: its place was taken while its request's body did not come:
+	// every Read fails.
+	cut    atomic.Bool
+	closer atomic.Pointer[time.Timer] // closes it answerGrace after the cut
 	// rounds: a write that reached its deadline may go on (a TCP or Unix
 	// socket; not a TLS connection, whose state a timed-out write
 	// corrupts): Write watches for stalls.
@@ -72,15 +104,25 @@ type capConn struct {
 // queue would wait there behind whoever holds the places): a connection
 // that arrives at the bound takes the place of one without a request in
 // progress, or of one whose client has read nothing of its answer for 2 s
-// (a write taking nothing all that time). It is one of the source holding
-// the most connections; among those, one that has sent nothing first, then
-// one whose client reads nothing, then the one that has waited longest.
-// When every connection is serving a request to a client that reads, the
+// (a write taking nothing all that time), or of one whose client has sent
+// nothing of its request's body for 2 s (a read of it, by the handler or
+// by the server discarding what the handler left, getting nothing all
+// that time). It is one of the source holding the most connections; among
+// those, one that has sent nothing first, then one whose client reads or
+// sends nothing, then the one that has waited longest. When every
+// connection is serving a request to a client that reads and sends, the
 // new one is closed at once. A request in progress is never cut to make
-// room otherwise: an event stream counts as one for as long as it lasts.
-// So a neighbour that fills every place with requests whose answers it
-// does not read (pipelined, or large) gives its places to a probe as
-// soon as its writes have stalled, not when hs's WriteTimeout ends them.
+// room otherwise: an event stream counts as one for as long as it lasts,
+// and a body that comes slowly (a byte a second) keeps its place. So a
+// neighbour that fills every place with requests whose answers it does
+// not read (pipelined, or large) gives its places to a probe as soon as
+// its writes have stalled, not when hs's WriteTimeout ends them, and one
+// that fills them with requests announcing bodies it never sends, as soon
+// as their reads have, not at hs's read timeout. The connection of such a
+// request is not closed at once: the read of its body fails (a timeout,
+// os.ErrDeadlineExceeded), as does every read after it, so that its
+// handler answers it (an error) and the server closes it after the
+// answer; or it is closed 10 s later, answered or not.
 // What is seen is the write, not the reading: a client reading so slowly
 // that the kernel lets a blocked write go on only after 2 s (it waits for
 // half of the socket's send queue to drain, which at a few KB/s takes
@@ -127,9 +169,10 @@ func (l *capListener) Accept() (net.Conn, error) {
 		}
 		cc := &capConn{Conn: c, l: l, src: source(c.RemoteAddr()), rounds: resumable(c)}
 		var victim *capConn
+		var starved bool
 		l.mu.Lock()
 		if len(l.conns) >= l.max {
-			if victim = l.victim(cc.src); victim != nil {
+			if victim, starved = l.victim(cc.src); victim != nil {
 				l.remove(victim)
 			}
 		}
@@ -143,7 +186,10 @@ func (l *capListener) Accept() (net.Conn, error) {
 		l.mu.Unlock()
 		// Closed outside the lock: Close waits until the connection's
 		// reader lets go of it, and that reader closes it too, which locks.
-		if victim != nil {
+		switch {
+		case starved:
+			victim.cutBody()
+		case victim != nil:
 			victim.Close()
 		}
 		if admit {
@@ -154,30 +200,34 @@ func (l *capListener) Accept() (net.Conn, error) {
 }
 
 // victim picks the connection to close for a new one from src, among those
-// without a request in progress or whose client reads nothing of its
-// answer (stalled), nil when there is none: one of the source holding the
-// most connections (the new one counted), so a neighbour that floods the
-// endpoint closes its own; among those, one that has sent nothing, then
-// one whose client reads nothing, so a request already on its way is
-// served; and then the one that has waited longest. l.mu is held.
-func (l *capListener) victim(src netip.Prefix) *capConn {
+// without a request in progress, whose client reads nothing of its answer
+// (stalled) or whose request's body does not come (starved), nil when
+// there is none: one of the source holding the most connections (the new
+// one counted), so a neighbour that floods the endpoint closes its own;
+// among those, one that has sent nothing, then one whose client reads or
+// sends nothing, so a request already on its way is served; and then the
+// one that has waited longest. starved says the one picked was serving a
+// request whose body does not come (and whose answer's write has not
+// stalled): it is to be answered, not closed. l.mu is held.
+func (l *capListener) victim(src netip.Prefix) (victim *capConn, starved bool) {
 	held := func(c *capConn) int {
 		if c.src == src {
 			return l.held[c.src] + 1
 		}
 		return l.held[c.src]
 	}
+	now := clock()
 	var cands []*capConn
 	for c := range l.conns {
-		if c.waiting != 0 || c.stalled.Load() {
+		if c.waiting != 0 || c.stalled.Load() || c.starved(now) {
 			cands = append(cands, c)
 		}
 	}
 	if len(cands) == 0 {
-		return nil
+		return nil, false
 	}
 	// The source holding the most first, and its waiting connections
-	// (oldest first) before its stalled ones.
+	// (oldest first) before its stalled or starved ones.
 	order := func(c *capConn) uint64 {
 		if c.waiting == 0 {
 			return ^uint64(0)
@@ -196,15 +246,37 @@ func (l *capListener) victim(src netip.Prefix) *capConn {
 	}
 	for _, c := range most {
 		if c.waiting != 0 && !c.got.Load() && !pending(c.Conn) {
-			return c
+			return c, false
 		}
 	}
 	for _, c := range most {
 		if c.waiting == 0 {
-			return c
+			return c, !c.stalled.Load()
 		}
 	}
-	return most[0]
+	return most[0], false
+}
+
+// starved reports whether the request c serves has waited stall for a
+// body that does not come: a Read of it, by its handler or by the server
+// after the handler's return, has got nothing for that long. now is
+// clock's.
+func (c *capConn) starved(now int64) bool {
+	if b := c.body.Load(); b != 0 && now-b >= int64(stall) {
+		return true
+	}
+	a, r := c.answered.Load(), c.reading.Load()
+	return a != 0 && r >= a && now-r >= int64(stall)
+}
+
+// cutBody fails the Read of the body c's request waits for, and every
+// Read after it, so that the request is answered (its body's read fails)
+// and the server closes c after the answer; c is closed answerGrace
+// later whatever comes of it.
+func (c *capConn) cutBody() {
+	c.cut.Store(true)
+	c.Conn.SetReadDeadline(aLongTimeAgo)
+	c.closer.Store(time.AfterFunc(answerGrace, func() { c.Close() }))
 }
 
 // remove forgets c; l.mu is held.
@@ -251,14 +323,37 @@ func (l *capListener) connContext(ctx context.Context, c net.Conn) context.Conte
 
 // serving marks the connection of each request as serving from the moment
 // its handler starts until the connection is idle again, so a request in
-// progress is never cut to make room.
+// progress is never cut to make room, and watches the reads of its body
+// (starved).
 func (l *capListener) serving(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if cc, ok := r.Context().Value(connKey{}).(*capConn); ok {
-			l.mark(cc, true)
+		cc, ok := r.Context().Value(connKey{}).(*capConn)
+		if !ok {
+			h.ServeHTTP(rw, r)
+			return
+		}
+		l.mark(cc, true)
+		defer func() { cc.answered.Store(clock()) }()
+		if r.Body != nil && r.Body != http.NoBody {
+			// A copy: the server's own request keeps its body, which it
+			// looks at after the handler.
+			r = r.WithContext(r.Context())
+			r.Body = &watchedBody{ReadCloser: r.Body, c: cc}
 		}
 		h.ServeHTTP(rw, r)
 	})
+}
+
+// watchedBody is a request's body whose reads its connection watches.
+type watchedBody struct {
+	io.ReadCloser
+	c *capConn
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	b.c.body.Store(clock())
+	defer b.c.body.Store(0)
+	return b.ReadCloser.Read(p)
 }
 
 func (l *capListener) mark(cc *capConn, serving bool) {
@@ -267,6 +362,7 @@ func (l *capListener) mark(cc *capConn, serving bool) {
 	if _, ok := l.conns[cc]; !ok {
 		return // closed already
 	}
+	cc.answered.Store(0)
 	if serving {
 		cc.waiting = 0
 		return
@@ -276,9 +372,16 @@ func (l *capListener) mark(cc *capConn, serving bool) {
 	cc.waiting = l.tick
 }
 
-// Read reads from the connection, noting that a request has begun.
+// Read reads from the connection, noting that a request has begun, and
+// when the read began (starved); it fails once the connection was cut
+// (cutBody).
 func (c *capConn) Read(b []byte) (int, error) {
+	if c.cut.Load() {
+		return 0, os.ErrDeadlineExceeded
+	}
+	c.reading.Store(clock())
 	n, err := c.Conn.Read(b)
+	c.reading.Store(0)
 	if n > 0 {
 		c.got.Store(true)
 	}
@@ -361,6 +464,9 @@ func earliest(a, b time.Time) time.Time {
 // once and from any goroutine.
 func (c *capConn) Close() error {
 	c.once.Do(func() {
+		if t := c.closer.Load(); t != nil {
+			t.Stop()
+		}
 		c.l.mu.Lock()
 		c.l.remove(c)
 		c.l.mu.Unlock()

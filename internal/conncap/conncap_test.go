@@ -92,7 +92,7 @@ func probeUntilAnswered(t *testing.T, addr string) {
 		case errors.As(err, &ne) && ne.Timeout():
 			t.Fatalf("a probe neither answered nor closed within %v", guard)
 		case time.Now().After(deadline):
-			t.Fatalf("every probe for %v (%d) closed at once: the connections whose clients read nothing of their answers hold every place", guard, tries)
+			t.Fatalf("every probe for %v (%d) closed at once: the connections held (whose clients read nothing of their answers, or send nothing of their bodies) keep every place", guard, tries)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
