@@ -483,10 +483,13 @@
 // and the call goes on); a kept-alive connection without a request for 2
 // minutes is closed; at most GatewayOptions.MaxConns connections (4096 by
 // default) are held, a new one at the bound taking the place of one
-// waiting for a request, from the address holding the most (a request in
-// progress, an event stream included, is never cut; when all are serving
-// one, the new connection is closed at once); and one session runs at
-// most GatewayOptions.MaxSessionCalls requests that reach the fleet at
+// waiting for a request, from the address holding the most, or of a POST
+// whose body has not come for 2 s, which is answered (408 when the
+// gateway was reading its body) and its connection closed (a request in
+// progress whose client reads and sends, an event stream and a body that
+// comes slowly included, is never cut; when all are serving one, the new
+// connection is closed at once); and one session runs at most
+// GatewayOptions.MaxSessionCalls requests that reach the fleet at
 // once (256 by default), tools/call and resource, prompt and completion
 // requests counted together: past it a call ends overloaded and another
 // request gets a JSON-RPC error, both TooManyCallsError, without reaching

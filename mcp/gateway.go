@@ -128,9 +128,13 @@ type GatewayOptions struct {
 	// a request in progress (one of the source, address or IPv6 /64,
 	// holding the most; one that has sent nothing first, then the one that
 	// has waited longest), or of one whose answer's write has taken
-	// nothing for 2 s (its client reads nothing, or only a few KB/s), so
-	// a flood closes its own connections. A request in progress whose
-	// client reads, an event stream included, is never cut; when every
+	// nothing for 2 s (its client reads nothing, or only a few KB/s), or
+	// of a POST whose body has not come for 2 s (its client sends
+	// nothing of it; the POST is answered, 408 when the gateway was
+	// reading its body, and its connection closed),
+	// so a flood closes its own connections. A request in progress whose
+	// client reads and sends, an event stream and a body that comes
+	// slowly (a byte a second) included, is never cut; when every
 	// held connection is serving one, a new connection is closed at once. Each session's client commonly holds two (its event stream
 	// and a request), so keep it above twice MaxSessions, and below the
 	// process's file limit. 0 means DefaultGatewayMaxConns, negative

@@ -45,26 +45,36 @@ func openStream(t *testing.T, u, session string) net.Conn {
 	t.Helper()
 	var conn net.Conn
 	natstest.WaitFor(t, "an event stream opened", func() bool {
-		conn = dialGateway(t, u)
-		conn.SetDeadline(time.Now().Add(guardTimeout))
-		if _, err := io.WriteString(conn, rawRequest(u, http.MethodGet, session, "")); err != nil {
-			return false
-		}
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		var ne net.Error
-		switch {
-		case errors.As(err, &ne) && ne.Timeout():
-			t.Fatalf("the gateway neither answered nor closed the connection within %v", guardTimeout)
-		case err != nil:
-			return false // closed without an answer
-		}
-		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			t.Fatalf("event stream: %s %s", resp.Status, resp.Header.Get("Content-Type"))
-		}
-		return true
+		var ok bool
+		conn, ok = tryStream(t, u, session)
+		return ok
 	})
-	conn.SetDeadline(time.Time{})
 	return conn
+}
+
+// tryStream tries once to open session's standalone event stream on a
+// connection of its own, reporting false when the gateway closed the
+// connection without an answer.
+func tryStream(t *testing.T, u, session string) (net.Conn, bool) {
+	t.Helper()
+	conn := dialGateway(t, u)
+	conn.SetDeadline(time.Now().Add(guardTimeout))
+	if _, err := io.WriteString(conn, rawRequest(u, http.MethodGet, session, "")); err != nil {
+		return nil, false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		t.Fatalf("the gateway neither answered nor closed the connection within %v", guardTimeout)
+	case err != nil:
+		return nil, false // closed without an answer
+	}
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("event stream: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+	}
+	conn.SetDeadline(time.Time{})
+	return conn, true
 }
 
 // TestGatewayConnectionCap: GatewayOptions.MaxConns bounds the

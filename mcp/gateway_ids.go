@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -70,7 +71,9 @@ const maxExactID = 1 << 53
 // answered under (see above) it answers w itself and reports false; so it
 // does, as the go-sdk would, when the body is longer than the bound (413)
 // or its read failed (400), rather than hand the go-sdk a copy of what it
-// read to read again only to refuse it. A body whose Content-Length is
+// read to read again only to refuse it; a read that timed out, the body
+// not sent in time (ServeListener's body timeout, or its place at
+// MaxConns taken while it did not come), is answered 408. A body whose Content-Length is
 // already past the bound is not read at all: the go-sdk refuses it.
 func checkIDs(w http.ResponseWriter, r *http.Request) bool {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > gatewayMaxBody {
@@ -92,6 +95,9 @@ func checkIDs(w http.ResponseWriter, r *http.Request) bool {
 		body, err = io.ReadAll(&held.limit)
 	}
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		http.Error(w, "request body not received in time", http.StatusRequestTimeout)
+		return false
 	case err != nil:
 		// The go-sdk's answer, which it would give after reading it all
 		// again.

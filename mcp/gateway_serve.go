@@ -474,7 +474,9 @@ const (
 	// gatewayHeaderTimeout bounds the reading of a request's headers.
 	gatewayHeaderTimeout = 10 * time.Second
 	// defaultGatewayBodyTimeout bounds the reading of a request's body
-	// (4 MiB at most, the go-sdk's bound): a body trickled slower is cut.
+	// (4 MiB at most, the go-sdk's bound): a body trickled slower is cut,
+	// answered 408 (checkIDs). At MaxConns one that has not come for 2 s
+	// is cut sooner, when its place is needed (conncap.Cap).
 	defaultGatewayBodyTimeout = 30 * time.Second
 	// defaultGatewayWriteTimeout bounds one write of a response: a client
 	// that reads nothing for that long is cut, the events it missed kept
