@@ -16,10 +16,13 @@ import (
 
 // TestApprovedResendIgnoresStaleKept: a durable call ends
 // approval_required (kept), is approved and sent again under the same
-// id, and waits in the queue while no worker is up. The silent caller
-// looks for the call's kept final: the approval_required kept from the
-// first send is not this send's answer, so the caller goes on waiting and
-// gets the approved run's result when a worker takes the call.
+// id, and waits in the queue while no worker is up, its tool's consumer
+// made again meanwhile (as one idle past ConsumerIdle is: a consumer
+// older than the call that has not delivered it spares the call the
+// read). The silent caller looks for the call's kept final: the
+// approval_required kept from the first send is not this send's answer,
+// so the caller goes on waiting and gets the approved run's result when
+// a worker takes the call.
 func TestApprovedResendIgnoresStaleKept(t *testing.T) {
 	s := natstest.Embedded(t, false)
 	var asks, runs atomic.Int32
@@ -77,6 +80,7 @@ func TestApprovedResendIgnoresStaleKept(t *testing.T) {
 		info, err := st.Info(ctxT(t))
 		return err == nil && info.State.Msgs == 1
 	})
+	remakeConsumer(t, st, "deploy")
 	// The caller falls silent and looks for a kept final.
 	before := gets.Load()
 	natstest.WaitFor(t, "the silent caller to look for its kept final", func() bool {

@@ -1573,11 +1573,19 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 	var stale uint64     // a kept final up to it is an earlier send's (enqueue)
 	var queued uint64    // the durable call's sequence in the calls stream (enqueue)
 	var stored time.Time // when queued was known stored
+	sent := time.Now()   // before the call was sent: queued was stored after
 	if call.Durable {
 		if final := c.enqueue(ctx, call, reply, hdr, data, &stale, &queued); final != nil {
 			return final
 		}
 		stored = time.Now()
+		// Silent from when it was stored: an enqueue that took a stall
+		// timeout (a burst of calls, a stream without a leader for a
+		// moment) is no silence of the queue's, and a look asked before
+		// the call was stored cannot answer it (settled).
+		box.mu.Lock()
+		box.last, box.stalled = stored, false
+		box.mu.Unlock()
 	} else {
 		subject := wire.CallSubject(call.Name, c.opts.Identity)
 		if pinned != "" {
@@ -1760,9 +1768,13 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 			// Silence on the durable path: the final may have been lost
 			// on its way (it is kept), or the call waits in the queue, or
 			// it will be delivered again. Only silence on its last
-			// delivery with nothing kept ends it.
-			if r, ok := c.kept(ctx, call.ID, stale, keptBy{reply: reply, anyOld: true}, false); ok {
-				return r
+			// delivery with nothing kept ends it. A call no worker was
+			// heard of that its tool's consumer has not delivered has no
+			// final kept: a backlog of queued calls reads none of them.
+			if st.attempt > 0 || !c.undelivered(ctx, call.Name, queued, sent, stored) {
+				if r, ok := c.kept(ctx, call.ID, stale, keptBy{reply: reply, anyOld: true}, false); ok {
+					return r
+				}
 			}
 			if st.attempt > 0 && c.settled(ctx, call.Name, queued, stored) {
 				// A worker took it and the queue is done with it, but no

@@ -191,6 +191,14 @@
 //     whose consumer or calls could not be read at waits doubling from a
 //     second up to a minute until they are read, logging each change of
 //     a tool's state once (sweepExhausted).
+//   - A backlog of silent durable calls costs JetStream requests per
+//     tool, not per call: a client's silent calls of one tool share their
+//     looks at its consumer of the calls stream (one at a time, answering
+//     them for half a stall timeout), and a call no worker was heard of
+//     reads its kept final only when that look says the consumer
+//     delivered it, or the consumer is younger than the call (made again
+//     since) or cannot be read: a call still waiting in the queue has no
+//     final kept.
 //   - The cancels stream, which keeps durable calls' cancels for the
 //     worker that takes a call later, is every caller's: full, it refuses
 //     a new record rather than dropping its oldest (CancelsStreamConfig),

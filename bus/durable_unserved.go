@@ -167,9 +167,32 @@ func (c *Client) settled(ctx context.Context, tool string, seq uint64, since tim
 	if seq == 0 {
 		return false
 	}
-	info := c.looks.look(ctx, c, tool, since)
+	info, _ := c.looks.look(ctx, c, tool, since)
 	return info != nil && (info.AckFloor.Stream >= seq || info.Delivered.Stream >= seq && info.NumAckPending == 0 ||
 		info.NumPending == 0 && info.NumAckPending == 0)
+}
+
+// undelivered reports whether the calls stream's consumer of tool has
+// not delivered the message at seq to any worker, so that no final of
+// the call is kept and a silent call need not read the results bucket:
+// the consumer's delivered stream sequence is below seq (it delivers in
+// stream order) and the consumer is older than the message, so that its
+// deliveries are all there were of it (one made again since, the last
+// deleted while idle, counts none of the last one's). The ages are
+// compared each on one clock, never the server's stamps against the
+// client's clock: the consumer's on the server's (the info's stamp less
+// its creation) against the call's on the client's, from before it was
+// sent (sent) to when the look was answered, which is no shorter than
+// the time since it was stored. false whenever it cannot tell (seq
+// unknown, no answer, a server that stamps no info). since is when the
+// message was known stored (settled).
+func (c *Client) undelivered(ctx context.Context, tool string, seq uint64, sent, since time.Time) bool {
+	if seq == 0 {
+		return false
+	}
+	info, answered := c.looks.look(ctx, c, tool, since)
+	return info != nil && !info.TimeStamp.IsZero() && info.Delivered.Stream < seq &&
+		info.TimeStamp.Sub(info.Created) > answered.Sub(sent)
 }
 
 // consumerLooks shares a client's looks at its tools' consumers of the
@@ -186,16 +209,19 @@ type consumerLooks struct {
 }
 
 // consumerLook is one look at a tool's consumer. info, nil when the look
-// went unanswered, is set before done is closed and not changed after.
+// went unanswered, and at, when its answer came, are set before
+// done is closed and not changed after.
 type consumerLook struct {
 	asked time.Time
 	done  chan struct{}
 	info  *jetstream.ConsumerInfo
+	at    time.Time
 }
 
 // look answers the info of tool's consumer asked after since, shared
-// with the client's other calls (nil when it cannot be had).
-func (l *consumerLooks) look(ctx context.Context, c *Client, tool string, since time.Time) *jetstream.ConsumerInfo {
+// with the client's other calls (nil when it cannot be had), and when
+// the answer came.
+func (l *consumerLooks) look(ctx context.Context, c *Client, tool string, since time.Time) (*jetstream.ConsumerInfo, time.Time) {
 	fresh := min(c.opts.StallTimeout, durableLookEvery) / 2
 	l.mu.Lock()
 	cl := l.last[tool]
@@ -216,15 +242,16 @@ func (l *consumerLooks) look(ctx context.Context, c *Client, tool string, since 
 		// Asked for every call sharing it: one caller's end does not
 		// cut it short for the others.
 		cl.info = c.consumerInfo(context.WithoutCancel(ctx), tool)
+		cl.at = time.Now()
 		close(cl.done)
-		return cl.info
+		return cl.info, cl.at
 	}
 	l.mu.Unlock()
 	select {
 	case <-cl.done:
-		return cl.info
+		return cl.info, cl.at
 	case <-ctx.Done():
-		return nil
+		return nil, time.Time{}
 	}
 }
 
