@@ -252,7 +252,7 @@ func (c *Client) finish(ctx, cctx context.Context, tool string, res *sdk.CallToo
 	if c.cfg.Transport == TransportStdio && errors.As(err, &se) {
 		return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the MCP server %q wrote something other than JSON-RPC to its stdout during the call of '%s' (%v), which ends its connection; a server must write its logs to stderr. The next call restarts it.", c.cfg.Name, tool, err)
 	}
-	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v%s. The next call reconnects.", c.cfg.Name, tool, err, s.exitNote(ctx, errors.Is(err, io.EOF)))
+	return toolkit.Errorf(toolkit.CodeToolError, "MCPConnectionError: the connection to the MCP server %q failed during the call of '%s': %v%s. The next call reconnects.", c.cfg.Name, tool, err, s.exitNote(ctx, errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)))
 }
 
 // retrySafe reports whether the server's annotations make a repeated call

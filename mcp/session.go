@@ -41,7 +41,8 @@ type session struct {
 // it last wrote to its stderr, once its session is closed, or only the
 // latter when that is not known within exitNoteWait (a server that closed
 // its stdout but runs on, which the close gives its closeWait; said so
-// when eof, the connection having ended with the end of its stdout) or
+// when eof, the connection having ended with the end of its stdout,
+// between messages or in the middle of one) or
 // before ctx ends: the caller's final is not held up for long by what is
 // only an explanation. A server the client signalled itself (one that
 // did not exit on its own) is not said to have exited; with eof, one its
