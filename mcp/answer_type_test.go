@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolbus/toolbus/toolkit"
 )
@@ -106,6 +107,43 @@ func TestAcceptedAnswerToCallFailsCallAlone(t *testing.T) {
 				calls.Load() != 1 || c.current() != before {
 				t.Errorf("a call answered %d: final %s/%s %.300q; sent %d times; session kept %v; want tool_error naming %s, sent once, session kept",
 					status, r.final.State, r.final.Code, r.final.Text(), calls.Load(), c.current() == before, want)
+			}
+		})
+	}
+}
+
+// A Streamable HTTP server answering a call 200 application/json with a
+// JSON-RPC message other than the call's response (a response to an id
+// never asked, a request or a notification of its own) left the call
+// waiting for a response that could no longer come, its POST answered:
+// until ServerConfig.Timeout, or for ever without one. The call now ends
+// at once with tool_error saying the answer is not the request's
+// response; the session stays.
+func TestForeignJSONAnswerFailsCallAlone(t *testing.T) {
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":987654321,"result":{"content":[{"type":"text","text":"stranger"}]}}`,
+		`{"jsonrpc":"2.0","id":"stranger","error":{"code":-32603,"message":"stranger"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+	} {
+		t.Run(body, func(t *testing.T) {
+			var calls atomic.Int64
+			u := callAnswerServer(t, func(w http.ResponseWriter, id json.RawMessage, _ string) {
+				calls.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, body)
+			})
+			tk, c := mount(t, ServerConfig{Name: "amiss", Transport: TransportStreamableHTTP, URL: u, Timeout: Duration(time.Minute)})
+			before := c.current()
+			r := run(t, testCtx(t), tk, "mcp__amiss__echo", map[string]any{"text": "x"})
+			t.Logf("final %s/%s %.400q", r.final.State, r.final.Code, r.final.Text())
+			if r.final.Code != toolkit.CodeToolError || !strings.Contains(r.final.Text(), "not the response to the request") ||
+				calls.Load() != 1 || c.current() != before {
+				t.Errorf("a call answered application/json %q: final %s/%s %.300q; sent %d times; session kept %v; want tool_error saying it is not the request's response, sent once, session kept",
+					body, r.final.State, r.final.Code, r.final.Text(), calls.Load(), c.current() == before)
+			}
+			if r := run(t, testCtx(t), tk, "mcp__amiss__echo", map[string]any{"text": "x"}); r.final.Code != toolkit.CodeToolError || calls.Load() != 2 {
+				t.Errorf("the call after: %s/%s %.300q", r.final.State, r.final.Code, r.final.Text())
 			}
 		})
 	}

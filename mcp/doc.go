@@ -164,7 +164,10 @@
 // error names the status, the type and the answer's first 200 bytes),
 // or in application/json that is not a
 // JSON-RPC message (read whole before the go-sdk reads it; the go-sdk
-// alone takes either for a broken connection), and so does a Streamable HTTP response stream that ends
+// alone takes either for a broken connection) or not the request's
+// response (one to another id, a request or notification of the
+// server's own, after which the go-sdk alone waits for a response that
+// cannot come, until Timeout or for ever), and so does a Streamable HTTP response stream that ends
 // without the call's result (also when the server refuses to resume it
 // from its last event id; a 404 there still says the session is gone);
 // a server that cannot be reached with unavailable; a connection that breaks during the

@@ -184,8 +184,10 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// each event bounded.
 		resp.Body = &boundedBody{body: resp.Body, left: MaxMessageBytes}
 	}
-	if answer && isCall(req) {
-		checkAnswer(resp)
+	if answer {
+		if id, ok := callID(req); ok {
+			checkAnswer(resp, id)
+		}
 	}
 	if t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
 		resp.Body = &listTap{body: resp.Body, orders: t.orders, stream: media == "text/event-stream"}
@@ -241,39 +243,50 @@ func refusedAlone(resp *http.Response) {
 // answer (one with an id), as the go-sdk sends them: "method" before
 // "id", or "id" before "method".
 func isCall(req *http.Request) bool {
+	_, ok := callID(req)
+	return ok
+}
+
+// callID is the id of the JSON-RPC request that awaits an answer req
+// posts (isCall); ok is false for any other post.
+func callID(req *http.Request) (_ jsonrpc.ID, ok bool) {
 	if req.GetBody == nil {
-		return false
+		return jsonrpc.ID{}, false
 	}
 	body, err := req.GetBody()
 	if err != nil {
-		return false
+		return jsonrpc.ID{}, false
 	}
 	defer body.Close()
 	dec := json.NewDecoder(body)
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return false
+		return jsonrpc.ID{}, false
 	}
-	method, id := false, false
+	method := false
+	var id any
 	for range 8 {
 		tok, err := dec.Token()
 		if err != nil || tok == json.Delim('}') {
-			return false
+			return jsonrpc.ID{}, false
 		}
 		var v json.RawMessage
 		if dec.Decode(&v) != nil {
-			return false
+			return jsonrpc.ID{}, false
 		}
 		switch tok {
 		case "method":
 			method = true
 		case "id":
-			id = string(v) != "null"
+			if json.Unmarshal(v, &id) != nil {
+				return jsonrpc.ID{}, false
+			}
 		}
-		if method && id {
-			return true
+		if method && id != nil {
+			rid, err := jsonrpc.MakeID(id)
+			return rid, err == nil
 		}
 	}
-	return false
+	return jsonrpc.ID{}, false
 }
 
 // answeredAmiss makes resp, a successful status answering a request
@@ -297,19 +310,28 @@ func answeredAmiss(resp *http.Response, message string) {
 	resp.Header = http.Header{"Content-Type": {"application/json"}}
 }
 
-// checkAnswer reads resp's body, a JSON answer to a request, which the
-// go-sdk reads whole too (bounded by boundedBody), and makes one that is
-// not a JSON-RPC message that request's failure (answeredAmiss). A body
-// that could not be read whole is passed on as it came, with its error.
-func checkAnswer(resp *http.Response) {
+// checkAnswer reads resp's body, a JSON answer to the request id, which
+// the go-sdk reads whole too (bounded by boundedBody), and makes one that
+// is not a JSON-RPC message that request's failure (answeredAmiss), as
+// is one that is not its response (a response to another id, a request
+// or notification of the server's own), which the go-sdk takes and then
+// waits on for the response that can no longer come. A body that could
+// not be read whole is passed on as it came, with its error.
+func checkAnswer(resp *http.Response, id jsonrpc.ID) {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		resp.Body = &readBody{Reader: io.MultiReader(bytes.NewReader(b), errReader{err}), body: resp.Body}
 		return
 	}
-	if _, derr := jsonrpc.DecodeMessage(b); derr != nil {
+	msg, derr := jsonrpc.DecodeMessage(b)
+	if derr != nil {
 		answeredAmiss(resp, fmt.Sprintf("the MCP server answered the request with HTTP %d and a body that is not a JSON-RPC message (%s); the answer begins %q",
 			resp.StatusCode, cutText(derr.Error(), 200), b[:min(len(b), 200)]))
+		return
+	}
+	if r, ok := msg.(*jsonrpc.Response); !ok || r.ID != id {
+		answeredAmiss(resp, fmt.Sprintf("the MCP server answered the request with HTTP %d and a JSON-RPC message that is not the response to the request (id %v); the answer begins %q",
+			resp.StatusCode, id.Raw(), b[:min(len(b), 200)]))
 		return
 	}
 	resp.Body.Close()
