@@ -194,7 +194,10 @@
 //   - A backlog of silent durable calls costs JetStream requests per
 //     tool, not per call: a client's silent calls of one tool share their
 //     looks at its consumer of the calls stream (one at a time, answering
-//     them for half a stall timeout), and a call no worker was heard of
+//     them for half a stall timeout; a call whose caller cancels it or
+//     whose deadline passes stops waiting for a slow look at once, the
+//     one that asked it too, the look going on for the others), and a
+//     call no worker was heard of
 //     reads its kept final only when that look says the consumer
 //     delivered it, or the consumer is younger than the call (made again
 //     since) or cannot be read: a call still waiting in the queue has no

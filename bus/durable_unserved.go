@@ -202,7 +202,9 @@ func (c *Client) undelivered(ctx context.Context, tool string, seq uint64, sent,
 // whose message was stored before it was asked (an earlier one may not
 // count their message), for half a stall timeout, the least a silent
 // call waits between its looks (at most durableLookEvery/2); one in
-// flight is awaited rather than asked again.
+// flight is awaited rather than asked again. A call's wait, the asking
+// one's too, ends with its ctx (its caller's cancel or deadline) while
+// the look goes on for the others.
 type consumerLooks struct {
 	mu   sync.Mutex
 	last map[string]*consumerLook // tool → its latest look; answered ones swept past maxConsumersSeen
@@ -220,7 +222,8 @@ type consumerLook struct {
 
 // look answers the info of tool's consumer asked after since, shared
 // with the client's other calls (nil when it cannot be had), and when
-// the answer came.
+// the answer came; nil at once when ctx ends first, the look going on
+// for the calls sharing it.
 func (l *consumerLooks) look(ctx context.Context, c *Client, tool string, since time.Time) (*jetstream.ConsumerInfo, time.Time) {
 	fresh := min(c.opts.StallTimeout, durableLookEvery) / 2
 	l.mu.Lock()
@@ -239,14 +242,18 @@ func (l *consumerLooks) look(ctx context.Context, c *Client, tool string, since 
 		cl = &consumerLook{asked: time.Now(), done: make(chan struct{})}
 		l.last[tool] = cl
 		l.mu.Unlock()
-		// Asked for every call sharing it: one caller's end does not
-		// cut it short for the others.
-		cl.info = c.consumerInfo(context.WithoutCancel(ctx), tool)
-		cl.at = time.Now()
-		close(cl.done)
-		return cl.info, cl.at
+		// Asked for every call sharing it, the one asking included,
+		// which awaits it as the others do: one caller's end (its
+		// cancel, its deadline) ends its own wait, not the look. The
+		// look ends on its own, within lookupWait.
+		go func() {
+			cl.info = c.consumerInfo(context.WithoutCancel(ctx), tool)
+			cl.at = time.Now()
+			close(cl.done)
+		}()
+	} else {
+		l.mu.Unlock()
 	}
-	l.mu.Unlock()
 	select {
 	case <-cl.done:
 		return cl.info, cl.at
