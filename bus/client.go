@@ -228,6 +228,9 @@ type Client struct {
 	// queued is what the pending calls hold for their callers (the sum of
 	// their inbox.pending), bounded by MaxPendingTotal.
 	queued atomic.Int64
+	// lookWait bounds a look at a tool's consumer (consumerInfo): 0 is
+	// lookupWait (a test holding a look back sets it longer).
+	lookWait time.Duration
 
 	mu      sync.Mutex
 	pending map[string]*inbox

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -279,7 +280,7 @@ func (c *Client) consumerInfo(ctx context.Context, tool string) *jetstream.Consu
 	if err != nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, lookupWait)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(c.lookWait, lookupWait))
 	defer cancel()
 	cons, err := js.Consumer(ctx, wire.StreamCalls, tool)
 	if err != nil {
