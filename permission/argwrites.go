@@ -9,11 +9,12 @@ import (
 )
 
 // writtenPaths are the files a command writes that the line names: its
-// output redirections and the files its arguments name for writing
-// (argWrites), a relative one also under each directory a cd before it
-// may have led to (inDirs).
+// output redirections, the files its arguments name for writing
+// (argWrites) and the directories its environment does (envWrites), a
+// relative one also under each directory a cd before it may have led
+// to (inDirs).
 func writtenPaths(c simpleCmd) []string {
-	return inDirs(c, append(slices.Clone(c.outputs), argWrites(c)...))
+	return inDirs(c, slices.Concat(c.outputs, argWrites(c), envWrites(c)))
 }
 
 // argWrites are the files (and directories written into) that a
@@ -189,9 +190,9 @@ func argWrites(c simpleCmd) []string {
 		}
 		switch filepath.Base(c.args[0]) {
 		case "uv":
-			return uvWrites(c.assigns, args)
+			return uvWrites(c.environ(), args)
 		case "uvx":
-			return uvWrites(c.assigns, append([]string{"tool", "run"}, args...)) // uv tool run
+			return uvWrites(c.environ(), append([]string{"tool", "run"}, args...)) // uv tool run
 		}
 		files, _ := fileChanges(filepath.Base(c.args[0]), args)
 		for _, f := range files {
@@ -1148,11 +1149,11 @@ func wrapperDirs(c simpleCmd) []string {
 			dirs = findStartingPoints(c.args[1:])
 		}
 	case "uv":
-		if dir := uvGlobals(c.assigns, c.args[1:]).dir; dir != "" {
+		if dir := uvGlobals(c.environ(), c.args[1:]).dir; dir != "" {
 			dirs = append(dirs, dir)
 		}
 	case "uvx":
-		if dir := uvGlobals(c.assigns, append([]string{"tool", "run"}, c.args[1:]...)).dir; dir != "" {
+		if dir := uvGlobals(c.environ(), append([]string{"tool", "run"}, c.args[1:]...)).dir; dir != "" {
 			dirs = append(dirs, dir)
 		}
 	case "cmake":

@@ -161,7 +161,17 @@
 //     a deny or ask rule. Variable assignments before a command (PATH=…;
 //     LD_PRELOAD=… cat) make it not read-only, and an allow rule must name
 //     them ("NODE_ENV=test npm test:*"); deny and ask rules match the
-//     command without them. The ">" that dash reads after the "&" of
+//     command without them. A variable exported earlier on the line
+//     (export NAME=VALUE, declare -x or typeset -x NAME=VALUE,
+//     NAME=VALUE and then export NAME, any assignment after set -a) is
+//     in the environment of the commands after it and of those they
+//     run, as one set before a command is: where this page reads a
+//     variable set before a command (UV_PROJECT=, GOFLAGS=,
+//     npm_config_script_shell=, CARGO_TARGET_DIR=, …) it reads one
+//     exported before it too ("export UV_PROJECT=/srv/other; uv run
+//     pytest" asks as "UV_PROJECT=/srv/other uv run pytest" does),
+//     though the rule that covers the export is the one that names it;
+//     a plain NAME=VALUE, not exported, reaches no command. The ">" that dash reads after the "&" of
 //     "&>" ("make &> log": "make &" and "> log") is covered by the rules
 //     for the line's other commands when its file is inside, as bash's
 //     reading is. An output redirection (>, >>, &>, <>) to a
@@ -182,7 +192,9 @@
 //     reset --hard"), and what git clone, init, worktree add and bundle
 //     create make (a clone's or init's directory, without one the
 //     current directory); go's -o, -coverprofile, -cpuprofile and the
-//     like (after go -C DIR, under DIR); the -o of cc, gcc, clang and
+//     like (after go -C DIR, under DIR), and the directories GOPATH
+//     (each of its list), GOBIN, GOMODCACHE and GOCACHE name in go's
+//     environment; the -o of cc, gcc, clang and
 //     ld, and of strace, ltrace and GNU time; script's typescript and
 //     logs; where tar (gtar and bsdtar too) extracts (-C DIR, or the
 //     current directory) and the archive it creates (-f), and where unzip extracts (-d DIR, or the
@@ -247,7 +259,9 @@
 //     --target (-t), --prefix and --root, download's -d and wheel's -w,
 //     its --log (--log-file, --local-log) and --report, and the user's
 //     site install --user writes (~/.local); cargo's
-//     --target-dir (--config build.target-dir=), install --root and
+//     --target-dir (--config build.target-dir=), install --root (and
+//     CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR, CARGO_INSTALL_ROOT and
+//     CARGO_HOME in its environment) and
 //     the directory cargo new and init make (init's, without one, the
 //     current directory); the
 //     destination of cp, install
@@ -428,7 +442,9 @@
 //     VACUUM INTO), or with -A; make --eval; an ssh config file named by -F;
 //     npm told to read a config file,
 //     which may set its script-shell, by --userconfig or --globalconfig
-//     (the project's .npmrc is trusted as its package.json is); npm,
+//     (npm_config_userconfig=, npm_config_globalconfig=, or
+//     npm_config_prefix=DIR, whose etc/npmrc is its global one, in its
+//     environment; the project's .npmrc is trusted as its package.json is); npm,
 //     pnpm or yarn told to run the scripts of a project outside the
 //     working directories (npm --prefix DIR or -C DIR, pnpm --dir DIR
 //     or -C DIR, yarn --cwd DIR, or without one the directory a cd

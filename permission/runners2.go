@@ -152,7 +152,7 @@ func toolRuns(c simpleCmd, add func([]string), script func(string)) (opaque, ok 
 	name, words := c.args[0], c.args[1:]
 	env := func(key string) []string {
 		var out []string
-		for _, a := range c.assigns {
+		for _, a := range c.environ() {
 			if k, v, _ := strings.Cut(a, "="); k == key {
 				out = append(out, v)
 			}

@@ -16,8 +16,13 @@ import (
 // output to.
 type simpleCmd struct {
 	assigns []string
-	args    []string
-	outputs []string
+	// exported are the NAME=VALUE variables the commands before it on
+	// its line export (exportsAfter), or those of the command that runs
+	// it (env X=1 cmd, X=1 sh -c cmd): they are in its environment as
+	// its assigns are, but no rule names them.
+	exported []string
+	args     []string
+	outputs  []string
 	// expands: an argument has a $-expansion ($VAR, ${VAR:-x}, and a
 	// command substitution, whose output the word holds), a brace
 	// expansion or a pattern (*, ?, […]) the shell replaces with the
@@ -87,6 +92,15 @@ func (c simpleCmd) text() string { return strings.Join(c.args, " ") }
 // which change what runs (PATH, LD_PRELOAD, NODE_OPTIONS, …).
 func (c simpleCmd) fullText() string {
 	return strings.Join(append(slices.Clone(c.assigns), c.args...), " ")
+}
+
+// environ are the NAME=VALUE variables c's environment has from its
+// line: those exported before it, then its assigns.
+func (c simpleCmd) environ() []string {
+	if len(c.assigns) == 0 {
+		return c.exported // shared: its capacity ends at its length
+	}
+	return slices.Concat(c.exported, c.assigns)
 }
 
 // shellLine is a parsed command line.
@@ -587,6 +601,7 @@ func parseShellAs(line string, bash bool) (shellLine, error) {
 	}
 	flushCmd()
 	linkPipes(out.cmds, pipes)
+	exportsAfter(out.cmds)
 	return out, nil
 }
 

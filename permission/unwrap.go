@@ -197,7 +197,7 @@ func toolSubcommands(args []string) []int {
 // spelling counts as well, as does pnpm's --config.script-shell=PROG.
 func scriptShells(c simpleCmd) []string {
 	var out []string
-	for _, a := range c.assigns {
+	for _, a := range c.environ() {
 		if k, v, _ := strings.Cut(a, "="); strings.EqualFold(k, "npm_config_script_shell") {
 			out = append(out, v)
 		}
@@ -229,11 +229,13 @@ func scriptShells(c simpleCmd) []string {
 // from a file the line names, which may set the script-shell it runs
 // scripts with: --userconfig FILE, --globalconfig FILE (abbreviated
 // too), npm_config_userconfig=FILE or npm_config_globalconfig=FILE
-// before it.
+// in its environment, or npm_config_prefix=DIR, whose etc/npmrc is the
+// global one (and where npm -g installs).
 func npmConfigFile(c simpleCmd) bool {
-	for _, a := range c.assigns {
+	for _, a := range c.environ() {
 		k, _, _ := strings.Cut(a, "=")
-		if strings.EqualFold(k, "npm_config_userconfig") || strings.EqualFold(k, "npm_config_globalconfig") {
+		if strings.EqualFold(k, "npm_config_userconfig") || strings.EqualFold(k, "npm_config_globalconfig") ||
+			strings.EqualFold(k, "npm_config_prefix") {
 			return true
 		}
 	}
@@ -276,9 +278,9 @@ func projectDirs(c simpleCmd) []string {
 	case "cargo":
 		return cargoProject(c.args[1:])
 	case "uv":
-		return uvProject(c.assigns, c.args[1:])
+		return uvProject(c.environ(), c.args[1:])
 	case "uvx":
-		return uvProject(c.assigns, append([]string{"tool", "run"}, c.args[1:]...)) // uv tool run
+		return uvProject(c.environ(), append([]string{"tool", "run"}, c.args[1:]...)) // uv tool run
 	case "npm", "npx":
 		long = []string{"--prefix", "--prefi"}
 	case "bunx":
@@ -593,7 +595,9 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		if len(args) == 0 {
 			return
 		}
-		w := simpleCmd{args: args, expands: c.expands, subst: c.subst, reading: reading}
+		// It inherits c's environment (sudo may reset it; taken all
+		// the same).
+		w := simpleCmd{args: args, exported: c.environ(), expands: c.expands, subst: c.subst, reading: reading}
 		if c.args[0] != "xargs" {
 			// It reads c's input (xargs gives it none).
 			w.from, w.inputs, w.here = c.from, c.inputs, c.here
@@ -609,6 +613,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		l, e := parseNested(line, depth+1)
 		for _, w := range l.cmds {
 			w.subst = w.subst || l.subst
+			w.exported = append(c.environ(), w.exported...)
 			out = append(out, w)
 			more, e := wrapped(w, depth+1)
 			out = append(out, more...)
@@ -776,7 +781,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 				script("git " + v)
 			}
 		}
-		for _, a := range c.assigns {
+		for _, a := range c.environ() {
 			k, v, _ := strings.Cut(a, "=")
 			switch {
 			case slices.Contains(gitEnvScripts, k):
@@ -848,7 +853,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 				}
 			}
 		}
-		for _, a := range c.assigns {
+		for _, a := range c.environ() {
 			if k, v, _ := strings.Cut(a, "="); k == "GOFLAGS" {
 				goRuns(strings.Fields(v))
 			}
@@ -911,7 +916,7 @@ func wrapped(c simpleCmd, depth int) (out []simpleCmd, err error) {
 		case w.joined:
 			script(strings.Join(rest, " "))
 		case len(assigns) > 0 && len(rest) > 0:
-			r := simpleCmd{args: slices.Clone(rest), assigns: assigns, expands: c.expands, subst: c.subst, from: c.from, inputs: c.inputs, here: c.here}
+			r := simpleCmd{args: slices.Clone(rest), assigns: assigns, exported: c.environ(), expands: c.expands, subst: c.subst, from: c.from, inputs: c.inputs, here: c.here}
 			out = append(out, r)
 			more, e := wrapped(r, depth+1)
 			out = append(out, more...)
