@@ -245,7 +245,7 @@ type uvOptions struct {
 	projects []string // --directory's and --project's, where uv finds its project
 	caches   []string // --cache-dir's, which uv writes
 	envs     []string // UV_PROJECT_ENVIRONMENT's, the project's environment it makes and changes
-	froms    []string // uv tool run's --from, the package it runs the command of
+	froms    []string // uv tool run's --from, the package it runs the command of, and uv run's and its --with and --with-editable, packages it installs
 	config   bool     // a configuration file named (--config-file)
 }
 
@@ -291,6 +291,8 @@ func uvGlobals(assigns, words []string) (g uvOptions) {
 			g.caches = append(g.caches, v)
 		case "--from":
 			g.froms = append(g.froms, v)
+		case "--with", "--with-editable":
+			g.froms = append(g.froms, strings.Split(v, ",")...)
 		case "--config-file":
 			g.config = true
 		}

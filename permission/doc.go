@@ -469,7 +469,14 @@
 //     pyproject.toml and uv.toml uv reads for every command but uv
 //     tool, self and help: cd /srv/other && uv run pytest, uv sync, uv
 //     build, uv pip install; uvx and uv tool run with --directory DIR,
-//     or building --from's path: cd /srv/other && uvx --from . tool);
+//     or building --from's path: cd /srv/other && uvx --from . tool; or
+//     building a package from a path outside them, whose build backend
+//     and build scripts it runs and whose code the environment then
+//     imports, as cargo add --path's: uv pip install DIR or -e DIR, uv
+//     tool install DIR (-e, --from, --with, --with-editable), uv add
+//     DIR, uv run and uvx with --with DIR or --with-editable DIR, and
+//     NAME @ file://DIR; a requirement by name or a requirements file
+//     is uv's);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

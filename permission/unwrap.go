@@ -336,20 +336,69 @@ var uvUserLevel = []string{"", "tool", "self", "help", "generate-shell-completio
 // UV_PROJECT=: uvGlobals), or else the current directory
 // ("."), whose pyproject.toml and uv.toml uv reads, as cargo and npm
 // read theirs, for every subcommand but uvUserLevel's (uv run pytest,
-// uv sync, uv build, uv pip install); and for uv tool run (uvx) the path
-// --from names, whose project it builds (uvx --from . tool).
+// uv sync, uv build, uv pip install); and those of the packages it
+// builds from a path (uvx --from . tool, uv run --with-editable DIR,
+// uv pip install -e DIR, uv add DIR: uvBuilds), whose build backend and
+// build scripts it runs, and whose code the environment then imports.
 func uvProject(assigns, words []string) []string {
 	g := uvGlobals(assigns, words)
 	out := g.projects
 	if len(out) == 0 && !slices.Contains(uvUserLevel, g.subcommand(words)) {
 		out = []string{"."}
 	}
-	for _, f := range g.froms {
+	for _, f := range append(g.froms, uvBuilds(g, words)...) {
+		if _, after, ok := strings.Cut(f, "@"); ok && !strings.HasPrefix(f, ".") && !strings.HasPrefix(f, "/") {
+			f = strings.TrimSpace(after) // NAME @ URL, a direct reference
+		}
 		if f, ok := strings.CutPrefix(f, "file://"); ok || strings.HasPrefix(f, ".") || strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~") {
 			out = append(out, underDir(g.dir, f))
 		}
 	}
 	return out
+}
+
+// uvBuildShort and uvBuildLong are the options of uv pip install, uv
+// tool install and uv add that take a value (for getopt), uv's global
+// ones among them; one not known here stands as an operand, so more is
+// taken for a package built than is.
+var (
+	uvBuildShort = "rceifpPCbmwt"
+	uvBuildLong  = append([]string{"requirement=", "requirements=", "constraint=", "constraints=", "override=", "overrides=",
+		"build-constraint=", "build-constraints=", "editable=", "from=", "with=", "with-editable=", "with-requirements=",
+		"index=", "default-index=", "index-url=", "extra-index-url=", "find-links=", "python=", "target=", "prefix=",
+		"config-setting=", "config-settings=", "upgrade-package=", "reinstall-package=", "refresh-package=",
+		"no-build-isolation-package=", "extra=", "group=", "optional=", "package=", "script=", "marker=", "rev=", "tag=",
+		"branch=", "bounds=", "index-strategy=", "keyring-provider=", "resolution=", "prerelease=", "exclude-newer=",
+		"link-mode=", "python-platform=", "python-version=", "no-binary=", "only-binary=", "torch-backend="},
+		"directory=", "project=", "cache-dir=", "config-file=", "color=", "allow-insecure-host=")
+)
+
+// uvBuilds are the packages uv pip install, uv tool install and uv add
+// build and install, given uv's words after its name (g, as uvGlobals
+// reads them): their operands, and the values of -e (--editable),
+// --from, --with and --with-editable. uv run's and uv tool run's are
+// uvGlobals' froms.
+func uvBuilds(g uvOptions, words []string) []string {
+	if g.sub < 0 {
+		return nil
+	}
+	rest := words[g.sub:]
+	switch {
+	case len(rest) > 1 && (rest[0] == "pip" || rest[0] == "tool") && rest[1] == "install":
+		rest = rest[2:]
+	case rest[0] == "add":
+		rest = rest[1:]
+	default:
+		return nil
+	}
+	var out []string
+	operands := getopt(rest, uvBuildShort, uvBuildLong, func(opt, v string) {
+		switch opt {
+		case "-e", "--editable", "--from", "--with", "--with-editable":
+			out = append(out, strings.Split(v, ",")...)
+		}
+	})
+	return append(out, operands...)
 }
 
 // makeProjectOptions are make's options naming its directory and its
