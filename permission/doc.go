@@ -460,7 +460,12 @@
 //     build.rs it runs (--manifest-path FILE, install --path DIR; add
 //     --path DIR, whose build.rs every later build runs; -C
 //     DIR, or the directory a cd before it may have led to, whose
-//     .cargo/config.toml it reads: cd /srv/other && cargo build), and
+//     .cargo/config.toml it reads: cd /srv/other && cargo build),
+//     pip install and npm install (i, add, link) installing a package
+//     from a path outside them, whose setup.py and build backend pip
+//     runs and whose code the workspace's then imports (pip install
+//     DIR, -e DIR, NAME @ file://DIR, python -m pip's too; npm install
+//     DIR, file:DIR, NAME@file:DIR), and
 //     uv working on a project outside them (uv --directory DIR,
 //     --project DIR, or UV_WORKING_DIR=DIR or UV_PROJECT=DIR before it:
 //     uv --project /srv/other sync syncs and builds

@@ -35,6 +35,7 @@ func TestUvInstallOtherProject(t *testing.T) {
 				"uv pip install 'foo @ git+https://example.com/foo'",
 				"uv pip install --python-version 3.12 foo",
 				"uv tool install ruff",
+				"uv tool install ruff@0.5.0",
 				"uv tool install --with ruff-lsp ruff",
 				"uv tool install -e .",
 				"uv run --with-editable ./sub pytest",

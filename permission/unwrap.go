@@ -263,8 +263,10 @@ func npmConfigFile(c simpleCmd) bool {
 // Makefile and the makefiles it runs the recipes of (makeProject), that
 // of the module whose code go test, go run and go generate run
 // (goProject), the Cargo project whose build scripts cargo runs
-// (cargoProject), and that of the project uv works on, whose
-// environment it syncs and whose code it builds and runs (uvProject).
+// (cargoProject), that of the project uv works on, whose
+// environment it syncs and whose code it builds and runs (uvProject),
+// and the paths npm install and pip install install a package from
+// (npmInstalls, pipInstalls).
 func projectDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -277,6 +279,8 @@ func projectDirs(c simpleCmd) []string {
 		return goProject(c.args[1:])
 	case "cargo":
 		return cargoProject(c.args[1:])
+	case "pip", "pip3":
+		return pipInstalls(c.args[1:])
 	case "uv":
 		return uvProject(c.environ(), c.args[1:])
 	case "uvx":
@@ -321,7 +325,10 @@ func projectDirs(c simpleCmd) []string {
 		out = append(out, v)
 	}
 	if len(out) == 0 {
-		return []string{"."} // the current directory's, which a cd may have changed
+		out = []string{"."} // the current directory's, which a cd may have changed
+	}
+	if c.args[0] == "npm" {
+		out = append(out, npmInstalls(c.args[1:])...)
 	}
 	return out
 }
@@ -347,11 +354,84 @@ func uvProject(assigns, words []string) []string {
 		out = []string{"."}
 	}
 	for _, f := range append(g.froms, uvBuilds(g, words)...) {
-		if _, after, ok := strings.Cut(f, "@"); ok && !strings.HasPrefix(f, ".") && !strings.HasPrefix(f, "/") {
-			f = strings.TrimSpace(after) // NAME @ URL, a direct reference
+		if dir, ok := localPackage(f); ok {
+			out = append(out, underDir(g.dir, dir))
 		}
-		if f, ok := strings.CutPrefix(f, "file://"); ok || strings.HasPrefix(f, ".") || strings.HasPrefix(f, "/") || strings.HasPrefix(f, "~") {
-			out = append(out, underDir(g.dir, f))
+	}
+	return out
+}
+
+// localPackage is the path a package manager's package spec names, if
+// it names one: a path (./x, ../x, /x, ~/x, ~user/x; not npm's range
+// ~1.2), file://PATH or file:PATH, and NAME @ SPEC (pip's direct
+// reference) or NAME@SPEC (npm's) of one.
+func localPackage(spec string) (string, bool) {
+	if i := strings.LastIndex(spec, "@"); i >= 0 && !strings.HasPrefix(spec, ".") && !strings.HasPrefix(spec, "/") && !strings.HasPrefix(spec, "~") {
+		spec = strings.TrimSpace(spec[i+1:])
+	}
+	if p, ok := strings.CutPrefix(spec, "file://"); ok {
+		return p, true
+	}
+	if p, ok := strings.CutPrefix(spec, "file:"); ok {
+		return p, true
+	}
+	tilde := strings.HasPrefix(spec, "~") && (len(spec) == 1 || spec[1] < '0' || spec[1] > '9')
+	return spec, strings.HasPrefix(spec, ".") || strings.HasPrefix(spec, "/") || tilde
+}
+
+// pipInstalls are the paths pip install builds and installs a package
+// from, given pip's words after its name: its operands and -e's
+// (--editable's) values that name one (localPackage). Its setup.py and
+// build backend run, and the environment imports its code after.
+func pipInstalls(words []string) []string {
+	var specs []string
+	operands := getopt(words, "tdwcerif", pipLong, func(opt, v string) {
+		if opt == "-e" || opt == "--editable" {
+			specs = append(specs, v)
+		}
+	})
+	if len(operands) == 0 || operands[0] != "install" {
+		return nil
+	}
+	var out []string
+	for _, s := range append(specs, operands[1:]...) {
+		if p, ok := localPackage(s); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// npmInstallers are npm install's names (and its misspellings npm
+// takes), add, and link, which installs a folder as well.
+var npmInstallers = []string{"install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall",
+	"add", "link", "ln"}
+
+// npmInstalls are the paths npm install (npmInstallers) installs a
+// package from, given npm's words after its name: the operands that
+// name one (localPackage). The package becomes a dependency of the
+// project, whose scripts and tests then run its code.
+func npmInstalls(words []string) []string {
+	var out []string
+	sub := ""
+	for i := 0; i < len(words); i++ {
+		a := words[i]
+		switch {
+		case a == "--":
+			return out
+		case strings.HasPrefix(a, "-") && a != "-":
+			if slices.Contains(toolOptions["npm"], a) {
+				i++ // its value
+			}
+		case sub == "":
+			sub = a
+			if !slices.Contains(npmInstallers, sub) {
+				return nil
+			}
+		default:
+			if p, ok := localPackage(a); ok {
+				out = append(out, p)
+			}
 		}
 	}
 	return out
