@@ -25,6 +25,7 @@ import (
 	"errors"
 	"reflect"
 	"sync"
+	"unsafe"
 )
 
 // Rules is what a walk follows of one encoder's.
@@ -140,6 +141,7 @@ type walk struct {
 	maxSteps, nodes int                  // the bound of steps down, and values left to count
 	memo            map[walkKey]walkSeen // past memoAfter values, the walked ones by where they are
 	counted         int
+	visited         int // values walked, each counted value met again not
 }
 
 // walkKey is a pointer, map or slice (by its elements and length) of a
@@ -161,10 +163,15 @@ type walkSeen struct{ nodes, height int }
 // returns Rules.Loop's error for a type it meets. A walk's stack grows
 // with the steps it takes: a few hundred bytes each.
 func (r *Rules) Walk(v any, maxSteps, maxNodes int) error {
+	w := walk{rules: r, maxSteps: maxSteps, nodes: maxNodes}
+	return w.walk(v)
+}
+
+// walk walks v (Walk).
+func (w *walk) walk(v any) error {
 	if v == nil {
 		return nil
 	}
-	w := walk{rules: r, maxSteps: maxSteps, nodes: maxNodes}
 	_, err := w.value(reflect.ValueOf(v), 0)
 	return err
 }
@@ -196,6 +203,7 @@ func (w *walk) value(v reflect.Value, steps int) (height int, err error) {
 			}
 		}
 	}
+	w.visited++
 	before := w.counted
 	height, err = w.below(v, ti, steps)
 	if err == nil && key.t != nil {
@@ -216,10 +224,32 @@ func (w *walk) count(n int) error {
 	return nil
 }
 
-// keyOf is where v is, for a pointer, a map or a slice; none (t nil)
-// for other values, and for a nil or empty one.
+// keyOf is where v is, for a pointer, a map or a slice, and for an
+// interface holding an array or a struct where that is (by its type; n
+// -1), which two interfaces share when one was copied from the other
+// (what other interfaces hold is noted where it is, or is a number or a
+// string, counted at once); none (t nil) for other values, for a nil or
+// empty one, and for an interface neither addressable nor exported.
 func keyOf(v reflect.Value) walkKey {
 	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			break
+		}
+		if k := v.Elem().Kind(); k != reflect.Array && k != reflect.Struct {
+			break
+		}
+		var data unsafe.Pointer
+		switch {
+		case v.CanAddr():
+			data = (*[2]unsafe.Pointer)(unsafe.Pointer(v.UnsafeAddr()))[1]
+		case v.CanInterface():
+			e := v.Interface()
+			data = (*[2]unsafe.Pointer)(unsafe.Pointer(&e))[1]
+		default:
+			return walkKey{}
+		}
+		return walkKey{p: uintptr(data), n: -1, t: v.Elem().Type()}
 	case reflect.Pointer, reflect.Map:
 		if !v.IsNil() {
 			return walkKey{p: v.Pointer(), t: v.Type()}
