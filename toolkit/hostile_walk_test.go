@@ -21,14 +21,16 @@ type walkNode struct {
 }
 
 // TestHostileResultDeepOrDoubling: a function tool's result that is a
-// chain of structs or lists a million deep, or a value a few hundred
-// bytes in memory that doubles at each of forty levels when written
-// (two fields pointing to the same next node), ends its call tool_error
-// saying so, where encoding/json recursed until the stack overflowed
-// (a crash no recover catches) or wrote a terabyte until the process
-// was killed, every call in it lost; the same shapes a few levels deep
-// are written as encoding/json writes them. In a child process, as the
-// crash is no panic a test survives.
+// chain of structs or lists a million deep, a value a few hundred bytes
+// in memory that doubles at each of forty levels when written (two
+// fields or map values holding the same next node), or a list a few MiB
+// in memory holding the same list of strings (or the same
+// json.RawMessage) so many times that it writes gigabytes, ends its call
+// tool_error saying so, where encoding/json recursed until the stack
+// overflowed (a crash no recover catches) or wrote, in memory, until the
+// process was killed, every call in it lost; the same shapes a few
+// levels deep are written as encoding/json writes them. In a child
+// process, as the crash is no panic a test survives.
 func TestHostileResultDeepOrDoubling(t *testing.T) {
 	if !ostest.InChild(t, "TOOLBUS_TEST_RESULT_WALK_CHILD") {
 		return
@@ -48,6 +50,26 @@ func TestHostileResultDeepOrDoubling(t *testing.T) {
 		}
 		return n
 	}
+	inner := make([]string, 1000)
+	for i := range inner {
+		inner[i] = strings.Repeat("x", 100)
+	}
+	sameList := make([][]string, 100_000)
+	for i := range sameList {
+		sameList[i] = inner
+	}
+	raw := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
+	sameRaw := make([]json.RawMessage, 1000)
+	for i := range sameRaw {
+		sameRaw[i] = raw
+	}
+	mapDoubling := func(depth int) map[string]any {
+		var m map[string]any
+		for range depth {
+			m = map[string]any{"a": m, "b": m}
+		}
+		return m
+	}
 	tk := newToolkit(t, nil)
 	for i, tt := range []struct {
 		name, want string
@@ -56,6 +78,9 @@ func TestHostileResultDeepOrDoubling(t *testing.T) {
 		{"a chain of structs", "nested deeper than 10000", chain},
 		{"a chain of lists", "nested deeper than 10000", list},
 		{"a struct doubling forty times", "would encode to more than 64 MiB", doubling(40)},
+		{"a list holding one list of strings 100,000 times", "would encode to more than 64 MiB", sameList},
+		{"a list holding one 1 MiB json.RawMessage 1000 times", "would encode to more than 64 MiB", sameRaw},
+		{"a map[string]any DAG", "would encode to more than 64 MiB", mapDoubling(40)},
 	} {
 		name := "w" + string(rune('a'+i))
 		mustAdd(t, tk, toolkit.Func(name, "W.", func(ctx context.Context, in struct{}) (any, error) { return tt.out, nil }))

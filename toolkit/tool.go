@@ -628,8 +628,9 @@ func Raw(name, description string, schema map[string]any, h Handler) *Tool {
 // fmt prints a map or slice that holds itself until the stack overflows.
 // A value nested deeper than 10000 levels (ErrNestedTooDeep), as one
 // holding itself is, or that would write more than three times
-// DefaultMaxResultBytes values (one whose two fields point to the same
-// next node, forty levels down, is a terabyte written) is an error
+// DefaultMaxResultBytes values and bytes (one whose two fields point to
+// the same next node, forty levels down, is a terabyte written, as is a
+// list holding the same long list or string many times) is an error
 // before encoding/json follows it (internal/valuewalk): it would recurse
 // until the stack overflows, or write until the process is killed.
 func ValueChunk(v any) (Chunk, error) {

@@ -27,7 +27,9 @@ import (
 // value whose type holds no pointer or interface the encoder follows (a
 // []string, a struct of strings and numbers) is not walked: the library
 // writes at each of its levels, where the watch looks, and its buffer
-// holds at most maxEncodedBytes; nor is what a type's own encoder
+// holds at most maxEncodedBytes (encoding/json, which builds what it
+// writes in memory, has strings, slices and maps walked too and their
+// bytes counted: valuewalk.JSON); nor is what a type's own encoder
 // writes (a CustomEncoder, a Marshaler, a BinaryMarshaler or
 // TextMarshaler, an error's text for msgpack; a json.Marshaler or
 // TextMarshaler for JSON), which no walk can follow: one recursing on

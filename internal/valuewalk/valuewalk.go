@@ -12,11 +12,14 @@
 // (ErrTooLarge), a value met again counted without being walked again.
 //
 // A value whose type holds no pointer or interface the encoder follows
-// (a []string, a struct of strings and numbers) is not walked: its depth
-// is its type's, and what it writes is bounded by the encoder's buffer
-// where the caller bounds it (a list of the same long list a hundred
-// thousand times is written by encoding/json whole). Nor is what a
-// type's own encoder writes (Rules.Own), which no walk can follow.
+// (a []string, a struct of strings and numbers) is not walked where the
+// encoder's buffer bounds what it writes (Rules.Bytes unset): its depth
+// is its type's. encoding/json builds what it writes in memory, where no
+// buffer of the caller's bounds it, and writes a string or a list met
+// many times (a list holding the same long list a hundred thousand
+// times) each time: its rules (JSON) walk strings, slices and maps too,
+// and count their bytes. What a type's own encoder writes (Rules.Own) no
+// walk can follow, but for a json.RawMessage's bytes.
 package valuewalk
 
 import (
@@ -39,12 +42,19 @@ type Rules struct {
 	// Loop, when set, returns an error for a type the encoder cannot
 	// make its encoder for, whatever the value.
 	Loop func(reflect.Type) error
+	// Bytes, when set, is for an encoder that writes a value whole in
+	// memory (encoding/json): a walk follows strings, slices and maps
+	// too, and counts a string's or a []byte's bytes (and those of a
+	// type of either kind with its own encoder, a json.RawMessage) and
+	// each value of a type it does not walk (an array of numbers) as
+	// values, a byte each at least of what the encoder writes.
+	Bytes bool
 
 	types sync.Map // reflect.Type → *typeInfo
 }
 
 // JSON is encoding/json's rules.
-var JSON = &Rules{Fields: jsonFields, Own: jsonOwn}
+var JSON = &Rules{Fields: jsonFields, Own: jsonOwn, Bytes: true}
 
 // ErrTooDeep and ErrTooLarge are what a walk refuses.
 var (
@@ -54,9 +64,10 @@ var (
 
 // typeInfo is what a walk knows of a type.
 type typeInfo struct {
-	walked bool  // a value of it may hold a pointer or an interface the encoder follows
+	walked bool  // a value of it may hold a pointer or an interface the encoder follows (with Rules.Bytes, a string, slice or map)
 	fields []int // a struct's fields the encoder may write
 	loop   error // Rules.Loop's answer
+	leaves int   // with Rules.Bytes, the values a value of it not walked holds
 }
 
 func (r *Rules) typeOf(t reflect.Type) *typeInfo {
@@ -70,6 +81,9 @@ func (r *Rules) typeOf(t reflect.Type) *typeInfo {
 	if t.Kind() == reflect.Struct {
 		ti.fields = r.Fields(t)
 	}
+	if r.Bytes && !ti.walked {
+		ti.leaves = r.leaves(t)
+	}
 	r.types.Store(t, ti)
 	return ti
 }
@@ -77,17 +91,24 @@ func (r *Rules) typeOf(t reflect.Type) *typeInfo {
 // holdsPointer is typeOf(t).walked, uncached; seen holds the types on
 // the way to t, so a type that refers to itself ends.
 func (r *Rules) holdsPointer(t reflect.Type, seen map[reflect.Type]bool) bool {
-	if seen[t] || r.Own(t) {
+	if seen[t] {
 		return false
+	}
+	if r.Own(t) {
+		return r.Bytes && isBytes(t)
 	}
 	seen[t] = true
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		return true
-	case reflect.Slice, reflect.Array:
+	case reflect.String:
+		return r.Bytes
+	case reflect.Slice:
+		return r.Bytes || r.holdsPointer(t.Elem(), seen)
+	case reflect.Array:
 		return r.holdsPointer(t.Elem(), seen)
 	case reflect.Map:
-		return r.holdsPointer(t.Key(), seen) || r.holdsPointer(t.Elem(), seen)
+		return r.Bytes || r.holdsPointer(t.Key(), seen) || r.holdsPointer(t.Elem(), seen)
 	case reflect.Struct:
 		for _, i := range r.Fields(t) {
 			if r.holdsPointer(t.Field(i).Type, seen) {
@@ -96,6 +117,34 @@ func (r *Rules) holdsPointer(t reflect.Type, seen map[reflect.Type]bool) bool {
 		}
 	}
 	return false
+}
+
+// isBytes reports whether t is a string or a []byte, of whatever name.
+func isBytes(t reflect.Type) bool {
+	return t.Kind() == reflect.String || t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8
+}
+
+// maxLeaves bounds what leaves returns, so that no sum overflows.
+const maxLeaves = 1 << 30
+
+// leaves returns how many values a value of type t, which holds nothing
+// a walk follows, holds: each number, bool or value of a type with its
+// own encoder one.
+func (r *Rules) leaves(t reflect.Type) int {
+	if r.Own(t) {
+		return 1
+	}
+	switch t.Kind() {
+	case reflect.Array:
+		return min(t.Len()*r.leaves(t.Elem()), maxLeaves)
+	case reflect.Struct:
+		n := 0
+		for _, i := range r.Fields(t) {
+			n = min(n+r.leaves(t.Field(i).Type), maxLeaves)
+		}
+		return n
+	}
+	return 1
 }
 
 var (
@@ -184,7 +233,7 @@ func (w *walk) value(v reflect.Value, steps int) (height int, err error) {
 		return 0, ti.loop
 	}
 	if !ti.walked {
-		return 0, nil
+		return 0, w.count(ti.leaves)
 	}
 	if steps >= w.maxSteps {
 		return 0, ErrTooDeep
@@ -275,7 +324,17 @@ func (w *walk) below(v reflect.Value, ti *typeInfo, steps int) (height int, err 
 			return 0, nil
 		}
 		return height, deeper(v.Elem(), 1)
+	case reflect.String:
+		return 0, w.count(v.Len())
 	case reflect.Slice, reflect.Array:
+		if et := v.Type().Elem(); w.rules.Bytes && v.Kind() == reflect.Slice {
+			if et.Kind() == reflect.Uint8 {
+				return 0, w.count(v.Len()) // base64, or a json.RawMessage as it is
+			}
+			if e := w.rules.typeOf(et); !e.walked {
+				return 0, w.count(v.Len() * max(e.leaves, 1))
+			}
+		}
 		for i := range v.Len() {
 			if err := deeper(v.Index(i), 1); err != nil {
 				return height, err
@@ -293,21 +352,37 @@ func (w *walk) below(v reflect.Value, ti *typeInfo, steps int) (height int, err 
 	return height, nil
 }
 
-var mapStringAnyType = reflect.TypeFor[map[string]any]()
+var (
+	mapStringAnyType    = reflect.TypeFor[map[string]any]()
+	mapStringStringType = reflect.TypeFor[map[string]string]()
+)
 
 // walkMap walks the keys and values of map v (deeper). It copies the
 // keys and values it follows into one variable each, where a Value of
 // each would be an allocation of its own (but for a map the encoder
 // reaches through an unexported embedded field, which cannot be copied
 // from); a map[string]any (a field of a tool's struct) is ranged over
-// as Go does.
+// as Go does, and a map[string]string's bytes are counted so.
 func (w *walk) walkMap(v reflect.Value, deeper func(reflect.Value, int) error) error {
 	if v.Len() == 0 {
 		return nil
 	}
 	t := v.Type()
+	if t == mapStringStringType && w.rules.Bytes && v.CanInterface() {
+		for k, e := range v.Interface().(map[string]string) {
+			if err := w.count(2 + len(k) + len(e)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if t == mapStringAnyType && v.CanInterface() {
-		for _, e := range v.Interface().(map[string]any) {
+		for k, e := range v.Interface().(map[string]any) {
+			if w.rules.Bytes {
+				if err := w.count(1 + len(k)); err != nil {
+					return err
+				}
+			}
 			if e == nil {
 				continue
 			}

@@ -1,7 +1,10 @@
 package valuewalk
 
 import (
+	"encoding/json"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +87,69 @@ func TestWalkCountsValuesSharedThroughInterfaces(t *testing.T) {
 	w := walk{rules: JSON, maxSteps: 10, nodes: math.MaxInt}
 	if err := w.walk(numbers); err != nil || len(w.memo) != 0 {
 		t.Errorf("a list of %d numbers: %v, noted %d values, want nil and none (each is counted at once)", len(numbers), err, len(w.memo))
+	}
+}
+
+// TestWalkCountsWhatStringsAndListsWrite: encoding/json writes a string,
+// a []byte or a list met many times (one inner list or one long string
+// a list holds a hundred thousand times) each time, and builds what it
+// writes in memory, where no buffer of the caller's bounds it; the walk
+// of its rules counts their bytes and values, so a value a few MiB in
+// memory that writes gigabytes is refused, and a large value that writes
+// about what it holds is not.
+func TestWalkCountsWhatStringsAndListsWrite(t *testing.T) {
+	const maxValues = 64 << 20
+	long := strings.Repeat("x", 1<<20)
+	inner := make([]string, 1000)
+	for i := range inner {
+		inner[i] = strings.Repeat("y", 100)
+	}
+	numbers := make([][64]int64, 1000)
+	sameList := make([][]string, 100_000)
+	sameString := make([]string, 1000)
+	sameRaw := make([]json.RawMessage, 1000)
+	sameBytes := make([][]byte, 1000)
+	sameNumbers := make([][][64]int64, 100_000)
+	sameInMap := make(map[string][]string, 100_000)
+	for i := range sameList {
+		sameList[i] = inner
+		sameNumbers[i] = numbers
+		sameInMap[strconv.Itoa(i)] = inner
+	}
+	raw, bytes := json.RawMessage(`"`+long+`"`), []byte(long)
+	for i := range sameString {
+		sameString[i], sameRaw[i], sameBytes[i] = long, raw, bytes
+	}
+	for name, v := range map[string]any{
+		"a list holding one list of strings 100,000 times":    sameList,
+		"a list holding one 1 MiB string 1000 times":          sameString,
+		"a list holding one 1 MiB json.RawMessage 1000 times": sameRaw,
+		"a list holding one 1 MiB []byte 1000 times":          sameBytes,
+		"a list holding one list of arrays 100,000 times":     sameNumbers,
+		"a map holding one list of strings 100,000 times":     sameInMap,
+		"the same in a map[string]any":                        map[string]any{"v": sameList},
+	} {
+		if err := JSON.Walk(v, 100, maxValues); err != ErrTooLarge {
+			t.Errorf("%s: %v, want %v", name, err, ErrTooLarge)
+		}
+	}
+	type item struct {
+		Name string
+		Tags []string
+		Next *item
+	}
+	large := make([]*item, 50_000)
+	for i := range large {
+		large[i] = &item{Name: strconv.Itoa(i), Tags: []string{"a", "b"}}
+		if i%2 == 1 {
+			large[i].Next = large[i-1] // written again below the next item
+		}
+	}
+	b, err := json.Marshal(large)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := JSON.Walk(large, 100, len(b)); err != nil {
+		t.Errorf("a list of %d items writing %d bytes: %v, want nil", len(large), len(b), err)
 	}
 }
