@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolbus/toolbus/internal/valuewalk"
 	"github.com/toolbus/toolbus/toolkit"
 )
 
@@ -35,7 +36,11 @@ const DefaultCacheBytes = 64 << 20
 // keys sorted, numbers as JSON numbers), the tool's presets (by
 // toolkit.Tool.PresetsID: a tool registered again with other presets is
 // not answered from the entries of the one before), and the session
-// too when PerSession is set. Only a successful call is stored: one whose
+// too when PerSession is set. A call whose input would write about
+// three times MaxBytes of JSON or more (an in-process caller's maps
+// holding the same next map twice, forty levels down: a terabyte) or
+// nest deeper than 10000 levels is not keyed: it runs, as a call of a
+// tool not cached does. Only a successful call is stored: one whose
 // handler returned nil, whose chunks carried no error, interrupted or
 // denied state and were all taken (none refused, as past the call's
 // toolkit.Options.MaxResultBytes: the call failed, and what the tool
@@ -195,7 +200,7 @@ func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
 			return next(ctx, call, w)
 		}
 		key, ok := c.key(call)
-		if !ok { // an input that is not JSON cannot be keyed
+		if !ok { // an input that is not JSON, or too large for any entry, cannot be keyed
 			return next(ctx, call, w)
 		}
 		if chunks, ok := c.get(key); ok {
@@ -222,7 +227,17 @@ func (c *cache) middleware(next toolkit.Handler) toolkit.Handler {
 	}
 }
 
+// maxKeyDepth bounds how deep an input a key is written of, as the
+// toolkit's inputs are (encoding/json's decoder stops there too).
+const maxKeyDepth = 10000
+
 func (c *cache) key(call *toolkit.Call) (string, bool) {
+	// An in-process caller's input may hold a map twice: written whole,
+	// forty levels of maps holding the same next map twice are a
+	// terabyte, which no entry could hold anyway.
+	if valuewalk.JSON.Walk(call.Input, 4*maxKeyDepth, 3*c.cfg.MaxBytes) != nil {
+		return "", false
+	}
 	in, err := json.Marshal(call.Input) // encoding/json sorts map keys
 	if err != nil {
 		return "", false
