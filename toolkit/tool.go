@@ -683,6 +683,10 @@ func ValueChunk(v any) (Chunk, error) {
 	return Text(string(pySeparators(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))))), nil
 }
 
+// errInputTooLarge is a typed tool's error for an input that would
+// write too much to be decoded.
+var errInputTooLarge = fmt.Errorf("the input would encode to more than %d MiB", DefaultMaxResultBytes>>20)
+
 // errValueTooLarge is ValueChunk's error for a value that would write
 // too much.
 var errValueTooLarge = fmt.Errorf("toolkit: the value would encode to more than %d MiB", DefaultMaxResultBytes>>20)
@@ -717,9 +721,19 @@ func pySeparators(compact []byte) []byte {
 	return out
 }
 
+// decodeInput decodes a typed tool's input into dst through its JSON:
+// an in-process caller's input may hold a map twice, and forty levels of
+// maps holding the same next map twice are a terabyte written, so it is
+// walked first, as a function tool's result is (ValueChunk).
 func decodeInput(input map[string]any, dst any) error {
 	if len(input) == 0 {
 		input = map[string]any{}
+	}
+	switch valuewalk.JSON.Walk(input, 4*maxNumberDepth, 3*DefaultMaxResultBytes) {
+	case valuewalk.ErrTooDeep:
+		return errNumbersTooDeep
+	case valuewalk.ErrTooLarge:
+		return errInputTooLarge
 	}
 	b, err := json.Marshal(input)
 	if err != nil {
