@@ -393,11 +393,18 @@ func (w *walk) walkMap(v reflect.Value, deeper func(reflect.Value, int) error) e
 		return nil
 	}
 	var k, e reflect.Value
-	if w.rules.typeOf(t.Key()).walked {
+	kt, et := w.rules.typeOf(t.Key()), w.rules.typeOf(t.Elem())
+	if kt.walked {
 		k = reflect.New(t.Key()).Elem()
 	}
-	if w.rules.typeOf(t.Elem()).walked {
+	if et.walked {
 		e = reflect.New(t.Elem()).Elem()
+	}
+	if err := w.count(v.Len() * (kt.leaves + et.leaves)); err != nil { // what is not walked, with Rules.Bytes
+		return err
+	}
+	if !k.IsValid() && !e.IsValid() {
+		return nil
 	}
 	// A map reached through an unexported embedded field, which the
 	// encoder writes, cannot be copied from: its keys and values are

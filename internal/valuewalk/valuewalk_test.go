@@ -111,10 +111,16 @@ func TestWalkCountsWhatStringsAndListsWrite(t *testing.T) {
 	sameBytes := make([][]byte, 1000)
 	sameNumbers := make([][][64]int64, 100_000)
 	sameInMap := make(map[string][]string, 100_000)
+	numbersMap := make(map[int]float64, 1000)
+	for i := range 1000 {
+		numbersMap[i] = float64(i)
+	}
+	sameNumbersMap := make([]map[int]float64, 100_000)
 	for i := range sameList {
 		sameList[i] = inner
 		sameNumbers[i] = numbers
 		sameInMap[strconv.Itoa(i)] = inner
+		sameNumbersMap[i] = numbersMap
 	}
 	raw, bytes := json.RawMessage(`"`+long+`"`), []byte(long)
 	for i := range sameString {
@@ -127,6 +133,7 @@ func TestWalkCountsWhatStringsAndListsWrite(t *testing.T) {
 		"a list holding one 1 MiB []byte 1000 times":          sameBytes,
 		"a list holding one list of arrays 100,000 times":     sameNumbers,
 		"a map holding one list of strings 100,000 times":     sameInMap,
+		"a list holding one map of numbers 100,000 times":     sameNumbersMap,
 		"the same in a map[string]any":                        map[string]any{"v": sameList},
 	} {
 		if err := JSON.Walk(v, 100, maxValues); err != ErrTooLarge {
