@@ -101,3 +101,45 @@ func TestHostileResultDeepOrDoubling(t *testing.T) {
 		t.Errorf("a struct doubling eight times: final = %s %.80q…, want success with encoding/json's %.80q… (spaced as json.dumps spaces it)", r.final.State, r.final.Text(), want)
 	}
 }
+
+// walkWrapped writes itself (its MarshalJSON on its pointer) where
+// encoding/json can take its address, and its fields elsewhere.
+type walkWrapped struct {
+	Deep *walkNode `json:"deep"`
+}
+
+func (w *walkWrapped) MarshalJSON() ([]byte, error) { return []byte(`"wrapped"`), nil }
+
+// TestHostileResultBehindPointerMarshaler: a function tool's result
+// holding, as a map's value or in an interface (where encoding/json
+// cannot take its address, so writes its fields rather than call its
+// MarshalJSON, which is on its pointer), a value whose field is a chain
+// a million deep ends its call tool_error saying it is nested too deep,
+// where the walk took the value for one writing itself and encoding/json
+// recursed until the stack overflowed; in a list (addressable) the
+// method writes it. In a child process, as the crash is no panic a test
+// survives.
+func TestHostileResultBehindPointerMarshaler(t *testing.T) {
+	if !ostest.InChild(t, "TOOLBUS_TEST_RESULT_PTR_MARSHALER_CHILD") {
+		return
+	}
+	chain := &walkNode{Name: "leaf"}
+	for range 1_000_000 {
+		chain = &walkNode{Next: chain}
+	}
+	w := walkWrapped{Deep: chain}
+	for name, v := range map[string]any{
+		"a map's value":                 map[string]walkWrapped{"w": w},
+		"a struct in a map's value":     map[string]struct{ W walkWrapped }{"w": {w}},
+		"an interface in a list":        []any{w},
+		"an interface in a map[string]": map[string]any{"w": w},
+	} {
+		if _, err := toolkit.ValueChunk(v); err != toolkit.ErrNestedTooDeep {
+			t.Errorf("%s: %v, want %v", name, err, toolkit.ErrNestedTooDeep)
+		}
+	}
+	c, err := toolkit.ValueChunk([]walkWrapped{w})
+	if err != nil || c.Content[0].Text != `["wrapped"]` {
+		t.Errorf("in a list: %v %+v, want [\"wrapped\"]", err, c)
+	}
+}

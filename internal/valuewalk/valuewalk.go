@@ -39,6 +39,12 @@ type Rules struct {
 	// Own reports whether the encoder writes a value of the type with
 	// the type's own method, which the walk does not follow.
 	Own func(reflect.Type) bool
+	// OwnAddr, when set, reports whether the encoder writes a value of
+	// the type with the type's own method on its pointer only where it
+	// can take the value's address (encoding/json), and its fields
+	// elsewhere (a map's value, what an interface holds): the walk
+	// follows such a value where it is not addressable.
+	OwnAddr func(reflect.Type) bool
 	// Loop, when set, returns an error for a type the encoder cannot
 	// make its encoder for, whatever the value.
 	Loop func(reflect.Type) error
@@ -54,7 +60,7 @@ type Rules struct {
 }
 
 // JSON is encoding/json's rules.
-var JSON = &Rules{Fields: jsonFields, Own: jsonOwn, Bytes: true}
+var JSON = &Rules{Fields: jsonFields, Own: jsonOwn, OwnAddr: jsonOwnAddr, Bytes: true}
 
 // ErrTooDeep and ErrTooLarge are what a walk refuses.
 var (
@@ -68,6 +74,8 @@ type typeInfo struct {
 	fields []int // a struct's fields the encoder may write
 	loop   error // Rules.Loop's answer
 	leaves int   // with Rules.Bytes, the values a value of it not walked holds
+	addr   bool  // Rules.OwnAddr's answer
+	inline bool  // it is, or holds in its fields and elements, a type of Rules.OwnAddr
 }
 
 func (r *Rules) typeOf(t reflect.Type) *typeInfo {
@@ -83,6 +91,9 @@ func (r *Rules) typeOf(t reflect.Type) *typeInfo {
 	}
 	if r.Bytes && !ti.walked {
 		ti.leaves = r.leaves(t)
+	}
+	if r.OwnAddr != nil {
+		ti.addr, ti.inline = r.OwnAddr(t), r.holdsOwnAddr(t, map[reflect.Type]bool{})
 	}
 	r.types.Store(t, ti)
 	return ti
@@ -112,6 +123,31 @@ func (r *Rules) holdsPointer(t reflect.Type, seen map[reflect.Type]bool) bool {
 	case reflect.Struct:
 		for _, i := range r.Fields(t) {
 			if r.holdsPointer(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsOwnAddr reports whether t is, or holds in its fields and
+// elements (not through a pointer, slice, map or interface, whose
+// values are addressable or not whatever holds them), a type of
+// Rules.OwnAddr; seen holds the types on the way to t.
+func (r *Rules) holdsOwnAddr(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] || r.Own(t) {
+		return false
+	}
+	seen[t] = true
+	if r.OwnAddr(t) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Array:
+		return r.holdsOwnAddr(t.Elem(), seen)
+	case reflect.Struct:
+		for _, i := range r.Fields(t) {
+			if r.holdsOwnAddr(t.Field(i).Type, seen) {
 				return true
 			}
 		}
@@ -169,14 +205,20 @@ func jsonFields(t reflect.Type) []int {
 }
 
 // jsonOwn reports whether encoding/json writes a value of type t with
-// the type's own method (MarshalJSON or MarshalText).
+// the type's own method (MarshalJSON or MarshalText) wherever it is.
 func jsonOwn(t reflect.Type) bool {
-	for _, m := range [...]reflect.Type{jsonMarshalerType, textMarshalerType} {
-		if t.Implements(m) || t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(m) {
-			return true
-		}
+	return t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType)
+}
+
+// jsonOwnAddr reports whether encoding/json writes a value of type t
+// with the method of its pointer where it can take the value's address
+// (a list's element, a field of one), and its fields elsewhere.
+func jsonOwnAddr(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer || jsonOwn(t) {
+		return false
 	}
-	return false
+	pt := reflect.PointerTo(t)
+	return pt.Implements(jsonMarshalerType) || pt.Implements(textMarshalerType)
 }
 
 // memoAfter is how many values a walk counts before it notes the
@@ -231,6 +273,9 @@ func (w *walk) value(v reflect.Value, steps int) (height int, err error) {
 	ti := w.rules.typeOf(v.Type())
 	if ti.loop != nil {
 		return 0, ti.loop
+	}
+	if ti.addr && v.CanAddr() {
+		return 0, w.count(1) // its own method writes it
 	}
 	if !ti.walked {
 		return 0, w.count(ti.leaves)
@@ -407,9 +452,10 @@ func (w *walk) walkMap(v reflect.Value, deeper func(reflect.Value, int) error) e
 		return nil
 	}
 	// A map reached through an unexported embedded field, which the
-	// encoder writes, cannot be copied from: its keys and values are
-	// taken a Value each.
-	copied := v.CanInterface()
+	// encoder writes, cannot be copied from, and a copy is addressable
+	// where the map's keys and values are not (Rules.OwnAddr): their
+	// keys and values are taken a Value each.
+	copied := v.CanInterface() && !kt.inline && !et.inline
 	for it := v.MapRange(); it.Next(); {
 		if k.IsValid() {
 			key := k
