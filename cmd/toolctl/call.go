@@ -533,13 +533,17 @@ func jsonKind(v any) string {
 // With escape (stdout is a terminal) the text's unprintable characters but
 // line breaks and tabs are printed Go-escaped (printableText): the output
 // is the tool's, often a mounted MCP server's, and must not drive the
-// operator's terminal. To a file or a pipe it is written exact.
+// operator's terminal. A character cut between two chunks is held until
+// its rest comes, so that its pieces, each escaped as bytes that are not
+// UTF-8, cannot make a whole one on the terminal. To a file or a pipe it
+// is written exact.
 type printer struct {
 	w      io.Writer
 	escape bool
 	wrote  bool
 	nl     bool            // the last byte written was a newline
 	text   strings.Builder // the text streamed so far
+	cut    string          // with escape: the start of a character the next text may finish
 }
 
 // busNote begins the text blocks the bus adds to a call's content.
@@ -582,6 +586,10 @@ func (p *printer) write(bs []toolkit.Block, apart bool) {
 		if b.Type == toolkit.BlockText {
 			p.text.WriteString(s)
 			if p.escape {
+				s, p.cut = p.cut+s, ""
+				if n := cutRune(s); n > 0 && !apart {
+					s, p.cut = s[:len(s)-n], s[len(s)-n:]
+				}
 				s = printableText(s)
 			}
 		}
@@ -590,8 +598,26 @@ func (p *printer) write(bs []toolkit.Block, apart bool) {
 	}
 }
 
+// cutRune is the length of the start of a character that s ends with
+// (0 if none).
+func cutRune(s string) int {
+	for n := 1; n <= min(len(s), utf8.UTFMax-1); n++ {
+		if utf8.RuneStart(s[len(s)-n]) {
+			if utf8.FullRuneInString(s[len(s)-n:]) {
+				return 0
+			}
+			return n
+		}
+	}
+	return 0
+}
+
 // end finishes the line written last, if any.
 func (p *printer) end() {
+	if p.cut != "" {
+		io.WriteString(p.w, printableText(p.cut))
+		p.cut, p.nl = "", false
+	}
 	if p.wrote && !p.nl {
 		io.WriteString(p.w, "\n")
 		p.nl = true

@@ -46,8 +46,10 @@
 // stderr, followed for a tool no worker serves by the fleet's tool of the
 // nearest name, and for an input the tool's schema refuses by the tool's
 // parameters (names, types, which are required). The output is the tool's: on a terminal its unprintable
-// characters but line breaks and tabs are printed Go-escaped (\x1b, \r,
-// \u202e), so that a tool cannot drive the terminal; to a file or a pipe,
+// characters but line breaks and tabs, and its bytes that are not UTF-8,
+// are printed Go-escaped (\x1b, \r, \u202e, \x9b; a character whose
+// bytes come in two chunks is escaped whole), so that a tool cannot drive
+// the terminal; to a file or a pipe,
 // and as JSON with --json, it is exact. Flags: --session, --timeout (the call ends with code timeout),
 // --id, --json (every event as a JSON line: {"chunk":…}, {"progress":…},
 // {"log":…}, {"final":…}), -v (the call id first, the final's metadata,
@@ -111,8 +113,8 @@
 // description's unprintable characters as spaces; the texts of several
 // lines (instructions, the <agent-skills> prompt, groups set's answer)
 // keep their line breaks and tabs and print every other unprintable
-// character (terminal controls, bidi overrides) Go-escaped, such as
-// \x1b or \u202e. --json prints them exact, as JSON strings with
+// character (terminal controls, bidi overrides) and byte that is not
+// UTF-8 Go-escaped, such as \x1b, \u202e or \x9b. --json prints them exact, as JSON strings with
 // every unprintable character \u-escaped.
 //
 // # pending, approve, deny, allow and mode

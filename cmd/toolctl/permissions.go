@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -171,9 +172,10 @@ func scopeName(scope string) string {
 // plain prints a text a caller or the fleet may have written (a session
 // name, a rule made from a caller's command, a worker id, a final's
 // state): as it is, or Go-quoted when it has characters that are not
-// printable (terminal controls, newlines, tabs, bidi overrides).
+// printable (terminal controls, newlines, tabs, bidi overrides) or bytes
+// that are not UTF-8.
 func plain(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
 		return strconv.Quote(s)
 	}
 	return s
@@ -182,22 +184,28 @@ func plain(s string) string {
 // printableText is a fleet's text of several lines (a group's
 // instructions, the <agent-skills> prompt) for the terminal: its line
 // breaks and tabs as they are, every other unprintable character
-// (terminal controls, a carriage return, bidi overrides) Go-escaped as
-// plain escapes it, so that the text reads as it was meant and
-// cannot drive the operator's terminal. --json prints such text exact (\u-escaped).
+// (terminal controls, a carriage return, bidi overrides) and every byte
+// that is not UTF-8 Go-escaped as plain escapes them (\x9b), so that the
+// text reads as it was meant and cannot drive the operator's terminal.
+// --json prints such text exact (\u-escaped).
 func printableText(s string) string {
 	bad := func(r rune) bool { return r != '\n' && r != '\t' && !unicode.IsPrint(r) }
-	if strings.IndexFunc(s, bad) < 0 {
+	if utf8.ValidString(s) && strings.IndexFunc(s, bad) < 0 {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if bad(r) {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case bad(r):
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
-		} else {
-			b.WriteRune(r)
+		default:
+			b.WriteString(s[i : i+n])
 		}
+		i += n
 	}
 	return b.String()
 }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/toolbus/toolbus/bus/wire"
+	"github.com/toolbus/toolbus/internal/natstest"
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+// hostileWorker starts an embedded server with a member that serves the
+// tool name by answering each call with the frames frames gives for its
+// id, published as they are to the call's reply subject; it returns the
+// server's URL.
+func hostileWorker(t *testing.T, name string, frames func(id string) []*wire.Frame) string {
+	t.Helper()
+	s := natstest.Embedded(t, true)
+	nc := natstest.Connect(t, s)
+	sub, err := nc.Subscribe(wire.CallSubject(name, ""), func(m *nats.Msg) {
+		var req wire.Request
+		if err := wire.Msgpack.Unmarshal(m.Data, &req); err != nil {
+			t.Error(err)
+			return
+		}
+		for _, f := range frames(req.ID) {
+			data, err := wire.Msgpack.Marshal(f)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := nc.Publish(m.Reply, data); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	nc.Flush()
+	return s.ClientURL()
+}
+
+// textChunks are chunk frames of the texts, numbered from 1, and the
+// content-less final that follows them.
+func textChunks(id string, texts ...string) []*wire.Frame {
+	var fs []*wire.Frame
+	for i, s := range texts {
+		fs = append(fs, &wire.Frame{Kind: wire.KindChunk, ID: id, Seq: uint64(i + 1),
+			Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: s}}}})
+	}
+	return append(fs, &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: uint64(len(texts) + 1), Chunks: uint64(len(texts)),
+		Final: &toolkit.Response{ID: id, State: toolkit.StateSuccess, Metadata: map[string]any{"worker": "w1"}}})
+}
+
+// TestCallOutputOnTerminal: a worker's text that drives a terminal
+// (screen clear, OSC 52 clipboard write, OSC 8 link, carriage return
+// overwrite, bidi override) reaches a terminal escaped and a pipe exact,
+// also when a character is cut between two chunks: the printer escaped
+// each chunk's text alone, so a bidi override or a C1 CSI whose bytes
+// came in two chunks (each an invalid piece that printed as it was) was
+// whole again on the terminal, as was a lone byte that is no character.
+func TestCallOutputOnTerminal(t *testing.T) {
+	pieces := []string{"a\x1b[2J\x1b]52;c;b3duZWQ=\a\x1b]8;;https://x/\aok\x1b]8;;\a\rfake\u202eb\xe2\x80", "\xaec\xc2", "\x9b31m \x9b d\xe2"}
+	url := hostileWorker(t, "leak", func(id string) []*wire.Frame { return textChunks(id, pieces...) })
+	code, out, errs := toolctlOnTerminal(t, "--nats", url, "call", "leak")
+	if code != exitOK || !strings.Contains(out, "fake") {
+		t.Fatalf("call on a terminal: exit %d\nstdout %q\nstderr %s", code, out, errs)
+	}
+	if r, bad := unprintable(out); bad || !utf8.ValidString(out) {
+		t.Errorf("the terminal got %q (valid UTF-8: %v): %q", r, utf8.ValidString(out), out)
+	}
+	code, out, errs = toolctl(t, "--nats", url, "call", "leak")
+	if want := strings.Join(pieces, "") + "\n"; code != exitOK || out != want {
+		t.Errorf("call to a pipe: exit %d, printed %q, want %q\n%s", code, out, want, errs)
+	}
+}
