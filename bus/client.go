@@ -1667,6 +1667,14 @@ func (c *Client) run(ctx context.Context, call toolkit.ToolCall, first string, y
 				c.log.Warn("bus: dropping an undecodable frame", "call", call.ID, "err", err)
 				continue
 			}
+			if f.ID != call.ID && f.ID != "" {
+				// Another call's (a worker that mixed its calls up):
+				// numbered as this call's, it would end it with its final
+				// and have its frames dropped as old. "" is a worker's
+				// that could not read the request.
+				c.log.Warn("bus: dropping a frame of another call", "call", call.ID, "frame", wire.Quote(f.ID))
+				continue
+			}
 			if f.Kind == wire.KindQueued && f.Stream > 0 && !call.Durable {
 				// Queued by its worker: the client's own enqueue knows
 				// it. Read before the delivery check: the frames of the

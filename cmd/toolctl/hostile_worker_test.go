@@ -32,9 +32,8 @@ func hostileWorker(t *testing.T, name string, frames func(id string) []*wire.Fra
 				t.Error(err)
 				return
 			}
-			if err := nc.Publish(m.Reply, data); err != nil {
-				t.Error(err)
-				return
+			if nc.Publish(m.Reply, data) != nil {
+				return // the test is over
 			}
 		}
 	})
@@ -78,5 +77,21 @@ func TestCallOutputOnTerminal(t *testing.T) {
 	code, out, errs = toolctl(t, "--nats", url, "call", "leak")
 	if want := strings.Join(pieces, "") + "\n"; code != exitOK || out != want {
 		t.Errorf("call to a pipe: exit %d, printed %q, want %q\n%s", code, out, want, errs)
+	}
+}
+
+// TestCallFramesOfAnotherCall: frames on a call's reply subject that
+// carry another call's id (a worker that mixed its calls up) were taken
+// as the call's own: toolctl printed the other call's output and ended
+// with its final, exit 0, and the call's own frames, numbered as those
+// were, were dropped as old. They are not the call's: it ends with its
+// own.
+func TestCallFramesOfAnotherCall(t *testing.T) {
+	url := hostileWorker(t, "mixed", func(id string) []*wire.Frame {
+		return append(textChunks("other", "NOTMINE"), textChunks(id, "mine")...)
+	})
+	code, out, errs := toolctl(t, "--nats", url, "call", "mixed")
+	if code != exitOK || out != "mine\n" {
+		t.Errorf("exit %d, printed %q, want \"mine\\n\"\n%s", code, out, errs)
 	}
 }
