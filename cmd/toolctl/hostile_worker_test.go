@@ -95,3 +95,99 @@ func TestCallFramesOfAnotherCall(t *testing.T) {
 		t.Errorf("exit %d, printed %q, want \"mine\\n\"\n%s", code, out, errs)
 	}
 }
+
+// TestCallHostileFrames: a worker that answers a call twice, floods it
+// after its final, or publishes frames and garbage beside its reply
+// subject (the client's other inbox subjects, below and above it):
+// toolctl prints the call's own output once and exits with its first
+// final's code.
+func TestCallHostileFrames(t *testing.T) {
+	chunk := func(id string, seq uint64, s string) *wire.Frame {
+		return &wire.Frame{Kind: wire.KindChunk, ID: id, Seq: seq, Chunk: &toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: s}}}}
+	}
+	for _, tt := range []struct {
+		name   string
+		frames func(id string) []*wire.Frame
+	}{
+		{"two finals", func(id string) []*wire.Frame {
+			return append(textChunks(id, "mine"), &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: 3,
+				Final: &toolkit.Response{ID: id, State: toolkit.StateError, Code: toolkit.CodeToolError, Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "SECOND"}}}})
+		}},
+		{"a flood after the final", func(id string) []*wire.Frame {
+			fs := textChunks(id, "mine")
+			for i := range 10_000 {
+				fs = append(fs, chunk(id, uint64(i+3), "AFTER"))
+			}
+			return fs
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			url := hostileWorker(t, "twice", tt.frames)
+			code, out, errs := toolctl(t, "--nats", url, "call", "twice")
+			if code != exitOK || out != "mine\n" || errs != "" {
+				t.Errorf("exit %d, printed %q, want \"mine\\n\"\nstderr: %s", code, out, errs)
+			}
+		})
+	}
+	t.Run("beside the reply subject", func(t *testing.T) {
+		s := natstest.Embedded(t, true)
+		nc := natstest.Connect(t, s)
+		send := func(subject string, f *wire.Frame) {
+			data, err := wire.Msgpack.Marshal(f)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			nc.Publish(subject, data)
+		}
+		sub, err := nc.Subscribe(wire.CallSubject("beside", ""), func(m *nats.Msg) {
+			var req wire.Request
+			if err := wire.Msgpack.Unmarshal(m.Data, &req); err != nil {
+				t.Error(err)
+				return
+			}
+			prefix := m.Reply[:strings.LastIndexByte(m.Reply, '.')]
+			for _, subject := range []string{prefix, prefix + ".0", prefix + ".2", prefix + ".x.y", m.Reply + ".x"} {
+				for _, f := range textChunks(req.ID, "FORGED") {
+					send(subject, f)
+				}
+				nc.Publish(subject, []byte("\x1b[2Jgarbage"))
+			}
+			for _, f := range textChunks(req.ID, "mine") {
+				send(m.Reply, f)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sub.Unsubscribe() })
+		nc.Flush()
+		code, out, errs := toolctl(t, "--nats", s.ClientURL(), "call", "beside")
+		if code != exitOK || out != "mine\n" || errs != "" {
+			t.Errorf("exit %d, printed %q, want \"mine\\n\"\nstderr: %s", code, out, errs)
+		}
+	})
+}
+
+// TestCallMillionChunks: a million one-character chunks (in bursts, as
+// a worker sends them to a caller that reads them) are printed whole.
+func TestCallMillionChunks(t *testing.T) {
+	const bursts, per = 50, 20_000
+	url := hostileWorker(t, "many", func(id string) []*wire.Frame {
+		x := toolkit.Chunk{Content: []toolkit.Block{{Type: toolkit.BlockText, Text: "x"}}}
+		more := make([]toolkit.Chunk, per-1)
+		for i := range more {
+			more[i] = x
+		}
+		var fs []*wire.Frame
+		for i := range bursts {
+			fs = append(fs, &wire.Frame{Kind: wire.KindChunk, ID: id, Seq: uint64(i*per + 1), Chunk: &x, More: more})
+		}
+		return append(fs, &wire.Frame{Kind: wire.KindFinal, ID: id, Seq: bursts*per + 1, Chunks: bursts * per,
+			Final: &toolkit.Response{ID: id, State: toolkit.StateSuccess}})
+	})
+	code, out, errs := toolctl(t, "--nats", url, "call", "many")
+	if want := strings.Repeat("x", bursts*per) + "\n"; code != exitOK || out != want || errs != "" {
+		t.Errorf("exit %d, printed %d bytes, want %d\nstderr: %s", code, len(out), len(want), errs)
+	}
+}
