@@ -52,7 +52,11 @@
 // the worker's announcement encodes them, names, descriptions, schemas
 // and the rest: the worker announces all its tools in one NATS message,
 // and one refused past max_payload would drop the worker from the fleet,
-// or keep it from starting). The servers of one Mount share
+// or keep it from starting; a tool whose input schema alone is sure to
+// pass it, counted on the schema as listed, titles left out, a byte a
+// value and a string's or key's length more, is skipped so before its
+// schema is converted, ordered or encoded: a million properties cost
+// hundreds of MiB to convert, at every listing). The servers of one Mount share
 // Options.MaxToolBytes besides (DefaultMaxToolBytes, 512 KiB, unless set;
 // a worker gives its NATS server's max_payload less 384 KiB for the rest
 // of its announcement): a server's registration takes only what the

@@ -57,6 +57,50 @@ func announcedSize(t wire.AnnouncedTool) int {
 	return len(b) - emptyAnnouncement()
 }
 
+// overSchema reports whether the input schema a server listed (as the
+// go-sdk decoded it) is sure to make its tool's announcedSize pass
+// MaxServerToolBytes: it is at least leastSize, the skip the registration
+// makes once the schema is converted, ordered and encoded found cheaply,
+// with no allocation, before any of that (a million properties cost
+// hundreds of MiB to convert, at each listing).
+func overSchema(schema any) bool {
+	m, ok := schema.(map[string]any)
+	return ok && leastSize(m, MaxServerToolBytes) > MaxServerToolBytes
+}
+
+// leastSize is a lower bound of the bytes v takes in msgpack as an input
+// schema is announced, or a number past limit once the bound passes it:
+// every value takes a byte at least, a string or key its length more. A
+// member named "title" is not counted anywhere, as inputSchema strips
+// titles (toolkit.StripTitles, in schema positions only: the bound stays
+// a lower one).
+func leastSize(v any, limit int) int {
+	switch v := v.(type) {
+	case string:
+		return 1 + len(v)
+	case map[string]any:
+		n := 1
+		for k, e := range v {
+			if k == "title" {
+				continue
+			}
+			if n += 1 + len(k) + leastSize(e, limit-n); n > limit {
+				return n
+			}
+		}
+		return n
+	case []any:
+		n := 1
+		for _, e := range v {
+			if n += leastSize(e, limit-n); n > limit {
+				return n
+			}
+		}
+		return n
+	}
+	return 1
+}
+
 // listAll returns the server's tools (every page), unfiltered.
 func (c *Client) listAll(ctx context.Context) ([]*sdk.Tool, error) {
 	ctx, cancel := context.WithTimeout(withListing(ctx), c.cfg.connectTimeout())
@@ -321,6 +365,11 @@ func (c *Client) sync(tk *toolkit.Toolkit, tools []*sdk.Tool) error {
 				warn(t, "MCP tool skipped: its name is taken in the toolkit", "name", name)
 				continue
 			}
+			if overSchema(t.InputSchema) {
+				warn(t, "MCP tool skipped: its input schema alone is over MaxServerToolBytes",
+					"limit", MaxServerToolBytes)
+				continue
+			}
 			schema, err := inputSchema(t.InputSchema)
 			if err != nil {
 				warn(t, "MCP tool skipped", "error", err)
@@ -470,7 +519,7 @@ func (c *Client) refusedAlone(tools []*sdk.Tool, refused map[int]bool) []skipWar
 	var batch []toolkit.Registration
 	var from []int
 	for i, t := range tools {
-		if refused[i] {
+		if refused[i] || overSchema(t.InputSchema) {
 			continue
 		}
 		schema, err := inputSchema(t.InputSchema)

@@ -74,8 +74,8 @@ func (o *schemaOrders) learn(result []byte) {
 		}
 		listed[t.Name] = true
 		var schema any
-		if json.Unmarshal(t.InputSchema, &schema) != nil {
-			continue
+		if json.Unmarshal(t.InputSchema, &schema) != nil || overSchema(schema) {
+			continue // a tool over MaxServerToolBytes is skipped
 		}
 		k, ok := keyOf(t.Name, schema)
 		if order, err := toolkit.OrderOf(t.InputSchema); ok && err == nil {
@@ -96,6 +96,9 @@ func (o *schemaOrders) learn(result []byte) {
 func (o *schemaOrders) keep(listed []*sdk.Tool) {
 	keys := make(map[orderKey]bool, len(listed))
 	for _, t := range listed {
+		if overSchema(t.InputSchema) {
+			continue // none learned
+		}
 		if k, ok := keyOf(t.Name, t.InputSchema); ok {
 			keys[k] = true
 		}

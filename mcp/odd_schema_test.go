@@ -1,0 +1,159 @@
+package mcp
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbus/toolbus/toolkit"
+)
+
+func init() {
+	switch mode := os.Getenv(mountTestServerEnv); mode {
+	case "wide-schema":
+		os.Exit(oddSchemaServerMain(mode))
+	}
+}
+
+// wideSchemaProperties is the properties of the input schema of the
+// tool "wide" that oddSchemaServerMain lists in mode "wide-schema":
+// about 13 MB of JSON, within MaxMessageBytes.
+const wideSchemaProperties = 1_000_000
+
+// oddSchemaServerMain is a stdio server, JSON-RPC written by hand, that
+// lists the tool "echo" (answering with the name it was called by) and,
+// in mode "wide-schema", the tool "wide", whose input schema has
+// wideSchemaProperties properties.
+func oddSchemaServerMain(mode string) int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(nil, 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	var odd strings.Builder
+	switch mode {
+	case "wide-schema":
+		odd.WriteString(`{"name":"wide","inputSchema":{"type":"object","properties":{`)
+		for i := range wideSchemaProperties {
+			if i > 0 {
+				odd.WriteByte(',')
+			}
+			fmt.Fprintf(&odd, `"p%d":{}`, i)
+		}
+		odd.WriteString(`}}}`)
+	}
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+				Name            string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"o","version":"1"}}}`+"\n", m.ID, m.Params.ProtocolVersion)
+		case "tools/list":
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},%s]}}`+"\n", m.ID, odd.String())
+		case "tools/call":
+			b, _ := json.Marshal(m.Params.Name)
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`+"\n", m.ID, b)
+		default:
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", m.ID)
+		}
+		out.Flush()
+	}
+	return 0
+}
+
+// oddSchemaClient registers the tools of oddSchemaServerMain in mode in
+// tk, its log written to log.
+func oddSchemaClient(t *testing.T, mode string, tk *toolkit.Toolkit, log *lockedLog) *Client {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(ServerConfig{Name: "o", Transport: TransportStdio, Command: exe, Env: map[string]string{mountTestServerEnv: mode},
+		ConnectTimeout: Duration(5 * time.Minute)}, // 13 MB decoded under -race on a busy machine
+		&Options{RetryInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// A server listing a tool whose input schema has a million properties
+// (13 MB, within MaxMessageBytes) had it converted, its order read,
+// and the whole of it marshalled more than once before it was found past
+// MaxServerToolBytes and skipped: about 800 MiB of heap at each listing,
+// which a server announcing list_changed had repeated every second. A
+// schema that cannot fit in MaxServerToolBytes is found so before any of
+// that, the tool skipped with a warning and the server's other tools
+// served.
+func TestWideSchemaSkippedCheaply(t *testing.T) {
+	var log lockedLog
+	tk := toolkit.New(nil)
+	c := oddSchemaClient(t, "wide-schema", tk, &log)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := c.Register(testCtx(t), tk); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := c.Tools(); len(got) != 1 || got[0] != ToolName("o", "echo") {
+		t.Fatalf("registered %v, want echo alone", got)
+	}
+	if r := tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: "c", Name: ToolName("o", "echo"), Input: map[string]any{}}, toolkit.WriterFuncs{}); r.Text() != "echo" {
+		t.Errorf("echo: %s/%s %q", r.State, r.Code, r.Text())
+	}
+	if !strings.Contains(log.String(), "MaxServerToolBytes") || !strings.Contains(log.String(), "tool=wide") {
+		t.Errorf("no warning that wide is over MaxServerToolBytes; log:\n%s", log.String())
+	}
+	// The go-sdk's decoding and checking of the listing take about 750
+	// MiB of it; the tool's conversion, ordering and encoding took 1.4
+	// GiB more.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1600<<20 {
+		t.Errorf("the listing allocated %d MiB, want less than 1600", got>>20)
+	}
+}
+
+// leastSize is at most the size a schema's tool is announced with, its
+// titles stripped, whatever they hold.
+func TestLeastSizeBoundsAnnouncedSize(t *testing.T) {
+	empty := announcedSize(announced("t", "", "", map[string]any{}, nil, nil))
+	for _, raw := range []string{
+		`{}`,
+		`{"type":"object"}`,
+		`{"title":"x","properties":{"a":{"title":"` + strings.Repeat("t", 1000) + `","type":"string"}}}`,
+		`{"properties":{"title":{"type":"string","enum":["a","bb",1,1.5,-1e300,true,null]}},"title":{"deep":[[[{}]]]}}`,
+		`{"properties":{"p":{"type":"array","items":{"anyOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"$defs":{"d":{"title":"d","type":"object"}}}`,
+		`{"type":"object","properties":{"x":{"description":"` + strings.Repeat("é", 500) + `"}}}`,
+	} {
+		var schema any
+		if err := json.Unmarshal([]byte(raw), &schema); err != nil {
+			t.Fatal(err)
+		}
+		least := leastSize(schema, math.MaxInt)
+		converted, err := inputSchema(schema)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if n := announcedSize(announced("t", "", "", converted, nil, nil)) - empty; least > n {
+			t.Errorf("%.80s: leastSize %d, more than the %d bytes it adds to its tool's announcement", raw, least, n)
+		}
+	}
+	if overSchema(map[string]any{"title": strings.Repeat("t", 2*MaxServerToolBytes)}) {
+		t.Error("a schema over MaxServerToolBytes in its title alone is over")
+	}
+}
