@@ -43,7 +43,8 @@
 // whose sanitised name collides
 // with another, whose name is taken in the toolkit or over
 // toolkit.MaxNameLen bytes, whose schema the toolkit refuses (nested
-// deeper than toolkit.MaxSchemaDepth, say), or whose schema's references
+// deeper than toolkit.MaxSchemaDepth, say; one nested past 1000 levels
+// fails a stdio server's whole listing, see Calls), or whose schema's references
 // the validator would follow for ever ($ref, allOf, anyOf and their kin
 // coming back to the same value without descending into it) or past
 // 10,000 subschemas on one value, or cannot follow (internal/schemagraph),
@@ -154,6 +155,18 @@
 // A structuredContent or _meta nested deeper than 48 levels is kept in
 // the metadata as its JSON text, a string: the bus's decoders take 64
 // levels in a whole response.
+//
+// A stdio server's message nested deeper than 1000 levels is refused
+// whole by the go-sdk's decoder, before it is known what it answers, and
+// its connection ends: a listing holding an input schema nested so deep
+// fails whole, as that of a server that cannot be reached does (the
+// background retry above), none of the server's tools registered by it
+// (that tool is not skipped alone as a schema the toolkit refuses is;
+// that needs a reader of the server's stdout before the go-sdk's), and a call
+// answered with a result nested so deep ends with tool_error
+// ("MCPConnectionError: the connection to the MCP server … failed during
+// the call …: exceeded maximum nesting depth of 1000"), the calls after
+// it served on a new session.
 //
 // A JSON-RPC error from the server ends the call with tool_error and the
 // server's message, and so does a result that cannot be read (a content

@@ -17,7 +17,7 @@ import (
 
 func init() {
 	switch mode := os.Getenv(mountTestServerEnv); mode {
-	case "wide-schema":
+	case "wide-schema", "deep-schema", "deep-result":
 		os.Exit(oddSchemaServerMain(mode))
 	}
 }
@@ -30,7 +30,10 @@ const wideSchemaProperties = 1_000_000
 // oddSchemaServerMain is a stdio server, JSON-RPC written by hand, that
 // lists the tool "echo" (answering with the name it was called by) and,
 // in mode "wide-schema", the tool "wide", whose input schema has
-// wideSchemaProperties properties.
+// wideSchemaProperties properties, in mode "deep-schema", the tool
+// "deep", whose input schema nests deepSchemaLevels deep, or in mode
+// "deep-result", the tool "deep", whose result's structuredContent nests
+// deepResultLevels deep.
 func oddSchemaServerMain(mode string) int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 1<<20)
@@ -46,6 +49,12 @@ func oddSchemaServerMain(mode string) int {
 			fmt.Fprintf(&odd, `"p%d":{}`, i)
 		}
 		odd.WriteString(`}}}`)
+	case "deep-result":
+		odd.WriteString(`{"name":"deep","inputSchema":{"type":"object"}}`)
+	case "deep-schema":
+		odd.WriteString(`{"name":"deep","inputSchema":{"type":"object","properties":{"a":`)
+		odd.WriteString(strings.Repeat(`{"items":`, deepSchemaLevels))
+		odd.WriteString(`{}` + strings.Repeat(`}`, deepSchemaLevels) + `}}}`)
 	}
 	for in.Scan() {
 		var m struct {
@@ -65,6 +74,11 @@ func oddSchemaServerMain(mode string) int {
 		case "tools/list":
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},%s]}}`+"\n", m.ID, odd.String())
 		case "tools/call":
+			if mode == "deep-result" && m.Params.Name == "deep" {
+				fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[],"structuredContent":%s{}%s}}`+"\n",
+					m.ID, strings.Repeat(`{"a":`, deepResultLevels), strings.Repeat(`}`, deepResultLevels))
+				break
+			}
 			b, _ := json.Marshal(m.Params.Name)
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`+"\n", m.ID, b)
 		default:
@@ -155,5 +169,50 @@ func TestLeastSizeBoundsAnnouncedSize(t *testing.T) {
 	}
 	if overSchema(map[string]any{"title": strings.Repeat("t", 2*MaxServerToolBytes)}) {
 		t.Error("a schema over MaxServerToolBytes in its title alone is over")
+	}
+}
+
+// deepSchemaLevels is how deep the input schema of the tool "deep" of
+// oddSchemaServerMain nests: past the 1000 levels the go-sdk decodes.
+const deepSchemaLevels = 9_900
+
+// deepResultLevels is how deep the structuredContent of the tool "deep"
+// of oddSchemaServerMain nests: past the 1000 levels the go-sdk decodes.
+const deepResultLevels = 2_000
+
+// A stdio server's message nested past the 1000 levels the go-sdk
+// decodes breaks its connection, which cannot be helped without the
+// go-sdk's reader: the go-sdk refuses the whole message before handing
+// it on, so that neither the request it answers nor its tools are known.
+// A listing holding one such schema fails whole, the server's other
+// tools with it, and is tried again in the background; a call answered
+// with such a result fails, and the calls after it are served on a new
+// session. doc.go says so.
+func TestDeepMessageOverStdio(t *testing.T) {
+	var log lockedLog
+	tk := toolkit.New(nil)
+	c := oddSchemaClient(t, "deep-schema", tk, &log)
+	err := c.Register(testCtx(t), tk)
+	if err == nil || !strings.Contains(err.Error(), "nesting depth") || len(c.Tools()) != 0 {
+		t.Fatalf("a listing with a schema nested %d deep: %v, registered %v; want the listing failed saying it nests too deep", deepSchemaLevels, err, c.Tools())
+	}
+
+	tk = toolkit.New(nil)
+	c = oddSchemaClient(t, "deep-result", tk, &log)
+	if err := c.Register(testCtx(t), tk); err != nil {
+		t.Fatal(err)
+	}
+	call := func(tool string) *toolkit.Response {
+		return tk.Dispatch(testCtx(t), toolkit.ToolCall{ID: tool, Name: ToolName("o", tool), Input: map[string]any{}}, toolkit.WriterFuncs{})
+	}
+	before := c.current()
+	if r := call("deep"); r.State == toolkit.StateSuccess || !strings.Contains(r.Text(), "nesting depth") {
+		t.Errorf("a result nested %d deep: %s/%s %q, want it failed saying it nests too deep", deepResultLevels, r.State, r.Code, r.Text())
+	}
+	if r := call("echo"); r.State != toolkit.StateSuccess || r.Text() != "echo" {
+		t.Errorf("the call after it: %s/%s %q", r.State, r.Code, r.Text())
+	}
+	if c.current() == before {
+		t.Error("the session was kept")
 	}
 }
