@@ -449,10 +449,10 @@ func serveOne(nc *nats.Conn, m *nats.Msg, set Bodies, log *slog.Logger) {
 		reply = answer(set, &req)
 	}
 	err := wire.RespondFitting(nc, m, &reply, func(max int64) wire.Message {
-		return &wire.SkillReply{Error: fmt.Sprintf("SkillFileTooLargeError: the answer for skill '%s' is larger than the NATS maximum payload (%d bytes).", req.Name, max)}
+		return &wire.SkillReply{Error: fmt.Sprintf("SkillFileTooLargeError: the answer for skill '%s' is larger than the NATS maximum payload (%d bytes).", shownName(req.Name), max)}
 	})
 	if err != nil {
-		log.Warn("skill: answering a request for a skill body", "skill", req.Name, "err", err)
+		log.Warn("skill: answering a request for a skill body", "skill", shownName(req.Name), "err", err)
 	}
 }
 
@@ -461,7 +461,7 @@ func answer(set Bodies, req *wire.SkillRequest) wire.SkillReply {
 	all := set.InGroup(cmp.Or(req.Group, toolkit.BasicGroup))
 	i := slices.IndexFunc(all, func(s Skill) bool { return s.Name == req.Name })
 	if i < 0 {
-		return wire.SkillReply{Error: fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", req.Name)}
+		return wire.SkillReply{Error: fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", shownName(req.Name))}
 	}
 	s := all[i]
 	switch {
