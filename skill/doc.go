@@ -57,7 +57,10 @@
 //   - A directory's cost is bounded, as it is loaded on every query: a
 //     scan looks at 10000 directory entries at most and descends
 //     MaxScanDepth directories at most, and a loader holds MaxDirBytes
-//     of SKILL.md files at most; past that, a warning.
+//     of SKILL.md files at most; past that, a warning. A scan reads the
+//     tree level by level, each directory's SKILL.md looked for by
+//     name first, so a skill folder of many files (node_modules) leaves
+//     the skills beside it loaded; the warning names where it stopped.
 //   - A skills directory on a mount that stopped answering holds up no
 //     caller: a Loader reads on a goroutine of its own, one read at a
 //     time shared by the loads made meanwhile, and a load waits

@@ -47,7 +47,10 @@ type LoaderOptions struct {
 // directory cannot publish a file of the worker's machine. What a
 // directory costs is bounded, since every query loads it: a scan looks
 // at no more than 10000 directory entries (a huge or deep tree is cut
-// there, with a warning on the directory) and descends MaxScanDepth
+// there, with a warning on the directory naming where; the tree is read
+// level by level, each directory's SKILL.md looked for by name before
+// the directories below are read, so a skill folder of many files
+// leaves the skills beside it loaded) and descends MaxScanDepth
 // directories at most (with a warning), and a loader holds at most
 // MaxDirBytes of SKILL.md files (the skills after them are skipped, each
 // with a warning).
@@ -302,64 +305,86 @@ var maxScan = 10000
 // square of its depth (9990 of them took minutes, on every query).
 const MaxScanDepth = 16
 
-// findFiles lists the SKILL.md files to load, root first (the order of
-// filepath.WalkDir), and warns about sub-directories it cannot list and
-// about a scan cut short. Each directory is read only as far as the
-// entries left to look at, within root.
+// findFiles lists the SKILL.md files to load, root first, the others
+// in the order of filepath.WalkDir, and warns about sub-directories it
+// cannot list and about a scan cut short. The tree is read level by
+// level, and each directory's SKILL.md is looked for by its name before
+// any directory below it is read, so that a directory holding more
+// entries than a scan looks at (a skill bundling node_modules) costs the
+// skills beside it nothing. Each directory is read only as far as the
+// entries left to look at, within root; the looks by name are one per
+// directory met, so bounded by the entries too.
 func (l *Loader) findFiles(root *os.Root) ([]string, []Warning) {
 	files := []string{filepath.Join(l.dir, FileName)}
 	if !l.scan {
 		return files, nil
 	}
 	var warns []Warning
+	var found []string // below the root, relative to it
 	left := maxScan
-	// tooDeep: a directory below MaxScanDepth was warned about.
-	tooDeep := false
-	var walk func(rel string, depth int) bool // false: stop
-	walk = func(rel string, depth int) bool {
-		d, err := root.OpenFile(rel, openDirNoFollow, 0)
-		if err != nil {
-			warns = append(warns, *l.warn(filepath.Join(l.dir, rel), "cannot list: "+err.Error()))
-			return true
-		}
-		entries, err := d.ReadDir(left + 1)
-		d.Close()
-		if err != nil && !errors.Is(err, io.EOF) {
-			warns = append(warns, *l.warn(filepath.Join(l.dir, rel), "cannot list: "+err.Error()))
-		}
-		cut := len(entries) > left
-		if cut {
-			entries = entries[:left]
-		}
-		left -= len(entries)
-		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-		for _, e := range entries {
-			p := filepath.Join(rel, e.Name())
-			switch {
-			case e.Name() == FileName:
-				// A directory of that name too: loadFile warns of it (the
-				// root's is the first file).
-				if rel != "." {
-					files = append(files, filepath.Join(l.dir, p))
+	// tooDeep: a directory below MaxScanDepth was warned about; cut:
+	// no entry is left to look at.
+	tooDeep, cut := false, false
+	level := []string{"."}
+	for depth := 0; len(level) > 0; depth++ {
+		var next []string
+		for _, rel := range level {
+			if rel != "." {
+				// A directory of that name too: loadFile warns of it.
+				if p := filepath.Join(rel, FileName); !isNotExist(root, p) {
+					found = append(found, p)
 				}
-			case e.IsDir() && depth == MaxScanDepth:
-				if !tooDeep {
-					tooDeep = true
-					warns = append(warns, *l.warn(filepath.Join(l.dir, p), fmt.Sprintf("the scan does not descend more than %d directories deep: the skills below are not loaded", MaxScanDepth)))
-				}
-			case e.IsDir():
-				if !walk(p, depth+1) {
-					return false
+			}
+			if cut {
+				continue
+			}
+			d, err := root.OpenFile(rel, openDirNoFollow, 0)
+			if err != nil {
+				warns = append(warns, *l.warn(filepath.Join(l.dir, rel), "cannot list: "+err.Error()))
+				continue
+			}
+			entries, err := d.ReadDir(left + 1)
+			d.Close()
+			if err != nil && !errors.Is(err, io.EOF) {
+				warns = append(warns, *l.warn(filepath.Join(l.dir, rel), "cannot list: "+err.Error()))
+			}
+			if len(entries) > left {
+				entries, cut = entries[:left], true
+				warns = append(warns, *l.warn(l.dir, fmt.Sprintf("the scan stopped after looking at %d entries, in %s: the skills of the directories it did not read are not loaded", maxScan, filepath.Join(l.dir, rel))))
+			}
+			left -= len(entries)
+			slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+			for _, e := range entries {
+				p := filepath.Join(rel, e.Name())
+				switch {
+				case e.Name() == FileName: // looked for by its name
+				case e.IsDir() && depth == MaxScanDepth:
+					if !tooDeep {
+						tooDeep = true
+						warns = append(warns, *l.warn(filepath.Join(l.dir, p), fmt.Sprintf("the scan does not descend more than %d directories deep: the skills below are not loaded", MaxScanDepth)))
+					}
+				case e.IsDir():
+					next = append(next, p)
 				}
 			}
 		}
-		if cut {
-			warns = append(warns, *l.warn(l.dir, fmt.Sprintf("the scan stopped after looking at %d entries: the skills further on are not loaded", maxScan)))
-		}
-		return !cut
+		level = next
 	}
-	walk(".", 0)
+	// filepath.WalkDir's order: by the names on the way, one by one.
+	slices.SortFunc(found, func(a, b string) int {
+		return slices.Compare(strings.Split(a, string(filepath.Separator)), strings.Split(b, string(filepath.Separator)))
+	})
+	for _, p := range found {
+		files = append(files, filepath.Join(l.dir, p))
+	}
 	return files, warns
+}
+
+// isNotExist says that nothing is at path within root (a link to
+// nothing is something).
+func isNotExist(root *os.Root, path string) bool {
+	_, err := root.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // loadFile returns the skill in path, nil for a root directory without a
