@@ -2,6 +2,8 @@ package skill_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +58,32 @@ func TestServeNotFoundNameIsSafe(t *testing.T) {
 		if err := wire.CodecOf(m.Header).Unmarshal(m.Data, &r); err != nil || r.Error != c.want || !utf8.ValidString(r.Error) {
 			t.Errorf("%s (%s): %.300q, %v; want %q", c.what, c.codec, r.Error, err, c.want)
 		}
+	}
+}
+
+// TestServeSubjectCharactersInNames: a skill's name is no subject token
+// (skill requests go to the worker's instance subject), so NATS's
+// special characters in it are plain text, and the skill is served as
+// any other.
+func TestServeSubjectCharactersInNames(t *testing.T) {
+	s := natstest.Server(t)
+	root := t.TempDir()
+	_, set := skillWorker(t, root)
+	writeSkill(t, filepath.Join(root, "basic", "subj"), "a.b.*.>", "tools.call.> *", "# Subject")
+	if err := os.WriteFile(filepath.Join(root, "basic", "subj", "notes.txt"), []byte("notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := skill.Serve(natstest.Conn(t, s), "w1", set, nil); err != nil {
+		t.Fatal(err)
+	}
+	nc := natstest.Conn(t, s)
+	if body, err := skill.Fetch(natstest.Ctx(t), nc, []string{"w1"}, "a.b.*.>", "basic"); err != nil || body != "# Subject" {
+		t.Errorf("Fetch: %q, %v", body, err)
+	}
+	if r, err := skill.FetchFile(natstest.Ctx(t), nc, []string{"w1"}, "a.b.*.>", "basic", "notes.txt"); err != nil || r.Text != "notes" {
+		t.Errorf("FetchFile: %+v, %v", r, err)
+	}
+	if body, err := skill.Fetch(natstest.Ctx(t), nc, []string{"w1"}, "pdf", "basic"); err != nil || body != "# PDF" {
+		t.Errorf("Fetch(pdf) beside it: %q, %v", body, err)
 	}
 }
