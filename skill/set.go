@@ -344,10 +344,20 @@ func loader(src Source) *Loader {
 	return l
 }
 
+// maxDupes is how many duplicate warnings a set remembers having logged
+// (a variable for tests): past it, it forgets them, and warns of the
+// duplicates it meets again once more. Each is a name and two
+// directories, and a skills directory whose folders keep new names would
+// grow them for the worker's life.
+var maxDupes = 1000
+
 func (s *Set) warnDuplicate(old, repl Skill) {
 	key := old.Name + "\x00" + old.Dir + "\x00" + repl.Dir
 	s.mu.Lock()
 	seen := s.dupes[key]
+	if !seen && len(s.dupes) >= maxDupes {
+		clear(s.dupes)
+	}
 	s.dupes[key] = true
 	s.mu.Unlock()
 	if !seen {
