@@ -458,7 +458,12 @@ func serveOne(nc *nats.Conn, m *nats.Msg, set Bodies, log *slog.Logger) {
 
 // answer is a worker's reply to a request for one of its skills.
 func answer(set Bodies, req *wire.SkillRequest) wire.SkillReply {
-	all := set.InGroup(cmp.Or(req.Group, toolkit.BasicGroup))
+	var all []Skill
+	if s, ok := set.(*Set); ok {
+		all = s.inGroup(req.Group) // no copies: the answer keeps no Metadata
+	} else {
+		all = set.InGroup(cmp.Or(req.Group, toolkit.BasicGroup))
+	}
 	i := slices.IndexFunc(all, func(s Skill) bool { return s.Name == req.Name })
 	if i < 0 {
 		return wire.SkillReply{Error: fmt.Sprintf("SkillNotFoundError: Skill '%s' not found.", shownName(req.Name))}

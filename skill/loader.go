@@ -159,7 +159,11 @@ func (l *Loader) Dir() string { return l.dir }
 // caller may change them without changing the loader's. It waits
 // LoadWait at most for a read of the directory (see Loader).
 func (l *Loader) Load() ([]Skill, []Warning) {
-	return l.loadBy(l.wait.from(time.Now()))
+	skills, warns := l.loadBy(l.wait.from(time.Now()))
+	for i := range skills {
+		skills[i] = skills[i].clone()
+	}
+	return skills, warns
 }
 
 // waitFor is how long loads wait: LoadWait, and FirstLoadWait while
@@ -180,7 +184,8 @@ type waits struct{ deadline, first time.Time }
 // a Set's loaders read at once, not one after another's wait.
 func (l *Loader) begin() { l.loaded.start(l.read) }
 
-// loadBy is Load waiting as w says.
+// loadBy is Load waiting as w says, its skills' Metadata the loader's
+// own, which the caller copies before it gives them out.
 func (l *Loader) loadBy(w waits) ([]Skill, []Warning) {
 	late := func(going time.Duration) {
 		l.log.Warn("skill: the skill directory does not answer: using the skills last loaded while its read goes on", "dir", l.dir, "stuck_for", going.Round(time.Second))
@@ -190,10 +195,7 @@ func (l *Loader) loadBy(w waits) ([]Skill, []Warning) {
 		wait = max(wait, time.Until(w.first))
 	}
 	r, going := l.loaded.get(l.read, wait, late)
-	var skills []Skill
-	for _, sk := range r.skills {
-		skills = append(skills, sk.clone())
-	}
+	skills := slices.Clone(r.skills)
 	warns := slices.Clone(r.warns)
 	if going > 0 {
 		warns = append(warns, Warning{Path: l.dir, Reason: fmt.Sprintf("skill directory does not answer: a read has been going for %s; the skills last loaded are used meanwhile", going.Round(time.Second))})
@@ -239,7 +241,7 @@ func (l *Loader) readDir() ([]Skill, []Warning) {
 			continue
 		}
 		if s != nil {
-			sk := *s // cloned for each caller by loadBy
+			sk := *s // its Metadata copied for each caller out of the package
 			sk.from = l.origin(root, f)
 			skills = append(skills, sk)
 			budget -= l.cache[f].held

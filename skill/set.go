@@ -230,30 +230,57 @@ func (s *Set) GroupsWithSkills() []string {
 
 // Available returns the skills visible with the given active groups: those
 // of "basic" and of every active group. nil or empty means only basic.
+// The skills are copies, their Metadata included.
 func (s *Set) Available(active []string) []Skill {
+	return clones(s.available(active))
+}
+
+func (s *Set) available(active []string) []Skill {
 	return s.collect(func(g string) bool { return g == toolkit.BasicGroup || slices.Contains(active, g) }, true)
 }
 
-// All returns the skills of every group.
+// All returns the skills of every group, copies, their Metadata included.
 func (s *Set) All() []Skill {
+	return clones(s.all())
+}
+
+func (s *Set) all() []Skill {
 	return s.collect(func(string) bool { return true }, true)
 }
 
 // InGroup returns the skills of one group ("" means basic), a later one
-// of a name replacing the earlier in its position.
+// of a name replacing the earlier in its position; copies, their
+// Metadata included.
 func (s *Set) InGroup(group string) []Skill {
+	return clones(s.inGroup(group))
+}
+
+func (s *Set) inGroup(group string) []Skill {
 	group = cmp.Or(group, toolkit.BasicGroup)
 	return s.collect(func(g string) bool { return g == group }, true)
 }
 
-// Find returns the visible skill with the given name.
+// Find returns the visible skill with the given name, a copy, its
+// Metadata included.
 func (s *Set) Find(name string, active []string) (Skill, bool) {
-	for _, sk := range s.Available(active) {
+	for _, sk := range s.available(active) {
 		if sk.Name == name {
-			return sk, true
+			return sk.clone(), true
 		}
 	}
 	return Skill{}, false
+}
+
+// clones copies skills down to their Metadata, for a caller out of the
+// package: the skills collect returns have their sources' Metadata,
+// copied only where they are given out (a copy of every skill's for
+// each query cost a second and hundreds of megabytes a query with
+// hundreds of skills of large front matter).
+func clones(skills []Skill) []Skill {
+	for i := range skills {
+		skills[i] = skills[i].clone()
+	}
+	return skills
 }
 
 // Remove takes the skill called name out of the set, in every group,
@@ -273,6 +300,8 @@ func (s *Set) Remove(name string) bool {
 	return true
 }
 
+// collect loads the skills of the groups visible says are, with their
+// sources' Metadata, which the caller does not change, nor give out.
 func (s *Set) collect(visible func(group string) bool, dedupe bool) []Skill {
 	s.mu.Lock()
 	groups := s.groupOrder()
@@ -395,9 +424,9 @@ func (s *Set) Warnings() []Warning {
 // which passes a session's groups).
 func (s *Set) Instructions(active []string) string {
 	if active == nil {
-		return s.Render(s.All())
+		return s.Render(s.all())
 	}
-	return s.Render(s.Available(active))
+	return s.Render(s.available(active))
 }
 
 // Render renders skills with the set's template; "" when there are none.
