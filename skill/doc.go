@@ -23,7 +23,7 @@
 // name and description are required, the rest of the front matter is kept
 // in Skill.Metadata (at most MaxFrontMatterBytes of it, no mapping over
 // MaxMappingKeys keys, aliases making at most about twice the values
-// written), and the
+// written, MaxFrontMatterValues values at most), and the
 // markdown after it is the body the Skill tool returns:
 //
 //	---

@@ -30,8 +30,12 @@ func decodeFront(front string, first int) (map[string]any, *yaml.Node, error) {
 	if n := widest(&root); n > MaxMappingKeys {
 		return nil, nil, fmt.Errorf("%w: %d keys in one mapping, over the limit of %d", errFrontMatter, n, MaxMappingKeys)
 	}
-	if written, held := expanded(&root); held > 2*written+64 {
+	written, held := expanded(&root)
+	if held > 2*written+64 {
 		return nil, nil, fmt.Errorf("%w: its aliases make %d values of the %d written, more than twice as many", errFrontMatter, held, written)
+	}
+	if held > MaxFrontMatterValues {
+		return nil, nil, fmt.Errorf("%w: %d values, over the limit of %d", errFrontMatter, held, MaxFrontMatterValues)
 	}
 	if root.Kind == 0 || len(root.Content) == 0 { // empty
 		return nil, nil, nil

@@ -95,8 +95,9 @@ var errFrontMatter = errors.New("front matter")
 // dashes at the very top, then the markdown body. name and description are
 // required, non-empty scalars. dir is recorded as the skill's directory.
 // The front matter may be at most MaxFrontMatterBytes, no mapping
-// of it may hold over MaxMappingKeys keys, and its aliases may make it
-// hold at most about twice the values written in it.
+// of it may hold over MaxMappingKeys keys, its aliases may make it
+// hold at most about twice the values written in it, and it may hold
+// MaxFrontMatterValues values at most.
 // The document must be UTF-8 text, as the body goes to the model as
 // text. The errors say what is wrong in words fit for an operator.
 func Parse(doc []byte, dir string) (Skill, error) {
@@ -203,6 +204,13 @@ func scalar(meta map[string]any, node *yaml.Node, key string, first int) (string
 // 1 MiB SKILL.md took a minute and a half to decode, holding its loader
 // (and every query) meanwhile.
 const MaxMappingKeys = 1000
+
+// MaxFrontMatterValues is the most values a front matter may hold
+// (keys, values and the entries of its lists and mappings, each alias
+// counted as what it repeats): each is held decoded in Skill.Metadata
+// for the skill's life, at some 30 bytes, and 64 KiB may write 32000 of
+// them, so 500 such skills (within MaxDirBytes) held half a gigabyte.
+const MaxFrontMatterValues = 4096
 
 // MaxFrontMatterBytes is the largest front matter (between its two '---'
 // lines) a SKILL.md may have: a name and a description are a few hundred
