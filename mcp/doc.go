@@ -184,7 +184,14 @@
 // alone takes either for a broken connection) or not the request's
 // response (one to another id, a request or notification of the
 // server's own, after which the go-sdk alone waits for a response that
-// cannot come, until Timeout or for ever), and so does a Streamable HTTP response stream that ends
+// cannot come, until Timeout or for ever), and so does an event of a
+// Streamable HTTP server's event stream answering a request whose data
+// is not a JSON-RPC message (garbage, JSON nested past 1000 levels) or
+// that holds a line that is no field (each event is held until it ends,
+// up to MaxMessageBytes, and checked before the go-sdk reads it; the
+// go-sdk alone takes it for a broken connection, ending every call on
+// the session; the error quotes the data's first 200 bytes, and the
+// stream ends there), and so does a Streamable HTTP response stream that ends
 // without the call's result (also when the server refuses to resume it
 // from its last event id; a 404 there still says the session is gone);
 // a server that cannot be reached with unavailable; a connection that breaks during the

@@ -189,6 +189,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			checkAnswer(resp, id)
 		}
 	}
+	if t.streamable && req.Method == http.MethodPost && media == "text/event-stream" && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		if id, ok := callID(req); ok {
+			resp.Body = &eventCheck{body: resp.Body, id: id, status: resp.StatusCode}
+		}
+	}
 	if t.orders != nil && req.Method == http.MethodPost && listingOf(req.Context()) {
 		resp.Body = &listTap{body: resp.Body, orders: t.orders, stream: media == "text/event-stream"}
 	}
@@ -336,6 +341,125 @@ func checkAnswer(resp *http.Response, id jsonrpc.ID) {
 	}
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(b))
+}
+
+// eventCheck passes on the event stream answering the request id event by
+// event, each held until it ends (at most maxEventBytes, past which the
+// rest of the stream passes unchecked, for the go-sdk to refuse), and
+// replaces an event the go-sdk cannot take (data that is not a JSON-RPC
+// message, a line that is no field) by the request's failure, a JSON-RPC
+// error response to id, after which the stream ends: the go-sdk takes such
+// an event for a broken connection, which ended the session with every
+// request running on it, as answeredAmiss tells of JSON answers.
+type eventCheck struct {
+	body    io.ReadCloser
+	id      jsonrpc.ID
+	status  int
+	held    []byte // the event being read
+	scanned int    // of held, in whole lines
+	out     []byte // to be read
+	err     error  // the body's, after out
+	pass    bool   // an event outgrew maxEventBytes: the rest passes unchecked
+	buf     []byte
+}
+
+func (c *eventCheck) Read(p []byte) (int, error) {
+	for len(c.out) == 0 && c.err == nil {
+		if c.pass {
+			return c.body.Read(p)
+		}
+		if c.buf == nil {
+			c.buf = make([]byte, 32<<10)
+		}
+		n, err := c.body.Read(c.buf)
+		c.feed(c.buf[:n])
+		if err != nil && c.err == nil { // not ended by a replaced event
+			if err == io.EOF {
+				c.held = c.check(c.held) // the go-sdk takes an event cut by the stream's end too
+			}
+			c.out = append(c.out, c.held...)
+			c.held, c.err = nil, err
+		}
+	}
+	if len(c.out) > 0 {
+		n := copy(p, c.out)
+		c.out = c.out[n:]
+		return n, nil
+	}
+	return 0, c.err
+}
+
+func (c *eventCheck) Close() error { return c.body.Close() }
+
+func (c *eventCheck) feed(b []byte) {
+	c.held = append(c.held, b...)
+	for c.err == nil {
+		i := bytes.IndexByte(c.held[c.scanned:], '\n')
+		if i < 0 {
+			break
+		}
+		line := bytes.TrimRight(c.held[c.scanned:c.scanned+i], "\r")
+		c.scanned += i + 1
+		if len(line) > 0 {
+			continue
+		}
+		c.out = append(c.out, c.check(c.held[:c.scanned])...)
+		if cap(c.held) > maxTapLine { // a large event's room is not kept for the stream's life
+			c.held = bytes.Clone(c.held[c.scanned:])
+		} else {
+			c.held = append(c.held[:0], c.held[c.scanned:]...)
+		}
+		c.scanned = 0
+	}
+	if c.err == nil && len(c.held) > maxEventBytes {
+		c.out = append(c.out, c.held...)
+		c.held, c.pass = nil, true
+	}
+}
+
+// check returns event, or, if the go-sdk cannot take it, the request's
+// failure in its place, ending the stream (err).
+func (c *eventCheck) check(event []byte) []byte {
+	var name string
+	var data []byte
+	hasData := false
+	for line := range bytes.SplitSeq(event, []byte("\n")) {
+		line = bytes.TrimRight(line, "\r")
+		if len(line) == 0 {
+			continue
+		}
+		key, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			return c.fail(fmt.Sprintf("the MCP server answered the request with HTTP %d and an event stream holding a line that is no field of an event; the line begins %q",
+				c.status, line[:min(len(line), 200)]))
+		}
+		switch string(key) {
+		case "event":
+			name = string(bytes.TrimSpace(value))
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			data, hasData = append(data, bytes.TrimSpace(value)...), true
+		}
+	}
+	if len(data) == 0 || (name != "" && name != "message") {
+		return event
+	}
+	if _, err := jsonrpc.DecodeMessage(data); err != nil {
+		return c.fail(fmt.Sprintf("the MCP server answered the request with HTTP %d and an event whose data is not a JSON-RPC message (%s); the data begins %q",
+			c.status, cutText(err.Error(), 200), data[:min(len(data), 200)]))
+	}
+	return event
+}
+
+func (c *eventCheck) fail(message string) []byte {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id.Raw(), "error": map[string]any{
+		"code":    jsonrpc.CodeInternalError,
+		"message": message,
+	}})
+	c.err = io.EOF
+	return fmt.Appendf(nil, "event: message\ndata: %s\n\n", body)
 }
 
 // readBody is the rest of a body read in part; closing it closes body.
