@@ -465,7 +465,9 @@
 //     from a path outside them, whose setup.py and build backend pip
 //     runs and whose code the workspace's then imports (pip install
 //     DIR, -e DIR, NAME @ file://DIR, python -m pip's too; npm install
-//     DIR, file:DIR, NAME@file:DIR), and
+//     DIR, file:DIR, NAME@file:DIR; pnpm add and yarn add, pnpm install
+//     and pnpm and yarn link, of DIR, file:DIR, link:DIR, yarn's
+//     portal:DIR, whose code every later test requires), and
 //     uv working on a project outside them (uv --directory DIR,
 //     --project DIR, or UV_WORKING_DIR=DIR or UV_PROJECT=DIR before it:
 //     uv --project /srv/other sync syncs and builds

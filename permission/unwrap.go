@@ -265,8 +265,8 @@ func npmConfigFile(c simpleCmd) bool {
 // (goProject), the Cargo project whose build scripts cargo runs
 // (cargoProject), that of the project uv works on, whose
 // environment it syncs and whose code it builds and runs (uvProject),
-// and the paths npm install and pip install install a package from
-// (npmInstalls, pipInstalls).
+// and the paths npm, pnpm and yarn add (install) and pip install install
+// a package from (npmInstalls, pipInstalls).
 func projectDirs(c simpleCmd) []string {
 	if len(c.args) == 0 {
 		return nil
@@ -327,8 +327,8 @@ func projectDirs(c simpleCmd) []string {
 	if len(out) == 0 {
 		out = []string{"."} // the current directory's, which a cd may have changed
 	}
-	if c.args[0] == "npm" {
-		out = append(out, npmInstalls(c.args[1:])...)
+	if c.args[0] != "npx" {
+		out = append(out, npmInstalls(c.args[0], c.args[1:])...)
 	}
 	return out
 }
@@ -363,8 +363,9 @@ func uvProject(assigns, words []string) []string {
 
 // localPackage is the path a package manager's package spec names, if
 // it names one: a path (./x, ../x, /x, ~/x, ~user/x; not npm's range
-// ~1.2), file://PATH or file:PATH, and NAME @ SPEC (pip's direct
-// reference) or NAME@SPEC (npm's) of one.
+// ~1.2), file://PATH, file:PATH, link:PATH (pnpm's and yarn's) or
+// portal:PATH (yarn's), and NAME @ SPEC (pip's direct reference) or
+// NAME@SPEC (npm's) of one.
 func localPackage(spec string) (string, bool) {
 	if i := strings.LastIndex(spec, "@"); i >= 0 && !strings.HasPrefix(spec, ".") && !strings.HasPrefix(spec, "/") && !strings.HasPrefix(spec, "~") {
 		spec = strings.TrimSpace(spec[i+1:])
@@ -372,8 +373,10 @@ func localPackage(spec string) (string, bool) {
 	if p, ok := strings.CutPrefix(spec, "file://"); ok {
 		return p, true
 	}
-	if p, ok := strings.CutPrefix(spec, "file:"); ok {
-		return p, true
+	for _, scheme := range []string{"file:", "link:", "portal:"} {
+		if p, ok := strings.CutPrefix(spec, scheme); ok {
+			return p, true
+		}
 	}
 	tilde := strings.HasPrefix(spec, "~") && (len(spec) == 1 || spec[1] < '0' || spec[1] > '9')
 	return spec, strings.HasPrefix(spec, ".") || strings.HasPrefix(spec, "/") || tilde
@@ -407,11 +410,12 @@ func pipInstalls(words []string) []string {
 var npmInstallers = []string{"install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall",
 	"add", "link", "ln"}
 
-// npmInstalls are the paths npm install (npmInstallers) installs a
-// package from, given npm's words after its name: the operands that
-// name one (localPackage). The package becomes a dependency of the
-// project, whose scripts and tests then run its code.
-func npmInstalls(words []string) []string {
+// npmInstalls are the paths npm install (npmInstallers), and pnpm's and
+// yarn's add, install and link, install a package from, given the
+// tool's name and its words after it: the operands that name one
+// (localPackage). The package becomes a dependency of the project,
+// whose scripts and tests then run its code.
+func npmInstalls(tool string, words []string) []string {
 	var out []string
 	sub := ""
 	for i := 0; i < len(words); i++ {
@@ -420,7 +424,7 @@ func npmInstalls(words []string) []string {
 		case a == "--":
 			return out
 		case strings.HasPrefix(a, "-") && a != "-":
-			if slices.Contains(toolOptions["npm"], a) {
+			if slices.Contains(toolOptions[tool], a) {
 				i++ // its value
 			}
 		case sub == "":
