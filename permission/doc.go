@@ -464,7 +464,8 @@
 //     pip install and npm install (i, add, link) installing a package
 //     from a path outside them, whose setup.py and build backend pip
 //     runs and whose code the workspace's then imports (pip install
-//     DIR, -e DIR, NAME @ file://DIR, python -m pip's too; npm install
+//     DIR, -e DIR, NAME @ file://DIR, python -m pip's too, and -r FILE,
+//     whose lines may name any, as curl -K's file may; npm install
 //     DIR, file:DIR, NAME@file:DIR; pnpm add and yarn add, pnpm install
 //     and pnpm and yarn link, of DIR, file:DIR, link:DIR, yarn's
 //     portal:DIR, whose code every later test requires), and
@@ -482,8 +483,9 @@
 //     imports, as cargo add --path's: uv pip install DIR or -e DIR, uv
 //     tool install DIR (-e, --from, --with, --with-editable), uv add
 //     DIR, uv run and uvx with --with DIR or --with-editable DIR, and
-//     NAME @ file://DIR; a requirement by name or a requirements file
-//     is uv's);
+//     NAME @ file://DIR, and a requirements file outside them (-r FILE,
+//     --with-requirements FILE), as pip's; a requirement by name or a
+//     requirements file inside is uv's);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

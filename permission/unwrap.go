@@ -385,18 +385,22 @@ func localPackage(spec string) (string, bool) {
 // pipInstalls are the paths pip install builds and installs a package
 // from, given pip's words after its name: its operands and -e's
 // (--editable's) values that name one (localPackage). Its setup.py and
-// build backend run, and the environment imports its code after.
+// build backend run, and the environment imports its code after. So too
+// the requirements files it reads (-r, --requirement), whose lines may
+// name any (-e /srv/other), as curl -K's file may name any output.
 func pipInstalls(words []string) []string {
-	var specs []string
+	var specs, out []string
 	operands := getopt(words, "tdwcerif", pipLong, func(opt, v string) {
-		if opt == "-e" || opt == "--editable" {
+		switch opt {
+		case "-e", "--editable":
 			specs = append(specs, v)
+		case "-r", "--requirement":
+			out = append(out, v)
 		}
 	})
 	if len(operands) == 0 || operands[0] != "install" {
 		return nil
 	}
-	var out []string
 	for _, s := range append(specs, operands[1:]...) {
 		if p, ok := localPackage(s); ok {
 			out = append(out, p)
@@ -460,8 +464,9 @@ var (
 // uvBuilds are the packages uv pip install, uv tool install and uv add
 // build and install, given uv's words after its name (g, as uvGlobals
 // reads them): their operands, and the values of -e (--editable),
-// --from, --with and --with-editable. uv run's and uv tool run's are
-// uvGlobals' froms.
+// --from, --with and --with-editable; and the requirements files they
+// read (-r, --with-requirements), whose lines may name any path, as
+// pip's (pipInstalls). uv run's and uv tool run's are uvGlobals' froms.
 func uvBuilds(g uvOptions, words []string) []string {
 	if g.sub < 0 {
 		return nil
@@ -480,6 +485,8 @@ func uvBuilds(g uvOptions, words []string) []string {
 		switch opt {
 		case "-e", "--editable", "--from", "--with", "--with-editable":
 			out = append(out, strings.Split(v, ",")...)
+		case "-r", "--requirement", "--requirements", "--with-requirements":
+			out = append(out, "file:"+v) // a path, however it is spelled
 		}
 	})
 	return append(out, operands...)
