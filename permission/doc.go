@@ -484,8 +484,11 @@
 //     tool install DIR (-e, --from, --with, --with-editable), uv add
 //     DIR, uv run and uvx with --with DIR or --with-editable DIR, and
 //     NAME @ file://DIR, and a requirements file outside them (-r FILE,
-//     --with-requirements FILE), as pip's; a requirement by name or a
-//     requirements file inside is uv's);
+//     --with-requirements FILE), as pip's, or that uv pip sync or uv pip
+//     compile reads (uv pip sync /srv/other/requirements.txt installs
+//     what it names; uv pip compile /srv/other/pyproject.toml builds
+//     the project's metadata, running its build backend, unless static);
+//     a requirement by name or a requirements file inside is uv's);
 //     RIPGREP_CONFIG_PATH=… rg; a shell a tool gives its own input or
 //     arguments: tar --to-command=bash, rg --pre sh), without the
 //     safety ask of a line that cannot be read.

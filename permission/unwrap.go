@@ -466,13 +466,24 @@ var (
 // reads them): their operands, and the values of -e (--editable),
 // --from, --with and --with-editable; and the requirements files they
 // read (-r, --with-requirements), whose lines may name any path, as
-// pip's (pipInstalls). uv run's and uv tool run's are uvGlobals' froms.
+// pip's (pipInstalls), and those uv pip sync and uv pip compile read.
+// uv run's and uv tool run's are uvGlobals' froms.
 func uvBuilds(g uvOptions, words []string) []string {
 	if g.sub < 0 {
 		return nil
 	}
 	rest := words[g.sub:]
 	switch {
+	case len(rest) > 1 && rest[0] == "pip" && (rest[1] == "sync" || rest[1] == "compile"):
+		// Their operands are requirements files (requirements.in,
+		// pyproject.toml, setup.py), whose lines may name any path to
+		// build, and whose project's metadata, unless static, uv builds
+		// by running its build backend.
+		var files []string
+		for _, f := range getopt(rest[2:], uvBuildShort, uvBuildLong, nil) {
+			files = append(files, "file:"+f)
+		}
+		return files
 	case len(rest) > 1 && (rest[0] == "pip" || rest[0] == "tool") && rest[1] == "install":
 		rest = rest[2:]
 	case rest[0] == "add":
