@@ -15,7 +15,9 @@ import (
 // child skipped it, and returns false. For a test that changes what the
 // whole process shares (its limits, a subreaper, a recursion that may
 // overflow the stack), so that go test's own process, and its log of
-// what the tests touched, are left as they were.
+// what the tests touched, are left as they were. On Linux the child ends
+// with the process that runs it (killed, or ended by go test's
+// -timeout), not left running on its own.
 func InChild(t testing.TB, env string) bool {
 	t.Helper()
 	if os.Getenv(env) != "" {
@@ -27,6 +29,7 @@ func InChild(t testing.TB, env string) bool {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run="+strings.Join(parts, "/"), "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), env+"=1")
+	cmd.SysProcAttr = childAttr()
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	if len(text) > 4096 {
