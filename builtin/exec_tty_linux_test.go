@@ -1,15 +1,14 @@
 package builtin_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/toolbus/toolbus/builtin"
+	"github.com/toolbus/toolbus/internal/ostest"
 )
 
 // A command has no input, so no terminal either: a worker started from a
@@ -33,7 +32,7 @@ func TestShellHasNoTerminal(t *testing.T) {
 		}
 		return
 	}
-	master, slave := openPTY(t)
+	master, slave := ostest.OpenPTY(t)
 	defer master.Close()
 	defer slave.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestShellHasNoTerminal$", "-test.v")
@@ -45,35 +44,4 @@ func TestShellHasNoTerminal(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Errorf("the helper failed (%v):\n%s", err, out.String())
 	}
-}
-
-// openPTY opens a new pseudo-terminal pair.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skip("no pseudo-terminals:", err)
-	}
-	ioctl := func(req uintptr, arg unsafe.Pointer) error {
-		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), req, uintptr(arg)); errno != 0 {
-			return errno
-		}
-		return nil
-	}
-	var unlock int32
-	var n uint32
-	if err := ioctl(syscall.TIOCSPTLCK, unsafe.Pointer(&unlock)); err != nil {
-		master.Close()
-		t.Skip("cannot unlock the pseudo-terminal:", err)
-	}
-	if err := ioctl(syscall.TIOCGPTN, unsafe.Pointer(&n)); err != nil {
-		master.Close()
-		t.Skip("cannot name the pseudo-terminal:", err)
-	}
-	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		master.Close()
-		t.Skip("cannot open the pseudo-terminal:", err)
-	}
-	return master, slave
 }

@@ -1,11 +1,9 @@
 package mcp
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -26,7 +24,7 @@ func TestGatewayGroupsBucketReplicas(t *testing.T) {
 	cl := natstest.NewCluster(t)
 	ctx := natstest.Ctx(t)
 	js := natstest.JS(t, natstest.URLConn(t, cl.URLs()))
-	waitReplicated(ctx, t, js)
+	natstest.WaitReplicated(ctx, t, js)
 	for _, tt := range []struct {
 		replicas, want int
 	}{{3, 3}, {0, 1}} {
@@ -53,27 +51,5 @@ func TestGatewayGroupsBucketReplicas(t *testing.T) {
 	}
 	if _, err := js.KeyValue(ctx, wire.BucketGroups); !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Errorf("a refused gateway made the bucket: %v", err)
-	}
-}
-
-// waitReplicated waits until the cluster's JetStream places a stream of
-// three replicas: its meta leader may still be settling when the nodes
-// are up, and the gateway tries once.
-func waitReplicated(ctx context.Context, t *testing.T, js jetstream.JetStream) {
-	t.Helper()
-	for {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := js.CreateStream(cctx, jetstream.StreamConfig{Name: "probe", Subjects: []string{"probe"}, Replicas: 3, Storage: jetstream.MemoryStorage})
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no stream of 3 replicas placed: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := js.DeleteStream(ctx, "probe"); err != nil {
-		t.Fatal(err)
 	}
 }

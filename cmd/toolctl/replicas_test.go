@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -29,7 +28,7 @@ func TestMCPBucketsFollowKVReplicas(t *testing.T) {
 	cl := natstest.NewCluster(t)
 	ctx := natstest.Ctx(t)
 	js := natstest.JS(t, natstest.URLConn(t, cl.URLs()))
-	waitReplicated(ctx, t, js)
+	natstest.WaitReplicated(ctx, t, js)
 	cfg := filepath.Join(t.TempDir(), "worker.yaml")
 	if err := os.WriteFile(cfg, []byte("mcp_servers:\n  - name: tracker\n    url: http://127.0.0.1:1/mcp\n    oauth: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -117,27 +116,5 @@ func TestMCPKVReplicasOnOneServer(t *testing.T) {
 		if code != exitError || !strings.Contains(errs, "--kv-replicas") || !strings.Contains(errs, "need a NATS cluster") {
 			t.Errorf("%q --kv-replicas 3 on one server: exit %d, want %d saying the replicas need a cluster:\n%s", args, code, exitError, errs)
 		}
-	}
-}
-
-// waitReplicated waits until the cluster's JetStream places a stream of
-// three replicas: its meta leader may still be settling when the nodes
-// are up, and the gateway and login try once.
-func waitReplicated(ctx context.Context, t *testing.T, js jetstream.JetStream) {
-	t.Helper()
-	for {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := js.CreateStream(cctx, jetstream.StreamConfig{Name: "probe", Subjects: []string{"probe"}, Replicas: 3, Storage: jetstream.MemoryStorage})
-		cancel()
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no stream of 3 replicas placed: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := js.DeleteStream(ctx, "probe"); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -648,3 +648,26 @@ func HTTPGet(url string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// WaitReplicated waits, within ctx, until the cluster js speaks to
+// places a stream of three replicas: its meta leader may still be
+// settling when the nodes are up, and what a test starts next (a
+// gateway, a login) may try to make its bucket once.
+func WaitReplicated(ctx context.Context, t testing.TB, js jetstream.JetStream) {
+	t.Helper()
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := js.CreateStream(cctx, jetstream.StreamConfig{Name: "probe", Subjects: []string{"probe"}, Replicas: 3, Storage: jetstream.MemoryStorage})
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no stream of 3 replicas placed: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := js.DeleteStream(ctx, "probe"); err != nil {
+		t.Fatal(err)
+	}
+}
